@@ -1,0 +1,8 @@
+//! Finishline's engine. Every front end (the Tauri shell, the `finishline` CLI) drives this
+//! crate; it must never depend on Tauri or a GUI toolkit, so it builds and tests headless.
+
+pub mod error;
+pub mod settings;
+
+pub use error::{Error, ErrorCode};
+pub use settings::{Limits, ProviderKind, ProviderSettings, Settings, SettingsView, Theme};

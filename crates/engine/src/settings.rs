@@ -1,0 +1,135 @@
+//! The person's settings: providers (never their secrets), limits, theme. The desktop app keeps
+//! them in tauri-plugin-store's `settings.json`; the CLI reads the same file. Every field has a
+//! default so that a file written by an older version still loads.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The key under which the settings object lives inside the store file.
+pub const STORE_KEY: &str = "settings";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    /// OpenAI-compatible Chat Completions: OpenAI, xAI, Ollama, LM Studio, llama.cpp, vLLM, …
+    #[default]
+    Openai,
+    Anthropic,
+    Gemini,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProviderSettings {
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub model: String,
+    /// Name of an environment variable holding the key; the key itself is never stored here.
+    pub api_key_env: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Limits {
+    pub max_steps: u32,
+    pub continuation_budget: u32,
+    pub max_retries: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_steps: 60, continuation_budget: 5, max_retries: 5 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Theme {
+    #[default]
+    System,
+    Light,
+    Dark,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub provider: ProviderSettings,
+    /// The evaluator's model; `None` means the agent's provider and model judge too.
+    pub evaluator_model: Option<String>,
+    pub limits: Limits,
+    pub theme: Theme,
+}
+
+impl Settings {
+    /// Reads settings from the JSON the store holds. A missing value is a fresh install; a value
+    /// of the wrong shape is reported, never silently replaced, so nothing the person typed is lost.
+    pub fn from_store_value(value: Option<serde_json::Value>) -> Result<Settings> {
+        match value {
+            None | Some(serde_json::Value::Null) => Ok(Settings::default()),
+            Some(v) => serde_json::from_value(v).map_err(|e| Error::SettingsUnreadable(e.to_string())),
+        }
+    }
+
+    /// Checks what a person could get wrong in the form and says which field and why.
+    pub fn validate(&self) -> Result<()> {
+        let url = self.provider.base_url.trim();
+        if !url.is_empty() {
+            let parsed = url::Url::parse(url).map_err(|e| Error::InvalidSettings {
+                field: "provider.base_url",
+                problem: format!("“{url}” is not a URL ({e}); it should look like http://127.0.0.1:8080/v1"),
+            })?;
+            if !matches!(parsed.scheme(), "http" | "https") {
+                return Err(Error::InvalidSettings {
+                    field: "provider.base_url",
+                    problem: format!("the URL must start with http:// or https://, not {}://", parsed.scheme()),
+                });
+            }
+        }
+        if self.provider.model.len() > 200 {
+            return Err(Error::InvalidSettings { field: "provider.model", problem: "a model name is at most 200 characters".into() });
+        }
+        if let Some(var) = &self.provider.api_key_env {
+            if !var.is_empty() && !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(Error::InvalidSettings {
+                    field: "provider.api_key_env",
+                    problem: format!("“{var}” is not an environment variable name (letters, digits and _ only)"),
+                });
+            }
+        }
+        let l = &self.limits;
+        for (field, value, max) in [
+            ("limits.max_steps", l.max_steps, 10_000),
+            ("limits.continuation_budget", l.continuation_budget, 100),
+            ("limits.max_retries", l.max_retries, 50),
+        ] {
+            if value == 0 || value > max {
+                return Err(Error::InvalidSettings { field, problem: format!("must be between 1 and {max}, not {value}") });
+            }
+        }
+        Ok(())
+    }
+
+    /// A provider is ready to run tasks when it has somewhere to send them and a model to ask.
+    /// Keys are not required here: a loopback server needs none, and a missing key is reported
+    /// by the provider with a message that says which variable to set.
+    pub fn provider_ready(&self) -> bool {
+        !self.provider.base_url.trim().is_empty() && !self.provider.model.trim().is_empty() && self.validate().is_ok()
+    }
+}
+
+/// What front ends show: the settings and whether they are enough to run a task. The readiness
+/// rule lives here so that the UI and the CLI cannot disagree about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SettingsView {
+    pub settings: Settings,
+    pub provider_ready: bool,
+}
+
+impl From<Settings> for SettingsView {
+    fn from(settings: Settings) -> Self {
+        let provider_ready = settings.provider_ready();
+        SettingsView { settings, provider_ready }
+    }
+}

@@ -1,0 +1,7 @@
+fn main() {
+    // The app manifest lists our commands so that capabilities can grant them one by one:
+    // the webview may call only what capabilities/default.json allows.
+    let manifest = tauri_build::AppManifest::new().commands(&["get_settings", "save_settings"]);
+    tauri_build::try_build(tauri_build::Attributes::new().config_path("../tauri.conf.json").app_manifest(manifest))
+        .expect("tauri build step");
+}

@@ -1,0 +1,92 @@
+import { useCallback, useEffect, useState } from "react";
+import { History as HistoryIcon, PlusSquare, Settings as SettingsIcon } from "lucide-react";
+import { AppError, ipc, type SettingsView } from "./ipc";
+import { NewTask } from "./screens/NewTask";
+import { History } from "./screens/History";
+import { SettingsScreen } from "./screens/Settings";
+
+export type Screen = "new" | "history" | "settings";
+
+const NAV: { id: Screen; label: string; icon: typeof PlusSquare; key: string }[] = [
+  { id: "new", label: "New task", icon: PlusSquare, key: "1" },
+  { id: "history", label: "History", icon: HistoryIcon, key: "2" },
+  { id: "settings", label: "Settings", icon: SettingsIcon, key: "3" },
+];
+
+export function App() {
+  const [screen, setScreen] = useState<Screen>("new");
+  const [view, setView] = useState<SettingsView | null>(null);
+  const [loadError, setLoadError] = useState<AppError | null>(null);
+
+  const load = useCallback(() => {
+    setLoadError(null);
+    ipc.getSettings().then(setView, (e: AppError) => setLoadError(e));
+  }, []);
+  useEffect(load, [load]);
+
+  useEffect(() => {
+    const theme = view?.settings.theme ?? "system";
+    document.documentElement.dataset.theme = theme;
+  }, [view?.settings.theme]);
+
+  // Alt+1..3 moves between screens without the mouse.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (!e.altKey) return;
+      const hit = NAV.find((n) => n.key === e.key);
+      if (hit) {
+        e.preventDefault();
+        setScreen(hit.id);
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
+
+  return (
+    <div className="shell">
+      <nav className="sidebar" aria-label="Main">
+        <div className="brand">
+          <span className="brand-mark" aria-hidden>
+            ▶
+          </span>
+          Finishline
+        </div>
+        {NAV.map(({ id, label, icon: Icon, key }) => (
+          <button
+            key={id}
+            className="nav-item"
+            aria-current={screen === id ? "page" : undefined}
+            data-testid={`nav-${id}`}
+            onClick={() => setScreen(id)}
+            title={`${label} (Alt+${key})`}
+          >
+            <Icon size={16} aria-hidden />
+            {label}
+          </button>
+        ))}
+      </nav>
+      <main className="content">
+        {loadError ? (
+          <div className="panel error-panel" role="alert">
+            <h2>Settings could not be loaded</h2>
+            <p>{loadError.message}</p>
+            <button className="btn" onClick={load}>
+              Try again
+            </button>
+          </div>
+        ) : !view ? (
+          <p className="muted" aria-busy="true">
+            Loading…
+          </p>
+        ) : screen === "new" ? (
+          <NewTask providerReady={view.provider_ready} onOpenSettings={() => setScreen("settings")} />
+        ) : screen === "history" ? (
+          <History onNewTask={() => setScreen("new")} />
+        ) : (
+          <SettingsScreen view={view} onSaved={setView} />
+        )}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,118 @@
+import { useState, type FormEvent, type KeyboardEvent } from "react";
+import { FolderOpen, Play } from "lucide-react";
+import { AppError, ipc } from "../ipc";
+
+interface Props {
+  providerReady: boolean;
+  onOpenSettings: () => void;
+}
+
+/** Tasks larger than this are refused in the form, before anything is sent anywhere. */
+export const MAX_TASK_CHARS = 100_000;
+
+export function NewTask({ providerReady, onOpenSettings }: Props) {
+  const [task, setTask] = useState("");
+  const [workspace, setWorkspace] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const trimmed = task.trim();
+  const tooLong = task.length > MAX_TASK_CHARS;
+  const blocker = !providerReady
+    ? "Set up a provider in Settings first"
+    : !trimmed
+      ? "Describe the task first"
+      : tooLong
+        ? `The task is longer than ${MAX_TASK_CHARS.toLocaleString()} characters`
+        : !workspace
+          ? "Choose a workspace folder first"
+          : null;
+
+  const pick = async () => {
+    setError(null);
+    try {
+      const dir = await ipc.pickWorkspace();
+      if (dir) setWorkspace(dir);
+    } catch (e) {
+      setError((e as AppError).message);
+    }
+  };
+
+  const run = (e?: FormEvent) => {
+    e?.preventDefault();
+    if (blocker) return;
+    // The agent loop is not wired into the window yet; say so rather than pretend.
+    setNotice("Running tasks from the window arrives with the agent loop. Your task text is kept here.");
+  };
+
+  const onKeyDown = (e: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) run();
+  };
+
+  return (
+    <form className="screen" onSubmit={run} data-testid="new-task-form">
+      <header className="screen-head">
+        <h1>New task</h1>
+        <p className="muted">Describe what you want done. Finishline checks the work before it calls it finished.</p>
+      </header>
+
+      {!providerReady && (
+        <div className="panel callout" data-testid="first-run">
+          <h2>Connect a model to get started</h2>
+          <p>
+            Finishline needs a model provider. A local server works without a key: <strong>Ollama</strong>{" "}
+            (<code>http://localhost:11434/v1</code>) or the <strong>llama.cpp</strong> server (
+            <code>http://127.0.0.1:8080/v1</code>). OpenAI, Anthropic and Gemini work with a key.
+          </p>
+          <button type="button" className="btn primary" onClick={onOpenSettings} data-testid="open-settings">
+            Set up a provider
+          </button>
+        </div>
+      )}
+
+      <label className="field">
+        <span>Task</span>
+        <textarea
+          data-testid="task-input"
+          value={task}
+          onChange={(e) => setTask(e.target.value)}
+          onKeyDown={onKeyDown}
+          placeholder="e.g. Summarise the PDFs in this folder into notes.md"
+          rows={7}
+          aria-invalid={tooLong || undefined}
+        />
+        {tooLong && <span className="field-error">Shorten the task to at most {MAX_TASK_CHARS.toLocaleString()} characters.</span>}
+      </label>
+
+      <div className="field">
+        <span>Workspace</span>
+        <div className="row">
+          <output className="path" data-testid="workspace-path">
+            {workspace ?? "No folder chosen"}
+          </output>
+          <button type="button" className="btn" onClick={pick} data-testid="pick-workspace">
+            <FolderOpen size={15} aria-hidden /> Choose folder…
+          </button>
+        </div>
+      </div>
+
+      {error && (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+      {notice && (
+        <p className="notice" role="status">
+          {notice}
+        </p>
+      )}
+
+      <div className="actions">
+        <span className="muted hint">{blocker ?? "Ctrl+Enter runs"}</span>
+        <button type="submit" className="btn primary" disabled={!!blocker} title={blocker ?? "Run (Ctrl+Enter)"} data-testid="run">
+          <Play size={15} aria-hidden /> Run
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,159 @@
+import { useState, type FormEvent } from "react";
+import { AppError, ipc, type ProviderKind, type Settings, type SettingsView, type Theme } from "../ipc";
+
+const KINDS: { id: ProviderKind; label: string }[] = [
+  { id: "openai", label: "OpenAI-compatible (OpenAI, Ollama, llama.cpp, LM Studio, vLLM, OpenRouter, Groq, xAI)" },
+  { id: "anthropic", label: "Anthropic" },
+  { id: "gemini", label: "Google Gemini" },
+];
+
+interface Props {
+  view: SettingsView;
+  onSaved: (view: SettingsView) => void;
+}
+
+export function SettingsScreen({ view, onSaved }: Props) {
+  const [draft, setDraft] = useState<Settings>(view.settings);
+  const [saving, setSaving] = useState(false);
+  const [error, setError] = useState<AppError | null>(null);
+  const [saved, setSaved] = useState(false);
+
+  const setProvider = (patch: Partial<Settings["provider"]>) => {
+    setSaved(false);
+    setDraft((d) => ({ ...d, provider: { ...d.provider, ...patch } }));
+  };
+  const setLimit = (key: keyof Settings["limits"], value: string) => {
+    setSaved(false);
+    setDraft((d) => ({ ...d, limits: { ...d.limits, [key]: Number(value) } }));
+  };
+
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    setSaving(true);
+    setError(null);
+    try {
+      const next = await ipc.saveSettings(draft);
+      setDraft(next.settings);
+      onSaved(next);
+      setSaved(true);
+    } catch (err) {
+      setError(err as AppError);
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  return (
+    <form className="screen" onSubmit={save} data-testid="settings-form">
+      <header className="screen-head">
+        <h1>Settings</h1>
+        <p className="muted">Keys are never saved here: set them in your environment (for example OPENAI_API_KEY).</p>
+      </header>
+
+      <fieldset className="panel">
+        <legend>Provider</legend>
+        <label className="field">
+          <span>Protocol</span>
+          <select data-testid="provider-kind" value={draft.provider.kind} onChange={(e) => setProvider({ kind: e.target.value as ProviderKind })}>
+            {KINDS.map((k) => (
+              <option key={k.id} value={k.id}>
+                {k.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="field">
+          <span>Base URL</span>
+          <input
+            data-testid="provider-base-url"
+            value={draft.provider.base_url}
+            onChange={(e) => setProvider({ base_url: e.target.value })}
+            placeholder="http://127.0.0.1:8080/v1"
+            spellCheck={false}
+          />
+        </label>
+        <label className="field">
+          <span>Model</span>
+          <input data-testid="provider-model" value={draft.provider.model} onChange={(e) => setProvider({ model: e.target.value })} placeholder="gpt-4.1-mini, qwen2.5:7b, …" spellCheck={false} />
+        </label>
+        <label className="field">
+          <span>API key environment variable</span>
+          <input
+            data-testid="provider-key-env"
+            value={draft.provider.api_key_env ?? ""}
+            onChange={(e) => setProvider({ api_key_env: e.target.value || null })}
+            placeholder="OPENAI_API_KEY (not needed for a local server)"
+            spellCheck={false}
+          />
+        </label>
+      </fieldset>
+
+      <fieldset className="panel">
+        <legend>Evaluator</legend>
+        <label className="field">
+          <span>Evaluator model</span>
+          <input
+            data-testid="evaluator-model"
+            value={draft.evaluator_model ?? ""}
+            onChange={(e) => {
+              setSaved(false);
+              setDraft((d) => ({ ...d, evaluator_model: e.target.value || null }));
+            }}
+            placeholder="Same as the agent's model"
+            spellCheck={false}
+          />
+        </label>
+      </fieldset>
+
+      <fieldset className="panel">
+        <legend>Limits</legend>
+        <div className="grid3">
+          <label className="field">
+            <span>Max steps per run</span>
+            <input type="number" min={1} value={draft.limits.max_steps} onChange={(e) => setLimit("max_steps", e.target.value)} />
+          </label>
+          <label className="field">
+            <span>Continuation budget</span>
+            <input type="number" min={1} value={draft.limits.continuation_budget} onChange={(e) => setLimit("continuation_budget", e.target.value)} />
+          </label>
+          <label className="field">
+            <span>Max retries</span>
+            <input type="number" min={1} value={draft.limits.max_retries} onChange={(e) => setLimit("max_retries", e.target.value)} />
+          </label>
+        </div>
+      </fieldset>
+
+      <fieldset className="panel">
+        <legend>Appearance</legend>
+        <label className="field">
+          <span>Theme</span>
+          <select
+            value={draft.theme}
+            onChange={(e) => {
+              setSaved(false);
+              setDraft((d) => ({ ...d, theme: e.target.value as Theme }));
+            }}
+          >
+            <option value="system">Follow the system</option>
+            <option value="light">Light</option>
+            <option value="dark">Dark</option>
+          </select>
+        </label>
+      </fieldset>
+
+      {error && (
+        <p className="field-error" role="alert" data-testid="settings-error">
+          {error.message}
+        </p>
+      )}
+      <div className="actions">
+        <span className="muted hint" role="status" data-testid="settings-status">
+          {saved ? "Saved" : ""}
+        </span>
+        <button type="submit" className="btn primary" disabled={saving} data-testid="save-settings">
+          {saving ? "Saving…" : "Save"}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,52 @@
+import { render, screen, waitFor } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import { describe, expect, it } from "vitest";
+import { App } from "../App";
+import { view } from "./fixtures";
+
+describe("App shell", () => {
+  it("guides a first-time user to set up a provider and keeps Run disabled", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "get_settings") return view();
+    });
+    render(<App />);
+    expect(await screen.findByTestId("first-run")).toHaveTextContent(/Ollama/);
+    expect(screen.getByTestId("first-run")).toHaveTextContent(/llama\.cpp/);
+    expect(screen.getByTestId("run"), "no task can run without a provider").toBeDisabled();
+  });
+
+  it("moves between the three screens from the sidebar", async () => {
+    mockIPC((cmd) => (cmd === "get_settings" ? view() : undefined));
+    render(<App />);
+    const user = userEvent.setup();
+    await screen.findByTestId("new-task-form");
+    await user.click(screen.getByTestId("nav-history"));
+    expect(screen.getByTestId("history-empty")).toHaveTextContent("No sessions yet.");
+    await user.click(screen.getByTestId("nav-settings"));
+    expect(screen.getByTestId("settings-form")).toBeInTheDocument();
+    await user.click(screen.getByTestId("nav-new"));
+    expect(screen.getByTestId("new-task-form")).toBeInTheDocument();
+  });
+
+  it("the first-run button opens Settings", async () => {
+    mockIPC((cmd) => (cmd === "get_settings" ? view() : undefined));
+    render(<App />);
+    await userEvent.setup().click(await screen.findByTestId("open-settings"));
+    expect(screen.getByTestId("provider-base-url"), "the guide must lead straight to the provider fields").toBeInTheDocument();
+  });
+
+  it("shows a settings load failure with a way to retry", async () => {
+    let calls = 0;
+    mockIPC((cmd) => {
+      if (cmd !== "get_settings") return;
+      calls += 1;
+      if (calls === 1) throw { code: "settings_unreadable", message: "the settings file could not be read (expected value)" };
+      return view();
+    });
+    render(<App />);
+    expect(await screen.findByRole("alert")).toHaveTextContent("the settings file could not be read");
+    await userEvent.setup().click(screen.getByRole("button", { name: "Try again" }));
+    await waitFor(() => expect(screen.getByTestId("new-task-form")).toBeInTheDocument());
+  });
+});

@@ -1,0 +1,41 @@
+import { render, screen } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import { describe, expect, it, vi } from "vitest";
+import type { Settings } from "../ipc";
+import { SettingsScreen } from "../screens/Settings";
+import { view } from "./fixtures";
+
+describe("Settings", () => {
+  it("saves the provider fields through save_settings and says so", async () => {
+    let sent: Settings | undefined;
+    mockIPC((cmd, args) => {
+      if (cmd === "save_settings") {
+        sent = (args as { settings: Settings }).settings;
+        return { settings: sent, provider_ready: true };
+      }
+    });
+    const onSaved = vi.fn();
+    render(<SettingsScreen view={view()} onSaved={onSaved} />);
+    const user = userEvent.setup();
+    await user.type(screen.getByTestId("provider-base-url"), "http://127.0.0.1:8931/v1");
+    await user.type(screen.getByTestId("provider-model"), "smollm2");
+    await user.click(screen.getByTestId("save-settings"));
+    expect(await screen.findByText("Saved")).toBeInTheDocument();
+    expect(sent?.provider.base_url, "the typed URL must reach the store").toBe("http://127.0.0.1:8931/v1");
+    expect(sent?.provider.model).toBe("smollm2");
+    expect(onSaved, "the rest of the app must learn the provider is ready").toHaveBeenCalledWith({ settings: sent, provider_ready: true });
+  });
+
+  it("shows the engine's message when a field is wrong, keeping what was typed", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "save_settings") throw { code: "invalid_settings", message: "provider.base_url: “localhost 8080” is not a URL" };
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    await user.type(screen.getByTestId("provider-base-url"), "localhost 8080");
+    await user.click(screen.getByTestId("save-settings"));
+    expect(await screen.findByTestId("settings-error")).toHaveTextContent("is not a URL");
+    expect(screen.getByTestId("provider-base-url")).toHaveValue("localhost 8080");
+  });
+});

@@ -1,0 +1,14 @@
+import type { Settings, SettingsView } from "../ipc";
+
+export function settings(patch: Partial<Settings["provider"]> = {}): Settings {
+  return {
+    provider: { kind: "openai", base_url: "", model: "", api_key_env: null, ...patch },
+    evaluator_model: null,
+    limits: { max_steps: 60, continuation_budget: 5, max_retries: 5 },
+    theme: "system",
+  };
+}
+
+export function view(patch: Partial<Settings["provider"]> = {}, ready = false): SettingsView {
+  return { settings: settings(patch), provider_ready: ready };
+}
