@@ -2,6 +2,7 @@
 //! crate; it must never depend on Tauri or a GUI toolkit, so it builds and tests headless.
 
 pub mod error;
+pub mod provider;
 pub mod settings;
 
 pub use error::{Error, ErrorCode};

@@ -1,0 +1,37 @@
+//! The provider layer: one streaming trait over three wire protocols. Each protocol has a
+//! stateful, I/O-free mapper from wire chunks to [`CompletionEvent`]s, so that finish reasons,
+//! tool-call deltas and usage are read exactly and can be tested chunk by chunk.
+
+pub mod anthropic;
+pub mod error;
+pub mod gemini;
+pub mod http;
+pub mod openai;
+pub mod retry;
+pub mod sse;
+pub mod types;
+
+pub use error::{ProviderError, ProviderErrorKind};
+pub use http::{map_stream, ApiKey, HttpProvider, ProviderConfig};
+pub use retry::{stream_with_retry, RetryPolicy, RetryWait};
+pub use types::*;
+
+use std::pin::Pin;
+
+use futures_util::Stream;
+
+/// The common event stream. The first item may already be an error (connection refused, 401);
+/// errors after output belong to the agent loop, which treats a lost stream as a truncation.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<CompletionEvent, ProviderError>> + Send>>;
+
+/// One method: stream a completion. Dropping the stream cancels the request.
+pub trait Provider: Send + Sync {
+    fn stream(&self, request: &CompletionRequest) -> EventStream;
+}
+
+/// A wire mapper turns one protocol's stream payloads into common events. `finish` runs at the
+/// end of the byte stream and says whether the stream ended properly.
+pub trait WireMapper: Send {
+    fn on_event(&mut self, event: &sse::SseEvent) -> Result<Vec<CompletionEvent>, ProviderError>;
+    fn finish(&mut self) -> Result<Vec<CompletionEvent>, ProviderError>;
+}

@@ -1,0 +1,154 @@
+//! Typed provider errors. Each kind says whether a retry can help and carries what the person
+//! must be told.
+
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderErrorKind {
+    /// 401/403: the key is wrong or missing.
+    Auth,
+    /// 429.
+    RateLimit,
+    /// 529, or an `overloaded_error` event.
+    Overloaded,
+    /// 408, 500, 502, 503, 504.
+    Server,
+    /// The prompt does not fit the model's window.
+    ContextTooLong,
+    /// 400 and other 4xx: something in the request must change.
+    BadRequest,
+    /// 404 on the endpoint or model.
+    NotFound,
+    /// Could not connect, or the connection broke.
+    Network,
+    /// No bytes arrived for the idle timeout.
+    Stall,
+    /// The stream ended without a finish reason.
+    TruncatedStream,
+    /// Bytes that are not the protocol: broken SSE, invalid JSON, an unexpected shape.
+    MalformedStream,
+    /// An `error` object or event after HTTP 200 that fits no other kind.
+    Api,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("{message}")]
+pub struct ProviderError {
+    pub kind: ProviderErrorKind,
+    pub status: Option<u16>,
+    pub message: String,
+    /// From `retry-after-ms` or `retry-after` (seconds or an HTTP date).
+    #[serde(skip)]
+    pub retry_after: Option<Duration>,
+}
+
+impl ProviderError {
+    pub fn new(kind: ProviderErrorKind, message: impl Into<String>) -> Self {
+        ProviderError { kind, status: None, message: message.into(), retry_after: None }
+    }
+
+    pub fn malformed(message: impl Into<String>) -> Self {
+        Self::new(ProviderErrorKind::MalformedStream, message)
+    }
+
+    /// Whether waiting and asking again can help. Only true before any output was shown; the
+    /// retry wrapper enforces that part.
+    pub fn is_retryable(&self) -> bool {
+        use ProviderErrorKind::*;
+        matches!(self.kind, RateLimit | Overloaded | Server | Network | Stall)
+    }
+
+    /// Classifies an HTTP error response. `body` is the response text, used for the message and
+    /// to spot context-length errors that providers report as 400.
+    pub fn from_status(status: u16, headers: &reqwest::header::HeaderMap, body: &str) -> Self {
+        use ProviderErrorKind::*;
+        let detail = error_detail(body);
+        let lower = detail.to_ascii_lowercase();
+        let (kind, message) = match status {
+            401 | 403 => (Auth, format!("The provider refused the API key ({status}): {detail}. Check the key, or the environment variable it comes from.")),
+            429 => (RateLimit, format!("Rate limited by the provider (429): {detail}")),
+            529 => (Overloaded, format!("The provider is overloaded (529): {detail}")),
+            408 | 500 | 502 | 503 | 504 => (Server, format!("The provider had a server error ({status}): {detail}")),
+            404 => (NotFound, format!("Not found (404): {detail}. Check the base URL and the model name.")),
+            413 => (ContextTooLong, format!("The request is too large for the model (413): {detail}")),
+            _ if is_context_message(&lower) => (ContextTooLong, format!("The conversation no longer fits the model's context window: {detail}")),
+            400..=499 => (BadRequest, format!("The provider rejected the request ({status}): {detail}")),
+            _ => (Server, format!("Unexpected HTTP status {status}: {detail}")),
+        };
+        ProviderError { kind, status: Some(status), message, retry_after: retry_after(headers, SystemTime::now()) }
+    }
+
+    /// Classifies an error object that arrived inside a 200 stream (OpenAI `{"error":…}`,
+    /// Anthropic `event: error`, Gemini `{"error":…}`).
+    pub fn from_stream_error(error_type: &str, message: &str, code: Option<u16>) -> Self {
+        use ProviderErrorKind::*;
+        let t = error_type.to_ascii_lowercase();
+        let m = message.to_ascii_lowercase();
+        let kind = if t.contains("overloaded") || code == Some(529) {
+            Overloaded
+        } else if t.contains("rate_limit") || t.contains("resource_exhausted") || code == Some(429) {
+            RateLimit
+        } else if t.contains("authentication") || t.contains("permission") || t.contains("unauthenticated") || matches!(code, Some(401 | 403)) {
+            Auth
+        } else if is_context_message(&m) {
+            ContextTooLong
+        } else if t.contains("api_error") || t.contains("server_error") || t.contains("internal") || t.contains("unavailable") || matches!(code, Some(500..=504)) {
+            Server
+        } else if t.contains("invalid_request") || matches!(code, Some(400)) {
+            BadRequest
+        } else {
+            Api
+        };
+        let label = if error_type.is_empty() { "error".to_string() } else { error_type.to_string() };
+        ProviderError { kind, status: code, message: format!("The provider reported an error mid-stream ({label}): {message}"), retry_after: None }
+    }
+}
+
+fn is_context_message(lower: &str) -> bool {
+    lower.contains("context length")
+        || lower.contains("context_length")
+        || lower.contains("context window")
+        || lower.contains("maximum context")
+        || lower.contains("prompt is too long")
+        || lower.contains("too many tokens")
+        || lower.contains("exceeds the context")
+}
+
+/// Pulls the human part out of an error body: `{"error":{"message":…}}` in all three protocols,
+/// or the raw text, shortened.
+fn error_detail(body: &str) -> String {
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(body) {
+        let msg = v.pointer("/error/message").or_else(|| v.get("message")).or_else(|| v.get("error")).and_then(|m| m.as_str());
+        if let Some(m) = msg {
+            return m.to_string();
+        }
+    }
+    let t = body.trim();
+    if t.is_empty() {
+        return "no details".into();
+    }
+    let mut s: String = t.chars().take(300).collect();
+    if t.chars().count() > 300 {
+        s.push('…');
+    }
+    s
+}
+
+/// `retry-after-ms` wins; then `retry-after` as seconds or as an HTTP date.
+pub fn retry_after(headers: &reqwest::header::HeaderMap, now: SystemTime) -> Option<Duration> {
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        if ms.is_finite() && ms >= 0.0 {
+            return Some(Duration::from_millis(ms as u64));
+        }
+    }
+    let value = get("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_millis((secs * 1000.0) as u64));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}

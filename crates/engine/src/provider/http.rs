@@ -1,0 +1,174 @@
+//! The HTTP side of every protocol: URL, headers, status handling, SSE, and the mapper.
+
+use std::fmt;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use super::error::{ProviderError, ProviderErrorKind};
+use super::sse::sse_events;
+use super::types::CompletionRequest;
+use super::{anthropic, gemini, openai, EventStream, Provider, WireMapper};
+use crate::settings::ProviderKind;
+
+/// An API key. Its `Debug` never shows it, so it cannot leak into logs by accident.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: impl Into<String>) -> Option<ApiKey> {
+        let k = key.into().trim().to_string();
+        (!k.is_empty()).then_some(ApiKey(k))
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(***)")
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    /// Including the version segment: `https://api.openai.com/v1`, `https://api.anthropic.com/v1`,
+    /// `https://generativelanguage.googleapis.com/v1beta`.
+    pub base_url: String,
+    pub api_key: Option<ApiKey>,
+    /// No byte for this long means the stream stalled.
+    pub idle_timeout: Duration,
+    pub connect_timeout: Duration,
+}
+
+impl ProviderConfig {
+    pub fn new(kind: ProviderKind, base_url: impl Into<String>, api_key: Option<ApiKey>) -> Self {
+        ProviderConfig { kind, base_url: base_url.into(), api_key, idle_timeout: Duration::from_secs(90), connect_timeout: Duration::from_secs(15) }
+    }
+}
+
+pub struct HttpProvider {
+    config: ProviderConfig,
+    client: reqwest::Client,
+}
+
+impl HttpProvider {
+    pub fn new(config: ProviderConfig) -> Result<Self, ProviderError> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .build()
+            .map_err(|e| ProviderError::new(ProviderErrorKind::Network, format!("Could not set up the HTTP client: {e}")))?;
+        Ok(HttpProvider { config, client })
+    }
+
+    fn endpoint(&self, req: &CompletionRequest) -> String {
+        let base = self.config.base_url.trim().trim_end_matches('/');
+        match self.config.kind {
+            ProviderKind::Openai => format!("{base}/chat/completions"),
+            ProviderKind::Anthropic => format!("{base}/messages"),
+            ProviderKind::Gemini => format!("{base}/models/{}:streamGenerateContent?alt=sse", req.model),
+        }
+    }
+
+    fn body(&self, req: &CompletionRequest) -> Value {
+        match self.config.kind {
+            ProviderKind::Openai => openai::request_body(req),
+            ProviderKind::Anthropic => anthropic::request_body(req),
+            ProviderKind::Gemini => gemini::request_body(req),
+        }
+    }
+
+    fn mapper(&self, req: &CompletionRequest) -> Box<dyn WireMapper> {
+        match self.config.kind {
+            ProviderKind::Openai => Box::new(openai::OpenAiMapper::new()),
+            ProviderKind::Anthropic => Box::new(anthropic::AnthropicMapper::new(
+                req.structured.as_ref().filter(|s| s.mode == super::StructuredMode::Native).map(|s| s.name.clone()),
+            )),
+            ProviderKind::Gemini => Box::new(gemini::GeminiMapper::new()),
+        }
+    }
+
+    fn request(&self, req: &CompletionRequest) -> reqwest::RequestBuilder {
+        let mut r = self.client.post(self.endpoint(req)).header("content-type", "application/json").header("accept", "text/event-stream");
+        if let Some(key) = &self.config.api_key {
+            r = match self.config.kind {
+                ProviderKind::Openai => r.bearer_auth(key.expose()),
+                ProviderKind::Anthropic => r.header("x-api-key", key.expose()),
+                ProviderKind::Gemini => r.header("x-goog-api-key", key.expose()),
+            };
+        }
+        if self.config.kind == ProviderKind::Anthropic {
+            r = r.header("anthropic-version", "2023-06-01");
+        }
+        r.body(self.body(req).to_string())
+    }
+}
+
+impl Provider for HttpProvider {
+    fn stream(&self, req: &CompletionRequest) -> EventStream {
+        let request = self.request(req);
+        let mapper = self.mapper(req);
+        let idle = self.config.idle_timeout;
+        let base = self.config.base_url.clone();
+        Box::pin(async_stream::stream! {
+            let response = match tokio::time::timeout(idle, request.send()).await {
+                Err(_) => {
+                    yield Err(ProviderError::new(ProviderErrorKind::Stall, format!("The provider at {base} did not answer within {} s.", idle.as_secs())));
+                    return;
+                }
+                Ok(Err(e)) => {
+                    yield Err(network_error(&base, &e));
+                    return;
+                }
+                Ok(Ok(r)) => r,
+            };
+            let status = response.status().as_u16();
+            if !(200..300).contains(&status) {
+                let headers = response.headers().clone();
+                let body = response.text().await.unwrap_or_default();
+                yield Err(ProviderError::from_status(status, &headers, &body));
+                return;
+            }
+            let mut events = map_stream(response.bytes_stream(), idle, mapper);
+            while let Some(item) = events.next().await {
+                yield item;
+            }
+        })
+    }
+}
+
+/// Bytes of one response in, common events out: SSE parsing, the protocol's mapper, and the
+/// end-of-stream check. The first error ends the stream.
+pub fn map_stream<S, E>(bytes: S, idle: Duration, mut mapper: Box<dyn WireMapper>) -> EventStream
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Send + Unpin + 'static,
+    E: std::fmt::Display + Send + 'static,
+{
+    Box::pin(async_stream::stream! {
+        let mut events = Box::pin(sse_events(bytes, idle));
+        while let Some(item) = events.next().await {
+            match item.and_then(|ev| mapper.on_event(&ev)) {
+                Ok(out) => for e in out { yield Ok(e) },
+                Err(e) => { yield Err(e); return; }
+            }
+        }
+        match mapper.finish() {
+            Ok(out) => for e in out { yield Ok(e) },
+            Err(e) => yield Err(e),
+        }
+    })
+}
+
+fn network_error(base: &str, e: &reqwest::Error) -> ProviderError {
+    let mut detail = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        detail = format!("{detail}: {s}");
+        source = s.source();
+    }
+    let what = if e.is_connect() { "Could not connect to the provider" } else { "The request to the provider failed" };
+    ProviderError::new(ProviderErrorKind::Network, format!("{what} at {base} ({detail}). Check the base URL and that the server is running."))
+}

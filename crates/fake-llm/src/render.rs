@@ -1,0 +1,230 @@
+//! Renders a scripted reply as the exact SSE frames each protocol sends, so that clients are
+//! tested against the real wire shapes.
+
+use serde_json::{json, Value};
+
+use crate::request::SeenRequest;
+use crate::scenario::{Fault, Finish, Protocol, Reply};
+
+/// One SSE frame, already encoded (`data: …\n\n`, with `event:` where the protocol uses it).
+pub type Frame = Vec<u8>;
+
+fn data(v: &Value) -> Frame {
+    format!("data: {v}\n\n").into_bytes()
+}
+fn named(event: &str, v: &Value) -> Frame {
+    format!("event: {event}\ndata: {v}\n\n").into_bytes()
+}
+
+/// Splits text into `n` pieces of whole characters, or per word when `n` is absent.
+pub fn pieces(text: &str, n: Option<usize>) -> Vec<String> {
+    if text.is_empty() {
+        return vec![];
+    }
+    match n {
+        Some(n) if n > 0 => {
+            let chars: Vec<char> = text.chars().collect();
+            let size = chars.len().div_ceil(n).max(1);
+            chars.chunks(size).map(|c| c.iter().collect()).collect()
+        }
+        _ => {
+            let mut out = Vec::new();
+            let mut cur = String::new();
+            for ch in text.chars() {
+                cur.push(ch);
+                if ch == ' ' || ch == '\n' {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            if !cur.is_empty() {
+                out.push(cur);
+            }
+            out
+        }
+    }
+}
+
+fn arguments_text(args: &Value) -> String {
+    match args {
+        Value::String(s) => s.clone(),
+        Value::Null => "{}".into(),
+        other => other.to_string(),
+    }
+}
+
+fn cut_half(s: &str) -> String {
+    let n = s.chars().count() / 2;
+    s.chars().take(n).collect()
+}
+
+pub struct Rendered {
+    pub frames: Vec<Frame>,
+    /// How many frames at the end carry the finish reason and end markers (dropped by `no_finish`).
+    pub tail: usize,
+}
+
+pub fn render(protocol: Protocol, reply: &Reply, req: &SeenRequest) -> Rendered {
+    let truncate_args = matches!(reply.fault, Some(Fault::TruncatedToolArgs));
+    let finish = reply.finish.unwrap_or(if reply.tool_calls.is_empty() { Finish::Stop } else { Finish::ToolCalls });
+    let input_tokens = reply.usage.map(|u| u.input).unwrap_or((req.body.to_string().len() / 4) as u64);
+    let output_tokens = reply.usage.map(|u| u.output).unwrap_or(((reply.text.len() + reply.reasoning.len()) / 4 + 1) as u64);
+    let args = |c: &crate::scenario::FakeToolCall| {
+        let a = arguments_text(&c.arguments);
+        if truncate_args {
+            cut_half(&a)
+        } else {
+            a
+        }
+    };
+    match protocol {
+        Protocol::Openai => {
+            let chunk = |delta: Value, finish: Value| {
+                data(&json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": req.model,
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}))
+            };
+            // A keep-alive comment first: clients must ignore comment lines.
+            let mut frames = vec![b": keep-alive\n\n".to_vec(), chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
+            for p in pieces(&reply.reasoning, reply.chunks) {
+                frames.push(chunk(json!({"reasoning_content": p}), Value::Null));
+            }
+            for p in pieces(&reply.text, reply.chunks) {
+                frames.push(chunk(json!({"content": p}), Value::Null));
+            }
+            for (i, c) in reply.tool_calls.iter().enumerate() {
+                let id = c.id.clone().unwrap_or_else(|| format!("call_fake_{i}"));
+                frames.push(chunk(json!({"tool_calls": [{"index": i, "id": id, "type": "function", "function": {"name": c.name, "arguments": ""}}]}), Value::Null));
+                for p in pieces(&args(c), Some(3)) {
+                    frames.push(chunk(json!({"tool_calls": [{"index": i, "function": {"arguments": p}}]}), Value::Null));
+                }
+            }
+            let reason = match finish {
+                Finish::Stop => "stop",
+                Finish::ToolCalls => "tool_calls",
+                Finish::Length => "length",
+                Finish::ContentFilter => "content_filter",
+                Finish::PauseTurn | Finish::ContextWindow | Finish::MalformedFunctionCall | Finish::Unknown => "something_new",
+            };
+            frames.push(chunk(json!({}), json!(reason)));
+            frames.push(data(&json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": req.model, "choices": [],
+                "usage": {"prompt_tokens": input_tokens, "completion_tokens": output_tokens, "total_tokens": input_tokens + output_tokens}})));
+            frames.push(b"data: [DONE]\n\n".to_vec());
+            Rendered { frames, tail: 3 }
+        }
+        Protocol::Anthropic => {
+            let mut frames = vec![
+                named("message_start", &json!({"type": "message_start", "message": {"id": "msg_fake", "type": "message", "role": "assistant", "model": req.model, "content": [],
+                    "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": input_tokens, "output_tokens": 1}}})),
+                named("ping", &json!({"type": "ping"})),
+            ];
+            let mut index = 0;
+            if !reply.reasoning.is_empty() {
+                frames.push(named("content_block_start", &json!({"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": ""}})));
+                for p in pieces(&reply.reasoning, reply.chunks) {
+                    frames.push(named("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": p}})));
+                }
+                frames.push(named("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": "sig-fake"}})));
+                frames.push(named("content_block_stop", &json!({"type": "content_block_stop", "index": index})));
+                index += 1;
+            }
+            let mut forced_answer = false;
+            if let (Some(tool), false) = (&req.forced_tool, reply.text.is_empty()) {
+                // Structured output by forced tool: the answer is the tool's input.
+                forced_answer = true;
+                frames.push(named("content_block_start", &json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": "toolu_answer", "name": tool, "input": {}}})));
+                let answer = if truncate_args { cut_half(&reply.text) } else { reply.text.clone() };
+                for p in pieces(&answer, Some(3)) {
+                    frames.push(named("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}})));
+                }
+                frames.push(named("content_block_stop", &json!({"type": "content_block_stop", "index": index})));
+                index += 1;
+            } else if !reply.text.is_empty() {
+                frames.push(named("content_block_start", &json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})));
+                for p in pieces(&reply.text, reply.chunks) {
+                    frames.push(named("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}})));
+                }
+                frames.push(named("content_block_stop", &json!({"type": "content_block_stop", "index": index})));
+                index += 1;
+            }
+            for (i, c) in reply.tool_calls.iter().enumerate() {
+                let id = c.id.clone().unwrap_or_else(|| format!("toolu_fake_{i}"));
+                frames.push(named("content_block_start", &json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": c.name, "input": {}}})));
+                for p in pieces(&args(c), Some(3)) {
+                    frames.push(named("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}})));
+                }
+                frames.push(named("content_block_stop", &json!({"type": "content_block_stop", "index": index})));
+                index += 1;
+            }
+            let reason = match finish {
+                Finish::Stop if forced_answer => "tool_use",
+                Finish::Stop => "end_turn",
+                Finish::ToolCalls => "tool_use",
+                Finish::Length => "max_tokens",
+                Finish::ContentFilter => "refusal",
+                Finish::PauseTurn => "pause_turn",
+                Finish::ContextWindow => "model_context_window_exceeded",
+                Finish::MalformedFunctionCall | Finish::Unknown => "something_new",
+            };
+            frames.push(named("message_delta", &json!({"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": null}, "usage": {"output_tokens": output_tokens}})));
+            frames.push(named("message_stop", &json!({"type": "message_stop"})));
+            Rendered { frames, tail: 2 }
+        }
+        Protocol::Gemini => {
+            let mut frames = Vec::new();
+            let usage = |done: bool| {
+                json!({"promptTokenCount": input_tokens, "candidatesTokenCount": if done { output_tokens } else { 1 }, "totalTokenCount": input_tokens + output_tokens})
+            };
+            let chunk = |parts: Value| data(&json!({"candidates": [{"content": {"parts": parts, "role": "model"}, "index": 0}], "usageMetadata": usage(false), "modelVersion": req.model}));
+            for p in pieces(&reply.reasoning, reply.chunks) {
+                frames.push(chunk(json!([{"text": p, "thought": true}])));
+            }
+            for p in pieces(&reply.text, reply.chunks) {
+                frames.push(chunk(json!([{"text": p}])));
+            }
+            if !reply.tool_calls.is_empty() {
+                let parts: Vec<Value> = reply
+                    .tool_calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let args = match &c.arguments {
+                            Value::Object(_) => c.arguments.clone(),
+                            _ => json!({}),
+                        };
+                        json!({"functionCall": {"name": c.name, "args": args}, "thoughtSignature": format!("sig-fake-{i}")})
+                    })
+                    .collect();
+                frames.push(chunk(Value::Array(parts)));
+            }
+            let reason = match finish {
+                Finish::Stop | Finish::ToolCalls => "STOP",
+                Finish::Length => "MAX_TOKENS",
+                Finish::ContentFilter => "SAFETY",
+                Finish::MalformedFunctionCall => "MALFORMED_FUNCTION_CALL",
+                Finish::PauseTurn | Finish::ContextWindow | Finish::Unknown => "SOMETHING_NEW",
+            };
+            frames.push(data(&json!({"candidates": [{"content": {"parts": [{"text": ""}], "role": "model"}, "finishReason": reason, "index": 0}],
+                "usageMetadata": usage(true), "modelVersion": req.model})));
+            Rendered { frames, tail: 1 }
+        }
+    }
+}
+
+/// The protocol's error inside a 200 stream.
+pub fn error_frame(protocol: Protocol, kind: &str, message: &str) -> Frame {
+    match protocol {
+        Protocol::Openai => data(&json!({"error": {"message": message, "type": kind, "code": null}})),
+        Protocol::Anthropic => named("error", &json!({"type": "error", "error": {"type": kind, "message": message}})),
+        Protocol::Gemini => {
+            let code = if kind.contains("overloaded") { 503 } else if kind.contains("rate") { 429 } else { 500 };
+            data(&json!({"error": {"code": code, "message": message, "status": kind.to_ascii_uppercase()}}))
+        }
+    }
+}
+
+/// A cut-off JSON chunk in the protocol's framing.
+pub fn invalid_json_frame(protocol: Protocol) -> Frame {
+    match protocol {
+        Protocol::Anthropic => b"event: content_block_delta\ndata: {\"type\": \"content_block_delta\", \"index\": 0, \"delta\": {\"type\": \"text_del\n\n".to_vec(),
+        _ => b"data: {\"choices\": [{\"delta\": {\"content\": \"cut of\n\n".to_vec(),
+    }
+}

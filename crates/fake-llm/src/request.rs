@@ -1,0 +1,108 @@
+//! What the fake server learns from a request: its protocol and kind, and the text of its
+//! messages, so that rules can match and tests can assert what was sent.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::scenario::{Protocol, RequestKind};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SeenRequest {
+    pub protocol: Protocol,
+    pub kind: RequestKind,
+    pub path: String,
+    pub model: String,
+    /// Lower-cased header names; the values of secret-bearing headers are kept so tests can
+    /// check that the key was sent, and that nothing else carries it.
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+    pub system: String,
+    /// The text of the last message (user text, tool result or continuation).
+    pub last_message: String,
+    /// The text of every message, joined.
+    pub all_text: String,
+    /// Anthropic's forced tool, when structured output is asked for that way.
+    pub forced_tool: Option<String>,
+}
+
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(text_of).filter(|s| !s.is_empty()).collect::<Vec<_>>().join("\n"),
+        Value::Object(o) => {
+            for key in ["text", "content", "thinking"] {
+                if let Some(x) = o.get(key) {
+                    return text_of(x);
+                }
+            }
+            if let Some(fr) = o.get("functionResponse") {
+                return fr.get("response").map(|r| text_of(r).to_string()).filter(|s| !s.is_empty()).unwrap_or_else(|| fr.to_string());
+            }
+            if let Some(fc) = o.get("functionCall") {
+                return fc.to_string();
+            }
+            if o.contains_key("error") {
+                return text_of(&o["error"]);
+            }
+            String::new()
+        }
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+impl SeenRequest {
+    pub fn parse(protocol: Protocol, path: &str, model_from_path: Option<String>, headers: Vec<(String, String)>, body: Value) -> SeenRequest {
+        let (system, messages, has_tools, structured, forced_tool, model) = match protocol {
+            Protocol::Openai => {
+                let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+                let system = msgs.iter().filter(|m| m["role"] == "system" || m["role"] == "developer").map(|m| text_of(&m["content"])).collect::<Vec<_>>().join("\n");
+                let rest: Vec<String> = msgs.iter().filter(|m| m["role"] != "system" && m["role"] != "developer").map(|m| text_of(&m["content"])).collect();
+                let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+                (system, rest, has_tools, body.get("response_format").is_some(), None, body["model"].as_str().unwrap_or_default().to_string())
+            }
+            Protocol::Anthropic => {
+                let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+                let rest: Vec<String> = msgs
+                    .iter()
+                    .map(|m| match &m["content"] {
+                        // The last block is what was said last (a tool result, then a reminder).
+                        Value::Array(blocks) => blocks.last().map(text_of).unwrap_or_default(),
+                        other => text_of(other),
+                    })
+                    .collect();
+                let forced = (body["tool_choice"]["type"] == "tool").then(|| body["tool_choice"]["name"].as_str().unwrap_or_default().to_string());
+                let tools = body["tools"].as_array().map(|t| t.iter().filter(|t| Some(t["name"].as_str().unwrap_or_default()) != forced.as_deref()).count()).unwrap_or(0);
+                (text_of(&body["system"]), rest, tools > 0, forced.is_some(), forced, body["model"].as_str().unwrap_or_default().to_string())
+            }
+            Protocol::Gemini => {
+                let contents = body["contents"].as_array().cloned().unwrap_or_default();
+                let rest: Vec<String> = contents.iter().map(|c| c["parts"].as_array().and_then(|p| p.last()).map(text_of).unwrap_or_default()).collect();
+                let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+                let structured = body.pointer("/generationConfig/responseJsonSchema").is_some() || body.pointer("/generationConfig/responseSchema").is_some();
+                (text_of(&body["systemInstruction"]), rest, has_tools, structured, None, model_from_path.unwrap_or_default())
+            }
+        };
+        // Structured output asked for by instruction only still makes an evaluator call.
+        let instructed = system.contains("Answer with one JSON object");
+        let kind = if structured || instructed {
+            RequestKind::Evaluator
+        } else if !has_tools {
+            RequestKind::Compaction
+        } else {
+            RequestKind::Agent
+        };
+        SeenRequest {
+            protocol,
+            kind,
+            path: path.to_string(),
+            model,
+            headers,
+            last_message: messages.last().cloned().unwrap_or_default(),
+            all_text: messages.join("\n"),
+            system,
+            body,
+            forced_tool,
+        }
+    }
+}

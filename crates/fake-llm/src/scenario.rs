@@ -1,0 +1,154 @@
+//! Scenario files: an ordered list of rules. For each request the first rule whose `when`
+//! matches and whose `times` is not used up gives the reply. Matching on what the last message
+//! says lets a scenario survive a change in the number of calls, and model an agent that reacts
+//! to a targeted continuation but not to a generic one.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Scenario {
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Rule {
+    #[serde(default)]
+    pub when: Matcher,
+    pub reply: Reply,
+    /// How many requests this rule may answer; absent means any number.
+    #[serde(default)]
+    pub times: Option<u32>,
+}
+
+/// What kind of call a request is, recognised from its shape (see `RequestKind::of`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestKind {
+    Agent,
+    Evaluator,
+    Compaction,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    Openai,
+    Anthropic,
+    Gemini,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Matcher {
+    pub kind: Option<RequestKind>,
+    pub protocol: Option<Protocol>,
+    pub last_message_contains: Option<String>,
+    pub last_message_not_contains: Option<String>,
+    pub any_message_contains: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reply {
+    #[serde(default)]
+    pub text: String,
+    #[serde(default)]
+    pub reasoning: String,
+    #[serde(default)]
+    pub tool_calls: Vec<FakeToolCall>,
+    /// The finish reason in neutral words; absent means `tool_calls` when there are calls and
+    /// `stop` otherwise.
+    pub finish: Option<Finish>,
+    pub usage: Option<FakeUsage>,
+    /// Split the text into this many chunks (default: one chunk per word).
+    pub chunks: Option<usize>,
+    #[serde(default)]
+    pub chunk_delay_ms: u64,
+    /// Re-cut the response body into pieces of this many bytes, so that chunk boundaries fall
+    /// in the middle of lines and of UTF-8 characters.
+    pub byte_split: Option<usize>,
+    pub fault: Option<Fault>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FakeToolCall {
+    pub id: Option<String>,
+    pub name: String,
+    /// An object is sent as JSON; a string is sent as is (to model invalid JSON arguments).
+    #[serde(default)]
+    pub arguments: Value,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Finish {
+    Stop,
+    ToolCalls,
+    Length,
+    ContentFilter,
+    PauseTurn,
+    ContextWindow,
+    MalformedFunctionCall,
+    /// A value no client knows.
+    Unknown,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct FakeUsage {
+    pub input: u64,
+    pub output: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Fault {
+    /// Answer with this HTTP status, headers and body instead of a stream.
+    Status {
+        status: u16,
+        #[serde(default)]
+        headers: Vec<(String, String)>,
+        #[serde(default)]
+        body: Option<String>,
+    },
+    /// Drop the connection before any response header.
+    ResetBeforeHeaders,
+    /// Send this many frames, then drop the connection.
+    ResetAfter { frames: usize },
+    /// Send this many frames, then go silent for `ms` (and then end the body).
+    StallAfter { frames: usize, ms: u64 },
+    /// Bytes that are not UTF-8 after this many frames.
+    MalformedSse { frames: usize },
+    /// A chunk whose JSON is cut off, after this many frames.
+    InvalidJson { frames: usize },
+    /// Tool-call arguments cut in half (the finish reason still arrives).
+    TruncatedToolArgs,
+    /// An error object or event inside the 200 stream, after this many frames.
+    ErrorAfter200 {
+        frames: usize,
+        #[serde(default = "default_error_kind")]
+        kind: String,
+        #[serde(default = "default_error_message")]
+        message: String,
+    },
+    /// Everything but the finish reason and the end markers.
+    NoFinish,
+}
+
+fn default_error_kind() -> String {
+    "server_error".into()
+}
+fn default_error_message() -> String {
+    "Internal error from the fake provider".into()
+}
+
+impl Matcher {
+    pub fn matches(&self, req: &crate::request::SeenRequest) -> bool {
+        self.kind.is_none_or(|k| k == req.kind)
+            && self.protocol.is_none_or(|p| p == req.protocol)
+            && self.last_message_contains.as_ref().is_none_or(|s| req.last_message.contains(s.as_str()))
+            && self.last_message_not_contains.as_ref().is_none_or(|s| !req.last_message.contains(s.as_str()))
+            && self.any_message_contains.as_ref().is_none_or(|s| req.all_text.contains(s.as_str()))
+    }
+}

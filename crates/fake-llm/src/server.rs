@@ -1,0 +1,210 @@
+//! The HTTP server: the three protocols' endpoints, fault injection, request recording, and a
+//! control API under `/_fake/` for tests that run the server as a separate process.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use futures_util::stream;
+use serde_json::{json, Value};
+
+use crate::render::{error_frame, invalid_json_frame, render};
+use crate::request::SeenRequest;
+use crate::scenario::{Fault, Protocol, Reply, Scenario};
+
+#[derive(Default)]
+pub struct Shared {
+    pub scenario: Scenario,
+    pub used: Vec<u32>,
+    pub requests: Vec<SeenRequest>,
+}
+
+pub type AppState = Arc<Mutex<Shared>>;
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/v1/chat/completions", post(openai))
+        .route("/v1/messages", post(anthropic))
+        .route("/v1/models", get(models))
+        .route("/v1beta/models", get(models))
+        .route("/v1beta/models/{*rest}", post(gemini))
+        .route("/_fake/requests", get(requests).delete(clear_requests))
+        .route("/_fake/scenario", put(set_scenario))
+        .with_state(state)
+}
+
+async fn models() -> Json<Value> {
+    Json(json!({"object": "list", "data": [{"id": "fake-model", "object": "model"}], "models": [{"name": "models/fake-model"}]}))
+}
+
+async fn requests(State(state): State<AppState>) -> Json<Value> {
+    Json(serde_json::to_value(&state.lock().unwrap().requests).unwrap())
+}
+
+async fn clear_requests(State(state): State<AppState>) -> StatusCode {
+    state.lock().unwrap().requests.clear();
+    StatusCode::NO_CONTENT
+}
+
+async fn set_scenario(State(state): State<AppState>, Json(scenario): Json<Scenario>) -> StatusCode {
+    let mut s = state.lock().unwrap();
+    s.used = vec![0; scenario.rules.len()];
+    s.scenario = scenario;
+    StatusCode::NO_CONTENT
+}
+
+async fn openai(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    handle(state, Protocol::Openai, "/v1/chat/completions".into(), None, headers, body).await
+}
+
+async fn anthropic(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    handle(state, Protocol::Anthropic, "/v1/messages".into(), None, headers, body).await
+}
+
+async fn gemini(State(state): State<AppState>, Path(rest): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
+    let model = rest.split(':').next().map(String::from);
+    handle(state, Protocol::Gemini, format!("/v1beta/models/{rest}"), model, headers, body).await
+}
+
+fn json_error(status: StatusCode, message: &str) -> Response {
+    (status, Json(json!({"error": {"message": message, "type": "fake_llm"}}))).into_response()
+}
+
+async fn handle(state: AppState, protocol: Protocol, path: String, model: Option<String>, headers: HeaderMap, body: Bytes) -> Response {
+    let body: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => return json_error(StatusCode::BAD_REQUEST, &format!("fake-llm: request body is not JSON: {e}")),
+    };
+    let headers: Vec<(String, String)> = headers.iter().map(|(k, v)| (k.as_str().to_ascii_lowercase(), v.to_str().unwrap_or_default().to_string())).collect();
+    let seen = SeenRequest::parse(protocol, &path, model, headers, body);
+    let reply = {
+        let mut s = state.lock().unwrap();
+        s.requests.push(seen.clone());
+        let used_len = s.scenario.rules.len();
+        if s.used.len() != used_len {
+            s.used = vec![0; used_len];
+        }
+        let pick = (0..used_len).find(|&i| {
+            let rule = &s.scenario.rules[i];
+            rule.times.is_none_or(|t| s.used[i] < t) && rule.when.matches(&seen)
+        });
+        pick.map(|i| {
+            s.used[i] += 1;
+            s.scenario.rules[i].reply.clone()
+        })
+    };
+    let Some(reply) = reply else {
+        let msg = format!("fake-llm: no scenario rule matches this {:?} request (kind {:?}); last message: {:.200}", protocol, seen.kind, seen.last_message);
+        return json_error(StatusCode::BAD_REQUEST, &msg);
+    };
+    respond(protocol, &reply, &seen)
+}
+
+enum Item {
+    Bytes(Vec<u8>),
+    Sleep(u64),
+    Fail,
+}
+
+fn respond(protocol: Protocol, reply: &Reply, seen: &SeenRequest) -> Response {
+    match &reply.fault {
+        Some(Fault::Status { status, headers, body }) => {
+            let code = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let body = body.clone().unwrap_or_else(|| json!({"error": {"message": format!("fake status {status}"), "type": "fake_fault", "code": status}}).to_string());
+            let mut resp = Response::builder().status(code).header("content-type", "application/json");
+            for (k, v) in headers {
+                resp = resp.header(k.as_str(), v.as_str());
+            }
+            return resp.body(Body::from(body)).unwrap();
+        }
+        // Unwinding without the panic hook drops the connection before any header, silently.
+        Some(Fault::ResetBeforeHeaders) => std::panic::resume_unwind(Box::new("fake-llm: reset before headers")),
+        _ => {}
+    }
+    let rendered = render(protocol, reply, seen);
+    let mut frames = rendered.frames;
+    let mut items: Vec<Item> = Vec::new();
+    match &reply.fault {
+        Some(Fault::NoFinish) => {
+            let keep = frames.len().saturating_sub(rendered.tail);
+            frames.truncate(keep);
+            items.extend(frames.into_iter().map(Item::Bytes));
+        }
+        Some(Fault::ResetAfter { frames: k }) => {
+            items.extend(frames.into_iter().take(*k).map(Item::Bytes));
+            items.push(Item::Fail);
+        }
+        Some(Fault::StallAfter { frames: k, ms }) => {
+            items.extend(frames.into_iter().take(*k).map(Item::Bytes));
+            items.push(Item::Sleep(*ms));
+        }
+        Some(Fault::MalformedSse { frames: k }) => {
+            let k = (*k).min(frames.len());
+            frames.insert(k, b"data: \xff\xfe\xfd broken\n\n".to_vec());
+            items.extend(frames.into_iter().map(Item::Bytes));
+        }
+        Some(Fault::InvalidJson { frames: k }) => {
+            let k = (*k).min(frames.len());
+            frames.insert(k, invalid_json_frame(protocol));
+            items.extend(frames.into_iter().map(Item::Bytes));
+        }
+        Some(Fault::ErrorAfter200 { frames: k, kind, message }) => {
+            items.extend(frames.into_iter().take(*k).map(Item::Bytes));
+            items.push(Item::Bytes(error_frame(protocol, kind, message)));
+        }
+        _ => items.extend(frames.into_iter().map(Item::Bytes)),
+    }
+    if let Some(n) = reply.byte_split.filter(|n| *n > 0) {
+        items = resplit(items, n);
+    }
+    let delay = reply.chunk_delay_ms;
+    let body = stream::unfold((items.into_iter(), true), move |(mut it, first)| async move {
+        let item = it.next()?;
+        if delay > 0 && !first {
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
+        let out = match item {
+            Item::Bytes(b) => Ok(Bytes::from(b)),
+            Item::Sleep(ms) => {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                Ok(Bytes::new())
+            }
+            Item::Fail => Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "fake-llm: reset mid-stream")),
+        };
+        Some((out, (it, false)))
+    });
+    Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(Body::from_stream(body))
+        .unwrap()
+}
+
+/// Re-cuts runs of bytes into pieces of `n` bytes, keeping sleeps and failures in place.
+fn resplit(items: Vec<Item>, n: usize) -> Vec<Item> {
+    let mut out = Vec::new();
+    let mut buf: Vec<u8> = Vec::new();
+    let flush = |buf: &mut Vec<u8>, out: &mut Vec<Item>| {
+        for c in buf.chunks(n) {
+            out.push(Item::Bytes(c.to_vec()));
+        }
+        buf.clear();
+    };
+    for item in items {
+        match item {
+            Item::Bytes(b) => buf.extend(b),
+            other => {
+                flush(&mut buf, &mut out);
+                out.push(other);
+            }
+        }
+    }
+    flush(&mut buf, &mut out);
+    out
+}
