@@ -30,7 +30,7 @@ fn text_of(v: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Array(items) => items.iter().map(text_of).filter(|s| !s.is_empty()).collect::<Vec<_>>().join("\n"),
         Value::Object(o) => {
-            for key in ["text", "content", "thinking"] {
+            for key in ["text", "content", "thinking", "parts"] {
                 if let Some(x) = o.get(key) {
                     return text_of(x);
                 }
