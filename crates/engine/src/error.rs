@@ -10,6 +10,13 @@ pub enum ErrorCode {
     InvalidSettings,
     SettingsUnreadable,
     Io,
+    Storage,
+    DiskFull,
+    ReadOnly,
+    NotFound,
+    AlreadyDecided,
+    LeaseHeld,
+    InvalidInput,
     Internal,
 }
 
@@ -19,6 +26,13 @@ impl ErrorCode {
             ErrorCode::InvalidSettings => "invalid_settings",
             ErrorCode::SettingsUnreadable => "settings_unreadable",
             ErrorCode::Io => "io",
+            ErrorCode::Storage => "storage",
+            ErrorCode::DiskFull => "disk_full",
+            ErrorCode::ReadOnly => "read_only",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::AlreadyDecided => "already_decided",
+            ErrorCode::LeaseHeld => "lease_held",
+            ErrorCode::InvalidInput => "invalid_input",
             ErrorCode::Internal => "internal",
         }
     }
@@ -33,7 +47,32 @@ pub enum Error {
     #[error("{0}")]
     Io(#[from] std::io::Error),
     #[error("{0}")]
+    Storage(String),
+    #[error("the disk is full, so nothing more can be saved ({0}); free some space, nothing saved so far is lost")]
+    DiskFull(String),
+    #[error("the history database is read-only ({0}); check the permissions of the data folder")]
+    ReadOnly(String),
+    #[error("{0} was not found")]
+    NotFound(String),
+    #[error("this was already decided: {0}")]
+    AlreadyDecided(String),
+    #[error("session {0} is running in another Finishline process")]
+    LeaseHeld(String),
+    #[error("{0}")]
+    InvalidInput(String),
+    #[error("{0}")]
     Internal(String),
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        use rusqlite::ffi::ErrorCode as C;
+        match e.sqlite_error_code() {
+            Some(C::DiskFull) => Error::DiskFull(e.to_string()),
+            Some(C::ReadOnly) | Some(C::CannotOpen) | Some(C::PermissionDenied) => Error::ReadOnly(e.to_string()),
+            _ => Error::Storage(format!("the history database failed: {e}")),
+        }
+    }
 }
 
 impl Error {
@@ -42,6 +81,13 @@ impl Error {
             Error::InvalidSettings { .. } => ErrorCode::InvalidSettings,
             Error::SettingsUnreadable(_) => ErrorCode::SettingsUnreadable,
             Error::Io(_) => ErrorCode::Io,
+            Error::Storage(_) => ErrorCode::Storage,
+            Error::DiskFull(_) => ErrorCode::DiskFull,
+            Error::ReadOnly(_) => ErrorCode::ReadOnly,
+            Error::NotFound(_) => ErrorCode::NotFound,
+            Error::AlreadyDecided(_) => ErrorCode::AlreadyDecided,
+            Error::LeaseHeld(_) => ErrorCode::LeaseHeld,
+            Error::InvalidInput(_) => ErrorCode::InvalidInput,
             Error::Internal(_) => ErrorCode::Internal,
         }
     }

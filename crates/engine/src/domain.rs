@@ -1,0 +1,536 @@
+//! The domain's vocabulary as types. Statuses, reasons, sources and decisions are enums; ids are
+//! newtypes. They serialise to the snake_case words of the product spec.
+
+use serde::{Deserialize, Serialize};
+
+macro_rules! id_type {
+    ($($name:ident => $prefix:literal),* $(,)?) => {$(
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub String);
+
+        impl $name {
+            /// A new, time-ordered id (UUID v7) with a readable prefix.
+            pub fn new() -> Self {
+                $name(format!(concat!($prefix, "_{}"), uuid::Uuid::now_v7().simple()))
+            }
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(s: &str) -> Self {
+                $name(s.to_string())
+            }
+        }
+    )*};
+}
+
+id_type! {
+    SessionId => "ses",
+    RunId => "run",
+    MessageId => "msg",
+    RequestId => "req",
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    Idle,
+    Busy,
+    Retry,
+    AwaitingApproval,
+    AwaitingReview,
+    Completed,
+    Rejected,
+    Failed,
+    Cancelled,
+    Interrupted,
+}
+
+impl SessionStatus {
+    /// A process owns the session while it is in one of these; if that process dies, the
+    /// session becomes `interrupted`.
+    pub fn is_running(self) -> bool {
+        matches!(self, SessionStatus::Busy | SessionStatus::Retry)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Claim {
+    Success,
+    Partial,
+    Blocked,
+    None,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Done,
+    NotDone,
+    Stuck,
+    Unavailable,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    VerifiedDone,
+    Unverified,
+    ClaimedBlocked,
+    ClaimedPartial,
+    Stuck,
+    CyclesExhausted,
+    TruncationExhausted,
+    StepLimit,
+    PermissionDenied,
+    QuestionDeclined,
+    Conversation,
+    Cancelled,
+    Failed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Approve,
+    RequestChanges,
+    Reject,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecidedBy {
+    Person,
+    Auto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunTrigger {
+    Task,
+    Feedback,
+    Message,
+    Resume,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageRole {
+    User,
+    Assistant,
+    /// The engine's own nudge back to work; never the person's words.
+    Continuation,
+    Summary,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContinuationSource {
+    Truncation,
+    TodoGate,
+    MissingCompletion,
+    MissingAction,
+    Verification,
+    Evaluator,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolState {
+    Pending,
+    AwaitingPermission,
+    Running,
+    Done,
+    Error,
+    Denied,
+    /// It was running when the process died; its outcome cannot be known.
+    Unknown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivityPhase {
+    Thinking,
+    Tool,
+    Verifying,
+    Evaluating,
+    Compacting,
+    Waiting,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    Pending,
+    InProgress,
+    Completed,
+    Cancelled,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionDecision {
+    AllowOnce,
+    AllowSession,
+    Deny,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UsageSource {
+    Agent,
+    Evaluator,
+    Compaction,
+}
+
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Todo {
+    pub id: String,
+    pub content: String,
+    pub status: TodoStatus,
+}
+
+impl SessionStatus {
+    /// The spec's word for this value, as stored in SQL and shown in the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStatus::Idle => "idle",
+            SessionStatus::Busy => "busy",
+            SessionStatus::Retry => "retry",
+            SessionStatus::AwaitingApproval => "awaiting_approval",
+            SessionStatus::AwaitingReview => "awaiting_review",
+            SessionStatus::Completed => "completed",
+            SessionStatus::Rejected => "rejected",
+            SessionStatus::Failed => "failed",
+            SessionStatus::Cancelled => "cancelled",
+            SessionStatus::Interrupted => "interrupted",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "idle" => SessionStatus::Idle,
+            "busy" => SessionStatus::Busy,
+            "retry" => SessionStatus::Retry,
+            "awaiting_approval" => SessionStatus::AwaitingApproval,
+            "awaiting_review" => SessionStatus::AwaitingReview,
+            "completed" => SessionStatus::Completed,
+            "rejected" => SessionStatus::Rejected,
+            "failed" => SessionStatus::Failed,
+            "cancelled" => SessionStatus::Cancelled,
+            "interrupted" => SessionStatus::Interrupted,
+            _ => return None,
+        })
+    }
+}
+
+impl Claim {
+    /// The spec's word for this value, as stored in SQL and shown in the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Claim::Success => "success",
+            Claim::Partial => "partial",
+            Claim::Blocked => "blocked",
+            Claim::None => "none",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "success" => Claim::Success,
+            "partial" => Claim::Partial,
+            "blocked" => Claim::Blocked,
+            "none" => Claim::None,
+            _ => return None,
+        })
+    }
+}
+
+impl Verdict {
+    /// The spec's word for this value, as stored in SQL and shown in the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Done => "done",
+            Verdict::NotDone => "not_done",
+            Verdict::Stuck => "stuck",
+            Verdict::Unavailable => "unavailable",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "done" => Verdict::Done,
+            "not_done" => Verdict::NotDone,
+            "stuck" => Verdict::Stuck,
+            "unavailable" => Verdict::Unavailable,
+            _ => return None,
+        })
+    }
+}
+
+impl EndReason {
+    /// The spec's word for this value, as stored in SQL and shown in the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::VerifiedDone => "verified_done",
+            EndReason::Unverified => "unverified",
+            EndReason::ClaimedBlocked => "claimed_blocked",
+            EndReason::ClaimedPartial => "claimed_partial",
+            EndReason::Stuck => "stuck",
+            EndReason::CyclesExhausted => "cycles_exhausted",
+            EndReason::TruncationExhausted => "truncation_exhausted",
+            EndReason::StepLimit => "step_limit",
+            EndReason::PermissionDenied => "permission_denied",
+            EndReason::QuestionDeclined => "question_declined",
+            EndReason::Conversation => "conversation",
+            EndReason::Cancelled => "cancelled",
+            EndReason::Failed => "failed",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "verified_done" => EndReason::VerifiedDone,
+            "unverified" => EndReason::Unverified,
+            "claimed_blocked" => EndReason::ClaimedBlocked,
+            "claimed_partial" => EndReason::ClaimedPartial,
+            "stuck" => EndReason::Stuck,
+            "cycles_exhausted" => EndReason::CyclesExhausted,
+            "truncation_exhausted" => EndReason::TruncationExhausted,
+            "step_limit" => EndReason::StepLimit,
+            "permission_denied" => EndReason::PermissionDenied,
+            "question_declined" => EndReason::QuestionDeclined,
+            "conversation" => EndReason::Conversation,
+            "cancelled" => EndReason::Cancelled,
+            "failed" => EndReason::Failed,
+            _ => return None,
+        })
+    }
+}
+
+impl Decision {
+    /// The spec's word for this value, as stored in SQL and shown in the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Approve => "approve",
+            Decision::RequestChanges => "request_changes",
+            Decision::Reject => "reject",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "approve" => Decision::Approve,
+            "request_changes" => Decision::RequestChanges,
+            "reject" => Decision::Reject,
+            _ => return None,
+        })
+    }
+}
+
+impl DecidedBy {
+    /// The spec's word for this value, as stored in SQL and shown in the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecidedBy::Person => "person",
+            DecidedBy::Auto => "auto",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "person" => DecidedBy::Person,
+            "auto" => DecidedBy::Auto,
+            _ => return None,
+        })
+    }
+}
+
+impl RunTrigger {
+    /// The spec's word for this value, as stored in SQL and shown in the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunTrigger::Task => "task",
+            RunTrigger::Feedback => "feedback",
+            RunTrigger::Message => "message",
+            RunTrigger::Resume => "resume",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "task" => RunTrigger::Task,
+            "feedback" => RunTrigger::Feedback,
+            "message" => RunTrigger::Message,
+            "resume" => RunTrigger::Resume,
+            _ => return None,
+        })
+    }
+}
+
+impl MessageRole {
+    /// The spec's word for this value, as stored in SQL and shown in the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageRole::User => "user",
+            MessageRole::Assistant => "assistant",
+            MessageRole::Continuation => "continuation",
+            MessageRole::Summary => "summary",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "user" => MessageRole::User,
+            "assistant" => MessageRole::Assistant,
+            "continuation" => MessageRole::Continuation,
+            "summary" => MessageRole::Summary,
+            _ => return None,
+        })
+    }
+}
+
+impl ContinuationSource {
+    /// The spec's word for this value, as stored in SQL and shown in the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContinuationSource::Truncation => "truncation",
+            ContinuationSource::TodoGate => "todo_gate",
+            ContinuationSource::MissingCompletion => "missing_completion",
+            ContinuationSource::MissingAction => "missing_action",
+            ContinuationSource::Verification => "verification",
+            ContinuationSource::Evaluator => "evaluator",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "truncation" => ContinuationSource::Truncation,
+            "todo_gate" => ContinuationSource::TodoGate,
+            "missing_completion" => ContinuationSource::MissingCompletion,
+            "missing_action" => ContinuationSource::MissingAction,
+            "verification" => ContinuationSource::Verification,
+            "evaluator" => ContinuationSource::Evaluator,
+            _ => return None,
+        })
+    }
+}
+
+impl ToolState {
+    /// The spec's word for this value, as stored in SQL and shown in the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolState::Pending => "pending",
+            ToolState::AwaitingPermission => "awaiting_permission",
+            ToolState::Running => "running",
+            ToolState::Done => "done",
+            ToolState::Error => "error",
+            ToolState::Denied => "denied",
+            ToolState::Unknown => "unknown",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => ToolState::Pending,
+            "awaiting_permission" => ToolState::AwaitingPermission,
+            "running" => ToolState::Running,
+            "done" => ToolState::Done,
+            "error" => ToolState::Error,
+            "denied" => ToolState::Denied,
+            "unknown" => ToolState::Unknown,
+            _ => return None,
+        })
+    }
+}
+
+impl ActivityPhase {
+    /// The spec's word for this value, as stored in SQL and shown in the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActivityPhase::Thinking => "thinking",
+            ActivityPhase::Tool => "tool",
+            ActivityPhase::Verifying => "verifying",
+            ActivityPhase::Evaluating => "evaluating",
+            ActivityPhase::Compacting => "compacting",
+            ActivityPhase::Waiting => "waiting",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "thinking" => ActivityPhase::Thinking,
+            "tool" => ActivityPhase::Tool,
+            "verifying" => ActivityPhase::Verifying,
+            "evaluating" => ActivityPhase::Evaluating,
+            "compacting" => ActivityPhase::Compacting,
+            "waiting" => ActivityPhase::Waiting,
+            _ => return None,
+        })
+    }
+}
+
+impl TodoStatus {
+    /// The spec's word for this value, as stored in SQL and shown in the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TodoStatus::Pending => "pending",
+            TodoStatus::InProgress => "in_progress",
+            TodoStatus::Completed => "completed",
+            TodoStatus::Cancelled => "cancelled",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => TodoStatus::Pending,
+            "in_progress" => TodoStatus::InProgress,
+            "completed" => TodoStatus::Completed,
+            "cancelled" => TodoStatus::Cancelled,
+            _ => return None,
+        })
+    }
+}
+
+impl PermissionDecision {
+    /// The spec's word for this value, as stored in SQL and shown in the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionDecision::AllowOnce => "allow_once",
+            PermissionDecision::AllowSession => "allow_session",
+            PermissionDecision::Deny => "deny",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "allow_once" => PermissionDecision::AllowOnce,
+            "allow_session" => PermissionDecision::AllowSession,
+            "deny" => PermissionDecision::Deny,
+            _ => return None,
+        })
+    }
+}
+
+impl UsageSource {
+    /// The spec's word for this value, as stored in SQL and shown in the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UsageSource::Agent => "agent",
+            UsageSource::Evaluator => "evaluator",
+            UsageSource::Compaction => "compaction",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "agent" => UsageSource::Agent,
+            "evaluator" => UsageSource::Evaluator,
+            "compaction" => UsageSource::Compaction,
+            _ => return None,
+        })
+    }
+}

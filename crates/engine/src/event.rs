@@ -1,0 +1,185 @@
+//! The one event vocabulary shared by the UI, the CLI's `--json` and exports. Every event is
+//! written to the store before anyone receives it, with a gap-free per-session `seq`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::domain::*;
+use crate::provider::{StopReason, Usage};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EngineEvent {
+    SessionCreated {
+        task: String,
+        workspace: String,
+        provider: String,
+        model: String,
+    },
+    RunStarted {
+        trigger: RunTrigger,
+    },
+    RunFinished {
+        status: SessionStatus,
+        claim: Claim,
+        verdict: Option<Verdict>,
+        end_reason: EndReason,
+    },
+    StatusChanged {
+        status: SessionStatus,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attempt: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        next_retry_at: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    StepStarted {
+        step: u32,
+    },
+    StepFinished {
+        step: u32,
+        stop_reason: Option<StopReason>,
+        /// This step's own tokens, never cumulative.
+        usage: Usage,
+    },
+    Activity {
+        phase: ActivityPhase,
+        #[serde(default)]
+        detail: String,
+    },
+    MessageCreated {
+        message_id: MessageId,
+        role: MessageRole,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        source: Option<ContinuationSource>,
+        /// The whole text of messages that do not stream (user, continuation, summary).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
+    TextDelta {
+        message_id: MessageId,
+        text: String,
+    },
+    ReasoningDelta {
+        message_id: MessageId,
+        text: String,
+    },
+    ToolCall {
+        call_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message_id: Option<MessageId>,
+        tool: String,
+        input: Value,
+        state: ToolState,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
+    },
+    TodosUpdated {
+        todos: Vec<Todo>,
+    },
+    PermissionRequested {
+        request_id: RequestId,
+        tool: String,
+        input: Value,
+        reason: String,
+    },
+    PermissionResolved {
+        request_id: RequestId,
+        decision: PermissionDecision,
+    },
+    QuestionAsked {
+        request_id: RequestId,
+        question: String,
+    },
+    QuestionAnswered {
+        request_id: RequestId,
+        answer: Option<String>,
+        declined: bool,
+    },
+    Verification {
+        command: String,
+        exit_code: Option<i32>,
+        output_tail: String,
+        skipped: bool,
+    },
+    Evaluation {
+        cycle: u32,
+        verdict: Verdict,
+        summary: String,
+        remaining: Vec<String>,
+        stuck_reason: Option<String>,
+        model: String,
+        parse_ok: bool,
+        usage: Usage,
+    },
+    Continuation {
+        source: ContinuationSource,
+        attempt: u32,
+        max: u32,
+        remaining: Vec<String>,
+        text: String,
+    },
+    ReviewRequested {
+        review_id: RequestId,
+        claim: Claim,
+        verdict: Option<Verdict>,
+        end_reason: EndReason,
+        remaining: Vec<String>,
+        files_changed: Vec<Value>,
+        verification: Vec<Value>,
+    },
+    ReviewResolved {
+        review_id: RequestId,
+        decision: Decision,
+        by: DecidedBy,
+        feedback: Option<String>,
+        reverted: bool,
+    },
+    Error {
+        code: String,
+        message: String,
+    },
+}
+
+impl EngineEvent {
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            EngineEvent::SessionCreated { .. } => "session_created",
+            EngineEvent::RunStarted { .. } => "run_started",
+            EngineEvent::RunFinished { .. } => "run_finished",
+            EngineEvent::StatusChanged { .. } => "status_changed",
+            EngineEvent::StepStarted { .. } => "step_started",
+            EngineEvent::StepFinished { .. } => "step_finished",
+            EngineEvent::Activity { .. } => "activity",
+            EngineEvent::MessageCreated { .. } => "message_created",
+            EngineEvent::TextDelta { .. } => "text_delta",
+            EngineEvent::ReasoningDelta { .. } => "reasoning_delta",
+            EngineEvent::ToolCall { .. } => "tool_call",
+            EngineEvent::TodosUpdated { .. } => "todos_updated",
+            EngineEvent::PermissionRequested { .. } => "permission_requested",
+            EngineEvent::PermissionResolved { .. } => "permission_resolved",
+            EngineEvent::QuestionAsked { .. } => "question_asked",
+            EngineEvent::QuestionAnswered { .. } => "question_answered",
+            EngineEvent::Verification { .. } => "verification",
+            EngineEvent::Evaluation { .. } => "evaluation",
+            EngineEvent::Continuation { .. } => "continuation",
+            EngineEvent::ReviewRequested { .. } => "review_requested",
+            EngineEvent::ReviewResolved { .. } => "review_resolved",
+            EngineEvent::Error { .. } => "error",
+        }
+    }
+}
+
+/// An event as stored and delivered: the event plus where and when it belongs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    pub seq: u64,
+    pub session_id: SessionId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<RunId>,
+    /// RFC 3339, UTC, milliseconds.
+    pub at: String,
+    #[serde(flatten)]
+    pub event: EngineEvent,
+}

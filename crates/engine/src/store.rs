@@ -1,0 +1,302 @@
+//! The history store: SQLite in WAL mode, one write handle and one read handle, versioned
+//! migrations, and the event log. The rule everything rests on: an event is committed before
+//! anyone receives it, so what a person saw is always in the database.
+
+pub mod decisions;
+pub mod events;
+pub mod export;
+pub mod lease;
+pub mod messages;
+pub mod projection;
+pub mod schema;
+pub mod search;
+pub mod sessions;
+pub mod subscribe;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rusqlite::{params, Connection, OpenFlags, Transaction, TransactionBehavior};
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+use crate::clock::{rfc3339, Clock, SystemClock};
+use crate::domain::*;
+use crate::error::{Error, Result};
+use crate::event::{EngineEvent, Envelope};
+
+pub use lease::LeaseOwner;
+pub use search::SearchHit;
+pub use sessions::{ListQuery, SessionSummary, Tokens};
+
+/// The longest task accepted: larger input is refused with a clear message, never truncated.
+pub const MAX_TASK_BYTES: usize = 1_000_000;
+
+pub struct Store {
+    writer: Mutex<Connection>,
+    /// A separate read handle for file databases; an in-memory database reads through the writer
+    /// (shared-cache readers would fail with table locks instead of waiting).
+    reader: Option<Mutex<Connection>>,
+    live: broadcast::Sender<Envelope>,
+    clock: Arc<dyn Clock>,
+    owner: LeaseOwner,
+    lease_ttl_ms: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Timeline {
+    pub session: SessionSummary,
+    pub todos: Vec<Todo>,
+    pub events: Vec<Envelope>,
+}
+
+/// What a new session starts with.
+#[derive(Debug, Clone)]
+pub struct NewSession {
+    pub task: String,
+    pub workspace: String,
+    pub provider: String,
+    pub model: String,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path`, migrates it, and runs no recovery:
+    /// call [`Store::recover`] once at start.
+    pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<Store> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let writer = Connection::open(path)?;
+        writer.pragma_update(None, "journal_mode", "WAL")?;
+        Self::configure(&writer)?;
+        let reader = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI)?;
+        Self::configure(&reader)?;
+        Self::with_connections(writer, Some(reader), clock)
+    }
+
+    /// A private in-memory database, for tests.
+    pub fn open_in_memory() -> Result<Store> {
+        Self::open_in_memory_with(Arc::new(SystemClock))
+    }
+
+    pub fn open_in_memory_with(clock: Arc<dyn Clock>) -> Result<Store> {
+        let writer = Connection::open_in_memory()?;
+        Self::configure(&writer)?;
+        Self::with_connections(writer, None, clock)
+    }
+
+    fn configure(conn: &Connection) -> Result<()> {
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        // WAL with NORMAL sync survives a killed process; only a power loss can drop the last commits.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        Ok(())
+    }
+
+    fn with_connections(mut writer: Connection, reader: Option<Connection>, clock: Arc<dyn Clock>) -> Result<Store> {
+        schema::migrate(&mut writer)?;
+        let (live, _) = broadcast::channel(8192);
+        Ok(Store { writer: Mutex::new(writer), reader: reader.map(Mutex::new), live, clock, owner: LeaseOwner::this_process(), lease_ttl_ms: 15_000 })
+    }
+
+    /// How long a lease lives without a heartbeat.
+    pub fn set_lease_ttl_ms(&mut self, ttl: i64) {
+        self.lease_ttl_ms = ttl;
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    fn write(&self) -> MutexGuard<'_, Connection> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn read(&self) -> MutexGuard<'_, Connection> {
+        match &self.reader {
+            Some(r) => r.lock().unwrap_or_else(|p| p.into_inner()),
+            None => self.write(),
+        }
+    }
+
+    /// Runs `f` in one IMMEDIATE transaction and delivers the events it appended only after the
+    /// commit succeeded.
+    fn transact<T>(&self, f: impl FnOnce(&Transaction<'_>, &mut Vec<Envelope>) -> Result<T>) -> Result<T> {
+        let mut conn = self.write();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut out = Vec::new();
+        let value = f(&tx, &mut out)?;
+        tx.commit()?;
+        for env in out {
+            // No subscriber is fine: the event is in the store for whoever comes later.
+            let _ = self.live.send(env);
+        }
+        Ok(value)
+    }
+
+    fn append_in(&self, tx: &Transaction<'_>, session: &SessionId, run: Option<&RunId>, event: EngineEvent) -> Result<Envelope> {
+        let now = self.clock.now_ms();
+        let seq: Option<i64> = tx
+            .prepare_cached("UPDATE sessions SET last_seq = last_seq + 1, updated_ms = ?2 WHERE id = ?1 RETURNING last_seq")?
+            .query_row(params![session.0, now], |r| r.get(0))
+            .map(Some)
+            .or_else(|e| if e == rusqlite::Error::QueryReturnedNoRows { Ok(None) } else { Err(e) })?;
+        let seq = seq.ok_or_else(|| Error::NotFound(format!("session {session}")))?;
+        let env = Envelope { seq: seq as u64, session_id: session.clone(), run_id: run.cloned(), at: rfc3339(now), event };
+        events::insert(tx, &env)?;
+        projection::apply(tx, &env, now)?;
+        Ok(env)
+    }
+
+    /// Stores one event and then delivers it.
+    pub fn append(&self, session: &SessionId, run: Option<&RunId>, event: EngineEvent) -> Result<Envelope> {
+        self.transact(|tx, out| {
+            let env = self.append_in(tx, session, run, event)?;
+            out.push(env.clone());
+            Ok(env)
+        })
+    }
+
+    /// Stores several events atomically, then delivers them in order.
+    pub fn append_all(&self, session: &SessionId, run: Option<&RunId>, events: Vec<EngineEvent>) -> Result<Vec<Envelope>> {
+        self.transact(|tx, out| {
+            for e in events {
+                out.push(self.append_in(tx, session, run, e)?);
+            }
+            Ok(out.clone())
+        })
+    }
+
+    /// Creates a session and its `session_created` event.
+    pub fn create_session(&self, new: &NewSession) -> Result<(SessionId, Envelope)> {
+        let task = new.task.trim();
+        if task.is_empty() {
+            return Err(Error::InvalidInput("the task is empty; describe what you want done".into()));
+        }
+        if new.task.len() > MAX_TASK_BYTES {
+            return Err(Error::InvalidInput(format!(
+                "the task is {} KB; the limit is {} KB. Put long material in a file in the workspace and refer to it",
+                new.task.len() / 1000,
+                MAX_TASK_BYTES / 1000
+            )));
+        }
+        let id = SessionId::new();
+        let now = self.clock.now_ms();
+        let env = self.transact(|tx, out| {
+            tx.prepare_cached(
+                "INSERT INTO sessions (id, title, task, workspace, provider, model, status, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'idle', ?7, ?7)",
+            )?
+            .execute(params![id.0, sessions::title_of(task), new.task, new.workspace, new.provider, new.model, now])?;
+            let env = self.append_in(
+                tx,
+                &id,
+                None,
+                EngineEvent::SessionCreated { task: new.task.clone(), workspace: new.workspace.clone(), provider: new.provider.clone(), model: new.model.clone() },
+            )?;
+            out.push(env.clone());
+            Ok(env)
+        })?;
+        Ok((id, env))
+    }
+
+    /// Events of a session after `after`, from the store.
+    pub fn events(&self, session: &SessionId, after: u64) -> Result<Vec<Envelope>> {
+        events::read(&self.read(), session, after, None)
+    }
+
+    pub(crate) fn events_range(&self, session: &SessionId, after: u64, until: Option<u64>) -> Result<Vec<Envelope>> {
+        events::read(&self.read(), session, after, until)
+    }
+
+    pub(crate) fn live_receiver(&self) -> broadcast::Receiver<Envelope> {
+        self.live.subscribe()
+    }
+
+    pub fn session(&self, id: &SessionId) -> Result<SessionSummary> {
+        sessions::get(&self.read(), id)?.ok_or_else(|| Error::NotFound(format!("session {id}")))
+    }
+
+    pub fn list_sessions(&self, q: &ListQuery) -> Result<Vec<SessionSummary>> {
+        sessions::list(&self.read(), q)
+    }
+
+    pub fn search(&self, text: &str, limit: usize) -> Result<Vec<SearchHit>> {
+        search::search(&self.read(), text, limit)
+    }
+
+    pub fn todos(&self, session: &SessionId) -> Result<Vec<Todo>> {
+        messages::todos(&self.read(), session)
+    }
+
+    pub fn tool_calls(&self, session: &SessionId) -> Result<Vec<messages::ToolCallRow>> {
+        messages::tool_calls(&self.read(), session)
+    }
+
+    pub fn message_text(&self, message: &MessageId) -> Result<String> {
+        messages::message_text(&self.read(), message)
+    }
+
+    /// Requests (permission, question, review) still waiting for a decision.
+    pub fn pending_requests(&self, session: &SessionId) -> Result<Vec<(RequestId, String, serde_json::Value)>> {
+        decisions::pending(&self.read(), session)
+    }
+
+    pub fn timeline(&self, id: &SessionId) -> Result<Timeline> {
+        let conn = self.read();
+        let session = sessions::get(&conn, id)?.ok_or_else(|| Error::NotFound(format!("session {id}")))?;
+        let todos = messages::todos(&conn, id)?;
+        let events = events::read(&conn, id, 0, None)?;
+        Ok(Timeline { session, todos, events })
+    }
+
+    /// Removes the session and everything of it: runs, messages, parts, events, search entries.
+    pub fn delete_session(&self, id: &SessionId) -> Result<()> {
+        self.transact(|tx, _| {
+            let status: Option<String> = tx
+                .query_row("SELECT status FROM sessions WHERE id = ?", params![id.0], |r| r.get(0))
+                .map(Some)
+                .or_else(|e| if e == rusqlite::Error::QueryReturnedNoRows { Ok(None) } else { Err(e) })?;
+            let status = status.ok_or_else(|| Error::NotFound(format!("session {id}")))?;
+            if SessionStatus::parse(&status).is_some_and(|s| s.is_running()) {
+                return Err(Error::InvalidInput("the session is running; cancel it before deleting it".into()));
+            }
+            tx.execute("DELETE FROM search WHERE session_id = ?", params![id.0])?;
+            tx.execute("DELETE FROM sessions WHERE id = ?", params![id.0])?;
+            Ok(())
+        })
+    }
+
+    /// Applies a decision on a permission, question or review exactly once. A second decision,
+    /// from anywhere, gets `AlreadyDecided` and changes nothing.
+    pub fn resolve_request(
+        &self,
+        request: &RequestId,
+        kind: decisions::RequestKind,
+        waiting_status: SessionStatus,
+        run: Option<&RunId>,
+        events: Vec<EngineEvent>,
+    ) -> Result<Vec<Envelope>> {
+        self.transact(|tx, out| {
+            let (session, stored_kind, decision) = decisions::state(tx, request)?.ok_or_else(|| Error::NotFound(format!("request {request}")))?;
+            if stored_kind.0 != kind.as_str() {
+                return Err(Error::InvalidInput(format!("{request} is a {} request, not a {}", stored_kind.0, kind.as_str())));
+            }
+            if let Some(d) = decision {
+                return Err(Error::AlreadyDecided(format!("{} {request} was already decided ({d})", kind.as_str())));
+            }
+            let status: String = tx.query_row("SELECT status FROM sessions WHERE id = ?", params![session.0], |r| r.get(0))?;
+            if status != waiting_status.as_str() {
+                return Err(Error::AlreadyDecided(format!("the session is no longer waiting for this {} (it is {status})", kind.as_str())));
+            }
+            for e in events {
+                out.push(self.append_in(tx, &session, run, e)?);
+            }
+            Ok(out.clone())
+        })
+    }
+
+    /// `PRAGMA integrity_check`, for tests and diagnostics.
+    pub fn integrity_check(&self) -> Result<String> {
+        Ok(self.read().query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+    }
+}

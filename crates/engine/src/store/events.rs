@@ -1,0 +1,45 @@
+//! The event log: every event of every session, in order, with a gap-free per-session `seq`.
+
+use rusqlite::{params, Connection};
+
+use crate::domain::SessionId;
+use crate::error::Result;
+use crate::event::Envelope;
+
+pub const MIGRATION: &str = "
+CREATE TABLE events (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    run_id     TEXT,
+    type       TEXT NOT NULL,
+    at         TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+";
+
+pub fn insert(conn: &Connection, env: &Envelope) -> Result<()> {
+    let body = serde_json::to_string(env).map_err(|e| crate::Error::Internal(e.to_string()))?;
+    conn.prepare_cached("INSERT INTO events (session_id, seq, run_id, type, at, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?.execute(params![
+        env.session_id.0,
+        env.seq as i64,
+        env.run_id.as_ref().map(|r| r.0.clone()),
+        env.event.type_name(),
+        env.at,
+        body
+    ])?;
+    Ok(())
+}
+
+/// Events with `after < seq <= until` (or to the end), in order.
+pub fn read(conn: &Connection, session: &SessionId, after: u64, until: Option<u64>) -> Result<Vec<Envelope>> {
+    let mut stmt = conn.prepare_cached("SELECT body FROM events WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq")?;
+    let until = until.map(|u| u as i64).unwrap_or(i64::MAX);
+    let rows = stmt.query_map(params![session.0, after as i64, until], |r| r.get::<_, String>(0))?;
+    let mut out = Vec::new();
+    for body in rows {
+        let body = body?;
+        out.push(serde_json::from_str(&body).map_err(|e| crate::Error::Storage(format!("a stored event could not be read: {e}")))?);
+    }
+    Ok(out)
+}

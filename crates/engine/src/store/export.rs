@@ -1,0 +1,246 @@
+//! Exports of a session to Markdown and JSON. Continuations and verdicts are marked as the
+//! engine's own, never shown as the person's words.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::Timeline;
+use crate::domain::*;
+use crate::event::EngineEvent;
+
+/// One readable entry of a transcript, folded from the events.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Entry {
+    Run { trigger: RunTrigger, at: String },
+    Message { role: MessageRole, source: Option<ContinuationSource>, text: String, reasoning: String, at: String },
+    Tool { call_id: String, tool: String, input: Value, state: ToolState, output: Option<String> },
+    Continuation { source: ContinuationSource, attempt: u32, max: u32, remaining: Vec<String> },
+    Evaluation { cycle: u32, verdict: Verdict, summary: String, remaining: Vec<String>, parse_ok: bool },
+    Verification { command: String, exit_code: Option<i32>, output_tail: String, skipped: bool },
+    Todos { todos: Vec<Todo> },
+    Review { claim: Claim, verdict: Option<Verdict>, end_reason: EndReason, remaining: Vec<String> },
+    Decision { decision: Decision, by: DecidedBy, feedback: Option<String> },
+    RunEnd { status: SessionStatus, end_reason: EndReason },
+    Status { status: SessionStatus, message: Option<String> },
+    Error { code: String, message: String },
+}
+
+pub fn transcript(t: &Timeline) -> Vec<Entry> {
+    let mut out: Vec<Entry> = Vec::new();
+    let mut messages: HashMap<MessageId, usize> = HashMap::new();
+    let mut tools: HashMap<String, usize> = HashMap::new();
+    for env in &t.events {
+        match &env.event {
+            EngineEvent::RunStarted { trigger } => out.push(Entry::Run { trigger: *trigger, at: env.at.clone() }),
+            EngineEvent::MessageCreated { message_id, role, source, text } => {
+                messages.insert(message_id.clone(), out.len());
+                out.push(Entry::Message { role: *role, source: *source, text: text.clone().unwrap_or_default(), reasoning: String::new(), at: env.at.clone() });
+            }
+            EngineEvent::TextDelta { message_id, text: d } | EngineEvent::ReasoningDelta { message_id, text: d } => {
+                let reasoning = matches!(env.event, EngineEvent::ReasoningDelta { .. });
+                if let Some(Entry::Message { text, reasoning: r, .. }) = messages.get(message_id).and_then(|i| out.get_mut(*i)) {
+                    if reasoning { r.push_str(d) } else { text.push_str(d) }
+                }
+            }
+            EngineEvent::ToolCall { call_id, tool, input, state, output, .. } => match tools.get(call_id).and_then(|i| out.get_mut(*i)) {
+                Some(Entry::Tool { state: s, output: o, input: inp, .. }) => {
+                    *s = *state;
+                    *inp = input.clone();
+                    if output.is_some() {
+                        *o = output.clone();
+                    }
+                }
+                _ => {
+                    tools.insert(call_id.clone(), out.len());
+                    out.push(Entry::Tool { call_id: call_id.clone(), tool: tool.clone(), input: input.clone(), state: *state, output: output.clone() });
+                }
+            },
+            EngineEvent::Continuation { source, attempt, max, remaining, .. } => {
+                out.push(Entry::Continuation { source: *source, attempt: *attempt, max: *max, remaining: remaining.clone() })
+            }
+            EngineEvent::Evaluation { cycle, verdict, summary, remaining, parse_ok, .. } => {
+                out.push(Entry::Evaluation { cycle: *cycle, verdict: *verdict, summary: summary.clone(), remaining: remaining.clone(), parse_ok: *parse_ok })
+            }
+            EngineEvent::Verification { command, exit_code, output_tail, skipped } => {
+                out.push(Entry::Verification { command: command.clone(), exit_code: *exit_code, output_tail: output_tail.clone(), skipped: *skipped })
+            }
+            EngineEvent::TodosUpdated { todos } => out.push(Entry::Todos { todos: todos.clone() }),
+            EngineEvent::ReviewRequested { claim, verdict, end_reason, remaining, .. } => {
+                out.push(Entry::Review { claim: *claim, verdict: *verdict, end_reason: *end_reason, remaining: remaining.clone() })
+            }
+            EngineEvent::ReviewResolved { decision, by, feedback, .. } => out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone() }),
+            EngineEvent::RunFinished { status, end_reason, .. } => out.push(Entry::RunEnd { status: *status, end_reason: *end_reason }),
+            EngineEvent::StatusChanged { status: status @ (SessionStatus::Interrupted | SessionStatus::Failed), message, .. } => {
+                out.push(Entry::Status { status: *status, message: message.clone() })
+            }
+            EngineEvent::Error { code, message } => out.push(Entry::Error { code: code.clone(), message: message.clone() }),
+            _ => {}
+        }
+    }
+    out
+}
+
+pub fn to_json(t: &Timeline) -> Value {
+    json!({
+        "format": "finishline-session",
+        "version": 1,
+        "session": t.session,
+        "todos": t.todos,
+        "transcript": transcript(t),
+        "events": t.events,
+    })
+}
+
+fn source_label(s: ContinuationSource) -> &'static str {
+    match s {
+        ContinuationSource::Truncation => "truncation: the answer was cut off",
+        ContinuationSource::TodoGate => "todo gate: open todo items",
+        ContinuationSource::MissingCompletion => "missing completion claim",
+        ContinuationSource::MissingAction => "announced action not taken",
+        ContinuationSource::Verification => "verification failed",
+        ContinuationSource::Evaluator => "evaluator: work remains",
+    }
+}
+
+fn quote(text: &str) -> String {
+    text.lines().map(|l| format!("> {l}")).collect::<Vec<_>>().join("\n")
+}
+
+pub fn to_markdown(t: &Timeline) -> String {
+    let s = &t.session;
+    let mut md = String::new();
+    let opt = |w: Option<&'static str>| w.unwrap_or("—");
+    let _ = writeln!(md, "# {}\n", s.title);
+    let _ = writeln!(
+        md,
+        "- **Status:** {} · **End reason:** {} · **Claim:** {} · **Verdict:** {} · **Decision:** {}",
+        s.status.as_str(),
+        opt(s.end_reason.map(|x| x.as_str())),
+        opt(s.claim.map(|x| x.as_str())),
+        opt(s.verdict.map(|x| x.as_str())),
+        opt(s.decision.map(|x| x.as_str()))
+    );
+    let _ = writeln!(md, "- **Workspace:** `{}` · **Model:** {} ({})", s.workspace, s.model, s.provider);
+    let _ = writeln!(
+        md,
+        "- **Started:** {} · **Active for:** {:.1} s · **Tokens:** agent {}, evaluator {}, compaction {}\n",
+        s.created_at,
+        s.duration_ms as f64 / 1000.0,
+        s.tokens.agent,
+        s.tokens.evaluator,
+        s.tokens.compaction
+    );
+    let _ = writeln!(md, "## Task\n\n{}\n\n## Timeline\n", s.task.trim());
+    let mut run_no = 0;
+    for e in transcript(t) {
+        match e {
+            Entry::Run { trigger, at } => {
+                run_no += 1;
+                let _ = writeln!(md, "### Run {run_no} ({}) · {at}\n", trigger.as_str());
+            }
+            Entry::Message { role: MessageRole::User, text, .. } => {
+                let _ = writeln!(md, "**You:**\n\n{}\n", quote(&text));
+            }
+            Entry::Message { role: MessageRole::Assistant, text, reasoning, .. } => {
+                if !reasoning.trim().is_empty() {
+                    let _ = writeln!(md, "<details><summary>Agent reasoning</summary>\n\n{}\n\n</details>\n", reasoning.trim());
+                }
+                if !text.trim().is_empty() {
+                    let _ = writeln!(md, "**Agent:**\n\n{}\n", text.trim());
+                }
+            }
+            Entry::Message { role: MessageRole::Continuation, source, text, .. } => {
+                let label = source.map(source_label).unwrap_or("continuation");
+                let _ = writeln!(md, "**↻ Continuation from Finishline** ({label}; not written by you):\n\n{}\n", quote(&text));
+            }
+            Entry::Message { role: MessageRole::Summary, text, .. } => {
+                let _ = writeln!(md, "**⋯ Earlier turns summarised (compaction):**\n\n{}\n", quote(&text));
+            }
+            Entry::Tool { tool, input, state, output, .. } => {
+                let _ = writeln!(md, "**Tool `{tool}`** ({})\n\n```json\n{}\n```\n", state.as_str(), serde_json::to_string_pretty(&input).unwrap_or_default());
+                if let Some(o) = output.filter(|o| !o.is_empty()) {
+                    let shown: String = o.chars().take(2000).collect();
+                    let _ = writeln!(md, "```\n{}{}\n```\n", shown, if o.chars().count() > 2000 { "\n…" } else { "" });
+                }
+            }
+            Entry::Continuation { source, attempt, max, remaining } => {
+                let _ = writeln!(md, "- ↻ *Continuation {attempt}/{max}* ({}){}\n", source_label(source), list_inline(&remaining));
+            }
+            Entry::Evaluation { cycle, verdict, summary, remaining, parse_ok } => {
+                let _ = writeln!(
+                    md,
+                    "**⚖ Evaluator verdict (cycle {cycle}): {}**{}\n\n{}{}\n",
+                    verdict.as_str(),
+                    if parse_ok { "" } else { " (no usable answer)" },
+                    quote(&summary),
+                    list_block(&remaining)
+                );
+            }
+            Entry::Verification { command, exit_code, output_tail, skipped } => {
+                if skipped {
+                    let _ = writeln!(md, "**✓ Verification** `{command}`: skipped\n");
+                } else {
+                    let _ = writeln!(md, "**✓ Verification** `{command}`: exit {}\n\n```\n{}\n```\n", exit_code.map(|c| c.to_string()).unwrap_or("?".into()), output_tail.trim_end());
+                }
+            }
+            Entry::Todos { todos } => {
+                let _ = writeln!(md, "**Todos:**\n");
+                for t in todos {
+                    let mark = match t.status {
+                        TodoStatus::Completed => "[x]",
+                        TodoStatus::Cancelled => "[-]",
+                        _ => "[ ]",
+                    };
+                    let _ = writeln!(md, "- {mark} {}", t.content);
+                }
+                md.push('\n');
+            }
+            Entry::Review { claim, verdict, end_reason, remaining } => {
+                let _ = writeln!(
+                    md,
+                    "**Review requested:** claim {}, verdict {}, end reason {}{}\n",
+                    claim.as_str(),
+                    verdict.map(|v| v.as_str()).unwrap_or("—"),
+                    end_reason.as_str(),
+                    list_block(&remaining)
+                );
+            }
+            Entry::Decision { decision, by, feedback } => {
+                let _ = writeln!(md, "**Review decision:** {} (by {}){}\n", decision.as_str(), by.as_str(), feedback.map(|f| format!(": {f}")).unwrap_or_default());
+            }
+            Entry::RunEnd { status, end_reason } => {
+                let _ = writeln!(md, "*Run ended: {} ({})*\n", status.as_str(), end_reason.as_str());
+            }
+            Entry::Status { status, message } => {
+                let _ = writeln!(md, "*Session {}: {}*\n", status.as_str(), message.unwrap_or_default());
+            }
+            Entry::Error { code, message } => {
+                let _ = writeln!(md, "**Error** ({code}): {message}\n");
+            }
+        }
+    }
+    md
+}
+
+fn list_inline(items: &[String]) -> String {
+    if items.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", items.join("; "))
+    }
+}
+
+fn list_block(items: &[String]) -> String {
+    if items.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("\n\nRemaining:\n");
+    for i in items {
+        let _ = writeln!(s, "- {i}");
+    }
+    s
+}

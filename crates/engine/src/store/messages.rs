@@ -1,0 +1,154 @@
+//! Messages and their parts (text, reasoning, tool calls), todos, usage and evaluations: the
+//! tables that the event projection keeps current, so a session can be read without replaying.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+
+use crate::domain::*;
+use crate::error::Result;
+
+pub const MIGRATION: &str = "
+CREATE TABLE messages (
+    id          TEXT PRIMARY KEY,
+    session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    run_id      TEXT,
+    role        TEXT NOT NULL,
+    source      TEXT,
+    created_seq INTEGER NOT NULL,
+    created_ms  INTEGER NOT NULL,
+    indexed     INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX messages_by_session ON messages(session_id, created_seq);
+CREATE INDEX messages_unindexed ON messages(session_id) WHERE indexed = 0;
+CREATE TABLE parts (
+    id         INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    message_id TEXT,
+    kind       TEXT NOT NULL CHECK (kind IN ('text', 'reasoning', 'tool_call')),
+    seq        INTEGER NOT NULL,
+    text       TEXT NOT NULL DEFAULT '',
+    call_id    TEXT,
+    tool       TEXT,
+    input      TEXT,
+    state      TEXT,
+    output     TEXT
+);
+CREATE INDEX parts_by_session ON parts(session_id, seq);
+CREATE INDEX parts_by_message ON parts(message_id, kind);
+CREATE UNIQUE INDEX parts_by_call ON parts(session_id, call_id) WHERE call_id IS NOT NULL;
+CREATE TABLE todos (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    ord        INTEGER NOT NULL,
+    todo_id    TEXT NOT NULL,
+    content    TEXT NOT NULL,
+    status     TEXT NOT NULL,
+    PRIMARY KEY (session_id, ord)
+);
+CREATE TABLE usage (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    run_id     TEXT,
+    source     TEXT NOT NULL,
+    input      INTEGER NOT NULL,
+    output     INTEGER NOT NULL,
+    at_ms      INTEGER NOT NULL
+);
+CREATE INDEX usage_by_session ON usage(session_id);
+CREATE TABLE evaluations (
+    session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    run_id       TEXT,
+    cycle        INTEGER NOT NULL,
+    verdict      TEXT NOT NULL,
+    summary      TEXT NOT NULL,
+    remaining    TEXT NOT NULL,
+    stuck_reason TEXT,
+    model        TEXT NOT NULL,
+    parse_ok     INTEGER NOT NULL,
+    at_ms        INTEGER NOT NULL
+);
+CREATE INDEX evaluations_by_session ON evaluations(session_id);
+";
+
+/// Appends streamed text to the message's part of that kind, creating it on the first delta.
+pub fn append_text(conn: &Connection, session: &SessionId, message: &MessageId, kind: &str, seq: u64, text: &str) -> Result<()> {
+    let updated = conn
+        .prepare_cached("UPDATE parts SET text = text || ?1 WHERE message_id = ?2 AND kind = ?3")?
+        .execute(params![text, message.0, kind])?;
+    if updated == 0 {
+        conn.prepare_cached("INSERT INTO parts (session_id, message_id, kind, seq, text) VALUES (?1, ?2, ?3, ?4, ?5)")?
+            .execute(params![session.0, message.0, kind, seq as i64, text])?;
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn upsert_tool_call(
+    conn: &Connection,
+    session: &SessionId,
+    message: Option<&MessageId>,
+    seq: u64,
+    call_id: &str,
+    tool: &str,
+    input: &serde_json::Value,
+    state: ToolState,
+    output: Option<&str>,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO parts (session_id, message_id, kind, seq, call_id, tool, input, state, output)
+         VALUES (?1, ?2, 'tool_call', ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT (session_id, call_id) WHERE call_id IS NOT NULL
+         DO UPDATE SET state = excluded.state, output = COALESCE(excluded.output, parts.output), input = excluded.input",
+    )?
+    .execute(params![session.0, message.map(|m| m.0.clone()), seq as i64, call_id, tool, input.to_string(), state.as_str(), output])?;
+    Ok(())
+}
+
+/// Tool calls that were running: after a crash their outcome is unknown.
+pub fn running_tool_calls(conn: &Connection, session: &SessionId) -> Result<Vec<(String, String, serde_json::Value, Option<MessageId>)>> {
+    let mut stmt = conn.prepare_cached("SELECT call_id, tool, input, message_id FROM parts WHERE session_id = ? AND kind = 'tool_call' AND state IN ('running', 'pending', 'awaiting_permission')")?;
+    let rows = stmt.query_map(params![session.0], |r| {
+        let input: String = r.get(2)?;
+        Ok((r.get(0)?, r.get(1)?, serde_json::from_str(&input).unwrap_or(serde_json::Value::Null), r.get::<_, Option<String>>(3)?.map(MessageId)))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub fn replace_todos(conn: &Connection, session: &SessionId, todos: &[Todo]) -> Result<()> {
+    conn.prepare_cached("DELETE FROM todos WHERE session_id = ?")?.execute(params![session.0])?;
+    let mut ins = conn.prepare_cached("INSERT INTO todos (session_id, ord, todo_id, content, status) VALUES (?, ?, ?, ?, ?)")?;
+    for (i, t) in todos.iter().enumerate() {
+        ins.execute(params![session.0, i as i64, t.id, t.content, t.status.as_str()])?;
+    }
+    Ok(())
+}
+
+pub fn todos(conn: &Connection, session: &SessionId) -> Result<Vec<Todo>> {
+    let mut stmt = conn.prepare_cached("SELECT todo_id, content, status FROM todos WHERE session_id = ? ORDER BY ord")?;
+    let rows = stmt.query_map(params![session.0], |r| {
+        Ok(Todo { id: r.get(0)?, content: r.get(1)?, status: TodoStatus::parse(&r.get::<_, String>(2)?).unwrap_or(TodoStatus::Pending) })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The text of a message, joined from its text part.
+pub fn message_text(conn: &Connection, message: &MessageId) -> Result<String> {
+    Ok(conn
+        .prepare_cached("SELECT text FROM parts WHERE message_id = ? AND kind = 'text'")?
+        .query_row(params![message.0], |r| r.get(0))
+        .optional()?
+        .unwrap_or_default())
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolCallRow {
+    pub call_id: String,
+    pub tool: String,
+    pub state: ToolState,
+}
+
+pub fn tool_calls(conn: &Connection, session: &SessionId) -> Result<Vec<ToolCallRow>> {
+    let mut stmt = conn.prepare_cached("SELECT call_id, tool, state FROM parts WHERE session_id = ? AND kind = 'tool_call' ORDER BY seq")?;
+    let rows = stmt.query_map(params![session.0], |r| {
+        Ok(ToolCallRow { call_id: r.get(0)?, tool: r.get(1)?, state: ToolState::parse(&r.get::<_, String>(2)?).unwrap_or(ToolState::Unknown) })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

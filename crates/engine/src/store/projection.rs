@@ -1,0 +1,125 @@
+//! Keeps the tables current from each event, inside the same transaction that stores the event,
+//! so the tables can never disagree with the log.
+
+use rusqlite::{params, Connection};
+
+use super::{decisions, messages, search};
+use crate::domain::*;
+use crate::error::Result;
+use crate::event::{EngineEvent, Envelope};
+
+pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
+    let s = &env.session_id;
+    let run = env.run_id.as_ref().map(|r| r.0.as_str());
+    match &env.event {
+        EngineEvent::SessionCreated { task, .. } => search::index(conn, s, None, task)?,
+        EngineEvent::RunStarted { trigger } => {
+            conn.prepare_cached("INSERT INTO runs (id, session_id, trigger, started_ms) VALUES (?1, ?2, ?3, ?4)")?
+                .execute(params![run, s.0, trigger.as_str(), now_ms])?;
+            conn.prepare_cached("UPDATE sessions SET run_started_ms = ?2 WHERE id = ?1")?.execute(params![s.0, now_ms])?;
+        }
+        EngineEvent::RunFinished { status, claim, verdict, end_reason } => {
+            conn.prepare_cached("UPDATE runs SET finished_ms = ?2, status = ?3, claim = ?4, verdict = ?5, end_reason = ?6 WHERE id = ?1")?.execute(params![
+                run,
+                now_ms,
+                status.as_str(),
+                claim.as_str(),
+                verdict.map(|v| v.as_str()),
+                end_reason.as_str()
+            ])?;
+            // Duration counts the time runs were working, not the time the session sat waiting.
+            conn.prepare_cached(
+                "UPDATE sessions SET claim = ?2, verdict = ?3, end_reason = ?4,
+                 active_ms = active_ms + MAX(0, ?5 - COALESCE(run_started_ms, ?5)), run_started_ms = NULL WHERE id = ?1",
+            )?
+            .execute(params![s.0, claim.as_str(), verdict.map(|v| v.as_str()), end_reason.as_str(), now_ms])?;
+            search::index_pending(conn, s)?;
+        }
+        EngineEvent::StatusChanged { status, .. } => {
+            conn.prepare_cached("UPDATE sessions SET status = ?2 WHERE id = ?1")?.execute(params![s.0, status.as_str()])?;
+        }
+        EngineEvent::StepStarted { step } => {
+            conn.prepare_cached("UPDATE runs SET steps = MAX(steps, ?2), model_calls = model_calls + 1 WHERE id = ?1")?.execute(params![run, *step as i64])?;
+        }
+        EngineEvent::StepFinished { usage, .. } => {
+            add_usage(conn, s, run, UsageSource::Agent, usage.input_tokens, usage.output_tokens, now_ms)?;
+            search::index_pending(conn, s)?;
+        }
+        EngineEvent::MessageCreated { message_id, role, source, text } => {
+            conn.prepare_cached("INSERT INTO messages (id, session_id, run_id, role, source, created_seq, created_ms, indexed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?
+                .execute(params![message_id.0, s.0, run, role.as_str(), source.map(|x| x.as_str()), env.seq as i64, now_ms, text.is_some() as i64])?;
+            if let Some(t) = text {
+                messages::append_text(conn, s, message_id, "text", env.seq, t)?;
+                search::index(conn, s, Some(message_id), t)?;
+            }
+        }
+        EngineEvent::TextDelta { message_id, text } => messages::append_text(conn, s, message_id, "text", env.seq, text)?,
+        EngineEvent::ReasoningDelta { message_id, text } => messages::append_text(conn, s, message_id, "reasoning", env.seq, text)?,
+        EngineEvent::ToolCall { call_id, message_id, tool, input, state, output } => {
+            messages::upsert_tool_call(conn, s, message_id.as_ref(), env.seq, call_id, tool, input, *state, output.as_deref())?
+        }
+        EngineEvent::TodosUpdated { todos } => messages::replace_todos(conn, s, todos)?,
+        EngineEvent::PermissionRequested { request_id, tool, input, reason } => decisions::insert(
+            conn,
+            request_id,
+            s,
+            run,
+            decisions::RequestKind::Permission,
+            &serde_json::json!({"tool": tool, "input": input, "reason": reason}),
+            now_ms,
+        )?,
+        EngineEvent::QuestionAsked { request_id, question } => {
+            decisions::insert(conn, request_id, s, run, decisions::RequestKind::Question, &serde_json::json!({"question": question}), now_ms)?
+        }
+        EngineEvent::ReviewRequested { review_id, .. } => {
+            let payload = serde_json::to_value(&env.event).unwrap_or_default();
+            decisions::insert(conn, review_id, s, run, decisions::RequestKind::Review, &payload, now_ms)?
+        }
+        EngineEvent::PermissionResolved { request_id, decision } => {
+            decisions::mark_decided(conn, request_id, serde_json::to_value(decision).unwrap_or_default().as_str().unwrap_or(""), now_ms)?;
+        }
+        EngineEvent::QuestionAnswered { request_id, declined, .. } => {
+            decisions::mark_decided(conn, request_id, if *declined { "declined" } else { "answered" }, now_ms)?;
+        }
+        EngineEvent::ReviewResolved { review_id, decision, by, .. } => {
+            decisions::mark_decided(conn, review_id, decision.as_str(), now_ms)?;
+            conn.prepare_cached("UPDATE sessions SET decision = ?2, decided_by = ?3 WHERE id = ?1")?.execute(params![s.0, decision.as_str(), by.as_str()])?;
+            conn.prepare_cached("UPDATE runs SET decision = ?2 WHERE id = (SELECT run_id FROM requests WHERE id = ?1)")?.execute(params![review_id.0, decision.as_str()])?;
+        }
+        EngineEvent::Evaluation { cycle, verdict, summary, remaining, stuck_reason, model, parse_ok, usage } => {
+            conn.prepare_cached(
+                "INSERT INTO evaluations (session_id, run_id, cycle, verdict, summary, remaining, stuck_reason, model, parse_ok, at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?
+            .execute(params![
+                s.0,
+                run,
+                *cycle as i64,
+                verdict.as_str(),
+                summary,
+                serde_json::to_string(remaining).unwrap_or_default(),
+                stuck_reason,
+                model,
+                *parse_ok as i64,
+                now_ms
+            ])?;
+            add_usage(conn, s, run, UsageSource::Evaluator, usage.input_tokens, usage.output_tokens, now_ms)?;
+        }
+        EngineEvent::Continuation { .. } => {
+            conn.prepare_cached("UPDATE runs SET continuations_used = continuations_used + 1 WHERE id = ?1")?.execute(params![run])?;
+        }
+        EngineEvent::Activity { .. } | EngineEvent::Verification { .. } | EngineEvent::Error { .. } => {}
+    }
+    Ok(())
+}
+
+pub fn add_usage(conn: &Connection, s: &SessionId, run: Option<&str>, source: UsageSource, input: u64, output: u64, now_ms: i64) -> Result<()> {
+    conn.prepare_cached("INSERT INTO usage (session_id, run_id, source, input, output, at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?
+        .execute(params![s.0, run, source.as_str(), input as i64, output as i64, now_ms])?;
+    let column = match source {
+        UsageSource::Agent => "tokens_agent",
+        UsageSource::Evaluator => "tokens_evaluator",
+        UsageSource::Compaction => "tokens_compaction",
+    };
+    conn.prepare_cached(&format!("UPDATE sessions SET {column} = {column} + ?2 WHERE id = ?1"))?.execute(params![s.0, (input + output) as i64])?;
+    Ok(())
+}

@@ -1,0 +1,38 @@
+//! Versioned migrations. Each table's DDL lives beside the code that reads and writes it; this
+//! list only orders them. `PRAGMA user_version` records how far a database has come.
+
+use rusqlite::Connection;
+
+use super::{decisions, events, messages, search, sessions};
+use crate::error::Result;
+
+pub struct Migration {
+    pub version: i64,
+    pub name: &'static str,
+    pub sql: &'static str,
+}
+
+pub const MIGRATIONS: &[Migration] = &[
+    Migration { version: 1, name: "sessions and runs", sql: sessions::MIGRATION },
+    Migration { version: 2, name: "messages, parts, todos, usage, evaluations", sql: messages::MIGRATION },
+    Migration { version: 3, name: "events", sql: events::MIGRATION },
+    Migration { version: 4, name: "permission, question and review requests", sql: decisions::MIGRATION },
+    Migration { version: 5, name: "full-text search", sql: search::MIGRATION },
+];
+
+pub fn migrate(conn: &mut Connection) -> Result<()> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let latest = MIGRATIONS.last().map(|m| m.version).unwrap_or(0);
+    if current > latest {
+        return Err(crate::Error::Storage(format!(
+            "the history database was written by a newer Finishline (schema {current}, this build knows {latest}); update Finishline"
+        )));
+    }
+    for m in MIGRATIONS.iter().filter(|m| m.version > current) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(m.sql)?;
+        tx.pragma_update(None, "user_version", m.version)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,77 @@
+//! Full-text search over task text and message text (FTS5). Streamed text is indexed once its
+//! message is complete, so that one word split across two delta batches is still one word.
+
+use rusqlite::{params, Connection};
+use serde::Serialize;
+
+use crate::domain::{MessageId, SessionId, SessionStatus};
+use crate::error::Result;
+
+pub const MIGRATION: &str = "
+CREATE VIRTUAL TABLE search USING fts5(body, session_id UNINDEXED, message_id UNINDEXED, tokenize = 'unicode61 remove_diacritics 2');
+";
+
+pub fn index(conn: &Connection, session: &SessionId, message: Option<&MessageId>, body: &str) -> Result<()> {
+    if body.trim().is_empty() {
+        return Ok(());
+    }
+    conn.prepare_cached("INSERT INTO search (body, session_id, message_id) VALUES (?1, ?2, ?3)")?.execute(params![body, session.0, message.map(|m| m.0.clone())])?;
+    Ok(())
+}
+
+/// Indexes the finished text of every message of the session not yet indexed.
+pub fn index_pending(conn: &Connection, session: &SessionId) -> Result<()> {
+    let pending: Vec<String> = conn
+        .prepare_cached("SELECT id FROM messages WHERE session_id = ? AND indexed = 0 AND role = 'assistant'")?
+        .query_map(params![session.0], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for id in pending {
+        let id = MessageId(id);
+        let text = super::messages::message_text(conn, &id)?;
+        index(conn, session, Some(&id), &text)?;
+        conn.prepare_cached("UPDATE messages SET indexed = 1 WHERE id = ?")?.execute(params![id.0])?;
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchHit {
+    pub session_id: SessionId,
+    pub title: String,
+    pub status: SessionStatus,
+    pub created_at: String,
+    /// The matching passage, matches wrapped in `[` and `]`.
+    pub snippet: String,
+}
+
+/// Turns what a person typed into an FTS5 query: every word must appear, as typed (operators
+/// and quotes in the input are taken literally, never as query syntax).
+pub fn fts_query(text: &str) -> Option<String> {
+    let terms: Vec<String> = text.split_whitespace().map(|w| format!("\"{}\"", w.replace('"', "\"\""))).collect();
+    (!terms.is_empty()).then(|| terms.join(" "))
+}
+
+pub fn search(conn: &Connection, text: &str, limit: usize) -> Result<Vec<SearchHit>> {
+    let Some(q) = fts_query(text) else { return Ok(vec![]) };
+    let mut stmt = conn.prepare_cached(
+        "WITH hits AS (
+             SELECT session_id, snippet(search, 0, '[', ']', '…', 12) AS snip, rank
+             FROM search WHERE search MATCH ?1 ORDER BY rank LIMIT 2000
+         ), best AS (
+             SELECT session_id, snip, MIN(rank) AS r FROM hits GROUP BY session_id
+         )
+         SELECT s.id, s.title, s.status, s.created_ms, best.snip
+         FROM best JOIN sessions s ON s.id = best.session_id
+         ORDER BY best.r LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![q, limit as i64], |r| {
+        Ok(SearchHit {
+            session_id: SessionId(r.get(0)?),
+            title: r.get(1)?,
+            status: SessionStatus::parse(&r.get::<_, String>(2)?).unwrap_or(SessionStatus::Idle),
+            created_at: crate::clock::rfc3339(r.get(3)?),
+            snippet: r.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

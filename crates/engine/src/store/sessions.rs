@@ -1,0 +1,169 @@
+//! The sessions and runs tables, and the history list.
+
+use rusqlite::{params, OptionalExtension, Row};
+use serde::Serialize;
+
+use crate::domain::*;
+use crate::error::Result;
+
+pub const MIGRATION: &str = "
+CREATE TABLE sessions (
+    id                TEXT PRIMARY KEY,
+    title             TEXT NOT NULL,
+    task              TEXT NOT NULL,
+    workspace         TEXT NOT NULL,
+    provider          TEXT NOT NULL,
+    model             TEXT NOT NULL,
+    status            TEXT NOT NULL,
+    claim             TEXT,
+    verdict           TEXT,
+    end_reason        TEXT,
+    decision          TEXT,
+    decided_by        TEXT,
+    created_ms        INTEGER NOT NULL,
+    updated_ms        INTEGER NOT NULL,
+    last_seq          INTEGER NOT NULL DEFAULT 0,
+    active_ms         INTEGER NOT NULL DEFAULT 0,
+    run_started_ms    INTEGER,
+    tokens_agent      INTEGER NOT NULL DEFAULT 0,
+    tokens_evaluator  INTEGER NOT NULL DEFAULT 0,
+    tokens_compaction INTEGER NOT NULL DEFAULT 0,
+    lease_owner       TEXT,
+    lease_pid         INTEGER,
+    lease_host        TEXT,
+    lease_heartbeat_ms INTEGER
+);
+CREATE INDEX sessions_by_created ON sessions(created_ms DESC, id DESC);
+CREATE INDEX sessions_by_status ON sessions(status, created_ms DESC);
+CREATE TABLE runs (
+    id                 TEXT PRIMARY KEY,
+    session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    trigger            TEXT NOT NULL,
+    started_ms         INTEGER NOT NULL,
+    finished_ms        INTEGER,
+    status             TEXT,
+    claim              TEXT,
+    verdict            TEXT,
+    end_reason         TEXT,
+    decision           TEXT,
+    steps              INTEGER NOT NULL DEFAULT 0,
+    continuations_used INTEGER NOT NULL DEFAULT 0,
+    truncations_in_row INTEGER NOT NULL DEFAULT 0,
+    compactions        INTEGER NOT NULL DEFAULT 0,
+    model_calls        INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX runs_by_session ON runs(session_id, started_ms);
+";
+
+/// One row of the history list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionSummary {
+    pub id: SessionId,
+    pub title: String,
+    pub task: String,
+    pub workspace: String,
+    pub provider: String,
+    pub model: String,
+    pub status: SessionStatus,
+    pub claim: Option<Claim>,
+    pub verdict: Option<Verdict>,
+    pub end_reason: Option<EndReason>,
+    pub decision: Option<Decision>,
+    pub created_at: String,
+    pub created_ms: i64,
+    pub duration_ms: i64,
+    pub tokens: Tokens,
+    pub last_seq: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Tokens {
+    pub agent: u64,
+    pub evaluator: u64,
+    pub compaction: u64,
+}
+
+pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, decision, created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq";
+
+pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
+    let word = |i: usize| -> rusqlite::Result<Option<String>> { r.get(i) };
+    let created_ms: i64 = r.get(11)?;
+    Ok(SessionSummary {
+        id: SessionId(r.get(0)?),
+        title: r.get(1)?,
+        task: r.get(2)?,
+        workspace: r.get(3)?,
+        provider: r.get(4)?,
+        model: r.get(5)?,
+        status: SessionStatus::parse(&r.get::<_, String>(6)?).unwrap_or(SessionStatus::Idle),
+        claim: word(7)?.and_then(|s| Claim::parse(&s)),
+        verdict: word(8)?.and_then(|s| Verdict::parse(&s)),
+        end_reason: word(9)?.and_then(|s| EndReason::parse(&s)),
+        decision: word(10)?.and_then(|s| Decision::parse(&s)),
+        created_at: crate::clock::rfc3339(created_ms),
+        created_ms,
+        duration_ms: r.get(12)?,
+        tokens: Tokens { agent: r.get::<_, i64>(13)? as u64, evaluator: r.get::<_, i64>(14)? as u64, compaction: r.get::<_, i64>(15)? as u64 },
+        last_seq: r.get::<_, i64>(16)? as u64,
+    })
+}
+
+/// Filters for the history list. Paging is by keyset (created_ms, id), newest first, so a page
+/// costs the same whether it is the first or the thousandth.
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery {
+    pub statuses: Vec<SessionStatus>,
+    pub end_reasons: Vec<EndReason>,
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+    pub limit: usize,
+    /// The last row of the previous page.
+    pub before: Option<(i64, SessionId)>,
+}
+
+pub fn list(conn: &rusqlite::Connection, q: &ListQuery) -> Result<Vec<SessionSummary>> {
+    let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM sessions WHERE 1=1");
+    let mut args: Vec<rusqlite::types::Value> = Vec::new();
+    if !q.statuses.is_empty() {
+        sql.push_str(&format!(" AND status IN ({})", vec!["?"; q.statuses.len()].join(",")));
+        args.extend(q.statuses.iter().map(|s| s.as_str().to_string().into()));
+    }
+    if !q.end_reasons.is_empty() {
+        sql.push_str(&format!(" AND end_reason IN ({})", vec!["?"; q.end_reasons.len()].join(",")));
+        args.extend(q.end_reasons.iter().map(|s| s.as_str().to_string().into()));
+    }
+    if let Some(s) = q.since_ms {
+        sql.push_str(" AND created_ms >= ?");
+        args.push(s.into());
+    }
+    if let Some(u) = q.until_ms {
+        sql.push_str(" AND created_ms < ?");
+        args.push(u.into());
+    }
+    if let Some((ms, id)) = &q.before {
+        sql.push_str(" AND (created_ms, id) < (?, ?)");
+        args.push((*ms).into());
+        args.push(id.0.clone().into());
+    }
+    sql.push_str(" ORDER BY created_ms DESC, id DESC LIMIT ?");
+    args.push((if q.limit == 0 { 50 } else { q.limit } as i64).into());
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), summary_from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub fn get(conn: &rusqlite::Connection, id: &SessionId) -> Result<Option<SessionSummary>> {
+    let mut stmt = conn.prepare_cached(&format!("SELECT {SUMMARY_COLUMNS} FROM sessions WHERE id = ?"))?;
+    Ok(stmt.query_row(params![id.0], summary_from_row).optional()?)
+}
+
+/// A short title from the task: its first line, cut at a word near 80 characters.
+pub fn title_of(task: &str) -> String {
+    let first = task.trim().lines().next().unwrap_or("").trim();
+    if first.chars().count() <= 80 {
+        return if first.is_empty() { "Untitled task".into() } else { first.to_string() };
+    }
+    let cut: String = first.chars().take(80).collect();
+    let at = cut.rfind(' ').filter(|i| *i > 40).unwrap_or(cut.len());
+    format!("{}…", &cut[..at])
+}

@@ -1,0 +1,359 @@
+//! The history store: what a person saw is in the database, in order, before they saw it.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use finishline_engine::batch::DeltaBatcher;
+use finishline_engine::domain::*;
+use finishline_engine::event::{EngineEvent, Envelope};
+use finishline_engine::store::decisions::RequestKind;
+use finishline_engine::store::export;
+use finishline_engine::store::{ListQuery, NewSession, Store};
+use finishline_engine::ErrorCode;
+use futures_util::StreamExt;
+
+fn new_session(task: &str) -> NewSession {
+    NewSession { task: task.into(), workspace: "/tmp/ws".into(), provider: "openai".into(), model: "fake-model".into() }
+}
+
+fn status(s: SessionStatus) -> EngineEvent {
+    EngineEvent::StatusChanged { status: s, attempt: None, next_retry_at: None, message: None }
+}
+
+fn delta(m: &MessageId, t: &str) -> EngineEvent {
+    EngineEvent::TextDelta { message_id: m.clone(), text: t.into() }
+}
+
+fn assistant(m: &MessageId) -> EngineEvent {
+    EngineEvent::MessageCreated { message_id: m.clone(), role: MessageRole::Assistant, source: None, text: None }
+}
+
+#[test]
+fn seq_is_gap_free_and_per_session() {
+    let store = Store::open_in_memory().unwrap();
+    let (a, first) = store.create_session(&new_session("task a")).unwrap();
+    let (b, _) = store.create_session(&new_session("task b")).unwrap();
+    assert_eq!(first.seq, 1, "session_created is the first event");
+    for i in 0..10 {
+        store.append(&a, None, status(if i % 2 == 0 { SessionStatus::Busy } else { SessionStatus::Idle })).unwrap();
+        store.append(&b, None, status(SessionStatus::Busy)).unwrap();
+    }
+    let seqs: Vec<u64> = store.events(&a, 0).unwrap().iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (1..=11).collect::<Vec<_>>(), "each session counts its own events without gaps");
+    assert_eq!(store.session(&a).unwrap().status, SessionStatus::Idle, "the projection follows the last status event");
+}
+
+#[test]
+fn empty_and_huge_tasks_are_refused_with_a_clear_message() {
+    let store = Store::open_in_memory().unwrap();
+    let err = store.create_session(&new_session("   \n\t ")).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidInput);
+    assert!(err.to_string().contains("empty"), "{err}");
+    let huge = "x".repeat(1_000_001);
+    let err = store.create_session(&new_session(&huge)).unwrap_err();
+    assert!(err.to_string().contains("limit"), "the person learns the size limit: {err}");
+    assert!(store.list_sessions(&ListQuery::default()).unwrap().is_empty(), "a refused task leaves nothing half-made");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_then_live_has_no_gap_and_no_duplicate_when_joining_mid_stream() {
+    let store = Arc::new(Store::open_in_memory().unwrap());
+    let (sid, _) = store.create_session(&new_session("stream fast")).unwrap();
+    let m = MessageId::new();
+    store.append(&sid, None, assistant(&m)).unwrap();
+    const TOTAL: u64 = 6000;
+    let writer = {
+        let store = store.clone();
+        let sid = sid.clone();
+        let m = m.clone();
+        std::thread::spawn(move || {
+            let started = Instant::now();
+            for i in 0..TOTAL - 2 {
+                store.append(&sid, None, delta(&m, &format!("t{i} "))).unwrap();
+            }
+            started.elapsed()
+        })
+    };
+    // Subscribers join while the writer streams, from the start and from the middle, and one
+    // of them reads slowly so that the live channel overflows and the store must fill the gap.
+    let mut joins = Vec::new();
+    for (k, (after, slow)) in [(0u64, false), (0, true), (500, false), (2000, false), (3000, true)].into_iter().enumerate() {
+        tokio::time::sleep(Duration::from_millis(5 * k as u64)).await;
+        let store = store.clone();
+        let sid = sid.clone();
+        joins.push(tokio::spawn(async move {
+            let mut stream = Box::pin(store.subscribe(sid, after));
+            let mut seen = Vec::new();
+            while let Some(e) = stream.next().await {
+                let e = e.unwrap();
+                seen.push(e.seq);
+                if slow && e.seq % 500 == 0 {
+                    tokio::time::sleep(Duration::from_millis(30)).await;
+                }
+                if e.seq == TOTAL {
+                    break;
+                }
+            }
+            (after, seen)
+        }));
+    }
+    let elapsed = writer.join().unwrap();
+    for j in joins {
+        let (after, seen) = j.await.unwrap();
+        let expected: Vec<u64> = (after + 1..=TOTAL).collect();
+        assert_eq!(seen.len(), expected.len(), "subscriber from {after} must see every event exactly once");
+        assert_eq!(seen, expected, "subscriber from {after} must see events in order with no gap or duplicate");
+    }
+    let rate = TOTAL as f64 / elapsed.as_secs_f64();
+    println!("store wrote {TOTAL} events at {rate:.0} events/s");
+}
+
+#[tokio::test]
+async fn a_subscriber_can_resume_from_the_last_seq_it_saw() {
+    let store = Arc::new(Store::open_in_memory().unwrap());
+    let (sid, _) = store.create_session(&new_session("resume subscription")).unwrap();
+    for _ in 0..5 {
+        store.append(&sid, None, status(SessionStatus::Busy)).unwrap();
+    }
+    let mut s = Box::pin(store.subscribe(sid.clone(), 4));
+    assert_eq!(s.next().await.unwrap().unwrap().seq, 5, "a reloaded UI continues after the last event it had");
+    assert_eq!(s.next().await.unwrap().unwrap().seq, 6);
+    store.append(&sid, None, status(SessionStatus::Idle)).unwrap();
+    assert_eq!(s.next().await.unwrap().unwrap().seq, 7, "then follows live");
+}
+
+#[test]
+fn search_finds_a_word_from_the_middle_of_a_long_assistant_message() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("summarise the reports")).unwrap();
+    let m = MessageId::new();
+    store.append(&sid, None, assistant(&m)).unwrap();
+    let mut words: Vec<String> = (0..4000).map(|i| format!("filler{i}")).collect();
+    words[2000] = "quetzalcoatl".into();
+    // Streamed in small batches that cut words in two, as a real stream does.
+    let text = words.join(" ");
+    let bytes = text.as_bytes();
+    for chunk in bytes.chunks(37) {
+        store.append(&sid, None, delta(&m, std::str::from_utf8(chunk).unwrap())).unwrap();
+    }
+    store.append(&sid, None, EngineEvent::StepFinished { step: 1, stop_reason: None, usage: Default::default() }).unwrap();
+    let hits = store.search("Quetzalcoatl", 10).unwrap();
+    assert_eq!(hits.len(), 1, "the word in the middle of a long message must be found");
+    assert_eq!(hits[0].session_id, sid);
+    assert!(hits[0].snippet.contains("[quetzalcoatl]"), "the snippet shows the match: {}", hits[0].snippet);
+    assert_eq!(store.search("reports", 10).unwrap().len(), 1, "the task text is searchable too");
+    assert!(store.search("\"unbalanced AND OR (", 10).is_ok(), "query syntax in the input must not break search");
+}
+
+#[test]
+fn list_filters_by_status_end_reason_and_date_and_pages_newest_first() {
+    let clock = Arc::new(finishline_engine::clock::ManualClock::new(1_700_000_000_000));
+    let store = Store::open_in_memory_with(clock.clone()).unwrap();
+    let mut ids = Vec::new();
+    for i in 0..7 {
+        clock.advance(60_000);
+        let (sid, _) = store.create_session(&new_session(&format!("task {i}"))).unwrap();
+        let run = RunId::new();
+        store.append(&sid, Some(&run), EngineEvent::RunStarted { trigger: RunTrigger::Task }).unwrap();
+        let (st, end) = if i % 2 == 0 { (SessionStatus::Completed, EndReason::VerifiedDone) } else { (SessionStatus::AwaitingReview, EndReason::Stuck) };
+        store.append(&sid, Some(&run), EngineEvent::RunFinished { status: st, claim: Claim::Success, verdict: Some(Verdict::Done), end_reason: end }).unwrap();
+        store.append(&sid, Some(&run), status(st)).unwrap();
+        ids.push(sid);
+    }
+    let all = store.list_sessions(&ListQuery::default()).unwrap();
+    assert_eq!(all.first().unwrap().id, ids[6], "newest first");
+    let done = store.list_sessions(&ListQuery { statuses: vec![SessionStatus::Completed], ..Default::default() }).unwrap();
+    assert_eq!(done.len(), 4);
+    let stuck = store.list_sessions(&ListQuery { end_reasons: vec![EndReason::Stuck], ..Default::default() }).unwrap();
+    assert_eq!(stuck.len(), 3);
+    let since = store.list_sessions(&ListQuery { since_ms: Some(1_700_000_000_000 + 5 * 60_000), ..Default::default() }).unwrap();
+    assert_eq!(since.len(), 3, "the date filter keeps sessions from that time on");
+    let page1 = store.list_sessions(&ListQuery { limit: 3, ..Default::default() }).unwrap();
+    let last = page1.last().unwrap();
+    let page2 = store.list_sessions(&ListQuery { limit: 3, before: Some((last.created_ms, last.id.clone())), ..Default::default() }).unwrap();
+    assert_eq!(page2.first().unwrap().id, ids[3], "the next page starts right after the previous one");
+}
+
+#[test]
+fn export_marks_continuations_and_verdicts_as_the_engines_not_the_persons() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("write a.txt and b.txt")).unwrap();
+    let run = RunId::new();
+    let u = MessageId::new();
+    let c = MessageId::new();
+    store
+        .append_all(
+            &sid,
+            Some(&run),
+            vec![
+                EngineEvent::RunStarted { trigger: RunTrigger::Task },
+                EngineEvent::MessageCreated { message_id: u, role: MessageRole::User, source: None, text: Some("write a.txt and b.txt".into()) },
+                EngineEvent::Evaluation {
+                    cycle: 1,
+                    verdict: Verdict::NotDone,
+                    summary: "a.txt exists, b.txt does not".into(),
+                    remaining: vec!["write b.txt".into()],
+                    stuck_reason: None,
+                    model: "judge".into(),
+                    parse_ok: true,
+                    usage: Default::default(),
+                },
+                EngineEvent::Continuation { source: ContinuationSource::Evaluator, attempt: 1, max: 5, remaining: vec!["write b.txt".into()], text: "Still missing: b.txt".into() },
+                EngineEvent::MessageCreated {
+                    message_id: c,
+                    role: MessageRole::Continuation,
+                    source: Some(ContinuationSource::Evaluator),
+                    text: Some("Still missing: b.txt".into()),
+                },
+            ],
+        )
+        .unwrap();
+    let t = store.timeline(&sid).unwrap();
+    let md = export::to_markdown(&t);
+    assert!(md.contains("**You:**\n\n> write a.txt and b.txt"), "the person's words are theirs:\n{md}");
+    assert!(md.contains("Continuation from Finishline") && md.contains("not written by you"), "a continuation is marked as the engine's:\n{md}");
+    assert!(!md.contains("**You:**\n\n> Still missing"), "a continuation must never be shown as the person's message");
+    assert!(md.contains("Evaluator verdict (cycle 1): not_done"));
+    let json = export::to_json(&t);
+    let roles: Vec<&str> = json["transcript"].as_array().unwrap().iter().filter(|e| e["kind"] == "message").map(|e| e["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, vec!["user", "continuation"], "the JSON export keeps the continuation's own role");
+}
+
+#[test]
+fn a_second_decision_on_the_same_review_is_reported_as_already_decided() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("task")).unwrap();
+    let run = RunId::new();
+    let review = RequestId::new();
+    store
+        .append_all(
+            &sid,
+            Some(&run),
+            vec![
+                EngineEvent::RunStarted { trigger: RunTrigger::Task },
+                EngineEvent::ReviewRequested {
+                    review_id: review.clone(),
+                    claim: Claim::Success,
+                    verdict: Some(Verdict::Done),
+                    end_reason: EndReason::VerifiedDone,
+                    remaining: vec![],
+                    files_changed: vec![],
+                    verification: vec![],
+                },
+                status(SessionStatus::AwaitingReview),
+            ],
+        )
+        .unwrap();
+    let decide = |d: Decision| {
+        store.resolve_request(
+            &review,
+            RequestKind::Review,
+            SessionStatus::AwaitingReview,
+            Some(&run),
+            vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision: d, by: DecidedBy::Person, feedback: None, reverted: false }, status(SessionStatus::Completed)],
+        )
+    };
+    decide(Decision::Approve).expect("the first decision applies");
+    let err = decide(Decision::Reject).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::AlreadyDecided, "a second decision, from anywhere, must not apply: {err}");
+    assert_eq!(store.session(&sid).unwrap().status, SessionStatus::Completed, "the first decision stands");
+    assert_eq!(store.session(&sid).unwrap().decision, Some(Decision::Approve));
+    let resolved = store.events(&sid, 0).unwrap().iter().filter(|e| matches!(e.event, EngineEvent::ReviewResolved { .. })).count();
+    assert_eq!(resolved, 1, "exactly one review_resolved event exists");
+}
+
+#[test]
+fn delete_removes_everything_of_the_session() {
+    let store = Store::open_in_memory().unwrap();
+    let (keep, _) = store.create_session(&new_session("keep me")).unwrap();
+    let (gone, _) = store.create_session(&new_session("delete me zebra")).unwrap();
+    let m = MessageId::new();
+    store.append_all(&gone, None, vec![assistant(&m), delta(&m, "zebra stripes"), EngineEvent::StepFinished { step: 1, stop_reason: None, usage: Default::default() }]).unwrap();
+    store.delete_session(&gone).unwrap();
+    assert_eq!(store.session(&gone).unwrap_err().code(), ErrorCode::NotFound);
+    assert!(store.events(&gone, 0).unwrap().is_empty(), "its events are gone");
+    assert!(store.search("zebra", 10).unwrap().is_empty(), "its text is no longer searchable");
+    assert_eq!(store.list_sessions(&ListQuery::default()).unwrap().len(), 1);
+    assert!(store.session(&keep).is_ok(), "other sessions are untouched");
+}
+
+#[test]
+fn the_batcher_emits_one_event_per_window_and_keeps_order_across_messages() {
+    let mut b = DeltaBatcher::new(Duration::from_millis(33));
+    let t0 = Instant::now();
+    let (m1, m2) = (MessageId::new(), MessageId::new());
+    assert!(b.push(&m1, false, "Hel", t0).is_none());
+    assert!(b.push(&m1, false, "lo", t0 + Duration::from_millis(10)).is_none());
+    assert!(!b.is_due(t0 + Duration::from_millis(32)));
+    assert!(b.is_due(t0 + Duration::from_millis(33)), "a batch is due at most 33 ms after its first delta");
+    assert_eq!(b.deadline(), Some(t0 + Duration::from_millis(33)));
+    let flushed = b.push(&m1, true, "thinking", t0 + Duration::from_millis(20)).expect("switching to reasoning flushes the text first");
+    assert_eq!(flushed, EngineEvent::TextDelta { message_id: m1.clone(), text: "Hello".into() });
+    let flushed = b.push(&m2, false, "next", t0 + Duration::from_millis(21)).unwrap();
+    assert_eq!(flushed, EngineEvent::ReasoningDelta { message_id: m1, text: "thinking".into() });
+    assert_eq!(b.take(), Some(EngineEvent::TextDelta { message_id: m2, text: "next".into() }));
+    assert_eq!(b.take(), None);
+}
+
+#[test]
+fn events_serialise_with_the_spec_fields() {
+    let env = Envelope {
+        seq: 3,
+        session_id: SessionId("ses_1".into()),
+        run_id: Some(RunId("run_1".into())),
+        at: "2026-11-21T10:00:00.000Z".into(),
+        event: EngineEvent::Continuation { source: ContinuationSource::TodoGate, attempt: 2, max: 5, remaining: vec!["b".into()], text: "x".into() },
+    };
+    let v = serde_json::to_value(&env).unwrap();
+    for field in ["seq", "session_id", "run_id", "at", "type", "source", "attempt", "max", "remaining", "text"] {
+        assert!(v.get(field).is_some(), "every event carries `{field}`: {v}");
+    }
+    assert_eq!(v["type"], "continuation");
+    assert_eq!(v["source"], "todo_gate");
+    let back: Envelope = serde_json::from_value(v).unwrap();
+    assert_eq!(back, env, "events read back exactly as written");
+}
+
+#[test]
+fn migrations_run_once_and_a_newer_database_is_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.db");
+    drop(Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap());
+    drop(Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("reopening an up-to-date database is fine"));
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.pragma_update(None, "user_version", 999).unwrap();
+    drop(conn);
+    let err = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).err().expect("a newer schema is refused");
+    assert!(err.to_string().contains("newer Finishline"), "{err}");
+}
+
+#[test]
+fn a_read_only_database_is_reported_not_crashed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.db");
+    let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let (sid, _) = store.create_session(&new_session("before read-only")).unwrap();
+    drop(store);
+    let ro = rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    drop(ro);
+    // Opening the file read-only through the OS: make the folder and file unwritable.
+    use std::os::unix::fs::PermissionsExt;
+    if unsafe_is_root() {
+        // Root ignores permissions; use SQLite's own read-only switch instead.
+        let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("PRAGMA query_only = 1").unwrap();
+        let err = c.execute("UPDATE sessions SET title = 'x'", []).map_err(finishline_engine::Error::from).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ReadOnly, "{err}");
+        assert!(err.to_string().contains("read-only"), "the message names the problem: {err}");
+        assert_eq!(store.session(&sid).unwrap().title, "before read-only", "nothing was lost");
+    } else {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let err = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).err().expect("a read-only file cannot be opened for writing");
+        assert!(matches!(err.code(), ErrorCode::ReadOnly | ErrorCode::Storage), "{err}");
+    }
+}
+
+fn unsafe_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").map(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))).unwrap_or(false)
+}
