@@ -1,26 +1,161 @@
-//! `finishline`: the same engine as the desktop app, without a window.
+//! `finishline`: the same engine as the desktop app, without a window, for scripts, CI and
+//! benchmarks. Exit codes: 0 completed (or idle after a conversation), 2 usage or configuration,
+//! 3 rejected, 4 failed, 5 cancelled, 6 stopped waiting for a person.
+
+mod config;
+mod run;
+mod sessions;
+mod view;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: finishline run \"TASK\" --workspace DIR [options]
-       finishline sessions list|show ID|search TEXT|export ID --format md|json
-       finishline --version";
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(name = "finishline", version, about = "Run AI-agent tasks and know when they are really finished")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a task in a workspace folder.
+    Run {
+        /// What you want done.
+        task: String,
+        #[command(flatten)]
+        opts: RunOptions,
+    },
+    /// Browse, search, export and resume past sessions.
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SessionsCommand {
+    /// Newest first.
+    List {
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// One session's timeline.
+    Show {
+        id: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Full-text search over tasks and messages.
+    Search {
+        text: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Export a session to Markdown or JSON.
+    Export {
+        id: String,
+        #[arg(long, value_enum, default_value_t = Format::Md)]
+        format: Format,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Continue a session (interrupted, idle or finished) with a new message.
+    Resume {
+        id: String,
+        message: String,
+        #[command(flatten)]
+        opts: RunOptions,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Md,
+    Json,
+}
+
+#[derive(Args, Clone)]
+pub struct Common {
+    /// Where history and checkpoints live (default: the desktop app's data folder).
+    #[arg(long)]
+    pub data_dir: Option<std::path::PathBuf>,
+    /// One JSON object per line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReviewMode {
+    Prompt,
+    Approve,
+    Reject,
+}
+
+#[derive(Args, Clone)]
+pub struct RunOptions {
+    #[arg(long, default_value = ".")]
+    pub workspace: std::path::PathBuf,
+    #[arg(long, value_parser = ["openai", "anthropic", "gemini"])]
+    pub provider: Option<String>,
+    #[arg(long)]
+    pub base_url: Option<String>,
+    #[arg(long)]
+    pub model: Option<String>,
+    #[arg(long)]
+    pub evaluator_model: Option<String>,
+    /// The environment variable that holds the API key.
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    #[arg(long, value_enum, default_value_t = ReviewMode::Prompt)]
+    pub review: ReviewMode,
+    /// Tools to allow without asking, comma-separated, or `all`.
+    #[arg(long, value_delimiter = ',')]
+    pub allow: Vec<String>,
+    /// A command that verifies the work (repeatable).
+    #[arg(long)]
+    pub verify: Vec<String>,
+    #[arg(long)]
+    pub max_steps: Option<u32>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+pub mod exit {
+    pub const OK: u8 = 0;
+    pub const USAGE: u8 = 2;
+    pub const REJECTED: u8 = 3;
+    pub const FAILED: u8 = 4;
+    pub const CANCELLED: u8 = 5;
+    pub const WAITING: u8 = 6;
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("--version") | Some("-V") => {
-            println!("finishline {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) { 0 } else { exit::USAGE };
+            let _ = e.print();
+            return ExitCode::from(code);
         }
-        Some("--help") | Some("-h") | None => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime");
+    let code = rt.block_on(async move {
+        match cli.command {
+            Command::Run { task, opts } => run::run(run::Start::Task(task), opts).await,
+            Command::Sessions { command } => match command {
+                SessionsCommand::List { status, limit, common } => sessions::list(status, limit, &common),
+                SessionsCommand::Show { id, common } => sessions::show(&id, &common),
+                SessionsCommand::Search { text, common } => sessions::search(&text, &common),
+                SessionsCommand::Export { id, format, common } => sessions::export(&id, matches!(format, Format::Json), &common),
+                SessionsCommand::Resume { id, message, opts } => run::run(run::Start::Resume(id, message), opts).await,
+            },
         }
-        Some(other) => {
-            eprintln!("finishline: `{other}` is not available in this build yet\n{USAGE}");
-            // 2 is the CLI's exit code for usage and configuration errors.
-            ExitCode::from(2)
-        }
-    }
+    });
+    ExitCode::from(code)
 }

@@ -119,6 +119,10 @@ pub enum EngineEvent {
         max: u32,
         remaining: Vec<String>,
         text: String,
+        /// Set when the continuation answers a `complete_task` call inside its tool result
+        /// instead of being sent as its own message.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answers_call: Option<String>,
     },
     ReviewRequested {
         review_id: RequestId,

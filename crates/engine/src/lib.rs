@@ -1,14 +1,21 @@
 //! Finishline's engine. Every front end (the Tauri shell, the `finishline` CLI) drives this
 //! crate; it must never depend on Tauri or a GUI toolkit, so it builds and tests headless.
 
+pub mod agent;
 pub mod batch;
+pub mod checkpoint;
 pub mod clock;
+pub mod completion;
 pub mod domain;
 pub mod error;
+pub mod evaluator;
 pub mod event;
+pub mod prompt;
 pub mod provider;
 pub mod settings;
 pub mod store;
+pub mod stuck;
+pub mod tool;
 
-pub use error::{Error, ErrorCode};
+pub use error::{Error, ErrorCode, Result};
 pub use settings::{Limits, ProviderKind, ProviderSettings, Settings, SettingsView, Theme};

@@ -295,6 +295,17 @@ impl Store {
         })
     }
 
+    /// Records tokens spent outside an agent step (compaction).
+    pub fn add_usage(&self, session: &SessionId, run: Option<&RunId>, source: UsageSource, input: u64, output: u64) -> Result<()> {
+        let now = self.clock.now_ms();
+        self.transact(|tx, _| projection::add_usage(tx, session, run.map(|r| r.0.as_str()), source, input, output, now))
+    }
+
+    /// The session, kind and decision (if any) of a permission, question or review request.
+    pub fn request_state(&self, request: &RequestId) -> Result<Option<(SessionId, String, Option<String>)>> {
+        Ok(decisions::state(&self.read(), request)?.map(|(s, k, d)| (s, k.0, d)))
+    }
+
     /// `PRAGMA integrity_check`, for tests and diagnostics.
     pub fn integrity_check(&self) -> Result<String> {
         Ok(self.read().query_row("PRAGMA integrity_check", [], |r| r.get(0))?)

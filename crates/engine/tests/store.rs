@@ -198,7 +198,7 @@ fn export_marks_continuations_and_verdicts_as_the_engines_not_the_persons() {
                     parse_ok: true,
                     usage: Default::default(),
                 },
-                EngineEvent::Continuation { source: ContinuationSource::Evaluator, attempt: 1, max: 5, remaining: vec!["write b.txt".into()], text: "Still missing: b.txt".into() },
+                EngineEvent::Continuation { source: ContinuationSource::Evaluator, attempt: 1, max: 5, remaining: vec!["write b.txt".into()], text: "Still missing: b.txt".into(), answers_call: None },
                 EngineEvent::MessageCreated {
                     message_id: c,
                     role: MessageRole::Continuation,
@@ -302,7 +302,7 @@ fn events_serialise_with_the_spec_fields() {
         session_id: SessionId("ses_1".into()),
         run_id: Some(RunId("run_1".into())),
         at: "2026-11-21T10:00:00.000Z".into(),
-        event: EngineEvent::Continuation { source: ContinuationSource::TodoGate, attempt: 2, max: 5, remaining: vec!["b".into()], text: "x".into() },
+        event: EngineEvent::Continuation { source: ContinuationSource::TodoGate, attempt: 2, max: 5, remaining: vec!["b".into()], text: "x".into(), answers_call: None },
     };
     let v = serde_json::to_value(&env).unwrap();
     for field in ["seq", "session_id", "run_id", "at", "type", "source", "attempt", "max", "remaining", "text"] {

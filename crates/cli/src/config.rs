@@ -1,0 +1,104 @@
+//! Where the CLI gets its settings: flags first, then the desktop app's settings file, then the
+//! environment. A missing provider or model is a configuration error (exit 2) with a message
+//! that says what to pass.
+
+use std::path::{Path, PathBuf};
+
+use finishline_engine::provider::{ApiKey, ProviderConfig};
+use finishline_engine::settings::STORE_KEY;
+use finishline_engine::{ProviderKind, Settings};
+
+use crate::{Common, RunOptions};
+
+/// The desktop app's data folder (tauri's app_data_dir for our identifier), shared with the CLI.
+pub fn default_data_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).filter(|p| p.is_absolute()).unwrap_or_else(|| {
+        PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| ".".into())).join(".local/share")
+    });
+    base.join("dev.finishline.app")
+}
+
+pub fn data_dir(common: &Common) -> PathBuf {
+    common.data_dir.clone().unwrap_or_else(default_data_dir)
+}
+
+/// The app's settings, if its settings file exists. A broken file is an error, not a silent reset.
+pub fn settings(data_dir: &Path) -> Result<Settings, String> {
+    let path = data_dir.join("settings.json");
+    match std::fs::read_to_string(&path) {
+        Err(_) => Ok(Settings::default()),
+        Ok(text) => {
+            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("the settings file {} is not valid JSON: {e}", path.display()))?;
+            Settings::from_store_value(v.get(STORE_KEY).cloned()).map_err(|e| format!("{} ({})", e, path.display()))
+        }
+    }
+}
+
+pub struct Resolved {
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub model: String,
+    pub evaluator_model: Option<String>,
+    pub key: Option<ApiKey>,
+    pub key_env: Option<String>,
+    pub settings: Settings,
+}
+
+fn is_loopback(url: &str) -> bool {
+    url::Url::parse(url).ok().and_then(|u| u.host_str().map(|h| h == "localhost" || h == "127.0.0.1" || h == "::1" || h == "[::1]" || h.starts_with("127."))).unwrap_or(false)
+}
+
+pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
+    let settings = settings(&data_dir(&opts.common))?;
+    let kind = match opts.provider.as_deref() {
+        Some("anthropic") => ProviderKind::Anthropic,
+        Some("gemini") => ProviderKind::Gemini,
+        Some(_) => ProviderKind::Openai,
+        None => settings.provider.kind,
+    };
+    let from_settings = opts.provider.is_none() || settings.provider.kind == kind;
+    let base_url = opts
+        .base_url
+        .clone()
+        .or_else(|| from_settings.then(|| settings.provider.base_url.clone()).filter(|u| !u.trim().is_empty()))
+        .unwrap_or_else(|| {
+            match kind {
+                ProviderKind::Openai => "https://api.openai.com/v1",
+                ProviderKind::Anthropic => "https://api.anthropic.com/v1",
+                ProviderKind::Gemini => "https://generativelanguage.googleapis.com/v1beta",
+            }
+            .to_string()
+        });
+    if url::Url::parse(&base_url).map(|u| !matches!(u.scheme(), "http" | "https")).unwrap_or(true) {
+        return Err(format!("--base-url {base_url} is not an http(s) URL"));
+    }
+    let model = opts
+        .model
+        .clone()
+        .or_else(|| from_settings.then(|| settings.provider.model.clone()).filter(|m| !m.trim().is_empty()))
+        .ok_or("no model: pass --model, or set one in the app's Settings")?;
+    let key_env = opts.api_key_env.clone().or_else(|| settings.provider.api_key_env.clone().filter(|v| !v.is_empty())).or_else(|| {
+        Some(
+            match kind {
+                ProviderKind::Openai if base_url.contains("x.ai") => "XAI_API_KEY",
+                ProviderKind::Openai => "OPENAI_API_KEY",
+                ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+                ProviderKind::Gemini => "GEMINI_API_KEY",
+            }
+            .to_string(),
+        )
+    });
+    let key = key_env.as_deref().and_then(|v| std::env::var(v).ok()).and_then(ApiKey::new);
+    if key.is_none() && !is_loopback(&base_url) {
+        return Err(format!(
+            "no API key for {base_url}: set {} (or name another variable with --api-key-env). A local server on 127.0.0.1 needs none",
+            key_env.as_deref().unwrap_or("the key variable")
+        ));
+    }
+    let evaluator_model = opts.evaluator_model.clone().or_else(|| settings.evaluator_model.clone());
+    Ok(Resolved { kind, base_url, model, evaluator_model, key, key_env, settings })
+}
+
+pub fn provider_config(r: &Resolved) -> ProviderConfig {
+    ProviderConfig::new(r.kind, r.base_url.clone(), r.key.clone())
+}

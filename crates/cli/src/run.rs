@@ -1,0 +1,224 @@
+//! `finishline run` and `sessions resume`: start the run, print its events as they are stored,
+//! answer or refuse what it asks, and exit with the code of how it ended.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
+use std::time::Duration;
+
+use finishline_engine::agent::{Engine, EngineConfig, ModelEndpoint, PermissionPolicy, ReviewOutcome};
+use finishline_engine::clock::SystemClock;
+use finishline_engine::completion::CompletionConfig;
+use finishline_engine::domain::*;
+use finishline_engine::event::{EngineEvent, Envelope};
+use finishline_engine::provider::RetryPolicy;
+use finishline_engine::store::Store;
+use finishline_engine::tool::Permission;
+use futures_util::StreamExt;
+use serde_json::json;
+
+use crate::view::View;
+use crate::{config, exit, ReviewMode, RunOptions};
+
+pub enum Start {
+    Task(String),
+    Resume(String, String),
+}
+
+fn fail(code: u8, json: bool, message: &str) -> u8 {
+    if json {
+        println!("{}", json!({"type": "error", "code": if code == exit::USAGE { "usage" } else { "failed" }, "message": message}));
+    }
+    eprintln!("finishline: {message}");
+    code
+}
+
+pub async fn run(start: Start, opts: RunOptions) -> u8 {
+    let json = opts.common.json;
+    let resolved = match config::resolve(&opts) {
+        Ok(r) => r,
+        Err(e) => return fail(exit::USAGE, json, &e),
+    };
+    let data_dir = config::data_dir(&opts.common);
+    let store = match Store::open(&data_dir.join("history.db"), Arc::new(SystemClock)) {
+        Ok(s) => Arc::new(s),
+        Err(e) => return fail(exit::USAGE, json, &format!("the history in {} cannot be opened: {e}", data_dir.display())),
+    };
+    let _ = store.recover();
+    let interactive = std::io::stdin().is_terminal() && !json;
+    let mut overrides = std::collections::HashMap::new();
+    let allow_all = opts.allow.iter().any(|a| a == "all");
+    for t in opts.allow.iter().filter(|a| *a != "all") {
+        overrides.insert(t.trim().to_string(), Permission::Allow);
+    }
+    let agent = match ModelEndpoint::http(config::provider_config(&resolved), resolved.model.clone()) {
+        Ok(a) => a,
+        Err(e) => return fail(exit::USAGE, json, &e.to_string()),
+    };
+    let evaluator = resolved.evaluator_model.as_ref().map(|m| ModelEndpoint { model: m.clone(), ..agent.clone() });
+    let limits = resolved.settings.limits;
+    let engine = Engine::new(
+        store.clone(),
+        EngineConfig {
+            data_dir: data_dir.clone(),
+            agent,
+            evaluator,
+            completion: CompletionConfig {
+                max_steps: opts.max_steps.unwrap_or(limits.max_steps),
+                continuation_budget: limits.continuation_budget,
+                ..Default::default()
+            },
+            retry: RetryPolicy { max_retries: limits.max_retries, ..Default::default() },
+            permissions: PermissionPolicy { overrides, allow_all, nobody_to_ask: !interactive, continue_after_denial: false },
+            verify_commands: opts.verify.clone(),
+            context_window: 32_000,
+            max_output_tokens: Some(4096),
+            auto_approve: opts.review == ReviewMode::Approve,
+            secret_env: resolved.key_env.clone().into_iter().collect(),
+        },
+    );
+    // A resumed session prints only what this run adds; a new one prints from its creation.
+    let mut after = 0;
+    let started = match start {
+        Start::Task(task) => engine.start_session(&task, &opts.workspace),
+        Start::Resume(id, message) => {
+            let sid = SessionId(id);
+            after = store.session(&sid).map(|s| s.last_seq).unwrap_or(0);
+            engine.send_message(&sid, &message).map(|h| (sid, h))
+        }
+    };
+    let (sid, _handle) = match started {
+        Ok(s) => s,
+        Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => return fail(exit::USAGE, json, &e.to_string()),
+        Err(e) => return fail(if e.code() == finishline_engine::ErrorCode::InvalidInput { exit::USAGE } else { exit::FAILED }, json, &e.to_string()),
+    };
+    {
+        let store = store.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                let _ = store.heartbeat();
+            }
+        });
+    }
+    {
+        let engine = engine.clone();
+        let sid = sid.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                engine.cancel(&sid);
+            }
+        });
+    }
+    let mut view = View::new(json, after);
+    let mut events = Box::pin(store.subscribe(sid.clone(), after));
+    let mut runs_finished = 0;
+    let code = loop {
+        let env: Envelope = match events.next().await {
+            Some(Ok(e)) => e,
+            Some(Err(e)) => break fail(exit::FAILED, json, &e.to_string()),
+            None => break exit::FAILED,
+        };
+        view.show(&env);
+        match &env.event {
+            EngineEvent::PermissionRequested { request_id, tool, input, .. } => {
+                let d = ask_permission(tool, input);
+                let _ = engine.respond_permission(request_id, d);
+            }
+            EngineEvent::QuestionAsked { request_id, question } => {
+                let answer = if interactive { prompt_line(&format!("The agent asks: {question}\nYour answer (empty to decline): ")) } else { None };
+                let _ = engine.answer_question(request_id, answer);
+            }
+            EngineEvent::RunFinished { .. } => runs_finished += 1,
+            EngineEvent::ReviewRequested { review_id, end_reason, claim, .. } => {
+                let auto_ok = opts.review == ReviewMode::Approve && *end_reason == EndReason::VerifiedDone && matches!(claim, Claim::Success | Claim::None);
+                if auto_ok {
+                    continue; // the engine approves it itself
+                }
+                match opts.review {
+                    ReviewMode::Reject => {
+                        let _ = engine.submit_review(review_id, Decision::Reject, None, false, false, DecidedBy::Person);
+                    }
+                    ReviewMode::Prompt if interactive => {
+                        if let Some((d, fb)) = prompt_review() {
+                            match engine.submit_review(review_id, d, fb, d == Decision::Reject, true, DecidedBy::Person) {
+                                Ok(ReviewOutcome::Decided { .. }) => {}
+                                Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => eprintln!("not reverted: you edited {}", conflicts.join(", ")),
+                                Err(e) => eprintln!("finishline: {e}"),
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            EngineEvent::StatusChanged { status, .. } if runs_finished > 0 || matches!(status, SessionStatus::Failed) => match status {
+                SessionStatus::Completed => break exit::OK,
+                SessionStatus::Rejected => break exit::REJECTED,
+                SessionStatus::Failed => break exit::FAILED,
+                SessionStatus::Cancelled => break exit::CANCELLED,
+                SessionStatus::Idle => {
+                    let end = store.session(&sid).ok().and_then(|s| s.end_reason);
+                    break if end == Some(EndReason::Conversation) { exit::OK } else { exit::WAITING };
+                }
+                SessionStatus::AwaitingReview => {
+                    let waiting = match opts.review {
+                        ReviewMode::Approve => store.session(&sid).map(|s| s.end_reason != Some(EndReason::VerifiedDone)).unwrap_or(true),
+                        ReviewMode::Prompt => !interactive,
+                        ReviewMode::Reject => false,
+                    };
+                    if waiting {
+                        // Give an auto-approval a moment to land before declaring we wait.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        let s = store.session(&sid).map(|s| s.status).unwrap_or(SessionStatus::AwaitingReview);
+                        if s == SessionStatus::AwaitingReview {
+                            break exit::WAITING;
+                        }
+                    }
+                }
+                SessionStatus::Busy => runs_finished = 0,
+                _ => {}
+            },
+            _ => {}
+        }
+    };
+    // Drain what is already stored so the printed log is complete.
+    let printed = view.last_seq();
+    if let Ok(rest) = store.events(&sid, printed) {
+        for e in rest {
+            view.show(&e);
+        }
+    }
+    view.summary(&store, &sid);
+    code
+}
+
+fn ask_permission(tool: &str, input: &serde_json::Value) -> PermissionDecision {
+    let q = format!("Allow {tool} {}? [y]es once / [a]lways this session / [N]o: ", input);
+    match prompt_line(&q).map(|s| s.to_ascii_lowercase()) {
+        Some(a) if a.starts_with('y') => PermissionDecision::AllowOnce,
+        Some(a) if a.starts_with('a') => PermissionDecision::AllowSession,
+        _ => PermissionDecision::Deny,
+    }
+}
+
+fn prompt_review() -> Option<(Decision, Option<String>)> {
+    let a = prompt_line("Review: [a]pprove / [c]hange (give feedback) / [r]eject and revert: ")?.to_ascii_lowercase();
+    if a.starts_with('a') {
+        Some((Decision::Approve, None))
+    } else if a.starts_with('r') {
+        Some((Decision::Reject, None))
+    } else if a.starts_with('c') {
+        let fb = prompt_line("What should change? ")?;
+        Some((Decision::RequestChanges, Some(fb)))
+    } else {
+        None
+    }
+}
+
+fn prompt_line(q: &str) -> Option<String> {
+    eprint!("{q}");
+    let _ = std::io::stderr().flush();
+    let mut s = String::new();
+    std::io::stdin().lock().read_line(&mut s).ok()?;
+    let s = s.trim().to_string();
+    (!s.is_empty()).then_some(s)
+}

@@ -1,0 +1,131 @@
+//! `finishline sessions …`: list, show, search, export. Read-only over the same store.
+
+use std::sync::Arc;
+
+use finishline_engine::clock::SystemClock;
+use finishline_engine::domain::{SessionId, SessionStatus};
+use finishline_engine::store::{export, ListQuery, Store};
+
+use crate::{config, exit, Common};
+
+fn open(common: &Common) -> Result<Store, u8> {
+    let dir = config::data_dir(common);
+    let path = dir.join("history.db");
+    if !path.exists() {
+        eprintln!("finishline: no history yet in {}", dir.display());
+        return Err(exit::USAGE);
+    }
+    Store::open(&path, Arc::new(SystemClock)).map_err(|e| {
+        eprintln!("finishline: {e}");
+        exit::FAILED
+    })
+}
+
+pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
+    let store = match open(common) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let mut q = ListQuery { limit, ..Default::default() };
+    if let Some(s) = status {
+        match SessionStatus::parse(&s) {
+            Some(st) => q.statuses.push(st),
+            None => {
+                eprintln!("finishline: unknown status `{s}`");
+                return exit::USAGE;
+            }
+        }
+    }
+    match store.list_sessions(&q) {
+        Err(e) => {
+            eprintln!("finishline: {e}");
+            exit::FAILED
+        }
+        Ok(rows) => {
+            if common.json {
+                for r in rows {
+                    println!("{}", serde_json::to_string(&r).unwrap_or_default());
+                }
+            } else if rows.is_empty() {
+                println!("No sessions.");
+            } else {
+                for r in rows {
+                    println!(
+                        "{}  {:<16} {:<20} {}  {}",
+                        r.id,
+                        r.status.as_str(),
+                        r.end_reason.map(|e| e.as_str()).unwrap_or("—"),
+                        r.created_at,
+                        r.title
+                    );
+                }
+            }
+            exit::OK
+        }
+    }
+}
+
+pub fn show(id: &str, common: &Common) -> u8 {
+    let store = match open(common) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    match store.timeline(&SessionId(id.into())) {
+        Err(e) => {
+            eprintln!("finishline: {e}");
+            exit::USAGE
+        }
+        Ok(t) => {
+            if common.json {
+                println!("{}", export::to_json(&t));
+            } else {
+                print!("{}", export::to_markdown(&t));
+            }
+            exit::OK
+        }
+    }
+}
+
+pub fn search(text: &str, common: &Common) -> u8 {
+    let store = match open(common) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    match store.search(text, 50) {
+        Err(e) => {
+            eprintln!("finishline: {e}");
+            exit::FAILED
+        }
+        Ok(hits) => {
+            for h in hits {
+                if common.json {
+                    println!("{}", serde_json::to_string(&h).unwrap_or_default());
+                } else {
+                    println!("{}  {:<16} {}\n    {}", h.session_id, h.status.as_str(), h.title, h.snippet);
+                }
+            }
+            exit::OK
+        }
+    }
+}
+
+pub fn export(id: &str, as_json: bool, common: &Common) -> u8 {
+    let store = match open(common) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    match store.timeline(&SessionId(id.into())) {
+        Err(e) => {
+            eprintln!("finishline: {e}");
+            exit::USAGE
+        }
+        Ok(t) => {
+            if as_json {
+                println!("{}", serde_json::to_string_pretty(&export::to_json(&t)).unwrap_or_default());
+            } else {
+                print!("{}", export::to_markdown(&t));
+            }
+            exit::OK
+        }
+    }
+}

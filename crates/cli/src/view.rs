@@ -1,0 +1,142 @@
+//! What the CLI prints: the engine's events as JSON lines (`--json`), or a readable live view.
+//! Continuations and verdicts are marked as Finishline's, never shown as the person's words.
+
+use std::io::Write;
+
+use finishline_engine::domain::*;
+use finishline_engine::event::{EngineEvent, Envelope};
+use finishline_engine::store::Store;
+use serde_json::json;
+
+pub struct View {
+    json: bool,
+    last_seq: u64,
+    in_text: bool,
+    steps: u32,
+    model_calls: u32,
+    tool_calls: u32,
+    continuations: u32,
+    evaluations: u32,
+}
+
+impl View {
+    pub fn new(json: bool, after: u64) -> Self {
+        View { json, last_seq: after, in_text: false, steps: 0, model_calls: 0, tool_calls: 0, continuations: 0, evaluations: 0 }
+    }
+
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    fn line(&mut self, s: &str) {
+        if self.in_text {
+            println!();
+            self.in_text = false;
+        }
+        println!("{s}");
+    }
+
+    pub fn show(&mut self, env: &Envelope) {
+        if env.seq <= self.last_seq {
+            return;
+        }
+        self.last_seq = env.seq;
+        match &env.event {
+            EngineEvent::StepStarted { step } => {
+                self.steps = self.steps.max(*step);
+                self.model_calls += 1;
+            }
+            EngineEvent::ToolCall { state: ToolState::Pending, .. } => self.tool_calls += 1,
+            EngineEvent::Continuation { .. } => self.continuations += 1,
+            EngineEvent::Evaluation { .. } => {
+                self.evaluations += 1;
+                self.model_calls += 1;
+            }
+            _ => {}
+        }
+        if self.json {
+            println!("{}", serde_json::to_string(env).unwrap_or_default());
+            return;
+        }
+        match &env.event {
+            EngineEvent::SessionCreated { task, workspace, model, .. } => self.line(&format!("▶ {}\n  in {workspace} with {model}", task.lines().next().unwrap_or(""))),
+            EngineEvent::RunStarted { trigger } => self.line(&format!("── run ({}) ──", trigger.as_str())),
+            EngineEvent::StepStarted { step } => self.line(&format!("· step {step}")),
+            EngineEvent::TextDelta { text, .. } => {
+                print!("{text}");
+                let _ = std::io::stdout().flush();
+                self.in_text = true;
+            }
+            EngineEvent::ToolCall { tool, input, state: ToolState::Running, .. } => {
+                let shown: String = input.to_string().chars().take(160).collect();
+                self.line(&format!("  → {tool} {shown}"))
+            }
+            EngineEvent::ToolCall { tool, state, output, .. } if matches!(state, ToolState::Done | ToolState::Error | ToolState::Denied | ToolState::Unknown) => {
+                let first: String = output.as_deref().unwrap_or("").lines().next().unwrap_or("").chars().take(160).collect();
+                let mark = if *state == ToolState::Done { "✓" } else { "✗" };
+                self.line(&format!("  {mark} {tool} ({}) {first}", state.as_str()))
+            }
+            EngineEvent::TodosUpdated { todos } => {
+                let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
+                self.line(&format!("  ☐ todos {done}/{} done", todos.len()))
+            }
+            EngineEvent::Continuation { source, attempt, max, remaining, .. } => {
+                let rest = if remaining.is_empty() { String::new() } else { format!(": {}", remaining.join("; ")) };
+                self.line(&format!("  ↻ Finishline continues the agent ({}, {attempt}/{max}){rest}", source.as_str()))
+            }
+            EngineEvent::Evaluation { verdict, summary, remaining, .. } => {
+                let rest = if remaining.is_empty() { String::new() } else { format!(" — remaining: {}", remaining.join("; ")) };
+                self.line(&format!("  ⚖ evaluator: {} — {summary}{rest}", verdict.as_str()))
+            }
+            EngineEvent::Verification { command, exit_code, skipped, .. } => {
+                self.line(&format!("  ✓ verify `{command}`: {}", if *skipped { "skipped".into() } else { format!("exit {}", exit_code.map(|c| c.to_string()).unwrap_or("?".into())) }))
+            }
+            EngineEvent::StatusChanged { status, attempt, message, .. } => match status {
+                SessionStatus::Retry => self.line(&format!("  ⏳ retry {} — {}", attempt.unwrap_or(0), message.as_deref().unwrap_or(""))),
+                SessionStatus::Busy => {}
+                s => self.line(&format!("● {}{}", s.as_str(), message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())),
+            },
+            EngineEvent::ReviewRequested { claim, end_reason, remaining, files_changed, .. } => {
+                self.line(&format!("⚑ review: claim {}, end reason {}, {} file(s) changed", claim.as_str(), end_reason.as_str(), files_changed.len()));
+                for r in remaining {
+                    self.line(&format!("    remaining: {r}"));
+                }
+            }
+            EngineEvent::ReviewResolved { decision, by, .. } => self.line(&format!("  decision: {} by {}", decision.as_str(), by.as_str())),
+            EngineEvent::Error { message, .. } => self.line(&format!("  ! {message}")),
+            _ => {}
+        }
+    }
+
+    pub fn summary(&mut self, store: &Store, session: &SessionId) {
+        let Ok(s) = store.session(session) else { return };
+        let v = json!({
+            "type": "summary",
+            "session_id": s.id,
+            "status": s.status,
+            "claim": s.claim,
+            "verdict": s.verdict,
+            "end_reason": s.end_reason,
+            "decision": s.decision,
+            "counts": {"steps": self.steps, "model_calls": self.model_calls, "tool_calls": self.tool_calls, "continuations": self.continuations, "evaluations": self.evaluations},
+            "tokens": s.tokens,
+        });
+        if self.json {
+            println!("{v}");
+        } else {
+            self.line(&format!(
+                "■ {} — status {}, end reason {}, claim {}, verdict {}, decision {} · {} steps, {} continuations · tokens: agent {}, evaluator {}",
+                s.id,
+                s.status.as_str(),
+                s.end_reason.map(|e| e.as_str()).unwrap_or("—"),
+                s.claim.map(|e| e.as_str()).unwrap_or("—"),
+                s.verdict.map(|e| e.as_str()).unwrap_or("—"),
+                s.decision.map(|e| e.as_str()).unwrap_or("—"),
+                self.steps,
+                self.continuations,
+                s.tokens.agent,
+                s.tokens.evaluator
+            ));
+        }
+    }
+}

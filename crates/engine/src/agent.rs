@@ -1,0 +1,241 @@
+//! The engine's front door: sessions start, run, wait for people, and end here. The desktop
+//! shell and the CLI call these methods and nothing deeper. Each run is a task of its own; the
+//! person's answers (permissions, questions, reviews) reach it through the store, where they are
+//! recorded once, and a wake-up channel.
+
+pub mod history;
+pub mod permission;
+pub mod run;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::checkpoint::{Checkpoints, RevertReport};
+use crate::completion::CompletionConfig;
+use crate::domain::*;
+use crate::error::{Error, Result};
+use crate::event::EngineEvent;
+use crate::provider::{HttpProvider, Provider, ProviderConfig, RetryPolicy};
+use crate::store::decisions::RequestKind;
+use crate::store::{NewSession, Store};
+use crate::tool::Toolbox;
+pub use permission::PermissionPolicy;
+
+/// A model endpoint: the provider and the model name.
+#[derive(Clone)]
+pub struct ModelEndpoint {
+    pub provider: Arc<dyn Provider>,
+    pub provider_name: String,
+    pub model: String,
+}
+
+impl ModelEndpoint {
+    pub fn http(config: ProviderConfig, model: impl Into<String>) -> Result<ModelEndpoint> {
+        let provider_name = format!("{:?}", config.kind).to_lowercase();
+        let provider = HttpProvider::new(config).map_err(|e| Error::InvalidSettings { field: "provider", problem: e.message })?;
+        Ok(ModelEndpoint { provider: Arc::new(provider), provider_name, model: model.into() })
+    }
+}
+
+#[derive(Clone)]
+pub struct EngineConfig {
+    pub data_dir: PathBuf,
+    pub agent: ModelEndpoint,
+    /// The evaluator's endpoint; the agent's when `None`.
+    pub evaluator: Option<ModelEndpoint>,
+    pub completion: CompletionConfig,
+    pub retry: RetryPolicy,
+    pub permissions: PermissionPolicy,
+    pub verify_commands: Vec<String>,
+    /// The model's context window in tokens; compaction starts at 80 % of it.
+    pub context_window: u64,
+    pub max_output_tokens: Option<u32>,
+    /// Approve verified completions without asking (only `verified_done` with a success or no claim).
+    pub auto_approve: bool,
+    /// Extra environment variable names to keep out of child processes (a custom key variable).
+    pub secret_env: Vec<String>,
+}
+
+/// A person's answer to a waiting run.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    Permission(PermissionDecision),
+    Question(Option<String>),
+}
+
+#[derive(Default)]
+struct Live {
+    cancels: HashMap<SessionId, CancellationToken>,
+    waiters: HashMap<RequestId, oneshot::Sender<Answer>>,
+}
+
+pub struct Engine {
+    pub store: Arc<Store>,
+    pub config: EngineConfig,
+    pub toolbox: Toolbox,
+    live: Mutex<Live>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum ReviewOutcome {
+    Decided { status: SessionStatus, revert: Option<RevertReport> },
+    /// Reject with revert found files the person edited after the agent: ask before touching them.
+    NeedsConfirmation { conflicts: Vec<String> },
+}
+
+impl Engine {
+    pub fn new(store: Arc<Store>, config: EngineConfig) -> Arc<Engine> {
+        Arc::new(Engine { store, config, toolbox: Toolbox::standard(), live: Mutex::new(Live::default()) })
+    }
+
+    fn live(&self) -> std::sync::MutexGuard<'_, Live> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn checkpoints(&self, session: &SessionId, workspace: &std::path::Path) -> Result<Checkpoints> {
+        Checkpoints::open(&self.config.data_dir.join("checkpoints").join(session.as_str()), workspace)
+    }
+
+    /// Creates a session for the task and starts its first run. Returns at once; follow the run
+    /// with [`Store::subscribe`] or wait with [`Engine::wait`].
+    pub fn start_session(self: &Arc<Self>, task: &str, workspace: &std::path::Path) -> Result<(SessionId, tokio::task::JoinHandle<()>)> {
+        let meta = std::fs::metadata(workspace).map_err(|e| Error::InvalidInput(format!("the workspace {} cannot be used: {e}", workspace.display())))?;
+        if !meta.is_dir() {
+            return Err(Error::InvalidInput(format!("the workspace {} is not a folder", workspace.display())));
+        }
+        let workspace = workspace.canonicalize()?;
+        let (sid, _) = self.store.create_session(&NewSession {
+            task: task.to_string(),
+            workspace: workspace.to_string_lossy().into_owned(),
+            provider: self.config.agent.provider_name.clone(),
+            model: self.config.agent.model.clone(),
+        })?;
+        let handle = self.spawn_run(sid.clone(), RunTrigger::Task, Some(task.to_string()))?;
+        Ok((sid, handle))
+    }
+
+    /// Starts a run of an existing session: after feedback, a new message, or to resume.
+    pub fn spawn_run(self: &Arc<Self>, session: SessionId, trigger: RunTrigger, user_message: Option<String>) -> Result<tokio::task::JoinHandle<()>> {
+        self.store.acquire_lease(&session)?;
+        let cancel = CancellationToken::new();
+        self.live().cancels.insert(session.clone(), cancel.clone());
+        let engine = self.clone();
+        Ok(tokio::spawn(async move {
+            let s = session.clone();
+            run::Run::execute(engine.clone(), session, trigger, user_message, cancel).await;
+            engine.live().cancels.remove(&s);
+            let _ = engine.store.release_lease(&s);
+        }))
+    }
+
+    /// Stops the session's run: the stream, the evaluator, commands and retry waits all end.
+    pub fn cancel(&self, session: &SessionId) -> bool {
+        match self.live().cancels.get(session) {
+            Some(c) => {
+                c.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(crate) fn register_waiter(&self, request: &RequestId) -> oneshot::Receiver<Answer> {
+        let (tx, rx) = oneshot::channel();
+        self.live().waiters.insert(request.clone(), tx);
+        rx
+    }
+
+    fn wake(&self, request: &RequestId, answer: Answer) {
+        if let Some(tx) = self.live().waiters.remove(request) {
+            let _ = tx.send(answer);
+        }
+    }
+
+    /// Allow once, allow for the session, or deny. Applies once; a second answer is reported.
+    pub fn respond_permission(&self, request: &RequestId, decision: PermissionDecision) -> Result<()> {
+        self.store.resolve_request(request, RequestKind::Permission, SessionStatus::AwaitingApproval, None, vec![
+            EngineEvent::PermissionResolved { request_id: request.clone(), decision },
+            EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None },
+        ])?;
+        self.wake(request, Answer::Permission(decision));
+        Ok(())
+    }
+
+    /// Answers an `ask_user` question; `None` declines it.
+    pub fn answer_question(&self, request: &RequestId, answer: Option<String>) -> Result<()> {
+        let declined = answer.as_deref().is_none_or(|a| a.trim().is_empty());
+        self.store.resolve_request(request, RequestKind::Question, SessionStatus::AwaitingApproval, None, vec![
+            EngineEvent::QuestionAnswered { request_id: request.clone(), answer: if declined { None } else { answer.clone() }, declined },
+            EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None },
+        ])?;
+        self.wake(request, Answer::Question(if declined { None } else { answer }));
+        Ok(())
+    }
+
+    /// The person's review decision. Request changes starts a new run with the feedback as the
+    /// person's message. Reject with `revert` restores the workspace from the checkpoints, but
+    /// first reports files the person edited after the agent unless `force` is set.
+    pub fn submit_review(self: &Arc<Self>, review: &RequestId, decision: Decision, feedback: Option<String>, revert: bool, force: bool, by: DecidedBy) -> Result<ReviewOutcome> {
+        let summary = self.pending_review_session(review)?;
+        let mut report = None;
+        if decision == Decision::Reject && revert {
+            let cp = self.checkpoints(&summary.id, std::path::Path::new(&summary.workspace))?;
+            if let (Some(base), Some(agent)) = (cp.marked("base"), cp.marked("agent")) {
+                let r = cp.revert(&base, &agent, force)?;
+                if !r.applied {
+                    return Ok(ReviewOutcome::NeedsConfirmation { conflicts: r.conflicts });
+                }
+                report = Some(r);
+            }
+        }
+        let feedback = feedback.map(|f| f.trim().to_string()).filter(|f| !f.is_empty());
+        if decision == Decision::RequestChanges && feedback.is_none() {
+            return Err(Error::InvalidInput("say what should change: the feedback is empty".into()));
+        }
+        let status = match decision {
+            Decision::Approve => SessionStatus::Completed,
+            Decision::Reject => SessionStatus::Rejected,
+            Decision::RequestChanges => SessionStatus::Busy,
+        };
+        let mut events = vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision, by, feedback: feedback.clone(), reverted: report.is_some() }];
+        if decision != Decision::RequestChanges {
+            events.push(EngineEvent::StatusChanged { status, attempt: None, next_retry_at: None, message: None });
+        }
+        self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, events)?;
+        if decision == Decision::RequestChanges {
+            self.spawn_run(summary.id.clone(), RunTrigger::Feedback, feedback)?;
+        }
+        Ok(ReviewOutcome::Decided { status, revert: report })
+    }
+
+    fn pending_review_session(&self, review: &RequestId) -> Result<crate::store::SessionSummary> {
+        let (session, kind, decided) = self.store.request_state(review)?.ok_or_else(|| Error::NotFound(format!("review {review}")))?;
+        if kind != "review" {
+            return Err(Error::InvalidInput(format!("{review} is not a review")));
+        }
+        if let Some(d) = decided {
+            return Err(Error::AlreadyDecided(format!("review {review} was already decided ({d})")));
+        }
+        self.store.session(&session)
+    }
+
+    /// Continues a session with a new message from the person: after an interruption (resume),
+    /// a conversation turn, or a finished session.
+    pub fn send_message(self: &Arc<Self>, session: &SessionId, message: &str) -> Result<tokio::task::JoinHandle<()>> {
+        let s = self.store.session(session)?;
+        if s.status.is_running() {
+            return Err(Error::InvalidInput("the session is still running; wait for it or cancel it first".into()));
+        }
+        if matches!(s.status, SessionStatus::AwaitingApproval | SessionStatus::AwaitingReview) {
+            return Err(Error::InvalidInput("the session is waiting for your decision; answer that first".into()));
+        }
+        let trigger = if s.status == SessionStatus::Interrupted { RunTrigger::Resume } else { RunTrigger::Message };
+        let msg = message.trim();
+        self.spawn_run(session.clone(), trigger, (!msg.is_empty()).then(|| msg.to_string()))
+    }
+}

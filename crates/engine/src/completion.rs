@@ -1,0 +1,310 @@
+//! The completion engine's decisions: one pure function from the run's evidence and counters to
+//! the next action. No I/O happens here; the loop gathers evidence (runs tools, verification and
+//! the evaluator when asked to) and calls [`decide`] again until the action is not a request for
+//! more evidence.
+//!
+//! # Transition table
+//!
+//! Rows are checked in order; the first that matches decides. "Budget" is the run's shared
+//! continuation budget (every source but truncation); truncation has its own cap of 3 in a row.
+//!
+//! | #  | situation                                                             | action |
+//! |----|-----------------------------------------------------------------------|--------|
+//! | 1  | the step failed with a non-retryable error                            | fail |
+//! | 2  | the provider stopped for a content filter                             | fail |
+//! | 3  | a stuck pattern fired after this step                                 | review, `stuck` |
+//! | 4  | cut off (`length`, no finish reason, lost after output, or a stop of ≤ N output tokens while work is open), fewer than 3 truncations in a row | continue, `truncation` |
+//! | 5  | cut off, the truncation cap is reached                                | review, `truncation_exhausted` |
+//! | 6  | the step called tools (other than `complete_task`) or paused, under the step limit | next step |
+//! | 7  | the step limit is reached                                             | review, `step_limit` |
+//! | 8  | conversation turn (no tools, todos, file changes or claim in the run), not yet asked | evaluate: announced action? |
+//! | 9  | conversation turn, the evaluator says an announced action was not taken, budget left | continue, `missing_action` |
+//! | 10 | conversation turn, otherwise (including no usable verdict)            | idle, `conversation` |
+//! | 11 | claim `blocked`                                                       | review, `claimed_blocked` |
+//! | 12 | claim `partial`                                                       | review, `claimed_partial` |
+//! | 13 | open todos, budget left                                               | continue, `todo_gate` |
+//! | 14 | "require complete_task" is on, no claim, budget left                   | continue, `missing_completion` |
+//! | 15 | verify commands exist, files changed or a command was given, not yet run this cycle | verify |
+//! | 16 | verification failed exactly as in the previous cycle                   | review, `stuck` |
+//! | 17 | verification failed, budget left                                      | continue, `verification` |
+//! | 18 | not yet evaluated this cycle                                          | evaluate: is it done? |
+//! | 19 | verdict stuck (or done and stuck)                                      | review, `stuck` |
+//! | 20 | verdict done                                                          | review, `verified_done` |
+//! | 21 | verdict unavailable                                                   | review, `unverified` |
+//! | 22 | not done, the remaining list is the same as the previous cycle's      | review, `stuck` |
+//! | 23 | not done with nothing remaining and no prompt                         | review, `unverified` |
+//! | 24 | not done, budget left                                                 | continue, `evaluator` |
+//! | 25 | a continuation is due (rows 13, 14, 17, 24) but the budget is spent   | review, `cycles_exhausted` |
+
+use serde::Serialize;
+
+use crate::domain::{Claim, ContinuationSource, EndReason, Verdict};
+use crate::provider::StopReason;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletionConfig {
+    /// A marker that counts as a success claim when it appears in the agent's last text.
+    pub marker: Option<String>,
+    pub require_complete_task: bool,
+    /// A normal stop with at most this many output tokens while work is open is a truncation.
+    pub min_output_tokens: u64,
+    pub continuation_budget: u32,
+    pub truncation_cap: u32,
+    pub max_steps: u32,
+}
+
+impl Default for CompletionConfig {
+    fn default() -> Self {
+        CompletionConfig { marker: None, require_complete_task: false, min_output_tokens: 10, continuation_budget: 5, truncation_cap: 3, max_steps: 60 }
+    }
+}
+
+/// How the step's stream ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepEnd {
+    Stopped(StopReason),
+    /// The stream ended without a finish reason, or the connection was lost after output.
+    Cut,
+    Failed { message: String },
+}
+
+/// An explicit claim from `complete_task` (or the marker).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClaimEvidence {
+    pub claim: Claim,
+    pub remaining_work: Option<String>,
+    pub verify_command: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Counters {
+    pub steps: u32,
+    pub continuations_used: u32,
+    pub truncations_in_row: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VerificationFailure {
+    pub command: String,
+    pub exit_code: Option<i32>,
+    pub output_tail: String,
+}
+
+/// The verification of this cycle, once run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct VerificationOutcome {
+    /// The first failure; `None` when every command passed or was declined.
+    pub failure: Option<VerificationFailure>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvaluationOutcome {
+    pub verdict: Verdict,
+    pub summary: String,
+    pub remaining: Vec<String>,
+    pub continuation_prompt: String,
+    pub stuck_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evidence {
+    pub step_end: StepEnd,
+    pub output_tokens: u64,
+    /// The text parts of the agent's last message, joined with newlines (no reasoning).
+    pub last_text: String,
+    pub step_called_tools: bool,
+    pub prev_step_called_tools: bool,
+    pub claim: Option<ClaimEvidence>,
+    pub open_todos: Vec<String>,
+    /// Whether anything in this run used tools, wrote todos, changed files.
+    pub run_used_tools: bool,
+    pub run_wrote_todos: bool,
+    pub files_changed: bool,
+    pub counters: Counters,
+    pub stuck_pattern: Option<String>,
+    pub verify_commands: Vec<String>,
+    pub verification: Option<VerificationOutcome>,
+    pub previous_verification_failure: Option<VerificationFailure>,
+    pub evaluation: Option<EvaluationOutcome>,
+    pub previous_remaining: Option<Vec<String>>,
+}
+
+impl Evidence {
+    /// Evidence of a step with nothing remarkable in it; tests and the loop fill in the rest.
+    pub fn new(step_end: StepEnd) -> Self {
+        Evidence {
+            step_end,
+            output_tokens: 100,
+            last_text: String::new(),
+            step_called_tools: false,
+            prev_step_called_tools: false,
+            claim: None,
+            open_todos: vec![],
+            run_used_tools: false,
+            run_wrote_todos: false,
+            files_changed: false,
+            counters: Counters::default(),
+            stuck_pattern: None,
+            verify_commands: vec![],
+            verification: None,
+            previous_verification_failure: None,
+            evaluation: None,
+            previous_remaining: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvaluationQuestion {
+    /// Conversation turns: did the agent announce an action it then did not take?
+    AnnouncedAction,
+    /// Work turns: is the task done?
+    Done,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Action {
+    NextStep,
+    Continue { source: ContinuationSource, text: String, remaining: Vec<String> },
+    Verify { commands: Vec<String> },
+    Evaluate { question: EvaluationQuestion },
+    Review { end_reason: EndReason, claim: Claim },
+    Idle { end_reason: EndReason },
+    Fail { message: String },
+}
+
+/// The claim this evidence makes: `complete_task`, else the marker, else none.
+pub fn claim_of(e: &Evidence, cfg: &CompletionConfig) -> Claim {
+    if let Some(c) = &e.claim {
+        return c.claim;
+    }
+    match &cfg.marker {
+        Some(m) if !m.trim().is_empty() && e.last_text.contains(m.trim()) => Claim::Success,
+        _ => Claim::None,
+    }
+}
+
+fn work_open(e: &Evidence) -> bool {
+    !e.open_todos.is_empty() || e.prev_step_called_tools
+}
+
+fn is_truncated(e: &Evidence, cfg: &CompletionConfig) -> bool {
+    match &e.step_end {
+        StepEnd::Cut => true,
+        StepEnd::Stopped(StopReason::Length) => true,
+        StepEnd::Stopped(StopReason::EndTurn) => !e.step_called_tools && e.claim.is_none() && e.output_tokens <= cfg.min_output_tokens && work_open(e),
+        _ => false,
+    }
+}
+
+/// The next action. A run that would go on (another step or a continuation) at the step limit
+/// goes to review instead (row 7).
+pub fn decide(e: &Evidence, cfg: &CompletionConfig) -> Action {
+    let action = decide_unlimited(e, cfg);
+    match action {
+        Action::NextStep | Action::Continue { .. } if e.counters.steps >= cfg.max_steps => Action::Review { end_reason: EndReason::StepLimit, claim: claim_of(e, cfg) },
+        a => a,
+    }
+}
+
+fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
+    let claim = claim_of(e, cfg);
+    let review = |end_reason| Action::Review { end_reason, claim };
+    let budget_left = e.counters.continuations_used < cfg.continuation_budget;
+    let continue_or_exhaust = |source, text: String, remaining: Vec<String>| {
+        if budget_left {
+            Action::Continue { source, text, remaining }
+        } else {
+            Action::Review { end_reason: EndReason::CyclesExhausted, claim }
+        }
+    };
+
+    // Rows 1-2.
+    match &e.step_end {
+        StepEnd::Failed { message } => return Action::Fail { message: message.clone() },
+        StepEnd::Stopped(StopReason::ContentFilter) => return Action::Fail { message: "The provider stopped the answer for its content policy.".into() },
+        _ => {}
+    }
+    // Row 3.
+    if e.stuck_pattern.is_some() {
+        return review(EndReason::Stuck);
+    }
+    // Rows 4-5.
+    if is_truncated(e, cfg) {
+        return if e.counters.truncations_in_row < cfg.truncation_cap {
+            Action::Continue { source: ContinuationSource::Truncation, text: crate::prompt::truncation(), remaining: vec![] }
+        } else {
+            review(EndReason::TruncationExhausted)
+        };
+    }
+    // Rows 6-7.
+    let paused = matches!(e.step_end, StepEnd::Stopped(StopReason::PauseTurn));
+    let tools_only = (e.step_called_tools || paused) && e.claim.is_none();
+    if tools_only {
+        return Action::NextStep;
+    }
+    // Rows 8-10: conversation turns.
+    let conversation = !e.run_used_tools && !e.run_wrote_todos && !e.files_changed && claim == Claim::None;
+    if conversation {
+        return match &e.evaluation {
+            None => Action::Evaluate { question: EvaluationQuestion::AnnouncedAction },
+            Some(ev) if ev.verdict == Verdict::NotDone && budget_left => {
+                Action::Continue { source: ContinuationSource::MissingAction, text: crate::prompt::missing_action(&ev.continuation_prompt), remaining: ev.remaining.clone() }
+            }
+            Some(_) => Action::Idle { end_reason: EndReason::Conversation },
+        };
+    }
+    // Rows 11-12.
+    match claim {
+        Claim::Blocked => return review(EndReason::ClaimedBlocked),
+        Claim::Partial => return review(EndReason::ClaimedPartial),
+        _ => {}
+    }
+    // Row 13.
+    if !e.open_todos.is_empty() {
+        return continue_or_exhaust(ContinuationSource::TodoGate, crate::prompt::todo_gate(&e.open_todos), e.open_todos.clone());
+    }
+    // Row 14.
+    if cfg.require_complete_task && claim == Claim::None {
+        return continue_or_exhaust(ContinuationSource::MissingCompletion, crate::prompt::missing_completion(), vec![]);
+    }
+    // Rows 15-17.
+    let claimed_command = e.claim.as_ref().and_then(|c| c.verify_command.clone()).filter(|c| !c.trim().is_empty());
+    let mut commands = e.verify_commands.clone();
+    if let Some(c) = &claimed_command {
+        if !commands.contains(c) {
+            commands.push(c.clone());
+        }
+    }
+    let should_verify = !commands.is_empty() && (e.files_changed || claimed_command.is_some());
+    match &e.verification {
+        None if should_verify => return Action::Verify { commands },
+        Some(VerificationOutcome { failure: Some(f) }) => {
+            if e.previous_verification_failure.as_ref() == Some(f) {
+                return review(EndReason::Stuck);
+            }
+            return continue_or_exhaust(ContinuationSource::Verification, crate::prompt::verification(f), vec![format!("make `{}` pass", f.command)]);
+        }
+        _ => {}
+    }
+    // Rows 18-24.
+    let Some(ev) = &e.evaluation else {
+        return Action::Evaluate { question: EvaluationQuestion::Done };
+    };
+    match ev.verdict {
+        Verdict::Stuck => review(EndReason::Stuck),
+        Verdict::Done => review(EndReason::VerifiedDone),
+        Verdict::Unavailable => review(EndReason::Unverified),
+        Verdict::NotDone => {
+            if e.previous_remaining.as_ref().is_some_and(|p| !p.is_empty() && *p == ev.remaining) {
+                return review(EndReason::Stuck);
+            }
+            if ev.remaining.is_empty() && ev.continuation_prompt.trim().is_empty() {
+                return review(EndReason::Unverified);
+            }
+            continue_or_exhaust(ContinuationSource::Evaluator, crate::prompt::evaluator(&ev.continuation_prompt, &ev.remaining), ev.remaining.clone())
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The words the engine says to the model: the system prompt and every continuation. Kept in
+//! one place so that they can be read, tuned and tested together.
+
+use crate::completion::VerificationFailure;
+use crate::domain::ContinuationSource;
+
+pub fn system_prompt(workspace: &str, marker: Option<&str>) -> String {
+    let mut s = format!(
+        "You are Finishline's agent. You work on the person's task inside the workspace folder {workspace} using the tools you are given.\n\
+         - Plan with todo_write for tasks of more than one step, and keep the list current.\n\
+         - Use paths relative to the workspace. Read before you edit.\n\
+         - Do the work with tools; do not just describe what you would do.\n\
+         - When you are finished, call complete_task with an honest status: success, partial (say what remains) or blocked (say what you need).\n\
+         - If the person only greets you or asks a question, just answer.\n\
+         Messages inside <system-reminder> tags come from Finishline, not from the person."
+    );
+    if let Some(m) = marker.filter(|m| !m.trim().is_empty()) {
+        s.push_str(&format!("\nWhen the task is completely done, end your message with {m}."));
+    }
+    s
+}
+
+/// Wraps a continuation for the model: a user-role message in a tag that says it is not the
+/// person's words. Mid-conversation system messages are not portable across providers.
+pub fn tagged(source: ContinuationSource, attempt: u32, max: u32, text: &str) -> String {
+    format!("<system-reminder source=\"{}\" attempt=\"{attempt}/{max}\">\n{text}\n</system-reminder>", source.as_str())
+}
+
+pub fn truncation() -> String {
+    "Your last answer was cut off. Continue exactly where you stopped, without repeating what you already wrote.".into()
+}
+
+pub fn todo_gate(open: &[String]) -> String {
+    let list: String = open.iter().map(|t| format!("\n- [ ] {t}")).collect();
+    format!(
+        "You stopped, but these todo items are still open:{list}\nFinish them. If one no longer applies, mark it cancelled with todo_write. Then call complete_task."
+    )
+}
+
+pub fn missing_completion() -> String {
+    "You stopped without calling complete_task. If the task is done, call complete_task with status success and a summary. \
+     If it is not done, keep working, or call complete_task with status partial or blocked and say what remains."
+        .into()
+}
+
+pub fn missing_action(prompt: &str) -> String {
+    let base = "You said you would do something, then stopped without doing it. Do it now with the tools.";
+    if prompt.trim().is_empty() {
+        base.into()
+    } else {
+        format!("{base}\n{}", prompt.trim())
+    }
+}
+
+pub fn verification(f: &VerificationFailure) -> String {
+    let code = f.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "none (it did not finish)".into());
+    format!(
+        "The verification command `{}` failed (exit code {code}). The end of its output:\n```\n{}\n```\nFix the cause, then finish.",
+        f.command,
+        f.output_tail.trim_end()
+    )
+}
+
+/// The evaluator's targeted prompt, or one built from what remains.
+pub fn evaluator(prompt: &str, remaining: &[String]) -> String {
+    if !prompt.trim().is_empty() {
+        let mut s = prompt.trim().to_string();
+        if !remaining.is_empty() {
+            s.push_str("\nStill to do:");
+            for r in remaining {
+                s.push_str(&format!("\n- {r}"));
+            }
+        }
+        return s;
+    }
+    let mut s = String::from("An independent check found that the task is not finished yet. Still to do:");
+    for r in remaining {
+        s.push_str(&format!("\n- {r}"));
+    }
+    s
+}

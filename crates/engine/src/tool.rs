@@ -1,0 +1,192 @@
+//! Tools the agent can call. Inputs are typed and their JSON Schemas derived with schemars;
+//! failures go back to the model as tool results marked as errors, never as Rust errors that
+//! would end the run.
+
+pub mod command;
+pub mod fetch;
+pub mod files;
+pub mod search;
+pub mod workspace;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::provider::ToolSpec;
+pub use workspace::Workspace;
+
+/// What happens when the agent calls a tool, before the person says otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Permission {
+    Allow,
+    Ask,
+    Deny,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    pub content: String,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn ok(content: impl Into<String>) -> Self {
+        ToolOutput { content: content.into(), is_error: false }
+    }
+    pub fn error(content: impl Into<String>) -> Self {
+        ToolOutput { content: content.into(), is_error: true }
+    }
+}
+
+pub struct ToolContext {
+    pub workspace: Workspace,
+    pub cancel: CancellationToken,
+}
+
+/// One tool, with its input type erased for dispatch.
+#[async_trait::async_trait]
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    fn input_schema(&self) -> Value;
+    fn default_permission(&self) -> Permission;
+    async fn call(&self, ctx: &ToolContext, input: Value) -> ToolOutput;
+}
+
+/// The JSON Schema of a typed input, inlined (no `$ref`s) so every provider accepts it.
+pub fn schema_of<T: JsonSchema>() -> Value {
+    let settings = schemars::generate::SchemaSettings::draft07().with(|s| {
+        s.inline_subschemas = true;
+    });
+    let mut v = serde_json::to_value(settings.into_generator().into_root_schema_for::<T>()).unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("$schema");
+        o.remove("title");
+        o.remove("definitions");
+        o.remove("$defs");
+    }
+    v
+}
+
+/// Parses a tool's input, with a message the model can act on.
+pub fn parse_input<T: DeserializeOwned>(tool: &str, input: Value) -> Result<T, ToolOutput> {
+    serde_json::from_value(input).map_err(|e| ToolOutput::error(format!("Invalid arguments for {tool}: {e}. Check the tool's schema and call it again.")))
+}
+
+/// Tools the loop itself answers, because they change the session rather than the workspace.
+pub const TODO_WRITE: &str = "todo_write";
+pub const ASK_USER: &str = "ask_user";
+pub const COMPLETE_TASK: &str = "complete_task";
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct TodoWriteInput {
+    /// The whole todo list, replacing the previous one.
+    pub todos: Vec<TodoInput>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct TodoInput {
+    pub id: String,
+    pub content: String,
+    pub status: crate::domain::TodoStatus,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct AskUserInput {
+    /// The question for the person, answerable in a sentence.
+    pub question: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CompletionStatus {
+    Success,
+    Partial,
+    Blocked,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct CompleteTaskInput {
+    /// success: everything asked is done. partial: some is done. blocked: something outside your reach stops you.
+    pub status: CompletionStatus,
+    /// The person's request, in one sentence.
+    #[serde(default)]
+    pub original_request_summary: String,
+    /// What you did.
+    #[serde(default)]
+    pub summary: String,
+    /// What is left, and why (required for partial and blocked).
+    #[serde(default)]
+    pub remaining_work: Option<String>,
+    /// A shell command that checks the work, such as a test command.
+    #[serde(default)]
+    pub verify_command: Option<String>,
+}
+
+/// Every tool the agent sees, by name.
+#[derive(Clone)]
+pub struct Toolbox {
+    tools: BTreeMap<&'static str, Arc<dyn Tool>>,
+}
+
+impl Default for Toolbox {
+    fn default() -> Self {
+        Self::standard()
+    }
+}
+
+impl Toolbox {
+    pub fn standard() -> Toolbox {
+        let list: Vec<Arc<dyn Tool>> = vec![
+            Arc::new(files::ReadFile),
+            Arc::new(files::ListDir),
+            Arc::new(files::WriteFile),
+            Arc::new(files::EditFile),
+            Arc::new(search::Glob),
+            Arc::new(search::Grep),
+            Arc::new(command::RunCommand),
+            Arc::new(fetch::FetchUrl),
+        ];
+        Toolbox { tools: list.into_iter().map(|t| (t.name(), t)).collect() }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    /// The default permission of a tool; the loop's own tools are allowed, `ask_user` asks the
+    /// person by its nature, unknown tools are refused.
+    pub fn default_permission(&self, name: &str) -> Permission {
+        match name {
+            TODO_WRITE | COMPLETE_TASK | ASK_USER => Permission::Allow,
+            _ => self.tools.get(name).map(|t| t.default_permission()).unwrap_or(Permission::Deny),
+        }
+    }
+
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        let mut specs: Vec<ToolSpec> =
+            self.tools.values().map(|t| ToolSpec { name: t.name().into(), description: t.description().into(), input_schema: t.input_schema() }).collect();
+        specs.push(ToolSpec {
+            name: TODO_WRITE.into(),
+            description: "Write your todo list for this task (the whole list each time). Mark items completed as you finish them.".into(),
+            input_schema: schema_of::<TodoWriteInput>(),
+        });
+        specs.push(ToolSpec {
+            name: ASK_USER.into(),
+            description: "Ask the person a question when you cannot go on without their answer.".into(),
+            input_schema: schema_of::<AskUserInput>(),
+        });
+        specs.push(ToolSpec {
+            name: COMPLETE_TASK.into(),
+            description: "Call when you have finished, or cannot finish. Say honestly whether the task succeeded, is partial, or is blocked.".into(),
+            input_schema: schema_of::<CompleteTaskInput>(),
+        });
+        specs
+    }
+}

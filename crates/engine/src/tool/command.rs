@@ -1,0 +1,179 @@
+//! run_command: a shell in the workspace. It is not a sandbox, which is why it asks first. It
+//! runs in its own process group (so cancel and timeout end everything it started), with a
+//! timeout, capped output, and no provider keys or other secrets in its environment.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio_util::sync::CancellationToken;
+
+use super::{parse_input, schema_of, Permission, Tool, ToolContext, ToolOutput};
+
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(1800);
+/// Output kept: the head and the tail, each this long.
+const KEEP: usize = 24 * 1024;
+
+/// Names that carry secrets: never passed to a child process.
+pub fn is_secret_var(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "XAI_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY"].contains(&n.as_str())
+        || n.ends_with("_API_KEY")
+        || n.ends_with("_TOKEN")
+        || n.ends_with("_SECRET")
+        || n.contains("PASSWORD")
+        || n.starts_with("FINISHLINE_KEY")
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandResult {
+    pub exit_code: Option<i32>,
+    pub output: String,
+    pub timed_out: bool,
+    pub cancelled: bool,
+}
+
+/// Runs `command` with `sh -c` in `dir`. Extra secret names (a custom key variable) are removed
+/// too.
+pub async fn run_shell(command: &str, dir: &std::path::Path, timeout: Duration, cancel: &CancellationToken, extra_secrets: &[String]) -> std::io::Result<CommandResult> {
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c").arg(command).current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy();
+        if is_secret_var(&k) || extra_secrets.iter().any(|s| s == k.as_ref()) {
+            cmd.env_remove(k.as_ref());
+        }
+    }
+    let mut child = cmd.spawn()?;
+    let pgid = child.id().map(|p| p as i32);
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let collect = async {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let (ra, rb) = tokio::join!(read_capped(&mut stdout, &mut a), read_capped(&mut stderr, &mut b));
+        ra?;
+        rb?;
+        std::io::Result::Ok((a, b))
+    };
+    let kill_group = || {
+        if let Some(p) = pgid {
+            // The whole group: a shell's children die with it.
+            unsafe { libc::kill(-p, libc::SIGKILL) };
+        }
+    };
+    let (mut timed_out, mut cancelled) = (false, false);
+    let outcome = tokio::select! {
+        r = async { let out = collect.await; let status = child.wait().await; (out, status) } => Some(r),
+        _ = tokio::time::sleep(timeout) => { timed_out = true; None }
+        _ = cancel.cancelled() => { cancelled = true; None }
+    };
+    let (exit_code, output) = match outcome {
+        Some((out, status)) => {
+            let (a, b) = out?;
+            kill_group(); // anything it left running in the background
+            (status?.code(), join_output(&a, &b))
+        }
+        None => {
+            kill_group();
+            let _ = child.wait().await;
+            (None, String::new())
+        }
+    };
+    Ok(CommandResult { exit_code, output, timed_out, cancelled })
+}
+
+/// Keeps the first and last KEEP bytes, counting what was dropped.
+async fn read_capped<R: tokio::io::AsyncRead + Unpin>(r: &mut R, out: &mut Vec<u8>) -> std::io::Result<()> {
+    let mut tail: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
+    let mut dropped = 0usize;
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = r.read(&mut buf).await?;
+        if n == 0 {
+            break;
+        }
+        for &b in &buf[..n] {
+            if out.len() < KEEP {
+                out.push(b);
+            } else {
+                tail.push_back(b);
+                if tail.len() > KEEP {
+                    tail.pop_front();
+                    dropped += 1;
+                }
+            }
+        }
+    }
+    if dropped > 0 {
+        out.extend_from_slice(format!("\n[… {dropped} bytes of output omitted …]\n").as_bytes());
+    }
+    out.extend(tail);
+    Ok(())
+}
+
+fn join_output(stdout: &[u8], stderr: &[u8]) -> String {
+    let mut s = String::from_utf8_lossy(stdout).into_owned();
+    if !stderr.is_empty() {
+        if !s.is_empty() && !s.ends_with('\n') {
+            s.push('\n');
+        }
+        s.push_str(&String::from_utf8_lossy(stderr));
+    }
+    s
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct RunCommandInput {
+    /// A shell command, run with `sh -c` in the workspace.
+    pub command: String,
+    /// Seconds before it is stopped (default 120).
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+}
+
+pub struct RunCommand;
+
+#[async_trait::async_trait]
+impl Tool for RunCommand {
+    fn name(&self) -> &'static str {
+        "run_command"
+    }
+    fn description(&self) -> &'static str {
+        "Run a shell command in the workspace and get its exit code and output. Not sandboxed: the person approves it first."
+    }
+    fn input_schema(&self) -> Value {
+        schema_of::<RunCommandInput>()
+    }
+    fn default_permission(&self) -> Permission {
+        Permission::Ask
+    }
+    async fn call(&self, ctx: &ToolContext, input: Value) -> ToolOutput {
+        let input: RunCommandInput = match parse_input(self.name(), input) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        if input.command.trim().is_empty() {
+            return ToolOutput::error("The command is empty.");
+        }
+        let timeout = input.timeout_secs.map(Duration::from_secs).unwrap_or(DEFAULT_TIMEOUT).min(MAX_TIMEOUT);
+        match run_shell(&input.command, ctx.workspace.root(), timeout, &ctx.cancel, &[]).await {
+            Err(e) => ToolOutput::error(format!("Could not start the command: {e}")),
+            Ok(r) if r.cancelled => ToolOutput::error("The command was cancelled."),
+            Ok(r) if r.timed_out => ToolOutput::error(format!("The command did not finish within {} s and was stopped.", timeout.as_secs())),
+            Ok(r) => {
+                let code = r.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "killed by a signal".into());
+                let body = if r.output.trim().is_empty() { "(no output)".to_string() } else { r.output };
+                let out = format!("exit code: {code}\n{body}");
+                if r.exit_code == Some(0) {
+                    ToolOutput::ok(out)
+                } else {
+                    ToolOutput::error(out)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! read_file, list_dir, write_file, edit_file: confined to the workspace, capped in size, and
+//! clear about binary and non-UTF-8 files.
+
+use std::io::{Read, Write};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::workspace::ConfinedError;
+use super::{parse_input, schema_of, Permission, Tool, ToolContext, ToolOutput};
+
+/// Largest file read whole; larger files are read in windows with offset and limit.
+pub const MAX_READ_BYTES: u64 = 256 * 1024;
+pub const MAX_WRITE_BYTES: usize = 5 * 1024 * 1024;
+const MAX_ENTRIES: usize = 500;
+
+fn confined_error(e: ConfinedError) -> ToolOutput {
+    match e {
+        ConfinedError::Path(p) => ToolOutput::error(format!("Refused: {p}.")),
+        ConfinedError::Io(e) if e.kind() == std::io::ErrorKind::NotFound => ToolOutput::error("No such file or folder."),
+        ConfinedError::Io(e) => ToolOutput::error(format!("Could not access the file: {e}")),
+    }
+}
+
+fn looks_binary(bytes: &[u8]) -> bool {
+    bytes.iter().take(8192).any(|b| *b == 0)
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct ReadFileInput {
+    /// Path relative to the workspace.
+    pub path: String,
+    /// First line to read, 1-based.
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// How many lines to read.
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+pub struct ReadFile;
+
+#[async_trait::async_trait]
+impl Tool for ReadFile {
+    fn name(&self) -> &'static str {
+        "read_file"
+    }
+    fn description(&self) -> &'static str {
+        "Read a text file of the workspace. For long files pass offset and limit (lines)."
+    }
+    fn input_schema(&self) -> Value {
+        schema_of::<ReadFileInput>()
+    }
+    fn default_permission(&self) -> Permission {
+        Permission::Allow
+    }
+    async fn call(&self, ctx: &ToolContext, input: Value) -> ToolOutput {
+        let input: ReadFileInput = match parse_input(self.name(), input) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        let (_, file) = match ctx.workspace.open_read(&input.path) {
+            Ok(f) => f,
+            Err(e) => return confined_error(e),
+        };
+        let meta = match file.metadata() {
+            Ok(m) => m,
+            Err(e) => return ToolOutput::error(format!("Could not read {}: {e}", input.path)),
+        };
+        if meta.is_dir() {
+            return ToolOutput::error(format!("{} is a folder; use list_dir.", input.path));
+        }
+        let windowed = input.offset.is_some() || input.limit.is_some();
+        let cap = if windowed { 64 * 1024 * 1024 } else { MAX_READ_BYTES };
+        let mut bytes = Vec::new();
+        if let Err(e) = file.take(cap + 1).read_to_end(&mut bytes) {
+            return ToolOutput::error(format!("Could not read {}: {e}", input.path));
+        }
+        if looks_binary(&bytes) {
+            return ToolOutput::error(format!("{} is a binary file ({} bytes); it cannot be shown as text.", input.path, meta.len()));
+        }
+        let cut = bytes.len() as u64 > cap;
+        bytes.truncate(cap as usize);
+        let (text, lossy) = match String::from_utf8(bytes) {
+            Ok(t) => (t, false),
+            Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+        };
+        let mut out = if windowed {
+            let start = input.offset.unwrap_or(1).max(1) - 1;
+            let lines: Vec<&str> = text.lines().skip(start).take(input.limit.unwrap_or(2000)).collect();
+            lines.join("\n")
+        } else {
+            text
+        };
+        if lossy {
+            out.push_str("\n[note: the file is not valid UTF-8; invalid bytes are shown as �]");
+        }
+        if cut && !windowed {
+            out.push_str(&format!("\n[note: the file is {} bytes; only the first {} are shown. Use offset and limit to read more.]", meta.len(), MAX_READ_BYTES));
+        }
+        ToolOutput::ok(out)
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct ListDirInput {
+    /// Folder relative to the workspace; "." for its root.
+    #[serde(default = "dot")]
+    pub path: String,
+}
+
+fn dot() -> String {
+    ".".into()
+}
+
+pub struct ListDir;
+
+#[async_trait::async_trait]
+impl Tool for ListDir {
+    fn name(&self) -> &'static str {
+        "list_dir"
+    }
+    fn description(&self) -> &'static str {
+        "List the files and folders in a folder of the workspace."
+    }
+    fn input_schema(&self) -> Value {
+        schema_of::<ListDirInput>()
+    }
+    fn default_permission(&self) -> Permission {
+        Permission::Allow
+    }
+    async fn call(&self, ctx: &ToolContext, input: Value) -> ToolOutput {
+        let input: ListDirInput = match parse_input(self.name(), input) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        let path = match ctx.workspace.resolve(&input.path) {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::error(format!("Refused: {e}.")),
+        };
+        let read = match std::fs::read_dir(&path) {
+            Ok(r) => r,
+            Err(e) => return ToolOutput::error(format!("Could not list {}: {e}", input.path)),
+        };
+        let mut entries: Vec<String> = read
+            .filter_map(Result::ok)
+            .map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                match e.file_type() {
+                    Ok(t) if t.is_dir() => format!("{name}/"),
+                    Ok(t) if t.is_symlink() => format!("{name}@"),
+                    _ => {
+                        let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+                        format!("{name} ({size} bytes)")
+                    }
+                }
+            })
+            .collect();
+        entries.sort();
+        let total = entries.len();
+        entries.truncate(MAX_ENTRIES);
+        let mut out = if entries.is_empty() { "(empty folder)".to_string() } else { entries.join("\n") };
+        if total > MAX_ENTRIES {
+            out.push_str(&format!("\n[{} more entries not shown]", total - MAX_ENTRIES));
+        }
+        ToolOutput::ok(out)
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct WriteFileInput {
+    /// Path relative to the workspace; folders are created as needed.
+    pub path: String,
+    /// The whole new content of the file.
+    pub content: String,
+}
+
+pub struct WriteFile;
+
+#[async_trait::async_trait]
+impl Tool for WriteFile {
+    fn name(&self) -> &'static str {
+        "write_file"
+    }
+    fn description(&self) -> &'static str {
+        "Create or overwrite a text file in the workspace."
+    }
+    fn input_schema(&self) -> Value {
+        schema_of::<WriteFileInput>()
+    }
+    fn default_permission(&self) -> Permission {
+        Permission::Allow
+    }
+    async fn call(&self, ctx: &ToolContext, input: Value) -> ToolOutput {
+        let input: WriteFileInput = match parse_input(self.name(), input) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        if input.content.len() > MAX_WRITE_BYTES {
+            return ToolOutput::error(format!("The content is {} bytes; the limit is {MAX_WRITE_BYTES}. Write it in smaller files.", input.content.len()));
+        }
+        let (_, mut file, created) = match ctx.workspace.open_write(&input.path) {
+            Ok(f) => f,
+            Err(e) => return confined_error(e),
+        };
+        if let Err(e) = file.write_all(input.content.as_bytes()) {
+            return ToolOutput::error(format!("Could not write {}: {e}", input.path));
+        }
+        ToolOutput::ok(format!("{} {} ({} bytes).", if created { "Created" } else { "Wrote" }, input.path, input.content.len()))
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct EditFileInput {
+    /// Path relative to the workspace.
+    pub path: String,
+    /// Exact text to replace; it must occur once unless replace_all is true.
+    pub old_text: String,
+    pub new_text: String,
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+pub struct EditFile;
+
+#[async_trait::async_trait]
+impl Tool for EditFile {
+    fn name(&self) -> &'static str {
+        "edit_file"
+    }
+    fn description(&self) -> &'static str {
+        "Replace exact text in a file of the workspace."
+    }
+    fn input_schema(&self) -> Value {
+        schema_of::<EditFileInput>()
+    }
+    fn default_permission(&self) -> Permission {
+        Permission::Allow
+    }
+    async fn call(&self, ctx: &ToolContext, input: Value) -> ToolOutput {
+        let input: EditFileInput = match parse_input(self.name(), input) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        if input.old_text.is_empty() {
+            return ToolOutput::error("old_text is empty; to create a file use write_file.");
+        }
+        let (_, mut file) = match ctx.workspace.open_read(&input.path) {
+            Ok(f) => f,
+            Err(e) => return confined_error(e),
+        };
+        let mut text = String::new();
+        if file.read_to_string(&mut text).is_err() {
+            return ToolOutput::error(format!("{} is not a UTF-8 text file; it cannot be edited as text.", input.path));
+        }
+        let count = text.matches(&input.old_text).count();
+        if count == 0 {
+            return ToolOutput::error(format!("old_text was not found in {}. Read the file and copy the text exactly.", input.path));
+        }
+        if count > 1 && !input.replace_all {
+            return ToolOutput::error(format!("old_text occurs {count} times in {}; give more context or set replace_all.", input.path));
+        }
+        let new = if input.replace_all { text.replace(&input.old_text, &input.new_text) } else { text.replacen(&input.old_text, &input.new_text, 1) };
+        let (_, mut out, _) = match ctx.workspace.open_write(&input.path) {
+            Ok(f) => f,
+            Err(e) => return confined_error(e),
+        };
+        if let Err(e) = out.write_all(new.as_bytes()) {
+            return ToolOutput::error(format!("Could not write {}: {e}", input.path));
+        }
+        ToolOutput::ok(format!("Replaced {count} occurrence{} in {}.", if count == 1 { "" } else { "s" }, input.path))
+    }
+}
