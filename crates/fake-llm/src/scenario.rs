@@ -47,6 +47,7 @@ pub struct Matcher {
     pub last_message_contains: Option<String>,
     pub last_message_not_contains: Option<String>,
     pub any_message_contains: Option<String>,
+    pub system_contains: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -150,5 +151,6 @@ impl Matcher {
             && self.last_message_contains.as_ref().is_none_or(|s| req.last_message.contains(s.as_str()))
             && self.last_message_not_contains.as_ref().is_none_or(|s| !req.last_message.contains(s.as_str()))
             && self.any_message_contains.as_ref().is_none_or(|s| req.all_text.contains(s.as_str()))
+            && self.system_contains.as_ref().is_none_or(|s| req.system.contains(s.as_str()))
     }
 }

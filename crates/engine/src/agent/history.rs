@@ -63,7 +63,7 @@ pub fn rebuild(events: &[Envelope]) -> Vec<ChatMessage> {
             }
             EngineEvent::ToolCall { call_id, tool, input, state, output, .. } => {
                 if let Some(a) = open.as_mut() {
-                    if !a.calls.iter().any(|c| c.id == *call_id) {
+                    if !a.calls.iter().any(|c| c.id == *call_id) && !input.is_null() {
                         let input = match input.get("_invalid_json").and_then(Value::as_str) {
                             Some(raw) => ToolInput::Invalid { raw: raw.to_string(), error: "invalid JSON".into() },
                             None => ToolInput::Parsed { value: input.clone() },

@@ -68,6 +68,9 @@ pub struct Run {
     previous_remaining: Option<Vec<String>>,
     last_verdict: Option<Verdict>,
     verification_log: Vec<String>,
+    /// Call ids seen in this session: some servers reuse ids across steps, and every call must
+    /// keep its own result.
+    call_ids: HashSet<String>,
 }
 
 impl Run {
@@ -124,6 +127,13 @@ impl Run {
             previous_remaining: None,
             last_verdict: None,
             verification_log: vec![],
+            call_ids: events
+                .iter()
+                .filter_map(|e| match &e.event {
+                    EngineEvent::ToolCall { call_id, .. } => Some(call_id.clone()),
+                    _ => None,
+                })
+                .collect(),
         })
     }
 
@@ -226,8 +236,11 @@ impl Run {
             evaluation: None,
             previous_remaining: self.previous_remaining.clone(),
         };
-        self.prev_step_called_tools = step_called_tools;
-        if !matches!(out.end, StepEnd::Cut | StepEnd::Stopped(StopReason::Length)) {
+        // A cut-off step continues the one before it, so it leaves "work open" as it was.
+        let cut = matches!(out.end, StepEnd::Cut | StepEnd::Stopped(StopReason::Length))
+            || (out.calls.is_empty() && claim.is_none() && out.usage.output_tokens <= self.cfg().min_output_tokens && (self.prev_step_called_tools || !evidence.open_todos.is_empty()));
+        if !cut {
+            self.prev_step_called_tools = step_called_tools;
             self.counters.truncations_in_row = 0;
             evidence.counters.truncations_in_row = 0;
         }
@@ -377,7 +390,13 @@ impl Run {
                         shown = true;
                         if let Some(e) = batcher.push(&message_id, true, &t, Instant::now()) { self.emit(e)?; }
                     }
-                    Ok(CompletionEvent::ToolCall { call }) => calls.push(call),
+                    Ok(CompletionEvent::ToolCall { mut call }) => {
+                        if call.id.is_empty() || self.call_ids.contains(&call.id) {
+                            call.id = format!("{}_{}", if call.id.is_empty() { "call" } else { &call.id }, uuid::Uuid::now_v7().simple());
+                        }
+                        self.call_ids.insert(call.id.clone());
+                        calls.push(call)
+                    }
                     Ok(CompletionEvent::Usage { usage: u }) => usage = u,
                     Ok(CompletionEvent::Stop { reason }) => stop = Some(reason),
                     Err(e) => break Err(e),

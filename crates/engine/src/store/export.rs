@@ -49,7 +49,9 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
             EngineEvent::ToolCall { call_id, tool, input, state, output, .. } => match tools.get(call_id).and_then(|i| out.get_mut(*i)) {
                 Some(Entry::Tool { state: s, output: o, input: inp, .. }) => {
                     *s = *state;
-                    *inp = input.clone();
+                    if !input.is_null() {
+                        *inp = input.clone();
+                    }
                     if output.is_some() {
                         *o = output.clone();
                     }

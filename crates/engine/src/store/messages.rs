@@ -96,7 +96,7 @@ pub fn upsert_tool_call(
         "INSERT INTO parts (session_id, message_id, kind, seq, call_id, tool, input, state, output)
          VALUES (?1, ?2, 'tool_call', ?3, ?4, ?5, ?6, ?7, ?8)
          ON CONFLICT (session_id, call_id) WHERE call_id IS NOT NULL
-         DO UPDATE SET state = excluded.state, output = COALESCE(excluded.output, parts.output), input = excluded.input",
+         DO UPDATE SET state = excluded.state, output = COALESCE(excluded.output, parts.output), input = CASE WHEN excluded.input = 'null' THEN parts.input ELSE excluded.input END",
     )?
     .execute(params![session.0, message.map(|m| m.0.clone()), seq as i64, call_id, tool, input.to_string(), state.as_str(), output])?;
     Ok(())

@@ -1,0 +1,183 @@
+//! Runs the real engine against the fake provider server and collects what a person and the
+//! provider would see: events, stored rows, files, and the requests the model received.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fake_llm::{FakeServer, Protocol, Scenario, SeenRequest};
+use finishline_engine::agent::{Engine, EngineConfig, ModelEndpoint, PermissionPolicy};
+use finishline_engine::completion::CompletionConfig;
+use finishline_engine::domain::*;
+use finishline_engine::event::{EngineEvent, Envelope};
+use finishline_engine::provider::{ProviderConfig, RetryPolicy};
+use finishline_engine::store::Store;
+use finishline_engine::ProviderKind;
+use serde_json::Value;
+
+pub struct Harness {
+    pub server: FakeServer,
+    pub engine: Arc<Engine>,
+    pub store: Arc<Store>,
+    pub workspace: tempfile::TempDir,
+    pub data: tempfile::TempDir,
+}
+
+pub struct Setup {
+    pub protocol: Protocol,
+    pub completion: CompletionConfig,
+    pub permissions: PermissionPolicy,
+    pub verify_commands: Vec<String>,
+    pub context_window: u64,
+    pub auto_approve: bool,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            protocol: Protocol::Openai,
+            completion: CompletionConfig::default(),
+            permissions: PermissionPolicy { nobody_to_ask: true, ..Default::default() },
+            verify_commands: vec![],
+            context_window: 200_000,
+            auto_approve: false,
+        }
+    }
+}
+
+pub fn scenario(v: Value) -> Scenario {
+    serde_json::from_value(v).expect("a valid scenario")
+}
+
+impl Harness {
+    pub async fn new(scn: Scenario, setup: Setup) -> Harness {
+        let server = FakeServer::start(scn).await.unwrap();
+        let kind = match setup.protocol {
+            Protocol::Openai => ProviderKind::Openai,
+            Protocol::Anthropic => ProviderKind::Anthropic,
+            Protocol::Gemini => ProviderKind::Gemini,
+        };
+        let mut pc = ProviderConfig::new(kind, server.base_url(setup.protocol), None);
+        pc.idle_timeout = Duration::from_secs(5);
+        let agent = ModelEndpoint::http(pc, "fake-model").unwrap();
+        let store = Arc::new(Store::open_in_memory().unwrap());
+        let data = tempfile::tempdir().unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        let engine = Engine::new(
+            store.clone(),
+            EngineConfig {
+                data_dir: data.path().to_path_buf(),
+                agent,
+                evaluator: None,
+                completion: setup.completion,
+                retry: RetryPolicy { max_retries: 3, base_delay: Duration::from_millis(10), max_delay: Duration::from_millis(50), max_retry_after: Duration::from_secs(3), jitter: 0.0 },
+                permissions: setup.permissions,
+                verify_commands: setup.verify_commands,
+                context_window: setup.context_window,
+                max_output_tokens: Some(1024),
+                auto_approve: setup.auto_approve,
+                secret_env: vec![],
+            },
+        );
+        Harness { server, engine, store, workspace, data }
+    }
+
+    pub fn ws(&self) -> PathBuf {
+        self.workspace.path().to_path_buf()
+    }
+
+    pub fn write(&self, rel: &str, content: &str) {
+        let p = self.ws().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> Option<String> {
+        std::fs::read_to_string(self.ws().join(rel)).ok()
+    }
+
+    /// Starts the task and waits for its run to end (review, idle, failed, …).
+    pub async fn run(&self, task: &str) -> Outcome {
+        let (sid, handle) = self.engine.start_session(task, &self.ws()).unwrap();
+        tokio::time::timeout(Duration::from_secs(60), handle).await.expect("the run ends in time").unwrap();
+        self.outcome(&sid)
+    }
+
+    pub async fn wait_idle(&self, sid: &SessionId) -> Outcome {
+        for _ in 0..600 {
+            let s = self.store.session(sid).unwrap();
+            if !s.status.is_running() {
+                // Runs end with their status event; wait a moment for the task to finish.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                let s2 = self.store.session(sid).unwrap();
+                if !s2.status.is_running() {
+                    return self.outcome(sid);
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the session did not stop running");
+    }
+
+    pub fn outcome(&self, sid: &SessionId) -> Outcome {
+        let s = self.store.session(sid).unwrap();
+        Outcome {
+            session: sid.clone(),
+            status: s.status,
+            claim: s.claim,
+            verdict: s.verdict,
+            end_reason: s.end_reason,
+            events: self.store.events(sid, 0).unwrap(),
+            requests: self.server.requests(),
+        }
+    }
+}
+
+pub struct Outcome {
+    pub session: SessionId,
+    pub status: SessionStatus,
+    pub claim: Option<Claim>,
+    pub verdict: Option<Verdict>,
+    pub end_reason: Option<EndReason>,
+    pub events: Vec<Envelope>,
+    pub requests: Vec<SeenRequest>,
+}
+
+impl Outcome {
+    pub fn continuations(&self) -> Vec<ContinuationSource> {
+        self.events.iter().filter_map(|e| if let EngineEvent::Continuation { source, .. } = &e.event { Some(*source) } else { None }).collect()
+    }
+    pub fn model_calls(&self) -> usize {
+        self.requests.len()
+    }
+    pub fn calls_of(&self, kind: fake_llm::RequestKind) -> usize {
+        self.requests.iter().filter(|r| r.kind == kind).count()
+    }
+    pub fn review_id(&self) -> RequestId {
+        self.events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { review_id, .. } = &e.event { Some(review_id.clone()) } else { None }).expect("a review was requested")
+    }
+    pub fn evaluations(&self) -> Vec<(Verdict, bool)> {
+        self.events.iter().filter_map(|e| if let EngineEvent::Evaluation { verdict, parse_ok, .. } = &e.event { Some((*verdict, *parse_ok)) } else { None }).collect()
+    }
+    pub fn has(&self, pred: impl Fn(&EngineEvent) -> bool) -> bool {
+        self.events.iter().any(|e| pred(&e.event))
+    }
+    pub fn gap_free(&self) -> bool {
+        self.events.iter().enumerate().all(|(i, e)| e.seq == i as u64 + 1)
+    }
+}
+
+pub fn done_verdict() -> Value {
+    serde_json::json!({"text": r#"{"done": true, "summary": "all done", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": ""}"#})
+}
+
+pub fn not_done_verdict(remaining: &[&str], prompt: &str) -> Value {
+    let v = serde_json::json!({"done": false, "summary": "not yet", "remaining": remaining, "continuation_prompt": prompt, "is_stuck": false, "stuck_reason": ""});
+    serde_json::json!({"text": v.to_string()})
+}
+
+pub fn no_announcement() -> Value {
+    serde_json::json!({"text": r#"{"announced_action_not_taken": false, "action": ""}"#})
+}
