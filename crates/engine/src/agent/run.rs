@@ -157,6 +157,10 @@ impl Run {
 
     async fn main(&mut self, trigger: RunTrigger, user_message: Option<String>) -> crate::Result<()> {
         self.emit_all(vec![EngineEvent::RunStarted { trigger }, Self::status(SessionStatus::Busy)])?;
+        // A resumed run continues interrupted work: it is a work turn even if it calls no tool.
+        if trigger == RunTrigger::Resume {
+            self.run_used_tools = self.history.iter().any(|m| matches!(m, ChatMessage::Assistant { tool_calls, .. } if !tool_calls.is_empty()));
+        }
         if let Some(cp) = &self.checkpoints {
             let snap = tokio::task::block_in_place(|| cp.snapshot("run start"))?;
             if cp.marked("base").is_none() {

@@ -32,6 +32,7 @@ pub struct Setup {
     pub verify_commands: Vec<String>,
     pub context_window: u64,
     pub auto_approve: bool,
+    pub idle_ms: u64,
 }
 
 impl Default for Setup {
@@ -43,6 +44,7 @@ impl Default for Setup {
             verify_commands: vec![],
             context_window: 200_000,
             auto_approve: false,
+            idle_ms: 5000,
         }
     }
 }
@@ -60,10 +62,10 @@ impl Harness {
             Protocol::Gemini => ProviderKind::Gemini,
         };
         let mut pc = ProviderConfig::new(kind, server.base_url(setup.protocol), None);
-        pc.idle_timeout = Duration::from_secs(5);
+        pc.idle_timeout = Duration::from_millis(setup.idle_ms);
         let agent = ModelEndpoint::http(pc, "fake-model").unwrap();
-        let store = Arc::new(Store::open_in_memory().unwrap());
         let data = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(&data.path().join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).unwrap());
         let workspace = tempfile::tempdir().unwrap();
         let engine = Engine::new(
             store.clone(),

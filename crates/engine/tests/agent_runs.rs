@@ -1,0 +1,374 @@
+//! Runs of the real engine against the fake provider server: reviews, reverts, faults, cancel,
+//! compaction and resume. Each asserts the events, the stored rows and the files.
+
+mod support {
+    pub mod harness;
+}
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fake_llm::Protocol;
+use finishline_engine::agent::{Engine, ReviewOutcome};
+use finishline_engine::domain::*;
+use finishline_engine::event::EngineEvent;
+use finishline_engine::store::{export, Store};
+use finishline_engine::tool::Permission;
+use finishline_engine::ErrorCode;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use support::harness::*;
+
+const DONE: &str = "Done! Everything the task asked for is written and checked.";
+
+fn rules(v: Value) -> fake_llm::Scenario {
+    scenario(json!({"rules": v}))
+}
+
+fn agent(when: Value, reply: Value) -> Value {
+    let mut w = when;
+    w["kind"] = json!("agent");
+    json!({"when": w, "reply": reply})
+}
+
+fn evaluator(reply: Value) -> Value {
+    json!({"when": {"kind": "evaluator"}, "reply": reply})
+}
+
+fn allow_shell(s: &mut Setup) {
+    s.permissions.overrides.insert("run_command".into(), Permission::Allow);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_changes_starts_a_second_run_with_a_fresh_budget_then_approve_completes() {
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "also add grapes"}), json!({"tool_calls": [{"name": "edit_file", "arguments": {"path": "notes.md", "old_text": "- cherry", "new_text": "- cherry\n- grapes"}}]})),
+            agent(json!({"last_message_contains": "Replaced"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "Created notes.md"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n- cherry"}}]})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = h.run("create notes.md listing three fruits").await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    let review = o.review_id();
+    let outcome = h.engine.submit_review(&review, Decision::RequestChanges, Some("also add grapes".into()), false, false, DecidedBy::Person).unwrap();
+    assert!(matches!(outcome, ReviewOutcome::Decided { status: SessionStatus::Busy, .. }));
+    let o2 = h.wait_idle(&o.session).await;
+    assert_eq!(o2.status, SessionStatus::AwaitingReview, "the feedback run reaches the review gate again");
+    assert_eq!(h.read("notes.md").unwrap(), "- apple\n- banana\n- cherry\n- grapes");
+    let feedback_is_user = o2.events.iter().any(|e| matches!(&e.event, EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if t == "also add grapes"));
+    assert!(feedback_is_user, "feedback at the review gate is a real user message");
+    let runs = o2.events.iter().filter(|e| matches!(e.event, EngineEvent::RunStarted { .. })).count();
+    assert_eq!(runs, 2);
+    let again = h.engine.submit_review(&review, Decision::Approve, None, false, false, DecidedBy::Person).unwrap_err();
+    assert_eq!(again.code(), ErrorCode::AlreadyDecided, "the old review cannot be decided twice");
+    h.engine.submit_review(&o2.review_id(), Decision::Approve, None, false, false, DecidedBy::Person).unwrap();
+    assert_eq!(h.store.session(&o.session).unwrap().status, SessionStatus::Completed);
+    assert_eq!(h.store.session(&o.session).unwrap().decision, Some(Decision::Approve));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reject_with_revert_restores_every_file_including_ones_the_shell_created_and_deleted() {
+    let mut setup = Setup::default();
+    allow_shell(&mut setup);
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "exit code: 0"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "Wrote keep.txt"}), json!({"tool_calls": [{"name": "run_command", "arguments": {"command": "echo shell > made-by-shell.txt && rm old.txt"}}]})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "keep.txt", "content": "changed by the agent"}}]})),
+        ])),
+        setup,
+    )
+    .await;
+    h.write("keep.txt", "original");
+    h.write("old.txt", "precious");
+    let o = h.run("tidy the folder").await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    let files = o
+        .events
+        .iter()
+        .find_map(|e| if let EngineEvent::ReviewRequested { files_changed, .. } = &e.event { Some(files_changed.clone()) } else { None })
+        .unwrap();
+    let kinds: Vec<(String, String)> = files.iter().map(|f| (f["path"].as_str().unwrap().to_string(), f["kind"].as_str().unwrap().to_string())).collect();
+    assert!(kinds.contains(&("made-by-shell.txt".into(), "created".into())), "a file the shell made shows in the review: {kinds:?}");
+    assert!(kinds.contains(&("old.txt".into(), "deleted".into())), "a file the shell deleted shows too: {kinds:?}");
+    assert!(kinds.contains(&("keep.txt".into(), "modified".into())));
+    let keep_diff = files.iter().find(|f| f["path"] == "keep.txt").unwrap()["diff"].as_str().unwrap().to_string();
+    assert!(keep_diff.contains("-original") && keep_diff.contains("+changed by the agent"), "the diff shows exactly what changed:\n{keep_diff}");
+    let outcome = h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
+    match outcome {
+        ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(r) } => assert!(r.applied),
+        other => panic!("expected a rejected, reverted session: {other:?}"),
+    }
+    assert_eq!(h.read("keep.txt").as_deref(), Some("original"), "the modified file is restored");
+    assert_eq!(h.read("old.txt").as_deref(), Some("precious"), "the file the shell deleted is back");
+    assert!(h.read("made-by-shell.txt").is_none(), "the file the shell created is gone");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revert_asks_before_touching_a_file_the_person_edited_after_the_agent() {
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Wrote"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "agent"}}]})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    h.write("a.txt", "before");
+    let o = h.run("change a.txt").await;
+    h.write("a.txt", "the person's own edit");
+    let r = h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
+    match r {
+        ReviewOutcome::NeedsConfirmation { conflicts } => assert_eq!(conflicts, vec!["a.txt".to_string()]),
+        other => panic!("the revert must ask first: {other:?}"),
+    }
+    assert_eq!(h.read("a.txt").as_deref(), Some("the person's own edit"), "nothing is touched before the person confirms");
+    assert_eq!(h.store.session(&o.session).unwrap().status, SessionStatus::AwaitingReview, "the decision waits for the confirmation");
+    h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, true, DecidedBy::Person).unwrap();
+    assert_eq!(h.read("a.txt").as_deref(), Some("before"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_with_retry_after_shows_retry_then_succeeds() {
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            {"when": {"kind": "agent"}, "reply": {"fault": {"type": "status", "status": 429, "headers": [["retry-after", "1"]]}}, "times": 1},
+            agent(json!({}), json!({"text": "Hello! I am here and ready to help with your task."})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = h.run("hi").await;
+    let retry = o.events.iter().find_map(|e| match &e.event {
+        EngineEvent::StatusChanged { status: SessionStatus::Retry, attempt, next_retry_at, message } => Some((*attempt, next_retry_at.clone(), message.clone())),
+        _ => None,
+    });
+    let (attempt, at, msg) = retry.expect("the session showed `retry` while it waited");
+    assert_eq!(attempt, Some(1));
+    assert!(at.is_some(), "the next retry time is shown for a countdown");
+    assert!(msg.unwrap().contains("429"));
+    assert_eq!(o.status, SessionStatus::Idle, "after the wait the answer arrived");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reset_mid_stream_keeps_the_partial_text_once_and_takes_the_truncation_path() {
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            {"when": {"kind": "agent"}, "reply": {"text": "alpha beta gamma delta epsilon zeta", "chunk_delay_ms": 20, "fault": {"type": "reset_after", "frames": 5}}, "times": 1},
+            agent(json!({"last_message_contains": "cut off"}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]})),
+            agent(json!({}), json!({"text": DONE})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = h.run("write a.txt").await;
+    assert_eq!(o.continuations(), vec![ContinuationSource::Truncation], "a connection lost after output is a truncation, not a retry");
+    let t = h.store.timeline(&o.session).unwrap();
+    let md = export::to_markdown(&t);
+    assert_eq!(md.matches("alpha beta").count(), 1, "the partial text is kept exactly once:\n{md}");
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stall_after_output_is_a_truncation() {
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            {"when": {"kind": "agent"}, "reply": {"text": "one two three four five", "chunk_delay_ms": 10, "fault": {"type": "stall_after", "frames": 4, "ms": 5000}}, "times": 1},
+            agent(json!({"last_message_contains": "cut off"}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]})),
+            agent(json!({}), json!({"text": DONE})),
+        ])),
+        Setup { idle_ms: 400, ..Default::default() },
+    )
+    .await;
+    let o = h.run("write a.txt").await;
+    assert_eq!(o.continuations(), vec![ContinuationSource::Truncation]);
+    assert_eq!(h.read("a.txt").as_deref(), Some("A"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_chunk_before_output_fails_with_a_clear_message() {
+    let h = Harness::new(rules(json!([agent(json!({}), json!({"text": "hello", "fault": {"type": "invalid_json", "frames": 0}}))])), Setup::default()).await;
+    let o = h.run("hi").await;
+    assert_eq!(o.status, SessionStatus::Failed);
+    let msg = o.events.iter().find_map(|e| if let EngineEvent::Error { message, .. } = &e.event { Some(message.clone()) } else { None }).unwrap();
+    assert!(msg.contains("not JSON"), "the person learns what went wrong: {msg}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_key_fails_at_once_and_says_so() {
+    let h = Harness::new(rules(json!([agent(json!({}), json!({"fault": {"type": "status", "status": 401, "body": "{\"error\": {\"message\": \"invalid x-api-key\"}}"}}))])), Setup { protocol: Protocol::Anthropic, ..Default::default() }).await;
+    let o = h.run("hi").await;
+    assert_eq!(o.status, SessionStatus::Failed);
+    assert_eq!(o.model_calls(), 1, "a wrong key is never retried");
+    assert!(o.has(|e| matches!(e, EngineEvent::Error { message, .. } if message.contains("key"))));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_while_streaming_ends_cancelled_and_nothing_follows() {
+    let h = Harness::new(rules(json!([agent(json!({}), json!({"text": "word ".repeat(200), "chunk_delay_ms": 20}))])), Setup::default()).await;
+    let (sid, handle) = h.engine.start_session("write a long essay", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    while let Some(e) = sub.next().await {
+        if matches!(e.unwrap().event, EngineEvent::TextDelta { .. }) {
+            break;
+        }
+    }
+    assert!(h.engine.cancel(&sid));
+    tokio::time::timeout(Duration::from_secs(5), handle).await.expect("cancel stops the run quickly").unwrap();
+    let events = h.store.events(&sid, 0).unwrap();
+    let pos = events.iter().position(|e| matches!(e.event, EngineEvent::StatusChanged { status: SessionStatus::Cancelled, .. })).expect("a cancelled status");
+    assert_eq!(pos, events.len() - 1, "nothing arrives after `cancelled`");
+    assert_eq!(h.store.session(&sid).unwrap().end_reason, Some(EndReason::Cancelled));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_while_a_command_runs_kills_its_whole_process_group() {
+    let mut setup = Setup::default();
+    allow_shell(&mut setup);
+    let h = Harness::new(rules(json!([agent(json!({}), json!({"tool_calls": [{"name": "run_command", "arguments": {"command": "(sleep 2; touch child-survived.txt) & sleep 30; touch after.txt"}}]}))])), setup).await;
+    let (sid, handle) = h.engine.start_session("run the slow thing", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    while let Some(e) = sub.next().await {
+        if matches!(e.unwrap().event, EngineEvent::ToolCall { state: ToolState::Running, .. }) {
+            break;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    h.engine.cancel(&sid);
+    tokio::time::timeout(Duration::from_secs(5), handle).await.expect("cancel reaches the running command").unwrap();
+    assert_eq!(h.store.session(&sid).unwrap().status, SessionStatus::Cancelled);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert!(h.read("after.txt").is_none(), "the command itself was stopped");
+    assert!(h.read("child-survived.txt").is_none(), "and so was the background child it started");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permission_prompt_allowed_once_runs_the_tool() {
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "exit code: 0"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "run_command", "arguments": {"command": "echo allowed > shell.txt"}}]})),
+        ])),
+        Setup { permissions: Default::default(), ..Default::default() },
+    )
+    .await;
+    let (sid, handle) = h.engine.start_session("write shell.txt with the shell", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    let request = loop {
+        if let EngineEvent::PermissionRequested { request_id, tool, input, .. } = sub.next().await.unwrap().unwrap().event {
+            assert_eq!(tool, "run_command");
+            assert_eq!(input["command"], "echo allowed > shell.txt", "the prompt shows exactly what will run");
+            break request_id;
+        }
+    };
+    assert_eq!(h.store.session(&sid).unwrap().status, SessionStatus::AwaitingApproval);
+    h.engine.respond_permission(&request, PermissionDecision::AllowOnce).unwrap();
+    assert_eq!(h.engine.respond_permission(&request, PermissionDecision::Deny).unwrap_err().code(), ErrorCode::AlreadyDecided, "a second answer changes nothing");
+    handle.await.unwrap();
+    assert_eq!(h.read("shell.txt").as_deref(), Some("allowed\n"));
+    assert_eq!(h.store.session(&sid).unwrap().status, SessionStatus::AwaitingReview);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permission_prompt_denied_stops_the_run_as_idle() {
+    let h = Harness::new(rules(json!([agent(json!({}), json!({"tool_calls": [{"name": "fetch_url", "arguments": {"url": "http://127.0.0.1:9/"}}]}))])), Setup { permissions: Default::default(), ..Default::default() }).await;
+    let (sid, handle) = h.engine.start_session("fetch it", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    let request = loop {
+        if let EngineEvent::PermissionRequested { request_id, .. } = sub.next().await.unwrap().unwrap().event {
+            break request_id;
+        }
+    };
+    h.engine.respond_permission(&request, PermissionDecision::Deny).unwrap();
+    handle.await.unwrap();
+    let s = h.store.session(&sid).unwrap();
+    assert_eq!((s.status, s.end_reason), (SessionStatus::Idle, Some(EndReason::PermissionDenied)));
+    assert_eq!(h.store.tool_calls(&sid).unwrap()[0].state, ToolState::Denied);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_conversation_is_compacted_into_a_summary_and_goes_on() {
+    let h = Harness::new(
+        rules(json!([
+            {"when": {"kind": "compaction"}, "reply": {"text": "Summary: the agent read big.txt twice."}},
+            evaluator(done_verdict()),
+            agent(json!({"any_message_contains": "summarised"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "big.txt"}}]})),
+        ])),
+        Setup { context_window: 8_000, ..Default::default() },
+    )
+    .await;
+    h.write("big.txt", &"lorem ipsum dolor sit amet ".repeat(800));
+    let o = h.run("read big.txt and tell me about it").await;
+    assert_eq!(o.calls_of(fake_llm::RequestKind::Compaction), 1, "the prompt neared the window, so it was compacted once");
+    assert!(o.has(|e| matches!(e, EngineEvent::MessageCreated { role: MessageRole::Summary, .. })), "the summary is kept and shown as a marker");
+    assert!(o.has(|e| matches!(e, EngineEvent::Activity { phase: ActivityPhase::Compacting, .. })));
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
+    assert!(h.store.session(&o.session).unwrap().tokens.compaction > 0, "compaction tokens are counted apart");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_session_resumes_without_rerunning_the_tool_call_that_was_running() {
+    let mut setup = Setup::default();
+    allow_shell(&mut setup);
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"any_message_contains": "outcome of this call is unknown"}), json!({"text": "The command's outcome is unknown; ran.txt is not there, so I stop here and report it."})),
+            agent(json!({}), json!({"tool_calls": [{"name": "run_command", "arguments": {"command": "sleep 20; touch ran.txt"}}]})),
+        ])),
+        setup,
+    )
+    .await;
+    let (sid, handle) = h.engine.start_session("run the long job", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    while let Some(e) = sub.next().await {
+        if matches!(e.unwrap().event, EngineEvent::ToolCall { state: ToolState::Running, .. }) {
+            break;
+        }
+    }
+    // The process "dies": the run stops where it is, with no goodbye.
+    handle.abort();
+    let _ = handle.await;
+    // A new process opens the same data folder.
+    let mut store2 = Store::open(&h.data.path().join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    store2.set_lease_ttl_ms(0);
+    let store2 = Arc::new(store2);
+    assert_eq!(store2.recover().unwrap(), vec![sid.clone()]);
+    assert_eq!(store2.session(&sid).unwrap().status, SessionStatus::Interrupted);
+    let engine2 = Engine::new(store2.clone(), h.engine.config.clone());
+    let run = engine2.send_message(&sid, "").unwrap();
+    tokio::time::timeout(Duration::from_secs(30), run).await.unwrap().unwrap();
+    let s = store2.session(&sid).unwrap();
+    assert_eq!(s.status, SessionStatus::AwaitingReview, "the resumed run reached a decision");
+    let events = store2.events(&sid, 0).unwrap();
+    assert!(events.iter().any(|e| matches!(e.event, EngineEvent::RunStarted { trigger: RunTrigger::Resume })));
+    let runs_of_command = h.server.requests().iter().filter(|r| r.kind == fake_llm::RequestKind::Agent).count();
+    assert_eq!(runs_of_command, 2, "one step before the crash, one after; the command was not asked for again");
+    assert!(h.read("ran.txt").is_none(), "the unknown call was not run again");
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "resume continues the same gap-free log");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_approve_approves_only_a_verified_completion() {
+    let h = Harness::new(rules(json!([evaluator(done_verdict()), agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})), agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}))])), Setup { auto_approve: true, ..Default::default() }).await;
+    let o = h.run("write a.txt").await;
+    assert_eq!(o.status, SessionStatus::Completed);
+    assert!(o.has(|e| matches!(e, EngineEvent::ReviewResolved { by: DecidedBy::Auto, decision: Decision::Approve, .. })), "the approval is recorded as auto");
+
+    let h = Harness::new(rules(json!([evaluator(json!({"text": "garbage"})), agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})), agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}))])), Setup { auto_approve: true, ..Default::default() }).await;
+    let o = h.run("write a.txt").await;
+    assert_eq!((o.status, o.end_reason), (SessionStatus::AwaitingReview, Some(EndReason::Unverified)), "an unverified completion keeps waiting for a person");
+}

@@ -1,0 +1,302 @@
+//! One test per row of the transition table in `completion.rs`, against the pure function.
+
+use finishline_engine::completion::*;
+use finishline_engine::domain::*;
+use finishline_engine::provider::StopReason;
+
+fn cfg() -> CompletionConfig {
+    CompletionConfig::default()
+}
+
+fn stop() -> Evidence {
+    let mut e = Evidence::new(StepEnd::Stopped(StopReason::EndTurn));
+    e.run_used_tools = true;
+    e.files_changed = true;
+    e
+}
+
+fn verdict(v: Verdict, remaining: &[&str], prompt: &str) -> EvaluationOutcome {
+    EvaluationOutcome { verdict: v, summary: String::new(), remaining: remaining.iter().map(|s| s.to_string()).collect(), continuation_prompt: prompt.into(), stuck_reason: None }
+}
+
+fn claim(c: Claim) -> Option<ClaimEvidence> {
+    Some(ClaimEvidence { claim: c, remaining_work: None, verify_command: None })
+}
+
+fn source(a: &Action) -> Option<ContinuationSource> {
+    if let Action::Continue { source, .. } = a { Some(*source) } else { None }
+}
+
+fn end(a: &Action) -> Option<EndReason> {
+    match a {
+        Action::Review { end_reason, .. } | Action::Idle { end_reason } => Some(*end_reason),
+        _ => None,
+    }
+}
+
+#[test]
+fn row_1_a_failed_step_fails_the_run() {
+    assert!(matches!(decide(&Evidence::new(StepEnd::Failed { message: "401".into() }), &cfg()), Action::Fail { .. }), "a non-retryable error ends the run as failed");
+}
+
+#[test]
+fn row_2_a_content_filter_fails_the_run() {
+    assert!(matches!(decide(&Evidence::new(StepEnd::Stopped(StopReason::ContentFilter)), &cfg()), Action::Fail { .. }));
+}
+
+#[test]
+fn row_3_a_stuck_pattern_goes_to_review_even_mid_work() {
+    let mut e = stop();
+    e.step_called_tools = true;
+    e.stuck_pattern = Some("the same action failing 3 times".into());
+    assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::Stuck), "stuck is checked after every step, not only at stops");
+}
+
+#[test]
+fn row_4_length_is_a_truncation_continuation_without_the_evaluator() {
+    let e = Evidence::new(StepEnd::Stopped(StopReason::Length));
+    assert_eq!(source(&decide(&e, &cfg())), Some(ContinuationSource::Truncation));
+    let cut = Evidence::new(StepEnd::Cut);
+    assert_eq!(source(&decide(&cut, &cfg())), Some(ContinuationSource::Truncation), "a stream with no finish reason is cut off too");
+}
+
+#[test]
+fn row_4_a_two_token_stop_while_work_is_open_is_a_truncation() {
+    let mut e = stop();
+    e.output_tokens = 2;
+    e.prev_step_called_tools = true;
+    assert_eq!(source(&decide(&e, &cfg())), Some(ContinuationSource::Truncation), "the seed's real case: 2 tokens mid-task is not a completion");
+    e.prev_step_called_tools = false;
+    e.open_todos = vec!["b".into()];
+    assert_eq!(source(&decide(&e, &cfg())), Some(ContinuationSource::Truncation), "open todos are open work");
+}
+
+#[test]
+fn row_4_a_short_stop_with_no_open_work_is_not_a_truncation() {
+    let mut e = stop();
+    e.output_tokens = 2;
+    assert_eq!(decide(&e, &cfg()), Action::Evaluate { question: EvaluationQuestion::Done });
+}
+
+#[test]
+fn row_5_the_fourth_truncation_in_a_row_goes_to_review() {
+    let mut e = Evidence::new(StepEnd::Stopped(StopReason::Length));
+    e.counters.truncations_in_row = 3;
+    assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::TruncationExhausted));
+}
+
+#[test]
+fn row_5_truncations_do_not_spend_the_continuation_budget() {
+    let mut e = Evidence::new(StepEnd::Stopped(StopReason::Length));
+    e.counters.continuations_used = 5;
+    assert_eq!(source(&decide(&e, &cfg())), Some(ContinuationSource::Truncation), "truncation has its own cap");
+}
+
+#[test]
+fn row_6_tool_calls_mean_another_step() {
+    let mut e = stop();
+    e.step_called_tools = true;
+    assert_eq!(decide(&e, &cfg()), Action::NextStep);
+    let paused = Evidence::new(StepEnd::Stopped(StopReason::PauseTurn));
+    assert_eq!(decide(&paused, &cfg()), Action::NextStep, "Anthropic's pause_turn continues");
+}
+
+#[test]
+fn row_7_the_step_limit_goes_to_review() {
+    let mut e = stop();
+    e.step_called_tools = true;
+    e.counters.steps = 60;
+    assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::StepLimit));
+    let mut t = Evidence::new(StepEnd::Stopped(StopReason::Length));
+    t.counters.steps = 60;
+    assert_eq!(end(&decide(&t, &cfg())), Some(EndReason::StepLimit), "no continuation beyond the limit either");
+}
+
+#[test]
+fn row_8_a_conversation_turn_asks_only_about_announced_actions() {
+    let e = Evidence::new(StepEnd::Stopped(StopReason::EndTurn));
+    assert_eq!(decide(&e, &cfg()), Action::Evaluate { question: EvaluationQuestion::AnnouncedAction });
+}
+
+#[test]
+fn row_9_an_announced_action_not_taken_gets_missing_action() {
+    let mut e = Evidence::new(StepEnd::Stopped(StopReason::EndTurn));
+    e.evaluation = Some(verdict(Verdict::NotDone, &["look at the files"], "Do it now: look at the files"));
+    assert_eq!(source(&decide(&e, &cfg())), Some(ContinuationSource::MissingAction));
+}
+
+#[test]
+fn row_10_a_greeting_goes_idle_and_never_loops() {
+    let mut e = Evidence::new(StepEnd::Stopped(StopReason::EndTurn));
+    e.evaluation = Some(verdict(Verdict::Done, &[], ""));
+    assert_eq!(decide(&e, &cfg()), Action::Idle { end_reason: EndReason::Conversation });
+    e.evaluation = Some(verdict(Verdict::Unavailable, &[], ""));
+    assert_eq!(decide(&e, &cfg()), Action::Idle { end_reason: EndReason::Conversation }, "no usable verdict: there is nothing to review");
+    e.evaluation = Some(verdict(Verdict::NotDone, &["x"], ""));
+    e.counters.continuations_used = 5;
+    assert_eq!(decide(&e, &cfg()), Action::Idle { end_reason: EndReason::Conversation }, "with the budget spent a conversation still ends quietly");
+}
+
+#[test]
+fn row_11_a_blocked_claim_goes_to_review_at_once() {
+    let mut e = stop();
+    e.claim = claim(Claim::Blocked);
+    e.open_todos = vec!["needs a password".into()];
+    assert_eq!(decide(&e, &cfg()), Action::Review { end_reason: EndReason::ClaimedBlocked, claim: Claim::Blocked }, "blocked work must never loop, even with open todos");
+}
+
+#[test]
+fn row_12_a_partial_claim_goes_to_review_at_once() {
+    let mut e = stop();
+    e.claim = claim(Claim::Partial);
+    assert_eq!(decide(&e, &cfg()), Action::Review { end_reason: EndReason::ClaimedPartial, claim: Claim::Partial });
+}
+
+#[test]
+fn row_13_open_todos_get_a_todo_gate_naming_exactly_them() {
+    let mut e = stop();
+    e.claim = claim(Claim::Success);
+    e.open_todos = vec!["write b.txt".into(), "run tests".into()];
+    match decide(&e, &cfg()) {
+        Action::Continue { source: ContinuationSource::TodoGate, text, remaining } => {
+            assert!(text.contains("write b.txt") && text.contains("run tests"), "the continuation names the open items: {text}");
+            assert_eq!(remaining, vec!["write b.txt".to_string(), "run tests".to_string()]);
+        }
+        other => panic!("expected a todo gate, got {other:?}"),
+    }
+}
+
+#[test]
+fn row_14_require_complete_task_asks_for_the_claim() {
+    let mut e = stop();
+    let strict = CompletionConfig { require_complete_task: true, ..cfg() };
+    assert_eq!(source(&decide(&e, &strict)), Some(ContinuationSource::MissingCompletion));
+    e.claim = claim(Claim::Success);
+    assert_eq!(decide(&e, &strict), Action::Evaluate { question: EvaluationQuestion::Done }, "with the claim made, the checks go on");
+    e.claim = None;
+    assert_eq!(decide(&e, &cfg()), Action::Evaluate { question: EvaluationQuestion::Done }, "off by default");
+}
+
+#[test]
+fn row_15_verification_runs_when_files_changed_or_a_command_was_given() {
+    let mut e = stop();
+    e.verify_commands = vec!["cargo test".into()];
+    assert_eq!(decide(&e, &cfg()), Action::Verify { commands: vec!["cargo test".into()] });
+    e.files_changed = false;
+    assert_eq!(decide(&e, &cfg()), Action::Evaluate { question: EvaluationQuestion::Done }, "nothing changed: nothing to verify");
+    e.claim = Some(ClaimEvidence { claim: Claim::Success, remaining_work: None, verify_command: Some("make check".into()) });
+    assert_eq!(decide(&e, &cfg()), Action::Verify { commands: vec!["cargo test".into(), "make check".into()] }, "a command given with the claim runs too");
+}
+
+#[test]
+fn row_16_the_same_verification_failure_twice_is_stuck() {
+    let f = VerificationFailure { command: "cargo test".into(), exit_code: Some(101), output_tail: "1 failed".into() };
+    let mut e = stop();
+    e.verify_commands = vec!["cargo test".into()];
+    e.verification = Some(VerificationOutcome { failure: Some(f.clone()) });
+    e.previous_verification_failure = Some(f);
+    assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::Stuck));
+}
+
+#[test]
+fn row_17_a_verification_failure_continues_with_the_command_and_output() {
+    let mut e = stop();
+    e.verify_commands = vec!["cargo test".into()];
+    e.verification = Some(VerificationOutcome { failure: Some(VerificationFailure { command: "cargo test".into(), exit_code: Some(101), output_tail: "test foo ... FAILED".into() }) });
+    match decide(&e, &cfg()) {
+        Action::Continue { source: ContinuationSource::Verification, text, .. } => {
+            assert!(text.contains("cargo test") && text.contains("test foo ... FAILED") && text.contains("101"), "{text}")
+        }
+        other => panic!("expected a verification continuation, got {other:?}"),
+    }
+}
+
+#[test]
+fn row_17_a_declined_verification_does_not_end_the_run() {
+    let mut e = stop();
+    e.verify_commands = vec!["cargo test".into()];
+    e.verification = Some(VerificationOutcome { failure: None });
+    assert_eq!(decide(&e, &cfg()), Action::Evaluate { question: EvaluationQuestion::Done });
+}
+
+#[test]
+fn row_18_the_evaluator_is_asked_once_per_cycle() {
+    assert_eq!(decide(&stop(), &cfg()), Action::Evaluate { question: EvaluationQuestion::Done });
+}
+
+#[test]
+fn row_19_done_and_stuck_together_is_stuck() {
+    let mut e = stop();
+    e.evaluation = Some(verdict(Verdict::Stuck, &[], ""));
+    assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::Stuck));
+}
+
+#[test]
+fn row_20_done_goes_to_review_as_verified() {
+    let mut e = stop();
+    e.claim = claim(Claim::Success);
+    e.evaluation = Some(verdict(Verdict::Done, &[], ""));
+    assert_eq!(decide(&e, &cfg()), Action::Review { end_reason: EndReason::VerifiedDone, claim: Claim::Success });
+}
+
+#[test]
+fn row_21_an_unavailable_verdict_is_unverified_never_done() {
+    let mut e = stop();
+    e.claim = claim(Claim::Success);
+    e.evaluation = Some(verdict(Verdict::Unavailable, &[], ""));
+    assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::Unverified), "a parse failure never counts as done");
+}
+
+#[test]
+fn row_22_the_same_remaining_list_over_two_cycles_is_stuck() {
+    let mut e = stop();
+    e.evaluation = Some(verdict(Verdict::NotDone, &["write b.txt"], "write it"));
+    e.previous_remaining = Some(vec!["write b.txt".into()]);
+    assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::Stuck));
+}
+
+#[test]
+fn row_23_not_done_with_nothing_to_say_goes_to_review() {
+    let mut e = stop();
+    e.evaluation = Some(verdict(Verdict::NotDone, &[], "  "));
+    assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::Unverified));
+}
+
+#[test]
+fn row_24_not_done_continues_with_the_targeted_prompt_or_one_built_from_remaining() {
+    let mut e = stop();
+    e.evaluation = Some(verdict(Verdict::NotDone, &["write b.txt"], "b.txt is missing: write it"));
+    match decide(&e, &cfg()) {
+        Action::Continue { source: ContinuationSource::Evaluator, text, remaining } => {
+            assert!(text.contains("b.txt is missing: write it"));
+            assert_eq!(remaining, vec!["write b.txt".to_string()]);
+        }
+        other => panic!("{other:?}"),
+    }
+    e.evaluation = Some(verdict(Verdict::NotDone, &["write b.txt"], ""));
+    match decide(&e, &cfg()) {
+        Action::Continue { text, .. } => assert!(text.contains("- write b.txt"), "an empty prompt is built from remaining: {text}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn row_25_a_continuation_with_the_budget_spent_goes_to_review() {
+    let mut e = stop();
+    e.counters.continuations_used = 5;
+    e.evaluation = Some(verdict(Verdict::NotDone, &["x"], "do x"));
+    assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::CyclesExhausted));
+    let mut t = stop();
+    t.counters.continuations_used = 5;
+    t.open_todos = vec!["a".into()];
+    assert_eq!(end(&decide(&t, &cfg())), Some(EndReason::CyclesExhausted), "the budget is shared by every source");
+}
+
+#[test]
+fn the_marker_counts_as_a_success_claim_only_when_on() {
+    let mut e = stop();
+    e.last_text = "All done.\nTASK_COMPLETE".into();
+    assert_eq!(claim_of(&e, &cfg()), Claim::None, "off by default");
+    let with = CompletionConfig { marker: Some("TASK_COMPLETE".into()), ..cfg() };
+    assert_eq!(claim_of(&e, &with), Claim::Success);
+}
