@@ -122,6 +122,9 @@ pub struct RunOptions {
     pub verify: Vec<String>,
     #[arg(long)]
     pub max_steps: Option<u32>,
+    /// The most tokens one model reply may have.
+    #[arg(long, default_value_t = 4096)]
+    pub max_output_tokens: u32,
     #[command(flatten)]
     pub common: Common,
 }

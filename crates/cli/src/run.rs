@@ -71,7 +71,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
             permissions: PermissionPolicy { overrides, allow_all, nobody_to_ask: !interactive, continue_after_denial: false },
             verify_commands: opts.verify.clone(),
             context_window: 32_000,
-            max_output_tokens: Some(4096),
+            max_output_tokens: Some(opts.max_output_tokens),
             auto_approve: opts.review == ReviewMode::Approve,
             secret_env: resolved.key_env.clone().into_iter().collect(),
         },

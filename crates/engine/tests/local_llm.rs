@@ -112,3 +112,20 @@ async fn a_real_server_accepts_our_tool_definitions() {
     assert!(stop.is_some(), "with tools the server still streams to a finish");
     assert!(usage.is_some());
 }
+
+#[tokio::test]
+async fn the_evaluator_gets_a_parsed_verdict_from_the_real_model() {
+    use finishline_engine::evaluator::{evaluate, EvaluatorInput};
+    let config = ProviderConfig::new(ProviderKind::Openai, base_url(), None);
+    let provider: Arc<dyn finishline_engine::provider::Provider> = Arc::new(HttpProvider::new(config).unwrap());
+    let input = EvaluatorInput {
+        task: "Create notes.md listing three fruits".into(),
+        files_changed: vec!["created notes.md".into()],
+        transcript_digest: "AGENT CALLED write_file({\"path\": \"notes.md\", \"content\": \"- apple\\n- banana\\n- cherry\"})\nTOOL write_file returned: Created notes.md".into(),
+        ..Default::default()
+    };
+    let r = evaluate(provider, "smollm2", &input, RetryPolicy::default(), &tokio_util::sync::CancellationToken::new()).await.expect("not cancelled");
+    assert!(r.parse_ok, "json_schema output constrains even the tiny model: {:?}", r.outcome);
+    assert!(r.usage.output_tokens > 0, "the evaluator's tokens are counted");
+    assert!(r.calls <= 2, "at most one repair retry");
+}

@@ -76,7 +76,7 @@ async fn openai_text_survives_every_chunk_boundary_including_inside_utf8_charact
     let out = run_every_split(openai, OPENAI_TEXT).await;
     assert_eq!(text(&out), "Grüße, café ☕ 🚀", "multi-byte characters split across chunks must be rebuilt whole");
     assert_eq!(stop(&out), Some(StopReason::EndTurn));
-    assert_eq!(usage(&out), Some(Usage { input_tokens: 12, output_tokens: 7, reasoning_tokens: 2, cached_input_tokens: 0 }), "usage comes from the final include_usage chunk");
+    assert_eq!(usage(&out), Some(Usage { input_tokens: 12, output_tokens: 7, reasoning_tokens: 2, cached_input_tokens: 0, estimated: false }), "usage comes from the final include_usage chunk");
 }
 
 #[tokio::test]

@@ -358,7 +358,8 @@ impl Run {
             });
             let mut stream = stream_with_retry(self.engine.config.agent.provider.clone(), self.request(), self.engine.config.retry, on_retry);
             let mut batcher = DeltaBatcher::default();
-            let (mut text, mut calls, mut usage, mut stop) = (String::new(), Vec::new(), Usage::default(), None);
+            let (mut text, mut calls, mut usage, mut stop) = (String::new(), Vec::new(), None::<Usage>, None);
+            let mut reasoning_chars = 0usize;
             let mut shown = false;
             let mut in_retry_status = false;
             let outcome: Result<(), crate::provider::ProviderError> = loop {
@@ -392,6 +393,7 @@ impl Run {
                     }
                     Ok(CompletionEvent::ReasoningDelta { text: t }) => {
                         shown = true;
+                        reasoning_chars += t.len();
                         if let Some(e) = batcher.push(&message_id, true, &t, Instant::now()) { self.emit(e)?; }
                     }
                     Ok(CompletionEvent::ToolCall { mut call }) => {
@@ -401,7 +403,7 @@ impl Run {
                         self.call_ids.insert(call.id.clone());
                         calls.push(call)
                     }
-                    Ok(CompletionEvent::Usage { usage: u }) => usage = u,
+                    Ok(CompletionEvent::Usage { usage: u }) => usage = Some(u),
                     Ok(CompletionEvent::Stop { reason }) => stop = Some(reason),
                     Err(e) => break Err(e),
                 }
@@ -431,6 +433,10 @@ impl Run {
                 StepEnd::Stopped(r) => Some(*r),
                 _ => None,
             };
+            let usage = usage.unwrap_or_else(|| {
+                let args: usize = calls.iter().map(|c| crate::provider::openai::arguments_text(&c.input).len()).sum();
+                Usage { input_tokens: self.estimate_tokens(), output_tokens: ((text.len() + reasoning_chars + args) as u64).div_ceil(4), estimated: true, ..Default::default() }
+            });
             self.emit(EngineEvent::StepFinished { step, stop_reason, usage })?;
             let end = if matches!(end, StepEnd::Stopped(StopReason::Error)) && calls.is_empty() { StepEnd::Stopped(StopReason::PauseTurn) } else { end };
             return Ok(StepOutput { text, calls, end, usage });

@@ -116,6 +116,7 @@ impl WireMapper for GeminiMapper {
                 output_tokens: u.get("candidatesTokenCount").and_then(Value::as_u64).unwrap_or(0) + thoughts,
                 reasoning_tokens: thoughts,
                 cached_input_tokens: u.get("cachedContentTokenCount").and_then(Value::as_u64).unwrap_or(0),
+                estimated: false,
             });
         }
         if let Some(reason) = v.pointer("/promptFeedback/blockReason").and_then(Value::as_str) {

@@ -107,6 +107,7 @@ impl WireMapper for OpenAiMapper {
                 output_tokens: u.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0),
                 reasoning_tokens: u.pointer("/completion_tokens_details/reasoning_tokens").and_then(Value::as_u64).unwrap_or(0),
                 cached_input_tokens: u.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0),
+                estimated: false,
             });
         }
         let Some(choice) = chunk.get("choices").and_then(Value::as_array).and_then(|c| c.first()) else {

@@ -33,6 +33,10 @@ pub struct Usage {
     pub reasoning_tokens: u64,
     #[serde(default)]
     pub cached_input_tokens: u64,
+    /// Counted by us (about 4 characters a token) because the provider sent no usage: a stream
+    /// that was cut off never reaches its usage chunk.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
 }
 
 /// A complete tool call. `input` is the parsed arguments, or the raw text with the parse error

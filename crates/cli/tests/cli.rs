@@ -1,0 +1,194 @@
+//! The `finishline` binary as a script would use it: JSON events, the final summary, the
+//! history commands, and the exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use fake_llm::{FakeServer, Protocol};
+use serde_json::{json, Value};
+
+const DONE: &str = "Done! notes.md lists three fruits, as the task asked.";
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_finishline")
+}
+
+fn finishline(args: &[&str], data: &Path) -> Output {
+    Command::new(bin())
+        .args(args)
+        .arg("--data-dir")
+        .arg(data)
+        .env_remove("OPENAI_API_KEY")
+        .env("XDG_DATA_HOME", data.join("xdg"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn lines(o: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect()
+}
+
+fn fruits() -> fake_llm::Scenario {
+    serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"notes.md lists three fruits\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": DONE}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Writing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n- cherry\n"}}]}}
+    ]}))
+    .unwrap()
+}
+
+struct Env {
+    _dir: tempfile::TempDir,
+    data: PathBuf,
+    ws: PathBuf,
+}
+
+fn env() -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    Env { _dir: dir, data, ws }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_prints_events_and_a_summary_then_history_shows_the_session() {
+    let server = FakeServer::start(fruits()).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let data = e.data.clone();
+    let ws = e.ws.to_string_lossy().into_owned();
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(&["run", "create notes.md listing three fruits", "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--review", "approve", "--json"], &data)
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "a verified, auto-approved run exits 0; stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let events = lines(&out);
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    for t in ["session_created", "run_started", "step_started", "text_delta", "tool_call", "step_finished", "evaluation", "review_requested", "run_finished", "review_resolved"] {
+        assert!(types.contains(&t), "--json prints `{t}` events: {types:?}");
+    }
+    let seqs: Vec<u64> = events.iter().filter_map(|e| e["seq"].as_u64()).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "events are printed once each, in order");
+    let summary = events.last().unwrap();
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["status"], "completed");
+    assert_eq!(summary["end_reason"], "verified_done");
+    assert_eq!(summary["claim"], "none");
+    assert_eq!(summary["verdict"], "done");
+    assert_eq!(summary["decision"], "approve");
+    assert!(summary["tokens"]["agent"].as_u64().unwrap() > 0);
+    assert_eq!(std::fs::read_to_string(e.ws.join("notes.md")).unwrap(), "- apple\n- banana\n- cherry\n");
+
+    let list = finishline(&["sessions", "list", "--json"], &e.data);
+    assert_eq!(list.status.code(), Some(0));
+    let rows = lines(&list);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["status"], "completed");
+    let id = rows[0]["id"].as_str().unwrap().to_string();
+    assert_eq!(id, summary["session_id"].as_str().unwrap());
+
+    let md = finishline(&["sessions", "export", &id, "--format", "md"], &e.data);
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.contains("# create notes.md listing three fruits") && md.contains("**Tool `write_file`** (done)") && md.contains("Evaluator verdict"), "the export shows the timeline:\n{md}");
+    let found = finishline(&["sessions", "search", "asked", "--json"], &e.data);
+    assert_eq!(lines(&found).len(), 1, "search finds the session by a word the agent wrote");
+}
+
+#[test]
+fn no_model_is_a_configuration_error() {
+    let e = env();
+    let out = finishline(&["run", "hello", "--workspace", &e.ws.to_string_lossy(), "--base-url", "http://127.0.0.1:9/v1"], &e.data);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no model"), "the message says what to pass");
+}
+
+#[test]
+fn a_remote_provider_without_a_key_is_a_configuration_error() {
+    let e = env();
+    let out = finishline(&["run", "hello", "--workspace", &e.ws.to_string_lossy(), "--model", "gpt-x"], &e.data);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("OPENAI_API_KEY"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    let e = env();
+    let out = finishline(&["run", "x", "--review", "maybe"], &e.data);
+    assert_eq!(out.status.code(), Some(2));
+    let out = finishline(&["run", "x", "--workspace", "/definitely/not/here", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"], &e.data);
+    assert_eq!(out.status.code(), Some(2), "a missing workspace is a usage error: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exit_codes_follow_how_the_session_ended() {
+    // 4: a wrong key.
+    let server = FakeServer::start(serde_json::from_value(json!({"rules": [{"reply": {"fault": {"type": "status", "status": 401}}}]})).unwrap()).await.unwrap();
+    let e = env();
+    let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let out = tokio::task::spawn_blocking(move || finishline(&["run", "hi", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &data)).await.unwrap();
+    assert_eq!(out.status.code(), Some(4), "a wrong key exits 4");
+    assert!(lines(&out).iter().any(|l| l["type"] == "error"), "and says why");
+
+    // 6: waiting for a review with nobody to answer.
+    let server = FakeServer::start(fruits()).await.unwrap();
+    let e = env();
+    let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let out = tokio::task::spawn_blocking(move || finishline(&["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m"], &data)).await.unwrap();
+    assert_eq!(out.status.code(), Some(6), "review prompt with no terminal waits for a person: exit 6");
+
+    // 3: rejected.
+    let server = FakeServer::start(fruits()).await.unwrap();
+    let e = env();
+    let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let out = tokio::task::spawn_blocking(move || finishline(&["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "reject"], &data)).await.unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(e.ws.join("notes.md").exists(), "--review reject does not revert: it is for dry runs");
+
+    // 6: a tool that asks, with no terminal and no --allow, is denied.
+    let server = FakeServer::start(serde_json::from_value(json!({"rules": [{"reply": {"tool_calls": [{"name": "run_command", "arguments": {"command": "touch ran.txt"}}]}}]})).unwrap()).await.unwrap();
+    let e = env();
+    let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let out = tokio::task::spawn_blocking(move || finishline(&["run", "touch it", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &data)).await.unwrap();
+    assert_eq!(out.status.code(), Some(6));
+    assert_eq!(lines(&out).last().unwrap()["end_reason"], "permission_denied");
+    assert!(!e.ws.join("ran.txt").exists(), "the denied command did not run");
+}
+
+/// The real local model (shared/tools/local-llm): every step streams, usage is recorded, and the
+/// run ends within its limits with a stored end reason and the exit code for it.
+#[test]
+fn a_run_against_the_real_local_model_ends_within_its_limits() {
+    let script = std::env::var("FINISHLINE_LOCAL_LLM").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/local-llm"));
+    let start = Command::new("bash").arg(&script).arg("start").output().expect("run local-llm");
+    assert!(start.status.success(), "the local model must start: {}", String::from_utf8_lossy(&start.stderr));
+    let url = String::from_utf8_lossy(&start.stdout).lines().last().unwrap().trim().to_string();
+    let e = env();
+    let out = finishline(&["run", "create notes.md listing three fruits", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "smollm2", "--max-steps", "6", "--max-output-tokens", "200", "--json"], &e.data);
+    let events = lines(&out);
+    let summary = events.last().unwrap();
+    assert_eq!(summary["type"], "summary", "the run always ends with a summary");
+    let steps: Vec<&Value> = events.iter().filter(|e| e["type"] == "step_finished").collect();
+    assert!(!steps.is_empty() && steps.len() <= 6, "within the step limit: {} steps", steps.len());
+    for s in &steps {
+        assert!(s["usage"]["output_tokens"].as_u64().unwrap() > 0, "usage is recorded for every step: {s}");
+    }
+    let streamed = events.iter().filter(|e| e["type"] == "text_delta").count();
+    assert!(streamed >= 1, "the model's text streamed");
+    assert!(events.iter().any(|e| e["type"] == "run_finished"), "a run_finished event");
+    let end = summary["end_reason"].as_str().expect("a stored end reason");
+    let status = summary["status"].as_str().unwrap();
+    let expected_code = match status {
+        "completed" => 0,
+        "idle" if end == "conversation" => 0,
+        "failed" => 4,
+        _ => 6,
+    };
+    assert_eq!(out.status.code(), Some(expected_code), "exit code for {status}/{end}");
+    for ev in events.iter().filter(|e| e["type"] == "evaluation") {
+        assert!(ev["parse_ok"] == true || ev["verdict"] == "unavailable", "a verdict that did not parse is unavailable, never done: {ev}");
+    }
+    println!("local model: {} steps, status {status}, end reason {end}", steps.len());
+}

@@ -1,0 +1,201 @@
+//! Every file tool against a corpus of escape attempts. None may read, list, write or edit
+//! anything outside the workspace.
+
+use std::path::Path;
+
+use finishline_engine::tool::{ToolContext, Toolbox, Workspace};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+struct World {
+    _root: tempfile::TempDir,
+    ws: std::path::PathBuf,
+    outside: std::path::PathBuf,
+}
+
+const SECRET: &str = "TOP-SECRET-OUTSIDE";
+
+fn world() -> World {
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("ws");
+    let outside = root.path().join("outside");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), SECRET).unwrap();
+    std::fs::write(ws.join("inside.txt"), "inside").unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.txt"), ws.join("link.txt")).unwrap();
+    std::os::unix::fs::symlink(&outside, ws.join("linkdir")).unwrap();
+    std::fs::hard_link(outside.join("secret.txt"), ws.join("hard.txt")).unwrap();
+    std::os::unix::fs::symlink(ws.join("inside.txt"), ws.join("inner-link.txt")).unwrap();
+    World { _root: root, ws, outside }
+}
+
+async fn call(w: &World, tool: &str, input: Value) -> (String, bool) {
+    let tb = Toolbox::standard();
+    let ctx = ToolContext { workspace: Workspace::new(&w.ws).unwrap(), cancel: CancellationToken::new() };
+    let out = tb.get(tool).unwrap().call(&ctx, input).await;
+    (out.content, out.is_error)
+}
+
+fn attacks(w: &World) -> Vec<(&'static str, String)> {
+    vec![
+        ("parent", "../outside/secret.txt".into()),
+        ("deep parent", "sub/../../outside/secret.txt".into()),
+        ("many parents", "../../../../../../etc/passwd".into()),
+        ("absolute outside", w.outside.join("secret.txt").to_string_lossy().into_owned()),
+        ("absolute system", "/etc/passwd".into()),
+        ("home tilde", "~/.bashrc".into()),
+        ("tilde alone", "~".into()),
+        ("windows drive", "C:\\Windows\\win.ini".into()),
+        ("windows parent", "..\\outside\\secret.txt".into()),
+        ("unc path", "\\\\server\\share\\x".into()),
+        ("nul byte", "inside.txt\0../../outside/secret.txt".into()),
+        ("symlink to outside file", "link.txt".into()),
+        ("through symlinked folder", "linkdir/secret.txt".into()),
+        ("hard link to outside file", "hard.txt".into()),
+        ("dot-dot after symlink", "linkdir/../../outside/secret.txt".into()),
+    ]
+}
+
+fn secret_intact(w: &World) {
+    assert_eq!(std::fs::read_to_string(w.outside.join("secret.txt")).unwrap(), SECRET, "the outside file must never change");
+    assert!(!w.outside.join("new.txt").exists(), "nothing may be created outside");
+}
+
+#[tokio::test]
+async fn read_file_refuses_every_escape() {
+    let w = world();
+    let mut n = 0;
+    for (name, path) in attacks(&w) {
+        let (out, err) = call(&w, "read_file", json!({"path": path})).await;
+        assert!(err, "read_file `{name}` must fail, got: {out}");
+        assert!(!out.contains(SECRET), "read_file `{name}` leaked the secret");
+        n += 1;
+    }
+    let (out, err) = call(&w, "read_file", json!({"path": "inner-link.txt"})).await;
+    assert!(!err && out == "inside", "a symlink that stays inside still works: {out}");
+    println!("read_file: {n} escape attempts refused");
+}
+
+#[tokio::test]
+async fn write_file_refuses_every_escape() {
+    let w = world();
+    for (name, path) in attacks(&w) {
+        let (out, err) = call(&w, "write_file", json!({"path": path, "content": "pwned"})).await;
+        assert!(err, "write_file `{name}` must fail, got: {out}");
+        secret_intact(&w);
+    }
+    let (out, err) = call(&w, "write_file", json!({"path": "../outside/new.txt", "content": "x"})).await;
+    assert!(err, "{out}");
+    secret_intact(&w);
+    let (_, err) = call(&w, "write_file", json!({"path": "sub/deeper/ok.txt", "content": "fine"})).await;
+    assert!(!err, "writing inside, creating folders, works");
+    assert_eq!(std::fs::read_to_string(w.ws.join("sub/deeper/ok.txt")).unwrap(), "fine");
+}
+
+#[tokio::test]
+async fn edit_file_refuses_every_escape() {
+    let w = world();
+    for (name, path) in attacks(&w) {
+        let (out, err) = call(&w, "edit_file", json!({"path": path, "old_text": "TOP", "new_text": "pwned"})).await;
+        assert!(err, "edit_file `{name}` must fail, got: {out}");
+        secret_intact(&w);
+    }
+}
+
+#[tokio::test]
+async fn list_dir_refuses_every_escape() {
+    let w = world();
+    for (name, path) in [("parent", "..".to_string()), ("absolute", "/".to_string()), ("symlinked folder", "linkdir".to_string()), ("tilde", "~".to_string()), ("outside abs", w.outside.to_string_lossy().into_owned())] {
+        let (out, err) = call(&w, "list_dir", json!({"path": path})).await;
+        assert!(err, "list_dir `{name}` must fail, got: {out}");
+        assert!(!out.contains("secret.txt"), "list_dir `{name}` listed the outside folder");
+    }
+}
+
+#[tokio::test]
+async fn glob_and_grep_never_leave_the_workspace() {
+    let w = world();
+    let (out, err) = call(&w, "glob", json!({"pattern": "../**/*.txt"})).await;
+    assert!(err, "{out}");
+    let (out, _) = call(&w, "glob", json!({"pattern": "**/*.txt"})).await;
+    assert!(!out.contains("secret.txt"), "glob must not follow a symlinked folder out: {out}");
+    let (out, _) = call(&w, "grep", json!({"pattern": "TOP-SECRET"})).await;
+    assert!(!out.contains("linkdir"), "grep must not search through a symlink out: {out}");
+}
+
+#[tokio::test]
+async fn a_symlink_swapped_between_check_and_use_is_caught() {
+    let w = world();
+    let target = w.ws.join("swap.txt");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (target, outside, stop) = (target.clone(), w.outside.join("secret.txt"), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::remove_file(&target);
+                let _ = std::fs::write(&target, "harmless");
+                let _ = std::fs::remove_file(&target);
+                let _ = std::os::unix::fs::symlink(&outside, &target);
+            }
+        })
+    };
+    let mut leaks = 0;
+    let mut writes_out = 0;
+    for i in 0..400 {
+        let (out, _) = call(&w, "read_file", json!({"path": "swap.txt"})).await;
+        if out.contains(SECRET) {
+            leaks += 1;
+        }
+        let _ = call(&w, "write_file", json!({"path": "swap.txt", "content": format!("write {i}")})).await;
+        if std::fs::read_to_string(w.outside.join("secret.txt")).unwrap() != SECRET {
+            writes_out += 1;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert_eq!(leaks, 0, "a swapped link must never let a read out");
+    assert_eq!(writes_out, 0, "a swapped link must never let a write out");
+}
+
+#[tokio::test]
+async fn binary_and_non_utf8_files_are_reported_clearly() {
+    let w = world();
+    std::fs::write(w.ws.join("bin.dat"), [0u8, 1, 2, 3, 255, 0, 7]).unwrap();
+    let (out, err) = call(&w, "read_file", json!({"path": "bin.dat"})).await;
+    assert!(err && out.contains("binary"), "{out}");
+    std::fs::write(w.ws.join("latin1.txt"), b"caf\xe9 cr\xe8me").unwrap();
+    let (out, err) = call(&w, "read_file", json!({"path": "latin1.txt"})).await;
+    assert!(!err && out.contains("not valid UTF-8") && out.contains("caf"), "{out}");
+    let big = "x".repeat(400 * 1024);
+    std::fs::write(w.ws.join("big.txt"), &big).unwrap();
+    let (out, err) = call(&w, "read_file", json!({"path": "big.txt"})).await;
+    assert!(!err && out.contains("only the first") && out.len() < 300 * 1024, "a big file is capped and says so");
+}
+
+#[tokio::test]
+async fn run_command_keeps_secrets_out_of_the_child_environment() {
+    let w = world();
+    std::env::set_var("OPENAI_API_KEY", "sk-should-not-leak");
+    std::env::set_var("SOME_SERVICE_TOKEN", "tok-should-not-leak");
+    let ctx = ToolContext { workspace: Workspace::new(&w.ws).unwrap(), cancel: CancellationToken::new() };
+    let out = Toolbox::standard().get("run_command").unwrap().call(&ctx, json!({"command": "env"})).await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(out.content.contains("PATH="), "the command runs with an environment");
+    assert!(!out.content.contains("sk-should-not-leak") && !out.content.contains("tok-should-not-leak"), "no key reaches a child process");
+    assert_eq!(Toolbox::standard().default_permission("run_command"), finishline_engine::tool::Permission::Ask, "the shell is not sandboxed, so it asks first");
+}
+
+#[tokio::test]
+async fn run_command_caps_output_and_times_out() {
+    let w = world();
+    let ctx = ToolContext { workspace: Workspace::new(&w.ws).unwrap(), cancel: CancellationToken::new() };
+    let rc = Toolbox::standard();
+    let out = rc.get("run_command").unwrap().call(&ctx, json!({"command": "head -c 3000000 /dev/zero | tr '\\0' 'y'"})).await;
+    assert!(out.content.len() < 100_000 && out.content.contains("omitted"), "megabytes of output are capped: {} bytes", out.content.len());
+    let out = rc.get("run_command").unwrap().call(&ctx, json!({"command": "sleep 5", "timeout_secs": 1})).await;
+    assert!(out.is_error && out.content.contains("did not finish"), "{}", out.content);
+    let out = rc.get("run_command").unwrap().call(&ctx, json!({"command": 42})).await;
+    assert!(out.is_error && out.content.contains("Invalid arguments"), "wrong argument types go back to the model: {}", out.content);
+    let _ = Path::new("");
+}
