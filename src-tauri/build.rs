@@ -1,7 +1,21 @@
 fn main() {
     // The app manifest lists our commands so that capabilities can grant them one by one:
     // the webview may call only what capabilities/default.json allows.
-    let manifest = tauri_build::AppManifest::new().commands(&["get_settings", "save_settings"]);
-    tauri_build::try_build(tauri_build::Attributes::new().config_path("../tauri.conf.json").app_manifest(manifest))
-        .expect("tauri build step");
+    let manifest = tauri_build::AppManifest::new().commands(&[
+        "get_settings",
+        "save_settings",
+        "start_session",
+        "subscribe_session",
+        "cancel_run",
+        "respond_permission",
+        "answer_question",
+        "submit_review",
+        "send_message",
+        "list_sessions",
+        "search_sessions",
+        "get_session",
+        "export_session",
+        "delete_session",
+    ]);
+    tauri_build::try_build(tauri_build::Attributes::new().config_path("../tauri.conf.json").app_manifest(manifest)).expect("tauri build step");
 }

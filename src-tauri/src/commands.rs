@@ -1,9 +1,18 @@
-//! IPC commands. Errors cross as the engine's `{code, message}`.
+//! IPC commands: one-liners into the engine. Errors cross as the engine's `{code, message}`.
 
+use finishline_engine::agent::ReviewOutcome;
+use finishline_engine::domain::*;
+use finishline_engine::event::Envelope;
 use finishline_engine::settings::STORE_KEY;
+use finishline_engine::store::{export, ListQuery, SearchHit, SessionSummary, Timeline};
 use finishline_engine::{Error, Settings, SettingsView};
-use tauri::AppHandle;
+use futures_util::StreamExt;
+use serde::Deserialize;
+use tauri::ipc::Channel;
+use tauri::{AppHandle, State};
 use tauri_plugin_store::StoreExt;
+
+use crate::state::AppState;
 
 /// tauri-plugin-store resolves this inside the app's data folder; the CLI reads the same file.
 const STORE_FILE: &str = "settings.json";
@@ -12,10 +21,14 @@ fn store_error(e: tauri_plugin_store::Error) -> Error {
     Error::SettingsUnreadable(e.to_string())
 }
 
+fn settings(app: &AppHandle) -> Result<Settings, Error> {
+    let store = app.store(STORE_FILE).map_err(store_error)?;
+    Settings::from_store_value(store.get(STORE_KEY))
+}
+
 #[tauri::command]
 pub fn get_settings(app: AppHandle) -> Result<SettingsView, Error> {
-    let store = app.store(STORE_FILE).map_err(store_error)?;
-    Settings::from_store_value(store.get(STORE_KEY)).map(SettingsView::from)
+    settings(&app).map(SettingsView::from)
 }
 
 #[tauri::command]
@@ -25,4 +38,127 @@ pub fn save_settings(app: AppHandle, settings: Settings) -> Result<SettingsView,
     store.set(STORE_KEY, serde_json::to_value(&settings).map_err(|e| Error::Internal(e.to_string()))?);
     store.save().map_err(|e| Error::Io(std::io::Error::other(e.to_string())))?;
     Ok(settings.into())
+}
+
+#[tauri::command]
+pub fn start_session(app: AppHandle, state: State<'_, AppState>, task: String, workspace: String) -> Result<SessionId, Error> {
+    let engine = state.engine_from(&settings(&app)?)?;
+    let (sid, _) = engine.start_session(&task, std::path::Path::new(&workspace))?;
+    state.remember(&sid, engine);
+    Ok(sid)
+}
+
+/// Replays the session's events after `after_seq` from the store, then follows live ones.
+#[tauri::command]
+pub fn subscribe_session(state: State<'_, AppState>, session_id: SessionId, after_seq: u64, channel: Channel<Envelope>) -> Result<(), Error> {
+    state.store.session(&session_id)?;
+    let mut events = Box::pin(state.store.subscribe(session_id, after_seq));
+    tauri::async_runtime::spawn(async move {
+        while let Some(Ok(env)) = events.next().await {
+            if channel.send(env).is_err() {
+                break; // the view went away
+            }
+        }
+    });
+    Ok(())
+}
+
+#[tauri::command]
+pub fn cancel_run(state: State<'_, AppState>, session_id: SessionId) -> bool {
+    state.engine_of(&session_id).is_some_and(|e| e.cancel(&session_id))
+}
+
+fn engine_for_request(state: &AppState, request: &RequestId) -> Result<std::sync::Arc<finishline_engine::agent::Engine>, Error> {
+    let (session, _, _) = state.store.request_state(request)?.ok_or_else(|| Error::NotFound(format!("request {request}")))?;
+    state
+        .engine_of(&session)
+        .ok_or_else(|| Error::InvalidInput("the run that asked this is no longer active; resume the session to continue".into()))
+}
+
+#[tauri::command]
+pub fn respond_permission(state: State<'_, AppState>, request_id: RequestId, decision: PermissionDecision) -> Result<(), Error> {
+    engine_for_request(&state, &request_id)?.respond_permission(&request_id, decision)
+}
+
+#[tauri::command]
+pub fn answer_question(state: State<'_, AppState>, request_id: RequestId, answer: Option<String>) -> Result<(), Error> {
+    engine_for_request(&state, &request_id)?.answer_question(&request_id, answer)
+}
+
+#[derive(Deserialize)]
+pub struct ReviewInput {
+    review_id: RequestId,
+    decision: Decision,
+    #[serde(default)]
+    feedback: Option<String>,
+    #[serde(default)]
+    revert: bool,
+    #[serde(default)]
+    force: bool,
+}
+
+#[tauri::command]
+pub fn submit_review(app: AppHandle, state: State<'_, AppState>, input: ReviewInput) -> Result<ReviewOutcome, Error> {
+    let (session, _, _) = state.store.request_state(&input.review_id)?.ok_or_else(|| Error::NotFound(format!("review {}", input.review_id)))?;
+    let engine = match state.engine_of(&session) {
+        Some(e) => e,
+        None => {
+            let e = state.engine_from(&settings(&app)?)?;
+            state.remember(&session, e.clone());
+            e
+        }
+    };
+    engine.submit_review(&input.review_id, input.decision, input.feedback, input.revert, input.force, DecidedBy::Person)
+}
+
+#[tauri::command]
+pub fn send_message(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, message: String) -> Result<(), Error> {
+    let engine = state.engine_from(&settings(&app)?)?;
+    engine.send_message(&session_id, &message)?;
+    state.remember(&session_id, engine);
+    Ok(())
+}
+
+#[derive(Deserialize, Default)]
+pub struct ListInput {
+    #[serde(default)]
+    statuses: Vec<SessionStatus>,
+    #[serde(default)]
+    end_reasons: Vec<EndReason>,
+    since_ms: Option<i64>,
+    until_ms: Option<i64>,
+    #[serde(default)]
+    limit: usize,
+    before: Option<(i64, SessionId)>,
+}
+
+#[tauri::command]
+pub fn list_sessions(state: State<'_, AppState>, filter: Option<ListInput>) -> Result<Vec<SessionSummary>, Error> {
+    let f = filter.unwrap_or_default();
+    state.store.list_sessions(&ListQuery { statuses: f.statuses, end_reasons: f.end_reasons, since_ms: f.since_ms, until_ms: f.until_ms, limit: f.limit, before: f.before })
+}
+
+#[tauri::command]
+pub fn search_sessions(state: State<'_, AppState>, text: String) -> Result<Vec<SearchHit>, Error> {
+    state.store.search(&text, 50)
+}
+
+#[tauri::command]
+pub fn get_session(state: State<'_, AppState>, session_id: SessionId) -> Result<Timeline, Error> {
+    state.store.timeline(&session_id)
+}
+
+#[tauri::command]
+pub fn export_session(state: State<'_, AppState>, session_id: SessionId, format: String) -> Result<String, Error> {
+    let t = state.store.timeline(&session_id)?;
+    match format.as_str() {
+        "json" => serde_json::to_string_pretty(&export::to_json(&t)).map_err(|e| Error::Internal(e.to_string())),
+        "md" | "markdown" => Ok(export::to_markdown(&t)),
+        other => Err(Error::InvalidInput(format!("unknown export format `{other}`; use md or json"))),
+    }
+}
+
+#[tauri::command]
+pub fn delete_session(state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {
+    state.store.delete_session(&session_id)
 }

@@ -4,8 +4,9 @@ import { AppError, ipc, type SettingsView } from "./ipc";
 import { NewTask } from "./screens/NewTask";
 import { History } from "./screens/History";
 import { SettingsScreen } from "./screens/Settings";
+import { SessionView } from "./screens/Session";
 
-export type Screen = "new" | "history" | "settings";
+export type Screen = "new" | "history" | "settings" | "session";
 
 const NAV: { id: Screen; label: string; icon: typeof PlusSquare; key: string }[] = [
   { id: "new", label: "New task", icon: PlusSquare, key: "1" },
@@ -15,6 +16,11 @@ const NAV: { id: Screen; label: string; icon: typeof PlusSquare; key: string }[]
 
 export function App() {
   const [screen, setScreen] = useState<Screen>("new");
+  const [sessionId, setSessionId] = useState<string | null>(null);
+  const openSession = (id: string) => {
+    setSessionId(id);
+    setScreen("session");
+  };
   const [view, setView] = useState<SettingsView | null>(null);
   const [loadError, setLoadError] = useState<AppError | null>(null);
 
@@ -80,9 +86,11 @@ export function App() {
             Loading…
           </p>
         ) : screen === "new" ? (
-          <NewTask providerReady={view.provider_ready} onOpenSettings={() => setScreen("settings")} />
+          <NewTask providerReady={view.provider_ready} onOpenSettings={() => setScreen("settings")} onStarted={openSession} />
         ) : screen === "history" ? (
-          <History onNewTask={() => setScreen("new")} />
+          <History onNewTask={() => setScreen("new")} onOpen={openSession} />
+        ) : screen === "session" && sessionId ? (
+          <SessionView key={sessionId} sessionId={sessionId} onOpenHistory={() => setScreen("history")} />
         ) : (
           <SettingsScreen view={view} onSaved={setView} />
         )}

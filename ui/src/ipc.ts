@@ -1,7 +1,8 @@
 // The one place the UI talks to the Rust side. Components import these functions and types;
 // they never call `invoke` themselves, so every command name and payload shape lives here.
-import { invoke } from "@tauri-apps/api/core";
-import { open } from "@tauri-apps/plugin-dialog";
+import { Channel, invoke } from "@tauri-apps/api/core";
+import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import { open, save } from "@tauri-apps/plugin-dialog";
 
 export type ProviderKind = "openai" | "anthropic" | "gemini";
 export type Theme = "system" | "light" | "dark";
@@ -32,7 +33,134 @@ export interface SettingsView {
   provider_ready: boolean;
 }
 
-export type ErrorCode = "invalid_settings" | "settings_unreadable" | "io" | "internal" | "ipc";
+export type SessionStatus =
+  | "idle"
+  | "busy"
+  | "retry"
+  | "awaiting_approval"
+  | "awaiting_review"
+  | "completed"
+  | "rejected"
+  | "failed"
+  | "cancelled"
+  | "interrupted";
+export type Claim = "success" | "partial" | "blocked" | "none";
+export type Verdict = "done" | "not_done" | "stuck" | "unavailable";
+export type EndReason =
+  | "verified_done"
+  | "unverified"
+  | "claimed_blocked"
+  | "claimed_partial"
+  | "stuck"
+  | "cycles_exhausted"
+  | "truncation_exhausted"
+  | "step_limit"
+  | "permission_denied"
+  | "question_declined"
+  | "conversation"
+  | "cancelled"
+  | "failed";
+export type Decision = "approve" | "request_changes" | "reject";
+export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator";
+export type ToolState = "pending" | "awaiting_permission" | "running" | "done" | "error" | "denied" | "unknown";
+export type Phase = "thinking" | "tool" | "verifying" | "evaluating" | "compacting" | "waiting";
+export type PermissionDecision = "allow_once" | "allow_session" | "deny";
+
+export interface Todo {
+  id: string;
+  content: string;
+  status: "pending" | "in_progress" | "completed" | "cancelled";
+}
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+export interface FileChange {
+  path: string;
+  kind: "created" | "modified" | "deleted";
+  diff: string;
+}
+
+/** The engine's events, as stored and delivered (section 10 of the spec). */
+export type EngineEvent =
+  | { type: "session_created"; task: string; workspace: string; provider: string; model: string }
+  | { type: "run_started"; trigger: "task" | "feedback" | "message" | "resume" }
+  | { type: "run_finished"; status: SessionStatus; claim: Claim; verdict: Verdict | null; end_reason: EndReason }
+  | { type: "status_changed"; status: SessionStatus; attempt?: number; next_retry_at?: string; message?: string }
+  | { type: "step_started"; step: number }
+  | { type: "step_finished"; step: number; stop_reason: string | null; usage: Usage }
+  | { type: "activity"; phase: Phase; detail: string }
+  | { type: "message_created"; message_id: string; role: "user" | "assistant" | "continuation" | "summary"; source?: ContinuationSource; text?: string }
+  | { type: "text_delta"; message_id: string; text: string }
+  | { type: "reasoning_delta"; message_id: string; text: string }
+  | { type: "tool_call"; call_id: string; tool: string; input: unknown; state: ToolState; output?: string }
+  | { type: "todos_updated"; todos: Todo[] }
+  | { type: "permission_requested"; request_id: string; tool: string; input: unknown; reason: string }
+  | { type: "permission_resolved"; request_id: string; decision: PermissionDecision }
+  | { type: "question_asked"; request_id: string; question: string }
+  | { type: "question_answered"; request_id: string; answer: string | null; declined: boolean }
+  | { type: "verification"; command: string; exit_code: number | null; output_tail: string; skipped: boolean }
+  | { type: "evaluation"; cycle: number; verdict: Verdict; summary: string; remaining: string[]; stuck_reason: string | null; model: string; parse_ok: boolean; usage: Usage }
+  | { type: "continuation"; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string; answers_call?: string }
+  | { type: "review_requested"; review_id: string; claim: Claim; verdict: Verdict | null; end_reason: EndReason; remaining: string[]; files_changed: FileChange[]; verification: string[] }
+  | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean }
+  | { type: "error"; code: string; message: string };
+
+export type Envelope = EngineEvent & { seq: number; session_id: string; run_id?: string; at: string };
+
+export interface Tokens {
+  agent: number;
+  evaluator: number;
+  compaction: number;
+}
+
+export interface SessionSummary {
+  id: string;
+  title: string;
+  task: string;
+  workspace: string;
+  provider: string;
+  model: string;
+  status: SessionStatus;
+  claim: Claim | null;
+  verdict: Verdict | null;
+  end_reason: EndReason | null;
+  decision: Decision | null;
+  created_at: string;
+  created_ms: number;
+  duration_ms: number;
+  tokens: Tokens;
+  last_seq: number;
+}
+
+export interface Timeline {
+  session: SessionSummary;
+  todos: Todo[];
+  events: Envelope[];
+}
+
+export interface SearchHit {
+  session_id: string;
+  title: string;
+  status: SessionStatus;
+  created_at: string;
+  snippet: string;
+}
+
+export interface ListFilter {
+  statuses?: SessionStatus[];
+  end_reasons?: EndReason[];
+  since_ms?: number;
+  limit?: number;
+}
+
+export type ReviewOutcome =
+  | { outcome: "decided"; status: SessionStatus; revert: { restored: string[]; deleted: string[]; conflicts: string[]; applied: boolean } | null }
+  | { outcome: "needs_confirmation"; conflicts: string[] };
+
+export type ErrorCode = string;
 
 /** Every failure the UI shows: a code to branch on, a message written for the person. */
 export class AppError extends Error {
@@ -72,4 +200,30 @@ export const ipc = {
       throw toAppError(e);
     }
   },
+  startSession: (task: string, workspace: string) => call<string>("start_session", { task, workspace }),
+  /** Replays the session's events after `afterSeq`, then follows live ones. */
+  subscribeSession: (sessionId: string, afterSeq: number, onEvent: (e: Envelope) => void) => {
+    const channel = new Channel<Envelope>();
+    channel.onmessage = onEvent;
+    return call<void>("subscribe_session", { sessionId, afterSeq, channel });
+  },
+  cancelRun: (sessionId: string) => call<boolean>("cancel_run", { sessionId }),
+  respondPermission: (requestId: string, decision: PermissionDecision) => call<void>("respond_permission", { requestId, decision }),
+  answerQuestion: (requestId: string, answer: string | null) => call<void>("answer_question", { requestId, answer }),
+  submitReview: (input: { review_id: string; decision: Decision; feedback?: string; revert?: boolean; force?: boolean }) => call<ReviewOutcome>("submit_review", { input }),
+  sendMessage: (sessionId: string, message: string) => call<void>("send_message", { sessionId, message }),
+  listSessions: (filter?: ListFilter) => call<SessionSummary[]>("list_sessions", { filter: filter ?? null }),
+  searchSessions: (text: string) => call<SearchHit[]>("search_sessions", { text }),
+  getSession: (sessionId: string) => call<Timeline>("get_session", { sessionId }),
+  exportSession: (sessionId: string, format: "md" | "json") => call<string>("export_session", { sessionId, format }),
+  deleteSession: (sessionId: string) => call<void>("delete_session", { sessionId }),
+  /** Asks where to save an export; null when the person cancels. */
+  pickExportPath: async (name: string): Promise<string | null> => {
+    try {
+      return (await save({ defaultPath: name, title: "Export session" })) ?? null;
+    } catch (e) {
+      throw toAppError(e);
+    }
+  },
+  onHistoryChanged: (f: () => void): Promise<UnlistenFn> => listen("history-changed", () => f()),
 };

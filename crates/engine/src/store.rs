@@ -208,6 +208,11 @@ impl Store {
         events::read(&self.read(), session, after, until)
     }
 
+    /// Every event of every session as it is committed; for broadcasts such as "history changed".
+    pub fn follow_all(&self) -> broadcast::Receiver<Envelope> {
+        self.live.subscribe()
+    }
+
     pub(crate) fn live_receiver(&self) -> broadcast::Receiver<Envelope> {
         self.live.subscribe()
     }

@@ -1,19 +1,190 @@
-import { Inbox } from "lucide-react";
+import { useCallback, useEffect, useState } from "react";
+import { Inbox, Search } from "lucide-react";
+import { AppError, ipc, type SearchHit, type SessionStatus, type SessionSummary } from "../ipc";
+import { StatusBadge } from "../components/StatusBadge";
+import { END_LABEL, STATUS_LABEL } from "../session/model";
 
-export function History({ onNewTask }: { onNewTask: () => void }) {
+const FILTERS: (SessionStatus | "all")[] = ["all", "awaiting_review", "completed", "rejected", "failed", "interrupted", "cancelled", "idle"];
+
+function duration(ms: number) {
+  if (ms < 1000) return `${ms} ms`;
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: (id: string) => void }) {
+  const [rows, setRows] = useState<SessionSummary[] | null>(null);
+  const [hits, setHits] = useState<SearchHit[] | null>(null);
+  const [query, setQuery] = useState("");
+  const [filter, setFilter] = useState<SessionStatus | "all">("all");
+  const [error, setError] = useState<string | null>(null);
+  const [confirm, setConfirm] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  const load = useCallback(() => {
+    ipc
+      .listSessions(filter === "all" ? { limit: 200 } : { statuses: [filter], limit: 200 })
+      .then((r) => setRows(r ?? []), (e: AppError) => setError(e.message));
+  }, [filter]);
+  useEffect(load, [load]);
+  useEffect(() => {
+    const un = ipc.onHistoryChanged(load);
+    return () => {
+      un.then((f) => f()).catch(() => undefined);
+    };
+  }, [load]);
+
+  const search = async () => {
+    setError(null);
+    if (!query.trim()) return setHits(null);
+    try {
+      setHits(await ipc.searchSessions(query));
+    } catch (e) {
+      setError((e as AppError).message);
+    }
+  };
+
+  const exportAs = async (id: string, format: "md" | "json") => {
+    try {
+      const text = await ipc.exportSession(id, format);
+      await navigator.clipboard?.writeText(text);
+      setNotice(`Exported as ${format === "md" ? "Markdown" : "JSON"} and copied to the clipboard (${text.length.toLocaleString()} characters).`);
+    } catch (e) {
+      setError(e instanceof AppError ? e.message : String(e));
+    }
+  };
+
+  const remove = async (id: string) => {
+    try {
+      await ipc.deleteSession(id);
+      setConfirm(null);
+      load();
+    } catch (e) {
+      setError((e as AppError).message);
+    }
+  };
+
   return (
-    <section className="screen" data-testid="history">
+    <section className="screen wide" data-testid="history">
       <header className="screen-head">
         <h1>History</h1>
         <p className="muted">Every session is kept here: search it, replay it, resume it.</p>
       </header>
-      <div className="empty" data-testid="history-empty">
-        <Inbox size={28} aria-hidden />
-        <p>No sessions yet.</p>
-        <button className="btn" onClick={onNewTask}>
-          Start a task
-        </button>
+      <div className="row">
+        <form
+          className="row grow"
+          onSubmit={(e) => {
+            e.preventDefault();
+            search();
+          }}
+        >
+          <input data-testid="history-search" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="Search tasks and messages" aria-label="Search" />
+          <button className="btn" type="submit">
+            <Search size={14} aria-hidden /> Search
+          </button>
+        </form>
+        <select value={filter} onChange={(e) => setFilter(e.target.value as SessionStatus | "all")} aria-label="Status" data-testid="history-filter">
+          {FILTERS.map((f) => (
+            <option key={f} value={f}>
+              {f === "all" ? "All statuses" : STATUS_LABEL[f]}
+            </option>
+          ))}
+        </select>
       </div>
+      {error && (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+      {notice && (
+        <p className="notice" role="status">
+          {notice}
+        </p>
+      )}
+      {hits && (
+        <div className="panel" data-testid="search-results">
+          <h3>{hits.length} match{hits.length === 1 ? "" : "es"}</h3>
+          {hits.map((h) => (
+            <button key={h.session_id} className="hit" onClick={() => onOpen(h.session_id)} data-testid="search-hit">
+              <strong>{h.title}</strong> <StatusBadge status={h.status} />
+              <span className="muted small">{h.snippet}</span>
+            </button>
+          ))}
+        </div>
+      )}
+      {rows === null ? (
+        <p className="muted" aria-busy="true">
+          Loading…
+        </p>
+      ) : rows.length === 0 ? (
+        <div className="empty" data-testid="history-empty">
+          <Inbox size={28} aria-hidden />
+          <p>{filter === "all" ? "No sessions yet." : "No sessions with this status."}</p>
+          <button className="btn" onClick={onNewTask}>
+            Start a task
+          </button>
+        </div>
+      ) : (
+        <table className="sessions" data-testid="history-list">
+          <thead>
+            <tr>
+              <th>Task</th>
+              <th>Status</th>
+              <th>Outcome</th>
+              <th>Started</th>
+              <th>Active</th>
+              <th>Tokens</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr key={r.id} data-testid="history-row" data-status={r.status}>
+                <td>
+                  <button className="link" onClick={() => onOpen(r.id)} title={r.workspace}>
+                    {r.title}
+                  </button>
+                  <div className="muted small clamp">{r.workspace}</div>
+                </td>
+                <td>
+                  <StatusBadge status={r.status} />
+                </td>
+                <td>{r.end_reason ? END_LABEL[r.end_reason] : "—"}</td>
+                <td className="small">{new Date(r.created_ms).toLocaleString()}</td>
+                <td className="small">{duration(r.duration_ms)}</td>
+                <td className="small">{(r.tokens.agent + r.tokens.evaluator + r.tokens.compaction).toLocaleString()}</td>
+                <td className="row-actions">
+                  {r.status === "interrupted" && (
+                    <button className="btn small" onClick={() => onOpen(r.id)}>
+                      Resume
+                    </button>
+                  )}
+                  <button className="btn small" onClick={() => exportAs(r.id, "md")} data-testid="export-md">
+                    Markdown
+                  </button>
+                  <button className="btn small" onClick={() => exportAs(r.id, "json")}>
+                    JSON
+                  </button>
+                  {confirm === r.id ? (
+                    <>
+                      <button className="btn small danger" onClick={() => remove(r.id)} data-testid="confirm-delete">
+                        Delete for good
+                      </button>
+                      <button className="btn small" onClick={() => setConfirm(null)}>
+                        Keep
+                      </button>
+                    </>
+                  ) : (
+                    <button className="btn small" onClick={() => setConfirm(r.id)} data-testid="delete">
+                      Delete
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
     </section>
   );
 }

@@ -5,15 +5,16 @@ import { AppError, ipc } from "../ipc";
 interface Props {
   providerReady: boolean;
   onOpenSettings: () => void;
+  onStarted: (sessionId: string) => void;
 }
 
 /** Tasks larger than this are refused in the form, before anything is sent anywhere. */
 export const MAX_TASK_CHARS = 100_000;
 
-export function NewTask({ providerReady, onOpenSettings }: Props) {
+export function NewTask({ providerReady, onOpenSettings, onStarted }: Props) {
   const [task, setTask] = useState("");
   const [workspace, setWorkspace] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const [starting, setStarting] = useState(false);
   const [error, setError] = useState<string | null>(null);
 
   const trimmed = task.trim();
@@ -38,11 +39,19 @@ export function NewTask({ providerReady, onOpenSettings }: Props) {
     }
   };
 
-  const run = (e?: FormEvent) => {
+  const run = async (e?: FormEvent) => {
     e?.preventDefault();
-    if (blocker) return;
-    // The agent loop is not wired into the window yet; say so rather than pretend.
-    setNotice("Running tasks from the window arrives with the agent loop. Your task text is kept here.");
+    if (blocker || starting || !workspace) return;
+    setStarting(true);
+    setError(null);
+    try {
+      onStarted(await ipc.startSession(task, workspace));
+    } catch (err) {
+      // The task text stays in the box: nothing the person typed is lost.
+      setError((err as AppError).message);
+    } finally {
+      setStarting(false);
+    }
   };
 
   const onKeyDown = (e: KeyboardEvent<HTMLTextAreaElement>) => {
@@ -101,15 +110,10 @@ export function NewTask({ providerReady, onOpenSettings }: Props) {
           {error}
         </p>
       )}
-      {notice && (
-        <p className="notice" role="status">
-          {notice}
-        </p>
-      )}
 
       <div className="actions">
         <span className="muted hint">{blocker ?? "Ctrl+Enter runs"}</span>
-        <button type="submit" className="btn primary" disabled={!!blocker} title={blocker ?? "Run (Ctrl+Enter)"} data-testid="run">
+        <button type="submit" className="btn primary" disabled={!!blocker || starting} title={blocker ?? "Run (Ctrl+Enter)"} data-testid="run">
           <Play size={15} aria-hidden /> Run
         </button>
       </div>

@@ -17,12 +17,12 @@ describe("App shell", () => {
   });
 
   it("moves between the three screens from the sidebar", async () => {
-    mockIPC((cmd) => (cmd === "get_settings" ? view() : undefined));
+    mockIPC((cmd) => (cmd === "get_settings" ? view() : cmd === "list_sessions" ? [] : undefined), { shouldMockEvents: true });
     render(<App />);
     const user = userEvent.setup();
     await screen.findByTestId("new-task-form");
     await user.click(screen.getByTestId("nav-history"));
-    expect(screen.getByTestId("history-empty")).toHaveTextContent("No sessions yet.");
+    expect(await screen.findByTestId("history-empty")).toHaveTextContent("No sessions yet.");
     await user.click(screen.getByTestId("nav-settings"));
     expect(screen.getByTestId("settings-form")).toBeInTheDocument();
     await user.click(screen.getByTestId("nav-new"));

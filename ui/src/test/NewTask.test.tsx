@@ -1,7 +1,7 @@
 import { fireEvent, render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { MAX_TASK_CHARS, NewTask } from "../screens/NewTask";
 
 function pickerReturns(path: string | null) {
@@ -13,7 +13,7 @@ function pickerReturns(path: string | null) {
 describe("New task", () => {
   it("enables Run only once there is a provider, a task and a folder", async () => {
     pickerReturns("/home/me/photos");
-    render(<NewTask providerReady onOpenSettings={() => {}} />);
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
     const user = userEvent.setup();
     const run = screen.getByTestId("run");
     expect(run, "an empty task has nothing to run").toBeDisabled();
@@ -26,19 +26,19 @@ describe("New task", () => {
 
   it("keeps the old folder when the person cancels the picker", async () => {
     pickerReturns(null);
-    render(<NewTask providerReady onOpenSettings={() => {}} />);
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
     await userEvent.setup().click(screen.getByTestId("pick-workspace"));
     expect(screen.getByTestId("workspace-path")).toHaveTextContent("No folder chosen");
   });
 
   it("whitespace alone is not a task", async () => {
-    render(<NewTask providerReady onOpenSettings={() => {}} />);
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
     await userEvent.setup().type(screen.getByTestId("task-input"), "   ");
     expect(screen.getByText("Describe the task first")).toBeInTheDocument();
   });
 
   it("refuses a huge task with a clear message and keeps the text", () => {
-    render(<NewTask providerReady onOpenSettings={() => {}} />);
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
     const huge = "x".repeat(MAX_TASK_CHARS + 1);
     fireEvent.change(screen.getByTestId("task-input"), { target: { value: huge } });
     expect(screen.getByText(/Shorten the task/)).toBeInTheDocument();
@@ -46,14 +46,37 @@ describe("New task", () => {
     expect(screen.getByTestId("run")).toBeDisabled();
   });
 
-  it("Ctrl+Enter runs the task", async () => {
-    pickerReturns("/w");
-    render(<NewTask providerReady onOpenSettings={() => {}} />);
+  it("Ctrl+Enter runs the task and opens its session", async () => {
+    let started: unknown;
+    mockIPC((cmd, args) => {
+      if (cmd === "plugin:dialog|open") return "/w";
+      if (cmd === "start_session") {
+        started = args;
+        return "ses_1";
+      }
+    });
+    const onStarted = vi.fn();
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={onStarted} />);
     const user = userEvent.setup();
     await user.click(screen.getByTestId("pick-workspace"));
     await screen.findByText("/w");
     await user.type(screen.getByTestId("task-input"), "hello");
     await user.keyboard("{Control>}{Enter}{/Control}");
-    expect(await screen.findByText(/task text is kept/), "Run must answer, never be a dead button").toBeInTheDocument();
+    await vi.waitFor(() => expect(onStarted).toHaveBeenCalledWith("ses_1"));
+    expect(started).toEqual({ task: "hello", workspace: "/w" });
+  });
+
+  it("a refused start shows the engine's message and keeps the task", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "plugin:dialog|open") return "/gone";
+      if (cmd === "start_session") throw { code: "invalid_input", message: "the workspace /gone cannot be used: No such file or directory" };
+    });
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("pick-workspace"));
+    await user.type(screen.getByTestId("task-input"), "tidy up");
+    await user.click(screen.getByTestId("run"));
+    expect(await screen.findByRole("alert")).toHaveTextContent("cannot be used");
+    expect(screen.getByTestId("task-input")).toHaveValue("tidy up");
   });
 });

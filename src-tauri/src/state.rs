@@ -1,0 +1,70 @@
+//! What the shell keeps: the store, the data folder, and which engine runs which session (a new
+//! engine is made from the settings when a session starts, so changed settings apply to the next
+//! task without disturbing running ones).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use finishline_engine::agent::{Engine, EngineConfig, ModelEndpoint, PermissionPolicy};
+use finishline_engine::clock::SystemClock;
+use finishline_engine::completion::CompletionConfig;
+use finishline_engine::domain::SessionId;
+use finishline_engine::provider::{ApiKey, ProviderConfig, RetryPolicy};
+use finishline_engine::store::Store;
+use finishline_engine::{Error, Settings};
+
+pub struct AppState {
+    pub store: Arc<Store>,
+    pub data_dir: PathBuf,
+    engines: Mutex<HashMap<SessionId, Arc<Engine>>>,
+}
+
+impl AppState {
+    pub fn open(data_dir: PathBuf) -> Result<AppState, Error> {
+        let store = Arc::new(Store::open(&data_dir.join("history.db"), Arc::new(SystemClock))?);
+        store.recover()?;
+        Ok(AppState { store, data_dir, engines: Mutex::new(HashMap::new()) })
+    }
+
+    /// An engine built from the current settings.
+    pub fn engine_from(&self, settings: &Settings) -> Result<Arc<Engine>, Error> {
+        if !settings.provider_ready() {
+            return Err(Error::InvalidSettings { field: "provider", problem: "set up a provider (base URL and model) in Settings first".into() });
+        }
+        let p = &settings.provider;
+        let key_env = p.api_key_env.clone().filter(|v| !v.is_empty()).unwrap_or_else(|| match p.kind {
+            finishline_engine::ProviderKind::Openai => "OPENAI_API_KEY".into(),
+            finishline_engine::ProviderKind::Anthropic => "ANTHROPIC_API_KEY".into(),
+            finishline_engine::ProviderKind::Gemini => "GEMINI_API_KEY".into(),
+        });
+        let key = std::env::var(&key_env).ok().and_then(ApiKey::new);
+        let agent = ModelEndpoint::http(ProviderConfig::new(p.kind, p.base_url.trim(), key), p.model.trim())?;
+        let evaluator = settings.evaluator_model.clone().filter(|m| !m.trim().is_empty()).map(|m| ModelEndpoint { model: m, ..agent.clone() });
+        Ok(Engine::new(
+            self.store.clone(),
+            EngineConfig {
+                data_dir: self.data_dir.clone(),
+                agent,
+                evaluator,
+                completion: CompletionConfig { max_steps: settings.limits.max_steps, continuation_budget: settings.limits.continuation_budget, ..Default::default() },
+                retry: RetryPolicy { max_retries: settings.limits.max_retries, ..Default::default() },
+                permissions: PermissionPolicy::default(),
+                verify_commands: vec![],
+                context_window: 32_000,
+                max_output_tokens: Some(4096),
+                auto_approve: false,
+                secret_env: vec![key_env],
+            },
+        ))
+    }
+
+    pub fn remember(&self, session: &SessionId, engine: Arc<Engine>) {
+        self.engines.lock().unwrap_or_else(|p| p.into_inner()).insert(session.clone(), engine);
+    }
+
+    /// The engine that runs this session, if this process started it.
+    pub fn engine_of(&self, session: &SessionId) -> Option<Arc<Engine>> {
+        self.engines.lock().unwrap_or_else(|p| p.into_inner()).get(session).cloned()
+    }
+}

@@ -1,0 +1,152 @@
+import { useState } from "react";
+import { AppError, ipc, type FileChange } from "../ipc";
+import { END_LABEL, type Review } from "../session/model";
+
+function Diff({ file }: { file: FileChange }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <div className="file-change" data-testid="file-change">
+      <button className="file-head" onClick={() => setOpen(!open)} aria-expanded={open}>
+        <span className={`kind kind-${file.kind}`}>{file.kind}</span> <code>{file.path}</code>
+      </button>
+      {open && (
+        <pre className="diff">
+          {file.diff.split("\n").map((l, i) => (
+            <span key={i} className={l.startsWith("+") && !l.startsWith("+++") ? "add" : l.startsWith("-") && !l.startsWith("---") ? "del" : undefined}>
+              {l}
+              {"\n"}
+            </span>
+          ))}
+        </pre>
+      )}
+    </div>
+  );
+}
+
+interface Props {
+  review: Review;
+  tokens: { agent: number; evaluator: number };
+  onDecided: () => void;
+}
+
+export function ReviewPanel({ review, tokens, onDecided }: Props) {
+  const [feedback, setFeedback] = useState("");
+  const [asking, setAsking] = useState(false);
+  const [revert, setRevert] = useState(true);
+  const [conflicts, setConflicts] = useState<string[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const decide = async (decision: "approve" | "request_changes" | "reject", force = false) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const out = await ipc.submitReview({ review_id: review.reviewId, decision, feedback: decision === "request_changes" ? feedback : undefined, revert: decision === "reject" && revert, force });
+      if (out.outcome === "needs_confirmation") setConflicts(out.conflicts);
+      else onDecided();
+    } catch (e) {
+      setError((e as AppError).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (review.decided) {
+    return (
+      <section className="panel review" data-testid="review-panel">
+        <h2>Review: {review.decided.decision.replace("_", " ")}</h2>
+        <p className="muted">Decided by {review.decided.by === "auto" ? "auto-approve" : "you"}.</p>
+      </section>
+    );
+  }
+  return (
+    <section className="panel review" data-testid="review-panel" aria-label="Review the result">
+      <h2>Review the result</h2>
+      <dl className="facts">
+        <dt>Agent's claim</dt>
+        <dd data-testid="review-claim">{review.claim === "none" ? "no explicit claim" : review.claim}</dd>
+        <dt>Outcome</dt>
+        <dd data-testid="review-end-reason">{END_LABEL[review.endReason]}</dd>
+        <dt>Evaluator</dt>
+        <dd>{review.verdict ? review.verdict.replace("_", " ") : "not asked"}</dd>
+        <dt>Tokens</dt>
+        <dd>
+          agent {tokens.agent.toLocaleString()} · evaluator {tokens.evaluator.toLocaleString()}
+        </dd>
+      </dl>
+      {review.remaining.length > 0 && (
+        <>
+          <h3>Still open</h3>
+          <ul>
+            {review.remaining.map((r, i) => (
+              <li key={i}>{r}</li>
+            ))}
+          </ul>
+        </>
+      )}
+      {review.verification.length > 0 && (
+        <>
+          <h3>Verification</h3>
+          {review.verification.map((v, i) => (
+            <pre key={i} className="output">
+              {v}
+            </pre>
+          ))}
+        </>
+      )}
+      <h3>Files changed ({review.files.length})</h3>
+      {review.files.length === 0 ? <p className="muted">No files changed.</p> : review.files.map((f) => <Diff key={f.path} file={f} />)}
+      {conflicts && (
+        <div className="callout panel" role="alertdialog" data-testid="revert-conflicts">
+          <p>You edited these files after the agent. Reverting will overwrite your edits:</p>
+          <ul>
+            {conflicts.map((c) => (
+              <li key={c}>
+                <code>{c}</code>
+              </li>
+            ))}
+          </ul>
+          <div className="actions">
+            <button className="btn" onClick={() => setConflicts(null)}>
+              Keep my edits
+            </button>
+            <button className="btn danger" onClick={() => decide("reject", true)} data-testid="revert-anyway">
+              Revert anyway
+            </button>
+          </div>
+        </div>
+      )}
+      {asking && (
+        <label className="field">
+          <span>What should change?</span>
+          <textarea data-testid="feedback-input" value={feedback} onChange={(e) => setFeedback(e.target.value)} rows={3} autoFocus />
+        </label>
+      )}
+      {error && (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+      <div className="actions review-actions">
+        <label className="check">
+          <input type="checkbox" checked={revert} onChange={(e) => setRevert(e.target.checked)} data-testid="revert-checkbox" /> Revert my files on reject
+        </label>
+        <button className="btn danger" disabled={busy} onClick={() => decide("reject")} data-testid="reject">
+          Reject
+        </button>
+        {asking ? (
+          <button className="btn" disabled={busy || !feedback.trim()} onClick={() => decide("request_changes")} data-testid="send-feedback">
+            Send feedback
+          </button>
+        ) : (
+          <button className="btn" disabled={busy} onClick={() => setAsking(true)} data-testid="request-changes">
+            Request changes
+          </button>
+        )}
+        <button className="btn primary" disabled={busy} onClick={() => decide("approve")} data-testid="approve">
+          Approve
+        </button>
+      </div>
+    </section>
+  );
+}

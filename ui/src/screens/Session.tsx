@@ -1,0 +1,346 @@
+import { useCallback, useEffect, useReducer, useRef, useState } from "react";
+import { Bot, ChevronRight, CircleSlash, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
+import { AppError, ipc, type Envelope } from "../ipc";
+import { Markdown } from "../components/Markdown";
+import { ReviewPanel } from "../components/ReviewPanel";
+import { StatusBadge } from "../components/StatusBadge";
+import { apply, emptyModel, END_LABEL, isRunning, SOURCE_LABEL, type Item, type SessionModel } from "../session/model";
+
+function reducer(m: SessionModel, batch: Envelope[]): SessionModel {
+  return batch.reduce(apply, m);
+}
+
+const PHASE: Record<string, string> = {
+  thinking: "Thinking",
+  tool: "Running",
+  verifying: "Verifying",
+  evaluating: "Evaluating",
+  compacting: "Compacting",
+  waiting: "Waiting for you",
+};
+
+function pretty(v: unknown) {
+  try {
+    return JSON.stringify(v, null, 2);
+  } catch {
+    return String(v);
+  }
+}
+
+function ToolCard({ item }: { item: Extract<Item, { kind: "tool" }> }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <div className={`card tool tool-${item.state}`} data-testid="tool-card" data-tool={item.tool} data-state={item.state}>
+      <button className="card-head" onClick={() => setOpen(!open)} aria-expanded={open}>
+        <ChevronRight size={14} className={open ? "rot" : undefined} aria-hidden />
+        {item.tool === "run_command" ? <SquareTerminal size={14} aria-hidden /> : <Wrench size={14} aria-hidden />}
+        <code>{item.tool}</code>
+        <span className="muted">{item.state.replace("_", " ")}</span>
+      </button>
+      {open && (
+        <div className="card-body">
+          <pre className="output">{pretty(item.input)}</pre>
+          {item.output !== undefined && <pre className="output">{item.output}</pre>}
+        </div>
+      )}
+    </div>
+  );
+}
+
+function Permission({ item }: { item: Extract<Item, { kind: "permission" }> }) {
+  const [error, setError] = useState<string | null>(null);
+  const answer = (d: "allow_once" | "allow_session" | "deny") => ipc.respondPermission(item.requestId, d).catch((e: AppError) => setError(e.message));
+  return (
+    <div className="card permission" data-testid="permission-prompt">
+      <div className="card-head static">
+        <ShieldQuestion size={14} aria-hidden /> Allow <code>{item.tool}</code>?
+      </div>
+      <div className="card-body">
+        <pre className="output">{pretty(item.input)}</pre>
+        <p className="muted">{item.reason}</p>
+        {item.decision ? (
+          <p data-testid="permission-decision">{item.decision === "deny" ? "Denied" : item.decision === "allow_session" ? "Allowed for this session" : "Allowed once"}</p>
+        ) : (
+          <div className="actions start">
+            <button className="btn primary" onClick={() => answer("allow_once")} data-testid="allow-once">
+              Allow once
+            </button>
+            <button className="btn" onClick={() => answer("allow_session")} data-testid="allow-session">
+              Allow for this session
+            </button>
+            <button className="btn danger" onClick={() => answer("deny")} data-testid="deny">
+              Deny
+            </button>
+          </div>
+        )}
+        {error && <p className="field-error">{error}</p>}
+      </div>
+    </div>
+  );
+}
+
+function Question({ item }: { item: Extract<Item, { kind: "question" }> }) {
+  const [text, setText] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const send = (a: string | null) => ipc.answerQuestion(item.requestId, a).catch((e: AppError) => setError(e.message));
+  return (
+    <div className="card question" data-testid="question">
+      <div className="card-head static">
+        <ShieldQuestion size={14} aria-hidden /> The agent asks
+      </div>
+      <div className="card-body">
+        <p>{item.question}</p>
+        {item.answered ? (
+          <p className="muted">{item.declined ? "You declined to answer." : `You answered: ${item.answer}`}</p>
+        ) : (
+          <div className="row">
+            <input value={text} onChange={(e) => setText(e.target.value)} placeholder="Your answer" aria-label="Your answer" />
+            <button className="btn primary" disabled={!text.trim()} onClick={() => send(text)}>
+              Answer
+            </button>
+            <button className="btn" onClick={() => send(null)}>
+              Decline
+            </button>
+          </div>
+        )}
+        {error && <p className="field-error">{error}</p>}
+      </div>
+    </div>
+  );
+}
+
+function TimelineItem({ item }: { item: Item }) {
+  switch (item.kind) {
+    case "run":
+      return <div className="divider">{item.trigger === "task" ? "Task" : item.trigger === "feedback" ? "Your feedback" : item.trigger === "resume" ? "Resumed" : "New message"}</div>;
+    case "user":
+      return (
+        <div className="bubble user" data-role="user" data-testid="user-bubble">
+          <User size={14} aria-hidden />
+          <div>{item.text}</div>
+        </div>
+      );
+    case "assistant":
+      if (!item.text && !item.reasoning) return null;
+      return (
+        <div className="bubble agent" data-role="assistant" data-testid="agent-text">
+          <Bot size={14} aria-hidden />
+          <div>
+            {item.reasoning && (
+              <details className="reasoning">
+                <summary>Reasoning</summary>
+                <p>{item.reasoning}</p>
+              </details>
+            )}
+            <Markdown text={item.text} />
+          </div>
+        </div>
+      );
+    case "summary":
+      return (
+        <details className="divider summary" data-role="summary">
+          <summary>Earlier turns were summarised to fit the model's window</summary>
+          <p>{item.text}</p>
+        </details>
+      );
+    case "tool":
+      return <ToolCard item={item} />;
+    case "continuation":
+      return (
+        <div className="card continuation" data-role="continuation" data-source={item.source} data-testid="continuation-card">
+          <div className="card-head static">
+            <RefreshCw size={14} aria-hidden />
+            <strong>{SOURCE_LABEL[item.source]}</strong>
+            <span className="muted">
+              {item.remaining.length > 0 ? `${item.remaining.length} item${item.remaining.length > 1 ? "s" : ""} remaining, ` : ""}continuing ({item.attempt}/{item.max})
+            </span>
+          </div>
+          <div className="card-body">
+            <p className="muted small">Finishline sent the agent back to work — not your words:</p>
+            <p className="continuation-text">{item.text}</p>
+          </div>
+        </div>
+      );
+    case "evaluation":
+      return (
+        <div className={`card evaluation verdict-${item.verdict}`} data-testid="verdict-card" data-verdict={item.verdict}>
+          <div className="card-head static">
+            <Scale size={14} aria-hidden /> Evaluator: <strong>{item.verdict.replace("_", " ")}</strong>
+            {!item.parseOk && <span className="muted">(no usable answer)</span>}
+          </div>
+          <div className="card-body">
+            {item.summary && <p>{item.summary}</p>}
+            {item.remaining.length > 0 && (
+              <ul>
+                {item.remaining.map((r, i) => (
+                  <li key={i}>{r}</li>
+                ))}
+              </ul>
+            )}
+            {item.stuckReason && <p className="muted">Stuck: {item.stuckReason}</p>}
+          </div>
+        </div>
+      );
+    case "verification":
+      return (
+        <div className="card verification" data-testid="verification-card">
+          <div className="card-head static">
+            <SquareTerminal size={14} aria-hidden /> Verify <code>{item.command}</code>: {item.skipped ? "skipped" : `exit ${item.exitCode ?? "?"}`}
+          </div>
+          {!item.skipped && item.outputTail && <pre className="output">{item.outputTail}</pre>}
+        </div>
+      );
+    case "permission":
+      return <Permission item={item} />;
+    case "question":
+      return <Question item={item} />;
+    case "run_end":
+      return <div className="divider">Run ended: {END_LABEL[item.endReason]}</div>;
+    case "error":
+      return (
+        <div className="card error" role="alert">
+          <div className="card-head static">
+            <CircleSlash size={14} aria-hidden /> {item.message}
+          </div>
+        </div>
+      );
+  }
+}
+
+export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; onOpenHistory: () => void }) {
+  const [model, dispatch] = useReducer(reducer, undefined, emptyModel);
+  const [error, setError] = useState<string | null>(null);
+  const [message, setMessage] = useState("");
+  const bottom = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    let pending: Envelope[] = [];
+    let frame = 0;
+    // Events are applied once per animation frame, so fast streams stay smooth.
+    const flush = () => {
+      frame = 0;
+      const batch = pending;
+      pending = [];
+      dispatch(batch);
+    };
+    ipc
+      .subscribeSession(sessionId, 0, (e) => {
+        pending.push(e);
+        if (!frame) frame = requestAnimationFrame(flush);
+      })
+      .catch((e: AppError) => setError(e.message));
+    return () => {
+      if (frame) cancelAnimationFrame(frame);
+    };
+  }, [sessionId]);
+
+  useEffect(() => {
+    bottom.current?.scrollIntoView?.({ block: "end" });
+  }, [model.items.length]);
+
+  const running = isRunning(model);
+  const cancel = useCallback(() => {
+    ipc.cancelRun(sessionId).catch((e: AppError) => setError(e.message));
+  }, [sessionId]);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape" && running) {
+        e.preventDefault();
+        cancel();
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [running, cancel]);
+
+  const send = async () => {
+    setError(null);
+    try {
+      await ipc.sendMessage(sessionId, message);
+      setMessage("");
+    } catch (e) {
+      setError((e as AppError).message);
+    }
+  };
+
+  const openTodos = model.todos.filter((t) => t.status === "pending" || t.status === "in_progress").length;
+  return (
+    <section className="screen session" data-testid="session-view" data-session={sessionId}>
+      <header className="session-head">
+        <div>
+          <h1 className="clamp">{model.task.split("\n")[0] || "Session"}</h1>
+          <p className="muted small">
+            <code>{model.workspace}</code> · {model.model}
+          </p>
+        </div>
+        <div className="row">
+          <StatusBadge status={model.status} nextRetryAt={model.retry?.nextRetryAt} />
+          {running && (
+            <button className="btn" onClick={cancel} data-testid="cancel" title="Cancel (Esc)">
+              Cancel
+            </button>
+          )}
+        </div>
+      </header>
+      <div className="progress" data-testid="progress-strip" aria-live="polite">
+        <span>Step {model.step}</span>
+        <span data-testid="activity">{running && model.activity ? `${PHASE[model.activity.phase] ?? model.activity.phase}${model.activity.detail && model.activity.phase === "tool" ? ` ${model.activity.detail}` : ""}` : model.endReason ? END_LABEL[model.endReason] : ""}</span>
+        {model.cycle.max > 0 && <span>Cycle {model.cycle.n}/{model.cycle.max}</span>}
+        {model.todos.length > 0 && (
+          <span>
+            Todos {model.todos.length - openTodos}/{model.todos.length}
+          </span>
+        )}
+      </div>
+      {model.retry && (
+        <p className="notice" role="status">
+          Retrying (attempt {model.retry.attempt}): {model.retry.message}
+        </p>
+      )}
+      {error && (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+      <div className="session-body">
+        <div className="timeline" data-testid="timeline">
+          {model.items.map((it) => (
+            <TimelineItem key={it.key} item={it} />
+          ))}
+          {running && model.activity && <div className="typing muted">{PHASE[model.activity.phase] ?? ""}…</div>}
+          <div ref={bottom} />
+        </div>
+        {model.todos.length > 0 && (
+          <aside className="todos panel" data-testid="todos">
+            <h3>Todos</h3>
+            <ul>
+              {model.todos.map((t) => (
+                <li key={t.id} className={`todo todo-${t.status}`}>
+                  <input type="checkbox" readOnly checked={t.status === "completed"} aria-label={t.status} /> {t.content}
+                </li>
+              ))}
+            </ul>
+          </aside>
+        )}
+      </div>
+      {model.review && model.status === "awaiting_review" && <ReviewPanel review={model.review} tokens={model.tokens} onDecided={() => undefined} />}
+      {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (
+        <div className="composer">
+          {model.status === "interrupted" && <p className="notice">This session was interrupted. Resume it to continue where it stopped.</p>}
+          {model.status === "completed" && (
+            <p className="muted">
+              Completed. <button className="link" onClick={onOpenHistory}>Back to history</button>
+            </p>
+          )}
+          <div className="row">
+            <input value={message} onChange={(e) => setMessage(e.target.value)} placeholder={model.status === "interrupted" ? "Optional note for the agent" : "Send a message to continue"} aria-label="Message" data-testid="message-input" />
+            <button className="btn primary" onClick={send} data-testid="send-message" disabled={model.status !== "interrupted" && !message.trim()}>
+              {model.status === "interrupted" ? "Resume" : "Send"}
+            </button>
+          </div>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,208 @@
+// Folds a session's events into what the session view shows. Pure, so it is tested without a
+// window and replays and live updates go through the same code.
+import type { Claim, ContinuationSource, Envelope, EndReason, FileChange, Phase, PermissionDecision, SessionStatus, Todo, ToolState, Verdict } from "../ipc";
+
+export type Item =
+  | { kind: "run"; key: string; trigger: string; at: string }
+  | { kind: "user"; key: string; text: string }
+  | { kind: "assistant"; key: string; text: string; reasoning: string }
+  | { kind: "summary"; key: string; text: string }
+  | { kind: "tool"; key: string; tool: string; input: unknown; state: ToolState; output?: string }
+  | { kind: "continuation"; key: string; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string }
+  | { kind: "evaluation"; key: string; cycle: number; verdict: Verdict; summary: string; remaining: string[]; parseOk: boolean; stuckReason: string | null }
+  | { kind: "verification"; key: string; command: string; exitCode: number | null; outputTail: string; skipped: boolean }
+  | { kind: "permission"; key: string; requestId: string; tool: string; input: unknown; reason: string; decision?: PermissionDecision }
+  | { kind: "question"; key: string; requestId: string; question: string; answer?: string | null; declined?: boolean; answered: boolean }
+  | { kind: "run_end"; key: string; status: SessionStatus; endReason: EndReason }
+  | { kind: "error"; key: string; message: string };
+
+export interface Review {
+  reviewId: string;
+  claim: Claim;
+  verdict: Verdict | null;
+  endReason: EndReason;
+  remaining: string[];
+  files: FileChange[];
+  verification: string[];
+  decided?: { decision: string; by: string };
+}
+
+export interface SessionModel {
+  lastSeq: number;
+  task: string;
+  workspace: string;
+  model: string;
+  status: SessionStatus;
+  statusMessage?: string;
+  retry?: { attempt: number; nextRetryAt: string; message: string };
+  step: number;
+  activity?: { phase: Phase; detail: string };
+  cycle: { n: number; max: number };
+  todos: Todo[];
+  items: Item[];
+  review?: Review;
+  endReason?: EndReason;
+  tokens: { agent: number; evaluator: number };
+}
+
+export const emptyModel = (): SessionModel => ({
+  lastSeq: 0,
+  task: "",
+  workspace: "",
+  model: "",
+  status: "idle",
+  step: 0,
+  cycle: { n: 0, max: 0 },
+  todos: [],
+  items: [],
+  tokens: { agent: 0, evaluator: 0 },
+});
+
+const RUNNING: SessionStatus[] = ["busy", "retry"];
+
+export function isRunning(m: SessionModel) {
+  return RUNNING.includes(m.status) || m.status === "awaiting_approval";
+}
+
+/** Applies one event; events at or below `lastSeq` are ignored, so replay and live can overlap. */
+export function apply(m: SessionModel, e: Envelope): SessionModel {
+  if (e.seq <= m.lastSeq) return m;
+  const next: SessionModel = { ...m, lastSeq: e.seq, items: m.items };
+  const items = () => (next.items === m.items ? (next.items = [...m.items]) : next.items);
+  const findMsg = (id: string) => next.items.findIndex((i) => (i.kind === "assistant" || i.kind === "user") && i.key === id);
+  switch (e.type) {
+    case "session_created":
+      next.task = e.task;
+      next.workspace = e.workspace;
+      next.model = e.model;
+      break;
+    case "run_started":
+      items().push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at });
+      next.cycle = { n: 0, max: next.cycle.max };
+      next.review = undefined;
+      next.endReason = undefined;
+      break;
+    case "status_changed":
+      next.status = e.status;
+      next.statusMessage = e.message;
+      next.retry = e.status === "retry" ? { attempt: e.attempt ?? 0, nextRetryAt: e.next_retry_at ?? "", message: e.message ?? "" } : undefined;
+      if (!RUNNING.includes(e.status)) next.activity = e.status === "awaiting_approval" || e.status === "awaiting_review" ? { phase: "waiting", detail: "you" } : undefined;
+      break;
+    case "step_started":
+      next.step = e.step;
+      break;
+    case "step_finished":
+      next.tokens = { ...next.tokens, agent: next.tokens.agent + e.usage.input_tokens + e.usage.output_tokens };
+      break;
+    case "activity":
+      next.activity = { phase: e.phase, detail: e.detail };
+      break;
+    case "message_created":
+      if (e.role === "assistant") items().push({ kind: "assistant", key: e.message_id, text: "", reasoning: "" });
+      else if (e.role === "user") items().push({ kind: "user", key: e.message_id, text: e.text ?? "" });
+      else if (e.role === "summary") items().push({ kind: "summary", key: e.message_id, text: e.text ?? "" });
+      // Continuations are shown from their own `continuation` event, as cards.
+      break;
+    case "text_delta":
+    case "reasoning_delta": {
+      const i = findMsg(e.message_id);
+      if (i >= 0) {
+        const it = items()[i] as Extract<Item, { kind: "assistant" }>;
+        items()[i] = e.type === "text_delta" ? { ...it, text: it.text + e.text } : { ...it, reasoning: it.reasoning + e.text };
+      }
+      break;
+    }
+    case "tool_call": {
+      const i = next.items.findIndex((it) => it.kind === "tool" && it.key === e.call_id);
+      if (i >= 0) {
+        const it = next.items[i] as Extract<Item, { kind: "tool" }>;
+        items()[i] = { ...it, state: e.state, output: e.output ?? it.output, input: e.input ?? it.input };
+      } else if (e.tool !== "complete_task" || e.input !== null) {
+        items().push({ kind: "tool", key: e.call_id, tool: e.tool, input: e.input, state: e.state, output: e.output });
+      }
+      break;
+    }
+    case "todos_updated":
+      next.todos = e.todos;
+      break;
+    case "permission_requested":
+      items().push({ kind: "permission", key: e.request_id, requestId: e.request_id, tool: e.tool, input: e.input, reason: e.reason });
+      break;
+    case "permission_resolved": {
+      const i = next.items.findIndex((it) => it.kind === "permission" && it.requestId === e.request_id);
+      if (i >= 0) items()[i] = { ...(next.items[i] as Extract<Item, { kind: "permission" }>), decision: e.decision };
+      break;
+    }
+    case "question_asked":
+      items().push({ kind: "question", key: e.request_id, requestId: e.request_id, question: e.question, answered: false });
+      break;
+    case "question_answered": {
+      const i = next.items.findIndex((it) => it.kind === "question" && it.requestId === e.request_id);
+      if (i >= 0) items()[i] = { ...(next.items[i] as Extract<Item, { kind: "question" }>), answer: e.answer, declined: e.declined, answered: true };
+      break;
+    }
+    case "verification":
+      items().push({ kind: "verification", key: `v-${e.seq}`, command: e.command, exitCode: e.exit_code, outputTail: e.output_tail, skipped: e.skipped });
+      break;
+    case "evaluation":
+      next.tokens = { ...next.tokens, evaluator: next.tokens.evaluator + e.usage.input_tokens + e.usage.output_tokens };
+      items().push({ kind: "evaluation", key: `e-${e.seq}`, cycle: e.cycle, verdict: e.verdict, summary: e.summary, remaining: e.remaining, parseOk: e.parse_ok, stuckReason: e.stuck_reason });
+      break;
+    case "continuation":
+      if (e.source !== "truncation") next.cycle = { n: e.attempt, max: e.max };
+      items().push({ kind: "continuation", key: `c-${e.seq}`, source: e.source, attempt: e.attempt, max: e.max, remaining: e.remaining, text: e.text });
+      break;
+    case "review_requested":
+      next.review = { reviewId: e.review_id, claim: e.claim, verdict: e.verdict, endReason: e.end_reason, remaining: e.remaining, files: e.files_changed, verification: e.verification };
+      break;
+    case "review_resolved":
+      if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, decided: { decision: e.decision, by: e.by } };
+      break;
+    case "run_finished":
+      next.endReason = e.end_reason;
+      items().push({ kind: "run_end", key: `end-${e.seq}`, status: e.status, endReason: e.end_reason });
+      break;
+    case "error":
+      items().push({ kind: "error", key: `err-${e.seq}`, message: e.message });
+      break;
+  }
+  return next;
+}
+
+export const SOURCE_LABEL: Record<ContinuationSource, string> = {
+  truncation: "The answer was cut off",
+  todo_gate: "Open todo items",
+  missing_completion: "No completion claim",
+  missing_action: "Announced action not taken",
+  verification: "Verification failed",
+  evaluator: "Evaluator",
+};
+
+export const STATUS_LABEL: Record<SessionStatus, string> = {
+  idle: "Idle",
+  busy: "Working",
+  retry: "Retrying",
+  awaiting_approval: "Waiting for you",
+  awaiting_review: "Ready for review",
+  completed: "Completed",
+  rejected: "Rejected",
+  failed: "Failed",
+  cancelled: "Cancelled",
+  interrupted: "Interrupted",
+};
+
+export const END_LABEL: Record<EndReason, string> = {
+  verified_done: "Verified done",
+  unverified: "Not verified",
+  claimed_blocked: "Agent says blocked",
+  claimed_partial: "Agent says partly done",
+  stuck: "Stuck",
+  cycles_exhausted: "Continuation budget spent",
+  truncation_exhausted: "Kept getting cut off",
+  step_limit: "Step limit reached",
+  permission_denied: "Permission denied",
+  question_declined: "Question declined",
+  conversation: "Answered",
+  cancelled: "Cancelled",
+  failed: "Failed",
+};

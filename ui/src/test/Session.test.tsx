@@ -1,0 +1,100 @@
+import { render, screen, waitFor } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import { describe, expect, it } from "vitest";
+import type { EngineEvent, Envelope } from "../ipc";
+import { SessionView } from "../screens/Session";
+
+let seq = 0;
+const ev = (e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s1", at: "2026-11-21T00:00:00Z" }) as Envelope;
+
+function script(events: Envelope[], calls: Record<string, unknown>[] = []) {
+  mockIPC((cmd, args) => {
+    calls.push({ cmd, ...(args as object) });
+    if (cmd === "subscribe_session") {
+      const channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
+      setTimeout(() => events.forEach((e) => channel.onmessage(e)), 0);
+      return null;
+    }
+    if (cmd === "submit_review") return { outcome: "decided", status: "completed", revert: null };
+    if (cmd === "cancel_run") return true;
+  });
+}
+
+const running = () => {
+  seq = 0;
+  return [
+    ev({ type: "session_created", task: "write a.txt and b.txt", workspace: "/ws", provider: "openai", model: "m" }),
+    ev({ type: "run_started", trigger: "task" }),
+    ev({ type: "status_changed", status: "busy" }),
+    ev({ type: "message_created", message_id: "u", role: "user", text: "write a.txt and b.txt" }),
+    ev({ type: "step_started", step: 1 }),
+    ev({ type: "activity", phase: "tool", detail: "write_file" }),
+    ev({ type: "message_created", message_id: "m1", role: "assistant" }),
+    ev({ type: "text_delta", message_id: "m1", text: "Writing **a.txt**" }),
+    ev({ type: "tool_call", call_id: "c1", tool: "write_file", input: { path: "a.txt" }, state: "done", output: "Created a.txt" }),
+    ev({ type: "continuation", source: "evaluator", attempt: 1, max: 5, remaining: ["write b.txt"], text: "b.txt is still missing" }),
+  ];
+};
+
+describe("Session view", () => {
+  it("shows the live timeline: progress, streamed text, tool card and a continuation card that is not the user's", async () => {
+    script(running());
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("continuation-card")).toHaveAttribute("data-source", "evaluator");
+    expect(screen.getByTestId("continuation-card")).toHaveTextContent("Evaluator");
+    expect(screen.getByTestId("continuation-card")).toHaveTextContent("1 item remaining, continuing (1/5)");
+    expect(screen.getByTestId("agent-text").querySelector("strong")?.textContent).toBe("a.txt");
+    expect(screen.getByTestId("tool-card")).toHaveAttribute("data-state", "done");
+    const userBubbles = screen.getAllByTestId("user-bubble");
+    expect(userBubbles.every((b) => !b.textContent?.includes("b.txt is still missing")), "no user bubble holds the continuation").toBe(true);
+    expect(screen.getByTestId("progress-strip")).toHaveTextContent("Step 1");
+    expect(screen.getByTestId("progress-strip")).toHaveTextContent("Running write_file");
+    expect(screen.getByTestId("progress-strip")).toHaveTextContent("Cycle 1/5");
+    expect(screen.getByTestId("status-badge")).toHaveTextContent("Working");
+  });
+
+  it("Esc cancels a running session", async () => {
+    const calls: Record<string, unknown>[] = [];
+    script(running(), calls);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await screen.findByTestId("cancel");
+    await userEvent.setup().keyboard("{Escape}");
+    await waitFor(() => expect(calls.some((c) => c.cmd === "cancel_run")).toBe(true));
+  });
+
+  it("shows the review gate with claim, outcome and diffs, and approves", async () => {
+    const calls: Record<string, unknown>[] = [];
+    const events = [
+      ...running(),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "a.txt", kind: "created", diff: "+A" }], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    script(events, calls);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const panel = await screen.findByTestId("review-panel");
+    expect(panel).toHaveTextContent("success");
+    expect(screen.getByTestId("review-end-reason")).toHaveTextContent("Verified done");
+    expect(screen.getByTestId("file-change")).toHaveTextContent("a.txt");
+    await userEvent.setup().click(screen.getByTestId("approve"));
+    await waitFor(() => expect(calls.find((c) => c.cmd === "submit_review")).toMatchObject({ input: { review_id: "r1", decision: "approve" } }));
+  });
+
+  it("asks for permission inline", async () => {
+    const calls: Record<string, unknown>[] = [];
+    seq = 0;
+    script(
+      [
+        ev({ type: "session_created", task: "t", workspace: "/ws", provider: "openai", model: "m" }),
+        ev({ type: "permission_requested", request_id: "p1", tool: "run_command", input: { command: "ls" }, reason: "the shell" }),
+        ev({ type: "status_changed", status: "awaiting_approval" }),
+      ],
+      calls,
+    );
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await userEvent.setup().click(await screen.findByTestId("allow-once"));
+    await waitFor(() => expect(calls.find((c) => c.cmd === "respond_permission")).toMatchObject({ requestId: "p1", decision: "allow_once" }));
+    expect(screen.getByTestId("status-badge")).toHaveTextContent("Waiting for you");
+  });
+});

@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import type { EngineEvent, Envelope } from "../ipc";
+import { apply, emptyModel } from "../session/model";
+
+let seq = 0;
+const ev = (e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s", at: "2026-11-21T00:00:00Z" }) as Envelope;
+
+describe("session model", () => {
+  it("shows a continuation as its own card, never as the person's message", () => {
+    seq = 0;
+    const events = [
+      ev({ type: "message_created", message_id: "u", role: "user", text: "write a and b" }),
+      ev({ type: "continuation", source: "evaluator", attempt: 2, max: 5, remaining: ["b.txt", "c.txt"], text: "b.txt is missing" }),
+      ev({ type: "message_created", message_id: "c", role: "continuation", source: "evaluator", text: "b.txt is missing" }),
+    ];
+    const m = events.reduce(apply, emptyModel());
+    const users = m.items.filter((i) => i.kind === "user");
+    expect(users.map((u) => (u.kind === "user" ? u.text : "")), "only the person's words are user items").toEqual(["write a and b"]);
+    const cards = m.items.filter((i) => i.kind === "continuation");
+    expect(cards).toHaveLength(1);
+    expect(m.cycle).toEqual({ n: 2, max: 5 });
+  });
+
+  it("streams text into the right message and ignores events it already has", () => {
+    seq = 0;
+    const created = ev({ type: "message_created", message_id: "m", role: "assistant" });
+    const d1 = ev({ type: "text_delta", message_id: "m", text: "Hel" });
+    const d2 = ev({ type: "text_delta", message_id: "m", text: "lo" });
+    let m = [created, d1, d2].reduce(apply, emptyModel());
+    m = apply(m, d2); // a replay overlapping the live stream
+    const a = m.items[0];
+    expect(a.kind === "assistant" && a.text).toBe("Hello");
+  });
+
+  it("tracks retry with its next time and clears it when work resumes", () => {
+    seq = 0;
+    let m = apply(emptyModel(), ev({ type: "status_changed", status: "retry", attempt: 2, next_retry_at: "2026-11-21T00:00:05Z", message: "429" }));
+    expect(m.retry).toEqual({ attempt: 2, nextRetryAt: "2026-11-21T00:00:05Z", message: "429" });
+    m = apply(m, ev({ type: "status_changed", status: "busy" }));
+    expect(m.retry).toBeUndefined();
+  });
+
+  it("updates a tool card in place as its state changes", () => {
+    seq = 0;
+    const m = [
+      ev({ type: "tool_call", call_id: "c1", tool: "write_file", input: { path: "a" }, state: "pending" }),
+      ev({ type: "tool_call", call_id: "c1", tool: "write_file", input: { path: "a" }, state: "running" }),
+      ev({ type: "tool_call", call_id: "c1", tool: "write_file", input: { path: "a" }, state: "done", output: "Created a" }),
+    ].reduce(apply, emptyModel());
+    expect(m.items).toHaveLength(1);
+    expect(m.items[0]).toMatchObject({ kind: "tool", state: "done", output: "Created a" });
+  });
+
+  it("keeps the review until it is decided", () => {
+    seq = 0;
+    let m = apply(emptyModel(), ev({ type: "review_requested", review_id: "r", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "a", kind: "created", diff: "+a" }], verification: [] }));
+    expect(m.review?.files).toHaveLength(1);
+    m = apply(m, ev({ type: "review_resolved", review_id: "r", decision: "approve", by: "person", feedback: null, reverted: false }));
+    expect(m.review?.decided).toEqual({ decision: "approve", by: "person" });
+  });
+});
