@@ -40,8 +40,9 @@ pub fn save_settings(app: AppHandle, settings: Settings) -> Result<SettingsView,
     Ok(settings.into())
 }
 
+// Commands that start runs are async so they execute on the Tokio runtime the runs spawn onto.
 #[tauri::command]
-pub fn start_session(app: AppHandle, state: State<'_, AppState>, task: String, workspace: String) -> Result<SessionId, Error> {
+pub async fn start_session(app: AppHandle, state: State<'_, AppState>, task: String, workspace: String) -> Result<SessionId, Error> {
     let engine = state.engine_from(&settings(&app)?)?;
     let (sid, _) = engine.start_session(&task, std::path::Path::new(&workspace))?;
     state.remember(&sid, engine);
@@ -50,7 +51,7 @@ pub fn start_session(app: AppHandle, state: State<'_, AppState>, task: String, w
 
 /// Replays the session's events after `after_seq` from the store, then follows live ones.
 #[tauri::command]
-pub fn subscribe_session(state: State<'_, AppState>, session_id: SessionId, after_seq: u64, channel: Channel<Envelope>) -> Result<(), Error> {
+pub async fn subscribe_session(state: State<'_, AppState>, session_id: SessionId, after_seq: u64, channel: Channel<Envelope>) -> Result<(), Error> {
     state.store.session(&session_id)?;
     let mut events = Box::pin(state.store.subscribe(session_id, after_seq));
     tauri::async_runtime::spawn(async move {
@@ -98,7 +99,7 @@ pub struct ReviewInput {
 }
 
 #[tauri::command]
-pub fn submit_review(app: AppHandle, state: State<'_, AppState>, input: ReviewInput) -> Result<ReviewOutcome, Error> {
+pub async fn submit_review(app: AppHandle, state: State<'_, AppState>, input: ReviewInput) -> Result<ReviewOutcome, Error> {
     let (session, _, _) = state.store.request_state(&input.review_id)?.ok_or_else(|| Error::NotFound(format!("review {}", input.review_id)))?;
     let engine = match state.engine_of(&session) {
         Some(e) => e,
@@ -112,7 +113,7 @@ pub fn submit_review(app: AppHandle, state: State<'_, AppState>, input: ReviewIn
 }
 
 #[tauri::command]
-pub fn send_message(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, message: String) -> Result<(), Error> {
+pub async fn send_message(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, message: String) -> Result<(), Error> {
     let engine = state.engine_from(&settings(&app)?)?;
     engine.send_message(&session_id, &message)?;
     state.remember(&session_id, engine);

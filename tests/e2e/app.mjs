@@ -1,7 +1,7 @@
 // Drives the real built app: tauri-driver in front of WebKitWebDriver, one app process per
 // WebDriver session. Each test file gets a fresh data folder so runs never see each other.
 import { spawn } from "node:child_process";
-import { mkdtempSync, mkdirSync } from "node:fs";
+import { createWriteStream, mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,9 +15,17 @@ mkdirSync(artifacts, { recursive: true });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** The app's data folder under a test's XDG_DATA_HOME. */
+export const appDataDir = (home) => path.join(home, "data", "dev.finishline.app");
+
+/** Writes the app's settings file, as Settings would, before the app starts. */
+export function seedSettings(home, provider) {
+  mkdirSync(appDataDir(home), { recursive: true });
+  writeFileSync(path.join(appDataDir(home), "settings.json"), JSON.stringify({ settings: { provider: { kind: "openai", api_key_env: null, ...provider } } }));
+}
+
 /** Starts tauri-driver with its own data folder; the app inherits the environment. */
-export async function startDriver({ port = 4444 } = {}) {
-  const home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-"));
+export async function startDriver({ port = 4444, home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-")) } = {}) {
   const env = {
     ...process.env,
     XDG_DATA_HOME: path.join(home, "data"),
@@ -25,13 +33,19 @@ export async function startDriver({ port = 4444 } = {}) {
     XDG_CACHE_HOME: path.join(home, "cache"),
   };
   const driverBin = process.env.TAURI_DRIVER ?? path.join(process.env.HOME, ".cargo/bin/tauri-driver");
-  const child = spawn(driverBin, ["--port", String(port), "--native-driver", "/usr/bin/WebKitWebDriver"], {
+  // Each driver gets its own native port too: WebKitWebDriver defaults to 4445.
+  const child = spawn(driverBin, ["--port", String(port), "--native-port", String(port + 100), "--native-driver", "/usr/bin/WebKitWebDriver"], {
     env,
     detached: true, // its own process group, so stopping it stops WebKitWebDriver and the app too
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";
-  child.stderr.on("data", (d) => (stderr += d));
+  // The driver's and the app's own messages, for when a test fails.
+  const log = createWriteStream(path.join(artifacts, `driver-${port}.log`));
+  child.stderr.on("data", (d) => {
+    stderr += d;
+    log.write(d);
+  });
   const deadline = Date.now() + 30_000;
   for (;;) {
     try {
@@ -83,4 +97,31 @@ export async function launchApp(driver) {
 
 export async function shot(browser, name) {
   await browser.saveScreenshot(path.join(artifacts, `${name}.png`));
+}
+
+/** Types into a field with real key events. */
+export async function typeInto(_browser, element, text) {
+  await element.waitForDisplayed();
+  await element.addValue(text);
+}
+
+/** Waits for a screen to show and settle (its first data load re-renders it once). */
+export async function waitForScreen(browser, testid) {
+  const el = await browser.$(`[data-testid="${testid}"]`);
+  await el.waitForDisplayed({ timeout: 20_000 });
+  await new Promise((r) => setTimeout(r, 500));
+  return el;
+}
+
+/**
+ * Clicks a control whose handler replaces the screen at once. WebKitWebDriver then reports an
+ * "unknown error" for the click it did perform (the element is gone when it checks); the test
+ * asserts the effect on the next screen instead.
+ */
+export async function clickAway(element) {
+  try {
+    await element.click();
+  } catch (e) {
+    if (!String(e.message).includes("unknown error")) throw e;
+  }
 }

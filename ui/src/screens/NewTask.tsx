@@ -96,9 +96,15 @@ export function NewTask({ providerReady, onOpenSettings, onStarted }: Props) {
       <div className="field">
         <span>Workspace</span>
         <div className="row">
-          <output className="path" data-testid="workspace-path">
-            {workspace ?? "No folder chosen"}
-          </output>
+          <input
+            className="path-input"
+            data-testid="workspace-path"
+            value={workspace ?? ""}
+            onChange={(e) => setWorkspace(e.target.value || null)}
+            placeholder="No folder chosen: pick one or paste its path"
+            aria-label="Workspace folder"
+            spellCheck={false}
+          />
           <button type="button" className="btn" onClick={pick} data-testid="pick-workspace">
             <FolderOpen size={15} aria-hidden /> Choose folder…
           </button>

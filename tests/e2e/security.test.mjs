@@ -1,0 +1,52 @@
+// Script payloads in a model answer, a tool's input and output, a file name, an evaluator
+// summary and the task title render as text in the real webview: nothing runs. Markdown still
+// renders.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { clickAway, launchApp, seedSettings, shot, startDriver, typeInto, waitForScreen } from "./app.mjs";
+import { startFake } from "./fake.mjs";
+
+let driver, fake, app;
+before(async () => {
+  fake = await startFake("e2e-payloads.json");
+  const home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-sec-"));
+  seedSettings(home, { base_url: fake.baseUrl, model: "fake-model" });
+  driver = await startDriver({ port: 4470, home });
+  app = await launchApp(driver);
+});
+after(async () => {
+  await app?.deleteSession().catch(() => {});
+  await driver?.stop();
+  fake?.stop();
+});
+
+test("model, tool, file-name and title payloads never run script; Markdown still renders", async () => {
+  const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
+  await waitForScreen(app, "new-task-form");
+  await typeInto(app, await app.$('[data-testid="workspace-path"]'), ws);
+  await typeInto(app, await app.$('[data-testid="task-input"]'), `<img src=x onerror="document.title='pwned-title'"> write a file`);
+  await clickAway(await app.$('[data-testid="run"]'));
+  const review = await app.$('[data-testid="review-panel"]');
+  await review.waitForDisplayed({ timeout: 20_000 });
+  const timeline = await app.$('[data-testid="timeline"]');
+  assert.equal(await app.getTitle(), "Finishline", "no payload changed the document");
+  for (const sel of ["script", "iframe", "img", "[onerror]", "[onmouseover]", 'a[href^="javascript"]']) {
+    assert.equal((await timeline.$$(sel)).length, 0, `no ${sel} element may come from model or tool output`);
+  }
+  const answer = (await app.$$('[data-testid="agent-text"]')).at(-1);
+  assert.equal(await (await answer.$("strong")).getText(), "bold", "bold still renders");
+  assert.equal(await (await answer.$("code")).getText(), "code", "code still renders");
+  assert.equal((await answer.$$("li")).length, 2, "lists still render");
+  assert.equal(await (await answer.$('a[href="https://example.com"]')).getText(), "a normal link", "ordinary links still render");
+  assert.doesNotMatch(await answer.getHTML(), /onmouseover|onerror|<script/i, "raw HTML in the answer is dropped, never turned into elements");
+  const head = await app.$(".session-head h1");
+  assert.match(await head.getProperty("textContent"), /<img src=x onerror=/, "the task title shows as text");
+  await (await app.$('[data-testid="tool-card"] .card-head')).click();
+  assert.match(await (await app.$('[data-testid="tool-card"]')).getProperty("textContent"), /pwned-output/, "tool output shows as text");
+  await (await app.$('[data-testid="file-change"] .file-head')).click();
+  assert.equal(await app.getTitle(), "Finishline", "still nothing ran after opening the cards");
+  await shot(app, "security");
+});
