@@ -149,14 +149,19 @@ pub fn get_session(state: State<'_, AppState>, session_id: SessionId) -> Result<
     state.store.timeline(&session_id)
 }
 
+/// The export as text; with `path` (chosen in the save dialog) it is also written there.
 #[tauri::command]
-pub fn export_session(state: State<'_, AppState>, session_id: SessionId, format: String) -> Result<String, Error> {
+pub fn export_session(state: State<'_, AppState>, session_id: SessionId, format: String, path: Option<String>) -> Result<String, Error> {
     let t = state.store.timeline(&session_id)?;
-    match format.as_str() {
-        "json" => serde_json::to_string_pretty(&export::to_json(&t)).map_err(|e| Error::Internal(e.to_string())),
-        "md" | "markdown" => Ok(export::to_markdown(&t)),
-        other => Err(Error::InvalidInput(format!("unknown export format `{other}`; use md or json"))),
+    let text = match format.as_str() {
+        "json" => serde_json::to_string_pretty(&export::to_json(&t)).map_err(|e| Error::Internal(e.to_string()))?,
+        "md" | "markdown" => export::to_markdown(&t),
+        other => return Err(Error::InvalidInput(format!("unknown export format `{other}`; use md or json"))),
+    };
+    if let Some(p) = path.filter(|p| !p.trim().is_empty()) {
+        std::fs::write(&p, &text).map_err(|e| Error::Io(std::io::Error::new(e.kind(), format!("could not write {p}: {e}"))))?;
     }
+    Ok(text)
 }
 
 #[tauri::command]

@@ -215,7 +215,7 @@ export const ipc = {
   listSessions: (filter?: ListFilter) => call<SessionSummary[]>("list_sessions", { filter: filter ?? null }),
   searchSessions: (text: string) => call<SearchHit[]>("search_sessions", { text }),
   getSession: (sessionId: string) => call<Timeline>("get_session", { sessionId }),
-  exportSession: (sessionId: string, format: "md" | "json") => call<string>("export_session", { sessionId, format }),
+  exportSession: (sessionId: string, format: "md" | "json", path?: string) => call<string>("export_session", { sessionId, format, path: path ?? null }),
   deleteSession: (sessionId: string) => call<void>("delete_session", { sessionId }),
   /** Asks where to save an export; null when the person cancels. */
   pickExportPath: async (name: string): Promise<string | null> => {

@@ -20,6 +20,7 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
   const [error, setError] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  const [exported, setExported] = useState<{ id: string; title: string; format: "md" | "json"; text: string } | null>(null);
 
   const load = useCallback(() => {
     ipc
@@ -44,13 +45,35 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
     }
   };
 
-  const exportAs = async (id: string, format: "md" | "json") => {
+  const exportAs = async (id: string, title: string, format: "md" | "json") => {
+    setError(null);
+    setNotice(null);
     try {
-      const text = await ipc.exportSession(id, format);
-      await navigator.clipboard?.writeText(text);
-      setNotice(`Exported as ${format === "md" ? "Markdown" : "JSON"} and copied to the clipboard (${text.length.toLocaleString()} characters).`);
+      setExported({ id, title, format, text: await ipc.exportSession(id, format) });
     } catch (e) {
-      setError(e instanceof AppError ? e.message : String(e));
+      setError((e as AppError).message);
+    }
+  };
+
+  const saveExport = async () => {
+    if (!exported) return;
+    try {
+      const name = `${exported.title.replace(/[^\w.-]+/g, "-").slice(0, 60) || "session"}.${exported.format}`;
+      const path = await ipc.pickExportPath(name);
+      if (!path) return;
+      await ipc.exportSession(exported.id, exported.format, path);
+      setNotice(`Saved to ${path}`);
+    } catch (e) {
+      setError((e as AppError).message);
+    }
+  };
+
+  const copyExport = async () => {
+    try {
+      await navigator.clipboard.writeText(exported?.text ?? "");
+      setNotice("Copied to the clipboard.");
+    } catch {
+      setError("The clipboard is not available here; use Save as… instead.");
     }
   };
 
@@ -100,6 +123,28 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
         <p className="notice" role="status">
           {notice}
         </p>
+      )}
+      {exported && (
+        <section className="panel" data-testid="export-panel" aria-label="Export">
+          <div className="row">
+            <h3 className="grow">
+              {exported.format === "md" ? "Markdown" : "JSON"} export · {exported.text.length.toLocaleString()} characters
+            </h3>
+            <button className="btn small" onClick={saveExport}>
+              Save as…
+            </button>
+            <button className="btn small" onClick={copyExport}>
+              Copy
+            </button>
+            <button className="btn small" onClick={() => setExported(null)}>
+              Close
+            </button>
+          </div>
+          <pre className="output" data-testid="export-text">
+            {exported.text.slice(0, 20_000)}
+            {exported.text.length > 20_000 ? "\n[… shortened here; Save as… writes it all]" : ""}
+          </pre>
+        </section>
       )}
       {hits && (
         <div className="panel" data-testid="search-results">
@@ -159,10 +204,10 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
                       Resume
                     </button>
                   )}
-                  <button className="btn small" onClick={() => exportAs(r.id, "md")} data-testid="export-md">
+                  <button className="btn small" onClick={() => exportAs(r.id, r.title, "md")} data-testid="export-md">
                     Markdown
                   </button>
-                  <button className="btn small" onClick={() => exportAs(r.id, "json")}>
+                  <button className="btn small" onClick={() => exportAs(r.id, r.title, "json")}>
                     JSON
                   </button>
                   {confirm === r.id ? (

@@ -1,0 +1,109 @@
+// The review gate and History in the real window: request changes then approve, reject with
+// revert, permission prompts allowed and denied, search, replay and export.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { clickAway, launchApp, seedSettings, shot, startDriver, typeInto, waitForScreen } from "./app.mjs";
+import { startFake } from "./fake.mjs";
+
+let driver, fake, app;
+before(async () => {
+  fake = await startFake("e2e-review.json");
+  const home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-review-"));
+  seedSettings(home, { base_url: fake.baseUrl, model: "fake-model" });
+  driver = await startDriver({ port: 4480, home });
+  app = await launchApp(driver);
+});
+after(async () => {
+  await app?.deleteSession().catch(() => {});
+  await driver?.stop();
+  fake?.stop();
+});
+
+const testid = (id) => app.$(`[data-testid="${id}"]`);
+
+async function startTask(task, files = {}) {
+  const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
+  for (const [name, content] of Object.entries(files)) writeFileSync(path.join(ws, name), content);
+  await clickAway(await testid("nav-new"));
+  await waitForScreen(app, "new-task-form");
+  await typeInto(app, await testid("workspace-path"), ws);
+  await typeInto(app, await testid("task-input"), task);
+  await clickAway(await testid("run"));
+  await (await testid("session-view")).waitForDisplayed({ timeout: 10_000 });
+  return ws;
+}
+
+async function waitStatus(status) {
+  const badge = await testid("status-badge");
+  await badge.waitUntil(async () => (await badge.getAttribute("data-status")) === status, { timeout: 20_000, timeoutMsg: `never reached ${status}` });
+}
+
+test("request changes starts a second run, then approve completes", async () => {
+  const ws = await startTask("write keep.txt");
+  await (await testid("review-panel")).waitForDisplayed({ timeout: 20_000 });
+  await (await testid("request-changes")).click();
+  await typeInto(app, await testid("feedback-input"), "also write c.txt");
+  await clickAway(await testid("send-feedback"));
+  await app.waitUntil(async () => (await app.$$('[data-testid="user-bubble"]')).length === 2, { timeout: 20_000, timeoutMsg: "the feedback never showed as the person's message" });
+  const bubbles = await app.$$('[data-testid="user-bubble"]');
+  assert.match(await bubbles[1].getText(), /also write c\.txt/, "feedback is the person's own message");
+  await (await testid("review-panel")).waitForDisplayed({ timeout: 20_000 });
+  await waitStatus("awaiting_review");
+  assert.equal(readFileSync(path.join(ws, "c.txt"), "utf8"), "C");
+  await clickAway(await testid("approve"));
+  await waitStatus("completed");
+});
+
+test("reject with revert restores the workspace", async () => {
+  const ws = await startTask("write keep.txt", { "keep.txt": "original" });
+  await (await testid("review-panel")).waitForDisplayed({ timeout: 20_000 });
+  assert.equal(readFileSync(path.join(ws, "keep.txt"), "utf8"), "changed by the agent");
+  assert.equal(await (await testid("revert-checkbox")).isSelected(), true, "revert is offered and on by default");
+  await clickAway(await testid("reject"));
+  await waitStatus("rejected");
+  assert.equal(readFileSync(path.join(ws, "keep.txt"), "utf8"), "original", "the agent's change is undone");
+});
+
+test("a permission prompt allowed runs the command; denied stops the run", async () => {
+  const ws = await startTask("use the shell to write shell.txt");
+  await (await testid("permission-prompt")).waitForDisplayed({ timeout: 20_000 });
+  await waitStatus("awaiting_approval");
+  await shot(app, "permission");
+  await clickAway(await testid("allow-once"));
+  await (await testid("review-panel")).waitForDisplayed({ timeout: 20_000 });
+  assert.equal(readFileSync(path.join(ws, "shell.txt"), "utf8"), "from-shell\n");
+  await clickAway(await testid("approve"));
+  await waitStatus("completed");
+
+  const ws2 = await startTask("use the shell to write shell.txt again");
+  await (await testid("permission-prompt")).waitForDisplayed({ timeout: 20_000 });
+  await clickAway(await testid("deny"));
+  await waitStatus("idle");
+  assert.match(await (await testid("progress-strip")).getText(), /Permission denied/);
+  assert.equal(existsSync(path.join(ws2, "shell.txt")), false, "the denied command did not run");
+});
+
+test("History searches, opens a read-only replay, and exports", async () => {
+  await clickAway(await testid("nav-history"));
+  await (await testid("history-list")).waitForDisplayed({ timeout: 10_000 });
+  assert.ok((await app.$$('[data-testid="history-row"]')).length >= 4, "every session is listed");
+  await typeInto(app, await testid("history-search"), "shell");
+  await (await app.$('[data-testid="history"] form button')).click();
+  const hit = await testid("search-hit");
+  await hit.waitForDisplayed({ timeout: 10_000 });
+  await clickAway(hit);
+  const view = await testid("session-view");
+  await view.waitForDisplayed({ timeout: 10_000 });
+  await (await testid("tool-card")).waitForExist({ timeout: 10_000 });
+  assert.equal((await app.$$('[data-testid="cancel"]')).length, 0, "a finished session replays without run controls");
+  await clickAway(await testid("nav-history"));
+  await (await testid("history-list")).waitForDisplayed({ timeout: 10_000 });
+  await (await app.$('[data-testid="export-md"]')).click();
+  const exported = await testid("export-text");
+  await exported.waitForDisplayed({ timeout: 5_000 });
+  assert.match(await exported.getProperty("textContent"), /^# .*\n\n- \*\*Status:\*\*/, "the Markdown export of the session is shown, ready to save or copy");
+  await shot(app, "history-export");
+});
