@@ -61,7 +61,16 @@ impl View {
         match &env.event {
             EngineEvent::SessionCreated { task, workspace, model, .. } => self.line(&format!("▶ {}\n  in {workspace} with {model}", task.lines().next().unwrap_or(""))),
             EngineEvent::RunStarted { trigger } => self.line(&format!("── run ({}) ──", trigger.as_str())),
-            EngineEvent::StepStarted { step } => self.line(&format!("· step {step}")),
+            EngineEvent::StepStarted { step } => self.line(&format!("· step {step} — thinking")),
+            EngineEvent::Activity { phase, detail } if !matches!(phase, ActivityPhase::Thinking | ActivityPhase::Tool) => {
+                let what = match phase {
+                    ActivityPhase::Verifying => "verifying",
+                    ActivityPhase::Evaluating => "evaluating",
+                    ActivityPhase::Compacting => "compacting the conversation",
+                    _ => "waiting for",
+                };
+                self.line(&format!("  … {what} {detail}"))
+            }
             EngineEvent::TextDelta { text, .. } => {
                 print!("{text}");
                 let _ = std::io::stdout().flush();

@@ -132,6 +132,9 @@ pub enum EngineEvent {
         remaining: Vec<String>,
         files_changed: Vec<Value>,
         verification: Vec<Value>,
+        /// Tokens so far in the session, by agent, evaluator and compaction.
+        #[serde(default)]
+        tokens: crate::store::Tokens,
     },
     ReviewResolved {
         review_id: RequestId,

@@ -35,7 +35,8 @@ pub const EMPTY_RESPONSES: &str = "3 empty responses in a row";
 /// The pattern the last steps form, if any.
 pub fn detect(steps: &[StepRecord]) -> Option<&'static str> {
     let n = steps.len();
-    if n >= 2 && steps[n - 1].compaction && steps[n - 2].compaction {
+    // Two compactions with no step between, also when the step that followed them just ended.
+    if steps[n.saturating_sub(3)..].windows(2).any(|w| w[0].compaction && w[1].compaction) {
         return Some(REPEATED_COMPACTION);
     }
     let real: Vec<&StepRecord> = steps.iter().filter(|s| !s.compaction).collect();

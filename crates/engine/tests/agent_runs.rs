@@ -372,3 +372,49 @@ async fn auto_approve_approves_only_a_verified_completion() {
     let o = h.run("write a.txt").await;
     assert_eq!((o.status, o.end_reason), (SessionStatus::AwaitingReview, Some(EndReason::Unverified)), "an unverified completion keeps waiting for a person");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compacting_again_with_nothing_between_is_stuck() {
+    let h = Harness::new(
+        rules(json!([
+            {"when": {"kind": "compaction"}, "reply": {"text": "Summary: the agent keeps reading big.txt."}},
+            {"when": {"kind": "agent"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"This model's maximum context length is 8000 tokens\"}}"}}, "times": 1},
+            agent(json!({}), json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "big.txt"}}]})),
+        ])),
+        Setup { context_window: 6_000, ..Default::default() },
+    )
+    .await;
+    h.write("big.txt", &"lorem ipsum dolor sit amet ".repeat(900));
+    let o = h.run("read big.txt again and again").await;
+    assert_eq!(o.end_reason, Some(EndReason::Stuck), "a compaction right after a compaction means the context cannot be made to fit");
+    assert!(o.calls_of(fake_llm::RequestKind::Compaction) >= 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_during_verification_stops_the_verify_command() {
+    let mut setup = Setup { verify_commands: vec!["sleep 30; touch verified.txt".into()], ..Default::default() };
+    allow_shell(&mut setup);
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]})),
+        ])),
+        setup,
+    )
+    .await;
+    let (sid, handle) = h.engine.start_session("write a.txt", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    while let Some(e) = sub.next().await {
+        if matches!(e.unwrap().event, EngineEvent::Activity { phase: ActivityPhase::Verifying, .. }) {
+            break;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    h.engine.cancel(&sid);
+    tokio::time::timeout(Duration::from_secs(5), handle).await.expect("cancel reaches verification").unwrap();
+    let events = h.store.events(&sid, 0).unwrap();
+    assert!(matches!(events.last().unwrap().event, EngineEvent::StatusChanged { status: SessionStatus::Cancelled, .. }));
+    assert!(!events.iter().any(|e| matches!(e.event, EngineEvent::Evaluation { .. })), "nothing is evaluated after cancel");
+    assert!(h.read("verified.txt").is_none(), "the verify command was stopped");
+}

@@ -239,6 +239,7 @@ fn a_second_decision_on_the_same_review_is_reported_as_already_decided() {
                     remaining: vec![],
                     files_changed: vec![],
                     verification: vec![],
+                    tokens: Default::default(),
                 },
                 status(SessionStatus::AwaitingReview),
             ],

@@ -70,8 +70,9 @@ export function ReviewPanel({ review, tokens, onDecided }: Props) {
         <dt>Evaluator</dt>
         <dd>{review.verdict ? review.verdict.replace("_", " ") : "not asked"}</dd>
         <dt>Tokens</dt>
-        <dd>
-          agent {tokens.agent.toLocaleString()} · evaluator {tokens.evaluator.toLocaleString()}
+        <dd data-testid="review-tokens">
+          agent {(review.tokens?.agent ?? tokens.agent).toLocaleString()} · evaluator {(review.tokens?.evaluator ?? tokens.evaluator).toLocaleString()}
+          {review.tokens && review.tokens.compaction > 0 ? ` · compaction ${review.tokens.compaction.toLocaleString()}` : ""}
         </dd>
       </dl>
       {review.remaining.length > 0 && (

@@ -814,8 +814,9 @@ impl Run {
         let files: Vec<Value> = self.changes().into_iter().map(|c| serde_json::to_value(c).unwrap_or_default()).collect();
         let verification: Vec<Value> = self.verification_log.iter().map(|v| json!(v)).collect();
         let auto = self.engine.config.auto_approve && end_reason == EndReason::VerifiedDone && matches!(claim, Claim::Success | Claim::None);
+        let tokens = self.engine.store.session(&self.session).map(|s| s.tokens).unwrap_or_default();
         let mut events = vec![
-            EngineEvent::ReviewRequested { review_id: review_id.clone(), claim, verdict: self.last_verdict, end_reason, remaining, files_changed: files, verification },
+            EngineEvent::ReviewRequested { review_id: review_id.clone(), claim, verdict: self.last_verdict, end_reason, remaining, files_changed: files, verification, tokens },
             EngineEvent::RunFinished { status: SessionStatus::AwaitingReview, claim, verdict: self.last_verdict, end_reason },
             Self::status(SessionStatus::AwaitingReview),
         ];

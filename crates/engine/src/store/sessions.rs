@@ -76,7 +76,7 @@ pub struct SessionSummary {
     pub last_seq: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 pub struct Tokens {
     pub agent: u64,
     pub evaluator: u64,
