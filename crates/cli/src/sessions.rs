@@ -65,25 +65,9 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
     }
 }
 
+/// One session's timeline: the Markdown export, or the JSON export with `--json`.
 pub fn show(id: &str, common: &Common) -> u8 {
-    let store = match open(common) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    match store.timeline(&SessionId(id.into())) {
-        Err(e) => {
-            eprintln!("finishline: {e}");
-            exit::USAGE
-        }
-        Ok(t) => {
-            if common.json {
-                println!("{}", export::to_json(&t));
-            } else {
-                print!("{}", export::to_markdown(&t));
-            }
-            exit::OK
-        }
-    }
+    export(id, common.json, common)
 }
 
 pub fn search(text: &str, common: &Common) -> u8 {
