@@ -1,0 +1,75 @@
+//! Tools beyond confinement: fetch_url's readable text, todo and edit behaviour.
+
+use finishline_engine::tool::{ToolContext, Toolbox, Workspace};
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+
+async fn serve_once(body: &'static str, content_type: &'static str) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (mut sock, _) = listener.accept().await.unwrap();
+        let mut buf = [0u8; 4096];
+        let _ = sock.read(&mut buf).await;
+        let resp = format!("HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
+        sock.write_all(resp.as_bytes()).await.unwrap();
+    });
+    format!("http://{addr}/page")
+}
+
+fn ctx(dir: &std::path::Path) -> ToolContext {
+    ToolContext { workspace: Workspace::new(dir).unwrap(), cancel: CancellationToken::new() }
+}
+
+#[tokio::test]
+async fn fetch_url_turns_html_into_readable_text() {
+    let url = serve_once("<html><head><script>var hidden = 1;</script><style>p{}</style></head><body><h1>Fruit</h1><p>Apples are <b>red</b>.</p><ul><li>pear</li></ul></body></html>", "text/html; charset=utf-8").await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = Toolbox::standard().get("fetch_url").unwrap().call(&ctx(dir.path()), json!({"url": url})).await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(out.content.contains("HTTP 200"));
+    assert!(out.content.contains("Fruit") && out.content.contains("Apples are") && out.content.contains("pear"), "the page's text is kept: {}", out.content);
+    assert!(!out.content.contains("<p>") && !out.content.contains("var hidden"), "tags and scripts are gone: {}", out.content);
+}
+
+#[tokio::test]
+async fn fetch_url_refuses_other_schemes_and_reports_unreachable_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    let tb = Toolbox::standard();
+    let out = tb.get("fetch_url").unwrap().call(&ctx(dir.path()), json!({"url": "file:///etc/passwd"})).await;
+    assert!(out.is_error && out.content.contains("Only http and https"), "{}", out.content);
+    let out = tb.get("fetch_url").unwrap().call(&ctx(dir.path()), json!({"url": "http://127.0.0.1:9/"})).await;
+    assert!(out.is_error && out.content.contains("Could not fetch"), "{}", out.content);
+    assert_eq!(tb.default_permission("fetch_url"), finishline_engine::tool::Permission::Ask, "the network asks first");
+}
+
+#[tokio::test]
+async fn edit_file_needs_a_unique_exact_match() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "one two one").unwrap();
+    let tb = Toolbox::standard();
+    let edit = tb.get("edit_file").unwrap();
+    let out = edit.call(&ctx(dir.path()), json!({"path": "a.txt", "old_text": "one", "new_text": "1"})).await;
+    assert!(out.is_error && out.content.contains("occurs 2 times"), "an ambiguous edit is refused: {}", out.content);
+    let out = edit.call(&ctx(dir.path()), json!({"path": "a.txt", "old_text": "one", "new_text": "1", "replace_all": true})).await;
+    assert!(!out.is_error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "1 two 1");
+    let out = edit.call(&ctx(dir.path()), json!({"path": "a.txt", "old_text": "three", "new_text": "3"})).await;
+    assert!(out.is_error && out.content.contains("not found"));
+}
+
+#[tokio::test]
+async fn glob_and_grep_find_files_and_lines_and_honour_gitignore() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/main.rs"), "fn main() {\n    println!(\"hello\");\n}\n").unwrap();
+    std::fs::write(dir.path().join(".gitignore"), "target/\n").unwrap();
+    std::fs::create_dir_all(dir.path().join("target")).unwrap();
+    std::fs::write(dir.path().join("target/junk.rs"), "println!(\"hello\")").unwrap();
+    let tb = Toolbox::standard();
+    let out = tb.get("glob").unwrap().call(&ctx(dir.path()), json!({"pattern": "**/*.rs"})).await;
+    assert_eq!(out.content, "src/main.rs", "ignored folders are skipped");
+    let out = tb.get("grep").unwrap().call(&ctx(dir.path()), json!({"pattern": "println"})).await;
+    assert_eq!(out.content, "src/main.rs:2:     println!(\"hello\");");
+}
