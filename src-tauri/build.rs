@@ -16,6 +16,7 @@ fn main() {
         "get_session",
         "export_session",
         "delete_session",
+        "test_connection",
     ]);
     tauri_build::try_build(tauri_build::Attributes::new().config_path("../tauri.conf.json").app_manifest(manifest)).expect("tauri build step");
 }

@@ -42,8 +42,8 @@ pub fn save_settings(app: AppHandle, settings: Settings) -> Result<SettingsView,
 
 // Commands that start runs are async so they execute on the Tokio runtime the runs spawn onto.
 #[tauri::command]
-pub async fn start_session(app: AppHandle, state: State<'_, AppState>, task: String, workspace: String) -> Result<SessionId, Error> {
-    let engine = state.engine_from(&settings(&app)?)?;
+pub async fn start_session(app: AppHandle, state: State<'_, AppState>, task: String, workspace: String, model: Option<String>) -> Result<SessionId, Error> {
+    let engine = state.engine_from(&settings(&app)?, &workspace, model.as_deref())?;
     let (sid, _) = engine.start_session(&task, std::path::Path::new(&workspace))?;
     state.remember(&sid, engine);
     Ok(sid)
@@ -104,7 +104,8 @@ pub async fn submit_review(app: AppHandle, state: State<'_, AppState>, input: Re
     let engine = match state.engine_of(&session) {
         Some(e) => e,
         None => {
-            let e = state.engine_from(&settings(&app)?)?;
+            let s = state.store.session(&session)?;
+            let e = state.engine_from(&settings(&app)?, &s.workspace, Some(&s.model))?;
             state.remember(&session, e.clone());
             e
         }
@@ -114,7 +115,8 @@ pub async fn submit_review(app: AppHandle, state: State<'_, AppState>, input: Re
 
 #[tauri::command]
 pub async fn send_message(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, message: String) -> Result<(), Error> {
-    let engine = state.engine_from(&settings(&app)?)?;
+    let s = state.store.session(&session_id)?;
+    let engine = state.engine_from(&settings(&app)?, &s.workspace, Some(&s.model))?;
     engine.send_message(&session_id, &message)?;
     state.remember(&session_id, engine);
     Ok(())
@@ -167,4 +169,29 @@ pub fn export_session(state: State<'_, AppState>, session_id: SessionId, format:
 #[tauri::command]
 pub fn delete_session(state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {
     state.store.delete_session(&session_id)
+}
+
+#[derive(serde::Serialize)]
+pub struct ConnectionReport {
+    pub models: Vec<String>,
+    /// Whether the configured model is among them (`None` when the list is empty).
+    pub model_listed: Option<bool>,
+}
+
+/// "Test connection": asks the provider for its model list with the settings as typed.
+#[tauri::command]
+pub async fn test_connection(settings: Settings) -> Result<ConnectionReport, Error> {
+    settings.validate()?;
+    let p = &settings.provider;
+    let key_env = p.api_key_env.clone().filter(|v| !v.is_empty()).unwrap_or_else(|| match p.kind {
+        finishline_engine::ProviderKind::Openai => "OPENAI_API_KEY".into(),
+        finishline_engine::ProviderKind::Anthropic => "ANTHROPIC_API_KEY".into(),
+        finishline_engine::ProviderKind::Gemini => "GEMINI_API_KEY".into(),
+    });
+    let key = std::env::var(&key_env).ok().and_then(finishline_engine::provider::ApiKey::new);
+    let provider = finishline_engine::provider::HttpProvider::new(finishline_engine::provider::ProviderConfig::new(p.kind, p.base_url.trim(), key))
+        .map_err(|e| Error::InvalidInput(e.message))?;
+    let models = provider.list_models().await.map_err(|e| Error::InvalidInput(e.message))?;
+    let model_listed = (!models.is_empty()).then(|| models.iter().any(|m| m == p.model.trim()));
+    Ok(ConnectionReport { models, model_listed })
 }

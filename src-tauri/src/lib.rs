@@ -47,6 +47,7 @@ pub fn run() {
             commands::get_session,
             commands::export_session,
             commands::delete_session,
+            commands::test_connection,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"))
         .expect("error while running Finishline");

@@ -12,7 +12,17 @@ use finishline_engine::completion::CompletionConfig;
 use finishline_engine::domain::SessionId;
 use finishline_engine::provider::{ApiKey, ProviderConfig, RetryPolicy};
 use finishline_engine::store::Store;
+use finishline_engine::settings::PermissionDefault;
+use finishline_engine::tool::Permission;
 use finishline_engine::{Error, Settings};
+
+fn permission(p: PermissionDefault) -> Permission {
+    match p {
+        PermissionDefault::Ask => Permission::Ask,
+        PermissionDefault::Allow => Permission::Allow,
+        PermissionDefault::Deny => Permission::Deny,
+    }
+}
 
 pub struct AppState {
     pub store: Arc<Store>,
@@ -27,8 +37,9 @@ impl AppState {
         Ok(AppState { store, data_dir, engines: Mutex::new(HashMap::new()) })
     }
 
-    /// An engine built from the current settings.
-    pub fn engine_from(&self, settings: &Settings) -> Result<Arc<Engine>, Error> {
+    /// An engine built from the current settings, for a session in `workspace`; `model`
+    /// overrides the settings' model for this task.
+    pub fn engine_from(&self, settings: &Settings, workspace: &str, model: Option<&str>) -> Result<Arc<Engine>, Error> {
         if !settings.provider_ready() {
             return Err(Error::InvalidSettings { field: "provider", problem: "set up a provider (base URL and model) in Settings first".into() });
         }
@@ -39,7 +50,8 @@ impl AppState {
             finishline_engine::ProviderKind::Gemini => "GEMINI_API_KEY".into(),
         });
         let key = std::env::var(&key_env).ok().and_then(ApiKey::new);
-        let agent = ModelEndpoint::http(ProviderConfig::new(p.kind, p.base_url.trim(), key), p.model.trim())?;
+        let model = model.map(str::trim).filter(|m| !m.is_empty()).unwrap_or(p.model.trim());
+        let agent = ModelEndpoint::http(ProviderConfig::new(p.kind, p.base_url.trim(), key), model)?;
         let evaluator = settings.evaluator_model.clone().filter(|m| !m.trim().is_empty()).map(|m| ModelEndpoint { model: m, ..agent.clone() });
         Ok(Engine::new(
             self.store.clone(),
@@ -47,10 +59,20 @@ impl AppState {
                 data_dir: self.data_dir.clone(),
                 agent,
                 evaluator,
-                completion: CompletionConfig { max_steps: settings.limits.max_steps, continuation_budget: settings.limits.continuation_budget, ..Default::default() },
+                completion: CompletionConfig {
+                    max_steps: settings.limits.max_steps,
+                    continuation_budget: settings.limits.continuation_budget,
+                    marker: Some(settings.completion.marker.trim().to_string()).filter(|m| !m.is_empty()),
+                    require_complete_task: settings.completion.require_complete_task,
+                    ..Default::default()
+                },
                 retry: RetryPolicy { max_retries: settings.limits.max_retries, ..Default::default() },
-                permissions: PermissionPolicy::default(),
-                verify_commands: vec![],
+                permissions: PermissionPolicy {
+                    overrides: settings.permissions.iter().map(|(t, p)| (t.clone(), permission(*p))).collect(),
+                    continue_after_denial: settings.completion.continue_after_denial,
+                    ..Default::default()
+                },
+                verify_commands: settings.verify_commands_for(workspace),
                 context_window: 32_000,
                 max_output_tokens: Some(4096),
                 auto_approve: false,

@@ -86,7 +86,7 @@ export function App() {
             Loading…
           </p>
         ) : screen === "new" ? (
-          <NewTask providerReady={view.provider_ready} onOpenSettings={() => setScreen("settings")} onStarted={openSession} />
+          <NewTask providerReady={view.provider_ready} defaultModel={view.settings.provider.model} onOpenSettings={() => setScreen("settings")} onStarted={openSession} />
         ) : screen === "history" ? (
           <History onNewTask={() => setScreen("new")} onOpen={openSession} />
         ) : screen === "session" && sessionId ? (

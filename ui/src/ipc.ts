@@ -20,11 +20,28 @@ export interface Limits {
   max_retries: number;
 }
 
+export type PermissionDefault = "ask" | "allow" | "deny";
+
+export interface CompletionSettings {
+  marker: string;
+  require_complete_task: boolean;
+  continue_after_denial: boolean;
+}
+
 export interface Settings {
   provider: ProviderSettings;
   evaluator_model: string | null;
   limits: Limits;
+  completion: CompletionSettings;
+  permissions: Record<string, PermissionDefault>;
+  /** Workspace folder → commands that verify work done in it. */
+  verify_commands: Record<string, string[]>;
   theme: Theme;
+}
+
+export interface ConnectionReport {
+  models: string[];
+  model_listed: boolean | null;
 }
 
 export interface SettingsView {
@@ -153,6 +170,7 @@ export interface ListFilter {
   statuses?: SessionStatus[];
   end_reasons?: EndReason[];
   since_ms?: number;
+  until_ms?: number;
   limit?: number;
 }
 
@@ -200,7 +218,8 @@ export const ipc = {
       throw toAppError(e);
     }
   },
-  startSession: (task: string, workspace: string) => call<string>("start_session", { task, workspace }),
+  startSession: (task: string, workspace: string, model?: string) => call<string>("start_session", { task, workspace, model: model ?? null }),
+  testConnection: (settings: Settings) => call<ConnectionReport>("test_connection", { settings }),
   /** Replays the session's events after `afterSeq`, then follows live ones. */
   subscribeSession: (sessionId: string, afterSeq: number, onEvent: (e: Envelope) => void) => {
     const channel = new Channel<Envelope>();

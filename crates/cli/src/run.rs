@@ -45,7 +45,19 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
     };
     let _ = store.recover();
     let interactive = std::io::stdin().is_terminal() && !json;
-    let mut overrides = std::collections::HashMap::new();
+    let mut overrides: std::collections::HashMap<String, Permission> = resolved
+        .settings
+        .permissions
+        .iter()
+        .map(|(t, p)| {
+            let p = match p {
+                finishline_engine::settings::PermissionDefault::Ask => Permission::Ask,
+                finishline_engine::settings::PermissionDefault::Allow => Permission::Allow,
+                finishline_engine::settings::PermissionDefault::Deny => Permission::Deny,
+            };
+            (t.clone(), p)
+        })
+        .collect();
     let allow_all = opts.allow.iter().any(|a| a == "all");
     for t in opts.allow.iter().filter(|a| *a != "all") {
         overrides.insert(t.trim().to_string(), Permission::Allow);
@@ -65,11 +77,18 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
             completion: CompletionConfig {
                 max_steps: opts.max_steps.unwrap_or(limits.max_steps),
                 continuation_budget: limits.continuation_budget,
+                marker: Some(resolved.settings.completion.marker.trim().to_string()).filter(|m| !m.is_empty()),
+                require_complete_task: resolved.settings.completion.require_complete_task,
                 ..Default::default()
             },
             retry: RetryPolicy { max_retries: limits.max_retries, ..Default::default() },
-            permissions: PermissionPolicy { overrides, allow_all, nobody_to_ask: !interactive, continue_after_denial: false },
-            verify_commands: opts.verify.clone(),
+            permissions: PermissionPolicy { overrides, allow_all, nobody_to_ask: !interactive, continue_after_denial: resolved.settings.completion.continue_after_denial },
+            verify_commands: {
+                let ws = opts.workspace.canonicalize().unwrap_or(opts.workspace.clone());
+                let mut v = resolved.settings.verify_commands_for(&ws.to_string_lossy());
+                v.extend(opts.verify.iter().cloned());
+                v
+            },
             context_window: 32_000,
             max_output_tokens: Some(opts.max_output_tokens),
             auto_approve: opts.review == ReviewMode::Approve,

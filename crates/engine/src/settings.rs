@@ -52,6 +52,27 @@ pub enum Theme {
     Dark,
 }
 
+/// How the completion engine reads a stop; see docs/completion.md.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CompletionSettings {
+    /// A marker that counts as a success claim when the agent writes it; empty means off.
+    pub marker: String,
+    pub require_complete_task: bool,
+    /// After a denied permission, tell the agent and go on instead of stopping the run.
+    pub continue_after_denial: bool,
+}
+
+/// Per-tool permission defaults for the tools that ask (`run_command`, `fetch_url`, MCP tools).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionDefault {
+    #[default]
+    Ask,
+    Allow,
+    Deny,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Settings {
@@ -59,6 +80,11 @@ pub struct Settings {
     /// The evaluator's model; `None` means the agent's provider and model judge too.
     pub evaluator_model: Option<String>,
     pub limits: Limits,
+    pub completion: CompletionSettings,
+    /// Tool name → default; tools not named keep their built-in default.
+    pub permissions: std::collections::BTreeMap<String, PermissionDefault>,
+    /// Workspace folder → commands that verify work done in it.
+    pub verify_commands: std::collections::BTreeMap<String, Vec<String>>,
     pub theme: Theme,
 }
 
@@ -98,6 +124,14 @@ impl Settings {
                 });
             }
         }
+        if self.completion.marker.len() > 200 {
+            return Err(Error::InvalidSettings { field: "completion.marker", problem: "a marker is at most 200 characters".into() });
+        }
+        for (ws, cmds) in &self.verify_commands {
+            if cmds.iter().any(|c| c.contains('\0')) || ws.trim().is_empty() {
+                return Err(Error::InvalidSettings { field: "verify_commands", problem: format!("the verify commands for “{ws}” are not valid") });
+            }
+        }
         let l = &self.limits;
         for (field, value, max) in [
             ("limits.max_steps", l.max_steps, 10_000),
@@ -114,6 +148,12 @@ impl Settings {
     /// A provider is ready to run tasks when it has somewhere to send them and a model to ask.
     /// Keys are not required here: a loopback server needs none, and a missing key is reported
     /// by the provider with a message that says which variable to set.
+    /// The verify commands configured for a workspace folder.
+    pub fn verify_commands_for(&self, workspace: &str) -> Vec<String> {
+        let key = workspace.trim_end_matches('/');
+        self.verify_commands.iter().filter(|(w, _)| w.trim_end_matches('/') == key).flat_map(|(_, c)| c.iter().filter(|c| !c.trim().is_empty()).cloned()).collect()
+    }
+
     pub fn provider_ready(&self) -> bool {
         !self.provider.base_url.trim().is_empty() && !self.provider.model.trim().is_empty() && self.validate().is_ok()
     }

@@ -418,3 +418,19 @@ async fn gemini_thought_signatures_are_echoed_back_in_the_history() {
     assert_eq!(body["contents"][1]["parts"][0]["thoughtSignature"], "sig-123", "Gemini rejects a history whose function calls lost their signature");
     assert_eq!(body["contents"][2]["parts"][0]["functionResponse"]["name"], "write_file");
 }
+
+#[tokio::test]
+async fn test_connection_lists_models_and_says_what_is_wrong() {
+    let s = server(vec![]).await;
+    for p in [Protocol::Openai, Protocol::Anthropic, Protocol::Gemini] {
+        let provider = HttpProvider::new(ProviderConfig::new(kind_of(p), s.base_url(p), None)).unwrap();
+        assert_eq!(provider.list_models().await.unwrap(), vec!["fake-model".to_string()], "{p:?}: the model list is read");
+    }
+    let unreachable = HttpProvider::new(ProviderConfig::new(ProviderKind::Openai, "http://127.0.0.1:9/v1", None)).unwrap();
+    let e = unreachable.list_models().await.unwrap_err();
+    assert_eq!(e.kind, ProviderErrorKind::Network, "an unreachable server is reported as such: {}", e.message);
+    let wrong_url = HttpProvider::new(ProviderConfig::new(ProviderKind::Openai, format!("{}/nope", s.url()), None)).unwrap();
+    let e = wrong_url.list_models().await.unwrap_err();
+    assert_eq!(e.kind, ProviderErrorKind::NotFound, "a wrong URL says to check it: {}", e.message);
+    assert!(e.message.contains("base URL"));
+}

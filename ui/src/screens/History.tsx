@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from "react";
 import { Inbox, Search } from "lucide-react";
-import { AppError, ipc, type SearchHit, type SessionStatus, type SessionSummary } from "../ipc";
+import { AppError, ipc, type EndReason, type SearchHit, type SessionStatus, type SessionSummary } from "../ipc";
 import { StatusBadge } from "../components/StatusBadge";
 import { END_LABEL, STATUS_LABEL } from "../session/model";
 
@@ -17,16 +17,24 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
   const [hits, setHits] = useState<SearchHit[] | null>(null);
   const [query, setQuery] = useState("");
   const [filter, setFilter] = useState<SessionStatus | "all">("all");
+  const [outcome, setOutcome] = useState<EndReason | "all">("all");
+  const [since, setSince] = useState<"all" | "day" | "week" | "month">("all");
   const [error, setError] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [exported, setExported] = useState<{ id: string; title: string; format: "md" | "json"; text: string } | null>(null);
 
   const load = useCallback(() => {
+    const days = { all: 0, day: 1, week: 7, month: 30 }[since];
     ipc
-      .listSessions(filter === "all" ? { limit: 200 } : { statuses: [filter], limit: 200 })
+      .listSessions({
+        limit: 200,
+        statuses: filter === "all" ? undefined : [filter],
+        end_reasons: outcome === "all" ? undefined : [outcome],
+        since_ms: days ? Date.now() - days * 86_400_000 : undefined,
+      })
       .then((r) => setRows(r ?? []), (e: AppError) => setError(e.message));
-  }, [filter]);
+  }, [filter, outcome, since]);
   useEffect(load, [load]);
   useEffect(() => {
     const un = ipc.onHistoryChanged(load);
@@ -113,6 +121,20 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
             </option>
           ))}
         </select>
+        <select value={outcome} onChange={(e) => setOutcome(e.target.value as EndReason | "all")} aria-label="Outcome" data-testid="history-outcome">
+          <option value="all">All outcomes</option>
+          {(Object.keys(END_LABEL) as EndReason[]).map((r) => (
+            <option key={r} value={r}>
+              {END_LABEL[r]}
+            </option>
+          ))}
+        </select>
+        <select value={since} onChange={(e) => setSince(e.target.value as typeof since)} aria-label="Date" data-testid="history-date">
+          <option value="all">Any time</option>
+          <option value="day">Last 24 hours</option>
+          <option value="week">Last 7 days</option>
+          <option value="month">Last 30 days</option>
+        </select>
       </div>
       {error && (
         <p className="field-error" role="alert">
@@ -164,7 +186,7 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
       ) : rows.length === 0 ? (
         <div className="empty" data-testid="history-empty">
           <Inbox size={28} aria-hidden />
-          <p>{filter === "all" ? "No sessions yet." : "No sessions with this status."}</p>
+          <p>{filter === "all" && outcome === "all" && since === "all" ? "No sessions yet." : "No sessions match these filters."}</p>
           <button className="btn" onClick={onNewTask}>
             Start a task
           </button>

@@ -4,6 +4,8 @@ import { AppError, ipc } from "../ipc";
 
 interface Props {
   providerReady: boolean;
+  /** The model from Settings; the task can use another. */
+  defaultModel?: string;
   onOpenSettings: () => void;
   onStarted: (sessionId: string) => void;
 }
@@ -11,7 +13,8 @@ interface Props {
 /** Tasks larger than this are refused in the form, before anything is sent anywhere. */
 export const MAX_TASK_CHARS = 100_000;
 
-export function NewTask({ providerReady, onOpenSettings, onStarted }: Props) {
+export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onStarted }: Props) {
+  const [model, setModel] = useState(defaultModel);
   const [task, setTask] = useState("");
   const [workspace, setWorkspace] = useState<string | null>(null);
   const [starting, setStarting] = useState(false);
@@ -45,7 +48,7 @@ export function NewTask({ providerReady, onOpenSettings, onStarted }: Props) {
     setStarting(true);
     setError(null);
     try {
-      onStarted(await ipc.startSession(task, workspace));
+      onStarted(await ipc.startSession(task, workspace, model.trim() && model.trim() !== defaultModel ? model.trim() : undefined));
     } catch (err) {
       // The task text stays in the box: nothing the person typed is lost.
       setError((err as AppError).message);
@@ -110,6 +113,11 @@ export function NewTask({ providerReady, onOpenSettings, onStarted }: Props) {
           </button>
         </div>
       </div>
+
+      <label className="field">
+        <span>Model</span>
+        <input data-testid="task-model" value={model} onChange={(e) => setModel(e.target.value)} placeholder="The model from Settings" spellCheck={false} />
+      </label>
 
       {error && (
         <p className="field-error" role="alert">

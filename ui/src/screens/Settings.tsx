@@ -1,5 +1,26 @@
 import { useState, type FormEvent } from "react";
-import { AppError, ipc, type ProviderKind, type Settings, type SettingsView, type Theme } from "../ipc";
+import { AppError, ipc, type ConnectionReport, type PermissionDefault, type ProviderKind, type Settings, type SettingsView, type Theme } from "../ipc";
+
+/** "folder: command" lines ⇄ the settings' map, so the person edits plain text. */
+export function verifyToText(map: Record<string, string[]>): string {
+  return Object.entries(map)
+    .flatMap(([ws, cmds]) => cmds.map((c) => `${ws}: ${c}`))
+    .join("\n");
+}
+
+export function textToVerify(text: string): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const line of text.split("\n")) {
+    const i = line.indexOf(": ");
+    if (i <= 0) continue;
+    const ws = line.slice(0, i).trim();
+    const cmd = line.slice(i + 2).trim();
+    if (ws && cmd) (out[ws] ??= []).push(cmd);
+  }
+  return out;
+}
+
+const ASKING_TOOLS = ["run_command", "fetch_url"];
 
 const KINDS: { id: ProviderKind; label: string }[] = [
   { id: "openai", label: "OpenAI-compatible (OpenAI, Ollama, llama.cpp, LM Studio, vLLM, OpenRouter, Groq, xAI)" },
@@ -17,6 +38,29 @@ export function SettingsScreen({ view, onSaved }: Props) {
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<AppError | null>(null);
   const [saved, setSaved] = useState(false);
+  const [verifyText, setVerifyText] = useState(() => verifyToText(view.settings.verify_commands ?? {}));
+  const [testing, setTesting] = useState(false);
+  const [report, setReport] = useState<{ ok: true; r: ConnectionReport } | { ok: false; message: string } | null>(null);
+
+  const test = async () => {
+    setTesting(true);
+    setReport(null);
+    try {
+      setReport({ ok: true, r: await ipc.testConnection(draft) });
+    } catch (e) {
+      setReport({ ok: false, message: (e as AppError).message });
+    } finally {
+      setTesting(false);
+    }
+  };
+  const setCompletion = (patch: Partial<Settings["completion"]>) => {
+    setSaved(false);
+    setDraft((d) => ({ ...d, completion: { ...d.completion, ...patch } }));
+  };
+  const setPermission = (tool: string, p: PermissionDefault) => {
+    setSaved(false);
+    setDraft((d) => ({ ...d, permissions: { ...d.permissions, [tool]: p } }));
+  };
 
   const setProvider = (patch: Partial<Settings["provider"]>) => {
     setSaved(false);
@@ -32,7 +76,7 @@ export function SettingsScreen({ view, onSaved }: Props) {
     setSaving(true);
     setError(null);
     try {
-      const next = await ipc.saveSettings(draft);
+      const next = await ipc.saveSettings({ ...draft, verify_commands: textToVerify(verifyText) });
       setDraft(next.settings);
       onSaved(next);
       setSaved(true);
@@ -86,6 +130,18 @@ export function SettingsScreen({ view, onSaved }: Props) {
             spellCheck={false}
           />
         </label>
+        <div className="row">
+          <button type="button" className="btn" onClick={test} disabled={testing || !draft.provider.base_url.trim()} data-testid="test-connection">
+            {testing ? "Testing…" : "Test connection"}
+          </button>
+          {report && (
+            <span className={report.ok ? "ok-text" : "field-error"} role="status" data-testid="connection-report">
+              {report.ok
+                ? `Connected: ${report.r.models.length} model${report.r.models.length === 1 ? "" : "s"}${report.r.model_listed === false ? `; “${draft.provider.model}” is not among them` : ""}.`
+                : report.message}
+            </span>
+          )}
+        </div>
       </fieldset>
 
       <fieldset className="panel">
@@ -121,6 +177,50 @@ export function SettingsScreen({ view, onSaved }: Props) {
             <input type="number" min={1} value={draft.limits.max_retries} onChange={(e) => setLimit("max_retries", e.target.value)} />
           </label>
         </div>
+      </fieldset>
+
+      <fieldset className="panel">
+        <legend>Completion checks</legend>
+        <label className="field">
+          <span>Completion marker (empty: off)</span>
+          <input value={draft.completion.marker} onChange={(e) => setCompletion({ marker: e.target.value })} placeholder="e.g. TASK_COMPLETE" spellCheck={false} />
+        </label>
+        <label className="check">
+          <input type="checkbox" checked={draft.completion.require_complete_task} onChange={(e) => setCompletion({ require_complete_task: e.target.checked })} /> Require the agent to call complete_task
+        </label>
+        <label className="check">
+          <input type="checkbox" checked={draft.completion.continue_after_denial} onChange={(e) => setCompletion({ continue_after_denial: e.target.checked })} /> After I deny a permission, tell the agent and let it go on
+        </label>
+        <label className="field">
+          <span>Verify commands, one per line as “folder: command”</span>
+          <textarea
+            rows={3}
+            value={verifyText}
+            onChange={(e) => {
+              setSaved(false);
+              setVerifyText(e.target.value);
+            }}
+            placeholder="/home/me/project: cargo test"
+            spellCheck={false}
+            data-testid="verify-commands"
+          />
+        </label>
+      </fieldset>
+
+      <fieldset className="panel">
+        <legend>Permissions</legend>
+        {ASKING_TOOLS.map((t) => (
+          <label className="field" key={t}>
+            <span>
+              <code>{t}</code>
+            </span>
+            <select value={draft.permissions[t] ?? "ask"} onChange={(e) => setPermission(t, e.target.value as PermissionDefault)}>
+              <option value="ask">Ask me each time</option>
+              <option value="allow">Always allow</option>
+              <option value="deny">Never allow</option>
+            </select>
+          </label>
+        ))}
       </fieldset>
 
       <fieldset className="panel">

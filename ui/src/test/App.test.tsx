@@ -50,3 +50,29 @@ describe("App shell", () => {
     await waitFor(() => expect(screen.getByTestId("new-task-form")).toBeInTheDocument());
   });
 });
+
+describe("History filters", () => {
+  it("filters by outcome and date through list_sessions", async () => {
+    const calls: unknown[] = [];
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") {
+          calls.push((args as { filter: unknown }).filter);
+          return [];
+        }
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await screen.findByTestId("history-empty");
+    await user.selectOptions(screen.getByTestId("history-outcome"), "stuck");
+    await user.selectOptions(screen.getByTestId("history-date"), "week");
+    await waitFor(() => expect(calls.at(-1)).toMatchObject({ end_reasons: ["stuck"] }));
+    const last = calls.at(-1) as { since_ms: number };
+    expect(Date.now() - last.since_ms, "the last 7 days").toBeGreaterThan(6.9 * 86_400_000);
+    expect(screen.getByTestId("history-empty")).toHaveTextContent("No sessions match these filters.");
+  });
+});

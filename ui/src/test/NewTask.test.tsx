@@ -63,7 +63,7 @@ describe("New task", () => {
     await user.type(screen.getByTestId("task-input"), "hello");
     await user.keyboard("{Control>}{Enter}{/Control}");
     await vi.waitFor(() => expect(onStarted).toHaveBeenCalledWith("ses_1"));
-    expect(started).toEqual({ task: "hello", workspace: "/w" });
+    expect(started).toEqual({ task: "hello", workspace: "/w", model: null });
   });
 
   it("a refused start shows the engine's message and keeps the task", async () => {

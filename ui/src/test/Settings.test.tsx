@@ -39,3 +39,38 @@ describe("Settings", () => {
     expect(screen.getByTestId("provider-base-url")).toHaveValue("localhost 8080");
   });
 });
+
+describe("Settings, more", () => {
+  it("Test connection reports the models, or says what is wrong", async () => {
+    let fail = false;
+    mockIPC((cmd) => {
+      if (cmd === "test_connection") {
+        if (fail) throw { code: "invalid_input", message: "Could not connect to the provider at http://127.0.0.1:9/v1. Check the base URL and that the server is running." };
+        return { models: ["smollm2", "other"], model_listed: false };
+      }
+    });
+    render(<SettingsScreen view={view({ base_url: "http://127.0.0.1:8931/v1", model: "gpt-x" }, true)} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("test-connection"));
+    expect(await screen.findByTestId("connection-report")).toHaveTextContent("Connected: 2 models; “gpt-x” is not among them.");
+    fail = true;
+    await user.click(screen.getByTestId("test-connection"));
+    await vi.waitFor(() => expect(screen.getByTestId("connection-report")).toHaveTextContent("server is running"));
+  });
+
+  it("verify commands are edited as folder: command lines and saved as a map", async () => {
+    let sent: Settings | undefined;
+    mockIPC((cmd, args) => {
+      if (cmd === "save_settings") {
+        sent = (args as { settings: Settings }).settings;
+        return { settings: sent, provider_ready: true };
+      }
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    await user.type(screen.getByTestId("verify-commands"), "/home/me/p: cargo test{enter}/home/me/p: cargo clippy{enter}junk line");
+    await user.click(screen.getByTestId("save-settings"));
+    await screen.findByText("Saved");
+    expect(sent?.verify_commands).toEqual({ "/home/me/p": ["cargo test", "cargo clippy"] });
+  });
+});

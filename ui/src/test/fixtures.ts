@@ -5,6 +5,9 @@ export function settings(patch: Partial<Settings["provider"]> = {}): Settings {
     provider: { kind: "openai", base_url: "", model: "", api_key_env: null, ...patch },
     evaluator_model: null,
     limits: { max_steps: 60, continuation_budget: 5, max_retries: 5 },
+    completion: { marker: "", require_complete_task: false, continue_after_denial: false },
+    permissions: {},
+    verify_commands: {},
     theme: "system",
   };
 }

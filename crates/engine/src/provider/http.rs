@@ -64,6 +64,40 @@ impl HttpProvider {
         Ok(HttpProvider { config, client })
     }
 
+    /// Lists the models the provider offers: the "Test connection" check. A wrong key, a wrong
+    /// URL and an unreachable server each come back as the provider error that says so.
+    pub async fn list_models(&self) -> Result<Vec<String>, ProviderError> {
+        let base = self.config.base_url.trim().trim_end_matches('/');
+        let mut r = self.client.get(format!("{base}/models"));
+        if let Some(key) = &self.config.api_key {
+            r = match self.config.kind {
+                ProviderKind::Openai => r.bearer_auth(key.expose()),
+                ProviderKind::Anthropic => r.header("x-api-key", key.expose()),
+                ProviderKind::Gemini => r.header("x-goog-api-key", key.expose()),
+            };
+        }
+        if self.config.kind == ProviderKind::Anthropic {
+            r = r.header("anthropic-version", "2023-06-01");
+        }
+        let resp = tokio::time::timeout(self.config.connect_timeout, r.send())
+            .await
+            .map_err(|_| ProviderError::new(ProviderErrorKind::Network, format!("The provider at {base} did not answer in time.")))?
+            .map_err(|e| network_error(base, &e))?;
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let body = resp.text().await.unwrap_or_default();
+        if !(200..300).contains(&status) {
+            return Err(ProviderError::from_status(status, &headers, &body));
+        }
+        let v: Value = serde_json::from_str(&body).map_err(|e| ProviderError::malformed(format!("The model list at {base}/models is not JSON ({e}); is this the right base URL?")))?;
+        let list = v.get("data").or_else(|| v.get("models")).and_then(Value::as_array).cloned().unwrap_or_default();
+        Ok(list
+            .iter()
+            .filter_map(|m| m.get("id").or_else(|| m.get("name")).and_then(Value::as_str))
+            .map(|s| s.trim_start_matches("models/").to_string())
+            .collect())
+    }
+
     fn endpoint(&self, req: &CompletionRequest) -> String {
         let base = self.config.base_url.trim().trim_end_matches('/');
         match self.config.kind {
