@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
+import { useVirtualizer } from "@tanstack/react-virtual";
 import { Bot, ChevronRight, CircleSlash, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
 import { AppError, ipc, type Envelope } from "../ipc";
 import { Markdown } from "../components/Markdown";
@@ -207,11 +208,40 @@ function TimelineItem({ item }: { item: Item }) {
   }
 }
 
+/** Above this many items the timeline renders only what is on screen, so long sessions stay smooth. */
+export const VIRTUALIZE_ABOVE = 200;
+
+function VirtualTimeline({ items, scrollRef }: { items: Item[]; scrollRef: React.RefObject<HTMLElement | null> }) {
+  const list = useRef<HTMLDivElement>(null);
+  // The timeline starts below the header inside the scrolling area.
+  const v = useVirtualizer({ count: items.length, getScrollElement: () => scrollRef.current, estimateSize: () => 64, overscan: 12, scrollMargin: list.current?.offsetTop ?? 0 });
+  const last = useRef(0);
+  useEffect(() => {
+    // Follow the stream while the person is at the bottom.
+    if (items.length > last.current) v.scrollToIndex(items.length - 1, { align: "end" });
+    last.current = items.length;
+  }, [items.length, v]);
+  return (
+    <div ref={list} style={{ height: v.getTotalSize(), position: "relative" }}>
+      {v.getVirtualItems().map((row) => (
+        <div key={items[row.index].key} data-index={row.index} ref={v.measureElement} style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${row.start - v.options.scrollMargin}px)`, paddingBottom: 10 }}>
+          <TimelineItem item={items[row.index]} />
+        </div>
+      ))}
+    </div>
+  );
+}
+
 export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; onOpenHistory: () => void }) {
   const [model, dispatch] = useReducer(reducer, undefined, emptyModel);
   const [error, setError] = useState<string | null>(null);
   const [message, setMessage] = useState("");
   const bottom = useRef<HTMLDivElement>(null);
+  // The app's scrolling area, for the virtual timeline.
+  const scroller = useRef<HTMLElement | null>(null);
+  useEffect(() => {
+    scroller.current = document.querySelector("main.content");
+  }, []);
 
   useEffect(() => {
     let pending: Envelope[] = [];
@@ -235,7 +265,7 @@ export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; o
   }, [sessionId]);
 
   useEffect(() => {
-    bottom.current?.scrollIntoView?.({ block: "end" });
+    if (model.items.length <= VIRTUALIZE_ABOVE) bottom.current?.scrollIntoView?.({ block: "end" });
   }, [model.items.length]);
 
   const running = isRunning(model);
@@ -305,9 +335,11 @@ export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; o
       )}
       <div className="session-body">
         <div className="timeline" data-testid="timeline">
-          {model.items.map((it) => (
-            <TimelineItem key={it.key} item={it} />
-          ))}
+          {model.items.length > VIRTUALIZE_ABOVE ? (
+            <VirtualTimeline items={model.items} scrollRef={scroller} />
+          ) : (
+            model.items.map((it) => <TimelineItem key={it.key} item={it} />)
+          )}
           {running && model.activity && <div className="typing muted">{PHASE[model.activity.phase] ?? ""}…</div>}
           <div ref={bottom} />
         </div>

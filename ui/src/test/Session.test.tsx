@@ -98,3 +98,21 @@ describe("Session view", () => {
     expect(screen.getByTestId("status-badge")).toHaveTextContent("Waiting for you");
   });
 });
+
+describe("Session view, long sessions", () => {
+  it("renders a 5k-item session without mounting every item", async () => {
+    seq = 0;
+    const events: Envelope[] = [ev({ type: "session_created", task: "long", workspace: "/ws", provider: "openai", model: "m" })];
+    for (let i = 0; i < 5000; i++) events.push(ev({ type: "tool_call", call_id: `c${i}`, tool: "list_dir", input: {}, state: "done", output: "x" }));
+    script(events);
+    const { container } = render(
+      <main className="content" style={{ height: 600, overflow: "auto" }}>
+        <SessionView sessionId="s1" onOpenHistory={() => {}} />
+      </main>,
+    );
+    await waitFor(() => expect(screen.getByTestId("progress-strip")).toBeInTheDocument());
+    await waitFor(() => expect(container.querySelector("[data-testid=timeline] > div")).not.toBeNull());
+    const mounted = container.querySelectorAll('[data-testid="tool-card"]').length;
+    expect(mounted, "only the visible part of a long timeline is in the DOM").toBeLessThan(200);
+  });
+});
