@@ -5,10 +5,26 @@ mod state;
 
 use tauri::{Emitter, Manager};
 
+/// A desktop notification when the person is needed and the window is not in front. Failing to
+/// notify (no notification service) is not an error: the window shows the same state.
+fn notify_if_unfocused(app: &tauri::AppHandle, status: finishline_engine::domain::SessionStatus) {
+    use tauri_plugin_notification::NotificationExt;
+    let focused = app.get_webview_window("main").and_then(|w| w.is_focused().ok()).unwrap_or(true);
+    if focused {
+        return;
+    }
+    let body = match status {
+        finishline_engine::domain::SessionStatus::AwaitingReview => "A task is ready for your review.",
+        _ => "A task is waiting for your permission or answer.",
+    };
+    let _ = app.notification().builder().title("Finishline").body(body).show();
+}
+
 pub fn run() {
     tauri::Builder::default()
         .plugin(tauri_plugin_store::Builder::default().build())
         .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_notification::init())
         .setup(|app| {
             let data_dir = app.path().app_data_dir()?;
             let state = state::AppState::open(data_dir)?;
@@ -16,8 +32,15 @@ pub fn run() {
             let mut all = state.store.follow_all();
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(async move {
+                use finishline_engine::domain::SessionStatus;
+                use finishline_engine::event::EngineEvent;
                 while let Ok(env) = all.recv().await {
-                    if matches!(env.event, finishline_engine::event::EngineEvent::StatusChanged { .. } | finishline_engine::event::EngineEvent::SessionCreated { .. }) {
+                    if let EngineEvent::StatusChanged { status, .. } = &env.event {
+                        if matches!(status, SessionStatus::AwaitingApproval | SessionStatus::AwaitingReview) {
+                            notify_if_unfocused(&handle, *status);
+                        }
+                    }
+                    if matches!(env.event, EngineEvent::StatusChanged { .. } | EngineEvent::SessionCreated { .. }) {
                         let _ = handle.emit("history-changed", &env.session_id);
                     }
                 }
