@@ -77,6 +77,7 @@ impl AppState {
                 max_output_tokens: Some(4096),
                 auto_approve: false,
                 secret_env: vec![key_env],
+                prices: settings.prices.clone(),
             },
         ))
     }

@@ -36,6 +36,8 @@ export interface Settings {
   permissions: Record<string, PermissionDefault>;
   /** Workspace folder → commands that verify work done in it. */
   verify_commands: Record<string, string[]>;
+  /** Model → US dollars per million tokens. */
+  prices: Record<string, { input_per_mtok: number; output_per_mtok: number }>;
   theme: Theme;
 }
 
@@ -121,7 +123,7 @@ export type EngineEvent =
   | { type: "verification"; command: string; exit_code: number | null; output_tail: string; skipped: boolean }
   | { type: "evaluation"; cycle: number; verdict: Verdict; summary: string; remaining: string[]; stuck_reason: string | null; model: string; parse_ok: boolean; usage: Usage }
   | { type: "continuation"; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string; answers_call?: string }
-  | { type: "review_requested"; review_id: string; claim: Claim; verdict: Verdict | null; end_reason: EndReason; remaining: string[]; files_changed: FileChange[]; verification: string[]; tokens?: Tokens }
+  | { type: "review_requested"; review_id: string; claim: Claim; verdict: Verdict | null; end_reason: EndReason; remaining: string[]; files_changed: FileChange[]; verification: string[]; tokens?: Tokens; cost_usd?: number }
   | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean }
   | { type: "error"; code: string; message: string };
 

@@ -93,6 +93,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
             max_output_tokens: Some(opts.max_output_tokens),
             auto_approve: opts.review == ReviewMode::Approve,
             secret_env: resolved.key_env.clone().into_iter().collect(),
+            prices: resolved.settings.prices.clone(),
         },
     );
     // A resumed session prints only what this run adds; a new one prints from its creation.

@@ -58,6 +58,8 @@ pub struct EngineConfig {
     pub auto_approve: bool,
     /// Extra environment variable names to keep out of child processes (a custom key variable).
     pub secret_env: Vec<String>,
+    /// Model name → price, for the review's cost.
+    pub prices: std::collections::BTreeMap<String, crate::settings::Price>,
 }
 
 /// A person's answer to a waiting run.

@@ -135,6 +135,9 @@ pub enum EngineEvent {
         /// Tokens so far in the session, by agent, evaluator and compaction.
         #[serde(default)]
         tokens: crate::store::Tokens,
+        /// In US dollars, when the person set prices for the models used.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
     },
     ReviewResolved {
         review_id: RequestId,

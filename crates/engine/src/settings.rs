@@ -73,7 +73,14 @@ pub enum PermissionDefault {
     Deny,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// What a model costs, in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Price {
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Settings {
     pub provider: ProviderSettings,
@@ -85,6 +92,8 @@ pub struct Settings {
     pub permissions: std::collections::BTreeMap<String, PermissionDefault>,
     /// Workspace folder → commands that verify work done in it.
     pub verify_commands: std::collections::BTreeMap<String, Vec<String>>,
+    /// Model name → price; the review shows the cost of models that have one.
+    pub prices: std::collections::BTreeMap<String, Price>,
     pub theme: Theme,
 }
 
@@ -130,6 +139,11 @@ impl Settings {
         for (ws, cmds) in &self.verify_commands {
             if cmds.iter().any(|c| c.contains('\0')) || ws.trim().is_empty() {
                 return Err(Error::InvalidSettings { field: "verify_commands", problem: format!("the verify commands for “{ws}” are not valid") });
+            }
+        }
+        for (model, p) in &self.prices {
+            if !(p.input_per_mtok.is_finite() && p.output_per_mtok.is_finite()) || p.input_per_mtok < 0.0 || p.output_per_mtok < 0.0 {
+                return Err(Error::InvalidSettings { field: "prices", problem: format!("the price of “{model}” must be a positive number of dollars per million tokens") });
             }
         }
         let l = &self.limits;

@@ -300,6 +300,21 @@ impl Store {
         })
     }
 
+    /// Input and output tokens by source (agent, evaluator, compaction), for costs.
+    pub fn usage_by_source(&self, session: &SessionId) -> Result<Vec<(UsageSource, u64, u64)>> {
+        let conn = self.read();
+        let mut stmt = conn.prepare_cached("SELECT source, SUM(input), SUM(output) FROM usage WHERE session_id = ? GROUP BY source")?;
+        let rows = stmt.query_map(params![session.0], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (s, i, o) = row?;
+            if let Some(src) = UsageSource::parse(&s) {
+                out.push((src, i as u64, o as u64));
+            }
+        }
+        Ok(out)
+    }
+
     /// Records tokens spent outside an agent step (compaction).
     pub fn add_usage(&self, session: &SessionId, run: Option<&RunId>, source: UsageSource, input: u64, output: u64) -> Result<()> {
         let now = self.clock.now_ms();

@@ -418,3 +418,22 @@ async fn cancel_during_verification_stops_the_verify_command() {
     assert!(!events.iter().any(|e| matches!(e.event, EngineEvent::Evaluation { .. })), "nothing is evaluated after cancel");
     assert!(h.read("verified.txt").is_none(), "the verify command was stopped");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_review_shows_the_cost_when_prices_are_set() {
+    let mut prices = std::collections::BTreeMap::new();
+    prices.insert("fake-model".to_string(), finishline_engine::settings::Price { input_per_mtok: 2.0, output_per_mtok: 10.0 });
+    let h = Harness::new(
+        rules(json!([
+            {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}", "usage": {"input": 100000, "output": 1000}}},
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE, "usage": {"input": 200000, "output": 5000}})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}], "usage": {"input": 100000, "output": 5000}})),
+        ])),
+        Setup { prices, ..Default::default() },
+    )
+    .await;
+    let o = h.run("write a.txt").await;
+    let cost = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { cost_usd, .. } = &e.event { *cost_usd } else { None }).expect("a cost with prices set");
+    // agent: 300k in × $2 + 10k out × $10 = 0.6 + 0.1; evaluator: 100k × $2 + 1k × $10 = 0.2 + 0.01
+    assert!((cost - 0.91).abs() < 1e-9, "cost is priced per source from stored usage: {cost}");
+}

@@ -240,6 +240,7 @@ fn a_second_decision_on_the_same_review_is_reported_as_already_decided() {
                     files_changed: vec![],
                     verification: vec![],
                     tokens: Default::default(),
+                    cost_usd: None,
                 },
                 status(SessionStatus::AwaitingReview),
             ],

@@ -74,6 +74,8 @@ export function ReviewPanel({ review, tokens, onDecided }: Props) {
           agent {(review.tokens?.agent ?? tokens.agent).toLocaleString()} · evaluator {(review.tokens?.evaluator ?? tokens.evaluator).toLocaleString()}
           {review.tokens && review.tokens.compaction > 0 ? ` · compaction ${review.tokens.compaction.toLocaleString()}` : ""}
         </dd>
+        <dt>Cost</dt>
+        <dd data-testid="review-cost">{review.costUsd === undefined ? "set prices in Settings to see it" : `$${review.costUsd.toFixed(4)}`}</dd>
       </dl>
       {review.remaining.length > 0 && (
         <>

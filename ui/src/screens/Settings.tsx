@@ -22,6 +22,24 @@ export function textToVerify(text: string): Record<string, string[]> {
 
 const ASKING_TOOLS = ["run_command", "fetch_url"];
 
+/** "model: input output" lines (dollars per million tokens) ⇄ the settings' prices. */
+export function pricesToText(p: Settings["prices"]): string {
+  return Object.entries(p)
+    .map(([m, v]) => `${m}: ${v.input_per_mtok} ${v.output_per_mtok}`)
+    .join("\n");
+}
+
+export function textToPrices(text: string): Settings["prices"] {
+  const out: Settings["prices"] = {};
+  for (const line of text.split("\n")) {
+    const i = line.lastIndexOf(": ");
+    if (i <= 0) continue;
+    const [a, b] = line.slice(i + 2).trim().split(/\s+/).map(Number);
+    if (Number.isFinite(a) && Number.isFinite(b)) out[line.slice(0, i).trim()] = { input_per_mtok: a, output_per_mtok: b };
+  }
+  return out;
+}
+
 const KINDS: { id: ProviderKind; label: string }[] = [
   { id: "openai", label: "OpenAI-compatible (OpenAI, Ollama, llama.cpp, LM Studio, vLLM, OpenRouter, Groq, xAI)" },
   { id: "anthropic", label: "Anthropic" },
@@ -39,6 +57,7 @@ export function SettingsScreen({ view, onSaved }: Props) {
   const [error, setError] = useState<AppError | null>(null);
   const [saved, setSaved] = useState(false);
   const [verifyText, setVerifyText] = useState(() => verifyToText(view.settings.verify_commands ?? {}));
+  const [pricesText, setPricesText] = useState(() => pricesToText(view.settings.prices ?? {}));
   const [testing, setTesting] = useState(false);
   const [report, setReport] = useState<{ ok: true; r: ConnectionReport } | { ok: false; message: string } | null>(null);
 
@@ -76,7 +95,7 @@ export function SettingsScreen({ view, onSaved }: Props) {
     setSaving(true);
     setError(null);
     try {
-      const next = await ipc.saveSettings({ ...draft, verify_commands: textToVerify(verifyText) });
+      const next = await ipc.saveSettings({ ...draft, verify_commands: textToVerify(verifyText), prices: textToPrices(pricesText) });
       setDraft(next.settings);
       onSaved(next);
       setSaved(true);
@@ -221,6 +240,24 @@ export function SettingsScreen({ view, onSaved }: Props) {
             </select>
           </label>
         ))}
+      </fieldset>
+
+      <fieldset className="panel">
+        <legend>Prices</legend>
+        <label className="field">
+          <span>One model per line: “model: input output” in US dollars per million tokens</span>
+          <textarea
+            rows={2}
+            value={pricesText}
+            onChange={(e) => {
+              setSaved(false);
+              setPricesText(e.target.value);
+            }}
+            placeholder="gpt-4.1-mini: 0.4 1.6"
+            spellCheck={false}
+            data-testid="prices"
+          />
+        </label>
       </fieldset>
 
       <fieldset className="panel">

@@ -25,6 +25,7 @@ export interface Review {
   files: FileChange[];
   verification: string[];
   tokens?: { agent: number; evaluator: number; compaction: number };
+  costUsd?: number;
   decided?: { decision: string; by: string };
 }
 
@@ -154,7 +155,7 @@ export function apply(m: SessionModel, e: Envelope): SessionModel {
       items().push({ kind: "continuation", key: `c-${e.seq}`, source: e.source, attempt: e.attempt, max: e.max, remaining: e.remaining, text: e.text });
       break;
     case "review_requested":
-      next.review = { reviewId: e.review_id, claim: e.claim, verdict: e.verdict, endReason: e.end_reason, remaining: e.remaining, files: e.files_changed, verification: e.verification, tokens: e.tokens };
+      next.review = { reviewId: e.review_id, claim: e.claim, verdict: e.verdict, endReason: e.end_reason, remaining: e.remaining, files: e.files_changed, verification: e.verification, tokens: e.tokens, costUsd: e.cost_usd };
       break;
     case "review_resolved":
       if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, decided: { decision: e.decision, by: e.by } };

@@ -74,3 +74,21 @@ describe("Settings, more", () => {
     expect(sent?.verify_commands).toEqual({ "/home/me/p": ["cargo test", "cargo clippy"] });
   });
 });
+
+describe("Settings, prices", () => {
+  it("prices are edited as model: input output lines", async () => {
+    let sent: Settings | undefined;
+    mockIPC((cmd, args) => {
+      if (cmd === "save_settings") {
+        sent = (args as { settings: Settings }).settings;
+        return { settings: sent, provider_ready: true };
+      }
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    await user.type(screen.getByTestId("prices"), "gpt-4.1-mini: 0.4 1.6{enter}broken: x y");
+    await user.click(screen.getByTestId("save-settings"));
+    await screen.findByText("Saved");
+    expect(sent?.prices).toEqual({ "gpt-4.1-mini": { input_per_mtok: 0.4, output_per_mtok: 1.6 } });
+  });
+});

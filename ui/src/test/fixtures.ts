@@ -8,6 +8,7 @@ export function settings(patch: Partial<Settings["provider"]> = {}): Settings {
     completion: { marker: "", require_complete_task: false, continue_after_denial: false },
     permissions: {},
     verify_commands: {},
+    prices: {},
     theme: "system",
   };
 }

@@ -815,8 +815,9 @@ impl Run {
         let verification: Vec<Value> = self.verification_log.iter().map(|v| json!(v)).collect();
         let auto = self.engine.config.auto_approve && end_reason == EndReason::VerifiedDone && matches!(claim, Claim::Success | Claim::None);
         let tokens = self.engine.store.session(&self.session).map(|s| s.tokens).unwrap_or_default();
+        let cost_usd = self.cost();
         let mut events = vec![
-            EngineEvent::ReviewRequested { review_id: review_id.clone(), claim, verdict: self.last_verdict, end_reason, remaining, files_changed: files, verification, tokens },
+            EngineEvent::ReviewRequested { review_id: review_id.clone(), claim, verdict: self.last_verdict, end_reason, remaining, files_changed: files, verification, tokens, cost_usd },
             EngineEvent::RunFinished { status: SessionStatus::AwaitingReview, claim, verdict: self.last_verdict, end_reason },
             Self::status(SessionStatus::AwaitingReview),
         ];
@@ -831,6 +832,22 @@ impl Run {
             ])?;
         }
         Ok(())
+    }
+
+    /// The session's cost so far, when every model it used has a price.
+    fn cost(&self) -> Option<f64> {
+        let cfg = &self.engine.config;
+        let agent = cfg.prices.get(&cfg.agent.model)?;
+        let evaluator_model = cfg.evaluator.as_ref().map(|e| e.model.as_str()).unwrap_or(&cfg.agent.model);
+        let mut total = 0.0;
+        for (source, input, output) in self.engine.store.usage_by_source(&self.session).ok()? {
+            let p = match source {
+                UsageSource::Evaluator => cfg.prices.get(evaluator_model)?,
+                _ => agent,
+            };
+            total += (input as f64 * p.input_per_mtok + output as f64 * p.output_per_mtok) / 1_000_000.0;
+        }
+        Some(total)
     }
 
     fn finish(&mut self, status: SessionStatus, claim: Claim, end_reason: EndReason) -> crate::Result<()> {

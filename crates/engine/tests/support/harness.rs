@@ -33,6 +33,7 @@ pub struct Setup {
     pub context_window: u64,
     pub auto_approve: bool,
     pub idle_ms: u64,
+    pub prices: std::collections::BTreeMap<String, finishline_engine::settings::Price>,
 }
 
 impl Default for Setup {
@@ -45,6 +46,7 @@ impl Default for Setup {
             context_window: 200_000,
             auto_approve: false,
             idle_ms: 5000,
+            prices: Default::default(),
         }
     }
 }
@@ -81,6 +83,7 @@ impl Harness {
                 max_output_tokens: Some(1024),
                 auto_approve: setup.auto_approve,
                 secret_env: vec![],
+                prices: setup.prices,
             },
         );
         Harness { server, engine, store, workspace, data }
