@@ -39,16 +39,18 @@ pub struct EvaluatorResult {
     pub calls: u32,
 }
 
+/// String and list bounds keep a constrained model from rambling past its token limit: a small
+/// model under a grammar can otherwise fill `summary` until it is cut off.
 pub fn verdict_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
             "done": {"type": "boolean"},
-            "summary": {"type": "string"},
-            "remaining": {"type": "array", "items": {"type": "string"}},
-            "continuation_prompt": {"type": "string"},
+            "summary": {"type": "string", "maxLength": 200},
+            "remaining": {"type": "array", "items": {"type": "string", "maxLength": 100}, "maxItems": 6},
+            "continuation_prompt": {"type": "string", "maxLength": 300},
             "is_stuck": {"type": "boolean"},
-            "stuck_reason": {"type": "string"}
+            "stuck_reason": {"type": "string", "maxLength": 100}
         },
         "required": ["done", "summary", "remaining", "continuation_prompt", "is_stuck", "stuck_reason"],
         "additionalProperties": false
@@ -60,7 +62,7 @@ pub fn announced_action_schema() -> Value {
         "type": "object",
         "properties": {
             "announced_action_not_taken": {"type": "boolean"},
-            "action": {"type": "string"}
+            "action": {"type": "string", "maxLength": 150}
         },
         "required": ["announced_action_not_taken", "action"],
         "additionalProperties": false
@@ -149,7 +151,7 @@ pub fn build_request(model: &str, input: &EvaluatorInput, mode: StructuredMode) 
         system,
         messages: vec![ChatMessage::User { content: user }],
         tools: vec![],
-        max_tokens: Some(700),
+        max_tokens: Some(1500),
         structured: Some(StructuredOutput { name: name.into(), schema, mode }),
         temperature: Some(0.0),
     }

@@ -305,7 +305,13 @@ export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; o
           </p>
         </div>
         <div className="row">
-          <StatusBadge status={model.status} nextRetryAt={model.retry?.nextRetryAt} />
+          {model.lastSeq === 0 ? (
+            <span className="badge" data-testid="status-badge" data-status="loading" aria-busy="true">
+              Loading…
+            </span>
+          ) : (
+            <StatusBadge status={model.status} nextRetryAt={model.retry?.nextRetryAt} />
+          )}
           {running && (
             <button className="btn" onClick={cancel} data-testid="cancel" title="Cancel (Esc)">
               Cancel
