@@ -95,6 +95,11 @@ impl Checkpoints {
         self.git(&["rev-parse", "--verify", "--quiet", &format!("refs/finishline/{name}")]).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
     }
 
+    /// Whether any file differs between two checkpoints (cheap: no diffs are computed).
+    pub fn differs(&self, from: &str, to: &str) -> Result<bool> {
+        Ok(!self.git(&["diff", "--name-only", "--no-renames", from, to])?.trim().is_empty())
+    }
+
     /// Files that differ between two checkpoints, with diffs.
     pub fn changes(&self, from: &str, to: &str) -> Result<Vec<FileChange>> {
         let names = self.git(&["diff", "--name-status", "--no-renames", "-z", from, to])?;

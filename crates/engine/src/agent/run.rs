@@ -347,7 +347,11 @@ impl Run {
             let store = self.engine.store.clone();
             let (session, run) = (self.session.clone(), self.run.clone());
             let clock_now = store.now_ms();
+            // Set by a retry wait, so the stream loop knows to show `busy` again without a query.
+            let retried = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let retried_flag = retried.clone();
             let on_retry = Arc::new(move |w: &crate::provider::RetryWait| {
+                retried_flag.store(true, std::sync::atomic::Ordering::SeqCst);
                 let at = rfc3339(clock_now.max(store.now_ms()) + w.delay.as_millis() as i64);
                 let _ = store.append(&session, Some(&run), EngineEvent::StatusChanged {
                     status: SessionStatus::Retry,
@@ -361,7 +365,6 @@ impl Run {
             let (mut text, mut calls, mut usage, mut stop) = (String::new(), Vec::new(), None::<Usage>, None);
             let mut reasoning_chars = 0usize;
             let mut shown = false;
-            let mut in_retry_status = false;
             let outcome: Result<(), crate::provider::ProviderError> = loop {
                 let deadline = batcher.deadline().map(tokio::time::Instant::from_std);
                 let item = tokio::select! {
@@ -377,13 +380,9 @@ impl Run {
                     item = stream.next() => item,
                 };
                 let Some(item) = item else { break Ok(()) };
-                if !in_retry_status && self.engine.store.session(&self.session).map(|s| s.status == SessionStatus::Retry).unwrap_or(false) {
-                    in_retry_status = true;
-                }
-                if in_retry_status {
+                if retried.swap(false, std::sync::atomic::Ordering::SeqCst) {
                     // The retry worked: back to busy before the output shows.
                     self.emit(Self::status(SessionStatus::Busy))?;
-                    in_retry_status = false;
                 }
                 match item {
                     Ok(CompletionEvent::TextDelta { text: t }) => {
@@ -552,13 +551,10 @@ impl Run {
         }
     }
 
-    async fn wait_for(&self, request: &RequestId, rx: tokio::sync::oneshot::Receiver<Answer>) -> Result<Answer, Halt> {
+    async fn wait_for(&self, rx: tokio::sync::oneshot::Receiver<Answer>) -> Result<Answer, Halt> {
         tokio::select! {
             a = rx => a.map_err(|_| Halt::Cancelled),
-            _ = self.cancel.cancelled() => {
-                let _ = request;
-                Err(Halt::Cancelled)
-            }
+            _ = self.cancel.cancelled() => Err(Halt::Cancelled),
         }
     }
 
@@ -575,7 +571,7 @@ impl Run {
             EngineEvent::Activity { phase: ActivityPhase::Waiting, detail: "a question for you".into() },
             Self::status(SessionStatus::AwaitingApproval),
         ])?;
-        match self.wait_for(&request, rx).await? {
+        match self.wait_for(rx).await? {
             Answer::Question(Some(a)) => Ok(ToolOutput::ok(format!("The person answered: {a}"))),
             _ => Err(Halt::QuestionDeclined),
         }
@@ -600,7 +596,7 @@ impl Run {
                     EngineEvent::Activity { phase: ActivityPhase::Waiting, detail: format!("permission for {}", call.name) },
                     Self::status(SessionStatus::AwaitingApproval),
                 ])?;
-                match self.wait_for(&request, rx).await? {
+                match self.wait_for(rx).await? {
                     Answer::Permission(PermissionDecision::AllowOnce) => Ok(()),
                     Answer::Permission(PermissionDecision::AllowSession) => {
                         self.allowed.insert(call.name.clone());
@@ -629,7 +625,11 @@ impl Run {
     }
 
     fn files_changed(&self) -> bool {
-        !self.changes().is_empty()
+        let Some(cp) = &self.checkpoints else { return false };
+        match (cp.marked("base"), cp.marked("agent")) {
+            (Some(b), Some(a)) => tokio::task::block_in_place(|| cp.differs(&b, &a)).unwrap_or(false),
+            _ => false,
+        }
     }
 
     async fn verify(&mut self, commands: &[String]) -> Result<VerificationOutcome, Halt> {
