@@ -1,0 +1,120 @@
+//! Crash safety: the CLI is killed with SIGKILL at random points of runs streaming from the fake
+//! server, 50 times on one data folder. After every kill the database is intact and holds every
+//! event the CLI had printed, gap-free; at the next start the killed sessions are interrupted;
+//! resuming one continues without duplicating what was stored.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fake_llm::{FakeServer, Protocol};
+use finishline_engine::clock::SystemClock;
+use finishline_engine::domain::{SessionId, SessionStatus};
+use finishline_engine::event::EngineEvent;
+use finishline_engine::store::Store;
+use serde_json::{json, Value};
+
+fn scenario() -> fake_llm::Scenario {
+    serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": "Done! The notes are written exactly as the task asked, nothing else changed.", "chunks": 20, "chunk_delay_ms": 10}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Let me write the notes file with the three fruits now, carefully and completely.", "chunks": 40, "chunk_delay_ms": 10,
+            "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n- cherry\n"}}]}}
+    ]}))
+    .unwrap()
+}
+
+extern "C" {
+    fn kill(pid: i32, sig: i32) -> i32;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_sigkills_leave_an_intact_database_and_resumable_sessions() {
+    let server = FakeServer::start(scenario()).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut printed: HashMap<String, Vec<u64>> = HashMap::new();
+    let (mut killed_mid_run, mut finished) = (0, 0);
+    for round in 0..50 {
+        let ws = dir.path().join(format!("ws{round}"));
+        std::fs::create_dir_all(&ws).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_finishline"))
+            .args(["run", "write notes.md listing three fruits", "--workspace"])
+            .arg(&ws)
+            .args(["--base-url", &url, "--model", "m", "--json", "--data-dir"])
+            .arg(&data)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let kill_after = Duration::from_millis(rng.u64(30..900));
+        let stdout = child.stdout.take().unwrap();
+        // Read what the CLI printed on another thread while the clock runs.
+        let reader = std::thread::spawn(move || BufReader::new(stdout).lines().map_while(Result::ok).collect::<Vec<String>>());
+        let t = Instant::now();
+        let mut exited = false;
+        while t.elapsed() < kill_after {
+            if child.try_wait().unwrap().is_some() {
+                exited = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if !exited {
+            unsafe { kill(pid, 9) };
+            killed_mid_run += 1;
+        } else {
+            finished += 1;
+        }
+        let _ = child.wait();
+        for line in reader.join().unwrap() {
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if let (Some(sid), Some(seq)) = (v["session_id"].as_str(), v["seq"].as_u64()) {
+                printed.entry(sid.to_string()).or_default().push(seq);
+            }
+        }
+        let store = Store::open(&data.join("history.db"), Arc::new(SystemClock)).unwrap();
+        assert_eq!(store.integrity_check().unwrap(), "ok", "round {round}: the database is intact after SIGKILL");
+        for (sid, seqs) in &printed {
+            let stored: Vec<u64> = store.events(&SessionId(sid.clone()), 0).unwrap().iter().map(|e| e.seq).collect();
+            assert_eq!(stored, (1..=stored.len() as u64).collect::<Vec<_>>(), "round {round}: {sid} is gap-free");
+            let max = seqs.iter().max().copied().unwrap_or(0);
+            assert!(max <= stored.len() as u64, "round {round}: {sid} printed event {max} but stored only {}", stored.len());
+        }
+    }
+    println!("crash: 50 runs, {killed_mid_run} killed mid-run, {finished} ended before the kill");
+    assert!(killed_mid_run >= 25, "most runs were really killed mid-run ({killed_mid_run})");
+
+    // The next start: killed sessions are interrupted, none is left busy.
+    let store = Arc::new(Store::open(&data.join("history.db"), Arc::new(SystemClock)).unwrap());
+    let interrupted = store.recover().unwrap();
+    assert!(!interrupted.is_empty(), "killed runs are recovered as interrupted");
+    for s in store.list_sessions(&Default::default()).unwrap() {
+        assert!(!s.status.is_running(), "{} is left {:?}", s.id, s.status);
+    }
+    // Resuming one continues it without duplicating what was stored.
+    let sid = interrupted[0].clone();
+    let before = store.events(&sid, 0).unwrap();
+    let before_len = before.len();
+    drop(store);
+    let out = Command::new(env!("CARGO_BIN_EXE_finishline"))
+        .args(["sessions", "resume", sid.as_str(), "please continue", "--base-url", &url, "--model", "m", "--json", "--review", "approve", "--data-dir"])
+        .arg(&data)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let store = Store::open(&data.join("history.db"), Arc::new(SystemClock)).unwrap();
+    let after = store.events(&sid, 0).unwrap();
+    assert_eq!(&after[..before_len], &before[..], "what was stored before the crash is unchanged");
+    assert!(after.iter().any(|e| matches!(e.event, EngineEvent::RunStarted { trigger: finishline_engine::domain::RunTrigger::Resume })));
+    let status = store.session(&sid).unwrap().status;
+    assert!(matches!(status, SessionStatus::Completed | SessionStatus::AwaitingReview), "the resumed run reached a decision: {status:?} (exit {:?})", out.status.code());
+    let printed_resume: Vec<u64> = String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter_map(|v| v["seq"].as_u64()).collect();
+    assert!(printed_resume.iter().all(|s| *s as usize > before_len), "resume prints only the new events, never the old ones again");
+}
