@@ -175,9 +175,8 @@ impl Store {
         }
         if new.task.len() > MAX_TASK_BYTES {
             return Err(Error::InvalidInput(format!(
-                "the task is {} KB; the limit is {} KB. Put long material in a file in the workspace and refer to it",
-                new.task.len() / 1000,
-                MAX_TASK_BYTES / 1000
+                "the task is {} bytes; the limit is {MAX_TASK_BYTES} bytes (1 MB). Put long material in a file in the workspace and refer to it",
+                new.task.len()
             )));
         }
         let id = SessionId::new();

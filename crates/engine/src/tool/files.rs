@@ -71,36 +71,79 @@ impl Tool for ReadFile {
         if meta.is_dir() {
             return ToolOutput::error(format!("{} is a folder; use list_dir.", input.path));
         }
-        let windowed = input.offset.is_some() || input.limit.is_some();
-        let cap = if windowed { 64 * 1024 * 1024 } else { MAX_READ_BYTES };
+        if input.offset.is_some() || input.limit.is_some() {
+            return read_window(file, &input);
+        }
         let mut bytes = Vec::new();
-        if let Err(e) = file.take(cap + 1).read_to_end(&mut bytes) {
+        if let Err(e) = file.take(MAX_READ_BYTES + 1).read_to_end(&mut bytes) {
             return ToolOutput::error(format!("Could not read {}: {e}", input.path));
         }
         if looks_binary(&bytes) {
             return ToolOutput::error(format!("{} is a binary file ({} bytes); it cannot be shown as text.", input.path, meta.len()));
         }
-        let cut = bytes.len() as u64 > cap;
-        bytes.truncate(cap as usize);
-        let (text, lossy) = match String::from_utf8(bytes) {
+        let cut = bytes.len() as u64 > MAX_READ_BYTES;
+        bytes.truncate(MAX_READ_BYTES as usize);
+        let (mut out, lossy) = match String::from_utf8(bytes) {
             Ok(t) => (t, false),
+            // A cut inside a multi-byte character is not a UTF-8 problem of the file.
+            Err(e) if cut && e.utf8_error().error_len().is_none() => {
+                let valid = e.utf8_error().valid_up_to();
+                let mut b = e.into_bytes();
+                b.truncate(valid);
+                (String::from_utf8(b).unwrap_or_default(), false)
+            }
             Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
-        };
-        let mut out = if windowed {
-            let start = input.offset.unwrap_or(1).max(1) - 1;
-            let lines: Vec<&str> = text.lines().skip(start).take(input.limit.unwrap_or(2000)).collect();
-            lines.join("\n")
-        } else {
-            text
         };
         if lossy {
             out.push_str("\n[note: the file is not valid UTF-8; invalid bytes are shown as �]");
         }
-        if cut && !windowed {
+        if cut {
             out.push_str(&format!("\n[note: the file is {} bytes; only the first {} are shown. Use offset and limit to read more.]", meta.len(), MAX_READ_BYTES));
         }
         ToolOutput::ok(out)
     }
+}
+
+/// Lines `offset..offset+limit` of any size of file, read as a stream so that a window deep in a
+/// huge file costs no more memory than the window.
+fn read_window(file: std::fs::File, input: &ReadFileInput) -> ToolOutput {
+    use std::io::BufRead;
+    let start = input.offset.unwrap_or(1).max(1) - 1;
+    let limit = input.limit.unwrap_or(2000).clamp(1, 20_000);
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = Vec::new();
+    let mut out = String::new();
+    let (mut n, mut taken, mut lossy) = (0usize, 0usize, false);
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return ToolOutput::error(format!("Could not read {}: {e}", input.path)),
+        }
+        if n >= start {
+            if line.contains(&0) {
+                return ToolOutput::error(format!("{} is a binary file; it cannot be shown as text.", input.path));
+            }
+            let text = String::from_utf8_lossy(&line);
+            lossy |= matches!(text, std::borrow::Cow::Owned(_));
+            out.push_str(text.trim_end_matches(['\n', '\r']));
+            out.push('\n');
+            taken += 1;
+            if taken >= limit || out.len() as u64 > MAX_READ_BYTES {
+                break;
+            }
+        }
+        n += 1;
+    }
+    if taken == 0 {
+        return ToolOutput::ok(format!("[the file has {n} lines; nothing at line {}]", start + 1));
+    }
+    let mut out = out.trim_end_matches('\n').to_string();
+    if lossy {
+        out.push_str("\n[note: the file is not valid UTF-8; invalid bytes are shown as �]");
+    }
+    ToolOutput::ok(out)
 }
 
 #[derive(Deserialize, JsonSchema)]
