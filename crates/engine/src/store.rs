@@ -325,6 +325,13 @@ impl Store {
         Ok(decisions::state(&self.read(), request)?.map(|(s, k, d)| (s, k.0, d)))
     }
 
+    /// Caps the database at `pages` pages, after which writes fail exactly as on a full disk
+    /// (SQLITE_FULL). For reliability tests and for trying the app's full-disk behaviour.
+    pub fn cap_size_pages(&self, pages: u64) -> Result<()> {
+        self.write().pragma_update(None, "max_page_count", pages as i64)?;
+        Ok(())
+    }
+
     /// `PRAGMA integrity_check`, for tests and diagnostics.
     pub fn integrity_check(&self) -> Result<String> {
         Ok(self.read().query_row("PRAGMA integrity_check", [], |r| r.get(0))?)

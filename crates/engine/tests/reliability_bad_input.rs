@@ -131,3 +131,30 @@ async fn the_bad_input_corpus_gets_clear_errors_and_loses_nothing() {
     }
     assert!(r.0.len() >= 45, "the corpus covers at least 45 cases here ({})", r.0.len());
 }
+
+#[test]
+fn a_full_disk_is_reported_clearly_and_loses_nothing_already_saved() {
+    use finishline_engine::domain::*;
+    use finishline_engine::event::EngineEvent;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let (sid, _) = store.create_session(&NewSession { task: "fill the disk".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() }).unwrap();
+    let m = MessageId::new();
+    store.append(&sid, None, EngineEvent::MessageCreated { message_id: m.clone(), role: MessageRole::Assistant, source: None, text: None }).unwrap();
+    let pages: u64 = rusqlite::Connection::open(dir.path().join("history.db")).unwrap().query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap();
+    store.cap_size_pages(pages + 8).unwrap();
+    let mut saved = 0;
+    let err = loop {
+        match store.append(&sid, None, EngineEvent::TextDelta { message_id: m.clone(), text: "x".repeat(2000) }) {
+            Ok(_) => saved += 1,
+            Err(e) => break e,
+        }
+        assert!(saved < 10_000, "the cap must be hit");
+    };
+    assert_eq!(err.code(), finishline_engine::ErrorCode::DiskFull, "{err}");
+    assert!(err.to_string().contains("disk is full"), "the message names the problem: {err}");
+    let events = store.events(&sid, 0).unwrap();
+    assert_eq!(events.len(), 2 + saved, "every event saved before the disk filled is still there, and nothing half-written");
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    println!("full disk: {saved} events saved, then: {err}");
+}
