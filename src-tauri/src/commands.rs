@@ -183,11 +183,7 @@ pub struct ConnectionReport {
 pub async fn test_connection(settings: Settings) -> Result<ConnectionReport, Error> {
     settings.validate()?;
     let p = &settings.provider;
-    let key_env = p.api_key_env.clone().filter(|v| !v.is_empty()).unwrap_or_else(|| match p.kind {
-        finishline_engine::ProviderKind::Openai => "OPENAI_API_KEY".into(),
-        finishline_engine::ProviderKind::Anthropic => "ANTHROPIC_API_KEY".into(),
-        finishline_engine::ProviderKind::Gemini => "GEMINI_API_KEY".into(),
-    });
+    let key_env = p.key_env();
     let key = std::env::var(&key_env).ok().and_then(finishline_engine::provider::ApiKey::new);
     let provider = finishline_engine::provider::HttpProvider::new(finishline_engine::provider::ProviderConfig::new(p.kind, p.base_url.trim(), key))
         .map_err(|e| Error::InvalidInput(e.message))?;

@@ -12,17 +12,7 @@ use finishline_engine::completion::CompletionConfig;
 use finishline_engine::domain::SessionId;
 use finishline_engine::provider::{ApiKey, ProviderConfig, RetryPolicy};
 use finishline_engine::store::Store;
-use finishline_engine::settings::PermissionDefault;
-use finishline_engine::tool::Permission;
 use finishline_engine::{Error, Settings};
-
-fn permission(p: PermissionDefault) -> Permission {
-    match p {
-        PermissionDefault::Ask => Permission::Ask,
-        PermissionDefault::Allow => Permission::Allow,
-        PermissionDefault::Deny => Permission::Deny,
-    }
-}
 
 pub struct AppState {
     pub store: Arc<Store>,
@@ -44,11 +34,7 @@ impl AppState {
             return Err(Error::InvalidSettings { field: "provider", problem: "set up a provider (base URL and model) in Settings first".into() });
         }
         let p = &settings.provider;
-        let key_env = p.api_key_env.clone().filter(|v| !v.is_empty()).unwrap_or_else(|| match p.kind {
-            finishline_engine::ProviderKind::Openai => "OPENAI_API_KEY".into(),
-            finishline_engine::ProviderKind::Anthropic => "ANTHROPIC_API_KEY".into(),
-            finishline_engine::ProviderKind::Gemini => "GEMINI_API_KEY".into(),
-        });
+        let key_env = p.key_env();
         let key = std::env::var(&key_env).ok().and_then(ApiKey::new);
         let model = model.map(str::trim).filter(|m| !m.is_empty()).unwrap_or(p.model.trim());
         let agent = ModelEndpoint::http(ProviderConfig::new(p.kind, p.base_url.trim(), key), model)?;
@@ -68,7 +54,7 @@ impl AppState {
                 },
                 retry: RetryPolicy { max_retries: settings.limits.max_retries, ..Default::default() },
                 permissions: PermissionPolicy {
-                    overrides: settings.permissions.iter().map(|(t, p)| (t.clone(), permission(*p))).collect(),
+                    overrides: settings.permissions.iter().map(|(t, p)| (t.clone(), (*p).into())).collect(),
                     continue_after_denial: settings.completion.continue_after_denial,
                     ..Default::default()
                 },

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use finishline_engine::provider::{ApiKey, ProviderConfig};
 use finishline_engine::settings::STORE_KEY;
-use finishline_engine::{ProviderKind, Settings};
+use finishline_engine::{ProviderKind, ProviderSettings, Settings};
 
 use crate::{Common, RunOptions};
 
@@ -77,17 +77,10 @@ pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
         .clone()
         .or_else(|| from_settings.then(|| settings.provider.model.clone()).filter(|m| !m.trim().is_empty()))
         .ok_or("no model: pass --model, or set one in the app's Settings")?;
-    let key_env = opts.api_key_env.clone().or_else(|| settings.provider.api_key_env.clone().filter(|v| !v.is_empty())).or_else(|| {
-        Some(
-            match kind {
-                ProviderKind::Openai if base_url.contains("x.ai") => "XAI_API_KEY",
-                ProviderKind::Openai => "OPENAI_API_KEY",
-                ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
-                ProviderKind::Gemini => "GEMINI_API_KEY",
-            }
-            .to_string(),
-        )
-    });
+    // The CLI's flag wins; otherwise the same rule as the app, for the provider being used.
+    let key_env = Some(opts.api_key_env.clone().unwrap_or_else(|| {
+        ProviderSettings { kind, base_url: base_url.clone(), api_key_env: settings.provider.api_key_env.clone(), ..Default::default() }.key_env()
+    }));
     let key = key_env.as_deref().and_then(|v| std::env::var(v).ok()).and_then(ApiKey::new);
     if key.is_none() && !is_loopback(&base_url) {
         return Err(format!(

@@ -49,14 +49,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
         .settings
         .permissions
         .iter()
-        .map(|(t, p)| {
-            let p = match p {
-                finishline_engine::settings::PermissionDefault::Ask => Permission::Ask,
-                finishline_engine::settings::PermissionDefault::Allow => Permission::Allow,
-                finishline_engine::settings::PermissionDefault::Deny => Permission::Deny,
-            };
-            (t.clone(), p)
-        })
+        .map(|(t, p)| (t.clone(), (*p).into()))
         .collect();
     let allow_all = opts.allow.iter().any(|a| a == "all");
     for t in opts.allow.iter().filter(|a| *a != "all") {

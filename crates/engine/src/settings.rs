@@ -29,6 +29,23 @@ pub struct ProviderSettings {
     pub api_key_env: Option<String>,
 }
 
+impl ProviderSettings {
+    /// The environment variable that holds the key: the one named in settings, else the
+    /// protocol's usual one (xAI's for an x.ai base URL).
+    pub fn key_env(&self) -> String {
+        if let Some(v) = self.api_key_env.as_ref().filter(|v| !v.trim().is_empty()) {
+            return v.trim().to_string();
+        }
+        match self.kind {
+            ProviderKind::Openai if self.base_url.contains("x.ai") => "XAI_API_KEY",
+            ProviderKind::Openai => "OPENAI_API_KEY",
+            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+            ProviderKind::Gemini => "GEMINI_API_KEY",
+        }
+        .to_string()
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Limits {
@@ -74,6 +91,16 @@ pub enum PermissionDefault {
 }
 
 /// What a model costs, in US dollars per million tokens.
+impl From<PermissionDefault> for crate::tool::Permission {
+    fn from(p: PermissionDefault) -> Self {
+        match p {
+            PermissionDefault::Ask => crate::tool::Permission::Ask,
+            PermissionDefault::Allow => crate::tool::Permission::Allow,
+            PermissionDefault::Deny => crate::tool::Permission::Deny,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Price {
     pub input_per_mtok: f64,

@@ -68,17 +68,7 @@ impl HttpProvider {
     /// URL and an unreachable server each come back as the provider error that says so.
     pub async fn list_models(&self) -> Result<Vec<String>, ProviderError> {
         let base = self.config.base_url.trim().trim_end_matches('/');
-        let mut r = self.client.get(format!("{base}/models"));
-        if let Some(key) = &self.config.api_key {
-            r = match self.config.kind {
-                ProviderKind::Openai => r.bearer_auth(key.expose()),
-                ProviderKind::Anthropic => r.header("x-api-key", key.expose()),
-                ProviderKind::Gemini => r.header("x-goog-api-key", key.expose()),
-            };
-        }
-        if self.config.kind == ProviderKind::Anthropic {
-            r = r.header("anthropic-version", "2023-06-01");
-        }
+        let r = self.authorize(self.client.get(format!("{base}/models")));
         let resp = tokio::time::timeout(self.config.connect_timeout, r.send())
             .await
             .map_err(|_| ProviderError::new(ProviderErrorKind::Network, format!("The provider at {base} did not answer in time.")))?
@@ -125,8 +115,8 @@ impl HttpProvider {
         }
     }
 
-    fn request(&self, req: &CompletionRequest) -> reqwest::RequestBuilder {
-        let mut r = self.client.post(self.endpoint(req)).header("content-type", "application/json").header("accept", "text/event-stream");
+    /// The key in the protocol's own header, and Anthropic's version header.
+    fn authorize(&self, mut r: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         if let Some(key) = &self.config.api_key {
             r = match self.config.kind {
                 ProviderKind::Openai => r.bearer_auth(key.expose()),
@@ -137,6 +127,11 @@ impl HttpProvider {
         if self.config.kind == ProviderKind::Anthropic {
             r = r.header("anthropic-version", "2023-06-01");
         }
+        r
+    }
+
+    fn request(&self, req: &CompletionRequest) -> reqwest::RequestBuilder {
+        let r = self.authorize(self.client.post(self.endpoint(req)).header("content-type", "application/json").header("accept", "text/event-stream"));
         r.body(self.body(req).to_string())
     }
 }
