@@ -17,6 +17,18 @@ pub enum ErrorCode {
     AlreadyDecided,
     LeaseHeld,
     InvalidInput,
+    /// The provider refused the key (401/403).
+    ProviderAuth,
+    /// Nothing answered at the base URL.
+    ProviderUnreachable,
+    /// Something answered, but not the API the settings name (404, not JSON).
+    ProviderNotFound,
+    /// Any other provider failure.
+    Provider,
+    /// No OS keychain service here; the message offers the alternatives.
+    KeychainUnavailable,
+    /// An MCP server failed to start, list its tools or answer.
+    Mcp,
     Internal,
 }
 
@@ -33,6 +45,12 @@ impl ErrorCode {
             ErrorCode::AlreadyDecided => "already_decided",
             ErrorCode::LeaseHeld => "lease_held",
             ErrorCode::InvalidInput => "invalid_input",
+            ErrorCode::ProviderAuth => "provider_auth",
+            ErrorCode::ProviderUnreachable => "provider_unreachable",
+            ErrorCode::ProviderNotFound => "provider_not_found",
+            ErrorCode::Provider => "provider",
+            ErrorCode::KeychainUnavailable => "keychain_unavailable",
+            ErrorCode::Mcp => "mcp",
             ErrorCode::Internal => "internal",
         }
     }
@@ -60,6 +78,12 @@ pub enum Error {
     LeaseHeld(String),
     #[error("{0}")]
     InvalidInput(String),
+    #[error("{}", .0.message)]
+    Provider(crate::provider::ProviderError),
+    #[error("{0}")]
+    KeychainUnavailable(String),
+    #[error("{0}")]
+    Mcp(String),
     #[error("{0}")]
     Internal(String),
 }
@@ -88,6 +112,14 @@ impl Error {
             Error::AlreadyDecided(_) => ErrorCode::AlreadyDecided,
             Error::LeaseHeld(_) => ErrorCode::LeaseHeld,
             Error::InvalidInput(_) => ErrorCode::InvalidInput,
+            Error::Provider(e) => match e.kind {
+                crate::provider::ProviderErrorKind::Auth => ErrorCode::ProviderAuth,
+                crate::provider::ProviderErrorKind::Network => ErrorCode::ProviderUnreachable,
+                crate::provider::ProviderErrorKind::NotFound | crate::provider::ProviderErrorKind::MalformedStream => ErrorCode::ProviderNotFound,
+                _ => ErrorCode::Provider,
+            },
+            Error::KeychainUnavailable(_) => ErrorCode::KeychainUnavailable,
+            Error::Mcp(_) => ErrorCode::Mcp,
             Error::Internal(_) => ErrorCode::Internal,
         }
     }

@@ -3,6 +3,7 @@
 //! tool-call deltas and usage are read exactly and can be tested chunk by chunk.
 
 pub mod anthropic;
+pub mod check;
 pub mod error;
 pub mod gemini;
 pub mod http;
@@ -11,6 +12,7 @@ pub mod retry;
 pub mod sse;
 pub mod types;
 
+pub use check::{check_connection, check_provider, ConnectionReport, ToolSupport};
 pub use error::{ProviderError, ProviderErrorKind};
 pub use http::{map_stream, ApiKey, HttpProvider, ProviderConfig};
 pub use retry::{stream_with_retry, RetryPolicy, RetryWait};

@@ -22,6 +22,9 @@ pub enum ProviderKind {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ProviderSettings {
+    /// The preset this was filled from (`openai`, `ollama`, …, `custom`); it names the key's
+    /// keychain entry, so each provider keeps its own key.
+    pub preset: Option<String>,
     pub kind: ProviderKind,
     pub base_url: String,
     pub model: String,
@@ -38,11 +41,24 @@ impl ProviderSettings {
         }
         match self.kind {
             ProviderKind::Openai if self.base_url.contains("x.ai") => "XAI_API_KEY",
+            ProviderKind::Openai if self.base_url.contains("openrouter.ai") => "OPENROUTER_API_KEY",
+            ProviderKind::Openai if self.base_url.contains("groq.com") => "GROQ_API_KEY",
             ProviderKind::Openai => "OPENAI_API_KEY",
             ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
             ProviderKind::Gemini => "GEMINI_API_KEY",
         }
         .to_string()
+    }
+
+    /// The keychain entry that holds this provider's key: one per preset, so switching between
+    /// providers keeps each key.
+    pub fn key_account(&self) -> String {
+        let id = self.preset.as_deref().map(str::trim).filter(|p| !p.is_empty()).unwrap_or(match self.kind {
+            ProviderKind::Openai => "custom",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Gemini => "gemini",
+        });
+        format!("provider:{id}")
     }
 }
 

@@ -10,6 +10,13 @@ use serde_json::Value;
 pub struct Scenario {
     #[serde(default)]
     pub rules: Vec<Rule>,
+    /// When set, every request (the model list too) must carry this key in the protocol's own
+    /// header, or gets the 401 a real provider sends for a wrong key.
+    #[serde(default)]
+    pub api_key: Option<String>,
+    /// The models `/models` lists; `fake-model` when empty.
+    #[serde(default)]
+    pub models: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

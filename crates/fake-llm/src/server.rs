@@ -38,8 +38,23 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-async fn models() -> Json<Value> {
-    Json(json!({"object": "list", "data": [{"id": "fake-model", "object": "model"}], "models": [{"name": "models/fake-model"}]}))
+async fn models(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let s = state.lock().unwrap();
+    if let Some(denied) = check_key(&s.scenario, &headers) {
+        return denied;
+    }
+    let names = if s.scenario.models.is_empty() { vec!["fake-model".to_string()] } else { s.scenario.models.clone() };
+    let data: Vec<Value> = names.iter().map(|n| json!({"id": n, "object": "model"})).collect();
+    let gemini: Vec<Value> = names.iter().map(|n| json!({"name": format!("models/{n}")})).collect();
+    Json(json!({"object": "list", "data": data, "models": gemini})).into_response()
+}
+
+/// The 401 a provider answers when the scenario wants a key and the request's is missing or wrong.
+fn check_key(scenario: &Scenario, headers: &HeaderMap) -> Option<Response> {
+    let want = scenario.api_key.as_deref()?;
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let given = header("authorization").map(|a| a.trim_start_matches("Bearer ").to_string()).or_else(|| header("x-api-key")).or_else(|| header("x-goog-api-key"));
+    (given.as_deref() != Some(want)).then(|| json_error(StatusCode::UNAUTHORIZED, "Incorrect API key provided."))
 }
 
 async fn requests(State(state): State<AppState>) -> Json<Value> {
@@ -76,6 +91,9 @@ fn json_error(status: StatusCode, message: &str) -> Response {
 }
 
 async fn handle(state: AppState, protocol: Protocol, path: String, model: Option<String>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Some(denied) = check_key(&state.lock().unwrap().scenario, &headers) {
+        return denied;
+    }
     let body: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => return json_error(StatusCode::BAD_REQUEST, &format!("fake-llm: request body is not JSON: {e}")),

@@ -1,0 +1,93 @@
+//! "Test connection": is the server there, does it take the key, which models does it have, and
+//! does the model accept tools. Each failure comes back as the provider error that names it, so
+//! the UI can say "wrong key", "wrong URL" or "nothing is running there".
+
+use futures_util::StreamExt;
+use serde::Serialize;
+use serde_json::json;
+
+use super::error::{ProviderError, ProviderErrorKind};
+use super::types::{ChatMessage, CompletionEvent, CompletionRequest, ToolSpec};
+use super::{HttpProvider, Provider};
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ToolSupport {
+    Supported,
+    /// The server said so when sent a tool; the agent cannot work with this model.
+    Unsupported { message: String },
+    /// The probe failed for another reason (no model typed yet, a rate limit).
+    Unknown { message: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConnectionReport {
+    /// The models the server lists; empty where it offers no list.
+    pub models: Vec<String>,
+    /// Whether the configured model is among them (`None` when there is no list).
+    pub model_listed: Option<bool>,
+    pub tools: ToolSupport,
+}
+
+/// Lists the models, then sends the model one tiny request that offers a tool: servers that
+/// cannot do tools (many small Ollama models) reject it with a 400 that says so.
+pub async fn check_connection(provider: &HttpProvider, model: &str) -> Result<ConnectionReport, ProviderError> {
+    let models = match provider.list_models().await {
+        Ok(m) => m,
+        // Some OpenAI-compatible servers have no model list; the probe below still tells.
+        Err(e) if e.kind == ProviderErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    let model = model.trim();
+    let model_listed = (!models.is_empty() && !model.is_empty()).then(|| models.iter().any(|m| m == model));
+    let tools = if model.is_empty() {
+        ToolSupport::Unknown { message: "Type or pick a model to check that it can use tools.".into() }
+    } else {
+        probe_tools(provider, model).await?
+    };
+    Ok(ConnectionReport { models, model_listed, tools })
+}
+
+async fn probe_tools(provider: &HttpProvider, model: &str) -> Result<ToolSupport, ProviderError> {
+    let request = CompletionRequest {
+        model: model.to_string(),
+        system: "Connection test. Reply with OK.".into(),
+        messages: vec![ChatMessage::User { content: "OK?".into() }],
+        tools: vec![ToolSpec {
+            name: "complete_task".into(),
+            description: "Report that the task is done.".into(),
+            input_schema: json!({"type": "object", "properties": {"summary": {"type": "string"}}}),
+        }],
+        max_tokens: Some(8),
+        structured: None,
+        temperature: Some(0.0),
+    };
+    let mut stream = provider.stream(&request);
+    // The first event is enough: the request was accepted with a tool in it.
+    match stream.next().await {
+        Some(Ok(CompletionEvent::TextDelta { .. } | CompletionEvent::ToolCall { .. } | CompletionEvent::Stop { .. } | CompletionEvent::Usage { .. } | CompletionEvent::ReasoningDelta { .. })) | None => Ok(ToolSupport::Supported),
+        Some(Err(e)) => match e.kind {
+            ProviderErrorKind::Auth | ProviderErrorKind::Network => Err(e),
+            ProviderErrorKind::NotFound => Err(ProviderError::new(ProviderErrorKind::NotFound, format!("The server has no model called “{model}”: {}", e.message))),
+            ProviderErrorKind::BadRequest if mentions_tools(&e.message) => Ok(ToolSupport::Unsupported {
+                message: format!("The model “{model}” does not support tools, so it cannot act as an agent. Pick another model. ({})", e.message),
+            }),
+            _ => Ok(ToolSupport::Unknown { message: e.message }),
+        },
+    }
+}
+
+fn mentions_tools(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("tool") || m.contains("function call")
+}
+
+/// Test connection with the settings as typed and the key from wherever it is kept.
+pub async fn check_provider(settings: &crate::settings::ProviderSettings, key: Option<super::ApiKey>) -> crate::Result<ConnectionReport> {
+    let base = settings.base_url.trim();
+    if base.is_empty() {
+        return Err(crate::Error::InvalidSettings { field: "provider.base_url", problem: "type the provider's base URL, or pick a preset".into() });
+    }
+    let provider = HttpProvider::new(super::ProviderConfig::new(settings.kind, base, key)).map_err(crate::Error::Provider)?;
+    check_connection(&provider, &settings.model).await.map_err(crate::Error::Provider)
+}

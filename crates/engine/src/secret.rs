@@ -1,0 +1,210 @@
+//! Where provider keys come from, and where they never go. A key lives in the OS keychain
+//! (through the `keyring` crate), in an environment variable, or in memory for this session only.
+//! It is never written to the settings file, the history or an export; when no keychain service
+//! exists (a headless Linux without a secret service) saving to it fails with a message that
+//! offers the two other places, instead of quietly writing the key somewhere else.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::provider::ApiKey;
+use crate::settings::ProviderSettings;
+
+/// The keychain service name all of Finishline's entries live under.
+pub const SERVICE: &str = "dev.finishline.app";
+
+/// A place that keeps secrets across restarts. Behind a trait so that the engine's tests and
+/// headless machines can use the in-memory one.
+pub trait SecretStore: Send + Sync {
+    fn get(&self, account: &str) -> Result<Option<String>>;
+    fn set(&self, account: &str, secret: &str) -> Result<()>;
+    fn delete(&self, account: &str) -> Result<()>;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum KeychainStatus {
+    Available,
+    Unavailable { reason: String },
+}
+
+/// Where the key in use comes from; the UI shows it so the person knows which one is used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum KeySource {
+    /// Typed into this session of the app; forgotten when it quits.
+    Session,
+    Keychain,
+    Env { var: String },
+    /// No key anywhere; `var` is where one would be read from.
+    Missing { var: String },
+}
+
+/// Where to keep a key the person types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyPlace {
+    Keychain,
+    Session,
+}
+
+/// What the key section of Settings shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeyStatus {
+    pub source: KeySource,
+    pub keychain: KeychainStatus,
+    /// The variable that is read for this provider.
+    pub env_var: String,
+}
+
+/// The operating system's keychain: Keychain on macOS, Credential Manager on Windows, the Secret
+/// Service (GNOME Keyring, KWallet) on Linux.
+pub struct OsKeychain {
+    service: String,
+}
+
+impl OsKeychain {
+    pub fn new(service: &str) -> Self {
+        OsKeychain { service: service.to_string() }
+    }
+
+    fn entry(&self, account: &str) -> Result<keyring::Entry> {
+        keyring::Entry::new(&self.service, account).map_err(unavailable)
+    }
+}
+
+fn unavailable(e: keyring::Error) -> Error {
+    let why = match &e {
+        keyring::Error::PlatformFailure(inner) | keyring::Error::NoStorageAccess(inner) => inner.to_string(),
+        other => other.to_string(),
+    };
+    Error::KeychainUnavailable(format!(
+        "No OS keychain is available here ({why}). Set the key in an environment variable, or use it for this session only."
+    ))
+}
+
+impl SecretStore for OsKeychain {
+    fn get(&self, account: &str) -> Result<Option<String>> {
+        match self.entry(account)?.get_password() {
+            Ok(s) => Ok(Some(s)),
+            Err(keyring::Error::NoEntry) => Ok(None),
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    fn set(&self, account: &str, secret: &str) -> Result<()> {
+        self.entry(account)?.set_password(secret).map_err(unavailable)
+    }
+
+    fn delete(&self, account: &str) -> Result<()> {
+        match self.entry(account)?.delete_credential() {
+            Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+}
+
+/// A keychain that lives in memory: for tests, and for the session-only keys.
+#[derive(Default)]
+pub struct MemorySecrets(Mutex<HashMap<String, String>>);
+
+impl SecretStore for MemorySecrets {
+    fn get(&self, account: &str) -> Result<Option<String>> {
+        Ok(self.0.lock().unwrap_or_else(|p| p.into_inner()).get(account).cloned())
+    }
+    fn set(&self, account: &str, secret: &str) -> Result<()> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(account.to_string(), secret.to_string());
+        Ok(())
+    }
+    fn delete(&self, account: &str) -> Result<()> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(account);
+        Ok(())
+    }
+}
+
+/// All the places a key can be, in the order they are read: a session key, then the keychain,
+/// then the environment variable.
+pub struct Keys {
+    keychain: Arc<dyn SecretStore>,
+    session: MemorySecrets,
+}
+
+/// A throwaway account read to learn whether the keychain answers at all.
+const PROBE: &str = "probe:availability";
+
+impl Keys {
+    pub fn new(keychain: Arc<dyn SecretStore>) -> Self {
+        Keys { keychain, session: MemorySecrets::default() }
+    }
+
+    /// The OS keychain under Finishline's service name.
+    pub fn os() -> Self {
+        Keys::new(Arc::new(OsKeychain::new(SERVICE)))
+    }
+
+    pub fn keychain_status(&self) -> KeychainStatus {
+        match self.keychain.get(PROBE) {
+            Ok(_) => KeychainStatus::Available,
+            Err(e) => KeychainStatus::Unavailable { reason: e.to_string() },
+        }
+    }
+
+    /// The key to use for this provider, and where it came from.
+    pub fn resolve(&self, provider: &ProviderSettings) -> (Option<ApiKey>, KeySource) {
+        let account = provider.key_account();
+        if let Some(k) = self.session.get(&account).ok().flatten().and_then(ApiKey::new) {
+            return (Some(k), KeySource::Session);
+        }
+        if let Some(k) = self.keychain.get(&account).ok().flatten().and_then(ApiKey::new) {
+            return (Some(k), KeySource::Keychain);
+        }
+        let var = provider.key_env();
+        match std::env::var(&var).ok().and_then(ApiKey::new) {
+            Some(k) => (Some(k), KeySource::Env { var }),
+            None => (None, KeySource::Missing { var }),
+        }
+    }
+
+    pub fn status(&self, provider: &ProviderSettings) -> KeyStatus {
+        KeyStatus { source: self.resolve(provider).1, keychain: self.keychain_status(), env_var: provider.key_env() }
+    }
+
+    /// Keeps a typed key. Saving to a keychain that is not there is an error that says what to
+    /// do instead; it never falls back to anywhere else.
+    pub fn save(&self, provider: &ProviderSettings, key: &str, place: KeyPlace) -> Result<KeySource> {
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(Error::InvalidInput("the key is empty; paste the whole key".into()));
+        }
+        if key.len() > 4096 || key.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            return Err(Error::InvalidInput("that does not look like an API key (it has spaces, line breaks or is over 4 KB)".into()));
+        }
+        let account = provider.key_account();
+        match place {
+            KeyPlace::Keychain => {
+                self.keychain.set(&account, key)?;
+                // A session key would shadow the one just saved.
+                self.session.delete(&account)?;
+                Ok(KeySource::Keychain)
+            }
+            KeyPlace::Session => {
+                self.session.set(&account, key)?;
+                Ok(KeySource::Session)
+            }
+        }
+    }
+
+    /// Forgets the key typed for this provider, in the session and in the keychain. The
+    /// environment variable is the person's own and is left alone.
+    pub fn forget(&self, provider: &ProviderSettings) -> Result<()> {
+        let account = provider.key_account();
+        self.session.delete(&account)?;
+        match self.keychain.delete(&account) {
+            Ok(()) | Err(Error::KeychainUnavailable(_)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}
