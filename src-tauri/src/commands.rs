@@ -5,7 +5,9 @@ use finishline_engine::domain::*;
 use finishline_engine::event::Envelope;
 use finishline_engine::settings::STORE_KEY;
 use finishline_engine::store::{export, ListQuery, SearchHit, SessionSummary, Timeline};
-use finishline_engine::{Error, Settings, SettingsView};
+use finishline_engine::provider::{check_provider, ConnectionReport};
+use finishline_engine::secret::{KeyPlace, KeyStatus, Keys};
+use finishline_engine::{Error, ProviderSettings, Settings, SettingsView};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use tauri::ipc::Channel;
@@ -171,23 +173,47 @@ pub fn delete_session(state: State<'_, AppState>, session_id: SessionId) -> Resu
     state.store.delete_session(&session_id)
 }
 
-#[derive(serde::Serialize)]
-pub struct ConnectionReport {
-    pub models: Vec<String>,
-    /// Whether the configured model is among them (`None` when the list is empty).
-    pub model_listed: Option<bool>,
+#[tauri::command]
+pub fn provider_presets() -> &'static [finishline_engine::preset::ProviderPreset] {
+    finishline_engine::preset::PRESETS
 }
 
-/// "Test connection": asks the provider for its model list with the settings as typed.
+/// Keychain calls can wait on D-Bus, so they run off the async workers.
+async fn with_keys<T: Send + 'static>(state: &AppState, f: impl FnOnce(&Keys) -> Result<T, Error> + Send + 'static) -> Result<T, Error> {
+    let keys = state.keys.clone();
+    tauri::async_runtime::spawn_blocking(move || f(&keys)).await.map_err(|e| Error::Internal(e.to_string()))?
+}
+
+/// Where this provider's key comes from, and whether there is a keychain at all.
 #[tauri::command]
-pub async fn test_connection(settings: Settings) -> Result<ConnectionReport, Error> {
+pub async fn key_status(state: State<'_, AppState>, provider: ProviderSettings) -> Result<KeyStatus, Error> {
+    with_keys(&state, move |k| Ok(k.status(&provider))).await
+}
+
+#[tauri::command]
+pub async fn save_key(state: State<'_, AppState>, provider: ProviderSettings, key: String, place: KeyPlace) -> Result<KeyStatus, Error> {
+    with_keys(&state, move |k| {
+        k.save(&provider, &key, place)?;
+        Ok(k.status(&provider))
+    })
+    .await
+}
+
+#[tauri::command]
+pub async fn forget_key(state: State<'_, AppState>, provider: ProviderSettings) -> Result<KeyStatus, Error> {
+    with_keys(&state, move |k| {
+        k.forget(&provider)?;
+        Ok(k.status(&provider))
+    })
+    .await
+}
+
+/// "Test connection": the model list, the key, and whether the model takes tools, with the
+/// settings as typed.
+#[tauri::command]
+pub async fn test_connection(state: State<'_, AppState>, settings: Settings) -> Result<ConnectionReport, Error> {
     settings.validate()?;
-    let p = &settings.provider;
-    let key_env = p.key_env();
-    let key = std::env::var(&key_env).ok().and_then(finishline_engine::provider::ApiKey::new);
-    let provider = finishline_engine::provider::HttpProvider::new(finishline_engine::provider::ProviderConfig::new(p.kind, p.base_url.trim(), key))
-        .map_err(|e| Error::InvalidInput(e.message))?;
-    let models = provider.list_models().await.map_err(|e| Error::InvalidInput(e.message))?;
-    let model_listed = (!models.is_empty()).then(|| models.iter().any(|m| m == p.model.trim()));
-    Ok(ConnectionReport { models, model_listed })
+    let provider = settings.provider.clone();
+    let (key, _) = with_keys(&state, move |k| Ok(k.resolve(&provider))).await?;
+    check_provider(&settings.provider, key).await
 }

@@ -10,21 +10,28 @@ use finishline_engine::agent::{Engine, EngineConfig, ModelEndpoint, PermissionPo
 use finishline_engine::clock::SystemClock;
 use finishline_engine::completion::CompletionConfig;
 use finishline_engine::domain::SessionId;
-use finishline_engine::provider::{ApiKey, ProviderConfig, RetryPolicy};
+use finishline_engine::provider::{ProviderConfig, RetryPolicy};
+use finishline_engine::mcp::McpServers;
+use finishline_engine::secret::Keys;
 use finishline_engine::store::Store;
 use finishline_engine::{Error, Settings};
 
 pub struct AppState {
     pub store: Arc<Store>,
     pub data_dir: PathBuf,
+    /// Session-only keys live here, so they are gone when the app quits.
+    pub keys: Arc<Keys>,
     engines: Mutex<HashMap<SessionId, Arc<Engine>>>,
+    /// The MCP servers of the current settings, shared by every session; replaced (and the old
+    /// ones stopped) when the configured list changes.
+    mcp: Mutex<Option<Arc<McpServers>>>,
 }
 
 impl AppState {
     pub fn open(data_dir: PathBuf) -> Result<AppState, Error> {
         let store = Arc::new(Store::open(&data_dir.join("history.db"), Arc::new(SystemClock))?);
         store.recover()?;
-        Ok(AppState { store, data_dir, engines: Mutex::new(HashMap::new()) })
+        Ok(AppState { store, data_dir, keys: Arc::new(Keys::os()), engines: Mutex::new(HashMap::new()), mcp: Mutex::new(None) })
     }
 
     /// An engine built from the current settings, for a session in `workspace`; `model`
@@ -35,7 +42,7 @@ impl AppState {
         }
         let p = &settings.provider;
         let key_env = p.key_env();
-        let key = std::env::var(&key_env).ok().and_then(ApiKey::new);
+        let (key, _) = self.keys.resolve(p);
         let model = model.map(str::trim).filter(|m| !m.is_empty()).unwrap_or(p.model.trim());
         let agent = ModelEndpoint::http(ProviderConfig::new(p.kind, p.base_url.trim(), key), model)?;
         let evaluator = settings.evaluator_model.clone().filter(|m| !m.trim().is_empty()).map(|m| ModelEndpoint { model: m, ..agent.clone() });
@@ -64,8 +71,30 @@ impl AppState {
                 auto_approve: false,
                 secret_env: vec![key_env],
                 prices: settings.prices.clone(),
+                mcp: self.mcp_for(settings),
             },
         ))
+    }
+
+    /// The servers for these settings: the running set when the list is unchanged, so servers
+    /// start once per app and not once per task.
+    pub fn mcp_for(&self, settings: &Settings) -> Option<Arc<McpServers>> {
+        let wanted: Vec<_> = settings.mcp_servers.iter().filter(|m| m.enabled).cloned().collect();
+        let mut current = self.mcp.lock().unwrap_or_else(|p| p.into_inner());
+        if current.as_ref().map(|c| c.configs()) != Some(wanted.as_slice()) {
+            if let Some(old) = current.take() {
+                tauri::async_runtime::spawn(async move { old.stop_all().await });
+            }
+            *current = (!wanted.is_empty()).then(|| McpServers::new(wanted));
+        }
+        current.clone()
+    }
+
+    /// Stops every MCP server; called when the app exits.
+    pub fn stop_mcp(&self) {
+        if let Some(m) = self.mcp.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            tauri::async_runtime::block_on(m.stop_all());
+        }
     }
 
     pub fn remember(&self, session: &SessionId, engine: Arc<Engine>) {

@@ -77,11 +77,19 @@ pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
         .clone()
         .or_else(|| from_settings.then(|| settings.provider.model.clone()).filter(|m| !m.trim().is_empty()))
         .ok_or("no model: pass --model, or set one in the app's Settings")?;
-    // The CLI's flag wins; otherwise the same rule as the app, for the provider being used.
-    let key_env = Some(opts.api_key_env.clone().unwrap_or_else(|| {
-        ProviderSettings { kind, base_url: base_url.clone(), api_key_env: settings.provider.api_key_env.clone(), ..Default::default() }.key_env()
-    }));
-    let key = key_env.as_deref().and_then(|v| std::env::var(v).ok()).and_then(ApiKey::new);
+    // The CLI's flag wins; otherwise the same places as the app, in the same order: the OS
+    // keychain entry the app saved for this provider, then its environment variable.
+    let provider = ProviderSettings {
+        preset: from_settings.then(|| settings.provider.preset.clone()).flatten(),
+        kind,
+        base_url: base_url.clone(),
+        api_key_env: settings.provider.api_key_env.clone(),
+        model: model.clone(),
+    };
+    let (key, key_env) = match &opts.api_key_env {
+        Some(var) => (std::env::var(var).ok().and_then(ApiKey::new), Some(var.clone())),
+        None => (finishline_engine::secret::Keys::os().resolve(&provider).0, Some(provider.key_env())),
+    };
     if key.is_none() && !is_loopback(&base_url) {
         return Err(format!(
             "no API key for {base_url}: set {} (or name another variable with --api-key-env). A local server on 127.0.0.1 needs none",

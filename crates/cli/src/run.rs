@@ -61,6 +61,8 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
     };
     let evaluator = resolved.evaluator_model.as_ref().map(|m| ModelEndpoint { model: m.clone(), ..agent.clone() });
     let limits = resolved.settings.limits;
+    let configured_mcp: Vec<_> = resolved.settings.mcp_servers.iter().filter(|m| m.enabled).cloned().collect();
+    let mcp = (!configured_mcp.is_empty()).then(|| finishline_engine::mcp::McpServers::new(configured_mcp));
     let engine = Engine::new(
         store.clone(),
         EngineConfig {
@@ -87,6 +89,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
             auto_approve: opts.review == ReviewMode::Approve,
             secret_env: resolved.key_env.clone().into_iter().collect(),
             prices: resolved.settings.prices.clone(),
+            mcp: mcp.clone(),
         },
     );
     // A resumed session prints only what this run adds; a new one prints from its creation.
@@ -201,6 +204,9 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
         }
     }
     view.summary(&store, &sid);
+    if let Some(m) = &mcp {
+        m.stop_all().await;
+    }
     code
 }
 

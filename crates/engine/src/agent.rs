@@ -60,6 +60,8 @@ pub struct EngineConfig {
     pub secret_env: Vec<String>,
     /// Model name → price, for the review's cost.
     pub prices: std::collections::BTreeMap<String, crate::settings::Price>,
+    /// MCP servers whose tools join the built-in ones; shared by every run of the app.
+    pub mcp: Option<Arc<crate::mcp::McpServers>>,
 }
 
 /// A person's answer to a waiting run.

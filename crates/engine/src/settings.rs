@@ -138,6 +138,28 @@ pub struct Settings {
     /// Model name → price; the review shows the cost of models that have one.
     pub prices: std::collections::BTreeMap<String, Price>,
     pub theme: Theme,
+    /// MCP servers whose tools join the agent's, namespaced by server name.
+    pub mcp_servers: Vec<McpServerSettings>,
+}
+
+/// A stdio MCP server: a command Finishline starts when a run first needs tools.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct McpServerSettings {
+    /// Short name; the server's tools are called `<name>__<tool>`.
+    pub name: String,
+    pub command: String,
+    pub args: Vec<String>,
+    /// Extra environment for the server. A value written `${VAR}` is read from Finishline's own
+    /// environment when the server starts, so a token need not be written here.
+    pub env: std::collections::BTreeMap<String, String>,
+    pub enabled: bool,
+}
+
+impl Default for McpServerSettings {
+    fn default() -> Self {
+        McpServerSettings { name: String::new(), command: String::new(), args: Vec::new(), env: Default::default(), enabled: true }
+    }
 }
 
 impl Settings {
@@ -165,6 +187,9 @@ impl Settings {
                 });
             }
         }
+        if self.provider.base_url.trim().is_empty() && self.provider.preset.as_deref().is_some_and(|p| crate::preset::preset(p).is_none()) {
+            return Err(Error::InvalidSettings { field: "provider.preset", problem: "unknown provider preset; pick one from the list".into() });
+        }
         if self.provider.model.len() > 200 {
             return Err(Error::InvalidSettings { field: "provider.model", problem: "a model name is at most 200 characters".into() });
         }
@@ -187,6 +212,25 @@ impl Settings {
         for (model, p) in &self.prices {
             if !(p.input_per_mtok.is_finite() && p.output_per_mtok.is_finite()) || p.input_per_mtok < 0.0 || p.output_per_mtok < 0.0 {
                 return Err(Error::InvalidSettings { field: "prices", problem: format!("the price of “{model}” must be a positive number of dollars per million tokens") });
+            }
+        }
+        let mut names = std::collections::HashSet::new();
+        for m in &self.mcp_servers {
+            let name_ok = !m.name.is_empty() && m.name.len() <= 32 && m.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') && !m.name.contains("__");
+            if !name_ok {
+                return Err(Error::InvalidSettings {
+                    field: "mcp_servers",
+                    problem: format!("“{}” is not a server name: use 1 to 32 letters, digits, - or _ (it prefixes the tools' names)", m.name),
+                });
+            }
+            if !names.insert(m.name.as_str()) {
+                return Err(Error::InvalidSettings { field: "mcp_servers", problem: format!("two MCP servers are called “{}”; names must differ", m.name) });
+            }
+            if m.command.trim().is_empty() || m.command.contains('\0') || m.args.iter().any(|a| a.contains('\0')) {
+                return Err(Error::InvalidSettings { field: "mcp_servers", problem: format!("the MCP server “{}” needs a command to start it", m.name) });
+            }
+            if m.env.keys().any(|k| k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')) {
+                return Err(Error::InvalidSettings { field: "mcp_servers", problem: format!("an environment variable name of “{}” is not valid (letters, digits and _ only)", m.name) });
             }
         }
         let l = &self.limits;

@@ -52,8 +52,8 @@ pub struct ToolContext {
 /// One tool, with its input type erased for dispatch.
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync {
-    fn name(&self) -> &'static str;
-    fn description(&self) -> &'static str;
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
     fn input_schema(&self) -> Value;
     fn default_permission(&self) -> Permission;
     async fn call(&self, ctx: &ToolContext, input: Value) -> ToolOutput;
@@ -132,7 +132,7 @@ pub struct CompleteTaskInput {
 /// Every tool the agent sees, by name.
 #[derive(Clone)]
 pub struct Toolbox {
-    tools: BTreeMap<&'static str, Arc<dyn Tool>>,
+    tools: BTreeMap<String, Arc<dyn Tool>>,
 }
 
 impl Default for Toolbox {
@@ -153,7 +153,15 @@ impl Toolbox {
             Arc::new(command::RunCommand),
             Arc::new(fetch::FetchUrl),
         ];
-        Toolbox { tools: list.into_iter().map(|t| (t.name(), t)).collect() }
+        Toolbox { tools: list.into_iter().map(|t| (t.name().to_string(), t)).collect() }
+    }
+
+    /// This toolbox plus more tools (an MCP server's); a built-in name is never replaced.
+    pub fn with(mut self, extra: Vec<Arc<dyn Tool>>) -> Toolbox {
+        for t in extra {
+            self.tools.entry(t.name().to_string()).or_insert(t);
+        }
+        self
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {

@@ -63,6 +63,8 @@ pub struct Run {
     prev_step_called_tools: bool,
     todos: Vec<Todo>,
     allowed: HashSet<String>,
+    /// The built-in tools plus the live MCP servers' tools, refreshed before each step.
+    toolbox: crate::tool::Toolbox,
     cycle: u32,
     previous_verification_failure: Option<VerificationFailure>,
     previous_remaining: Option<Vec<String>>,
@@ -106,6 +108,7 @@ impl Run {
         let history = super::history::rebuild(&events);
         let todos = engine.store.todos(&session)?;
         Ok(Run {
+            toolbox: engine.toolbox.clone(),
             engine,
             session,
             run,
@@ -199,6 +202,7 @@ impl Run {
         if self.cancel.is_cancelled() {
             return Err(Halt::Cancelled);
         }
+        self.refresh_tools().await?;
         self.maybe_compact().await?;
         self.counters.steps += 1;
         let out = self.stream_step().await?;
@@ -322,12 +326,24 @@ impl Run {
         Ok(())
     }
 
+    /// Starts MCP servers the first time, drops the tools of any that died, and tells the person
+    /// about each server that failed, once.
+    async fn refresh_tools(&mut self) -> Result<(), Halt> {
+        let Some(mcp) = self.engine.config.mcp.clone() else { return Ok(()) };
+        let (tools, failures) = mcp.tools().await;
+        for message in failures {
+            self.emit(EngineEvent::Error { code: "mcp".into(), message })?;
+        }
+        self.toolbox = self.engine.toolbox.clone().with(tools);
+        Ok(())
+    }
+
     fn request(&self) -> CompletionRequest {
         CompletionRequest {
             model: self.engine.config.agent.model.clone(),
             system: prompt::system_prompt(&self.workspace.root().to_string_lossy(), self.cfg().marker.as_deref()),
             messages: self.history.clone(),
-            tools: self.engine.toolbox.specs(),
+            tools: self.toolbox.specs(),
             max_tokens: self.engine.config.max_output_tokens,
             structured: None,
             temperature: None,
@@ -496,7 +512,7 @@ impl Run {
                         continue;
                     }
                 },
-                (ToolInput::Parsed { value }, name) => match self.engine.toolbox.get(name).cloned() {
+                (ToolInput::Parsed { value }, name) => match self.toolbox.get(name).cloned() {
                     None => ToolOutput::error(format!("There is no tool named `{name}`. Use one of the tools you were given.")),
                     Some(t) => match self.permit(call).await {
                         Err(Halt::Denied) => {
@@ -578,7 +594,7 @@ impl Run {
     }
 
     async fn permit(&mut self, call: &ToolCall) -> Result<(), Halt> {
-        match self.engine.config.permissions.gate(&self.engine.toolbox, &call.name, &self.allowed) {
+        match self.engine.config.permissions.gate(&self.toolbox, &call.name, &self.allowed) {
             Gate::Run => Ok(()),
             Gate::Refuse => Err(Halt::Denied),
             Gate::Ask => {

@@ -139,10 +139,10 @@ pub struct RunCommand;
 
 #[async_trait::async_trait]
 impl Tool for RunCommand {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "run_command"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Run a shell command in the workspace and get its exit code and output. Not sandboxed: the person approves it first."
     }
     fn input_schema(&self) -> Value {

@@ -21,10 +21,10 @@ pub struct FetchUrl;
 
 #[async_trait::async_trait]
 impl Tool for FetchUrl {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "fetch_url"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Fetch a web page or file over HTTP(S); HTML is returned as readable text."
     }
     fn input_schema(&self) -> Value {

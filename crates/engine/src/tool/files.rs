@@ -43,10 +43,10 @@ pub struct ReadFile;
 
 #[async_trait::async_trait]
 impl Tool for ReadFile {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "read_file"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Read a text file of the workspace. For long files pass offset and limit (lines)."
     }
     fn input_schema(&self) -> Value {
@@ -161,10 +161,10 @@ pub struct ListDir;
 
 #[async_trait::async_trait]
 impl Tool for ListDir {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "list_dir"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "List the files and folders in a folder of the workspace."
     }
     fn input_schema(&self) -> Value {
@@ -223,10 +223,10 @@ pub struct WriteFile;
 
 #[async_trait::async_trait]
 impl Tool for WriteFile {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "write_file"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Create or overwrite a text file in the workspace."
     }
     fn input_schema(&self) -> Value {
@@ -269,10 +269,10 @@ pub struct EditFile;
 
 #[async_trait::async_trait]
 impl Tool for EditFile {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "edit_file"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Replace exact text in a file of the workspace."
     }
     fn input_schema(&self) -> Value {

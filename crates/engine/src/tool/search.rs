@@ -26,10 +26,10 @@ fn walker(ctx: &ToolContext) -> ignore::Walk {
 
 #[async_trait::async_trait]
 impl Tool for Glob {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "glob"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Find files of the workspace whose path matches a glob pattern."
     }
     fn input_schema(&self) -> Value {
@@ -88,10 +88,10 @@ pub struct Grep;
 
 #[async_trait::async_trait]
 impl Tool for Grep {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "grep"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Search the text files of the workspace for a regular expression; prints path:line: text."
     }
     fn input_schema(&self) -> Value {

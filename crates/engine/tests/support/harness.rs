@@ -34,6 +34,7 @@ pub struct Setup {
     pub auto_approve: bool,
     pub idle_ms: u64,
     pub prices: std::collections::BTreeMap<String, finishline_engine::settings::Price>,
+    pub mcp: Option<std::sync::Arc<finishline_engine::mcp::McpServers>>,
 }
 
 impl Default for Setup {
@@ -47,6 +48,7 @@ impl Default for Setup {
             auto_approve: false,
             idle_ms: 5000,
             prices: Default::default(),
+            mcp: None,
         }
     }
 }
@@ -84,6 +86,7 @@ impl Harness {
                 auto_approve: setup.auto_approve,
                 secret_env: vec![],
                 prices: setup.prices,
+                mcp: setup.mcp.clone(),
             },
         );
         Harness { server, engine, store, workspace, data }

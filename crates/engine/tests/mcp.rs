@@ -1,0 +1,166 @@
+//! MCP servers as tools, with a real server from npm (`@modelcontextprotocol/server-everything`,
+//! installed by scripts/setup into tests/mcp) started over stdio, and runs against the fake
+//! provider server.
+
+mod support {
+    pub mod harness;
+}
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use finishline_engine::agent::PermissionPolicy;
+use finishline_engine::domain::SessionStatus;
+use finishline_engine::event::EngineEvent;
+use finishline_engine::mcp::{McpServerState, McpServers};
+use finishline_engine::settings::McpServerSettings;
+use finishline_engine::tool::Permission;
+use serde_json::json;
+use support::harness::{scenario, Harness, Setup};
+
+fn everything() -> McpServerSettings {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(script.exists(), "the MCP test server is not installed at {}; run scripts/setup", script.display());
+    McpServerSettings {
+        name: "everything".into(),
+        command: "node".into(),
+        args: vec![script.to_string_lossy().into_owned(), "stdio".into()],
+        env: BTreeMap::from([("FINISHLINE_MCP_MARK".to_string(), "configured-value".to_string())]),
+        enabled: true,
+    }
+}
+
+fn done_rules() -> serde_json::Value {
+    json!({"when": {"kind": "agent", "last_message_contains": "Echo:"}, "reply": {"text": "The echo tool answered, so the task is done; nothing else was asked of me here.", "tool_calls": [{"name": "complete_task", "arguments": {"status": "success", "summary": "echoed"}}]}})
+}
+
+fn tool_names(req: &fake_llm::request::SeenRequest) -> Vec<String> {
+    let tools = req.body.get("tools").and_then(|t| t.as_array()).cloned().unwrap_or_default();
+    tools.iter().filter_map(|t| t.pointer("/function/name").and_then(|n| n.as_str()).map(String::from)).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_real_mcp_server_starts_lazily_and_lists_its_tools() {
+    let servers = McpServers::new(vec![everything()]);
+    let before = servers.configs().len();
+    assert_eq!(before, 1);
+    let status = servers.status().await;
+    match &status[0].state {
+        McpServerState::Running { pid, tools } => {
+            assert!(pid.is_some(), "a stdio server is a child process");
+            let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
+            assert!(names.contains(&"echo") && names.contains(&"get-sum"), "server-everything offers echo and get-sum: {names:?}");
+            assert!(tools.iter().all(|t| t.input_schema.get("type").is_some()), "each tool comes with its JSON Schema");
+        }
+        other => panic!("the server should be running, got {other:?}"),
+    }
+    let (tools, failures) = servers.tools().await;
+    assert!(failures.is_empty());
+    assert!(tools.iter().any(|t| t.name() == "everything__echo"), "tools are namespaced by server");
+    assert!(tools.iter().all(|t| t.default_permission() == Permission::Ask), "another program's tools ask first, like run_command");
+    servers.stop_all().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_calls_an_mcp_tool_through_the_permission_gate() {
+    let servers = McpServers::new(vec![everything()]);
+    let scn = scenario(json!({"rules": [
+        done_rules(),
+        {"when": {"kind": "agent"}, "reply": {"text": "Calling the echo tool.", "tool_calls": [{"name": "everything__echo", "arguments": {"message": "hello from the agent"}}]}}
+    ]}));
+    let permissions = PermissionPolicy { overrides: HashMap::from([("everything__echo".to_string(), Permission::Allow)]), nobody_to_ask: true, ..Default::default() };
+    let h = Harness::new(scn, Setup { permissions, mcp: Some(servers.clone()), ..Default::default() }).await;
+    let out = h.run("Echo a greeting with the MCP tool").await;
+    assert_eq!(out.status, SessionStatus::AwaitingReview, "the run finished normally: {:?}", out.end_reason);
+    assert!(tool_names(&out.requests[0]).contains(&"everything__echo".to_string()), "the model was offered the MCP tool");
+    let output = out.events.iter().find_map(|e| match &e.event {
+        EngineEvent::ToolCall { tool, output: Some(o), .. } if tool == "everything__echo" => Some(o.clone()),
+        _ => None,
+    });
+    assert_eq!(output.as_deref(), Some("Echo: hello from the agent"), "the real server's answer is the tool result the agent sees");
+    servers.stop_all().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mcp_tool_that_asks_is_denied_when_nobody_can_answer() {
+    let servers = McpServers::new(vec![everything()]);
+    let scn = scenario(json!({"rules": [
+        {"when": {"kind": "agent"}, "reply": {"text": "Calling the echo tool.", "tool_calls": [{"name": "everything__echo", "arguments": {"message": "x"}}]}}
+    ]}));
+    let h = Harness::new(scn, Setup { mcp: Some(servers.clone()), ..Default::default() }).await;
+    let out = h.run("Echo").await;
+    assert!(
+        out.events.iter().any(|e| matches!(&e.event, EngineEvent::ToolCall { tool, state: finishline_engine::domain::ToolState::Denied, .. } if tool == "everything__echo")),
+        "an MCP tool goes through the same gate as the built-in tools"
+    );
+    servers.stop_all().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crashed_server_is_reported_and_its_tools_disappear_without_breaking_the_run() {
+    let servers = McpServers::new(vec![everything()]);
+    let pid = match &servers.status().await[0].state {
+        McpServerState::Running { pid: Some(p), .. } => *p,
+        other => panic!("not running: {other:?}"),
+    };
+    // The server dies between runs, as a crashing extension would.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let scn = scenario(json!({"rules": [
+        {"when": {"kind": "agent"}, "reply": {"text": "I listed the folder and it holds nothing, which is all the task asked me to find out.", "tool_calls": [{"name": "complete_task", "arguments": {"status": "success", "summary": "done"}}]}}
+    ]}));
+    let h = Harness::new(scn, Setup { mcp: Some(servers.clone()), ..Default::default() }).await;
+    let out = h.run("Look at the folder").await;
+    assert_eq!(out.status, SessionStatus::AwaitingReview, "the run goes on without the server: {:?}", out.end_reason);
+    let reported = out.events.iter().filter(|e| matches!(&e.event, EngineEvent::Error { code, message } if code == "mcp" && message.contains("everything"))).count();
+    assert_eq!(reported, 1, "the person is told once which server stopped");
+    assert!(out.requests.iter().all(|r| !tool_names(r).iter().any(|n| n.starts_with("everything__"))), "the dead server's tools are no longer offered");
+    assert!(tool_names(&out.requests[0]).contains(&"read_file".to_string()), "the built-in tools stay");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_cannot_start_is_reported_with_the_reason() {
+    let broken = McpServerSettings { name: "broken".into(), command: "/nonexistent/mcp-server".into(), ..Default::default() };
+    let exits = McpServerSettings { name: "exits".into(), command: "sh".into(), args: vec!["-c".into(), "echo 'config file missing' >&2; exit 3".into()], ..Default::default() };
+    let servers = McpServers::new(vec![broken, exits, everything()]);
+    let status = servers.status().await;
+    let msg = |i: usize| match &status[i].state {
+        McpServerState::Failed { message } => message.clone(),
+        other => panic!("server {i} should have failed, got {other:?}"),
+    };
+    assert!(msg(0).contains("/nonexistent/mcp-server") && msg(0).contains("installed"), "a missing command says which: {}", msg(0));
+    assert!(msg(1).contains("config file missing"), "what the server wrote to stderr explains its failure: {}", msg(1));
+    assert!(matches!(status[2].state, McpServerState::Running { .. }), "one broken server does not stop the others");
+    servers.stop_all().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn provider_keys_stay_out_of_mcp_servers_but_configured_env_reaches_them() {
+    std::env::set_var("OPENAI_API_KEY", "sk-must-not-reach-the-mcp-server");
+    let servers = McpServers::new(vec![everything()]);
+    let (tools, _) = servers.tools().await;
+    let get_env = tools.iter().find(|t| t.name() == "everything__get-env").expect("server-everything has get-env");
+    let ws = tempfile::tempdir().unwrap();
+    let ctx = finishline_engine::tool::ToolContext { workspace: finishline_engine::tool::Workspace::new(ws.path()).unwrap(), cancel: Default::default() };
+    let out = get_env.call(&ctx, json!({})).await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(!out.content.contains("sk-must-not-reach"), "a provider key must never be in an MCP server's environment");
+    assert!(out.content.contains("configured-value"), "the env written in the server's settings is passed: {:.300}", out.content);
+    servers.stop_all().await;
+    std::env::remove_var("OPENAI_API_KEY");
+}
+
+#[test]
+fn mcp_server_settings_are_checked() {
+    let mut s = finishline_engine::Settings::default();
+    s.mcp_servers = vec![McpServerSettings { name: "a b".into(), command: "x".into(), ..Default::default() }];
+    assert!(s.validate().is_err(), "a name with a space cannot prefix tool names");
+    s.mcp_servers = vec![McpServerSettings { name: "a".into(), command: "x".into(), ..Default::default() }, McpServerSettings { name: "a".into(), command: "y".into(), ..Default::default() }];
+    assert!(s.validate().is_err(), "two servers with one name would mix their tools");
+    s.mcp_servers = vec![McpServerSettings { name: "a".into(), command: " ".into(), ..Default::default() }];
+    assert!(s.validate().is_err(), "a server needs a command");
+    s.mcp_servers = vec![everything()];
+    assert!(s.validate().is_ok());
+    let _ = Arc::new(());
+}
