@@ -17,6 +17,13 @@ fn main() {
         "export_session",
         "delete_session",
         "test_connection",
+        "provider_presets",
+        "key_status",
+        "save_key",
+        "forget_key",
+        "mcp_status",
+        "export_settings",
+        "import_settings",
     ]);
     tauri_build::try_build(tauri_build::Attributes::new().config_path("../tauri.conf.json").app_manifest(manifest)).expect("tauri build step");
 }

@@ -6,6 +6,7 @@ use finishline_engine::event::Envelope;
 use finishline_engine::settings::STORE_KEY;
 use finishline_engine::store::{export, ListQuery, SearchHit, SessionSummary, Timeline};
 use finishline_engine::provider::{check_provider, ConnectionReport};
+use finishline_engine::mcp::McpServerStatus;
 use finishline_engine::secret::{KeyPlace, KeyStatus, Keys};
 use finishline_engine::{Error, ProviderSettings, Settings, SettingsView};
 use futures_util::StreamExt;
@@ -216,4 +217,33 @@ pub async fn test_connection(state: State<'_, AppState>, settings: Settings) -> 
     let provider = settings.provider.clone();
     let (key, _) = with_keys(&state, move |k| Ok(k.resolve(&provider))).await?;
     check_provider(&settings.provider, key).await
+}
+
+/// Starts the configured MCP servers (if not yet running) and lists each one's tools or failure.
+#[tauri::command]
+pub async fn mcp_status(state: State<'_, AppState>, settings: Settings) -> Result<Vec<McpServerStatus>, Error> {
+    settings.validate()?;
+    Ok(match state.mcp_for(&settings) {
+        Some(servers) => servers.status().await,
+        None => Vec::new(),
+    })
+}
+
+/// Writes the settings, without any secret, to the file chosen in the save dialog.
+#[tauri::command]
+pub fn export_settings(app: AppHandle, path: String) -> Result<(), Error> {
+    let text = settings(&app)?.export_json();
+    std::fs::write(&path, text).map_err(|e| Error::Io(std::io::Error::new(e.kind(), format!("could not write {path}: {e}"))))
+}
+
+/// Reads a settings file; only a valid one replaces the current settings.
+#[tauri::command]
+pub fn import_settings(app: AppHandle, path: String) -> Result<SettingsView, Error> {
+    let meta = std::fs::metadata(&path).map_err(|e| Error::Io(std::io::Error::new(e.kind(), format!("could not read {path}: {e}"))))?;
+    if meta.len() > 4 * 1024 * 1024 {
+        return Err(Error::InvalidInput(format!("{path} is over 4 MB; a settings file is a few kilobytes")));
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::InvalidInput(format!("could not read {path} as text: {e}")))?;
+    let imported = Settings::import_json(&text)?;
+    save_settings(app, imported)
 }

@@ -71,7 +71,22 @@ pub fn run() {
             commands::export_session,
             commands::delete_session,
             commands::test_connection,
+            commands::provider_presets,
+            commands::key_status,
+            commands::save_key,
+            commands::forget_key,
+            commands::mcp_status,
+            commands::export_settings,
+            commands::import_settings,
         ])
-        .run(tauri::generate_context!("../tauri.conf.json"))
-        .expect("error while running Finishline");
+        .build(tauri::generate_context!("../tauri.conf.json"))
+        .expect("error while starting Finishline")
+        .run(|app, event| {
+            // MCP servers are child processes: they go when the app goes.
+            if let tauri::RunEvent::Exit = event {
+                if let Some(state) = app.try_state::<state::AppState>() {
+                    state.stop_mcp();
+                }
+            }
+        });
 }

@@ -8,6 +8,8 @@ export type ProviderKind = "openai" | "anthropic" | "gemini";
 export type Theme = "system" | "light" | "dark";
 
 export interface ProviderSettings {
+  /** The preset this was filled from; it names the key's keychain entry. */
+  preset?: string | null;
   kind: ProviderKind;
   base_url: string;
   model: string;
@@ -39,11 +41,57 @@ export interface Settings {
   /** Model → US dollars per million tokens. */
   prices: Record<string, { input_per_mtok: number; output_per_mtok: number }>;
   theme: Theme;
+  mcp_servers?: McpServerSettings[];
 }
+
+export interface McpServerSettings {
+  name: string;
+  command: string;
+  args: string[];
+  /** A value written ${VAR} is read from Finishline's environment when the server starts. */
+  env: Record<string, string>;
+  enabled: boolean;
+}
+
+export interface McpToolInfo {
+  name: string;
+  description: string;
+  input_schema: unknown;
+}
+
+export type McpServerStatus = { name: string } & (
+  | { state: "idle" }
+  | { state: "running"; pid: number | null; tools: McpToolInfo[] }
+  | { state: "failed"; message: string }
+  | { state: "disabled" }
+);
+
+export interface ProviderPreset {
+  id: string;
+  label: string;
+  kind: ProviderKind;
+  base_url: string;
+  models: string[];
+  key_env: string | null;
+  local: boolean;
+  hint: string;
+}
+
+export type KeychainStatus = { state: "available" } | { state: "unavailable"; reason: string };
+export type KeySource = { kind: "session" } | { kind: "keychain" } | { kind: "env"; var: string } | { kind: "missing"; var: string };
+export interface KeyStatus {
+  source: KeySource;
+  keychain: KeychainStatus;
+  env_var: string;
+}
+export type KeyPlace = "keychain" | "session";
+
+export type ToolSupport = { state: "supported" } | { state: "unsupported"; message: string } | { state: "unknown"; message: string };
 
 export interface ConnectionReport {
   models: string[];
   model_listed: boolean | null;
+  tools: ToolSupport;
 }
 
 export interface SettingsView {
@@ -222,6 +270,31 @@ export const ipc = {
   },
   startSession: (task: string, workspace: string, model?: string) => call<string>("start_session", { task, workspace, model: model ?? null }),
   testConnection: (settings: Settings) => call<ConnectionReport>("test_connection", { settings }),
+  providerPresets: () => call<ProviderPreset[]>("provider_presets"),
+  keyStatus: (provider: ProviderSettings) => call<KeyStatus>("key_status", { provider }),
+  saveKey: (provider: ProviderSettings, key: string, place: KeyPlace) => call<KeyStatus>("save_key", { provider, key, place }),
+  forgetKey: (provider: ProviderSettings) => call<KeyStatus>("forget_key", { provider }),
+  /** Starts the configured MCP servers if needed and lists their tools or failures. */
+  mcpStatus: (settings: Settings) => call<McpServerStatus[]>("mcp_status", { settings }),
+  exportSettings: (path: string) => call<void>("export_settings", { path }),
+  importSettings: (path: string) => call<SettingsView>("import_settings", { path }),
+  /** The save dialog for a settings export; null when the person cancels. */
+  pickSettingsExportPath: async (): Promise<string | null> => {
+    try {
+      return (await save({ defaultPath: "finishline-settings.json", title: "Export settings", filters: [{ name: "JSON", extensions: ["json"] }] })) ?? null;
+    } catch (e) {
+      throw toAppError(e);
+    }
+  },
+  /** The open dialog for a settings file; null when the person cancels. */
+  pickSettingsFile: async (): Promise<string | null> => {
+    try {
+      const picked = await open({ multiple: false, directory: false, title: "Import settings", filters: [{ name: "JSON", extensions: ["json"] }] });
+      return typeof picked === "string" ? picked : null;
+    } catch (e) {
+      throw toAppError(e);
+    }
+  },
   /** Replays the session's events after `afterSeq`, then follows live ones. */
   subscribeSession: (sessionId: string, afterSeq: number, onEvent: (e: Envelope) => void) => {
     const channel = new Channel<Envelope>();

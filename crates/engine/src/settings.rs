@@ -274,3 +274,45 @@ impl From<Settings> for SettingsView {
         SettingsView { settings, provider_ready }
     }
 }
+
+/// The version tag of an exported settings file.
+const EXPORT_FORMAT: u32 = 1;
+
+impl Settings {
+    /// Settings as a JSON file to share or keep. It never holds a secret: keys are not in the
+    /// settings at all, and an MCP server's environment values are dropped unless they are
+    /// `${VAR}` references, since a token is what people put there.
+    pub fn export_json(&self) -> String {
+        let mut clean = self.clone();
+        for server in &mut clean.mcp_servers {
+            for value in server.env.values_mut() {
+                if !(value.starts_with("${") && value.ends_with('}')) {
+                    value.clear();
+                }
+            }
+        }
+        let doc = serde_json::json!({ "finishline_settings": EXPORT_FORMAT, "settings": clean });
+        serde_json::to_string_pretty(&doc).unwrap_or_default()
+    }
+
+    /// Reads an exported settings file (or a bare settings object) and checks it like the form
+    /// does, so a broken file is refused whole and the current settings stay.
+    pub fn import_json(text: &str) -> Result<Settings> {
+        if text.len() > 4 * 1024 * 1024 {
+            return Err(Error::InvalidInput("that file is over 4 MB; a settings file is a few kilobytes".into()));
+        }
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::InvalidInput(format!("the file is not JSON ({e})")))?;
+        if let Some(f) = v.get("finishline_settings").and_then(|f| f.as_u64()) {
+            if f > EXPORT_FORMAT as u64 {
+                return Err(Error::InvalidInput(format!("the file was written by a newer Finishline (format {f}); update to import it")));
+            }
+        }
+        let body = v.get("settings").cloned().unwrap_or(v);
+        if !body.is_object() {
+            return Err(Error::InvalidInput("the file holds no settings object".into()));
+        }
+        let settings: Settings = serde_json::from_value(body).map_err(|e| Error::InvalidInput(format!("the settings in the file are not valid: {e}")))?;
+        settings.validate()?;
+        Ok(settings)
+    }
+}

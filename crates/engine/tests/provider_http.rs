@@ -101,7 +101,7 @@ fn always(reply: Reply) -> Rule {
 }
 
 async fn server(rules: Vec<Rule>) -> FakeServer {
-    FakeServer::start(Scenario { rules }).await.unwrap()
+    FakeServer::start(Scenario { rules, ..Default::default() }).await.unwrap()
 }
 
 macro_rules! for_each_protocol {

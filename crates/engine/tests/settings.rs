@@ -54,3 +54,41 @@ fn zero_limits_are_refused() {
     let err = s.validate().unwrap_err();
     assert!(err.to_string().contains("limits.max_steps"), "a zero step limit would end every run at once: {err}");
 }
+
+#[test]
+fn exported_settings_round_trip_without_secrets() {
+    let mut s = Settings::default();
+    s.provider = finishline_engine::preset::preset("groq").unwrap().apply(&s.provider);
+    s.limits.max_steps = 77;
+    s.mcp_servers = vec![finishline_engine::settings::McpServerSettings {
+        name: "github".into(),
+        command: "npx".into(),
+        args: vec!["-y".into(), "@modelcontextprotocol/server-github".into()],
+        env: [("GITHUB_TOKEN".to_string(), "ghp_literal_secret_token".to_string()), ("GITHUB_HOST".to_string(), "${GH_HOST}".to_string())].into(),
+        enabled: true,
+    }];
+    let text = s.export_json();
+    assert!(!text.contains("ghp_literal_secret_token"), "a token typed into an MCP server's env must not leave in an export");
+    assert!(text.contains("${GH_HOST}"), "a ${{VAR}} reference is not a secret and keeps the setup working");
+    let back = Settings::import_json(&text).expect("an export imports");
+    assert_eq!(back.limits.max_steps, 77);
+    assert_eq!(back.provider, s.provider, "the provider (preset, URL, model, key variable) survives the round trip");
+    assert_eq!(back.mcp_servers[0].env["GITHUB_TOKEN"], "", "the dropped value comes back empty, for the person to fill in");
+}
+
+#[test]
+fn a_bad_settings_import_is_refused_whole() {
+    for (text, why) in [
+        ("not json", "not JSON"),
+        ("[1,2]", "no settings object"),
+        (r#"{"finishline_settings": 99, "settings": {}}"#, "a newer format"),
+        (r#"{"settings": {"limits": {"max_steps": 0}}}"#, "a zero step limit"),
+        (r#"{"settings": {"provider": {"base_url": "ftp://x"}}}"#, "a non-http URL"),
+        (r#"{"settings": {"theme": "purple"}}"#, "an unknown theme"),
+    ] {
+        assert!(Settings::import_json(text).is_err(), "{why} must be refused, so the current settings stay");
+    }
+    assert!(Settings::import_json(&"x".repeat(5 * 1024 * 1024)).is_err(), "a huge file is refused before parsing");
+    let bare = Settings::import_json(r#"{"theme": "dark"}"#).expect("a bare settings object is accepted too");
+    assert_eq!(bare.theme, finishline_engine::Theme::Dark);
+}

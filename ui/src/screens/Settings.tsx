@@ -1,5 +1,7 @@
 import { useState, type FormEvent } from "react";
-import { AppError, ipc, type ConnectionReport, type PermissionDefault, type ProviderKind, type Settings, type SettingsView, type Theme } from "../ipc";
+import { McpSection } from "../components/McpSection";
+import { ProviderSection } from "../components/ProviderSection";
+import { AppError, ipc, type PermissionDefault, type Settings, type SettingsView, type Theme } from "../ipc";
 
 /** "folder: command" lines ⇄ the settings' map, so the person edits plain text. */
 export function verifyToText(map: Record<string, string[]>): string {
@@ -40,12 +42,6 @@ export function textToPrices(text: string): Settings["prices"] {
   return out;
 }
 
-const KINDS: { id: ProviderKind; label: string }[] = [
-  { id: "openai", label: "OpenAI-compatible (OpenAI, Ollama, llama.cpp, LM Studio, vLLM, OpenRouter, Groq, xAI)" },
-  { id: "anthropic", label: "Anthropic" },
-  { id: "gemini", label: "Google Gemini" },
-];
-
 interface Props {
   view: SettingsView;
   onSaved: (view: SettingsView) => void;
@@ -58,18 +54,32 @@ export function SettingsScreen({ view, onSaved }: Props) {
   const [saved, setSaved] = useState(false);
   const [verifyText, setVerifyText] = useState(() => verifyToText(view.settings.verify_commands ?? {}));
   const [pricesText, setPricesText] = useState(() => pricesToText(view.settings.prices ?? {}));
-  const [testing, setTesting] = useState(false);
-  const [report, setReport] = useState<{ ok: true; r: ConnectionReport } | { ok: false; message: string } | null>(null);
+  const [transfer, setTransfer] = useState<string | null>(null);
 
-  const test = async () => {
-    setTesting(true);
-    setReport(null);
+  const exportSettings = async () => {
+    setTransfer(null);
     try {
-      setReport({ ok: true, r: await ipc.testConnection(draft) });
+      const path = await ipc.pickSettingsExportPath();
+      if (!path) return;
+      await ipc.exportSettings(path);
+      setTransfer(`Exported to ${path} (without keys).`);
     } catch (e) {
-      setReport({ ok: false, message: (e as AppError).message });
-    } finally {
-      setTesting(false);
+      setTransfer((e as AppError).message);
+    }
+  };
+  const importSettings = async () => {
+    setTransfer(null);
+    try {
+      const path = await ipc.pickSettingsFile();
+      if (!path) return;
+      const next = await ipc.importSettings(path);
+      setDraft(next.settings);
+      setVerifyText(verifyToText(next.settings.verify_commands ?? {}));
+      setPricesText(pricesToText(next.settings.prices ?? {}));
+      onSaved(next);
+      setTransfer(`Imported and saved from ${path}.`);
+    } catch (e) {
+      setTransfer((e as AppError).message);
     }
   };
   const setCompletion = (patch: Partial<Settings["completion"]>) => {
@@ -110,58 +120,23 @@ export function SettingsScreen({ view, onSaved }: Props) {
     <form className="screen" onSubmit={save} data-testid="settings-form">
       <header className="screen-head">
         <h1>Settings</h1>
-        <p className="muted">Keys are never saved here: set them in your environment (for example OPENAI_API_KEY).</p>
-      </header>
-
-      <fieldset className="panel">
-        <legend>Provider</legend>
-        <label className="field">
-          <span>Protocol</span>
-          <select data-testid="provider-kind" value={draft.provider.kind} onChange={(e) => setProvider({ kind: e.target.value as ProviderKind })}>
-            {KINDS.map((k) => (
-              <option key={k.id} value={k.id}>
-                {k.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="field">
-          <span>Base URL</span>
-          <input
-            data-testid="provider-base-url"
-            value={draft.provider.base_url}
-            onChange={(e) => setProvider({ base_url: e.target.value })}
-            placeholder="http://127.0.0.1:8080/v1"
-            spellCheck={false}
-          />
-        </label>
-        <label className="field">
-          <span>Model</span>
-          <input data-testid="provider-model" value={draft.provider.model} onChange={(e) => setProvider({ model: e.target.value })} placeholder="gpt-4.1-mini, qwen2.5:7b, …" spellCheck={false} />
-        </label>
-        <label className="field">
-          <span>API key environment variable</span>
-          <input
-            data-testid="provider-key-env"
-            value={draft.provider.api_key_env ?? ""}
-            onChange={(e) => setProvider({ api_key_env: e.target.value || null })}
-            placeholder="OPENAI_API_KEY (not needed for a local server)"
-            spellCheck={false}
-          />
-        </label>
+        <p className="muted">Keys are never written to the settings file: they live in the OS keychain, an environment variable, or this session only.</p>
         <div className="row">
-          <button type="button" className="btn" onClick={test} disabled={testing || !draft.provider.base_url.trim()} data-testid="test-connection">
-            {testing ? "Testing…" : "Test connection"}
+          <button type="button" className="btn" onClick={importSettings} data-testid="import-settings">
+            Import…
           </button>
-          {report && (
-            <span className={report.ok ? "ok-text" : "field-error"} role="status" data-testid="connection-report">
-              {report.ok
-                ? `Connected: ${report.r.models.length} model${report.r.models.length === 1 ? "" : "s"}${report.r.model_listed === false ? `; “${draft.provider.model}” is not among them` : ""}.`
-                : report.message}
+          <button type="button" className="btn" onClick={exportSettings} data-testid="export-settings">
+            Export…
+          </button>
+          {transfer && (
+            <span className="muted" role="status" data-testid="transfer-status">
+              {transfer}
             </span>
           )}
         </div>
-      </fieldset>
+      </header>
+
+      <ProviderSection draft={draft} setProvider={setProvider} />
 
       <fieldset className="panel">
         <legend>Evaluator</legend>
@@ -241,6 +216,14 @@ export function SettingsScreen({ view, onSaved }: Props) {
           </label>
         ))}
       </fieldset>
+
+      <McpSection
+        draft={draft}
+        setServers={(mcp_servers) => {
+          setSaved(false);
+          setDraft((d) => ({ ...d, mcp_servers }));
+        }}
+      />
 
       <fieldset className="panel">
         <legend>Prices</legend>

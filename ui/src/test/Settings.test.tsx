@@ -45,17 +45,18 @@ describe("Settings, more", () => {
     let fail = false;
     mockIPC((cmd) => {
       if (cmd === "test_connection") {
-        if (fail) throw { code: "invalid_input", message: "Could not connect to the provider at http://127.0.0.1:9/v1. Check the base URL and that the server is running." };
-        return { models: ["smollm2", "other"], model_listed: false };
+        if (fail) throw { code: "provider_unreachable", message: "Could not connect to the provider at http://127.0.0.1:9/v1. Check the base URL and that the server is running." };
+        return { models: ["smollm2", "other"], model_listed: false, tools: { state: "supported" } };
       }
     });
     render(<SettingsScreen view={view({ base_url: "http://127.0.0.1:8931/v1", model: "gpt-x" }, true)} onSaved={() => {}} />);
     const user = userEvent.setup();
     await user.click(screen.getByTestId("test-connection"));
-    expect(await screen.findByTestId("connection-report")).toHaveTextContent("Connected: 2 models; “gpt-x” is not among them.");
+    expect(await screen.findByTestId("connection-report")).toHaveTextContent("Connected: 2 models listed; “gpt-x” is not among them. The model accepts tools.");
     fail = true;
     await user.click(screen.getByTestId("test-connection"));
-    await vi.waitFor(() => expect(screen.getByTestId("connection-report")).toHaveTextContent("server is running"));
+    await vi.waitFor(() => expect(screen.getByTestId("connection-report")).toHaveTextContent("Nothing answered at this URL."));
+    expect(screen.getByTestId("connection-report")).toHaveTextContent("server is running");
   });
 
   it("verify commands are edited as folder: command lines and saved as a map", async () => {
@@ -90,5 +91,127 @@ describe("Settings, prices", () => {
     await user.click(screen.getByTestId("save-settings"));
     await screen.findByText("Saved");
     expect(sent?.prices).toEqual({ "gpt-4.1-mini": { input_per_mtok: 0.4, output_per_mtok: 1.6 } });
+  });
+});
+
+const PRESETS = [
+  { id: "openai", label: "OpenAI", kind: "openai", base_url: "https://api.openai.com/v1", models: ["gpt-4.1"], key_env: "OPENAI_API_KEY", local: false, hint: "Key from platform.openai.com" },
+  { id: "ollama", label: "Ollama", kind: "openai", base_url: "http://localhost:11434/v1", models: ["qwen2.5-coder:7b"], key_env: null, local: true, hint: "Start it with ollama serve" },
+  { id: "anthropic", label: "Anthropic", kind: "anthropic", base_url: "https://api.anthropic.com/v1", models: ["claude-sonnet-4-5"], key_env: "ANTHROPIC_API_KEY", local: false, hint: "" },
+];
+
+describe("Settings, providers and keys", () => {
+  it("a preset fills protocol, URL, model and key variable in one click", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "provider_presets") return PRESETS;
+      if (cmd === "key_status") return { source: { kind: "missing", var: "ANTHROPIC_API_KEY" }, keychain: { state: "available" }, env_var: "ANTHROPIC_API_KEY" };
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("preset-anthropic"));
+    expect(screen.getByTestId("provider-kind")).toHaveValue("anthropic");
+    expect(screen.getByTestId("provider-base-url")).toHaveValue("https://api.anthropic.com/v1");
+    expect(screen.getByTestId("provider-model")).toHaveValue("claude-sonnet-4-5");
+    expect(screen.getByTestId("provider-key-env")).toHaveValue("ANTHROPIC_API_KEY");
+    expect(screen.getByTestId("preset-anthropic")).toHaveAttribute("aria-pressed", "true");
+    await user.click(screen.getByTestId("preset-ollama"));
+    expect(screen.getByTestId("provider-base-url"), "Ollama's OpenAI-compatible endpoint").toHaveValue("http://localhost:11434/v1");
+    expect(screen.getByTestId("provider-key-env"), "a local server needs no key").toHaveValue("");
+  });
+
+  it("without a keychain it says so, disables saving there, and a session key still works", async () => {
+    const saved: { key: string; place: string }[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "provider_presets") return PRESETS;
+      const unavailable = { state: "unavailable", reason: "No OS keychain is available here (no secret service)." };
+      if (cmd === "key_status") return { source: { kind: "missing", var: "OPENAI_API_KEY" }, keychain: unavailable, env_var: "OPENAI_API_KEY" };
+      if (cmd === "save_key") {
+        const a = args as { key: string; place: string };
+        saved.push({ key: a.key, place: a.place });
+        return { source: { kind: "session" }, keychain: unavailable, env_var: "OPENAI_API_KEY" };
+      }
+    });
+    render(<SettingsScreen view={view({ base_url: "https://api.openai.com/v1", model: "gpt-4.1" }, true)} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    expect(await screen.findByTestId("no-keychain")).toHaveTextContent("No OS keychain is available on this system");
+    expect(screen.getByTestId("no-keychain"), "the alternative is named").toHaveTextContent("OPENAI_API_KEY");
+    await user.type(screen.getByTestId("key-input"), "sk-session-only");
+    expect(screen.getByTestId("save-key-keychain"), "no silent fallback: the keychain button is off").toBeDisabled();
+    await user.click(screen.getByTestId("save-key-session"));
+    expect(await screen.findByTestId("key-source")).toHaveTextContent("for this session");
+    expect(saved).toEqual([{ key: "sk-session-only", place: "session" }]);
+    expect(screen.getByTestId("key-input"), "the key leaves the form once handed over").toHaveValue("");
+  });
+
+  it("Test connection names a wrong key and a model without tools", async () => {
+    let answer: "auth" | "no-tools" = "auth";
+    mockIPC((cmd) => {
+      if (cmd === "provider_presets") return PRESETS;
+      if (cmd === "key_status") return { source: { kind: "env", var: "OPENAI_API_KEY" }, keychain: { state: "available" }, env_var: "OPENAI_API_KEY" };
+      if (cmd === "test_connection") {
+        if (answer === "auth") throw { code: "provider_auth", message: "The provider refused the API key (401): Incorrect API key provided." };
+        return { models: ["gemma:2b"], model_listed: true, tools: { state: "unsupported", message: "The model “gemma:2b” does not support tools, so it cannot act as an agent." } };
+      }
+    });
+    render(<SettingsScreen view={view({ base_url: "http://localhost:11434/v1", model: "gemma:2b" }, true)} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    expect(await screen.findByTestId("key-source")).toHaveTextContent("environment variable OPENAI_API_KEY");
+    await user.click(screen.getByTestId("test-connection"));
+    expect(await screen.findByTestId("connection-report")).toHaveTextContent("Wrong or missing key.");
+    answer = "no-tools";
+    await user.click(screen.getByTestId("test-connection"));
+    await vi.waitFor(() => expect(screen.getByTestId("connection-report")).toHaveAttribute("data-tools", "unsupported"));
+    expect(screen.getByTestId("connection-report")).toHaveTextContent("does not support tools");
+  });
+});
+
+describe("Settings, MCP servers and transfer", () => {
+  it("adds a server, checks it, and lists its tools as plain text", async () => {
+    let checked: Settings | undefined;
+    mockIPC((cmd, args) => {
+      if (cmd === "mcp_status") {
+        checked = (args as { settings: Settings }).settings;
+        return [
+          { name: "everything", state: "running", pid: 42, tools: [{ name: "echo", description: '<img src=x onerror="document.title=1"> Echoes back', input_schema: {} }] },
+        ];
+      }
+    });
+    const { container } = render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("mcp-add"));
+    await user.clear(screen.getByTestId("mcp-name-0"));
+    await user.type(screen.getByTestId("mcp-name-0"), "everything");
+    await user.type(screen.getByTestId("mcp-command-0"), "npx");
+    await user.type(screen.getByTestId("mcp-args-0"), "-y{enter}@modelcontextprotocol/server-everything");
+    await user.click(screen.getByTestId("mcp-check"));
+    const tools = await screen.findAllByTestId("mcp-tool");
+    expect(tools[0]).toHaveTextContent("everything__echo");
+    expect(checked?.mcp_servers?.[0], "the form's server reaches the check").toEqual({ name: "everything", command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"], env: {}, enabled: true });
+    expect(container.querySelector("img"), "a tool description is text, never markup").toBeNull();
+    expect(tools[0]).toHaveTextContent("<img src=x");
+  });
+
+  it("exports and imports settings through the file dialogs", async () => {
+    const calls: string[] = [];
+    mockIPC((cmd, args) => {
+      calls.push(cmd);
+      if (cmd === "plugin:dialog|save") return "/tmp/s.json";
+      if (cmd === "plugin:dialog|open") return "/tmp/s.json";
+      if (cmd === "export_settings") return null;
+      if (cmd === "import_settings") {
+        expect((args as { path: string }).path).toBe("/tmp/s.json");
+        return { settings: { ...view().settings, limits: { max_steps: 9, continuation_budget: 2, max_retries: 3 } }, provider_ready: false };
+      }
+    });
+    const onSaved = vi.fn();
+    render(<SettingsScreen view={view()} onSaved={onSaved} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("export-settings"));
+    expect(await screen.findByTestId("transfer-status")).toHaveTextContent("without keys");
+    await user.click(screen.getByTestId("import-settings"));
+    await vi.waitFor(() => expect(screen.getByTestId("transfer-status")).toHaveTextContent("Imported"));
+    expect(screen.getByDisplayValue("9"), "the imported limits fill the form").toBeInTheDocument();
+    expect(onSaved).toHaveBeenCalled();
+    expect(calls).toContain("export_settings");
   });
 });

@@ -1,0 +1,260 @@
+import { useEffect, useState } from "react";
+import { AppError, ipc, type ConnectionReport, type KeyPlace, type KeyStatus, type ProviderKind, type ProviderPreset, type Settings } from "../ipc";
+
+const KINDS: { id: ProviderKind; label: string }[] = [
+  { id: "openai", label: "OpenAI-compatible (OpenAI, Ollama, llama.cpp, LM Studio, vLLM, OpenRouter, Groq, xAI)" },
+  { id: "anthropic", label: "Anthropic" },
+  { id: "gemini", label: "Google Gemini" },
+];
+
+/** What each failure means in a word, before the engine's message says what to do. */
+const HEADLINES: Record<string, string> = {
+  provider_auth: "Wrong or missing key.",
+  provider_unreachable: "Nothing answered at this URL.",
+  provider_not_found: "This URL is not the provider's API.",
+  invalid_settings: "Check the form.",
+};
+
+type Report = { ok: true; r: ConnectionReport } | { ok: false; code: string; message: string };
+
+function keyText(k: KeyStatus): string {
+  switch (k.source.kind) {
+    case "session":
+      return "Using the key you entered for this session (forgotten when Finishline quits).";
+    case "keychain":
+      return "Using the key saved in the OS keychain.";
+    case "env":
+      return `Using the key from the environment variable ${k.source.var}.`;
+    case "missing":
+      return `No key yet. Set ${k.source.var}, or enter one below. A local server needs none.`;
+  }
+}
+
+interface Props {
+  draft: Settings;
+  setProvider: (patch: Partial<Settings["provider"]>) => void;
+}
+
+export function ProviderSection({ draft, setProvider }: Props) {
+  const [presets, setPresets] = useState<ProviderPreset[]>([]);
+  const [keys, setKeys] = useState<KeyStatus | null>(null);
+  const [keyInput, setKeyInput] = useState("");
+  const [keyError, setKeyError] = useState<string | null>(null);
+  const [testing, setTesting] = useState(false);
+  const [report, setReport] = useState<Report | null>(null);
+  const p = draft.provider;
+  const current = presets.find((x) => x.id === p.preset);
+
+  useEffect(() => {
+    ipc.providerPresets().then(
+      (list) => setPresets(Array.isArray(list) ? list : []),
+      () => setPresets([]),
+    );
+  }, []);
+  useEffect(() => {
+    let live = true;
+    ipc.keyStatus(p).then(
+      (k) => live && setKeys(k?.source ? k : null),
+      () => live && setKeys(null),
+    );
+    return () => {
+      live = false;
+    };
+    // The key's place depends on these four; the model does not matter.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [p.preset, p.kind, p.base_url, p.api_key_env]);
+
+  const applyPreset = (x: ProviderPreset) => {
+    setReport(null);
+    setProvider({
+      preset: x.id,
+      kind: x.kind,
+      base_url: x.base_url || p.base_url,
+      model: x.models[0] ?? (x.local ? p.model : ""),
+      api_key_env: x.key_env,
+    });
+  };
+
+  const test = async () => {
+    setTesting(true);
+    setReport(null);
+    try {
+      const r = await ipc.testConnection(draft);
+      setReport({ ok: true, r });
+      // One listed model and nothing typed: that is the one to use (a llama.cpp server).
+      if (!p.model.trim() && r.models.length === 1) setProvider({ model: r.models[0] });
+    } catch (e) {
+      const err = e as AppError;
+      setReport({ ok: false, code: err.code, message: err.message });
+    } finally {
+      setTesting(false);
+    }
+  };
+
+  const saveKey = async (place: KeyPlace) => {
+    setKeyError(null);
+    try {
+      const k = await ipc.saveKey(p, keyInput, place);
+      setKeys(k?.source ? k : null);
+      setKeyInput("");
+    } catch (e) {
+      setKeyError((e as AppError).message);
+    }
+  };
+  const forgetKey = async () => {
+    setKeyError(null);
+    try {
+      const k = await ipc.forgetKey(p);
+      setKeys(k?.source ? k : null);
+    } catch (e) {
+      setKeyError((e as AppError).message);
+    }
+  };
+
+  const noKeychain = keys?.keychain.state === "unavailable" ? keys.keychain.reason : null;
+
+  return (
+    <fieldset className="panel">
+      <legend>Provider</legend>
+      <div className="presets" role="group" aria-label="Provider presets" data-testid="presets">
+        {presets.map((x) => (
+          <button
+            type="button"
+            key={x.id}
+            className={`chip${p.preset === x.id ? " active" : ""}`}
+            aria-pressed={p.preset === x.id}
+            onClick={() => applyPreset(x)}
+            data-testid={`preset-${x.id}`}
+            title={x.hint}
+          >
+            {x.label}
+            {x.local && <span className="chip-note"> local</span>}
+          </button>
+        ))}
+      </div>
+      {current && <p className="muted hint">{current.hint}</p>}
+      <label className="field">
+        <span>Protocol</span>
+        <select data-testid="provider-kind" value={p.kind} onChange={(e) => setProvider({ kind: e.target.value as ProviderKind })}>
+          {KINDS.map((k) => (
+            <option key={k.id} value={k.id}>
+              {k.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="field">
+        <span>Base URL</span>
+        <input data-testid="provider-base-url" value={p.base_url} onChange={(e) => setProvider({ base_url: e.target.value })} placeholder="http://127.0.0.1:8080/v1" spellCheck={false} />
+      </label>
+      <label className="field">
+        <span>Model</span>
+        <input
+          data-testid="provider-model"
+          value={p.model}
+          onChange={(e) => setProvider({ model: e.target.value })}
+          placeholder="gpt-4.1-mini, qwen2.5:7b, …"
+          spellCheck={false}
+          list="model-hints"
+        />
+        <datalist id="model-hints">
+          {[...(report?.ok ? report.r.models : []), ...(current?.models ?? [])].map((m) => (
+            <option key={m} value={m} />
+          ))}
+        </datalist>
+      </label>
+      {report?.ok && report.r.models.length > 0 && (
+        <label className="field">
+          <span>Models the server lists</span>
+          <select data-testid="model-list" value={report.r.models.includes(p.model) ? p.model : ""} onChange={(e) => e.target.value && setProvider({ model: e.target.value })}>
+            <option value="">Choose one of {report.r.models.length}…</option>
+            {report.r.models.map((m) => (
+              <option key={m} value={m}>
+                {m}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      <label className="field">
+        <span>API key environment variable</span>
+        <input
+          data-testid="provider-key-env"
+          value={p.api_key_env ?? ""}
+          onChange={(e) => setProvider({ api_key_env: e.target.value || null })}
+          placeholder={keys?.env_var ?? "OPENAI_API_KEY"}
+          spellCheck={false}
+        />
+      </label>
+
+      <div className="key-box" data-testid="key-section">
+        {keys && (
+          <p className="hint" data-testid="key-source">
+            {keyText(keys)}
+          </p>
+        )}
+        {noKeychain && (
+          <p className="warn-text" role="note" data-testid="no-keychain">
+            No OS keychain is available on this system, so a key cannot be saved. Use the environment variable {keys?.env_var}, or enter a key for this session only.
+          </p>
+        )}
+        <div className="row">
+          <input
+            type="password"
+            autoComplete="off"
+            aria-label="API key"
+            data-testid="key-input"
+            value={keyInput}
+            onChange={(e) => setKeyInput(e.target.value)}
+            placeholder="Paste an API key"
+            spellCheck={false}
+          />
+          <button type="button" className="btn" disabled={!keyInput.trim() || !!noKeychain} onClick={() => saveKey("keychain")} data-testid="save-key-keychain">
+            Save in keychain
+          </button>
+          <button type="button" className="btn" disabled={!keyInput.trim()} onClick={() => saveKey("session")} data-testid="save-key-session">
+            Use for this session
+          </button>
+          {(keys?.source.kind === "keychain" || keys?.source.kind === "session") && (
+            <button type="button" className="btn" onClick={forgetKey} data-testid="forget-key">
+              Forget key
+            </button>
+          )}
+        </div>
+        {keyError && (
+          <p className="field-error" role="alert" data-testid="key-error">
+            {keyError}
+          </p>
+        )}
+      </div>
+
+      <div className="row">
+        <button type="button" className="btn" onClick={test} disabled={testing || !p.base_url.trim()} data-testid="test-connection">
+          {testing ? "Testing…" : "Test connection"}
+        </button>
+        {report && <ConnectionResult report={report} model={p.model} />}
+      </div>
+    </fieldset>
+  );
+}
+
+function ConnectionResult({ report, model }: { report: Report; model: string }) {
+  if (!report.ok) {
+    return (
+      <span className="field-error" role="status" data-testid="connection-report" data-code={report.code}>
+        {HEADLINES[report.code] ? <strong>{HEADLINES[report.code]} </strong> : null}
+        {report.message}
+      </span>
+    );
+  }
+  const { models, model_listed, tools } = report.r;
+  const listed = models.length ? `${models.length} model${models.length === 1 ? "" : "s"} listed` : "no model list offered";
+  return (
+    <span className={tools.state === "unsupported" ? "field-error" : "ok-text"} role="status" data-testid="connection-report" data-tools={tools.state}>
+      Connected: {listed}
+      {model_listed === false && model.trim() ? `; “${model}” is not among them` : ""}.{" "}
+      {tools.state === "supported" && "The model accepts tools."}
+      {tools.state !== "supported" && tools.message}
+    </span>
+  );
+}
