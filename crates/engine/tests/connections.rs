@@ -103,6 +103,15 @@ async fn test_connection_names_a_wrong_url_and_an_unreachable_server() {
 }
 
 #[tokio::test]
+async fn a_server_with_one_model_is_tested_without_typing_a_model() {
+    let text = r#"{"models": ["only-model"], "rules": [{"reply": {"text": "OK"}}]}"#;
+    let s = FakeServer::start(parse_scenario(text).unwrap()).await.unwrap();
+    let r = check_provider(&settings(&s, Protocol::Openai, ""), None).await.unwrap();
+    assert_eq!(r.tools, ToolSupport::Supported, "the one listed model is the one probed, as on a llama.cpp server");
+    assert_eq!(s.requests().last().map(|q| q.model.clone()).as_deref(), Some("only-model"));
+}
+
+#[tokio::test]
 async fn test_connection_reports_a_model_that_cannot_use_tools() {
     // What Ollama answers for a model without tool support.
     let text = r#"{"rules": [{"when": {"kind": "agent"}, "reply": {"fault": {"type": "status", "status": 400,

@@ -38,7 +38,11 @@ pub async fn check_connection(provider: &HttpProvider, model: &str) -> Result<Co
         Err(e) if e.kind == ProviderErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(e),
     };
-    let model = model.trim();
+    // A server with one model (llama.cpp, a single LM Studio model) needs no typing: test that one.
+    let model = match model.trim() {
+        "" if models.len() == 1 => models[0].as_str(),
+        m => m,
+    };
     let model_listed = (!models.is_empty() && !model.is_empty()).then(|| models.iter().any(|m| m == model));
     let tools = if model.is_empty() {
         ToolSupport::Unknown { message: "Type or pick a model to check that it can use tools.".into() }
