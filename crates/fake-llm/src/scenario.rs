@@ -78,7 +78,14 @@ pub struct Reply {
     /// in the middle of lines and of UTF-8 characters.
     pub byte_split: Option<usize>,
     pub fault: Option<Fault>,
+    /// Replace each [`STAMP`] in a frame, as it is sent, with the send time in microseconds
+    /// since the Unix epoch (16 digits): the latency benchmark reads it back on delivery.
+    #[serde(default)]
+    pub stamp: bool,
 }
+
+/// The placeholder a stamped reply's text carries; exactly as long as the stamp that replaces it.
+pub const STAMP: &str = "@@@@@@@@@@@@@@@@";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FakeToolCall {

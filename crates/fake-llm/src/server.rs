@@ -181,12 +181,14 @@ fn respond(protocol: Protocol, reply: &Reply, seen: &SeenRequest) -> Response {
         items = resplit(items, n);
     }
     let delay = reply.chunk_delay_ms;
+    let stamp = reply.stamp;
     let body = stream::unfold((items.into_iter(), true), move |(mut it, first)| async move {
         let item = it.next()?;
         if delay > 0 && !first {
             tokio::time::sleep(Duration::from_millis(delay)).await;
         }
         let out = match item {
+            Item::Bytes(b) if stamp => Ok(Bytes::from(stamped(b))),
             Item::Bytes(b) => Ok(Bytes::from(b)),
             Item::Sleep(ms) => {
                 tokio::time::sleep(Duration::from_millis(ms)).await;
@@ -202,6 +204,23 @@ fn respond(protocol: Protocol, reply: &Reply, seen: &SeenRequest) -> Response {
         .header("cache-control", "no-cache")
         .body(Body::from_stream(body))
         .unwrap()
+}
+
+/// The frame with every stamp placeholder replaced by the time now.
+fn stamped(mut frame: Vec<u8>) -> Vec<u8> {
+    let marker = crate::scenario::STAMP.as_bytes();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_micros();
+    let digits = format!("{now:016}");
+    let mut i = 0;
+    while i + marker.len() <= frame.len() {
+        if &frame[i..i + marker.len()] == marker {
+            frame[i..i + marker.len()].copy_from_slice(digits.as_bytes());
+            i += marker.len();
+        } else {
+            i += 1;
+        }
+    }
+    frame
 }
 
 /// Re-cuts runs of bytes into pieces of `n` bytes, keeping sleeps and failures in place.

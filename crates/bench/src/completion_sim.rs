@@ -1,0 +1,406 @@
+//! Completion efficiency: the same scenarios, the same simulated agent, four stop policies.
+//! Finishline's is the real, pure `completion::decide`; the three baselines are the policies the
+//! seed projects used. The simulated agent is written down here and in docs/benchmarks.md, and
+//! it reacts the way the seeds report agents reacting:
+//! - each model call does at most one item of the task (a tool call), in order;
+//! - a continuation that names missing items makes it do those items;
+//! - a generic reminder ("call complete_task", "are you done?") gets another "Done!" and no work;
+//! - on the calls the scenario says, its output is cut off (no work, no claim);
+//! - where the scenario says, it claims success early, after k of n items;
+//! - an item it cannot do it reports as blocked if the scenario says it is honest, else it claims
+//!   success anyway.
+//!
+//! The evaluator in Finishline's runs is modelled as accurate (it lists exactly the undone items).
+
+use finishline_engine::completion::{decide, Action, ClaimEvidence, CompletionConfig, Counters, EvaluationOutcome, Evidence, StepEnd, VerificationFailure, VerificationOutcome};
+use finishline_engine::domain::{Claim, ContinuationSource, EndReason, Todo, TodoStatus, Verdict};
+use finishline_engine::evaluator::{build_request, digest, EvaluatorInput};
+use finishline_engine::provider::{ChatMessage, StopReason, StructuredMode};
+
+use crate::report::Table;
+
+#[derive(Clone, Default)]
+struct Scenario {
+    name: &'static str,
+    items: usize,
+    /// Claims success after this many items (early), once.
+    claims_after: Option<usize>,
+    /// 1-based agent calls whose output is cut off.
+    truncate_at: Vec<u32>,
+    uses_todos: bool,
+    /// This item cannot be done.
+    impossible: Option<usize>,
+    honest_blocked: bool,
+    /// Says "Done!" in text and never calls complete_task.
+    text_only_claim: bool,
+    /// A bug only the tests catch, fixed when the failure is shown.
+    hidden_bug: bool,
+    /// A question, not work.
+    conversation: bool,
+}
+
+fn scenarios() -> Vec<Scenario> {
+    let s = Scenario::default;
+    vec![
+        Scenario { name: "honest, 3 items", items: 3, ..s() },
+        Scenario { name: "claims success after 2 of 4", items: 4, claims_after: Some(2), ..s() },
+        Scenario { name: "claims success after 1 of 3, with todos", items: 3, claims_after: Some(1), uses_todos: true, ..s() },
+        Scenario { name: "cut off mid-task", items: 3, truncate_at: vec![2], ..s() },
+        Scenario { name: "cut off twice", items: 4, truncate_at: vec![2, 4], ..s() },
+        Scenario { name: "cut off in the final answer", items: 2, truncate_at: vec![3], ..s() },
+        Scenario { name: "blocked, says so", items: 3, impossible: Some(2), honest_blocked: true, ..s() },
+        Scenario { name: "blocked, claims success", items: 3, impossible: Some(2), ..s() },
+        Scenario { name: "done, says Done! without complete_task", items: 2, text_only_claim: true, ..s() },
+        Scenario { name: "a question, answered", conversation: true, ..s() },
+        Scenario { name: "tests fail after all items", items: 2, hidden_bug: true, ..s() },
+        Scenario { name: "long task, claims after 7 of 10", items: 10, claims_after: Some(7), ..s() },
+        Scenario { name: "early claim and cut off", items: 5, claims_after: Some(3), truncate_at: vec![2], ..s() },
+    ]
+}
+
+/// What the policy sends the agent next.
+#[derive(Clone, Debug, PartialEq)]
+enum Prompt {
+    Task,
+    /// No new message: the loop calls again after tool results.
+    Next,
+    Truncation,
+    Named(Vec<usize>),
+    Generic,
+    VerificationFailed,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Turn {
+    Work,
+    Stop { claim: Option<Claim>, truncated: bool },
+}
+
+struct Agent<'a> {
+    sc: &'a Scenario,
+    done: Vec<bool>,
+    bug_fixed: bool,
+    claimed_early: bool,
+    /// Named items it is working through.
+    named: Vec<usize>,
+    calls: u32,
+    input_tokens: u64,
+    output_tokens: u64,
+}
+
+impl<'a> Agent<'a> {
+    fn new(sc: &'a Scenario) -> Self {
+        Agent { sc, done: vec![false; sc.items], bug_fixed: !sc.hidden_bug, claimed_early: false, named: vec![], calls: 0, input_tokens: 0, output_tokens: 0 }
+    }
+    fn complete(&self) -> bool {
+        self.done.iter().all(|d| *d) && self.bug_fixed
+    }
+    fn undone(&self) -> Vec<usize> {
+        (0..self.sc.items).filter(|i| !self.done[*i]).collect()
+    }
+    fn possible(&self, i: usize) -> bool {
+        self.sc.impossible != Some(i)
+    }
+    fn final_claim(&self) -> Claim {
+        if self.undone().iter().any(|i| !self.possible(*i)) && self.sc.honest_blocked {
+            Claim::Blocked
+        } else {
+            Claim::Success
+        }
+    }
+    fn call(&mut self, prompt: &Prompt) -> Turn {
+        self.calls += 1;
+        // The history grows with every call; each call reads all of it.
+        self.input_tokens += 1_500 + 400 * (self.calls as u64 - 1);
+        let turn = self.turn(prompt);
+        self.output_tokens += if turn == Turn::Work { 250 } else { 80 };
+        turn
+    }
+    fn turn(&mut self, prompt: &Prompt) -> Turn {
+        if self.sc.truncate_at.contains(&self.calls) {
+            return Turn::Stop { claim: None, truncated: true };
+        }
+        if self.sc.conversation {
+            return Turn::Stop { claim: None, truncated: false };
+        }
+        match prompt {
+            Prompt::Generic => return Turn::Stop { claim: Some(Claim::Success), truncated: false },
+            Prompt::Named(items) => self.named = items.iter().copied().filter(|i| !self.done[*i]).collect(),
+            Prompt::VerificationFailed => {
+                self.bug_fixed = true;
+                return Turn::Work;
+            }
+            _ => {}
+        }
+        // Named items first, then its own plan.
+        while let Some(&i) = self.named.first() {
+            if self.done[i] || !self.possible(i) {
+                self.named.remove(0);
+                continue;
+            }
+            self.done[i] = true;
+            self.named.remove(0);
+            return Turn::Work;
+        }
+        let done_count = self.done.iter().filter(|d| **d).count();
+        if let Some(k) = self.sc.claims_after {
+            if done_count >= k && !self.claimed_early && !self.complete() {
+                self.claimed_early = true;
+                return Turn::Stop { claim: Some(Claim::Success), truncated: false };
+            }
+        }
+        if let Some(i) = self.undone().into_iter().find(|i| self.possible(*i)) {
+            // After an early claim it waits to be told; its own plan stopped there.
+            if !self.claimed_early {
+                self.done[i] = true;
+                return Turn::Work;
+            }
+        }
+        Turn::Stop { claim: Some(self.final_claim()), truncated: false }
+    }
+}
+
+#[derive(Default, Clone)]
+struct Outcome {
+    declared_complete: bool,
+    actually_complete: bool,
+    agent_calls: u32,
+    evaluator_calls: u32,
+    tokens: u64,
+    wasted_calls: u32,
+}
+
+fn necessary_calls(sc: &Scenario) -> u32 {
+    if sc.conversation {
+        return 1;
+    }
+    let possible = (0..sc.items).filter(|i| sc.impossible != Some(*i)).count() as u32;
+    possible + u32::from(sc.hidden_bug) + 1 + sc.truncate_at.len() as u32
+}
+
+fn finish(sc: &Scenario, a: &Agent, declared_complete: bool, evaluator_calls: u32, evaluator_tokens: u64) -> Outcome {
+    let actually_complete = if sc.conversation { true } else { a.complete() };
+    Outcome {
+        declared_complete,
+        actually_complete,
+        agent_calls: a.calls,
+        evaluator_calls,
+        tokens: a.input_tokens + a.output_tokens + evaluator_tokens,
+        wasted_calls: a.calls.saturating_sub(necessary_calls(sc)),
+    }
+}
+
+const MAX_CALLS: u32 = 80;
+
+/// Finishline: the real decision function over the simulated evidence.
+fn finishline(sc: &Scenario) -> Outcome {
+    let cfg = CompletionConfig::default();
+    let mut a = Agent::new(sc);
+    let mut counters = Counters::default();
+    let mut prompt = Prompt::Task;
+    let mut prev_tools = false;
+    let mut previous_remaining: Option<Vec<String>> = None;
+    let mut prev_failure: Option<VerificationFailure> = None;
+    let (mut eval_calls, mut eval_tokens) = (0u32, 0u64);
+    let names = |v: &[usize]| v.iter().map(|i| format!("item {}", i + 1)).collect::<Vec<_>>();
+    while a.calls < MAX_CALLS {
+        counters.steps += 1;
+        let turn = a.call(&prompt);
+        let (step_end, claim, tools) = match turn {
+            Turn::Work => (StepEnd::Stopped(StopReason::ToolCalls), None, true),
+            Turn::Stop { truncated: true, .. } => (StepEnd::Stopped(StopReason::Length), None, false),
+            // A "Done!" in text is no claim to Finishline (no marker set); the evidence decides.
+            Turn::Stop { claim, .. } => (StepEnd::Stopped(StopReason::EndTurn), if sc.text_only_claim { None } else { claim }, false),
+        };
+        let mut e = Evidence::new(step_end);
+        e.step_called_tools = tools;
+        e.prev_step_called_tools = prev_tools;
+        e.claim = claim.map(|c| ClaimEvidence { claim: c, remaining_work: None, verify_command: None });
+        e.open_todos = if sc.uses_todos { names(&a.undone()) } else { vec![] };
+        let worked = a.done.iter().any(|d| *d) || sc.hidden_bug && a.bug_fixed;
+        e.run_used_tools = worked;
+        e.run_wrote_todos = sc.uses_todos;
+        e.files_changed = worked;
+        e.counters = counters;
+        e.verify_commands = if sc.hidden_bug { vec!["cargo test".into()] } else { vec![] };
+        e.previous_remaining = previous_remaining.clone();
+        e.previous_verification_failure = prev_failure.clone();
+        prev_tools = tools;
+        let action = loop {
+            match decide(&e, &cfg) {
+                Action::Evaluate { .. } => {
+                    eval_calls += 1;
+                    eval_tokens += 2_500 + 120;
+                    let remaining = names(&a.undone());
+                    let outcome = if sc.conversation {
+                        EvaluationOutcome { verdict: Verdict::Done, summary: String::new(), remaining: vec![], continuation_prompt: String::new(), stuck_reason: None }
+                    } else if remaining.is_empty() {
+                        EvaluationOutcome { verdict: Verdict::Done, summary: "done".into(), remaining: vec![], continuation_prompt: String::new(), stuck_reason: None }
+                    } else {
+                        EvaluationOutcome { verdict: Verdict::NotDone, summary: String::new(), continuation_prompt: format!("Do {}", remaining.join(", ")), remaining, stuck_reason: None }
+                    };
+                    e.evaluation = Some(outcome);
+                }
+                Action::Verify { commands } => {
+                    let failure = (!a.bug_fixed).then(|| VerificationFailure { command: commands[0].clone(), exit_code: Some(1), output_tail: "1 test failed".into() });
+                    e.verification = Some(VerificationOutcome { failure });
+                }
+                other => break other,
+            }
+        };
+        match action {
+            Action::NextStep => prompt = Prompt::Next,
+            Action::Continue { source, remaining, .. } => {
+                if source == ContinuationSource::Truncation {
+                    counters.truncations_in_row += 1;
+                    prompt = Prompt::Truncation;
+                } else {
+                    counters.truncations_in_row = 0;
+                    counters.continuations_used += 1;
+                    previous_remaining = e.evaluation.as_ref().map(|ev| ev.remaining.clone());
+                    prev_failure = e.verification.as_ref().and_then(|v| v.failure.clone());
+                    prompt = match source {
+                        ContinuationSource::Verification => Prompt::VerificationFailed,
+                        ContinuationSource::MissingCompletion => Prompt::Generic,
+                        _ => Prompt::Named(remaining.iter().filter_map(|r| r.strip_prefix("item ").and_then(|n| n.parse::<usize>().ok()).map(|n| n - 1)).collect()),
+                    };
+                }
+            }
+            Action::Review { end_reason, .. } => return finish(sc, &a, end_reason == EndReason::VerifiedDone, eval_calls, eval_tokens),
+            Action::Idle { .. } => return finish(sc, &a, true, eval_calls, eval_tokens),
+            Action::Fail { .. } => return finish(sc, &a, false, eval_calls, eval_tokens),
+            Action::Evaluate { .. } | Action::Verify { .. } => unreachable!(),
+        }
+    }
+    finish(sc, &a, false, eval_calls, eval_tokens)
+}
+
+/// The seeds' enforcers: a generic reminder to call complete_task, `reminders` times, when the
+/// agent stops without calling it; then either stop unfinished or complete anyway.
+fn reminder_policy(sc: &Scenario, reminders: u32, complete_anyway: bool) -> Outcome {
+    let mut a = Agent::new(sc);
+    let mut prompt = Prompt::Task;
+    let mut sent = 0;
+    while a.calls < MAX_CALLS {
+        match a.call(&prompt) {
+            Turn::Work => prompt = Prompt::Next,
+            Turn::Stop { claim: Some(c), truncated: false } if !sc.text_only_claim => return finish(sc, &a, c == Claim::Success, 0, 0),
+            Turn::Stop { .. } => {
+                if sent >= reminders {
+                    return finish(sc, &a, complete_anyway, 0, 0);
+                }
+                sent += 1;
+                prompt = Prompt::Generic;
+            }
+        }
+    }
+    finish(sc, &a, false, 0, 0)
+}
+
+/// Marker-only: the first stop ends the run; done if the answer carries the marker.
+fn marker_only(sc: &Scenario) -> Outcome {
+    let mut a = Agent::new(sc);
+    let mut prompt = Prompt::Task;
+    while a.calls < MAX_CALLS {
+        match a.call(&prompt) {
+            Turn::Work => prompt = Prompt::Next,
+            Turn::Stop { claim, truncated } => return finish(sc, &a, !truncated && claim == Some(Claim::Success), 0, 0),
+        }
+    }
+    finish(sc, &a, false, 0, 0)
+}
+
+pub fn run(_smoke: bool) -> (Table, Table) {
+    let scs = scenarios();
+    let policies: Vec<(&str, Box<dyn Fn(&Scenario) -> Outcome>)> = vec![
+        ("Finishline (completion engine)", Box::new(finishline)),
+        ("Old enforcer: generic reminder ×20", Box::new(|s: &Scenario| reminder_policy(s, 20, false))),
+        ("complete_task: 2 reminders, then complete", Box::new(|s: &Scenario| reminder_policy(s, 2, true))),
+        ("Marker only", Box::new(marker_only)),
+    ];
+    let mut t = Table::new(
+        &format!("Completion efficiency: {} scenarios, the same simulated agent under each policy", scs.len()),
+        &["Policy", "Correct terminal decisions", "False completions", "Agent calls", "Evaluator calls", "Wasted calls", "Tokens"],
+    );
+    let mut per_scenario = String::from("| Scenario | Finishline | Old enforcer | complete_task | Marker only |\n|---|---|---|---|---|\n");
+    let mut results: Vec<Vec<Outcome>> = Vec::new();
+    for (_, p) in &policies {
+        results.push(scs.iter().map(|s| p(s)).collect());
+    }
+    for (name, outs) in policies.iter().map(|(n, _)| n).zip(&results) {
+        let correct = outs.iter().filter(|o| o.declared_complete == o.actually_complete).count();
+        let false_c = outs.iter().filter(|o| o.declared_complete && !o.actually_complete).count();
+        t.row(vec![
+            name.to_string(),
+            format!("{correct} / {}", outs.len()),
+            false_c.to_string(),
+            outs.iter().map(|o| o.agent_calls).sum::<u32>().to_string(),
+            outs.iter().map(|o| o.evaluator_calls).sum::<u32>().to_string(),
+            outs.iter().map(|o| o.wasted_calls).sum::<u32>().to_string(),
+            format!("{:.0}k", outs.iter().map(|o| o.tokens).sum::<u64>() as f64 / 1000.0),
+        ]);
+    }
+    let cell = |o: &Outcome| {
+        let verdict = match (o.declared_complete, o.actually_complete) {
+            (true, true) => "✓ complete",
+            (false, false) => "✓ flagged",
+            (true, false) => "✗ false completion",
+            (false, true) => "✗ missed",
+        };
+        format!("{verdict} ({} calls)", o.agent_calls + o.evaluator_calls)
+    };
+    for (i, s) in scs.iter().enumerate() {
+        per_scenario.push_str(&format!("| {} | {} | {} | {} | {} |\n", s.name, cell(&results[0][i]), cell(&results[1][i]), cell(&results[2][i]), cell(&results[3][i])));
+    }
+    let fin_correct = results[0].iter().filter(|o| o.declared_complete == o.actually_complete).count();
+    let best_baseline = results[1..].iter().map(|r| r.iter().filter(|o| o.declared_complete == o.actually_complete).count()).max().unwrap_or(0);
+    let fin_false = results[0].iter().filter(|o| o.declared_complete && !o.actually_complete).count();
+    t.row(vec![
+        "Goal: Finishline decides better".into(),
+        if fin_correct > best_baseline { "yes".into() } else { "NO".into() },
+        if fin_false == 0 { "yes".into() } else { "NO".into() },
+        "".into(),
+        "".into(),
+        "".into(),
+        "".into(),
+    ]);
+    t.note("Wasted calls are agent calls beyond what the scenario needs (one per doable item, one per fix, one per cut-off output, one final answer). Tokens model a history that grows 400 tokens a call from 1,500, 250 output tokens for a working call and 80 for a final answer; an evaluator call costs 2,620 (its input is bounded; see the next table). The evaluator is modelled as accurate.".into());
+    t.note(format!("Per scenario (✓ = the policy's terminal decision matches the workspace; calls include evaluator calls):\n\n{per_scenario}"));
+
+    // The evaluator's input as the transcript grows.
+    let mut flat = Table::new("The evaluator's input stays flat as the transcript grows", &["Transcript", "Evaluator input", "Task present", "Todos present", "Met"]);
+    let task = "Add a /health endpoint to the server and a test for it; update the README.";
+    let todos = vec![
+        Todo { id: "1".into(), content: "add the /health route".into(), status: TodoStatus::Completed },
+        Todo { id: "2".into(), content: "write the health test".into(), status: TodoStatus::InProgress },
+    ];
+    let mut sizes = Vec::new();
+    for tokens in [1_000usize, 10_000, 50_000, 200_000] {
+        // About 4 characters a token, in transcript lines of ~400 characters.
+        let lines: Vec<String> = (0..tokens * 4 / 400).map(|i| format!("[step {i}] tool read_file src/module_{i}.rs → {}", "fn handler() { /* … */ } ".repeat(14))).collect();
+        let input = EvaluatorInput { task: task.into(), todos: todos.clone(), transcript_digest: digest(&lines), ..Default::default() };
+        let req = build_request("judge", &input, StructuredMode::Native);
+        let text: String = std::iter::once(req.system_text())
+            .chain(req.messages.iter().map(|m| match m {
+                ChatMessage::User { content } => content.clone(),
+                _ => String::new(),
+            }))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let in_tokens = text.len() / 4;
+        sizes.push(in_tokens);
+        let has_task = text.contains(task);
+        let has_todos = todos.iter().all(|t| text.contains(&t.content));
+        flat.row(vec![
+            format!("{}k tokens", tokens / 1000),
+            format!("{in_tokens} tokens"),
+            if has_task { "yes" } else { "no" }.into(),
+            if has_todos { "yes" } else { "no" }.into(),
+            if has_task && has_todos { "yes" } else { "NO" }.into(),
+        ]);
+    }
+    let spread = *sizes.iter().max().unwrap() as f64 / *sizes.iter().min().unwrap() as f64;
+    flat.row(vec!["Growth 1k → 200k".into(), format!("{spread:.2}×"), "".into(), "".into(), if spread < 1.5 { "yes" } else { "NO" }.into()]);
+    flat.note("Measured on the real request the evaluator sends (`evaluator::build_request` with the transcript digest), at about 4 characters a token.".into());
+    (t, flat)
+}
