@@ -24,6 +24,9 @@ fn main() {
         "mcp_status",
         "export_settings",
         "import_settings",
+        "perf_enabled",
+        "perf_report",
+        "startup_action",
     ]);
     tauri_build::try_build(tauri_build::Attributes::new().config_path("../tauri.conf.json").app_manifest(manifest)).expect("tauri build step");
 }

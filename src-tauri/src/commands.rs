@@ -247,3 +247,42 @@ pub fn import_settings(app: AppHandle, path: String) -> Result<SettingsView, Err
     let imported = Settings::import_json(&text)?;
     save_settings(app, imported)
 }
+
+/// Whether the app reports its own timing (FINISHLINE_PERF=1, set by the footprint benchmark).
+#[tauri::command]
+pub fn perf_enabled() -> bool {
+    std::env::var("FINISHLINE_PERF").is_ok_and(|v| v == "1")
+}
+
+/// One timing from the UI, printed for the benchmark that started the app; ignored otherwise.
+#[tauri::command]
+pub fn perf_report(name: String, value: f64) {
+    if perf_enabled() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        eprintln!("finishline-perf {name} {value:.3}");
+    }
+}
+
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StartupAction {
+    OpenSession { session_id: SessionId },
+    RunTask { task: String, workspace: String },
+}
+
+/// Reads `--open-session ID` or `--task TEXT --workspace DIR` from the command line.
+pub fn startup_action_from(args: &[String]) -> Option<StartupAction> {
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    if let Some(id) = value("--open-session") {
+        return id.starts_with("ses_").then(|| StartupAction::OpenSession { session_id: SessionId::from(id.as_str()) });
+    }
+    match (value("--task"), value("--workspace")) {
+        (Some(task), Some(workspace)) => Some(StartupAction::RunTask { task, workspace }),
+        _ => None,
+    }
+}
+
+/// What the app was asked to do at launch; answered once, so a reload does not repeat it.
+#[tauri::command]
+pub fn startup_action(state: State<'_, AppState>) -> Option<StartupAction> {
+    state.take_startup_action()
+}

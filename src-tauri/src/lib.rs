@@ -78,6 +78,9 @@ pub fn run() {
             commands::mcp_status,
             commands::export_settings,
             commands::import_settings,
+            commands::perf_enabled,
+            commands::perf_report,
+            commands::startup_action,
         ])
         .build(tauri::generate_context!("../tauri.conf.json"))
         .expect("error while starting Finishline")

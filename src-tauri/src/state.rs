@@ -25,13 +25,14 @@ pub struct AppState {
     /// The MCP servers of the current settings, shared by every session; replaced (and the old
     /// ones stopped) when the configured list changes.
     mcp: Mutex<Option<Arc<McpServers>>>,
+    startup: Mutex<Option<crate::commands::StartupAction>>,
 }
 
 impl AppState {
     pub fn open(data_dir: PathBuf) -> Result<AppState, Error> {
         let store = Arc::new(Store::open(&data_dir.join("history.db"), Arc::new(SystemClock))?);
         store.recover()?;
-        Ok(AppState { store, data_dir, keys: Arc::new(Keys::os()), engines: Mutex::new(HashMap::new()), mcp: Mutex::new(None) })
+        Ok(AppState { store, data_dir, keys: Arc::new(Keys::os()), engines: Mutex::new(HashMap::new()), mcp: Mutex::new(None), startup: Mutex::new(crate::commands::startup_action_from(&std::env::args().collect::<Vec<_>>())) })
     }
 
     /// An engine built from the current settings, for a session in `workspace`; `model`
@@ -95,6 +96,10 @@ impl AppState {
         if let Some(m) = self.mcp.lock().unwrap_or_else(|p| p.into_inner()).take() {
             tauri::async_runtime::block_on(m.stop_all());
         }
+    }
+
+    pub fn take_startup_action(&self) -> Option<crate::commands::StartupAction> {
+        self.startup.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
     pub fn remember(&self, session: &SessionId, engine: Arc<Engine>) {

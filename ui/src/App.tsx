@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
 import { History as HistoryIcon, PlusSquare, Settings as SettingsIcon } from "lucide-react";
 import { AppError, ipc, type SettingsView } from "./ipc";
+import { report } from "./perf";
 import { NewTask } from "./screens/NewTask";
 import { History } from "./screens/History";
 import { SettingsScreen } from "./screens/Settings";
@@ -26,9 +27,23 @@ export function App() {
 
   const load = useCallback(() => {
     setLoadError(null);
-    ipc.getSettings().then(setView, (e: AppError) => setLoadError(e));
+    ipc.getSettings().then((v) => {
+      setView(v);
+      requestAnimationFrame(() => report("ready", performance.now()));
+    }, (e: AppError) => setLoadError(e));
   }, []);
   useEffect(load, [load]);
+
+  // `finishline-app --open-session ID` or `--task T --workspace W`: go straight there.
+  useEffect(() => {
+    ipc.startupAction().then(
+      async (a) => {
+        if (a?.kind === "open_session") openSession(a.session_id);
+        if (a?.kind === "run_task") openSession(await ipc.startSession(a.task, a.workspace));
+      },
+      () => {},
+    );
+  }, []);
 
   useEffect(() => {
     const theme = view?.settings.theme ?? "system";

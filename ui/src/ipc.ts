@@ -228,6 +228,8 @@ export type ReviewOutcome =
   | { outcome: "decided"; status: SessionStatus; revert: { restored: string[]; deleted: string[]; conflicts: string[]; applied: boolean } | null }
   | { outcome: "needs_confirmation"; conflicts: string[] };
 
+export type StartupAction = { kind: "open_session"; session_id: string } | { kind: "run_task"; task: string; workspace: string };
+
 export type ErrorCode = string;
 
 /** Every failure the UI shows: a code to branch on, a message written for the person. */
@@ -319,5 +321,9 @@ export const ipc = {
       throw toAppError(e);
     }
   },
+  perfEnabled: () => call<boolean>("perf_enabled"),
+  perfReport: (name: string, value: number) => call<void>("perf_report", { name, value }),
+  /** What the app was asked to do at launch (`--open-session ID`, or `--task T --workspace W`). */
+  startupAction: () => call<StartupAction | null>("startup_action"),
   onHistoryChanged: (f: () => void): Promise<UnlistenFn> => listen("history-changed", () => f()),
 };

@@ -27,7 +27,7 @@ fn task_text(i: usize) -> String {
 }
 
 /// The parts of one ordinary session: a run with steps, text, tool calls and a finish.
-fn session_events(i: usize, parts: usize) -> Vec<EngineEvent> {
+pub fn session_events(i: usize, parts: usize) -> Vec<EngineEvent> {
     let mut ev = vec![EngineEvent::RunStarted { trigger: RunTrigger::Task }];
     let msg = MessageId::new();
     ev.push(EngineEvent::MessageCreated { message_id: msg.clone(), role: MessageRole::Assistant, source: None, text: None });

@@ -1,3 +1,4 @@
+import { watchFrames, report } from "../perf";
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { Bot, ChevronRight, CircleSlash, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
@@ -243,6 +244,28 @@ export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; o
     scroller.current = document.querySelector("main.content");
   }, []);
 
+  // Timing for the footprint benchmark (off unless FINISHLINE_PERF=1): when the replayed
+  // timeline was last drawn after opening, and frame pacing while a run streams.
+  const opened = useRef(performance.now());
+  const drawn = useRef(0);
+  useEffect(() => {
+    drawn.current = performance.now();
+  }, [model]);
+  useEffect(() => {
+    let quiet = 0;
+    const check = window.setInterval(() => {
+      if (drawn.current && performance.now() - drawn.current > 300 && quiet === 0) {
+        quiet = 1;
+        report("session_shown_ms", drawn.current - opened.current);
+        report("session_items", model.items.length);
+        window.clearInterval(check);
+      }
+    }, 100);
+    return () => window.clearInterval(check);
+    // Measured once per opened session.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
   useEffect(() => {
     let pending: Envelope[] = [];
     let frame = 0;
@@ -269,6 +292,7 @@ export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; o
   }, [model.items.length]);
 
   const running = isRunning(model);
+  useEffect(() => (running ? watchFrames() : undefined), [running]);
   const cancel = useCallback(() => {
     ipc.cancelRun(sessionId).catch((e: AppError) => setError(e.message));
   }, [sessionId]);
