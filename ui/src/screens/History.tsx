@@ -20,6 +20,7 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
   const [outcome, setOutcome] = useState<EndReason | "all">("all");
   const [since, setSince] = useState<"all" | "day" | "week" | "month">("all");
   const [error, setError] = useState<string | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [exported, setExported] = useState<{ id: string; title: string; format: "md" | "json"; text: string } | null>(null);
@@ -33,7 +34,13 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
         end_reasons: outcome === "all" ? undefined : [outcome],
         since_ms: days ? Date.now() - days * 86_400_000 : undefined,
       })
-      .then((r) => setRows(r ?? []), (e: AppError) => setError(e.message));
+      .then(
+        (r) => {
+          setLoadError(null);
+          setRows(r ?? []);
+        },
+        (e: AppError) => setLoadError(e.message),
+      );
   }, [filter, outcome, since]);
   useEffect(load, [load]);
   useEffect(() => {
@@ -179,8 +186,15 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
           ))}
         </div>
       )}
-      {rows === null ? (
-        <p className="muted" aria-busy="true">
+      {loadError && rows === null ? (
+        <div className="panel error-panel" role="alert" data-testid="history-error">
+          <p>The history could not be read: {loadError}</p>
+          <button className="btn" onClick={load}>
+            Try again
+          </button>
+        </div>
+      ) : rows === null ? (
+        <p className="muted" aria-busy="true" data-testid="history-loading">
           Loading…
         </p>
       ) : rows.length === 0 ? (

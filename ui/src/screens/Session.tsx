@@ -236,6 +236,8 @@ function VirtualTimeline({ items, scrollRef }: { items: Item[]; scrollRef: React
 export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; onOpenHistory: () => void }) {
   const [model, dispatch] = useReducer(reducer, undefined, emptyModel);
   const [error, setError] = useState<string | null>(null);
+  const [openError, setOpenError] = useState<string | null>(null);
+  const [attempt, setAttempt] = useState(0);
   const [message, setMessage] = useState("");
   const bottom = useRef<HTMLDivElement>(null);
   // The app's scrolling area, for the virtual timeline.
@@ -281,11 +283,14 @@ export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; o
         pending.push(e);
         if (!frame) frame = requestAnimationFrame(flush);
       })
-      .catch((e: AppError) => setError(e.message));
+      .then(
+        () => setOpenError(null),
+        (e: AppError) => setOpenError(e.message),
+      );
     return () => {
       if (frame) cancelAnimationFrame(frame);
     };
-  }, [sessionId]);
+  }, [sessionId, attempt]);
 
   useEffect(() => {
     if (model.items.length <= VIRTUALIZE_ABOVE) bottom.current?.scrollIntoView?.({ block: "end" });
@@ -362,6 +367,19 @@ export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; o
         <p className="field-error" role="alert">
           {error}
         </p>
+      )}
+      {openError && model.lastSeq === 0 && (
+        <div className="panel error-panel" role="alert" data-testid="session-error">
+          <p>This session could not be opened: {openError}</p>
+          <div className="row">
+            <button className="btn" onClick={() => setAttempt((n) => n + 1)}>
+              Try again
+            </button>
+            <button className="btn" onClick={onOpenHistory}>
+              Back to History
+            </button>
+          </div>
+        </div>
       )}
       <div className="session-body">
         <div className="timeline" data-testid="timeline">

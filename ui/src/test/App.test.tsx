@@ -76,3 +76,32 @@ describe("History filters", () => {
     expect(screen.getByTestId("history-empty")).toHaveTextContent("No sessions match these filters.");
   });
 });
+
+describe("History, loading and errors", () => {
+  it("shows Loading, then a failure with a retry that loads the list", async () => {
+    let answer: "hang" | "fail" | "ok" = "hang";
+    let release: (() => void) | null = null;
+    mockIPC(
+      async (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") {
+          if (answer === "hang") await new Promise<void>((r) => (release = r));
+          if (answer === "fail") throw { code: "storage", message: "the history database failed: disk I/O error" };
+          return [];
+        }
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    expect(await screen.findByTestId("history-loading")).toBeInTheDocument();
+    answer = "fail";
+    release!();
+    expect(await screen.findByTestId("history-error")).toHaveTextContent("disk I/O error");
+    expect(screen.queryByTestId("history-loading"), "no endless Loading next to the error").toBeNull();
+    answer = "ok";
+    await user.click(screen.getByText("Try again"));
+    expect(await screen.findByTestId("history-empty")).toHaveTextContent("No sessions yet.");
+  });
+});

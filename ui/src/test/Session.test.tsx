@@ -1,7 +1,7 @@
 import { render, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { EngineEvent, Envelope } from "../ipc";
 import { SessionView } from "../screens/Session";
 
@@ -114,5 +114,47 @@ describe("Session view, long sessions", () => {
     await waitFor(() => expect(container.querySelector("[data-testid=timeline] > div")).not.toBeNull());
     const mounted = container.querySelectorAll('[data-testid="tool-card"]').length;
     expect(mounted, "only the visible part of a long timeline is in the DOM").toBeLessThan(200);
+  });
+});
+
+describe("Session view, loading and errors", () => {
+  it("shows Loading until the first event, then the status", async () => {
+    let deliver: (() => void) | null = null;
+    mockIPC((cmd, args) => {
+      if (cmd === "subscribe_session") {
+        const channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
+        seq = 0;
+        deliver = () => channel.onmessage(ev({ type: "session_created", task: "t", workspace: "/ws", provider: "openai", model: "m" }));
+        return null;
+      }
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("status-badge")).toHaveAttribute("data-status", "loading");
+    await waitFor(() => expect(deliver).not.toBeNull());
+    deliver!();
+    await waitFor(() => expect(screen.getByTestId("status-badge")).not.toHaveAttribute("data-status", "loading"));
+  });
+
+  it("a session that cannot be opened says why and offers a retry that works", async () => {
+    let fail = true;
+    mockIPC((cmd, args) => {
+      if (cmd === "subscribe_session") {
+        if (fail) throw { code: "not_found", message: "session ses_x was not found" };
+        const channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
+        seq = 0;
+        setTimeout(() => channel.onmessage(ev({ type: "session_created", task: "found it", workspace: "/ws", provider: "openai", model: "m" })), 0);
+        return null;
+      }
+    });
+    const back = vi.fn();
+    render(<SessionView sessionId="s1" onOpenHistory={back} />);
+    expect(await screen.findByTestId("session-error")).toHaveTextContent("was not found");
+    const user = userEvent.setup();
+    await user.click(screen.getByText("Back to History"));
+    expect(back).toHaveBeenCalled();
+    fail = false;
+    await user.click(screen.getByText("Try again"));
+    expect(await screen.findByRole("heading", { name: "found it" })).toBeInTheDocument();
+    expect(screen.queryByTestId("session-error"), "the error goes once the session opens").toBeNull();
   });
 });
