@@ -220,7 +220,7 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
           </thead>
           <tbody>
             {rows.map((r) => (
-              <tr key={r.id} data-testid="history-row" data-status={r.status}>
+              <tr key={r.id} data-testid="history-row" data-status={r.status} data-session={r.id}>
                 <td>
                   <button className="link" onClick={() => onOpen(r.id)} title={r.workspace}>
                     {r.title}

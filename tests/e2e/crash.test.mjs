@@ -1,0 +1,124 @@
+// The real app killed with SIGKILL in the middle of a streaming run, a handful of times, at
+// random points. After each kill: the database passes PRAGMA integrity_check and every
+// session's seq is gap-free; the next start shows the session as interrupted; Resume continues
+// it, and what was streamed before the kill is stored once, not twice.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { appBinary, appDataDir, clickAway, launchApp, repoRoot, seedSettings, shot, startDriver, waitForScreen } from "./app.mjs";
+import { startFake } from "./fake.mjs";
+
+const cli = path.join(repoRoot, "target/debug/finishline");
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+let fake, home;
+
+before(async () => {
+  fake = await startFake("e2e-crash.json");
+  home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-crash-"));
+  seedSettings(home, { base_url: fake.baseUrl, model: "fake-model" });
+});
+after(() => fake?.stop());
+
+const cliJson = (args) =>
+  execFileSync(cli, [...args, "--json", "--data-dir", appDataDir(home)], { encoding: "utf8" })
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
+
+/** integrity_check, and per session: as many events as the highest seq (no gaps, no repeats). */
+function checkDatabase() {
+  const py = `
+import sqlite3, sys, json
+db = sqlite3.connect(sys.argv[1])
+ok = db.execute("PRAGMA integrity_check").fetchone()[0]
+gaps = db.execute("SELECT session_id, COUNT(*), MIN(seq), MAX(seq) FROM events GROUP BY session_id HAVING COUNT(*) != MAX(seq) OR MIN(seq) != 1").fetchall()
+print(json.dumps({"integrity": ok, "gaps": gaps}))`;
+  return JSON.parse(execFileSync("python3", ["-c", py, path.join(appDataDir(home), "history.db")], { encoding: "utf8" }));
+}
+
+/** The app started directly (not through WebDriver) on a task, in its own process group. */
+function startAppOnTask(ws) {
+  return spawn(appBinary, ["--task", "write the numbered words", "--workspace", ws], {
+    env: { ...process.env, XDG_DATA_HOME: path.join(home, "data"), XDG_CONFIG_HOME: path.join(home, "config"), XDG_CACHE_HOME: path.join(home, "cache") },
+    detached: true,
+    stdio: "ignore",
+  });
+}
+
+/** The streamed words stored so far for a session, from the transcript (the Markdown export). */
+function storedWords(id) {
+  const text = execFileSync(cli, ["sessions", "export", id, "--format", "md", "--data-dir", appDataDir(home)], { encoding: "utf8" });
+  return text.match(/w\d{4}/g) ?? [];
+}
+
+test("SIGKILL of the app mid-stream, three times: intact database, interrupted, resumed without duplicates", async () => {
+  const killedAt = [];
+  for (let round = 0; round < 3; round++) {
+    const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-crash-"));
+    let before = new Set();
+    try {
+      before = new Set(cliJson(["sessions", "list"]).map((s) => s.id));
+    } catch {
+      /* no history yet: the first round */
+    }
+    const app = startAppOnTask(ws);
+    // A random point in the stream: after 10 to 120 words.
+    const target = 10 + Math.floor(Math.random() * 110);
+    let id = null;
+    let words = [];
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      await sleep(150);
+      try {
+        id ??= cliJson(["sessions", "list"]).find((s) => !before.has(s.id))?.id ?? null;
+        if (id) words = storedWords(id);
+      } catch {
+        /* the database is being created */
+      }
+      if (words.length >= target) break;
+    }
+    assert.ok(id && words.length >= target, `the run streamed (${words.length} words stored)`);
+    process.kill(-app.pid, "SIGKILL");
+    await new Promise((r) => (app.exitCode !== null || app.signalCode ? r() : app.once("exit", r)));
+    killedAt.push(words.length);
+
+    const db = checkDatabase();
+    assert.equal(db.integrity, "ok", "PRAGMA integrity_check after a SIGKILL");
+    assert.deepEqual(db.gaps, [], "every session's seq runs 1..n without gaps");
+
+    // Next start: interrupted, then Resume in the window.
+    const driver = await startDriver({ port: 4510 + round, home });
+    const win = await launchApp(driver);
+    try {
+      await waitForScreen(win, "new-task-form");
+      await clickAway(await win.$('[data-testid="nav-history"]'));
+      const row = await win.$(`[data-testid="history-row"][data-session="${id}"]`);
+      await row.waitForExist({ timeout: 15_000 });
+      assert.equal(await row.getAttribute("data-status"), "interrupted", "the killed run is interrupted at the next start");
+      await clickAway(await row.$("button.link"));
+      await (await win.$('[data-testid="session-view"]')).waitForDisplayed({ timeout: 15_000 });
+      if (round === 0) await shot(win, "session-interrupted");
+      await (await win.$('[data-testid="send-message"]')).click();
+      const status = await win.$('[data-testid="status-badge"]');
+      await status.waitUntil(async () => ["awaiting_review", "idle"].includes(await status.getAttribute("data-status")), {
+        timeout: 30_000,
+        timeoutMsg: "the resumed run did not finish",
+      });
+    } finally {
+      await win.deleteSession().catch(() => {});
+      await driver.stop();
+    }
+    const after = storedWords(id);
+    assert.equal(new Set(after).size, after.length, "no streamed word is stored twice after the resume");
+    assert.ok(after.length >= words.length, "nothing stored before the kill was lost");
+    const final = execFileSync(cli, ["sessions", "export", id, "--format", "md", "--data-dir", appDataDir(home)], { encoding: "utf8" });
+    assert.match(final, /picked up after the restart/, "the resumed run continued the task");
+    const db2 = checkDatabase();
+    assert.equal(db2.integrity, "ok");
+    assert.deepEqual(db2.gaps, []);
+  }
+  console.log(`killed the app after ${killedAt.join(", ")} streamed words; each time the database held, the session was interrupted and resumed`);
+});
