@@ -158,3 +158,45 @@ fn a_full_disk_is_reported_clearly_and_loses_nothing_already_saved() {
     assert_eq!(store.integrity_check().unwrap(), "ok");
     println!("full disk: {saved} events saved, then: {err}");
 }
+
+/// A real full disk: a 512 KiB tmpfs, mounted in a private mount namespace (`unshare`, so no
+/// root is needed and nothing outside the test sees it). The test runs itself again inside it.
+#[test]
+fn a_real_full_tmpfs_is_reported_clearly_and_loses_nothing_already_saved() {
+    use finishline_engine::domain::*;
+    use finishline_engine::event::EngineEvent;
+    if let Ok(dir) = std::env::var("FINISHLINE_FULL_TMPFS") {
+        let dir = std::path::PathBuf::from(dir);
+        let store = Store::open(&dir.join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).expect("the store opens on the small disk");
+        let (sid, _) = store.create_session(&NewSession { task: "fill a real disk".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() }).unwrap();
+        let m = MessageId::new();
+        store.append(&sid, None, EngineEvent::MessageCreated { message_id: m.clone(), role: MessageRole::Assistant, source: None, text: None }).unwrap();
+        let mut saved = 0;
+        let err = loop {
+            match store.append(&sid, None, EngineEvent::TextDelta { message_id: m.clone(), text: format!("{saved:06} {}", "y".repeat(3000)) }) {
+                Ok(_) => saved += 1,
+                Err(e) => break e,
+            }
+            assert!(saved < 100_000, "a 512 KiB disk must fill");
+        };
+        assert_eq!(err.code(), finishline_engine::ErrorCode::DiskFull, "a full disk is named as such: {err}");
+        drop(store);
+        let reopened = Store::open(&dir.join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock));
+        let events = match reopened {
+            Ok(s) => {
+                assert_eq!(s.integrity_check().unwrap(), "ok", "the database is intact after the disk filled");
+                s.events(&sid, 0).unwrap()
+            }
+            Err(e) => panic!("the history must open again after the disk filled: {e}"),
+        };
+        assert_eq!(events.len(), 2 + saved, "every event saved before the disk filled is there, none half-written");
+        println!("real full disk (512 KiB tmpfs): {saved} events saved, then: {err}");
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let script = r#"d=$(mktemp -d) && mount -t tmpfs -o size=512k tmpfs "$d" && FINISHLINE_FULL_TMPFS="$d" exec "$0" --exact a_real_full_tmpfs_is_reported_clearly_and_loses_nothing_already_saved --nocapture --test-threads=1"#;
+    let out = std::process::Command::new("unshare").args(["--mount", "--map-root-user", "sh", "-c", script]).arg(&exe).output().expect("unshare runs (util-linux)");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && text.contains("real full disk"), "the run on a real full tmpfs must pass:\n{text}");
+    println!("{}", text.lines().find(|l| l.contains("real full disk")).unwrap_or_default());
+}
