@@ -1,5 +1,6 @@
 //! Load: 20 sessions streaming at once from the fake server, with tools, on one engine and one
-//! database. All finish, every log stays gap-free, and the database stays consistent.
+//! database. All finish, every log stays gap-free, the database stays consistent, and memory
+//! returns to its level before the load.
 
 mod support {
     pub mod harness;
@@ -23,9 +24,41 @@ async fn twenty_sessions_streaming_at_once_all_finish_consistently() {
         Setup::default(),
     )
     .await;
+    // Warm up (lazy statics, SQLite's page cache, the HTTP pool), then take the baseline.
+    one_round(&h, 1).await;
+    let baseline = rss_after_trim(&h);
+    let (events, elapsed) = one_round(&h, 20).await;
+    let after_first = rss_after_trim(&h);
+    // Further rounds show whether anything is kept per session (a leak) or the level holds.
+    one_round(&h, 20).await;
+    one_round(&h, 20).await;
+    let after_third = rss_after_trim(&h);
+    one_round(&h, 20).await;
+    let after_second = rss_after_trim(&h);
+    assert_eq!(h.store.integrity_check().unwrap(), "ok");
+    println!("load: 20 concurrent sessions, {events} events, all finished in {:.1} s", elapsed.as_secs_f64());
+    println!(
+        "memory (RSS after returning freed memory to the OS): baseline {baseline:.1} MiB, after 20 sessions {after_first:.1} MiB, after 60 more {after_third:.1} MiB, after 20 more {after_second:.1} MiB"
+    );
+    assert!(after_first - baseline < 24.0, "memory returns to near its baseline after the load ({baseline:.1} → {after_first:.1} MiB)");
+    assert!(after_second - after_third < 2.0, "another load of 20 adds nothing once caches are warm: nothing leaks per session ({after_third:.1} → {after_second:.1} MiB)");
+}
+
+/// This process's resident memory in MiB, after asking the allocator to give back what is free.
+fn rss_after_trim(h: &Harness) -> f64 {
+    // The fake server's record of requests is the test's, not the engine's.
+    h.server.clear_requests();
+    unsafe { libc::malloc_trim(0) };
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kib: f64 = status.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap();
+    kib / 1024.0
+}
+
+/// Starts `n` sessions at once and checks each finished as it would alone.
+async fn one_round(h: &Harness, n: usize) -> (usize, Duration) {
     let started = Instant::now();
     let mut runs = Vec::new();
-    for i in 0..20 {
+    for i in 0..n {
         let ws = tempfile::tempdir().unwrap();
         let (sid, handle) = h.engine.start_session(&format!("task {i}: write out.txt"), ws.path()).unwrap();
         runs.push((sid, handle, ws));
@@ -44,6 +77,5 @@ async fn twenty_sessions_streaming_at_once_all_finish_consistently() {
         assert_eq!(std::fs::read_to_string(ws.path().join("out.txt")).unwrap(), "words", "each workspace got its own file");
         events += log.len();
     }
-    assert_eq!(h.store.integrity_check().unwrap(), "ok");
-    println!("load: 20 concurrent sessions, {events} events, all finished in {:.1} s", elapsed.as_secs_f64());
+    (events, elapsed)
 }

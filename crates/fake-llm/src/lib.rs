@@ -67,6 +67,12 @@ impl FakeServer {
         self.state.lock().unwrap().requests.clone()
     }
 
+    /// Forgets the recorded requests (a long test's memory is then its own).
+    pub fn clear_requests(&self) {
+        let mut s = self.state.lock().unwrap();
+        s.requests = Vec::new();
+    }
+
     pub fn set_scenario(&self, scenario: Scenario) {
         let mut s = self.state.lock().unwrap();
         s.used = vec![0; scenario.rules.len()];
