@@ -5,7 +5,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { clickAway, launchApp, repoRoot, seedSettings, shot, startDriver, typeInto, waitForScreen } from "./app.mjs";
@@ -149,4 +149,23 @@ test("an MCP server added in Settings lists its tools and one is called in a run
   const requests = await fake.requests();
   const offered = (requests[0].body.tools ?? []).map((t) => t.function?.name);
   assert.ok(offered.includes("everything__echo"), "the model was offered the MCP tool by its namespaced name");
+});
+
+test("the MCP server stops when the app closes", async () => {
+  const running = () =>
+    readdirSync("/proc")
+      .filter((p) => /^\d+$/.test(p))
+      .filter((p) => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, "utf8").includes("server-everything/dist/index.js");
+        } catch {
+          return false;
+        }
+      });
+  assert.ok(running().length > 0, "the server the run used is running while the app is open");
+  await app.deleteSession();
+  app = null;
+  const deadline = Date.now() + 10_000;
+  while (running().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  assert.deepEqual(running(), [], "no MCP server outlives the app");
 });
