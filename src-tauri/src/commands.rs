@@ -52,14 +52,16 @@ pub async fn start_session(app: AppHandle, state: State<'_, AppState>, task: Str
     Ok(sid)
 }
 
-/// Replays the session's events after `after_seq` from the store, then follows live ones.
+/// Replays the session's events after `after_seq` from the store, then follows live ones. Events
+/// that are ready together go as one message: a long replay is a few messages, not thousands.
 #[tauri::command]
-pub async fn subscribe_session(state: State<'_, AppState>, session_id: SessionId, after_seq: u64, channel: Channel<Envelope>) -> Result<(), Error> {
+pub async fn subscribe_session(state: State<'_, AppState>, session_id: SessionId, after_seq: u64, channel: Channel<Vec<Envelope>>) -> Result<(), Error> {
     state.store.session(&session_id)?;
-    let mut events = Box::pin(state.store.subscribe(session_id, after_seq));
+    let events = state.store.subscribe(session_id, after_seq);
+    let mut batches = Box::pin(events.take_while(|e| futures_util::future::ready(e.is_ok())).filter_map(|e| futures_util::future::ready(e.ok())).ready_chunks(1024));
     tauri::async_runtime::spawn(async move {
-        while let Some(Ok(env)) = events.next().await {
-            if channel.send(env).is_err() {
+        while let Some(batch) = batches.next().await {
+            if channel.send(batch).is_err() {
                 break; // the view went away
             }
         }

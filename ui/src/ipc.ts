@@ -299,8 +299,9 @@ export const ipc = {
   },
   /** Replays the session's events after `afterSeq`, then follows live ones. */
   subscribeSession: (sessionId: string, afterSeq: number, onEvent: (e: Envelope) => void) => {
-    const channel = new Channel<Envelope>();
-    channel.onmessage = onEvent;
+    // The shell sends events in batches (a replay is a few messages, not thousands).
+    const channel = new Channel<Envelope[] | Envelope>();
+    channel.onmessage = (m) => (Array.isArray(m) ? m.forEach(onEvent) : onEvent(m));
     return call<void>("subscribe_session", { sessionId, afterSeq, channel });
   },
   cancelRun: (sessionId: string) => call<boolean>("cancel_run", { sessionId }),

@@ -24,14 +24,20 @@ export function watchFrames(): () => void {
   let worst = 0;
   let id = 0;
   let stopped = false;
+  let started = 0;
   void perfEnabled().then((on) => {
     if (!on || stopped) return;
     last = performance.now();
+    started = last;
     id = requestAnimationFrame(function tick(now) {
       const gap = now - last;
       last = now;
       frames += 1;
-      if (gap > 50) long += 1;
+      if (gap > 50) {
+        long += 1;
+        // When it happened and how long it was, for finding the cause.
+        report("stream_long_frame_at_ms", Math.round(now - started) * 1000 + Math.min(999, Math.round(gap)));
+      }
       worst = Math.max(worst, gap);
       id = requestAnimationFrame(tick);
     });

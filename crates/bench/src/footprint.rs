@@ -178,13 +178,15 @@ pub fn run(smoke: bool) -> Result<Table, String> {
     let session_rss = tree_rss_mib(running.child.id());
     running.stop();
 
-    // A run streaming about 200 tokens a second into the open session.
+    // A run streaming about 200 tokens a second into the open session. The app starts on the
+    // task; the stream begins 2 s later, once the window has settled, as when a person clicks Run
+    // in an app that is already open.
     let chunks = if smoke { 100 } else { 1_000 };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let text: String = (0..chunks).map(|i| format!("token{} ", i % 50)).collect();
     let scenario = serde_json::from_value(json!({"rules": [
         {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"answered\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
-        {"reply": {"text": text, "chunks": chunks, "chunk_delay_ms": 5}}
+        {"reply": {"text": text, "chunks": chunks, "frames_per_second": 200.0, "first_frame_delay_ms": 2000}}
     ]}))
     .unwrap();
     let server = rt.block_on(fake_llm::FakeServer::start(scenario)).map_err(|e| e.to_string())?;

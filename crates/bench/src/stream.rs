@@ -21,10 +21,10 @@ use crate::report::{quantile, Table};
 
 const VERDICT: &str = r#"{"done": true, "summary": "answered", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": ""}"#;
 
-fn scenario(text: String, chunks: usize, delay_ms: u64, stamp: bool) -> Scenario {
+fn scenario(text: String, chunks: usize, rate: Option<f64>, stamp: bool) -> Scenario {
     serde_json::from_value(json!({"rules": [
         {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT}},
-        {"reply": {"text": text, "chunks": chunks, "chunk_delay_ms": delay_ms, "stamp": stamp}}
+        {"reply": {"text": text, "chunks": chunks, "frames_per_second": rate, "stamp": stamp}}
     ]}))
     .expect("scenario")
 }
@@ -110,7 +110,7 @@ async fn delivered(e: &Engined) -> Vec<(Instant, SystemTime, EngineEvent)> {
 pub async fn run(chunks: usize, paced_chunks: usize) -> Table {
     // Throughput.
     let text: String = (0..chunks).map(|i| format!("w{} ", i % 10)).collect();
-    let server = FakeServer::start(scenario(text.clone(), chunks, 0, false)).await.unwrap();
+    let server = FakeServer::start(scenario(text.clone(), chunks, None, false)).await.unwrap();
     let base = server.base_url(Protocol::Openai);
     // Both readers run as tasks on the runtime's workers, as the engine's runs do (the benchmark's
     // own `block_on` thread would add a cross-thread wake-up per chunk to the raw side only).
@@ -138,7 +138,7 @@ pub async fn run(chunks: usize, paced_chunks: usize) -> Table {
     // Latency, paced at about 1k chunks/s, persistence on.
     let stamp = fake_llm::scenario::STAMP;
     let paced_text: String = (0..paced_chunks).map(|_| format!("{stamp} ")).collect();
-    let paced = FakeServer::start(scenario(paced_text, paced_chunks, 1, true)).await.unwrap();
+    let paced = FakeServer::start(scenario(paced_text, paced_chunks, Some(1000.0), true)).await.unwrap();
     let e = engine(&paced.base_url(Protocol::Openai));
     let events = delivered(&e).await;
     let mut lat_ms = Vec::new();

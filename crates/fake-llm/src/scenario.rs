@@ -74,6 +74,13 @@ pub struct Reply {
     pub chunks: Option<usize>,
     #[serde(default)]
     pub chunk_delay_ms: u64,
+    /// Pace frames at this many per second on average (finer than `chunk_delay_ms`, whose
+    /// millisecond sleeps round up); overrides it.
+    #[serde(default)]
+    pub frames_per_second: Option<f64>,
+    /// Wait this long before the first frame (after the response headers).
+    #[serde(default)]
+    pub first_frame_delay_ms: u64,
     /// Re-cut the response body into pieces of this many bytes, so that chunk boundaries fall
     /// in the middle of lines and of UTF-8 characters.
     pub byte_split: Option<usize>,

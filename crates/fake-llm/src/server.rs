@@ -182,10 +182,19 @@ fn respond(protocol: Protocol, reply: &Reply, seen: &SeenRequest) -> Response {
     }
     let delay = reply.chunk_delay_ms;
     let stamp = reply.stamp;
-    let body = stream::unfold((items.into_iter(), true), move |(mut it, first)| async move {
+    // With a rate, frame i is due at start + i / rate, so the average rate is exact.
+    let period = reply.frames_per_second.filter(|r| *r > 0.0).map(|r| Duration::from_secs_f64(1.0 / r));
+    let first_delay = Duration::from_millis(reply.first_frame_delay_ms);
+    let start = tokio::time::Instant::now() + first_delay;
+    let body = stream::unfold((items.into_iter(), 0u32), move |(mut it, n)| async move {
         let item = it.next()?;
-        if delay > 0 && !first {
-            tokio::time::sleep(Duration::from_millis(delay)).await;
+        if n == 0 && !first_delay.is_zero() {
+            tokio::time::sleep_until(start).await;
+        }
+        match period {
+            Some(p) => tokio::time::sleep_until(start + p * n).await,
+            None if delay > 0 && n > 0 => tokio::time::sleep(Duration::from_millis(delay)).await,
+            None => {}
         }
         let out = match item {
             Item::Bytes(b) if stamp => Ok(Bytes::from(stamped(b))),
@@ -196,7 +205,7 @@ fn respond(protocol: Protocol, reply: &Reply, seen: &SeenRequest) -> Response {
             }
             Item::Fail => Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "fake-llm: reset mid-stream")),
         };
-        Some((out, (it, false)))
+        Some((out, (it, n + 1)))
     });
     Response::builder()
         .status(StatusCode::OK)

@@ -1,15 +1,15 @@
 import { watchFrames, report } from "../perf";
-import { useCallback, useEffect, useReducer, useRef, useState } from "react";
+import { memo, useCallback, useEffect, useReducer, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { Bot, ChevronRight, CircleSlash, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
 import { AppError, ipc, type Envelope } from "../ipc";
 import { Markdown } from "../components/Markdown";
 import { ReviewPanel } from "../components/ReviewPanel";
 import { StatusBadge } from "../components/StatusBadge";
-import { apply, emptyModel, END_LABEL, isRunning, SOURCE_LABEL, type Item, type SessionModel } from "../session/model";
+import { applyAll, emptyModel, END_LABEL, isRunning, SOURCE_LABEL, type Item, type SessionModel } from "../session/model";
 
 function reducer(m: SessionModel, batch: Envelope[]): SessionModel {
-  return batch.reduce(apply, m);
+  return applyAll(m, batch);
 }
 
 const PHASE: Record<string, string> = {
@@ -111,7 +111,9 @@ function Question({ item }: { item: Extract<Item, { kind: "question" }> }) {
   );
 }
 
-function TimelineItem({ item }: { item: Item }) {
+// Items keep their identity until an event changes them, so memo skips re-rendering (and
+// re-parsing the Markdown of) everything but the item that is streaming.
+const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
   switch (item.kind) {
     case "run":
       return <div className="divider">{item.trigger === "task" ? "Task" : item.trigger === "feedback" ? "Your feedback" : item.trigger === "resume" ? "Resumed" : "New message"}</div>;
@@ -207,7 +209,7 @@ function TimelineItem({ item }: { item: Item }) {
         </div>
       );
   }
-}
+});
 
 /** Above this many items the timeline renders only what is on screen, so long sessions stay smooth. */
 export const VIRTUALIZE_ABOVE = 200;
@@ -297,7 +299,9 @@ export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; o
   }, [model.items.length]);
 
   const running = isRunning(model);
-  useEffect(() => (running ? watchFrames() : undefined), [running]);
+  // Frame pacing is measured while text streams in (FINISHLINE_PERF=1 only).
+  const streaming = running && model.items.some((i) => i.kind === "assistant" && i.text.length > 0);
+  useEffect(() => (streaming ? watchFrames() : undefined), [streaming]);
   const cancel = useCallback(() => {
     ipc.cancelRun(sessionId).catch((e: AppError) => setError(e.message));
   }, [sessionId]);

@@ -68,10 +68,44 @@ export function isRunning(m: SessionModel) {
 
 /** Applies one event; events at or below `lastSeq` are ignored, so replay and live can overlap. */
 export function apply(m: SessionModel, e: Envelope): SessionModel {
-  if (e.seq <= m.lastSeq) return m;
-  const next: SessionModel = { ...m, lastSeq: e.seq, items: m.items };
-  const items = () => (next.items === m.items ? (next.items = [...m.items]) : next.items);
-  const findMsg = (id: string) => next.items.findIndex((i) => (i.kind === "assistant" || i.kind === "user") && i.key === id);
+  return applyAll(m, [e]);
+}
+
+/**
+ * Applies a batch of events. The item list is copied once per batch and items are found by key
+ * through an index, so replaying a 5k-part session is linear, not quadratic.
+ */
+export function applyAll(m: SessionModel, batch: Envelope[]): SessionModel {
+  if (!batch.some((e) => e.seq > m.lastSeq)) return m;
+  const next: SessionModel = { ...m, items: [...m.items] };
+  let index: Map<string, number> | null = null;
+  const at = (key: string) => {
+    if (!index) {
+      index = new Map();
+      next.items.forEach((it, i) => index!.has(it.key) || index!.set(it.key, i));
+    }
+    return index.get(key) ?? -1;
+  };
+  const push = (it: Item) => {
+    if (index && !index.has(it.key)) index.set(it.key, next.items.length);
+    next.items.push(it);
+  };
+  for (const e of batch) {
+    if (e.seq <= next.lastSeq) continue;
+    next.lastSeq = e.seq;
+    step(next, e, at, push);
+  }
+  return next;
+}
+
+/** One event into a model this batch owns. */
+function step(next: SessionModel, e: Envelope, at: (key: string) => number, push: (it: Item) => void) {
+  const items = () => next.items;
+  const find = (key: string, kinds: Item["kind"][]) => {
+    const i = at(key);
+    return i >= 0 && kinds.includes(next.items[i].kind) ? i : -1;
+  };
+  const findMsg = (id: string) => find(id, ["assistant", "user"]);
   switch (e.type) {
     case "session_created":
       next.task = e.task;
@@ -79,7 +113,7 @@ export function apply(m: SessionModel, e: Envelope): SessionModel {
       next.model = e.model;
       break;
     case "run_started":
-      items().push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at });
+      push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at });
       next.cycle = { n: 0, max: next.cycle.max };
       next.review = undefined;
       next.endReason = undefined;
@@ -100,9 +134,9 @@ export function apply(m: SessionModel, e: Envelope): SessionModel {
       next.activity = { phase: e.phase, detail: e.detail };
       break;
     case "message_created":
-      if (e.role === "assistant") items().push({ kind: "assistant", key: e.message_id, text: "", reasoning: "" });
-      else if (e.role === "user") items().push({ kind: "user", key: e.message_id, text: e.text ?? "" });
-      else if (e.role === "summary") items().push({ kind: "summary", key: e.message_id, text: e.text ?? "" });
+      if (e.role === "assistant") push({ kind: "assistant", key: e.message_id, text: "", reasoning: "" });
+      else if (e.role === "user") push({ kind: "user", key: e.message_id, text: e.text ?? "" });
+      else if (e.role === "summary") push({ kind: "summary", key: e.message_id, text: e.text ?? "" });
       // Continuations are shown from their own `continuation` event, as cards.
       break;
     case "text_delta":
@@ -115,12 +149,12 @@ export function apply(m: SessionModel, e: Envelope): SessionModel {
       break;
     }
     case "tool_call": {
-      const i = next.items.findIndex((it) => it.kind === "tool" && it.key === e.call_id);
+      const i = find(e.call_id, ["tool"]);
       if (i >= 0) {
         const it = next.items[i] as Extract<Item, { kind: "tool" }>;
         items()[i] = { ...it, state: e.state, output: e.output ?? it.output, input: e.input ?? it.input };
       } else if (e.tool !== "complete_task" || e.input !== null) {
-        items().push({ kind: "tool", key: e.call_id, tool: e.tool, input: e.input, state: e.state, output: e.output });
+        push({ kind: "tool", key: e.call_id, tool: e.tool, input: e.input, state: e.state, output: e.output });
       }
       break;
     }
@@ -128,31 +162,31 @@ export function apply(m: SessionModel, e: Envelope): SessionModel {
       next.todos = e.todos;
       break;
     case "permission_requested":
-      items().push({ kind: "permission", key: e.request_id, requestId: e.request_id, tool: e.tool, input: e.input, reason: e.reason });
+      push({ kind: "permission", key: e.request_id, requestId: e.request_id, tool: e.tool, input: e.input, reason: e.reason });
       break;
     case "permission_resolved": {
-      const i = next.items.findIndex((it) => it.kind === "permission" && it.requestId === e.request_id);
+      const i = find(e.request_id, ["permission"]);
       if (i >= 0) items()[i] = { ...(next.items[i] as Extract<Item, { kind: "permission" }>), decision: e.decision };
       break;
     }
     case "question_asked":
-      items().push({ kind: "question", key: e.request_id, requestId: e.request_id, question: e.question, answered: false });
+      push({ kind: "question", key: e.request_id, requestId: e.request_id, question: e.question, answered: false });
       break;
     case "question_answered": {
-      const i = next.items.findIndex((it) => it.kind === "question" && it.requestId === e.request_id);
+      const i = find(e.request_id, ["question"]);
       if (i >= 0) items()[i] = { ...(next.items[i] as Extract<Item, { kind: "question" }>), answer: e.answer, declined: e.declined, answered: true };
       break;
     }
     case "verification":
-      items().push({ kind: "verification", key: `v-${e.seq}`, command: e.command, exitCode: e.exit_code, outputTail: e.output_tail, skipped: e.skipped });
+      push({ kind: "verification", key: `v-${e.seq}`, command: e.command, exitCode: e.exit_code, outputTail: e.output_tail, skipped: e.skipped });
       break;
     case "evaluation":
       next.tokens = { ...next.tokens, evaluator: next.tokens.evaluator + e.usage.input_tokens + e.usage.output_tokens };
-      items().push({ kind: "evaluation", key: `e-${e.seq}`, cycle: e.cycle, verdict: e.verdict, summary: e.summary, remaining: e.remaining, parseOk: e.parse_ok, stuckReason: e.stuck_reason });
+      push({ kind: "evaluation", key: `e-${e.seq}`, cycle: e.cycle, verdict: e.verdict, summary: e.summary, remaining: e.remaining, parseOk: e.parse_ok, stuckReason: e.stuck_reason });
       break;
     case "continuation":
       if (e.source !== "truncation") next.cycle = { n: e.attempt, max: e.max };
-      items().push({ kind: "continuation", key: `c-${e.seq}`, source: e.source, attempt: e.attempt, max: e.max, remaining: e.remaining, text: e.text });
+      push({ kind: "continuation", key: `c-${e.seq}`, source: e.source, attempt: e.attempt, max: e.max, remaining: e.remaining, text: e.text });
       break;
     case "review_requested":
       next.review = { reviewId: e.review_id, claim: e.claim, verdict: e.verdict, endReason: e.end_reason, remaining: e.remaining, files: e.files_changed, verification: e.verification, tokens: e.tokens, costUsd: e.cost_usd };
@@ -162,13 +196,12 @@ export function apply(m: SessionModel, e: Envelope): SessionModel {
       break;
     case "run_finished":
       next.endReason = e.end_reason;
-      items().push({ kind: "run_end", key: `end-${e.seq}`, status: e.status, endReason: e.end_reason });
+      push({ kind: "run_end", key: `end-${e.seq}`, status: e.status, endReason: e.end_reason });
       break;
     case "error":
-      items().push({ kind: "error", key: `err-${e.seq}`, message: e.message });
+      push({ kind: "error", key: `err-${e.seq}`, message: e.message });
       break;
   }
-  return next;
 }
 
 export const SOURCE_LABEL: Record<ContinuationSource, string> = {
