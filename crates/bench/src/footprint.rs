@@ -114,6 +114,21 @@ fn descendants(root: u32) -> Vec<u32> {
     out
 }
 
+/// The tree's memory by process name, for finding where it goes.
+fn tree_breakdown(root: u32) -> String {
+    let mut parts: Vec<(String, f64)> = Vec::new();
+    for pid in std::iter::once(root).chain(descendants(root)) {
+        if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            let name = status.lines().find_map(|l| l.strip_prefix("Name:")).unwrap_or("?").trim().to_string();
+            let kib: f64 = status.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+            if kib > 0.0 {
+                parts.push((name, kib / 1024.0));
+            }
+        }
+    }
+    parts.iter().map(|(n, m)| format!("{n} {m:.0} MiB")).collect::<Vec<_>>().join(", ")
+}
+
 /// Resident memory of the process and everything it started (WebKit's web and network
 /// processes), in MiB.
 fn tree_rss_mib(root: u32) -> f64 {
@@ -132,17 +147,19 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Cold start to ready, and idle memory once settled.
-fn start_and_idle(bin: &Path, runs: usize, settle: Duration) -> Result<(f64, f64), String> {
+fn start_and_idle(bin: &Path, runs: usize, settle: Duration) -> Result<(f64, f64, String), String> {
     let (mut starts, mut rss) = (Vec::new(), Vec::new());
+    let mut breakdown = String::new();
     for _ in 0..runs {
         let app = launch(bin, tempfile::tempdir().unwrap(), &[])?;
         let (_, at) = app.wait_for("ready", Duration::from_secs(60))?;
         starts.push(at.as_secs_f64() * 1000.0);
         std::thread::sleep(settle);
         rss.push(tree_rss_mib(app.child.id()));
+        breakdown = tree_breakdown(app.child.id());
         app.stop();
     }
-    Ok((median(starts), median(rss)))
+    Ok((median(starts), median(rss), breakdown))
 }
 
 pub fn run(smoke: bool) -> Result<Table, String> {
@@ -159,8 +176,8 @@ pub fn run(smoke: bool) -> Result<Table, String> {
     }
     let runs = if smoke { 1 } else { 3 };
     let settle = Duration::from_secs(if smoke { 1 } else { 3 });
-    let (app_start, app_idle) = start_and_idle(&app, runs, settle)?;
-    let (min_start, min_idle) = start_and_idle(&minimal, runs, settle)?;
+    let (app_start, app_idle, app_breakdown) = start_and_idle(&app, runs, settle)?;
+    let (min_start, min_idle, min_breakdown) = start_and_idle(&minimal, runs, settle)?;
 
     // A long session, opened at launch.
     let parts = if smoke { 500 } else { 5_000 };
@@ -176,6 +193,7 @@ pub fn run(smoke: bool) -> Result<Table, String> {
     let (shown_ms, _) = running.wait_for("session_shown_ms", Duration::from_secs(120))?;
     std::thread::sleep(Duration::from_secs(1));
     let session_rss = tree_rss_mib(running.child.id());
+    let session_breakdown = tree_breakdown(running.child.id());
     running.stop();
 
     // A run streaming about 200 tokens a second into the open session. The app starts on the
@@ -237,6 +255,7 @@ pub fn run(smoke: bool) -> Result<Table, String> {
         "no long frames".into(),
         met(long == 0.0),
     ]);
+    t.note(format!("Where the memory is: idle Finishline: {app_breakdown}; minimal window: {min_breakdown}; with the long session open: {session_breakdown}."));
     t.note(format!(
         "Binaries from {}; medians of {runs} launches each, each with a fresh data folder. Memory is VmRSS summed over the app and every process it started (WebKit's web and network processes). Xvfb renders in software, so frame times are an upper bound of what a desktop with a GPU shows.",
         bins.display()

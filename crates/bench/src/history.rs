@@ -26,28 +26,33 @@ fn task_text(i: usize) -> String {
     format!("Task {i}: update the {} and the {} in module {}", WORDS[i % WORDS.len()], WORDS[(i / 7) % WORDS.len()], i % 97)
 }
 
-/// The parts of one ordinary session: a run with steps, text, tool calls and a finish.
+/// The parts of one session, shaped like a real run: steps, each an assistant message with its
+/// text and a tool call, and a finish.
 pub fn session_events(i: usize, parts: usize) -> Vec<EngineEvent> {
     let mut ev = vec![EngineEvent::RunStarted { trigger: RunTrigger::Task }];
-    let msg = MessageId::new();
-    ev.push(EngineEvent::MessageCreated { message_id: msg.clone(), role: MessageRole::Assistant, source: None, text: None });
     let mut k = 0;
+    let mut msg = MessageId::new();
     while ev.len() + 1 < parts {
         k += 1;
-        if k % 3 == 0 {
-            ev.push(EngineEvent::ToolCall {
+        match k % 4 {
+            1 => {
+                msg = MessageId::new();
+                ev.push(EngineEvent::MessageCreated { message_id: msg.clone(), role: MessageRole::Assistant, source: None, text: None });
+            }
+            2 if k == 2 && i % 5000 == 1 => {
+                // A phrase only a few sessions hold: what a person searching for one past task types.
+                ev.push(EngineEvent::TextDelta { message_id: msg.clone(), text: "The flamingo migration needs a rollback plan. ".into() });
+            }
+            2 => ev.push(EngineEvent::TextDelta { message_id: msg.clone(), text: format!("Working on the {} step {k}. ", WORDS[(i + k) % WORDS.len()]) }),
+            3 => ev.push(EngineEvent::ToolCall {
                 call_id: format!("c{i}-{k}"),
                 message_id: Some(msg.clone()),
                 tool: "read_file".into(),
                 input: json!({"path": format!("src/{}.rs", WORDS[k % WORDS.len()])}),
                 state: ToolState::Done,
                 output: Some(format!("fn {}() {{}}", WORDS[(i + k) % WORDS.len()])),
-            });
-        } else if k == 2 && i % 5000 == 1 {
-            // A word only a few sessions hold: what a person searching for one past task types.
-            ev.push(EngineEvent::TextDelta { message_id: msg.clone(), text: "The flamingo migration needs a rollback plan. ".into() });
-        } else {
-            ev.push(EngineEvent::TextDelta { message_id: msg.clone(), text: format!("Working on the {} step {k}. ", WORDS[(i + k) % WORDS.len()]) });
+            }),
+            _ => ev.push(EngineEvent::TextDelta { message_id: msg.clone(), text: format!("Read it; the {} part looks right.", WORDS[(i * 3 + k) % WORDS.len()]) }),
         }
     }
     ev.push(EngineEvent::RunFinished { status: SessionStatus::Completed, claim: Claim::Success, verdict: Some(Verdict::Done), end_reason: EndReason::VerifiedDone });

@@ -84,12 +84,15 @@ fn main() {
             missed.push(title.clone());
         }
     }
+    if !a.smoke {
+        md.push_str(&format!("\n{}", include_str!("findings.md")));
+    }
     if let Some(dir) = a.out.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
     std::fs::write(&a.out, md).expect("write the report");
     eprintln!("wrote {}", a.out.display());
-    if !missed.is_empty() {
+    if !missed.is_empty() && !a.smoke {
         eprintln!("goals missed in: {}", missed.join(", "));
     }
 }
