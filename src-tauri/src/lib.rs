@@ -20,7 +20,26 @@ fn notify_if_unfocused(app: &tauri::AppHandle, status: finishline_engine::domain
     let _ = app.notification().builder().title("Finishline").body(body).show();
 }
 
+/// WebKitGTK composites with OpenGL. Without a GPU (no DRM render node: a VM, a remote desktop,
+/// Xvfb) that GL is software (llvmpipe), and every time the page grows past a tile it stalls a
+/// frame for ~100 ms; the footprint benchmark found this while text streamed in. Painting without
+/// compositing is smooth there. With a GPU nothing changes; WEBKIT_DISABLE_COMPOSITING_MODE set
+/// by the person always wins.
+#[cfg(target_os = "linux")]
+fn avoid_software_gl_compositing() {
+    if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_some() {
+        return;
+    }
+    let has_gpu = std::fs::read_dir("/dev/dri").map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().starts_with("renderD"))).unwrap_or(false);
+    if !has_gpu {
+        // Called first thing in `run`, before WebKit or any other thread starts.
+        std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
+    }
+}
+
 pub fn run() {
+    #[cfg(target_os = "linux")]
+    avoid_software_gl_compositing();
     tauri::Builder::default()
         .plugin(tauri_plugin_store::Builder::default().build())
         .plugin(tauri_plugin_dialog::init())
