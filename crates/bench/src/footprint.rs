@@ -257,7 +257,7 @@ pub fn run(smoke: bool) -> Result<Table, String> {
     ]);
     t.note(format!("Where the memory is: idle Finishline: {app_breakdown}; minimal window: {min_breakdown}; with the long session open: {session_breakdown}."));
     t.note(format!(
-        "Binaries from {}; medians of {runs} launches each, each with a fresh data folder. Memory is VmRSS summed over the app and every process it started (WebKit's web and network processes). Xvfb renders in software, so frame times are an upper bound of what a desktop with a GPU shows.",
+        "Binaries from {}; medians of {runs} launches each, each with a fresh data folder. Memory is VmRSS summed over the app and every process it started (WebKit's web and network processes). Both apps make the same renderer choice (no WebKit GL compositing when the machine has no GPU render node, as here), so the ratios measure Finishline's own cost. Xvfb renders in software, so frame times are an upper bound of what a desktop with a GPU shows.",
         bins.display()
     ));
     Ok(t)
