@@ -31,6 +31,11 @@ export async function startDriver({ port = 4444, home = mkdtempSync(path.join(tm
     XDG_DATA_HOME: path.join(home, "data"),
     XDG_CONFIG_HOME: path.join(home, "config"),
     XDG_CACHE_HOME: path.join(home, "cache"),
+    // Without a GPU the app paints without WebKit's GL compositing (smoother; see
+    // docs/benchmarks.md), but in that mode WebKitWebDriver's screenshot can hang. Apps driven
+    // through WebDriver keep compositing on; the crash and notification tests, which start the
+    // app directly, and the benchmark run it in its own mode.
+    WEBKIT_DISABLE_COMPOSITING_MODE: process.env.WEBKIT_DISABLE_COMPOSITING_MODE ?? "0",
   };
   const driverBin = process.env.TAURI_DRIVER ?? path.join(process.env.HOME, ".cargo/bin/tauri-driver");
   // Each driver gets its own native port too: WebKitWebDriver defaults to 4445.
