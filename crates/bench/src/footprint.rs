@@ -143,7 +143,7 @@ fn tree_rss_mib(root: u32) -> f64 {
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    crate::report::quantile(&v, 0.5)
 }
 
 /// Cold start to ready, and idle memory once settled.

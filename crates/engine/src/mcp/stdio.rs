@@ -15,7 +15,7 @@ use tokio::sync::Mutex;
 
 use super::{McpCallOutput, McpConnection, McpToolInfo};
 use crate::settings::McpServerSettings;
-use crate::tool::command::is_secret_var;
+use crate::tool::command::remove_secrets;
 
 /// The last bytes the server wrote to stderr, to say why it failed.
 const STDERR_KEEP: usize = 2048;
@@ -41,12 +41,7 @@ impl StdioConnection {
         cmd.args(&config.args);
         // Provider keys and other secrets stay out of the server, unless its settings pass one
         // on by name.
-        for (k, _) in std::env::vars_os() {
-            let k = k.to_string_lossy();
-            if is_secret_var(&k) {
-                cmd.env_remove(k.as_ref());
-            }
-        }
+        remove_secrets(&mut cmd, &[]);
         for (k, v) in &config.env {
             cmd.env(k, expand(v));
         }

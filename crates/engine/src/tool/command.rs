@@ -29,6 +29,17 @@ pub fn is_secret_var(name: &str) -> bool {
         || n.starts_with("FINISHLINE_KEY")
 }
 
+/// Takes every secret-looking variable (and the `extra` names) out of a child's environment:
+/// the one rule for every process Finishline starts (commands, MCP servers).
+pub fn remove_secrets(cmd: &mut tokio::process::Command, extra: &[String]) {
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy();
+        if is_secret_var(&k) || extra.iter().any(|s| s == k.as_ref()) {
+            cmd.env_remove(k.as_ref());
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandResult {
     pub exit_code: Option<i32>,
@@ -42,12 +53,7 @@ pub struct CommandResult {
 pub async fn run_shell(command: &str, dir: &std::path::Path, timeout: Duration, cancel: &CancellationToken, extra_secrets: &[String]) -> std::io::Result<CommandResult> {
     let mut cmd = tokio::process::Command::new("sh");
     cmd.arg("-c").arg(command).current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
-    for (k, _) in std::env::vars_os() {
-        let k = k.to_string_lossy();
-        if is_secret_var(&k) || extra_secrets.iter().any(|s| s == k.as_ref()) {
-            cmd.env_remove(k.as_ref());
-        }
-    }
+    remove_secrets(&mut cmd, extra_secrets);
     let mut child = cmd.spawn()?;
     let pgid = child.id().map(|p| p as i32);
     let mut stdout = child.stdout.take().expect("piped");
