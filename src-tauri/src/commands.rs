@@ -69,26 +69,43 @@ pub async fn subscribe_session(state: State<'_, AppState>, session_id: SessionId
     Ok(())
 }
 
+/// Cancels the session's run; a session left waiting by an earlier start of the app has no run
+/// here, and cancelling resolves what it waits for.
 #[tauri::command]
-pub fn cancel_run(state: State<'_, AppState>, session_id: SessionId) -> bool {
-    state.engine_of(&session_id).is_some_and(|e| e.cancel(&session_id))
+pub async fn cancel_run(app: AppHandle, state: State<'_, AppState>, session_id: SessionId) -> Result<bool, Error> {
+    if let Some(e) = state.engine_of(&session_id) {
+        if e.cancel(&session_id) {
+            return Ok(true);
+        }
+    }
+    Ok(engine_for_session(&app, &state, &session_id)?.cancel(&session_id))
 }
 
-fn engine_for_request(state: &AppState, request: &RequestId) -> Result<std::sync::Arc<finishline_engine::agent::Engine>, Error> {
+/// The engine that runs the session in this process, or one built from the settings for a
+/// session an earlier start of the app (or the CLI) left waiting: answering it resumes it.
+fn engine_for_session(app: &AppHandle, state: &AppState, session: &SessionId) -> Result<std::sync::Arc<finishline_engine::agent::Engine>, Error> {
+    if let Some(e) = state.engine_of(session) {
+        return Ok(e);
+    }
+    let s = state.store.session(session)?;
+    let e = state.engine_from(&settings(app)?, &s.workspace, Some(&s.model))?;
+    state.remember(session, e.clone());
+    Ok(e)
+}
+
+fn engine_for_request(app: &AppHandle, state: &AppState, request: &RequestId) -> Result<std::sync::Arc<finishline_engine::agent::Engine>, Error> {
     let (session, _, _) = state.store.request_state(request)?.ok_or_else(|| Error::NotFound(format!("request {request}")))?;
-    state
-        .engine_of(&session)
-        .ok_or_else(|| Error::InvalidInput("the run that asked this is no longer active; resume the session to continue".into()))
+    engine_for_session(app, state, &session)
 }
 
 #[tauri::command]
-pub fn respond_permission(state: State<'_, AppState>, request_id: RequestId, decision: PermissionDecision) -> Result<(), Error> {
-    engine_for_request(&state, &request_id)?.respond_permission(&request_id, decision)
+pub async fn respond_permission(app: AppHandle, state: State<'_, AppState>, request_id: RequestId, decision: PermissionDecision) -> Result<(), Error> {
+    engine_for_request(&app, &state, &request_id)?.respond_permission(&request_id, decision)
 }
 
 #[tauri::command]
-pub fn answer_question(state: State<'_, AppState>, request_id: RequestId, answer: Option<String>) -> Result<(), Error> {
-    engine_for_request(&state, &request_id)?.answer_question(&request_id, answer)
+pub async fn answer_question(app: AppHandle, state: State<'_, AppState>, request_id: RequestId, answer: Option<String>) -> Result<(), Error> {
+    engine_for_request(&app, &state, &request_id)?.answer_question(&request_id, answer)
 }
 
 #[derive(Deserialize)]
@@ -105,16 +122,7 @@ pub struct ReviewInput {
 
 #[tauri::command]
 pub async fn submit_review(app: AppHandle, state: State<'_, AppState>, input: ReviewInput) -> Result<ReviewOutcome, Error> {
-    let (session, _, _) = state.store.request_state(&input.review_id)?.ok_or_else(|| Error::NotFound(format!("review {}", input.review_id)))?;
-    let engine = match state.engine_of(&session) {
-        Some(e) => e,
-        None => {
-            let s = state.store.session(&session)?;
-            let e = state.engine_from(&settings(&app)?, &s.workspace, Some(&s.model))?;
-            state.remember(&session, e.clone());
-            e
-        }
-    };
+    let engine = engine_for_request(&app, &state, &input.review_id)?;
     engine.submit_review(&input.review_id, input.decision, input.feedback, input.revert, input.force, DecidedBy::Person)
 }
 

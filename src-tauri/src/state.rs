@@ -6,11 +6,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use finishline_engine::agent::{Engine, EngineConfig, ModelEndpoint, PermissionPolicy};
+use finishline_engine::agent::{config, Engine};
 use finishline_engine::clock::SystemClock;
-use finishline_engine::completion::CompletionConfig;
 use finishline_engine::domain::SessionId;
-use finishline_engine::provider::{ProviderConfig, RetryPolicy};
 use finishline_engine::mcp::McpServers;
 use finishline_engine::secret::Keys;
 use finishline_engine::store::Store;
@@ -36,45 +34,23 @@ impl AppState {
     }
 
     /// An engine built from the current settings, for a session in `workspace`; `model`
-    /// overrides the settings' model for this task.
+    /// overrides the settings' model for this task. The engine's one config builder does the rest.
     pub fn engine_from(&self, settings: &Settings, workspace: &str, model: Option<&str>) -> Result<Arc<Engine>, Error> {
         if !settings.provider_ready() {
             return Err(Error::InvalidSettings { field: "provider", problem: "set up a provider (base URL and model) in Settings first".into() });
         }
-        let p = &settings.provider;
-        let key_env = p.key_env();
-        let (key, _) = self.keys.resolve(p);
-        let model = model.map(str::trim).filter(|m| !m.is_empty()).unwrap_or(p.model.trim());
-        let agent = ModelEndpoint::http(ProviderConfig::new(p.kind, p.base_url.trim(), key), model)?;
-        let evaluator = settings.evaluator_model.clone().filter(|m| !m.trim().is_empty()).map(|m| ModelEndpoint { model: m, ..agent.clone() });
-        Ok(Engine::new(
-            self.store.clone(),
-            EngineConfig {
-                data_dir: self.data_dir.clone(),
-                agent,
-                evaluator,
-                completion: CompletionConfig {
-                    max_steps: settings.limits.max_steps,
-                    continuation_budget: settings.limits.continuation_budget,
-                    marker: Some(settings.completion.marker.trim().to_string()).filter(|m| !m.is_empty()),
-                    require_complete_task: settings.completion.require_complete_task,
-                    ..Default::default()
-                },
-                retry: RetryPolicy { max_retries: settings.limits.max_retries, ..Default::default() },
-                permissions: PermissionPolicy {
-                    overrides: settings.permissions.iter().map(|(t, p)| (t.clone(), (*p).into())).collect(),
-                    continue_after_denial: settings.completion.continue_after_denial,
-                    ..Default::default()
-                },
-                verify_commands: settings.verify_commands_for(workspace),
-                context_window: 32_000,
-                max_output_tokens: Some(4096),
-                auto_approve: false,
-                secret_env: vec![key_env],
-                prices: settings.prices.clone(),
-                mcp: self.mcp_for(settings),
-            },
-        ))
+        let keys = self.keys.clone();
+        let (agent, evaluator) = config::endpoints(settings, model, &move |p| keys.resolve(p).0)?;
+        let ctx = config::ConfigContext {
+            data_dir: self.data_dir.clone(),
+            workspace,
+            model,
+            mcp: self.mcp_for(settings),
+            nobody_to_ask: false,
+            allow_all: false,
+            extra_verify: Vec::new(),
+        };
+        Ok(Engine::new(self.store.clone(), config::engine_config(settings, ctx, agent, evaluator)))
     }
 
     /// The servers for these settings: the running set when the list is unchanged, so servers

@@ -128,7 +128,20 @@ export type EndReason =
   | "cancelled"
   | "failed";
 export type Decision = "approve" | "request_changes" | "reject";
-export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator";
+export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume";
+
+/** Which stuck pattern fired, and what repeated. */
+export interface Stuck {
+  pattern: string;
+  repeated: string;
+}
+
+/** The agent's claim in its own words, from complete_task. */
+export interface ClaimWords {
+  summary?: string;
+  original_request_summary?: string;
+  remaining_work?: string;
+}
 export type ToolState = "pending" | "awaiting_permission" | "running" | "done" | "error" | "denied" | "unknown";
 export type Phase = "thinking" | "tool" | "verifying" | "evaluating" | "compacting" | "waiting";
 export type PermissionDecision = "allow_once" | "allow_session" | "deny";
@@ -154,7 +167,7 @@ export interface FileChange {
 export type EngineEvent =
   | { type: "session_created"; task: string; workspace: string; provider: string; model: string }
   | { type: "run_started"; trigger: "task" | "feedback" | "message" | "resume" }
-  | { type: "run_finished"; status: SessionStatus; claim: Claim; verdict: Verdict | null; end_reason: EndReason }
+  | { type: "run_finished"; status: SessionStatus; claim: Claim; verdict: Verdict | null; end_reason: EndReason; stuck?: Stuck }
   | { type: "status_changed"; status: SessionStatus; attempt?: number; next_retry_at?: string; message?: string }
   | { type: "step_started"; step: number }
   | { type: "step_finished"; step: number; stop_reason: string | null; usage: Usage }
@@ -164,14 +177,15 @@ export type EngineEvent =
   | { type: "reasoning_delta"; message_id: string; text: string }
   | { type: "tool_call"; call_id: string; tool: string; input: unknown; state: ToolState; output?: string }
   | { type: "todos_updated"; todos: Todo[] }
-  | { type: "permission_requested"; request_id: string; tool: string; input: unknown; reason: string }
+  | { type: "permission_requested"; request_id: string; tool: string; input: unknown; reason: string; call_id?: string }
   | { type: "permission_resolved"; request_id: string; decision: PermissionDecision }
-  | { type: "question_asked"; request_id: string; question: string }
+  | { type: "question_asked"; request_id: string; question: string; call_id?: string }
+  | { type: "request_cancelled"; request_id: string }
   | { type: "question_answered"; request_id: string; answer: string | null; declined: boolean }
   | { type: "verification"; command: string; exit_code: number | null; output_tail: string; skipped: boolean }
-  | { type: "evaluation"; cycle: number; verdict: Verdict; summary: string; remaining: string[]; stuck_reason: string | null; model: string; parse_ok: boolean; usage: Usage }
+  | { type: "evaluation"; cycle: number; verdict: Verdict; summary: string; remaining: string[]; stuck_reason: string | null; model: string; parse_ok: boolean; usage: Usage; question?: "done" | "announced_action" }
   | { type: "continuation"; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string; answers_call?: string }
-  | { type: "review_requested"; review_id: string; claim: Claim; verdict: Verdict | null; end_reason: EndReason; remaining: string[]; files_changed: FileChange[]; verification: string[]; tokens?: Tokens; cost_usd?: number }
+  | { type: "review_requested"; review_id: string; claim: Claim; verdict: Verdict | null; end_reason: EndReason; remaining: string[]; files_changed: FileChange[]; verification: string[]; tokens?: Tokens; cost_usd?: number; claim_words?: ClaimWords; verdict_summary?: string; stuck?: Stuck }
   | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean }
   | { type: "error"; code: string; message: string };
 

@@ -55,7 +55,7 @@ pub fn session_events(i: usize, parts: usize) -> Vec<EngineEvent> {
             _ => ev.push(EngineEvent::TextDelta { message_id: msg.clone(), text: format!("Read it; the {} part looks right.", WORDS[(i * 3 + k) % WORDS.len()]) }),
         }
     }
-    ev.push(EngineEvent::RunFinished { status: SessionStatus::Completed, claim: Claim::Success, verdict: Some(Verdict::Done), end_reason: EndReason::VerifiedDone });
+    ev.push(EngineEvent::RunFinished { status: SessionStatus::Completed, claim: Claim::Success, verdict: Some(Verdict::Done), end_reason: EndReason::VerifiedDone, stuck: None });
     ev
 }
 

@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use finishline_engine::provider::{ApiKey, ProviderConfig};
+use finishline_engine::agent::ModelEndpoint;
+use finishline_engine::provider::ApiKey;
 use finishline_engine::settings::STORE_KEY;
 use finishline_engine::{ProviderKind, ProviderSettings, Settings};
 
@@ -34,13 +35,9 @@ pub fn settings(data_dir: &Path) -> Result<Settings, String> {
     }
 }
 
+/// The settings with the flags applied, and the agent's key as the flags found it.
 pub struct Resolved {
-    pub kind: ProviderKind,
-    pub base_url: String,
-    pub model: String,
-    pub evaluator_model: Option<String>,
     pub key: Option<ApiKey>,
-    pub key_env: Option<String>,
     pub settings: Settings,
 }
 
@@ -97,9 +94,60 @@ pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
         ));
     }
     let evaluator_model = opts.evaluator_model.clone().or_else(|| settings.evaluator_model.clone());
-    Ok(Resolved { kind, base_url, model, evaluator_model, key, key_env, settings })
+    let mut settings = settings;
+    apply_flags(&mut settings, opts, &provider, evaluator_model.clone())?;
+    settings.validate().map_err(|e| e.to_string())?;
+    Ok(Resolved { key, settings })
 }
 
-pub fn provider_config(r: &Resolved) -> ProviderConfig {
-    ProviderConfig::new(r.kind, r.base_url.clone(), r.key.clone())
+/// The flags override the settings they name, so the engine is configured from one place.
+fn apply_flags(settings: &mut Settings, opts: &RunOptions, provider: &ProviderSettings, evaluator_model: Option<String>) -> Result<(), String> {
+    settings.provider = provider.clone();
+    if let Some(var) = &opts.api_key_env {
+        settings.provider.api_key_env = Some(var.clone());
+    }
+    settings.evaluator_model = evaluator_model;
+    if opts.evaluator_base_url.is_some() || opts.evaluator_provider.is_some() {
+        let kind = match opts.evaluator_provider.as_deref() {
+            Some("anthropic") => ProviderKind::Anthropic,
+            Some("gemini") => ProviderKind::Gemini,
+            Some(_) => ProviderKind::Openai,
+            None => settings.evaluator_provider.as_ref().map(|p| p.kind).unwrap_or(ProviderKind::Openai),
+        };
+        let base_url = opts
+            .evaluator_base_url
+            .clone()
+            .or_else(|| settings.evaluator_provider.as_ref().map(|p| p.base_url.clone()))
+            .ok_or("--evaluator-provider needs --evaluator-base-url (where the evaluator's server is)")?;
+        let model = settings.evaluator_model.clone().ok_or("a separate evaluator needs --evaluator-model")?;
+        settings.evaluator_provider = Some(ProviderSettings { preset: None, kind, base_url, model, api_key_env: None });
+    }
+    let l = &mut settings.limits;
+    if let Some(v) = opts.max_steps {
+        l.max_steps = v;
+    }
+    if let Some(v) = opts.max_output_tokens {
+        l.max_output_tokens = v;
+    }
+    if let Some(v) = opts.continuation_budget {
+        l.continuation_budget = v;
+    }
+    if let Some(v) = opts.truncation_cap {
+        l.truncation_cap = v;
+    }
+    if let Some(v) = opts.short_stop_tokens {
+        l.short_stop_tokens = v;
+    }
+    if let Some(v) = opts.context_window {
+        settings.context_windows.insert(provider.model.clone(), v);
+    }
+    if opts.review == crate::ReviewMode::Approve {
+        settings.auto_approve = true;
+    }
+    Ok(())
+}
+
+/// The agent's and the evaluator's endpoints, through the engine's one builder.
+pub fn endpoints(settings: &Settings, key_for: &dyn Fn(&ProviderSettings) -> Option<ApiKey>) -> Result<(ModelEndpoint, Option<ModelEndpoint>), String> {
+    finishline_engine::agent::config::endpoints(settings, None, key_for).map_err(|e| e.to_string())
 }

@@ -107,8 +107,15 @@ pub struct RunOptions {
     pub base_url: Option<String>,
     #[arg(long)]
     pub model: Option<String>,
+    /// The evaluator's model (default: the settings', else the agent's model).
     #[arg(long)]
     pub evaluator_model: Option<String>,
+    /// The evaluator's own provider protocol, for a separate (often cheaper) evaluator.
+    #[arg(long, value_parser = ["openai", "anthropic", "gemini"])]
+    pub evaluator_provider: Option<String>,
+    /// The evaluator's own base URL; with it, the evaluator uses its own provider.
+    #[arg(long)]
+    pub evaluator_base_url: Option<String>,
     /// The environment variable that holds the API key.
     #[arg(long)]
     pub api_key_env: Option<String>,
@@ -122,9 +129,21 @@ pub struct RunOptions {
     pub verify: Vec<String>,
     #[arg(long)]
     pub max_steps: Option<u32>,
-    /// The most tokens one model reply may have.
-    #[arg(long, default_value_t = 4096)]
-    pub max_output_tokens: u32,
+    /// The most tokens one model reply may have (default: the settings', 4096).
+    #[arg(long)]
+    pub max_output_tokens: Option<u32>,
+    /// The model's context window in tokens (default: the settings' for this model, 32000).
+    #[arg(long)]
+    pub context_window: Option<u32>,
+    /// Continuations per run before the run goes to review (default 5).
+    #[arg(long)]
+    pub continuation_budget: Option<u32>,
+    /// Truncation continuations in a row before the run goes to review (default 3).
+    #[arg(long)]
+    pub truncation_cap: Option<u32>,
+    /// A stop with at most this many output tokens while work is open is a truncation (default 10).
+    #[arg(long)]
+    pub short_stop_tokens: Option<u32>,
     #[command(flatten)]
     pub common: Common,
 }

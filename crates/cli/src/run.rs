@@ -5,14 +5,11 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
-use finishline_engine::agent::{Engine, EngineConfig, ModelEndpoint, PermissionPolicy, ReviewOutcome};
+use finishline_engine::agent::{Engine, ReviewOutcome};
 use finishline_engine::clock::SystemClock;
-use finishline_engine::completion::CompletionConfig;
 use finishline_engine::domain::*;
 use finishline_engine::event::{EngineEvent, Envelope};
-use finishline_engine::provider::RetryPolicy;
 use finishline_engine::store::Store;
-use finishline_engine::tool::Permission;
 use futures_util::StreamExt;
 use serde_json::json;
 
@@ -45,53 +42,41 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
     };
     let _ = store.recover();
     let interactive = std::io::stdin().is_terminal() && !json;
-    let mut overrides: std::collections::HashMap<String, Permission> = resolved
-        .settings
-        .permissions
-        .iter()
-        .map(|(t, p)| (t.clone(), (*p).into()))
-        .collect();
-    let allow_all = opts.allow.iter().any(|a| a == "all");
+    let mut settings = resolved.settings.clone();
     for t in opts.allow.iter().filter(|a| *a != "all") {
-        overrides.insert(t.trim().to_string(), Permission::Allow);
+        settings.permissions.insert(t.trim().to_string(), finishline_engine::settings::PermissionDefault::Allow);
     }
-    let agent = match ModelEndpoint::http(config::provider_config(&resolved), resolved.model.clone()) {
-        Ok(a) => a,
-        Err(e) => return fail(exit::USAGE, json, &e.to_string()),
+    let cli_key = resolved.key.clone();
+    let agent_settings = settings.provider.clone();
+    let key_for = move |p: &finishline_engine::ProviderSettings| -> Option<finishline_engine::provider::ApiKey> {
+        if *p == agent_settings {
+            return cli_key.clone();
+        }
+        finishline_engine::secret::Keys::os().resolve(p).0
     };
-    let evaluator = resolved.evaluator_model.as_ref().map(|m| ModelEndpoint { model: m.clone(), ..agent.clone() });
-    let limits = resolved.settings.limits;
-    let configured_mcp: Vec<_> = resolved.settings.mcp_servers.iter().filter(|m| m.enabled).cloned().collect();
+    let (agent, evaluator) = match config::endpoints(&settings, &key_for) {
+        Ok(e) => e,
+        Err(e) => return fail(exit::USAGE, json, &e),
+    };
+    let configured_mcp: Vec<_> = settings.mcp_servers.iter().filter(|m| m.enabled).cloned().collect();
     let mcp = (!configured_mcp.is_empty()).then(|| finishline_engine::mcp::McpServers::new(configured_mcp));
-    let engine = Engine::new(
-        store.clone(),
-        EngineConfig {
+    let ws = opts.workspace.canonicalize().unwrap_or(opts.workspace.clone());
+    let ws = ws.to_string_lossy();
+    let engine_config = finishline_engine::agent::config::engine_config(
+        &settings,
+        finishline_engine::agent::config::ConfigContext {
             data_dir: data_dir.clone(),
-            agent,
-            evaluator,
-            completion: CompletionConfig {
-                max_steps: opts.max_steps.unwrap_or(limits.max_steps),
-                continuation_budget: limits.continuation_budget,
-                marker: Some(resolved.settings.completion.marker.trim().to_string()).filter(|m| !m.is_empty()),
-                require_complete_task: resolved.settings.completion.require_complete_task,
-                ..Default::default()
-            },
-            retry: RetryPolicy { max_retries: limits.max_retries, ..Default::default() },
-            permissions: PermissionPolicy { overrides, allow_all, nobody_to_ask: !interactive, continue_after_denial: resolved.settings.completion.continue_after_denial },
-            verify_commands: {
-                let ws = opts.workspace.canonicalize().unwrap_or(opts.workspace.clone());
-                let mut v = resolved.settings.verify_commands_for(&ws.to_string_lossy());
-                v.extend(opts.verify.iter().cloned());
-                v
-            },
-            context_window: 32_000,
-            max_output_tokens: Some(opts.max_output_tokens),
-            auto_approve: opts.review == ReviewMode::Approve,
-            secret_env: resolved.key_env.clone().into_iter().collect(),
-            prices: resolved.settings.prices.clone(),
+            workspace: &ws,
+            model: None,
             mcp: mcp.clone(),
+            nobody_to_ask: !interactive,
+            allow_all: opts.allow.iter().any(|a| a == "all"),
+            extra_verify: opts.verify.clone(),
         },
+        agent,
+        evaluator,
     );
+    let engine = Engine::new(store.clone(), engine_config);
     // A resumed session prints only what this run adds; a new one prints from its creation.
     let mut after = 0;
     let started = match start {
@@ -140,7 +125,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
                 let d = ask_permission(tool, input);
                 let _ = engine.respond_permission(request_id, d);
             }
-            EngineEvent::QuestionAsked { request_id, question } => {
+            EngineEvent::QuestionAsked { request_id, question, .. } => {
                 let answer = if interactive { prompt_line(&format!("The agent asks: {question}\nYour answer (empty to decline): ")) } else { None };
                 let _ = engine.answer_question(request_id, answer);
             }

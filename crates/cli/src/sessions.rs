@@ -15,10 +15,16 @@ fn open(common: &Common) -> Result<Store, u8> {
         eprintln!("finishline: no history yet in {}", dir.display());
         return Err(exit::USAGE);
     }
-    Store::open(&path, Arc::new(SystemClock)).map_err(|e| {
+    let store = Store::open(&path, Arc::new(SystemClock)).map_err(|e| {
         eprintln!("finishline: {e}");
         exit::FAILED
-    })
+    })?;
+    // Every front end recovers runs whose process died before it shows anything, so a listing
+    // never shows a dead run as running.
+    if let Err(e) = store.recover() {
+        eprintln!("finishline: {e}");
+    }
+    Ok(store)
 }
 
 pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {

@@ -3,9 +3,17 @@
 //! person's answers (permissions, questions, reviews) reach it through the store, where they are
 //! recorded once, and a wake-up channel.
 
+pub mod compaction;
+pub mod config;
+mod dispatch;
+mod evaluation;
+pub mod evidence;
 pub mod history;
 pub mod permission;
+mod review;
 pub mod run;
+mod step;
+mod verify;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -126,26 +134,55 @@ impl Engine {
     /// Starts a run of an existing session: after feedback, a new message, or to resume.
     pub fn spawn_run(self: &Arc<Self>, session: SessionId, trigger: RunTrigger, user_message: Option<String>) -> Result<tokio::task::JoinHandle<()>> {
         self.store.acquire_lease(&session)?;
+        Ok(self.spawn_leased(session, run::RunStart { trigger, user_message, answer: None }))
+    }
+
+    /// Starts a run whose lease this process already holds.
+    fn spawn_leased(self: &Arc<Self>, session: SessionId, start: run::RunStart) -> tokio::task::JoinHandle<()> {
         let cancel = CancellationToken::new();
         self.live().cancels.insert(session.clone(), cancel.clone());
         let engine = self.clone();
-        Ok(tokio::spawn(async move {
+        tokio::spawn(async move {
             let s = session.clone();
-            run::Run::execute(engine.clone(), session, trigger, user_message, cancel).await;
+            run::Run::execute(engine.clone(), session, RunId::new(), start, cancel).await;
             engine.live().cancels.remove(&s);
             let _ = engine.store.release_lease(&s);
-        }))
+        })
     }
 
-    /// Stops the session's run: the stream, the evaluator, commands and retry waits all end.
+    /// Stops the session's run: the stream, the evaluator, commands and retry waits all end. A
+    /// session left waiting for a person by a process that is gone (the app or the CLI was
+    /// restarted) has no run to stop: its open requests are resolved as cancelled and it ends
+    /// `cancelled`.
     pub fn cancel(&self, session: &SessionId) -> bool {
-        match self.live().cancels.get(session) {
-            Some(c) => {
-                c.cancel();
-                true
-            }
-            None => false,
+        if let Some(c) = self.live().cancels.get(session) {
+            c.cancel();
+            return true;
         }
+        self.cancel_stranded(session).unwrap_or(false)
+    }
+
+    fn cancel_stranded(&self, session: &SessionId) -> Result<bool> {
+        if self.store.session(session)?.status != SessionStatus::AwaitingApproval {
+            return Ok(false);
+        }
+        self.store.acquire_lease(session)?;
+        let mut cancelled = false;
+        for (request, kind, _) in self.store.pending_requests(session)? {
+            let kind = match kind.as_str() {
+                "permission" => RequestKind::Permission,
+                "question" => RequestKind::Question,
+                _ => continue,
+            };
+            let mut events = vec![EngineEvent::RequestCancelled { request_id: request.clone() }];
+            if !cancelled {
+                events.push(EngineEvent::RunFinished { status: SessionStatus::Cancelled, claim: Claim::None, verdict: None, end_reason: EndReason::Cancelled, stuck: None });
+                events.push(EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None });
+            }
+            cancelled |= self.store.resolve_request(&request, kind, if cancelled { SessionStatus::Cancelled } else { SessionStatus::AwaitingApproval }, None, events).is_ok();
+        }
+        let _ = self.store.release_lease(session);
+        Ok(cancelled)
     }
 
     pub(crate) fn register_waiter(&self, request: &RequestId) -> oneshot::Receiver<Answer> {
@@ -154,31 +191,53 @@ impl Engine {
         rx
     }
 
-    fn wake(&self, request: &RequestId, answer: Answer) {
-        if let Some(tx) = self.live().waiters.remove(request) {
-            let _ = tx.send(answer);
+    pub(crate) fn forget_waiter(&self, request: &RequestId) {
+        self.live().waiters.remove(request);
+    }
+
+    /// Records the answer once, then hands it to the run waiting for it. When no run in this
+    /// process waits (the process that asked is gone), the answer resumes the session: a new run
+    /// carries out the call the request was about and goes on.
+    fn deliver(self: &Arc<Self>, request: &RequestId, kind: RequestKind, events: Vec<EngineEvent>, answer: Answer) -> Result<()> {
+        let waiting_here = self.live().waiters.contains_key(request);
+        if waiting_here {
+            self.store.resolve_request(request, kind, SessionStatus::AwaitingApproval, None, events)?;
+            if let Some(tx) = self.live().waiters.remove(request) {
+                let _ = tx.send(answer);
+            }
+            return Ok(());
         }
+        let (session, _, _) = self.store.request_state(request)?.ok_or_else(|| Error::NotFound(format!("request {request}")))?;
+        // Taking the lease first means a live process that still waits keeps its request.
+        self.store.acquire_lease(&session)?;
+        let mut events = events;
+        events.push(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: "resuming from your answer".into() });
+        if let Err(e) = self.store.resolve_request(request, kind, SessionStatus::AwaitingApproval, None, events) {
+            let _ = self.store.release_lease(&session);
+            return Err(e);
+        }
+        self.spawn_leased(session, run::RunStart { trigger: RunTrigger::Resume, user_message: None, answer: Some((request.clone(), answer)) });
+        Ok(())
     }
 
     /// Allow once, allow for the session, or deny. Applies once; a second answer is reported.
-    pub fn respond_permission(&self, request: &RequestId, decision: PermissionDecision) -> Result<()> {
-        self.store.resolve_request(request, RequestKind::Permission, SessionStatus::AwaitingApproval, None, vec![
+    pub fn respond_permission(self: &Arc<Self>, request: &RequestId, decision: PermissionDecision) -> Result<()> {
+        let events = vec![
             EngineEvent::PermissionResolved { request_id: request.clone(), decision },
             EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None },
-        ])?;
-        self.wake(request, Answer::Permission(decision));
-        Ok(())
+        ];
+        self.deliver(request, RequestKind::Permission, events, Answer::Permission(decision))
     }
 
     /// Answers an `ask_user` question; `None` declines it.
-    pub fn answer_question(&self, request: &RequestId, answer: Option<String>) -> Result<()> {
+    pub fn answer_question(self: &Arc<Self>, request: &RequestId, answer: Option<String>) -> Result<()> {
         let declined = answer.as_deref().is_none_or(|a| a.trim().is_empty());
-        self.store.resolve_request(request, RequestKind::Question, SessionStatus::AwaitingApproval, None, vec![
-            EngineEvent::QuestionAnswered { request_id: request.clone(), answer: if declined { None } else { answer.clone() }, declined },
+        let answer = if declined { None } else { answer };
+        let events = vec![
+            EngineEvent::QuestionAnswered { request_id: request.clone(), answer: answer.clone(), declined },
             EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None },
-        ])?;
-        self.wake(request, Answer::Question(if declined { None } else { answer }));
-        Ok(())
+        ];
+        self.deliver(request, RequestKind::Question, events, Answer::Question(answer))
     }
 
     /// The person's review decision. Request changes starts a new run with the feedback as the

@@ -12,7 +12,9 @@
 //! |----|-----------------------------------------------------------------------|--------|
 //! | 1  | the step failed with a non-retryable error                            | fail |
 //! | 2  | the provider stopped for a content filter                             | fail |
-//! | 3  | a stuck pattern fired after this step                                 | review, `stuck` |
+//! | 2a | the context window overflowed again after the compaction it triggered | fail, `context_too_long` |
+//! | 2b | a finish reason this build does not know                              | fail, `provider_protocol` |
+//! | 3  | a stuck pattern fired after this step                                 | review, `stuck`, naming the pattern and what repeated |
 //! | 4  | cut off (`length`, no finish reason, lost after output, or a stop of ≤ N output tokens while work is open), fewer than 3 truncations in a row | continue, `truncation` |
 //! | 5  | cut off, the truncation cap is reached                                | review, `truncation_exhausted` |
 //! | 6  | the step called tools (other than `complete_task`) or paused, under the step limit | next step |
@@ -38,7 +40,8 @@
 
 use serde::Serialize;
 
-use crate::domain::{Claim, ContinuationSource, EndReason, Verdict};
+use crate::domain::{Claim, ContinuationSource, EndReason, Stuck, StuckPattern, Verdict};
+use crate::error::ErrorCode;
 use crate::provider::StopReason;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -65,7 +68,7 @@ pub enum StepEnd {
     Stopped(StopReason),
     /// The stream ended without a finish reason, or the connection was lost after output.
     Cut,
-    Failed { message: String },
+    Failed { code: ErrorCode, message: String },
 }
 
 /// An explicit claim from `complete_task` (or the marker).
@@ -74,16 +77,25 @@ pub struct ClaimEvidence {
     pub claim: Claim,
     pub remaining_work: Option<String>,
     pub verify_command: Option<String>,
+    /// The agent's own words, shown at the review gate beside the evaluator's verdict.
+    pub summary: Option<String>,
+    pub original_request_summary: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+impl ClaimEvidence {
+    pub fn new(claim: Claim) -> Self {
+        ClaimEvidence { claim, remaining_work: None, verify_command: None, summary: None, original_request_summary: None }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 pub struct Counters {
     pub steps: u32,
     pub continuations_used: u32,
     pub truncations_in_row: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct VerificationFailure {
     pub command: String,
     pub exit_code: Option<i32>,
@@ -121,7 +133,7 @@ pub struct Evidence {
     pub run_wrote_todos: bool,
     pub files_changed: bool,
     pub counters: Counters,
-    pub stuck_pattern: Option<String>,
+    pub stuck_pattern: Option<Stuck>,
     pub verify_commands: Vec<String>,
     pub verification: Option<VerificationOutcome>,
     pub previous_verification_failure: Option<VerificationFailure>,
@@ -154,12 +166,13 @@ impl Evidence {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EvaluationQuestion {
     /// Conversation turns: did the agent announce an action it then did not take?
     AnnouncedAction,
     /// Work turns: is the task done?
+    #[default]
     Done,
 }
 
@@ -170,9 +183,15 @@ pub enum Action {
     Continue { source: ContinuationSource, text: String, remaining: Vec<String> },
     Verify { commands: Vec<String> },
     Evaluate { question: EvaluationQuestion },
-    Review { end_reason: EndReason, claim: Claim },
+    Review {
+        end_reason: EndReason,
+        claim: Claim,
+        /// Set when the end reason is `stuck`: which pattern fired and what repeated.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stuck: Option<Stuck>,
+    },
     Idle { end_reason: EndReason },
-    Fail { message: String },
+    Fail { code: ErrorCode, message: String },
 }
 
 /// The claim this evidence makes: `complete_task`, else the marker, else none.
@@ -204,32 +223,44 @@ fn is_truncated(e: &Evidence, cfg: &CompletionConfig) -> bool {
 pub fn decide(e: &Evidence, cfg: &CompletionConfig) -> Action {
     let action = decide_unlimited(e, cfg);
     match action {
-        Action::NextStep | Action::Continue { .. } if e.counters.steps >= cfg.max_steps => Action::Review { end_reason: EndReason::StepLimit, claim: claim_of(e, cfg) },
+        Action::NextStep | Action::Continue { .. } if e.counters.steps >= cfg.max_steps => Action::Review { end_reason: EndReason::StepLimit, claim: claim_of(e, cfg), stuck: None },
         a => a,
     }
 }
 
 fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
     let claim = claim_of(e, cfg);
-    let review = |end_reason| Action::Review { end_reason, claim };
+    let review = |end_reason| Action::Review { end_reason, claim, stuck: None };
+    let stuck = |pattern, repeated: String| Action::Review { end_reason: EndReason::Stuck, claim, stuck: Some(Stuck { pattern, repeated }) };
     let budget_left = e.counters.continuations_used < cfg.continuation_budget;
     let continue_or_exhaust = |source, text: String, remaining: Vec<String>| {
         if budget_left {
             Action::Continue { source, text, remaining }
         } else {
-            Action::Review { end_reason: EndReason::CyclesExhausted, claim }
+            Action::Review { end_reason: EndReason::CyclesExhausted, claim, stuck: None }
         }
     };
 
     // Rows 1-2.
     match &e.step_end {
-        StepEnd::Failed { message } => return Action::Fail { message: message.clone() },
-        StepEnd::Stopped(StopReason::ContentFilter) => return Action::Fail { message: "The provider stopped the answer for its content policy.".into() },
+        StepEnd::Failed { code, message } => return Action::Fail { code: *code, message: message.clone() },
+        StepEnd::Stopped(StopReason::ContentFilter) => return Action::Fail { code: ErrorCode::Provider, message: "The provider stopped the answer for its content policy.".into() },
+        // Row 2a: the loop compacts and retries once on an overflow; reaching here means it did.
+        StepEnd::Stopped(StopReason::ContextWindowExceeded) => {
+            return Action::Fail {
+                code: ErrorCode::ContextTooLong,
+                message: "The conversation no longer fits the model's context window, even after compacting it. Set the model's context window in Settings, or start a new task with less material.".into(),
+            }
+        }
+        // Row 2b.
+        StepEnd::Stopped(StopReason::Unknown) => {
+            return Action::Fail { code: ErrorCode::ProviderProtocol, message: "The provider ended the answer with a finish reason Finishline does not know, so it cannot tell whether the agent finished. Resume to try again.".into() }
+        }
         _ => {}
     }
     // Row 3.
-    if e.stuck_pattern.is_some() {
-        return review(EndReason::Stuck);
+    if let Some(s) = &e.stuck_pattern {
+        return Action::Review { end_reason: EndReason::Stuck, claim, stuck: Some(s.clone()) };
     }
     // Rows 4-5.
     if is_truncated(e, cfg) {
@@ -283,7 +314,7 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
         None if should_verify => return Action::Verify { commands },
         Some(VerificationOutcome { failure: Some(f) }) => {
             if e.previous_verification_failure.as_ref() == Some(f) {
-                return review(EndReason::Stuck);
+                return stuck(StuckPattern::SameVerificationFailure, f.command.clone());
             }
             return continue_or_exhaust(ContinuationSource::Verification, crate::prompt::verification(f), vec![format!("make `{}` pass", f.command)]);
         }
@@ -294,12 +325,12 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
         return Action::Evaluate { question: EvaluationQuestion::Done };
     };
     match ev.verdict {
-        Verdict::Stuck => review(EndReason::Stuck),
+        Verdict::Stuck => stuck(StuckPattern::EvaluatorStuck, ev.stuck_reason.clone().unwrap_or_default()),
         Verdict::Done => review(EndReason::VerifiedDone),
         Verdict::Unavailable => review(EndReason::Unverified),
         Verdict::NotDone => {
             if e.previous_remaining.as_ref().is_some_and(|p| !p.is_empty() && *p == ev.remaining) {
-                return review(EndReason::Stuck);
+                return stuck(StuckPattern::RemainingUnchanged, ev.remaining.join("; "));
             }
             if ev.remaining.is_empty() && ev.continuation_prompt.trim().is_empty() {
                 return review(EndReason::Unverified);

@@ -148,6 +148,9 @@ pub enum ContinuationSource {
     MissingAction,
     Verification,
     Evaluator,
+    /// The note a resumed run starts with ("Finishline was restarted…"): engine text, never the
+    /// person's, and it does not spend the continuation budget.
+    Resume,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -409,6 +412,7 @@ impl ContinuationSource {
             ContinuationSource::MissingAction => "missing_action",
             ContinuationSource::Verification => "verification",
             ContinuationSource::Evaluator => "evaluator",
+            ContinuationSource::Resume => "resume",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -419,6 +423,7 @@ impl ContinuationSource {
             "missing_action" => ContinuationSource::MissingAction,
             "verification" => ContinuationSource::Verification,
             "evaluator" => ContinuationSource::Evaluator,
+            "resume" => ContinuationSource::Resume,
             _ => return None,
         })
     }
@@ -533,4 +538,80 @@ impl UsageSource {
             _ => return None,
         })
     }
+}
+
+impl ContinuationSource {
+    /// Whether a continuation from this source spends the run's shared budget. Truncation has its
+    /// own cap, and the resume note is not a continuation of the agent's work.
+    pub fn spends_budget(self) -> bool {
+        !matches!(self, ContinuationSource::Truncation | ContinuationSource::Resume)
+    }
+}
+
+/// Which stuck pattern fired: the review and `run_finished` name it, so the person sees why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StuckPattern {
+    SameActionSameObservation,
+    SameActionError,
+    IdenticalMessages,
+    Alternation,
+    RepeatedCompaction,
+    EmptyResponses,
+    /// The same verification failure twice: same command, same output.
+    SameVerificationFailure,
+    /// The evaluator's remaining list unchanged over 2 cycles.
+    RemainingUnchanged,
+    /// The evaluator judged the agent stuck.
+    EvaluatorStuck,
+}
+
+impl StuckPattern {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StuckPattern::SameActionSameObservation => "same_action_same_observation",
+            StuckPattern::SameActionError => "same_action_error",
+            StuckPattern::IdenticalMessages => "identical_messages",
+            StuckPattern::Alternation => "alternation",
+            StuckPattern::RepeatedCompaction => "repeated_compaction",
+            StuckPattern::EmptyResponses => "empty_responses",
+            StuckPattern::SameVerificationFailure => "same_verification_failure",
+            StuckPattern::RemainingUnchanged => "remaining_unchanged",
+            StuckPattern::EvaluatorStuck => "evaluator_stuck",
+        }
+    }
+
+    /// In plain words, for the review and the CLI.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StuckPattern::SameActionSameObservation => "the same action with the same result 4 times",
+            StuckPattern::SameActionError => "the same action failing 3 times",
+            StuckPattern::IdenticalMessages => "the same message 3 times in a row",
+            StuckPattern::Alternation => "alternating between two actions for 6 steps",
+            StuckPattern::RepeatedCompaction => "compacting again with nothing in between",
+            StuckPattern::EmptyResponses => "3 empty responses in a row",
+            StuckPattern::SameVerificationFailure => "the same verification failure twice",
+            StuckPattern::RemainingUnchanged => "the evaluator's remaining items unchanged over 2 cycles",
+            StuckPattern::EvaluatorStuck => "the evaluator judged the agent stuck",
+        }
+    }
+}
+
+/// A stuck verdict with what repeated: the action, the failing command, or the remaining items.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stuck {
+    pub pattern: StuckPattern,
+    #[serde(default)]
+    pub repeated: String,
+}
+
+/// The agent's claim in its own words, from `complete_task`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ClaimWords {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_request_summary: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remaining_work: Option<String>,
 }

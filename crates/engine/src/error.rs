@@ -25,6 +25,10 @@ pub enum ErrorCode {
     ProviderNotFound,
     /// Any other provider failure.
     Provider,
+    /// The provider answered with something the protocol does not allow or we do not know.
+    ProviderProtocol,
+    /// The conversation does not fit the model's context window.
+    ContextTooLong,
     /// No OS keychain service here; the message offers the alternatives.
     KeychainUnavailable,
     /// An MCP server failed to start, list its tools or answer.
@@ -33,6 +37,18 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// The code a provider failure reaches the person with: a wrong key says so, not "provider".
+    pub fn of_provider(kind: crate::provider::ProviderErrorKind) -> ErrorCode {
+        use crate::provider::ProviderErrorKind as K;
+        match kind {
+            K::Auth => ErrorCode::ProviderAuth,
+            K::Network => ErrorCode::ProviderUnreachable,
+            K::NotFound | K::MalformedStream => ErrorCode::ProviderNotFound,
+            K::ContextTooLong => ErrorCode::ContextTooLong,
+            _ => ErrorCode::Provider,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::InvalidSettings => "invalid_settings",
@@ -49,6 +65,8 @@ impl ErrorCode {
             ErrorCode::ProviderUnreachable => "provider_unreachable",
             ErrorCode::ProviderNotFound => "provider_not_found",
             ErrorCode::Provider => "provider",
+            ErrorCode::ProviderProtocol => "provider_protocol",
+            ErrorCode::ContextTooLong => "context_too_long",
             ErrorCode::KeychainUnavailable => "keychain_unavailable",
             ErrorCode::Mcp => "mcp",
             ErrorCode::Internal => "internal",
@@ -112,12 +130,7 @@ impl Error {
             Error::AlreadyDecided(_) => ErrorCode::AlreadyDecided,
             Error::LeaseHeld(_) => ErrorCode::LeaseHeld,
             Error::InvalidInput(_) => ErrorCode::InvalidInput,
-            Error::Provider(e) => match e.kind {
-                crate::provider::ProviderErrorKind::Auth => ErrorCode::ProviderAuth,
-                crate::provider::ProviderErrorKind::Network => ErrorCode::ProviderUnreachable,
-                crate::provider::ProviderErrorKind::NotFound | crate::provider::ProviderErrorKind::MalformedStream => ErrorCode::ProviderNotFound,
-                _ => ErrorCode::Provider,
-            },
+            Error::Provider(e) => ErrorCode::of_provider(e.kind),
             Error::KeychainUnavailable(_) => ErrorCode::KeychainUnavailable,
             Error::Mcp(_) => ErrorCode::Mcp,
             Error::Internal(_) => ErrorCode::Internal,

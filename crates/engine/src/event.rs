@@ -24,6 +24,9 @@ pub enum EngineEvent {
         claim: Claim,
         verdict: Option<Verdict>,
         end_reason: EndReason,
+        /// With end reason `stuck`: the pattern that fired and what repeated.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stuck: Option<Stuck>,
     },
     StatusChanged {
         status: SessionStatus,
@@ -83,6 +86,10 @@ pub enum EngineEvent {
         tool: String,
         input: Value,
         reason: String,
+        /// The agent's tool call this asks about; `None` for a verification command, which is
+        /// Finishline's own and never the agent's call.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
     },
     PermissionResolved {
         request_id: RequestId,
@@ -91,6 +98,13 @@ pub enum EngineEvent {
     QuestionAsked {
         request_id: RequestId,
         question: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+    },
+    /// A permission or question nobody will answer any more: the run was cancelled. Its buttons
+    /// go dead; it is not recorded as a denial or a declined answer.
+    RequestCancelled {
+        request_id: RequestId,
     },
     QuestionAnswered {
         request_id: RequestId,
@@ -112,6 +126,10 @@ pub enum EngineEvent {
         model: String,
         parse_ok: bool,
         usage: Usage,
+        /// What the evaluator was asked: whether the task is done, or (for a conversation turn)
+        /// only whether the agent announced an action it did not take.
+        #[serde(default)]
+        question: crate::completion::EvaluationQuestion,
     },
     Continuation {
         source: ContinuationSource,
@@ -138,6 +156,14 @@ pub enum EngineEvent {
         /// In US dollars, when the person set prices for the models used.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
+        /// The agent's claim in its own words (`complete_task`'s summary and remaining work).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        claim_words: Option<ClaimWords>,
+        /// The evaluator's summary of the last verdict, beside the claim.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        verdict_summary: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stuck: Option<Stuck>,
     },
     ReviewResolved {
         review_id: RequestId,
@@ -171,6 +197,7 @@ impl EngineEvent {
             EngineEvent::PermissionResolved { .. } => "permission_resolved",
             EngineEvent::QuestionAsked { .. } => "question_asked",
             EngineEvent::QuestionAnswered { .. } => "question_answered",
+            EngineEvent::RequestCancelled { .. } => "request_cancelled",
             EngineEvent::Verification { .. } => "verification",
             EngineEvent::Evaluation { .. } => "evaluation",
             EngineEvent::Continuation { .. } => "continuation",

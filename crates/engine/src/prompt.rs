@@ -23,7 +23,15 @@ pub fn system_prompt(workspace: &str, marker: Option<&str>) -> String {
 /// Wraps a continuation for the model: a user-role message in a tag that says it is not the
 /// person's words. Mid-conversation system messages are not portable across providers.
 pub fn tagged(source: ContinuationSource, attempt: u32, max: u32, text: &str) -> String {
+    if max == 0 {
+        return format!("<system-reminder source=\"{}\">\n{text}\n</system-reminder>", source.as_str());
+    }
     format!("<system-reminder source=\"{}\" attempt=\"{attempt}/{max}\">\n{text}\n</system-reminder>", source.as_str())
+}
+
+/// What a resumed run tells the model when the person added nothing.
+pub fn resume_note() -> String {
+    "Finishline was restarted. Continue the task from where you were; check the workspace for the state of anything whose outcome is unknown.".into()
 }
 
 pub fn truncation() -> String {

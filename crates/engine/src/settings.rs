@@ -68,11 +68,19 @@ pub struct Limits {
     pub max_steps: u32,
     pub continuation_budget: u32,
     pub max_retries: u32,
+    /// Truncation continuations in a row before the run goes to review.
+    pub truncation_cap: u32,
+    /// A normal stop with at most this many output tokens while work is open is a truncation.
+    pub short_stop_tokens: u32,
+    /// The most tokens one model reply may have.
+    pub max_output_tokens: u32,
+    /// The context window of models not listed in `Settings::context_windows`, in tokens.
+    pub context_window: u32,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_steps: 60, continuation_budget: 5, max_retries: 5 }
+        Limits { max_steps: 60, continuation_budget: 5, max_retries: 5, truncation_cap: 3, short_stop_tokens: 10, max_output_tokens: 4096, context_window: 32_000 }
     }
 }
 
@@ -129,7 +137,15 @@ pub struct Settings {
     pub provider: ProviderSettings,
     /// The evaluator's model; `None` means the agent's provider and model judge too.
     pub evaluator_model: Option<String>,
+    /// The evaluator's own provider (often a cheaper one); `None` means the agent's. Its model
+    /// is `evaluator_model`, else the provider's own `model`.
+    pub evaluator_provider: Option<ProviderSettings>,
     pub limits: Limits,
+    /// Model name → its context window in tokens; compaction starts at 80 % of it.
+    pub context_windows: std::collections::BTreeMap<String, u32>,
+    /// Approve verified completions without asking: only end reason `verified_done` with a
+    /// success claim or none. Everything else keeps waiting for a person.
+    pub auto_approve: bool,
     pub completion: CompletionSettings,
     /// Tool name → default; tools not named keep their built-in default.
     pub permissions: std::collections::BTreeMap<String, PermissionDefault>,
@@ -234,13 +250,31 @@ impl Settings {
             }
         }
         let l = &self.limits;
-        for (field, value, max) in [
-            ("limits.max_steps", l.max_steps, 10_000),
-            ("limits.continuation_budget", l.continuation_budget, 100),
-            ("limits.max_retries", l.max_retries, 50),
+        for (field, value, min, max) in [
+            ("limits.max_steps", l.max_steps, 1, 10_000),
+            ("limits.continuation_budget", l.continuation_budget, 1, 100),
+            ("limits.max_retries", l.max_retries, 1, 50),
+            ("limits.truncation_cap", l.truncation_cap, 1, 20),
+            ("limits.short_stop_tokens", l.short_stop_tokens, 0, 1000),
+            ("limits.max_output_tokens", l.max_output_tokens, 16, 1_000_000),
+            ("limits.context_window", l.context_window, 1024, 10_000_000),
         ] {
-            if value == 0 || value > max {
-                return Err(Error::InvalidSettings { field, problem: format!("must be between 1 and {max}, not {value}") });
+            if value < min || value > max {
+                return Err(Error::InvalidSettings { field, problem: format!("must be between {min} and {max}, not {value}") });
+            }
+        }
+        for (model, window) in &self.context_windows {
+            if model.trim().is_empty() || !(1024..=10_000_000).contains(window) {
+                return Err(Error::InvalidSettings { field: "context_windows", problem: format!("the context window of “{model}” must be between 1024 and 10000000 tokens, not {window}") });
+            }
+        }
+        if let Some(p) = &self.evaluator_provider {
+            let url = p.base_url.trim();
+            if url::Url::parse(url).map(|u| !matches!(u.scheme(), "http" | "https")).unwrap_or(true) {
+                return Err(Error::InvalidSettings { field: "evaluator_provider.base_url", problem: format!("“{url}” is not an http(s) URL; it should look like https://api.openai.com/v1") });
+            }
+            if self.evaluator_model.as_deref().map(str::trim).unwrap_or_default().is_empty() && p.model.trim().is_empty() {
+                return Err(Error::InvalidSettings { field: "evaluator_model", problem: "name the evaluator's model for its provider".into() });
             }
         }
         Ok(())
@@ -253,6 +287,11 @@ impl Settings {
     pub fn verify_commands_for(&self, workspace: &str) -> Vec<String> {
         let key = workspace.trim_end_matches('/');
         self.verify_commands.iter().filter(|(w, _)| w.trim_end_matches('/') == key).flat_map(|(_, c)| c.iter().filter(|c| !c.trim().is_empty()).cloned()).collect()
+    }
+
+    /// The context window of a model: the one set for it, else the default.
+    pub fn context_window_for(&self, model: &str) -> u32 {
+        self.context_windows.get(model.trim()).copied().unwrap_or(self.limits.context_window)
     }
 
     pub fn provider_ready(&self) -> bool {

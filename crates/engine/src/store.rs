@@ -167,6 +167,29 @@ impl Store {
         })
     }
 
+    /// Stores events and the run's evidence in one transaction, so the evidence a resumed run
+    /// reads back is never behind the events it saw.
+    pub fn append_with_evidence(&self, session: &SessionId, run: &RunId, events: Vec<EngineEvent>, evidence: &serde_json::Value) -> Result<Vec<Envelope>> {
+        self.transact(|tx, out| {
+            for e in events {
+                out.push(self.append_in(tx, session, Some(run), e)?);
+            }
+            tx.prepare_cached("UPDATE runs SET evidence = ?2 WHERE id = ?1")?.execute(params![run.0, evidence.to_string()])?;
+            Ok(out.clone())
+        })
+    }
+
+    /// The evidence of the session's newest run that saved any: what a resumed run continues.
+    pub fn latest_run_evidence(&self, session: &SessionId) -> Result<Option<serde_json::Value>> {
+        use rusqlite::OptionalExtension;
+        let text: Option<String> = self
+            .read()
+            .prepare_cached("SELECT evidence FROM runs WHERE session_id = ?1 AND evidence IS NOT NULL ORDER BY started_ms DESC, rowid DESC LIMIT 1")?
+            .query_row(params![session.0], |r| r.get(0))
+            .optional()?;
+        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    }
+
     /// Creates a session and its `session_created` event.
     pub fn create_session(&self, new: &NewSession) -> Result<(SessionId, Envelope)> {
         let task = new.task.trim();

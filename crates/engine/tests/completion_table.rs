@@ -20,11 +20,15 @@ fn verdict(v: Verdict, remaining: &[&str], prompt: &str) -> EvaluationOutcome {
 }
 
 fn claim(c: Claim) -> Option<ClaimEvidence> {
-    Some(ClaimEvidence { claim: c, remaining_work: None, verify_command: None })
+    Some(ClaimEvidence::new(c))
 }
 
 fn source(a: &Action) -> Option<ContinuationSource> {
     if let Action::Continue { source, .. } = a { Some(*source) } else { None }
+}
+
+fn stuck_of(a: &Action) -> Option<Stuck> {
+    if let Action::Review { stuck, .. } = a { stuck.clone() } else { None }
 }
 
 fn end(a: &Action) -> Option<EndReason> {
@@ -36,7 +40,7 @@ fn end(a: &Action) -> Option<EndReason> {
 
 #[test]
 fn row_1_a_failed_step_fails_the_run() {
-    assert!(matches!(decide(&Evidence::new(StepEnd::Failed { message: "401".into() }), &cfg()), Action::Fail { .. }), "a non-retryable error ends the run as failed");
+    assert!(matches!(decide(&Evidence::new(StepEnd::Failed { code: finishline_engine::ErrorCode::ProviderAuth, message: "401".into() }), &cfg()), Action::Fail { .. }), "a non-retryable error ends the run as failed");
 }
 
 #[test]
@@ -48,8 +52,41 @@ fn row_2_a_content_filter_fails_the_run() {
 fn row_3_a_stuck_pattern_goes_to_review_even_mid_work() {
     let mut e = stop();
     e.step_called_tools = true;
-    e.stuck_pattern = Some("the same action failing 3 times".into());
+    e.stuck_pattern = Some(Stuck { pattern: StuckPattern::SameActionError, repeated: "read_file({\"path\":\"x\"})".into() });
     assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::Stuck), "stuck is checked after every step, not only at stops");
+    assert_eq!(stuck_of(&decide(&e, &cfg())), e.stuck_pattern, "the review names the pattern and the repeated action");
+}
+
+#[test]
+fn row_1_a_failed_step_keeps_its_error_code_so_a_wrong_key_says_auth() {
+    let e = Evidence::new(StepEnd::Failed { code: finishline_engine::ErrorCode::ProviderAuth, message: "The provider refused the API key".into() });
+    match decide(&e, &cfg()) {
+        Action::Fail { code, .. } => assert_eq!(code, finishline_engine::ErrorCode::ProviderAuth, "the person must see `provider_auth`, not a generic provider error"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn row_2a_a_context_overflow_that_compaction_did_not_fix_fails_and_is_never_a_completion() {
+    let mut e = stop();
+    e.step_end = StepEnd::Stopped(StopReason::ContextWindowExceeded);
+    match decide(&e, &cfg()) {
+        Action::Fail { code, .. } => assert_eq!(code, finishline_engine::ErrorCode::ContextTooLong),
+        other => panic!("an overflow must not be judged as a completion: {other:?}"),
+    }
+}
+
+#[test]
+fn row_2b_an_unknown_finish_reason_is_a_protocol_error_never_a_completion() {
+    let mut e = stop();
+    e.step_end = StepEnd::Stopped(StopReason::Unknown);
+    match decide(&e, &cfg()) {
+        Action::Fail { code, message } => {
+            assert_eq!(code, finishline_engine::ErrorCode::ProviderProtocol);
+            assert!(message.contains("finish reason"), "the person is told what happened: {message}");
+        }
+        other => panic!("an unknown stop must not be judged as a completion: {other:?}"),
+    }
 }
 
 #[test]
@@ -142,14 +179,14 @@ fn row_11_a_blocked_claim_goes_to_review_at_once() {
     let mut e = stop();
     e.claim = claim(Claim::Blocked);
     e.open_todos = vec!["needs a password".into()];
-    assert_eq!(decide(&e, &cfg()), Action::Review { end_reason: EndReason::ClaimedBlocked, claim: Claim::Blocked }, "blocked work must never loop, even with open todos");
+    assert_eq!(decide(&e, &cfg()), Action::Review { end_reason: EndReason::ClaimedBlocked, claim: Claim::Blocked, stuck: None }, "blocked work must never loop, even with open todos");
 }
 
 #[test]
 fn row_12_a_partial_claim_goes_to_review_at_once() {
     let mut e = stop();
     e.claim = claim(Claim::Partial);
-    assert_eq!(decide(&e, &cfg()), Action::Review { end_reason: EndReason::ClaimedPartial, claim: Claim::Partial });
+    assert_eq!(decide(&e, &cfg()), Action::Review { end_reason: EndReason::ClaimedPartial, claim: Claim::Partial, stuck: None });
 }
 
 #[test]
@@ -184,7 +221,7 @@ fn row_15_verification_runs_when_files_changed_or_a_command_was_given() {
     assert_eq!(decide(&e, &cfg()), Action::Verify { commands: vec!["cargo test".into()] });
     e.files_changed = false;
     assert_eq!(decide(&e, &cfg()), Action::Evaluate { question: EvaluationQuestion::Done }, "nothing changed: nothing to verify");
-    e.claim = Some(ClaimEvidence { claim: Claim::Success, remaining_work: None, verify_command: Some("make check".into()) });
+    e.claim = Some(ClaimEvidence { verify_command: Some("make check".into()), ..ClaimEvidence::new(Claim::Success) });
     assert_eq!(decide(&e, &cfg()), Action::Verify { commands: vec!["cargo test".into(), "make check".into()] }, "a command given with the claim runs too");
 }
 
@@ -196,6 +233,7 @@ fn row_16_the_same_verification_failure_twice_is_stuck() {
     e.verification = Some(VerificationOutcome { failure: Some(f.clone()) });
     e.previous_verification_failure = Some(f);
     assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::Stuck));
+    assert_eq!(stuck_of(&decide(&e, &cfg())).map(|s| s.pattern), Some(StuckPattern::SameVerificationFailure), "the review names the repeated verification failure");
 }
 
 #[test]
@@ -236,7 +274,7 @@ fn row_20_done_goes_to_review_as_verified() {
     let mut e = stop();
     e.claim = claim(Claim::Success);
     e.evaluation = Some(verdict(Verdict::Done, &[], ""));
-    assert_eq!(decide(&e, &cfg()), Action::Review { end_reason: EndReason::VerifiedDone, claim: Claim::Success });
+    assert_eq!(decide(&e, &cfg()), Action::Review { end_reason: EndReason::VerifiedDone, claim: Claim::Success, stuck: None });
 }
 
 #[test]
@@ -253,6 +291,7 @@ fn row_22_the_same_remaining_list_over_two_cycles_is_stuck() {
     e.evaluation = Some(verdict(Verdict::NotDone, &["write b.txt"], "write it"));
     e.previous_remaining = Some(vec!["write b.txt".into()]);
     assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::Stuck));
+    assert_eq!(stuck_of(&decide(&e, &cfg())).map(|s| (s.pattern, s.repeated)), Some((StuckPattern::RemainingUnchanged, "write b.txt".into())), "the review names the pattern and what stayed");
 }
 
 #[test]

@@ -133,10 +133,10 @@ data: {\"error\":{\"message\":\"Rate limit reached\",\"type\":\"rate_limit_excee
 }
 
 #[tokio::test]
-async fn openai_unknown_finish_reason_is_an_error_stop_not_a_crash() {
+async fn openai_unknown_finish_reason_is_an_unknown_stop_not_a_crash() {
     let wire = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"brand_new_reason\"}]}\n\n";
     let out = run(openai(), vec![wire.as_bytes().to_vec()]).await;
-    assert_eq!(stop(&out), Some(StopReason::Error));
+    assert_eq!(stop(&out), Some(StopReason::Unknown), "a reason we do not know must never read as a completion");
 }
 
 #[tokio::test]
@@ -273,8 +273,8 @@ async fn gemini_finish_reasons_map_safety_to_content_filter_and_malformed_calls_
         ("PROHIBITED_CONTENT", StopReason::ContentFilter),
         ("SPII", StopReason::ContentFilter),
         ("BLOCKLIST", StopReason::ContentFilter),
-        ("MALFORMED_FUNCTION_CALL", StopReason::Error),
-        ("SOMETHING_NEW", StopReason::Error),
+        ("MALFORMED_FUNCTION_CALL", StopReason::MalformedCall),
+        ("SOMETHING_NEW", StopReason::Unknown),
     ] {
         let wire = format!("data: {{\"candidates\": [{{\"content\": {{\"parts\": [{{\"text\": \"x\"}}]}},\"finishReason\": \"{reason}\"}}]}}\n\n");
         let out = run(gemini(), vec![wire.into_bytes()]).await;

@@ -156,7 +156,7 @@ fn list_filters_by_status_end_reason_and_date_and_pages_newest_first() {
         let run = RunId::new();
         store.append(&sid, Some(&run), EngineEvent::RunStarted { trigger: RunTrigger::Task }).unwrap();
         let (st, end) = if i % 2 == 0 { (SessionStatus::Completed, EndReason::VerifiedDone) } else { (SessionStatus::AwaitingReview, EndReason::Stuck) };
-        store.append(&sid, Some(&run), EngineEvent::RunFinished { status: st, claim: Claim::Success, verdict: Some(Verdict::Done), end_reason: end }).unwrap();
+        store.append(&sid, Some(&run), EngineEvent::RunFinished { status: st, claim: Claim::Success, verdict: Some(Verdict::Done), end_reason: end, stuck: None }).unwrap();
         store.append(&sid, Some(&run), status(st)).unwrap();
         ids.push(sid);
     }
@@ -197,6 +197,7 @@ fn export_marks_continuations_and_verdicts_as_the_engines_not_the_persons() {
                     model: "judge".into(),
                     parse_ok: true,
                     usage: Default::default(),
+                    question: Default::default(),
                 },
                 EngineEvent::Continuation { source: ContinuationSource::Evaluator, attempt: 1, max: 5, remaining: vec!["write b.txt".into()], text: "Still missing: b.txt".into(), answers_call: None },
                 EngineEvent::MessageCreated {
@@ -241,6 +242,9 @@ fn a_second_decision_on_the_same_review_is_reported_as_already_decided() {
                     verification: vec![],
                     tokens: Default::default(),
                     cost_usd: None,
+                    claim_words: None,
+                    verdict_summary: None,
+                    stuck: None,
                 },
                 status(SessionStatus::AwaitingReview),
             ],

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { AppError, ipc, type FileChange } from "../ipc";
-import { END_LABEL, type Review } from "../session/model";
+import { END_LABEL, STUCK_LABEL, type Review } from "../session/model";
 
 function Diff({ file }: { file: FileChange }) {
   const [open, setOpen] = useState(false);
@@ -64,11 +64,27 @@ export function ReviewPanel({ review, tokens, onDecided }: Props) {
       <h2>Review the result</h2>
       <dl className="facts">
         <dt>Agent's claim</dt>
-        <dd data-testid="review-claim">{review.claim === "none" ? "no explicit claim" : review.claim}</dd>
+        <dd data-testid="review-claim">
+          {review.claim === "none" ? "no explicit claim" : review.claim}
+          {review.claimWords?.summary && <span className="claim-words" data-testid="review-claim-words">: “{review.claimWords.summary}”</span>}
+          {review.claimWords?.remaining_work && <span className="muted" data-testid="review-claim-remaining"> Remaining, in its words: “{review.claimWords.remaining_work}”</span>}
+        </dd>
         <dt>Outcome</dt>
-        <dd data-testid="review-end-reason">{END_LABEL[review.endReason]}</dd>
+        <dd data-testid="review-end-reason">
+          {END_LABEL[review.endReason]}
+          {review.stuck && (
+            <span data-testid="review-stuck">
+              {" "}
+              ({STUCK_LABEL[review.stuck.pattern] ?? review.stuck.pattern}
+              {review.stuck.repeated ? <>: <code>{review.stuck.repeated}</code></> : null})
+            </span>
+          )}
+        </dd>
         <dt>Evaluator</dt>
-        <dd>{review.verdict ? review.verdict.replace("_", " ") : "not asked"}</dd>
+        <dd data-testid="review-verdict">
+          {review.verdict ? review.verdict.replace("_", " ") : "not asked"}
+          {review.verdictSummary && <span className="muted">: {review.verdictSummary}</span>}
+        </dd>
         <dt>Tokens</dt>
         <dd data-testid="review-tokens">
           agent {(review.tokens?.agent ?? tokens.agent).toLocaleString()} · evaluator {(review.tokens?.evaluator ?? tokens.evaluator).toLocaleString()}

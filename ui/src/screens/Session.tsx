@@ -6,7 +6,7 @@ import { AppError, ipc, type Envelope } from "../ipc";
 import { Markdown } from "../components/Markdown";
 import { ReviewPanel } from "../components/ReviewPanel";
 import { StatusBadge } from "../components/StatusBadge";
-import { applyAll, emptyModel, END_LABEL, isRunning, SOURCE_LABEL, type Item, type SessionModel } from "../session/model";
+import { applyAll, emptyModel, END_LABEL, isRunning, SOURCE_LABEL, STUCK_LABEL, type Item, type SessionModel } from "../session/model";
 
 function reducer(m: SessionModel, batch: Envelope[]): SessionModel {
   return applyAll(m, batch);
@@ -55,12 +55,14 @@ function Permission({ item }: { item: Extract<Item, { kind: "permission" }> }) {
   return (
     <div className="card permission" data-testid="permission-prompt">
       <div className="card-head static">
-        <ShieldQuestion size={14} aria-hidden /> Allow <code>{item.tool}</code>?
+        <ShieldQuestion size={14} aria-hidden /> {item.verification ? "Run the agent's verify command with" : "Allow"} <code>{item.tool}</code>?
       </div>
       <div className="card-body">
         <pre className="output">{pretty(item.input)}</pre>
         <p className="muted">{item.reason}</p>
-        {item.decision ? (
+        {item.cancelled ? (
+          <p className="muted" data-testid="permission-decision">Cancelled: the run stopped before you answered.</p>
+        ) : item.decision ? (
           <p data-testid="permission-decision">{item.decision === "deny" ? "Denied" : item.decision === "allow_session" ? "Allowed for this session" : "Allowed once"}</p>
         ) : (
           <div className="actions start">
@@ -92,7 +94,9 @@ function Question({ item }: { item: Extract<Item, { kind: "question" }> }) {
       </div>
       <div className="card-body">
         <p>{item.question}</p>
-        {item.answered ? (
+        {item.cancelled ? (
+          <p className="muted" data-testid="question-cancelled">Cancelled: the run stopped before you answered.</p>
+        ) : item.answered ? (
           <p className="muted">{item.declined ? "You declined to answer." : `You answered: ${item.answer}`}</p>
         ) : (
           <div className="row">
@@ -169,7 +173,17 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       return (
         <div className={`card evaluation verdict-${item.verdict}`} data-testid="verdict-card" data-verdict={item.verdict}>
           <div className="card-head static">
-            <Scale size={14} aria-hidden /> Evaluator: <strong>{item.verdict.replace("_", " ")}</strong>
+            <Scale size={14} aria-hidden />{" "}
+            {item.question === "announced_action" ? (
+              <span data-testid="verdict-question">
+                Evaluator, asked whether the agent announced an action it did not take:{" "}
+                <strong>{item.verdict === "not_done" ? "yes" : item.verdict === "done" ? "no" : item.verdict.replace("_", " ")}</strong>
+              </span>
+            ) : (
+              <>
+                Evaluator: <strong>{item.verdict.replace("_", " ")}</strong>
+              </>
+            )}
             {!item.parseOk && <span className="muted">(no usable answer)</span>}
           </div>
           <div className="card-body">
@@ -199,7 +213,12 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
     case "question":
       return <Question item={item} />;
     case "run_end":
-      return <div className="divider">Run ended: {END_LABEL[item.endReason]}</div>;
+      return (
+        <div className="divider">
+          Run ended: {END_LABEL[item.endReason]}
+          {item.stuck ? ` (${STUCK_LABEL[item.stuck.pattern] ?? item.stuck.pattern})` : ""}
+        </div>
+      );
     case "error":
       return (
         <div className="card error" role="alert">

@@ -1,6 +1,6 @@
 // Folds a session's events into what the session view shows. Pure, so it is tested without a
 // window and replays and live updates go through the same code.
-import type { Claim, ContinuationSource, Envelope, EndReason, FileChange, Phase, PermissionDecision, SessionStatus, Todo, ToolState, Verdict } from "../ipc";
+import type { Claim, ClaimWords, ContinuationSource, Stuck, Envelope, EndReason, FileChange, Phase, PermissionDecision, SessionStatus, Todo, ToolState, Verdict } from "../ipc";
 
 export type Item =
   | { kind: "run"; key: string; trigger: string; at: string }
@@ -9,11 +9,11 @@ export type Item =
   | { kind: "summary"; key: string; text: string }
   | { kind: "tool"; key: string; tool: string; input: unknown; state: ToolState; output?: string }
   | { kind: "continuation"; key: string; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string }
-  | { kind: "evaluation"; key: string; cycle: number; verdict: Verdict; summary: string; remaining: string[]; parseOk: boolean; stuckReason: string | null }
+  | { kind: "evaluation"; key: string; cycle: number; verdict: Verdict; summary: string; remaining: string[]; parseOk: boolean; stuckReason: string | null; question: "done" | "announced_action" }
   | { kind: "verification"; key: string; command: string; exitCode: number | null; outputTail: string; skipped: boolean }
-  | { kind: "permission"; key: string; requestId: string; tool: string; input: unknown; reason: string; decision?: PermissionDecision }
-  | { kind: "question"; key: string; requestId: string; question: string; answer?: string | null; declined?: boolean; answered: boolean }
-  | { kind: "run_end"; key: string; status: SessionStatus; endReason: EndReason }
+  | { kind: "permission"; key: string; requestId: string; tool: string; input: unknown; reason: string; decision?: PermissionDecision; cancelled?: boolean; verification?: boolean }
+  | { kind: "question"; key: string; requestId: string; question: string; answer?: string | null; declined?: boolean; answered: boolean; cancelled?: boolean }
+  | { kind: "run_end"; key: string; status: SessionStatus; endReason: EndReason; stuck?: Stuck }
   | { kind: "error"; key: string; message: string };
 
 export interface Review {
@@ -26,6 +26,9 @@ export interface Review {
   verification: string[];
   tokens?: { agent: number; evaluator: number; compaction: number };
   costUsd?: number;
+  claimWords?: ClaimWords;
+  verdictSummary?: string;
+  stuck?: Stuck;
   decided?: { decision: string; by: string };
 }
 
@@ -162,8 +165,13 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       next.todos = e.todos;
       break;
     case "permission_requested":
-      push({ kind: "permission", key: e.request_id, requestId: e.request_id, tool: e.tool, input: e.input, reason: e.reason });
+      push({ kind: "permission", key: e.request_id, requestId: e.request_id, tool: e.tool, input: e.input, reason: e.reason, verification: !e.call_id && e.tool === "run_command" && e.reason.includes("verify") });
       break;
+    case "request_cancelled": {
+      const i = find(e.request_id, ["permission", "question"]);
+      if (i >= 0) items()[i] = { ...next.items[i], cancelled: true } as Item;
+      break;
+    }
     case "permission_resolved": {
       const i = find(e.request_id, ["permission"]);
       if (i >= 0) items()[i] = { ...(next.items[i] as Extract<Item, { kind: "permission" }>), decision: e.decision };
@@ -182,21 +190,21 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "evaluation":
       next.tokens = { ...next.tokens, evaluator: next.tokens.evaluator + e.usage.input_tokens + e.usage.output_tokens };
-      push({ kind: "evaluation", key: `e-${e.seq}`, cycle: e.cycle, verdict: e.verdict, summary: e.summary, remaining: e.remaining, parseOk: e.parse_ok, stuckReason: e.stuck_reason });
+      push({ kind: "evaluation", key: `e-${e.seq}`, cycle: e.cycle, verdict: e.verdict, summary: e.summary, remaining: e.remaining, parseOk: e.parse_ok, stuckReason: e.stuck_reason, question: e.question ?? "done" });
       break;
     case "continuation":
-      if (e.source !== "truncation") next.cycle = { n: e.attempt, max: e.max };
+      if (e.source !== "truncation" && e.source !== "resume") next.cycle = { n: e.attempt, max: e.max };
       push({ kind: "continuation", key: `c-${e.seq}`, source: e.source, attempt: e.attempt, max: e.max, remaining: e.remaining, text: e.text });
       break;
     case "review_requested":
-      next.review = { reviewId: e.review_id, claim: e.claim, verdict: e.verdict, endReason: e.end_reason, remaining: e.remaining, files: e.files_changed, verification: e.verification, tokens: e.tokens, costUsd: e.cost_usd };
+      next.review = { reviewId: e.review_id, claim: e.claim, verdict: e.verdict, endReason: e.end_reason, remaining: e.remaining, files: e.files_changed, verification: e.verification, tokens: e.tokens, costUsd: e.cost_usd, claimWords: e.claim_words, verdictSummary: e.verdict_summary, stuck: e.stuck };
       break;
     case "review_resolved":
       if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, decided: { decision: e.decision, by: e.by } };
       break;
     case "run_finished":
       next.endReason = e.end_reason;
-      push({ kind: "run_end", key: `end-${e.seq}`, status: e.status, endReason: e.end_reason });
+      push({ kind: "run_end", key: `end-${e.seq}`, status: e.status, endReason: e.end_reason, stuck: e.stuck });
       break;
     case "error":
       push({ kind: "error", key: `err-${e.seq}`, message: e.message });
@@ -211,6 +219,20 @@ export const SOURCE_LABEL: Record<ContinuationSource, string> = {
   missing_action: "Announced action not taken",
   verification: "Verification failed",
   evaluator: "Evaluator",
+  resume: "Resumed after a restart",
+};
+
+/** Stuck patterns in plain words. */
+export const STUCK_LABEL: Record<string, string> = {
+  same_action_same_observation: "the same action with the same result 4 times",
+  same_action_error: "the same action failing 3 times",
+  identical_messages: "the same message 3 times in a row",
+  alternation: "alternating between two actions",
+  repeated_compaction: "compacting again with nothing in between",
+  empty_responses: "3 empty responses in a row",
+  same_verification_failure: "the same verification failure twice",
+  remaining_unchanged: "the evaluator's remaining items unchanged over 2 cycles",
+  evaluator_stuck: "the evaluator judged the agent stuck",
 };
 
 export const STATUS_LABEL: Record<SessionStatus, string> = {

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::domain::{MessageRole, ToolState};
 use crate::event::{EngineEvent, Envelope};
+use super::compaction;
 use crate::prompt;
 use crate::provider::{ChatMessage, ToolCall, ToolInput};
 
@@ -48,9 +49,14 @@ pub fn rebuild(events: &[Envelope]) -> Vec<ChatMessage> {
                 out.push(ChatMessage::User { content: text.clone().unwrap_or_default() });
             }
             EngineEvent::MessageCreated { role: MessageRole::Summary, text, .. } => {
+                // A compaction inside a step (the window overflowed) comes after the step's message
+                // was opened: that message stays open and continues after the summary, as live.
+                let step_in_progress = open.as_ref().is_some_and(|a| a.text.is_empty() && a.calls.is_empty());
                 flush(&mut open, &mut out);
-                out.clear();
-                out.push(ChatMessage::User { content: format!("<summary>\nThe earlier conversation, summarised:\n{}\n</summary>", text.clone().unwrap_or_default()) });
+                compaction::apply(&mut out, text.as_deref().unwrap_or_default());
+                if step_in_progress {
+                    open = Some(OpenAssistant::default());
+                }
             }
             EngineEvent::Continuation { source, attempt, max, text, answers_call: None, .. } => {
                 flush(&mut open, &mut out);

@@ -208,13 +208,13 @@ impl WireMapper for AnthropicMapper {
             Some("tool_use") if had_calls => StopReason::ToolCalls,
             // The forced answer tool was turned into text: for the caller this is a normal end.
             Some("tool_use") if self.structured_tool.is_some() => StopReason::EndTurn,
-            Some("tool_use") => StopReason::Error,
+            Some("tool_use") => StopReason::MalformedCall,
             Some("max_tokens") => StopReason::Length,
             Some("model_context_window_exceeded") => StopReason::ContextWindowExceeded,
             Some("refusal") => StopReason::ContentFilter,
             Some("pause_turn") => StopReason::PauseTurn,
             None if had_calls => StopReason::ToolCalls,
-            _ => StopReason::Error,
+            _ => StopReason::Unknown,
         };
         out.push(CompletionEvent::Stop { reason });
         Ok(out)

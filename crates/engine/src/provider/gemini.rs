@@ -166,7 +166,8 @@ impl WireMapper for GeminiMapper {
             "STOP" => StopReason::EndTurn,
             "MAX_TOKENS" => StopReason::Length,
             f if SAFETY_FAMILY.contains(&f) || f.starts_with("PROMPT_") => StopReason::ContentFilter,
-            _ => StopReason::Error, // MALFORMED_FUNCTION_CALL, OTHER and values not yet known
+            "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL" => StopReason::MalformedCall,
+            _ => StopReason::Unknown, // OTHER and values not yet known
         };
         out.push(CompletionEvent::Stop { reason });
         Ok(out)

@@ -173,7 +173,7 @@ impl WireMapper for OpenAiMapper {
             "tool_calls" | "function_call" => StopReason::ToolCalls,
             "length" | "max_tokens" => StopReason::Length,
             "content_filter" => StopReason::ContentFilter,
-            _ => StopReason::Error,
+            _ => StopReason::Unknown,
         };
         out.push(CompletionEvent::Stop { reason });
         Ok(out)

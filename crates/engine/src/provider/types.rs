@@ -20,9 +20,12 @@ pub enum StopReason {
     ContextWindowExceeded,
     /// Anthropic `pause_turn`: a long server-side turn paused; continue it.
     PauseTurn,
-    /// A stop the provider itself marks as broken (Gemini `MALFORMED_FUNCTION_CALL`) or one we
-    /// do not know; the loop treats it as an error the model can recover from.
-    Error,
+    /// The model tried to call a tool and the provider could not read the call (Gemini
+    /// `MALFORMED_FUNCTION_CALL`, Anthropic `tool_use` with no call): the model is told and tries again.
+    MalformedCall,
+    /// A finish reason this build does not know. It is not a completion: the run stops with a
+    /// protocol error that names it, so the person sees it instead of a silent "done".
+    Unknown,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -105,6 +105,7 @@ fn source_label(s: ContinuationSource) -> &'static str {
         ContinuationSource::MissingAction => "announced action not taken",
         ContinuationSource::Verification => "verification failed",
         ContinuationSource::Evaluator => "evaluator: work remains",
+        ContinuationSource::Resume => "resumed after a restart",
     }
 }
 

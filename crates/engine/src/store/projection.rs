@@ -18,7 +18,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
                 .execute(params![run, s.0, trigger.as_str(), now_ms])?;
             conn.prepare_cached("UPDATE sessions SET run_started_ms = ?2 WHERE id = ?1")?.execute(params![s.0, now_ms])?;
         }
-        EngineEvent::RunFinished { status, claim, verdict, end_reason } => {
+        EngineEvent::RunFinished { status, claim, verdict, end_reason, .. } => {
             conn.prepare_cached("UPDATE runs SET finished_ms = ?2, status = ?3, claim = ?4, verdict = ?5, end_reason = ?6 WHERE id = ?1")?.execute(params![
                 run,
                 now_ms,
@@ -59,7 +59,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             messages::upsert_tool_call(conn, s, message_id.as_ref(), env.seq, call_id, tool, input, *state, output.as_deref())?
         }
         EngineEvent::TodosUpdated { todos } => messages::replace_todos(conn, s, todos)?,
-        EngineEvent::PermissionRequested { request_id, tool, input, reason } => decisions::insert(
+        EngineEvent::PermissionRequested { request_id, tool, input, reason, .. } => decisions::insert(
             conn,
             request_id,
             s,
@@ -68,7 +68,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             &serde_json::json!({"tool": tool, "input": input, "reason": reason}),
             now_ms,
         )?,
-        EngineEvent::QuestionAsked { request_id, question } => {
+        EngineEvent::QuestionAsked { request_id, question, .. } => {
             decisions::insert(conn, request_id, s, run, decisions::RequestKind::Question, &serde_json::json!({"question": question}), now_ms)?
         }
         EngineEvent::ReviewRequested { review_id, .. } => {
@@ -78,6 +78,9 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         EngineEvent::PermissionResolved { request_id, decision } => {
             decisions::mark_decided(conn, request_id, serde_json::to_value(decision).unwrap_or_default().as_str().unwrap_or(""), now_ms)?;
         }
+        EngineEvent::RequestCancelled { request_id } => {
+            decisions::mark_decided(conn, request_id, "cancelled", now_ms)?;
+        }
         EngineEvent::QuestionAnswered { request_id, declined, .. } => {
             decisions::mark_decided(conn, request_id, if *declined { "declined" } else { "answered" }, now_ms)?;
         }
@@ -86,7 +89,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             conn.prepare_cached("UPDATE sessions SET decision = ?2, decided_by = ?3 WHERE id = ?1")?.execute(params![s.0, decision.as_str(), by.as_str()])?;
             conn.prepare_cached("UPDATE runs SET decision = ?2 WHERE id = (SELECT run_id FROM requests WHERE id = ?1)")?.execute(params![review_id.0, decision.as_str()])?;
         }
-        EngineEvent::Evaluation { cycle, verdict, summary, remaining, stuck_reason, model, parse_ok, usage } => {
+        EngineEvent::Evaluation { cycle, verdict, summary, remaining, stuck_reason, model, parse_ok, usage, .. } => {
             conn.prepare_cached(
                 "INSERT INTO evaluations (session_id, run_id, cycle, verdict, summary, remaining, stuck_reason, model, parse_ok, at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )?
@@ -104,9 +107,10 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             ])?;
             add_usage(conn, s, run, UsageSource::Evaluator, usage.input_tokens, usage.output_tokens, now_ms)?;
         }
-        EngineEvent::Continuation { .. } => {
+        EngineEvent::Continuation { source, .. } if source.spends_budget() => {
             conn.prepare_cached("UPDATE runs SET continuations_used = continuations_used + 1 WHERE id = ?1")?.execute(params![run])?;
         }
+        EngineEvent::Continuation { .. } => {}
         EngineEvent::Activity { .. } | EngineEvent::Verification { .. } | EngineEvent::Error { .. } => {}
     }
     Ok(())

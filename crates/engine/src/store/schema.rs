@@ -18,6 +18,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 3, name: "events", sql: events::MIGRATION },
     Migration { version: 4, name: "permission, question and review requests", sql: decisions::MIGRATION },
     Migration { version: 5, name: "full-text search", sql: search::MIGRATION },
+    Migration { version: 6, name: "the evidence a run gathered, for resume", sql: sessions::EVIDENCE_MIGRATION },
 ];
 
 pub fn migrate(conn: &mut Connection) -> Result<()> {

@@ -55,6 +55,10 @@ CREATE TABLE runs (
 CREATE INDEX runs_by_session ON runs(session_id, started_ms);
 ";
 
+/// A run's gathered evidence (counters, stuck memory, its workspace base) as JSON, written with
+/// the events that change it, so a crash and resume continue it instead of starting over.
+pub const EVIDENCE_MIGRATION: &str = "ALTER TABLE runs ADD COLUMN evidence TEXT;";
+
 /// One row of the history list.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SessionSummary {

@@ -1,0 +1,98 @@
+//! The one way from the person's settings to an [`EngineConfig`]. The desktop app and the CLI
+//! both call [`engine_config`]; the CLI's flags are applied to the settings first, so the two
+//! front ends cannot assemble a run differently.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::{EngineConfig, ModelEndpoint, PermissionPolicy};
+use crate::completion::CompletionConfig;
+use crate::error::{Error, Result};
+use crate::mcp::McpServers;
+use crate::provider::{ApiKey, ProviderConfig, RetryPolicy};
+use crate::settings::{ProviderSettings, Settings};
+
+/// What the settings cannot say: where data lives, which workspace, and the front end's own
+/// choices (a model for this task, a person at a terminal or not, extra verify commands).
+pub struct ConfigContext<'a> {
+    pub data_dir: PathBuf,
+    pub workspace: &'a str,
+    /// This task's model instead of the settings' model.
+    pub model: Option<&'a str>,
+    pub mcp: Option<Arc<McpServers>>,
+    /// With nobody to ask (a CLI without a terminal), what would ask is denied.
+    pub nobody_to_ask: bool,
+    /// `--allow all`.
+    pub allow_all: bool,
+    /// Commands that verify work, beside the workspace's own from the settings.
+    pub extra_verify: Vec<String>,
+}
+
+/// Where the front end finds a provider's key (session keys, the OS keychain, the environment).
+pub type KeyLookup<'a> = &'a dyn Fn(&ProviderSettings) -> Option<ApiKey>;
+
+/// The agent's endpoint and the evaluator's (its own provider and model when set).
+pub fn endpoints(settings: &Settings, model: Option<&str>, key_for: KeyLookup<'_>) -> Result<(ModelEndpoint, Option<ModelEndpoint>)> {
+    let p = &settings.provider;
+    if p.base_url.trim().is_empty() {
+        return Err(Error::InvalidSettings { field: "provider", problem: "set up a provider (base URL and model) in Settings first".into() });
+    }
+    let model = model.map(str::trim).filter(|m| !m.is_empty()).unwrap_or(p.model.trim());
+    if model.is_empty() {
+        return Err(Error::InvalidSettings { field: "provider.model", problem: "no model: pick one in Settings (Test connection lists them)".into() });
+    }
+    let agent = ModelEndpoint::http(ProviderConfig::new(p.kind, p.base_url.trim(), key_for(p)), model)?;
+    let evaluator_model = settings.evaluator_model.as_deref().map(str::trim).filter(|m| !m.is_empty());
+    let evaluator = match &settings.evaluator_provider {
+        Some(ep) => {
+            let m = evaluator_model.unwrap_or(ep.model.trim());
+            Some(ModelEndpoint::http(ProviderConfig::new(ep.kind, ep.base_url.trim(), key_for(ep)), m)?)
+        }
+        None => evaluator_model.map(|m| ModelEndpoint { model: m.to_string(), ..agent.clone() }),
+    };
+    Ok((agent, evaluator))
+}
+
+/// The run configuration for a task in `ctx.workspace`.
+pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEndpoint, evaluator: Option<ModelEndpoint>) -> EngineConfig {
+    let l = &settings.limits;
+    let mut verify_commands = settings.verify_commands_for(ctx.workspace);
+    for c in ctx.extra_verify {
+        if !verify_commands.contains(&c) {
+            verify_commands.push(c);
+        }
+    }
+    // Every configured key variable stays out of commands and MCP servers.
+    let mut secret_env = vec![settings.provider.key_env()];
+    if let Some(ep) = &settings.evaluator_provider {
+        secret_env.push(ep.key_env());
+    }
+    let context_window = settings.context_window_for(&agent.model) as u64;
+    EngineConfig {
+        data_dir: ctx.data_dir,
+        completion: CompletionConfig {
+            max_steps: l.max_steps,
+            continuation_budget: l.continuation_budget,
+            truncation_cap: l.truncation_cap,
+            min_output_tokens: l.short_stop_tokens as u64,
+            marker: Some(settings.completion.marker.trim().to_string()).filter(|m| !m.is_empty()),
+            require_complete_task: settings.completion.require_complete_task,
+        },
+        retry: RetryPolicy { max_retries: l.max_retries, ..Default::default() },
+        permissions: PermissionPolicy {
+            overrides: settings.permissions.iter().map(|(t, p)| (t.clone(), (*p).into())).collect(),
+            allow_all: ctx.allow_all,
+            nobody_to_ask: ctx.nobody_to_ask,
+            continue_after_denial: settings.completion.continue_after_denial,
+        },
+        verify_commands,
+        context_window,
+        max_output_tokens: Some(l.max_output_tokens),
+        auto_approve: settings.auto_approve,
+        secret_env,
+        prices: settings.prices.clone(),
+        mcp: ctx.mcp,
+        agent,
+        evaluator,
+    }
+}

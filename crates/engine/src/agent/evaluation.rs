@@ -1,0 +1,91 @@
+//! The evaluator's input, assembled from the run: the request and every feedback message, the
+//! todos, the files changed, verification, and a bounded digest of the transcript in which the
+//! person's words, Finishline's reminders and the agent's actions are labelled apart.
+
+use super::run::{Halt, Run};
+use crate::checkpoint::ChangeKind;
+use crate::completion::{EvaluationOutcome, EvaluationQuestion};
+use crate::domain::*;
+use crate::evaluator::{self, EvaluatorInput};
+use crate::event::EngineEvent;
+use crate::provider::ChatMessage;
+
+/// One line per message, labelled by who wrote it. Reminders and summaries are Finishline's, not
+/// the person's, and say so.
+pub fn transcript_lines(history: &[ChatMessage]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for m in history {
+        match m {
+            ChatMessage::User { content } if content.starts_with("<system-reminder") => lines.push(format!("FINISHLINE REMINDER: {content}")),
+            ChatMessage::User { content } if content.starts_with("<summary>") => lines.push(format!("SUMMARY OF EARLIER TURNS: {content}")),
+            ChatMessage::User { content } => lines.push(format!("PERSON: {content}")),
+            ChatMessage::Assistant { text, tool_calls } => {
+                if !text.is_empty() {
+                    lines.push(format!("AGENT: {text}"));
+                }
+                for c in tool_calls {
+                    lines.push(format!("AGENT CALLED {}({})", c.name, crate::provider::openai::arguments_text(&c.input)));
+                }
+            }
+            ChatMessage::Tool { name, content, is_error, .. } => lines.push(format!("TOOL {name} {}: {content}", if *is_error { "FAILED" } else { "returned" })),
+        }
+    }
+    lines
+}
+
+impl Run {
+    pub(super) async fn evaluate(&mut self, question: EvaluationQuestion) -> Result<EvaluationOutcome, Halt> {
+        self.evidence.cycle += 1;
+        let cycle = self.evidence.cycle;
+        self.emit(EngineEvent::Activity { phase: ActivityPhase::Evaluating, detail: String::new() })?;
+        let endpoint = self.engine.config.evaluator.clone().unwrap_or_else(|| self.engine.config.agent.clone());
+        let feedback: Vec<String> = self
+            .engine
+            .store
+            .events(&self.session, 0)?
+            .into_iter()
+            .filter_map(|e| match e.event {
+                EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if t != self.task => Some(t),
+                _ => None,
+            })
+            .collect();
+        let files: Vec<String> = self
+            .changes()
+            .into_iter()
+            .map(|c| format!("{} {}", match c.kind { ChangeKind::Created => "created", ChangeKind::Modified => "modified", ChangeKind::Deleted => "deleted" }, c.path))
+            .collect();
+        let input = EvaluatorInput {
+            task: self.task.clone(),
+            feedback,
+            todos: self.todos.clone(),
+            files_changed: files,
+            verification: self.evidence.verification_log.clone(),
+            transcript_digest: evaluator::digest(&transcript_lines(&self.history)),
+            question: Some(question),
+        };
+        let result = evaluator::evaluate(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await;
+        let Some(r) = result else { return Err(Halt::Cancelled) };
+        if self.cancel.is_cancelled() {
+            // A verdict that arrives after cancel belongs to nobody.
+            return Err(Halt::Cancelled);
+        }
+        // The narrow conversation question is not a verdict on the task: it is shown as what it
+        // was, and never as "Evaluator: done".
+        if question == EvaluationQuestion::Done {
+            self.evidence.last_verdict = Some(r.outcome.verdict);
+            self.evidence.last_verdict_summary = Some(r.outcome.summary.clone()).filter(|s| !s.trim().is_empty());
+        }
+        self.emit(EngineEvent::Evaluation {
+            cycle,
+            verdict: r.outcome.verdict,
+            summary: r.outcome.summary.clone(),
+            remaining: r.outcome.remaining.clone(),
+            stuck_reason: r.outcome.stuck_reason.clone(),
+            model: endpoint.model.clone(),
+            parse_ok: r.parse_ok,
+            usage: r.usage,
+            question,
+        })?;
+        Ok(r.outcome)
+    }
+}

@@ -1,0 +1,108 @@
+//! The evidence a run gathers for the completion engine: its counters, what it did (tools, todos,
+//! claims), its stuck memory and the workspace as it was when the run began. It is run-scoped,
+//! saved with the events that change it, and read back when a crashed or stranded run resumes,
+//! so a restart can neither reset a budget nor forget a repeated failure.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::completion::{Counters, VerificationFailure};
+use crate::domain::{PermissionDecision, RequestId, Verdict};
+use crate::event::{EngineEvent, Envelope};
+use crate::stuck::StepRecord;
+
+/// Step records kept for the stuck patterns; the longest pattern looks at 6 steps.
+const KEPT_RECORDS: usize = 16;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunEvidence {
+    pub counters: Counters,
+    /// Evaluator calls so far; each verdict is tagged with its cycle.
+    pub cycle: u32,
+    pub compactions: u32,
+    /// Whether this run used tools, wrote todos or made a claim: a run that did none of these
+    /// (and changed no files) is a conversation turn.
+    pub used_tools: bool,
+    pub wrote_todos: bool,
+    pub prev_step_called_tools: bool,
+    pub previous_verification_failure: Option<VerificationFailure>,
+    pub previous_remaining: Option<Vec<String>>,
+    pub records: Vec<StepRecord>,
+    /// The workspace snapshot taken when this run began: "files changed" means since then.
+    pub base_snapshot: Option<String>,
+    pub verification_log: Vec<String>,
+    pub last_verdict: Option<Verdict>,
+    pub last_verdict_summary: Option<String>,
+    /// The step before overflowed the context window and was compacted: another overflow fails.
+    pub overflowed: bool,
+}
+
+impl RunEvidence {
+    pub fn record(&mut self, record: StepRecord) {
+        self.records.push(record);
+        let extra = self.records.len().saturating_sub(KEPT_RECORDS);
+        self.records.drain(..extra);
+    }
+
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The evidence a resumed run continues from; a value of another shape starts afresh.
+    pub fn from_json(v: Value) -> Option<RunEvidence> {
+        serde_json::from_value(v).ok()
+    }
+}
+
+/// Tools the person allowed "for this session", read from the session's events: the grant lasts
+/// as long as the session, across runs and restarts.
+pub fn session_grants(events: &[Envelope]) -> HashSet<String> {
+    let mut asked: HashMap<&RequestId, &str> = HashMap::new();
+    let mut granted = HashSet::new();
+    for e in events {
+        match &e.event {
+            EngineEvent::PermissionRequested { request_id, tool, call_id: Some(_), .. } => {
+                asked.insert(request_id, tool.as_str());
+            }
+            EngineEvent::PermissionResolved { request_id, decision: PermissionDecision::AllowSession } => {
+                if let Some(tool) = asked.get(request_id) {
+                    granted.insert(tool.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    granted
+}
+
+/// The agent's tool call a permission request or question was about: `(call_id, tool, input)`.
+/// Requests stored before `call_id` existed are matched to the call waiting just before them.
+pub fn call_of_request(events: &[Envelope], request: &RequestId) -> Option<(String, String, Value)> {
+    let mut waiting: Option<(String, String, Value)> = None;
+    let mut calls: HashMap<String, (String, Value)> = HashMap::new();
+    for e in events {
+        match &e.event {
+            EngineEvent::ToolCall { call_id, tool, input, state, .. } => {
+                if !input.is_null() {
+                    calls.insert(call_id.clone(), (tool.clone(), input.clone()));
+                }
+                if *state == crate::domain::ToolState::AwaitingPermission {
+                    waiting = calls.get(call_id).map(|(t, i)| (call_id.clone(), t.clone(), i.clone()));
+                }
+            }
+            EngineEvent::PermissionRequested { request_id, call_id, .. } | EngineEvent::QuestionAsked { request_id, call_id, .. } if request_id == request => {
+                return match call_id {
+                    Some(id) => calls.get(id).map(|(t, i)| (id.clone(), t.clone(), i.clone())),
+                    None if matches!(e.event, EngineEvent::QuestionAsked { .. }) => waiting,
+                    // A verification command: Finishline's own, not a call of the agent's.
+                    None => None,
+                };
+            }
+            _ => {}
+        }
+    }
+    None
+}

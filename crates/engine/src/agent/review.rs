@@ -1,0 +1,103 @@
+//! The review gate's evidence: the claim in the agent's own words beside the evaluator's verdict,
+//! the end reason (with the stuck pattern), verification, the session's file changes with diffs,
+//! tokens and cost; and auto-approval, which takes only a verified completion.
+
+use serde_json::{json, Value};
+
+use super::run::Run;
+use crate::domain::*;
+use crate::event::EngineEvent;
+use crate::store::decisions::RequestKind;
+
+/// What a run ends at the review gate with.
+pub(super) struct ReviewInput {
+    pub claim: Claim,
+    pub claim_words: Option<ClaimWords>,
+    pub end_reason: EndReason,
+    pub remaining: Vec<String>,
+    pub stuck: Option<Stuck>,
+}
+
+impl Run {
+    pub(super) fn snapshot_after_step(&mut self) -> crate::Result<()> {
+        if let Some(cp) = &self.checkpoints {
+            let snap = tokio::task::block_in_place(|| cp.snapshot("after step"))?;
+            cp.mark("agent", &snap)?;
+        }
+        Ok(())
+    }
+
+    /// The files changed in the whole session (the review shows these, and revert restores them).
+    pub(super) fn changes(&self) -> Vec<crate::checkpoint::FileChange> {
+        let Some(cp) = &self.checkpoints else { return vec![] };
+        match (cp.marked("base"), cp.marked("agent")) {
+            (Some(b), Some(a)) => tokio::task::block_in_place(|| cp.changes(&b, &a)).unwrap_or_default(),
+            _ => vec![],
+        }
+    }
+
+    /// Whether this run changed files: a follow-up "thanks!" after finished work changes none,
+    /// so it is judged as the conversation turn it is.
+    pub(super) fn run_changed_files(&self) -> bool {
+        let Some(cp) = &self.checkpoints else { return false };
+        match (self.evidence.base_snapshot.clone(), cp.marked("agent")) {
+            (Some(b), Some(a)) => tokio::task::block_in_place(|| cp.differs(&b, &a)).unwrap_or(false),
+            _ => false,
+        }
+    }
+
+    pub(super) fn review(&mut self, r: ReviewInput) -> crate::Result<()> {
+        let review_id = RequestId::new();
+        let files: Vec<Value> = self.changes().into_iter().map(|c| serde_json::to_value(c).unwrap_or_default()).collect();
+        let verification: Vec<Value> = self.evidence.verification_log.iter().map(|v| json!(v)).collect();
+        let auto = self.engine.config.auto_approve && r.end_reason == EndReason::VerifiedDone && matches!(r.claim, Claim::Success | Claim::None);
+        let tokens = self.engine.store.session(&self.session).map(|s| s.tokens).unwrap_or_default();
+        let cost_usd = self.cost();
+        let verdict = self.evidence.last_verdict;
+        let mut events = vec![
+            EngineEvent::ReviewRequested {
+                review_id: review_id.clone(),
+                claim: r.claim,
+                verdict,
+                end_reason: r.end_reason,
+                remaining: r.remaining,
+                files_changed: files,
+                verification,
+                tokens,
+                cost_usd,
+                claim_words: r.claim_words,
+                verdict_summary: self.evidence.last_verdict_summary.clone(),
+                stuck: r.stuck.clone(),
+            },
+            EngineEvent::RunFinished { status: SessionStatus::AwaitingReview, claim: r.claim, verdict, end_reason: r.end_reason, stuck: r.stuck },
+            Self::status(SessionStatus::AwaitingReview),
+        ];
+        if !auto {
+            events.insert(1, EngineEvent::Activity { phase: ActivityPhase::Waiting, detail: "your review".into() });
+        }
+        self.emit_all(events)?;
+        if auto {
+            self.engine.store.resolve_request(&review_id, RequestKind::Review, SessionStatus::AwaitingReview, Some(&self.run), vec![
+                EngineEvent::ReviewResolved { review_id: review_id.clone(), decision: Decision::Approve, by: DecidedBy::Auto, feedback: None, reverted: false },
+                Self::status(SessionStatus::Completed),
+            ])?;
+        }
+        Ok(())
+    }
+
+    /// The session's cost so far, when every model it used has a price.
+    fn cost(&self) -> Option<f64> {
+        let cfg = &self.engine.config;
+        let agent = cfg.prices.get(&cfg.agent.model)?;
+        let evaluator_model = cfg.evaluator.as_ref().map(|e| e.model.as_str()).unwrap_or(&cfg.agent.model);
+        let mut total = 0.0;
+        for (source, input, output) in self.engine.store.usage_by_source(&self.session).ok()? {
+            let p = match source {
+                UsageSource::Evaluator => cfg.prices.get(evaluator_model)?,
+                _ => agent,
+            };
+            total += (input as f64 * p.input_per_mtok + output as f64 * p.output_per_mtok) / 1_000_000.0;
+        }
+        Some(total)
+    }
+}

@@ -1,0 +1,186 @@
+//! One step: a model request streamed to a [`StepOutput`], persisted as it goes (batched deltas),
+//! with retries reported as the `retry` status. How the stream ended is typed ([`StepEnd`]); what
+//! follows is the completion engine's business.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures_util::StreamExt;
+
+use super::run::{Halt, Run};
+use crate::batch::DeltaBatcher;
+use crate::clock::rfc3339;
+use crate::completion::StepEnd;
+use crate::domain::*;
+use crate::error::ErrorCode;
+use crate::event::EngineEvent;
+use crate::prompt;
+use crate::provider::{stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, ProviderErrorKind, StopReason, ToolCall, Usage};
+
+pub(super) struct StepOutput {
+    pub text: String,
+    pub calls: Vec<ToolCall>,
+    pub end: StepEnd,
+    pub usage: Usage,
+    /// The step's text is already in the conversation (it came before a compaction).
+    pub in_history: bool,
+}
+
+const MALFORMED_CALL: &str = "<system-reminder source=\"tool_error\">Your last tool call was malformed and could not be run. Call the tool again with valid JSON arguments.</system-reminder>";
+
+impl Run {
+    /// Starts MCP servers the first time, drops the tools of any that died, and tells the person
+    /// about each server that failed, once.
+    pub(super) async fn refresh_tools(&mut self) -> Result<(), Halt> {
+        let Some(mcp) = self.engine.config.mcp.clone() else { return Ok(()) };
+        let (tools, failures) = mcp.tools().await;
+        for message in failures {
+            self.emit(EngineEvent::Error { code: "mcp".into(), message })?;
+        }
+        self.toolbox = self.engine.toolbox.clone().with(tools);
+        Ok(())
+    }
+
+    fn request(&self) -> CompletionRequest {
+        CompletionRequest {
+            model: self.engine.config.agent.model.clone(),
+            system: prompt::system_prompt(&self.workspace.root().to_string_lossy(), self.cfg().marker.as_deref()),
+            messages: self.history.clone(),
+            tools: self.toolbox.specs(),
+            max_tokens: self.engine.config.max_output_tokens,
+            structured: None,
+            temperature: None,
+        }
+    }
+
+    pub(super) async fn stream_step(&mut self) -> Result<StepOutput, Halt> {
+        let step = self.evidence.counters.steps;
+        let message_id = MessageId::new();
+        self.emit_saving(vec![
+            EngineEvent::StepStarted { step },
+            EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: String::new() },
+            EngineEvent::MessageCreated { message_id: message_id.clone(), role: MessageRole::Assistant, source: None, text: None },
+        ])?;
+        let mut compacted_for_overflow = false;
+        loop {
+            let store = self.engine.store.clone();
+            let (session, run) = (self.session.clone(), self.run.clone());
+            let clock_now = store.now_ms();
+            // Set by a retry wait, so the stream loop knows to show `busy` again without a query.
+            let retried = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let retried_flag = retried.clone();
+            let on_retry = Arc::new(move |w: &crate::provider::RetryWait| {
+                retried_flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                let at = rfc3339(clock_now.max(store.now_ms()) + w.delay.as_millis() as i64);
+                let _ = store.append(&session, Some(&run), EngineEvent::StatusChanged {
+                    status: SessionStatus::Retry,
+                    attempt: Some(w.attempt),
+                    next_retry_at: Some(at),
+                    message: Some(w.error.message.clone()),
+                });
+            });
+            let mut stream = stream_with_retry(self.engine.config.agent.provider.clone(), self.request(), self.engine.config.retry, on_retry);
+            let mut batcher = DeltaBatcher::default();
+            let (mut text, mut calls, mut usage, mut stop) = (String::new(), Vec::new(), None::<Usage>, None);
+            let mut reasoning_chars = 0usize;
+            let mut shown = false;
+            let outcome: Result<(), crate::provider::ProviderError> = loop {
+                let deadline = batcher.deadline().map(tokio::time::Instant::from_std);
+                let item = tokio::select! {
+                    biased;
+                    _ = self.cancel.cancelled() => {
+                        if let Some(e) = batcher.take() { self.emit(e)?; }
+                        return Err(Halt::Cancelled);
+                    }
+                    _ = async { tokio::time::sleep_until(deadline.unwrap()).await }, if deadline.is_some() => {
+                        if let Some(e) = batcher.take() { self.emit(e)?; }
+                        continue;
+                    }
+                    item = stream.next() => item,
+                };
+                let Some(item) = item else { break Ok(()) };
+                if retried.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                    // The retry worked: back to busy before the output shows.
+                    self.emit(Self::status(SessionStatus::Busy))?;
+                }
+                match item {
+                    Ok(CompletionEvent::TextDelta { text: t }) => {
+                        shown = true;
+                        text.push_str(&t);
+                        if let Some(e) = batcher.push(&message_id, false, &t, Instant::now()) { self.emit(e)?; }
+                    }
+                    Ok(CompletionEvent::ReasoningDelta { text: t }) => {
+                        shown = true;
+                        reasoning_chars += t.len();
+                        if let Some(e) = batcher.push(&message_id, true, &t, Instant::now()) { self.emit(e)?; }
+                    }
+                    Ok(CompletionEvent::ToolCall { mut call }) => {
+                        if call.id.is_empty() || self.call_ids.contains(&call.id) {
+                            call.id = format!("{}_{}", if call.id.is_empty() { "call" } else { &call.id }, uuid::Uuid::now_v7().simple());
+                        }
+                        self.call_ids.insert(call.id.clone());
+                        calls.push(call)
+                    }
+                    Ok(CompletionEvent::Usage { usage: u }) => usage = Some(u),
+                    Ok(CompletionEvent::Stop { reason }) => stop = Some(reason),
+                    Err(e) => break Err(e),
+                }
+            };
+            if let Some(e) = batcher.take() {
+                self.emit(e)?;
+            }
+            let mut in_history = false;
+            let mut end = match outcome {
+                Ok(()) => match stop {
+                    Some(r) => StepEnd::Stopped(r),
+                    None => StepEnd::Cut,
+                },
+                // A context-too-long error compacts and retries once, while nothing was shown.
+                Err(e) if e.kind == ProviderErrorKind::ContextTooLong && !compacted_for_overflow && !shown => {
+                    compacted_for_overflow = true;
+                    self.compact().await?;
+                    continue;
+                }
+                Err(e) if shown && matches!(e.kind, ProviderErrorKind::Network | ProviderErrorKind::Stall | ProviderErrorKind::TruncatedStream | ProviderErrorKind::MalformedStream) => StepEnd::Cut,
+                Err(e) if e.kind == ProviderErrorKind::TruncatedStream => StepEnd::Cut,
+                Err(e) => StepEnd::Failed { code: ErrorCode::of_provider(e.kind), message: e.message },
+            };
+            // The window overflowed mid-answer (Anthropic `model_context_window_exceeded`): what was
+            // shown is kept, the conversation is compacted, and the step continues as cut off. A
+            // second overflow in a row reaches the completion engine, which fails the run.
+            if end == StepEnd::Stopped(StopReason::ContextWindowExceeded) && !self.evidence.overflowed {
+                self.evidence.overflowed = true;
+                // Calls cut off by the overflow are not run: the text is what the step produced.
+                calls.clear();
+                if !text.is_empty() {
+                    self.history.push(ChatMessage::Assistant { text: text.clone(), tool_calls: vec![] });
+                    in_history = true;
+                }
+                self.compact().await?;
+                end = StepEnd::Cut;
+            } else if end != StepEnd::Stopped(StopReason::ContextWindowExceeded) {
+                self.evidence.overflowed = false;
+            }
+            if end == StepEnd::Stopped(StopReason::MalformedCall) && calls.is_empty() {
+                // A malformed call (Gemini MALFORMED_FUNCTION_CALL): tell the model, do not fail.
+                self.history.push(ChatMessage::User { content: MALFORMED_CALL.into() });
+                end = StepEnd::Stopped(StopReason::PauseTurn);
+            }
+            let stop_reason = match &end {
+                StepEnd::Stopped(r) => Some(*r),
+                _ => None,
+            };
+            let usage = usage.unwrap_or_else(|| {
+                let args: usize = calls.iter().map(|c| crate::provider::openai::arguments_text(&c.input).len()).sum();
+                Usage {
+                    input_tokens: super::compaction::estimate_tokens(&self.history),
+                    output_tokens: ((text.len() + reasoning_chars + args) as u64).div_ceil(4),
+                    estimated: true,
+                    ..Default::default()
+                }
+            });
+            self.emit(EngineEvent::StepFinished { step, stop_reason, usage })?;
+            return Ok(StepOutput { text, calls, end, usage, in_history });
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! Verification: the workspace's verify commands (the person's own, from Settings or the CLI) and
+//! the command a `complete_task` claim names. They have their own events and are never replayed
+//! to the model as a call the agent made. The person's commands run without asking; a command the
+//! agent named goes through the permission gate like any `run_command`.
+
+use super::run::{Halt, Run};
+use crate::completion::{VerificationFailure, VerificationOutcome};
+use crate::domain::*;
+use crate::event::EngineEvent;
+
+/// The last lines of a command's output that verification keeps.
+const TAIL_LINES: usize = 40;
+
+impl Run {
+    pub(super) async fn verify(&mut self, commands: &[String]) -> Result<VerificationOutcome, Halt> {
+        let mut outcome = VerificationOutcome::default();
+        for command in commands {
+            self.emit(EngineEvent::Activity { phase: ActivityPhase::Verifying, detail: command.clone() })?;
+            let persons_own = self.engine.config.verify_commands.contains(command);
+            if !persons_own {
+                let reason = "The agent named this command to verify its work. It runs in a shell in the workspace.".to_string();
+                match self.permit_command("run_command", serde_json::json!({"command": command}), reason, None).await {
+                    Err(Halt::Denied) => {
+                        self.emit(EngineEvent::Verification { command: command.clone(), exit_code: None, output_tail: String::new(), skipped: true })?;
+                        self.evidence.verification_log.push(format!("`{command}`: skipped (declined)"));
+                        continue;
+                    }
+                    Err(h) => return Err(h),
+                    Ok(()) => {}
+                }
+            }
+            let r = crate::tool::command::run_shell(command, self.workspace.root(), crate::tool::command::DEFAULT_TIMEOUT, &self.cancel, &self.engine.config.secret_env).await;
+            if self.cancel.is_cancelled() {
+                return Err(Halt::Cancelled);
+            }
+            let (code, output) = match r {
+                Ok(r) => (r.exit_code, r.output),
+                Err(e) => (None, format!("could not start: {e}")),
+            };
+            let tail: String = {
+                let lines: Vec<&str> = output.lines().collect();
+                lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+            };
+            self.emit(EngineEvent::Verification { command: command.clone(), exit_code: code, output_tail: tail.clone(), skipped: false })?;
+            self.evidence.verification_log.push(format!("`{command}`: exit {}\n{}", code.map(|c| c.to_string()).unwrap_or("none".into()), tail));
+            if code != Some(0) && outcome.failure.is_none() {
+                outcome.failure = Some(VerificationFailure { command: command.clone(), exit_code: code, output_tail: tail });
+            }
+        }
+        Ok(outcome)
+    }
+}
