@@ -20,6 +20,11 @@ export interface Limits {
   max_steps: number;
   continuation_budget: number;
   max_retries: number;
+  truncation_cap?: number;
+  short_stop_tokens?: number;
+  max_output_tokens?: number;
+  /** For models without their own entry in `context_windows`. */
+  context_window?: number;
 }
 
 export type PermissionDefault = "ask" | "allow" | "deny";
@@ -33,7 +38,12 @@ export interface CompletionSettings {
 export interface Settings {
   provider: ProviderSettings;
   evaluator_model: string | null;
+  /** The evaluator's own provider; null means the agent's. */
+  evaluator_provider?: ProviderSettings | null;
   limits: Limits;
+  /** Model → context window in tokens. */
+  context_windows?: Record<string, number>;
+  auto_approve?: boolean;
   completion: CompletionSettings;
   permissions: Record<string, PermissionDefault>;
   /** Workspace folder → commands that verify work done in it. */

@@ -215,7 +215,7 @@ fn finishline(sc: &Scenario) -> Outcome {
         let mut e = Evidence::new(step_end);
         e.step_called_tools = tools;
         e.prev_step_called_tools = prev_tools;
-        e.claim = claim.map(|c| ClaimEvidence { claim: c, remaining_work: None, verify_command: None });
+        e.claim = claim.map(ClaimEvidence::new);
         e.open_todos = if sc.uses_todos { names(&a.undone()) } else { vec![] };
         let worked = a.done.iter().any(|d| *d) || sc.hidden_bug && a.bug_fixed;
         e.run_used_tools = worked;

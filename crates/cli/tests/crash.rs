@@ -91,9 +91,17 @@ async fn fifty_sigkills_leave_an_intact_database_and_resumable_sessions() {
     println!("crash: 50 runs, {killed_mid_run} killed mid-run, {finished} ended before the kill");
     assert!(killed_mid_run >= 25, "most runs were really killed mid-run ({killed_mid_run})");
 
+    // `sessions list` is a front end too: it recovers dead runs before it shows them, so no
+    // killed run is listed as running.
+    let listed = Command::new(env!("CARGO_BIN_EXE_finishline")).args(["sessions", "list", "--json", "--limit", "100", "--data-dir"]).arg(&data).stdin(Stdio::null()).output().unwrap();
+    let statuses: Vec<String> = String::from_utf8_lossy(&listed.stdout).lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).map(|v| v["status"].as_str().unwrap_or_default().to_string()).collect();
+    assert!(statuses.iter().any(|s| s == "interrupted"), "killed runs are listed as interrupted: {statuses:?}");
+    assert!(!statuses.iter().any(|s| s == "busy" || s == "retry"), "no killed run is listed as running: {statuses:?}");
+
     // The next start: killed sessions are interrupted, none is left busy.
     let store = Arc::new(Store::open(&data.join("history.db"), Arc::new(SystemClock)).unwrap());
-    let interrupted = store.recover().unwrap();
+    store.recover().unwrap();
+    let interrupted: Vec<SessionId> = store.list_sessions(&Default::default()).unwrap().into_iter().filter(|s| s.status == SessionStatus::Interrupted).map(|s| s.id).collect();
     assert!(!interrupted.is_empty(), "killed runs are recovered as interrupted");
     for s in store.list_sessions(&Default::default()).unwrap() {
         assert!(!s.status.is_running(), "{} is left {:?}", s.id, s.status);

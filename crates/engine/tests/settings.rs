@@ -92,3 +92,43 @@ fn a_bad_settings_import_is_refused_whole() {
     let bare = Settings::import_json(r#"{"theme": "dark"}"#).expect("a bare settings object is accepted too");
     assert_eq!(bare.theme, finishline_engine::Theme::Dark);
 }
+
+#[test]
+fn the_limits_the_spec_calls_configurable_reach_the_engine_through_one_builder() {
+    use finishline_engine::agent::config::{endpoints, engine_config, ConfigContext};
+    let mut s = Settings::default();
+    s.provider.base_url = "http://127.0.0.1:9/v1".into();
+    s.provider.model = "big-model".into();
+    s.context_windows.insert("big-model".into(), 200_000);
+    s.limits.max_output_tokens = 8192;
+    s.limits.truncation_cap = 5;
+    s.limits.short_stop_tokens = 3;
+    s.limits.max_steps = 99;
+    s.limits.continuation_budget = 7;
+    s.auto_approve = true;
+    s.evaluator_model = Some("cheap".into());
+    s.validate().unwrap();
+    let (agent, evaluator) = endpoints(&s, None, &|_| None).unwrap();
+    let ctx = ConfigContext { data_dir: "/tmp/x".into(), workspace: "/w", model: None, mcp: None, nobody_to_ask: false, allow_all: false, extra_verify: vec![] };
+    let c = engine_config(&s, ctx, agent, evaluator);
+    assert_eq!(c.context_window, 200_000, "a 200k model must not compact at 25k");
+    assert_eq!(c.max_output_tokens, Some(8192));
+    assert_eq!((c.completion.truncation_cap, c.completion.min_output_tokens), (5, 3));
+    assert_eq!((c.completion.max_steps, c.completion.continuation_budget), (99, 7));
+    assert!(c.auto_approve, "auto-approve is a setting of its own");
+    assert_eq!(c.evaluator.map(|e| e.model), Some("cheap".into()), "the evaluator's model is its own");
+    let mut other = s.clone();
+    other.provider.model = "small".into();
+    let (a, e) = endpoints(&other, None, &|_| None).unwrap();
+    let ctx = ConfigContext { data_dir: "/tmp/x".into(), workspace: "/w", model: None, mcp: None, nobody_to_ask: false, allow_all: false, extra_verify: vec![] };
+    assert_eq!(engine_config(&other, ctx, a, e).context_window, 32_000, "a model with no window set gets the default");
+}
+
+#[test]
+fn a_separate_evaluator_provider_needs_a_url_and_a_model() {
+    let mut s = Settings::default();
+    s.evaluator_provider = Some(finishline_engine::ProviderSettings { base_url: "not a url".into(), ..Default::default() });
+    assert!(s.validate().is_err(), "a broken evaluator URL is refused with the field named");
+    s.evaluator_provider = Some(finishline_engine::ProviderSettings { base_url: "https://api.openai.com/v1".into(), ..Default::default() });
+    assert!(s.validate().unwrap_err().to_string().contains("evaluator"), "and so is one without a model");
+}

@@ -153,6 +153,23 @@ export function SettingsScreen({ view, onSaved }: Props) {
             spellCheck={false}
           />
         </label>
+        <label className="field">
+          <span>Evaluator server (base URL, OpenAI-compatible; empty: the agent's provider)</span>
+          <input
+            data-testid="evaluator-base-url"
+            value={draft.evaluator_provider?.base_url ?? ""}
+            onChange={(e) => {
+              const url = e.target.value.trim();
+              setSaved(false);
+              setDraft((d) => ({
+                ...d,
+                evaluator_provider: url ? { ...(d.evaluator_provider ?? { preset: null, kind: "openai", model: "", api_key_env: null }), base_url: url } : null,
+              }));
+            }}
+            placeholder="e.g. http://127.0.0.1:8931/v1 for a cheaper local judge"
+            spellCheck={false}
+          />
+        </label>
       </fieldset>
 
       <fieldset className="panel">
@@ -170,7 +187,37 @@ export function SettingsScreen({ view, onSaved }: Props) {
             <span>Max retries</span>
             <input type="number" min={1} value={draft.limits.max_retries} onChange={(e) => setLimit("max_retries", e.target.value)} />
           </label>
+          <label className="field">
+            <span>Truncations in a row</span>
+            <input type="number" min={1} data-testid="truncation-cap" value={draft.limits.truncation_cap ?? 3} onChange={(e) => setLimit("truncation_cap", e.target.value)} />
+          </label>
+          <label className="field">
+            <span>Short stop (output tokens)</span>
+            <input type="number" min={0} value={draft.limits.short_stop_tokens ?? 10} onChange={(e) => setLimit("short_stop_tokens", e.target.value)} />
+          </label>
+          <label className="field">
+            <span>Max output tokens</span>
+            <input type="number" min={16} value={draft.limits.max_output_tokens ?? 4096} onChange={(e) => setLimit("max_output_tokens", e.target.value)} />
+          </label>
+          <label className="field">
+            <span>Context window of {draft.provider.model || "the model"} (tokens)</span>
+            <input
+              type="number"
+              min={1024}
+              data-testid="context-window"
+              value={draft.context_windows?.[draft.provider.model] ?? draft.limits.context_window ?? 32000}
+              onChange={(e) => {
+                const v = Number(e.target.value);
+                setSaved(false);
+                setDraft((d) => (d.provider.model ? { ...d, context_windows: { ...(d.context_windows ?? {}), [d.provider.model]: v } } : { ...d, limits: { ...d.limits, context_window: v } }));
+              }}
+            />
+          </label>
         </div>
+        <label className="check">
+          <input type="checkbox" data-testid="auto-approve" checked={draft.auto_approve ?? false} onChange={(e) => { setSaved(false); setDraft((d) => ({ ...d, auto_approve: e.target.checked })); }} />
+          Approve verified completions without asking (only “verified done”; everything else waits for you)
+        </label>
       </fieldset>
 
       <fieldset className="panel">

@@ -233,6 +233,8 @@ impl Run {
         let mut claim: Option<(ClaimEvidence, String)> = None;
         if !out.calls.is_empty() {
             self.evidence.used_tools = true;
+            // Saved before the tools run: a crash while one runs resumes a work turn.
+            self.emit_saving(vec![])?;
             self.history.push(ChatMessage::Assistant { text: out.text.clone(), tool_calls: out.calls.clone() });
             let (results, complete) = self.run_tools(&out.calls, &mut record).await?;
             for (call, output) in out.calls.iter().zip(results.iter()) {
