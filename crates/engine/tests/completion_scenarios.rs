@@ -324,13 +324,19 @@ fn cases() -> Vec<Case> {
             model_calls: 4,
         },
         Case {
+            // The person's own verify commands run without asking; one the agent names asks, and
+            // with nobody to ask it is declined.
             name: "a declined verification is skipped and the checks go on",
             protocol: Protocol::Openai,
-            rules: json!([evaluator(done_verdict()), agent(json!({"last_message_contains": "Created"}), text(DONE)), agent(json!({}), calls(vec![write("a.txt", "A")]))]),
-            setup: |s| s.verify_commands = vec!["exit 1".into()],
+            rules: json!([
+                evaluator(done_verdict()),
+                agent(json!({"last_message_contains": "Created"}), calls(vec![json!({"name": "complete_task", "arguments": {"status": "success", "summary": "wrote a.txt", "verify_command": "exit 1"}})])),
+                agent(json!({}), calls(vec![write("a.txt", "A")]))
+            ]),
+            setup: nothing,
             prepare: no_files,
             status: SessionStatus::AwaitingReview,
-            claim: Claim::None,
+            claim: Claim::Success,
             end: EndReason::VerifiedDone,
             continuations: vec![],
             model_calls: 3,

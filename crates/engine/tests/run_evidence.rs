@@ -221,6 +221,7 @@ async fn verification_has_its_own_events_and_is_never_replayed_to_the_model_as_t
     assert!(!o.has(|e| matches!(e, EngineEvent::PermissionRequested { .. })), "the person's own verify command does not ask as if the agent did");
     assert!(!o.has(|e| matches!(e, EngineEvent::ToolCall { tool, .. } if tool == "run_command")), "verification leaves no run_command card of the agent's");
     h.engine.submit_review(&o.review_id(), Decision::RequestChanges, Some("also add a title".into()), false, false, DecidedBy::Person).unwrap();
+    wait_for(&h.store, &o.session, |e| matches!(e, EngineEvent::RunStarted { trigger: RunTrigger::Feedback })).await;
     h.wait_idle(&o.session).await;
     let last = h.server.requests().into_iter().filter(|r| r.kind == RequestKind::Agent).last().unwrap();
     assert!(!last.all_text.contains("outcome of this call is unknown"), "the model is never told about a command it did not make");
@@ -266,6 +267,8 @@ async fn rebuilt_matches_live(mut h: Harness) {
     config.context_window = 1_000_000;
     h.engine = Engine::new(h.store.clone(), config);
     h.engine.submit_review(&o.review_id(), Decision::RequestChanges, Some("one more thing".into()), false, false, DecidedBy::Person).unwrap();
+    // The feedback run has started once its run_started is stored; then wait for it to end.
+    wait_for(&h.store, &o.session, |e| matches!(e, EngineEvent::RunStarted { trigger: RunTrigger::Feedback })).await;
     h.wait_idle(&o.session).await;
     let agent_requests: Vec<_> = h.server.requests().into_iter().filter(|r| r.kind == RequestKind::Agent).collect();
     let rebuilt = agent_requests.iter().find(|r| r.last_message.contains("one more thing")).expect("the feedback run asked the model").body.clone();
