@@ -61,7 +61,9 @@ test("reject with revert restores the workspace", async () => {
   const ws = await startTask("write keep.txt", { "keep.txt": "original" });
   await (await testid("review-panel")).waitForDisplayed({ timeout: 20_000 });
   assert.equal(readFileSync(path.join(ws, "keep.txt"), "utf8"), "changed by the agent");
-  assert.equal(await (await testid("revert-checkbox")).isSelected(), true, "revert is offered and on by default");
+  assert.equal(await (await testid("revert-checkbox")).isSelected(), false, "a reject keeps the files unless the person ticks the revert");
+  await clickAway(await testid("revert-checkbox"));
+  assert.equal(await (await testid("revert-checkbox")).isSelected(), true);
   await clickAway(await testid("reject"));
   await waitStatus("rejected");
   assert.equal(readFileSync(path.join(ws, "keep.txt"), "utf8"), "original", "the agent's change is undone");

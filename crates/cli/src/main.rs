@@ -121,6 +121,10 @@ pub struct RunOptions {
     pub api_key_env: Option<String>,
     #[arg(long, value_enum, default_value_t = ReviewMode::Prompt)]
     pub review: ReviewMode,
+    /// On reject, put the workspace back as it was before the agent, even files you edited
+    /// after it. Without it, a reject in a terminal asks first, and elsewhere reverts nothing.
+    #[arg(long)]
+    pub force_revert: bool,
     /// Tools to allow without asking, comma-separated, or `all`.
     #[arg(long, value_delimiter = ',')]
     pub allow: Vec<String>,

@@ -58,8 +58,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
         Ok(e) => e,
         Err(e) => return fail(exit::USAGE, json, &e),
     };
-    let configured_mcp: Vec<_> = settings.mcp_servers.iter().filter(|m| m.enabled).cloned().collect();
-    let mcp = (!configured_mcp.is_empty()).then(|| finishline_engine::mcp::McpServers::new(configured_mcp));
+    let mcp = finishline_engine::agent::config::mcp_servers(&settings, &finishline_engine::secret::Keys::os());
     let ws = opts.workspace.canonicalize().unwrap_or(opts.workspace.clone());
     let ws = ws.to_string_lossy();
     let engine_config = finishline_engine::agent::config::engine_config(
@@ -137,15 +136,13 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
                 }
                 match opts.review {
                     ReviewMode::Reject => {
-                        let _ = engine.submit_review(review_id, Decision::Reject, None, false, false, DecidedBy::Person);
+                        // Without a person to ask, only `--force-revert` may touch files.
+                        let revert = opts.force_revert;
+                        report_review(engine.submit_review(review_id, Decision::Reject, None, revert, revert, DecidedBy::Person));
                     }
                     ReviewMode::Prompt if interactive => {
                         if let Some((d, fb)) = prompt_review() {
-                            match engine.submit_review(review_id, d, fb, d == Decision::Reject, true, DecidedBy::Person) {
-                                Ok(ReviewOutcome::Decided { .. }) => {}
-                                Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => eprintln!("not reverted: you edited {}", conflicts.join(", ")),
-                                Err(e) => eprintln!("finishline: {e}"),
-                            }
+                            decide_in_terminal(&engine, review_id, d, fb, opts.force_revert);
                         }
                     }
                     _ => {}
@@ -205,7 +202,7 @@ fn ask_permission(tool: &str, input: &serde_json::Value) -> PermissionDecision {
 }
 
 fn prompt_review() -> Option<(Decision, Option<String>)> {
-    let a = prompt_line("Review: [a]pprove / [c]hange (give feedback) / [r]eject and revert: ")?.to_ascii_lowercase();
+    let a = prompt_line("Review: [a]pprove / [c]hange (give feedback) / [r]eject: ")?.to_ascii_lowercase();
     if a.starts_with('a') {
         Some((Decision::Approve, None))
     } else if a.starts_with('r') {
@@ -215,6 +212,38 @@ fn prompt_review() -> Option<(Decision, Option<String>)> {
         Some((Decision::RequestChanges, Some(fb)))
     } else {
         None
+    }
+}
+
+fn yes(q: &str) -> bool {
+    prompt_line(q).is_some_and(|a| a.to_ascii_lowercase().starts_with('y'))
+}
+
+/// A decision made at the terminal. A reject asks whether to revert the agent's changes, and
+/// asks again before overwriting files the person edited after the agent.
+fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decision, feedback: Option<String>, force_revert: bool) {
+    if decision != Decision::Reject {
+        return report_review(engine.submit_review(review, decision, feedback, false, false, DecidedBy::Person));
+    }
+    let revert = force_revert || yes("Also revert the agent's changes to your files? [y/N]: ");
+    match engine.submit_review(review, decision, None, revert, force_revert, DecidedBy::Person) {
+        Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => {
+            let overwrite = yes(&format!("You edited {} after the agent. Overwrite your edits too? [y/N]: ", conflicts.join(", ")));
+            report_review(engine.submit_review(review, decision, None, overwrite, overwrite, DecidedBy::Person));
+            if !overwrite {
+                eprintln!("Rejected; your files were left as they are.");
+            }
+        }
+        other => report_review(other),
+    }
+}
+
+fn report_review(outcome: finishline_engine::Result<ReviewOutcome>) {
+    match outcome {
+        Ok(ReviewOutcome::Decided { revert: Some(r), .. }) if r.applied => eprintln!("Reverted: {} restored, {} removed.", r.restored.len(), r.deleted.len()),
+        Ok(ReviewOutcome::Decided { .. }) => {}
+        Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => eprintln!("Not reverted: you edited {} after the agent.", conflicts.join(", ")),
+        Err(e) => eprintln!("finishline: {e}"),
     }
 }
 

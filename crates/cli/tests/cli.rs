@@ -147,6 +147,17 @@ async fn exit_codes_follow_how_the_session_ended() {
     assert_eq!(out.status.code(), Some(3));
     assert!(e.ws.join("notes.md").exists(), "--review reject does not revert: it is for dry runs");
 
+    // 3, and the files go back only when the person says so with --force-revert.
+    let server = FakeServer::start(fruits()).await.unwrap();
+    let e = env();
+    std::fs::write(e.ws.join("notes.md"), "my own notes\n").unwrap();
+    let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let out = tokio::task::spawn_blocking(move || finishline(&["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "reject", "--force-revert"], &data))
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(std::fs::read_to_string(e.ws.join("notes.md")).unwrap(), "my own notes\n", "--force-revert puts the person's file back as it was before the agent");
+
     // 6: a tool that asks, with no terminal and no --allow, is denied.
     let server = FakeServer::start(serde_json::from_value(json!({"rules": [{"reply": {"tool_calls": [{"name": "run_command", "arguments": {"command": "touch ran.txt"}}]}}]})).unwrap()).await.unwrap();
     let e = env();

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use crate::checkpoint::{Checkpoints, RevertReport};
 use crate::completion::CompletionConfig;
 use crate::domain::*;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::event::EngineEvent;
 use crate::provider::{HttpProvider, Provider, ProviderConfig, RetryPolicy};
 use crate::store::decisions::RequestKind;
@@ -81,7 +81,8 @@ pub enum Answer {
 
 #[derive(Default)]
 struct Live {
-    cancels: HashMap<SessionId, CancellationToken>,
+    /// The session's running run in this engine, and how to stop it.
+    cancels: HashMap<SessionId, (RunId, CancellationToken)>,
     waiters: HashMap<RequestId, oneshot::Sender<Answer>>,
 }
 
@@ -131,22 +132,24 @@ impl Engine {
         Ok((sid, handle))
     }
 
-    /// Starts a run of an existing session: after feedback, a new message, or to resume.
+    /// Starts a run of an existing session: after feedback, a new message, or to resume. The
+    /// start is one step in the store, so of any number of racing starts exactly one runs.
     pub fn spawn_run(self: &Arc<Self>, session: SessionId, trigger: RunTrigger, user_message: Option<String>) -> Result<tokio::task::JoinHandle<()>> {
-        self.store.acquire_lease(&session)?;
-        Ok(self.spawn_leased(session, run::RunStart { trigger, user_message, answer: None }))
+        let run = RunId::new();
+        self.store.begin_run(&session, &run, |status| may_start(status).map(|_| trigger))?;
+        Ok(self.spawn_begun(session, run, run::RunStart { trigger, user_message, answer: None }))
     }
 
-    /// Starts a run whose lease this process already holds.
-    fn spawn_leased(self: &Arc<Self>, session: SessionId, start: run::RunStart) -> tokio::task::JoinHandle<()> {
+    /// Runs a run the store has already begun (its lease and `run_started` are recorded).
+    fn spawn_begun(self: &Arc<Self>, session: SessionId, run: RunId, start: run::RunStart) -> tokio::task::JoinHandle<()> {
         let cancel = CancellationToken::new();
-        self.live().cancels.insert(session.clone(), cancel.clone());
+        self.live().cancels.insert(session.clone(), (run.clone(), cancel.clone()));
         let engine = self.clone();
         tokio::spawn(async move {
-            let s = session.clone();
-            run::Run::execute(engine.clone(), session, RunId::new(), start, cancel).await;
-            engine.live().cancels.remove(&s);
-            let _ = engine.store.release_lease(&s);
+            // Cleans up even if the run panics, and only what is this run's: a newer run of the
+            // session keeps its cancel token and its lease.
+            let _end = RunEnd { engine: engine.clone(), session: session.clone(), run: run.clone() };
+            run::Run::execute(engine, session, run, start, cancel).await;
         })
     }
 
@@ -155,7 +158,7 @@ impl Engine {
     /// restarted) has no run to stop: its open requests are resolved as cancelled and it ends
     /// `cancelled`.
     pub fn cancel(&self, session: &SessionId) -> bool {
-        if let Some(c) = self.live().cancels.get(session) {
+        if let Some((_, c)) = self.live().cancels.get(session) {
             c.cancel();
             return true;
         }
@@ -166,7 +169,8 @@ impl Engine {
         if self.store.session(session)?.status != SessionStatus::AwaitingApproval {
             return Ok(false);
         }
-        self.store.acquire_lease(session)?;
+        let holder = RunId::new();
+        self.store.acquire_lease(session, &holder)?;
         let mut cancelled = false;
         for (request, kind, _) in self.store.pending_requests(session)? {
             let kind = match kind.as_str() {
@@ -181,7 +185,7 @@ impl Engine {
             }
             cancelled |= self.store.resolve_request(&request, kind, if cancelled { SessionStatus::Cancelled } else { SessionStatus::AwaitingApproval }, None, events).is_ok();
         }
-        let _ = self.store.release_lease(session);
+        let _ = self.store.release_lease(session, &holder);
         Ok(cancelled)
     }
 
@@ -207,16 +211,13 @@ impl Engine {
             }
             return Ok(());
         }
-        let (session, _, _) = self.store.request_state(request)?.ok_or_else(|| Error::NotFound(format!("request {request}")))?;
-        // Taking the lease first means a live process that still waits keeps its request.
-        self.store.acquire_lease(&session)?;
-        let mut events = events;
+        // The answer and the run that carries it out are one step: a live process that still
+        // waits keeps its request (its lease refuses the step), and two answers start one run.
+        let run = RunId::new();
+        let mut events: Vec<EngineEvent> = events.into_iter().filter(|e| !matches!(e, EngineEvent::StatusChanged { .. })).collect();
         events.push(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: "resuming from your answer".into() });
-        if let Err(e) = self.store.resolve_request(request, kind, SessionStatus::AwaitingApproval, None, events) {
-            let _ = self.store.release_lease(&session);
-            return Err(e);
-        }
-        self.spawn_leased(session, run::RunStart { trigger: RunTrigger::Resume, user_message: None, answer: Some((request.clone(), answer)) });
+        let session = self.store.resolve_and_begin(request, kind, SessionStatus::AwaitingApproval, events, &run, RunTrigger::Resume)?;
+        self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Resume, user_message: None, answer: Some((request.clone(), answer)) });
         Ok(())
     }
 
@@ -240,40 +241,57 @@ impl Engine {
         self.deliver(request, RequestKind::Question, events, Answer::Question(answer))
     }
 
-    /// The person's review decision. Request changes starts a new run with the feedback as the
-    /// person's message. Reject with `revert` restores the workspace from the checkpoints, but
-    /// first reports files the person edited after the agent unless `force` is set.
+    /// The person's review decision, applied once. Request changes starts a new run with the
+    /// feedback as the person's message. Reject with `revert` restores the workspace from the
+    /// checkpoints, but first reports files the person edited after the agent unless `force` is
+    /// set. The decision is recorded first; the revert follows only for the decision that won,
+    /// so a racing second decision (from the CLI or another window) touches no file.
     pub fn submit_review(self: &Arc<Self>, review: &RequestId, decision: Decision, feedback: Option<String>, revert: bool, force: bool, by: DecidedBy) -> Result<ReviewOutcome> {
         let summary = self.pending_review_session(review)?;
-        let mut report = None;
-        if decision == Decision::Reject && revert {
-            let cp = self.checkpoints(&summary.id, std::path::Path::new(&summary.workspace))?;
-            if let (Some(base), Some(agent)) = (cp.marked("base"), cp.marked("agent")) {
-                let r = cp.revert(&base, &agent, force)?;
-                if !r.applied {
-                    return Ok(ReviewOutcome::NeedsConfirmation { conflicts: r.conflicts });
-                }
-                report = Some(r);
-            }
-        }
         let feedback = feedback.map(|f| f.trim().to_string()).filter(|f| !f.is_empty());
         if decision == Decision::RequestChanges && feedback.is_none() {
             return Err(Error::InvalidInput("say what should change: the feedback is empty".into()));
+        }
+        let mut plan = None;
+        if decision == Decision::Reject && revert {
+            let cp = self.checkpoints(&summary.id, std::path::Path::new(&summary.workspace))?;
+            if let (Some(base), Some(agent)) = (cp.marked("base"), cp.marked("agent")) {
+                let conflicts = cp.revert_conflicts(&base, &agent)?;
+                if !conflicts.is_empty() && !force {
+                    return Ok(ReviewOutcome::NeedsConfirmation { conflicts });
+                }
+                plan = Some((cp, base, agent));
+            }
         }
         let status = match decision {
             Decision::Approve => SessionStatus::Completed,
             Decision::Reject => SessionStatus::Rejected,
             Decision::RequestChanges => SessionStatus::Busy,
         };
-        let mut events = vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision, by, feedback: feedback.clone(), reverted: report.is_some() }];
-        if decision != Decision::RequestChanges {
-            events.push(EngineEvent::StatusChanged { status, attempt: None, next_retry_at: None, message: None });
-        }
-        self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, events)?;
+        let mut events = vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision, by, feedback: feedback.clone(), reverted: plan.is_some() }];
         if decision == Decision::RequestChanges {
-            self.spawn_run(summary.id.clone(), RunTrigger::Feedback, feedback)?;
+            let run = RunId::new();
+            let session = self.store.resolve_and_begin(review, RequestKind::Review, SessionStatus::AwaitingReview, events, &run, RunTrigger::Feedback)?;
+            self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Feedback, user_message: feedback, answer: None });
+            return Ok(ReviewOutcome::Decided { status, revert: None });
         }
-        Ok(ReviewOutcome::Decided { status, revert: report })
+        events.push(EngineEvent::StatusChanged { status, attempt: None, next_retry_at: None, message: None });
+        self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, events)?;
+        let Some((cp, base, agent)) = plan else { return Ok(ReviewOutcome::Decided { status, revert: None }) };
+        let report = match cp.revert(&base, &agent, force) {
+            Ok(r) if r.applied => r,
+            Ok(r) => {
+                // Edited in the moment between the check and the revert: still nothing is overwritten.
+                let message = format!("Rejected, but not reverted: you edited {} just now. Nothing was overwritten.", r.conflicts.join(", "));
+                self.store.append(&summary.id, None, EngineEvent::Error { code: ErrorCode::Io.as_str().into(), message })?;
+                r
+            }
+            Err(e) => {
+                self.store.append(&summary.id, None, EngineEvent::Error { code: e.code().as_str().into(), message: format!("Rejected, but the revert failed: {e}") })?;
+                return Err(e);
+            }
+        };
+        Ok(ReviewOutcome::Decided { status, revert: Some(report) })
     }
 
     fn pending_review_session(&self, review: &RequestId) -> Result<crate::store::SessionSummary> {
@@ -290,15 +308,42 @@ impl Engine {
     /// Continues a session with a new message from the person: after an interruption (resume),
     /// a conversation turn, or a finished session.
     pub fn send_message(self: &Arc<Self>, session: &SessionId, message: &str) -> Result<tokio::task::JoinHandle<()>> {
-        let s = self.store.session(session)?;
-        if s.status.is_running() {
-            return Err(Error::InvalidInput("the session is still running; wait for it or cancel it first".into()));
-        }
-        if matches!(s.status, SessionStatus::AwaitingApproval | SessionStatus::AwaitingReview) {
-            return Err(Error::InvalidInput("the session is waiting for your decision; answer that first".into()));
-        }
-        let trigger = if s.status == SessionStatus::Interrupted { RunTrigger::Resume } else { RunTrigger::Message };
         let msg = message.trim();
-        self.spawn_run(session.clone(), trigger, (!msg.is_empty()).then(|| msg.to_string()))
+        let run = RunId::new();
+        let trigger = self.store.begin_run(session, &run, |status| {
+            may_start(status)?;
+            // After an interruption the run resumes where the last one stopped.
+            Ok(if status == SessionStatus::Interrupted { RunTrigger::Resume } else { RunTrigger::Message })
+        })?;
+        Ok(self.spawn_begun(session.clone(), run, run::RunStart { trigger, user_message: (!msg.is_empty()).then(|| msg.to_string()), answer: None }))
+    }
+}
+
+/// Whether a session in `status` may start a run.
+fn may_start(status: SessionStatus) -> Result<()> {
+    if status.is_running() {
+        return Err(Error::InvalidInput("the session is still running; wait for it or cancel it first".into()));
+    }
+    if matches!(status, SessionStatus::AwaitingApproval | SessionStatus::AwaitingReview) {
+        return Err(Error::InvalidInput("the session is waiting for your decision; answer that first".into()));
+    }
+    Ok(())
+}
+
+/// A run's cleanup in this engine, on every way out of its task.
+struct RunEnd {
+    engine: Arc<Engine>,
+    session: SessionId,
+    run: RunId,
+}
+
+impl Drop for RunEnd {
+    fn drop(&mut self) {
+        let mut live = self.engine.live();
+        if live.cancels.get(&self.session).is_some_and(|(r, _)| *r == self.run) {
+            live.cancels.remove(&self.session);
+        }
+        drop(live);
+        let _ = self.engine.store.release_lease(&self.session, &self.run);
     }
 }

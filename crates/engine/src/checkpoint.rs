@@ -129,10 +129,7 @@ impl Checkpoints {
     /// `base`: restores changed and deleted files, deletes created ones. Files the person edited
     /// after `agent_last` are conflicts: nothing is touched unless `force` is set.
     pub fn revert(&self, base: &str, agent_last: &str, force: bool) -> Result<RevertReport> {
-        let now = self.snapshot("before revert")?;
-        let agent_changes = self.changes(base, agent_last)?;
-        let person_changes: Vec<String> = self.changes(agent_last, &now)?.into_iter().map(|c| c.path).collect();
-        let conflicts: Vec<String> = agent_changes.iter().filter(|c| person_changes.contains(&c.path)).map(|c| c.path.clone()).collect();
+        let (agent_changes, conflicts) = self.revert_plan(base, agent_last)?;
         let mut report = RevertReport { conflicts: conflicts.clone(), ..Default::default() };
         if !conflicts.is_empty() && !force {
             return Ok(report);
@@ -155,5 +152,18 @@ impl Checkpoints {
         report.applied = true;
         self.snapshot("after revert")?;
         Ok(report)
+    }
+
+    /// Files a revert would overwrite that the person edited after the agent; touches nothing.
+    pub fn revert_conflicts(&self, base: &str, agent_last: &str) -> Result<Vec<String>> {
+        Ok(self.revert_plan(base, agent_last)?.1)
+    }
+
+    fn revert_plan(&self, base: &str, agent_last: &str) -> Result<(Vec<FileChange>, Vec<String>)> {
+        let now = self.snapshot("before revert")?;
+        let agent_changes = self.changes(base, agent_last)?;
+        let person_changes: Vec<String> = self.changes(agent_last, &now)?.into_iter().map(|c| c.path).collect();
+        let conflicts: Vec<String> = agent_changes.iter().filter(|c| person_changes.contains(&c.path)).map(|c| c.path.clone()).collect();
+        Ok((agent_changes, conflicts))
     }
 }

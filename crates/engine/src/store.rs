@@ -304,22 +304,49 @@ impl Store {
         events: Vec<EngineEvent>,
     ) -> Result<Vec<Envelope>> {
         self.transact(|tx, out| {
-            let (session, stored_kind, decision) = decisions::state(tx, request)?.ok_or_else(|| Error::NotFound(format!("request {request}")))?;
-            if stored_kind.0 != kind.as_str() {
-                return Err(Error::InvalidInput(format!("{request} is a {} request, not a {}", stored_kind.0, kind.as_str())));
-            }
-            if let Some(d) = decision {
-                return Err(Error::AlreadyDecided(format!("{} {request} was already decided ({d})", kind.as_str())));
-            }
-            let status: String = tx.query_row("SELECT status FROM sessions WHERE id = ?", params![session.0], |r| r.get(0))?;
-            if status != waiting_status.as_str() {
-                return Err(Error::AlreadyDecided(format!("the session is no longer waiting for this {} (it is {status})", kind.as_str())));
-            }
+            let session = Self::check_undecided(tx, request, kind, waiting_status)?;
             for e in events {
                 out.push(self.append_in(tx, &session, run, e)?);
             }
             Ok(out.clone())
         })
+    }
+
+    /// Applies a decision and starts the run that carries it out, in one step: the decision is
+    /// never recorded without its run, and the run never starts twice.
+    pub fn resolve_and_begin(
+        &self,
+        request: &RequestId,
+        kind: decisions::RequestKind,
+        waiting_status: SessionStatus,
+        events: Vec<EngineEvent>,
+        run: &RunId,
+        trigger: RunTrigger,
+    ) -> Result<SessionId> {
+        let now = self.clock.now_ms();
+        self.transact(|tx, out| {
+            let session = Self::check_undecided(tx, request, kind, waiting_status)?;
+            for e in events {
+                out.push(self.append_in(tx, &session, None, e)?);
+            }
+            self.begin_in(tx, out, &session, run, trigger, now)?;
+            Ok(session)
+        })
+    }
+
+    fn check_undecided(tx: &Transaction<'_>, request: &RequestId, kind: decisions::RequestKind, waiting_status: SessionStatus) -> Result<SessionId> {
+        let (session, stored_kind, decision) = decisions::state(tx, request)?.ok_or_else(|| Error::NotFound(format!("request {request}")))?;
+        if stored_kind.0 != kind.as_str() {
+            return Err(Error::InvalidInput(format!("{request} is a {} request, not a {}", stored_kind.0, kind.as_str())));
+        }
+        if let Some(d) = decision {
+            return Err(Error::AlreadyDecided(format!("{} {request} was already decided ({d})", kind.as_str())));
+        }
+        let status: String = tx.query_row("SELECT status FROM sessions WHERE id = ?", params![session.0], |r| r.get(0))?;
+        if status != waiting_status.as_str() {
+            return Err(Error::AlreadyDecided(format!("the session is no longer waiting for this {} (it is {status})", kind.as_str())));
+        }
+        Ok(session)
     }
 
     /// Input and output tokens by source (agent, evaluator, compaction), for costs.

@@ -16,24 +16,9 @@ use finishline_engine::store::{export, Store};
 use finishline_engine::tool::Permission;
 use finishline_engine::ErrorCode;
 use futures_util::StreamExt;
-use serde_json::{json, Value};
+use serde_json::json;
 use support::harness::*;
 
-const DONE: &str = "Done! Everything the task asked for is written and checked.";
-
-fn rules(v: Value) -> fake_llm::Scenario {
-    scenario(json!({"rules": v}))
-}
-
-fn agent(when: Value, reply: Value) -> Value {
-    let mut w = when;
-    w["kind"] = json!("agent");
-    json!({"when": w, "reply": reply})
-}
-
-fn evaluator(reply: Value) -> Value {
-    json!({"when": {"kind": "evaluator"}, "reply": reply})
-}
 
 fn allow_shell(s: &mut Setup) {
     s.permissions.overrides.insert("run_command".into(), Permission::Allow);

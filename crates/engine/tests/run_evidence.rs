@@ -20,21 +20,6 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use support::harness::*;
 
-const DONE: &str = "Done! Everything the task asked for is written and checked.";
-
-fn rules(v: Value) -> fake_llm::Scenario {
-    scenario(json!({"rules": v}))
-}
-
-fn agent(when: Value, reply: Value) -> Value {
-    let mut w = when;
-    w["kind"] = json!("agent");
-    json!({"when": w, "reply": reply})
-}
-
-fn evaluator(reply: Value) -> Value {
-    json!({"when": {"kind": "evaluator"}, "reply": reply})
-}
 
 fn ask_for_shell(s: &mut Setup) {
     s.permissions.nobody_to_ask = false;

@@ -54,7 +54,7 @@ async fn writer_child(db: PathBuf) {
     let (sid, _) = store
         .create_session(&NewSession { task: "stream until killed".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() })
         .unwrap();
-    store.acquire_lease(&sid).unwrap();
+    store.acquire_lease(&sid, &RunId::new()).unwrap();
     let run = RunId::new();
     let m = MessageId::new();
     store
@@ -147,7 +147,7 @@ async fn sigkill_mid_stream_leaves_an_intact_database_with_every_delivered_event
 async fn holder_child(db: PathBuf) {
     let store = open(&db);
     let (sid, _) = store.create_session(&NewSession { task: "held elsewhere".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() }).unwrap();
-    store.acquire_lease(&sid).unwrap();
+    store.acquire_lease(&sid, &RunId::new()).unwrap();
     store.append(&sid, None, EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None }).unwrap();
     println!("holding {sid}");
     loop {
@@ -175,12 +175,12 @@ async fn two_processes_on_one_data_folder_do_not_steal_each_others_sessions() {
     store.set_lease_ttl_ms(2_000);
     assert!(store.recover().unwrap().is_empty(), "a session with a live owner is not 'recovered' by another process");
     assert_eq!(store.session(&sid).unwrap().status, SessionStatus::Busy);
-    let err = store.acquire_lease(&sid).unwrap_err();
+    let err = store.acquire_lease(&sid, &RunId::new()).unwrap_err();
     assert_eq!(err.code(), ErrorCode::LeaseHeld, "a second process must not take a running session: {err}");
     sigkill(&mut child);
     assert_eq!(store.recover().unwrap(), vec![sid.clone()], "once the owner is dead its session is recovered");
     assert_eq!(store.session(&sid).unwrap().status, SessionStatus::Interrupted);
-    store.acquire_lease(&sid).expect("and can be taken over to resume it");
+    store.acquire_lease(&sid, &RunId::new()).expect("and can be taken over to resume it");
 }
 
 #[tokio::test]

@@ -32,7 +32,7 @@ interface Props {
 export function ReviewPanel({ review, tokens, onDecided }: Props) {
   const [feedback, setFeedback] = useState("");
   const [asking, setAsking] = useState(false);
-  const [revert, setRevert] = useState(true);
+  const [revert, setRevert] = useState(false); // a reject keeps the files unless the person asks for the revert
   const [conflicts, setConflicts] = useState<string[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -148,7 +148,7 @@ export function ReviewPanel({ review, tokens, onDecided }: Props) {
       )}
       <div className="actions review-actions">
         <label className="check">
-          <input type="checkbox" checked={revert} onChange={(e) => setRevert(e.target.checked)} data-testid="revert-checkbox" /> Revert my files on reject
+          <input type="checkbox" checked={revert} onChange={(e) => setRevert(e.target.checked)} data-testid="revert-checkbox" /> Also undo the agent's changes to my files
         </label>
         <button className="btn danger" disabled={busy} onClick={() => decide("reject")} data-testid="reject">
           Reject

@@ -336,13 +336,19 @@ export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; o
     return () => window.removeEventListener("keydown", onKey);
   }, [running, cancel]);
 
+  // One start at a time: a second click (or Enter) while the first is on its way does nothing.
+  const [sending, setSending] = useState(false);
   const send = async () => {
+    if (sending) return;
+    setSending(true);
     setError(null);
     try {
       await ipc.sendMessage(sessionId, message);
       setMessage("");
     } catch (e) {
       setError((e as AppError).message);
+    } finally {
+      setSending(false);
     }
   };
 
@@ -437,8 +443,13 @@ export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; o
             </p>
           )}
           <div className="row">
-            <input value={message} onChange={(e) => setMessage(e.target.value)} placeholder={model.status === "interrupted" ? "Optional note for the agent" : "Send a message to continue"} aria-label="Message" data-testid="message-input" />
-            <button className="btn primary" onClick={send} data-testid="send-message" disabled={model.status !== "interrupted" && !message.trim()}>
+            <input value={message} onChange={(e) => setMessage(e.target.value)} placeholder={model.status === "interrupted" ? "Optional note for the agent" : "Send a message to continue"} aria-label="Message" data-testid="message-input" onKeyDown={(e) => {
+                if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing && (model.status === "interrupted" || message.trim())) {
+                  e.preventDefault();
+                  void send();
+                }
+              }} />
+            <button className="btn primary" onClick={send} data-testid="send-message" disabled={sending || (model.status !== "interrupted" && !message.trim())} aria-busy={sending}>
               {model.status === "interrupted" ? "Resume" : "Send"}
             </button>
           </div>

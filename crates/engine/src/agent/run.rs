@@ -169,9 +169,12 @@ impl Run {
             }
             self.evidence.base_snapshot.get_or_insert(snap);
         }
-        self.emit_saving(vec![EngineEvent::RunStarted { trigger: start.trigger }, Self::status(SessionStatus::Busy)])?;
+        // `run_started` and `busy` were stored when the run began; the evidence joins them.
+        self.emit_saving(vec![])?;
         if let Some((request, answer)) = start.answer {
-            self.refresh_tools_or_halt().await?;
+            if let Err(h) = self.refresh_tools().await {
+                return self.halted(h);
+            }
             if let Err(h) = self.apply_answer(&request, answer).await {
                 return self.halted(h);
             }
@@ -196,13 +199,6 @@ impl Run {
                 Ok(None) => return Ok(()),
                 Err(h) => return self.halted(h),
             }
-        }
-    }
-
-    async fn refresh_tools_or_halt(&mut self) -> crate::Result<()> {
-        match self.refresh_tools().await {
-            Err(Halt::Store(e)) => Err(e),
-            _ => Ok(()),
         }
     }
 

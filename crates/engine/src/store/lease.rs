@@ -44,6 +44,7 @@ fn pid_alive(pid: u32) -> bool {
 
 struct Holder {
     token: Option<String>,
+    run: Option<String>,
     pid: Option<u32>,
     host: Option<String>,
     heartbeat_ms: Option<i64>,
@@ -56,8 +57,8 @@ impl Store {
 
     fn holder(tx: &Transaction<'_>, session: &SessionId) -> Result<Option<Holder>> {
         Ok(tx
-            .query_row("SELECT lease_owner, lease_pid, lease_host, lease_heartbeat_ms FROM sessions WHERE id = ?", params![session.0], |r| {
-                Ok(Holder { token: r.get(0)?, pid: r.get::<_, Option<i64>>(1)?.map(|p| p as u32), host: r.get(2)?, heartbeat_ms: r.get(3)? })
+            .query_row("SELECT lease_owner, lease_pid, lease_host, lease_heartbeat_ms, lease_run FROM sessions WHERE id = ?", params![session.0], |r| {
+                Ok(Holder { token: r.get(0)?, pid: r.get::<_, Option<i64>>(1)?.map(|p| p as u32), host: r.get(2)?, heartbeat_ms: r.get(3)?, run: r.get(4)? })
             })
             .optional()?)
     }
@@ -72,20 +73,62 @@ impl Store {
         fresh && !dead_here
     }
 
-    /// Takes the session for this process, or says who has it.
-    pub fn acquire_lease(&self, session: &SessionId) -> Result<()> {
+    /// Whether someone other than `holder` has the session: another live process, or another
+    /// run of this one. A lease names its run, so two engines in one process (each IPC call of
+    /// the app builds one) cannot both run a session either.
+    fn held_against(&self, h: &Holder, holder: &RunId, now: i64) -> bool {
+        if h.token.is_none() || h.run.as_deref() == Some(holder.0.as_str()) {
+            return false;
+        }
+        if h.token.as_deref() == Some(self.owner.token.as_str()) {
+            return true;
+        }
+        self.held_by_someone_else(h, now)
+    }
+
+    fn take_in(&self, tx: &Transaction<'_>, session: &SessionId, holder: &RunId, now: i64) -> Result<()> {
+        let h = Self::holder(tx, session)?.ok_or_else(|| Error::NotFound(format!("session {session}")))?;
+        if self.held_against(&h, holder, now) {
+            return Err(if h.token.as_deref() == Some(self.owner.token.as_str()) {
+                Error::LeaseHeld(format!("{session} is already running here; wait for it or cancel it first"))
+            } else {
+                Error::LeaseHeld(format!("{session} (process {} on {})", h.pid.unwrap_or(0), h.host.unwrap_or_default()))
+            });
+        }
+        tx.prepare_cached(
+            "UPDATE sessions SET lease_owner = ?2, lease_pid = ?3, lease_host = ?4, lease_heartbeat_ms = ?5, lease_run = ?6 WHERE id = ?1",
+        )?
+        .execute(params![session.0, self.owner.token, self.owner.pid as i64, self.owner.host, now, holder.0])?;
+        Ok(())
+    }
+
+    /// Takes the session for `holder` (a run of this process), or says who has it.
+    pub fn acquire_lease(&self, session: &SessionId, holder: &RunId) -> Result<()> {
         let now = self.clock.now_ms();
-        self.transact(|tx, _| {
-            let h = Self::holder(tx, session)?.ok_or_else(|| Error::NotFound(format!("session {session}")))?;
-            if self.held_by_someone_else(&h, now) {
-                return Err(Error::LeaseHeld(format!("{session} (process {} on {})", h.pid.unwrap_or(0), h.host.unwrap_or_default())));
-            }
-            tx.execute(
-                "UPDATE sessions SET lease_owner = ?2, lease_pid = ?3, lease_host = ?4, lease_heartbeat_ms = ?5 WHERE id = ?1",
-                params![session.0, self.owner.token, self.owner.pid as i64, self.owner.host, now],
-            )?;
-            Ok(())
+        self.transact(|tx, _| self.take_in(tx, session, holder, now))
+    }
+
+    /// Starts a run as one step: checks the session may start (`may_start` sees its status and
+    /// says the run's trigger), takes its lease for the run, and records the run as started and
+    /// the session as busy. Of any number of racing starts, from any engine or process, exactly
+    /// one succeeds.
+    pub fn begin_run(&self, session: &SessionId, run: &RunId, may_start: impl FnOnce(SessionStatus) -> Result<RunTrigger>) -> Result<RunTrigger> {
+        let now = self.clock.now_ms();
+        self.transact(|tx, out| {
+            let status: Option<String> = tx.query_row("SELECT status FROM sessions WHERE id = ?", params![session.0], |r| r.get(0)).optional()?;
+            let status = status.ok_or_else(|| Error::NotFound(format!("session {session}")))?;
+            let trigger = may_start(SessionStatus::parse(&status).unwrap_or(SessionStatus::Idle))?;
+            self.begin_in(tx, out, session, run, trigger, now)?;
+            Ok(trigger)
         })
+    }
+
+    /// The lease and the run's first events, inside a caller's transaction.
+    pub(super) fn begin_in(&self, tx: &Transaction<'_>, out: &mut Vec<crate::event::Envelope>, session: &SessionId, run: &RunId, trigger: RunTrigger, now: i64) -> Result<()> {
+        self.take_in(tx, session, run, now)?;
+        out.push(self.append_in(tx, session, Some(run), EngineEvent::RunStarted { trigger })?);
+        out.push(self.append_in(tx, session, Some(run), EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None })?);
+        Ok(())
     }
 
     /// Keeps this process's leases alive; call every few seconds while sessions run.
@@ -94,10 +137,12 @@ impl Store {
         Ok(self.write().execute("UPDATE sessions SET lease_heartbeat_ms = ?2 WHERE lease_owner = ?1", params![self.owner.token, now])?)
     }
 
-    pub fn release_lease(&self, session: &SessionId) -> Result<()> {
+    /// Gives the session up, if `holder` still has it: a run that ends never frees a newer one.
+    pub fn release_lease(&self, session: &SessionId, holder: &RunId) -> Result<()> {
         self.write().execute(
-            "UPDATE sessions SET lease_owner = NULL, lease_pid = NULL, lease_host = NULL, lease_heartbeat_ms = NULL WHERE id = ?1 AND lease_owner = ?2",
-            params![session.0, self.owner.token],
+            "UPDATE sessions SET lease_owner = NULL, lease_pid = NULL, lease_host = NULL, lease_heartbeat_ms = NULL, lease_run = NULL
+             WHERE id = ?1 AND lease_owner = ?2 AND lease_run = ?3",
+            params![session.0, self.owner.token, holder.0],
         )?;
         Ok(())
     }
@@ -154,7 +199,7 @@ impl Store {
                 )?);
                 super::search::index_pending(tx, &session)?;
                 tx.execute(
-                    "UPDATE sessions SET lease_owner = NULL, lease_pid = NULL, lease_host = NULL, lease_heartbeat_ms = NULL, run_started_ms = NULL WHERE id = ?1",
+                    "UPDATE sessions SET lease_owner = NULL, lease_pid = NULL, lease_host = NULL, lease_heartbeat_ms = NULL, lease_run = NULL, run_started_ms = NULL WHERE id = ?1",
                     params![session.0],
                 )?;
                 Ok(true)

@@ -37,6 +37,15 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         }
         EngineEvent::StatusChanged { status, .. } => {
             conn.prepare_cached("UPDATE sessions SET status = ?2 WHERE id = ?1")?.execute(params![s.0, status.as_str()])?;
+            // A run that settles frees its session in the same step, so the next start never
+            // finds the session idle but still held by a run that is on its way out.
+            if !status.is_running() && *status != SessionStatus::AwaitingApproval {
+                conn.prepare_cached(
+                    "UPDATE sessions SET lease_owner = NULL, lease_pid = NULL, lease_host = NULL, lease_heartbeat_ms = NULL, lease_run = NULL
+                     WHERE id = ?1 AND lease_run = ?2",
+                )?
+                .execute(params![s.0, run])?;
+            }
         }
         EngineEvent::StepStarted { step } => {
             conn.prepare_cached("UPDATE runs SET steps = MAX(steps, ?2), model_calls = model_calls + 1 WHERE id = ?1")?.execute(params![run, *step as i64])?;

@@ -19,6 +19,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 4, name: "permission, question and review requests", sql: decisions::MIGRATION },
     Migration { version: 5, name: "full-text search", sql: search::MIGRATION },
     Migration { version: 6, name: "the evidence a run gathered, for resume", sql: sessions::EVIDENCE_MIGRATION },
+    Migration { version: 7, name: "the run that holds a session's lease", sql: sessions::LEASE_RUN_MIGRATION },
 ];
 
 pub fn migrate(conn: &mut Connection) -> Result<()> {

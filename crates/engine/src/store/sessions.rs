@@ -59,6 +59,9 @@ CREATE INDEX runs_by_session ON runs(session_id, started_ms);
 /// the events that change it, so a crash and resume continue it instead of starting over.
 pub const EVIDENCE_MIGRATION: &str = "ALTER TABLE runs ADD COLUMN evidence TEXT;";
 
+/// The run that holds a session's lease, so only that run's end frees it.
+pub const LEASE_RUN_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN lease_run TEXT;";
+
 /// One row of the history list.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SessionSummary {

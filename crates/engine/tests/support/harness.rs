@@ -177,6 +177,26 @@ impl Outcome {
     }
 }
 
+/// A final answer long enough that it is never taken for a cut-off reply.
+pub const DONE: &str = "Done! Everything the task asked for is written and checked.";
+
+/// A scenario of rules, first match wins.
+pub fn rules(v: Value) -> Scenario {
+    scenario(serde_json::json!({"rules": v}))
+}
+
+/// A rule for the agent's requests.
+pub fn agent(when: Value, reply: Value) -> Value {
+    let mut w = when;
+    w["kind"] = serde_json::json!("agent");
+    serde_json::json!({"when": w, "reply": reply})
+}
+
+/// A rule for the evaluator's requests.
+pub fn evaluator(reply: Value) -> Value {
+    serde_json::json!({"when": {"kind": "evaluator"}, "reply": reply})
+}
+
 pub fn done_verdict() -> Value {
     serde_json::json!({"text": r#"{"done": true, "summary": "all done", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": ""}"#})
 }

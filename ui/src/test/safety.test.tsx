@@ -1,0 +1,73 @@
+import { render, screen, waitFor } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import { describe, expect, it } from "vitest";
+import type { EngineEvent, Envelope } from "../ipc";
+import { SessionView } from "../screens/Session";
+
+let seq = 0;
+const ev = (e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s1", at: "2026-11-21T00:00:00Z" }) as Envelope;
+
+type Call = { cmd: string; [k: string]: unknown };
+
+function script(events: Envelope[], calls: Call[], answer: (cmd: string) => unknown = () => null) {
+  mockIPC((cmd, args) => {
+    calls.push({ cmd, ...(args as object) });
+    if (cmd === "subscribe_session") {
+      const channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
+      setTimeout(() => events.forEach((e) => channel.onmessage(e)), 0);
+      return null;
+    }
+    return answer(cmd);
+  });
+}
+
+const finished = () => {
+  seq = 0;
+  return [
+    ev({ type: "session_created", task: "say hello", workspace: "/ws", provider: "openai", model: "m" }),
+    ev({ type: "run_started", trigger: "task" }),
+    ev({ type: "message_created", message_id: "a", role: "assistant", text: "Hello there." }),
+    ev({ type: "status_changed", status: "idle" }),
+  ];
+};
+
+const awaitingReview = () => {
+  seq = 0;
+  return [
+    ev({ type: "session_created", task: "change a.txt", workspace: "/ws", provider: "openai", model: "m" }),
+    ev({ type: "run_started", trigger: "task" }),
+    ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "a.txt", kind: "modified", diff: "-a\n+b" }], verification: [] }),
+    ev({ type: "status_changed", status: "awaiting_review" }),
+  ];
+};
+
+describe("safety in the window", () => {
+  it("sends one message however fast Send is clicked while the start is on its way", async () => {
+    const calls: Call[] = [];
+    let finish: () => void = () => undefined;
+    script(finished(), calls, (cmd) => (cmd === "send_message" ? new Promise<null>((r) => (finish = () => r(null))) : null));
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await userEvent.type(await screen.findByTestId("message-input"), "and now the tests");
+    const send = screen.getByTestId("send-message");
+    await userEvent.click(send);
+    await userEvent.click(send);
+    await userEvent.keyboard("{Enter}");
+    expect(send).toBeDisabled();
+    expect(calls.filter((c) => c.cmd === "send_message")).toHaveLength(1);
+    finish();
+    await waitFor(() => expect(screen.getByTestId("message-input")).toHaveValue(""));
+  });
+
+  it("rejects without touching the files unless the person ticks the revert", async () => {
+    const calls: Call[] = [];
+    script(awaitingReview(), calls, (cmd) => (cmd === "submit_review" ? { outcome: "decided", status: "rejected", revert: null } : null));
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const box = await screen.findByTestId("revert-checkbox");
+    expect(box).not.toBeChecked();
+    await userEvent.click(screen.getByTestId("reject"));
+    await waitFor(() => expect(calls.some((c) => c.cmd === "submit_review")).toBe(true));
+    const input = (calls.find((c) => c.cmd === "submit_review") as unknown as { input: { revert: boolean } }).input;
+    expect(input.revert).toBe(false);
+  });
+});
