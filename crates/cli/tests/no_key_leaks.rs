@@ -10,13 +10,16 @@ use serde_json::json;
 
 const KEY: &str = "sk-finishline-leak-canary-7f3a9c";
 const CUSTOM: &str = "custom-var-canary-51d0e2";
+const BUILT_IN: &str = "sk-built-in-var-canary-c40d17";
 
 fn finishline(args: &[&str], data: &Path) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_finishline"))
         .args(args)
         .arg("--data-dir")
         .arg(data)
-        .env("OPENAI_API_KEY", KEY)
+        // The key lives in a variable whose name looks like nothing secret, named by --api-key-env.
+        .env("LLM_ACCESS", KEY)
+        .env("OPENAI_API_KEY", BUILT_IN)
         .env("MY_PROVIDER_TOKEN", CUSTOM)
         .env("XDG_DATA_HOME", data.join("xdg"))
         .stdin(Stdio::null())
@@ -54,7 +57,7 @@ async fn a_run_with_a_key_leaves_the_key_nowhere_it_writes() {
     let scn = serde_json::from_value(json!({"api_key": KEY, "rules": [
         {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"printed the environment\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
         {"when": {"kind": "agent", "last_message_contains": "PATH="}, "reply": {"text": "Done! I printed the environment with env, which is everything the task asked for."}},
-        {"when": {"kind": "agent"}, "reply": {"text": "Printing the environment.", "tool_calls": [{"name": "run_command", "arguments": {"command": "env; echo \"key=[$OPENAI_API_KEY]\""}}]}}
+        {"when": {"kind": "agent"}, "reply": {"text": "Printing the environment.", "tool_calls": [{"name": "run_command", "arguments": {"command": "env; echo \"key=[$LLM_ACCESS]\""}}]}}
     ]}))
     .unwrap();
     let server = FakeServer::start(scn).await.unwrap();
@@ -69,7 +72,7 @@ async fn a_run_with_a_key_leaves_the_key_nowhere_it_writes() {
     let url = server.base_url(Protocol::Openai);
     let (d, w) = (data.clone(), ws.to_string_lossy().into_owned());
     let run = tokio::task::spawn_blocking(move || {
-        finishline(&["run", "print the environment with env", "--workspace", &w, "--base-url", &url, "--model", "fake-model", "--allow", "run_command", "--review", "approve", "--json"], &d)
+        finishline(&["run", "print the environment with env", "--workspace", &w, "--base-url", &url, "--model", "fake-model", "--api-key-env", "LLM_ACCESS", "--allow", "run_command", "--review", "approve", "--json"], &d)
     })
     .await
     .unwrap();
@@ -81,7 +84,7 @@ async fn a_run_with_a_key_leaves_the_key_nowhere_it_writes() {
     let auth = server.requests().iter().filter_map(|r| r.headers.iter().find(|(k, _)| k == "authorization").map(|(_, v)| v.clone())).next();
     assert_eq!(auth.as_deref(), Some(format!("Bearer {KEY}").as_str()), "the key must reach the provider, or this test proves nothing");
     assert!(stdout.contains("PATH="), "run_command's env output is in the run's events");
-    assert!(stdout.contains("key=[]"), "the command saw an empty OPENAI_API_KEY");
+    assert!(stdout.contains("key=[]"), "the command saw no LLM_ACCESS: a custom key variable is hidden like the built-in ones");
 
     let sid = stdout.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).find_map(|v| v["session_id"].as_str().map(String::from)).expect("a session id");
     let (d1, d2, s1, s2) = (data.clone(), data.clone(), sid.clone(), sid.clone());
@@ -90,7 +93,7 @@ async fn a_run_with_a_key_leaves_the_key_nowhere_it_writes() {
     assert!(md.status.success() && js.status.success(), "exports work");
     assert!(String::from_utf8_lossy(&md.stdout).contains("PATH="), "the export holds the command output, so it was searched for real");
 
-    for secret in [KEY, CUSTOM] {
+    for secret in [KEY, CUSTOM, BUILT_IN] {
         assert!(!stdout.contains(secret), "the printed events hold no key");
         assert!(!stderr.contains(secret), "the log on stderr holds no key");
         assert!(!String::from_utf8_lossy(&md.stdout).contains(secret), "the Markdown export holds no key");

@@ -64,9 +64,19 @@ enum Slot {
     Failed { message: String, reported: bool },
 }
 
+/// What a server's environment gets besides its settings: the configured key variables to keep
+/// out (the secret-looking names always are), and the values kept in the keychain.
+#[derive(Debug, Clone, Default)]
+pub struct ServerEnv {
+    pub hidden: Vec<String>,
+    /// By (server, variable).
+    pub stored: BTreeMap<(String, String), String>,
+}
+
 /// The configured servers and their connections, shared by every run of the app.
 pub struct McpServers {
     configs: Vec<McpServerSettings>,
+    env: ServerEnv,
     slots: Mutex<BTreeMap<String, Slot>>,
 }
 
@@ -74,8 +84,8 @@ pub struct McpServers {
 pub const SEPARATOR: &str = "__";
 
 impl McpServers {
-    pub fn new(configs: Vec<McpServerSettings>) -> Arc<McpServers> {
-        Arc::new(McpServers { configs, slots: Mutex::new(BTreeMap::new()) })
+    pub fn new(configs: Vec<McpServerSettings>, env: ServerEnv) -> Arc<McpServers> {
+        Arc::new(McpServers { configs, env, slots: Mutex::new(BTreeMap::new()) })
     }
 
     pub fn configs(&self) -> &[McpServerSettings] {
@@ -87,7 +97,7 @@ impl McpServers {
     pub async fn tools(self: &Arc<Self>) -> (Vec<Arc<dyn Tool>>, Vec<String>) {
         let mut slots = self.slots.lock().await;
         let pending: Vec<&McpServerSettings> = self.configs.iter().filter(|c| c.enabled && !slots.contains_key(&c.name)).collect();
-        let started = futures_util::future::join_all(pending.iter().map(|c| start(c))).await;
+        let started = futures_util::future::join_all(pending.iter().map(|c| start(c, &self.env))).await;
         for (c, slot) in pending.iter().zip(started) {
             slots.insert(c.name.clone(), slot);
         }
@@ -162,9 +172,9 @@ impl McpServers {
     }
 }
 
-async fn start(config: &McpServerSettings) -> Slot {
+async fn start(config: &McpServerSettings, env: &ServerEnv) -> Slot {
     let failed = |why: String| Slot::Failed { message: format!("The MCP server “{}” could not start: {why}", config.name), reported: false };
-    let conn = match tokio::time::timeout(std::time::Duration::from_secs(30), stdio::StdioConnection::start(config)).await {
+    let conn = match tokio::time::timeout(std::time::Duration::from_secs(30), stdio::StdioConnection::start(config, env)).await {
         Ok(Ok(c)) => c,
         Ok(Err(e)) => return failed(e),
         Err(_) => return failed("it did not answer within 30 s".into()),

@@ -2,16 +2,17 @@
 //! (through the `keyring` crate), in an environment variable, or in memory for this session only.
 //! It is never written to the settings file, the history or an export; when no keychain service
 //! exists (a headless Linux without a secret service) saving to it fails with a message that
-//! offers the two other places, instead of quietly writing the key somewhere else.
+//! offers the two other places, instead of quietly writing the key somewhere else. Values typed
+//! into an MCP server's environment are secrets too, and live in the keychain the same way.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::provider::ApiKey;
-use crate::settings::ProviderSettings;
+use crate::settings::{McpServerSettings, ProviderSettings, Settings, IN_KEYCHAIN};
 
 /// The keychain service name all of Finishline's entries live under.
 pub const SERVICE: &str = "dev.finishline.app";
@@ -195,6 +196,39 @@ impl Keys {
                 Ok(KeySource::Session)
             }
         }
+    }
+
+    /// Moves every value typed into an MCP server's environment into the keychain, leaving
+    /// [`IN_KEYCHAIN`] in the settings, so the settings file never holds one. Without a keychain
+    /// the settings are refused with what to do instead; nothing is written anywhere else.
+    pub fn keep_mcp_secrets(&self, settings: &mut Settings) -> Result<()> {
+        for server in &mut settings.mcp_servers {
+            let literals: Vec<(String, String)> = server.literal_env().map(|(k, v)| (k.clone(), v.clone())).collect();
+            for (var, value) in literals {
+                self.keychain.set(&server.env_account(&var), &value).map_err(|e| match e {
+                    Error::KeychainUnavailable(why) => Error::KeychainUnavailable(format!(
+                        "{why}. The value of {var} for the MCP server “{}” is a secret and is never written to the settings file: write ${{{var}}} instead and set {var} in Finishline's environment",
+                        server.name
+                    )),
+                    other => other,
+                })?;
+                server.env.insert(var, IN_KEYCHAIN.to_string());
+            }
+        }
+        Ok(())
+    }
+
+    /// The keychain's values for the servers' environments, by (server, variable).
+    pub fn mcp_env(&self, servers: &[McpServerSettings]) -> BTreeMap<(String, String), String> {
+        let mut out = BTreeMap::new();
+        for server in servers {
+            for (var, _) in server.env.iter().filter(|(_, v)| v.as_str() == IN_KEYCHAIN) {
+                if let Ok(Some(value)) = self.keychain.get(&server.env_account(var)) {
+                    out.insert((server.name.clone(), var.clone()), value);
+                }
+            }
+        }
+        out
     }
 
     /// Forgets the key typed for this provider, in the session and in the keychain. The

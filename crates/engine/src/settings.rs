@@ -167,9 +167,30 @@ pub struct McpServerSettings {
     pub command: String,
     pub args: Vec<String>,
     /// Extra environment for the server. A value written `${VAR}` is read from Finishline's own
-    /// environment when the server starts, so a token need not be written here.
+    /// environment when the server starts; any other value is a secret kept in the OS keychain,
+    /// and this file holds only [`IN_KEYCHAIN`] in its place.
     pub env: std::collections::BTreeMap<String, String>,
     pub enabled: bool,
+}
+
+/// Stands in the settings file for an MCP server's environment value kept in the keychain.
+pub const IN_KEYCHAIN: &str = "@keychain";
+
+impl McpServerSettings {
+    /// Values typed into the server's environment (not `${VAR}`, not yet in the keychain).
+    pub fn literal_env(&self) -> impl Iterator<Item = (&String, &String)> {
+        self.env.iter().filter(|(_, v)| !is_env_reference(v) && v.as_str() != IN_KEYCHAIN)
+    }
+
+    /// The keychain account of one of this server's environment values.
+    pub fn env_account(&self, var: &str) -> String {
+        format!("mcp-env:{}:{var}", self.name)
+    }
+}
+
+/// `${VAR}`: a value passed on from Finishline's own environment.
+pub fn is_env_reference(value: &str) -> bool {
+    value.starts_with("${") && value.ends_with('}') && value.len() > 3
 }
 
 impl Default for McpServerSettings {
@@ -325,13 +346,27 @@ impl Settings {
         let mut clean = self.clone();
         for server in &mut clean.mcp_servers {
             for value in server.env.values_mut() {
-                if !(value.starts_with("${") && value.ends_with('}')) {
+                if !is_env_reference(value) {
                     value.clear();
                 }
             }
         }
         let doc = serde_json::json!({ "finishline_settings": EXPORT_FORMAT, "settings": clean });
         serde_json::to_string_pretty(&doc).unwrap_or_default()
+    }
+
+    /// The enabled MCP servers in `incoming` that would run a command these settings do not: new
+    /// servers, and ones whose command, arguments or environment names differ. An import that
+    /// brings any shows them to the person first, since each is a program that will run.
+    pub fn mcp_changes(&self, incoming: &Settings) -> Vec<McpServerSettings> {
+        let runs_the_same = |a: &McpServerSettings, b: &McpServerSettings| a.command.trim() == b.command.trim() && a.args == b.args && a.env.keys().eq(b.env.keys());
+        incoming
+            .mcp_servers
+            .iter()
+            .filter(|new| new.enabled)
+            .filter(|new| !self.mcp_servers.iter().any(|old| old.enabled && old.name == new.name && runs_the_same(old, new)))
+            .cloned()
+            .collect()
     }
 
     /// Reads an exported settings file (or a bare settings object) and checks it like the form

@@ -47,6 +47,15 @@ impl ToolOutput {
 pub struct ToolContext {
     pub workspace: Workspace,
     pub cancel: CancellationToken,
+    /// Variable names to keep out of child processes besides the secret-looking ones: the
+    /// configured key variables (`--api-key-env`, a provider's custom variable).
+    pub hidden_env: Vec<String>,
+}
+
+impl ToolContext {
+    pub fn new(workspace: Workspace, cancel: CancellationToken) -> ToolContext {
+        ToolContext { workspace, cancel, hidden_env: Vec::new() }
+    }
 }
 
 /// One tool, with its input type erased for dispatch.

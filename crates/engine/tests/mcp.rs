@@ -13,7 +13,7 @@ use std::sync::Arc;
 use finishline_engine::agent::PermissionPolicy;
 use finishline_engine::domain::SessionStatus;
 use finishline_engine::event::EngineEvent;
-use finishline_engine::mcp::{McpServerState, McpServers};
+use finishline_engine::mcp::{McpServerState, McpServers, ServerEnv};
 use finishline_engine::settings::McpServerSettings;
 use finishline_engine::tool::Permission;
 use serde_json::json;
@@ -42,7 +42,7 @@ fn tool_names(req: &fake_llm::request::SeenRequest) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_real_mcp_server_starts_lazily_and_lists_its_tools() {
-    let servers = McpServers::new(vec![everything()]);
+    let servers = McpServers::new(vec![everything()], ServerEnv::default());
     let before = servers.configs().len();
     assert_eq!(before, 1);
     let status = servers.status().await;
@@ -64,7 +64,7 @@ async fn a_real_mcp_server_starts_lazily_and_lists_its_tools() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_calls_an_mcp_tool_through_the_permission_gate() {
-    let servers = McpServers::new(vec![everything()]);
+    let servers = McpServers::new(vec![everything()], ServerEnv::default());
     let scn = scenario(json!({"rules": [
         done_rules(),
         {"when": {"kind": "agent"}, "reply": {"text": "Calling the echo tool.", "tool_calls": [{"name": "everything__echo", "arguments": {"message": "hello from the agent"}}]}}
@@ -84,7 +84,7 @@ async fn a_run_calls_an_mcp_tool_through_the_permission_gate() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_mcp_tool_that_asks_is_denied_when_nobody_can_answer() {
-    let servers = McpServers::new(vec![everything()]);
+    let servers = McpServers::new(vec![everything()], ServerEnv::default());
     let scn = scenario(json!({"rules": [
         {"when": {"kind": "agent"}, "reply": {"text": "Calling the echo tool.", "tool_calls": [{"name": "everything__echo", "arguments": {"message": "x"}}]}}
     ]}));
@@ -99,7 +99,7 @@ async fn an_mcp_tool_that_asks_is_denied_when_nobody_can_answer() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_crashed_server_is_reported_and_its_tools_disappear_without_breaking_the_run() {
-    let servers = McpServers::new(vec![everything()]);
+    let servers = McpServers::new(vec![everything()], ServerEnv::default());
     let pid = match &servers.status().await[0].state {
         McpServerState::Running { pid: Some(p), .. } => *p,
         other => panic!("not running: {other:?}"),
@@ -123,7 +123,7 @@ async fn a_crashed_server_is_reported_and_its_tools_disappear_without_breaking_t
 async fn a_server_that_cannot_start_is_reported_with_the_reason() {
     let broken = McpServerSettings { name: "broken".into(), command: "/nonexistent/mcp-server".into(), ..Default::default() };
     let exits = McpServerSettings { name: "exits".into(), command: "sh".into(), args: vec!["-c".into(), "echo 'config file missing' >&2; exit 3".into()], ..Default::default() };
-    let servers = McpServers::new(vec![broken, exits, everything()]);
+    let servers = McpServers::new(vec![broken, exits, everything()], ServerEnv::default());
     let status = servers.status().await;
     let msg = |i: usize| match &status[i].state {
         McpServerState::Failed { message } => message.clone(),
@@ -138,17 +138,71 @@ async fn a_server_that_cannot_start_is_reported_with_the_reason() {
 #[tokio::test(flavor = "multi_thread")]
 async fn provider_keys_stay_out_of_mcp_servers_but_configured_env_reaches_them() {
     std::env::set_var("OPENAI_API_KEY", "sk-must-not-reach-the-mcp-server");
-    let servers = McpServers::new(vec![everything()]);
+    let servers = McpServers::new(vec![everything()], ServerEnv::default());
     let (tools, _) = servers.tools().await;
     let get_env = tools.iter().find(|t| t.name() == "everything__get-env").expect("server-everything has get-env");
     let ws = tempfile::tempdir().unwrap();
-    let ctx = finishline_engine::tool::ToolContext { workspace: finishline_engine::tool::Workspace::new(ws.path()).unwrap(), cancel: Default::default() };
+    let ctx = finishline_engine::tool::ToolContext::new(finishline_engine::tool::Workspace::new(ws.path()).unwrap(), Default::default());
     let out = get_env.call(&ctx, json!({})).await;
     assert!(!out.is_error, "{}", out.content);
     assert!(!out.content.contains("sk-must-not-reach"), "a provider key must never be in an MCP server's environment");
     assert!(out.content.contains("configured-value"), "the env written in the server's settings is passed: {:.300}", out.content);
     servers.stop_all().await;
     std::env::remove_var("OPENAI_API_KEY");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_custom_key_variable_and_a_typed_env_secret_stay_out_of_the_settings_file_and_other_children() {
+    use finishline_engine::secret::{Keys, MemorySecrets};
+    // A key variable with no secret-looking name, named as the provider's key in the settings.
+    std::env::set_var("LLM_ACCESS_CANARY_VAR", "custom-key-canary-0b7e");
+    let mut settings = finishline_engine::Settings::default();
+    settings.provider.api_key_env = Some("LLM_ACCESS_CANARY_VAR".into());
+    let mut server = everything();
+    server.env.insert("SERVICE_PASSPHRASE_FOR_TEST".into(), "typed-mcp-secret-canary-93c1".into());
+    settings.mcp_servers = vec![server];
+    let keys = Keys::new(Arc::new(MemorySecrets::default()));
+    keys.keep_mcp_secrets(&mut settings).unwrap();
+    let file = serde_json::to_string(&settings).unwrap();
+    assert!(!file.contains("typed-mcp-secret-canary"), "a value typed into an MCP server's env never reaches the settings file: {file}");
+    assert!(!file.contains("configured-value") && file.contains("@keychain"), "every typed value is kept as a secret, the file says where: {file}");
+    let servers = finishline_engine::agent::config::mcp_servers(&settings, &keys).expect("one server is enabled");
+    let (tools, _) = servers.tools().await;
+    let get_env = tools.iter().find(|t| t.name() == "everything__get-env").expect("server-everything has get-env");
+    let ws = tempfile::tempdir().unwrap();
+    let ctx = finishline_engine::tool::ToolContext::new(finishline_engine::tool::Workspace::new(ws.path()).unwrap(), Default::default());
+    let out = get_env.call(&ctx, json!({})).await;
+    assert!(out.content.contains("typed-mcp-secret-canary-93c1"), "the server itself gets the value from the keychain: {:.300}", out.content);
+    assert!(!out.content.contains("custom-key-canary"), "the provider's custom key variable is kept out of the server");
+    servers.stop_all().await;
+
+    // The same policy for run_command: the custom key variable is gone from its environment.
+    let mut ctx = finishline_engine::tool::ToolContext::new(finishline_engine::tool::Workspace::new(ws.path()).unwrap(), Default::default());
+    ctx.hidden_env = finishline_engine::agent::config::hidden_env(&settings);
+    let shell = finishline_engine::tool::command::RunCommand;
+    use finishline_engine::tool::Tool;
+    let out = shell.call(&ctx, json!({"command": "env"})).await;
+    assert!(out.content.contains("PATH="), "the command really printed its environment");
+    assert!(!out.content.contains("custom-key-canary"), "run_command never sees the custom key variable");
+    std::env::remove_var("LLM_ACCESS_CANARY_VAR");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_ends_a_run_while_an_mcp_server_is_still_starting() {
+    // A server that never answers the handshake: the run would wait 30 s for it.
+    let silent = McpServerSettings { name: "silent".into(), command: "sleep".into(), args: vec!["60".into()], ..Default::default() };
+    let servers = McpServers::new(vec![silent], ServerEnv::default());
+    let scn = scenario(json!({"rules": [{"when": {"kind": "agent"}, "reply": {"text": "hello"}}]}));
+    let h = Harness::new(scn, Setup { mcp: Some(servers.clone()), ..Default::default() }).await;
+    let (sid, handle) = h.engine.start_session("anything", &h.ws()).unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let asked = std::time::Instant::now();
+    assert!(h.engine.cancel(&sid));
+    tokio::time::timeout(std::time::Duration::from_secs(5), handle).await.expect("cancel does not wait for the server's start-up").unwrap();
+    assert!(asked.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(h.store.session(&sid).unwrap().status, SessionStatus::Cancelled);
+    assert!(h.server.requests().is_empty(), "no model call was made after the cancel");
+    // The abandoned start goes on in the background and gives up on its own.
 }
 
 #[test]

@@ -80,7 +80,7 @@ async fn the_bad_input_corpus_gets_clear_errors_and_loses_nothing() {
             f.write_all(line.as_bytes()).unwrap();
         }
     }
-    let ctx = ToolContext { workspace: Workspace::new(dir.path()).unwrap(), cancel: CancellationToken::new() };
+    let ctx = ToolContext::new(Workspace::new(dir.path()).unwrap(), CancellationToken::new());
     let tb = Toolbox::standard();
     let cases: Vec<(&str, &str, Value, &str)> = vec![
         ("read_file: binary file", "read_file", json!({"path": "bin.dat"}), "binary"),

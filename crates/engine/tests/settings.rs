@@ -132,3 +132,18 @@ fn a_separate_evaluator_provider_needs_a_url_and_a_model() {
     s.evaluator_provider = Some(finishline_engine::ProviderSettings { base_url: "https://api.openai.com/v1".into(), ..Default::default() });
     assert!(s.validate().unwrap_err().to_string().contains("evaluator"), "and so is one without a model");
 }
+
+#[test]
+fn an_import_that_brings_a_new_or_changed_mcp_command_names_it_for_the_person() {
+    use finishline_engine::settings::McpServerSettings;
+    let server = |name: &str, command: &str| McpServerSettings { name: name.into(), command: command.into(), ..Default::default() };
+    let mut current = Settings::default();
+    current.mcp_servers = vec![server("files", "npx"), server("old", "node")];
+    let mut incoming = current.clone();
+    assert!(current.mcp_changes(&incoming).is_empty(), "the same servers run nothing new: import without asking");
+    incoming.mcp_servers[0].args = vec!["--root".into(), "/".into()];
+    incoming.mcp_servers.push(server("new", "curl"));
+    incoming.mcp_servers.push(McpServerSettings { enabled: false, ..server("off", "rm") });
+    let names: Vec<String> = current.mcp_changes(&incoming).into_iter().map(|s| s.name).collect();
+    assert_eq!(names, vec!["files".to_string(), "new".to_string()], "changed arguments and a new server are shown; a disabled one runs nothing");
+}

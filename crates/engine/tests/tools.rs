@@ -19,7 +19,7 @@ async fn serve_once(body: &'static str, content_type: &'static str) -> String {
 }
 
 fn ctx(dir: &std::path::Path) -> ToolContext {
-    ToolContext { workspace: Workspace::new(dir).unwrap(), cancel: CancellationToken::new() }
+    ToolContext::new(Workspace::new(dir).unwrap(), CancellationToken::new())
 }
 
 #[tokio::test]
@@ -72,4 +72,15 @@ async fn glob_and_grep_find_files_and_lines_and_honour_gitignore() {
     assert_eq!(out.content, "src/main.rs", "ignored folders are skipped");
     let out = tb.get("grep").unwrap().call(&ctx(dir.path()), json!({"pattern": "println"})).await;
     assert_eq!(out.content, "src/main.rs:2:     println!(\"hello\");");
+}
+
+#[test]
+fn secret_looking_names_are_kept_out_of_children_and_ordinary_ones_are_not() {
+    use finishline_engine::tool::command::is_secret_var;
+    for name in ["AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "GITHUB_TOKEN", "NPM_TOKEN", "OPENAI_API_KEY", "MY_SERVICE_APIKEY", "DB_PASSWORD", "PGPASSWORD", "SMTP_PASSWD", "CLIENT_SECRET", "GOOGLE_APPLICATION_CREDENTIALS", "gpg_passphrase", "FINISHLINE_KEY_OPENAI"] {
+        assert!(is_secret_var(name), "{name} carries a secret and must not reach a command or an MCP server");
+    }
+    for name in ["PATH", "HOME", "LANG", "KEYBOARD_LAYOUT", "TOKENIZERS_PARALLELISM", "SSH_AUTH_SOCK", "XAUTHORITY", "CARGO_HOME", "PASSAGE"] {
+        assert!(!is_secret_var(name), "{name} is an ordinary variable that commands need");
+    }
 }

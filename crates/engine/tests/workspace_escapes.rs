@@ -32,7 +32,7 @@ fn world() -> World {
 
 async fn call(w: &World, tool: &str, input: Value) -> (String, bool) {
     let tb = Toolbox::standard();
-    let ctx = ToolContext { workspace: Workspace::new(&w.ws).unwrap(), cancel: CancellationToken::new() };
+    let ctx = ToolContext::new(Workspace::new(&w.ws).unwrap(), CancellationToken::new());
     let out = tb.get(tool).unwrap().call(&ctx, input).await;
     (out.content, out.is_error)
 }
@@ -178,7 +178,7 @@ async fn run_command_keeps_secrets_out_of_the_child_environment() {
     let w = world();
     std::env::set_var("OPENAI_API_KEY", "sk-should-not-leak");
     std::env::set_var("SOME_SERVICE_TOKEN", "tok-should-not-leak");
-    let ctx = ToolContext { workspace: Workspace::new(&w.ws).unwrap(), cancel: CancellationToken::new() };
+    let ctx = ToolContext::new(Workspace::new(&w.ws).unwrap(), CancellationToken::new());
     let out = Toolbox::standard().get("run_command").unwrap().call(&ctx, json!({"command": "env"})).await;
     assert!(!out.is_error, "{}", out.content);
     assert!(out.content.contains("PATH="), "the command runs with an environment");
@@ -189,7 +189,7 @@ async fn run_command_keeps_secrets_out_of_the_child_environment() {
 #[tokio::test]
 async fn run_command_caps_output_and_times_out() {
     let w = world();
-    let ctx = ToolContext { workspace: Workspace::new(&w.ws).unwrap(), cancel: CancellationToken::new() };
+    let ctx = ToolContext::new(Workspace::new(&w.ws).unwrap(), CancellationToken::new());
     let rc = Toolbox::standard();
     let out = rc.get("run_command").unwrap().call(&ctx, json!({"command": "head -c 3000000 /dev/zero | tr '\\0' 'y'"})).await;
     assert!(out.content.len() < 100_000 && out.content.contains("omitted"), "megabytes of output are capped: {} bytes", out.content.len());

@@ -53,6 +53,28 @@ pub fn endpoints(settings: &Settings, model: Option<&str>, key_for: KeyLookup<'_
     Ok((agent, evaluator))
 }
 
+/// Every configured key variable (the provider's, the evaluator's, a custom one): kept out of
+/// commands and MCP servers, beside the names that look secret.
+pub fn hidden_env(settings: &Settings) -> Vec<String> {
+    let mut names = vec![settings.provider.key_env()];
+    if let Some(ep) = &settings.evaluator_provider {
+        names.push(ep.key_env());
+    }
+    names.dedup();
+    names
+}
+
+/// The MCP servers the settings enable, with the one environment policy and the values the
+/// keychain keeps for them; `None` when none is enabled.
+pub fn mcp_servers(settings: &Settings, keys: &crate::secret::Keys) -> Option<std::sync::Arc<crate::mcp::McpServers>> {
+    let enabled: Vec<_> = settings.mcp_servers.iter().filter(|m| m.enabled).cloned().collect();
+    if enabled.is_empty() {
+        return None;
+    }
+    let env = crate::mcp::ServerEnv { hidden: hidden_env(settings), stored: keys.mcp_env(&enabled) };
+    Some(crate::mcp::McpServers::new(enabled, env))
+}
+
 /// The run configuration for a task in `ctx.workspace`.
 pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEndpoint, evaluator: Option<ModelEndpoint>) -> EngineConfig {
     let l = &settings.limits;
@@ -62,11 +84,7 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
             verify_commands.push(c);
         }
     }
-    // Every configured key variable stays out of commands and MCP servers.
-    let mut secret_env = vec![settings.provider.key_env()];
-    if let Some(ep) = &settings.evaluator_provider {
-        secret_env.push(ep.key_env());
-    }
+    let secret_env = hidden_env(settings);
     let context_window = settings.context_window_for(&agent.model) as u64;
     EngineConfig {
         data_dir: ctx.data_dir,

@@ -33,7 +33,13 @@ impl Run {
     /// about each server that failed, once.
     pub(super) async fn refresh_tools(&mut self) -> Result<(), Halt> {
         let Some(mcp) = self.engine.config.mcp.clone() else { return Ok(()) };
-        let (tools, failures) = mcp.tools().await;
+        // A server's start-up can take many seconds; cancel does not wait for it. The start goes
+        // on in the background, so the next run finds the server ready instead of half-started.
+        let starting = tokio::spawn(async move { mcp.tools().await });
+        let (tools, failures) = tokio::select! {
+            r = starting => r.map_err(|e| Halt::Failed { code: crate::error::ErrorCode::Mcp, message: format!("the MCP servers could not be started: {e}") })?,
+            _ = self.cancel.cancelled() => return Err(Halt::Cancelled),
+        };
         for message in failures {
             self.emit(EngineEvent::Error { code: "mcp".into(), message })?;
         }

@@ -13,8 +13,8 @@ use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::sync::Mutex;
 
-use super::{McpCallOutput, McpConnection, McpToolInfo};
-use crate::settings::McpServerSettings;
+use super::{McpCallOutput, McpConnection, McpToolInfo, ServerEnv};
+use crate::settings::{is_env_reference, McpServerSettings, IN_KEYCHAIN};
 use crate::tool::command::remove_secrets;
 
 /// The last bytes the server wrote to stderr, to say why it failed.
@@ -27,23 +27,29 @@ pub struct StdioConnection {
     stderr: Arc<StdMutex<Vec<u8>>>,
 }
 
-/// `${VAR}` reads Finishline's own environment; anything else is taken as written.
-fn expand(value: &str) -> String {
-    match value.strip_prefix("${").and_then(|v| v.strip_suffix('}')) {
-        Some(var) => std::env::var(var).unwrap_or_default(),
-        None => value.to_string(),
+/// `${VAR}` reads Finishline's own environment, [`IN_KEYCHAIN`] the keychain; anything else
+/// (a settings file written by hand) is taken as written.
+fn expand(config: &McpServerSettings, var: &str, value: &str, env: &ServerEnv) -> Result<String, String> {
+    if value == IN_KEYCHAIN {
+        return env.stored.get(&(config.name.clone(), var.to_string())).cloned().ok_or_else(|| {
+            format!("the value of {var} is kept in the keychain but is not there (was the server renamed, or the keychain locked?); enter it again in Settings")
+        });
     }
+    if is_env_reference(value) {
+        return Ok(std::env::var(&value[2..value.len() - 1]).unwrap_or_default());
+    }
+    Ok(value.to_string())
 }
 
 impl StdioConnection {
-    pub async fn start(config: &McpServerSettings) -> Result<StdioConnection, String> {
+    pub async fn start(config: &McpServerSettings, env: &ServerEnv) -> Result<StdioConnection, String> {
         let mut cmd = tokio::process::Command::new(config.command.trim());
-        cmd.args(&config.args);
+        cmd.args(&config.args).kill_on_drop(true);
         // Provider keys and other secrets stay out of the server, unless its settings pass one
         // on by name.
-        remove_secrets(&mut cmd, &[]);
+        remove_secrets(&mut cmd, &env.hidden);
         for (k, v) in &config.env {
-            cmd.env(k, expand(v));
+            cmd.env(k, expand(config, k, v, env)?);
         }
         let (transport, stderr) = TokioChildProcess::builder(cmd)
             .stderr(Stdio::piped())

@@ -18,15 +18,20 @@ pub const MAX_TIMEOUT: Duration = Duration::from_secs(1800);
 /// Output kept: the head and the tail, each this long.
 const KEEP: usize = 24 * 1024;
 
-/// Names that carry secrets: never passed to a child process.
+/// Names that carry secrets: never passed to a child process. Matched by the words of the name,
+/// so `AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`, `PGPASSWORD`, `OPENAI_API_KEY` and
+/// `AWS_ACCESS_KEY_ID` are all caught, and `KEYBOARD_LAYOUT` or `TOKENIZERS_PARALLELISM` are not.
 pub fn is_secret_var(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
-    ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "XAI_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY"].contains(&n.as_str())
-        || n.ends_with("_API_KEY")
-        || n.ends_with("_TOKEN")
-        || n.ends_with("_SECRET")
-        || n.contains("PASSWORD")
-        || n.starts_with("FINISHLINE_KEY")
+    if n.starts_with("FINISHLINE_KEY") || ["PASSWORD", "PASSWD", "SECRET"].iter().any(|w| n.contains(w)) {
+        return true;
+    }
+    n.split(|c: char| c == '_' || c == '-' || c == '.').any(|word| {
+        matches!(
+            word,
+            "KEY" | "APIKEY" | "SECRET" | "SECRETS" | "TOKEN" | "TOKENS" | "PASSWORD" | "PASSWD" | "PASSPHRASE" | "CREDENTIAL" | "CREDENTIALS"
+        )
+    })
 }
 
 /// Takes every secret-looking variable (and the `extra` names) out of a child's environment:
@@ -166,7 +171,7 @@ impl Tool for RunCommand {
             return ToolOutput::error("The command is empty.");
         }
         let timeout = input.timeout_secs.map(Duration::from_secs).unwrap_or(DEFAULT_TIMEOUT).min(MAX_TIMEOUT);
-        match run_shell(&input.command, ctx.workspace.root(), timeout, &ctx.cancel, &[]).await {
+        match run_shell(&input.command, ctx.workspace.root(), timeout, &ctx.cancel, &ctx.hidden_env).await {
             Err(e) => ToolOutput::error(format!("Could not start the command: {e}")),
             Ok(r) if r.cancelled => ToolOutput::error("The command was cancelled."),
             Ok(r) if r.timed_out => ToolOutput::error(format!("The command did not finish within {} s and was stopped.", timeout.as_secs())),
