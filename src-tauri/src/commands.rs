@@ -4,7 +4,7 @@ use finishline_engine::agent::ReviewOutcome;
 use finishline_engine::domain::*;
 use finishline_engine::event::Envelope;
 use finishline_engine::settings::STORE_KEY;
-use finishline_engine::store::{export, ListQuery, SearchHit, SessionSummary, Timeline};
+use finishline_engine::store::{ListQuery, SearchHit, SessionSummary, Timeline};
 use finishline_engine::provider::{check_provider, ConnectionReport};
 use finishline_engine::mcp::McpServerStatus;
 use finishline_engine::secret::{KeyPlace, KeyStatus, Keys};
@@ -24,7 +24,7 @@ fn store_error(e: tauri_plugin_store::Error) -> Error {
     Error::SettingsUnreadable(e.to_string())
 }
 
-fn settings(app: &AppHandle) -> Result<Settings, Error> {
+pub(crate) fn settings(app: &AppHandle) -> Result<Settings, Error> {
     let store = app.store(STORE_FILE).map_err(store_error)?;
     Settings::from_store_value(store.get(STORE_KEY))
 }
@@ -34,9 +34,17 @@ pub fn get_settings(app: AppHandle) -> Result<SettingsView, Error> {
     settings(&app).map(SettingsView::from)
 }
 
+/// Saves the settings. Values typed into an MCP server's environment go to the keychain first;
+/// the file keeps only where they are.
 #[tauri::command]
-pub fn save_settings(app: AppHandle, settings: Settings) -> Result<SettingsView, Error> {
+pub async fn save_settings(app: AppHandle, state: State<'_, AppState>, settings: Settings) -> Result<SettingsView, Error> {
     settings.validate()?;
+    let settings = with_keys(&state, move |k| {
+        let mut settings = settings;
+        k.keep_mcp_secrets(&mut settings)?;
+        Ok(settings)
+    })
+    .await?;
     let store = app.store(STORE_FILE).map_err(store_error)?;
     store.set(STORE_KEY, serde_json::to_value(&settings).map_err(|e| Error::Internal(e.to_string()))?);
     store.save().map_err(|e| Error::Io(std::io::Error::other(e.to_string())))?;
@@ -164,21 +172,6 @@ pub fn get_session(state: State<'_, AppState>, session_id: SessionId) -> Result<
     state.store.timeline(&session_id)
 }
 
-/// The export as text; with `path` (chosen in the save dialog) it is also written there.
-#[tauri::command]
-pub fn export_session(state: State<'_, AppState>, session_id: SessionId, format: String, path: Option<String>) -> Result<String, Error> {
-    let t = state.store.timeline(&session_id)?;
-    let text = match format.as_str() {
-        "json" => serde_json::to_string_pretty(&export::to_json(&t)).map_err(|e| Error::Internal(e.to_string()))?,
-        "md" | "markdown" => export::to_markdown(&t),
-        other => return Err(Error::InvalidInput(format!("unknown export format `{other}`; use md or json"))),
-    };
-    if let Some(p) = path.filter(|p| !p.trim().is_empty()) {
-        std::fs::write(&p, &text).map_err(|e| Error::Io(std::io::Error::new(e.kind(), format!("could not write {p}: {e}"))))?;
-    }
-    Ok(text)
-}
-
 #[tauri::command]
 pub fn delete_session(state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {
     state.store.delete_session(&session_id)
@@ -237,25 +230,6 @@ pub async fn mcp_status(state: State<'_, AppState>, settings: Settings) -> Resul
         Some(servers) => servers.status().await,
         None => Vec::new(),
     })
-}
-
-/// Writes the settings, without any secret, to the file chosen in the save dialog.
-#[tauri::command]
-pub fn export_settings(app: AppHandle, path: String) -> Result<(), Error> {
-    let text = settings(&app)?.export_json();
-    std::fs::write(&path, text).map_err(|e| Error::Io(std::io::Error::new(e.kind(), format!("could not write {path}: {e}"))))
-}
-
-/// Reads a settings file; only a valid one replaces the current settings.
-#[tauri::command]
-pub fn import_settings(app: AppHandle, path: String) -> Result<SettingsView, Error> {
-    let meta = std::fs::metadata(&path).map_err(|e| Error::Io(std::io::Error::new(e.kind(), format!("could not read {path}: {e}"))))?;
-    if meta.len() > 4 * 1024 * 1024 {
-        return Err(Error::InvalidInput(format!("{path} is over 4 MB; a settings file is a few kilobytes")));
-    }
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::InvalidInput(format!("could not read {path} as text: {e}")))?;
-    let imported = Settings::import_json(&text)?;
-    save_settings(app, imported)
 }
 
 /// Whether the app reports its own timing (FINISHLINE_PERF=1, set by the footprint benchmark).

@@ -1,6 +1,7 @@
 //! The desktop shell. Each command is a one-liner into the engine; no product logic lives here.
 
 mod commands;
+mod files;
 mod state;
 
 use tauri::{Emitter, Manager};
@@ -44,6 +45,7 @@ pub fn run() {
         .plugin(tauri_plugin_store::Builder::default().build())
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_opener::init())
         .setup(|app| {
             let data_dir = app.path().app_data_dir()?;
             let state = state::AppState::open(data_dir)?;
@@ -87,7 +89,8 @@ pub fn run() {
             commands::list_sessions,
             commands::search_sessions,
             commands::get_session,
-            commands::export_session,
+            files::export_session,
+            files::save_session_export,
             commands::delete_session,
             commands::test_connection,
             commands::provider_presets,
@@ -95,8 +98,10 @@ pub fn run() {
             commands::save_key,
             commands::forget_key,
             commands::mcp_status,
-            commands::export_settings,
-            commands::import_settings,
+            files::export_settings,
+            files::import_settings,
+            files::confirm_import,
+            files::open_link,
             commands::perf_enabled,
             commands::perf_report,
             commands::startup_action,

@@ -24,13 +24,15 @@ pub struct AppState {
     /// ones stopped) when the configured list changes.
     mcp: Mutex<Option<Arc<McpServers>>>,
     startup: Mutex<Option<crate::commands::StartupAction>>,
+    /// Settings read from a file the person picked, waiting for them to confirm its MCP servers.
+    import: Mutex<Option<Settings>>,
 }
 
 impl AppState {
     pub fn open(data_dir: PathBuf) -> Result<AppState, Error> {
         let store = Arc::new(Store::open(&data_dir.join("history.db"), Arc::new(SystemClock))?);
         store.recover()?;
-        Ok(AppState { store, data_dir, keys: Arc::new(Keys::os()), engines: Mutex::new(HashMap::new()), mcp: Mutex::new(None), startup: Mutex::new(crate::commands::startup_action_from(&std::env::args().collect::<Vec<_>>())) })
+        Ok(AppState { store, data_dir, keys: Arc::new(Keys::os()), engines: Mutex::new(HashMap::new()), mcp: Mutex::new(None), import: Mutex::new(None), startup: Mutex::new(crate::commands::startup_action_from(&std::env::args().collect::<Vec<_>>())) })
     }
 
     /// An engine built from the current settings, for a session in `workspace`; `model`
@@ -62,7 +64,7 @@ impl AppState {
             if let Some(old) = current.take() {
                 tauri::async_runtime::spawn(async move { old.stop_all().await });
             }
-            *current = (!wanted.is_empty()).then(|| McpServers::new(wanted));
+            *current = config::mcp_servers(settings, &self.keys);
         }
         current.clone()
     }
@@ -72,6 +74,14 @@ impl AppState {
         if let Some(m) = self.mcp.lock().unwrap_or_else(|p| p.into_inner()).take() {
             tauri::async_runtime::block_on(m.stop_all());
         }
+    }
+
+    pub fn hold_import(&self, settings: Settings) {
+        *self.import.lock().unwrap_or_else(|p| p.into_inner()) = Some(settings);
+    }
+
+    pub fn take_import(&self) -> Option<Settings> {
+        self.import.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
     pub fn take_startup_action(&self) -> Option<crate::commands::StartupAction> {

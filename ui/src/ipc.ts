@@ -2,7 +2,7 @@
 // they never call `invoke` themselves, so every command name and payload shape lives here.
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
-import { open, save } from "@tauri-apps/plugin-dialog";
+import { open } from "@tauri-apps/plugin-dialog";
 
 export type ProviderKind = "openai" | "anthropic" | "gemini";
 export type Theme = "system" | "light" | "dark";
@@ -103,6 +103,12 @@ export interface ConnectionReport {
   model_listed: boolean | null;
   tools: ToolSupport;
 }
+
+/** Settings read from a file: saved, or waiting for the person to confirm its MCP servers. */
+export type ImportOutcome =
+  | { outcome: "cancelled" }
+  | { outcome: "imported"; settings: SettingsView; path: string }
+  | { outcome: "confirm_servers"; servers: { name: string; command: string; args: string[]; env: string[] }[]; path: string };
 
 export interface SettingsView {
   settings: Settings;
@@ -302,25 +308,14 @@ export const ipc = {
   forgetKey: (provider: ProviderSettings) => call<KeyStatus>("forget_key", { provider }),
   /** Starts the configured MCP servers if needed and lists their tools or failures. */
   mcpStatus: (settings: Settings) => call<McpServerStatus[]>("mcp_status", { settings }),
-  exportSettings: (path: string) => call<void>("export_settings", { path }),
-  importSettings: (path: string) => call<SettingsView>("import_settings", { path }),
-  /** The save dialog for a settings export; null when the person cancels. */
-  pickSettingsExportPath: async (): Promise<string | null> => {
-    try {
-      return (await save({ defaultPath: "finishline-settings.json", title: "Export settings", filters: [{ name: "JSON", extensions: ["json"] }] })) ?? null;
-    } catch (e) {
-      throw toAppError(e);
-    }
-  },
-  /** The open dialog for a settings file; null when the person cancels. */
-  pickSettingsFile: async (): Promise<string | null> => {
-    try {
-      const picked = await open({ multiple: false, directory: false, title: "Import settings", filters: [{ name: "JSON", extensions: ["json"] }] });
-      return typeof picked === "string" ? picked : null;
-    } catch (e) {
-      throw toAppError(e);
-    }
-  },
+  /** Asks where in a save dialog the shell shows, and writes there; null when the person cancels. */
+  exportSettings: () => call<string | null>("export_settings"),
+  /** Asks which file in an open dialog the shell shows; an import that would run new MCP
+   * commands waits for confirmImport. */
+  importSettings: () => call<ImportOutcome>("import_settings"),
+  confirmImport: (accept: boolean) => call<SettingsView | null>("confirm_import", { accept }),
+  /** Opens an http(s) link in the system browser, never in the app. */
+  openLink: (url: string) => call<void>("open_link", { url }),
   /** Replays the session's events after `afterSeq`, then follows live ones. */
   subscribeSession: (sessionId: string, afterSeq: number, onEvent: (e: Envelope) => void) => {
     // The shell sends events in batches (a replay is a few messages, not thousands).
@@ -336,16 +331,11 @@ export const ipc = {
   listSessions: (filter?: ListFilter) => call<SessionSummary[]>("list_sessions", { filter: filter ?? null }),
   searchSessions: (text: string) => call<SearchHit[]>("search_sessions", { text }),
   getSession: (sessionId: string) => call<Timeline>("get_session", { sessionId }),
-  exportSession: (sessionId: string, format: "md" | "json", path?: string) => call<string>("export_session", { sessionId, format, path: path ?? null }),
+  exportSession: (sessionId: string, format: "md" | "json") => call<string>("export_session", { sessionId, format }),
+  /** Asks where in a save dialog the shell shows, and writes the export there; null when cancelled. */
+  saveSessionExport: (sessionId: string, format: "md" | "json") => call<string | null>("save_session_export", { sessionId, format }),
   deleteSession: (sessionId: string) => call<void>("delete_session", { sessionId }),
-  /** Asks where to save an export; null when the person cancels. */
-  pickExportPath: async (name: string): Promise<string | null> => {
-    try {
-      return (await save({ defaultPath: name, title: "Export session" })) ?? null;
-    } catch (e) {
-      throw toAppError(e);
-    }
-  },
+
   perfEnabled: () => call<boolean>("perf_enabled"),
   perfReport: (name: string, value: number) => call<void>("perf_report", { name, value }),
   /** What the app was asked to do at launch (`--open-session ID`, or `--task T --workspace W`). */

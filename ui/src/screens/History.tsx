@@ -73,10 +73,8 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
   const saveExport = async () => {
     if (!exported) return;
     try {
-      const name = `${exported.title.replace(/[^\w.-]+/g, "-").slice(0, 60) || "session"}.${exported.format}`;
-      const path = await ipc.pickExportPath(name);
+      const path = await ipc.saveSessionExport(exported.id, exported.format);
       if (!path) return;
-      await ipc.exportSession(exported.id, exported.format, path);
       setNotice(`Saved to ${path}`);
     } catch (e) {
       setError((e as AppError).message);

@@ -56,13 +56,19 @@ export function SettingsScreen({ view, onSaved }: Props) {
   const [pricesText, setPricesText] = useState(() => pricesToText(view.settings.prices ?? {}));
   const [transfer, setTransfer] = useState<string | null>(null);
 
+  const [pendingServers, setPendingServers] = useState<{ servers: { name: string; command: string; args: string[]; env: string[] }[]; path: string } | null>(null);
+  const applyImported = (next: SettingsView, path: string) => {
+    setDraft(next.settings);
+    setVerifyText(verifyToText(next.settings.verify_commands ?? {}));
+    setPricesText(pricesToText(next.settings.prices ?? {}));
+    onSaved(next);
+    setTransfer(`Imported and saved from ${path}.`);
+  };
   const exportSettings = async () => {
     setTransfer(null);
     try {
-      const path = await ipc.pickSettingsExportPath();
-      if (!path) return;
-      await ipc.exportSettings(path);
-      setTransfer(`Exported to ${path} (without keys).`);
+      const path = await ipc.exportSettings();
+      if (path) setTransfer(`Exported to ${path} (without keys).`);
     } catch (e) {
       setTransfer((e as AppError).message);
     }
@@ -70,14 +76,20 @@ export function SettingsScreen({ view, onSaved }: Props) {
   const importSettings = async () => {
     setTransfer(null);
     try {
-      const path = await ipc.pickSettingsFile();
-      if (!path) return;
-      const next = await ipc.importSettings(path);
-      setDraft(next.settings);
-      setVerifyText(verifyToText(next.settings.verify_commands ?? {}));
-      setPricesText(pricesToText(next.settings.prices ?? {}));
-      onSaved(next);
-      setTransfer(`Imported and saved from ${path}.`);
+      const out = await ipc.importSettings();
+      if (out.outcome === "imported") applyImported(out.settings, out.path);
+      if (out.outcome === "confirm_servers") setPendingServers({ servers: out.servers, path: out.path });
+    } catch (e) {
+      setTransfer((e as AppError).message);
+    }
+  };
+  const confirmImport = async (accept: boolean) => {
+    const pending = pendingServers;
+    setPendingServers(null);
+    try {
+      const next = await ipc.confirmImport(accept);
+      if (next && pending) applyImported(next, pending.path);
+      else setTransfer("Import cancelled; your settings are unchanged.");
     } catch (e) {
       setTransfer((e as AppError).message);
     }
@@ -134,6 +146,29 @@ export function SettingsScreen({ view, onSaved }: Props) {
             </span>
           )}
         </div>
+        {pendingServers && (
+          <div className="callout panel" role="alertdialog" aria-labelledby="import-servers-title" data-testid="import-confirm">
+            <p id="import-servers-title">
+              <strong>{pendingServers.path}</strong> adds or changes MCP servers. Each is a program Finishline will run on this computer:
+            </p>
+            <ul>
+              {pendingServers.servers.map((srv) => (
+                <li key={srv.name} data-testid="import-server">
+                  <strong>{srv.name}</strong>: <code>{[srv.command, ...srv.args].join(" ")}</code>
+                  {srv.env.length > 0 && <span className="muted"> (environment: {srv.env.join(", ")})</span>}
+                </li>
+              ))}
+            </ul>
+            <div className="row">
+              <button type="button" className="btn primary" onClick={() => confirmImport(true)} data-testid="import-accept">
+                Import and allow these servers
+              </button>
+              <button type="button" className="btn" onClick={() => confirmImport(false)} data-testid="import-reject" autoFocus>
+                Cancel
+              </button>
+            </div>
+          </div>
+        )}
       </header>
 
       <ProviderSection draft={draft} setProvider={setProvider} />

@@ -27,3 +27,25 @@ describe("Markdown", () => {
     expect((window as unknown as { pwned?: number }).pwned).toBeUndefined();
   });
 });
+
+describe("links in model output", () => {
+  it("show the whole address first, then open only in the system browser", async () => {
+    const { mockIPC } = await import("@tauri-apps/api/mocks");
+    const { default: userEvent } = await import("@testing-library/user-event");
+    const { screen } = await import("@testing-library/react");
+    const opened: string[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "open_link") opened.push((args as { url: string }).url);
+      return null;
+    });
+    render(<Markdown text={"See [the docs](https://docs.example.com/a?b=1) or [a file](file:///etc/passwd)."} />);
+    await userEvent.click(screen.getByText("the docs"));
+    expect(screen.getByTestId("link-url")).toHaveTextContent("https://docs.example.com/a?b=1");
+    expect(opened, "nothing opens on the first click: the person sees where it goes").toEqual([]);
+    await userEvent.click(screen.getByTestId("link-open"));
+    expect(opened).toEqual(["https://docs.example.com/a?b=1"]);
+    expect(window.location.href, "the webview itself never navigates").not.toContain("docs.example.com");
+    await userEvent.click(screen.getByText("a file"));
+    expect(screen.queryByTestId("link-open"), "a file: link has no Open button").toBeNull();
+  });
+});

@@ -191,17 +191,12 @@ describe("Settings, MCP servers and transfer", () => {
     expect(tools[0]).toHaveTextContent("<img src=x");
   });
 
-  it("exports and imports settings through the file dialogs", async () => {
-    const calls: string[] = [];
+  it("exports and imports settings through dialogs the shell shows, never a path from the page", async () => {
+    const calls: { cmd: string; args: unknown }[] = [];
     mockIPC((cmd, args) => {
-      calls.push(cmd);
-      if (cmd === "plugin:dialog|save") return "/tmp/s.json";
-      if (cmd === "plugin:dialog|open") return "/tmp/s.json";
-      if (cmd === "export_settings") return null;
-      if (cmd === "import_settings") {
-        expect((args as { path: string }).path).toBe("/tmp/s.json");
-        return { settings: { ...view().settings, limits: { max_steps: 9, continuation_budget: 2, max_retries: 3 } }, provider_ready: false };
-      }
+      calls.push({ cmd, args });
+      if (cmd === "export_settings") return "/tmp/s.json";
+      if (cmd === "import_settings") return { outcome: "imported", path: "/tmp/s.json", settings: { settings: { ...view().settings, limits: { max_steps: 9, continuation_budget: 2, max_retries: 3 } }, provider_ready: false } };
     });
     const onSaved = vi.fn();
     render(<SettingsScreen view={view()} onSaved={onSaved} />);
@@ -212,6 +207,28 @@ describe("Settings, MCP servers and transfer", () => {
     await vi.waitFor(() => expect(screen.getByTestId("transfer-status")).toHaveTextContent("Imported"));
     expect(screen.getByDisplayValue("9"), "the imported limits fill the form").toBeInTheDocument();
     expect(onSaved).toHaveBeenCalled();
-    expect(calls).toContain("export_settings");
+    const fileCalls = calls.filter((c) => c.cmd === "export_settings" || c.cmd === "import_settings");
+    expect(fileCalls.every((c) => !JSON.stringify(c.args ?? {}).includes("path")), "the page never names a file").toBe(true);
+    expect(calls.some((c) => c.cmd.startsWith("plugin:dialog")), "the dialogs are the shell's, not the page's").toBe(false);
+  });
+
+  it("shows the MCP commands an imported file would run and saves nothing until the person allows them", async () => {
+    const calls: { cmd: string; args: unknown }[] = [];
+    mockIPC((cmd, args) => {
+      calls.push({ cmd, args });
+      if (cmd === "import_settings") return { outcome: "confirm_servers", path: "/tmp/team.json", servers: [{ name: "files", command: "npx", args: ["-y", "evil-server"], env: ["TOKEN"] }] };
+      if (cmd === "confirm_import") return null;
+    });
+    const onSaved = vi.fn();
+    render(<SettingsScreen view={view()} onSaved={onSaved} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("import-settings"));
+    expect(await screen.findByTestId("import-server")).toHaveTextContent("npx -y evil-server");
+    expect(screen.getByTestId("import-server")).toHaveTextContent("TOKEN");
+    expect(onSaved, "nothing is saved while the person decides").not.toHaveBeenCalled();
+    await user.click(screen.getByTestId("import-reject"));
+    expect(calls.find((c) => c.cmd === "confirm_import")?.args).toEqual({ accept: false });
+    expect(await screen.findByTestId("transfer-status")).toHaveTextContent("unchanged");
+    expect(onSaved).not.toHaveBeenCalled();
   });
 });

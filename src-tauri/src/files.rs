@@ -1,0 +1,145 @@
+//! Commands that read or write files the person names. The webview never passes a path: the
+//! shell asks the person in a native save or open dialog, so a compromised page can write or read
+//! nothing the person did not choose. Links open in the system browser, never in the webview.
+
+use std::path::PathBuf;
+
+use finishline_engine::domain::SessionId;
+use finishline_engine::settings::McpServerSettings;
+use finishline_engine::store::export;
+use finishline_engine::{Error, Settings, SettingsView};
+use serde::Serialize;
+use tauri::{AppHandle, State};
+use tauri_plugin_dialog::DialogExt;
+
+use crate::commands::{save_settings, settings};
+use crate::state::AppState;
+
+/// A settings file is a few kilobytes; anything much larger is not one.
+const MAX_SETTINGS_FILE: u64 = 4 * 1024 * 1024;
+
+fn io(path: &std::path::Path, verb: &str, e: std::io::Error) -> Error {
+    Error::Io(std::io::Error::new(e.kind(), format!("could not {verb} {}: {e}", path.display())))
+}
+
+/// The native save dialog; `None` when the person cancels.
+async fn ask_where_to_save(app: &AppHandle, title: &str, file_name: String, filter: (&'static str, &'static str)) -> Result<Option<PathBuf>, Error> {
+    let (app, title) = (app.clone(), title.to_string());
+    let picked = tauri::async_runtime::spawn_blocking(move || app.dialog().file().set_title(title).set_file_name(file_name).add_filter(filter.0, &[filter.1]).blocking_save_file())
+        .await
+        .map_err(|e| Error::Internal(e.to_string()))?;
+    picked.map(|p| p.into_path().map_err(|e| Error::InvalidInput(format!("that place cannot be written to: {e}")))).transpose()
+}
+
+/// The native open dialog for one file; `None` when the person cancels.
+async fn ask_which_file(app: &AppHandle, title: &str) -> Result<Option<PathBuf>, Error> {
+    let (app, title) = (app.clone(), title.to_string());
+    let picked = tauri::async_runtime::spawn_blocking(move || app.dialog().file().set_title(title).add_filter("JSON", &["json"]).blocking_pick_file())
+        .await
+        .map_err(|e| Error::Internal(e.to_string()))?;
+    picked.map(|p| p.into_path().map_err(|e| Error::InvalidInput(format!("that file cannot be read: {e}")))).transpose()
+}
+
+fn export_text(state: &AppState, session: &SessionId, format: &str) -> Result<String, Error> {
+    let t = state.store.timeline(session)?;
+    match format {
+        "json" => serde_json::to_string_pretty(&export::to_json(&t)).map_err(|e| Error::Internal(e.to_string())),
+        "md" | "markdown" => Ok(export::to_markdown(&t)),
+        other => Err(Error::InvalidInput(format!("unknown export format `{other}`; use md or json"))),
+    }
+}
+
+/// The export as text, to show and copy.
+#[tauri::command]
+pub fn export_session(state: State<'_, AppState>, session_id: SessionId, format: String) -> Result<String, Error> {
+    export_text(&state, &session_id, &format)
+}
+
+/// Saves the export where the person says in the save dialog; the path written, or `None` when
+/// they cancelled.
+#[tauri::command]
+pub async fn save_session_export(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, format: String) -> Result<Option<String>, Error> {
+    let text = export_text(&state, &session_id, &format)?;
+    let title = state.store.session(&session_id)?.title;
+    let stem: String = title.chars().map(|c| if c.is_alphanumeric() || c == '-' { c } else { '-' }).take(60).collect();
+    let (name, filter) = if format == "json" { (format!("{stem}.json"), ("JSON", "json")) } else { (format!("{stem}.md"), ("Markdown", "md")) };
+    let Some(path) = ask_where_to_save(&app, "Export session", name, filter).await? else { return Ok(None) };
+    std::fs::write(&path, text).map_err(|e| io(&path, "write", e))?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// Writes the settings, without any secret, where the person says; `None` when they cancelled.
+#[tauri::command]
+pub async fn export_settings(app: AppHandle) -> Result<Option<String>, Error> {
+    let text = settings(&app)?.export_json();
+    let Some(path) = ask_where_to_save(&app, "Export settings", "finishline-settings.json".into(), ("JSON", "json")).await? else { return Ok(None) };
+    std::fs::write(&path, text).map_err(|e| io(&path, "write", e))?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// What an import did, or what it needs the person to confirm first.
+#[derive(Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum ImportOutcome {
+    Cancelled,
+    Imported { settings: SettingsView, path: String },
+    /// The file would run commands the current settings do not: shown before anything is saved.
+    ConfirmServers { servers: Vec<ServerPreview>, path: String },
+}
+
+#[derive(Serialize)]
+pub struct ServerPreview {
+    name: String,
+    command: String,
+    args: Vec<String>,
+    /// Names only: values are secrets.
+    env: Vec<String>,
+}
+
+impl From<McpServerSettings> for ServerPreview {
+    fn from(s: McpServerSettings) -> Self {
+        ServerPreview { name: s.name, command: s.command, args: s.args, env: s.env.into_keys().collect() }
+    }
+}
+
+/// Reads a settings file the person picks; only a valid one replaces the current settings, and
+/// one that adds or changes MCP servers waits for [`confirm_import`].
+#[tauri::command]
+pub async fn import_settings(app: AppHandle, state: State<'_, AppState>) -> Result<ImportOutcome, Error> {
+    let Some(path) = ask_which_file(&app, "Import settings").await? else { return Ok(ImportOutcome::Cancelled) };
+    let meta = std::fs::metadata(&path).map_err(|e| io(&path, "read", e))?;
+    if meta.len() > MAX_SETTINGS_FILE {
+        return Err(Error::InvalidInput(format!("{} is over 4 MB; a settings file is a few kilobytes", path.display())));
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::InvalidInput(format!("could not read {} as text: {e}", path.display())))?;
+    let imported = Settings::import_json(&text)?;
+    let changes = settings(&app)?.mcp_changes(&imported);
+    let shown = path.display().to_string();
+    if !changes.is_empty() {
+        state.hold_import(imported);
+        return Ok(ImportOutcome::ConfirmServers { servers: changes.into_iter().map(ServerPreview::from).collect(), path: shown });
+    }
+    Ok(ImportOutcome::Imported { settings: save_settings(app, state, imported).await?, path: shown })
+}
+
+/// The person's answer to an import that brings MCP servers: save it, or drop it.
+#[tauri::command]
+pub async fn confirm_import(app: AppHandle, state: State<'_, AppState>, accept: bool) -> Result<Option<SettingsView>, Error> {
+    let held = state.take_import().ok_or_else(|| Error::InvalidInput("there is no import waiting; import the file again".into()))?;
+    if !accept {
+        return Ok(None);
+    }
+    save_settings(app, state, held).await.map(Some)
+}
+
+/// Opens a web link from model or tool output in the system browser. Only http and https: a
+/// `file:` or custom-scheme link could start a program.
+#[tauri::command]
+pub fn open_link(app: AppHandle, url: String) -> Result<(), Error> {
+    let parsed = url::Url::parse(url.trim()).map_err(|e| Error::InvalidInput(format!("“{url}” is not a link ({e})")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(Error::InvalidInput(format!("only web links open; this one is {}:", parsed.scheme())));
+    }
+    use tauri_plugin_opener::OpenerExt;
+    app.opener().open_url(parsed.as_str(), None::<&str>).map_err(|e| Error::Internal(format!("the browser could not be opened: {e}")))
+}
