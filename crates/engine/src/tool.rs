@@ -2,6 +2,7 @@
 //! failures go back to the model as tool results marked as errors, never as Rust errors that
 //! would end the run.
 
+mod beneath;
 pub mod command;
 pub mod fetch;
 pub mod files;

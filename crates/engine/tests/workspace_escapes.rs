@@ -158,6 +158,55 @@ async fn a_symlink_swapped_between_check_and_use_is_caught() {
     assert_eq!(writes_out, 0, "a swapped link must never let a write out");
 }
 
+/// Everything under `dir`, as paths relative to it.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        out.push(p.strip_prefix(dir).unwrap().to_string_lossy().into_owned());
+        if p.is_dir() && !p.symlink_metadata().unwrap().file_type().is_symlink() {
+            out.extend(entries(&p).into_iter().map(|c| format!("{}/{c}", e.file_name().to_string_lossy())));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_folder_swapped_for_a_link_while_files_are_created_never_creates_anything_outside() {
+    let w = world();
+    let dir = w.ws.join("swapdir");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (dir, outside, stop) = (dir.clone(), w.outside.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::remove_dir_all(&dir);
+                let _ = std::fs::create_dir(&dir);
+                let _ = std::fs::remove_dir_all(&dir).or_else(|_| std::fs::remove_file(&dir));
+                let _ = std::os::unix::fs::symlink(&outside, &dir);
+                std::thread::yield_now();
+                let _ = std::fs::remove_file(&dir);
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+    let rounds = 500;
+    let mut written = 0;
+    for i in 0..rounds {
+        let (_, err) = call(&w, "write_file", json!({"path": format!("swapdir/deeper/new-{i}.txt"), "content": "x"})).await;
+        written += (!err) as usize;
+        let (_, _) = call(&w, "write_file", json!({"path": format!("swapdir/new-{i}.txt"), "content": "x"})).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    let outside = entries(&w.outside);
+    println!("{rounds} rounds, {swaps} swaps, {written} nested writes went in");
+    assert_eq!(outside, vec!["secret.txt".to_string()], "no file or folder may be created outside, whatever the timing ({rounds} rounds, {swaps} swaps, {written} writes went in)");
+    secret_intact(&w);
+}
+
 #[tokio::test]
 async fn binary_and_non_utf8_files_are_reported_clearly() {
     let w = world();
@@ -198,4 +247,21 @@ async fn run_command_caps_output_and_times_out() {
     let out = rc.get("run_command").unwrap().call(&ctx, json!({"command": 42})).await;
     assert!(out.is_error && out.content.contains("Invalid arguments"), "wrong argument types go back to the model: {}", out.content);
     let _ = Path::new("");
+}
+
+#[tokio::test]
+async fn links_that_stay_inside_still_work_for_reads_writes_and_new_files() {
+    let w = world();
+    std::os::unix::fs::symlink("sub", w.ws.join("rel-sub")).unwrap();
+    std::os::unix::fs::symlink(w.ws.join("sub"), w.ws.join("abs-sub")).unwrap();
+    let (_, err) = call(&w, "write_file", json!({"path": "inner-link.txt", "content": "through an absolute link inside"})).await;
+    assert!(!err, "a link with an absolute target inside the workspace is followed");
+    assert_eq!(std::fs::read_to_string(w.ws.join("inside.txt")).unwrap(), "through an absolute link inside");
+    let (out, err) = call(&w, "write_file", json!({"path": "rel-sub/a/b.txt", "content": "x"})).await;
+    assert!(!err, "new folders under a relative link to an inside folder: {out}");
+    assert!(w.ws.join("sub/a/b.txt").exists());
+    let (out, err) = call(&w, "write_file", json!({"path": "abs-sub/c.txt", "content": "y"})).await;
+    assert!(!err, "a new file under an absolute link to an inside folder: {out}");
+    assert!(w.ws.join("sub/c.txt").exists());
+    secret_intact(&w);
 }

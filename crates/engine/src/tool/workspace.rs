@@ -1,18 +1,25 @@
 //! Confinement of the file tools to the workspace. A path is checked lexically (no `..` out, no
-//! absolute path elsewhere, no `~`, no Windows forms, no NUL), then the file is opened without
-//! following a final symlink, and the path of what was actually opened is read back from the
-//! kernel and checked again. Checking the opened file, not the name, defeats a link swapped
-//! between the check and the use. Files with more than one hard link are refused, since the
-//! other name may live outside.
+//! absolute path elsewhere, no `~`, no Windows forms, no NUL); then every open and every new
+//! folder is resolved beneath the workspace by the kernel at open time ([`super::beneath`]), so a
+//! link swapped in between cannot lead outside; and the path of what was opened is read back and
+//! checked once more. Files with more than one hard link are refused, since the other name may
+//! live outside.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+
+use super::beneath::Beneath;
 
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    beneath: Arc<Beneath>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,7 +47,8 @@ impl Workspace {
         if !root.is_dir() {
             return Err(io::Error::new(io::ErrorKind::NotADirectory, format!("{} is not a folder", root.display())));
         }
-        Ok(Workspace { root })
+        let beneath = Arc::new(Beneath::new(&root)?);
+        Ok(Workspace { root, beneath })
     }
 
     pub fn root(&self) -> &Path {
@@ -126,57 +134,75 @@ impl Workspace {
 
     /// Opens an existing file for reading, confined.
     pub fn open_read(&self, raw: &str) -> Result<(PathBuf, File), ConfinedError> {
-        let path = self.follow_inside(self.resolve(raw)?, raw)?;
-        let file = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(&path).map_err(|e| link_error(e, raw))?;
+        let path = self.resolve(raw)?;
+        let file = self.open_beneath(&self.rel(&path), raw, OFlags::RDONLY)?;
         self.verify_opened(&file, raw)?;
         Ok((path, file))
     }
 
     /// Opens (creating parents and the file as needed) a file for writing, truncated, confined.
+    /// Returns whether the file was created.
     pub fn open_write(&self, raw: &str) -> Result<(PathBuf, File, bool), ConfinedError> {
         let path = self.resolve(raw)?;
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-            // The folders just made (or found) must still be inside.
-            let real = parent.canonicalize()?;
-            if !real.starts_with(&self.root) {
-                return Err(PathError::LinkOutside(raw.to_string()).into());
+        let mut rel = self.rel(&path);
+        let (Some(parent), Some(name)) = (rel.parent().map(Path::to_path_buf), rel.file_name().map(|n| n.to_os_string())) else {
+            return Err(PathError::Empty.into());
+        };
+        match self.beneath.create_dirs(&parent) {
+            Ok(()) => {}
+            // A folder reached through an absolute link: go by its real path if that is inside.
+            Err(Errno::XDEV) | Err(Errno::LOOP) => {
+                let real = self.inside_real_path(&parent, raw)?;
+                self.beneath.create_dirs(&real).map_err(|e| errno_error(e, raw))?;
+                rel = real.join(name);
             }
+            Err(e) => return Err(errno_error(e, raw)),
         }
-        let path = self.follow_inside(path, raw)?;
-        let existed = path.symlink_metadata().is_ok();
-        // Not truncating before the check: a swapped link must not destroy the file it points to.
-        let file = OpenOptions::new().write(true).create(true).truncate(false).custom_flags(libc::O_NOFOLLOW).open(&path).map_err(|e| link_error(e, raw))?;
+        // Exclusive create first, so "created" is true only when this call made the file, and a
+        // name that is a link is never created through.
+        let (file, created) = match self.beneath.open(&rel, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL, Mode::from_raw_mode(0o666)) {
+            Ok(f) => (f, true),
+            // Not truncating before the check: a swapped link must not destroy the file it points to.
+            Err(Errno::EXIST) => (self.open_beneath(&rel, raw, OFlags::WRONLY)?, false),
+            Err(e) => return Err(errno_error(e, raw)),
+        };
         self.verify_opened(&file, raw)?;
         file.set_len(0)?;
-        Ok((path, file, !existed))
+        Ok((path, file, created))
     }
-}
 
-impl Workspace {
-    /// A final symlink is followed only when it points inside; its target is then opened with
-    /// O_NOFOLLOW, and what was opened is verified again after opening.
-    fn follow_inside(&self, path: PathBuf, raw: &str) -> Result<PathBuf, ConfinedError> {
-        match path.symlink_metadata() {
-            Ok(m) if m.file_type().is_symlink() => {
-                let real = path.canonicalize().map_err(|_| PathError::LinkOutside(raw.to_string()))?;
-                if real.starts_with(&self.root) {
-                    Ok(real)
-                } else {
-                    Err(PathError::LinkOutside(raw.to_string()).into())
-                }
+    fn rel(&self, path: &Path) -> PathBuf {
+        path.strip_prefix(&self.root).map(Path::to_path_buf).unwrap_or_default()
+    }
+
+    /// Opens beneath the workspace. A link written with an absolute target that is inside (the
+    /// kernel refuses absolute links beneath a folder) is followed by its real path, which is
+    /// then opened beneath again.
+    fn open_beneath(&self, rel: &Path, raw: &str, flags: OFlags) -> Result<File, ConfinedError> {
+        match self.beneath.open(rel, flags, Mode::empty()) {
+            Ok(f) => Ok(f),
+            Err(Errno::XDEV) | Err(Errno::LOOP) => {
+                let real = self.inside_real_path(rel, raw)?;
+                self.beneath.open(&real, flags, Mode::empty()).map_err(|e| errno_error(e, raw))
             }
-            _ => Ok(path),
+            Err(e) => Err(errno_error(e, raw)),
         }
     }
+
+    /// The real path of `rel`, relative to the workspace, if it exists and is inside.
+    fn inside_real_path(&self, rel: &Path, raw: &str) -> Result<PathBuf, ConfinedError> {
+        let real = self.root.join(rel).canonicalize().map_err(|_| PathError::LinkOutside(raw.to_string()))?;
+        real.strip_prefix(&self.root).map(Path::to_path_buf).map_err(|_| PathError::LinkOutside(raw.to_string()).into())
+    }
 }
 
-fn link_error(e: io::Error, raw: &str) -> ConfinedError {
-    // O_NOFOLLOW on a symlink fails with ELOOP.
-    if e.raw_os_error() == Some(libc::ELOOP) {
+/// A step out of the workspace (`EXDEV` beneath, `ELOOP` on a refused link) is a link outside;
+/// anything else is the file system's own error.
+fn errno_error(e: Errno, raw: &str) -> ConfinedError {
+    if e == Errno::XDEV || e == Errno::LOOP {
         ConfinedError::Path(PathError::LinkOutside(raw.to_string()))
     } else {
-        ConfinedError::Io(e)
+        ConfinedError::Io(e.into())
     }
 }
 
