@@ -84,3 +84,36 @@ fn secret_looking_names_are_kept_out_of_children_and_ordinary_ones_are_not() {
         assert!(!is_secret_var(name), "{name} is an ordinary variable that commands need");
     }
 }
+
+#[tokio::test]
+async fn a_command_that_leaves_a_background_child_returns_when_the_shell_exits_with_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let shell = Toolbox::standard();
+    let started = std::time::Instant::now();
+    let out = shell.get("run_command").unwrap().call(&ctx(dir.path()), json!({"command": "sleep 60 & echo started the server", "timeout_secs": 20})).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "the tool returns when the shell exits, not when the background child closes the pipe ({:?})", started.elapsed());
+    assert!(!out.is_error && out.content.contains("started the server"), "its output is kept: {}", out.content);
+}
+
+#[tokio::test]
+async fn a_command_that_times_out_keeps_the_output_it_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let shell = Toolbox::standard();
+    let out = shell.get("run_command").unwrap().call(&ctx(dir.path()), json!({"command": "echo compiled 41 of 42; sleep 30", "timeout_secs": 1})).await;
+    assert!(out.is_error && out.content.contains("did not finish within 1 s"), "{}", out.content);
+    assert!(out.content.contains("compiled 41 of 42"), "what it printed before the timeout is what the agent needs to see: {}", out.content);
+}
+
+#[tokio::test]
+async fn grep_skips_a_huge_file_by_its_size_without_reading_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "needle in the notes\n").unwrap();
+    // A sparse 6 GB file: reading it whole would take gigabytes of memory.
+    std::fs::File::create(dir.path().join("video.bin")).unwrap().set_len(6 << 30).unwrap();
+    let shell = Toolbox::standard();
+    let started = std::time::Instant::now();
+    let out = shell.get("grep").unwrap().call(&ctx(dir.path()), json!({"pattern": "needle"})).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(3), "a huge file is skipped by its size ({:?})", started.elapsed());
+    assert!(out.content.contains("notes.txt:1: needle in the notes"), "{}", out.content);
+    assert!(out.content.contains("video.bin"), "the skipped file is named, so the agent knows it was not searched: {}", out.content);
+}

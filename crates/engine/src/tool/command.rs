@@ -3,6 +3,7 @@
 //! timeout, capped output, and no provider keys or other secrets in its environment.
 
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -54,22 +55,19 @@ pub struct CommandResult {
 }
 
 /// Runs `command` with `sh -c` in `dir`. Extra secret names (a custom key variable) are removed
-/// too.
+/// too. Returns when the shell exits, even if it left something running in the background (that
+/// is killed with the rest of its process group); on a timeout or cancel the output so far is kept.
 pub async fn run_shell(command: &str, dir: &std::path::Path, timeout: Duration, cancel: &CancellationToken, extra_secrets: &[String]) -> std::io::Result<CommandResult> {
     let mut cmd = tokio::process::Command::new("sh");
     cmd.arg("-c").arg(command).current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
     remove_secrets(&mut cmd, extra_secrets);
     let mut child = cmd.spawn()?;
     let pgid = child.id().map(|p| p as i32);
-    let mut stdout = child.stdout.take().expect("piped");
-    let mut stderr = child.stderr.take().expect("piped");
-    let collect = async {
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        let (ra, rb) = tokio::join!(read_capped(&mut stdout, &mut a), read_capped(&mut stderr, &mut b));
-        ra?;
-        rb?;
-        std::io::Result::Ok((a, b))
-    };
+    let (out, err) = (Arc::new(Mutex::new(Vec::new())), Arc::new(Mutex::new(Vec::new())));
+    let readers = [
+        tokio::spawn(read_capped(child.stdout.take().expect("piped"), out.clone())),
+        tokio::spawn(read_capped(child.stderr.take().expect("piped"), err.clone())),
+    ];
     let kill_group = || {
         if let Some(p) = pgid {
             // The whole group: a shell's children die with it.
@@ -77,39 +75,51 @@ pub async fn run_shell(command: &str, dir: &std::path::Path, timeout: Duration, 
         }
     };
     let (mut timed_out, mut cancelled) = (false, false);
-    let outcome = tokio::select! {
-        r = async { let out = collect.await; let status = child.wait().await; (out, status) } => Some(r),
+    let status = tokio::select! {
+        s = child.wait() => Some(s?),
         _ = tokio::time::sleep(timeout) => { timed_out = true; None }
         _ = cancel.cancelled() => { cancelled = true; None }
     };
-    let (exit_code, output) = match outcome {
-        Some((out, status)) => {
-            let (a, b) = out?;
-            kill_group(); // anything it left running in the background
-            (status?.code(), join_output(&a, &b))
-        }
-        None => {
-            kill_group();
-            let _ = child.wait().await;
-            (None, String::new())
-        }
-    };
-    Ok(CommandResult { exit_code, output, timed_out, cancelled })
+    if status.is_some() {
+        // What the shell wrote just before it exited may still be in the pipes.
+        settle(&readers).await;
+    }
+    // Anything left running (a backgrounded child still holding the pipes) ends here.
+    kill_group();
+    if status.is_none() {
+        let _ = child.wait().await;
+    }
+    settle(&readers).await;
+    readers.iter().for_each(|r| r.abort());
+    let output = join_output(&out.lock().unwrap_or_else(|p| p.into_inner()), &err.lock().unwrap_or_else(|p| p.into_inner()));
+    Ok(CommandResult { exit_code: status.and_then(|s| s.code()), output, timed_out, cancelled })
 }
 
-/// Keeps the first and last KEEP bytes, counting what was dropped.
-async fn read_capped<R: tokio::io::AsyncRead + Unpin>(r: &mut R, out: &mut Vec<u8>) -> std::io::Result<()> {
+/// Gives the pipe readers a moment to reach the end of what was written.
+async fn settle(readers: &[tokio::task::JoinHandle<()>]) {
+    for _ in 0..30 {
+        if readers.iter().all(|r| r.is_finished()) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Keeps the first and last KEEP bytes, counting what was dropped. Publishes into `out` after
+/// every read, so whatever arrived is there even if the reader is abandoned.
+async fn read_capped<R: tokio::io::AsyncRead + Unpin>(mut r: R, out: Arc<Mutex<Vec<u8>>>) {
+    let mut head = Vec::new();
     let mut tail: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
     let mut dropped = 0usize;
     let mut buf = [0u8; 8192];
     loop {
-        let n = r.read(&mut buf).await?;
-        if n == 0 {
-            break;
-        }
+        let n = match r.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
         for &b in &buf[..n] {
-            if out.len() < KEEP {
-                out.push(b);
+            if head.len() < KEEP {
+                head.push(b);
             } else {
                 tail.push_back(b);
                 if tail.len() > KEEP {
@@ -118,12 +128,13 @@ async fn read_capped<R: tokio::io::AsyncRead + Unpin>(r: &mut R, out: &mut Vec<u
                 }
             }
         }
+        let mut shown = head.clone();
+        if dropped > 0 {
+            shown.extend_from_slice(format!("\n[… {dropped} bytes of output omitted …]\n").as_bytes());
+        }
+        shown.extend(tail.iter());
+        *out.lock().unwrap_or_else(|p| p.into_inner()) = shown;
     }
-    if dropped > 0 {
-        out.extend_from_slice(format!("\n[… {dropped} bytes of output omitted …]\n").as_bytes());
-    }
-    out.extend(tail);
-    Ok(())
 }
 
 fn join_output(stdout: &[u8], stderr: &[u8]) -> String {
@@ -174,7 +185,10 @@ impl Tool for RunCommand {
         match run_shell(&input.command, ctx.workspace.root(), timeout, &ctx.cancel, &ctx.hidden_env).await {
             Err(e) => ToolOutput::error(format!("Could not start the command: {e}")),
             Ok(r) if r.cancelled => ToolOutput::error("The command was cancelled."),
-            Ok(r) if r.timed_out => ToolOutput::error(format!("The command did not finish within {} s and was stopped.", timeout.as_secs())),
+            Ok(r) if r.timed_out => {
+                let so_far = if r.output.trim().is_empty() { "(no output)".to_string() } else { r.output };
+                ToolOutput::error(format!("The command did not finish within {} s and was stopped. Its output so far:\n{so_far}", timeout.as_secs()))
+            }
             Ok(r) => {
                 let code = r.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "killed by a signal".into());
                 let body = if r.output.trim().is_empty() { "(no output)".to_string() } else { r.output };

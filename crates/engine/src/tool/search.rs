@@ -1,6 +1,7 @@
 //! glob and grep over the workspace, honouring its ignore files (the `ignore` crate) and never
 //! leaving it (no symlinks followed).
 
+use std::io::BufRead;
 use globset::Glob as GlobPattern;
 use ignore::WalkBuilder;
 use schemars::JsonSchema;
@@ -11,6 +12,8 @@ use super::{parse_input, schema_of, Permission, Tool, ToolContext, ToolOutput};
 
 const MAX_PATHS: usize = 500;
 const MAX_MATCHES: usize = 200;
+/// Files larger than this are not searched (logs and data, not source).
+const MAX_GREP_FILE: u64 = 8 * 1024 * 1024;
 
 #[derive(Deserialize, JsonSchema)]
 pub struct GlobInput {
@@ -116,6 +119,7 @@ impl Tool for Grep {
         };
         let mut out = Vec::new();
         let mut total = 0usize;
+        let mut too_big = Vec::new();
         for entry in walker(ctx).filter_map(Result::ok) {
             if ctx.cancel.is_cancelled() {
                 break;
@@ -127,17 +131,33 @@ impl Tool for Grep {
             if filter.as_ref().is_some_and(|f| !f.is_match(&rel)) {
                 continue;
             }
-            let Ok(bytes) = std::fs::read(entry.path()) else { continue };
-            if bytes.len() > 8 * 1024 * 1024 || bytes.iter().take(8192).any(|b| *b == 0) {
-                continue; // binary or huge: not text to search
+            // The size first: a folder of videos is never read into memory.
+            if entry.metadata().map(|m| m.len()).unwrap_or(0) > MAX_GREP_FILE {
+                too_big.push(rel);
+                continue;
             }
-            let text = String::from_utf8_lossy(&bytes);
-            for (n, line) in text.lines().enumerate() {
-                if re.is_match(line) {
+            let Ok(file) = std::fs::File::open(entry.path()) else { continue };
+            let mut reader = std::io::BufReader::new(file);
+            let mut line = Vec::new();
+            let mut n = 0usize;
+            loop {
+                line.clear();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                // A NUL early on means a binary file: not text to search.
+                if n < 64 && line.contains(&0) {
+                    break;
+                }
+                n += 1;
+                let text = String::from_utf8_lossy(&line);
+                let text = text.trim_end_matches(['\n', '\r']);
+                if re.is_match(text) {
                     total += 1;
                     if out.len() < MAX_MATCHES {
-                        let shown: String = line.chars().take(300).collect();
-                        out.push(format!("{rel}:{}: {shown}", n + 1));
+                        let shown: String = text.chars().take(300).collect();
+                        out.push(format!("{rel}:{n}: {shown}"));
                     }
                 }
             }
@@ -145,6 +165,10 @@ impl Tool for Grep {
         let mut s = if out.is_empty() { "No matches.".to_string() } else { out.join("\n") };
         if total > MAX_MATCHES {
             s.push_str(&format!("\n[{} more matches not shown]", total - MAX_MATCHES));
+        }
+        if !too_big.is_empty() {
+            let names: Vec<&str> = too_big.iter().take(20).map(String::as_str).collect();
+            s.push_str(&format!("\n[not searched, over {} MB: {}{}]", MAX_GREP_FILE >> 20, names.join(", "), if too_big.len() > 20 { ", …" } else { "" }));
         }
         ToolOutput::ok(s)
     }
