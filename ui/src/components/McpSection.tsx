@@ -133,7 +133,9 @@ function ServerRow({ i, server: s, update, remove }: { i: number; server: McpSer
           />
         </label>
         <label className="field">
-          <span>Environment, KEY=value per line (${"{VAR}"} reads yours)</span>
+          <span title="A value typed here is a secret: Save keeps it in the OS keychain and the settings file holds only @keychain.">
+            Environment, KEY=value per line (${"{VAR}"} reads yours; typed values go to the keychain)
+          </span>
           <textarea
             rows={2}
             value={envText}
