@@ -65,9 +65,11 @@ enum SessionsCommand {
         #[command(flatten)]
         common: Common,
     },
-    /// Continue a session (interrupted, idle or finished) with a new message.
+    /// Continue a session (interrupted, idle or finished) with a new message, or answer the
+    /// permission or question it was left waiting on (in the terminal, or with --allow).
     Resume {
         id: String,
+        #[arg(default_value = "")]
         message: String,
         #[command(flatten)]
         opts: RunOptions,

@@ -79,14 +79,23 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
     // A resumed session prints only what this run adds; a new one prints from its creation.
     let mut after = 0;
     let started = match start {
-        Start::Task(task) => engine.start_session(&task, &opts.workspace),
+        Start::Task(task) => engine.start_session(&task, &opts.workspace).map(|(sid, _)| sid),
         Start::Resume(id, message) => {
             let sid = SessionId(id);
-            after = store.session(&sid).map(|s| s.last_seq).unwrap_or(0);
-            engine.send_message(&sid, &message).map(|h| (sid, h))
+            let summary = store.session(&sid);
+            after = summary.as_ref().map(|s| s.last_seq).unwrap_or(0);
+            if summary.as_ref().is_ok_and(|s| s.status == SessionStatus::AwaitingApproval) {
+                // Left waiting by a process that is gone: answering it resumes the run.
+                match answer_stranded(&engine, &store, &sid, &opts, interactive) {
+                    Ok(()) => Ok(sid),
+                    Err(code) => return code,
+                }
+            } else {
+                engine.send_message(&sid, &message).map(|_| sid)
+            }
         }
     };
-    let (sid, _handle) = match started {
+    let sid = match started {
         Ok(s) => s,
         Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => return fail(exit::USAGE, json, &e.to_string()),
         Err(e) => return fail(if e.code() == finishline_engine::ErrorCode::InvalidInput { exit::USAGE } else { exit::FAILED }, json, &e.to_string()),
@@ -190,6 +199,42 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
         m.stop_all().await;
     }
     code
+}
+
+/// Answers the requests a session was left waiting on, in the terminal (or by `--allow`). With
+/// nobody to ask, says so and exits as waiting: the request stays for the app or a terminal.
+fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &RunOptions, interactive: bool) -> Result<(), u8> {
+    let json = opts.common.json;
+    let pending = store.pending_requests(sid).map_err(|e| fail(exit::FAILED, json, &e.to_string()))?;
+    let Some((request, kind, payload)) = pending.into_iter().find(|(_, k, _)| k == "permission" || k == "question") else {
+        return Err(fail(exit::FAILED, json, "the session waits for an answer but has no open request; cancel it with `sessions cancel` or resume it from the app"));
+    };
+    let answered = if kind == "permission" {
+        let tool = payload["tool"].as_str().unwrap_or("a tool").to_string();
+        let allowed = opts.allow.iter().any(|a| a == "all" || *a == tool);
+        let decision = if allowed {
+            Some(PermissionDecision::AllowOnce)
+        } else if interactive {
+            eprintln!("This session was left waiting for your permission.");
+            Some(ask_permission(&tool, &payload["input"]))
+        } else {
+            None
+        };
+        decision.map(|d| engine.respond_permission(&request, d))
+    } else if interactive {
+        let question = payload["question"].as_str().unwrap_or("(no question text)");
+        Some(engine.answer_question(&request, prompt_line(&format!("The agent asked: {question}\nYour answer (empty to decline): "))))
+    } else {
+        None
+    };
+    match answered {
+        Some(Ok(())) => Ok(()),
+        Some(Err(e)) => Err(fail(exit::FAILED, json, &e.to_string())),
+        None => {
+            eprintln!("finishline: the session waits for your {kind}; answer it in a terminal, with --allow, or in the app");
+            Err(exit::WAITING)
+        }
+    }
 }
 
 fn ask_permission(tool: &str, input: &serde_json::Value) -> PermissionDecision {

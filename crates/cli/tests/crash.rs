@@ -126,3 +126,62 @@ async fn fifty_sigkills_leave_an_intact_database_and_resumable_sessions() {
     let printed_resume: Vec<u64> = String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter_map(|v| v["seq"].as_u64()).collect();
     assert!(printed_resume.iter().all(|s| *s as usize > before_len), "resume prints only the new events, never the old ones again");
 }
+
+/// A permission the CLI was asking for in a terminal when it was killed is answered by the next
+/// `finishline sessions resume`, and the run goes on from that answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permission_left_waiting_by_a_killed_cli_is_answered_on_resume_and_the_run_goes_on() {
+    let scn = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "last_message_contains": "exit code: 0"}, "reply": {"text": "Done! The shell wrote ran.txt, which is everything the task asked for."}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Running it.", "tool_calls": [{"name": "run_command", "arguments": {"command": "echo yes > ran.txt"}}]}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scn).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let dir = tempfile::tempdir().unwrap();
+    let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
+    std::fs::create_dir_all(&ws).unwrap();
+    // A terminal (script(1) gives the CLI a pty), so the CLI asks and waits for the answer.
+    let cli = format!(
+        "{} run 'write ran.txt with the shell' --workspace {} --base-url {url} --model m --data-dir {}",
+        env!("CARGO_BIN_EXE_finishline"),
+        ws.display(),
+        data.display()
+    );
+    let mut asker = {
+        use std::os::unix::process::CommandExt;
+        Command::new("script").args(["-qec", &cli, "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).process_group(0).spawn().unwrap()
+    };
+    let db = data.join("history.db");
+    let t = Instant::now();
+    let sid = loop {
+        assert!(t.elapsed() < Duration::from_secs(30), "the CLI in a terminal asks for the permission");
+        if let Ok(store) = Store::open(&db, Arc::new(SystemClock)) {
+            if let Some(s) = store.list_sessions(&Default::default()).ok().and_then(|l| l.into_iter().next()) {
+                if s.status == SessionStatus::AwaitingApproval {
+                    break s.id;
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // Killed while asking: the request is left with no process to answer it.
+    unsafe { kill(-(asker.id() as i32), 9) };
+    let _ = asker.wait();
+    assert!(!ws.join("ran.txt").exists());
+
+    let out = Command::new(env!("CARGO_BIN_EXE_finishline"))
+        .args(["sessions", "resume", sid.as_str(), "--allow", "run_command", "--base-url", &url, "--model", "m", "--review", "approve", "--json", "--data-dir"])
+        .arg(&data)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "the answered run goes on to completion; stderr: {stderr}");
+    assert_eq!(std::fs::read_to_string(ws.join("ran.txt")).unwrap(), "yes\n", "the command the killed CLI was asking about ran once, after the answer");
+    let store = Store::open(&db, Arc::new(SystemClock)).unwrap();
+    let events = store.events(&sid, 0).unwrap();
+    assert!(events.iter().any(|e| matches!(e.event, EngineEvent::PermissionResolved { .. })), "the answer is recorded");
+    assert_eq!(store.session(&sid).unwrap().status, SessionStatus::Completed);
+}

@@ -35,10 +35,13 @@ fn host_name() -> String {
 
 /// Whether a process on this host is alive. Where this cannot be known, the heartbeat decides.
 fn pid_alive(pid: u32) -> bool {
-    if cfg!(target_os = "linux") {
-        std::path::Path::new(&format!("/proc/{pid}")).exists()
-    } else {
-        true
+    if !cfg!(target_os = "linux") {
+        return true;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // A killed process whose parent has not reaped it yet is a zombie: it runs nothing.
+        Ok(stat) => stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()).is_none_or(|state| !matches!(state, "Z" | "X")),
+        Err(_) => false,
     }
 }
 
