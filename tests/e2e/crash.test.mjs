@@ -5,7 +5,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { appBinary, appDataDir, clickAway, launchApp, repoRoot, seedSettings, shot, startDriver, waitForScreen } from "./app.mjs";
@@ -40,9 +40,9 @@ print(json.dumps({"integrity": ok, "gaps": gaps}))`;
 }
 
 /** The app started directly (not through WebDriver) on a task, in its own process group. */
-function startAppOnTask(ws) {
-  return spawn(appBinary, ["--task", "write the numbered words", "--workspace", ws], {
-    env: { ...process.env, XDG_DATA_HOME: path.join(home, "data"), XDG_CONFIG_HOME: path.join(home, "config"), XDG_CACHE_HOME: path.join(home, "cache") },
+function startAppOnTask(ws, task = "write the numbered words", appHome = home) {
+  return spawn(appBinary, ["--task", task, "--workspace", ws], {
+    env: { ...process.env, XDG_DATA_HOME: path.join(appHome, "data"), XDG_CONFIG_HOME: path.join(appHome, "config"), XDG_CACHE_HOME: path.join(appHome, "cache") },
     detached: true,
     stdio: "ignore",
   });
@@ -121,4 +121,53 @@ test("SIGKILL of the app mid-stream, three times: intact database, interrupted, 
     assert.deepEqual(db2.gaps, []);
   }
   console.log(`killed the app after ${killedAt.join(", ")} streamed words; each time the database held, the session was interrupted and resumed`);
+});
+
+test("the app killed while a permission waits: after the restart the person answers it in the window and the run goes on", async () => {
+  const shellFake = await startFake("e2e-review.json");
+  const appHome = mkdtempSync(path.join(tmpdir(), "finishline-e2e-permission-"));
+  seedSettings(appHome, { base_url: shellFake.baseUrl, model: "fake-model" });
+  const list = () =>
+    execFileSync(cli, ["sessions", "list", "--json", "--data-dir", appDataDir(appHome)], { encoding: "utf8" })
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l));
+  const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-permission-"));
+  const app = startAppOnTask(ws, "use the shell to write shell.txt", appHome);
+  let waiting = null;
+  const deadline = Date.now() + 60_000;
+  while (!waiting && Date.now() < deadline) {
+    await sleep(200);
+    try {
+      waiting = list().find((s) => s.status === "awaiting_approval") ?? null;
+    } catch {
+      /* the database is being created */
+    }
+  }
+  try {
+    assert.ok(waiting, "the run asks before running the shell command");
+  } finally {
+    process.kill(-app.pid, "SIGKILL");
+    await new Promise((r) => (app.exitCode !== null || app.signalCode ? r() : app.once("exit", r)));
+  }
+  const driver = await startDriver({ port: 4520, home: appHome });
+  const win = await launchApp(driver);
+  try {
+    await waitForScreen(win, "new-task-form");
+    await clickAway(await win.$('[data-testid="nav-history"]'));
+    const row = await win.$(`[data-testid="history-row"][data-session="${waiting.id}"]`);
+    await row.waitForExist({ timeout: 15_000 });
+    assert.equal(await row.getAttribute("data-status"), "awaiting_approval", "a waiting permission keeps waiting across the restart");
+    await clickAway(await row.$("button.link"));
+    const prompt = await win.$('[data-testid="permission-prompt"]');
+    await prompt.waitForDisplayed({ timeout: 15_000 });
+    await shot(win, "permission-after-restart");
+    await clickAway(await win.$('[data-testid="allow-once"]'));
+    await (await win.$('[data-testid="review-panel"]')).waitForDisplayed({ timeout: 30_000 });
+    assert.equal(readFileSync(path.join(ws, "shell.txt"), "utf8"), "from-shell\n", "the command the killed app was asking about ran after the answer");
+  } finally {
+    await win.deleteSession().catch(() => {});
+    await driver.stop();
+    shellFake.stop();
+  }
 });
