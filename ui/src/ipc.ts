@@ -25,6 +25,10 @@ export interface Limits {
   max_output_tokens?: number;
   /** For models without their own entry in `context_windows`. */
   context_window?: number;
+  /** The longest one model step may take, in seconds. */
+  step_timeout_secs?: number;
+  /** A line or block repeated this many times in one answer stops it as stuck. */
+  repeat_threshold?: number;
 }
 
 export type PermissionDefault = "ask" | "allow" | "deny";

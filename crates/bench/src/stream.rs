@@ -78,6 +78,8 @@ fn engine(base: &str) -> Engined {
             verify_commands: vec![],
             context_window: 1_000_000,
             max_output_tokens: None,
+            step_limit: std::time::Duration::from_secs(600),
+            runaway: Default::default(),
             auto_approve: false,
             secret_env: vec![],
             prices: Default::default(),

@@ -62,6 +62,10 @@ pub struct EngineConfig {
     /// The model's context window in tokens; compaction starts at 80 % of it.
     pub context_window: u64,
     pub max_output_tokens: Option<u32>,
+    /// The longest one model step may take before it is stopped.
+    pub step_limit: std::time::Duration,
+    /// When one answer counts as repeating itself.
+    pub runaway: crate::runaway::RunawayConfig,
     /// Approve verified completions without asking (only `verified_done` with a success or no claim).
     pub auto_approve: bool,
     /// Extra environment variable names to keep out of child processes (a custom key variable).

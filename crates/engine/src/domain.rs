@@ -564,6 +564,8 @@ pub enum StuckPattern {
     RemainingUnchanged,
     /// The evaluator judged the agent stuck.
     EvaluatorStuck,
+    /// One answer repeating the same line or block over and over.
+    RepeatingOutput,
 }
 
 impl StuckPattern {
@@ -578,6 +580,7 @@ impl StuckPattern {
             StuckPattern::SameVerificationFailure => "same_verification_failure",
             StuckPattern::RemainingUnchanged => "remaining_unchanged",
             StuckPattern::EvaluatorStuck => "evaluator_stuck",
+            StuckPattern::RepeatingOutput => "repeating_output",
         }
     }
 
@@ -593,6 +596,7 @@ impl StuckPattern {
             StuckPattern::SameVerificationFailure => "the same verification failure twice",
             StuckPattern::RemainingUnchanged => "the evaluator's remaining items unchanged over 2 cycles",
             StuckPattern::EvaluatorStuck => "the evaluator judged the agent stuck",
+            StuckPattern::RepeatingOutput => "one answer repeating itself over and over",
         }
     }
 }

@@ -33,6 +33,11 @@ pub enum ErrorCode {
     KeychainUnavailable,
     /// An MCP server failed to start, list its tools or answer.
     Mcp,
+    /// The model answers with raw chat-template tokens: a base model, or a server template that
+    /// does not match it.
+    ChatTemplate,
+    /// A step ran past the step time limit.
+    StepTimeout,
     Internal,
 }
 
@@ -69,6 +74,8 @@ impl ErrorCode {
             ErrorCode::ContextTooLong => "context_too_long",
             ErrorCode::KeychainUnavailable => "keychain_unavailable",
             ErrorCode::Mcp => "mcp",
+            ErrorCode::ChatTemplate => "chat_template",
+            ErrorCode::StepTimeout => "step_timeout",
             ErrorCode::Internal => "internal",
         }
     }

@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod event;
 pub mod preset;
 pub mod prompt;
+pub mod runaway;
 pub mod provider;
 pub mod secret;
 pub mod settings;

@@ -76,11 +76,15 @@ pub struct Limits {
     pub max_output_tokens: u32,
     /// The context window of models not listed in `Settings::context_windows`, in tokens.
     pub context_window: u32,
+    /// The longest one model step may take, in seconds, before it is stopped.
+    pub step_timeout_secs: u32,
+    /// A line or block repeated this many times in a row inside one answer stops it as stuck.
+    pub repeat_threshold: u32,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_steps: 60, continuation_budget: 5, max_retries: 5, truncation_cap: 3, short_stop_tokens: 10, max_output_tokens: 4096, context_window: 32_000 }
+        Limits { max_steps: 60, continuation_budget: 5, max_retries: 5, truncation_cap: 3, short_stop_tokens: 10, max_output_tokens: 4096, context_window: 32_000, step_timeout_secs: 600, repeat_threshold: 8 }
     }
 }
 
@@ -279,6 +283,8 @@ impl Settings {
             ("limits.short_stop_tokens", l.short_stop_tokens, 0, 1000),
             ("limits.max_output_tokens", l.max_output_tokens, 16, 1_000_000),
             ("limits.context_window", l.context_window, 1024, 10_000_000),
+            ("limits.step_timeout_secs", l.step_timeout_secs, 10, 86_400),
+            ("limits.repeat_threshold", l.repeat_threshold, 3, 1000),
         ] {
             if value < min || value > max {
                 return Err(Error::InvalidSettings { field, problem: format!("must be between {min} and {max}, not {value}") });

@@ -235,6 +235,14 @@ export function SettingsScreen({ view, onSaved }: Props) {
             <input type="number" min={16} value={draft.limits.max_output_tokens ?? 4096} onChange={(e) => setLimit("max_output_tokens", e.target.value)} />
           </label>
           <label className="field">
+            <span>Step time limit (seconds)</span>
+            <input type="number" min={10} data-testid="step-timeout" value={draft.limits.step_timeout_secs ?? 600} onChange={(e) => setLimit("step_timeout_secs", e.target.value)} />
+          </label>
+          <label className="field">
+            <span>Repeats that stop an answer</span>
+            <input type="number" min={3} data-testid="repeat-threshold" value={draft.limits.repeat_threshold ?? 8} onChange={(e) => setLimit("repeat_threshold", e.target.value)} />
+          </label>
+          <label className="field">
             <span>Context window of {draft.provider.model || "the model"} (tokens)</span>
             <input
               type="number"

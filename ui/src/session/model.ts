@@ -233,6 +233,7 @@ export const STUCK_LABEL: Record<string, string> = {
   same_verification_failure: "the same verification failure twice",
   remaining_unchanged: "the evaluator's remaining items unchanged over 2 cycles",
   evaluator_stuck: "the evaluator judged the agent stuck",
+  repeating_output: "one answer repeating itself over and over",
 };
 
 export const STATUS_LABEL: Record<SessionStatus, string> = {

@@ -106,6 +106,8 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
         verify_commands,
         context_window,
         max_output_tokens: Some(l.max_output_tokens),
+        step_limit: std::time::Duration::from_secs(l.step_timeout_secs as u64),
+        runaway: crate::runaway::RunawayConfig { repeats: l.repeat_threshold as usize, ..Default::default() },
         auto_approve: settings.auto_approve,
         secret_env,
         prices: settings.prices.clone(),

@@ -244,7 +244,10 @@ impl Run {
         }
         self.snapshot_after_step()?;
         self.evidence.record(record);
-        let stuck_pattern = stuck::detect(&self.evidence.records);
+        let stuck_pattern = match &out.repeating {
+            Some(repeated) => Some(Stuck { pattern: StuckPattern::RepeatingOutput, repeated: repeated.chars().take(300).collect() }),
+            None => stuck::detect(&self.evidence.records),
+        };
         // A `complete_task` the engine refused (partial without remaining work) is a tool call
         // like any other: the model gets its error and another step.
         let step_called_tools = out.calls.iter().any(|c| c.name != tool::COMPLETE_TASK || claim.is_none());

@@ -13,6 +13,7 @@ use crate::clock::rfc3339;
 use crate::completion::StepEnd;
 use crate::domain::*;
 use crate::error::ErrorCode;
+use crate::runaway::{Runaway, RunawayWatch};
 use crate::event::EngineEvent;
 use crate::prompt;
 use crate::provider::{stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, ProviderErrorKind, StopReason, ToolCall, Usage};
@@ -24,6 +25,8 @@ pub(super) struct StepOutput {
     pub usage: Usage,
     /// The step's text is already in the conversation (it came before a compaction).
     pub in_history: bool,
+    /// The answer repeated itself and was stopped: the repeated text.
+    pub repeating: Option<String>,
 }
 
 const MALFORMED_CALL: &str = "<system-reminder source=\"tool_error\">Your last tool call was malformed and could not be run. Call the tool again with valid JSON arguments.</system-reminder>";
@@ -90,6 +93,10 @@ impl Run {
             let (mut text, mut calls, mut usage, mut stop) = (String::new(), Vec::new(), None::<Usage>, None);
             let mut reasoning_chars = 0usize;
             let mut shown = false;
+            let mut watch = RunawayWatch::new(self.engine.config.runaway);
+            let mut runaway = None;
+            let mut timed_out = false;
+            let step_deadline = tokio::time::Instant::now() + self.engine.config.step_limit;
             let outcome: Result<(), crate::provider::ProviderError> = loop {
                 let deadline = batcher.deadline().map(tokio::time::Instant::from_std);
                 let item = tokio::select! {
@@ -101,6 +108,10 @@ impl Run {
                     _ = async { tokio::time::sleep_until(deadline.unwrap()).await }, if deadline.is_some() => {
                         if let Some(e) = batcher.take() { self.emit(e)?; }
                         continue;
+                    }
+                    _ = tokio::time::sleep_until(step_deadline) => {
+                        timed_out = true;
+                        break Ok(());
                     }
                     item = stream.next() => item,
                 };
@@ -114,6 +125,11 @@ impl Run {
                         shown = true;
                         text.push_str(&t);
                         if let Some(e) = batcher.push(&message_id, false, &t, Instant::now()) { self.emit(e)?; }
+                        // A runaway answer is stopped here, keeping what was shown.
+                        if let Some(r) = watch.push(&t) {
+                            runaway = Some(r);
+                            break Ok(());
+                        }
                     }
                     Ok(CompletionEvent::ReasoningDelta { text: t }) => {
                         shown = true;
@@ -136,10 +152,33 @@ impl Run {
                 self.emit(e)?;
             }
             let mut in_history = false;
+            let mut repeating = None;
             let mut end = match outcome {
-                Ok(()) => match stop {
-                    Some(r) => StepEnd::Stopped(r),
-                    None => StepEnd::Cut,
+                Ok(()) if timed_out => StepEnd::Failed {
+                    code: ErrorCode::StepTimeout,
+                    message: format!(
+                        "The model's answer took longer than the step limit ({} s) and was stopped; what it wrote is kept. A slow local model may need a longer limit (Settings → Limits).",
+                        self.engine.config.step_limit.as_secs()
+                    ),
+                },
+                Ok(()) => match runaway {
+                    Some(Runaway::Repeating { text: repeated, .. }) => {
+                        // Judged stuck by the completion engine; the calls of a runaway answer are not run.
+                        calls.clear();
+                        repeating = Some(repeated);
+                        StepEnd::Cut
+                    }
+                    Some(Runaway::TemplateTokens { markers }) => StepEnd::Failed {
+                        code: ErrorCode::ChatTemplate,
+                        message: format!(
+                            "This model answers with raw chat-template tokens ({}): it is probably a base model, or the server's chat template does not match it. Use an instruction-tuned model, or start the server with the model's own chat template.",
+                            markers.join(" ")
+                        ),
+                    },
+                    None => match stop {
+                        Some(r) => StepEnd::Stopped(r),
+                        None => StepEnd::Cut,
+                    },
                 },
                 // A context-too-long error compacts and retries once, while nothing was shown.
                 Err(e) if e.kind == ProviderErrorKind::ContextTooLong && !compacted_for_overflow && !shown => {
@@ -186,7 +225,7 @@ impl Run {
                 }
             });
             self.emit(EngineEvent::StepFinished { step, stop_reason, usage })?;
-            return Ok(StepOutput { text, calls, end, usage, in_history });
+            return Ok(StepOutput { text, calls, end, usage, in_history, repeating });
         }
     }
 }

@@ -35,6 +35,7 @@ pub struct Setup {
     pub idle_ms: u64,
     pub prices: std::collections::BTreeMap<String, finishline_engine::settings::Price>,
     pub mcp: Option<std::sync::Arc<finishline_engine::mcp::McpServers>>,
+    pub step_limit: Duration,
 }
 
 impl Default for Setup {
@@ -49,6 +50,7 @@ impl Default for Setup {
             idle_ms: 5000,
             prices: Default::default(),
             mcp: None,
+            step_limit: Duration::from_secs(600),
         }
     }
 }
@@ -83,6 +85,8 @@ impl Harness {
                 verify_commands: setup.verify_commands,
                 context_window: setup.context_window,
                 max_output_tokens: Some(1024),
+                step_limit: setup.step_limit,
+                runaway: Default::default(),
                 auto_approve: setup.auto_approve,
                 secret_env: vec![],
                 prices: setup.prices,
