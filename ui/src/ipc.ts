@@ -102,10 +102,20 @@ export type KeyPlace = "keychain" | "session";
 
 export type ToolSupport = { state: "supported" } | { state: "unsupported"; message: string } | { state: "unknown"; message: string };
 
+export type CheckKind = "streams" | "follows_instruction" | "calls_tools" | "clean_template";
+
+/** One behaviour of the model, graded by Test connection. */
+export interface ModelCheck {
+  kind: CheckKind;
+  passed: boolean;
+  detail: string;
+}
+
 export interface ConnectionReport {
   models: string[];
   model_listed: boolean | null;
   tools: ToolSupport;
+  checks?: ModelCheck[];
 }
 
 /** Settings read from a file: saved, or waiting for the person to confirm its MCP servers. */

@@ -12,7 +12,7 @@ pub mod retry;
 pub mod sse;
 pub mod types;
 
-pub use check::{check_connection, check_provider, ConnectionReport, ToolSupport};
+pub use check::{check_connection, check_provider, CheckKind, ConnectionReport, ModelCheck, ToolSupport};
 pub use error::{ProviderError, ProviderErrorKind};
 pub use http::{map_stream, ApiKey, HttpProvider, ProviderConfig};
 pub use retry::{stream_with_retry, RetryPolicy, RetryWait};

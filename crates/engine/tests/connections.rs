@@ -7,7 +7,7 @@ use std::sync::Arc;
 use fake_llm::scenario::Protocol;
 use fake_llm::{parse_scenario, FakeServer};
 use finishline_engine::preset::{preset, PRESETS};
-use finishline_engine::provider::{check_provider, ApiKey, ToolSupport};
+use finishline_engine::provider::{check_provider, ApiKey, CheckKind, ToolSupport};
 use finishline_engine::secret::{KeyPlace, KeySource, KeychainStatus, Keys, MemorySecrets, OsKeychain, SecretStore};
 use finishline_engine::{ErrorCode, ProviderKind, ProviderSettings};
 
@@ -181,4 +181,30 @@ fn the_os_keychain_without_a_secret_service_reports_itself_missing() {
     }
     let provider = ProviderSettings::default();
     assert_eq!(keys.save(&provider, "sk-x", KeyPlace::Keychain).unwrap_err().code(), ErrorCode::KeychainUnavailable);
+}
+
+#[tokio::test]
+async fn test_connection_grades_a_model_that_streams_follows_and_calls_tools() {
+    let text = r#"{"rules": [
+        {"when": {"last_message_contains": "READY"}, "reply": {"text": "READY"}},
+        {"when": {"last_message_contains": "save_word"}, "reply": {"tool_calls": [{"name": "save_word", "arguments": {"word": "hi"}}]}},
+        {"reply": {"text": "OK"}}]}"#;
+    let s = FakeServer::start(parse_scenario(text).unwrap()).await.unwrap();
+    let r = check_provider(&settings(&s, Protocol::Openai, "fake-model"), None).await.unwrap();
+    let kinds: Vec<(CheckKind, bool)> = r.checks.iter().map(|c| (c.kind, c.passed)).collect();
+    assert_eq!(kinds, vec![(CheckKind::Streams, true), (CheckKind::FollowsInstruction, true), (CheckKind::CallsTools, true), (CheckKind::CleanTemplate, true)], "{:?}", r.checks);
+}
+
+#[tokio::test]
+async fn test_connection_names_a_base_model_that_answers_with_template_tokens() {
+    // What a base model behind a chat server writes: the conversation's own markup.
+    let text = r#"{"rules": [{"reply": {"text": "Reply with exactly one word<|im_end|>\n<|im_start|>user\nReply with exactly one word<|im_end|>"}}]}"#;
+    let s = FakeServer::start(parse_scenario(text).unwrap()).await.unwrap();
+    let r = check_provider(&settings(&s, Protocol::Openai, "fake-model"), None).await.unwrap();
+    let check = |k: CheckKind| r.checks.iter().find(|c| c.kind == k).cloned().unwrap();
+    assert!(check(CheckKind::Streams).passed, "it streams; that is not the problem");
+    assert!(!check(CheckKind::FollowsInstruction).passed);
+    assert!(!check(CheckKind::CallsTools).passed && check(CheckKind::CallsTools).detail.contains("rarely act as an agent"));
+    let template = check(CheckKind::CleanTemplate);
+    assert!(!template.passed && template.detail.contains("probably a base model") && template.detail.contains("<|im_start|>"), "{}", template.detail);
 }

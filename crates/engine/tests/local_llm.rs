@@ -129,3 +129,16 @@ async fn the_evaluator_gets_a_parsed_verdict_from_the_real_model() {
     assert!(r.usage.output_tokens > 0, "the evaluator's tokens are counted");
     assert!(r.calls <= 2, "at most one repair retry");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn test_connection_grades_the_real_model_in_seconds() {
+    let provider = HttpProvider::new(ProviderConfig::new(ProviderKind::Openai, base_url(), None)).unwrap();
+    let started = std::time::Instant::now();
+    let report = finishline_engine::provider::check_connection(&provider, "").await.expect("the real server answers");
+    assert!(started.elapsed() < Duration::from_secs(45), "grading takes seconds, not minutes ({:?})", started.elapsed());
+    let kinds: Vec<_> = report.checks.iter().map(|c| c.kind).collect();
+    use finishline_engine::provider::CheckKind::*;
+    assert_eq!(kinds, vec![Streams, FollowsInstruction, CallsTools, CleanTemplate], "every behaviour is graded: {:?}", report.checks);
+    assert!(report.checks[0].passed, "llama.cpp streams with a finish reason: {:?}", report.checks[0]);
+    println!("SmolLM2 graded: {:?}", report.checks.iter().map(|c| (c.kind, c.passed)).collect::<Vec<_>>());
+}

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "react";
-import { AppError, ipc, type ConnectionReport, type KeyPlace, type KeyStatus, type ProviderKind, type ProviderPreset, type Settings } from "../ipc";
+import { rememberGrade } from "../modelGrades";
+import { AppError, ipc, type CheckKind, type ConnectionReport, type KeyPlace, type KeyStatus, type ProviderKind, type ProviderPreset, type Settings } from "../ipc";
 
 const KINDS: { id: ProviderKind; label: string }[] = [
   { id: "openai", label: "OpenAI-compatible (OpenAI, Ollama, llama.cpp, LM Studio, vLLM, OpenRouter, Groq, xAI)" },
@@ -83,6 +84,7 @@ export function ProviderSection({ draft, setProvider }: Props) {
       setReport({ ok: true, r });
       // One listed model and nothing typed: that is the one to use (a llama.cpp server).
       if (!p.model.trim() && r.models.length === 1) setProvider({ model: r.models[0] });
+      rememberGrade(p.model.trim() || (r.models.length === 1 ? r.models[0] : ""), r.checks ?? []);
     } catch (e) {
       const err = e as AppError;
       setReport({ ok: false, code: err.code, message: err.message });
@@ -238,6 +240,13 @@ export function ProviderSection({ draft, setProvider }: Props) {
   );
 }
 
+const CHECK_LABEL: Record<CheckKind, string> = {
+  streams: "Streams",
+  follows_instruction: "Follows an instruction",
+  calls_tools: "Calls tools",
+  clean_template: "Chat template",
+};
+
 function ConnectionResult({ report, model }: { report: Report; model: string }) {
   if (!report.ok) {
     return (
@@ -255,6 +264,15 @@ function ConnectionResult({ report, model }: { report: Report; model: string }) 
       {model_listed === false && model.trim() ? `; “${model}” is not among them` : ""}.{" "}
       {tools.state === "supported" && "The model accepts tools."}
       {tools.state !== "supported" && tools.message}
+      {(report.r.checks ?? []).length > 0 && (
+        <ul className="model-checks" data-testid="model-checks">
+          {(report.r.checks ?? []).map((c) => (
+            <li key={c.kind} data-kind={c.kind} data-passed={c.passed} className={c.passed ? "ok-text" : "field-error"}>
+              {c.passed ? "✓" : "✗"} {CHECK_LABEL[c.kind]}: {c.detail}
+            </li>
+          ))}
+        </ul>
+      )}
     </span>
   );
 }

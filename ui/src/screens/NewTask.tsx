@@ -1,6 +1,7 @@
 import { useState, type FormEvent, type KeyboardEvent } from "react";
 import { FolderOpen, Play } from "lucide-react";
 import { AppError, ipc } from "../ipc";
+import { gradeOf } from "../modelGrades";
 
 interface Props {
   providerReady: boolean;
@@ -21,6 +22,8 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
   const [error, setError] = useState<string | null>(null);
 
   const trimmed = task.trim();
+  // Not a blocker: a weak model may still do a small task, but the person should know.
+  const noTools = gradeOf(model)?.find((c) => c.kind === "calls_tools" && !c.passed);
   const tooLong = task.length > MAX_TASK_CHARS;
   const blocker = !providerReady
     ? "Set up a provider in Settings first"
@@ -118,6 +121,15 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
         <span>Model</span>
         <input data-testid="task-model" value={model} onChange={(e) => setModel(e.target.value)} placeholder="The model from Settings" spellCheck={false} />
       </label>
+      {noTools && (
+        <p className="notice" role="status" data-testid="model-warning">
+          In Test connection, {model.trim()} did not call a tool when asked ({noTools.detail}). It can answer, but it will rarely act on files. Pick another model in{" "}
+          <button type="button" className="link" onClick={onOpenSettings}>
+            Settings
+          </button>
+          , or run anyway.
+        </p>
+      )}
 
       {error && (
         <p className="field-error" role="alert">

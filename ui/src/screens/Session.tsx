@@ -6,7 +6,7 @@ import { AppError, ipc, type Envelope } from "../ipc";
 import { Markdown } from "../components/Markdown";
 import { ReviewPanel } from "../components/ReviewPanel";
 import { StatusBadge } from "../components/StatusBadge";
-import { applyAll, emptyModel, END_LABEL, isRunning, SOURCE_LABEL, STUCK_LABEL, type Item, type SessionModel } from "../session/model";
+import { applyAll, emptyModel, END_LABEL, isRunning, SOURCE_LABEL, STUCK_LABEL, tokensPerSecond, type Item, type SessionModel, type StepClock } from "../session/model";
 
 function reducer(m: SessionModel, batch: Envelope[]): SessionModel {
   return applyAll(m, batch);
@@ -379,6 +379,7 @@ export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; o
       </header>
       <div className="progress" data-testid="progress-strip" aria-live="polite">
         <span>Step {model.step}</span>
+        {model.stepClock && <StepTiming clock={model.stepClock} live={running && model.stepClock.finishedAt === undefined} />}
         <span data-testid="activity">{running && model.activity ? `${PHASE[model.activity.phase] ?? model.activity.phase}${model.activity.detail && model.activity.phase === "tool" ? ` ${model.activity.detail}` : ""}` : model.endReason ? END_LABEL[model.endReason] : ""}</span>
         {model.cycle.max > 0 && <span>Cycle {model.cycle.n}/{model.cycle.max}</span>}
         {model.todos.length > 0 && (
@@ -456,5 +457,24 @@ export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; o
         </div>
       )}
     </section>
+  );
+}
+
+/** How long the step has run and how fast the model writes: a slow local model shows as slow. */
+function StepTiming({ clock, live }: { clock: StepClock; live: boolean }) {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!live) return;
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, [live]);
+  const end = clock.finishedAt ?? (live ? Math.max(now, clock.lastAt) : clock.lastAt);
+  const secs = Math.max(0, Math.round((end - clock.startedAt) / 1000));
+  const rate = tokensPerSecond(clock);
+  return (
+    <span data-testid="step-timing" className="muted">
+      {Math.floor(secs / 60)}:{String(secs % 60).padStart(2, "0")}
+      {rate !== null && ` · ${rate < 10 ? rate.toFixed(1) : Math.round(rate)} tok/s`}
+    </span>
   );
 }

@@ -48,6 +48,27 @@ export interface SessionModel {
   review?: Review;
   endReason?: EndReason;
   tokens: { agent: number; evaluator: number };
+  /** The current (or last) step's timing: when it started, output so far, and when it ended. */
+  stepClock?: StepClock;
+}
+
+export interface StepClock {
+  startedAt: number;
+  lastAt: number;
+  /** Characters streamed; a token is about four. */
+  chars: number;
+  /** Output tokens from the provider's usage, once the step finished. */
+  outputTokens?: number;
+  finishedAt?: number;
+}
+
+/** Tokens per second of a step: from usage once it finished, estimated from text while it streams. */
+export function tokensPerSecond(c: StepClock): number | null {
+  const end = c.finishedAt ?? c.lastAt;
+  const secs = (end - c.startedAt) / 1000;
+  if (secs < 0.5) return null;
+  const tokens = c.outputTokens ?? c.chars / 4;
+  return tokens > 0 ? tokens / secs : null;
 }
 
 export const emptyModel = (): SessionModel => ({
@@ -127,11 +148,15 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       next.retry = e.status === "retry" ? { attempt: e.attempt ?? 0, nextRetryAt: e.next_retry_at ?? "", message: e.message ?? "" } : undefined;
       if (!RUNNING.includes(e.status)) next.activity = e.status === "awaiting_approval" || e.status === "awaiting_review" ? { phase: "waiting", detail: "you" } : undefined;
       break;
-    case "step_started":
+    case "step_started": {
       next.step = e.step;
+      const at = Date.parse(e.at);
+      next.stepClock = { startedAt: at, lastAt: at, chars: 0 };
       break;
+    }
     case "step_finished":
       next.tokens = { ...next.tokens, agent: next.tokens.agent + e.usage.input_tokens + e.usage.output_tokens };
+      if (next.stepClock) next.stepClock = { ...next.stepClock, outputTokens: e.usage.output_tokens, finishedAt: Date.parse(e.at) };
       break;
     case "activity":
       next.activity = { phase: e.phase, detail: e.detail };
@@ -144,6 +169,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "text_delta":
     case "reasoning_delta": {
+      if (next.stepClock && next.stepClock.finishedAt === undefined) next.stepClock = { ...next.stepClock, chars: next.stepClock.chars + e.text.length, lastAt: Date.parse(e.at) };
       const i = findMsg(e.message_id);
       if (i >= 0) {
         const it = items()[i] as Extract<Item, { kind: "assistant" }>;

@@ -1,4 +1,4 @@
-import { render, screen } from "@testing-library/react";
+import { cleanup, render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
@@ -57,6 +57,36 @@ describe("Settings, more", () => {
     await user.click(screen.getByTestId("test-connection"));
     await vi.waitFor(() => expect(screen.getByTestId("connection-report")).toHaveTextContent("Nothing answered at this URL."));
     expect(screen.getByTestId("connection-report")).toHaveTextContent("server is running");
+  });
+
+  it("Test connection grades the model, and New Task warns about a model that did not call a tool", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "test_connection")
+        return {
+          models: ["gemma"],
+          model_listed: true,
+          tools: { state: "supported" },
+          checks: [
+            { kind: "streams", passed: true, detail: "12 pieces and a finish reason" },
+            { kind: "follows_instruction", passed: false, detail: "asked to reply READY, it wrote “Reply with”" },
+            { kind: "calls_tools", passed: false, detail: "asked to use a tool, it wrote “hi” instead; it will rarely act as an agent" },
+            { kind: "clean_template", passed: false, detail: "this model answers with raw chat-template tokens (<|im_end|>): it is probably a base model" },
+          ],
+        };
+    });
+    render(<SettingsScreen view={view({ base_url: "http://127.0.0.1:8932/v1", model: "gemma" }, true)} onSaved={() => {}} />);
+    await userEvent.setup().click(screen.getByTestId("test-connection"));
+    const checks = await screen.findByTestId("model-checks");
+    expect(checks).toHaveTextContent("✓ Streams");
+    expect(checks).toHaveTextContent("✗ Calls tools");
+    expect(checks).toHaveTextContent("probably a base model");
+    cleanup();
+    const { NewTask } = await import("../screens/NewTask");
+    render(<NewTask providerReady defaultModel="gemma" onOpenSettings={() => {}} onStarted={() => {}} />);
+    expect(screen.getByTestId("model-warning")).toHaveTextContent("gemma did not call a tool");
+    await userEvent.setup().clear(screen.getByTestId("task-model"));
+    await userEvent.setup().type(screen.getByTestId("task-model"), "qwen2.5-coder");
+    expect(screen.queryByTestId("model-warning"), "another model has no such grade").toBeNull();
   });
 
   it("verify commands are edited as folder: command lines and saved as a map", async () => {

@@ -59,3 +59,17 @@ describe("session model", () => {
     expect(m.review?.decided).toEqual({ decision: "approve", by: "person" });
   });
 });
+
+describe("step timing", () => {
+  it("shows a step's tokens per second from its usage once it finished, estimated while it streams", async () => {
+    const { tokensPerSecond } = await import("../session/model");
+    let m = emptyModel();
+    const at = (s: number) => new Date(Date.UTC(2026, 10, 21, 0, 0, s)).toISOString();
+    m = apply(m, { type: "step_started", step: 1, seq: 1, session_id: "s", at: at(0) } as Envelope);
+    m = apply(m, { type: "message_created", message_id: "a", role: "assistant", seq: 2, session_id: "s", at: at(0) } as Envelope);
+    m = apply(m, { type: "text_delta", message_id: "a", text: "x".repeat(80), seq: 3, session_id: "s", at: at(4) } as Envelope);
+    expect(tokensPerSecond(m.stepClock!), "80 characters are about 20 tokens, in 4 s").toBeCloseTo(5);
+    m = apply(m, { type: "step_finished", step: 1, stop_reason: "stop", usage: { input_tokens: 10, output_tokens: 50 }, seq: 4, session_id: "s", at: at(5) } as Envelope);
+    expect(tokensPerSecond(m.stepClock!), "50 tokens in 5 s, from the provider's usage").toBeCloseTo(10);
+  });
+});

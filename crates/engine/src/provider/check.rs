@@ -27,7 +27,34 @@ pub struct ConnectionReport {
     /// Whether the configured model is among them (`None` when there is no list).
     pub model_listed: Option<bool>,
     pub tools: ToolSupport,
+    /// How the model itself behaves, graded in a few seconds; empty when the tool probe failed.
+    pub checks: Vec<ModelCheck>,
 }
+
+/// One graded behaviour of the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// Its answer arrives as a stream with a finish reason.
+    Streams,
+    /// It does what a one-line instruction says.
+    FollowsInstruction,
+    /// It calls a tool when asked to.
+    CallsTools,
+    /// Its text holds no raw chat-template tokens.
+    CleanTemplate,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelCheck {
+    pub kind: CheckKind,
+    pub passed: bool,
+    /// What was seen, in plain words.
+    pub detail: String,
+}
+
+/// The longest the grading may take per request: a slow local model is reported, not waited on.
+const PROBE_TIME: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// Lists the models, then sends the model one tiny request that offers a tool: servers that
 /// cannot do tools (many small Ollama models) reject it with a 400 that says so.
@@ -49,7 +76,114 @@ pub async fn check_connection(provider: &HttpProvider, model: &str) -> Result<Co
     } else {
         probe_tools(provider, model).await?
     };
-    Ok(ConnectionReport { models, model_listed, tools })
+    let checks = if tools == ToolSupport::Supported { grade(provider, model).await } else { Vec::new() };
+    Ok(ConnectionReport { models, model_listed, tools, checks })
+}
+
+/// What one probe request brought back.
+#[derive(Default)]
+struct Probe {
+    text: String,
+    deltas: usize,
+    stopped: bool,
+    tool_called: bool,
+    error: Option<String>,
+}
+
+async fn probe(provider: &HttpProvider, request: CompletionRequest) -> Probe {
+    let mut p = Probe::default();
+    let mut stream = provider.stream(&request);
+    let read = async {
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(CompletionEvent::TextDelta { text }) => {
+                    p.deltas += 1;
+                    p.text.push_str(&text);
+                }
+                Ok(CompletionEvent::ToolCall { .. }) => p.tool_called = true,
+                Ok(CompletionEvent::Stop { .. }) => p.stopped = true,
+                Ok(_) => {}
+                Err(e) => {
+                    p.error = Some(e.message);
+                    break;
+                }
+            }
+        }
+    };
+    if tokio::time::timeout(PROBE_TIME, read).await.is_err() {
+        p.error = Some(format!("no complete answer within {} s", PROBE_TIME.as_secs()));
+    }
+    p
+}
+
+/// Two tiny requests: a one-line instruction, and a task that needs a tool.
+async fn grade(provider: &HttpProvider, model: &str) -> Vec<ModelCheck> {
+    let say = probe(
+        provider,
+        CompletionRequest {
+            model: model.to_string(),
+            system: "You are a helpful assistant.".into(),
+            messages: vec![ChatMessage::User { content: "Reply with exactly one word: READY".into() }],
+            tools: vec![],
+            max_tokens: Some(24),
+            structured: None,
+            temperature: Some(0.0),
+        },
+    )
+    .await;
+    let act = probe(
+        provider,
+        CompletionRequest {
+            model: model.to_string(),
+            system: "You are an agent. Use the tools you are given to act.".into(),
+            messages: vec![ChatMessage::User { content: "Save the word hi with the save_word tool.".into() }],
+            tools: vec![ToolSpec {
+                name: "save_word".into(),
+                description: "Saves one word.".into(),
+                input_schema: json!({"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}),
+            }],
+            max_tokens: Some(64),
+            structured: None,
+            temperature: Some(0.0),
+        },
+    )
+    .await;
+    let shown = |t: &str| -> String {
+        let t: String = t.trim().chars().take(60).collect();
+        if t.is_empty() { "nothing".into() } else { format!("“{t}”") }
+    };
+    let markers: Vec<&str> = crate::runaway::TEMPLATE_MARKERS.iter().copied().filter(|m| say.text.contains(m) || act.text.contains(m)).collect();
+    vec![
+        ModelCheck {
+            kind: CheckKind::Streams,
+            passed: say.error.is_none() && say.deltas > 0 && say.stopped,
+            detail: match &say.error {
+                Some(e) => e.clone(),
+                None if say.deltas == 0 => "the answer was empty".into(),
+                None if !say.stopped => "the answer ended without a finish reason".into(),
+                None => format!("{} pieces and a finish reason", say.deltas),
+            },
+        },
+        ModelCheck {
+            kind: CheckKind::FollowsInstruction,
+            passed: say.text.to_ascii_uppercase().contains("READY"),
+            detail: format!("asked to reply READY, it wrote {}", shown(&say.text)),
+        },
+        ModelCheck {
+            kind: CheckKind::CallsTools,
+            passed: act.tool_called,
+            detail: if act.tool_called { "it called the tool it was asked to use".into() } else { format!("asked to use a tool, it wrote {} instead; it will rarely act as an agent", shown(&act.text)) },
+        },
+        ModelCheck {
+            kind: CheckKind::CleanTemplate,
+            passed: markers.is_empty(),
+            detail: if markers.is_empty() {
+                "no raw chat-template tokens".into()
+            } else {
+                format!("this model answers with raw chat-template tokens ({}): it is probably a base model, or the server's chat template does not match it", markers.join(" "))
+            },
+        },
+    ]
 }
 
 async fn probe_tools(provider: &HttpProvider, model: &str) -> Result<ToolSupport, ProviderError> {
