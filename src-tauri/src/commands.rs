@@ -174,7 +174,11 @@ pub fn get_session(state: State<'_, AppState>, session_id: SessionId) -> Result<
 
 #[tauri::command]
 pub fn delete_session(state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {
-    state.store.delete_session(&session_id)
+    let s = state.store.session(&session_id)?;
+    state.store.delete_session(&session_id)?;
+    // The history is gone either way; leftover checkpoint refs only cost space.
+    let _ = finishline_engine::checkpoint::forget_session(&state.data_dir.join("checkpoints"), std::path::Path::new(&s.workspace), session_id.as_str());
+    Ok(())
 }
 
 #[tauri::command]

@@ -173,7 +173,7 @@ export interface ClaimWords {
   remaining_work?: string;
 }
 export type ToolState = "pending" | "awaiting_permission" | "running" | "done" | "error" | "denied" | "unknown";
-export type Phase = "thinking" | "tool" | "verifying" | "evaluating" | "compacting" | "waiting";
+export type Phase = "thinking" | "tool" | "verifying" | "evaluating" | "compacting" | "waiting" | "checkpointing";
 export type PermissionDecision = "allow_once" | "allow_session" | "deny";
 
 export interface Todo {

@@ -67,6 +67,7 @@ impl View {
                     ActivityPhase::Verifying => "verifying",
                     ActivityPhase::Evaluating => "evaluating",
                     ActivityPhase::Compacting => "compacting the conversation",
+                    ActivityPhase::Checkpointing => "recording the workspace",
                     _ => "waiting for",
                 };
                 self.line(&format!("  … {what} {detail}"))

@@ -114,8 +114,15 @@ impl Engine {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The session's checkpoints: in the workspace's shared store, or in the store of its own
+    /// that sessions made before stores were shared still have.
     pub fn checkpoints(&self, session: &SessionId, workspace: &std::path::Path) -> Result<Checkpoints> {
-        Checkpoints::open(&self.config.data_dir.join("checkpoints").join(session.as_str()), workspace)
+        let stores = self.config.data_dir.join("checkpoints");
+        let own = stores.join(session.as_str());
+        if own.join("HEAD").exists() {
+            return Checkpoints::open(&own, workspace);
+        }
+        Checkpoints::open_shared(&stores, workspace, session.as_str())
     }
 
     /// Creates a session for the task and starts its first run. Returns at once; follow the run

@@ -2,6 +2,13 @@
 //! idea Cline uses). Every change is captured, whichever tool made it, the shell and MCP servers
 //! included, because snapshots read the files themselves. The workspace's ignore files are
 //! respected. The review's diffs and Reject's revert come from here.
+//!
+//! One shadow repository per workspace holds the objects of every session in it, so a tenth task
+//! in a repository adds only the files that changed, not another copy of the repository. Each
+//! session has its own index (seeded from the last one written, so git re-reads only files whose
+//! size or time changed) and its own refs, `refs/finishline/<session>/…`; commits are made with
+//! plumbing, so sessions running side by side never move each other's refs. The workspace's own
+//! `.git` (index, hooks, config) is never touched.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,6 +21,10 @@ use crate::error::{Error, Result};
 pub struct Checkpoints {
     git_dir: PathBuf,
     work_tree: PathBuf,
+    /// This session's index file; `None` for a store made before stores were shared.
+    index: Option<PathBuf>,
+    /// Where this session's refs live: `refs/finishline/<session>/` (or `refs/finishline/`).
+    refs: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -43,18 +54,63 @@ pub struct RevertReport {
 
 const MAX_DIFF: usize = 64 * 1024;
 
+/// Folders no one wants copied into checkpoints: dependencies and build output, which the
+/// project's own tools recreate. The workspace's ignore files add to these.
+pub const DEFAULT_EXCLUDES: &[&str] = &["node_modules/", "target/", ".venv/", "venv/", "__pycache__/", ".gradle/", ".next/", ".nuxt/", ".cache/", ".tox/", ".mypy_cache/", ".pytest_cache/"];
+
+/// A stable name for a workspace's store: its folder name (readable) and an FNV-1a hash of its
+/// full path (unique, and the same in every build).
+pub fn store_name(workspace: &Path) -> String {
+    let path = workspace.to_string_lossy();
+    let hash = path.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
+    let leaf: String = workspace.file_name().map(|n| n.to_string_lossy().chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(40).collect()).unwrap_or_default();
+    format!("{}-{hash:016x}", if leaf.is_empty() { "root" } else { &leaf })
+}
+
+/// Removes a deleted session's checkpoints: its refs and index in the workspace's shared store
+/// (the objects stay for the workspace's other sessions), or its own store if it has one.
+pub fn forget_session(stores: &Path, workspace: &Path, session: &str) -> Result<()> {
+    let own = stores.join(session);
+    if own.join("HEAD").exists() {
+        return Checkpoints::open(&own, workspace)?.forget();
+    }
+    if stores.join(store_name(workspace)).join("HEAD").exists() {
+        return Checkpoints::open_shared(stores, workspace, session)?.forget();
+    }
+    Ok(())
+}
+
 impl Checkpoints {
-    pub fn open(dir: &Path, work_tree: &Path) -> Result<Checkpoints> {
-        std::fs::create_dir_all(dir)?;
-        let cp = Checkpoints { git_dir: dir.to_path_buf(), work_tree: work_tree.to_path_buf() };
-        if !dir.join("HEAD").exists() {
-            cp.git(&["init", "--quiet"])?;
-            // The shadow repository must never touch the workspace's own git settings.
-            cp.git(&["config", "core.autocrlf", "false"])?;
-            cp.git(&["config", "core.quotePath", "false"])?;
-            cp.git(&["config", "gc.auto", "0"])?;
-        }
+    /// The session's checkpoints in the workspace's shared store under `stores`.
+    pub fn open_shared(stores: &Path, work_tree: &Path, session: &str) -> Result<Checkpoints> {
+        let git_dir = stores.join(store_name(work_tree));
+        let cp = Checkpoints { index: Some(git_dir.join(format!("index-{session}"))), refs: format!("refs/finishline/{session}/"), git_dir, work_tree: work_tree.to_path_buf() };
+        cp.init()?;
         Ok(cp)
+    }
+
+    /// A store of one session, as sessions made before shared stores have.
+    pub fn open(dir: &Path, work_tree: &Path) -> Result<Checkpoints> {
+        let cp = Checkpoints { git_dir: dir.to_path_buf(), work_tree: work_tree.to_path_buf(), index: None, refs: "refs/finishline/".into() };
+        cp.init()?;
+        Ok(cp)
+    }
+
+    fn init(&self) -> Result<()> {
+        std::fs::create_dir_all(&self.git_dir)?;
+        if !self.git_dir.join("HEAD").exists() {
+            // Two sessions starting at once may both get here: `git init` again is harmless.
+            self.git(&["init", "--quiet"])?;
+            // The shadow repository must never touch the workspace's own git settings.
+            self.git(&["config", "core.autocrlf", "false"])?;
+            self.git(&["config", "core.quotePath", "false"])?;
+            self.git(&["config", "gc.auto", "0"])?;
+            self.git(&["config", "core.untrackedCache", "true"])?;
+            let info = self.git_dir.join("info");
+            std::fs::create_dir_all(&info)?;
+            std::fs::write(info.join("exclude"), DEFAULT_EXCLUDES.join("\n") + "\n")?;
+        }
+        Ok(())
     }
 
     fn git(&self, args: &[&str]) -> Result<String> {
@@ -68,6 +124,7 @@ impl Checkpoints {
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
             .env_remove("GIT_INDEX_FILE")
+            .envs(self.index.as_ref().map(|i| ("GIT_INDEX_FILE", i.as_os_str())))
             .current_dir(&self.work_tree)
             .output()
             .map_err(|e| Error::Internal(format!("git is needed for checkpoints and could not run: {e}")))?;
@@ -79,20 +136,56 @@ impl Checkpoints {
 
     /// Records the workspace as it is now; returns the checkpoint id.
     pub fn snapshot(&self, label: &str) -> Result<String> {
+        let Some(index) = &self.index else {
+            self.git(&["add", "--all"])?;
+            self.git(&["commit", "--quiet", "--allow-empty", "--no-verify", "-m", label])?;
+            return Ok(self.git(&["rev-parse", "HEAD"])?.trim().to_string());
+        };
+        let latest = self.git_dir.join("index-latest");
+        if !index.exists() && latest.exists() {
+            // A warm index from an earlier session: git re-reads only the files that changed.
+            let _ = std::fs::copy(&latest, index);
+        }
         self.git(&["add", "--all"])?;
-        self.git(&["commit", "--quiet", "--allow-empty", "--no-verify", "-m", label])?;
-        Ok(self.git(&["rev-parse", "HEAD"])?.trim().to_string())
+        let tree = self.git(&["write-tree"])?.trim().to_string();
+        let last = self.marked("last");
+        let mut args = vec!["commit-tree", tree.as_str(), "-m", label];
+        if let Some(parent) = &last {
+            args.extend(["-p", parent.as_str()]);
+        }
+        let commit = self.git(&args)?.trim().to_string();
+        self.mark("last", &commit)?;
+        // Shared with the next session in this workspace; written whole, then renamed.
+        let tmp = self.git_dir.join(format!("index-latest.{}", std::process::id()));
+        if std::fs::copy(index, &tmp).is_ok() {
+            let _ = std::fs::rename(&tmp, &latest);
+        }
+        Ok(commit)
     }
 
     /// Points a name (`base`, `agent`) at a checkpoint.
     pub fn mark(&self, name: &str, commit: &str) -> Result<()> {
-        self.git(&["update-ref", &format!("refs/finishline/{name}"), commit])?;
+        self.git(&["update-ref", &format!("{}{name}", self.refs), commit])?;
         Ok(())
     }
 
     /// The checkpoint a name points at, if set.
     pub fn marked(&self, name: &str) -> Option<String> {
-        self.git(&["rev-parse", "--verify", "--quiet", &format!("refs/finishline/{name}")]).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+        self.git(&["rev-parse", "--verify", "--quiet", &format!("{}{name}", self.refs)]).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+    }
+
+    /// Removes this session's refs and index; the objects stay for the other sessions.
+    pub fn forget(&self) -> Result<()> {
+        if self.index.is_none() {
+            return Ok(std::fs::remove_dir_all(&self.git_dir)?);
+        }
+        for name in ["base", "agent", "last"] {
+            let _ = self.git(&["update-ref", "-d", &format!("{}{name}", self.refs)]);
+        }
+        if let Some(i) = &self.index {
+            let _ = std::fs::remove_file(i);
+        }
+        Ok(())
     }
 
     /// Whether any file differs between two checkpoints (cheap: no diffs are computed).

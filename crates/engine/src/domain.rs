@@ -175,6 +175,8 @@ pub enum ActivityPhase {
     Evaluating,
     Compacting,
     Waiting,
+    /// Recording the workspace before the first change, for the review's diffs and revert.
+    Checkpointing,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -466,11 +468,13 @@ impl ActivityPhase {
             ActivityPhase::Evaluating => "evaluating",
             ActivityPhase::Compacting => "compacting",
             ActivityPhase::Waiting => "waiting",
+            ActivityPhase::Checkpointing => "checkpointing",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "thinking" => ActivityPhase::Thinking,
+            "checkpointing" => ActivityPhase::Checkpointing,
             "tool" => ActivityPhase::Tool,
             "verifying" => ActivityPhase::Verifying,
             "evaluating" => ActivityPhase::Evaluating,

@@ -18,6 +18,7 @@ const PHASE: Record<string, string> = {
   verifying: "Verifying",
   evaluating: "Evaluating",
   compacting: "Compacting",
+  checkpointing: "Recording the workspace",
   waiting: "Waiting for you",
 };
 

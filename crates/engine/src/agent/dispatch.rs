@@ -34,6 +34,7 @@ impl Run {
     /// Runs a step's tool calls in order; `complete_task` is answered last, by the completion
     /// engine. Every call gets a result, even when the run stops halfway.
     pub(super) async fn run_tools(&mut self, calls: &[ToolCall], record: &mut StepRecord) -> Result<Dispatched, Halt> {
+        self.checkpoint_ready().await?;
         let mut results = Vec::new();
         let mut complete = None;
         let mut halt: Option<Halt> = None;
@@ -214,6 +215,7 @@ impl Run {
     /// it was about runs (or is denied, or gets the answer), and its result replaces the "outcome
     /// unknown" the rebuilt conversation holds for it.
     pub(super) async fn apply_answer(&mut self, request: &RequestId, answer: Answer) -> Result<(), Halt> {
+        self.checkpoint_ready().await?;
         let events = self.engine.store.events(&self.session, 0)?;
         let Some((call_id, name, input)) = super::evidence::call_of_request(&events, request) else {
             return Ok(()); // a verification command: the run goes on and checks again

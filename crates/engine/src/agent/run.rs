@@ -59,6 +59,10 @@ pub struct Run {
     pub(super) cancel: CancellationToken,
     pub(super) workspace: Workspace,
     pub(super) checkpoints: Option<Checkpoints>,
+    /// Why there are no checkpoints (git missing, an unwritable data folder), told once.
+    pub(super) checkpoints_off: Option<String>,
+    /// The first snapshot, taken while the first model request streams; tools wait for it.
+    pub(super) first_snapshot: Option<tokio::task::JoinHandle<crate::Result<String>>>,
     pub(super) task: String,
     pub(super) history: Vec<ChatMessage>,
     pub(super) evidence: RunEvidence,
@@ -99,7 +103,10 @@ impl Run {
         let summary = engine.store.session(&session)?;
         let workspace = Workspace::new(std::path::Path::new(&summary.workspace))
             .map_err(|e| crate::Error::InvalidInput(format!("the workspace {} cannot be used: {e}", summary.workspace)))?;
-        let checkpoints = engine.checkpoints(&session, workspace.root()).ok();
+        let (checkpoints, checkpoints_off) = match engine.checkpoints(&session, workspace.root()) {
+            Ok(c) => (Some(c), None),
+            Err(e) => (None, Some(e.to_string())),
+        };
         let events = engine.store.events(&session, 0)?;
         let history = super::history::rebuild(&events);
         let todos = engine.store.todos(&session)?;
@@ -121,6 +128,8 @@ impl Run {
             cancel,
             workspace,
             checkpoints,
+            checkpoints_off,
+            first_snapshot: None,
             task: summary.task,
             history,
             evidence,
@@ -134,6 +143,29 @@ impl Run {
                 })
                 .collect(),
         })
+    }
+
+    /// Waits for the first snapshot, if it is still being taken: nothing may touch the
+    /// workspace before it is recorded. A snapshot that failed turns checkpoints off, once, with
+    /// the reason.
+    pub(super) async fn checkpoint_ready(&mut self) -> crate::Result<()> {
+        let Some(first) = self.first_snapshot.take() else { return Ok(()) };
+        if !first.is_finished() {
+            self.emit(EngineEvent::Activity { phase: ActivityPhase::Checkpointing, detail: "recording the workspace before the first change".into() })?;
+        }
+        match first.await {
+            Ok(Ok(snap)) => {
+                self.evidence.base_snapshot.get_or_insert(snap);
+            }
+            Ok(Err(e)) => self.checkpoints_failed(e.to_string())?,
+            Err(e) => self.checkpoints_failed(e.to_string())?,
+        }
+        Ok(())
+    }
+
+    fn checkpoints_failed(&mut self, why: String) -> crate::Result<()> {
+        self.checkpoints = None;
+        self.emit(EngineEvent::Error { code: "checkpoints".into(), message: format!("The workspace could not be recorded ({why}): the review will show no diffs and Reject cannot revert.") })
     }
 
     pub(super) fn emit(&self, event: EngineEvent) -> crate::Result<()> {
@@ -162,12 +194,18 @@ impl Run {
     }
 
     async fn main(&mut self, start: RunStart) -> crate::Result<()> {
-        if let Some(cp) = &self.checkpoints {
-            let snap = tokio::task::block_in_place(|| cp.snapshot("run start"))?;
-            if cp.marked("base").is_none() {
-                cp.mark("base", &snap)?;
-            }
-            self.evidence.base_snapshot.get_or_insert(snap);
+        if let Some(why) = self.checkpoints_off.take() {
+            self.emit(EngineEvent::Error { code: "checkpoints".into(), message: format!("Checkpoints are off for this run ({why}): the review will show no diffs and Reject cannot revert.") })?;
+        }
+        if let Some(cp) = self.checkpoints.clone() {
+            // The workspace is recorded while the model thinks; the first tool waits for it.
+            self.first_snapshot = Some(tokio::task::spawn_blocking(move || {
+                let snap = cp.snapshot("run start")?;
+                if cp.marked("base").is_none() {
+                    cp.mark("base", &snap)?;
+                }
+                Ok(snap)
+            }));
         }
         // `run_started` and `busy` were stored when the run began; the evidence joins them.
         self.emit_saving(vec![])?;
@@ -242,6 +280,7 @@ impl Run {
         } else if !out.text.is_empty() && !out.in_history {
             self.history.push(ChatMessage::Assistant { text: out.text.clone(), tool_calls: vec![] });
         }
+        self.checkpoint_ready().await?;
         self.snapshot_after_step()?;
         self.evidence.record(record);
         let stuck_pattern = match &out.repeating {

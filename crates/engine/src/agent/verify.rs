@@ -13,6 +13,7 @@ const TAIL_LINES: usize = 40;
 
 impl Run {
     pub(super) async fn verify(&mut self, commands: &[String]) -> Result<VerificationOutcome, Halt> {
+        self.checkpoint_ready().await?;
         let mut outcome = VerificationOutcome::default();
         for command in commands {
             self.emit(EngineEvent::Activity { phase: ActivityPhase::Verifying, detail: command.clone() })?;

@@ -1,0 +1,131 @@
+//! Checkpoints at the scale of real workspaces: one shadow store per workspace shared by its
+//! sessions, a first snapshot that never holds up the model, and the workspace's own git
+//! repository left alone.
+
+mod support {
+    pub mod harness;
+}
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use finishline_engine::domain::*;
+use finishline_engine::event::EngineEvent;
+use serde_json::json;
+use support::harness::*;
+
+fn size_of(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| {
+            let m = e.metadata().unwrap();
+            if m.is_dir() {
+                size_of(&e.path())
+            } else {
+                m.len()
+            }
+        })
+        .sum()
+}
+
+/// `n` files of `size` bytes each of text that does not compress away, in a few folders.
+fn fill(ws: &Path, n: usize, size: usize) {
+    let mut rng = fastrand::Rng::with_seed(17);
+    for i in 0..n {
+        let p = ws.join(format!("src/m{}/f{i}.txt", i % 20));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let text: String = (0..size / 16).map(|_| format!("{:016x}", rng.u64(..))).collect();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+fn writes(path: &str) -> fake_llm::Scenario {
+    rules(json!([
+        evaluator(done_verdict()),
+        agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+        agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": "new"}}]})),
+    ]))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_in_one_workspace_share_one_store_and_a_later_one_adds_only_what_changed() {
+    let h = Harness::new(writes("a.txt"), Setup::default()).await;
+    fill(&h.ws(), 300, 20_000);
+    let first = h.run("write a.txt").await;
+    assert_eq!(first.status, SessionStatus::AwaitingReview);
+    let stores = h.data.path().join("checkpoints");
+    let after_first = size_of(&stores);
+    assert!(after_first > 1_000_000, "the first session recorded the workspace ({after_first} bytes)");
+
+    h.server.set_scenario(writes("b.txt"));
+    let second = h.run("write b.txt").await;
+    assert_eq!(second.status, SessionStatus::AwaitingReview);
+    let growth = size_of(&stores) - after_first;
+    assert!(growth < 300_000, "a later session adds only what changed, not another copy of 6 MB: it added {growth} bytes");
+    let dirs: Vec<_> = std::fs::read_dir(&stores).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(dirs.len(), 1, "one store for the workspace, not one per session: {dirs:?}");
+    let files = second.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { files_changed, .. } = &e.event { Some(files_changed.clone()) } else { None }).unwrap();
+    let paths: Vec<&str> = files.iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, vec!["b.txt"], "each session's review shows its own changes, from its own refs");
+    let r = h.engine.submit_review(&first.review_id(), Decision::Reject, None, true, true, DecidedBy::Person).unwrap();
+    assert!(matches!(r, finishline_engine::agent::ReviewOutcome::Decided { .. }));
+    assert!(h.read("a.txt").is_none() && h.read("b.txt").as_deref() == Some("new"), "reverting the first session undoes only its own file");
+    // Deleting a session removes its refs; the other session's checkpoints stay.
+    finishline_engine::checkpoint::forget_session(&stores, &h.ws().canonicalize().unwrap(), first.session.as_str()).unwrap();
+    let store = std::fs::read_dir(&stores).unwrap().flatten().next().unwrap().path();
+    let refs = |sid: &SessionId| std::process::Command::new("git").arg("--git-dir").arg(&store).args(["for-each-ref", "--format=%(refname)", &format!("refs/finishline/{}/", sid.as_str())]).output().unwrap().stdout;
+    assert!(refs(&first.session).is_empty(), "the deleted session's refs are gone");
+    assert!(!refs(&second.session).is_empty(), "the other session keeps its own");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_model_request_does_not_wait_for_the_first_snapshot() {
+    let h = Harness::new(writes("a.txt"), Setup::default()).await;
+    // Enough files that recording them takes a while.
+    fill(&h.ws(), 20_000, 200);
+    let (sid, handle) = h.engine.start_session("write a.txt", &h.ws()).unwrap();
+    let mut first_request = None;
+    for _ in 0..3000 {
+        if !h.server.requests().is_empty() {
+            first_request = Some(SystemTime::now());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let first_request = first_request.expect("the model was asked");
+    tokio::time::timeout(Duration::from_secs(120), handle).await.unwrap().unwrap();
+    let stores = h.data.path().join("checkpoints");
+    let store = std::fs::read_dir(&stores).unwrap().flatten().next().unwrap().path();
+    let base_ref = store.join(format!("refs/finishline/{}/base", sid.as_str()));
+    let recorded = std::fs::metadata(&base_ref).expect("the base checkpoint exists").modified().unwrap();
+    assert!(first_request < recorded, "the model's first request went out while the workspace was still being recorded");
+    let o = h.outcome(&sid);
+    let waited = o.events.iter().position(|e| matches!(e.event, EngineEvent::Activity { phase: ActivityPhase::Checkpointing, .. }));
+    let tool = o.events.iter().position(|e| matches!(&e.event, EngineEvent::ToolCall { state: ToolState::Running, .. }));
+    assert!(waited.is_some() && waited < tool, "the first tool waits for the recording, and the person sees why");
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_that_is_a_git_repository_keeps_its_own_index_and_history() {
+    let h = Harness::new(writes("a.txt"), Setup::default()).await;
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").args(["-c", "user.name=t", "-c", "user.email=t@t"]).args(args).current_dir(h.ws()).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    git(&["init", "-q"]);
+    h.write("tracked.txt", "tracked");
+    h.write("staged.txt", "staged only");
+    git(&["add", "tracked.txt"]);
+    git(&["commit", "-qm", "mine"]);
+    git(&["add", "staged.txt"]);
+    let status_before = git(&["status", "--porcelain"]);
+    let o = h.run("write a.txt").await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    assert_eq!(git(&["log", "--format=%s"]).trim(), "mine", "no commit is added to the person's repository");
+    let status_after = git(&["status", "--porcelain"]);
+    assert_eq!(status_after.replace("?? a.txt\n", ""), status_before, "the person's staged changes are as they were; only the agent's new file shows");
+}
