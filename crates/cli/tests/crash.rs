@@ -151,12 +151,12 @@ async fn a_permission_left_waiting_by_a_killed_cli_is_answered_on_resume_and_the
     );
     let mut asker = {
         use std::os::unix::process::CommandExt;
-        Command::new("script").args(["-qec", &cli, "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).process_group(0).spawn().unwrap()
+        Command::new("script").args(["-qec", &cli, "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::from(std::fs::File::create(dir.path().join("pty.log")).unwrap())).stderr(Stdio::null()).process_group(0).spawn().unwrap()
     };
     let db = data.join("history.db");
     let t = Instant::now();
     let sid = loop {
-        assert!(t.elapsed() < Duration::from_secs(30), "the CLI in a terminal asks for the permission");
+        assert!(t.elapsed() < Duration::from_secs(30), "the CLI in a terminal asks for the permission; it printed:\n{}", std::fs::read_to_string(dir.path().join("pty.log")).unwrap_or_default());
         if let Ok(store) = Store::open(&db, Arc::new(SystemClock)) {
             if let Some(s) = store.list_sessions(&Default::default()).ok().and_then(|l| l.into_iter().next()) {
                 if s.status == SessionStatus::AwaitingApproval {
@@ -164,19 +164,25 @@ async fn a_permission_left_waiting_by_a_killed_cli_is_answered_on_resume_and_the
                 }
             }
         }
-        std::thread::sleep(Duration::from_millis(100));
+        // Never block a runtime worker here: the fake server runs on this runtime.
+        tokio::time::sleep(Duration::from_millis(100)).await;
     };
     // Killed while asking: the request is left with no process to answer it.
     unsafe { kill(-(asker.id() as i32), 9) };
-    let _ = asker.wait();
+    let _ = tokio::task::spawn_blocking(move || asker.wait()).await;
     assert!(!ws.join("ran.txt").exists());
 
-    let out = Command::new(env!("CARGO_BIN_EXE_finishline"))
-        .args(["sessions", "resume", sid.as_str(), "--allow", "run_command", "--base-url", &url, "--model", "m", "--review", "approve", "--json", "--data-dir"])
-        .arg(&data)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let (sid_arg, url_arg, data_arg) = (sid.as_str().to_string(), url.clone(), data.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_finishline"))
+            .args(["sessions", "resume", &sid_arg, "--allow", "run_command", "--base-url", &url_arg, "--model", "m", "--review", "approve", "--json", "--data-dir"])
+            .arg(&data_arg)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "the answered run goes on to completion; stderr: {stderr}");
     assert_eq!(std::fs::read_to_string(ws.join("ran.txt")).unwrap(), "yes\n", "the command the killed CLI was asking about ran once, after the answer");

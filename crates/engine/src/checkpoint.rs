@@ -21,6 +21,8 @@ use crate::error::{Error, Result};
 pub struct Checkpoints {
     git_dir: PathBuf,
     work_tree: PathBuf,
+    /// Files larger than this are not copied into checkpoints (and so not restored by revert).
+    max_file: u64,
     /// This session's index file; `None` for a store made before stores were shared.
     index: Option<PathBuf>,
     /// Where this session's refs live: `refs/finishline/<session>/` (or `refs/finishline/`).
@@ -58,6 +60,10 @@ const MAX_DIFF: usize = 64 * 1024;
 /// project's own tools recreate. The workspace's ignore files add to these.
 pub const DEFAULT_EXCLUDES: &[&str] = &["node_modules/", "target/", ".venv/", "venv/", "__pycache__/", ".gradle/", ".next/", ".nuxt/", ".cache/", ".tox/", ".mypy_cache/", ".pytest_cache/"];
 
+/// Files over this size are left out of checkpoints unless Settings say otherwise (as Cline does):
+/// media and data files would double the disk a workspace takes for little use.
+pub const DEFAULT_MAX_FILE: u64 = 10 * 1024 * 1024;
+
 /// A stable name for a workspace's store: its folder name (readable) and an FNV-1a hash of its
 /// full path (unique, and the same in every build).
 pub fn store_name(workspace: &Path) -> String {
@@ -84,14 +90,14 @@ impl Checkpoints {
     /// The session's checkpoints in the workspace's shared store under `stores`.
     pub fn open_shared(stores: &Path, work_tree: &Path, session: &str) -> Result<Checkpoints> {
         let git_dir = stores.join(store_name(work_tree));
-        let cp = Checkpoints { index: Some(git_dir.join(format!("index-{session}"))), refs: format!("refs/finishline/{session}/"), git_dir, work_tree: work_tree.to_path_buf() };
+        let cp = Checkpoints { index: Some(git_dir.join(format!("index-{session}"))), refs: format!("refs/finishline/{session}/"), git_dir, work_tree: work_tree.to_path_buf(), max_file: DEFAULT_MAX_FILE };
         cp.init()?;
         Ok(cp)
     }
 
     /// A store of one session, as sessions made before shared stores have.
     pub fn open(dir: &Path, work_tree: &Path) -> Result<Checkpoints> {
-        let cp = Checkpoints { git_dir: dir.to_path_buf(), work_tree: work_tree.to_path_buf(), index: None, refs: "refs/finishline/".into() };
+        let cp = Checkpoints { git_dir: dir.to_path_buf(), work_tree: work_tree.to_path_buf(), index: None, refs: "refs/finishline/".into(), max_file: DEFAULT_MAX_FILE };
         cp.init()?;
         Ok(cp)
     }
@@ -146,6 +152,7 @@ impl Checkpoints {
             // A warm index from an earlier session: git re-reads only the files that changed.
             let _ = std::fs::copy(&latest, index);
         }
+        self.leave_out_big_files()?;
         self.git(&["add", "--all"])?;
         let tree = self.git(&["write-tree"])?.trim().to_string();
         let last = self.marked("last");
@@ -161,6 +168,49 @@ impl Checkpoints {
             let _ = std::fs::rename(&tmp, &latest);
         }
         Ok(commit)
+    }
+
+    /// Sets the size over which files are left out.
+    pub fn with_max_file(mut self, bytes: u64) -> Checkpoints {
+        self.max_file = bytes;
+        self
+    }
+
+    /// New or changed files over the size limit join the store's excludes before `git add`, so
+    /// they are never copied; the review lists them as not covered by revert.
+    fn leave_out_big_files(&self) -> Result<()> {
+        let listed = self.git(&["ls-files", "-z", "--others", "--modified", "--exclude-standard"])?;
+        let big: Vec<&str> = listed
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .filter(|p| std::fs::symlink_metadata(self.work_tree.join(p)).is_ok_and(|m| m.is_file() && m.len() > self.max_file))
+            .collect();
+        if big.is_empty() {
+            return Ok(());
+        }
+        let mut known = self.not_covered();
+        let exclude = self.git_dir.join("info").join("exclude");
+        let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+        for p in &big {
+            if !known.iter().any(|k| k == p) {
+                // Anchored and escaped, so the pattern names this one file.
+                let escaped: String = p.chars().flat_map(|c| if matches!(c, '*' | '?' | '[' | '\\' | '!' | '#') { vec!['\\', c] } else { vec![c] }).collect();
+                text.push_str(&format!("/{escaped}\n"));
+                known.push(p.to_string());
+            }
+        }
+        std::fs::write(&exclude, text)?;
+        std::fs::write(self.git_dir.join("info").join("too-big"), known.join("\n"))?;
+        // A file that was small once is in the index: take it out so the exclude applies.
+        let mut args = vec!["rm", "--cached", "--quiet", "--ignore-unmatch", "--"];
+        args.extend(big.iter().copied());
+        self.git(&args)?;
+        Ok(())
+    }
+
+    /// Files left out of checkpoints for their size: revert cannot restore them.
+    pub fn not_covered(&self) -> Vec<String> {
+        std::fs::read_to_string(self.git_dir.join("info").join("too-big")).map(|t| t.lines().filter(|l| !l.is_empty()).map(String::from).collect()).unwrap_or_default()
     }
 
     /// Points a name (`base`, `agent`) at a checkpoint.

@@ -164,6 +164,9 @@ pub enum EngineEvent {
         verdict_summary: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stuck: Option<Stuck>,
+        /// Files left out of checkpoints (over the size limit): Reject cannot restore them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        not_covered: Vec<String>,
     },
     ReviewResolved {
         review_id: RequestId,

@@ -61,6 +61,8 @@ pub struct RunawayWatch {
     /// is repetition too.
     counts: HashMap<String, usize>,
     markers: Vec<String>,
+    /// Markers seen so far in this answer, counted one by one.
+    marker_count: usize,
     found: Option<Runaway>,
 }
 
@@ -102,9 +104,14 @@ impl RunawayWatch {
                 self.markers.push(m.to_string());
             }
         }
-        // Two markers (an end and a start of a turn, say) is a template leak, not a mention.
-        let marker_lines = self.lines.iter().chain(std::iter::once(&line)).filter(|l| TEMPLATE_MARKERS.iter().any(|m| l.contains(m))).count();
-        if marker_lines >= 2 && !self.markers.is_empty() {
+        // Two markers (an end and a start of a turn, say), or a marker that opens a role's turn,
+        // is a template leak, not a mention.
+        let here = TEMPLATE_MARKERS.iter().map(|m| line.matches(m).count()).sum::<usize>();
+        self.marker_count += here;
+        let opens_a_turn = TEMPLATE_MARKERS.iter().any(|m| {
+            line.split(m).skip(1).any(|after| ["user", "assistant", "model", "system"].iter().any(|r| after.trim_start().to_ascii_lowercase().starts_with(r)))
+        });
+        if self.marker_count >= 2 || opens_a_turn {
             return Some(Runaway::TemplateTokens { markers: self.markers.clone() });
         }
         if line.is_empty() {
@@ -192,6 +199,12 @@ mod tests {
     fn chat_template_tokens_are_named() {
         let text = "Sure.<|im_end|>\n<|im_start|>user\nwrite a file<|im_end|>\n";
         assert_eq!(feed(text), Some(Runaway::TemplateTokens { markers: vec!["<|im_end|>".into(), "<|im_start|>".into()] }));
+    }
+
+    #[test]
+    fn one_marker_that_opens_a_turn_is_enough() {
+        assert!(matches!(feed("Here you go.\n<start_of_turn>user\n"), Some(Runaway::TemplateTokens { .. })));
+        assert!(matches!(feed("<|im_end|><|im_start|>assistant hi\n"), Some(Runaway::TemplateTokens { .. })));
     }
 
     #[test]

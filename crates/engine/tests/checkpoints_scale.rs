@@ -129,3 +129,32 @@ async fn a_workspace_that_is_a_git_repository_keeps_its_own_index_and_history() 
     let status_after = git(&["status", "--porcelain"]);
     assert_eq!(status_after.replace("?? a.txt\n", ""), status_before, "the person's staged changes are as they were; only the agent's new file shows");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_over_the_size_limit_is_never_copied_and_the_review_says_revert_cannot_restore_it() {
+    let h = Harness::new(writes("a.txt"), Setup::default()).await;
+    // 12 MB of data that does not compress: over the 10 MB limit.
+    let mut rng = fastrand::Rng::with_seed(3);
+    let blob: Vec<u8> = (0..12 * 1024 * 1024).map(|_| rng.u8(..)).collect();
+    std::fs::create_dir_all(h.ws().join("media")).unwrap();
+    std::fs::write(h.ws().join("media/take 1 [final].mov"), &blob).unwrap();
+    h.write("notes.md", "small");
+    let o = h.run("write a.txt").await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    let stores = h.data.path().join("checkpoints");
+    assert!(size_of(&stores) < 2_000_000, "the 12 MB file is not copied ({} bytes stored)", size_of(&stores));
+    let not_covered = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { not_covered, .. } = &e.event { Some(not_covered.clone()) } else { None }).unwrap();
+    assert_eq!(not_covered, vec!["media/take 1 [final].mov".to_string()], "the review names what revert cannot restore");
+    let files = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { files_changed, .. } = &e.event { Some(files_changed.clone()) } else { None }).unwrap();
+    assert_eq!(files.iter().map(|f| f["path"].as_str().unwrap()).collect::<Vec<_>>(), vec!["a.txt"], "the agent's change is still captured");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dependency_folders_are_left_out_by_default() {
+    let h = Harness::new(writes("a.txt"), Setup::default()).await;
+    fill(&h.ws().join("node_modules"), 200, 20_000);
+    h.write("package.json", "{}");
+    let o = h.run("write a.txt").await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    assert!(size_of(&h.data.path().join("checkpoints")) < 1_000_000, "node_modules is recreated by npm, not copied into checkpoints");
+}

