@@ -4,11 +4,12 @@
 //! respected. The review's diffs and Reject's revert come from here.
 //!
 //! One shadow repository per workspace holds the objects of every session in it, so a tenth task
-//! in a repository adds only the files that changed, not another copy of the repository. Each
-//! session has its own index (seeded from the last one written, so git re-reads only files whose
-//! size or time changed) and its own refs, `refs/finishline/<session>/…`; commits are made with
-//! plumbing, so sessions running side by side never move each other's refs. The workspace's own
-//! `.git` (index, hooks, config) is never touched.
+//! in a repository adds only the files that changed, not another copy of the repository. Its one
+//! index is shared too: an index only caches the workspace as it is now, so whichever session
+//! wrote it last, `git add --all` re-reads only files whose size or time changed. Each session
+//! has its own refs, `refs/finishline/<session>/…`, and commits are made with plumbing, so
+//! sessions running side by side never move each other's refs. The workspace's own `.git`
+//! (index, hooks, config) is never touched.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,8 +24,9 @@ pub struct Checkpoints {
     work_tree: PathBuf,
     /// Files larger than this are not copied into checkpoints (and so not restored by revert).
     max_file: u64,
-    /// This session's index file; `None` for a store made before stores were shared.
-    index: Option<PathBuf>,
+    /// Whether this is a workspace's shared store (`false`: a store of one session, as sessions
+    /// made before stores were shared have).
+    shared: bool,
     /// Where this session's refs live: `refs/finishline/<session>/` (or `refs/finishline/`).
     refs: String,
 }
@@ -90,14 +92,14 @@ impl Checkpoints {
     /// The session's checkpoints in the workspace's shared store under `stores`.
     pub fn open_shared(stores: &Path, work_tree: &Path, session: &str) -> Result<Checkpoints> {
         let git_dir = stores.join(store_name(work_tree));
-        let cp = Checkpoints { index: Some(git_dir.join(format!("index-{session}"))), refs: format!("refs/finishline/{session}/"), git_dir, work_tree: work_tree.to_path_buf(), max_file: DEFAULT_MAX_FILE };
+        let cp = Checkpoints { shared: true, refs: format!("refs/finishline/{session}/"), git_dir, work_tree: work_tree.to_path_buf(), max_file: DEFAULT_MAX_FILE };
         cp.init()?;
         Ok(cp)
     }
 
     /// A store of one session, as sessions made before shared stores have.
     pub fn open(dir: &Path, work_tree: &Path) -> Result<Checkpoints> {
-        let cp = Checkpoints { git_dir: dir.to_path_buf(), work_tree: work_tree.to_path_buf(), index: None, refs: "refs/finishline/".into(), max_file: DEFAULT_MAX_FILE };
+        let cp = Checkpoints { git_dir: dir.to_path_buf(), work_tree: work_tree.to_path_buf(), shared: false, refs: "refs/finishline/".into(), max_file: DEFAULT_MAX_FILE };
         cp.init()?;
         Ok(cp)
     }
@@ -120,37 +122,47 @@ impl Checkpoints {
     }
 
     fn git(&self, args: &[&str]) -> Result<String> {
-        let out = Command::new("git")
-            .arg("--git-dir")
-            .arg(&self.git_dir)
-            .arg("--work-tree")
-            .arg(&self.work_tree)
-            .args(["-c", "user.name=Finishline", "-c", "user.email=checkpoints@finishline.local", "-c", "commit.gpgsign=false"])
-            .args(args)
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
-            .env_remove("GIT_INDEX_FILE")
-            .envs(self.index.as_ref().map(|i| ("GIT_INDEX_FILE", i.as_os_str())))
-            .current_dir(&self.work_tree)
-            .output()
-            .map_err(|e| Error::Internal(format!("git is needed for checkpoints and could not run: {e}")))?;
-        if !out.status.success() {
-            return Err(Error::Internal(format!("checkpoint git {} failed: {}", args.first().unwrap_or(&""), String::from_utf8_lossy(&out.stderr).trim())));
+        // Two sessions in one workspace may update the shared index at the same moment; git
+        // refuses the second with `index.lock`, and a moment later it goes through.
+        let mut tries = 0;
+        loop {
+            let out = Command::new("git")
+                .arg("--git-dir")
+                .arg(&self.git_dir)
+                .arg("--work-tree")
+                .arg(&self.work_tree)
+                .args(["-c", "user.name=Finishline", "-c", "user.email=checkpoints@finishline.local", "-c", "commit.gpgsign=false"])
+                .args(args)
+                .env_remove("GIT_DIR")
+                .env_remove("GIT_WORK_TREE")
+                .env_remove("GIT_INDEX_FILE")
+                .current_dir(&self.work_tree)
+                .output()
+                .map_err(|e| Error::Internal(format!("git is needed for checkpoints and could not run: {e}")))?;
+            if out.status.success() {
+                return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+            }
+            let err = String::from_utf8_lossy(&out.stderr);
+            if err.contains("index.lock") && tries < 50 {
+                tries += 1;
+                // A lock left by a git that was killed never goes away by itself.
+                let lock = self.git_dir.join("index.lock");
+                if std::fs::metadata(&lock).and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|age| age > std::time::Duration::from_secs(120))) {
+                    let _ = std::fs::remove_file(&lock);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20 * tries));
+                continue;
+            }
+            return Err(Error::Internal(format!("checkpoint git {} failed: {}", args.first().unwrap_or(&""), err.trim())));
         }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     /// Records the workspace as it is now; returns the checkpoint id.
     pub fn snapshot(&self, label: &str) -> Result<String> {
-        let Some(index) = &self.index else {
+        if !self.shared {
             self.git(&["add", "--all"])?;
             self.git(&["commit", "--quiet", "--allow-empty", "--no-verify", "-m", label])?;
             return Ok(self.git(&["rev-parse", "HEAD"])?.trim().to_string());
-        };
-        let latest = self.git_dir.join("index-latest");
-        if !index.exists() && latest.exists() {
-            // A warm index from an earlier session: git re-reads only the files that changed.
-            let _ = std::fs::copy(&latest, index);
         }
         self.leave_out_big_files()?;
         self.git(&["add", "--all"])?;
@@ -162,11 +174,6 @@ impl Checkpoints {
         }
         let commit = self.git(&args)?.trim().to_string();
         self.mark("last", &commit)?;
-        // Shared with the next session in this workspace; written whole, then renamed.
-        let tmp = self.git_dir.join(format!("index-latest.{}", std::process::id()));
-        if std::fs::copy(index, &tmp).is_ok() {
-            let _ = std::fs::rename(&tmp, &latest);
-        }
         Ok(commit)
     }
 
@@ -224,16 +231,13 @@ impl Checkpoints {
         self.git(&["rev-parse", "--verify", "--quiet", &format!("{}{name}", self.refs)]).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
     }
 
-    /// Removes this session's refs and index; the objects stay for the other sessions.
+    /// Removes this session's refs; the objects stay for the other sessions.
     pub fn forget(&self) -> Result<()> {
-        if self.index.is_none() {
+        if !self.shared {
             return Ok(std::fs::remove_dir_all(&self.git_dir)?);
         }
         for name in ["base", "agent", "last"] {
             let _ = self.git(&["update-ref", "-d", &format!("{}{name}", self.refs)]);
-        }
-        if let Some(i) = &self.index {
-            let _ = std::fs::remove_file(i);
         }
         Ok(())
     }
