@@ -2,6 +2,7 @@
 //! command that reproduces them, to docs/benchmarks.md (or `--out`). `--smoke` runs each at a
 //! tiny scale to check that it works; the CI test command does that, not the speed.
 
+mod checkpoints;
 mod completion_sim;
 mod footprint;
 mod history;
@@ -25,7 +26,7 @@ fn args() -> Args {
         match arg.as_str() {
             "--smoke" => a.smoke = true,
             "--out" => a.out = it.next().expect("--out needs a path").into(),
-            "--only" => a.only = Some(it.next().expect("--only needs stream, history, completion or footprint")),
+            "--only" => a.only = Some(it.next().expect("--only needs stream, history, completion, checkpoints or footprint")),
             other => {
                 eprintln!("unknown argument {other}; use --smoke, --out PATH, --only SECTION");
                 std::process::exit(2);
@@ -60,6 +61,10 @@ fn main() {
         let (policies, flat) = completion_sim::run(a.smoke);
         sections.push(("3. Completion efficiency".into(), policies));
         sections.push(("3b. The evaluator's input as the transcript grows".into(), flat));
+    }
+    if wanted("checkpoints") {
+        eprintln!("== checkpoints at scale");
+        sections.push(("5. Checkpoints at scale".into(), rt.block_on(checkpoints::run(a.smoke))));
     }
     if wanted("footprint") {
         eprintln!("== app footprint");
