@@ -122,11 +122,16 @@ impl Checkpoints {
     }
 
     fn git(&self, args: &[&str]) -> Result<String> {
+        self.git_full(args, None).map(|(out, _)| out)
+    }
+
+    /// Runs git with `input` on its stdin; returns stdout and stderr.
+    fn git_full(&self, args: &[&str], input: Option<&str>) -> Result<(String, String)> {
         // Two sessions in one workspace may update the shared index at the same moment; git
         // refuses the second with `index.lock`, and a moment later it goes through.
         let mut tries = 0;
         loop {
-            let out = Command::new("git")
+            let mut child = Command::new("git")
                 .arg("--git-dir")
                 .arg(&self.git_dir)
                 .arg("--work-tree")
@@ -137,10 +142,20 @@ impl Checkpoints {
                 .env_remove("GIT_WORK_TREE")
                 .env_remove("GIT_INDEX_FILE")
                 .current_dir(&self.work_tree)
-                .output()
+                .stdin(if input.is_some() { std::process::Stdio::piped() } else { std::process::Stdio::null() })
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
                 .map_err(|e| Error::Internal(format!("git is needed for checkpoints and could not run: {e}")))?;
+            if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
+                use std::io::Write;
+                // A thread, so a large input and a large output cannot block each other.
+                let text = text.to_string();
+                std::thread::spawn(move || stdin.write_all(text.as_bytes()));
+            }
+            let out = child.wait_with_output()?;
             if out.status.success() {
-                return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+                return Ok((String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned()));
             }
             let err = String::from_utf8_lossy(&out.stderr);
             if err.contains("index.lock") && tries < 50 {
@@ -165,7 +180,8 @@ impl Checkpoints {
             return Ok(self.git(&["rev-parse", "HEAD"])?.trim().to_string());
         }
         self.leave_out_big_files()?;
-        self.git(&["add", "--all"])?;
+        let (_, warnings) = self.git_full(&["add", "--all"], None)?;
+        self.expand_nested_repos(&warnings)?;
         let tree = self.git(&["write-tree"])?.trim().to_string();
         let last = self.marked("last");
         let mut args = vec!["commit-tree", tree.as_str(), "-m", label];
@@ -212,6 +228,42 @@ impl Checkpoints {
         let mut args = vec!["rm", "--cached", "--quiet", "--ignore-unmatch", "--"];
         args.extend(big.iter().copied());
         self.git(&args)?;
+        Ok(())
+    }
+
+    /// git records a repository inside the workspace (a nested clone, a submodule) as a single
+    /// link, which would leave its files out of the review and the revert. Each one `git add`
+    /// reports is replaced by its files; once they are in the index, later `add --all` keeps them
+    /// current like any other file.
+    fn expand_nested_repos(&self, add_warnings: &str) -> Result<()> {
+        let nested: Vec<&str> = add_warnings.lines().filter_map(|l| l.strip_prefix("warning: adding embedded git repository: ")).map(str::trim).collect();
+        for dir in nested {
+            self.git(&["rm", "--cached", "-q", "-f", "--", dir])?;
+            let files: Vec<String> = ignore::WalkBuilder::new(self.work_tree.join(dir))
+                .hidden(false)
+                .git_ignore(true)
+                .require_git(false)
+                .filter_entry(|e| e.file_name() != ".git")
+                .build()
+                .flatten()
+                .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+                .filter(|e| e.metadata().is_ok_and(|m| m.len() <= self.max_file))
+                .filter_map(|e| e.path().strip_prefix(&self.work_tree).ok().map(|p| p.to_string_lossy().into_owned()))
+                .collect();
+            if files.is_empty() {
+                continue;
+            }
+            let (hashes, _) = self.git_full(&["hash-object", "-w", "--stdin-paths"], Some(&(files.join("\n") + "\n")))?;
+            let mut info = String::new();
+            for (path, sha) in files.iter().zip(hashes.lines()) {
+                let exec = std::fs::metadata(self.work_tree.join(path)).is_ok_and(|m| {
+                    use std::os::unix::fs::PermissionsExt;
+                    m.permissions().mode() & 0o111 != 0
+                });
+                info.push_str(&format!("{} {sha} 0\t{path}\n", if exec { "100755" } else { "100644" }));
+            }
+            self.git_full(&["update-index", "--index-info"], Some(&info))?;
+        }
         Ok(())
     }
 

@@ -158,3 +158,30 @@ async fn dependency_folders_are_left_out_by_default() {
     assert_eq!(o.status, SessionStatus::AwaitingReview);
     assert!(size_of(&h.data.path().join("checkpoints")) < 1_000_000, "node_modules is recreated by npm, not copied into checkpoints");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_of_a_repository_nested_in_the_workspace_are_captured_and_reverted() {
+    let scn = rules(json!([
+        evaluator(done_verdict()),
+        agent(json!({"last_message_contains": "Wrote"}), json!({"text": DONE})),
+        agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "vendor/lib/src.txt", "content": "changed by the agent"}}]})),
+    ]));
+    let h = Harness::new(scn, Setup::default()).await;
+    h.write("vendor/lib/src.txt", "the library's own text");
+    h.write("top.txt", "top");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").args(["-c", "user.name=t", "-c", "user.email=t@t"]).args(args).current_dir(h.ws().join("vendor/lib")).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "vendored"]);
+    let o = h.run("change the vendored library").await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    let files = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { files_changed, .. } = &e.event { Some(files_changed.clone()) } else { None }).unwrap();
+    let paths: Vec<&str> = files.iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, vec!["vendor/lib/src.txt"], "a file inside a nested repository shows as itself, not as a link to that repository");
+    assert!(files[0]["diff"].as_str().unwrap().contains("+changed by the agent"));
+    h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
+    assert_eq!(h.read("vendor/lib/src.txt").as_deref(), Some("the library's own text"), "and revert restores it");
+}
