@@ -27,6 +27,7 @@ fn main() {
         "import_settings",
         "confirm_import",
         "open_link",
+        "survey_workspace",
         "perf_enabled",
         "perf_report",
         "startup_action",

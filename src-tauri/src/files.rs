@@ -132,6 +132,14 @@ pub async fn confirm_import(app: AppHandle, state: State<'_, AppState>, accept: 
     save_settings(app, state, held).await.map(Some)
 }
 
+/// How big the chosen folder is, and whether it is a home folder or `/`: New Task warns first.
+#[tauri::command]
+pub async fn survey_workspace(path: String) -> Result<finishline_engine::checkpoint::WorkspaceSurvey, Error> {
+    tauri::async_runtime::spawn_blocking(move || finishline_engine::checkpoint::survey(std::path::Path::new(&path)))
+        .await
+        .map_err(|e| Error::Internal(e.to_string()))?
+}
+
 /// Opens a web link from model or tool output in the system browser. Only http and https: a
 /// `file:` or custom-scheme link could start a program.
 #[tauri::command]

@@ -102,6 +102,7 @@ pub fn run() {
             files::import_settings,
             files::confirm_import,
             files::open_link,
+            files::survey_workspace,
             commands::perf_enabled,
             commands::perf_report,
             commands::startup_action,

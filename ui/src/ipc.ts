@@ -118,6 +118,12 @@ export interface ConnectionReport {
   checks?: ModelCheck[];
 }
 
+export interface WorkspaceSurvey {
+  files: number;
+  capped: boolean;
+  too_broad: boolean;
+}
+
 /** Settings read from a file: saved, or waiting for the person to confirm its MCP servers. */
 export type ImportOutcome =
   | { outcome: "cancelled" }
@@ -328,6 +334,8 @@ export const ipc = {
    * commands waits for confirmImport. */
   importSettings: () => call<ImportOutcome>("import_settings"),
   confirmImport: (accept: boolean) => call<SettingsView | null>("confirm_import", { accept }),
+  /** How many files the folder holds (up to a limit), and whether it is a home folder or `/`. */
+  surveyWorkspace: (path: string) => call<WorkspaceSurvey>("survey_workspace", { path }),
   /** Opens an http(s) link in the system browser, never in the app. */
   openLink: (url: string) => call<void>("open_link", { url }),
   /** Replays the session's events after `afterSeq`, then follows live ones. */

@@ -113,6 +113,7 @@ impl Checkpoints {
             self.git(&["config", "core.autocrlf", "false"])?;
             self.git(&["config", "core.quotePath", "false"])?;
             self.git(&["config", "gc.auto", "0"])?;
+            // git's cache of which folders hold untracked files: a step's walk skips the rest.
             self.git(&["config", "core.untrackedCache", "true"])?;
             let info = self.git_dir.join("info");
             std::fs::create_dir_all(&info)?;
@@ -179,9 +180,23 @@ impl Checkpoints {
             self.git(&["commit", "--quiet", "--allow-empty", "--no-verify", "-m", label])?;
             return Ok(self.git(&["rev-parse", "HEAD"])?.trim().to_string());
         }
-        self.leave_out_big_files()?;
-        let (_, warnings) = self.git_full(&["add", "--all"], None)?;
-        self.expand_nested_repos(&warnings)?;
+        // One walk of the workspace: what changed since the index (new, modified, deleted).
+        // `status` walks with git's untracked cache; HEAD is kept at the latest snapshot so its
+        // index-to-HEAD half costs nothing.
+        let listed = self.git(&["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=none"])?;
+        let mut changed: Vec<&str> = listed.split('\0').filter(|e| e.len() > 3 && e.as_bytes()[1] != b' ').map(|e| &e[3..]).collect();
+        changed.dedup();
+        self.leave_out_big_files(&mut changed)?;
+        if !changed.is_empty() {
+            // Only the changed paths are added, so the tree is not walked a second time. Very
+            // many paths (the first snapshot) go faster as one `add --all`.
+            let (_, warnings) = if changed.len() > 5_000 {
+                self.git_full(&["add", "--all"], None)?
+            } else {
+                self.git_full(&["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], Some(&changed.join("\0")))?
+            };
+            self.expand_nested_repos(&warnings)?;
+        }
         let tree = self.git(&["write-tree"])?.trim().to_string();
         let last = self.marked("last");
         let mut args = vec!["commit-tree", tree.as_str(), "-m", label];
@@ -190,6 +205,7 @@ impl Checkpoints {
         }
         let commit = self.git(&args)?.trim().to_string();
         self.mark("last", &commit)?;
+        let _ = self.git(&["update-ref", "--no-deref", "HEAD", &commit]);
         Ok(commit)
     }
 
@@ -201,16 +217,12 @@ impl Checkpoints {
 
     /// New or changed files over the size limit join the store's excludes before `git add`, so
     /// they are never copied; the review lists them as not covered by revert.
-    fn leave_out_big_files(&self) -> Result<()> {
-        let listed = self.git(&["ls-files", "-z", "--others", "--modified", "--exclude-standard"])?;
-        let big: Vec<&str> = listed
-            .split('\0')
-            .filter(|p| !p.is_empty())
-            .filter(|p| std::fs::symlink_metadata(self.work_tree.join(p)).is_ok_and(|m| m.is_file() && m.len() > self.max_file))
-            .collect();
+    fn leave_out_big_files(&self, changed: &mut Vec<&str>) -> Result<()> {
+        let big: Vec<String> = changed.iter().filter(|p| std::fs::symlink_metadata(self.work_tree.join(p)).is_ok_and(|m| m.is_file() && m.len() > self.max_file)).map(|p| p.to_string()).collect();
         if big.is_empty() {
             return Ok(());
         }
+        changed.retain(|p| !big.iter().any(|b| b == p));
         let mut known = self.not_covered();
         let exclude = self.git_dir.join("info").join("exclude");
         let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
@@ -226,7 +238,7 @@ impl Checkpoints {
         std::fs::write(self.git_dir.join("info").join("too-big"), known.join("\n"))?;
         // A file that was small once is in the index: take it out so the exclude applies.
         let mut args = vec!["rm", "--cached", "--quiet", "--ignore-unmatch", "--"];
-        args.extend(big.iter().copied());
+        args.extend(big.iter().map(String::as_str));
         self.git(&args)?;
         Ok(())
     }
@@ -365,4 +377,46 @@ impl Checkpoints {
         let conflicts: Vec<String> = agent_changes.iter().filter(|c| person_changes.contains(&c.path)).map(|c| c.path.clone()).collect();
         Ok((agent_changes, conflicts))
     }
+}
+
+/// What New Task tells the person about a chosen folder before the run: a home folder or `/` is
+/// rarely what they mean, and a huge folder costs one long first snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkspaceSurvey {
+    /// Files the checkpoints would record (ignore files and the default excludes honoured).
+    pub files: u64,
+    /// Counting stopped at the limit: there are at least this many.
+    pub capped: bool,
+    /// The person's home folder, or the file system's root.
+    pub too_broad: bool,
+}
+
+/// The most files a survey counts before it stops.
+pub const SURVEY_LIMIT: u64 = 200_000;
+
+/// Counts the files of `workspace` the checkpoints would record, up to [`SURVEY_LIMIT`].
+pub fn survey(workspace: &Path) -> Result<WorkspaceSurvey> {
+    let root = workspace.canonicalize()?;
+    let home = std::env::var_os("HOME").and_then(|h| PathBuf::from(h).canonicalize().ok());
+    let too_broad = root.parent().is_none() || home.as_deref() == Some(root.as_path());
+    let mut overrides = ignore::overrides::OverrideBuilder::new(&root);
+    for d in DEFAULT_EXCLUDES {
+        overrides.add(&format!("!{}", d.trim_end_matches('/'))).map_err(|e| Error::Internal(e.to_string()))?;
+    }
+    let walker = ignore::WalkBuilder::new(&root)
+        .hidden(false)
+        .require_git(false)
+        .overrides(overrides.build().map_err(|e| Error::Internal(e.to_string()))?)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    let mut files = 0;
+    for entry in walker.flatten() {
+        if entry.file_type().is_some_and(|t| t.is_file()) {
+            files += 1;
+            if files >= SURVEY_LIMIT {
+                return Ok(WorkspaceSurvey { files, capped: true, too_broad });
+            }
+        }
+    }
+    Ok(WorkspaceSurvey { files, capped: false, too_broad })
 }

@@ -185,3 +185,18 @@ async fn files_of_a_repository_nested_in_the_workspace_are_captured_and_reverted
     h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
     assert_eq!(h.read("vendor/lib/src.txt").as_deref(), Some("the library's own text"), "and revert restores it");
 }
+
+#[test]
+fn a_home_folder_or_the_root_is_flagged_and_files_are_counted_as_checkpoints_see_them() {
+    use finishline_engine::checkpoint::survey;
+    let dir = tempfile::tempdir().unwrap();
+    fill(dir.path(), 50, 16);
+    fill(&dir.path().join("node_modules"), 30, 16);
+    std::fs::write(dir.path().join(".gitignore"), "ignored/\n").unwrap();
+    fill(&dir.path().join("ignored"), 20, 16);
+    let s = survey(dir.path()).unwrap();
+    assert_eq!((s.files, s.capped, s.too_broad), (51, false, false), "50 files and .gitignore; node_modules and ignored folders are not counted");
+    assert!(survey(Path::new("/")).unwrap().too_broad, "the root of the disk is flagged");
+    let home = std::env::var("HOME").unwrap();
+    assert!(survey(Path::new(&home)).unwrap().too_broad, "the home folder is flagged");
+}

@@ -1,6 +1,6 @@
-import { useState, type FormEvent, type KeyboardEvent } from "react";
+import { useEffect, useState, type FormEvent, type KeyboardEvent } from "react";
 import { FolderOpen, Play } from "lucide-react";
-import { AppError, ipc } from "../ipc";
+import { AppError, ipc, type WorkspaceSurvey } from "../ipc";
 import { gradeOf } from "../modelGrades";
 
 interface Props {
@@ -21,6 +21,23 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
   const [starting, setStarting] = useState(false);
   const [error, setError] = useState<string | null>(null);
 
+  const [survey, setSurvey] = useState<WorkspaceSurvey | null>(null);
+  useEffect(() => {
+    setSurvey(null);
+    if (!workspace) return;
+    let live = true;
+    // Paths are typed a letter at a time: survey the folder once typing pauses.
+    const t = setTimeout(() => {
+      ipc.surveyWorkspace(workspace).then(
+        (s) => live && setSurvey(s),
+        () => undefined,
+      );
+    }, 300);
+    return () => {
+      live = false;
+      clearTimeout(t);
+    };
+  }, [workspace]);
   const trimmed = task.trim();
   // Not a blocker: a weak model may still do a small task, but the person should know.
   const noTools = gradeOf(model)?.find((c) => c.kind === "calls_tools" && !c.passed);
@@ -115,6 +132,13 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
             <FolderOpen size={15} aria-hidden /> Choose folder…
           </button>
         </div>
+        {survey && (survey.too_broad || survey.files >= 20_000) && (
+          <p className="notice" role="status" data-testid="workspace-warning">
+            {survey.too_broad ? "This is your whole home folder or the root of the disk. " : "This is a large folder. "}
+            It holds {survey.capped ? "over " : ""}
+            {survey.files.toLocaleString()} files; the agent can change any of them, and recording them for review and revert takes a while the first time. A project folder is usually what you mean.
+          </p>
+        )}
       </div>
 
       <label className="field">

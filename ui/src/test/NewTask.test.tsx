@@ -79,4 +79,18 @@ describe("New task", () => {
     expect(await screen.findByRole("alert")).toHaveTextContent("cannot be used");
     expect(screen.getByTestId("task-input")).toHaveValue("tidy up");
   });
+
+  it("warns before a run in a home folder, with how many files it holds", async () => {
+    mockIPC((cmd, args) => {
+      if (cmd === "plugin:dialog|open") return "/home/me";
+      if (cmd === "survey_workspace") return (args as { path: string }).path === "/home/me" ? { files: 200000, capped: true, too_broad: true } : { files: 12, capped: false, too_broad: false };
+    });
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("pick-workspace"));
+    expect(await screen.findByTestId("workspace-warning", {}, { timeout: 2000 })).toHaveTextContent("whole home folder");
+    expect(screen.getByTestId("workspace-warning")).toHaveTextContent("over 200,000 files");
+    fireEvent.change(screen.getByTestId("workspace-path"), { target: { value: "/home/me/project" } });
+    await vi.waitFor(() => expect(screen.queryByTestId("workspace-warning")).toBeNull());
+  });
 });
