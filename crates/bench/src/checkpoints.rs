@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fake_llm::{FakeServer, Protocol};
-use finishline_engine::agent::{Engine, EngineConfig, ModelEndpoint};
+use finishline_engine::agent::{Engine, ModelEndpoint};
 use finishline_engine::checkpoint::Checkpoints;
 use finishline_engine::event::EngineEvent;
 use finishline_engine::provider::ProviderConfig;
@@ -173,23 +173,7 @@ pub async fn run(smoke: bool) -> Table {
         let agent = ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, &server.base_url(Protocol::Openai), None), "fake-model").unwrap();
         let engine = Engine::new(
             store.clone(),
-            EngineConfig {
-                data_dir: data.path().to_path_buf(),
-                agent,
-                evaluator: None,
-                completion: Default::default(),
-                retry: Default::default(),
-                permissions: Default::default(),
-                verify_commands: vec![],
-                context_window: 1_000_000,
-                max_output_tokens: None,
-                step_limit: Duration::from_secs(600),
-                runaway: Default::default(),
-                auto_approve: false,
-                secret_env: vec![],
-                prices: Default::default(),
-                mcp: None,
-            },
+            crate::engine_config::defaults(data.path(), agent),
         );
         let first = session(&engine, &store, &ws, data.path(), &server).await;
         let changed = touch_files(&ws, 10, 0);

@@ -4,6 +4,7 @@
 
 mod checkpoints;
 mod completion_sim;
+mod engine_config;
 mod footprint;
 mod history;
 mod report;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use eventsource_stream::Eventsource;
 use fake_llm::{FakeServer, Protocol, Scenario};
-use finishline_engine::agent::{Engine, EngineConfig, ModelEndpoint};
+use finishline_engine::agent::{Engine, ModelEndpoint};
 use finishline_engine::batch::BATCH_WINDOW;
 use finishline_engine::event::EngineEvent;
 use finishline_engine::provider::ProviderConfig;
@@ -68,23 +68,7 @@ fn engine(base: &str) -> Engined {
     let agent = ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, base, None), "fake-model").unwrap();
     let engine = Engine::new(
         store.clone(),
-        EngineConfig {
-            data_dir: data.path().to_path_buf(),
-            agent,
-            evaluator: None,
-            completion: Default::default(),
-            retry: Default::default(),
-            permissions: Default::default(),
-            verify_commands: vec![],
-            context_window: 1_000_000,
-            max_output_tokens: None,
-            step_limit: std::time::Duration::from_secs(600),
-            runaway: Default::default(),
-            auto_approve: false,
-            secret_env: vec![],
-            prices: Default::default(),
-            mcp: None,
-        },
+        crate::engine_config::defaults(data.path(), agent),
     );
     Engined { _data: data, _ws: ws, engine, store }
 }

@@ -2,40 +2,14 @@
 //! chat API, through the real CLI. In its own test binary so it does not share the CPU with the
 //! SmolLM2 run: what is measured is how fast Finishline gives up on a hopeless model.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-use serde_json::Value;
-
-fn finishline(args: &[&str], data: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_finishline"))
-        .args(args)
-        .arg("--data-dir")
-        .arg(data)
-        .env_remove("OPENAI_API_KEY")
-        .env("XDG_DATA_HOME", data.join("xdg"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+mod support {
+    pub mod cli;
 }
 
-fn lines(o: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect()
-}
+use std::path::PathBuf;
+use std::process::Command;
 
-struct Env {
-    _dir: tempfile::TempDir,
-    data: PathBuf,
-    ws: PathBuf,
-}
-
-fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    Env { _dir: dir, data, ws }
-}
+use support::cli::*;
 
 /// A second real model server (its own cache folder and port), stopped however the test ends.
 struct LocalServer {

@@ -1,33 +1,18 @@
 //! The `finishline` binary as a script would use it: JSON events, the final summary, the
 //! history commands, and the exit codes.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod support {
+    pub mod cli;
+}
+
+use std::path::PathBuf;
+use std::process::Command;
 
 use fake_llm::{FakeServer, Protocol};
 use serde_json::{json, Value};
+use support::cli::*;
 
 const DONE: &str = "Done! notes.md lists three fruits, as the task asked.";
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_finishline")
-}
-
-fn finishline(args: &[&str], data: &Path) -> Output {
-    Command::new(bin())
-        .args(args)
-        .arg("--data-dir")
-        .arg(data)
-        .env_remove("OPENAI_API_KEY")
-        .env("XDG_DATA_HOME", data.join("xdg"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn lines(o: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect()
-}
 
 fn fruits() -> fake_llm::Scenario {
     serde_json::from_value(json!({"rules": [
@@ -36,20 +21,6 @@ fn fruits() -> fake_llm::Scenario {
         {"when": {"kind": "agent"}, "reply": {"text": "Writing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n- cherry\n"}}]}}
     ]}))
     .unwrap()
-}
-
-struct Env {
-    _dir: tempfile::TempDir,
-    data: PathBuf,
-    ws: PathBuf,
-}
-
-fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    Env { _dir: dir, data, ws }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

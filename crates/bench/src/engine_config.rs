@@ -1,0 +1,27 @@
+//! The engine as the benchmarks run it: defaults everywhere, a context window that never
+//! compacts, and nobody to ask.
+
+use std::path::Path;
+use std::time::Duration;
+
+use finishline_engine::agent::{EngineConfig, ModelEndpoint};
+
+pub fn defaults(data_dir: &Path, agent: ModelEndpoint) -> EngineConfig {
+    EngineConfig {
+        data_dir: data_dir.to_path_buf(),
+        agent,
+        evaluator: None,
+        completion: Default::default(),
+        retry: Default::default(),
+        permissions: Default::default(),
+        verify_commands: vec![],
+        context_window: 1_000_000,
+        max_output_tokens: None,
+        step_limit: Duration::from_secs(600),
+        runaway: Default::default(),
+        auto_approve: false,
+        secret_env: vec![],
+        prices: Default::default(),
+        mcp: None,
+    }
+}
