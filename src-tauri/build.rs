@@ -28,6 +28,8 @@ fn main() {
         "confirm_import",
         "open_link",
         "survey_workspace",
+        "checkpoint_usage",
+        "free_checkpoints",
         "perf_enabled",
         "perf_report",
         "startup_action",

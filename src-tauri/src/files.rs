@@ -140,6 +140,20 @@ pub async fn survey_workspace(path: String) -> Result<finishline_engine::checkpo
         .map_err(|e| Error::Internal(e.to_string()))?
 }
 
+/// The checkpoint storage of each workspace, for History.
+#[tauri::command]
+pub async fn checkpoint_usage(state: State<'_, AppState>) -> Result<Vec<finishline_engine::checkpoint::StoreUsage>, Error> {
+    let stores = state.data_dir.join("checkpoints");
+    tauri::async_runtime::spawn_blocking(move || finishline_engine::checkpoint::usage(&stores)).await.map_err(|e| Error::Internal(e.to_string()))
+}
+
+/// Frees what no remaining session of that workspace needs; returns the bytes freed.
+#[tauri::command]
+pub async fn free_checkpoints(state: State<'_, AppState>, id: String) -> Result<u64, Error> {
+    let stores = state.data_dir.join("checkpoints");
+    tauri::async_runtime::spawn_blocking(move || finishline_engine::checkpoint::prune_store(&stores, &id)).await.map_err(|e| Error::Internal(e.to_string()))?
+}
+
 /// Opens a web link from model or tool output in the system browser. Only http and https: a
 /// `file:` or custom-scheme link could start a program.
 #[tauri::command]

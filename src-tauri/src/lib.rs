@@ -103,6 +103,8 @@ pub fn run() {
             files::confirm_import,
             files::open_link,
             files::survey_workspace,
+            files::checkpoint_usage,
+            files::free_checkpoints,
             commands::perf_enabled,
             commands::perf_report,
             commands::startup_action,

@@ -29,6 +29,8 @@ export interface Limits {
   step_timeout_secs?: number;
   /** A line or block repeated this many times in one answer stops it as stuck. */
   repeat_threshold?: number;
+  /** Files over this many MB are left out of checkpoints. */
+  checkpoint_max_file_mb?: number;
 }
 
 export type PermissionDefault = "ask" | "allow" | "deny";
@@ -118,6 +120,13 @@ export interface ConnectionReport {
   checks?: ModelCheck[];
 }
 
+export interface StoreUsage {
+  id: string;
+  workspace: string;
+  bytes: number;
+  sessions: number;
+}
+
 export interface WorkspaceSurvey {
   files: number;
   capped: boolean;
@@ -134,6 +143,8 @@ export interface SettingsView {
   settings: Settings;
   /** Decided by the engine: a provider with somewhere to send tasks and a model to ask. */
   provider_ready: boolean;
+  /** Folders checkpoints always leave out. */
+  checkpoint_excludes?: string[];
 }
 
 export type SessionStatus =
@@ -334,6 +345,10 @@ export const ipc = {
    * commands waits for confirmImport. */
   importSettings: () => call<ImportOutcome>("import_settings"),
   confirmImport: (accept: boolean) => call<SettingsView | null>("confirm_import", { accept }),
+  /** The checkpoint storage of each workspace. */
+  checkpointUsage: () => call<StoreUsage[]>("checkpoint_usage"),
+  /** Frees what no remaining session of that workspace needs; the bytes freed. */
+  freeCheckpoints: (id: string) => call<number>("free_checkpoints", { id }),
   /** How many files the folder holds (up to a limit), and whether it is a home folder or `/`. */
   surveyWorkspace: (path: string) => call<WorkspaceSurvey>("survey_workspace", { path }),
   /** Opens an http(s) link in the system browser, never in the app. */

@@ -19,6 +19,7 @@ pub fn defaults(data_dir: &Path, agent: ModelEndpoint) -> EngineConfig {
         max_output_tokens: None,
         step_limit: Duration::from_secs(600),
         runaway: Default::default(),
+        checkpoint_max_file: finishline_engine::checkpoint::DEFAULT_MAX_FILE,
         auto_approve: false,
         secret_env: vec![],
         prices: Default::default(),

@@ -66,6 +66,8 @@ pub struct EngineConfig {
     pub step_limit: std::time::Duration,
     /// When one answer counts as repeating itself.
     pub runaway: crate::runaway::RunawayConfig,
+    /// Files larger than this are left out of checkpoints.
+    pub checkpoint_max_file: u64,
     /// Approve verified completions without asking (only `verified_done` with a success or no claim).
     pub auto_approve: bool,
     /// Extra environment variable names to keep out of child processes (a custom key variable).
@@ -119,10 +121,8 @@ impl Engine {
     pub fn checkpoints(&self, session: &SessionId, workspace: &std::path::Path) -> Result<Checkpoints> {
         let stores = self.config.data_dir.join("checkpoints");
         let own = stores.join(session.as_str());
-        if own.join("HEAD").exists() {
-            return Checkpoints::open(&own, workspace);
-        }
-        Checkpoints::open_shared(&stores, workspace, session.as_str())
+        let cp = if own.join("HEAD").exists() { Checkpoints::open(&own, workspace)? } else { Checkpoints::open_shared(&stores, workspace, session.as_str())? };
+        Ok(cp.with_max_file(self.config.checkpoint_max_file))
     }
 
     /// Creates a session for the task and starts its first run. Returns at once; follow the run

@@ -118,6 +118,10 @@ impl Checkpoints {
             let info = self.git_dir.join("info");
             std::fs::create_dir_all(&info)?;
             std::fs::write(info.join("exclude"), DEFAULT_EXCLUDES.join("\n") + "\n")?;
+            if self.shared {
+                // Which folder this store records, for the storage list in History.
+                std::fs::write(self.git_dir.join("workspace"), self.work_tree.to_string_lossy().as_bytes())?;
+            }
         }
         Ok(())
     }
@@ -419,4 +423,79 @@ pub fn survey(workspace: &Path) -> Result<WorkspaceSurvey> {
         }
     }
     Ok(WorkspaceSurvey { files, capped: false, too_broad })
+}
+
+/// One workspace's checkpoint store, as History shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoreUsage {
+    /// The store's folder name under `checkpoints/`, which names it in [`prune_store`].
+    pub id: String,
+    pub workspace: String,
+    pub bytes: u64,
+    /// Sessions whose checkpoints it holds.
+    pub sessions: usize,
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_size(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// The shared stores under `stores`, largest first.
+pub fn usage(stores: &Path) -> Vec<StoreUsage> {
+    let mut out: Vec<StoreUsage> = std::fs::read_dir(stores)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().join("workspace").exists())
+        .map(|e| {
+            let dir = e.path();
+            let sessions = std::fs::read_dir(dir.join("refs/finishline")).map(|d| d.flatten().filter(|s| s.path().is_dir()).count()).unwrap_or(0)
+                + count_packed_sessions(&dir);
+            StoreUsage {
+                id: e.file_name().to_string_lossy().into_owned(),
+                workspace: std::fs::read_to_string(dir.join("workspace")).unwrap_or_default(),
+                bytes: dir_size(&dir),
+                sessions,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    out
+}
+
+/// Sessions whose refs git has packed (they no longer have a folder of their own).
+fn count_packed_sessions(dir: &Path) -> usize {
+    let loose: Vec<String> = std::fs::read_dir(dir.join("refs/finishline")).map(|d| d.flatten().map(|s| s.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
+    let packed = std::fs::read_to_string(dir.join("packed-refs")).unwrap_or_default();
+    let mut names: Vec<&str> = packed.lines().filter_map(|l| l.split_once(" refs/finishline/")).filter_map(|(_, r)| r.split('/').next()).filter(|n| !loose.iter().any(|l| l == n)).collect();
+    names.sort();
+    names.dedup();
+    names.len()
+}
+
+/// Frees what no session needs any more: objects only deleted sessions used. Every remaining
+/// session keeps its diffs and revert.
+pub fn prune_store(stores: &Path, id: &str) -> Result<u64> {
+    if id.is_empty() || id.contains('/') || id.contains("..") {
+        return Err(Error::InvalidInput(format!("“{id}” is not a checkpoint store")));
+    }
+    let dir = stores.join(id);
+    let workspace = std::fs::read_to_string(dir.join("workspace")).map_err(|_| Error::NotFound(format!("checkpoint store {id}")))?;
+    let before = dir_size(&dir);
+    let cp = Checkpoints { git_dir: dir.clone(), work_tree: PathBuf::from(workspace), max_file: DEFAULT_MAX_FILE, shared: true, refs: String::new() };
+    // HEAD only marks the latest snapshot for `status`; it must not keep a deleted session's
+    // objects alive, so it goes and comes back with the next snapshot.
+    cp.git(&["symbolic-ref", "HEAD", "refs/heads/unborn"])?;
+    cp.git(&["reflog", "expire", "--expire=now", "--all"])?;
+    cp.git(&["gc", "--prune=now", "--quiet"])?;
+    Ok(before.saturating_sub(dir_size(&dir)))
 }

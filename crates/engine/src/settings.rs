@@ -80,11 +80,14 @@ pub struct Limits {
     pub step_timeout_secs: u32,
     /// A line or block repeated this many times in a row inside one answer stops it as stuck.
     pub repeat_threshold: u32,
+    /// Files larger than this many megabytes are left out of checkpoints (revert cannot
+    /// restore them; the review lists them).
+    pub checkpoint_max_file_mb: u32,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_steps: 60, continuation_budget: 5, max_retries: 5, truncation_cap: 3, short_stop_tokens: 10, max_output_tokens: 4096, context_window: 32_000, step_timeout_secs: 600, repeat_threshold: 8 }
+        Limits { max_steps: 60, continuation_budget: 5, max_retries: 5, truncation_cap: 3, short_stop_tokens: 10, max_output_tokens: 4096, context_window: 32_000, step_timeout_secs: 600, repeat_threshold: 8, checkpoint_max_file_mb: 10 }
     }
 }
 
@@ -285,6 +288,7 @@ impl Settings {
             ("limits.context_window", l.context_window, 1024, 10_000_000),
             ("limits.step_timeout_secs", l.step_timeout_secs, 10, 86_400),
             ("limits.repeat_threshold", l.repeat_threshold, 3, 1000),
+            ("limits.checkpoint_max_file_mb", l.checkpoint_max_file_mb, 1, 100_000),
         ] {
             if value < min || value > max {
                 return Err(Error::InvalidSettings { field, problem: format!("must be between {min} and {max}, not {value}") });
@@ -332,12 +336,14 @@ impl Settings {
 pub struct SettingsView {
     pub settings: Settings,
     pub provider_ready: bool,
+    /// Folders checkpoints always leave out (besides the workspace's own ignore files).
+    pub checkpoint_excludes: &'static [&'static str],
 }
 
 impl From<Settings> for SettingsView {
     fn from(settings: Settings) -> Self {
         let provider_ready = settings.provider_ready();
-        SettingsView { settings, provider_ready }
+        SettingsView { settings, provider_ready, checkpoint_excludes: crate::checkpoint::DEFAULT_EXCLUDES }
     }
 }
 

@@ -200,3 +200,33 @@ fn a_home_folder_or_the_root_is_flagged_and_files_are_counted_as_checkpoints_see
     let home = std::env::var("HOME").unwrap();
     assert!(survey(Path::new(&home)).unwrap().too_broad, "the home folder is flagged");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_lists_each_workspace_store_and_freeing_it_keeps_what_live_sessions_need() {
+    use finishline_engine::checkpoint::{forget_session, prune_store, usage};
+    let h = Harness::new(writes("a.txt"), Setup::default()).await;
+    let mut rng = fastrand::Rng::with_seed(9);
+    let first_only: String = (0..200_000).map(|_| format!("{:016x}", rng.u64(..))).collect();
+    let first = h.run("write a.txt").await;
+    // A file only the first session saw (3 MB of noise), then gone before the second.
+    std::fs::write(h.ws().join("scratch.txt"), &first_only).unwrap();
+    h.server.set_scenario(writes("b.txt"));
+    let stores = h.data.path().join("checkpoints");
+    // Record scratch.txt in the first session's store, then delete it.
+    let cp = h.engine.checkpoints(&first.session, &h.ws().canonicalize().unwrap()).unwrap();
+    let snap = cp.snapshot("scratch").unwrap();
+    cp.mark("agent", &snap).unwrap();
+    std::fs::remove_file(h.ws().join("scratch.txt")).unwrap();
+    let second = h.run("write b.txt").await;
+    let listed = usage(&stores);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].workspace, h.ws().canonicalize().unwrap().to_string_lossy(), "History can say which folder the space is for");
+    assert_eq!(listed[0].sessions, 2, "both sessions have their checkpoints there");
+    forget_session(&stores, &h.ws().canonicalize().unwrap(), first.session.as_str()).unwrap();
+    let freed = prune_store(&stores, &listed[0].id).unwrap();
+    assert!(freed > 1_000_000, "objects only the deleted session used are freed ({freed} bytes)");
+    let r = h.engine.submit_review(&second.review_id(), Decision::Reject, None, true, true, DecidedBy::Person).unwrap();
+    assert!(matches!(r, finishline_engine::agent::ReviewOutcome::Decided { revert: Some(ref rep), .. } if rep.applied), "the live session still reverts: {r:?}");
+    assert!(h.read("b.txt").is_none());
+    assert!(prune_store(&stores, "../x").is_err(), "only a store's own name is accepted");
+}

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from "react";
 import { Inbox, Search } from "lucide-react";
-import { AppError, ipc, type EndReason, type SearchHit, type SessionStatus, type SessionSummary } from "../ipc";
+import { AppError, ipc, type EndReason, type SearchHit, type SessionStatus, type SessionSummary, type StoreUsage } from "../ipc";
 import { StatusBadge } from "../components/StatusBadge";
 import { END_LABEL, STATUS_LABEL } from "../session/model";
 
@@ -264,6 +264,59 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
           </tbody>
         </table>
       )}
+      <CheckpointStorage />
     </section>
+  );
+}
+
+const mb = (b: number) => `${(b / 1_000_000).toFixed(1)} MB`;
+
+/** Disk the checkpoints take per workspace, and a way to give back what deleted sessions used. */
+function CheckpointStorage() {
+  const [stores, setStores] = useState<StoreUsage[] | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const load = useCallback(() => {
+    ipc.checkpointUsage().then(setStores, (e) => setNote((e as AppError).message));
+  }, []);
+  useEffect(load, [load]);
+  if (!stores || stores.length === 0) return null;
+  const free = async (s: StoreUsage) => {
+    setBusy(s.id);
+    setNote(null);
+    try {
+      const freed = await ipc.freeCheckpoints(s.id);
+      setNote(freed > 0 ? `Freed ${mb(freed)} in ${s.workspace}.` : `Nothing to free in ${s.workspace}: every byte belongs to a session you kept.`);
+      load();
+    } catch (e) {
+      setNote((e as AppError).message);
+    } finally {
+      setBusy(null);
+    }
+  };
+  return (
+    <details className="panel storage" data-testid="checkpoint-storage">
+      <summary>Checkpoint storage: {mb(stores.reduce((n, s) => n + s.bytes, 0))} for {stores.length} workspace{stores.length === 1 ? "" : "s"}</summary>
+      <p className="muted small">Checkpoints record each workspace once, for the review's diffs and Reject's revert. Deleting a session keeps its files' history until you free it here; sessions you keep are not affected.</p>
+      <ul>
+        {stores.map((s) => (
+          <li key={s.id} className="row" data-testid="storage-row">
+            <code className="grow">{s.workspace}</code>
+            <span>{mb(s.bytes)}</span>
+            <span className="muted">
+              {s.sessions} session{s.sessions === 1 ? "" : "s"}
+            </span>
+            <button className="btn small" disabled={busy === s.id} onClick={() => free(s)} data-testid="free-storage">
+              {busy === s.id ? "Freeing…" : "Free unused space"}
+            </button>
+          </li>
+        ))}
+      </ul>
+      {note && (
+        <p className="muted" role="status" data-testid="storage-note">
+          {note}
+        </p>
+      )}
+    </details>
   );
 }

@@ -243,6 +243,10 @@ export function SettingsScreen({ view, onSaved }: Props) {
             <input type="number" min={3} data-testid="repeat-threshold" value={draft.limits.repeat_threshold ?? 8} onChange={(e) => setLimit("repeat_threshold", e.target.value)} />
           </label>
           <label className="field">
+            <span>Checkpoint file size limit (MB)</span>
+            <input type="number" min={1} data-testid="checkpoint-max-file" value={draft.limits.checkpoint_max_file_mb ?? 10} onChange={(e) => setLimit("checkpoint_max_file_mb", e.target.value)} />
+          </label>
+          <label className="field">
             <span>Context window of {draft.provider.model || "the model"} (tokens)</span>
             <input
               type="number"
@@ -257,6 +261,9 @@ export function SettingsScreen({ view, onSaved }: Props) {
             />
           </label>
         </div>
+        <p className="muted small" data-testid="checkpoint-excludes">
+          Checkpoints (for the review's diffs and Reject's revert) leave out larger files, what the workspace's own ignore files name, and always: {(view.checkpoint_excludes ?? []).join(" ")}
+        </p>
         <label className="check">
           <input type="checkbox" data-testid="auto-approve" checked={draft.auto_approve ?? false} onChange={(e) => { setSaved(false); setDraft((d) => ({ ...d, auto_approve: e.target.checked })); }} />
           Approve verified completions without asking (only “verified done”; everything else waits for you)

@@ -262,3 +262,26 @@ describe("Settings, MCP servers and transfer", () => {
     expect(onSaved).not.toHaveBeenCalled();
   });
 });
+
+describe("checkpoint storage", () => {
+  it("History shows each workspace's checkpoint storage and frees what deleted sessions used", async () => {
+    const { History } = await import("../screens/History");
+    let freed = false;
+    mockIPC((cmd) => {
+      if (cmd === "list_sessions") return [];
+      if (cmd === "checkpoint_usage") return [{ id: "proj-1", workspace: "/home/me/proj", bytes: freed ? 2_000_000 : 52_000_000, sessions: 3 }];
+      if (cmd === "free_checkpoints") {
+        freed = true;
+        return 50_000_000;
+      }
+    });
+    render(<History onNewTask={() => {}} onOpen={() => {}} />);
+    const panel = await screen.findByTestId("checkpoint-storage");
+    expect(panel).toHaveTextContent("52.0 MB for 1 workspace");
+    expect(screen.getByTestId("storage-row")).toHaveTextContent("/home/me/proj");
+    expect(screen.getByTestId("storage-row")).toHaveTextContent("3 sessions");
+    await userEvent.setup().click(screen.getByTestId("free-storage"));
+    expect(await screen.findByTestId("storage-note")).toHaveTextContent("Freed 50.0 MB");
+    await vi.waitFor(() => expect(screen.getByTestId("checkpoint-storage")).toHaveTextContent("2.0 MB"));
+  });
+});

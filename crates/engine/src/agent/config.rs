@@ -108,6 +108,7 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
         max_output_tokens: Some(l.max_output_tokens),
         step_limit: std::time::Duration::from_secs(l.step_timeout_secs as u64),
         runaway: crate::runaway::RunawayConfig { repeats: l.repeat_threshold as usize, ..Default::default() },
+        checkpoint_max_file: l.checkpoint_max_file_mb as u64 * 1024 * 1024,
         auto_approve: settings.auto_approve,
         secret_env,
         prices: settings.prices.clone(),

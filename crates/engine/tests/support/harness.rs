@@ -87,6 +87,7 @@ impl Harness {
                 max_output_tokens: Some(1024),
                 step_limit: setup.step_limit,
                 runaway: Default::default(),
+                checkpoint_max_file: finishline_engine::checkpoint::DEFAULT_MAX_FILE,
                 auto_approve: setup.auto_approve,
                 secret_env: vec![],
                 prices: setup.prices,
