@@ -191,3 +191,52 @@ async fn a_permission_left_waiting_by_a_killed_cli_is_answered_on_resume_and_the
     assert!(events.iter().any(|e| matches!(e.event, EngineEvent::PermissionResolved { .. })), "the answer is recorded");
     assert_eq!(store.session(&sid).unwrap().status, SessionStatus::Completed);
 }
+
+/// Run as an ordinary user (root reads every file): a file the user cannot read is reported once,
+/// left out of the checkpoints, and the run goes on with everything else recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_file_is_reported_once_and_the_run_goes_on() {
+    use std::os::unix::fs::PermissionsExt;
+    let scn = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": "Done! a.txt is written, which is everything the task asked for."}},
+        {"when": {"kind": "agent"}, "reply": {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scn).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let dir = tempfile::tempdir().unwrap();
+    let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("readable.txt"), "hello").unwrap();
+    std::fs::write(ws.join("locked.txt"), "private").unwrap();
+    for p in [dir.path(), ws.as_path()] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    std::fs::set_permissions(ws.join("readable.txt"), std::fs::Permissions::from_mode(0o666)).unwrap();
+    std::fs::set_permissions(ws.join("locked.txt"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let cli = env!("CARGO_BIN_EXE_finishline").to_string();
+    let (d, w) = (data.clone(), ws.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "env", &format!("HOME={}", d.parent().unwrap().display()), &cli, "run", "write a.txt", "--workspace"])
+            .arg(&w)
+            .args(["--base-url", &url, "--model", "m", "--review", "approve", "--json", "--data-dir"])
+            .arg(&d)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "the run completes: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    let events: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let reports: Vec<&Value> = events.iter().filter(|e| e["type"] == "error" && e["code"] == "checkpoints").collect();
+    assert_eq!(reports.len(), 1, "reported once: {reports:?}");
+    assert!(reports[0]["message"].as_str().unwrap().contains("locked.txt"));
+    let review = events.iter().find(|e| e["type"] == "review_requested").expect("a review");
+    let files: Vec<&str> = review["files_changed"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(files, vec!["a.txt"], "everything else is still recorded and diffed");
+    assert_eq!(review["not_covered"], json!(["locked.txt"]), "the review says revert cannot restore it");
+}

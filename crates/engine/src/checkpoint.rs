@@ -159,10 +159,12 @@ impl Checkpoints {
                 std::thread::spawn(move || stdin.write_all(text.as_bytes()));
             }
             let out = child.wait_with_output()?;
-            if out.status.success() {
-                return Ok((String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned()));
-            }
             let err = String::from_utf8_lossy(&out.stderr);
+            // `add --ignore-errors` adds what it can read and exits 1 naming what it could not.
+            let only_unreadable = args.contains(&"--ignore-errors") && out.status.code() == Some(1) && err.contains("unable to index file");
+            if out.status.success() || only_unreadable {
+                return Ok((String::from_utf8_lossy(&out.stdout).into_owned(), err.into_owned()));
+            }
             if err.contains("index.lock") && tries < 50 {
                 tries += 1;
                 // A lock left by a git that was killed never goes away by itself.
@@ -195,10 +197,11 @@ impl Checkpoints {
             // Only the changed paths are added, so the tree is not walked a second time. Very
             // many paths (the first snapshot) go faster as one `add --all`.
             let (_, warnings) = if changed.len() > 5_000 {
-                self.git_full(&["add", "--all"], None)?
+                self.git_full(&["add", "--all", "--ignore-errors"], None)?
             } else {
-                self.git_full(&["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], Some(&changed.join("\0")))?
+                self.git_full(&["add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"], Some(&changed.join("\0")))?
             };
+            self.note_unreadable(&warnings)?;
             self.expand_nested_repos(&warnings)?;
         }
         let tree = self.git(&["write-tree"])?.trim().to_string();
@@ -285,7 +288,32 @@ impl Checkpoints {
 
     /// Files left out of checkpoints for their size: revert cannot restore them.
     pub fn not_covered(&self) -> Vec<String> {
-        std::fs::read_to_string(self.git_dir.join("info").join("too-big")).map(|t| t.lines().filter(|l| !l.is_empty()).map(String::from).collect()).unwrap_or_default()
+        let mut out = self.listed("too-big");
+        out.extend(self.unreadable());
+        out
+    }
+
+    /// Files git could not read (no permission): left out, reported once, the run goes on.
+    pub fn unreadable(&self) -> Vec<String> {
+        self.listed("unreadable")
+    }
+
+    fn listed(&self, name: &str) -> Vec<String> {
+        std::fs::read_to_string(self.git_dir.join("info").join(name)).map(|t| t.lines().filter(|l| !l.is_empty()).map(String::from).collect()).unwrap_or_default()
+    }
+
+    fn note_unreadable(&self, add_errors: &str) -> Result<()> {
+        let mut known = self.unreadable();
+        let before = known.len();
+        for path in add_errors.lines().filter_map(|l| l.strip_prefix("error: unable to index file '")).filter_map(|l| l.strip_suffix('\'')) {
+            if !known.iter().any(|k| k == path) {
+                known.push(path.to_string());
+            }
+        }
+        if known.len() > before {
+            std::fs::write(self.git_dir.join("info").join("unreadable"), known.join("\n"))?;
+        }
+        Ok(())
     }
 
     /// Points a name (`base`, `agent`) at a checkpoint.

@@ -156,6 +156,15 @@ impl Run {
         match first.await {
             Ok(Ok(snap)) => {
                 self.evidence.base_snapshot.get_or_insert(snap);
+                let unreadable = self.checkpoints.as_ref().map(|c| c.unreadable()).unwrap_or_default();
+                if !unreadable.is_empty() {
+                    let shown: Vec<&str> = unreadable.iter().take(10).map(String::as_str).collect();
+                    let more = if unreadable.len() > 10 { format!(" and {} more", unreadable.len() - 10) } else { String::new() };
+                    self.emit(EngineEvent::Error {
+                        code: "checkpoints".into(),
+                        message: format!("{} file(s) could not be read, so revert cannot restore them: {}{more}. Everything else is recorded; the run goes on.", unreadable.len(), shown.join(", ")),
+                    })?;
+                }
             }
             Ok(Err(e)) => self.checkpoints_failed(e.to_string())?,
             Err(e) => self.checkpoints_failed(e.to_string())?,
