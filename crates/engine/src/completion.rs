@@ -213,8 +213,21 @@ fn is_truncated(e: &Evidence, cfg: &CompletionConfig) -> bool {
     match &e.step_end {
         StepEnd::Cut => true,
         StepEnd::Stopped(StopReason::Length) => true,
-        StepEnd::Stopped(StopReason::EndTurn) => !e.step_called_tools && e.claim.is_none() && e.output_tokens <= cfg.min_output_tokens && work_open(e),
+        StepEnd::Stopped(StopReason::EndTurn) => short_stop_is_cut(&e.last_text, e.output_tokens, cfg) && !e.step_called_tools && e.claim.is_none() && work_open(e),
         _ => false,
+    }
+}
+
+/// A normal stop of a few tokens is a cut-off when it is empty or ends mid-sentence ("I'll",
+/// "Next, the"). A short answer that ends like a sentence ("Done!") is a terse claim, judged as
+/// one (the todo gate, the evaluator), not told to continue where it stopped.
+pub fn short_stop_is_cut(text: &str, output_tokens: u64, cfg: &CompletionConfig) -> bool {
+    if output_tokens > cfg.min_output_tokens {
+        return false;
+    }
+    match text.trim_end().chars().last() {
+        None => true,
+        Some(c) => !matches!(c, '.' | '!' | '?' | '…' | ')' | '"' | '\'' | '`' | '*' | ']' | '。' | '！' | '？'),
     }
 }
 

@@ -150,6 +150,24 @@ fn cases() -> Vec<Case> {
             model_calls: 5,
         },
         Case {
+            name: "a terse Done! with todos open gets the todo gate, not a truncation",
+            protocol: Protocol::Openai,
+            rules: json!([
+                evaluator(done_verdict()),
+                agent(json!({"last_message_contains": "0 open"}), text(DONE)),
+                agent(json!({"last_message_contains": "write b.txt"}), calls(vec![write("b.txt", "B"), json!({"name": "todo_write", "arguments": {"todos": [{"id": "1", "content": "write a.txt", "status": "completed"}, {"id": "2", "content": "write b.txt", "status": "completed"}]}})])),
+                agent(json!({"last_message_contains": "Created a.txt"}), text("Done!")),
+                agent(json!({}), calls(vec![json!({"name": "todo_write", "arguments": {"todos": [{"id": "1", "content": "write a.txt", "status": "completed"}, {"id": "2", "content": "write b.txt", "status": "pending"}]}}), write("a.txt", "A")])),
+            ]),
+            setup: nothing,
+            prepare: no_files,
+            status: SessionStatus::AwaitingReview,
+            claim: Claim::None,
+            end: EndReason::VerifiedDone,
+            continuations: vec![C::TodoGate],
+            model_calls: 5,
+        },
+        Case {
             name: "truncation by length continues at once without the evaluator",
             protocol: Protocol::Openai,
             rules: json!([

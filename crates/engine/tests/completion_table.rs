@@ -109,6 +109,17 @@ fn row_4_a_two_token_stop_while_work_is_open_is_a_truncation() {
 }
 
 #[test]
+fn row_4_a_terse_complete_claim_with_todos_open_goes_to_the_todo_gate_not_truncation() {
+    let mut e = stop();
+    e.output_tokens = 2;
+    e.last_text = "Done!".into();
+    e.open_todos = vec!["write b.txt".into()];
+    assert_eq!(source(&decide(&e, &cfg())), Some(ContinuationSource::TodoGate), "a short answer that ends like a sentence is a claim: the todo gate lists what is open");
+    e.last_text = "Next I will".into();
+    assert_eq!(source(&decide(&e, &cfg())), Some(ContinuationSource::Truncation), "a short stop mid-sentence is still a cut-off");
+}
+
+#[test]
 fn row_4_a_short_stop_with_no_open_work_is_not_a_truncation() {
     let mut e = stop();
     e.output_tokens = 2;

@@ -320,7 +320,10 @@ impl Run {
         };
         // A cut-off step continues the one before it, so it leaves "work open" as it was.
         let cut = matches!(out.end, StepEnd::Cut | StepEnd::Stopped(StopReason::Length))
-            || (out.calls.is_empty() && claim.is_none() && out.usage.output_tokens <= self.cfg().min_output_tokens && (self.evidence.prev_step_called_tools || !evidence.open_todos.is_empty()));
+            || (out.calls.is_empty()
+                && claim.is_none()
+                && completion::short_stop_is_cut(&out.text, out.usage.output_tokens, self.cfg())
+                && (self.evidence.prev_step_called_tools || !evidence.open_todos.is_empty()));
         if !cut {
             self.evidence.prev_step_called_tools = step_called_tools;
             self.evidence.counters.truncations_in_row = 0;
