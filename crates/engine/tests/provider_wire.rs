@@ -311,3 +311,19 @@ async fn a_stream_that_goes_silent_is_reported_as_a_stall() {
     assert_eq!(text(&out), "hi");
     assert_eq!(out.last(), Some(&Err(ProviderErrorKind::Stall)), "no byte for the idle timeout is a stall");
 }
+
+#[test]
+fn local_servers_context_overflow_messages_are_context_too_long_so_the_run_compacts() {
+    use finishline_engine::provider::{ProviderError, ProviderErrorKind};
+    let headers = reqwest::header::HeaderMap::new();
+    for body in [
+        r#"{"error":{"code":400,"message":"request (4151 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":4151,"n_ctx":4096}}"#,
+        r#"{"error":{"message":"the input length exceeds the context length","type":"api_error"}}"#,
+        r#"{"object":"error","message":"This model's maximum context length is 8192 tokens. However, you requested 9000 tokens","type":"BadRequestError"}"#,
+    ] {
+        let e = ProviderError::from_status(400, &headers, body);
+        assert_eq!(e.kind, ProviderErrorKind::ContextTooLong, "a full context is compacted and retried, not failed as a bad request: {body}");
+    }
+    let other = ProviderError::from_status(400, &headers, r#"{"error":{"message":"tools are not supported","type":"invalid_request_error"}}"#);
+    assert_eq!(other.kind, ProviderErrorKind::BadRequest);
+}

@@ -115,6 +115,13 @@ fn is_context_message(lower: &str) -> bool {
         || lower.contains("prompt is too long")
         || lower.contains("too many tokens")
         || lower.contains("exceeds the context")
+        // llama.cpp: "request (4151 tokens) exceeds the available context size (4096 tokens)",
+        // type `exceed_context_size_error`.
+        || lower.contains("context size")
+        || lower.contains("exceed_context_size")
+        // Ollama and vLLM.
+        || lower.contains("input length exceeds")
+        || lower.contains("maximum model length")
 }
 
 /// Pulls the human part out of an error body: `{"error":{"message":…}}` in all three protocols,
