@@ -118,6 +118,8 @@ export interface ConnectionReport {
   model_listed: boolean | null;
   tools: ToolSupport;
   checks?: ModelCheck[];
+  /** The context window the server reports for the model. */
+  context_window?: number | null;
 }
 
 export interface StoreUsage {

@@ -16,6 +16,7 @@ pub fn defaults(data_dir: &Path, agent: ModelEndpoint) -> EngineConfig {
         permissions: Default::default(),
         verify_commands: vec![],
         context_window: 1_000_000,
+        learn_context_window: false,
         max_output_tokens: None,
         step_limit: Duration::from_secs(600),
         runaway: Default::default(),

@@ -61,6 +61,9 @@ pub struct EngineConfig {
     pub verify_commands: Vec<String>,
     /// The model's context window in tokens; compaction starts at 80 % of it.
     pub context_window: u64,
+    /// Nobody set the window for this model: ask the server once (llama.cpp's `/props`, the
+    /// model list), and use what it says instead of the default.
+    pub learn_context_window: bool,
     pub max_output_tokens: Option<u32>,
     /// The longest one model step may take before it is stopped.
     pub step_limit: std::time::Duration,
@@ -97,6 +100,8 @@ pub struct Engine {
     pub config: EngineConfig,
     pub toolbox: Toolbox,
     live: Mutex<Live>,
+    /// The window the server reported, asked once per engine.
+    learned_window: tokio::sync::OnceCell<Option<u64>>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -109,7 +114,17 @@ pub enum ReviewOutcome {
 
 impl Engine {
     pub fn new(store: Arc<Store>, config: EngineConfig) -> Arc<Engine> {
-        Arc::new(Engine { store, config, toolbox: Toolbox::standard(), live: Mutex::new(Live::default()) })
+        Arc::new(Engine { store, config, toolbox: Toolbox::standard(), live: Mutex::new(Live::default()), learned_window: tokio::sync::OnceCell::new() })
+    }
+
+    /// The context window runs compact against: the one set for the model, else what the
+    /// server reports (a 4096-token llama.cpp server is not a 32k model), else the default.
+    pub async fn context_window(&self) -> u64 {
+        if !self.config.learn_context_window {
+            return self.config.context_window;
+        }
+        let learned = self.learned_window.get_or_init(|| async { self.config.agent.provider.context_window(&self.config.agent.model).await }).await;
+        learned.unwrap_or(self.config.context_window)
     }
 
     fn live(&self) -> std::sync::MutexGuard<'_, Live> {

@@ -27,8 +27,14 @@ use futures_util::Stream;
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<CompletionEvent, ProviderError>> + Send>>;
 
 /// One method: stream a completion. Dropping the stream cancels the request.
+#[async_trait::async_trait]
 pub trait Provider: Send + Sync {
     fn stream(&self, request: &CompletionRequest) -> EventStream;
+    /// The model's context window as the server reports it, where it does (llama.cpp's
+    /// `/props`, a `context_length` in the model list); `None` when it does not say.
+    async fn context_window(&self, _model: &str) -> Option<u64> {
+        None
+    }
 }
 
 /// A wire mapper turns one protocol's stream payloads into common events. `finish` runs at the

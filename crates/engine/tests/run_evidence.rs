@@ -413,3 +413,22 @@ async fn an_evaluator_server_that_rejects_json_schema_falls_back_to_instruction_
     assert_eq!(evals.len(), 2);
     assert!(evals[0].body.get("response_format").is_some() && evals[1].body.get("response_format").is_none(), "the second request asks by instruction");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_local_server_window_is_learned_so_the_run_compacts_instead_of_overflowing() {
+    // llama.cpp started with a 4096-token context, and nobody set the model's window.
+    let scn: fake_llm::Scenario = serde_json::from_value(json!({"context_window": 4096, "rules": [
+        {"when": {"kind": "compaction"}, "reply": {"text": "Summary: the notes were read."}},
+        evaluator(done_verdict()),
+        agent(json!({"last_message_contains": "Summary"}), json!({"text": DONE})),
+        agent(json!({"last_message_contains": "note 299"}), json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]})),
+        agent(json!({}), json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]})),
+    ]}))
+    .unwrap();
+    let h = Harness::new(scn, Setup { context_window: 32_000, learn_context_window: true, ..Default::default() }).await;
+    h.write("notes.txt", &(0..300).map(|i| format!("note {i}: some words to fill the context\n")).collect::<String>());
+    let o = h.run("summarise notes.txt").await;
+    let compacted = o.events.iter().any(|e| matches!(e.event, EngineEvent::Activity { phase: ActivityPhase::Compacting, .. }));
+    assert!(compacted, "about 3,000 tokens of notes twice is past 80 % of the server's 4096, though far below the 32k default: the run compacts");
+    assert_ne!(o.status, SessionStatus::Failed, "no request the server would refuse as too long");
+}

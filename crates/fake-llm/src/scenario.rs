@@ -17,6 +17,9 @@ pub struct Scenario {
     /// The models `/models` lists; `fake-model` when empty.
     #[serde(default)]
     pub models: Vec<String>,
+    /// When set, `/props` reports this context window, as llama.cpp's server does.
+    #[serde(default)]
+    pub context_window: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -31,11 +31,20 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/chat/completions", post(openai))
         .route("/v1/messages", post(anthropic))
         .route("/v1/models", get(models))
+        .route("/props", get(props))
         .route("/v1beta/models", get(models))
         .route("/v1beta/models/{*rest}", post(gemini))
         .route("/_fake/requests", get(requests).delete(clear_requests))
         .route("/_fake/scenario", put(set_scenario))
         .with_state(state)
+}
+
+/// llama.cpp's settings endpoint, with the context window the scenario names.
+async fn props(State(state): State<AppState>) -> Response {
+    match state.lock().unwrap().scenario.context_window {
+        Some(n) => Json(json!({"default_generation_settings": {"n_ctx": n}, "total_slots": 1})).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
 }
 
 async fn models(State(state): State<AppState>, headers: HeaderMap) -> Response {

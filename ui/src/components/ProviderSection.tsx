@@ -264,6 +264,12 @@ function ConnectionResult({ report, model }: { report: Report; model: string }) 
       {model_listed === false && model.trim() ? `; “${model}” is not among them` : ""}.{" "}
       {tools.state === "supported" && "The model accepts tools."}
       {tools.state !== "supported" && tools.message}
+      {report.r.context_window ? (
+        <span data-testid="server-context-window">
+          {" "}
+          The server's context window is {report.r.context_window.toLocaleString()} tokens; runs use it unless you set one below.
+        </span>
+      ) : null}
       {(report.r.checks ?? []).length > 0 && (
         <ul className="model-checks" data-testid="model-checks">
           {(report.r.checks ?? []).map((c) => (

@@ -66,6 +66,7 @@ describe("Settings, more", () => {
           models: ["gemma"],
           model_listed: true,
           tools: { state: "supported" },
+          context_window: 4096,
           checks: [
             { kind: "streams", passed: true, detail: "12 pieces and a finish reason" },
             { kind: "follows_instruction", passed: false, detail: "asked to reply READY, it wrote “Reply with”" },
@@ -80,6 +81,7 @@ describe("Settings, more", () => {
     expect(checks).toHaveTextContent("✓ Streams");
     expect(checks).toHaveTextContent("✗ Calls tools");
     expect(checks).toHaveTextContent("probably a base model");
+    expect(screen.getByTestId("server-context-window")).toHaveTextContent("4,096 tokens");
     cleanup();
     const { NewTask } = await import("../screens/NewTask");
     render(<NewTask providerReady defaultModel="gemma" onOpenSettings={() => {}} onStarted={() => {}} />);

@@ -55,7 +55,7 @@ pub fn estimate_tokens(history: &[ChatMessage]) -> u64 {
 
 impl Run {
     pub(super) async fn maybe_compact(&mut self) -> Result<(), Halt> {
-        if estimate_tokens(&self.history) * 10 > self.engine.config.context_window * 8 && self.history.len() > KEEP_VERBATIM {
+        if estimate_tokens(&self.history) * 10 > self.context_window * 8 && self.history.len() > KEEP_VERBATIM {
             self.compact().await?;
         }
         Ok(())

@@ -74,6 +74,8 @@ pub struct Run {
     /// Call ids seen in this session: some servers reuse ids across steps, and every call must
     /// keep its own result.
     pub(super) call_ids: HashSet<String>,
+    /// The model's context window for this run (set, or learned from the server).
+    pub(super) context_window: u64,
 }
 
 impl Run {
@@ -120,7 +122,9 @@ impl Run {
             },
             _ => RunEvidence::default(),
         };
+        let context_window = engine.context_window().await;
         Ok(Run {
+            context_window,
             toolbox: engine.toolbox.clone(),
             engine,
             session,

@@ -10,6 +10,7 @@ use super::error::{ProviderError, ProviderErrorKind};
 use super::types::{ChatMessage, CompletionEvent, CompletionRequest, ToolSpec};
 use super::{HttpProvider, Provider};
 
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum ToolSupport {
@@ -29,6 +30,8 @@ pub struct ConnectionReport {
     pub tools: ToolSupport,
     /// How the model itself behaves, graded in a few seconds; empty when the tool probe failed.
     pub checks: Vec<ModelCheck>,
+    /// The context window the server reports for the model, where it does.
+    pub context_window: Option<u64>,
 }
 
 /// One graded behaviour of the model.
@@ -77,7 +80,8 @@ pub async fn check_connection(provider: &HttpProvider, model: &str) -> Result<Co
         probe_tools(provider, model).await?
     };
     let checks = if tools == ToolSupport::Supported { grade(provider, model).await } else { Vec::new() };
-    Ok(ConnectionReport { models, model_listed, tools, checks })
+    let context_window = if model.is_empty() { None } else { provider.context_window(model).await };
+    Ok(ConnectionReport { models, model_listed, tools, checks, context_window })
 }
 
 /// What one probe request brought back.

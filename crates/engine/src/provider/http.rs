@@ -136,7 +136,37 @@ impl HttpProvider {
     }
 }
 
+impl HttpProvider {
+    async fn get_json(&self, url: String) -> Option<Value> {
+        let resp = tokio::time::timeout(self.config.connect_timeout, self.authorize(self.client.get(url)).send()).await.ok()?.ok()?;
+        if !resp.status().is_success() {
+            return None;
+        }
+        serde_json::from_str(&resp.text().await.ok()?).ok()
+    }
+}
+
+#[async_trait::async_trait]
 impl Provider for HttpProvider {
+    async fn context_window(&self, model: &str) -> Option<u64> {
+        if self.config.kind != ProviderKind::Openai {
+            return None;
+        }
+        let base = self.config.base_url.trim().trim_end_matches('/');
+        // llama.cpp serves its settings beside the API: `<server>/props`.
+        let server = base.strip_suffix("/v1").unwrap_or(base);
+        if let Some(props) = self.get_json(format!("{server}/props")).await {
+            let n = props.pointer("/default_generation_settings/n_ctx").or_else(|| props.get("n_ctx")).and_then(Value::as_u64);
+            if let Some(n) = n.filter(|n| *n > 0) {
+                return Some(n);
+            }
+        }
+        // OpenRouter, LM Studio and others put it in the model list.
+        let list = self.get_json(format!("{base}/models")).await?;
+        let entry = list.get("data")?.as_array()?.iter().find(|m| m.get("id").and_then(Value::as_str) == Some(model))?.clone();
+        ["context_length", "max_context_length", "context_window"].iter().find_map(|k| entry.get(*k).and_then(Value::as_u64)).filter(|n| *n > 0)
+    }
+
     fn stream(&self, req: &CompletionRequest) -> EventStream {
         let request = self.request(req);
         let mapper = self.mapper(req);

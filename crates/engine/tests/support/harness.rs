@@ -36,6 +36,7 @@ pub struct Setup {
     pub prices: std::collections::BTreeMap<String, finishline_engine::settings::Price>,
     pub mcp: Option<std::sync::Arc<finishline_engine::mcp::McpServers>>,
     pub step_limit: Duration,
+    pub learn_context_window: bool,
 }
 
 impl Default for Setup {
@@ -51,6 +52,7 @@ impl Default for Setup {
             prices: Default::default(),
             mcp: None,
             step_limit: Duration::from_secs(600),
+            learn_context_window: false,
         }
     }
 }
@@ -84,6 +86,7 @@ impl Harness {
                 permissions: setup.permissions,
                 verify_commands: setup.verify_commands,
                 context_window: setup.context_window,
+                learn_context_window: setup.learn_context_window,
                 max_output_tokens: Some(1024),
                 step_limit: setup.step_limit,
                 runaway: Default::default(),
