@@ -284,7 +284,7 @@ impl Store {
                 .map(Some)
                 .or_else(|e| if e == rusqlite::Error::QueryReturnedNoRows { Ok(None) } else { Err(e) })?;
             let status = status.ok_or_else(|| Error::NotFound(format!("session {id}")))?;
-            if SessionStatus::parse(&status).is_some_and(|s| s.is_running()) {
+            if SessionStatus::parse(&status).is_some_and(|s| s.is_running() || s == SessionStatus::AwaitingApproval) {
                 return Err(Error::InvalidInput("the session is running; cancel it before deleting it".into()));
             }
             tx.execute("DELETE FROM search WHERE session_id = ?", params![id.0])?;

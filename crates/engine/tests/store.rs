@@ -364,3 +364,16 @@ fn a_read_only_database_is_reported_not_crashed() {
 fn unsafe_is_root() -> bool {
     std::fs::read_to_string("/proc/self/status").map(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))).unwrap_or(false)
 }
+
+#[test]
+fn a_running_or_waiting_session_cannot_be_deleted_until_it_is_cancelled() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&NewSession { task: "t".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() }).unwrap();
+    for status in [SessionStatus::Busy, SessionStatus::AwaitingApproval] {
+        store.append(&sid, None, EngineEvent::StatusChanged { status, attempt: None, next_retry_at: None, message: None }).unwrap();
+        let err = store.delete_session(&sid).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidInput, "{status:?}: deleting a live run would pull its history from under it: {err}");
+    }
+    store.append(&sid, None, EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None }).unwrap();
+    store.delete_session(&sid).expect("a cancelled session can be deleted");
+}

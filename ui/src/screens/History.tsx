@@ -244,7 +244,11 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
                   <button className="btn small" onClick={() => exportAs(r.id, r.title, "json")}>
                     JSON
                   </button>
-                  {confirm === r.id ? (
+                  {["busy", "retry", "awaiting_approval"].includes(r.status) ? (
+                    <span className="muted small" data-testid="delete-running" title="A running session cannot be deleted">
+                      Cancel it to delete
+                    </span>
+                  ) : confirm === r.id ? (
                     <>
                       <button className="btn small danger" onClick={() => remove(r.id)} data-testid="confirm-delete">
                         Delete for good

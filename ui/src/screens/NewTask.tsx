@@ -14,9 +14,21 @@ interface Props {
 /** Tasks larger than this are refused in the form, before anything is sent anywhere. */
 export const MAX_TASK_CHARS = 100_000;
 
+const DRAFT_KEY = "finishline.taskDraft";
+
 export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onStarted }: Props) {
   const [model, setModel] = useState(defaultModel);
-  const [task, setTask] = useState("");
+  // A half-typed task survives a visit to Settings or History (kept for this window only).
+  const [task, setTaskState] = useState(() => sessionStorage.getItem(DRAFT_KEY) ?? "");
+  const setTask = (t: string) => {
+    setTaskState(t);
+    try {
+      if (t) sessionStorage.setItem(DRAFT_KEY, t);
+      else sessionStorage.removeItem(DRAFT_KEY);
+    } catch {
+      /* storage full: the draft lives as long as the screen */
+    }
+  };
   const [workspace, setWorkspace] = useState<string | null>(null);
   const [starting, setStarting] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -68,7 +80,9 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
     setStarting(true);
     setError(null);
     try {
-      onStarted(await ipc.startSession(task, workspace, model.trim() && model.trim() !== defaultModel ? model.trim() : undefined));
+      const id = await ipc.startSession(task, workspace, model.trim() && model.trim() !== defaultModel ? model.trim() : undefined);
+      setTask("");
+      onStarted(id);
     } catch (err) {
       // The task text stays in the box: nothing the person typed is lost.
       setError((err as AppError).message);

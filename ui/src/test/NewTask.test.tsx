@@ -93,4 +93,25 @@ describe("New task", () => {
     fireEvent.change(screen.getByTestId("workspace-path"), { target: { value: "/home/me/project" } });
     await vi.waitFor(() => expect(screen.queryByTestId("workspace-warning")).toBeNull());
   });
+
+  it("keeps a half-typed task across a visit to another screen, and forgets it once started", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "plugin:dialog|open") return "/home/me/notes";
+      if (cmd === "start_session") return "ses_1";
+      if (cmd === "survey_workspace") return { files: 3, capped: false, too_broad: false };
+    });
+    const first = render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    const user = userEvent.setup();
+    await user.type(screen.getByTestId("task-input"), "rename the photos");
+    first.unmount();
+    const second = render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    expect(screen.getByTestId("task-input"), "back from Settings, the words are still there").toHaveValue("rename the photos");
+    await user.click(screen.getByTestId("pick-workspace"));
+    await vi.waitFor(() => expect(screen.getByTestId("run")).toBeEnabled());
+    await user.click(screen.getByTestId("run"));
+    await vi.waitFor(() => expect(screen.getByTestId("task-input")).toHaveValue(""));
+    second.unmount();
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    expect(screen.getByTestId("task-input"), "a started task is not offered again").toHaveValue("");
+  });
 });

@@ -71,3 +71,21 @@ describe("safety in the window", () => {
     expect(input.revert).toBe(false);
   });
 });
+
+describe("History and live runs", () => {
+  it("offers no Delete on a session that is still running or waiting", async () => {
+    const { History } = await import("../screens/History");
+    const row = (id: string, status: string) => ({
+      id, title: `task ${id}`, task: "t", workspace: "/ws", provider: "openai", model: "m", status, claim: null, verdict: null, end_reason: null, decision: null,
+      created_at: "2026-11-23T10:00:00Z", created_ms: 1, duration_ms: 0, tokens: { agent: 0, evaluator: 0, compaction: 0 }, last_seq: 1,
+    });
+    mockIPC((cmd) => {
+      if (cmd === "list_sessions") return [row("a", "busy"), row("b", "completed")];
+      if (cmd === "checkpoint_usage") return [];
+      return null;
+    });
+    render(<History onNewTask={() => {}} onOpen={() => {}} />);
+    expect(await screen.findByTestId("delete-running")).toHaveTextContent("Cancel it to delete");
+    expect(screen.getAllByTestId("delete"), "only the finished session can be deleted").toHaveLength(1);
+  });
+});

@@ -6,4 +6,7 @@ import { afterEach } from "vitest";
 afterEach(() => {
   cleanup();
   clearMocks();
+  // Drafts and model grades are kept in the window's storage: each test starts without them.
+  sessionStorage.clear();
+  localStorage.clear();
 });
