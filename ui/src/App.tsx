@@ -105,7 +105,7 @@ export function App() {
         ) : screen === "history" ? (
           <History onNewTask={() => setScreen("new")} onOpen={openSession} />
         ) : screen === "session" && sessionId ? (
-          <SessionView key={sessionId} sessionId={sessionId} onOpenHistory={() => setScreen("history")} />
+          <SessionView key={sessionId} sessionId={sessionId} onOpenHistory={() => setScreen("history")} onOpenSettings={() => setScreen("settings")} />
         ) : (
           <SettingsScreen view={view} onSaved={setView} />
         )}

@@ -432,3 +432,26 @@ async fn a_small_local_server_window_is_learned_so_the_run_compacts_instead_of_o
     assert!(compacted, "about 3,000 tokens of notes twice is past 80 % of the server's 4096, though far below the 32k default: the run compacts");
     assert_ne!(o.status, SessionStatus::Failed, "no request the server would refuse as too long");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_after_a_provider_failure_sends_the_same_conversation_again_and_goes_on() {
+    let scn: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "agent"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\":{\"message\":\"model is loading\"}}"}}, "times": 1},
+        evaluator(done_verdict()),
+        agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+        agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]})),
+    ]}))
+    .unwrap();
+    let h = Harness::new(scn, Setup::default()).await;
+    let o = h.run("write a.txt").await;
+    assert_eq!(o.status, SessionStatus::Failed, "the first request is refused");
+    // What Retry in the window sends: no words from the person.
+    h.engine.send_message(&o.session, "").unwrap();
+    let o2 = h.wait_idle(&o.session).await;
+    assert_eq!(o2.status, SessionStatus::AwaitingReview, "the retried run goes on to the review gate");
+    assert_eq!(h.read("a.txt").as_deref(), Some("A"));
+    let user_messages = o2.events.iter().filter(|e| matches!(&e.event, EngineEvent::MessageCreated { role: MessageRole::User, .. })).count();
+    assert_eq!(user_messages, 1, "a retry adds no message of the person's");
+    let retried = &o2.requests[1];
+    assert!(retried.last_message.contains("write a.txt"), "the same conversation is sent again: {}", retried.last_message);
+}

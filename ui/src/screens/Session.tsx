@@ -255,7 +255,18 @@ function VirtualTimeline({ items, scrollRef }: { items: Item[]; scrollRef: React
   );
 }
 
-export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; onOpenHistory: () => void }) {
+/** Failures a person fixes in Settings or by trying again: the run offers both. */
+const PROVIDER_FAILURES: Record<string, string> = {
+  provider_unreachable: "The provider could not be reached.",
+  provider_auth: "The provider refused the key.",
+  provider_not_found: "The provider's address or the model name is wrong.",
+  provider: "The provider failed.",
+  provider_protocol: "The provider answered in a way Finishline could not read.",
+  chat_template: "This model answers with raw chat-template tokens.",
+  step_timeout: "The model took longer than the step limit.",
+};
+
+export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sessionId: string; onOpenHistory: () => void; onOpenSettings?: () => void }) {
   const [model, dispatch] = useReducer(reducer, undefined, emptyModel);
   const [error, setError] = useState<string | null>(null);
   const [openError, setOpenError] = useState<string | null>(null);
@@ -339,6 +350,19 @@ export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; o
 
   // One start at a time: a second click (or Enter) while the first is on its way does nothing.
   const [sending, setSending] = useState(false);
+  // After a provider failure: the same conversation again, with no new words from the person.
+  const retry = async () => {
+    if (sending) return;
+    setSending(true);
+    setError(null);
+    try {
+      await ipc.sendMessage(sessionId, "");
+    } catch (e) {
+      setError((e as AppError).message);
+    } finally {
+      setSending(false);
+    }
+  };
   const send = async () => {
     if (sending) return;
     setSending(true);
@@ -439,6 +463,19 @@ export function SessionView({ sessionId, onOpenHistory }: { sessionId: string; o
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (
         <div className="composer">
           {model.status === "interrupted" && <p className="notice">This session was interrupted. Resume it to continue where it stopped.</p>}
+          {model.status === "failed" && model.lastErrorCode && PROVIDER_FAILURES[model.lastErrorCode] && (
+            <div className="notice row" role="alert" data-testid="failure-actions">
+              <span className="grow">{PROVIDER_FAILURES[model.lastErrorCode]} Fix it in Settings, or try again: the run goes on from where it stopped.</span>
+              <button className="btn primary" onClick={() => void retry()} disabled={sending} data-testid="retry-run">
+                <RefreshCw size={14} aria-hidden /> Retry
+              </button>
+              {onOpenSettings && (
+                <button className="btn" onClick={onOpenSettings} data-testid="open-settings">
+                  Open Settings
+                </button>
+              )}
+            </div>
+          )}
           {model.status === "completed" && (
             <p className="muted">
               Completed. <button className="link" onClick={onOpenHistory}>Back to history</button>

@@ -52,6 +52,8 @@ export interface SessionModel {
   tokens: { agent: number; evaluator: number };
   /** The current (or last) step's timing: when it started, output so far, and when it ended. */
   stepClock?: StepClock;
+  /** The code of the last error the run reported (`provider_unreachable`, `provider_auth`, …). */
+  lastErrorCode?: string;
 }
 
 export interface StepClock {
@@ -143,6 +145,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       next.cycle = { n: 0, max: next.cycle.max };
       next.review = undefined;
       next.endReason = undefined;
+      next.lastErrorCode = undefined;
       break;
     case "status_changed":
       next.status = e.status;
@@ -235,6 +238,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       push({ kind: "run_end", key: `end-${e.seq}`, status: e.status, endReason: e.end_reason, stuck: e.stuck });
       break;
     case "error":
+      next.lastErrorCode = e.code;
       push({ kind: "error", key: `err-${e.seq}`, message: e.message });
       break;
   }

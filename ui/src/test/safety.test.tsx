@@ -1,7 +1,7 @@
 import { render, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { EngineEvent, Envelope } from "../ipc";
 import { SessionView } from "../screens/Session";
 
@@ -87,5 +87,28 @@ describe("History and live runs", () => {
     render(<History onNewTask={() => {}} onOpen={() => {}} />);
     expect(await screen.findByTestId("delete-running")).toHaveTextContent("Cancel it to delete");
     expect(screen.getAllByTestId("delete"), "only the finished session can be deleted").toHaveLength(1);
+  });
+});
+
+describe("errors with a way forward", () => {
+  it("a run that failed on the provider offers Retry and Open Settings", async () => {
+    const calls: Call[] = [];
+    seq = 0;
+    script(
+      [
+        ev({ type: "session_created", task: "say hello", workspace: "/ws", provider: "openai", model: "m" }),
+        ev({ type: "run_started", trigger: "task" }),
+        ev({ type: "error", code: "provider_unreachable", message: "Could not connect to the provider at http://127.0.0.1:9/v1." }),
+        ev({ type: "status_changed", status: "failed" }),
+      ],
+      calls,
+    );
+    const openSettings = vi.fn();
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} onOpenSettings={openSettings} />);
+    expect(await screen.findByTestId("failure-actions")).toHaveTextContent("could not be reached");
+    await userEvent.click(screen.getByTestId("open-settings"));
+    expect(openSettings).toHaveBeenCalled();
+    await userEvent.click(screen.getByTestId("retry-run"));
+    expect(calls.find((c) => c.cmd === "send_message")).toMatchObject({ sessionId: "s1", message: "" });
   });
 });
