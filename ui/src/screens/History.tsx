@@ -273,7 +273,7 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
   );
 }
 
-const mb = (b: number) => `${(b / 1_000_000).toFixed(1)} MB`;
+const mb = (b: number) => (b < 1_000_000 ? `${Math.max(1, Math.round(b / 1000))} KB` : `${(b / 1_000_000).toFixed(1)} MB`);
 
 /** Disk the checkpoints take per workspace, and a way to give back what deleted sessions used. */
 function CheckpointStorage() {
