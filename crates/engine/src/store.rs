@@ -67,8 +67,10 @@ impl Store {
             std::fs::create_dir_all(dir)?;
         }
         let writer = Connection::open(path)?;
-        writer.pragma_update(None, "journal_mode", "WAL")?;
+        // The busy timeout first: switching a new file to WAL takes a lock another process
+        // opening it at the same moment may hold.
         Self::configure(&writer)?;
+        Self::enable_wal(&writer)?;
         let reader = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI)?;
         Self::configure(&reader)?;
         Self::with_connections(writer, Some(reader), clock)
@@ -83,6 +85,22 @@ impl Store {
         let writer = Connection::open_in_memory()?;
         Self::configure(&writer)?;
         Self::with_connections(writer, None, clock)
+    }
+
+    /// Switches a file to WAL. SQLite answers "busy" at once, without waiting, when another
+    /// connection switches the same new file at that moment; a moment later it is done.
+    fn enable_wal(conn: &Connection) -> Result<()> {
+        let mut tries = 0;
+        loop {
+            match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+                Ok(_) => return Ok(()),
+                Err(rusqlite::Error::SqliteFailure(f, _)) if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) && tries < 200 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     fn configure(conn: &Connection) -> Result<()> {

@@ -197,3 +197,29 @@ async fn waiting_sessions_keep_waiting_after_a_restart() {
     assert!(store.recover().unwrap().is_empty());
     assert_eq!(store.session(&sid).unwrap().status, SessionStatus::AwaitingReview, "a session waiting for a person keeps waiting across restarts");
 }
+
+#[test]
+fn the_app_and_the_cli_opening_a_new_data_folder_at_once_both_get_a_working_history() {
+    // Found in CI: a CLI and a second reader opening a fresh folder together raced on the
+    // migrations ("duplicate column name"), and the CLI refused to start.
+    for round in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("history.db");
+        let barrier = Arc::new(std::sync::Barrier::new(4));
+        let opens: Vec<_> = (0..4)
+            .map(|_| {
+                let (db, barrier) = (db.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    Store::open(&db, Arc::new(SystemClock)).map(|_| ()).map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        for o in opens {
+            let r = o.join().unwrap();
+            assert!(r.is_ok(), "round {round}: every front end opening a new data folder gets a migrated history: {r:?}");
+        }
+        let store = Store::open(&db, Arc::new(SystemClock)).unwrap();
+        assert_eq!(store.integrity_check().unwrap(), "ok");
+    }
+}

@@ -31,7 +31,13 @@ pub fn migrate(conn: &mut Connection) -> Result<()> {
         )));
     }
     for m in MIGRATIONS.iter().filter(|m| m.version > current) {
-        let tx = conn.transaction()?;
+        // The app and the CLI may open a new data folder at the same moment: each migration
+        // takes the write lock first and checks again, so it runs exactly once.
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let now: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if now >= m.version {
+            continue;
+        }
         tx.execute_batch(m.sql)?;
         tx.pragma_update(None, "user_version", m.version)?;
         tx.commit()?;
