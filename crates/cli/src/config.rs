@@ -41,10 +41,6 @@ pub struct Resolved {
     pub settings: Settings,
 }
 
-fn is_loopback(url: &str) -> bool {
-    url::Url::parse(url).ok().and_then(|u| u.host_str().map(|h| h == "localhost" || h == "127.0.0.1" || h == "::1" || h == "[::1]" || h.starts_with("127."))).unwrap_or(false)
-}
-
 pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
     let settings = settings(&data_dir(&opts.common))?;
     let kind = match opts.provider.as_deref() {
@@ -87,7 +83,7 @@ pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
         Some(var) => (std::env::var(var).ok().and_then(ApiKey::new), Some(var.clone())),
         None => (finishline_engine::secret::Keys::os().resolve(&provider).0, Some(provider.key_env())),
     };
-    if key.is_none() && !is_loopback(&base_url) {
+    if key.is_none() && !finishline_engine::provider::is_loopback_url(&base_url) {
         return Err(format!(
             "no API key for {base_url}: set {} (or name another variable with --api-key-env). A local server on 127.0.0.1 needs none",
             key_env.as_deref().unwrap_or("the key variable")

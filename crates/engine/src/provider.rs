@@ -27,6 +27,24 @@ use futures_util::Stream;
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<CompletionEvent, ProviderError>> + Send>>;
 
 /// One method: stream a completion. Dropping the stream cancels the request.
+/// Whether a base URL points at this machine (a local server that needs no key).
+pub fn is_loopback_url(url: &str) -> bool {
+    url::Url::parse(url).ok().and_then(|u| u.host_str().map(|h| h == "localhost" || h == "::1" || h == "[::1]" || h.starts_with("127."))).unwrap_or(false)
+}
+
+/// Whether a base URL points at this machine or the local network, where servers (llama.cpp,
+/// LM Studio, Ollama) answer in milliseconds and say what they run.
+pub fn is_local_url(url: &str) -> bool {
+    if is_loopback_url(url) {
+        return true;
+    }
+    let host = url::Url::parse(url).ok().and_then(|u| u.host_str().map(String::from)).unwrap_or_default();
+    match host.parse::<std::net::Ipv4Addr>() {
+        Ok(ip) => ip.is_private() || ip.is_link_local(),
+        Err(_) => host.ends_with(".local") || host.ends_with(".lan"),
+    }
+}
+
 #[async_trait::async_trait]
 pub trait Provider: Send + Sync {
     fn stream(&self, request: &CompletionRequest) -> EventStream;

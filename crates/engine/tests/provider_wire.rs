@@ -327,3 +327,15 @@ fn local_servers_context_overflow_messages_are_context_too_long_so_the_run_compa
     let other = ProviderError::from_status(400, &headers, r#"{"error":{"message":"tools are not supported","type":"invalid_request_error"}}"#);
     assert_eq!(other.kind, ProviderErrorKind::BadRequest);
 }
+
+#[test]
+fn only_servers_on_this_machine_or_the_local_network_are_asked_for_their_context_window() {
+    use finishline_engine::provider::{is_local_url, is_loopback_url};
+    for local in ["http://127.0.0.1:8931/v1", "http://localhost:1234/v1", "http://192.168.1.20:11434/v1", "http://10.0.0.5:8080/v1", "http://gpu-box.local:8080/v1"] {
+        assert!(is_local_url(local), "{local} answers at once and says what it runs");
+    }
+    for remote in ["https://api.openai.com/v1", "https://openrouter.ai/api/v1", "http://8.8.8.8/v1"] {
+        assert!(!is_local_url(remote), "{remote}: no extra round trip before the first step");
+    }
+    assert!(is_loopback_url("http://127.0.0.1:8931/v1") && !is_loopback_url("http://192.168.1.20:11434/v1"), "only this machine's servers need no key");
+}

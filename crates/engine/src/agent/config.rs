@@ -105,7 +105,9 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
         },
         verify_commands,
         context_window,
-        learn_context_window: !settings.context_windows.contains_key(&agent.model),
+        // Only where it costs nothing: a local server answers at once; a cloud provider's
+        // windows are known and would add a round trip before every first step.
+        learn_context_window: !settings.context_windows.contains_key(&agent.model) && crate::provider::is_local_url(&settings.provider.base_url),
         max_output_tokens: Some(l.max_output_tokens),
         step_limit: std::time::Duration::from_secs(l.step_timeout_secs as u64),
         runaway: crate::runaway::RunawayConfig { repeats: l.repeat_threshold as usize, ..Default::default() },
