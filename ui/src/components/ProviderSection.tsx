@@ -259,7 +259,13 @@ function ConnectionResult({ report, model }: { report: Report; model: string }) 
   const { models, model_listed, tools } = report.r;
   const listed = models.length ? `${models.length} model${models.length === 1 ? "" : "s"} listed` : "no model list offered";
   return (
-    <span className={tools.state === "unsupported" ? "field-error" : "ok-text"} role="status" data-testid="connection-report" data-tools={tools.state}>
+    <span
+      // A model the server does not list is a warning, never green.
+      className={tools.state === "unsupported" ? "field-error" : model_listed === false && model.trim() ? "warn-text" : "ok-text"}
+      role="status"
+      data-testid="connection-report"
+      data-tools={tools.state}
+    >
       Connected: {listed}
       {model_listed === false && model.trim() ? `; “${model}” is not among them` : ""}.{" "}
       {tools.state === "supported" && "The model accepts tools."}

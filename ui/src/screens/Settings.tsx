@@ -31,6 +31,19 @@ export function pricesToText(p: Settings["prices"]): string {
     .join("\n");
 }
 
+/** The lines of the prices box that are not "model: input output"; saving waits until they are. */
+export function badPriceLines(text: string): string[] {
+  return text
+    .split("\n")
+    .filter((l) => l.trim())
+    .filter((line) => {
+      const i = line.lastIndexOf(": ");
+      if (i <= 0 || !line.slice(0, i).trim()) return true;
+      const parts = line.slice(i + 2).trim().split(/\s+/);
+      return parts.length !== 2 || parts.some((p) => !Number.isFinite(Number(p)) || Number(p) < 0);
+    });
+}
+
 export function textToPrices(text: string): Settings["prices"] {
   const out: Settings["prices"] = {};
   for (const line of text.split("\n")) {
@@ -114,8 +127,14 @@ export function SettingsScreen({ view, onSaved }: Props) {
 
   const save = async (e: FormEvent) => {
     e.preventDefault();
-    setSaving(true);
     setError(null);
+    const bad = badPriceLines(pricesText);
+    if (bad.length > 0) {
+      // Never drop what the person typed: say which line and how it should look.
+      setError(new AppError("invalid_settings", `prices: “${bad[0]}” is not “model: input output” in US dollars per million tokens (for example “gpt-4.1-mini: 0.4 1.6”)`));
+      return;
+    }
+    setSaving(true);
     try {
       const next = await ipc.saveSettings({ ...draft, verify_commands: textToVerify(verifyText), prices: textToPrices(pricesText) });
       setDraft(next.settings);
@@ -336,7 +355,13 @@ export function SettingsScreen({ view, onSaved }: Props) {
             placeholder="gpt-4.1-mini: 0.4 1.6"
             spellCheck={false}
             data-testid="prices"
+            aria-invalid={badPriceLines(pricesText).length > 0 || undefined}
           />
+          {badPriceLines(pricesText).length > 0 && (
+            <span className="field-error" data-testid="prices-error">
+              Not a price line: {badPriceLines(pricesText).join("; ")}
+            </span>
+          )}
         </label>
       </fieldset>
 

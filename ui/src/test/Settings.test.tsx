@@ -53,6 +53,7 @@ describe("Settings, more", () => {
     const user = userEvent.setup();
     await user.click(screen.getByTestId("test-connection"));
     expect(await screen.findByTestId("connection-report")).toHaveTextContent("Connected: 2 models listed; “gpt-x” is not among them. The model accepts tools.");
+    expect(screen.getByTestId("connection-report"), "a model the server does not list is a warning, not green").toHaveClass("warn-text");
     fail = true;
     await user.click(screen.getByTestId("test-connection"));
     await vi.waitFor(() => expect(screen.getByTestId("connection-report")).toHaveTextContent("Nothing answered at this URL."));
@@ -119,7 +120,7 @@ describe("Settings, prices", () => {
     });
     render(<SettingsScreen view={view()} onSaved={() => {}} />);
     const user = userEvent.setup();
-    await user.type(screen.getByTestId("prices"), "gpt-4.1-mini: 0.4 1.6{enter}broken: x y");
+    await user.type(screen.getByTestId("prices"), "gpt-4.1-mini: 0.4 1.6{enter}{enter}");
     await user.click(screen.getByTestId("save-settings"));
     await screen.findByText("Saved");
     expect(sent?.prices).toEqual({ "gpt-4.1-mini": { input_per_mtok: 0.4, output_per_mtok: 1.6 } });
@@ -285,5 +286,25 @@ describe("checkpoint storage", () => {
     await userEvent.setup().click(screen.getByTestId("free-storage"));
     expect(await screen.findByTestId("storage-note")).toHaveTextContent("Freed 50.0 MB");
     await vi.waitFor(() => expect(screen.getByTestId("checkpoint-storage")).toHaveTextContent("2.0 MB"));
+  });
+});
+
+describe("prices", () => {
+  it("a price line that does not parse is shown as an error and nothing is saved, instead of being dropped", async () => {
+    const saved: unknown[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "save_settings") {
+        saved.push(args);
+        return view();
+      }
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    await user.type(screen.getByTestId("prices"), "gpt-4.1-mini: 0.4 1.6{enter}my-model: cheap");
+    expect(screen.getByTestId("prices-error")).toHaveTextContent("my-model: cheap");
+    await user.click(screen.getByTestId("save-settings"));
+    expect(await screen.findByRole("alert")).toHaveTextContent("is not “model: input output”");
+    expect(saved, "the form keeps what was typed and saves nothing yet").toHaveLength(0);
+    expect(screen.getByTestId("prices")).toHaveValue("gpt-4.1-mini: 0.4 1.6\nmy-model: cheap");
   });
 });
