@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use fake_llm::{FakeServer, Protocol};
 use finishline_engine::agent::{Engine, ModelEndpoint};
-use finishline_engine::checkpoint::Checkpoints;
+use finishline_engine::checkpoint::{dir_size, Checkpoints};
 use finishline_engine::event::EngineEvent;
 use finishline_engine::provider::ProviderConfig;
 use finishline_engine::store::Store;
@@ -20,19 +20,6 @@ use serde_json::json;
 use crate::report::{median, Table};
 
 const VERDICT: &str = r#"{"done": true, "summary": "written", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": ""}"#;
-
-fn size_of(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| match e.metadata() {
-            Ok(m) if m.is_dir() => size_of(&e.path()),
-            Ok(m) => m.len(),
-            Err(_) => 0,
-        })
-        .sum()
-}
 
 /// `files` source files of about 1.5 KB in 100 folders, three 12 MB binaries (over the 10 MB
 /// limit) and two of 2 MB.
@@ -91,7 +78,7 @@ struct SessionTimes {
 
 /// One task through the engine: how long until the model is asked, and until the first tool runs.
 async fn session(engine: &Arc<Engine>, store: &Arc<Store>, ws: &Path, data: &Path, server: &FakeServer) -> SessionTimes {
-    let before = size_of(&data.join("checkpoints"));
+    let before = dir_size(&data.join("checkpoints"));
     let asked_before = server.requests().len();
     let mut live = store.follow_all();
     let started = Instant::now();
@@ -119,7 +106,7 @@ async fn session(engine: &Arc<Engine>, store: &Arc<Store>, ws: &Path, data: &Pat
     };
     tokio::join!(watch, poll);
     handle.await.expect("run");
-    SessionTimes { first_request: first_request.unwrap_or_default(), first_tool: first_tool.unwrap_or_default(), growth: size_of(&data.join("checkpoints")) - before }
+    SessionTimes { first_request: first_request.unwrap_or_default(), first_tool: first_tool.unwrap_or_default(), growth: dir_size(&data.join("checkpoints")) - before }
 }
 
 /// The largest object any store under `stores` holds.

@@ -464,7 +464,8 @@ pub struct StoreUsage {
     pub sessions: usize,
 }
 
-fn dir_size(dir: &Path) -> u64 {
+/// Bytes under `dir`, every file counted.
+pub fn dir_size(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
         .into_iter()
         .flatten()
