@@ -33,6 +33,8 @@ fn main() {
         "perf_enabled",
         "perf_report",
         "startup_action",
+        "about",
+        "quit",
     ]);
-    tauri_build::try_build(tauri_build::Attributes::new().config_path("../tauri.conf.json").app_manifest(manifest)).expect("tauri build step");
+    tauri_build::try_build(tauri_build::Attributes::new().config_path("tauri.conf.json").app_manifest(manifest)).expect("tauri build step");
 }

@@ -1,6 +1,7 @@
 //! The desktop shell. Each command is a one-liner into the engine; no product logic lives here.
 
 mod commands;
+mod desktop;
 mod files;
 mod state;
 
@@ -41,7 +42,12 @@ fn avoid_software_gl_compositing() {
 pub fn run() {
     #[cfg(target_os = "linux")]
     avoid_software_gl_compositing();
+    let context = tauri::generate_context!("tauri.conf.json");
+    let instance = desktop::instance_name(&context.config().identifier);
     tauri::Builder::default()
+        // First, so a second launch hands over its arguments and exits before opening anything.
+        .plugin(tauri_plugin_single_instance::Builder::new().dbus_id(instance).callback(|app, argv, _cwd| desktop::second_launch(app, argv)).build())
+        .plugin(tauri_plugin_window_state::Builder::default().build())
         .plugin(tauri_plugin_store::Builder::default().build())
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
@@ -108,8 +114,15 @@ pub fn run() {
             commands::perf_enabled,
             commands::perf_report,
             commands::startup_action,
+            desktop::about,
+            desktop::quit,
         ])
-        .build(tauri::generate_context!("../tauri.conf.json"))
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::CloseRequested { api, .. } = event {
+                desktop::close_requested(window, api);
+            }
+        })
+        .build(context)
         .expect("error while starting Finishline")
         .run(|app, event| {
             // MCP servers are child processes: they go when the app goes.

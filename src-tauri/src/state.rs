@@ -24,6 +24,9 @@ pub struct AppState {
     /// ones stopped) when the configured list changes.
     mcp: Mutex<Option<Arc<McpServers>>>,
     startup: Mutex<Option<crate::commands::StartupAction>>,
+    /// Set once the person chose to quit over running tasks, so the close that follows is not
+    /// asked about again.
+    quitting: std::sync::atomic::AtomicBool,
     /// Settings read from a file the person picked, waiting for them to confirm its MCP servers.
     import: Mutex<Option<Settings>>,
 }
@@ -32,7 +35,7 @@ impl AppState {
     pub fn open(data_dir: PathBuf) -> Result<AppState, Error> {
         let store = Arc::new(Store::open(&data_dir.join("history.db"), Arc::new(SystemClock))?);
         store.recover()?;
-        Ok(AppState { store, data_dir, keys: Arc::new(Keys::os()), engines: Mutex::new(HashMap::new()), mcp: Mutex::new(None), import: Mutex::new(None), startup: Mutex::new(crate::commands::startup_action_from(&std::env::args().collect::<Vec<_>>())) })
+        Ok(AppState { store, data_dir, keys: Arc::new(Keys::os()), engines: Mutex::new(HashMap::new()), mcp: Mutex::new(None), import: Mutex::new(None), quitting: Default::default(), startup: Mutex::new(crate::commands::startup_action_from(&std::env::args().collect::<Vec<_>>())) })
     }
 
     /// An engine built from the current settings, for a session in `workspace`; `model`
@@ -86,6 +89,25 @@ impl AppState {
 
     pub fn take_startup_action(&self) -> Option<crate::commands::StartupAction> {
         self.startup.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// A launch handed over by a second instance replaces any action not yet taken.
+    pub fn set_startup_action(&self, action: crate::commands::StartupAction) {
+        *self.startup.lock().unwrap_or_else(|p| p.into_inner()) = Some(action);
+    }
+
+    /// Sessions whose run is live in this process, with the engine that runs each.
+    pub fn running_sessions(&self) -> Vec<(SessionId, Arc<Engine>)> {
+        let engines = self.engines.lock().unwrap_or_else(|p| p.into_inner());
+        engines.iter().filter(|(s, e)| e.is_running(s)).map(|(s, e)| (s.clone(), e.clone())).collect()
+    }
+
+    pub fn confirm_quit(&self) {
+        self.quitting.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn quit_confirmed(&self) -> bool {
+        self.quitting.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub fn remember(&self, session: &SessionId, engine: Arc<Engine>) {

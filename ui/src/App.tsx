@@ -6,6 +6,7 @@ import { NewTask } from "./screens/NewTask";
 import { History } from "./screens/History";
 import { SettingsScreen } from "./screens/Settings";
 import { SessionView } from "./screens/Session";
+import { QuitDialog } from "./components/QuitDialog";
 
 export type Screen = "new" | "history" | "settings" | "session";
 
@@ -34,15 +35,37 @@ export function App() {
   }, []);
   useEffect(load, [load]);
 
-  // `finishline-app --open-session ID` or `--task T --workspace W`: go straight there.
+  // `finishline-app --open-session ID` or `--task T --workspace W`: go straight there, at this
+  // launch or when a second launch hands its arguments to this window.
   useEffect(() => {
-    ipc.startupAction().then(
-      async (a) => {
-        if (a?.kind === "open_session") openSession(a.session_id);
-        if (a?.kind === "run_task") openSession(await ipc.startSession(a.task, a.workspace));
-      },
-      () => {},
-    );
+    const take = () =>
+      ipc.startupAction().then(
+        async (a) => {
+          if (a?.kind === "open_session") openSession(a.session_id);
+          if (a?.kind === "run_task") openSession(await ipc.startSession(a.task, a.workspace));
+        },
+        () => {},
+      );
+    take();
+    const off = ipc.onStartupAction(take);
+    return () => void off.then((f) => f()).catch(() => undefined);
+  }, []);
+
+  // Closing over running tasks asks first: the close button (the shell holds the window) and Ctrl+Q.
+  const [quitAsk, setQuitAsk] = useState<number | null>(null);
+  useEffect(() => {
+    const off = ipc.onCloseRequested((n) => setQuitAsk(n));
+    const onKey = (e: KeyboardEvent) => {
+      if (e.ctrlKey && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "q") {
+        e.preventDefault();
+        ipc.quit(false).then((n) => n > 0 && setQuitAsk(n), () => {});
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => {
+      window.removeEventListener("keydown", onKey);
+      void off.then((f) => f()).catch(() => undefined);
+    };
   }, []);
 
   useEffect(() => {
@@ -69,7 +92,7 @@ export function App() {
       <nav className="sidebar" aria-label="Main">
         <div className="brand">
           <span className="brand-mark" aria-hidden>
-            ▶
+            ✓
           </span>
           Finishline
         </div>
@@ -110,6 +133,7 @@ export function App() {
           <SettingsScreen view={view} onSaved={setView} />
         )}
       </main>
+      {quitAsk !== null && <QuitDialog running={quitAsk} onKeep={() => setQuitAsk(null)} />}
     </div>
   );
 }

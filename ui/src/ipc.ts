@@ -380,4 +380,15 @@ export const ipc = {
   /** What the app was asked to do at launch (`--open-session ID`, or `--task T --workspace W`). */
   startupAction: () => call<StartupAction | null>("startup_action"),
   onHistoryChanged: (f: () => void): Promise<UnlistenFn> => listen("history-changed", () => f()),
+  /** A second launch handed its `--task` / `--open-session` to this window: take it with startupAction. */
+  onStartupAction: (f: () => void): Promise<UnlistenFn> => listen("startup-action", () => f()),
+  /** The window's close button was pressed while tasks run; the payload is how many. */
+  onCloseRequested: (f: (running: number) => void): Promise<UnlistenFn> => listen<number>("close-requested", (e) => f(e.payload)),
+  /** The version and where the data lives. */
+  about: () => call<About>("about"),
+  /** Quits. With tasks running and `stopRunning` false nothing happens and their count comes
+   * back, so the window can ask; with it true they are cancelled first. */
+  quit: (stopRunning: boolean) => call<number>("quit", { stopRunning }),
 };
+
+export type About = { version: string; data_dir: string; database: string; settings_file: string; checkpoints_dir: string };

@@ -191,6 +191,12 @@ impl Engine {
         self.cancel_stranded(session).unwrap_or(false)
     }
 
+    /// Whether a run of this session is live in this process (streaming, running a tool, or
+    /// waiting for a person's answer); the window asks before closing over one.
+    pub fn is_running(&self, session: &SessionId) -> bool {
+        self.live().cancels.contains_key(session)
+    }
+
     fn cancel_stranded(&self, session: &SessionId) -> Result<bool> {
         if self.store.session(session)?.status != SessionStatus::AwaitingApproval {
             return Ok(false);

@@ -208,8 +208,10 @@ async fn cancel_while_streaming_ends_cancelled_and_nothing_follows() {
             break;
         }
     }
+    assert!(h.engine.is_running(&sid), "a streaming run is running: closing the window must ask first");
     assert!(h.engine.cancel(&sid));
     tokio::time::timeout(Duration::from_secs(5), handle).await.expect("cancel stops the run quickly").unwrap();
+    assert!(!h.engine.is_running(&sid), "a cancelled run is over: the window may close without asking");
     let events = h.store.events(&sid, 0).unwrap();
     let pos = events.iter().position(|e| matches!(e.event, EngineEvent::StatusChanged { status: SessionStatus::Cancelled, .. })).expect("a cancelled status");
     assert_eq!(pos, events.len() - 1, "nothing arrives after `cancelled`");

@@ -1,3 +1,4 @@
+import { AboutPanel } from "../components/AboutPanel";
 import { useState, type FormEvent } from "react";
 import { McpSection } from "../components/McpSection";
 import { ProviderSection } from "../components/ProviderSection";
@@ -396,6 +397,7 @@ export function SettingsScreen({ view, onSaved }: Props) {
           {saving ? "Saving…" : "Save"}
         </button>
       </div>
+      <AboutPanel />
     </form>
   );
 }

@@ -105,3 +105,58 @@ describe("History, loading and errors", () => {
     expect(await screen.findByTestId("history-empty")).toHaveTextContent("No sessions yet.");
   });
 });
+
+describe("quitting over running tasks", () => {
+  it("Ctrl+Q asks while a task runs, Esc keeps the window, and 'Stop it and quit' cancels before quitting", async () => {
+    const quits: boolean[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "get_settings") return view();
+      if (cmd === "quit") {
+        const stop = (args as { stopRunning: boolean }).stopRunning;
+        quits.push(stop);
+        return stop ? 0 : 1;
+      }
+    }, { shouldMockEvents: true });
+    render(<App />);
+    const user = userEvent.setup();
+    await screen.findByTestId("new-task-form");
+    await user.keyboard("{Control>}q{/Control}");
+    const dialog = await screen.findByTestId("quit-dialog");
+    expect(dialog, "the person is told what quitting stops").toHaveTextContent("A task is still running");
+    expect(screen.getByTestId("quit-keep"), "keeping the window is the default: a stray Enter must not stop work").toHaveFocus();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("quit-dialog"), "Esc keeps working").not.toBeInTheDocument();
+    expect(quits, "asking is not quitting").toEqual([false]);
+
+    await user.keyboard("{Control>}q{/Control}");
+    await user.click(await screen.findByTestId("quit-stop"));
+    await waitFor(() => expect(quits).toEqual([false, false, true]));
+  });
+
+  it("Ctrl+Q with nothing running quits without a question", async () => {
+    const quits: boolean[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "get_settings") return view();
+      if (cmd === "quit") {
+        quits.push((args as { stopRunning: boolean }).stopRunning);
+        return 0;
+      }
+    }, { shouldMockEvents: true });
+    render(<App />);
+    await screen.findByTestId("new-task-form");
+    await userEvent.setup().keyboard("{Control>}q{/Control}");
+    await waitFor(() => expect(quits).toEqual([false]));
+    expect(screen.queryByTestId("quit-dialog"), "no question when nothing would be lost").not.toBeInTheDocument();
+  });
+
+  it("Settings shows the version and where the data lives", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "get_settings") return view();
+      if (cmd === "about") return { version: "0.1.0", data_dir: "/home/p/.local/share/dev.finishline.app", database: "/h/history.db", settings_file: "/h/settings.json", checkpoints_dir: "/h/checkpoints" };
+    });
+    render(<App />);
+    await userEvent.setup().click(await screen.findByTestId("nav-settings"));
+    expect(await screen.findByTestId("about-version")).toHaveTextContent("0.1.0");
+    expect(screen.getByTestId("about-data-dir"), "a bug report or a backup needs the folder").toHaveTextContent("/home/p/.local/share/dev.finishline.app");
+  });
+});

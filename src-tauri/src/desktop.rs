@@ -1,0 +1,107 @@
+//! What a desktop app does besides its screens: one instance per data folder, launches handed to
+//! the running window, an About box, and a close that asks first while a task runs.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use tauri::{AppHandle, Emitter, Manager, State};
+
+use crate::commands::startup_action_from;
+use crate::state::AppState;
+
+/// The app's data folder as Tauri resolves it on Linux (`$XDG_DATA_HOME/<identifier>`), known
+/// before the app is built, so the single-instance name can depend on it.
+fn data_dir_before_setup(identifier: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/share")))?;
+    Some(base.join(identifier))
+}
+
+/// The D-Bus name that makes a second launch find the first. One instance per *data folder*,
+/// not per machine: what must never happen is two engines on one database, while a person (or
+/// a test) running Finishline with another `XDG_DATA_HOME` is a different app's worth of history.
+pub fn instance_name(identifier: &str) -> String {
+    let folder = data_dir_before_setup(identifier).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    // FNV-1a: stable across builds and platforms, unlike std's hasher.
+    let hash = folder.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    format!("{identifier}.i{hash:016x}")
+}
+
+/// Brings the main window to the front: unminimised, shown, focused.
+pub fn focus_main(app: &AppHandle) {
+    if let Some(w) = app.get_webview_window("main") {
+        let _ = w.unminimize();
+        let _ = w.show();
+        let _ = w.set_focus();
+    }
+}
+
+/// A second launch: its `--task` / `--open-session` go to this window, which comes to the front.
+pub fn second_launch(app: &AppHandle, argv: Vec<String>) {
+    focus_main(app);
+    if let Some(action) = startup_action_from(&argv) {
+        app.state::<AppState>().set_startup_action(action);
+        // The window asks for the action (and takes it), exactly as it does at its own start.
+        let _ = app.emit("startup-action", ());
+    }
+}
+
+/// How many runs of this process are live: streaming, running a tool, or waiting for a person.
+fn running_runs(state: &AppState) -> usize {
+    state.running_sessions().len()
+}
+
+/// The window's close button. With a task running the window stays and asks (the UI shows what
+/// closing would stop); otherwise it closes as any window does.
+pub fn close_requested(window: &tauri::Window, api: &tauri::CloseRequestApi) {
+    let state = window.state::<AppState>();
+    let running = running_runs(&state);
+    if running > 0 && !state.quit_confirmed() {
+        api.prevent_close();
+        let _ = window.emit("close-requested", running);
+    }
+}
+
+#[derive(Serialize)]
+pub struct About {
+    pub version: String,
+    pub data_dir: String,
+    pub database: String,
+    pub settings_file: String,
+    pub checkpoints_dir: String,
+}
+
+/// The About box: the one version of the whole workspace and where everything is kept.
+#[tauri::command]
+pub fn about(app: AppHandle, state: State<'_, AppState>) -> About {
+    let d = &state.data_dir;
+    About {
+        version: app.package_info().version.to_string(),
+        data_dir: d.display().to_string(),
+        database: d.join("history.db").display().to_string(),
+        settings_file: d.join("settings.json").display().to_string(),
+        checkpoints_dir: d.join("checkpoints").display().to_string(),
+    }
+}
+
+/// Quits: asked by Ctrl+Q, or by "Close anyway" after the close button asked. With
+/// `stop_running` false and a task running nothing happens and the count comes back, so the
+/// window can ask. Running tasks are cancelled (recorded `cancelled`, not left to look crashed)
+/// before the app exits.
+#[tauri::command]
+pub async fn quit(app: AppHandle, state: State<'_, AppState>, stop_running: bool) -> Result<usize, finishline_engine::Error> {
+    let running = state.running_sessions();
+    if !running.is_empty() && !stop_running {
+        return Ok(running.len());
+    }
+    for (session, engine) in &running {
+        engine.cancel(session);
+    }
+    // A cancelled run records its end within moments; wait for that, but never hang the quit.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !state.running_sessions().is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    state.confirm_quit();
+    app.exit(0);
+    Ok(0)
+}
