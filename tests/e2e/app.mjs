@@ -25,9 +25,10 @@ export function seedSettings(home, provider) {
 }
 
 /** Starts tauri-driver with its own data folder; the app inherits the environment. */
-export async function startDriver({ port = 4444, home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-")) } = {}) {
+export async function startDriver({ port = 4444, home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-")), env: extraEnv = {} } = {}) {
   const env = {
     ...process.env,
+    ...extraEnv,
     XDG_DATA_HOME: path.join(home, "data"),
     XDG_CONFIG_HOME: path.join(home, "config"),
     XDG_CACHE_HOME: path.join(home, "cache"),
@@ -84,8 +85,14 @@ export async function startDriver({ port = 4444, home = mkdtempSync(path.join(tm
   };
 }
 
+/** The environment the driver gives the app, for launching a second process of the same app. */
+export function appEnv(driver, extra = {}) {
+  const home = driver.home;
+  return { ...process.env, XDG_DATA_HOME: path.join(home, "data"), XDG_CONFIG_HOME: path.join(home, "config"), XDG_CACHE_HOME: path.join(home, "cache"), ...extra };
+}
+
 /** Launches the app (a new process) and returns the WebdriverIO browser for its window. */
-export async function launchApp(driver) {
+export async function launchApp(driver, application = appBinary) {
   const browser = await remote({
     hostname: "127.0.0.1",
     port: driver.port,
@@ -94,7 +101,7 @@ export async function launchApp(driver) {
     capabilities: {
       browserName: "wry",
       "wdio:enforceWebDriverClassic": true,
-      "tauri:options": { application: appBinary },
+      "tauri:options": { application },
     },
   });
   return browser;

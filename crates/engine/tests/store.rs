@@ -377,3 +377,31 @@ fn a_running_or_waiting_session_cannot_be_deleted_until_it_is_cancelled() {
     store.append(&sid, None, EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None }).unwrap();
     store.delete_session(&sid).expect("a cancelled session can be deleted");
 }
+
+#[test]
+fn a_history_and_settings_from_the_first_release_open_after_an_upgrade_with_nothing_lost() {
+    // tests/fixtures/wave1-data: what commit 3ff3ee8's own binaries wrote (schema version 5).
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/wave1-data");
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["history.db", "settings.json"] {
+        std::fs::copy(fixture.join(f), dir.path().join(f)).unwrap();
+    }
+    let store = Store::open(&dir.path().join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated, not refused");
+    store.recover().unwrap();
+    let listed = store.list_sessions(&ListQuery { limit: 50, ..Default::default() }).unwrap();
+    assert_eq!(listed.len(), 1, "the first release's session is still listed after the upgrade");
+    let s = &listed[0];
+    assert_eq!(s.status, SessionStatus::Completed, "its status survives the migrations");
+    assert_eq!(s.end_reason, Some(EndReason::VerifiedDone), "and so does why it ended");
+    assert_eq!(store.search("fruits", 10).unwrap().len(), 1, "full-text search still finds it");
+    let md = export::to_markdown(&store.timeline(&s.id).unwrap());
+    assert!(md.contains("create notes.md listing three fruits"), "its transcript exports");
+    // A new session goes into the same, migrated history.
+    store.create_session(&new_session("after the upgrade")).unwrap();
+    assert_eq!(store.list_sessions(&ListQuery { limit: 50, ..Default::default() }).unwrap().len(), 2);
+
+    let raw: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("settings.json")).unwrap()).unwrap();
+    let settings = finishline_engine::Settings::from_store_value(raw.get("settings").cloned()).expect("the first release's settings still read");
+    assert_eq!(settings.provider.model, "fake-model", "the chosen model is kept");
+    assert_eq!(settings.verify_commands.get("/tmp/wave1-ws").map(|v| v.len()), Some(1), "verify commands are kept");
+}

@@ -36,7 +36,9 @@ export function QuitDialog({ running, onKeep }: { running: number; onKeep: () =>
       >
         <h2 id="quit-title">{tasks} still running</h2>
         <p id="quit-body">
-          Quitting stops {running === 1 ? "it" : "them"}. Each is kept in History as cancelled, with everything it did so far, and can be continued from there.
+          {running === 1
+            ? "Quitting stops it. It is kept in History as cancelled, with everything it did so far, and can be continued from there."
+            : "Quitting stops them. Each is kept in History as cancelled, with everything it did so far, and can be continued from there."}
         </p>
         {error && (
           <p className="field-error" role="alert">
