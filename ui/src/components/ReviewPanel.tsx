@@ -143,7 +143,21 @@ export function ReviewPanel({ review, tokens, onDecided }: Props) {
       {asking && (
         <label className="field">
           <span>What should change?</span>
-          <textarea data-testid="feedback-input" value={feedback} onChange={(e) => setFeedback(e.target.value)} rows={3} autoFocus />
+          <textarea
+            data-testid="feedback-input"
+            value={feedback}
+            onChange={(e) => setFeedback(e.target.value)}
+            onKeyDown={(e) => {
+              // Enter sends, Shift+Enter is a new line: as in every chat box.
+              if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+                e.preventDefault();
+                if (feedback.trim() && !busy) decide("request_changes");
+              }
+            }}
+            rows={3}
+            autoFocus
+          />
+          <span className="muted hint">Enter sends · Shift+Enter for a new line</span>
         </label>
       )}
       {error && (

@@ -4,7 +4,7 @@ import { AppError, ipc, type EndReason, type SearchHit, type SessionStatus, type
 import { StatusBadge } from "../components/StatusBadge";
 import { END_LABEL, STATUS_LABEL } from "../session/model";
 
-const FILTERS: (SessionStatus | "all")[] = ["all", "awaiting_review", "completed", "rejected", "failed", "interrupted", "cancelled", "idle"];
+const FILTERS: (SessionStatus | "all")[] = ["all", "awaiting_review", "awaiting_approval", "busy", "retry", "completed", "rejected", "failed", "interrupted", "cancelled", "idle"];
 
 function duration(ms: number) {
   if (ms < 1000) return `${ms} ms`;

@@ -101,7 +101,18 @@ function Question({ item }: { item: Extract<Item, { kind: "question" }> }) {
           <p className="muted">{item.declined ? "You declined to answer." : `You answered: ${item.answer}`}</p>
         ) : (
           <div className="row">
-            <input value={text} onChange={(e) => setText(e.target.value)} placeholder="Your answer" aria-label="Your answer" />
+            <input
+              value={text}
+              onChange={(e) => setText(e.target.value)}
+              onKeyDown={(e) => {
+                if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing && text.trim()) {
+                  e.preventDefault();
+                  send(text);
+                }
+              }}
+              placeholder="Your answer"
+              aria-label="Your answer"
+            />
             <button className="btn primary" disabled={!text.trim()} onClick={() => send(text)}>
               Answer
             </button>
@@ -266,6 +277,16 @@ const PROVIDER_FAILURES: Record<string, string> = {
   step_timeout: "The model took longer than the step limit.",
 };
 
+/** A todo's state in words, for screen readers (the checkbox shows only done or not). */
+const STATUS_WORDS: Record<string, string> = { pending: "not started", in_progress: "in progress", completed: "done", cancelled: "dropped" };
+
+/** Whether a key event comes from a place where the person types. */
+export function isTextField(target: EventTarget | null): boolean {
+  if (!(target instanceof HTMLElement)) return false;
+  if (target.isContentEditable || target instanceof HTMLTextAreaElement || target instanceof HTMLSelectElement) return true;
+  return target instanceof HTMLInputElement && !["checkbox", "radio", "button", "submit", "reset"].includes(target.type);
+}
+
 export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sessionId: string; onOpenHistory: () => void; onOpenSettings?: () => void }) {
   const [model, dispatch] = useReducer(reducer, undefined, emptyModel);
   const [error, setError] = useState<string | null>(null);
@@ -339,7 +360,9 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape" && running) {
+      // Esc in a text field (an answer, feedback, a message) belongs to that field: cancelling
+      // the whole run from a half-typed answer is never what the person meant.
+      if (e.key === "Escape" && running && !e.defaultPrevented && !isTextField(e.target)) {
         e.preventDefault();
         cancel();
       }
@@ -452,7 +475,10 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
             <ul>
               {model.todos.map((t) => (
                 <li key={t.id} className={`todo todo-${t.status}`}>
-                  <input type="checkbox" readOnly checked={t.status === "completed"} aria-label={t.status} /> {t.content}
+                  <label className="check">
+                    <input type="checkbox" readOnly checked={t.status === "completed"} aria-describedby={`todo-state-${t.id}`} /> {t.content}
+                    <span id={`todo-state-${t.id}`} className="sr-only">{STATUS_WORDS[t.status] ?? t.status}</span>
+                  </label>
                 </li>
               ))}
             </ul>

@@ -24,7 +24,7 @@ describe("App shell", () => {
     await user.click(screen.getByTestId("nav-history"));
     expect(await screen.findByTestId("history-empty")).toHaveTextContent("No sessions yet.");
     await user.click(screen.getByTestId("nav-settings"));
-    expect(screen.getByTestId("settings-form")).toBeInTheDocument();
+    expect(await screen.findByTestId("settings-form")).toBeInTheDocument();
     await user.click(screen.getByTestId("nav-new"));
     expect(screen.getByTestId("new-task-form")).toBeInTheDocument();
   });
@@ -33,7 +33,7 @@ describe("App shell", () => {
     mockIPC((cmd) => (cmd === "get_settings" ? view() : undefined));
     render(<App />);
     await userEvent.setup().click(await screen.findByTestId("open-settings"));
-    expect(screen.getByTestId("provider-base-url"), "the guide must lead straight to the provider fields").toBeInTheDocument();
+    expect(await screen.findByTestId("provider-base-url"), "the guide must lead straight to the provider fields").toBeInTheDocument();
   });
 
   it("shows a settings load failure with a way to retry", async () => {
@@ -74,6 +74,31 @@ describe("History filters", () => {
     const last = calls.at(-1) as { since_ms: number };
     expect(Date.now() - last.since_ms, "the last 7 days").toBeGreaterThan(6.9 * 86_400_000);
     expect(screen.getByTestId("history-empty")).toHaveTextContent("No sessions match these filters.");
+  });
+});
+
+describe("History's status filter", () => {
+  it("offers every status a person may look for, waiting-for-you and working included", async () => {
+    const calls: unknown[] = [];
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") {
+          calls.push((args as { filter: unknown }).filter);
+          return [];
+        }
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await screen.findByTestId("history-empty");
+    const options = Array.from(screen.getByTestId("history-filter").querySelectorAll("option")).map((o) => o.getAttribute("value"));
+    expect(options, "a session waiting for a permission or an answer must be findable").toContain("awaiting_approval");
+    expect(options, "and so must one that is working").toContain("busy");
+    await user.selectOptions(screen.getByTestId("history-filter"), "awaiting_approval");
+    await waitFor(() => expect(calls.at(-1)).toMatchObject({ statuses: ["awaiting_approval"] }));
   });
 });
 

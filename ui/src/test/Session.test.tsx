@@ -63,6 +63,59 @@ describe("Session view", () => {
     await waitFor(() => expect(calls.some((c) => c.cmd === "cancel_run")).toBe(true));
   });
 
+  it("Esc while typing an answer clears nothing and cancels nothing: only Esc outside a text field cancels the run", async () => {
+    const calls: Record<string, unknown>[] = [];
+    script([...running(), ev({ type: "question_asked", request_id: "q1", question: "Which folder?" }), ev({ type: "status_changed", status: "awaiting_approval" })], calls);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    const answer = await screen.findByLabelText("Your answer");
+    await user.click(answer);
+    await user.keyboard("src{Escape}");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(calls.some((c) => c.cmd === "cancel_run"), "Esc in a text field belongs to the field, not to the whole run").toBe(false);
+    expect(answer).toHaveValue("src");
+  });
+
+  it("Enter sends the answer to a question; Shift+Enter does not", async () => {
+    const calls: Record<string, unknown>[] = [];
+    script([...running(), ev({ type: "question_asked", request_id: "q1", question: "Which folder?" }), ev({ type: "status_changed", status: "awaiting_approval" })], calls);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByLabelText("Your answer"));
+    await user.keyboard("src{Shift>}{Enter}{/Shift}");
+    expect(calls.some((c) => c.cmd === "answer_question"), "Shift+Enter is not a send").toBe(false);
+    await user.keyboard("{Enter}");
+    await waitFor(() => expect(calls.find((c) => c.cmd === "answer_question"), "Enter sends, as in every chat box").toMatchObject({ requestId: "q1", answer: "src" }));
+  });
+
+  it("Enter sends the review feedback; Shift+Enter makes a new line", async () => {
+    const calls: Record<string, unknown>[] = [];
+    const events = [
+      ...running(),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    script(events, calls);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("request-changes"));
+    const box = await screen.findByTestId("feedback-input");
+    await user.keyboard("use tabs{Shift>}{Enter}{/Shift}not spaces");
+    expect(box).toHaveValue("use tabs\nnot spaces");
+    expect(calls.some((c) => c.cmd === "submit_review")).toBe(false);
+    await user.keyboard("{Enter}");
+    await waitFor(() => expect(calls.find((c) => c.cmd === "submit_review")).toMatchObject({ input: { review_id: "r1", decision: "request_changes", feedback: "use tabs\nnot spaces" } }));
+  });
+
+  it("labels each todo checkbox by its text, so a screen reader reads the list, not 'pending, completed'", async () => {
+    script([...running(), ev({ type: "todos_updated", todos: [{ id: "1", content: "write a.txt", status: "completed" }, { id: "2", content: "write b.txt", status: "pending" }] })]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const done = await screen.findByRole("checkbox", { name: /write a\.txt/ });
+    expect(done, "the finished todo is ticked").toBeChecked();
+    expect(screen.getByRole("checkbox", { name: /write b\.txt/ }), "the open one is not").not.toBeChecked();
+  });
+
   it("shows the review gate with claim, outcome and diffs, and approves", async () => {
     const calls: Record<string, unknown>[] = [];
     const events = [
