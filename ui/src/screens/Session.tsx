@@ -1,3 +1,4 @@
+import { editDiff, outputTail, summarizeTool } from "../session/cardSummary";
 import { watchFrames, report } from "../perf";
 import { memo, useCallback, useEffect, useReducer, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
@@ -32,18 +33,33 @@ function pretty(v: unknown) {
 
 function ToolCard({ item }: { item: Extract<Item, { kind: "tool" }> }) {
   const [open, setOpen] = useState(false);
+  const secs = item.startedAt !== undefined && item.endedAt !== undefined && !Number.isNaN(item.startedAt) && !Number.isNaN(item.endedAt) ? Math.max(0, (item.endedAt - item.startedAt) / 1000) : undefined;
+  const summary = summarizeTool(item.tool, item.input, item.state, item.output, secs);
+  const diff = item.state === "done" ? editDiff(item.tool, item.input) : undefined;
   return (
-    <div className={`card tool tool-${item.state}`} data-testid="tool-card" data-tool={item.tool} data-state={item.state}>
-      <button className="card-head" onClick={() => setOpen(!open)} aria-expanded={open}>
+    <div className={`card tool tool-${item.state} tone-${summary.tone}`} data-testid="tool-card" data-tool={item.tool} data-state={item.state}>
+      <button className="card-head" onClick={() => setOpen(!open)} aria-expanded={open} title={item.tool}>
         <ChevronRight size={14} className={open ? "rot" : undefined} aria-hidden />
         {item.tool === "run_command" ? <SquareTerminal size={14} aria-hidden /> : <Wrench size={14} aria-hidden />}
-        <code>{item.tool}</code>
-        <span className="muted">{item.state.replace("_", " ")}</span>
+        <span className="tool-summary" data-testid="tool-summary">
+          {summary.text}
+        </span>
+        {summary.reason && <span className="tool-reason">{summary.reason}</span>}
       </button>
       {open && (
         <div className="card-body">
-          <pre className="output">{pretty(item.input)}</pre>
-          {item.output !== undefined && <pre className="output">{item.output}</pre>}
+          {diff !== undefined ? (
+            <pre className="output diff" data-testid="tool-diff">
+              {diff.split("\n").map((l, n) => (
+                <span key={n} className={l.startsWith("+") ? "add" : l.startsWith("-") ? "del" : undefined}>
+                  {l}
+                </span>
+              ))}
+            </pre>
+          ) : (
+            <pre className="output">{pretty(item.input)}</pre>
+          )}
+          {item.output !== undefined && <pre className="output">{item.tool === "run_command" ? outputTail(item.output) : item.output}</pre>}
         </div>
       )}
     </div>

@@ -7,7 +7,7 @@ export type Item =
   | { kind: "user"; key: string; text: string }
   | { kind: "assistant"; key: string; text: string; reasoning: string }
   | { kind: "summary"; key: string; text: string }
-  | { kind: "tool"; key: string; tool: string; input: unknown; state: ToolState; output?: string }
+  | { kind: "tool"; key: string; tool: string; input: unknown; state: ToolState; output?: string; startedAt?: number; endedAt?: number }
   | { kind: "continuation"; key: string; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string }
   | { kind: "evaluation"; key: string; cycle: number; verdict: Verdict; summary: string; remaining: string[]; parseOk: boolean; stuckReason: string | null; question: "done" | "announced_action" }
   | { kind: "verification"; key: string; command: string; exitCode: number | null; outputTail: string; skipped: boolean }
@@ -186,9 +186,13 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       const i = find(e.call_id, ["tool"]);
       if (i >= 0) {
         const it = next.items[i] as Extract<Item, { kind: "tool" }>;
-        items()[i] = { ...it, state: e.state, output: e.output ?? it.output, input: e.input ?? it.input };
+        const at = Date.parse(e.at);
+        // The clock starts when the tool starts running (not while it waits for permission).
+        const startedAt = e.state === "running" && it.state !== "running" ? at : it.startedAt;
+        const endedAt = ["done", "error", "denied"].includes(e.state) ? at : it.endedAt;
+        items()[i] = { ...it, state: e.state, output: e.output ?? it.output, input: e.input ?? it.input, startedAt, endedAt };
       } else if (e.tool !== "complete_task" || e.input !== null) {
-        push({ kind: "tool", key: e.call_id, tool: e.tool, input: e.input, state: e.state, output: e.output });
+        push({ kind: "tool", key: e.call_id, tool: e.tool, input: e.input, state: e.state, output: e.output, startedAt: Date.parse(e.at) });
       }
       break;
     }

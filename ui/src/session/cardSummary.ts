@@ -1,0 +1,146 @@
+// What a collapsed tool card says: the action in words ("Wrote notes.md (+12 lines)", "Ran
+// `npm test` → exit 1 (3.2 s)"), not the tool's name. Pure, so every wording is unit-tested.
+import type { ToolState } from "../ipc";
+
+export type Tone = "ok" | "error" | "working" | "waiting" | "denied";
+export interface CardSummary {
+  text: string;
+  tone: Tone;
+  /** Why it failed, in the tool's own first words. */
+  reason?: string;
+}
+
+type Input = Record<string, unknown>;
+const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+const lines = (s: string): number => (s.length === 0 ? 0 : s.replace(/\n$/, "").split("\n").length);
+const short = (s: string, max = 60): string => {
+  const one = s.replace(/\s+/g, " ").trim();
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+};
+const firstLine = (s: string | undefined): string | undefined => str(s?.split("\n").find((l) => l.trim())?.trim());
+
+function host(url: string): string {
+  try {
+    return new URL(url).host || url;
+  } catch {
+    return short(url, 40);
+  }
+}
+
+/** `exit code: N` is how run_command's output starts (crates/engine/src/tool/command.rs). */
+function exitCode(output: string | undefined): string | undefined {
+  return output?.match(/^exit code: (.+)$/m)?.[1];
+}
+
+function seconds(s: number | undefined): string {
+  if (s === undefined) return "";
+  return s < 10 ? ` (${s.toFixed(1)} s)` : ` (${Math.round(s)} s)`;
+}
+
+/** The action as words: [while it runs, once done]. */
+function phrases(tool: string, input: Input, output: string | undefined): [string, string] {
+  return phrasesOf(tool, input, output);
+}
+
+/** "Writing a.txt" → "write a.txt": the verb a failure is told with ("Could not write a.txt"). */
+const BASE: Record<string, string> = { Writing: "write", Editing: "edit", Reading: "read", Listing: "list", Finding: "find", Searching: "search", Running: "run", Fetching: "fetch", Updating: "update", Asking: "ask", Reporting: "report", Using: "use" };
+function base(doing: string): string {
+  const [verb, ...rest] = doing.split(" ");
+  return [BASE[verb] ?? verb.toLowerCase(), ...rest].join(" ");
+}
+
+function phrasesOf(tool: string, input: Input, output: string | undefined): [string, string] {
+  const path = str(input.path) ?? "a file";
+  switch (tool) {
+    case "write_file": {
+      const n = lines(str(input.content) ?? "");
+      const created = output?.startsWith("Created");
+      return [`Writing ${path}`, `${created ? "Created" : "Wrote"} ${path} (+${n} line${n === 1 ? "" : "s"})`];
+    }
+    case "edit_file": {
+      const removed = lines(str(input.old_text) ?? "");
+      const added = lines(str(input.new_text) ?? "");
+      return [`Editing ${path}`, `Edited ${path} (−${removed} +${added})`];
+    }
+    case "read_file": {
+      const from = num(input.offset);
+      const count = num(input.limit);
+      const range = from !== undefined || count !== undefined ? ` (lines ${from ?? 1}–${count !== undefined ? (from ?? 1) + count - 1 : "end"})` : "";
+      return [`Reading ${path}${range}`, `Read ${path}${range}`];
+    }
+    case "list_dir": {
+      const dir = str(input.path) === "." || !str(input.path) ? "the workspace" : path;
+      return [`Listing ${dir}`, `Listed ${dir}`];
+    }
+    case "glob":
+      return [`Finding files ${str(input.pattern) ?? ""}`.trim(), `Found files matching ${str(input.pattern) ?? "a pattern"}`];
+    case "grep": {
+      const where = str(input.glob) ? ` in ${input.glob}` : "";
+      return [`Searching for “${short(str(input.pattern) ?? "", 40)}”${where}`, `Searched for “${short(str(input.pattern) ?? "", 40)}”${where}`];
+    }
+    case "run_command": {
+      const cmd = `\`${short(str(input.command) ?? "a command")}\``;
+      return [`Running ${cmd}`, `Ran ${cmd}`];
+    }
+    case "fetch_url": {
+      const h = host(str(input.url) ?? "");
+      return [`Fetching ${h}`, `Fetched ${h}`];
+    }
+    case "todo_write":
+      return ["Updating the todo list", "Updated the todo list"];
+    case "ask_user":
+      return ["Asking you", "Asked you a question"];
+    case "complete_task":
+      return ["Reporting the task complete", "Reported the task complete"];
+    default: {
+      // MCP tools are `server__tool`.
+      const [server, name] = tool.includes("__") ? tool.split("__", 2) : [undefined, tool];
+      const what = server ? `${name} (${server})` : name;
+      return [`Using ${what}`, `Used ${what}`];
+    }
+  }
+}
+
+export function summarizeTool(tool: string, rawInput: unknown, state: ToolState, output?: string, durationSecs?: number): CardSummary {
+  const input: Input = rawInput && typeof rawInput === "object" ? (rawInput as Input) : {};
+  const [doing, done] = phrases(tool, input, output);
+  switch (state) {
+    case "pending":
+    case "running":
+      return { text: `${doing}…`, tone: "working" };
+    case "awaiting_permission":
+      return { text: `${doing}: waiting for your permission`, tone: "waiting" };
+    case "denied":
+      return { text: `Not allowed to ${base(doing)}`, tone: "denied" };
+    case "done":
+      if (tool === "run_command") return { text: `${done} → exit ${exitCode(output) ?? 0}${seconds(durationSecs)}`, tone: "ok" };
+      return { text: `${done}${seconds(durationSecs && durationSecs >= 1 ? durationSecs : undefined)}`, tone: "ok" };
+    case "error": {
+      if (tool === "run_command") {
+        const code = exitCode(output);
+        if (code !== undefined) return { text: `${done} → exit ${code}${seconds(durationSecs)}`, tone: "error" };
+      }
+      const reason = firstLine(output);
+      return { text: `Could not ${base(doing)}`, tone: "error", reason: reason ? short(reason, 120) : undefined };
+    }
+    default:
+      return { text: done, tone: "ok" };
+  }
+}
+
+/** The lines a file edit changes, as a diff to show when the card is opened. */
+export function editDiff(tool: string, rawInput: unknown): string | undefined {
+  const input: Input = rawInput && typeof rawInput === "object" ? (rawInput as Input) : {};
+  const plus = (s: string) => s.replace(/\n$/, "").split("\n").map((l) => `+${l}`);
+  const minus = (s: string) => s.replace(/\n$/, "").split("\n").map((l) => `-${l}`);
+  if (tool === "write_file" && typeof input.content === "string") return plus(input.content).join("\n");
+  if (tool === "edit_file" && typeof input.old_text === "string" && typeof input.new_text === "string") return [...minus(input.old_text), ...plus(input.new_text)].join("\n");
+  return undefined;
+}
+
+/** The end of a command's output: what a person looks at first. */
+export function outputTail(output: string, maxLines = 40): string {
+  const all = output.replace(/\n$/, "").split("\n");
+  return all.length > maxLines ? [`… ${all.length - maxLines} earlier lines`, ...all.slice(-maxLines)].join("\n") : all.join("\n");
+}
