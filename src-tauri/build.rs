@@ -6,6 +6,7 @@ fn main() {
         "save_settings",
         "start_session",
         "subscribe_session",
+        "unsubscribe_session",
         "cancel_run",
         "respond_permission",
         "answer_question",

@@ -63,18 +63,25 @@ pub async fn start_session(app: AppHandle, state: State<'_, AppState>, task: Str
 /// Replays the session's events after `after_seq` from the store, then follows live ones. Events
 /// that are ready together go as one message: a long replay is a few messages, not thousands.
 #[tauri::command]
-pub async fn subscribe_session(state: State<'_, AppState>, session_id: SessionId, after_seq: u64, channel: Channel<Vec<Envelope>>) -> Result<(), Error> {
+pub async fn subscribe_session(state: State<'_, AppState>, session_id: SessionId, after_seq: u64, channel: Channel<Vec<Envelope>>) -> Result<u64, Error> {
     state.store.session(&session_id)?;
     let events = state.store.subscribe(session_id, after_seq);
     let mut batches = Box::pin(events.take_while(|e| futures_util::future::ready(e.is_ok())).filter_map(|e| futures_util::future::ready(e.ok())).ready_chunks(1024));
-    tauri::async_runtime::spawn(async move {
+    let task = tauri::async_runtime::spawn(async move {
         while let Some(batch) = batches.next().await {
             if channel.send(batch).is_err() {
-                break; // the view went away
+                break; // the window went away
             }
         }
     });
-    Ok(())
+    Ok(state.keep_subscription(task))
+}
+
+/// Ends a subscription when its view closes; without this a finished session's follower would
+/// wait for events for the life of the app, one per session ever opened.
+#[tauri::command]
+pub fn unsubscribe_session(state: State<'_, AppState>, subscription: u64) -> bool {
+    state.end_subscription(subscription)
 }
 
 /// Cancels the session's run; a session left waiting by an earlier start of the app has no run

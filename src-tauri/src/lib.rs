@@ -87,6 +87,7 @@ pub fn run() {
             commands::save_settings,
             commands::start_session,
             commands::subscribe_session,
+            commands::unsubscribe_session,
             commands::cancel_run,
             commands::respond_permission,
             commands::answer_question,

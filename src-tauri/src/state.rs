@@ -27,6 +27,9 @@ pub struct AppState {
     /// Set once the person chose to quit over running tasks, so the close that follows is not
     /// asked about again.
     quitting: std::sync::atomic::AtomicBool,
+    /// Open session views' event followers, by the id their view holds.
+    subscriptions: Mutex<HashMap<u64, tauri::async_runtime::JoinHandle<()>>>,
+    next_subscription: std::sync::atomic::AtomicU64,
     /// Settings read from a file the person picked, waiting for them to confirm its MCP servers.
     import: Mutex<Option<Settings>>,
 }
@@ -35,7 +38,7 @@ impl AppState {
     pub fn open(data_dir: PathBuf) -> Result<AppState, Error> {
         let store = Arc::new(Store::open(&data_dir.join("history.db"), Arc::new(SystemClock))?);
         store.recover()?;
-        Ok(AppState { store, data_dir, keys: Arc::new(Keys::os()), engines: Mutex::new(HashMap::new()), mcp: Mutex::new(None), import: Mutex::new(None), quitting: Default::default(), startup: Mutex::new(crate::commands::startup_action_from(&std::env::args().collect::<Vec<_>>())) })
+        Ok(AppState { store, data_dir, keys: Arc::new(Keys::os()), engines: Mutex::new(HashMap::new()), mcp: Mutex::new(None), import: Mutex::new(None), quitting: Default::default(), subscriptions: Mutex::new(HashMap::new()), next_subscription: Default::default(), startup: Mutex::new(crate::commands::startup_action_from(&std::env::args().collect::<Vec<_>>())) })
     }
 
     /// An engine built from the current settings, for a session in `workspace`; `model`
@@ -100,6 +103,20 @@ impl AppState {
     pub fn running_sessions(&self) -> Vec<(SessionId, Arc<Engine>)> {
         let engines = self.engines.lock().unwrap_or_else(|p| p.into_inner());
         engines.iter().filter(|(s, e)| e.is_running(s)).map(|(s, e)| (s.clone(), e.clone())).collect()
+    }
+
+    /// Keeps a view's event follower; the id is what the view gives back when it closes.
+    pub fn keep_subscription(&self, task: tauri::async_runtime::JoinHandle<()>) -> u64 {
+        let id = self.next_subscription.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let mut subs = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
+        subs.insert(id, task);
+        id
+    }
+
+    /// Stops a view's follower; false when it was already gone.
+    pub fn end_subscription(&self, id: u64) -> bool {
+        let task = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+        task.map(|t| t.abort()).is_some()
     }
 
     pub fn confirm_quit(&self) {

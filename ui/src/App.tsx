@@ -1,13 +1,13 @@
-import { lazy, Suspense, useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { History as HistoryIcon, PlusSquare, Settings as SettingsIcon } from "lucide-react";
 import { AppError, ipc, type SettingsView } from "./ipc";
 import { report } from "./perf";
 import { NewTask } from "./screens/NewTask";
-// New Task is the first screen; the others (and the Markdown renderer a session needs) load when
-// first opened, so the window is ready sooner (docs/benchmarks.md, the package's cold start).
-const History = lazy(() => import("./screens/History").then((m) => ({ default: m.History })));
-const SettingsScreen = lazy(() => import("./screens/Settings").then((m) => ({ default: m.SettingsScreen })));
-const SessionView = lazy(() => import("./screens/Session").then((m) => ({ default: m.SessionView })));
+// One bundle: loading the Session screen on first use made `--open-session` show a long session
+// 270 ms later and did not measurably shorten the cold start (docs/benchmarks.md, section 6).
+import { History } from "./screens/History";
+import { SettingsScreen } from "./screens/Settings";
+import { SessionView } from "./screens/Session";
 import { QuitDialog } from "./components/QuitDialog";
 
 export type Screen = "new" | "history" | "settings" | "session";
@@ -113,13 +113,6 @@ export function App() {
         ))}
       </nav>
       <main className="content">
-        <Suspense
-          fallback={
-            <p className="muted" aria-busy="true">
-              Loading…
-            </p>
-          }
-        >
         {loadError ? (
           <div className="panel error-panel" role="alert">
             <h2>Settings could not be loaded</h2>
@@ -141,7 +134,6 @@ export function App() {
         ) : (
           <SettingsScreen view={view} onSaved={setView} />
         )}
-        </Suspense>
       </main>
       {quitAsk !== null && <QuitDialog running={quitAsk} onKeep={() => setQuitAsk(null)} />}
     </div>

@@ -355,13 +355,16 @@ export const ipc = {
   surveyWorkspace: (path: string) => call<WorkspaceSurvey>("survey_workspace", { path }),
   /** Opens an http(s) link in the system browser, never in the app. */
   openLink: (url: string) => call<void>("open_link", { url }),
-  /** Replays the session's events after `afterSeq`, then follows live ones. */
+  /** Replays the session's events after `afterSeq`, then follows live ones; resolves to the
+   * subscription's id, for unsubscribeSession. */
   subscribeSession: (sessionId: string, afterSeq: number, onEvent: (e: Envelope) => void) => {
     // The shell sends events in batches (a replay is a few messages, not thousands).
     const channel = new Channel<Envelope[] | Envelope>();
     channel.onmessage = (m) => (Array.isArray(m) ? m.forEach(onEvent) : onEvent(m));
-    return call<void>("subscribe_session", { sessionId, afterSeq, channel });
+    return call<number>("subscribe_session", { sessionId, afterSeq, channel });
   },
+  /** Ends what subscribeSession started; the view calls it when it closes. */
+  unsubscribeSession: (subscription: number) => call<boolean>("unsubscribe_session", { subscription }),
   cancelRun: (sessionId: string) => call<boolean>("cancel_run", { sessionId }),
   respondPermission: (requestId: string, decision: PermissionDecision) => call<void>("respond_permission", { requestId, decision }),
   answerQuestion: (requestId: string, answer: string | null) => call<void>("answer_question", { requestId, answer }),

@@ -348,17 +348,27 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
       pending = [];
       dispatch(batch);
     };
+    let closed = false;
+    let subscription: number | null = null;
     ipc
       .subscribeSession(sessionId, 0, (e) => {
+        if (closed) return;
         pending.push(e);
         if (!frame) frame = requestAnimationFrame(flush);
       })
       .then(
-        () => setOpenError(null),
-        (e: AppError) => setOpenError(e.message),
+        (id) => {
+          subscription = id;
+          // Closed before the subscription was made: end it now.
+          if (closed) ipc.unsubscribeSession(id).catch(() => {});
+          else setOpenError(null);
+        },
+        (e: AppError) => !closed && setOpenError(e.message),
       );
     return () => {
+      closed = true;
       if (frame) cancelAnimationFrame(frame);
+      if (subscription !== null) ipc.unsubscribeSession(subscription).catch(() => {});
     };
   }, [sessionId, attempt]);
 

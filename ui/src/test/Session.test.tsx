@@ -14,8 +14,9 @@ function script(events: Envelope[], calls: Record<string, unknown>[] = []) {
     if (cmd === "subscribe_session") {
       const channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
       setTimeout(() => events.forEach((e) => channel.onmessage(e)), 0);
-      return null;
+      return 7;
     }
+    if (cmd === "subscribe_session") return 7;
     if (cmd === "submit_review") return { outcome: "decided", status: "completed", revert: null };
     if (cmd === "cancel_run") return true;
   });
@@ -114,6 +115,15 @@ describe("Session view", () => {
     const done = await screen.findByRole("checkbox", { name: /write a\.txt/ });
     expect(done, "the finished todo is ticked").toBeChecked();
     expect(screen.getByRole("checkbox", { name: /write b\.txt/ }), "the open one is not").not.toBeChecked();
+  });
+
+  it("closing the view ends its subscription, so no follower is left running for the life of the app", async () => {
+    const calls: Record<string, unknown>[] = [];
+    script(running(), calls);
+    const view = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await screen.findByTestId("continuation-card");
+    view.unmount();
+    await waitFor(() => expect(calls.find((c) => c.cmd === "unsubscribe_session"), "the id subscribe_session gave is handed back").toMatchObject({ subscription: 7 }));
   });
 
   it("shows the review gate with claim, outcome and diffs, and approves", async () => {
