@@ -2,7 +2,7 @@ import { editDiff, outputTail, summarizeTool } from "../session/cardSummary";
 import { watchFrames, report } from "../perf";
 import { memo, useCallback, useEffect, useReducer, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { Bot, ChevronRight, CircleSlash, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
+import { ArrowDown, Bot, ChevronRight, CircleSlash, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
 import { AppError, ipc, type Envelope } from "../ipc";
 import { Markdown } from "../components/Markdown";
 import { ReviewPanel } from "../components/ReviewPanel";
@@ -261,16 +261,16 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
 /** Above this many items the timeline renders only what is on screen, so long sessions stay smooth. */
 export const VIRTUALIZE_ABOVE = 200;
 
-function VirtualTimeline({ items, scrollRef }: { items: Item[]; scrollRef: React.RefObject<HTMLElement | null> }) {
+function VirtualTimeline({ items, scrollRef, follow }: { items: Item[]; scrollRef: React.RefObject<HTMLElement | null>; follow: boolean }) {
   const list = useRef<HTMLDivElement>(null);
   // The timeline starts below the header inside the scrolling area.
   const v = useVirtualizer({ count: items.length, getScrollElement: () => scrollRef.current, estimateSize: () => 64, overscan: 12, scrollMargin: list.current?.offsetTop ?? 0 });
   const last = useRef(0);
   useEffect(() => {
-    // Follow the stream while the person is at the bottom.
-    if (items.length > last.current) v.scrollToIndex(items.length - 1, { align: "end" });
+    // Follow the stream only while the person is at the bottom.
+    if (items.length > last.current && follow) v.scrollToIndex(items.length - 1, { align: "end" });
     last.current = items.length;
-  }, [items.length, v]);
+  }, [items.length, v, follow]);
   return (
     <div ref={list} style={{ height: v.getTotalSize(), position: "relative" }}>
       {v.getVirtualItems().map((row) => (
@@ -312,9 +312,29 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
   const bottom = useRef<HTMLDivElement>(null);
   // The app's scrolling area, for the virtual timeline.
   const scroller = useRef<HTMLElement | null>(null);
+  // Whether the view follows new output: only while the person is at the bottom. Scrolled up to
+  // read, the view stays put and offers "Jump to latest" instead.
+  const [following, setFollowing] = useState(true);
+  const followingRef = useRef(true);
   useEffect(() => {
-    scroller.current = document.querySelector("main.content");
+    const el = document.querySelector<HTMLElement>("main.content");
+    scroller.current = el;
+    if (!el) return;
+    const onScroll = () => {
+      const atBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+      followingRef.current = atBottom;
+      setFollowing(atBottom);
+    };
+    el.addEventListener("scroll", onScroll, { passive: true });
+    return () => el.removeEventListener("scroll", onScroll);
   }, []);
+  const jumpToLatest = () => {
+    followingRef.current = true;
+    setFollowing(true);
+    const el = scroller.current;
+    if (el) el.scrollTop = el.scrollHeight;
+    bottom.current?.scrollIntoView?.({ block: "end" });
+  };
 
   // Timing for the footprint benchmark (off unless FINISHLINE_PERF=1): when the replayed
   // timeline was last drawn after opening, and frame pacing while a run streams.
@@ -372,9 +392,11 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
     };
   }, [sessionId, attempt]);
 
+  // New items and streamed text keep the bottom in view, unless the person scrolled up.
+  const lastText = model.items.at(-1)?.kind === "assistant" ? (model.items.at(-1) as { text: string }).text.length : 0;
   useEffect(() => {
-    if (model.items.length <= VIRTUALIZE_ABOVE) bottom.current?.scrollIntoView?.({ block: "end" });
-  }, [model.items.length]);
+    if (model.items.length <= VIRTUALIZE_ABOVE && followingRef.current) bottom.current?.scrollIntoView?.({ block: "end" });
+  }, [model.items.length, lastText]);
 
   const running = isRunning(model);
   // Frame pacing is measured while text streams in (FINISHLINE_PERF=1 only).
@@ -488,12 +510,17 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
       <div className="session-body">
         <div className="timeline" data-testid="timeline">
           {model.items.length > VIRTUALIZE_ABOVE ? (
-            <VirtualTimeline items={model.items} scrollRef={scroller} />
+            <VirtualTimeline items={model.items} scrollRef={scroller} follow={following} />
           ) : (
             model.items.map((it) => <TimelineItem key={it.key} item={it} />)
           )}
           {running && model.activity && <div className="typing muted">{PHASE[model.activity.phase] ?? ""}…</div>}
           <div ref={bottom} />
+          {!following && running && (
+            <button className="btn jump-latest" onClick={jumpToLatest} data-testid="jump-latest">
+              <ArrowDown size={14} aria-hidden /> Jump to latest
+            </button>
+          )}
         </div>
         {model.todos.length > 0 && (
           <aside className="todos panel" data-testid="todos">

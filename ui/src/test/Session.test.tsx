@@ -1,7 +1,7 @@
 import { render, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { EngineEvent, Envelope } from "../ipc";
 import { SessionView } from "../screens/Session";
 
@@ -124,6 +124,49 @@ describe("Session view", () => {
     await screen.findByTestId("continuation-card");
     view.unmount();
     await waitFor(() => expect(calls.find((c) => c.cmd === "unsubscribe_session"), "the id subscribe_session gave is handed back").toMatchObject({ subscription: 7 }));
+  });
+
+  it("scrolled up while it streams, the view stays put and offers Jump to latest; at the bottom it follows", async () => {
+    seq = 0;
+    const events = running();
+    let push: (e: Envelope) => void = () => {};
+    mockIPC((cmd, args) => {
+      if (cmd === "subscribe_session") {
+        const channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
+        push = (e) => channel.onmessage(e);
+        setTimeout(() => events.forEach(push), 0);
+        return 1;
+      }
+    });
+    const into = vi.fn();
+    const original = Element.prototype.scrollIntoView;
+    Element.prototype.scrollIntoView = into;
+    onTestFinished(() => {
+      Element.prototype.scrollIntoView = original;
+    });
+    render(
+      <main className="content">
+        <SessionView sessionId="s1" onOpenHistory={() => {}} />
+      </main>,
+    );
+    await screen.findByTestId("continuation-card");
+    const main = document.querySelector("main.content") as HTMLElement;
+    // The person scrolls up to read: 2000 px of content, a 500 px window, 300 px from the top.
+    Object.defineProperty(main, "scrollHeight", { configurable: true, value: 2000 });
+    Object.defineProperty(main, "clientHeight", { configurable: true, value: 500 });
+    main.scrollTop = 300;
+    main.dispatchEvent(new Event("scroll"));
+    into.mockClear();
+    push(ev({ type: "message_created", message_id: "m2", role: "assistant" }));
+    push(ev({ type: "text_delta", message_id: "m2", text: "more words" }));
+    const jump = await screen.findByTestId("jump-latest");
+    expect(into, "new output must not pull a reading person down").not.toHaveBeenCalled();
+    await userEvent.setup().click(jump);
+    expect(into, "Jump to latest goes to the bottom").toHaveBeenCalled();
+    await waitFor(() => expect(screen.queryByTestId("jump-latest")).not.toBeInTheDocument());
+    into.mockClear();
+    push(ev({ type: "text_delta", message_id: "m2", text: " and more" }));
+    await waitFor(() => expect(into, "at the bottom, the view follows the stream").toHaveBeenCalled());
   });
 
   it("shows the review gate with claim, outcome and diffs, and approves", async () => {
