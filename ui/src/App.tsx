@@ -9,6 +9,7 @@ import { History } from "./screens/History";
 import { SettingsScreen } from "./screens/Settings";
 import { SessionView } from "./screens/Session";
 import { QuitDialog } from "./components/QuitDialog";
+import { SidebarSessions } from "./components/SidebarSessions";
 
 export type Screen = "new" | "history" | "settings" | "session";
 
@@ -111,6 +112,7 @@ export function App() {
             {label}
           </button>
         ))}
+        <SidebarSessions current={screen === "session" ? sessionId : null} onOpen={openSession} />
       </nav>
       <main className="content">
         {loadError ? (

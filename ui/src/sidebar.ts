@@ -1,0 +1,35 @@
+// What the sidebar lists: sessions working now, sessions waiting for the person (with a count),
+// and today's others. Pure, so the grouping is unit-tested; the data comes from list_sessions.
+import type { SessionStatus, SessionSummary } from "./ipc";
+
+export const WORKING: SessionStatus[] = ["busy", "retry"];
+export const WAITING: SessionStatus[] = ["awaiting_review", "awaiting_approval"];
+
+export interface SidebarGroups {
+  working: SessionSummary[];
+  waiting: SessionSummary[];
+  today: SessionSummary[];
+}
+
+/** Local midnight of the day `now` falls in: "today" is the person's day, not UTC's. */
+export function startOfToday(now: Date): number {
+  const d = new Date(now);
+  d.setHours(0, 0, 0, 0);
+  return d.getTime();
+}
+
+/**
+ * Groups sessions for the sidebar. Every session appears once: working first, then waiting for
+ * the person, then the rest of today's (newest first, at most `recentLimit`). A waiting session
+ * from an earlier day is still listed: it still needs the person.
+ */
+export function sidebarGroups(sessions: SessionSummary[], now: Date, recentLimit = 6): SidebarGroups {
+  const seen = new Set<string>();
+  const unique = [...sessions].sort((a, b) => b.created_ms - a.created_ms).filter((s) => !seen.has(s.id) && seen.add(s.id));
+  const since = startOfToday(now);
+  return {
+    working: unique.filter((s) => WORKING.includes(s.status)),
+    waiting: unique.filter((s) => WAITING.includes(s.status)),
+    today: unique.filter((s) => !WORKING.includes(s.status) && !WAITING.includes(s.status) && s.created_ms >= since).slice(0, recentLimit),
+  };
+}

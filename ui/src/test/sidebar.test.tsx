@@ -1,0 +1,64 @@
+import { render, screen, waitFor } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { emit } from "@tauri-apps/api/event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import { describe, expect, it } from "vitest";
+import { App } from "../App";
+import type { SessionStatus, SessionSummary } from "../ipc";
+import { sidebarGroups } from "../sidebar";
+import { view } from "./fixtures";
+
+const now = new Date(2026, 10, 23, 15, 0, 0);
+const at = (h: number, dayOffset = 0) => new Date(2026, 10, 23 + dayOffset, h, 0, 0).getTime();
+function s(id: string, status: SessionStatus, created_ms: number): SessionSummary {
+  return { id, title: `task ${id}`, task: `task ${id}`, workspace: "/ws", provider: "openai", model: "m", status, claim: null, verdict: null, end_reason: null, decision: null, created_at: "", created_ms, duration_ms: 0, tokens: { agent: 0, evaluator: 0, compaction: 0 }, last_seq: 1 } as SessionSummary;
+}
+
+describe("the sidebar's grouping", () => {
+  it("puts working, then waiting for you, then the rest of today, each session once, newest first", () => {
+    const g = sidebarGroups([s("a", "completed", at(9)), s("b", "busy", at(10)), s("c", "awaiting_review", at(8)), s("d", "awaiting_approval", at(11)), s("b", "busy", at(10)), s("e", "failed", at(12))], now);
+    expect(g.working.map((x) => x.id)).toEqual(["b"]);
+    expect(g.waiting.map((x) => x.id), "both kinds of waiting, newest first").toEqual(["d", "c"]);
+    expect(g.today.map((x) => x.id), "finished ones of today, newest first").toEqual(["e", "a"]);
+  });
+
+  it("keeps a session from yesterday that still waits for the person, and drops yesterday's finished ones", () => {
+    const g = sidebarGroups([s("old-wait", "awaiting_review", at(10, -1)), s("old-done", "completed", at(10, -1))], now);
+    expect(g.waiting.map((x) => x.id), "it still needs the person").toEqual(["old-wait"]);
+    expect(g.today, "yesterday's finished work belongs to History").toEqual([]);
+  });
+
+  it("shows at most a handful of today's sessions", () => {
+    const many = Array.from({ length: 20 }, (_, i) => s(`t${i}`, "completed", at(1) + i));
+    expect(sidebarGroups(many, now, 6).today).toHaveLength(6);
+  });
+});
+
+describe("the sidebar in the window", () => {
+  it("lists working and waiting sessions with a count, opens one on click, and updates when a status changes", async () => {
+    let list: SessionSummary[] = [s("s-work", "busy", Date.now()), s("s-wait", "awaiting_review", Date.now() - 1000)];
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") {
+          const f = (args as { filter: { statuses?: SessionStatus[] } }).filter;
+          return f.statuses ? list.filter((x) => f.statuses!.includes(x.status)) : list;
+        }
+        if (cmd === "subscribe_session") return 1;
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    expect(await screen.findByTestId("side-working")).toHaveTextContent("task s-work");
+    expect(screen.getByTestId("waiting-count"), "the count of sessions waiting for the person").toHaveTextContent("1");
+
+    await userEvent.setup().click(screen.getByRole("button", { name: /task s-wait/ }));
+    await waitFor(() => expect(screen.getByRole("button", { name: /task s-wait/ })).toHaveAttribute("aria-current", "page"));
+
+    // The working session starts to wait: the sidebar follows without a reload.
+    list = [s("s-work", "awaiting_approval", Date.now()), s("s-wait", "awaiting_review", Date.now() - 1000)];
+    await emit("history-changed", "s-work");
+    await waitFor(() => expect(screen.getByTestId("waiting-count")).toHaveTextContent("2"));
+    expect(screen.queryByTestId("side-working"), "nothing is working any more").not.toBeInTheDocument();
+  });
+});
