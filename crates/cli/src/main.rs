@@ -5,6 +5,7 @@
 mod config;
 mod run;
 mod sessions;
+mod stats;
 mod view;
 
 use std::process::ExitCode;
@@ -31,6 +32,21 @@ enum Command {
     Sessions {
         #[command(subcommand)]
         command: SessionsCommand,
+    },
+    /// Figures from your history.
+    Stats {
+        #[command(subcommand)]
+        command: StatsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum StatsCommand {
+    /// How far to trust each evaluator model: its reviews, how often its `done` was then
+    /// rejected or sent back (false done), and the sessions behind each number.
+    Evaluator {
+        #[command(flatten)]
+        common: Common,
     },
 }
 
@@ -183,6 +199,7 @@ fn main() -> ExitCode {
                 SessionsCommand::Export { id, format, common } => sessions::export(&id, matches!(format, Format::Json), &common),
                 SessionsCommand::Resume { id, message, opts } => run::run(run::Start::Resume(id, message), opts).await,
             },
+            Command::Stats { command: StatsCommand::Evaluator { common } } => stats::evaluator(&common),
         }
     });
     ExitCode::from(code)

@@ -8,7 +8,7 @@ use finishline_engine::store::{export, ListQuery, Store};
 
 use crate::{config, exit, Common};
 
-fn open(common: &Common) -> Result<Store, u8> {
+pub fn open(common: &Common) -> Result<Store, u8> {
     let dir = config::data_dir(common);
     let path = dir.join("history.db");
     if !path.exists() {

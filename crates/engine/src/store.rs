@@ -12,6 +12,7 @@ pub mod schema;
 pub mod search;
 pub mod sessions;
 pub mod subscribe;
+pub mod trust;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -263,6 +264,11 @@ impl Store {
 
     pub fn list_sessions(&self, q: &ListQuery) -> Result<Vec<SessionSummary>> {
         sessions::list(&self.read(), q)
+    }
+
+    /// How far to trust each evaluator model, from the reviews people decided (store/trust.rs).
+    pub fn evaluator_trust(&self) -> Result<Vec<trust::EvaluatorTrust>> {
+        Ok(trust::summarize(&trust::reviewed_runs(&self.read())?))
     }
 
     pub fn search(&self, text: &str, limit: usize) -> Result<Vec<SearchHit>> {

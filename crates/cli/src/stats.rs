@@ -1,0 +1,59 @@
+//! `finishline stats evaluator`: how far to trust each evaluator model, the same figures as the
+//! window's Trust view (store/trust.rs).
+
+use finishline_engine::store::trust::EvaluatorTrust;
+
+use crate::exit;
+use crate::sessions::open;
+use crate::Common;
+
+fn percent(rate: Option<f64>) -> String {
+    rate.map(|r| format!("{:.0}%", r * 100.0)).unwrap_or_else(|| "—".into())
+}
+
+fn line(t: &EvaluatorTrust) -> String {
+    let mut s = format!(
+        "{}\n  reviews {} · done verdicts {} · false done {} ({}) · sent back {} · sent back, then approved as delivered {}",
+        t.model,
+        t.reviews,
+        t.done_verdicts,
+        t.false_done_reviews,
+        percent(t.false_done_rate),
+        t.sent_back,
+        t.sent_back_then_approved.len()
+    );
+    if !t.false_done.is_empty() {
+        s.push_str(&format!("\n  false done: {}", t.false_done.iter().map(|i| i.as_str()).collect::<Vec<_>>().join(" ")));
+    }
+    if !t.sent_back_then_approved.is_empty() {
+        s.push_str(&format!("\n  sent back, then approved: {}", t.sent_back_then_approved.iter().map(|i| i.as_str()).collect::<Vec<_>>().join(" ")));
+    }
+    s
+}
+
+pub fn evaluator(common: &Common) -> u8 {
+    let store = match open(common) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    match store.evaluator_trust() {
+        Err(e) => {
+            eprintln!("finishline: {e}");
+            exit::FAILED
+        }
+        Ok(rows) if rows.is_empty() && !common.json => {
+            println!("No reviews decided by a person after an evaluator verdict yet.");
+            exit::OK
+        }
+        Ok(rows) => {
+            for t in &rows {
+                if common.json {
+                    println!("{}", serde_json::to_string(t).unwrap_or_default());
+                } else {
+                    println!("{}", line(t));
+                }
+            }
+            exit::OK
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! `finishline stats evaluator` prints the figures the window's Trust view shows, from the same
+//! history: here a history where the person rejected one `done` and approved another.
+
+mod support {
+    pub mod cli;
+}
+
+use std::sync::Arc;
+
+use finishline_engine::domain::*;
+use finishline_engine::event::EngineEvent;
+use finishline_engine::store::decisions::RequestKind;
+use finishline_engine::store::{NewSession, Store};
+use support::cli::{env, finishline, lines};
+
+fn decided(store: &Store, task: &str, decision: Decision) -> SessionId {
+    let sid = store.create_session(&NewSession { task: task.into(), workspace: "/ws".into(), provider: "openai".into(), model: "agent".into() }).unwrap().0;
+    let (run, review) = (RunId::new(), RequestId::new());
+    let status = |s| EngineEvent::StatusChanged { status: s, attempt: None, next_retry_at: None, message: None };
+    store
+        .append_all(
+            &sid,
+            Some(&run),
+            vec![
+                EngineEvent::RunStarted { trigger: RunTrigger::Task },
+                EngineEvent::Evaluation { cycle: 1, verdict: Verdict::Done, summary: String::new(), remaining: vec![], stuck_reason: None, model: "judge".into(), parse_ok: true, usage: Default::default(), question: Default::default() },
+                EngineEvent::ReviewRequested { review_id: review.clone(), claim: Claim::Success, verdict: Some(Verdict::Done), end_reason: EndReason::VerifiedDone, remaining: vec![], files_changed: vec![], verification: vec![], tokens: Default::default(), cost_usd: None, claim_words: None, verdict_summary: None, stuck: None, not_covered: vec![] },
+                status(SessionStatus::AwaitingReview),
+            ],
+        )
+        .unwrap();
+    let after = if decision == Decision::Approve { SessionStatus::Completed } else { SessionStatus::Rejected };
+    store.resolve_request(&review, RequestKind::Review, SessionStatus::AwaitingReview, Some(&run), vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision, by: DecidedBy::Person, feedback: None, reverted: false }, status(after)]).unwrap();
+    sid
+}
+
+#[test]
+fn stats_evaluator_prints_each_judges_false_done_rate_and_the_sessions_behind_it() {
+    let e = env();
+    std::fs::create_dir_all(&e.data).unwrap();
+    let store = Store::open(&e.data.join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let rejected = decided(&store, "rejected", Decision::Reject);
+    decided(&store, "approved", Decision::Approve);
+    drop(store);
+
+    let json = finishline(&["stats", "evaluator", "--json"], &e.data);
+    assert!(json.status.success(), "{}", String::from_utf8_lossy(&json.stderr));
+    let rows = lines(&json);
+    assert_eq!(rows.len(), 1, "one row per evaluator model");
+    assert_eq!(rows[0]["model"], "judge");
+    assert_eq!(rows[0]["reviews"], 2);
+    assert_eq!(rows[0]["false_done_rate"], 0.5, "one of two `done` verdicts was rejected");
+    assert_eq!(rows[0]["false_done"][0], rejected.as_str(), "the session behind the number");
+
+    let text = finishline(&["stats", "evaluator"], &e.data);
+    let out = String::from_utf8_lossy(&text.stdout);
+    assert!(out.contains("judge") && out.contains("false done 1 (50%)") && out.contains(rejected.as_str()), "a person reads the same figures: {out}");
+}
+
+#[test]
+fn stats_evaluator_on_a_history_without_reviews_says_so() {
+    let e = env();
+    std::fs::create_dir_all(&e.data).unwrap();
+    drop(Store::open(&e.data.join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).unwrap());
+    let o = finishline(&["stats", "evaluator"], &e.data);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("No reviews"), "an empty history is not a perfect judge");
+}
