@@ -14,6 +14,7 @@ fn main() {
         "send_message",
         "list_sessions",
         "search_sessions",
+        "evaluator_trust",
         "get_session",
         "export_session",
         "save_session_export",

@@ -174,6 +174,12 @@ pub fn search_sessions(state: State<'_, AppState>, text: String) -> Result<Vec<S
     state.store.search(&text, 50)
 }
 
+/// How far to trust each evaluator model, from the reviews people decided.
+#[tauri::command]
+pub fn evaluator_trust(state: State<'_, AppState>) -> Result<Vec<finishline_engine::store::trust::EvaluatorTrust>, Error> {
+    state.store.evaluator_trust()
+}
+
 #[tauri::command]
 pub fn get_session(state: State<'_, AppState>, session_id: SessionId) -> Result<Timeline, Error> {
     state.store.timeline(&session_id)

@@ -95,6 +95,7 @@ pub fn run() {
             commands::send_message,
             commands::list_sessions,
             commands::search_sessions,
+            commands::evaluator_trust,
             commands::get_session,
             files::export_session,
             files::save_session_export,

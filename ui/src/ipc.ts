@@ -372,6 +372,8 @@ export const ipc = {
   sendMessage: (sessionId: string, message: string) => call<void>("send_message", { sessionId, message }),
   listSessions: (filter?: ListFilter) => call<SessionSummary[]>("list_sessions", { filter: filter ?? null }),
   searchSessions: (text: string) => call<SearchHit[]>("search_sessions", { text }),
+  /** Per evaluator model: reviews, false-done rate and the sessions behind each number. */
+  evaluatorTrust: () => call<EvaluatorTrust[]>("evaluator_trust"),
   getSession: (sessionId: string) => call<Timeline>("get_session", { sessionId }),
   exportSession: (sessionId: string, format: "md" | "json") => call<string>("export_session", { sessionId, format }),
   /** Asks where in a save dialog the shell shows, and writes the export there; null when cancelled. */
@@ -393,5 +395,19 @@ export const ipc = {
    * back, so the window can ask; with it true they are cancelled first. */
   quit: (stopRunning: boolean) => call<number>("quit", { stopRunning }),
 };
+
+export interface EvaluatorTrust {
+  model: string;
+  reviews: number;
+  done_verdicts: number;
+  false_done_reviews: number;
+  false_done: string[];
+  false_done_rate: number | null;
+  sent_back: number;
+  sent_back_then_approved: string[];
+}
+
+/** Reviews a model needs before the review panel shows its false-done rate (store/trust.rs). */
+export const TRUST_SHOWN_FROM = 10;
 
 export type About = { version: string; data_dir: string; database: string; settings_file: string; checkpoints_dir: string };

@@ -1,5 +1,5 @@
-import { useState } from "react";
-import { AppError, ipc, type FileChange } from "../ipc";
+import { useEffect, useState } from "react";
+import { AppError, ipc, TRUST_SHOWN_FROM, type EvaluatorTrust, type FileChange } from "../ipc";
 import { END_LABEL, STUCK_LABEL, type Review } from "../session/model";
 
 function Diff({ file }: { file: FileChange }) {
@@ -27,9 +27,27 @@ interface Props {
   review: Review;
   tokens: { agent: number; evaluator: number };
   onDecided: () => void;
+  /** The model whose verdict this is, for its track record. */
+  evaluatorModel?: string;
 }
 
-export function ReviewPanel({ review, tokens, onDecided }: Props) {
+/** "judge-a has called 3 of its last 40 `done` verdicts wrongly": once there are enough reviews. */
+function TrackRecord({ model }: { model: string }) {
+  const [trust, setTrust] = useState<EvaluatorTrust | null>(null);
+  useEffect(() => {
+    ipc.evaluatorTrust().then((all) => setTrust((all ?? []).find((t) => t.model === model) ?? null), () => {});
+  }, [model]);
+  if (!trust || trust.reviews < TRUST_SHOWN_FROM || trust.false_done_rate === null) return null;
+  const pct = Math.round(trust.false_done_rate * 100);
+  return (
+    <span className="muted track-record" data-testid="false-done-rate" title="How often this evaluator's 'done' was then rejected or sent back by you (History → How far to trust the evaluator)">
+      {" "}
+      · {model}: {pct}% false done over {trust.reviews} reviews
+    </span>
+  );
+}
+
+export function ReviewPanel({ review, tokens, onDecided, evaluatorModel }: Props) {
   const [feedback, setFeedback] = useState("");
   const [asking, setAsking] = useState(false);
   const [revert, setRevert] = useState(false); // a reject keeps the files unless the person asks for the revert
@@ -84,6 +102,7 @@ export function ReviewPanel({ review, tokens, onDecided }: Props) {
         <dd data-testid="review-verdict">
           {review.verdict ? review.verdict.replace("_", " ") : "not asked"}
           {review.verdictSummary && <span className="muted">: {review.verdictSummary}</span>}
+          {review.verdict && evaluatorModel && <TrackRecord model={evaluatorModel} />}
         </dd>
         <dt>Tokens</dt>
         <dd data-testid="review-tokens">

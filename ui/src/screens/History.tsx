@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from "react";
 import { Inbox, Search } from "lucide-react";
 import { AppError, ipc, type EndReason, type SearchHit, type SessionStatus, type SessionSummary, type StoreUsage } from "../ipc";
 import { StatusBadge } from "../components/StatusBadge";
+import { TrustPanel } from "../components/TrustPanel";
 import { END_LABEL, STATUS_LABEL } from "../session/model";
 
 const FILTERS: (SessionStatus | "all")[] = ["all", "awaiting_review", "awaiting_approval", "busy", "retry", "completed", "rejected", "failed", "interrupted", "cancelled", "idle"];
@@ -268,6 +269,7 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
           </tbody>
         </table>
       )}
+      <TrustPanel onOpen={onOpen} />
       <CheckpointStorage />
     </section>
   );

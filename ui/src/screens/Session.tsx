@@ -296,6 +296,15 @@ const PROVIDER_FAILURES: Record<string, string> = {
 /** A todo's state in words, for screen readers (the checkbox shows only done or not). */
 const STATUS_WORDS: Record<string, string> = { pending: "not started", in_progress: "in progress", completed: "done", cancelled: "dropped" };
 
+/** The model behind the latest verdict. */
+function lastEvaluatorModel(items: Item[]): string | undefined {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const it = items[i];
+    if (it.kind === "evaluation") return it.model;
+  }
+  return undefined;
+}
+
 /** Whether a key event comes from a place where the person types. */
 export function isTextField(target: EventTarget | null): boolean {
   if (!(target instanceof HTMLElement)) return false;
@@ -538,7 +547,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
           </aside>
         )}
       </div>
-      {model.review && model.status === "awaiting_review" && <ReviewPanel review={model.review} tokens={model.tokens} onDecided={() => undefined} />}
+      {model.review && model.status === "awaiting_review" && <ReviewPanel review={model.review} tokens={model.tokens} onDecided={() => undefined} evaluatorModel={lastEvaluatorModel(model.items)} />}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (
         <div className="composer">
           {model.status === "interrupted" && <p className="notice">This session was interrupted. Resume it to continue where it stopped.</p>}

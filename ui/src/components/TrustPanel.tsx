@@ -1,0 +1,74 @@
+import { useEffect, useState } from "react";
+import { type EvaluatorTrust, ipc } from "../ipc";
+
+const pct = (r: number | null) => (r === null ? "—" : `${Math.round(r * 100)}%`);
+
+/** Session links behind a number: the person checks the evidence, not just the figure. */
+function Sessions({ ids, onOpen, label }: { ids: string[]; onOpen: (id: string) => void; label: string }) {
+  if (ids.length === 0) return null;
+  return (
+    <span className="trust-links">
+      {ids.map((id, n) => (
+        <button key={id} className="link" onClick={() => onOpen(id)} data-testid="trust-session" title={`Open ${id}`}>
+          {label} {n + 1}
+        </button>
+      ))}
+    </span>
+  );
+}
+
+/** How far to trust each evaluator model, from the reviews the person decided. */
+export function TrustPanel({ onOpen }: { onOpen: (id: string) => void }) {
+  const [rows, setRows] = useState<EvaluatorTrust[] | null>(null);
+  const [failed, setFailed] = useState<string | null>(null);
+  useEffect(() => {
+    ipc.evaluatorTrust().then(
+      (r) => setRows(r ?? []),
+      (e) => setFailed(e.message ?? String(e)),
+    );
+  }, []);
+  return (
+    <details className="panel storage" data-testid="trust-view">
+      <summary>How far to trust the evaluator</summary>
+      <p className="muted hint">
+        For every review you decided: how often the evaluator's <em>done</em> was then rejected or sent back by you (its false-done rate), and how often a run it sent back was then approved as delivered.
+      </p>
+      {failed && <p className="field-error">{failed}</p>}
+      {rows && rows.length === 0 && <p className="muted">No reviews yet. The figures appear once you have approved, sent back or rejected work the evaluator judged.</p>}
+      {rows && rows.length > 0 && (
+        <table className="trust-table">
+          <thead>
+            <tr>
+              <th>Evaluator model</th>
+              <th>Reviews</th>
+              <th>False done</th>
+              <th>Sent back, then approved</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((t) => (
+              <tr key={t.model} data-testid="trust-row" data-model={t.model}>
+                <td>
+                  <code>{t.model}</code>
+                </td>
+                <td data-testid="trust-reviews">{t.reviews}</td>
+                <td>
+                  <span data-testid="trust-false-done">
+                    {pct(t.false_done_rate)} ({t.false_done_reviews} of {t.done_verdicts})
+                  </span>{" "}
+                  <Sessions ids={t.false_done} onOpen={onOpen} label="session" />
+                </td>
+                <td>
+                  <span data-testid="trust-sent-back">
+                    {t.sent_back_then_approved.length} of {t.sent_back}
+                  </span>{" "}
+                  <Sessions ids={t.sent_back_then_approved} onOpen={onOpen} label="session" />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </details>
+  );
+}
