@@ -10,6 +10,8 @@ import { SettingsScreen } from "./screens/Settings";
 import { SessionView } from "./screens/Session";
 import { QuitDialog } from "./components/QuitDialog";
 import { SidebarSessions } from "./components/SidebarSessions";
+import { CommandPalette, requestReview, ShortcutList, type PaletteCommand } from "./components/CommandPalette";
+import { isTextField } from "./keys";
 
 export type Screen = "new" | "history" | "settings" | "session";
 
@@ -76,6 +78,40 @@ export function App() {
     document.documentElement.dataset.theme = theme;
   }, [view?.settings.theme]);
 
+  // Ctrl+K: the command palette; ?: the shortcut list (outside text fields).
+  const [overlay, setOverlay] = useState<"palette" | "shortcuts" | null>(null);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.ctrlKey && !e.altKey && e.key.toLowerCase() === "k") {
+        e.preventDefault();
+        setOverlay("palette");
+      } else if (e.key === "?" && !e.ctrlKey && !e.altKey && !isTextField(e.target)) {
+        e.preventDefault();
+        setOverlay("shortcuts");
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
+  const paletteCommands = (): PaletteCommand[] => {
+    const go = (s: Screen) => () => setScreen(s);
+    const list: PaletteCommand[] = [
+      { id: "new", label: "New task", hint: "Alt+1", run: go("new") },
+      { id: "history", label: "Go to History", hint: "Alt+2", run: go("history") },
+      { id: "settings", label: "Go to Settings", hint: "Alt+3", run: go("settings") },
+      { id: "shortcuts", label: "Keyboard shortcuts", hint: "?", run: () => setOverlay("shortcuts") },
+    ];
+    // Offered only while a review waits on screen.
+    if (screen === "session" && document.querySelector('[data-testid="review-panel"] [data-testid="approve"]')) {
+      list.unshift(
+        { id: "approve", label: "Approve the result", run: () => requestReview("approve") },
+        { id: "request_changes", label: "Request changes", run: () => requestReview("request_changes") },
+        { id: "reject", label: "Reject the result", run: () => requestReview("reject") },
+      );
+    }
+    return list;
+  };
+
   // Alt+1..3 moves between screens without the mouse.
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -138,6 +174,8 @@ export function App() {
         )}
       </main>
       {quitAsk !== null && <QuitDialog running={quitAsk} onKeep={() => setQuitAsk(null)} />}
+      {overlay === "palette" && <CommandPalette commands={paletteCommands()} onOpenSession={openSession} onClose={() => setOverlay(null)} />}
+      {overlay === "shortcuts" && <ShortcutList onClose={() => setOverlay(null)} />}
     </div>
   );
 }

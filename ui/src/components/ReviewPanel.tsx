@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import { AppError, ipc, TRUST_SHOWN_FROM, type EvaluatorTrust, type FileChange } from "../ipc";
 import { END_LABEL, STUCK_LABEL, type Review } from "../session/model";
+import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 
 function Diff({ file }: { file: FileChange }) {
   const [open, setOpen] = useState(false);
@@ -50,6 +51,13 @@ function TrackRecord({ model }: { model: string }) {
 export function ReviewPanel({ review, tokens, onDecided, evaluatorModel }: Props) {
   const [feedback, setFeedback] = useState("");
   const [asking, setAsking] = useState(false);
+  // Approve / Request changes / Reject from the command palette.
+  const [paletteAction, setPaletteAction] = useState<ReviewAction | null>(null);
+  useEffect(() => {
+    const on = (e: Event) => setPaletteAction((e as CustomEvent<ReviewAction>).detail);
+    window.addEventListener(REVIEW_EVENT, on);
+    return () => window.removeEventListener(REVIEW_EVENT, on);
+  }, []);
   const [revert, setRevert] = useState(false); // a reject keeps the files unless the person asks for the revert
   const [conflicts, setConflicts] = useState<string[] | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -68,6 +76,15 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel }: Props
       setBusy(false);
     }
   };
+
+  useEffect(() => {
+    if (!paletteAction || review.decided) return;
+    setPaletteAction(null);
+    if (paletteAction === "request_changes") setAsking(true); // the feedback box opens, focused
+    else void decide(paletteAction);
+    // decide reads the current revert choice; the action runs once per palette pick
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [paletteAction]);
 
   if (review.decided) {
     return (

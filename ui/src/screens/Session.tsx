@@ -1,3 +1,4 @@
+import { isTextField } from "../keys";
 import { editDiff, outputTail, summarizeTool } from "../session/cardSummary";
 import { watchFrames, report } from "../perf";
 import { memo, useCallback, useEffect, useReducer, useRef, useState } from "react";
@@ -303,13 +304,6 @@ function lastEvaluatorModel(items: Item[]): string | undefined {
     if (it.kind === "evaluation") return it.model;
   }
   return undefined;
-}
-
-/** Whether a key event comes from a place where the person types. */
-export function isTextField(target: EventTarget | null): boolean {
-  if (!(target instanceof HTMLElement)) return false;
-  if (target.isContentEditable || target instanceof HTMLTextAreaElement || target instanceof HTMLSelectElement) return true;
-  return target instanceof HTMLInputElement && !["checkbox", "radio", "button", "submit", "reset"].includes(target.type);
 }
 
 export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sessionId: string; onOpenHistory: () => void; onOpenSettings?: () => void }) {

@@ -1,0 +1,148 @@
+import { useEffect, useMemo, useRef, useState } from "react";
+import { ipc, type SessionSummary } from "../ipc";
+import { STATUS_LABEL } from "../session/model";
+
+export interface PaletteCommand {
+  id: string;
+  label: string;
+  hint?: string;
+  run: () => void;
+}
+
+/** Review actions go to the open review panel through one window event, so the palette needs no
+ * handle on it; the panel listens while it is shown. */
+export const REVIEW_EVENT = "finishline:review";
+export type ReviewAction = "approve" | "request_changes" | "reject";
+export function requestReview(action: ReviewAction) {
+  window.dispatchEvent(new CustomEvent<ReviewAction>(REVIEW_EVENT, { detail: action }));
+}
+
+/** Whether every word typed appears in the label, in any order, ignoring case. */
+export function matches(label: string, query: string): boolean {
+  const l = label.toLowerCase();
+  return query
+    .toLowerCase()
+    .split(/\s+/)
+    .filter(Boolean)
+    .every((w) => l.includes(w));
+}
+
+/** Ctrl+K: every action by name. Arrows move, Enter runs, Esc closes. */
+export function CommandPalette({ commands, onOpenSession, onClose }: { commands: PaletteCommand[]; onOpenSession: (id: string) => void; onClose: () => void }) {
+  const [query, setQuery] = useState("");
+  const [active, setActive] = useState(0);
+  const [sessions, setSessions] = useState<SessionSummary[]>([]);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    input.current?.focus();
+    ipc.listSessions({ limit: 100 }).then((s) => setSessions(s ?? []), () => {});
+  }, []);
+  const all = useMemo<PaletteCommand[]>(
+    () => [
+      ...commands,
+      ...sessions.map((s) => ({ id: `session-${s.id}`, label: `Open: ${s.title || s.task}`, hint: STATUS_LABEL[s.status], run: () => onOpenSession(s.id) })),
+    ],
+    [commands, sessions, onOpenSession],
+  );
+  const shown = all.filter((c) => matches(c.label, query)).slice(0, 12);
+  const pick = (c: PaletteCommand | undefined) => {
+    if (!c) return;
+    onClose();
+    c.run();
+  };
+  return (
+    <div className="modal-backdrop palette-backdrop" onMouseDown={onClose}>
+      <div className="panel modal palette" role="dialog" aria-modal="true" aria-label="Command palette" data-testid="palette" onMouseDown={(e) => e.stopPropagation()}>
+        <input
+          ref={input}
+          value={query}
+          onChange={(e) => {
+            setQuery(e.target.value);
+            setActive(0);
+          }}
+          onKeyDown={(e) => {
+            if (e.key === "ArrowDown") {
+              e.preventDefault();
+              setActive((a) => Math.min(a + 1, shown.length - 1));
+            } else if (e.key === "ArrowUp") {
+              e.preventDefault();
+              setActive((a) => Math.max(a - 1, 0));
+            } else if (e.key === "Enter") {
+              e.preventDefault();
+              pick(shown[active]);
+            } else if (e.key === "Escape") {
+              e.preventDefault();
+              e.stopPropagation();
+              onClose();
+            }
+          }}
+          placeholder="Type a command or a session's title"
+          aria-label="Command"
+          aria-controls="palette-list"
+          aria-activedescendant={shown[active] ? `palette-${shown[active].id}` : undefined}
+          data-testid="palette-input"
+        />
+        <ul id="palette-list" role="listbox" className="palette-list">
+          {shown.map((c, n) => (
+            <li key={c.id} id={`palette-${c.id}`} role="option" aria-selected={n === active} className="palette-item" data-testid="palette-item" onMouseEnter={() => setActive(n)} onClick={() => pick(c)}>
+              <span>{c.label}</span>
+              {c.hint && <span className="muted">{c.hint}</span>}
+            </li>
+          ))}
+          {shown.length === 0 && <li className="muted palette-empty">Nothing matches “{query}”.</li>}
+        </ul>
+      </div>
+    </div>
+  );
+}
+
+export const SHORTCUTS: [string, string][] = [
+  ["Ctrl+K", "Command palette: every action, every session by title"],
+  ["Alt+1 / Alt+2 / Alt+3", "New task / History / Settings"],
+  ["Ctrl+Enter", "Run the task (New Task)"],
+  ["Enter", "Send a message, an answer or feedback"],
+  ["Shift+Enter", "A new line in those boxes"],
+  ["Esc", "Cancel the running task (outside a text field); close a dialog"],
+  ["Ctrl+Q", "Quit (asks first while a task runs)"],
+  ["?", "This list"],
+];
+
+export function ShortcutList({ onClose }: { onClose: () => void }) {
+  const close = useRef<HTMLButtonElement>(null);
+  useEffect(() => close.current?.focus(), []);
+  return (
+    <div className="modal-backdrop" onMouseDown={onClose}>
+      <div
+        className="panel modal"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="shortcuts-title"
+        data-testid="shortcuts"
+        onMouseDown={(e) => e.stopPropagation()}
+        onKeyDown={(e) => {
+          if (e.key === "Escape") {
+            e.stopPropagation();
+            onClose();
+          }
+        }}
+      >
+        <h2 id="shortcuts-title">Keyboard shortcuts</h2>
+        <dl className="about-list">
+          {SHORTCUTS.map(([k, what]) => (
+            <div key={k} style={{ display: "contents" }}>
+              <dt>
+                <kbd>{k}</kbd>
+              </dt>
+              <dd>{what}</dd>
+            </div>
+          ))}
+        </dl>
+        <div className="actions">
+          <button ref={close} className="btn" onClick={onClose}>
+            Close
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,99 @@
+import { render, screen, waitFor } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import { describe, expect, it } from "vitest";
+import { App } from "../App";
+import { matches } from "../components/CommandPalette";
+import type { Envelope, SessionSummary } from "../ipc";
+import { view } from "./fixtures";
+
+const summary = (id: string, title: string): SessionSummary => ({ id, title, task: title, workspace: "/ws", provider: "openai", model: "m", status: "completed", claim: null, verdict: null, end_reason: null, decision: null, created_at: "", created_ms: 1, duration_ms: 0, tokens: { agent: 0, evaluator: 0, compaction: 0 }, last_seq: 1 }) as SessionSummary;
+
+describe("the command palette", () => {
+  it("matches every typed word, in any order, ignoring case", () => {
+    expect(matches("Open: fix the login page", "login fix")).toBe(true);
+    expect(matches("Go to History", "HIST")).toBe(true);
+    expect(matches("Go to History", "settings")).toBe(false);
+  });
+
+  it("Ctrl+K opens it; typing and Enter goes to a screen or opens a session by its title; Esc closes it", async () => {
+    const calls: string[] = [];
+    mockIPC(
+      (cmd) => {
+        calls.push(cmd);
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [summary("ses_1", "fix the login page"), summary("ses_2", "write docs")];
+        if (cmd === "subscribe_session") return 1;
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await screen.findByTestId("new-task-form");
+    await user.keyboard("{Control>}k{/Control}");
+    expect(await screen.findByTestId("palette-input"), "the palette takes the keyboard at once").toHaveFocus();
+    await user.keyboard("hist{Enter}");
+    expect(await screen.findByTestId("history"), "Go to History ran").toBeInTheDocument();
+    expect(screen.queryByTestId("palette")).not.toBeInTheDocument();
+
+    await user.keyboard("{Control>}k{/Control}");
+    await user.keyboard("login");
+    await waitFor(() => expect(screen.getAllByTestId("palette-item")[0]).toHaveTextContent("Open: fix the login page"));
+    await user.keyboard("{Enter}");
+    await waitFor(() => expect(calls).toContain("subscribe_session"));
+    expect(await screen.findByTestId("session-view")).toBeInTheDocument();
+
+    await user.keyboard("{Control>}k{/Control}");
+    await screen.findByTestId("palette");
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("palette"), "Esc closes the palette").not.toBeInTheDocument();
+  });
+
+  it("offers Approve while a review waits, and Approve decides it", async () => {
+    const calls: { cmd: string; args: unknown }[] = [];
+    let seq = 0;
+    const ev = (e: object) => ({ ...e, seq: ++seq, session_id: "ses_1", at: "2026-11-21T00:00:00Z" }) as Envelope;
+    mockIPC(
+      (cmd, args) => {
+        calls.push({ cmd, args });
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [{ ...summary("ses_1", "fix the login page"), status: "awaiting_review", created_ms: Date.now() }];
+        if (cmd === "subscribe_session") {
+          const events = [
+            ev({ type: "session_created", task: "fix the login page", workspace: "/ws", provider: "openai", model: "m" }),
+            ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+            ev({ type: "status_changed", status: "awaiting_review" }),
+          ];
+          setTimeout(() => events.forEach((e) => (args as { channel: { onmessage: (e: Envelope) => void } }).channel.onmessage(e)), 0);
+          return 1;
+        }
+        if (cmd === "submit_review") return { outcome: "decided", status: "completed", revert: null };
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await screen.findByTestId("new-task-form");
+    await user.click(await screen.findByRole("button", { name: /fix the login page/ }));
+    await screen.findByTestId("approve");
+    await user.keyboard("{Control>}k{/Control}");
+    await user.keyboard("approve{Enter}");
+    await waitFor(() => expect(calls.find((c) => c.cmd === "submit_review")?.args).toMatchObject({ input: { review_id: "r1", decision: "approve" } }));
+  });
+
+  it("? lists the shortcuts, but typing ? in a text field is just a question mark", async () => {
+    mockIPC((cmd) => (cmd === "get_settings" ? view() : cmd === "list_sessions" ? [] : undefined), { shouldMockEvents: true });
+    render(<App />);
+    const user = userEvent.setup();
+    const task = await screen.findByTestId("task-input");
+    await user.click(task);
+    await user.keyboard("why?");
+    expect(screen.queryByTestId("shortcuts")).not.toBeInTheDocument();
+    expect(task).toHaveValue("why?");
+    await user.click(screen.getByTestId("nav-history"));
+    await user.keyboard("?");
+    expect(await screen.findByTestId("shortcuts")).toHaveTextContent("Ctrl+K");
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("shortcuts")).not.toBeInTheDocument();
+  });
+});
