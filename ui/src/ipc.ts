@@ -389,6 +389,13 @@ export const ipc = {
   onStartupAction: (f: () => void): Promise<UnlistenFn> => listen("startup-action", () => f()),
   /** The window's close button was pressed while tasks run; the payload is how many. */
   onCloseRequested: (f: (running: number) => void): Promise<UnlistenFn> => listen<number>("close-requested", (e) => f(e.payload)),
+  /** A folder (or file) dropped on the window: its path. Resolves to the unlisten function. */
+  onPathDropped: async (f: (path: string) => void): Promise<UnlistenFn> => {
+    const { getCurrentWebview } = await import("@tauri-apps/api/webview");
+    return getCurrentWebview().onDragDropEvent((e) => {
+      if (e.payload.type === "drop" && e.payload.paths.length > 0) f(e.payload.paths[0]);
+    });
+  },
   /** The version and where the data lives. */
   about: () => call<About>("about"),
   /** Quits. With tasks running and `stopRunning` false nothing happens and their count comes

@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent, type KeyboardEvent } from "react";
 import { FolderOpen, Play } from "lucide-react";
-import { AppError, ipc, type WorkspaceSurvey } from "../ipc";
+import { AppError, ipc, type SessionSummary, type WorkspaceSurvey } from "../ipc";
 import { gradeOf } from "../modelGrades";
 
 interface Props {
@@ -15,6 +15,16 @@ interface Props {
 export const MAX_TASK_CHARS = 100_000;
 
 const DRAFT_KEY = "finishline.taskDraft";
+
+/** Distinct workspaces of these sessions, most recent first, at most five. */
+export function recentWorkspaces(sessions: SessionSummary[], max = 5): string[] {
+  const out: string[] = [];
+  for (const s of [...sessions].sort((a, b) => b.created_ms - a.created_ms)) {
+    if (s.workspace && !out.includes(s.workspace)) out.push(s.workspace);
+    if (out.length === max) break;
+  }
+  return out;
+}
 
 export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onStarted }: Props) {
   const [model, setModel] = useState(defaultModel);
@@ -32,6 +42,18 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
   const [workspace, setWorkspace] = useState<string | null>(null);
   const [starting, setStarting] = useState(false);
   const [error, setError] = useState<string | null>(null);
+
+  // Folders of earlier sessions, most recent first: most tasks go to a folder used before.
+  const [recent, setRecent] = useState<string[]>([]);
+  useEffect(() => {
+    ipc.listSessions({ limit: 100 }).then((list) => setRecent(recentWorkspaces(list ?? [])), () => {});
+  }, []);
+  // A folder dropped on the window becomes the workspace.
+  useEffect(() => {
+    // Outside the app's window (a test, a browser) there is nothing to drop onto.
+    const off = ipc.onPathDropped((p) => setWorkspace(p)).catch(() => undefined);
+    return () => void off.then((f) => f?.());
+  }, []);
 
   const [survey, setSurvey] = useState<WorkspaceSurvey | null>(null);
   useEffect(() => {
@@ -91,12 +113,16 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
     }
   };
 
-  const onKeyDown = (e: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) run();
+  // Ctrl+Enter runs from any field of the form (Enter in a one-line field submits it too).
+  const onKeyDown = (e: KeyboardEvent<HTMLFormElement>) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      run();
+    }
   };
 
   return (
-    <form className="screen" onSubmit={run} data-testid="new-task-form">
+    <form className="screen" onSubmit={run} onKeyDown={onKeyDown} data-testid="new-task-form">
       <header className="screen-head">
         <h1>New task</h1>
         <p className="muted">Describe what you want done. Finishline checks the work before it calls it finished.</p>
@@ -122,7 +148,8 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
           data-testid="task-input"
           value={task}
           onChange={(e) => setTask(e.target.value)}
-          onKeyDown={onKeyDown}
+          // The screen is for typing a task: the cursor is there when it opens.
+          autoFocus={providerReady}
           placeholder="e.g. Summarise the PDFs in this folder into notes.md"
           rows={7}
           aria-invalid={tooLong || undefined}
@@ -138,7 +165,7 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
             data-testid="workspace-path"
             value={workspace ?? ""}
             onChange={(e) => setWorkspace(e.target.value || null)}
-            placeholder="No folder chosen: pick one or paste its path"
+            placeholder="No folder chosen: pick one, paste its path or drop it here"
             aria-label="Workspace folder"
             spellCheck={false}
           />
@@ -146,6 +173,16 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
             <FolderOpen size={15} aria-hidden /> Choose folder…
           </button>
         </div>
+        {recent.length > 0 && (
+          <div className="recent-workspaces" data-testid="recent-workspaces">
+            <span className="muted">Recent:</span>
+            {recent.map((w) => (
+              <button key={w} type="button" className="chip" aria-pressed={workspace === w} onClick={() => setWorkspace(w)} title={w}>
+                {w.split("/").filter(Boolean).pop() ?? w}
+              </button>
+            ))}
+          </div>
+        )}
         {survey && (survey.too_broad || survey.files >= 20_000) && (
           <p className="notice" role="status" data-testid="workspace-warning">
             {survey.too_broad ? "This is your whole home folder or the root of the disk. " : "This is a large folder. "}

@@ -297,6 +297,13 @@ const PROVIDER_FAILURES: Record<string, string> = {
 /** A todo's state in words, for screen readers (the checkbox shows only done or not). */
 const STATUS_WORDS: Record<string, string> = { pending: "not started", in_progress: "in progress", completed: "done", cancelled: "dropped" };
 
+/** 950, 12.3k, 1.2M: a glance, not an invoice. */
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
 /** The model behind the latest verdict. */
 function lastEvaluatorModel(items: Item[]): string | undefined {
   for (let i = items.length - 1; i >= 0; i--) {
@@ -459,6 +466,13 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
           <h1 className="clamp">{model.task.split("\n")[0] || "Session"}</h1>
           <p className="muted small">
             <code>{model.workspace}</code> · {model.model}
+            {model.tokens.agent + model.tokens.evaluator > 0 && (
+              <span data-testid="session-tokens">
+                {" "}
+                · {formatTokens(model.tokens.agent + model.tokens.evaluator)} tokens
+                {model.review?.costUsd !== undefined && model.review?.costUsd !== null ? ` · $${model.review.costUsd.toFixed(model.review.costUsd < 1 ? 3 : 2)}` : ""}
+              </span>
+            )}
           </p>
         </div>
         <div className="row">

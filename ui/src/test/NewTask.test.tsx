@@ -2,7 +2,7 @@ import { fireEvent, render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
-import { MAX_TASK_CHARS, NewTask } from "../screens/NewTask";
+import { MAX_TASK_CHARS, NewTask, recentWorkspaces } from "../screens/NewTask";
 
 function pickerReturns(path: string | null) {
   mockIPC((cmd) => {
@@ -113,5 +113,22 @@ describe("New task", () => {
     second.unmount();
     render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
     expect(screen.getByTestId("task-input"), "a started task is not offered again").toHaveValue("");
+  });
+});
+
+describe("recent workspaces", () => {
+  it("lists the folders of earlier sessions, most recent first, each once, at most five", async () => {
+    const s = (workspace: string, created_ms: number) => ({ workspace, created_ms }) as never;
+    expect(recentWorkspaces([s("/a", 1), s("/b", 3), s("/a", 5), s("/c", 2), s("/d", 0), s("/e", 0), s("/f", 0)])).toEqual(["/a", "/b", "/c", "/d", "/e"]);
+  });
+
+  it("a recent folder is one click from being the workspace", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "list_sessions") return [{ id: "s", workspace: "/home/p/projects/shop", created_ms: 2 }];
+      if (cmd === "survey_workspace") return { files: 10, capped: false, too_broad: false };
+    });
+    render(<NewTask providerReady defaultModel="m" onOpenSettings={() => {}} onStarted={() => {}} />);
+    await userEvent.setup().click(await screen.findByRole("button", { name: "shop" }));
+    expect(screen.getByTestId("workspace-path"), "the folder's full path is filled in").toHaveValue("/home/p/projects/shop");
   });
 });

@@ -169,6 +169,12 @@ describe("Session view", () => {
     await waitFor(() => expect(into, "at the bottom, the view follows the stream").toHaveBeenCalled());
   });
 
+  it("the header counts tokens live as steps finish", async () => {
+    script([...running(), ev({ type: "step_finished", step: 1, stop_reason: null, usage: { input_tokens: 11_000, output_tokens: 1_300 } })]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("session-tokens"), "what the run has used so far, without opening the review").toHaveTextContent("12k tokens");
+  });
+
   it("shows the review gate with claim, outcome and diffs, and approves", async () => {
     const calls: Record<string, unknown>[] = [];
     const events = [

@@ -1,0 +1,124 @@
+// The window a person keeps open: sessions in the sidebar updating live across two sessions,
+// a task run and approved with the keyboard alone (Ctrl+K), Esc while typing an answer not
+// cancelling the run, the reading position kept while text streams, and the Trust view.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { launchApp, seedSettings, shot, startDriver, waitForScreen } from "./app.mjs";
+import { startFake } from "./fake.mjs";
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+let driver, fake, home, app;
+before(async () => {
+  fake = await startFake("e2e-workday.json");
+  home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-workday-"));
+  seedSettings(home, { base_url: fake.baseUrl, model: "fake-model" });
+  driver = await startDriver({ port: 4560, home });
+  app = await launchApp(driver);
+});
+after(async () => {
+  await app?.deleteSession().catch(() => {});
+  await driver?.stop();
+  fake?.stop();
+});
+
+const q = (sel) => app.$(sel);
+const statusNow = () => app.execute(() => document.querySelector('[data-testid="status-badge"]')?.getAttribute("data-status") ?? null);
+const waitStatus = (s, timeout = 20_000) => app.waitUntil(async () => (await statusNow()) === s, { timeout, timeoutMsg: `the session never reached ${s}` });
+
+/** Types a task and a folder with the keyboard and starts it with Enter. */
+async function startByKeyboard(task) {
+  await (await q('[data-testid="nav-new"]')).click();
+  await waitForScreen(app, "new-task-form");
+  await app.waitUntil(async () => (await app.execute(() => document.activeElement?.getAttribute("data-testid"))) === "task-input", { timeout: 5_000, timeoutMsg: "New Task does not put the cursor in the task box" });
+  const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
+  await app.keys([...task]);
+  await app.keys(["Tab"]);
+  await app.keys([...ws]);
+  await app.keys(["Enter"]);
+  await (await q('[data-testid="session-view"]')).waitForDisplayed({ timeout: 10_000 });
+  return ws;
+}
+
+test("keyboard only: a task typed and started with Enter, approved from the Ctrl+K palette", async () => {
+  await waitForScreen(app, "new-task-form");
+  await startByKeyboard("write a.txt with the letter A");
+  await waitStatus("awaiting_review");
+  await app.keys(["Control", "k"]);
+  await (await q('[data-testid="palette"]')).waitForDisplayed({ timeout: 5_000 });
+  await app.keys([..."approve"]);
+  await shot(app, "palette-approve");
+  await app.keys(["Enter"]);
+  await waitStatus("completed", 10_000);
+});
+
+test("the sidebar shows a working and a waiting session, updating live", async () => {
+  await startByKeyboard("read the file slowly");
+  await waitStatus("busy");
+  await startByKeyboard("ask me which folder");
+  await waitStatus("awaiting_approval");
+  const working = await q('[data-testid="side-working"]');
+  await working.waitForDisplayed({ timeout: 10_000, timeoutMsg: "the streaming session is not under Working" });
+  assert.match(await working.getText(), /read the file slowly/);
+  const waiting = await q('[data-testid="side-waiting"]');
+  await app.waitUntil(async () => /ask me which folder/.test(await waiting.getText()), { timeout: 10_000, timeoutMsg: "the session asking a question is not under Waiting for you" });
+  assert.equal(await (await q('[data-testid="waiting-count"]')).getText(), "1", "one session waits for the person");
+  await shot(app, "sidebar-live");
+});
+
+test("Esc while typing an answer does not cancel the run; Enter sends the answer", async () => {
+  // The asking session is open (the last one started).
+  const answer = await q('input[aria-label="Your answer"]');
+  await answer.waitForDisplayed({ timeout: 10_000 });
+  await answer.click();
+  await app.keys([..."src", "Escape"]);
+  await sleep(1500);
+  assert.equal(await statusNow(), "awaiting_approval", "Esc in the answer box must not cancel the whole run");
+  await app.keys(["Enter"]);
+  await waitStatus("awaiting_review");
+  await app.keys(["Control", "k"]);
+  await app.keys([..."approve", "Enter"]);
+  await waitStatus("completed", 10_000);
+});
+
+test("scrolled up while text streams, the view stays put and offers Jump to latest", async () => {
+  const row = await q('[data-testid="side-working"] [data-testid="side-session"]');
+  await row.click();
+  await waitStatus("busy");
+  await sleep(2500); // enough text to scroll
+  const top = await app.execute(() => {
+    const m = document.querySelector("main.content");
+    m.scrollTop = 0;
+    m.dispatchEvent(new Event("scroll"));
+    return m.scrollTop;
+  });
+  await sleep(2000);
+  const after = await app.execute(() => document.querySelector("main.content").scrollTop);
+  assert.equal(after, top, "new output must not pull the reader down");
+  const jump = await q('[data-testid="jump-latest"]');
+  await jump.waitForDisplayed({ timeout: 5_000 });
+  await shot(app, "jump-to-latest");
+  await jump.click();
+  await sleep(500);
+  const gap = await app.execute(() => {
+    const m = document.querySelector("main.content");
+    return m.scrollHeight - m.scrollTop - m.clientHeight;
+  });
+  assert.ok(gap < 60, `Jump to latest goes to the bottom (gap ${gap}px)`);
+  await (await q('[data-testid="cancel"]')).click();
+  await waitStatus("cancelled", 10_000);
+});
+
+test("the Trust view shows the evaluator's reviews from the sessions approved above", async () => {
+  await (await q('[data-testid="nav-history"]')).click();
+  await waitForScreen(app, "history");
+  await (await q('[data-testid="trust-view"] summary')).click();
+  const row = await q('[data-testid="trust-row"]');
+  await row.waitForDisplayed({ timeout: 10_000, timeoutMsg: "no evaluator row after two reviewed sessions" });
+  assert.equal(await (await row.$('[data-testid="trust-reviews"]')).getText(), "2", "both approvals count");
+  assert.match(await (await row.$('[data-testid="trust-false-done"]')).getText(), /0% \(0 of 2\)/, "no done verdict was rejected");
+  await row.scrollIntoView();
+  await shot(app, "trust-view");
+});
