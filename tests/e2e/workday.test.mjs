@@ -34,9 +34,13 @@ async function startByKeyboard(task) {
   await waitForScreen(app, "new-task-form");
   await app.waitUntil(async () => (await app.execute(() => document.activeElement?.getAttribute("data-testid"))) === "task-input", { timeout: 5_000, timeoutMsg: "New Task does not put the cursor in the task box" });
   const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
-  await app.keys([...task]);
+  // Text goes in as key events to the focused field (WebDriver's bare key actions drop a letter
+  // typed twice in a row); moving and starting are plain keys.
+  const focused = async () => app.$(await app.execute(() => document.activeElement));
+  await (await focused()).addValue(task);
   await app.keys(["Tab"]);
-  await app.keys([...ws]);
+  assert.equal(await app.execute(() => document.activeElement?.getAttribute("data-testid")), "workspace-path", "Tab goes from the task to the folder");
+  await (await focused()).addValue(ws);
   await app.keys(["Enter"]);
   await (await q('[data-testid="session-view"]')).waitForDisplayed({ timeout: 10_000 });
   return ws;
@@ -48,7 +52,7 @@ test("keyboard only: a task typed and started with Enter, approved from the Ctrl
   await waitStatus("awaiting_review");
   await app.keys(["Control", "k"]);
   await (await q('[data-testid="palette"]')).waitForDisplayed({ timeout: 5_000 });
-  await app.keys([..."approve"]);
+  await (await q('[data-testid="palette-input"]')).addValue("approve");
   await shot(app, "palette-approve");
   await app.keys(["Enter"]);
   await waitStatus("completed", 10_000);
@@ -59,11 +63,10 @@ test("the sidebar shows a working and a waiting session, updating live", async (
   await waitStatus("busy");
   await startByKeyboard("ask me which folder");
   await waitStatus("awaiting_approval");
-  const working = await q('[data-testid="side-working"]');
-  await working.waitForDisplayed({ timeout: 10_000, timeoutMsg: "the streaming session is not under Working" });
-  assert.match(await working.getText(), /read the file slowly/);
-  const waiting = await q('[data-testid="side-waiting"]');
-  await app.waitUntil(async () => /ask me which folder/.test(await waiting.getText()), { timeout: 10_000, timeoutMsg: "the session asking a question is not under Waiting for you" });
+  // Read through the page: the sidebar re-renders as statuses change.
+  const groupText = (id) => app.execute((t) => document.querySelector(`[data-testid="${t}"]`)?.textContent ?? "", id);
+  await app.waitUntil(async () => /read the file slowly/.test(await groupText("side-working")), { timeout: 10_000, timeoutMsg: "the streaming session is not under Working" });
+  await app.waitUntil(async () => /ask me which folder/.test(await groupText("side-waiting")), { timeout: 10_000, timeoutMsg: "the session asking a question is not under Waiting for you" });
   assert.equal(await (await q('[data-testid="waiting-count"]')).getText(), "1", "one session waits for the person");
   await shot(app, "sidebar-live");
 });
@@ -73,13 +76,15 @@ test("Esc while typing an answer does not cancel the run; Enter sends the answer
   const answer = await q('input[aria-label="Your answer"]');
   await answer.waitForDisplayed({ timeout: 10_000 });
   await answer.click();
-  await app.keys([..."src", "Escape"]);
+  await answer.addValue("src");
+  await app.keys(["Escape"]);
   await sleep(1500);
   assert.equal(await statusNow(), "awaiting_approval", "Esc in the answer box must not cancel the whole run");
   await app.keys(["Enter"]);
   await waitStatus("awaiting_review");
   await app.keys(["Control", "k"]);
-  await app.keys([..."approve", "Enter"]);
+  await (await q('[data-testid="palette-input"]')).addValue("approve");
+  await app.keys(["Enter"]);
   await waitStatus("completed", 10_000);
 });
 
@@ -119,6 +124,5 @@ test("the Trust view shows the evaluator's reviews from the sessions approved ab
   await row.waitForDisplayed({ timeout: 10_000, timeoutMsg: "no evaluator row after two reviewed sessions" });
   assert.equal(await (await row.$('[data-testid="trust-reviews"]')).getText(), "2", "both approvals count");
   assert.match(await (await row.$('[data-testid="trust-false-done"]')).getText(), /0% \(0 of 2\)/, "no done verdict was rejected");
-  await row.scrollIntoView();
   await shot(app, "trust-view");
 });

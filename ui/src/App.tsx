@@ -22,7 +22,13 @@ const NAV: { id: Screen; label: string; icon: typeof PlusSquare; key: string }[]
 ];
 
 export function App() {
-  const [screen, setScreen] = useState<Screen>("new");
+  const [screen, setScreenState] = useState<Screen>("new");
+  // Going to New Task (again) puts the cursor in the task box, however it was reached.
+  const [newTaskFocus, setNewTaskFocus] = useState(0);
+  const setScreen = (s: Screen) => {
+    setScreenState(s);
+    if (s === "new") setNewTaskFocus((n) => n + 1);
+  };
   const [sessionId, setSessionId] = useState<string | null>(null);
   const openSession = (id: string) => {
     setSessionId(id);
@@ -164,7 +170,7 @@ export function App() {
             Loading…
           </p>
         ) : screen === "new" ? (
-          <NewTask providerReady={view.provider_ready} defaultModel={view.settings.provider.model} onOpenSettings={() => setScreen("settings")} onStarted={openSession} />
+          <NewTask focusSignal={newTaskFocus} providerReady={view.provider_ready} defaultModel={view.settings.provider.model} onOpenSettings={() => setScreen("settings")} onStarted={openSession} />
         ) : screen === "history" ? (
           <History onNewTask={() => setScreen("new")} onOpen={openSession} />
         ) : screen === "session" && sessionId ? (

@@ -1,4 +1,4 @@
-import { useEffect, useState, type FormEvent, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { FolderOpen, Play } from "lucide-react";
 import { AppError, ipc, type SessionSummary, type WorkspaceSurvey } from "../ipc";
 import { gradeOf } from "../modelGrades";
@@ -9,6 +9,8 @@ interface Props {
   defaultModel?: string;
   onOpenSettings: () => void;
   onStarted: (sessionId: string) => void;
+  /** Changes each time the person goes to New Task: the cursor goes to the task box. */
+  focusSignal?: number;
 }
 
 /** Tasks larger than this are refused in the form, before anything is sent anywhere. */
@@ -26,7 +28,11 @@ export function recentWorkspaces(sessions: SessionSummary[], max = 5): string[] 
   return out;
 }
 
-export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onStarted }: Props) {
+export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onStarted, focusSignal = 0 }: Props) {
+  const taskBox = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    if (providerReady) taskBox.current?.focus();
+  }, [focusSignal, providerReady]);
   const [model, setModel] = useState(defaultModel);
   // A half-typed task survives a visit to Settings or History (kept for this window only).
   const [task, setTaskState] = useState(() => sessionStorage.getItem(DRAFT_KEY) ?? "");
@@ -148,8 +154,7 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
           data-testid="task-input"
           value={task}
           onChange={(e) => setTask(e.target.value)}
-          // The screen is for typing a task: the cursor is there when it opens.
-          autoFocus={providerReady}
+          ref={taskBox}
           placeholder="e.g. Summarise the PDFs in this folder into notes.md"
           rows={7}
           aria-invalid={tooLong || undefined}

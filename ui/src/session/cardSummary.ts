@@ -110,7 +110,8 @@ export function summarizeTool(tool: string, rawInput: unknown, state: ToolState,
     case "running":
       return { text: `${doing}…`, tone: "working" };
     case "awaiting_permission":
-      return { text: `${doing}: waiting for your permission`, tone: "waiting" };
+      // ask_user waits for an answer, every other tool for a permission.
+      return { text: tool === "ask_user" ? "Asking you a question: waiting for your answer" : `${doing}: waiting for your permission`, tone: "waiting" };
     case "denied":
       return { text: `Not allowed to ${base(doing)}`, tone: "denied" };
     case "done":

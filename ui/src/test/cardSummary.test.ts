@@ -28,6 +28,7 @@ describe("a collapsed tool card says what happened", () => {
     expect(summarizeTool("run_command", { command: "cargo build" }, "running")).toEqual({ text: "Running `cargo build`…", tone: "working" });
     expect(summarizeTool("run_command", { command: "rm -rf x" }, "awaiting_permission").text).toBe("Running `rm -rf x`: waiting for your permission");
     expect(summarizeTool("run_command", { command: "rm -rf x" }, "denied").text).toBe("Not allowed to run `rm -rf x`");
+    expect(summarizeTool("ask_user", { question: "Which?" }, "awaiting_permission").text, "a question waits for an answer, not a permission").toBe("Asking you a question: waiting for your answer");
     const err = summarizeTool("write_file", { path: "../etc/passwd", content: "x" }, "error", "The path leaves the workspace.\nmore");
     expect(err).toEqual({ text: "Could not write ../etc/passwd", tone: "error", reason: "The path leaves the workspace." });
     expect(summarizeTool("run_command", { command: "sleep 999" }, "error", "The command did not finish within 600 s and was stopped.").text).toBe("Could not run `sleep 999`");
