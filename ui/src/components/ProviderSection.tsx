@@ -71,7 +71,10 @@ export function ProviderSection({ draft, setProvider }: Props) {
       preset: x.id,
       kind: x.kind,
       base_url: x.base_url || p.base_url,
-      model: x.models[0] ?? (x.local ? p.model : ""),
+      // Another provider's model name means nothing here: a preset without suggestions (a local
+      // server) starts empty and Test connection fills in what the server serves. Clicking the
+      // preset already chosen keeps the model the person set.
+      model: x.models[0] ?? (x.id === p.preset ? p.model : ""),
       api_key_env: x.key_env,
     });
   };

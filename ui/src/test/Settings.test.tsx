@@ -131,6 +131,7 @@ const PRESETS = [
   { id: "openai", label: "OpenAI", kind: "openai", base_url: "https://api.openai.com/v1", models: ["gpt-4.1"], key_env: "OPENAI_API_KEY", local: false, hint: "Key from platform.openai.com" },
   { id: "ollama", label: "Ollama", kind: "openai", base_url: "http://localhost:11434/v1", models: ["qwen2.5-coder:7b"], key_env: null, local: true, hint: "Start it with ollama serve" },
   { id: "anthropic", label: "Anthropic", kind: "anthropic", base_url: "https://api.anthropic.com/v1", models: ["claude-sonnet-4-5"], key_env: "ANTHROPIC_API_KEY", local: false, hint: "" },
+  { id: "llamacpp", label: "llama.cpp server", kind: "openai", base_url: "http://127.0.0.1:8080/v1", models: [], key_env: null, local: true, hint: "" },
 ];
 
 describe("Settings, providers and keys", () => {
@@ -150,6 +151,19 @@ describe("Settings, providers and keys", () => {
     await user.click(screen.getByTestId("preset-ollama"));
     expect(screen.getByTestId("provider-base-url"), "Ollama's OpenAI-compatible endpoint").toHaveValue("http://localhost:11434/v1");
     expect(screen.getByTestId("provider-key-env"), "a local server needs no key").toHaveValue("");
+  });
+
+  it("switching to a preset that names no model clears the previous provider's model instead of keeping it", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "provider_presets") return PRESETS;
+      if (cmd === "key_status") return { source: { kind: "missing", var: "OPENAI_API_KEY" }, keychain: { state: "available" }, env_var: "OPENAI_API_KEY" };
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("preset-anthropic"));
+    expect(screen.getByTestId("provider-model")).toHaveValue("claude-sonnet-4-5");
+    await user.click(screen.getByTestId("preset-llamacpp"));
+    expect(screen.getByTestId("provider-model"), "claude-sonnet-4-5 does not exist on a llama.cpp server; Test connection fills in the one it serves").toHaveValue("");
   });
 
   it("without a keychain it says so, disables saving there, and a session key still works", async () => {
