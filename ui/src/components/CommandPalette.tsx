@@ -103,6 +103,7 @@ export const SHORTCUTS: [string, string][] = [
   ["Enter", "Send a message, an answer or feedback"],
   ["Shift+Enter", "A new line in those boxes"],
   ["Esc", "Cancel the running task (outside a text field); close a dialog"],
+  ["Ctrl+S", "Save Settings"],
   ["Ctrl+Q", "Quit (asks first while a task runs)"],
   ["?", "This list"],
 ];

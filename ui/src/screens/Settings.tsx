@@ -149,7 +149,18 @@ export function SettingsScreen({ view, onSaved }: Props) {
   };
 
   return (
-    <form className="screen" onSubmit={save} data-testid="settings-form">
+    <form
+      className="screen"
+      onSubmit={save}
+      // Ctrl+S saves, as in every editor, from any field.
+      onKeyDown={(e) => {
+        if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === "s") {
+          e.preventDefault();
+          e.currentTarget.requestSubmit();
+        }
+      }}
+      data-testid="settings-form"
+    >
       <header className="screen-head">
         <h1>Settings</h1>
         <p className="muted">Keys are never written to the settings file: they live in the OS keychain, an environment variable, or this session only.</p>

@@ -134,6 +134,25 @@ const PRESETS = [
   { id: "llamacpp", label: "llama.cpp server", kind: "openai", base_url: "http://127.0.0.1:8080/v1", models: [], key_env: null, local: true, hint: "" },
 ];
 
+describe("Settings, saving from the keyboard", () => {
+  it("Ctrl+S in any field saves", async () => {
+    let saved = 0;
+    mockIPC((cmd, args) => {
+      if (cmd === "provider_presets") return [];
+      if (cmd === "save_settings") {
+        saved += 1;
+        return { settings: (args as { settings: unknown }).settings, provider_ready: true };
+      }
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("prices"));
+    await user.keyboard("{Control>}s{/Control}");
+    expect(await screen.findByText("Saved"), "Ctrl+S does what the Save button does").toBeInTheDocument();
+    expect(saved).toBe(1);
+  });
+});
+
 describe("Settings, providers and keys", () => {
   it("a preset fills protocol, URL, model and key variable in one click", async () => {
     mockIPC((cmd) => {
