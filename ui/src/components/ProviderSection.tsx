@@ -16,6 +16,14 @@ const HEADLINES: Record<string, string> = {
   invalid_settings: "Check the form.",
 };
 
+/** OpenAI-compatible servers serve their API under /v1; a URL without it is the usual mistake. */
+export function suggestV1(kind: string, url: string): string | null {
+  if (kind !== "openai") return null;
+  const trimmed = url.trim().replace(/\/+$/, "");
+  if (!/^https?:\/\/[^/]+(\/.*)?$/.test(trimmed) || /\/v\d+$/.test(trimmed)) return null;
+  return `${trimmed}/v1`;
+}
+
 type Report = { ok: true; r: ConnectionReport } | { ok: false; code: string; message: string };
 
 function keyText(k: KeyStatus): string {
@@ -238,6 +246,19 @@ export function ProviderSection({ draft, setProvider }: Props) {
           {testing ? "Testing…" : "Test connection"}
         </button>
         {report && <ConnectionResult report={report} model={p.model} />}
+        {report && !report.ok && report.code === "provider_not_found" && suggestV1(p.kind, p.base_url) && (
+          <button
+            type="button"
+            className="link"
+            data-testid="use-v1"
+            onClick={() => {
+              setReport(null);
+              setProvider({ ...p, base_url: suggestV1(p.kind, p.base_url)! });
+            }}
+          >
+            Did you mean {suggestV1(p.kind, p.base_url)}?
+          </button>
+        )}
       </div>
     </fieldset>
   );

@@ -60,6 +60,19 @@ describe("Settings, more", () => {
     expect(screen.getByTestId("connection-report")).toHaveTextContent("server is running");
   });
 
+  it("a URL without /v1 that is not the API gets a one-click 'Did you mean …/v1?'", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "test_connection") throw { code: "provider_not_found", message: "http://127.0.0.1:8080/models answered 404." };
+    });
+    render(<SettingsScreen view={view({ base_url: "http://127.0.0.1:8080", model: "m" }, true)} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("test-connection"));
+    const fix = await screen.findByTestId("use-v1");
+    expect(fix).toHaveTextContent("Did you mean http://127.0.0.1:8080/v1?");
+    await user.click(fix);
+    expect(screen.getByTestId("provider-base-url")).toHaveValue("http://127.0.0.1:8080/v1");
+  });
+
   it("Test connection grades the model, and New Task warns about a model that did not call a tool", async () => {
     mockIPC((cmd) => {
       if (cmd === "test_connection")
