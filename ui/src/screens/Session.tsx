@@ -24,6 +24,14 @@ const PHASE: Record<string, string> = {
   waiting: "Waiting for you",
 };
 
+/** What the run is doing, in words. "Thinking" splits in two: nothing has come back from the
+ * model yet (the server is working, or slow), or its answer is streaming in. */
+export function activityText(activity: { phase: string; detail: string }, clock?: { chars: number; finishedAt?: number }): string {
+  if (activity.phase === "thinking" && clock && clock.finishedAt === undefined) return clock.chars > 0 ? "Writing" : "Waiting for the model";
+  const label = PHASE[activity.phase] ?? activity.phase;
+  return activity.detail && activity.phase === "tool" ? `${label} ${activity.detail}` : label;
+}
+
 function pretty(v: unknown) {
   try {
     return JSON.stringify(v, null, 2);
@@ -493,7 +501,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
       <div className="progress" data-testid="progress-strip" aria-live="polite">
         <span>Step {model.step}</span>
         {model.stepClock && <StepTiming clock={model.stepClock} live={running && model.stepClock.finishedAt === undefined} />}
-        <span data-testid="activity">{running && model.activity ? `${PHASE[model.activity.phase] ?? model.activity.phase}${model.activity.detail && model.activity.phase === "tool" ? ` ${model.activity.detail}` : ""}` : model.endReason ? END_LABEL[model.endReason] : ""}</span>
+        <span data-testid="activity">{running && model.activity ? activityText(model.activity, model.stepClock) : model.endReason ? END_LABEL[model.endReason] : ""}</span>
         {model.cycle.max > 0 && <span>Cycle {model.cycle.n}/{model.cycle.max}</span>}
         {model.todos.length > 0 && (
           <span>

@@ -169,6 +169,24 @@ describe("Session view", () => {
     await waitFor(() => expect(into, "at the bottom, the view follows the stream").toHaveBeenCalled());
   });
 
+  it("says whether it waits for the model or the answer is streaming in", async () => {
+    seq = 0;
+    const base = [
+      ev({ type: "session_created", task: "t", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "busy" }),
+      ev({ type: "step_started", step: 1 }),
+      ev({ type: "activity", phase: "thinking", detail: "" }),
+    ];
+    script(base);
+    const view = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getByTestId("activity"), "nothing back from the server yet").toHaveTextContent("Waiting for the model"));
+    view.unmount();
+    script([...base, ev({ type: "message_created", message_id: "m1", role: "assistant" }), ev({ type: "text_delta", message_id: "m1", text: "Hello" })]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getByTestId("activity"), "the answer is arriving").toHaveTextContent("Writing"));
+  });
+
   it("the header counts tokens live as steps finish", async () => {
     script([...running(), ev({ type: "step_finished", step: 1, stop_reason: null, usage: { input_tokens: 11_000, output_tokens: 1_300 } })]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
