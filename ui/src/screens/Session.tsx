@@ -469,6 +469,8 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
   const openTodos = model.todos.filter((t) => t.status === "pending" || t.status === "in_progress").length;
   return (
     <section className="screen session" data-testid="session-view" data-session={sessionId}>
+      {/* Pinned: the task, its status, Cancel and the progress stay in view while the timeline scrolls. */}
+      <div className="session-top">
       <header className="session-head">
         <div>
           <h1 className="clamp">{model.task.split("\n")[0] || "Session"}</h1>
@@ -508,6 +510,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
             Todos {model.todos.length - openTodos}/{model.todos.length}
           </span>
         )}
+      </div>
       </div>
       {model.retry && (
         <p className="notice" role="status">
