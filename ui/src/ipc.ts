@@ -218,7 +218,7 @@ export type EngineEvent =
   | { type: "run_started"; trigger: "task" | "feedback" | "message" | "resume" }
   | { type: "run_finished"; status: SessionStatus; claim: Claim; verdict: Verdict | null; end_reason: EndReason; stuck?: Stuck }
   | { type: "status_changed"; status: SessionStatus; attempt?: number; next_retry_at?: string; message?: string }
-  | { type: "step_started"; step: number }
+  | { type: "step_started"; step: number; cycle?: { used: number; max: number } }
   | { type: "step_finished"; step: number; stop_reason: string | null; usage: Usage }
   | { type: "activity"; phase: Phase; detail: string }
   | { type: "message_created"; message_id: string; role: "user" | "assistant" | "continuation" | "summary"; source?: ContinuationSource; text?: string }

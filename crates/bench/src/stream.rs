@@ -111,7 +111,7 @@ pub async fn run(chunks: usize, paced_chunks: usize) -> Table {
         raw_times.push(t.as_secs_f64());
         let e = engine(&base);
         let events = delivered(&e).await;
-        let start = events.iter().find(|(_, _, ev)| matches!(ev, EngineEvent::StepStarted { step: 1 })).expect("step 1 started").0;
+        let start = events.iter().find(|(_, _, ev)| matches!(ev, EngineEvent::StepStarted { step: 1, .. })).expect("step 1 started").0;
         let end = events.iter().find(|(_, _, ev)| matches!(ev, EngineEvent::StepFinished { step: 1, .. })).expect("step 1 finished").0;
         let got: usize = events.iter().filter_map(|(_, _, ev)| if let EngineEvent::TextDelta { text, .. } = ev { Some(text.len()) } else { None }).sum();
         assert!(got >= text.trim_end().len(), "the subscriber received all the text ({got} of {} bytes)", text.len());

@@ -42,7 +42,7 @@ impl View {
         }
         self.last_seq = env.seq;
         match &env.event {
-            EngineEvent::StepStarted { step } => {
+            EngineEvent::StepStarted { step, .. } => {
                 self.steps = self.steps.max(*step);
                 self.model_calls += 1;
             }
@@ -61,7 +61,7 @@ impl View {
         match &env.event {
             EngineEvent::SessionCreated { task, workspace, model, .. } => self.line(&format!("▶ {}\n  in {workspace} with {model}", task.lines().next().unwrap_or(""))),
             EngineEvent::RunStarted { trigger } => self.line(&format!("── run ({}) ──", trigger.as_str())),
-            EngineEvent::StepStarted { step } => self.line(&format!("· step {step} — thinking")),
+            EngineEvent::StepStarted { step, .. } => self.line(&format!("· step {step} — thinking")),
             EngineEvent::Activity { phase, detail } if !matches!(phase, ActivityPhase::Thinking | ActivityPhase::Tool) => {
                 let what = match phase {
                     ActivityPhase::Verifying => "verifying",

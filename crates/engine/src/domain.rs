@@ -605,6 +605,13 @@ impl StuckPattern {
     }
 }
 
+/// Continuations a run has used, and its budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CycleCount {
+    pub used: u32,
+    pub max: u32,
+}
+
 /// A stuck verdict with what repeated: the action, the failing command, or the remaining items.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stuck {

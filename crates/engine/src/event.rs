@@ -39,6 +39,10 @@ pub enum EngineEvent {
     },
     StepStarted {
         step: u32,
+        /// Continuations this run has used of its budget, so "Cycle n/max" shows from the
+        /// first step; absent in events from before it was recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cycle: Option<CycleCount>,
     },
     StepFinished {
         step: u32,

@@ -424,3 +424,26 @@ async fn the_review_shows_the_cost_when_prices_are_set() {
     // agent: 300k in × $2 + 10k out × $10 = 0.6 + 0.1; evaluator: 100k × $2 + 1k × $10 = 0.2 + 0.01
     assert!((cost - 0.91).abs() < 1e-9, "cost is priced per source from stored usage: {cost}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_step_says_how_many_continuations_the_run_has_used_of_its_budget() {
+    // The window shows "Cycle n/max" from the first step, not only after the first continuation.
+    let h = Harness::new(
+        rules(json!([
+            {"when": {"kind": "evaluator"}, "reply": not_done_verdict(&["write b.txt"], "b.txt is missing"), "times": 1},
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "b.txt is missing"}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "B"}}]})),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = h.run("write a.txt and b.txt").await;
+    let cycles: Vec<Option<CycleCount>> = o.events.iter().filter_map(|e| if let EngineEvent::StepStarted { cycle, .. } = &e.event { Some(*cycle) } else { None }).collect();
+    assert!(cycles.len() >= 2, "a step, then the steps after the evaluator sent it back: {cycles:?} {:?} {:?}", o.status, o.continuations());
+    let first = cycles[0].expect("the first step already carries the budget");
+    assert_eq!(first.used, 0, "nothing used before the first continuation");
+    assert!(first.max > 0, "the budget is known from the start");
+    assert_eq!(cycles.last().unwrap().map(|c| c.used), Some(1), "after the evaluator's continuation, one of the budget is used");
+}

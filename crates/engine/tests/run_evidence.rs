@@ -106,7 +106,7 @@ async fn a_crash_and_resume_continue_the_budget_instead_of_resetting_it() {
     .await;
     let (sid, handle) = h.engine.start_session("write the report", &h.ws()).unwrap();
     wait_for(&h.store, &sid, |e| matches!(e, EngineEvent::Continuation { attempt: 3, .. })).await;
-    wait_for(&h.store, &sid, |e| matches!(e, EngineEvent::StepStarted { step: 5 })).await;
+    wait_for(&h.store, &sid, |e| matches!(e, EngineEvent::StepStarted { step: 5, .. })).await;
     handle.abort(); // the process dies mid-step, with 3 of the 5 continuations spent
     let _ = handle.await;
     let (store2, engine2) = restart(&h);
@@ -121,7 +121,7 @@ async fn a_crash_and_resume_continue_the_budget_instead_of_resetting_it() {
     assert_eq!(attempts, vec![1, 2, 3, 4, 5], "budget 5 with 3 spent before the crash leaves 2 after it, never a fresh 5");
     let s = store2.session(&sid).unwrap();
     assert_eq!((s.status, s.end_reason), (SessionStatus::AwaitingReview, Some(EndReason::CyclesExhausted)));
-    let steps: Vec<u32> = events.iter().filter_map(|e| if let EngineEvent::StepStarted { step } = e.event { Some(step) } else { None }).collect();
+    let steps: Vec<u32> = events.iter().filter_map(|e| if let EngineEvent::StepStarted { step, .. } = e.event { Some(step) } else { None }).collect();
     assert_eq!(steps.last(), Some(&8), "the step count continues too: {steps:?}");
     let note_is_user = events.iter().any(|e| matches!(&e.event, EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if t.contains("restarted")));
     assert!(!note_is_user, "the resume note is Finishline's text, never stored as the person's message");

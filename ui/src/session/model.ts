@@ -155,6 +155,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "step_started": {
       next.step = e.step;
+      // "Cycle n/max" from the first step: the run's budget comes with every step.
+      if (e.cycle) next.cycle = { n: e.cycle.used, max: e.cycle.max };
       const at = Date.parse(e.at);
       next.stepClock = { startedAt: at, lastAt: at, chars: 0 };
       break;

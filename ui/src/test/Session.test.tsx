@@ -187,6 +187,18 @@ describe("Session view", () => {
     await waitFor(() => expect(screen.getByTestId("activity"), "the answer is arriving").toHaveTextContent("Writing"));
   });
 
+  it("shows the cycle and its budget from the first step, before any continuation", async () => {
+    seq = 0;
+    script([
+      ev({ type: "session_created", task: "t", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "busy" }),
+      ev({ type: "step_started", step: 1, cycle: { used: 0, max: 5 } }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getByTestId("progress-strip"), "the budget is visible before it is touched").toHaveTextContent("Cycle 0/5"));
+  });
+
   it("the header counts tokens live as steps finish", async () => {
     script([...running(), ev({ type: "step_finished", step: 1, stop_reason: null, usage: { input_tokens: 11_000, output_tokens: 1_300 } })]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);

@@ -66,7 +66,7 @@ impl Run {
         let step = self.evidence.counters.steps;
         let message_id = MessageId::new();
         self.emit_saving(vec![
-            EngineEvent::StepStarted { step },
+            EngineEvent::StepStarted { step, cycle: Some(CycleCount { used: self.evidence.counters.continuations_used, max: self.cfg().continuation_budget }) },
             EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: String::new() },
             EngineEvent::MessageCreated { message_id: message_id.clone(), role: MessageRole::Assistant, source: None, text: None },
         ])?;

@@ -47,7 +47,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
                 .execute(params![s.0, run])?;
             }
         }
-        EngineEvent::StepStarted { step } => {
+        EngineEvent::StepStarted { step, .. } => {
             conn.prepare_cached("UPDATE runs SET steps = MAX(steps, ?2), model_calls = model_calls + 1 WHERE id = ?1")?.execute(params![run, *step as i64])?;
         }
         EngineEvent::StepFinished { usage, .. } => {
