@@ -21,8 +21,7 @@ fn data_dir_before_setup(identifier: &str) -> Option<PathBuf> {
 /// a test) running Finishline with another `XDG_DATA_HOME` is a different app's worth of history.
 pub fn instance_name(identifier: &str) -> String {
     let folder = data_dir_before_setup(identifier).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
-    // FNV-1a: stable across builds and platforms, unlike std's hasher.
-    let hash = folder.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    let hash = finishline_engine::stable_hash::fnv1a(folder.as_bytes());
     format!("{identifier}.i{hash:016x}")
 }
 
@@ -45,16 +44,11 @@ pub fn second_launch(app: &AppHandle, argv: Vec<String>) {
     }
 }
 
-/// How many runs of this process are live: streaming, running a tool, or waiting for a person.
-fn running_runs(state: &AppState) -> usize {
-    state.running_sessions().len()
-}
-
 /// The window's close button. With a task running the window stays and asks (the UI shows what
 /// closing would stop); otherwise it closes as any window does.
 pub fn close_requested(window: &tauri::Window, api: &tauri::CloseRequestApi) {
     let state = window.state::<AppState>();
-    let running = running_runs(&state);
+    let running = state.running_sessions().len();
     if running > 0 && !state.quit_confirmed() {
         api.prevent_close();
         let _ = window.emit("close-requested", running);

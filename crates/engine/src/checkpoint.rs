@@ -70,7 +70,7 @@ pub const DEFAULT_MAX_FILE: u64 = 10 * 1024 * 1024;
 /// full path (unique, and the same in every build).
 pub fn store_name(workspace: &Path) -> String {
     let path = workspace.to_string_lossy();
-    let hash = path.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
+    let hash = crate::stable_hash::fnv1a(path.as_bytes());
     let leaf: String = workspace.file_name().map(|n| n.to_string_lossy().chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(40).collect()).unwrap_or_default();
     format!("{}-{hash:016x}", if leaf.is_empty() { "root" } else { &leaf })
 }

@@ -17,6 +17,7 @@ pub mod runaway;
 pub mod provider;
 pub mod secret;
 pub mod settings;
+pub mod stable_hash;
 pub mod store;
 pub mod stuck;
 pub mod tool;

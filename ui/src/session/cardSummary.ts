@@ -38,11 +38,6 @@ function seconds(s: number | undefined): string {
   return s < 10 ? ` (${s.toFixed(1)} s)` : ` (${Math.round(s)} s)`;
 }
 
-/** The action as words: [while it runs, once done]. */
-function phrases(tool: string, input: Input, output: string | undefined): [string, string] {
-  return phrasesOf(tool, input, output);
-}
-
 /** "Writing a.txt" → "write a.txt": the verb a failure is told with ("Could not write a.txt"). */
 const BASE: Record<string, string> = { Writing: "write", Editing: "edit", Reading: "read", Listing: "list", Finding: "find", Searching: "search", Running: "run", Fetching: "fetch", Updating: "update", Asking: "ask", Reporting: "report", Using: "use" };
 function base(doing: string): string {
@@ -50,7 +45,8 @@ function base(doing: string): string {
   return [BASE[verb] ?? verb.toLowerCase(), ...rest].join(" ");
 }
 
-function phrasesOf(tool: string, input: Input, output: string | undefined): [string, string] {
+/** The action as words: [while it runs, once done]. */
+function phrases(tool: string, input: Input, output: string | undefined): [string, string] {
   const path = str(input.path) ?? "a file";
   switch (tool) {
     case "write_file": {
