@@ -58,6 +58,9 @@ pub struct RevertReport {
 
 const MAX_DIFF: usize = 64 * 1024;
 
+/// How `git add` reports a repository nested in the workspace that has no commit yet.
+const NO_COMMIT_YET: &str = "' does not have a commit checked out";
+
 /// Folders no one wants copied into checkpoints: dependencies and build output, which the
 /// project's own tools recreate. The workspace's ignore files add to these.
 pub const DEFAULT_EXCLUDES: &[&str] = &["node_modules/", "target/", ".venv/", "venv/", "__pycache__/", ".gradle/", ".next/", ".nuxt/", ".cache/", ".tox/", ".mypy_cache/", ".pytest_cache/"];
@@ -94,6 +97,10 @@ impl Checkpoints {
         let git_dir = stores.join(store_name(work_tree));
         let cp = Checkpoints { shared: true, refs: format!("refs/finishline/{session}/"), git_dir, work_tree: work_tree.to_path_buf(), max_file: DEFAULT_MAX_FILE };
         cp.init()?;
+        // Stores made before the index was tuned get the setting once.
+        if !std::fs::read_to_string(cp.git_dir.join("config")).unwrap_or_default().to_ascii_lowercase().contains("showuntrackedfiles") {
+            cp.tune_index()?;
+        }
         Ok(cp)
     }
 
@@ -115,6 +122,7 @@ impl Checkpoints {
             self.git(&["config", "gc.auto", "0"])?;
             // git's cache of which folders hold untracked files: a step's walk skips the rest.
             self.git(&["config", "core.untrackedCache", "true"])?;
+            self.tune_index()?;
             let info = self.git_dir.join("info");
             std::fs::create_dir_all(&info)?;
             std::fs::write(info.join("exclude"), DEFAULT_EXCLUDES.join("\n") + "\n")?;
@@ -123,6 +131,19 @@ impl Checkpoints {
                 std::fs::write(self.git_dir.join("workspace"), self.work_tree.to_string_lossy().as_bytes())?;
             }
         }
+        Ok(())
+    }
+
+    /// Settings that make a step's walk cost about one `git status` (git 2.41 and later; older
+    /// git ignores them and is slower):
+    /// - git uses its untracked cache with `--untracked-files=all` only when that is also the
+    ///   configured mode; otherwise every step reads every folder again (80 ms at 100k files).
+    /// - every process of a step reads the index and most write it (9 MB at 100k files), and
+    ///   checksumming it each time costs more than the step's own work. The index here is a
+    ///   cache of the workspace (a lost one is rebuilt by the next walk), so it goes unchecked.
+    fn tune_index(&self) -> Result<()> {
+        self.git(&["config", "status.showUntrackedFiles", "all"])?;
+        self.git(&["config", "index.skipHash", "true"])?;
         Ok(())
     }
 
@@ -161,7 +182,9 @@ impl Checkpoints {
             let out = child.wait_with_output()?;
             let err = String::from_utf8_lossy(&out.stderr);
             // `add --ignore-errors` adds what it can read and exits 1 naming what it could not.
-            let only_unreadable = args.contains(&"--ignore-errors") && out.status.code() == Some(1) && err.contains("unable to index file");
+            // So does a repository nested in the workspace that has no commit yet; its files are
+            // recorded from the report.
+            let only_unreadable = args.contains(&"--ignore-errors") && out.status.code() == Some(1) && err.lines().filter(|l| l.starts_with("error: ")).all(|l| l.starts_with("error: unable to index file") || l.ends_with(NO_COMMIT_YET));
             if out.status.success() || only_unreadable {
                 return Ok((String::from_utf8_lossy(&out.stdout).into_owned(), err.into_owned()));
             }
@@ -193,16 +216,13 @@ impl Checkpoints {
         let mut changed: Vec<&str> = listed.split('\0').filter(|e| e.len() > 3 && e.as_bytes()[1] != b' ').map(|e| &e[3..]).collect();
         changed.dedup();
         self.leave_out_big_files(&mut changed)?;
-        if !changed.is_empty() {
-            // Only the changed paths are added, so the tree is not walked a second time. Very
-            // many paths (the first snapshot) go faster as one `add --all`.
-            let (_, warnings) = if changed.len() > 5_000 {
-                self.git_full(&["add", "--all", "--ignore-errors"], None)?
-            } else {
-                self.git_full(&["add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"], Some(&changed.join("\0")))?
-            };
+        if changed.len() > 5_000 {
+            // Very many paths (the first snapshot) go faster as one `add --all`.
+            let (_, warnings) = self.git_full(&["add", "--all", "--ignore-errors"], None)?;
             self.note_unreadable(&warnings)?;
             self.expand_nested_repos(&warnings)?;
+        } else if !changed.is_empty() {
+            self.record_paths(&changed)?;
         }
         let tree = self.git(&["write-tree"])?.trim().to_string();
         let last = self.marked("last");
@@ -211,9 +231,46 @@ impl Checkpoints {
             args.extend(["-p", parent.as_str()]);
         }
         let commit = self.git(&args)?.trim().to_string();
-        self.mark("last", &commit)?;
-        let _ = self.git(&["update-ref", "--no-deref", "HEAD", &commit]);
+        // The session's ref and the store's HEAD in one git process.
+        let moves = format!("update {}last {commit}\noption no-deref\nupdate HEAD {commit}\n", self.refs);
+        self.git_full(&["update-ref", "--stdin"], Some(&moves))?;
         Ok(commit)
+    }
+
+    /// Puts the paths a step's walk found changed into the index. `update-index` reads only
+    /// those files (`add` with a pathspec walks folders again); it stops at a file it cannot
+    /// read, so unreadable files are found first and reported, and a folder is a repository
+    /// nested in the workspace, whose files are recorded instead of a link to it.
+    fn record_paths(&self, changed: &[&str]) -> Result<()> {
+        let mut files = Vec::with_capacity(changed.len());
+        let mut unreadable = Vec::new();
+        let mut nested = Vec::new();
+        for path in changed {
+            if let Some(dir) = path.strip_suffix('/') {
+                nested.push(dir);
+                continue;
+            }
+            let full = self.work_tree.join(path);
+            match std::fs::symlink_metadata(&full) {
+                Ok(m) if m.is_file() && std::fs::File::open(&full).is_err() => unreadable.push(*path),
+                _ => files.push(*path),
+            }
+        }
+        if !files.is_empty() {
+            let list = files.join("\0") + "\0";
+            if self.git_full(&["update-index", "--add", "--remove", "-z", "--stdin"], Some(&list)).is_err() {
+                // Whatever update-index could not take (a file that vanished or changed kind
+                // mid-step), `add` takes with its own error handling.
+                let (_, warnings) = self.git_full(&["add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"], Some(&files.join("\0")))?;
+                self.note_unreadable(&warnings)?;
+            }
+        }
+        if !unreadable.is_empty() {
+            let errors: String = unreadable.iter().map(|p| format!("error: unable to index file '{p}'\n")).collect();
+            self.note_unreadable(&errors)?;
+        }
+        self.record_nested_repos(&nested)?;
+        Ok(())
     }
 
     /// Sets the size over which files are left out.
@@ -255,9 +312,15 @@ impl Checkpoints {
     /// reports is replaced by its files; once they are in the index, later `add --all` keeps them
     /// current like any other file.
     fn expand_nested_repos(&self, add_warnings: &str) -> Result<()> {
-        let nested: Vec<&str> = add_warnings.lines().filter_map(|l| l.strip_prefix("warning: adding embedded git repository: ")).map(str::trim).collect();
-        for dir in nested {
-            self.git(&["rm", "--cached", "-q", "-f", "--", dir])?;
+        let linked = add_warnings.lines().filter_map(|l| l.strip_prefix("warning: adding embedded git repository: ")).map(str::trim);
+        let unborn = add_warnings.lines().filter_map(|l| l.strip_prefix("error: '")?.strip_suffix(NO_COMMIT_YET)).map(|d| d.trim_end_matches('/'));
+        self.record_nested_repos(&linked.chain(unborn).collect::<Vec<_>>())
+    }
+
+    /// Records the files of each repository folder in `dirs` one by one, in place of a link.
+    fn record_nested_repos(&self, dirs: &[&str]) -> Result<()> {
+        for &dir in dirs {
+            self.git(&["rm", "--cached", "-q", "-f", "--ignore-unmatch", "-r", "--", dir])?;
             let files: Vec<String> = ignore::WalkBuilder::new(self.work_tree.join(dir))
                 .hidden(false)
                 .git_ignore(true)
@@ -324,6 +387,14 @@ impl Checkpoints {
 
     /// The checkpoint a name points at, if set.
     pub fn marked(&self, name: &str) -> Option<String> {
+        // A loose ref is one line naming the commit: read it without starting git. After a
+        // `gc` refs are packed, and git reads them.
+        if let Ok(text) = std::fs::read_to_string(self.git_dir.join(format!("{}{name}", self.refs))) {
+            let id = text.trim();
+            if id.len() >= 40 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Some(id.to_string());
+            }
+        }
         self.git(&["rev-parse", "--verify", "--quiet", &format!("{}{name}", self.refs)]).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
     }
 

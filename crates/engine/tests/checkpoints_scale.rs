@@ -230,3 +230,66 @@ async fn history_lists_each_workspace_store_and_freeing_it_keeps_what_live_sessi
     assert!(h.read("b.txt").is_none());
     assert!(prune_store(&stores, "../x").is_err(), "only a store's own name is accepted");
 }
+
+#[test]
+fn a_step_records_files_created_changed_and_deleted_and_a_repository_that_appeared_since_the_last() {
+    use finishline_engine::checkpoint::{ChangeKind, Checkpoints};
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let ws = ws.path().canonicalize().unwrap();
+    for (p, text) in [("keep.txt", "same"), ("edit.txt", "before"), ("gone.txt", "bye"), ("dir/deep.txt", "deep")] {
+        std::fs::create_dir_all(ws.join(p).parent().unwrap()).unwrap();
+        std::fs::write(ws.join(p), text).unwrap();
+    }
+    let cp = Checkpoints::open_shared(data.path(), &ws, "s1").unwrap();
+    let first = cp.snapshot("first").unwrap();
+    std::fs::write(ws.join("edit.txt"), "after").unwrap();
+    std::fs::remove_file(ws.join("gone.txt")).unwrap();
+    std::fs::write(ws.join("dir/new file.txt"), "new").unwrap();
+    std::fs::create_dir_all(ws.join("cloned")).unwrap();
+    std::fs::write(ws.join("cloned/readme.md"), "cloned text").unwrap();
+    let out = std::process::Command::new("git").args(["init", "-q"]).current_dir(ws.join("cloned")).output().unwrap();
+    assert!(out.status.success());
+    let second = cp.snapshot("second").unwrap();
+    let mut changes: Vec<(String, ChangeKind)> = cp.changes(&first, &second).unwrap().into_iter().map(|c| (c.path, c.kind)).collect();
+    changes.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        changes,
+        vec![
+            ("cloned/readme.md".to_string(), ChangeKind::Created),
+            ("dir/new file.txt".to_string(), ChangeKind::Created),
+            ("edit.txt".to_string(), ChangeKind::Modified),
+            ("gone.txt".to_string(), ChangeKind::Deleted),
+        ],
+        "a step records exactly what changed since the last one, a new repository's files included, or the review and revert miss them"
+    );
+    assert_eq!(cp.marked("last").as_deref(), Some(second.as_str()), "the session's latest checkpoint moves with each step");
+    std::fs::write(ws.join("cloned/readme.md"), "edited inside the clone").unwrap();
+    let third = cp.snapshot("third").unwrap();
+    let changes: Vec<String> = cp.changes(&second, &third).unwrap().into_iter().map(|c| c.path).collect();
+    assert_eq!(changes, vec!["cloned/readme.md"], "later edits inside a nested repository are recorded like any file");
+}
+
+#[test]
+fn a_repository_with_no_commit_yet_inside_a_large_workspace_is_recorded_file_by_file() {
+    use finishline_engine::checkpoint::Checkpoints;
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let ws = ws.path().canonicalize().unwrap();
+    // More files than a step adds one by one, so the first snapshot takes `git add --all`.
+    for i in 0..5_100 {
+        let p = ws.join(format!("src/m{}/f{i}.txt", i % 50));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, i.to_string()).unwrap();
+    }
+    std::fs::create_dir_all(ws.join("scaffold")).unwrap();
+    std::fs::write(ws.join("scaffold/main.py"), "print('hi')").unwrap();
+    let out = std::process::Command::new("git").args(["init", "-q"]).current_dir(ws.join("scaffold")).output().unwrap();
+    assert!(out.status.success());
+    let cp = Checkpoints::open_shared(data.path(), &ws, "s1").expect("store");
+    let first = cp.snapshot("first").expect("a freshly initialised repository in the workspace must not stop checkpoints");
+    std::fs::write(ws.join("scaffold/main.py"), "print('changed')").unwrap();
+    let second = cp.snapshot("second").unwrap();
+    let changes: Vec<String> = cp.changes(&first, &second).unwrap().into_iter().map(|c| c.path).collect();
+    assert_eq!(changes, vec!["scaffold/main.py"], "its files are recorded, so the review shows them and revert restores them");
+}
