@@ -240,3 +240,44 @@ async fn an_unreadable_file_is_reported_once_and_the_run_goes_on() {
     assert_eq!(files, vec!["a.txt"], "everything else is still recorded and diffed");
     assert_eq!(review["not_covered"], json!(["locked.txt"]), "the review says revert cannot restore it");
 }
+
+/// Without git on the PATH there can be no checkpoints: the person is told at the start of the
+/// run, in the run's own events, instead of meeting a review with no diffs and a Reject that
+/// cannot revert; the run itself goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_machine_without_git_is_told_at_the_start_that_checkpoints_are_off() {
+    let scn = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": "Done! a.txt is written, which is everything the task asked for."}},
+        {"when": {"kind": "agent"}, "reply": {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scn).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let dir = tempfile::tempdir().unwrap();
+    let (data, ws, no_git) = (dir.path().join("data"), dir.path().join("ws"), dir.path().join("bin"));
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&no_git).unwrap();
+    let cli = env!("CARGO_BIN_EXE_finishline").to_string();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(cli)
+            .args(["run", "write a.txt", "--workspace"])
+            .arg(&ws)
+            .args(["--base-url", &url, "--model", "m", "--review", "approve", "--json", "--data-dir"])
+            .arg(&data)
+            .env("PATH", &no_git)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "the run still completes: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    let events: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let first_run_event = events.iter().position(|e| e["type"] == "step_started").expect("a step");
+    let report = events.iter().position(|e| e["type"] == "error" && e["code"] == "checkpoints").expect("the missing git is reported");
+    assert!(report < first_run_event, "said before the first step, not discovered at review");
+    let message = events[report]["message"].as_str().unwrap();
+    assert!(message.contains("git is needed") && message.contains("Reject cannot revert"), "the message says why and what it costs: {message}");
+}

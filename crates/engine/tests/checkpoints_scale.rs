@@ -293,3 +293,41 @@ fn a_repository_with_no_commit_yet_inside_a_large_workspace_is_recorded_file_by_
     let changes: Vec<String> = cp.changes(&first, &second).unwrap().into_iter().map(|c| c.path).collect();
     assert_eq!(changes, vec!["scaffold/main.py"], "its files are recorded, so the review shows them and revert restores them");
 }
+
+#[test]
+fn a_submodule_of_the_workspace_repository_is_captured_as_files_and_its_git_left_alone() {
+    use finishline_engine::checkpoint::Checkpoints;
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let git = |dir: &Path, args: &[&str]| {
+        let out = std::process::Command::new("git").args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "protocol.file.allow=always"]).args(args).current_dir(dir).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let lib = root.join("lib-origin");
+    let ws = root.join("ws");
+    for d in [&lib, &ws] {
+        std::fs::create_dir_all(d).unwrap();
+        git(d, &["init", "-q"]);
+    }
+    std::fs::write(lib.join("lib.rs"), "pub fn lib() {}").unwrap();
+    git(&lib, &["add", "."]);
+    git(&lib, &["commit", "-qm", "lib"]);
+    std::fs::write(ws.join("main.rs"), "fn main() {}").unwrap();
+    git(&ws, &["submodule", "add", "-q", lib.to_str().unwrap(), "deps/lib"]);
+    git(&ws, &["add", "."]);
+    git(&ws, &["commit", "-qm", "with a submodule"]);
+    let status_before = git(&ws, &["status", "--porcelain"]);
+
+    let cp = Checkpoints::open_shared(data.path(), &ws, "s1").unwrap();
+    let first = cp.snapshot("first").unwrap();
+    std::fs::write(ws.join("deps/lib/lib.rs"), "pub fn lib() { changed() }").unwrap();
+    let second = cp.snapshot("second").unwrap();
+    let changes = cp.changes(&first, &second).unwrap();
+    assert_eq!(changes.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(), vec!["deps/lib/lib.rs"], "a file in a submodule shows as itself, with its diff");
+    assert!(changes[0].diff.contains("+pub fn lib() { changed() }"));
+    cp.revert(&first, &second, false).unwrap();
+    assert_eq!(std::fs::read_to_string(ws.join("deps/lib/lib.rs")).unwrap(), "pub fn lib() {}", "revert restores it");
+    assert_eq!(git(&ws, &["status", "--porcelain"]), status_before, "the workspace's own repository and its submodule see nothing of the checkpoints");
+}
