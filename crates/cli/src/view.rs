@@ -62,12 +62,13 @@ impl View {
             EngineEvent::SessionCreated { task, workspace, model, .. } => self.line(&format!("▶ {}\n  in {workspace} with {model}", task.lines().next().unwrap_or(""))),
             EngineEvent::RunStarted { trigger } => self.line(&format!("── run ({}) ──", trigger.as_str())),
             EngineEvent::StepStarted { step, .. } => self.line(&format!("· step {step} — thinking")),
+            // Its detail is a whole phrase ("recording 20,000 files of the workspace …").
+            EngineEvent::Activity { phase: ActivityPhase::Checkpointing, detail } => self.line(&format!("  … {detail}")),
             EngineEvent::Activity { phase, detail } if !matches!(phase, ActivityPhase::Thinking | ActivityPhase::Tool) => {
                 let what = match phase {
                     ActivityPhase::Verifying => "verifying",
                     ActivityPhase::Evaluating => "evaluating",
                     ActivityPhase::Compacting => "compacting the conversation",
-                    ActivityPhase::Checkpointing => "recording the workspace",
                     _ => "waiting for",
                 };
                 self.line(&format!("  … {what} {detail}"))

@@ -13,6 +13,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 
@@ -204,6 +205,12 @@ impl Checkpoints {
 
     /// Records the workspace as it is now; returns the checkpoint id.
     pub fn snapshot(&self, label: &str) -> Result<String> {
+        self.snapshot_counted(label, &AtomicUsize::new(0))
+    }
+
+    /// [`Checkpoints::snapshot`], telling `recording` how many files it is copying once the walk
+    /// has found them, so a long first snapshot can say what it is doing.
+    pub fn snapshot_counted(&self, label: &str, recording: &AtomicUsize) -> Result<String> {
         if !self.shared {
             self.git(&["add", "--all"])?;
             self.git(&["commit", "--quiet", "--allow-empty", "--no-verify", "-m", label])?;
@@ -216,6 +223,7 @@ impl Checkpoints {
         let mut changed: Vec<&str> = listed.split('\0').filter(|e| e.len() > 3 && e.as_bytes()[1] != b' ').map(|e| &e[3..]).collect();
         changed.dedup();
         self.leave_out_big_files(&mut changed)?;
+        recording.store(changed.len(), Ordering::Relaxed);
         if changed.len() > 5_000 {
             // Very many paths (the first snapshot) go faster as one `add --all`.
             let (_, warnings) = self.git_full(&["add", "--all", "--ignore-errors"], None)?;

@@ -105,6 +105,8 @@ async fn the_first_model_request_does_not_wait_for_the_first_snapshot() {
     let waited = o.events.iter().position(|e| matches!(e.event, EngineEvent::Activity { phase: ActivityPhase::Checkpointing, .. }));
     let tool = o.events.iter().position(|e| matches!(&e.event, EngineEvent::ToolCall { state: ToolState::Running, .. }));
     assert!(waited.is_some() && waited < tool, "the first tool waits for the recording, and the person sees why");
+    let said: Vec<&str> = o.events.iter().filter_map(|e| if let EngineEvent::Activity { phase: ActivityPhase::Checkpointing, detail } = &e.event { Some(detail.as_str()) } else { None }).collect();
+    assert!(said.iter().any(|d| d.contains("recording 20,000 files")), "a long wait says how many files it is recording, not only that it is busy: {said:?}");
     assert_eq!(o.status, SessionStatus::AwaitingReview);
 }
 

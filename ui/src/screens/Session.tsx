@@ -29,7 +29,10 @@ const PHASE: Record<string, string> = {
 export function activityText(activity: { phase: string; detail: string }, clock?: { chars: number; finishedAt?: number }): string {
   if (activity.phase === "thinking" && clock && clock.finishedAt === undefined) return clock.chars > 0 ? "Writing" : "Waiting for the model";
   const label = PHASE[activity.phase] ?? activity.phase;
-  return activity.detail && activity.phase === "tool" ? `${label} ${activity.detail}` : label;
+  if (activity.detail && activity.phase === "tool") return `${label} ${activity.detail}`;
+  // The engine's detail is a whole phrase saying how many files are being recorded.
+  if (activity.detail && activity.phase === "checkpointing") return activity.detail.charAt(0).toUpperCase() + activity.detail.slice(1);
+  return label;
 }
 
 function pretty(v: unknown) {

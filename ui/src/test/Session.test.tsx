@@ -187,6 +187,19 @@ describe("Session view", () => {
     await waitFor(() => expect(screen.getByTestId("activity"), "the answer is arriving").toHaveTextContent("Writing"));
   });
 
+  it("says how many files a long first recording copies", async () => {
+    seq = 0;
+    script([
+      ev({ type: "session_created", task: "t", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "busy" }),
+      ev({ type: "step_started", step: 1 }),
+      ev({ type: "activity", phase: "checkpointing", detail: "recording 20,000 files of the workspace before the first change (once per workspace)" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getByTestId("activity"), "a wait of seconds says what it is doing and how big it is").toHaveTextContent("Recording 20,000 files of the workspace"));
+  });
+
   it("shows the cycle and its budget from the first step, before any continuation", async () => {
     seq = 0;
     script([

@@ -63,6 +63,8 @@ pub struct Run {
     pub(super) checkpoints_off: Option<String>,
     /// The first snapshot, taken while the first model request streams; tools wait for it.
     pub(super) first_snapshot: Option<tokio::task::JoinHandle<crate::Result<String>>>,
+    /// How many files the first snapshot is copying, once its walk has found them.
+    pub(super) first_snapshot_files: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     pub(super) task: String,
     pub(super) history: Vec<ChatMessage>,
     pub(super) evidence: RunEvidence,
@@ -134,6 +136,7 @@ impl Run {
             checkpoints,
             checkpoints_off,
             first_snapshot: None,
+            first_snapshot_files: Default::default(),
             task: summary.task,
             history,
             evidence,
@@ -154,10 +157,28 @@ impl Run {
     /// the reason.
     pub(super) async fn checkpoint_ready(&mut self) -> crate::Result<()> {
         let Some(first) = self.first_snapshot.take() else { return Ok(()) };
-        if !first.is_finished() {
-            self.emit(EngineEvent::Activity { phase: ActivityPhase::Checkpointing, detail: "recording the workspace before the first change".into() })?;
-        }
-        match first.await {
+        let mut first = first;
+        let mut said = None;
+        let done = loop {
+            if first.is_finished() {
+                break first.await;
+            }
+            // Said when the wait starts and again once the walk knows how many files it copies.
+            let count = self.first_snapshot_files.load(std::sync::atomic::Ordering::Relaxed);
+            if said != Some(count) {
+                said = Some(count);
+                let detail = match count {
+                    0 => "recording the workspace before the first change".to_string(),
+                    n => format!("recording {} files of the workspace before the first change (once per workspace)", grouped(n)),
+                };
+                self.emit(EngineEvent::Activity { phase: ActivityPhase::Checkpointing, detail })?;
+            }
+            tokio::select! {
+                r = &mut first => break r,
+                _ = tokio::time::sleep(std::time::Duration::from_millis(250)) => {}
+            }
+        };
+        match done {
             Ok(Ok(snap)) => {
                 self.evidence.base_snapshot.get_or_insert(snap);
                 let unreadable = self.checkpoints.as_ref().map(|c| c.unreadable()).unwrap_or_default();
@@ -212,8 +233,9 @@ impl Run {
         }
         if let Some(cp) = self.checkpoints.clone() {
             // The workspace is recorded while the model thinks; the first tool waits for it.
+            let files = self.first_snapshot_files.clone();
             self.first_snapshot = Some(tokio::task::spawn_blocking(move || {
-                let snap = cp.snapshot("run start")?;
+                let snap = cp.snapshot_counted("run start", &files)?;
                 if cp.marked("base").is_none() {
                     cp.mark("base", &snap)?;
                 }
@@ -418,4 +440,17 @@ impl Run {
             EngineEvent::StatusChanged { status, attempt: None, next_retry_at: None, message },
         ])
     }
+}
+
+/// 20000 as "20,000": counts people read at a glance.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
