@@ -91,12 +91,15 @@ test("a permission prompt allowed runs the command; denied stops the run", async
 test("History searches, opens a read-only replay, and exports", async () => {
   await clickAway(await testid("nav-history"));
   await (await testid("history-list")).waitForDisplayed({ timeout: 10_000 });
-  assert.ok((await app.$$('[data-testid="history-row"]')).length >= 4, "every session is listed");
+  const all = (await app.$$('[data-testid="history-row"]')).length;
+  assert.ok(all >= 4, "every session is listed");
   await typeInto(app, await testid("history-search"), "shell");
   await (await app.$('[data-testid="history"] form button')).click();
-  const hit = await testid("search-hit");
-  await hit.waitForDisplayed({ timeout: 10_000 });
-  await clickAway(hit);
+  await (await testid("search-summary")).waitForDisplayed({ timeout: 10_000 });
+  const rows = await app.$$('[data-testid="history-row"]');
+  assert.ok(rows.length >= 1 && rows.length < all, `the list narrows to the sessions that mention the shell (${rows.length} of ${all})`);
+  assert.ok(await rows[0].$("mark").isExisting(), "its matching passage is shown with the word highlighted");
+  await clickAway(await rows[0].$("button.link"));
   const view = await testid("session-view");
   await view.waitForDisplayed({ timeout: 10_000 });
   await (await testid("tool-card")).waitForExist({ timeout: 10_000 });

@@ -276,7 +276,8 @@ export interface SearchHit {
   title: string;
   status: SessionStatus;
   created_at: string;
-  snippet: string;
+  /** The matching passage in parts; `matched` parts are the searched words. */
+  snippet: { text: string; matched: boolean }[];
 }
 
 export interface ListFilter {

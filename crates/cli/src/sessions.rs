@@ -91,7 +91,7 @@ pub fn search(text: &str, common: &Common) -> u8 {
                 if common.json {
                     println!("{}", serde_json::to_string(&h).unwrap_or_default());
                 } else {
-                    println!("{}  {:<16} {}\n    {}", h.session_id, h.status.as_str(), h.title, h.snippet);
+                    println!("{}  {:<16} {}\n    {}", h.session_id, h.status.as_str(), h.title, h.snippet_text());
                 }
             }
             exit::OK

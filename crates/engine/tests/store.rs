@@ -140,9 +140,26 @@ fn search_finds_a_word_from_the_middle_of_a_long_assistant_message() {
     let hits = store.search("Quetzalcoatl", 10).unwrap();
     assert_eq!(hits.len(), 1, "the word in the middle of a long message must be found");
     assert_eq!(hits[0].session_id, sid);
-    assert!(hits[0].snippet.contains("[quetzalcoatl]"), "the snippet shows the match: {}", hits[0].snippet);
+    let matched: Vec<&str> = hits[0].snippet.iter().filter(|p| p.matched).map(|p| p.text.as_str()).collect();
+    assert_eq!(matched, vec!["quetzalcoatl"], "the snippet marks the match");
     assert_eq!(store.search("reports", 10).unwrap().len(), 1, "the task text is searchable too");
     assert!(store.search("\"unbalanced AND OR (", 10).is_ok(), "query syntax in the input must not break search");
+}
+
+#[test]
+fn a_search_snippet_marks_matches_apart_from_brackets_in_the_text_itself() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("fix the parser")).unwrap();
+    let m = MessageId::new();
+    store.append(&sid, None, assistant(&m)).unwrap();
+    store.append(&sid, None, delta(&m, "The list [a, b] now parses; the parser handles [nested] lists too.")).unwrap();
+    store.append(&sid, None, EngineEvent::StepFinished { step: 1, stop_reason: None, usage: Default::default() }).unwrap();
+    let hits = store.search("nested", 10).unwrap();
+    assert_eq!(hits.len(), 1);
+    let text: String = hits[0].snippet.iter().map(|p| p.text.as_str()).collect();
+    assert!(text.contains("[a, b]") && text.contains("[nested]"), "brackets the model wrote stay text: {text}");
+    let matched: Vec<&str> = hits[0].snippet.iter().filter(|p| p.matched).map(|p| p.text.as_str()).collect();
+    assert_eq!(matched, vec!["nested"], "only the searched word is marked, so the window can highlight it without guessing at brackets");
 }
 
 #[test]

@@ -15,7 +15,7 @@ function duration(ms: number) {
 
 export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: (id: string) => void }) {
   const [rows, setRows] = useState<SessionSummary[] | null>(null);
-  const [hits, setHits] = useState<SearchHit[] | null>(null);
+  const [hits, setHits] = useState<{ query: string; byId: Map<string, { hit: SearchHit; rank: number }> } | null>(null);
   const [query, setQuery] = useState("");
   const [filter, setFilter] = useState<SessionStatus | "all">("all");
   const [outcome, setOutcome] = useState<EndReason | "all">("all");
@@ -51,15 +51,27 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
     };
   }, [load]);
 
-  const search = async () => {
+  // Search as the person types (after a short pause) or at Enter; the list itself narrows.
+  const search = useCallback(async (text: string) => {
     setError(null);
-    if (!query.trim()) return setHits(null);
+    if (!text.trim()) return setHits(null);
     try {
-      setHits(await ipc.searchSessions(query));
+      const found = await ipc.searchSessions(text);
+      setHits({ query: text.trim(), byId: new Map(found.map((h, i) => [h.session_id, { hit: h, rank: i }])) });
     } catch (e) {
       setError((e as AppError).message);
     }
+  }, []);
+  useEffect(() => {
+    const timer = setTimeout(() => void search(query), 250);
+    return () => clearTimeout(timer);
+  }, [query, search]);
+  const clearSearch = () => {
+    setQuery("");
+    setHits(null);
   };
+  // While searching, the list holds only the matches, best first, within the other filters.
+  const shown = rows && hits ? rows.filter((r) => hits.byId.has(r.id)).sort((a, b) => hits.byId.get(a.id)!.rank - hits.byId.get(b.id)!.rank) : rows;
 
   const exportAs = async (id: string, title: string, format: "md" | "json") => {
     setError(null);
@@ -112,10 +124,17 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
           className="row grow"
           onSubmit={(e) => {
             e.preventDefault();
-            search();
+            void search(query);
           }}
         >
-          <input data-testid="history-search" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="Search tasks and messages" aria-label="Search" />
+          <input
+            data-testid="history-search"
+            value={query}
+            onChange={(e) => setQuery(e.target.value)}
+            onKeyDown={(e) => e.key === "Escape" && query && (e.stopPropagation(), clearSearch())}
+            placeholder="Search tasks and messages"
+            aria-label="Search"
+          />
           <button className="btn" type="submit">
             <Search size={14} aria-hidden /> Search
           </button>
@@ -174,16 +193,15 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
           </pre>
         </section>
       )}
-      {hits && (
-        <div className="panel" data-testid="search-results">
-          <h3>{hits.length} match{hits.length === 1 ? "" : "es"}</h3>
-          {hits.map((h) => (
-            <button key={h.session_id} className="hit" onClick={() => onOpen(h.session_id)} data-testid="search-hit">
-              <strong>{h.title}</strong> <StatusBadge status={h.status} />
-              <span className="muted small">{h.snippet}</span>
-            </button>
-          ))}
-        </div>
+      {hits && shown && (
+        <p className="row search-summary" role="status" data-testid="search-summary">
+          <span className="grow">
+            {shown.length} session{shown.length === 1 ? " matches" : "s match"} "{hits.query}"
+          </span>
+          <button className="btn small" onClick={clearSearch} data-testid="clear-search">
+            Clear search
+          </button>
+        </p>
       )}
       {loadError && rows === null ? (
         <div className="panel error-panel" role="alert" data-testid="history-error">
@@ -196,13 +214,19 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
         <p className="muted" aria-busy="true" data-testid="history-loading">
           Loading…
         </p>
-      ) : rows.length === 0 ? (
+      ) : shown!.length === 0 ? (
         <div className="empty" data-testid="history-empty">
           <Inbox size={28} aria-hidden />
-          <p>{filter === "all" && outcome === "all" && since === "all" ? "No sessions yet." : "No sessions match these filters."}</p>
-          <button className="btn" onClick={onNewTask}>
-            Start a task
-          </button>
+          <p>{hits ? `No sessions match "${hits.query}"${filter === "all" && outcome === "all" && since === "all" ? "" : " with these filters"}.` : filter === "all" && outcome === "all" && since === "all" ? "No sessions yet." : "No sessions match these filters."}</p>
+          {hits ? (
+            <button className="btn" onClick={clearSearch}>
+              Clear search
+            </button>
+          ) : (
+            <button className="btn" onClick={onNewTask}>
+              Start a task
+            </button>
+          )}
         </div>
       ) : (
         <table className="sessions" data-testid="history-list">
@@ -218,13 +242,14 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
             </tr>
           </thead>
           <tbody>
-            {rows.map((r) => (
+            {shown!.map((r) => (
               <tr key={r.id} data-testid="history-row" data-status={r.status} data-session={r.id}>
                 <td>
                   <button className="link" onClick={() => onOpen(r.id)} title={r.workspace}>
                     {r.title}
                   </button>
                   <div className="muted small clamp">{r.workspace}</div>
+                  {hits?.byId.get(r.id) && <Snippet parts={hits.byId.get(r.id)!.hit.snippet} />}
                 </td>
                 <td>
                   <StatusBadge status={r.status} />
@@ -324,5 +349,14 @@ function CheckpointStorage() {
         </p>
       )}
     </details>
+  );
+}
+
+/** A search passage with the matched words highlighted; every part is plain text. */
+function Snippet({ parts }: { parts: SearchHit["snippet"] }) {
+  return (
+    <div className="small snippet" data-testid="search-snippet">
+      {parts.map((p, i) => (p.matched ? <mark key={i}>{p.text}</mark> : <span key={i}>{p.text}</span>))}
+    </div>
   );
 }

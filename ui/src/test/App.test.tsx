@@ -185,3 +185,70 @@ describe("quitting over running tasks", () => {
     expect(screen.getByTestId("about-data-dir"), "a bug report or a backup needs the folder").toHaveTextContent("/home/p/.local/share/dev.finishline.app");
   });
 });
+
+describe("History search", () => {
+  const row = (id: string, title: string) => ({
+    id,
+    title,
+    task: title,
+    workspace: "/ws",
+    provider: "openai",
+    model: "m",
+    status: "completed",
+    claim: null,
+    verdict: null,
+    end_reason: "verified_done",
+    decision: "approve",
+    created_at: "2026-11-23T10:00:00Z",
+    created_ms: 1_795_000_000_000,
+    duration_ms: 1000,
+    tokens: { agent: 1, evaluator: 0, compaction: 0 },
+    last_seq: 3,
+  });
+
+  it("filters the list to the sessions that match, highlights the words, and clears back to all", async () => {
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [row("a", "Fix the parser"), row("b", "Write the release notes"), row("c", "Rename a file")];
+        if (cmd === "search_sessions") {
+          expect((args as { text: string }).text).toBe("parser");
+          return [{ session_id: "a", title: "Fix the parser", status: "completed", created_at: "", snippet: [{ text: "the list [a, b] and the ", matched: false }, { text: "parser", matched: true }, { text: " now", matched: false }] }];
+        }
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await waitFor(() => expect(screen.getAllByTestId("history-row")).toHaveLength(3));
+    await user.type(screen.getByTestId("history-search"), "parser");
+    await waitFor(() => expect(screen.getAllByTestId("history-row"), "the list itself shows only the matching sessions").toHaveLength(1));
+    expect(screen.getByTestId("history-row")).toHaveTextContent("Fix the parser");
+    expect(screen.getByTestId("search-summary")).toHaveTextContent('1 session matches "parser"');
+    const marks = screen.getByTestId("history-row").querySelectorAll("mark");
+    expect(Array.from(marks).map((m) => m.textContent), "the matched word is highlighted, not wrapped in brackets").toEqual(["parser"]);
+    expect(screen.getByTestId("history-row"), "brackets the model wrote stay as they were").toHaveTextContent("the list [a, b] and the parser now");
+    await user.click(screen.getByTestId("clear-search"));
+    await waitFor(() => expect(screen.getAllByTestId("history-row")).toHaveLength(3));
+    expect(screen.getByTestId("history-search")).toHaveValue("");
+  });
+
+  it("says when nothing matches instead of showing the full list", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [row("a", "Fix the parser")];
+        if (cmd === "search_sessions") return [];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await screen.findByTestId("history-row");
+    await user.type(screen.getByTestId("history-search"), "zebra{Enter}");
+    expect(await screen.findByTestId("history-empty")).toHaveTextContent('No sessions match "zebra"');
+    expect(screen.queryByTestId("history-row")).toBeNull();
+  });
+});

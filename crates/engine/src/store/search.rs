@@ -40,8 +40,45 @@ pub struct SearchHit {
     pub title: String,
     pub status: SessionStatus,
     pub created_at: String,
-    /// The matching passage, matches wrapped in `[` and `]`.
-    pub snippet: String,
+    /// The matching passage in parts, the matched words marked.
+    pub snippet: Vec<SnippetPart>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SnippetPart {
+    pub text: String,
+    pub matched: bool,
+}
+
+/// Where FTS5 marks a match: private-use characters no message holds, so the brackets or
+/// asterisks a model writes are never taken for a match.
+const OPEN: char = '\u{E000}';
+const CLOSE: char = '\u{E001}';
+
+/// Splits a snippet marked with [`OPEN`] and [`CLOSE`] into its parts.
+fn parts(marked: &str) -> Vec<SnippetPart> {
+    let mut out = Vec::new();
+    let mut rest = marked;
+    while let Some(start) = rest.find(OPEN) {
+        if start > 0 {
+            out.push(SnippetPart { text: rest[..start].to_string(), matched: false });
+        }
+        let after = &rest[start + OPEN.len_utf8()..];
+        let end = after.find(CLOSE).unwrap_or(after.len());
+        out.push(SnippetPart { text: after[..end].to_string(), matched: true });
+        rest = after.get(end + CLOSE.len_utf8()..).unwrap_or("");
+    }
+    if !rest.is_empty() {
+        out.push(SnippetPart { text: rest.to_string(), matched: false });
+    }
+    out
+}
+
+impl SearchHit {
+    /// The snippet as one line of text, matches in `[` `]`, for a terminal.
+    pub fn snippet_text(&self) -> String {
+        self.snippet.iter().map(|p| if p.matched { format!("[{}]", p.text) } else { p.text.clone() }).collect()
+    }
 }
 
 /// Turns what a person typed into an FTS5 query: every word must appear, as typed (operators
@@ -55,7 +92,7 @@ pub fn search(conn: &Connection, text: &str, limit: usize) -> Result<Vec<SearchH
     let Some(q) = fts_query(text) else { return Ok(vec![]) };
     let mut stmt = conn.prepare_cached(
         "WITH hits AS (
-             SELECT session_id, snippet(search, 0, '[', ']', '…', 12) AS snip, rank
+             SELECT session_id, snippet(search, 0, char(57344), char(57345), '…', 12) AS snip, rank
              FROM search WHERE search MATCH ?1 ORDER BY rank LIMIT 2000
          ), best AS (
              SELECT session_id, snip, MIN(rank) AS r FROM hits GROUP BY session_id
@@ -70,7 +107,7 @@ pub fn search(conn: &Connection, text: &str, limit: usize) -> Result<Vec<SearchH
             title: r.get(1)?,
             status: SessionStatus::parse(&r.get::<_, String>(2)?).unwrap_or(SessionStatus::Idle),
             created_at: crate::clock::rfc3339(r.get(3)?),
-            snippet: r.get(4)?,
+            snippet: parts(&r.get::<_, String>(4)?),
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
