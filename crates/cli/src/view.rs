@@ -99,8 +99,9 @@ impl View {
                 let rest = if remaining.is_empty() { String::new() } else { format!(" — remaining: {}", remaining.join("; ")) };
                 self.line(&format!("  ⚖ evaluator: {} — {summary}{rest}", verdict.as_str()))
             }
-            EngineEvent::Verification { command, exit_code, skipped, .. } => {
-                self.line(&format!("  ✓ verify `{command}`: {}", if *skipped { "skipped".into() } else { format!("exit {}", exit_code.map(|c| c.to_string()).unwrap_or("?".into())) }))
+            EngineEvent::Verification { command, exit_code, skipped, nth, of, .. } => {
+                let which = if *of > 1 { format!(" {nth}/{of}") } else { String::new() };
+                self.line(&format!("  ✓ verify{which} `{command}`: {}", if *skipped { "skipped".into() } else { format!("exit {}", exit_code.map(|c| c.to_string()).unwrap_or("?".into())) }))
             }
             EngineEvent::StatusChanged { status, attempt, message, .. } => match status {
                 SessionStatus::Retry => self.line(&format!("  ⏳ retry {} — {}", attempt.unwrap_or(0), message.as_deref().unwrap_or(""))),

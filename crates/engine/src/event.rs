@@ -120,6 +120,15 @@ pub enum EngineEvent {
         exit_code: Option<i32>,
         output_tail: String,
         skipped: bool,
+        /// Its place among the cycle's verify commands ("Verification 1 of 2"); 0 in events
+        /// stored before commands were numbered.
+        #[serde(default)]
+        nth: u32,
+        #[serde(default)]
+        of: u32,
+        /// A command from Settings or the CLI (runs without asking), not one the agent named.
+        #[serde(default)]
+        persons_own: bool,
     },
     Evaluation {
         cycle: u32,

@@ -455,3 +455,38 @@ async fn retry_after_a_provider_failure_sends_the_same_conversation_again_and_go
     let retried = &o2.requests[1];
     assert!(retried.last_message.contains("write a.txt"), "the same conversation is sent again: {}", retried.last_message);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_verify_command_is_numbered_within_its_cycle_marked_as_the_persons_own_and_the_review_shows_the_last_round() {
+    let setup = Setup { verify_commands: vec!["test -f a.txt".into(), "test -f b.txt".into()], ..Default::default() };
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "test -f b.txt"}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}]})),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "a"}}]})),
+        ])),
+        setup,
+    )
+    .await;
+    let o = h.run("create a.txt and b.txt").await;
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
+    let rounds: Vec<(String, Option<i32>, u32, u32, bool)> = o
+        .events
+        .iter()
+        .filter_map(|e| if let EngineEvent::Verification { command, exit_code, nth, of, persons_own, .. } = &e.event { Some((command.clone(), *exit_code, *nth, *of, *persons_own)) } else { None })
+        .collect();
+    assert_eq!(
+        rounds,
+        vec![
+            ("test -f a.txt".into(), Some(0), 1, 2, true),
+            ("test -f b.txt".into(), Some(1), 2, 2, true),
+            ("test -f a.txt".into(), Some(0), 1, 2, true),
+            ("test -f b.txt".into(), Some(0), 2, 2, true),
+        ],
+        "each card says 'Verification 1 of 2' within its cycle and that the command is the person's own"
+    );
+    let review = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { verification, .. } = &e.event { Some(verification.clone()) } else { None }).unwrap();
+    assert_eq!(review.len(), 2, "the review shows the last round of verification, one entry per command, not every cycle's: {review:?}");
+    assert!(review.iter().all(|v| v.as_str().unwrap().contains("exit 0")), "and that round passed: {review:?}");
+}

@@ -143,9 +143,14 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel }: Props
         <>
           <h3>Verification</h3>
           {review.verification.map((v, i) => (
-            <pre key={i} className="output">
-              {v}
-            </pre>
+            <div key={i} data-testid="review-verification">
+              {review.verification.length > 1 && (
+                <p className="muted small">
+                  Verification {i + 1} of {review.verification.length}
+                </p>
+              )}
+              <pre className="output">{v}</pre>
+            </div>
           ))}
         </>
       )}

@@ -10,7 +10,7 @@ export type Item =
   | { kind: "tool"; key: string; tool: string; input: unknown; state: ToolState; output?: string; startedAt?: number; endedAt?: number }
   | { kind: "continuation"; key: string; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string }
   | { kind: "evaluation"; key: string; cycle: number; verdict: Verdict; summary: string; remaining: string[]; parseOk: boolean; stuckReason: string | null; question: "done" | "announced_action"; model?: string }
-  | { kind: "verification"; key: string; command: string; exitCode: number | null; outputTail: string; skipped: boolean }
+  | { kind: "verification"; key: string; command: string; exitCode: number | null; outputTail: string; skipped: boolean; nth: number; of: number; personsOwn: boolean }
   | { kind: "permission"; key: string; requestId: string; tool: string; input: unknown; reason: string; decision?: PermissionDecision; cancelled?: boolean; verification?: boolean }
   | { kind: "question"; key: string; requestId: string; question: string; answer?: string | null; declined?: boolean; answered: boolean; cancelled?: boolean }
   | { kind: "run_end"; key: string; status: SessionStatus; endReason: EndReason; stuck?: Stuck }
@@ -223,7 +223,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     }
     case "verification":
-      push({ kind: "verification", key: `v-${e.seq}`, command: e.command, exitCode: e.exit_code, outputTail: e.output_tail, skipped: e.skipped });
+      push({ kind: "verification", key: `v-${e.seq}`, command: e.command, exitCode: e.exit_code, outputTail: e.output_tail, skipped: e.skipped, nth: e.nth ?? 0, of: e.of ?? 0, personsOwn: e.persons_own ?? false });
       break;
     case "evaluation":
       next.tokens = { ...next.tokens, evaluator: next.tokens.evaluator + e.usage.input_tokens + e.usage.output_tokens };

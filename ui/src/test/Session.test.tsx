@@ -89,6 +89,24 @@ describe("Session view", () => {
     await waitFor(() => expect(calls.find((c) => c.cmd === "answer_question"), "Enter sends, as in every chat box").toMatchObject({ requestId: "q1", answer: "src" }));
   });
 
+  it("numbers each verify command within its cycle, says whose it is, and the review labels the round", async () => {
+    script([
+      ...running(),
+      ev({ type: "verification", command: "npm test", exit_code: 0, output_tail: "ok", skipped: false, nth: 1, of: 2, persons_own: true }),
+      ev({ type: "verification", command: "npm run lint", exit_code: 0, output_tail: "clean", skipped: false, nth: 2, of: 2, persons_own: true }),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: ["`npm test`: exit 0\nok", "`npm run lint`: exit 0\nclean"] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const cards = await screen.findAllByTestId("verification-card");
+    expect(cards[0]).toHaveTextContent("Verification 1 of 2: npm test exit 0");
+    expect(cards[1]).toHaveTextContent("Verification 2 of 2: npm run lint exit 0");
+    expect(cards[0], "the person's own command is not presented as the agent's").toHaveTextContent("your verify command");
+    const round = screen.getAllByTestId("review-verification");
+    expect(round.map((r) => r.textContent)).toEqual(["Verification 1 of 2`npm test`: exit 0\nok", "Verification 2 of 2`npm run lint`: exit 0\nclean"]);
+  });
+
   it("Enter sends the review feedback; Shift+Enter makes a new line", async () => {
     const calls: Record<string, unknown>[] = [];
     const events = [

@@ -15,14 +15,17 @@ impl Run {
     pub(super) async fn verify(&mut self, commands: &[String]) -> Result<VerificationOutcome, Halt> {
         self.checkpoint_ready().await?;
         let mut outcome = VerificationOutcome::default();
-        for command in commands {
+        // The review shows the latest round: what the work passes now, one entry per command.
+        self.evidence.verification_log.clear();
+        let of = commands.len() as u32;
+        for (nth, command) in (1..).zip(commands) {
             self.emit(EngineEvent::Activity { phase: ActivityPhase::Verifying, detail: command.clone() })?;
             let persons_own = self.engine.config.verify_commands.contains(command);
             if !persons_own {
                 let reason = "The agent named this command to verify its work. It runs in a shell in the workspace.".to_string();
                 match self.permit_command("run_command", serde_json::json!({"command": command}), reason, None).await {
                     Err(Halt::Denied) => {
-                        self.emit(EngineEvent::Verification { command: command.clone(), exit_code: None, output_tail: String::new(), skipped: true })?;
+                        self.emit(EngineEvent::Verification { command: command.clone(), exit_code: None, output_tail: String::new(), skipped: true, nth, of, persons_own })?;
                         self.evidence.verification_log.push(format!("`{command}`: skipped (declined)"));
                         continue;
                     }
@@ -42,7 +45,7 @@ impl Run {
                 let lines: Vec<&str> = output.lines().collect();
                 lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
             };
-            self.emit(EngineEvent::Verification { command: command.clone(), exit_code: code, output_tail: tail.clone(), skipped: false })?;
+            self.emit(EngineEvent::Verification { command: command.clone(), exit_code: code, output_tail: tail.clone(), skipped: false, nth, of, persons_own })?;
             self.evidence.verification_log.push(format!("`{command}`: exit {}\n{}", code.map(|c| c.to_string()).unwrap_or("none".into()), tail));
             if code != Some(0) && outcome.failure.is_none() {
                 outcome.failure = Some(VerificationFailure { command: command.clone(), exit_code: code, output_tail: tail });

@@ -20,7 +20,7 @@ pub enum Entry {
     Tool { call_id: String, tool: String, input: Value, state: ToolState, output: Option<String> },
     Continuation { source: ContinuationSource, attempt: u32, max: u32, remaining: Vec<String> },
     Evaluation { cycle: u32, verdict: Verdict, summary: String, remaining: Vec<String>, parse_ok: bool },
-    Verification { command: String, exit_code: Option<i32>, output_tail: String, skipped: bool },
+    Verification { command: String, exit_code: Option<i32>, output_tail: String, skipped: bool, nth: u32, of: u32 },
     Todos { todos: Vec<Todo> },
     Review { claim: Claim, verdict: Option<Verdict>, end_reason: EndReason, remaining: Vec<String> },
     Decision { decision: Decision, by: DecidedBy, feedback: Option<String> },
@@ -67,8 +67,8 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
             EngineEvent::Evaluation { cycle, verdict, summary, remaining, parse_ok, .. } => {
                 out.push(Entry::Evaluation { cycle: *cycle, verdict: *verdict, summary: summary.clone(), remaining: remaining.clone(), parse_ok: *parse_ok })
             }
-            EngineEvent::Verification { command, exit_code, output_tail, skipped } => {
-                out.push(Entry::Verification { command: command.clone(), exit_code: *exit_code, output_tail: output_tail.clone(), skipped: *skipped })
+            EngineEvent::Verification { command, exit_code, output_tail, skipped, nth, of, .. } => {
+                out.push(Entry::Verification { command: command.clone(), exit_code: *exit_code, output_tail: output_tail.clone(), skipped: *skipped, nth: *nth, of: *of })
             }
             EngineEvent::TodosUpdated { todos } => out.push(Entry::Todos { todos: todos.clone() }),
             EngineEvent::ReviewRequested { claim, verdict, end_reason, remaining, .. } => {
@@ -183,11 +183,12 @@ pub fn to_markdown(t: &Timeline) -> String {
                     list_block(&remaining)
                 );
             }
-            Entry::Verification { command, exit_code, output_tail, skipped } => {
+            Entry::Verification { command, exit_code, output_tail, skipped, nth, of } => {
+                let which = if of > 1 { format!(" {nth} of {of}") } else { String::new() };
                 if skipped {
-                    let _ = writeln!(md, "**✓ Verification** `{command}`: skipped\n");
+                    let _ = writeln!(md, "**✓ Verification{which}** `{command}`: skipped\n");
                 } else {
-                    let _ = writeln!(md, "**✓ Verification** `{command}`: exit {}\n\n```\n{}\n```\n", exit_code.map(|c| c.to_string()).unwrap_or("?".into()), output_tail.trim_end());
+                    let _ = writeln!(md, "**✓ Verification{which}** `{command}`: exit {}\n\n```\n{}\n```\n", exit_code.map(|c| c.to_string()).unwrap_or("?".into()), output_tail.trim_end());
                 }
             }
             Entry::Todos { todos } => {
