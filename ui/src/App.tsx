@@ -139,7 +139,7 @@ export function App() {
           <span className="brand-mark" aria-hidden>
             ✓
           </span>
-          Finishline
+          <span className="nav-label">Finishline</span>
         </div>
         {NAV.map(({ id, label, icon: Icon, key }) => (
           <button
@@ -151,7 +151,7 @@ export function App() {
             title={`${label} (Alt+${key})`}
           >
             <Icon size={16} aria-hidden />
-            {label}
+            <span className="nav-label">{label}</span>
           </button>
         ))}
         <SidebarSessions current={screen === "session" ? sessionId : null} onOpen={openSession} />

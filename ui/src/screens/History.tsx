@@ -229,15 +229,16 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
           )}
         </div>
       ) : (
+        <div className="table-scroll">
         <table className="sessions" data-testid="history-list">
           <thead>
             <tr>
               <th>Task</th>
               <th>Status</th>
               <th>Outcome</th>
-              <th>Started</th>
-              <th>Active</th>
-              <th>Tokens</th>
+              <th className="optional">Started</th>
+              <th className="optional">Active</th>
+              <th className="optional">Tokens</th>
               <th />
             </tr>
           </thead>
@@ -255,9 +256,9 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
                   <StatusBadge status={r.status} />
                 </td>
                 <td>{r.end_reason ? END_LABEL[r.end_reason] : "—"}</td>
-                <td className="small">{new Date(r.created_ms).toLocaleString()}</td>
-                <td className="small">{duration(r.duration_ms)}</td>
-                <td className="small">{(r.tokens.agent + r.tokens.evaluator + r.tokens.compaction).toLocaleString()}</td>
+                <td className="small optional">{new Date(r.created_ms).toLocaleString()}</td>
+                <td className="small optional">{duration(r.duration_ms)}</td>
+                <td className="small optional">{(r.tokens.agent + r.tokens.evaluator + r.tokens.compaction).toLocaleString()}</td>
                 <td className="row-actions">
                   {r.status === "interrupted" && (
                     <button className="btn small" onClick={() => onOpen(r.id)}>
@@ -293,6 +294,7 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
             ))}
           </tbody>
         </table>
+        </div>
       )}
       <TrustPanel onOpen={onOpen} />
       <CheckpointStorage />

@@ -243,7 +243,8 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       return (
         <div className="card verification" data-testid="verification-card">
           <div className="card-head static">
-            <SquareTerminal size={14} aria-hidden /> Verify <code>{item.command}</code>: {item.skipped ? "skipped" : `exit ${item.exitCode ?? "?"}`}
+            <SquareTerminal size={14} aria-hidden /> {item.of > 1 ? `Verification ${item.nth} of ${item.of}` : "Verification"}: <code>{item.command}</code> {item.skipped ? "skipped" : `exit ${item.exitCode ?? "?"}`}
+            {item.nth > 0 && <span className="muted small tag">{item.personsOwn ? "your verify command" : "named by the agent"}</span>}
           </div>
           {!item.skipped && item.outputTail && <pre className="output">{item.outputTail}</pre>}
         </div>
@@ -475,9 +476,9 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
       {/* Pinned: the task, its status, Cancel and the progress stay in view while the timeline scrolls. */}
       <div className="session-top">
       <header className="session-head">
-        <div>
+        <div className="session-title">
           <h1 className="clamp">{model.task.split("\n")[0] || "Session"}</h1>
-          <p className="muted small">
+          <p className="muted small clamp" title={`${model.workspace} · ${model.model}`} data-testid="session-where">
             <code>{model.workspace}</code> · {model.model}
             {model.tokens.agent + model.tokens.evaluator > 0 && (
               <span data-testid="session-tokens">
