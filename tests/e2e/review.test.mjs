@@ -67,6 +67,9 @@ test("reject with revert restores the workspace", async () => {
   await clickAway(await testid("reject"));
   await waitStatus("rejected");
   assert.equal(readFileSync(path.join(ws, "keep.txt"), "utf8"), "original", "the agent's change is undone");
+  const summary = await testid("revert-summary");
+  await summary.waitForDisplayed({ timeout: 10_000 });
+  assert.match(await summary.getText(), /1 file restored/, "the window says what the revert did, where the buttons were");
 });
 
 test("a permission prompt allowed runs the command; denied stops the run", async () => {

@@ -236,6 +236,7 @@ export type EngineEvent =
   | { type: "continuation"; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string; answers_call?: string }
   | { type: "review_requested"; review_id: string; claim: Claim; verdict: Verdict | null; end_reason: EndReason; remaining: string[]; files_changed: FileChange[]; verification: string[]; tokens?: Tokens; cost_usd?: number; claim_words?: ClaimWords; verdict_summary?: string; stuck?: Stuck; not_covered?: string[] }
   | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean }
+  | { type: "reverted"; restored: string[]; deleted: string[] }
   | { type: "error"; code: string; message: string };
 
 export type Envelope = EngineEvent & { seq: number; session_id: string; run_id?: string; at: string };

@@ -115,6 +115,7 @@ impl View {
                 }
             }
             EngineEvent::ReviewResolved { decision, by, .. } => self.line(&format!("  decision: {} by {}", decision.as_str(), by.as_str())),
+            EngineEvent::Reverted { restored, deleted } => self.line(&format!("  reverted: {}", finishline_engine::store::export::revert_summary(restored.len(), deleted.len()))),
             EngineEvent::Error { message, .. } => self.line(&format!("  ! {message}")),
             _ => {}
         }

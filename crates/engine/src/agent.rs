@@ -311,7 +311,10 @@ impl Engine {
         self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, events)?;
         let Some((cp, base, agent)) = plan else { return Ok(ReviewOutcome::Decided { status, revert: None }) };
         let report = match cp.revert(&base, &agent, force) {
-            Ok(r) if r.applied => r,
+            Ok(r) if r.applied => {
+                self.store.append(&summary.id, None, EngineEvent::Reverted { restored: r.restored.clone(), deleted: r.deleted.clone() })?;
+                r
+            }
             Ok(r) => {
                 // Edited in the moment between the check and the revert: still nothing is overwritten.
                 let message = format!("Rejected, but not reverted: you edited {} just now. Nothing was overwritten.", r.conflicts.join(", "));

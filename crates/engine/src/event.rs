@@ -188,6 +188,11 @@ pub enum EngineEvent {
         feedback: Option<String>,
         reverted: bool,
     },
+    /// What Reject's revert did to the workspace.
+    Reverted {
+        restored: Vec<String>,
+        deleted: Vec<String>,
+    },
     Error {
         code: String,
         message: String,
@@ -219,6 +224,7 @@ impl EngineEvent {
             EngineEvent::Continuation { .. } => "continuation",
             EngineEvent::ReviewRequested { .. } => "review_requested",
             EngineEvent::ReviewResolved { .. } => "review_resolved",
+            EngineEvent::Reverted { .. } => "reverted",
             EngineEvent::Error { .. } => "error",
         }
     }

@@ -89,8 +89,16 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel }: Props
   if (review.decided) {
     return (
       <section className="panel review" data-testid="review-panel">
-        <h2>Review: {review.decided.decision.replace("_", " ")}</h2>
+        <h2>{{ approve: "Approved", reject: "Rejected" }[review.decided.decision] ?? "Changes requested"}</h2>
         <p className="muted">Decided by {review.decided.by === "auto" ? "auto-approve" : "you"}.</p>
+        {review.decided.reverted && (
+          <p className="notice" role="status" data-testid="revert-summary">
+            The agent's changes were undone: {revertSummary(review.decided.reverted)}.
+            {[...review.decided.reverted.restored, ...review.decided.reverted.deleted].length > 0 && (
+              <span className="muted small"> ({[...review.decided.reverted.restored, ...review.decided.reverted.deleted].join(", ")})</span>
+            )}
+          </p>
+        )}
       </section>
     );
   }
@@ -228,4 +236,13 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel }: Props
       </div>
     </section>
   );
+}
+
+/** "2 files restored, 1 deleted", as the CLI and the export say it. */
+export function revertSummary({ restored, deleted }: { restored: string[]; deleted: string[] }): string {
+  const files = (n: number) => (n === 1 ? "1 file" : `${n} files`);
+  if (!restored.length && !deleted.length) return "no file needed restoring";
+  if (!deleted.length) return `${files(restored.length)} restored`;
+  if (!restored.length) return `${files(deleted.length)} deleted`;
+  return `${files(restored.length)} restored, ${deleted.length} deleted`;
 }

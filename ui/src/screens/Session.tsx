@@ -570,7 +570,8 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
           </aside>
         )}
       </div>
-      {model.review && model.status === "awaiting_review" && <ReviewPanel review={model.review} tokens={model.tokens} onDecided={() => undefined} evaluatorModel={lastEvaluatorModel(model.items)} />}
+      {/* After Approve or Reject the panel stays, saying what was decided (and what a revert undid). */}
+      {model.review && (model.status === "awaiting_review" || (model.review.decided && model.review.decided.decision !== "request_changes" && !running)) && <ReviewPanel review={model.review} tokens={model.tokens} onDecided={() => undefined} evaluatorModel={lastEvaluatorModel(model.items)} />}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (
         <div className="composer">
           {model.status === "interrupted" && <p className="notice">This session was interrupted. Resume it to continue where it stopped.</p>}

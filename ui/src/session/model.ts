@@ -31,7 +31,7 @@ export interface Review {
   stuck?: Stuck;
   /** Files left out of checkpoints for their size: revert cannot restore them. */
   notCovered?: string[];
-  decided?: { decision: string; by: string };
+  decided?: { decision: string; by: string; reverted?: { restored: string[]; deleted: string[] } };
 }
 
 export interface SessionModel {
@@ -238,6 +238,9 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "review_resolved":
       if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, decided: { decision: e.decision, by: e.by } };
+      break;
+    case "reverted":
+      if (next.review?.decided) next.review = { ...next.review, decided: { ...next.review.decided, reverted: { restored: e.restored, deleted: e.deleted } } };
       break;
     case "run_finished":
       next.endReason = e.end_reason;

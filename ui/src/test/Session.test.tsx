@@ -107,6 +107,19 @@ describe("Session view", () => {
     expect(round.map((r) => r.textContent)).toEqual(["Verification 1 of 2`npm test`: exit 0\nok", "Verification 2 of 2`npm run lint`: exit 0\nclean"]);
   });
 
+  it("after Reject with revert, says what was undone where the buttons were", async () => {
+    script([
+      ...running(),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: null, reverted: true }),
+      ev({ type: "status_changed", status: "rejected" }),
+      ev({ type: "reverted", restored: ["a.txt", "b.txt"], deleted: ["new.txt"] }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("revert-summary"), "the person sees the revert happened, and to which files").toHaveTextContent("The agent's changes were undone: 2 files restored, 1 deleted. (a.txt, b.txt, new.txt)");
+  });
+
   it("Enter sends the review feedback; Shift+Enter makes a new line", async () => {
     const calls: Record<string, unknown>[] = [];
     const events = [

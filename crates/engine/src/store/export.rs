@@ -24,6 +24,7 @@ pub enum Entry {
     Todos { todos: Vec<Todo> },
     Review { claim: Claim, verdict: Option<Verdict>, end_reason: EndReason, remaining: Vec<String> },
     Decision { decision: Decision, by: DecidedBy, feedback: Option<String> },
+    Reverted { restored: Vec<String>, deleted: Vec<String> },
     RunEnd { status: SessionStatus, end_reason: EndReason },
     Status { status: SessionStatus, message: Option<String> },
     Error { code: String, message: String },
@@ -75,6 +76,7 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
                 out.push(Entry::Review { claim: *claim, verdict: *verdict, end_reason: *end_reason, remaining: remaining.clone() })
             }
             EngineEvent::ReviewResolved { decision, by, feedback, .. } => out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone() }),
+            EngineEvent::Reverted { restored, deleted } => out.push(Entry::Reverted { restored: restored.clone(), deleted: deleted.clone() }),
             EngineEvent::RunFinished { status, end_reason, .. } => out.push(Entry::RunEnd { status: *status, end_reason: *end_reason }),
             EngineEvent::StatusChanged { status: status @ (SessionStatus::Interrupted | SessionStatus::Failed), message, .. } => {
                 out.push(Entry::Status { status: *status, message: message.clone() })
@@ -216,6 +218,9 @@ pub fn to_markdown(t: &Timeline) -> String {
             Entry::Decision { decision, by, feedback } => {
                 let _ = writeln!(md, "**Review decision:** {} (by {}){}\n", decision.as_str(), by.as_str(), feedback.map(|f| format!(": {f}")).unwrap_or_default());
             }
+            Entry::Reverted { restored, deleted } => {
+                let _ = writeln!(md, "**Reverted:** {}\n", revert_summary(restored.len(), deleted.len()));
+            }
             Entry::RunEnd { status, end_reason } => {
                 let _ = writeln!(md, "*Run ended: {} ({})*\n", status.as_str(), end_reason.as_str());
             }
@@ -247,4 +252,15 @@ fn list_block(items: &[String]) -> String {
         let _ = writeln!(s, "- {i}");
     }
     s
+}
+
+/// "2 files restored, 1 deleted": what a revert did, in the words the window uses.
+pub fn revert_summary(restored: usize, deleted: usize) -> String {
+    let files = |n: usize| if n == 1 { "1 file".to_string() } else { format!("{n} files") };
+    match (restored, deleted) {
+        (0, 0) => "no file needed restoring".into(),
+        (r, 0) => format!("{} restored", files(r)),
+        (0, d) => format!("{} deleted", files(d)),
+        (r, d) => format!("{} restored, {d} deleted", files(r)),
+    }
 }
