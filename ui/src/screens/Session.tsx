@@ -250,9 +250,18 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
         </div>
       );
     case "permission":
-      return <Permission item={item} />;
     case "question":
-      return <Question item={item} />;
+      // A request still waiting is answered in the bottom bar, always in view; its place in
+      // the timeline says so.
+      return awaitsAnswer(item) ? (
+        <p className="muted small pending-here" data-testid="pending-here">
+          {item.kind === "permission" ? "Asked for permission: answer below." : "The agent asked a question: answer below."}
+        </p>
+      ) : item.kind === "permission" ? (
+        <Permission item={item} />
+      ) : (
+        <Question item={item} />
+      );
     case "run_end":
       return (
         <div className="divider">
@@ -421,6 +430,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
   }, [model.items.length, lastText]);
 
   const running = isRunning(model);
+  const ask = pendingAsk(model.items);
   // Frame pacing is measured while text streams in (FINISHLINE_PERF=1 only).
   const streaming = running && model.items.some((i) => i.kind === "assistant" && i.text.length > 0);
   useEffect(() => (streaming ? watchFrames() : undefined), [streaming]);
@@ -570,6 +580,10 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
           </aside>
         )}
       </div>
+      {/* Pinned to the bottom: whatever waits for the person (a permission, a question, the review,
+          the message box), so it is in view however long the timeline grows. */}
+      <div className="session-bottom" data-testid="bottom-bar">
+      {ask && (ask.kind === "permission" ? <Permission item={ask} /> : <Question item={ask} />)}
       {/* After Approve or Reject the panel stays, saying what was decided (and what a revert undid). */}
       {model.review && (model.status === "awaiting_review" || (model.review.decided && model.review.decided.decision !== "request_changes" && !running)) && <ReviewPanel review={model.review} tokens={model.tokens} onDecided={() => undefined} evaluatorModel={lastEvaluatorModel(model.items)} />}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (
@@ -606,8 +620,24 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
           </div>
         </div>
       )}
+      </div>
     </section>
   );
+}
+
+type Ask = Extract<Item, { kind: "permission" } | { kind: "question" }>;
+
+function awaitsAnswer(item: Ask): boolean {
+  return item.kind === "permission" ? !item.decision && !item.cancelled : !item.answered && !item.cancelled;
+}
+
+/** The request the person must answer now, if any (the latest one still open). */
+function pendingAsk(items: Item[]): Ask | null {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const it = items[i];
+    if ((it.kind === "permission" || it.kind === "question") && awaitsAnswer(it)) return it;
+  }
+  return null;
 }
 
 /** How long the step has run and how fast the model writes: a slow local model shows as slow. */

@@ -267,6 +267,27 @@ describe("Session view", () => {
     await waitFor(() => expect(calls.find((c) => c.cmd === "submit_review")).toMatchObject({ input: { review_id: "r1", decision: "approve" } }));
   });
 
+  it("keeps a waiting permission in the pinned bottom bar and says so at its place in the timeline; once answered it returns to the timeline", async () => {
+    seq = 0;
+    const base = [
+      ev({ type: "session_created", task: "t", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "permission_requested", request_id: "p1", tool: "run_command", input: { command: "ls" }, reason: "the shell" }),
+      ev({ type: "status_changed", status: "awaiting_approval" }),
+    ];
+    script(base);
+    const view = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const bar = await screen.findByTestId("bottom-bar");
+    await waitFor(() => expect(bar.querySelector('[data-testid="permission-prompt"]'), "what waits for the person is always in view").not.toBeNull());
+    expect(screen.getByTestId("timeline")).toHaveTextContent("Asked for permission: answer below.");
+    view.unmount();
+    script([...base, ev({ type: "permission_resolved", request_id: "p1", decision: "allow_once" }), ev({ type: "status_changed", status: "busy" })]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getByTestId("timeline").querySelector('[data-testid="permission-prompt"]'), "the answered request is history, in the timeline").not.toBeNull());
+    expect(screen.getByTestId("bottom-bar").querySelector('[data-testid="permission-prompt"]')).toBeNull();
+    expect(screen.getByTestId("permission-decision")).toHaveTextContent("Allowed once");
+  });
+
   it("asks for permission inline", async () => {
     const calls: Record<string, unknown>[] = [];
     seq = 0;
