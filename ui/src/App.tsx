@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { History as HistoryIcon, PlusSquare, Settings as SettingsIcon } from "lucide-react";
 import { AppError, ipc, type SettingsView } from "./ipc";
 import { report } from "./perf";
@@ -6,7 +6,8 @@ import { NewTask } from "./screens/NewTask";
 // One bundle: loading the Session screen on first use made `--open-session` show a long session
 // 270 ms later and did not measurably shorten the cold start (docs/benchmarks.md, section 6).
 import { History } from "./screens/History";
-import { SettingsScreen } from "./screens/Settings";
+import { SettingsScreen, type SettingsGuard } from "./screens/Settings";
+import { LeaveSettingsDialog } from "./components/LeaveSettingsDialog";
 import { SessionView } from "./screens/Session";
 import { QuitDialog } from "./components/QuitDialog";
 import { SidebarSessions } from "./components/SidebarSessions";
@@ -25,9 +26,19 @@ export function App() {
   const [screen, setScreenState] = useState<Screen>("new");
   // Going to New Task (again) puts the cursor in the task box, however it was reached.
   const [newTaskFocus, setNewTaskFocus] = useState(0);
+  // Settings tells the shell whether it holds unsaved changes, and how to save them, so leaving
+  // it by any route (sidebar, shortcut, palette, a session opening) asks first.
+  const settingsGuard = useRef<SettingsGuard>({ dirty: false, save: async () => true });
+  const [leaving, setLeaving] = useState<(() => void) | null>(null);
+  const screenRef = useRef<Screen>("new");
   const setScreen = (s: Screen) => {
-    setScreenState(s);
-    if (s === "new") setNewTaskFocus((n) => n + 1);
+    const go = () => {
+      screenRef.current = s;
+      setScreenState(s);
+      if (s === "new") setNewTaskFocus((n) => n + 1);
+    };
+    if (screenRef.current === "settings" && s !== "settings" && settingsGuard.current.dirty) setLeaving(() => go);
+    else go();
   };
   const [sessionId, setSessionId] = useState<string | null>(null);
   const openSession = (id: string) => {
@@ -176,9 +187,27 @@ export function App() {
         ) : screen === "session" && sessionId ? (
           <SessionView key={sessionId} sessionId={sessionId} onOpenHistory={() => setScreen("history")} onOpenSettings={() => setScreen("settings")} />
         ) : (
-          <SettingsScreen view={view} onSaved={setView} />
+          <SettingsScreen view={view} onSaved={setView} guard={settingsGuard} />
         )}
       </main>
+      {leaving && (
+        <LeaveSettingsDialog
+          onStay={() => setLeaving(null)}
+          onDiscard={() => {
+            settingsGuard.current.dirty = false;
+            setLeaving(null);
+            leaving();
+          }}
+          onSave={async () => {
+            const ok = await settingsGuard.current.save();
+            if (ok) {
+              setLeaving(null);
+              leaving();
+            }
+            return ok;
+          }}
+        />
+      )}
       {quitAsk !== null && <QuitDialog running={quitAsk} onKeep={() => setQuitAsk(null)} />}
       {overlay === "palette" && <CommandPalette commands={paletteCommands()} onOpenSession={openSession} onClose={() => setOverlay(null)} />}
       {overlay === "shortcuts" && <ShortcutList onClose={() => setOverlay(null)} />}

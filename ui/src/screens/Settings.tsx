@@ -1,5 +1,5 @@
 import { AboutPanel } from "../components/AboutPanel";
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent, type MutableRefObject } from "react";
 import { McpSection } from "../components/McpSection";
 import { ProviderSection } from "../components/ProviderSection";
 import { AppError, ipc, type PermissionDefault, type Settings, type SettingsView, type Theme } from "../ipc";
@@ -59,10 +59,20 @@ export function textToPrices(text: string): Settings["prices"] {
 interface Props {
   view: SettingsView;
   onSaved: (view: SettingsView) => void;
+  /** Where the screen says whether it holds unsaved changes and how to save them. */
+  guard?: MutableRefObject<SettingsGuard>;
 }
 
-export function SettingsScreen({ view, onSaved }: Props) {
+export interface SettingsGuard {
+  dirty: boolean;
+  /** Saves the form as it is; false when it could not (the screen shows why). */
+  save: () => Promise<boolean>;
+}
+
+export function SettingsScreen({ view, onSaved, guard }: Props) {
   const [draft, setDraft] = useState<Settings>(view.settings);
+  // The settings as last saved: what "unsaved changes" are measured against.
+  const [baseline, setBaseline] = useState<Settings>(view.settings);
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<AppError | null>(null);
   const [saved, setSaved] = useState(false);
@@ -73,6 +83,7 @@ export function SettingsScreen({ view, onSaved }: Props) {
   const [pendingServers, setPendingServers] = useState<{ servers: { name: string; command: string; args: string[]; env: string[] }[]; path: string } | null>(null);
   const applyImported = (next: SettingsView, path: string) => {
     setDraft(next.settings);
+    setBaseline(next.settings);
     setVerifyText(verifyToText(next.settings.verify_commands ?? {}));
     setPricesText(pricesToText(next.settings.prices ?? {}));
     onSaved(next);
@@ -126,27 +137,49 @@ export function SettingsScreen({ view, onSaved }: Props) {
     setDraft((d) => ({ ...d, limits: { ...d.limits, [key]: Number(value) } }));
   };
 
-  const save = async (e: FormEvent) => {
-    e.preventDefault();
+  const saveNow = async (): Promise<boolean> => {
     setError(null);
     const bad = badPriceLines(pricesText);
     if (bad.length > 0) {
       // Never drop what the person typed: say which line and how it should look.
       setError(new AppError("invalid_settings", `prices: “${bad[0]}” is not “model: input output” in US dollars per million tokens (for example “gpt-4.1-mini: 0.4 1.6”)`));
-      return;
+      return false;
     }
     setSaving(true);
     try {
       const next = await ipc.saveSettings({ ...draft, verify_commands: textToVerify(verifyText), prices: textToPrices(pricesText) });
       setDraft(next.settings);
+      setBaseline(next.settings);
+      setVerifyText(verifyToText(next.settings.verify_commands ?? {}));
+      setPricesText(pricesToText(next.settings.prices ?? {}));
       onSaved(next);
       setSaved(true);
+      return true;
     } catch (err) {
       setError(err as AppError);
+      return false;
     } finally {
       setSaving(false);
     }
   };
+  const save = (e: FormEvent) => {
+    e.preventDefault();
+    void saveNow();
+  };
+  // Unsaved: the form differs from the settings last saved.
+  const dirty =
+    JSON.stringify(draft) !== JSON.stringify(baseline) ||
+    verifyText !== verifyToText(baseline.verify_commands ?? {}) ||
+    pricesText !== pricesToText(baseline.prices ?? {});
+  useEffect(() => {
+    if (guard) guard.current = { dirty, save: saveNow };
+  });
+  useEffect(
+    () => () => {
+      if (guard) guard.current = { dirty: false, save: async () => true };
+    },
+    [guard],
+  );
 
   return (
     <form
@@ -400,9 +433,10 @@ export function SettingsScreen({ view, onSaved }: Props) {
           {error.message}
         </p>
       )}
-      <div className="actions">
-        <span className="muted hint" role="status" data-testid="settings-status">
-          {saved ? "Saved" : ""}
+      {/* Pinned to the bottom of the window, so Save is in view however long the page is. */}
+      <div className="actions settings-actions">
+        <span className={dirty ? "hint warn-text" : "muted hint"} role="status" data-testid="settings-status">
+          {dirty ? "Unsaved changes" : saved ? "Saved" : ""}
         </span>
         <button type="submit" className="btn primary" disabled={saving} data-testid="save-settings">
           {saving ? "Saving…" : "Save"}

@@ -252,3 +252,49 @@ describe("History search", () => {
     expect(screen.queryByTestId("history-row")).toBeNull();
   });
 });
+
+describe("Settings never lose input", () => {
+  it("leaving with unsaved changes asks: Stay keeps them, Save saves and goes on, Discard drops them", async () => {
+    const saved: unknown[] = [];
+    let current = view();
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "get_settings") return current;
+        if (cmd === "list_sessions") return [];
+        if (cmd === "save_settings") {
+          const s = (args as { settings: ReturnType<typeof view>["settings"] }).settings;
+          saved.push(s);
+          current = { settings: s, provider_ready: true };
+          return current;
+        }
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-settings"));
+    const url = await screen.findByTestId("provider-base-url");
+    await user.clear(url);
+    await user.type(url, "http://127.0.0.1:9999/v1");
+    expect(screen.getByTestId("settings-status"), "the person sees the changes are not saved yet").toHaveTextContent("Unsaved changes");
+    await user.click(screen.getByTestId("nav-new"));
+    expect(await screen.findByTestId("leave-settings"), "leaving asks instead of dropping what was typed").toBeInTheDocument();
+    await user.click(screen.getByTestId("leave-stay"));
+    expect(screen.getByTestId("provider-base-url")).toHaveValue("http://127.0.0.1:9999/v1");
+    await user.click(screen.getByTestId("nav-history"));
+    await user.click(await screen.findByTestId("leave-save"));
+    await screen.findByTestId("history");
+    expect(saved, "Save in the question saves what was typed").toHaveLength(1);
+    expect((saved[0] as { provider: { base_url: string } }).provider.base_url).toBe("http://127.0.0.1:9999/v1");
+    await user.click(screen.getByTestId("nav-settings"));
+    expect(await screen.findByTestId("provider-base-url")).toHaveValue("http://127.0.0.1:9999/v1");
+    await user.type(screen.getByTestId("provider-base-url"), "x");
+    await user.click(screen.getByTestId("nav-new"));
+    await user.click(await screen.findByTestId("leave-discard"));
+    await screen.findByTestId("new-task-form");
+    await user.click(screen.getByTestId("nav-settings"));
+    expect(await screen.findByTestId("provider-base-url"), "Discard drops only the unsaved edit").toHaveValue("http://127.0.0.1:9999/v1");
+    await user.click(screen.getByTestId("nav-new"));
+    expect(screen.queryByTestId("leave-settings"), "nothing unsaved: no question").toBeNull();
+  });
+});

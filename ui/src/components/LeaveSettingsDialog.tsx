@@ -1,0 +1,52 @@
+import { useEffect, useRef, useState } from "react";
+
+/** Asked when the person leaves Settings with changes not saved: typed input is never dropped
+ * silently. Save is the default (Enter); Esc stays. */
+export function LeaveSettingsDialog({ onSave, onDiscard, onStay }: { onSave: () => Promise<boolean>; onDiscard: () => void; onStay: () => void }) {
+  const save = useRef<HTMLButtonElement>(null);
+  const [busy, setBusy] = useState(false);
+  const [failed, setFailed] = useState(false);
+  useEffect(() => save.current?.focus(), []);
+  const trySave = async () => {
+    setBusy(true);
+    const ok = await onSave();
+    setBusy(false);
+    // A save that failed shows its error in Settings: stay there so the person can fix it.
+    if (!ok) {
+      setFailed(true);
+      onStay();
+    }
+  };
+  return (
+    <div className="modal-backdrop">
+      <div
+        className="panel modal"
+        role="alertdialog"
+        aria-modal="true"
+        aria-labelledby="leave-title"
+        data-testid="leave-settings"
+        onKeyDown={(e) => {
+          if (e.key === "Escape") {
+            e.stopPropagation();
+            onStay();
+          }
+        }}
+      >
+        <h2 id="leave-title">Save your changes to Settings?</h2>
+        <p>You changed settings without saving them. Tasks use the saved settings.</p>
+        {failed && <p className="field-error">The changes could not be saved; Settings says why.</p>}
+        <div className="actions">
+          <button className="btn" onClick={onStay} disabled={busy} data-testid="leave-stay">
+            Keep editing
+          </button>
+          <button className="btn danger" onClick={onDiscard} disabled={busy} data-testid="leave-discard">
+            Discard changes
+          </button>
+          <button ref={save} className="btn primary" onClick={() => void trySave()} disabled={busy} data-testid="leave-save">
+            {busy ? "Saving…" : "Save"}
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}
