@@ -119,7 +119,7 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
         <h1>History</h1>
         <p className="muted">Every session is kept here: search it, replay it, resume it.</p>
       </header>
-      <div className="row">
+      <div className="row wrap">
         <form
           className="row grow"
           onSubmit={(e) => {

@@ -415,6 +415,7 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
         <label className="field">
           <span>Theme</span>
           <select
+            data-testid="theme-select"
             value={draft.theme}
             onChange={(e) => {
               setSaved(false);

@@ -1,0 +1,124 @@
+// What a person sees all day: Settings that never drop typed input, the dark theme with readable
+// dropdowns, a session whose header and bottom bar stay in view, and a narrow window.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { launchApp, seedSettings, shot, startDriver, typeInto, waitForScreen } from "./app.mjs";
+import { startFake } from "./fake.mjs";
+
+let driver, fake, home, app;
+before(async () => {
+  fake = await startFake("e2e-workday.json");
+  home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-look-"));
+  seedSettings(home, { base_url: fake.baseUrl, model: "fake-model" });
+  driver = await startDriver({ port: 4580, home });
+  app = await launchApp(driver);
+});
+after(async () => {
+  await app?.deleteSession().catch(() => {});
+  await driver?.stop();
+  fake?.stop();
+});
+
+const q = (sel) => app.$(sel);
+const testid = (id) => q(`[data-testid="${id}"]`);
+const statusNow = () => app.execute(() => document.querySelector('[data-testid="status-badge"]')?.getAttribute("data-status") ?? null);
+/** Whether the element is inside the window, not scrolled away. */
+const inView = (id) =>
+  app.execute((id) => {
+    const r = document.querySelector(`[data-testid="${id}"]`).getBoundingClientRect();
+    return r.top >= 0 && r.bottom <= window.innerHeight;
+  }, id);
+const waitStatus = (s, timeout = 20_000) => app.waitUntil(async () => (await statusNow()) === s, { timeout, timeoutMsg: `the session never reached ${s}` });
+
+test("Settings keep typed input when the person leaves: asked, kept, saved", async () => {
+  await (await testid("nav-settings")).click();
+  const model = await testid("provider-model");
+  await model.waitForDisplayed({ timeout: 10_000 });
+  await model.clearValue();
+  await typeInto(app, model, "fake-model-2");
+  assert.equal(await (await testid("settings-status")).getText(), "Unsaved changes");
+  assert.ok(await inView("save-settings"), "Save is in view without scrolling to the bottom of the page");
+  await (await testid("nav-new")).click();
+  await (await testid("leave-settings")).waitForDisplayed({ timeout: 5_000 });
+  await (await testid("leave-stay")).click();
+  assert.equal(await (await testid("provider-model")).getValue(), "fake-model-2", "Keep editing keeps what was typed");
+  await (await testid("nav-history")).click();
+  await (await testid("leave-save")).click();
+  await waitForScreen(app, "history");
+  await (await testid("nav-settings")).click();
+  await (await testid("provider-model")).waitForDisplayed({ timeout: 10_000 });
+  assert.equal(await (await testid("provider-model")).getValue(), "fake-model-2", "Save in the question saved it");
+});
+
+test("the dark theme: native dropdowns are dark too", async () => {
+  const theme = await testid("theme-select");
+  await theme.scrollIntoView({ block: "center" });
+  await theme.selectByAttribute("value", "dark");
+  await (await testid("save-settings")).click();
+  await app.waitUntil(async () => (await app.execute(() => document.documentElement.getAttribute("data-theme"))) === "dark", { timeout: 5_000, timeoutMsg: "the theme was not applied" });
+  const look = await app.execute(() => {
+    const sel = document.querySelector('[data-testid="theme-select"]');
+    const cs = getComputedStyle(sel);
+    const lum = (c) => {
+      const [r, g, b] = c.match(/\d+/g).map(Number);
+      return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+    };
+    return { scheme: getComputedStyle(document.documentElement).colorScheme, bg: lum(cs.backgroundColor), fg: lum(cs.color) };
+  });
+  assert.equal(look.scheme, "dark", "native controls are told the page is dark, so their popups are dark");
+  assert.ok(look.bg < 0.25 && look.fg > 0.7, `the dropdown is light text on a dark box: ${JSON.stringify(look)}`);
+  await (await testid("settings-status")).waitUntil(async function () {
+    return (await this.getText()) === "Saved";
+  }, { timeout: 5_000, timeoutMsg: "the theme change was never saved" });
+  await new Promise((r) => setTimeout(r, 300)); // the screenshot shows the last painted frame
+  await shot(app, "settings-dark");
+});
+
+test("a session keeps its header and the review in view while the timeline scrolls", async () => {
+  await (await testid("nav-new")).click();
+  await waitForScreen(app, "new-task-form");
+  await typeInto(app, await testid("task-input"), "write a.txt with the letter A");
+  await typeInto(app, await testid("workspace-path"), mkdtempSync(path.join(tmpdir(), "finishline-ws-")));
+  await (await testid("run")).click();
+  await waitStatus("awaiting_review");
+  await app.execute(() => {
+    const m = document.querySelector("main.content");
+    m.scrollTop = 0;
+  });
+  assert.ok(await inView("approve"), "the review's buttons are in the bottom bar, in view at any scroll position");
+  assert.ok(await inView("status-badge"), "the status stays pinned at the top");
+  assert.ok(await (await testid("bottom-bar")).$('[data-testid="review-panel"]').isExisting(), "the review sits in the bottom bar");
+  await shot(app, "session-dark");
+});
+
+test("a narrow window folds the sidebar to icons and History still fits", async () => {
+  // As a person drags the window's edge; under Xvfb there is no window manager, so xdotool
+  // resizes the X window itself.
+  const resize = (w, h) => execFileSync("xdotool", ["search", "--name", "^Finishline$", "windowsize", "%@", String(w), String(h)]);
+  const [width, height] = await app.execute(() => [window.outerWidth, window.innerHeight]);
+  try {
+    // GTK may still be settling the window's first size: ask again until the page sees it.
+    await app.waitUntil(
+      async () => {
+        resize(700, 700);
+        await new Promise((r) => setTimeout(r, 300));
+        return (await app.execute(() => window.innerWidth)) <= 720;
+      },
+      { timeout: 15_000, interval: 100, timeoutMsg: "the window did not get narrower" },
+    );
+    const sidebar = await app.execute(() => document.querySelector("nav.sidebar").getBoundingClientRect().width);
+    assert.ok(sidebar < 80, `the sidebar folds to its icons (${sidebar}px)`);
+    assert.equal(await (await q(".nav-item .nav-label")).isDisplayed(), false, "nav labels are hidden; the buttons keep their titles");
+    await (await testid("nav-history")).click();
+    await waitForScreen(app, "history");
+    const overflow = await app.execute(() => document.querySelector("main.content").scrollWidth - document.querySelector("main.content").clientWidth);
+    assert.ok(overflow <= 1, `History fits the window without sideways scrolling (${overflow}px over)`);
+    await shot(app, "narrow-history");
+  } finally {
+    resize(width, height);
+  }
+});
