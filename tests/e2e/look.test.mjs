@@ -95,6 +95,73 @@ test("a session keeps its header and the review in view while the timeline scrol
   await shot(app, "session-dark");
 });
 
+/** Types a task and a folder on New Task and runs it. */
+async function runTask(task, ws) {
+  await (await testid("nav-new")).click();
+  await waitForScreen(app, "new-task-form");
+  const box = await testid("task-input");
+  await box.clearValue();
+  await typeInto(app, box, task);
+  const folder = await testid("workspace-path");
+  await folder.clearValue();
+  await typeInto(app, folder, ws);
+  await (await testid("run")).click();
+  await (await testid("session-view")).waitForDisplayed({ timeout: 10_000 });
+}
+
+async function saveSettings() {
+  await (await testid("save-settings")).click();
+  await (await testid("settings-status")).waitUntil(async function () {
+    return (await this.getText()) === "Saved";
+  }, { timeout: 5_000, timeoutMsg: "Settings were not saved" });
+}
+
+test("a verify command from Settings runs without asking, numbered and marked as the person's own", async () => {
+  const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
+  await (await testid("nav-settings")).click();
+  const verify = await testid("verify-commands");
+  await verify.waitForDisplayed({ timeout: 10_000 });
+  await verify.scrollIntoView({ block: "center" });
+  await typeInto(app, verify, `${ws}: test -f a.txt`);
+  await saveSettings();
+  await runTask("write a.txt with the letter A", ws);
+  await waitStatus("awaiting_review");
+  assert.equal((await app.$$('[data-testid="permission-prompt"]')).length, 0, "the person's own verify command never asks as if the agent did");
+  const card = await testid("verification-card");
+  assert.match(await card.getText(), /Verification: test -f a\.txt exit 0/);
+  assert.match(await card.getText(), /your verify command/);
+});
+
+test("a refused connection offers Retry and Open Settings, and Retry goes on after the fix", async () => {
+  await (await testid("nav-settings")).click();
+  const url = await testid("provider-base-url");
+  await url.waitForDisplayed({ timeout: 10_000 });
+  await url.clearValue();
+  await typeInto(app, url, "http://127.0.0.1:9/v1");
+  const retries = await testid("max-retries");
+  await retries.scrollIntoView({ block: "center" });
+  await retries.clearValue();
+  await typeInto(app, retries, "1");
+  await saveSettings();
+  await runTask("write a.txt with the letter A", mkdtempSync(path.join(tmpdir(), "finishline-ws-")));
+  await waitStatus("failed", 60_000);
+  const actions = await testid("failure-actions");
+  await actions.waitForDisplayed({ timeout: 5_000 });
+  assert.match(await actions.getText(), /could not be reached/i, "the failure says what went wrong");
+  await shot(app, "refused-connection");
+  await (await testid("open-settings")).click();
+  const again = await testid("provider-base-url");
+  await again.waitForDisplayed({ timeout: 10_000 });
+  await again.clearValue();
+  await typeInto(app, again, fake.baseUrl);
+  await saveSettings();
+  await (await testid("nav-history")).click();
+  await waitForScreen(app, "history");
+  await (await q('[data-testid="history-row"][data-status="failed"] button.link')).click();
+  await (await testid("retry-run")).click();
+  await waitStatus("awaiting_review", 30_000);
+});
+
 test("a narrow window folds the sidebar to icons and History still fits", async () => {
   // As a person drags the window's edge; under Xvfb there is no window manager, so xdotool
   // resizes the X window itself.

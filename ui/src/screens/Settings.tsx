@@ -284,7 +284,7 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
           </label>
           <label className="field">
             <span>Max retries</span>
-            <input type="number" min={1} value={draft.limits.max_retries} onChange={(e) => setLimit("max_retries", e.target.value)} />
+            <input type="number" min={1} data-testid="max-retries" value={draft.limits.max_retries} onChange={(e) => setLimit("max_retries", e.target.value)} />
           </label>
           <label className="field">
             <span>Truncations in a row</span>
