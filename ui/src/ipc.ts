@@ -133,6 +133,8 @@ export interface WorkspaceSurvey {
   files: number;
   capped: boolean;
   too_broad: boolean;
+  /** The folder's AGENTS.md (or CLAUDE.md, .clinerules) the agent and the evaluator follow. */
+  instructions?: string | null;
 }
 
 /** Settings read from a file: saved, or waiting for the person to confirm its MCP servers. */
@@ -237,6 +239,7 @@ export type EngineEvent =
   | { type: "review_requested"; review_id: string; claim: Claim; verdict: Verdict | null; end_reason: EndReason; remaining: string[]; files_changed: FileChange[]; verification: string[]; tokens?: Tokens; cost_usd?: number; claim_words?: ClaimWords; verdict_summary?: string; stuck?: Stuck; not_covered?: string[] }
   | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean }
   | { type: "reverted"; restored: string[]; deleted: string[] }
+  | { type: "project_instructions"; file: string; chars: number; truncated: boolean }
   | { type: "error"; code: string; message: string };
 
 export type Envelope = EngineEvent & { seq: number; session_id: string; run_id?: string; at: string };

@@ -500,6 +500,8 @@ pub struct WorkspaceSurvey {
     pub capped: bool,
     /// The person's home folder, or the file system's root.
     pub too_broad: bool,
+    /// The instructions file the agent and the evaluator will follow (AGENTS.md, …), if any.
+    pub instructions: Option<String>,
 }
 
 /// The most files a survey counts before it stops.
@@ -525,11 +527,11 @@ pub fn survey(workspace: &Path) -> Result<WorkspaceSurvey> {
         if entry.file_type().is_some_and(|t| t.is_file()) {
             files += 1;
             if files >= SURVEY_LIMIT {
-                return Ok(WorkspaceSurvey { files, capped: true, too_broad });
+                return Ok(WorkspaceSurvey { files, capped: true, too_broad, instructions: crate::instructions::find(workspace).map(|i| i.file) });
             }
         }
     }
-    Ok(WorkspaceSurvey { files, capped: false, too_broad })
+    Ok(WorkspaceSurvey { files, capped: false, too_broad, instructions: crate::instructions::find(workspace).map(|i| i.file) })
 }
 
 /// One workspace's checkpoint store, as History shows it.

@@ -29,6 +29,8 @@ pub struct EvaluatorInput {
     pub verification: Vec<String>,
     pub transcript_digest: String,
     pub question: Option<EvaluationQuestion>,
+    /// The workspace's instructions file and its text: the work is judged against them too.
+    pub instructions: Option<(String, String)>,
 }
 
 #[derive(Debug, Clone)]
@@ -139,6 +141,11 @@ pub fn build_request(model: &str, input: &EvaluatorInput, mode: StructuredMode) 
     user.push_str(&format!("<request>\n{}\n</request>\n", escape(&clip(&input.task, TASK_CHARS))));
     for (i, f) in input.feedback.iter().enumerate() {
         user.push_str(&format!("<feedback n=\"{}\">\n{}\n</feedback>\n", i + 1, escape(&clip(f, 1500))));
+    }
+    if let Some((file, text)) = &input.instructions {
+        // Written by the project, not the agent: rules the work must follow, below the person's words.
+        user.push_str("The project_instructions block holds the workspace's own rules for agents: judge the work against them too; where they and the request disagree, the request wins.\n");
+        user.push_str(&format!("<project_instructions file=\"{}\">\n{}\n</project_instructions>\n", escape(file), escape(&clip(text, TASK_CHARS))));
     }
     user.push_str("<evidence>\n");
     if !input.todos.is_empty() {

@@ -19,6 +19,12 @@ pub enum EngineEvent {
     RunStarted {
         trigger: RunTrigger,
     },
+    /// The workspace's instructions file the agent and the evaluator follow in this run.
+    ProjectInstructions {
+        file: String,
+        chars: u64,
+        truncated: bool,
+    },
     RunFinished {
         status: SessionStatus,
         claim: Claim,
@@ -225,6 +231,7 @@ impl EngineEvent {
             EngineEvent::ReviewRequested { .. } => "review_requested",
             EngineEvent::ReviewResolved { .. } => "review_resolved",
             EngineEvent::Reverted { .. } => "reverted",
+            EngineEvent::ProjectInstructions { .. } => "project_instructions",
             EngineEvent::Error { .. } => "error",
         }
     }

@@ -9,6 +9,7 @@ pub mod completion;
 pub mod domain;
 pub mod error;
 pub mod evaluator;
+pub mod instructions;
 pub mod mcp;
 pub mod event;
 pub mod preset;

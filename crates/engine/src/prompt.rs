@@ -3,8 +3,9 @@
 
 use crate::completion::VerificationFailure;
 use crate::domain::ContinuationSource;
+use crate::instructions::ProjectInstructions;
 
-pub fn system_prompt(workspace: &str, marker: Option<&str>) -> String {
+pub fn system_prompt(workspace: &str, marker: Option<&str>, instructions: Option<&ProjectInstructions>) -> String {
     let mut s = format!(
         "You are Finishline's agent. You work on the person's task inside the workspace folder {workspace} using the tools you are given.\n\
          - Plan with todo_write for tasks of more than one step, and keep the list current.\n\
@@ -16,6 +17,14 @@ pub fn system_prompt(workspace: &str, marker: Option<&str>) -> String {
     );
     if let Some(m) = marker.filter(|m| !m.trim().is_empty()) {
         s.push_str(&format!("\nWhen the task is completely done, end your message with {m}."));
+    }
+    if let Some(i) = instructions {
+        s.push_str(&format!(
+            "\n\nThe project's own instructions for agents, from {} in the workspace{}. Follow them; where they and the person's task disagree, the task wins.\n<project-instructions>\n{}\n</project-instructions>",
+            i.file,
+            if i.truncated { " (cut to its first part)" } else { "" },
+            i.text
+        ));
     }
     s
 }

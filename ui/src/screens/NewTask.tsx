@@ -188,6 +188,11 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
             ))}
           </div>
         )}
+        {survey?.instructions && (
+          <p className="muted small" data-testid="workspace-instructions">
+            This folder's <code>{survey.instructions}</code> goes to the agent and the evaluator: the work follows it.
+          </p>
+        )}
         {survey && (survey.too_broad || survey.files >= 20_000) && (
           <p className="notice" role="status" data-testid="workspace-warning">
             {survey.too_broad ? "This is your whole home folder or the root of the disk. " : "This is a large folder. "}

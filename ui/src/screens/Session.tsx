@@ -490,6 +490,12 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
           <h1 className="clamp">{model.task.split("\n")[0] || "Session"}</h1>
           <p className="muted small clamp" title={`${model.workspace} · ${model.model}`} data-testid="session-where">
             <code>{model.workspace}</code> · {model.model}
+            {model.instructions && (
+              <span data-testid="session-instructions" title={model.instructions.truncated ? "Long: only its first part is sent" : "The agent and the evaluator follow it"}>
+                {" "}
+                · following {model.instructions.file}
+              </span>
+            )}
             {model.tokens.agent + model.tokens.evaluator > 0 && (
               <span data-testid="session-tokens">
                 {" "}

@@ -39,6 +39,8 @@ export interface SessionModel {
   task: string;
   workspace: string;
   model: string;
+  /** The workspace's instructions file the run follows (AGENTS.md, …). */
+  instructions?: { file: string; truncated: boolean };
   status: SessionStatus;
   statusMessage?: string;
   retry?: { attempt: number; nextRetryAt: string; message: string };
@@ -135,6 +137,9 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
   };
   const findMsg = (id: string) => find(id, ["assistant", "user"]);
   switch (e.type) {
+    case "project_instructions":
+      next.instructions = { file: e.file, truncated: e.truncated };
+      break;
     case "session_created":
       next.task = e.task;
       next.workspace = e.workspace;

@@ -94,6 +94,16 @@ describe("New task", () => {
     await vi.waitFor(() => expect(screen.queryByTestId("workspace-warning")).toBeNull());
   });
 
+  it("says when the chosen folder has an AGENTS.md the agent and the evaluator will follow", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "plugin:dialog|open") return "/home/me/project";
+      if (cmd === "survey_workspace") return { files: 12, capped: false, too_broad: false, instructions: "AGENTS.md" };
+    });
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    await userEvent.setup().click(screen.getByTestId("pick-workspace"));
+    expect(await screen.findByTestId("workspace-instructions", {}, { timeout: 2000 }), "the person knows the project's rules go along").toHaveTextContent("AGENTS.md goes to the agent and the evaluator");
+  });
+
   it("keeps a half-typed task across a visit to another screen, and forgets it once started", async () => {
     mockIPC((cmd) => {
       if (cmd === "plugin:dialog|open") return "/home/me/notes";

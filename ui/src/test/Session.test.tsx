@@ -218,6 +218,18 @@ describe("Session view", () => {
     await waitFor(() => expect(screen.getByTestId("activity"), "the answer is arriving").toHaveTextContent("Writing"));
   });
 
+  it("names the project's instructions file the run follows", async () => {
+    seq = 0;
+    script([
+      ev({ type: "session_created", task: "t", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "project_instructions", file: "AGENTS.md", chars: 120, truncated: false }),
+      ev({ type: "status_changed", status: "busy" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("session-instructions"), "the person sees which rules the agent was given").toHaveTextContent("following AGENTS.md");
+  });
+
   it("says how many files a long first recording copies", async () => {
     seq = 0;
     script([

@@ -62,6 +62,7 @@ impl Run {
             verification: self.evidence.verification_log.clone(),
             transcript_digest: evaluator::digest(&transcript_lines(&self.history)),
             question: Some(question),
+            instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
         };
         let result = evaluator::evaluate(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await;
         let Some(r) = result else { return Err(Halt::Cancelled) };

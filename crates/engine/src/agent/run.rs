@@ -59,6 +59,8 @@ pub struct Run {
     pub(super) cancel: CancellationToken,
     pub(super) workspace: Workspace,
     pub(super) checkpoints: Option<Checkpoints>,
+    /// The workspace's AGENTS.md (or CLAUDE.md, .clinerules), read when the run starts.
+    pub(super) instructions: Option<crate::instructions::ProjectInstructions>,
     /// Why there are no checkpoints (git missing, an unwritable data folder), told once.
     pub(super) checkpoints_off: Option<String>,
     /// The first snapshot, taken while the first model request streams; tools wait for it.
@@ -136,6 +138,7 @@ impl Run {
             checkpoints,
             checkpoints_off,
             first_snapshot: None,
+            instructions: None,
             first_snapshot_files: Default::default(),
             task: summary.task,
             history,
@@ -230,6 +233,11 @@ impl Run {
     async fn main(&mut self, start: RunStart) -> crate::Result<()> {
         if let Some(why) = self.checkpoints_off.take() {
             self.emit(EngineEvent::Error { code: "checkpoints".into(), message: format!("Checkpoints are off for this run ({why}): the review will show no diffs and Reject cannot revert.") })?;
+        }
+        // Read at each run's start: the person may edit them between runs.
+        self.instructions = crate::instructions::find(self.workspace.root());
+        if let Some(i) = &self.instructions {
+            self.emit(EngineEvent::ProjectInstructions { file: i.file.clone(), chars: i.text.chars().count() as u64, truncated: i.truncated })?;
         }
         if let Some(cp) = self.checkpoints.clone() {
             // The workspace is recorded while the model thinks; the first tool waits for it.

@@ -53,7 +53,7 @@ impl Run {
     fn request(&self) -> CompletionRequest {
         CompletionRequest {
             model: self.engine.config.agent.model.clone(),
-            system: prompt::system_prompt(&self.workspace.root().to_string_lossy(), self.cfg().marker.as_deref()),
+            system: prompt::system_prompt(&self.workspace.root().to_string_lossy(), self.cfg().marker.as_deref(), self.instructions.as_ref()),
             messages: self.history.clone(),
             tools: self.toolbox.specs(),
             max_tokens: self.engine.config.max_output_tokens,
