@@ -192,18 +192,22 @@ async fn a_permission_left_waiting_by_a_killed_cli_is_answered_on_resume_and_the
     assert_eq!(store.session(&sid).unwrap().status, SessionStatus::Completed);
 }
 
+/// A run that writes a.txt and is judged done.
+fn writes_a_txt() -> fake_llm::Scenario {
+    serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": "Done! a.txt is written, which is everything the task asked for."}},
+        {"when": {"kind": "agent"}, "reply": {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}}
+    ]}))
+    .unwrap()
+}
+
 /// Run as an ordinary user (root reads every file): a file the user cannot read is reported once,
 /// left out of the checkpoints, and the run goes on with everything else recorded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreadable_file_is_reported_once_and_the_run_goes_on() {
     use std::os::unix::fs::PermissionsExt;
-    let scn = serde_json::from_value(json!({"rules": [
-        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
-        {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": "Done! a.txt is written, which is everything the task asked for."}},
-        {"when": {"kind": "agent"}, "reply": {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}}
-    ]}))
-    .unwrap();
-    let server = FakeServer::start(scn).await.unwrap();
+    let server = FakeServer::start(writes_a_txt()).await.unwrap();
     let url = server.base_url(Protocol::Openai);
     let dir = tempfile::tempdir().unwrap();
     let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
@@ -246,13 +250,7 @@ async fn an_unreadable_file_is_reported_once_and_the_run_goes_on() {
 /// cannot revert; the run itself goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_machine_without_git_is_told_at_the_start_that_checkpoints_are_off() {
-    let scn = serde_json::from_value(json!({"rules": [
-        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
-        {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": "Done! a.txt is written, which is everything the task asked for."}},
-        {"when": {"kind": "agent"}, "reply": {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}}
-    ]}))
-    .unwrap();
-    let server = FakeServer::start(scn).await.unwrap();
+    let server = FakeServer::start(writes_a_txt()).await.unwrap();
     let url = server.base_url(Protocol::Openai);
     let dir = tempfile::tempdir().unwrap();
     let (data, ws, no_git) = (dir.path().join("data"), dir.path().join("ws"), dir.path().join("bin"));

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "react";
+import { AlertDialog } from "./AlertDialog";
 
 /** Asked when the person leaves Settings with changes not saved: typed input is never dropped
  * silently. Save is the default (Enter); Esc stays. */
@@ -18,35 +19,20 @@ export function LeaveSettingsDialog({ onSave, onDiscard, onStay }: { onSave: () 
     }
   };
   return (
-    <div className="modal-backdrop">
-      <div
-        className="panel modal"
-        role="alertdialog"
-        aria-modal="true"
-        aria-labelledby="leave-title"
-        data-testid="leave-settings"
-        onKeyDown={(e) => {
-          if (e.key === "Escape") {
-            e.stopPropagation();
-            onStay();
-          }
-        }}
-      >
-        <h2 id="leave-title">Save your changes to Settings?</h2>
-        <p>You changed settings without saving them. Tasks use the saved settings.</p>
-        {failed && <p className="field-error">The changes could not be saved; Settings says why.</p>}
-        <div className="actions">
-          <button className="btn" onClick={onStay} disabled={busy} data-testid="leave-stay">
-            Keep editing
-          </button>
-          <button className="btn danger" onClick={onDiscard} disabled={busy} data-testid="leave-discard">
-            Discard changes
-          </button>
-          <button ref={save} className="btn primary" onClick={() => void trySave()} disabled={busy} data-testid="leave-save">
-            {busy ? "Saving…" : "Save"}
-          </button>
-        </div>
+    <AlertDialog title="Save your changes to Settings?" testid="leave-settings" onEscape={onStay}>
+      <p>You changed settings without saving them. Tasks use the saved settings.</p>
+      {failed && <p className="field-error">The changes could not be saved; Settings says why.</p>}
+      <div className="actions">
+        <button className="btn" onClick={onStay} disabled={busy} data-testid="leave-stay">
+          Keep editing
+        </button>
+        <button className="btn danger" onClick={onDiscard} disabled={busy} data-testid="leave-discard">
+          Discard changes
+        </button>
+        <button ref={save} className="btn primary" onClick={() => void trySave()} disabled={busy} data-testid="leave-save">
+          {busy ? "Saving…" : "Save"}
+        </button>
       </div>
-    </div>
+    </AlertDialog>
   );
 }

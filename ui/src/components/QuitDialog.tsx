@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "react";
 import { AppError, ipc } from "../ipc";
+import { AlertDialog } from "./AlertDialog";
 
 /** Asks before quitting over running tasks: the close button and Ctrl+Q both land here. Keeping
  * the window is the default (Enter and Esc both keep it), since quitting stops work. */
@@ -19,41 +20,25 @@ export function QuitDialog({ running, onKeep }: { running: number; onKeep: () =>
   };
   const tasks = running === 1 ? "A task is" : `${running} tasks are`;
   return (
-    <div className="modal-backdrop">
-      <div
-        className="panel modal"
-        role="alertdialog"
-        aria-modal="true"
-        aria-labelledby="quit-title"
-        aria-describedby="quit-body"
-        data-testid="quit-dialog"
-        onKeyDown={(e) => {
-          if (e.key === "Escape") {
-            e.stopPropagation();
-            onKeep();
-          }
-        }}
-      >
-        <h2 id="quit-title">{tasks} still running</h2>
-        <p id="quit-body">
-          {running === 1
-            ? "Quitting stops it. It is kept in History as cancelled, with everything it did so far, and can be continued from there."
-            : "Quitting stops them. Each is kept in History as cancelled, with everything it did so far, and can be continued from there."}
+    <AlertDialog title={`${tasks} still running`} testid="quit-dialog" onEscape={onKeep} describedBy="quit-body">
+      <p id="quit-body">
+        {running === 1
+          ? "Quitting stops it. It is kept in History as cancelled, with everything it did so far, and can be continued from there."
+          : "Quitting stops them. Each is kept in History as cancelled, with everything it did so far, and can be continued from there."}
+      </p>
+      {error && (
+        <p className="field-error" role="alert">
+          {error}
         </p>
-        {error && (
-          <p className="field-error" role="alert">
-            {error}
-          </p>
-        )}
-        <div className="actions">
-          <button ref={keep} className="btn primary" onClick={onKeep} disabled={busy} data-testid="quit-keep">
-            Keep working
-          </button>
-          <button className="btn danger" onClick={quit} disabled={busy} data-testid="quit-stop">
-            {busy ? "Stopping…" : running === 1 ? "Stop it and quit" : "Stop them and quit"}
-          </button>
-        </div>
+      )}
+      <div className="actions">
+        <button ref={keep} className="btn primary" onClick={onKeep} disabled={busy} data-testid="quit-keep">
+          Keep working
+        </button>
+        <button className="btn danger" onClick={quit} disabled={busy} data-testid="quit-stop">
+          {busy ? "Stopping…" : running === 1 ? "Stop it and quit" : "Stop them and quit"}
+        </button>
       </div>
-    </div>
+    </AlertDialog>
   );
 }

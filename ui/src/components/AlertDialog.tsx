@@ -1,0 +1,27 @@
+import type { ReactNode } from "react";
+
+/** A question the person must answer before going on, over everything: Esc takes `onEscape`
+ * (always the safe choice). The quit and leave-Settings questions share it. */
+export function AlertDialog({ title, testid, onEscape, describedBy, children }: { title: string; testid: string; onEscape: () => void; describedBy?: string; children: ReactNode }) {
+  return (
+    <div className="modal-backdrop">
+      <div
+        className="panel modal"
+        role="alertdialog"
+        aria-modal="true"
+        aria-labelledby={`${testid}-title`}
+        aria-describedby={describedBy}
+        data-testid={testid}
+        onKeyDown={(e) => {
+          if (e.key === "Escape") {
+            e.stopPropagation();
+            onEscape();
+          }
+        }}
+      >
+        <h2 id={`${testid}-title`}>{title}</h2>
+        {children}
+      </div>
+    </div>
+  );
+}
