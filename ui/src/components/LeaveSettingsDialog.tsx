@@ -6,22 +6,17 @@ import { AlertDialog } from "./AlertDialog";
 export function LeaveSettingsDialog({ onSave, onDiscard, onStay }: { onSave: () => Promise<boolean>; onDiscard: () => void; onStay: () => void }) {
   const save = useRef<HTMLButtonElement>(null);
   const [busy, setBusy] = useState(false);
-  const [failed, setFailed] = useState(false);
   useEffect(() => save.current?.focus(), []);
   const trySave = async () => {
     setBusy(true);
     const ok = await onSave();
     setBusy(false);
     // A save that failed shows its error in Settings: stay there so the person can fix it.
-    if (!ok) {
-      setFailed(true);
-      onStay();
-    }
+    if (!ok) onStay();
   };
   return (
     <AlertDialog title="Save your changes to Settings?" testid="leave-settings" onEscape={onStay}>
       <p>You changed settings without saving them. Tasks use the saved settings.</p>
-      {failed && <p className="field-error">The changes could not be saved; Settings says why.</p>}
       <div className="actions">
         <button className="btn" onClick={onStay} disabled={busy} data-testid="leave-stay">
           Keep editing
