@@ -204,6 +204,7 @@ fn export_marks_continuations_and_verdicts_as_the_engines_not_the_persons() {
             Some(&run),
             vec![
                 EngineEvent::RunStarted { trigger: RunTrigger::Task },
+                EngineEvent::ProjectInstructions { file: "AGENTS.md".into(), chars: 40, truncated: false },
                 EngineEvent::MessageCreated { message_id: u, role: MessageRole::User, source: None, text: Some("write a.txt and b.txt".into()) },
                 EngineEvent::Evaluation {
                     cycle: 1,
@@ -232,6 +233,7 @@ fn export_marks_continuations_and_verdicts_as_the_engines_not_the_persons() {
     assert!(md.contains("Continuation from Finishline") && md.contains("not written by you"), "a continuation is marked as the engine's:\n{md}");
     assert!(!md.contains("**You:**\n\n> Still missing"), "a continuation must never be shown as the person's message");
     assert!(md.contains("Evaluator verdict (cycle 1): not_done"));
+    assert!(md.contains("Following the project's AGENTS.md"), "an export says which project instructions the run followed:\n{md}");
     let json = export::to_json(&t);
     let roles: Vec<&str> = json["transcript"].as_array().unwrap().iter().filter(|e| e["kind"] == "message").map(|e| e["role"].as_str().unwrap()).collect();
     assert_eq!(roles, vec!["user", "continuation"], "the JSON export keeps the continuation's own role");

@@ -25,6 +25,7 @@ pub enum Entry {
     Review { claim: Claim, verdict: Option<Verdict>, end_reason: EndReason, remaining: Vec<String> },
     Decision { decision: Decision, by: DecidedBy, feedback: Option<String> },
     Reverted { restored: Vec<String>, deleted: Vec<String> },
+    Instructions { file: String, truncated: bool },
     RunEnd { status: SessionStatus, end_reason: EndReason },
     Status { status: SessionStatus, message: Option<String> },
     Error { code: String, message: String },
@@ -77,6 +78,7 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
             }
             EngineEvent::ReviewResolved { decision, by, feedback, .. } => out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone() }),
             EngineEvent::Reverted { restored, deleted } => out.push(Entry::Reverted { restored: restored.clone(), deleted: deleted.clone() }),
+            EngineEvent::ProjectInstructions { file, truncated, .. } => out.push(Entry::Instructions { file: file.clone(), truncated: *truncated }),
             EngineEvent::RunFinished { status, end_reason, .. } => out.push(Entry::RunEnd { status: *status, end_reason: *end_reason }),
             EngineEvent::StatusChanged { status: status @ (SessionStatus::Interrupted | SessionStatus::Failed), message, .. } => {
                 out.push(Entry::Status { status: *status, message: message.clone() })
@@ -217,6 +219,9 @@ pub fn to_markdown(t: &Timeline) -> String {
             }
             Entry::Decision { decision, by, feedback } => {
                 let _ = writeln!(md, "**Review decision:** {} (by {}){}\n", decision.as_str(), by.as_str(), feedback.map(|f| format!(": {f}")).unwrap_or_default());
+            }
+            Entry::Instructions { file, truncated } => {
+                let _ = writeln!(md, "*Following the project's {file}{}*\n", if truncated { " (cut to its first part)" } else { "" });
             }
             Entry::Reverted { restored, deleted } => {
                 let _ = writeln!(md, "**Reverted:** {}\n", revert_summary(restored.len(), deleted.len()));
