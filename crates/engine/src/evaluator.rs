@@ -6,14 +6,14 @@
 
 use std::sync::Arc;
 
-use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::completion::{EvaluationOutcome, EvaluationQuestion};
 use crate::domain::{Todo, Verdict};
-use crate::provider::{stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, Provider, RetryPolicy, StopReason, StructuredMode, StructuredOutput, Usage};
+use crate::ladder::Unusable;
+use crate::provider::{ChatMessage, CompletionRequest, Provider, RetryPolicy, StructuredMode, StructuredOutput, Usage};
 
 /// The digest of the transcript is cut to this many characters, whatever the transcript's size.
 pub const DIGEST_CHARS: usize = 6000;
@@ -303,70 +303,13 @@ fn unavailable(summary: String) -> EvaluationOutcome {
 /// One evaluator call with the parsing ladder. Cancelling drops the request at once.
 pub async fn evaluate(provider: Arc<dyn Provider>, model: &str, input: &EvaluatorInput, policy: RetryPolicy, cancel: &CancellationToken) -> Option<EvaluatorResult> {
     let question = input.question.unwrap_or(EvaluationQuestion::Done);
-    let mut request = build_request(model, input, StructuredMode::Native);
-    let mut usage = Usage::default();
-    let mut calls = 0;
-    let mut native = true;
-    let mut attempt = 0;
-    while attempt < 2 {
-        calls += 1;
-        let mut stream = stream_with_retry(provider.clone(), request.clone(), policy, Arc::new(|_| {}));
-        let mut text = String::new();
-        let mut stop = None;
-        let mut failed = None;
-        loop {
-            let item = tokio::select! {
-                item = stream.next() => item,
-                _ = cancel.cancelled() => return None,
-            };
-            match item {
-                None => break,
-                Some(Ok(CompletionEvent::TextDelta { text: t })) => text.push_str(&t),
-                Some(Ok(CompletionEvent::Usage { usage: u })) => {
-                    usage.input_tokens += u.input_tokens;
-                    usage.output_tokens += u.output_tokens;
-                }
-                Some(Ok(CompletionEvent::Stop { reason })) => stop = Some(reason),
-                Some(Ok(_)) => {}
-                Some(Err(e)) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
-        }
-        if let Some(e) = failed {
-            // Many OpenAI-compatible servers answer 400 to `json_schema`: ask by instruction
-            // instead (the parsing ladder still applies) before giving up on the evaluator.
-            if native && e.kind == crate::provider::ProviderErrorKind::BadRequest && !cancel.is_cancelled() {
-                native = false;
-                request = build_request(model, input, StructuredMode::Instruction);
-                continue;
-            }
-            let msg = e.message;
-            return Some(EvaluatorResult { outcome: unavailable(format!("The evaluator could not be reached: {msg}")), parse_ok: false, usage, calls });
-        }
-        match stop {
-            Some(StopReason::ContentFilter) => {
-                return Some(EvaluatorResult { outcome: unavailable("The evaluator refused to judge.".into()), parse_ok: false, usage, calls })
-            }
-            Some(StopReason::Length) => {
-                return Some(EvaluatorResult { outcome: unavailable("The evaluator's answer was cut off.".into()), parse_ok: false, usage, calls })
-            }
-            _ => {}
-        }
-        match parse_verdict(&text, question) {
-            Ok(outcome) => return Some(EvaluatorResult { outcome, parse_ok: true, usage, calls }),
-            Err(problem) if attempt == 0 => {
-                request.messages.push(ChatMessage::Assistant { text: text.chars().take(2000).collect(), tool_calls: vec![] });
-                request.messages.push(ChatMessage::User {
-                    content: format!("Your answer could not be used: {problem}. Reply again with only one JSON object that matches the schema."),
-                });
-                attempt += 1;
-            }
-            Err(problem) => {
-                return Some(EvaluatorResult { outcome: unavailable(format!("The evaluator gave no usable verdict: {problem}")), parse_ok: false, usage, calls })
-            }
-        }
-    }
-    unreachable!("the loop returns on its second attempt")
+    let answer = crate::ladder::ask(provider, |mode| build_request(model, input, mode), |text| parse_verdict(text, question), policy, cancel).await?;
+    let (outcome, parse_ok) = match answer.value {
+        Ok(outcome) => (outcome, true),
+        Err(Unusable::Unreachable(msg)) => (unavailable(format!("The evaluator could not be reached: {msg}")), false),
+        Err(Unusable::Refused) => (unavailable("The evaluator refused to judge.".into()), false),
+        Err(Unusable::CutOff) => (unavailable("The evaluator's answer was cut off.".into()), false),
+        Err(Unusable::Unparseable(problem)) => (unavailable(format!("The evaluator gave no usable verdict: {problem}")), false),
+    };
+    Some(EvaluatorResult { outcome, parse_ok, usage: answer.usage, calls: answer.calls })
 }

@@ -10,6 +10,7 @@ pub mod domain;
 pub mod error;
 pub mod evaluator;
 pub mod instructions;
+pub mod ladder;
 pub mod mcp;
 pub mod event;
 pub mod preset;

@@ -1,0 +1,99 @@
+//! Asking a model for one JSON object, read by a ladder: schema-constrained output (falling back
+//! to asking by instruction where a server refuses `json_schema`), then lenient extraction from
+//! free text, then one repair retry that says what was wrong. The evaluator and the planner both
+//! ask this way.
+
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::provider::{stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, Provider, ProviderErrorKind, RetryPolicy, StopReason, StructuredMode, Usage};
+
+/// What came of a structured call.
+#[derive(Debug)]
+pub struct Answer<T> {
+    /// The parsed answer, or why there is none, in words for the person.
+    pub value: Result<T, Unusable>,
+    pub usage: Usage,
+    /// Model calls made (a repair or an instruction-mode retry counts).
+    pub calls: u32,
+}
+
+/// Why a structured call gave nothing usable.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Unusable {
+    Unreachable(String),
+    Refused,
+    CutOff,
+    /// Two answers, neither usable; the reason the second was not.
+    Unparseable(String),
+}
+
+/// Asks with `build(mode)` and reads the answer with `parse`, which returns what was wrong for
+/// the repair message. `None` when cancelled: the request is dropped at once.
+pub async fn ask<T>(
+    provider: Arc<dyn Provider>,
+    build: impl Fn(StructuredMode) -> CompletionRequest,
+    parse: impl Fn(&str) -> Result<T, String>,
+    policy: RetryPolicy,
+    cancel: &CancellationToken,
+) -> Option<Answer<T>> {
+    let mut request = build(StructuredMode::Native);
+    let mut usage = Usage::default();
+    let mut calls = 0;
+    let mut native = true;
+    let mut repaired = false;
+    loop {
+        calls += 1;
+        let mut stream = stream_with_retry(provider.clone(), request.clone(), policy, Arc::new(|_| {}));
+        let mut text = String::new();
+        let mut stop = None;
+        let mut failed = None;
+        loop {
+            let item = tokio::select! {
+                item = stream.next() => item,
+                _ = cancel.cancelled() => return None,
+            };
+            match item {
+                None => break,
+                Some(Ok(CompletionEvent::TextDelta { text: t })) => text.push_str(&t),
+                Some(Ok(CompletionEvent::Usage { usage: u })) => {
+                    usage.input_tokens += u.input_tokens;
+                    usage.output_tokens += u.output_tokens;
+                }
+                Some(Ok(CompletionEvent::Stop { reason })) => stop = Some(reason),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        let done = |value| Some(Answer { value, usage, calls });
+        if let Some(e) = failed {
+            // Many OpenAI-compatible servers answer 400 to `json_schema`: ask by instruction
+            // instead (the parsing ladder still applies) before giving up.
+            if native && e.kind == ProviderErrorKind::BadRequest && !cancel.is_cancelled() {
+                native = false;
+                request = build(StructuredMode::Instruction);
+                continue;
+            }
+            return done(Err(Unusable::Unreachable(e.message)));
+        }
+        match stop {
+            Some(StopReason::ContentFilter) => return done(Err(Unusable::Refused)),
+            Some(StopReason::Length) => return done(Err(Unusable::CutOff)),
+            _ => {}
+        }
+        match parse(&text) {
+            Ok(value) => return done(Ok(value)),
+            Err(problem) if !repaired => {
+                request.messages.push(ChatMessage::Assistant { text: text.chars().take(2000).collect(), tool_calls: vec![] });
+                request.messages.push(ChatMessage::User { content: format!("Your answer could not be used: {problem}. Reply again with only one JSON object that matches the schema.") });
+                repaired = true;
+            }
+            Err(problem) => return done(Err(Unusable::Unparseable(problem))),
+        }
+    }
+}
