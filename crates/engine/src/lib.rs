@@ -12,6 +12,7 @@ pub mod evaluator;
 pub mod instructions;
 pub mod ladder;
 pub mod mcp;
+pub mod plan;
 pub mod event;
 pub mod preset;
 pub mod prompt;
