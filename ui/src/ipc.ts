@@ -177,7 +177,8 @@ export type EndReason =
   | "question_declined"
   | "conversation"
   | "cancelled"
-  | "failed";
+  | "failed"
+  | "plan_failed";
 export type Decision = "approve" | "request_changes" | "reject";
 export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume";
 

@@ -103,6 +103,8 @@ pub enum EndReason {
     Conversation,
     Cancelled,
     Failed,
+    /// Plan mode: a step could not be done and the replans are spent.
+    PlanFailed,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -304,6 +306,7 @@ impl EndReason {
             EndReason::Conversation => "conversation",
             EndReason::Cancelled => "cancelled",
             EndReason::Failed => "failed",
+            EndReason::PlanFailed => "plan_failed",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -321,6 +324,7 @@ impl EndReason {
             "conversation" => EndReason::Conversation,
             "cancelled" => EndReason::Cancelled,
             "failed" => EndReason::Failed,
+            "plan_failed" => EndReason::PlanFailed,
             _ => return None,
         })
     }

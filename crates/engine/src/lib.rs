@@ -13,6 +13,7 @@ pub mod instructions;
 pub mod ladder;
 pub mod mcp;
 pub mod plan;
+pub mod plan_ledger;
 pub mod event;
 pub mod preset;
 pub mod prompt;

@@ -309,4 +309,5 @@ export const END_LABEL: Record<EndReason, string> = {
   conversation: "Answered",
   cancelled: "Cancelled",
   failed: "Failed",
+  plan_failed: "Plan failed",
 };
