@@ -56,6 +56,7 @@ export function App() {
     }, (e: AppError) => setLoadError(e));
   }, []);
   useEffect(load, [load]);
+  useEffect(() => report("shell", performance.now()), []);
 
   // `finishline-app --open-session ID` or `--task T --workspace W`: go straight there, at this
   // launch or when a second launch hands its arguments to this window.
