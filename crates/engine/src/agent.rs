@@ -8,6 +8,7 @@ pub mod config;
 mod dispatch;
 mod evaluation;
 pub mod evidence;
+mod plan_run;
 pub mod history;
 pub mod permission;
 mod review;
@@ -143,6 +144,12 @@ impl Engine {
     /// Creates a session for the task and starts its first run. Returns at once; follow the run
     /// with [`Store::subscribe`] or wait with [`Engine::wait`].
     pub fn start_session(self: &Arc<Self>, task: &str, workspace: &std::path::Path) -> Result<(SessionId, tokio::task::JoinHandle<()>)> {
+        self.start_task(task, workspace, PlanMode::Off)
+    }
+
+    /// Like [`Engine::start_session`], with plan mode: `On` asks the manager for checked steps
+    /// first, `Auto` lets it decide whether the task needs them.
+    pub fn start_task(self: &Arc<Self>, task: &str, workspace: &std::path::Path, plan: PlanMode) -> Result<(SessionId, tokio::task::JoinHandle<()>)> {
         let meta = std::fs::metadata(workspace).map_err(|e| Error::InvalidInput(format!("the workspace {} cannot be used: {e}", workspace.display())))?;
         if !meta.is_dir() {
             return Err(Error::InvalidInput(format!("the workspace {} is not a folder", workspace.display())));
@@ -154,7 +161,9 @@ impl Engine {
             provider: self.config.agent.provider_name.clone(),
             model: self.config.agent.model.clone(),
         })?;
-        let handle = self.spawn_run(sid.clone(), RunTrigger::Task, Some(task.to_string()))?;
+        let run = RunId::new();
+        self.store.begin_run(&sid, &run, |status| may_start(status).map(|_| RunTrigger::Task))?;
+        let handle = self.spawn_begun(sid.clone(), run, run::RunStart { trigger: RunTrigger::Task, user_message: Some(task.to_string()), answer: None, plan });
         Ok((sid, handle))
     }
 
@@ -163,7 +172,7 @@ impl Engine {
     pub fn spawn_run(self: &Arc<Self>, session: SessionId, trigger: RunTrigger, user_message: Option<String>) -> Result<tokio::task::JoinHandle<()>> {
         let run = RunId::new();
         self.store.begin_run(&session, &run, |status| may_start(status).map(|_| trigger))?;
-        Ok(self.spawn_begun(session, run, run::RunStart { trigger, user_message, answer: None }))
+        Ok(self.spawn_begun(session, run, run::RunStart { trigger, user_message, answer: None, plan: PlanMode::Off }))
     }
 
     /// Runs a run the store has already begun (its lease and `run_started` are recorded).
@@ -174,8 +183,16 @@ impl Engine {
         tokio::spawn(async move {
             // Cleans up even if the run panics, and only what is this run's: a newer run of the
             // session keeps its cancel token and its lease.
-            let _end = RunEnd { engine: engine.clone(), session: session.clone(), run: run.clone() };
-            run::Run::execute(engine, session, run, start, cancel).await;
+            let current = Arc::new(Mutex::new(run.clone()));
+            let _end = RunEnd { engine: engine.clone(), session: session.clone(), run: current.clone() };
+            let (mut run, mut start) = (run, start);
+            // A plan's steps follow one another in this task: each run hands the session to the
+            // next in the store, and here the cancel token and the cleanup follow it.
+            while let Some((next, next_start)) = run::Run::execute(engine.clone(), session.clone(), run.clone(), start, cancel.clone()).await {
+                *current.lock().unwrap_or_else(|p| p.into_inner()) = next.clone();
+                engine.live().cancels.insert(session.clone(), (next.clone(), cancel.clone()));
+                (run, start) = (next, next_start);
+            }
         })
     }
 
@@ -249,7 +266,7 @@ impl Engine {
         let mut events: Vec<EngineEvent> = events.into_iter().filter(|e| !matches!(e, EngineEvent::StatusChanged { .. })).collect();
         events.push(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: "resuming from your answer".into() });
         let session = self.store.resolve_and_begin(request, kind, SessionStatus::AwaitingApproval, events, &run, RunTrigger::Resume)?;
-        self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Resume, user_message: None, answer: Some((request.clone(), answer)) });
+        self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Resume, user_message: None, answer: Some((request.clone(), answer)), plan: PlanMode::Off });
         Ok(())
     }
 
@@ -304,7 +321,7 @@ impl Engine {
         if decision == Decision::RequestChanges {
             let run = RunId::new();
             let session = self.store.resolve_and_begin(review, RequestKind::Review, SessionStatus::AwaitingReview, events, &run, RunTrigger::Feedback)?;
-            self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Feedback, user_message: feedback, answer: None });
+            self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Feedback, user_message: feedback, answer: None, plan: PlanMode::Off });
             return Ok(ReviewOutcome::Decided { status, revert: None });
         }
         events.push(EngineEvent::StatusChanged { status, attempt: None, next_retry_at: None, message: None });
@@ -350,7 +367,7 @@ impl Engine {
             // After an interruption the run resumes where the last one stopped.
             Ok(if status == SessionStatus::Interrupted { RunTrigger::Resume } else { RunTrigger::Message })
         })?;
-        Ok(self.spawn_begun(session.clone(), run, run::RunStart { trigger, user_message: (!msg.is_empty()).then(|| msg.to_string()), answer: None }))
+        Ok(self.spawn_begun(session.clone(), run, run::RunStart { trigger, user_message: (!msg.is_empty()).then(|| msg.to_string()), answer: None, plan: PlanMode::Off }))
     }
 }
 
@@ -369,16 +386,18 @@ fn may_start(status: SessionStatus) -> Result<()> {
 struct RunEnd {
     engine: Arc<Engine>,
     session: SessionId,
-    run: RunId,
+    /// The run that holds the session now (a plan hands it from step to step).
+    run: Arc<Mutex<RunId>>,
 }
 
 impl Drop for RunEnd {
     fn drop(&mut self) {
+        let run = self.run.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let mut live = self.engine.live();
-        if live.cancels.get(&self.session).is_some_and(|(r, _)| *r == self.run) {
+        if live.cancels.get(&self.session).is_some_and(|(r, _)| *r == run) {
             live.cancels.remove(&self.session);
         }
         drop(live);
-        let _ = self.engine.store.release_lease(&self.session, &self.run);
+        let _ = self.engine.store.release_lease(&self.session, &run);
     }
 }

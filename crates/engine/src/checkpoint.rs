@@ -512,16 +512,7 @@ pub fn survey(workspace: &Path) -> Result<WorkspaceSurvey> {
     let root = workspace.canonicalize()?;
     let home = std::env::var_os("HOME").and_then(|h| PathBuf::from(h).canonicalize().ok());
     let too_broad = root.parent().is_none() || home.as_deref() == Some(root.as_path());
-    let mut overrides = ignore::overrides::OverrideBuilder::new(&root);
-    for d in DEFAULT_EXCLUDES {
-        overrides.add(&format!("!{}", d.trim_end_matches('/'))).map_err(|e| Error::Internal(e.to_string()))?;
-    }
-    let walker = ignore::WalkBuilder::new(&root)
-        .hidden(false)
-        .require_git(false)
-        .overrides(overrides.build().map_err(|e| Error::Internal(e.to_string()))?)
-        .filter_entry(|e| e.file_name() != ".git")
-        .build();
+    let walker = walk(&root)?;
     let mut files = 0;
     for entry in walker.flatten() {
         if entry.file_type().is_some_and(|t| t.is_file()) {
@@ -532,6 +523,34 @@ pub fn survey(workspace: &Path) -> Result<WorkspaceSurvey> {
         }
     }
     Ok(WorkspaceSurvey { files, capped: false, too_broad, instructions: crate::instructions::find(workspace).map(|i| i.file) })
+}
+
+/// The workspace's files as the checkpoints see them (ignore files and default excludes honoured).
+fn walk(root: &Path) -> Result<ignore::Walk> {
+    let mut overrides = ignore::overrides::OverrideBuilder::new(root);
+    for d in DEFAULT_EXCLUDES {
+        overrides.add(&format!("!{}", d.trim_end_matches('/'))).map_err(|e| Error::Internal(e.to_string()))?;
+    }
+    Ok(ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .overrides(overrides.build().map_err(|e| Error::Internal(e.to_string()))?)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build())
+}
+
+/// Up to `limit` of the workspace's file paths, relative and sorted, for the plan's manager.
+pub fn listing(workspace: &Path, limit: usize) -> Vec<String> {
+    let Ok(root) = workspace.canonicalize() else { return vec![] };
+    let Ok(walker) = walk(&root) else { return vec![] };
+    let mut out: Vec<String> = walker
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| e.path().strip_prefix(&root).ok().map(|p| p.to_string_lossy().into_owned()))
+        .take(limit)
+        .collect();
+    out.sort();
+    out
 }
 
 /// One workspace's checkpoint store, as History shows it.

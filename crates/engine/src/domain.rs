@@ -129,6 +129,8 @@ pub enum RunTrigger {
     Feedback,
     Message,
     Resume,
+    /// The next step of a plan, handed over from the run of the step before.
+    PlanStep,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -153,6 +155,9 @@ pub enum ContinuationSource {
     /// The note a resumed run starts with ("Finishline was restarted…"): engine text, never the
     /// person's, and it does not spend the continuation budget.
     Resume,
+    /// The brief a plan step starts its fresh conversation with: the task, the plan, what the
+    /// earlier steps produced. Engine text; it spends no budget.
+    PlanStep,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -374,6 +379,7 @@ impl RunTrigger {
             RunTrigger::Feedback => "feedback",
             RunTrigger::Message => "message",
             RunTrigger::Resume => "resume",
+            RunTrigger::PlanStep => "plan_step",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -382,6 +388,7 @@ impl RunTrigger {
             "feedback" => RunTrigger::Feedback,
             "message" => RunTrigger::Message,
             "resume" => RunTrigger::Resume,
+            "plan_step" => RunTrigger::PlanStep,
             _ => return None,
         })
     }
@@ -419,6 +426,7 @@ impl ContinuationSource {
             ContinuationSource::Verification => "verification",
             ContinuationSource::Evaluator => "evaluator",
             ContinuationSource::Resume => "resume",
+            ContinuationSource::PlanStep => "plan_step",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -430,6 +438,7 @@ impl ContinuationSource {
             "verification" => ContinuationSource::Verification,
             "evaluator" => ContinuationSource::Evaluator,
             "resume" => ContinuationSource::Resume,
+            "plan_step" => ContinuationSource::PlanStep,
             _ => return None,
         })
     }
@@ -552,7 +561,7 @@ impl ContinuationSource {
     /// Whether a continuation from this source spends the run's shared budget. Truncation has its
     /// own cap, and the resume note is not a continuation of the agent's work.
     pub fn spends_budget(self) -> bool {
-        !matches!(self, ContinuationSource::Truncation | ContinuationSource::Resume)
+        !matches!(self, ContinuationSource::Truncation | ContinuationSource::Resume | ContinuationSource::PlanStep)
     }
 }
 
@@ -633,4 +642,48 @@ pub struct ClaimWords {
     pub original_request_summary: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remaining_work: Option<String>,
+}
+
+/// Whether a task is split into checked steps by the manager first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanMode {
+    /// One run, as always.
+    Off,
+    /// Always ask the manager for steps.
+    On,
+    /// The manager decides: a one-step plan is an ordinary run, so a small task pays one call.
+    #[default]
+    Auto,
+}
+
+impl PlanMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanMode::Off => "off",
+            PlanMode::On => "on",
+            PlanMode::Auto => "auto",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "off" => PlanMode::Off,
+            "on" => PlanMode::On,
+            "auto" => PlanMode::Auto,
+            _ => return None,
+        })
+    }
+}
+
+/// Where a plan step stands, as the plan panel shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepState {
+    Pending,
+    Running,
+    Done,
+    Failed,
+    Skipped,
+    /// A replan took its place; it stays visible with the cause.
+    Replaced,
 }

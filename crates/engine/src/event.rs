@@ -194,6 +194,31 @@ pub enum EngineEvent {
         feedback: Option<String>,
         reverted: bool,
     },
+    /// The manager split the task into these steps (only for plans of two or more).
+    PlanCreated {
+        steps: Vec<crate::plan::PlanStep>,
+        mode: PlanMode,
+    },
+    /// A step stalled or failed and the manager revised the plan: the steps from `first` on
+    /// are replaced by `steps` (the old ones stay in the log, shown as replaced, with the cause).
+    PlanRevised {
+        first: usize,
+        cause: String,
+        steps: Vec<crate::plan::PlanStep>,
+    },
+    /// `index` counts every step the plan ever had; `number` of `of` is what the person reads
+    /// ("Step 2/3"), counting only the steps of the current plan.
+    PlanStepStarted {
+        index: usize,
+        number: usize,
+        of: usize,
+        title: String,
+    },
+    PlanStepFinished {
+        index: usize,
+        end_reason: EndReason,
+        summary: String,
+    },
     /// What Reject's revert did to the workspace.
     Reverted {
         restored: Vec<String>,
@@ -231,6 +256,10 @@ impl EngineEvent {
             EngineEvent::ReviewRequested { .. } => "review_requested",
             EngineEvent::ReviewResolved { .. } => "review_resolved",
             EngineEvent::Reverted { .. } => "reverted",
+            EngineEvent::PlanCreated { .. } => "plan_created",
+            EngineEvent::PlanRevised { .. } => "plan_revised",
+            EngineEvent::PlanStepStarted { .. } => "plan_step_started",
+            EngineEvent::PlanStepFinished { .. } => "plan_step_finished",
             EngineEvent::ProjectInstructions { .. } => "project_instructions",
             EngineEvent::Error { .. } => "error",
         }

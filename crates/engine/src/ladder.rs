@@ -30,6 +30,18 @@ pub enum Unusable {
     Unparseable(String),
 }
 
+impl Unusable {
+    /// In words, for the person.
+    pub fn describe(&self) -> String {
+        match self {
+            Unusable::Unreachable(why) => format!("the model could not be reached: {why}"),
+            Unusable::Refused => "the model refused".into(),
+            Unusable::CutOff => "the answer was cut off".into(),
+            Unusable::Unparseable(why) => format!("the answer could not be read: {why}"),
+        }
+    }
+}
+
 /// Asks with `build(mode)` and reads the answer with `parse`, which returns what was wrong for
 /// the repair message. `None` when cancelled: the request is dropped at once.
 pub async fn ask<T>(

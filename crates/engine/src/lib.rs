@@ -14,6 +14,7 @@ pub mod ladder;
 pub mod mcp;
 pub mod plan;
 pub mod plan_ledger;
+pub mod plan_state;
 pub mod event;
 pub mod preset;
 pub mod prompt;

@@ -85,7 +85,9 @@ impl SeenRequest {
         };
         // Structured output asked for by instruction only still makes an evaluator call.
         let instructed = system.contains("Answer with one JSON object");
-        let kind = if structured || instructed {
+        let kind = if system.starts_with("You are the manager") {
+            RequestKind::Manager
+        } else if structured || instructed {
             RequestKind::Evaluator
         } else if !has_tools {
             RequestKind::Compaction

@@ -39,6 +39,8 @@ pub enum RequestKind {
     Agent,
     Evaluator,
     Compaction,
+    /// Plan mode's manager: a plan or a revision of one.
+    Manager,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

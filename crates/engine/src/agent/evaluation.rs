@@ -55,7 +55,7 @@ impl Run {
             .map(|c| format!("{} {}", match c.kind { ChangeKind::Created => "created", ChangeKind::Modified => "modified", ChangeKind::Deleted => "deleted" }, c.path))
             .collect();
         let input = EvaluatorInput {
-            task: self.task.clone(),
+            task: self.judged_task(),
             feedback,
             todos: self.todos.clone(),
             files_changed: files,

@@ -38,6 +38,8 @@ pub struct RunEvidence {
     pub last_verdict_summary: Option<String>,
     /// The step before overflowed the context window and was compacted: another overflow fails.
     pub overflowed: bool,
+    /// Plan mode: evaluations of this step that showed no progress, less those that did.
+    pub plan_stalls: u32,
 }
 
 impl RunEvidence {

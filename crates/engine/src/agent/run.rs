@@ -17,6 +17,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::evidence::{self, RunEvidence};
+use super::plan_run::StepEnding;
 use super::review::ReviewInput;
 use super::{Answer, Engine};
 use crate::checkpoint::Checkpoints;
@@ -50,6 +51,8 @@ pub struct RunStart {
     pub trigger: RunTrigger,
     pub user_message: Option<String>,
     pub answer: Option<(RequestId, Answer)>,
+    /// A new task's plan mode; later runs follow the plan the session already has.
+    pub plan: PlanMode,
 }
 
 pub struct Run {
@@ -80,12 +83,19 @@ pub struct Run {
     pub(super) call_ids: HashSet<String>,
     /// The model's context window for this run (set, or learned from the server).
     pub(super) context_window: u64,
+    /// The plan step this run works on, in plan mode.
+    pub(super) plan_step: Option<super::plan_run::StepRun>,
+    /// The final check of a plan judges the whole request, not the last step.
+    pub(super) judge_whole: bool,
+    /// The run this one handed the session to (the next plan step), started in the store.
+    pub(super) next: Option<(RunId, RunStart)>,
 }
 
 impl Run {
     /// Runs to the end and records how it ended. Never panics on bad input or provider faults:
-    /// every way out ends in a status.
-    pub async fn execute(engine: Arc<Engine>, session: SessionId, run_id: RunId, start: RunStart, cancel: CancellationToken) {
+    /// every way out ends in a status. Returns the run it handed the session to, if any (the
+    /// next step of a plan), which the caller runs next under the same cancel token.
+    pub async fn execute(engine: Arc<Engine>, session: SessionId, run_id: RunId, start: RunStart, cancel: CancellationToken) -> Option<(RunId, RunStart)> {
         let mut run = match Run::prepare(engine.clone(), session.clone(), run_id.clone(), start.trigger, cancel).await {
             Ok(r) => r,
             Err(e) => {
@@ -93,7 +103,7 @@ impl Run {
                     EngineEvent::Error { code: e.code().as_str().into(), message: e.to_string() },
                     EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
                 ]);
-                return;
+                return None;
             }
         };
         if let Err(e) = run.main(start).await {
@@ -102,7 +112,9 @@ impl Run {
                 EngineEvent::RunFinished { status: SessionStatus::Failed, claim: Claim::None, verdict: run.evidence.last_verdict, end_reason: EndReason::Failed, stuck: None },
                 EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
             ]);
+            return None;
         }
+        run.next.take()
     }
 
     async fn prepare(engine: Arc<Engine>, session: SessionId, run: RunId, trigger: RunTrigger, cancel: CancellationToken) -> crate::Result<Run> {
@@ -114,7 +126,23 @@ impl Run {
             Err(e) => (None, Some(e.to_string())),
         };
         let events = engine.store.events(&session, 0)?;
-        let history = super::history::rebuild(&events);
+        // A plan step works in a conversation of its own, from its brief on: the run that
+        // starts it, and a resumed or continued run while it is still the running step.
+        let plan = crate::plan_state::PlanState::from_events(&events);
+        let plan_step = plan.as_ref().and_then(|p| match trigger {
+            RunTrigger::PlanStep | RunTrigger::Resume | RunTrigger::Message => p.running_step().map(|index| {
+                let (number, of) = p.number_of(index);
+                super::plan_run::StepRun { index, step: p.steps[index].step.clone(), number, of }
+            }),
+            _ => None,
+        });
+        let history = match &plan_step {
+            Some(s) => {
+                let from = events.iter().rposition(|e| matches!(e.event, EngineEvent::PlanStepStarted { index, .. } if index == s.index)).unwrap_or(0);
+                super::history::rebuild(&events[from..])
+            }
+            None => super::history::rebuild(&events),
+        };
         let todos = engine.store.todos(&session)?;
         // A resumed run continues the interrupted one: its budget, step count, truncations in a
         // row, stuck memory and workspace base. Every other run starts afresh.
@@ -128,6 +156,9 @@ impl Run {
         };
         let context_window = engine.context_window().await;
         Ok(Run {
+            plan_step,
+            judge_whole: false,
+            next: None,
             context_window,
             toolbox: engine.toolbox.clone(),
             engine,
@@ -274,6 +305,18 @@ impl Run {
             ])?;
             self.history.push(ChatMessage::User { content: prompt::tagged(ContinuationSource::Resume, 0, 0, &note) });
         }
+        if start.trigger == RunTrigger::Task && start.plan != PlanMode::Off {
+            match self.make_plan(start.plan).await {
+                Ok(Some(plan)) => {
+                    // Every step starts from the recorded workspace, so the first snapshot is
+                    // finished before the plan hands over.
+                    self.checkpoint_ready().await?;
+                    return self.start_plan(plan, start.plan);
+                }
+                Ok(None) => {}
+                Err(h) => return self.halted(h),
+            }
+        }
         loop {
             match self.step_and_decide().await {
                 Ok(Some(())) => continue,
@@ -386,7 +429,16 @@ impl Run {
                         self.evidence.previous_verification_failure = v.failure.clone();
                     }
                     if let Some(ev) = &evidence.evaluation {
-                        self.evidence.previous_remaining = Some(ev.remaining.clone());
+                        // In a plan step, an evaluation that leaves the same work open is a stall;
+                        // too many and the step ends for the manager to replan.
+                        let progress = self.evidence.previous_remaining.as_ref() != Some(&ev.remaining) || self.evidence.previous_remaining.is_none();
+                        let remaining_now = ev.remaining.clone();
+                        self.evidence.previous_remaining = Some(remaining_now.clone());
+                        if self.step_stalled(progress) {
+                            let stuck = Some(Stuck { pattern: StuckPattern::RemainingUnchanged, repeated: remaining_now.join("; ").chars().take(300).collect() });
+                            self.end_step(StepEnding { end_reason: EndReason::Stuck, claim: Claim::None, claim_words: None, remaining: remaining_now, stuck }).await?;
+                            return Ok(None);
+                        }
                     }
                     self.continue_with(source, &text, remaining, answers_call.as_deref())?;
                     return Ok(Some(()));
@@ -401,10 +453,19 @@ impl Run {
                         original_request_summary: c.original_request_summary.clone(),
                         remaining_work: c.remaining_work.clone(),
                     });
+                    if self.plan_step.is_some() {
+                        self.end_step(StepEnding { end_reason, claim: c, claim_words, remaining, stuck }).await?;
+                        return Ok(None);
+                    }
                     self.review(ReviewInput { claim: c, claim_words, end_reason, remaining, stuck })?;
                     return Ok(None);
                 }
                 Action::Idle { end_reason } => {
+                    if self.plan_step.is_some() {
+                        // A step that ends in conversation did no checked work: it is not done.
+                        self.end_step(StepEnding { end_reason, claim: Claim::None, claim_words: None, remaining: evidence.open_todos.clone(), stuck: None }).await?;
+                        return Ok(None);
+                    }
                     self.finish(SessionStatus::Idle, end_reason, None)?;
                     return Ok(None);
                 }

@@ -110,6 +110,7 @@ fn source_label(s: ContinuationSource) -> &'static str {
         ContinuationSource::Verification => "verification failed",
         ContinuationSource::Evaluator => "evaluator: work remains",
         ContinuationSource::Resume => "resumed after a restart",
+        ContinuationSource::PlanStep => "plan step: the step's brief",
     }
 }
 

@@ -98,6 +98,10 @@ impl Store {
                 Error::LeaseHeld(format!("{session} (process {} on {})", h.pid.unwrap_or(0), h.host.unwrap_or_default()))
             });
         }
+        self.hold_in(tx, session, holder, now)
+    }
+
+    fn hold_in(&self, tx: &Transaction<'_>, session: &SessionId, holder: &RunId, now: i64) -> Result<()> {
         tx.prepare_cached(
             "UPDATE sessions SET lease_owner = ?2, lease_pid = ?3, lease_host = ?4, lease_heartbeat_ms = ?5, lease_run = ?6 WHERE id = ?1",
         )?
@@ -123,6 +127,28 @@ impl Store {
             let trigger = may_start(SessionStatus::parse(&status).unwrap_or(SessionStatus::Idle))?;
             self.begin_in(tx, out, session, run, trigger, now)?;
             Ok(trigger)
+        })
+    }
+
+    /// Hands the session from one run to the next as one step: `before` is stored as the old
+    /// run's last events, then the new run starts with `after`. Used between a plan's steps, so
+    /// a crash leaves either the old step running or the new one started, never neither.
+    pub fn hand_over(&self, session: &SessionId, from: &RunId, to: &RunId, trigger: RunTrigger, before: Vec<EngineEvent>, after: Vec<EngineEvent>) -> Result<()> {
+        let now = self.clock.now_ms();
+        self.transact(|tx, out| {
+            let h = Self::holder(tx, session)?.ok_or_else(|| Error::NotFound(format!("session {session}")))?;
+            if h.run.as_deref() != Some(from.0.as_str()) || h.token.as_deref() != Some(self.owner.token.as_str()) {
+                return Err(Error::LeaseHeld(format!("{session} is no longer held by run {from}")));
+            }
+            for e in before {
+                out.push(self.append_in(tx, session, Some(from), e)?);
+            }
+            self.hold_in(tx, session, to, now)?;
+            out.push(self.append_in(tx, session, Some(to), EngineEvent::RunStarted { trigger })?);
+            for e in after {
+                out.push(self.append_in(tx, session, Some(to), e)?);
+            }
+            Ok(())
         })
     }
 

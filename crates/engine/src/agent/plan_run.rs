@@ -1,0 +1,262 @@
+//! Plan mode inside the run loop: the manager's plan, each step as a run of its own with a fresh
+//! conversation, the hand-over from step to step, replanning, and the final check of the whole
+//! request before the review. The decisions are [`crate::plan_ledger`]'s; this file carries them
+//! out and records them.
+
+use super::review::ReviewInput;
+use super::run::{Halt, Run, RunStart};
+use crate::completion::EvaluationQuestion;
+use crate::domain::*;
+use crate::event::EngineEvent;
+use crate::plan::{self, Plan, PlanStep, PlannerInput, ReplanInput};
+use crate::plan_ledger::{self, PlanLedger, PlanMove};
+use crate::plan_state::PlanState;
+
+/// How many workspace paths the manager is shown.
+const LISTING: usize = 400;
+
+/// The step a run works on.
+#[derive(Debug, Clone)]
+pub struct StepRun {
+    pub index: usize,
+    pub step: PlanStep,
+    pub number: usize,
+    pub of: usize,
+}
+
+/// How a step's run ended, as the plan needs it.
+pub(super) struct StepEnding {
+    pub end_reason: EndReason,
+    pub claim: Claim,
+    pub claim_words: Option<ClaimWords>,
+    pub remaining: Vec<String>,
+    pub stuck: Option<Stuck>,
+}
+
+impl Run {
+    /// Asks the manager for a plan. `Ok(None)`: run the task as one run (Auto chose one step,
+    /// or the manager's answer was unusable, which is said).
+    pub(super) async fn make_plan(&mut self, mode: PlanMode) -> Result<Option<Plan>, Halt> {
+        self.emit(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: "planning the steps".into() })?;
+        let endpoint = self.engine.config.evaluator.clone().unwrap_or_else(|| self.engine.config.agent.clone());
+        let root = self.workspace.root().to_path_buf();
+        let listing = tokio::task::spawn_blocking(move || crate::checkpoint::listing(&root, LISTING)).await.unwrap_or_default();
+        let input = PlannerInput {
+            task: self.task.clone(),
+            listing,
+            instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
+            may_skip: mode == PlanMode::Auto,
+        };
+        let Some(result) = plan::make_plan(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await else {
+            return Err(Halt::Cancelled);
+        };
+        self.engine.store.add_usage(&self.session, Some(&self.run), UsageSource::Evaluator, result.usage.input_tokens, result.usage.output_tokens)?;
+        match result.plan {
+            Ok(p) if p.is_single() => {
+                self.emit(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: "one step is enough: running the task as one run".into() })?;
+                Ok(None)
+            }
+            Ok(p) => Ok(Some(p)),
+            Err(why) => {
+                self.emit(EngineEvent::Error { code: "plan".into(), message: format!("The plan could not be made ({}); the task runs as one run instead.", why.describe()) })?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Records the plan and hands over to its first step.
+    pub(super) fn start_plan(&mut self, plan: Plan, mode: PlanMode) -> crate::Result<()> {
+        let created = EngineEvent::PlanCreated { steps: plan.steps.clone(), mode };
+        let mut state = PlanState::new(&plan.steps, mode);
+        state.apply(&created);
+        self.hand_over(&state, 0, vec![created])
+    }
+
+    /// Ends this run and starts the run of step `index`, in one store step.
+    fn hand_over(&mut self, state: &PlanState, index: usize, before: Vec<EngineEvent>) -> crate::Result<()> {
+        let step = state.steps[index].step.clone();
+        let (number, of) = state.number_of(index);
+        let brief = self.brief(state, index, number, of);
+        let next = RunId::new();
+        let after = vec![
+            EngineEvent::PlanStepStarted { index, number, of, title: step.title.clone() },
+            EngineEvent::Continuation { source: ContinuationSource::PlanStep, attempt: 0, max: 0, remaining: vec![], text: brief.clone(), answers_call: None },
+            EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(ContinuationSource::PlanStep), text: Some(brief) },
+        ];
+        self.engine.store.hand_over(&self.session, &self.run, &next, RunTrigger::PlanStep, before, after)?;
+        self.next = Some((next, RunStart { trigger: RunTrigger::PlanStep, user_message: None, answer: None, plan: PlanMode::Off }));
+        Ok(())
+    }
+
+    /// What a step's fresh conversation starts with: the task, the plan with what each finished
+    /// step produced, this step with its criteria, and the files changed so far.
+    fn brief(&self, state: &PlanState, index: usize, number: usize, of: usize) -> String {
+        let step = &state.steps[index].step;
+        let mut plan_lines = String::new();
+        for (i, s) in state.steps.iter().enumerate().filter(|(_, s)| s.state != StepState::Replaced) {
+            let mark = if i == index {
+                "this step".to_string()
+            } else {
+                match s.state {
+                    StepState::Done => "done".into(),
+                    StepState::Failed => "failed".into(),
+                    _ => "later".into(),
+                }
+            };
+            plan_lines.push_str(&format!("\n- [{mark}] {}", s.step.title));
+            if let Some(summary) = s.summary.as_ref().filter(|_| s.state == StepState::Done) {
+                plan_lines.push_str(&format!(": {summary}"));
+            }
+        }
+        let criteria: String = step.criteria.iter().map(|c| format!("\n- {c}")).collect();
+        let files: Vec<String> = self.changes().into_iter().map(|c| c.path).take(50).collect();
+        let files = if files.is_empty() { "none yet".to_string() } else { files.join(", ") };
+        format!(
+            "You are on step {number} of {of} of a plan for the person's task. Do this step only, then call complete_task. \
+             Later steps are done in later runs.\n\nThe person's task:\n{task}\n\nThe plan:{plan_lines}\n\nThis step: {title}\n{instructions}\n\nIt is done when:{criteria}\n\nFiles changed so far: {files}",
+            task = self.task,
+            title = step.title,
+            instructions = step.instructions,
+        )
+    }
+
+    /// What the evaluator judges: this step against its criteria, or the whole request at the
+    /// final check.
+    pub(super) fn judged_task(&self) -> String {
+        match (&self.plan_step, self.judge_whole) {
+            (Some(s), false) => {
+                let criteria: String = s.step.criteria.iter().map(|c| format!("\n- {c}")).collect();
+                format!(
+                    "Step {} of {} of a larger task; judge only this step, not the later ones.\nThis step: {}\n{}\nIt is done when:{criteria}\n\nThe whole task, for context:\n{}",
+                    s.number, s.of, s.step.title, s.step.instructions, self.task
+                )
+            }
+            _ => self.task.clone(),
+        }
+    }
+
+    /// A step's run ended: record it and move the plan on, replan, or go to review.
+    pub(super) async fn end_step(&mut self, ending: StepEnding) -> Result<(), Halt> {
+        let Some(current) = self.plan_step.clone() else { return Ok(()) };
+        let summary = self
+            .evidence
+            .last_verdict_summary
+            .clone()
+            .or_else(|| ending.claim_words.as_ref().and_then(|c| c.summary.clone()))
+            .unwrap_or_else(|| format!("ended: {}", ending.end_reason.as_str()));
+        let finished = EngineEvent::PlanStepFinished { index: current.index, end_reason: ending.end_reason, summary };
+        let run_finished = EngineEvent::RunFinished { status: SessionStatus::Busy, claim: ending.claim, verdict: self.evidence.last_verdict, end_reason: ending.end_reason, stuck: ending.stuck.clone() };
+        let mut state = self.plan_state()?;
+        state.apply(&finished);
+        let mut ledger = PlanLedger { stalls: 0, replans: state.replans() };
+        let last = state.next_pending().is_none();
+        match ledger.after_step(ending.end_reason, last) {
+            PlanMove::NextStep => {
+                let next = state.next_pending().expect("a next step");
+                self.hand_over(&state, next, vec![run_finished, finished])?;
+            }
+            PlanMove::FinalCheck => {
+                self.emit(finished)?;
+                self.final_check(state, ending).await?;
+            }
+            PlanMove::Replan => self.replan(state, current, ending, vec![run_finished, finished]).await?,
+            PlanMove::Review(end_reason) => {
+                self.emit(finished)?;
+                self.plan_review(&state, end_reason, ending)?;
+            }
+            PlanMove::ContinueStep => unreachable!("a finished step does not continue"),
+        }
+        Ok(())
+    }
+
+    /// After the last step: one evaluation of the whole request, then the review. Work the
+    /// final check finds missing is a replan like any failed step.
+    async fn final_check(&mut self, state: PlanState, ending: StepEnding) -> Result<(), Halt> {
+        self.judge_whole = true;
+        let outcome = self.evaluate(EvaluationQuestion::Done).await?;
+        match outcome.verdict {
+            Verdict::Done => {
+                let end = plan_ledger::task_end(&state.step_ends(), EndReason::VerifiedDone);
+                self.plan_review(&state, end, StepEnding { end_reason: end, remaining: vec![], ..ending })?;
+            }
+            Verdict::Unavailable => self.plan_review(&state, EndReason::Unverified, StepEnding { end_reason: EndReason::Unverified, ..ending })?,
+            Verdict::NotDone | Verdict::Stuck => {
+                let mut ledger = PlanLedger { stalls: 0, replans: state.replans() };
+                let current = self.plan_step.clone().expect("a plan step");
+                let failing = StepEnding { end_reason: EndReason::ClaimedPartial, remaining: outcome.remaining.clone(), ..ending };
+                match ledger.after_step(EndReason::ClaimedPartial, true) {
+                    PlanMove::Replan => self.replan(state, current, failing, vec![]).await?,
+                    _ => self.plan_review(&state, EndReason::PlanFailed, failing)?,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The manager names the cause and revises the steps from the failed one on; the run of
+    /// the first new step follows.
+    async fn replan(&mut self, mut state: PlanState, failed: StepRun, ending: StepEnding, mut before: Vec<EngineEvent>) -> Result<(), Halt> {
+        if !before.is_empty() {
+            // The step's end is recorded before the manager is asked, so it shows while it thinks.
+            self.emit_all(std::mem::take(&mut before))?;
+        }
+        self.emit(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: format!("revising the plan after step {}", failed.number) })?;
+        let endpoint = self.engine.config.evaluator.clone().unwrap_or_else(|| self.engine.config.agent.clone());
+        let input = ReplanInput {
+            task: self.task.clone(),
+            done: state.steps.iter().filter(|s| s.state == StepState::Done).map(|s| (s.step.title.clone(), s.summary.clone().unwrap_or_default())).collect(),
+            failed: Some(failed.step.clone()),
+            failure: match &ending.stuck {
+                Some(s) => format!("{} ({}): {}", ending.end_reason.as_str(), s.pattern.as_str(), s.repeated),
+                None => ending.end_reason.as_str().to_string(),
+            },
+            remaining: ending.remaining.clone(),
+            later: state.steps.iter().skip(failed.index + 1).filter(|s| s.state == StepState::Pending).map(|s| s.step.clone()).collect(),
+            instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
+        };
+        let Some(result) = plan::revise_plan(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await else {
+            return Err(Halt::Cancelled);
+        };
+        self.engine.store.add_usage(&self.session, Some(&self.run), UsageSource::Evaluator, result.usage.input_tokens, result.usage.output_tokens)?;
+        let revision = match result.revision {
+            Ok(r) => r,
+            Err(why) => {
+                self.emit(EngineEvent::Error { code: "plan".into(), message: format!("The manager could not revise the plan ({}).", why.describe()) })?;
+                return Ok(self.plan_review(&state, EndReason::PlanFailed, ending)?);
+            }
+        };
+        let first_new = state.steps.len();
+        let revised = EngineEvent::PlanRevised { first: failed.index + 1, cause: revision.cause, steps: revision.plan.steps };
+        state.apply(&revised);
+        self.hand_over(&state, first_new, vec![revised])?;
+        Ok(())
+    }
+
+    /// The plan's review: the last step's claim, the task's end reason, what is left.
+    fn plan_review(&mut self, state: &PlanState, end_reason: EndReason, ending: StepEnding) -> crate::Result<()> {
+        let mut remaining = ending.remaining;
+        if end_reason == EndReason::PlanFailed {
+            remaining.extend(state.steps.iter().filter(|s| matches!(s.state, StepState::Pending | StepState::Failed)).map(|s| format!("Step not done: {}", s.step.title)));
+        }
+        let stuck = ending.stuck;
+        self.review(ReviewInput { claim: ending.claim, claim_words: ending.claim_words, end_reason, remaining, stuck })
+    }
+
+    /// The session's plan as stored.
+    pub(super) fn plan_state(&self) -> crate::Result<PlanState> {
+        let events = self.engine.store.events(&self.session, 0)?;
+        PlanState::from_events(&events).ok_or_else(|| crate::Error::Internal("a plan step without a plan".into()))
+    }
+
+    /// Within a step, one evaluation that did not finish it: progress or a stall. `true` when
+    /// the step has stalled too often and must end.
+    pub(super) fn step_stalled(&mut self, progress: bool) -> bool {
+        if self.plan_step.is_none() {
+            return false;
+        }
+        let mut ledger = PlanLedger { stalls: self.evidence.plan_stalls, replans: 0 };
+        let stalled = ledger.after_evaluation(progress) != PlanMove::ContinueStep;
+        self.evidence.plan_stalls = ledger.stalls;
+        stalled
+    }
+}

@@ -1,0 +1,132 @@
+//! A session's plan as its events tell it: the steps (replaced ones included, with the cause),
+//! each step's state and outcome, and which step runs. Pure: the run resumes from it, the CLI
+//! prints it and the exports show it; the window folds the same events in the same way.
+
+use serde::Serialize;
+
+use crate::domain::{EndReason, PlanMode, StepState};
+use crate::event::{EngineEvent, Envelope};
+use crate::plan::PlanStep;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepView {
+    pub step: PlanStep,
+    pub state: StepState,
+    pub end_reason: Option<EndReason>,
+    /// The evaluator's summary of what the step produced (or why it did not).
+    pub summary: Option<String>,
+    /// Why a replan took this step's place.
+    pub replaced_because: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanState {
+    pub mode: PlanMode,
+    pub steps: Vec<StepView>,
+    /// The causes the manager named, one per replan.
+    pub revisions: Vec<String>,
+    /// The step that started last.
+    pub current: Option<usize>,
+    /// The plan went to review: later runs (feedback, messages) are ordinary runs.
+    pub concluded: bool,
+}
+
+impl PlanState {
+    /// The latest plan of a session, if it has one.
+    pub fn from_events(events: &[Envelope]) -> Option<PlanState> {
+        let mut state: Option<PlanState> = None;
+        for e in events {
+            match &e.event {
+                EngineEvent::PlanCreated { steps, mode } => state = Some(PlanState::new(steps, *mode)),
+                other => {
+                    if let Some(s) = state.as_mut() {
+                        s.apply(other);
+                    }
+                }
+            }
+        }
+        state
+    }
+
+    pub fn new(steps: &[PlanStep], mode: PlanMode) -> PlanState {
+        PlanState { mode, steps: steps.iter().map(pending).collect(), revisions: vec![], current: None, concluded: false }
+    }
+
+    /// One more event of the session.
+    pub fn apply(&mut self, event: &EngineEvent) {
+        match event {
+            EngineEvent::PlanRevised { first, cause, steps } => {
+                for s in self.steps.iter_mut().skip(*first) {
+                    if matches!(s.state, StepState::Pending | StepState::Running) {
+                        s.state = StepState::Replaced;
+                        s.replaced_because = Some(cause.clone());
+                    }
+                }
+                self.revisions.push(cause.clone());
+                self.steps.extend(steps.iter().map(pending));
+            }
+            EngineEvent::PlanStepStarted { index, .. } => {
+                if let Some(s) = self.steps.get_mut(*index) {
+                    s.state = StepState::Running;
+                }
+                self.current = Some(*index);
+            }
+            EngineEvent::PlanStepFinished { index, end_reason, summary } => {
+                if let Some(s) = self.steps.get_mut(*index) {
+                    s.state = if step_done(*end_reason) { StepState::Done } else { StepState::Failed };
+                    s.end_reason = Some(*end_reason);
+                    s.summary = Some(summary.clone()).filter(|s| !s.trim().is_empty());
+                }
+            }
+            EngineEvent::ReviewRequested { .. } if !self.concluded => {
+                self.concluded = true;
+                // Steps the plan never reached (it failed first) are skipped, not silently pending.
+                for s in self.steps.iter_mut().filter(|s| s.state == StepState::Pending) {
+                    s.state = StepState::Skipped;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The step to run after the finished ones, in order.
+    pub fn next_pending(&self) -> Option<usize> {
+        self.steps.iter().position(|s| s.state == StepState::Pending)
+    }
+
+    /// "Step `number` of `of`": counted over the steps of the current plan (replaced ones left
+    /// out), 1-based.
+    pub fn number_of(&self, index: usize) -> (usize, usize) {
+        let live: Vec<usize> = (0..self.steps.len()).filter(|&i| self.steps[i].state != StepState::Replaced).collect();
+        let number = live.iter().position(|&i| i == index).map(|p| p + 1).unwrap_or(live.len());
+        (number, live.len())
+    }
+
+    pub fn replans(&self) -> u32 {
+        self.revisions.len() as u32
+    }
+
+    /// The running step of a plan that has not gone to review yet: where a resumed or
+    /// continued run picks up.
+    pub fn running_step(&self) -> Option<usize> {
+        if self.concluded {
+            return None;
+        }
+        self.current.filter(|&i| self.steps.get(i).is_some_and(|s| s.state == StepState::Running))
+    }
+
+    /// The end reasons of the steps that finished, in order.
+    pub fn step_ends(&self) -> Vec<EndReason> {
+        self.steps.iter().filter_map(|s| s.end_reason.filter(|_| s.state != StepState::Replaced)).collect()
+    }
+}
+
+fn pending(step: &PlanStep) -> StepView {
+    StepView { step: step.clone(), state: StepState::Pending, end_reason: None, summary: None, replaced_because: None }
+}
+
+/// A step is done when it was verified, or done but the evaluator was unavailable: the task's
+/// end reason then carries the "unverified" upward.
+pub fn step_done(end: EndReason) -> bool {
+    matches!(end, EndReason::VerifiedDone | EndReason::Unverified)
+}

@@ -1,0 +1,256 @@
+//! Plan mode end to end through the fake provider: the manager's plan, each step as a run of its
+//! own with a fresh conversation and its own evaluation, replanning when a step stalls, a plan
+//! that fails honestly, Auto skipping the plan for a small task, an unusable manager answer, and
+//! cancel in the middle of a step followed by a continue.
+
+mod support {
+    pub mod harness;
+}
+
+use std::time::Duration;
+
+use fake_llm::RequestKind;
+use finishline_engine::domain::*;
+use finishline_engine::event::EngineEvent;
+use finishline_engine::plan_state::PlanState;
+use serde_json::{json, Value};
+use support::harness::*;
+
+fn plan_json(steps: &[(&str, &str)]) -> String {
+    let steps: Vec<Value> = steps.iter().map(|(title, criterion)| json!({"title": title, "instructions": format!("{title}."), "criteria": [criterion], "depends_on": []})).collect();
+    json!({ "steps": steps }).to_string()
+}
+
+fn manager(when: Value, text: String) -> Value {
+    let mut w = when;
+    w["kind"] = json!("manager");
+    json!({"when": w, "reply": {"text": text}})
+}
+
+fn evaluator_when(when: Value, reply: Value) -> Value {
+    let mut w = when;
+    w["kind"] = json!("evaluator");
+    json!({"when": w, "reply": reply})
+}
+
+fn write(path: &str) -> Value {
+    json!({"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": format!("{path} contents")}}]})
+}
+
+const THREE: [(&str, &str); 3] = [("Write a.txt", "a.txt exists"), ("Write b.txt", "b.txt exists"), ("Write c.txt", "c.txt exists")];
+
+async fn start(h: &Harness, task: &str, mode: PlanMode) -> Outcome {
+    let (sid, handle) = h.engine.start_task(task, &h.ws(), mode).unwrap();
+    tokio::time::timeout(Duration::from_secs(60), handle).await.expect("the plan ends in time").unwrap();
+    h.outcome(&sid)
+}
+
+/// The errors the run recorded, for assertion messages.
+fn errors(o: &Outcome) -> Vec<String> {
+    o.events.iter().filter_map(|e| if let EngineEvent::Error { message, .. } = &e.event { Some(message.clone()) } else { None }).collect()
+}
+
+fn triggers(o: &Outcome) -> Vec<RunTrigger> {
+    o.events.iter().filter_map(|e| if let EngineEvent::RunStarted { trigger } = &e.event { Some(*trigger) } else { None }).collect()
+}
+
+fn started(o: &Outcome) -> Vec<(usize, usize, usize)> {
+    o.events.iter().filter_map(|e| if let EngineEvent::PlanStepStarted { index, number, of, .. } = &e.event { Some((*index, *number, *of)) } else { None }).collect()
+}
+
+fn finished(o: &Outcome) -> Vec<(usize, EndReason)> {
+    o.events.iter().filter_map(|e| if let EngineEvent::PlanStepFinished { index, end_reason, .. } = &e.event { Some((*index, *end_reason)) } else { None }).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_three_step_plan_runs_each_step_fresh_and_checks_the_whole_task_before_review() {
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&THREE)),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = start(&h, "write a.txt, b.txt and c.txt", PlanMode::On).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "a plan ends at the review gate like any task");
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
+    for f in ["a.txt", "b.txt", "c.txt"] {
+        assert!(h.read(f).is_some(), "step work lands in the workspace: {f}");
+    }
+    assert_eq!(triggers(&o), vec![RunTrigger::Task, RunTrigger::PlanStep, RunTrigger::PlanStep, RunTrigger::PlanStep], "each step is a run of its own");
+    assert_eq!(started(&o), vec![(0, 1, 3), (1, 2, 3), (2, 3, 3)], "the person reads Step 1/3, 2/3, 3/3");
+    assert_eq!(finished(&o), vec![(0, EndReason::VerifiedDone), (1, EndReason::VerifiedDone), (2, EndReason::VerifiedDone)]);
+    assert_eq!(o.calls_of(RequestKind::Manager), 1, "one manager call makes the plan");
+    assert_eq!(o.calls_of(RequestKind::Evaluator), 4, "each step is judged, then the whole task once");
+    let step3 = o.requests.iter().find(|r| r.kind == RequestKind::Agent && r.last_message.contains("This step: Write c.txt")).unwrap();
+    assert!(!step3.all_text.contains("a.txt contents"), "a step starts a fresh conversation: earlier steps' tool output is not in its context");
+    assert!(step3.all_text.contains("[done] Write a.txt"), "the brief says what earlier steps did");
+    let judged = o.requests.iter().filter(|r| r.kind == RequestKind::Evaluator && r.all_text.contains("judge only this step")).count();
+    assert_eq!(judged, 3, "the evaluator judges each step against its own criteria");
+    let user_messages = o.events.iter().filter(|e| matches!(e.event, EngineEvent::MessageCreated { role: MessageRole::User, .. })).count();
+    assert_eq!(user_messages, 1, "a step's brief is Finishline's text, never shown as the person's words");
+    let plan = PlanState::from_events(&o.events).unwrap();
+    assert!(plan.concluded && plan.steps.iter().all(|s| s.state == StepState::Done), "the stored plan shows every step done");
+    assert!(o.gap_free());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_runs_a_one_line_task_as_one_run_for_one_extra_call() {
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&[("Rename the file", "new.txt exists")])),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({}), write("new.txt")),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = start(&h, "create new.txt", PlanMode::Auto).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
+    assert!(!o.has(|e| matches!(e, EngineEvent::PlanCreated { .. })), "a one-step plan is an ordinary run: no plan is shown");
+    assert_eq!(triggers(&o), vec![RunTrigger::Task]);
+    assert_eq!(o.calls_of(RequestKind::Manager), 1, "Auto costs one manager call on a small task");
+    let plain = h.engine.start_task("create new.txt", &h.ws(), PlanMode::Off).unwrap();
+    plain.1.await.unwrap();
+    assert_eq!(h.outcome(&plain.0).calls_of(RequestKind::Manager), 1, "plan mode Off never asks the manager");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_that_stalls_is_replanned_with_a_cause_and_the_task_still_finishes() {
+    let revision = json!({"cause": "b.txt was never written: the agent only talked about it", "steps": [
+        {"title": "Create the second file", "instructions": "Write b.txt now with write_file.", "criteria": ["b.txt exists"], "depends_on": []},
+        {"title": "Write c.txt", "instructions": "Write c.txt.", "criteria": ["c.txt exists"], "depends_on": []}
+    ]});
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({"any_message_contains": "<failed"}), revision.to_string()),
+            manager(json!({}), plan_json(&THREE)),
+            evaluator_when(json!({"any_message_contains": "This step: Write b.txt"}), not_done_verdict(&["b.txt is missing"], "Write b.txt with write_file.")),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Create the second file"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+            agent(json!({}), json!({"text": "I will get to b.txt in a moment, it is nearly ready."})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = start(&h, "write a.txt, b.txt and c.txt", PlanMode::On).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "the revised plan got the task done");
+    assert_eq!(h.read("b.txt").as_deref(), Some("b.txt contents"));
+    let cause = o.events.iter().find_map(|e| if let EngineEvent::PlanRevised { cause, first, .. } = &e.event { Some((cause.clone(), *first)) } else { None }).expect("the plan was revised");
+    assert!(cause.0.contains("never written"), "the person sees why the plan changed: {}", cause.0);
+    let plan = PlanState::from_events(&o.events).unwrap();
+    let states: Vec<(String, StepState)> = plan.steps.iter().map(|s| (s.step.title.clone(), s.state)).collect();
+    assert_eq!(
+        states,
+        vec![
+            ("Write a.txt".into(), StepState::Done),
+            ("Write b.txt".into(), StepState::Failed),
+            ("Write c.txt".into(), StepState::Replaced),
+            ("Create the second file".into(), StepState::Done),
+            ("Write c.txt".into(), StepState::Done),
+        ],
+        "old steps stay visible: the failed one as failed, the one after it as replaced"
+    );
+    assert_eq!(plan.steps[2].replaced_because.as_deref(), Some(cause.0.as_str()));
+    assert_eq!(plan.number_of(4), (4, 4), "replaced steps do not count in Step n/m");
+    let failed = finished(&o).into_iter().find(|(i, _)| *i == 1).unwrap();
+    assert_ne!(failed.1, EndReason::VerifiedDone, "a stalled step is never reported upward as done");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_two_replans_a_stuck_plan_goes_to_review_as_plan_failed_naming_the_step() {
+    let again = json!({"cause": "the file is locked", "steps": [{"title": "Try the report again", "instructions": "Write report.md.", "criteria": ["report.md exists"], "depends_on": []}]});
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({"any_message_contains": "<failed"}), again.to_string()),
+            manager(json!({}), plan_json(&[("Write the report", "report.md exists"), ("Write c.txt", "c.txt exists")])),
+            evaluator_when(json!({"any_message_contains": "judge only this step"}), not_done_verdict(&["report.md is missing"], "Write report.md.")),
+            evaluator(done_verdict()),
+            agent(json!({}), json!({"text": "The report needs more thought before I can write it down."})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = start(&h, "write the report and c.txt", PlanMode::On).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "a failed plan still reaches the person");
+    assert_eq!(o.end_reason, Some(EndReason::PlanFailed));
+    let revisions = o.events.iter().filter(|e| matches!(e.event, EngineEvent::PlanRevised { .. })).count();
+    assert_eq!(revisions, 2, "at most two replans per task");
+    assert_eq!(o.calls_of(RequestKind::Manager), 3, "one plan and two revisions");
+    let remaining = o.events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { remaining, .. } = &e.event { Some(remaining.clone()) } else { None }).unwrap();
+    assert!(remaining.iter().any(|r| r.contains("Try the report again")), "the review names the failed step: {remaining:?}");
+    let plan = PlanState::from_events(&o.events).unwrap();
+    assert!(plan.steps.iter().all(|s| s.state != StepState::Done), "no step is shown as done when none was");
+    assert!(h.read("c.txt").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manager_answer_that_is_not_json_runs_the_task_as_one_run_and_says_so() {
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), "First I would look at the files, then write them.".to_string()),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({}), write("a.txt")),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = start(&h, "write a.txt", PlanMode::On).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "the task is not lost because the plan was");
+    assert_eq!(o.calls_of(RequestKind::Manager), 2, "the answer, then its one repair");
+    let said = o.has(|e| matches!(e, EngineEvent::Error { code, message } if code == "plan" && message.contains("runs as one run")));
+    assert!(said, "the person is told the plan could not be made");
+    assert!(!o.has(|e| matches!(e, EngineEvent::PlanCreated { .. })));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_in_step_two_then_continue_picks_up_step_two_without_redoing_step_one() {
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&THREE)),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            {"when": {"kind": "agent", "last_message_contains": "This step: Write b.txt"}, "times": 1, "reply": {"text": "thinking about b.txt for a long while", "chunk_delay_ms": 400}},
+            agent(json!({"any_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let (sid, handle) = h.engine.start_task("write a.txt, b.txt and c.txt", &h.ws(), PlanMode::On).unwrap();
+    for _ in 0..200 {
+        if started(&h.outcome(&sid)).len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(h.engine.cancel(&sid), "step 2 is running and can be stopped");
+    tokio::time::timeout(Duration::from_secs(20), handle).await.unwrap().unwrap();
+    let o = h.outcome(&sid);
+    assert_eq!(o.status, SessionStatus::Cancelled);
+    assert_eq!(PlanState::from_events(&o.events).unwrap().running_step(), Some(1), "the plan remembers the step it was in");
+    let handle = h.engine.send_message(&sid, "").unwrap();
+    tokio::time::timeout(Duration::from_secs(60), handle).await.unwrap().unwrap();
+    let o = h.outcome(&sid);
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
+    let step_one_calls = o.requests.iter().filter(|r| r.kind == RequestKind::Agent && r.last_message.contains("This step: Write a.txt")).count();
+    assert_eq!(step_one_calls, 1, "continuing does not redo a finished step");
+    assert_eq!(started(&o), vec![(0, 1, 3), (1, 2, 3), (2, 3, 3)]);
+    assert_eq!(finished(&o).len(), 3);
+    assert!(h.read("c.txt").is_some());
+}
