@@ -109,6 +109,24 @@ pub struct Common {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanArg {
+    Off,
+    On,
+    Auto,
+}
+
+impl PlanArg {
+    pub fn mode(self) -> finishline_engine::domain::PlanMode {
+        use finishline_engine::domain::PlanMode;
+        match self {
+            PlanArg::Off => PlanMode::Off,
+            PlanArg::On => PlanMode::On,
+            PlanArg::Auto => PlanMode::Auto,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReviewMode {
     Prompt,
     Approve,
@@ -151,6 +169,10 @@ pub struct RunOptions {
     pub verify: Vec<String>,
     #[arg(long)]
     pub max_steps: Option<u32>,
+    /// Split the task into checked steps first: `on`, `auto` (the manager decides) or `off`.
+    /// Off by default here, so scripts keep their call counts; the window defaults to auto.
+    #[arg(long, value_enum, default_value_t = PlanArg::Off)]
+    pub plan: PlanArg,
     /// The most tokens one model reply may have (default: the settings', 4096).
     #[arg(long)]
     pub max_output_tokens: Option<u32>,

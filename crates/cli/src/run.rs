@@ -79,7 +79,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
     // A resumed session prints only what this run adds; a new one prints from its creation.
     let mut after = 0;
     let started = match start {
-        Start::Task(task) => engine.start_session(&task, &opts.workspace).map(|(sid, _)| sid),
+        Start::Task(task) => engine.start_task(&task, &opts.workspace, opts.plan.mode()).map(|(sid, _)| sid),
         Start::Resume(id, message) => {
             let sid = SessionId(id);
             let summary = store.session(&sid);

@@ -116,6 +116,20 @@ impl View {
                 }
             }
             EngineEvent::ReviewResolved { decision, by, .. } => self.line(&format!("  decision: {} by {}", decision.as_str(), by.as_str())),
+            EngineEvent::PlanCreated { steps, .. } => {
+                self.line(&format!("▤ plan: {} steps", steps.len()));
+                for (i, s) in steps.iter().enumerate() {
+                    self.line(&format!("  {}. {} — done when: {}", i + 1, s.title, if s.criteria.is_empty() { "the evaluator agrees".to_string() } else { s.criteria.join("; ") }));
+                }
+            }
+            EngineEvent::PlanRevised { cause, steps, .. } => {
+                self.line(&format!("▤ plan revised: {cause}"));
+                for s in steps {
+                    self.line(&format!("  + {} — done when: {}", s.title, s.criteria.join("; ")));
+                }
+            }
+            EngineEvent::PlanStepStarted { number, of, title, .. } => self.line(&format!("▤ step {number}/{of}: {title}")),
+            EngineEvent::PlanStepFinished { end_reason, summary, .. } => self.line(&format!("  step ended: {} — {summary}", end_reason.as_str())),
             EngineEvent::Reverted { restored, deleted } => self.line(&format!("  reverted: {}", finishline_engine::store::export::revert_summary(restored.len(), deleted.len()))),
             EngineEvent::Error { message, .. } => self.line(&format!("  ! {message}")),
             _ => {}

@@ -174,3 +174,32 @@ fn a_run_against_the_real_local_model_ends_within_its_limits() {
     }
     println!("local model: {} steps, status {status}, end reason {end}", steps.len());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_with_plan_on_prints_the_plan_and_each_steps_outcome() {
+    let plan = json!({"steps": [
+        {"title": "Write a.txt", "instructions": "Write a.txt.", "criteria": ["a.txt exists"], "depends_on": []},
+        {"title": "Write b.txt", "instructions": "Write b.txt.", "criteria": ["b.txt exists"], "depends_on": [0]}
+    ]});
+    let write = |p: &str| json!({"tool_calls": [{"name": "write_file", "arguments": {"path": p, "content": "x"}}]});
+    let scenario: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "manager"}, "reply": {"text": plan.to_string()}},
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"the file is there\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "This step: Write a.txt"}, "reply": write("a.txt")},
+        {"when": {"kind": "agent", "last_message_contains": "This step: Write b.txt"}, "reply": write("b.txt")}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let (data, ws) = (e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let out = tokio::task::spawn_blocking(move || finishline(&["run", "write a.txt and b.txt", "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--plan", "on", "--review", "approve"], &data)).await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "a verified plan is approved like a run: {text}\n{}", String::from_utf8_lossy(&out.stderr));
+    for line in ["▤ plan: 2 steps", "1. Write a.txt — done when: a.txt exists", "▤ step 1/2: Write a.txt", "▤ step 2/2: Write b.txt", "step ended: verified_done — the file is there"] {
+        assert!(text.contains(line), "the terminal shows the plan and each step's outcome ({line}):\n{text}");
+    }
+    let bad = finishline(&["run", "x", "--plan", "sometimes"], &e.data);
+    assert_eq!(bad.status.code(), Some(2), "an unknown plan mode is a usage error");
+}

@@ -142,3 +142,21 @@ async fn test_connection_grades_the_real_model_in_seconds() {
     assert!(report.checks[0].passed, "llama.cpp streams with a finish reason: {:?}", report.checks[0]);
     println!("SmolLM2 graded: {:?}", report.checks.iter().map(|c| (c.kind, c.passed)).collect::<Vec<_>>());
 }
+
+#[tokio::test]
+async fn the_manager_gets_a_usable_plan_from_the_real_model() {
+    use finishline_engine::plan::{make_plan, PlannerInput, MAX_STEPS};
+    let provider: Arc<dyn finishline_engine::provider::Provider> = Arc::new(HttpProvider::new(ProviderConfig::new(ProviderKind::Openai, base_url(), None)).unwrap());
+    let input = PlannerInput {
+        task: "Create notes.md listing three fruits, then create summary.md that counts them".into(),
+        listing: vec!["README.md".into()],
+        instructions: None,
+        may_skip: false,
+    };
+    let r = make_plan(provider, "smollm2", &input, RetryPolicy::default(), &tokio_util::sync::CancellationToken::new()).await.expect("not cancelled");
+    let plan = r.plan.expect("json_schema output constrains even the tiny model to a plan");
+    assert!((1..=MAX_STEPS).contains(&plan.steps.len()), "a plan has 1 to 7 steps: {plan:?}");
+    assert!(plan.steps.iter().all(|s| !s.title.trim().is_empty()), "every step has a title the person can read: {plan:?}");
+    assert!(r.calls <= 2, "at most one repair");
+    println!("SmolLM2's plan: {:?}", plan.steps.iter().map(|s| &s.title).collect::<Vec<_>>());
+}
