@@ -53,9 +53,17 @@ pub async fn save_settings(app: AppHandle, state: State<'_, AppState>, settings:
 
 // Commands that start runs are async so they execute on the Tokio runtime the runs spawn onto.
 #[tauri::command]
-pub async fn start_session(app: AppHandle, state: State<'_, AppState>, task: String, workspace: String, model: Option<String>) -> Result<SessionId, Error> {
-    let engine = state.engine_from(&settings(&app)?, &workspace, model.as_deref())?;
-    let (sid, _) = engine.start_session(&task, std::path::Path::new(&workspace))?;
+pub async fn start_session(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    task: String,
+    workspace: String,
+    model: Option<String>,
+    plan: Option<finishline_engine::domain::PlanMode>,
+) -> Result<SessionId, Error> {
+    let settings = settings(&app)?;
+    let engine = state.engine_from(&settings, &workspace, model.as_deref())?;
+    let (sid, _) = engine.start_task(&task, std::path::Path::new(&workspace), plan.unwrap_or(settings.plan_mode))?;
     state.remember(&sid, engine);
     Ok(sid)
 }

@@ -18,10 +18,13 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** The app's data folder under a test's XDG_DATA_HOME. */
 export const appDataDir = (home) => path.join(home, "data", "dev.finishline.app");
 
-/** Writes the app's settings file, as Settings would, before the app starts. */
-export function seedSettings(home, provider) {
+/**
+ * Writes the app's settings file, as Settings would, before the app starts. Plan mode is off
+ * unless a test asks for it, so scenarios written for single runs get no manager call.
+ */
+export function seedSettings(home, provider, extra = {}) {
   mkdirSync(appDataDir(home), { recursive: true });
-  writeFileSync(path.join(appDataDir(home), "settings.json"), JSON.stringify({ settings: { provider: { kind: "openai", api_key_env: null, ...provider } } }));
+  writeFileSync(path.join(appDataDir(home), "settings.json"), JSON.stringify({ settings: { plan_mode: "off", ...extra, provider: { kind: "openai", api_key_env: null, ...provider } } }));
 }
 
 /** Starts tauri-driver with its own data folder; the app inherits the environment. */

@@ -58,6 +58,8 @@ export interface Settings {
   prices: Record<string, { input_per_mtok: number; output_per_mtok: number }>;
   theme: Theme;
   mcp_servers?: McpServerSettings[];
+  /** New Task's plan choice until the person picks another. */
+  plan_mode?: PlanMode;
 }
 
 export interface McpServerSettings {
@@ -180,7 +182,15 @@ export type EndReason =
   | "failed"
   | "plan_failed";
 export type Decision = "approve" | "request_changes" | "reject";
-export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume";
+export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume" | "plan_step";
+export type PlanMode = "off" | "on" | "auto";
+export type StepState = "pending" | "running" | "done" | "failed" | "skipped" | "replaced";
+export interface PlanStep {
+  title: string;
+  instructions: string;
+  criteria: string[];
+  depends_on: number[];
+}
 
 /** Which stuck pattern fired, and what repeated. */
 export interface Stuck {
@@ -241,6 +251,10 @@ export type EngineEvent =
   | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean }
   | { type: "reverted"; restored: string[]; deleted: string[] }
   | { type: "project_instructions"; file: string; chars: number; truncated: boolean }
+  | { type: "plan_created"; steps: PlanStep[]; mode: PlanMode }
+  | { type: "plan_revised"; first: number; cause: string; steps: PlanStep[] }
+  | { type: "plan_step_started"; index: number; number: number; of: number; title: string }
+  | { type: "plan_step_finished"; index: number; end_reason: EndReason; summary: string }
   | { type: "error"; code: string; message: string };
 
 export type Envelope = EngineEvent & { seq: number; session_id: string; run_id?: string; at: string };
@@ -339,7 +353,7 @@ export const ipc = {
       throw toAppError(e);
     }
   },
-  startSession: (task: string, workspace: string, model?: string) => call<string>("start_session", { task, workspace, model: model ?? null }),
+  startSession: (task: string, workspace: string, model?: string, plan?: PlanMode) => call<string>("start_session", { task, workspace, model: model ?? null, plan: plan ?? null }),
   testConnection: (settings: Settings) => call<ConnectionReport>("test_connection", { settings }),
   providerPresets: () => call<ProviderPreset[]>("provider_presets"),
   keyStatus: (provider: ProviderSettings) => call<KeyStatus>("key_status", { provider }),

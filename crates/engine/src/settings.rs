@@ -163,6 +163,8 @@ pub struct Settings {
     pub theme: Theme,
     /// MCP servers whose tools join the agent's, namespaced by server name.
     pub mcp_servers: Vec<McpServerSettings>,
+    /// New Task's plan choice until the person picks another: Auto lets the manager decide.
+    pub plan_mode: crate::domain::PlanMode,
 }
 
 /// A stdio MCP server: a command Finishline starts when a run first needs tools.

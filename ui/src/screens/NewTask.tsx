@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { FolderOpen, Play } from "lucide-react";
-import { AppError, ipc, type SessionSummary, type WorkspaceSurvey } from "../ipc";
+import { AppError, ipc, type PlanMode, type SessionSummary, type WorkspaceSurvey } from "../ipc";
 import { gradeOf } from "../modelGrades";
 
 interface Props {
@@ -11,7 +11,15 @@ interface Props {
   onStarted: (sessionId: string) => void;
   /** Changes each time the person goes to New Task: the cursor goes to the task box. */
   focusSignal?: number;
+  /** The plan choice from Settings. */
+  defaultPlan?: PlanMode;
 }
+
+const PLAN_CHOICES: { mode: PlanMode; label: string; hint: string }[] = [
+  { mode: "auto", label: "Auto", hint: "A manager splits long tasks into checked steps; a small task runs as one (one extra model call)." },
+  { mode: "on", label: "On", hint: "Always split the task into checked steps, each judged against its own criteria." },
+  { mode: "off", label: "Off", hint: "One run, judged once at the end." },
+];
 
 /** Tasks larger than this are refused in the form, before anything is sent anywhere. */
 export const MAX_TASK_CHARS = 100_000;
@@ -28,12 +36,13 @@ export function recentWorkspaces(sessions: SessionSummary[], max = 5): string[] 
   return out;
 }
 
-export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onStarted, focusSignal = 0 }: Props) {
+export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onStarted, focusSignal = 0, defaultPlan = "auto" }: Props) {
   const taskBox = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
     if (providerReady) taskBox.current?.focus();
   }, [focusSignal, providerReady]);
   const [model, setModel] = useState(defaultModel);
+  const [plan, setPlan] = useState<PlanMode>(defaultPlan);
   // A half-typed task survives a visit to Settings or History (kept for this window only).
   const [task, setTaskState] = useState(() => sessionStorage.getItem(DRAFT_KEY) ?? "");
   const setTask = (t: string) => {
@@ -108,7 +117,7 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
     setStarting(true);
     setError(null);
     try {
-      const id = await ipc.startSession(task, workspace, model.trim() && model.trim() !== defaultModel ? model.trim() : undefined);
+      const id = await ipc.startSession(task, workspace, model.trim() && model.trim() !== defaultModel ? model.trim() : undefined, plan);
       setTask("");
       onStarted(id);
     } catch (err) {
@@ -206,6 +215,18 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
         <span>Model</span>
         <input data-testid="task-model" value={model} onChange={(e) => setModel(e.target.value)} placeholder="The model from Settings" spellCheck={false} />
       </label>
+      <fieldset className="field plan-choice" data-testid="plan-choice">
+        <legend>Plan</legend>
+        <div className="segmented" role="radiogroup" aria-label="Plan">
+          {PLAN_CHOICES.map((c) => (
+            <label key={c.mode} className={plan === c.mode ? "selected" : ""} title={c.hint} data-testid={`plan-label-${c.mode}`}>
+              <input type="radio" name="plan" value={c.mode} checked={plan === c.mode} onChange={() => setPlan(c.mode)} data-testid={`plan-${c.mode}`} />
+              {c.label}
+            </label>
+          ))}
+        </div>
+        <span className="muted small">{PLAN_CHOICES.find((c) => c.mode === plan)?.hint}</span>
+      </fieldset>
       {noTools && (
         <p className="notice" role="status" data-testid="model-warning">
           In Test connection, {model.trim()} did not call a tool when asked ({noTools.detail}). It can answer, but it will rarely act on files. Pick another model in{" "}

@@ -3,12 +3,12 @@ import { editDiff, outputTail, summarizeTool } from "../session/cardSummary";
 import { watchFrames, report } from "../perf";
 import { memo, useCallback, useEffect, useReducer, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { ArrowDown, Bot, ChevronRight, CircleSlash, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
-import { AppError, ipc, type Envelope } from "../ipc";
+import { ArrowDown, Bot, ChevronRight, CircleSlash, ListChecks, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
+import { AppError, ipc, type Envelope, type StepState } from "../ipc";
 import { Markdown } from "../components/Markdown";
 import { ReviewPanel } from "../components/ReviewPanel";
 import { StatusBadge } from "../components/StatusBadge";
-import { applyAll, emptyModel, END_LABEL, isRunning, SOURCE_LABEL, STUCK_LABEL, tokensPerSecond, type Item, type SessionModel, type StepClock } from "../session/model";
+import { applyAll, emptyModel, END_LABEL, isRunning, SOURCE_LABEL, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
 
 function reducer(m: SessionModel, batch: Envelope[]): SessionModel {
   return applyAll(m, batch);
@@ -160,6 +160,8 @@ function Question({ item }: { item: Extract<Item, { kind: "question" }> }) {
 const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
   switch (item.kind) {
     case "run":
+      // A plan step's run is introduced by its own "Step n/m" divider.
+      if (item.trigger === "plan_step") return null;
       return <div className="divider">{item.trigger === "task" ? "Task" : item.trigger === "feedback" ? "Your feedback" : item.trigger === "resume" ? "Resumed" : "New message"}</div>;
     case "user":
       return (
@@ -199,12 +201,14 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
           <div className="card-head static">
             <RefreshCw size={14} aria-hidden />
             <strong>{SOURCE_LABEL[item.source]}</strong>
-            <span className="muted">
-              {item.remaining.length > 0 ? `${item.remaining.length} item${item.remaining.length > 1 ? "s" : ""} remaining, ` : ""}continuing ({item.attempt}/{item.max})
-            </span>
+            {item.max > 0 && (
+              <span className="muted">
+                {item.remaining.length > 0 ? `${item.remaining.length} item${item.remaining.length > 1 ? "s" : ""} remaining, ` : ""}continuing ({item.attempt}/{item.max})
+              </span>
+            )}
           </div>
           <div className="card-body">
-            <p className="muted small">Finishline sent the agent back to work — not your words:</p>
+            <p className="muted small">{item.source === "plan_step" ? "Finishline briefed the agent for this step — not your words:" : "Finishline sent the agent back to work — not your words:"}</p>
             <p className="continuation-text">{item.text}</p>
           </div>
         </div>
@@ -262,10 +266,28 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       ) : (
         <Question item={item} />
       );
+    case "plan_step":
+      return (
+        <div className="divider plan-divider" data-testid="plan-step-divider">
+          Step {item.number}/{item.of}: {item.title}
+        </div>
+      );
+    case "plan_revised":
+      return (
+        <div className="card plan-revised" data-testid="plan-revised">
+          <div className="card-head static">
+            <ListChecks size={14} aria-hidden /> The plan was revised
+          </div>
+          <div className="card-body">
+            <p>{item.cause}</p>
+            <p className="muted small">New steps: {item.titles.join(" · ")}</p>
+          </div>
+        </div>
+      );
     case "run_end":
       return (
         <div className="divider">
-          Run ended: {END_LABEL[item.endReason]}
+          {item.status === "busy" ? "Step ended" : "Run ended"}: {END_LABEL[item.endReason]}
           {item.stuck ? ` (${STUCK_LABEL[item.stuck.pattern] ?? item.stuck.pattern})` : ""}
         </div>
       );
@@ -279,6 +301,43 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       );
   }
 });
+
+const STEP_STATE_LABEL: Record<StepState, string> = { pending: "Pending", running: "Running", done: "Done", failed: "Failed", skipped: "Skipped", replaced: "Replaced" };
+
+/** The plan: every step with its criteria, its state and outcome; replaced steps stay, with why. */
+function PlanPanel({ plan }: { plan: PlanView }) {
+  return (
+    <aside className="plan panel" data-testid="plan-panel" aria-label="Plan">
+      <h3>
+        Plan{plan.revisions.length > 0 ? ` (revised ${plan.revisions.length}×)` : ""}
+      </h3>
+      <ol>
+        {plan.steps.map((s, i) => (
+          <li key={i} className={`plan-step step-${s.state}`} data-testid="plan-step" data-state={s.state}>
+            <div className="row">
+              <strong className="grow">{s.step.title}</strong>
+              <span className={`tag step-state state-${s.state}`}>{STEP_STATE_LABEL[s.state]}</span>
+            </div>
+            {s.step.criteria.length > 0 && (
+              <ul className="criteria muted small">
+                {s.step.criteria.map((c, j) => (
+                  <li key={j}>{c}</li>
+                ))}
+              </ul>
+            )}
+            {s.endReason && (
+              <p className="small">
+                {END_LABEL[s.endReason]}
+                {s.summary ? `: ${s.summary}` : ""}
+              </p>
+            )}
+            {s.replacedBecause && <p className="muted small">Replaced: {s.replacedBecause}</p>}
+          </li>
+        ))}
+      </ol>
+    </aside>
+  );
+}
 
 /** Above this many items the timeline renders only what is on screen, so long sessions stay smooth. */
 export const VIRTUALIZE_ABOVE = 200;
@@ -521,7 +580,12 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
         </div>
       </header>
       <div className="progress" data-testid="progress-strip" aria-live="polite">
-        <span>Step {model.step}</span>
+        {model.plan?.number !== undefined && model.plan.current !== undefined && (
+          <span className="plan-progress" data-testid="plan-progress">
+            Step {model.plan.number}/{model.plan.of}: {model.plan.steps[model.plan.current]?.step.title}
+          </span>
+        )}
+        <span>{model.plan ? "Turn" : "Step"} {model.step}</span>
         {model.stepClock && <StepTiming clock={model.stepClock} live={running && model.stepClock.finishedAt === undefined} />}
         <span data-testid="activity">{running && model.activity ? activityText(model.activity, model.stepClock) : model.endReason ? END_LABEL[model.endReason] : ""}</span>
         {model.cycle.max > 0 && <span>Cycle {model.cycle.n}/{model.cycle.max}</span>}
@@ -570,6 +634,9 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
             </button>
           )}
         </div>
+        {(model.plan || model.todos.length > 0) && (
+          <div className="side-panels">
+        {model.plan && <PlanPanel plan={model.plan} />}
         {model.todos.length > 0 && (
           <aside className="todos panel" data-testid="todos">
             <h3>Todos</h3>
@@ -584,6 +651,8 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
               ))}
             </ul>
           </aside>
+        )}
+          </div>
         )}
       </div>
       {/* Pinned to the bottom: whatever waits for the person (a permission, a question, the review,

@@ -1,6 +1,27 @@
 // Folds a session's events into what the session view shows. Pure, so it is tested without a
 // window and replays and live updates go through the same code.
-import type { Claim, ClaimWords, ContinuationSource, Stuck, Envelope, EndReason, FileChange, Phase, PermissionDecision, SessionStatus, Todo, ToolState, Verdict } from "../ipc";
+import type { Claim, ClaimWords, ContinuationSource, Stuck, Envelope, EndReason, FileChange, Phase, PermissionDecision, PlanMode, PlanStep, SessionStatus, StepState, Todo, ToolState, Verdict } from "../ipc";
+
+export interface PlanStepView {
+  step: PlanStep;
+  state: StepState;
+  endReason?: EndReason;
+  summary?: string;
+  /** Why a replan took this step's place. */
+  replacedBecause?: string;
+}
+
+/** The session's plan, folded the way the engine's `PlanState` folds it. */
+export interface PlanView {
+  mode: PlanMode;
+  steps: PlanStepView[];
+  revisions: string[];
+  current?: number;
+  /** "Step n/m" of the running step, counted over the current plan. */
+  number?: number;
+  of?: number;
+  concluded: boolean;
+}
 
 export type Item =
   | { kind: "run"; key: string; trigger: string; at: string }
@@ -14,6 +35,8 @@ export type Item =
   | { kind: "permission"; key: string; requestId: string; tool: string; input: unknown; reason: string; decision?: PermissionDecision; cancelled?: boolean; verification?: boolean }
   | { kind: "question"; key: string; requestId: string; question: string; answer?: string | null; declined?: boolean; answered: boolean; cancelled?: boolean }
   | { kind: "run_end"; key: string; status: SessionStatus; endReason: EndReason; stuck?: Stuck }
+  | { kind: "plan_step"; key: string; number: number; of: number; title: string }
+  | { kind: "plan_revised"; key: string; cause: string; titles: string[] }
   | { kind: "error"; key: string; message: string };
 
 export interface Review {
@@ -56,6 +79,7 @@ export interface SessionModel {
   stepClock?: StepClock;
   /** The code of the last error the run reported (`provider_unreachable`, `provider_auth`, …). */
   lastErrorCode?: string;
+  plan?: PlanView;
 }
 
 export interface StepClock {
@@ -136,7 +160,37 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     return i >= 0 && kinds.includes(next.items[i].kind) ? i : -1;
   };
   const findMsg = (id: string) => find(id, ["assistant", "user"]);
+  const plan = () => (next.plan = { ...next.plan!, steps: [...next.plan!.steps] });
   switch (e.type) {
+    case "plan_created":
+      next.plan = { mode: e.mode, steps: e.steps.map((step) => ({ step, state: "pending" })), revisions: [], concluded: false };
+      break;
+    case "plan_revised":
+      if (next.plan) {
+        const p = plan();
+        p.steps = p.steps.map((s, i) => (i >= e.first && (s.state === "pending" || s.state === "running") ? { ...s, state: "replaced", replacedBecause: e.cause } : s));
+        p.steps.push(...e.steps.map((step): PlanStepView => ({ step, state: "pending" })));
+        p.revisions = [...p.revisions, e.cause];
+        push({ kind: "plan_revised", key: `pr-${e.seq}`, cause: e.cause, titles: e.steps.map((s) => s.title) });
+      }
+      break;
+    case "plan_step_started":
+      if (next.plan) {
+        const p = plan();
+        if (p.steps[e.index]) p.steps[e.index] = { ...p.steps[e.index], state: "running" };
+        p.current = e.index;
+        p.number = e.number;
+        p.of = e.of;
+      }
+      push({ kind: "plan_step", key: `ps-${e.seq}`, number: e.number, of: e.of, title: e.title });
+      break;
+    case "plan_step_finished":
+      if (next.plan?.steps[e.index]) {
+        const p = plan();
+        const done = e.end_reason === "verified_done" || e.end_reason === "unverified";
+        p.steps[e.index] = { ...p.steps[e.index], state: done ? "done" : "failed", endReason: e.end_reason, summary: e.summary || undefined };
+      }
+      break;
     case "project_instructions":
       next.instructions = { file: e.file, truncated: e.truncated };
       break;
@@ -235,10 +289,15 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       push({ kind: "evaluation", key: `e-${e.seq}`, cycle: e.cycle, verdict: e.verdict, summary: e.summary, remaining: e.remaining, parseOk: e.parse_ok, stuckReason: e.stuck_reason, question: e.question ?? "done", model: e.model });
       break;
     case "continuation":
-      if (e.source !== "truncation" && e.source !== "resume") next.cycle = { n: e.attempt, max: e.max };
+      if (e.source !== "truncation" && e.source !== "resume" && e.source !== "plan_step") next.cycle = { n: e.attempt, max: e.max };
       push({ kind: "continuation", key: `c-${e.seq}`, source: e.source, attempt: e.attempt, max: e.max, remaining: e.remaining, text: e.text });
       break;
     case "review_requested":
+      if (next.plan && !next.plan.concluded) {
+        const p = plan();
+        p.concluded = true;
+        p.steps = p.steps.map((s) => (s.state === "pending" ? { ...s, state: "skipped" } : s));
+      }
       next.review = { reviewId: e.review_id, claim: e.claim, verdict: e.verdict, endReason: e.end_reason, remaining: e.remaining, files: e.files_changed, verification: e.verification, tokens: e.tokens, costUsd: e.cost_usd, claimWords: e.claim_words, verdictSummary: e.verdict_summary, stuck: e.stuck, notCovered: e.not_covered };
       break;
     case "review_resolved":
@@ -248,7 +307,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       if (next.review?.decided) next.review = { ...next.review, decided: { ...next.review.decided, reverted: { restored: e.restored, deleted: e.deleted } } };
       break;
     case "run_finished":
-      next.endReason = e.end_reason;
+      // A plan step's run ends with the session still busy: the plan goes on.
+      if (e.status !== "busy") next.endReason = e.end_reason;
       push({ kind: "run_end", key: `end-${e.seq}`, status: e.status, endReason: e.end_reason, stuck: e.stuck });
       break;
     case "error":
@@ -266,6 +326,7 @@ export const SOURCE_LABEL: Record<ContinuationSource, string> = {
   verification: "Verification failed",
   evaluator: "Evaluator",
   resume: "Resumed after a restart",
+  plan_step: "The step's brief",
 };
 
 /** Stuck patterns in plain words. */

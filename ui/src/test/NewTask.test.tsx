@@ -63,7 +63,29 @@ describe("New task", () => {
     await user.type(screen.getByTestId("task-input"), "hello");
     await user.keyboard("{Control>}{Enter}{/Control}");
     await vi.waitFor(() => expect(onStarted).toHaveBeenCalledWith("ses_1"));
-    expect(started).toEqual({ task: "hello", workspace: "/w", model: null });
+    expect(started).toEqual({ task: "hello", workspace: "/w", model: null, plan: "auto" });
+  });
+
+  it("starts with the plan choice from Settings and sends the one the person picks", async () => {
+    let started: { plan?: string } = {};
+    mockIPC((cmd, args) => {
+      if (cmd === "plugin:dialog|open") return "/w";
+      if (cmd === "start_session") {
+        started = args as { plan?: string };
+        return "ses_2";
+      }
+    });
+    render(<NewTask providerReady defaultPlan="off" onOpenSettings={() => {}} onStarted={() => {}} />);
+    const user = userEvent.setup();
+    expect(screen.getByTestId("plan-off"), "the Settings default is preselected").toBeChecked();
+    expect(screen.getByTestId("plan-choice")).toHaveTextContent("One run, judged once at the end.");
+    await user.click(screen.getByTestId("plan-on"));
+    expect(screen.getByTestId("plan-choice"), "each choice says what it costs and does").toHaveTextContent("Always split the task into checked steps");
+    await user.click(screen.getByTestId("pick-workspace"));
+    await vi.waitFor(() => expect(screen.getByTestId("workspace-path")).toHaveValue("/w"));
+    await user.type(screen.getByTestId("task-input"), "write the report");
+    await user.click(screen.getByTestId("run"));
+    await vi.waitFor(() => expect(started.plan, "the task runs with the picked plan mode").toBe("on"));
   });
 
   it("a refused start shows the engine's message and keeps the task", async () => {

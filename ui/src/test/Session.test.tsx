@@ -376,4 +376,38 @@ describe("Session view, loading and errors", () => {
     expect(await screen.findByRole("heading", { name: "found it" })).toBeInTheDocument();
     expect(screen.queryByTestId("session-error"), "the error goes once the session opens").toBeNull();
   });
+
+  it("shows the plan with each step's state, Step 2/3 in the progress strip, and why the plan changed", async () => {
+    seq = 0;
+    const step = (title: string) => ({ title, instructions: `${title}.`, criteria: [`${title} is done`], depends_on: [] });
+    script([
+      ev({ type: "session_created", task: "write a, b and c", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "busy" }),
+      ev({ type: "message_created", message_id: "u", role: "user", text: "write a, b and c" }),
+      ev({ type: "plan_created", mode: "on", steps: [step("Write a"), step("Write b"), step("Write c")] }),
+      ev({ type: "run_started", trigger: "plan_step" }),
+      ev({ type: "plan_step_started", index: 0, number: 1, of: 3, title: "Write a" }),
+      ev({ type: "continuation", source: "plan_step", attempt: 0, max: 0, remaining: [], text: "You are on step 1 of 3" }),
+      ev({ type: "plan_step_finished", index: 0, end_reason: "verified_done", summary: "a.txt is written" }),
+      ev({ type: "run_finished", status: "busy", claim: "none", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "plan_revised", first: 1, cause: "b needs the data first", steps: [step("Fetch the data"), step("Write b")] }),
+      ev({ type: "run_started", trigger: "plan_step" }),
+      ev({ type: "plan_step_started", index: 3, number: 2, of: 3, title: "Fetch the data" }),
+      ev({ type: "step_started", step: 1 }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("plan-progress")).toHaveTextContent("Step 2/3: Fetch the data");
+    const steps = screen.getAllByTestId("plan-step");
+    expect(steps.map((s) => s.getAttribute("data-state")), "old steps stay visible as replaced").toEqual(["done", "replaced", "replaced", "running", "pending"]);
+    expect(steps[0]).toHaveTextContent("Verified done: a.txt is written");
+    expect(steps[1]).toHaveTextContent("Replaced: b needs the data first");
+    expect(steps[3], "each step shows its success criteria").toHaveTextContent("Fetch the data is done");
+    expect(screen.getByTestId("plan-revised")).toHaveTextContent("b needs the data first");
+    expect(screen.getAllByTestId("plan-step-divider").map((d) => d.textContent)).toEqual(["Step 1/3: Write a", "Step 2/3: Fetch the data"]);
+    const brief = screen.getByTestId("continuation-card");
+    expect(brief, "a step's brief is Finishline's words, not the person's").toHaveTextContent("Finishline briefed the agent for this step — not your words");
+    expect(brief).not.toHaveTextContent("continuing (0/0)");
+    expect(screen.getAllByTestId("user-bubble")).toHaveLength(1);
+  });
 });

@@ -1,0 +1,58 @@
+// Plan mode in the real window: the Plan choice in New Task, the plan panel with each step's
+// state, "Step 2/3" in the progress strip while step 2 runs, and the review after the last step.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { clickAway, launchApp, seedSettings, shot, startDriver, typeInto, waitForScreen } from "./app.mjs";
+import { startFake } from "./fake.mjs";
+
+let driver, fake, app;
+before(async () => {
+  fake = await startFake("e2e-plan.json");
+  const home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-plan-"));
+  // The window's own default (Auto) is what a new user gets; this test picks On itself.
+  seedSettings(home, { base_url: fake.baseUrl, model: "fake-model" }, { plan_mode: "auto" });
+  driver = await startDriver({ port: 4590, home });
+  app = await launchApp(driver);
+});
+after(async () => {
+  await app?.deleteSession().catch(() => {});
+  await driver?.stop();
+  fake?.stop();
+});
+
+const testid = (id) => app.$(`[data-testid="${id}"]`);
+const text = (id) => app.execute((id) => document.querySelector(`[data-testid="${id}"]`)?.textContent ?? null, id);
+const stepStates = () => app.execute(() => [...document.querySelectorAll('[data-testid="plan-step"]')].map((e) => e.getAttribute("data-state")));
+
+test("a task run with Plan On shows its steps, Step 2/3 while step 2 runs, and each step's outcome at review", async () => {
+  await waitForScreen(app, "new-task-form");
+  assert.equal(await (await testid("plan-auto")).isSelected(), true, "Auto is the window's default plan choice");
+  const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-plan-"));
+  await typeInto(app, await testid("workspace-path"), ws);
+  await typeInto(app, await testid("task-input"), "write a.txt, b.txt and c.txt");
+  await (await testid("plan-label-on")).click();
+  assert.equal(await (await testid("plan-on")).isSelected(), true, "clicking On picks it");
+  assert.match(await text("plan-choice"), /Always split the task into checked steps/);
+  await clickAway(await testid("run"));
+  await (await testid("session-view")).waitForDisplayed({ timeout: 10_000 });
+
+  // Step 2's model answer is held back for a moment: the strip says where the plan is.
+  await app.waitUntil(async () => /Step 2\/3: Write b\.txt/.test((await text("plan-progress")) ?? ""), { timeout: 20_000, timeoutMsg: "the progress strip never showed Step 2/3" });
+  assert.deepEqual(await stepStates(), ["done", "running", "pending"], "the plan panel shows step 1 done and step 2 running");
+  await shot(app, "plan-step-2");
+
+  const badge = await testid("status-badge");
+  await badge.waitUntil(async () => (await badge.getAttribute("data-status")) === "awaiting_review", { timeout: 30_000, timeoutMsg: "the plan never reached review" });
+  assert.deepEqual(await stepStates(), ["done", "done", "done"]);
+  const panel = await text("plan-panel");
+  assert.match(panel, /a\.txt exists/, "each step shows its success criteria");
+  assert.match(panel, /Verified done: the file is written/, "each step shows its outcome");
+  await (await testid("review-panel")).waitForDisplayed({ timeout: 5_000 });
+  await shot(app, "plan-review");
+  for (const f of ["a.txt", "b.txt", "c.txt"]) assert.ok(existsSync(path.join(ws, f)), `${f} was written by its step`);
+  const manager = (await fake.requests()).filter((r) => r.kind === "manager").length;
+  assert.equal(manager, 1, "one manager call made the plan");
+});
