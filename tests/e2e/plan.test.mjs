@@ -51,6 +51,8 @@ test("a task run with Plan On shows its steps, Step 2/3 while step 2 runs, and e
   assert.match(panel, /a\.txt exists/, "each step shows its success criteria");
   assert.match(panel, /Verified done: the file is written/, "each step shows its outcome");
   await (await testid("review-panel")).waitForDisplayed({ timeout: 5_000 });
+  assert.match(await text("review-steps"), /3 of 3 done/, "the review shows the plan with each step's outcome");
+  assert.match(await text("plan-progress"), /Plan: 3\/3 steps done/, "after the last step the strip sums the plan up");
   await shot(app, "plan-review");
   for (const f of ["a.txt", "b.txt", "c.txt"]) assert.ok(existsSync(path.join(ws, f)), `${f} was written by its step`);
   const manager = (await fake.requests()).filter((r) => r.kind === "manager").length;

@@ -228,7 +228,7 @@ export interface FileChange {
 /** The engine's events, as stored and delivered (section 10 of the spec). */
 export type EngineEvent =
   | { type: "session_created"; task: string; workspace: string; provider: string; model: string }
-  | { type: "run_started"; trigger: "task" | "feedback" | "message" | "resume" }
+  | { type: "run_started"; trigger: "task" | "feedback" | "message" | "resume" | "plan_step" }
   | { type: "run_finished"; status: SessionStatus; claim: Claim; verdict: Verdict | null; end_reason: EndReason; stuck?: Stuck }
   | { type: "status_changed"; status: SessionStatus; attempt?: number; next_retry_at?: string; message?: string }
   | { type: "step_started"; step: number; cycle?: { used: number; max: number } }

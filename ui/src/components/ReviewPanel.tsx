@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import { AppError, ipc, TRUST_SHOWN_FROM, type EvaluatorTrust, type FileChange } from "../ipc";
-import { END_LABEL, STUCK_LABEL, type Review } from "../session/model";
+import { END_LABEL, STUCK_LABEL, type PlanView, type Review } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 
 function Diff({ file }: { file: FileChange }) {
@@ -30,6 +30,8 @@ interface Props {
   onDecided: () => void;
   /** The model whose verdict this is, for its track record. */
   evaluatorModel?: string;
+  /** With plan mode: each step's outcome, shown with the evidence. */
+  plan?: PlanView;
 }
 
 /** "judge-a has called 3 of its last 40 `done` verdicts wrongly": once there are enough reviews. */
@@ -48,7 +50,7 @@ function TrackRecord({ model }: { model: string }) {
   );
 }
 
-export function ReviewPanel({ review, tokens, onDecided, evaluatorModel }: Props) {
+export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan }: Props) {
   const [feedback, setFeedback] = useState("");
   const [asking, setAsking] = useState(false);
   // Approve / Request changes / Reject from the command palette.
@@ -123,6 +125,25 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel }: Props
             </span>
           )}
         </dd>
+        {plan && (
+          <>
+            <dt>Steps</dt>
+            <dd data-testid="review-steps">
+              {plan.steps.filter((s) => s.state === "done").length} of {plan.steps.filter((s) => s.state !== "replaced").length} done
+              {plan.revisions.length > 0 ? `, plan revised ${plan.revisions.length}×` : ""}
+              <ol className="review-steps">
+                {plan.steps
+                  .filter((s) => s.state !== "replaced")
+                  .map((s, i) => (
+                    <li key={i} data-state={s.state}>
+                      <span className={`tag step-state state-${s.state}`}>{s.endReason ? END_LABEL[s.endReason] : s.state}</span> {s.step.title}
+                      {s.summary && <span className="muted">: {s.summary}</span>}
+                    </li>
+                  ))}
+              </ol>
+            </dd>
+          </>
+        )}
         <dt>Evaluator</dt>
         <dd data-testid="review-verdict">
           {review.verdict ? review.verdict.replace("_", " ") : "not asked"}

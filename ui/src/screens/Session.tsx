@@ -208,8 +208,18 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
             )}
           </div>
           <div className="card-body">
-            <p className="muted small">{item.source === "plan_step" ? "Finishline briefed the agent for this step — not your words:" : "Finishline sent the agent back to work — not your words:"}</p>
-            <p className="continuation-text">{item.text}</p>
+            {item.source === "plan_step" ? (
+              // Long and the same shape every step: folded, one click away.
+              <details className="brief">
+                <summary className="muted small">Finishline briefed the agent for this step — not your words</summary>
+                <p className="continuation-text">{item.text}</p>
+              </details>
+            ) : (
+              <>
+                <p className="muted small">Finishline sent the agent back to work — not your words:</p>
+                <p className="continuation-text">{item.text}</p>
+              </>
+            )}
           </div>
         </div>
       );
@@ -582,7 +592,9 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
       <div className="progress" data-testid="progress-strip" aria-live="polite">
         {model.plan?.number !== undefined && model.plan.current !== undefined && (
           <span className="plan-progress" data-testid="plan-progress">
-            Step {model.plan.number}/{model.plan.of}: {model.plan.steps[model.plan.current]?.step.title}
+            {model.plan.concluded
+              ? `Plan: ${model.plan.steps.filter((s) => s.state === "done").length}/${model.plan.steps.filter((s) => s.state !== "replaced").length} steps done`
+              : `Step ${model.plan.number}/${model.plan.of}: ${model.plan.steps[model.plan.current]?.step.title ?? ""}`}
           </span>
         )}
         <span>{model.plan ? "Turn" : "Step"} {model.step}</span>
@@ -660,7 +672,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
       <div className="session-bottom" data-testid="bottom-bar">
       {ask && (ask.kind === "permission" ? <Permission item={ask} /> : <Question item={ask} />)}
       {/* After Approve or Reject the panel stays, saying what was decided (and what a revert undid). */}
-      {model.review && (model.status === "awaiting_review" || (model.review.decided && model.review.decided.decision !== "request_changes" && !running)) && <ReviewPanel review={model.review} tokens={model.tokens} onDecided={() => undefined} evaluatorModel={lastEvaluatorModel(model.items)} />}
+      {model.review && (model.status === "awaiting_review" || (model.review.decided && model.review.decided.decision !== "request_changes" && !running)) && <ReviewPanel review={model.review} tokens={model.tokens} onDecided={() => undefined} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} />}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (
         <div className="composer">
           {model.status === "interrupted" && <p className="notice">This session was interrupted. Resume it to continue where it stopped.</p>}
