@@ -97,6 +97,10 @@ async fn a_three_step_plan_runs_each_step_fresh_and_checks_the_whole_task_before
     let plan = PlanState::from_events(&o.events).unwrap();
     assert!(plan.concluded && plan.steps.iter().all(|s| s.state == StepState::Done), "the stored plan shows every step done");
     assert!(o.gap_free());
+    let md = finishline_engine::store::export::to_markdown(&h.store.timeline(&o.session).unwrap());
+    for part in ["**▤ Plan (3 steps):**", "2. **Write b.txt**: Write b.txt. (done when: b.txt exists)", "#### Step 2/3: Write b.txt", "*Step ended: verified_done*"] {
+        assert!(md.contains(part), "the export shows the plan and each step ({part}):\n{md}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,7 +2,7 @@ import { AboutPanel } from "../components/AboutPanel";
 import { useEffect, useState, type FormEvent, type MutableRefObject } from "react";
 import { McpSection } from "../components/McpSection";
 import { ProviderSection } from "../components/ProviderSection";
-import { AppError, ipc, type PermissionDefault, type Settings, type SettingsView, type Theme } from "../ipc";
+import { AppError, ipc, type PermissionDefault, type PlanMode, type Settings, type SettingsView, type Theme } from "../ipc";
 
 /** "folder: command" lines ⇄ the settings' map, so the person edits plain text. */
 export function verifyToText(map: Record<string, string[]>): string {
@@ -336,6 +336,21 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
 
       <fieldset className="panel">
         <legend>Completion checks</legend>
+        <label className="field">
+          <span>Plan for new tasks</span>
+          <select
+            data-testid="plan-mode-select"
+            value={draft.plan_mode ?? "auto"}
+            onChange={(e) => {
+              setSaved(false);
+              setDraft((d) => ({ ...d, plan_mode: e.target.value as PlanMode }));
+            }}
+          >
+            <option value="auto">Auto: a manager splits long tasks into checked steps</option>
+            <option value="on">On: always split into checked steps</option>
+            <option value="off">Off: one run, judged at the end</option>
+          </select>
+        </label>
         <label className="field">
           <span>Completion marker (empty: off)</span>
           <input value={draft.completion.marker} onChange={(e) => setCompletion({ marker: e.target.value })} placeholder="e.g. TASK_COMPLETE" spellCheck={false} />

@@ -27,6 +27,23 @@ describe("Settings", () => {
     expect(onSaved, "the rest of the app must learn the provider is ready").toHaveBeenCalledWith({ settings: sent, provider_ready: true });
   });
 
+  it("the plan for new tasks is Auto until changed, and a change is saved", async () => {
+    let sent: Settings | undefined;
+    mockIPC((cmd, args) => {
+      if (cmd === "save_settings") {
+        sent = (args as { settings: Settings }).settings;
+        return { settings: sent, provider_ready: true };
+      }
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    expect(screen.getByTestId("plan-mode-select"), "a settings file without the field means Auto").toHaveValue("auto");
+    await user.selectOptions(screen.getByTestId("plan-mode-select"), "off");
+    await user.click(screen.getByTestId("save-settings"));
+    expect(await screen.findByText("Saved")).toBeInTheDocument();
+    expect(sent?.plan_mode, "New Task starts from the saved choice").toBe("off");
+  });
+
   it("shows the engine's message when a field is wrong, keeping what was typed", async () => {
     mockIPC((cmd) => {
       if (cmd === "save_settings") throw { code: "invalid_settings", message: "provider.base_url: “localhost 8080” is not a URL" };

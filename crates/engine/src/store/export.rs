@@ -26,6 +26,10 @@ pub enum Entry {
     Decision { decision: Decision, by: DecidedBy, feedback: Option<String> },
     Reverted { restored: Vec<String>, deleted: Vec<String> },
     Instructions { file: String, truncated: bool },
+    /// The plan as made or revised: each step with its criteria.
+    Plan { revised_because: Option<String>, steps: Vec<crate::plan::PlanStep> },
+    PlanStep { number: usize, of: usize, title: String },
+    PlanStepEnd { end_reason: EndReason, summary: String },
     RunEnd { status: SessionStatus, end_reason: EndReason },
     Status { status: SessionStatus, message: Option<String> },
     Error { code: String, message: String },
@@ -79,6 +83,10 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
             EngineEvent::ReviewResolved { decision, by, feedback, .. } => out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone() }),
             EngineEvent::Reverted { restored, deleted } => out.push(Entry::Reverted { restored: restored.clone(), deleted: deleted.clone() }),
             EngineEvent::ProjectInstructions { file, truncated, .. } => out.push(Entry::Instructions { file: file.clone(), truncated: *truncated }),
+            EngineEvent::PlanCreated { steps, .. } => out.push(Entry::Plan { revised_because: None, steps: steps.clone() }),
+            EngineEvent::PlanRevised { cause, steps, .. } => out.push(Entry::Plan { revised_because: Some(cause.clone()), steps: steps.clone() }),
+            EngineEvent::PlanStepStarted { number, of, title, .. } => out.push(Entry::PlanStep { number: *number, of: *of, title: title.clone() }),
+            EngineEvent::PlanStepFinished { end_reason, summary, .. } => out.push(Entry::PlanStepEnd { end_reason: *end_reason, summary: summary.clone() }),
             EngineEvent::RunFinished { status, end_reason, .. } => out.push(Entry::RunEnd { status: *status, end_reason: *end_reason }),
             EngineEvent::StatusChanged { status: status @ (SessionStatus::Interrupted | SessionStatus::Failed), message, .. } => {
                 out.push(Entry::Status { status: *status, message: message.clone() })
@@ -226,6 +234,27 @@ pub fn to_markdown(t: &Timeline) -> String {
             }
             Entry::Reverted { restored, deleted } => {
                 let _ = writeln!(md, "**Reverted:** {}\n", revert_summary(restored.len(), deleted.len()));
+            }
+            Entry::Plan { revised_because, steps } => {
+                match revised_because {
+                    None => {
+                        let _ = writeln!(md, "**▤ Plan ({} steps):**\n", steps.len());
+                    }
+                    Some(cause) => {
+                        let _ = writeln!(md, "**▤ Plan revised:** {cause}\n\nNew steps:\n");
+                    }
+                }
+                for (i, s) in steps.iter().enumerate() {
+                    let done_when = if s.criteria.is_empty() { String::new() } else { format!(" (done when: {})", s.criteria.join("; ")) };
+                    let _ = writeln!(md, "{}. **{}**: {}{done_when}", i + 1, s.title, s.instructions.trim());
+                }
+                md.push('\n');
+            }
+            Entry::PlanStep { number, of, title } => {
+                let _ = writeln!(md, "#### Step {number}/{of}: {title}\n");
+            }
+            Entry::PlanStepEnd { end_reason, summary } => {
+                let _ = writeln!(md, "*Step ended: {}*{}\n", end_reason.as_str(), if summary.is_empty() { String::new() } else { format!(": {summary}") });
             }
             Entry::RunEnd { status, end_reason } => {
                 let _ = writeln!(md, "*Run ended: {} ({})*\n", status.as_str(), end_reason.as_str());
