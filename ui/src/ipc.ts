@@ -252,7 +252,7 @@ export type EngineEvent =
   | { type: "reverted"; restored: string[]; deleted: string[] }
   | { type: "project_instructions"; file: string; chars: number; truncated: boolean }
   | { type: "plan_created"; steps: PlanStep[]; mode: PlanMode }
-  | { type: "plan_revised"; first: number; cause: string; steps: PlanStep[] }
+  | { type: "plan_revised"; first: number; cause: string; steps: PlanStep[]; for_feedback?: boolean }
   | { type: "plan_step_started"; index: number; number: number; of: number; title: string }
   | { type: "plan_step_finished"; index: number; end_reason: EndReason; summary: string }
   | { type: "error"; code: string; message: string };

@@ -205,6 +205,10 @@ pub enum EngineEvent {
         first: usize,
         cause: String,
         steps: Vec<crate::plan::PlanStep>,
+        /// Revised for the person's request-changes feedback, not because a step failed: it
+        /// does not count against the replans a task may make.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        for_feedback: bool,
     },
     /// `index` counts every step the plan ever had; `number` of `of` is what the person reads
     /// ("Step 2/3"), counting only the steps of the current plan.

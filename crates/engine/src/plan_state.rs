@@ -23,8 +23,10 @@ pub struct StepView {
 pub struct PlanState {
     pub mode: PlanMode,
     pub steps: Vec<StepView>,
-    /// The causes the manager named, one per replan.
+    /// The causes the manager named, one per revision.
     pub revisions: Vec<String>,
+    /// Revisions made because a step failed (not for the person's feedback): at most two.
+    pub replans: u32,
     /// The step that started last.
     pub current: Option<usize>,
     /// The plan went to review: later runs (feedback, messages) are ordinary runs.
@@ -49,13 +51,18 @@ impl PlanState {
     }
 
     pub fn new(steps: &[PlanStep], mode: PlanMode) -> PlanState {
-        PlanState { mode, steps: steps.iter().map(pending).collect(), revisions: vec![], current: None, concluded: false }
+        PlanState { mode, steps: steps.iter().map(pending).collect(), revisions: vec![], replans: 0, current: None, concluded: false }
     }
 
     /// One more event of the session.
     pub fn apply(&mut self, event: &EngineEvent) {
         match event {
-            EngineEvent::PlanRevised { first, cause, steps } => {
+            EngineEvent::PlanRevised { first, cause, steps, for_feedback } => {
+                if !for_feedback {
+                    self.replans += 1;
+                }
+                // New steps for the person's feedback reopen a plan that went to review.
+                self.concluded = false;
                 for s in self.steps.iter_mut().skip(*first) {
                     if matches!(s.state, StepState::Pending | StepState::Running) {
                         s.state = StepState::Replaced;
@@ -103,7 +110,7 @@ impl PlanState {
     }
 
     pub fn replans(&self) -> u32 {
-        self.revisions.len() as u32
+        self.replans
     }
 
     /// The running step of a plan that has not gone to review yet: where a resumed or

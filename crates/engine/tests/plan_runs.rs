@@ -258,3 +258,37 @@ async fn cancel_in_step_two_then_continue_picks_up_step_two_without_redoing_step
     assert_eq!(finished(&o).len(), 3);
     assert!(h.read("c.txt").is_some());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_changes_after_a_plan_goes_to_the_manager_which_adds_steps_that_run_and_are_checked() {
+    let more = json!({"cause": "the person also wants d.txt", "steps": [{"title": "Write d.txt", "instructions": "Write d.txt.", "criteria": ["d.txt exists"], "depends_on": []}]});
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({"any_message_contains": "<feedback>"}), more.to_string()),
+            manager(json!({}), plan_json(&THREE[..2])),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write d.txt"}), write("d.txt")),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = start(&h, "write a.txt and b.txt", PlanMode::On).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    h.engine.submit_review(&o.review_id(), Decision::RequestChanges, Some("also write d.txt".into()), false, false, DecidedBy::Person).unwrap();
+    let o = h.wait_idle(&o.session).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
+    assert_eq!(h.read("d.txt").as_deref(), Some("d.txt contents"), "the new step did the feedback's work");
+    let revised = o.events.iter().find_map(|e| if let EngineEvent::PlanRevised { for_feedback, cause, .. } = &e.event { Some((*for_feedback, cause.clone())) } else { None }).unwrap();
+    assert!(revised.0, "the revision is marked as the person's, so it spends no replan");
+    assert!(revised.1.contains("d.txt"));
+    assert_eq!(started(&o).last(), Some(&(2, 3, 3)), "the added step is Step 3/3 of the plan");
+    let plan = PlanState::from_events(&o.events).unwrap();
+    assert_eq!(plan.replans(), 0);
+    assert!(plan.concluded && plan.steps.iter().all(|s| s.state == StepState::Done));
+    let feedback = o.events.iter().any(|e| matches!(&e.event, EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if t == "also write d.txt"));
+    assert!(feedback, "the feedback is the person's own message in the timeline");
+}

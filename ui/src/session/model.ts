@@ -171,6 +171,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         p.steps = p.steps.map((s, i) => (i >= e.first && (s.state === "pending" || s.state === "running") ? { ...s, state: "replaced", replacedBecause: e.cause } : s));
         p.steps.push(...e.steps.map((step): PlanStepView => ({ step, state: "pending" })));
         p.revisions = [...p.revisions, e.cause];
+        // Steps added for the person's feedback reopen a plan that went to review.
+        p.concluded = false;
         push({ kind: "plan_revised", key: `pr-${e.seq}`, cause: e.cause, titles: e.steps.map((s) => s.title) });
       }
       break;

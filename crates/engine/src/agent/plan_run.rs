@@ -213,6 +213,7 @@ impl Run {
             remaining: ending.remaining.clone(),
             later: state.steps.iter().skip(failed.index + 1).filter(|s| s.state == StepState::Pending).map(|s| s.step.clone()).collect(),
             instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
+            feedback: None,
         };
         let Some(result) = plan::revise_plan(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await else {
             return Err(Halt::Cancelled);
@@ -226,10 +227,44 @@ impl Run {
             }
         };
         let first_new = state.steps.len();
-        let revised = EngineEvent::PlanRevised { first: failed.index + 1, cause: revision.cause, steps: revision.plan.steps };
+        let revised = EngineEvent::PlanRevised { first: failed.index + 1, cause: revision.cause, steps: revision.plan.steps, for_feedback: false };
         state.apply(&revised);
         self.hand_over(&state, first_new, vec![revised])?;
         Ok(())
+    }
+
+    /// Request changes after a plan: the manager adds or redoes steps for the feedback, and the
+    /// first of them runs. `false` when the session has no finished plan, or the manager gave no
+    /// usable revision (then the feedback goes to the agent as an ordinary run, as said).
+    pub(super) async fn revise_for_feedback(&mut self, feedback: &str) -> Result<bool, Halt> {
+        let events = self.engine.store.events(&self.session, 0)?;
+        let Some(mut state) = PlanState::from_events(&events).filter(|p| p.concluded) else { return Ok(false) };
+        self.emit(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: "revising the plan for your feedback".into() })?;
+        let endpoint = self.engine.config.evaluator.clone().unwrap_or_else(|| self.engine.config.agent.clone());
+        let input = ReplanInput {
+            task: self.task.clone(),
+            done: state.steps.iter().filter(|s| s.state == StepState::Done).map(|s| (s.step.title.clone(), s.summary.clone().unwrap_or_default())).collect(),
+            instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
+            feedback: Some(feedback.to_string()),
+            ..Default::default()
+        };
+        let Some(result) = plan::revise_plan(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await else {
+            return Err(Halt::Cancelled);
+        };
+        self.engine.store.add_usage(&self.session, Some(&self.run), UsageSource::Evaluator, result.usage.input_tokens, result.usage.output_tokens)?;
+        let revision = match result.revision {
+            Ok(r) => r,
+            Err(why) => {
+                self.emit(EngineEvent::Error { code: "plan".into(), message: format!("The manager could not plan your changes ({}); the agent works on them in one run instead.", why.describe()) })?;
+                return Ok(false);
+            }
+        };
+        let first = state.steps.len();
+        let revised = EngineEvent::PlanRevised { first, cause: revision.cause, steps: revision.plan.steps, for_feedback: true };
+        state.apply(&revised);
+        self.checkpoint_ready().await?;
+        self.hand_over(&state, first, vec![revised])?;
+        Ok(true)
     }
 
     /// The plan's review: the last step's claim, the task's end reason, what is left.

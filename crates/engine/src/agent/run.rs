@@ -292,6 +292,13 @@ impl Run {
             }
         } else if let Some(msg) = start.user_message {
             self.emit(EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::User, source: None, text: Some(msg.clone()) })?;
+            if start.trigger == RunTrigger::Feedback {
+                match self.revise_for_feedback(&msg).await {
+                    Ok(true) => return Ok(()),
+                    Ok(false) => {}
+                    Err(h) => return self.halted(h),
+                }
+            }
             self.history.push(ChatMessage::User { content: msg });
         } else if self.history.is_empty() {
             // A resumed session with nothing to say still needs the task in front of the model.
