@@ -22,6 +22,7 @@ pub fn defaults(data_dir: &Path, agent: ModelEndpoint) -> EngineConfig {
         runaway: Default::default(),
         checkpoint_max_file: finishline_engine::checkpoint::DEFAULT_MAX_FILE,
         auto_approve: false,
+        review_plan: false,
         secret_env: vec![],
         prices: Default::default(),
         mcp: None,

@@ -127,6 +127,12 @@ impl PlanArg {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanReview {
+    Prompt,
+    Approve,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReviewMode {
     Prompt,
     Approve,
@@ -173,6 +179,10 @@ pub struct RunOptions {
     /// Off by default here, so scripts keep their call counts; the window defaults to auto.
     #[arg(long, value_enum, default_value_t = PlanArg::Off)]
     pub plan: PlanArg,
+    /// `prompt`: show the plan and ask before it runs (in a terminal; elsewhere the plan waits
+    /// for the window). `approve`: run it as the manager made it.
+    #[arg(long, value_enum, default_value_t = PlanReview::Approve)]
+    pub plan_review: PlanReview,
     /// The most tokens one model reply may have (default: the settings', 4096).
     #[arg(long)]
     pub max_output_tokens: Option<u32>,

@@ -75,6 +75,8 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
         agent,
         evaluator,
     );
+    let mut engine_config = engine_config;
+    engine_config.review_plan = opts.plan_review == crate::PlanReview::Prompt;
     let engine = Engine::new(store.clone(), engine_config);
     // A resumed session prints only what this run adds; a new one prints from its creation.
     let mut after = 0;
@@ -136,6 +138,27 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
             EngineEvent::QuestionAsked { request_id, question, .. } => {
                 let answer = if interactive { prompt_line(&format!("The agent asks: {question}\nYour answer (empty to decline): ")) } else { None };
                 let _ = engine.answer_question(request_id, answer);
+            }
+            EngineEvent::PlanCreated { awaiting_review: true, .. } => {
+                if !interactive {
+                    eprintln!("finishline: the plan waits for your go-ahead; run it (or edit it) in the window, or cancel it there");
+                    break exit::WAITING;
+                }
+                let yes = prompt_line("Run this plan? [Y/n] ").is_none_or(|a| a.to_lowercase().starts_with('y'));
+                // The planning run is ending as the plan is shown: let it let go of the session.
+                for _ in 0..250 {
+                    if !engine.is_running(&sid) {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                if yes {
+                    if let Err(e) = engine.run_plan(&sid, None) {
+                        break fail(exit::FAILED, json, &e.to_string());
+                    }
+                } else {
+                    engine.cancel(&sid);
+                }
             }
             EngineEvent::RunFinished { .. } => runs_finished += 1,
             EngineEvent::ReviewRequested { review_id, end_reason, claim, .. } => {

@@ -116,8 +116,8 @@ impl View {
                 }
             }
             EngineEvent::ReviewResolved { decision, by, .. } => self.line(&format!("  decision: {} by {}", decision.as_str(), by.as_str())),
-            EngineEvent::PlanCreated { steps, .. } => {
-                self.line(&format!("▤ plan: {} steps", steps.len()));
+            EngineEvent::PlanCreated { steps, awaiting_review, .. } => {
+                self.line(&format!("▤ plan: {} steps{}", steps.len(), if *awaiting_review { " (waiting for your go-ahead)" } else { "" }));
                 for (i, s) in steps.iter().enumerate() {
                     self.line(&format!("  {}. {} — done when: {}", i + 1, s.title, if s.criteria.is_empty() { "the evaluator agrees".to_string() } else { s.criteria.join("; ") }));
                 }
@@ -128,6 +128,11 @@ impl View {
                     self.line(&format!("  + {} — done when: {}", s.title, s.criteria.join("; ")));
                 }
             }
+            EngineEvent::PlanReviewed { approved, edited, .. } => self.line(match (approved, edited) {
+                (true, true) => "▤ plan run as you edited it",
+                (true, false) => "▤ plan run as made",
+                (false, _) => "▤ plan cancelled",
+            }),
             EngineEvent::PlanStepStarted { number, of, title, .. } => self.line(&format!("▤ step {number}/{of}: {title}")),
             EngineEvent::PlanStepFinished { end_reason, summary, .. } => self.line(&format!("  step ended: {} — {summary}", end_reason.as_str())),
             EngineEvent::Reverted { restored, deleted } => self.line(&format!("  reverted: {}", finishline_engine::store::export::revert_summary(restored.len(), deleted.len()))),

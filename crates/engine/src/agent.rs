@@ -74,6 +74,8 @@ pub struct EngineConfig {
     pub checkpoint_max_file: u64,
     /// Approve verified completions without asking (only `verified_done` with a success or no claim).
     pub auto_approve: bool,
+    /// A plan waits for the person (who may edit it) before its first step runs.
+    pub review_plan: bool,
     /// Extra environment variable names to keep out of child processes (a custom key variable).
     pub secret_env: Vec<String>,
     /// Model name → price, for the review's cost.
@@ -220,6 +222,16 @@ impl Engine {
         }
         let holder = RunId::new();
         self.store.acquire_lease(session, &holder)?;
+        if self.plan_waiting(session)?.is_some() {
+            // A plan waiting for its go-ahead: not run at all.
+            let done = self.store.append_all(session, None, vec![
+                EngineEvent::PlanReviewed { approved: false, edited: false, steps: vec![] },
+                EngineEvent::RunFinished { status: SessionStatus::Cancelled, claim: Claim::None, verdict: None, end_reason: EndReason::Cancelled, stuck: None },
+                EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None },
+            ]);
+            let _ = self.store.release_lease(session, &holder);
+            return done.map(|_| true);
+        }
         let mut cancelled = false;
         for (request, kind, _) in self.store.pending_requests(session)? {
             let kind = match kind.as_str() {
@@ -357,6 +369,45 @@ impl Engine {
         self.store.session(&session)
     }
 
+    /// The session's plan, when it waits for the person's go-ahead.
+    fn plan_waiting(&self, session: &SessionId) -> Result<Option<crate::plan_state::PlanState>> {
+        Ok(crate::plan_state::PlanState::from_events(&self.store.events(session, 0)?).filter(|p| p.awaiting_review))
+    }
+
+    /// Runs a plan that waited for the person, with their edits (`steps`) or as the manager
+    /// made it (`None`). Its first step starts in the same store step as the answer, so two
+    /// answers start one run.
+    pub fn run_plan(self: &Arc<Self>, session: &SessionId, steps: Option<Vec<crate::plan::PlanStep>>) -> Result<tokio::task::JoinHandle<()>> {
+        let Some(waiting) = self.plan_waiting(session)? else {
+            return Err(Error::InvalidInput("this session has no plan waiting for you".into()));
+        };
+        let original: Vec<crate::plan::PlanStep> = waiting.steps.iter().map(|s| s.step.clone()).collect();
+        let steps = match steps {
+            Some(s) => crate::plan::check_steps(s).map_err(Error::InvalidInput)?,
+            None => original.clone(),
+        };
+        let edited = steps != original;
+        let reviewed = EngineEvent::PlanReviewed { approved: true, edited, steps: steps.clone() };
+        let mut state = waiting;
+        state.apply(&reviewed);
+        let task = self.store.session(session)?.task;
+        let mut events = vec![reviewed];
+        events.extend(run::plan_step_start(&task, &state, 0));
+        let run = RunId::new();
+        self.store.begin_run_then(
+            session,
+            &run,
+            |status| {
+                if status != SessionStatus::AwaitingApproval {
+                    return Err(Error::AlreadyDecided(format!("the plan was already answered (the session is {})", status.as_str())));
+                }
+                Ok(RunTrigger::PlanStep)
+            },
+            events,
+        )?;
+        Ok(self.spawn_begun(session.clone(), run, run::RunStart { trigger: RunTrigger::PlanStep, user_message: None, answer: None, plan: PlanMode::Off }))
+    }
+
     /// Continues a session with a new message from the person: after an interruption (resume),
     /// a conversation turn, or a finished session.
     pub fn send_message(self: &Arc<Self>, session: &SessionId, message: &str) -> Result<tokio::task::JoinHandle<()>> {
@@ -393,11 +444,11 @@ struct RunEnd {
 impl Drop for RunEnd {
     fn drop(&mut self) {
         let run = self.run.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        // The lease goes first: once `is_running` says no, the session can be started again.
+        let _ = self.engine.store.release_lease(&self.session, &run);
         let mut live = self.engine.live();
         if live.cancels.get(&self.session).is_some_and(|(r, _)| *r == run) {
             live.cancels.remove(&self.session);
         }
-        drop(live);
-        let _ = self.engine.store.release_lease(&self.session, &run);
     }
 }

@@ -198,6 +198,15 @@ pub enum EngineEvent {
     PlanCreated {
         steps: Vec<crate::plan::PlanStep>,
         mode: PlanMode,
+        /// The plan waits for the person: they may edit it, then run or cancel it.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        awaiting_review: bool,
+    },
+    /// The person's answer to a plan that waited: run these steps (as edited), or not at all.
+    PlanReviewed {
+        approved: bool,
+        edited: bool,
+        steps: Vec<crate::plan::PlanStep>,
     },
     /// A step stalled or failed and the manager revised the plan: the steps from `first` on
     /// are replaced by `steps` (the old ones stay in the log, shown as replaced, with the cause).
@@ -262,6 +271,7 @@ impl EngineEvent {
             EngineEvent::Reverted { .. } => "reverted",
             EngineEvent::PlanCreated { .. } => "plan_created",
             EngineEvent::PlanRevised { .. } => "plan_revised",
+            EngineEvent::PlanReviewed { .. } => "plan_reviewed",
             EngineEvent::PlanStepStarted { .. } => "plan_step_started",
             EngineEvent::PlanStepFinished { .. } => "plan_step_finished",
             EngineEvent::ProjectInstructions { .. } => "project_instructions",

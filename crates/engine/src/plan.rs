@@ -172,6 +172,32 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
     }
 }
 
+/// The person's edited plan, checked: 1 to [`MAX_STEPS`] steps, each with a title (or
+/// instructions to take one from); blank criteria are dropped and dependencies only point back.
+pub fn check_steps(steps: Vec<PlanStep>) -> Result<Vec<PlanStep>, String> {
+    if steps.is_empty() {
+        return Err("the plan has no steps: add one, or cancel the task".into());
+    }
+    if steps.len() > MAX_STEPS {
+        return Err(format!("the plan has {} steps; at most {MAX_STEPS}", steps.len()));
+    }
+    let mut out = Vec::new();
+    for (i, s) in steps.into_iter().enumerate() {
+        let title = s.title.trim().to_string();
+        let instructions = s.instructions.trim().to_string();
+        if title.is_empty() && instructions.is_empty() {
+            return Err(format!("step {} is empty: give it a title, or remove it", i + 1));
+        }
+        out.push(PlanStep {
+            title: if title.is_empty() { clip_title(&instructions) } else { clip_title(&title) },
+            instructions: if instructions.is_empty() { title } else { instructions },
+            criteria: s.criteria.into_iter().map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect(),
+            depends_on: s.depends_on.into_iter().filter(|&d| d < i).collect(),
+        });
+    }
+    Ok(out)
+}
+
 fn clip_title(s: &str) -> String {
     let first = s.trim().lines().next().unwrap_or("").trim();
     if first.chars().count() <= 80 {

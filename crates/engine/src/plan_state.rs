@@ -31,6 +31,8 @@ pub struct PlanState {
     pub current: Option<usize>,
     /// The plan went to review: later runs (feedback, messages) are ordinary runs.
     pub concluded: bool,
+    /// The plan waits for the person to run (maybe edit) or cancel it.
+    pub awaiting_review: bool,
 }
 
 impl PlanState {
@@ -39,7 +41,11 @@ impl PlanState {
         let mut state: Option<PlanState> = None;
         for e in events {
             match &e.event {
-                EngineEvent::PlanCreated { steps, mode } => state = Some(PlanState::new(steps, *mode)),
+                EngineEvent::PlanCreated { steps, mode, awaiting_review } => {
+                    let mut s = PlanState::new(steps, *mode);
+                    s.awaiting_review = *awaiting_review;
+                    state = Some(s);
+                }
                 other => {
                     if let Some(s) = state.as_mut() {
                         s.apply(other);
@@ -51,12 +57,23 @@ impl PlanState {
     }
 
     pub fn new(steps: &[PlanStep], mode: PlanMode) -> PlanState {
-        PlanState { mode, steps: steps.iter().map(pending).collect(), revisions: vec![], replans: 0, current: None, concluded: false }
+        PlanState { mode, steps: steps.iter().map(pending).collect(), revisions: vec![], replans: 0, current: None, concluded: false, awaiting_review: false }
     }
 
     /// One more event of the session.
     pub fn apply(&mut self, event: &EngineEvent) {
         match event {
+            EngineEvent::PlanReviewed { approved, steps, .. } => {
+                self.awaiting_review = false;
+                if *approved {
+                    self.steps = steps.iter().map(pending).collect();
+                } else {
+                    self.concluded = true;
+                    for s in self.steps.iter_mut() {
+                        s.state = StepState::Skipped;
+                    }
+                }
+            }
             EngineEvent::PlanRevised { first, cause, steps, for_feedback } => {
                 if !for_feedback {
                     self.replans += 1;

@@ -165,6 +165,9 @@ pub struct Settings {
     pub mcp_servers: Vec<McpServerSettings>,
     /// New Task's plan choice until the person picks another: Auto lets the manager decide.
     pub plan_mode: crate::domain::PlanMode,
+    /// Run a plan as soon as the manager makes it. Off (the default), the window shows the
+    /// plan first, to edit, run or cancel.
+    pub run_plans_without_review: bool,
 }
 
 /// A stdio MCP server: a command Finishline starts when a run first needs tools.

@@ -236,8 +236,10 @@ async fn cancel_in_step_two_then_continue_picks_up_step_two_without_redoing_step
     )
     .await;
     let (sid, handle) = h.engine.start_task("write a.txt, b.txt and c.txt", &h.ws(), PlanMode::On).unwrap();
+    // Cancel while step 2's model answer streams (not between its start and its first call).
     for _ in 0..200 {
-        if started(&h.outcome(&sid)).len() == 2 {
+        let o = h.outcome(&sid);
+        if started(&o).len() == 2 && o.has(|e| matches!(e, EngineEvent::TextDelta { text, .. } if text.contains("thinking"))) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
@@ -248,9 +250,10 @@ async fn cancel_in_step_two_then_continue_picks_up_step_two_without_redoing_step
     assert_eq!(o.status, SessionStatus::Cancelled);
     assert_eq!(PlanState::from_events(&o.events).unwrap().running_step(), Some(1), "the plan remembers the step it was in");
     let handle = h.engine.send_message(&sid, "").unwrap();
+    let dump = |o: &Outcome| o.events.iter().map(|e| format!("{} {:?} {}", e.seq, e.run_id, serde_json::to_string(&e.event).unwrap().chars().take(140).collect::<String>())).collect::<Vec<_>>().join("\n");
     tokio::time::timeout(Duration::from_secs(60), handle).await.unwrap().unwrap();
     let o = h.outcome(&sid);
-    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "{}", dump(&o));
     assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
     let step_one_calls = o.requests.iter().filter(|r| r.kind == RequestKind::Agent && r.last_message.contains("This step: Write a.txt")).count();
     assert_eq!(step_one_calls, 1, "continuing does not redo a finished step");
@@ -291,4 +294,56 @@ async fn request_changes_after_a_plan_goes_to_the_manager_which_adds_steps_that_
     assert!(plan.concluded && plan.steps.iter().all(|s| s.state == StepState::Done));
     let feedback = o.events.iter().any(|e| matches!(&e.event, EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if t == "also write d.txt"));
     assert!(feedback, "the feedback is the person's own message in the timeline");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_reviewed_first_waits_for_the_person_who_edits_it_then_it_runs_as_edited() {
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&THREE)),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write the notes"}), write("notes.txt")),
+            agent(json!({}), write("unexpected.txt")),
+        ])),
+        Setup { review_plan: true, ..Setup::default() },
+    )
+    .await;
+    let o = start(&h, "write a.txt, b.txt and c.txt", PlanMode::On).await;
+    assert_eq!(o.status, SessionStatus::AwaitingApproval, "the plan waits for the person before anything runs");
+    assert_eq!(o.calls_of(RequestKind::Agent), 0, "no step ran before the go-ahead");
+    assert!(PlanState::from_events(&o.events).unwrap().awaiting_review);
+    assert!(h.engine.send_message(&o.session, "go").is_err(), "a waiting plan is answered, not talked over");
+
+    let mut steps: Vec<finishline_engine::plan::PlanStep> = PlanState::from_events(&o.events).unwrap().steps.iter().map(|s| s.step.clone()).collect();
+    steps.truncate(1);
+    steps.push(finishline_engine::plan::PlanStep { title: "Write the notes".into(), instructions: "Write notes.txt.".into(), criteria: vec!["notes.txt exists".into(), "  ".into()], depends_on: vec![0, 5] });
+    let bad = h.engine.run_plan(&o.session, Some(vec![])).unwrap_err();
+    assert!(bad.to_string().contains("no steps"), "an emptied plan is refused with what to do: {bad}");
+    let handle = h.engine.run_plan(&o.session, Some(steps)).unwrap();
+    tokio::time::timeout(Duration::from_secs(60), handle).await.unwrap().unwrap();
+    let o = h.wait_idle(&o.session).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
+    assert!(h.read("notes.txt").is_some() && h.read("b.txt").is_none(), "the plan ran as the person edited it");
+    let reviewed = o.events.iter().find_map(|e| if let EngineEvent::PlanReviewed { approved, edited, steps } = &e.event { Some((*approved, *edited, steps.clone())) } else { None }).unwrap();
+    assert!(reviewed.0 && reviewed.1, "the log says the person edited the plan");
+    assert_eq!(reviewed.2[1].criteria, vec!["notes.txt exists"], "blank criteria are dropped");
+    assert_eq!(reviewed.2[1].depends_on, vec![0], "a step can only wait for earlier steps");
+    assert_eq!(started(&o), vec![(0, 1, 2), (1, 2, 2)]);
+    assert!(h.engine.run_plan(&o.session, None).is_err(), "an answered plan cannot be run twice");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_plan_that_waits_ends_the_task_with_nothing_run() {
+    let h = Harness::new(rules(json!([manager(json!({}), plan_json(&THREE)), agent(json!({}), write("a.txt"))])), Setup { review_plan: true, ..Setup::default() }).await;
+    let o = start(&h, "write a.txt, b.txt and c.txt", PlanMode::On).await;
+    assert_eq!(o.status, SessionStatus::AwaitingApproval);
+    assert!(h.engine.cancel(&o.session), "Cancel answers a waiting plan");
+    let o = h.outcome(&o.session);
+    assert_eq!(o.status, SessionStatus::Cancelled);
+    let plan = PlanState::from_events(&o.events).unwrap();
+    assert!(plan.steps.iter().all(|s| s.state == StepState::Skipped), "no step is shown as pending in a cancelled plan");
+    assert!(h.read("a.txt").is_none());
 }

@@ -113,6 +113,7 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
         runaway: crate::runaway::RunawayConfig { repeats: l.repeat_threshold as usize, ..Default::default() },
         checkpoint_max_file: l.checkpoint_max_file_mb as u64 * 1024 * 1024,
         auto_approve: settings.auto_approve,
+        review_plan: !settings.run_plans_without_review,
         secret_env,
         prices: settings.prices.clone(),
         mcp: ctx.mcp,

@@ -64,60 +64,29 @@ impl Run {
         }
     }
 
-    /// Records the plan and hands over to its first step.
+    /// Records the plan and hands over to its first step; or, when the person reviews plans
+    /// first, leaves it waiting for them (the run ends; [`super::Engine::run_plan`] starts it).
     pub(super) fn start_plan(&mut self, plan: Plan, mode: PlanMode) -> crate::Result<()> {
-        let created = EngineEvent::PlanCreated { steps: plan.steps.clone(), mode };
-        let mut state = PlanState::new(&plan.steps, mode);
-        state.apply(&created);
+        if self.engine.config.review_plan {
+            return self.emit_saving(vec![
+                EngineEvent::PlanCreated { steps: plan.steps, mode, awaiting_review: true },
+                EngineEvent::Activity { phase: ActivityPhase::Waiting, detail: "your go-ahead on the plan".into() },
+                Self::status(SessionStatus::AwaitingApproval),
+            ]);
+        }
+        let created = EngineEvent::PlanCreated { steps: plan.steps.clone(), mode, awaiting_review: false };
+        let state = PlanState::new(&plan.steps, mode);
         self.hand_over(&state, 0, vec![created])
     }
 
     /// Ends this run and starts the run of step `index`, in one store step.
     fn hand_over(&mut self, state: &PlanState, index: usize, before: Vec<EngineEvent>) -> crate::Result<()> {
-        let step = state.steps[index].step.clone();
-        let (number, of) = state.number_of(index);
-        let brief = self.brief(state, index, number, of);
+        let files: Vec<String> = self.changes().into_iter().map(|c| c.path).collect();
+        let after = step_start(&self.task, state, index, &files);
         let next = RunId::new();
-        let after = vec![
-            EngineEvent::PlanStepStarted { index, number, of, title: step.title.clone() },
-            EngineEvent::Continuation { source: ContinuationSource::PlanStep, attempt: 0, max: 0, remaining: vec![], text: brief.clone(), answers_call: None },
-            EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(ContinuationSource::PlanStep), text: Some(brief) },
-        ];
         self.engine.store.hand_over(&self.session, &self.run, &next, RunTrigger::PlanStep, before, after)?;
         self.next = Some((next, RunStart { trigger: RunTrigger::PlanStep, user_message: None, answer: None, plan: PlanMode::Off }));
         Ok(())
-    }
-
-    /// What a step's fresh conversation starts with: the task, the plan with what each finished
-    /// step produced, this step with its criteria, and the files changed so far.
-    fn brief(&self, state: &PlanState, index: usize, number: usize, of: usize) -> String {
-        let step = &state.steps[index].step;
-        let mut plan_lines = String::new();
-        for (i, s) in state.steps.iter().enumerate().filter(|(_, s)| s.state != StepState::Replaced) {
-            let mark = if i == index {
-                "this step".to_string()
-            } else {
-                match s.state {
-                    StepState::Done => "done".into(),
-                    StepState::Failed => "failed".into(),
-                    _ => "later".into(),
-                }
-            };
-            plan_lines.push_str(&format!("\n- [{mark}] {}", s.step.title));
-            if let Some(summary) = s.summary.as_ref().filter(|_| s.state == StepState::Done) {
-                plan_lines.push_str(&format!(": {summary}"));
-            }
-        }
-        let criteria: String = step.criteria.iter().map(|c| format!("\n- {c}")).collect();
-        let files: Vec<String> = self.changes().into_iter().map(|c| c.path).take(50).collect();
-        let files = if files.is_empty() { "none yet".to_string() } else { files.join(", ") };
-        format!(
-            "You are on step {number} of {of} of a plan for the person's task. Do this step only, then call complete_task. \
-             Later steps are done in later runs.\n\nThe person's task:\n{task}\n\nThe plan:{plan_lines}\n\nThis step: {title}\n{instructions}\n\nIt is done when:{criteria}\n\nFiles changed so far: {files}",
-            task = self.task,
-            title = step.title,
-            instructions = step.instructions,
-        )
     }
 
     /// What the evaluator judges: this step against its criteria, or the whole request at the
@@ -294,4 +263,46 @@ impl Run {
         self.evidence.plan_stalls = ledger.stalls;
         stalled
     }
+}
+
+/// The events that start step `index`: "Step n/m" and the brief of its fresh conversation.
+pub(super) fn step_start(task: &str, state: &PlanState, index: usize, files: &[String]) -> Vec<EngineEvent> {
+    let step = &state.steps[index].step;
+    let (number, of) = state.number_of(index);
+    let brief = brief(task, state, index, number, of, files);
+    vec![
+        EngineEvent::PlanStepStarted { index, number, of, title: step.title.clone() },
+        EngineEvent::Continuation { source: ContinuationSource::PlanStep, attempt: 0, max: 0, remaining: vec![], text: brief.clone(), answers_call: None },
+        EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(ContinuationSource::PlanStep), text: Some(brief) },
+    ]
+}
+
+/// What a step's fresh conversation starts with: the task, the plan with what each finished
+/// step produced, this step with its criteria, and the files changed so far.
+fn brief(task: &str, state: &PlanState, index: usize, number: usize, of: usize, files: &[String]) -> String {
+    let step = &state.steps[index].step;
+    let mut plan_lines = String::new();
+    for (i, s) in state.steps.iter().enumerate().filter(|(_, s)| s.state != StepState::Replaced) {
+        let mark = if i == index {
+            "this step"
+        } else {
+            match s.state {
+                StepState::Done => "done",
+                StepState::Failed => "failed",
+                _ => "later",
+            }
+        };
+        plan_lines.push_str(&format!("\n- [{mark}] {}", s.step.title));
+        if let Some(summary) = s.summary.as_ref().filter(|_| s.state == StepState::Done) {
+            plan_lines.push_str(&format!(": {summary}"));
+        }
+    }
+    let criteria: String = step.criteria.iter().map(|c| format!("\n- {c}")).collect();
+    let files = if files.is_empty() { "none yet".to_string() } else { files.iter().take(50).cloned().collect::<Vec<_>>().join(", ") };
+    format!(
+        "You are on step {number} of {of} of a plan for the person's task. Do this step only, then call complete_task. \
+         Later steps are done in later runs.\n\nThe person's task:\n{task}\n\nThe plan:{plan_lines}\n\nThis step: {title}\n{instructions}\n\nIt is done when:{criteria}\n\nFiles changed so far: {files}",
+        title = step.title,
+        instructions = step.instructions,
+    )
 }

@@ -518,6 +518,11 @@ impl Run {
     }
 }
 
+/// The events that start a plan's step `index` before anything changed (the first step).
+pub(super) fn plan_step_start(task: &str, state: &crate::plan_state::PlanState, index: usize) -> Vec<EngineEvent> {
+    super::plan_run::step_start(task, state, index, &[])
+}
+
 /// 20000 as "20,000": counts people read at a glance.
 fn grouped(n: usize) -> String {
     let digits = n.to_string();

@@ -120,12 +120,20 @@ impl Store {
     /// the session as busy. Of any number of racing starts, from any engine or process, exactly
     /// one succeeds.
     pub fn begin_run(&self, session: &SessionId, run: &RunId, may_start: impl FnOnce(SessionStatus) -> Result<RunTrigger>) -> Result<RunTrigger> {
+        self.begin_run_then(session, run, may_start, vec![])
+    }
+
+    /// [`Store::begin_run`], with the run's first events (`then`) in the same step.
+    pub fn begin_run_then(&self, session: &SessionId, run: &RunId, may_start: impl FnOnce(SessionStatus) -> Result<RunTrigger>, then: Vec<EngineEvent>) -> Result<RunTrigger> {
         let now = self.clock.now_ms();
         self.transact(|tx, out| {
             let status: Option<String> = tx.query_row("SELECT status FROM sessions WHERE id = ?", params![session.0], |r| r.get(0)).optional()?;
             let status = status.ok_or_else(|| Error::NotFound(format!("session {session}")))?;
             let trigger = may_start(SessionStatus::parse(&status).unwrap_or(SessionStatus::Idle))?;
             self.begin_in(tx, out, session, run, trigger, now)?;
+            for e in then {
+                out.push(self.append_in(tx, session, Some(run), e)?);
+            }
             Ok(trigger)
         })
     }

@@ -123,6 +123,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         EngineEvent::Activity { .. } | EngineEvent::Verification { .. } | EngineEvent::Reverted { .. } | EngineEvent::ProjectInstructions { .. }
         | EngineEvent::PlanCreated { .. }
         | EngineEvent::PlanRevised { .. }
+        | EngineEvent::PlanReviewed { .. }
         | EngineEvent::PlanStepStarted { .. }
         | EngineEvent::PlanStepFinished { .. }
         | EngineEvent::Error { .. } => {}
