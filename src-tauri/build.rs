@@ -5,6 +5,7 @@ fn main() {
         "get_settings",
         "save_settings",
         "start_session",
+        "run_plan",
         "subscribe_session",
         "unsubscribe_session",
         "cancel_run",

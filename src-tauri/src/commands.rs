@@ -104,6 +104,15 @@ pub async fn cancel_run(app: AppHandle, state: State<'_, AppState>, session_id: 
     Ok(engine_for_session(&app, &state, &session_id)?.cancel(&session_id))
 }
 
+/// Runs a plan that waited for the person: as edited (`steps`), or as the manager made it.
+#[tauri::command]
+pub async fn run_plan(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, steps: Option<Vec<finishline_engine::plan::PlanStep>>) -> Result<(), Error> {
+    let engine = engine_for_session(&app, &state, &session_id)?;
+    engine.run_plan(&session_id, steps)?;
+    state.remember(&session_id, engine);
+    Ok(())
+}
+
 /// The engine that runs the session in this process, or one built from the settings for a
 /// session an earlier start of the app (or the CLI) left waiting: answering it resumes it.
 fn engine_for_session(app: &AppHandle, state: &AppState, session: &SessionId) -> Result<std::sync::Arc<finishline_engine::agent::Engine>, Error> {

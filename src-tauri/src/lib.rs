@@ -86,6 +86,7 @@ pub fn run() {
             commands::get_settings,
             commands::save_settings,
             commands::start_session,
+            commands::run_plan,
             commands::subscribe_session,
             commands::unsubscribe_session,
             commands::cancel_run,

@@ -1,5 +1,6 @@
-// Plan mode in the real window: the Plan choice in New Task, the plan panel with each step's
-// state, "Step 2/3" in the progress strip while step 2 runs, and the review after the last step.
+// Plan mode in the real window: the Plan choice in New Task, the plan shown before it runs and
+// edited there, the plan panel with each step's state, "Step 2/3" in the progress strip while
+// step 2 runs, and the review with each step's outcome.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync } from "node:fs";
@@ -27,7 +28,7 @@ const testid = (id) => app.$(`[data-testid="${id}"]`);
 const text = (id) => app.execute((id) => document.querySelector(`[data-testid="${id}"]`)?.textContent ?? null, id);
 const stepStates = () => app.execute(() => [...document.querySelectorAll('[data-testid="plan-step"]')].map((e) => e.getAttribute("data-state")));
 
-test("a task run with Plan On shows its steps, Step 2/3 while step 2 runs, and each step's outcome at review", async () => {
+test("a task run with Plan On: the plan is edited before it runs, shows Step 2/3 while step 2 runs, and each step's outcome at review", async () => {
   await waitForScreen(app, "new-task-form");
   assert.equal(await (await testid("plan-auto")).isSelected(), true, "Auto is the window's default plan choice");
   const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-plan-"));
@@ -39,16 +40,29 @@ test("a task run with Plan On shows its steps, Step 2/3 while step 2 runs, and e
   await clickAway(await testid("run"));
   await (await testid("session-view")).waitForDisplayed({ timeout: 10_000 });
 
+  // The plan waits for the person (the window's default): one criterion is added to step 3.
+  await (await testid("plan-review")).waitForDisplayed({ timeout: 15_000 });
+  assert.equal((await app.$$('[data-testid="plan-edit-step"]')).length, 3, "the manager's three steps are shown to edit");
+  const badge = await testid("status-badge");
+  assert.equal(await badge.getAttribute("data-status"), "awaiting_approval", "nothing runs before the go-ahead");
+  await shot(app, "plan-review-before-run");
+  const criteria = (await app.$$('[data-testid="plan-edit-criteria"]'))[2];
+  await criteria.click();
+  await app.keys(["End"]);
+  await app.keys(["Enter"]);
+  await criteria.addValue("c.txt is not empty");
+  await (await testid("plan-run")).click();
+
   // Step 2's model answer is held back for a moment: the strip says where the plan is.
   await app.waitUntil(async () => /Step 2\/3: Write b\.txt/.test((await text("plan-progress")) ?? ""), { timeout: 20_000, timeoutMsg: "the progress strip never showed Step 2/3" });
   assert.deepEqual(await stepStates(), ["done", "running", "pending"], "the plan panel shows step 1 done and step 2 running");
   await shot(app, "plan-step-2");
 
-  const badge = await testid("status-badge");
   await badge.waitUntil(async () => (await badge.getAttribute("data-status")) === "awaiting_review", { timeout: 30_000, timeoutMsg: "the plan never reached review" });
   assert.deepEqual(await stepStates(), ["done", "done", "done"]);
   const panel = await text("plan-panel");
   assert.match(panel, /a\.txt exists/, "each step shows its success criteria");
+  assert.match(panel, /c\.txt is not empty/, "the step runs with the criterion the person added");
   assert.match(panel, /Verified done: the file is written/, "each step shows its outcome");
   await (await testid("review-panel")).waitForDisplayed({ timeout: 5_000 });
   assert.match(await text("review-steps"), /3 of 3 done/, "the review shows the plan with each step's outcome");

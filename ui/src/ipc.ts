@@ -60,6 +60,8 @@ export interface Settings {
   mcp_servers?: McpServerSettings[];
   /** New Task's plan choice until the person picks another. */
   plan_mode?: PlanMode;
+  /** Run plans at once instead of showing them first. */
+  run_plans_without_review?: boolean;
 }
 
 export interface McpServerSettings {
@@ -251,7 +253,8 @@ export type EngineEvent =
   | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean }
   | { type: "reverted"; restored: string[]; deleted: string[] }
   | { type: "project_instructions"; file: string; chars: number; truncated: boolean }
-  | { type: "plan_created"; steps: PlanStep[]; mode: PlanMode }
+  | { type: "plan_created"; steps: PlanStep[]; mode: PlanMode; awaiting_review?: boolean }
+  | { type: "plan_reviewed"; approved: boolean; edited: boolean; steps: PlanStep[] }
   | { type: "plan_revised"; first: number; cause: string; steps: PlanStep[]; for_feedback?: boolean }
   | { type: "plan_step_started"; index: number; number: number; of: number; title: string }
   | { type: "plan_step_finished"; index: number; end_reason: EndReason; summary: string }
@@ -386,6 +389,8 @@ export const ipc = {
   /** Ends what subscribeSession started; the view calls it when it closes. */
   unsubscribeSession: (subscription: number) => call<boolean>("unsubscribe_session", { subscription }),
   cancelRun: (sessionId: string) => call<boolean>("cancel_run", { sessionId }),
+  /** Runs a plan that waits for the person: as edited, or as made (`null`). */
+  runPlan: (sessionId: string, steps: PlanStep[] | null) => call<void>("run_plan", { sessionId, steps }),
   respondPermission: (requestId: string, decision: PermissionDecision) => call<void>("respond_permission", { requestId, decision }),
   answerQuestion: (requestId: string, answer: string | null) => call<void>("answer_question", { requestId, answer }),
   submitReview: (input: { review_id: string; decision: Decision; feedback?: string; revert?: boolean; force?: boolean }) => call<ReviewOutcome>("submit_review", { input }),

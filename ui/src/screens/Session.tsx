@@ -6,6 +6,7 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import { ArrowDown, Bot, ChevronRight, CircleSlash, ListChecks, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
 import { AppError, ipc, type Envelope, type StepState } from "../ipc";
 import { Markdown } from "../components/Markdown";
+import { PlanReview } from "../components/PlanReview";
 import { ReviewPanel } from "../components/ReviewPanel";
 import { StatusBadge } from "../components/StatusBadge";
 import { applyAll, emptyModel, END_LABEL, isRunning, SOURCE_LABEL, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
@@ -671,6 +672,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
           the message box), so it is in view however long the timeline grows. */}
       <div className="session-bottom" data-testid="bottom-bar">
       {ask && (ask.kind === "permission" ? <Permission item={ask} /> : <Question item={ask} />)}
+      {model.plan?.awaitingReview && model.status === "awaiting_approval" && <PlanReview sessionId={sessionId} steps={model.plan.steps.map((s) => s.step)} />}
       {/* After Approve or Reject the panel stays, saying what was decided (and what a revert undid). */}
       {model.review && (model.status === "awaiting_review" || (model.review.decided && model.review.decided.decision !== "request_changes" && !running)) && <ReviewPanel review={model.review} tokens={model.tokens} onDecided={() => undefined} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} />}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (

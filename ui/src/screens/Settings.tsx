@@ -351,6 +351,18 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
             <option value="off">Off: one run, judged at the end</option>
           </select>
         </label>
+        <label className="check">
+          <input
+            type="checkbox"
+            data-testid="review-plan"
+            checked={!(draft.run_plans_without_review ?? false)}
+            onChange={(e) => {
+              setSaved(false);
+              setDraft((d) => ({ ...d, run_plans_without_review: !e.target.checked }));
+            }}
+          />
+          Review the plan before it runs (edit, remove or add steps)
+        </label>
         <label className="field">
           <span>Completion marker (empty: off)</span>
           <input value={draft.completion.marker} onChange={(e) => setCompletion({ marker: e.target.value })} placeholder="e.g. TASK_COMPLETE" spellCheck={false} />

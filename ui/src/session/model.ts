@@ -21,6 +21,8 @@ export interface PlanView {
   number?: number;
   of?: number;
   concluded: boolean;
+  /** The plan waits for the person to edit, run or cancel it. */
+  awaitingReview?: boolean;
 }
 
 export type Item =
@@ -163,7 +165,14 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
   const plan = () => (next.plan = { ...next.plan!, steps: [...next.plan!.steps] });
   switch (e.type) {
     case "plan_created":
-      next.plan = { mode: e.mode, steps: e.steps.map((step) => ({ step, state: "pending" })), revisions: [], concluded: false };
+      next.plan = { mode: e.mode, steps: e.steps.map((step) => ({ step, state: "pending" })), revisions: [], concluded: false, awaitingReview: e.awaiting_review ?? false };
+      break;
+    case "plan_reviewed":
+      if (next.plan) {
+        next.plan = e.approved
+          ? { ...next.plan, awaitingReview: false, steps: e.steps.map((step) => ({ step, state: "pending" })) }
+          : { ...next.plan, awaitingReview: false, concluded: true, steps: next.plan.steps.map((s) => ({ ...s, state: "skipped" })) };
+      }
       break;
     case "plan_revised":
       if (next.plan) {

@@ -38,10 +38,13 @@ describe("Settings", () => {
     render(<SettingsScreen view={view()} onSaved={() => {}} />);
     const user = userEvent.setup();
     expect(screen.getByTestId("plan-mode-select"), "a settings file without the field means Auto").toHaveValue("auto");
+    expect(screen.getByTestId("review-plan"), "plans are shown before they run unless the person says otherwise").toBeChecked();
     await user.selectOptions(screen.getByTestId("plan-mode-select"), "off");
+    await user.click(screen.getByTestId("review-plan"));
     await user.click(screen.getByTestId("save-settings"));
     expect(await screen.findByText("Saved")).toBeInTheDocument();
     expect(sent?.plan_mode, "New Task starts from the saved choice").toBe("off");
+    expect(sent?.run_plans_without_review).toBe(true);
   });
 
   it("shows the engine's message when a field is wrong, keeping what was typed", async () => {

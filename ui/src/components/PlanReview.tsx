@@ -1,0 +1,102 @@
+import { useState, type KeyboardEvent } from "react";
+import { ListChecks, Plus, Trash2 } from "lucide-react";
+import { AppError, ipc, type PlanStep } from "../ipc";
+
+/** The most steps a plan may have; the engine refuses more. */
+export const MAX_STEPS = 7;
+
+interface Draft {
+  title: string;
+  instructions: string;
+  /** One criterion per line, as the person types them. */
+  criteria: string;
+  depends_on: number[];
+}
+
+const toDraft = (s: PlanStep): Draft => ({ title: s.title, instructions: s.instructions, criteria: s.criteria.join("\n"), depends_on: s.depends_on });
+const toStep = (d: Draft): PlanStep => ({ title: d.title, instructions: d.instructions, criteria: d.criteria.split("\n"), depends_on: d.depends_on });
+
+/**
+ * The manager's plan before it runs: each step's text and success criteria can be edited, steps
+ * removed or added; Run sends the plan as it stands, Cancel ends the task with nothing run.
+ */
+export function PlanReview({ sessionId, steps }: { sessionId: string; steps: PlanStep[] }) {
+  const [drafts, setDrafts] = useState<Draft[]>(() => steps.map(toDraft));
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const edit = (i: number, patch: Partial<Draft>) => setDrafts((ds) => ds.map((d, j) => (j === i ? { ...d, ...patch } : d)));
+  const remove = (i: number) =>
+    // Later steps' dependencies shift with the removed step; one on it is dropped.
+    setDrafts((ds) => ds.filter((_, j) => j !== i).map((d) => ({ ...d, depends_on: d.depends_on.filter((x) => x !== i).map((x) => (x > i ? x - 1 : x)) })));
+  const add = () => setDrafts((ds) => [...ds, { title: "", instructions: "", criteria: "", depends_on: [] }]);
+  const empty = drafts.findIndex((d) => !d.title.trim() && !d.instructions.trim());
+  const blocker = drafts.length === 0 ? "Add a step, or cancel the task" : empty >= 0 ? `Step ${empty + 1} is empty: give it a title, or remove it` : null;
+
+  const run = async () => {
+    if (blocker || busy) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await ipc.runPlan(sessionId, drafts.map(toStep));
+    } catch (e) {
+      // Nothing typed is lost: the editor stays as it was.
+      setError((e as AppError).message);
+      setBusy(false);
+    }
+  };
+  const cancel = async () => {
+    setBusy(true);
+    try {
+      await ipc.cancelRun(sessionId);
+    } catch (e) {
+      setError((e as AppError).message);
+      setBusy(false);
+    }
+  };
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      run();
+    }
+  };
+
+  return (
+    <section className="panel plan-review" data-testid="plan-review" aria-label="Review the plan" onKeyDown={onKeyDown}>
+      <h2>
+        <ListChecks size={16} aria-hidden /> The plan, before it runs
+      </h2>
+      <p className="muted small">Each step runs on its own and is checked against its criteria. Edit, remove or add steps, then run it.</p>
+      <ol className="plan-edit">
+        {drafts.map((d, i) => (
+          <li key={i} data-testid="plan-edit-step">
+            <div className="row">
+              <input className="grow" aria-label={`Step ${i + 1} title`} data-testid="plan-edit-title" value={d.title} placeholder="What this step does" onChange={(e) => edit(i, { title: e.target.value })} />
+              <button type="button" className="btn icon" onClick={() => remove(i)} title="Remove this step" aria-label={`Remove step ${i + 1}`} data-testid="plan-edit-remove" disabled={busy}>
+                <Trash2 size={14} aria-hidden />
+              </button>
+            </div>
+            <textarea aria-label={`Step ${i + 1} instructions`} data-testid="plan-edit-instructions" rows={2} value={d.instructions} placeholder="Instructions for the agent" onChange={(e) => edit(i, { instructions: e.target.value })} />
+            <textarea className="criteria-box" aria-label={`Step ${i + 1} success criteria`} data-testid="plan-edit-criteria" rows={2} value={d.criteria} placeholder="Done when… (one per line)" onChange={(e) => edit(i, { criteria: e.target.value })} />
+          </li>
+        ))}
+      </ol>
+      {error && (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+      <div className="row">
+        <button type="button" className="btn" onClick={add} disabled={busy || drafts.length >= MAX_STEPS} title={drafts.length >= MAX_STEPS ? `At most ${MAX_STEPS} steps` : "Add a step"} data-testid="plan-edit-add">
+          <Plus size={14} aria-hidden /> Add step
+        </button>
+        <span className="grow muted small">{blocker ?? "Ctrl+Enter runs"}</span>
+        <button type="button" className="btn" onClick={cancel} disabled={busy} data-testid="plan-cancel">
+          Cancel task
+        </button>
+        <button type="button" className="btn primary" onClick={run} disabled={!!blocker || busy} title={blocker ?? "Run the plan (Ctrl+Enter)"} data-testid="plan-run">
+          Run plan
+        </button>
+      </div>
+    </section>
+  );
+}

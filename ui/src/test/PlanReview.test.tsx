@@ -1,0 +1,63 @@
+import { render, screen } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import { describe, expect, it, vi } from "vitest";
+import type { PlanStep } from "../ipc";
+import { MAX_STEPS, PlanReview } from "../components/PlanReview";
+
+const steps: PlanStep[] = [
+  { title: "Read the reports", instructions: "Read reports/.", criteria: ["every report opened"], depends_on: [] },
+  { title: "Write the summary", instructions: "Write summary.md.", criteria: ["summary.md exists", "names every report"], depends_on: [0] },
+];
+
+describe("Plan review", () => {
+  it("runs the plan as the person edited it: changed text, criteria per line, a removed and an added step", async () => {
+    let sent: { sessionId?: string; steps?: PlanStep[] } = {};
+    mockIPC((cmd, args) => {
+      if (cmd === "run_plan") sent = args as typeof sent;
+    });
+    render(<PlanReview sessionId="s1" steps={steps} />);
+    const user = userEvent.setup();
+    const criteria = screen.getAllByTestId("plan-edit-criteria");
+    expect(criteria[1], "criteria show one per line").toHaveValue("summary.md exists\nnames every report");
+    await user.clear(screen.getAllByTestId("plan-edit-title")[1]);
+    await user.type(screen.getAllByTestId("plan-edit-title")[1], "Write a short summary");
+    await user.click(screen.getAllByTestId("plan-edit-remove")[0]);
+    await user.click(screen.getByTestId("plan-edit-add"));
+    expect(screen.getByTestId("plan-run"), "an empty new step must be filled in or removed first").toBeDisabled();
+    expect(screen.getByTestId("plan-review")).toHaveTextContent("Step 2 is empty");
+    await user.type(screen.getAllByTestId("plan-edit-title")[1], "Check the links");
+    await user.click(screen.getByTestId("plan-run"));
+    await vi.waitFor(() => expect(sent.steps).toBeDefined());
+    expect(sent.sessionId).toBe("s1");
+    expect(sent.steps!.map((s) => s.title)).toEqual(["Write a short summary", "Check the links"]);
+    expect(sent.steps![0].depends_on, "a removed step is no longer waited for").toEqual([]);
+    expect(sent.steps![0].criteria).toEqual(["summary.md exists", "names every report"]);
+  });
+
+  it("stops adding at the most steps a plan may have, and Cancel ends the task", async () => {
+    const calls: string[] = [];
+    mockIPC((cmd) => {
+      calls.push(cmd);
+      if (cmd === "cancel_run") return true;
+    });
+    render(<PlanReview sessionId="s1" steps={steps} />);
+    const user = userEvent.setup();
+    for (let i = steps.length; i < MAX_STEPS; i++) await user.click(screen.getByTestId("plan-edit-add"));
+    expect(screen.getByTestId("plan-edit-add")).toBeDisabled();
+    await user.click(screen.getByTestId("plan-cancel"));
+    await vi.waitFor(() => expect(calls).toContain("cancel_run"));
+  });
+
+  it("a refused plan shows the engine's message and keeps the edits", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "run_plan") throw { code: "invalid_input", message: "the plan was already answered (the session is busy)" };
+    });
+    render(<PlanReview sessionId="s1" steps={steps} />);
+    const user = userEvent.setup();
+    await user.type(screen.getAllByTestId("plan-edit-title")[0], " first");
+    await user.click(screen.getByTestId("plan-run"));
+    expect(await screen.findByRole("alert")).toHaveTextContent("already answered");
+    expect(screen.getAllByTestId("plan-edit-title")[0]).toHaveValue("Read the reports first");
+  });
+});
