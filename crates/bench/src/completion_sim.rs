@@ -20,23 +20,28 @@ use finishline_engine::provider::{ChatMessage, StopReason, StructuredMode};
 use crate::report::Table;
 
 #[derive(Clone, Default)]
-struct Scenario {
-    name: &'static str,
-    items: usize,
+pub(crate) struct Scenario {
+    pub(crate) name: &'static str,
+    pub(crate) items: usize,
     /// Claims success after this many items (early), once.
-    claims_after: Option<usize>,
+    pub(crate) claims_after: Option<usize>,
     /// 1-based agent calls whose output is cut off.
-    truncate_at: Vec<u32>,
-    uses_todos: bool,
+    pub(crate) truncate_at: Vec<u32>,
+    pub(crate) uses_todos: bool,
     /// This item cannot be done.
-    impossible: Option<usize>,
-    honest_blocked: bool,
+    pub(crate) impossible: Option<usize>,
+    pub(crate) honest_blocked: bool,
     /// Says "Done!" in text and never calls complete_task.
-    text_only_claim: bool,
+    pub(crate) text_only_claim: bool,
     /// A bug only the tests catch, fixed when the failure is shown.
-    hidden_bug: bool,
+    pub(crate) hidden_bug: bool,
     /// A question, not work.
-    conversation: bool,
+    pub(crate) conversation: bool,
+    /// The model's window in tokens: a call whose conversation is longer is cut off (context
+    /// pressure: a long single run fills it; a plan's fresh step conversations do not).
+    pub(crate) context_limit: Option<u64>,
+    /// This item's first attempt does not stick (a tool error, a wrong edit): it needs a retry.
+    pub(crate) retry_item: Option<usize>,
 }
 
 fn scenarios() -> Vec<Scenario> {
@@ -76,30 +81,53 @@ enum Turn {
     Stop { claim: Option<Claim>, truncated: bool },
 }
 
-struct Agent<'a> {
+pub(crate) struct Agent<'a> {
     sc: &'a Scenario,
-    done: Vec<bool>,
+    pub(crate) done: Vec<bool>,
+    /// The items this conversation works on (a plan step's); all when `None`.
+    scope: Option<Vec<usize>>,
+    /// Calls in the current conversation: a plan step starts a fresh one.
+    conv_calls: u32,
+    retried: bool,
     bug_fixed: bool,
     claimed_early: bool,
     /// Named items it is working through.
     named: Vec<usize>,
-    calls: u32,
-    input_tokens: u64,
-    output_tokens: u64,
+    pub(crate) calls: u32,
+    pub(crate) input_tokens: u64,
+    pub(crate) output_tokens: u64,
 }
 
 impl<'a> Agent<'a> {
-    fn new(sc: &'a Scenario) -> Self {
-        Agent { sc, done: vec![false; sc.items], bug_fixed: !sc.hidden_bug, claimed_early: false, named: vec![], calls: 0, input_tokens: 0, output_tokens: 0 }
+    pub(crate) fn new(sc: &'a Scenario) -> Self {
+        Agent { sc, done: vec![false; sc.items], scope: None, conv_calls: 0, retried: false, bug_fixed: !sc.hidden_bug, claimed_early: false, named: vec![], calls: 0, input_tokens: 0, output_tokens: 0 }
     }
-    fn complete(&self) -> bool {
+    /// A plan step: a fresh conversation about these items only.
+    pub(crate) fn fresh(&mut self, scope: Vec<usize>) {
+        self.scope = Some(scope);
+        self.conv_calls = 0;
+        self.named.clear();
+    }
+    pub(crate) fn complete(&self) -> bool {
         self.done.iter().all(|d| *d) && self.bug_fixed
     }
-    fn undone(&self) -> Vec<usize> {
+    pub(crate) fn undone(&self) -> Vec<usize> {
+        (0..self.sc.items).filter(|i| !self.done[*i] && self.scope.as_ref().is_none_or(|s| s.contains(i))).collect()
+    }
+    /// Items not done anywhere in the task, whatever the scope.
+    pub(crate) fn all_undone(&self) -> Vec<usize> {
         (0..self.sc.items).filter(|i| !self.done[*i]).collect()
     }
-    fn possible(&self, i: usize) -> bool {
+    pub(crate) fn possible(&self, i: usize) -> bool {
         self.sc.impossible != Some(i)
+    }
+    /// Marks an item done, except the first attempt at the item that needs a retry.
+    fn attempt(&mut self, i: usize) {
+        if self.sc.retry_item == Some(i) && !self.retried {
+            self.retried = true;
+        } else {
+            self.done[i] = true;
+        }
     }
     fn final_claim(&self) -> Claim {
         if self.undone().iter().any(|i| !self.possible(*i)) && self.sc.honest_blocked {
@@ -110,8 +138,14 @@ impl<'a> Agent<'a> {
     }
     fn call(&mut self, prompt: &Prompt) -> Turn {
         self.calls += 1;
-        // The history grows with every call; each call reads all of it.
-        self.input_tokens += 1_500 + 400 * (self.calls as u64 - 1);
+        self.conv_calls += 1;
+        // The history grows with every call of a conversation; each call reads all of it.
+        let history = 1_500 + 400 * (self.conv_calls as u64 - 1);
+        self.input_tokens += history;
+        if self.sc.context_limit.is_some_and(|l| history > l) {
+            self.output_tokens += 80;
+            return Turn::Stop { claim: None, truncated: true };
+        }
         let turn = self.turn(prompt);
         self.output_tokens += if turn == Turn::Work { 250 } else { 80 };
         turn
@@ -138,8 +172,10 @@ impl<'a> Agent<'a> {
                 self.named.remove(0);
                 continue;
             }
-            self.done[i] = true;
-            self.named.remove(0);
+            self.attempt(i);
+            if self.done[i] {
+                self.named.remove(0);
+            }
             return Turn::Work;
         }
         let done_count = self.done.iter().filter(|d| **d).count();
@@ -152,7 +188,11 @@ impl<'a> Agent<'a> {
         if let Some(i) = self.undone().into_iter().find(|i| self.possible(*i)) {
             // After an early claim it waits to be told; its own plan stopped there.
             if !self.claimed_early {
-                self.done[i] = true;
+                self.attempt(i);
+                // A failed first attempt looks done to the agent: it moves on.
+                if !self.done[i] {
+                    self.named.retain(|n| *n != i);
+                }
                 return Turn::Work;
             }
         }
@@ -161,41 +201,59 @@ impl<'a> Agent<'a> {
 }
 
 #[derive(Default, Clone)]
-struct Outcome {
-    declared_complete: bool,
-    actually_complete: bool,
-    agent_calls: u32,
-    evaluator_calls: u32,
-    tokens: u64,
-    wasted_calls: u32,
+pub(crate) struct Outcome {
+    pub(crate) declared_complete: bool,
+    pub(crate) actually_complete: bool,
+    pub(crate) agent_calls: u32,
+    pub(crate) evaluator_calls: u32,
+    pub(crate) manager_calls: u32,
+    pub(crate) tokens: u64,
+    pub(crate) wasted_calls: u32,
 }
 
+/// The agent calls an ideal single run needs: one per doable item (two for the one that needs
+/// a retry), one per fix and per cut-off output, one final answer.
 fn necessary_calls(sc: &Scenario) -> u32 {
     if sc.conversation {
         return 1;
     }
     let possible = (0..sc.items).filter(|i| sc.impossible != Some(*i)).count() as u32;
-    possible + u32::from(sc.hidden_bug) + 1 + sc.truncate_at.len() as u32
+    possible + u32::from(sc.retry_item.is_some()) + u32::from(sc.hidden_bug) + 1 + sc.truncate_at.len() as u32
 }
 
-fn finish(sc: &Scenario, a: &Agent, declared_complete: bool, evaluator_calls: u32, evaluator_tokens: u64) -> Outcome {
+pub(crate) fn finish(sc: &Scenario, a: &Agent, declared_complete: bool, evaluator_calls: u32, evaluator_tokens: u64) -> Outcome {
     let actually_complete = if sc.conversation { true } else { a.complete() };
     Outcome {
         declared_complete,
         actually_complete,
         agent_calls: a.calls,
         evaluator_calls,
+        manager_calls: 0,
         tokens: a.input_tokens + a.output_tokens + evaluator_tokens,
         wasted_calls: a.calls.saturating_sub(necessary_calls(sc)),
     }
+}
+
+/// How one run under the completion engine ended.
+pub(crate) struct Ended {
+    pub(crate) end: EndReason,
+    pub(crate) eval_calls: u32,
+    pub(crate) eval_tokens: u64,
 }
 
 const MAX_CALLS: u32 = 80;
 
 /// Finishline: the real decision function over the simulated evidence.
 fn finishline(sc: &Scenario) -> Outcome {
-    let cfg = CompletionConfig::default();
     let mut a = Agent::new(sc);
+    let e = engine_loop(&mut a, sc);
+    let declared = matches!(e.end, EndReason::VerifiedDone | EndReason::Conversation);
+    finish(sc, &a, declared, e.eval_calls, e.eval_tokens)
+}
+
+/// One run (or one plan step) under the real `completion::decide`.
+pub(crate) fn engine_loop(a: &mut Agent, sc: &Scenario) -> Ended {
+    let cfg = CompletionConfig::default();
     let mut counters = Counters::default();
     let mut prompt = Prompt::Task;
     let mut prev_tools = false;
@@ -266,13 +324,13 @@ fn finishline(sc: &Scenario) -> Outcome {
                     };
                 }
             }
-            Action::Review { end_reason, .. } => return finish(sc, &a, end_reason == EndReason::VerifiedDone, eval_calls, eval_tokens),
-            Action::Idle { .. } => return finish(sc, &a, true, eval_calls, eval_tokens),
-            Action::Fail { .. } => return finish(sc, &a, false, eval_calls, eval_tokens),
+            Action::Review { end_reason, .. } => return Ended { end: end_reason, eval_calls, eval_tokens },
+            Action::Idle { end_reason } => return Ended { end: end_reason, eval_calls, eval_tokens },
+            Action::Fail { .. } => return Ended { end: EndReason::Failed, eval_calls, eval_tokens },
             Action::Evaluate { .. } | Action::Verify { .. } => unreachable!(),
         }
     }
-    finish(sc, &a, false, eval_calls, eval_tokens)
+    Ended { end: EndReason::StepLimit, eval_calls, eval_tokens }
 }
 
 /// The seeds' enforcers: a generic reminder to call complete_task, `reminders` times, when the

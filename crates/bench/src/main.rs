@@ -4,6 +4,7 @@
 
 mod checkpoints;
 mod completion_sim;
+mod plan_sim;
 mod engine_config;
 mod footprint;
 mod history;
@@ -62,6 +63,7 @@ fn main() {
         let (policies, flat) = completion_sim::run(a.smoke);
         sections.push(("3. Completion efficiency".into(), policies));
         sections.push(("3b. The evaluator's input as the transcript grows".into(), flat));
+        sections.push(("3c. Plan mode on long tasks".into(), plan_sim::run()));
     }
     if wanted("checkpoints") {
         eprintln!("== checkpoints at scale");
