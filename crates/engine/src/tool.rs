@@ -93,6 +93,23 @@ pub fn parse_input<T: DeserializeOwned>(tool: &str, input: Value) -> Result<T, T
 pub const TODO_WRITE: &str = "todo_write";
 pub const ASK_USER: &str = "ask_user";
 pub const COMPLETE_TASK: &str = "complete_task";
+/// Plan mode only: an earlier step's transcript, when its summary in the brief is not enough.
+pub const SESSION_LOG: &str = "session_log";
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct SessionLogInput {
+    /// The number of an earlier step of the plan, as in "Step 2/3".
+    pub step: u32,
+}
+
+/// The spec of [`SESSION_LOG`], offered only to a plan's steps.
+pub fn session_log_spec() -> ToolSpec {
+    ToolSpec {
+        name: SESSION_LOG.into(),
+        description: "Read what an earlier step of the plan did (its messages, tool calls and results), when the brief's summary of it is not enough.".into(),
+        input_schema: schema_of::<SessionLogInput>(),
+    }
+}
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct TodoWriteInput {
@@ -182,7 +199,7 @@ impl Toolbox {
     /// person by its nature, unknown tools are refused.
     pub fn default_permission(&self, name: &str) -> Permission {
         match name {
-            TODO_WRITE | COMPLETE_TASK | ASK_USER => Permission::Allow,
+            TODO_WRITE | COMPLETE_TASK | ASK_USER | SESSION_LOG => Permission::Allow,
             _ => self.tools.get(name).map(|t| t.default_permission()).unwrap_or(Permission::Deny),
         }
     }

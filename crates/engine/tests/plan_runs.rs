@@ -347,3 +347,29 @@ async fn cancelling_a_plan_that_waits_ends_the_task_with_nothing_run() {
     assert!(plan.steps.iter().all(|s| s.state == StepState::Skipped), "no step is shown as pending in a cancelled plan");
     assert!(h.read("a.txt").is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_can_read_an_earlier_steps_log_when_the_summary_is_not_enough() {
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&THREE[..2])),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), json!({"tool_calls": [{"name": "session_log", "arguments": {"step": 1}}]})),
+            agent(json!({"last_message_contains": "Step 1 (Write a.txt)"}), write("b.txt")),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = start(&h, "write a.txt and b.txt", PlanMode::On).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    let log = o.requests.iter().find(|r| r.last_message.contains("Step 1 (Write a.txt)")).expect("the log reached the model");
+    assert!(log.last_message.contains("AGENT CALLED write_file") && log.last_message.contains("a.txt contents"), "the log holds step 1's calls and inputs: {}", log.last_message);
+    let offered = o.requests.iter().filter(|r| r.kind == RequestKind::Agent).all(|r| r.body.to_string().contains("session_log"));
+    assert!(offered, "every step's request offers session_log");
+    let single = h.engine.start_task("write z.txt", &h.ws(), PlanMode::Off).unwrap();
+    let _ = single.1.await;
+    let last = h.server.requests().into_iter().rev().find(|r| r.kind == RequestKind::Agent).unwrap();
+    assert!(!last.body.to_string().contains("session_log"), "a run outside a plan is not offered a tool it cannot use");
+}

@@ -63,6 +63,7 @@ impl Run {
                     Err(e) => e,
                 },
                 (ToolInput::Parsed { value }, tool::TODO_WRITE) => self.todo_write(value.clone())?,
+                (ToolInput::Parsed { value }, tool::SESSION_LOG) if self.plan_step.is_some() => self.session_log(value.clone())?,
                 (ToolInput::Parsed { value }, tool::ASK_USER) => match self.ask_user(call, value.clone()).await {
                     Ok(o) => o,
                     Err(Halt::Cancelled) => {

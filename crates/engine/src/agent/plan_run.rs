@@ -246,6 +246,29 @@ impl Run {
         self.review(ReviewInput { claim: ending.claim, claim_words: ending.claim_words, end_reason, remaining, stuck })
     }
 
+    /// `session_log`: an earlier step's conversation, as the evaluator reads transcripts
+    /// (labelled lines, bounded), so a step can recover what a summary left out.
+    pub(super) fn session_log(&self, value: serde_json::Value) -> crate::Result<crate::tool::ToolOutput> {
+        use crate::tool::{parse_input, SessionLogInput, ToolOutput, SESSION_LOG};
+        let input = match parse_input::<SessionLogInput>(SESSION_LOG, value) {
+            Ok(i) => i,
+            Err(e) => return Ok(e),
+        };
+        let events = self.engine.store.events(&self.session, 0)?;
+        let Some(state) = PlanState::from_events(&events) else { return Ok(ToolOutput::error("This session has no plan.")) };
+        let current = self.plan_step.as_ref().map(|s| s.number).unwrap_or(0);
+        let live: Vec<usize> = (0..state.steps.len()).filter(|&i| state.steps[i].state != StepState::Replaced).collect();
+        let index = match live.iter().copied().find(|&i| state.number_of(i).0 == input.step as usize && state.steps[i].end_reason.is_some()) {
+            Some(i) if (input.step as usize) < current => i,
+            _ => return Ok(ToolOutput::error(format!("Step {} is not an earlier, finished step; you are on step {current}. Ask for a step before it.", input.step))),
+        };
+        let start = events.iter().position(|e| matches!(e.event, EngineEvent::PlanStepStarted { index: i, .. } if i == index));
+        let end = events.iter().position(|e| matches!(e.event, EngineEvent::PlanStepFinished { index: i, .. } if i == index));
+        let (Some(start), Some(end)) = (start, end) else { return Ok(ToolOutput::error(format!("Step {} has no log.", input.step))) };
+        let lines = super::evaluation::transcript_lines(&super::history::rebuild(&events[start..end]));
+        Ok(ToolOutput::ok(format!("Step {} ({}):\n{}", input.step, state.steps[index].step.title, crate::evaluator::digest(&lines))))
+    }
+
     /// The session's plan as stored.
     pub(super) fn plan_state(&self) -> crate::Result<PlanState> {
         let events = self.engine.store.events(&self.session, 0)?;

@@ -55,7 +55,13 @@ impl Run {
             model: self.engine.config.agent.model.clone(),
             system: prompt::system_prompt(&self.workspace.root().to_string_lossy(), self.cfg().marker.as_deref(), self.instructions.as_ref()),
             messages: self.history.clone(),
-            tools: self.toolbox.specs(),
+            tools: {
+                let mut tools = self.toolbox.specs();
+                if self.plan_step.is_some() {
+                    tools.push(crate::tool::session_log_spec());
+                }
+                tools
+            },
             max_tokens: self.engine.config.max_output_tokens,
             structured: None,
             temperature: None,
