@@ -170,7 +170,6 @@ impl Run {
             self.emit_all(std::mem::take(&mut before))?;
         }
         self.emit(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: format!("revising the plan after step {}", failed.number) })?;
-        let endpoint = self.engine.config.evaluator.clone().unwrap_or_else(|| self.engine.config.agent.clone());
         let input = ReplanInput {
             task: self.task.clone(),
             done: state.steps.iter().filter(|s| s.state == StepState::Done).map(|s| (s.step.title.clone(), s.summary.clone().unwrap_or_default())).collect(),
@@ -184,11 +183,7 @@ impl Run {
             instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
             feedback: None,
         };
-        let Some(result) = plan::revise_plan(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await else {
-            return Err(Halt::Cancelled);
-        };
-        self.engine.store.add_usage(&self.session, Some(&self.run), UsageSource::Evaluator, result.usage.input_tokens, result.usage.output_tokens)?;
-        let revision = match result.revision {
+        let revision = match self.ask_for_revision(&input).await? {
             Ok(r) => r,
             Err(why) => {
                 self.emit(EngineEvent::Error { code: "plan".into(), message: format!("The manager could not revise the plan ({}).", why.describe()) })?;
@@ -202,6 +197,17 @@ impl Run {
         Ok(())
     }
 
+    /// One revision call to the manager (the evaluator's model), its tokens counted as the
+    /// evaluator's.
+    async fn ask_for_revision(&mut self, input: &ReplanInput) -> Result<Result<plan::Revision, crate::ladder::Unusable>, Halt> {
+        let endpoint = self.engine.config.evaluator.clone().unwrap_or_else(|| self.engine.config.agent.clone());
+        let Some(result) = plan::revise_plan(endpoint.provider.clone(), &endpoint.model, input, self.engine.config.retry, &self.cancel).await else {
+            return Err(Halt::Cancelled);
+        };
+        self.engine.store.add_usage(&self.session, Some(&self.run), UsageSource::Evaluator, result.usage.input_tokens, result.usage.output_tokens)?;
+        Ok(result.revision)
+    }
+
     /// Request changes after a plan: the manager adds or redoes steps for the feedback, and the
     /// first of them runs. `false` when the session has no finished plan, or the manager gave no
     /// usable revision (then the feedback goes to the agent as an ordinary run, as said).
@@ -209,7 +215,6 @@ impl Run {
         let events = self.engine.store.events(&self.session, 0)?;
         let Some(mut state) = PlanState::from_events(&events).filter(|p| p.concluded) else { return Ok(false) };
         self.emit(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: "revising the plan for your feedback".into() })?;
-        let endpoint = self.engine.config.evaluator.clone().unwrap_or_else(|| self.engine.config.agent.clone());
         let input = ReplanInput {
             task: self.task.clone(),
             done: state.steps.iter().filter(|s| s.state == StepState::Done).map(|s| (s.step.title.clone(), s.summary.clone().unwrap_or_default())).collect(),
@@ -217,11 +222,7 @@ impl Run {
             feedback: Some(feedback.to_string()),
             ..Default::default()
         };
-        let Some(result) = plan::revise_plan(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await else {
-            return Err(Halt::Cancelled);
-        };
-        self.engine.store.add_usage(&self.session, Some(&self.run), UsageSource::Evaluator, result.usage.input_tokens, result.usage.output_tokens)?;
-        let revision = match result.revision {
+        let revision = match self.ask_for_revision(&input).await? {
             Ok(r) => r,
             Err(why) => {
                 self.emit(EngineEvent::Error { code: "plan".into(), message: format!("The manager could not plan your changes ({}); the agent works on them in one run instead.", why.describe()) })?;
