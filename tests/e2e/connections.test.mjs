@@ -147,7 +147,10 @@ test("an MCP server added in Settings lists its tools and one is called in a run
   await (await testid("review-panel")).waitForDisplayed({ timeout: 30_000 });
   await shot(app, "session-mcp");
   const requests = await fake.requests();
-  const offered = (requests[0].body.tools ?? []).map((t) => t.function?.name);
+  // A new user's plan mode is Auto: a one-line task runs at once, without a manager call.
+  assert.ok(!requests.some((r) => r.kind === "manager"), "Auto does not plan a one-line task");
+  assert.ok(!(await (await app.$('[data-testid="plan-panel"]')).isExisting()), "an ordinary run shows no plan panel");
+  const offered = (requests.find((r) => r.kind === "agent").body.tools ?? []).map((t) => t.function?.name);
   assert.ok(offered.includes("everything__echo"), "the model was offered the MCP tool by its namespaced name");
 });
 

@@ -16,6 +16,17 @@ use crate::provider::{ChatMessage, CompletionRequest, Provider, RetryPolicy, Str
 /// A plan never has more steps than this: past it, steps are too small to be judged apart.
 pub const MAX_STEPS: usize = 7;
 
+/// Plan mode Auto runs a task this short (one line, at most this many words) at once, without
+/// asking the manager: "rename this file" never pays for planning, and a weak manager cannot
+/// turn "say hello" into seven steps.
+pub const AUTO_SKIP_WORDS: usize = 12;
+
+/// Whether Auto asks the manager about this task at all.
+pub fn auto_asks_manager(task: &str) -> bool {
+    let task = task.trim();
+    task.lines().filter(|l| !l.trim().is_empty()).count() > 1 || task.split_whitespace().count() > AUTO_SKIP_WORDS
+}
+
 /// How many workspace paths the manager sees.
 const LISTING: usize = 200;
 

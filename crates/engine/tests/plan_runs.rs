@@ -104,10 +104,10 @@ async fn a_three_step_plan_runs_each_step_fresh_and_checks_the_whole_task_before
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn auto_runs_a_one_line_task_as_one_run_for_one_extra_call() {
+async fn auto_runs_a_short_task_at_once_and_a_longer_one_after_one_manager_call() {
     let h = Harness::new(
         rules(json!([
-            manager(json!({}), plan_json(&[("Rename the file", "new.txt exists")])),
+            manager(json!({}), plan_json(&[("Write new.txt", "new.txt exists")])),
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
             agent(json!({}), write("new.txt")),
@@ -116,14 +116,20 @@ async fn auto_runs_a_one_line_task_as_one_run_for_one_extra_call() {
     )
     .await;
     let o = start(&h, "create new.txt", PlanMode::Auto).await;
-    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
     assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
+    assert_eq!(o.calls_of(RequestKind::Manager), 0, "a one-line task never pays for planning");
+    let long = "create new.txt with a short greeting in it, then check that the file ends with a newline and names today's date";
+    std::fs::remove_file(h.ws().join("new.txt")).unwrap();
+    let o = start(&h, long, PlanMode::Auto).await;
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "errors: {:?}", errors(&o));
     assert!(!o.has(|e| matches!(e, EngineEvent::PlanCreated { .. })), "a one-step plan is an ordinary run: no plan is shown");
     assert_eq!(triggers(&o), vec![RunTrigger::Task]);
-    assert_eq!(o.calls_of(RequestKind::Manager), 1, "Auto costs one manager call on a small task");
-    let plain = h.engine.start_task("create new.txt", &h.ws(), PlanMode::Off).unwrap();
+    assert_eq!(o.calls_of(RequestKind::Manager), 1, "Auto costs one manager call on a longer task it runs as one");
+    let before = h.server.requests().iter().filter(|r| r.kind == RequestKind::Manager).count();
+    let plain = h.engine.start_task(long, &h.ws(), PlanMode::Off).unwrap();
     plain.1.await.unwrap();
-    assert_eq!(h.outcome(&plain.0).calls_of(RequestKind::Manager), 1, "plan mode Off never asks the manager");
+    assert_eq!(h.server.requests().iter().filter(|r| r.kind == RequestKind::Manager).count(), before, "plan mode Off never asks the manager");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -16,7 +16,7 @@ interface Props {
 }
 
 const PLAN_CHOICES: { mode: PlanMode; label: string; hint: string }[] = [
-  { mode: "auto", label: "Auto", hint: "A manager splits long tasks into checked steps; a small task runs as one (one extra model call)." },
+  { mode: "auto", label: "Auto", hint: "A manager splits long tasks into checked steps; a one-line task runs at once, and a small one as one run." },
   { mode: "on", label: "On", hint: "Always split the task into checked steps, each judged against its own criteria." },
   { mode: "off", label: "Off", hint: "One run, judged once at the end." },
 ];

@@ -312,7 +312,12 @@ impl Run {
             ])?;
             self.history.push(ChatMessage::User { content: prompt::tagged(ContinuationSource::Resume, 0, 0, &note) });
         }
-        if start.trigger == RunTrigger::Task && start.plan != PlanMode::Off {
+        let plans = match start.plan {
+            PlanMode::On => true,
+            PlanMode::Auto => crate::plan::auto_asks_manager(&self.task),
+            PlanMode::Off => false,
+        };
+        if start.trigger == RunTrigger::Task && plans {
             match self.make_plan(start.plan).await {
                 Ok(Some(plan)) => {
                     // Every step starts from the recorded workspace, so the first snapshot is
