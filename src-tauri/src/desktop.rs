@@ -25,6 +25,32 @@ pub fn instance_name(identifier: &str) -> String {
     format!("{identifier}.i{hash:016x}")
 }
 
+/// What the window needs for its first screen, handed over before its script runs: the
+/// settings (or why they could not be read) and whether to report timings. Asking for them over
+/// IPC after the first render cost a round trip and a second render on every start
+/// (docs/benchmarks.md, section 6).
+#[derive(Serialize)]
+struct Boot {
+    settings: Option<finishline_engine::SettingsView>,
+    settings_error: Option<finishline_engine::Error>,
+    perf: bool,
+}
+
+/// The main window, created here rather than from the config so that it starts with [`Boot`].
+pub fn open_main_window(app: &tauri::App) -> Result<(), Box<dyn std::error::Error>> {
+    let config = app.config().app.windows.iter().find(|w| w.label == "main").ok_or("tauri.conf.json has no main window")?.clone();
+    let (settings, settings_error) = match crate::commands::settings(app.handle()) {
+        Ok(s) => (Some(s.into()), None),
+        Err(e) => (None, Some(e)),
+    };
+    let boot = Boot { settings, settings_error, perf: crate::commands::perf_enabled() };
+    // JSON is a JavaScript expression; the script is injected, not parsed as HTML, so nothing in
+    // the settings can end it early.
+    let script = format!("window.__FINISHLINE_BOOT__ = {};", serde_json::to_string(&boot)?);
+    tauri::WebviewWindowBuilder::from_config(app.handle(), &config)?.initialization_script(&script).build()?;
+    Ok(())
+}
+
 /// Brings the main window to the front: unminimised, shown, focused.
 pub fn focus_main(app: &AppHandle) {
     if let Some(w) = app.get_webview_window("main") {

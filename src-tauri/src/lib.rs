@@ -80,6 +80,7 @@ pub fn run() {
                 }
             });
             app.manage(state);
+            desktop::open_main_window(app)?;
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![

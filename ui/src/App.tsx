@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { History as HistoryIcon, PlusSquare, Settings as SettingsIcon } from "lucide-react";
 import { AppError, ipc, type SettingsView } from "./ipc";
+import { bootSettings } from "./boot";
 import { report } from "./perf";
 import { NewTask } from "./screens/NewTask";
 // One bundle: loading the Session screen on first use made `--open-session` show a long session
@@ -45,18 +46,24 @@ export function App() {
     setSessionId(id);
     setScreen("session");
   };
-  const [view, setView] = useState<SettingsView | null>(null);
-  const [loadError, setLoadError] = useState<AppError | null>(null);
+  // The first screen comes from the settings the shell handed over at start (boot.ts); only
+  // without them, and on "Try again", are they asked for.
+  const [boot] = useState(bootSettings);
+  const [view, setView] = useState<SettingsView | null>(boot && "view" in boot ? boot.view : null);
+  const [loadError, setLoadError] = useState<AppError | null>(boot && "error" in boot ? boot.error : null);
 
   const load = useCallback(() => {
     setLoadError(null);
-    ipc.getSettings().then((v) => {
-      setView(v);
-      requestAnimationFrame(() => report("ready", performance.now()));
-    }, (e: AppError) => setLoadError(e));
+    ipc.getSettings().then(setView, (e: AppError) => setLoadError(e));
   }, []);
-  useEffect(load, [load]);
+  useEffect(() => {
+    if (!boot) load();
+  }, [boot, load]);
   useEffect(() => report("shell", performance.now()), []);
+  const hasView = view !== null;
+  useEffect(() => {
+    if (hasView) requestAnimationFrame(() => report("ready", performance.now()));
+  }, [hasView]);
 
   // `finishline-app --open-session ID` or `--task T --workspace W`: go straight there, at this
   // launch or when a second launch hands its arguments to this window.

@@ -1,12 +1,14 @@
 // The app's own timing, for the footprint benchmark (crates/bench). Off unless the app was
 // started with FINISHLINE_PERF=1; then it reports through the shell, which prints each number
 // on stderr for the benchmark to read. Nothing is collected or sent anywhere else.
+import { bootPerf } from "./boot";
 import { ipc } from "./ipc";
 
 let enabled: Promise<boolean> | null = null;
 
 export function perfEnabled(): Promise<boolean> {
-  enabled ??= ipc.perfEnabled().catch(() => false);
+  const known = bootPerf();
+  enabled ??= known !== undefined ? Promise.resolve(known) : ipc.perfEnabled().catch(() => false);
   return enabled;
 }
 

@@ -36,6 +36,39 @@ describe("App shell", () => {
     expect(await screen.findByTestId("provider-base-url"), "the guide must lead straight to the provider fields").toBeInTheDocument();
   });
 
+  it("starts on the settings the shell handed over, without asking for them", async () => {
+    const asked: string[] = [];
+    mockIPC((cmd) => {
+      asked.push(cmd);
+      if (cmd === "get_settings") return view();
+    });
+    const w = window as { __FINISHLINE_BOOT__?: unknown };
+    w.__FINISHLINE_BOOT__ = { settings: view({}, true), settings_error: null, perf: false };
+    try {
+      render(<App />);
+      expect(screen.getByTestId("new-task-form"), "the first screen must be there on the first render, with no round trip").toBeInTheDocument();
+      expect(screen.queryByTestId("first-run"), "a configured provider needs no first-run guide").toBeNull();
+      await new Promise((r) => setTimeout(r, 20));
+      expect(asked, "settings given at start are not fetched again").not.toContain("get_settings");
+    } finally {
+      delete w.__FINISHLINE_BOOT__;
+    }
+  });
+
+  it("shows a settings file the shell could not read at start, and retries over IPC", async () => {
+    mockIPC((cmd) => (cmd === "get_settings" ? view() : undefined));
+    const w = window as { __FINISHLINE_BOOT__?: unknown };
+    w.__FINISHLINE_BOOT__ = { settings: null, settings_error: { code: "settings_unreadable", message: "the settings file could not be read (expected value)" }, perf: false };
+    try {
+      render(<App />);
+      expect(screen.getByRole("alert")).toHaveTextContent("the settings file could not be read");
+      await userEvent.setup().click(screen.getByRole("button", { name: "Try again" }));
+      await waitFor(() => expect(screen.getByTestId("new-task-form")).toBeInTheDocument());
+    } finally {
+      delete w.__FINISHLINE_BOOT__;
+    }
+  });
+
   it("shows a settings load failure with a way to retry", async () => {
     let calls = 0;
     mockIPC((cmd) => {
