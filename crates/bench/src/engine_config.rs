@@ -26,5 +26,6 @@ pub fn defaults(data_dir: &Path, agent: ModelEndpoint) -> EngineConfig {
         secret_env: vec![],
         prices: Default::default(),
         mcp: None,
+        external: None,
     }
 }

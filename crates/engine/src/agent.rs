@@ -7,6 +7,7 @@ pub mod compaction;
 pub mod config;
 mod dispatch;
 mod evaluation;
+mod external_turn;
 pub mod evidence;
 mod plan_run;
 pub mod history;
@@ -82,6 +83,8 @@ pub struct EngineConfig {
     pub prices: std::collections::BTreeMap<String, crate::settings::Price>,
     /// MCP servers whose tools join the built-in ones; shared by every run of the app.
     pub mcp: Option<Arc<crate::mcp::McpServers>>,
+    /// An external ACP agent that does the work of new sessions; `None`: the built-in agent.
+    pub external: Option<crate::external::ExternalAgent>,
 }
 
 /// A person's answer to a waiting run.
@@ -157,12 +160,15 @@ impl Engine {
             return Err(Error::InvalidInput(format!("the workspace {} is not a folder", workspace.display())));
         }
         let workspace = workspace.canonicalize()?;
-        let (sid, _) = self.store.create_session(&NewSession {
-            task: task.to_string(),
-            workspace: workspace.to_string_lossy().into_owned(),
-            provider: self.config.agent.provider_name.clone(),
-            model: self.config.agent.model.clone(),
-        })?;
+        // A session records who works on it: an external agent as provider `acp` and its name.
+        let (provider, model) = match &self.config.external {
+            Some(a) => (crate::external::ACP_PROVIDER.to_string(), a.name.clone()),
+            None => (self.config.agent.provider_name.clone(), self.config.agent.model.clone()),
+        };
+        // An external agent plans its own work (its plan is the todo list the gate checks);
+        // Finishline's manager splitting it into runs is not offered for it yet.
+        let plan = if self.config.external.is_some() { PlanMode::Off } else { plan };
+        let (sid, _) = self.store.create_session(&NewSession { task: task.to_string(), workspace: workspace.to_string_lossy().into_owned(), provider, model })?;
         let run = RunId::new();
         self.store.begin_run(&sid, &run, |status| may_start(status).map(|_| RunTrigger::Task))?;
         let handle = self.spawn_begun(sid.clone(), run, run::RunStart { trigger: RunTrigger::Task, user_message: Some(task.to_string()), answer: None, plan });

@@ -69,6 +69,9 @@ pub enum StepEnd {
     /// The stream ended without a finish reason, or the connection was lost after output.
     Cut,
     Failed { code: ErrorCode, message: String },
+    /// An external agent ended its turn at its own limit of model requests (ACP
+    /// `max_turn_requests`): the same outcome as reaching Finishline's step limit.
+    TurnLimit,
 }
 
 /// An explicit claim from `complete_task` (or the marker).
@@ -257,6 +260,7 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
     // Rows 1-2.
     match &e.step_end {
         StepEnd::Failed { code, message } => return Action::Fail { code: *code, message: message.clone() },
+        StepEnd::TurnLimit => return review(EndReason::StepLimit),
         StepEnd::Stopped(StopReason::ContentFilter) => return Action::Fail { code: ErrorCode::Provider, message: "The provider stopped the answer for its content policy.".into() },
         // Row 2a: the loop compacts and retries once on an overflow; reaching here means it did.
         StepEnd::Stopped(StopReason::ContextWindowExceeded) => {

@@ -38,6 +38,10 @@ pub enum ErrorCode {
     ChatTemplate,
     /// A step ran past the step time limit.
     StepTimeout,
+    /// An external (ACP) agent could not be started, broke the protocol or exited mid-turn.
+    ExternalAgent,
+    /// An external agent needs the person to log in first.
+    ExternalAgentAuth,
     Internal,
 }
 
@@ -76,6 +80,8 @@ impl ErrorCode {
             ErrorCode::Mcp => "mcp",
             ErrorCode::ChatTemplate => "chat_template",
             ErrorCode::StepTimeout => "step_timeout",
+            ErrorCode::ExternalAgent => "external_agent",
+            ErrorCode::ExternalAgentAuth => "external_agent_auth",
             ErrorCode::Internal => "internal",
         }
     }

@@ -9,6 +9,7 @@ pub mod completion;
 pub mod domain;
 pub mod error;
 pub mod evaluator;
+pub mod external;
 pub mod instructions;
 pub mod ladder;
 pub mod mcp;

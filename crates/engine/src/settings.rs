@@ -168,6 +168,8 @@ pub struct Settings {
     /// Run a plan as soon as the manager makes it. Off (the default), the window shows the
     /// plan first, to edit, run or cancel.
     pub run_plans_without_review: bool,
+    /// An external ACP agent that does the work instead of Finishline's own; `None`: built-in.
+    pub agent: Option<crate::external::ExternalAgent>,
 }
 
 /// A stdio MCP server: a command Finishline starts when a run first needs tools.

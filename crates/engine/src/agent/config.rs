@@ -117,6 +117,7 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
         secret_env,
         prices: settings.prices.clone(),
         mcp: ctx.mcp,
+        external: settings.agent.clone(),
         agent,
         evaluator,
     }

@@ -184,7 +184,13 @@ impl Run {
 
     /// The permission gate for a tool (or a verification command, with no `call`).
     pub(super) async fn permit_command(&mut self, tool: &str, input: Value, reason: String, call: Option<&ToolCall>) -> Result<(), Halt> {
-        match self.engine.config.permissions.gate(&self.toolbox, tool, &self.allowed) {
+        let gate = self.engine.config.permissions.gate(&self.toolbox, tool, &self.allowed);
+        self.permit_gated(gate, tool, input, reason, call).await
+    }
+
+    /// The gate's decision carried out: run, refuse, or ask the person and wait.
+    pub(super) async fn permit_gated(&mut self, gate: Gate, tool: &str, input: Value, reason: String, call: Option<&ToolCall>) -> Result<(), Halt> {
+        match gate {
             Gate::Run => Ok(()),
             Gate::Refuse => Err(Halt::Denied),
             Gate::Ask => {

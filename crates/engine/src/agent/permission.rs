@@ -34,4 +34,16 @@ impl PermissionPolicy {
             Permission::Ask => Gate::Ask,
         }
     }
+
+    /// An external agent's tool: the agent asked, so unless the settings or the person already
+    /// decided for this tool, the person is asked.
+    pub fn gate_external(&self, tool: &str, allowed_for_session: &HashSet<String>) -> Gate {
+        match self.overrides.get(tool).copied().unwrap_or(Permission::Ask) {
+            Permission::Allow => Gate::Run,
+            Permission::Deny => Gate::Refuse,
+            Permission::Ask if self.allow_all || allowed_for_session.contains(tool) => Gate::Run,
+            Permission::Ask if self.nobody_to_ask => Gate::Refuse,
+            Permission::Ask => Gate::Ask,
+        }
+    }
 }

@@ -89,6 +89,8 @@ pub struct Run {
     pub(super) judge_whole: bool,
     /// The run this one handed the session to (the next plan step), started in the store.
     pub(super) next: Option<(RunId, RunStart)>,
+    /// The external ACP agent that works on this session instead of the built-in agent.
+    pub(super) external: Option<super::external_turn::ExternalTurns>,
 }
 
 impl Run {
@@ -154,8 +156,19 @@ impl Run {
             },
             _ => RunEvidence::default(),
         };
-        let context_window = engine.context_window().await;
+        // A session keeps the agent it started with: the engine's, when it is that one, else the
+        // preset of that name.
+        let external = if summary.provider == crate::external::ACP_PROVIDER {
+            let agent = engine.config.external.clone().filter(|a| a.name == summary.model).or_else(|| crate::external::ExternalAgent::preset(&summary.model)).ok_or_else(|| {
+                crate::Error::InvalidInput(format!("this session was run by the external agent `{}`, which is not set up here: choose it in Settings → Agent (or pass --agent) to continue it", summary.model))
+            })?;
+            Some(super::external_turn::ExternalTurns::new(agent))
+        } else {
+            None
+        };
+        let context_window = if external.is_some() { engine.config.context_window } else { engine.context_window().await };
         Ok(Run {
+            external,
             plan_step,
             judge_whole: false,
             next: None,
@@ -357,11 +370,21 @@ impl Run {
         if self.cancel.is_cancelled() {
             return Err(Halt::Cancelled);
         }
-        self.refresh_tools().await?;
-        self.maybe_compact().await?;
+        let external = self.external.is_some();
+        if !external {
+            self.refresh_tools().await?;
+            self.maybe_compact().await?;
+        }
         self.evidence.counters.steps += 1;
-        let out = self.stream_step().await?;
+        let out = if external { self.external_step().await? } else { self.stream_step().await? };
         let mut record = StepRecord { text: out.text.clone(), ..Default::default() };
+        for (action, output, is_error) in &out.ran {
+            record.actions.push(action.clone());
+            record.observations.push((output.clone(), *is_error));
+        }
+        if !out.ran.is_empty() {
+            self.evidence.used_tools = true;
+        }
         let mut claim: Option<(ClaimEvidence, String)> = None;
         if !out.calls.is_empty() {
             self.evidence.used_tools = true;
@@ -387,7 +410,10 @@ impl Run {
         };
         // A `complete_task` the engine refused (partial without remaining work) is a tool call
         // like any other: the model gets its error and another step.
+        // An external agent's turn ends when the agent stops, whatever tools it ran on the way:
+        // its end is judged, never waited past as a tool step.
         let step_called_tools = out.calls.iter().any(|c| c.name != tool::COMPLETE_TASK || claim.is_none());
+        let turn_ran_tools = !out.ran.is_empty();
         let mut evidence = Evidence {
             step_end: out.end.clone(),
             output_tokens: out.usage.output_tokens,
@@ -412,7 +438,7 @@ impl Run {
             || (out.calls.is_empty()
                 && claim.is_none()
                 && completion::short_stop_is_cut(&out.text, out.usage.output_tokens, self.cfg())
-                && (self.evidence.prev_step_called_tools || !evidence.open_todos.is_empty()));
+                && (self.evidence.prev_step_called_tools || turn_ran_tools || !evidence.open_todos.is_empty()));
         if !cut {
             self.evidence.prev_step_called_tools = step_called_tools;
             self.evidence.counters.truncations_in_row = 0;

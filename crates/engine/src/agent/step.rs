@@ -27,6 +27,9 @@ pub(super) struct StepOutput {
     pub in_history: bool,
     /// The answer repeated itself and was stopped: the repeated text.
     pub repeating: Option<String>,
+    /// Tool calls an external agent ran itself during its turn: `name(arguments)`, the output,
+    /// and whether it failed. The built-in agent's calls are in `calls` and run after the step.
+    pub ran: Vec<(String, String, bool)>,
 }
 
 const MALFORMED_CALL: &str = "<system-reminder source=\"tool_error\">Your last tool call was malformed and could not be run. Call the tool again with valid JSON arguments.</system-reminder>";
@@ -231,7 +234,7 @@ impl Run {
                 }
             });
             self.emit(EngineEvent::StepFinished { step, stop_reason, usage })?;
-            return Ok(StepOutput { text, calls, end, usage, in_history, repeating });
+            return Ok(StepOutput { text, calls, end, usage, in_history, repeating, ran: vec![] });
         }
     }
 }

@@ -38,6 +38,8 @@ pub struct Setup {
     pub mcp: Option<std::sync::Arc<finishline_engine::mcp::McpServers>>,
     pub step_limit: Duration,
     pub learn_context_window: bool,
+    /// An ACP agent doing the work instead of the built-in agent.
+    pub external: Option<finishline_engine::external::ExternalAgent>,
 }
 
 impl Default for Setup {
@@ -55,6 +57,7 @@ impl Default for Setup {
             mcp: None,
             step_limit: Duration::from_secs(600),
             learn_context_window: false,
+            external: None,
         }
     }
 }
@@ -98,6 +101,7 @@ impl Harness {
                 secret_env: vec![],
                 prices: setup.prices,
                 mcp: setup.mcp.clone(),
+                external: setup.external.clone(),
             },
         );
         Harness { server, engine, store, workspace, data }

@@ -1,0 +1,440 @@
+//! A step of a session an external ACP agent works on: one `session/prompt` turn. The agent runs
+//! its own tools; Finishline shows what it reports (text, thinking, tool cards, its plan as the
+//! todo list), puts its permission requests through the same gate as the built-in agent's, and
+//! hands the turn's end to the completion engine, which does not know who ran it.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_client_protocol::v1::schema::PermissionOptionKind;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::run::{Halt, Run};
+use super::step::StepOutput;
+use crate::batch::DeltaBatcher;
+use crate::completion::StepEnd;
+use crate::domain::*;
+use crate::error::ErrorCode;
+use crate::event::EngineEvent;
+use crate::external::connection::{self, AgentConnection, AgentFault, AgentMessage, Launch, PermissionAsk, TurnResult};
+use crate::external::update::{step_end, ToolReport, TurnItem};
+use crate::external::ExternalAgent;
+use crate::provider::{ChatMessage, ToolCall, ToolInput, Usage};
+
+/// How long an agent may take to start and open a session (an `npx` wrapper's first start
+/// downloads nothing here, but a cold Node start with a large agent takes seconds).
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+/// After a cancel, how long the agent has to end its turn before its process is stopped.
+const CANCEL_GRACE: Duration = Duration::from_secs(10);
+/// The most of the earlier conversation a new agent session is primed with.
+const DIGEST_CHARS: usize = 8000;
+
+/// A call's name until the agent gives it one.
+const UNNAMED: &str = "tool";
+
+/// The external agent of a session, and its live connection once started.
+pub(super) struct ExternalTurns {
+    pub agent: ExternalAgent,
+    conn: Option<(Arc<dyn AgentConnection>, mpsc::UnboundedReceiver<AgentMessage>)>,
+    /// How much of the conversation the agent has seen; what follows is the next prompt.
+    sent: usize,
+}
+
+impl ExternalTurns {
+    pub fn new(agent: ExternalAgent) -> Self {
+        ExternalTurns { agent, conn: None, sent: 0 }
+    }
+}
+
+/// One tool call the agent reported, as it stands.
+struct AgentTool {
+    ext_id: String,
+    id: String,
+    name: String,
+    input: Value,
+    state: ToolState,
+    output: Option<String>,
+}
+
+impl AgentTool {
+    fn event(&self) -> EngineEvent {
+        EngineEvent::ToolCall { call_id: self.id.clone(), message_id: None, tool: self.name.clone(), input: self.input.clone(), state: self.state, output: self.output.clone() }
+    }
+    fn call(&self) -> ToolCall {
+        ToolCall { id: self.id.clone(), name: self.name.clone(), input: ToolInput::Parsed { value: self.input.clone() }, signature: None }
+    }
+}
+
+/// What the agent gets in its next turn: the person's and Finishline's messages since its last
+/// turn. A new agent session (a resumed session, or the agent restarted) first gets a digest of
+/// what happened, since it remembers nothing.
+fn next_prompt(history: &[ChatMessage], sent: usize, task: &str) -> String {
+    let new: Vec<&str> = history[sent.min(history.len())..]
+        .iter()
+        .filter_map(|m| match m {
+            ChatMessage::User { content } => Some(content.as_str()),
+            _ => None,
+        })
+        .collect();
+    if sent > 0 || history[..history.len().saturating_sub(new.len())].iter().all(|m| matches!(m, ChatMessage::User { .. })) {
+        return new.join("\n\n");
+    }
+    let mut digest = String::new();
+    for m in history.iter().take(history.len().saturating_sub(new.len())) {
+        let line = match m {
+            ChatMessage::User { content } => format!("- Message: {}", clip(content, 600)),
+            ChatMessage::Assistant { text, tool_calls } => {
+                let calls: Vec<String> = tool_calls.iter().map(|c| format!("{}({})", c.name, clip(&crate::provider::openai::arguments_text(&c.input), 200))).collect();
+                match (text.trim().is_empty(), calls.is_empty()) {
+                    (false, true) => format!("- You said: {}", clip(text, 600)),
+                    (true, false) => format!("- You ran: {}", calls.join(", ")),
+                    (false, false) => format!("- You said: {} and ran: {}", clip(text, 400), calls.join(", ")),
+                    (true, true) => continue,
+                }
+            }
+            ChatMessage::Tool { name, content, is_error, .. } => format!("- {name} {}: {}", if *is_error { "failed" } else { "returned" }, clip(content, 300)),
+        };
+        digest.push_str(&line);
+        digest.push('\n');
+    }
+    if digest.len() > DIGEST_CHARS {
+        let cut = (digest.len() - DIGEST_CHARS..digest.len()).find(|i| digest.is_char_boundary(*i)).unwrap_or(0);
+        digest = format!("(earlier steps left out)\n{}", &digest[cut..]);
+    }
+    format!(
+        "<system-reminder source=\"resume\">This task was started earlier; you are continuing it in a new session. The task:\n{task}\n\nWhat happened so far, oldest first:\n{digest}Check the workspace for what is already done before you change anything.</system-reminder>\n\n{}",
+        new.join("\n\n")
+    )
+}
+
+fn clip(s: &str, max: usize) -> String {
+    let s = s.trim();
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// The option that carries out the person's decision, by kind, never by position.
+fn option_for(options: &[(String, PermissionOptionKind)], allow: bool) -> Option<String> {
+    let kinds: &[PermissionOptionKind] = if allow { &[PermissionOptionKind::AllowOnce, PermissionOptionKind::AllowAlways] } else { &[PermissionOptionKind::RejectOnce, PermissionOptionKind::RejectAlways] };
+    kinds.iter().find_map(|k| options.iter().find(|(_, kind)| kind == k).map(|(id, _)| id.clone()))
+}
+
+impl Run {
+    /// One turn of the external agent, to the same [`StepOutput`] a model step gives.
+    pub(super) async fn external_step(&mut self) -> Result<StepOutput, Halt> {
+        let Some(mut ext) = self.external.take() else { return Err(Halt::Failed { code: ErrorCode::Internal, message: "no external agent for this session".into() }) };
+        let out = self.external_turn(&mut ext).await;
+        self.external = Some(ext);
+        out
+    }
+
+    async fn external_turn(&mut self, ext: &mut ExternalTurns) -> Result<StepOutput, Halt> {
+        let step = self.evidence.counters.steps;
+        let message_id = MessageId::new();
+        let label = ext.agent.label();
+        self.emit_saving(vec![
+            EngineEvent::StepStarted { step, cycle: Some(CycleCount { used: self.evidence.counters.continuations_used, max: self.cfg().continuation_budget }) },
+            EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: format!("{label} is working") },
+            EngineEvent::MessageCreated { message_id: message_id.clone(), role: MessageRole::Assistant, source: None, text: None },
+        ])?;
+        // The agent changes files as soon as it has the prompt: the workspace is recorded first.
+        self.checkpoint_ready().await?;
+        if ext.conn.is_none() {
+            let hidden = self.engine.config.secret_env.clone();
+            let launch = Launch { agent: &ext.agent, cwd: self.workspace.root(), hidden_env: &hidden, start_timeout: START_TIMEOUT };
+            let started = tokio::select! {
+                r = connection::connect(launch) => r,
+                _ = self.cancel.cancelled() => return Err(Halt::Cancelled),
+            };
+            match started {
+                Ok(c) => {
+                    ext.conn = Some(c);
+                    ext.sent = 0;
+                }
+                Err(AgentFault { code, message }) => return Err(Halt::Failed { code, message }),
+            }
+        }
+        let prompt = next_prompt(&self.history, ext.sent, &self.task);
+        let Some((conn, mut rx)) = ext.conn.take() else { return Err(Halt::Failed { code: ErrorCode::Internal, message: "the agent's connection is gone".into() }) };
+        let turn_conn = conn.clone();
+        let mut turn = tokio::spawn(async move { turn_conn.prompt(prompt).await });
+
+        let mut batcher = DeltaBatcher::default();
+        let mut text = String::new();
+        let mut reasoning_chars = 0usize;
+        let mut tools: Vec<AgentTool> = Vec::new();
+        let idle = self.engine.config.step_limit;
+        let mut last_heard = tokio::time::Instant::now();
+        let mut halt: Option<Halt> = None;
+        let mut grace_until = tokio::time::Instant::now();
+        let mut rx_open = true;
+        let finished: Option<Result<TurnResult, AgentFault>> = loop {
+            let flush_at = batcher.deadline().map(tokio::time::Instant::from_std);
+            tokio::select! {
+                biased;
+                _ = self.cancel.cancelled(), if halt.is_none() => {
+                    conn.cancel().await;
+                    halt = Some(Halt::Cancelled);
+                    grace_until = tokio::time::Instant::now() + CANCEL_GRACE;
+                }
+                _ = tokio::time::sleep_until(grace_until), if halt.is_some() => break None,
+                _ = async { tokio::time::sleep_until(flush_at.unwrap()).await }, if flush_at.is_some() => {
+                    if let Some(e) = batcher.take() { self.emit(e)?; }
+                }
+                _ = tokio::time::sleep_until(last_heard + idle), if halt.is_none() => {
+                    conn.cancel().await;
+                    halt = Some(Halt::Failed {
+                        code: ErrorCode::StepTimeout,
+                        message: format!("{label} reported nothing for {} s and its turn was stopped; what it did is kept. A slow model may need a longer step limit (Settings → Limits).", idle.as_secs()),
+                    });
+                    grace_until = tokio::time::Instant::now() + CANCEL_GRACE;
+                }
+                m = rx.recv(), if rx_open => {
+                    last_heard = tokio::time::Instant::now();
+                    match m {
+                        None => rx_open = false,
+                        Some(AgentMessage::Update(item)) => self.apply_item(item, &message_id, &mut batcher, &mut text, &mut reasoning_chars, &mut tools)?,
+                        Some(AgentMessage::Permission(ask)) => {
+                            if let Some(e) = batcher.take() { self.emit(e)?; }
+                            match self.external_permission(ask, &mut tools).await {
+                                Ok(()) => {}
+                                Err(h) => {
+                                    conn.cancel().await;
+                                    halt = Some(h);
+                                    grace_until = tokio::time::Instant::now() + CANCEL_GRACE;
+                                }
+                            }
+                            self.emit(Self::status(SessionStatus::Busy))?;
+                        }
+                    }
+                }
+                r = &mut turn => break Some(r.unwrap_or_else(|e| Err(AgentFault { code: ErrorCode::Internal, message: format!("the agent's turn panicked: {e}") }))),
+            }
+        };
+        // What the agent reported before its answer arrived is still on the channel.
+        while let Ok(m) = rx.try_recv() {
+            match m {
+                AgentMessage::Update(item) => self.apply_item(item, &message_id, &mut batcher, &mut text, &mut reasoning_chars, &mut tools)?,
+                AgentMessage::Permission(ask) => {
+                    let _ = ask.reply.send(None);
+                }
+            }
+        }
+        if let Some(e) = batcher.take() {
+            self.emit(e)?;
+        }
+        // A call the agent left open at the end of its turn did not finish.
+        for t in tools.iter_mut().filter(|t| matches!(t.state, ToolState::Pending | ToolState::Running | ToolState::AwaitingPermission)) {
+            t.state = if matches!(halt, Some(Halt::Cancelled)) { ToolState::Error } else { ToolState::Unknown };
+            t.output.get_or_insert_with(|| "The agent's turn ended before this call finished.".into());
+            self.emit(t.event())?;
+        }
+        // The agent's turn joins the conversation as the built-in agent's would, so the evaluator
+        // and a later digest see it; the agent itself already knows it.
+        self.history.push(ChatMessage::Assistant { text: text.clone(), tool_calls: tools.iter().map(AgentTool::call).collect() });
+        for t in &tools {
+            self.history.push(ChatMessage::Tool { call_id: t.id.clone(), name: t.name.clone(), content: t.output.clone().unwrap_or_default(), is_error: t.state != ToolState::Done });
+        }
+        let ran: Vec<(String, String, bool)> =
+            tools.iter().map(|t| (format!("{}({})", t.name, crate::provider::openai::arguments_text(&ToolInput::Parsed { value: t.input.clone() })), t.output.clone().unwrap_or_default(), t.state != ToolState::Done)).collect();
+
+        let (end, result) = match (finished, halt) {
+            (_, Some(Halt::Cancelled)) | (None, _) => {
+                // The agent did not end its turn after the cancel: its process goes.
+                return Err(Halt::Cancelled);
+            }
+            (Some(Err(fault)), _) => {
+                // The process is gone or broke the protocol: the next turn starts it again.
+                (StepEnd::Failed { code: fault.code, message: fault.message }, None)
+            }
+            (Some(Ok(_)), Some(Halt::Failed { code, message })) => (StepEnd::Failed { code, message }, None),
+            (Some(Ok(_)), Some(h)) => {
+                ext.conn = Some((conn, rx));
+                ext.sent = self.history.len();
+                return Err(h);
+            }
+            (Some(Ok(r)), None) => match step_end(r.stop) {
+                Some(end) => {
+                    ext.conn = Some((conn, rx));
+                    ext.sent = self.history.len();
+                    (end, Some(r))
+                }
+                None => {
+                    ext.conn = Some((conn, rx));
+                    ext.sent = self.history.len();
+                    return Err(Halt::Cancelled);
+                }
+            },
+        };
+        let estimated_out = ((text.len() + reasoning_chars) as u64).div_ceil(4);
+        let usage = Usage {
+            input_tokens: result.as_ref().and_then(|r| r.input_tokens).unwrap_or_else(|| super::compaction::estimate_tokens(&self.history)),
+            output_tokens: result.as_ref().and_then(|r| r.output_tokens).unwrap_or(estimated_out),
+            estimated: result.as_ref().map(|r| r.output_tokens.is_none()).unwrap_or(true),
+            ..Default::default()
+        };
+        let stop_reason = match &end {
+            StepEnd::Stopped(r) => Some(*r),
+            _ => None,
+        };
+        self.emit(EngineEvent::StepFinished { step, stop_reason, usage })?;
+        Ok(StepOutput { text, calls: vec![], end, usage, in_history: true, repeating: None, ran })
+    }
+
+    fn apply_item(&mut self, item: TurnItem, message_id: &MessageId, batcher: &mut DeltaBatcher, text: &mut String, reasoning_chars: &mut usize, tools: &mut Vec<AgentTool>) -> crate::Result<()> {
+        match item {
+            TurnItem::Text(t) => {
+                text.push_str(&t);
+                if let Some(e) = batcher.push(message_id, false, &t, Instant::now()) {
+                    self.emit(e)?;
+                }
+            }
+            TurnItem::Thought(t) => {
+                *reasoning_chars += t.len();
+                if let Some(e) = batcher.push(message_id, true, &t, Instant::now()) {
+                    self.emit(e)?;
+                }
+            }
+            TurnItem::Tool(report) => {
+                if let Some(e) = batcher.take() {
+                    self.emit(e)?;
+                }
+                let tool = self.agent_tool(report, tools);
+                let running = tool.state == ToolState::Running;
+                let mut events = vec![tool.event()];
+                if running {
+                    events.push(EngineEvent::Activity { phase: ActivityPhase::Tool, detail: tool.name.clone() });
+                }
+                self.emit_all(events)?;
+            }
+            TurnItem::Todos(todos) => {
+                self.todos = todos;
+                self.evidence.wrote_todos = true;
+                self.emit(EngineEvent::TodosUpdated { todos: self.todos.clone() })?;
+            }
+            TurnItem::Other => {}
+        }
+        Ok(())
+    }
+
+    /// The call a report is about, with the report applied; a new call gets an id of its own
+    /// in this session (agents number their calls per session, and sessions can restart).
+    fn agent_tool<'a>(&mut self, report: ToolReport, tools: &'a mut Vec<AgentTool>) -> &'a AgentTool {
+        let at = match tools.iter().position(|t| t.ext_id == report.id) {
+            Some(i) => i,
+            None => {
+                let mut id = if report.id.is_empty() { "acp_call".to_string() } else { report.id.clone() };
+                if self.call_ids.contains(&id) {
+                    id = format!("{id}_{}", uuid::Uuid::now_v7().simple());
+                }
+                self.call_ids.insert(id.clone());
+                tools.push(AgentTool { ext_id: report.id.clone(), id, name: UNNAMED.into(), input: json!({}), state: ToolState::Pending, output: None });
+                tools.len() - 1
+            }
+        };
+        let t = &mut tools[at];
+        // The first title names the tool (`write`); agents retitle a call as it runs (OpenCode
+        // puts the file's path there), which would make one card look like two tools.
+        if let Some(title) = report.title.filter(|s| !s.trim().is_empty()) {
+            if t.name == UNNAMED {
+                t.name = title;
+            }
+        }
+        if let Some(input) = report.input {
+            t.input = input;
+        }
+        if let Some(state) = report.state {
+            t.state = state;
+        }
+        if report.output.is_some() {
+            t.output = report.output;
+        }
+        &tools[at]
+    }
+
+    /// The agent asks before a tool: Finishline's gate decides, asking the person when the
+    /// settings say to. A denial stops the run unless the settings say to go on.
+    async fn external_permission(&mut self, ask: PermissionAsk, tools: &mut Vec<AgentTool>) -> Result<(), Halt> {
+        let report = ToolReport { id: ask.call_id.clone(), title: Some(ask.title.clone()), input: ask.input.clone().filter(|v| !v.is_null()), state: None, output: None };
+        let (call, name, input) = {
+            let t = self.agent_tool(report, tools);
+            (t.call(), t.name.clone(), t.input.clone())
+        };
+        let gate = self.engine.config.permissions.gate_external(&name, &self.allowed);
+        let reason = "The external agent asks before running this; Finishline's checkpoints record file changes, but not what a command does outside the workspace.".to_string();
+        let decided = self.permit_gated(gate, &name, input, reason, Some(&call)).await;
+        let set_state = |tools: &mut Vec<AgentTool>, state: ToolState, output: Option<String>| {
+            if let Some(t) = tools.iter_mut().find(|t| t.id == call.id) {
+                t.state = state;
+                if output.is_some() {
+                    t.output = output;
+                }
+                Some(t.event())
+            } else {
+                None
+            }
+        };
+        match decided {
+            Ok(()) => {
+                let _ = ask.reply.send(option_for(&ask.options, true));
+                if let Some(e) = set_state(tools, ToolState::Running, None) {
+                    self.emit(e)?;
+                }
+                Ok(())
+            }
+            Err(Halt::Denied) => {
+                let _ = ask.reply.send(option_for(&ask.options, false));
+                if let Some(e) = set_state(tools, ToolState::Denied, Some(super::dispatch::DENIED.into())) {
+                    self.emit(e)?;
+                }
+                if self.engine.config.permissions.continue_after_denial {
+                    Ok(())
+                } else {
+                    Err(Halt::Denied)
+                }
+            }
+            Err(h) => {
+                let _ = ask.reply.send(None);
+                Err(h)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_turn_is_the_task_and_later_turns_are_only_what_is_new() {
+        let mut h = vec![ChatMessage::User { content: "Write a.txt".into() }];
+        assert_eq!(next_prompt(&h, 0, "Write a.txt"), "Write a.txt", "a new session's first prompt is the task, as the person wrote it");
+        h.push(ChatMessage::Assistant { text: "Done".into(), tool_calls: vec![] });
+        h.push(ChatMessage::User { content: "<system-reminder>b.txt is missing</system-reminder>".into() });
+        assert_eq!(next_prompt(&h, 2, "Write a.txt"), "<system-reminder>b.txt is missing</system-reminder>", "the agent remembers its own session: only the continuation is sent");
+    }
+
+    #[test]
+    fn a_new_agent_session_on_an_old_conversation_is_primed_with_a_digest() {
+        let h = vec![
+            ChatMessage::User { content: "Write a.txt and b.txt".into() },
+            ChatMessage::Assistant { text: "Writing a".into(), tool_calls: vec![ToolCall { id: "1".into(), name: "write".into(), input: ToolInput::Parsed { value: json!({"filePath": "a.txt"}) }, signature: None }] },
+            ChatMessage::Tool { call_id: "1".into(), name: "write".into(), content: "Wrote file successfully.".into(), is_error: false },
+            ChatMessage::User { content: "Continue with b.txt".into() },
+        ];
+        let p = next_prompt(&h, 0, "Write a.txt and b.txt");
+        assert!(p.contains("Write a.txt and b.txt") && p.contains("write({\"filePath\":\"a.txt\"})") && p.contains("Wrote file successfully."), "the digest must say what was done: {p}");
+        assert!(p.ends_with("Continue with b.txt"), "the new message comes last: {p}");
+    }
+
+    #[test]
+    fn a_decision_picks_the_option_by_its_kind_not_its_place() {
+        let opts = vec![("rej".to_string(), PermissionOptionKind::RejectOnce), ("always".to_string(), PermissionOptionKind::AllowAlways), ("once".to_string(), PermissionOptionKind::AllowOnce)];
+        assert_eq!(option_for(&opts, true).as_deref(), Some("once"), "allowing once must not grant the agent more");
+        assert_eq!(option_for(&opts, false).as_deref(), Some("rej"));
+        assert_eq!(option_for(&opts[1..], false), None, "with no reject option the request is cancelled instead");
+    }
+}

@@ -1,0 +1,329 @@
+//! The agent's process and one ACP session over its stdio. The SDK's connection runs on its own
+//! task; the run talks to it through [`AgentConnection`] and reads what the agent reports from a
+//! channel, so a permission prompt can wait for the person while updates keep arriving.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    AuthMethod, CancelNotification, ClientCapabilities, ContentBlock, Implementation, InitializeRequest, NewSessionRequest, PermissionOptionKind, PromptRequest,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification, TextContent,
+};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::{Agent, ByteStreams, Client};
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+use super::definition::ExternalAgent;
+use super::update::{map_update, TurnItem};
+use crate::error::ErrorCode;
+
+/// What the person sees when an agent cannot be used: a code and what to do about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentFault {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl AgentFault {
+    fn new(message: impl Into<String>) -> Self {
+        AgentFault { code: ErrorCode::ExternalAgent, message: message.into() }
+    }
+}
+
+/// Who answered `initialize`, and what it offers.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AgentInfo {
+    pub name: String,
+    pub version: Option<String>,
+    pub load_session: bool,
+}
+
+/// The agent asks before running a tool.
+pub struct PermissionAsk {
+    pub call_id: String,
+    pub title: String,
+    pub input: Option<Value>,
+    /// The choices it offers, by kind; the answer names one by id.
+    pub options: Vec<(String, PermissionOptionKind)>,
+    pub reply: oneshot::Sender<Option<String>>,
+}
+
+/// Everything the agent sends on its own during a turn, in order.
+pub enum AgentMessage {
+    Update(TurnItem),
+    Permission(PermissionAsk),
+}
+
+/// How a turn ended, as the agent said.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnResult {
+    pub stop: agent_client_protocol::v1::schema::StopReason,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+}
+
+/// One live ACP session. Behind this trait so the SDK can move without the run noticing.
+#[async_trait::async_trait]
+pub trait AgentConnection: Send + Sync {
+    fn info(&self) -> &AgentInfo;
+    /// One prompt turn; what the agent reports on the way arrives on the message channel.
+    async fn prompt(&self, text: String) -> Result<TurnResult, AgentFault>;
+    /// Asks the agent to stop the turn; the turn then ends with `cancelled`.
+    async fn cancel(&self);
+}
+
+/// Where and how the agent runs.
+pub struct Launch<'a> {
+    pub agent: &'a ExternalAgent,
+    pub cwd: &'a Path,
+    /// Variables the agent's process must not see (the person's provider keys for Finishline).
+    pub hidden_env: &'a [String],
+    /// How long `initialize` and `session/new` may take (a cold `npx` start is slow).
+    pub start_timeout: Duration,
+}
+
+struct Acp {
+    info: AgentInfo,
+    cx: ConnectionTo<Agent>,
+    session: SessionId,
+    /// Set when the connection ends: why, with the tail of the agent's stderr.
+    ended: Arc<Mutex<Option<String>>>,
+    ended_rx: tokio::sync::watch::Receiver<bool>,
+    _stop: oneshot::Sender<()>,
+    pid: Option<u32>,
+}
+
+impl Drop for Acp {
+    fn drop(&mut self) {
+        // The agent may have started its own children (an `npx` wrapper, a language server);
+        // they go with it.
+        if let Some(pid) = self.pid {
+            unsafe { libc::killpg(pid as i32, libc::SIGKILL) };
+        }
+    }
+}
+
+const STDERR_TAIL: usize = 4000;
+
+/// Starts the agent, initializes the protocol and opens a session in `cwd`.
+pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mpsc::UnboundedReceiver<AgentMessage>), AgentFault> {
+    let agent = launch.agent;
+    let Some(program) = agent.locate() else {
+        let install = agent.install_hint().map(|i| format!(" Install it with: {i}")).unwrap_or_default();
+        return Err(AgentFault::new(format!("{} is not installed here: `{}` is not on PATH.{install}", agent.label(), agent.command)));
+    };
+    let mut cmd = tokio::process::Command::new(&program);
+    cmd.args(&agent.args).current_dir(launch.cwd).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
+    for name in launch.hidden_env {
+        cmd.env_remove(name);
+    }
+    cmd.envs(&agent.env);
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let mut child = cmd.spawn().map_err(|e| AgentFault::new(format!("{} could not be started ({}): {e}", agent.label(), program.display())))?;
+    let pid = child.id();
+    let stdin = child.stdin.take().ok_or_else(|| AgentFault::new("the agent's stdin could not be opened"))?;
+    let stdout = child.stdout.take().ok_or_else(|| AgentFault::new("the agent's stdout could not be opened"))?;
+    let mut stderr = child.stderr.take();
+    let tail = Arc::new(Mutex::new(String::new()));
+    {
+        let tail = tail.clone();
+        tokio::spawn(async move {
+            let Some(err) = stderr.as_mut() else { return };
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                let mut t = tail.lock().unwrap();
+                t.push_str(&String::from_utf8_lossy(&buf[..n]));
+                if t.len() > STDERR_TAIL {
+                    let cut = t.len() - STDERR_TAIL;
+                    let cut = (cut..t.len()).find(|i| t.is_char_boundary(*i)).unwrap_or(t.len());
+                    t.drain(..cut);
+                }
+            }
+        });
+    }
+
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (cx_tx, cx_rx) = oneshot::channel::<ConnectionTo<Agent>>();
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let (ended_tx, ended_rx) = tokio::sync::watch::channel(false);
+    let ended = Arc::new(Mutex::new(None));
+    let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
+    let updates = tx.clone();
+    let asks = tx;
+    {
+        let ended = ended.clone();
+        let tail = tail.clone();
+        tokio::spawn(async move {
+            let result = Client
+                .v1()
+                .name("finishline")
+                .on_receive_notification(
+                    async move |n: SessionNotification, _cx| {
+                        let _ = updates.send(AgentMessage::Update(map_update(&n.update)));
+                        Ok(())
+                    },
+                    agent_client_protocol::on_receive_notification!(),
+                )
+                .on_receive_request(
+                    async move |r: RequestPermissionRequest, responder, _cx| {
+                        let (reply, answer) = oneshot::channel();
+                        let ask = PermissionAsk {
+                            call_id: r.tool_call.tool_call_id.0.to_string(),
+                            title: r.tool_call.fields.title.clone().unwrap_or_else(|| "a tool".into()),
+                            input: r.tool_call.fields.raw_input.clone(),
+                            options: r.options.iter().map(|o| (o.option_id.0.to_string(), o.kind)).collect(),
+                            reply,
+                        };
+                        let _ = asks.send(AgentMessage::Permission(ask));
+                        // The person may take minutes: the answer is sent from its own task so the
+                        // connection keeps reading the agent's updates meanwhile.
+                        tokio::spawn(async move {
+                            let outcome = match answer.await {
+                                Ok(Some(id)) => RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id)),
+                                _ => RequestPermissionOutcome::Cancelled,
+                            };
+                            let _ = responder.respond(RequestPermissionResponse::new(outcome));
+                        });
+                        Ok(())
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+                    let _ = cx_tx.send(cx);
+                    let _ = stop_rx.await;
+                    Ok(())
+                })
+                .await;
+            // Give the process a moment to exit and its last stderr lines to arrive.
+            let status = tokio::time::timeout(Duration::from_millis(500), child.wait()).await.ok().and_then(|s| s.ok());
+            let stderr = tail.lock().unwrap().trim().to_string();
+            let mut why = match (&result, status) {
+                (Err(e), _) => format!("the connection to the agent failed: {}", e.message),
+                (Ok(()), Some(s)) if !s.success() => format!("the agent exited ({s})"),
+                (Ok(()), _) => "the agent closed the connection".to_string(),
+            };
+            if !stderr.is_empty() {
+                why.push_str(&format!(". Its last output: {}", last_lines(&stderr, 6)));
+            }
+            *ended.lock().unwrap() = Some(why);
+            let _ = ended_tx.send(true);
+        });
+    }
+    let ended_now = |ended: &Arc<Mutex<Option<String>>>| ended.lock().unwrap().clone();
+    let cx = match tokio::time::timeout(launch.start_timeout, cx_rx).await {
+        Ok(Ok(cx)) => cx,
+        _ => return Err(AgentFault::new(format!("{} did not start: {}", agent.label(), ended_now(&ended).unwrap_or_else(|| "no answer".into())))),
+    };
+    let mut ended_watch = ended_rx.clone();
+    let within = |what: &'static str| {
+        let label = agent.label();
+        let ended = ended.clone();
+        move |r: Result<Result<Value, agent_client_protocol::Error>, tokio::time::error::Elapsed>| -> Result<Value, AgentFault> {
+            match r {
+                Ok(Ok(v)) => Ok(v),
+                Ok(Err(e)) if e.code == agent_client_protocol::ErrorCode::AUTH_REQUIRED => Err(AgentFault { code: ErrorCode::ExternalAgentAuth, message: format!("{label} needs you to log in first ({})", e.message) }),
+                Ok(Err(e)) => Err(AgentFault::new(format!("{label} refused {what}: {}{}", e.message, ended_now(&ended).map(|w| format!(" ({w})")).unwrap_or_default()))),
+                Err(_) => Err(AgentFault::new(format!("{label} did not answer {what} in time"))),
+            }
+        }
+    };
+    let caps = ClientCapabilities::default();
+    let init = tokio::time::timeout(
+        launch.start_timeout,
+        ended_or(&mut ended_watch, async {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps).client_info(Implementation::new("finishline", env!("CARGO_PKG_VERSION"))))
+                .block_task()
+                .await
+                .map(|r| serde_json::to_value(r).unwrap_or_default())
+        }),
+    )
+    .await;
+    let init = within("to start (initialize)")(init)?;
+    let auth: Vec<String> = serde_json::from_value::<Vec<AuthMethod>>(init.get("authMethods").cloned().unwrap_or_default()).unwrap_or_default().iter().map(auth_label).collect();
+    let info = AgentInfo {
+        name: init.pointer("/agentInfo/title").or_else(|| init.pointer("/agentInfo/name")).and_then(Value::as_str).map(String::from).unwrap_or_else(|| agent.label()),
+        version: init.pointer("/agentInfo/version").and_then(Value::as_str).map(String::from),
+        load_session: init.pointer("/agentCapabilities/loadSession").and_then(Value::as_bool).unwrap_or(false),
+    };
+    let new = tokio::time::timeout(
+        launch.start_timeout,
+        ended_or(&mut ended_watch, async { cx.send_request(NewSessionRequest::new(launch.cwd.to_path_buf())).block_task().await.map(|r| serde_json::to_value(r).unwrap_or_default()) }),
+    )
+    .await;
+    let new = within("a new session").clone()(new).map_err(|mut f| {
+        if f.code == ErrorCode::ExternalAgentAuth && !auth.is_empty() {
+            f.message.push_str(&format!(". It offers: {}", auth.join("; ")));
+        }
+        f
+    })?;
+    let session = new.get("sessionId").and_then(Value::as_str).map(|s| SessionId::new(s.to_string())).ok_or_else(|| AgentFault::new(format!("{} opened a session without an id", agent.label())))?;
+    let conn = Acp { info, cx, session, ended, ended_rx, _stop: stop_tx, pid };
+    Ok((Arc::new(conn), rx))
+}
+
+fn auth_label(m: &AuthMethod) -> String {
+    let v = serde_json::to_value(m).unwrap_or_default();
+    let name = v.get("name").and_then(Value::as_str).unwrap_or("log in");
+    match v.get("description").and_then(Value::as_str) {
+        Some(d) => format!("{name}: {d}"),
+        None => name.to_string(),
+    }
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+/// A request's answer, or an error as soon as the agent's connection ends.
+async fn ended_or<T>(ended: &mut tokio::sync::watch::Receiver<bool>, fut: impl std::future::Future<Output = Result<T, agent_client_protocol::Error>>) -> Result<T, agent_client_protocol::Error> {
+    tokio::select! {
+        r = fut => r,
+        _ = ended.wait_for(|e| *e) => Err(agent_client_protocol::Error::new(-32603, "the agent's connection ended")),
+    }
+}
+
+#[async_trait::async_trait]
+impl AgentConnection for Acp {
+    fn info(&self) -> &AgentInfo {
+        &self.info
+    }
+
+    async fn prompt(&self, text: String) -> Result<TurnResult, AgentFault> {
+        let mut ended = self.ended_rx.clone();
+        let request = PromptRequest::new(self.session.clone(), vec![ContentBlock::Text(TextContent::new(text))]);
+        match ended_or(&mut ended, async { self.cx.send_request(request).block_task().await }).await {
+            Ok(r) => Ok(TurnResult {
+                stop: r.stop_reason,
+                input_tokens: r.usage.as_ref().map(|u| u.input_tokens),
+                output_tokens: r.usage.as_ref().map(|u| u.output_tokens),
+            }),
+            Err(e) => {
+                let why = self.ended.lock().unwrap().clone();
+                Err(AgentFault::new(match why {
+                    Some(w) => format!("{} stopped in the middle of its turn: {w}", self.info.name),
+                    None => format!("{} failed the turn: {}", self.info.name, e.message),
+                }))
+            }
+        }
+    }
+
+    async fn cancel(&self) {
+        let _ = self.cx.send_notification(CancelNotification::new(self.session.clone()));
+    }
+}
+
+/// Used by Settings' Check button and `finishline agents`: start, introduce, stop.
+pub async fn check(agent: &ExternalAgent, cwd: &Path, timeout: Duration) -> Result<AgentInfo, AgentFault> {
+    let (conn, _rx) = connect(Launch { agent, cwd, hidden_env: &[], start_timeout: timeout }).await?;
+    Ok(conn.info().clone())
+}

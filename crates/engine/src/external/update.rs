@@ -1,0 +1,184 @@
+//! ACP's reports in Finishline's terms. Pure: the connection hands every `session/update` here
+//! and the run turns the result into events, so the mapping is tested without a process.
+
+use agent_client_protocol::v1::schema::{ContentBlock, PlanEntryStatus, SessionUpdate, StopReason as AcpStop, ToolCallContent, ToolCallStatus};
+use serde_json::Value;
+
+use crate::completion::StepEnd;
+use crate::domain::{Todo, TodoStatus, ToolState};
+use crate::error::ErrorCode;
+use crate::provider::StopReason;
+
+/// One report from the agent during a turn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnItem {
+    Text(String),
+    Thought(String),
+    /// A tool call the agent runs itself: first seen, or an update of what is known of it. Every
+    /// field but the id is what changed.
+    Tool(ToolReport),
+    /// The agent's plan: its todo list, which the todo gate then holds it to.
+    Todos(Vec<Todo>),
+    /// Something with no place in a session (commands available, a mode change).
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolReport {
+    pub id: String,
+    pub title: Option<String>,
+    pub input: Option<Value>,
+    pub state: Option<ToolState>,
+    pub output: Option<String>,
+}
+
+fn block_text(b: &ContentBlock) -> Option<String> {
+    match b {
+        ContentBlock::Text(t) => Some(t.text.clone()),
+        _ => None,
+    }
+}
+
+fn state(s: ToolCallStatus) -> ToolState {
+    match s {
+        ToolCallStatus::Pending => ToolState::Pending,
+        ToolCallStatus::InProgress => ToolState::Running,
+        ToolCallStatus::Completed => ToolState::Done,
+        ToolCallStatus::Failed => ToolState::Error,
+        _ => ToolState::Running,
+    }
+}
+
+/// A tool's output as the person reads it: its text, a diff's new text under its path.
+fn output(content: &[ToolCallContent], raw: Option<&Value>) -> Option<String> {
+    let mut parts = Vec::new();
+    for c in content {
+        match c {
+            ToolCallContent::Content(c) => parts.extend(block_text(&c.content)),
+            ToolCallContent::Diff(d) => parts.push(format!("{}:\n{}", d.path.display(), d.new_text)),
+            ToolCallContent::Terminal(t) => parts.push(format!("(terminal {})", t.terminal_id.0)),
+            _ => {}
+        }
+    }
+    if parts.is_empty() {
+        return raw.map(|v| match v {
+            Value::String(s) => s.clone(),
+            Value::Object(o) if o.get("output").and_then(Value::as_str).is_some() => o["output"].as_str().unwrap_or_default().to_string(),
+            other => other.to_string(),
+        });
+    }
+    Some(parts.join("\n"))
+}
+
+/// The report a `session/update` makes.
+pub fn map_update(u: &SessionUpdate) -> TurnItem {
+    match u {
+        SessionUpdate::AgentMessageChunk(c) => block_text(&c.content).map(TurnItem::Text).unwrap_or(TurnItem::Other),
+        SessionUpdate::AgentThoughtChunk(c) => block_text(&c.content).map(TurnItem::Thought).unwrap_or(TurnItem::Other),
+        SessionUpdate::ToolCall(t) => TurnItem::Tool(ToolReport {
+            id: t.tool_call_id.0.to_string(),
+            title: Some(t.title.clone()),
+            input: t.raw_input.clone().filter(|v| !is_empty_object(v)),
+            state: Some(state(t.status)),
+            output: output(&t.content, t.raw_output.as_ref()),
+        }),
+        SessionUpdate::ToolCallUpdate(t) => TurnItem::Tool(ToolReport {
+            id: t.tool_call_id.0.to_string(),
+            title: t.fields.title.clone(),
+            input: t.fields.raw_input.clone().filter(|v| !is_empty_object(v)),
+            state: t.fields.status.map(state),
+            output: match (&t.fields.content, &t.fields.raw_output) {
+                (None, None) => None,
+                (c, r) => output(c.as_deref().unwrap_or_default(), r.as_ref()),
+            },
+        }),
+        SessionUpdate::Plan(p) => TurnItem::Todos(
+            p.entries
+                .iter()
+                .enumerate()
+                .map(|(i, e)| Todo {
+                    id: format!("plan-{}", i + 1),
+                    content: e.content.clone(),
+                    status: match e.status {
+                        PlanEntryStatus::Pending => TodoStatus::Pending,
+                        PlanEntryStatus::InProgress => TodoStatus::InProgress,
+                        PlanEntryStatus::Completed => TodoStatus::Completed,
+                        _ => TodoStatus::Pending,
+                    },
+                })
+                .collect(),
+        ),
+        _ => TurnItem::Other,
+    }
+}
+
+fn is_empty_object(v: &Value) -> bool {
+    matches!(v, Value::Object(o) if o.is_empty()) || v.is_null()
+}
+
+/// How a turn's stop reason ends the step; `None` for `cancelled`, which is the run's cancel.
+pub fn step_end(stop: AcpStop) -> Option<StepEnd> {
+    Some(match stop {
+        AcpStop::EndTurn => StepEnd::Stopped(StopReason::EndTurn),
+        AcpStop::MaxTokens => StepEnd::Stopped(StopReason::Length),
+        AcpStop::MaxTurnRequests => StepEnd::TurnLimit,
+        AcpStop::Refusal => StepEnd::Stopped(StopReason::ContentFilter),
+        AcpStop::Cancelled => return None,
+        _ => StepEnd::Failed { code: ErrorCode::ExternalAgent, message: "The agent ended its turn for a reason Finishline does not know, so it cannot tell whether the agent finished. Resume to try again.".into() },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn update(v: Value) -> SessionUpdate {
+        serde_json::from_value(v).expect("a valid session/update")
+    }
+
+    #[test]
+    fn message_and_thought_chunks_become_text_and_reasoning() {
+        assert_eq!(map_update(&update(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hel"}}))), TurnItem::Text("Hel".into()));
+        assert_eq!(map_update(&update(json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}}))), TurnItem::Thought("hmm".into()));
+    }
+
+    #[test]
+    fn a_tool_call_and_its_updates_carry_title_input_state_and_output() {
+        // As OpenCode 1.18 sends them: an empty input first, the full input with in_progress.
+        let first = map_update(&update(json!({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "write", "kind": "edit", "status": "pending", "rawInput": {}})));
+        assert_eq!(first, TurnItem::Tool(ToolReport { id: "t1".into(), title: Some("write".into()), input: None, state: Some(ToolState::Pending), output: None }), "an empty input is not shown as the call's input");
+        let running = map_update(&update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "in_progress", "rawInput": {"filePath": "a.txt", "content": "x"}})));
+        assert_eq!(running, TurnItem::Tool(ToolReport { id: "t1".into(), title: None, input: Some(json!({"filePath": "a.txt", "content": "x"})), state: Some(ToolState::Running), output: None }));
+        let done = map_update(&update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": "Wrote file successfully."}}], "rawOutput": {"output": "ignored when content says it"}})));
+        assert_eq!(done, TurnItem::Tool(ToolReport { id: "t1".into(), title: None, input: None, state: Some(ToolState::Done), output: Some("Wrote file successfully.".into()) }));
+        let failed = map_update(&update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "t2", "status": "failed", "rawOutput": {"output": "no such file"}})));
+        assert_eq!(failed, TurnItem::Tool(ToolReport { id: "t2".into(), state: Some(ToolState::Error), output: Some("no such file".into()), ..Default::default() }), "a failed call's output is its raw output when it sent no content");
+    }
+
+    #[test]
+    fn the_agents_plan_becomes_the_todo_list_the_gate_checks() {
+        let item = map_update(&update(json!({"sessionUpdate": "plan", "entries": [
+            {"content": "Write a.txt", "priority": "high", "status": "completed"},
+            {"content": "Write b.txt", "priority": "medium", "status": "in_progress"},
+            {"content": "Test", "priority": "low", "status": "pending"}]})));
+        let TurnItem::Todos(todos) = item else { panic!("a plan is a todo list") };
+        let statuses: Vec<_> = todos.iter().map(|t| t.status).collect();
+        assert_eq!(statuses, vec![TodoStatus::Completed, TodoStatus::InProgress, TodoStatus::Pending], "open plan entries must stay open for the todo gate");
+        assert_eq!(todos[1].content, "Write b.txt");
+    }
+
+    #[test]
+    fn each_stop_reason_ends_the_step_as_the_completion_engine_expects() {
+        assert_eq!(step_end(AcpStop::EndTurn), Some(StepEnd::Stopped(StopReason::EndTurn)));
+        assert_eq!(step_end(AcpStop::MaxTokens), Some(StepEnd::Stopped(StopReason::Length)), "max_tokens is a truncation, continued as one");
+        assert_eq!(step_end(AcpStop::MaxTurnRequests), Some(StepEnd::TurnLimit));
+        assert_eq!(step_end(AcpStop::Refusal), Some(StepEnd::Stopped(StopReason::ContentFilter)));
+        assert_eq!(step_end(AcpStop::Cancelled), None, "cancelled is the run's own cancel, not a failure");
+    }
+
+    #[test]
+    fn updates_with_no_place_in_a_session_are_ignored() {
+        assert_eq!(map_update(&update(json!({"sessionUpdate": "available_commands_update", "availableCommands": []}))), TurnItem::Other);
+    }
+}
