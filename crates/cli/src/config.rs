@@ -140,6 +140,9 @@ fn apply_flags(settings: &mut Settings, opts: &RunOptions, provider: &ProviderSe
     if opts.review == crate::ReviewMode::Approve {
         settings.auto_approve = true;
     }
+    if let Some(choice) = &opts.agent {
+        settings.agent = finishline_engine::external::ExternalAgent::from_choice(choice);
+    }
     Ok(())
 }
 

@@ -183,6 +183,11 @@ pub struct RunOptions {
     /// for the window). `approve`: run it as the manager made it.
     #[arg(long, value_enum, default_value_t = PlanReview::Approve)]
     pub plan_review: PlanReview,
+    /// Who does the work: `builtin` (Finishline's own agent), an external ACP agent's preset
+    /// (`opencode`, `gemini`, `claude-code`, `codex`, `goose`) or the command line of any ACP
+    /// agent. Default: the settings' choice. Finishline's completion engine judges it either way.
+    #[arg(long)]
+    pub agent: Option<String>,
     /// The most tokens one model reply may have (default: the settings', 4096).
     #[arg(long)]
     pub max_output_tokens: Option<u32>,

@@ -26,6 +26,7 @@ fn story(o: &Outcome) -> String {
             EngineEvent::StatusChanged { status, message, .. } => format!("status({status:?} {message:?})"),
             EngineEvent::Continuation { source, .. } => format!("continuation({source:?})"),
             EngineEvent::ToolCall { tool, state, .. } => format!("tool({tool} {state:?})"),
+            EngineEvent::StepFinished { usage, stop_reason, .. } => format!("step_finished({stop_reason:?} out={} est={})", usage.output_tokens, usage.estimated),
             other => other.type_name().to_string(),
         })
         .collect::<Vec<_>>()
@@ -59,4 +60,159 @@ async fn opencode_writes_the_file_and_the_task_goes_to_review_then_approval() {
     assert!(o.has(|e| matches!(e, EngineEvent::TextDelta { text, .. } if text.contains("Done"))), "OpenCode's text streams into the session");
     h.engine.submit_review(&o.review_id(), Decision::Approve, None, false, false, DecidedBy::Person).unwrap();
     assert_eq!(h.outcome(&o.session).status, SessionStatus::Completed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_stopping_with_its_plan_half_done_is_sent_back_by_the_todo_gate_until_done() {
+    let home = tempfile::tempdir().unwrap();
+    let todos = |second: &str| json!({"name": "todowrite", "arguments": {"todos": [
+        {"id": "1", "content": "Create the first file", "status": "completed", "priority": "high"},
+        {"id": "2", "content": "Create the second file", "status": second, "priority": "high"}]}});
+    let h = harness(
+        json!([
+            title(),
+            evaluator(done_verdict()),
+            {"when": {"kind": "agent", "last_message_contains": "Create the second file"}, "times": 1,
+             "reply": {"tool_calls": [{"name": "write", "arguments": {"filePath": "b.txt", "content": "b\n"}}, todos("completed")]}},
+            {"when": {"kind": "agent", "last_message_contains": "Write a.txt and b.txt"}, "times": 1,
+             "reply": {"tool_calls": [todos("pending"), {"name": "write", "arguments": {"filePath": "a.txt", "content": "a\n"}}]}},
+            agent(json!({}), json!({"text": DONE})),
+        ]),
+        home.path(),
+    )
+    .await;
+    let o = h.run("Write a.txt and b.txt").await;
+    assert_eq!(o.continuations(), vec![ContinuationSource::TodoGate], "OpenCode claimed done with its plan half open: the todo gate sends it back once: {}", story(&o));
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "{}", story(&o));
+    assert_eq!((h.read("a.txt").as_deref(), h.read("b.txt").as_deref()), (Some("a\n"), Some("b\n")), "the continuation got the second file written");
+    let continued = o.requests.iter().filter(|r| r.kind == fake_llm::RequestKind::Agent).any(|r| r.last_message.contains("- [ ] Create the second file"));
+    assert!(continued, "OpenCode's next turn carried Finishline's continuation naming the open item");
+    let shown_as_person = o.has(|e| matches!(e, EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if t.contains("Create the second file")));
+    assert!(!shown_as_person, "the continuation is Finishline's, never shown as the person's message");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_cut_off_by_the_output_limit_is_continued_as_a_truncation() {
+    let home = tempfile::tempdir().unwrap();
+    let h = harness(
+        json!([
+            title(),
+            evaluator(done_verdict()),
+            {"when": {"kind": "agent", "last_message_contains": "cut off"}, "reply": {"text": DONE}},
+            {"when": {"kind": "agent", "last_message_contains": "Wrote file successfully"}, "reply": {"text": "I will now", "finish": "length", "usage": {"input": 50, "output": 2}}, "times": 1},
+            {"when": {"kind": "agent"}, "reply": {"tool_calls": [{"name": "write", "arguments": {"filePath": "notes.txt", "content": "n\n"}}]}, "times": 1},
+        ]),
+        home.path(),
+    )
+    .await;
+    let o = h.run("Write notes.txt").await;
+    // OpenCode ends every turn with `end_turn`, even when the model hit its output limit: the cut
+    // shows in the turn's last answer (2 tokens, mid-sentence) after the tool work.
+    assert_eq!(o.continuations().first(), Some(&ContinuationSource::Truncation), "a turn cut off at 2 output tokens mid-task is continued as a truncation, not judged: {}", story(&o));
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "{}", story(&o));
+    assert_eq!(h.read("notes.txt").as_deref(), Some("n\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencodes_permission_request_waits_for_the_person_and_an_allow_lets_the_write_happen() {
+    let home = tempfile::tempdir().unwrap();
+    let h = Harness::new(
+        rules(json!([
+            title(),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Wrote file successfully"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write", "arguments": {"filePath": "asked.txt", "content": "ok\n"}}]})),
+        ])),
+        Setup { external: Some(opencode(home.path())), permissions: Default::default(), ..Setup::default() },
+    )
+    .await;
+    support::opencode::write_config_with(&h, json!({"permission": {"edit": "ask"}}));
+    let (sid, handle) = h.engine.start_session("Write asked.txt", &h.ws()).unwrap();
+    let request = wait_for_permission(&h, &sid).await;
+    assert_eq!(h.store.session(&sid).unwrap().status, SessionStatus::AwaitingApproval, "the session shows it waits for the person");
+    assert!(h.read("asked.txt").is_none(), "nothing is written before the person answers");
+    h.engine.respond_permission(&request, PermissionDecision::AllowOnce).unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(60), handle).await.unwrap().unwrap();
+    let o = h.outcome(&sid);
+    assert_eq!(h.read("asked.txt").as_deref(), Some("ok\n"), "allowed, OpenCode wrote the file: {}", story(&o));
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencodes_permission_request_denied_stops_the_run_and_nothing_is_written() {
+    let home = tempfile::tempdir().unwrap();
+    let h = Harness::new(
+        rules(json!([title(), evaluator(done_verdict()), agent(json!({}), json!({"tool_calls": [{"name": "write", "arguments": {"filePath": "denied.txt", "content": "no\n"}}]}))])),
+        Setup { external: Some(opencode(home.path())), permissions: Default::default(), ..Setup::default() },
+    )
+    .await;
+    support::opencode::write_config_with(&h, json!({"permission": {"edit": "ask"}}));
+    let (sid, handle) = h.engine.start_session("Write denied.txt", &h.ws()).unwrap();
+    let request = wait_for_permission(&h, &sid).await;
+    h.engine.respond_permission(&request, PermissionDecision::Deny).unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(60), handle).await.unwrap().unwrap();
+    let o = h.outcome(&sid);
+    assert_eq!((o.status, o.end_reason), (SessionStatus::Idle, Some(EndReason::PermissionDenied)), "{}", story(&o));
+    assert!(h.read("denied.txt").is_none(), "a denied write never happens");
+    assert!(o.has(|e| matches!(e, EngineEvent::ToolCall { state: ToolState::Denied, .. })), "the card shows the denial");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_in_the_middle_of_opencodes_turn_ends_the_session_cancelled_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let h = harness(
+        json!([title(), evaluator(done_verdict()), agent(json!({}), json!({"text": "Thinking about it for a long time, one word after another until the end", "chunk_delay_ms": 1500}))]),
+        home.path(),
+    )
+    .await;
+    let (sid, handle) = h.engine.start_session("Think slowly", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    loop {
+        if let EngineEvent::TextDelta { .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
+            break;
+        }
+    }
+    let asked = std::time::Instant::now();
+    assert!(h.engine.cancel(&sid));
+    tokio::time::timeout(std::time::Duration::from_secs(30), handle).await.expect("cancel ends the run").unwrap();
+    let o = h.outcome(&sid);
+    assert_eq!(o.status, SessionStatus::Cancelled, "{}", story(&o));
+    assert!(asked.elapsed() < std::time::Duration::from_secs(12), "cancel must not wait for the slow answer to finish: {:?}", asked.elapsed());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejecting_opencodes_work_reverts_its_changes_and_the_session_is_kept_and_exported() {
+    let home = tempfile::tempdir().unwrap();
+    let h = harness(
+        json!([
+            title(),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Wrote file successfully"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write", "arguments": {"filePath": "keep.txt", "content": "changed by opencode\n"}}]})),
+        ]),
+        home.path(),
+    )
+    .await;
+    h.write("keep.txt", "original\n");
+    let o = h.run("Change keep.txt").await;
+    assert_eq!(h.read("keep.txt").as_deref(), Some("changed by opencode\n"), "{}", story(&o));
+    h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
+    assert_eq!(h.read("keep.txt").as_deref(), Some("original\n"), "Reject with revert restores what OpenCode changed, from Finishline's checkpoint");
+    let listed = h.store.list_sessions(&Default::default()).unwrap();
+    let s = listed.iter().find(|s| s.id == o.session).expect("the session is in History");
+    assert_eq!((s.provider.as_str(), s.model.as_str()), ("acp", "opencode"), "History says which agent worked on it");
+    let md = finishline_engine::store::export::to_markdown(&h.store.timeline(&o.session).unwrap());
+    assert!(md.contains("write") && md.contains("keep.txt"), "the export shows OpenCode's tool call: {md}");
+}
+
+async fn wait_for_permission(h: &Harness, sid: &SessionId) -> RequestId {
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    let wait = async {
+        loop {
+            if let EngineEvent::PermissionRequested { request_id, .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
+                return request_id;
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), wait).await.expect("OpenCode asks for permission")
 }

@@ -18,7 +18,7 @@ use crate::domain::*;
 use crate::error::ErrorCode;
 use crate::event::EngineEvent;
 use crate::external::connection::{self, AgentConnection, AgentFault, AgentMessage, Launch, PermissionAsk, TurnResult};
-use crate::external::update::{step_end, ToolReport, TurnItem};
+use crate::external::update::{step_end, todos_from_tool, ToolReport, TurnItem};
 use crate::external::ExternalAgent;
 use crate::provider::{ChatMessage, ToolCall, ToolInput, Usage};
 
@@ -70,7 +70,11 @@ impl AgentTool {
 /// turn. A new agent session (a resumed session, or the agent restarted) first gets a digest of
 /// what happened, since it remembers nothing.
 fn next_prompt(history: &[ChatMessage], sent: usize, task: &str) -> String {
-    let new: Vec<&str> = history[sent.min(history.len())..]
+    // The messages after the agent's last turn: the trailing run of the person's and
+    // Finishline's messages.
+    let unsent = &history[sent.min(history.len())..];
+    let first_new = unsent.iter().rposition(|m| !matches!(m, ChatMessage::User { .. })).map(|i| i + 1).unwrap_or(0);
+    let new: Vec<&str> = unsent[first_new..]
         .iter()
         .filter_map(|m| match m {
             ChatMessage::User { content } => Some(content.as_str()),
@@ -304,11 +308,15 @@ impl Run {
                 }
                 let tool = self.agent_tool(report, tools);
                 let running = tool.state == ToolState::Running;
+                let todos = if tool.state == ToolState::Done { todos_from_tool(&tool.name, &tool.input) } else { None };
                 let mut events = vec![tool.event()];
                 if running {
                     events.push(EngineEvent::Activity { phase: ActivityPhase::Tool, detail: tool.name.clone() });
                 }
                 self.emit_all(events)?;
+                if let Some(todos) = todos {
+                    self.apply_item(TurnItem::Todos(todos), message_id, batcher, text, reasoning_chars, tools)?;
+                }
             }
             TurnItem::Todos(todos) => {
                 self.todos = todos;

@@ -419,7 +419,9 @@ impl Run {
             output_tokens: out.usage.output_tokens,
             last_text: out.text.clone(),
             step_called_tools,
-            prev_step_called_tools: self.evidence.prev_step_called_tools,
+            // An external agent's turn holds its own tool steps: a short stop after tools in the
+            // same turn is after tool work, as a built-in step after a tool step is.
+            prev_step_called_tools: self.evidence.prev_step_called_tools || turn_ran_tools,
             claim: claim.as_ref().map(|(c, _)| c.clone()),
             open_todos: self.todos.iter().filter(|t| matches!(t.status, TodoStatus::Pending | TodoStatus::InProgress)).map(|t| t.content.clone()).collect(),
             run_used_tools: self.evidence.used_tools,
@@ -438,7 +440,7 @@ impl Run {
             || (out.calls.is_empty()
                 && claim.is_none()
                 && completion::short_stop_is_cut(&out.text, out.usage.output_tokens, self.cfg())
-                && (self.evidence.prev_step_called_tools || turn_ran_tools || !evidence.open_todos.is_empty()));
+                && (evidence.prev_step_called_tools || !evidence.open_todos.is_empty()));
         if !cut {
             self.evidence.prev_step_called_tools = step_called_tools;
             self.evidence.counters.truncations_in_row = 0;

@@ -198,8 +198,12 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
                     agent_client_protocol::on_receive_request!(),
                 )
                 .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
-                    let _ = cx_tx.send(cx);
-                    let _ = stop_rx.await;
+                    let _ = cx_tx.send(cx.clone());
+                    // Until the run lets go of the agent, or the agent closes its end.
+                    tokio::select! {
+                        _ = stop_rx => {}
+                        _ = cx.incoming_closed() => {}
+                    }
                     Ok(())
                 })
                 .await;
@@ -308,6 +312,9 @@ impl AgentConnection for Acp {
                 output_tokens: r.usage.as_ref().map(|u| u.output_tokens),
             }),
             Err(e) => {
+                // The request fails as the transport closes, a moment before the connection's
+                // task has the exit status and the last stderr lines: wait for them briefly.
+                let _ = tokio::time::timeout(Duration::from_secs(2), ended.wait_for(|e| *e)).await;
                 let why = self.ended.lock().unwrap().clone();
                 Err(AgentFault::new(match why {
                     Some(w) => format!("{} stopped in the middle of its turn: {w}", self.info.name),

@@ -112,6 +112,34 @@ pub fn map_update(u: &SessionUpdate) -> TurnItem {
     }
 }
 
+/// The todo list an agent's own todo tool wrote, from the call's input. ACP's `plan` update is
+/// the standard way, but agents that keep their list in a tool (OpenCode's `todowrite`, Claude
+/// Code's `TodoWrite`) do not all send it; the todo gate must hold them to their list either way.
+pub fn todos_from_tool(name: &str, input: &Value) -> Option<Vec<Todo>> {
+    let normalised: String = name.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
+    if normalised != "todowrite" {
+        return None;
+    }
+    let items = input.get("todos")?.as_array()?;
+    Some(
+        items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| {
+                let content = t.get("content").and_then(Value::as_str)?.to_string();
+                let status = match t.get("status").and_then(Value::as_str).unwrap_or("pending") {
+                    "in_progress" => TodoStatus::InProgress,
+                    "completed" => TodoStatus::Completed,
+                    "cancelled" => TodoStatus::Cancelled,
+                    _ => TodoStatus::Pending,
+                };
+                let id = t.get("id").and_then(Value::as_str).map(String::from).unwrap_or_else(|| format!("todo-{}", i + 1));
+                Some(Todo { id, content, status })
+            })
+            .collect(),
+    )
+}
+
 fn is_empty_object(v: &Value) -> bool {
     matches!(v, Value::Object(o) if o.is_empty()) || v.is_null()
 }
@@ -175,6 +203,15 @@ mod tests {
         assert_eq!(step_end(AcpStop::MaxTurnRequests), Some(StepEnd::TurnLimit));
         assert_eq!(step_end(AcpStop::Refusal), Some(StepEnd::Stopped(StopReason::ContentFilter)));
         assert_eq!(step_end(AcpStop::Cancelled), None, "cancelled is the run's own cancel, not a failure");
+    }
+
+    #[test]
+    fn an_agents_own_todo_tool_is_read_as_its_todo_list() {
+        let input = json!({"todos": [{"id": "1", "content": "a", "status": "completed", "priority": "high"}, {"content": "b", "status": "in_progress"}, {"status": "pending"}]});
+        let todos = todos_from_tool("todowrite", &input).expect("OpenCode's todo tool");
+        assert_eq!(todos.iter().map(|t| (t.content.as_str(), t.status)).collect::<Vec<_>>(), vec![("a", TodoStatus::Completed), ("b", TodoStatus::InProgress)], "an item without text is dropped, the others keep their status");
+        assert!(todos_from_tool("TodoWrite", &input).is_some(), "Claude Code's name for it");
+        assert!(todos_from_tool("write", &input).is_none(), "only the todo tool sets the list");
     }
 
     #[test]

@@ -19,7 +19,12 @@ pub fn opencode_bin() -> PathBuf {
 
 /// Points the workspace's OpenCode at the harness's fake provider.
 pub fn write_config(h: &Harness) {
-    let config = serde_json::json!({
+    write_config_with(h, serde_json::json!({}));
+}
+
+/// The same, with more of OpenCode's settings (`permission`, ...).
+pub fn write_config_with(h: &Harness, extra: serde_json::Value) {
+    let mut config = serde_json::json!({
         "$schema": "https://opencode.ai/config.json",
         "provider": {
             "fake": {
@@ -34,6 +39,9 @@ pub fn write_config(h: &Harness) {
         "autoupdate": false,
         "share": "disabled"
     });
+    if let (Some(c), Some(e)) = (config.as_object_mut(), extra.as_object()) {
+        c.extend(e.clone());
+    }
     h.write("opencode.json", &serde_json::to_string_pretty(&config).unwrap());
 }
 

@@ -1,0 +1,172 @@
+//! The fault matrix of external agents, with a scripted ACP agent (tests/agents/scripted-acp.mjs)
+//! that can exit mid-turn, write broken JSON-RPC, never end a turn or ask to log in: each ends in
+//! a clear status with what happened before it kept. The real OpenCode is in acp_opencode.rs.
+
+mod support {
+    pub mod harness;
+}
+
+use std::path::Path;
+use std::time::Duration;
+
+use finishline_engine::domain::*;
+use finishline_engine::event::EngineEvent;
+use finishline_engine::external::ExternalAgent;
+use serde_json::{json, Value};
+use support::harness::*;
+
+struct Scripted {
+    agent: ExternalAgent,
+    logs: tempfile::TempDir,
+}
+
+impl Scripted {
+    fn new(script: Value) -> Scripted {
+        let logs = tempfile::tempdir().unwrap();
+        let file = logs.path().join("script.json");
+        std::fs::write(&file, script.to_string()).unwrap();
+        let js = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/agents/scripted-acp.mjs");
+        let mut env = std::collections::BTreeMap::new();
+        env.insert("SCRIPTED_ACP_LOGS".to_string(), logs.path().to_string_lossy().into_owned());
+        let agent = ExternalAgent { name: "scripted".into(), command: "node".into(), args: vec![js.to_string_lossy().into_owned(), file.to_string_lossy().into_owned()], env };
+        Scripted { agent, logs }
+    }
+    fn log(&self, name: &str) -> String {
+        std::fs::read_to_string(self.logs.path().join(name)).unwrap_or_default()
+    }
+}
+
+fn text(t: &str) -> Value {
+    json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": t}})
+}
+
+async fn harness(s: &Scripted, evaluator_rules: Value, step_limit: Duration) -> Harness {
+    Harness::new(rules(evaluator_rules), Setup { external: Some(s.agent.clone()), step_limit, permissions: Default::default(), ..Setup::default() }).await
+}
+
+fn error_of(o: &Outcome) -> Option<(String, String)> {
+    o.events.iter().rev().find_map(|e| match &e.event {
+        EngineEvent::Error { code, message } => Some((code.clone(), message.clone())),
+        _ => None,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_exits_mid_turn_fails_the_session_with_why_and_keeps_what_it_said() {
+    let s = Scripted::new(json!({"turns": [{"updates": [text("Starting on it")], "end": "exit"}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let o = h.run("Do the thing").await;
+    assert_eq!(o.status, SessionStatus::Failed);
+    let (code, message) = error_of(&o).expect("the failure is explained");
+    assert_eq!(code, "external_agent");
+    assert!(message.contains("Scripted agent stopped in the middle of its turn") && message.contains("giving up in the middle of the turn"), "the message says what happened and shows the agent's last words on stderr: {message}");
+    assert!(o.has(|e| matches!(e, EngineEvent::TextDelta { text, .. } if text.contains("Starting on it"))), "what the agent said before it died is kept");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_that_never_ends_is_stopped_after_the_step_limit_with_a_clear_error() {
+    let s = Scripted::new(json!({"turns": [{"updates": [text("Working")], "end": "hang"}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(2)).await;
+    let o = h.run("Do the thing").await;
+    assert_eq!(o.status, SessionStatus::Failed);
+    let (code, message) = error_of(&o).unwrap();
+    assert_eq!(code, "step_timeout");
+    assert!(message.contains("reported nothing for 2 s"), "{message}");
+    assert_eq!(s.log("cancel.log").lines().count(), 1, "the agent is asked to stop its turn");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broken_json_rpc_from_the_agent_does_not_lose_the_turn() {
+    let s = Scripted::new(json!({"turns": [{"updates": [text("All of it is done and checked.")], "write": {"path": "out.txt", "content": "x"}, "end": "garbage"}]}));
+    let h = harness(&s, json!([evaluator(done_verdict()), {"when": {}, "reply": no_announcement()}]), Duration::from_secs(60)).await;
+    let o = h.run("Write out.txt").await;
+    // The SDK drops a line that is not JSON-RPC and reads on: the turn's answer after it counts.
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "a bad line between good ones loses nothing: {:?}", error_of(&o));
+    assert_eq!(h.read("out.txt").as_deref(), Some("x"));
+    assert!(o.has(|e| matches!(e, EngineEvent::TextDelta { text, .. } if text.contains("All of it is done"))), "the agent's text before the bad line is kept");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_needs_a_login_says_how_to_log_in() {
+    let s = Scripted::new(json!({"auth": true, "turns": [{}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let o = h.run("Do the thing").await;
+    assert_eq!(o.status, SessionStatus::Failed);
+    let (code, message) = error_of(&o).unwrap();
+    assert_eq!(code, "external_agent_auth");
+    assert!(message.contains("log in") && message.contains("Run `scripted login` in a terminal"), "the person learns how to log in: {message}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preset_that_is_not_installed_says_how_to_install_it() {
+    let mut agent = ExternalAgent::preset("gemini").unwrap();
+    agent.command = "gemini-not-installed-here".into();
+    let h = Harness::new(rules(json!([evaluator(done_verdict())])), Setup { external: Some(agent), ..Setup::default() }).await;
+    let o = h.run("Do the thing").await;
+    assert_eq!(o.status, SessionStatus::Failed);
+    let (code, message) = error_of(&o).unwrap();
+    assert_eq!(code, "external_agent");
+    assert!(message.contains("Gemini CLI is not installed here") && message.contains("npm i -g @google/gemini-cli"), "{message}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_own_turn_limit_goes_to_review_as_the_step_limit() {
+    let s = Scripted::new(json!({"turns": [{"updates": [text("I ran out of requests.")], "write": {"path": "half.txt", "content": "x"}, "end": "max_turn_requests"}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let o = h.run("Do a long thing").await;
+    assert_eq!((o.status, o.end_reason), (SessionStatus::AwaitingReview, Some(EndReason::StepLimit)), "the work so far goes to the person, marked as cut short");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_fails_the_session_as_a_content_stop() {
+    let s = Scripted::new(json!({"turns": [{"updates": [text("I can't help with that.")], "end": "refusal"}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let o = h.run("Do the thing").await;
+    assert_eq!(o.status, SessionStatus::Failed);
+    assert!(error_of(&o).unwrap().1.contains("content policy"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_acp_plan_is_the_todo_list_and_an_open_item_sends_it_back() {
+    let plan = |second: &str| json!({"sessionUpdate": "plan", "entries": [
+        {"content": "Write one.txt", "priority": "high", "status": "completed"},
+        {"content": "Write two.txt", "priority": "high", "status": second}]});
+    let s = Scripted::new(json!({"turns": [
+        {"updates": [plan("pending"), text("Done with everything!")], "write": {"path": "one.txt", "content": "1"}},
+        {"updates": [plan("completed"), text("Now both files are written and checked.")], "write": {"path": "two.txt", "content": "2"}}
+    ]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let o = h.run("Write one.txt and two.txt").await;
+    assert_eq!(o.continuations(), vec![ContinuationSource::TodoGate], "the agent's own plan holds it to its word");
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    let prompts = s.log("prompts.log");
+    assert_eq!(prompts.lines().count(), 2, "one turn for the task, one for the continuation: {prompts}");
+    assert!(prompts.lines().nth(1).unwrap().contains("Write two.txt"), "the second turn names the open item: {prompts}");
+    assert!(o.has(|e| matches!(e, EngineEvent::TodosUpdated { todos } if todos.len() == 2)), "the checklist shows the agent's plan");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_for_the_session_answers_the_agents_next_request_without_asking_again() {
+    let ask = |id: &str| json!({"toolCallId": id, "title": "bash", "rawInput": {"command": "echo hi"}});
+    let s = Scripted::new(json!({"turns": [
+        {"updates": [{"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "bash", "status": "pending"}], "permission": ask("c1"), "after": [{"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": "hi"}}]}, text("Ran it.")]},
+        {"updates": [{"sessionUpdate": "tool_call", "toolCallId": "c2", "title": "bash", "status": "pending"}], "permission": ask("c2"), "after": [{"sessionUpdate": "tool_call_update", "toolCallId": "c2", "status": "completed"}, text("All done and checked now.")]}
+    ]}));
+    let h = harness(&s, json!([{"when": {"kind": "evaluator"}, "reply": not_done_verdict(&["run it again"], "Run it once more."), "times": 1}, evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let (sid, handle) = h.engine.start_session("Run echo twice", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    let request = loop {
+        if let EngineEvent::PermissionRequested { request_id, tool, input, .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
+            assert_eq!((tool.as_str(), input["command"].as_str()), ("bash", Some("echo hi")), "the prompt shows the agent's tool and exactly what it will run");
+            break request_id;
+        }
+    };
+    h.engine.respond_permission(&request, PermissionDecision::AllowSession).unwrap();
+    tokio::time::timeout(Duration::from_secs(60), handle).await.unwrap().unwrap();
+    let o = h.outcome(&sid);
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    assert_eq!(s.log("permissions.log").lines().collect::<Vec<_>>(), vec!["yes", "yes"], "allowed once by the person, then by the session's grant; the agent is never granted more than once at a time");
+    let asked = o.events.iter().filter(|e| matches!(e.event, EngineEvent::PermissionRequested { .. })).count();
+    assert_eq!(asked, 1, "the person was asked once");
+}
+

@@ -1,0 +1,111 @@
+#!/usr/bin/env node
+// A small ACP agent that follows a script, for the faults a real agent cannot be made to show on
+// demand: exiting mid-turn, writing broken JSON-RPC, never ending a turn, asking to log in, and
+// every stop reason. Speaks ACP v1 over stdio, one JSON object per line, as `opencode acp` does.
+//
+//   node scripted-acp.mjs SCRIPT.json
+//
+// The script: { "auth": bool, "initialize": "ok" | "exit", "turns": [TURN, ...] }, where a turn
+// is { "updates": [sessionUpdate, ...], "permission": {toolCallId, title, rawInput}?,
+// "write": {path, content}?, "end": "end_turn" | "max_tokens" | "max_turn_requests" | "refusal"
+// | "exit" | "hang" | "garbage", "usage": {inputTokens, outputTokens}? }. Turns are used in
+// order; the last one repeats. Every prompt's text is appended to prompts.log, each permission
+// answer to permissions.log and each cancel to cancel.log, in $SCRIPTED_ACP_LOGS (else the cwd).
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+
+const logs = process.env.SCRIPTED_ACP_LOGS ?? ".";
+const log = (file, text) => appendFileSync(join(logs, file), text);
+
+const script = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const send = (msg) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n");
+let turn = 0;
+let nextId = 1000;
+const waiting = new Map();
+let cancelled = null;
+
+async function prompt(id, params) {
+  const text = (params.prompt ?? []).map((b) => b.text ?? "").join("");
+  log("prompts.log", JSON.stringify(text) + "\n");
+  const t = script.turns[Math.min(turn, script.turns.length - 1)];
+  turn += 1;
+  const sessionId = params.sessionId;
+  for (const update of t.updates ?? []) {
+    send({ method: "session/update", params: { sessionId, update } });
+    await new Promise((r) => setTimeout(r, t.delay_ms ?? 5));
+  }
+  if (t.permission) {
+    const pid = nextId++;
+    send({
+      id: pid,
+      method: "session/request_permission",
+      params: {
+        sessionId,
+        toolCall: { toolCallId: t.permission.toolCallId, title: t.permission.title, rawInput: t.permission.rawInput },
+        options: [
+          { optionId: "yes", name: "Allow", kind: "allow_once" },
+          { optionId: "always", name: "Always allow", kind: "allow_always" },
+          { optionId: "no", name: "Reject", kind: "reject_once" },
+        ],
+      },
+    });
+    const answer = await new Promise((r) => waiting.set(pid, r));
+    const chosen = answer?.outcome?.outcome === "selected" ? answer.outcome.optionId : "cancelled";
+    log("permissions.log", chosen + "\n");
+    if (chosen !== "yes" && chosen !== "always") {
+      send({ method: "session/update", params: { sessionId, update: { sessionUpdate: "tool_call_update", toolCallId: t.permission.toolCallId, status: "failed" } } });
+      return send({ id, result: { stopReason: cancelled ? "cancelled" : "end_turn" } });
+    }
+  }
+  if (t.write) writeFileSync(t.write.path, t.write.content);
+  for (const update of t.after ?? []) send({ method: "session/update", params: { sessionId, update } });
+  switch (t.end ?? "end_turn") {
+    case "exit":
+      process.stderr.write("scripted agent: giving up in the middle of the turn\n");
+      process.exit(3);
+    case "hang":
+      cancelled = () => send({ id, result: { stopReason: "cancelled" } });
+      return;
+    case "garbage":
+      process.stdout.write("{this is not json\n");
+      return send({ id, result: { stopReason: "end_turn", usage: t.usage } });
+    default:
+      return send({ id, result: { stopReason: t.end ?? "end_turn", ...(t.usage ? { usage: { totalTokens: 0, ...t.usage } } : {}) } });
+  }
+}
+
+createInterface({ input: process.stdin }).on("line", (line) => {
+  if (!line.trim()) return;
+  const msg = JSON.parse(line);
+  if (msg.id !== undefined && !msg.method) {
+    waiting.get(msg.id)?.(msg.result);
+    waiting.delete(msg.id);
+    return;
+  }
+  switch (msg.method) {
+    case "initialize":
+      if (script.initialize === "exit") process.exit(4);
+      return send({
+        id: msg.id,
+        result: {
+          protocolVersion: 1,
+          agentCapabilities: { loadSession: false },
+          authMethods: script.auth ? [{ id: "login", name: "Log in with scripted", description: "Run `scripted login` in a terminal" }] : [],
+          agentInfo: { name: "scripted", title: "Scripted agent", version: "1.0.0" },
+        },
+      });
+    case "session/new":
+      if (script.auth) return send({ id: msg.id, error: { code: -32000, message: "Authentication required" } });
+      return send({ id: msg.id, result: { sessionId: "scripted-1" } });
+    case "session/prompt":
+      return void prompt(msg.id, msg.params);
+    case "session/cancel":
+      log("cancel.log", "cancel\n");
+      cancelled?.();
+      cancelled = null;
+      return;
+    default:
+      if (msg.id !== undefined) send({ id: msg.id, error: { code: -32601, message: `no ${msg.method}` } });
+  }
+});
