@@ -6,6 +6,8 @@ fn main() {
         "save_settings",
         "start_session",
         "run_plan",
+        "agent_presets",
+        "check_agent",
         "subscribe_session",
         "unsubscribe_session",
         "cancel_run",

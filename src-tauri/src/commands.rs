@@ -60,8 +60,16 @@ pub async fn start_session(
     workspace: String,
     model: Option<String>,
     plan: Option<finishline_engine::domain::PlanMode>,
+    agent: Option<String>,
 ) -> Result<SessionId, Error> {
-    let settings = settings(&app)?;
+    let mut settings = settings(&app)?;
+    // New Task's agent for this task: `builtin`, the one set up in Settings, or a preset.
+    if let Some(choice) = agent {
+        settings.agent = match &settings.agent {
+            Some(a) if a.name == choice => Some(a.clone()),
+            _ => finishline_engine::external::ExternalAgent::from_choice(&choice),
+        };
+    }
     let engine = state.engine_from(&settings, &workspace, model.as_deref())?;
     let (sid, _) = engine.start_task(&task, std::path::Path::new(&workspace), plan.unwrap_or(settings.plan_mode))?;
     state.remember(&sid, engine);
@@ -120,7 +128,9 @@ fn engine_for_session(app: &AppHandle, state: &AppState, session: &SessionId) ->
         return Ok(e);
     }
     let s = state.store.session(session)?;
-    let e = state.engine_from(&settings(app)?, &s.workspace, Some(&s.model))?;
+    // An external agent's session records the agent's name as its model, not a model to ask for.
+    let model = (s.provider != finishline_engine::external::ACP_PROVIDER).then_some(s.model.as_str());
+    let e = state.engine_from(&settings(app)?, &s.workspace, model)?;
     state.remember(session, e.clone());
     Ok(e)
 }
@@ -264,6 +274,43 @@ pub async fn mcp_status(state: State<'_, AppState>, settings: Settings) -> Resul
         Some(servers) => servers.status().await,
         None => Vec::new(),
     })
+}
+
+/// The external agents Settings offers, each with where its command is (or how to install it).
+#[tauri::command]
+pub fn agent_presets() -> Vec<AgentPresetView> {
+    finishline_engine::external::definition::PRESETS
+        .iter()
+        .map(|p| {
+            let agent = finishline_engine::external::ExternalAgent::preset(p.name).expect("a preset");
+            AgentPresetView { preset: p.clone(), found: agent.locate().map(|l| l.to_string_lossy().into_owned()) }
+        })
+        .collect()
+}
+
+#[derive(serde::Serialize)]
+pub struct AgentPresetView {
+    #[serde(flatten)]
+    preset: finishline_engine::external::definition::Preset,
+    /// Where its command was found on PATH; `None`: not installed here.
+    found: Option<String>,
+}
+
+/// Settings' Check button: starts the agent, introduces Finishline, and says who answered.
+#[tauri::command]
+pub async fn check_agent(agent: finishline_engine::external::ExternalAgent, workspace: Option<String>) -> Result<AgentCheck, Error> {
+    let cwd = workspace.filter(|w| std::path::Path::new(w).is_dir()).map(std::path::PathBuf::from).or_else(|| std::env::var_os("HOME").map(std::path::PathBuf::from)).unwrap_or_else(std::env::temp_dir);
+    match finishline_engine::external::connection::check(&agent, &cwd, std::time::Duration::from_secs(60)).await {
+        Ok(info) => Ok(AgentCheck { name: info.name, version: info.version, load_session: info.load_session }),
+        Err(f) => Err(Error::External { code: f.code, message: f.message }),
+    }
+}
+
+#[derive(serde::Serialize)]
+pub struct AgentCheck {
+    name: String,
+    version: Option<String>,
+    load_session: bool,
 }
 
 /// Whether the app reports its own timing (FINISHLINE_PERF=1, set by the footprint benchmark).

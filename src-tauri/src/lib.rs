@@ -88,6 +88,8 @@ pub fn run() {
             commands::save_settings,
             commands::start_session,
             commands::run_plan,
+            commands::agent_presets,
+            commands::check_agent,
             commands::subscribe_session,
             commands::unsubscribe_session,
             commands::cancel_run,

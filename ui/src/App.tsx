@@ -189,7 +189,7 @@ export function App() {
             Loading…
           </p>
         ) : screen === "new" ? (
-          <NewTask focusSignal={newTaskFocus} providerReady={view.provider_ready} defaultModel={view.settings.provider.model} defaultPlan={view.settings.plan_mode ?? "auto"} onOpenSettings={() => setScreen("settings")} onStarted={openSession} />
+          <NewTask focusSignal={newTaskFocus} providerReady={view.provider_ready} defaultModel={view.settings.provider.model} defaultPlan={view.settings.plan_mode ?? "auto"} defaultAgent={view.settings.agent ?? null} onOpenSettings={() => setScreen("settings")} onStarted={openSession} />
         ) : screen === "history" ? (
           <History onNewTask={() => setScreen("new")} onOpen={openSession} />
         ) : screen === "session" && sessionId ? (

@@ -62,6 +62,33 @@ export interface Settings {
   plan_mode?: PlanMode;
   /** Run plans at once instead of showing them first. */
   run_plans_without_review?: boolean;
+  /** An external ACP agent that does the work; null: Finishline's built-in agent. */
+  agent?: ExternalAgent | null;
+}
+
+/** An agent speaking the Agent Client Protocol over its stdio. */
+export interface ExternalAgent {
+  /** What sessions record: a preset's name (`opencode`) or the custom program's. */
+  name: string;
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+export interface AgentPreset {
+  name: string;
+  label: string;
+  command: string;
+  args: string[];
+  install: string;
+  /** Where its command is on PATH; null: not installed here. */
+  found: string | null;
+}
+
+export interface AgentCheck {
+  name: string;
+  version: string | null;
+  load_session: boolean;
 }
 
 export interface McpServerSettings {
@@ -356,7 +383,11 @@ export const ipc = {
       throw toAppError(e);
     }
   },
-  startSession: (task: string, workspace: string, model?: string, plan?: PlanMode) => call<string>("start_session", { task, workspace, model: model ?? null, plan: plan ?? null }),
+  startSession: (task: string, workspace: string, model?: string, plan?: PlanMode, agent?: string) =>
+    call<string>("start_session", { task, workspace, model: model ?? null, plan: plan ?? null, agent: agent ?? null }),
+  agentPresets: () => call<AgentPreset[]>("agent_presets"),
+  /** Starts the agent, introduces Finishline, and says who answered. */
+  checkAgent: (agent: ExternalAgent, workspace?: string) => call<AgentCheck>("check_agent", { agent, workspace: workspace ?? null }),
   testConnection: (settings: Settings) => call<ConnectionReport>("test_connection", { settings }),
   providerPresets: () => call<ProviderPreset[]>("provider_presets"),
   keyStatus: (provider: ProviderSettings) => call<KeyStatus>("key_status", { provider }),

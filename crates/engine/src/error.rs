@@ -115,6 +115,9 @@ pub enum Error {
     KeychainUnavailable(String),
     #[error("{0}")]
     Mcp(String),
+    /// An external agent could not be started or used (`external_agent`, `external_agent_auth`).
+    #[error("{message}")]
+    External { code: ErrorCode, message: String },
     #[error("{0}")]
     Internal(String),
 }
@@ -146,6 +149,7 @@ impl Error {
             Error::Provider(e) => ErrorCode::of_provider(e.kind),
             Error::KeychainUnavailable(_) => ErrorCode::KeychainUnavailable,
             Error::Mcp(_) => ErrorCode::Mcp,
+            Error::External { code, .. } => *code,
             Error::Internal(_) => ErrorCode::Internal,
         }
     }

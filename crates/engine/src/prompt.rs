@@ -54,6 +54,12 @@ pub fn todo_gate(open: &[String]) -> String {
     )
 }
 
+/// The todo gate for an external agent, which keeps its list in its own tool or ACP plan.
+pub fn todo_gate_external(open: &[String]) -> String {
+    let list: String = open.iter().map(|t| format!("\n- [ ] {t}")).collect();
+    format!("You stopped, but these items of your plan are still open:{list}\nFinish them. If one no longer applies, mark it cancelled in your todo list. Then say what you did.")
+}
+
 pub fn missing_completion() -> String {
     "You stopped without calling complete_task. If the task is done, call complete_task with status success and a summary. \
      If it is not done, keep working, or call complete_task with status partial or blocked and say what remains."

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { FolderOpen, Play } from "lucide-react";
-import { AppError, ipc, type PlanMode, type SessionSummary, type WorkspaceSurvey } from "../ipc";
+import { AppError, ipc, type AgentPreset, type ExternalAgent, type PlanMode, type SessionSummary, type WorkspaceSurvey } from "../ipc";
 import { gradeOf } from "../modelGrades";
 
 interface Props {
@@ -13,6 +13,8 @@ interface Props {
   focusSignal?: number;
   /** The plan choice from Settings. */
   defaultPlan?: PlanMode;
+  /** The agent from Settings; null: the built-in agent. */
+  defaultAgent?: ExternalAgent | null;
 }
 
 const PLAN_CHOICES: { mode: PlanMode; label: string; hint: string }[] = [
@@ -36,13 +38,21 @@ export function recentWorkspaces(sessions: SessionSummary[], max = 5): string[] 
   return out;
 }
 
-export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onStarted, focusSignal = 0, defaultPlan = "auto" }: Props) {
+export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onStarted, focusSignal = 0, defaultPlan = "auto", defaultAgent = null }: Props) {
   const taskBox = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
     if (providerReady) taskBox.current?.focus();
   }, [focusSignal, providerReady]);
   const [model, setModel] = useState(defaultModel);
   const [plan, setPlan] = useState<PlanMode>(defaultPlan);
+  // Who does this task: the Settings choice, the built-in agent, or an installed ACP preset.
+  const defaultAgentName = defaultAgent?.name ?? "builtin";
+  const [agentName, setAgentName] = useState(defaultAgentName);
+  const [installed, setInstalled] = useState<AgentPreset[]>([]);
+  useEffect(() => {
+    ipc.agentPresets().then((ps) => setInstalled((ps ?? []).filter((p) => p.found)), () => setInstalled([]));
+  }, []);
+  const external = agentName !== "builtin";
   // A half-typed task survives a visit to Settings or History (kept for this window only).
   const [task, setTaskState] = useState(() => sessionStorage.getItem(DRAFT_KEY) ?? "");
   const setTask = (t: string) => {
@@ -117,7 +127,7 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
     setStarting(true);
     setError(null);
     try {
-      const id = await ipc.startSession(task, workspace, model.trim() && model.trim() !== defaultModel ? model.trim() : undefined, plan);
+      const id = await ipc.startSession(task, workspace, model.trim() && model.trim() !== defaultModel ? model.trim() : undefined, plan, agentName !== defaultAgentName ? agentName : undefined);
       setTask("");
       onStarted(id);
     } catch (err) {
@@ -211,23 +221,42 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
         )}
       </div>
 
-      <label className="field">
-        <span>Model</span>
-        <input data-testid="task-model" value={model} onChange={(e) => setModel(e.target.value)} placeholder="The model from Settings" spellCheck={false} />
-      </label>
-      <fieldset className="field plan-choice" data-testid="plan-choice">
-        <legend>Plan</legend>
-        <div className="segmented" role="radiogroup" aria-label="Plan">
-          {PLAN_CHOICES.map((c) => (
-            <label key={c.mode} className={plan === c.mode ? "selected" : ""} title={c.hint} data-testid={`plan-label-${c.mode}`}>
-              <input type="radio" name="plan" value={c.mode} checked={plan === c.mode} onChange={() => setPlan(c.mode)} data-testid={`plan-${c.mode}`} />
-              {c.label}
-            </label>
-          ))}
-        </div>
-        <span className="muted small">{PLAN_CHOICES.find((c) => c.mode === plan)?.hint}</span>
-      </fieldset>
-      {noTools && (
+      {(defaultAgent || installed.length > 0) && (
+        <label className="field">
+          <span>Agent</span>
+          <select data-testid="task-agent" value={agentName} onChange={(e) => setAgentName(e.target.value)}>
+            <option value="builtin">Finishline's built-in agent</option>
+            {defaultAgent && !installed.some((p) => p.name === defaultAgent.name) && <option value={defaultAgent.name}>{defaultAgent.name} (from Settings)</option>}
+            {installed.map((p) => (
+              <option key={p.name} value={p.name}>
+                {p.label} (ACP)
+              </option>
+            ))}
+          </select>
+          {external && <span className="muted small">It works with its own model; Finishline judges when it is really done.</span>}
+        </label>
+      )}
+      {!external && (
+        <label className="field">
+          <span>Model</span>
+          <input data-testid="task-model" value={model} onChange={(e) => setModel(e.target.value)} placeholder="The model from Settings" spellCheck={false} />
+        </label>
+      )}
+      {!external && (
+        <fieldset className="field plan-choice" data-testid="plan-choice">
+          <legend>Plan</legend>
+          <div className="segmented" role="radiogroup" aria-label="Plan">
+            {PLAN_CHOICES.map((c) => (
+              <label key={c.mode} className={plan === c.mode ? "selected" : ""} title={c.hint} data-testid={`plan-label-${c.mode}`}>
+                <input type="radio" name="plan" value={c.mode} checked={plan === c.mode} onChange={() => setPlan(c.mode)} data-testid={`plan-${c.mode}`} />
+                {c.label}
+              </label>
+            ))}
+          </div>
+          <span className="muted small">{PLAN_CHOICES.find((c) => c.mode === plan)?.hint}</span>
+        </fieldset>
+      )}
+      {noTools && !external && (
         <p className="notice" role="status" data-testid="model-warning">
           In Test connection, {model.trim()} did not call a tool when asked ({noTools.detail}). It can answer, but it will rarely act on files. Pick another model in{" "}
           <button type="button" className="link" onClick={onOpenSettings}>

@@ -1,4 +1,5 @@
 import { AboutPanel } from "../components/AboutPanel";
+import { AgentSection } from "../components/AgentSection";
 import { useEffect, useState, type FormEvent, type MutableRefObject } from "react";
 import { McpSection } from "../components/McpSection";
 import { ProviderSection } from "../components/ProviderSection";
@@ -236,6 +237,14 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
       </header>
 
       <ProviderSection draft={draft} setProvider={setProvider} />
+
+      <AgentSection
+        agent={draft.agent ?? null}
+        onChange={(agent) => {
+          setSaved(false);
+          setDraft((d) => ({ ...d, agent }));
+        }}
+      />
 
       <fieldset className="panel">
         <legend>Evaluator</legend>

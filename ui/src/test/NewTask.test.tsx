@@ -63,7 +63,36 @@ describe("New task", () => {
     await user.type(screen.getByTestId("task-input"), "hello");
     await user.keyboard("{Control>}{Enter}{/Control}");
     await vi.waitFor(() => expect(onStarted).toHaveBeenCalledWith("ses_1"));
-    expect(started).toEqual({ task: "hello", workspace: "/w", model: null, plan: "auto" });
+    expect(started).toEqual({ task: "hello", workspace: "/w", model: null, plan: "auto", agent: null });
+  });
+
+  it("an installed ACP agent can do the task instead of the built-in agent", async () => {
+    let started: { agent?: string | null } = {};
+    mockIPC((cmd, args) => {
+      if (cmd === "plugin:dialog|open") return "/w";
+      if (cmd === "agent_presets")
+        return [
+          { name: "opencode", label: "OpenCode", command: "opencode", args: ["acp"], install: "npm i -g opencode-ai", found: "/usr/bin/opencode" },
+          { name: "gemini", label: "Gemini CLI", command: "gemini", args: [], install: "npm i -g @google/gemini-cli", found: null },
+        ];
+      if (cmd === "start_session") {
+        started = args as { agent?: string | null };
+        return "ses_3";
+      }
+    });
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    const user = userEvent.setup();
+    const picker = await screen.findByTestId("task-agent");
+    expect([...(picker as HTMLSelectElement).options].map((o) => o.value), "only installed agents are offered").toEqual(["builtin", "opencode"]);
+    expect(screen.getByTestId("task-model"), "the built-in agent's model field is there by default").toBeInTheDocument();
+    await user.selectOptions(picker, "opencode");
+    expect(screen.queryByTestId("task-model"), "OpenCode brings its own model").toBeNull();
+    expect(screen.queryByTestId("plan-choice"), "plan mode is for the built-in agent").toBeNull();
+    await user.click(screen.getByTestId("pick-workspace"));
+    await vi.waitFor(() => expect(screen.getByTestId("workspace-path")).toHaveValue("/w"));
+    await user.type(screen.getByTestId("task-input"), "write the report");
+    await user.click(screen.getByTestId("run"));
+    await vi.waitFor(() => expect(started.agent, "the task starts with the picked agent").toBe("opencode"));
   });
 
   it("starts with the plan choice from Settings and sends the one the person picks", async () => {

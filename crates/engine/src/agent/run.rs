@@ -448,8 +448,11 @@ impl Run {
         }
         self.emit_saving(vec![])?;
         let answers_call = claim.as_ref().map(|(_, id)| id.clone());
+        // An external agent has no complete_task to call (yet): requiring it would send it back
+        // for ever. Its claims are judged by the todo gate, verification and the evaluator.
+        let judged = if external { crate::completion::CompletionConfig { require_complete_task: false, ..self.cfg().clone() } } else { self.cfg().clone() };
         loop {
-            match completion::decide(&evidence, self.cfg()) {
+            match completion::decide(&evidence, &judged) {
                 Action::NextStep => {
                     if let Some(id) = &answers_call {
                         self.answer_complete_task(id, "Noted. Finish the remaining tool work, then call complete_task again.")?;
@@ -480,6 +483,8 @@ impl Run {
                             return Ok(None);
                         }
                     }
+                    // Finishline's own tool names mean nothing to an external agent.
+                    let text = if external && source == ContinuationSource::TodoGate { prompt::todo_gate_external(&remaining) } else { text };
                     self.continue_with(source, &text, remaining, answers_call.as_deref())?;
                     return Ok(Some(()));
                 }

@@ -1,0 +1,136 @@
+import { useEffect, useState } from "react";
+import { AppError, ipc, type AgentCheck, type AgentPreset, type ExternalAgent } from "../ipc";
+
+interface Props {
+  agent: ExternalAgent | null;
+  onChange: (agent: ExternalAgent | null) => void;
+}
+
+const BUILTIN = "builtin";
+const CUSTOM = "custom";
+
+/** "my-agent --acp" as an agent named after its program. */
+export function customAgent(line: string, env: Record<string, string> = {}): ExternalAgent | null {
+  const words = line.trim().split(/\s+/).filter(Boolean);
+  if (words.length === 0) return null;
+  const name = words[0].split("/").pop() || words[0];
+  return { name, command: words[0], args: words.slice(1), env };
+}
+
+export const commandLine = (a: ExternalAgent) => [a.command, ...a.args].join(" ");
+
+/**
+ * Settings → Agent: Finishline's built-in agent, or an external one over the Agent Client
+ * Protocol (OpenCode, Gemini CLI, Claude Code, Codex, goose, or any ACP command). Either way
+ * Finishline's completion engine judges the work, and the review shows what changed.
+ */
+export function AgentSection({ agent, onChange }: Props) {
+  const [presets, setPresets] = useState<AgentPreset[]>([]);
+  const [checking, setChecking] = useState(false);
+  const [check, setCheck] = useState<AgentCheck | null>(null);
+  const [checkError, setCheckError] = useState<AppError | null>(null);
+  const [customLine, setCustomLine] = useState(agent ? commandLine(agent) : "");
+  useEffect(() => {
+    ipc.agentPresets().then((ps) => setPresets(ps ?? []), () => setPresets([]));
+  }, []);
+  const preset = agent ? presets.find((p) => p.name === agent.name && p.command === agent.command) : undefined;
+  const choice = agent === null ? BUILTIN : preset ? preset.name : CUSTOM;
+  const [customPicked, setCustomPicked] = useState(false);
+  const shown = customPicked && agent === null ? CUSTOM : choice;
+
+  const pick = (value: string) => {
+    setCheck(null);
+    setCheckError(null);
+    setCustomPicked(value === CUSTOM);
+    if (value === BUILTIN) return onChange(null);
+    if (value === CUSTOM) return onChange(customAgent(customLine, agent?.env ?? {}));
+    const p = presets.find((x) => x.name === value);
+    if (p) onChange({ name: p.name, command: p.command, args: [...p.args], env: {} });
+  };
+
+  const runCheck = async () => {
+    if (!agent) return;
+    setChecking(true);
+    setCheck(null);
+    setCheckError(null);
+    try {
+      setCheck(await ipc.checkAgent(agent));
+    } catch (e) {
+      setCheckError(e as AppError);
+    } finally {
+      setChecking(false);
+    }
+  };
+
+  return (
+    <fieldset className="panel" data-testid="agent-section">
+      <legend>Agent</legend>
+      <label className="field">
+        <span>Who does the work</span>
+        <select data-testid="agent-select" value={shown} onChange={(e) => pick(e.target.value)}>
+          <option value={BUILTIN}>Finishline's built-in agent (the provider above)</option>
+          {presets.map((p) => (
+            <option key={p.name} value={p.name}>
+              {p.label} over ACP{p.found ? "" : " (not installed)"}
+            </option>
+          ))}
+          <option value={CUSTOM}>Another ACP agent (a command)</option>
+        </select>
+      </label>
+      {shown === BUILTIN && <p className="muted small">Finishline's own agent works with the provider and model above.</p>}
+      {shown === CUSTOM && (
+        <label className="field">
+          <span>Command that speaks ACP over stdio</span>
+          <input
+            data-testid="agent-command"
+            value={customLine}
+            onChange={(e) => {
+              setCustomLine(e.target.value);
+              setCheck(null);
+              onChange(customAgent(e.target.value, agent?.env ?? {}));
+            }}
+            placeholder="e.g. my-agent --acp"
+            spellCheck={false}
+          />
+        </label>
+      )}
+      {preset && (
+        <p className="muted small" data-testid="agent-found">
+          Runs <code>{commandLine(agent!)}</code>
+          {preset.found ? (
+            <> from {preset.found}.</>
+          ) : (
+            <>
+              . It is not on PATH here; install it with <code>{preset.install}</code>.
+            </>
+          )}
+        </p>
+      )}
+      {agent && (
+        <>
+          <p className="muted small">
+            {preset?.label ?? agent.name} uses its own model and settings. Finishline judges when its work is really done (the todo gate, your verify commands and the evaluator, which uses the
+            provider above), sends it back when it is not, and shows you every change to approve or revert.
+          </p>
+          <div className="row">
+            <button type="button" className="btn" onClick={runCheck} disabled={checking} data-testid="agent-check">
+              {checking ? "Checking…" : "Check"}
+            </button>
+            {check && (
+              <span role="status" data-testid="agent-check-result">
+                Answered: {check.name}
+                {check.version ? ` ${check.version}` : ""}
+                {check.load_session ? " (can reopen earlier sessions)" : ""}
+              </span>
+            )}
+          </div>
+          {checkError && (
+            <p className="field-error" role="alert" data-testid="agent-check-error">
+              {checkError.message}
+            </p>
+          )}
+        </>
+      )}
+    </fieldset>
+  );
+}

@@ -1,0 +1,77 @@
+import { render, screen } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import { useState } from "react";
+import { describe, expect, it } from "vitest";
+import { AgentSection, customAgent } from "../components/AgentSection";
+import type { ExternalAgent } from "../ipc";
+
+const presets = [
+  { name: "opencode", label: "OpenCode", command: "opencode", args: ["acp"], install: "npm i -g opencode-ai", found: "/usr/local/bin/opencode" },
+  { name: "gemini", label: "Gemini CLI", command: "gemini", args: ["--experimental-acp"], install: "npm i -g @google/gemini-cli", found: null },
+];
+
+function Harness({ start = null, onAgent }: { start?: ExternalAgent | null; onAgent?: (a: ExternalAgent | null) => void }) {
+  const [agent, setAgent] = useState<ExternalAgent | null>(start);
+  return (
+    <AgentSection
+      agent={agent}
+      onChange={(a) => {
+        setAgent(a);
+        onAgent?.(a);
+      }}
+    />
+  );
+}
+
+describe("Settings → Agent", () => {
+  it("picks a preset, says where it runs from, and Check shows who answered", async () => {
+    let checked: unknown;
+    mockIPC((cmd, args) => {
+      if (cmd === "agent_presets") return presets;
+      if (cmd === "check_agent") {
+        checked = args;
+        return { name: "OpenCode", version: "1.18.33", load_session: true };
+      }
+    });
+    let last: ExternalAgent | null = null;
+    render(<Harness onAgent={(a) => (last = a)} />);
+    const user = userEvent.setup();
+    const select = await screen.findByTestId("agent-select");
+    await screen.findByRole("option", { name: "OpenCode over ACP" });
+    await user.selectOptions(select, "opencode");
+    expect(last, "the preset's command and ACP arguments are what runs").toEqual({ name: "opencode", command: "opencode", args: ["acp"], env: {} });
+    expect(screen.getByTestId("agent-found")).toHaveTextContent("Runs opencode acp from /usr/local/bin/opencode.");
+    await user.click(screen.getByTestId("agent-check"));
+    expect(await screen.findByTestId("agent-check-result")).toHaveTextContent("Answered: OpenCode 1.18.33 (can reopen earlier sessions)");
+    expect(checked).toMatchObject({ agent: { name: "opencode", command: "opencode" } });
+  });
+
+  it("a preset that is not installed shows how to install it, and a failed Check says why", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "agent_presets") return presets;
+      if (cmd === "check_agent") throw { code: "external_agent", message: "Gemini CLI is not installed here: `gemini` is not on PATH. Install it with: npm i -g @google/gemini-cli" };
+    });
+    render(<Harness />);
+    const user = userEvent.setup();
+    await screen.findByRole("option", { name: "Gemini CLI over ACP (not installed)" });
+    await user.selectOptions(screen.getByTestId("agent-select"), "gemini");
+    expect(screen.getByTestId("agent-found")).toHaveTextContent("It is not on PATH here; install it with npm i -g @google/gemini-cli.");
+    await user.click(screen.getByTestId("agent-check"));
+    expect(await screen.findByRole("alert")).toHaveTextContent("Gemini CLI is not installed here");
+  });
+
+  it("any other ACP agent is a command line, named after its program; built-in clears it", async () => {
+    mockIPC((cmd) => (cmd === "agent_presets" ? presets : undefined));
+    let last: ExternalAgent | null = null;
+    render(<Harness onAgent={(a) => (last = a)} />);
+    const user = userEvent.setup();
+    await screen.findByRole("option", { name: "OpenCode over ACP" });
+    await user.selectOptions(screen.getByTestId("agent-select"), "custom");
+    await user.type(screen.getByTestId("agent-command"), "/opt/bin/my-agent --acp");
+    expect(last).toEqual({ name: "my-agent", command: "/opt/bin/my-agent", args: ["--acp"], env: {} });
+    await user.selectOptions(screen.getByTestId("agent-select"), "builtin");
+    expect(last, "the built-in agent is no external agent").toBeNull();
+    expect(customAgent("   ")).toBeNull();
+  });
+});
