@@ -2,6 +2,7 @@
 //! command that reproduces them, to docs/benchmarks.md (or `--out`). `--smoke` runs each at a
 //! tiny scale to check that it works; the CI test command does that, not the speed.
 
+mod acp;
 mod checkpoints;
 mod completion_sim;
 mod plan_sim;
@@ -28,7 +29,7 @@ fn args() -> Args {
         match arg.as_str() {
             "--smoke" => a.smoke = true,
             "--out" => a.out = it.next().expect("--out needs a path").into(),
-            "--only" => a.only = Some(it.next().expect("--only needs stream, history, completion, checkpoints or footprint")),
+            "--only" => a.only = Some(it.next().expect("--only needs stream, history, completion, checkpoints, acp or footprint")),
             other => {
                 eprintln!("unknown argument {other}; use --smoke, --out PATH, --only SECTION");
                 std::process::exit(2);
@@ -69,6 +70,16 @@ fn main() {
         eprintln!("== checkpoints at scale");
         sections.push(("5. Checkpoints at scale".into(), rt.block_on(checkpoints::run(a.smoke))));
     }
+    if wanted("acp") {
+        eprintln!("== external agents over ACP");
+        match rt.block_on(acp::run(a.smoke)) {
+            Ok(t) => sections.push(("7. External agents over ACP".into(), t)),
+            Err(e) => {
+                eprintln!("the ACP benchmark could not run: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
     if wanted("footprint") {
         eprintln!("== app footprint");
         match footprint::run(a.smoke) {
@@ -93,6 +104,9 @@ fn main() {
         }
     }
     if !a.smoke {
+        // Measured by scripts/bench-package (it installs the .deb), kept here so a rerun of
+        // this command does not drop it.
+        md.push_str(&format!("\n{}", include_str!("package.md")));
         md.push_str(&format!("\n{}", include_str!("findings.md")));
     }
     if let Some(dir) = a.out.parent() {

@@ -118,7 +118,9 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
         return Err(AgentFault::new(format!("{} is not installed here: `{}` is not on PATH.{install}", agent.label(), agent.command)));
     };
     let mut cmd = tokio::process::Command::new(&program);
-    cmd.args(&agent.args).current_dir(launch.cwd).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
+    // PWD as well: Node and Bun agents (OpenCode) take the project from $PWD, which would
+    // still name Finishline's own folder.
+    cmd.args(&agent.args).current_dir(launch.cwd).env("PWD", launch.cwd).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
     for name in launch.hidden_env {
         cmd.env_remove(name);
     }

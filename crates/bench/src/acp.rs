@@ -1,0 +1,230 @@
+//! External agents: the real OpenCode (tests/agents, from npm) against the same fake provider,
+//! once on its own (`opencode run`, which stops when the model says stop) and once under
+//! Finishline over ACP. Two questions: what the ACP path costs per turn, and whether Finishline
+//! catches every false completion OpenCode makes on its own.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fake_llm::{FakeServer, Protocol, Scenario};
+use finishline_engine::agent::{Engine, ModelEndpoint};
+use finishline_engine::domain::{ContinuationSource, SessionStatus};
+use finishline_engine::event::EngineEvent;
+use finishline_engine::external::ExternalAgent;
+use finishline_engine::provider::ProviderConfig;
+use finishline_engine::store::Store;
+use finishline_engine::ProviderKind;
+use serde_json::{json, Value};
+
+use crate::report::{median, Table};
+
+fn opencode_bin() -> Result<PathBuf, String> {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/agents/node_modules/.bin/opencode");
+    if bin.exists() {
+        Ok(bin)
+    } else {
+        Err(format!("OpenCode is not installed at {}: run `bash scripts/setup`", bin.display()))
+    }
+}
+
+fn verdict(done: bool, missing: &str) -> Value {
+    let v = json!({"done": done, "summary": if done { "everything is written" } else { "a file is missing" }, "remaining": if done { json!([]) } else { json!([format!("write {missing}")]) },
+        "continuation_prompt": if done { String::new() } else { format!("{missing} is missing: write it.") }, "is_stuck": false, "stuck_reason": ""});
+    json!({"text": v.to_string()})
+}
+
+fn write(path: &str) -> Value {
+    json!({"tool_calls": [{"name": "write", "arguments": {"filePath": path, "content": format!("{path}\n")}}]})
+}
+
+/// A case: the task, the files it asks for, and the fake provider's script for it.
+struct Case {
+    name: &'static str,
+    task: &'static str,
+    files: &'static [&'static str],
+    rules: Value,
+}
+
+fn cases() -> Vec<Case> {
+    let title = json!({"when": {"kind": "compaction"}, "reply": {"text": "Task"}});
+    vec![
+        Case {
+            name: "early stop: \"Done!\" with one of two files written",
+            task: "Write a.txt and b.txt",
+            files: &["a.txt", "b.txt"],
+            rules: json!([
+                title,
+                {"when": {"kind": "evaluator"}, "reply": verdict(false, "b.txt"), "times": 1},
+                {"when": {"kind": "evaluator"}, "reply": verdict(true, "")},
+                {"when": {"kind": "agent", "last_message_contains": "b.txt is missing"}, "reply": write("b.txt")},
+                {"when": {"kind": "agent", "last_message_contains": "Wrote file successfully"}, "reply": {"text": "Done! Both files are written."}},
+                {"when": {"kind": "agent"}, "reply": write("a.txt")}
+            ]),
+        },
+        Case {
+            name: "truncation: cut off at 2 tokens after the first file",
+            task: "Write notes.txt and summary.txt",
+            files: &["notes.txt", "summary.txt"],
+            rules: json!([
+                title,
+                {"when": {"kind": "evaluator"}, "reply": verdict(true, "")},
+                {"when": {"kind": "agent", "last_message_contains": "cut off"}, "reply": write("summary.txt")},
+                {"when": {"kind": "agent", "last_message_contains": "Wrote file successfully"}, "reply": {"text": "I will now", "finish": "length", "usage": {"input": 50, "output": 2}}, "times": 1},
+                {"when": {"kind": "agent", "last_message_contains": "Wrote file successfully"}, "reply": {"text": "Both files are written and checked."}},
+                {"when": {"kind": "agent"}, "reply": write("notes.txt")}
+            ]),
+        },
+    ]
+}
+
+fn one_turn_rules() -> Value {
+    json!([
+        {"when": {"kind": "compaction"}, "reply": {"text": "Task"}},
+        {"when": {"kind": "evaluator"}, "reply": verdict(true, "")},
+        {"when": {"kind": "agent", "last_message_contains": "Wrote file successfully"}, "reply": {"text": "hello.txt is written and checked."}},
+        {"when": {"kind": "agent"}, "reply": write("hello.txt")}
+    ])
+}
+
+async fn server(rules: &Value) -> FakeServer {
+    let scenario: Scenario = serde_json::from_value(json!({ "rules": rules })).expect("scenario");
+    FakeServer::start(scenario).await.expect("fake server")
+}
+
+/// A workspace whose opencode.json points OpenCode at `server`, and a HOME of its own.
+fn workspace(server: &FakeServer) -> (tempfile::TempDir, tempfile::TempDir) {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let config = json!({
+        "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake", "options": {"baseURL": server.base_url(Protocol::Openai), "apiKey": "x"}, "models": {"fake-model": {"name": "Fake"}}}},
+        "model": "fake/fake-model", "small_model": "fake/fake-model", "autoupdate": false, "share": "disabled"
+    });
+    std::fs::write(ws.path().join("opencode.json"), config.to_string()).unwrap();
+    (ws, home)
+}
+
+fn home_env(home: &Path) -> Vec<(String, String)> {
+    [("HOME", home.to_path_buf()), ("XDG_CONFIG_HOME", home.join(".config")), ("XDG_DATA_HOME", home.join(".local/share")), ("XDG_CACHE_HOME", home.join(".cache"))]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string_lossy().into_owned()))
+        .collect()
+}
+
+/// `opencode run TASK` to its exit: the wall time, and how many files the task asks for are missing.
+async fn opencode_alone(bin: &Path, rules: &Value, task: &str, files: &[&str]) -> Result<(Duration, usize), String> {
+    let server = server(rules).await;
+    let (ws, home) = workspace(&server);
+    let started = Instant::now();
+    let mut cmd = tokio::process::Command::new(bin);
+    // PWD too: OpenCode finds its project from $PWD, which a changed working directory leaves
+    // pointing at ours.
+    cmd.args(["run", task]).current_dir(ws.path()).env("PWD", ws.path()).envs(home_env(home.path())).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output()).await.map_err(|_| "opencode run did not end in 120 s".to_string())?.map_err(|e| e.to_string())?;
+    let took = started.elapsed();
+    if !out.status.success() {
+        return Err(format!("opencode run failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).chars().rev().take(800).collect::<String>().chars().rev().collect::<String>()));
+    }
+    Ok((took, files.iter().filter(|f| !ws.path().join(f).exists()).count()))
+}
+
+struct UnderFinishline {
+    /// From the start of the session to the end of the agent's first turn.
+    first_turn: Duration,
+    all_files: bool,
+    status: SessionStatus,
+    continuations: Vec<ContinuationSource>,
+}
+
+async fn under_finishline(bin: &Path, rules: &Value, task: &str, files: &[&str]) -> Result<UnderFinishline, String> {
+    let server = server(rules).await;
+    let (ws, home) = workspace(&server);
+    let data = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(&data.path().join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).map_err(|e| e.to_string())?);
+    let endpoint = ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, &server.base_url(Protocol::Openai), None), "fake-model").map_err(|e| e.to_string())?;
+    let mut config = crate::engine_config::defaults(data.path(), endpoint);
+    config.external = Some(ExternalAgent { name: "opencode".into(), command: bin.to_string_lossy().into_owned(), args: vec!["acp".into()], env: home_env(home.path()).into_iter().collect() });
+    let engine = Engine::new(store.clone(), config);
+    let mut live = store.follow_all();
+    let started = Instant::now();
+    let (sid, handle) = engine.start_session(task, ws.path()).map_err(|e| e.to_string())?;
+    let mut first_turn = None;
+    let watch = async {
+        while let Ok(env) = live.recv().await {
+            if env.session_id == sid && matches!(env.event, EngineEvent::StepFinished { .. }) && first_turn.is_none() {
+                first_turn = Some(started.elapsed());
+            }
+        }
+    };
+    tokio::select! {
+        _ = watch => {}
+        r = tokio::time::timeout(Duration::from_secs(180), handle) => { r.map_err(|_| "the session did not end in 180 s".to_string())?.map_err(|e| e.to_string())?; }
+    }
+    let s = store.session(&sid).map_err(|e| e.to_string())?;
+    let continuations = store
+        .events(&sid, 0)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter_map(|e| match e.event {
+            EngineEvent::Continuation { source, .. } => Some(source),
+            _ => None,
+        })
+        .collect();
+    Ok(UnderFinishline { first_turn: first_turn.ok_or("no turn ended")?, all_files: files.iter().all(|f| ws.path().join(f).exists()), status: s.status, continuations })
+}
+
+pub async fn run(smoke: bool) -> Result<Table, String> {
+    let bin = opencode_bin()?;
+    let mut t = Table::new(
+        "The real OpenCode 1.18.33 (npm `opencode-ai`) against the fake provider: on its own with `opencode run`, and under Finishline over ACP",
+        &["Measure", "OpenCode alone", "OpenCode under Finishline", "Goal", "Met"],
+    );
+    let runs = if smoke { 1 } else { 5 };
+    let (mut alone, mut under) = (Vec::new(), Vec::new());
+    for i in 0..runs {
+        eprintln!("   acp: one-turn task, run {}", i + 1);
+        alone.push(opencode_alone(&bin, &one_turn_rules(), "Write hello.txt", &["hello.txt"]).await?.0);
+        under.push(under_finishline(&bin, &one_turn_rules(), "Write hello.txt", &["hello.txt"]).await?.first_turn);
+    }
+    let (a, u) = (median(&mut alone), median(&mut under));
+    let overhead = u.as_secs_f64() / a.as_secs_f64() - 1.0;
+    t.row(vec![
+        "One turn (start the agent, a tool call, the answer), median wall time".into(),
+        format!("{} ms (`opencode run` to its exit)", a.as_millis()),
+        format!("{} ms (session start to the end of the turn, over ACP)", u.as_millis()),
+        "the ACP path adds ≤ 10 % per turn".into(),
+        format!("{} ({:+.0} %)", if overhead <= 0.10 { "yes" } else { "NO" }, overhead * 100.0),
+    ]);
+    let (mut false_alone, mut caught) = (0, 0);
+    for case in cases() {
+        eprintln!("   acp: {}", case.name);
+        let (_, missing_alone) = opencode_alone(&bin, &case.rules, case.task, case.files).await?;
+        let complete_alone = missing_alone == 0;
+        let f = under_finishline(&bin, &case.rules, case.task, case.files).await?;
+        if !complete_alone {
+            false_alone += 1;
+            if f.all_files && f.status == SessionStatus::AwaitingReview && !f.continuations.is_empty() {
+                caught += 1;
+            }
+        }
+        let sources: Vec<&str> = f.continuations.iter().map(|s| s.as_str()).collect();
+        t.row(vec![
+            case.name.into(),
+            if complete_alone { "stopped with everything written".into() } else { format!("exit 0, {missing_alone} of {} files missing", case.files.len()) },
+            format!("{}; continued by {}; status {}", if f.all_files { "every file written" } else { "files missing" }, if sources.is_empty() { "nothing".into() } else { sources.join(", ") }, f.status.as_str()),
+            "caught".into(),
+            if !complete_alone && f.all_files && !f.continuations.is_empty() { "yes".into() } else if complete_alone { "—".into() } else { "NO".into() },
+        ]);
+    }
+    t.row(vec![
+        "False completions".into(),
+        format!("{false_alone} of {} cases", cases().len()),
+        format!("{caught} caught"),
+        "every false completion of OpenCode alone is caught".into(),
+        if caught == false_alone { "yes".into() } else { "NO".into() },
+    ]);
+    t.note(format!(
+        "Medians of {runs} runs each. Both paths start OpenCode's process (Node, its config, the model list it cannot fetch offline), ask the same fake provider for the title and the answer, and run OpenCode's own `write` tool. Under Finishline the turn also waits for the workspace to be recorded before the prompt is sent (for the review's diffs and revert). Finishline's evaluator call after the turn is its judgement, not part of the turn, and is not counted. Reproduce with `bash scripts/bench` (section 7), after `bash scripts/setup` installed OpenCode in tests/agents."
+    ));
+    Ok(t)
+}
