@@ -216,3 +216,31 @@ async fn wait_for_permission(h: &Harness, sid: &SessionId) -> RequestId {
     };
     tokio::time::timeout(std::time::Duration::from_secs(60), wait).await.expect("OpenCode asks for permission")
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_claims_through_finishlines_complete_task_and_a_partial_claim_goes_to_review_as_partial() {
+    let home = tempfile::tempdir().unwrap();
+    let claim = json!({"status": "partial", "original_request_summary": "Write the report and run the tests", "summary": "report.txt is written", "remaining_work": "the tests were not run: there is no test command"});
+    let h = harness(
+        json!([
+            title(),
+            evaluator(done_verdict()),
+            {"when": {"kind": "agent", "last_message_contains": "Finishline checks the work"}, "reply": {"text": "I wrote the report; the tests are left, as I said."}, "times": 1},
+            {"when": {"kind": "agent", "last_message_contains": "Wrote file successfully"}, "reply": {"tool_calls": [{"name": "finishline_complete_task", "arguments": claim}]}, "times": 1},
+            {"when": {"kind": "agent"}, "reply": {"tool_calls": [{"name": "write", "arguments": {"filePath": "report.txt", "content": "r\n"}}]}, "times": 1},
+            agent(json!({}), json!({"text": "Stopping here."})),
+        ]),
+        home.path(),
+    )
+    .await;
+    let o = h.run("Write the report and run the tests").await;
+    let tools: Vec<String> = o.requests.iter().filter(|r| r.kind == fake_llm::RequestKind::Agent).flat_map(|r| r.body["tools"].as_array().cloned().unwrap_or_default()).filter_map(|t| t.pointer("/function/name").and_then(|n| n.as_str()).map(String::from)).collect();
+    assert!(tools.iter().any(|t| t.contains("complete_task")), "OpenCode offers its model Finishline's complete_task (from the MCP server given in session/new): {tools:?}");
+    assert_eq!(o.claim, Some(Claim::Partial), "the agent's own claim reaches the completion engine: {}", story(&o));
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    let words = o.events.iter().find_map(|e| match &e.event {
+        EngineEvent::ReviewRequested { claim_words: Some(w), .. } => w.remaining_work.clone(),
+        _ => None,
+    });
+    assert_eq!(words.as_deref(), Some("the tests were not run: there is no test command"), "the review shows what the agent says is left");
+}

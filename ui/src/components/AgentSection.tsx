@@ -19,6 +19,22 @@ export function customAgent(line: string, env: Record<string, string> = {}): Ext
 
 export const commandLine = (a: ExternalAgent) => [a.command, ...a.args].join(" ");
 
+/** `NAME=value` lines as an environment; lines without `=` are dropped. */
+export function parseEnv(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const i = line.indexOf("=");
+    const name = line.slice(0, i).trim();
+    if (i > 0 && name) env[name] = line.slice(i + 1).trim();
+  }
+  return env;
+}
+
+export const envText = (env: Record<string, string>) =>
+  Object.entries(env)
+    .map(([k, v]) => `${k}=${v}`)
+    .join("\n");
+
 /**
  * Settings → Agent: Finishline's built-in agent, or an external one over the Agent Client
  * Protocol (OpenCode, Gemini CLI, Claude Code, Codex, goose, or any ACP command). Either way
@@ -30,6 +46,7 @@ export function AgentSection({ agent, onChange }: Props) {
   const [check, setCheck] = useState<AgentCheck | null>(null);
   const [checkError, setCheckError] = useState<AppError | null>(null);
   const [customLine, setCustomLine] = useState(agent ? commandLine(agent) : "");
+  const [envDraft, setEnvDraft] = useState(agent ? envText(agent.env) : "");
   useEffect(() => {
     ipc.agentPresets().then((ps) => setPresets(ps ?? []), () => setPresets([]));
   }, []);
@@ -45,7 +62,10 @@ export function AgentSection({ agent, onChange }: Props) {
     if (value === BUILTIN) return onChange(null);
     if (value === CUSTOM) return onChange(customAgent(customLine, agent?.env ?? {}));
     const p = presets.find((x) => x.name === value);
-    if (p) onChange({ name: p.name, command: p.command, args: [...p.args], env: {} });
+    if (p) {
+      setEnvDraft("");
+      onChange({ name: p.name, command: p.command, args: [...p.args], env: {} });
+    }
   };
 
   const runCheck = async () => {
@@ -112,6 +132,20 @@ export function AgentSection({ agent, onChange }: Props) {
             {preset?.label ?? agent.name} uses its own model and settings. Finishline judges when its work is really done (the todo gate, your verify commands and the evaluator, which uses the
             provider above), sends it back when it is not, and shows you every change to approve or revert.
           </p>
+          <label className="field">
+            <span>Environment for {preset?.label ?? agent.name} (NAME=value, one per line; write a key as ${"${VAR}"} to pass it from Finishline's environment instead of saving it here)</span>
+            <textarea
+              data-testid="agent-env"
+              rows={2}
+              value={envDraft}
+              onChange={(e) => {
+                setEnvDraft(e.target.value);
+                onChange({ ...agent, env: parseEnv(e.target.value) });
+              }}
+              placeholder="e.g. GEMINI_API_KEY=${GEMINI_API_KEY}"
+              spellCheck={false}
+            />
+          </label>
           <div className="row">
             <button type="button" className="btn" onClick={runCheck} disabled={checking} data-testid="agent-check">
               {checking ? "Checking…" : "Check"}

@@ -74,4 +74,14 @@ describe("Settings → Agent", () => {
     expect(last, "the built-in agent is no external agent").toBeNull();
     expect(customAgent("   ")).toBeNull();
   });
+
+  it("the agent's environment is NAME=value lines, and a key can come from Finishline's environment", async () => {
+    mockIPC((cmd) => (cmd === "agent_presets" ? presets : undefined));
+    let last: ExternalAgent | null = null;
+    render(<Harness start={{ name: "gemini", command: "gemini", args: ["--experimental-acp"], env: {} }} onAgent={(a) => (last = a)} />);
+    const user = userEvent.setup();
+    const env = await screen.findByTestId("agent-env");
+    await user.type(env, "GEMINI_API_KEY=${{GEMINI_API_KEY}{enter}not a line{enter}MODE = fast");
+    expect(last!.env, "lines without = are dropped; ${VAR} is kept for the engine to read at start").toEqual({ GEMINI_API_KEY: "${GEMINI_API_KEY}", MODE: "fast" });
+  });
 });

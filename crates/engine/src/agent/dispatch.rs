@@ -270,7 +270,7 @@ fn answered(answer: &str) -> ToolOutput {
 
 /// Reads a `complete_task` call. `partial` and `blocked` must say what remains: without it the
 /// call goes back to the model as a tool error asking for it.
-fn parse_claim(value: Value) -> Result<ClaimEvidence, ToolOutput> {
+pub(super) fn parse_claim(value: Value) -> Result<ClaimEvidence, ToolOutput> {
     let input = tool::parse_input::<CompleteTaskInput>(tool::COMPLETE_TASK, value)?;
     let claim = match input.status {
         CompletionStatus::Success => Claim::Success,

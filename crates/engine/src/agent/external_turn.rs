@@ -17,6 +17,7 @@ use crate::completion::StepEnd;
 use crate::domain::*;
 use crate::error::ErrorCode;
 use crate::event::EngineEvent;
+use crate::external::claims::{self, ClaimCall, ClaimsServer};
 use crate::external::connection::{self, AgentConnection, AgentFault, AgentMessage, Launch, PermissionAsk, TurnResult};
 use crate::external::update::{step_end, todos_from_tool, ToolReport, TurnItem};
 use crate::external::ExternalAgent;
@@ -37,13 +38,15 @@ const UNNAMED: &str = "tool";
 pub(super) struct ExternalTurns {
     pub agent: ExternalAgent,
     conn: Option<(Arc<dyn AgentConnection>, mpsc::UnboundedReceiver<AgentMessage>)>,
+    /// Finishline's MCP server with `complete_task`, offered to the agent's session.
+    claims: Option<(ClaimsServer, mpsc::UnboundedReceiver<ClaimCall>)>,
     /// How much of the conversation the agent has seen; what follows is the next prompt.
     sent: usize,
 }
 
 impl ExternalTurns {
     pub fn new(agent: ExternalAgent) -> Self {
-        ExternalTurns { agent, conn: None, sent: 0 }
+        ExternalTurns { agent, conn: None, claims: None, sent: 0 }
     }
 }
 
@@ -147,8 +150,13 @@ impl Run {
         // The agent changes files as soon as it has the prompt: the workspace is recorded first.
         self.checkpoint_ready().await?;
         if ext.conn.is_none() {
+            if ext.claims.is_none() {
+                // Without it the agent still works; its claims then come from its words alone.
+                ext.claims = claims::serve().await.ok();
+            }
+            let servers = ext.claims.as_ref().map(|(s, _)| vec![(claims::SERVER_NAME.to_string(), s.url.clone())]).unwrap_or_default();
             let hidden = self.engine.config.secret_env.clone();
-            let launch = Launch { agent: &ext.agent, cwd: self.workspace.root(), hidden_env: &hidden, start_timeout: START_TIMEOUT };
+            let launch = Launch { agent: &ext.agent, cwd: self.workspace.root(), hidden_env: &hidden, start_timeout: START_TIMEOUT, mcp_servers: servers };
             let started = tokio::select! {
                 r = connection::connect(launch) => r,
                 _ = self.cancel.cancelled() => return Err(Halt::Cancelled),
@@ -175,6 +183,8 @@ impl Run {
         let mut halt: Option<Halt> = None;
         let mut grace_until = tokio::time::Instant::now();
         let mut rx_open = true;
+        let mut claim = None;
+        let mut claims_rx = ext.claims.as_mut().map(|(_, rx)| std::mem::replace(rx, mpsc::unbounded_channel().1));
         let finished: Option<Result<TurnResult, AgentFault>> = loop {
             let flush_at = batcher.deadline().map(tokio::time::Instant::from_std);
             tokio::select! {
@@ -215,6 +225,21 @@ impl Run {
                         }
                     }
                 }
+                c = async { claims_rx.as_mut().unwrap().recv().await }, if claims_rx.is_some() => {
+                    last_heard = tokio::time::Instant::now();
+                    match c {
+                        None => claims_rx = None,
+                        Some(ClaimCall { input, reply }) => match super::dispatch::parse_claim(input) {
+                            Ok(c) => {
+                                claim = Some(c);
+                                let _ = reply.send(("Noted. Finishline checks the work when your turn ends: if you are done, end your turn now.".into(), false));
+                            }
+                            Err(out) => {
+                                let _ = reply.send((out.content, true));
+                            }
+                        },
+                    }
+                }
                 r = &mut turn => break Some(r.unwrap_or_else(|e| Err(AgentFault { code: ErrorCode::Internal, message: format!("the agent's turn panicked: {e}") }))),
             }
         };
@@ -229,6 +254,9 @@ impl Run {
         }
         if let Some(e) = batcher.take() {
             self.emit(e)?;
+        }
+        if let (Some((_, slot)), Some(rx)) = (ext.claims.as_mut(), claims_rx) {
+            *slot = rx;
         }
         // A call the agent left open at the end of its turn did not finish.
         for t in tools.iter_mut().filter(|t| matches!(t.state, ToolState::Pending | ToolState::Running | ToolState::AwaitingPermission)) {
@@ -285,7 +313,7 @@ impl Run {
             _ => None,
         };
         self.emit(EngineEvent::StepFinished { step, stop_reason, usage })?;
-        Ok(StepOutput { text, calls: vec![], end, usage, in_history: true, repeating: None, ran })
+        Ok(StepOutput { text, calls: vec![], end, usage, in_history: true, repeating: None, ran, claim })
     }
 
     fn apply_item(&mut self, item: TurnItem, message_id: &MessageId, batcher: &mut DeltaBatcher, text: &mut String, reasoning_chars: &mut usize, tools: &mut Vec<AgentTool>) -> crate::Result<()> {

@@ -398,6 +398,9 @@ impl Run {
                 }
             }
             claim = complete;
+        } else if let Some(c) = out.claim.clone() {
+            // An external agent's claim: its call was answered by Finishline's MCP server.
+            claim = Some((c, String::new()));
         } else if !out.text.is_empty() && !out.in_history {
             self.history.push(ChatMessage::Assistant { text: out.text.clone(), tool_calls: vec![] });
         }
@@ -447,7 +450,7 @@ impl Run {
             evidence.counters.truncations_in_row = 0;
         }
         self.emit_saving(vec![])?;
-        let answers_call = claim.as_ref().map(|(_, id)| id.clone());
+        let answers_call = claim.as_ref().map(|(_, id)| id.clone()).filter(|id| !id.is_empty());
         // An external agent has no complete_task to call (yet): requiring it would send it back
         // for ever. Its claims are judged by the todo gate, verification and the evaluator.
         let judged = if external { crate::completion::CompletionConfig { require_complete_task: false, ..self.cfg().clone() } } else { self.cfg().clone() };

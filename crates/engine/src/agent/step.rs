@@ -30,6 +30,8 @@ pub(super) struct StepOutput {
     /// Tool calls an external agent ran itself during its turn: `name(arguments)`, the output,
     /// and whether it failed. The built-in agent's calls are in `calls` and run after the step.
     pub ran: Vec<(String, String, bool)>,
+    /// An external agent's `complete_task` call, made through Finishline's MCP server.
+    pub claim: Option<crate::completion::ClaimEvidence>,
 }
 
 const MALFORMED_CALL: &str = "<system-reminder source=\"tool_error\">Your last tool call was malformed and could not be run. Call the tool again with valid JSON arguments.</system-reminder>";
@@ -234,7 +236,7 @@ impl Run {
                 }
             });
             self.emit(EngineEvent::StepFinished { step, stop_reason, usage })?;
-            return Ok(StepOutput { text, calls, end, usage, in_history, repeating, ran: vec![] });
+            return Ok(StepOutput { text, calls, end, usage, in_history, repeating, ran: vec![], claim: None });
         }
     }
 }

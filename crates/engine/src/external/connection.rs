@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AuthMethod, CancelNotification, ClientCapabilities, ContentBlock, Implementation, InitializeRequest, NewSessionRequest, PermissionOptionKind, PromptRequest,
+    AuthMethod, CancelNotification, ClientCapabilities, ContentBlock, Implementation, InitializeRequest, McpServer, McpServerHttp, NewSessionRequest, PermissionOptionKind, PromptRequest,
     RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification, TextContent,
 };
 use agent_client_protocol::v1::ConnectionTo;
@@ -41,6 +41,8 @@ pub struct AgentInfo {
     pub name: String,
     pub version: Option<String>,
     pub load_session: bool,
+    /// It accepted the MCP servers offered in `session/new` (it can reach HTTP servers).
+    pub took_mcp: bool,
 }
 
 /// The agent asks before running a tool.
@@ -85,6 +87,8 @@ pub struct Launch<'a> {
     pub hidden_env: &'a [String],
     /// How long `initialize` and `session/new` may take (a cold `npx` start is slow).
     pub start_timeout: Duration,
+    /// MCP servers (name, streamable-HTTP URL) to give the agent's session, when it takes them.
+    pub mcp_servers: Vec<(String, String)>,
 }
 
 struct Acp {
@@ -124,7 +128,9 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
     for name in launch.hidden_env {
         cmd.env_remove(name);
     }
-    cmd.envs(&agent.env);
+    for (k, v) in &agent.env {
+        cmd.env(k, expand_env(v));
+    }
     #[cfg(unix)]
     cmd.process_group(0);
     let mut child = cmd.spawn().map_err(|e| AgentFault::new(format!("{} could not be started ({}): {e}", agent.label(), program.display())))?;
@@ -259,10 +265,15 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
         name: init.pointer("/agentInfo/title").or_else(|| init.pointer("/agentInfo/name")).and_then(Value::as_str).map(String::from).unwrap_or_else(|| agent.label()),
         version: init.pointer("/agentInfo/version").and_then(Value::as_str).map(String::from),
         load_session: init.pointer("/agentCapabilities/loadSession").and_then(Value::as_bool).unwrap_or(false),
+        took_mcp: false,
     };
+    let mut info = info;
+    let http = init.pointer("/agentCapabilities/mcpCapabilities/http").and_then(Value::as_bool).unwrap_or(false);
+    let servers: Vec<McpServer> = if http { launch.mcp_servers.iter().map(|(name, url)| McpServer::Http(McpServerHttp::new(name.clone(), url.clone()))).collect() } else { vec![] };
+    info.took_mcp = !servers.is_empty();
     let new = tokio::time::timeout(
         launch.start_timeout,
-        ended_or(&mut ended_watch, async { cx.send_request(NewSessionRequest::new(launch.cwd.to_path_buf())).block_task().await.map(|r| serde_json::to_value(r).unwrap_or_default()) }),
+        ended_or(&mut ended_watch, async { cx.send_request(NewSessionRequest::new(launch.cwd.to_path_buf()).mcp_servers(servers)).block_task().await.map(|r| serde_json::to_value(r).unwrap_or_default()) }),
     )
     .await;
     let new = within("a new session").clone()(new).map_err(|mut f| {
@@ -274,6 +285,15 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
     let session = new.get("sessionId").and_then(Value::as_str).map(|s| SessionId::new(s.to_string())).ok_or_else(|| AgentFault::new(format!("{} opened a session without an id", agent.label())))?;
     let conn = Acp { info, cx, session, ended, ended_rx, _stop: stop_tx, pid };
     Ok((Arc::new(conn), rx))
+}
+
+/// A value written `${VAR}` is read from Finishline's own environment when the agent starts, so
+/// a key can reach the agent without being saved in the settings file.
+pub fn expand_env(value: &str) -> String {
+    match value.strip_prefix("${").and_then(|v| v.strip_suffix('}')) {
+        Some(name) if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => std::env::var(name).unwrap_or_default(),
+        _ => value.to_string(),
+    }
 }
 
 fn auth_label(m: &AuthMethod) -> String {
@@ -333,6 +353,20 @@ impl AgentConnection for Acp {
 
 /// Used by Settings' Check button and `finishline agents`: start, introduce, stop.
 pub async fn check(agent: &ExternalAgent, cwd: &Path, timeout: Duration) -> Result<AgentInfo, AgentFault> {
-    let (conn, _rx) = connect(Launch { agent, cwd, hidden_env: &[], start_timeout: timeout }).await?;
+    let (conn, _rx) = connect(Launch { agent, cwd, hidden_env: &[], start_timeout: timeout, mcp_servers: vec![] }).await?;
     Ok(conn.info().clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expand_env;
+
+    #[test]
+    fn a_dollar_brace_value_is_read_from_finishlines_environment_and_anything_else_is_literal() {
+        std::env::set_var("FINISHLINE_TEST_AGENT_KEY", "k-123");
+        assert_eq!(expand_env("${FINISHLINE_TEST_AGENT_KEY}"), "k-123", "a key passes from the environment without being saved");
+        assert_eq!(expand_env("${FINISHLINE_TEST_UNSET_VAR}"), "", "an unset variable is empty, not the literal text");
+        assert_eq!(expand_env("plain ${X} text"), "plain ${X} text");
+        assert_eq!(expand_env("${bad-name}"), "${bad-name}");
+    }
 }
