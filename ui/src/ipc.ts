@@ -280,6 +280,7 @@ export type EngineEvent =
   | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean }
   | { type: "reverted"; restored: string[]; deleted: string[] }
   | { type: "project_instructions"; file: string; chars: number; truncated: boolean }
+  | { type: "agent_connected"; agent: string; name: string; version?: string | null; acp_session: string; loaded: boolean; claims: boolean }
   | { type: "plan_created"; steps: PlanStep[]; mode: PlanMode; awaiting_review?: boolean }
   | { type: "plan_reviewed"; approved: boolean; edited: boolean; steps: PlanStep[] }
   | { type: "plan_revised"; first: number; cause: string; steps: PlanStep[]; for_feedback?: boolean }

@@ -61,6 +61,11 @@ impl View {
         match &env.event {
             EngineEvent::SessionCreated { task, workspace, model, .. } => self.line(&format!("▶ {}\n  in {workspace} with {model}", task.lines().next().unwrap_or(""))),
             EngineEvent::RunStarted { trigger } => self.line(&format!("── run ({}) ──", trigger.as_str())),
+            EngineEvent::AgentConnected { name, version, loaded, .. } => self.line(&format!(
+                "  ⇄ {name}{} over ACP{}",
+                version.as_deref().map(|v| format!(" {v}")).unwrap_or_default(),
+                if *loaded { ", in the session it had" } else { "" }
+            )),
             EngineEvent::ProjectInstructions { file, truncated, .. } => self.line(&format!("  following the project's {file}{}", if *truncated { " (cut to its first part)" } else { "" })),
             EngineEvent::StepStarted { step, .. } => self.line(&format!("· step {step} — thinking")),
             // Its detail is a whole phrase ("recording 20,000 files of the workspace …").

@@ -19,6 +19,19 @@ pub enum EngineEvent {
     RunStarted {
         trigger: RunTrigger,
     },
+    /// An external agent answered and opened its session for this run: who it is, and its own
+    /// session id, which a later run reopens (`session/load`) when the agent can.
+    AgentConnected {
+        agent: String,
+        name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        version: Option<String>,
+        acp_session: String,
+        /// It reopened the session an earlier run had, with its memory of it.
+        loaded: bool,
+        /// It took Finishline's MCP server with `complete_task`.
+        claims: bool,
+    },
     /// The workspace's instructions file the agent and the evaluator follow in this run.
     ProjectInstructions {
         file: String,
@@ -275,6 +288,7 @@ impl EngineEvent {
             EngineEvent::PlanStepStarted { .. } => "plan_step_started",
             EngineEvent::PlanStepFinished { .. } => "plan_step_finished",
             EngineEvent::ProjectInstructions { .. } => "project_instructions",
+            EngineEvent::AgentConnected { .. } => "agent_connected",
             EngineEvent::Error { .. } => "error",
         }
     }

@@ -244,3 +244,34 @@ async fn opencode_claims_through_finishlines_complete_task_and_a_partial_claim_g
     });
     assert_eq!(words.as_deref(), Some("the tests were not run: there is no test command"), "the review shows what the agent says is left");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_changes_reopens_opencodes_own_session_so_it_remembers_the_work() {
+    let home = tempfile::tempdir().unwrap();
+    let h = harness(
+        json!([
+            title(),
+            evaluator(done_verdict()),
+            {"when": {"kind": "agent", "last_message_contains": "also write b.txt"}, "reply": {"tool_calls": [{"name": "write", "arguments": {"filePath": "b.txt", "content": "b\n"}}]}, "times": 1},
+            agent(json!({"last_message_contains": "Wrote file successfully"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write", "arguments": {"filePath": "a.txt", "content": "a\n"}}]})),
+        ]),
+        home.path(),
+    )
+    .await;
+    let o = h.run("Write a.txt").await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "{}", story(&o));
+    h.server.clear_requests();
+    h.engine.submit_review(&o.review_id(), Decision::RequestChanges, Some("also write b.txt".into()), false, false, DecidedBy::Person).unwrap();
+    let o2 = h.wait_idle(&o.session).await;
+    assert_eq!(o2.status, SessionStatus::AwaitingReview, "{}", story(&o2));
+    assert_eq!(h.read("b.txt").as_deref(), Some("b\n"));
+    let connected: Vec<bool> = o2.events.iter().filter_map(|e| match &e.event {
+        EngineEvent::AgentConnected { loaded, .. } => Some(*loaded),
+        _ => None,
+    }).collect();
+    assert_eq!(connected, vec![false, true], "the first run opened OpenCode's session; the feedback run reopened it with session/load");
+    let turn = o2.requests.iter().find(|r| r.kind == fake_llm::RequestKind::Agent && r.last_message.contains("also write b.txt")).expect("OpenCode asked its model about the feedback");
+    assert!(turn.all_text.contains("Write a.txt") && turn.all_text.contains("Wrote file successfully"), "OpenCode remembers the first run's conversation itself");
+    assert!(!turn.all_text.contains("you are continuing it in a new session"), "a reopened session needs no digest of what happened");
+}

@@ -559,7 +559,15 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
         <div className="session-title">
           <h1 className="clamp">{model.task.split("\n")[0] || "Session"}</h1>
           <p className="muted small clamp" title={`${model.workspace} · ${model.model}`} data-testid="session-where">
-            <code>{model.workspace}</code> · {model.model}
+            <code>{model.workspace}</code> ·{" "}
+            {model.agent ? (
+              <span data-testid="session-agent" title="An external agent over ACP; Finishline judges its work">
+                {model.agent.name}
+                {model.agent.version ? ` ${model.agent.version}` : ""} (ACP)
+              </span>
+            ) : (
+              model.model
+            )}
             {model.instructions && (
               <span data-testid="session-instructions" title={model.instructions.truncated ? "Long: only its first part is sent" : "The agent and the evaluator follow it"}>
                 {" "}

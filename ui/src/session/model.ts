@@ -66,6 +66,8 @@ export interface SessionModel {
   model: string;
   /** The workspace's instructions file the run follows (AGENTS.md, …). */
   instructions?: { file: string; truncated: boolean };
+  /** The external agent doing the work (ACP), as it introduced itself. */
+  agent?: { name: string; version: string | null };
   status: SessionStatus;
   statusMessage?: string;
   retry?: { attempt: number; nextRetryAt: string; message: string };
@@ -204,6 +206,9 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "project_instructions":
       next.instructions = { file: e.file, truncated: e.truncated };
+      break;
+    case "agent_connected":
+      next.agent = { name: e.name, version: e.version ?? null };
       break;
     case "session_created":
       next.task = e.task;

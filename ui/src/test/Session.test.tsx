@@ -230,6 +230,18 @@ describe("Session view", () => {
     expect(await screen.findByTestId("session-instructions"), "the person sees which rules the agent was given").toHaveTextContent("following AGENTS.md");
   });
 
+  it("names the external agent that does the work, as it introduced itself", async () => {
+    seq = 0;
+    script([
+      ev({ type: "session_created", task: "t", workspace: "/ws", provider: "acp", model: "opencode" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "agent_connected", agent: "opencode", name: "OpenCode", version: "1.18.33", acp_session: "ses_1", loaded: false, claims: true }),
+      ev({ type: "status_changed", status: "busy" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("session-agent"), "the header says which agent works, not a model name").toHaveTextContent("OpenCode 1.18.33 (ACP)");
+  });
+
   it("says how many files a long first recording copies", async () => {
     seq = 0;
     script([

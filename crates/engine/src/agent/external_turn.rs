@@ -42,12 +42,25 @@ pub(super) struct ExternalTurns {
     claims: Option<(ClaimsServer, mpsc::UnboundedReceiver<ClaimCall>)>,
     /// How much of the conversation the agent has seen; what follows is the next prompt.
     sent: usize,
+    /// The agent's own session from an earlier run of this session, to reopen.
+    reopen: Option<String>,
 }
 
 impl ExternalTurns {
-    pub fn new(agent: ExternalAgent) -> Self {
-        ExternalTurns { agent, conn: None, claims: None, sent: 0 }
+    /// `events`: the session's, to find the agent's own session of an earlier run.
+    pub fn new(agent: ExternalAgent, events: &[crate::event::Envelope]) -> Self {
+        let reopen = events.iter().rev().find_map(|e| match &e.event {
+            EngineEvent::AgentConnected { agent: a, acp_session, .. } if *a == agent.name => Some(acp_session.clone()),
+            _ => None,
+        });
+        ExternalTurns { agent, conn: None, claims: None, sent: 0, reopen }
     }
+}
+
+/// Where the messages the agent has not seen start: the trailing run of the person's and
+/// Finishline's messages.
+fn first_unseen(history: &[ChatMessage]) -> usize {
+    history.iter().rposition(|m| !matches!(m, ChatMessage::User { .. })).map(|i| i + 1).unwrap_or(0)
 }
 
 /// One tool call the agent reported, as it stands.
@@ -76,7 +89,7 @@ fn next_prompt(history: &[ChatMessage], sent: usize, task: &str) -> String {
     // The messages after the agent's last turn: the trailing run of the person's and
     // Finishline's messages.
     let unsent = &history[sent.min(history.len())..];
-    let first_new = unsent.iter().rposition(|m| !matches!(m, ChatMessage::User { .. })).map(|i| i + 1).unwrap_or(0);
+    let first_new = first_unseen(unsent);
     let new: Vec<&str> = unsent[first_new..]
         .iter()
         .filter_map(|m| match m {
@@ -156,15 +169,19 @@ impl Run {
             }
             let servers = ext.claims.as_ref().map(|(s, _)| vec![(claims::SERVER_NAME.to_string(), s.url.clone())]).unwrap_or_default();
             let hidden = self.engine.config.secret_env.clone();
-            let launch = Launch { agent: &ext.agent, cwd: self.workspace.root(), hidden_env: &hidden, start_timeout: START_TIMEOUT, mcp_servers: servers };
+            let launch = Launch { agent: &ext.agent, cwd: self.workspace.root(), hidden_env: &hidden, start_timeout: START_TIMEOUT, mcp_servers: servers, reopen: ext.reopen.clone() };
             let started = tokio::select! {
                 r = connection::connect(launch) => r,
                 _ = self.cancel.cancelled() => return Err(Halt::Cancelled),
             };
             match started {
                 Ok(c) => {
+                    let info = c.0.info().clone();
+                    // A reopened session remembers everything before the new messages.
+                    ext.sent = if info.loaded { first_unseen(&self.history) } else { 0 };
+                    ext.reopen = Some(info.session.clone());
                     ext.conn = Some(c);
-                    ext.sent = 0;
+                    self.emit(EngineEvent::AgentConnected { agent: ext.agent.name.clone(), name: info.name, version: info.version, acp_session: info.session, loaded: info.loaded, claims: info.took_mcp })?;
                 }
                 Err(AgentFault { code, message }) => return Err(Halt::Failed { code, message }),
             }

@@ -162,7 +162,7 @@ impl Run {
             let agent = engine.config.external.clone().filter(|a| a.name == summary.model).or_else(|| crate::external::ExternalAgent::preset(&summary.model)).ok_or_else(|| {
                 crate::Error::InvalidInput(format!("this session was run by the external agent `{}`, which is not set up here: choose it in Settings → Agent (or pass --agent) to continue it", summary.model))
             })?;
-            Some(super::external_turn::ExternalTurns::new(agent))
+            Some(super::external_turn::ExternalTurns::new(agent, &events))
         } else {
             None
         };

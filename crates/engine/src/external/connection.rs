@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AuthMethod, CancelNotification, ClientCapabilities, ContentBlock, Implementation, InitializeRequest, McpServer, McpServerHttp, NewSessionRequest, PermissionOptionKind, PromptRequest,
+    AuthMethod, CancelNotification, ClientCapabilities, ContentBlock, Implementation, InitializeRequest, LoadSessionRequest, McpServer, McpServerHttp, NewSessionRequest, PermissionOptionKind, PromptRequest,
     RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification, TextContent,
 };
 use agent_client_protocol::v1::ConnectionTo;
@@ -43,6 +43,10 @@ pub struct AgentInfo {
     pub load_session: bool,
     /// It accepted the MCP servers offered in `session/new` (it can reach HTTP servers).
     pub took_mcp: bool,
+    /// The agent's own id for this session.
+    pub session: String,
+    /// It reopened the earlier session (`Launch::reopen`) with its memory of it.
+    pub loaded: bool,
 }
 
 /// The agent asks before running a tool.
@@ -89,6 +93,8 @@ pub struct Launch<'a> {
     pub start_timeout: Duration,
     /// MCP servers (name, streamable-HTTP URL) to give the agent's session, when it takes them.
     pub mcp_servers: Vec<(String, String)>,
+    /// The agent's session of an earlier run, to reopen when the agent can (`session/load`).
+    pub reopen: Option<String>,
 }
 
 struct Acp {
@@ -266,23 +272,49 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
         version: init.pointer("/agentInfo/version").and_then(Value::as_str).map(String::from),
         load_session: init.pointer("/agentCapabilities/loadSession").and_then(Value::as_bool).unwrap_or(false),
         took_mcp: false,
+        session: String::new(),
+        loaded: false,
     };
     let mut info = info;
     let http = init.pointer("/agentCapabilities/mcpCapabilities/http").and_then(Value::as_bool).unwrap_or(false);
     let servers: Vec<McpServer> = if http { launch.mcp_servers.iter().map(|(name, url)| McpServer::Http(McpServerHttp::new(name.clone(), url.clone()))).collect() } else { vec![] };
     info.took_mcp = !servers.is_empty();
-    let new = tokio::time::timeout(
-        launch.start_timeout,
-        ended_or(&mut ended_watch, async { cx.send_request(NewSessionRequest::new(launch.cwd.to_path_buf()).mcp_servers(servers)).block_task().await.map(|r| serde_json::to_value(r).unwrap_or_default()) }),
-    )
-    .await;
-    let new = within("a new session").clone()(new).map_err(|mut f| {
-        if f.code == ErrorCode::ExternalAgentAuth && !auth.is_empty() {
-            f.message.push_str(&format!(". It offers: {}", auth.join("; ")));
+    // An earlier run's session, reopened with the agent's memory of it, when the agent can; it
+    // replays the conversation as updates first, which Finishline already has.
+    let mut session = None;
+    if let (Some(id), true) = (&launch.reopen, info.load_session) {
+        let load = tokio::time::timeout(
+            launch.start_timeout,
+            ended_or(&mut ended_watch, async {
+                cx.send_request(LoadSessionRequest::new(SessionId::new(id.clone()), launch.cwd.to_path_buf()).mcp_servers(servers.clone())).block_task().await.map(|r| serde_json::to_value(r).unwrap_or_default())
+            }),
+        )
+        .await;
+        if let Ok(Ok(_)) = load {
+            session = Some(SessionId::new(id.clone()));
+            info.loaded = true;
         }
-        f
-    })?;
-    let session = new.get("sessionId").and_then(Value::as_str).map(|s| SessionId::new(s.to_string())).ok_or_else(|| AgentFault::new(format!("{} opened a session without an id", agent.label())))?;
+    }
+    let session = match session {
+        Some(s) => s,
+        None => {
+            let new = tokio::time::timeout(
+                launch.start_timeout,
+                ended_or(&mut ended_watch, async { cx.send_request(NewSessionRequest::new(launch.cwd.to_path_buf()).mcp_servers(servers)).block_task().await.map(|r| serde_json::to_value(r).unwrap_or_default()) }),
+            )
+            .await;
+            let new = within("a new session").clone()(new).map_err(|mut f| {
+                if f.code == ErrorCode::ExternalAgentAuth && !auth.is_empty() {
+                    f.message.push_str(&format!(". It offers: {}", auth.join("; ")));
+                }
+                f
+            })?;
+            new.get("sessionId").and_then(Value::as_str).map(|s| SessionId::new(s.to_string())).ok_or_else(|| AgentFault::new(format!("{} opened a session without an id", agent.label())))?
+        }
+    };
+    info.session = session.0.to_string();
+    let mut rx = rx;
+    while rx.try_recv().is_ok() {}
     let conn = Acp { info, cx, session, ended, ended_rx, _stop: stop_tx, pid };
     Ok((Arc::new(conn), rx))
 }
@@ -353,7 +385,7 @@ impl AgentConnection for Acp {
 
 /// Used by Settings' Check button and `finishline agents`: start, introduce, stop.
 pub async fn check(agent: &ExternalAgent, cwd: &Path, timeout: Duration) -> Result<AgentInfo, AgentFault> {
-    let (conn, _rx) = connect(Launch { agent, cwd, hidden_env: &[], start_timeout: timeout, mcp_servers: vec![] }).await?;
+    let (conn, _rx) = connect(Launch { agent, cwd, hidden_env: &[], start_timeout: timeout, mcp_servers: vec![], reopen: None }).await?;
     Ok(conn.info().clone())
 }
 

@@ -120,7 +120,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             conn.prepare_cached("UPDATE runs SET continuations_used = continuations_used + 1 WHERE id = ?1")?.execute(params![run])?;
         }
         EngineEvent::Continuation { .. } => {}
-        EngineEvent::Activity { .. } | EngineEvent::Verification { .. } | EngineEvent::Reverted { .. } | EngineEvent::ProjectInstructions { .. }
+        EngineEvent::Activity { .. } | EngineEvent::Verification { .. } | EngineEvent::Reverted { .. } | EngineEvent::ProjectInstructions { .. } | EngineEvent::AgentConnected { .. }
         | EngineEvent::PlanCreated { .. }
         | EngineEvent::PlanRevised { .. }
         | EngineEvent::PlanReviewed { .. }
