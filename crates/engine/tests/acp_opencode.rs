@@ -17,6 +17,16 @@ fn title() -> serde_json::Value {
     json!({"when": {"kind": "compaction"}, "reply": {"text": "A task"}})
 }
 
+/// OpenCode writes one file with its `write` tool, then says it is done; the evaluator agrees.
+fn one_write(path: &str, content: &str) -> serde_json::Value {
+    json!([
+        title(),
+        evaluator(done_verdict()),
+        agent(json!({"last_message_contains": "Wrote file successfully"}), json!({"text": DONE})),
+        agent(json!({}), json!({"tool_calls": [{"name": "write", "arguments": {"filePath": path, "content": content}}]})),
+    ])
+}
+
 /// What happened, for a failing assertion: each event's type, with errors and statuses spelled out.
 fn story(o: &Outcome) -> String {
     o.events
@@ -43,12 +53,7 @@ async fn harness(rules_: serde_json::Value, home: &std::path::Path) -> Harness {
 async fn opencode_writes_the_file_and_the_task_goes_to_review_then_approval() {
     let home = tempfile::tempdir().unwrap();
     let h = harness(
-        json!([
-            title(),
-            evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "Wrote file successfully"}), json!({"text": DONE})),
-            agent(json!({}), json!({"tool_calls": [{"name": "write", "arguments": {"filePath": "hello.txt", "content": "hello from opencode\n"}}]})),
-        ]),
+        one_write("hello.txt", "hello from opencode\n"),
         home.path(),
     )
     .await;
@@ -117,12 +122,7 @@ async fn opencode_cut_off_by_the_output_limit_is_continued_as_a_truncation() {
 async fn opencodes_permission_request_waits_for_the_person_and_an_allow_lets_the_write_happen() {
     let home = tempfile::tempdir().unwrap();
     let h = Harness::new(
-        rules(json!([
-            title(),
-            evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "Wrote file successfully"}), json!({"text": DONE})),
-            agent(json!({}), json!({"tool_calls": [{"name": "write", "arguments": {"filePath": "asked.txt", "content": "ok\n"}}]})),
-        ])),
+        rules(one_write("asked.txt", "ok\n")),
         Setup { external: Some(opencode(home.path())), permissions: Default::default(), ..Setup::default() },
     )
     .await;
@@ -184,12 +184,7 @@ async fn cancel_in_the_middle_of_opencodes_turn_ends_the_session_cancelled_at_on
 async fn rejecting_opencodes_work_reverts_its_changes_and_the_session_is_kept_and_exported() {
     let home = tempfile::tempdir().unwrap();
     let h = harness(
-        json!([
-            title(),
-            evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "Wrote file successfully"}), json!({"text": DONE})),
-            agent(json!({}), json!({"tool_calls": [{"name": "write", "arguments": {"filePath": "keep.txt", "content": "changed by opencode\n"}}]})),
-        ]),
+        one_write("keep.txt", "changed by opencode\n"),
         home.path(),
     )
     .await;

@@ -379,3 +379,55 @@ async fn a_step_can_read_an_earlier_steps_log_when_the_summary_is_not_enough() {
     let last = h.server.requests().into_iter().rev().find(|r| r.kind == RequestKind::Agent).unwrap();
     assert!(!last.body.to_string().contains("session_log"), "a run outside a plan is not offered a tool it cannot use");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_final_check_that_finds_work_missing_replans_and_the_added_step_finishes_the_task() {
+    let revision = json!({"cause": "c.txt was asked for but no step wrote it", "steps": [
+        {"title": "Write c.txt", "instructions": "Write c.txt.", "criteria": ["c.txt exists"], "depends_on": []}
+    ]});
+    let h = Harness::new(
+        rules(json!([
+            {"when": {"kind": "manager"}, "reply": {"text": plan_json(&THREE[..2])}, "times": 1},
+            manager(json!({}), revision.to_string()),
+            evaluator_when(json!({"any_message_contains": "judge only this step"}), done_verdict()),
+            {"when": {"kind": "evaluator"}, "reply": not_done_verdict(&["c.txt is missing"], "Write c.txt."), "times": 1},
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = start(&h, "write a.txt, b.txt and c.txt", PlanMode::On).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "the step the final check asked for got the task done");
+    assert_eq!(h.read("c.txt").as_deref(), Some("c.txt contents"), "the missing work was done by the added step");
+    let cause = o.events.iter().find_map(|e| if let EngineEvent::PlanRevised { cause, .. } = &e.event { Some(cause.clone()) } else { None }).expect("the final check's finding revised the plan");
+    assert!(cause.contains("no step wrote it"), "the person sees why a step was added: {cause}");
+    let plan = PlanState::from_events(&o.events).unwrap();
+    let titles: Vec<(String, StepState)> = plan.steps.iter().map(|s| (s.step.title.clone(), s.state)).collect();
+    assert_eq!(titles, vec![("Write a.txt".into(), StepState::Done), ("Write b.txt".into(), StepState::Done), ("Write c.txt".into(), StepState::Done)], "finished steps stay done; the new one is added after them");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manager_that_cannot_revise_the_plan_sends_the_task_to_review_as_plan_failed() {
+    let h = Harness::new(
+        rules(json!([
+            {"when": {"kind": "manager"}, "reply": {"text": plan_json(&[("Write the report", "report.md exists"), ("Write c.txt", "c.txt exists")])}, "times": 1},
+            manager(json!({}), "I am not sure what to do next; maybe try again later?".to_string()),
+            evaluator_when(json!({"any_message_contains": "judge only this step"}), not_done_verdict(&["report.md is missing"], "Write report.md.")),
+            evaluator(done_verdict()),
+            agent(json!({}), json!({"text": "The report needs more thought before I can write it down."})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = start(&h, "write the report and c.txt", PlanMode::On).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "the task still reaches the person: {:?}", errors(&o));
+    assert_eq!(o.end_reason, Some(EndReason::PlanFailed), "an unrevisable plan is failed honestly, not retried for ever");
+    assert_eq!(o.calls_of(RequestKind::Manager), 3, "the plan, then one revision answer and its one repair");
+    assert!(!o.has(|e| matches!(e, EngineEvent::PlanRevised { .. })), "no revision was made from an unusable answer");
+    assert!(h.read("c.txt").is_none(), "nothing after the failed step runs");
+}
