@@ -7,7 +7,8 @@
 //
 // The script: { "auth": bool, "initialize": "ok" | "exit", "turns": [TURN, ...] }, where a turn
 // is { "updates": [sessionUpdate, ...], "permission": {toolCallId, title, rawInput}?,
-// "write": {path, content}?, "end": "end_turn" | "max_tokens" | "max_turn_requests" | "refusal"
+// "write": {path, content}?, "fs": [{path, content?}]? (through the client: a read without
+// content, a write with it), "end": "end_turn" | "max_tokens" | "max_turn_requests" | "refusal"
 // | "exit" | "hang" | "garbage", "usage": {inputTokens, outputTokens}? }. Turns are used in
 // order; the last one repeats. Every prompt's text is appended to prompts.log, each permission
 // answer to permissions.log and each cancel to cancel.log, in $SCRIPTED_ACP_LOGS (else the cwd).
@@ -59,6 +60,14 @@ async function prompt(id, params) {
     }
   }
   if (t.write) writeFileSync(t.write.path, t.write.content);
+  // Through the client's file system, as agents that offer no file tools of their own do.
+  for (const f of t.fs ?? []) {
+    const fid = nextId++;
+    const method = f.content === undefined ? "fs/read_text_file" : "fs/write_text_file";
+    send({ id: fid, method, params: { sessionId, path: join(process.cwd(), f.path), ...(f.content === undefined ? {} : { content: f.content }) } });
+    const answer = await new Promise((r) => waiting.set(fid, r));
+    log("fs.log", JSON.stringify({ method, path: f.path, answer }) + "\n");
+  }
   for (const update of t.after ?? []) send({ method: "session/update", params: { sessionId, update } });
   switch (t.end ?? "end_turn") {
     case "exit":
@@ -79,7 +88,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   if (!line.trim()) return;
   const msg = JSON.parse(line);
   if (msg.id !== undefined && !msg.method) {
-    waiting.get(msg.id)?.(msg.result);
+    waiting.get(msg.id)?.(msg.result ?? { error: msg.error });
     waiting.delete(msg.id);
     return;
   }

@@ -8,6 +8,7 @@
 //! - [`connection`]: the agent's process and the protocol session over its stdio.
 
 pub mod claims;
+pub mod client_fs;
 pub mod connection;
 pub mod definition;
 pub mod update;

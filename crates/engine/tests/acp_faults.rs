@@ -170,3 +170,20 @@ async fn allow_for_the_session_answers_the_agents_next_request_without_asking_ag
     assert_eq!(asked, 1, "the person was asked once");
 }
 
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_using_the_clients_file_system_stays_inside_the_workspace() {
+    let s = Scripted::new(json!({"turns": [{"updates": [text("Wrote the notes through the client, and checked them.")], "fs": [
+        {"path": "notes/today.txt", "content": "written through Finishline\n"},
+        {"path": "notes/today.txt"},
+        {"path": "../outside.txt", "content": "escaped"}
+    ]}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let o = h.run("Write notes/today.txt").await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    assert_eq!(h.read("notes/today.txt").as_deref(), Some("written through Finishline\n"), "a write through the client lands in the workspace");
+    let log: Vec<Value> = s.log("fs.log").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(log[1]["answer"]["content"], "written through Finishline\n", "a read through the client returns the file's text");
+    assert!(log[2]["answer"]["error"].is_object(), "a write outside the workspace is refused: {:?}", log[2]);
+    assert!(!h.ws().join("../outside.txt").exists(), "nothing was written outside the workspace");
+}

@@ -169,7 +169,7 @@ impl Run {
             }
             let servers = ext.claims.as_ref().map(|(s, _)| vec![(claims::SERVER_NAME.to_string(), s.url.clone())]).unwrap_or_default();
             let hidden = self.engine.config.secret_env.clone();
-            let launch = Launch { agent: &ext.agent, cwd: self.workspace.root(), hidden_env: &hidden, start_timeout: START_TIMEOUT, mcp_servers: servers, reopen: ext.reopen.clone() };
+            let launch = Launch { agent: &ext.agent, cwd: self.workspace.root(), hidden_env: &hidden, start_timeout: START_TIMEOUT, mcp_servers: servers, reopen: ext.reopen.clone(), files: Some(Arc::new(crate::external::client_fs::WorkspaceFiles::new(self.workspace.clone()))) };
             let started = tokio::select! {
                 r = connection::connect(launch) => r,
                 _ = self.cancel.cancelled() => return Err(Halt::Cancelled),

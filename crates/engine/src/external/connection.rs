@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AuthMethod, CancelNotification, ClientCapabilities, ContentBlock, Implementation, InitializeRequest, LoadSessionRequest, McpServer, McpServerHttp, NewSessionRequest, PermissionOptionKind, PromptRequest,
+    AuthMethod, CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities, Implementation, ReadTextFileRequest, ReadTextFileResponse, WriteTextFileRequest, WriteTextFileResponse, InitializeRequest, LoadSessionRequest, McpServer, McpServerHttp, NewSessionRequest, PermissionOptionKind, PromptRequest,
     RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification, TextContent,
 };
 use agent_client_protocol::v1::ConnectionTo;
@@ -95,6 +95,8 @@ pub struct Launch<'a> {
     pub mcp_servers: Vec<(String, String)>,
     /// The agent's session of an earlier run, to reopen when the agent can (`session/load`).
     pub reopen: Option<String>,
+    /// The workspace's files, offered as the client's file system (`fs/*`).
+    pub files: Option<Arc<super::client_fs::WorkspaceFiles>>,
 }
 
 struct Acp {
@@ -173,6 +175,8 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
     let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
     let updates = tx.clone();
     let asks = tx;
+    let (reads, writes) = (launch.files.clone(), launch.files.clone());
+    let fs_offered = launch.files.is_some();
     {
         let ended = ended.clone();
         let tail = tail.clone();
@@ -208,6 +212,22 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
                             let _ = responder.respond(RequestPermissionResponse::new(outcome));
                         });
                         Ok(())
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    async move |r: ReadTextFileRequest, responder, _cx| match reads.as_ref().map(|f| f.read(&r.path, r.line, r.limit)) {
+                        Some(Ok(text)) => responder.respond(ReadTextFileResponse::new(text)),
+                        Some(Err(why)) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
+                        None => responder.respond_with_error(agent_client_protocol::Error::new(-32601, "fs/read_text_file is not offered")),
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    async move |r: WriteTextFileRequest, responder, _cx| match writes.as_ref().map(|f| f.write(&r.path, &r.content)) {
+                        Some(Ok(())) => responder.respond(WriteTextFileResponse::new()),
+                        Some(Err(why)) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
+                        None => responder.respond_with_error(agent_client_protocol::Error::new(-32601, "fs/write_text_file is not offered")),
                     },
                     agent_client_protocol::on_receive_request!(),
                 )
@@ -254,7 +274,7 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
             }
         }
     };
-    let caps = ClientCapabilities::default();
+    let caps = ClientCapabilities::new().fs(FileSystemCapabilities::new().read_text_file(fs_offered).write_text_file(fs_offered));
     let init = tokio::time::timeout(
         launch.start_timeout,
         ended_or(&mut ended_watch, async {
@@ -385,7 +405,7 @@ impl AgentConnection for Acp {
 
 /// Used by Settings' Check button and `finishline agents`: start, introduce, stop.
 pub async fn check(agent: &ExternalAgent, cwd: &Path, timeout: Duration) -> Result<AgentInfo, AgentFault> {
-    let (conn, _rx) = connect(Launch { agent, cwd, hidden_env: &[], start_timeout: timeout, mcp_servers: vec![], reopen: None }).await?;
+    let (conn, _rx) = connect(Launch { agent, cwd, hidden_env: &[], start_timeout: timeout, mcp_servers: vec![], reopen: None, files: None }).await?;
     Ok(conn.info().clone())
 }
 
