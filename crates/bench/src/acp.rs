@@ -173,6 +173,42 @@ async fn under_finishline(bin: &Path, rules: &Value, task: &str, files: &[&str])
     Ok(UnderFinishline { first_turn: first_turn.ok_or("no turn ended")?, all_files: files.iter().all(|f| ws.path().join(f).exists()), status: s.status, continuations })
 }
 
+/// The same one-turn task done by Finishline's built-in agent (its `write_file`, then the answer):
+/// from the session's start to the end of the step that answers.
+async fn builtin_turn() -> Result<Duration, String> {
+    let rules = json!([
+        {"when": {"kind": "evaluator"}, "reply": verdict(true, "")},
+        {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": "hello.txt is written and checked."}},
+        {"when": {"kind": "agent"}, "reply": {"tool_calls": [{"name": "write_file", "arguments": {"path": "hello.txt", "content": "hello.txt\n"}}]}}
+    ]);
+    let server = server(&rules).await;
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(&data.path().join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).map_err(|e| e.to_string())?);
+    let endpoint = ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, &server.base_url(Protocol::Openai), None), "fake-model").map_err(|e| e.to_string())?;
+    let engine = Engine::new(store.clone(), crate::engine_config::defaults(data.path(), endpoint));
+    let mut live = store.follow_all();
+    let started = Instant::now();
+    let (sid, handle) = engine.start_session("Write hello.txt", ws.path()).map_err(|e| e.to_string())?;
+    let mut steps = 0;
+    let mut answered = None;
+    let watch = async {
+        while let Ok(env) = live.recv().await {
+            if env.session_id == sid && matches!(env.event, EngineEvent::StepFinished { .. }) {
+                steps += 1;
+                if steps == 2 && answered.is_none() {
+                    answered = Some(started.elapsed());
+                }
+            }
+        }
+    };
+    tokio::select! {
+        _ = watch => {}
+        r = tokio::time::timeout(Duration::from_secs(60), handle) => { r.map_err(|_| "the built-in run did not end in 60 s".to_string())?.map_err(|e| e.to_string())?; }
+    }
+    answered.ok_or_else(|| "the built-in agent never answered".into())
+}
+
 pub async fn run(smoke: bool) -> Result<Table, String> {
     let bin = opencode_bin()?;
     let mut t = Table::new(
@@ -180,9 +216,10 @@ pub async fn run(smoke: bool) -> Result<Table, String> {
         &["Measure", "OpenCode alone", "OpenCode under Finishline", "Goal", "Met"],
     );
     let runs = if smoke { 1 } else { 5 };
-    let (mut alone, mut under) = (Vec::new(), Vec::new());
+    let (mut alone, mut under, mut builtin) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..runs {
         eprintln!("   acp: one-turn task, run {}", i + 1);
+        builtin.push(builtin_turn().await?);
         alone.push(opencode_alone(&bin, &one_turn_rules(), "Write hello.txt", &["hello.txt"]).await?.0);
         under.push(under_finishline(&bin, &one_turn_rules(), "Write hello.txt", &["hello.txt"]).await?.first_turn);
     }
@@ -194,6 +231,13 @@ pub async fn run(smoke: bool) -> Result<Table, String> {
         format!("{} ms (session start to the end of the turn, over ACP)", u.as_millis()),
         "the ACP path adds ≤ 10 % per turn".into(),
         format!("{} ({:+.0} %)", if overhead <= 0.10 { "yes" } else { "NO" }, overhead * 100.0),
+    ]);
+    t.row(vec![
+        "The same task by Finishline's built-in agent (its `write_file`, then the answer), median".into(),
+        "—".into(),
+        format!("{} ms (no agent process to start)", median(&mut builtin).as_millis()),
+        "—".into(),
+        "—".into(),
     ]);
     let (mut false_alone, mut caught) = (0, 0);
     for case in cases() {

@@ -165,9 +165,6 @@ impl Engine {
             Some(a) => (crate::external::ACP_PROVIDER.to_string(), a.name.clone()),
             None => (self.config.agent.provider_name.clone(), self.config.agent.model.clone()),
         };
-        // An external agent plans its own work (its plan is the todo list the gate checks);
-        // Finishline's manager splitting it into runs is not offered for it yet.
-        let plan = if self.config.external.is_some() { PlanMode::Off } else { plan };
         let (sid, _) = self.store.create_session(&NewSession { task: task.to_string(), workspace: workspace.to_string_lossy().into_owned(), provider, model })?;
         let run = RunId::new();
         self.store.begin_run(&sid, &run, |status| may_start(status).map(|_| RunTrigger::Task))?;

@@ -270,3 +270,33 @@ async fn request_changes_reopens_opencodes_own_session_so_it_remembers_the_work(
     assert!(turn.all_text.contains("Write a.txt") && turn.all_text.contains("Wrote file successfully"), "OpenCode remembers the first run's conversation itself");
     assert!(!turn.all_text.contains("you are continuing it in a new session"), "a reopened session needs no digest of what happened");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_mode_gives_opencode_one_checked_step_per_turn_and_the_whole_task_is_checked_at_the_end() {
+    let home = tempfile::tempdir().unwrap();
+    let plan = json!({"steps": [
+        {"title": "Write a.txt", "instructions": "Write a.txt.", "criteria": ["a.txt exists"], "depends_on": []},
+        {"title": "Write b.txt", "instructions": "Write b.txt.", "criteria": ["b.txt exists"], "depends_on": [0]}
+    ]});
+    let h = harness(
+        json!([
+            title(),
+            {"when": {"kind": "manager"}, "reply": {"text": plan.to_string()}},
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Wrote file successfully"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), json!({"tool_calls": [{"name": "write", "arguments": {"filePath": "a.txt", "content": "a\n"}}]})),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), json!({"tool_calls": [{"name": "write", "arguments": {"filePath": "b.txt", "content": "b\n"}}]})),
+        ]),
+        home.path(),
+    )
+    .await;
+    let (sid, handle) = h.engine.start_task("Write a.txt and then b.txt", &h.ws(), PlanMode::On).unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(120), handle).await.unwrap().unwrap();
+    let o = h.wait_idle(&sid).await;
+    assert_eq!((o.status, o.end_reason), (SessionStatus::AwaitingReview, Some(EndReason::VerifiedDone)), "{}", story(&o));
+    assert_eq!((h.read("a.txt").as_deref(), h.read("b.txt").as_deref()), (Some("a\n"), Some("b\n")), "each step's turn did its step");
+    let steps: Vec<(usize, EndReason)> = o.events.iter().filter_map(|e| if let EngineEvent::PlanStepFinished { index, end_reason, .. } = &e.event { Some((*index, *end_reason)) } else { None }).collect();
+    assert_eq!(steps, vec![(0, EndReason::VerifiedDone), (1, EndReason::VerifiedDone)], "each step is judged on its own criteria");
+    let reopened = o.events.iter().filter(|e| matches!(e.event, EngineEvent::AgentConnected { loaded: true, .. })).count();
+    assert!(reopened >= 1, "later steps continue in OpenCode's own session: {}", story(&o));
+}

@@ -242,20 +242,18 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
           <input data-testid="task-model" value={model} onChange={(e) => setModel(e.target.value)} placeholder="The model from Settings" spellCheck={false} />
         </label>
       )}
-      {!external && (
-        <fieldset className="field plan-choice" data-testid="plan-choice">
-          <legend>Plan</legend>
-          <div className="segmented" role="radiogroup" aria-label="Plan">
-            {PLAN_CHOICES.map((c) => (
-              <label key={c.mode} className={plan === c.mode ? "selected" : ""} title={c.hint} data-testid={`plan-label-${c.mode}`}>
-                <input type="radio" name="plan" value={c.mode} checked={plan === c.mode} onChange={() => setPlan(c.mode)} data-testid={`plan-${c.mode}`} />
-                {c.label}
-              </label>
-            ))}
-          </div>
-          <span className="muted small">{PLAN_CHOICES.find((c) => c.mode === plan)?.hint}</span>
-        </fieldset>
-      )}
+      <fieldset className="field plan-choice" data-testid="plan-choice">
+        <legend>Plan</legend>
+        <div className="segmented" role="radiogroup" aria-label="Plan">
+          {PLAN_CHOICES.map((c) => (
+            <label key={c.mode} className={plan === c.mode ? "selected" : ""} title={c.hint} data-testid={`plan-label-${c.mode}`}>
+              <input type="radio" name="plan" value={c.mode} checked={plan === c.mode} onChange={() => setPlan(c.mode)} data-testid={`plan-${c.mode}`} />
+              {c.label}
+            </label>
+          ))}
+        </div>
+        <span className="muted small">{PLAN_CHOICES.find((c) => c.mode === plan)?.hint}</span>
+      </fieldset>
       {noTools && !external && (
         <p className="notice" role="status" data-testid="model-warning">
           In Test connection, {model.trim()} did not call a tool when asked ({noTools.detail}). It can answer, but it will rarely act on files. Pick another model in{" "}

@@ -87,7 +87,7 @@ describe("New task", () => {
     expect(screen.getByTestId("task-model"), "the built-in agent's model field is there by default").toBeInTheDocument();
     await user.selectOptions(picker, "opencode");
     expect(screen.queryByTestId("task-model"), "OpenCode brings its own model").toBeNull();
-    expect(screen.queryByTestId("plan-choice"), "plan mode is for the built-in agent").toBeNull();
+    expect(screen.getByTestId("plan-choice"), "plan mode works with an external agent too: each step is one of its turns").toBeInTheDocument();
     await user.click(screen.getByTestId("pick-workspace"));
     await vi.waitFor(() => expect(screen.getByTestId("workspace-path")).toHaveValue("/w"));
     await user.type(screen.getByTestId("task-input"), "write the report");
