@@ -8,7 +8,8 @@
 // The script: { "auth": bool, "initialize": "ok" | "exit", "turns": [TURN, ...] }, where a turn
 // is { "updates": [sessionUpdate, ...], "permission": {toolCallId, title, rawInput}?,
 // "write": {path, content}?, "fs": [{path, content?}]? (through the client: a read without
-// content, a write with it), "end": "end_turn" | "max_tokens" | "max_turn_requests" | "refusal"
+// content, a write with it), "terminal": {command, args, env?, outputByteLimit?}? (through the
+// client's terminal), "end": "end_turn" | "max_tokens" | "max_turn_requests" | "refusal"
 // | "exit" | "hang" | "garbage", "usage": {inputTokens, outputTokens}? }. Turns are used in
 // order; the last one repeats. Every prompt's text is appended to prompts.log, each permission
 // answer to permissions.log and each cancel to cancel.log, in $SCRIPTED_ACP_LOGS (else the cwd).
@@ -67,6 +68,22 @@ async function prompt(id, params) {
     send({ id: fid, method, params: { sessionId, path: join(process.cwd(), f.path), ...(f.content === undefined ? {} : { content: f.content }) } });
     const answer = await new Promise((r) => waiting.set(fid, r));
     log("fs.log", JSON.stringify({ method, path: f.path, answer }) + "\n");
+  }
+  // A command through the client's terminal: create, wait for it, read its output, release.
+  if (t.terminal) {
+    const ask = (method, params) => {
+      const rid = nextId++;
+      send({ id: rid, method, params: { sessionId, ...params } });
+      return new Promise((r) => waiting.set(rid, r));
+    };
+    const created = await ask("terminal/create", t.terminal);
+    if (created.error) log("terminal.log", JSON.stringify({ error: created.error }) + "\n");
+    else {
+      const exit = await ask("terminal/wait_for_exit", { terminalId: created.terminalId });
+      const output = await ask("terminal/output", { terminalId: created.terminalId });
+      await ask("terminal/release", { terminalId: created.terminalId });
+      log("terminal.log", JSON.stringify({ exit, output }) + "\n");
+    }
   }
   for (const update of t.after ?? []) send({ method: "session/update", params: { sessionId, update } });
   switch (t.end ?? "end_turn") {

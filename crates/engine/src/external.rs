@@ -10,6 +10,7 @@
 pub mod claims;
 pub mod client_fs;
 pub mod connection;
+pub mod terminals;
 pub mod definition;
 pub mod update;
 

@@ -92,6 +92,8 @@ pub fn parse_input<T: DeserializeOwned>(tool: &str, input: Value) -> Result<T, T
 /// Tools the loop itself answers, because they change the session rather than the workspace.
 pub const TODO_WRITE: &str = "todo_write";
 pub const ASK_USER: &str = "ask_user";
+/// The built-in shell tool; an external agent's terminal commands are gated by its setting.
+pub const RUN_COMMAND: &str = "run_command";
 pub const COMPLETE_TASK: &str = "complete_task";
 /// Plan mode only: an earlier step's transcript, when its summary in the brief is not enough.
 pub const SESSION_LOG: &str = "session_log";

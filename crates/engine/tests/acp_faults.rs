@@ -187,3 +187,40 @@ async fn an_agent_using_the_clients_file_system_stays_inside_the_workspace() {
     assert!(log[2]["answer"]["error"].is_object(), "a write outside the workspace is refused: {:?}", log[2]);
     assert!(!h.ws().join("../outside.txt").exists(), "nothing was written outside the workspace");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_in_the_clients_terminal_asks_like_run_command_and_runs_in_the_workspace_without_secrets() {
+    std::env::set_var("FINISHLINE_ACP_TEST_TOKEN", "tok-secret");
+    let s = Scripted::new(json!({"turns": [{"updates": [text("Ran the check, and it passed.")],
+        "terminal": {"command": "sh", "args": ["-c", "echo in $(pwd); echo token=${FINISHLINE_ACP_TEST_TOKEN:-none}; touch ran.txt"]}}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let (sid, handle) = h.engine.start_session("Run the check", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    let request = loop {
+        if let EngineEvent::PermissionRequested { request_id, tool, input, .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
+            assert_eq!(tool, "run_command", "a terminal command is gated like the built-in shell tool");
+            assert!(input["command"].as_str().unwrap().starts_with("sh -c echo in"), "the prompt shows the command line: {input}");
+            break request_id;
+        }
+    };
+    assert!(h.read("ran.txt").is_none(), "nothing runs before the person answers");
+    h.engine.respond_permission(&request, PermissionDecision::AllowOnce).unwrap();
+    tokio::time::timeout(Duration::from_secs(60), handle).await.unwrap().unwrap();
+    assert_eq!(h.outcome(&sid).status, SessionStatus::AwaitingReview);
+    let log: Value = serde_json::from_str(s.log("terminal.log").lines().next().expect("the agent got its terminal")).unwrap();
+    assert_eq!(log["exit"]["exitCode"], 0, "the agent learns how its command ended: {log}");
+    let out = log["output"]["output"].as_str().unwrap();
+    assert!(out.contains(&format!("in {}", h.ws().canonicalize().unwrap().display())), "it ran in the workspace: {out}");
+    assert!(out.contains("token=none"), "a secret-looking variable never reaches the agent's command: {out}");
+    assert!(h.read("ran.txt").is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_command_nobody_can_approve_is_refused_and_never_runs() {
+    let s = Scripted::new(json!({"turns": [{"updates": [text("Tried to run it.")], "terminal": {"command": "touch", "args": ["never.txt"]}}]}));
+    let h = Harness::new(rules(json!([evaluator(done_verdict())])), Setup { external: Some(s.agent.clone()), ..Setup::default() }).await;
+    let o = h.run("Run it").await;
+    assert_eq!((o.status, o.end_reason), (SessionStatus::Idle, Some(EndReason::PermissionDenied)), "with nobody to ask, a command that would ask is denied");
+    assert!(s.log("terminal.log").contains("denied"), "the agent is told: {}", s.log("terminal.log"));
+    assert!(h.read("never.txt").is_none());
+}

@@ -169,7 +169,7 @@ impl Run {
             }
             let servers = ext.claims.as_ref().map(|(s, _)| vec![(claims::SERVER_NAME.to_string(), s.url.clone())]).unwrap_or_default();
             let hidden = self.engine.config.secret_env.clone();
-            let launch = Launch { agent: &ext.agent, cwd: self.workspace.root(), hidden_env: &hidden, start_timeout: START_TIMEOUT, mcp_servers: servers, reopen: ext.reopen.clone(), files: Some(Arc::new(crate::external::client_fs::WorkspaceFiles::new(self.workspace.clone()))) };
+            let launch = Launch { agent: &ext.agent, cwd: self.workspace.root(), hidden_env: &hidden, start_timeout: START_TIMEOUT, mcp_servers: servers, reopen: ext.reopen.clone(), files: Some(Arc::new(crate::external::client_fs::WorkspaceFiles::new(self.workspace.clone()))), terminals: true };
             let started = tokio::select! {
                 r = connection::connect(launch) => r,
                 _ = self.cancel.cancelled() => return Err(Halt::Cancelled),
@@ -228,6 +228,18 @@ impl Run {
                     match m {
                         None => rx_open = false,
                         Some(AgentMessage::Update(item)) => self.apply_item(item, &message_id, &mut batcher, &mut text, &mut reasoning_chars, &mut tools)?,
+                        Some(AgentMessage::Terminal(ask)) => {
+                            if let Some(e) = batcher.take() { self.emit(e)?; }
+                            match self.external_terminal(ask).await {
+                                Ok(()) => {}
+                                Err(h) => {
+                                    conn.cancel().await;
+                                    halt = Some(h);
+                                    grace_until = tokio::time::Instant::now() + CANCEL_GRACE;
+                                }
+                            }
+                            self.emit(Self::status(SessionStatus::Busy))?;
+                        }
                         Some(AgentMessage::Permission(ask)) => {
                             if let Some(e) = batcher.take() { self.emit(e)?; }
                             match self.external_permission(ask, &mut tools).await {
@@ -266,6 +278,9 @@ impl Run {
                 AgentMessage::Update(item) => self.apply_item(item, &message_id, &mut batcher, &mut text, &mut reasoning_chars, &mut tools)?,
                 AgentMessage::Permission(ask) => {
                     let _ = ask.reply.send(None);
+                }
+                AgentMessage::Terminal(ask) => {
+                    let _ = ask.reply.send(false);
                 }
             }
         }
@@ -406,6 +421,31 @@ impl Run {
             t.output = report.output;
         }
         &tools[at]
+    }
+
+    /// The agent wants to run a command in the client's terminal: the gate decides as for the
+    /// built-in `run_command` (the same setting, the same allow-for-this-session).
+    async fn external_terminal(&mut self, ask: crate::external::connection::TerminalAsk) -> Result<(), Halt> {
+        let gate = self.engine.config.permissions.gate(&self.toolbox, crate::tool::RUN_COMMAND, &self.allowed);
+        let reason = "The external agent runs this command in Finishline's terminal, in the workspace, without secrets in its environment.".to_string();
+        match self.permit_gated(gate, crate::tool::RUN_COMMAND, json!({ "command": ask.command }), reason, None).await {
+            Ok(()) => {
+                let _ = ask.reply.send(true);
+                Ok(())
+            }
+            Err(Halt::Denied) => {
+                let _ = ask.reply.send(false);
+                if self.engine.config.permissions.continue_after_denial {
+                    Ok(())
+                } else {
+                    Err(Halt::Denied)
+                }
+            }
+            Err(h) => {
+                let _ = ask.reply.send(false);
+                Err(h)
+            }
+        }
     }
 
     /// The agent asks before a tool: Finishline's gate decides, asking the person when the

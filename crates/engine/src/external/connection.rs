@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AuthMethod, CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities, Implementation, ReadTextFileRequest, ReadTextFileResponse, WriteTextFileRequest, WriteTextFileResponse, InitializeRequest, LoadSessionRequest, McpServer, McpServerHttp, NewSessionRequest, PermissionOptionKind, PromptRequest,
+    AuthMethod, CancelNotification, ClientCapabilities, ContentBlock, CreateTerminalRequest, CreateTerminalResponse, FileSystemCapabilities, Implementation, KillTerminalRequest, KillTerminalResponse, ReadTextFileRequest,
+    ReadTextFileResponse, ReleaseTerminalRequest, ReleaseTerminalResponse, TerminalExitStatus, TerminalId, TerminalOutputRequest, TerminalOutputResponse, WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse, WriteTextFileRequest, WriteTextFileResponse, InitializeRequest, LoadSessionRequest, McpServer, McpServerHttp, NewSessionRequest, PermissionOptionKind, PromptRequest,
     RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification, TextContent,
 };
 use agent_client_protocol::v1::ConnectionTo;
@@ -59,10 +61,17 @@ pub struct PermissionAsk {
     pub reply: oneshot::Sender<Option<String>>,
 }
 
+/// The agent wants to run a command in the client's terminal: allowed or not.
+pub struct TerminalAsk {
+    pub command: String,
+    pub reply: oneshot::Sender<bool>,
+}
+
 /// Everything the agent sends on its own during a turn, in order.
 pub enum AgentMessage {
     Update(TurnItem),
     Permission(PermissionAsk),
+    Terminal(TerminalAsk),
 }
 
 /// How a turn ended, as the agent said.
@@ -97,6 +106,8 @@ pub struct Launch<'a> {
     pub reopen: Option<String>,
     /// The workspace's files, offered as the client's file system (`fs/*`).
     pub files: Option<Arc<super::client_fs::WorkspaceFiles>>,
+    /// Offer the client's terminal (`terminal/*`), commands gated like `run_command`.
+    pub terminals: bool,
 }
 
 struct Acp {
@@ -108,6 +119,8 @@ struct Acp {
     ended_rx: tokio::sync::watch::Receiver<bool>,
     _stop: oneshot::Sender<()>,
     pid: Option<u32>,
+    /// Its terminals' commands end with it.
+    _terminals: Arc<super::terminals::Terminals>,
 }
 
 impl Drop for Acp {
@@ -174,9 +187,13 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
     let ended = Arc::new(Mutex::new(None));
     let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
     let updates = tx.clone();
-    let asks = tx;
+    let asks = tx.clone();
     let (reads, writes) = (launch.files.clone(), launch.files.clone());
     let fs_offered = launch.files.is_some();
+    let terminals = Arc::new(super::terminals::Terminals::new(launch.cwd, launch.hidden_env));
+    let (t_create, t_output, t_wait, t_kill, t_release) = (terminals.clone(), terminals.clone(), terminals.clone(), terminals.clone(), terminals.clone());
+    let terminal_asks = tx.clone();
+    let terminal_offered = launch.terminals;
     {
         let ended = ended.clone();
         let tail = tail.clone();
@@ -231,6 +248,65 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
                     },
                     agent_client_protocol::on_receive_request!(),
                 )
+                .on_receive_request(
+                    async move |r: CreateTerminalRequest, responder, _cx| {
+                        if !terminal_offered {
+                            return responder.respond_with_error(agent_client_protocol::Error::new(-32601, "terminal/create is not offered"));
+                        }
+                        let line = std::iter::once(r.command.clone()).chain(r.args.iter().cloned()).collect::<Vec<_>>().join(" ");
+                        let (reply, answer) = oneshot::channel();
+                        let _ = terminal_asks.send(AgentMessage::Terminal(TerminalAsk { command: line, reply }));
+                        let terms = t_create.clone();
+                        // The person may take a while to decide: answer from a task of its own.
+                        tokio::spawn(async move {
+                            if answer.await != Ok(true) {
+                                let _ = responder.respond_with_error(agent_client_protocol::Error::new(-32000, "The person denied this command."));
+                                return;
+                            }
+                            let env: Vec<(String, String)> = r.env.iter().map(|e| (e.name.clone(), e.value.clone())).collect();
+                            let _ = match terms.create(&r.command, &r.args, &env, r.cwd.as_deref(), r.output_byte_limit) {
+                                Ok(id) => responder.respond(CreateTerminalResponse::new(TerminalId::new(id))),
+                                Err(why) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
+                            };
+                        });
+                        Ok(())
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    async move |r: TerminalOutputRequest, responder, _cx| match t_output.output(&r.terminal_id.0) {
+                        Ok((out, truncated, exit)) => responder.respond(TerminalOutputResponse::new(out, truncated).exit_status(exit.map(exit_status))),
+                        Err(why) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    async move |r: WaitForTerminalExitRequest, responder, _cx| {
+                        let terms = t_wait.clone();
+                        tokio::spawn(async move {
+                            let _ = match terms.wait(&r.terminal_id.0).await {
+                                Ok(s) => responder.respond(WaitForTerminalExitResponse::new(exit_status(s))),
+                                Err(why) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
+                            };
+                        });
+                        Ok(())
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    async move |r: KillTerminalRequest, responder, _cx| match t_kill.kill(&r.terminal_id.0) {
+                        Ok(()) => responder.respond(KillTerminalResponse::new()),
+                        Err(why) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    async move |r: ReleaseTerminalRequest, responder, _cx| match t_release.release(&r.terminal_id.0) {
+                        Ok(()) => responder.respond(ReleaseTerminalResponse::new()),
+                        Err(why) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
                 .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
                     let _ = cx_tx.send(cx.clone());
                     // Until the run lets go of the agent, or the agent closes its end.
@@ -274,7 +350,7 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
             }
         }
     };
-    let caps = ClientCapabilities::new().fs(FileSystemCapabilities::new().read_text_file(fs_offered).write_text_file(fs_offered));
+    let caps = ClientCapabilities::new().fs(FileSystemCapabilities::new().read_text_file(fs_offered).write_text_file(fs_offered)).terminal(terminal_offered);
     let init = tokio::time::timeout(
         launch.start_timeout,
         ended_or(&mut ended_watch, async {
@@ -335,7 +411,7 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
     info.session = session.0.to_string();
     let mut rx = rx;
     while rx.try_recv().is_ok() {}
-    let conn = Acp { info, cx, session, ended, ended_rx, _stop: stop_tx, pid };
+    let conn = Acp { info, cx, session, ended, ended_rx, _stop: stop_tx, pid, _terminals: terminals };
     Ok((Arc::new(conn), rx))
 }
 
@@ -346,6 +422,10 @@ pub fn expand_env(value: &str) -> String {
         Some(name) if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => std::env::var(name).unwrap_or_default(),
         _ => value.to_string(),
     }
+}
+
+fn exit_status((code, signal): super::terminals::ExitStatus) -> TerminalExitStatus {
+    TerminalExitStatus::new().exit_code(code).signal(signal)
 }
 
 fn auth_label(m: &AuthMethod) -> String {
@@ -405,7 +485,7 @@ impl AgentConnection for Acp {
 
 /// Used by Settings' Check button and `finishline agents`: start, introduce, stop.
 pub async fn check(agent: &ExternalAgent, cwd: &Path, timeout: Duration) -> Result<AgentInfo, AgentFault> {
-    let (conn, _rx) = connect(Launch { agent, cwd, hidden_env: &[], start_timeout: timeout, mcp_servers: vec![], reopen: None, files: None }).await?;
+    let (conn, _rx) = connect(Launch { agent, cwd, hidden_env: &[], start_timeout: timeout, mcp_servers: vec![], reopen: None, files: None, terminals: false }).await?;
     Ok(conn.info().clone())
 }
 

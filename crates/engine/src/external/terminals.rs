@@ -1,0 +1,205 @@
+//! The client's terminal, offered to an external agent (`terminal/*`): a command the agent runs
+//! this way goes through Finishline's permission gate first (as `run_command` does), runs in the
+//! workspace without secrets in its environment, and keeps only the newest output up to the
+//! agent's limit. Every terminal still running when the agent's connection ends is killed.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::AsyncReadExt;
+use tokio::sync::watch;
+
+/// How a terminal's command ended: its exit code, or the signal that ended it.
+pub type ExitStatus = (Option<u32>, Option<String>);
+
+/// The most output kept when the agent sets no limit.
+const DEFAULT_LIMIT: usize = 1024 * 1024;
+
+struct Term {
+    output: Mutex<(String, bool)>,
+    limit: usize,
+    exit: watch::Receiver<Option<ExitStatus>>,
+    pid: Option<u32>,
+}
+
+pub struct Terminals {
+    root: PathBuf,
+    hidden: Vec<String>,
+    terms: Mutex<HashMap<String, Arc<Term>>>,
+}
+
+impl Drop for Terminals {
+    fn drop(&mut self) {
+        for t in self.terms.lock().unwrap().values() {
+            kill_group(t);
+        }
+    }
+}
+
+fn kill_group(t: &Term) {
+    if let (Some(pid), None) = (t.pid, t.exit.borrow().as_ref()) {
+        unsafe { libc::killpg(pid as i32, libc::SIGKILL) };
+    }
+}
+
+fn push_output(t: &Term, chunk: &[u8]) {
+    let mut o = t.output.lock().unwrap();
+    o.0.push_str(&String::from_utf8_lossy(chunk));
+    if o.0.len() > t.limit {
+        // Keep the newest output, cut at a character boundary, as ACP asks.
+        let cut = o.0.len() - t.limit;
+        let cut = (cut..o.0.len()).find(|i| o.0.is_char_boundary(*i)).unwrap_or(o.0.len());
+        o.0.drain(..cut);
+        o.1 = true;
+    }
+}
+
+impl Terminals {
+    /// Terminals for an agent working in `root`; `hidden`: variables never passed on (beside
+    /// every secret-looking name).
+    pub fn new(root: &Path, hidden: &[String]) -> Terminals {
+        Terminals { root: root.to_path_buf(), hidden: hidden.to_vec(), terms: Mutex::new(HashMap::new()) }
+    }
+
+    /// The folder a command runs in: the workspace, or a folder inside it.
+    fn cwd(&self, cwd: Option<&Path>) -> Result<PathBuf, String> {
+        let Some(c) = cwd else { return Ok(self.root.clone()) };
+        let joined = if c.is_absolute() { c.to_path_buf() } else { self.root.join(c) };
+        let real = joined.canonicalize().map_err(|e| format!("{}: {e}", c.display()))?;
+        let root = self.root.canonicalize().map_err(|e| e.to_string())?;
+        if !real.starts_with(&root) {
+            return Err(format!("{} is outside the workspace; commands run inside it", c.display()));
+        }
+        Ok(real)
+    }
+
+    /// Starts `command args` and returns the terminal's id.
+    pub fn create(&self, command: &str, args: &[String], env: &[(String, String)], cwd: Option<&Path>, limit: Option<u64>) -> Result<String, String> {
+        let dir = self.cwd(cwd)?;
+        let mut cmd = tokio::process::Command::new(command);
+        cmd.args(args).current_dir(&dir).env("PWD", &dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+        crate::tool::command::remove_secrets(&mut cmd, &self.hidden);
+        for (k, v) in env {
+            if !crate::tool::command::is_secret_var(k) && !self.hidden.contains(k) {
+                cmd.env(k, v);
+            }
+        }
+        #[cfg(unix)]
+        cmd.process_group(0);
+        let mut child = cmd.spawn().map_err(|e| format!("{command} could not be started: {e}"))?;
+        let (tx, rx) = watch::channel(None);
+        let term = Arc::new(Term { output: Mutex::new((String::new(), false)), limit: limit.map(|l| l as usize).unwrap_or(DEFAULT_LIMIT), exit: rx, pid: child.id() });
+        let id = format!("term-{}", uuid::Uuid::new_v4().simple());
+        let readers: Vec<_> = [child.stdout.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Send + Unpin>), child.stderr.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Send + Unpin>)]
+            .into_iter()
+            .flatten()
+            .map(|mut r| {
+                let t = term.clone();
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 8192];
+                    while let Ok(n) = r.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                        push_output(&t, &buf[..n]);
+                    }
+                })
+            })
+            .collect();
+        tokio::spawn(async move {
+            let status = child.wait().await;
+            // The output is complete once both pipes are read to their end.
+            for r in readers {
+                let _ = r.await;
+            }
+            let exit = match status {
+                Ok(s) => {
+                    use std::os::unix::process::ExitStatusExt;
+                    (s.code().map(|c| c as u32), s.signal().map(signal_name))
+                }
+                Err(e) => (None, Some(format!("unknown ({e})"))),
+            };
+            let _ = tx.send(Some(exit));
+        });
+        self.terms.lock().unwrap().insert(id.clone(), term);
+        Ok(id)
+    }
+
+    fn term(&self, id: &str) -> Result<Arc<Term>, String> {
+        self.terms.lock().unwrap().get(id).cloned().ok_or_else(|| format!("no terminal {id}"))
+    }
+
+    /// The output so far, whether older output was dropped, and how it ended if it has.
+    pub fn output(&self, id: &str) -> Result<(String, bool, Option<ExitStatus>), String> {
+        let t = self.term(id)?;
+        let (out, truncated) = t.output.lock().unwrap().clone();
+        let exit = t.exit.borrow().clone();
+        Ok((out, truncated, exit))
+    }
+
+    pub async fn wait(&self, id: &str) -> Result<ExitStatus, String> {
+        let mut rx = self.term(id)?.exit.clone();
+        let status = rx.wait_for(|e| e.is_some()).await.map_err(|_| "the terminal is gone".to_string())?.clone();
+        Ok(status.unwrap_or((None, None)))
+    }
+
+    pub fn kill(&self, id: &str) -> Result<(), String> {
+        kill_group(&*self.term(id)?);
+        Ok(())
+    }
+
+    /// Kills the command if it still runs and forgets the terminal.
+    pub fn release(&self, id: &str) -> Result<(), String> {
+        let t = self.terms.lock().unwrap().remove(id).ok_or_else(|| format!("no terminal {id}"))?;
+        kill_group(&t);
+        Ok(())
+    }
+}
+
+fn signal_name(sig: i32) -> String {
+    match sig {
+        libc::SIGKILL => "SIGKILL".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        libc::SIGINT => "SIGINT".into(),
+        other => format!("signal {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_command_runs_in_the_workspace_without_secrets_and_keeps_its_newest_output() {
+        let dir = tempfile::tempdir().unwrap();
+        std::env::set_var("FINISHLINE_TERM_TEST_API_KEY", "sk-secret");
+        let terms = Terminals::new(dir.path(), &[]);
+        let id = terms.create("sh", &["-c".into(), "pwd; echo key=${FINISHLINE_TERM_TEST_API_KEY:-none}; echo $GREETING".into()], &[("GREETING".into(), "hello".into())], None, None).unwrap();
+        assert_eq!(terms.wait(&id).await.unwrap(), (Some(0), None));
+        let (out, truncated, exit) = terms.output(&id).unwrap();
+        assert!(out.contains(&dir.path().canonicalize().unwrap().display().to_string()) || out.contains(&dir.path().display().to_string()), "it runs in the workspace: {out}");
+        assert!(out.contains("key=none"), "a secret-looking variable never reaches the command: {out}");
+        assert!(out.contains("hello"), "the agent's own variables do: {out}");
+        assert!(!truncated && exit == Some((Some(0), None)));
+
+        let id = terms.create("sh", &["-c".into(), "for i in $(seq 1 200); do echo line$i; done".into()], &[], None, Some(20)).unwrap();
+        terms.wait(&id).await.unwrap();
+        let (out, truncated, _) = terms.output(&id).unwrap();
+        assert!(truncated && out.len() <= 20 && out.ends_with("line200\n"), "only the newest output within the limit is kept: {out:?}");
+    }
+
+    #[tokio::test]
+    async fn a_command_outside_the_workspace_is_refused_and_kill_stops_a_long_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let terms = Terminals::new(dir.path(), &[]);
+        assert!(terms.create("true", &[], &[], Some(Path::new("/")), None).unwrap_err().contains("outside the workspace"));
+        let id = terms.create("sleep", &["30".into()], &[], None, None).unwrap();
+        terms.kill(&id).unwrap();
+        let status = tokio::time::timeout(std::time::Duration::from_secs(5), terms.wait(&id)).await.expect("kill ends it").unwrap();
+        assert_eq!(status, (None, Some("SIGKILL".into())));
+        terms.release(&id).unwrap();
+        assert!(terms.output(&id).is_err(), "a released terminal is gone");
+    }
+}
