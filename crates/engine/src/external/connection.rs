@@ -399,7 +399,7 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
                 ended_or(&mut ended_watch, async { cx.send_request(NewSessionRequest::new(launch.cwd.to_path_buf()).mcp_servers(servers)).block_task().await.map(|r| serde_json::to_value(r).unwrap_or_default()) }),
             )
             .await;
-            let new = within("a new session").clone()(new).map_err(|mut f| {
+            let new = within("a new session")(new).map_err(|mut f| {
                 if f.code == ErrorCode::ExternalAgentAuth && !auth.is_empty() {
                     f.message.push_str(&format!(". It offers: {}", auth.join("; ")));
                 }
