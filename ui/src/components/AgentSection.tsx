@@ -133,7 +133,7 @@ export function AgentSection({ agent, onChange }: Props) {
             provider above), sends it back when it is not, and shows you every change to approve or revert.
           </p>
           <label className="field">
-            <span>Environment for {preset?.label ?? agent.name} (NAME=value, one per line; write a key as ${"${VAR}"} to pass it from Finishline's environment instead of saving it here)</span>
+            <span>Environment for {preset?.label ?? agent.name} (NAME=value, one per line; write a key as {"${VAR}"} to pass it from Finishline's environment instead of saving it here)</span>
             <textarea
               data-testid="agent-env"
               rows={2}
