@@ -96,7 +96,9 @@ pub trait AgentConnection: Send + Sync {
 pub struct Launch<'a> {
     pub agent: &'a ExternalAgent,
     pub cwd: &'a Path,
-    /// Variables the agent's process must not see (the person's provider keys for Finishline).
+    /// Variables the commands it runs in Finishline's terminal must not see (beside every
+    /// secret-looking name). The agent itself gets the person's environment, as it would from
+    /// their shell: it needs its own keys (Codex reads OPENAI_API_KEY, Gemini CLI GEMINI_API_KEY).
     pub hidden_env: &'a [String],
     /// How long `initialize` and `session/new` may take (a cold `npx` start is slow).
     pub start_timeout: Duration,
@@ -146,9 +148,6 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
     // PWD as well: Node and Bun agents (OpenCode) take the project from $PWD, which would
     // still name Finishline's own folder.
     cmd.args(&agent.args).current_dir(launch.cwd).env("PWD", launch.cwd).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
-    for name in launch.hidden_env {
-        cmd.env_remove(name);
-    }
     for (k, v) in &agent.env {
         cmd.env(k, expand_env(v));
     }
