@@ -423,6 +423,15 @@ impl Run {
         &tools[at]
     }
 
+    /// A denial the agent was told of stops the run, unless the settings say to go on.
+    fn after_denial(&self) -> Result<(), Halt> {
+        if self.engine.config.permissions.continue_after_denial {
+            Ok(())
+        } else {
+            Err(Halt::Denied)
+        }
+    }
+
     /// The agent wants to run a command in the client's terminal: the gate decides as for the
     /// built-in `run_command` (the same setting, the same allow-for-this-session).
     async fn external_terminal(&mut self, ask: crate::external::connection::TerminalAsk) -> Result<(), Halt> {
@@ -435,11 +444,7 @@ impl Run {
             }
             Err(Halt::Denied) => {
                 let _ = ask.reply.send(false);
-                if self.engine.config.permissions.continue_after_denial {
-                    Ok(())
-                } else {
-                    Err(Halt::Denied)
-                }
+                self.after_denial()
             }
             Err(h) => {
                 let _ = ask.reply.send(false);
@@ -483,11 +488,7 @@ impl Run {
                 if let Some(e) = set_state(tools, ToolState::Denied, Some(super::dispatch::DENIED.into())) {
                     self.emit(e)?;
                 }
-                if self.engine.config.permissions.continue_after_denial {
-                    Ok(())
-                } else {
-                    Err(Halt::Denied)
-                }
+                self.after_denial()
             }
             Err(h) => {
                 let _ = ask.reply.send(None);
