@@ -228,27 +228,19 @@ impl Run {
                     match m {
                         None => rx_open = false,
                         Some(AgentMessage::Update(item)) => self.apply_item(item, &message_id, &mut batcher, &mut text, &mut reasoning_chars, &mut tools)?,
-                        Some(AgentMessage::Terminal(ask)) => {
+                        // The agent waits for the person: what streamed so far is shown first,
+                        // and a denial or cancel stops its turn.
+                        Some(ask @ (AgentMessage::Terminal(_) | AgentMessage::Permission(_))) => {
                             if let Some(e) = batcher.take() { self.emit(e)?; }
-                            match self.external_terminal(ask).await {
-                                Ok(()) => {}
-                                Err(h) => {
-                                    conn.cancel().await;
-                                    halt = Some(h);
-                                    grace_until = tokio::time::Instant::now() + CANCEL_GRACE;
-                                }
-                            }
-                            self.emit(Self::status(SessionStatus::Busy))?;
-                        }
-                        Some(AgentMessage::Permission(ask)) => {
-                            if let Some(e) = batcher.take() { self.emit(e)?; }
-                            match self.external_permission(ask, &mut tools).await {
-                                Ok(()) => {}
-                                Err(h) => {
-                                    conn.cancel().await;
-                                    halt = Some(h);
-                                    grace_until = tokio::time::Instant::now() + CANCEL_GRACE;
-                                }
+                            let decided = match ask {
+                                AgentMessage::Terminal(ask) => self.external_terminal(ask).await,
+                                AgentMessage::Permission(ask) => self.external_permission(ask, &mut tools).await,
+                                AgentMessage::Update(_) => Ok(()),
+                            };
+                            if let Err(h) = decided {
+                                conn.cancel().await;
+                                halt = Some(h);
+                                grace_until = tokio::time::Instant::now() + CANCEL_GRACE;
                             }
                             self.emit(Self::status(SessionStatus::Busy))?;
                         }
