@@ -25,6 +25,16 @@ pub fn instance_name(identifier: &str) -> String {
     format!("{identifier}.i{hash:016x}")
 }
 
+/// With FINISHLINE_PERF=1, when the shell reached `name`, in ms since the first mark, on stderr
+/// beside the UI's marks (docs/benchmarks.md, section 6: where a start goes).
+pub fn perf_mark(name: &str) {
+    static FIRST: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let first = *FIRST.get_or_init(std::time::Instant::now);
+    if crate::commands::perf_enabled() {
+        eprintln!("finishline-perf rust_{name} {:.3}", first.elapsed().as_secs_f64() * 1000.0);
+    }
+}
+
 /// What the window needs for its first screen, handed over before its script runs: the
 /// settings (or why they could not be read) and whether to report timings. Asking for them over
 /// IPC after the first render cost a round trip and a second render on every start

@@ -40,6 +40,7 @@ fn avoid_software_gl_compositing() {
 }
 
 pub fn run() {
+    desktop::perf_mark("main");
     #[cfg(target_os = "linux")]
     avoid_software_gl_compositing();
     let context = tauri::generate_context!("tauri.conf.json");
@@ -53,8 +54,14 @@ pub fn run() {
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_opener::init())
         .setup(|app| {
+            desktop::perf_mark("setup");
+            // The window first: its web process starts loading the page while the history
+            // database opens. Nothing reaches the commands before setup returns.
+            desktop::open_main_window(app)?;
+            desktop::perf_mark("window");
             let data_dir = app.path().app_data_dir()?;
             let state = state::AppState::open(data_dir)?;
+            desktop::perf_mark("store");
             // Rare broadcasts: the history list refreshes when a session's status changes.
             let mut all = state.store.follow_all();
             let handle = app.handle().clone();
@@ -80,7 +87,6 @@ pub fn run() {
                 }
             });
             app.manage(state);
-            desktop::open_main_window(app)?;
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
