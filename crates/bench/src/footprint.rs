@@ -1,7 +1,7 @@
 //! App footprint: the real app against the smallest Tauri window (crates/bench-minimal-app),
 //! both built in the same run and started under the same X display (Xvfb from scripts/bench).
-//! Each app says on stderr when it is ready (the real one once its UI has loaded the settings
-//! and drawn; the minimal one when its page has loaded), and the real app's UI reports how long
+//! Each app says on stderr when it is ready (the real one once its UI has drawn its first screen
+//! with the settings; the minimal one once its page's first frame is painted), and the real app's UI reports how long
 //! a long session took to show and how frames were paced while a run streamed
 //! (FINISHLINE_PERF=1; see ui/src/perf.ts).
 
@@ -257,7 +257,7 @@ pub fn run(smoke: bool) -> Result<Table, String> {
     ]);
     t.note(format!("Where the memory is: idle Finishline: {app_breakdown}; minimal window: {min_breakdown}; with the long session open: {session_breakdown}."));
     t.note(format!(
-        "Binaries from {}; medians of {runs} launches each, each with a fresh data folder. Memory is VmRSS summed over the app and every process it started (WebKit's web and network processes). Both apps make the same renderer choice (no WebKit GL compositing when the machine has no GPU render node, as here), so the ratios measure Finishline's own cost. Xvfb renders in software, so frame times are an upper bound of what a desktop with a GPU shows.",
+        "Binaries from {}; medians of {runs} launches each, each with a fresh data folder. Memory is VmRSS summed over the app and every process it started (WebKit's web and network processes). Ready is the same moment for both: the first frame of the first screen painted, reported by the page over IPC (the minimal window's page-load event comes before its paint, so it is not used). Both apps make the same renderer choice (no WebKit GL compositing when the machine has no GPU render node, as here), so the ratios measure Finishline's own cost. Xvfb renders in software, so frame times are an upper bound of what a desktop with a GPU shows.",
         bins.display()
     ));
     Ok(t)
