@@ -285,7 +285,7 @@ export type EngineEvent =
   | { type: "plan_reviewed"; approved: boolean; edited: boolean; steps: PlanStep[] }
   | { type: "plan_revised"; first: number; cause: string; steps: PlanStep[]; for_feedback?: boolean }
   | { type: "plan_step_started"; index: number; number: number; of: number; title: string }
-  | { type: "plan_step_finished"; index: number; end_reason: EndReason; summary: string }
+  | { type: "plan_step_finished"; index: number; end_reason: EndReason; summary: string; output_data?: string }
   | { type: "error"; code: string; message: string };
 
 export type Envelope = EngineEvent & { seq: number; session_id: string; run_id?: string; at: string };

@@ -291,11 +291,11 @@ pub(crate) fn engine_loop(a: &mut Agent, sc: &Scenario) -> Ended {
                     eval_tokens += 2_500 + 120;
                     let remaining = names(&a.undone());
                     let outcome = if sc.conversation {
-                        EvaluationOutcome { verdict: Verdict::Done, summary: String::new(), remaining: vec![], continuation_prompt: String::new(), stuck_reason: None }
+                        EvaluationOutcome { verdict: Verdict::Done, summary: String::new(), remaining: vec![], continuation_prompt: String::new(), stuck_reason: None, output_data: None }
                     } else if remaining.is_empty() {
-                        EvaluationOutcome { verdict: Verdict::Done, summary: "done".into(), remaining: vec![], continuation_prompt: String::new(), stuck_reason: None }
+                        EvaluationOutcome { verdict: Verdict::Done, summary: "done".into(), remaining: vec![], continuation_prompt: String::new(), stuck_reason: None, output_data: None }
                     } else {
-                        EvaluationOutcome { verdict: Verdict::NotDone, summary: String::new(), continuation_prompt: format!("Do {}", remaining.join(", ")), remaining, stuck_reason: None }
+                        EvaluationOutcome { verdict: Verdict::NotDone, summary: String::new(), continuation_prompt: format!("Do {}", remaining.join(", ")), remaining, stuck_reason: None, output_data: None }
                     };
                     e.evaluation = Some(outcome);
                 }

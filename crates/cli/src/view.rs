@@ -139,7 +139,12 @@ impl View {
                 (false, _) => "▤ plan cancelled",
             }),
             EngineEvent::PlanStepStarted { number, of, title, .. } => self.line(&format!("▤ step {number}/{of}: {title}")),
-            EngineEvent::PlanStepFinished { end_reason, summary, .. } => self.line(&format!("  step ended: {} — {summary}", end_reason.as_str())),
+            EngineEvent::PlanStepFinished { end_reason, summary, output_data, .. } => {
+                self.line(&format!("  step ended: {} — {summary}", end_reason.as_str()));
+                if let Some(data) = output_data {
+                    self.line(&format!("  for later steps: {data}"));
+                }
+            }
             EngineEvent::Reverted { restored, deleted } => self.line(&format!("  reverted: {}", finishline_engine::store::export::revert_summary(restored.len(), deleted.len()))),
             EngineEvent::Error { message, .. } => self.line(&format!("  ! {message}")),
             _ => {}

@@ -119,6 +119,8 @@ pub struct EvaluationOutcome {
     pub remaining: Vec<String>,
     pub continuation_prompt: String,
     pub stuck_reason: Option<String>,
+    /// A plan step's: what later steps need from its work.
+    pub output_data: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

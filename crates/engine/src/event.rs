@@ -244,6 +244,10 @@ pub enum EngineEvent {
         index: usize,
         end_reason: EndReason,
         summary: String,
+        /// What later steps need from this one (names, paths, values, decisions), as the
+        /// evaluator read it from the step's work; their briefs carry it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_data: Option<String>,
     },
     /// What Reject's revert did to the workspace.
     Reverted {

@@ -15,6 +15,8 @@ pub struct StepView {
     pub end_reason: Option<EndReason>,
     /// The evaluator's summary of what the step produced (or why it did not).
     pub summary: Option<String>,
+    /// What later steps need from it, as the evaluator read it.
+    pub output_data: Option<String>,
     /// Why a replan took this step's place.
     pub replaced_because: Option<String>,
 }
@@ -95,11 +97,12 @@ impl PlanState {
                 }
                 self.current = Some(*index);
             }
-            EngineEvent::PlanStepFinished { index, end_reason, summary } => {
+            EngineEvent::PlanStepFinished { index, end_reason, summary, output_data } => {
                 if let Some(s) = self.steps.get_mut(*index) {
                     s.state = if step_done(*end_reason) { StepState::Done } else { StepState::Failed };
                     s.end_reason = Some(*end_reason);
                     s.summary = Some(summary.clone()).filter(|s| !s.trim().is_empty());
+                    s.output_data = output_data.clone().filter(|d| !d.trim().is_empty());
                 }
             }
             EngineEvent::ReviewRequested { .. } if !self.concluded => {
@@ -146,7 +149,7 @@ impl PlanState {
 }
 
 fn pending(step: &PlanStep) -> StepView {
-    StepView { step: step.clone(), state: StepState::Pending, end_reason: None, summary: None, replaced_because: None }
+    StepView { step: step.clone(), state: StepState::Pending, end_reason: None, summary: None, output_data: None, replaced_because: None }
 }
 
 /// A step is done when it was verified, or done but the evaluator was unavailable: the task's

@@ -16,7 +16,7 @@ fn stop() -> Evidence {
 }
 
 fn verdict(v: Verdict, remaining: &[&str], prompt: &str) -> EvaluationOutcome {
-    EvaluationOutcome { verdict: v, summary: String::new(), remaining: remaining.iter().map(|s| s.to_string()).collect(), continuation_prompt: prompt.into(), stuck_reason: None }
+    EvaluationOutcome { verdict: v, summary: String::new(), remaining: remaining.iter().map(|s| s.to_string()).collect(), continuation_prompt: prompt.into(), stuck_reason: None, output_data: None }
 }
 
 fn claim(c: Claim) -> Option<ClaimEvidence> {

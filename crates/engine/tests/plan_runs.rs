@@ -431,3 +431,34 @@ async fn a_manager_that_cannot_revise_the_plan_sends_the_task_to_review_as_plan_
     assert!(!o.has(|e| matches!(e, EngineEvent::PlanRevised { .. })), "no revision was made from an unusable answer");
     assert!(h.read("c.txt").is_none(), "nothing after the failed step runs");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_step_produced_reaches_the_later_steps_as_its_output_data() {
+    let step_one = json!({"done": true, "summary": "a.txt is written", "output_data": "the port chosen is 8123", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": ""});
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&[("Write a.txt", "a.txt exists"), ("Write b.txt", "b.txt exists")])),
+            evaluator_when(json!({"any_message_contains": "This step: Write a.txt"}), json!({"text": step_one.to_string()})),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = start(&h, "write a.txt and b.txt", PlanMode::On).await;
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "errors: {:?}", errors(&o));
+    let judged = o.requests.iter().find(|r| r.kind == RequestKind::Evaluator && r.all_text.contains("judge only this step")).unwrap();
+    assert!(judged.system.contains("output_data") && judged.body.to_string().contains("\"output_data\""), "the evaluator of a step is asked, in its instructions and its schema, what later steps need from it");
+    let whole = o.requests.iter().rfind(|r| r.kind == RequestKind::Evaluator).unwrap();
+    assert!(!whole.system.contains("output_data"), "the final check of the whole task has no later steps to feed");
+    let data: Vec<Option<String>> = o.events.iter().filter_map(|e| if let EngineEvent::PlanStepFinished { output_data, .. } = &e.event { Some(output_data.clone()) } else { None }).collect();
+    assert_eq!(data.first().cloned().flatten().as_deref(), Some("the port chosen is 8123"), "the step's output data is stored with its end");
+    let step2 = o.requests.iter().find(|r| r.kind == RequestKind::Agent && r.last_message.contains("This step: Write b.txt")).unwrap();
+    assert!(step2.last_message.contains("the port chosen is 8123"), "a later step starts fresh, so what an earlier step produced must be in its brief:\n{}", step2.last_message);
+    let plan = PlanState::from_events(&o.events).unwrap();
+    assert_eq!(plan.steps[0].output_data.as_deref(), Some("the port chosen is 8123"), "the plan panel can show it");
+    let md = finishline_engine::store::export::to_markdown(&h.store.timeline(&o.session).unwrap());
+    assert!(md.contains("*For later steps:* the port chosen is 8123"), "the export keeps what a step passed on:\n{md}");
+}

@@ -342,6 +342,7 @@ function PlanPanel({ plan }: { plan: PlanView }) {
                 {s.summary ? `: ${s.summary}` : ""}
               </p>
             )}
+            {s.outputData && <p className="muted small">For later steps: {s.outputData}</p>}
             {s.replacedBecause && <p className="muted small">Replaced: {s.replacedBecause}</p>}
           </li>
         ))}

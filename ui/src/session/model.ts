@@ -7,6 +7,8 @@ export interface PlanStepView {
   state: StepState;
   endReason?: EndReason;
   summary?: string;
+  /** What later steps need from this one, as the evaluator read it (their briefs carry it). */
+  outputData?: string;
   /** Why a replan took this step's place. */
   replacedBecause?: string;
 }
@@ -201,7 +203,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       if (next.plan?.steps[e.index]) {
         const p = plan();
         const done = e.end_reason === "verified_done" || e.end_reason === "unverified";
-        p.steps[e.index] = { ...p.steps[e.index], state: done ? "done" : "failed", endReason: e.end_reason, summary: e.summary || undefined };
+        p.steps[e.index] = { ...p.steps[e.index], state: done ? "done" : "failed", endReason: e.end_reason, summary: e.summary || undefined, outputData: e.output_data || undefined };
       }
       break;
     case "project_instructions":

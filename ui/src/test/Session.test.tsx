@@ -401,7 +401,7 @@ describe("Session view, loading and errors", () => {
       ev({ type: "run_started", trigger: "plan_step" }),
       ev({ type: "plan_step_started", index: 0, number: 1, of: 3, title: "Write a" }),
       ev({ type: "continuation", source: "plan_step", attempt: 0, max: 0, remaining: [], text: "You are on step 1 of 3" }),
-      ev({ type: "plan_step_finished", index: 0, end_reason: "verified_done", summary: "a.txt is written" }),
+      ev({ type: "plan_step_finished", index: 0, end_reason: "verified_done", summary: "a.txt is written", output_data: "a.txt holds the port, 8123" }),
       ev({ type: "run_finished", status: "busy", claim: "none", verdict: "done", end_reason: "verified_done" }),
       ev({ type: "plan_revised", first: 1, cause: "b needs the data first", steps: [step("Fetch the data"), step("Write b")] }),
       ev({ type: "run_started", trigger: "plan_step" }),
@@ -413,6 +413,7 @@ describe("Session view, loading and errors", () => {
     const steps = screen.getAllByTestId("plan-step");
     expect(steps.map((s) => s.getAttribute("data-state")), "old steps stay visible as replaced").toEqual(["done", "replaced", "replaced", "running", "pending"]);
     expect(steps[0]).toHaveTextContent("Verified done: a.txt is written");
+    expect(steps[0], "what a step produced for later steps is shown, as their briefs carry it").toHaveTextContent("For later steps: a.txt holds the port, 8123");
     expect(steps[1]).toHaveTextContent("Replaced: b needs the data first");
     expect(steps[3], "each step shows its success criteria").toHaveTextContent("Fetch the data is done");
     expect(screen.getByTestId("plan-revised")).toHaveTextContent("b needs the data first");

@@ -63,6 +63,7 @@ impl Run {
             transcript_digest: evaluator::digest(&transcript_lines(&self.history)),
             question: Some(question),
             instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
+            plan_step: self.plan_step.is_some() && !self.judge_whole,
         };
         let result = evaluator::evaluate(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await;
         let Some(r) = result else { return Err(Halt::Cancelled) };
@@ -75,6 +76,7 @@ impl Run {
         if question == EvaluationQuestion::Done {
             self.evidence.last_verdict = Some(r.outcome.verdict);
             self.evidence.last_verdict_summary = Some(r.outcome.summary.clone()).filter(|s| !s.trim().is_empty());
+            self.evidence.last_verdict_output_data = r.outcome.output_data.clone();
         }
         self.emit(EngineEvent::Evaluation {
             cycle,

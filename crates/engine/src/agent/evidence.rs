@@ -36,6 +36,8 @@ pub struct RunEvidence {
     pub verification_log: Vec<String>,
     pub last_verdict: Option<Verdict>,
     pub last_verdict_summary: Option<String>,
+    /// A plan step's last verdict: what later steps need from its work.
+    pub last_verdict_output_data: Option<String>,
     /// The step before overflowed the context window and was compacted: another overflow fails.
     pub overflowed: bool,
     /// Plan mode: evaluations of this step that showed no progress, less those that did.

@@ -113,7 +113,8 @@ impl Run {
             .clone()
             .or_else(|| ending.claim_words.as_ref().and_then(|c| c.summary.clone()))
             .unwrap_or_else(|| format!("ended: {}", ending.end_reason.as_str()));
-        let finished = EngineEvent::PlanStepFinished { index: current.index, end_reason: ending.end_reason, summary };
+        let output_data = self.evidence.last_verdict_output_data.clone();
+        let finished = EngineEvent::PlanStepFinished { index: current.index, end_reason: ending.end_reason, summary, output_data };
         let run_finished = EngineEvent::RunFinished { status: SessionStatus::Busy, claim: ending.claim, verdict: self.evidence.last_verdict, end_reason: ending.end_reason, stuck: ending.stuck.clone() };
         let mut state = self.plan_state()?;
         state.apply(&finished);
@@ -172,7 +173,7 @@ impl Run {
         self.emit(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: format!("revising the plan after step {}", failed.number) })?;
         let input = ReplanInput {
             task: self.task.clone(),
-            done: state.steps.iter().filter(|s| s.state == StepState::Done).map(|s| (s.step.title.clone(), s.summary.clone().unwrap_or_default())).collect(),
+            done: done_steps(&state),
             failed: Some(failed.step.clone()),
             failure: match &ending.stuck {
                 Some(s) => format!("{} ({}): {}", ending.end_reason.as_str(), s.pattern.as_str(), s.repeated),
@@ -217,7 +218,7 @@ impl Run {
         self.emit(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: "revising the plan for your feedback".into() })?;
         let input = ReplanInput {
             task: self.task.clone(),
-            done: state.steps.iter().filter(|s| s.state == StepState::Done).map(|s| (s.step.title.clone(), s.summary.clone().unwrap_or_default())).collect(),
+            done: done_steps(&state),
             instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
             feedback: Some(feedback.to_string()),
             ..Default::default()
@@ -301,6 +302,23 @@ pub(super) fn step_start(task: &str, state: &PlanState, index: usize, files: &[S
     ]
 }
 
+/// The finished steps for the manager: each title, with what the evaluator said it produced.
+fn done_steps(state: &PlanState) -> Vec<(String, String)> {
+    state
+        .steps
+        .iter()
+        .filter(|s| s.state == StepState::Done)
+        .map(|s| {
+            let summary = s.summary.clone().unwrap_or_default();
+            let produced = match &s.output_data {
+                Some(data) => format!("{summary} (produced: {data})"),
+                None => summary,
+            };
+            (s.step.title.clone(), produced)
+        })
+        .collect()
+}
+
 /// What a step's fresh conversation starts with: the task, the plan with what each finished
 /// step produced, this step with its criteria, and the files changed so far.
 fn brief(task: &str, state: &PlanState, index: usize, number: usize, of: usize, files: &[String]) -> String {
@@ -319,6 +337,9 @@ fn brief(task: &str, state: &PlanState, index: usize, number: usize, of: usize, 
         plan_lines.push_str(&format!("\n- [{mark}] {}", s.step.title));
         if let Some(summary) = s.summary.as_ref().filter(|_| s.state == StepState::Done) {
             plan_lines.push_str(&format!(": {summary}"));
+        }
+        if let Some(data) = s.output_data.as_ref().filter(|_| s.state == StepState::Done) {
+            plan_lines.push_str(&format!("\n  What it produced for later steps: {data}"));
         }
     }
     let criteria: String = step.criteria.iter().map(|c| format!("\n- {c}")).collect();

@@ -29,7 +29,7 @@ pub enum Entry {
     /// The plan as made or revised: each step with its criteria.
     Plan { revised_because: Option<String>, steps: Vec<crate::plan::PlanStep> },
     PlanStep { number: usize, of: usize, title: String },
-    PlanStepEnd { end_reason: EndReason, summary: String },
+    PlanStepEnd { end_reason: EndReason, summary: String, output_data: Option<String> },
     RunEnd { status: SessionStatus, end_reason: EndReason },
     Status { status: SessionStatus, message: Option<String> },
     Error { code: String, message: String },
@@ -86,7 +86,7 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
             EngineEvent::PlanCreated { steps, .. } => out.push(Entry::Plan { revised_because: None, steps: steps.clone() }),
             EngineEvent::PlanRevised { cause, steps, .. } => out.push(Entry::Plan { revised_because: Some(cause.clone()), steps: steps.clone() }),
             EngineEvent::PlanStepStarted { number, of, title, .. } => out.push(Entry::PlanStep { number: *number, of: *of, title: title.clone() }),
-            EngineEvent::PlanStepFinished { end_reason, summary, .. } => out.push(Entry::PlanStepEnd { end_reason: *end_reason, summary: summary.clone() }),
+            EngineEvent::PlanStepFinished { end_reason, summary, output_data, .. } => out.push(Entry::PlanStepEnd { end_reason: *end_reason, summary: summary.clone(), output_data: output_data.clone() }),
             EngineEvent::RunFinished { status, end_reason, .. } => out.push(Entry::RunEnd { status: *status, end_reason: *end_reason }),
             EngineEvent::StatusChanged { status: status @ (SessionStatus::Interrupted | SessionStatus::Failed), message, .. } => {
                 out.push(Entry::Status { status: *status, message: message.clone() })
@@ -253,8 +253,11 @@ pub fn to_markdown(t: &Timeline) -> String {
             Entry::PlanStep { number, of, title } => {
                 let _ = writeln!(md, "#### Step {number}/{of}: {title}\n");
             }
-            Entry::PlanStepEnd { end_reason, summary } => {
+            Entry::PlanStepEnd { end_reason, summary, output_data } => {
                 let _ = writeln!(md, "*Step ended: {}*{}\n", end_reason.as_str(), if summary.is_empty() { String::new() } else { format!(": {summary}") });
+                if let Some(data) = output_data {
+                    let _ = writeln!(md, "*For later steps:* {data}\n");
+                }
             }
             Entry::RunEnd { status, end_reason } => {
                 let _ = writeln!(md, "*Run ended: {} ({})*\n", status.as_str(), end_reason.as_str());
