@@ -87,6 +87,23 @@ fn one_turn_rules() -> Value {
     ])
 }
 
+/// The message of a later turn, the same on both paths: Finishline's continuation, and what the
+/// person types to `opencode run --continue`.
+const LATER: &str = "world.txt is missing: write it.";
+
+/// Two turns: hello.txt, then world.txt when told it is missing. Under Finishline the evaluator
+/// says so once, which starts the second turn.
+fn two_turn_rules() -> Value {
+    json!([
+        {"when": {"kind": "compaction"}, "reply": {"text": "Task"}},
+        {"when": {"kind": "evaluator"}, "reply": verdict(false, "world.txt"), "times": 1},
+        {"when": {"kind": "evaluator"}, "reply": verdict(true, "")},
+        {"when": {"kind": "agent", "last_message_contains": "Wrote file successfully"}, "reply": {"text": "The file is written and checked."}},
+        {"when": {"kind": "agent", "last_message_contains": LATER}, "reply": write("world.txt")},
+        {"when": {"kind": "agent"}, "reply": write("hello.txt")}
+    ])
+}
+
 async fn server(rules: &Value) -> FakeServer {
     let scenario: Scenario = serde_json::from_value(json!({ "rules": rules })).expect("scenario");
     FakeServer::start(scenario).await.expect("fake server")
@@ -111,26 +128,47 @@ fn home_env(home: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `opencode run TASK` to its exit: the wall time, and how many files the task asks for are missing.
-async fn opencode_alone(bin: &Path, rules: &Value, task: &str, files: &[&str]) -> Result<(Duration, usize), String> {
-    let server = server(rules).await;
-    let (ws, home) = workspace(&server);
+/// `opencode run ARGS` in `ws` to its exit: its wall time.
+async fn opencode_run(bin: &Path, ws: &Path, home: &Path, args: &[&str]) -> Result<Duration, String> {
     let started = Instant::now();
     let mut cmd = tokio::process::Command::new(bin);
     // PWD too: OpenCode finds its project from $PWD, which a changed working directory leaves
     // pointing at ours.
-    cmd.args(["run", task]).current_dir(ws.path()).env("PWD", ws.path()).envs(home_env(home.path())).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
+    cmd.arg("run").args(args).current_dir(ws).env("PWD", ws).envs(home_env(home)).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
     let out = tokio::time::timeout(Duration::from_secs(120), cmd.output()).await.map_err(|_| "opencode run did not end in 120 s".to_string())?.map_err(|e| e.to_string())?;
     let took = started.elapsed();
     if !out.status.success() {
         return Err(format!("opencode run failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).chars().rev().take(800).collect::<String>().chars().rev().collect::<String>()));
     }
+    Ok(took)
+}
+
+/// `opencode run TASK` to its exit: the wall time, and how many files the task asks for are missing.
+async fn opencode_alone(bin: &Path, rules: &Value, task: &str, files: &[&str]) -> Result<(Duration, usize), String> {
+    let server = server(rules).await;
+    let (ws, home) = workspace(&server);
+    let took = opencode_run(bin, ws.path(), home.path(), &[task]).await?;
     Ok((took, files.iter().filter(|f| !ws.path().join(f).exists()).count()))
+}
+
+/// A later turn on its own: `opencode run TASK`, then `opencode run --continue LATER` (what a
+/// person types to send it back), timing the second.
+async fn opencode_alone_later_turn(bin: &Path) -> Result<Duration, String> {
+    let server = server(&two_turn_rules()).await;
+    let (ws, home) = workspace(&server);
+    opencode_run(bin, ws.path(), home.path(), &["Write hello.txt"]).await?;
+    let took = opencode_run(bin, ws.path(), home.path(), &["--continue", LATER]).await?;
+    if !ws.path().join("world.txt").exists() {
+        return Err("opencode run --continue did not write world.txt".into());
+    }
+    Ok(took)
 }
 
 struct UnderFinishline {
     /// From the start of the session to the end of the agent's first turn.
     first_turn: Duration,
+    /// From the first continuation to the end of the turn it starts.
+    later_turn: Option<Duration>,
     all_files: bool,
     status: SessionStatus,
     continuations: Vec<ContinuationSource>,
@@ -148,11 +186,17 @@ async fn under_finishline(bin: &Path, rules: &Value, task: &str, files: &[&str])
     let mut live = store.follow_all();
     let started = Instant::now();
     let (sid, handle) = engine.start_session(task, ws.path()).map_err(|e| e.to_string())?;
-    let mut first_turn = None;
+    let (mut first_turn, mut continued, mut later_turn) = (None, None, None);
     let watch = async {
         while let Ok(env) = live.recv().await {
-            if env.session_id == sid && matches!(env.event, EngineEvent::StepFinished { .. }) && first_turn.is_none() {
-                first_turn = Some(started.elapsed());
+            if env.session_id != sid {
+                continue;
+            }
+            match env.event {
+                EngineEvent::StepFinished { .. } if first_turn.is_none() => first_turn = Some(started.elapsed()),
+                EngineEvent::StepFinished { .. } if later_turn.is_none() => later_turn = continued.map(|c: Instant| c.elapsed()),
+                EngineEvent::Continuation { .. } if continued.is_none() => continued = Some(Instant::now()),
+                _ => {}
             }
         }
     };
@@ -170,7 +214,7 @@ async fn under_finishline(bin: &Path, rules: &Value, task: &str, files: &[&str])
             _ => None,
         })
         .collect();
-    Ok(UnderFinishline { first_turn: first_turn.ok_or("no turn ended")?, all_files: files.iter().all(|f| ws.path().join(f).exists()), status: s.status, continuations })
+    Ok(UnderFinishline { first_turn: first_turn.ok_or("no turn ended")?, later_turn, all_files: files.iter().all(|f| ws.path().join(f).exists()), status: s.status, continuations })
 }
 
 /// The same one-turn task done by Finishline's built-in agent (its `write_file`, then the answer):
@@ -226,11 +270,27 @@ pub async fn run(smoke: bool) -> Result<Table, String> {
     let (a, u) = (median(&mut alone), median(&mut under));
     let overhead = u.as_secs_f64() / a.as_secs_f64() - 1.0;
     t.row(vec![
-        "One turn (start the agent, a tool call, the answer), median wall time".into(),
+        "First turn (start the agent, a tool call, the answer), median wall time".into(),
         format!("{} ms (`opencode run` to its exit)", a.as_millis()),
         format!("{} ms (session start to the end of the turn, over ACP)", u.as_millis()),
         "the ACP path adds ≤ 10 % per turn".into(),
         format!("{} ({:+.0} %)", if overhead <= 0.10 { "yes" } else { "NO" }, overhead * 100.0),
+    ]);
+    let (mut later_alone, mut later_under) = (Vec::new(), Vec::new());
+    for i in 0..runs {
+        eprintln!("   acp: a later turn, run {}", i + 1);
+        later_alone.push(opencode_alone_later_turn(&bin).await?);
+        let f = under_finishline(&bin, &two_turn_rules(), "Write hello.txt", &["hello.txt", "world.txt"]).await?;
+        later_under.push(f.later_turn.ok_or("under Finishline the second turn never came")?);
+    }
+    let (la, lu) = (median(&mut later_alone), median(&mut later_under));
+    let later = lu.as_secs_f64() / la.as_secs_f64() - 1.0;
+    t.row(vec![
+        "A later turn (sent back: \"world.txt is missing\", a tool call, the answer), median wall time".into(),
+        format!("{} ms (`opencode run --continue` to its exit)", la.as_millis()),
+        format!("{} ms (the continuation to the end of its turn; the agent is already running)", lu.as_millis()),
+        "the ACP path adds ≤ 10 % per turn".into(),
+        format!("{} ({:+.0} %)", if later <= 0.10 { "yes" } else { "NO" }, later * 100.0),
     ]);
     t.row(vec![
         "The same task by Finishline's built-in agent (its `write_file`, then the answer), median".into(),
@@ -268,7 +328,7 @@ pub async fn run(smoke: bool) -> Result<Table, String> {
         if caught == false_alone { "yes".into() } else { "NO".into() },
     ]);
     t.note(format!(
-        "Medians of {runs} runs each. Both paths start OpenCode's process (Node, its config, the model list it cannot fetch offline), ask the same fake provider for the title and the answer, and run OpenCode's own `write` tool. Under Finishline the turn also waits for the workspace to be recorded before the prompt is sent (for the review's diffs and revert). Finishline's evaluator call after the turn is its judgement, not part of the turn, and is not counted. Reproduce with `bash scripts/bench` (section 7), after `bash scripts/setup` installed OpenCode in tests/agents."
+        "Medians of {runs} runs each. Both paths start OpenCode's process (Node, its config, the model list it cannot fetch offline), ask the same fake provider for the title and the answer, and run OpenCode's own `write` tool. Under Finishline the agent starts while the workspace is recorded (for the review's diffs and revert), and its prompt waits for that record; OpenCode also connects to Finishline's MCP server (for `complete_task`) while it opens the session. A later turn is one `session/prompt` to the running agent under Finishline, and a new `opencode run --continue` process alone. Finishline's evaluator call after a turn is its judgement, not part of the turn, and is not counted. Reproduce with `bash scripts/bench` (section 7), after `bash scripts/setup` installed OpenCode in tests/agents."
     ));
     Ok(t)
 }
