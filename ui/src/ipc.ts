@@ -313,6 +313,9 @@ export interface SessionSummary {
   duration_ms: number;
   tokens: Tokens;
   last_seq: number;
+  /** The steps of its plan as it stands (0 without a plan), and how many are done. */
+  plan_steps: number;
+  plan_done: number;
 }
 
 export interface Timeline {

@@ -200,6 +200,9 @@ async fn run_with_plan_on_prints_the_plan_and_each_steps_outcome() {
     for line in ["▤ plan: 2 steps", "1. Write a.txt — done when: a.txt exists", "▤ step 1/2: Write a.txt", "▤ step 2/2: Write b.txt", "step ended: verified_done — the file is there"] {
         assert!(text.contains(line), "the terminal shows the plan and each step's outcome ({line}):\n{text}");
     }
+    let listed = finishline(&["sessions", "list"], &e.data);
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.contains("[plan 2/2 steps]"), "the session list marks a plan and how far it got:\n{listed}");
     let bad = finishline(&["run", "x", "--plan", "sometimes"], &e.data);
     assert_eq!(bad.status.code(), Some(2), "an unknown plan mode is a usage error");
 }

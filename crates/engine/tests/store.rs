@@ -424,3 +424,45 @@ fn a_history_and_settings_from_the_first_release_open_after_an_upgrade_with_noth
     assert_eq!(settings.provider.model, "fake-model", "the chosen model is kept");
     assert_eq!(settings.verify_commands.get("/tmp/wave1-ws").map(|v| v.len()), Some(1), "verify commands are kept");
 }
+
+fn plan_step(title: &str) -> finishline_engine::plan::PlanStep {
+    finishline_engine::plan::PlanStep { title: title.into(), instructions: format!("{title}."), criteria: vec![format!("{title} is done")], depends_on: vec![] }
+}
+
+#[test]
+fn history_lists_a_plan_sessions_steps_done_and_in_the_plan_also_after_an_upgrade() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.db");
+    let sid = {
+        let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+        let (plain, _) = store.create_session(&new_session("rename a file")).unwrap();
+        let (sid, _) = store.create_session(&new_session("write a, b and c")).unwrap();
+        store
+            .append_all(
+                &sid,
+                None,
+                vec![
+                    EngineEvent::PlanCreated { steps: vec![plan_step("Write a"), plan_step("Write b"), plan_step("Write c")], mode: PlanMode::On, awaiting_review: false },
+                    EngineEvent::PlanStepStarted { index: 0, number: 1, of: 3, title: "Write a".into() },
+                    EngineEvent::PlanStepFinished { index: 0, end_reason: EndReason::VerifiedDone, summary: "a is written".into(), output_data: None },
+                    // b is replaced by two steps: the plan now has four, one of them done.
+                    EngineEvent::PlanRevised { first: 1, cause: "b needs data first".into(), steps: vec![plan_step("Fetch the data"), plan_step("Write b"), plan_step("Write c")], for_feedback: false },
+                ],
+            )
+            .unwrap();
+        let listed = store.list_sessions(&ListQuery { limit: 50, ..Default::default() }).unwrap();
+        let plan = listed.iter().find(|s| s.id == sid).unwrap();
+        assert_eq!((plan.plan_steps, plan.plan_done), (4, 1), "History shows the plan as it stands: replaced steps do not count");
+        let other = listed.iter().find(|s| s.id == plain).unwrap();
+        assert_eq!(other.plan_steps, 0, "a session without a plan shows none");
+        sid
+    };
+    // The same history as a build before this column wrote it: the upgrade fills it in.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("ALTER TABLE sessions DROP COLUMN plan_steps; ALTER TABLE sessions DROP COLUMN plan_done; PRAGMA user_version = 7;").unwrap();
+    drop(conn);
+    let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
+    let listed = store.list_sessions(&ListQuery { limit: 50, ..Default::default() }).unwrap();
+    let plan = listed.iter().find(|s| s.id == sid).unwrap();
+    assert_eq!((plan.plan_steps, plan.plan_done), (4, 1), "plans made before the upgrade show in History too");
+}

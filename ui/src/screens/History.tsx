@@ -250,6 +250,11 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
                     {r.title}
                   </button>
                   <div className="muted small clamp">{r.workspace}</div>
+                  {r.plan_steps > 0 && (
+                    <span className="tag small" data-testid="history-plan" title="This task ran as a plan of checked steps">
+                      Plan: {r.plan_done}/{r.plan_steps} steps
+                    </span>
+                  )}
                   {hits?.byId.get(r.id) && <Snippet parts={hits.byId.get(r.id)!.hit.snippet} />}
                 </td>
                 <td>

@@ -1,4 +1,4 @@
-import { render, screen, waitFor } from "@testing-library/react";
+import { render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it } from "vitest";
@@ -237,6 +237,25 @@ describe("History search", () => {
     duration_ms: 1000,
     tokens: { agent: 1, evaluator: 0, compaction: 0 },
     last_seq: 3,
+    plan_steps: 0,
+    plan_done: 0,
+  });
+
+  it("marks a session that ran a plan with its steps done", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [{ ...row("a", "Write the report"), plan_steps: 4, plan_done: 1 }, row("b", "Rename a file")];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await waitFor(() => expect(screen.getAllByTestId("history-row")).toHaveLength(2));
+    const [planned, plain] = screen.getAllByTestId("history-row");
+    expect(within(planned).getByTestId("history-plan"), "History shows which sessions ran a plan, and how far it got").toHaveTextContent("Plan: 1/4 steps");
+    expect(within(plain).queryByTestId("history-plan"), "a session without a plan has no plan mark").toBeNull();
   });
 
   it("filters the list to the sessions that match, highlights the words, and clears back to all", async () => {

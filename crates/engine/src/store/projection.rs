@@ -121,12 +121,10 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         }
         EngineEvent::Continuation { .. } => {}
         EngineEvent::Activity { .. } | EngineEvent::Verification { .. } | EngineEvent::Reverted { .. } | EngineEvent::ProjectInstructions { .. } | EngineEvent::AgentConnected { .. }
-        | EngineEvent::PlanCreated { .. }
-        | EngineEvent::PlanRevised { .. }
-        | EngineEvent::PlanReviewed { .. }
-        | EngineEvent::PlanStepStarted { .. }
-        | EngineEvent::PlanStepFinished { .. }
         | EngineEvent::Error { .. } => {}
+        EngineEvent::PlanCreated { .. } | EngineEvent::PlanRevised { .. } | EngineEvent::PlanReviewed { .. } | EngineEvent::PlanStepStarted { .. } | EngineEvent::PlanStepFinished { .. } => {
+            super::sessions::refresh_plan(conn, s)?
+        }
     }
     Ok(())
 }

@@ -10,16 +10,19 @@ pub struct Migration {
     pub version: i64,
     pub name: &'static str,
     pub sql: &'static str,
+    /// Fills what the SQL added from the event log, in the same transaction.
+    pub backfill: Option<fn(&Connection) -> Result<()>>,
 }
 
 pub const MIGRATIONS: &[Migration] = &[
-    Migration { version: 1, name: "sessions and runs", sql: sessions::MIGRATION },
-    Migration { version: 2, name: "messages, parts, todos, usage, evaluations", sql: messages::MIGRATION },
-    Migration { version: 3, name: "events", sql: events::MIGRATION },
-    Migration { version: 4, name: "permission, question and review requests", sql: decisions::MIGRATION },
-    Migration { version: 5, name: "full-text search", sql: search::MIGRATION },
-    Migration { version: 6, name: "the evidence a run gathered, for resume", sql: sessions::EVIDENCE_MIGRATION },
-    Migration { version: 7, name: "the run that holds a session's lease", sql: sessions::LEASE_RUN_MIGRATION },
+    Migration { version: 1, name: "sessions and runs", sql: sessions::MIGRATION, backfill: None },
+    Migration { version: 2, name: "messages, parts, todos, usage, evaluations", sql: messages::MIGRATION, backfill: None },
+    Migration { version: 3, name: "events", sql: events::MIGRATION, backfill: None },
+    Migration { version: 4, name: "permission, question and review requests", sql: decisions::MIGRATION, backfill: None },
+    Migration { version: 5, name: "full-text search", sql: search::MIGRATION, backfill: None },
+    Migration { version: 6, name: "the evidence a run gathered, for resume", sql: sessions::EVIDENCE_MIGRATION, backfill: None },
+    Migration { version: 7, name: "the run that holds a session's lease", sql: sessions::LEASE_RUN_MIGRATION, backfill: None },
+    Migration { version: 8, name: "a plan's steps in the history list", sql: sessions::PLAN_MIGRATION, backfill: Some(sessions::backfill_plans) },
 ];
 
 pub fn migrate(conn: &mut Connection) -> Result<()> {
@@ -39,6 +42,9 @@ pub fn migrate(conn: &mut Connection) -> Result<()> {
             continue;
         }
         tx.execute_batch(m.sql)?;
+        if let Some(fill) = m.backfill {
+            fill(&tx)?;
+        }
         tx.pragma_update(None, "user_version", m.version)?;
         tx.commit()?;
     }

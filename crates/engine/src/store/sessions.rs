@@ -62,6 +62,42 @@ pub const EVIDENCE_MIGRATION: &str = "ALTER TABLE runs ADD COLUMN evidence TEXT;
 /// The run that holds a session's lease, so only that run's end frees it.
 pub const LEASE_RUN_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN lease_run TEXT;";
 
+/// A plan's progress for the history list: the steps of the plan as it stands and how many are
+/// done (0 and 0 without a plan).
+pub const PLAN_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN plan_steps INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN plan_done INTEGER NOT NULL DEFAULT 0;";
+
+/// The plan events [`PlanState`](crate::plan_state::PlanState) folds.
+const PLAN_EVENTS: &str = "'plan_created', 'plan_reviewed', 'plan_revised', 'plan_step_started', 'plan_step_finished'";
+
+/// Recounts a session's plan from its plan events. Called for each plan event, which are few
+/// in a session; the read skips every other event's body.
+pub fn refresh_plan(conn: &rusqlite::Connection, session: &SessionId) -> Result<()> {
+    let mut stmt = conn.prepare_cached(&format!("SELECT body FROM events WHERE session_id = ?1 AND type IN ({PLAN_EVENTS}) ORDER BY seq"))?;
+    let envs: Vec<crate::event::Envelope> = stmt
+        .query_map([&session.0], |r| r.get::<_, String>(0))?
+        .filter_map(|b| b.ok().and_then(|b| serde_json::from_str(&b).ok()))
+        .collect();
+    let (steps, done) = match crate::plan_state::PlanState::from_events(&envs) {
+        Some(p) => {
+            let current: Vec<_> = p.steps.iter().filter(|s| s.state != StepState::Replaced).collect();
+            (current.len(), current.iter().filter(|s| s.state == StepState::Done).count())
+        }
+        None => (0, 0),
+    };
+    conn.prepare_cached("UPDATE sessions SET plan_steps = ?2, plan_done = ?3 WHERE id = ?1")?.execute(rusqlite::params![session.0, steps as i64, done as i64])?;
+    Ok(())
+}
+
+/// Migration 8's backfill: every session that has a plan.
+pub fn backfill_plans(conn: &rusqlite::Connection) -> Result<()> {
+    let ids: Vec<String> = conn.prepare("SELECT DISTINCT session_id FROM events WHERE type = 'plan_created'")?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    for id in ids {
+        refresh_plan(conn, &SessionId(id))?;
+    }
+    Ok(())
+}
+
 /// One row of the history list.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SessionSummary {
@@ -81,6 +117,9 @@ pub struct SessionSummary {
     pub duration_ms: i64,
     pub tokens: Tokens,
     pub last_seq: u64,
+    /// The steps of its plan as it stands (0 without a plan), and how many are done.
+    pub plan_steps: u32,
+    pub plan_done: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
@@ -90,7 +129,7 @@ pub struct Tokens {
     pub compaction: u64,
 }
 
-pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, decision, created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq";
+pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, decision, created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done";
 
 pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     let word = |i: usize| -> rusqlite::Result<Option<String>> { r.get(i) };
@@ -112,6 +151,8 @@ pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
         duration_ms: r.get(12)?,
         tokens: Tokens { agent: r.get::<_, i64>(13)? as u64, evaluator: r.get::<_, i64>(14)? as u64, compaction: r.get::<_, i64>(15)? as u64 },
         last_seq: r.get::<_, i64>(16)? as u64,
+        plan_steps: r.get::<_, i64>(17)? as u32,
+        plan_done: r.get::<_, i64>(18)? as u32,
     })
 }
 
