@@ -90,6 +90,13 @@ enum SessionsCommand {
         #[command(flatten)]
         opts: RunOptions,
     },
+    /// Cancel a session left waiting for you (its plan's go-ahead, a permission or a question).
+    /// A task that is running is cancelled where it runs: Ctrl+C in its terminal, or the window.
+    Cancel {
+        id: String,
+        #[command(flatten)]
+        common: Common,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -235,6 +242,7 @@ fn main() -> ExitCode {
                 SessionsCommand::Search { text, common } => sessions::search(&text, &common),
                 SessionsCommand::Export { id, format, common } => sessions::export(&id, matches!(format, Format::Json), &common),
                 SessionsCommand::Resume { id, message, opts } => run::run(run::Start::Resume(id, message), opts).await,
+                SessionsCommand::Cancel { id, common } => sessions::cancel(&id, &common),
             },
             Command::Stats { command: StatsCommand::Evaluator { common } } => stats::evaluator(&common),
         }

@@ -141,7 +141,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
             }
             EngineEvent::PlanCreated { awaiting_review: true, .. } => {
                 if !interactive {
-                    eprintln!("finishline: the plan waits for your go-ahead; run it (or edit it) in the window, or cancel it there");
+                    eprintln!("finishline: the plan waits for your go-ahead: run it with `finishline sessions resume {sid}`, edit it in the window, or cancel it with `finishline sessions cancel {sid}`");
                     break exit::WAITING;
                 }
                 let yes = prompt_line("Run this plan? [Y/n] ").is_none_or(|a| a.to_lowercase().starts_with('y'));
@@ -224,13 +224,39 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
     code
 }
 
+/// A plan left waiting for its go-ahead: `--plan-review approve` (resume's default) runs it as the
+/// manager made it; `prompt` shows it and asks in a terminal, and elsewhere leaves it waiting.
+fn run_waiting_plan(engine: &Arc<Engine>, sid: &SessionId, plan: &finishline_engine::plan_state::PlanState, opts: &RunOptions, interactive: bool) -> Result<(), u8> {
+    let json = opts.common.json;
+    let go = match opts.plan_review {
+        crate::PlanReview::Approve => true,
+        crate::PlanReview::Prompt if interactive => {
+            eprintln!("This session's plan waits for your go-ahead:");
+            for (i, s) in plan.steps.iter().enumerate() {
+                eprintln!("  {}. {} — done when: {}", i + 1, s.step.title, s.step.criteria.join("; "));
+            }
+            prompt_line("Run this plan? [Y/n] ").is_none_or(|a| a.to_lowercase().starts_with('y'))
+        }
+        crate::PlanReview::Prompt => false,
+    };
+    if !go {
+        eprintln!("finishline: the plan still waits: run it with `finishline sessions resume {sid}`, edit it in the window, or cancel it with `finishline sessions cancel {sid}`");
+        return Err(exit::WAITING);
+    }
+    engine.run_plan(sid, None).map(|_| ()).map_err(|e| fail(exit::FAILED, json, &e.to_string()))
+}
+
 /// Answers the requests a session was left waiting on, in the terminal (or by `--allow`). With
 /// nobody to ask, says so and exits as waiting: the request stays for the app or a terminal.
 fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &RunOptions, interactive: bool) -> Result<(), u8> {
     let json = opts.common.json;
+    let events = store.events(sid, 0).map_err(|e| fail(exit::FAILED, json, &e.to_string()))?;
+    if let Some(plan) = finishline_engine::plan_state::PlanState::from_events(&events).filter(|p| p.awaiting_review) {
+        return run_waiting_plan(engine, sid, &plan, opts, interactive);
+    }
     let pending = store.pending_requests(sid).map_err(|e| fail(exit::FAILED, json, &e.to_string()))?;
     let Some((request, kind, payload)) = pending.into_iter().find(|(_, k, _)| k == "permission" || k == "question") else {
-        return Err(fail(exit::FAILED, json, "the session waits for an answer but has no open request; cancel it with `sessions cancel` or resume it from the app"));
+        return Err(fail(exit::FAILED, json, &format!("the session waits for an answer but has no open request; cancel it with `finishline sessions cancel {sid}` or resume it from the app")));
     };
     let answered = if kind == "permission" {
         let tool = payload["tool"].as_str().unwrap_or("a tool").to_string();

@@ -72,6 +72,34 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
     }
 }
 
+/// Ends a session that waits for the person, left so by a process that is gone.
+pub fn cancel(id: &str, common: &Common) -> u8 {
+    let store = match open(common) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let sid = SessionId(id.into());
+    match finishline_engine::agent::cancel_waiting(&store, &sid) {
+        Ok(true) => {
+            println!("Cancelled {id}: nothing more runs in it; its history stays.");
+            exit::OK
+        }
+        Ok(false) => {
+            let status = store.session(&sid).map(|s| s.status.as_str()).unwrap_or("unknown");
+            eprintln!("finishline: {id} is not waiting for you (it is {status}), so there is nothing to cancel here; a running task is cancelled where it runs (Ctrl+C in its terminal, or the window)");
+            exit::USAGE
+        }
+        Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => {
+            eprintln!("finishline: {e}");
+            exit::USAGE
+        }
+        Err(e) => {
+            eprintln!("finishline: {e}");
+            exit::FAILED
+        }
+    }
+}
+
 /// One session's timeline: the Markdown export, or the JSON export with `--json`.
 pub fn show(id: &str, common: &Common) -> u8 {
     export(id, common.json, common)

@@ -206,3 +206,54 @@ async fn run_with_plan_on_prints_the_plan_and_each_steps_outcome() {
     let bad = finishline(&["run", "x", "--plan", "sometimes"], &e.data);
     assert_eq!(bad.status.code(), Some(2), "an unknown plan mode is a usage error");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_left_waiting_for_its_go_ahead_is_run_from_the_terminal_with_sessions_resume() {
+    let plan = json!({"steps": [
+        {"title": "Write a.txt", "instructions": "Write a.txt.", "criteria": ["a.txt exists"], "depends_on": []},
+        {"title": "Write b.txt", "instructions": "Write b.txt.", "criteria": ["b.txt exists"], "depends_on": [0]}
+    ]});
+    let write = |p: &str| json!({"tool_calls": [{"name": "write_file", "arguments": {"path": p, "content": "x"}}]});
+    let scenario: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "manager"}, "reply": {"text": plan.to_string()}},
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"the file is there\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "This step: Write a.txt"}, "reply": write("a.txt")},
+        {"when": {"kind": "agent", "last_message_contains": "This step: Write b.txt"}, "reply": write("b.txt")}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let (data, ws) = (e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let (d, w, u) = (data.clone(), ws.clone(), url.clone());
+    let out = tokio::task::spawn_blocking(move || finishline(&["run", "write a.txt and b.txt", "--workspace", &w, "--base-url", &u, "--model", "fake-model", "--plan", "on", "--plan-review", "prompt"], &d)).await.unwrap();
+    assert_eq!(out.status.code(), Some(6), "with nobody at a terminal the plan waits for its go-ahead");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("finishline sessions resume ses_"), "the message says how to run it from a terminal: {said}");
+    let id = String::from_utf8_lossy(&finishline(&["sessions", "list"], &data).stdout).split_whitespace().next().unwrap().to_string();
+    assert!(!e.ws.join("a.txt").exists(), "nothing runs before the go-ahead");
+
+    let (d, w, u, i) = (data.clone(), ws.clone(), url.clone(), id.clone());
+    let out = tokio::task::spawn_blocking(move || finishline(&["sessions", "resume", &i, "--workspace", &w, "--base-url", &u, "--model", "fake-model", "--review", "approve"], &d)).await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "resume runs the waiting plan as the manager made it, and it is approved: {text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("▤ step 2/2: Write b.txt"), "each step's progress is printed:\n{text}");
+    assert!(e.ws.join("a.txt").exists() && e.ws.join("b.txt").exists(), "both steps did their work");
+
+    let again = finishline(&["sessions", "resume", &id, "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--plan-review", "prompt"], &data);
+    assert_ne!(again.status.code(), Some(6), "a plan that already ran is not waiting any more");
+
+    // Another plan left waiting, this time cancelled from the terminal.
+    let (d, w, u) = (data.clone(), ws.clone(), url.clone());
+    let out = tokio::task::spawn_blocking(move || finishline(&["run", "write c.txt and d.txt", "--workspace", &w, "--base-url", &u, "--model", "fake-model", "--plan", "on", "--plan-review", "prompt"], &d)).await.unwrap();
+    assert_eq!(out.status.code(), Some(6));
+    let id = String::from_utf8_lossy(&finishline(&["sessions", "list"], &data).stdout).split_whitespace().next().unwrap().to_string();
+    let cancel = finishline(&["sessions", "cancel", &id], &data);
+    assert_eq!(cancel.status.code(), Some(0), "the command the message names exists and works: {}", String::from_utf8_lossy(&cancel.stderr));
+    let listed = String::from_utf8_lossy(&finishline(&["sessions", "list"], &data).stdout).lines().next().unwrap_or_default().to_string();
+    assert!(listed.contains("cancelled"), "the cancelled plan is listed as cancelled: {listed}");
+    let twice = finishline(&["sessions", "cancel", &id], &data);
+    assert_eq!(twice.status.code(), Some(2), "a session that no longer waits has nothing to cancel, and says so");
+    assert!(String::from_utf8_lossy(&twice.stderr).contains("not waiting"), "{}", String::from_utf8_lossy(&twice.stderr));
+}

@@ -220,37 +220,7 @@ impl Engine {
     }
 
     fn cancel_stranded(&self, session: &SessionId) -> Result<bool> {
-        if self.store.session(session)?.status != SessionStatus::AwaitingApproval {
-            return Ok(false);
-        }
-        let holder = RunId::new();
-        self.store.acquire_lease(session, &holder)?;
-        if self.plan_waiting(session)?.is_some() {
-            // A plan waiting for its go-ahead: not run at all.
-            let done = self.store.append_all(session, None, vec![
-                EngineEvent::PlanReviewed { approved: false, edited: false, steps: vec![] },
-                EngineEvent::RunFinished { status: SessionStatus::Cancelled, claim: Claim::None, verdict: None, end_reason: EndReason::Cancelled, stuck: None },
-                EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None },
-            ]);
-            let _ = self.store.release_lease(session, &holder);
-            return done.map(|_| true);
-        }
-        let mut cancelled = false;
-        for (request, kind, _) in self.store.pending_requests(session)? {
-            let kind = match kind.as_str() {
-                "permission" => RequestKind::Permission,
-                "question" => RequestKind::Question,
-                _ => continue,
-            };
-            let mut events = vec![EngineEvent::RequestCancelled { request_id: request.clone() }];
-            if !cancelled {
-                events.push(EngineEvent::RunFinished { status: SessionStatus::Cancelled, claim: Claim::None, verdict: None, end_reason: EndReason::Cancelled, stuck: None });
-                events.push(EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None });
-            }
-            cancelled |= self.store.resolve_request(&request, kind, if cancelled { SessionStatus::Cancelled } else { SessionStatus::AwaitingApproval }, None, events).is_ok();
-        }
-        let _ = self.store.release_lease(session, &holder);
-        Ok(cancelled)
+        cancel_waiting(&self.store, session)
     }
 
     pub(crate) fn register_waiter(&self, request: &RequestId) -> oneshot::Receiver<Answer> {
@@ -374,7 +344,7 @@ impl Engine {
 
     /// The session's plan, when it waits for the person's go-ahead.
     fn plan_waiting(&self, session: &SessionId) -> Result<Option<crate::plan_state::PlanState>> {
-        Ok(crate::plan_state::PlanState::from_events(&self.store.events(session, 0)?).filter(|p| p.awaiting_review))
+        plan_waiting(&self.store, session)
     }
 
     /// Runs a plan that waited for the person, with their edits (`steps`) or as the manager
@@ -454,4 +424,45 @@ impl Drop for RunEnd {
             live.cancels.remove(&self.session);
         }
     }
+}
+
+/// Cancels a session left waiting for the person by a process that is gone (its plan's go-ahead,
+/// a permission or a question): no engine needed, so the CLI can do it with only the history.
+/// False when the session is not waiting.
+pub fn cancel_waiting(store: &Store, session: &SessionId) -> Result<bool> {
+    if store.session(session)?.status != SessionStatus::AwaitingApproval {
+        return Ok(false);
+    }
+    let holder = RunId::new();
+    store.acquire_lease(session, &holder)?;
+    if plan_waiting(store, session)?.is_some() {
+        // A plan waiting for its go-ahead: not run at all.
+        let done = store.append_all(session, None, vec![
+            EngineEvent::PlanReviewed { approved: false, edited: false, steps: vec![] },
+            EngineEvent::RunFinished { status: SessionStatus::Cancelled, claim: Claim::None, verdict: None, end_reason: EndReason::Cancelled, stuck: None },
+            EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None },
+        ]);
+        let _ = store.release_lease(session, &holder);
+        return done.map(|_| true);
+    }
+    let mut cancelled = false;
+    for (request, kind, _) in store.pending_requests(session)? {
+        let kind = match kind.as_str() {
+            "permission" => RequestKind::Permission,
+            "question" => RequestKind::Question,
+            _ => continue,
+        };
+        let mut events = vec![EngineEvent::RequestCancelled { request_id: request.clone() }];
+        if !cancelled {
+            events.push(EngineEvent::RunFinished { status: SessionStatus::Cancelled, claim: Claim::None, verdict: None, end_reason: EndReason::Cancelled, stuck: None });
+            events.push(EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None });
+        }
+        cancelled |= store.resolve_request(&request, kind, if cancelled { SessionStatus::Cancelled } else { SessionStatus::AwaitingApproval }, None, events).is_ok();
+    }
+    let _ = store.release_lease(session, &holder);
+    Ok(cancelled)
+}
+
+fn plan_waiting(store: &Store, session: &SessionId) -> Result<Option<crate::plan_state::PlanState>> {
+    Ok(crate::plan_state::PlanState::from_events(&store.events(session, 0)?).filter(|p| p.awaiting_review))
 }
