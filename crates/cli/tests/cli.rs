@@ -175,8 +175,8 @@ fn a_run_against_the_real_local_model_ends_within_its_limits() {
     println!("local model: {} steps, status {status}, end reason {end}", steps.len());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn run_with_plan_on_prints_the_plan_and_each_steps_outcome() {
+/// A two-step plan (a.txt, then b.txt) that the manager makes and every step finishes.
+fn two_step_plan() -> fake_llm::Scenario {
     let plan = json!({"steps": [
         {"title": "Write a.txt", "instructions": "Write a.txt.", "criteria": ["a.txt exists"], "depends_on": []},
         {"title": "Write b.txt", "instructions": "Write b.txt.", "criteria": ["b.txt exists"], "depends_on": [0]}
@@ -190,7 +190,12 @@ async fn run_with_plan_on_prints_the_plan_and_each_steps_outcome() {
         {"when": {"kind": "agent", "last_message_contains": "This step: Write b.txt"}, "reply": write("b.txt")}
     ]}))
     .unwrap();
-    let server = FakeServer::start(scenario).await.unwrap();
+    scenario
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_with_plan_on_prints_the_plan_and_each_steps_outcome() {
+    let server = FakeServer::start(two_step_plan()).await.unwrap();
     let e = env();
     let url = server.base_url(Protocol::Openai);
     let (data, ws) = (e.data.clone(), e.ws.to_string_lossy().into_owned());
@@ -209,20 +214,7 @@ async fn run_with_plan_on_prints_the_plan_and_each_steps_outcome() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_left_waiting_for_its_go_ahead_is_run_from_the_terminal_with_sessions_resume() {
-    let plan = json!({"steps": [
-        {"title": "Write a.txt", "instructions": "Write a.txt.", "criteria": ["a.txt exists"], "depends_on": []},
-        {"title": "Write b.txt", "instructions": "Write b.txt.", "criteria": ["b.txt exists"], "depends_on": [0]}
-    ]});
-    let write = |p: &str| json!({"tool_calls": [{"name": "write_file", "arguments": {"path": p, "content": "x"}}]});
-    let scenario: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
-        {"when": {"kind": "manager"}, "reply": {"text": plan.to_string()}},
-        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"the file is there\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
-        {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": DONE}},
-        {"when": {"kind": "agent", "last_message_contains": "This step: Write a.txt"}, "reply": write("a.txt")},
-        {"when": {"kind": "agent", "last_message_contains": "This step: Write b.txt"}, "reply": write("b.txt")}
-    ]}))
-    .unwrap();
-    let server = FakeServer::start(scenario).await.unwrap();
+    let server = FakeServer::start(two_step_plan()).await.unwrap();
     let e = env();
     let url = server.base_url(Protocol::Openai);
     let (data, ws) = (e.data.clone(), e.ws.to_string_lossy().into_owned());
