@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use agent_client_protocol::v1::schema::PermissionOptionKind;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
-use tokio_util::task::AbortOnDropHandle;
 
 use super::run::{Halt, Run};
 use super::step::StepOutput;
@@ -23,7 +22,6 @@ use crate::external::connection::{self, AgentConnection, AgentFault, AgentMessag
 use crate::external::update::{step_end, todos_from_tool, ToolReport, TurnItem};
 use crate::external::ExternalAgent;
 use crate::provider::{ChatMessage, ToolCall, ToolInput, Usage};
-use crate::tool::workspace::Workspace;
 
 /// How long an agent may take to start and open a session (an `npx` wrapper's first start
 /// downloads nothing here, but a cold Node start with a large agent takes seconds).
@@ -36,21 +34,12 @@ const DIGEST_CHARS: usize = 8000;
 /// A call's name until the agent gives it one.
 const UNNAMED: &str = "tool";
 
-type Connected = (Arc<dyn AgentConnection>, mpsc::UnboundedReceiver<AgentMessage>);
-type Claims = (ClaimsServer, mpsc::UnboundedReceiver<ClaimCall>);
-/// What starting the agent gives: Finishline's MCP server when it had to be started too, and the
-/// connection or why there is none.
-type Started = (Option<Claims>, Result<Connected, AgentFault>);
-
 /// The external agent of a session, and its live connection once started.
 pub(super) struct ExternalTurns {
     pub agent: ExternalAgent,
-    conn: Option<Connected>,
-    /// The agent starting in the background; dropping it (a cancelled run) stops the start and
-    /// the process with it.
-    starting: Option<AbortOnDropHandle<Started>>,
+    conn: Option<(Arc<dyn AgentConnection>, mpsc::UnboundedReceiver<AgentMessage>)>,
     /// Finishline's MCP server with `complete_task`, offered to the agent's session.
-    claims: Option<Claims>,
+    claims: Option<(ClaimsServer, mpsc::UnboundedReceiver<ClaimCall>)>,
     /// How much of the conversation the agent has seen; what follows is the next prompt.
     sent: usize,
     /// The agent's own session from an earlier run of this session, to reopen.
@@ -64,38 +53,7 @@ impl ExternalTurns {
             EngineEvent::AgentConnected { agent: a, acp_session, .. } if *a == agent.name => Some(acp_session.clone()),
             _ => None,
         });
-        ExternalTurns { agent, conn: None, starting: None, claims: None, sent: 0, reopen }
-    }
-
-    /// Starts the agent in the background unless it runs or is starting: its process,
-    /// `initialize` and `session/new` take seconds, which the run spends meanwhile on its own
-    /// preparations (the workspace's first snapshot among them). The agent gets no prompt
-    /// before the workspace is recorded, so nothing it changes escapes the checkpoint.
-    pub fn start(&mut self, workspace: &Workspace, hidden_env: Vec<String>) {
-        if self.conn.is_some() || self.starting.is_some() {
-            return;
-        }
-        let agent = self.agent.clone();
-        let cwd = workspace.root().to_path_buf();
-        let files = Arc::new(crate::external::client_fs::WorkspaceFiles::new(workspace.clone()));
-        let reopen = self.reopen.clone();
-        let running_claims = self.claims.as_ref().map(|(s, _)| s.url.clone());
-        self.starting = Some(AbortOnDropHandle::new(tokio::spawn(async move {
-            let (started_claims, url) = match running_claims {
-                Some(url) => (None, Some(url)),
-                // Without it the agent still works; its claims then come from its words alone.
-                None => match claims::serve().await {
-                    Ok(c) => {
-                        let url = c.0.url.clone();
-                        (Some(c), Some(url))
-                    }
-                    Err(_) => (None, None),
-                },
-            };
-            let mcp_servers = url.map(|u| vec![(claims::SERVER_NAME.to_string(), u)]).unwrap_or_default();
-            let launch = Launch { agent: &agent, cwd: &cwd, hidden_env: &hidden_env, start_timeout: START_TIMEOUT, mcp_servers, reopen, files: Some(files), terminals: true };
-            (started_claims, connection::connect(launch).await)
-        })));
+        ExternalTurns { agent, conn: None, claims: None, sent: 0, reopen }
     }
 }
 
@@ -194,9 +152,6 @@ impl Run {
     }
 
     async fn external_turn(&mut self, ext: &mut ExternalTurns) -> Result<StepOutput, Halt> {
-        // Usually started with the run; else now (after a turn whose agent went away), to start
-        // while the step is recorded.
-        ext.start(&self.workspace, self.engine.config.secret_env.clone());
         let step = self.evidence.counters.steps;
         let message_id = MessageId::new();
         let label = ext.agent.label();
@@ -208,14 +163,17 @@ impl Run {
         // The agent changes files as soon as it has the prompt: the workspace is recorded first.
         self.checkpoint_ready().await?;
         if ext.conn.is_none() {
-            let Some(starting) = ext.starting.take() else { return Err(Halt::Failed { code: ErrorCode::Internal, message: "the agent was not started".into() }) };
-            let (started_claims, started) = tokio::select! {
-                r = starting => r.unwrap_or_else(|e| (None, Err(AgentFault { code: ErrorCode::Internal, message: format!("starting the agent panicked: {e}") }))),
+            if ext.claims.is_none() {
+                // Without it the agent still works; its claims then come from its words alone.
+                ext.claims = claims::serve().await.ok();
+            }
+            let servers = ext.claims.as_ref().map(|(s, _)| vec![(claims::SERVER_NAME.to_string(), s.url.clone())]).unwrap_or_default();
+            let hidden = self.engine.config.secret_env.clone();
+            let launch = Launch { agent: &ext.agent, cwd: self.workspace.root(), hidden_env: &hidden, start_timeout: START_TIMEOUT, mcp_servers: servers, reopen: ext.reopen.clone(), files: Some(Arc::new(crate::external::client_fs::WorkspaceFiles::new(self.workspace.clone()))), terminals: true };
+            let started = tokio::select! {
+                r = connection::connect(launch) => r,
                 _ = self.cancel.cancelled() => return Err(Halt::Cancelled),
             };
-            if started_claims.is_some() {
-                ext.claims = started_claims;
-            }
             match started {
                 Ok(c) => {
                     let info = c.0.info().clone();

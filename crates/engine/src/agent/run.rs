@@ -294,17 +294,6 @@ impl Run {
                 Ok(snap)
             }));
         }
-        let plans = start.trigger == RunTrigger::Task
-            && match start.plan {
-                PlanMode::On => true,
-                PlanMode::Auto => crate::plan::auto_asks_manager(&self.task),
-                PlanMode::Off => false,
-            };
-        // An external agent takes seconds to start: it starts now, beside the snapshot, unless a
-        // plan may hand the work to step runs of its own.
-        if let (Some(ext), false) = (self.external.as_mut(), plans) {
-            ext.start(&self.workspace, self.engine.config.secret_env.clone());
-        }
         // `run_started` and `busy` were stored when the run began; the evidence joins them.
         self.emit_saving(vec![])?;
         if let Some((request, answer)) = start.answer {
@@ -336,7 +325,12 @@ impl Run {
             ])?;
             self.history.push(ChatMessage::User { content: prompt::tagged(ContinuationSource::Resume, 0, 0, &note) });
         }
-        if plans {
+        let plans = match start.plan {
+            PlanMode::On => true,
+            PlanMode::Auto => crate::plan::auto_asks_manager(&self.task),
+            PlanMode::Off => false,
+        };
+        if start.trigger == RunTrigger::Task && plans {
             match self.make_plan(start.plan).await {
                 Ok(Some(plan)) => {
                     // Every step starts from the recorded workspace, so the first snapshot is
