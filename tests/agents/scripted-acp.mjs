@@ -5,7 +5,8 @@
 //
 //   node scripted-acp.mjs SCRIPT.json
 //
-// The script: { "auth": bool, "initialize": "ok" | "exit", "turns": [TURN, ...] }, where a turn
+// The script: { "auth": bool, "initialize": "ok" | "exit", "startup_write": {path, content}?
+// (written into the cwd as the process starts, as OpenCode rewrites its config), "turns": [TURN, ...] }, where a turn
 // is { "updates": [sessionUpdate, ...], "permission": {toolCallId, title, rawInput}?,
 // "write": {path, content}?, "fs": [{path, content?}]? (through the client: a read without
 // content, a write with it), "terminal": {command, args, env?, outputByteLimit?}? (through the
@@ -21,6 +22,7 @@ const logs = process.env.SCRIPTED_ACP_LOGS ?? ".";
 const log = (file, text) => appendFileSync(join(logs, file), text);
 
 const script = JSON.parse(readFileSync(process.argv[2], "utf8"));
+if (script.startup_write) writeFileSync(join(process.cwd(), script.startup_write.path), script.startup_write.content);
 const send = (msg) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n");
 let turn = 0;
 let nextId = 1000;

@@ -98,6 +98,25 @@ async fn an_agent_that_needs_a_login_says_how_to_log_in() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_the_agent_changes_as_it_starts_is_recorded_before_and_reject_puts_it_back() {
+    let s = Scripted::new(json!({"startup_write": {"path": "zz/agent.json", "content": "{\"rewritten\": true}"}, "turns": [{"updates": [text("Nothing else to do.")], "end": "end_turn"}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(30)).await;
+    h.write("zz/agent.json", "{\"model\": \"mine\"}");
+    // Enough files that recording the workspace takes longer than the agent's start.
+    for i in 0..20000 {
+        h.write(&format!("src/f{i}.txt"), "x");
+    }
+    let o = h.run("Look around").await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "the agent changed a file, so the task goes to review with it; had the workspace been recorded after the change, the change would be invisible ({:?})", error_of(&o));
+    h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
+    assert_eq!(
+        h.read("zz/agent.json").as_deref(),
+        Some("{\"model\": \"mine\"}"),
+        "the workspace is recorded before the agent's process starts: whatever it writes as it starts is its change, and Reject restores the person's file"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_preset_that_is_not_installed_says_how_to_install_it() {
     let mut agent = ExternalAgent::preset("gemini").unwrap();
     agent.command = "gemini-not-installed-here".into();
