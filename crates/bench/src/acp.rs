@@ -253,6 +253,19 @@ async fn builtin_turn() -> Result<Duration, String> {
     answered.ok_or_else(|| "the built-in agent never answered".into())
 }
 
+/// A row comparing one turn's median wall time alone and under Finishline, against the goal
+/// that the ACP path adds at most 10 %.
+fn overhead_row(measure: &str, (alone, alone_how): (Duration, &str), (under, under_how): (Duration, &str)) -> Vec<String> {
+    let overhead = under.as_secs_f64() / alone.as_secs_f64() - 1.0;
+    vec![
+        measure.into(),
+        format!("{} ms ({alone_how})", alone.as_millis()),
+        format!("{} ms ({under_how})", under.as_millis()),
+        "the ACP path adds ≤ 10 % per turn".into(),
+        format!("{} ({:+.0} %)", if overhead <= 0.10 { "yes" } else { "NO" }, overhead * 100.0),
+    ]
+}
+
 pub async fn run(smoke: bool) -> Result<Table, String> {
     let bin = opencode_bin()?;
     let mut t = Table::new(
@@ -267,15 +280,11 @@ pub async fn run(smoke: bool) -> Result<Table, String> {
         alone.push(opencode_alone(&bin, &one_turn_rules(), "Write hello.txt", &["hello.txt"]).await?.0);
         under.push(under_finishline(&bin, &one_turn_rules(), "Write hello.txt", &["hello.txt"]).await?.first_turn);
     }
-    let (a, u) = (median(&mut alone), median(&mut under));
-    let overhead = u.as_secs_f64() / a.as_secs_f64() - 1.0;
-    t.row(vec![
-        "First turn (start the agent, a tool call, the answer), median wall time".into(),
-        format!("{} ms (`opencode run` to its exit)", a.as_millis()),
-        format!("{} ms (session start to the end of the turn, over ACP)", u.as_millis()),
-        "the ACP path adds ≤ 10 % per turn".into(),
-        format!("{} ({:+.0} %)", if overhead <= 0.10 { "yes" } else { "NO" }, overhead * 100.0),
-    ]);
+    t.row(overhead_row(
+        "First turn (start the agent, a tool call, the answer), median wall time",
+        (median(&mut alone), "`opencode run` to its exit"),
+        (median(&mut under), "session start to the end of the turn, over ACP"),
+    ));
     let (mut later_alone, mut later_under) = (Vec::new(), Vec::new());
     for i in 0..runs {
         eprintln!("   acp: a later turn, run {}", i + 1);
@@ -283,15 +292,11 @@ pub async fn run(smoke: bool) -> Result<Table, String> {
         let f = under_finishline(&bin, &two_turn_rules(), "Write hello.txt", &["hello.txt", "world.txt"]).await?;
         later_under.push(f.later_turn.ok_or("under Finishline the second turn never came")?);
     }
-    let (la, lu) = (median(&mut later_alone), median(&mut later_under));
-    let later = lu.as_secs_f64() / la.as_secs_f64() - 1.0;
-    t.row(vec![
-        "A later turn (sent back: \"world.txt is missing\", a tool call, the answer), median wall time".into(),
-        format!("{} ms (`opencode run --continue` to its exit)", la.as_millis()),
-        format!("{} ms (the continuation to the end of its turn; the agent is already running)", lu.as_millis()),
-        "the ACP path adds ≤ 10 % per turn".into(),
-        format!("{} ({:+.0} %)", if later <= 0.10 { "yes" } else { "NO" }, later * 100.0),
-    ]);
+    t.row(overhead_row(
+        "A later turn (sent back: \"world.txt is missing\", a tool call, the answer), median wall time",
+        (median(&mut later_alone), "`opencode run --continue` to its exit"),
+        (median(&mut later_under), "the continuation to the end of its turn; the agent is already running"),
+    ));
     t.row(vec![
         "The same task by Finishline's built-in agent (its `write_file`, then the answer), median".into(),
         "—".into(),
