@@ -58,7 +58,9 @@ impl AppState {
             allow_all: false,
             extra_verify: Vec::new(),
         };
-        Ok(Engine::new(self.store.clone(), config::engine_config(settings, ctx, agent, evaluator)))
+        let mut cfg = config::engine_config(settings, ctx, agent, evaluator);
+        cfg.claims_pipe = finishline_engine::external::claims_pipe::PipeCommand::this_executable();
+        Ok(Engine::new(self.store.clone(), cfg))
     }
 
     /// The servers for these settings: the running set when the list is unchanged, so servers

@@ -27,5 +27,6 @@ pub fn defaults(data_dir: &Path, agent: ModelEndpoint) -> EngineConfig {
         prices: Default::default(),
         mcp: None,
         external: None,
+        claims_pipe: None,
     }
 }

@@ -40,6 +40,11 @@ fn args() -> Args {
 }
 
 fn main() {
+    // The ACP section's agent starts Finishline's MCP server through this executable, as it
+    // does through the CLI or the app.
+    if let Some(code) = finishline_engine::external::claims_pipe::run_if_asked() {
+        std::process::exit(code);
+    }
     let a = args();
     let wanted = |s: &str| a.only.as_deref().is_none_or(|o| o == s);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");

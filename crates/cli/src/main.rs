@@ -224,6 +224,10 @@ pub mod exit {
 }
 
 fn main() -> ExitCode {
+    // An external agent starting Finishline's MCP server: this process is only the pipe to it.
+    if let Some(code) = finishline_engine::external::claims_pipe::run_if_asked() {
+        return ExitCode::from(code as u8);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

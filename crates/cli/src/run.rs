@@ -77,6 +77,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
     );
     let mut engine_config = engine_config;
     engine_config.review_plan = opts.plan_review == crate::PlanReview::Prompt;
+    engine_config.claims_pipe = finishline_engine::external::claims_pipe::PipeCommand::this_executable();
     let engine = Engine::new(store.clone(), engine_config);
     // A resumed session prints only what this run adds; a new one prints from its creation.
     let mut after = 0;

@@ -85,6 +85,9 @@ pub struct EngineConfig {
     pub mcp: Option<Arc<crate::mcp::McpServers>>,
     /// An external ACP agent that does the work of new sessions; `None`: the built-in agent.
     pub external: Option<crate::external::ExternalAgent>,
+    /// How an external agent reaches Finishline's `complete_task` over stdio: the front end's
+    /// own executable as a pipe. `None`: over HTTP, for agents that take it.
+    pub claims_pipe: Option<crate::external::claims_pipe::PipeCommand>,
 }
 
 /// A person's answer to a waiting run.

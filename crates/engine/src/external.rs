@@ -8,6 +8,7 @@
 //! - [`connection`]: the agent's process and the protocol session over its stdio.
 
 pub mod claims;
+pub mod claims_pipe;
 pub mod client_fs;
 pub mod connection;
 pub mod terminals;

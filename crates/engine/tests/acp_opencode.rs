@@ -44,7 +44,13 @@ fn story(o: &Outcome) -> String {
 }
 
 async fn harness(rules_: serde_json::Value, home: &std::path::Path) -> Harness {
-    let h = Harness::new(rules(rules_), Setup { external: Some(opencode(home)), ..Setup::default() }).await;
+    harness_with_pipe(rules_, home, true).await
+}
+
+async fn harness_with_pipe(rules_: serde_json::Value, home: &std::path::Path, pipe: bool) -> Harness {
+    let setup = Setup { external: Some(opencode(home)), ..Setup::default() };
+    let setup = if pipe { setup } else { Setup { claims_pipe: None, ..setup } };
+    let h = Harness::new(rules(rules_), setup).await;
     write_config(&h);
     h
 }
@@ -214,9 +220,20 @@ async fn wait_for_permission(h: &Harness, sid: &SessionId) -> RequestId {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn opencode_claims_through_finishlines_complete_task_and_a_partial_claim_goes_to_review_as_partial() {
+    a_partial_claim_goes_to_review(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_pipe_process_opencode_reaches_complete_task_over_http() {
+    a_partial_claim_goes_to_review(false).await;
+}
+
+/// `pipe`: the agent starts Finishline's MCP server as a stdio process, as the CLI and the app
+/// offer it; else it connects to it over HTTP.
+async fn a_partial_claim_goes_to_review(pipe: bool) {
     let home = tempfile::tempdir().unwrap();
     let claim = json!({"status": "partial", "original_request_summary": "Write the report and run the tests", "summary": "report.txt is written", "remaining_work": "the tests were not run: there is no test command"});
-    let h = harness(
+    let h = harness_with_pipe(
         json!([
             title(),
             evaluator(done_verdict()),
@@ -226,6 +243,7 @@ async fn opencode_claims_through_finishlines_complete_task_and_a_partial_claim_g
             agent(json!({}), json!({"text": "Stopping here."})),
         ]),
         home.path(),
+        pipe,
     )
     .await;
     let o = h.run("Write the report and run the tests").await;

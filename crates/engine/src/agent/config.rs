@@ -118,6 +118,8 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
         prices: settings.prices.clone(),
         mcp: ctx.mcp,
         external: settings.agent.clone(),
+        // The front end sets it: only it knows how to run itself as the pipe.
+        claims_pipe: None,
         agent,
         evaluator,
     }

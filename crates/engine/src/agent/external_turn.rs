@@ -18,7 +18,7 @@ use crate::domain::*;
 use crate::error::ErrorCode;
 use crate::event::EngineEvent;
 use crate::external::claims::{self, ClaimCall, ClaimsServer};
-use crate::external::connection::{self, AgentConnection, AgentFault, AgentMessage, Launch, PermissionAsk, TurnResult};
+use crate::external::connection::{self, AgentConnection, AgentFault, AgentMessage, Launch, OfferedServer, PermissionAsk, TurnResult};
 use crate::external::update::{step_end, todos_from_tool, ToolReport, TurnItem};
 use crate::external::ExternalAgent;
 use crate::provider::{ChatMessage, ToolCall, ToolInput, Usage};
@@ -167,7 +167,12 @@ impl Run {
                 // Without it the agent still works; its claims then come from its words alone.
                 ext.claims = claims::serve().await.ok();
             }
-            let servers = ext.claims.as_ref().map(|(s, _)| vec![(claims::SERVER_NAME.to_string(), s.url.clone())]).unwrap_or_default();
+            let pipe = self.engine.config.claims_pipe.as_ref();
+            let servers = ext
+                .claims
+                .as_ref()
+                .map(|(s, _)| vec![OfferedServer { name: claims::SERVER_NAME.into(), url: s.url.clone(), stdio: s.socket.as_deref().zip(pipe).map(|(socket, pipe)| pipe.for_socket(socket)) }])
+                .unwrap_or_default();
             let hidden = self.engine.config.secret_env.clone();
             let launch = Launch { agent: &ext.agent, cwd: self.workspace.root(), hidden_env: &hidden, start_timeout: START_TIMEOUT, mcp_servers: servers, reopen: ext.reopen.clone(), files: Some(Arc::new(crate::external::client_fs::WorkspaceFiles::new(self.workspace.clone()))), terminals: true };
             let started = tokio::select! {

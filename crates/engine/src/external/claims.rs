@@ -1,7 +1,11 @@
-//! Finishline's own MCP server for an external agent: `complete_task`, served on loopback over
-//! MCP's streamable HTTP and offered in `session/new`, so an external agent says it is done (or
-//! partly done, or blocked) the way the built-in agent does, and the completion engine weighs
-//! that claim with the rest of the evidence when the turn ends.
+//! Finishline's own MCP server for an external agent: `complete_task`, offered in `session/new`,
+//! so an external agent says it is done (or partly done, or blocked) the way the built-in agent
+//! does, and the completion engine weighs that claim with the rest of the evidence when the turn
+//! ends. It is served on a Unix socket in a private folder, which the agent reaches through a
+//! stdio process (`claims_pipe`), and on loopback over MCP's streamable HTTP for a front end that
+//! has no pipe process to offer.
+
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -10,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::{session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::ServerHandler;
+use rmcp::{ServerHandler, ServiceExt};
 
 use crate::tool::{self, CompleteTaskInput};
 
@@ -28,12 +32,17 @@ pub struct ClaimCall {
 /// The running server; dropping it stops it.
 pub struct ClaimsServer {
     pub url: String,
+    /// The socket the pipe process joins; `None` where it could not be made.
+    pub socket: Option<PathBuf>,
     stop: CancellationToken,
 }
 
 impl Drop for ClaimsServer {
     fn drop(&mut self) {
         self.stop.cancel();
+        if let Some(dir) = self.socket.as_deref().and_then(Path::parent) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
@@ -79,12 +88,13 @@ impl ServerHandler for Claims {
     }
 }
 
-/// Starts the server on a loopback port; its URL carries a random path, so only the agent it
-/// is given to finds it.
+/// Starts the server on a loopback port, whose URL carries a random path, and on a socket in a
+/// folder only this user can enter: only the agent it is given to finds it.
 pub async fn serve() -> std::io::Result<(ClaimsServer, mpsc::UnboundedReceiver<ClaimCall>)> {
     let (tx, rx) = mpsc::unbounded_channel();
     let stop = CancellationToken::new();
     let handler = Claims { calls: tx };
+    let socket = serve_socket(handler.clone(), stop.clone());
     let service: StreamableHttpService<Claims, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(handler.clone()), Default::default(), StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()));
     let path = format!("/{}", uuid::Uuid::new_v4().simple());
@@ -95,5 +105,46 @@ pub async fn serve() -> std::io::Result<(ClaimsServer, mpsc::UnboundedReceiver<C
     tokio::spawn(async move {
         let _ = axum::serve(listener, router).with_graceful_shutdown(async move { until.cancelled_owned().await }).await;
     });
-    Ok((ClaimsServer { url, stop }, rx))
+    Ok((ClaimsServer { url, socket, stop }, rx))
+}
+
+/// Serves every connection to a fresh socket until `stop`; `None` when the socket cannot be made
+/// (a temporary folder whose path is too long for a socket), and the agent gets HTTP instead.
+fn serve_socket(handler: Claims, stop: CancellationToken) -> Option<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = std::env::temp_dir().join(format!("finishline-mcp-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).ok()?;
+    let path = dir.join("mcp.sock");
+    let Ok(listener) = tokio::net::UnixListener::bind(&path) else {
+        let _ = std::fs::remove_dir_all(&dir);
+        return None;
+    };
+    tokio::spawn(async move {
+        loop {
+            let stream = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => stream,
+                    // Out of file handles or the like: the agent's claims then come from its
+                    // words, as when it has no server at all.
+                    Err(_) => return,
+                },
+                _ = stop.cancelled() => return,
+            };
+            let (handler, stop) = (handler.clone(), stop.clone());
+            // Stopping drops the connection wherever it is, the handshake included: the pipe
+            // process sees its end and exits.
+            tokio::spawn(async move {
+                let served = async {
+                    if let Ok(service) = handler.serve(stream).await {
+                        let _ = service.waiting().await;
+                    }
+                };
+                tokio::select! {
+                    _ = served => {}
+                    _ = stop.cancelled() => {}
+                }
+            });
+        }
+    });
+    Some(path)
 }

@@ -2,7 +2,7 @@
 //! task; the run talks to it through [`AgentConnection`] and reads what the agent reports from a
 //! channel, so a permission prompt can wait for the person while updates keep arriving.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AuthMethod, CancelNotification, ClientCapabilities, ContentBlock, CreateTerminalRequest, CreateTerminalResponse, FileSystemCapabilities, Implementation, KillTerminalRequest, KillTerminalResponse, ReadTextFileRequest,
     ReadTextFileResponse, ReleaseTerminalRequest, ReleaseTerminalResponse, TerminalExitStatus, TerminalId, TerminalOutputRequest, TerminalOutputResponse, WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse, WriteTextFileRequest, WriteTextFileResponse, InitializeRequest, LoadSessionRequest, McpServer, McpServerHttp, NewSessionRequest, PermissionOptionKind, PromptRequest,
+    WaitForTerminalExitResponse, WriteTextFileRequest, WriteTextFileResponse, InitializeRequest, LoadSessionRequest, McpServer, McpServerHttp, McpServerStdio, NewSessionRequest, PermissionOptionKind, PromptRequest,
     RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification, TextContent,
 };
 use agent_client_protocol::v1::ConnectionTo;
@@ -102,14 +102,33 @@ pub struct Launch<'a> {
     pub hidden_env: &'a [String],
     /// How long `initialize` and `session/new` may take (a cold `npx` start is slow).
     pub start_timeout: Duration,
-    /// MCP servers (name, streamable-HTTP URL) to give the agent's session, when it takes them.
-    pub mcp_servers: Vec<(String, String)>,
+    /// MCP servers to give the agent's session.
+    pub mcp_servers: Vec<OfferedServer>,
     /// The agent's session of an earlier run, to reopen when the agent can (`session/load`).
     pub reopen: Option<String>,
     /// The workspace's files, offered as the client's file system (`fs/*`).
     pub files: Option<Arc<super::client_fs::WorkspaceFiles>>,
     /// Offer the client's terminal (`terminal/*`), commands gated like `run_command`.
     pub terminals: bool,
+}
+
+/// An MCP server for the agent's session: started by the agent over stdio when there is a
+/// command for it (every ACP agent takes those), else at its URL if the agent takes HTTP.
+#[derive(Debug, Clone)]
+pub struct OfferedServer {
+    pub name: String,
+    pub url: String,
+    pub stdio: Option<(PathBuf, Vec<String>)>,
+}
+
+impl OfferedServer {
+    fn for_agent(&self, http: bool) -> Option<McpServer> {
+        match &self.stdio {
+            Some((command, args)) => Some(McpServer::Stdio(McpServerStdio::new(self.name.clone(), command.clone()).args(args.clone()))),
+            None if http => Some(McpServer::Http(McpServerHttp::new(self.name.clone(), self.url.clone()))),
+            None => None,
+        }
+    }
 }
 
 struct Acp {
@@ -372,7 +391,7 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
     };
     let mut info = info;
     let http = init.pointer("/agentCapabilities/mcpCapabilities/http").and_then(Value::as_bool).unwrap_or(false);
-    let servers: Vec<McpServer> = if http { launch.mcp_servers.iter().map(|(name, url)| McpServer::Http(McpServerHttp::new(name.clone(), url.clone()))).collect() } else { vec![] };
+    let servers: Vec<McpServer> = launch.mcp_servers.iter().filter_map(|s| s.for_agent(http)).collect();
     info.took_mcp = !servers.is_empty();
     // An earlier run's session, reopened with the agent's memory of it, when the agent can; it
     // replays the conversation as updates first, which Finishline already has.

@@ -40,6 +40,9 @@ pub struct Setup {
     pub learn_context_window: bool,
     /// An ACP agent doing the work instead of the built-in agent.
     pub external: Option<finishline_engine::external::ExternalAgent>,
+    /// How the external agent reaches `complete_task`: the pipe process (as the CLI and the app
+    /// offer it) or, when `None`, HTTP.
+    pub claims_pipe: Option<finishline_engine::external::claims_pipe::PipeCommand>,
 }
 
 impl Default for Setup {
@@ -58,6 +61,7 @@ impl Default for Setup {
             step_limit: Duration::from_secs(600),
             learn_context_window: false,
             external: None,
+            claims_pipe: Some(finishline_engine::external::claims_pipe::PipeCommand { program: env!("CARGO_BIN_EXE_finishline-mcp-pipe").into(), args: vec![] }),
         }
     }
 }
@@ -102,6 +106,7 @@ impl Harness {
                 prices: setup.prices,
                 mcp: setup.mcp.clone(),
                 external: setup.external.clone(),
+                claims_pipe: setup.claims_pipe.clone(),
             },
         );
         Harness { server, engine, store, workspace, data }
