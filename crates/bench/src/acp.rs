@@ -273,7 +273,8 @@ pub async fn run(smoke: bool) -> Result<Table, String> {
         "The real OpenCode 1.18.33 (npm `opencode-ai`) against the fake provider: on its own with `opencode run`, and under Finishline over ACP",
         &["Measure", "OpenCode alone", "OpenCode under Finishline", "Goal", "Met"],
     );
-    let runs = if smoke { 1 } else { 5 };
+    // Nine, interleaved: single runs of either path spread by ±10 % on this machine.
+    let runs = if smoke { 1 } else { 9 };
     let (mut alone, mut under, mut builtin) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..runs {
         eprintln!("   acp: one-turn task, run {}", i + 1);
@@ -334,7 +335,7 @@ pub async fn run(smoke: bool) -> Result<Table, String> {
         if caught == false_alone { "yes".into() } else { "NO".into() },
     ]);
     t.note(format!(
-        "Medians of {runs} runs each. Both paths start OpenCode's process (Node, its config, the model list it cannot fetch offline), ask the same fake provider for the title and the answer, and run OpenCode's own `write` tool. Under Finishline the agent starts once the workspace is recorded (for the review's diffs and revert: an agent may write files as it starts); OpenCode also connects to Finishline's MCP server (for `complete_task`) while it opens the session. A later turn is one `session/prompt` to the running agent under Finishline, and a new `opencode run --continue` process alone. Finishline's evaluator call after a turn is its judgement, not part of the turn, and is not counted. Reproduce with `bash scripts/bench` (section 7), after `bash scripts/setup` installed OpenCode in tests/agents."
+        "Medians of {runs} runs each. Both paths start OpenCode's process (Node, its config, the model list it cannot fetch offline), ask the same fake provider for the title and the answer, and run OpenCode's own `write` tool. Under Finishline the agent starts once the workspace is recorded (for the review's diffs and revert: an agent may write files as it starts); OpenCode also starts Finishline's MCP server (for `complete_task`) while it opens the session: a stdio process, the benchmark's own executable as the pipe to the server, as the CLI and the app are. A later turn is one `session/prompt` to the running agent under Finishline, and a new `opencode run --continue` process alone. Finishline's evaluator call after a turn is its judgement, not part of the turn, and is not counted. Reproduce with `bash scripts/bench` (section 7), after `bash scripts/setup` installed OpenCode in tests/agents."
     ));
     Ok(t)
 }
