@@ -84,6 +84,10 @@ test("OpenCode picked in Settings does a task; its early 'Done!' gets a continua
   const files = await app.execute(() => [...document.querySelectorAll('[data-testid="file-change"]')].map((e) => e.textContent));
   assert.ok(files.some((f) => /report\.txt/.test(f)), `the review lists OpenCode's change: ${files}`);
   await shot(app, "acp-opencode-review");
+  // The app's own binary is the pipe to Finishline's MCP server (`finishline-app mcp-pipe`):
+  // OpenCode started it, and offered its model complete_task from it.
+  const offered = (await fake.requests()).filter((r) => r.kind === "agent").flatMap((r) => (r.body.tools ?? []).map((t) => t.function?.name ?? ""));
+  assert.ok(offered.some((n) => n.includes("complete_task")), `OpenCode reached Finishline's complete_task through the app: ${offered}`);
   await (await testid("approve")).click();
   const badge = await testid("status-badge");
   await badge.waitUntil(async () => (await badge.getAttribute("data-status")) === "completed", { timeout: 10_000, timeoutMsg: "approval never showed" });
