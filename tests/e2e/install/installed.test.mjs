@@ -7,7 +7,7 @@
 // Run by scripts/test-install (which builds the package first); it needs root or sudo.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -77,6 +77,15 @@ test("install over an older build, run a task in the installed app, the CLI on P
   // The CLI beside it, with the one version of the workspace.
   assert.equal(installed("finishline"), "/usr/bin/finishline", "the CLI is on PATH");
   assert.equal(execFileSync("finishline", ["--version"], { encoding: "utf8" }).trim(), `finishline ${version}`, "the CLI reports the package's version");
+  // Both are the pipe an external agent starts to reach Finishline's MCP server, before any
+  // window or terminal output of their own: no display is needed, and a missing socket is a
+  // plain error.
+  for (const bin of ["finishline-app", "finishline"]) {
+    const { DISPLAY: _display, WAYLAND_DISPLAY: _wayland, ...noDisplay } = process.env;
+    const pipe = spawnSync(bin, ["mcp-pipe", path.join(work, "no-server.sock")], { encoding: "utf8", input: "", env: noDisplay, timeout: 10_000 });
+    assert.equal(pipe.status, 1, `${bin} mcp-pipe without its server fails plainly: ${pipe.stderr}`);
+    assert.match(pipe.stderr, /^mcp-pipe: /m, `${bin} says what failed: ${pipe.stderr}`);
+  }
 
   // The installed app: the first-wave history is there, migrated, and a new task runs.
   const driver = await startDriver({ port: 4600, home });
