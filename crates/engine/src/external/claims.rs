@@ -108,8 +108,14 @@ pub async fn serve() -> std::io::Result<(ClaimsServer, mpsc::UnboundedReceiver<C
     Ok((ClaimsServer { url, socket, stop }, rx))
 }
 
+#[cfg(not(unix))]
+fn serve_socket(_handler: Claims, _stop: CancellationToken) -> Option<PathBuf> {
+    None
+}
+
 /// Serves every connection to a fresh socket until `stop`; `None` when the socket cannot be made
 /// (a temporary folder whose path is too long for a socket), and the agent gets HTTP instead.
+#[cfg(unix)]
 fn serve_socket(handler: Claims, stop: CancellationToken) -> Option<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
     let dir = std::env::temp_dir().join(format!("finishline-mcp-{}", uuid::Uuid::new_v4().simple()));

@@ -4,10 +4,11 @@
 //! an event stream for every remote server). So the agent is given a small process that joins
 //! its stdin and stdout to the server's Unix socket: the front end's own executable, run with
 //! its pipe argument ([`PipeCommand`]), which calls [`join_stdio`].
+//!
+//! Unix only: elsewhere there is no pipe ([`PipeCommand::this_executable`] is `None`) and the
+//! agent gets the server over HTTP, as before.
 
 use std::io::{Read, Write};
-use std::net::Shutdown;
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 
 /// How a front end runs [`join_stdio`]: its own executable and the arguments that come before
@@ -24,6 +25,9 @@ pub const PIPE_ARG: &str = "mcp-pipe";
 impl PipeCommand {
     /// This executable as the pipe, for a front end whose `main` calls [`run_if_asked`] first.
     pub fn this_executable() -> Option<PipeCommand> {
+        if cfg!(not(unix)) {
+            return None;
+        }
         std::env::current_exe().ok().map(|program| PipeCommand {
             program,
             args: vec![PIPE_ARG.into()],
@@ -40,12 +44,14 @@ impl PipeCommand {
 
 /// Joins `input` and `output` to the server at `socket` until the server closes: what the agent
 /// writes goes to the server, what the server answers goes back, message by message.
+#[cfg(unix)]
 pub fn join(
     socket: &Path,
     mut input: impl Read + Send + 'static,
     mut output: impl Write,
 ) -> std::io::Result<()> {
-    let stream = UnixStream::connect(socket)?;
+    use std::net::Shutdown;
+    let stream = std::os::unix::net::UnixStream::connect(socket)?;
     let mut to_server = stream.try_clone()?;
     // The agent closing our stdin ends the server's connection too; the server then closes its
     // side, which ends the copy below.
@@ -64,6 +70,11 @@ pub fn join(
         output.write_all(&buf[..n])?;
         output.flush()?;
     }
+}
+
+#[cfg(not(unix))]
+pub fn join(_socket: &Path, _input: impl Read + Send + 'static, _output: impl Write) -> std::io::Result<()> {
+    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "the MCP pipe needs Unix sockets"))
 }
 
 /// [`join`] over this process's stdin and stdout: the whole of the pipe process.
