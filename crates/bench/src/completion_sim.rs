@@ -96,14 +96,21 @@ pub(crate) struct Agent<'a> {
     pub(crate) calls: u32,
     pub(crate) input_tokens: u64,
     pub(crate) output_tokens: u64,
+    /// Calls that moved nothing forward (see [`Outcome::wasted_calls`]).
+    wasted: u32,
+    /// The last call was a stop that counts as wasted if another call follows it in the same
+    /// conversation (it was sent back), and not if it ends the conversation.
+    stop_pending: bool,
 }
 
 impl<'a> Agent<'a> {
     pub(crate) fn new(sc: &'a Scenario) -> Self {
-        Agent { sc, done: vec![false; sc.items], scope: None, conv_calls: 0, retried: false, bug_fixed: !sc.hidden_bug, claimed_early: false, named: vec![], calls: 0, input_tokens: 0, output_tokens: 0 }
+        Agent { sc, done: vec![false; sc.items], scope: None, conv_calls: 0, retried: false, bug_fixed: !sc.hidden_bug, claimed_early: false, named: vec![], calls: 0, input_tokens: 0, output_tokens: 0, wasted: 0, stop_pending: false }
     }
     /// A plan step: a fresh conversation about these items only.
     pub(crate) fn fresh(&mut self, scope: Vec<usize>) {
+        // The last step's final answer ended its conversation: it was its answer, not waste.
+        self.stop_pending = false;
         self.scope = Some(scope);
         self.conv_calls = 0;
         self.named.clear();
@@ -139,15 +146,30 @@ impl<'a> Agent<'a> {
     fn call(&mut self, prompt: &Prompt) -> Turn {
         self.calls += 1;
         self.conv_calls += 1;
+        if std::mem::take(&mut self.stop_pending) {
+            self.wasted += 1;
+        }
         // The history grows with every call of a conversation; each call reads all of it.
         let history = 1_500 + 400 * (self.conv_calls as u64 - 1);
         self.input_tokens += history;
         if self.sc.context_limit.is_some_and(|l| history > l) {
             self.output_tokens += 80;
+            // Cut off by the full window, not by the scenario: nothing of it is kept.
+            self.wasted += 1;
             return Turn::Stop { claim: None, truncated: true };
         }
+        let before = (self.done.iter().filter(|d| **d).count(), self.bug_fixed, self.retried);
         let turn = self.turn(prompt);
         self.output_tokens += if turn == Turn::Work { 250 } else { 80 };
+        match turn {
+            // Work counts when it did an item, fixed the bug, or was the retry item's first
+            // attempt (which the scenario makes necessary).
+            Turn::Work if before == (self.done.iter().filter(|d| **d).count(), self.bug_fixed, self.retried) => self.wasted += 1,
+            Turn::Work => {}
+            // A cut-off the scenario scripts is necessary; continuing it is the engine's job.
+            Turn::Stop { truncated: true, .. } => {}
+            Turn::Stop { truncated: false, .. } => self.stop_pending = true,
+        }
         turn
     }
     fn turn(&mut self, prompt: &Prompt) -> Turn {
@@ -208,7 +230,14 @@ pub(crate) struct Outcome {
     pub(crate) evaluator_calls: u32,
     pub(crate) manager_calls: u32,
     pub(crate) tokens: u64,
+    /// Agent calls that moved nothing forward: an answer cut off by a full window, work that
+    /// did no item, and a stop that was sent back (followed by another call in the same
+    /// conversation). A conversation's final answer is not waste, nor is a cut-off or retry
+    /// that the scenario scripts.
     pub(crate) wasted_calls: u32,
+    /// Agent calls beyond what one ideal single run of the scenario needs (net: a run that
+    /// gives up early scores as cheap), kept beside `wasted_calls` for comparison.
+    pub(crate) beyond_ideal: u32,
 }
 
 /// The agent calls an ideal single run needs: one per doable item (two for the one that needs
@@ -230,7 +259,8 @@ pub(crate) fn finish(sc: &Scenario, a: &Agent, declared_complete: bool, evaluato
         evaluator_calls,
         manager_calls: 0,
         tokens: a.input_tokens + a.output_tokens + evaluator_tokens,
-        wasted_calls: a.calls.saturating_sub(necessary_calls(sc)),
+        wasted_calls: a.wasted,
+        beyond_ideal: a.calls.saturating_sub(necessary_calls(sc)),
     }
 }
 
@@ -378,7 +408,7 @@ pub fn run(_smoke: bool) -> (Table, Table) {
     ];
     let mut t = Table::new(
         &format!("Completion efficiency: {} scenarios, the same simulated agent under each policy", scs.len()),
-        &["Policy", "Correct terminal decisions", "False completions", "Agent calls", "Evaluator calls", "Wasted calls", "Tokens"],
+        &["Policy", "Correct terminal decisions", "False completions", "Agent calls", "Evaluator calls", "Wasted calls", "Calls beyond an ideal run", "Tokens"],
     );
     let mut per_scenario = String::from("| Scenario | Finishline | Old enforcer | complete_task | Marker only |\n|---|---|---|---|---|\n");
     let mut results: Vec<Vec<Outcome>> = Vec::new();
@@ -395,6 +425,7 @@ pub fn run(_smoke: bool) -> (Table, Table) {
             outs.iter().map(|o| o.agent_calls).sum::<u32>().to_string(),
             outs.iter().map(|o| o.evaluator_calls).sum::<u32>().to_string(),
             outs.iter().map(|o| o.wasted_calls).sum::<u32>().to_string(),
+            outs.iter().map(|o| o.beyond_ideal).sum::<u32>().to_string(),
             format!("{:.0}k", outs.iter().map(|o| o.tokens).sum::<u64>() as f64 / 1000.0),
         ]);
     }
@@ -421,8 +452,9 @@ pub fn run(_smoke: bool) -> (Table, Table) {
         "".into(),
         "".into(),
         "".into(),
+        "".into(),
     ]);
-    t.note("Wasted calls are agent calls beyond what the scenario needs (one per doable item, one per fix, one per cut-off output, one final answer). Tokens model a history that grows 400 tokens a call from 1,500, 250 output tokens for a working call and 80 for a final answer; an evaluator call costs 2,620 (its input is bounded; see the next table). The evaluator is modelled as accurate.".into());
+    t.note("Wasted calls are agent calls that moved nothing forward: an answer cut off by a full window, work that did no item, a stop that was sent back (another call followed it in the same conversation). A conversation's final answer is not waste, nor is a cut-off or a retry the scenario scripts. Calls beyond an ideal run is the earlier measure: agent calls beyond what one ideal single run of the scenario needs (one per doable item, one per fix, one per scripted cut-off, one final answer); it is the agent calls less a constant per scenario, and a run that gives up early scores as cheap. Tokens model a history that grows 400 tokens a call from 1,500, 250 output tokens for a working call and 80 for a final answer; an evaluator call costs 2,620 (its input is bounded; see the next table). The evaluator is modelled as accurate.".into());
     t.note(format!("Per scenario (✓ = the policy's terminal decision matches the workspace; calls include evaluator calls):\n\n{per_scenario}"));
 
     // The evaluator's input as the transcript grows.

