@@ -1,37 +1,25 @@
 // An external agent in the real window: OpenCode (from npm, offline against the fake provider)
 // picked in Settings → Agent and checked there, then a task it claims too early is sent back with
 // a continuation card, and reaches the review with its changes.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { clickAway, launchApp, repoRoot, seedSettings, shot, startDriver, typeInto, waitForScreen } from "./app.mjs";
-import { startFake } from "./fake.mjs";
+import { clickAway, repoRoot, shot, typeInto, waitForScreen } from "./app.mjs";
+import { appWindow } from "./window.mjs";
 
-let driver, fake, app, home;
-before(async () => {
-  fake = await startFake("e2e-acp.json");
-  home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-acp-"));
-  seedSettings(home, { base_url: fake.baseUrl, model: "fake-model" });
-  // OpenCode as a person would have it: on PATH. Its HOME is the test's, so it reads no one's
-  // configuration; the workspace's opencode.json points it at the fake provider.
-  const bin = path.join(repoRoot, "tests/agents/node_modules/.bin");
-  driver = await startDriver({ port: 4600, home, env: { PATH: `${bin}:${process.env.PATH}`, HOME: home } });
-  app = await launchApp(driver);
-});
-after(async () => {
-  await app?.deleteSession().catch(() => {});
-  await driver?.stop();
-  fake?.stop();
-});
+// OpenCode as a person would have it: on PATH. Its HOME is the test's, so it reads no one's
+// configuration; the workspace's opencode.json points it at the fake provider.
+const bin = path.join(repoRoot, "tests/agents/node_modules/.bin");
+const win = appWindow({ scenario: "e2e-acp.json", port: 4600, name: "acp", env: (home) => ({ PATH: `${bin}:${process.env.PATH}`, HOME: home }) });
 
-const testid = (id) => app.$(`[data-testid="${id}"]`);
+const { testid } = win;
 
 function workspace() {
   const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-acp-"));
   const config = {
-    provider: { fake: { npm: "@ai-sdk/openai-compatible", name: "Fake", options: { baseURL: fake.baseUrl, apiKey: "x" }, models: { "fake-model": { name: "Fake" } } } },
+    provider: { fake: { npm: "@ai-sdk/openai-compatible", name: "Fake", options: { baseURL: win.fake.baseUrl, apiKey: "x" }, models: { "fake-model": { name: "Fake" } } } },
     model: "fake/fake-model",
     small_model: "fake/fake-model",
     autoupdate: false,
@@ -42,11 +30,11 @@ function workspace() {
 }
 
 test("OpenCode picked in Settings does a task; its early 'Done!' gets a continuation card; the review shows its changes", async () => {
-  await waitForScreen(app, "new-task-form");
+  await waitForScreen(win.app, "new-task-form");
   await (await testid("nav-settings")).click();
   const select = await testid("agent-select");
   await select.waitForDisplayed({ timeout: 10_000 });
-  await app.waitUntil(async () => (await app.$$('[data-testid="agent-select"] option')).length > 2, { timeout: 10_000, timeoutMsg: "the presets never loaded" });
+  await win.app.waitUntil(async () => (await win.app.$$('[data-testid="agent-select"] option')).length > 2, { timeout: 10_000, timeoutMsg: "the presets never loaded" });
   await select.scrollIntoView({ block: "center" });
   await select.selectByAttribute("value", "opencode");
   const found = await testid("agent-found");
@@ -57,23 +45,23 @@ test("OpenCode picked in Settings does a task; its early 'Done!' gets a continua
   const answered = await testid("agent-check-result");
   await answered.waitForDisplayed({ timeout: 60_000 });
   assert.match(await answered.getText(), /Answered: .*1\.18\.33/, "Check started OpenCode and shows who answered");
-  await shot(app, "settings-agent");
+  await shot(win.app, "settings-agent");
   const save = await testid("save-settings");
   await save.scrollIntoView({ block: "center" });
   await save.click();
   await (await testid("nav-new")).click();
-  await waitForScreen(app, "new-task-form");
+  await waitForScreen(win.app, "new-task-form");
   const picker = await testid("task-agent");
   assert.equal(await picker.getValue(), "opencode", "New Task starts with the agent from Settings");
 
   const ws = workspace();
-  await typeInto(app, await testid("workspace-path"), ws);
-  await typeInto(app, await testid("task-input"), "Write report.txt saying all good");
+  await typeInto(win.app, await testid("workspace-path"), ws);
+  await typeInto(win.app, await testid("task-input"), "Write report.txt saying all good");
   await clickAway(await testid("run"));
   await (await testid("session-view")).waitForDisplayed({ timeout: 10_000 });
   await (await testid("tool-card")).waitForExist({ timeout: 60_000 });
 
-  const card = await app.$('[data-role="continuation"]');
+  const card = await win.app.$('[data-role="continuation"]');
   await card.waitForExist({ timeout: 60_000 });
   assert.equal(await card.getAttribute("data-source"), "evaluator", "OpenCode's early claim was judged not done and sent back");
   assert.match(await card.getText(), /report\.txt is missing|it is missing/);
@@ -81,12 +69,12 @@ test("OpenCode picked in Settings does a task; its early 'Done!' gets a continua
   const review = await testid("review-panel");
   await review.waitForDisplayed({ timeout: 60_000 });
   assert.match(await (await testid("review-end-reason")).getText(), /Verified done/);
-  const files = await app.execute(() => [...document.querySelectorAll('[data-testid="file-change"]')].map((e) => e.textContent));
+  const files = await win.app.execute(() => [...document.querySelectorAll('[data-testid="file-change"]')].map((e) => e.textContent));
   assert.ok(files.some((f) => /report\.txt/.test(f)), `the review lists OpenCode's change: ${files}`);
-  await shot(app, "acp-opencode-review");
+  await shot(win.app, "acp-opencode-review");
   // The app's own binary is the pipe to Finishline's MCP server (`finishline-app mcp-pipe`):
   // OpenCode started it, and offered its model complete_task from it.
-  const offered = (await fake.requests()).filter((r) => r.kind === "agent").flatMap((r) => (r.body.tools ?? []).map((t) => t.function?.name ?? ""));
+  const offered = (await win.fake.requests()).filter((r) => r.kind === "agent").flatMap((r) => (r.body.tools ?? []).map((t) => t.function?.name ?? ""));
   assert.ok(offered.some((n) => n.includes("complete_task")), `OpenCode reached Finishline's complete_task through the app: ${offered}`);
   await (await testid("approve")).click();
   const badge = await testid("status-badge");

@@ -2,32 +2,21 @@
 // llama.cpp server) set up from its preset, Test connection, a task run; the headless machine's
 // missing keychain shown with a session-only key instead; an MCP server from npm added in
 // Settings, its tools listed, and one called in a run against the fake provider.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { clickAway, launchApp, repoRoot, seedSettings, shot, startDriver, typeInto, waitForScreen } from "./app.mjs";
-import { startFake } from "./fake.mjs";
+import { clickAway, repoRoot, shot, typeInto, waitForScreen } from "./app.mjs";
+import { appWindow } from "./window.mjs";
 
 const localLlm = process.env.FINISHLINE_LOCAL_LLM ?? path.join(repoRoot, "../shared/tools/local-llm");
 const everything = path.join(repoRoot, "tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 
-let driver, app, fake, home;
-before(async () => {
-  fake = await startFake("e2e-mcp.json");
-  home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-conn-"));
-  driver = await startDriver({ port: 4500, home });
-  app = await launchApp(driver);
-});
-after(async () => {
-  await app?.deleteSession().catch(() => {});
-  await driver?.stop();
-  fake?.stop();
-});
+const win = appWindow({ scenario: "e2e-mcp.json", port: 4500, name: "conn", seed: false });
 
-const testid = (id) => app.$(`[data-testid="${id}"]`);
+const { testid } = win;
 
 async function replaceValue(id, text) {
   const el = await testid(id);
@@ -46,10 +35,10 @@ async function waitText(id, re, timeout, msg) {
 test("the local model is set up from its preset in under a minute, and a task runs on it", async () => {
   const url = execFileSync("bash", [localLlm, "start"], { encoding: "utf8" }).trim().split("\n").pop().trim();
   assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/v1$/, "local-llm prints its base URL");
-  await waitForScreen(app, "new-task-form");
+  await waitForScreen(win.app, "new-task-form");
   const started = Date.now();
   await clickAway(await testid("nav-settings"));
-  await waitForScreen(app, "settings-form");
+  await waitForScreen(win.app, "settings-form");
   await (await testid("preset-llamacpp")).click();
   assert.equal(await (await testid("provider-base-url")).getValue(), "http://127.0.0.1:8080/v1", "the preset fills llama.cpp's usual address");
   await replaceValue("provider-base-url", url); // this server runs on another port
@@ -63,93 +52,93 @@ test("the local model is set up from its preset in under a minute, and a task ru
   await waitText("settings-status", /^Saved$/, 10_000, "Save never confirmed");
   const elapsed = Date.now() - started;
   assert.ok(elapsed < 60_000, `setting up the local model took ${elapsed} ms; it must take under a minute`);
-  await shot(app, "settings-local-model");
+  await shot(win.app, "settings-local-model");
 
   await clickAway(await testid("nav-new"));
-  await waitForScreen(app, "new-task-form");
+  await waitForScreen(win.app, "new-task-form");
   const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-local-"));
-  await typeInto(app, await testid("workspace-path"), ws);
-  await typeInto(app, await testid("task-input"), "Say hello in one short sentence.");
+  await typeInto(win.app, await testid("workspace-path"), ws);
+  await typeInto(win.app, await testid("task-input"), "Say hello in one short sentence.");
   await clickAway(await testid("run"));
   await (await testid("session-view")).waitForDisplayed({ timeout: 15_000 });
   // The tiny model may answer at once or ramble for minutes: the person sees its words stream
   // in, and can stop it. Either way the run ends in a state they can act on.
   const badge = await testid("status-badge");
   const running = async () => ["busy", "retry", "loading"].includes(await badge.getAttribute("data-status"));
-  await app.waitUntil(async () => (await app.$$('[data-testid="agent-text"]')).length > 0 || !(await running()), {
+  await win.app.waitUntil(async () => (await win.app.$$('[data-testid="agent-text"]')).length > 0 || !(await running()), {
     timeout: 120_000,
     timeoutMsg: "nothing from the local model appeared",
   });
-  await shot(app, "session-local-model");
+  await shot(win.app, "session-local-model");
   if (await running()) {
     await (await testid("cancel")).click();
   }
   await badge.waitUntil(async () => !(await running()), { timeout: 60_000, timeoutMsg: "the run on the local model did not stop" });
   const status = await badge.getAttribute("data-status");
   assert.ok(["awaiting_review", "idle", "failed", "cancelled"].includes(status), `the run ends in a state the person can act on, not ${status}`);
-  assert.ok((await app.$$('[data-testid="agent-text"]')).length > 0 || status === "failed", "the model's answer is shown");
+  assert.ok((await win.app.$$('[data-testid="agent-text"]')).length > 0 || status === "failed", "the model's answer is shown");
 });
 
 test("with no keychain on this machine, Settings says so and a session-only key works", async () => {
   await clickAway(await testid("nav-settings"));
-  await waitForScreen(app, "settings-form");
+  await waitForScreen(win.app, "settings-form");
   await (await testid("preset-openai")).click();
   const note = await testid("no-keychain");
   await note.waitForDisplayed({ timeout: 10_000 });
   assert.match(await note.getText(), /OPENAI_API_KEY/, "the environment variable is offered instead");
-  await typeInto(app, await testid("key-input"), "sk-e2e-session-key");
+  await typeInto(win.app, await testid("key-input"), "sk-e2e-session-key");
   assert.equal(await (await testid("save-key-keychain")).isEnabled(), false, "nothing pretends to save into a keychain that is not there");
   await (await testid("save-key-session")).click();
   await waitText("key-source", /this session/, 10_000, "the session key was not taken");
-  await shot(app, "settings-no-keychain");
+  await shot(win.app, "settings-no-keychain");
 });
 
 test("an MCP server added in Settings lists its tools and one is called in a run", async () => {
   await clickAway(await testid("nav-settings"));
-  await waitForScreen(app, "settings-form");
+  await waitForScreen(win.app, "settings-form");
   // Back to a provider the run can use: the fake server.
   await (await testid("preset-custom")).click();
-  await replaceValue("provider-base-url", fake.baseUrl);
+  await replaceValue("provider-base-url", win.fake.baseUrl);
   await replaceValue("provider-model", "fake-model");
   await (await testid("mcp-add")).click();
   await replaceValue("mcp-name-0", "everything");
   await replaceValue("mcp-command-0", "node");
-  await typeInto(app, await testid("mcp-args-0"), `${everything}\uE007stdio`);
+  await typeInto(win.app, await testid("mcp-args-0"), `${everything}\uE007stdio`);
   await (await testid("mcp-check")).click();
   const status = await testid("mcp-status");
   await status.waitForExist({ timeout: 60_000 });
-  await status.waitUntil(async () => (await app.$$('[data-testid="mcp-tool"]')).length > 0, {
+  await status.waitUntil(async () => (await win.app.$$('[data-testid="mcp-tool"]')).length > 0, {
     timeout: 10_000,
     timeoutMsg: `no tools listed: ${await status.getText()}`,
   });
   const names = [];
-  for (const t of await app.$$('[data-testid="mcp-tool"]')) names.push(await t.getText());
+  for (const t of await win.app.$$('[data-testid="mcp-tool"]')) names.push(await t.getText());
   assert.ok(names.some((n) => n.startsWith("everything__echo")), `the server's tools are listed: ${names.join(", ")}`);
   await (await testid("mcp-section")).scrollIntoView();
-  await shot(app, "settings-mcp");
+  await shot(win.app, "settings-mcp");
   await (await testid("save-settings")).click();
   await waitText("settings-status", /^Saved$/, 10_000, "Save never confirmed");
 
   await clickAway(await testid("nav-new"));
-  await waitForScreen(app, "new-task-form");
+  await waitForScreen(win.app, "new-task-form");
   const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-mcp-"));
-  await typeInto(app, await testid("workspace-path"), ws);
-  await typeInto(app, await testid("task-input"), "greet through the MCP echo tool");
+  await typeInto(win.app, await testid("workspace-path"), ws);
+  await typeInto(win.app, await testid("task-input"), "greet through the MCP echo tool");
   await clickAway(await testid("run"));
   await (await testid("session-view")).waitForDisplayed({ timeout: 15_000 });
   await (await testid("permission-prompt")).waitForDisplayed({ timeout: 30_000 });
   await (await testid("allow-once")).click();
-  const card = await app.$('[data-testid="tool-card"][data-tool="everything__echo"]');
+  const card = await win.app.$('[data-testid="tool-card"][data-tool="everything__echo"]');
   await card.waitForExist({ timeout: 20_000 });
   await card.waitUntil(async () => (await card.getAttribute("data-state")) === "done", { timeout: 20_000, timeoutMsg: "the MCP tool call never finished" });
   await (await card.$("button")).click(); // open the card
   await card.waitUntil(async () => /Echo: hello through MCP/.test(await card.getText()), { timeout: 5_000, timeoutMsg: "the real MCP server's answer is not in the tool card" });
   await (await testid("review-panel")).waitForDisplayed({ timeout: 30_000 });
-  await shot(app, "session-mcp");
-  const requests = await fake.requests();
+  await shot(win.app, "session-mcp");
+  const requests = await win.fake.requests();
   // A new user's plan mode is Auto: a one-line task runs at once, without a manager call.
   assert.ok(!requests.some((r) => r.kind === "manager"), "Auto does not plan a one-line task");
-  assert.ok(!(await (await app.$('[data-testid="plan-panel"]')).isExisting()), "an ordinary run shows no plan panel");
+  assert.ok(!(await (await win.app.$('[data-testid="plan-panel"]')).isExisting()), "an ordinary run shows no plan panel");
   const offered = (requests.find((r) => r.kind === "agent").body.tools ?? []).map((t) => t.function?.name);
   assert.ok(offered.includes("everything__echo"), "the model was offered the MCP tool by its namespaced name");
 });
@@ -166,8 +155,8 @@ test("the MCP server stops when the app closes", async () => {
         }
       });
   assert.ok(running().length > 0, "the server the run used is running while the app is open");
-  await app.deleteSession();
-  app = null;
+  await win.app.deleteSession();
+  win.app = null;
   const deadline = Date.now() + 10_000;
   while (running().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   assert.deepEqual(running(), [], "no MCP server outlives the app");

@@ -1,34 +1,22 @@
 // Load in the real window: 20 sessions started from New Task, streaming from the fake server at
 // once, with a tool call each. While they stream, the window answers: History lists them and a
 // running session opens quickly. All 20 finish at the review gate, each with its own file.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { appDataDir, clickAway, launchApp, repoRoot, seedSettings, shot, startDriver, typeInto, waitForScreen } from "./app.mjs";
-import { startFake } from "./fake.mjs";
+import { appDataDir, clickAway, repoRoot, shot, typeInto, waitForScreen } from "./app.mjs";
+import { appWindow } from "./window.mjs";
 
 const SESSIONS = 20;
-let driver, fake, home, app;
-before(async () => {
-  fake = await startFake("e2e-load.json");
-  home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-load-"));
-  seedSettings(home, { base_url: fake.baseUrl, model: "fake-model" });
-  driver = await startDriver({ port: 4530, home });
-  app = await launchApp(driver);
-});
-after(async () => {
-  await app?.deleteSession().catch(() => {});
-  await driver?.stop();
-  fake?.stop();
-});
+const win = appWindow({ scenario: "e2e-load.json", port: 4530, name: "load" });
 
-const testid = (id) => app.$(`[data-testid="${id}"]`);
+const { testid } = win;
 const cli = path.join(repoRoot, "target/debug/finishline");
 const statuses = () =>
-  execFileSync(cli, ["sessions", "list", "--json", "--data-dir", appDataDir(home)], { encoding: "utf8" })
+  execFileSync(cli, ["sessions", "list", "--json", "--data-dir", appDataDir(win.home)], { encoding: "utf8" })
     .split("\n")
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l).status);
@@ -37,7 +25,7 @@ const statuses = () =>
 async function responds(clickId, waitSelector) {
   const t = Date.now();
   await clickAway(await testid(clickId));
-  await (await app.$(waitSelector)).waitForDisplayed({ timeout: 10_000 });
+  await (await win.app.$(waitSelector)).waitForDisplayed({ timeout: 10_000 });
   return Date.now() - t;
 }
 
@@ -45,13 +33,13 @@ test(`${SESSIONS} sessions streaming at once: the window stays responsive and al
   const workspaces = [];
   for (let i = 0; i < SESSIONS; i++) {
     await clickAway(await testid("nav-new"));
-    await waitForScreen(app, "new-task-form");
+    await waitForScreen(win.app, "new-task-form");
     const ws = mkdtempSync(path.join(tmpdir(), `finishline-ws-load-${i}-`));
     workspaces.push(ws);
     const wsInput = await testid("workspace-path");
     await wsInput.clearValue();
-    await typeInto(app, wsInput, ws);
-    await typeInto(app, await testid("task-input"), `load task ${i}: write out.txt`);
+    await typeInto(win.app, wsInput, ws);
+    await typeInto(win.app, await testid("task-input"), `load task ${i}: write out.txt`);
     await clickAway(await testid("run"));
     await (await testid("session-view")).waitForDisplayed({ timeout: 15_000 });
   }
@@ -60,13 +48,13 @@ test(`${SESSIONS} sessions streaming at once: the window stays responsive and al
 
   // While they stream: History and a running session open promptly.
   const history = await responds("nav-history", '[data-testid="history-row"]');
-  const rows = await app.$$('[data-testid="history-row"]');
+  const rows = await win.app.$$('[data-testid="history-row"]');
   assert.equal(rows.length, SESSIONS, "History lists every session");
   await clickAway(await rows[0].$("button.link"));
   const t = Date.now();
   await (await testid("session-view")).waitForDisplayed({ timeout: 10_000 });
   const open = Date.now() - t;
-  await shot(app, "load-session");
+  await shot(win.app, "load-session");
   console.log(`under load (${running} streaming): History in ${history} ms, a running session in ${open} ms`);
   assert.ok(history < 2000, `History answers within 2 s under load (${history} ms)`);
   assert.ok(open < 2000, `a running session opens within 2 s under load (${open} ms)`);
@@ -81,5 +69,5 @@ test(`${SESSIONS} sessions streaming at once: the window stays responsive and al
   for (const ws of workspaces) assert.equal(readFileSync(path.join(ws, "out.txt"), "utf8"), "words", "each workspace got its own file");
   await clickAway(await testid("nav-history"));
   await (await testid("history-row")).waitForDisplayed({ timeout: 10_000 });
-  await shot(app, "load-history");
+  await shot(win.app, "load-history");
 });

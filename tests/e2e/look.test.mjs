@@ -1,45 +1,33 @@
 // What a person sees all day: Settings that never drop typed input, the dark theme with readable
 // dropdowns, a session whose header and bottom bar stay in view, and a narrow window.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { launchApp, seedSettings, shot, startDriver, typeInto, waitForScreen } from "./app.mjs";
-import { startFake } from "./fake.mjs";
+import { shot, typeInto, waitForScreen } from "./app.mjs";
+import { appWindow } from "./window.mjs";
 
-let driver, fake, home, app;
-before(async () => {
-  fake = await startFake("e2e-workday.json");
-  home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-look-"));
-  seedSettings(home, { base_url: fake.baseUrl, model: "fake-model" });
-  driver = await startDriver({ port: 4580, home });
-  app = await launchApp(driver);
-});
-after(async () => {
-  await app?.deleteSession().catch(() => {});
-  await driver?.stop();
-  fake?.stop();
-});
+const win = appWindow({ scenario: "e2e-workday.json", port: 4580, name: "look" });
 
-const q = (sel) => app.$(sel);
+const q = (sel) => win.app.$(sel);
 const testid = (id) => q(`[data-testid="${id}"]`);
-const statusNow = () => app.execute(() => document.querySelector('[data-testid="status-badge"]')?.getAttribute("data-status") ?? null);
+const statusNow = () => win.app.execute(() => document.querySelector('[data-testid="status-badge"]')?.getAttribute("data-status") ?? null);
 /** Whether the element is inside the window, not scrolled away. */
 const inView = (id) =>
-  app.execute((id) => {
+  win.app.execute((id) => {
     const r = document.querySelector(`[data-testid="${id}"]`).getBoundingClientRect();
     return r.top >= 0 && r.bottom <= window.innerHeight;
   }, id);
-const waitStatus = (s, timeout = 20_000) => app.waitUntil(async () => (await statusNow()) === s, { timeout, timeoutMsg: `the session never reached ${s}` });
+const waitStatus = (s, timeout = 20_000) => win.app.waitUntil(async () => (await statusNow()) === s, { timeout, timeoutMsg: `the session never reached ${s}` });
 
 test("Settings keep typed input when the person leaves: asked, kept, saved", async () => {
   await (await testid("nav-settings")).click();
   const model = await testid("provider-model");
   await model.waitForDisplayed({ timeout: 10_000 });
   await model.clearValue();
-  await typeInto(app, model, "fake-model-2");
+  await typeInto(win.app, model, "fake-model-2");
   assert.equal(await (await testid("settings-status")).getText(), "Unsaved changes");
   assert.ok(await inView("save-settings"), "Save is in view without scrolling to the bottom of the page");
   await (await testid("nav-new")).click();
@@ -48,7 +36,7 @@ test("Settings keep typed input when the person leaves: asked, kept, saved", asy
   assert.equal(await (await testid("provider-model")).getValue(), "fake-model-2", "Keep editing keeps what was typed");
   await (await testid("nav-history")).click();
   await (await testid("leave-save")).click();
-  await waitForScreen(app, "history");
+  await waitForScreen(win.app, "history");
   await (await testid("nav-settings")).click();
   await (await testid("provider-model")).waitForDisplayed({ timeout: 10_000 });
   assert.equal(await (await testid("provider-model")).getValue(), "fake-model-2", "Save in the question saved it");
@@ -59,8 +47,8 @@ test("the dark theme: native dropdowns are dark too", async () => {
   await theme.scrollIntoView({ block: "center" });
   await theme.selectByAttribute("value", "dark");
   await (await testid("save-settings")).click();
-  await app.waitUntil(async () => (await app.execute(() => document.documentElement.getAttribute("data-theme"))) === "dark", { timeout: 5_000, timeoutMsg: "the theme was not applied" });
-  const look = await app.execute(() => {
+  await win.app.waitUntil(async () => (await win.app.execute(() => document.documentElement.getAttribute("data-theme"))) === "dark", { timeout: 5_000, timeoutMsg: "the theme was not applied" });
+  const look = await win.app.execute(() => {
     const sel = document.querySelector('[data-testid="theme-select"]');
     const cs = getComputedStyle(sel);
     const lum = (c) => {
@@ -75,36 +63,36 @@ test("the dark theme: native dropdowns are dark too", async () => {
     return (await this.getText()) === "Saved";
   }, { timeout: 5_000, timeoutMsg: "the theme change was never saved" });
   await new Promise((r) => setTimeout(r, 300)); // the screenshot shows the last painted frame
-  await shot(app, "settings-dark");
+  await shot(win.app, "settings-dark");
 });
 
 test("a session keeps its header and the review in view while the timeline scrolls", async () => {
   await (await testid("nav-new")).click();
-  await waitForScreen(app, "new-task-form");
-  await typeInto(app, await testid("task-input"), "write a.txt with the letter A");
-  await typeInto(app, await testid("workspace-path"), mkdtempSync(path.join(tmpdir(), "finishline-ws-")));
+  await waitForScreen(win.app, "new-task-form");
+  await typeInto(win.app, await testid("task-input"), "write a.txt with the letter A");
+  await typeInto(win.app, await testid("workspace-path"), mkdtempSync(path.join(tmpdir(), "finishline-ws-")));
   await (await testid("run")).click();
   await waitStatus("awaiting_review");
-  await app.execute(() => {
+  await win.app.execute(() => {
     const m = document.querySelector("main.content");
     m.scrollTop = 0;
   });
   assert.ok(await inView("approve"), "the review's buttons are in the bottom bar, in view at any scroll position");
   assert.ok(await inView("status-badge"), "the status stays pinned at the top");
   assert.ok(await (await testid("bottom-bar")).$('[data-testid="review-panel"]').isExisting(), "the review sits in the bottom bar");
-  await shot(app, "session-dark");
+  await shot(win.app, "session-dark");
 });
 
 /** Types a task and a folder on New Task and runs it. */
 async function runTask(task, ws) {
   await (await testid("nav-new")).click();
-  await waitForScreen(app, "new-task-form");
+  await waitForScreen(win.app, "new-task-form");
   const box = await testid("task-input");
   await box.clearValue();
-  await typeInto(app, box, task);
+  await typeInto(win.app, box, task);
   const folder = await testid("workspace-path");
   await folder.clearValue();
-  await typeInto(app, folder, ws);
+  await typeInto(win.app, folder, ws);
   await (await testid("run")).click();
   await (await testid("session-view")).waitForDisplayed({ timeout: 10_000 });
 }
@@ -122,11 +110,11 @@ test("a verify command from Settings runs without asking, numbered and marked as
   const verify = await testid("verify-commands");
   await verify.waitForDisplayed({ timeout: 10_000 });
   await verify.scrollIntoView({ block: "center" });
-  await typeInto(app, verify, `${ws}: test -f a.txt`);
+  await typeInto(win.app, verify, `${ws}: test -f a.txt`);
   await saveSettings();
   await runTask("write a.txt with the letter A", ws);
   await waitStatus("awaiting_review");
-  assert.equal((await app.$$('[data-testid="permission-prompt"]')).length, 0, "the person's own verify command never asks as if the agent did");
+  assert.equal((await win.app.$$('[data-testid="permission-prompt"]')).length, 0, "the person's own verify command never asks as if the agent did");
   const card = await testid("verification-card");
   assert.match(await card.getText(), /Verification: test -f a\.txt exit 0/);
   assert.match(await card.getText(), /your verify command/);
@@ -137,26 +125,26 @@ test("a refused connection offers Retry and Open Settings, and Retry goes on aft
   const url = await testid("provider-base-url");
   await url.waitForDisplayed({ timeout: 10_000 });
   await url.clearValue();
-  await typeInto(app, url, "http://127.0.0.1:9/v1");
+  await typeInto(win.app, url, "http://127.0.0.1:9/v1");
   const retries = await testid("max-retries");
   await retries.scrollIntoView({ block: "center" });
   await retries.clearValue();
-  await typeInto(app, retries, "1");
+  await typeInto(win.app, retries, "1");
   await saveSettings();
   await runTask("write a.txt with the letter A", mkdtempSync(path.join(tmpdir(), "finishline-ws-")));
   await waitStatus("failed", 60_000);
   const actions = await testid("failure-actions");
   await actions.waitForDisplayed({ timeout: 5_000 });
   assert.match(await actions.getText(), /could not be reached/i, "the failure says what went wrong");
-  await shot(app, "refused-connection");
+  await shot(win.app, "refused-connection");
   await (await testid("open-settings")).click();
   const again = await testid("provider-base-url");
   await again.waitForDisplayed({ timeout: 10_000 });
   await again.clearValue();
-  await typeInto(app, again, fake.baseUrl);
+  await typeInto(win.app, again, win.fake.baseUrl);
   await saveSettings();
   await (await testid("nav-history")).click();
-  await waitForScreen(app, "history");
+  await waitForScreen(win.app, "history");
   await (await q('[data-testid="history-row"][data-status="failed"] button.link')).click();
   await (await testid("retry-run")).click();
   await waitStatus("awaiting_review", 30_000);
@@ -166,25 +154,25 @@ test("a narrow window folds the sidebar to icons and History still fits", async 
   // As a person drags the window's edge; under Xvfb there is no window manager, so xdotool
   // resizes the X window itself.
   const resize = (w, h) => execFileSync("xdotool", ["search", "--name", "^Finishline$", "windowsize", "%@", String(w), String(h)]);
-  const [width, height] = await app.execute(() => [window.outerWidth, window.innerHeight]);
+  const [width, height] = await win.app.execute(() => [window.outerWidth, window.innerHeight]);
   try {
     // GTK may still be settling the window's first size: ask again until the page sees it.
-    await app.waitUntil(
+    await win.app.waitUntil(
       async () => {
         resize(700, 700);
         await new Promise((r) => setTimeout(r, 300));
-        return (await app.execute(() => window.innerWidth)) <= 720;
+        return (await win.app.execute(() => window.innerWidth)) <= 720;
       },
       { timeout: 15_000, interval: 100, timeoutMsg: "the window did not get narrower" },
     );
-    const sidebar = await app.execute(() => document.querySelector("nav.sidebar").getBoundingClientRect().width);
+    const sidebar = await win.app.execute(() => document.querySelector("nav.sidebar").getBoundingClientRect().width);
     assert.ok(sidebar < 80, `the sidebar folds to its icons (${sidebar}px)`);
     assert.equal(await (await q(".nav-item .nav-label")).isDisplayed(), false, "nav labels are hidden; the buttons keep their titles");
     await (await testid("nav-history")).click();
-    await waitForScreen(app, "history");
-    const overflow = await app.execute(() => document.querySelector("main.content").scrollWidth - document.querySelector("main.content").clientWidth);
+    await waitForScreen(win.app, "history");
+    const overflow = await win.app.execute(() => document.querySelector("main.content").scrollWidth - document.querySelector("main.content").clientWidth);
     assert.ok(overflow <= 1, `History fits the window without sideways scrolling (${overflow}px over)`);
-    await shot(app, "narrow-history");
+    await shot(win.app, "narrow-history");
   } finally {
     resize(width, height);
   }

@@ -1,39 +1,27 @@
 // Plan mode in the real window: the Plan choice in New Task, the plan shown before it runs and
 // edited there, the plan panel with each step's state, "Step 2/3" in the progress strip while
 // step 2 runs, and the review with each step's outcome.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { clickAway, launchApp, seedSettings, shot, startDriver, typeInto, waitForScreen } from "./app.mjs";
-import { startFake } from "./fake.mjs";
+import { clickAway, shot, typeInto, waitForScreen } from "./app.mjs";
+import { appWindow } from "./window.mjs";
 
-let driver, fake, app;
-before(async () => {
-  fake = await startFake("e2e-plan.json");
-  const home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-plan-"));
-  // The window's own default (Auto) is what a new user gets; this test picks On itself.
-  seedSettings(home, { base_url: fake.baseUrl, model: "fake-model" }, { plan_mode: "auto" });
-  driver = await startDriver({ port: 4590, home });
-  app = await launchApp(driver);
-});
-after(async () => {
-  await app?.deleteSession().catch(() => {});
-  await driver?.stop();
-  fake?.stop();
-});
+// The window's own default (Auto) is what a new user gets; this test picks On itself.
+const win = appWindow({ scenario: "e2e-plan.json", port: 4590, name: "plan", settings: { plan_mode: "auto" } });
 
-const testid = (id) => app.$(`[data-testid="${id}"]`);
-const text = (id) => app.execute((id) => document.querySelector(`[data-testid="${id}"]`)?.textContent ?? null, id);
-const stepStates = () => app.execute(() => [...document.querySelectorAll('[data-testid="plan-step"]')].map((e) => e.getAttribute("data-state")));
+const { testid } = win;
+const text = (id) => win.app.execute((id) => document.querySelector(`[data-testid="${id}"]`)?.textContent ?? null, id);
+const stepStates = () => win.app.execute(() => [...document.querySelectorAll('[data-testid="plan-step"]')].map((e) => e.getAttribute("data-state")));
 
 test("a task run with Plan On: the plan is edited before it runs, shows Step 2/3 while step 2 runs, and each step's outcome at review", async () => {
-  await waitForScreen(app, "new-task-form");
+  await waitForScreen(win.app, "new-task-form");
   assert.equal(await (await testid("plan-auto")).isSelected(), true, "Auto is the window's default plan choice");
   const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-plan-"));
-  await typeInto(app, await testid("workspace-path"), ws);
-  await typeInto(app, await testid("task-input"), "write a.txt, b.txt and c.txt");
+  await typeInto(win.app, await testid("workspace-path"), ws);
+  await typeInto(win.app, await testid("task-input"), "write a.txt, b.txt and c.txt");
   await (await testid("plan-label-on")).click();
   assert.equal(await (await testid("plan-on")).isSelected(), true, "clicking On picks it");
   assert.match(await text("plan-choice"), /Always split the task into checked steps/);
@@ -42,21 +30,21 @@ test("a task run with Plan On: the plan is edited before it runs, shows Step 2/3
 
   // The plan waits for the person (the window's default): one criterion is added to step 3.
   await (await testid("plan-review")).waitForDisplayed({ timeout: 15_000 });
-  assert.equal((await app.$$('[data-testid="plan-edit-step"]')).length, 3, "the manager's three steps are shown to edit");
+  assert.equal((await win.app.$$('[data-testid="plan-edit-step"]')).length, 3, "the manager's three steps are shown to edit");
   const badge = await testid("status-badge");
   assert.equal(await badge.getAttribute("data-status"), "awaiting_approval", "nothing runs before the go-ahead");
-  await shot(app, "plan-review-before-run");
-  const criteria = (await app.$$('[data-testid="plan-edit-criteria"]'))[2];
+  await shot(win.app, "plan-review-before-run");
+  const criteria = (await win.app.$$('[data-testid="plan-edit-criteria"]'))[2];
   await criteria.click();
-  await app.keys(["End"]);
-  await app.keys(["Enter"]);
+  await win.app.keys(["End"]);
+  await win.app.keys(["Enter"]);
   await criteria.addValue("c.txt is not empty");
   await (await testid("plan-run")).click();
 
   // Step 2's model answer is held back for a moment: the strip says where the plan is.
-  await app.waitUntil(async () => /Step 2\/3: Write b\.txt/.test((await text("plan-progress")) ?? ""), { timeout: 20_000, timeoutMsg: "the progress strip never showed Step 2/3" });
+  await win.app.waitUntil(async () => /Step 2\/3: Write b\.txt/.test((await text("plan-progress")) ?? ""), { timeout: 20_000, timeoutMsg: "the progress strip never showed Step 2/3" });
   assert.deepEqual(await stepStates(), ["done", "running", "pending"], "the plan panel shows step 1 done and step 2 running");
-  await shot(app, "plan-step-2");
+  await shot(win.app, "plan-step-2");
 
   await badge.waitUntil(async () => (await badge.getAttribute("data-status")) === "awaiting_review", { timeout: 30_000, timeoutMsg: "the plan never reached review" });
   assert.deepEqual(await stepStates(), ["done", "done", "done"]);
@@ -67,8 +55,8 @@ test("a task run with Plan On: the plan is edited before it runs, shows Step 2/3
   await (await testid("review-panel")).waitForDisplayed({ timeout: 5_000 });
   assert.match(await text("review-steps"), /3 of 3 done/, "the review shows the plan with each step's outcome");
   assert.match(await text("plan-progress"), /Plan: 3\/3 steps done/, "after the last step the strip sums the plan up");
-  await shot(app, "plan-review");
+  await shot(win.app, "plan-review");
   for (const f of ["a.txt", "b.txt", "c.txt"]) assert.ok(existsSync(path.join(ws, f)), `${f} was written by its step`);
-  const manager = (await fake.requests()).filter((r) => r.kind === "manager").length;
+  const manager = (await win.fake.requests()).filter((r) => r.kind === "manager").length;
   assert.equal(manager, 1, "one manager call made the plan");
 });

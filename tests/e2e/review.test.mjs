@@ -1,36 +1,24 @@
 // The review gate and History in the real window: request changes then approve, reject with
 // revert, permission prompts allowed and denied, search, replay and export.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { clickAway, launchApp, seedSettings, shot, startDriver, typeInto, waitForScreen } from "./app.mjs";
-import { startFake } from "./fake.mjs";
+import { clickAway, shot, typeInto, waitForScreen } from "./app.mjs";
+import { appWindow } from "./window.mjs";
 
-let driver, fake, app;
-before(async () => {
-  fake = await startFake("e2e-review.json");
-  const home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-review-"));
-  seedSettings(home, { base_url: fake.baseUrl, model: "fake-model" });
-  driver = await startDriver({ port: 4480, home });
-  app = await launchApp(driver);
-});
-after(async () => {
-  await app?.deleteSession().catch(() => {});
-  await driver?.stop();
-  fake?.stop();
-});
+const win = appWindow({ scenario: "e2e-review.json", port: 4480, name: "review" });
 
-const testid = (id) => app.$(`[data-testid="${id}"]`);
+const { testid } = win;
 
 async function startTask(task, files = {}) {
   const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
   for (const [name, content] of Object.entries(files)) writeFileSync(path.join(ws, name), content);
   await clickAway(await testid("nav-new"));
-  await waitForScreen(app, "new-task-form");
-  await typeInto(app, await testid("workspace-path"), ws);
-  await typeInto(app, await testid("task-input"), task);
+  await waitForScreen(win.app, "new-task-form");
+  await typeInto(win.app, await testid("workspace-path"), ws);
+  await typeInto(win.app, await testid("task-input"), task);
   await clickAway(await testid("run"));
   await (await testid("session-view")).waitForDisplayed({ timeout: 10_000 });
   return ws;
@@ -45,10 +33,10 @@ test("request changes starts a second run, then approve completes", async () => 
   const ws = await startTask("write keep.txt");
   await (await testid("review-panel")).waitForDisplayed({ timeout: 20_000 });
   await (await testid("request-changes")).click();
-  await typeInto(app, await testid("feedback-input"), "also write c.txt");
+  await typeInto(win.app, await testid("feedback-input"), "also write c.txt");
   await clickAway(await testid("send-feedback"));
-  await app.waitUntil(async () => (await app.$$('[data-testid="user-bubble"]')).length === 2, { timeout: 20_000, timeoutMsg: "the feedback never showed as the person's message" });
-  const bubbles = await app.$$('[data-testid="user-bubble"]');
+  await win.app.waitUntil(async () => (await win.app.$$('[data-testid="user-bubble"]')).length === 2, { timeout: 20_000, timeoutMsg: "the feedback never showed as the person's message" });
+  const bubbles = await win.app.$$('[data-testid="user-bubble"]');
   assert.match(await bubbles[1].getText(), /also write c\.txt/, "feedback is the person's own message");
   await (await testid("review-panel")).waitForDisplayed({ timeout: 20_000 });
   await waitStatus("awaiting_review");
@@ -76,7 +64,7 @@ test("a permission prompt allowed runs the command; denied stops the run", async
   const ws = await startTask("use the shell to write shell.txt");
   await (await testid("permission-prompt")).waitForDisplayed({ timeout: 20_000 });
   await waitStatus("awaiting_approval");
-  await shot(app, "permission");
+  await shot(win.app, "permission");
   await clickAway(await testid("allow-once"));
   await (await testid("review-panel")).waitForDisplayed({ timeout: 20_000 });
   assert.equal(readFileSync(path.join(ws, "shell.txt"), "utf8"), "from-shell\n");
@@ -94,24 +82,24 @@ test("a permission prompt allowed runs the command; denied stops the run", async
 test("History searches, opens a read-only replay, and exports", async () => {
   await clickAway(await testid("nav-history"));
   await (await testid("history-list")).waitForDisplayed({ timeout: 10_000 });
-  const all = (await app.$$('[data-testid="history-row"]')).length;
+  const all = (await win.app.$$('[data-testid="history-row"]')).length;
   assert.ok(all >= 4, "every session is listed");
-  await typeInto(app, await testid("history-search"), "shell");
-  await (await app.$('[data-testid="history"] form button')).click();
+  await typeInto(win.app, await testid("history-search"), "shell");
+  await (await win.app.$('[data-testid="history"] form button')).click();
   await (await testid("search-summary")).waitForDisplayed({ timeout: 10_000 });
-  const rows = await app.$$('[data-testid="history-row"]');
+  const rows = await win.app.$$('[data-testid="history-row"]');
   assert.ok(rows.length >= 1 && rows.length < all, `the list narrows to the sessions that mention the shell (${rows.length} of ${all})`);
   assert.ok(await rows[0].$("mark").isExisting(), "its matching passage is shown with the word highlighted");
   await clickAway(await rows[0].$("button.link"));
   const view = await testid("session-view");
   await view.waitForDisplayed({ timeout: 10_000 });
   await (await testid("tool-card")).waitForExist({ timeout: 10_000 });
-  assert.equal((await app.$$('[data-testid="cancel"]')).length, 0, "a finished session replays without run controls");
+  assert.equal((await win.app.$$('[data-testid="cancel"]')).length, 0, "a finished session replays without run controls");
   await clickAway(await testid("nav-history"));
   await (await testid("history-list")).waitForDisplayed({ timeout: 10_000 });
-  await (await app.$('[data-testid="export-md"]')).click();
+  await (await win.app.$('[data-testid="export-md"]')).click();
   const exported = await testid("export-text");
   await exported.waitForDisplayed({ timeout: 5_000 });
   assert.match(await exported.getProperty("textContent"), /^# .*\n\n- \*\*Status:\*\*/, "the Markdown export of the session is shown, ready to save or copy");
-  await shot(app, "history-export");
+  await shot(win.app, "history-export");
 });

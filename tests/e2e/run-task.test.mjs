@@ -1,36 +1,24 @@
 // A person runs a task in the real window against the fake provider: streamed steps, a tool
 // card, a continuation card that is visibly not theirs, the review gate, approval, History.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { appDataDir, launchApp, repoRoot, seedSettings, shot, startDriver, typeInto, waitForScreen, clickAway } from "./app.mjs";
-import { startFake } from "./fake.mjs";
+import { appDataDir, repoRoot, shot, typeInto, waitForScreen, clickAway } from "./app.mjs";
+import { appWindow } from "./window.mjs";
 
-let driver, fake, home, app;
-before(async () => {
-  fake = await startFake("e2e-flow.json");
-  home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-run-"));
-  seedSettings(home, { base_url: fake.baseUrl, model: "fake-model" });
-  driver = await startDriver({ port: 4450, home });
-  app = await launchApp(driver);
-});
-after(async () => {
-  await app?.deleteSession().catch(() => {});
-  await driver?.stop();
-  fake?.stop();
-});
+const win = appWindow({ scenario: "e2e-flow.json", port: 4450, name: "run" });
 
-const $ = (sel) => app.$(sel);
-const testid = (id) => app.$(`[data-testid="${id}"]`);
+const $ = (sel) => win.app.$(sel);
+const { testid } = win;
 
 test("run a task, follow it, see the continuation card, approve, find it in History", async () => {
   const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
-  await waitForScreen(app, "new-task-form");
-  await typeInto(app, await testid("workspace-path"), ws);
-  await typeInto(app, await testid("task-input"), "write the two letter files a.txt and b.txt");
+  await waitForScreen(win.app, "new-task-form");
+  await typeInto(win.app, await testid("workspace-path"), ws);
+  await typeInto(win.app, await testid("task-input"), "write the two letter files a.txt and b.txt");
   assert.equal(await (await testid("run")).isEnabled(), true, "with a task and a folder, Run is enabled");
   await clickAway(await testid("run"));
 
@@ -38,7 +26,7 @@ test("run a task, follow it, see the continuation card, approve, find it in Hist
   await view.waitForDisplayed({ timeout: 10_000 });
   const tool = await testid("tool-card");
   await tool.waitForExist({ timeout: 15_000 });
-  await shot(app, "session-running");
+  await shot(win.app, "session-running");
 
   const card = await $('[data-role="continuation"]');
   await card.waitForExist({ timeout: 20_000 });
@@ -46,16 +34,16 @@ test("run a task, follow it, see the continuation card, approve, find it in Hist
   const cardText = await card.getText();
   assert.match(cardText, /b\.txt is missing/);
   assert.match(cardText, /continuing \(1\/5\)/);
-  for (const bubble of await app.$$('[data-role="user"]')) {
+  for (const bubble of await win.app.$$('[data-role="user"]')) {
     assert.doesNotMatch(await bubble.getText(), /b\.txt is missing/, "no user bubble holds the continuation's text");
   }
 
   const review = await testid("review-panel");
   await review.waitForDisplayed({ timeout: 20_000 });
   assert.match(await (await testid("review-end-reason")).getText(), /Verified done/);
-  assert.equal((await app.$$('[data-testid="file-change"]')).length, 2, "both created files are listed");
+  assert.equal((await win.app.$$('[data-testid="file-change"]')).length, 2, "both created files are listed");
   await review.scrollIntoView();
-  await shot(app, "review");
+  await shot(win.app, "review");
   await (await testid("approve")).click();
   const badge = await testid("status-badge");
   await badge.waitUntil(async () => (await badge.getAttribute("data-status")) === "completed", { timeout: 10_000, timeoutMsg: "approval never showed" });
@@ -67,22 +55,22 @@ test("run a task, follow it, see the continuation card, approve, find it in Hist
   const row = await testid("history-row");
   await row.waitForDisplayed({ timeout: 10_000 });
   assert.equal(await row.getAttribute("data-status"), "completed", "History shows the session completed");
-  await shot(app, "history");
+  await shot(win.app, "history");
 
   // The stored role and the export mark the continuation as the engine's.
   const sessionId = await view.getAttribute("data-session").catch(() => null);
   const cli = path.join(repoRoot, "target/debug/finishline");
-  const listed = execFileSync(cli, ["sessions", "list", "--json", "--data-dir", appDataDir(home)], { encoding: "utf8" }).trim().split("\n").map((l) => JSON.parse(l));
+  const listed = execFileSync(cli, ["sessions", "list", "--json", "--data-dir", appDataDir(win.home)], { encoding: "utf8" }).trim().split("\n").map((l) => JSON.parse(l));
   const id = sessionId ?? listed[0].id;
-  const exported = JSON.parse(execFileSync(cli, ["sessions", "export", id, "--format", "json", "--data-dir", appDataDir(home)], { encoding: "utf8" }));
+  const exported = JSON.parse(execFileSync(cli, ["sessions", "export", id, "--format", "json", "--data-dir", appDataDir(win.home)], { encoding: "utf8" }));
   const roles = exported.transcript.filter((e) => e.kind === "message").map((e) => e.role);
   assert.ok(roles.includes("continuation"), `the stored message has role continuation: ${roles}`);
   assert.ok(!exported.transcript.some((e) => e.kind === "message" && e.role === "user" && e.text.includes("b.txt is missing")), "never stored as the person's message");
-  const md = execFileSync(cli, ["sessions", "export", id, "--format", "md", "--data-dir", appDataDir(home)], { encoding: "utf8" });
+  const md = execFileSync(cli, ["sessions", "export", id, "--format", "md", "--data-dir", appDataDir(win.home)], { encoding: "utf8" });
   assert.match(md, /Continuation from Finishline\*\* \(evaluator: work remains; not written by you\)/, "the export marks it");
 
   // What the model received: a tagged reminder, not a bare user message.
-  const requests = await fake.requests();
+  const requests = await win.fake.requests();
   const sent = requests.find((r) => r.kind === "agent" && r.last_message.includes("b.txt is missing"));
   assert.ok(sent, "the agent received the continuation");
   assert.match(sent.last_message, /<system-reminder source="evaluator" attempt="1\/5">/);

@@ -1,60 +1,48 @@
 // The window a person keeps open: sessions in the sidebar updating live across two sessions,
 // a task run and approved with the keyboard alone (Ctrl+K), Esc while typing an answer not
 // cancelling the run, the reading position kept while text streams, and the Trust view.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { launchApp, seedSettings, shot, startDriver, waitForScreen } from "./app.mjs";
-import { startFake } from "./fake.mjs";
+import { shot, waitForScreen } from "./app.mjs";
+import { appWindow } from "./window.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-let driver, fake, home, app;
-before(async () => {
-  fake = await startFake("e2e-workday.json");
-  home = mkdtempSync(path.join(tmpdir(), "finishline-e2e-workday-"));
-  seedSettings(home, { base_url: fake.baseUrl, model: "fake-model" });
-  driver = await startDriver({ port: 4560, home });
-  app = await launchApp(driver);
-});
-after(async () => {
-  await app?.deleteSession().catch(() => {});
-  await driver?.stop();
-  fake?.stop();
-});
+const win = appWindow({ scenario: "e2e-workday.json", port: 4560, name: "workday" });
 
-const q = (sel) => app.$(sel);
-const statusNow = () => app.execute(() => document.querySelector('[data-testid="status-badge"]')?.getAttribute("data-status") ?? null);
-const waitStatus = (s, timeout = 20_000) => app.waitUntil(async () => (await statusNow()) === s, { timeout, timeoutMsg: `the session never reached ${s}` });
+const q = (sel) => win.app.$(sel);
+const statusNow = () => win.app.execute(() => document.querySelector('[data-testid="status-badge"]')?.getAttribute("data-status") ?? null);
+const waitStatus = (s, timeout = 20_000) => win.app.waitUntil(async () => (await statusNow()) === s, { timeout, timeoutMsg: `the session never reached ${s}` });
 
 /** Types a task and a folder with the keyboard and starts it with Enter. */
 async function startByKeyboard(task) {
   await (await q('[data-testid="nav-new"]')).click();
-  await waitForScreen(app, "new-task-form");
-  await app.waitUntil(async () => (await app.execute(() => document.activeElement?.getAttribute("data-testid"))) === "task-input", { timeout: 5_000, timeoutMsg: "New Task does not put the cursor in the task box" });
+  await waitForScreen(win.app, "new-task-form");
+  await win.app.waitUntil(async () => (await win.app.execute(() => document.activeElement?.getAttribute("data-testid"))) === "task-input", { timeout: 5_000, timeoutMsg: "New Task does not put the cursor in the task box" });
   const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
   // Text goes in as key events to the focused field (WebDriver's bare key actions drop a letter
   // typed twice in a row); moving and starting are plain keys.
-  const focused = async () => app.$(await app.execute(() => document.activeElement));
+  const focused = async () => win.app.$(await win.app.execute(() => document.activeElement));
   await (await focused()).addValue(task);
-  await app.keys(["Tab"]);
-  assert.equal(await app.execute(() => document.activeElement?.getAttribute("data-testid")), "workspace-path", "Tab goes from the task to the folder");
+  await win.app.keys(["Tab"]);
+  assert.equal(await win.app.execute(() => document.activeElement?.getAttribute("data-testid")), "workspace-path", "Tab goes from the task to the folder");
   await (await focused()).addValue(ws);
-  await app.keys(["Enter"]);
+  await win.app.keys(["Enter"]);
   await (await q('[data-testid="session-view"]')).waitForDisplayed({ timeout: 10_000 });
   return ws;
 }
 
 test("keyboard only: a task typed and started with Enter, approved from the Ctrl+K palette", async () => {
-  await waitForScreen(app, "new-task-form");
+  await waitForScreen(win.app, "new-task-form");
   await startByKeyboard("write a.txt with the letter A");
   await waitStatus("awaiting_review");
-  await app.keys(["Control", "k"]);
+  await win.app.keys(["Control", "k"]);
   await (await q('[data-testid="palette"]')).waitForDisplayed({ timeout: 5_000 });
   await (await q('[data-testid="palette-input"]')).addValue("approve");
-  await shot(app, "palette-approve");
-  await app.keys(["Enter"]);
+  await shot(win.app, "palette-approve");
+  await win.app.keys(["Enter"]);
   await waitStatus("completed", 10_000);
 });
 
@@ -64,11 +52,11 @@ test("the sidebar shows a working and a waiting session, updating live", async (
   await startByKeyboard("ask me which folder");
   await waitStatus("awaiting_approval");
   // Read through the page: the sidebar re-renders as statuses change.
-  const groupText = (id) => app.execute((t) => document.querySelector(`[data-testid="${t}"]`)?.textContent ?? "", id);
-  await app.waitUntil(async () => /read the file slowly/.test(await groupText("side-working")), { timeout: 10_000, timeoutMsg: "the streaming session is not under Working" });
-  await app.waitUntil(async () => /ask me which folder/.test(await groupText("side-waiting")), { timeout: 10_000, timeoutMsg: "the session asking a question is not under Waiting for you" });
+  const groupText = (id) => win.app.execute((t) => document.querySelector(`[data-testid="${t}"]`)?.textContent ?? "", id);
+  await win.app.waitUntil(async () => /read the file slowly/.test(await groupText("side-working")), { timeout: 10_000, timeoutMsg: "the streaming session is not under Working" });
+  await win.app.waitUntil(async () => /ask me which folder/.test(await groupText("side-waiting")), { timeout: 10_000, timeoutMsg: "the session asking a question is not under Waiting for you" });
   assert.equal(await (await q('[data-testid="waiting-count"]')).getText(), "1", "one session waits for the person");
-  await shot(app, "sidebar-live");
+  await shot(win.app, "sidebar-live");
 });
 
 test("Esc while typing an answer does not cancel the run; Enter sends the answer", async () => {
@@ -77,14 +65,14 @@ test("Esc while typing an answer does not cancel the run; Enter sends the answer
   await answer.waitForDisplayed({ timeout: 10_000 });
   await answer.click();
   await answer.addValue("src");
-  await app.keys(["Escape"]);
+  await win.app.keys(["Escape"]);
   await sleep(1500);
   assert.equal(await statusNow(), "awaiting_approval", "Esc in the answer box must not cancel the whole run");
-  await app.keys(["Enter"]);
+  await win.app.keys(["Enter"]);
   await waitStatus("awaiting_review");
-  await app.keys(["Control", "k"]);
+  await win.app.keys(["Control", "k"]);
   await (await q('[data-testid="palette-input"]')).addValue("approve");
-  await app.keys(["Enter"]);
+  await win.app.keys(["Enter"]);
   await waitStatus("completed", 10_000);
 });
 
@@ -93,21 +81,21 @@ test("scrolled up while text streams, the view stays put and offers Jump to late
   await row.click();
   await waitStatus("busy");
   await sleep(2500); // enough text to scroll
-  const top = await app.execute(() => {
+  const top = await win.app.execute(() => {
     const m = document.querySelector("main.content");
     m.scrollTop = 0;
     m.dispatchEvent(new Event("scroll"));
     return m.scrollTop;
   });
   await sleep(2000);
-  const after = await app.execute(() => document.querySelector("main.content").scrollTop);
+  const after = await win.app.execute(() => document.querySelector("main.content").scrollTop);
   assert.equal(after, top, "new output must not pull the reader down");
   const jump = await q('[data-testid="jump-latest"]');
   await jump.waitForDisplayed({ timeout: 5_000 });
-  await shot(app, "jump-to-latest");
+  await shot(win.app, "jump-to-latest");
   await jump.click();
   await sleep(500);
-  const gap = await app.execute(() => {
+  const gap = await win.app.execute(() => {
     const m = document.querySelector("main.content");
     return m.scrollHeight - m.scrollTop - m.clientHeight;
   });
@@ -118,11 +106,11 @@ test("scrolled up while text streams, the view stays put and offers Jump to late
 
 test("the Trust view shows the evaluator's reviews from the sessions approved above", async () => {
   await (await q('[data-testid="nav-history"]')).click();
-  await waitForScreen(app, "history");
+  await waitForScreen(win.app, "history");
   await (await q('[data-testid="trust-view"] summary')).click();
   const row = await q('[data-testid="trust-row"]');
   await row.waitForDisplayed({ timeout: 10_000, timeoutMsg: "no evaluator row after two reviewed sessions" });
   assert.equal(await (await row.$('[data-testid="trust-reviews"]')).getText(), "2", "both approvals count");
   assert.match(await (await row.$('[data-testid="trust-false-done"]')).getText(), /0% \(0 of 2\)/, "no done verdict was rejected");
-  await shot(app, "trust-view");
+  await shot(win.app, "trust-view");
 });
