@@ -37,8 +37,7 @@ impl FakeServer {
 
     pub fn serve(listener: tokio::net::TcpListener, scenario: Scenario) -> std::io::Result<FakeServer> {
         let addr = listener.local_addr()?;
-        let used = vec![0; scenario.rules.len()];
-        let state = Arc::new(Mutex::new(server::Shared { scenario, used, requests: vec![] }));
+        let state = Arc::new(Mutex::new(server::Shared::new(scenario)));
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let app = server::router(state.clone());
         tokio::spawn(async move {
@@ -69,15 +68,11 @@ impl FakeServer {
 
     /// Forgets the recorded requests (a long test's memory is then its own).
     pub fn clear_requests(&self) {
-        let mut s = self.state.lock().unwrap();
-        s.requests = Vec::new();
+        self.state.lock().unwrap().clear_requests();
     }
 
     pub fn set_scenario(&self, scenario: Scenario) {
-        let mut s = self.state.lock().unwrap();
-        s.used = vec![0; scenario.rules.len()];
-        s.scenario = scenario;
-        s.requests.clear();
+        *self.state.lock().unwrap() = server::Shared::new(scenario);
     }
 }
 

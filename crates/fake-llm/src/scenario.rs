@@ -20,7 +20,15 @@ pub struct Scenario {
     /// When set, `/props` reports this context window, as llama.cpp's server does.
     #[serde(default)]
     pub context_window: Option<u64>,
+    /// How many bytes of request bodies the server keeps before it refuses further requests
+    /// (until the record is cleared); `DEFAULT_RECORD_LIMIT_BYTES` when absent. A rule without
+    /// `times` answering an agent that loops would otherwise keep every growing conversation.
+    #[serde(default)]
+    pub record_limit_bytes: Option<u64>,
 }
+
+/// 1 GiB: a hundred times what the longest test or benchmark here records.
+pub const DEFAULT_RECORD_LIMIT_BYTES: u64 = 1 << 30;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Rule {

@@ -22,6 +22,19 @@ pub struct Shared {
     pub scenario: Scenario,
     pub used: Vec<u32>,
     pub requests: Vec<SeenRequest>,
+    /// The bodies' bytes behind `requests`, against the scenario's record limit.
+    pub recorded_bytes: u64,
+}
+
+impl Shared {
+    pub fn new(scenario: Scenario) -> Shared {
+        Shared { used: vec![0; scenario.rules.len()], scenario, requests: vec![], recorded_bytes: 0 }
+    }
+
+    pub fn clear_requests(&mut self) {
+        self.requests = Vec::new();
+        self.recorded_bytes = 0;
+    }
 }
 
 pub type AppState = Arc<Mutex<Shared>>;
@@ -71,11 +84,12 @@ async fn requests(State(state): State<AppState>) -> Json<Value> {
 }
 
 async fn clear_requests(State(state): State<AppState>) -> StatusCode {
-    state.lock().unwrap().requests.clear();
+    state.lock().unwrap().clear_requests();
     StatusCode::NO_CONTENT
 }
 
 async fn set_scenario(State(state): State<AppState>, Json(scenario): Json<Scenario>) -> StatusCode {
+    // The record stays: a test that swaps the scenario may still look at what came before.
     let mut s = state.lock().unwrap();
     s.used = vec![0; scenario.rules.len()];
     s.scenario = scenario;
@@ -95,6 +109,21 @@ async fn gemini(State(state): State<AppState>, Path(rest): Path<String>, headers
     handle(state, Protocol::Gemini, format!("/v1beta/models/{rest}"), model, headers, body).await
 }
 
+/// Counts a request's body against the record limit, or refuses it once the record is full.
+fn record_full(s: &mut Shared, len: u64) -> Option<Response> {
+    let limit = s.scenario.record_limit_bytes.unwrap_or(crate::scenario::DEFAULT_RECORD_LIMIT_BYTES);
+    if s.recorded_bytes + len > limit {
+        let msg = format!(
+            "fake-llm: {} requests ({} bytes) recorded, over the record limit of {limit} bytes; a rule without `times` is probably answering a loop: give it `times`, or clear the record (DELETE /_fake/requests) in a long test",
+            s.requests.len(),
+            s.recorded_bytes
+        );
+        return Some(json_error(StatusCode::INSUFFICIENT_STORAGE, &msg));
+    }
+    s.recorded_bytes += len;
+    None
+}
+
 fn json_error(status: StatusCode, message: &str) -> Response {
     (status, Json(json!({"error": {"message": message, "type": "fake_llm"}}))).into_response()
 }
@@ -102,6 +131,9 @@ fn json_error(status: StatusCode, message: &str) -> Response {
 async fn handle(state: AppState, protocol: Protocol, path: String, model: Option<String>, headers: HeaderMap, body: Bytes) -> Response {
     if let Some(denied) = check_key(&state.lock().unwrap().scenario, &headers) {
         return denied;
+    }
+    if let Some(full) = record_full(&mut state.lock().unwrap(), body.len() as u64) {
+        return full;
     }
     let body: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
