@@ -21,6 +21,24 @@ const statuses = () =>
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l).status);
 
+/**
+ * How far the window itself scrolls, and where the History button is. The sidebar's list of
+ * sessions scrolls inside the sidebar; when the window scrolled instead, a long list carried the
+ * navigation out of view and following a stream scrolled the whole window under the pointer.
+ */
+async function windowScroll() {
+  return win.app.execute(() => {
+    const doc = document.scrollingElement;
+    const nav = document.querySelector('[data-testid="nav-history"]').getBoundingClientRect();
+    return { overflow: doc.scrollHeight - doc.clientHeight, scrolled: doc.scrollTop, navTop: nav.top, navBottom: nav.bottom, height: window.innerHeight };
+  });
+}
+
+function assertNavInView(w, when) {
+  assert.ok(w.overflow <= 0 && w.scrolled === 0, `${when}: the window itself does not scroll; the sidebar's list does (${JSON.stringify(w)})`);
+  assert.ok(w.navTop >= 0 && w.navBottom <= w.height, `${when}: History stays in view however many sessions the sidebar lists (${JSON.stringify(w)})`);
+}
+
 /** Milliseconds from a click to the element being displayed, through WebDriver. */
 async function responds(clickId, waitSelector) {
   const t = Date.now();
@@ -44,6 +62,7 @@ test(`${SESSIONS} sessions streaming at once: the window stays responsive and al
     await (await testid("session-view")).waitForDisplayed({ timeout: 15_000 });
   }
   const running = statuses().filter((s) => s === "busy").length;
+  assertNavInView(await windowScroll(), `${SESSIONS} sessions in the sidebar`);
   assert.ok(running >= SESSIONS / 2, `most sessions stream at the same time (${running} busy)`);
 
   // While they stream: History and a running session open promptly.
@@ -67,6 +86,7 @@ test(`${SESSIONS} sessions streaming at once: the window stays responsive and al
   }
   assert.deepEqual(s, Array(SESSIONS).fill("awaiting_review"), "every session finished at the review gate");
   for (const ws of workspaces) assert.equal(readFileSync(path.join(ws, "out.txt"), "utf8"), "words", "each workspace got its own file");
+  assertNavInView(await windowScroll(), "after following a session to its review");
   await clickAway(await testid("nav-history"));
   await (await testid("history-row")).waitForDisplayed({ timeout: 10_000 });
   await shot(win.app, "load-history");
