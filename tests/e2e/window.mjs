@@ -2,11 +2,11 @@
 // pointing at it, tauri-driver with a fresh data folder, the app launched before the file's tests
 // and everything stopped after them. Test files that start apps themselves (crash, desktop,
 // notify) use app.mjs directly.
-import { after, before } from "node:test";
+import { after, afterEach, before } from "node:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { launchApp, seedSettings, startDriver } from "./app.mjs";
+import { launchApp, seedSettings, shot, startDriver } from "./app.mjs";
 import { startFake } from "./fake.mjs";
 
 /**
@@ -19,6 +19,8 @@ import { startFake } from "./fake.mjs";
  * - `settings`: extra settings seeded beside the provider; `seed: false` starts with none, as a
  *   new user does.
  * - `env(home)`: extra environment for the driver and the app.
+ * When a test fails, the window is saved as `<name>-failed.png` in artifacts and what it shows is
+ * printed, because CI's output is often all there is to go on.
  */
 export function appWindow({ scenario, port, name, settings = {}, seed = true, env = () => ({}) }) {
   const w = { app: null, fake: null, home: null, driver: null };
@@ -30,10 +32,26 @@ export function appWindow({ scenario, port, name, settings = {}, seed = true, en
     w.driver = await startDriver({ port, home: w.home, env: env(w.home) });
     w.app = await launchApp(w.driver);
   });
+  afterEach(async (t) => {
+    if (t.passed || !w.app) return;
+    await shot(w.app, `${name}-failed`).catch(() => {});
+    const seen = await w.app.execute(describeWindow).catch((e) => `(the window did not answer: ${e.message})`);
+    console.error(`window when "${t.name}" failed: ${seen}`);
+  });
   after(async () => {
     await w.app?.deleteSession().catch(() => {});
     await w.driver?.stop();
     w.fake?.stop();
   });
   return w;
+}
+
+/** Runs in the page: the screen, the scroll state, any alert and the start of the visible text. */
+function describeWindow() {
+  const doc = document.scrollingElement;
+  const current = [...document.querySelectorAll('[aria-current="page"]')].map((e) => e.getAttribute("data-testid") ?? e.textContent.trim().slice(0, 40));
+  const screens = [...document.querySelectorAll("main [data-testid]")].slice(0, 12).map((e) => e.getAttribute("data-testid"));
+  const alerts = [...document.querySelectorAll('[role="alert"], [role="alertdialog"], dialog[open]')].map((e) => e.textContent.trim().slice(0, 120));
+  const text = (document.querySelector("main")?.innerText ?? "").replace(/\s+/g, " ").slice(0, 400);
+  return JSON.stringify({ current, screens, alerts, scroll: { top: doc.scrollTop, overflow: doc.scrollHeight - doc.clientHeight }, text });
 }
