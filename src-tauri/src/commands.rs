@@ -9,6 +9,7 @@ use finishline_engine::provider::{check_provider, ConnectionReport};
 use finishline_engine::mcp::McpServerStatus;
 use finishline_engine::secret::{KeyPlace, KeyStatus, Keys};
 use finishline_engine::{Error, ProviderSettings, Settings, SettingsView};
+use finishline_engine::domain::{Isolation, LandingMode};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use tauri::ipc::Channel;
@@ -61,6 +62,9 @@ pub async fn start_session(
     model: Option<String>,
     plan: Option<finishline_engine::domain::PlanMode>,
     agent: Option<String>,
+    isolation: Option<Isolation>,
+    base: Option<String>,
+    when_busy: Option<String>,
 ) -> Result<SessionId, Error> {
     let mut settings = settings(&app)?;
     // New Task's agent for this task: `builtin`, the one set up in Settings, or a preset.
@@ -71,7 +75,14 @@ pub async fn start_session(
         };
     }
     let engine = state.engine_from(&settings, &workspace, model.as_deref())?;
-    let (sid, _) = engine.start_task(&task, std::path::Path::new(&workspace), plan.unwrap_or(settings.plan_mode))?;
+    use finishline_engine::agent::{TaskOptions, WhenBusy};
+    let when_busy = match when_busy.as_deref() {
+        Some("queue") => WhenBusy::Queue,
+        Some("run") => WhenBusy::Run,
+        _ => WhenBusy::Ask,
+    };
+    let opts = TaskOptions { plan: plan.unwrap_or(settings.plan_mode), isolation, base: base.filter(|b| !b.trim().is_empty()), when_busy };
+    let (sid, _) = engine.start_task_with(&task, std::path::Path::new(&workspace), opts)?;
     state.remember(&sid, engine);
     Ok(sid)
 }
@@ -160,12 +171,97 @@ pub struct ReviewInput {
     revert: bool,
     #[serde(default)]
     force: bool,
+    /// Files someone changed after the run that the revert may overwrite all the same.
+    #[serde(default)]
+    overwrite: Vec<String>,
+    /// How an approved task in a worktree lands (the settings' choice when absent).
+    #[serde(default)]
+    landing: Option<LandingMode>,
 }
 
+/// The decision, off the async workers: landing may rebase and run the verification commands.
 #[tauri::command]
 pub async fn submit_review(app: AppHandle, state: State<'_, AppState>, input: ReviewInput) -> Result<ReviewOutcome, Error> {
+    use finishline_engine::agent::{Overwrite, ReviewChoice};
     let engine = engine_for_request(&app, &state, &input.review_id)?;
-    engine.submit_review(&input.review_id, input.decision, input.feedback, input.revert, input.force, DecidedBy::Person)
+    let overwrite = if input.force {
+        Overwrite::All
+    } else if input.overwrite.is_empty() {
+        Overwrite::Nothing
+    } else {
+        Overwrite::Files(input.overwrite)
+    };
+    let choice = ReviewChoice { decision: input.decision, feedback: input.feedback, revert: input.revert, overwrite, landing: input.landing, by: DecidedBy::Person };
+    let review = input.review_id;
+    tauri::async_runtime::spawn_blocking(move || engine.decide(&review, choice)).await.map_err(|e| Error::Internal(e.to_string()))?
+}
+
+/// "Let the agent resolve it": the moved branch is merged into the task's worktree and the
+/// agent is sent back to resolve the conflicts.
+#[tauri::command]
+pub async fn resolve_conflict(app: AppHandle, state: State<'_, AppState>, review_id: RequestId) -> Result<(), Error> {
+    let engine = engine_for_request(&app, &state, &review_id)?;
+    engine.resolve_conflict(&review_id)
+}
+
+/// What New Task tells the person about a folder: whether tasks get their own worktree there
+/// (a git repository with a commit), on which branch, and which tasks work in it right now.
+#[tauri::command]
+pub async fn workspace_info(app: AppHandle, state: State<'_, AppState>, folder: String) -> Result<WorkspaceInfo, Error> {
+    let settings = settings(&app)?;
+    let worktrees = finishline_engine::agent::config::TaskPolicy::from_settings(&settings.tasks, &state.data_dir).worktrees;
+    let store = state.store.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        let path = std::path::Path::new(&folder).canonicalize().map_err(|e| Error::InvalidInput(format!("{folder} cannot be used: {e}")))?;
+        let repo = finishline_engine::workspace::worktree::repo_of(&path, &worktrees);
+        let busy = store.live_in_folder(&path.to_string_lossy(), &SessionId(String::new()))?.into_iter().map(|(id, title)| BusyTask { session_id: id, title }).collect();
+        let is_git = path.join(".git").exists();
+        Ok(WorkspaceInfo {
+            worktrees: settings.tasks.isolation == Isolation::Worktree && repo.is_some(),
+            branch: repo.as_ref().and_then(|r| r.branch.clone()),
+            branches: repo.as_ref().map(|r| finishline_engine::workspace::worktree::branches(&r.top)).unwrap_or_default(),
+            repository: repo.map(|r| r.top.to_string_lossy().into_owned()),
+            unborn_repository: is_git,
+            busy,
+        })
+    })
+    .await
+    .map_err(|e| Error::Internal(e.to_string()))?
+}
+
+#[derive(serde::Serialize)]
+pub struct WorkspaceInfo {
+    /// Tasks here get their own worktree.
+    worktrees: bool,
+    repository: Option<String>,
+    branch: Option<String>,
+    branches: Vec<String>,
+    /// A `.git` is there (maybe without a commit yet).
+    unborn_repository: bool,
+    /// Tasks working in the folder itself right now.
+    busy: Vec<BusyTask>,
+}
+
+#[derive(serde::Serialize)]
+pub struct BusyTask {
+    session_id: SessionId,
+    title: String,
+}
+
+/// New Task's "Make it a git repository": `git init` and one commit of the folder as it is, so
+/// tasks can work side by side in worktrees of it.
+#[tauri::command]
+pub async fn make_repository(folder: String) -> Result<(), Error> {
+    tauri::async_runtime::spawn_blocking(move || finishline_engine::workspace::worktree::make_repository(std::path::Path::new(&folder))).await.map_err(|e| Error::Internal(e.to_string()))?
+}
+
+/// Opens a task's worktree in the file manager. The page names the session, never a path.
+#[tauri::command]
+pub fn open_worktree(app: AppHandle, state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {
+    let s = state.store.session(&session_id)?;
+    let dir = s.work_dir.ok_or_else(|| Error::InvalidInput("this task has no worktree (it landed, was rejected, or works in its folder)".into()))?;
+    use tauri_plugin_opener::OpenerExt;
+    app.opener().open_path(dir, None::<&str>).map_err(|e| Error::Internal(format!("the folder could not be opened: {e}")))
 }
 
 #[tauri::command]
@@ -215,6 +311,8 @@ pub fn get_session(state: State<'_, AppState>, session_id: SessionId) -> Result<
 #[tauri::command]
 pub fn delete_session(state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {
     let s = state.store.session(&session_id)?;
+    // Its worktree and branch go with it (a branch kept at landing stays: that was the person's choice).
+    finishline_engine::agent::decision::forget_worktree(&state.store, &state.data_dir, &session_id)?;
     state.store.delete_session(&session_id)?;
     // The history is gone either way; leftover checkpoint refs only cost space.
     let _ = finishline_engine::checkpoint::forget_session(&state.data_dir.join("checkpoints"), std::path::Path::new(&s.workspace), session_id.as_str());

@@ -151,7 +151,31 @@ pub async fn checkpoint_usage(state: State<'_, AppState>) -> Result<Vec<finishli
 #[tauri::command]
 pub async fn free_checkpoints(state: State<'_, AppState>, id: String) -> Result<u64, Error> {
     let stores = state.data_dir.join("checkpoints");
-    tauri::async_runtime::spawn_blocking(move || finishline_engine::checkpoint::prune_store(&stores, &id)).await.map_err(|e| Error::Internal(e.to_string()))?
+    let store = state.store.clone();
+    tauri::async_runtime::spawn_blocking(move || finishline_engine::agent::decision::free_checkpoints(&store, &stores, &id)).await.map_err(|e| Error::Internal(e.to_string()))?
+}
+
+/// Each task's worktree and the space it takes, for Settings → Storage.
+#[tauri::command]
+pub async fn worktree_usage(state: State<'_, AppState>) -> Result<Vec<finishline_engine::agent::decision::WorktreeUsage>, Error> {
+    let store = state.store.clone();
+    tauri::async_runtime::spawn_blocking(move || finishline_engine::agent::decision::worktree_usage(&store)).await.map_err(|e| Error::Internal(e.to_string()))?
+}
+
+/// Removes the worktrees of decided tasks; returns the bytes freed.
+#[tauri::command]
+pub async fn clean_up_worktrees(app: AppHandle, state: State<'_, AppState>) -> Result<u64, Error> {
+    let settings = crate::commands::settings(&app)?;
+    let (store, data_dir) = (state.store.clone(), state.data_dir.clone());
+    let worktrees = finishline_engine::agent::config::TaskPolicy::from_settings(&settings.tasks, &data_dir).worktrees;
+    tauri::async_runtime::spawn_blocking(move || {
+        let before: u64 = finishline_engine::agent::decision::worktree_usage(&store)?.iter().map(|w| w.bytes).sum();
+        finishline_engine::agent::decision::finish_interrupted(&store, &data_dir, &worktrees);
+        let after: u64 = finishline_engine::agent::decision::worktree_usage(&store)?.iter().map(|w| w.bytes).sum();
+        Ok(before.saturating_sub(after))
+    })
+    .await
+    .map_err(|e| Error::Internal(e.to_string()))?
 }
 
 /// Opens a web link from model or tool output in the system browser. Only http and https: a

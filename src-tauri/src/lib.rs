@@ -87,6 +87,13 @@ pub fn run() {
                 }
             });
             app.manage(state);
+            // A revert or a landing a crash cut short is finished, and worktrees no task needs
+            // are removed, off the window's path.
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn_blocking(move || {
+                let settings = commands::settings(&handle).unwrap_or_default();
+                handle.state::<state::AppState>().finish_interrupted(&settings);
+            });
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
@@ -102,6 +109,12 @@ pub fn run() {
             commands::respond_permission,
             commands::answer_question,
             commands::submit_review,
+            commands::resolve_conflict,
+            commands::workspace_info,
+            commands::make_repository,
+            commands::open_worktree,
+            files::worktree_usage,
+            files::clean_up_worktrees,
             commands::send_message,
             commands::list_sessions,
             commands::search_sessions,

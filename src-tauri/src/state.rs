@@ -32,13 +32,15 @@ pub struct AppState {
     next_subscription: std::sync::atomic::AtomicU64,
     /// Settings read from a file the person picked, waiting for them to confirm its MCP servers.
     import: Mutex<Option<Settings>>,
+    /// How many tasks run at once, shared by every engine the app makes (Settings → Tasks).
+    slots: Arc<finishline_engine::agent::queue::TaskSlots>,
 }
 
 impl AppState {
     pub fn open(data_dir: PathBuf) -> Result<AppState, Error> {
         let store = Arc::new(Store::open(&data_dir.join("history.db"), Arc::new(SystemClock))?);
         store.recover()?;
-        Ok(AppState { store, data_dir, keys: Arc::new(Keys::os()), engines: Mutex::new(HashMap::new()), mcp: Mutex::new(None), import: Mutex::new(None), quitting: Default::default(), subscriptions: Mutex::new(HashMap::new()), next_subscription: Default::default(), startup: Mutex::new(crate::commands::startup_action_from(&std::env::args().collect::<Vec<_>>())) })
+        Ok(AppState { slots: finishline_engine::agent::queue::TaskSlots::new(4), store, data_dir, keys: Arc::new(Keys::os()), engines: Mutex::new(HashMap::new()), mcp: Mutex::new(None), import: Mutex::new(None), quitting: Default::default(), subscriptions: Mutex::new(HashMap::new()), next_subscription: Default::default(), startup: Mutex::new(crate::commands::startup_action_from(&std::env::args().collect::<Vec<_>>())) })
     }
 
     /// An engine built from the current settings, for a session in `workspace`; `model`
@@ -60,7 +62,16 @@ impl AppState {
         };
         let mut cfg = config::engine_config(settings, ctx, agent, evaluator);
         cfg.claims_pipe = finishline_engine::external::claims_pipe::PipeCommand::this_executable();
+        self.slots.set_limit(settings.tasks.parallel_limit as usize);
+        cfg.tasks.slots = Some(self.slots.clone());
         Ok(Engine::new(self.store.clone(), cfg))
+    }
+
+    /// What a crash cut short (a revert, a landing) is finished, and worktrees no task needs any
+    /// more are removed; called once the settings can be read.
+    pub fn finish_interrupted(&self, settings: &Settings) {
+        let worktrees = config::TaskPolicy::from_settings(&settings.tasks, &self.data_dir).worktrees;
+        finishline_engine::agent::decision::finish_interrupted(&self.store, &self.data_dir, &worktrees);
     }
 
     /// The servers for these settings: the running set when the list is unchanged, so servers

@@ -28,5 +28,6 @@ pub fn defaults(data_dir: &Path, agent: ModelEndpoint) -> EngineConfig {
         mcp: None,
         external: None,
         claims_pipe: None,
+        tasks: finishline_engine::agent::config::TaskPolicy::new(data_dir),
     }
 }

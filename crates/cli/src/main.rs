@@ -90,6 +90,24 @@ enum SessionsCommand {
         #[command(flatten)]
         opts: RunOptions,
     },
+    /// Decide a session waiting for your review: approve it (in a worktree, it lands on the branch
+    /// it started from), reject it, or request changes (the next run starts at once).
+    Review {
+        id: String,
+        #[arg(long, conflicts_with_all = ["reject", "request_changes"])]
+        approve: bool,
+        #[arg(long, conflicts_with = "request_changes")]
+        reject: bool,
+        /// With --reject, in place: put back the files the task changed (files you changed
+        /// since are kept unless --force-revert).
+        #[arg(long, requires = "reject")]
+        revert: bool,
+        /// What should change (with --request-changes).
+        #[arg(long, value_name = "FEEDBACK")]
+        request_changes: Option<String>,
+        #[command(flatten)]
+        opts: RunOptions,
+    },
     /// Cancel a session left waiting for you (its plan's go-ahead, a permission or a question).
     /// A task that is running is cancelled where it runs: Ctrl+C in its terminal, or the window.
     Cancel {
@@ -210,8 +228,56 @@ pub struct RunOptions {
     /// A stop with at most this many output tokens while work is open is a truncation (default 10).
     #[arg(long)]
     pub short_stop_tokens: Option<u32>,
+    /// Where the task works: `worktree` (the default in a git repository: its own worktree and
+    /// branch, your checkout untouched until approve lands it) or `in-place` (the folder itself).
+    #[arg(long, value_enum)]
+    pub isolation: Option<IsolationArg>,
+    /// The branch the task's worktree starts from and lands on (default: the branch you are on).
+    #[arg(long)]
+    pub base: Option<String>,
+    /// Another task works in the same plain folder: `queue` after it (default), `run` beside it,
+    /// or `fail`.
+    #[arg(long, value_enum, default_value_t = WhenBusyArg::Queue)]
+    pub when_busy: WhenBusyArg,
+    /// How an approved task lands: `squash` (one commit, the default), `merge` (its commits and
+    /// a merge commit), `uncommitted` (changes in your working tree) or `branch` (kept for later).
+    #[arg(long, value_enum)]
+    pub land: Option<LandArg>,
     #[command(flatten)]
     pub common: Common,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IsolationArg {
+    Worktree,
+    InPlace,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WhenBusyArg {
+    Queue,
+    Run,
+    Fail,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LandArg {
+    Squash,
+    Merge,
+    Uncommitted,
+    Branch,
+}
+
+impl LandArg {
+    pub fn mode(self) -> finishline_engine::domain::LandingMode {
+        use finishline_engine::domain::LandingMode;
+        match self {
+            LandArg::Squash => LandingMode::Squash,
+            LandArg::Merge => LandingMode::Merge,
+            LandArg::Uncommitted => LandingMode::Uncommitted,
+            LandArg::Branch => LandingMode::Branch,
+        }
+    }
 }
 
 pub mod exit {
@@ -247,6 +313,7 @@ fn main() -> ExitCode {
                 SessionsCommand::Export { id, format, common } => sessions::export(&id, matches!(format, Format::Json), &common),
                 SessionsCommand::Resume { id, message, opts } => run::run(run::Start::Resume(id, message), opts).await,
                 SessionsCommand::Cancel { id, common } => sessions::cancel(&id, &common),
+                SessionsCommand::Review { id, approve, reject, revert, request_changes, opts } => run::review(id, run::Verdict { approve, reject, revert, request_changes }, opts).await,
             },
             Command::Stats { command: StatsCommand::Evaluator { common } } => stats::evaluator(&common),
         }

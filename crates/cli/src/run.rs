@@ -29,16 +29,22 @@ fn fail(code: u8, json: bool, message: &str) -> u8 {
     code
 }
 
-pub async fn run(start: Start, opts: RunOptions) -> u8 {
+/// The engine a CLI command runs on, built from the settings and the flags, with whatever a
+/// crash cut short finished first.
+struct Opened {
+    engine: Arc<Engine>,
+    store: Arc<Store>,
+    mcp: Option<Arc<finishline_engine::mcp::McpServers>>,
+    interactive: bool,
+}
+
+fn open(opts: &RunOptions) -> Result<Opened, u8> {
     let json = opts.common.json;
-    let resolved = match config::resolve(&opts) {
-        Ok(r) => r,
-        Err(e) => return fail(exit::USAGE, json, &e),
-    };
+    let resolved = config::resolve(opts).map_err(|e| fail(exit::USAGE, json, &e))?;
     let data_dir = config::data_dir(&opts.common);
     let store = match Store::open(&data_dir.join("history.db"), Arc::new(SystemClock)) {
         Ok(s) => Arc::new(s),
-        Err(e) => return fail(exit::USAGE, json, &format!("the history in {} cannot be opened: {e}", data_dir.display())),
+        Err(e) => return Err(fail(exit::USAGE, json, &format!("the history in {} cannot be opened: {e}", data_dir.display()))),
     };
     let _ = store.recover();
     let interactive = std::io::stdin().is_terminal() && !json;
@@ -54,14 +60,11 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
         }
         finishline_engine::secret::Keys::os().resolve(p).0
     };
-    let (agent, evaluator) = match config::endpoints(&settings, &key_for) {
-        Ok(e) => e,
-        Err(e) => return fail(exit::USAGE, json, &e),
-    };
+    let (agent, evaluator) = config::endpoints(&settings, &key_for).map_err(|e| fail(exit::USAGE, json, &e))?;
     let mcp = finishline_engine::agent::config::mcp_servers(&settings, &finishline_engine::secret::Keys::os());
     let ws = opts.workspace.canonicalize().unwrap_or(opts.workspace.clone());
     let ws = ws.to_string_lossy();
-    let engine_config = finishline_engine::agent::config::engine_config(
+    let mut engine_config = finishline_engine::agent::config::engine_config(
         &settings,
         finishline_engine::agent::config::ConfigContext {
             data_dir: data_dir.clone(),
@@ -75,14 +78,44 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
         agent,
         evaluator,
     );
-    let mut engine_config = engine_config;
     engine_config.review_plan = opts.plan_review == crate::PlanReview::Prompt;
     engine_config.claims_pipe = finishline_engine::external::claims_pipe::PipeCommand::this_executable();
+    if let Some(l) = opts.land {
+        engine_config.tasks.landing = l.mode();
+    }
+    // A revert or a landing that a crash cut short is finished before anything else.
+    finishline_engine::agent::decision::finish_interrupted(&store, &data_dir, &engine_config.tasks.worktrees);
     let engine = Engine::new(store.clone(), engine_config);
+    Ok(Opened { engine, store, mcp, interactive })
+}
+
+fn task_options(opts: &RunOptions) -> finishline_engine::agent::TaskOptions {
+    use finishline_engine::agent::{TaskOptions, WhenBusy};
+    TaskOptions {
+        plan: opts.plan.mode(),
+        isolation: opts.isolation.map(|i| match i {
+            crate::IsolationArg::Worktree => Isolation::Worktree,
+            crate::IsolationArg::InPlace => Isolation::InPlace,
+        }),
+        base: opts.base.clone(),
+        when_busy: match opts.when_busy {
+            crate::WhenBusyArg::Queue => WhenBusy::Queue,
+            crate::WhenBusyArg::Run => WhenBusy::Run,
+            crate::WhenBusyArg::Fail => WhenBusy::Ask,
+        },
+    }
+}
+
+pub async fn run(start: Start, opts: RunOptions) -> u8 {
+    let json = opts.common.json;
+    let Opened { engine, store, mcp, interactive } = match open(&opts) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     // A resumed session prints only what this run adds; a new one prints from its creation.
     let mut after = 0;
     let started = match start {
-        Start::Task(task) => engine.start_task(&task, &opts.workspace, opts.plan.mode()).map(|(sid, _)| sid),
+        Start::Task(task) => engine.start_task_with(&task, &opts.workspace, task_options(&opts)).map(|(sid, _)| sid),
         Start::Resume(id, message) => {
             let sid = SessionId(id);
             let summary = store.session(&sid);
@@ -101,8 +134,21 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
     let sid = match started {
         Ok(s) => s,
         Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => return fail(exit::USAGE, json, &e.to_string()),
+        Err(e) if e.code() == finishline_engine::ErrorCode::WorkspaceBusy => return fail(exit::FAILED, json, &format!("{e} (--when-busy queue or run)")),
         Err(e) => return fail(if e.code() == finishline_engine::ErrorCode::InvalidInput { exit::USAGE } else { exit::FAILED }, json, &e.to_string()),
     };
+    let code = follow(&engine, &store, &sid, &opts, after, interactive).await;
+    if let Some(m) = &mcp {
+        m.stop_all().await;
+    }
+    code
+}
+
+/// Follows a session's runs to their end: prints what they do, answers or refuses what they
+/// ask, and returns the exit code of how they ended.
+async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts: &RunOptions, after: u64, interactive: bool) -> u8 {
+    let json = opts.common.json;
+    let sid = sid.clone();
     {
         let store = store.clone();
         tokio::spawn(async move {
@@ -162,6 +208,8 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
                 }
             }
             EngineEvent::RunFinished { .. } => runs_finished += 1,
+            // Approved, but it could not land: the review stays open for a person.
+            EngineEvent::LandingBlocked { .. } if !interactive || opts.review != ReviewMode::Prompt => break exit::WAITING,
             EngineEvent::ReviewRequested { review_id, end_reason, claim, .. } => {
                 let auto_ok = opts.review == ReviewMode::Approve && *end_reason == EndReason::VerifiedDone && matches!(claim, Claim::Success | Claim::None);
                 if auto_ok {
@@ -175,7 +223,9 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
                     }
                     ReviewMode::Prompt if interactive => {
                         if let Some((d, fb)) = prompt_review() {
-                            decide_in_terminal(&engine, review_id, d, fb, opts.force_revert);
+                            if decide_in_terminal(&engine, review_id, d, fb, opts.force_revert) {
+                                break exit::WAITING;
+                            }
                         }
                     }
                     _ => {}
@@ -218,10 +268,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
             view.show(&e);
         }
     }
-    view.summary(&store, &sid);
-    if let Some(m) = &mcp {
-        m.stop_all().await;
-    }
+    view.summary(store, &sid);
     code
 }
 
@@ -315,31 +362,138 @@ fn yes(q: &str) -> bool {
 }
 
 /// A decision made at the terminal. A reject asks whether to revert the agent's changes, and
-/// asks again before overwriting files the person edited after the agent.
-fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decision, feedback: Option<String>, force_revert: bool) {
+/// asks again before overwriting files the person edited after the agent. An approval that
+/// cannot land offers the ways out. True when the review is left waiting.
+fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decision, feedback: Option<String>, force_revert: bool) -> bool {
+    if decision == Decision::Approve {
+        return match engine.submit_review(review, decision, None, false, false, DecidedBy::Person) {
+            Ok(ReviewOutcome::LandingBlocked { detail, files, .. }) => {
+                eprintln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) });
+                let a = prompt_line("[k]eep the task's branch for later / let the agent [r]esolve it / [l]eave the review open: ").unwrap_or_default().to_ascii_lowercase();
+                if a.starts_with('k') {
+                    let choice = finishline_engine::agent::ReviewChoice { landing: Some(LandingMode::Branch), ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, DecidedBy::Person) };
+                    report_review(engine.decide(review, choice));
+                    false
+                } else if a.starts_with('r') {
+                    engine.resolve_conflict(review).map(|_| false).unwrap_or_else(|e| {
+                        eprintln!("finishline: {e}");
+                        true
+                    })
+                } else {
+                    true
+                }
+            }
+            other => {
+                report_review(other);
+                false
+            }
+        };
+    }
     if decision != Decision::Reject {
-        return report_review(engine.submit_review(review, decision, feedback, false, false, DecidedBy::Person));
+        report_review(engine.submit_review(review, decision, feedback, false, false, DecidedBy::Person));
+        return false;
     }
     let revert = force_revert || yes("Also revert the agent's changes to your files? [y/N]: ");
     match engine.submit_review(review, decision, None, revert, force_revert, DecidedBy::Person) {
         Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => {
-            let overwrite = yes(&format!("You edited {} after the agent. Overwrite your edits too? [y/N]: ", conflicts.join(", ")));
-            report_review(engine.submit_review(review, decision, None, overwrite, overwrite, DecidedBy::Person));
+            let overwrite = yes(&format!("Someone changed {} after the agent. Overwrite those changes too? [y/N]: ", conflicts.join(", ")));
+            let choice = finishline_engine::agent::ReviewChoice {
+                revert: true,
+                overwrite: if overwrite { finishline_engine::agent::Overwrite::All } else { finishline_engine::agent::Overwrite::Nothing },
+                ..finishline_engine::agent::ReviewChoice::new(Decision::Reject, DecidedBy::Person)
+            };
+            match engine.decide(review, choice) {
+                // Still nothing overwritten: reject, leaving every file as it is.
+                Ok(ReviewOutcome::NeedsConfirmation { .. }) => report_review(engine.submit_review(review, decision, None, false, false, DecidedBy::Person)),
+                other => report_review(other),
+            }
             if !overwrite {
-                eprintln!("Rejected; your files were left as they are.");
+                eprintln!("Rejected; the files changed since were left as they are.");
             }
         }
         other => report_review(other),
     }
+    false
 }
 
 fn report_review(outcome: finishline_engine::Result<ReviewOutcome>) {
     match outcome {
-        Ok(ReviewOutcome::Decided { revert: Some(r), .. }) if r.applied => eprintln!("Reverted: {} restored, {} removed.", r.restored.len(), r.deleted.len()),
+        Ok(ReviewOutcome::Decided { revert: Some(r), .. }) if r.applied => {
+            eprintln!("Reverted: {} restored, {} removed.", r.restored.len(), r.deleted.len());
+            if !r.conflicts.is_empty() {
+                eprintln!("Left as they are (changed after the agent): {}.", r.conflicts.join(", "));
+            }
+        }
+        Ok(ReviewOutcome::Decided { landed: Some(l), .. }) => match (&l.commit, &l.target_branch, &l.branch_kept) {
+            (Some(c), Some(b), _) => eprintln!("Landed on {b} as {}.", &c[..c.len().min(10)]),
+            (None, Some(b), _) => eprintln!("The task's changes are in your working tree (on {b}), not committed."),
+            (_, _, Some(k)) => eprintln!("Kept the task's branch {k}."),
+            _ => {}
+        },
         Ok(ReviewOutcome::Decided { .. }) => {}
-        Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => eprintln!("Not reverted: you edited {} after the agent.", conflicts.join(", ")),
+        Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => eprintln!("Not reverted: {} changed after the agent.", conflicts.join(", ")),
+        Ok(ReviewOutcome::LandingBlocked { detail, files, .. }) => eprintln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) }),
         Err(e) => eprintln!("finishline: {e}"),
     }
+}
+
+/// What `sessions review` decides.
+pub struct Verdict {
+    pub approve: bool,
+    pub reject: bool,
+    pub revert: bool,
+    pub request_changes: Option<String>,
+}
+
+/// `finishline sessions review ID --approve | --reject [--revert] | --request-changes TEXT`.
+pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
+    let json = opts.common.json;
+    let Opened { engine, store, .. } = match open(&opts) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let sid = SessionId(id);
+    let pending = store.pending_requests(&sid).unwrap_or_default();
+    let Some((review_id, _, _)) = pending.into_iter().find(|(_, k, _)| k == "review") else {
+        return fail(exit::USAGE, json, &format!("session {sid} is not waiting for a review"));
+    };
+    let decision = match (v.approve, v.reject, &v.request_changes) {
+        (true, _, _) => Decision::Approve,
+        (_, true, _) => Decision::Reject,
+        (_, _, Some(_)) => Decision::RequestChanges,
+        _ => return fail(exit::USAGE, json, "say --approve, --reject or --request-changes \"what should change\""),
+    };
+    let choice = finishline_engine::agent::ReviewChoice {
+        feedback: v.request_changes.clone(),
+        revert: v.revert,
+        overwrite: if opts.force_revert { finishline_engine::agent::Overwrite::All } else { finishline_engine::agent::Overwrite::Nothing },
+        landing: opts.land.map(|l| l.mode()),
+        ..finishline_engine::agent::ReviewChoice::new(decision, DecidedBy::Person)
+    };
+    let outcome = tokio::task::block_in_place(|| engine.decide(&review_id, choice));
+    if json {
+        match &outcome {
+            Ok(o) => println!("{}", serde_json::to_string(o).unwrap_or_default()),
+            Err(e) => println!("{}", serde_json::to_string(e).unwrap_or_default()),
+        }
+    }
+    let code = match &outcome {
+        Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, .. }) => exit::OK,
+        Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, .. }) => exit::REJECTED,
+        Ok(ReviewOutcome::Decided { .. }) => exit::OK,
+        Ok(_) => exit::WAITING,
+        Err(e) if e.code() == finishline_engine::ErrorCode::AlreadyDecided || e.code() == finishline_engine::ErrorCode::InvalidInput => exit::USAGE,
+        Err(_) => exit::FAILED,
+    };
+    if !json {
+        report_review(outcome);
+    }
+    if decision == Decision::RequestChanges && code == exit::OK {
+        // The next run started here: follow it to its end as `sessions resume` would.
+        let after = store.session(&sid).map(|s| s.last_seq).unwrap_or(0);
+        return follow(&engine, &store, &sid, &opts, after, false).await;
+    }
+    code
 }
 
 fn prompt_line(q: &str) -> Option<String> {

@@ -75,6 +75,7 @@ impl View {
                     ActivityPhase::Verifying => "verifying",
                     ActivityPhase::Evaluating => "evaluating",
                     ActivityPhase::Compacting => "compacting the conversation",
+                    ActivityPhase::Landing => "landing:",
                     _ => "waiting for",
                 };
                 self.line(&format!("  … {what} {detail}"))
@@ -145,7 +146,32 @@ impl View {
                     self.line(&format!("  for later steps: {data}"));
                 }
             }
-            EngineEvent::Reverted { restored, deleted } => self.line(&format!("  reverted: {}", finishline_engine::store::export::revert_summary(restored.len(), deleted.len()))),
+            EngineEvent::TaskWorkspace { worktree: Some(wt), .. } => self.line(&format!(
+                "  ⎇ works in its own worktree {} on branch {}{}",
+                wt.work_dir().display(),
+                wt.branch,
+                wt.base_branch.as_deref().map(|b| format!(", from {b}")).unwrap_or_default()
+            )),
+            EngineEvent::TaskWorkspace { worktree: None, folder, .. } => self.line(&format!("  works in the folder itself: {folder}")),
+            EngineEvent::Rebased { onto } => self.line(&format!("  ⎇ the branch moved on: the task's commits now sit on {}", &onto[..onto.len().min(10)])),
+            EngineEvent::Landed { target_branch, commit, branch_kept, files, .. } => self.line(&match (commit, target_branch, branch_kept) {
+                (Some(c), Some(b), _) => format!("  ✓ landed on {b} as {} ({} file(s))", &c[..c.len().min(10)], files.len()),
+                (None, Some(b), _) => format!("  ✓ the changes are in your working tree on {b}, not committed ({} file(s))", files.len()),
+                (_, _, Some(k)) => format!("  ✓ kept the branch {k}"),
+                _ => "  ✓ nothing to land".to_string(),
+            }),
+            EngineEvent::LandingBlocked { detail, files, .. } => {
+                self.line(&format!("  ! not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) }))
+            }
+            EngineEvent::WorktreeRemoved { folder, branch_deleted, .. } => {
+                self.line(&format!("  ⎇ removed the worktree {folder}{}", branch_deleted.as_deref().map(|b| format!(" and the branch {b}")).unwrap_or_default()))
+            }
+            EngineEvent::Reverted { restored, deleted, kept } if !kept.is_empty() => self.line(&format!(
+                "  reverted: {}; left as they are (changed after the agent): {}",
+                finishline_engine::store::export::revert_summary(restored.len(), deleted.len()),
+                kept.join(", ")
+            )),
+            EngineEvent::Reverted { restored, deleted, .. } => self.line(&format!("  reverted: {}", finishline_engine::store::export::revert_summary(restored.len(), deleted.len()))),
             EngineEvent::Error { message, .. } => self.line(&format!("  ! {message}")),
             _ => {}
         }
@@ -163,6 +189,9 @@ impl View {
             "decision": s.decision,
             "counts": {"steps": self.steps, "model_calls": self.model_calls, "tool_calls": self.tool_calls, "continuations": self.continuations, "evaluations": self.evaluations},
             "tokens": s.tokens,
+            "worktree": s.work_dir,
+            "branch": s.branch,
+            "landed_commit": store.events(session, 0).ok().and_then(|ev| ev.iter().rev().find_map(|e| if let EngineEvent::Landed { commit, .. } = &e.event { commit.clone() } else { None })),
         });
         if self.json {
             println!("{v}");

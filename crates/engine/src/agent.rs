@@ -3,13 +3,16 @@
 //! person's answers (permissions, questions, reviews) reach it through the store, where they are
 //! recorded once, and a wake-up channel.
 
+pub mod changes;
 pub mod compaction;
 pub mod config;
+pub mod decision;
 mod dispatch;
 mod evaluation;
 mod external_turn;
 pub mod evidence;
 mod plan_run;
+pub mod queue;
 pub mod history;
 pub mod permission;
 mod review;
@@ -24,15 +27,16 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::checkpoint::{Checkpoints, RevertReport};
+use crate::checkpoint::Checkpoints;
 use crate::completion::CompletionConfig;
 use crate::domain::*;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 use crate::event::EngineEvent;
 use crate::provider::{HttpProvider, Provider, ProviderConfig, RetryPolicy};
 use crate::store::decisions::RequestKind;
 use crate::store::{NewSession, Store};
 use crate::tool::Toolbox;
+pub use decision::{Overwrite, ReviewChoice, ReviewOutcome};
 pub use permission::PermissionPolicy;
 
 /// A model endpoint: the provider and the model name.
@@ -88,6 +92,8 @@ pub struct EngineConfig {
     /// How an external agent reaches Finishline's `complete_task` over stdio: the front end's
     /// own executable as a pipe. `None`: over HTTP, for agents that take it.
     pub claims_pipe: Option<crate::external::claims_pipe::PipeCommand>,
+    /// Where tasks work (their own worktrees in a repository), how many at once, how they land.
+    pub tasks: config::TaskPolicy,
 }
 
 /// A person's answer to a waiting run.
@@ -111,14 +117,6 @@ pub struct Engine {
     live: Mutex<Live>,
     /// The window the server reported, asked once per engine.
     learned_window: tokio::sync::OnceCell<Option<u64>>,
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum ReviewOutcome {
-    Decided { status: SessionStatus, revert: Option<RevertReport> },
-    /// Reject with revert found files the person edited after the agent: ask before touching them.
-    NeedsConfirmation { conflicts: Vec<String> },
 }
 
 impl Engine {
@@ -158,20 +156,54 @@ impl Engine {
     /// Like [`Engine::start_session`], with plan mode: `On` asks the manager for checked steps
     /// first, `Auto` lets it decide whether the task needs them.
     pub fn start_task(self: &Arc<Self>, task: &str, workspace: &std::path::Path, plan: PlanMode) -> Result<(SessionId, tokio::task::JoinHandle<()>)> {
+        self.start_task_with(task, workspace, TaskOptions { plan, ..Default::default() })
+    }
+
+    /// Starts a task with every choice: plan mode, where it works (its own worktree in a git
+    /// repository unless `isolation` says in place), the branch it starts from, and what to do
+    /// when another task works in the same plain folder.
+    pub fn start_task_with(self: &Arc<Self>, task: &str, workspace: &std::path::Path, opts: TaskOptions) -> Result<(SessionId, tokio::task::JoinHandle<()>)> {
         let meta = std::fs::metadata(workspace).map_err(|e| Error::InvalidInput(format!("the workspace {} cannot be used: {e}", workspace.display())))?;
         if !meta.is_dir() {
             return Err(Error::InvalidInput(format!("the workspace {} is not a folder", workspace.display())));
         }
         let workspace = workspace.canonicalize()?;
+        let ws = workspace.to_string_lossy().into_owned();
+        let isolation = opts.isolation.unwrap_or(self.config.tasks.isolation);
+        let repo = match isolation {
+            Isolation::Worktree => crate::workspace::worktree::repo_of(&workspace, &self.config.tasks.worktrees),
+            Isolation::InPlace => None,
+        };
+        if repo.is_none() {
+            if let Some(base) = &opts.base {
+                return Err(Error::InvalidInput(format!("--base {base}: {ws} is not worked on in a worktree of a git repository with a commit, so there is no branch to start from")));
+            }
+            if opts.when_busy == WhenBusy::Ask {
+                if let Some((_, title)) = self.store.live_in_folder(&ws, &SessionId(String::new()))?.first() {
+                    return Err(Error::WorkspaceBusy(format!(
+                        "“{title}” is working in {ws} right now. Run this task anyway (the two share the folder; each one's review and revert cover only its own changes), queue it to start when that one ends, or cancel. In a git repository each task gets its own worktree instead."
+                    )));
+                }
+            }
+        }
         // A session records who works on it: an external agent as provider `acp` and its name.
         let (provider, model) = match &self.config.external {
             Some(a) => (crate::external::ACP_PROVIDER.to_string(), a.name.clone()),
             None => (self.config.agent.provider_name.clone(), self.config.agent.model.clone()),
         };
-        let (sid, _) = self.store.create_session(&NewSession { task: task.to_string(), workspace: workspace.to_string_lossy().into_owned(), provider, model })?;
+        let (sid, _) = self.store.create_session(&NewSession { task: task.to_string(), workspace: ws.clone(), provider, model })?;
+        let place = match &repo {
+            Some(r) => {
+                let wt = crate::workspace::worktree::plan(r, &self.config.tasks.worktrees, sid.as_str(), task, opts.base.as_deref(), 1)?;
+                EngineEvent::TaskWorkspace { isolation: Isolation::Worktree, folder: wt.work_dir().to_string_lossy().into_owned(), worktree: Some(wt) }
+            }
+            None => EngineEvent::TaskWorkspace { isolation: Isolation::InPlace, folder: ws.clone(), worktree: None },
+        };
         let run = RunId::new();
+        self.store.append(&sid, None, place)?;
         self.store.begin_run(&sid, &run, |status| may_start(status).map(|_| RunTrigger::Task))?;
-        let handle = self.spawn_begun(sid.clone(), run, run::RunStart { trigger: RunTrigger::Task, user_message: Some(task.to_string()), answer: None, plan });
+        let start = run::RunStart { trigger: RunTrigger::Task, user_message: Some(task.to_string()), answer: None, plan: opts.plan, continuation: None };
+        let handle = self.spawn_queued(sid.clone(), run, start, opts.when_busy != WhenBusy::Run);
         Ok((sid, handle))
     }
 
@@ -180,11 +212,18 @@ impl Engine {
     pub fn spawn_run(self: &Arc<Self>, session: SessionId, trigger: RunTrigger, user_message: Option<String>) -> Result<tokio::task::JoinHandle<()>> {
         let run = RunId::new();
         self.store.begin_run(&session, &run, |status| may_start(status).map(|_| trigger))?;
-        Ok(self.spawn_begun(session, run, run::RunStart { trigger, user_message, answer: None, plan: PlanMode::Off }))
+        Ok(self.spawn_begun(session, run, run::RunStart { trigger, user_message, answer: None, plan: PlanMode::Off, continuation: None }))
     }
 
-    /// Runs a run the store has already begun (its lease and `run_started` are recorded).
+    /// Runs a run the store has already begun (its lease and `run_started` are recorded), once
+    /// it is its turn (see [`Engine::wait_for_turn`]).
     fn spawn_begun(self: &Arc<Self>, session: SessionId, run: RunId, start: run::RunStart) -> tokio::task::JoinHandle<()> {
+        self.spawn_queued(session, run, start, true)
+    }
+
+    /// [`Engine::spawn_begun`]; `folder_turn`: wait while another task works in the same plain
+    /// folder (false when the person chose to run beside it).
+    fn spawn_queued(self: &Arc<Self>, session: SessionId, run: RunId, start: run::RunStart, folder_turn: bool) -> tokio::task::JoinHandle<()> {
         let cancel = CancellationToken::new();
         self.live().cancels.insert(session.clone(), (run.clone(), cancel.clone()));
         let engine = self.clone();
@@ -193,6 +232,23 @@ impl Engine {
             // session keeps its cancel token and its lease.
             let current = Arc::new(Mutex::new(run.clone()));
             let _end = RunEnd { engine: engine.clone(), session: session.clone(), run: current.clone() };
+            let _slot = match engine.wait_for_turn(&session, &run, &cancel, folder_turn).await {
+                Ok(Some(slot)) => slot,
+                Ok(None) => {
+                    let _ = engine.store.append_all(&session, Some(&run), vec![
+                        EngineEvent::RunFinished { status: SessionStatus::Cancelled, claim: Claim::None, verdict: None, end_reason: EndReason::Cancelled, stuck: None },
+                        EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None },
+                    ]);
+                    return;
+                }
+                Err(e) => {
+                    let _ = engine.store.append_all(&session, Some(&run), vec![
+                        EngineEvent::Error { code: e.code().as_str().into(), message: e.to_string() },
+                        EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
+                    ]);
+                    return;
+                }
+            };
             let (mut run, mut start) = (run, start);
             // A plan's steps follow one another in this task: each run hands the session to the
             // next in the store, and here the cancel token and the cleanup follow it.
@@ -254,7 +310,7 @@ impl Engine {
         let mut events: Vec<EngineEvent> = events.into_iter().filter(|e| !matches!(e, EngineEvent::StatusChanged { .. })).collect();
         events.push(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: "resuming from your answer".into() });
         let session = self.store.resolve_and_begin(request, kind, SessionStatus::AwaitingApproval, events, &run, RunTrigger::Resume)?;
-        self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Resume, user_message: None, answer: Some((request.clone(), answer)), plan: PlanMode::Off });
+        self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Resume, user_message: None, answer: Some((request.clone(), answer)), plan: PlanMode::Off, continuation: None });
         Ok(())
     }
 
@@ -278,60 +334,10 @@ impl Engine {
         self.deliver(request, RequestKind::Question, events, Answer::Question(answer))
     }
 
-    /// The person's review decision, applied once. Request changes starts a new run with the
-    /// feedback as the person's message. Reject with `revert` restores the workspace from the
-    /// checkpoints, but first reports files the person edited after the agent unless `force` is
-    /// set. The decision is recorded first; the revert follows only for the decision that won,
-    /// so a racing second decision (from the CLI or another window) touches no file.
+    /// The person's review decision, applied once; [`Engine::decide`] with every choice.
+    /// `force`: a revert may overwrite files someone changed after the run.
     pub fn submit_review(self: &Arc<Self>, review: &RequestId, decision: Decision, feedback: Option<String>, revert: bool, force: bool, by: DecidedBy) -> Result<ReviewOutcome> {
-        let summary = self.pending_review_session(review)?;
-        let feedback = feedback.map(|f| f.trim().to_string()).filter(|f| !f.is_empty());
-        if decision == Decision::RequestChanges && feedback.is_none() {
-            return Err(Error::InvalidInput("say what should change: the feedback is empty".into()));
-        }
-        let mut plan = None;
-        if decision == Decision::Reject && revert {
-            let cp = self.checkpoints(&summary.id, std::path::Path::new(&summary.workspace))?;
-            if let (Some(base), Some(agent)) = (cp.marked("base"), cp.marked("agent")) {
-                let conflicts = cp.revert_conflicts(&base, &agent)?;
-                if !conflicts.is_empty() && !force {
-                    return Ok(ReviewOutcome::NeedsConfirmation { conflicts });
-                }
-                plan = Some((cp, base, agent));
-            }
-        }
-        let status = match decision {
-            Decision::Approve => SessionStatus::Completed,
-            Decision::Reject => SessionStatus::Rejected,
-            Decision::RequestChanges => SessionStatus::Busy,
-        };
-        let mut events = vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision, by, feedback: feedback.clone(), reverted: plan.is_some() }];
-        if decision == Decision::RequestChanges {
-            let run = RunId::new();
-            let session = self.store.resolve_and_begin(review, RequestKind::Review, SessionStatus::AwaitingReview, events, &run, RunTrigger::Feedback)?;
-            self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Feedback, user_message: feedback, answer: None, plan: PlanMode::Off });
-            return Ok(ReviewOutcome::Decided { status, revert: None });
-        }
-        events.push(EngineEvent::StatusChanged { status, attempt: None, next_retry_at: None, message: None });
-        self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, events)?;
-        let Some((cp, base, agent)) = plan else { return Ok(ReviewOutcome::Decided { status, revert: None }) };
-        let report = match cp.revert(&base, &agent, force) {
-            Ok(r) if r.applied => {
-                self.store.append(&summary.id, None, EngineEvent::Reverted { restored: r.restored.clone(), deleted: r.deleted.clone() })?;
-                r
-            }
-            Ok(r) => {
-                // Edited in the moment between the check and the revert: still nothing is overwritten.
-                let message = format!("Rejected, but not reverted: you edited {} just now. Nothing was overwritten.", r.conflicts.join(", "));
-                self.store.append(&summary.id, None, EngineEvent::Error { code: ErrorCode::Io.as_str().into(), message })?;
-                r
-            }
-            Err(e) => {
-                self.store.append(&summary.id, None, EngineEvent::Error { code: e.code().as_str().into(), message: format!("Rejected, but the revert failed: {e}") })?;
-                return Err(e);
-            }
-        };
-        Ok(ReviewOutcome::Decided { status, revert: Some(report) })
+        self.decide(review, ReviewChoice { decision, feedback, revert, overwrite: if force { Overwrite::All } else { Overwrite::Nothing }, landing: None, by })
     }
 
     fn pending_review_session(&self, review: &RequestId) -> Result<crate::store::SessionSummary> {
@@ -381,7 +387,7 @@ impl Engine {
             },
             events,
         )?;
-        Ok(self.spawn_begun(session.clone(), run, run::RunStart { trigger: RunTrigger::PlanStep, user_message: None, answer: None, plan: PlanMode::Off }))
+        Ok(self.spawn_begun(session.clone(), run, run::RunStart { trigger: RunTrigger::PlanStep, user_message: None, answer: None, plan: PlanMode::Off, continuation: None }))
     }
 
     /// Continues a session with a new message from the person: after an interruption (resume),
@@ -394,8 +400,31 @@ impl Engine {
             // After an interruption the run resumes where the last one stopped.
             Ok(if status == SessionStatus::Interrupted { RunTrigger::Resume } else { RunTrigger::Message })
         })?;
-        Ok(self.spawn_begun(session.clone(), run, run::RunStart { trigger, user_message: (!msg.is_empty()).then(|| msg.to_string()), answer: None, plan: PlanMode::Off }))
+        Ok(self.spawn_begun(session.clone(), run, run::RunStart { trigger, user_message: (!msg.is_empty()).then(|| msg.to_string()), answer: None, plan: PlanMode::Off, continuation: None }))
     }
+}
+
+/// What to do when another task works in the same plain folder right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WhenBusy {
+    /// Refuse with `workspace_busy`, so the front end can ask the person.
+    #[default]
+    Ask,
+    /// Start once the other task's run ends (the session waits, `queued`).
+    Queue,
+    /// Run beside it: each task's review and revert still cover only its own changes.
+    Run,
+}
+
+/// A new task's choices beside its text and folder.
+#[derive(Debug, Clone, Default)]
+pub struct TaskOptions {
+    pub plan: PlanMode,
+    /// Where it works; the engine's policy when `None`.
+    pub isolation: Option<Isolation>,
+    /// The branch its worktree starts from; the person's current branch when `None`.
+    pub base: Option<String>,
+    pub when_busy: WhenBusy,
 }
 
 /// Whether a session in `status` may start a run.

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::workspace::ownership::{FileState, OwnedChange, RawChange};
 
 #[derive(Debug, Clone)]
 pub struct Checkpoints {
@@ -32,7 +33,7 @@ pub struct Checkpoints {
     refs: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeKind {
     Created,
@@ -40,12 +41,18 @@ pub enum ChangeKind {
     Deleted,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct FileChange {
     pub path: String,
     pub kind: ChangeKind,
     /// A unified diff, capped in size; binary files say so.
     pub diff: String,
+    /// The file as the run found it and as it left it, which revert compares with the file now.
+    /// Absent in reviews recorded before runs owned their changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<FileState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<FileState>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -115,6 +122,10 @@ impl Checkpoints {
     fn init(&self) -> Result<()> {
         std::fs::create_dir_all(&self.git_dir)?;
         if !self.git_dir.join("HEAD").exists() {
+            let _lock = self.lock()?;
+            if self.git_dir.join("HEAD").exists() {
+                return Ok(());
+            }
             // Two sessions starting at once may both get here: `git init` again is harmless.
             self.git(&["init", "--quiet"])?;
             // The shadow repository must never touch the workspace's own git settings.
@@ -154,12 +165,10 @@ impl Checkpoints {
 
     /// Runs git with `input` on its stdin; returns stdout and stderr.
     fn git_full(&self, args: &[&str], input: Option<&str>) -> Result<(String, String)> {
-        // Two sessions in one workspace may update the shared index at the same moment; git
-        // refuses the second with `index.lock`, and a moment later it goes through.
         let mut tries = 0;
         loop {
-            let mut child = Command::new("git")
-                .arg("--git-dir")
+            let mut cmd = Command::new("git");
+            cmd.arg("--git-dir")
                 .arg(&self.git_dir)
                 .arg("--work-tree")
                 .arg(&self.work_tree)
@@ -171,9 +180,10 @@ impl Checkpoints {
                 .current_dir(&self.work_tree)
                 .stdin(if input.is_some() { std::process::Stdio::piped() } else { std::process::Stdio::null() })
                 .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .map_err(|e| Error::Internal(format!("git is needed for checkpoints and could not run: {e}")))?;
+                .stderr(std::process::Stdio::piped());
+            // The store's lock goes with git: held as long as the process lives.
+            crate::workspace::lock::inherit_held(&mut cmd);
+            let mut child = cmd.spawn().map_err(|e| Error::Internal(format!("git is needed for checkpoints and could not run: {e}")))?;
             if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
                 use std::io::Write;
                 // A thread, so a large input and a large output cannot block each other.
@@ -191,16 +201,23 @@ impl Checkpoints {
             }
             if err.contains("index.lock") && tries < 50 {
                 tries += 1;
-                // A lock left by a git that was killed never goes away by itself.
-                let lock = self.git_dir.join("index.lock");
-                if std::fs::metadata(&lock).and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|age| age > std::time::Duration::from_secs(120))) {
-                    let _ = std::fs::remove_file(&lock);
+                // Every process that writes this store holds its lock, and the git processes it
+                // starts inherit it. So while this thread holds it, an `index.lock` can only be
+                // left over from a git that died: it goes. Without the lock (a reader), wait.
+                if crate::workspace::lock::FolderLock::held().is_some() {
+                    let _ = std::fs::remove_file(self.git_dir.join("index.lock"));
                 }
                 std::thread::sleep(std::time::Duration::from_millis(20 * tries));
                 continue;
             }
             return Err(Error::Internal(format!("checkpoint git {} failed: {}", args.first().unwrap_or(&""), err.trim())));
         }
+    }
+
+    /// Holds the store's lock: every process that writes to it takes turns.
+    fn lock(&self) -> Result<crate::workspace::lock::FolderLock> {
+        std::fs::create_dir_all(&self.git_dir)?;
+        crate::workspace::lock::FolderLock::acquire(&self.git_dir.join("finishline.lock"))
     }
 
     /// Records the workspace as it is now; returns the checkpoint id.
@@ -211,6 +228,9 @@ impl Checkpoints {
     /// [`Checkpoints::snapshot`], telling `recording` how many files it is copying once the walk
     /// has found them, so a long first snapshot can say what it is doing.
     pub fn snapshot_counted(&self, label: &str, recording: &AtomicUsize) -> Result<String> {
+        // The whole snapshot under the lock: a prune never runs between `commit-tree` and the
+        // `update-ref` that makes the commit reachable, and the excludes file has one writer.
+        let _lock = self.lock()?;
         if !self.shared {
             self.git(&["add", "--all"])?;
             self.git(&["commit", "--quiet", "--allow-empty", "--no-verify", "-m", label])?;
@@ -389,6 +409,7 @@ impl Checkpoints {
 
     /// Points a name (`base`, `agent`) at a checkpoint.
     pub fn mark(&self, name: &str, commit: &str) -> Result<()> {
+        let _lock = self.lock()?;
         self.git(&["update-ref", &format!("{}{name}", self.refs), commit])?;
         Ok(())
     }
@@ -408,6 +429,7 @@ impl Checkpoints {
 
     /// Removes this session's refs; the objects stay for the other sessions.
     pub fn forget(&self) -> Result<()> {
+        let _lock = self.lock()?;
         if !self.shared {
             return Ok(std::fs::remove_dir_all(&self.git_dir)?);
         }
@@ -442,7 +464,7 @@ impl Checkpoints {
                 diff.truncate(cut);
                 diff.push_str("\n[… diff truncated …]\n");
             }
-            out.push(FileChange { path: path.to_string(), kind, diff });
+            out.push(FileChange { path: path.to_string(), kind, diff, before: None, after: None });
         }
         Ok(out)
     }
@@ -488,6 +510,186 @@ impl Checkpoints {
         let conflicts: Vec<String> = agent_changes.iter().filter(|c| person_changes.contains(&c.path)).map(|c| c.path.clone()).collect();
         Ok((agent_changes, conflicts))
     }
+
+    /// Lets a new store read the objects of the repository its work tree belongs to, and start
+    /// from the work tree's own index (whose stat data make the first `status` read no file).
+    /// Only for a store with no snapshot yet.
+    pub fn borrow_objects(&self, objects: &Path, index: &Path) -> Result<()> {
+        let _lock = self.lock()?;
+        if self.marked("last").is_some() || self.git_dir.join("index").exists() {
+            return Ok(());
+        }
+        let info = self.git_dir.join("objects").join("info");
+        std::fs::create_dir_all(&info)?;
+        std::fs::write(info.join("alternates"), format!("{}\n", objects.display()))?;
+        if index.is_file() {
+            std::fs::copy(index, self.git_dir.join("index"))?;
+        }
+        Ok(())
+    }
+
+    /// What one window of a run changed: the files that differ between the snapshots taken
+    /// before and after it.
+    pub fn window_changes(&self, before: &str, after: &str) -> Result<Vec<RawChange>> {
+        if before == after {
+            return Ok(vec![]);
+        }
+        let out = self.git(&["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-commit-id", before, after])?;
+        Ok(crate::workspace::ownership::parse_raw(&out))
+    }
+
+    /// The run's changes with their diffs, for the review and the evaluator.
+    pub fn owned_diffs(&self, changes: &[OwnedChange]) -> Result<Vec<FileChange>> {
+        let oids: Vec<&str> = changes.iter().flat_map(|c| [c.before.oid(), c.after.oid()]).flatten().collect();
+        let blobs = self.blobs(&oids)?;
+        let empty = Vec::new();
+        let mut out = Vec::with_capacity(changes.len());
+        for c in changes {
+            let kind = match (&c.before, &c.after) {
+                (FileState::Absent, _) => ChangeKind::Created,
+                (_, FileState::Absent) => ChangeKind::Deleted,
+                _ => ChangeKind::Modified,
+            };
+            let old = c.before.oid().and_then(|o| blobs.get(o)).unwrap_or(&empty);
+            let new = c.after.oid().and_then(|o| blobs.get(o)).unwrap_or(&empty);
+            out.push(FileChange { path: c.path.clone(), kind, diff: unified_diff(&c.path, &c.before, &c.after, old, new), before: Some(c.before.clone()), after: Some(c.after.clone()) });
+        }
+        Ok(out)
+    }
+
+    /// The contents of blobs, read in one `git cat-file --batch`.
+    fn blobs(&self, oids: &[&str]) -> Result<std::collections::HashMap<String, Vec<u8>>> {
+        let mut map = std::collections::HashMap::new();
+        if oids.is_empty() {
+            return Ok(map);
+        }
+        let input = oids.join("\n") + "\n";
+        let out = self.git_bytes(&["cat-file", "--batch"], input.as_bytes())?;
+        let mut rest = &out[..];
+        for oid in oids {
+            let Some(nl) = rest.iter().position(|b| *b == b'\n') else { break };
+            let header = String::from_utf8_lossy(&rest[..nl]).into_owned();
+            rest = &rest[nl + 1..];
+            let size: usize = match header.split(' ').nth(2).and_then(|s| s.parse().ok()) {
+                Some(n) => n,
+                None => continue, // "<oid> missing"
+            };
+            let body = &rest[..size.min(rest.len())];
+            map.insert(oid.to_string(), body.to_vec());
+            rest = &rest[(size + 1).min(rest.len())..];
+        }
+        Ok(map)
+    }
+
+    /// git's stdout as bytes (file contents are not always text).
+    fn git_bytes(&self, args: &[&str], input: &[u8]) -> Result<Vec<u8>> {
+        let mut cmd = Command::new("git");
+        cmd.arg("--git-dir").arg(&self.git_dir).arg("--work-tree").arg(&self.work_tree).args(args).env_remove("GIT_DIR").env_remove("GIT_WORK_TREE").env_remove("GIT_INDEX_FILE").current_dir(&self.work_tree);
+        cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        crate::workspace::lock::inherit_held(&mut cmd);
+        let mut child = cmd.spawn().map_err(|e| Error::Internal(format!("git is needed for checkpoints and could not run: {e}")))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            use std::io::Write;
+            let data = input.to_vec();
+            std::thread::spawn(move || stdin.write_all(&data));
+        }
+        let out = child.wait_with_output()?;
+        if !out.status.success() {
+            return Err(Error::Internal(format!("checkpoint git {} failed: {}", args.first().unwrap_or(&""), String::from_utf8_lossy(&out.stderr).trim())));
+        }
+        Ok(out.stdout)
+    }
+
+    /// Each path's state in the workspace now, hashed as the snapshots hash it.
+    pub fn file_states(&self, paths: &[&str]) -> Result<Vec<FileState>> {
+        let mut states = vec![FileState::Absent; paths.len()];
+        let mut hashed = Vec::new();
+        for (i, p) in paths.iter().enumerate() {
+            let full = self.work_tree.join(p);
+            let Ok(meta) = std::fs::symlink_metadata(&full) else { continue };
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&full)?;
+                let oid = self.git_full(&["hash-object", "--stdin"], Some(&target.to_string_lossy()))?.0.trim().to_string();
+                states[i] = FileState::Blob { oid, mode: "120000".into() };
+            } else if meta.is_file() {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = if meta.permissions().mode() & 0o111 != 0 { "100755" } else { "100644" };
+                states[i] = FileState::Blob { oid: String::new(), mode: mode.into() };
+                hashed.push(i);
+            } else {
+                // A folder (or a device) where the run left a file: not what anyone recorded.
+                states[i] = FileState::Blob { oid: String::new(), mode: "040000".into() };
+            }
+        }
+        if !hashed.is_empty() {
+            let list = hashed.iter().map(|i| paths[*i]).collect::<Vec<_>>().join("\n") + "\n";
+            let (out, _) = self.git_full(&["hash-object", "--stdin-paths"], Some(&list))?;
+            for (i, oid) in hashed.iter().zip(out.lines()) {
+                if let FileState::Blob { oid: o, .. } = &mut states[*i] {
+                    *o = oid.trim().to_string();
+                }
+            }
+        }
+        Ok(states)
+    }
+
+    /// Puts one file back in the state `to`: written whole (a temporary file renamed over it, so
+    /// a crash leaves the old or the new file, never half of one) or deleted.
+    pub fn restore_file(&self, path: &str, to: &FileState) -> Result<()> {
+        let full = self.work_tree.join(path);
+        match to {
+            FileState::Absent => match std::fs::symlink_metadata(&full) {
+                Ok(m) if !m.is_dir() => Ok(std::fs::remove_file(&full)?),
+                _ => Ok(()),
+            },
+            FileState::Blob { oid, mode } => {
+                let content = self.blobs(&[oid.as_str()])?.remove(oid.as_str()).ok_or_else(|| Error::Internal(format!("the checkpoint of {path} is missing")))?;
+                if let Some(dir) = full.parent() {
+                    std::fs::create_dir_all(dir)?;
+                }
+                let tmp = full.with_file_name(format!(".{}.finishline-restore", full.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()));
+                let _ = std::fs::remove_file(&tmp);
+                if mode == "120000" {
+                    std::os::unix::fs::symlink(String::from_utf8_lossy(&content).as_ref(), &tmp)?;
+                } else {
+                    use std::os::unix::fs::PermissionsExt;
+                    std::fs::write(&tmp, &content)?;
+                    let bits = if mode == "100755" { 0o755 } else { 0o644 };
+                    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(bits))?;
+                }
+                std::fs::rename(&tmp, &full)?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A git-style unified diff of one file, capped in size; binary files say so.
+fn unified_diff(path: &str, before: &FileState, after: &FileState, old: &[u8], new: &[u8]) -> String {
+    let binary = |b: &[u8]| b.iter().take(8000).any(|c| *c == 0);
+    let (a, b) = (if matches!(before, FileState::Absent) { "/dev/null".to_string() } else { format!("a/{path}") }, if matches!(after, FileState::Absent) { "/dev/null".to_string() } else { format!("b/{path}") });
+    let mut diff = format!("diff --git a/{path} b/{path}\n");
+    match (before, after) {
+        (FileState::Absent, FileState::Blob { mode, .. }) => diff.push_str(&format!("new file mode {mode}\n")),
+        (FileState::Blob { mode, .. }, FileState::Absent) => diff.push_str(&format!("deleted file mode {mode}\n")),
+        (FileState::Blob { mode: m1, .. }, FileState::Blob { mode: m2, .. }) if m1 != m2 => diff.push_str(&format!("old mode {m1}\nnew mode {m2}\n")),
+        _ => {}
+    }
+    if binary(old) || binary(new) {
+        diff.push_str(&format!("Binary files {a} and {b} differ\n"));
+        return diff;
+    }
+    let (old, new) = (String::from_utf8_lossy(old), String::from_utf8_lossy(new));
+    diff.push_str(&similar::TextDiff::from_lines(old.as_ref(), new.as_ref()).unified_diff().context_radius(3).header(&a, &b).to_string());
+    if diff.len() > MAX_DIFF {
+        let mut cut = MAX_DIFF;
+        while !diff.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        diff.truncate(cut);
+        diff.push_str("\n[… diff truncated …]\n");
+    }
+    diff
 }
 
 /// What New Task tells the person about a chosen folder before the run: a home folder or `/` is
@@ -619,8 +821,10 @@ pub fn prune_store(stores: &Path, id: &str) -> Result<u64> {
     }
     let dir = stores.join(id);
     let workspace = std::fs::read_to_string(dir.join("workspace")).map_err(|_| Error::NotFound(format!("checkpoint store {id}")))?;
-    let before = dir_size(&dir);
     let cp = Checkpoints { git_dir: dir.clone(), work_tree: PathBuf::from(workspace), max_file: DEFAULT_MAX_FILE, shared: true, refs: String::new() };
+    // Under the store's lock: no snapshot is between writing its objects and naming them.
+    let _lock = cp.lock()?;
+    let before = dir_size(&dir);
     // HEAD only marks the latest snapshot for `status`; it must not keep a deleted session's
     // objects alive, so it goes and comes back with the next snapshot.
     cp.git(&["symbolic-ref", "HEAD", "refs/heads/unborn"])?;

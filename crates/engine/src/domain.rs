@@ -50,6 +50,9 @@ id_type! {
 #[serde(rename_all = "snake_case")]
 pub enum SessionStatus {
     Idle,
+    /// A run waits for its turn: the limit of tasks at once is reached, or another task works
+    /// in the same plain folder and the person chose to queue after it.
+    Queued,
     Busy,
     Retry,
     AwaitingApproval,
@@ -65,7 +68,7 @@ impl SessionStatus {
     /// A process owns the session while it is in one of these; if that process dies, the
     /// session becomes `interrupted`.
     pub fn is_running(self) -> bool {
-        matches!(self, SessionStatus::Busy | SessionStatus::Retry)
+        matches!(self, SessionStatus::Busy | SessionStatus::Retry | SessionStatus::Queued)
     }
 }
 
@@ -158,6 +161,9 @@ pub enum ContinuationSource {
     /// The brief a plan step starts its fresh conversation with: the task, the plan, what the
     /// earlier steps produced. Engine text; it spends no budget.
     PlanStep,
+    /// The person asked the agent to resolve a conflict that kept the task from landing: the
+    /// moved branch is merged into the task's worktree. Engine text; it starts a new run.
+    LandingConflict,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -184,6 +190,8 @@ pub enum ActivityPhase {
     Waiting,
     /// Recording the workspace before the first change, for the review's diffs and revert.
     Checkpointing,
+    /// Landing an approved task on the person's branch.
+    Landing,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -224,6 +232,7 @@ impl SessionStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             SessionStatus::Idle => "idle",
+            SessionStatus::Queued => "queued",
             SessionStatus::Busy => "busy",
             SessionStatus::Retry => "retry",
             SessionStatus::AwaitingApproval => "awaiting_approval",
@@ -238,6 +247,7 @@ impl SessionStatus {
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "idle" => SessionStatus::Idle,
+            "queued" => SessionStatus::Queued,
             "busy" => SessionStatus::Busy,
             "retry" => SessionStatus::Retry,
             "awaiting_approval" => SessionStatus::AwaitingApproval,
@@ -427,6 +437,7 @@ impl ContinuationSource {
             ContinuationSource::Evaluator => "evaluator",
             ContinuationSource::Resume => "resume",
             ContinuationSource::PlanStep => "plan_step",
+            ContinuationSource::LandingConflict => "landing_conflict",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -439,6 +450,7 @@ impl ContinuationSource {
             "evaluator" => ContinuationSource::Evaluator,
             "resume" => ContinuationSource::Resume,
             "plan_step" => ContinuationSource::PlanStep,
+            "landing_conflict" => ContinuationSource::LandingConflict,
             _ => return None,
         })
     }
@@ -482,12 +494,14 @@ impl ActivityPhase {
             ActivityPhase::Compacting => "compacting",
             ActivityPhase::Waiting => "waiting",
             ActivityPhase::Checkpointing => "checkpointing",
+            ActivityPhase::Landing => "landing",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "thinking" => ActivityPhase::Thinking,
             "checkpointing" => ActivityPhase::Checkpointing,
+            "landing" => ActivityPhase::Landing,
             "tool" => ActivityPhase::Tool,
             "verifying" => ActivityPhase::Verifying,
             "evaluating" => ActivityPhase::Evaluating,
@@ -561,7 +575,7 @@ impl ContinuationSource {
     /// Whether a continuation from this source spends the run's shared budget. Truncation has its
     /// own cap, and the resume note is not a continuation of the agent's work.
     pub fn spends_budget(self) -> bool {
-        !matches!(self, ContinuationSource::Truncation | ContinuationSource::Resume | ContinuationSource::PlanStep)
+        !matches!(self, ContinuationSource::Truncation | ContinuationSource::Resume | ContinuationSource::PlanStep | ContinuationSource::LandingConflict)
     }
 }
 
@@ -686,4 +700,81 @@ pub enum StepState {
     Skipped,
     /// A replan took its place; it stays visible with the cause.
     Replaced,
+}
+
+/// Where a task works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Isolation {
+    /// In a git repository, its own worktree and branch; elsewhere, the folder itself.
+    #[default]
+    Worktree,
+    /// The folder itself, even in a git repository.
+    InPlace,
+}
+
+/// How an approved task lands on the branch it started from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LandingMode {
+    /// One commit: the task's title and the evaluator's summary.
+    #[default]
+    Squash,
+    /// The task's own commits, joined with a merge commit.
+    Merge,
+    /// The changes in the person's working tree, not committed.
+    Uncommitted,
+    /// Nothing lands: the task's branch is kept for later.
+    Branch,
+}
+
+impl LandingMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LandingMode::Squash => "squash",
+            LandingMode::Merge => "merge",
+            LandingMode::Uncommitted => "uncommitted",
+            LandingMode::Branch => "branch",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "squash" => LandingMode::Squash,
+            "merge" => LandingMode::Merge,
+            "uncommitted" => LandingMode::Uncommitted,
+            "branch" => LandingMode::Branch,
+            _ => return None,
+        })
+    }
+}
+
+/// Why an approved task did not land; nothing was overwritten, and the review stays open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LandingBlock {
+    /// The person has uncommitted edits in files the task changed.
+    YourEdits,
+    /// The branch moved and the task's commits do not apply on it cleanly.
+    Conflict,
+    /// Rebased onto the moved branch, the verification commands fail.
+    VerificationFailed,
+    /// The branch the task started from is gone, or the task started on a detached HEAD.
+    NoBranch,
+    /// A landing was cut short (the process died); nothing landed.
+    Interrupted,
+    /// git refused for another reason, named in the detail.
+    Git,
+}
+
+/// How a task's worktree and branch came to be gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorktreeEnd {
+    Landed,
+    Rejected,
+    /// Nothing in it was the task's own: it is made again when the session continues.
+    Unused,
+    /// Removed at start: its task was decided or deleted (a crash in between).
+    Orphaned,
+    Deleted,
 }

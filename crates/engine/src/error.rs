@@ -42,6 +42,11 @@ pub enum ErrorCode {
     ExternalAgent,
     /// An external agent needs the person to log in first.
     ExternalAgentAuth,
+    /// Another task works in place in the same folder right now; the message names it and the
+    /// choices (run anyway, queue after it).
+    WorkspaceBusy,
+    /// The task's worktree could not be made, or git refused what the task needed of it.
+    Worktree,
     Internal,
 }
 
@@ -82,6 +87,8 @@ impl ErrorCode {
             ErrorCode::StepTimeout => "step_timeout",
             ErrorCode::ExternalAgent => "external_agent",
             ErrorCode::ExternalAgentAuth => "external_agent_auth",
+            ErrorCode::WorkspaceBusy => "workspace_busy",
+            ErrorCode::Worktree => "worktree",
             ErrorCode::Internal => "internal",
         }
     }
@@ -119,6 +126,10 @@ pub enum Error {
     #[error("{message}")]
     External { code: ErrorCode, message: String },
     #[error("{0}")]
+    WorkspaceBusy(String),
+    #[error("{0}")]
+    Worktree(String),
+    #[error("{0}")]
     Internal(String),
 }
 
@@ -150,6 +161,8 @@ impl Error {
             Error::KeychainUnavailable(_) => ErrorCode::KeychainUnavailable,
             Error::Mcp(_) => ErrorCode::Mcp,
             Error::External { code, .. } => *code,
+            Error::WorkspaceBusy(_) => ErrorCode::WorkspaceBusy,
+            Error::Worktree(_) => ErrorCode::Worktree,
             Error::Internal(_) => ErrorCode::Internal,
         }
     }

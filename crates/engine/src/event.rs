@@ -249,10 +249,77 @@ pub enum EngineEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output_data: Option<String>,
     },
-    /// What Reject's revert did to the workspace.
+    /// Reject's revert is under way (recorded with the decision): the files someone changed
+    /// after the run that the person chose to overwrite all the same.
+    RevertStarted {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        overwrite: Vec<String>,
+    },
+    /// What Reject's revert did to the workspace: the run's files put back as the run found
+    /// them. Written once the files are back, never before.
     Reverted {
         restored: Vec<String>,
         deleted: Vec<String>,
+        /// The run's files someone changed after the run did: left as they are.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        kept: Vec<String>,
+    },
+    /// Where the task works: its own worktree and branch in the person's repository, or the
+    /// folder itself. Recorded before anything touches a file.
+    TaskWorkspace {
+        isolation: Isolation,
+        /// The folder the agent, its commands and its tools work in.
+        folder: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        worktree: Option<crate::workspace::worktree::TaskWorktree>,
+    },
+    /// The task's worktree exists, with the untracked files it was given (`.env`, local config).
+    WorktreeReady {
+        copied: Vec<String>,
+    },
+    /// The run's changes are a commit on the task's branch.
+    TaskCommitted {
+        commit: String,
+        branch: String,
+    },
+    /// Approve is landing the task: recorded before the person's branch moves, so a landing
+    /// cut short is finished or reported at the next start.
+    LandingStarted {
+        review_id: RequestId,
+        mode: LandingMode,
+        target_branch: String,
+        old_tip: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        new_commit: Option<String>,
+    },
+    /// The task landed: its commit on the branch it started from, or its changes in the
+    /// person's working tree, or its branch kept.
+    Landed {
+        mode: LandingMode,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target_branch: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        commit: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        branch_kept: Option<String>,
+        files: Vec<String>,
+    },
+    /// Approve could not land the task; nothing was overwritten and the review stays open.
+    LandingBlocked {
+        reason: LandingBlock,
+        files: Vec<String>,
+        detail: String,
+    },
+    /// The task's branch was moved onto the branch it lands on, which had moved on.
+    Rebased {
+        onto: String,
+    },
+    /// The task's worktree is gone (and its branch, unless kept).
+    WorktreeRemoved {
+        folder: String,
+        why: WorktreeEnd,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        branch_deleted: Option<String>,
     },
     Error {
         code: String,
@@ -286,6 +353,15 @@ impl EngineEvent {
             EngineEvent::ReviewRequested { .. } => "review_requested",
             EngineEvent::ReviewResolved { .. } => "review_resolved",
             EngineEvent::Reverted { .. } => "reverted",
+            EngineEvent::RevertStarted { .. } => "revert_started",
+            EngineEvent::TaskWorkspace { .. } => "task_workspace",
+            EngineEvent::WorktreeReady { .. } => "worktree_ready",
+            EngineEvent::TaskCommitted { .. } => "task_committed",
+            EngineEvent::LandingStarted { .. } => "landing_started",
+            EngineEvent::Landed { .. } => "landed",
+            EngineEvent::LandingBlocked { .. } => "landing_blocked",
+            EngineEvent::Rebased { .. } => "rebased",
+            EngineEvent::WorktreeRemoved { .. } => "worktree_removed",
             EngineEvent::PlanCreated { .. } => "plan_created",
             EngineEvent::PlanRevised { .. } => "plan_revised",
             EngineEvent::PlanReviewed { .. } => "plan_reviewed",

@@ -9,6 +9,7 @@ pub mod completion;
 pub mod domain;
 pub mod error;
 pub mod evaluator;
+pub mod fault;
 pub mod external;
 pub mod instructions;
 pub mod ladder;
@@ -27,6 +28,7 @@ pub mod stable_hash;
 pub mod store;
 pub mod stuck;
 pub mod tool;
+pub mod workspace;
 
 pub use error::{Error, ErrorCode, Result};
 pub use settings::{Limits, ProviderKind, ProviderSettings, Settings, SettingsView, Theme};

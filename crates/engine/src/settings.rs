@@ -170,6 +170,36 @@ pub struct Settings {
     pub run_plans_without_review: bool,
     /// An external ACP agent that does the work instead of Finishline's own; `None`: built-in.
     pub agent: Option<crate::external::ExternalAgent>,
+    /// Where tasks work and how approved ones land.
+    pub tasks: TaskSettings,
+}
+
+/// Where tasks work, how many at once, and how an approved task lands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TaskSettings {
+    /// In a git repository, each task in its own worktree (the default), or in the folder itself.
+    pub isolation: crate::domain::Isolation,
+    /// Where task worktrees live; empty: `worktrees/` in the data folder.
+    pub worktree_dir: String,
+    /// Untracked files every task's worktree gets from the person's checkout (gitignore
+    /// syntax), beside the repository's own `.worktreeinclude`.
+    pub worktree_include: Vec<String>,
+    /// How many tasks run at once; more wait in a queue.
+    pub parallel_limit: u32,
+    pub landing: crate::domain::LandingMode,
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        TaskSettings {
+            isolation: Default::default(),
+            worktree_dir: String::new(),
+            worktree_include: crate::workspace::worktree::DEFAULT_INCLUDES.iter().map(|s| s.to_string()).collect(),
+            parallel_limit: 4,
+            landing: Default::default(),
+        }
+    }
 }
 
 /// A stdio MCP server: a command Finishline starts when a run first needs tools.
@@ -282,6 +312,18 @@ impl Settings {
             }
             if m.env.keys().any(|k| k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')) {
                 return Err(Error::InvalidSettings { field: "mcp_servers", problem: format!("an environment variable name of “{}” is not valid (letters, digits and _ only)", m.name) });
+            }
+        }
+        if !(1..=32).contains(&self.tasks.parallel_limit) {
+            return Err(Error::InvalidSettings { field: "tasks.parallel_limit", problem: format!("{} tasks at once is out of range: use 1 to 32", self.tasks.parallel_limit) });
+        }
+        let dir = self.tasks.worktree_dir.trim();
+        if !dir.is_empty() && !std::path::Path::new(dir).is_absolute() {
+            return Err(Error::InvalidSettings { field: "tasks.worktree_dir", problem: format!("“{dir}” is not a full path: worktrees need a folder such as /home/you/worktrees") });
+        }
+        for p in &self.tasks.worktree_include {
+            if p.contains('\0') || p.trim().is_empty() {
+                return Err(Error::InvalidSettings { field: "tasks.worktree_include", problem: "an include pattern is empty; remove it or write one such as .env".into() });
             }
         }
         let l = &self.limits;

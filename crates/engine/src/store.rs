@@ -209,6 +209,13 @@ impl Store {
         Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
     }
 
+    /// The evidence one run saved, if any.
+    pub fn run_evidence(&self, run: &RunId) -> Result<Option<serde_json::Value>> {
+        use rusqlite::OptionalExtension;
+        let text: Option<Option<String>> = self.read().prepare_cached("SELECT evidence FROM runs WHERE id = ?1")?.query_row(params![run.0], |r| r.get(0)).optional()?;
+        Ok(text.flatten().and_then(|t| serde_json::from_str(&t).ok()))
+    }
+
     /// Creates a session and its `session_created` event.
     pub fn create_session(&self, new: &NewSession) -> Result<(SessionId, Envelope)> {
         let task = new.task.trim();

@@ -98,6 +98,10 @@ pub const COMPLETE_TASK: &str = "complete_task";
 /// Plan mode only: an earlier step's transcript, when its summary in the brief is not enough.
 pub const SESSION_LOG: &str = "session_log";
 
+/// Tools that never change a file: a step that calls only these needs no window around it
+/// (see `agent::changes`). Anything else, MCP tools included, may write.
+pub const READ_ONLY: &[&str] = &["read_file", "list_dir", "glob", "grep", "fetch_url", TODO_WRITE, ASK_USER, COMPLETE_TASK, SESSION_LOG];
+
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct SessionLogInput {
     /// The number of an earlier step of the plan, as in "Step 2/3".

@@ -87,14 +87,14 @@ async fn reject_with_revert_restores_every_file_including_ones_the_shell_created
     assert!(keep_diff.contains("-original") && keep_diff.contains("+changed by the agent"), "the diff shows exactly what changed:\n{keep_diff}");
     let outcome = h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
     match outcome {
-        ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(r) } => assert!(r.applied),
+        ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(r), .. } => assert!(r.applied),
         other => panic!("expected a rejected, reverted session: {other:?}"),
     }
     assert_eq!(h.read("keep.txt").as_deref(), Some("original"), "the modified file is restored");
     assert_eq!(h.read("old.txt").as_deref(), Some("precious"), "the file the shell deleted is back");
     assert!(h.read("made-by-shell.txt").is_none(), "the file the shell created is gone");
     let events = h.store.events(&o.session, 0).unwrap();
-    let reverted = events.iter().find_map(|e| if let EngineEvent::Reverted { restored, deleted } = &e.event { Some((restored.clone(), deleted.clone())) } else { None });
+    let reverted = events.iter().find_map(|e| if let EngineEvent::Reverted { restored, deleted, .. } = &e.event { Some((restored.clone(), deleted.clone())) } else { None });
     let (mut restored, deleted) = reverted.expect("what the revert did is kept in the session, so the window says it where the person looks and a replay shows it");
     restored.sort();
     assert_eq!(restored, vec!["keep.txt", "old.txt"]);

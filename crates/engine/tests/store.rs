@@ -459,7 +459,11 @@ fn history_lists_a_plan_sessions_steps_done_and_in_the_plan_also_after_an_upgrad
     };
     // The same history as a build before this column wrote it: the upgrade fills it in.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("ALTER TABLE sessions DROP COLUMN plan_steps; ALTER TABLE sessions DROP COLUMN plan_done; PRAGMA user_version = 7;").unwrap();
+    conn.execute_batch(
+        "DROP INDEX sessions_by_workspace; ALTER TABLE sessions DROP COLUMN isolation; ALTER TABLE sessions DROP COLUMN work_dir; ALTER TABLE sessions DROP COLUMN branch;
+         ALTER TABLE sessions DROP COLUMN plan_steps; ALTER TABLE sessions DROP COLUMN plan_done; PRAGMA user_version = 7;",
+    )
+    .unwrap();
     drop(conn);
     let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
     let listed = store.list_sessions(&ListQuery { limit: 50, ..Default::default() }).unwrap();

@@ -28,6 +28,38 @@ pub struct ConfigContext<'a> {
     pub extra_verify: Vec<String>,
 }
 
+/// Where tasks work and how they land, from the settings; the app shares one set of slots
+/// between all its engines, so the limit counts every task it runs.
+#[derive(Clone)]
+pub struct TaskPolicy {
+    pub isolation: crate::domain::Isolation,
+    /// The folder task worktrees are made in.
+    pub worktrees: PathBuf,
+    /// Untracked files a worktree gets from the person's checkout (gitignore syntax).
+    pub includes: Vec<String>,
+    pub landing: crate::domain::LandingMode,
+    /// How many tasks run at once; `None`: no limit (the CLI runs one task).
+    pub slots: Option<Arc<super::queue::TaskSlots>>,
+}
+
+impl TaskPolicy {
+    /// The defaults, with worktrees in `data_dir`.
+    pub fn new(data_dir: &std::path::Path) -> TaskPolicy {
+        TaskPolicy::from_settings(&crate::settings::TaskSettings::default(), data_dir)
+    }
+
+    pub fn from_settings(t: &crate::settings::TaskSettings, data_dir: &std::path::Path) -> TaskPolicy {
+        let dir = t.worktree_dir.trim();
+        TaskPolicy {
+            isolation: t.isolation,
+            worktrees: if dir.is_empty() { data_dir.join("worktrees") } else { PathBuf::from(dir) },
+            includes: t.worktree_include.clone(),
+            landing: t.landing,
+            slots: None,
+        }
+    }
+}
+
 /// Where the front end finds a provider's key (session keys, the OS keychain, the environment).
 pub type KeyLookup<'a> = &'a dyn Fn(&ProviderSettings) -> Option<ApiKey>;
 
@@ -87,7 +119,7 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
     let secret_env = hidden_env(settings);
     let context_window = settings.context_window_for(&agent.model) as u64;
     EngineConfig {
-        data_dir: ctx.data_dir,
+        data_dir: ctx.data_dir.clone(),
         completion: CompletionConfig {
             max_steps: l.max_steps,
             continuation_budget: l.continuation_budget,
@@ -120,6 +152,7 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
         external: settings.agent.clone(),
         // The front end sets it: only it knows how to run itself as the pipe.
         claims_pipe: None,
+        tasks: TaskPolicy::from_settings(&settings.tasks, &ctx.data_dir),
         agent,
         evaluator,
     }

@@ -49,8 +49,9 @@ impl Run {
                 _ => None,
             })
             .collect();
-        let files: Vec<String> = self
-            .changes()
+        // A plan step is judged on its own changes; anything else on what the person will review.
+        let changes = if self.plan_step.is_some() && !self.judge_whole { self.own_changes() } else { self.changes() };
+        let files: Vec<String> = changes
             .into_iter()
             .map(|c| format!("{} {}", match c.kind { ChangeKind::Created => "created", ChangeKind::Modified => "modified", ChangeKind::Deleted => "deleted" }, c.path))
             .collect();

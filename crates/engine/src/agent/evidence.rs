@@ -42,6 +42,11 @@ pub struct RunEvidence {
     pub overflowed: bool,
     /// Plan mode: evaluations of this step that showed no progress, less those that did.
     pub plan_stalls: u32,
+    /// The run's windows: snapshots before and after each stretch that could change files.
+    /// What changed inside them is the run's; nothing else is.
+    pub windows: Vec<(String, String)>,
+    /// The snapshot of a window still open (a step's tools running when the process died).
+    pub window_open: Option<String>,
 }
 
 impl RunEvidence {

@@ -39,7 +39,8 @@ impl Run {
     pub(super) async fn make_plan(&mut self, mode: PlanMode) -> Result<Option<Plan>, Halt> {
         self.emit(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: "planning the steps".into() })?;
         let endpoint = self.engine.config.evaluator.clone().unwrap_or_else(|| self.engine.config.agent.clone());
-        let root = self.workspace.root().to_path_buf();
+        // A worktree still being filled lists as the person's folder, which holds the same files.
+        let root = self.folder.readable();
         let listing = tokio::task::spawn_blocking(move || crate::checkpoint::listing(&root, LISTING)).await.unwrap_or_default();
         let input = PlannerInput {
             task: self.task.clone(),
@@ -85,7 +86,7 @@ impl Run {
         let after = step_start(&self.task, state, index, &files);
         let next = RunId::new();
         self.engine.store.hand_over(&self.session, &self.run, &next, RunTrigger::PlanStep, before, after)?;
-        self.next = Some((next, RunStart { trigger: RunTrigger::PlanStep, user_message: None, answer: None, plan: PlanMode::Off }));
+        self.next = Some((next, RunStart { trigger: RunTrigger::PlanStep, user_message: None, answer: None, plan: PlanMode::Off, continuation: None }));
         Ok(())
     }
 

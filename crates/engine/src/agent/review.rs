@@ -7,7 +7,6 @@ use serde_json::{json, Value};
 use super::run::Run;
 use crate::domain::*;
 use crate::event::EngineEvent;
-use crate::store::decisions::RequestKind;
 
 /// What a run ends at the review gate with.
 pub(super) struct ReviewInput {
@@ -19,35 +18,14 @@ pub(super) struct ReviewInput {
 }
 
 impl Run {
+    /// A step's tools are done: the window around them closes.
     pub(super) fn snapshot_after_step(&mut self) -> crate::Result<()> {
-        if let Some(cp) = &self.checkpoints {
-            let snap = tokio::task::block_in_place(|| cp.snapshot("after step"))?;
-            cp.mark("agent", &snap)?;
-        }
-        Ok(())
-    }
-
-    /// The files changed in the whole session (the review shows these, and revert restores them).
-    pub(super) fn changes(&self) -> Vec<crate::checkpoint::FileChange> {
-        let Some(cp) = &self.checkpoints else { return vec![] };
-        match (cp.marked("base"), cp.marked("agent")) {
-            (Some(b), Some(a)) => tokio::task::block_in_place(|| cp.changes(&b, &a)).unwrap_or_default(),
-            _ => vec![],
-        }
-    }
-
-    /// Whether this run changed files: a follow-up "thanks!" after finished work changes none,
-    /// so it is judged as the conversation turn it is.
-    pub(super) fn run_changed_files(&self) -> bool {
-        let Some(cp) = &self.checkpoints else { return false };
-        match (self.evidence.base_snapshot.clone(), cp.marked("agent")) {
-            (Some(b), Some(a)) => tokio::task::block_in_place(|| cp.differs(&b, &a)).unwrap_or(false),
-            _ => false,
-        }
+        self.close_window()
     }
 
     pub(super) fn review(&mut self, r: ReviewInput) -> crate::Result<()> {
         let review_id = RequestId::new();
+        self.commit_to_branch()?;
         let files: Vec<Value> = self.changes().into_iter().map(|c| serde_json::to_value(c).unwrap_or_default()).collect();
         let verification: Vec<Value> = self.evidence.verification_log.iter().map(|v| json!(v)).collect();
         let auto = self.engine.config.auto_approve && r.end_reason == EndReason::VerifiedDone && matches!(r.claim, Claim::Success | Claim::None);
@@ -78,10 +56,11 @@ impl Run {
         }
         self.emit_all(events)?;
         if auto {
-            self.engine.store.resolve_request(&review_id, RequestKind::Review, SessionStatus::AwaitingReview, Some(&self.run), vec![
-                EngineEvent::ReviewResolved { review_id: review_id.clone(), decision: Decision::Approve, by: DecidedBy::Auto, feedback: None, reverted: false },
-                Self::status(SessionStatus::Completed),
-            ])?;
+            // Approved as the person would: in a worktree it lands, and a landing that cannot
+            // go through leaves the review open for the person.
+            let choice = super::decision::ReviewChoice::new(Decision::Approve, DecidedBy::Auto);
+            let engine = self.engine.clone();
+            tokio::task::block_in_place(|| engine.decide(&review_id, choice))?;
         }
         Ok(())
     }

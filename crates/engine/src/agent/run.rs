@@ -53,6 +53,9 @@ pub struct RunStart {
     pub answer: Option<(RequestId, Answer)>,
     /// A new task's plan mode; later runs follow the plan the session already has.
     pub plan: PlanMode,
+    /// Finishline's own words the run starts with instead of the person's (resolving a
+    /// conflict that kept the task from landing).
+    pub continuation: Option<(ContinuationSource, String)>,
 }
 
 pub struct Run {
@@ -66,8 +69,15 @@ pub struct Run {
     pub(super) instructions: Option<crate::instructions::ProjectInstructions>,
     /// Why there are no checkpoints (git missing, an unwritable data folder), told once.
     pub(super) checkpoints_off: Option<String>,
-    /// The first snapshot, taken while the first model request streams; tools wait for it.
-    pub(super) first_snapshot: Option<tokio::task::JoinHandle<crate::Result<String>>>,
+    /// The task's worktree filled and the first snapshot taken, while the first model request
+    /// streams; tools wait for it. An error fails the run (no worktree); an inner error turns
+    /// checkpoints off; `None`: there are no checkpoints.
+    pub(super) first_snapshot: Option<tokio::task::JoinHandle<crate::Result<Option<crate::Result<String>>>>>,
+    /// Where this run works: the task's worktree, or the folder itself.
+    pub(super) folder: super::changes::TaskFolder,
+    /// This run's own changes, folded from its windows so far.
+    pub(super) owned: crate::workspace::ownership::Ownership,
+    pub(super) owned_folded: usize,
     /// How many files the first snapshot is copying, once its walk has found them.
     pub(super) first_snapshot_files: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     pub(super) task: String,
@@ -121,13 +131,15 @@ impl Run {
 
     async fn prepare(engine: Arc<Engine>, session: SessionId, run: RunId, trigger: RunTrigger, cancel: CancellationToken) -> crate::Result<Run> {
         let summary = engine.store.session(&session)?;
-        let workspace = Workspace::new(std::path::Path::new(&summary.workspace))
-            .map_err(|e| crate::Error::InvalidInput(format!("the workspace {} cannot be used: {e}", summary.workspace)))?;
-        let (checkpoints, checkpoints_off) = match engine.checkpoints(&session, workspace.root()) {
+        let events = engine.store.events(&session, 0)?;
+        let folder = engine.task_folder(&session, &summary.workspace, &events)?;
+        let events = if folder.checkout_pending { engine.store.events(&session, 0)? } else { events };
+        let work_dir = folder.work_dir();
+        let workspace = Workspace::new(&work_dir).map_err(|e| crate::Error::InvalidInput(format!("the workspace {} cannot be used: {e}", work_dir.display())))?;
+        let (checkpoints, checkpoints_off) = match engine.checkpoints(&session, &folder.recorded()) {
             Ok(c) => (Some(c), None),
             Err(e) => (None, Some(e.to_string())),
         };
-        let events = engine.store.events(&session, 0)?;
         // A plan step works in a conversation of its own, from its brief on: the run that
         // starts it, and a resumed or continued run while it is still the running step.
         let plan = crate::plan_state::PlanState::from_events(&events);
@@ -168,6 +180,9 @@ impl Run {
         };
         let context_window = if external.is_some() { engine.config.context_window } else { engine.context_window().await };
         Ok(Run {
+            folder,
+            owned: Default::default(),
+            owned_folded: 0,
             external,
             plan_step,
             judge_whole: false,
@@ -225,8 +240,12 @@ impl Run {
                 _ = tokio::time::sleep(std::time::Duration::from_millis(250)) => {}
             }
         };
+        // The worktree is filled (or its filling failed): reads go to it from now on.
+        self.folder.checkout_pending = false;
         match done {
-            Ok(Ok(snap)) => {
+            Ok(Err(e)) => return Err(e),
+            Ok(Ok(None)) => {}
+            Ok(Ok(Some(Ok(snap)))) => {
                 self.evidence.base_snapshot.get_or_insert(snap);
                 let unreadable = self.checkpoints.as_ref().map(|c| c.unreadable()).unwrap_or_default();
                 if !unreadable.is_empty() {
@@ -238,7 +257,7 @@ impl Run {
                     })?;
                 }
             }
-            Ok(Err(e)) => self.checkpoints_failed(e.to_string())?,
+            Ok(Ok(Some(Err(e)))) => self.checkpoints_failed(e.to_string())?,
             Err(e) => self.checkpoints_failed(e.to_string())?,
         }
         Ok(())
@@ -278,22 +297,15 @@ impl Run {
         if let Some(why) = self.checkpoints_off.take() {
             self.emit(EngineEvent::Error { code: "checkpoints".into(), message: format!("Checkpoints are off for this run ({why}): the review will show no diffs and Reject cannot revert.") })?;
         }
-        // Read at each run's start: the person may edit them between runs.
-        self.instructions = crate::instructions::find(self.workspace.root());
+        // Read at each run's start: the person may edit them between runs. A worktree still being
+        // filled has the same files as the person's folder, which is read instead.
+        self.instructions = crate::instructions::find(&self.folder.readable());
         if let Some(i) = &self.instructions {
             self.emit(EngineEvent::ProjectInstructions { file: i.file.clone(), chars: i.text.chars().count() as u64, truncated: i.truncated })?;
         }
-        if let Some(cp) = self.checkpoints.clone() {
-            // The workspace is recorded while the model thinks; the first tool waits for it.
-            let files = self.first_snapshot_files.clone();
-            self.first_snapshot = Some(tokio::task::spawn_blocking(move || {
-                let snap = cp.snapshot_counted("run start", &files)?;
-                if cp.marked("base").is_none() {
-                    cp.mark("base", &snap)?;
-                }
-                Ok(snap)
-            }));
-        }
+        // The worktree is filled and the workspace recorded while the model thinks; the first
+        // tool waits for it.
+        self.start_preparing();
         // `run_started` and `busy` were stored when the run began; the evidence joins them.
         self.emit_saving(vec![])?;
         if let Some((request, answer)) = start.answer {
@@ -303,6 +315,12 @@ impl Run {
             if let Err(h) = self.apply_answer(&request, answer).await {
                 return self.halted(h);
             }
+        } else if let Some((source, text)) = start.continuation {
+            self.emit_all(vec![
+                EngineEvent::Continuation { source, attempt: 0, max: 0, remaining: vec![], text: text.clone(), answers_call: None },
+                EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(source), text: Some(text.clone()) },
+            ])?;
+            self.history.push(ChatMessage::User { content: prompt::tagged(source, 0, 0, &text) });
         } else if let Some(msg) = start.user_message {
             self.emit(EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::User, source: None, text: Some(msg.clone()) })?;
             if start.trigger == RunTrigger::Feedback {
@@ -376,7 +394,13 @@ impl Run {
             self.maybe_compact().await?;
         }
         self.evidence.counters.steps += 1;
-        let out = if external { self.external_step().await? } else { self.stream_step().await? };
+        let out = if external {
+            // Everything the agent does in its turn (its process starting included) is its own.
+            self.open_window().await?;
+            self.external_step().await?
+        } else {
+            self.stream_step().await?
+        };
         let mut record = StepRecord { text: out.text.clone(), ..Default::default() };
         for (action, output, is_error) in &out.ran {
             record.actions.push(action.clone());
@@ -391,6 +415,9 @@ impl Run {
             // Saved before the tools run: a crash while one runs resumes a work turn.
             self.emit_saving(vec![])?;
             self.history.push(ChatMessage::Assistant { text: out.text.clone(), tool_calls: out.calls.clone() });
+            if out.calls.iter().any(|c| !tool::READ_ONLY.contains(&c.name.as_str())) {
+                self.open_window().await?;
+            }
             let (results, complete) = self.run_tools(&out.calls, &mut record).await?;
             for (call, output) in out.calls.iter().zip(results.iter()) {
                 if Some(&call.id) != complete.as_ref().map(|(_, id)| id) {

@@ -13,7 +13,14 @@ const TAIL_LINES: usize = 40;
 
 impl Run {
     pub(super) async fn verify(&mut self, commands: &[String]) -> Result<VerificationOutcome, Halt> {
-        self.checkpoint_ready().await?;
+        // A command that writes (a formatter, a build) changes files for this run.
+        self.open_window().await?;
+        let outcome = self.verify_in_window(commands).await;
+        self.close_window()?;
+        outcome
+    }
+
+    async fn verify_in_window(&mut self, commands: &[String]) -> Result<VerificationOutcome, Halt> {
         let mut outcome = VerificationOutcome::default();
         // The review shows the latest round: what the work passes now, one entry per command.
         self.evidence.verification_log.clear();

@@ -81,7 +81,7 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
                 out.push(Entry::Review { claim: *claim, verdict: *verdict, end_reason: *end_reason, remaining: remaining.clone() })
             }
             EngineEvent::ReviewResolved { decision, by, feedback, .. } => out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone() }),
-            EngineEvent::Reverted { restored, deleted } => out.push(Entry::Reverted { restored: restored.clone(), deleted: deleted.clone() }),
+            EngineEvent::Reverted { restored, deleted, .. } => out.push(Entry::Reverted { restored: restored.clone(), deleted: deleted.clone() }),
             EngineEvent::ProjectInstructions { file, truncated, .. } => out.push(Entry::Instructions { file: file.clone(), truncated: *truncated }),
             EngineEvent::PlanCreated { steps, .. } => out.push(Entry::Plan { revised_because: None, steps: steps.clone() }),
             EngineEvent::PlanRevised { cause, steps, .. } => out.push(Entry::Plan { revised_because: Some(cause.clone()), steps: steps.clone() }),
@@ -119,6 +119,7 @@ fn source_label(s: ContinuationSource) -> &'static str {
         ContinuationSource::Evaluator => "evaluator: work remains",
         ContinuationSource::Resume => "resumed after a restart",
         ContinuationSource::PlanStep => "plan step: the step's brief",
+        ContinuationSource::LandingConflict => "resolve the conflict with the moved branch",
     }
 }
 

@@ -168,6 +168,39 @@ impl Store {
         Ok(())
     }
 
+    /// Sessions other than `except` whose run is live right now (here or in another process)
+    /// working in place in `folder`, with their titles: a task there would share the folder
+    /// with them. Queued ones count when they began waiting before `except` did, so two waiting
+    /// tasks go one after the other, never both and never neither.
+    pub fn live_in_folder(&self, folder: &str, except: &SessionId) -> Result<Vec<(SessionId, String)>> {
+        let now = self.clock.now_ms();
+        let conn = self.read();
+        let mine: i64 = conn.query_row("SELECT created_ms FROM sessions WHERE id = ?1", params![except.0], |r| r.get(0)).optional()?.unwrap_or(i64::MAX);
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, title, status, created_ms, lease_owner, lease_pid, lease_host, lease_heartbeat_ms, lease_run FROM sessions
+             WHERE workspace = ?1 AND id != ?2 AND (isolation IS NULL OR isolation = 'in_place')
+               AND status IN ('busy', 'retry', 'awaiting_approval', 'queued')",
+        )?;
+        let rows = stmt.query_map(params![folder, except.0], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, i64>(3)?,
+                Holder { token: r.get(4)?, pid: r.get::<_, Option<i64>>(5)?.map(|p| p as u32), host: r.get(6)?, heartbeat_ms: r.get(7)?, run: r.get(8)? },
+            ))
+        })?;
+        let mut live = Vec::new();
+        for row in rows {
+            let (id, title, status, created, holder) = row?;
+            let alive = holder.token.as_deref() == Some(self.owner.token.as_str()) || self.held_by_someone_else(&holder, now);
+            if alive && (status != "queued" || (created, id.as_str()) < (mine, except.0.as_str())) {
+                live.push((SessionId(id), title));
+            }
+        }
+        Ok(live)
+    }
+
     /// Keeps this process's leases alive; call every few seconds while sessions run.
     pub fn heartbeat(&self) -> Result<usize> {
         let now = self.clock.now_ms();
@@ -191,7 +224,7 @@ impl Store {
         let now = self.clock.now_ms();
         let candidates: Vec<SessionId> = {
             let conn = self.read();
-            let mut stmt = conn.prepare("SELECT id FROM sessions WHERE status IN ('busy', 'retry')")?;
+            let mut stmt = conn.prepare("SELECT id FROM sessions WHERE status IN ('busy', 'retry', 'queued')")?;
             let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
             rows.map(|r| r.map(SessionId)).collect::<rusqlite::Result<_>>()?
         };

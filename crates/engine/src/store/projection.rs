@@ -47,6 +47,18 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
                 .execute(params![s.0, run])?;
             }
         }
+        EngineEvent::TaskWorkspace { isolation, worktree, .. } => {
+            let iso = serde_json::to_value(isolation).ok().and_then(|v| v.as_str().map(String::from));
+            conn.prepare_cached("UPDATE sessions SET isolation = ?2, work_dir = ?3, branch = ?4 WHERE id = ?1")?.execute(params![
+                s.0,
+                iso,
+                worktree.as_ref().map(|w| w.folder.clone()),
+                worktree.as_ref().map(|w| w.branch.clone())
+            ])?;
+        }
+        EngineEvent::WorktreeRemoved { .. } => {
+            conn.prepare_cached("UPDATE sessions SET work_dir = NULL WHERE id = ?1")?.execute(params![s.0])?;
+        }
         EngineEvent::StepStarted { step, .. } => {
             conn.prepare_cached("UPDATE runs SET steps = MAX(steps, ?2), model_calls = model_calls + 1 WHERE id = ?1")?.execute(params![run, *step as i64])?;
         }
@@ -120,7 +132,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             conn.prepare_cached("UPDATE runs SET continuations_used = continuations_used + 1 WHERE id = ?1")?.execute(params![run])?;
         }
         EngineEvent::Continuation { .. } => {}
-        EngineEvent::Activity { .. } | EngineEvent::Verification { .. } | EngineEvent::Reverted { .. } | EngineEvent::ProjectInstructions { .. } | EngineEvent::AgentConnected { .. }
+        EngineEvent::Activity { .. } | EngineEvent::Verification { .. } | EngineEvent::Reverted { .. } | EngineEvent::RevertStarted { .. } | EngineEvent::WorktreeReady { .. } | EngineEvent::TaskCommitted { .. } | EngineEvent::LandingStarted { .. } | EngineEvent::Landed { .. } | EngineEvent::LandingBlocked { .. } | EngineEvent::Rebased { .. } | EngineEvent::ProjectInstructions { .. } | EngineEvent::AgentConnected { .. }
         | EngineEvent::Error { .. } => {}
         EngineEvent::PlanCreated { .. } | EngineEvent::PlanRevised { .. } | EngineEvent::PlanReviewed { .. } | EngineEvent::PlanStepStarted { .. } | EngineEvent::PlanStepFinished { .. } => {
             super::sessions::refresh_plan(conn, s)?

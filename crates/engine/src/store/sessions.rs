@@ -67,6 +67,13 @@ pub const LEASE_RUN_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN lease_run
 pub const PLAN_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN plan_steps INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN plan_done INTEGER NOT NULL DEFAULT 0;";
 
+/// Where each task works: its isolation (NULL for sessions made before tasks had worktrees,
+/// which worked in place), the folder the agent works in while it has one, and its branch.
+pub const WORKSPACE_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN isolation TEXT;
+ALTER TABLE sessions ADD COLUMN work_dir TEXT;
+ALTER TABLE sessions ADD COLUMN branch TEXT;
+CREATE INDEX sessions_by_workspace ON sessions(workspace, status);";
+
 /// The plan events [`PlanState`](crate::plan_state::PlanState) folds.
 const PLAN_EVENTS: &str = "'plan_created', 'plan_reviewed', 'plan_revised', 'plan_step_started', 'plan_step_finished'";
 
@@ -120,6 +127,15 @@ pub struct SessionSummary {
     /// The steps of its plan as it stands (0 without a plan), and how many are done.
     pub plan_steps: u32,
     pub plan_done: u32,
+    /// `worktree` or `in_place`; `None` for sessions from before tasks had worktrees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<Isolation>,
+    /// The task's own worktree, while it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<String>,
+    /// The task's branch in the person's repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
@@ -129,7 +145,7 @@ pub struct Tokens {
     pub compaction: u64,
 }
 
-pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, decision, created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done";
+pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, decision, created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch";
 
 pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     let word = |i: usize| -> rusqlite::Result<Option<String>> { r.get(i) };
@@ -153,6 +169,9 @@ pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
         last_seq: r.get::<_, i64>(16)? as u64,
         plan_steps: r.get::<_, i64>(17)? as u32,
         plan_done: r.get::<_, i64>(18)? as u32,
+        isolation: word(19)?.and_then(|s| serde_json::from_value(serde_json::Value::String(s)).ok()),
+        work_dir: word(20)?,
+        branch: word(21)?,
     })
 }
 

@@ -107,6 +107,7 @@ impl Harness {
                 mcp: setup.mcp.clone(),
                 external: setup.external.clone(),
                 claims_pipe: setup.claims_pipe.clone(),
+                tasks: finishline_engine::agent::config::TaskPolicy::new(data.path()),
             },
         );
         Harness { server, engine, store, workspace, data }

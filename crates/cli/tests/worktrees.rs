@@ -1,0 +1,362 @@
+//! Each task owns its changes. In a git repository a task works in its own worktree and lands on
+//! the person's branch when approved; in a plain folder it works in place and its review and
+//! revert cover only what it changed. Driven through the `finishline` binary as a person's
+//! script would, against the fake provider, in real git repositories.
+
+mod support {
+    pub mod cli;
+}
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use fake_llm::{FakeServer, Protocol};
+use serde_json::{json, Value};
+use support::cli::*;
+
+const VERDICT_DONE: &str = "{\"done\": true, \"summary\": \"the file is written\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
+
+/// An agent that writes `file` when the task names it (slowly when `delay_ms` > 0), then says done.
+fn writes(file: &str, content: &str, delay_ms: u64) -> Vec<Value> {
+    vec![
+        json!({"when": {"kind": "agent", "last_message_contains": format!("Created {file}")}, "reply": {"text": format!("Done! {file} is written exactly as asked.")}}),
+        json!({"when": {"kind": "agent", "last_message_contains": format!("Updated {file}")}, "reply": {"text": format!("Done! {file} is written exactly as asked.")}}),
+        json!({"when": {"kind": "agent", "last_message_contains": format!("write {file}")}, "reply": {"text": format!("Writing {file}."), "chunks": 10, "chunk_delay_ms": delay_ms / 10,
+            "tool_calls": [{"name": "write_file", "arguments": {"path": file, "content": content}}]}}),
+    ]
+}
+
+fn scenario(rules: Vec<Vec<Value>>) -> fake_llm::Scenario {
+    let mut all: Vec<Value> = vec![json!({"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}})];
+    for r in rules {
+        all.extend(r);
+    }
+    all.push(json!({"when": {"kind": "agent"}, "reply": {"text": "Done! Nothing else was asked of me here."}}));
+    serde_json::from_value(json!({ "rules": all })).unwrap()
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A repository on `main` with one commit, and the person's own uncommitted edit in it.
+fn repo(dir: &Path) -> PathBuf {
+    let r = dir.join("repo");
+    std::fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "-q", "-b", "main"]);
+    git(&r, &["config", "user.name", "Person"]);
+    git(&r, &["config", "user.email", "person@example.com"]);
+    std::fs::write(r.join("README.md"), "hello\n").unwrap();
+    std::fs::write(r.join(".gitignore"), ".env\n").unwrap();
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "-q", "-m", "init"]);
+    std::fs::write(r.join("README.md"), "hello\nmy own edit, not committed\n").unwrap();
+    r
+}
+
+struct Cli {
+    url: String,
+    data: PathBuf,
+}
+
+impl Cli {
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(bin());
+        c.args(args).arg("--data-dir").arg(&self.data).env_remove("OPENAI_API_KEY").env("XDG_DATA_HOME", self.data.join("xdg")).stdin(Stdio::null());
+        c
+    }
+
+    /// `finishline run TASK` in `ws` with the given flags, JSON out.
+    fn run(&self, task: &str, ws: &Path, extra: &[&str]) -> Output {
+        let mut args = vec!["run", task, "--workspace", ws.to_str().unwrap(), "--base-url", &self.url, "--model", "m", "--json"];
+        args.extend_from_slice(extra);
+        self.cmd(&args).output().unwrap()
+    }
+
+    fn spawn(&self, task: &str, ws: &Path, extra: &[&str]) -> std::process::Child {
+        let mut args = vec!["run", task, "--workspace", ws.to_str().unwrap(), "--base-url", &self.url, "--model", "m", "--json"];
+        args.extend_from_slice(extra);
+        self.cmd(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+    }
+
+    fn review(&self, id: &str, extra: &[&str]) -> Output {
+        let mut args = vec!["sessions", "review", id, "--base-url", &self.url, "--model", "m"];
+        args.extend_from_slice(extra);
+        self.cmd(&args).output().unwrap()
+    }
+}
+
+/// The session's events as stored.
+fn stored(data: &Path, id: &str) -> Vec<finishline_engine::event::EngineEvent> {
+    let store = finishline_engine::store::Store::open(&data.join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    store.events(&finishline_engine::domain::SessionId(id.to_string()), 0).unwrap().into_iter().map(|e| e.event).collect()
+}
+
+fn summary(o: &Output) -> Value {
+    lines(o).into_iter().rev().find(|e| e["type"] == "summary").unwrap_or_else(|| panic!("a summary; stderr: {}", String::from_utf8_lossy(&o.stderr)))
+}
+
+fn session_of(o: &Output) -> String {
+    summary(o)["session_id"].as_str().unwrap().to_string()
+}
+
+/// The files the session's last review listed, by path.
+fn reviewed(o: &Output) -> Vec<String> {
+    let review = lines(o).into_iter().rev().find(|e| e["type"] == "review_requested").expect("a review");
+    review["files_changed"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect()
+}
+
+async fn server(rules: Vec<Vec<Value>>) -> (FakeServer, tempfile::TempDir, Cli) {
+    let server = FakeServer::start(scenario(rules)).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli { url: server.base_url(Protocol::Openai), data: dir.path().join("data") };
+    (server, dir, cli)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_tasks_at_once_in_a_repository_one_rejected_one_approved_leave_one_commit_and_the_persons_edit() {
+    let (_s, dir, cli) = server(vec![writes("slow.txt", "slow\n", 1500), writes("fast.txt", "fast\n", 0)]).await;
+    let r = repo(dir.path());
+    let before = git(&r, &["rev-parse", "HEAD"]);
+    let slow = cli.spawn("write slow.txt", &r, &[]);
+    std::thread::sleep(Duration::from_millis(300));
+    let fast = cli.run("write fast.txt", &r, &["--review", "approve"]);
+    assert_eq!(fast.status.code(), Some(0), "the fast task is approved and lands: {}", String::from_utf8_lossy(&fast.stderr));
+    assert_eq!(reviewed(&fast), vec!["fast.txt"], "its review shows its own file, never the other task's");
+    let slow = slow.wait_with_output().unwrap();
+    assert_eq!(slow.status.code(), Some(6), "the slow task waits for its review (nobody at a terminal)");
+    assert_eq!(reviewed(&slow), vec!["slow.txt"], "the slow task's review lists only slow.txt, although fast.txt landed meanwhile");
+    let rejected = cli.review(&session_of(&slow), &["--reject", "--revert"]);
+    assert_eq!(rejected.status.code(), Some(3), "rejected: {}", String::from_utf8_lossy(&rejected.stderr));
+
+    let log: Vec<String> = git(&r, &["log", "--format=%s", &format!("{before}..main")]).lines().map(String::from).collect();
+    assert_eq!(log, vec!["write fast.txt"], "exactly one new commit on the person's branch: the approved task's");
+    assert_eq!(std::fs::read_to_string(r.join("fast.txt")).unwrap(), "fast\n", "the approved task's file is in the person's checkout");
+    assert!(!r.join("slow.txt").exists(), "the rejected task left nothing in the person's checkout");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's uncommitted edit is kept");
+    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "no Finishline worktree is left: {}", git(&r, &["worktree", "list"]));
+    assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "neither task's branch is left");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_in_a_plain_folder_reviews_and_reverts_only_its_own_changes() {
+    let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0), writes("c.txt", "c\n", 0)]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let first = cli.run("write a.txt", &ws, &["--review", "approve"]);
+    assert_eq!(first.status.code(), Some(0));
+    let id = session_of(&first);
+    let follow = cli.cmd(&["sessions", "resume", &id, "now write c.txt", "--base-url", &cli.url, "--model", "m", "--json"]).output().unwrap();
+    assert_eq!(follow.status.code(), Some(6), "the follow-up waits for review: {}", String::from_utf8_lossy(&follow.stderr));
+    assert_eq!(reviewed(&follow), vec!["c.txt"], "the follow-up's review lists only what it changed, not a.txt again");
+    let rejected = cli.review(&id, &["--reject", "--revert"]);
+    assert_eq!(rejected.status.code(), Some(3));
+    assert!(!ws.join("c.txt").exists(), "the follow-up's file is undone");
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "a\n", "the approved first run's file is untouched");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_tasks_side_by_side_in_a_plain_folder_reject_one_and_the_others_approved_file_stays() {
+    let (_s, dir, cli) = server(vec![writes("slow.txt", "slow\n", 1500), writes("fast.txt", "fast\n", 0)]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let slow = cli.spawn("write slow.txt", &ws, &[]);
+    std::thread::sleep(Duration::from_millis(300));
+    let refused = cli.run("write fast.txt", &ws, &["--when-busy", "fail"]);
+    assert_eq!(refused.status.code(), Some(4), "with --when-busy fail a busy folder is refused");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("write slow.txt"), "the message names the task working there: {}", String::from_utf8_lossy(&refused.stderr));
+    let fast = cli.run("write fast.txt", &ws, &["--when-busy", "run", "--review", "approve"]);
+    assert_eq!(fast.status.code(), Some(0));
+    assert_eq!(reviewed(&fast), vec!["fast.txt"]);
+    let slow = slow.wait_with_output().unwrap();
+    assert_eq!(reviewed(&slow), vec!["slow.txt"], "the slow task's review does not claim the fast task's file");
+    let rejected = cli.review(&session_of(&slow), &["--reject", "--revert"]);
+    assert_eq!(rejected.status.code(), Some(3));
+    assert!(!ws.join("slow.txt").exists());
+    assert_eq!(std::fs::read_to_string(ws.join("fast.txt")).unwrap(), "fast\n", "rejecting one task never deletes another task's approved file");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_task_in_a_busy_plain_folder_queues_by_default_and_starts_when_the_first_ends() {
+    let (_s, dir, cli) = server(vec![writes("slow.txt", "slow\n", 1500), writes("fast.txt", "fast\n", 0)]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let slow = cli.spawn("write slow.txt", &ws, &["--review", "approve"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let fast = cli.run("write fast.txt", &ws, &["--review", "approve"]);
+    let slow = slow.wait_with_output().unwrap();
+    assert_eq!(fast.status.code(), Some(0));
+    let statuses: Vec<String> = lines(&fast).iter().filter(|e| e["type"] == "status_changed").map(|e| e["status"].as_str().unwrap().to_string()).collect();
+    assert_eq!(statuses.first().map(String::as_str), Some("busy"));
+    assert!(statuses.iter().any(|s| s == "queued"), "the second task waited, visibly queued: {statuses:?}");
+    let slow_done = lines(&slow).iter().find(|e| e["type"] == "run_finished").map(|e| e["at"].as_str().unwrap().to_string()).unwrap();
+    let fast_first_tool = lines(&fast).iter().find(|e| e["type"] == "tool_call").map(|e| e["at"].as_str().unwrap().to_string()).unwrap();
+    assert!(fast_first_tool >= slow_done, "the queued task touched nothing before the first ended ({fast_first_tool} vs {slow_done})");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landing_stops_without_overwriting_when_the_person_edits_a_file_the_task_changed() {
+    let (_s, dir, cli) = server(vec![writes("README.md", "the task's readme\n", 0)]).await;
+    let r = repo(dir.path());
+    let run = cli.run("write README.md", &r, &["--review", "approve"]);
+    assert_eq!(run.status.code(), Some(6), "approved, but it cannot land over the person's edit: it waits for them");
+    let blocked = lines(&run).into_iter().find(|e| e["type"] == "landing_blocked").expect("the landing says why it stopped");
+    assert_eq!(blocked["reason"], "your_edits");
+    assert_eq!(blocked["files"], json!(["README.md"]));
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "nothing of the person's is overwritten");
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
+    // The person keeps the task's branch for later instead.
+    let kept = cli.review(&session_of(&run), &["--approve", "--land", "branch"]);
+    assert_eq!(kept.status.code(), Some(0), "{}", String::from_utf8_lossy(&kept.stderr));
+    let branch = git(&r, &["branch", "--list", "finishline/*", "--format=%(refname:short)"]);
+    assert!(branch.starts_with("finishline/"), "the task's branch is kept");
+    assert_eq!(git(&r, &["show", &format!("{branch}:README.md")]), "the task's readme");
+    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "its worktree is gone");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_that_moved_during_the_task_is_rebased_onto_and_verified_again_before_landing() {
+    let (_s, dir, cli) = server(vec![writes("notes.md", "notes\n", 1500)]).await;
+    let r = repo(dir.path());
+    let task = cli.spawn("write notes.md", &r, &["--review", "approve", "--verify", "test -f notes.md"]);
+    std::thread::sleep(Duration::from_millis(400));
+    // Meanwhile the person commits on main.
+    std::fs::write(r.join("moved.txt"), "moved\n").unwrap();
+    git(&r, &["add", "moved.txt"]);
+    git(&r, &["commit", "-q", "-m", "the person's own commit"]);
+    let out = task.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "it lands: {}", String::from_utf8_lossy(&out.stderr));
+    let events = lines(&out);
+    assert!(events.iter().any(|e| e["type"] == "rebased"), "the task's commits were moved onto the moved branch");
+    let rebased_at = events.iter().position(|e| e["type"] == "rebased").unwrap();
+    assert!(events[rebased_at..].iter().any(|e| e["type"] == "verification"), "and verified again before landing");
+    let log: Vec<String> = git(&r, &["log", "--format=%s", "main"]).lines().map(String::from).collect();
+    assert_eq!(log, vec!["write notes.md", "the person's own commit", "init"], "the task lands on top of the person's commit");
+    assert!(r.join("notes.md").exists() && r.join("moved.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worktreeinclude_files_reach_the_task_but_never_its_commit() {
+    let (_s, dir, cli) = server(vec![writes("app.txt", "uses the env\n", 0)]).await;
+    let r = repo(dir.path());
+    std::fs::write(r.join(".env"), "TOKEN=local\n").unwrap();
+    std::fs::write(r.join("local.json"), "{\"port\": 1}\n").unwrap();
+    std::fs::write(r.join(".worktreeinclude"), "local.json\n").unwrap();
+    let task = cli.spawn("write app.txt", &r, &["--review", "approve", "--verify", "test -f .env && test -f local.json"]);
+    let out = task.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "verification in the worktree found the copied files: {}", String::from_utf8_lossy(&out.stderr));
+    let ready = lines(&out).into_iter().find(|e| e["type"] == "worktree_ready").unwrap();
+    assert_eq!(ready["copied"], json!([".env", "local.json"]), "the default .env and the repository's .worktreeinclude");
+    let files = git(&r, &["show", "--name-only", "--format=", "main"]);
+    assert_eq!(files, "app.txt", "the copied files stay out of the landed commit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_no_task_owns_is_removed_at_the_next_start_and_undecided_work_is_kept() {
+    let (_s, dir, cli) = server(vec![writes("kept.txt", "kept\n", 0)]).await;
+    let r = repo(dir.path());
+    // An undecided task: it waits for review with its worktree.
+    let waiting = cli.run("write kept.txt", &r, &[]);
+    assert_eq!(waiting.status.code(), Some(6));
+    let folder = lines(&waiting).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"]["folder"].as_str().unwrap().to_string();
+    // A worktree left behind by a deleted task.
+    let stray = cli.data.join("worktrees").join("repo-stray");
+    git(&r, &["worktree", "add", "-q", "-b", "finishline/stray", stray.to_str().unwrap()]);
+    let list = cli.cmd(&["sessions", "list"]).output().unwrap();
+    assert_eq!(list.status.code(), Some(0));
+    // Any run starts with the sweep.
+    let _ = cli.run("hello", &dir.path().join("repo"), &["--isolation", "in-place"]);
+    assert!(!stray.exists(), "the orphan is gone");
+    assert!(!git(&r, &["worktree", "list"]).contains("repo-stray"), "and git forgot it");
+    assert!(Path::new(&folder).join("kept.txt").exists(), "the undecided task's worktree and work are kept");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_in_the_middle_of_a_landing_the_next_start_finishes_it() {
+    let (_s, dir, cli) = server(vec![writes("land.txt", "land\n", 0)]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write land.txt", &r, &[]);
+    let id = session_of(&waiting);
+    let marker = dir.path().join("paused");
+    let mut approving = cli.cmd(&["sessions", "review", &id, "--approve", "--base-url", &cli.url, "--model", "m"]);
+    approving.env("FINISHLINE_FAULT_PAUSE", "landing-after-ref").env("FINISHLINE_FAULT_MARKER", &marker);
+    let mut child = approving.spawn().unwrap();
+    let t = Instant::now();
+    while !marker.exists() && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(marker.exists(), "the landing reached the point between moving the branch and updating the checkout");
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(!r.join("land.txt").exists(), "killed before the person's checkout was updated");
+    let list = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap());
+    let _ = list;
+    // The next start (any command that opens the engine) finishes it.
+    let _ = cli.run("hello", &dir.path().join("repo"), &["--isolation", "in-place"]);
+    assert_eq!(std::fs::read_to_string(r.join("land.txt")).unwrap(), "land\n", "the checkout caught up with the moved branch");
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "write land.txt");
+    assert_eq!(git(&r, &["status", "--porcelain", "--", "land.txt"]), "", "the person's index and files agree with the branch");
+    let events = stored(&cli.data, &id);
+    assert!(events.iter().any(|e| matches!(e, finishline_engine::event::EngineEvent::Landed { .. })), "history records the landing");
+    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "and the worktree is gone");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_in_the_middle_of_a_revert_the_next_start_puts_back_the_rest_and_history_says_which() {
+    let rules = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "Created three.txt"}, "reply": {"text": "Done! All three files are written."}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "write three files"}, "reply": {"text": "Writing.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "one.txt", "content": "1\n"}},
+            {"name": "edit_file", "arguments": {"path": "keep.txt", "old_text": "old", "new_text": "new"}},
+            {"name": "write_file", "arguments": {"path": "three.txt", "content": "3\n"}}
+        ]}}),
+    ];
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("keep.txt"), "old\n").unwrap();
+    let waiting = cli.run("write three files", &ws, &[]);
+    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
+    let id = session_of(&waiting);
+    let marker = dir.path().join("paused");
+    let mut rejecting = cli.cmd(&["sessions", "review", &id, "--reject", "--revert", "--base-url", &cli.url, "--model", "m"]);
+    rejecting.env("FINISHLINE_FAULT_PAUSE", "revert-after-first-file").env("FINISHLINE_FAULT_MARKER", &marker);
+    let mut child = rejecting.spawn().unwrap();
+    let t = Instant::now();
+    while !marker.exists() && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(marker.exists());
+    child.kill().unwrap();
+    let _ = child.wait();
+    let _ = cli.run("hello", &ws, &["--when-busy", "run"]);
+    assert!(!ws.join("one.txt").exists() && !ws.join("three.txt").exists(), "every created file is gone");
+    assert_eq!(std::fs::read_to_string(ws.join("keep.txt")).unwrap(), "old\n", "the edited file is back");
+    let reverted: Vec<(Vec<String>, Vec<String>)> = stored(&cli.data, &id)
+        .into_iter()
+        .filter_map(|e| if let finishline_engine::event::EngineEvent::Reverted { restored, deleted, .. } = e { Some((restored, deleted)) } else { None })
+        .collect();
+    assert_eq!(reverted.len(), 1, "history records the revert once, when the files are back");
+    assert_eq!(reverted[0].0, vec!["keep.txt"]);
+    assert_eq!(reverted[0].1, vec!["one.txt", "three.txt"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reject_never_overwrites_a_file_someone_changed_after_the_task_unless_asked() {
+    let (_s, dir, cli) = server(vec![writes("notes.md", "the task's notes\n", 0)]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let waiting = cli.run("write notes.md", &ws, &[]);
+    let id = session_of(&waiting);
+    std::fs::write(ws.join("notes.md"), "the person's notes\n").unwrap();
+    let refused = cli.review(&id, &["--reject", "--revert"]);
+    assert_eq!(refused.status.code(), Some(6), "the revert stops and asks: {}", String::from_utf8_lossy(&refused.stderr));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("notes.md"), "naming the file");
+    assert_eq!(std::fs::read_to_string(ws.join("notes.md")).unwrap(), "the person's notes\n", "nothing is overwritten");
+    let forced = cli.review(&id, &["--reject", "--revert", "--force-revert"]);
+    assert_eq!(forced.status.code(), Some(3));
+    assert!(!ws.join("notes.md").exists(), "forced, the task's file goes");
+}

@@ -1,0 +1,257 @@
+//! Where a run works and what it changes there. A task in a git repository works in its own
+//! worktree, made beside the first model request (tools wait for it); elsewhere in the folder
+//! itself. Either way the run records a window around everything that can change files (a step's
+//! tools, an external agent's turn, verification), and owns only what its windows saw change:
+//! the review, the evaluator's evidence and revert cover that and nothing else.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+use super::run::Run;
+use super::Engine;
+use crate::checkpoint::FileChange;
+use crate::domain::*;
+use crate::event::{EngineEvent, Envelope};
+use crate::workspace::ownership::Ownership;
+use crate::workspace::worktree::{self, TaskWorktree};
+
+/// Where this run works.
+#[derive(Debug, Clone)]
+pub struct TaskFolder {
+    /// The folder the person chose.
+    pub person_folder: PathBuf,
+    /// The task's worktree, in a repository.
+    pub worktree: Option<TaskWorktree>,
+    /// The worktree exists but is not filled yet: the run's preparation checks it out.
+    pub checkout_pending: bool,
+}
+
+impl TaskFolder {
+    /// The folder the agent, its tools and commands work in.
+    pub fn work_dir(&self) -> PathBuf {
+        self.worktree.as_ref().map(|w| w.work_dir()).unwrap_or_else(|| self.person_folder.clone())
+    }
+
+    /// The folder the checkpoints record: the whole worktree, or the person's folder.
+    pub fn recorded(&self) -> PathBuf {
+        self.worktree.as_ref().map(|w| PathBuf::from(&w.folder)).unwrap_or_else(|| self.person_folder.clone())
+    }
+
+    /// Where to read the project's instructions and listing before the worktree is filled: the
+    /// person's own folder holds the same files.
+    pub fn readable(&self) -> PathBuf {
+        if self.checkout_pending {
+            self.person_folder.clone()
+        } else {
+            self.work_dir()
+        }
+    }
+}
+
+/// The task's latest `task_workspace` record, and whether its worktree was removed since.
+fn latest_workspace(events: &[Envelope]) -> Option<(Isolation, String, Option<TaskWorktree>, bool, bool)> {
+    let at = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. }))?;
+    let EngineEvent::TaskWorkspace { isolation, folder, worktree } = &events[at].event else { return None };
+    let later = &events[at + 1..];
+    let removed = later.iter().any(|e| matches!(e.event, EngineEvent::WorktreeRemoved { .. }));
+    let ready = later.iter().any(|e| matches!(e.event, EngineEvent::WorktreeReady { .. }));
+    Some((*isolation, folder.clone(), worktree.clone(), removed, ready))
+}
+
+/// The untracked files copied into the task's current worktree.
+pub(super) fn copied_files(events: &[Envelope]) -> Vec<String> {
+    let at = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })).unwrap_or(0);
+    events[at..].iter().rev().find_map(|e| if let EngineEvent::WorktreeReady { copied } = &e.event { Some(copied.clone()) } else { None }).unwrap_or_default()
+}
+
+/// The task's worktree as last recorded, while it still has one.
+pub fn current_worktree(events: &[Envelope]) -> Option<TaskWorktree> {
+    match latest_workspace(events) {
+        Some((Isolation::Worktree, _, Some(wt), false, _)) => Some(wt),
+        _ => None,
+    }
+}
+
+impl Engine {
+    /// Where a run of `session` works. A task whose worktree is gone (it landed, or was rejected)
+    /// and that the person continues gets a new worktree from its branch as it is now. A
+    /// worktree not made yet is added here, empty (milliseconds); the run's preparation fills it.
+    pub(super) fn task_folder(&self, session: &SessionId, person_folder: &str, events: &[Envelope]) -> crate::Result<TaskFolder> {
+        let person = PathBuf::from(person_folder);
+        let Some((isolation, folder, wt, removed, ready)) = latest_workspace(events) else {
+            // Sessions from before tasks had worktrees worked in place.
+            return Ok(TaskFolder { person_folder: person, worktree: None, checkout_pending: false });
+        };
+        let Some(mut wt) = wt.filter(|_| isolation == Isolation::Worktree) else {
+            return Ok(TaskFolder { person_folder: PathBuf::from(folder), worktree: None, checkout_pending: false });
+        };
+        if removed {
+            let repo = worktree::repo_of(Path::new(&wt.repo), &self.config.tasks.worktrees)
+                .ok_or_else(|| crate::Error::Worktree(format!("{} is no longer a git repository with a commit, so the task cannot continue in a worktree of it", wt.repo)))?;
+            let attempt = events.iter().filter(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })).count() as u32 + 1;
+            let task = self.store.session(session)?.task;
+            let base = wt.base_branch.clone().filter(|b| worktree::git_ok(Path::new(&wt.repo), &["rev-parse", "-q", "--verify", &format!("refs/heads/{b}")]));
+            let mut next = worktree::plan(&repo, &self.config.tasks.worktrees, session.as_str(), &task, base.as_deref(), attempt)?;
+            next.subdir = wt.subdir.clone();
+            self.store.append(session, None, EngineEvent::TaskWorkspace { isolation: Isolation::Worktree, folder: next.work_dir().to_string_lossy().into_owned(), worktree: Some(next.clone()) })?;
+            wt = next;
+            worktree::add_empty(&wt, session.as_str())?;
+            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true });
+        }
+        if !Path::new(&wt.folder).join(".git").exists() {
+            worktree::add_empty(&wt, session.as_str())?;
+            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true });
+        }
+        Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: !ready })
+    }
+}
+
+/// Fills a task's worktree (checkout, then the untracked files it is given), once.
+fn fill_worktree(engine: &Engine, session: &SessionId, run: &RunId, wt: &TaskWorktree) -> crate::Result<()> {
+    let copied = worktree::fill(wt, &engine.config.tasks.includes)?;
+    engine.store.append(session, Some(run), EngineEvent::WorktreeReady { copied })?;
+    Ok(())
+}
+
+impl Run {
+    /// Starts what must happen before the first change: filling the task's worktree, then the
+    /// first snapshot. It runs while the model thinks; tools wait for it
+    /// ([`Run::checkpoint_ready`]).
+    pub(super) fn start_preparing(&mut self) {
+        let cp = self.checkpoints.clone();
+        let pending = self.folder.checkout_pending.then(|| self.folder.worktree.clone()).flatten();
+        if cp.is_none() && pending.is_none() {
+            return;
+        }
+        let files: Arc<AtomicUsize> = self.first_snapshot_files.clone();
+        let engine = self.engine.clone();
+        let (session, run) = (self.session.clone(), self.run.clone());
+        let objects = self.folder.worktree.as_ref().and_then(|w| worktree::objects_dir(Path::new(&w.repo)));
+        self.first_snapshot = Some(tokio::task::spawn_blocking(move || {
+            if let Some(wt) = &pending {
+                fill_worktree(&engine, &session, &run, wt)?;
+            }
+            let Some(cp) = cp else { return Ok(None) };
+            let snap = (|| {
+                if let (Some(wt), Some(objects)) = (&pending, &objects) {
+                    // A new worktree's store borrows the repository's objects and starts from
+                    // the worktree's own index: its first snapshot reads no file again.
+                    if let Some(index) = worktree::index_file(Path::new(&wt.folder)) {
+                        cp.borrow_objects(objects, &index)?;
+                    }
+                }
+                let snap = cp.snapshot_counted("run start", &files)?;
+                if cp.marked("base").is_none() {
+                    cp.mark("base", &snap)?;
+                }
+                Ok(snap)
+            })();
+            Ok(Some(snap))
+        }));
+    }
+
+    /// Opens a window: what changes from now until [`Run::close_window`] is this run's.
+    pub(super) async fn open_window(&mut self) -> Result<(), super::run::Halt> {
+        self.checkpoint_ready().await?;
+        if self.evidence.window_open.is_some() {
+            return Ok(());
+        }
+        let Some(cp) = self.checkpoints.clone() else { return Ok(()) };
+        let snap = tokio::task::block_in_place(|| cp.snapshot("before"))?;
+        self.evidence.window_open = Some(snap);
+        Ok(())
+    }
+
+    /// Closes the open window, if any, and keeps it with the run's evidence.
+    pub(super) fn close_window(&mut self) -> crate::Result<()> {
+        let Some(before) = self.evidence.window_open.take() else { return Ok(()) };
+        let Some(cp) = &self.checkpoints else { return Ok(()) };
+        let after = tokio::task::block_in_place(|| cp.snapshot("after"))?;
+        cp.mark("agent", &after)?;
+        self.evidence.windows.push((before, after));
+        Ok(())
+    }
+
+    /// This run's own changes so far.
+    fn own(&mut self) -> Ownership {
+        let Some(cp) = self.checkpoints.clone() else { return Ownership::default() };
+        while self.owned_folded < self.evidence.windows.len() {
+            let (b, a) = &self.evidence.windows[self.owned_folded];
+            if let Ok(w) = tokio::task::block_in_place(|| cp.window_changes(b, a)) {
+                self.owned.add_window(w);
+            }
+            self.owned_folded += 1;
+        }
+        self.owned.clone()
+    }
+
+    /// Whether this run changed files: a follow-up "thanks!" after finished work changes none,
+    /// so it is judged as the conversation turn it is.
+    pub(super) fn run_changed_files(&mut self) -> bool {
+        !self.own().is_empty()
+    }
+
+    /// The changes the person decides on: this run's, with those of the session's earlier runs
+    /// since the person last decided (a plan's steps, a run cut short and resumed).
+    pub(super) fn changes(&mut self) -> Vec<FileChange> {
+        let Some(cp) = self.checkpoints.clone() else { return vec![] };
+        let mut all = Ownership::default();
+        for (b, a) in self.earlier_windows() {
+            if let Ok(w) = tokio::task::block_in_place(|| cp.window_changes(&b, &a)) {
+                all.add_window(w);
+            }
+        }
+        for (b, a) in self.evidence.windows.clone() {
+            if let Ok(w) = tokio::task::block_in_place(|| cp.window_changes(&b, &a)) {
+                all.add_window(w);
+            }
+        }
+        tokio::task::block_in_place(|| cp.owned_diffs(&all.changes())).unwrap_or_default()
+    }
+
+    /// This run's changes alone, with diffs (a plan step is judged on its own).
+    pub(super) fn own_changes(&mut self) -> Vec<FileChange> {
+        let Some(cp) = self.checkpoints.clone() else { return vec![] };
+        let own = self.own();
+        tokio::task::block_in_place(|| cp.owned_diffs(&own.changes())).unwrap_or_default()
+    }
+
+    /// Windows of the session's earlier runs since the person's last decision.
+    fn earlier_windows(&self) -> Vec<(String, String)> {
+        let Ok(events) = self.engine.store.events(&self.session, 0) else { return vec![] };
+        let from = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewResolved { .. } | EngineEvent::TaskWorkspace { .. })).map(|i| i + 1).unwrap_or(0);
+        let runs: Vec<RunId> = events[from..]
+            .iter()
+            .filter(|e| matches!(e.event, EngineEvent::RunStarted { .. }))
+            .filter_map(|e| e.run_id.clone())
+            .filter(|r| *r != self.run)
+            .collect();
+        let mut out = Vec::new();
+        for r in runs {
+            if let Ok(Some(ev)) = self.engine.store.run_evidence(&r) {
+                if let Some(ev) = super::evidence::RunEvidence::from_json(ev) {
+                    out.extend(ev.windows);
+                }
+            }
+        }
+        out
+    }
+
+    /// In a worktree, the task's changes so far become a commit on its branch, which is what
+    /// approve lands; the files copied in at the start stay out.
+    pub(super) fn commit_to_branch(&mut self) -> crate::Result<()> {
+        let Some(wt) = self.folder.worktree.clone() else { return Ok(()) };
+        let events = self.engine.store.events(&self.session, 0)?;
+        let copied = copied_files(&events);
+        let runs = events.iter().filter(|e| matches!(e.event, EngineEvent::TaskCommitted { .. })).count();
+        let title = crate::store::sessions::title_of(&self.task);
+        let message = if runs == 0 { title } else { format!("{title} (changes, round {})", runs + 1) };
+        let message = format!("{message}\n\nFinishline-Session: {}\n", self.session);
+        if let Some(commit) = tokio::task::block_in_place(|| worktree::commit_all(&wt, &message, &copied))? {
+            self.emit(EngineEvent::TaskCommitted { commit, branch: wt.branch.clone() })?;
+        }
+        Ok(())
+    }
+}
+

@@ -1,0 +1,533 @@
+//! The person's review decision, applied once, and what it does to files. Each decision is
+//! recorded before it acts, so a crash in the middle is finished (or reported exactly) at the
+//! next start ([`finish_interrupted`]):
+//! - approve in a worktree lands the task on the branch it started from (rebased and verified
+//!   again when that branch moved), then removes the worktree;
+//! - reject in a worktree removes the worktree and its branch; the person's checkout was never
+//!   touched;
+//! - reject in place with revert puts back the run's own files, one by one, leaving (unless the
+//!   person says otherwise, file by file) any that someone changed after the run did;
+//! - request changes keeps the worktree and starts the next run in it.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::changes::{copied_files, current_worktree};
+use super::{run, Engine};
+use crate::checkpoint::{Checkpoints, FileChange, RevertReport};
+use crate::domain::*;
+use crate::error::{Error, ErrorCode, Result};
+use crate::event::{EngineEvent, Envelope};
+use crate::store::decisions::RequestKind;
+use crate::store::Store;
+use crate::workspace::landing::{self, Blocked, CatchUp, Composed};
+use crate::workspace::lock::FolderLock;
+use crate::workspace::ownership::{revert_step, FileState, OwnedChange, RevertStep};
+use crate::workspace::worktree::{self, TaskWorktree};
+
+/// Which files someone changed after the run that a revert may overwrite all the same.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Overwrite {
+    #[default]
+    Nothing,
+    Files(Vec<String>),
+    All,
+}
+
+impl Overwrite {
+    fn allows(&self, path: &str) -> bool {
+        match self {
+            Overwrite::Nothing => false,
+            Overwrite::Files(f) => f.iter().any(|p| p == path),
+            Overwrite::All => true,
+        }
+    }
+}
+
+/// A review decision with everything it may carry.
+#[derive(Debug, Clone)]
+pub struct ReviewChoice {
+    pub decision: Decision,
+    pub feedback: Option<String>,
+    /// Reject in place: also put the run's files back.
+    pub revert: bool,
+    pub overwrite: Overwrite,
+    /// Approve in a worktree: how it lands (the settings' choice when `None`).
+    pub landing: Option<LandingMode>,
+    pub by: DecidedBy,
+}
+
+impl ReviewChoice {
+    pub fn new(decision: Decision, by: DecidedBy) -> ReviewChoice {
+        ReviewChoice { decision, feedback: None, revert: false, overwrite: Overwrite::Nothing, landing: None, by }
+    }
+}
+
+/// Where an approved task landed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LandedSummary {
+    pub mode: LandingMode,
+    pub target_branch: Option<String>,
+    pub commit: Option<String>,
+    pub branch_kept: Option<String>,
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum ReviewOutcome {
+    Decided {
+        status: SessionStatus,
+        revert: Option<RevertReport>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        landed: Option<LandedSummary>,
+    },
+    /// Reject with revert found files someone changed after the run: ask before touching them.
+    NeedsConfirmation { conflicts: Vec<String> },
+    /// Approve could not land the task; nothing was overwritten and the review is still open.
+    LandingBlocked { reason: LandingBlock, files: Vec<String>, detail: String },
+}
+
+/// The files a review showed, as recorded in it.
+fn reviewed_files(events: &[Envelope], review: &RequestId) -> Vec<FileChange> {
+    events
+        .iter()
+        .find_map(|e| match &e.event {
+            EngineEvent::ReviewRequested { review_id, files_changed, .. } if review_id == review => Some(files_changed.iter().filter_map(|f| serde_json::from_value::<FileChange>(f.clone()).ok()).collect()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+fn status_event(status: SessionStatus) -> EngineEvent {
+    EngineEvent::StatusChanged { status, attempt: None, next_retry_at: None, message: None }
+}
+
+impl Engine {
+    /// The person's review decision, applied once. See [`ReviewChoice`] and the module's notes.
+    pub fn decide(self: &Arc<Self>, review: &RequestId, choice: ReviewChoice) -> Result<ReviewOutcome> {
+        let summary = self.pending_review_session(review)?;
+        let feedback = choice.feedback.as_ref().map(|f| f.trim().to_string()).filter(|f| !f.is_empty());
+        if choice.decision == Decision::RequestChanges && feedback.is_none() {
+            return Err(Error::InvalidInput("say what should change: the feedback is empty".into()));
+        }
+        // One decision at a time per session, across processes; the loser finds it decided.
+        let _lock = FolderLock::acquire(&self.config.data_dir.join("locks").join(format!("{}.lock", summary.id)))?;
+        let summary = self.pending_review_session(review)?;
+        let events = self.store.events(&summary.id, 0)?;
+        let wt = current_worktree(&events);
+        match (choice.decision, wt) {
+            (Decision::RequestChanges, _) => {
+                let run = RunId::new();
+                let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::RequestChanges, by: choice.by, feedback: feedback.clone(), reverted: false };
+                let session = self.store.resolve_and_begin(review, RequestKind::Review, SessionStatus::AwaitingReview, vec![resolved], &run, RunTrigger::Feedback)?;
+                self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Feedback, user_message: feedback, answer: None, plan: PlanMode::Off, continuation: None });
+                Ok(ReviewOutcome::Decided { status: SessionStatus::Busy, revert: None, landed: None })
+            }
+            (Decision::Approve, Some(wt)) => self.land(&summary.id, review, &wt, &choice, &events),
+            (Decision::Approve, None) => {
+                let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::Approve, by: choice.by, feedback, reverted: false };
+                self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, status_event(SessionStatus::Completed)])?;
+                Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: None })
+            }
+            (Decision::Reject, Some(wt)) => {
+                let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::Reject, by: choice.by, feedback, reverted: false };
+                self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, status_event(SessionStatus::Rejected)])?;
+                remove_worktree(&self.store, &self.config.data_dir, &summary.id, &wt, WorktreeEnd::Rejected, true)?;
+                Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None })
+            }
+            (Decision::Reject, None) => self.reject_in_place(&summary, review, &choice, feedback, &events),
+        }
+    }
+
+    /// Reject, in the person's folder: the decision, then (when asked) the run's files put back.
+    fn reject_in_place(self: &Arc<Self>, summary: &crate::store::SessionSummary, review: &RequestId, choice: &ReviewChoice, feedback: Option<String>, events: &[Envelope]) -> Result<ReviewOutcome> {
+        let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::Reject, by: choice.by, feedback, reverted: choice.revert };
+        if !choice.revert {
+            self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, status_event(SessionStatus::Rejected)])?;
+            return Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None });
+        }
+        let folder = in_place_folder(summary, events);
+        let cp = self.checkpoints(&summary.id, &folder)?;
+        let files = reviewed_files(events, review);
+        let owned: Vec<OwnedChange> = files.iter().filter_map(|f| Some(OwnedChange { path: f.path.clone(), before: f.before.clone()?, after: f.after.clone()? })).collect();
+        if owned.len() < files.len() {
+            return self.reject_legacy(summary, review, choice, resolved, &cp);
+        }
+        let paths: Vec<&str> = owned.iter().map(|c| c.path.as_str()).collect();
+        let now = cp.file_states(&paths)?;
+        let conflicts: Vec<String> = owned.iter().zip(&now).filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince && !choice.overwrite.allows(&c.path)).map(|(c, _)| c.path.clone()).collect();
+        if !conflicts.is_empty() {
+            return Ok(ReviewOutcome::NeedsConfirmation { conflicts });
+        }
+        let overwrite: Vec<String> = owned.iter().zip(&now).filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince).map(|(c, _)| c.path.clone()).collect();
+        // The decision and the intent in one step; the files follow.
+        self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, EngineEvent::RevertStarted { overwrite: overwrite.clone() }, status_event(SessionStatus::Rejected)])?;
+        let report = revert_owned(&cp, &owned, &overwrite)?;
+        self.store.append(&summary.id, None, EngineEvent::Reverted { restored: report.restored.clone(), deleted: report.deleted.clone(), kept: report.conflicts.clone() })?;
+        Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(report), landed: None })
+    }
+
+    /// A review recorded before runs owned their changes: revert between the session's marks.
+    fn reject_legacy(&self, summary: &crate::store::SessionSummary, review: &RequestId, choice: &ReviewChoice, resolved: EngineEvent, cp: &Checkpoints) -> Result<ReviewOutcome> {
+        let force = choice.overwrite == Overwrite::All;
+        let marks = (cp.marked("base"), cp.marked("agent"));
+        if let (Some(base), Some(agent)) = &marks {
+            let conflicts = cp.revert_conflicts(base, agent)?;
+            if !conflicts.is_empty() && !force {
+                return Ok(ReviewOutcome::NeedsConfirmation { conflicts });
+            }
+        }
+        self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, EngineEvent::RevertStarted { overwrite: vec![] }, status_event(SessionStatus::Rejected)])?;
+        let (Some(base), Some(agent)) = marks else {
+            self.store.append(&summary.id, None, EngineEvent::Reverted { restored: vec![], deleted: vec![], kept: vec![] })?;
+            return Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None });
+        };
+        match cp.revert(&base, &agent, force) {
+            Ok(r) => {
+                self.store.append(&summary.id, None, EngineEvent::Reverted { restored: r.restored.clone(), deleted: r.deleted.clone(), kept: r.conflicts.clone() })?;
+                Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(r), landed: None })
+            }
+            Err(e) => {
+                self.store.append(&summary.id, None, EngineEvent::Error { code: e.code().as_str().into(), message: format!("Rejected, but the revert failed: {e}") })?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Approve in a worktree: the task lands on the branch it started from.
+    fn land(self: &Arc<Self>, session: &SessionId, review: &RequestId, wt: &TaskWorktree, choice: &ReviewChoice, events: &[Envelope]) -> Result<ReviewOutcome> {
+        let mode = choice.landing.unwrap_or(self.config.tasks.landing);
+        let summary = self.store.session(session)?;
+        // Whatever is in the worktree lands, also what changed there after the review.
+        if let Some(commit) = worktree::commit_all(wt, &format!("{} (after review)\n\nFinishline-Session: {session}\n", summary.title), &copied_files(events))? {
+            self.store.append(session, None, EngineEvent::TaskCommitted { commit, branch: wt.branch.clone() })?;
+        }
+        let blocked = |b: Blocked| -> Result<ReviewOutcome> {
+            self.store.append(session, None, EngineEvent::LandingBlocked { reason: b.reason, files: b.files.clone(), detail: b.detail.clone() })?;
+            Ok(ReviewOutcome::LandingBlocked { reason: b.reason, files: b.files, detail: b.detail })
+        };
+        let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::Approve, by: choice.by, feedback: None, reverted: false };
+        if mode == LandingMode::Branch {
+            let landed = LandedSummary { mode, target_branch: None, commit: None, branch_kept: Some(wt.branch.clone()), files: vec![] };
+            self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, landed_event(&landed), status_event(SessionStatus::Completed)])?;
+            remove_worktree(&self.store, &self.config.data_dir, session, wt, WorktreeEnd::Landed, false)?;
+            return Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: Some(landed) });
+        }
+        self.store.append(session, None, EngineEvent::Activity { phase: ActivityPhase::Landing, detail: "checking where the task lands".into() })?;
+        match landing::catch_up(wt)? {
+            Err(b) => return blocked(b),
+            Ok(CatchUp::UpToDate) => {}
+            Ok(CatchUp::Rebased { onto }) => {
+                self.store.append(session, None, EngineEvent::Rebased { onto })?;
+                if let Some(b) = self.verify_again(session, wt)? {
+                    return blocked(b);
+                }
+            }
+        }
+        let verdict_summary = events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { review_id, verdict_summary, .. } = &e.event { (review_id == review).then(|| verdict_summary.clone()).flatten() } else { None });
+        let message = landing::message(&summary.title, verdict_summary.as_deref(), &agent_name(&summary), session.as_str());
+        let composed = match landing::compose(wt, mode, &message)? {
+            Ok(c) => c,
+            Err(b) => return blocked(b),
+        };
+        self.store.append(session, None, started_event(review, &composed))?;
+        if let Err(b) = landing::apply(wt, &composed)? {
+            return blocked(b);
+        }
+        let landed = LandedSummary { mode, target_branch: Some(composed.target_branch.clone()), commit: composed.new_commit.clone(), branch_kept: None, files: composed.files.clone() };
+        self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, landed_event(&landed), status_event(SessionStatus::Completed)])?;
+        remove_worktree(&self.store, &self.config.data_dir, session, wt, WorktreeEnd::Landed, true)?;
+        Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: Some(landed) })
+    }
+
+    /// After a rebase, the workspace's verification commands run again in the worktree; a
+    /// failure keeps the task from landing.
+    fn verify_again(&self, session: &SessionId, wt: &TaskWorktree) -> Result<Option<Blocked>> {
+        let commands = self.config.verify_commands.clone();
+        let dir = wt.work_dir();
+        let of = commands.len() as u32;
+        for (nth, command) in (1..).zip(&commands) {
+            self.store.append(session, None, EngineEvent::Activity { phase: ActivityPhase::Verifying, detail: format!("after moving the task onto the branch: {command}") })?;
+            let (cmd, dir2, secrets) = (command.clone(), dir.clone(), self.config.secret_env.clone());
+            let result = std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+                rt.block_on(crate::tool::command::run_shell(&cmd, &dir2, crate::tool::command::DEFAULT_TIMEOUT, &tokio_util::sync::CancellationToken::new(), &secrets))
+            })
+            .join()
+            .map_err(|_| Error::Internal("the verification thread failed".into()))?;
+            let (code, output) = match result {
+                Ok(r) => (r.exit_code, r.output),
+                Err(e) => (None, format!("could not start: {e}")),
+            };
+            let tail: String = output.lines().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+            self.store.append(session, None, EngineEvent::Verification { command: command.clone(), exit_code: code, output_tail: tail.clone(), skipped: false, nth, of, persons_own: true })?;
+            if code != Some(0) {
+                return Ok(Some(Blocked {
+                    reason: LandingBlock::VerificationFailed,
+                    files: vec![],
+                    detail: format!("on top of the moved branch, `{command}` fails (exit {}): let the agent fix it (Request changes), or keep the branch", code.map(|c| c.to_string()).unwrap_or_else(|| "none".into())),
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// "Let the agent resolve it": the moved branch is merged into the task's worktree, conflict
+    /// markers and all, and the agent gets a continuation (Finishline's words, not the person's)
+    /// to resolve them. The review is answered as request changes.
+    pub fn resolve_conflict(self: &Arc<Self>, review: &RequestId) -> Result<()> {
+        let summary = self.pending_review_session(review)?;
+        let _lock = FolderLock::acquire(&self.config.data_dir.join("locks").join(format!("{}.lock", summary.id)))?;
+        let events = self.store.events(&summary.id, 0)?;
+        let wt = current_worktree(&events).ok_or_else(|| Error::InvalidInput("this task has no worktree: there is no branch to merge".into()))?;
+        let target = wt.base_branch.clone().ok_or_else(|| Error::InvalidInput("the task started on a detached HEAD: there is no branch to merge".into()))?;
+        if let Some(commit) = worktree::commit_all(&wt, &format!("{} (before merging {target})", summary.title), &copied_files(&events))? {
+            self.store.append(&summary.id, None, EngineEvent::TaskCommitted { commit, branch: wt.branch.clone() })?;
+        }
+        let folder = Path::new(&wt.folder);
+        let merged = worktree::git_in(folder).args(worktree::identity_args(folder)).args(["merge", "--no-ff", "--no-commit", &target]).output()?;
+        let conflicted: Vec<String> = worktree::git(folder, &["diff", "--name-only", "--diff-filter=U"]).unwrap_or_default().lines().map(str::to_string).collect();
+        let text = if conflicted.is_empty() {
+            let _ = merged;
+            format!("The branch `{target}` moved on while you worked. It is now merged into your work. Check that everything still works together, run the project's checks, and finish.")
+        } else {
+            format!(
+                "The branch `{target}` moved on while you worked, and merging it into your work conflicts in: {}. Resolve every conflict (the files contain <<<<<<< / ======= / >>>>>>> markers): keep what both sides meant, remove the markers, make sure it builds and the checks pass, then finish.",
+                conflicted.join(", ")
+            )
+        };
+        let run = RunId::new();
+        let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::RequestChanges, by: DecidedBy::Person, feedback: None, reverted: false };
+        let session = self.store.resolve_and_begin(review, RequestKind::Review, SessionStatus::AwaitingReview, vec![resolved], &run, RunTrigger::Feedback)?;
+        self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Feedback, user_message: None, answer: None, plan: PlanMode::Off, continuation: Some((ContinuationSource::LandingConflict, text)) });
+        Ok(())
+    }
+}
+
+fn agent_name(summary: &crate::store::SessionSummary) -> String {
+    if summary.provider == crate::external::ACP_PROVIDER {
+        crate::external::ExternalAgent::preset(&summary.model).map(|a| a.label()).unwrap_or_else(|| summary.model.clone())
+    } else {
+        format!("{} with {}", "Finishline's agent", summary.model)
+    }
+}
+
+fn landed_event(l: &LandedSummary) -> EngineEvent {
+    EngineEvent::Landed { mode: l.mode, target_branch: l.target_branch.clone(), commit: l.commit.clone(), branch_kept: l.branch_kept.clone(), files: l.files.clone() }
+}
+
+fn started_event(review: &RequestId, c: &Composed) -> EngineEvent {
+    EngineEvent::LandingStarted { review_id: review.clone(), mode: c.mode, target_branch: c.target_branch.clone(), old_tip: c.old_tip.clone(), new_commit: c.new_commit.clone() }
+}
+
+/// The folder an in-place task works in.
+fn in_place_folder(summary: &crate::store::SessionSummary, events: &[Envelope]) -> std::path::PathBuf {
+    events
+        .iter()
+        .rev()
+        .find_map(|e| if let EngineEvent::TaskWorkspace { folder, worktree: None, .. } = &e.event { Some(std::path::PathBuf::from(folder)) } else { None })
+        .unwrap_or_else(|| std::path::PathBuf::from(&summary.workspace))
+}
+
+/// Puts the run's files back as the run found them, one by one. A file is left as it is when
+/// someone changed it after the run (unless it is in `overwrite`); each file is looked at again
+/// just before it is touched, so an edit made a moment ago is never lost.
+pub fn revert_owned(cp: &Checkpoints, owned: &[OwnedChange], overwrite: &[String]) -> Result<RevertReport> {
+    let mut report = RevertReport { applied: true, ..Default::default() };
+    for (i, c) in owned.iter().enumerate() {
+        let now = cp.file_states(&[c.path.as_str()])?.remove(0);
+        let step = revert_step(c, &now);
+        let go = match step {
+            RevertStep::AlreadyBack => false,
+            RevertStep::Restore => true,
+            RevertStep::ChangedSince => overwrite.contains(&c.path),
+        };
+        if step == RevertStep::ChangedSince && !go {
+            report.conflicts.push(c.path.clone());
+            continue;
+        }
+        if go {
+            cp.restore_file(&c.path, &c.before)?;
+        }
+        if matches!(c.before, FileState::Absent) {
+            report.deleted.push(c.path.clone());
+        } else {
+            report.restored.push(c.path.clone());
+        }
+        if i == 0 {
+            crate::fault::pause_at("revert-after-first-file");
+        }
+    }
+    Ok(report)
+}
+
+/// Removes a task's worktree (its branch too, when asked) and its checkpoint store, and records
+/// it. The person's repository keeps no trace of a worktree no task owns.
+pub fn remove_worktree(store: &Store, data_dir: &Path, session: &SessionId, wt: &TaskWorktree, why: WorktreeEnd, delete_branch: bool) -> Result<()> {
+    let deleted = worktree::remove(wt, delete_branch)?;
+    let shadow = data_dir.join("checkpoints").join(crate::checkpoint::store_name(Path::new(&wt.folder)));
+    if shadow.join("HEAD").exists() {
+        let _ = std::fs::remove_dir_all(&shadow);
+    }
+    store.append(session, None, EngineEvent::WorktreeRemoved { folder: wt.folder.clone(), why, branch_deleted: deleted.then(|| wt.branch.clone()) })?;
+    Ok(())
+}
+
+/// At start: finishes what a crash cut short. A revert under way is completed (files already
+/// back count as back; a file changed since is left and named); a landing under way is finished
+/// when the branch had moved, or reported as not landed; worktrees of decided or deleted tasks
+/// are removed, never one that holds undecided work. Returns the sessions it touched.
+pub fn finish_interrupted(store: &Store, data_dir: &Path, worktrees: &Path) -> Vec<SessionId> {
+    let mut touched = Vec::new();
+    let Ok(sessions) = store.list_sessions(&crate::store::ListQuery { limit: 100_000, ..Default::default() }) else { return touched };
+    for s in &sessions {
+        let Ok(events) = store.events(&s.id, 0) else { continue };
+        if finish_revert(store, data_dir, s, &events) || finish_landing(store, data_dir, s, &events) {
+            touched.push(s.id.clone());
+        }
+    }
+    sweep_worktrees(store, data_dir, worktrees, &sessions, &mut touched);
+    touched
+}
+
+fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummary, events: &[Envelope]) -> bool {
+    let Some(at) = events.iter().rposition(|e| matches!(e.event, EngineEvent::RevertStarted { .. })) else { return false };
+    if events[at..].iter().any(|e| matches!(e.event, EngineEvent::Reverted { .. })) {
+        return false;
+    }
+    let EngineEvent::RevertStarted { overwrite } = &events[at].event else { return false };
+    let Some(review) = events[..at].iter().rev().find_map(|e| if let EngineEvent::ReviewResolved { review_id, .. } = &e.event { Some(review_id.clone()) } else { None }) else { return false };
+    let owned: Vec<OwnedChange> = reviewed_files(events, &review).into_iter().filter_map(|f| Some(OwnedChange { path: f.path, before: f.before?, after: f.after? })).collect();
+    let folder = in_place_folder(s, events);
+    let cp = match Checkpoints::open_shared(&data_dir.join("checkpoints"), &folder, s.id.as_str()) {
+        Ok(c) => c,
+        Err(_) => return false,
+    };
+    match revert_owned(&cp, &owned, overwrite) {
+        Ok(r) => store.append(&s.id, None, EngineEvent::Reverted { restored: r.restored, deleted: r.deleted, kept: r.conflicts }).is_ok(),
+        Err(e) => store.append(&s.id, None, EngineEvent::Error { code: ErrorCode::Io.as_str().into(), message: format!("The revert cut short by a restart could not be finished: {e}") }).is_ok(),
+    }
+}
+
+fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSummary, events: &[Envelope]) -> bool {
+    let Some(at) = events.iter().rposition(|e| matches!(e.event, EngineEvent::LandingStarted { .. })) else { return false };
+    if events[at..].iter().any(|e| matches!(e.event, EngineEvent::Landed { .. } | EngineEvent::LandingBlocked { .. })) {
+        return false;
+    }
+    let EngineEvent::LandingStarted { review_id, mode, target_branch, old_tip, new_commit } = &events[at].event else { return false };
+    let Some(wt) = current_worktree(events) else { return false };
+    let c = Composed { mode: *mode, target_branch: target_branch.clone(), old_tip: old_tip.clone(), new_commit: new_commit.clone(), files: vec![] };
+    let files: Vec<String> = new_commit.as_ref().and_then(|n| worktree::git(Path::new(&wt.repo), &["diff", "--name-only", old_tip, n]).ok()).map(|o| o.lines().map(str::to_string).collect()).unwrap_or_default();
+    let c = Composed { files, ..c };
+    match landing::finish_interrupted(&wt, &c) {
+        Ok(Ok(())) => {
+            let landed = LandedSummary { mode: *mode, target_branch: Some(target_branch.clone()), commit: new_commit.clone(), branch_kept: None, files: c.files.clone() };
+            let resolved = EngineEvent::ReviewResolved { review_id: review_id.clone(), decision: Decision::Approve, by: DecidedBy::Person, feedback: None, reverted: false };
+            if store.resolve_request(review_id, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, landed_event(&landed), status_event(SessionStatus::Completed)]).is_ok() {
+                let _ = remove_worktree(store, data_dir, &s.id, &wt, WorktreeEnd::Landed, true);
+            }
+            true
+        }
+        Ok(Err(b)) => store.append(&s.id, None, EngineEvent::LandingBlocked { reason: b.reason, files: b.files, detail: b.detail }).is_ok(),
+        Err(_) => false,
+    }
+}
+
+/// Worktrees nobody needs any more: a decided task's (a crash between the decision and the
+/// removal), and folders in the worktrees folder no task owns (a deleted task's).
+fn sweep_worktrees(store: &Store, data_dir: &Path, worktrees: &Path, sessions: &[crate::store::SessionSummary], touched: &mut Vec<SessionId>) {
+    let mut owned = std::collections::HashSet::new();
+    for s in sessions {
+        let Some(dir) = &s.work_dir else { continue };
+        owned.insert(std::path::PathBuf::from(dir));
+        if !matches!(s.status, SessionStatus::Completed | SessionStatus::Rejected) {
+            continue;
+        }
+        let Ok(events) = store.events(&s.id, 0) else { continue };
+        let Some(wt) = current_worktree(&events) else { continue };
+        owned.insert(std::path::PathBuf::from(&wt.folder));
+        // A landed task's branch was kept only when the person chose so.
+        let keep = events.iter().any(|e| matches!(&e.event, EngineEvent::Landed { branch_kept: Some(_), .. }));
+        let delete_branch = s.status == SessionStatus::Rejected || (!keep && events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. })));
+        if remove_worktree(store, data_dir, &s.id, &wt, WorktreeEnd::Orphaned, delete_branch).is_ok() {
+            touched.push(s.id.clone());
+        }
+    }
+    // Folders of tasks that were deleted: their repositories forget them too.
+    let Ok(entries) = std::fs::read_dir(worktrees) else { return };
+    for e in entries.flatten() {
+        let path = e.path();
+        if owned.iter().any(|o| o.starts_with(&path) || path.starts_with(o)) || !path.join(".git").is_file() {
+            continue;
+        }
+        let gitdir = std::fs::read_to_string(path.join(".git")).unwrap_or_default();
+        let Some(admin) = gitdir.trim().strip_prefix("gitdir: ").map(std::path::PathBuf::from) else { continue };
+        // <repo>/.git/worktrees/<name>: the repository is two folders up from the admin folder.
+        let Some(repo) = admin.parent().and_then(|p| p.parent()).and_then(|p| p.parent()) else { continue };
+        let wt = TaskWorktree { repo: repo.to_string_lossy().into_owned(), folder: path.to_string_lossy().into_owned(), subdir: String::new(), branch: String::new(), base_branch: None, base_commit: String::new() };
+        let _ = worktree::remove(&wt, false);
+    }
+}
+
+/// When a task is deleted: its worktree goes, and its branch too unless the person kept it when
+/// landing (that branch is theirs now).
+pub fn forget_worktree(store: &Store, data_dir: &Path, session: &SessionId) -> Result<()> {
+    let events = store.events(session, 0)?;
+    if let Some(wt) = current_worktree(&events) {
+        remove_worktree(store, data_dir, session, &wt, WorktreeEnd::Deleted, true)?;
+    }
+    Ok(())
+}
+
+/// One task's worktree, as Settings → Storage shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorktreeUsage {
+    pub session_id: SessionId,
+    pub title: String,
+    pub status: SessionStatus,
+    pub folder: String,
+    pub branch: Option<String>,
+    pub bytes: u64,
+    /// Its task is decided: clean-up removes it.
+    pub leftover: bool,
+}
+
+/// Every task's worktree that is still on disk, largest first.
+pub fn worktree_usage(store: &Store) -> Result<Vec<WorktreeUsage>> {
+    let sessions = store.list_sessions(&crate::store::ListQuery { limit: 100_000, ..Default::default() })?;
+    let mut out: Vec<WorktreeUsage> = sessions
+        .into_iter()
+        .filter_map(|s| {
+            let folder = s.work_dir.clone()?;
+            let events = store.events(&s.id, 0).ok()?;
+            let wt = current_worktree(&events)?;
+            Some(WorktreeUsage {
+                leftover: matches!(s.status, SessionStatus::Completed | SessionStatus::Rejected),
+                bytes: crate::checkpoint::dir_size(Path::new(&wt.folder)),
+                session_id: s.id,
+                title: s.title,
+                status: s.status,
+                folder,
+                branch: s.branch,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    Ok(out)
+}
+
+/// Frees a checkpoint store, but only while no task works in its folder: a running task's
+/// snapshots must stay.
+pub fn free_checkpoints(store: &Store, stores: &Path, id: &str) -> Result<u64> {
+    let workspace = std::fs::read_to_string(stores.join(id).join("workspace")).unwrap_or_default();
+    if !workspace.is_empty() {
+        let running = store.list_sessions(&crate::store::ListQuery { statuses: vec![SessionStatus::Busy, SessionStatus::Retry, SessionStatus::Queued, SessionStatus::AwaitingApproval], limit: 10_000, ..Default::default() })?;
+        if let Some(s) = running.iter().find(|s| s.workspace == workspace || s.work_dir.as_deref().is_some_and(|w| w.starts_with(&workspace))) {
+            return Err(Error::InvalidInput(format!("“{}” is working in {workspace}; free this space once it has finished", s.title)));
+        }
+    }
+    crate::checkpoint::prune_store(stores, id)
+}

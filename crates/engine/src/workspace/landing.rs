@@ -1,0 +1,232 @@
+//! Approve lands a task on the branch it started from, in three moves the engine records
+//! between: [`catch_up`] rebases the task's branch when the person's branch moved on (the engine
+//! then verifies again), [`compose`] makes the commit without touching the person's repository,
+//! and [`apply`] moves their branch and updates their checkout. Their uncommitted edits are
+//! kept: a landing that would touch a file they are editing stops before anything moves, and
+//! git's own checks stand behind ours.
+
+use std::path::Path;
+
+use super::worktree::{git, git_in, git_ok, identity_args, TaskWorktree};
+use crate::domain::{LandingBlock, LandingMode};
+use crate::error::{Error, Result};
+
+/// Why landing stopped, with the files concerned; nothing was overwritten.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blocked {
+    pub reason: LandingBlock,
+    pub files: Vec<String>,
+    pub detail: String,
+}
+
+impl Blocked {
+    fn new(reason: LandingBlock, files: Vec<String>, detail: impl Into<String>) -> Blocked {
+        Blocked { reason, files, detail: detail.into() }
+    }
+}
+
+/// The branch the task lands on, and where it is now.
+fn target(wt: &TaskWorktree) -> std::result::Result<(String, String), Blocked> {
+    let Some(branch) = wt.base_branch.clone() else {
+        return Err(Blocked::new(LandingBlock::NoBranch, vec![], "the task started on a detached HEAD, so there is no branch to land on: keep its branch instead"));
+    };
+    match git(Path::new(&wt.repo), &["rev-parse", "-q", "--verify", &format!("refs/heads/{branch}^{{commit}}")]) {
+        Ok(tip) => Ok((branch, tip.trim().to_string())),
+        Err(_) => Err(Blocked::new(LandingBlock::NoBranch, vec![], format!("the branch “{branch}” the task started from is gone: keep the task's branch instead"))),
+    }
+}
+
+fn tip(wt: &TaskWorktree) -> Result<String> {
+    Ok(git(Path::new(&wt.repo), &["rev-parse", &format!("refs/heads/{}", wt.branch)])?.trim().to_string())
+}
+
+/// What [`catch_up`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatchUp {
+    /// The person's branch is where the task started: nothing to do.
+    UpToDate,
+    /// It moved on; the task's commits now sit on top of it (verify again before landing).
+    Rebased { onto: String },
+}
+
+/// Rebases the task's branch, in its worktree, onto the person's branch when that moved on
+/// since the task started. A conflict leaves the task's branch as it was.
+pub fn catch_up(wt: &TaskWorktree) -> Result<std::result::Result<CatchUp, Blocked>> {
+    let (branch, target_tip) = match target(wt) {
+        Ok(t) => t,
+        Err(b) => return Ok(Err(b)),
+    };
+    if target_tip == wt.base_commit || git_ok(Path::new(&wt.repo), &["merge-base", "--is-ancestor", &target_tip, &tip(wt)?]) {
+        return Ok(Ok(CatchUp::UpToDate));
+    }
+    let folder = Path::new(&wt.folder);
+    let out = git_in(folder).args(identity_args(folder)).args(["rebase", "--no-autostash", "--onto", &target_tip, &wt.base_commit]).output().map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
+    if out.status.success() {
+        return Ok(Ok(CatchUp::Rebased { onto: target_tip }));
+    }
+    let files: Vec<String> = git(folder, &["diff", "--name-only", "--diff-filter=U"]).unwrap_or_default().lines().map(str::to_string).collect();
+    let _ = git_ok(folder, &["rebase", "--abort"]);
+    Ok(Err(Blocked::new(
+        LandingBlock::Conflict,
+        files,
+        format!("“{branch}” moved on since the task started, and the task's changes conflict with what landed there"),
+    )))
+}
+
+/// A landing ready to apply: recorded before anything moves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Composed {
+    pub mode: LandingMode,
+    pub target_branch: String,
+    pub old_tip: String,
+    /// The commit the branch moves to (squash and merge).
+    pub new_commit: Option<String>,
+    /// The files the landing changes on the person's side.
+    pub files: Vec<String>,
+}
+
+/// The commit message: the task's title, the evaluator's summary, and who did it.
+pub fn message(title: &str, summary: Option<&str>, agent: &str, session: &str) -> String {
+    let mut m = title.trim().to_string();
+    if let Some(s) = summary.map(str::trim).filter(|s| !s.is_empty()) {
+        m.push_str("\n\n");
+        m.push_str(s);
+    }
+    m.push_str(&format!("\n\nLanded-by: Finishline ({agent})\nFinishline-Session: {session}\n"));
+    m
+}
+
+/// Makes the landing's commit (squash or merge) and checks the person's checkout, touching
+/// neither their branch nor their files.
+pub fn compose(wt: &TaskWorktree, mode: LandingMode, message: &str) -> Result<std::result::Result<Composed, Blocked>> {
+    let repo = Path::new(&wt.repo);
+    let (branch, old_tip) = match target(wt) {
+        Ok(t) => t,
+        Err(b) => return Ok(Err(b)),
+    };
+    let task_tip = tip(wt)?;
+    if !git_ok(repo, &["merge-base", "--is-ancestor", &old_tip, &task_tip]) {
+        return Ok(Err(Blocked::new(LandingBlock::Conflict, vec![], format!("“{branch}” moved on again while the task was being landed: approve again"))));
+    }
+    let files: Vec<String> = git(repo, &["diff", "--name-only", "--no-renames", &old_tip, &task_tip])?.lines().map(str::to_string).collect();
+    // The person's own edits, staged or not, and their untracked files.
+    let on_target = git(repo, &["symbolic-ref", "-q", "--short", "HEAD"]).map(|b| b.trim() == branch).unwrap_or(false);
+    if on_target || mode == LandingMode::Uncommitted {
+        let status = git(repo, &["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"])?;
+        let dirty: Vec<&str> = status.split('\0').filter(|e| e.len() > 3).map(|e| &e[3..]).collect();
+        let clash: Vec<String> = files.iter().filter(|f| dirty.contains(&f.as_str())).cloned().collect();
+        if !clash.is_empty() {
+            return Ok(Err(Blocked::new(
+                LandingBlock::YourEdits,
+                clash,
+                "you have uncommitted edits in files the task changed: commit or stash them, then approve again, or keep the task's branch",
+            )));
+        }
+    }
+    let new_commit = match mode {
+        LandingMode::Squash | LandingMode::Merge => {
+            let tree = format!("{task_tip}^{{tree}}");
+            let mut args: Vec<String> = identity_args(repo);
+            args.extend(["commit-tree".into(), tree, "-p".into(), old_tip.clone()]);
+            if mode == LandingMode::Merge {
+                args.extend(["-p".into(), task_tip.clone()]);
+            }
+            args.extend(["-F".into(), "-".into()]);
+            let mut child = git_in(repo).args(&args).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn()?;
+            if let Some(mut stdin) = child.stdin.take() {
+                use std::io::Write;
+                stdin.write_all(message.as_bytes())?;
+            }
+            let out = child.wait_with_output()?;
+            if !out.status.success() {
+                return Ok(Err(Blocked::new(LandingBlock::Git, vec![], format!("git could not make the commit: {}", String::from_utf8_lossy(&out.stderr).trim()))));
+            }
+            Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        }
+        LandingMode::Uncommitted | LandingMode::Branch => None,
+    };
+    Ok(Ok(Composed { mode, target_branch: branch, old_tip, new_commit, files }))
+}
+
+/// Moves the person's branch to the landing's commit (only if it is still where it was) and
+/// updates their checkout when it is on that branch; or writes the changes into their working
+/// tree for `uncommitted`. On a refusal nothing is left half done.
+pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), Blocked>> {
+    let repo = Path::new(&wt.repo);
+    let target_ref = format!("refs/heads/{}", c.target_branch);
+    match (c.mode, &c.new_commit) {
+        (LandingMode::Squash | LandingMode::Merge, Some(new)) => {
+            if !git_ok(repo, &["update-ref", "-m", "finishline: land task", &target_ref, new, &c.old_tip]) {
+                return Ok(Err(Blocked::new(LandingBlock::Conflict, vec![], format!("“{}” moved while the task was being landed: approve again", c.target_branch))));
+            }
+            crate::fault::pause_at("landing-after-ref");
+            if let Err(why) = update_checkout(repo, &c.target_branch, &c.old_tip, new) {
+                // Back to where it was, so the branch and the checkout agree.
+                let _ = git_ok(repo, &["update-ref", &target_ref, &c.old_tip, new]);
+                return Ok(Err(Blocked::new(LandingBlock::Git, c.files.clone(), why)));
+            }
+            Ok(Ok(()))
+        }
+        (LandingMode::Uncommitted, _) => {
+            let task_tip = tip(wt)?;
+            let patch = git_in(repo).args(["diff", "--binary", "--no-renames", &c.old_tip, &task_tip]).output()?;
+            let check = pipe(repo, &["apply", "--check"], &patch.stdout)?;
+            if let Err(why) = check {
+                return Ok(Err(Blocked::new(LandingBlock::Conflict, c.files.clone(), format!("the task's changes do not apply to your working tree: {why}"))));
+            }
+            if let Err(why) = pipe(repo, &["apply"], &patch.stdout)? {
+                return Ok(Err(Blocked::new(LandingBlock::Git, c.files.clone(), why)));
+            }
+            Ok(Ok(()))
+        }
+        _ => Ok(Ok(())),
+    }
+}
+
+/// When the person's checkout is on the branch that moved from `old` to `new`: brings its index
+/// and files along, keeping their other edits (git refuses to overwrite any).
+fn update_checkout(repo: &Path, branch: &str, old: &str, new: &str) -> std::result::Result<(), String> {
+    let on_target = git(repo, &["symbolic-ref", "-q", "--short", "HEAD"]).map(|b| b.trim() == branch).unwrap_or(false);
+    if !on_target {
+        return Ok(());
+    }
+    let out = git_in(repo).args(["read-tree", "-m", "-u", old, new]).output().map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("git would not update your checkout: {}", String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+/// Finishes a landing that a crash cut short, from what was recorded before it began: the
+/// branch moved, so the checkout catches up; or it did not, and nothing landed.
+pub fn finish_interrupted(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), Blocked>> {
+    let repo = Path::new(&wt.repo);
+    let now = git(repo, &["rev-parse", "-q", "--verify", &format!("refs/heads/{}^{{commit}}", c.target_branch)]).unwrap_or_default().trim().to_string();
+    match &c.new_commit {
+        Some(new) if &now == new => {
+            let mut check: Vec<&str> = vec!["diff-index", "--cached", "--quiet", new, "--"];
+            check.extend(c.files.iter().map(String::as_str));
+            let on_target = git(repo, &["symbolic-ref", "-q", "--short", "HEAD"]).map(|b| b.trim() == c.target_branch).unwrap_or(false);
+            if on_target && !git_ok(repo, &check) {
+                if let Err(why) = update_checkout(repo, &c.target_branch, &c.old_tip, new) {
+                    return Ok(Err(Blocked::new(LandingBlock::Git, c.files.clone(), why)));
+                }
+            }
+            Ok(Ok(()))
+        }
+        _ => Ok(Err(Blocked::new(LandingBlock::Interrupted, vec![], "Finishline stopped while landing this task; nothing landed: approve again"))),
+    }
+}
+
+/// Runs git with `input` on stdin; `Err(stderr)` when it refuses.
+fn pipe(repo: &Path, args: &[&str], input: &[u8]) -> Result<std::result::Result<(), String>> {
+    let mut child = git_in(repo).args(args).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn()?;
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write;
+        let data = input.to_vec();
+        std::thread::spawn(move || stdin.write_all(&data));
+    }
+    let out = child.wait_with_output()?;
+    Ok(if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).trim().to_string()) })
+}

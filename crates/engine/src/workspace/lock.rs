@@ -1,0 +1,122 @@
+//! An exclusive lock on a folder Finishline writes with git (a checkpoint store, a session's
+//! landing), shared by every Finishline process: an advisory `flock` on a file in it. The kernel
+//! drops it when the holder dies, so a crash never leaves it held. The git processes started
+//! while it is held inherit it, so it is held for as long as any of them lives: a git that
+//! outlives a killed Finishline still owns its `index.lock`, and nobody deletes that lock under it.
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+thread_local! {
+    /// The locks this thread holds, innermost last, for git processes it starts to inherit.
+    static HELD: RefCell<Vec<(PathBuf, RawFd)>> = const { RefCell::new(Vec::new()) };
+}
+
+pub struct FolderLock {
+    /// `None` when this thread already held the lock: the outer holder lets it go.
+    file: Option<File>,
+}
+
+impl FolderLock {
+    /// Waits for the lock on `file` (created if missing). Taking it again on a thread that holds
+    /// it is a no-op: an operation under the lock may call another that takes it.
+    pub fn acquire(file: &Path) -> Result<FolderLock> {
+        if HELD.with(|h| h.borrow().iter().any(|(p, _)| p == file)) {
+            return Ok(FolderLock { file: None });
+        }
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(file)?;
+        rustix::fs::flock(&f, rustix::fs::FlockOperation::LockExclusive).map_err(|e| Error::Internal(format!("could not lock {}: {e}", file.display())))?;
+        HELD.with(|h| h.borrow_mut().push((file.to_path_buf(), f.as_raw_fd())));
+        Ok(FolderLock { file: Some(f) })
+    }
+
+    /// The innermost lock held by this thread, if any: a git process started now inherits it.
+    pub fn held() -> Option<RawFd> {
+        HELD.with(|h| h.borrow().last().map(|(_, fd)| *fd))
+    }
+}
+
+impl Drop for FolderLock {
+    fn drop(&mut self) {
+        if let Some(f) = &self.file {
+            let fd = f.as_raw_fd();
+            HELD.with(|h| h.borrow_mut().retain(|(_, held)| *held != fd));
+            // Closing the file lets go; an explicit unlock would also take the lock from a git
+            // process that inherited it (a lock belongs to the open file, shared with children).
+        }
+    }
+}
+
+/// Lets `cmd`'s process inherit the lock this thread holds (descriptors are closed on exec by
+/// default; only this child keeps this one).
+pub fn inherit_held(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let Some(fd) = FolderLock::held() else { return };
+    // SAFETY: between fork and exec only async-signal-safe calls are allowed; fcntl is one.
+    unsafe {
+        cmd.pre_exec(move || {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_holder_waits_until_the_first_lets_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let first = FolderLock::acquire(&path).unwrap();
+        let p2 = path.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = std::thread::spawn(move || {
+            let _second = FolderLock::acquire(&p2).unwrap();
+            tx.send(()).unwrap();
+        });
+        assert!(rx.recv_timeout(std::time::Duration::from_millis(200)).is_err(), "the second waits while the first holds it");
+        drop(first);
+        rx.recv_timeout(std::time::Duration::from_secs(5)).expect("and gets it once the first lets go");
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn taking_it_again_on_the_same_thread_does_not_wait_for_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let outer = FolderLock::acquire(&path).unwrap();
+        let inner = FolderLock::acquire(&path).unwrap();
+        drop(inner);
+        assert!(FolderLock::held().is_some(), "the outer holder still holds it");
+        drop(outer);
+        assert!(FolderLock::held().is_none());
+    }
+
+    #[test]
+    fn a_child_started_under_the_lock_keeps_it_after_the_parent_lets_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let lock = FolderLock::acquire(&path).unwrap();
+        let mut cmd = std::process::Command::new("sleep");
+        cmd.arg("1");
+        inherit_held(&mut cmd);
+        let mut child = cmd.spawn().unwrap();
+        drop(lock);
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        assert!(rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err(), "the child still holds it");
+        child.wait().unwrap();
+        assert!(rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok(), "free once the child is gone");
+    }
+}

@@ -1,0 +1,198 @@
+//! What a run changed, and nothing else. A run records the workspace before and after each
+//! stretch in which it can change files (a step's tools, an external agent's turn, verification):
+//! a *window*. A file is the run's when one of its windows changed it; the run's change to it goes
+//! from the file as it was when the run first touched it to the file as the run last left it.
+//! Whatever happened outside the run's windows (the person's edits, another task in the same
+//! folder, an earlier run of the session) is not the run's, so its review, its diff and its
+//! revert never include it. Pure: the checkpoints supply the windows' raw differences.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A file's state at one moment: absent, or a blob with its git mode (`100644`, `100755`,
+/// `120000` for a symbolic link).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum FileState {
+    Absent,
+    Blob { oid: String, mode: String },
+}
+
+impl FileState {
+    /// From a raw diff's mode and object id: git writes zeros for a side that does not exist.
+    pub fn from_raw(mode: &str, oid: &str) -> FileState {
+        if mode.chars().all(|c| c == '0') || oid.chars().all(|c| c == '0') {
+            FileState::Absent
+        } else {
+            FileState::Blob { oid: oid.to_string(), mode: mode.to_string() }
+        }
+    }
+
+    pub fn oid(&self) -> Option<&str> {
+        match self {
+            FileState::Blob { oid, .. } => Some(oid),
+            FileState::Absent => None,
+        }
+    }
+
+    /// Same content and kind: a mode change alone (chmod +x) is a change.
+    pub fn same_as(&self, other: &FileState) -> bool {
+        self == other
+    }
+}
+
+/// One path a window changed, as `git diff-tree --raw` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawChange {
+    pub path: String,
+    pub before: FileState,
+    pub after: FileState,
+}
+
+/// A file the run changed: as it was before the run first touched it, and as the run left it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnedChange {
+    pub path: String,
+    pub before: FileState,
+    pub after: FileState,
+}
+
+/// The run's changes so far, folded window by window (in order).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ownership {
+    files: BTreeMap<String, (FileState, FileState)>,
+}
+
+impl Ownership {
+    /// Adds one window's changes. A file the run touched before keeps its first `before`; its
+    /// `after` is the window's. Between windows the file may have been changed by someone else:
+    /// the run's change still starts where the run first found it, because revert puts back
+    /// what the run found, and only when nobody changed the file after the run.
+    pub fn add_window(&mut self, window: impl IntoIterator<Item = RawChange>) {
+        for c in window {
+            match self.files.get_mut(&c.path) {
+                Some(entry) => entry.1 = c.after,
+                None => {
+                    self.files.insert(c.path, (c.before, c.after));
+                }
+            }
+        }
+    }
+
+    /// The files the run changed, by path; a file the run changed and then put back as it found
+    /// it is not among them.
+    pub fn changes(&self) -> Vec<OwnedChange> {
+        self.files.iter().filter(|(_, (b, a))| !b.same_as(a)).map(|(p, (b, a))| OwnedChange { path: p.clone(), before: b.clone(), after: a.clone() }).collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.changes().is_empty()
+    }
+}
+
+/// What revert should do with one of the run's files, given what is there now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RevertStep {
+    /// The file is as the run left it: put back what the run found.
+    Restore,
+    /// It is already as the run found it (reverted before a crash, or by hand): nothing to do.
+    AlreadyBack,
+    /// Someone changed it after the run did: overwriting would lose their work.
+    ChangedSince,
+}
+
+/// Decides one file's revert from the run's change and the file's state now.
+pub fn revert_step(change: &OwnedChange, now: &FileState) -> RevertStep {
+    if now.same_as(&change.before) {
+        RevertStep::AlreadyBack
+    } else if now.same_as(&change.after) {
+        RevertStep::Restore
+    } else {
+        RevertStep::ChangedSince
+    }
+}
+
+/// Parses `git diff-tree -r -z --raw --no-renames` output into changes.
+pub fn parse_raw(out: &str) -> Vec<RawChange> {
+    let mut parts = out.split('\0');
+    let mut changes = Vec::new();
+    while let Some(meta) = parts.next() {
+        let Some(meta) = meta.strip_prefix(':') else { continue };
+        let Some(path) = parts.next() else { break };
+        let f: Vec<&str> = meta.split(' ').collect();
+        if f.len() < 5 {
+            continue;
+        }
+        changes.push(RawChange { path: path.to_string(), before: FileState::from_raw(f[0], f[2]), after: FileState::from_raw(f[1], f[3]) });
+    }
+    changes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blob(oid: &str) -> FileState {
+        FileState::Blob { oid: oid.into(), mode: "100644".into() }
+    }
+    fn raw(path: &str, before: FileState, after: FileState) -> RawChange {
+        RawChange { path: path.into(), before, after }
+    }
+
+    #[test]
+    fn a_file_changed_in_two_windows_goes_from_what_the_run_found_to_what_it_left() {
+        let mut o = Ownership::default();
+        o.add_window([raw("a.txt", blob("1"), blob("2"))]);
+        // Between the windows someone else wrote 3; the run then wrote 4.
+        o.add_window([raw("a.txt", blob("3"), blob("4"))]);
+        assert_eq!(o.changes(), vec![OwnedChange { path: "a.txt".into(), before: blob("1"), after: blob("4") }]);
+    }
+
+    #[test]
+    fn a_file_the_run_created_and_then_deleted_is_not_its_change() {
+        let mut o = Ownership::default();
+        o.add_window([raw("tmp.txt", FileState::Absent, blob("1"))]);
+        o.add_window([raw("tmp.txt", blob("1"), FileState::Absent)]);
+        assert!(o.is_empty(), "nothing of the run's is left to review or revert");
+    }
+
+    #[test]
+    fn files_changed_outside_the_runs_windows_are_never_its_own() {
+        // The person's edit (b.txt) happened between windows: no window reports it.
+        let mut o = Ownership::default();
+        o.add_window([raw("a.txt", FileState::Absent, blob("1"))]);
+        o.add_window(Vec::new());
+        let paths: Vec<String> = o.changes().into_iter().map(|c| c.path).collect();
+        assert_eq!(paths, vec!["a.txt".to_string()]);
+    }
+
+    #[test]
+    fn revert_restores_only_a_file_still_as_the_run_left_it() {
+        let c = OwnedChange { path: "a".into(), before: blob("1"), after: blob("2") };
+        assert_eq!(revert_step(&c, &blob("2")), RevertStep::Restore);
+        assert_eq!(revert_step(&c, &blob("1")), RevertStep::AlreadyBack, "a revert finished before a crash is not done twice");
+        assert_eq!(revert_step(&c, &blob("3")), RevertStep::ChangedSince, "someone's later edit is never overwritten without asking");
+        assert_eq!(revert_step(&c, &FileState::Absent), RevertStep::ChangedSince, "a file deleted after the run is someone else's decision");
+        let created = OwnedChange { path: "n".into(), before: FileState::Absent, after: blob("5") };
+        assert_eq!(revert_step(&created, &FileState::Absent), RevertStep::AlreadyBack);
+    }
+
+    #[test]
+    fn a_mode_change_alone_is_a_change() {
+        let mut o = Ownership::default();
+        o.add_window([raw("run.sh", blob("1"), FileState::Blob { oid: "1".into(), mode: "100755".into() })]);
+        assert_eq!(o.changes().len(), 1);
+    }
+
+    #[test]
+    fn raw_diff_output_parses_created_modified_and_deleted_files() {
+        let z = "0000000000000000000000000000000000000000";
+        let out = format!(":000000 100644 {z} aaaa A\0new file.txt\0:100644 100644 bbbb cccc M\0dir/m.rs\0:100755 000000 dddd {z} D\0gone.sh\0");
+        let c = parse_raw(&out);
+        assert_eq!(c.len(), 3);
+        assert_eq!(c[0], raw("new file.txt", FileState::Absent, blob("aaaa")));
+        assert_eq!(c[1], raw("dir/m.rs", blob("bbbb"), blob("cccc")));
+        assert_eq!(c[2], raw("gone.sh", FileState::Blob { oid: "dddd".into(), mode: "100755".into() }, FileState::Absent));
+    }
+}

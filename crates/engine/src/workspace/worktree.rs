@@ -1,0 +1,354 @@
+//! A task's own git worktree: a branch made from where the person is (or a base they pick), a
+//! checkout of it in Finishline's data folder, the untracked files the task needs copied in, and
+//! its removal once the task is decided. The person's checkout is never touched here; landing
+//! ([`super::landing`]) is the one place that writes to it.
+//!
+//! Every git call here runs with the person's hooks off: a task's worktree and commits are
+//! Finishline's bookkeeping, and a hook that formats, signs or pushes would surprise them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Where a task works inside the person's repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskWorktree {
+    /// The person's checkout (the repository's top folder).
+    pub repo: String,
+    /// The task's worktree (its top folder), in Finishline's data folder.
+    pub folder: String,
+    /// The folder the person chose, relative to the repository's top ("" for the top).
+    #[serde(default)]
+    pub subdir: String,
+    /// The task's branch, `finishline/<id>-<words of the task>`.
+    pub branch: String,
+    /// The branch approve lands on; `None` when the person's HEAD was detached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_branch: Option<String>,
+    /// The commit the task's branch starts from.
+    pub base_commit: String,
+}
+
+impl TaskWorktree {
+    /// The folder the agent works in: the worktree's copy of the folder the person chose.
+    pub fn work_dir(&self) -> PathBuf {
+        let top = PathBuf::from(&self.folder);
+        if self.subdir.is_empty() {
+            top
+        } else {
+            top.join(&self.subdir)
+        }
+    }
+}
+
+/// The repository a folder is in, as git sees it from there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repo {
+    pub top: PathBuf,
+    /// The folder chosen, relative to `top`.
+    pub subdir: String,
+    pub branch: Option<String>,
+    pub head: String,
+}
+
+/// The untracked files every task gets by default: a project's local environment.
+pub const DEFAULT_INCLUDES: &[&str] = &[".env", ".env.*", "!.env.example"];
+
+/// The file at a repository's top listing more untracked files to copy (gitignore syntax).
+pub const INCLUDE_FILE: &str = ".worktreeinclude";
+
+/// A `git` for the person's repository (or a worktree of it), with their hooks off.
+pub(crate) fn git_in(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.arg("-C").arg(dir).args(["-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", "-c", "advice.detachedHead=false"]);
+    c.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE").env_remove("GIT_INDEX_FILE").env_remove("GIT_OBJECT_DIRECTORY").stdin(std::process::Stdio::null());
+    c
+}
+
+/// Runs git in `dir`; its stdout, or an error with what git said.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<String> {
+    let out = git_in(dir).args(args).output().map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::Worktree(format!("git {} failed: {}", args.first().unwrap_or(&""), String::from_utf8_lossy(&out.stderr).trim())));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Runs git and says only whether it succeeded.
+pub(crate) fn git_ok(dir: &Path, args: &[&str]) -> bool {
+    git_in(dir).args(args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status().is_ok_and(|s| s.success())
+}
+
+/// An author for commits when the repository names none: git refuses to commit without one.
+pub(crate) fn identity_args(dir: &Path) -> Vec<String> {
+    let mut args = Vec::new();
+    if git(dir, &["config", "user.name"]).map(|s| s.trim().is_empty()).unwrap_or(true) {
+        args.extend(["-c".to_string(), "user.name=Finishline".to_string()]);
+    }
+    if git(dir, &["config", "user.email"]).map(|s| s.trim().is_empty()).unwrap_or(true) {
+        args.extend(["-c".to_string(), "user.email=finishline@localhost".to_string()]);
+    }
+    args
+}
+
+/// The repository `folder` is in, when it has a commit to start from; `None` for a plain
+/// folder, a repository with no commit yet, or a folder inside Finishline's own worktrees.
+pub fn repo_of(folder: &Path, worktrees: &Path) -> Option<Repo> {
+    if worktrees.canonicalize().is_ok_and(|w| folder.canonicalize().is_ok_and(|f| f.starts_with(&w))) {
+        return None;
+    }
+    let top = git(folder, &["rev-parse", "--show-toplevel"]).ok()?.trim().to_string();
+    if top.is_empty() {
+        return None;
+    }
+    let top = PathBuf::from(top).canonicalize().ok()?;
+    let head = git(folder, &["rev-parse", "-q", "--verify", "HEAD^{commit}"]).ok()?.trim().to_string();
+    if head.is_empty() {
+        return None;
+    }
+    let branch = git(folder, &["symbolic-ref", "-q", "--short", "HEAD"]).ok().map(|b| b.trim().to_string()).filter(|b| !b.is_empty());
+    let subdir = folder.canonicalize().ok()?.strip_prefix(&top).ok()?.to_string_lossy().into_owned();
+    Some(Repo { top, subdir, branch, head })
+}
+
+/// The branches of the person's repository, newest commit first (New Task's base choice).
+pub fn branches(repo: &Path) -> Vec<String> {
+    git(repo, &["for-each-ref", "--sort=-committerdate", "--format=%(refname:short)", "refs/heads/"]).map(|o| o.lines().map(str::to_string).filter(|b| !b.starts_with("finishline/")).collect()).unwrap_or_default()
+}
+
+/// `finishline/<short id>-<first words of the task>`: readable in `git branch`, unique per task.
+pub fn branch_name(session: &str, task: &str) -> String {
+    let short: String = session.trim_start_matches("ses_").chars().rev().take(6).collect::<Vec<_>>().into_iter().rev().collect();
+    let mut slug = String::new();
+    for word in task.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).take(5) {
+        if slug.len() + word.len() > 40 {
+            break;
+        }
+        if !slug.is_empty() {
+            slug.push('-');
+        }
+        slug.push_str(&word.to_ascii_lowercase());
+    }
+    if slug.is_empty() {
+        format!("finishline/{short}")
+    } else {
+        format!("finishline/{short}-{slug}")
+    }
+}
+
+/// Plans a task's worktree: its branch and folder, from `base` (a branch the person picked) or
+/// where the person is now.
+pub fn plan(repo: &Repo, worktrees: &Path, session: &str, task: &str, base: Option<&str>, attempt: u32) -> Result<TaskWorktree> {
+    let (base_branch, base_commit) = match base {
+        Some(b) => {
+            let commit = git(&repo.top, &["rev-parse", "-q", "--verify", &format!("refs/heads/{b}^{{commit}}")]).map_err(|_| Error::InvalidInput(format!("there is no branch “{b}” in {}", repo.top.display())))?;
+            (Some(b.to_string()), commit.trim().to_string())
+        }
+        None => (repo.branch.clone(), repo.head.clone()),
+    };
+    let mut branch = branch_name(session, task);
+    if attempt > 1 {
+        branch.push_str(&format!("-{attempt}"));
+    }
+    let leaf = repo.top.file_name().map(|n| n.to_string_lossy().chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(40).collect::<String>()).unwrap_or_default();
+    let name = format!("{}-{}", if leaf.is_empty() { "repo" } else { &leaf }, branch.trim_start_matches("finishline/"));
+    Ok(TaskWorktree { repo: repo.top.to_string_lossy().into_owned(), folder: worktrees.join(name).to_string_lossy().into_owned(), subdir: repo.subdir.clone(), branch, base_branch, base_commit })
+}
+
+/// Adds the worktree and its branch without filling it (git writes no file, so this is quick
+/// however large the repository): the run goes on at once and [`fill`] checks it out meanwhile.
+pub fn add_empty(wt: &TaskWorktree, session: &str) -> Result<()> {
+    let repo = Path::new(&wt.repo);
+    let folder = Path::new(&wt.folder);
+    if let Some(parent) = folder.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let reason = format!("Finishline task {session}");
+    // Locked, so the person's `git worktree prune` leaves it alone while the task lives.
+    let out = git_in(repo)
+        .args(["worktree", "add", "--no-checkout", "--no-track", "--lock", "--reason", &reason, "-b", &wt.branch])
+        .arg(folder)
+        .arg(&wt.base_commit)
+        .output()
+        .map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::Worktree(format!("the task's worktree could not be made in {}: {}", folder.display(), String::from_utf8_lossy(&out.stderr).trim())));
+    }
+    std::fs::create_dir_all(wt.work_dir())?;
+    Ok(())
+}
+
+/// Checks the task's branch out into its worktree and copies in the untracked files that match
+/// the repository's `.worktreeinclude` and `includes`. Returns what it copied.
+pub fn fill(wt: &TaskWorktree, includes: &[String]) -> Result<Vec<String>> {
+    let folder = Path::new(&wt.folder);
+    let out = git_in(folder).args(["reset", "--hard", "--quiet"]).output().map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::Worktree(format!("the task's worktree could not be filled in {}: {}", folder.display(), String::from_utf8_lossy(&out.stderr).trim())));
+    }
+    copy_includes(Path::new(&wt.repo), folder, includes)
+}
+
+/// Copies the untracked files of the person's checkout that the include patterns name.
+fn copy_includes(repo: &Path, folder: &Path, includes: &[String]) -> Result<Vec<String>> {
+    let mut patterns: Vec<String> = includes.to_vec();
+    if let Ok(text) = std::fs::read_to_string(repo.join(INCLUDE_FILE)) {
+        patterns.extend(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(String::from));
+    }
+    if patterns.iter().all(|p| p.starts_with('!')) {
+        return Ok(vec![]);
+    }
+    let mut builder = ignore::gitignore::GitignoreBuilder::new(repo);
+    for p in &patterns {
+        builder.add_line(None, p).map_err(|e| Error::InvalidInput(format!("“{p}” in the worktree includes is not a gitignore pattern: {e}")))?;
+    }
+    let matcher = builder.build().map_err(|e| Error::Worktree(e.to_string()))?;
+    // Untracked files, ignored or not; whole untracked folders come as one entry.
+    let mut listed = String::new();
+    for args in [&["ls-files", "-z", "--others", "--directory"][..], &["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"][..]] {
+        listed.push_str(&git(repo, args)?);
+    }
+    let mut copied = Vec::new();
+    for entry in listed.split('\0').filter(|e| !e.is_empty()) {
+        let is_dir = entry.ends_with('/');
+        let rel = entry.trim_end_matches('/');
+        if matcher.matched_path_or_any_parents(rel, is_dir).is_ignore() {
+            copy_path(&repo.join(rel), &folder.join(rel))?;
+            copied.push(rel.to_string());
+        } else if is_dir && !crate::checkpoint::DEFAULT_EXCLUDES.iter().any(|d| Path::new(rel).file_name().is_some_and(|n| n.to_string_lossy() == d.trim_end_matches('/'))) {
+            // A folder git lists whole may hold a match deeper down (`config/local.json`).
+            for e in ignore::WalkBuilder::new(repo.join(rel)).hidden(false).git_ignore(false).git_exclude(false).ignore(false).parents(false).build().flatten() {
+                let Ok(inner) = e.path().strip_prefix(repo) else { continue };
+                let inner = inner.to_string_lossy().into_owned();
+                if e.file_type().is_some_and(|t| !t.is_dir()) && matcher.matched_path_or_any_parents(&inner, false).is_ignore() {
+                    copy_path(e.path(), &folder.join(&inner))?;
+                    copied.push(inner);
+                }
+            }
+        }
+    }
+    copied.sort();
+    copied.dedup();
+    Ok(copied)
+}
+
+/// Copies a file, a link (as a link) or a folder, keeping modes.
+fn copy_path(from: &Path, to: &Path) -> Result<()> {
+    let meta = std::fs::symlink_metadata(from)?;
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(from)?;
+        let _ = std::fs::remove_file(to);
+        std::os::unix::fs::symlink(target, to)?;
+    } else if meta.is_dir() {
+        std::fs::create_dir_all(to)?;
+        for e in std::fs::read_dir(from)?.flatten() {
+            copy_path(&e.path(), &to.join(e.file_name()))?;
+        }
+    } else {
+        std::fs::copy(from, to)?;
+    }
+    Ok(())
+}
+
+/// Commits everything in the worktree to the task's branch, except the files copied in at
+/// its start (local configuration and secrets stay out of the person's history). `None` when
+/// nothing changed since the last commit.
+pub fn commit_all(wt: &TaskWorktree, message: &str, copied: &[String]) -> Result<Option<String>> {
+    let folder = Path::new(&wt.folder);
+    git(folder, &["add", "--all"])?;
+    if !copied.is_empty() {
+        // Back out of the index as they are in the branch (for files new to it: not there).
+        let mut args: Vec<&str> = vec!["reset", "--quiet", "--"];
+        args.extend(copied.iter().map(String::as_str));
+        git(folder, &args)?;
+    }
+    if git_ok(folder, &["diff", "--cached", "--quiet"]) {
+        return Ok(None);
+    }
+    let mut cmd = git_in(folder);
+    cmd.args(identity_args(folder)).args(["commit", "--quiet", "--no-verify", "-F", "-"]).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write;
+        stdin.write_all(message.as_bytes())?;
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        return Err(Error::Worktree(format!("the task's changes could not be committed: {}", String::from_utf8_lossy(&out.stderr).trim())));
+    }
+    Ok(Some(git(folder, &["rev-parse", "HEAD"])?.trim().to_string()))
+}
+
+/// Removes the worktree (and the branch, when `delete_branch`). A worktree whose repository is
+/// gone is removed as a folder. Returns whether the branch went.
+pub fn remove(wt: &TaskWorktree, delete_branch: bool) -> Result<bool> {
+    let repo = Path::new(&wt.repo);
+    let folder = Path::new(&wt.folder);
+    if repo.join(".git").exists() {
+        // Twice forced: the worktree is locked, and may hold changes nobody wants any more.
+        if !git_ok(repo, &["worktree", "remove", "--force", "--force", &wt.folder]) && folder.exists() {
+            std::fs::remove_dir_all(folder)?;
+        }
+        let _ = git_ok(repo, &["worktree", "prune"]);
+        if delete_branch && git_ok(repo, &["rev-parse", "-q", "--verify", &format!("refs/heads/{}", wt.branch)]) {
+            return Ok(git_ok(repo, &["branch", "-D", &wt.branch]));
+        }
+        return Ok(false);
+    }
+    if folder.exists() {
+        std::fs::remove_dir_all(folder)?;
+    }
+    Ok(false)
+}
+
+/// Makes `folder` a git repository with one commit of everything in it (its ignore files
+/// honoured), so tasks can work side by side in worktrees of it. A folder that is already in a
+/// repository with a commit is left as it is.
+pub fn make_repository(folder: &Path) -> Result<()> {
+    if !folder.is_dir() {
+        return Err(Error::InvalidInput(format!("{} is not a folder", folder.display())));
+    }
+    if git_ok(folder, &["rev-parse", "-q", "--verify", "HEAD^{commit}"]) {
+        return Ok(());
+    }
+    if !folder.join(".git").exists() {
+        git(folder, &["init", "--quiet"])?;
+    }
+    git(folder, &["add", "--all"])?;
+    let mut cmd = git_in(folder);
+    cmd.args(identity_args(folder)).args(["commit", "--quiet", "--allow-empty", "--no-verify", "-m", "Start of the project (made by Finishline so tasks can work side by side)"]);
+    let out = cmd.output().map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::Worktree(format!("the first commit could not be made: {}", String::from_utf8_lossy(&out.stderr).trim())));
+    }
+    Ok(())
+}
+
+/// The worktree's index file, which seeds its checkpoint store.
+pub fn index_file(folder: &Path) -> Option<PathBuf> {
+    let p = git(folder, &["rev-parse", "--path-format=absolute", "--git-path", "index"]).ok()?;
+    Some(PathBuf::from(p.trim()))
+}
+
+/// The person's repository's object folder, which a task's checkpoint store borrows from.
+pub fn objects_dir(repo: &Path) -> Option<PathBuf> {
+    let p = git(repo, &["rev-parse", "--path-format=absolute", "--git-common-dir"]).ok()?;
+    Some(PathBuf::from(p.trim()).join("objects"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_branch_name_is_readable_and_names_the_task() {
+        assert_eq!(branch_name("ses_0192abcdef123456", "Fix the failing test in parser.rs!"), "finishline/123456-fix-the-failing-test-in");
+        assert_eq!(branch_name("ses_0192abcdef123456", "¿¡!"), "finishline/123456");
+    }
+}
