@@ -171,9 +171,10 @@ pub struct ReviewInput {
     revert: bool,
     #[serde(default)]
     force: bool,
-    /// Files someone changed after the run that the revert may overwrite all the same.
+    /// Files someone changed after the run that the revert may overwrite all the same (the
+    /// others of that list are kept); absent: not asked yet.
     #[serde(default)]
-    overwrite: Vec<String>,
+    overwrite: Option<Vec<String>>,
     /// How an approved task in a worktree lands (the settings' choice when absent).
     #[serde(default)]
     landing: Option<LandingMode>,
@@ -184,12 +185,10 @@ pub struct ReviewInput {
 pub async fn submit_review(app: AppHandle, state: State<'_, AppState>, input: ReviewInput) -> Result<ReviewOutcome, Error> {
     use finishline_engine::agent::{Overwrite, ReviewChoice};
     let engine = engine_for_request(&app, &state, &input.review_id)?;
-    let overwrite = if input.force {
-        Overwrite::All
-    } else if input.overwrite.is_empty() {
-        Overwrite::Nothing
-    } else {
-        Overwrite::Files(input.overwrite)
+    let overwrite = match (input.force, input.overwrite) {
+        (true, _) => Overwrite::All,
+        (false, Some(files)) => Overwrite::Files(files),
+        (false, None) => Overwrite::Nothing,
     };
     let choice = ReviewChoice { decision: input.decision, feedback: input.feedback, revert: input.revert, overwrite, landing: input.landing, by: DecidedBy::Person };
     let review = input.review_id;

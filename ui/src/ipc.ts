@@ -64,6 +64,58 @@ export interface Settings {
   run_plans_without_review?: boolean;
   /** An external ACP agent that does the work; null: Finishline's built-in agent. */
   agent?: ExternalAgent | null;
+  /** Where tasks work, how many at once, and how approved ones land. */
+  tasks?: TaskSettings;
+}
+
+export type Isolation = "worktree" | "in_place";
+export type LandingMode = "squash" | "merge" | "uncommitted" | "branch";
+
+export interface TaskSettings {
+  isolation: Isolation;
+  /** Where task worktrees live; empty: the data folder's worktrees/. */
+  worktree_dir: string;
+  /** Untracked files each worktree gets from your checkout (gitignore syntax). */
+  worktree_include: string[];
+  parallel_limit: number;
+  landing: LandingMode;
+}
+
+/** A task's own worktree in the person's repository. */
+export interface TaskWorktree {
+  repo: string;
+  folder: string;
+  subdir?: string;
+  branch: string;
+  base_branch?: string | null;
+  base_commit: string;
+}
+
+/** What New Task tells the person about a folder. */
+export interface WorkspaceInfo {
+  /** Tasks here get their own worktree. */
+  worktrees: boolean;
+  repository: string | null;
+  branch: string | null;
+  branches: string[];
+  unborn_repository: boolean;
+  /** Tasks working in the folder itself right now. */
+  busy: { session_id: string; title: string }[];
+}
+
+export type WhenBusy = "ask" | "queue" | "run";
+
+export type LandingBlock = "your_edits" | "conflict" | "verification_failed" | "no_branch" | "interrupted" | "git";
+
+export interface WorktreeUsage {
+  session_id: string;
+  title: string;
+  status: SessionStatus;
+  folder: string;
+  branch: string | null;
+  bytes: number;
+  /** Its task is decided: clean-up removes it. */
+  leftover: boolean;
 }
 
 /** An agent speaking the Agent Client Protocol over its stdio. */
@@ -184,6 +236,7 @@ export interface SettingsView {
 
 export type SessionStatus =
   | "idle"
+  | "queued"
   | "busy"
   | "retry"
   | "awaiting_approval"
@@ -211,7 +264,7 @@ export type EndReason =
   | "failed"
   | "plan_failed";
 export type Decision = "approve" | "request_changes" | "reject";
-export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume" | "plan_step";
+export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume" | "plan_step" | "landing_conflict";
 export type PlanMode = "off" | "on" | "auto";
 export type StepState = "pending" | "running" | "done" | "failed" | "skipped" | "replaced";
 export interface PlanStep {
@@ -234,7 +287,7 @@ export interface ClaimWords {
   remaining_work?: string;
 }
 export type ToolState = "pending" | "awaiting_permission" | "running" | "done" | "error" | "denied" | "unknown";
-export type Phase = "thinking" | "tool" | "verifying" | "evaluating" | "compacting" | "waiting" | "checkpointing";
+export type Phase = "thinking" | "tool" | "verifying" | "evaluating" | "compacting" | "waiting" | "checkpointing" | "landing";
 export type PermissionDecision = "allow_once" | "allow_session" | "deny";
 
 export interface Todo {
@@ -278,7 +331,16 @@ export type EngineEvent =
   | { type: "continuation"; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string; answers_call?: string }
   | { type: "review_requested"; review_id: string; claim: Claim; verdict: Verdict | null; end_reason: EndReason; remaining: string[]; files_changed: FileChange[]; verification: string[]; tokens?: Tokens; cost_usd?: number; claim_words?: ClaimWords; verdict_summary?: string; stuck?: Stuck; not_covered?: string[] }
   | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean }
-  | { type: "reverted"; restored: string[]; deleted: string[] }
+  | { type: "reverted"; restored: string[]; deleted: string[]; kept?: string[] }
+  | { type: "revert_started"; overwrite?: string[] }
+  | { type: "task_workspace"; isolation: Isolation; folder: string; worktree?: TaskWorktree | null }
+  | { type: "worktree_ready"; copied: string[] }
+  | { type: "task_committed"; commit: string; branch: string }
+  | { type: "landing_started"; review_id: string; mode: LandingMode; target_branch: string; old_tip: string; new_commit?: string | null }
+  | { type: "landed"; mode: LandingMode; target_branch?: string | null; commit?: string | null; branch_kept?: string | null; files: string[] }
+  | { type: "landing_blocked"; reason: LandingBlock; files: string[]; detail: string }
+  | { type: "rebased"; onto: string }
+  | { type: "worktree_removed"; folder: string; why: string; branch_deleted?: string | null }
   | { type: "project_instructions"; file: string; chars: number; truncated: boolean }
   | { type: "agent_connected"; agent: string; name: string; version?: string | null; acp_session: string; loaded: boolean; claims: boolean }
   | { type: "plan_created"; steps: PlanStep[]; mode: PlanMode; awaiting_review?: boolean }
@@ -316,6 +378,10 @@ export interface SessionSummary {
   /** The steps of its plan as it stands (0 without a plan), and how many are done. */
   plan_steps: number;
   plan_done: number;
+  isolation?: Isolation | null;
+  /** The task's own worktree, while it has one. */
+  work_dir?: string | null;
+  branch?: string | null;
 }
 
 export interface Timeline {
@@ -341,9 +407,18 @@ export interface ListFilter {
   limit?: number;
 }
 
+export interface Landed {
+  mode: LandingMode;
+  target_branch: string | null;
+  commit: string | null;
+  branch_kept: string | null;
+  files: string[];
+}
+
 export type ReviewOutcome =
-  | { outcome: "decided"; status: SessionStatus; revert: { restored: string[]; deleted: string[]; conflicts: string[]; applied: boolean } | null }
-  | { outcome: "needs_confirmation"; conflicts: string[] };
+  | { outcome: "decided"; status: SessionStatus; revert: { restored: string[]; deleted: string[]; conflicts: string[]; applied: boolean } | null; landed?: Landed }
+  | { outcome: "needs_confirmation"; conflicts: string[] }
+  | { outcome: "landing_blocked"; reason: LandingBlock; files: string[]; detail: string };
 
 export type StartupAction = { kind: "open_session"; session_id: string } | { kind: "run_task"; task: string; workspace: string };
 
@@ -387,8 +462,29 @@ export const ipc = {
       throw toAppError(e);
     }
   },
-  startSession: (task: string, workspace: string, model?: string, plan?: PlanMode, agent?: string) =>
-    call<string>("start_session", { task, workspace, model: model ?? null, plan: plan ?? null, agent: agent ?? null }),
+  startSession: (task: string, workspace: string, model?: string, plan?: PlanMode, agent?: string, place?: { base?: string | null; whenBusy?: WhenBusy; isolation?: Isolation }) =>
+    call<string>("start_session", {
+      task,
+      workspace,
+      model: model ?? null,
+      plan: plan ?? null,
+      agent: agent ?? null,
+      isolation: place?.isolation ?? null,
+      base: place?.base ?? null,
+      whenBusy: place?.whenBusy ?? null,
+    }),
+  /** Whether tasks in this folder get their own worktree, on which branch, and who works there now. */
+  workspaceInfo: (folder: string) => call<WorkspaceInfo>("workspace_info", { folder }),
+  /** `git init` and a first commit of the folder as it is, so tasks can work side by side. */
+  makeRepository: (folder: string) => call<void>("make_repository", { folder }),
+  /** Opens the session's worktree in the file manager. */
+  openWorktree: (sessionId: string) => call<void>("open_worktree", { sessionId }),
+  /** Merges the moved branch into the task's worktree and sends the agent back to resolve it. */
+  resolveConflict: (reviewId: string) => call<void>("resolve_conflict", { reviewId }),
+  /** Each task's worktree and its size. */
+  worktreeUsage: () => call<WorktreeUsage[]>("worktree_usage"),
+  /** Removes decided tasks' worktrees; the bytes freed. */
+  cleanUpWorktrees: () => call<number>("clean_up_worktrees"),
   agentPresets: () => call<AgentPreset[]>("agent_presets"),
   /** Starts the agent, introduces Finishline, and says who answered. */
   checkAgent: (agent: ExternalAgent, workspace?: string) => call<AgentCheck>("check_agent", { agent, workspace: workspace ?? null }),
@@ -428,7 +524,8 @@ export const ipc = {
   runPlan: (sessionId: string, steps: PlanStep[] | null) => call<void>("run_plan", { sessionId, steps }),
   respondPermission: (requestId: string, decision: PermissionDecision) => call<void>("respond_permission", { requestId, decision }),
   answerQuestion: (requestId: string, answer: string | null) => call<void>("answer_question", { requestId, answer }),
-  submitReview: (input: { review_id: string; decision: Decision; feedback?: string; revert?: boolean; force?: boolean }) => call<ReviewOutcome>("submit_review", { input }),
+  submitReview: (input: { review_id: string; decision: Decision; feedback?: string; revert?: boolean; force?: boolean; overwrite?: string[]; landing?: LandingMode }) =>
+    call<ReviewOutcome>("submit_review", { input }),
   sendMessage: (sessionId: string, message: string) => call<void>("send_message", { sessionId, message }),
   listSessions: (filter?: ListFilter) => call<SessionSummary[]>("list_sessions", { filter: filter ?? null }),
   searchSessions: (text: string) => call<SearchHit[]>("search_sessions", { text }),

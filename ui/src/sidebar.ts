@@ -2,7 +2,7 @@
 // and today's others. Pure, so the grouping is unit-tested; the data comes from list_sessions.
 import type { SessionStatus, SessionSummary } from "./ipc";
 
-export const WORKING: SessionStatus[] = ["busy", "retry"];
+export const WORKING: SessionStatus[] = ["busy", "retry", "queued"];
 export const WAITING: SessionStatus[] = ["awaiting_review", "awaiting_approval"];
 
 export interface SidebarGroups {

@@ -397,19 +397,13 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
     match engine.submit_review(review, decision, None, revert, force_revert, DecidedBy::Person) {
         Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => {
             let overwrite = yes(&format!("Someone changed {} after the agent. Overwrite those changes too? [y/N]: ", conflicts.join(", ")));
+            // Either way the rest is reverted; those files only when the person says so.
             let choice = finishline_engine::agent::ReviewChoice {
                 revert: true,
-                overwrite: if overwrite { finishline_engine::agent::Overwrite::All } else { finishline_engine::agent::Overwrite::Nothing },
+                overwrite: if overwrite { finishline_engine::agent::Overwrite::All } else { finishline_engine::agent::Overwrite::Files(vec![]) },
                 ..finishline_engine::agent::ReviewChoice::new(Decision::Reject, DecidedBy::Person)
             };
-            match engine.decide(review, choice) {
-                // Still nothing overwritten: reject, leaving every file as it is.
-                Ok(ReviewOutcome::NeedsConfirmation { .. }) => report_review(engine.submit_review(review, decision, None, false, false, DecidedBy::Person)),
-                other => report_review(other),
-            }
-            if !overwrite {
-                eprintln!("Rejected; the files changed since were left as they are.");
-            }
+            report_review(engine.decide(review, choice));
         }
         other => report_review(other),
     }

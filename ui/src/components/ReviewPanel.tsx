@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
-import { AppError, ipc, TRUST_SHOWN_FROM, type EvaluatorTrust, type FileChange } from "../ipc";
-import { END_LABEL, STUCK_LABEL, type PlanView, type Review } from "../session/model";
+import { AppError, ipc, TRUST_SHOWN_FROM, type EvaluatorTrust, type FileChange, type LandingMode } from "../ipc";
+import { END_LABEL, landedText, STUCK_LABEL, type Place, type PlanView, type Review } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 
 function Diff({ file }: { file: FileChange }) {
@@ -32,7 +32,28 @@ interface Props {
   evaluatorModel?: string;
   /** With plan mode: each step's outcome, shown with the evidence. */
   plan?: PlanView;
+  /** Where the task works: in its own worktree, approve lands it and reject removes it. */
+  place?: Place;
+  sessionId?: string;
+  /** The settings' landing choice, the default of the menu. */
+  defaultLanding?: LandingMode;
 }
+
+const LANDING_LABEL: Record<LandingMode, string> = {
+  squash: "as one commit",
+  merge: "with its commits (merge)",
+  uncommitted: "as uncommitted changes",
+  branch: "keep its branch only",
+};
+
+const BLOCK_TITLE: Record<string, string> = {
+  your_edits: "Not landed: you are editing the same files",
+  conflict: "Not landed: the branch moved and the task's changes conflict",
+  verification_failed: "Not landed: verification fails on top of the moved branch",
+  no_branch: "Not landed: there is no branch to land on",
+  interrupted: "Not landed: Finishline stopped while landing",
+  git: "Not landed: git refused",
+};
 
 /** "judge-a has called 3 of its last 40 `done` verdicts wrongly": once there are enough reviews. */
 function TrackRecord({ model }: { model: string }) {
@@ -50,7 +71,17 @@ function TrackRecord({ model }: { model: string }) {
   );
 }
 
-export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan }: Props) {
+export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding }: Props) {
+  const worktree = place?.worktree && !place.removed ? place.worktree : undefined;
+  const [landing, setLanding] = useState<LandingMode>(defaultLanding ?? "squash");
+  // The menu starts at the settings' choice.
+  const inWorktree = worktree !== undefined;
+  useEffect(() => {
+    if (!inWorktree || defaultLanding) return;
+    ipc.getSettings().then((v) => v?.settings?.tasks?.landing && setLanding(v.settings.tasks.landing), () => undefined);
+  }, [inWorktree, defaultLanding]);
+  // Per file someone changed after the run: overwrite it anyway (unticked: keep it).
+  const [overwrite, setOverwrite] = useState<Record<string, boolean>>({});
   const [feedback, setFeedback] = useState("");
   const [asking, setAsking] = useState(false);
   // Approve / Request changes / Reject from the command palette.
@@ -65,13 +96,22 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan }:
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
-  const decide = async (decision: "approve" | "request_changes" | "reject", force = false) => {
+  const decide = async (decision: "approve" | "request_changes" | "reject", confirmed = false, landAs?: LandingMode) => {
     setBusy(true);
     setError(null);
     try {
-      const out = await ipc.submitReview({ review_id: review.reviewId, decision, feedback: decision === "request_changes" ? feedback : undefined, revert: decision === "reject" && revert, force });
+      const out = await ipc.submitReview({
+        review_id: review.reviewId,
+        decision,
+        feedback: decision === "request_changes" ? feedback : undefined,
+        revert: decision === "reject" && revert && !worktree,
+        overwrite: confirmed ? Object.keys(overwrite).filter((f) => overwrite[f]) : undefined,
+        landing: decision === "approve" && worktree ? (landAs ?? landing) : undefined,
+      });
       if (out.outcome === "needs_confirmation") setConflicts(out.conflicts);
-      else onDecided();
+      else if (out.outcome === "landing_blocked") {
+        /* the blocked landing arrives as an event and shows below */
+      } else onDecided();
     } catch (e) {
       setError((e as AppError).message);
     } finally {
@@ -93,6 +133,16 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan }:
       <section className="panel review" data-testid="review-panel">
         <h2>{{ approve: "Approved", reject: "Rejected" }[review.decided.decision] ?? "Changes requested"}</h2>
         <p className="muted">Decided by {review.decided.by === "auto" ? "auto-approve" : "you"}.</p>
+        {review.decided.landed && (
+          <p className="notice" role="status" data-testid="landed-summary">
+            {landedText(review.decided.landed)}
+          </p>
+        )}
+        {review.decided.reverted && review.decided.reverted.kept.length > 0 && (
+          <p className="notice warn" role="status" data-testid="revert-kept">
+            Left as they are, because they changed after the agent: {review.decided.reverted.kept.join(", ")}.
+          </p>
+        )}
         {review.decided.reverted && (
           <p className="notice" role="status" data-testid="revert-summary">
             The agent's changes were undone: {revertSummary(review.decided.reverted)}.
@@ -192,20 +242,64 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan }:
       )}
       {conflicts && (
         <div className="callout panel" role="alertdialog" data-testid="revert-conflicts">
-          <p>You edited these files after the agent. Reverting will overwrite your edits:</p>
-          <ul>
+          <p>These files changed after the agent (your edits, or another task's). Reverting is safe for everything else; tick a file only to put back the agent's starting point over those changes:</p>
+          <ul className="overwrite-list">
             {conflicts.map((c) => (
               <li key={c}>
-                <code>{c}</code>
+                <label className="check">
+                  <input type="checkbox" checked={overwrite[c] ?? false} onChange={(e) => setOverwrite({ ...overwrite, [c]: e.target.checked })} data-testid="overwrite-file" /> Overwrite <code>{c}</code>
+                </label>
               </li>
             ))}
           </ul>
           <div className="actions">
             <button className="btn" onClick={() => setConflicts(null)}>
-              Keep my edits
+              Back
             </button>
             <button className="btn danger" onClick={() => decide("reject", true)} data-testid="revert-anyway">
-              Revert anyway
+              {Object.values(overwrite).some(Boolean) ? "Reject and revert, overwriting the ticked files" : "Reject and revert the rest, keeping these"}
+            </button>
+          </div>
+        </div>
+      )}
+      {review.blocked && (
+        <div className="callout panel" role="alert" data-testid="landing-blocked" data-reason={review.blocked.reason}>
+          <p>
+            <strong>{BLOCK_TITLE[review.blocked.reason] ?? "Not landed"}.</strong> {review.blocked.detail}. Nothing was overwritten.
+          </p>
+          {review.blocked.files.length > 0 && (
+            <ul>
+              {review.blocked.files.map((f) => (
+                <li key={f}>
+                  <code>{f}</code>
+                </li>
+              ))}
+            </ul>
+          )}
+          <div className="actions">
+            {(review.blocked.reason === "conflict" || review.blocked.reason === "verification_failed") && (
+              <button
+                className="btn"
+                disabled={busy}
+                data-testid="resolve-with-agent"
+                onClick={() => {
+                  setBusy(true);
+                  ipc.resolveConflict(review.reviewId).then(onDecided, (e) => setError((e as AppError).message)).finally(() => setBusy(false));
+                }}
+              >
+                Let the agent resolve it
+              </button>
+            )}
+            {sessionId && worktree && (
+              <button className="btn" onClick={() => void ipc.openWorktree(sessionId).catch((e) => setError((e as AppError).message))} data-testid="blocked-open-worktree">
+                Open the worktree
+              </button>
+            )}
+            <button className="btn" disabled={busy} onClick={() => decide("approve", false, "branch")} data-testid="keep-branch">
+              Keep the branch for later
+            </button>
+            <button className="btn primary" disabled={busy} onClick={() => decide("approve")} data-testid="land-again">
+              Try again
             </button>
           </div>
         </div>
@@ -235,11 +329,30 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan }:
           {error}
         </p>
       )}
+      {worktree && (
+        <p className="muted small" data-testid="review-where">
+          The task worked in its own worktree on <code>{worktree.branch}</code>; your checkout is untouched. Approve lands it on{" "}
+          <code>{worktree.base_branch ?? "a branch"}</code>; Reject removes the worktree and the branch (History keeps the diff).
+        </p>
+      )}
       <div className="actions review-actions">
-        <label className="check">
-          <input type="checkbox" checked={revert} onChange={(e) => setRevert(e.target.checked)} data-testid="revert-checkbox" /> Also undo the agent's changes to my files
-        </label>
-        <button className="btn danger" disabled={busy} onClick={() => decide("reject")} data-testid="reject">
+        {worktree ? (
+          <label className="field inline" title="How the approved task lands on your branch">
+            <span className="muted small">Land</span>
+            <select value={landing} onChange={(e) => setLanding(e.target.value as LandingMode)} data-testid="landing-mode">
+              {(Object.keys(LANDING_LABEL) as LandingMode[]).map((m) => (
+                <option key={m} value={m}>
+                  {LANDING_LABEL[m]}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : (
+          <label className="check">
+            <input type="checkbox" checked={revert} onChange={(e) => setRevert(e.target.checked)} data-testid="revert-checkbox" /> Also undo the agent's changes to my files
+          </label>
+        )}
+        <button className="btn danger" disabled={busy} onClick={() => decide("reject")} data-testid="reject" title={worktree ? "Removes the task's worktree and branch" : undefined}>
           Reject
         </button>
         {asking ? (
@@ -252,7 +365,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan }:
           </button>
         )}
         <button className="btn primary" disabled={busy} onClick={() => decide("approve")} data-testid="approve">
-          Approve
+          {worktree && worktree.base_branch && landing !== "branch" ? `Approve and land on ${worktree.base_branch}` : "Approve"}
         </button>
       </div>
     </section>

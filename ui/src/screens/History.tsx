@@ -1,11 +1,12 @@
 import { useCallback, useEffect, useState } from "react";
 import { Inbox, Search } from "lucide-react";
-import { AppError, ipc, type EndReason, type SearchHit, type SessionStatus, type SessionSummary, type StoreUsage } from "../ipc";
+import { AppError, ipc, type EndReason, type SearchHit, type SessionStatus, type SessionSummary } from "../ipc";
 import { StatusBadge } from "../components/StatusBadge";
 import { TrustPanel } from "../components/TrustPanel";
+import { StoragePanel } from "../components/StoragePanel";
 import { END_LABEL, STATUS_LABEL } from "../session/model";
 
-const FILTERS: (SessionStatus | "all")[] = ["all", "awaiting_review", "awaiting_approval", "busy", "retry", "completed", "rejected", "failed", "interrupted", "cancelled", "idle"];
+const FILTERS: (SessionStatus | "all")[] = ["all", "awaiting_review", "awaiting_approval", "busy", "queued", "retry", "completed", "rejected", "failed", "interrupted", "cancelled", "idle"];
 
 function duration(ms: number) {
   if (ms < 1000) return `${ms} ms`;
@@ -276,7 +277,7 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
                   <button className="btn small" onClick={() => exportAs(r.id, r.title, "json")}>
                     JSON
                   </button>
-                  {["busy", "retry", "awaiting_approval"].includes(r.status) ? (
+                  {["busy", "retry", "queued", "awaiting_approval"].includes(r.status) ? (
                     <span className="muted small" data-testid="delete-running" title="A running session cannot be deleted">
                       Cancel it to delete
                     </span>
@@ -302,60 +303,8 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
         </div>
       )}
       <TrustPanel onOpen={onOpen} />
-      <CheckpointStorage />
+      <StoragePanel />
     </section>
-  );
-}
-
-const mb = (b: number) => (b < 1_000_000 ? `${Math.max(1, Math.round(b / 1000))} KB` : `${(b / 1_000_000).toFixed(1)} MB`);
-
-/** Disk the checkpoints take per workspace, and a way to give back what deleted sessions used. */
-function CheckpointStorage() {
-  const [stores, setStores] = useState<StoreUsage[] | null>(null);
-  const [note, setNote] = useState<string | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
-  const load = useCallback(() => {
-    ipc.checkpointUsage().then(setStores, (e) => setNote((e as AppError).message));
-  }, []);
-  useEffect(load, [load]);
-  if (!stores || stores.length === 0) return null;
-  const free = async (s: StoreUsage) => {
-    setBusy(s.id);
-    setNote(null);
-    try {
-      const freed = await ipc.freeCheckpoints(s.id);
-      setNote(freed > 0 ? `Freed ${mb(freed)} in ${s.workspace}.` : `Nothing to free in ${s.workspace}: every byte belongs to a session you kept.`);
-      load();
-    } catch (e) {
-      setNote((e as AppError).message);
-    } finally {
-      setBusy(null);
-    }
-  };
-  return (
-    <details className="panel storage" data-testid="checkpoint-storage">
-      <summary>Checkpoint storage: {mb(stores.reduce((n, s) => n + s.bytes, 0))} for {stores.length} workspace{stores.length === 1 ? "" : "s"}</summary>
-      <p className="muted small">Checkpoints record each workspace once, for the review's diffs and Reject's revert. Deleting a session keeps its files' history until you free it here; sessions you keep are not affected.</p>
-      <ul>
-        {stores.map((s) => (
-          <li key={s.id} className="row" data-testid="storage-row">
-            <code className="grow">{s.workspace}</code>
-            <span>{mb(s.bytes)}</span>
-            <span className="muted">
-              {s.sessions} session{s.sessions === 1 ? "" : "s"}
-            </span>
-            <button className="btn small" disabled={busy === s.id} onClick={() => free(s)} data-testid="free-storage">
-              {busy === s.id ? "Freeing…" : "Free unused space"}
-            </button>
-          </li>
-        ))}
-      </ul>
-      {note && (
-        <p className="muted" role="status" data-testid="storage-note">
-          {note}
-        </p>
-      )}
-    </details>
   );
 }
 

@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { FolderOpen, Play } from "lucide-react";
-import { AppError, ipc, type AgentPreset, type ExternalAgent, type PlanMode, type SessionSummary, type WorkspaceSurvey } from "../ipc";
+import { AppError, ipc, type AgentPreset, type ExternalAgent, type PlanMode, type SessionSummary, type WhenBusy, type WorkspaceInfo, type WorkspaceSurvey } from "../ipc";
 import { gradeOf } from "../modelGrades";
+import { AlertDialog } from "../components/AlertDialog";
 
 interface Props {
   providerReady: boolean;
@@ -81,8 +82,15 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
   }, []);
 
   const [survey, setSurvey] = useState<WorkspaceSurvey | null>(null);
+  // Where the task will work: its own worktree (a git repository), or the folder itself.
+  const [info, setInfo] = useState<WorkspaceInfo | null>(null);
+  const [base, setBase] = useState<string>("");
+  const [infoRound, setInfoRound] = useState(0);
+  // Another task works in this plain folder: run anyway, queue after it, or cancel.
+  const [busyAsk, setBusyAsk] = useState<string | null>(null);
   useEffect(() => {
     setSurvey(null);
+    setInfo(null);
     if (!workspace) return;
     let live = true;
     // Paths are typed a letter at a time: survey the folder once typing pauses.
@@ -91,12 +99,31 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
         (s) => live && setSurvey(s),
         () => undefined,
       );
+      ipc.workspaceInfo(workspace).then(
+        (i) => {
+          // Outside the app (a test without this command) there is nothing to say.
+          if (!live || !i) return;
+          setInfo(i);
+          setBase(i.branch ?? "");
+        },
+        () => undefined,
+      );
     }, 300);
     return () => {
       live = false;
       clearTimeout(t);
     };
-  }, [workspace]);
+  }, [workspace, infoRound]);
+  const makeRepository = async () => {
+    if (!workspace) return;
+    setError(null);
+    try {
+      await ipc.makeRepository(workspace);
+      setInfoRound((n) => n + 1);
+    } catch (e) {
+      setError((e as AppError).message);
+    }
+  };
   const trimmed = task.trim();
   // Not a blocker: a weak model may still do a small task, but the person should know.
   const noTools = gradeOf(model)?.find((c) => c.kind === "calls_tools" && !c.passed);
@@ -121,18 +148,21 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
     }
   };
 
-  const run = async (e?: FormEvent) => {
+  const run = async (e?: FormEvent, whenBusy: WhenBusy = "ask") => {
     e?.preventDefault();
     if (blocker || starting || !workspace) return;
     setStarting(true);
     setError(null);
+    setBusyAsk(null);
     try {
-      const id = await ipc.startSession(task, workspace, model.trim() && model.trim() !== defaultModel ? model.trim() : undefined, plan, agentName !== defaultAgentName ? agentName : undefined);
+      const baseChoice = info?.worktrees && base && base !== info.branch ? base : undefined;
+      const id = await ipc.startSession(task, workspace, model.trim() && model.trim() !== defaultModel ? model.trim() : undefined, plan, agentName !== defaultAgentName ? agentName : undefined, { base: baseChoice, whenBusy });
       setTask("");
       onStarted(id);
     } catch (err) {
       // The task text stays in the box: nothing the person typed is lost.
-      setError((err as AppError).message);
+      if ((err as AppError).code === "workspace_busy") setBusyAsk((err as AppError).message);
+      else setError((err as AppError).message);
     } finally {
       setStarting(false);
     }
@@ -207,6 +237,42 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
             ))}
           </div>
         )}
+        {info && (
+          <div className="muted small where-it-works" data-testid="workspace-isolation" data-worktree={info.worktrees ? "yes" : "no"}>
+            {info.worktrees ? (
+              <>
+                Works in its own worktree on a new branch from{" "}
+                {info.branches.length > 1 ? (
+                  <select value={base} onChange={(e) => setBase(e.target.value)} data-testid="base-branch" aria-label="Branch the task starts from and lands on">
+                    {info.branch === null && <option value="">the current commit</option>}
+                    {info.branches.map((b) => (
+                      <option key={b} value={b}>
+                        {b}
+                      </option>
+                    ))}
+                  </select>
+                ) : (
+                  <code>{info.branch ?? "the current commit"}</code>
+                )}
+                . Your checkout stays as it is; approving lands the task there. Several tasks can run side by side.
+              </>
+            ) : (
+              <>
+                Works in the folder itself{info.repository ? " (Settings say in place)" : ""}.{" "}
+                {info.busy.length > 0 && <strong data-testid="workspace-busy">“{info.busy[0].title}” is working in it right now. </strong>}
+                {!info.repository && (
+                  <>
+                    To run tasks side by side, each in its own copy,{" "}
+                    <button type="button" className="link" onClick={makeRepository} data-testid="make-repository">
+                      {info.unborn_repository ? "make a first commit" : "make it a git repository"}
+                    </button>{" "}
+                    (it commits the folder as it is now).
+                  </>
+                )}
+              </>
+            )}
+          </div>
+        )}
         {survey?.instructions && (
           <p className="muted small" data-testid="workspace-instructions">
             This folder's <code>{survey.instructions}</code> goes to the agent and the evaluator: the work follows it.
@@ -268,6 +334,23 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
         <p className="field-error" role="alert">
           {error}
         </p>
+      )}
+
+      {busyAsk && (
+        <AlertDialog title="Another task works in this folder" testid="workspace-busy-dialog" onEscape={() => setBusyAsk(null)}>
+          <p>{busyAsk}</p>
+          <div className="actions">
+            <button type="button" className="btn" onClick={() => setBusyAsk(null)} data-testid="busy-cancel" autoFocus>
+              Cancel
+            </button>
+            <button type="button" className="btn" onClick={() => run(undefined, "run")} data-testid="busy-run">
+              Run anyway
+            </button>
+            <button type="button" className="btn primary" onClick={() => run(undefined, "queue")} data-testid="busy-queue">
+              Queue after it
+            </button>
+          </div>
+        </AlertDialog>
       )}
 
       <div className="actions">

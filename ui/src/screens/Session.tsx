@@ -283,6 +283,12 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
           Step {item.number}/{item.of}: {item.title}
         </div>
       );
+    case "landing":
+      return (
+        <p className={item.tone === "warn" ? "notice warn landing-note" : "notice landing-note"} role="status" data-testid="landing-note">
+          {item.text}
+        </p>
+      );
     case "plan_revised":
       return (
         <div className="card plan-revised" data-testid="plan-revised">
@@ -569,6 +575,16 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
             ) : (
               model.model
             )}
+            {model.place?.worktree && !model.place.removed && (
+              <span data-testid="session-worktree" title={`Its own worktree: ${model.place.worktree.folder}. Your checkout is untouched until you approve.`}>
+                {" "}
+                · on <code>{model.place.worktree.branch}</code>
+                {model.place.worktree.base_branch ? ` from ${model.place.worktree.base_branch}` : ""}{" "}
+                <button className="link-btn" onClick={() => void ipc.openWorktree(sessionId).catch((e) => setError((e as AppError).message))} data-testid="open-worktree">
+                  open folder
+                </button>
+              </span>
+            )}
             {model.instructions && (
               <span data-testid="session-instructions" title={model.instructions.truncated ? "Long: only its first part is sent" : "The agent and the evaluator follow it"}>
                 {" "}
@@ -683,7 +699,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
       {ask && (ask.kind === "permission" ? <Permission item={ask} /> : <Question item={ask} />)}
       {model.plan?.awaitingReview && model.status === "awaiting_approval" && <PlanReview sessionId={sessionId} steps={model.plan.steps.map((s) => s.step)} />}
       {/* After Approve or Reject the panel stays, saying what was decided (and what a revert undid). */}
-      {model.review && (model.status === "awaiting_review" || (model.review.decided && model.review.decided.decision !== "request_changes" && !running)) && <ReviewPanel review={model.review} tokens={model.tokens} onDecided={() => undefined} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} />}
+      {model.review && (model.status === "awaiting_review" || (model.review.decided && model.review.decided.decision !== "request_changes" && !running)) && <ReviewPanel review={model.review} tokens={model.tokens} onDecided={() => undefined} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} />}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (
         <div className="composer">
           {model.status === "interrupted" && <p className="notice">This session was interrupted. Resume it to continue where it stopped.</p>}

@@ -1,5 +1,6 @@
 import { AboutPanel } from "../components/AboutPanel";
 import { AgentSection } from "../components/AgentSection";
+import { TasksSection } from "../components/TasksSection";
 import { useEffect, useState, type FormEvent, type MutableRefObject } from "react";
 import { McpSection } from "../components/McpSection";
 import { ProviderSection } from "../components/ProviderSection";
@@ -445,6 +446,14 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
           )}
         </label>
       </fieldset>
+
+      <TasksSection
+        draft={draft}
+        onChange={(tasks) => {
+          setSaved(false);
+          setDraft((d) => ({ ...d, tasks }));
+        }}
+      />
 
       <fieldset className="panel">
         <legend>Appearance</legend>

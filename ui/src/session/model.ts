@@ -1,6 +1,6 @@
 // Folds a session's events into what the session view shows. Pure, so it is tested without a
 // window and replays and live updates go through the same code.
-import type { Claim, ClaimWords, ContinuationSource, Stuck, Envelope, EndReason, FileChange, Phase, PermissionDecision, PlanMode, PlanStep, SessionStatus, StepState, Todo, ToolState, Verdict } from "../ipc";
+import type { Claim, ClaimWords, ContinuationSource, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanStep, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
 
 export interface PlanStepView {
   step: PlanStep;
@@ -41,6 +41,7 @@ export type Item =
   | { kind: "run_end"; key: string; status: SessionStatus; endReason: EndReason; stuck?: Stuck }
   | { kind: "plan_step"; key: string; number: number; of: number; title: string }
   | { kind: "plan_revised"; key: string; cause: string; titles: string[] }
+  | { kind: "landing"; key: string; text: string; tone: "ok" | "warn" }
   | { kind: "error"; key: string; message: string };
 
 export interface Review {
@@ -58,7 +59,17 @@ export interface Review {
   stuck?: Stuck;
   /** Files left out of checkpoints for their size: revert cannot restore them. */
   notCovered?: string[];
-  decided?: { decision: string; by: string; reverted?: { restored: string[]; deleted: string[] } };
+  decided?: { decision: string; by: string; reverted?: { restored: string[]; deleted: string[]; kept: string[] }; landed?: Landed };
+  /** Approve could not land the task: why, and the files concerned. The review stays open. */
+  blocked?: { reason: LandingBlock; files: string[]; detail: string };
+}
+
+/** Where the task works: its own worktree and branch, or the folder itself. */
+export interface Place {
+  folder: string;
+  worktree?: TaskWorktree;
+  /** The worktree is gone (landed, rejected, cleaned up). */
+  removed?: boolean;
 }
 
 export interface SessionModel {
@@ -70,6 +81,7 @@ export interface SessionModel {
   instructions?: { file: string; truncated: boolean };
   /** The external agent doing the work (ACP), as it introduced itself. */
   agent?: { name: string; version: string | null };
+  place?: Place;
   status: SessionStatus;
   statusMessage?: string;
   retry?: { attempt: number; nextRetryAt: string; message: string };
@@ -120,7 +132,7 @@ export const emptyModel = (): SessionModel => ({
   tokens: { agent: 0, evaluator: 0 },
 });
 
-const RUNNING: SessionStatus[] = ["busy", "retry"];
+const RUNNING: SessionStatus[] = ["busy", "retry", "queued"];
 
 export function isRunning(m: SessionModel) {
   return RUNNING.includes(m.status) || m.status === "awaiting_approval";
@@ -319,11 +331,30 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       next.review = { reviewId: e.review_id, claim: e.claim, verdict: e.verdict, endReason: e.end_reason, remaining: e.remaining, files: e.files_changed, verification: e.verification, tokens: e.tokens, costUsd: e.cost_usd, claimWords: e.claim_words, verdictSummary: e.verdict_summary, stuck: e.stuck, notCovered: e.not_covered };
       break;
     case "review_resolved":
-      if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, decided: { decision: e.decision, by: e.by } };
+      if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, blocked: undefined, decided: { decision: e.decision, by: e.by } };
       break;
     case "reverted":
-      if (next.review?.decided) next.review = { ...next.review, decided: { ...next.review.decided, reverted: { restored: e.restored, deleted: e.deleted } } };
+      if (next.review?.decided) next.review = { ...next.review, decided: { ...next.review.decided, reverted: { restored: e.restored, deleted: e.deleted, kept: e.kept ?? [] } } };
       break;
+    case "task_workspace":
+      next.place = { folder: e.folder, worktree: e.worktree ?? undefined };
+      break;
+    case "worktree_removed":
+      if (next.place) next.place = { ...next.place, removed: true };
+      break;
+    case "landing_blocked":
+      if (next.review && !next.review.decided) next.review = { ...next.review, blocked: { reason: e.reason, files: e.files, detail: e.detail } };
+      push({ kind: "landing", key: `lb-${e.seq}`, text: `Not landed: ${e.detail}`, tone: "warn" });
+      break;
+    case "rebased":
+      push({ kind: "landing", key: `rb-${e.seq}`, text: "The branch moved on while the task ran: its commits now sit on top of it.", tone: "ok" });
+      break;
+    case "landed": {
+      const landed: Landed = { mode: e.mode, target_branch: e.target_branch ?? null, commit: e.commit ?? null, branch_kept: e.branch_kept ?? null, files: e.files };
+      if (next.review?.decided) next.review = { ...next.review, decided: { ...next.review.decided, landed } };
+      push({ kind: "landing", key: `ld-${e.seq}`, text: landedText(landed), tone: "ok" });
+      break;
+    }
     case "run_finished":
       // A plan step's run ends with the session still busy: the plan goes on.
       if (e.status !== "busy") next.endReason = e.end_reason;
@@ -336,6 +367,15 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
   }
 }
 
+/** "Landed on main as 1a2b3c4 (2 files)": what approve did, in the words the window uses. */
+export function landedText(l: Landed): string {
+  const files = `${l.files.length} file${l.files.length === 1 ? "" : "s"}`;
+  if (l.commit && l.target_branch) return `Landed on ${l.target_branch} as ${l.commit.slice(0, 7)} (${files}).`;
+  if (l.target_branch) return `The changes are in your working tree on ${l.target_branch}, not committed (${files}).`;
+  if (l.branch_kept) return `Kept the task's branch ${l.branch_kept} for later.`;
+  return "Nothing to land.";
+}
+
 export const SOURCE_LABEL: Record<ContinuationSource, string> = {
   truncation: "The answer was cut off",
   todo_gate: "Open todo items",
@@ -345,6 +385,7 @@ export const SOURCE_LABEL: Record<ContinuationSource, string> = {
   evaluator: "Evaluator",
   resume: "Resumed after a restart",
   plan_step: "The step's brief",
+  landing_conflict: "Resolve the conflict with the moved branch",
 };
 
 /** Stuck patterns in plain words. */
@@ -363,6 +404,7 @@ export const STUCK_LABEL: Record<string, string> = {
 
 export const STATUS_LABEL: Record<SessionStatus, string> = {
   idle: "Idle",
+  queued: "Queued",
   busy: "Working",
   retry: "Retrying",
   awaiting_approval: "Waiting for you",

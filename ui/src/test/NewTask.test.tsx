@@ -63,7 +63,76 @@ describe("New task", () => {
     await user.type(screen.getByTestId("task-input"), "hello");
     await user.keyboard("{Control>}{Enter}{/Control}");
     await vi.waitFor(() => expect(onStarted).toHaveBeenCalledWith("ses_1"));
-    expect(started).toEqual({ task: "hello", workspace: "/w", model: null, plan: "auto", agent: null });
+    expect(started).toEqual({ task: "hello", workspace: "/w", model: null, plan: "auto", agent: null, isolation: null, base: null, whenBusy: "ask" });
+  });
+
+  it("in a git repository it says the task gets its own worktree, and the branch it starts from can be picked", async () => {
+    let started: { base?: string | null } = {};
+    mockIPC((cmd, args) => {
+      if (cmd === "plugin:dialog|open") return "/repo";
+      if (cmd === "workspace_info") return { worktrees: true, repository: "/repo", branch: "main", branches: ["main", "release"], unborn_repository: true, busy: [] };
+      if (cmd === "start_session") {
+        started = args as { base?: string | null };
+        return "ses_1";
+      }
+    });
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("pick-workspace"));
+    await vi.waitFor(() => expect(screen.getByTestId("workspace-isolation")).toHaveTextContent("its own worktree"));
+    expect(screen.getByTestId("workspace-isolation")).toHaveTextContent("Your checkout stays as it is");
+    await user.selectOptions(screen.getByTestId("base-branch"), "release");
+    await user.type(screen.getByTestId("task-input"), "fix it");
+    await user.click(screen.getByTestId("run"));
+    await vi.waitFor(() => expect(started.base).toBe("release"));
+  });
+
+  it("a plain folder offers to become a git repository so tasks can run side by side", async () => {
+    let made = "";
+    let repo = false;
+    mockIPC((cmd, args) => {
+      if (cmd === "plugin:dialog|open") return "/plain";
+      if (cmd === "workspace_info")
+        return repo
+          ? { worktrees: true, repository: "/plain", branch: "main", branches: ["main"], unborn_repository: true, busy: [] }
+          : { worktrees: false, repository: null, branch: null, branches: [], unborn_repository: false, busy: [] };
+      if (cmd === "make_repository") {
+        made = (args as { folder: string }).folder;
+        repo = true;
+      }
+    });
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("pick-workspace"));
+    await vi.waitFor(() => expect(screen.getByTestId("workspace-isolation")).toHaveTextContent("the folder itself"));
+    await user.click(screen.getByTestId("make-repository"));
+    await vi.waitFor(() => expect(screen.getByTestId("workspace-isolation")).toHaveTextContent("its own worktree"));
+    expect(made).toBe("/plain");
+  });
+
+  it("a busy plain folder asks first: run anyway, queue after the other task, or cancel", async () => {
+    const calls: string[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "plugin:dialog|open") return "/plain";
+      if (cmd === "start_session") {
+        const when = (args as { whenBusy: string }).whenBusy;
+        calls.push(when);
+        if (when === "ask") throw { code: "workspace_busy", message: "“write slow.txt” is working in /plain right now." };
+        return "ses_2";
+      }
+    });
+    const onStarted = vi.fn();
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={onStarted} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("pick-workspace"));
+    await user.type(screen.getByTestId("task-input"), "write fast.txt");
+    await user.click(screen.getByTestId("run"));
+    await vi.waitFor(() => expect(screen.getByTestId("workspace-busy-dialog")).toHaveTextContent("write slow.txt"));
+    expect(onStarted).not.toHaveBeenCalled();
+    await user.click(screen.getByTestId("busy-queue"));
+    await vi.waitFor(() => expect(onStarted).toHaveBeenCalledWith("ses_2"));
+    expect(calls).toEqual(["ask", "queue"]);
+    expect(screen.getByTestId("task-input")).toHaveValue("");
   });
 
   it("an installed ACP agent can do the task instead of the built-in agent", async () => {

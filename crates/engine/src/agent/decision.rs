@@ -30,8 +30,10 @@ use crate::workspace::worktree::{self, TaskWorktree};
 /// Which files someone changed after the run that a revert may overwrite all the same.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Overwrite {
+    /// Not asked yet: a revert that finds such files stops and lists them.
     #[default]
     Nothing,
+    /// The person has seen the list: these are overwritten, the others kept as they are.
     Files(Vec<String>),
     All,
 }
@@ -158,11 +160,11 @@ impl Engine {
         }
         let paths: Vec<&str> = owned.iter().map(|c| c.path.as_str()).collect();
         let now = cp.file_states(&paths)?;
-        let conflicts: Vec<String> = owned.iter().zip(&now).filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince && !choice.overwrite.allows(&c.path)).map(|(c, _)| c.path.clone()).collect();
-        if !conflicts.is_empty() {
-            return Ok(ReviewOutcome::NeedsConfirmation { conflicts });
+        let changed_since: Vec<String> = owned.iter().zip(&now).filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince).map(|(c, _)| c.path.clone()).collect();
+        if !changed_since.is_empty() && choice.overwrite == Overwrite::Nothing {
+            return Ok(ReviewOutcome::NeedsConfirmation { conflicts: changed_since });
         }
-        let overwrite: Vec<String> = owned.iter().zip(&now).filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince).map(|(c, _)| c.path.clone()).collect();
+        let overwrite: Vec<String> = changed_since.into_iter().filter(|p| choice.overwrite.allows(p)).collect();
         // The decision and the intent in one step; the files follow.
         self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, EngineEvent::RevertStarted { overwrite: overwrite.clone() }, status_event(SessionStatus::Rejected)])?;
         let report = revert_owned(&cp, &owned, &overwrite)?;

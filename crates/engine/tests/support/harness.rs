@@ -43,6 +43,8 @@ pub struct Setup {
     /// How the external agent reaches `complete_task`: the pipe process (as the CLI and the app
     /// offer it) or, when `None`, HTTP.
     pub claims_pipe: Option<finishline_engine::external::claims_pipe::PipeCommand>,
+    /// How many tasks may run at once (the app's limit); `None`: no limit, as in the CLI.
+    pub parallel: Option<usize>,
 }
 
 impl Default for Setup {
@@ -62,6 +64,7 @@ impl Default for Setup {
             learn_context_window: false,
             external: None,
             claims_pipe: Some(finishline_engine::external::claims_pipe::PipeCommand { program: env!("CARGO_BIN_EXE_finishline-mcp-pipe").into(), args: vec![] }),
+            parallel: None,
         }
     }
 }
@@ -107,7 +110,7 @@ impl Harness {
                 mcp: setup.mcp.clone(),
                 external: setup.external.clone(),
                 claims_pipe: setup.claims_pipe.clone(),
-                tasks: finishline_engine::agent::config::TaskPolicy::new(data.path()),
+                tasks: finishline_engine::agent::config::TaskPolicy { slots: setup.parallel.map(finishline_engine::agent::queue::TaskSlots::new), ..finishline_engine::agent::config::TaskPolicy::new(data.path()) },
             },
         );
         Harness { server, engine, store, workspace, data }

@@ -1,0 +1,57 @@
+import type { Isolation, LandingMode, Settings, TaskSettings } from "../ipc";
+import { StoragePanel } from "./StoragePanel";
+
+const DEFAULTS: TaskSettings = { isolation: "worktree", worktree_dir: "", worktree_include: [".env", ".env.*", "!.env.example"], parallel_limit: 4, landing: "squash" };
+
+/** Settings → Tasks: where tasks work, how many at once, how approved ones land; and the disk
+ * their worktrees and checkpoints take. */
+export function TasksSection({ draft, onChange }: { draft: Settings; onChange: (tasks: TaskSettings) => void }) {
+  const t = { ...DEFAULTS, ...(draft.tasks ?? {}) };
+  const set = (patch: Partial<TaskSettings>) => onChange({ ...t, ...patch });
+  return (
+    <fieldset className="panel" data-testid="tasks-section" id="settings-tasks">
+      <legend>Tasks</legend>
+      <label className="field">
+        <span>Where tasks work</span>
+        <select data-testid="isolation" value={t.isolation} onChange={(e) => set({ isolation: e.target.value as Isolation })}>
+          <option value="worktree">In a git repository, each in its own worktree (side by side; approve lands it)</option>
+          <option value="in_place">In the folder itself</option>
+        </select>
+        <span className="muted small">Outside a git repository a task always works in the folder itself; its review and revert cover only what it changed.</span>
+      </label>
+      <label className="field">
+        <span>Tasks at once</span>
+        <input type="number" min={1} max={32} data-testid="parallel-limit" value={t.parallel_limit} onChange={(e) => set({ parallel_limit: Math.max(1, Math.min(32, Number(e.target.value) || 1)) })} />
+        <span className="muted small">More wait, visibly queued, until one ends.</span>
+      </label>
+      <label className="field">
+        <span>Approve lands the task</span>
+        <select data-testid="landing-default" value={t.landing} onChange={(e) => set({ landing: e.target.value as LandingMode })}>
+          <option value="squash">As one commit on your branch (title and the evaluator's summary)</option>
+          <option value="merge">With the task's commits and a merge commit</option>
+          <option value="uncommitted">As uncommitted changes in your working tree</option>
+          <option value="branch">Keep its branch only</option>
+        </select>
+      </label>
+      <label className="field">
+        <span>Untracked files each worktree gets from your checkout</span>
+        <textarea
+          rows={3}
+          data-testid="worktree-include"
+          value={t.worktree_include.join("\n")}
+          onChange={(e) => set({ worktree_include: e.target.value.split("\n").map((l) => l.trim()).filter(Boolean) })}
+          spellCheck={false}
+        />
+        <span className="muted small">
+          One pattern per line, gitignore syntax; a repository's own <code>.worktreeinclude</code> adds to these. They are never committed.
+        </span>
+      </label>
+      <label className="field">
+        <span>Worktree folder</span>
+        <input data-testid="worktree-dir" value={t.worktree_dir} placeholder="worktrees/ in Finishline's data folder" onChange={(e) => set({ worktree_dir: e.target.value })} spellCheck={false} />
+      </label>
+      <h3 id="settings-storage">Storage</h3>
+      <StoragePanel />
+    </fieldset>
+  );
+}

@@ -1,0 +1,128 @@
+import { render, screen } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import { describe, expect, it, vi } from "vitest";
+import type { EngineEvent, Envelope } from "../ipc";
+import { SessionView } from "../screens/Session";
+
+let seq = 0;
+const ev = (e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s1", at: "2026-11-25T00:00:00Z" }) as Envelope;
+
+const worktree = { repo: "/repo", folder: "/data/worktrees/repo-abc-fix", subdir: "", branch: "finishline/abc-fix", base_branch: "main", base_commit: "1111111" };
+
+function reviewWaiting(): Envelope[] {
+  seq = 0;
+  return [
+    ev({ type: "session_created", task: "fix the parser", workspace: "/repo", provider: "openai", model: "m" }),
+    ev({ type: "task_workspace", isolation: "worktree", folder: worktree.folder, worktree }),
+    ev({ type: "run_started", trigger: "task" }),
+    ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "parser.rs", kind: "modified", diff: "+fixed" }], verification: [] }),
+    ev({ type: "status_changed", status: "awaiting_review" }),
+  ];
+}
+
+/** Feeds `events` to the view, then whatever `more` returns for each command it sends. */
+function script(events: Envelope[], onCommand: (cmd: string, args: unknown, push: (e: EngineEvent) => void) => unknown) {
+  let channel: { onmessage: (e: Envelope) => void } | null = null;
+  const push = (e: EngineEvent) => channel?.onmessage(ev(e));
+  mockIPC((cmd, args) => {
+    if (cmd === "subscribe_session") {
+      channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
+      setTimeout(() => events.forEach((e) => channel!.onmessage(e)), 0);
+      return 1;
+    }
+    return onCommand(cmd, args, push);
+  });
+}
+
+describe("a task in its own worktree", () => {
+  it("the header names its branch, and approve lands it on the branch it started from as chosen", async () => {
+    let sent: { input: { decision: string; landing?: string; revert?: boolean } } | null = null;
+    script(reviewWaiting(), (cmd, args, push) => {
+      if (cmd === "submit_review") {
+        sent = args as typeof sent;
+        push({ type: "review_resolved", review_id: "r1", decision: "approve", by: "person", feedback: null, reverted: false });
+        push({ type: "landed", mode: "merge", target_branch: "main", commit: "abcdef1234", files: ["parser.rs"] });
+        push({ type: "status_changed", status: "completed" });
+        return { outcome: "decided", status: "completed", revert: null };
+      }
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("session-worktree")).toHaveTextContent("finishline/abc-fix from main");
+    expect(screen.getByTestId("review-where")).toHaveTextContent("your checkout is untouched");
+    expect(screen.queryByTestId("revert-checkbox")).toBeNull();
+    const user = userEvent.setup();
+    await user.selectOptions(screen.getByTestId("landing-mode"), "merge");
+    expect(screen.getByTestId("approve")).toHaveTextContent("Approve and land on main");
+    await user.click(screen.getByTestId("approve"));
+    expect(await screen.findByTestId("landed-summary")).toHaveTextContent("Landed on main as abcdef1 (1 file)");
+    expect(sent!.input.landing).toBe("merge");
+    expect(sent!.input.revert).toBe(false);
+  });
+
+  it("a landing that cannot go through says why, overwrites nothing, and offers the ways out", async () => {
+    const calls: string[] = [];
+    script(reviewWaiting(), (cmd, args, push) => {
+      calls.push(cmd);
+      if (cmd === "submit_review") {
+        const landing = (args as { input: { landing?: string } }).input.landing;
+        if (landing === "branch") {
+          push({ type: "review_resolved", review_id: "r1", decision: "approve", by: "person", feedback: null, reverted: false });
+          push({ type: "landed", mode: "branch", branch_kept: "finishline/abc-fix", files: [] });
+          push({ type: "status_changed", status: "completed" });
+          return { outcome: "decided", status: "completed", revert: null };
+        }
+        push({ type: "landing_blocked", reason: "conflict", files: ["parser.rs"], detail: "“main” moved on since the task started, and the task's changes conflict with what landed there" });
+        return { outcome: "landing_blocked", reason: "conflict", files: ["parser.rs"], detail: "…" };
+      }
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("approve"));
+    const blocked = await screen.findByTestId("landing-blocked");
+    expect(blocked).toHaveTextContent("the branch moved and the task's changes conflict");
+    expect(blocked).toHaveTextContent("parser.rs");
+    expect(blocked).toHaveTextContent("Nothing was overwritten");
+    expect(screen.getByTestId("resolve-with-agent")).toBeEnabled();
+    expect(screen.getByTestId("blocked-open-worktree")).toBeEnabled();
+    await user.click(screen.getByTestId("keep-branch"));
+    expect(await screen.findByTestId("landed-summary")).toHaveTextContent("Kept the task's branch finishline/abc-fix");
+    expect(calls.filter((c) => c === "submit_review")).toHaveLength(2);
+  });
+});
+
+describe("reject in the folder itself", () => {
+  it("lists files changed after the run, keeps them unless ticked one by one, and says which were kept", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "write notes", workspace: "/plain", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "a.md", kind: "created", diff: "" }, { path: "b.md", kind: "created", diff: "" }], verification: [] }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    const sent: { overwrite?: string[] }[] = [];
+    script(events, (cmd, args, push) => {
+      if (cmd !== "submit_review") return null;
+      const input = (args as { input: { overwrite?: string[] } }).input;
+      sent.push(input);
+      if (input.overwrite === undefined) return { outcome: "needs_confirmation", conflicts: ["a.md", "b.md"] };
+      push({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: null, reverted: true });
+      push({ type: "reverted", restored: [], deleted: ["b.md"], kept: ["a.md"] });
+      push({ type: "status_changed", status: "rejected" });
+      return { outcome: "decided", status: "rejected", revert: { restored: [], deleted: ["b.md"], conflicts: ["a.md"], applied: true } };
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("revert-checkbox"));
+    await user.click(screen.getByTestId("reject"));
+    const ask = await screen.findByTestId("revert-conflicts");
+    expect(ask).toHaveTextContent("a.md");
+    expect(screen.getByTestId("revert-anyway")).toHaveTextContent("keeping these");
+    await user.click(screen.getAllByTestId("overwrite-file")[1]);
+    await user.click(screen.getByTestId("revert-anyway"));
+    await vi.waitFor(() => expect(sent).toHaveLength(2));
+    expect(sent[1].overwrite).toEqual(["b.md"]);
+    expect(await screen.findByTestId("revert-kept")).toHaveTextContent("a.md");
+  });
+});
