@@ -575,16 +575,6 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
             ) : (
               model.model
             )}
-            {model.place?.worktree && !model.place.removed && (
-              <span data-testid="session-worktree" title={`Its own worktree: ${model.place.worktree.folder}. Your checkout is untouched until you approve.`}>
-                {" "}
-                · on <code>{model.place.worktree.branch}</code>
-                {model.place.worktree.base_branch ? ` from ${model.place.worktree.base_branch}` : ""}{" "}
-                <button className="link-btn" onClick={() => void ipc.openWorktree(sessionId).catch((e) => setError((e as AppError).message))} data-testid="open-worktree">
-                  open folder
-                </button>
-              </span>
-            )}
             {model.instructions && (
               <span data-testid="session-instructions" title={model.instructions.truncated ? "Long: only its first part is sent" : "The agent and the evaluator follow it"}>
                 {" "}
@@ -599,6 +589,15 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
               </span>
             )}
           </p>
+          {model.place?.worktree && !model.place.removed && (
+            <p className="muted small clamp" data-testid="session-worktree" title={`Its own worktree: ${model.place.worktree.folder}. Your checkout is untouched until you approve.`}>
+              Works on <code>{model.place.worktree.branch}</code>
+              {model.place.worktree.base_branch ? ` from ${model.place.worktree.base_branch}` : ""}, in its own worktree ·{" "}
+              <button className="link-btn" onClick={() => void ipc.openWorktree(sessionId).catch((e) => setError((e as AppError).message))} data-testid="open-worktree">
+                open its folder
+              </button>
+            </p>
+          )}
         </div>
         <div className="row">
           {model.lastSeq === 0 ? (

@@ -1,0 +1,100 @@
+// Tasks side by side in a git repository, as a new user meets them in the real window: three
+// tasks started at once, each in its own worktree; one approved (it lands as one commit on the
+// person's branch), one sent back with changes (it keeps its worktree), one rejected (it leaves
+// nothing). The person's own uncommitted edit survives all of it.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { clickAway, shot, typeInto, waitForScreen } from "./app.mjs";
+import { appWindow } from "./window.mjs";
+
+const win = appWindow({ scenario: "e2e-worktrees.json", port: 4610, name: "worktrees" });
+const { testid } = win;
+const git = (repo, ...args) => execFileSync("git", ["-C", repo, ...args], { encoding: "utf8" }).trim();
+
+function repository() {
+  const repo = mkdtempSync(path.join(tmpdir(), "finishline-repo-"));
+  git(repo, "init", "-q", "-b", "main");
+  git(repo, "config", "user.name", "Person");
+  git(repo, "config", "user.email", "person@example.com");
+  writeFileSync(path.join(repo, "README.md"), "hello\n");
+  git(repo, "add", ".");
+  git(repo, "commit", "-q", "-m", "init");
+  writeFileSync(path.join(repo, "README.md"), "hello\nmy own edit, not committed\n");
+  return repo;
+}
+
+async function start(repo, task) {
+  await clickAway(await testid("nav-new"));
+  await waitForScreen(win.app, "new-task-form");
+  await typeInto(win.app, await testid("workspace-path"), repo);
+  const where = await testid("workspace-isolation");
+  await where.waitForDisplayed({ timeout: 10_000 });
+  assert.match(await where.getText(), /its own worktree/, "New Task says the task gets its own worktree");
+  await typeInto(win.app, await testid("task-input"), task);
+  await clickAway(await testid("run"));
+  const view = await testid("session-view");
+  await view.waitForDisplayed({ timeout: 10_000 });
+  return view.getAttribute("data-session");
+}
+
+async function open(id) {
+  const entry = await win.app.$(`[data-testid="side-session"][data-session="${id}"]`);
+  await entry.waitForExist({ timeout: 10_000 });
+  await clickAway(entry);
+  await win.app.waitUntil(async () => (await (await testid("session-view")).getAttribute("data-session")) === id, { timeout: 10_000 });
+}
+
+async function waitStatus(status) {
+  const badge = await testid("status-badge");
+  await badge.waitUntil(async () => (await badge.getAttribute("data-status")) === status, { timeout: 30_000, timeoutMsg: `never reached ${status}` });
+}
+
+test("three tasks side by side: one approved lands one commit, one rejected leaves nothing, one sent back keeps its worktree", async () => {
+  const repo = repository();
+  const before = git(repo, "rev-parse", "HEAD");
+  const approved = await start(repo, "write approved.txt");
+  const changes = await start(repo, "write changes.txt");
+  const rejected = await start(repo, "write rejected.txt");
+  const working = await win.app.$$('[data-testid="side-session"][data-status="busy"]');
+  assert.ok(working.length >= 2, `the sidebar shows the tasks working at once (${working.length})`);
+  assert.ok(!existsSync(path.join(repo, "approved.txt")), "while they run, the person's checkout is untouched");
+  await shot(win.app, "worktrees-side-by-side");
+
+  await open(approved);
+  await waitStatus("awaiting_review");
+  assert.match(await (await testid("session-worktree")).getText(), /finishline\/.* from main/, "the header names the task's branch");
+  assert.match(await (await testid("approve")).getText(), /land on main/);
+  await shot(win.app, "worktrees-review");
+  await clickAway(await testid("approve"));
+  await waitStatus("completed");
+  assert.match(await (await testid("landed-summary")).getText(), /Landed on main as [0-9a-f]{7}/);
+
+  await open(rejected);
+  await waitStatus("awaiting_review");
+  await clickAway(await testid("reject"));
+  await waitStatus("rejected");
+
+  await open(changes);
+  await waitStatus("awaiting_review");
+  await clickAway(await testid("request-changes"));
+  await typeInto(win.app, await testid("feedback-input"), "also write more.txt");
+  await clickAway(await testid("send-feedback"));
+  await win.app.waitUntil(async () => /more\.txt/.test(await (await testid("review-panel")).getText().catch(() => "")), { timeout: 30_000, timeoutMsg: "the second review never came" });
+  await waitStatus("awaiting_review");
+  const files = await win.app.$$('[data-testid="file-change"]');
+  assert.equal(files.length, 1, "the second review shows only what the second run changed");
+  assert.match(await files[0].getText(), /more\.txt/);
+
+  const log = git(repo, "log", "--format=%s", `${before}..main`).split("\n");
+  assert.deepEqual(log, ["write approved.txt"], "exactly one new commit on the person's branch");
+  assert.equal(readFileSync(path.join(repo, "approved.txt"), "utf8"), "approved\n");
+  assert.ok(!existsSync(path.join(repo, "rejected.txt")) && !existsSync(path.join(repo, "changes.txt")));
+  assert.equal(readFileSync(path.join(repo, "README.md"), "utf8"), "hello\nmy own edit, not committed\n", "the person's uncommitted edit is still there");
+  const worktrees = git(repo, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree ")).map((l) => l.slice(9));
+  assert.equal(worktrees.length, 2, `the repository and one task worktree: ${worktrees.join(", ")}`);
+  assert.ok(existsSync(path.join(worktrees[1], "more.txt")), "the worktree left is the one with changes requested");
+});
