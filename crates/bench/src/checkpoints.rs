@@ -23,7 +23,7 @@ const VERDICT: &str = r#"{"done": true, "summary": "written", "remaining": [], "
 
 /// `files` source files of about 1.5 KB in 100 folders, three 12 MB binaries (over the 10 MB
 /// limit) and two of 2 MB.
-fn generate(ws: &Path, files: usize) {
+pub(crate) fn generate(ws: &Path, files: usize) {
     let mut rng = fastrand::Rng::with_seed(files as u64);
     for i in 0..files {
         let p = ws.join(format!("src/pkg{}/mod{}/file{i}.rs", i % 100, i % 7));

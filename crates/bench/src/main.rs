@@ -11,6 +11,7 @@ mod footprint;
 mod history;
 mod report;
 mod stream;
+mod worktrees;
 
 use std::path::PathBuf;
 
@@ -29,7 +30,7 @@ fn args() -> Args {
         match arg.as_str() {
             "--smoke" => a.smoke = true,
             "--out" => a.out = it.next().expect("--out needs a path").into(),
-            "--only" => a.only = Some(it.next().expect("--only needs stream, history, completion, checkpoints, acp or footprint")),
+            "--only" => a.only = Some(it.next().expect("--only needs stream, history, completion, checkpoints, worktrees, acp or footprint")),
             other => {
                 eprintln!("unknown argument {other}; use --smoke, --out PATH, --only SECTION");
                 std::process::exit(2);
@@ -74,6 +75,10 @@ fn main() {
     if wanted("checkpoints") {
         eprintln!("== checkpoints at scale");
         sections.push(("5. Checkpoints at scale".into(), rt.block_on(checkpoints::run(a.smoke))));
+    }
+    if wanted("worktrees") {
+        eprintln!("== tasks in their own worktrees");
+        sections.push(("8. Tasks in their own worktrees".into(), rt.block_on(worktrees::run(a.smoke))));
     }
     if wanted("acp") {
         eprintln!("== external agents over ACP");

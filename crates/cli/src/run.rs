@@ -141,6 +141,8 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
     if let Some(m) = &mcp {
         m.stop_all().await;
     }
+    // A decided task's worktree is removed after the decision: let that finish before exiting.
+    tokio::task::block_in_place(|| engine.settle());
     code
 }
 
@@ -485,8 +487,11 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     if decision == Decision::RequestChanges && code == exit::OK {
         // The next run started here: follow it to its end as `sessions resume` would.
         let after = store.session(&sid).map(|s| s.last_seq).unwrap_or(0);
-        return follow(&engine, &store, &sid, &opts, after, false).await;
+        let code = follow(&engine, &store, &sid, &opts, after, false).await;
+        tokio::task::block_in_place(|| engine.settle());
+        return code;
     }
+    tokio::task::block_in_place(|| engine.settle());
     code
 }
 

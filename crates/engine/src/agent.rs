@@ -117,11 +117,13 @@ pub struct Engine {
     live: Mutex<Live>,
     /// The window the server reported, asked once per engine.
     learned_window: tokio::sync::OnceCell<Option<u64>>,
+    /// Work left running after a decision (a worktree being removed); see [`Engine::settle`].
+    background: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }
 
 impl Engine {
     pub fn new(store: Arc<Store>, config: EngineConfig) -> Arc<Engine> {
-        Arc::new(Engine { store, config, toolbox: Toolbox::standard(), live: Mutex::new(Live::default()), learned_window: tokio::sync::OnceCell::new() })
+        Arc::new(Engine { store, config, toolbox: Toolbox::standard(), live: Mutex::new(Live::default()), learned_window: tokio::sync::OnceCell::new(), background: Mutex::new(Vec::new()) })
     }
 
     /// The context window runs compact against: the one set for the model, else what the

@@ -252,6 +252,22 @@ impl Checkpoints {
         } else if !changed.is_empty() {
             self.record_paths(&changed)?;
         }
+        self.commit_index(label)
+    }
+
+    /// A snapshot when the caller knows what changed since the index: only `changed` is read
+    /// (a new worktree is its branch's commit plus the files copied into it, so its first
+    /// snapshot walks nothing).
+    pub fn snapshot_known(&self, label: &str, changed: &[&str]) -> Result<String> {
+        let _lock = self.lock()?;
+        if !changed.is_empty() {
+            self.record_paths(changed)?;
+        }
+        self.commit_index(label)
+    }
+
+    /// The index as the session's next snapshot: its tree, committed after the last one.
+    fn commit_index(&self, label: &str) -> Result<String> {
         let tree = self.git(&["write-tree"])?.trim().to_string();
         let last = self.marked("last");
         let mut args = vec!["commit-tree", tree.as_str(), "-m", label];

@@ -108,10 +108,10 @@ impl Engine {
 }
 
 /// Fills a task's worktree (checkout, then the untracked files it is given), once.
-fn fill_worktree(engine: &Engine, session: &SessionId, run: &RunId, wt: &TaskWorktree) -> crate::Result<()> {
+fn fill_worktree(engine: &Engine, session: &SessionId, run: &RunId, wt: &TaskWorktree) -> crate::Result<Vec<String>> {
     let copied = worktree::fill(wt, &engine.config.tasks.includes)?;
-    engine.store.append(session, Some(run), EngineEvent::WorktreeReady { copied })?;
-    Ok(())
+    engine.store.append(session, Some(run), EngineEvent::WorktreeReady { copied: copied.clone() })?;
+    Ok(copied)
 }
 
 impl Run {
@@ -129,19 +129,23 @@ impl Run {
         let (session, run) = (self.session.clone(), self.run.clone());
         let objects = self.folder.worktree.as_ref().and_then(|w| worktree::objects_dir(Path::new(&w.repo)));
         self.first_snapshot = Some(tokio::task::spawn_blocking(move || {
-            if let Some(wt) = &pending {
-                fill_worktree(&engine, &session, &run, wt)?;
-            }
+            let copied = match &pending {
+                Some(wt) => Some(fill_worktree(&engine, &session, &run, wt)?),
+                None => None,
+            };
             let Some(cp) = cp else { return Ok(None) };
             let snap = (|| {
-                if let (Some(wt), Some(objects)) = (&pending, &objects) {
-                    // A new worktree's store borrows the repository's objects and starts from
-                    // the worktree's own index: its first snapshot reads no file again.
-                    if let Some(index) = worktree::index_file(Path::new(&wt.folder)) {
-                        cp.borrow_objects(objects, &index)?;
+                let snap = match (&pending, &objects, &copied) {
+                    (Some(wt), Some(objects), Some(copied)) if worktree::index_file(Path::new(&wt.folder)).is_some() => {
+                        // A new worktree's store borrows the repository's objects and starts from
+                        // the worktree's own index: it is the branch's commit plus the files
+                        // copied in, so its first snapshot walks nothing.
+                        cp.borrow_objects(objects, &worktree::index_file(Path::new(&wt.folder)).unwrap_or_default())?;
+                        let paths: Vec<&str> = copied.iter().map(String::as_str).collect();
+                        cp.snapshot_known("run start", &paths)?
                     }
-                }
-                let snap = cp.snapshot_counted("run start", &files)?;
+                    _ => cp.snapshot_counted("run start", &files)?,
+                };
                 if cp.marked("base").is_none() {
                     cp.mark("base", &snap)?;
                 }
@@ -158,9 +162,19 @@ impl Run {
             return Ok(());
         }
         let Some(cp) = self.checkpoints.clone() else { return Ok(()) };
-        let snap = tokio::task::block_in_place(|| cp.snapshot("before"))?;
+        // In the task's own worktree nothing else writes: the window starts where the run's
+        // last snapshot left it, with no walk of its own.
+        let snap = match (&self.folder.worktree, self.last_snapshot()) {
+            (Some(_), Some(last)) => last,
+            _ => tokio::task::block_in_place(|| cp.snapshot("before"))?,
+        };
         self.evidence.window_open = Some(snap);
         Ok(())
+    }
+
+    /// The run's latest snapshot: the end of its last window, else its start.
+    fn last_snapshot(&self) -> Option<String> {
+        self.evidence.windows.last().map(|(_, after)| after.clone()).or_else(|| self.evidence.base_snapshot.clone())
     }
 
     /// Closes the open window, if any, and keeps it with the run's evidence.

@@ -137,7 +137,7 @@ impl Engine {
             (Decision::Reject, Some(wt)) => {
                 let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::Reject, by: choice.by, feedback, reverted: false };
                 self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, status_event(SessionStatus::Rejected)])?;
-                remove_worktree(&self.store, &self.config.data_dir, &summary.id, &wt, WorktreeEnd::Rejected, true)?;
+                self.remove_worktree_soon(&summary.id, &wt, WorktreeEnd::Rejected, true);
                 Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None })
             }
             (Decision::Reject, None) => self.reject_in_place(&summary, review, &choice, feedback, &events),
@@ -215,7 +215,7 @@ impl Engine {
         if mode == LandingMode::Branch {
             let landed = LandedSummary { mode, target_branch: None, commit: None, branch_kept: Some(wt.branch.clone()), files: vec![] };
             self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, landed_event(&landed), status_event(SessionStatus::Completed)])?;
-            remove_worktree(&self.store, &self.config.data_dir, session, wt, WorktreeEnd::Landed, false)?;
+            self.remove_worktree_soon(session, wt, WorktreeEnd::Landed, false);
             return Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: Some(landed) });
         }
         self.store.append(session, None, EngineEvent::Activity { phase: ActivityPhase::Landing, detail: "checking where the task lands".into() })?;
@@ -241,8 +241,30 @@ impl Engine {
         }
         let landed = LandedSummary { mode, target_branch: Some(composed.target_branch.clone()), commit: composed.new_commit.clone(), branch_kept: None, files: composed.files.clone() };
         self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, landed_event(&landed), status_event(SessionStatus::Completed)])?;
-        remove_worktree(&self.store, &self.config.data_dir, session, wt, WorktreeEnd::Landed, true)?;
+        self.remove_worktree_soon(session, wt, WorktreeEnd::Landed, true);
         Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: Some(landed) })
+    }
+
+    /// Removes a decided task's worktree off the decision's path: deleting a large checkout takes
+    /// longer than the landing itself, and the decision is already recorded (a crash before the
+    /// removal is swept at the next start). [`Engine::settle`] waits for it.
+    fn remove_worktree_soon(&self, session: &SessionId, wt: &TaskWorktree, why: WorktreeEnd, delete_branch: bool) {
+        let (store, data_dir, session, wt) = (self.store.clone(), self.config.data_dir.clone(), session.clone(), wt.clone());
+        let job = std::thread::spawn(move || {
+            if let Err(e) = remove_worktree(&store, &data_dir, &session, &wt, why, delete_branch) {
+                let _ = store.append(&session, None, EngineEvent::Error { code: ErrorCode::Worktree.as_str().into(), message: format!("The task's worktree {} could not be removed ({e}); Settings → Tasks → Storage removes what is left", wt.folder) });
+            }
+        });
+        self.background.lock().unwrap_or_else(|p| p.into_inner()).push(job);
+    }
+
+    /// Waits for work the engine does after a decision (removing worktrees); a front end that is
+    /// about to exit calls it.
+    pub fn settle(&self) {
+        let jobs: Vec<_> = std::mem::take(&mut *self.background.lock().unwrap_or_else(|p| p.into_inner()));
+        for j in jobs {
+            let _ = j.join();
+        }
     }
 
     /// After a rebase, the workspace's verification commands run again in the worktree; a

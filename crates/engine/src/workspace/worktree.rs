@@ -206,11 +206,9 @@ fn copy_includes(repo: &Path, folder: &Path, includes: &[String]) -> Result<Vec<
         builder.add_line(None, p).map_err(|e| Error::InvalidInput(format!("“{p}” in the worktree includes is not a gitignore pattern: {e}")))?;
     }
     let matcher = builder.build().map_err(|e| Error::Worktree(e.to_string()))?;
-    // Untracked files, ignored or not; whole untracked folders come as one entry.
-    let mut listed = String::new();
-    for args in [&["ls-files", "-z", "--others", "--directory"][..], &["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"][..]] {
-        listed.push_str(&git(repo, args)?);
-    }
+    // Untracked files, ignored or not (no exclude rules given), in one walk; whole untracked
+    // folders come as one entry.
+    let listed = git(repo, &["ls-files", "-z", "--others", "--directory"])?;
     let mut copied = Vec::new();
     for entry in listed.split('\0').filter(|e| !e.is_empty()) {
         let is_dir = entry.ends_with('/');
