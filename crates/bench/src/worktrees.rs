@@ -30,7 +30,9 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// Flushes written files to disk first, so one measurement does not pay for another's writes.
 fn timed(f: impl FnOnce()) -> Duration {
+    let _ = Command::new("sync").status();
     let t = Instant::now();
     f();
     t.elapsed()
@@ -84,6 +86,7 @@ struct TaskTimes {
 async fn one_task(engine: &Arc<Engine>, store: &Arc<Store>, repo: &Path, data: &Path, server: &FakeServer) -> TaskTimes {
     let asked_before = server.requests().len();
     let mut live = store.follow_all();
+    let _ = Command::new("sync").status();
     let started = Instant::now();
     let (sid, handle) = engine.start_session("write done.txt", repo).expect("start");
     let mut first_request = None;
@@ -112,6 +115,7 @@ async fn one_task(engine: &Arc<Engine>, store: &Arc<Store>, repo: &Path, data: &
     let task_disk = |data: &Path| dir_size(&data.join("worktrees")) + dir_size(&data.join("checkpoints"));
     let disk_waiting = task_disk(data);
     let review = store.pending_requests(&sid).unwrap().into_iter().find(|(_, k, _)| k == "review").expect("a review").0;
+    let _ = Command::new("sync").status();
     let t = Instant::now();
     let e = engine.clone();
     let outcome = tokio::task::spawn_blocking(move || e.decide(&review, ReviewChoice::new(Decision::Approve, DecidedBy::Person))).await.unwrap();

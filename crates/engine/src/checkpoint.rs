@@ -183,6 +183,7 @@ impl Checkpoints {
                 .stderr(std::process::Stdio::piped());
             // The store's lock goes with git: held as long as the process lives.
             crate::workspace::lock::inherit_held(&mut cmd);
+            crate::workspace::worktree::in_background(&mut cmd);
             let mut child = cmd.spawn().map_err(|e| Error::Internal(format!("git is needed for checkpoints and could not run: {e}")))?;
             if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
                 use std::io::Write;

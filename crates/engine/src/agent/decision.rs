@@ -219,19 +219,23 @@ impl Engine {
             return Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: Some(landed) });
         }
         self.store.append(session, None, EngineEvent::Activity { phase: ActivityPhase::Landing, detail: "checking where the task lands".into() })?;
-        match landing::catch_up(wt)? {
+        let tips = match landing::catch_up(wt)? {
             Err(b) => return blocked(b),
-            Ok(CatchUp::UpToDate) => {}
+            Ok(CatchUp::UpToDate(tips)) => tips,
             Ok(CatchUp::Rebased { onto }) => {
                 self.store.append(session, None, EngineEvent::Rebased { onto })?;
                 if let Some(b) = self.verify_again(session, wt)? {
                     return blocked(b);
                 }
+                match landing::tips(wt)? {
+                    Ok(t) => t,
+                    Err(b) => return blocked(b),
+                }
             }
-        }
+        };
         let verdict_summary = events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { review_id, verdict_summary, .. } = &e.event { (review_id == review).then(|| verdict_summary.clone()).flatten() } else { None });
         let message = landing::message(&summary.title, verdict_summary.as_deref(), &agent_name(&summary), session.as_str());
-        let composed = match landing::compose(wt, mode, &message)? {
+        let composed = match landing::compose(wt, &tips, mode, &message)? {
             Ok(c) => c,
             Err(b) => return blocked(b),
         };
@@ -443,7 +447,7 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
     }
     let EngineEvent::LandingStarted { review_id, mode, target_branch, old_tip, new_commit } = &events[at].event else { return false };
     let Some(wt) = current_worktree(events) else { return false };
-    let c = Composed { mode: *mode, target_branch: target_branch.clone(), old_tip: old_tip.clone(), new_commit: new_commit.clone(), files: vec![] };
+    let c = Composed { mode: *mode, target_branch: target_branch.clone(), old_tip: old_tip.clone(), new_commit: new_commit.clone(), files: vec![], on_target: false };
     let files: Vec<String> = new_commit.as_ref().and_then(|n| worktree::git(Path::new(&wt.repo), &["diff", "--name-only", old_tip, n]).ok()).map(|o| o.lines().map(str::to_string).collect()).unwrap_or_default();
     let c = Composed { files, ..c };
     match landing::finish_interrupted(&wt, &c) {

@@ -40,11 +40,19 @@ fn tip(wt: &TaskWorktree) -> Result<String> {
     Ok(git(Path::new(&wt.repo), &["rev-parse", &format!("refs/heads/{}", wt.branch)])?.trim().to_string())
 }
 
+/// Where things stand before landing: the branch the task lands on, its tip, and the task's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tips {
+    pub branch: String,
+    pub target: String,
+    pub task: String,
+}
+
 /// What [`catch_up`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CatchUp {
-    /// The person's branch is where the task started: nothing to do.
-    UpToDate,
+    /// The person's branch is where the task started (or already below the task's commits).
+    UpToDate(Tips),
     /// It moved on; the task's commits now sit on top of it (verify again before landing).
     Rebased { onto: String },
 }
@@ -56,8 +64,9 @@ pub fn catch_up(wt: &TaskWorktree) -> Result<std::result::Result<CatchUp, Blocke
         Ok(t) => t,
         Err(b) => return Ok(Err(b)),
     };
-    if target_tip == wt.base_commit || git_ok(Path::new(&wt.repo), &["merge-base", "--is-ancestor", &target_tip, &tip(wt)?]) {
-        return Ok(Ok(CatchUp::UpToDate));
+    let task_tip = tip(wt)?;
+    if target_tip == wt.base_commit || git_ok(Path::new(&wt.repo), &["merge-base", "--is-ancestor", &target_tip, &task_tip]) {
+        return Ok(Ok(CatchUp::UpToDate(Tips { branch, target: target_tip, task: task_tip })));
     }
     let folder = Path::new(&wt.folder);
     let out = git_in(folder).args(identity_args(folder)).args(["rebase", "--no-autostash", "--onto", &target_tip, &wt.base_commit]).output().map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
@@ -73,6 +82,19 @@ pub fn catch_up(wt: &TaskWorktree) -> Result<std::result::Result<CatchUp, Blocke
     )))
 }
 
+/// The tips after a rebase (the branch may have moved again meanwhile: then landing stops).
+pub fn tips(wt: &TaskWorktree) -> Result<std::result::Result<Tips, Blocked>> {
+    let (branch, target_tip) = match target(wt) {
+        Ok(t) => t,
+        Err(b) => return Ok(Err(b)),
+    };
+    let task = tip(wt)?;
+    if !git_ok(Path::new(&wt.repo), &["merge-base", "--is-ancestor", &target_tip, &task]) {
+        return Ok(Err(Blocked::new(LandingBlock::Conflict, vec![], format!("“{branch}” moved on again while the task was being landed: approve again"))));
+    }
+    Ok(Ok(Tips { branch, target: target_tip, task }))
+}
+
 /// A landing ready to apply: recorded before anything moves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Composed {
@@ -83,7 +105,12 @@ pub struct Composed {
     pub new_commit: Option<String>,
     /// The files the landing changes on the person's side.
     pub files: Vec<String>,
+    /// The person's checkout is on the target branch: it moves along.
+    pub on_target: bool,
 }
+
+/// Past this many files, the person's checkout is checked whole rather than file by file.
+const PATHSPEC_LIMIT: usize = 2000;
 
 /// The commit message: the task's title, the evaluator's summary, and who did it.
 pub fn message(title: &str, summary: Option<&str>, agent: &str, session: &str) -> String {
@@ -98,21 +125,24 @@ pub fn message(title: &str, summary: Option<&str>, agent: &str, session: &str) -
 
 /// Makes the landing's commit (squash or merge) and checks the person's checkout, touching
 /// neither their branch nor their files.
-pub fn compose(wt: &TaskWorktree, mode: LandingMode, message: &str) -> Result<std::result::Result<Composed, Blocked>> {
+pub fn compose(wt: &TaskWorktree, tips: &Tips, mode: LandingMode, message: &str) -> Result<std::result::Result<Composed, Blocked>> {
     let repo = Path::new(&wt.repo);
-    let (branch, old_tip) = match target(wt) {
-        Ok(t) => t,
-        Err(b) => return Ok(Err(b)),
-    };
-    let task_tip = tip(wt)?;
-    if !git_ok(repo, &["merge-base", "--is-ancestor", &old_tip, &task_tip]) {
-        return Ok(Err(Blocked::new(LandingBlock::Conflict, vec![], format!("“{branch}” moved on again while the task was being landed: approve again"))));
-    }
-    let files: Vec<String> = git(repo, &["diff", "--name-only", "--no-renames", &old_tip, &task_tip])?.lines().map(str::to_string).collect();
-    // The person's own edits, staged or not, and their untracked files.
+    let Tips { branch, target: old_tip, task: task_tip } = tips.clone();
+    let files: Vec<String> = git(repo, &["diff", "--name-only", "--no-renames", "-z", &old_tip, &task_tip])?.split('\0').filter(|f| !f.is_empty()).map(str::to_string).collect();
     let on_target = git(repo, &["symbolic-ref", "-q", "--short", "HEAD"]).map(|b| b.trim() == branch).unwrap_or(false);
-    if on_target || mode == LandingMode::Uncommitted {
-        let status = git(repo, &["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"])?;
+    if (on_target || mode == LandingMode::Uncommitted) && !files.is_empty() {
+        // The person's own edits, staged or not, and their untracked files, among the files the
+        // landing changes: only those are looked at, however large the checkout.
+        let mut args = vec!["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"];
+        if files.len() <= PATHSPEC_LIMIT {
+            args.push("--");
+            args.extend(files.iter().map(|f| f.as_str()));
+        }
+        let literal: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let mut cmd = git_in(repo);
+        cmd.env("GIT_LITERAL_PATHSPECS", "1").args(&literal);
+        let out = cmd.output()?;
+        let status = String::from_utf8_lossy(&out.stdout).into_owned();
         let dirty: Vec<&str> = status.split('\0').filter(|e| e.len() > 3).map(|e| &e[3..]).collect();
         let clash: Vec<String> = files.iter().filter(|f| dirty.contains(&f.as_str())).cloned().collect();
         if !clash.is_empty() {
@@ -145,7 +175,7 @@ pub fn compose(wt: &TaskWorktree, mode: LandingMode, message: &str) -> Result<st
         }
         LandingMode::Uncommitted | LandingMode::Branch => None,
     };
-    Ok(Ok(Composed { mode, target_branch: branch, old_tip, new_commit, files }))
+    Ok(Ok(Composed { mode, target_branch: branch, old_tip, new_commit, files, on_target }))
 }
 
 /// Moves the person's branch to the landing's commit (only if it is still where it was) and
@@ -160,7 +190,7 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
                 return Ok(Err(Blocked::new(LandingBlock::Conflict, vec![], format!("“{}” moved while the task was being landed: approve again", c.target_branch))));
             }
             crate::fault::pause_at("landing-after-ref");
-            if let Err(why) = update_checkout(repo, &c.target_branch, &c.old_tip, new) {
+            if let Err(why) = update_checkout(repo, c.on_target, &c.old_tip, new) {
                 // Back to where it was, so the branch and the checkout agree.
                 let _ = git_ok(repo, &["update-ref", &target_ref, &c.old_tip, new]);
                 return Ok(Err(Blocked::new(LandingBlock::Git, c.files.clone(), why)));
@@ -185,8 +215,7 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
 
 /// When the person's checkout is on the branch that moved from `old` to `new`: brings its index
 /// and files along, keeping their other edits (git refuses to overwrite any).
-fn update_checkout(repo: &Path, branch: &str, old: &str, new: &str) -> std::result::Result<(), String> {
-    let on_target = git(repo, &["symbolic-ref", "-q", "--short", "HEAD"]).map(|b| b.trim() == branch).unwrap_or(false);
+fn update_checkout(repo: &Path, on_target: bool, old: &str, new: &str) -> std::result::Result<(), String> {
     if !on_target {
         return Ok(());
     }
@@ -209,7 +238,7 @@ pub fn finish_interrupted(wt: &TaskWorktree, c: &Composed) -> Result<std::result
             check.extend(c.files.iter().map(String::as_str));
             let on_target = git(repo, &["symbolic-ref", "-q", "--short", "HEAD"]).map(|b| b.trim() == c.target_branch).unwrap_or(false);
             if on_target && !git_ok(repo, &check) {
-                if let Err(why) = update_checkout(repo, &c.target_branch, &c.old_tip, new) {
+                if let Err(why) = update_checkout(repo, true, &c.old_tip, new) {
                     return Ok(Err(Blocked::new(LandingBlock::Git, c.files.clone(), why)));
                 }
             }

@@ -84,14 +84,28 @@ pub(crate) fn git_ok(dir: &Path, args: &[&str]) -> bool {
 
 /// An author for commits when the repository names none: git refuses to commit without one.
 pub(crate) fn identity_args(dir: &Path) -> Vec<String> {
+    let set = git(dir, &["config", "--get-regexp", r"^user\.(name|email)$"]).unwrap_or_default();
     let mut args = Vec::new();
-    if git(dir, &["config", "user.name"]).map(|s| s.trim().is_empty()).unwrap_or(true) {
+    if !set.lines().any(|l| l.starts_with("user.name ")) {
         args.extend(["-c".to_string(), "user.name=Finishline".to_string()]);
     }
-    if git(dir, &["config", "user.email"]).map(|s| s.trim().is_empty()).unwrap_or(true) {
+    if !set.lines().any(|l| l.starts_with("user.email ")) {
         args.extend(["-c".to_string(), "user.email=finishline@localhost".to_string()]);
     }
     args
+}
+
+/// Lowers the priority of a git process doing Finishline's bookkeeping (filling a worktree,
+/// recording a snapshot), so the streams the person watches keep the processor.
+pub(crate) fn in_background(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setpriority is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+            Ok(())
+        });
+    }
 }
 
 /// The repository `folder` is in, when it has a commit to start from; `None` for a plain
@@ -185,7 +199,10 @@ pub fn add_empty(wt: &TaskWorktree, session: &str) -> Result<()> {
 /// the repository's `.worktreeinclude` and `includes`. Returns what it copied.
 pub fn fill(wt: &TaskWorktree, includes: &[String]) -> Result<Vec<String>> {
     let folder = Path::new(&wt.folder);
-    let out = git_in(folder).args(["reset", "--hard", "--quiet"]).output().map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
+    let mut cmd = git_in(folder);
+    cmd.args(["reset", "--hard", "--quiet"]);
+    in_background(&mut cmd);
+    let out = cmd.output().map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
     if !out.status.success() {
         return Err(Error::Worktree(format!("the task's worktree could not be filled in {}: {}", folder.display(), String::from_utf8_lossy(&out.stderr).trim())));
     }
@@ -259,7 +276,9 @@ fn copy_path(from: &Path, to: &Path) -> Result<()> {
 /// nothing changed since the last commit.
 pub fn commit_all(wt: &TaskWorktree, message: &str, copied: &[String]) -> Result<Option<String>> {
     let folder = Path::new(&wt.folder);
-    git(folder, &["add", "--all"])?;
+    // The worktree's index keeps git's cache of untracked folders, so the next commit (at
+    // landing) walks only what changed.
+    git(folder, &["-c", "core.untrackedCache=true", "add", "--all"])?;
     if !copied.is_empty() {
         // Back out of the index as they are in the branch (for files new to it: not there).
         let mut args: Vec<&str> = vec!["reset", "--quiet", "--"];
