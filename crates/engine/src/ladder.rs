@@ -62,6 +62,10 @@ pub async fn ask<T>(
         let mut text = String::new();
         let mut stop = None;
         let mut failed = None;
+        // A weak model's JSON can run away inside a string ("1.1.1.1…" to the output limit):
+        // stopped as soon as it is clear, since a repair would only ask the same model again.
+        let mut watch = crate::runaway::RunawayWatch::new(crate::runaway::RunawayConfig::default());
+        let mut repeating = None;
         loop {
             let item = tokio::select! {
                 item = stream.next() => item,
@@ -69,7 +73,13 @@ pub async fn ask<T>(
             };
             match item {
                 None => break,
-                Some(Ok(CompletionEvent::TextDelta { text: t })) => text.push_str(&t),
+                Some(Ok(CompletionEvent::TextDelta { text: t })) => {
+                    text.push_str(&t);
+                    if let Some(crate::runaway::Runaway::Repeating { text: unit, .. }) = watch.push(&t) {
+                        repeating = Some(unit);
+                        break;
+                    }
+                }
                 Some(Ok(CompletionEvent::Usage { usage: u })) => {
                     usage.input_tokens += u.input_tokens;
                     usage.output_tokens += u.output_tokens;
@@ -92,6 +102,9 @@ pub async fn ask<T>(
                 continue;
             }
             return done(Err(Unusable::Unreachable(e.message)));
+        }
+        if let Some(unit) = repeating {
+            return done(Err(Unusable::Unparseable(format!("the answer repeated “{}” over and over", unit.chars().take(80).collect::<String>()))));
         }
         match stop {
             Some(StopReason::ContentFilter) => return done(Err(Unusable::Refused)),

@@ -50,6 +50,18 @@ impl Default for RunawayConfig {
 /// unit inside the line.
 const LONG_LINE: usize = 2_000;
 
+/// A unit with few letters or digits in it ("#", "}", "---", a space) turns up a few times in a
+/// row in ordinary text, so it counts only when repeated this many times more than a unit with
+/// words: a wall of 32 "#" lines is a model stuck, a dozen closing braces is code.
+const SHORT_UNIT_FACTOR: usize = 4;
+
+/// Inside one line, a short unit must fill this many characters in a row: a heading rule of 120
+/// "=" is normal, a thousand is not.
+const SHORT_UNIT_SPAN: usize = 1_000;
+
+/// How a repeated unit that is only whitespace is quoted: the person cannot read blank space.
+pub const WHITESPACE: &str = "(blank space)";
+
 #[derive(Debug, Default)]
 pub struct RunawayWatch {
     cfg: RunawayConfig,
@@ -57,6 +69,8 @@ pub struct RunawayWatch {
     lines: Vec<String>,
     /// The line still being written.
     partial: String,
+    /// Blank lines in a row since the last line with something in it.
+    blank_lines: usize,
     /// Every line seen in this step and how often: a line that keeps coming back between others
     /// is repetition too.
     counts: HashMap<String, usize>,
@@ -85,11 +99,13 @@ impl RunawayWatch {
                 return Some(r);
             }
         }
+        // Checked as the line grows, so a sentence repeating inside one long line stops after a
+        // few hundred characters; a mismatch in the first compared unit ends each try at once.
+        if let Some(r) = repeating_unit(&self.partial, self.cfg.repeats) {
+            self.found = Some(r.clone());
+            return Some(r);
+        }
         if self.partial.len() > LONG_LINE {
-            if let Some(r) = repeating_unit(&self.partial, self.cfg.repeats) {
-                self.found = Some(r.clone());
-                return Some(r);
-            }
             // Keep the tail only: the check needs no more.
             let cut = self.partial.len() - LONG_LINE / 2;
             let cut = (cut..self.partial.len()).find(|i| self.partial.is_char_boundary(*i)).unwrap_or(0);
@@ -115,8 +131,11 @@ impl RunawayWatch {
             return Some(Runaway::TemplateTokens { markers: self.markers.clone() });
         }
         if line.is_empty() {
-            return None;
+            self.blank_lines += 1;
+            let limit = self.cfg.repeats * SHORT_UNIT_FACTOR;
+            return (self.blank_lines >= limit).then(|| Runaway::Repeating { text: WHITESPACE.into(), times: limit });
         }
+        self.blank_lines = 0;
         let n = self.counts.entry(line.clone()).or_default();
         *n += 1;
         // Short lines ("}", "---") repeat in normal text; only a line with words counts alone.
@@ -134,33 +153,49 @@ impl RunawayWatch {
     fn repeated_block(&self) -> Option<Runaway> {
         let k = self.cfg.repeats;
         for b in 1..=self.cfg.max_block {
-            let need = b * k;
-            if self.lines.len() < need {
+            if self.lines.len() < b {
                 break;
             }
-            let tail = &self.lines[self.lines.len() - need..];
-            let block = &tail[..b];
-            if block.iter().map(|l| l.chars().filter(|c| c.is_alphanumeric()).count()).sum::<usize>() < 8 {
+            let block = &self.lines[self.lines.len() - b..];
+            let times = if block.iter().map(|l| alphanumerics(l)).sum::<usize>() < 8 { k * SHORT_UNIT_FACTOR } else { k };
+            let need = b * times;
+            if self.lines.len() < need {
                 continue;
             }
+            let tail = &self.lines[self.lines.len() - need..];
             if tail.chunks(b).all(|c| c == block) {
-                return Some(Runaway::Repeating { text: block.join("\n"), times: k });
+                return Some(Runaway::Repeating { text: block.join("\n"), times });
             }
         }
         None
     }
 }
 
-/// A long run of text without a line break that ends in the same unit `repeats` times.
+fn alphanumerics(text: &str) -> usize {
+    text.chars().filter(|c| c.is_alphanumeric()).count()
+}
+
+/// A long run of text without a line break that ends in the same unit: `repeats` times for a
+/// unit with words in it, or over `SHORT_UNIT_SPAN` characters for a short one ("=", "# ", spaces).
 fn repeating_unit(text: &str, repeats: usize) -> Option<Runaway> {
     let bytes = text.as_bytes();
-    for p in 4..=200.min(bytes.len() / repeats) {
+    for p in 1..=200.min(bytes.len() / repeats) {
         let span = p * repeats;
         let tail = &bytes[bytes.len() - span..];
         if tail.chunks(p).all(|c| c == &tail[..p]) {
             let unit = String::from_utf8_lossy(&tail[..p]).into_owned();
-            if unit.chars().filter(|c| c.is_alphanumeric()).count() >= 3 {
+            // A unit of one character over and over ("0000…" in a hash) is judged by span below.
+            let varied = unit.chars().filter(|c| c.is_alphanumeric()).collect::<std::collections::HashSet<_>>().len() >= 2;
+            if p >= 4 && alphanumerics(&unit) >= 3 && varied {
                 return Some(Runaway::Repeating { text: unit, times: repeats });
+            }
+            let times = SHORT_UNIT_SPAN.div_ceil(p);
+            if bytes.len() >= p * times {
+                let tail = &bytes[bytes.len() - p * times..];
+                if tail.chunks(p).all(|c| c == &tail[..p]) {
+                    let text = if unit.trim().is_empty() { WHITESPACE.to_string() } else { unit };
+                    return Some(Runaway::Repeating { text, times });
+                }
             }
         }
     }
@@ -196,6 +231,15 @@ mod tests {
     }
 
     #[test]
+    fn a_sentence_repeating_inside_one_line_stops_within_a_few_hundred_characters() {
+        // SmolLM2 summarising notes: one paragraph that never breaks its line.
+        let mut w = RunawayWatch::new(RunawayConfig::default());
+        let text = "Summary.md can be written in various ways.".to_string() + &" It can be written to be edited by user.".repeat(40);
+        let at = text.as_bytes().chunks(5).position(|c| w.push(&String::from_utf8_lossy(c)).is_some()).expect("found") * 5;
+        assert!(at < 600, "found after {at} characters");
+    }
+
+    #[test]
     fn chat_template_tokens_are_named() {
         let text = "Sure.<|im_end|>\n<|im_start|>user\nwrite a file<|im_end|>\n";
         assert_eq!(feed(text), Some(Runaway::TemplateTokens { markers: vec!["<|im_end|>".into(), "<|im_start|>".into()] }));
@@ -208,11 +252,45 @@ mod tests {
     }
 
     #[test]
+    fn a_wall_of_one_symbol_per_line_is_repetition() {
+        // SmolLM2 asked to write a file: "#" line after line until the window was full.
+        let text = "Here is the file:\n".to_string() + &"#\n".repeat(40);
+        assert_eq!(feed(&text), Some(Runaway::Repeating { text: "#".into(), times: 32 }));
+        let spaced = "#\n\n".repeat(40);
+        assert!(matches!(feed(&spaced), Some(Runaway::Repeating { text, .. }) if text == "#"), "blank lines between do not hide it");
+    }
+
+    #[test]
+    fn a_long_run_of_one_character_is_repetition() {
+        assert_eq!(feed(&("Result:\n".to_string() + &"=".repeat(3000))), Some(Runaway::Repeating { text: "=".into(), times: 1000 }));
+        assert!(matches!(feed(&"# ".repeat(1500)), Some(Runaway::Repeating { text, .. }) if text == "# " || text == " #"));
+    }
+
+    #[test]
+    fn nothing_but_whitespace_is_repetition() {
+        assert_eq!(feed(&"\n".repeat(200)), Some(Runaway::Repeating { text: WHITESPACE.into(), times: 32 }));
+        assert_eq!(feed(&("Sure.".to_string() + &" ".repeat(3000))), Some(Runaway::Repeating { text: WHITESPACE.into(), times: 1000 }));
+        assert_eq!(feed(&" \n\t\n".repeat(100)), Some(Runaway::Repeating { text: WHITESPACE.into(), times: 32 }));
+    }
+
+    #[test]
+    fn a_block_of_symbol_lines_repeated_is_repetition() {
+        let text = "+--+\n|  |\n".repeat(40);
+        assert!(matches!(feed(&text), Some(Runaway::Repeating { text, .. }) if text == "+--+\n|  |"));
+    }
+
+    #[test]
     fn ordinary_code_and_prose_are_left_alone() {
         let code = "fn main() {\n    println!(\"hi\");\n}\n}\n}\n---\n---\n---\n".repeat(3)
             + &(0..200).map(|i| format!("line {i} of a long but varied answer\n")).collect::<String>()
             + "A table:\n| a | b |\n|---|---|\n| 1 | 2 |\n| 1 | 2 |\n| 1 | 2 |\n"
-            + "The template uses <|im_start|> to begin a turn.\n";
+            + "The template uses <|im_start|> to begin a turn.\n"
+            // Deep nesting closes with a dozen braces; a heading rule is a line of "=" or "#".
+            + &"}\n".repeat(12)
+            + &"=".repeat(120) + "\n" + &"#".repeat(80) + "\n\n\n\n\n\n\n\n\n\n"
+            + "| 0 | 0 |\n".repeat(20).as_str()
+            + "The zero hash is 0x" + &"0".repeat(64) + " and nothing else.\n"
+            + "end\n";
         assert_eq!(feed(&code), None, "closing braces, rules, a few equal rows and one mention of a marker are normal");
     }
 }

@@ -119,6 +119,19 @@ async fn a_truncated_verdict_is_unavailable_not_done() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verdict_that_runs_away_inside_a_string_is_stopped_and_unavailable() {
+    // SmolLM2 under json_schema: `"action": "1.1.1.2.1.1.1.1…"` until the output limit, slowly.
+    let runaway = format!("{{\"done\": false, \"summary\": \"{}", "1.".repeat(3000));
+    let started = std::time::Instant::now();
+    let o = run_with_evaluator(json!({"text": runaway, "chunks": 600, "chunk_delay_ms": 20})).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(8), "stopped when it was clear, not after the whole answer ({:?})", started.elapsed());
+    assert_eq!(o.end_reason, Some(EndReason::Unverified), "a runaway verdict never counts");
+    assert_eq!(o.evaluations(), vec![(Verdict::Unavailable, false)]);
+    let evaluator_calls = o.requests.iter().filter(|r| r.kind == fake_llm::RequestKind::Evaluator).count();
+    assert_eq!(evaluator_calls, 1, "no repair is asked of a model that repeats itself");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_injection_in_a_tool_output_reaches_the_evaluator_only_inside_the_transcript() {
     let h = Harness::new(
         scenario(json!({"rules": [

@@ -35,6 +35,31 @@ async fn an_answer_repeating_one_line_is_stopped_mid_stream_as_repeating_output(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wall_of_hash_lines_is_stopped_in_seconds_as_repeating_output() {
+    // SmolLM2 in the window: "#" line after line until the server's context was full (minutes).
+    let wall = "Here is hello.txt:\n".to_string() + &"#\n".repeat(2000);
+    let h = Harness::new(rules(json!([agent(json!({}), json!({"text": wall, "chunks": 2000, "chunk_delay_ms": 50}))])), Setup::default()).await;
+    let started = Instant::now();
+    let o = h.run("write a file named hello.txt that contains the word hi").await;
+    assert!(started.elapsed() < Duration::from_secs(10), "stopped within the step ({:?}); the whole wall takes 100 s", started.elapsed());
+    assert_eq!(o.end_reason, Some(EndReason::Stuck));
+    let stuck = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { stuck, .. } = &e.event { stuck.clone() } else { None }).expect("the review names the pattern");
+    assert_eq!((stuck.pattern, stuck.repeated.as_str()), (StuckPattern::RepeatingOutput, "#"), "the review quotes the unit that repeated");
+    assert_eq!(o.model_calls(), 1, "no truncation continuation or compaction is spent on it");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_of_only_blank_lines_is_repeating_output() {
+    let h = Harness::new(rules(json!([agent(json!({}), json!({"text": "\n".repeat(3000), "chunks": 1000, "chunk_delay_ms": 50}))])), Setup::default()).await;
+    let started = Instant::now();
+    let o = h.run("write a file named hello.txt that contains the word hi").await;
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    let stuck = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { stuck, .. } = &e.event { stuck.clone() } else { None }).expect("the review names the pattern");
+    assert_eq!(stuck.pattern, StuckPattern::RepeatingOutput);
+    assert_eq!(stuck.repeated, finishline_engine::runaway::WHITESPACE, "blank space is named in words the person can read");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_template_tokens_in_an_answer_are_named_in_plain_words() {
     let leak = "Sure, I will write it.<|im_end|>\n<|im_start|>user\nwrite a file named hello.txt<|im_end|>\n<|im_start|>assistant\nSure.";
     let h = Harness::new(rules(json!([agent(json!({}), json!({"text": leak}))])), Setup::default()).await;
