@@ -87,7 +87,8 @@ pub fn announced_action_schema() -> Value {
     })
 }
 
-fn clip(s: &str, max: usize) -> String {
+/// The head and the tail of a long text, the middle marked as left out.
+pub fn clip(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_string();
     }
@@ -112,11 +113,16 @@ pub fn escape(text: &str) -> String {
 
 /// A bounded digest: the newest lines win, and the whole is cut to `DIGEST_CHARS`.
 pub fn digest(lines: &[String]) -> String {
+    digest_within(lines, DIGEST_CHARS)
+}
+
+/// [`digest`] cut to `max_chars`, for a model with a small window.
+pub fn digest_within(lines: &[String], max_chars: usize) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut size = 0;
     for l in lines.iter().rev() {
-        let l = clip(l, 800);
-        if size + l.len() > DIGEST_CHARS {
+        let l = clip(l, 800.min(max_chars));
+        if size + l.len() > max_chars {
             out.push(format!("[… {} earlier entries omitted …]", lines.len() - out.len()));
             break;
         }

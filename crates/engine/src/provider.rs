@@ -13,7 +13,7 @@ pub mod sse;
 pub mod types;
 
 pub use check::{check_connection, check_provider, CheckKind, ConnectionReport, ModelCheck, ToolSupport};
-pub use error::{ProviderError, ProviderErrorKind};
+pub use error::{ContextOverflow, ProviderError, ProviderErrorKind};
 pub use http::{map_stream, ApiKey, HttpProvider, ProviderConfig};
 pub use retry::{stream_with_retry, RetryPolicy, RetryWait};
 pub use types::*;

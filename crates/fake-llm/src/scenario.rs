@@ -25,6 +25,33 @@ pub struct Scenario {
     /// `times` answering an agent that loops would otherwise keep every growing conversation.
     #[serde(default)]
     pub record_limit_bytes: Option<u64>,
+    /// When set, a request whose prompt is longer than this is refused with llama.cpp's own
+    /// error ("request (N tokens) exceeds the available context size (W tokens)…").
+    #[serde(default)]
+    pub context_limit: Option<ContextLimit>,
+}
+
+/// A model server's context size, counted the way a tokenizer counts text that is not prose.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct ContextLimit {
+    pub tokens: u64,
+    /// Characters of the prompt (system, messages, tool definitions) per token; 4 is prose,
+    /// symbols and code take fewer.
+    #[serde(default = "default_chars_per_token")]
+    pub chars_per_token: f64,
+}
+
+fn default_chars_per_token() -> f64 {
+    4.0
+}
+
+impl ContextLimit {
+    /// The prompt's size in this server's tokens.
+    pub fn count(&self, seen: &crate::request::SeenRequest) -> u64 {
+        let tools = seen.body.get("tools").map(|t| t.to_string().len()).unwrap_or(0);
+        let chars = seen.system.chars().count() + seen.all_text.chars().count() + tools;
+        (chars as f64 / self.chars_per_token.max(0.1)).ceil() as u64
+    }
 }
 
 /// 1 GiB: a hundred times what the longest test or benchmark here records.

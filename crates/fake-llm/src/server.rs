@@ -144,6 +144,14 @@ async fn handle(state: AppState, protocol: Protocol, path: String, model: Option
     let reply = {
         let mut s = state.lock().unwrap();
         s.requests.push(seen.clone());
+        if let Some(limit) = s.scenario.context_limit {
+            let n = limit.count(&seen);
+            if n > limit.tokens {
+                let message = format!("request ({n} tokens) exceeds the available context size ({} tokens), try increasing it", limit.tokens);
+                let body = json!({"error": {"code": 400, "message": message, "type": "exceed_context_size_error", "n_prompt_tokens": n, "n_ctx": limit.tokens}});
+                return (StatusCode::BAD_REQUEST, Json(body)).into_response();
+            }
+        }
         let used_len = s.scenario.rules.len();
         if s.used.len() != used_len {
             s.used = vec![0; used_len];

@@ -40,6 +40,21 @@ pub fn apply(history: &mut Vec<ChatMessage>, summary: &str) {
     history.extend(tail);
 }
 
+/// Replaces the whole history with the summary: the compaction of a request the server refused
+/// as too long, where the newest turns (a runaway answer, a huge tool result) may be what did
+/// not fit. The rebuild knows it by where it comes: inside a step, before the step said anything.
+pub fn apply_all(history: &mut Vec<ChatMessage>, summary: &str) {
+    history.clear();
+    history.push(summary_message(summary));
+}
+
+/// How many characters of transcript a compaction request may carry into a window of `window`
+/// estimated tokens: half the window, so the request and its summary fit beside the system
+/// prompt, never more than the evaluator's digest.
+pub fn digest_chars(window: u64) -> usize {
+    ((window as usize / 2) * 4).clamp(1_000, evaluator::DIGEST_CHARS)
+}
+
 /// A rough token count of the conversation: characters / 4, plus room for the system prompt and tools.
 pub fn estimate_tokens(history: &[ChatMessage]) -> u64 {
     let chars: usize = history
@@ -63,13 +78,24 @@ impl Run {
 
     /// Summarises older turns into one summary message; the last turns stay as they are.
     pub(super) async fn compact(&mut self) -> Result<(), Halt> {
+        self.compact_with(false).await
+    }
+
+    /// Summarises the whole conversation, for a request the server refused as too long.
+    pub(super) async fn compact_all(&mut self) -> Result<(), Halt> {
+        self.compact_with(true).await
+    }
+
+    async fn compact_with(&mut self, all: bool) -> Result<(), Halt> {
         self.emit(EngineEvent::Activity { phase: ActivityPhase::Compacting, detail: String::new() })?;
         self.evidence.compactions += 1;
-        let older = super::evaluation::transcript_lines(&self.history[..split_point(&self.history)]);
+        let cut = if all { self.history.len() } else { split_point(&self.history) };
+        let older = super::evaluation::transcript_lines(&self.history[..cut]);
+        let budget = digest_chars(self.context_window);
         let request = CompletionRequest {
             model: self.engine.config.agent.model.clone(),
             system: "Summarize the conversation so far for the agent that will continue it: the task, what was done, files touched, decisions, and what remains. Be concise and concrete.".into(),
-            messages: vec![ChatMessage::User { content: format!("Task: {}\n\n{}", self.task, evaluator::digest(&older)) }],
+            messages: vec![ChatMessage::User { content: format!("Task: {}\n\n{}", evaluator::clip(&self.task, budget / 2), evaluator::digest_within(&older, budget)) }],
             tools: vec![],
             max_tokens: Some(800),
             structured: None,
@@ -77,6 +103,9 @@ impl Run {
         };
         let mut stream = stream_with_retry(self.engine.config.agent.provider.clone(), request, self.engine.config.retry, Arc::new(|_| {}));
         let (mut summary, mut usage) = (String::new(), Usage::default());
+        // A weak model summarising can copy one line over and over: what it wrote is no summary,
+        // and the transcript's own digest stands in for it.
+        let mut watch = crate::runaway::RunawayWatch::new(self.engine.config.runaway);
         loop {
             let item = tokio::select! {
                 i = stream.next() => i,
@@ -84,18 +113,28 @@ impl Run {
             };
             match item {
                 None => break,
-                Some(Ok(CompletionEvent::TextDelta { text })) => summary.push_str(&text),
+                Some(Ok(CompletionEvent::TextDelta { text })) => {
+                    summary.push_str(&text);
+                    if watch.push(&text).is_some() {
+                        summary.clear();
+                        break;
+                    }
+                }
                 Some(Ok(CompletionEvent::Usage { usage: u })) => usage = u,
                 Some(Ok(_)) => {}
                 Some(Err(_)) => break,
             }
         }
         if summary.trim().is_empty() {
-            summary = evaluator::digest(&older);
+            summary = evaluator::digest_within(&older, budget);
         }
         self.engine.store.add_usage(&self.session, Some(&self.run), UsageSource::Compaction, usage.input_tokens, usage.output_tokens)?;
         self.emit(EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Summary, source: None, text: Some(summary.clone()) })?;
-        apply(&mut self.history, &summary);
+        if all {
+            apply_all(&mut self.history, &summary);
+        } else {
+            apply(&mut self.history, &summary);
+        }
         self.evidence.record(StepRecord { compaction: true, ..Default::default() });
         Ok(())
     }

@@ -53,7 +53,13 @@ pub fn rebuild(events: &[Envelope]) -> Vec<ChatMessage> {
                 // was opened: that message stays open and continues after the summary, as live.
                 let step_in_progress = open.as_ref().is_some_and(|a| a.text.is_empty() && a.calls.is_empty());
                 flush(&mut open, &mut out);
-                compaction::apply(&mut out, text.as_deref().unwrap_or_default());
+                if step_in_progress {
+                    // Before the step said anything: the server refused the request as too long,
+                    // and the whole conversation was summarised.
+                    compaction::apply_all(&mut out, text.as_deref().unwrap_or_default());
+                } else {
+                    compaction::apply(&mut out, text.as_deref().unwrap_or_default());
+                }
                 if step_in_progress {
                     open = Some(OpenAssistant::default());
                 }

@@ -16,7 +16,7 @@ use crate::error::ErrorCode;
 use crate::runaway::{Runaway, RunawayWatch};
 use crate::event::EngineEvent;
 use crate::prompt;
-use crate::provider::{stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, ProviderErrorKind, StopReason, ToolCall, Usage};
+use crate::provider::{stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, ContextOverflow, ProviderErrorKind, StopReason, ToolCall, Usage};
 
 pub(super) struct StepOutput {
     pub text: String,
@@ -32,6 +32,18 @@ pub(super) struct StepOutput {
     pub ran: Vec<(String, String, bool)>,
     /// An external agent's `complete_task` call, made through Finishline's MCP server.
     pub claim: Option<crate::completion::ClaimEvidence>,
+}
+
+/// The window to compact against after the server refused a request as too long: its reported
+/// size, scaled into [`super::compaction::estimate_tokens`]'s units by how far the estimate of
+/// the refused request fell short of the server's count. Never larger than before.
+pub(super) fn fitted_window(current: u64, overflow: ContextOverflow, estimated: u64) -> u64 {
+    let Some(limit) = overflow.limit else { return current };
+    let scaled = match overflow.requested {
+        Some(requested) if requested > estimated && estimated > 0 => limit * estimated / requested,
+        _ => limit,
+    };
+    current.min(scaled.max(1))
 }
 
 const MALFORMED_CALL: &str = "<system-reminder source=\"tool_error\">Your last tool call was malformed and could not be run. Call the tool again with valid JSON arguments.</system-reminder>";
@@ -82,6 +94,7 @@ impl Run {
             EngineEvent::MessageCreated { message_id: message_id.clone(), role: MessageRole::Assistant, source: None, text: None },
         ])?;
         let mut compacted_for_overflow = false;
+        let mut overflow = ContextOverflow::default();
         loop {
             let store = self.engine.store.clone();
             let (session, run) = (self.session.clone(), self.run.clone());
@@ -191,11 +204,21 @@ impl Run {
                         None => StepEnd::Cut,
                     },
                 },
-                // A context-too-long error compacts and retries once, while nothing was shown.
+                // A context-too-long error compacts and retries once, while nothing was shown. The
+                // server's numbers say how big the window really is, in this estimate's units
+                // (a wall of symbols is many more tokens than characters / 4), and the whole
+                // conversation is summarised: the newest turns may be what did not fit.
                 Err(e) if e.kind == ProviderErrorKind::ContextTooLong && !compacted_for_overflow && !shown => {
                     compacted_for_overflow = true;
-                    self.compact().await?;
+                    overflow = ContextOverflow::parse(&e.message);
+                    self.context_window = fitted_window(self.context_window, overflow, super::compaction::estimate_tokens(&self.history));
+                    self.compact_all().await?;
                     continue;
+                }
+                Err(e) if e.kind == ProviderErrorKind::ContextTooLong => {
+                    let again = ContextOverflow::parse(&e.message);
+                    let known = ContextOverflow { limit: again.limit.or(overflow.limit), requested: again.requested.or(overflow.requested) };
+                    StepEnd::Failed { code: ErrorCode::ContextTooLong, message: known.explain(&e.message) }
                 }
                 Err(e) if shown && matches!(e.kind, ProviderErrorKind::Network | ProviderErrorKind::Stall | ProviderErrorKind::TruncatedStream | ProviderErrorKind::MalformedStream) => StepEnd::Cut,
                 Err(e) if e.kind == ProviderErrorKind::TruncatedStream => StepEnd::Cut,
@@ -211,8 +234,11 @@ impl Run {
                 if !text.is_empty() {
                     self.history.push(ChatMessage::Assistant { text: text.clone(), tool_calls: vec![] });
                     in_history = true;
+                    self.compact().await?;
+                } else {
+                    // Nothing said: summarised whole, as the rebuild from the log does.
+                    self.compact_all().await?;
                 }
-                self.compact().await?;
                 end = StepEnd::Cut;
             } else if end != StepEnd::Stopped(StopReason::ContextWindowExceeded) {
                 self.evidence.overflowed = false;

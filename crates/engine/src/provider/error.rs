@@ -107,6 +107,64 @@ impl ProviderError {
     }
 }
 
+/// What a context-overflow error says of the server: its context size and the size of the
+/// request it refused, in the server's own tokens, where the message gives them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ContextOverflow {
+    pub limit: Option<u64>,
+    pub requested: Option<u64>,
+}
+
+impl ContextOverflow {
+    /// Reads the numbers out of the servers' wordings:
+    /// - llama.cpp: "request (4217 tokens) exceeds the available context size (4096 tokens)";
+    /// - OpenAI and vLLM: "maximum context length is 8192 tokens. However, your messages resulted
+    ///   in 9000 tokens" (or "you requested 9000 tokens");
+    /// - Anthropic: "prompt is too long: 210000 tokens > 200000 maximum".
+    pub fn parse(message: &str) -> ContextOverflow {
+        use std::sync::OnceLock;
+        static PATTERNS: OnceLock<[(regex::Regex, bool); 5]> = OnceLock::new();
+        // (pattern, whether its number is the limit rather than the request)
+        let patterns = PATTERNS.get_or_init(|| {
+            let r = |p: &str| regex::Regex::new(p).expect("a valid pattern");
+            [
+                (r(r"(?i)context size \((\d+) tokens?\)"), true),
+                (r(r"(?i)(?:maximum context length|maximum model length|context window|context length) (?:is|of) (\d+)"), true),
+                (r(r"(?i)(\d+) tokens? > (\d+) maximum"), false),
+                (r(r"(?i)request \((\d+) tokens?\)"), false),
+                (r(r"(?i)(?:resulted in|you requested|requested) (\d+) tokens?"), false),
+            ]
+        });
+        let mut out = ContextOverflow::default();
+        for (re, is_limit) in patterns {
+            let Some(c) = re.captures(message) else { continue };
+            let n = |i: usize| c.get(i).and_then(|m| m.as_str().parse::<u64>().ok());
+            if *is_limit {
+                out.limit = out.limit.or(n(1));
+            } else {
+                out.requested = out.requested.or(n(1));
+                if c.len() > 2 {
+                    out.limit = out.limit.or(n(2));
+                }
+            }
+        }
+        out
+    }
+
+    /// What the person is told when the conversation cannot be made to fit: the server's context
+    /// in numbers where they are known, and how to give it more.
+    pub fn explain(&self, server_message: &str) -> String {
+        let fit = match (self.limit, self.requested) {
+            (Some(l), Some(r)) => format!("The conversation no longer fits the model server's context of {l} tokens, even after compacting it (the request needed {r})."),
+            (Some(l), None) => format!("The conversation no longer fits the model server's context of {l} tokens, even after compacting it."),
+            _ => format!("The conversation no longer fits the model's context window, even after compacting it ({server_message})."),
+        };
+        format!(
+            "{fit} Give the server a larger context: for llama.cpp, start llama-server with a larger -c (for example -c 16384; with --parallel N each request gets 1/N of it); for Ollama, raise num_ctx. Or choose a model with a larger window."
+        )
+    }
+}
+
 fn is_context_message(lower: &str) -> bool {
     lower.contains("context length")
         || lower.contains("context_length")
@@ -158,4 +216,31 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap, now: SystemTime) -> Opt
     }
     let at = httpdate::parse_http_date(value).ok()?;
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ContextOverflow;
+
+    #[test]
+    fn the_servers_context_size_and_the_refused_request_are_read_from_each_wording() {
+        let cases = [
+            ("request (4217 tokens) exceeds the available context size (4096 tokens), try increasing it", Some(4096), Some(4217)),
+            ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", Some(8192), Some(9000)),
+            ("This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).", Some(4096), Some(5000)),
+            ("prompt is too long: 210000 tokens > 200000 maximum", Some(200000), Some(210000)),
+            ("the input length exceeds the context length", None, None),
+        ];
+        for (message, limit, requested) in cases {
+            assert_eq!(ContextOverflow::parse(message), ContextOverflow { limit, requested }, "{message}");
+        }
+    }
+
+    #[test]
+    fn the_explanation_names_the_servers_context_and_how_to_raise_it() {
+        let m = ContextOverflow { limit: Some(4096), requested: Some(4217) }.explain("raw");
+        assert!(m.contains("context of 4096 tokens") && m.contains("4217") && m.contains("-c ") && m.contains("llama"), "{m}");
+        let unknown = ContextOverflow::default().explain("the input length exceeds the context length");
+        assert!(unknown.contains("the input length exceeds the context length") && unknown.contains("-c "), "{unknown}");
+    }
 }
