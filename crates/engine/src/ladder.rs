@@ -64,7 +64,7 @@ pub async fn ask<T>(
         let mut failed = None;
         // A weak model's JSON can run away inside a string ("1.1.1.1…" to the output limit):
         // stopped as soon as it is clear, since a repair would only ask the same model again.
-        let mut watch = crate::runaway::RunawayWatch::new(crate::runaway::RunawayConfig::default());
+        let mut watch = crate::runaway::RunawayWatch::new(crate::runaway::RunawayConfig::json());
         let mut repeating = None;
         loop {
             let item = tokio::select! {

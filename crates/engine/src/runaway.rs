@@ -38,11 +38,21 @@ pub struct RunawayConfig {
     pub repeats: usize,
     /// The longest block (in lines) looked for.
     pub max_block: usize,
+    /// How many characters in a row a short unit ("=", "1.", a space) must fill inside a line.
+    pub short_span: usize,
+}
+
+impl RunawayConfig {
+    /// For an answer that must be one JSON object (a verdict, a plan): no string in it is a
+    /// hundred characters of one short unit, so it is stopped sooner.
+    pub fn json() -> RunawayConfig {
+        RunawayConfig { short_span: 120, ..Default::default() }
+    }
 }
 
 impl Default for RunawayConfig {
     fn default() -> Self {
-        RunawayConfig { repeats: 8, max_block: 6 }
+        RunawayConfig { repeats: 8, max_block: 6, short_span: SHORT_UNIT_SPAN }
     }
 }
 
@@ -82,7 +92,7 @@ pub struct RunawayWatch {
 
 impl RunawayWatch {
     pub fn new(cfg: RunawayConfig) -> RunawayWatch {
-        RunawayWatch { cfg: RunawayConfig { repeats: cfg.repeats.max(2), max_block: cfg.max_block.max(1) }, ..Default::default() }
+        RunawayWatch { cfg: RunawayConfig { repeats: cfg.repeats.max(2), max_block: cfg.max_block.max(1), short_span: cfg.short_span.max(16) }, ..Default::default() }
     }
 
     /// Feeds streamed text; returns what ran away, once, as soon as it is clear.
@@ -101,7 +111,7 @@ impl RunawayWatch {
         }
         // Checked as the line grows, so a sentence repeating inside one long line stops after a
         // few hundred characters; a mismatch in the first compared unit ends each try at once.
-        if let Some(r) = repeating_unit(&self.partial, self.cfg.repeats) {
+        if let Some(r) = repeating_unit(&self.partial, self.cfg.repeats, self.cfg.short_span) {
             self.found = Some(r.clone());
             return Some(r);
         }
@@ -176,8 +186,8 @@ fn alphanumerics(text: &str) -> usize {
 }
 
 /// A long run of text without a line break that ends in the same unit: `repeats` times for a
-/// unit with words in it, or over `SHORT_UNIT_SPAN` characters for a short one ("=", "# ", spaces).
-fn repeating_unit(text: &str, repeats: usize) -> Option<Runaway> {
+/// unit with words in it, or over `short_span` characters for a short one ("=", "# ", spaces).
+fn repeating_unit(text: &str, repeats: usize, short_span: usize) -> Option<Runaway> {
     let bytes = text.as_bytes();
     for p in 1..=200.min(bytes.len() / repeats) {
         let span = p * repeats;
@@ -189,7 +199,7 @@ fn repeating_unit(text: &str, repeats: usize) -> Option<Runaway> {
             if p >= 4 && alphanumerics(&unit) >= 3 && varied {
                 return Some(Runaway::Repeating { text: unit, times: repeats });
             }
-            let times = SHORT_UNIT_SPAN.div_ceil(p);
+            let times = short_span.div_ceil(p);
             if bytes.len() >= p * times {
                 let tail = &bytes[bytes.len() - p * times..];
                 if tail.chunks(p).all(|c| c == &tail[..p]) {
@@ -264,6 +274,17 @@ mod tests {
     fn a_long_run_of_one_character_is_repetition() {
         assert_eq!(feed(&("Result:\n".to_string() + &"=".repeat(3000))), Some(Runaway::Repeating { text: "=".into(), times: 1000 }));
         assert!(matches!(feed(&"# ".repeat(1500)), Some(Runaway::Repeating { text, .. }) if text == "# " || text == " #"));
+    }
+
+    #[test]
+    fn a_json_answer_stops_at_a_short_unit_sooner() {
+        // SmolLM2's verdict: `"action": "1.1.1.1.…"` to the output limit.
+        let text = "{\"announced_action_not_taken\": true, \"action\": \"".to_string() + &"1.".repeat(500);
+        let mut w = RunawayWatch::new(RunawayConfig::json());
+        let at = text.as_bytes().chunks(3).position(|c| w.push(&String::from_utf8_lossy(c)).is_some()).expect("found") * 3;
+        assert!(at < 250, "found after {at} characters");
+        let mut ordinary = RunawayWatch::new(RunawayConfig::json());
+        assert_eq!(ordinary.push(r#"{"done": true, "summary": "Wrote v1.1.1 of the notes ==== and 0x0000000000000000 as the seed.", "remaining": []}"#), None);
     }
 
     #[test]

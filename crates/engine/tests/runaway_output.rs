@@ -3,6 +3,7 @@
 //! and a step that outlives its time limit is stopped. What was shown is always kept. And a model
 //! server with a small context: a request it refuses is compacted to fit the size it reports, or
 //! the person is told that size and how to raise it.
+
 mod support {
     pub mod harness;
 }
