@@ -95,6 +95,19 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   const [conflicts, setConflicts] = useState<string[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // Esc closes the innermost box the review opened (the overwrite question, then the feedback
+  // box); what was typed stays for when it opens again.
+  useEffect(() => {
+    if (!asking && !conflicts) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "Escape" || e.defaultPrevented) return;
+      e.preventDefault();
+      if (conflicts) setConflicts(null);
+      else setAsking(false);
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [asking, conflicts]);
 
   const decide = async (decision: "approve" | "request_changes" | "reject", confirmed = false, landAs?: LandingMode) => {
     setBusy(true);
@@ -160,7 +173,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       <dl className="facts">
         <dt>Agent's claim</dt>
         <dd data-testid="review-claim">
-          {review.claim === "none" ? "no explicit claim" : review.claim}
+          {review.claim === "none" ? (review.saidDone ? "said it was done, without complete_task" : "no explicit claim") : review.claim}
           {review.claimWords?.summary && <span className="claim-words" data-testid="review-claim-words">: “{review.claimWords.summary}”</span>}
           {review.claimWords?.remaining_work && <span className="muted" data-testid="review-claim-remaining"> Remaining, in its words: “{review.claimWords.remaining_work}”</span>}
         </dd>

@@ -1,7 +1,7 @@
 import { isTextField } from "../keys";
 import { editDiff, outputTail, summarizeTool } from "../session/cardSummary";
 import { watchFrames, report } from "../perf";
-import { memo, useCallback, useEffect, useReducer, useRef, useState } from "react";
+import { memo, useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { ArrowDown, Bot, ChevronRight, CircleSlash, ListChecks, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
 import { AppError, ipc, type Envelope, type StepState } from "../ipc";
@@ -10,6 +10,8 @@ import { PlanReview } from "../components/PlanReview";
 import { ReviewPanel } from "../components/ReviewPanel";
 import { StatusBadge } from "../components/StatusBadge";
 import { applyAll, emptyModel, END_LABEL, isRunning, SOURCE_LABEL, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
+import { foldRepeats, type Shown, type ToolRun } from "../session/fold";
+import { ConfirmCancel } from "../components/ConfirmCancel";
 
 function reducer(m: SessionModel, batch: Envelope[]): SessionModel {
   return applyAll(m, batch);
@@ -77,6 +79,39 @@ function ToolCard({ item }: { item: Extract<Item, { kind: "tool" }> }) {
       )}
     </div>
   );
+}
+
+/** The same call made again and again, as one card: "Listed the workspace ×40". */
+function ToolRunCard({ run }: { run: ToolRun }) {
+  const [open, setOpen] = useState(false);
+  const first = run.items[0];
+  const summary = summarizeTool(first.tool, first.input, first.state, first.output);
+  return (
+    <div className={`card tool tool-run tool-${first.state} tone-${summary.tone}`} data-testid="tool-run" data-tool={first.tool} data-count={run.items.length}>
+      <button className="card-head" onClick={() => setOpen(!open)} aria-expanded={open} title={`${first.tool}, the same call ${run.items.length} times in a row`}>
+        <ChevronRight size={14} className={open ? "rot" : undefined} aria-hidden />
+        {first.tool === "run_command" ? <SquareTerminal size={14} aria-hidden /> : <Wrench size={14} aria-hidden />}
+        <span className="tool-summary" data-testid="tool-summary">
+          {summary.text}
+        </span>
+        <span className="tag repeat-count" data-testid="repeat-count">
+          ×{run.items.length}
+        </span>
+      </button>
+      {open && (
+        <div className="card-body">
+          {run.items.map((it) => (
+            <ToolCard key={it.key} item={it} />
+          ))}
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** An item of the timeline, or a run of identical tool calls folded into one card. */
+function ShownItem({ shown }: { shown: Shown }) {
+  return shown.kind === "tool_run" ? <ToolRunCard run={shown} /> : <TimelineItem item={shown} />;
 }
 
 function Permission({ item }: { item: Extract<Item, { kind: "permission" }> }) {
@@ -360,7 +395,7 @@ function PlanPanel({ plan }: { plan: PlanView }) {
 /** Above this many items the timeline renders only what is on screen, so long sessions stay smooth. */
 export const VIRTUALIZE_ABOVE = 200;
 
-function VirtualTimeline({ items, scrollRef, follow }: { items: Item[]; scrollRef: React.RefObject<HTMLElement | null>; follow: boolean }) {
+function VirtualTimeline({ items, scrollRef, follow }: { items: Shown[]; scrollRef: React.RefObject<HTMLElement | null>; follow: boolean }) {
   const list = useRef<HTMLDivElement>(null);
   // The timeline starts below the header inside the scrolling area.
   const v = useVirtualizer({ count: items.length, getScrollElement: () => scrollRef.current, estimateSize: () => 64, overscan: 12, scrollMargin: list.current?.offsetTop ?? 0 });
@@ -374,7 +409,7 @@ function VirtualTimeline({ items, scrollRef, follow }: { items: Item[]; scrollRe
     <div ref={list} style={{ height: v.getTotalSize(), position: "relative" }}>
       {v.getVirtualItems().map((row) => (
         <div key={items[row.index].key} data-index={row.index} ref={v.measureElement} style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${row.start - v.options.scrollMargin}px)`, paddingBottom: 10 }}>
-          <TimelineItem item={items[row.index]} />
+          <ShownItem shown={items[row.index]} />
         </div>
       ))}
     </div>
@@ -515,18 +550,24 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
     ipc.cancelRun(sessionId).catch((e: AppError) => setError(e.message));
   }, [sessionId]);
 
+  // Esc asks before it cancels: it is also the key that closes things, and a run is minutes of work.
+  const [confirmCancel, setConfirmCancel] = useState(false);
+  useEffect(() => {
+    if (!running) setConfirmCancel(false);
+  }, [running]);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      // Esc in a text field (an answer, feedback, a message) belongs to that field: cancelling
-      // the whole run from a half-typed answer is never what the person meant.
-      if (e.key === "Escape" && running && !e.defaultPrevented && !isTextField(e.target)) {
+      // Esc in a text field (an answer, feedback, a message) belongs to that field, and a box or
+      // dialog that handled it has closed: only an Esc nothing else took asks about the run.
+      if (e.key === "Escape" && running && !e.defaultPrevented && !isTextField(e.target) && !document.querySelector('[role="alertdialog"], [role="dialog"]')) {
         e.preventDefault();
-        cancel();
+        setConfirmCancel(true);
       }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [running, cancel]);
+  }, [running]);
+  const shown = useMemo(() => foldRepeats(model.items), [model.items]);
 
   // One start at a time: a second click (or Enter) while the first is on its way does nothing.
   const [sending, setSending] = useState(false);
@@ -623,7 +664,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
           </span>
         )}
         <span>{model.plan ? "Turn" : "Step"} {model.step}</span>
-        {model.stepClock && <StepTiming clock={model.stepClock} live={running && model.stepClock.finishedAt === undefined} />}
+        {model.runClock && <RunTiming run={model.runClock} step={model.stepClock} live={running && model.runClock.finishedAt === undefined} />}
         <span data-testid="activity">{running && model.activity ? activityText(model.activity, model.stepClock) : model.endReason ? END_LABEL[model.endReason] : ""}</span>
         {model.cycle.max > 0 && <span>Cycle {model.cycle.n}/{model.cycle.max}</span>}
         {model.todos.length > 0 && (
@@ -658,10 +699,10 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
       )}
       <div className="session-body">
         <div className="timeline" data-testid="timeline">
-          {model.items.length > VIRTUALIZE_ABOVE ? (
-            <VirtualTimeline items={model.items} scrollRef={scroller} follow={following} />
+          {shown.length > VIRTUALIZE_ABOVE ? (
+            <VirtualTimeline items={shown} scrollRef={scroller} follow={following} />
           ) : (
-            model.items.map((it) => <TimelineItem key={it.key} item={it} />)
+            shown.map((it) => <ShownItem key={it.key} shown={it} />)
           )}
           {running && model.activity && <div className="typing muted">{PHASE[model.activity.phase] ?? ""}…</div>}
           <div ref={bottom} />
@@ -734,6 +775,15 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
         </div>
       )}
       </div>
+      {confirmCancel && (
+        <ConfirmCancel
+          onKeep={() => setConfirmCancel(false)}
+          onCancel={() => {
+            setConfirmCancel(false);
+            cancel();
+          }}
+        />
+      )}
     </section>
   );
 }
@@ -753,20 +803,30 @@ function pendingAsk(items: Item[]): Ask | null {
   return null;
 }
 
-/** How long the step has run and how fast the model writes: a slow local model shows as slow. */
-function StepTiming({ clock, live }: { clock: StepClock; live: boolean }) {
+/** m:ss, or h:mm:ss past an hour. */
+export function clockText(ms: number): string {
+  const secs = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(secs / 3600);
+  const m = Math.floor((secs % 3600) / 60);
+  const s = String(secs % 60).padStart(2, "0");
+  return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
+}
+
+/** How long the run has taken (all its steps, evaluation and waiting included) and how fast the
+ * model writes in the current step: a slow local model shows as slow. */
+function RunTiming({ run, step, live }: { run: { startedAt: number; finishedAt?: number }; step?: StepClock; live: boolean }) {
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
     if (!live) return;
+    setNow(Date.now());
     const t = setInterval(() => setNow(Date.now()), 1000);
     return () => clearInterval(t);
   }, [live]);
-  const end = clock.finishedAt ?? (live ? Math.max(now, clock.lastAt) : clock.lastAt);
-  const secs = Math.max(0, Math.round((end - clock.startedAt) / 1000));
-  const rate = tokensPerSecond(clock);
+  const end = run.finishedAt ?? (live ? Math.max(now, step?.lastAt ?? run.startedAt) : (step?.finishedAt ?? step?.lastAt ?? run.startedAt));
+  const rate = step ? tokensPerSecond(step) : null;
   return (
-    <span data-testid="step-timing" className="muted">
-      {Math.floor(secs / 60)}:{String(secs % 60).padStart(2, "0")}
+    <span data-testid="run-timing" className="muted" title="The run's time so far, and the model's speed in this step">
+      {clockText(end - run.startedAt)}
       {rate !== null && ` · ${rate < 10 ? rate.toFixed(1) : Math.round(rate)} tok/s`}
     </span>
   );

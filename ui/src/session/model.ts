@@ -59,6 +59,8 @@ export interface Review {
   stuck?: Stuck;
   /** Files left out of checkpoints for their size: revert cannot restore them. */
   notCovered?: string[];
+  /** No claim was made, yet the agent's last words say the work is done ("Done!"). */
+  saidDone?: boolean;
   decided?: { decision: string; by: string; reverted?: { restored: string[]; deleted: string[]; kept: string[] }; landed?: Landed };
   /** Approve could not land the task: why, and the files concerned. The review stays open. */
   blocked?: { reason: LandingBlock; files: string[]; detail: string };
@@ -95,6 +97,11 @@ export interface SessionModel {
   tokens: { agent: number; evaluator: number };
   /** The current (or last) step's timing: when it started, output so far, and when it ended. */
   stepClock?: StepClock;
+  /** The run's own clock: from its start (a plan's first step) to its end, whatever the steps. */
+  runClock?: { startedAt: number; finishedAt?: number };
+  /** The timeline item an assistant message's next text goes to: a new one once a tool card or
+   * anything else came after it, so the transcript reads in the order the agent worked. */
+  segments?: Record<string, string>;
   /** The code of the last error the run reported (`provider_unreachable`, `provider_auth`, …). */
   lastErrorCode?: string;
   plan?: PlanView;
@@ -231,6 +238,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "run_started":
       push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at });
+      // A plan's next step is a new run inside the same stretch of work: the clock goes on.
+      if (!next.runClock || next.runClock.finishedAt !== undefined) next.runClock = { startedAt: Date.parse(e.at) };
       next.cycle = { n: 0, max: next.cycle.max };
       next.review = undefined;
       next.endReason = undefined;
@@ -266,7 +275,15 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "text_delta":
     case "reasoning_delta": {
       if (next.stepClock && next.stepClock.finishedAt === undefined) next.stepClock = { ...next.stepClock, chars: next.stepClock.chars + e.text.length, lastAt: Date.parse(e.at) };
-      const i = findMsg(e.message_id);
+      let i = findMsg(next.segments?.[e.message_id] ?? e.message_id);
+      if (i >= 0 && i < next.items.length - 1) {
+        // A tool card (or anything) came after this message's text: what the agent says now
+        // follows it, as it happened ("Done!" after the write, not above it).
+        const key = `${e.message_id}~${e.seq}`;
+        push({ kind: "assistant", key, text: "", reasoning: "" });
+        next.segments = { ...next.segments, [e.message_id]: key };
+        i = next.items.length - 1;
+      }
       if (i >= 0) {
         const it = items()[i] as Extract<Item, { kind: "assistant" }>;
         items()[i] = e.type === "text_delta" ? { ...it, text: it.text + e.text } : { ...it, reasoning: it.reasoning + e.text };
@@ -328,7 +345,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         p.concluded = true;
         p.steps = p.steps.map((s) => (s.state === "pending" ? { ...s, state: "skipped" } : s));
       }
-      next.review = { reviewId: e.review_id, claim: e.claim, verdict: e.verdict, endReason: e.end_reason, remaining: e.remaining, files: e.files_changed, verification: e.verification, tokens: e.tokens, costUsd: e.cost_usd, claimWords: e.claim_words, verdictSummary: e.verdict_summary, stuck: e.stuck, notCovered: e.not_covered };
+      next.review = { reviewId: e.review_id, claim: e.claim, verdict: e.verdict, endReason: e.end_reason, remaining: e.remaining, files: e.files_changed, verification: e.verification, tokens: e.tokens, costUsd: e.cost_usd, claimWords: e.claim_words, verdictSummary: e.verdict_summary, stuck: e.stuck, notCovered: e.not_covered, saidDone: e.claim === "none" && saysDone(lastWords(next.items)) };
       break;
     case "review_resolved":
       if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, blocked: undefined, decided: { decision: e.decision, by: e.by } };
@@ -358,6 +375,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "run_finished":
       // A plan step's run ends with the session still busy: the plan goes on.
       if (e.status !== "busy") next.endReason = e.end_reason;
+      if (e.status !== "busy" && next.runClock && next.runClock.finishedAt === undefined) next.runClock = { ...next.runClock, finishedAt: Date.parse(e.at) };
       push({ kind: "run_end", key: `end-${e.seq}`, status: e.status, endReason: e.end_reason, stuck: e.stuck });
       break;
     case "error":
@@ -365,6 +383,39 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       push({ kind: "error", key: `err-${e.seq}`, message: e.message });
       break;
   }
+}
+
+/** The agent's last words in the current run: the text of its latest message that has any. */
+function lastWords(items: Item[]): string {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const it = items[i];
+    if (it.kind === "run") break;
+    if (it.kind === "assistant" && it.text.trim()) return it.text;
+  }
+  return "";
+}
+
+const DONE_SENTENCE = [
+  // "Done!", "All done.", "Finished", "Task complete."
+  /^(all |everything('s| is) )?(done|finished|complete|completed)$/,
+  /^(the |this |your )?(task|work|job|change|changes)( is| has been| was| are| have been)? (now )?(done|complete|completed|finished)$/,
+  // "The task is done.", "It's finished now", "Everything is complete"
+  /^(it|that|everything|all|the (task|work|job|file|files|change|changes))( is|'s| has been| was| are| have been) (now )?(all )?(done|complete|completed|finished)( now)?$/,
+  // "I have completed the task", "I've finished everything"
+  /^i( have|'ve)? (now )?(finished|completed|done)( (the|this|your) (task|work|job|request)| everything| it| all of it)?( now)?$/,
+];
+
+/** Whether words read as the agent saying it finished ("Done!", "The task is complete."),
+ * judged on its last few sentences, and never when they are negated ("not done yet"). */
+export function saysDone(text: string): boolean {
+  const sentences = text
+    .toLowerCase()
+    .replace(/[*_`#>]/g, "")
+    .split(/(?<=[.!?])\s+|\n+/)
+    .map((s) => s.trim().replace(/[.!?:;,\s]+$/, "").replace(/^[-•\s]+/, ""))
+    .filter((s) => s.length > 0)
+    .slice(-3);
+  return sentences.some((s) => !/\bnot\b|n't|\bnever\b|\balmost\b|\bnearly\b|\byet\b/.test(s) && DONE_SENTENCE.some((re) => re.test(s.replace(/^(great|ok|okay|alright|perfect|there)[,!]?\s+/, ""))));
 }
 
 /** "Landed on main as 1a2b3c4 (2 files)": what approve did, in the words the window uses. */

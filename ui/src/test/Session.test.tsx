@@ -55,12 +55,20 @@ describe("Session view", () => {
     expect(screen.getByTestId("status-badge")).toHaveTextContent("Working");
   });
 
-  it("Esc cancels a running session", async () => {
+  it("Esc asks before it cancels a running session: Esc again keeps it, the confirmation cancels it", async () => {
     const calls: Record<string, unknown>[] = [];
     script(running(), calls);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     await screen.findByTestId("cancel");
-    await userEvent.setup().keyboard("{Escape}");
+    const user = userEvent.setup();
+    await user.keyboard("{Escape}");
+    expect(await screen.findByTestId("confirm-cancel"), "a run is minutes of work: Esc asks first").toHaveTextContent("Cancel the running task?");
+    expect(calls.some((c) => c.cmd === "cancel_run"), "nothing is cancelled before the person confirms").toBe(false);
+    await user.keyboard("{Escape}");
+    await waitFor(() => expect(screen.queryByTestId("confirm-cancel"), "Esc closes the question, the innermost box").toBeNull());
+    expect(calls.some((c) => c.cmd === "cancel_run"), "and keeps the run").toBe(false);
+    await user.keyboard("{Escape}");
+    await user.click(await screen.findByTestId("confirm-cancel-stop"));
     await waitFor(() => expect(calls.some((c) => c.cmd === "cancel_run")).toBe(true));
   });
 

@@ -1,0 +1,155 @@
+// The session window as a person reads it during a long run: the clock counts the run, the
+// transcript follows the agent's order, repeated calls fold, and the review reads the agent's
+// words when it made no claim.
+import { render, screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import { describe, expect, it } from "vitest";
+import type { EngineEvent, Envelope } from "../ipc";
+import { SessionView } from "../screens/Session";
+import { foldRepeats } from "../session/fold";
+import { applyAll, emptyModel, saysDone } from "../session/model";
+
+let seq = 0;
+const t0 = Date.UTC(2026, 10, 25, 9, 0, 0);
+/** An event `secs` seconds into the run. */
+const ev = (e: EngineEvent, secs = 0): Envelope => ({ ...e, seq: ++seq, session_id: "s1", at: new Date(t0 + secs * 1000).toISOString() }) as Envelope;
+
+function script(events: Envelope[], calls: Record<string, unknown>[] = []) {
+  mockIPC((cmd, args) => {
+    calls.push({ cmd, ...(args as object) });
+    if (cmd === "subscribe_session") {
+      const channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
+      setTimeout(() => events.forEach((e) => channel.onmessage(e)), 0);
+      return 7;
+    }
+    if (cmd === "evaluator_trust") return [];
+    if (cmd === "get_settings") return null;
+  });
+}
+
+const start = () => {
+  seq = 0;
+  return [
+    ev({ type: "session_created", task: "write hello.txt", workspace: "/ws", provider: "openai", model: "m" }),
+    ev({ type: "run_started", trigger: "task" }),
+    ev({ type: "status_changed", status: "busy" }),
+    ev({ type: "message_created", message_id: "u", role: "user", text: "write hello.txt" }),
+  ];
+};
+
+const review = (secs: number, claim: "none" | "success" = "none") => [
+  ev({ type: "review_requested", review_id: "r1", claim, verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }, secs),
+  ev({ type: "run_finished", status: "awaiting_review", claim, verdict: "done", end_reason: "verified_done" }, secs),
+  ev({ type: "status_changed", status: "awaiting_review" }, secs),
+];
+
+describe("the run's clock", () => {
+  it("counts the whole run, not the last step: 0:01 after three minutes was wrong", async () => {
+    script([
+      ...start(),
+      ev({ type: "step_started", step: 1 }, 0),
+      ev({ type: "step_finished", step: 1, stop_reason: "tool_use", usage: { input_tokens: 10, output_tokens: 100 } }, 100),
+      ev({ type: "activity", phase: "evaluating", detail: "" }, 100),
+      ev({ type: "step_started", step: 2 }, 170),
+      ev({ type: "step_finished", step: 2, stop_reason: "end_turn", usage: { input_tokens: 10, output_tokens: 5 } }, 171),
+      ...review(171),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getByTestId("run-timing").textContent).toMatch(/^2:51/));
+  });
+
+  it("goes on across the runs of a plan's steps and stops at the end", () => {
+    seq = 0;
+    const m = applyAll(emptyModel(), [
+      ev({ type: "run_started", trigger: "plan_step" }, 0),
+      ev({ type: "run_finished", status: "busy", claim: "none", verdict: "done", end_reason: "verified_done" }, 50),
+      ev({ type: "run_started", trigger: "plan_step" }, 51),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "none", verdict: "done", end_reason: "verified_done" }, 90),
+    ]);
+    expect(m.runClock).toEqual({ startedAt: t0, finishedAt: t0 + 90_000 });
+  });
+});
+
+describe("the transcript's order", () => {
+  it("puts what the agent says after a tool call below that call's card, as it happened", async () => {
+    // OpenCode over ACP: one message for the whole turn, its text before and after the write.
+    script([
+      ...start(),
+      ev({ type: "step_started", step: 1 }),
+      ev({ type: "message_created", message_id: "m1", role: "assistant" }),
+      ev({ type: "text_delta", message_id: "m1", text: "I'll write the file." }),
+      ev({ type: "tool_call", call_id: "c1", tool: "write", input: { filePath: "hello.txt" }, state: "done", output: "Wrote file successfully." }),
+      ev({ type: "text_delta", message_id: "m1", text: "Done!" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await screen.findByText("Done!");
+    const timeline = screen.getByTestId("timeline");
+    const order = [...timeline.querySelectorAll('[data-testid="agent-text"], [data-testid="tool-card"]')].map((e) => (e.getAttribute("data-testid") === "tool-card" ? "card" : e.textContent));
+    expect(order).toEqual(["I'll write the file.", "card", "Done!"]);
+  });
+});
+
+describe("repeated tool calls", () => {
+  it("fold forty identical 'Listed the workspace' cards into one card with a count", async () => {
+    const calls: Envelope[] = start();
+    for (let i = 0; i < 40; i++) {
+      calls.push(ev({ type: "step_started", step: i + 1 }));
+      calls.push(ev({ type: "message_created", message_id: `m${i}`, role: "assistant" }));
+      calls.push(ev({ type: "tool_call", call_id: `c${i}`, tool: "list_dir", input: { path: "." }, state: "done", output: "a.txt" }));
+    }
+    script([...calls, ev({ type: "tool_call", call_id: "w", tool: "write_file", input: { path: "a.txt", content: "A" }, state: "done", output: "Created a.txt" })]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const run = await screen.findByTestId("tool-run");
+    expect(run).toHaveAttribute("data-count", "40");
+    expect(run).toHaveTextContent("×40");
+    expect(screen.getAllByTestId("tool-card"), "only the different call keeps a card of its own").toHaveLength(1);
+    await userEvent.setup().click(within(run).getByRole("button", { expanded: false }));
+    expect(within(run).getAllByTestId("tool-card"), "opened, every call is there").toHaveLength(40);
+  });
+
+  it("keep calls that differ in input or outcome apart", () => {
+    const tool = (key: string, path: string, output = "ok") => ({ kind: "tool" as const, key, tool: "read_file", input: { path }, state: "done" as const, output });
+    const shown = foldRepeats([tool("1", "a"), tool("2", "a"), tool("3", "b"), tool("4", "b", "changed"), tool("5", "b", "changed")]);
+    expect(shown.map((s) => (s.kind === "tool_run" ? `${s.items.length}×` : s.key))).toEqual(["2×", "3", "2×"]);
+  });
+});
+
+describe("the review's claim line", () => {
+  it("says the agent said it was done without complete_task when its last words were 'Done!'", async () => {
+    script([
+      ...start(),
+      ev({ type: "step_started", step: 1 }),
+      ev({ type: "message_created", message_id: "m1", role: "assistant" }),
+      ev({ type: "text_delta", message_id: "m1", text: "I wrote hello.txt.\n\nDone!" }),
+      ...review(5),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("review-claim")).toHaveTextContent("said it was done, without complete_task");
+  });
+
+  it("says there was no claim when the agent never said it was done", async () => {
+    script([...start(), ev({ type: "message_created", message_id: "m1", role: "assistant" }), ev({ type: "text_delta", message_id: "m1", text: "Here is how you could write the file." }), ...review(5)]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("review-claim")).toHaveTextContent("no explicit claim");
+  });
+
+  it("reads done-words, and not their negations", () => {
+    for (const yes of ["Done!", "All done.", "The task is complete.", "I have completed the task.", "Wrote it. Everything is done now.", "**Done.**", "Great, the file is done!"]) expect(saysDone(yes), yes).toBe(true);
+    for (const no of ["Not done yet.", "I haven't finished.", "Here is what I have done so far: read a.txt.", "Let me know when you're done.", "The task isn't complete.", "", "Almost done."]) expect(saysDone(no), no).toBe(false);
+  });
+});
+
+describe("Esc closes the innermost box first", () => {
+  it("closes the 'What should change?' box, keeping what was typed", async () => {
+    script([...start(), ...review(5, "success")]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("request-changes"));
+    await user.keyboard("use tabs");
+    await user.keyboard("{Escape}");
+    await waitFor(() => expect(screen.queryByTestId("feedback-input")).toBeNull());
+    await user.click(screen.getByTestId("request-changes"));
+    expect(await screen.findByTestId("feedback-input"), "the words are not lost").toHaveValue("use tabs");
+  });
+});
