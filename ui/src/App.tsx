@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from "react";
+import { showTheme } from "./theme";
 import { History as HistoryIcon, PlusSquare, Settings as SettingsIcon } from "lucide-react";
 import { AppError, ipc, type SettingsView } from "./ipc";
 import { bootSettings } from "./boot";
@@ -11,6 +12,7 @@ import { SettingsScreen, type SettingsGuard } from "./screens/Settings";
 import { LeaveSettingsDialog } from "./components/LeaveSettingsDialog";
 import { SessionView } from "./screens/Session";
 import { QuitDialog } from "./components/QuitDialog";
+import { Tooltips } from "./components/Tooltips";
 import { SidebarSessions } from "./components/SidebarSessions";
 import { CommandPalette, requestReview, ShortcutList, type PaletteCommand } from "./components/CommandPalette";
 import { isTextField } from "./keys";
@@ -99,8 +101,7 @@ export function App() {
   }, []);
 
   useEffect(() => {
-    const theme = view?.settings.theme ?? "system";
-    document.documentElement.dataset.theme = theme;
+    showTheme(view?.settings.theme ?? "system");
   }, [view?.settings.theme]);
 
   // Ctrl+K: the command palette; ?: the shortcut list (outside text fields).
@@ -217,6 +218,7 @@ export function App() {
         />
       )}
       {quitAsk !== null && <QuitDialog running={quitAsk} onKeep={() => setQuitAsk(null)} />}
+      <Tooltips />
       {overlay === "palette" && <CommandPalette commands={paletteCommands()} onOpenSession={openSession} onClose={() => setOverlay(null)} />}
       {overlay === "shortcuts" && <ShortcutList onClose={() => setOverlay(null)} />}
     </div>

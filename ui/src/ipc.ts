@@ -575,3 +575,10 @@ export interface EvaluatorTrust {
 export const TRUST_SHOWN_FROM = 10;
 
 export type About = { version: string; data_dir: string; database: string; settings_file: string; checkpoints_dir: string };
+
+/** The window's own theme: GTK draws dropdown menus and scrollbars itself, so a theme pinned in
+ * Settings must reach it too (`null`: the system's). Outside the app it does nothing. */
+export async function setWindowTheme(theme: "light" | "dark" | null): Promise<void> {
+  const { getCurrentWindow } = await import("@tauri-apps/api/window");
+  await getCurrentWindow().setTheme(theme);
+}

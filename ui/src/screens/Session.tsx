@@ -568,6 +568,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
     return () => window.removeEventListener("keydown", onKey);
   }, [running]);
   const shown = useMemo(() => foldRepeats(model.items), [model.items]);
+  const [reviewFolded, setReviewFolded] = useState(false);
 
   // One start at a time: a second click (or Enter) while the first is on its way does nothing.
   const [sending, setSending] = useState(false);
@@ -739,7 +740,18 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
       {ask && (ask.kind === "permission" ? <Permission item={ask} /> : <Question item={ask} />)}
       {model.plan?.awaitingReview && model.status === "awaiting_approval" && <PlanReview sessionId={sessionId} steps={model.plan.steps.map((s) => s.step)} />}
       {/* After Approve or Reject the panel stays, saying what was decided (and what a revert undid). */}
-      {model.review && (model.status === "awaiting_review" || (model.review.decided && model.review.decided.decision !== "request_changes" && !running)) && <ReviewPanel review={model.review} tokens={model.tokens} onDecided={() => undefined} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} />}
+      {model.review && (model.status === "awaiting_review" || (model.review.decided && model.review.decided.decision !== "request_changes" && !running)) && (
+        // The review shares the height with the transcript: at most part of the window, its
+        // buttons always in view; folded, only its title and buttons stay.
+        <div className={reviewFolded && !model.review.decided ? "review-dock folded" : "review-dock"} data-testid="review-dock">
+          {!model.review.decided && (
+            <button className="link-btn review-fold" onClick={() => setReviewFolded(!reviewFolded)} aria-expanded={!reviewFolded} data-testid="review-fold">
+              {reviewFolded ? "Show the evidence" : "Fold to read the transcript"}
+            </button>
+          )}
+          <ReviewPanel review={model.review} tokens={model.tokens} onDecided={() => undefined} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} />
+        </div>
+      )}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (
         <div className="composer">
           {model.status === "interrupted" && <p className="notice">This session was interrupted. Resume it to continue where it stopped.</p>}

@@ -1,7 +1,9 @@
 import { AboutPanel } from "../components/AboutPanel";
 import { AgentSection } from "../components/AgentSection";
 import { TasksSection } from "../components/TasksSection";
-import { useEffect, useState, type FormEvent, type MutableRefObject } from "react";
+import { useEffect, useRef, useState, type FormEvent, type MutableRefObject } from "react";
+import { SettingsIndex } from "../components/SettingsIndex";
+import { showTheme } from "../theme";
 import { McpSection } from "../components/McpSection";
 import { ProviderSection } from "../components/ProviderSection";
 import { AppError, ipc, type PermissionDefault, type PlanMode, type Settings, type SettingsView, type Theme } from "../ipc";
@@ -182,10 +184,15 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
     },
     [guard],
   );
+  // The theme shows as soon as it is picked; leaving without saving puts the saved one back.
+  const savedTheme = useRef(baseline.theme);
+  savedTheme.current = baseline.theme;
+  useEffect(() => showTheme(draft.theme), [draft.theme]);
+  useEffect(() => () => showTheme(savedTheme.current), []);
 
   return (
     <form
-      className="screen"
+      className="screen settings-screen"
       onSubmit={save}
       // Ctrl+S saves, as in every editor, from any field.
       onKeyDown={(e) => {
@@ -236,6 +243,8 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
           </div>
         )}
       </header>
+
+      <SettingsIndex />
 
       <ProviderSection draft={draft} setProvider={setProvider} />
 

@@ -1,0 +1,189 @@
+// The window's rough edges from the second daily-use walk (issue 39), in the real app: the review
+// and the transcript share the height, the dark theme reads right (placeholders, the checkbox,
+// GTK's own dropdown menu, a live preview before Save), tooltips go with their control, Esc closes
+// the innermost box and asks before it cancels, Settings has an index, and the run's clock counts
+// the run.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { artifacts, shot, typeInto, waitForScreen } from "./app.mjs";
+import { appWindow } from "./window.mjs";
+
+const win = appWindow({ scenario: "e2e-edges.json", port: 4640, name: "edges", settings: { theme: "dark" } });
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const testid = (id) => win.testid(id);
+const statusNow = () => win.app.execute(() => document.querySelector('[data-testid="status-badge"]')?.getAttribute("data-status") ?? null);
+const waitStatus = (s, timeout = 30_000) => win.app.waitUntil(async () => (await statusNow()) === s, { timeout, timeoutMsg: `the session never reached ${s}` });
+/** Relative luminance of a CSS colour, 0 (black) to 1 (white). */
+const luminance = (css) => {
+  const [r, g, b] = css.match(/[\d.]+/g).map(Number);
+  return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+};
+
+async function runTask(task) {
+  await (await testid("nav-new")).click();
+  await waitForScreen(win.app, "new-task-form");
+  await typeInto(win.app, await testid("task-input"), task);
+  await typeInto(win.app, await testid("workspace-path"), mkdtempSync(path.join(tmpdir(), "finishline-ws-")));
+  await (await testid("run")).click();
+  await (await testid("session-view")).waitForDisplayed({ timeout: 10_000 });
+}
+
+/** How much of the window the transcript shows between the pinned header and the bottom bar. */
+const transcriptShare = () =>
+  win.app.execute(() => {
+    const top = document.querySelector(".session-top").getBoundingClientRect().bottom;
+    const bottom = document.querySelector('[data-testid="bottom-bar"]').getBoundingClientRect().top;
+    return (bottom - top) / window.innerHeight;
+  });
+
+test("the open review and the transcript share the height, with one scroll area each", async () => {
+  await runTask("write a.txt, b.txt and c.txt");
+  await waitStatus("awaiting_review");
+  await (await testid("review-panel")).waitForDisplayed();
+  await (await win.app.$('[data-testid="file-change"] button')).click(); // a 60-line diff, opened
+  await sleep(300);
+  const share = await transcriptShare();
+  assert.ok(share >= 0.3, `the transcript keeps a fair share of the window beside the review (${Math.round(share * 100)}%)`);
+  const layout = await win.app.execute(() => {
+    const bar = document.querySelector('[data-testid="bottom-bar"]');
+    const scrollers = [...bar.querySelectorAll("*")].filter((e) => /(auto|scroll)/.test(getComputedStyle(e).overflowY) && e.scrollHeight > e.clientHeight + 1);
+    const approve = document.querySelector('[data-testid="approve"]').getBoundingClientRect();
+    return { nested: scrollers.map((e) => e.className), approveInView: approve.top >= 0 && approve.bottom <= window.innerHeight };
+  });
+  assert.deepEqual(layout.nested, [], "inside the review nothing scrolls on its own: no scroll area inside a scroll area");
+  assert.ok(layout.approveInView, "the decision buttons stay in view");
+  await shot(win.app, "edges-review");
+  // What else this session shows of the walk's list.
+  assert.equal(await (await testid("review-claim")).getText(), "said it was done, without complete_task", "its last words were \"Done!\"");
+  const run = await testid("tool-run");
+  assert.equal(await run.getAttribute("data-count"), "3", "three identical listings are one card");
+  assert.match(await run.getProperty("textContent"), /Listed the workspace\s*×3/);
+  await (await testid("review-fold")).click();
+  await sleep(300);
+  const folded = await transcriptShare();
+  assert.ok(folded >= 0.55, `folded, the review leaves the transcript most of the window (${Math.round(folded * 100)}%)`);
+  assert.ok(await (await testid("approve")).isDisplayed(), "folded, the buttons stay");
+  await shot(win.app, "edges-review-folded");
+});
+
+test("the dark theme: placeholders read as empty and the checkbox is dark", async () => {
+  const look = await win.app.execute(() => {
+    const box = document.querySelector('[data-testid="revert-checkbox"]');
+    return { checkbox: getComputedStyle(box).backgroundColor, border: getComputedStyle(box).borderTopColor, text: getComputedStyle(document.body).color };
+  });
+  assert.ok(luminance(look.checkbox) < 0.25, `the "Also undo" checkbox is a dark box, not a white square: ${JSON.stringify(look)}`);
+  await (await testid("nav-new")).click();
+  await waitForScreen(win.app, "new-task-form");
+  const colours = await win.app.execute(() => {
+    // WebKit does not compute styles of ::placeholder: the page's rule is applied to a probe.
+    const rule = [...document.styleSheets].flatMap((s) => [...s.cssRules]).find((r) => r.selectorText === "::placeholder");
+    const input = document.querySelector('[data-testid="workspace-path"]');
+    const probe = document.createElement("span");
+    probe.style.color = rule.style.color;
+    input.parentElement.appendChild(probe);
+    const placeholder = getComputedStyle(probe).color;
+    probe.remove();
+    return { placeholder, value: getComputedStyle(input).color };
+  });
+  assert.ok(luminance(colours.value) - luminance(colours.placeholder) > 0.3, `a placeholder is clearly dimmer than a value: ${JSON.stringify(colours)}`);
+});
+
+test("the dark theme: GTK's own dropdown menu is dark, and a theme shows before Save", async () => {
+  await (await testid("nav-settings")).click();
+  const theme = await waitForScreen(win.app, "theme-select");
+  await theme.scrollIntoView({ block: "center" });
+  await sleep(300);
+  // The open menu is drawn by GTK, outside the page: only the screen shows it.
+  const [x, y, h] = await win.app.execute(() => {
+    const r = document.querySelector('[data-testid="theme-select"]').getBoundingClientRect();
+    return [window.screenX + r.left + 40, window.screenY + (window.outerHeight - window.innerHeight) + r.top + r.height / 2, r.height];
+  });
+  execFileSync("xdotool", ["mousemove", String(Math.round(x)), String(Math.round(y)), "click", "1"]);
+  await sleep(800);
+  const screen = path.join(artifacts, "edges-dropdown.png");
+  execFileSync("import", ["-window", "root", screen]);
+  execFileSync("xdotool", ["key", "Escape"]);
+  await sleep(300);
+  // The menu opens over the select: sample its first entry's background, left of the text.
+  const pixel = execFileSync("convert", [screen, "-format", "%[pixel:p{" + Math.round(x - 36) + "," + Math.round(y + h) + "}]", "info:"]).toString();
+  assert.ok(luminance(pixel) < 0.35, `the open dropdown menu is dark (pixel ${pixel}; see edges-dropdown.png)`);
+
+  await theme.selectByAttribute("value", "light");
+  await win.app.waitUntil(async () => (await win.app.execute(() => document.documentElement.dataset.theme)) === "light", { timeout: 3_000, timeoutMsg: "the theme did not show before Save" });
+  assert.ok(luminance(await win.app.execute(() => getComputedStyle(document.body).backgroundColor)) > 0.8, "the page is light at once");
+  await shot(win.app, "edges-theme-preview");
+  await (await testid("nav-new")).click();
+  await (await testid("leave-discard")).click();
+  await waitForScreen(win.app, "new-task-form");
+  assert.equal(await win.app.execute(() => document.documentElement.dataset.theme), "dark", "discarded, the saved theme comes back");
+});
+
+test("Settings has an index: a section is one click away", async () => {
+  await (await testid("nav-settings")).click();
+  await waitForScreen(win.app, "settings-index");
+  const links = await win.app.$$('[data-testid="settings-index-link"]');
+  const names = [];
+  for (const l of links) names.push(await l.getText());
+  for (const name of ["Provider", "Evaluator", "Limits", "Permissions", "Appearance"]) assert.ok(names.some((n) => n.replace(/\s+/g, " ") === name), `the index lists ${name}: ${names.join(", ")}`);
+  const appearance = links[names.findIndex((n) => n === "Appearance")];
+  await appearance.click();
+  await win.app.waitUntil(
+    async () =>
+      win.app.execute(() => {
+        const legend = [...document.querySelectorAll("fieldset.panel > legend")].find((l) => l.textContent === "Appearance");
+        const r = legend.getBoundingClientRect();
+        return r.top >= 0 && r.top < window.innerHeight / 2;
+      }),
+    { timeout: 3_000, timeoutMsg: "Appearance was not brought into view" },
+  );
+  assert.equal(await appearance.getAttribute("aria-current"), "true", "the index marks where the page is");
+  await shot(win.app, "edges-settings-index");
+});
+
+test("the clock counts the run, and a tooltip goes when its control does", async () => {
+  await runTask("write a note briefly");
+  const cancel = await testid("cancel");
+  await cancel.waitForDisplayed({ timeout: 5_000 });
+  await cancel.moveTo();
+  const tip = await win.app.$('[role="tooltip"]');
+  await tip.waitForDisplayed({ timeout: 3_000 });
+  assert.equal(await tip.getText(), "Cancel (Esc)");
+  // The run ends by itself, the pointer still resting where Cancel was.
+  await waitStatus("awaiting_review");
+  await sleep(300);
+  assert.equal(await win.app.$('[data-testid="cancel"]').isExisting(), false);
+  assert.equal(await win.app.$('[role="tooltip"]').isExisting(), false, "the tooltip of a control that went away does not stay on screen");
+  const clock = await (await testid("run-timing")).getText();
+  const secs = clock.split(" ")[0].split(":").reduce((m, s) => m * 60 + Number(s), 0);
+  assert.ok(secs >= 3, `the clock shows the run's 3+ seconds, not its last step's (${clock})`);
+});
+
+test("Esc closes the feedback box first, and asks before it cancels a running task", async () => {
+  await (await testid("request-changes")).click();
+  const box = await testid("feedback-input");
+  await typeInto(win.app, box, "shorter, please");
+  await win.app.keys(["Escape"]);
+  await win.app.waitUntil(async () => !(await win.app.$('[data-testid="feedback-input"]').isExisting()), { timeout: 3_000, timeoutMsg: "Esc left the feedback box open" });
+  await (await testid("request-changes")).click();
+  assert.equal(await (await testid("feedback-input")).getValue(), "shorter, please", "what was typed is kept");
+  await win.app.keys(["Escape"]);
+
+  await runTask("write it slowly");
+  await waitStatus("busy");
+  await (await testid("timeline")).click();
+  await win.app.keys(["Escape"]);
+  await (await testid("confirm-cancel")).waitForDisplayed({ timeout: 3_000 });
+  assert.equal(await statusNow(), "busy", "nothing is cancelled before the person confirms");
+  await shot(win.app, "edges-confirm-cancel");
+  await win.app.keys(["Escape"]);
+  await win.app.waitUntil(async () => !(await win.app.$('[data-testid="confirm-cancel"]').isExisting()), { timeout: 3_000, timeoutMsg: "Esc did not close the question" });
+  assert.equal(await statusNow(), "busy", "Esc on the question keeps the run");
+  await win.app.keys(["Escape"]);
+  await (await testid("confirm-cancel-stop")).click();
+  await waitStatus("cancelled", 10_000);
+});

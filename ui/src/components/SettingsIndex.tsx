@@ -1,0 +1,78 @@
+import { useEffect, useRef, useState } from "react";
+
+interface Section {
+  title: string;
+  element: HTMLElement;
+}
+
+/** Settings' sections, read from the page's own headings, as a row of links pinned at the top:
+ * a long page one click from any part of it. The section in view is marked. */
+export function SettingsIndex() {
+  const nav = useRef<HTMLElement>(null);
+  const [sections, setSections] = useState<Section[]>([]);
+  const [current, setCurrent] = useState<HTMLElement | null>(null);
+  // A section picked in the index stays marked until the person scrolls themselves: at the end
+  // of the page a short last section never reaches the top, and the one above it is still in view.
+  const picked = useRef(false);
+  useEffect(() => {
+    const release = () => (picked.current = false);
+    window.addEventListener("wheel", release, { passive: true });
+    window.addEventListener("touchmove", release, { passive: true });
+    window.addEventListener("keydown", release);
+    return () => {
+      window.removeEventListener("wheel", release);
+      window.removeEventListener("touchmove", release);
+      window.removeEventListener("keydown", release);
+    };
+  }, []);
+
+  useEffect(() => {
+    const form = nav.current?.closest("form");
+    if (!form) return;
+    const read = () => {
+      const found = [...form.querySelectorAll<HTMLElement>("fieldset.panel")].flatMap((f) => {
+        const title = f.querySelector(":scope > legend")?.textContent?.trim();
+        return title ? [{ title, element: f }] : [];
+      });
+      setSections((old) => (old.length === found.length && old.every((s, i) => s.element === found[i].element && s.title === found[i].title) ? old : found));
+    };
+    read();
+    // Sections that load later (the MCP servers, About) join the index when they appear.
+    const watch = new MutationObserver(read);
+    watch.observe(form, { childList: true });
+    return () => watch.disconnect();
+  }, []);
+
+  useEffect(() => {
+    if (sections.length === 0 || typeof IntersectionObserver === "undefined") return;
+    const visible = new Map<Element, boolean>();
+    const seen = new IntersectionObserver(
+      (entries) => {
+        entries.forEach((e) => visible.set(e.target, e.isIntersecting));
+        const first = sections.find((s) => visible.get(s.element));
+        if (first && !picked.current) setCurrent(first.element);
+      },
+      { rootMargin: "-90px 0px -40% 0px" },
+    );
+    sections.forEach((s) => seen.observe(s.element));
+    return () => seen.disconnect();
+  }, [sections]);
+
+  const go = (s: Section) => {
+    s.element.scrollIntoView({ block: "start", behavior: "smooth" });
+    picked.current = true;
+    setCurrent(s.element);
+    // The section's first field, so the keyboard goes on from there.
+    s.element.querySelector<HTMLElement>("input, select, textarea, button")?.focus({ preventScroll: true });
+  };
+
+  return (
+    <nav ref={nav} className="settings-index" aria-label="Settings sections" data-testid="settings-index">
+      {sections.map((s) => (
+        <button key={s.title} type="button" className="index-link" aria-current={current === s.element ? "true" : undefined} onClick={() => go(s)} data-testid="settings-index-link">
+          {s.title}
+        </button>
+      ))}
+    </nav>
+  );
+}
