@@ -33,7 +33,7 @@ export function Tooltips() {
       title = "";
       setTip(null);
     };
-    const gone = () => !target || !target.isConnected || (target as HTMLButtonElement).disabled || target.getClientRects().length === 0;
+    const gone = () => !target || !target.isConnected || (target as HTMLButtonElement).disabled || (typeof target.checkVisibility === "function" && !target.checkVisibility());
     const over = (e: PointerEvent) => {
       const el = (e.target as Element | null)?.closest?.("[title]") as HTMLElement | null;
       if (!el || el === target) return;
