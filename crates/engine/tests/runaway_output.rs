@@ -162,6 +162,8 @@ async fn a_summary_that_repeats_itself_is_stopped_and_the_digest_stands_in() {
     let summary = o.events.iter().find_map(|e| match &e.event { EngineEvent::MessageCreated { role: MessageRole::Summary, text, .. } => text.clone(), _ => None }).expect("a summary");
     assert!(summary.matches("the fox fox over seven lazy").count() < 8 && summary.contains("note 299"), "the digest of the conversation stands in: {summary:.300}");
     assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
+    let compaction: u64 = h.store.usage_by_source(&o.session).unwrap().iter().filter(|(s, ..)| *s == UsageSource::Compaction).map(|(_, i, o)| i + o).sum();
+    assert!(compaction > 0, "what the cut-short summary cost is still counted");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -97,15 +97,18 @@ impl Run {
             system: "Summarize the conversation so far for the agent that will continue it: the task, what was done, files touched, decisions, and what remains. Be concise and concrete.".into(),
             messages: vec![ChatMessage::User { content: format!("Task: {}\n\n{}", evaluator::clip(&self.task, budget / 2), evaluator::digest_within(&older, budget)) }],
             tools: vec![],
-            max_tokens: Some(800),
+            // A small window gets a short summary: it has to fit beside the next request.
+            max_tokens: Some((self.context_window / 6).clamp(200, 800) as u32),
             structured: None,
             temperature: Some(0.0),
         };
+        let asked: usize = request.system.len() + request.messages.iter().map(|m| if let ChatMessage::User { content } = m { content.len() } else { 0 }).sum::<usize>();
         let mut stream = stream_with_retry(self.engine.config.agent.provider.clone(), request, self.engine.config.retry, Arc::new(|_| {}));
         let (mut summary, mut usage) = (String::new(), Usage::default());
         // A weak model summarising can copy one line over and over: what it wrote is no summary,
         // and the transcript's own digest stands in for it.
         let mut watch = crate::runaway::RunawayWatch::new(self.engine.config.runaway);
+        let mut streamed = 0usize;
         loop {
             let item = tokio::select! {
                 i = stream.next() => i,
@@ -115,6 +118,7 @@ impl Run {
                 None => break,
                 Some(Ok(CompletionEvent::TextDelta { text })) => {
                     summary.push_str(&text);
+                    streamed += text.len();
                     if watch.push(&text).is_some() {
                         summary.clear();
                         break;
@@ -124,6 +128,10 @@ impl Run {
                 Some(Ok(_)) => {}
                 Some(Err(_)) => break,
             }
+        }
+        if usage.input_tokens + usage.output_tokens == 0 && streamed > 0 {
+            // Stopped before the server's count arrived: what was spent is still counted.
+            usage = Usage { input_tokens: asked.div_ceil(4) as u64, output_tokens: streamed.div_ceil(4) as u64, estimated: true, ..Default::default() };
         }
         if summary.trim().is_empty() {
             summary = evaluator::digest_within(&older, budget);
