@@ -60,6 +60,9 @@ impl Default for RunawayConfig {
 /// unit inside the line.
 const LONG_LINE: usize = 2_000;
 
+/// How much a line must grow between two checks for a repeating unit inside it.
+const CHECK_EVERY: usize = 32;
+
 /// A unit with few letters or digits in it ("#", "}", "---", a space) turns up a few times in a
 /// row in ordinary text, so it counts only when repeated this many times more than a unit with
 /// words: a wall of 32 "#" lines is a model stuck, a dozen closing braces is code.
@@ -81,6 +84,8 @@ pub struct RunawayWatch {
     partial: String,
     /// Blank lines in a row since the last line with something in it.
     blank_lines: usize,
+    /// How long the line being written was when it was last checked for a repeating unit.
+    checked: usize,
     /// Every line seen in this step and how often: a line that keeps coming back between others
     /// is repetition too.
     counts: HashMap<String, usize>,
@@ -104,22 +109,28 @@ impl RunawayWatch {
         while let Some(at) = self.partial.find('\n') {
             let line: String = self.partial[..at].trim().to_string();
             self.partial.drain(..=at);
+            self.checked = 0;
             if let Some(r) = self.line(line) {
                 self.found = Some(r.clone());
                 return Some(r);
             }
         }
-        // Checked as the line grows, so a sentence repeating inside one long line stops after a
-        // few hundred characters; a mismatch in the first compared unit ends each try at once.
-        if let Some(r) = repeating_unit(&self.partial, self.cfg.repeats, self.cfg.short_span) {
-            self.found = Some(r.clone());
-            return Some(r);
+        // Checked as the line grows (every few dozen characters, so the cost per streamed piece
+        // stays flat), so a sentence repeating inside one long line stops after a few hundred
+        // characters; a mismatch in the first compared unit ends each try at once.
+        if self.partial.len() >= self.checked + CHECK_EVERY {
+            self.checked = self.partial.len();
+            if let Some(r) = repeating_unit(&self.partial, self.cfg.repeats, self.cfg.short_span) {
+                self.found = Some(r.clone());
+                return Some(r);
+            }
         }
         if self.partial.len() > LONG_LINE {
             // Keep the tail only: the check needs no more.
             let cut = self.partial.len() - LONG_LINE / 2;
             let cut = (cut..self.partial.len()).find(|i| self.partial.is_char_boundary(*i)).unwrap_or(0);
             self.partial.drain(..cut);
+            self.checked = self.partial.len();
         }
         None
     }
