@@ -10,6 +10,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::provider::{stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, Provider, ProviderErrorKind, RetryPolicy, StopReason, StructuredMode, Usage};
 
+/// How long a structured answer that repeats itself may grow before it is given up: longer than
+/// a verdict or a plan with a repetitive field, far shorter than the output limit.
+const RUNAWAY_ANSWER_CHARS: usize = 800;
+
 /// What came of a structured call.
 #[derive(Debug)]
 pub struct Answer<T> {
@@ -63,8 +67,11 @@ pub async fn ask<T>(
         let mut stop = None;
         let mut failed = None;
         // A weak model's JSON can run away inside a string ("1.1.1.1…" to the output limit):
-        // stopped as soon as it is clear, since a repair would only ask the same model again.
+        // stopped once it is clear and the answer is longer than any honest one, since a repair
+        // would only ask the same model again. A short answer with a repetitive field still has
+        // its verdict read.
         let mut watch = crate::runaway::RunawayWatch::new(crate::runaway::RunawayConfig::json());
+        let mut seen = None;
         let mut repeating = None;
         loop {
             let item = tokio::select! {
@@ -76,7 +83,10 @@ pub async fn ask<T>(
                 Some(Ok(CompletionEvent::TextDelta { text: t })) => {
                     text.push_str(&t);
                     if let Some(crate::runaway::Runaway::Repeating { text: unit, .. }) = watch.push(&t) {
-                        repeating = Some(unit);
+                        seen = Some(unit);
+                    }
+                    if seen.is_some() && text.len() >= RUNAWAY_ANSWER_CHARS {
+                        repeating = seen.take();
                         break;
                     }
                 }
