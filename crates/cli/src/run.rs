@@ -172,6 +172,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
     let mut view = View::new(json, after);
     let mut events = Box::pin(store.subscribe(sid.clone(), after));
     let mut runs_finished = 0;
+    let mut auto_refused = false;
     let code = loop {
         let env: Envelope = match events.next().await {
             Some(Ok(e)) => e,
@@ -212,8 +213,10 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
             EngineEvent::RunFinished { .. } => runs_finished += 1,
             // Approved, but it could not land: the review stays open for a person.
             EngineEvent::LandingBlocked { .. } if !interactive || opts.review != ReviewMode::Prompt => break exit::WAITING,
-            EngineEvent::ReviewRequested { review_id, end_reason, claim, .. } => {
-                let auto_ok = opts.review == ReviewMode::Approve && *end_reason == EndReason::VerifiedDone && matches!(claim, Claim::Success | Claim::None);
+            EngineEvent::ReviewRequested { review_id, end_reason, claim, auto_approve, .. } => {
+                // The engine decides what auto-approve takes (never a change the audit flagged).
+                let auto_ok = opts.review == ReviewMode::Approve && auto_approve.as_ref().map(|a| a.approved).unwrap_or(*end_reason == EndReason::VerifiedDone && matches!(claim, Claim::Success | Claim::None));
+                auto_refused = opts.review == ReviewMode::Approve && !auto_ok;
                 if auto_ok {
                     continue; // the engine approves it itself
                 }
@@ -244,7 +247,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                 }
                 SessionStatus::AwaitingReview => {
                     let waiting = match opts.review {
-                        ReviewMode::Approve => store.session(&sid).map(|s| s.end_reason != Some(EndReason::VerifiedDone)).unwrap_or(true),
+                        ReviewMode::Approve => auto_refused || store.session(&sid).map(|s| s.end_reason != Some(EndReason::VerifiedDone)).unwrap_or(true),
                         ReviewMode::Prompt => !interactive,
                         ReviewMode::Reject => false,
                     };

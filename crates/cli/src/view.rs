@@ -115,10 +115,16 @@ impl View {
                 SessionStatus::Busy => {}
                 s => self.line(&format!("● {}{}", s.as_str(), message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())),
             },
-            EngineEvent::ReviewRequested { claim, end_reason, remaining, files_changed, .. } => {
+            EngineEvent::ReviewRequested { claim, end_reason, remaining, files_changed, audit, auto_approve, .. } => {
                 self.line(&format!("⚑ review: claim {}, end reason {}, {} file(s) changed", claim.as_str(), end_reason.as_str(), files_changed.len()));
                 for r in remaining {
                     self.line(&format!("    remaining: {r}"));
+                }
+                for f in audit {
+                    self.line(&format!("    ⚠ audit: {}", f.describe()));
+                }
+                if let Some(a) = auto_approve.as_ref().filter(|a| !a.approved) {
+                    self.line(&format!("    not approved automatically: {}", a.reason));
                 }
             }
             EngineEvent::ReviewResolved { decision, by, .. } => self.line(&format!("  decision: {} by {}", decision.as_str(), by.as_str())),

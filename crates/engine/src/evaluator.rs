@@ -35,6 +35,8 @@ pub struct EvaluatorInput {
     pub instructions: Option<(String, String)>,
     /// A plan step is judged: the verdict also says what later steps need from its work.
     pub plan_step: bool,
+    /// What the audit of the changes found (gamed checks), described with file and line.
+    pub audit: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -186,6 +188,14 @@ pub fn build_request(model: &str, input: &EvaluatorInput, mode: StructuredMode) 
             user.push_str(&format!("[… {} more]\n", input.files_changed.len() - 100));
         }
         user.push_str("</files_changed>\n");
+    }
+    if !input.audit.is_empty() {
+        // Found by Finishline in the diff, not said by the agent; the excerpts are the agent's code.
+        user.push_str("<audit note=\"Finishline's own check of the diff: these changes weaken or bypass the checks. Unless the request asked for exactly this, the work is not done: say which finding must be undone.\">\n");
+        for a in input.audit.iter().take(30) {
+            user.push_str(&format!("- {}\n", escape(&clip(a, 300))));
+        }
+        user.push_str("</audit>\n");
     }
     if !input.verification.is_empty() {
         user.push_str("<verification>\n");

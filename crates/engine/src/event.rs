@@ -199,6 +199,12 @@ pub enum EngineEvent {
         /// Files left out of checkpoints (over the size limit): Reject cannot restore them.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         not_covered: Vec<String>,
+        /// What the audit of the changes found (gamed checks), less what the person dismissed.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        audit: Vec<crate::judge::audit::Finding>,
+        /// Whether auto-approve took this review, and why (not).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auto_approve: Option<AutoApproval>,
     },
     ReviewResolved {
         review_id: RequestId,
@@ -248,6 +254,14 @@ pub enum EngineEvent {
         /// evaluator read it from the step's work; their briefs carry it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output_data: Option<String>,
+    },
+    /// The person dismissed an audit finding for this session: it no longer blocks auto-approve
+    /// nor goes to the evaluator.
+    AuditDismissed {
+        rule: crate::judge::audit::AuditRule,
+        path: String,
+        #[serde(default)]
+        excerpt: String,
     },
     /// Reject's revert is under way (recorded with the decision): the files someone changed
     /// after the run that the person chose to overwrite all the same.
@@ -354,6 +368,7 @@ impl EngineEvent {
             EngineEvent::ReviewResolved { .. } => "review_resolved",
             EngineEvent::Reverted { .. } => "reverted",
             EngineEvent::RevertStarted { .. } => "revert_started",
+            EngineEvent::AuditDismissed { .. } => "audit_dismissed",
             EngineEvent::TaskWorkspace { .. } => "task_workspace",
             EngineEvent::WorktreeReady { .. } => "worktree_ready",
             EngineEvent::TaskCommitted { .. } => "task_committed",
@@ -372,6 +387,13 @@ impl EngineEvent {
             EngineEvent::Error { .. } => "error",
         }
     }
+}
+
+/// Auto-approve's answer at a review: whether it approved, and why (not), in the person's words.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AutoApproval {
+    pub approved: bool,
+    pub reason: String,
 }
 
 /// An event as stored and delivered: the event plus where and when it belongs.

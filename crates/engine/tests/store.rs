@@ -265,6 +265,8 @@ fn a_second_decision_on_the_same_review_is_reported_as_already_decided() {
                     verdict_summary: None,
                     stuck: None,
                     not_covered: vec![],
+                    audit: vec![],
+                    auto_approve: None,
                 },
                 status(SessionStatus::AwaitingReview),
             ],

@@ -50,7 +50,9 @@ impl Run {
             })
             .collect();
         // A plan step is judged on its own changes; anything else on what the person will review.
-        let changes = if self.plan_step.is_some() && !self.judge_whole { self.own_changes() } else { self.changes() };
+        let whole = !(self.plan_step.is_some() && !self.judge_whole);
+        let changes = if whole { self.changes() } else { self.own_changes() };
+        let audit: Vec<String> = self.audit(whole).iter().map(|f| f.describe()).collect();
         let files: Vec<String> = changes
             .into_iter()
             .map(|c| format!("{} {}", match c.kind { ChangeKind::Created => "created", ChangeKind::Modified => "modified", ChangeKind::Deleted => "deleted" }, c.path))
@@ -65,6 +67,7 @@ impl Run {
             question: Some(question),
             instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
             plan_step: self.plan_step.is_some() && !self.judge_whole,
+            audit,
         };
         let result = evaluator::evaluate(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await;
         let Some(r) = result else { return Err(Halt::Cancelled) };

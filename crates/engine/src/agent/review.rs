@@ -28,7 +28,8 @@ impl Run {
         self.commit_to_branch()?;
         let files: Vec<Value> = self.changes().into_iter().map(|c| serde_json::to_value(c).unwrap_or_default()).collect();
         let verification: Vec<Value> = self.evidence.verification_log.iter().map(|v| json!(v)).collect();
-        let auto = self.engine.config.auto_approve && r.end_reason == EndReason::VerifiedDone && matches!(r.claim, Claim::Success | Claim::None);
+        let audit = self.audit(true);
+        let (auto, why) = auto_approval(self.engine.config.auto_approve, r.end_reason, r.claim, audit.len());
         let tokens = self.engine.store.session(&self.session).map(|s| s.tokens).unwrap_or_default();
         let cost_usd = self.cost();
         let verdict = self.evidence.last_verdict;
@@ -47,6 +48,8 @@ impl Run {
                 verdict_summary: self.evidence.last_verdict_summary.clone(),
                 stuck: r.stuck.clone(),
                 not_covered: self.checkpoints.as_ref().map(|c| c.not_covered()).unwrap_or_default(),
+                audit,
+                auto_approve: self.engine.config.auto_approve.then(|| crate::event::AutoApproval { approved: auto, reason: why }),
             },
             EngineEvent::RunFinished { status: SessionStatus::AwaitingReview, claim: r.claim, verdict, end_reason: r.end_reason, stuck: r.stuck },
             Self::status(SessionStatus::AwaitingReview),
@@ -79,5 +82,39 @@ impl Run {
             total += (input as f64 * p.input_per_mtok + output as f64 * p.output_per_mtok) / 1_000_000.0;
         }
         Some(total)
+    }
+}
+
+/// Whether auto-approve takes a review, and why (not): only a verified completion with a success
+/// claim or none, and never one whose changes the audit flagged.
+pub(super) fn auto_approval(enabled: bool, end: EndReason, claim: Claim, findings: usize) -> (bool, String) {
+    if !enabled {
+        return (false, "auto-approve is off".into());
+    }
+    if end != EndReason::VerifiedDone {
+        return (false, format!("the run ended {} rather than verified done", end.as_str()));
+    }
+    if !matches!(claim, Claim::Success | Claim::None) {
+        return (false, format!("the agent claimed {}", claim.as_str()));
+    }
+    if findings > 0 {
+        return (false, format!("the audit found {findings} change(s) that weaken or bypass the checks"));
+    }
+    (true, "verified done, and the audit found nothing".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_approve_takes_only_a_verified_completion_the_audit_found_clean() {
+        assert!(auto_approval(true, EndReason::VerifiedDone, Claim::Success, 0).0);
+        assert!(auto_approval(true, EndReason::VerifiedDone, Claim::None, 0).0);
+        let (ok, why) = auto_approval(true, EndReason::VerifiedDone, Claim::Success, 1);
+        assert!(!ok && why.contains("audit"), "a finding leaves it to the person: {why}");
+        assert!(!auto_approval(true, EndReason::Unverified, Claim::Success, 0).0);
+        assert!(!auto_approval(true, EndReason::VerifiedDone, Claim::Partial, 0).0);
+        assert!(!auto_approval(false, EndReason::VerifiedDone, Claim::Success, 0).0);
     }
 }

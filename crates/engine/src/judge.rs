@@ -1,0 +1,8 @@
+//! Judging a run's work: evidence that needs no model. Today the diff audit; the completion
+//! decisions, the evaluator and the stuck patterns join this folder as the engine is reorganised
+//! by concept (docs/architecture.md).
+//!
+//! - [`audit`]: gamed checks in a run's changes (assertions removed, tests skipped, checks
+//!   rewritten), pure.
+
+pub mod audit;
