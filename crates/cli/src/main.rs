@@ -102,9 +102,13 @@ enum SessionsCommand {
         /// since are kept unless --force-revert).
         #[arg(long, requires = "reject")]
         revert: bool,
-        /// What should change (with --request-changes).
-        #[arg(long, value_name = "FEEDBACK")]
+        /// Send it back: what should change (optional when --comment says it).
+        #[arg(long, value_name = "FEEDBACK", num_args = 0..=1, default_missing_value = "")]
         request_changes: Option<String>,
+        /// A comment on lines of the diff, sent with --request-changes and checked on the next
+        /// run: `FILE:LINE=TEXT` or `FILE:FIRST-LAST=TEXT` (repeatable).
+        #[arg(long = "comment", value_name = "FILE:LINE=TEXT")]
+        comments: Vec<String>,
         #[command(flatten)]
         opts: RunOptions,
     },
@@ -313,7 +317,7 @@ fn main() -> ExitCode {
                 SessionsCommand::Export { id, format, common } => sessions::export(&id, matches!(format, Format::Json), &common),
                 SessionsCommand::Resume { id, message, opts } => run::run(run::Start::Resume(id, message), opts).await,
                 SessionsCommand::Cancel { id, common } => sessions::cancel(&id, &common),
-                SessionsCommand::Review { id, approve, reject, revert, request_changes, opts } => run::review(id, run::Verdict { approve, reject, revert, request_changes }, opts).await,
+                SessionsCommand::Review { id, approve, reject, revert, request_changes, comments, opts } => run::review(id, run::Verdict { approve, reject, revert, request_changes, comments }, opts).await,
             },
             Command::Stats { command: StatsCommand::Evaluator { common } } => stats::evaluator(&common),
         }

@@ -442,6 +442,8 @@ pub struct Verdict {
     pub reject: bool,
     pub revert: bool,
     pub request_changes: Option<String>,
+    /// `FILE:LINE[-LINE]=TEXT`, each a comment on the diff.
+    pub comments: Vec<String>,
 }
 
 /// `finishline sessions review ID --approve | --reject [--revert] | --request-changes TEXT`.
@@ -462,6 +464,18 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         (_, _, Some(_)) => Decision::RequestChanges,
         _ => return fail(exit::USAGE, json, "say --approve, --reject or --request-changes \"what should change\""),
     };
+    if !v.comments.is_empty() && decision != Decision::RequestChanges {
+        return fail(exit::USAGE, json, "--comment goes with --request-changes: comments are sent back to the agent");
+    }
+    for (i, c) in v.comments.iter().enumerate() {
+        let comment = match finishline_engine::judge::criteria::parse_cli_comment(c, format!("cli{}", i + 1)) {
+            Ok(c) => c,
+            Err(e) => return fail(exit::USAGE, json, &format!("--comment {e}")),
+        };
+        if let Err(e) = engine.comment(&review_id, comment) {
+            return fail(exit::USAGE, json, &e.to_string());
+        }
+    }
     let choice = finishline_engine::agent::ReviewChoice {
         feedback: v.request_changes.clone(),
         revert: v.revert,

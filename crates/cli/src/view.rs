@@ -115,13 +115,21 @@ impl View {
                 SessionStatus::Busy => {}
                 s => self.line(&format!("● {}{}", s.as_str(), message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())),
             },
-            EngineEvent::ReviewRequested { claim, end_reason, remaining, files_changed, audit, auto_approve, .. } => {
+            EngineEvent::ReviewRequested { claim, end_reason, remaining, files_changed, audit, auto_approve, criteria, .. } => {
                 self.line(&format!("⚑ review: claim {}, end reason {}, {} file(s) changed", claim.as_str(), end_reason.as_str(), files_changed.len()));
                 for r in remaining {
                     self.line(&format!("    remaining: {r}"));
                 }
                 for f in audit {
                     self.line(&format!("    ⚠ audit: {}", f.describe()));
+                }
+                for c in criteria {
+                    let mark = match c.state {
+                        finishline_engine::judge::criteria::CriterionState::Met => "☑ met",
+                        finishline_engine::judge::criteria::CriterionState::Unmet => "☐ unmet",
+                        finishline_engine::judge::criteria::CriterionState::Unverifiable => "? unverifiable",
+                    };
+                    self.line(&format!("    {mark}: {} ({})", c.text, c.evidence));
                 }
                 if let Some(a) = auto_approve.as_ref().filter(|a| !a.approved) {
                     self.line(&format!("    not approved automatically: {}", a.reason));

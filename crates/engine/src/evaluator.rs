@@ -37,6 +37,8 @@ pub struct EvaluatorInput {
     pub plan_step: bool,
     /// What the audit of the changes found (gamed checks), described with file and line.
     pub audit: Vec<String>,
+    /// The person's comments on the last review's diff: the work is done only when each is met.
+    pub criteria: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -170,6 +172,14 @@ pub fn build_request(model: &str, input: &EvaluatorInput, mode: StructuredMode) 
         // Written by the project, not the agent: rules the work must follow, below the person's words.
         user.push_str("The project_instructions block holds the workspace's own rules for agents: judge the work against them too; where they and the request disagree, the request wins.\n");
         user.push_str(&format!("<project_instructions file=\"{}\">\n{}\n</project_instructions>\n", escape(file), escape(&clip(text, TASK_CHARS))));
+    }
+    if !input.criteria.is_empty() {
+        // The person's own words: each comment must be addressed for the work to be done.
+        user.push_str("The criteria block lists the person's comments on lines of the last review: the work is done only when every one is addressed; name any that is not in remaining.\n<criteria>\n");
+        for c in input.criteria.iter().take(50) {
+            user.push_str(&format!("- {}\n", escape(&clip(c, 600))));
+        }
+        user.push_str("</criteria>\n");
     }
     user.push_str("<evidence>\n");
     if !input.todos.is_empty() {

@@ -205,6 +205,9 @@ pub enum EngineEvent {
         /// Whether auto-approve took this review, and why (not).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         auto_approve: Option<AutoApproval>,
+        /// The person's comments from the last review, as this run's work was found against them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        criteria: Vec<crate::judge::criteria::CriterionResult>,
     },
     ReviewResolved {
         review_id: RequestId,
@@ -254,6 +257,24 @@ pub enum EngineEvent {
         /// evaluator read it from the step's work; their briefs carry it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output_data: Option<String>,
+    },
+    /// A comment the person left on lines of a review's diff, kept with the session (written
+    /// again, with the same id, when edited).
+    ReviewComment {
+        review_id: RequestId,
+        comment: crate::judge::criteria::Comment,
+    },
+    ReviewCommentRemoved {
+        review_id: RequestId,
+        comment_id: String,
+    },
+    /// The comments sent back with Request changes: the next run is judged on each one.
+    CriteriaSet {
+        criteria: Vec<crate::judge::criteria::Comment>,
+    },
+    /// How the judge found each criterion at this check.
+    CriteriaChecked {
+        results: Vec<crate::judge::criteria::CriterionResult>,
     },
     /// The person dismissed an audit finding for this session: it no longer blocks auto-approve
     /// nor goes to the evaluator.
@@ -369,6 +390,10 @@ impl EngineEvent {
             EngineEvent::Reverted { .. } => "reverted",
             EngineEvent::RevertStarted { .. } => "revert_started",
             EngineEvent::AuditDismissed { .. } => "audit_dismissed",
+            EngineEvent::ReviewComment { .. } => "review_comment",
+            EngineEvent::ReviewCommentRemoved { .. } => "review_comment_removed",
+            EngineEvent::CriteriaSet { .. } => "criteria_set",
+            EngineEvent::CriteriaChecked { .. } => "criteria_checked",
             EngineEvent::TaskWorkspace { .. } => "task_workspace",
             EngineEvent::WorktreeReady { .. } => "worktree_ready",
             EngineEvent::TaskCommitted { .. } => "task_committed",

@@ -6,3 +6,4 @@
 //!   rewritten), pure.
 
 pub mod audit;
+pub mod criteria;

@@ -256,6 +256,29 @@ impl Run {
         found.into_iter().filter(|f| !dismissed.iter().any(|(r, p, x)| *r == f.rule && *p == f.path && *x == f.excerpt)).collect()
     }
 
+    /// The review comments this run plainly has not addressed: their files are untouched since
+    /// the review. Found without a model; the evaluator judges the rest.
+    pub(super) fn open_criteria(&mut self) -> Vec<String> {
+        if self.criteria.is_empty() {
+            return vec![];
+        }
+        let changed: Vec<String> = self.scoped(true).changes().into_iter().map(|c| c.path).collect();
+        let found = crate::judge::criteria::check_without_model(&self.criteria, &changed);
+        found.into_iter().flatten().map(|r| r.text).collect()
+    }
+
+    /// Judges the criteria after an evaluation (or without one) and records the result.
+    pub(super) fn check_criteria(&mut self, verdict_done: Option<bool>, remaining: &[String], summary: &str) -> crate::Result<()> {
+        if self.criteria.is_empty() {
+            return Ok(());
+        }
+        let changed: Vec<String> = self.scoped(true).changes().into_iter().map(|c| c.path).collect();
+        let found = crate::judge::criteria::check_without_model(&self.criteria, &changed);
+        let results = crate::judge::criteria::settle(&self.criteria, found, verdict_done, remaining, summary);
+        self.criteria_results = results.clone();
+        self.emit(EngineEvent::CriteriaChecked { results })
+    }
+
     /// Windows of the session's earlier runs since the person's last decision.
     fn earlier_windows(&self) -> Vec<(String, String)> {
         let Ok(events) = self.engine.store.events(&self.session, 0) else { return vec![] };

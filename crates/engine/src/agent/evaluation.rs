@@ -68,6 +68,7 @@ impl Run {
             instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
             plan_step: self.plan_step.is_some() && !self.judge_whole,
             audit,
+            criteria: self.criteria.iter().map(|c| format!("{}: {}", c.location(), c.text.trim())).collect(),
         };
         let result = evaluator::evaluate(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await;
         let Some(r) = result else { return Err(Halt::Cancelled) };
@@ -93,6 +94,14 @@ impl Run {
             usage: r.usage,
             question,
         })?;
+        if question == EvaluationQuestion::Done {
+            let done = match r.outcome.verdict {
+                Verdict::Done => Some(true),
+                Verdict::NotDone | Verdict::Stuck => Some(false),
+                Verdict::Unavailable => None,
+            };
+            self.check_criteria(done, &r.outcome.remaining, &r.outcome.summary)?;
+        }
         Ok(r.outcome)
     }
 }

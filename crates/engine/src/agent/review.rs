@@ -29,6 +29,10 @@ impl Run {
         let files: Vec<Value> = self.changes().into_iter().map(|c| serde_json::to_value(c).unwrap_or_default()).collect();
         let verification: Vec<Value> = self.evidence.verification_log.iter().map(|v| json!(v)).collect();
         let audit = self.audit(true);
+        if !self.criteria.is_empty() && self.criteria_results.is_empty() {
+            // Reviewed without an evaluation (a claim of partial work, stuck): what needs no model.
+            self.check_criteria(None, &[], "")?;
+        }
         let (auto, why) = auto_approval(self.engine.config.auto_approve, r.end_reason, r.claim, audit.len());
         let tokens = self.engine.store.session(&self.session).map(|s| s.tokens).unwrap_or_default();
         let cost_usd = self.cost();
@@ -50,6 +54,7 @@ impl Run {
                 not_covered: self.checkpoints.as_ref().map(|c| c.not_covered()).unwrap_or_default(),
                 audit,
                 auto_approve: self.engine.config.auto_approve.then(|| crate::event::AutoApproval { approved: auto, reason: why }),
+                criteria: self.criteria_results.clone(),
             },
             EngineEvent::RunFinished { status: SessionStatus::AwaitingReview, claim: r.claim, verdict, end_reason: r.end_reason, stuck: r.stuck },
             Self::status(SessionStatus::AwaitingReview),

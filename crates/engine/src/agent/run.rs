@@ -101,6 +101,10 @@ pub struct Run {
     pub(super) next: Option<(RunId, RunStart)>,
     /// The external ACP agent that works on this session instead of the built-in agent.
     pub(super) external: Option<super::external_turn::ExternalTurns>,
+    /// The person's comments from the last review: this run is judged on each one.
+    pub(super) criteria: Vec<crate::judge::criteria::Comment>,
+    /// How they were found at the last check.
+    pub(super) criteria_results: Vec<crate::judge::criteria::CriterionResult>,
 }
 
 impl Run {
@@ -179,7 +183,10 @@ impl Run {
             None
         };
         let context_window = if external.is_some() { engine.config.context_window } else { engine.context_window().await };
+        let criteria = criteria_since_decision(&events);
         Ok(Run {
+            criteria,
+            criteria_results: Vec::new(),
             folder,
             owned: Default::default(),
             owned_folded: 0,
@@ -315,22 +322,31 @@ impl Run {
             if let Err(h) = self.apply_answer(&request, answer).await {
                 return self.halted(h);
             }
-        } else if let Some((source, text)) = start.continuation {
-            self.emit_all(vec![
-                EngineEvent::Continuation { source, attempt: 0, max: 0, remaining: vec![], text: text.clone(), answers_call: None },
-                EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(source), text: Some(text.clone()) },
-            ])?;
-            self.history.push(ChatMessage::User { content: prompt::tagged(source, 0, 0, &text) });
-        } else if let Some(msg) = start.user_message {
-            self.emit(EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::User, source: None, text: Some(msg.clone()) })?;
-            if start.trigger == RunTrigger::Feedback {
-                match self.revise_for_feedback(&msg).await {
-                    Ok(true) => return Ok(()),
-                    Ok(false) => {}
-                    Err(h) => return self.halted(h),
+        } else if start.user_message.is_some() || start.continuation.is_some() {
+            // The person's words first (feedback), then Finishline's (their comments on the diff,
+            // or the conflict to resolve), each stored and shown as what it is.
+            if let Some(msg) = start.user_message {
+                self.emit(EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::User, source: None, text: Some(msg.clone()) })?;
+                if start.trigger == RunTrigger::Feedback {
+                    let with_comments = match &start.continuation {
+                        Some((_, text)) => format!("{msg}\n\n{text}"),
+                        None => msg.clone(),
+                    };
+                    match self.revise_for_feedback(&with_comments).await {
+                        Ok(true) => return Ok(()),
+                        Ok(false) => {}
+                        Err(h) => return self.halted(h),
+                    }
                 }
+                self.history.push(ChatMessage::User { content: msg });
             }
-            self.history.push(ChatMessage::User { content: msg });
+            if let Some((source, text)) = start.continuation {
+                self.emit_all(vec![
+                    EngineEvent::Continuation { source, attempt: 0, max: 0, remaining: vec![], text: text.clone(), answers_call: None },
+                    EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(source), text: Some(text.clone()) },
+                ])?;
+                self.history.push(ChatMessage::User { content: prompt::tagged(source, 0, 0, &text) });
+            }
         } else if self.history.is_empty() {
             // A resumed session with nothing to say still needs the task in front of the model.
             self.history.push(ChatMessage::User { content: self.task.clone() });
@@ -464,6 +480,7 @@ impl Run {
             previous_verification_failure: self.evidence.previous_verification_failure.clone(),
             evaluation: None,
             previous_remaining: self.evidence.previous_remaining.clone(),
+            open_criteria: self.open_criteria(),
         };
         // A cut-off step continues the one before it, so it leaves "work open" as it was.
         let cut = matches!(out.end, StepEnd::Cut | StepEnd::Stopped(StopReason::Length))
@@ -589,6 +606,12 @@ impl Run {
 /// The events that start a plan's step `index` before anything changed (the first step).
 pub(super) fn plan_step_start(task: &str, state: &crate::plan_state::PlanState, index: usize) -> Vec<EngineEvent> {
     super::plan_run::step_start(task, state, index, &[])
+}
+
+/// The comments sent back with the last Request changes (none after any other decision).
+fn criteria_since_decision(events: &[crate::event::Envelope]) -> Vec<crate::judge::criteria::Comment> {
+    let from = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewResolved { .. })).unwrap_or(0);
+    events[from..].iter().rev().find_map(|e| if let EngineEvent::CriteriaSet { criteria } = &e.event { Some(criteria.clone()) } else { None }).unwrap_or_default()
 }
 
 /// 20000 as "20,000": counts people read at a glance.

@@ -132,7 +132,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             conn.prepare_cached("UPDATE runs SET continuations_used = continuations_used + 1 WHERE id = ?1")?.execute(params![run])?;
         }
         EngineEvent::Continuation { .. } => {}
-        EngineEvent::Activity { .. } | EngineEvent::Verification { .. } | EngineEvent::Reverted { .. } | EngineEvent::RevertStarted { .. } | EngineEvent::AuditDismissed { .. } | EngineEvent::WorktreeReady { .. } | EngineEvent::TaskCommitted { .. } | EngineEvent::LandingStarted { .. } | EngineEvent::Landed { .. } | EngineEvent::LandingBlocked { .. } | EngineEvent::Rebased { .. } | EngineEvent::ProjectInstructions { .. } | EngineEvent::AgentConnected { .. }
+        EngineEvent::Activity { .. } | EngineEvent::Verification { .. } | EngineEvent::Reverted { .. } | EngineEvent::RevertStarted { .. } | EngineEvent::AuditDismissed { .. } | EngineEvent::ReviewComment { .. } | EngineEvent::ReviewCommentRemoved { .. } | EngineEvent::CriteriaSet { .. } | EngineEvent::CriteriaChecked { .. } | EngineEvent::WorktreeReady { .. } | EngineEvent::TaskCommitted { .. } | EngineEvent::LandingStarted { .. } | EngineEvent::Landed { .. } | EngineEvent::LandingBlocked { .. } | EngineEvent::Rebased { .. } | EngineEvent::ProjectInstructions { .. } | EngineEvent::AgentConnected { .. }
         | EngineEvent::Error { .. } => {}
         EngineEvent::PlanCreated { .. } | EngineEvent::PlanRevised { .. } | EngineEvent::PlanReviewed { .. } | EngineEvent::PlanStepStarted { .. } | EngineEvent::PlanStepFinished { .. } => {
             super::sessions::refresh_plan(conn, s)?
