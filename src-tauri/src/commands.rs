@@ -195,6 +195,31 @@ pub async fn submit_review(app: AppHandle, state: State<'_, AppState>, input: Re
     tauri::async_runtime::spawn_blocking(move || engine.decide(&review, choice)).await.map_err(|e| Error::Internal(e.to_string()))?
 }
 
+/// Adds or edits a comment on lines of a waiting review's diff.
+#[tauri::command]
+pub async fn comment_review(app: AppHandle, state: State<'_, AppState>, review_id: RequestId, comment: finishline_engine::judge::criteria::Comment) -> Result<finishline_engine::judge::criteria::Comment, Error> {
+    let engine = engine_for_request(&app, &state, &review_id)?;
+    tauri::async_runtime::spawn_blocking(move || engine.comment(&review_id, comment)).await.map_err(|e| Error::Internal(e.to_string()))?
+}
+
+#[tauri::command]
+pub async fn remove_review_comment(app: AppHandle, state: State<'_, AppState>, review_id: RequestId, comment_id: String) -> Result<(), Error> {
+    engine_for_request(&app, &state, &review_id)?.remove_comment(&review_id, &comment_id)
+}
+
+/// A reviewed file's whole text (for lines around the changes); `None` when it is not text.
+#[tauri::command]
+pub async fn review_file(app: AppHandle, state: State<'_, AppState>, review_id: RequestId, path: String, side: finishline_engine::judge::criteria::DiffSide) -> Result<Option<String>, Error> {
+    let engine = engine_for_request(&app, &state, &review_id)?;
+    tauri::async_runtime::spawn_blocking(move || engine.review_file(&review_id, &path, side)).await.map_err(|e| Error::Internal(e.to_string()))?
+}
+
+/// Dismisses an audit finding for this session; the dismissal is recorded.
+#[tauri::command]
+pub async fn dismiss_finding(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, finding: finishline_engine::judge::audit::Finding) -> Result<(), Error> {
+    engine_for_session(&app, &state, &session_id)?.dismiss_finding(&session_id, &finding)
+}
+
 /// "Let the agent resolve it": the moved branch is merged into the task's worktree and the
 /// agent is sent back to resolve the conflicts.
 #[tauri::command]

@@ -264,7 +264,7 @@ export type EndReason =
   | "failed"
   | "plan_failed";
 export type Decision = "approve" | "request_changes" | "reject";
-export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume" | "plan_step" | "landing_conflict";
+export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume" | "plan_step" | "landing_conflict" | "review_comments";
 export type PlanMode = "off" | "on" | "auto";
 export type StepState = "pending" | "running" | "done" | "failed" | "skipped" | "replaced";
 export interface PlanStep {
@@ -307,6 +307,43 @@ export interface FileChange {
   diff: string;
 }
 
+export type DiffSide = "new" | "old";
+
+/** A comment on lines of a review's diff; it goes back with Request changes. */
+export interface ReviewComment {
+  /** Empty for a new comment: the engine gives it one. */
+  id: string;
+  path: string;
+  start_line: number;
+  end_line: number;
+  side: DiffSide;
+  quote: string;
+  text: string;
+}
+
+export type AuditRule = "assertion_removed" | "assertion_weakened" | "skip_added" | "test_deleted" | "check_config_changed" | "failure_masked" | "special_cased_test";
+
+/** What the audit of the diff found: a change that weakens or bypasses the checks. */
+export interface AuditFinding {
+  rule: AuditRule;
+  path: string;
+  line?: number | null;
+  detail: string;
+  excerpt?: string;
+}
+
+export interface CriterionResult {
+  id: string;
+  text: string;
+  state: "met" | "unmet" | "unverifiable";
+  evidence: string;
+}
+
+export interface AutoApproval {
+  approved: boolean;
+  reason: string;
+}
+
 /** The engine's events, as stored and delivered (section 10 of the spec). */
 export type EngineEvent =
   | { type: "session_created"; task: string; workspace: string; provider: string; model: string }
@@ -329,7 +366,12 @@ export type EngineEvent =
   | { type: "verification"; command: string; exit_code: number | null; output_tail: string; skipped: boolean; nth?: number; of?: number; persons_own?: boolean }
   | { type: "evaluation"; cycle: number; verdict: Verdict; summary: string; remaining: string[]; stuck_reason: string | null; model: string; parse_ok: boolean; usage: Usage; question?: "done" | "announced_action" }
   | { type: "continuation"; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string; answers_call?: string }
-  | { type: "review_requested"; review_id: string; claim: Claim; verdict: Verdict | null; end_reason: EndReason; remaining: string[]; files_changed: FileChange[]; verification: string[]; tokens?: Tokens; cost_usd?: number; claim_words?: ClaimWords; verdict_summary?: string; stuck?: Stuck; not_covered?: string[] }
+  | { type: "review_requested"; review_id: string; claim: Claim; verdict: Verdict | null; end_reason: EndReason; remaining: string[]; files_changed: FileChange[]; verification: string[]; tokens?: Tokens; cost_usd?: number; claim_words?: ClaimWords; verdict_summary?: string; stuck?: Stuck; not_covered?: string[]; audit?: AuditFinding[]; auto_approve?: AutoApproval | null; criteria?: CriterionResult[] }
+  | { type: "review_comment"; review_id: string; comment: ReviewComment }
+  | { type: "review_comment_removed"; review_id: string; comment_id: string }
+  | { type: "criteria_set"; criteria: ReviewComment[] }
+  | { type: "criteria_checked"; results: CriterionResult[] }
+  | { type: "audit_dismissed"; rule: AuditRule; path: string; excerpt?: string }
   | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean }
   | { type: "reverted"; restored: string[]; deleted: string[]; kept?: string[] }
   | { type: "revert_started"; overwrite?: string[] }
@@ -481,6 +523,13 @@ export const ipc = {
   openWorktree: (sessionId: string) => call<void>("open_worktree", { sessionId }),
   /** Merges the moved branch into the task's worktree and sends the agent back to resolve it. */
   resolveConflict: (reviewId: string) => call<void>("resolve_conflict", { reviewId }),
+  /** Adds (empty id) or edits a comment on lines of a waiting review's diff. */
+  commentOnReview: (reviewId: string, comment: ReviewComment) => call<ReviewComment>("comment_review", { reviewId, comment }),
+  removeReviewComment: (reviewId: string, commentId: string) => call<void>("remove_review_comment", { reviewId, commentId }),
+  /** A reviewed file's whole text, as the run left it ("new") or found it ("old"); null when not text. */
+  reviewFile: (reviewId: string, path: string, side: DiffSide) => call<string | null>("review_file", { reviewId, path, side }),
+  /** Dismisses an audit finding for this session (recorded). */
+  dismissFinding: (sessionId: string, finding: AuditFinding) => call<void>("dismiss_finding", { sessionId, finding }),
   /** Each task's worktree and its size. */
   worktreeUsage: () => call<WorktreeUsage[]>("worktree_usage"),
   /** Removes decided tasks' worktrees; the bytes freed. */

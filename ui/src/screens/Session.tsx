@@ -217,7 +217,9 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
               </details>
             ) : (
               <>
-                <p className="muted small">Finishline sent the agent back to work — not your words:</p>
+                <p className="muted small">
+                  {item.source === "review_comments" ? "Finishline sent your comments on the diff to the agent, with the lines they are on:" : "Finishline sent the agent back to work — not your words:"}
+                </p>
                 <p className="continuation-text">{item.text}</p>
               </>
             )}

@@ -1,6 +1,6 @@
 // Folds a session's events into what the session view shows. Pure, so it is tested without a
 // window and replays and live updates go through the same code.
-import type { Claim, ClaimWords, ContinuationSource, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanStep, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
+import type { AuditFinding, AutoApproval, CriterionResult, ReviewComment, Claim, ClaimWords, ContinuationSource, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanStep, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
 
 export interface PlanStepView {
   step: PlanStep;
@@ -62,6 +62,13 @@ export interface Review {
   decided?: { decision: string; by: string; reverted?: { restored: string[]; deleted: string[]; kept: string[] }; landed?: Landed };
   /** Approve could not land the task: why, and the files concerned. The review stays open. */
   blocked?: { reason: LandingBlock; files: string[]; detail: string };
+  /** What the audit of the diff found (gamed checks), less what the person dismissed. */
+  audit: AuditFinding[];
+  /** The last review's comments, as this run's work was found against them. */
+  criteria: CriterionResult[];
+  autoApprove?: AutoApproval | null;
+  /** The person's comments on this review's diff, as they stand. */
+  comments: ReviewComment[];
 }
 
 /** Where the task works: its own worktree and branch, or the folder itself. */
@@ -328,13 +335,45 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         p.concluded = true;
         p.steps = p.steps.map((s) => (s.state === "pending" ? { ...s, state: "skipped" } : s));
       }
-      next.review = { reviewId: e.review_id, claim: e.claim, verdict: e.verdict, endReason: e.end_reason, remaining: e.remaining, files: e.files_changed, verification: e.verification, tokens: e.tokens, costUsd: e.cost_usd, claimWords: e.claim_words, verdictSummary: e.verdict_summary, stuck: e.stuck, notCovered: e.not_covered };
+      next.review = {
+        reviewId: e.review_id,
+        claim: e.claim,
+        verdict: e.verdict,
+        endReason: e.end_reason,
+        remaining: e.remaining,
+        files: e.files_changed,
+        verification: e.verification,
+        tokens: e.tokens,
+        costUsd: e.cost_usd,
+        claimWords: e.claim_words,
+        verdictSummary: e.verdict_summary,
+        stuck: e.stuck,
+        notCovered: e.not_covered,
+        audit: e.audit ?? [],
+        criteria: e.criteria ?? [],
+        autoApprove: e.auto_approve,
+        comments: [],
+      };
       break;
     case "review_resolved":
       if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, blocked: undefined, decided: { decision: e.decision, by: e.by } };
       break;
     case "reverted":
       if (next.review?.decided) next.review = { ...next.review, decided: { ...next.review.decided, reverted: { restored: e.restored, deleted: e.deleted, kept: e.kept ?? [] } } };
+      break;
+    case "review_comment":
+      if (next.review?.reviewId === e.review_id) {
+        const others = next.review.comments.filter((c) => c.id !== e.comment.id);
+        const at = next.review.comments.findIndex((c) => c.id === e.comment.id);
+        const comments = at >= 0 ? next.review.comments.map((c) => (c.id === e.comment.id ? e.comment : c)) : [...others, e.comment];
+        next.review = { ...next.review, comments };
+      }
+      break;
+    case "review_comment_removed":
+      if (next.review?.reviewId === e.review_id) next.review = { ...next.review, comments: next.review.comments.filter((c) => c.id !== e.comment_id) };
+      break;
+    case "audit_dismissed":
+      if (next.review) next.review = { ...next.review, audit: next.review.audit.filter((f) => !(f.rule === e.rule && f.path === e.path && (f.excerpt ?? "") === (e.excerpt ?? ""))) };
       break;
     case "task_workspace":
       next.place = { folder: e.folder, worktree: e.worktree ?? undefined };
@@ -386,6 +425,7 @@ export const SOURCE_LABEL: Record<ContinuationSource, string> = {
   resume: "Resumed after a restart",
   plan_step: "The step's brief",
   landing_conflict: "Resolve the conflict with the moved branch",
+  review_comments: "Your comments on the diff",
 };
 
 /** Stuck patterns in plain words. */
