@@ -385,11 +385,11 @@ export type EngineEvent =
   | { type: "worktree_removed"; folder: string; why: string; branch_deleted?: string | null }
   | { type: "project_instructions"; file: string; chars: number; truncated: boolean }
   | { type: "agent_connected"; agent: string; name: string; version?: string | null; acp_session: string; loaded: boolean; claims: boolean }
-  | { type: "plan_created"; steps: PlanStep[]; mode: PlanMode; awaiting_review?: boolean }
+  | { type: "plan_created"; steps: PlanStep[]; mode: PlanMode; awaiting_review?: boolean; budget_calls?: number | null }
   | { type: "plan_reviewed"; approved: boolean; edited: boolean; steps: PlanStep[] }
   | { type: "plan_revised"; first: number; cause: string; steps: PlanStep[]; for_feedback?: boolean }
   | { type: "plan_step_started"; index: number; number: number; of: number; title: string }
-  | { type: "plan_step_finished"; index: number; end_reason: EndReason; summary: string; output_data?: string }
+  | { type: "plan_step_finished"; index: number; end_reason: EndReason; summary: string; output_data?: string; decided_by?: string | null }
   | { type: "error"; code: string; message: string };
 
 export type Envelope = EngineEvent & { seq: number; session_id: string; run_id?: string; at: string };

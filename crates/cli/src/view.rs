@@ -154,8 +154,11 @@ impl View {
                 (false, _) => "▤ plan cancelled",
             }),
             EngineEvent::PlanStepStarted { number, of, title, .. } => self.line(&format!("▤ step {number}/{of}: {title}")),
-            EngineEvent::PlanStepFinished { end_reason, summary, output_data, .. } => {
+            EngineEvent::PlanStepFinished { end_reason, summary, output_data, decided_by, .. } => {
                 self.line(&format!("  step ended: {} — {summary}", end_reason.as_str()));
+                if let Some(d) = decided_by {
+                    self.line(&format!("  decided by {d}"));
+                }
                 if let Some(data) = output_data {
                     self.line(&format!("  for later steps: {data}"));
                 }

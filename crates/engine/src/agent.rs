@@ -18,6 +18,7 @@ pub mod permission;
 mod review;
 pub mod run;
 mod step;
+mod step_checks;
 mod verify;
 
 use std::collections::HashMap;
@@ -61,6 +62,8 @@ pub struct EngineConfig {
     pub agent: ModelEndpoint,
     /// The evaluator's endpoint; the agent's when `None`.
     pub evaluator: Option<ModelEndpoint>,
+    /// Plan mode's manager; the evaluator's when `None`.
+    pub manager: Option<ModelEndpoint>,
     pub completion: CompletionConfig,
     pub retry: RetryPolicy,
     pub permissions: PermissionPolicy,

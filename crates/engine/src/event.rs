@@ -220,6 +220,10 @@ pub enum EngineEvent {
     PlanCreated {
         steps: Vec<crate::plan::PlanStep>,
         mode: PlanMode,
+        /// The model calls the whole plan may make (agent, evaluator and manager): 1.5× what a
+        /// single run of the task may spend.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget_calls: Option<u32>,
         /// The plan waits for the person: they may edit it, then run or cancel it.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         awaiting_review: bool,
@@ -253,6 +257,10 @@ pub enum EngineEvent {
         index: usize,
         end_reason: EndReason,
         summary: String,
+        /// What decided it, in the person's words: the checks that passed (a file, a command),
+        /// or the evaluator's verdict.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        decided_by: Option<String>,
         /// What later steps need from this one (names, paths, values, decisions), as the
         /// evaluator read it from the step's work; their briefs carry it.
         #[serde(default, skip_serializing_if = "Option::is_none")]

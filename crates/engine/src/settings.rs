@@ -147,6 +147,8 @@ pub struct Settings {
     /// The evaluator's own provider (often a cheaper one); `None` means the agent's. Its model
     /// is `evaluator_model`, else the provider's own `model`.
     pub evaluator_provider: Option<ProviderSettings>,
+    /// Plan mode's manager model, on the evaluator's provider; `None`: the evaluator's model.
+    pub manager_model: Option<String>,
     pub limits: Limits,
     /// Model name → its context window in tokens; compaction starts at 80 % of it.
     pub context_windows: std::collections::BTreeMap<String, u32>,

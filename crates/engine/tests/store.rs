@@ -428,7 +428,7 @@ fn a_history_and_settings_from_the_first_release_open_after_an_upgrade_with_noth
 }
 
 fn plan_step(title: &str) -> finishline_engine::plan::PlanStep {
-    finishline_engine::plan::PlanStep { title: title.into(), instructions: format!("{title}."), criteria: vec![format!("{title} is done")], depends_on: vec![] }
+    finishline_engine::plan::PlanStep { title: title.into(), instructions: format!("{title}."), criteria: vec![format!("{title} is done")], depends_on: vec![], verify: vec![] }
 }
 
 #[test]

@@ -330,6 +330,14 @@ function PlanPanel({ plan }: { plan: PlanView }) {
       <h3>
         Plan{plan.revisions.length > 0 ? ` (revised ${plan.revisions.length}×)` : ""}
       </h3>
+      {plan.budget !== undefined && (
+        <div className="budget" data-testid="plan-budget" title="Model calls of the whole plan: the agent's, the evaluator's and the manager's. Near the end the manager is asked to finish; spent, the task comes to you with what is done.">
+          <meter min={0} max={plan.budget} low={plan.budget * 0.6} high={plan.budget * 0.8} optimum={0} value={Math.min(plan.spent, plan.budget)} />
+          <span className="muted small">
+            {plan.spent} of {plan.budget} model calls
+          </span>
+        </div>
+      )}
       <ol>
         {plan.steps.map((s, i) => (
           <li key={i} className={`plan-step step-${s.state}`} data-testid="plan-step" data-state={s.state}>
@@ -348,6 +356,11 @@ function PlanPanel({ plan }: { plan: PlanView }) {
               <p className="small">
                 {END_LABEL[s.endReason]}
                 {s.summary ? `: ${s.summary}` : ""}
+              </p>
+            )}
+            {s.decidedBy && (
+              <p className="muted small" data-testid="step-decided-by">
+                Decided by {s.decidedBy}
               </p>
             )}
             {s.outputData && <p className="muted small">For later steps: {s.outputData}</p>}

@@ -11,6 +11,8 @@ export interface PlanStepView {
   outputData?: string;
   /** Why a replan took this step's place. */
   replacedBecause?: string;
+  /** What decided it: its checks (a file, a command) or the evaluator's verdict. */
+  decidedBy?: string;
 }
 
 /** The session's plan, folded the way the engine's `PlanState` folds it. */
@@ -25,6 +27,9 @@ export interface PlanView {
   concluded: boolean;
   /** The plan waits for the person to edit, run or cancel it. */
   awaitingReview?: boolean;
+  /** The model calls the plan may make, and has made (agent, evaluator, manager). */
+  budget?: number;
+  spent: number;
 }
 
 export type Item =
@@ -188,7 +193,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
   const plan = () => (next.plan = { ...next.plan!, steps: [...next.plan!.steps] });
   switch (e.type) {
     case "plan_created":
-      next.plan = { mode: e.mode, steps: e.steps.map((step) => ({ step, state: "pending" })), revisions: [], concluded: false, awaitingReview: e.awaiting_review ?? false };
+      next.plan = { mode: e.mode, steps: e.steps.map((step) => ({ step, state: "pending" })), revisions: [], concluded: false, awaitingReview: e.awaiting_review ?? false, budget: e.budget_calls ?? undefined, spent: 1 };
       break;
     case "plan_reviewed":
       if (next.plan) {
@@ -203,6 +208,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         p.steps = p.steps.map((s, i) => (i >= e.first && (s.state === "pending" || s.state === "running") ? { ...s, state: "replaced", replacedBecause: e.cause } : s));
         p.steps.push(...e.steps.map((step): PlanStepView => ({ step, state: "pending" })));
         p.revisions = [...p.revisions, e.cause];
+        p.spent += 1;
         // Steps added for the person's feedback reopen a plan that went to review.
         p.concluded = false;
         push({ kind: "plan_revised", key: `pr-${e.seq}`, cause: e.cause, titles: e.steps.map((s) => s.title) });
@@ -222,7 +228,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       if (next.plan?.steps[e.index]) {
         const p = plan();
         const done = e.end_reason === "verified_done" || e.end_reason === "unverified";
-        p.steps[e.index] = { ...p.steps[e.index], state: done ? "done" : "failed", endReason: e.end_reason, summary: e.summary || undefined, outputData: e.output_data || undefined };
+        p.steps[e.index] = { ...p.steps[e.index], state: done ? "done" : "failed", endReason: e.end_reason, summary: e.summary || undefined, outputData: e.output_data || undefined, decidedBy: e.decided_by ?? undefined };
       }
       break;
     case "project_instructions":
@@ -250,6 +256,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       if (!RUNNING.includes(e.status)) next.activity = e.status === "awaiting_approval" || e.status === "awaiting_review" ? { phase: "waiting", detail: "you" } : undefined;
       break;
     case "step_started": {
+      if (next.plan && !next.plan.concluded) next.plan = { ...next.plan, spent: next.plan.spent + 1 };
       next.step = e.step;
       // "Cycle n/max" from the first step: the run's budget comes with every step.
       if (e.cycle) next.cycle = { n: e.cycle.used, max: e.cycle.max };
@@ -322,6 +329,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       push({ kind: "verification", key: `v-${e.seq}`, command: e.command, exitCode: e.exit_code, outputTail: e.output_tail, skipped: e.skipped, nth: e.nth ?? 0, of: e.of ?? 0, personsOwn: e.persons_own ?? false });
       break;
     case "evaluation":
+      if (next.plan && !next.plan.concluded) next.plan = { ...next.plan, spent: next.plan.spent + 1 };
       next.tokens = { ...next.tokens, evaluator: next.tokens.evaluator + e.usage.input_tokens + e.usage.output_tokens };
       push({ kind: "evaluation", key: `e-${e.seq}`, cycle: e.cycle, verdict: e.verdict, summary: e.summary, remaining: e.remaining, parseOk: e.parse_ok, stuckReason: e.stuck_reason, question: e.question ?? "done", model: e.model });
       break;

@@ -158,7 +158,7 @@ describe("review that talks back", () => {
     });
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const user = userEvent.setup();
-    await screen.findByTestId("diff-view");
+    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
     // The gutter cells of the new side: click line 1, shift-click line 2.
     const gutters = [...document.querySelectorAll("td.diff-gutter")].filter((td) => /^[12]$/.test(td.textContent ?? ""));
     await user.click(gutters.find((g) => g.textContent === "1")!);

@@ -118,7 +118,10 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
     }
     let secret_env = hidden_env(settings);
     let context_window = settings.context_window_for(&agent.model) as u64;
+    // The manager plans on the evaluator's provider, with its own model when one is set.
+    let manager = settings.manager_model.as_deref().map(str::trim).filter(|m| !m.is_empty()).map(|m| ModelEndpoint { model: m.to_string(), ..evaluator.clone().unwrap_or_else(|| agent.clone()) });
     EngineConfig {
+        manager,
         data_dir: ctx.data_dir.clone(),
         completion: CompletionConfig {
             max_steps: l.max_steps,

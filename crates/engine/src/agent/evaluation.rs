@@ -66,7 +66,8 @@ impl Run {
             transcript_digest: evaluator::digest(&transcript_lines(&self.history)),
             question: Some(question),
             instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
-            plan_step: self.plan_step.is_some() && !self.judge_whole,
+            // The last step has no later steps to feed.
+            plan_step: self.plan_step.as_ref().is_some_and(|s| !s.last) && !self.judge_whole,
             audit,
             criteria: self.criteria.iter().map(|c| format!("{}: {}", c.location(), c.text.trim())).collect(),
         };
@@ -79,6 +80,10 @@ impl Run {
         // The narrow conversation question is not a verdict on the task: it is shown as what it
         // was, and never as "Evaluator: done".
         if question == EvaluationQuestion::Done {
+            // The last step's evaluation judged the whole request too (see `judged_task`).
+            if self.plan_step.as_ref().is_some_and(|s| s.last) && !self.judge_whole && r.outcome.verdict == Verdict::Done {
+                self.evidence.whole_judged = true;
+            }
             self.evidence.last_verdict = Some(r.outcome.verdict);
             self.evidence.last_verdict_summary = Some(r.outcome.summary.clone()).filter(|s| !s.trim().is_empty());
             self.evidence.last_verdict_output_data = r.outcome.output_data.clone();

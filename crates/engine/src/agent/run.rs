@@ -150,7 +150,8 @@ impl Run {
         let plan_step = plan.as_ref().and_then(|p| match trigger {
             RunTrigger::PlanStep | RunTrigger::Resume | RunTrigger::Message => p.running_step().map(|index| {
                 let (number, of) = p.number_of(index);
-                super::plan_run::StepRun { index, step: p.steps[index].step.clone(), number, of }
+                let last = !p.steps.iter().skip(index + 1).any(|s| s.state == StepState::Pending);
+                super::plan_run::StepRun { index, step: p.steps[index].step.clone(), number, of, last }
             }),
             _ => None,
         });
@@ -475,7 +476,7 @@ impl Run {
             files_changed: self.run_changed_files(),
             counters: self.evidence.counters,
             stuck_pattern,
-            verify_commands: self.engine.config.verify_commands.clone(),
+            verify_commands: self.run_verify_commands(),
             verification: None,
             previous_verification_failure: self.evidence.previous_verification_failure.clone(),
             evaluation: None,
@@ -498,20 +499,33 @@ impl Run {
         // An external agent has no complete_task to call (yet): requiring it would send it back
         // for ever. Its claims are judged by the todo gate, verification and the evaluator.
         let judged = if external { crate::completion::CompletionConfig { require_complete_task: false, ..self.cfg().clone() } } else { self.cfg().clone() };
+        let mut verified_now: Vec<String> = Vec::new();
         loop {
             match completion::decide(&evidence, &judged) {
                 Action::NextStep => {
                     if let Some(id) = &answers_call {
                         self.answer_complete_task(id, "Noted. Finish the remaining tool work, then call complete_task again.")?;
                     }
+                    // A plan step whose criteria are files that now hold is done: no further
+                    // answer from the agent is needed to judge it.
+                    if self.plan_step.is_some() && answers_call.is_none() && self.files_already_done() == Some(true) {
+                        self.end_step(StepEnding { end_reason: EndReason::VerifiedDone, claim: Claim::None, claim_words: None, remaining: vec![], stuck: None }).await?;
+                        return Ok(None);
+                    }
                     return Ok(Some(()));
                 }
                 Action::Verify { commands } => {
                     let outcome = self.verify(&commands).await?;
+                    verified_now = commands;
                     evidence.verification = Some(outcome);
                 }
                 Action::Evaluate { question } => {
-                    let ev = self.evaluate(question).await?;
+                    // A plan step whose every criterion needs no reader is judged by its checks.
+                    let checks = (question == crate::completion::EvaluationQuestion::Done).then(|| self.step_checks()).flatten();
+                    let ev = match checks {
+                        Some(checks) => self.check_step(&checks, &verified_now).await?,
+                        None => self.evaluate(question).await?,
+                    };
                     evidence.evaluation = Some(ev);
                 }
                 Action::Continue { source, text, remaining } => {
