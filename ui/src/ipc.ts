@@ -46,6 +46,8 @@ export interface Settings {
   evaluator_model: string | null;
   /** The evaluator's own provider; null means the agent's. */
   evaluator_provider?: ProviderSettings | null;
+  /** Plan mode's manager model (on the evaluator's provider); null: the evaluator's model. */
+  manager_model?: string | null;
   limits: Limits;
   /** Model → context window in tokens. */
   context_windows?: Record<string, number>;

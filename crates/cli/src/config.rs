@@ -103,6 +103,9 @@ fn apply_flags(settings: &mut Settings, opts: &RunOptions, provider: &ProviderSe
         settings.provider.api_key_env = Some(var.clone());
     }
     settings.evaluator_model = evaluator_model;
+    if let Some(m) = &opts.manager_model {
+        settings.manager_model = Some(m.clone());
+    }
     if opts.evaluator_base_url.is_some() || opts.evaluator_provider.is_some() {
         let kind = match opts.evaluator_provider.as_deref() {
             Some("anthropic") => ProviderKind::Anthropic,

@@ -181,6 +181,10 @@ pub struct RunOptions {
     /// The evaluator's model (default: the settings', else the agent's model).
     #[arg(long)]
     pub evaluator_model: Option<String>,
+    /// Plan mode's manager model, on the evaluator's provider (default: the settings', else the
+    /// evaluator's model).
+    #[arg(long)]
+    pub manager_model: Option<String>,
     /// The evaluator's own provider protocol, for a separate (often cheaper) evaluator.
     #[arg(long, value_parser = ["openai", "anthropic", "gemini"])]
     pub evaluator_provider: Option<String>,
