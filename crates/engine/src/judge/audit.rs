@@ -210,6 +210,12 @@ fn is_script(path: &str) -> bool {
     matches!(ext(path), "sh" | "bash" | "zsh" | "ps1" | "bat" | "cmd" | "yml" | "yaml") || matches!(name.as_str(), "makefile" | "justfile" | "package.json" | "jenkinsfile" | "dockerfile") || !name.contains('.')
 }
 
+/// Documents and data: what a task writes and a check may look at, never what a check runs.
+fn is_artifact(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    name != "package.json" && matches!(ext(path), "md" | "txt" | "json" | "csv" | "tsv" | "html" | "htm" | "xml" | "log" | "rst" | "svg" | "png" | "jpg" | "jpeg" | "gif" | "pdf")
+}
+
 /// Files the verification commands name (scripts they run, manifests whose test command they
 /// use), relative to the workspace.
 fn checked_files(verify: &[String]) -> Vec<String> {
@@ -410,7 +416,9 @@ pub fn audit(files: &[AuditFile<'_>], verify: &[String]) -> Vec<Finding> {
         }
         // CI and test configuration, and whatever the verification commands run.
         // A test the checks run is judged by the test rules above; a script or runner they run is here.
-        let named_by_check = !test_file && checked.iter().any(|c| f.path == c || f.path.ends_with(&format!("/{c}")) && !c.contains('/'));
+        // A document or data file a check looks at (`test -f notes.md`) is the task's output, not
+        // something the check runs.
+        let named_by_check = !test_file && !is_artifact(f.path) && checked.iter().any(|c| f.path == c || f.path.ends_with(&format!("/{c}")) && !c.contains('/'));
         let manifest_lines: Vec<&(u32, &str)> = added.iter().chain(removed.iter()).filter(|(_, l)| manifest_test_line(f.path, l)).collect();
         let config = is_check_config(f.path);
         if config || (named_by_check && !matches!(f.path.rsplit('/').next().unwrap_or(""), "package.json" | "Cargo.toml" | "pyproject.toml" | "setup.cfg" | "Makefile" | "justfile")) {
@@ -521,6 +529,14 @@ mod tests {
         let f = audit(&[AuditFile { path: "package.json", before: Some("{\n  \"scripts\": {\n    \"test\": \"vitest run\"\n  }\n}\n"), after: Some("{\n  \"scripts\": {\n    \"test\": \"vitest run src/ok.test.ts\"\n  }\n}\n") }], &["npm test".into()]);
         assert_eq!(rules(&f), vec![AuditRule::CheckConfigChanged]);
         assert!(one("src/lib.rs", "fn a() {}\n", "fn a() { b() }\n").is_empty(), "ordinary code is not configuration");
+    }
+
+    #[test]
+    fn a_file_a_check_only_looks_at_is_the_tasks_output_not_a_check() {
+        let f = audit(&[AuditFile { path: "notes.md", before: None, after: Some("notes\n") }], &["test -f notes.md".into()]);
+        assert!(f.is_empty(), "writing the file `test -f notes.md` looks for is the task: {f:?}");
+        let f = audit(&[AuditFile { path: "check.py", before: Some("assert ok()\n"), after: Some("pass\n") }], &["python3 check.py".into()]);
+        assert!(!f.is_empty(), "the script the check runs is still watched");
     }
 
     #[test]
