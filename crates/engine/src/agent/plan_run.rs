@@ -137,6 +137,8 @@ impl Run {
             .last_verdict_summary
             .clone()
             .or_else(|| ending.claim_words.as_ref().and_then(|c| c.summary.clone()))
+            // Judged by its checks alone: what held is what the step did.
+            .or_else(|| (ending.end_reason == EndReason::VerifiedDone && !current.step.criteria.is_empty()).then(|| current.step.criteria.join("; ")))
             .unwrap_or_else(|| format!("ended: {}", ending.end_reason.as_str()));
         let output_data = self.evidence.last_verdict_output_data.clone();
         let decided_by = self.evidence.decided_by.clone().or_else(|| match ending.end_reason {
@@ -369,7 +371,7 @@ pub(super) fn step_start(task: &str, state: &PlanState, index: usize, files: &[S
         EngineEvent::PlanStepStarted { index, number, of, title: step.title.clone() },
         // A step starts with a todo list of its own: an earlier step's open items are not its.
         EngineEvent::TodosUpdated { todos: vec![] },
-        EngineEvent::Continuation { source: ContinuationSource::PlanStep, attempt: 0, max: 0, remaining: vec![], text: brief.clone(), answers_call: None },
+        EngineEvent::Continuation { source: ContinuationSource::PlanStep, attempt: 0, max: 0, remaining: vec![], text: brief.clone(), answers_call: None, refused_claim: false },
         EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(ContinuationSource::PlanStep), text: Some(brief) },
     ]
 }
