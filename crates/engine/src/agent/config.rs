@@ -52,7 +52,8 @@ impl TaskPolicy {
         let dir = t.worktree_dir.trim();
         TaskPolicy {
             isolation: t.isolation,
-            worktrees: if dir.is_empty() { data_dir.join("worktrees") } else { PathBuf::from(dir) },
+            // Absolute: git runs inside the worktree, and the start-up sweep compares folders.
+            worktrees: std::path::absolute(if dir.is_empty() { data_dir.join("worktrees") } else { PathBuf::from(dir) }).unwrap_or_else(|_| data_dir.join("worktrees")),
             includes: t.worktree_include.clone(),
             landing: t.landing,
             slots: None,

@@ -611,8 +611,10 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, worktrees: &Path, sessions: &
     }
     // Folders of tasks that were deleted: their repositories forget them too.
     let Ok(entries) = std::fs::read_dir(worktrees) else { return };
+    // Compared as the sessions recorded them: absolute, links resolved.
+    let owned: std::collections::HashSet<std::path::PathBuf> = owned.iter().map(|o| o.canonicalize().unwrap_or_else(|_| o.clone())).collect();
     for e in entries.flatten() {
-        let path = e.path();
+        let path = e.path().canonicalize().unwrap_or_else(|_| e.path());
         if owned.iter().any(|o| o.starts_with(&path) || path.starts_with(o)) || !path.join(".git").is_file() {
             continue;
         }
