@@ -21,7 +21,7 @@ pub enum Start {
     Resume(String, String),
 }
 
-fn fail(code: u8, json: bool, message: &str) -> u8 {
+pub(crate) fn fail(code: u8, json: bool, message: &str) -> u8 {
     if json {
         println!("{}", json!({"type": "error", "code": if code == exit::USAGE { "usage" } else { "failed" }, "message": message}));
     }
@@ -31,14 +31,14 @@ fn fail(code: u8, json: bool, message: &str) -> u8 {
 
 /// The engine a CLI command runs on, built from the settings and the flags, with whatever a
 /// crash cut short finished first.
-struct Opened {
-    engine: Arc<Engine>,
-    store: Arc<Store>,
-    mcp: Option<Arc<finishline_engine::mcp::McpServers>>,
-    interactive: bool,
+pub(crate) struct Opened {
+    pub engine: Arc<Engine>,
+    pub store: Arc<Store>,
+    pub mcp: Option<Arc<finishline_engine::mcp::McpServers>>,
+    pub interactive: bool,
 }
 
-fn open(opts: &RunOptions) -> Result<Opened, u8> {
+pub(crate) fn open(opts: &RunOptions) -> Result<Opened, u8> {
     let json = opts.common.json;
     let resolved = config::resolve(opts).map_err(|e| fail(exit::USAGE, json, &e))?;
     let data_dir = config::data_dir(&opts.common);
@@ -89,7 +89,7 @@ fn open(opts: &RunOptions) -> Result<Opened, u8> {
     Ok(Opened { engine, store, mcp, interactive })
 }
 
-fn task_options(opts: &RunOptions) -> finishline_engine::agent::TaskOptions {
+pub(crate) fn task_options(opts: &RunOptions) -> finishline_engine::agent::TaskOptions {
     use finishline_engine::agent::{TaskOptions, WhenBusy};
     TaskOptions {
         plan: opts.plan.mode(),
@@ -103,6 +103,7 @@ fn task_options(opts: &RunOptions) -> finishline_engine::agent::TaskOptions {
             crate::WhenBusyArg::Run => WhenBusy::Run,
             crate::WhenBusyArg::Fail => WhenBusy::Ask,
         },
+        ..Default::default()
     }
 }
 
@@ -339,7 +340,7 @@ fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &
     }
 }
 
-fn ask_permission(tool: &str, input: &serde_json::Value) -> PermissionDecision {
+pub(crate) fn ask_permission(tool: &str, input: &serde_json::Value) -> PermissionDecision {
     let q = format!("Allow {tool} {}? [y]es once / [a]lways this session / [N]o: ", input);
     match prompt_line(&q).map(|s| s.to_ascii_lowercase()) {
         Some(a) if a.starts_with('y') => PermissionDecision::AllowOnce,
@@ -415,7 +416,7 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
     false
 }
 
-fn report_review(outcome: finishline_engine::Result<ReviewOutcome>) {
+pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>) {
     match outcome {
         Ok(ReviewOutcome::Decided { revert: Some(r), .. }) if r.applied => {
             eprintln!("Reverted: {} restored, {} removed.", r.restored.len(), r.deleted.len());
@@ -512,7 +513,7 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     code
 }
 
-fn prompt_line(q: &str) -> Option<String> {
+pub(crate) fn prompt_line(q: &str) -> Option<String> {
     eprint!("{q}");
     let _ = std::io::stderr().flush();
     let mut s = String::new();

@@ -44,6 +44,7 @@ id_type! {
     RunId => "run",
     MessageId => "msg",
     RequestId => "req",
+    GroupId => "grp",
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -173,6 +173,10 @@ pub enum EngineEvent {
         /// instead of being sent as its own message.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         answers_call: Option<String>,
+        /// The agent had claimed the task done, and the evidence sent it back: a false claim,
+        /// counted in the trust figures per agent.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        refused_claim: bool,
     },
     ReviewRequested {
         review_id: RequestId,
@@ -316,6 +320,23 @@ pub enum EngineEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         worktree: Option<crate::workspace::worktree::TaskWorktree>,
     },
+    /// The session is one attempt of a task several agents (or several tries) do side by side,
+    /// each in its own worktree from the same commit; the attempts form a group that is ranked
+    /// and reviewed together.
+    AttemptStarted {
+        group: GroupId,
+        number: u32,
+        of: u32,
+        /// Who does it, as the person reads it: `Claude Code`, `Finishline's agent (m) #2`.
+        label: String,
+    },
+    /// The person chose this attempt of its group to land; the others were rejected.
+    AttemptChosen {
+        group: GroupId,
+        /// Why it ranked where it did, in the rule's words, when it was first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// The task's worktree exists, with the untracked files it was given (`.env`, local config).
     WorktreeReady {
         copied: Vec<String>,
@@ -403,6 +424,8 @@ impl EngineEvent {
             EngineEvent::CriteriaSet { .. } => "criteria_set",
             EngineEvent::CriteriaChecked { .. } => "criteria_checked",
             EngineEvent::TaskWorkspace { .. } => "task_workspace",
+            EngineEvent::AttemptStarted { .. } => "attempt_started",
+            EngineEvent::AttemptChosen { .. } => "attempt_chosen",
             EngineEvent::WorktreeReady { .. } => "worktree_ready",
             EngineEvent::TaskCommitted { .. } => "task_committed",
             EngineEvent::LandingStarted { .. } => "landing_started",

@@ -4,6 +4,9 @@
 //!
 //! - [`audit`]: gamed checks in a run's changes (assertions removed, tests skipped, checks
 //!   rewritten), pure.
+//! - [`criteria`]: the person's line comments as criteria the next run is judged on.
+//! - [`ranking`]: attempts of one task side by side, ranked by a rule the person can read, pure.
 
 pub mod audit;
 pub mod criteria;
+pub mod ranking;

@@ -67,7 +67,7 @@ impl Run {
         self.evidence.compactions += 1;
         let older = super::evaluation::transcript_lines(&self.history[..split_point(&self.history)]);
         let request = CompletionRequest {
-            model: self.engine.config.agent.model.clone(),
+            model: self.agent_model.clone(),
             system: "Summarize the conversation so far for the agent that will continue it: the task, what was done, files touched, decisions, and what remains. Be concise and concrete.".into(),
             messages: vec![ChatMessage::User { content: format!("Task: {}\n\n{}", self.task, evaluator::digest(&older)) }],
             tools: vec![],

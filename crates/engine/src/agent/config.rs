@@ -38,6 +38,8 @@ pub struct TaskPolicy {
     /// Untracked files a worktree gets from the person's checkout (gitignore syntax).
     pub includes: Vec<String>,
     pub landing: crate::domain::LandingMode,
+    /// The most attempts one task may have side by side.
+    pub max_attempts: u32,
     /// How many tasks run at once; `None`: no limit (the CLI runs one task).
     pub slots: Option<Arc<super::queue::TaskSlots>>,
 }
@@ -56,6 +58,7 @@ impl TaskPolicy {
             worktrees: std::path::absolute(if dir.is_empty() { data_dir.join("worktrees") } else { PathBuf::from(dir) }).unwrap_or_else(|_| data_dir.join("worktrees")),
             includes: t.worktree_include.clone(),
             landing: t.landing,
+            max_attempts: t.max_attempts.max(1),
             slots: None,
         }
     }

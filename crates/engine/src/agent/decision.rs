@@ -281,15 +281,26 @@ impl Engine {
                 let _ = store.append(&session, None, EngineEvent::Error { code: ErrorCode::Worktree.as_str().into(), message: format!("The task's worktree {} could not be removed ({e}); Settings → Tasks → Storage removes what is left", wt.folder) });
             }
         });
+        self.keep_background(job);
+    }
+
+    /// Work that goes on after a decision; [`Engine::settle`] waits for it.
+    pub(super) fn keep_background(&self, job: std::thread::JoinHandle<()>) {
         self.background.lock().unwrap_or_else(|p| p.into_inner()).push(job);
     }
 
     /// Waits for work the engine does after a decision (removing worktrees); a front end that is
     /// about to exit calls it.
     pub fn settle(&self) {
-        let jobs: Vec<_> = std::mem::take(&mut *self.background.lock().unwrap_or_else(|p| p.into_inner()));
-        for j in jobs {
-            let _ = j.join();
+        // A job may start another (an attempt not chosen is rejected once its run has stopped).
+        loop {
+            let jobs: Vec<_> = std::mem::take(&mut *self.background.lock().unwrap_or_else(|p| p.into_inner()));
+            if jobs.is_empty() {
+                break;
+            }
+            for j in jobs {
+                let _ = j.join();
+            }
         }
     }
 
@@ -596,7 +607,11 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, worktrees: &Path, sessions: &
     for s in sessions {
         let Some(dir) = &s.work_dir else { continue };
         owned.insert(std::path::PathBuf::from(dir));
-        if !matches!(s.status, SessionStatus::Completed | SessionStatus::Rejected) {
+        // An attempt its group passed over, that had no review to reject (it failed or was
+        // cancelled): its worktree goes as a rejected one's does.
+        let passed_over = s.attempt.as_ref().is_some_and(|a| !a.chosen && sessions.iter().any(|o| o.attempt.as_ref().is_some_and(|b| b.group == a.group && b.chosen)))
+            && matches!(s.status, SessionStatus::Cancelled | SessionStatus::Failed | SessionStatus::Interrupted | SessionStatus::Idle);
+        if !passed_over && !matches!(s.status, SessionStatus::Completed | SessionStatus::Rejected) {
             continue;
         }
         let Ok(events) = store.events(&s.id, 0) else { continue };
@@ -604,7 +619,7 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, worktrees: &Path, sessions: &
         owned.insert(std::path::PathBuf::from(&wt.folder));
         // A landed task's branch was kept only when the person chose so.
         let keep = events.iter().any(|e| matches!(&e.event, EngineEvent::Landed { branch_kept: Some(_), .. }));
-        let delete_branch = s.status == SessionStatus::Rejected || (!keep && events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. })));
+        let delete_branch = passed_over || s.status == SessionStatus::Rejected || (!keep && events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. })));
         if remove_worktree(store, data_dir, &s.id, &wt, WorktreeEnd::Orphaned, delete_branch).is_ok() {
             touched.push(s.id.clone());
         }

@@ -33,8 +33,13 @@ impl Run {
             // Reviewed without an evaluation (a claim of partial work, stuck): what needs no model.
             self.check_criteria(None, &[], "")?;
         }
-        let (auto, why) = auto_approval(self.engine.config.auto_approve, r.end_reason, r.claim, audit.len());
-        let tokens = self.engine.store.session(&self.session).map(|s| s.tokens).unwrap_or_default();
+        let summary = self.engine.store.session(&self.session).ok();
+        let (mut auto, mut why) = auto_approval(self.engine.config.auto_approve, r.end_reason, r.claim, audit.len());
+        if let Some(a) = summary.as_ref().and_then(|s| s.attempt.as_ref()) {
+            // Landing one attempt on its own would decide the group behind the person's back.
+            (auto, why) = (false, format!("it is attempt {} of {}: you choose between them", a.number, a.of));
+        }
+        let tokens = summary.map(|s| s.tokens).unwrap_or_default();
         let cost_usd = self.cost();
         let verdict = self.evidence.last_verdict;
         let mut events = vec![
@@ -76,7 +81,7 @@ impl Run {
     /// The session's cost so far, when every model it used has a price.
     fn cost(&self) -> Option<f64> {
         let cfg = &self.engine.config;
-        let agent = cfg.prices.get(&cfg.agent.model)?;
+        let agent = cfg.prices.get(&self.agent_model)?;
         let evaluator_model = cfg.evaluator.as_ref().map(|e| e.model.as_str()).unwrap_or(&cfg.agent.model);
         let mut total = 0.0;
         for (source, input, output) in self.engine.store.usage_by_source(&self.session).ok()? {

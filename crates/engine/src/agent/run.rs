@@ -60,6 +60,9 @@ pub struct RunStart {
 
 pub struct Run {
     pub(super) engine: Arc<Engine>,
+    /// The model Finishline's agent asks: the one the session started with (an attempt may have
+    /// its own), when it is on the engine's provider.
+    pub(super) agent_model: String,
     pub(super) session: SessionId,
     pub(super) run: RunId,
     pub(super) cancel: CancellationToken,
@@ -176,7 +179,7 @@ impl Run {
         // A session keeps the agent it started with: the engine's, when it is that one, else the
         // preset of that name.
         let external = if summary.provider == crate::external::ACP_PROVIDER {
-            let agent = engine.config.external.clone().filter(|a| a.name == summary.model).or_else(|| crate::external::ExternalAgent::preset(&summary.model)).ok_or_else(|| {
+            let agent = engine.config.external.clone().filter(|a| a.name == summary.model).or_else(|| engine.known_agent(&summary.model)).or_else(|| crate::external::ExternalAgent::preset(&summary.model)).ok_or_else(|| {
                 crate::Error::InvalidInput(format!("this session was run by the external agent `{}`, which is not set up here: choose it in Settings → Agent (or pass --agent) to continue it", summary.model))
             })?;
             Some(super::external_turn::ExternalTurns::new(agent, &events))
@@ -185,7 +188,9 @@ impl Run {
         };
         let context_window = if external.is_some() { engine.config.context_window } else { engine.context_window().await };
         let criteria = criteria_since_decision(&events);
+        let agent_model = if summary.provider == engine.config.agent.provider_name && !summary.model.is_empty() { summary.model.clone() } else { engine.config.agent.model.clone() };
         Ok(Run {
+            agent_model,
             criteria,
             criteria_results: Vec::new(),
             folder,
@@ -343,7 +348,7 @@ impl Run {
             }
             if let Some((source, text)) = start.continuation {
                 self.emit_all(vec![
-                    EngineEvent::Continuation { source, attempt: 0, max: 0, remaining: vec![], text: text.clone(), answers_call: None },
+                    EngineEvent::Continuation { source, attempt: 0, max: 0, remaining: vec![], text: text.clone(), answers_call: None, refused_claim: false },
                     EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(source), text: Some(text.clone()) },
                 ])?;
                 self.history.push(ChatMessage::User { content: prompt::tagged(source, 0, 0, &text) });
@@ -355,7 +360,7 @@ impl Run {
             // Engine text, never the person's: stored and shown as Finishline's own note.
             let note = prompt::resume_note();
             self.emit_all(vec![
-                EngineEvent::Continuation { source: ContinuationSource::Resume, attempt: 0, max: 0, remaining: vec![], text: note.clone(), answers_call: None },
+                EngineEvent::Continuation { source: ContinuationSource::Resume, attempt: 0, max: 0, remaining: vec![], text: note.clone(), answers_call: None, refused_claim: false },
                 EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(ContinuationSource::Resume), text: Some(note.clone()) },
             ])?;
             self.history.push(ChatMessage::User { content: prompt::tagged(ContinuationSource::Resume, 0, 0, &note) });
@@ -546,7 +551,8 @@ impl Run {
                     }
                     // Finishline's own tool names mean nothing to an external agent.
                     let text = if external && source == ContinuationSource::TodoGate { prompt::todo_gate_external(&remaining) } else { text };
-                    self.continue_with(source, &text, remaining, answers_call.as_deref())?;
+                    let refused = evidence.claim.as_ref().is_some_and(|c| c.claim == Claim::Success);
+                    self.continue_with(source, &text, remaining, answers_call.as_deref(), refused)?;
                     return Ok(Some(()));
                 }
                 Action::Review { end_reason, claim: c, stuck } => {
@@ -586,7 +592,7 @@ impl Run {
         Ok(())
     }
 
-    fn continue_with(&mut self, source: ContinuationSource, text: &str, remaining: Vec<String>, answers_call: Option<&str>) -> crate::Result<()> {
+    fn continue_with(&mut self, source: ContinuationSource, text: &str, remaining: Vec<String>, answers_call: Option<&str>, refused_claim: bool) -> crate::Result<()> {
         let (attempt, max) = if source.spends_budget() {
             self.evidence.counters.continuations_used += 1;
             (self.evidence.counters.continuations_used, self.cfg().continuation_budget)
@@ -596,7 +602,7 @@ impl Run {
         };
         let tagged = prompt::tagged(source, attempt, max, text);
         self.emit_saving(vec![
-            EngineEvent::Continuation { source, attempt, max, remaining, text: text.to_string(), answers_call: answers_call.map(String::from) },
+            EngineEvent::Continuation { source, attempt, max, remaining, text: text.to_string(), answers_call: answers_call.map(String::from), refused_claim },
             EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(source), text: Some(text.to_string()) },
         ])?;
         match answers_call {

@@ -56,6 +56,12 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
                 worktree.as_ref().map(|w| w.branch.clone())
             ])?;
         }
+        EngineEvent::AttemptStarted { group, number, of, label } => {
+            conn.prepare_cached("UPDATE sessions SET group_id = ?2, attempt = ?3, attempts = ?4, attempt_label = ?5 WHERE id = ?1")?.execute(params![s.0, group.0, *number as i64, *of as i64, label])?;
+        }
+        EngineEvent::AttemptChosen { .. } => {
+            conn.prepare_cached("UPDATE sessions SET chosen = 1 WHERE id = ?1")?.execute(params![s.0])?;
+        }
         EngineEvent::WorktreeRemoved { .. } => {
             conn.prepare_cached("UPDATE sessions SET work_dir = NULL WHERE id = ?1")?.execute(params![s.0])?;
         }
