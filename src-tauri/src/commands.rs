@@ -81,7 +81,7 @@ pub async fn start_session(
         Some("run") => WhenBusy::Run,
         _ => WhenBusy::Ask,
     };
-    let opts = TaskOptions { plan: plan.unwrap_or(settings.plan_mode), isolation, base: base.filter(|b| !b.trim().is_empty()), when_busy };
+    let opts = TaskOptions { plan: plan.unwrap_or(settings.plan_mode), isolation, base: base.filter(|b| !b.trim().is_empty()), when_busy, ..Default::default() };
     let (sid, _) = engine.start_task_with(&task, std::path::Path::new(&workspace), opts)?;
     state.remember(&sid, engine);
     Ok(sid)
@@ -134,7 +134,7 @@ pub async fn run_plan(app: AppHandle, state: State<'_, AppState>, session_id: Se
 
 /// The engine that runs the session in this process, or one built from the settings for a
 /// session an earlier start of the app (or the CLI) left waiting: answering it resumes it.
-fn engine_for_session(app: &AppHandle, state: &AppState, session: &SessionId) -> Result<std::sync::Arc<finishline_engine::agent::Engine>, Error> {
+pub(crate) fn engine_for_session(app: &AppHandle, state: &AppState, session: &SessionId) -> Result<std::sync::Arc<finishline_engine::agent::Engine>, Error> {
     if let Some(e) = state.engine_of(session) {
         return Ok(e);
     }
@@ -308,12 +308,13 @@ pub struct ListInput {
     #[serde(default)]
     limit: usize,
     before: Option<(i64, SessionId)>,
+    group: Option<GroupId>,
 }
 
 #[tauri::command]
 pub fn list_sessions(state: State<'_, AppState>, filter: Option<ListInput>) -> Result<Vec<SessionSummary>, Error> {
     let f = filter.unwrap_or_default();
-    state.store.list_sessions(&ListQuery { statuses: f.statuses, end_reasons: f.end_reasons, since_ms: f.since_ms, until_ms: f.until_ms, limit: f.limit, before: f.before })
+    state.store.list_sessions(&ListQuery { statuses: f.statuses, end_reasons: f.end_reasons, since_ms: f.since_ms, until_ms: f.until_ms, limit: f.limit, before: f.before, group: f.group })
 }
 
 #[tauri::command]

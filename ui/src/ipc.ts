@@ -81,6 +81,8 @@ export interface TaskSettings {
   worktree_include: string[];
   parallel_limit: number;
   landing: LandingMode;
+  /** The most attempts one task may have side by side. */
+  max_attempts?: number;
 }
 
 /** A task's own worktree in the person's repository. */
@@ -378,6 +380,8 @@ export type EngineEvent =
   | { type: "reverted"; restored: string[]; deleted: string[]; kept?: string[] }
   | { type: "revert_started"; overwrite?: string[] }
   | { type: "task_workspace"; isolation: Isolation; folder: string; worktree?: TaskWorktree | null }
+  | { type: "attempt_started"; group: string; number: number; of: number; label: string }
+  | { type: "attempt_chosen"; group: string; reason?: string | null }
   | { type: "worktree_ready"; copied: string[] }
   | { type: "task_committed"; commit: string; branch: string }
   | { type: "landing_started"; review_id: string; mode: LandingMode; target_branch: string; old_tip: string; new_commit?: string | null }
@@ -426,6 +430,72 @@ export interface SessionSummary {
   /** The task's own worktree, while it has one. */
   work_dir?: string | null;
   branch?: string | null;
+  /** Which attempt of a group it is, when several agents do the task side by side. */
+  attempt?: AttemptOf | null;
+}
+
+export interface AttemptOf {
+  group: string;
+  number: number;
+  of: number;
+  label: string;
+  chosen: boolean;
+}
+
+/** What one attempt ended with (judge/ranking.rs). */
+export interface AttemptEvidence {
+  session: string;
+  label: string;
+  ended: boolean;
+  end_reason: EndReason | null;
+  /** The review waiting for the person's decision. */
+  review: string | null;
+  reviewed: boolean;
+  findings: number;
+  checks_passed: number;
+  checks_run: number;
+  remaining: number;
+  diff_lines: number;
+  files: number;
+  cost_usd: number | null;
+  tokens: number;
+  wall_ms: number;
+}
+
+export interface RankedAttempt {
+  /** 0 while it still runs. */
+  rank: number;
+  evidence: AttemptEvidence;
+  /** Why it is above the next one, in the rule's words. */
+  above_next: string | null;
+}
+
+export interface GroupRanking {
+  group: string;
+  task: string;
+  ranking: RankedAttempt[];
+  all_ended: boolean;
+  chosen: string | null;
+}
+
+export interface FileDifference {
+  path: string;
+  /** Every attempt left it the same. */
+  same: boolean;
+  versions: { session: string; label: string; kind: FileChange["kind"] | null; diff: string }[];
+}
+
+/** How one agent has done across the person's history (store/trust.rs). */
+export interface AgentTrust {
+  agent: string;
+  model: string;
+  tasks: number;
+  verified_done: number;
+  attempts_decided: number;
+  chosen: number;
+  reviews_decided: number;
+  approved: number;
+  false_claims: number;
 }
 
 export interface Timeline {
@@ -449,6 +519,8 @@ export interface ListFilter {
   since_ms?: number;
   until_ms?: number;
   limit?: number;
+  /** Only the attempts of this group. */
+  group?: string;
 }
 
 export interface Landed {
@@ -582,6 +654,15 @@ export const ipc = {
   searchSessions: (text: string) => call<SearchHit[]>("search_sessions", { text }),
   /** Per evaluator model: reviews, false-done rate and the sessions behind each number. */
   evaluatorTrust: () => call<EvaluatorTrust[]>("evaluator_trust"),
+  agentTrust: () => call<AgentTrust[]>("agent_trust"),
+  /** The task once per agent named (`builtin`, `builtin:MODEL`, a preset), side by side; the group and its sessions. */
+  startAttempts: (task: string, workspace: string, agents: string[], plan?: PlanMode, base?: string | null) =>
+    call<[string, string[]]>("start_attempts", { task, workspace, agents, plan: plan ?? null, base: base ?? null }),
+  attemptGroup: (group: string) => call<GroupRanking>("attempt_group", { group }),
+  attemptDifferences: (group: string) => call<FileDifference[]>("attempt_differences", { group }),
+  /** Lands this attempt and rejects the others (their worktrees removed). */
+  chooseAttempt: (group: string, sessionId: string, landing?: LandingMode) => call<ReviewOutcome>("choose_attempt", { group, sessionId, landing: landing ?? null }),
+  cancelAttempts: (group: string) => call<number>("cancel_attempts", { group }),
   getSession: (sessionId: string) => call<Timeline>("get_session", { sessionId }),
   exportSession: (sessionId: string, format: "md" | "json") => call<string>("export_session", { sessionId, format }),
   /** Asks where in a save dialog the shell shows, and writes the export there; null when cancelled. */

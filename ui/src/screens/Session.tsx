@@ -426,7 +426,7 @@ function lastEvaluatorModel(items: Item[]): string | undefined {
   return undefined;
 }
 
-export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sessionId: string; onOpenHistory: () => void; onOpenSettings?: () => void }) {
+export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGroup }: { sessionId: string; onOpenHistory: () => void; onOpenSettings?: () => void; onOpenGroup?: (group: string) => void }) {
   const [model, dispatch] = useReducer(reducer, undefined, emptyModel);
   const [error, setError] = useState<string | null>(null);
   const [openError, setOpenError] = useState<string | null>(null);
@@ -604,6 +604,15 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
               </span>
             )}
           </p>
+          {model.attempt && (
+            <p className="muted small" data-testid="session-attempt">
+              Attempt {model.attempt.number} of {model.attempt.of}: {model.attempt.label}
+              {model.attempt.chosen ? " · chosen" : ""} ·{" "}
+              <button className="link-btn" onClick={() => onOpenGroup?.(model.attempt!.group)} data-testid="open-attempts">
+                compare the attempts
+              </button>
+            </p>
+          )}
           {model.place?.worktree && !model.place.removed && (
             <p className="muted small clamp" data-testid="session-worktree" title={`Its own worktree: ${model.place.worktree.folder}. Your checkout is untouched until you approve.`}>
               Works on <code>{model.place.worktree.branch}</code>

@@ -94,6 +94,8 @@ export interface SessionModel {
   /** The external agent doing the work (ACP), as it introduced itself. */
   agent?: { name: string; version: string | null };
   place?: Place;
+  /** One attempt of a group doing the task side by side. */
+  attempt?: { group: string; number: number; of: number; label: string; chosen: boolean };
   status: SessionStatus;
   statusMessage?: string;
   retry?: { attempt: number; nextRetryAt: string; message: string };
@@ -382,6 +384,12 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "audit_dismissed":
       if (next.review) next.review = { ...next.review, audit: next.review.audit.filter((f) => !(f.rule === e.rule && f.path === e.path && (f.excerpt ?? "") === (e.excerpt ?? ""))) };
+      break;
+    case "attempt_started":
+      next.attempt = { group: e.group, number: e.number, of: e.of, label: e.label, chosen: false };
+      break;
+    case "attempt_chosen":
+      if (next.attempt) next.attempt = { ...next.attempt, chosen: true };
       break;
     case "task_workspace":
       next.place = { folder: e.folder, worktree: e.worktree ?? undefined };

@@ -60,7 +60,7 @@ fn compare(a: &AttemptEvidence, b: &AttemptEvidence) -> (Ordering, Option<String
         (a.findings.cmp(&b.findings), if a.findings == 0 { "no audit findings".into() } else { format!("fewer audit findings ({} against {})", a.findings, b.findings) }),
         (b.checks_passed.cmp(&a.checks_passed), format!("more verification commands pass ({} against {})", a.checks_passed, b.checks_passed)),
         (a.remaining.cmp(&b.remaining), format!("fewer items left by the evaluator ({} against {})", a.remaining, b.remaining)),
-        (a.diff_lines.cmp(&b.diff_lines), format!("a smaller diff ({} lines against {})", a.diff_lines, b.diff_lines)),
+        (a.diff_lines.cmp(&b.diff_lines), format!("a smaller diff ({} line{} against {})", a.diff_lines, if a.diff_lines == 1 { "" } else { "s" }, b.diff_lines)),
         (match (a.cost_usd, b.cost_usd) {
             (Some(x), Some(y)) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
             _ => a.tokens.cmp(&b.tokens),
