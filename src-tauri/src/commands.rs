@@ -81,7 +81,7 @@ pub async fn start_session(
         Some("run") => WhenBusy::Run,
         _ => WhenBusy::Ask,
     };
-    let opts = TaskOptions { plan: plan.unwrap_or(settings.plan_mode), isolation, base: base.filter(|b| !b.trim().is_empty()), when_busy };
+    let opts = TaskOptions { plan: plan.unwrap_or(settings.plan_mode), isolation, base: base.filter(|b| !b.trim().is_empty()), when_busy, ..Default::default() };
     let (sid, _) = engine.start_task_with(&task, std::path::Path::new(&workspace), opts)?;
     state.remember(&sid, engine);
     Ok(sid)
@@ -134,7 +134,7 @@ pub async fn run_plan(app: AppHandle, state: State<'_, AppState>, session_id: Se
 
 /// The engine that runs the session in this process, or one built from the settings for a
 /// session an earlier start of the app (or the CLI) left waiting: answering it resumes it.
-fn engine_for_session(app: &AppHandle, state: &AppState, session: &SessionId) -> Result<std::sync::Arc<finishline_engine::agent::Engine>, Error> {
+pub(crate) fn engine_for_session(app: &AppHandle, state: &AppState, session: &SessionId) -> Result<std::sync::Arc<finishline_engine::agent::Engine>, Error> {
     if let Some(e) = state.engine_of(session) {
         return Ok(e);
     }
@@ -193,6 +193,31 @@ pub async fn submit_review(app: AppHandle, state: State<'_, AppState>, input: Re
     let choice = ReviewChoice { decision: input.decision, feedback: input.feedback, revert: input.revert, overwrite, landing: input.landing, by: DecidedBy::Person };
     let review = input.review_id;
     tauri::async_runtime::spawn_blocking(move || engine.decide(&review, choice)).await.map_err(|e| Error::Internal(e.to_string()))?
+}
+
+/// Adds or edits a comment on lines of a waiting review's diff.
+#[tauri::command]
+pub async fn comment_review(app: AppHandle, state: State<'_, AppState>, review_id: RequestId, comment: finishline_engine::judge::criteria::Comment) -> Result<finishline_engine::judge::criteria::Comment, Error> {
+    let engine = engine_for_request(&app, &state, &review_id)?;
+    tauri::async_runtime::spawn_blocking(move || engine.comment(&review_id, comment)).await.map_err(|e| Error::Internal(e.to_string()))?
+}
+
+#[tauri::command]
+pub async fn remove_review_comment(app: AppHandle, state: State<'_, AppState>, review_id: RequestId, comment_id: String) -> Result<(), Error> {
+    engine_for_request(&app, &state, &review_id)?.remove_comment(&review_id, &comment_id)
+}
+
+/// A reviewed file's whole text (for lines around the changes); `None` when it is not text.
+#[tauri::command]
+pub async fn review_file(app: AppHandle, state: State<'_, AppState>, review_id: RequestId, path: String, side: finishline_engine::judge::criteria::DiffSide) -> Result<Option<String>, Error> {
+    let engine = engine_for_request(&app, &state, &review_id)?;
+    tauri::async_runtime::spawn_blocking(move || engine.review_file(&review_id, &path, side)).await.map_err(|e| Error::Internal(e.to_string()))?
+}
+
+/// Dismisses an audit finding for this session; the dismissal is recorded.
+#[tauri::command]
+pub async fn dismiss_finding(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, finding: finishline_engine::judge::audit::Finding) -> Result<(), Error> {
+    engine_for_session(&app, &state, &session_id)?.dismiss_finding(&session_id, &finding)
 }
 
 /// "Let the agent resolve it": the moved branch is merged into the task's worktree and the
@@ -283,12 +308,13 @@ pub struct ListInput {
     #[serde(default)]
     limit: usize,
     before: Option<(i64, SessionId)>,
+    group: Option<GroupId>,
 }
 
 #[tauri::command]
 pub fn list_sessions(state: State<'_, AppState>, filter: Option<ListInput>) -> Result<Vec<SessionSummary>, Error> {
     let f = filter.unwrap_or_default();
-    state.store.list_sessions(&ListQuery { statuses: f.statuses, end_reasons: f.end_reasons, since_ms: f.since_ms, until_ms: f.until_ms, limit: f.limit, before: f.before })
+    state.store.list_sessions(&ListQuery { statuses: f.statuses, end_reasons: f.end_reasons, since_ms: f.since_ms, until_ms: f.until_ms, limit: f.limit, before: f.before, group: f.group })
 }
 
 #[tauri::command]

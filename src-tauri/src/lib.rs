@@ -1,5 +1,6 @@
 //! The desktop shell. Each command is a one-liner into the engine; no product logic lives here.
 
+mod attempts;
 mod commands;
 mod desktop;
 mod files;
@@ -110,6 +111,10 @@ pub fn run() {
             commands::answer_question,
             commands::submit_review,
             commands::resolve_conflict,
+            commands::comment_review,
+            commands::remove_review_comment,
+            commands::review_file,
+            commands::dismiss_finding,
             commands::workspace_info,
             commands::make_repository,
             commands::open_worktree,
@@ -119,6 +124,12 @@ pub fn run() {
             commands::list_sessions,
             commands::search_sessions,
             commands::evaluator_trust,
+            attempts::start_attempts,
+            attempts::attempt_group,
+            attempts::attempt_differences,
+            attempts::choose_attempt,
+            attempts::cancel_attempts,
+            attempts::agent_trust,
             commands::get_session,
             files::export_session,
             files::save_session_export,

@@ -34,7 +34,7 @@ test("model, tool, file-name and title payloads never run script; Markdown still
   assert.match(await head.getProperty("textContent"), /<img src=x onerror=/, "the task title shows as text");
   await (await win.app.$('[data-testid="tool-card"] .card-head')).click();
   assert.match(await (await win.app.$('[data-testid="tool-card"]')).getProperty("textContent"), /pwned-output/, "tool output shows as text");
-  await (await win.app.$('[data-testid="file-change"] .file-head')).click();
+  await (await win.app.$('[data-testid="file-toggle"]')).click();
   assert.equal(await win.app.getTitle(), "Finishline", "still nothing ran after opening the cards");
   await shot(win.app, "security");
 });

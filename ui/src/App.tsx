@@ -11,13 +11,14 @@ import { History } from "./screens/History";
 import { SettingsScreen, type SettingsGuard } from "./screens/Settings";
 import { LeaveSettingsDialog } from "./components/LeaveSettingsDialog";
 import { SessionView } from "./screens/Session";
+import { AttemptsView } from "./screens/Attempts";
 import { QuitDialog } from "./components/QuitDialog";
 import { Tooltips } from "./components/Tooltips";
 import { SidebarSessions } from "./components/SidebarSessions";
 import { CommandPalette, requestReview, ShortcutList, type PaletteCommand } from "./components/CommandPalette";
 import { isTextField } from "./keys";
 
-export type Screen = "new" | "history" | "settings" | "session";
+export type Screen = "new" | "history" | "settings" | "session" | "attempts";
 
 const NAV: { id: Screen; label: string; icon: typeof PlusSquare; key: string }[] = [
   { id: "new", label: "New task", icon: PlusSquare, key: "1" },
@@ -47,6 +48,12 @@ export function App() {
   const openSession = (id: string) => {
     setSessionId(id);
     setScreen("session");
+  };
+  // A group of attempts of one task, side by side.
+  const [groupId, setGroupId] = useState<string | null>(null);
+  const openGroup = (group: string) => {
+    setGroupId(group);
+    setScreen("attempts");
   };
   // The first screen comes from the settings the shell handed over at start (boot.ts); only
   // without them, and on "Try again", are they asked for.
@@ -174,7 +181,7 @@ export function App() {
             <span className="nav-label">{label}</span>
           </button>
         ))}
-        <SidebarSessions current={screen === "session" ? sessionId : null} onOpen={openSession} />
+        <SidebarSessions current={screen === "session" ? sessionId : null} currentGroup={screen === "attempts" ? groupId : null} onOpen={openSession} onOpenGroup={openGroup} />
       </nav>
       <main className="content">
         {loadError ? (
@@ -190,11 +197,13 @@ export function App() {
             Loading…
           </p>
         ) : screen === "new" ? (
-          <NewTask focusSignal={newTaskFocus} providerReady={view.provider_ready} defaultModel={view.settings.provider.model} defaultPlan={view.settings.plan_mode ?? "auto"} defaultAgent={view.settings.agent ?? null} onOpenSettings={() => setScreen("settings")} onStarted={openSession} />
+          <NewTask focusSignal={newTaskFocus} providerReady={view.provider_ready} defaultModel={view.settings.provider.model} defaultPlan={view.settings.plan_mode ?? "auto"} defaultAgent={view.settings.agent ?? null} attemptLimit={view.settings.tasks?.max_attempts ?? 4} onOpenSettings={() => setScreen("settings")} onStarted={openSession} onStartedGroup={openGroup} />
         ) : screen === "history" ? (
-          <History onNewTask={() => setScreen("new")} onOpen={openSession} />
+          <History onNewTask={() => setScreen("new")} onOpen={openSession} onOpenGroup={openGroup} />
+        ) : screen === "attempts" && groupId ? (
+          <AttemptsView key={groupId} group={groupId} onOpenSession={openSession} />
         ) : screen === "session" && sessionId ? (
-          <SessionView key={sessionId} sessionId={sessionId} onOpenHistory={() => setScreen("history")} onOpenSettings={() => setScreen("settings")} />
+          <SessionView key={sessionId} sessionId={sessionId} onOpenHistory={() => setScreen("history")} onOpenSettings={() => setScreen("settings")} onOpenGroup={openGroup} />
         ) : (
           <SettingsScreen view={view} onSaved={setView} guard={settingsGuard} />
         )}

@@ -46,6 +46,8 @@ export interface Settings {
   evaluator_model: string | null;
   /** The evaluator's own provider; null means the agent's. */
   evaluator_provider?: ProviderSettings | null;
+  /** Plan mode's manager model (on the evaluator's provider); null: the evaluator's model. */
+  manager_model?: string | null;
   limits: Limits;
   /** Model → context window in tokens. */
   context_windows?: Record<string, number>;
@@ -79,6 +81,8 @@ export interface TaskSettings {
   worktree_include: string[];
   parallel_limit: number;
   landing: LandingMode;
+  /** The most attempts one task may have side by side. */
+  max_attempts?: number;
 }
 
 /** A task's own worktree in the person's repository. */
@@ -264,7 +268,7 @@ export type EndReason =
   | "failed"
   | "plan_failed";
 export type Decision = "approve" | "request_changes" | "reject";
-export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume" | "plan_step" | "landing_conflict";
+export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume" | "plan_step" | "landing_conflict" | "review_comments";
 export type PlanMode = "off" | "on" | "auto";
 export type StepState = "pending" | "running" | "done" | "failed" | "skipped" | "replaced";
 export interface PlanStep {
@@ -307,6 +311,43 @@ export interface FileChange {
   diff: string;
 }
 
+export type DiffSide = "new" | "old";
+
+/** A comment on lines of a review's diff; it goes back with Request changes. */
+export interface ReviewComment {
+  /** Empty for a new comment: the engine gives it one. */
+  id: string;
+  path: string;
+  start_line: number;
+  end_line: number;
+  side: DiffSide;
+  quote: string;
+  text: string;
+}
+
+export type AuditRule = "assertion_removed" | "assertion_weakened" | "skip_added" | "test_deleted" | "check_config_changed" | "failure_masked" | "special_cased_test";
+
+/** What the audit of the diff found: a change that weakens or bypasses the checks. */
+export interface AuditFinding {
+  rule: AuditRule;
+  path: string;
+  line?: number | null;
+  detail: string;
+  excerpt?: string;
+}
+
+export interface CriterionResult {
+  id: string;
+  text: string;
+  state: "met" | "unmet" | "unverifiable";
+  evidence: string;
+}
+
+export interface AutoApproval {
+  approved: boolean;
+  reason: string;
+}
+
 /** The engine's events, as stored and delivered (section 10 of the spec). */
 export type EngineEvent =
   | { type: "session_created"; task: string; workspace: string; provider: string; model: string }
@@ -329,11 +370,18 @@ export type EngineEvent =
   | { type: "verification"; command: string; exit_code: number | null; output_tail: string; skipped: boolean; nth?: number; of?: number; persons_own?: boolean }
   | { type: "evaluation"; cycle: number; verdict: Verdict; summary: string; remaining: string[]; stuck_reason: string | null; model: string; parse_ok: boolean; usage: Usage; question?: "done" | "announced_action" }
   | { type: "continuation"; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string; answers_call?: string }
-  | { type: "review_requested"; review_id: string; claim: Claim; verdict: Verdict | null; end_reason: EndReason; remaining: string[]; files_changed: FileChange[]; verification: string[]; tokens?: Tokens; cost_usd?: number; claim_words?: ClaimWords; verdict_summary?: string; stuck?: Stuck; not_covered?: string[] }
+  | { type: "review_requested"; review_id: string; claim: Claim; verdict: Verdict | null; end_reason: EndReason; remaining: string[]; files_changed: FileChange[]; verification: string[]; tokens?: Tokens; cost_usd?: number; claim_words?: ClaimWords; verdict_summary?: string; stuck?: Stuck; not_covered?: string[]; audit?: AuditFinding[]; auto_approve?: AutoApproval | null; criteria?: CriterionResult[] }
+  | { type: "review_comment"; review_id: string; comment: ReviewComment }
+  | { type: "review_comment_removed"; review_id: string; comment_id: string }
+  | { type: "criteria_set"; criteria: ReviewComment[] }
+  | { type: "criteria_checked"; results: CriterionResult[] }
+  | { type: "audit_dismissed"; rule: AuditRule; path: string; excerpt?: string }
   | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean }
   | { type: "reverted"; restored: string[]; deleted: string[]; kept?: string[] }
   | { type: "revert_started"; overwrite?: string[] }
   | { type: "task_workspace"; isolation: Isolation; folder: string; worktree?: TaskWorktree | null }
+  | { type: "attempt_started"; group: string; number: number; of: number; label: string }
+  | { type: "attempt_chosen"; group: string; reason?: string | null }
   | { type: "worktree_ready"; copied: string[] }
   | { type: "task_committed"; commit: string; branch: string }
   | { type: "landing_started"; review_id: string; mode: LandingMode; target_branch: string; old_tip: string; new_commit?: string | null }
@@ -343,11 +391,11 @@ export type EngineEvent =
   | { type: "worktree_removed"; folder: string; why: string; branch_deleted?: string | null }
   | { type: "project_instructions"; file: string; chars: number; truncated: boolean }
   | { type: "agent_connected"; agent: string; name: string; version?: string | null; acp_session: string; loaded: boolean; claims: boolean }
-  | { type: "plan_created"; steps: PlanStep[]; mode: PlanMode; awaiting_review?: boolean }
+  | { type: "plan_created"; steps: PlanStep[]; mode: PlanMode; awaiting_review?: boolean; budget_calls?: number | null }
   | { type: "plan_reviewed"; approved: boolean; edited: boolean; steps: PlanStep[] }
   | { type: "plan_revised"; first: number; cause: string; steps: PlanStep[]; for_feedback?: boolean }
   | { type: "plan_step_started"; index: number; number: number; of: number; title: string }
-  | { type: "plan_step_finished"; index: number; end_reason: EndReason; summary: string; output_data?: string }
+  | { type: "plan_step_finished"; index: number; end_reason: EndReason; summary: string; output_data?: string; decided_by?: string | null }
   | { type: "error"; code: string; message: string };
 
 export type Envelope = EngineEvent & { seq: number; session_id: string; run_id?: string; at: string };
@@ -382,6 +430,72 @@ export interface SessionSummary {
   /** The task's own worktree, while it has one. */
   work_dir?: string | null;
   branch?: string | null;
+  /** Which attempt of a group it is, when several agents do the task side by side. */
+  attempt?: AttemptOf | null;
+}
+
+export interface AttemptOf {
+  group: string;
+  number: number;
+  of: number;
+  label: string;
+  chosen: boolean;
+}
+
+/** What one attempt ended with (judge/ranking.rs). */
+export interface AttemptEvidence {
+  session: string;
+  label: string;
+  ended: boolean;
+  end_reason: EndReason | null;
+  /** The review waiting for the person's decision. */
+  review: string | null;
+  reviewed: boolean;
+  findings: number;
+  checks_passed: number;
+  checks_run: number;
+  remaining: number;
+  diff_lines: number;
+  files: number;
+  cost_usd: number | null;
+  tokens: number;
+  wall_ms: number;
+}
+
+export interface RankedAttempt {
+  /** 0 while it still runs. */
+  rank: number;
+  evidence: AttemptEvidence;
+  /** Why it is above the next one, in the rule's words. */
+  above_next: string | null;
+}
+
+export interface GroupRanking {
+  group: string;
+  task: string;
+  ranking: RankedAttempt[];
+  all_ended: boolean;
+  chosen: string | null;
+}
+
+export interface FileDifference {
+  path: string;
+  /** Every attempt left it the same. */
+  same: boolean;
+  versions: { session: string; label: string; kind: FileChange["kind"] | null; diff: string }[];
+}
+
+/** How one agent has done across the person's history (store/trust.rs). */
+export interface AgentTrust {
+  agent: string;
+  model: string;
+  tasks: number;
+  verified_done: number;
+  attempts_decided: number;
+  chosen: number;
+  reviews_decided: number;
+  approved: number;
+  false_claims: number;
 }
 
 export interface Timeline {
@@ -405,6 +519,8 @@ export interface ListFilter {
   since_ms?: number;
   until_ms?: number;
   limit?: number;
+  /** Only the attempts of this group. */
+  group?: string;
 }
 
 export interface Landed {
@@ -481,6 +597,13 @@ export const ipc = {
   openWorktree: (sessionId: string) => call<void>("open_worktree", { sessionId }),
   /** Merges the moved branch into the task's worktree and sends the agent back to resolve it. */
   resolveConflict: (reviewId: string) => call<void>("resolve_conflict", { reviewId }),
+  /** Adds (empty id) or edits a comment on lines of a waiting review's diff. */
+  commentOnReview: (reviewId: string, comment: ReviewComment) => call<ReviewComment>("comment_review", { reviewId, comment }),
+  removeReviewComment: (reviewId: string, commentId: string) => call<void>("remove_review_comment", { reviewId, commentId }),
+  /** A reviewed file's whole text, as the run left it ("new") or found it ("old"); null when not text. */
+  reviewFile: (reviewId: string, path: string, side: DiffSide) => call<string | null>("review_file", { reviewId, path, side }),
+  /** Dismisses an audit finding for this session (recorded). */
+  dismissFinding: (sessionId: string, finding: AuditFinding) => call<void>("dismiss_finding", { sessionId, finding }),
   /** Each task's worktree and its size. */
   worktreeUsage: () => call<WorktreeUsage[]>("worktree_usage"),
   /** Removes decided tasks' worktrees; the bytes freed. */
@@ -531,6 +654,15 @@ export const ipc = {
   searchSessions: (text: string) => call<SearchHit[]>("search_sessions", { text }),
   /** Per evaluator model: reviews, false-done rate and the sessions behind each number. */
   evaluatorTrust: () => call<EvaluatorTrust[]>("evaluator_trust"),
+  agentTrust: () => call<AgentTrust[]>("agent_trust"),
+  /** The task once per agent named (`builtin`, `builtin:MODEL`, a preset), side by side; the group and its sessions. */
+  startAttempts: (task: string, workspace: string, agents: string[], plan?: PlanMode, base?: string | null) =>
+    call<[string, string[]]>("start_attempts", { task, workspace, agents, plan: plan ?? null, base: base ?? null }),
+  attemptGroup: (group: string) => call<GroupRanking>("attempt_group", { group }),
+  attemptDifferences: (group: string) => call<FileDifference[]>("attempt_differences", { group }),
+  /** Lands this attempt and rejects the others (their worktrees removed). */
+  chooseAttempt: (group: string, sessionId: string, landing?: LandingMode) => call<ReviewOutcome>("choose_attempt", { group, sessionId, landing: landing ?? null }),
+  cancelAttempts: (group: string) => call<number>("cancel_attempts", { group }),
   getSession: (sessionId: string) => call<Timeline>("get_session", { sessionId }),
   exportSession: (sessionId: string, format: "md" | "json") => call<string>("export_session", { sessionId, format }),
   /** Asks where in a save dialog the shell shows, and writes the export there; null when cancelled. */

@@ -33,3 +33,31 @@ export function sidebarGroups(sessions: SessionSummary[], now: Date, recentLimit
     today: unique.filter((s) => !WORKING.includes(s.status) && !WAITING.includes(s.status) && s.created_ms >= since).slice(0, recentLimit),
   };
 }
+
+/** A row of a sidebar section: a session, or the attempts of one task side by side. */
+export type SidebarEntry = { kind: "session"; session: SessionSummary } | { kind: "group"; group: string; task: string; attempts: SessionSummary[] };
+
+/**
+ * Each section's rows, with the attempts of one group as one entry. A group sits in the first
+ * section any of its attempts is in (working before waiting before today) and lists them all.
+ */
+export function sidebarEntries(g: SidebarGroups): { working: SidebarEntry[]; waiting: SidebarEntry[]; today: SidebarEntry[] } {
+  const all = [...g.working, ...g.waiting, ...g.today];
+  const placed = new Set<string>();
+  const rows = (list: SessionSummary[]): SidebarEntry[] => {
+    const out: SidebarEntry[] = [];
+    for (const s of list) {
+      const group = s.attempt?.group;
+      if (!group) {
+        out.push({ kind: "session", session: s });
+        continue;
+      }
+      if (placed.has(group)) continue;
+      placed.add(group);
+      const attempts = all.filter((x) => x.attempt?.group === group).sort((a, b) => (a.attempt?.number ?? 0) - (b.attempt?.number ?? 0));
+      out.push({ kind: "group", group, task: s.title || s.task, attempts });
+    }
+    return out;
+  };
+  return { working: rows(g.working), waiting: rows(g.waiting), today: rows(g.today) };
+}

@@ -276,13 +276,16 @@ const MAX_CALLS: u32 = 80;
 /// Finishline: the real decision function over the simulated evidence.
 fn finishline(sc: &Scenario) -> Outcome {
     let mut a = Agent::new(sc);
-    let e = engine_loop(&mut a, sc);
+    let e = engine_loop(&mut a, sc, false);
     let declared = matches!(e.end, EndReason::VerifiedDone | EndReason::Conversation);
     finish(sc, &a, declared, e.eval_calls, e.eval_tokens)
 }
 
-/// One run (or one plan step) under the real `completion::decide`.
-pub(crate) fn engine_loop(a: &mut Agent, sc: &Scenario) -> Ended {
+/// One run (or one plan step) under the real `completion::decide`. `checked`: a plan step whose
+/// criteria (its items done) are checked without a model, as `plan::checks` reads "x exists":
+/// the step ends as soon as a tool step made them hold, and a stop is judged without the
+/// evaluator.
+pub(crate) fn engine_loop(a: &mut Agent, sc: &Scenario, checked: bool) -> Ended {
     let cfg = CompletionConfig::default();
     let mut counters = Counters::default();
     let mut prompt = Prompt::Task;
@@ -317,8 +320,10 @@ pub(crate) fn engine_loop(a: &mut Agent, sc: &Scenario) -> Ended {
         let action = loop {
             match decide(&e, &cfg) {
                 Action::Evaluate { .. } => {
-                    eval_calls += 1;
-                    eval_tokens += 2_500 + 120;
+                    if !checked {
+                        eval_calls += 1;
+                        eval_tokens += 2_500 + 120;
+                    }
                     let remaining = names(&a.undone());
                     let outcome = if sc.conversation {
                         EvaluationOutcome { verdict: Verdict::Done, summary: String::new(), remaining: vec![], continuation_prompt: String::new(), stuck_reason: None, output_data: None }
@@ -337,6 +342,7 @@ pub(crate) fn engine_loop(a: &mut Agent, sc: &Scenario) -> Ended {
             }
         };
         match action {
+            Action::NextStep if checked && a.undone().is_empty() => return Ended { end: EndReason::VerifiedDone, eval_calls, eval_tokens },
             Action::NextStep => prompt = Prompt::Next,
             Action::Continue { source, remaining, .. } => {
                 if source == ContinuationSource::Truncation {

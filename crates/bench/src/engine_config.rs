@@ -11,6 +11,7 @@ pub fn defaults(data_dir: &Path, agent: ModelEndpoint) -> EngineConfig {
         data_dir: data_dir.to_path_buf(),
         agent,
         evaluator: None,
+        manager: None,
         completion: Default::default(),
         retry: Default::default(),
         permissions: Default::default(),

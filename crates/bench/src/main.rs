@@ -3,6 +3,7 @@
 //! tiny scale to check that it works; the CI test command does that, not the speed.
 
 mod acp;
+mod audit;
 mod checkpoints;
 mod completion_sim;
 mod plan_sim;
@@ -30,7 +31,7 @@ fn args() -> Args {
         match arg.as_str() {
             "--smoke" => a.smoke = true,
             "--out" => a.out = it.next().expect("--out needs a path").into(),
-            "--only" => a.only = Some(it.next().expect("--only needs stream, history, completion, checkpoints, worktrees, acp or footprint")),
+            "--only" => a.only = Some(it.next().expect("--only needs stream, history, completion, checkpoints, worktrees, audit, acp or footprint")),
             other => {
                 eprintln!("unknown argument {other}; use --smoke, --out PATH, --only SECTION");
                 std::process::exit(2);
@@ -75,6 +76,10 @@ fn main() {
     if wanted("checkpoints") {
         eprintln!("== checkpoints at scale");
         sections.push(("5. Checkpoints at scale".into(), rt.block_on(checkpoints::run(a.smoke))));
+    }
+    if wanted("audit") {
+        eprintln!("== the audit of the diff");
+        sections.push(("9. The audit of the diff".into(), audit::run()));
     }
     if wanted("worktrees") {
         eprintln!("== tasks in their own worktrees");

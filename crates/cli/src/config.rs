@@ -20,7 +20,10 @@ pub fn default_data_dir() -> PathBuf {
 }
 
 pub fn data_dir(common: &Common) -> PathBuf {
-    common.data_dir.clone().unwrap_or_else(default_data_dir)
+    let dir = common.data_dir.clone().unwrap_or_else(default_data_dir);
+    // Absolute, so worktrees and checkpoints are the same folders from every command's cwd
+    // (and from git, which runs in the worktree).
+    std::path::absolute(&dir).unwrap_or(dir)
 }
 
 /// The app's settings, if its settings file exists. A broken file is an error, not a silent reset.
@@ -103,6 +106,9 @@ fn apply_flags(settings: &mut Settings, opts: &RunOptions, provider: &ProviderSe
         settings.provider.api_key_env = Some(var.clone());
     }
     settings.evaluator_model = evaluator_model;
+    if let Some(m) = &opts.manager_model {
+        settings.manager_model = Some(m.clone());
+    }
     if opts.evaluator_base_url.is_some() || opts.evaluator_provider.is_some() {
         let kind = match opts.evaluator_provider.as_deref() {
             Some("anthropic") => ProviderKind::Anthropic,

@@ -2,6 +2,7 @@
 //! benchmarks. Exit codes: 0 completed (or idle after a conversation), 2 usage or configuration,
 //! 3 rejected, 4 failed, 5 cancelled, 6 stopped waiting for a person.
 
+mod attempts;
 mod config;
 mod run;
 mod sessions;
@@ -45,6 +46,12 @@ enum StatsCommand {
     /// How far to trust each evaluator model: its reviews, how often its `done` was then
     /// rejected or sent back (false done), and the sessions behind each number.
     Evaluator {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Per agent (and model): how often its tasks ended verified done, how often you chose its
+    /// attempt or approved its work, and how often it claimed done without being done.
+    Agents {
         #[command(flatten)]
         common: Common,
     },
@@ -102,9 +109,24 @@ enum SessionsCommand {
         /// since are kept unless --force-revert).
         #[arg(long, requires = "reject")]
         revert: bool,
-        /// What should change (with --request-changes).
-        #[arg(long, value_name = "FEEDBACK")]
+        /// Send it back: what should change (optional when --comment says it).
+        #[arg(long, value_name = "FEEDBACK", num_args = 0..=1, default_missing_value = "")]
         request_changes: Option<String>,
+        /// A comment on lines of the diff, sent with --request-changes and checked on the next
+        /// run: `FILE:LINE=TEXT` or `FILE:FIRST-LAST=TEXT` (repeatable).
+        #[arg(long = "comment", value_name = "FILE:LINE=TEXT")]
+        comments: Vec<String>,
+        #[command(flatten)]
+        opts: RunOptions,
+    },
+    /// A group of attempts (`run --attempts`): its ranking, or land the one you choose (by its
+    /// rank or session id) and reject the others, or cancel those still running.
+    Attempts {
+        group: String,
+        #[arg(long, value_name = "RANK|SESSION")]
+        choose: Option<String>,
+        #[arg(long, conflicts_with = "choose")]
+        cancel: bool,
         #[command(flatten)]
         opts: RunOptions,
     },
@@ -177,6 +199,10 @@ pub struct RunOptions {
     /// The evaluator's model (default: the settings', else the agent's model).
     #[arg(long)]
     pub evaluator_model: Option<String>,
+    /// Plan mode's manager model, on the evaluator's provider (default: the settings', else the
+    /// evaluator's model).
+    #[arg(long)]
+    pub manager_model: Option<String>,
     /// The evaluator's own provider protocol, for a separate (often cheaper) evaluator.
     #[arg(long, value_parser = ["openai", "anthropic", "gemini"])]
     pub evaluator_provider: Option<String>,
@@ -213,6 +239,12 @@ pub struct RunOptions {
     /// agent. Default: the settings' choice. Finishline's completion engine judges it either way.
     #[arg(long)]
     pub agent: Option<String>,
+    /// Attempts side by side: the same task by several agents, each in its own worktree,
+    /// ranked by the judge: `claude-code,codex,builtin`, `builtin*3` or
+    /// `builtin:small-model,builtin:large-model`. With --review approve the first lands when it
+    /// is verified done with a clean audit.
+    #[arg(long, value_name = "AGENTS", conflicts_with = "agent")]
+    pub attempts: Option<String>,
     /// The most tokens one model reply may have (default: the settings', 4096).
     #[arg(long)]
     pub max_output_tokens: Option<u32>,
@@ -305,7 +337,10 @@ fn main() -> ExitCode {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime");
     let code = rt.block_on(async move {
         match cli.command {
-            Command::Run { task, opts } => run::run(run::Start::Task(task), opts).await,
+            Command::Run { task, opts } => match opts.attempts.clone() {
+                Some(spec) => attempts::run(task, spec, opts).await,
+                None => run::run(run::Start::Task(task), opts).await,
+            },
             Command::Sessions { command } => match command {
                 SessionsCommand::List { status, limit, common } => sessions::list(status, limit, &common),
                 SessionsCommand::Show { id, common } => sessions::show(&id, &common),
@@ -313,9 +348,11 @@ fn main() -> ExitCode {
                 SessionsCommand::Export { id, format, common } => sessions::export(&id, matches!(format, Format::Json), &common),
                 SessionsCommand::Resume { id, message, opts } => run::run(run::Start::Resume(id, message), opts).await,
                 SessionsCommand::Cancel { id, common } => sessions::cancel(&id, &common),
-                SessionsCommand::Review { id, approve, reject, revert, request_changes, opts } => run::review(id, run::Verdict { approve, reject, revert, request_changes }, opts).await,
+                SessionsCommand::Attempts { group, choose, cancel, opts } => attempts::group(group, choose, cancel, opts).await,
+                SessionsCommand::Review { id, approve, reject, revert, request_changes, comments, opts } => run::review(id, run::Verdict { approve, reject, revert, request_changes, comments }, opts).await,
             },
             Command::Stats { command: StatsCommand::Evaluator { common } } => stats::evaluator(&common),
+            Command::Stats { command: StatsCommand::Agents { common } } => stats::agents(&common),
         }
     });
     ExitCode::from(code)

@@ -21,7 +21,7 @@ pub enum Start {
     Resume(String, String),
 }
 
-fn fail(code: u8, json: bool, message: &str) -> u8 {
+pub(crate) fn fail(code: u8, json: bool, message: &str) -> u8 {
     if json {
         println!("{}", json!({"type": "error", "code": if code == exit::USAGE { "usage" } else { "failed" }, "message": message}));
     }
@@ -31,14 +31,14 @@ fn fail(code: u8, json: bool, message: &str) -> u8 {
 
 /// The engine a CLI command runs on, built from the settings and the flags, with whatever a
 /// crash cut short finished first.
-struct Opened {
-    engine: Arc<Engine>,
-    store: Arc<Store>,
-    mcp: Option<Arc<finishline_engine::mcp::McpServers>>,
-    interactive: bool,
+pub(crate) struct Opened {
+    pub engine: Arc<Engine>,
+    pub store: Arc<Store>,
+    pub mcp: Option<Arc<finishline_engine::mcp::McpServers>>,
+    pub interactive: bool,
 }
 
-fn open(opts: &RunOptions) -> Result<Opened, u8> {
+pub(crate) fn open(opts: &RunOptions) -> Result<Opened, u8> {
     let json = opts.common.json;
     let resolved = config::resolve(opts).map_err(|e| fail(exit::USAGE, json, &e))?;
     let data_dir = config::data_dir(&opts.common);
@@ -89,7 +89,7 @@ fn open(opts: &RunOptions) -> Result<Opened, u8> {
     Ok(Opened { engine, store, mcp, interactive })
 }
 
-fn task_options(opts: &RunOptions) -> finishline_engine::agent::TaskOptions {
+pub(crate) fn task_options(opts: &RunOptions) -> finishline_engine::agent::TaskOptions {
     use finishline_engine::agent::{TaskOptions, WhenBusy};
     TaskOptions {
         plan: opts.plan.mode(),
@@ -103,6 +103,7 @@ fn task_options(opts: &RunOptions) -> finishline_engine::agent::TaskOptions {
             crate::WhenBusyArg::Run => WhenBusy::Run,
             crate::WhenBusyArg::Fail => WhenBusy::Ask,
         },
+        ..Default::default()
     }
 }
 
@@ -172,6 +173,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
     let mut view = View::new(json, after);
     let mut events = Box::pin(store.subscribe(sid.clone(), after));
     let mut runs_finished = 0;
+    let mut auto_refused = false;
     let code = loop {
         let env: Envelope = match events.next().await {
             Some(Ok(e)) => e,
@@ -212,8 +214,10 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
             EngineEvent::RunFinished { .. } => runs_finished += 1,
             // Approved, but it could not land: the review stays open for a person.
             EngineEvent::LandingBlocked { .. } if !interactive || opts.review != ReviewMode::Prompt => break exit::WAITING,
-            EngineEvent::ReviewRequested { review_id, end_reason, claim, .. } => {
-                let auto_ok = opts.review == ReviewMode::Approve && *end_reason == EndReason::VerifiedDone && matches!(claim, Claim::Success | Claim::None);
+            EngineEvent::ReviewRequested { review_id, end_reason, claim, auto_approve, .. } => {
+                // The engine decides what auto-approve takes (never a change the audit flagged).
+                let auto_ok = opts.review == ReviewMode::Approve && auto_approve.as_ref().map(|a| a.approved).unwrap_or(*end_reason == EndReason::VerifiedDone && matches!(claim, Claim::Success | Claim::None));
+                auto_refused = opts.review == ReviewMode::Approve && !auto_ok;
                 if auto_ok {
                     continue; // the engine approves it itself
                 }
@@ -244,7 +248,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                 }
                 SessionStatus::AwaitingReview => {
                     let waiting = match opts.review {
-                        ReviewMode::Approve => store.session(&sid).map(|s| s.end_reason != Some(EndReason::VerifiedDone)).unwrap_or(true),
+                        ReviewMode::Approve => auto_refused || store.session(&sid).map(|s| s.end_reason != Some(EndReason::VerifiedDone)).unwrap_or(true),
                         ReviewMode::Prompt => !interactive,
                         ReviewMode::Reject => false,
                     };
@@ -336,7 +340,7 @@ fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &
     }
 }
 
-fn ask_permission(tool: &str, input: &serde_json::Value) -> PermissionDecision {
+pub(crate) fn ask_permission(tool: &str, input: &serde_json::Value) -> PermissionDecision {
     let q = format!("Allow {tool} {}? [y]es once / [a]lways this session / [N]o: ", input);
     match prompt_line(&q).map(|s| s.to_ascii_lowercase()) {
         Some(a) if a.starts_with('y') => PermissionDecision::AllowOnce,
@@ -412,7 +416,7 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
     false
 }
 
-fn report_review(outcome: finishline_engine::Result<ReviewOutcome>) {
+pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>) {
     match outcome {
         Ok(ReviewOutcome::Decided { revert: Some(r), .. }) if r.applied => {
             eprintln!("Reverted: {} restored, {} removed.", r.restored.len(), r.deleted.len());
@@ -439,6 +443,8 @@ pub struct Verdict {
     pub reject: bool,
     pub revert: bool,
     pub request_changes: Option<String>,
+    /// `FILE:LINE[-LINE]=TEXT`, each a comment on the diff.
+    pub comments: Vec<String>,
 }
 
 /// `finishline sessions review ID --approve | --reject [--revert] | --request-changes TEXT`.
@@ -459,6 +465,18 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         (_, _, Some(_)) => Decision::RequestChanges,
         _ => return fail(exit::USAGE, json, "say --approve, --reject or --request-changes \"what should change\""),
     };
+    if !v.comments.is_empty() && decision != Decision::RequestChanges {
+        return fail(exit::USAGE, json, "--comment goes with --request-changes: comments are sent back to the agent");
+    }
+    for (i, c) in v.comments.iter().enumerate() {
+        let comment = match finishline_engine::judge::criteria::parse_cli_comment(c, format!("cli{}", i + 1)) {
+            Ok(c) => c,
+            Err(e) => return fail(exit::USAGE, json, &format!("--comment {e}")),
+        };
+        if let Err(e) = engine.comment(&review_id, comment) {
+            return fail(exit::USAGE, json, &e.to_string());
+        }
+    }
     let choice = finishline_engine::agent::ReviewChoice {
         feedback: v.request_changes.clone(),
         revert: v.revert,
@@ -495,7 +513,7 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     code
 }
 
-fn prompt_line(q: &str) -> Option<String> {
+pub(crate) fn prompt_line(q: &str) -> Option<String> {
     eprint!("{q}");
     let _ = std::io::stderr().flush();
     let mut s = String::new();

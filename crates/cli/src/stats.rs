@@ -57,3 +57,46 @@ pub fn evaluator(common: &Common) -> u8 {
         }
     }
 }
+
+fn share(part: u32, of: u32) -> String {
+    if of == 0 {
+        "—".into()
+    } else {
+        format!("{part}/{of} ({:.0}%)", f64::from(part) * 100.0 / f64::from(of))
+    }
+}
+
+/// `finishline stats agents`: which agent to send which task to, from the person's own history.
+pub fn agents(common: &Common) -> u8 {
+    let store = match open(common) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    match store.agent_trust() {
+        Err(e) => {
+            eprintln!("finishline: {e}");
+            exit::FAILED
+        }
+        Ok(rows) if rows.is_empty() && !common.json => {
+            println!("No tasks yet.");
+            exit::OK
+        }
+        Ok(rows) => {
+            for t in &rows {
+                if common.json {
+                    println!("{}", serde_json::to_string(t).unwrap_or_default());
+                } else {
+                    let name = if t.model.is_empty() { t.agent.clone() } else { format!("{} ({})", t.agent, t.model) };
+                    println!(
+                        "{name}\n  verified done {} · chosen among attempts {} · approved {} · claimed done without being done {}",
+                        share(t.verified_done, t.tasks),
+                        share(t.chosen, t.attempts_decided),
+                        share(t.approved, t.reviews_decided),
+                        share(t.false_claims, t.tasks)
+                    );
+                }
+            }
+            exit::OK
+        }
+    }
+}

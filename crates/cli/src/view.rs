@@ -115,10 +115,24 @@ impl View {
                 SessionStatus::Busy => {}
                 s => self.line(&format!("● {}{}", s.as_str(), message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())),
             },
-            EngineEvent::ReviewRequested { claim, end_reason, remaining, files_changed, .. } => {
+            EngineEvent::ReviewRequested { claim, end_reason, remaining, files_changed, audit, auto_approve, criteria, .. } => {
                 self.line(&format!("⚑ review: claim {}, end reason {}, {} file(s) changed", claim.as_str(), end_reason.as_str(), files_changed.len()));
                 for r in remaining {
                     self.line(&format!("    remaining: {r}"));
+                }
+                for f in audit {
+                    self.line(&format!("    ⚠ audit: {}", f.describe()));
+                }
+                for c in criteria {
+                    let mark = match c.state {
+                        finishline_engine::judge::criteria::CriterionState::Met => "☑ met",
+                        finishline_engine::judge::criteria::CriterionState::Unmet => "☐ unmet",
+                        finishline_engine::judge::criteria::CriterionState::Unverifiable => "? unverifiable",
+                    };
+                    self.line(&format!("    {mark}: {} ({})", c.text, c.evidence));
+                }
+                if let Some(a) = auto_approve.as_ref().filter(|a| !a.approved) {
+                    self.line(&format!("    not approved automatically: {}", a.reason));
                 }
             }
             EngineEvent::ReviewResolved { decision, by, .. } => self.line(&format!("  decision: {} by {}", decision.as_str(), by.as_str())),
@@ -140,8 +154,11 @@ impl View {
                 (false, _) => "▤ plan cancelled",
             }),
             EngineEvent::PlanStepStarted { number, of, title, .. } => self.line(&format!("▤ step {number}/{of}: {title}")),
-            EngineEvent::PlanStepFinished { end_reason, summary, output_data, .. } => {
+            EngineEvent::PlanStepFinished { end_reason, summary, output_data, decided_by, .. } => {
                 self.line(&format!("  step ended: {} — {summary}", end_reason.as_str()));
+                if let Some(d) = decided_by {
+                    self.line(&format!("  decided by {d}"));
+                }
                 if let Some(data) = output_data {
                     self.line(&format!("  for later steps: {data}"));
                 }

@@ -202,7 +202,7 @@ async fn run_with_plan_on_prints_the_plan_and_each_steps_outcome() {
     let out = tokio::task::spawn_blocking(move || finishline(&["run", "write a.txt and b.txt", "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--plan", "on", "--review", "approve"], &data)).await.unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "a verified plan is approved like a run: {text}\n{}", String::from_utf8_lossy(&out.stderr));
-    for line in ["▤ plan: 2 steps", "1. Write a.txt — done when: a.txt exists", "▤ step 1/2: Write a.txt", "▤ step 2/2: Write b.txt", "step ended: verified_done — the file is there"] {
+    for line in ["▤ plan: 2 steps", "1. Write a.txt — done when: a.txt exists", "▤ step 1/2: Write a.txt", "▤ step 2/2: Write b.txt", "step ended: verified_done — a.txt exists", "decided by checked without a model: a.txt exists ✓", "⚖ evaluator: done — the file is there"] {
         assert!(text.contains(line), "the terminal shows the plan and each step's outcome ({line}):\n{text}");
     }
     let listed = finishline(&["sessions", "list"], &e.data);

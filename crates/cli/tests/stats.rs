@@ -24,7 +24,7 @@ fn decided(store: &Store, task: &str, decision: Decision) -> SessionId {
             vec![
                 EngineEvent::RunStarted { trigger: RunTrigger::Task },
                 EngineEvent::Evaluation { cycle: 1, verdict: Verdict::Done, summary: String::new(), remaining: vec![], stuck_reason: None, model: "judge".into(), parse_ok: true, usage: Default::default(), question: Default::default() },
-                EngineEvent::ReviewRequested { review_id: review.clone(), claim: Claim::Success, verdict: Some(Verdict::Done), end_reason: EndReason::VerifiedDone, remaining: vec![], files_changed: vec![], verification: vec![], tokens: Default::default(), cost_usd: None, claim_words: None, verdict_summary: None, stuck: None, not_covered: vec![] },
+                EngineEvent::ReviewRequested { review_id: review.clone(), claim: Claim::Success, verdict: Some(Verdict::Done), end_reason: EndReason::VerifiedDone, remaining: vec![], files_changed: vec![], verification: vec![], tokens: Default::default(), cost_usd: None, claim_words: None, verdict_summary: None, stuck: None, not_covered: vec![], audit: vec![], auto_approve: None, criteria: vec![] },
                 status(SessionStatus::AwaitingReview),
             ],
         )

@@ -360,3 +360,21 @@ async fn a_reject_never_overwrites_a_file_someone_changed_after_the_task_unless_
     assert_eq!(forced.status.code(), Some(3));
     assert!(!ws.join("notes.md").exists(), "forced, the task's file goes");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relative_data_folder_keeps_a_waiting_tasks_worktree_through_the_next_command() {
+    let (_s, dir, cli) = server(vec![writes("notes.txt", "notes\n", 0)]).await;
+    let r = repo(dir.path());
+    // The person runs the CLI from the folder above, naming the data folder relatively.
+    let relative = |args: &[&str]| {
+        let mut c = Command::new(bin());
+        c.args(args).args(["--data-dir", "data"]).current_dir(dir.path()).env_remove("OPENAI_API_KEY").env("XDG_DATA_HOME", dir.path().join("xdg")).stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    let first = relative(&["run", "write notes.txt", "--workspace", "repo", "--base-url", &cli.url, "--model", "m", "--json"]);
+    assert_eq!(first.status.code(), Some(6), "waits for review: {}", String::from_utf8_lossy(&first.stderr));
+    let id = session_of(&first);
+    let approved = relative(&["sessions", "review", &id, "--approve", "--base-url", &cli.url, "--model", "m"]);
+    assert_eq!(approved.status.code(), Some(0), "the waiting task's worktree is still there to land: {}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(std::fs::read_to_string(r.join("notes.txt")).unwrap(), "notes\n");
+}

@@ -3,6 +3,7 @@
 //! person's answers (permissions, questions, reviews) reach it through the store, where they are
 //! recorded once, and a wake-up channel.
 
+pub mod attempts;
 pub mod changes;
 pub mod compaction;
 pub mod config;
@@ -18,6 +19,7 @@ pub mod permission;
 mod review;
 pub mod run;
 mod step;
+mod step_checks;
 mod verify;
 
 use std::collections::HashMap;
@@ -36,6 +38,7 @@ use crate::provider::{HttpProvider, Provider, ProviderConfig, RetryPolicy};
 use crate::store::decisions::RequestKind;
 use crate::store::{NewSession, Store};
 use crate::tool::Toolbox;
+pub use attempts::{AttemptSlot, Worker};
 pub use decision::{Overwrite, ReviewChoice, ReviewOutcome};
 pub use permission::PermissionPolicy;
 
@@ -61,6 +64,8 @@ pub struct EngineConfig {
     pub agent: ModelEndpoint,
     /// The evaluator's endpoint; the agent's when `None`.
     pub evaluator: Option<ModelEndpoint>,
+    /// Plan mode's manager; the evaluator's when `None`.
+    pub manager: Option<ModelEndpoint>,
     pub completion: CompletionConfig,
     pub retry: RetryPolicy,
     pub permissions: PermissionPolicy,
@@ -108,6 +113,9 @@ struct Live {
     /// The session's running run in this engine, and how to stop it.
     cancels: HashMap<SessionId, (RunId, CancellationToken)>,
     waiters: HashMap<RequestId, oneshot::Sender<Answer>>,
+    /// External agents tasks were started with besides the engine's own (an attempt's), by name,
+    /// so their later runs start the same command.
+    agents: HashMap<String, crate::external::ExternalAgent>,
 }
 
 pub struct Engine {
@@ -134,6 +142,11 @@ impl Engine {
         }
         let learned = self.learned_window.get_or_init(|| async { self.config.agent.provider.context_window(&self.config.agent.model).await }).await;
         learned.unwrap_or(self.config.context_window)
+    }
+
+    /// An external agent a task of this engine was started with, by its name.
+    pub(crate) fn known_agent(&self, name: &str) -> Option<crate::external::ExternalAgent> {
+        self.live().agents.get(name).cloned()
     }
 
     fn live(&self) -> std::sync::MutexGuard<'_, Live> {
@@ -189,19 +202,33 @@ impl Engine {
             }
         }
         // A session records who works on it: an external agent as provider `acp` and its name.
-        let (provider, model) = match &self.config.external {
-            Some(a) => (crate::external::ACP_PROVIDER.to_string(), a.name.clone()),
-            None => (self.config.agent.provider_name.clone(), self.config.agent.model.clone()),
+        let worker = opts.worker.clone().unwrap_or_else(|| match &self.config.external {
+            Some(a) => Worker::External(a.clone()),
+            None => Worker::Builtin { model: None },
+        });
+        let (provider, model) = match &worker {
+            Worker::External(a) => {
+                self.live().agents.insert(a.name.clone(), a.clone());
+                (crate::external::ACP_PROVIDER.to_string(), a.name.clone())
+            }
+            Worker::Builtin { model } => (self.config.agent.provider_name.clone(), model.clone().unwrap_or_else(|| self.config.agent.model.clone())),
         };
         let (sid, _) = self.store.create_session(&NewSession { task: task.to_string(), workspace: ws.clone(), provider, model })?;
         let place = match &repo {
             Some(r) => {
-                let wt = crate::workspace::worktree::plan(r, &self.config.tasks.worktrees, sid.as_str(), task, opts.base.as_deref(), 1)?;
+                let mut wt = crate::workspace::worktree::plan(r, &self.config.tasks.worktrees, sid.as_str(), task, opts.base.as_deref(), 1)?;
+                if let Some(commit) = &opts.base_commit {
+                    // Attempts of one task start from the same commit, whatever the branch did since.
+                    wt.base_commit = commit.clone();
+                }
                 EngineEvent::TaskWorkspace { isolation: Isolation::Worktree, folder: wt.work_dir().to_string_lossy().into_owned(), worktree: Some(wt) }
             }
             None => EngineEvent::TaskWorkspace { isolation: Isolation::InPlace, folder: ws.clone(), worktree: None },
         };
         let run = RunId::new();
+        if let Some(a) = &opts.attempt {
+            self.store.append(&sid, None, EngineEvent::AttemptStarted { group: a.group.clone(), number: a.number, of: a.of, label: a.label.clone() })?;
+        }
         self.store.append(&sid, None, place)?;
         self.store.begin_run(&sid, &run, |status| may_start(status).map(|_| RunTrigger::Task))?;
         let start = run::RunStart { trigger: RunTrigger::Task, user_message: Some(task.to_string()), answer: None, plan: opts.plan, continuation: None };
@@ -427,6 +454,12 @@ pub struct TaskOptions {
     /// The branch its worktree starts from; the person's current branch when `None`.
     pub base: Option<String>,
     pub when_busy: WhenBusy,
+    /// Who does the task; the engine's agent when `None`.
+    pub worker: Option<Worker>,
+    /// The commit its worktree starts from, when it must be exactly that one (attempts).
+    pub base_commit: Option<String>,
+    /// The attempt of a group it is.
+    pub attempt: Option<attempts::AttemptSlot>,
 }
 
 /// Whether a session in `status` may start a run.

@@ -574,6 +574,18 @@ impl Checkpoints {
         Ok(out)
     }
 
+    /// The run's changed files as text before and after (`None`: absent, binary, or over 1 MB),
+    /// for the audit.
+    pub fn owned_texts(&self, changes: &[OwnedChange]) -> Result<Vec<(String, Option<String>, Option<String>)>> {
+        let oids: Vec<&str> = changes.iter().flat_map(|c| [c.before.oid(), c.after.oid()]).flatten().collect();
+        let blobs = self.blobs(&oids)?;
+        let text = |s: &FileState| -> Option<String> {
+            let b = blobs.get(s.oid()?)?;
+            (b.len() <= 1024 * 1024 && !b.iter().take(8000).any(|c| *c == 0)).then(|| String::from_utf8_lossy(b).into_owned())
+        };
+        Ok(changes.iter().map(|c| (c.path.clone(), text(&c.before), text(&c.after))).collect())
+    }
+
     /// The contents of blobs, read in one `git cat-file --batch`.
     fn blobs(&self, oids: &[&str]) -> Result<std::collections::HashMap<String, Vec<u8>>> {
         let mut map = std::collections::HashMap::new();

@@ -144,6 +144,8 @@ pub struct Evidence {
     pub previous_verification_failure: Option<VerificationFailure>,
     pub evaluation: Option<EvaluationOutcome>,
     pub previous_remaining: Option<Vec<String>>,
+    /// The person's review comments this run plainly has not addressed (found without a model).
+    pub open_criteria: Vec<String>,
 }
 
 impl Evidence {
@@ -167,6 +169,7 @@ impl Evidence {
             previous_verification_failure: None,
             evaluation: None,
             previous_remaining: None,
+            open_criteria: vec![],
         }
     }
 }
@@ -315,6 +318,10 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
     // Row 13.
     if !e.open_todos.is_empty() {
         return continue_or_exhaust(ContinuationSource::TodoGate, crate::prompt::todo_gate(&e.open_todos), e.open_todos.clone());
+    }
+    // Row 13b.
+    if !e.open_criteria.is_empty() {
+        return continue_or_exhaust(ContinuationSource::ReviewComments, crate::prompt::open_criteria(&e.open_criteria), e.open_criteria.clone());
     }
     // Row 14.
     if cfg.require_complete_task && claim == Claim::None {

@@ -44,6 +44,7 @@ id_type! {
     RunId => "run",
     MessageId => "msg",
     RequestId => "req",
+    GroupId => "grp",
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -164,6 +165,9 @@ pub enum ContinuationSource {
     /// The person asked the agent to resolve a conflict that kept the task from landing: the
     /// moved branch is merged into the task's worktree. Engine text; it starts a new run.
     LandingConflict,
+    /// The person's comments on lines of the diff, sent with Request changes; and again while
+    /// one of them is plainly not addressed.
+    ReviewComments,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -438,6 +442,7 @@ impl ContinuationSource {
             ContinuationSource::Resume => "resume",
             ContinuationSource::PlanStep => "plan_step",
             ContinuationSource::LandingConflict => "landing_conflict",
+            ContinuationSource::ReviewComments => "review_comments",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -451,6 +456,7 @@ impl ContinuationSource {
             "resume" => ContinuationSource::Resume,
             "plan_step" => ContinuationSource::PlanStep,
             "landing_conflict" => ContinuationSource::LandingConflict,
+            "review_comments" => ContinuationSource::ReviewComments,
             _ => return None,
         })
     }

@@ -35,6 +35,10 @@ pub struct EvaluatorInput {
     pub instructions: Option<(String, String)>,
     /// A plan step is judged: the verdict also says what later steps need from its work.
     pub plan_step: bool,
+    /// What the audit of the changes found (gamed checks), described with file and line.
+    pub audit: Vec<String>,
+    /// The person's comments on the last review's diff: the work is done only when each is met.
+    pub criteria: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -175,6 +179,14 @@ pub fn build_request(model: &str, input: &EvaluatorInput, mode: StructuredMode) 
         user.push_str("The project_instructions block holds the workspace's own rules for agents: judge the work against them too; where they and the request disagree, the request wins.\n");
         user.push_str(&format!("<project_instructions file=\"{}\">\n{}\n</project_instructions>\n", escape(file), escape(&clip(text, TASK_CHARS))));
     }
+    if !input.criteria.is_empty() {
+        // The person's own words: each comment must be addressed for the work to be done.
+        user.push_str("The criteria block lists the person's comments on lines of the last review: the work is done only when every one is addressed; name any that is not in remaining.\n<criteria>\n");
+        for c in input.criteria.iter().take(50) {
+            user.push_str(&format!("- {}\n", escape(&clip(c, 600))));
+        }
+        user.push_str("</criteria>\n");
+    }
     user.push_str("<evidence>\n");
     if !input.todos.is_empty() {
         user.push_str("<todos>\n");
@@ -192,6 +204,14 @@ pub fn build_request(model: &str, input: &EvaluatorInput, mode: StructuredMode) 
             user.push_str(&format!("[… {} more]\n", input.files_changed.len() - 100));
         }
         user.push_str("</files_changed>\n");
+    }
+    if !input.audit.is_empty() {
+        // Found by Finishline in the diff, not said by the agent; the excerpts are the agent's code.
+        user.push_str("<audit note=\"Finishline's own check of the diff: these changes weaken or bypass the checks. Unless the request asked for exactly this, the work is not done: say which finding must be undone.\">\n");
+        for a in input.audit.iter().take(30) {
+            user.push_str(&format!("- {}\n", escape(&clip(a, 300))));
+        }
+        user.push_str("</audit>\n");
     }
     if !input.verification.is_empty() {
         user.push_str("<verification>\n");

@@ -173,6 +173,10 @@ pub enum EngineEvent {
         /// instead of being sent as its own message.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         answers_call: Option<String>,
+        /// The agent had claimed the task done, and the evidence sent it back: a false claim,
+        /// counted in the trust figures per agent.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        refused_claim: bool,
     },
     ReviewRequested {
         review_id: RequestId,
@@ -199,6 +203,15 @@ pub enum EngineEvent {
         /// Files left out of checkpoints (over the size limit): Reject cannot restore them.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         not_covered: Vec<String>,
+        /// What the audit of the changes found (gamed checks), less what the person dismissed.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        audit: Vec<crate::judge::audit::Finding>,
+        /// Whether auto-approve took this review, and why (not).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auto_approve: Option<AutoApproval>,
+        /// The person's comments from the last review, as this run's work was found against them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        criteria: Vec<crate::judge::criteria::CriterionResult>,
     },
     ReviewResolved {
         review_id: RequestId,
@@ -211,6 +224,10 @@ pub enum EngineEvent {
     PlanCreated {
         steps: Vec<crate::plan::PlanStep>,
         mode: PlanMode,
+        /// The model calls the whole plan may make (agent, evaluator and manager): 1.5× what a
+        /// single run of the task may spend.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget_calls: Option<u32>,
         /// The plan waits for the person: they may edit it, then run or cancel it.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         awaiting_review: bool,
@@ -244,10 +261,40 @@ pub enum EngineEvent {
         index: usize,
         end_reason: EndReason,
         summary: String,
+        /// What decided it, in the person's words: the checks that passed (a file, a command),
+        /// or the evaluator's verdict.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        decided_by: Option<String>,
         /// What later steps need from this one (names, paths, values, decisions), as the
         /// evaluator read it from the step's work; their briefs carry it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output_data: Option<String>,
+    },
+    /// A comment the person left on lines of a review's diff, kept with the session (written
+    /// again, with the same id, when edited).
+    ReviewComment {
+        review_id: RequestId,
+        comment: crate::judge::criteria::Comment,
+    },
+    ReviewCommentRemoved {
+        review_id: RequestId,
+        comment_id: String,
+    },
+    /// The comments sent back with Request changes: the next run is judged on each one.
+    CriteriaSet {
+        criteria: Vec<crate::judge::criteria::Comment>,
+    },
+    /// How the judge found each criterion at this check.
+    CriteriaChecked {
+        results: Vec<crate::judge::criteria::CriterionResult>,
+    },
+    /// The person dismissed an audit finding for this session: it no longer blocks auto-approve
+    /// nor goes to the evaluator.
+    AuditDismissed {
+        rule: crate::judge::audit::AuditRule,
+        path: String,
+        #[serde(default)]
+        excerpt: String,
     },
     /// Reject's revert is under way (recorded with the decision): the files someone changed
     /// after the run that the person chose to overwrite all the same.
@@ -272,6 +319,23 @@ pub enum EngineEvent {
         folder: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         worktree: Option<crate::workspace::worktree::TaskWorktree>,
+    },
+    /// The session is one attempt of a task several agents (or several tries) do side by side,
+    /// each in its own worktree from the same commit; the attempts form a group that is ranked
+    /// and reviewed together.
+    AttemptStarted {
+        group: GroupId,
+        number: u32,
+        of: u32,
+        /// Who does it, as the person reads it: `Claude Code`, `Finishline's agent (m) #2`.
+        label: String,
+    },
+    /// The person chose this attempt of its group to land; the others were rejected.
+    AttemptChosen {
+        group: GroupId,
+        /// Why it ranked where it did, in the rule's words, when it was first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// The task's worktree exists, with the untracked files it was given (`.env`, local config).
     WorktreeReady {
@@ -354,7 +418,14 @@ impl EngineEvent {
             EngineEvent::ReviewResolved { .. } => "review_resolved",
             EngineEvent::Reverted { .. } => "reverted",
             EngineEvent::RevertStarted { .. } => "revert_started",
+            EngineEvent::AuditDismissed { .. } => "audit_dismissed",
+            EngineEvent::ReviewComment { .. } => "review_comment",
+            EngineEvent::ReviewCommentRemoved { .. } => "review_comment_removed",
+            EngineEvent::CriteriaSet { .. } => "criteria_set",
+            EngineEvent::CriteriaChecked { .. } => "criteria_checked",
             EngineEvent::TaskWorkspace { .. } => "task_workspace",
+            EngineEvent::AttemptStarted { .. } => "attempt_started",
+            EngineEvent::AttemptChosen { .. } => "attempt_chosen",
             EngineEvent::WorktreeReady { .. } => "worktree_ready",
             EngineEvent::TaskCommitted { .. } => "task_committed",
             EngineEvent::LandingStarted { .. } => "landing_started",
@@ -372,6 +443,13 @@ impl EngineEvent {
             EngineEvent::Error { .. } => "error",
         }
     }
+}
+
+/// Auto-approve's answer at a review: whether it approved, and why (not), in the person's words.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AutoApproval {
+    pub approved: bool,
+    pub reason: String,
 }
 
 /// An event as stored and delivered: the event plus where and when it belongs.

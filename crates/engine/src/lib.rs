@@ -12,6 +12,7 @@ pub mod evaluator;
 pub mod fault;
 pub mod external;
 pub mod instructions;
+pub mod judge;
 pub mod ladder;
 pub mod mcp;
 pub mod plan;

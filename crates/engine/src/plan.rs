@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+pub mod checks;
+
 use crate::evaluator::extract_object;
 use crate::ladder::{ask, Unusable};
 use crate::provider::{ChatMessage, CompletionRequest, Provider, RetryPolicy, StructuredMode, StructuredOutput, Usage};
@@ -38,6 +40,10 @@ pub struct PlanStep {
     pub criteria: Vec<String>,
     /// Earlier steps (0-based) whose results this one needs.
     pub depends_on: Vec<usize>,
+    /// Commands that verify this step (the manager's); the task's own verification commands run
+    /// at a step only when its criteria name them, and always at the end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verify: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -84,7 +90,8 @@ pub fn plan_schema() -> Value {
                         "title": {"type": "string", "maxLength": 80},
                         "instructions": {"type": "string", "maxLength": 1200},
                         "criteria": {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 6},
-                        "depends_on": {"type": "array", "items": {"type": "integer", "minimum": 0}}
+                        "depends_on": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+                        "verify": {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 3}
                     },
                     "required": ["title", "instructions", "criteria", "depends_on"],
                     "additionalProperties": false
@@ -165,7 +172,7 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
     let mut steps = Vec::new();
     for (i, raw) in raw_steps.iter().enumerate() {
         let step = match raw {
-            Value::String(s) if !s.trim().is_empty() => PlanStep { title: clip_title(s), instructions: s.trim().to_string(), criteria: vec![], depends_on: vec![] },
+            Value::String(s) if !s.trim().is_empty() => PlanStep { title: clip_title(s), instructions: s.trim().to_string(), criteria: vec![], depends_on: vec![], verify: vec![] },
             Value::Object(o) => {
                 let text_of = |k: &str| o.get(k).and_then(Value::as_str).map(str::trim).unwrap_or("").to_string();
                 let (title, instructions) = (text_of("title"), text_of("instructions"));
@@ -179,7 +186,8 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
                 };
                 // Only earlier steps can be waited for; anything else is dropped, not fatal.
                 let depends_on = o.get("depends_on").and_then(Value::as_array).map(|d| d.iter().filter_map(Value::as_u64).map(|n| n as usize).filter(|&n| n < i).collect()).unwrap_or_default();
-                PlanStep { title: if title.is_empty() { clip_title(&instructions) } else { title }, instructions: if instructions.is_empty() { text_of("title") } else { instructions }, criteria, depends_on }
+                let verify = o.get("verify").and_then(Value::as_array).map(|v| v.iter().filter_map(Value::as_str).map(str::trim).filter(|c| !c.is_empty() && !c.contains('\0')).map(String::from).take(3).collect()).unwrap_or_default();
+                PlanStep { title: if title.is_empty() { clip_title(&instructions) } else { title }, instructions: if instructions.is_empty() { text_of("title") } else { instructions }, criteria, depends_on, verify }
             }
             _ => continue,
         };
@@ -213,6 +221,7 @@ pub fn check_steps(steps: Vec<PlanStep>) -> Result<Vec<PlanStep>, String> {
             instructions: if instructions.is_empty() { title } else { instructions },
             criteria: s.criteria.into_iter().map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect(),
             depends_on: s.depends_on.into_iter().filter(|&d| d < i).collect(),
+            verify: s.verify.into_iter().map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect(),
         });
     }
     Ok(out)
@@ -250,6 +259,8 @@ pub struct ReplanInput {
     /// The person's request-changes feedback at the review: the revision adds or redoes steps
     /// for it instead of fixing a failed step.
     pub feedback: Option<String>,
+    /// Calls left of the plan's budget, when it is nearly spent: the manager is asked to finish.
+    pub calls_left: Option<u32>,
 }
 
 /// The manager's revision: the root cause it names, and the steps that replace the failed one
@@ -307,6 +318,11 @@ pub fn build_replan_request(model: &str, input: &ReplanInput, mode: StructuredMo
             user.push_str(&format!("- {}: {}\n", escape(&s.title), escape(&s.instructions)));
         }
         user.push_str("</later_steps>\n");
+    }
+    if let Some(left) = input.calls_left {
+        user.push_str(&format!(
+            "<budget>\nOnly about {left} model calls are left of this task's budget. Give at most one small step that finishes what can still be done; work that cannot be done in that is for the person, so leave it out and name it in `cause`.\n</budget>\n"
+        ));
     }
     push_instructions(&mut user, &input.instructions);
     manager_request(model, system, user, "revision", revision_schema(), mode)

@@ -19,6 +19,8 @@ pub struct StepView {
     pub output_data: Option<String>,
     /// Why a replan took this step's place.
     pub replaced_because: Option<String>,
+    /// What decided the step: its checks, or the evaluator.
+    pub decided_by: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -35,6 +37,23 @@ pub struct PlanState {
     pub concluded: bool,
     /// The plan waits for the person to run (maybe edit) or cancel it.
     pub awaiting_review: bool,
+    /// The model calls the plan may make in all, and what it has made so far.
+    pub budget_calls: Option<u32>,
+    pub spent: PlanSpend,
+}
+
+/// The model calls a plan has made, by who made them (every kind of revision counts).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PlanSpend {
+    pub agent: u32,
+    pub evaluator: u32,
+    pub manager: u32,
+}
+
+impl PlanSpend {
+    pub fn total(&self) -> u32 {
+        self.agent + self.evaluator + self.manager
+    }
 }
 
 impl PlanState {
@@ -43,9 +62,12 @@ impl PlanState {
         let mut state: Option<PlanState> = None;
         for e in events {
             match &e.event {
-                EngineEvent::PlanCreated { steps, mode, awaiting_review } => {
+                EngineEvent::PlanCreated { steps, mode, awaiting_review, budget_calls } => {
                     let mut s = PlanState::new(steps, *mode);
                     s.awaiting_review = *awaiting_review;
+                    s.budget_calls = *budget_calls;
+                    // The manager's call that made the plan.
+                    s.spent.manager = 1;
                     state = Some(s);
                 }
                 other => {
@@ -59,7 +81,7 @@ impl PlanState {
     }
 
     pub fn new(steps: &[PlanStep], mode: PlanMode) -> PlanState {
-        PlanState { mode, steps: steps.iter().map(pending).collect(), revisions: vec![], replans: 0, current: None, concluded: false, awaiting_review: false }
+        PlanState { mode, steps: steps.iter().map(pending).collect(), revisions: vec![], replans: 0, current: None, concluded: false, awaiting_review: false, budget_calls: None, spent: PlanSpend::default() }
     }
 
     /// One more event of the session.
@@ -80,6 +102,7 @@ impl PlanState {
                 if !for_feedback {
                     self.replans += 1;
                 }
+                self.spent.manager += 1;
                 // New steps for the person's feedback reopen a plan that went to review.
                 self.concluded = false;
                 for s in self.steps.iter_mut().skip(*first) {
@@ -97,10 +120,13 @@ impl PlanState {
                 }
                 self.current = Some(*index);
             }
-            EngineEvent::PlanStepFinished { index, end_reason, summary, output_data } => {
+            EngineEvent::StepStarted { .. } if !self.concluded => self.spent.agent += 1,
+            EngineEvent::Evaluation { .. } if !self.concluded => self.spent.evaluator += 1,
+            EngineEvent::PlanStepFinished { index, end_reason, summary, output_data, decided_by } => {
                 if let Some(s) = self.steps.get_mut(*index) {
                     s.state = if step_done(*end_reason) { StepState::Done } else { StepState::Failed };
                     s.end_reason = Some(*end_reason);
+                    s.decided_by = decided_by.clone();
                     s.summary = Some(summary.clone()).filter(|s| !s.trim().is_empty());
                     s.output_data = output_data.clone().filter(|d| !d.trim().is_empty());
                 }
@@ -149,7 +175,7 @@ impl PlanState {
 }
 
 fn pending(step: &PlanStep) -> StepView {
-    StepView { step: step.clone(), state: StepState::Pending, end_reason: None, summary: None, output_data: None, replaced_because: None }
+    StepView { step: step.clone(), state: StepState::Pending, end_reason: None, summary: None, output_data: None, replaced_because: None, decided_by: None }
 }
 
 /// A step is done when it was verified, or done but the evaluator was unavailable: the task's

@@ -54,6 +54,12 @@ pub fn todo_gate(open: &[String]) -> String {
     )
 }
 
+/// The person's review comments the run has not touched at all.
+pub fn open_criteria(open: &[String]) -> String {
+    let list: String = open.iter().map(|t| format!("\n- {t}")).collect();
+    format!("You stopped, but these comments from the person's review are not addressed yet (their files are unchanged):{list}\nAddress each of them, then finish.")
+}
+
 /// The todo gate for an external agent, which keeps its list in its own tool or ACP plan.
 pub fn todo_gate_external(open: &[String]) -> String {
     let list: String = open.iter().map(|t| format!("\n- [ ] {t}")).collect();

@@ -147,6 +147,8 @@ pub struct Settings {
     /// The evaluator's own provider (often a cheaper one); `None` means the agent's. Its model
     /// is `evaluator_model`, else the provider's own `model`.
     pub evaluator_provider: Option<ProviderSettings>,
+    /// Plan mode's manager model, on the evaluator's provider; `None`: the evaluator's model.
+    pub manager_model: Option<String>,
     pub limits: Limits,
     /// Model name → its context window in tokens; compaction starts at 80 % of it.
     pub context_windows: std::collections::BTreeMap<String, u32>,
@@ -188,6 +190,8 @@ pub struct TaskSettings {
     /// How many tasks run at once; more wait in a queue.
     pub parallel_limit: u32,
     pub landing: crate::domain::LandingMode,
+    /// The most attempts one task may have side by side, in all.
+    pub max_attempts: u32,
 }
 
 impl Default for TaskSettings {
@@ -198,6 +202,7 @@ impl Default for TaskSettings {
             worktree_include: crate::workspace::worktree::DEFAULT_INCLUDES.iter().map(|s| s.to_string()).collect(),
             parallel_limit: 4,
             landing: Default::default(),
+            max_attempts: 4,
         }
     }
 }
@@ -313,6 +318,9 @@ impl Settings {
             if m.env.keys().any(|k| k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')) {
                 return Err(Error::InvalidSettings { field: "mcp_servers", problem: format!("an environment variable name of “{}” is not valid (letters, digits and _ only)", m.name) });
             }
+        }
+        if !(1..=16).contains(&self.tasks.max_attempts) {
+            return Err(Error::InvalidSettings { field: "tasks.max_attempts", problem: format!("{} attempts of one task is out of range: use 1 to 16", self.tasks.max_attempts) });
         }
         if !(1..=32).contains(&self.tasks.parallel_limit) {
             return Err(Error::InvalidSettings { field: "tasks.parallel_limit", problem: format!("{} tasks at once is out of range: use 1 to 32", self.tasks.parallel_limit) });

@@ -278,6 +278,11 @@ impl Store {
         Ok(trust::summarize(&trust::reviewed_runs(&self.read())?))
     }
 
+    /// How each agent has done across the history: verified, chosen, caught claiming done.
+    pub fn agent_trust(&self) -> Result<Vec<trust::AgentTrust>> {
+        Ok(trust::summarize_agents(&trust::agent_records(&self.read())?))
+    }
+
     pub fn search(&self, text: &str, limit: usize) -> Result<Vec<SearchHit>> {
         search::search(&self.read(), text, limit)
     }

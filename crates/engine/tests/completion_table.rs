@@ -215,6 +215,22 @@ fn row_13_open_todos_get_a_todo_gate_naming_exactly_them() {
 }
 
 #[test]
+fn row_13b_a_review_comment_on_a_file_the_run_never_touched_sends_it_back_before_any_check() {
+    let mut e = stop();
+    e.claim = claim(Claim::Success);
+    e.files_changed = true;
+    e.verify_commands = vec!["cargo test".into()];
+    e.open_criteria = vec!["src/a.rs:3: rename x".into()];
+    match decide(&e, &cfg()) {
+        Action::Continue { source: ContinuationSource::ReviewComments, text, remaining } => {
+            assert!(text.contains("src/a.rs:3: rename x"), "it names the comment: {text}");
+            assert_eq!(remaining, vec!["src/a.rs:3: rename x".to_string()]);
+        }
+        other => panic!("expected the comments back, got {other:?}"),
+    }
+}
+
+#[test]
 fn row_14_require_complete_task_asks_for_the_claim() {
     let mut e = stop();
     let strict = CompletionConfig { require_complete_task: true, ..cfg() };

@@ -35,6 +35,9 @@ fn reviewed(store: &Store, sid: &SessionId, verdicts: &[Verdict], model: &str, d
         verdict_summary: None,
         stuck: None,
         not_covered: vec![],
+        audit: vec![],
+        auto_approve: None,
+        criteria: vec![],
     });
     events.push(status(SessionStatus::AwaitingReview));
     store.append_all(sid, Some(&run), events).unwrap();

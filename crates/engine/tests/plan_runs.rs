@@ -86,12 +86,13 @@ async fn a_three_step_plan_runs_each_step_fresh_and_checks_the_whole_task_before
     assert_eq!(started(&o), vec![(0, 1, 3), (1, 2, 3), (2, 3, 3)], "the person reads Step 1/3, 2/3, 3/3");
     assert_eq!(finished(&o), vec![(0, EndReason::VerifiedDone), (1, EndReason::VerifiedDone), (2, EndReason::VerifiedDone)]);
     assert_eq!(o.calls_of(RequestKind::Manager), 1, "one manager call makes the plan");
-    assert_eq!(o.calls_of(RequestKind::Evaluator), 4, "each step is judged, then the whole task once");
+    assert_eq!(o.calls_of(RequestKind::Evaluator), 1, "each step's criteria (a file exists) are checked without a model; the whole task is judged once");
+    assert_eq!(o.calls_of(RequestKind::Agent), 3, "a step ends as soon as its tools made its criteria hold: no extra answer per step");
     let step3 = o.requests.iter().find(|r| r.kind == RequestKind::Agent && r.last_message.contains("This step: Write c.txt")).unwrap();
     assert!(!step3.all_text.contains("a.txt contents"), "a step starts a fresh conversation: earlier steps' tool output is not in its context");
     assert!(step3.all_text.contains("[done] Write a.txt"), "the brief says what earlier steps did");
-    let judged = o.requests.iter().filter(|r| r.kind == RequestKind::Evaluator && r.all_text.contains("judge only this step")).count();
-    assert_eq!(judged, 3, "the evaluator judges each step against its own criteria");
+    let decided: Vec<Option<String>> = o.events.iter().filter_map(|e| if let EngineEvent::PlanStepFinished { decided_by, .. } = &e.event { Some(decided_by.clone()) } else { None }).collect();
+    assert_eq!(decided[0].as_deref(), Some("checked without a model: a.txt exists ✓"), "each step says what decided it");
     let user_messages = o.events.iter().filter(|e| matches!(e.event, EngineEvent::MessageCreated { role: MessageRole::User, .. })).count();
     assert_eq!(user_messages, 1, "a step's brief is Finishline's text, never shown as the person's words");
     let plan = PlanState::from_events(&o.events).unwrap();
@@ -324,7 +325,7 @@ async fn a_plan_reviewed_first_waits_for_the_person_who_edits_it_then_it_runs_as
 
     let mut steps: Vec<finishline_engine::plan::PlanStep> = PlanState::from_events(&o.events).unwrap().steps.iter().map(|s| s.step.clone()).collect();
     steps.truncate(1);
-    steps.push(finishline_engine::plan::PlanStep { title: "Write the notes".into(), instructions: "Write notes.txt.".into(), criteria: vec!["notes.txt exists".into(), "  ".into()], depends_on: vec![0, 5] });
+    steps.push(finishline_engine::plan::PlanStep { title: "Write the notes".into(), instructions: "Write notes.txt.".into(), criteria: vec!["notes.txt exists".into(), "  ".into()], depends_on: vec![0, 5], verify: vec![] });
     let bad = h.engine.run_plan(&o.session, Some(vec![])).unwrap_err();
     assert!(bad.to_string().contains("no steps"), "an emptied plan is refused with what to do: {bad}");
     let handle = h.engine.run_plan(&o.session, Some(steps)).unwrap();
@@ -360,10 +361,11 @@ async fn a_step_can_read_an_earlier_steps_log_when_the_summary_is_not_enough() {
         rules(json!([
             manager(json!({}), plan_json(&THREE[..2])),
             evaluator(done_verdict()),
+            // Before the "Created" rule: step 1's log mentions it, and the step must still write b.txt.
+            agent(json!({"last_message_contains": "Step 1 (Write a.txt)"}), write("b.txt")),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
             agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
             agent(json!({"last_message_contains": "This step: Write b.txt"}), json!({"tool_calls": [{"name": "session_log", "arguments": {"step": 1}}]})),
-            agent(json!({"last_message_contains": "Step 1 (Write a.txt)"}), write("b.txt")),
         ])),
         Setup::default(),
     )
@@ -437,7 +439,8 @@ async fn what_a_step_produced_reaches_the_later_steps_as_its_output_data() {
     let step_one = json!({"done": true, "summary": "a.txt is written", "output_data": "the port chosen is 8123", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": ""});
     let h = Harness::new(
         rules(json!([
-            manager(json!({}), plan_json(&[("Write a.txt", "a.txt exists"), ("Write b.txt", "b.txt exists")])),
+            // Criteria only a reader can judge: the evaluator judges each step and says what it produced.
+            manager(json!({}), plan_json(&[("Write a.txt", "a.txt names the port the service listens on"), ("Write b.txt", "b.txt uses that port")])),
             evaluator_when(json!({"any_message_contains": "This step: Write a.txt"}), json!({"text": step_one.to_string()})),
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
@@ -461,4 +464,57 @@ async fn what_a_step_produced_reaches_the_later_steps_as_its_output_data() {
     assert_eq!(plan.steps[0].output_data.as_deref(), Some("the port chosen is 8123"), "the plan panel can show it");
     let md = finishline_engine::store::export::to_markdown(&h.store.timeline(&o.session).unwrap());
     assert!(md.contains("*For later steps:* the port chosen is 8123"), "the export keeps what a step passed on:\n{md}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_first_plan_finishes_verified_with_no_replan_each_step_judged_on_its_own_evidence() {
+    // Step 1 writes a failing test: the task's verification must fail until step 2, so it runs
+    // at a step only when the step's criteria name it, and always at the end.
+    let check = "test -f test_x.txt && grep -q ok impl.txt";
+    let steps = json!({"steps": [
+        {"title": "Write the failing test", "instructions": "Write test_x.txt.", "criteria": ["test_x.txt exists"], "depends_on": []},
+        {"title": "Make it pass", "instructions": "Write impl.txt so the test passes.", "criteria": [format!("`{check}` passes")], "depends_on": [0]}
+    ]});
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), steps.to_string()),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created impl.txt"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write the failing test"}), write("test_x.txt")),
+            agent(json!({"last_message_contains": "This step: Make it pass"}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "impl.txt", "content": "ok"}}]})),
+        ])),
+        Setup { verify_commands: vec![check.to_string()], ..Setup::default() },
+    )
+    .await;
+    let o = start(&h, "write a failing test first, then make it pass", PlanMode::On).await;
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "errors: {:?}", errors(&o));
+    assert!(!o.has(|e| matches!(e, EngineEvent::PlanRevised { .. })), "no replan");
+    let step2_at = o.events.iter().position(|e| matches!(&e.event, EngineEvent::PlanStepStarted { number: 2, .. })).unwrap();
+    assert!(!o.events[..step2_at].iter().any(|e| matches!(e.event, EngineEvent::Verification { .. })), "the task's check does not run at step 1, whose criteria do not name it");
+    assert!(o.events[step2_at..].iter().any(|e| matches!(&e.event, EngineEvent::Verification { command, exit_code: Some(0), .. } if command == check)), "it runs at step 2, which names it, and passes");
+    let decided: Vec<String> = o.events.iter().filter_map(|e| if let EngineEvent::PlanStepFinished { decided_by, .. } = &e.event { decided_by.clone() } else { None }).collect();
+    assert_eq!(decided, vec!["checked without a model: test_x.txt exists ✓".to_string(), format!("checked without a model: `{check}` passes ✓")], "each step says what decided it");
+    assert_eq!(o.calls_of(RequestKind::Evaluator), 1, "the evaluator is asked once, about the whole task");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_that_spends_its_budget_goes_to_the_person_with_what_is_done() {
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&THREE)),
+            evaluator(done_verdict()),
+            agent(json!({}), json!({"text": "I will get to it soon, after thinking about it a bit more."})),
+        ])),
+        // A single run may spend 2 steps and 1 continuation: the plan may make 8 calls in all.
+        Setup { completion: finishline_engine::completion::CompletionConfig { max_steps: 2, continuation_budget: 1, ..Default::default() }, ..Setup::default() },
+    )
+    .await;
+    let o = start(&h, "write a.txt, b.txt and c.txt", PlanMode::On).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    assert_eq!(o.end_reason, Some(EndReason::CyclesExhausted), "the budget, not two more replans, ends it: {:?}", errors(&o));
+    let remaining = o.events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { remaining, .. } = &e.event { Some(remaining.clone()) } else { None }).unwrap();
+    assert!(remaining.iter().any(|r| r.contains("budget of 8 model calls is spent")), "the review says so: {remaining:?}");
+    let plan = PlanState::from_events(&o.events).unwrap();
+    assert_eq!(plan.budget_calls, Some(8));
+    assert!(plan.spent.total() >= 8, "every call counted, the manager's revision too: {:?}", plan.spent);
 }

@@ -217,7 +217,7 @@ fn export_marks_continuations_and_verdicts_as_the_engines_not_the_persons() {
                     usage: Default::default(),
                     question: Default::default(),
                 },
-                EngineEvent::Continuation { source: ContinuationSource::Evaluator, attempt: 1, max: 5, remaining: vec!["write b.txt".into()], text: "Still missing: b.txt".into(), answers_call: None },
+                EngineEvent::Continuation { source: ContinuationSource::Evaluator, attempt: 1, max: 5, remaining: vec!["write b.txt".into()], text: "Still missing: b.txt".into(), answers_call: None, refused_claim: false },
                 EngineEvent::MessageCreated {
                     message_id: c,
                     role: MessageRole::Continuation,
@@ -265,6 +265,9 @@ fn a_second_decision_on_the_same_review_is_reported_as_already_decided() {
                     verdict_summary: None,
                     stuck: None,
                     not_covered: vec![],
+                    audit: vec![],
+                    auto_approve: None,
+                    criteria: vec![],
                 },
                 status(SessionStatus::AwaitingReview),
             ],
@@ -328,7 +331,7 @@ fn events_serialise_with_the_spec_fields() {
         session_id: SessionId("ses_1".into()),
         run_id: Some(RunId("run_1".into())),
         at: "2026-11-21T10:00:00.000Z".into(),
-        event: EngineEvent::Continuation { source: ContinuationSource::TodoGate, attempt: 2, max: 5, remaining: vec!["b".into()], text: "x".into(), answers_call: None },
+        event: EngineEvent::Continuation { source: ContinuationSource::TodoGate, attempt: 2, max: 5, remaining: vec!["b".into()], text: "x".into(), answers_call: None, refused_claim: false },
     };
     let v = serde_json::to_value(&env).unwrap();
     for field in ["seq", "session_id", "run_id", "at", "type", "source", "attempt", "max", "remaining", "text"] {
@@ -426,7 +429,7 @@ fn a_history_and_settings_from_the_first_release_open_after_an_upgrade_with_noth
 }
 
 fn plan_step(title: &str) -> finishline_engine::plan::PlanStep {
-    finishline_engine::plan::PlanStep { title: title.into(), instructions: format!("{title}."), criteria: vec![format!("{title} is done")], depends_on: vec![] }
+    finishline_engine::plan::PlanStep { title: title.into(), instructions: format!("{title}."), criteria: vec![format!("{title} is done")], depends_on: vec![], verify: vec![] }
 }
 
 #[test]
@@ -442,9 +445,9 @@ fn history_lists_a_plan_sessions_steps_done_and_in_the_plan_also_after_an_upgrad
                 &sid,
                 None,
                 vec![
-                    EngineEvent::PlanCreated { steps: vec![plan_step("Write a"), plan_step("Write b"), plan_step("Write c")], mode: PlanMode::On, awaiting_review: false },
+                    EngineEvent::PlanCreated { steps: vec![plan_step("Write a"), plan_step("Write b"), plan_step("Write c")], mode: PlanMode::On, awaiting_review: false, budget_calls: None },
                     EngineEvent::PlanStepStarted { index: 0, number: 1, of: 3, title: "Write a".into() },
-                    EngineEvent::PlanStepFinished { index: 0, end_reason: EndReason::VerifiedDone, summary: "a is written".into(), output_data: None },
+                    EngineEvent::PlanStepFinished { index: 0, end_reason: EndReason::VerifiedDone, summary: "a is written".into(), output_data: None, decided_by: None },
                     // b is replaced by two steps: the plan now has four, one of them done.
                     EngineEvent::PlanRevised { first: 1, cause: "b needs data first".into(), steps: vec![plan_step("Fetch the data"), plan_step("Write b"), plan_step("Write c")], for_feedback: false },
                 ],
@@ -460,7 +463,9 @@ fn history_lists_a_plan_sessions_steps_done_and_in_the_plan_also_after_an_upgrad
     // The same history as a build before this column wrote it: the upgrade fills it in.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP INDEX sessions_by_workspace; ALTER TABLE sessions DROP COLUMN isolation; ALTER TABLE sessions DROP COLUMN work_dir; ALTER TABLE sessions DROP COLUMN branch;
+        "DROP INDEX sessions_by_group; ALTER TABLE sessions DROP COLUMN group_id; ALTER TABLE sessions DROP COLUMN attempt; ALTER TABLE sessions DROP COLUMN attempts;
+         ALTER TABLE sessions DROP COLUMN attempt_label; ALTER TABLE sessions DROP COLUMN chosen;
+         DROP INDEX sessions_by_workspace; ALTER TABLE sessions DROP COLUMN isolation; ALTER TABLE sessions DROP COLUMN work_dir; ALTER TABLE sessions DROP COLUMN branch;
          ALTER TABLE sessions DROP COLUMN plan_steps; ALTER TABLE sessions DROP COLUMN plan_done; PRAGMA user_version = 7;",
     )
     .unwrap();

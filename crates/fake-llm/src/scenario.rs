@@ -95,6 +95,8 @@ pub struct Matcher {
     pub last_message_not_contains: Option<String>,
     pub any_message_contains: Option<String>,
     pub system_contains: Option<String>,
+    /// The model the request asks for: attempts of one task with different models.
+    pub model: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -213,5 +215,6 @@ impl Matcher {
             && self.last_message_not_contains.as_ref().is_none_or(|s| !req.last_message.contains(s.as_str()))
             && self.any_message_contains.as_ref().is_none_or(|s| req.all_text.contains(s.as_str()))
             && self.system_contains.as_ref().is_none_or(|s| req.system.contains(s.as_str()))
+            && self.model.as_ref().is_none_or(|m| req.model == *m)
     }
 }

@@ -1,28 +1,20 @@
-import { useEffect, useState } from "react";
-import { AppError, ipc, TRUST_SHOWN_FROM, type EvaluatorTrust, type FileChange, type LandingMode } from "../ipc";
+import { lazy, Suspense, useEffect, useState } from "react";
+import { AppError, ipc, TRUST_SHOWN_FROM, type AuditFinding, type EvaluatorTrust, type LandingMode } from "../ipc";
 import { END_LABEL, landedText, STUCK_LABEL, type Place, type PlanView, type Review } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 
-function Diff({ file }: { file: FileChange }) {
-  const [open, setOpen] = useState(false);
-  return (
-    <div className="file-change" data-testid="file-change">
-      <button className="file-head" onClick={() => setOpen(!open)} aria-expanded={open}>
-        <span className={`kind kind-${file.kind}`}>{file.kind}</span> <code>{file.path}</code>
-      </button>
-      {open && (
-        <pre className="diff">
-          {file.diff.split("\n").map((l, i) => (
-            <span key={i} className={l.startsWith("+") && !l.startsWith("+++") ? "add" : l.startsWith("-") && !l.startsWith("---") ? "del" : undefined}>
-              {l}
-              {"\n"}
-            </span>
-          ))}
-        </pre>
-      )}
-    </div>
-  );
-}
+// The diff (with its highlighter) loads when a review first opens, not with the first screen.
+const DiffView = lazy(() => import("./DiffView"));
+
+const AUDIT_LABEL: Record<string, string> = {
+  assertion_removed: "Assertion removed",
+  assertion_weakened: "Assertion weakened",
+  skip_added: "Test skipped",
+  test_deleted: "Test deleted",
+  check_config_changed: "Check configuration changed",
+  failure_masked: "Failure masked",
+  special_cased_test: "Code special-cases the test",
+};
 
 interface Props {
   review: Review;
@@ -246,8 +238,55 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           ))}
         </>
       )}
+      {review.criteria.length > 0 && (
+        <>
+          <h3>Your comments from the last review</h3>
+          <ul className="criteria" data-testid="review-criteria">
+            {review.criteria.map((c) => (
+              <li key={c.id} data-state={c.state} data-testid="criterion">
+                <span className={`tag criterion-${c.state}`}>{c.state === "met" ? "✓ met" : c.state === "unmet" ? "✗ not met" : "? not verifiable"}</span> {c.text}
+                <span className="muted small"> — {c.evidence}</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {review.audit.length > 0 && (
+        <div className="callout panel audit" role="note" data-testid="review-audit">
+          <h3>The audit of the diff found changes that weaken the checks</h3>
+          <ul>
+            {review.audit.map((f: AuditFinding, i) => (
+              <li key={i} data-testid="audit-finding">
+                <strong>{AUDIT_LABEL[f.rule] ?? f.rule}</strong>: <code>{f.path}{f.line ? `:${f.line}` : ""}</code> — {f.detail}
+                {f.excerpt && <pre className="output small">{f.excerpt}</pre>}
+                {sessionId && (
+                  <button className="link-btn small" onClick={() => void ipc.dismissFinding(sessionId, f).catch((e) => setError((e as AppError).message))} data-testid="dismiss-finding">
+                    Dismiss for this task
+                  </button>
+                )}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {review.autoApprove && !review.autoApprove.approved && (
+        <p className="muted small" data-testid="auto-approve-note">
+          Not approved automatically: {review.autoApprove.reason}.
+        </p>
+      )}
       <h3>Files changed ({review.files.length})</h3>
-      {review.files.length === 0 ? <p className="muted">No files changed.</p> : review.files.map((f) => <Diff key={f.path} file={f} />)}
+      {review.files.length === 0 ? (
+        <p className="muted">No files changed.</p>
+      ) : (
+        <Suspense fallback={<p className="muted">Loading the diff…</p>}>
+          <DiffView files={review.files} reviewId={review.reviewId} comments={review.comments} editable={!review.decided} />
+        </Suspense>
+      )}
+      {review.comments.length > 0 && (
+        <p className="muted small" data-testid="comment-count">
+          {review.comments.length} comment{review.comments.length === 1 ? "" : "s"} on the diff: Request changes sends {review.comments.length === 1 ? "it" : "them"} to the agent, and the next review checks each one.
+        </p>
+      )}
       {(review.notCovered?.length ?? 0) > 0 && (
         <p className="muted small" data-testid="review-not-covered">
           Not covered by revert (over the checkpoint size limit, so never copied): {review.notCovered!.join(", ")}
@@ -319,7 +358,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       )}
       {asking && (
         <label className="field">
-          <span>What should change?</span>
+          <span>{review.comments.length > 0 ? "Anything else? (optional: your comments on the diff go with it)" : "What should change?"}</span>
           <textarea
             data-testid="feedback-input"
             value={feedback}
@@ -369,12 +408,12 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           Reject
         </button>
         {asking ? (
-          <button className="btn" disabled={busy || !feedback.trim()} onClick={() => decide("request_changes")} data-testid="send-feedback">
-            Send feedback
+          <button className="btn" disabled={busy || (!feedback.trim() && review.comments.length === 0)} onClick={() => decide("request_changes")} data-testid="send-feedback">
+            {review.comments.length > 0 ? `Send feedback and ${review.comments.length} comment${review.comments.length === 1 ? "" : "s"}` : "Send feedback"}
           </button>
         ) : (
           <button className="btn" disabled={busy} onClick={() => setAsking(true)} data-testid="request-changes">
-            Request changes
+            {review.comments.length > 0 ? `Request changes (${review.comments.length} comment${review.comments.length === 1 ? "" : "s"})` : "Request changes"}
           </button>
         )}
         <button className="btn primary" disabled={busy} onClick={() => decide("approve")} data-testid="approve">

@@ -1,10 +1,10 @@
 import { useCallback, useEffect, useState } from "react";
 import { ipc, type SessionSummary } from "../ipc";
-import { sidebarGroups, startOfToday, WAITING, WORKING } from "../sidebar";
+import { sidebarEntries, sidebarGroups, startOfToday, WAITING, WORKING, type SidebarEntry } from "../sidebar";
 import { STATUS_LABEL } from "../session/model";
 
 /** Sessions one click away: working, waiting for you (counted), and today's. Updates live. */
-export function SidebarSessions({ current, onOpen }: { current: string | null; onOpen: (id: string) => void }) {
+export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGroup }: { current: string | null; currentGroup?: string | null; onOpen: (id: string) => void; onOpenGroup?: (group: string) => void }) {
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
   const load = useCallback(() => {
     const active = ipc.listSessions({ statuses: [...WORKING, ...WAITING], limit: 50 });
@@ -21,31 +21,45 @@ export function SidebarSessions({ current, onOpen }: { current: string | null; o
   }, [load]);
 
   const groups = sidebarGroups(sessions, new Date());
-  const section = (title: string, list: SessionSummary[], testid: string, count?: boolean) =>
+  const entries = sidebarEntries(groups);
+  const one = (s: SessionSummary, label?: string) => (
+    <button key={s.id} className={`side-session${label ? " side-attempt" : ""}`} aria-current={current === s.id ? "page" : undefined} data-testid="side-session" data-session={s.id} data-status={s.status} onClick={() => onOpen(s.id)} title={s.task}>
+      <span className="side-session-title">{label ?? (s.title || s.task)}</span>
+      {/* Not StatusBadge: its test id belongs to the open session's header. */}
+      <span className={`badge side-badge badge-${s.status}`}>{STATUS_LABEL[s.status]}</span>
+    </button>
+  );
+  const row = (e: SidebarEntry) =>
+    e.kind === "session" ? (
+      one(e.session)
+    ) : (
+      <div key={e.group} className="side-attempts" data-testid="side-group" data-group={e.group}>
+        <button className="side-session side-group-head" aria-current={currentGroup === e.group ? "page" : undefined} onClick={() => onOpenGroup?.(e.group)} title={`${e.task}: compare the ${e.attempts.length} attempts`} data-testid="side-group-open">
+          <span className="side-session-title">{e.task}</span>
+          <span className="badge side-badge">{e.attempts.length} attempts</span>
+        </button>
+        {e.attempts.map((s) => one(s, s.attempt?.label))}
+      </div>
+    );
+  const section = (title: string, list: SidebarEntry[], testid: string, count?: number) =>
     list.length > 0 && (
       <div className="side-group" data-testid={testid}>
         <div className="side-title">
           {title}
-          {count && (
-            <span className="count-badge" data-testid="waiting-count" aria-label={`${list.length} waiting`}>
-              {list.length}
+          {count !== undefined && (
+            <span className="count-badge" data-testid="waiting-count" aria-label={`${count} waiting`}>
+              {count}
             </span>
           )}
         </div>
-        {list.map((s) => (
-          <button key={s.id} className="side-session" aria-current={current === s.id ? "page" : undefined} data-testid="side-session" data-session={s.id} data-status={s.status} onClick={() => onOpen(s.id)} title={s.task}>
-            <span className="side-session-title">{s.title || s.task}</span>
-            {/* Not StatusBadge: its test id belongs to the open session's header. */}
-            <span className={`badge side-badge badge-${s.status}`}>{STATUS_LABEL[s.status]}</span>
-          </button>
-        ))}
+        {list.map(row)}
       </div>
     );
   return (
     <div className="side-sessions" aria-label="Sessions">
-      {section("Working", groups.working, "side-working")}
-      {section("Waiting for you", groups.waiting, "side-waiting", true)}
-      {section("Today", groups.today, "side-today")}
+      {section("Working", entries.working, "side-working")}
+      {section("Waiting for you", entries.waiting, "side-waiting", groups.waiting.length)}
+      {section("Today", entries.today, "side-today")}
     </div>
   );
 }

@@ -1,7 +1,7 @@
 import type { Isolation, LandingMode, Settings, TaskSettings } from "../ipc";
 import { StoragePanel } from "./StoragePanel";
 
-const DEFAULTS: TaskSettings = { isolation: "worktree", worktree_dir: "", worktree_include: [".env", ".env.*", "!.env.example"], parallel_limit: 4, landing: "squash" };
+const DEFAULTS: TaskSettings = { isolation: "worktree", worktree_dir: "", worktree_include: [".env", ".env.*", "!.env.example"], parallel_limit: 4, landing: "squash", max_attempts: 4 };
 
 /** Settings → Tasks: where tasks work, how many at once, how approved ones land; and the disk
  * their worktrees and checkpoints take. */
@@ -23,6 +23,11 @@ export function TasksSection({ draft, onChange }: { draft: Settings; onChange: (
         <span>Tasks at once</span>
         <input type="number" min={1} max={32} data-testid="parallel-limit" value={t.parallel_limit} onChange={(e) => set({ parallel_limit: Math.max(1, Math.min(32, Number(e.target.value) || 1)) })} />
         <span className="muted small">More wait, visibly queued, until one ends.</span>
+      </label>
+      <label className="field">
+        <span>Attempts side by side, at most</span>
+        <input type="number" min={1} max={16} data-testid="max-attempts" value={t.max_attempts ?? 4} onChange={(e) => set({ max_attempts: Math.max(1, Math.min(16, Number(e.target.value) || 1)) })} />
+        <span className="muted small">New Task can run one task by several agents at once, each in its own worktree, and rank them; this is the most attempts one task may have in all.</span>
       </label>
       <label className="field">
         <span>Approve lands the task</span>

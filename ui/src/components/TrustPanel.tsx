@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import { type EvaluatorTrust, ipc } from "../ipc";
+import { type AgentTrust, type EvaluatorTrust, ipc } from "../ipc";
 
 const pct = (r: number | null) => (r === null ? "—" : `${Math.round(r * 100)}%`);
 
@@ -64,6 +64,60 @@ export function TrustPanel({ onOpen }: { onOpen: (id: string) => void }) {
                   </span>{" "}
                   <Sessions ids={t.sent_back_then_approved} onOpen={onOpen} label="session" />
                 </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </details>
+  );
+}
+
+const share = (part: number, of: number) => (of === 0 ? "—" : `${part} of ${of} (${Math.round((part * 100) / of)}%)`);
+
+/** Which agent to send which task to, from the person's own history. */
+export function AgentTrustPanel() {
+  const [rows, setRows] = useState<AgentTrust[] | null>(null);
+  const [failed, setFailed] = useState<string | null>(null);
+  useEffect(() => {
+    ipc.agentTrust().then(
+      (r) => setRows(r ?? []),
+      (e) => setFailed(e.message ?? String(e)),
+    );
+  }, []);
+  return (
+    <details className="panel storage" data-testid="agent-trust-view">
+      <summary>How each agent has done</summary>
+      <p className="muted hint">Per agent and model, across your history: how often its tasks ended verified done, how often you chose its attempt over the others, how often you approved its work, and how often it claimed done without being done.</p>
+      {failed && <p className="field-error">{failed}</p>}
+      {rows && rows.length === 0 && <p className="muted">No tasks yet.</p>}
+      {rows && rows.length > 0 && (
+        <table className="trust-table">
+          <thead>
+            <tr>
+              <th>Agent</th>
+              <th>Verified done</th>
+              <th>Chosen among attempts</th>
+              <th>Approved</th>
+              <th>Claimed done, was not</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((t) => (
+              <tr key={`${t.agent}/${t.model}`} data-testid="agent-trust-row" data-agent={t.agent} data-model={t.model}>
+                <td>
+                  {t.agent}
+                  {t.model && (
+                    <>
+                      {" "}
+                      <code>{t.model}</code>
+                    </>
+                  )}
+                </td>
+                <td>{share(t.verified_done, t.tasks)}</td>
+                <td data-testid="agent-trust-chosen">{share(t.chosen, t.attempts_decided)}</td>
+                <td>{share(t.approved, t.reviews_decided)}</td>
+                <td data-testid="agent-trust-false-claims">{share(t.false_claims, t.tasks)}</td>
               </tr>
             ))}
           </tbody>

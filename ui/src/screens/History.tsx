@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState } from "react";
 import { Inbox, Search } from "lucide-react";
 import { AppError, ipc, type EndReason, type SearchHit, type SessionStatus, type SessionSummary } from "../ipc";
 import { StatusBadge } from "../components/StatusBadge";
-import { TrustPanel } from "../components/TrustPanel";
+import { AgentTrustPanel, TrustPanel } from "../components/TrustPanel";
 import { StoragePanel } from "../components/StoragePanel";
 import { END_LABEL, STATUS_LABEL } from "../session/model";
 
@@ -14,7 +14,23 @@ function duration(ms: number) {
   return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
 }
 
-export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: (id: string) => void }) {
+/** Attempts of one task side by side are one entry: the first of them met, with its group's size. */
+export function collapseGroups(rows: SessionSummary[]): { row: SessionSummary; attempts: SessionSummary[] }[] {
+  const seen = new Set<string>();
+  const out: { row: SessionSummary; attempts: SessionSummary[] }[] = [];
+  for (const r of rows) {
+    const g = r.attempt?.group;
+    if (!g) {
+      out.push({ row: r, attempts: [] });
+    } else if (!seen.has(g)) {
+      seen.add(g);
+      out.push({ row: r, attempts: rows.filter((x) => x.attempt?.group === g) });
+    }
+  }
+  return out;
+}
+
+export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => void; onOpen: (id: string) => void; onOpenGroup?: (group: string) => void }) {
   const [rows, setRows] = useState<SessionSummary[] | null>(null);
   const [hits, setHits] = useState<{ query: string; byId: Map<string, { hit: SearchHit; rank: number }> } | null>(null);
   const [query, setQuery] = useState("");
@@ -244,13 +260,19 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
             </tr>
           </thead>
           <tbody>
-            {shown!.map((r) => (
-              <tr key={r.id} data-testid="history-row" data-status={r.status} data-session={r.id}>
+            {collapseGroups(shown!).map(({ row: r, attempts }) => (
+              <tr key={r.id} data-testid="history-row" data-status={r.status} data-session={r.id} data-group={r.attempt?.group}>
                 <td>
-                  <button className="link" onClick={() => onOpen(r.id)} title={r.workspace}>
+                  <button className="link" onClick={() => (r.attempt && onOpenGroup ? onOpenGroup(r.attempt.group) : onOpen(r.id))} title={r.workspace}>
                     {r.title}
                   </button>
                   <div className="muted small clamp">{r.workspace}</div>
+                  {r.attempt && (
+                    <span className="tag small" data-testid="history-attempts" title="One task by several agents side by side">
+                      {attempts.length} attempts
+                      {attempts.find((a) => a.attempt?.chosen) ? ` · chose ${attempts.find((a) => a.attempt?.chosen)!.attempt!.label}` : ""}
+                    </span>
+                  )}
                   {r.plan_steps > 0 && (
                     <span className="tag small" data-testid="history-plan" title="This task ran as a plan of checked steps">
                       Plan: {r.plan_done}/{r.plan_steps} steps
@@ -303,6 +325,7 @@ export function History({ onNewTask, onOpen }: { onNewTask: () => void; onOpen: 
         </div>
       )}
       <TrustPanel onOpen={onOpen} />
+      <AgentTrustPanel />
       <StoragePanel />
     </section>
   );

@@ -3,6 +3,7 @@ import { FolderOpen, Play } from "lucide-react";
 import { AppError, ipc, type AgentPreset, type ExternalAgent, type PlanMode, type SessionSummary, type WhenBusy, type WorkspaceInfo, type WorkspaceSurvey } from "../ipc";
 import { gradeOf } from "../modelGrades";
 import { AlertDialog } from "../components/AlertDialog";
+import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, type AttemptChoice } from "../components/AttemptsPicker";
 
 interface Props {
   providerReady: boolean;
@@ -16,6 +17,10 @@ interface Props {
   defaultPlan?: PlanMode;
   /** The agent from Settings; null: the built-in agent. */
   defaultAgent?: ExternalAgent | null;
+  /** The most attempts side by side (Settings → Tasks). */
+  attemptLimit?: number;
+  /** Attempts started: their group. */
+  onStartedGroup?: (group: string) => void;
 }
 
 const PLAN_CHOICES: { mode: PlanMode; label: string; hint: string }[] = [
@@ -39,7 +44,7 @@ export function recentWorkspaces(sessions: SessionSummary[], max = 5): string[] 
   return out;
 }
 
-export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onStarted, focusSignal = 0, defaultPlan = "auto", defaultAgent = null }: Props) {
+export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onStarted, focusSignal = 0, defaultPlan = "auto", defaultAgent = null, attemptLimit = 4, onStartedGroup }: Props) {
   const taskBox = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
     if (providerReady) taskBox.current?.focus();
@@ -53,7 +58,13 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
   useEffect(() => {
     ipc.agentPresets().then((ps) => setInstalled((ps ?? []).filter((p) => p.found)), () => setInstalled([]));
   }, []);
-  const external = agentName !== "builtin";
+  // Attempts side by side: how many tries each agent gets.
+  const [attemptsOn, setAttemptsOn] = useState(false);
+  const [choices, setChoices] = useState<AttemptChoice[]>([]);
+  useEffect(() => {
+    setChoices((old) => attemptChoices(model.trim() || defaultModel, defaultAgent, installed).map((c) => ({ ...c, count: old.find((o) => o.agent === c.agent)?.count ?? (c.agent === "builtin" ? 2 : 0) })));
+  }, [installed, model, defaultModel, defaultAgent]);
+  const external = !attemptsOn && agentName !== "builtin";
   // A half-typed task survives a visit to Settings or History (kept for this window only).
   const [task, setTaskState] = useState(() => sessionStorage.getItem(DRAFT_KEY) ?? "");
   const setTask = (t: string) => {
@@ -136,7 +147,9 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
         ? `The task is longer than ${MAX_TASK_CHARS.toLocaleString()} characters`
         : !workspace
           ? "Choose a workspace folder first"
-          : null;
+          : attemptsOn && info?.worktrees
+            ? attemptsProblem(choices, attemptLimit)
+            : null;
 
   const pick = async () => {
     setError(null);
@@ -156,6 +169,16 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
     setBusyAsk(null);
     try {
       const baseChoice = info?.worktrees && base && base !== info.branch ? base : undefined;
+      if (attemptsOn && info?.worktrees) {
+        const m = model.trim();
+        // The built-in agent's attempts use this task's model when it is not the Settings one.
+        const agents = attemptList(choices).map((a) => (a === "builtin" && m && m !== defaultModel ? `builtin:${m}` : a));
+        const [group, ids] = await ipc.startAttempts(task, workspace, agents, plan, baseChoice);
+        setTask("");
+        if (onStartedGroup) onStartedGroup(group);
+        else onStarted(ids[0]);
+        return;
+      }
       const id = await ipc.startSession(task, workspace, model.trim() && model.trim() !== defaultModel ? model.trim() : undefined, plan, agentName !== defaultAgentName ? agentName : undefined, { base: baseChoice, whenBusy });
       setTask("");
       onStarted(id);
@@ -287,7 +310,8 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
         )}
       </div>
 
-      {(defaultAgent || installed.length > 0) && (
+      <AttemptsPicker on={attemptsOn} onToggle={setAttemptsOn} choices={choices} onChange={setChoices} limit={attemptLimit} available={!!info?.worktrees} />
+      {!attemptsOn && (defaultAgent || installed.length > 0) && (
         <label className="field">
           <span>Agent</span>
           <select data-testid="task-agent" value={agentName} onChange={(e) => setAgentName(e.target.value)}>
@@ -356,7 +380,7 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
       <div className="actions">
         <span className="muted hint">{blocker ?? "Ctrl+Enter runs"}</span>
         <button type="submit" className="btn primary" disabled={!!blocker || starting} title={blocker ?? "Run (Ctrl+Enter)"} data-testid="run">
-          <Play size={15} aria-hidden /> Run
+          <Play size={15} aria-hidden /> {attemptsOn && info?.worktrees ? "Run attempts" : "Run"}
         </button>
       </div>
     </form>

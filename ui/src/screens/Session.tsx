@@ -252,7 +252,9 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
               </details>
             ) : (
               <>
-                <p className="muted small">Finishline sent the agent back to work — not your words:</p>
+                <p className="muted small">
+                  {item.source === "review_comments" ? "Finishline sent your comments on the diff to the agent, with the lines they are on:" : "Finishline sent the agent back to work — not your words:"}
+                </p>
                 <p className="continuation-text">{item.text}</p>
               </>
             )}
@@ -363,6 +365,14 @@ function PlanPanel({ plan }: { plan: PlanView }) {
       <h3>
         Plan{plan.revisions.length > 0 ? ` (revised ${plan.revisions.length}×)` : ""}
       </h3>
+      {plan.budget !== undefined && (
+        <div className="budget" data-testid="plan-budget" title="Model calls of the whole plan: the agent's, the evaluator's and the manager's. Near the end the manager is asked to finish; spent, the task comes to you with what is done.">
+          <meter min={0} max={plan.budget} low={plan.budget * 0.6} high={plan.budget * 0.8} optimum={0} value={Math.min(plan.spent, plan.budget)} />
+          <span className="muted small">
+            {plan.spent} of {plan.budget} model calls
+          </span>
+        </div>
+      )}
       <ol>
         {plan.steps.map((s, i) => (
           <li key={i} className={`plan-step step-${s.state}`} data-testid="plan-step" data-state={s.state}>
@@ -381,6 +391,11 @@ function PlanPanel({ plan }: { plan: PlanView }) {
               <p className="small">
                 {END_LABEL[s.endReason]}
                 {s.summary ? `: ${s.summary}` : ""}
+              </p>
+            )}
+            {s.decidedBy && (
+              <p className="muted small" data-testid="step-decided-by">
+                Decided by {s.decidedBy}
               </p>
             )}
             {s.outputData && <p className="muted small">For later steps: {s.outputData}</p>}
@@ -446,7 +461,7 @@ function lastEvaluatorModel(items: Item[]): string | undefined {
   return undefined;
 }
 
-export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sessionId: string; onOpenHistory: () => void; onOpenSettings?: () => void }) {
+export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGroup }: { sessionId: string; onOpenHistory: () => void; onOpenSettings?: () => void; onOpenGroup?: (group: string) => void }) {
   const [model, dispatch] = useReducer(reducer, undefined, emptyModel);
   const [error, setError] = useState<string | null>(null);
   const [openError, setOpenError] = useState<string | null>(null);
@@ -631,6 +646,15 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings }: { sess
               </span>
             )}
           </p>
+          {model.attempt && (
+            <p className="muted small" data-testid="session-attempt">
+              Attempt {model.attempt.number} of {model.attempt.of}: {model.attempt.label}
+              {model.attempt.chosen ? " · chosen" : ""} ·{" "}
+              <button className="link-btn" onClick={() => onOpenGroup?.(model.attempt!.group)} data-testid="open-attempts">
+                compare the attempts
+              </button>
+            </p>
+          )}
           {model.place?.worktree && !model.place.removed && (
             <p className="muted small clamp" data-testid="session-worktree" title={`Its own worktree: ${model.place.worktree.folder}. Your checkout is untouched until you approve.`}>
               Works on <code>{model.place.worktree.branch}</code>

@@ -272,6 +272,19 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
           />
         </label>
         <label className="field">
+          <span>Manager model (plan mode)</span>
+          <input
+            data-testid="manager-model"
+            value={draft.manager_model ?? ""}
+            onChange={(e) => {
+              setSaved(false);
+              setDraft((d) => ({ ...d, manager_model: e.target.value || null }));
+            }}
+            placeholder="Same as the evaluator's model"
+            spellCheck={false}
+          />
+        </label>
+        <label className="field">
           <span>Evaluator server (base URL, OpenAI-compatible; empty: the agent's provider)</span>
           <input
             data-testid="evaluator-base-url"

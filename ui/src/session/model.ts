@@ -1,6 +1,6 @@
 // Folds a session's events into what the session view shows. Pure, so it is tested without a
 // window and replays and live updates go through the same code.
-import type { Claim, ClaimWords, ContinuationSource, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanStep, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
+import type { AuditFinding, AutoApproval, CriterionResult, ReviewComment, Claim, ClaimWords, ContinuationSource, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanStep, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
 
 export interface PlanStepView {
   step: PlanStep;
@@ -11,6 +11,8 @@ export interface PlanStepView {
   outputData?: string;
   /** Why a replan took this step's place. */
   replacedBecause?: string;
+  /** What decided it: its checks (a file, a command) or the evaluator's verdict. */
+  decidedBy?: string;
 }
 
 /** The session's plan, folded the way the engine's `PlanState` folds it. */
@@ -25,6 +27,9 @@ export interface PlanView {
   concluded: boolean;
   /** The plan waits for the person to edit, run or cancel it. */
   awaitingReview?: boolean;
+  /** The model calls the plan may make, and has made (agent, evaluator, manager). */
+  budget?: number;
+  spent: number;
 }
 
 export type Item =
@@ -64,6 +69,13 @@ export interface Review {
   decided?: { decision: string; by: string; reverted?: { restored: string[]; deleted: string[]; kept: string[] }; landed?: Landed };
   /** Approve could not land the task: why, and the files concerned. The review stays open. */
   blocked?: { reason: LandingBlock; files: string[]; detail: string };
+  /** What the audit of the diff found (gamed checks), less what the person dismissed. */
+  audit: AuditFinding[];
+  /** The last review's comments, as this run's work was found against them. */
+  criteria: CriterionResult[];
+  autoApprove?: AutoApproval | null;
+  /** The person's comments on this review's diff, as they stand. */
+  comments: ReviewComment[];
 }
 
 /** Where the task works: its own worktree and branch, or the folder itself. */
@@ -84,6 +96,8 @@ export interface SessionModel {
   /** The external agent doing the work (ACP), as it introduced itself. */
   agent?: { name: string; version: string | null };
   place?: Place;
+  /** One attempt of a group doing the task side by side. */
+  attempt?: { group: string; number: number; of: number; label: string; chosen: boolean };
   status: SessionStatus;
   statusMessage?: string;
   retry?: { attempt: number; nextRetryAt: string; message: string };
@@ -188,7 +202,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
   const plan = () => (next.plan = { ...next.plan!, steps: [...next.plan!.steps] });
   switch (e.type) {
     case "plan_created":
-      next.plan = { mode: e.mode, steps: e.steps.map((step) => ({ step, state: "pending" })), revisions: [], concluded: false, awaitingReview: e.awaiting_review ?? false };
+      next.plan = { mode: e.mode, steps: e.steps.map((step) => ({ step, state: "pending" })), revisions: [], concluded: false, awaitingReview: e.awaiting_review ?? false, budget: e.budget_calls ?? undefined, spent: 1 };
       break;
     case "plan_reviewed":
       if (next.plan) {
@@ -203,6 +217,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         p.steps = p.steps.map((s, i) => (i >= e.first && (s.state === "pending" || s.state === "running") ? { ...s, state: "replaced", replacedBecause: e.cause } : s));
         p.steps.push(...e.steps.map((step): PlanStepView => ({ step, state: "pending" })));
         p.revisions = [...p.revisions, e.cause];
+        p.spent += 1;
         // Steps added for the person's feedback reopen a plan that went to review.
         p.concluded = false;
         push({ kind: "plan_revised", key: `pr-${e.seq}`, cause: e.cause, titles: e.steps.map((s) => s.title) });
@@ -222,7 +237,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       if (next.plan?.steps[e.index]) {
         const p = plan();
         const done = e.end_reason === "verified_done" || e.end_reason === "unverified";
-        p.steps[e.index] = { ...p.steps[e.index], state: done ? "done" : "failed", endReason: e.end_reason, summary: e.summary || undefined, outputData: e.output_data || undefined };
+        p.steps[e.index] = { ...p.steps[e.index], state: done ? "done" : "failed", endReason: e.end_reason, summary: e.summary || undefined, outputData: e.output_data || undefined, decidedBy: e.decided_by ?? undefined };
       }
       break;
     case "project_instructions":
@@ -252,6 +267,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       if (!RUNNING.includes(e.status)) next.activity = e.status === "awaiting_approval" || e.status === "awaiting_review" ? { phase: "waiting", detail: "you" } : undefined;
       break;
     case "step_started": {
+      if (next.plan && !next.plan.concluded) next.plan = { ...next.plan, spent: next.plan.spent + 1 };
       next.step = e.step;
       // "Cycle n/max" from the first step: the run's budget comes with every step.
       if (e.cycle) next.cycle = { n: e.cycle.used, max: e.cycle.max };
@@ -332,6 +348,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       push({ kind: "verification", key: `v-${e.seq}`, command: e.command, exitCode: e.exit_code, outputTail: e.output_tail, skipped: e.skipped, nth: e.nth ?? 0, of: e.of ?? 0, personsOwn: e.persons_own ?? false });
       break;
     case "evaluation":
+      if (next.plan && !next.plan.concluded) next.plan = { ...next.plan, spent: next.plan.spent + 1 };
       next.tokens = { ...next.tokens, evaluator: next.tokens.evaluator + e.usage.input_tokens + e.usage.output_tokens };
       push({ kind: "evaluation", key: `e-${e.seq}`, cycle: e.cycle, verdict: e.verdict, summary: e.summary, remaining: e.remaining, parseOk: e.parse_ok, stuckReason: e.stuck_reason, question: e.question ?? "done", model: e.model });
       break;
@@ -345,13 +362,52 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         p.concluded = true;
         p.steps = p.steps.map((s) => (s.state === "pending" ? { ...s, state: "skipped" } : s));
       }
-      next.review = { reviewId: e.review_id, claim: e.claim, verdict: e.verdict, endReason: e.end_reason, remaining: e.remaining, files: e.files_changed, verification: e.verification, tokens: e.tokens, costUsd: e.cost_usd, claimWords: e.claim_words, verdictSummary: e.verdict_summary, stuck: e.stuck, notCovered: e.not_covered, saidDone: e.claim === "none" && saysDone(lastWords(next.items)) };
+      next.review = {
+        reviewId: e.review_id,
+        claim: e.claim,
+        verdict: e.verdict,
+        endReason: e.end_reason,
+        remaining: e.remaining,
+        files: e.files_changed,
+        verification: e.verification,
+        tokens: e.tokens,
+        costUsd: e.cost_usd,
+        claimWords: e.claim_words,
+        verdictSummary: e.verdict_summary,
+        stuck: e.stuck,
+        notCovered: e.not_covered,
+        audit: e.audit ?? [],
+        criteria: e.criteria ?? [],
+        autoApprove: e.auto_approve,
+        comments: [],
+        saidDone: e.claim === "none" && saysDone(lastWords(next.items)),
+      };
       break;
     case "review_resolved":
       if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, blocked: undefined, decided: { decision: e.decision, by: e.by } };
       break;
     case "reverted":
       if (next.review?.decided) next.review = { ...next.review, decided: { ...next.review.decided, reverted: { restored: e.restored, deleted: e.deleted, kept: e.kept ?? [] } } };
+      break;
+    case "review_comment":
+      if (next.review?.reviewId === e.review_id) {
+        const others = next.review.comments.filter((c) => c.id !== e.comment.id);
+        const at = next.review.comments.findIndex((c) => c.id === e.comment.id);
+        const comments = at >= 0 ? next.review.comments.map((c) => (c.id === e.comment.id ? e.comment : c)) : [...others, e.comment];
+        next.review = { ...next.review, comments };
+      }
+      break;
+    case "review_comment_removed":
+      if (next.review?.reviewId === e.review_id) next.review = { ...next.review, comments: next.review.comments.filter((c) => c.id !== e.comment_id) };
+      break;
+    case "audit_dismissed":
+      if (next.review) next.review = { ...next.review, audit: next.review.audit.filter((f) => !(f.rule === e.rule && f.path === e.path && (f.excerpt ?? "") === (e.excerpt ?? ""))) };
+      break;
+    case "attempt_started":
+      next.attempt = { group: e.group, number: e.number, of: e.of, label: e.label, chosen: false };
+      break;
+    case "attempt_chosen":
+      if (next.attempt) next.attempt = { ...next.attempt, chosen: true };
       break;
     case "task_workspace":
       next.place = { folder: e.folder, worktree: e.worktree ?? undefined };
@@ -437,6 +493,7 @@ export const SOURCE_LABEL: Record<ContinuationSource, string> = {
   resume: "Resumed after a restart",
   plan_step: "The step's brief",
   landing_conflict: "Resolve the conflict with the moved branch",
+  review_comments: "Your comments on the diff",
 };
 
 /** Stuck patterns in plain words. */

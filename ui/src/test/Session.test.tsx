@@ -294,7 +294,7 @@ describe("Session view", () => {
     const panel = await screen.findByTestId("review-panel");
     expect(panel).toHaveTextContent("success");
     expect(screen.getByTestId("review-end-reason")).toHaveTextContent("Verified done");
-    expect(screen.getByTestId("file-change")).toHaveTextContent("a.txt");
+    expect(await screen.findByTestId("file-change", {}, { timeout: 10_000 })).toHaveTextContent("a.txt");
     await userEvent.setup().click(screen.getByTestId("approve"));
     await waitFor(() => expect(calls.find((c) => c.cmd === "submit_review")).toMatchObject({ input: { review_id: "r1", decision: "approve" } }));
   });

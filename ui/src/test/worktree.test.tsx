@@ -126,3 +126,76 @@ describe("reject in the folder itself", () => {
     expect(await screen.findByTestId("revert-kept")).toHaveTextContent("a.md");
   });
 });
+
+describe("review that talks back", () => {
+  const diff = "diff --git a/src/a.rs b/src/a.rs\n--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,3 +1,3 @@\n fn a() {\n-    let x = 1;\n+    let x = 2;\n }\n";
+  function waiting(extra: Partial<Extract<EngineEvent, { type: "review_requested" }>> = {}): Envelope[] {
+    seq = 0;
+    return [
+      ev({ type: "session_created", task: "fix a", workspace: "/plain", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "src/a.rs", kind: "modified", diff }], verification: [], ...extra }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+  }
+
+  it("a line range picked in the diff takes a comment, which Request changes sends back", async () => {
+    const sent: unknown[] = [];
+    script(waiting(), (cmd, args, push) => {
+      if (cmd === "review_file") return "fn a() {\n    let x = 1;\n}\n";
+      if (cmd === "comment_review") {
+        const c = (args as { comment: Record<string, unknown> }).comment;
+        sent.push(c);
+        const saved = { ...c, id: "cmt_1", quote: "    let x = 2;" };
+        push({ type: "review_comment", review_id: "r1", comment: saved as never });
+        return saved;
+      }
+      if (cmd === "submit_review") {
+        sent.push((args as { input: unknown }).input);
+        return { outcome: "decided", status: "busy", revert: null };
+      }
+      return null;
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
+    // The gutter cells of the new side: click line 1, shift-click line 2.
+    const gutters = [...document.querySelectorAll("td.diff-gutter")].filter((td) => /^[12]$/.test(td.textContent ?? ""));
+    await user.click(gutters.find((g) => g.textContent === "1")!);
+    await user.keyboard("{Shift>}");
+    await user.click(gutters.filter((g) => g.textContent === "2").at(-1)!);
+    await user.keyboard("{/Shift}");
+    await user.type(await screen.findByTestId("comment-input"), "use a named constant");
+    await user.click(screen.getByTestId("save-comment"));
+    await vi.waitFor(() => expect(screen.getByTestId("diff-comment")).toHaveTextContent("use a named constant"));
+    expect(sent[0]).toMatchObject({ path: "src/a.rs", start_line: 1, end_line: 2, side: "new", text: "use a named constant" });
+    expect(screen.getByTestId("request-changes")).toHaveTextContent("1 comment");
+    await user.click(screen.getByTestId("request-changes"));
+    await user.click(screen.getByTestId("send-feedback"));
+    await vi.waitFor(() => expect(sent).toHaveLength(2));
+    expect(sent[1]).toMatchObject({ review_id: "r1", decision: "request_changes" });
+  });
+
+  it("shows the audit's findings, why auto-approve did not take it, and the last review's comments as a checklist", async () => {
+    script(
+      waiting({
+        audit: [{ rule: "assertion_removed", path: "tests/a.rs", line: 4, detail: "an assertion was removed", excerpt: "assert_eq!(x, 4);" }],
+        auto_approve: { approved: false, reason: "the audit found 1 change(s) that weaken or bypass the checks" },
+        criteria: [
+          { id: "c1", text: "src/a.rs:2: use a named constant", state: "met", evidence: "the evaluator found the work done" },
+          { id: "c2", text: "src/b.rs:1: add a test", state: "unmet", evidence: "src/b.rs was not changed since the comment" },
+        ],
+      }),
+      () => null,
+    );
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const audit = await screen.findByTestId("review-audit");
+    expect(audit).toHaveTextContent("Assertion removed");
+    expect(audit).toHaveTextContent("tests/a.rs:4");
+    expect(screen.getByTestId("auto-approve-note")).toHaveTextContent("the audit found 1 change");
+    const items = screen.getAllByTestId("criterion");
+    expect(items[0]).toHaveTextContent("✓ met");
+    expect(items[1]).toHaveTextContent("✗ not met");
+    expect(items[1]).toHaveTextContent("src/b.rs was not changed");
+  });
+});

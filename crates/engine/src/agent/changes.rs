@@ -206,21 +206,27 @@ impl Run {
         !self.own().is_empty()
     }
 
-    /// The changes the person decides on: this run's, with those of the session's earlier runs
-    /// since the person last decided (a plan's steps, a run cut short and resumed).
+    /// The changes the person decides on (`whole`): this run's, with those of the session's
+    /// earlier runs since the person last decided (a plan's steps, a run cut short and resumed);
+    /// else this run's alone (a plan step is judged on its own).
+    fn scoped(&mut self, whole: bool) -> Ownership {
+        if !whole {
+            return self.own();
+        }
+        let Some(cp) = self.checkpoints.clone() else { return Ownership::default() };
+        let mut all = Ownership::default();
+        for (b, a) in self.earlier_windows().into_iter().chain(self.evidence.windows.clone()) {
+            if let Ok(w) = tokio::task::block_in_place(|| cp.window_changes(&b, &a)) {
+                all.add_window(w);
+            }
+        }
+        all
+    }
+
+    /// The changes the person decides on, with diffs.
     pub(super) fn changes(&mut self) -> Vec<FileChange> {
         let Some(cp) = self.checkpoints.clone() else { return vec![] };
-        let mut all = Ownership::default();
-        for (b, a) in self.earlier_windows() {
-            if let Ok(w) = tokio::task::block_in_place(|| cp.window_changes(&b, &a)) {
-                all.add_window(w);
-            }
-        }
-        for (b, a) in self.evidence.windows.clone() {
-            if let Ok(w) = tokio::task::block_in_place(|| cp.window_changes(&b, &a)) {
-                all.add_window(w);
-            }
-        }
+        let all = self.scoped(true);
         tokio::task::block_in_place(|| cp.owned_diffs(&all.changes())).unwrap_or_default()
     }
 
@@ -229,6 +235,48 @@ impl Run {
         let Some(cp) = self.checkpoints.clone() else { return vec![] };
         let own = self.own();
         tokio::task::block_in_place(|| cp.owned_diffs(&own.changes())).unwrap_or_default()
+    }
+
+    /// The audit of the changes in scope (see [`Run::scoped`]): gamed checks, less what the
+    /// person dismissed for this session.
+    pub(super) fn audit(&mut self, whole: bool) -> Vec<crate::judge::audit::Finding> {
+        let Some(cp) = self.checkpoints.clone() else { return vec![] };
+        let changes = self.scoped(whole).changes();
+        let Ok(texts) = tokio::task::block_in_place(|| cp.owned_texts(&changes)) else { return vec![] };
+        let files: Vec<crate::judge::audit::AuditFile> = texts.iter().map(|(p, b, a)| crate::judge::audit::AuditFile { path: p, before: b.as_deref(), after: a.as_deref() }).collect();
+        let found = crate::judge::audit::audit(&files, &self.engine.config.verify_commands);
+        let dismissed: Vec<(crate::judge::audit::AuditRule, String, String)> = self
+            .engine
+            .store
+            .events(&self.session, 0)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|e| if let EngineEvent::AuditDismissed { rule, path, excerpt } = e.event { Some((rule, path, excerpt)) } else { None })
+            .collect();
+        found.into_iter().filter(|f| !dismissed.iter().any(|(r, p, x)| *r == f.rule && *p == f.path && *x == f.excerpt)).collect()
+    }
+
+    /// The review comments this run plainly has not addressed: their files are untouched since
+    /// the review. Found without a model; the evaluator judges the rest.
+    pub(super) fn open_criteria(&mut self) -> Vec<String> {
+        if self.criteria.is_empty() {
+            return vec![];
+        }
+        let changed: Vec<String> = self.scoped(true).changes().into_iter().map(|c| c.path).collect();
+        let found = crate::judge::criteria::check_without_model(&self.criteria, &changed);
+        found.into_iter().flatten().map(|r| r.text).collect()
+    }
+
+    /// Judges the criteria after an evaluation (or without one) and records the result.
+    pub(super) fn check_criteria(&mut self, verdict_done: Option<bool>, remaining: &[String], summary: &str) -> crate::Result<()> {
+        if self.criteria.is_empty() {
+            return Ok(());
+        }
+        let changed: Vec<String> = self.scoped(true).changes().into_iter().map(|c| c.path).collect();
+        let found = crate::judge::criteria::check_without_model(&self.criteria, &changed);
+        let results = crate::judge::criteria::settle(&self.criteria, found, verdict_done, remaining, summary);
+        self.criteria_results = results.clone();
+        self.emit(EngineEvent::CriteriaChecked { results })
     }
 
     /// Windows of the session's earlier runs since the person's last decision.

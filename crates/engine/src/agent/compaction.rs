@@ -93,7 +93,7 @@ impl Run {
         let older = super::evaluation::transcript_lines(&self.history[..cut]);
         let budget = digest_chars(self.context_window);
         let request = CompletionRequest {
-            model: self.engine.config.agent.model.clone(),
+            model: self.agent_model.clone(),
             system: "Summarize the conversation so far for the agent that will continue it: the task, what was done, files touched, decisions, and what remains. Be concise and concrete.".into(),
             messages: vec![ChatMessage::User { content: format!("Task: {}\n\n{}", evaluator::clip(&self.task, budget / 2), evaluator::digest_within(&older, budget)) }],
             tools: vec![],

@@ -38,6 +38,8 @@ pub struct TaskPolicy {
     /// Untracked files a worktree gets from the person's checkout (gitignore syntax).
     pub includes: Vec<String>,
     pub landing: crate::domain::LandingMode,
+    /// The most attempts one task may have side by side.
+    pub max_attempts: u32,
     /// How many tasks run at once; `None`: no limit (the CLI runs one task).
     pub slots: Option<Arc<super::queue::TaskSlots>>,
 }
@@ -52,9 +54,11 @@ impl TaskPolicy {
         let dir = t.worktree_dir.trim();
         TaskPolicy {
             isolation: t.isolation,
-            worktrees: if dir.is_empty() { data_dir.join("worktrees") } else { PathBuf::from(dir) },
+            // Absolute: git runs inside the worktree, and the start-up sweep compares folders.
+            worktrees: std::path::absolute(if dir.is_empty() { data_dir.join("worktrees") } else { PathBuf::from(dir) }).unwrap_or_else(|_| data_dir.join("worktrees")),
             includes: t.worktree_include.clone(),
             landing: t.landing,
+            max_attempts: t.max_attempts.max(1),
             slots: None,
         }
     }
@@ -118,7 +122,10 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
     }
     let secret_env = hidden_env(settings);
     let context_window = settings.context_window_for(&agent.model) as u64;
+    // The manager plans on the evaluator's provider, with its own model when one is set.
+    let manager = settings.manager_model.as_deref().map(str::trim).filter(|m| !m.is_empty()).map(|m| ModelEndpoint { model: m.to_string(), ..evaluator.clone().unwrap_or_else(|| agent.clone()) });
     EngineConfig {
+        manager,
         data_dir: ctx.data_dir.clone(),
         completion: CompletionConfig {
             max_steps: l.max_steps,

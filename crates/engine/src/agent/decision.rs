@@ -92,6 +92,22 @@ pub enum ReviewOutcome {
     LandingBlocked { reason: LandingBlock, files: Vec<String>, detail: String },
 }
 
+/// The comments on a review as they stand (edits replace, removals remove), in the order made.
+pub fn comments_on(events: &[Envelope], review: &RequestId) -> Vec<crate::judge::criteria::Comment> {
+    let mut out: Vec<crate::judge::criteria::Comment> = Vec::new();
+    for e in events {
+        match &e.event {
+            EngineEvent::ReviewComment { review_id, comment } if review_id == review => match out.iter_mut().find(|c| c.id == comment.id) {
+                Some(c) => *c = comment.clone(),
+                None => out.push(comment.clone()),
+            },
+            EngineEvent::ReviewCommentRemoved { review_id, comment_id } if review_id == review => out.retain(|c| c.id != *comment_id),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The files a review showed, as recorded in it.
 fn reviewed_files(events: &[Envelope], review: &RequestId) -> Vec<FileChange> {
     events
@@ -112,20 +128,26 @@ impl Engine {
     pub fn decide(self: &Arc<Self>, review: &RequestId, choice: ReviewChoice) -> Result<ReviewOutcome> {
         let summary = self.pending_review_session(review)?;
         let feedback = choice.feedback.as_ref().map(|f| f.trim().to_string()).filter(|f| !f.is_empty());
-        if choice.decision == Decision::RequestChanges && feedback.is_none() {
-            return Err(Error::InvalidInput("say what should change: the feedback is empty".into()));
-        }
         // One decision at a time per session, across processes; the loser finds it decided.
         let _lock = FolderLock::acquire(&self.config.data_dir.join("locks").join(format!("{}.lock", summary.id)))?;
         let summary = self.pending_review_session(review)?;
         let events = self.store.events(&summary.id, 0)?;
+        let comments = comments_on(&events, review);
+        if choice.decision == Decision::RequestChanges && feedback.is_none() && comments.is_empty() {
+            return Err(Error::InvalidInput("say what should change: the feedback is empty and there are no comments on the diff".into()));
+        }
         let wt = current_worktree(&events);
         match (choice.decision, wt) {
             (Decision::RequestChanges, _) => {
                 let run = RunId::new();
-                let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::RequestChanges, by: choice.by, feedback: feedback.clone(), reverted: false };
-                let session = self.store.resolve_and_begin(review, RequestKind::Review, SessionStatus::AwaitingReview, vec![resolved], &run, RunTrigger::Feedback)?;
-                self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Feedback, user_message: feedback, answer: None, plan: PlanMode::Off, continuation: None });
+                let mut decided = vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::RequestChanges, by: choice.by, feedback: feedback.clone(), reverted: false }];
+                // The comments go with the decision: the next run is judged on each one.
+                let continuation = (!comments.is_empty()).then(|| (ContinuationSource::ReviewComments, crate::judge::criteria::continuation(&comments)));
+                if !comments.is_empty() {
+                    decided.push(EngineEvent::CriteriaSet { criteria: comments });
+                }
+                let session = self.store.resolve_and_begin(review, RequestKind::Review, SessionStatus::AwaitingReview, decided, &run, RunTrigger::Feedback)?;
+                self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Feedback, user_message: feedback, answer: None, plan: PlanMode::Off, continuation });
                 Ok(ReviewOutcome::Decided { status: SessionStatus::Busy, revert: None, landed: None })
             }
             (Decision::Approve, Some(wt)) => self.land(&summary.id, review, &wt, &choice, &events),
@@ -259,15 +281,26 @@ impl Engine {
                 let _ = store.append(&session, None, EngineEvent::Error { code: ErrorCode::Worktree.as_str().into(), message: format!("The task's worktree {} could not be removed ({e}); Settings → Tasks → Storage removes what is left", wt.folder) });
             }
         });
+        self.keep_background(job);
+    }
+
+    /// Work that goes on after a decision; [`Engine::settle`] waits for it.
+    pub(super) fn keep_background(&self, job: std::thread::JoinHandle<()>) {
         self.background.lock().unwrap_or_else(|p| p.into_inner()).push(job);
     }
 
     /// Waits for work the engine does after a decision (removing worktrees); a front end that is
     /// about to exit calls it.
     pub fn settle(&self) {
-        let jobs: Vec<_> = std::mem::take(&mut *self.background.lock().unwrap_or_else(|p| p.into_inner()));
-        for j in jobs {
-            let _ = j.join();
+        // A job may start another (an attempt not chosen is rejected once its run has stopped).
+        loop {
+            let jobs: Vec<_> = std::mem::take(&mut *self.background.lock().unwrap_or_else(|p| p.into_inner()));
+            if jobs.is_empty() {
+                break;
+            }
+            for j in jobs {
+                let _ = j.join();
+            }
         }
     }
 
@@ -303,6 +336,69 @@ impl Engine {
         Ok(None)
     }
 
+    /// Adds or edits a comment on lines of a waiting review's diff; kept with the session.
+    pub fn comment(&self, review: &RequestId, mut comment: crate::judge::criteria::Comment) -> Result<crate::judge::criteria::Comment> {
+        let summary = self.pending_review_session(review)?;
+        comment.check().map_err(Error::InvalidInput)?;
+        if comment.id.trim().is_empty() {
+            comment.id = format!("cmt_{}", uuid::Uuid::now_v7().simple());
+        }
+        let events = self.store.events(&summary.id, 0)?;
+        let files = reviewed_files(&events, review);
+        if !files.iter().any(|f| f.path == comment.path) {
+            return Err(Error::InvalidInput(format!("{} is not among the files this review shows", comment.path)));
+        }
+        if comment.quote.is_empty() {
+            // From the whole file (a comment may be on lines the run did not change), else the diff.
+            comment.quote = self
+                .review_file(review, &comment.path, comment.side)
+                .ok()
+                .flatten()
+                .map(|text| text.lines().skip(comment.start_line as usize - 1).take((comment.end_line - comment.start_line + 1) as usize).collect::<Vec<_>>().join("\n"))
+                .unwrap_or_else(|| quote_lines(&files, &comment));
+        }
+        self.store.append(&summary.id, None, EngineEvent::ReviewComment { review_id: review.clone(), comment: comment.clone() })?;
+        Ok(comment)
+    }
+
+    /// A reviewed file's whole text, as the run left it (`New`) or found it (`Old`): the review
+    /// shows lines around the changes from it, to comment on. `None`: absent or not text.
+    pub fn review_file(&self, review: &RequestId, path: &str, side: crate::judge::criteria::DiffSide) -> Result<Option<String>> {
+        let (session, _, _) = self.store.request_state(review)?.ok_or_else(|| Error::NotFound(format!("review {review}")))?;
+        let summary = self.store.session(&session)?;
+        let events = self.store.events(&session, 0)?;
+        let Some(f) = reviewed_files(&events, review).into_iter().find(|f| f.path == path) else {
+            return Err(Error::NotFound(format!("{path} in this review")));
+        };
+        let (Some(before), Some(after)) = (f.before, f.after) else { return Ok(None) };
+        let folder = match current_worktree(&events) {
+            Some(wt) => std::path::PathBuf::from(wt.folder),
+            None => in_place_folder(&summary, &events),
+        };
+        let cp = self.checkpoints(&session, &folder)?;
+        let change = OwnedChange { path: path.to_string(), before, after };
+        let texts = cp.owned_texts(std::slice::from_ref(&change))?;
+        Ok(texts.into_iter().next().and_then(|(_, b, a)| match side {
+            crate::judge::criteria::DiffSide::New => a,
+            crate::judge::criteria::DiffSide::Old => b,
+        }))
+    }
+
+    /// Removes a comment from a waiting review.
+    pub fn remove_comment(&self, review: &RequestId, comment_id: &str) -> Result<()> {
+        let summary = self.pending_review_session(review)?;
+        self.store.append(&summary.id, None, EngineEvent::ReviewCommentRemoved { review_id: review.clone(), comment_id: comment_id.to_string() })?;
+        Ok(())
+    }
+
+    /// Dismisses an audit finding for this session: it no longer blocks auto-approve, and the
+    /// dismissal is recorded.
+    pub fn dismiss_finding(&self, session: &SessionId, finding: &crate::judge::audit::Finding) -> Result<()> {
+        self.store.session(session)?;
+        self.store.append(session, None, EngineEvent::AuditDismissed { rule: finding.rule, path: finding.path.clone(), excerpt: finding.excerpt.clone() })?;
+        Ok(())
+    }
+
     /// "Let the agent resolve it": the moved branch is merged into the task's worktree, conflict
     /// markers and all, and the agent gets a continuation (Finishline's words, not the person's)
     /// to resolve them. The review is answered as request changes.
@@ -333,6 +429,46 @@ impl Engine {
         self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Feedback, user_message: None, answer: None, plan: PlanMode::Off, continuation: Some((ContinuationSource::LandingConflict, text)) });
         Ok(())
     }
+}
+
+/// The lines a comment names, from the reviewed file's diff (the new side's lines, or the old).
+fn quote_lines(files: &[FileChange], c: &crate::judge::criteria::Comment) -> String {
+    let Some(f) = files.iter().find(|f| f.path == c.path) else { return String::new() };
+    let (mut old, mut new) = (0u32, 0u32);
+    let mut out = Vec::new();
+    for l in f.diff.lines() {
+        if let Some(h) = l.strip_prefix("@@ -") {
+            // @@ -a,b +c,d @@
+            let mut parts = h.split(' ');
+            old = parts.next().and_then(|p| p.split(',').next()).and_then(|n| n.parse().ok()).unwrap_or(1);
+            new = parts.next().and_then(|p| p.trim_start_matches('+').split(',').next()).and_then(|n| n.parse().ok()).unwrap_or(1);
+            continue;
+        }
+        if l.starts_with("---") || l.starts_with("+++") || l.starts_with("diff ") || l.starts_with("new file") || l.starts_with("deleted file") || l.starts_with("old mode") || l.starts_with("new mode") {
+            continue;
+        }
+        let (in_old, in_new) = match l.chars().next() {
+            Some('+') => (false, true),
+            Some('-') => (true, false),
+            _ => (true, true),
+        };
+        let line = &l[l.len().min(1)..];
+        let here = match c.side {
+            crate::judge::criteria::DiffSide::New if in_new => Some(new),
+            crate::judge::criteria::DiffSide::Old if in_old => Some(old),
+            _ => None,
+        };
+        if here.is_some_and(|n| n >= c.start_line && n <= c.end_line) {
+            out.push(line.to_string());
+        }
+        if in_old {
+            old += 1;
+        }
+        if in_new {
+            new += 1;
+        }
+    }
+    out.join("\n")
 }
 
 fn agent_name(summary: &crate::store::SessionSummary) -> String {
@@ -471,7 +607,11 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, worktrees: &Path, sessions: &
     for s in sessions {
         let Some(dir) = &s.work_dir else { continue };
         owned.insert(std::path::PathBuf::from(dir));
-        if !matches!(s.status, SessionStatus::Completed | SessionStatus::Rejected) {
+        // An attempt its group passed over, that had no review to reject (it failed or was
+        // cancelled): its worktree goes as a rejected one's does.
+        let passed_over = s.attempt.as_ref().is_some_and(|a| !a.chosen && sessions.iter().any(|o| o.attempt.as_ref().is_some_and(|b| b.group == a.group && b.chosen)))
+            && matches!(s.status, SessionStatus::Cancelled | SessionStatus::Failed | SessionStatus::Interrupted | SessionStatus::Idle);
+        if !passed_over && !matches!(s.status, SessionStatus::Completed | SessionStatus::Rejected) {
             continue;
         }
         let Ok(events) = store.events(&s.id, 0) else { continue };
@@ -479,15 +619,17 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, worktrees: &Path, sessions: &
         owned.insert(std::path::PathBuf::from(&wt.folder));
         // A landed task's branch was kept only when the person chose so.
         let keep = events.iter().any(|e| matches!(&e.event, EngineEvent::Landed { branch_kept: Some(_), .. }));
-        let delete_branch = s.status == SessionStatus::Rejected || (!keep && events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. })));
+        let delete_branch = passed_over || s.status == SessionStatus::Rejected || (!keep && events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. })));
         if remove_worktree(store, data_dir, &s.id, &wt, WorktreeEnd::Orphaned, delete_branch).is_ok() {
             touched.push(s.id.clone());
         }
     }
     // Folders of tasks that were deleted: their repositories forget them too.
     let Ok(entries) = std::fs::read_dir(worktrees) else { return };
+    // Compared as the sessions recorded them: absolute, links resolved.
+    let owned: std::collections::HashSet<std::path::PathBuf> = owned.iter().map(|o| o.canonicalize().unwrap_or_else(|_| o.clone())).collect();
     for e in entries.flatten() {
-        let path = e.path();
+        let path = e.path().canonicalize().unwrap_or_else(|_| e.path());
         if owned.iter().any(|o| o.starts_with(&path) || path.starts_with(o)) || !path.join(".git").is_file() {
             continue;
         }

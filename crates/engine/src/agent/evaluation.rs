@@ -50,7 +50,9 @@ impl Run {
             })
             .collect();
         // A plan step is judged on its own changes; anything else on what the person will review.
-        let changes = if self.plan_step.is_some() && !self.judge_whole { self.own_changes() } else { self.changes() };
+        let whole = !(self.plan_step.is_some() && !self.judge_whole);
+        let changes = if whole { self.changes() } else { self.own_changes() };
+        let audit: Vec<String> = self.audit(whole).iter().map(|f| f.describe()).collect();
         let files: Vec<String> = changes
             .into_iter()
             .map(|c| format!("{} {}", match c.kind { ChangeKind::Created => "created", ChangeKind::Modified => "modified", ChangeKind::Deleted => "deleted" }, c.path))
@@ -64,7 +66,10 @@ impl Run {
             transcript_digest: evaluator::digest(&transcript_lines(&self.history)),
             question: Some(question),
             instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
-            plan_step: self.plan_step.is_some() && !self.judge_whole,
+            // The last step has no later steps to feed.
+            plan_step: self.plan_step.as_ref().is_some_and(|s| !s.last) && !self.judge_whole,
+            audit,
+            criteria: self.criteria.iter().map(|c| format!("{}: {}", c.location(), c.text.trim())).collect(),
         };
         let result = evaluator::evaluate(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await;
         let Some(r) = result else { return Err(Halt::Cancelled) };
@@ -75,6 +80,10 @@ impl Run {
         // The narrow conversation question is not a verdict on the task: it is shown as what it
         // was, and never as "Evaluator: done".
         if question == EvaluationQuestion::Done {
+            // The last step's evaluation judged the whole request too (see `judged_task`).
+            if self.plan_step.as_ref().is_some_and(|s| s.last) && !self.judge_whole && r.outcome.verdict == Verdict::Done {
+                self.evidence.whole_judged = true;
+            }
             self.evidence.last_verdict = Some(r.outcome.verdict);
             self.evidence.last_verdict_summary = Some(r.outcome.summary.clone()).filter(|s| !s.trim().is_empty());
             self.evidence.last_verdict_output_data = r.outcome.output_data.clone();
@@ -90,6 +99,14 @@ impl Run {
             usage: r.usage,
             question,
         })?;
+        if question == EvaluationQuestion::Done {
+            let done = match r.outcome.verdict {
+                Verdict::Done => Some(true),
+                Verdict::NotDone | Verdict::Stuck => Some(false),
+                Verdict::Unavailable => None,
+            };
+            self.check_criteria(done, &r.outcome.remaining, &r.outcome.summary)?;
+        }
         Ok(r.outcome)
     }
 }

@@ -47,6 +47,10 @@ pub struct RunEvidence {
     pub windows: Vec<(String, String)>,
     /// The snapshot of a window still open (a step's tools running when the process died).
     pub window_open: Option<String>,
+    /// A plan step: what decided it (its checks without a model), for the plan panel.
+    pub decided_by: Option<String>,
+    /// The last step's evaluation found the whole request done: the final check needs no call.
+    pub whole_judged: bool,
 }
 
 impl RunEvidence {

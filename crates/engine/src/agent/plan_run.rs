@@ -22,6 +22,9 @@ pub struct StepRun {
     pub step: PlanStep,
     pub number: usize,
     pub of: usize,
+    /// No step comes after it: its evaluation also judges the whole request (the final check
+    /// folded in).
+    pub last: bool,
 }
 
 /// How a step's run ended, as the plan needs it.
@@ -38,7 +41,7 @@ impl Run {
     /// or the manager's answer was unusable, which is said).
     pub(super) async fn make_plan(&mut self, mode: PlanMode) -> Result<Option<Plan>, Halt> {
         self.emit(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: "planning the steps".into() })?;
-        let endpoint = self.engine.config.evaluator.clone().unwrap_or_else(|| self.engine.config.agent.clone());
+        let endpoint = self.manager_endpoint();
         // A worktree still being filled lists as the person's folder, which holds the same files.
         let root = self.folder.readable();
         let listing = tokio::task::spawn_blocking(move || crate::checkpoint::listing(&root, LISTING)).await.unwrap_or_default();
@@ -70,13 +73,14 @@ impl Run {
     pub(super) fn start_plan(&mut self, plan: Plan, mode: PlanMode) -> crate::Result<()> {
         if self.engine.config.review_plan {
             return self.emit_saving(vec![
-                EngineEvent::PlanCreated { steps: plan.steps, mode, awaiting_review: true },
+                EngineEvent::PlanCreated { steps: plan.steps, mode, awaiting_review: true, budget_calls: Some(self.plan_budget()) },
                 EngineEvent::Activity { phase: ActivityPhase::Waiting, detail: "your go-ahead on the plan".into() },
                 Self::status(SessionStatus::AwaitingApproval),
             ]);
         }
-        let created = EngineEvent::PlanCreated { steps: plan.steps.clone(), mode, awaiting_review: false };
-        let state = PlanState::new(&plan.steps, mode);
+        let created = EngineEvent::PlanCreated { steps: plan.steps.clone(), mode, awaiting_review: false, budget_calls: Some(self.plan_budget()) };
+        let mut state = PlanState::new(&plan.steps, mode);
+        state.apply(&created);
         self.hand_over(&state, 0, vec![created])
     }
 
@@ -90,9 +94,29 @@ impl Run {
         Ok(())
     }
 
+    /// The model calls a plan may make in all: 1.5× what a single run of the task may spend
+    /// (its steps and its continuations, each with an evaluation).
+    pub(super) fn plan_budget(&self) -> u32 {
+        let single = self.cfg().max_steps + 2 * self.cfg().continuation_budget + 1;
+        (single as f64 * 1.5).ceil() as u32
+    }
+
+    /// The manager's model: its own when set in Settings, else the evaluator's.
+    pub(super) fn manager_endpoint(&self) -> super::ModelEndpoint {
+        let c = &self.engine.config;
+        c.manager.clone().or_else(|| c.evaluator.clone()).unwrap_or_else(|| c.agent.clone())
+    }
+
     /// What the evaluator judges: this step against its criteria, or the whole request at the
-    /// final check.
+    /// final check (and at the last step, which the final check is folded into).
     pub(super) fn judged_task(&self) -> String {
+        if let Some(s) = self.plan_step.as_ref().filter(|s| s.last && !self.judge_whole) {
+            let criteria: String = s.step.criteria.iter().map(|c| format!("\n- {c}")).collect();
+            return format!(
+                "The last step of a plan, and the whole task with it: it is done only when this step is done AND the whole task below is done.\nThis step: {}\n{}\nIt is done when:{criteria}\n\nThe whole task:\n{}",
+                s.step.title, s.step.instructions, self.task
+            );
+        }
         match (&self.plan_step, self.judge_whole) {
             (Some(s), false) => {
                 let criteria: String = s.step.criteria.iter().map(|c| format!("\n- {c}")).collect();
@@ -113,14 +137,28 @@ impl Run {
             .last_verdict_summary
             .clone()
             .or_else(|| ending.claim_words.as_ref().and_then(|c| c.summary.clone()))
+            // Judged by its checks alone: what held is what the step did.
+            .or_else(|| (ending.end_reason == EndReason::VerifiedDone && !current.step.criteria.is_empty()).then(|| current.step.criteria.join("; ")))
             .unwrap_or_else(|| format!("ended: {}", ending.end_reason.as_str()));
         let output_data = self.evidence.last_verdict_output_data.clone();
-        let finished = EngineEvent::PlanStepFinished { index: current.index, end_reason: ending.end_reason, summary, output_data };
+        let decided_by = self.evidence.decided_by.clone().or_else(|| match ending.end_reason {
+            EndReason::VerifiedDone | EndReason::Unverified => self.evidence.last_verdict.map(|v| format!("the evaluator ({}): {}", self.evaluator_model(), v.as_str().replace('_', " "))),
+            other => Some(format!("the run ended {}", other.as_str().replace('_', " "))),
+        });
+        let finished = EngineEvent::PlanStepFinished { index: current.index, end_reason: ending.end_reason, summary, output_data, decided_by };
         let run_finished = EngineEvent::RunFinished { status: SessionStatus::Busy, claim: ending.claim, verdict: self.evidence.last_verdict, end_reason: ending.end_reason, stuck: ending.stuck.clone() };
         let mut state = self.plan_state()?;
         state.apply(&finished);
         let mut ledger = PlanLedger { stalls: 0, replans: state.replans() };
         let last = state.next_pending().is_none();
+        // The plan's budget: every call counts, whoever made it. Spent, the task goes to the
+        // person with what is done.
+        if let Some(budget) = state.budget_calls.filter(|b| state.spent.total() >= *b) {
+            self.emit(finished)?;
+            let mut ending = ending;
+            ending.remaining.push(format!("the plan's budget of {budget} model calls is spent ({} made)", state.spent.total()));
+            return Ok(self.plan_review(&state, EndReason::CyclesExhausted, ending)?);
+        }
         match ledger.after_step(ending.end_reason, last) {
             PlanMove::NextStep => {
                 let next = state.next_pending().expect("a next step");
@@ -144,6 +182,25 @@ impl Run {
     /// final check finds missing is a replan like any failed step.
     async fn final_check(&mut self, state: PlanState, ending: StepEnding) -> Result<(), Halt> {
         self.judge_whole = true;
+        // The task's own verification commands, now that every step is done.
+        let commands = self.engine.config.verify_commands.clone();
+        if !commands.is_empty() {
+            let v = self.verify(&commands).await?;
+            if let Some(f) = v.failure {
+                let mut ledger = PlanLedger { stalls: 0, replans: state.replans() };
+                let current = self.plan_step.clone().expect("a plan step");
+                let failing = StepEnding { end_reason: EndReason::ClaimedPartial, remaining: vec![format!("make `{}` pass", f.command)], ..ending };
+                return match ledger.after_step(EndReason::ClaimedPartial, true) {
+                    PlanMove::Replan => self.replan(state, current, failing, vec![]).await,
+                    _ => Ok(self.plan_review(&state, EndReason::PlanFailed, failing)?),
+                };
+            }
+        }
+        // The last step's evaluation already judged the whole request: no second call.
+        if self.evidence.whole_judged {
+            let end = plan_ledger::task_end(&state.step_ends(), EndReason::VerifiedDone);
+            return Ok(self.plan_review(&state, end, StepEnding { end_reason: end, remaining: vec![], ..ending })?);
+        }
         let outcome = self.evaluate(EvaluationQuestion::Done).await?;
         match outcome.verdict {
             Verdict::Done => {
@@ -184,6 +241,7 @@ impl Run {
             later: state.steps.iter().skip(failed.index + 1).filter(|s| s.state == StepState::Pending).map(|s| s.step.clone()).collect(),
             instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
             feedback: None,
+            calls_left: self.calls_left(&state),
         };
         let revision = match self.ask_for_revision(&input).await? {
             Ok(r) => r,
@@ -199,10 +257,22 @@ impl Run {
         Ok(())
     }
 
-    /// One revision call to the manager (the evaluator's model), its tokens counted as the
-    /// evaluator's.
+    /// The calls left of the plan's budget when a fifth or less is left: the manager is told to
+    /// finish.
+    fn calls_left(&self, state: &PlanState) -> Option<u32> {
+        let budget = state.budget_calls?;
+        let left = budget.saturating_sub(state.spent.total());
+        (left * 5 <= budget).then_some(left)
+    }
+
+    fn evaluator_model(&self) -> String {
+        self.engine.config.evaluator.as_ref().map(|e| e.model.clone()).unwrap_or_else(|| self.engine.config.agent.model.clone())
+    }
+
+    /// One revision call to the manager (its own model, else the evaluator's), its tokens counted
+    /// as the evaluator's.
     async fn ask_for_revision(&mut self, input: &ReplanInput) -> Result<Result<plan::Revision, crate::ladder::Unusable>, Halt> {
-        let endpoint = self.engine.config.evaluator.clone().unwrap_or_else(|| self.engine.config.agent.clone());
+        let endpoint = self.manager_endpoint();
         let Some(result) = plan::revise_plan(endpoint.provider.clone(), &endpoint.model, input, self.engine.config.retry, &self.cancel).await else {
             return Err(Halt::Cancelled);
         };
@@ -222,6 +292,7 @@ impl Run {
             done: done_steps(&state),
             instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
             feedback: Some(feedback.to_string()),
+            calls_left: self.calls_left(&state),
             ..Default::default()
         };
         let revision = match self.ask_for_revision(&input).await? {
@@ -298,7 +369,9 @@ pub(super) fn step_start(task: &str, state: &PlanState, index: usize, files: &[S
     let brief = brief(task, state, index, number, of, files);
     vec![
         EngineEvent::PlanStepStarted { index, number, of, title: step.title.clone() },
-        EngineEvent::Continuation { source: ContinuationSource::PlanStep, attempt: 0, max: 0, remaining: vec![], text: brief.clone(), answers_call: None },
+        // A step starts with a todo list of its own: an earlier step's open items are not its.
+        EngineEvent::TodosUpdated { todos: vec![] },
+        EngineEvent::Continuation { source: ContinuationSource::PlanStep, attempt: 0, max: 0, remaining: vec![], text: brief.clone(), answers_call: None, refused_claim: false },
         EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(ContinuationSource::PlanStep), text: Some(brief) },
     ]
 }

@@ -28,8 +28,18 @@ impl Run {
         self.commit_to_branch()?;
         let files: Vec<Value> = self.changes().into_iter().map(|c| serde_json::to_value(c).unwrap_or_default()).collect();
         let verification: Vec<Value> = self.evidence.verification_log.iter().map(|v| json!(v)).collect();
-        let auto = self.engine.config.auto_approve && r.end_reason == EndReason::VerifiedDone && matches!(r.claim, Claim::Success | Claim::None);
-        let tokens = self.engine.store.session(&self.session).map(|s| s.tokens).unwrap_or_default();
+        let audit = self.audit(true);
+        if !self.criteria.is_empty() && self.criteria_results.is_empty() {
+            // Reviewed without an evaluation (a claim of partial work, stuck): what needs no model.
+            self.check_criteria(None, &[], "")?;
+        }
+        let summary = self.engine.store.session(&self.session).ok();
+        let (mut auto, mut why) = auto_approval(self.engine.config.auto_approve, r.end_reason, r.claim, audit.len());
+        if let Some(a) = summary.as_ref().and_then(|s| s.attempt.as_ref()) {
+            // Landing one attempt on its own would decide the group behind the person's back.
+            (auto, why) = (false, format!("it is attempt {} of {}: you choose between them", a.number, a.of));
+        }
+        let tokens = summary.map(|s| s.tokens).unwrap_or_default();
         let cost_usd = self.cost();
         let verdict = self.evidence.last_verdict;
         let mut events = vec![
@@ -47,6 +57,9 @@ impl Run {
                 verdict_summary: self.evidence.last_verdict_summary.clone(),
                 stuck: r.stuck.clone(),
                 not_covered: self.checkpoints.as_ref().map(|c| c.not_covered()).unwrap_or_default(),
+                audit,
+                auto_approve: self.engine.config.auto_approve.then(|| crate::event::AutoApproval { approved: auto, reason: why }),
+                criteria: self.criteria_results.clone(),
             },
             EngineEvent::RunFinished { status: SessionStatus::AwaitingReview, claim: r.claim, verdict, end_reason: r.end_reason, stuck: r.stuck },
             Self::status(SessionStatus::AwaitingReview),
@@ -68,7 +81,7 @@ impl Run {
     /// The session's cost so far, when every model it used has a price.
     fn cost(&self) -> Option<f64> {
         let cfg = &self.engine.config;
-        let agent = cfg.prices.get(&cfg.agent.model)?;
+        let agent = cfg.prices.get(&self.agent_model)?;
         let evaluator_model = cfg.evaluator.as_ref().map(|e| e.model.as_str()).unwrap_or(&cfg.agent.model);
         let mut total = 0.0;
         for (source, input, output) in self.engine.store.usage_by_source(&self.session).ok()? {
@@ -79,5 +92,39 @@ impl Run {
             total += (input as f64 * p.input_per_mtok + output as f64 * p.output_per_mtok) / 1_000_000.0;
         }
         Some(total)
+    }
+}
+
+/// Whether auto-approve takes a review, and why (not): only a verified completion with a success
+/// claim or none, and never one whose changes the audit flagged.
+pub(super) fn auto_approval(enabled: bool, end: EndReason, claim: Claim, findings: usize) -> (bool, String) {
+    if !enabled {
+        return (false, "auto-approve is off".into());
+    }
+    if end != EndReason::VerifiedDone {
+        return (false, format!("the run ended {} rather than verified done", end.as_str()));
+    }
+    if !matches!(claim, Claim::Success | Claim::None) {
+        return (false, format!("the agent claimed {}", claim.as_str()));
+    }
+    if findings > 0 {
+        return (false, format!("the audit found {findings} change(s) that weaken or bypass the checks"));
+    }
+    (true, "verified done, and the audit found nothing".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_approve_takes_only_a_verified_completion_the_audit_found_clean() {
+        assert!(auto_approval(true, EndReason::VerifiedDone, Claim::Success, 0).0);
+        assert!(auto_approval(true, EndReason::VerifiedDone, Claim::None, 0).0);
+        let (ok, why) = auto_approval(true, EndReason::VerifiedDone, Claim::Success, 1);
+        assert!(!ok && why.contains("audit"), "a finding leaves it to the person: {why}");
+        assert!(!auto_approval(true, EndReason::Unverified, Claim::Success, 0).0);
+        assert!(!auto_approval(true, EndReason::VerifiedDone, Claim::Partial, 0).0);
+        assert!(!auto_approval(false, EndReason::VerifiedDone, Claim::Success, 0).0);
     }
 }

@@ -60,6 +60,9 @@ pub struct RunStart {
 
 pub struct Run {
     pub(super) engine: Arc<Engine>,
+    /// The model Finishline's agent asks: the one the session started with (an attempt may have
+    /// its own), when it is on the engine's provider.
+    pub(super) agent_model: String,
     pub(super) session: SessionId,
     pub(super) run: RunId,
     pub(super) cancel: CancellationToken,
@@ -101,6 +104,10 @@ pub struct Run {
     pub(super) next: Option<(RunId, RunStart)>,
     /// The external ACP agent that works on this session instead of the built-in agent.
     pub(super) external: Option<super::external_turn::ExternalTurns>,
+    /// The person's comments from the last review: this run is judged on each one.
+    pub(super) criteria: Vec<crate::judge::criteria::Comment>,
+    /// How they were found at the last check.
+    pub(super) criteria_results: Vec<crate::judge::criteria::CriterionResult>,
 }
 
 impl Run {
@@ -146,7 +153,8 @@ impl Run {
         let plan_step = plan.as_ref().and_then(|p| match trigger {
             RunTrigger::PlanStep | RunTrigger::Resume | RunTrigger::Message => p.running_step().map(|index| {
                 let (number, of) = p.number_of(index);
-                super::plan_run::StepRun { index, step: p.steps[index].step.clone(), number, of }
+                let last = !p.steps.iter().skip(index + 1).any(|s| s.state == StepState::Pending);
+                super::plan_run::StepRun { index, step: p.steps[index].step.clone(), number, of, last }
             }),
             _ => None,
         });
@@ -171,7 +179,7 @@ impl Run {
         // A session keeps the agent it started with: the engine's, when it is that one, else the
         // preset of that name.
         let external = if summary.provider == crate::external::ACP_PROVIDER {
-            let agent = engine.config.external.clone().filter(|a| a.name == summary.model).or_else(|| crate::external::ExternalAgent::preset(&summary.model)).ok_or_else(|| {
+            let agent = engine.config.external.clone().filter(|a| a.name == summary.model).or_else(|| engine.known_agent(&summary.model)).or_else(|| crate::external::ExternalAgent::preset(&summary.model)).ok_or_else(|| {
                 crate::Error::InvalidInput(format!("this session was run by the external agent `{}`, which is not set up here: choose it in Settings → Agent (or pass --agent) to continue it", summary.model))
             })?;
             Some(super::external_turn::ExternalTurns::new(agent, &events))
@@ -179,7 +187,12 @@ impl Run {
             None
         };
         let context_window = if external.is_some() { engine.config.context_window } else { engine.context_window().await };
+        let criteria = criteria_since_decision(&events);
+        let agent_model = if summary.provider == engine.config.agent.provider_name && !summary.model.is_empty() { summary.model.clone() } else { engine.config.agent.model.clone() };
         Ok(Run {
+            agent_model,
+            criteria,
+            criteria_results: Vec::new(),
             folder,
             owned: Default::default(),
             owned_folded: 0,
@@ -315,22 +328,31 @@ impl Run {
             if let Err(h) = self.apply_answer(&request, answer).await {
                 return self.halted(h);
             }
-        } else if let Some((source, text)) = start.continuation {
-            self.emit_all(vec![
-                EngineEvent::Continuation { source, attempt: 0, max: 0, remaining: vec![], text: text.clone(), answers_call: None },
-                EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(source), text: Some(text.clone()) },
-            ])?;
-            self.history.push(ChatMessage::User { content: prompt::tagged(source, 0, 0, &text) });
-        } else if let Some(msg) = start.user_message {
-            self.emit(EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::User, source: None, text: Some(msg.clone()) })?;
-            if start.trigger == RunTrigger::Feedback {
-                match self.revise_for_feedback(&msg).await {
-                    Ok(true) => return Ok(()),
-                    Ok(false) => {}
-                    Err(h) => return self.halted(h),
+        } else if start.user_message.is_some() || start.continuation.is_some() {
+            // The person's words first (feedback), then Finishline's (their comments on the diff,
+            // or the conflict to resolve), each stored and shown as what it is.
+            if let Some(msg) = start.user_message {
+                self.emit(EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::User, source: None, text: Some(msg.clone()) })?;
+                if start.trigger == RunTrigger::Feedback {
+                    let with_comments = match &start.continuation {
+                        Some((_, text)) => format!("{msg}\n\n{text}"),
+                        None => msg.clone(),
+                    };
+                    match self.revise_for_feedback(&with_comments).await {
+                        Ok(true) => return Ok(()),
+                        Ok(false) => {}
+                        Err(h) => return self.halted(h),
+                    }
                 }
+                self.history.push(ChatMessage::User { content: msg });
             }
-            self.history.push(ChatMessage::User { content: msg });
+            if let Some((source, text)) = start.continuation {
+                self.emit_all(vec![
+                    EngineEvent::Continuation { source, attempt: 0, max: 0, remaining: vec![], text: text.clone(), answers_call: None, refused_claim: false },
+                    EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(source), text: Some(text.clone()) },
+                ])?;
+                self.history.push(ChatMessage::User { content: prompt::tagged(source, 0, 0, &text) });
+            }
         } else if self.history.is_empty() {
             // A resumed session with nothing to say still needs the task in front of the model.
             self.history.push(ChatMessage::User { content: self.task.clone() });
@@ -338,7 +360,7 @@ impl Run {
             // Engine text, never the person's: stored and shown as Finishline's own note.
             let note = prompt::resume_note();
             self.emit_all(vec![
-                EngineEvent::Continuation { source: ContinuationSource::Resume, attempt: 0, max: 0, remaining: vec![], text: note.clone(), answers_call: None },
+                EngineEvent::Continuation { source: ContinuationSource::Resume, attempt: 0, max: 0, remaining: vec![], text: note.clone(), answers_call: None, refused_claim: false },
                 EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(ContinuationSource::Resume), text: Some(note.clone()) },
             ])?;
             self.history.push(ChatMessage::User { content: prompt::tagged(ContinuationSource::Resume, 0, 0, &note) });
@@ -459,11 +481,12 @@ impl Run {
             files_changed: self.run_changed_files(),
             counters: self.evidence.counters,
             stuck_pattern,
-            verify_commands: self.engine.config.verify_commands.clone(),
+            verify_commands: self.run_verify_commands(),
             verification: None,
             previous_verification_failure: self.evidence.previous_verification_failure.clone(),
             evaluation: None,
             previous_remaining: self.evidence.previous_remaining.clone(),
+            open_criteria: self.open_criteria(),
         };
         // A cut-off step continues the one before it, so it leaves "work open" as it was.
         let cut = matches!(out.end, StepEnd::Cut | StepEnd::Stopped(StopReason::Length))
@@ -481,20 +504,33 @@ impl Run {
         // An external agent has no complete_task to call (yet): requiring it would send it back
         // for ever. Its claims are judged by the todo gate, verification and the evaluator.
         let judged = if external { crate::completion::CompletionConfig { require_complete_task: false, ..self.cfg().clone() } } else { self.cfg().clone() };
+        let mut verified_now: Vec<String> = Vec::new();
         loop {
             match completion::decide(&evidence, &judged) {
                 Action::NextStep => {
                     if let Some(id) = &answers_call {
                         self.answer_complete_task(id, "Noted. Finish the remaining tool work, then call complete_task again.")?;
                     }
+                    // A plan step whose criteria are files that now hold is done: no further
+                    // answer from the agent is needed to judge it.
+                    if self.plan_step.is_some() && answers_call.is_none() && self.files_already_done() == Some(true) {
+                        self.end_step(StepEnding { end_reason: EndReason::VerifiedDone, claim: Claim::None, claim_words: None, remaining: vec![], stuck: None }).await?;
+                        return Ok(None);
+                    }
                     return Ok(Some(()));
                 }
                 Action::Verify { commands } => {
                     let outcome = self.verify(&commands).await?;
+                    verified_now = commands;
                     evidence.verification = Some(outcome);
                 }
                 Action::Evaluate { question } => {
-                    let ev = self.evaluate(question).await?;
+                    // A plan step whose every criterion needs no reader is judged by its checks.
+                    let checks = (question == crate::completion::EvaluationQuestion::Done).then(|| self.step_checks()).flatten();
+                    let ev = match checks {
+                        Some(checks) => self.check_step(&checks, &verified_now).await?,
+                        None => self.evaluate(question).await?,
+                    };
                     evidence.evaluation = Some(ev);
                 }
                 Action::Continue { source, text, remaining } => {
@@ -515,7 +551,8 @@ impl Run {
                     }
                     // Finishline's own tool names mean nothing to an external agent.
                     let text = if external && source == ContinuationSource::TodoGate { prompt::todo_gate_external(&remaining) } else { text };
-                    self.continue_with(source, &text, remaining, answers_call.as_deref())?;
+                    let refused = evidence.claim.as_ref().is_some_and(|c| c.claim == Claim::Success);
+                    self.continue_with(source, &text, remaining, answers_call.as_deref(), refused)?;
                     return Ok(Some(()));
                 }
                 Action::Review { end_reason, claim: c, stuck } => {
@@ -555,7 +592,7 @@ impl Run {
         Ok(())
     }
 
-    fn continue_with(&mut self, source: ContinuationSource, text: &str, remaining: Vec<String>, answers_call: Option<&str>) -> crate::Result<()> {
+    fn continue_with(&mut self, source: ContinuationSource, text: &str, remaining: Vec<String>, answers_call: Option<&str>, refused_claim: bool) -> crate::Result<()> {
         let (attempt, max) = if source.spends_budget() {
             self.evidence.counters.continuations_used += 1;
             (self.evidence.counters.continuations_used, self.cfg().continuation_budget)
@@ -565,7 +602,7 @@ impl Run {
         };
         let tagged = prompt::tagged(source, attempt, max, text);
         self.emit_saving(vec![
-            EngineEvent::Continuation { source, attempt, max, remaining, text: text.to_string(), answers_call: answers_call.map(String::from) },
+            EngineEvent::Continuation { source, attempt, max, remaining, text: text.to_string(), answers_call: answers_call.map(String::from), refused_claim },
             EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(source), text: Some(text.to_string()) },
         ])?;
         match answers_call {
@@ -589,6 +626,12 @@ impl Run {
 /// The events that start a plan's step `index` before anything changed (the first step).
 pub(super) fn plan_step_start(task: &str, state: &crate::plan_state::PlanState, index: usize) -> Vec<EngineEvent> {
     super::plan_run::step_start(task, state, index, &[])
+}
+
+/// The comments sent back with the last Request changes (none after any other decision).
+fn criteria_since_decision(events: &[crate::event::Envelope]) -> Vec<crate::judge::criteria::Comment> {
+    let from = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewResolved { .. })).unwrap_or(0);
+    events[from..].iter().rev().find_map(|e| if let EngineEvent::CriteriaSet { criteria } = &e.event { Some(criteria.clone()) } else { None }).unwrap_or_default()
 }
 
 /// 20000 as "20,000": counts people read at a glance.

@@ -69,7 +69,7 @@ impl Run {
 
     fn request(&self) -> CompletionRequest {
         CompletionRequest {
-            model: self.engine.config.agent.model.clone(),
+            model: self.agent_model.clone(),
             system: prompt::system_prompt(&self.workspace.root().to_string_lossy(), self.cfg().marker.as_deref(), self.instructions.as_ref()),
             messages: self.history.clone(),
             tools: {

@@ -56,6 +56,12 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
                 worktree.as_ref().map(|w| w.branch.clone())
             ])?;
         }
+        EngineEvent::AttemptStarted { group, number, of, label } => {
+            conn.prepare_cached("UPDATE sessions SET group_id = ?2, attempt = ?3, attempts = ?4, attempt_label = ?5 WHERE id = ?1")?.execute(params![s.0, group.0, *number as i64, *of as i64, label])?;
+        }
+        EngineEvent::AttemptChosen { .. } => {
+            conn.prepare_cached("UPDATE sessions SET chosen = 1 WHERE id = ?1")?.execute(params![s.0])?;
+        }
         EngineEvent::WorktreeRemoved { .. } => {
             conn.prepare_cached("UPDATE sessions SET work_dir = NULL WHERE id = ?1")?.execute(params![s.0])?;
         }
@@ -132,7 +138,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             conn.prepare_cached("UPDATE runs SET continuations_used = continuations_used + 1 WHERE id = ?1")?.execute(params![run])?;
         }
         EngineEvent::Continuation { .. } => {}
-        EngineEvent::Activity { .. } | EngineEvent::Verification { .. } | EngineEvent::Reverted { .. } | EngineEvent::RevertStarted { .. } | EngineEvent::WorktreeReady { .. } | EngineEvent::TaskCommitted { .. } | EngineEvent::LandingStarted { .. } | EngineEvent::Landed { .. } | EngineEvent::LandingBlocked { .. } | EngineEvent::Rebased { .. } | EngineEvent::ProjectInstructions { .. } | EngineEvent::AgentConnected { .. }
+        EngineEvent::Activity { .. } | EngineEvent::Verification { .. } | EngineEvent::Reverted { .. } | EngineEvent::RevertStarted { .. } | EngineEvent::AuditDismissed { .. } | EngineEvent::ReviewComment { .. } | EngineEvent::ReviewCommentRemoved { .. } | EngineEvent::CriteriaSet { .. } | EngineEvent::CriteriaChecked { .. } | EngineEvent::WorktreeReady { .. } | EngineEvent::TaskCommitted { .. } | EngineEvent::LandingStarted { .. } | EngineEvent::Landed { .. } | EngineEvent::LandingBlocked { .. } | EngineEvent::Rebased { .. } | EngineEvent::ProjectInstructions { .. } | EngineEvent::AgentConnected { .. }
         | EngineEvent::Error { .. } => {}
         EngineEvent::PlanCreated { .. } | EngineEvent::PlanRevised { .. } | EngineEvent::PlanReviewed { .. } | EngineEvent::PlanStepStarted { .. } | EngineEvent::PlanStepFinished { .. } => {
             super::sessions::refresh_plan(conn, s)?

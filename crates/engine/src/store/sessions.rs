@@ -69,6 +69,13 @@ ALTER TABLE sessions ADD COLUMN plan_done INTEGER NOT NULL DEFAULT 0;";
 
 /// Where each task works: its isolation (NULL for sessions made before tasks had worktrees,
 /// which worked in place), the folder the agent works in while it has one, and its branch.
+pub const ATTEMPTS_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN group_id TEXT;
+ALTER TABLE sessions ADD COLUMN attempt INTEGER;
+ALTER TABLE sessions ADD COLUMN attempts INTEGER;
+ALTER TABLE sessions ADD COLUMN attempt_label TEXT;
+ALTER TABLE sessions ADD COLUMN chosen INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX sessions_by_group ON sessions(group_id) WHERE group_id IS NOT NULL;";
+
 pub const WORKSPACE_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN isolation TEXT;
 ALTER TABLE sessions ADD COLUMN work_dir TEXT;
 ALTER TABLE sessions ADD COLUMN branch TEXT;
@@ -136,6 +143,20 @@ pub struct SessionSummary {
     /// The task's branch in the person's repository.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// Which attempt of a group it is, when several agents (or tries) do the task side by side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<AttemptOf>,
+}
+
+/// One attempt of a group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AttemptOf {
+    pub group: GroupId,
+    pub number: u32,
+    pub of: u32,
+    pub label: String,
+    /// The person chose it to land.
+    pub chosen: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
@@ -145,7 +166,7 @@ pub struct Tokens {
     pub compaction: u64,
 }
 
-pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, decision, created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch";
+pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, decision, created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen";
 
 pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     let word = |i: usize| -> rusqlite::Result<Option<String>> { r.get(i) };
@@ -172,6 +193,16 @@ pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
         isolation: word(19)?.and_then(|s| serde_json::from_value(serde_json::Value::String(s)).ok()),
         work_dir: word(20)?,
         branch: word(21)?,
+        attempt: match word(22)? {
+            Some(g) => Some(AttemptOf {
+                group: GroupId(g),
+                number: r.get::<_, Option<i64>>(23)?.unwrap_or(1) as u32,
+                of: r.get::<_, Option<i64>>(24)?.unwrap_or(1) as u32,
+                label: word(25)?.unwrap_or_default(),
+                chosen: r.get::<_, i64>(26)? != 0,
+            }),
+            None => None,
+        },
     })
 }
 
@@ -186,6 +217,8 @@ pub struct ListQuery {
     pub limit: usize,
     /// The last row of the previous page.
     pub before: Option<(i64, SessionId)>,
+    /// Only the attempts of this group.
+    pub group: Option<GroupId>,
 }
 
 pub fn list(conn: &rusqlite::Connection, q: &ListQuery) -> Result<Vec<SessionSummary>> {
@@ -198,6 +231,10 @@ pub fn list(conn: &rusqlite::Connection, q: &ListQuery) -> Result<Vec<SessionSum
     if !q.end_reasons.is_empty() {
         sql.push_str(&format!(" AND end_reason IN ({})", vec!["?"; q.end_reasons.len()].join(",")));
         args.extend(q.end_reasons.iter().map(|s| s.as_str().to_string().into()));
+    }
+    if let Some(g) = &q.group {
+        sql.push_str(" AND group_id = ?");
+        args.push(g.0.clone().into());
     }
     if let Some(s) = q.since_ms {
         sql.push_str(" AND created_ms >= ?");

@@ -99,3 +99,116 @@ pub fn reviewed_runs(conn: &Connection) -> Result<Vec<ReviewedRun>> {
     }
     Ok(out)
 }
+
+/// How one agent has done across the person's history: which one to send which task to.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AgentTrust {
+    /// `Finishline's agent` or the external agent's name as the person knows it.
+    pub agent: String,
+    /// The model of Finishline's agent; empty for an external agent (it chooses its own).
+    pub model: String,
+    /// Tasks (and attempts) it worked on that have ended.
+    pub tasks: u32,
+    pub verified_done: u32,
+    /// Attempts of groups the person has decided, and how many of them were the one chosen.
+    pub attempts_decided: u32,
+    pub chosen: u32,
+    /// Reviews the person decided on its work, and how many they approved.
+    pub reviews_decided: u32,
+    pub approved: u32,
+    /// Tasks where it claimed done and the evidence said otherwise at least once.
+    pub false_claims: u32,
+}
+
+/// One session's part in its agent's figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentRecord {
+    pub provider: String,
+    pub model: String,
+    pub ended: bool,
+    pub verified_done: bool,
+    /// `Some(chosen)` for an attempt of a group the person decided.
+    pub attempt_chosen: Option<bool>,
+    pub decision: Option<Decision>,
+    pub false_claim: bool,
+}
+
+/// The figures per agent and model, most tasks first.
+pub fn summarize_agents(records: &[AgentRecord]) -> Vec<AgentTrust> {
+    let mut by: BTreeMap<(String, String), AgentTrust> = BTreeMap::new();
+    for r in records {
+        let (agent, model) = if r.provider == crate::external::ACP_PROVIDER {
+            let label = crate::external::ExternalAgent::preset(&r.model).map(|a| a.label()).unwrap_or_else(|| r.model.clone());
+            (label, String::new())
+        } else {
+            ("Finishline's agent".to_string(), r.model.clone())
+        };
+        let t = by.entry((agent.clone(), model.clone())).or_insert_with(|| AgentTrust { agent, model, ..Default::default() });
+        if r.ended {
+            t.tasks += 1;
+        }
+        t.verified_done += r.verified_done as u32;
+        if let Some(chosen) = r.attempt_chosen {
+            t.attempts_decided += 1;
+            t.chosen += chosen as u32;
+        }
+        if let Some(d) = r.decision {
+            t.reviews_decided += 1;
+            t.approved += (d == Decision::Approve) as u32;
+        }
+        t.false_claims += r.false_claim as u32;
+    }
+    let mut out: Vec<AgentTrust> = by.into_values().collect();
+    out.sort_by(|a, b| b.tasks.cmp(&a.tasks).then_with(|| a.agent.cmp(&b.agent)));
+    out
+}
+
+/// Every session's part in its agent's figures. A false claim is a continuation that refused a
+/// claim of done, or a run that ended on a claim of success it could not back.
+pub fn agent_records(conn: &Connection) -> Result<Vec<AgentRecord>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT s.provider, s.model, s.status, s.end_reason, s.decision, s.claim,
+                CASE WHEN s.group_id IS NULL THEN NULL
+                     WHEN EXISTS (SELECT 1 FROM sessions g WHERE g.group_id = s.group_id AND g.chosen = 1) THEN s.chosen END,
+                EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND e.type = 'continuation' AND json_extract(e.body, '$.refused_claim') = 1)
+         FROM sessions s",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let status: String = r.get(2)?;
+        let end: Option<String> = r.get(3)?;
+        let claim: Option<String> = r.get(5)?;
+        let ended_unbacked = claim.as_deref() == Some("success") && !matches!(end.as_deref(), Some("verified_done") | Some("cancelled") | None);
+        Ok(AgentRecord {
+            provider: r.get(0)?,
+            model: r.get(1)?,
+            ended: !matches!(status.as_str(), "busy" | "retry" | "queued" | "awaiting_approval" | "idle"),
+            verified_done: end.as_deref() == Some("verified_done"),
+            attempt_chosen: r.get::<_, Option<i64>>(6)?.map(|c| c != 0),
+            decision: r.get::<_, Option<String>>(4)?.as_deref().and_then(Decision::parse),
+            false_claim: r.get::<_, i64>(7)? != 0 || ended_unbacked,
+        })
+    })?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+#[cfg(test)]
+mod agent_tests {
+    use super::*;
+
+    fn rec(provider: &str, model: &str) -> AgentRecord {
+        AgentRecord { provider: provider.into(), model: model.into(), ended: true, verified_done: false, attempt_chosen: None, decision: None, false_claim: false }
+    }
+
+    #[test]
+    fn each_agent_counts_its_verified_chosen_and_false_claims() {
+        let mut a = rec("acp", "codex");
+        (a.verified_done, a.attempt_chosen, a.decision) = (true, Some(true), Some(Decision::Approve));
+        let mut b = rec("acp", "codex");
+        (b.false_claim, b.attempt_chosen, b.decision) = (true, Some(false), Some(Decision::Reject));
+        let c = rec("openai", "gpt");
+        let t = summarize_agents(&[a, b, c]);
+        assert_eq!(t[0].agent, "Codex");
+        assert_eq!((t[0].tasks, t[0].verified_done, t[0].attempts_decided, t[0].chosen, t[0].false_claims, t[0].approved), (2, 1, 2, 1, 1, 1));
+        assert_eq!((t[1].agent.as_str(), t[1].model.as_str(), t[1].tasks), ("Finishline's agent", "gpt", 1));
+    }
+}

@@ -93,6 +93,7 @@ impl Harness {
                 data_dir: data.path().to_path_buf(),
                 agent,
                 evaluator: None,
+                manager: None,
                 completion: setup.completion,
                 retry: RetryPolicy { max_retries: 3, base_delay: Duration::from_millis(10), max_delay: Duration::from_millis(50), max_retry_after: Duration::from_secs(3), jitter: 0.0 },
                 permissions: setup.permissions,

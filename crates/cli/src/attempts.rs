@@ -1,0 +1,298 @@
+//! `finishline run TASK --attempts claude-code,codex,builtin`: one task by several agents (or
+//! several tries), side by side in their own worktrees, judged the same way, ranked, and the best
+//! one landed; `finishline sessions attempts GROUP` shows a group's ranking and lands the one
+//! the person chooses.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use finishline_engine::agent::attempts::{parse_attempts, GroupRanking};
+use finishline_engine::agent::{Engine, ReviewOutcome};
+use finishline_engine::domain::*;
+use finishline_engine::event::EngineEvent;
+use finishline_engine::store::Store;
+use serde_json::json;
+
+use crate::run::{ask_permission, fail, open, prompt_line, report_review, task_options, Opened};
+use crate::{exit, ReviewMode, RunOptions};
+
+/// Runs the attempts to their ends, prints the ranking, and decides as `--review` says:
+/// `approve` lands the first when it is verified done with a clean audit, `reject` rejects them
+/// all, `prompt` asks which to land (in a terminal; elsewhere they wait).
+pub async fn run(task: String, spec: String, opts: RunOptions) -> u8 {
+    let json = opts.common.json;
+    let workers = match parse_attempts(&spec) {
+        Ok(w) => w,
+        Err(e) => return fail(exit::USAGE, json, &e.to_string()),
+    };
+    let Opened { engine, store, mcp, interactive } = match open(&opts) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let (group, started) = match engine.start_attempts(&task, &opts.workspace, workers, task_options(&opts)) {
+        Ok(g) => g,
+        Err(e) => return fail(if e.code() == finishline_engine::ErrorCode::InvalidInput { exit::USAGE } else { exit::FAILED }, json, &e.to_string()),
+    };
+    let sessions: Vec<SessionId> = started.into_iter().map(|(s, _)| s).collect();
+    {
+        let (engine, group) = (engine.clone(), group.clone());
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                let _ = engine.cancel_group(&group);
+            }
+        });
+    }
+    let labels: HashMap<SessionId, String> = engine.attempts(&group).unwrap_or_default().into_iter().map(|s| (s.id.clone(), s.attempt.map(|a| a.label).unwrap_or(s.model))).collect();
+    if json {
+        println!("{}", json!({"type": "attempts_started", "group": group, "sessions": sessions}));
+    } else {
+        println!("{} attempts of “{task}” side by side ({group}):", sessions.len());
+        for (i, s) in sessions.iter().enumerate() {
+            let folder = store.session(s).ok().and_then(|x| x.work_dir).unwrap_or_default();
+            println!("  {}. {} — {s}{}", i + 1, labels.get(s).cloned().unwrap_or_default(), if folder.is_empty() { String::new() } else { format!(" in {folder}") });
+        }
+    }
+    follow_all(&engine, &store, &sessions, &labels, &opts, interactive).await;
+    let code = match engine.rank_group(&group) {
+        Ok(ranking) => {
+            print_ranking(&ranking, json);
+            decide(&engine, &ranking, &opts, interactive)
+        }
+        Err(e) => fail(exit::FAILED, json, &e.to_string()),
+    };
+    if let Some(m) = &mcp {
+        m.stop_all().await;
+    }
+    tokio::task::block_in_place(|| engine.settle());
+    code
+}
+
+/// Prints each attempt's events as they are stored (prefixed with who it is), answers or
+/// refuses what they ask, and returns when none is running any more.
+async fn follow_all(engine: &Arc<Engine>, store: &Arc<Store>, sessions: &[SessionId], labels: &HashMap<SessionId, String>, opts: &RunOptions, interactive: bool) {
+    let json = opts.common.json;
+    let mut seen: HashMap<SessionId, u64> = sessions.iter().map(|s| (s.clone(), 0)).collect();
+    let mut quiet_rounds = 0;
+    loop {
+        let _ = store.heartbeat();
+        for sid in sessions {
+            let after = seen[sid];
+            let Ok(events) = store.events(sid, after) else { continue };
+            for env in events {
+                seen.insert(sid.clone(), env.seq);
+                if json {
+                    println!("{}", serde_json::to_string(&env).unwrap_or_default());
+                }
+                let who = labels.get(sid).map(String::as_str).unwrap_or("");
+                match &env.event {
+                    EngineEvent::PermissionRequested { request_id, tool, input, .. } => {
+                        let allowed = opts.allow.iter().any(|a| a == "all" || a == tool);
+                        let d = if allowed {
+                            PermissionDecision::AllowOnce
+                        } else if interactive {
+                            eprintln!("[{who}]");
+                            ask_permission(tool, input)
+                        } else {
+                            PermissionDecision::Deny
+                        };
+                        let _ = engine.respond_permission(request_id, d);
+                    }
+                    EngineEvent::QuestionAsked { request_id, question, .. } => {
+                        let answer = if interactive { prompt_line(&format!("[{who}] The agent asks: {question}\nYour answer (empty to decline): ")) } else { None };
+                        let _ = engine.answer_question(request_id, answer);
+                    }
+                    _ if json => {}
+                    EngineEvent::AgentConnected { name, version, .. } => println!("[{who}] connected: {} {}", name, version.as_deref().unwrap_or("")),
+                    EngineEvent::Continuation { source, attempt, max, refused_claim, .. } => {
+                        println!("[{who}] ↻ sent back by Finishline ({}, {attempt}/{max}){}", source_words(*source), if *refused_claim { ": it claimed done" } else { "" })
+                    }
+                    EngineEvent::Verification { command, exit_code, skipped: false, .. } => {
+                        println!("[{who}] {} verify `{command}`: exit {}", if *exit_code == Some(0) { "✓" } else { "✗" }, exit_code.map(|c| c.to_string()).unwrap_or("none".into()))
+                    }
+                    EngineEvent::Evaluation { verdict, .. } => println!("[{who}] evaluator: {}", verdict.as_str()),
+                    EngineEvent::ReviewRequested { end_reason, files_changed, .. } => println!("[{who}] ended {} · {} file(s) changed", end_reason.as_str(), files_changed.len()),
+                    EngineEvent::Error { message, .. } => println!("[{who}] error: {message}"),
+                    EngineEvent::StatusChanged { status: SessionStatus::Failed, message, .. } => println!("[{who}] failed{}", message.as_ref().map(|m| format!(": {m}")).unwrap_or_default()),
+                    EngineEvent::StatusChanged { status: SessionStatus::Cancelled, .. } => println!("[{who}] cancelled"),
+                    _ => {}
+                }
+            }
+        }
+        let running = sessions.iter().any(|s| engine.is_running(s) || store.session(s).is_ok_and(|x| x.status.is_running()));
+        if !running {
+            // Settled in the store and in this process; one more round prints the last events.
+            quiet_rounds += 1;
+            if quiet_rounds > 1 {
+                break;
+            }
+        } else {
+            quiet_rounds = 0;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn source_words(s: ContinuationSource) -> &'static str {
+    match s {
+        ContinuationSource::TodoGate => "todos still open",
+        ContinuationSource::Verification => "verification failed",
+        ContinuationSource::Evaluator => "the evaluator found work left",
+        ContinuationSource::Truncation => "cut off",
+        ContinuationSource::MissingCompletion => "no complete_task",
+        ContinuationSource::MissingAction => "announced, not done",
+        _ => "continuation",
+    }
+}
+
+/// The ranking, with the rule and why each attempt is above the next.
+pub fn print_ranking(r: &GroupRanking, json: bool) {
+    if json {
+        println!("{}", json!({"type": "ranking", "ranking": r}));
+        return;
+    }
+    println!();
+    println!("Ranking (verified done first; then work to review; no audit findings; more verification passing; fewer items left; a smaller diff; a lower cost):");
+    for a in &r.ranking {
+        let e = &a.evidence;
+        let place = if a.rank == 0 { "–".to_string() } else { a.rank.to_string() };
+        let end = if e.ended { e.end_reason.map(|x| x.as_str()).unwrap_or("ended") } else { "still running" };
+        let cost = e.cost_usd.map(|c| format!("${c:.4}")).unwrap_or_else(|| format!("{} tokens", e.tokens));
+        let chosen = if r.chosen.as_ref() == Some(&e.session) { " · chosen" } else { "" };
+        println!(
+            "  {place}. {} — {end} · audit findings {} · verification {}/{} · items left {} · diff {} lines in {} file(s) · {cost} · {:.1} s{chosen}",
+            e.label,
+            e.findings,
+            e.checks_passed,
+            e.checks_run,
+            e.remaining,
+            e.diff_lines,
+            e.files,
+            e.wall_ms as f64 / 1000.0
+        );
+        println!("     {}", e.session);
+        if let Some(why) = &a.above_next {
+            println!("     above the next: {why}");
+        }
+    }
+}
+
+/// Whether the first attempt may land without asking: as auto-approve, only verified done with
+/// nothing found by the audit.
+fn may_land_unasked(r: &GroupRanking) -> Option<&SessionId> {
+    let top = r.ranking.first()?;
+    (top.rank == 1 && top.evidence.end_reason == Some(EndReason::VerifiedDone) && top.evidence.findings == 0 && top.evidence.review.is_some()).then_some(&top.evidence.session)
+}
+
+fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive: bool) -> u8 {
+    let json = opts.common.json;
+    let land = opts.land.map(|l| l.mode());
+    let choose = |sid: &SessionId| -> u8 {
+        let outcome = tokio::task::block_in_place(|| engine.choose_attempt(&r.group, sid, land));
+        if json {
+            match &outcome {
+                Ok(o) => println!("{}", json!({"type": "attempt_chosen", "session_id": sid, "outcome": o})),
+                Err(e) => println!("{}", serde_json::to_string(e).unwrap_or_default()),
+            }
+        }
+        let code = match &outcome {
+            Ok(ReviewOutcome::Decided { .. }) => exit::OK,
+            Ok(_) => exit::WAITING,
+            Err(_) => exit::FAILED,
+        };
+        if !json {
+            if code == exit::OK {
+                eprintln!("Chose {sid}; the other attempts were rejected and their worktrees removed.");
+            }
+            report_review(outcome);
+        }
+        code
+    };
+    if r.ranking.iter().all(|a| a.evidence.review.is_none()) {
+        eprintln!("finishline: no attempt has work to land: each one failed or was cancelled (see its session for why)");
+        return exit::FAILED;
+    }
+    match opts.review {
+        ReviewMode::Approve => match may_land_unasked(r) {
+            Some(sid) => choose(sid),
+            None => {
+                eprintln!("finishline: no attempt is verified done with a clean audit, so none lands without you: choose with `finishline sessions attempts {} --choose N`", r.group);
+                exit::WAITING
+            }
+        },
+        ReviewMode::Reject => {
+            for a in &r.ranking {
+                if let Some(review) = &a.evidence.review {
+                    report_review(engine.submit_review(review, Decision::Reject, None, false, false, DecidedBy::Person));
+                }
+            }
+            exit::REJECTED
+        }
+        ReviewMode::Prompt if interactive => {
+            let answer = prompt_line("Land which attempt? [number, Enter to decide later]: ");
+            match answer.and_then(|a| a.parse::<usize>().ok()).and_then(|k| r.ranking.iter().find(|a| a.rank == k)) {
+                Some(a) => choose(&a.evidence.session),
+                None => {
+                    eprintln!("The attempts wait: `finishline sessions attempts {} --choose N` lands one.", r.group);
+                    exit::WAITING
+                }
+            }
+        }
+        ReviewMode::Prompt => {
+            eprintln!("finishline: the attempts wait for your choice: `finishline sessions attempts {} --choose N`, or the window", r.group);
+            exit::WAITING
+        }
+    }
+}
+
+/// `finishline sessions attempts GROUP [--choose N|SESSION] [--cancel]`.
+pub async fn group(group: String, choose: Option<String>, cancel: bool, opts: RunOptions) -> u8 {
+    let json = opts.common.json;
+    let Opened { engine, .. } = match open(&opts) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let group = GroupId(group);
+    if cancel {
+        return match engine.cancel_group(&group) {
+            Ok(n) => {
+                eprintln!("{n} attempt(s) were running here and are cancelled. An attempt running in another process is cancelled there (Ctrl+C, or the window).");
+                exit::OK
+            }
+            Err(e) => fail(exit::USAGE, json, &e.to_string()),
+        };
+    }
+    let ranking = match engine.rank_group(&group) {
+        Ok(r) => r,
+        Err(e) => return fail(exit::USAGE, json, &e.to_string()),
+    };
+    let Some(choice) = choose else {
+        print_ranking(&ranking, json);
+        return exit::OK;
+    };
+    let sid = match choice.parse::<usize>() {
+        Ok(k) => match ranking.ranking.iter().find(|a| a.rank == k) {
+            Some(a) => a.evidence.session.clone(),
+            None => return fail(exit::USAGE, json, &format!("there is no attempt ranked {k}")),
+        },
+        Err(_) => SessionId(choice),
+    };
+    let outcome = tokio::task::block_in_place(|| engine.choose_attempt(&group, &sid, opts.land.map(|l| l.mode())));
+    if json {
+        match &outcome {
+            Ok(o) => println!("{}", serde_json::to_string(o).unwrap_or_default()),
+            Err(e) => println!("{}", serde_json::to_string(e).unwrap_or_default()),
+        }
+    }
+    let code = match &outcome {
+        Ok(ReviewOutcome::Decided { .. }) => exit::OK,
+        Ok(_) => exit::WAITING,
+        Err(e) if matches!(e.code(), finishline_engine::ErrorCode::InvalidInput | finishline_engine::ErrorCode::NotFound | finishline_engine::ErrorCode::AlreadyDecided) => exit::USAGE,
+        Err(_) => exit::FAILED,
+    };
+    if !json {
+        report_review(outcome);
+    }
+    tokio::task::block_in_place(|| engine.settle());
+    code
+}

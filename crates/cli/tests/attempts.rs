@@ -1,0 +1,132 @@
+//! Attempts side by side: one task by several agents, each in its own worktree from the same
+//! commit, judged the same way and ranked by a rule the person can read; the best one lands as
+//! one commit and no worktree is left. Driven through the `finishline` binary against the fake
+//! provider, with three models of Finishline's own agent as the three agents: one claims done
+//! without doing the work, one fails verification, one succeeds.
+
+mod support {
+    pub mod cli;
+}
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fake_llm::{FakeServer, Protocol};
+use serde_json::{json, Value};
+use support::cli::*;
+
+const VERDICT_DONE: &str = "{\"done\": true, \"summary\": \"greet.py says hello\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
+const VERDICT_NOTHING_WRITTEN: &str = "{\"done\": false, \"summary\": \"greet.py was never written\", \"remaining\": [\"write greet.py\"], \"continuation_prompt\": \"Write greet.py.\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A repository on `main` whose check needs `greet.hello()` to say hello, and the person's own
+/// uncommitted edit in it.
+fn repo(dir: &Path) -> PathBuf {
+    let r = dir.join("repo");
+    std::fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "-q", "-b", "main"]);
+    git(&r, &["config", "user.name", "Person"]);
+    git(&r, &["config", "user.email", "person@example.com"]);
+    std::fs::write(r.join("README.md"), "hello\n").unwrap();
+    std::fs::write(r.join("check.py"), "import greet\nassert greet.hello() == 'hello', greet.hello()\nprint('ok')\n").unwrap();
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "-q", "-m", "init"]);
+    std::fs::write(r.join("README.md"), "hello\nmy own edit, not committed\n").unwrap();
+    r
+}
+
+fn claim() -> Value {
+    json!({"name": "complete_task", "arguments": {"status": "success", "summary": "greet.py says hello"}})
+}
+
+fn write_greet(word: &str) -> Value {
+    json!({"name": "write_file", "arguments": {"path": "greet.py", "content": format!("def hello():\n    return '{word}'\n")}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_attempts_are_ranked_by_the_evidence_and_the_verified_one_lands_as_one_commit() {
+    let server = FakeServer::start(
+        serde_json::from_value(json!({"rules": [
+            // The evaluator sees whether anything was written.
+            {"when": {"kind": "evaluator", "any_message_contains": "Created greet.py"}, "reply": {"text": VERDICT_DONE}},
+            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_NOTHING_WRITTEN}},
+            // Does the work, and says so once it is written.
+            {"when": {"kind": "agent", "model": "good", "last_message_contains": "greet.py"}, "reply": {"text": "Writing greet.py.", "tool_calls": [write_greet("hello")]}, "times": 1},
+            {"when": {"kind": "agent", "model": "good"}, "reply": {"text": "Done.", "tool_calls": [claim()]}},
+            // Claims done without writing anything.
+            {"when": {"kind": "agent", "model": "liar"}, "reply": {"text": "All done, greet.py says hello.", "tool_calls": [claim()]}},
+            // Writes the wrong greeting, so the person's check fails.
+            {"when": {"kind": "agent", "model": "wrong", "last_message_contains": "greet.py"}, "reply": {"text": "Writing greet.py.", "tool_calls": [write_greet("bye")]}, "times": 1},
+            {"when": {"kind": "agent", "model": "wrong"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+        ]}))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let e = env();
+    let r = repo(e._dir.path());
+    let url = server.base_url(Protocol::Openai);
+    let (ws, data, u) = (r.to_string_lossy().into_owned(), e.data.clone(), url.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(
+            &[
+                "run", "write greet.py with hello() returning 'hello'", "--workspace", &ws, "--base-url", &u, "--model", "m", "--json",
+                "--attempts", "builtin:liar,builtin:wrong,builtin:good", "--verify", "python3 check.py", "--continuation-budget", "1", "--allow", "all", "--review", "approve",
+            ],
+            &data,
+        )
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let all = lines(&out);
+    assert_eq!(out.status.code(), Some(0), "the verified attempt lands: {stderr}\n{}", String::from_utf8_lossy(&out.stdout));
+    let ranking = all.iter().find(|l| l["type"] == "ranking").expect("the ranking is printed")["ranking"].clone();
+    let ranked: Vec<&Value> = ranking["ranking"].as_array().unwrap().iter().collect();
+    let label = |i: usize| ranked[i]["evidence"]["label"].as_str().unwrap().to_string();
+    assert_eq!(ranked.len(), 3);
+    assert_eq!(label(0), "Finishline's agent (good)", "the one that did the work is first: {ranking}");
+    assert_eq!(ranked[0]["above_next"], "verified done", "and says why: {ranking}");
+    assert_eq!(ranked[0]["evidence"]["checks_passed"], 1);
+    let wrong = ranked.iter().find(|a| a["evidence"]["label"] == "Finishline's agent (wrong)").unwrap();
+    assert_eq!((wrong["evidence"]["checks_passed"].as_u64(), wrong["evidence"]["checks_run"].as_u64()), (Some(0), Some(1)), "its verification failed: {ranking}");
+    assert!(wrong["evidence"]["diff_lines"].as_u64().unwrap() > 0);
+    let liar = ranked.iter().find(|a| a["evidence"]["label"] == "Finishline's agent (liar)").unwrap();
+    assert_eq!(liar["evidence"]["files"], 0, "it changed nothing: {ranking}");
+    assert!(ranking["all_ended"].as_bool().unwrap());
+
+    // Landed as one commit on the person's branch, their own edit kept, nothing else left.
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2", "one commit for the chosen attempt");
+    assert_eq!(git(&r, &["show", "main:greet.py"]), "def hello():\n    return 'hello'");
+    assert!(std::fs::read_to_string(r.join("README.md")).unwrap().contains("my own edit"), "the person's uncommitted edit is kept");
+    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count(), 1, "no attempt's worktree is left");
+    assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "nor their branches");
+
+    // The history shows the group, the choice, and the trust figures per agent.
+    let group = ranking["group"].as_str().unwrap().to_string();
+    let shown = finishline(&["sessions", "attempts", &group, "--json", "--workspace", &r.to_string_lossy(), "--base-url", &url, "--model", "m"], &e.data);
+    assert_eq!(shown.status.code(), Some(0));
+    let again = lines(&shown).into_iter().find(|l| l["type"] == "ranking").unwrap();
+    assert_eq!(again["ranking"]["chosen"], ranked[0]["evidence"]["session"], "the chosen attempt is recorded");
+    let stats = lines(&finishline(&["stats", "agents", "--json"], &e.data));
+    let row = |model: &str| stats.iter().find(|s| s["model"] == model).unwrap_or_else(|| panic!("{model} in {stats:?}")).clone();
+    assert_eq!((row("good")["verified_done"].as_u64(), row("good")["chosen"].as_u64(), row("good")["attempts_decided"].as_u64()), (Some(1), Some(1), Some(1)));
+    assert_eq!((row("liar")["false_claims"].as_u64(), row("liar")["chosen"].as_u64()), (Some(1), Some(0)), "the liar was caught claiming done");
+    assert_eq!(row("wrong")["false_claims"].as_u64(), Some(1), "so was the one whose check failed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attempts_need_a_repository_and_say_how_to_get_one() {
+    let e = env();
+    let out = finishline(&["run", "anything", "--workspace", &e.ws.to_string_lossy(), "--base-url", "http://127.0.0.1:9", "--model", "m", "--attempts", "builtin*2"], &e.data);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("need a git repository") && err.contains("git init"), "{err}");
+    let out = finishline(&["run", "anything", "--workspace", &e.ws.to_string_lossy(), "--base-url", "http://127.0.0.1:9", "--model", "m", "--attempts", "builtin*9"], &e.data);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("more than the limit of 4"), "{}", String::from_utf8_lossy(&out.stderr));
+}

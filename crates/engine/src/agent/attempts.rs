@@ -1,0 +1,408 @@
+//! Attempts side by side: one task done by several agents (or several tries of one), each its own
+//! session in its own worktree from the same commit, judged by the same completion engine and
+//! verification, ranked by [`crate::judge::ranking`], and one chosen to land while the others
+//! are rejected and their worktrees removed.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::changes::current_worktree;
+use super::decision::{ReviewChoice, ReviewOutcome};
+use super::{Engine, TaskOptions, WhenBusy};
+use crate::checkpoint::{ChangeKind, FileChange};
+use crate::domain::*;
+use crate::error::{Error, ErrorCode, Result};
+use crate::event::{EngineEvent, Envelope};
+use crate::external::ExternalAgent;
+use crate::judge::ranking::{self, AttemptEvidence, Ranked};
+use crate::store::{ListQuery, SessionSummary, Store};
+use crate::workspace::ownership::FileState;
+
+/// Who does a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Worker {
+    /// Finishline's own agent, with the engine's model or another of its provider's.
+    Builtin { model: Option<String> },
+    External(ExternalAgent),
+}
+
+impl Worker {
+    /// `builtin`, `builtin:MODEL`, a preset's name (`claude-code`), or any ACP agent's command
+    /// line.
+    pub fn from_choice(choice: &str) -> Worker {
+        let choice = choice.trim();
+        if let Some(model) = choice.strip_prefix("builtin:").map(str::trim).filter(|m| !m.is_empty()) {
+            return Worker::Builtin { model: Some(model.to_string()) };
+        }
+        ExternalAgent::from_choice(choice).map(Worker::External).unwrap_or(Worker::Builtin { model: None })
+    }
+
+    pub fn label(&self, builtin_model: &str) -> String {
+        match self {
+            Worker::Builtin { model } => format!("Finishline's agent ({})", model.as_deref().unwrap_or(builtin_model)),
+            Worker::External(a) => a.label(),
+        }
+    }
+}
+
+/// Reads `claude-code,codex,builtin` or `builtin*3,opencode` or `builtin:small,builtin:large`:
+/// who does each attempt, in order.
+pub fn parse_attempts(spec: &str) -> Result<Vec<Worker>> {
+    let mut out = Vec::new();
+    for item in spec.split(',').map(str::trim) {
+        if item.is_empty() {
+            return Err(Error::InvalidInput(format!("--attempts {spec:?}: an empty name between commas; write agents as claude-code,codex,builtin or builtin*3")));
+        }
+        let (name, times) = match item.rsplit_once('*') {
+            Some((name, n)) => {
+                let n: u32 = n.trim().parse().ok().filter(|n| (1..=16).contains(n)).ok_or_else(|| Error::InvalidInput(format!("--attempts: “{item}” repeats an agent a number of times from 1 to 16, like builtin*3")))?;
+                (name.trim(), n)
+            }
+            None => (item, 1),
+        };
+        if name.is_empty() {
+            return Err(Error::InvalidInput(format!("--attempts: “{item}” names no agent")));
+        }
+        for _ in 0..times {
+            out.push(Worker::from_choice(name));
+        }
+    }
+    Ok(out)
+}
+
+/// Which attempt of a group a new session is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptSlot {
+    pub group: GroupId,
+    pub number: u32,
+    pub of: u32,
+    pub label: String,
+}
+
+/// A group as it stands: its attempts ranked once ended, those still running after them.
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupRanking {
+    pub group: GroupId,
+    pub task: String,
+    pub ranking: Vec<Ranked>,
+    pub all_ended: bool,
+    /// The attempt the person chose, once chosen.
+    pub chosen: Option<SessionId>,
+}
+
+/// One file some attempt changed, as each attempt left it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileDifference {
+    pub path: String,
+    /// Every attempt with work to review left it the same.
+    pub same: bool,
+    pub versions: Vec<FileVersion>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileVersion {
+    pub session: SessionId,
+    pub label: String,
+    /// `None`: this attempt left the file alone.
+    pub kind: Option<ChangeKind>,
+    pub diff: String,
+}
+
+impl Engine {
+    /// Starts the task once per worker, side by side: each its own session in its own worktree
+    /// from the same commit of the person's branch (or `opts.base`). Only in a git repository,
+    /// and never more than the settings' limit.
+    pub fn start_attempts(self: &Arc<Self>, task: &str, workspace: &std::path::Path, workers: Vec<Worker>, opts: TaskOptions) -> Result<(GroupId, Vec<(SessionId, tokio::task::JoinHandle<()>)>)> {
+        let limit = self.config.tasks.max_attempts;
+        if workers.len() < 2 {
+            return Err(Error::InvalidInput("attempts side by side need at least two: name two agents, or one with *2 (builtin*2)".into()));
+        }
+        if workers.len() as u32 > limit {
+            return Err(Error::InvalidInput(format!("{} attempts is more than the limit of {limit} (Settings → Tasks → Attempts at most)", workers.len())));
+        }
+        if opts.isolation == Some(Isolation::InPlace) {
+            return Err(Error::InvalidInput("attempts each need their own worktree; they cannot share the folder in place".into()));
+        }
+        let folder = workspace.canonicalize().map_err(|e| Error::InvalidInput(format!("the workspace {} cannot be used: {e}", workspace.display())))?;
+        let repo = crate::workspace::worktree::repo_of(&folder, &self.config.tasks.worktrees).ok_or_else(|| {
+            Error::InvalidInput(format!("attempts side by side need a git repository with a commit, so that each attempt gets its own worktree: {} is not one (New Task → Make it a repository, or git init and commit)", folder.display()))
+        })?;
+        for w in &workers {
+            if let Worker::External(a) = w {
+                if a.locate().is_none() {
+                    let how = a.install_hint().map(|h| format!(": install it with {h}")).unwrap_or_default();
+                    return Err(Error::InvalidInput(format!("{} (`{}`) is not installed here{how}", a.label(), a.command)));
+                }
+            }
+        }
+        let base_commit = crate::workspace::worktree::plan(&repo, &self.config.tasks.worktrees, "base", task, opts.base.as_deref(), 1)?.base_commit;
+        let group = GroupId::new();
+        let of = workers.len() as u32;
+        let labels = labels(&workers, &self.config.agent.model);
+        let mut started = Vec::new();
+        for (i, (worker, label)) in workers.into_iter().zip(labels).enumerate() {
+            let attempt = AttemptSlot { group: group.clone(), number: i as u32 + 1, of, label };
+            let one = TaskOptions { plan: opts.plan, isolation: Some(Isolation::Worktree), base: opts.base.clone(), when_busy: WhenBusy::Run, worker: Some(worker), base_commit: Some(base_commit.clone()), attempt: Some(attempt) };
+            match self.start_task_with(task, workspace, one) {
+                Ok(s) => started.push(s),
+                Err(e) => {
+                    // All or none: the attempts already started stop, and say why.
+                    for (sid, _) in &started {
+                        self.cancel(sid);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok((group, started))
+    }
+
+    /// The group's attempts, in their order.
+    pub fn attempts(&self, group: &GroupId) -> Result<Vec<SessionSummary>> {
+        group_attempts(&self.store, group)
+    }
+
+    /// The group ranked by the rule, from each attempt's last review.
+    pub fn rank_group(&self, group: &GroupId) -> Result<GroupRanking> {
+        rank_group(&self.store, group)
+    }
+
+    /// Lands the chosen attempt as a single task's approve would, then rejects every other one
+    /// (a running attempt is cancelled first) and removes its worktree. A landing that cannot go
+    /// through leaves the whole group as it was.
+    pub fn choose_attempt(self: &Arc<Self>, group: &GroupId, chosen: &SessionId, landing: Option<LandingMode>) -> Result<ReviewOutcome> {
+        let ranked = self.rank_group(group)?;
+        if let Some(c) = &ranked.chosen {
+            return Err(Error::AlreadyDecided(format!("this group's attempt {c} was already chosen")));
+        }
+        let Some(mine) = ranked.ranking.iter().find(|r| &r.evidence.session == chosen) else {
+            return Err(Error::NotFound(format!("{chosen} is not an attempt of group {group}")));
+        };
+        let Some(review) = mine.evidence.review.clone() else {
+            let why = if mine.evidence.ended { "it has no review waiting (it ended without work to land)" } else { "it is still running: wait for its review, or cancel it" };
+            return Err(Error::InvalidInput(format!("{} cannot be chosen: {why}", mine.evidence.label)));
+        };
+        let reason = (mine.rank == 1).then(|| mine.above_next.clone()).flatten();
+        let mut choice = ReviewChoice::new(Decision::Approve, DecidedBy::Person);
+        choice.landing = landing;
+        let outcome = self.decide(&review, choice)?;
+        if !matches!(outcome, ReviewOutcome::Decided { .. }) {
+            return Ok(outcome);
+        }
+        // The choice is recorded before the others are touched: a crash in between leaves a
+        // decided group whose leftovers the start-up sweep removes.
+        self.store.append(chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason })?;
+        for other in ranked.ranking.iter().filter(|r| &r.evidence.session != chosen) {
+            if let Err(e) = self.discard_attempt(&other.evidence) {
+                let _ = self.store.append(&other.evidence.session, None, EngineEvent::Error { code: e.code().as_str().into(), message: format!("This attempt was not chosen, but could not be put away: {e}") });
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// Stops every attempt of the group still running; how many were.
+    pub fn cancel_group(&self, group: &GroupId) -> Result<usize> {
+        let mut n = 0;
+        for s in self.attempts(group)? {
+            if (s.status.is_running() || s.status == SessionStatus::AwaitingApproval) && self.cancel(&s.id) {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    /// An attempt that was not chosen: its review rejected, its run stopped, its worktree gone.
+    fn discard_attempt(self: &Arc<Self>, a: &AttemptEvidence) -> Result<()> {
+        if let Some(review) = &a.review {
+            let mut choice = ReviewChoice::new(Decision::Reject, DecidedBy::Person);
+            choice.feedback = Some("Another attempt was chosen.".into());
+            self.decide(review, choice)?;
+            return Ok(());
+        }
+        let session = a.session.clone();
+        let running = !a.ended;
+        if running {
+            self.cancel(&session);
+        }
+        let (engine, store) = (self.clone(), self.store.clone());
+        let job = std::thread::spawn(move || {
+            // A cancelled run records its end within moments; its worktree goes after that.
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while engine.is_running(&session) && std::time::Instant::now() < until {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            let Ok(events) = store.events(&session, 0) else { return };
+            if let Ok(pending) = store.pending_requests(&session) {
+                if let Some((review, _, _)) = pending.into_iter().find(|(_, kind, _)| kind == "review") {
+                    let mut choice = ReviewChoice::new(Decision::Reject, DecidedBy::Person);
+                    choice.feedback = Some("Another attempt was chosen.".into());
+                    let _ = engine.decide(&review, choice);
+                    return;
+                }
+            }
+            if let Some(wt) = current_worktree(&events) {
+                if let Err(e) = super::decision::remove_worktree(&store, &engine.config.data_dir, &session, &wt, WorktreeEnd::Rejected, true) {
+                    let _ = store.append(&session, None, EngineEvent::Error { code: ErrorCode::Worktree.as_str().into(), message: format!("The attempt's worktree {} could not be removed ({e}); Settings → Tasks → Storage removes what is left", wt.folder) });
+                }
+            }
+        });
+        self.keep_background(job);
+        Ok(())
+    }
+}
+
+/// The group's attempts, in their order.
+pub fn group_attempts(store: &Store, group: &GroupId) -> Result<Vec<SessionSummary>> {
+    let mut list = store.list_sessions(&ListQuery { group: Some(group.clone()), limit: 64, ..Default::default() })?;
+    if list.is_empty() {
+        return Err(Error::NotFound(format!("attempt group {group}")));
+    }
+    list.sort_by_key(|s| s.attempt.as_ref().map(|a| a.number).unwrap_or(0));
+    Ok(list)
+}
+
+/// The group ranked by the rule, from each attempt's last review; needs only the history.
+pub fn rank_group(store: &Store, group: &GroupId) -> Result<GroupRanking> {
+    let attempts = group_attempts(store, group)?;
+    let mut evidence = Vec::new();
+    for s in &attempts {
+        evidence.push(attempt_evidence(s, &store.events(&s.id, 0)?, store.pending_requests(&s.id)?));
+    }
+    let all_ended = evidence.iter().all(|e| e.ended);
+    Ok(GroupRanking {
+        group: group.clone(),
+        task: attempts[0].task.clone(),
+        ranking: ranking::rank(&evidence),
+        all_ended,
+        chosen: attempts.iter().find(|s| s.attempt.as_ref().is_some_and(|a| a.chosen)).map(|s| s.id.clone()),
+    })
+}
+
+/// The files the attempts changed, each as every attempt left it; those they left
+/// differently first.
+pub fn attempt_differences(store: &Store, group: &GroupId) -> Result<Vec<FileDifference>> {
+    let attempts = group_attempts(store, group)?;
+    let mut reviewed: Vec<(&SessionSummary, Vec<FileChange>)> = Vec::new();
+    for s in &attempts {
+        if let Some(files) = last_review_files(&store.events(&s.id, 0)?) {
+            reviewed.push((s, files));
+        }
+    }
+    let mut by_path: BTreeMap<String, Vec<(usize, &FileChange)>> = BTreeMap::new();
+    for (i, (_, files)) in reviewed.iter().enumerate() {
+        for f in files {
+            by_path.entry(f.path.clone()).or_default().push((i, f));
+        }
+    }
+    let mut out: Vec<FileDifference> = by_path
+        .into_iter()
+        .map(|(path, changes)| {
+            let versions: Vec<FileVersion> = reviewed
+                .iter()
+                .enumerate()
+                .map(|(i, (s, _))| {
+                    let change = changes.iter().find(|(j, _)| *j == i).map(|(_, c)| *c);
+                    FileVersion { session: s.id.clone(), label: label_of(s), kind: change.map(|c| c.kind), diff: change.map(|c| c.diff.clone()).unwrap_or_default() }
+                })
+                .collect();
+            let results: Vec<Option<&FileState>> = reviewed.iter().enumerate().map(|(i, _)| changes.iter().find(|(j, _)| *j == i).and_then(|(_, c)| c.after.as_ref())).collect();
+            let same = changes.len() == reviewed.len() && results.iter().all(|r| r.is_some() && *r == results[0]);
+            FileDifference { path, same, versions }
+        })
+        .collect();
+    out.sort_by_key(|d| d.same);
+    Ok(out)
+}
+
+/// Labels for the attempts: the same agent twice is `Codex #1`, `Codex #2`.
+fn labels(workers: &[Worker], builtin_model: &str) -> Vec<String> {
+    let names: Vec<String> = workers.iter().map(|w| w.label(builtin_model)).collect();
+    let mut seen: BTreeMap<&str, u32> = BTreeMap::new();
+    names
+        .iter()
+        .map(|n| {
+            if names.iter().filter(|m| *m == n).count() < 2 {
+                return n.clone();
+            }
+            let k = seen.entry(n).or_insert(0);
+            *k += 1;
+            format!("{n} #{k}")
+        })
+        .collect()
+}
+
+fn label_of(s: &SessionSummary) -> String {
+    s.attempt.as_ref().map(|a| a.label.clone()).unwrap_or_else(|| s.model.clone())
+}
+
+/// The files of the session's last review, as the review listed them.
+fn last_review_files(events: &[Envelope]) -> Option<Vec<FileChange>> {
+    events.iter().rev().find_map(|e| match &e.event {
+        EngineEvent::ReviewRequested { files_changed, .. } => Some(files_changed.iter().filter_map(|v| serde_json::from_value(v.clone()).ok()).collect()),
+        _ => None,
+    })
+}
+
+/// What an attempt ended with: its last review's evidence, or only its end when it had none.
+pub fn attempt_evidence(s: &SessionSummary, events: &[Envelope], pending: Vec<(RequestId, String, serde_json::Value)>) -> AttemptEvidence {
+    let ended = !(s.status.is_running() || s.status == SessionStatus::AwaitingApproval);
+    let review = pending.into_iter().find(|(_, kind, _)| kind == "review").map(|(id, _, _)| id);
+    let mut e = AttemptEvidence {
+        session: s.id.clone(),
+        label: label_of(s),
+        ended,
+        end_reason: s.end_reason,
+        review,
+        reviewed: false,
+        findings: 0,
+        checks_passed: 0,
+        checks_run: 0,
+        remaining: 0,
+        diff_lines: 0,
+        files: 0,
+        cost_usd: None,
+        tokens: s.tokens.agent + s.tokens.evaluator + s.tokens.compaction,
+        wall_ms: s.duration_ms,
+    };
+    let last = events.iter().rev().find_map(|env| match &env.event {
+        EngineEvent::ReviewRequested { end_reason, remaining, files_changed, verification, cost_usd, audit, .. } => Some((*end_reason, remaining, files_changed, verification, *cost_usd, audit.len())),
+        _ => None,
+    });
+    if let Some((end_reason, remaining, files, verification, cost, findings)) = last {
+        e.reviewed = true;
+        e.end_reason = Some(end_reason);
+        e.remaining = remaining.len();
+        e.files = files.len();
+        e.diff_lines = files.iter().filter_map(|f| f.get("diff").and_then(|d| d.as_str())).map(ranking::diff_lines).sum();
+        e.checks_run = verification.len();
+        e.checks_passed = verification.iter().filter_map(|v| v.as_str()).filter(|v| v.lines().next().is_some_and(|l| l.ends_with(": exit 0"))).count();
+        e.cost_usd = cost;
+        e.findings = findings;
+    }
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attempts_are_named_agents_with_an_optional_count() {
+        let w = parse_attempts("claude-code, codex,builtin*2").unwrap();
+        assert_eq!(w.len(), 4);
+        assert!(matches!(&w[0], Worker::External(a) if a.name == "claude-code"));
+        assert_eq!((&w[2], &w[3]), (&Worker::Builtin { model: None }, &Worker::Builtin { model: None }));
+        assert_eq!(parse_attempts("builtin:small,builtin:large").unwrap()[1], Worker::Builtin { model: Some("large".into()) });
+        assert!(parse_attempts("builtin*0").is_err());
+        assert!(parse_attempts("codex,,builtin").is_err());
+        assert!(parse_attempts("*2").is_err());
+    }
+
+    #[test]
+    fn the_same_agent_twice_is_told_apart_by_number() {
+        let l = labels(&[Worker::from_choice("builtin"), Worker::from_choice("codex"), Worker::from_choice("builtin")], "m");
+        assert_eq!(l, vec!["Finishline's agent (m) #1", "Codex", "Finishline's agent (m) #2"]);
+    }
+}

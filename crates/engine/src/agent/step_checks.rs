@@ -1,0 +1,88 @@
+//! A plan step judged on its own evidence without a model where it can be: its criteria that name
+//! a file, a text in a file, or a command are checked here, and only a step with a criterion a
+//! reader must judge asks the evaluator. The step records what decided it.
+
+use super::run::{Halt, Run};
+use crate::completion::EvaluationOutcome;
+use crate::domain::*;
+use crate::event::EngineEvent;
+use crate::plan::checks::{self, Check};
+
+impl Run {
+    /// The running plan step's checks, when every criterion can be checked without a model.
+    pub(super) fn step_checks(&self) -> Option<Vec<Check>> {
+        let step = self.plan_step.as_ref().filter(|_| !self.judge_whole)?;
+        checks::decidable(&step.step.criteria)
+    }
+
+    /// The verification commands of this run: at a plan step, the step's own and those of the
+    /// task its criteria name (the rest run at the end of the plan); otherwise the task's.
+    pub(super) fn run_verify_commands(&self) -> Vec<String> {
+        let all = &self.engine.config.verify_commands;
+        match self.plan_step.as_ref().filter(|_| !self.judge_whole) {
+            Some(s) => {
+                let mut out: Vec<String> = checks::named_commands(&s.step.criteria, all).into_iter().cloned().collect();
+                for c in &s.step.verify {
+                    if !out.contains(c) {
+                        out.push(c.clone());
+                    }
+                }
+                out
+            }
+            None => all.clone(),
+        }
+    }
+
+    /// Whether a file check holds in the workspace (paths confined as the file tools'are).
+    fn file_check(&self, check: &Check) -> bool {
+        let read = |p: &str| self.workspace.resolve(p).ok().and_then(|full| std::fs::read(full).ok());
+        match check {
+            Check::FileExists(p) => self.workspace.resolve(p).is_ok_and(|full| full.exists()),
+            Check::FileContains(p, text) => read(p).is_some_and(|b| String::from_utf8_lossy(&b).contains(text.as_str())),
+            _ => false,
+        }
+    }
+
+    /// Only file checks, all holding: the step is done as soon as its tools made them so, with
+    /// no further answer from the agent. `None` when the step has other checks.
+    pub(super) fn files_already_done(&mut self) -> Option<bool> {
+        let checks = self.step_checks()?;
+        if checks.iter().any(|c| matches!(c, Check::CommandPasses(_))) {
+            return None;
+        }
+        let all = checks.iter().all(|c| self.file_check(c));
+        if all {
+            self.evidence.decided_by = Some(format!("checked without a model: {}", checks.iter().map(|c| format!("{} ✓", c.describe())).collect::<Vec<_>>().join("; ")));
+        }
+        Some(all)
+    }
+
+    /// Judges the step by its checks: the files looked at, the commands run (one the
+    /// verification just passed is not run again). Stands in for the evaluator's verdict.
+    pub(super) async fn check_step(&mut self, checks: &[Check], just_verified: &[String]) -> Result<EvaluationOutcome, Halt> {
+        self.emit(EngineEvent::Activity { phase: ActivityPhase::Verifying, detail: "the step's criteria, without a model".into() })?;
+        let mut results = Vec::new();
+        for c in checks {
+            let ok = match c {
+                Check::CommandPasses(cmd) if just_verified.contains(cmd) => true,
+                Check::CommandPasses(cmd) => self.verify(std::slice::from_ref(cmd)).await?.failure.is_none(),
+                other => self.file_check(other),
+            };
+            results.push((c.describe(), ok));
+        }
+        let failed: Vec<String> = results.iter().filter(|(_, ok)| !ok).map(|(d, _)| d.clone()).collect();
+        let decided = format!("checked without a model: {}", results.iter().map(|(d, ok)| format!("{d} {}", if *ok { "✓" } else { "✗" })).collect::<Vec<_>>().join("; "));
+        self.evidence.decided_by = Some(decided.clone());
+        let done = failed.is_empty();
+        self.evidence.last_verdict = Some(if done { Verdict::Done } else { Verdict::NotDone });
+        self.evidence.last_verdict_summary = Some(decided.clone());
+        Ok(EvaluationOutcome {
+            verdict: if done { Verdict::Done } else { Verdict::NotDone },
+            summary: decided,
+            continuation_prompt: if done { String::new() } else { format!("These criteria of the step do not hold yet: {}. Make them hold, then finish.", failed.join("; ")) },
+            remaining: failed,
+            stuck_reason: None,
+            output_data: None,
+        })
+    }
+}

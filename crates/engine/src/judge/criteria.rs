@@ -1,0 +1,202 @@
+//! The person's comments on a review's diff, and the criteria they become. Request changes sends
+//! the comments to the agent; the next run is judged on each one: met, unmet or unverifiable,
+//! with the evidence. What can be decided without a model is decided here (a comment on a file the
+//! run never touched is not addressed); the evaluator answers the rest.
+
+use serde::{Deserialize, Serialize};
+
+/// Which side of the diff a comment's lines are on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiffSide {
+    /// The file as the run left it.
+    #[default]
+    New,
+    /// The file as it was before (a removed line).
+    Old,
+}
+
+/// A comment on lines of a reviewed file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Comment {
+    pub id: String,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    #[serde(default)]
+    pub side: DiffSide,
+    /// The commented lines as they read, so the agent sees what the person saw.
+    #[serde(default)]
+    pub quote: String,
+    pub text: String,
+}
+
+impl Comment {
+    /// `src/a.rs:12-14`.
+    pub fn location(&self) -> String {
+        if self.start_line == self.end_line {
+            format!("{}:{}", self.path, self.start_line)
+        } else {
+            format!("{}:{}-{}", self.path, self.start_line, self.end_line)
+        }
+    }
+
+    /// Checks what a person (or the CLI) can get wrong.
+    pub fn check(&self) -> Result<(), String> {
+        if self.text.trim().is_empty() {
+            return Err("the comment is empty: say what should change".into());
+        }
+        if self.text.len() > 20_000 {
+            return Err("a comment is at most 20,000 characters".into());
+        }
+        if self.path.trim().is_empty() || self.path.contains('\0') {
+            return Err("the comment names no file".into());
+        }
+        if self.start_line == 0 || self.end_line < self.start_line {
+            return Err(format!("lines {}-{} are not a range of lines (they count from 1)", self.start_line, self.end_line));
+        }
+        Ok(())
+    }
+}
+
+/// Parses the CLI's `FILE:LINE[-LINE]=TEXT`.
+pub fn parse_cli_comment(arg: &str, id: String) -> Result<Comment, String> {
+    let (at, text) = arg.split_once('=').ok_or_else(|| format!("“{arg}”: write FILE:LINE=TEXT or FILE:FIRST-LAST=TEXT"))?;
+    let (path, lines) = at.rsplit_once(':').ok_or_else(|| format!("“{at}”: name the line after the file, as in src/a.rs:12"))?;
+    let (start, end) = match lines.split_once('-') {
+        Some((a, b)) => (a.trim().parse::<u32>(), b.trim().parse::<u32>()),
+        None => (lines.trim().parse::<u32>(), lines.trim().parse::<u32>()),
+    };
+    let (Ok(start_line), Ok(end_line)) = (start, end) else {
+        return Err(format!("“{lines}” is not a line number or a range such as 12-14"));
+    };
+    let c = Comment { id, path: path.trim().to_string(), start_line, end_line, side: DiffSide::New, quote: String::new(), text: text.trim().to_string() };
+    c.check()?;
+    Ok(c)
+}
+
+/// The continuation that carries the comments to the agent: each with its place, the quoted
+/// lines and the person's words.
+pub fn continuation(comments: &[Comment]) -> String {
+    let mut text = String::from("The person reviewed your changes and left comments on specific lines. Address every one of them; each is checked before your work goes back for review.\n");
+    for (i, c) in comments.iter().enumerate() {
+        text.push_str(&format!("\n{}. {}", i + 1, c.location()));
+        if c.side == DiffSide::Old {
+            text.push_str(" (lines as they were before your change)");
+        }
+        text.push('\n');
+        if !c.quote.trim().is_empty() {
+            for l in c.quote.lines().take(20) {
+                text.push_str(&format!("   > {l}\n"));
+            }
+        }
+        text.push_str(&format!("   {}\n", c.text.trim()));
+    }
+    text
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CriterionState {
+    Met,
+    Unmet,
+    Unverifiable,
+}
+
+/// How the judge found one criterion.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CriterionResult {
+    /// The comment it came from.
+    pub id: String,
+    /// Where and what: `src/a.rs:12: rename x`.
+    pub text: String,
+    pub state: CriterionState,
+    pub evidence: String,
+}
+
+/// What needs no model: a comment on a file the run never touched is unmet.
+pub fn check_without_model(comments: &[Comment], changed: &[String]) -> Vec<Option<CriterionResult>> {
+    comments
+        .iter()
+        .map(|c| {
+            (!changed.iter().any(|p| *p == c.path)).then(|| CriterionResult {
+                id: c.id.clone(),
+                text: format!("{}: {}", c.location(), c.text.trim()),
+                state: CriterionState::Unmet,
+                evidence: format!("{} was not changed since the comment", c.path),
+            })
+        })
+        .collect()
+}
+
+/// The criteria's results once the evaluator has answered: what needs no model stays as it was
+/// found; the rest follow the verdict (done: met; not done: unmet when its remaining items name
+/// the criterion's file or words, else unverifiable).
+pub fn settle(comments: &[Comment], found: Vec<Option<CriterionResult>>, verdict_done: Option<bool>, remaining: &[String], summary: &str) -> Vec<CriterionResult> {
+    comments
+        .iter()
+        .zip(found)
+        .map(|(c, f)| {
+            f.unwrap_or_else(|| {
+                let text = format!("{}: {}", c.location(), c.text.trim());
+                let named = remaining.iter().find(|r| r.contains(&c.path) || significant_words(&c.text).iter().filter(|w| r.to_lowercase().contains(w.as_str())).count() >= 2);
+                match (verdict_done, named) {
+                    (Some(true), _) => CriterionResult { id: c.id.clone(), text, state: CriterionState::Met, evidence: format!("the evaluator found the work done: {summary}") },
+                    (Some(false), Some(r)) => CriterionResult { id: c.id.clone(), text, state: CriterionState::Unmet, evidence: format!("the evaluator: {r}") },
+                    _ => CriterionResult { id: c.id.clone(), text, state: CriterionState::Unverifiable, evidence: "the evaluator did not say".into() },
+                }
+            })
+        })
+        .collect()
+}
+
+fn significant_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric() && c != '_').filter(|w| w.len() >= 4).map(|w| w.to_lowercase()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comment(path: &str, text: &str) -> Comment {
+        Comment { id: "c1".into(), path: path.into(), start_line: 3, end_line: 4, side: DiffSide::New, quote: "let x = 1;\nlet y = 2;".into(), text: text.into() }
+    }
+
+    #[test]
+    fn the_cli_form_names_a_file_a_line_or_a_range_and_the_text() {
+        let c = parse_cli_comment("src/a.rs:12-14=rename x to count", "c1".into()).unwrap();
+        assert_eq!((c.path.as_str(), c.start_line, c.end_line, c.text.as_str()), ("src/a.rs", 12, 14, "rename x to count"));
+        let one = parse_cli_comment("a.py:7=use a constant", "c2".into()).unwrap();
+        assert_eq!((one.start_line, one.end_line), (7, 7));
+        assert!(parse_cli_comment("a.py=text", "c".into()).is_err(), "a line is required");
+        assert!(parse_cli_comment("a.py:0=text", "c".into()).is_err(), "lines count from 1");
+        assert!(parse_cli_comment("a.py:9-3=text", "c".into()).is_err());
+        assert!(parse_cli_comment("a.py:3=  ", "c".into()).is_err(), "an empty comment says nothing");
+    }
+
+    #[test]
+    fn the_continuation_carries_each_comments_place_quote_and_words() {
+        let text = continuation(&[comment("src/a.rs", "name these better")]);
+        assert!(text.contains("1. src/a.rs:3-4"));
+        assert!(text.contains("> let x = 1;") && text.contains("> let y = 2;"));
+        assert!(text.contains("name these better"));
+    }
+
+    #[test]
+    fn a_comment_on_a_file_the_run_never_touched_is_unmet_without_asking_a_model() {
+        let cs = [comment("src/a.rs", "rename"), comment("src/b.rs", "rename")];
+        let found = check_without_model(&cs, &["src/b.rs".into()]);
+        assert_eq!(found[0].as_ref().map(|r| r.state), Some(CriterionState::Unmet));
+        assert!(found[1].is_none(), "a touched file is for the evaluator to judge");
+    }
+
+    #[test]
+    fn the_rest_follow_the_verdict() {
+        let cs = [comment("src/a.rs", "handle the empty input"), comment("src/b.rs", "add a docstring")];
+        let done = settle(&cs, vec![None, None], Some(true), &[], "all addressed");
+        assert!(done.iter().all(|r| r.state == CriterionState::Met));
+        let not = settle(&cs, vec![None, None], Some(false), &["src/a.rs still panics on empty input".into()], "");
+        assert_eq!(not[0].state, CriterionState::Unmet);
+        assert_eq!(not[1].state, CriterionState::Unverifiable);
+    }
+}

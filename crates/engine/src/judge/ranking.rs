@@ -1,0 +1,165 @@
+//! Attempts side by side: one task done by several agents (or several tries), ranked by a rule
+//! the person can read. Verified done comes first; then having work to review at all (a failed
+//! or cancelled attempt has nothing to land); then no audit findings; then more of the
+//! verification commands passing; then fewer items the evaluator found remaining; then a smaller
+//! diff; then a lower cost. Each attempt says why it is above the next, naming the first of
+//! these that tells them apart. Pure.
+
+use std::cmp::Ordering;
+
+use serde::Serialize;
+
+use crate::domain::{EndReason, RequestId, SessionId};
+
+/// What one attempt ended with, as its last review recorded it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AttemptEvidence {
+    pub session: SessionId,
+    /// Who did it: `OpenCode`, `Finishline's agent (m)`, `Codex #2`.
+    pub label: String,
+    /// It has ended (a review, a failure, a cancel); `false`: still running.
+    pub ended: bool,
+    pub end_reason: Option<EndReason>,
+    /// The review waiting for the person's decision, when it reached one.
+    pub review: Option<RequestId>,
+    /// It reached a review at some point (its evidence below is that review's).
+    pub reviewed: bool,
+    pub findings: usize,
+    pub checks_passed: usize,
+    pub checks_run: usize,
+    pub remaining: usize,
+    /// Lines added and removed.
+    pub diff_lines: usize,
+    pub files: usize,
+    /// In US dollars when every model has a price, else `None` (tokens decide then).
+    pub cost_usd: Option<f64>,
+    pub tokens: u64,
+    pub wall_ms: i64,
+}
+
+impl AttemptEvidence {
+    fn verified(&self) -> bool {
+        self.end_reason == Some(EndReason::VerifiedDone)
+    }
+}
+
+/// An attempt in the ranking.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ranked {
+    pub rank: usize,
+    pub evidence: AttemptEvidence,
+    /// Why it is above the next one (`None` for the last, or when they cannot be told apart).
+    pub above_next: Option<String>,
+}
+
+/// The rule, criterion by criterion: which is better, and the words for why.
+fn compare(a: &AttemptEvidence, b: &AttemptEvidence) -> (Ordering, Option<String>) {
+    let rules: [(Ordering, String); 7] = [
+        (b.verified().cmp(&a.verified()), "verified done".into()),
+        (b.reviewed.cmp(&a.reviewed), format!("it has work to review (the other ended {})", b.end_reason.map(|e| e.as_str()).unwrap_or("without a review"))),
+        (a.findings.cmp(&b.findings), if a.findings == 0 { "no audit findings".into() } else { format!("fewer audit findings ({} against {})", a.findings, b.findings) }),
+        (b.checks_passed.cmp(&a.checks_passed), format!("more verification commands pass ({} against {})", a.checks_passed, b.checks_passed)),
+        (a.remaining.cmp(&b.remaining), format!("fewer items left by the evaluator ({} against {})", a.remaining, b.remaining)),
+        (a.diff_lines.cmp(&b.diff_lines), format!("a smaller diff ({} line{} against {})", a.diff_lines, if a.diff_lines == 1 { "" } else { "s" }, b.diff_lines)),
+        (match (a.cost_usd, b.cost_usd) {
+            (Some(x), Some(y)) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
+            _ => a.tokens.cmp(&b.tokens),
+        }, match (a.cost_usd, b.cost_usd) {
+            (Some(x), Some(y)) => format!("a lower cost (${x:.4} against ${y:.4})"),
+            _ => format!("fewer tokens ({} against {})", a.tokens, b.tokens),
+        }),
+    ];
+    for (order, why) in rules {
+        if order != Ordering::Equal {
+            return (order, Some(why));
+        }
+    }
+    (Ordering::Equal, None)
+}
+
+/// Ranks the attempts that have ended; those still running follow, unranked.
+pub fn rank(attempts: &[AttemptEvidence]) -> Vec<Ranked> {
+    let mut ended: Vec<AttemptEvidence> = attempts.iter().filter(|a| a.ended).cloned().collect();
+    ended.sort_by(|a, b| compare(a, b).0);
+    let mut out: Vec<Ranked> = Vec::new();
+    for (i, a) in ended.iter().enumerate() {
+        let above_next = ended.get(i + 1).and_then(|next| {
+            let (order, why) = compare(a, next);
+            (order == Ordering::Less).then_some(why).flatten()
+        });
+        out.push(Ranked { rank: i + 1, evidence: a.clone(), above_next });
+    }
+    for a in attempts.iter().filter(|a| !a.ended) {
+        out.push(Ranked { rank: 0, evidence: a.clone(), above_next: None });
+    }
+    out
+}
+
+/// Lines added and removed in a unified diff.
+pub fn diff_lines(diff: &str) -> usize {
+    diff.lines().filter(|l| (l.starts_with('+') && !l.starts_with("+++")) || (l.starts_with('-') && !l.starts_with("---"))).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attempt(label: &str, end: EndReason) -> AttemptEvidence {
+        AttemptEvidence { session: SessionId(label.into()), label: label.into(), ended: true, end_reason: Some(end), review: None, reviewed: true, findings: 0, checks_passed: 1, checks_run: 1, remaining: 0, diff_lines: 10, files: 1, cost_usd: None, tokens: 1000, wall_ms: 1000 }
+    }
+
+    #[test]
+    fn verified_done_comes_first_whatever_else() {
+        let mut cheap = attempt("cheap", EndReason::Unverified);
+        cheap.diff_lines = 1;
+        cheap.tokens = 1;
+        let r = rank(&[cheap, attempt("verified", EndReason::VerifiedDone)]);
+        assert_eq!(r[0].evidence.label, "verified");
+        assert_eq!(r[0].above_next.as_deref(), Some("verified done"));
+    }
+
+    #[test]
+    fn each_rule_breaks_a_tie_in_order_and_says_so() {
+        let base = attempt("a", EndReason::VerifiedDone);
+        let mut flagged = attempt("flagged", EndReason::VerifiedDone);
+        flagged.findings = 1;
+        assert_eq!(rank(&[flagged.clone(), base.clone()])[0].above_next.as_deref(), Some("no audit findings"));
+        let mut fewer_checks = attempt("fewer", EndReason::VerifiedDone);
+        fewer_checks.checks_passed = 0;
+        assert!(rank(&[fewer_checks, base.clone()])[0].above_next.as_deref().unwrap().starts_with("more verification commands pass"));
+        let mut bigger = attempt("bigger", EndReason::VerifiedDone);
+        bigger.diff_lines = 500;
+        bigger.tokens = 1;
+        let r = rank(&[bigger, base.clone()]);
+        assert_eq!(r[0].evidence.label, "a", "a smaller diff beats fewer tokens");
+        assert!(r[0].above_next.as_deref().unwrap().starts_with("a smaller diff"));
+        let mut pricier = attempt("pricier", EndReason::VerifiedDone);
+        pricier.tokens = 5000;
+        assert!(rank(&[pricier, base])[0].above_next.as_deref().unwrap().starts_with("fewer tokens"));
+    }
+
+    #[test]
+    fn an_attempt_with_work_to_review_beats_one_that_failed_with_nothing() {
+        let mut failed = attempt("failed", EndReason::Failed);
+        (failed.reviewed, failed.diff_lines, failed.remaining, failed.checks_passed) = (false, 0, 0, 0);
+        let mut unverified = attempt("unverified", EndReason::Unverified);
+        (unverified.remaining, unverified.checks_passed) = (3, 0);
+        let r = rank(&[failed, unverified]);
+        assert_eq!(r[0].evidence.label, "unverified");
+        assert!(r[0].above_next.as_deref().unwrap().starts_with("it has work to review"));
+    }
+
+    #[test]
+    fn attempts_still_running_wait_unranked_at_the_end() {
+        let mut running = attempt("running", EndReason::VerifiedDone);
+        running.ended = false;
+        let r = rank(&[running, attempt("done", EndReason::Stuck)]);
+        assert_eq!((r[0].rank, r[0].evidence.label.as_str()), (1, "done"));
+        assert_eq!((r[1].rank, r[1].evidence.label.as_str()), (0, "running"));
+    }
+
+    #[test]
+    fn a_diff_counts_its_added_and_removed_lines_only() {
+        assert_eq!(diff_lines("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n c\n"), 2);
+    }
+}

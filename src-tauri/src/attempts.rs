@@ -1,0 +1,74 @@
+//! Attempts side by side in the window: start a group, see it ranked and how the attempts
+//! differ, land the one the person chooses, cancel the rest; and each agent's record.
+
+use finishline_engine::agent::attempts::{self, FileDifference, GroupRanking, Worker};
+use finishline_engine::agent::{ReviewOutcome, TaskOptions};
+use finishline_engine::domain::*;
+use finishline_engine::store::trust::AgentTrust;
+use finishline_engine::Error;
+use tauri::{AppHandle, State};
+
+use crate::commands::{engine_for_session, settings};
+use crate::state::AppState;
+
+/// Starts the task once per agent named (`builtin`, `builtin:MODEL`, a preset, the one from
+/// Settings), each in its own worktree from the same commit. Returns the group and its sessions.
+#[tauri::command]
+pub async fn start_attempts(app: AppHandle, state: State<'_, AppState>, task: String, workspace: String, agents: Vec<String>, plan: Option<PlanMode>, base: Option<String>) -> Result<(GroupId, Vec<SessionId>), Error> {
+    let settings = settings(&app)?;
+    let workers: Vec<Worker> = agents
+        .iter()
+        .map(|choice| match &settings.agent {
+            // The agent set up in Settings keeps its own command and environment.
+            Some(a) if a.name == *choice => Worker::External(a.clone()),
+            _ => Worker::from_choice(choice),
+        })
+        .collect();
+    let mut engine_settings = settings.clone();
+    // The engine's own agent is the built-in one; each attempt names its worker.
+    engine_settings.agent = None;
+    let engine = state.engine_from(&engine_settings, &workspace, None)?;
+    let opts = TaskOptions { plan: plan.unwrap_or(settings.plan_mode), base: base.filter(|b| !b.trim().is_empty()), ..Default::default() };
+    let (group, started) = engine.start_attempts(&task, std::path::Path::new(&workspace), workers, opts)?;
+    let ids: Vec<SessionId> = started.into_iter().map(|(s, _)| s).collect();
+    for s in &ids {
+        state.remember(s, engine.clone());
+    }
+    Ok((group, ids))
+}
+
+#[tauri::command]
+pub fn attempt_group(state: State<'_, AppState>, group: GroupId) -> Result<GroupRanking, Error> {
+    attempts::rank_group(&state.store, &group)
+}
+
+#[tauri::command]
+pub fn attempt_differences(state: State<'_, AppState>, group: GroupId) -> Result<Vec<FileDifference>, Error> {
+    attempts::attempt_differences(&state.store, &group)
+}
+
+/// Lands the chosen attempt and rejects the others (their worktrees removed).
+#[tauri::command]
+pub async fn choose_attempt(app: AppHandle, state: State<'_, AppState>, group: GroupId, session_id: SessionId, landing: Option<LandingMode>) -> Result<ReviewOutcome, Error> {
+    let engine = engine_for_session(&app, &state, &session_id)?;
+    tauri::async_runtime::spawn_blocking(move || engine.choose_attempt(&group, &session_id, landing)).await.map_err(|e| Error::Internal(e.to_string()))?
+}
+
+/// Cancels every attempt of the group still running; how many were.
+#[tauri::command]
+pub fn cancel_attempts(state: State<'_, AppState>, group: GroupId) -> Result<usize, Error> {
+    let mut n = 0;
+    for s in attempts::group_attempts(&state.store, &group)? {
+        if let Some(engine) = state.engine_of(&s.id) {
+            if engine.is_running(&s.id) && engine.cancel(&s.id) {
+                n += 1;
+            }
+        }
+    }
+    Ok(n)
+}
+
+#[tauri::command]
+pub fn agent_trust(state: State<'_, AppState>) -> Result<Vec<AgentTrust>, Error> {
+    state.store.agent_trust()
+}

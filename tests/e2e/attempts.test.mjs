@@ -1,0 +1,80 @@
+// Attempts side by side in the real window: one task by two attempts of Finishline's agent, each
+// in its own worktree; the sidebar shows them under one entry while they run; the group screen
+// ranks them with the reason, shows where they differ, and lands the one chosen as one commit,
+// putting the other away.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { clickAway, shot, typeInto, waitForScreen } from "./app.mjs";
+import { appWindow } from "./window.mjs";
+
+const win = appWindow({ scenario: "e2e-attempts.json", port: 4612, name: "attempts" });
+const { testid } = win;
+const git = (repo, ...args) => execFileSync("git", ["-C", repo, ...args], { encoding: "utf8" }).trim();
+
+function repository() {
+  const repo = mkdtempSync(path.join(tmpdir(), "finishline-attempts-"));
+  git(repo, "init", "-q", "-b", "main");
+  git(repo, "config", "user.name", "Person");
+  git(repo, "config", "user.email", "person@example.com");
+  writeFileSync(path.join(repo, "README.md"), "hello\n");
+  git(repo, "add", ".");
+  git(repo, "commit", "-q", "-m", "init");
+  return repo;
+}
+
+test("two attempts run under one entry, are compared and ranked, and the chosen one lands", async () => {
+  const repo = repository();
+  const before = git(repo, "rev-parse", "HEAD");
+  await waitForScreen(win.app, "new-task-form");
+  await typeInto(win.app, await testid("workspace-path"), repo);
+  await (await testid("workspace-isolation")).waitForDisplayed({ timeout: 10_000 });
+  await typeInto(win.app, await testid("task-input"), "write greet.txt");
+  const toggle = await testid("attempts-toggle");
+  await toggle.waitForEnabled({ timeout: 10_000 });
+  await clickAway(toggle);
+  assert.match(await (await testid("attempts-total")).getText(), /2 of at most 4 attempts/, "two attempts of the built-in agent by default");
+  assert.match(await (await testid("run")).getText(), /Run attempts/);
+  await shot(win.app, "attempts-new-task");
+  await clickAway(await testid("run"));
+
+  const view = await testid("attempts-view");
+  await view.waitForDisplayed({ timeout: 10_000 });
+  const group = await view.getAttribute("data-group");
+  // While they run, the sidebar holds them under one entry.
+  const entry = await win.app.$(`[data-testid="side-group"][data-group="${group}"]`);
+  await entry.waitForExist({ timeout: 10_000 });
+  await win.app.waitUntil(async () => (await entry.$$('[data-testid="side-session"][data-status="busy"]')).length === 2, { timeout: 10_000, timeoutMsg: "both attempts should show working under the group" });
+  await shot(win.app, "attempts-running");
+
+  // Both end; the ranking says why the first is first.
+  await win.app.waitUntil(async () => (await win.app.$$('[data-testid="attempt-land"]')).length === 2, { timeout: 60_000, timeoutMsg: "both attempts should reach their review" });
+  const attempts = await win.app.$$('[data-testid="attempt"]');
+  assert.equal(await attempts[0].getAttribute("data-rank"), "1");
+  assert.match(await (await attempts[0].$('[data-testid="attempt-reason"]')).getText(), /Above the next: a smaller diff/, "both verified: the smaller diff ranks first");
+  assert.match(await (await attempts[0].$('[data-testid="attempt-checks"]')).getText(), /not run|pass/);
+  const first = await attempts[0].getAttribute("data-session");
+  await shot(win.app, "attempts-ranked");
+
+  await clickAway(await testid("tab-differences"));
+  const diff = await testid("difference");
+  await diff.waitForDisplayed({ timeout: 10_000 });
+  assert.equal(await diff.getAttribute("data-path"), "greet.txt");
+  assert.equal(await diff.getAttribute("data-same"), "no", "the attempts wrote different greetings");
+  assert.match(await diff.getText(), /hello there/);
+  await shot(win.app, "attempts-differences");
+
+  await clickAway(await testid("tab-ranking"));
+  const land = await (await win.app.$(`[data-testid="attempt"][data-session="${first}"]`)).$('[data-testid="attempt-land"]');
+  await clickAway(land);
+  const notice = await testid("attempts-notice");
+  await notice.waitForDisplayed({ timeout: 20_000 });
+  assert.match(await notice.getText(), /landed\. The other attempts were rejected/);
+  assert.deepEqual(git(repo, "log", "--format=%s", `${before}..main`).split("\n"), ["write greet.txt"], "exactly one new commit");
+  assert.equal(readFileSync(path.join(repo, "greet.txt"), "utf8"), "hello\n", "the chosen attempt's file");
+  await win.app.waitUntil(async () => git(repo, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree ")).length === 1, { timeout: 20_000, timeoutMsg: "no attempt's worktree should be left" });
+  await shot(win.app, "attempts-landed");
+});

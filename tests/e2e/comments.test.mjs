@@ -1,0 +1,55 @@
+// Review that talks back, in the real window: comments on two lines of the diff go back with
+// Request changes as Finishline's continuation (with the file, the lines and the quoted code), and
+// the next review shows them as a checklist the judge filled in.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { clickAway, shot, typeInto, waitForScreen } from "./app.mjs";
+import { appWindow } from "./window.mjs";
+
+const win = appWindow({ scenario: "e2e-comments.json", port: 4620, name: "comments" });
+const { testid } = win;
+
+async function commentOn(line, text) {
+  const gutter = await win.app.$(`//td[contains(@class,"diff-gutter-insert") and normalize-space(.)="${line}"]`);
+  await gutter.waitForExist({ timeout: 10_000 });
+  await gutter.click();
+  const box = await testid("comment-input");
+  await box.waitForDisplayed({ timeout: 5_000 });
+  await typeInto(win.app, box, text);
+  await clickAway(await testid("save-comment"));
+  await win.app.waitUntil(async () => (await win.app.$$('[data-testid="diff-comment"]')).length >= 1 && (await (await testid("diff-view")).getText()).includes(text), { timeout: 10_000, timeoutMsg: `the comment "${text}" never showed` });
+}
+
+test("comments on two lines go back as a continuation and come back as a checklist", async () => {
+  const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
+  await clickAway(await testid("nav-new"));
+  await waitForScreen(win.app, "new-task-form");
+  await typeInto(win.app, await testid("workspace-path"), ws);
+  // What New Task says about the folder shows first; the Run button moves with it.
+  await (await testid("workspace-isolation")).waitForDisplayed({ timeout: 10_000 });
+  await typeInto(win.app, await testid("task-input"), "write notes.md with two fruits");
+  await clickAway(await testid("run"));
+  await (await testid("session-view")).waitForDisplayed({ timeout: 10_000 });
+  await (await testid("review-panel")).waitForDisplayed({ timeout: 30_000 });
+  await (await testid("diff-view")).waitForDisplayed({ timeout: 10_000 });
+  await commentOn(1, "say pear instead");
+  await commentOn(2, "say plum instead");
+  assert.equal((await win.app.$$('[data-testid="diff-comment"]')).length, 2, "both comments are on the diff");
+  await shot(win.app, "comments-on-diff");
+  assert.match(await (await testid("request-changes")).getText(), /2 comments/);
+  await clickAway(await testid("request-changes"));
+  await clickAway(await testid("send-feedback"));
+  const card = await win.app.$('[data-testid="continuation-card"][data-source="review_comments"]');
+  await card.waitForExist({ timeout: 20_000 });
+  const text = await card.getText();
+  assert.match(text, /notes\.md:1/, "the continuation names the file and line");
+  assert.match(text, /say pear instead/);
+  assert.match(text, /say plum instead/);
+  await win.app.waitUntil(async () => (await win.app.$$('[data-testid="criterion"]')).length === 2, { timeout: 30_000, timeoutMsg: "the next review never showed the checklist" });
+  const items = await win.app.$$('[data-testid="criterion"]');
+  for (const item of items) assert.match(await item.getText(), /met/, "each comment is checked at the next review");
+  await shot(win.app, "comments-checklist");
+});

@@ -1,0 +1,80 @@
+// New Task's "Attempts": the same task by several agents (or several tries of one), side by side
+// in their own worktrees, ranked by the judge when they end. Off by default; only offered where
+// tasks get worktrees (a git repository with a commit).
+import type { AgentPreset, ExternalAgent } from "../ipc";
+
+export interface AttemptChoice {
+  /** What the engine takes: `builtin`, a preset's name, the Settings agent's name. */
+  agent: string;
+  label: string;
+  count: number;
+}
+
+/** The agents one could send the task to: the built-in one, the one from Settings, installed presets. */
+export function attemptChoices(model: string, settingsAgent: ExternalAgent | null, installed: AgentPreset[]): AttemptChoice[] {
+  const out: AttemptChoice[] = [{ agent: "builtin", label: `Finishline's agent${model ? ` (${model})` : ""}`, count: 0 }];
+  if (settingsAgent && !installed.some((p) => p.name === settingsAgent.name)) out.push({ agent: settingsAgent.name, label: `${settingsAgent.name} (from Settings)`, count: 0 });
+  for (const p of installed) out.push({ agent: p.name, label: p.label, count: 0 });
+  return out;
+}
+
+/** One entry per attempt, in order: `["builtin", "builtin", "codex"]`. */
+export function attemptList(choices: AttemptChoice[]): string[] {
+  return choices.flatMap((c) => Array.from({ length: c.count }, () => c.agent));
+}
+
+/** Why these attempts cannot start, or null. */
+export function attemptsProblem(choices: AttemptChoice[], limit: number): string | null {
+  const n = choices.reduce((a, c) => a + c.count, 0);
+  if (n < 2) return "Choose at least two attempts (one agent twice is fine)";
+  if (n > limit) return `At most ${limit} attempts in all (Settings → Tasks)`;
+  return null;
+}
+
+interface Props {
+  on: boolean;
+  onToggle: (on: boolean) => void;
+  choices: AttemptChoice[];
+  onChange: (choices: AttemptChoice[]) => void;
+  limit: number;
+  /** The folder gives each task a worktree; attempts need one each. */
+  available: boolean;
+}
+
+export function AttemptsPicker({ on, onToggle, choices, onChange, limit, available }: Props) {
+  const total = choices.reduce((a, c) => a + c.count, 0);
+  const set = (i: number, count: number) => onChange(choices.map((c, j) => (j === i ? { ...c, count: Math.max(0, Math.min(limit, count)) } : c)));
+  return (
+    <fieldset className="field attempts-choice" data-testid="attempts-choice">
+      <legend>Attempts</legend>
+      <label className="check">
+        <input type="checkbox" checked={on} disabled={!available} onChange={(e) => onToggle(e.target.checked)} data-testid="attempts-toggle" />
+        Run it with several agents side by side, and let the judge rank them
+      </label>
+      {!available && <span className="muted small">Attempts each get their own worktree: choose a folder in a git repository with a commit.</span>}
+      {on && available && (
+        <>
+          <div className="attempts-grid" role="group" aria-label="Attempts per agent">
+            {choices.map((c, i) => (
+              <label key={c.agent} className="attempt-count">
+                <input
+                  type="number"
+                  min={0}
+                  max={limit}
+                  value={c.count}
+                  onChange={(e) => set(i, Number(e.target.value) || 0)}
+                  data-testid={`attempts-${c.agent}`}
+                  aria-label={`Attempts by ${c.label}`}
+                />
+                <span>{c.label}</span>
+              </label>
+            ))}
+          </div>
+          <span className="muted small" data-testid="attempts-total">
+            {total} of at most {limit} attempts. Each works in its own worktree from the same commit, is judged the same way, and the group is ranked: verified done first, then no audit findings, more verification passing, fewer items left, a smaller diff, a lower cost. You land one; the others are put away.
+          </span>
+        </>
+      )}
+    </fieldset>
+  );
+}

@@ -1,0 +1,394 @@
+// The review's diff: each changed file in unified or split view, syntax-highlighted
+// (react-diff-view with refractor), collapsible with a "viewed" tick, lines around the changes
+// shown on request from the whole file, and comments on any line range that go back with
+// Request changes. Loaded only when a review is open, so the first screen never pays for it.
+import { useEffect, useMemo, useRef, useState, type ReactNode } from "react";
+import { Decoration, Diff, Hunk, getChangeKey, parseDiff, tokenize, useSourceExpansion, type ChangeData, type HunkData, type HunkTokens } from "react-diff-view";
+import "react-diff-view/style/index.css";
+import { refractor } from "refractor/core";
+import bash from "refractor/bash";
+import css from "refractor/css";
+import go from "refractor/go";
+import javascript from "refractor/javascript";
+import json from "refractor/json";
+import jsx from "refractor/jsx";
+import markdown from "refractor/markdown";
+import python from "refractor/python";
+import rust from "refractor/rust";
+import toml from "refractor/toml";
+import tsx from "refractor/tsx";
+import typescript from "refractor/typescript";
+import yaml from "refractor/yaml";
+import { AppError, ipc, type DiffSide, type FileChange, type ReviewComment } from "../ipc";
+
+for (const lang of [bash, css, go, javascript, json, jsx, markdown, python, rust, toml, typescript, tsx, yaml]) refractor.register(lang);
+
+const LANGUAGE: Record<string, string> = {
+  rs: "rust", py: "python", go: "go", js: "javascript", mjs: "javascript", cjs: "javascript", jsx: "jsx", ts: "typescript", tsx: "tsx",
+  json: "json", toml: "toml", yml: "yaml", yaml: "yaml", md: "markdown", sh: "bash", bash: "bash", css: "css",
+};
+
+// react-diff-view takes refractor 2's API: highlight() returning the nodes, not a root.
+const highlighter = { highlight: ((code: string, lang: string) => refractor.highlight(code, lang).children) as never };
+
+function languageOf(path: string): string | undefined {
+  return LANGUAGE[path.split(".").pop()?.toLowerCase() ?? ""];
+}
+
+/** The line a change is on, on the side a comment would name. */
+function lineOf(change: ChangeData): { side: DiffSide; line: number } {
+  if (change.type === "delete") return { side: "old", line: change.lineNumber };
+  if (change.type === "insert") return { side: "new", line: change.lineNumber };
+  return { side: "new", line: change.newLineNumber };
+}
+
+/** Files past this many are collapsed until opened, so a large review renders only what is read. */
+const OPEN_UP_TO = 6;
+/** Hunks past this many lines of a file are rendered on request. */
+const LINES_AT_ONCE = 1500;
+
+interface Props {
+  files: FileChange[];
+  reviewId: string;
+  comments: ReviewComment[];
+  /** Comments can be added and changed (the review waits for the person). */
+  editable: boolean;
+  onChanged?: () => void;
+}
+
+export default function DiffView({ files, reviewId, comments, editable, onChanged }: Props) {
+  const [view, setView] = useState<"unified" | "split">("unified");
+  const [viewed, setViewed] = useState<Record<string, boolean>>({});
+  const [open, setOpen] = useState<Record<string, boolean>>(() => Object.fromEntries(files.map((f, i) => [f.path, i < OPEN_UP_TO])));
+  const root = useRef<HTMLDivElement>(null);
+  // Keyboard: j/k move between files, n/p between hunks (when focus is in the diff, not typing).
+  const onKeyDown = (e: React.KeyboardEvent) => {
+    const t = e.target as HTMLElement;
+    if (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || e.ctrlKey || e.metaKey || e.altKey) return;
+    const sel = { j: ".diff-file-head", k: ".diff-file-head", n: ".diff-hunk-anchor", p: ".diff-hunk-anchor" }[e.key];
+    if (!sel || !root.current) return;
+    const all = [...root.current.querySelectorAll<HTMLElement>(sel)];
+    const at = all.findIndex((el) => el === document.activeElement || el.contains(document.activeElement));
+    const next = e.key === "j" || e.key === "n" ? all[Math.min(all.length - 1, at + 1)] : all[Math.max(0, at - 1)];
+    if (next) {
+      e.preventDefault();
+      next.focus();
+      next.scrollIntoView({ block: "nearest" });
+    }
+  };
+  return (
+    <div className="diff-view" ref={root} onKeyDown={onKeyDown} data-testid="diff-view">
+      <div className="row diff-toolbar">
+        <span className="muted small">
+          {Object.values(viewed).filter(Boolean).length} of {files.length} viewed · j/k files, n/p changes
+        </span>
+        <span className="grow" />
+        <div className="segmented" role="radiogroup" aria-label="Diff layout">
+          {(["unified", "split"] as const).map((v) => (
+            <label key={v} className={view === v ? "selected" : ""}>
+              <input type="radio" name="diff-view" checked={view === v} onChange={() => setView(v)} data-testid={`diff-${v}`} />
+              {v === "unified" ? "Unified" : "Split"}
+            </label>
+          ))}
+        </div>
+      </div>
+      {files.map((f) => (
+        <FileDiff
+          key={f.path}
+          file={f}
+          view={view}
+          open={open[f.path] ?? false}
+          viewed={viewed[f.path] ?? false}
+          onToggle={() => setOpen({ ...open, [f.path]: !open[f.path] })}
+          onViewed={(v) => {
+            setViewed({ ...viewed, [f.path]: v });
+            if (v) setOpen({ ...open, [f.path]: false });
+          }}
+          reviewId={reviewId}
+          comments={comments.filter((c) => c.path === f.path)}
+          editable={editable}
+          onChanged={onChanged}
+        />
+      ))}
+    </div>
+  );
+}
+
+function FileDiff(props: {
+  file: FileChange;
+  view: "unified" | "split";
+  open: boolean;
+  viewed: boolean;
+  onToggle: () => void;
+  onViewed: (v: boolean) => void;
+  reviewId: string;
+  comments: ReviewComment[];
+  editable: boolean;
+  onChanged?: () => void;
+}) {
+  const { file, open } = props;
+  const parsed = useMemo(() => {
+    try {
+      return parseDiff(file.diff)[0];
+    } catch {
+      return undefined;
+    }
+  }, [file.diff]);
+  const binary = file.diff.includes("Binary files ") || parsed?.isBinary;
+  const kind = file.kind === "created" ? "created" : file.kind === "deleted" ? "deleted" : "modified";
+  return (
+    <div className="file-change" data-testid="file-change" data-path={file.path}>
+      <div className="file-head diff-file-head row" tabIndex={0} onKeyDown={(e) => e.key === "Enter" && e.currentTarget === e.target && props.onToggle()}>
+        <button className="link-btn plain" onClick={props.onToggle} aria-expanded={open} data-testid="file-toggle">
+          <span className={`kind kind-${file.kind}`}>{binary ? `${kind}, binary` : kind}</span> <code>{file.path}</code>
+        </button>
+        {props.comments.length > 0 && <span className="muted small">{props.comments.length} comment{props.comments.length === 1 ? "" : "s"}</span>}
+        <span className="grow" />
+        <label className="check small">
+          <input type="checkbox" checked={props.viewed} onChange={(e) => props.onViewed(e.target.checked)} data-testid="file-viewed" /> Viewed
+        </label>
+      </div>
+      {open &&
+        (binary ? (
+          <p className="muted small">A binary file: its content is not shown.</p>
+        ) : !parsed || parsed.hunks.length === 0 ? (
+          <pre className="diff">{file.diff}</pre>
+        ) : (
+          <FileHunks {...props} hunks={parsed.hunks} diffType={parsed.type} />
+        ))}
+    </div>
+  );
+}
+
+function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comments, editable, onChanged }: {
+  file: FileChange;
+  view: "unified" | "split";
+  hunks: HunkData[];
+  diffType: "add" | "delete" | "modify" | "rename" | "copy";
+  reviewId: string;
+  comments: ReviewComment[];
+  editable: boolean;
+  onChanged?: () => void;
+}) {
+  // The whole file as it was, to show lines around the changes (comments may go on them too).
+  const [oldSource, setOldSource] = useState<string | null>(null);
+  const [hunks, expandRange] = useSourceExpansion(parsedHunks, oldSource);
+  const [all, setAll] = useState(false);
+  const lines = hunks.reduce((n, h) => n + h.changes.length, 0);
+  const shown = all || lines <= LINES_AT_ONCE ? hunks : limitLines(hunks, LINES_AT_ONCE);
+  const tokens: HunkTokens | null = useMemo(() => {
+    const language = languageOf(file.path);
+    if (!language) return null;
+    try {
+      return tokenize(shown, { highlight: true, refractor: highlighter, language });
+    } catch {
+      return null;
+    }
+  }, [shown, file.path]);
+  // Selection: a click on a line's number picks it, a shift-click extends the range on that side.
+  const [selection, setSelection] = useState<{ side: DiffSide; from: number; to: number } | null>(null);
+  const [draft, setDraft] = useState("");
+  const [editing, setEditing] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const selectedKeys = useMemo(() => {
+    if (!selection) return [];
+    return shown.flatMap((h) => h.changes).filter((c) => {
+      const { side, line } = lineOf(c);
+      return side === selection.side && line >= selection.from && line <= selection.to;
+    }).map(getChangeKey);
+  }, [selection, shown]);
+  const pick = (change: ChangeData | null, extend: boolean) => {
+    if (!editable || !change) return;
+    const { side, line } = lineOf(change);
+    setEditing(null);
+    setSelection((s) => (extend && s && s.side === side ? { side, from: Math.min(s.from, line), to: Math.max(s.to, line) } : { side, from: line, to: line }));
+  };
+  const save = async (id?: string) => {
+    const target = id ? comments.find((c) => c.id === id) : undefined;
+    const at = target ? { side: target.side, from: target.start_line, to: target.end_line } : selection;
+    if (!at || !draft.trim()) return;
+    setError(null);
+    try {
+      await ipc.commentOnReview(reviewId, { id: target?.id ?? "", path: file.path, start_line: at.from, end_line: at.to, side: at.side, quote: target?.quote ?? "", text: draft.trim() });
+      setDraft("");
+      setSelection(null);
+      setEditing(null);
+      onChanged?.();
+    } catch (e) {
+      setError((e as AppError).message);
+    }
+  };
+  const remove = async (id: string) => {
+    try {
+      await ipc.removeReviewComment(reviewId, id);
+      onChanged?.();
+    } catch (e) {
+      setError((e as AppError).message);
+    }
+  };
+  // Widgets under a line: the comments that end there, and the box for a new one.
+  const widgets: Record<string, ReactNode> = {};
+  const changeAt = (side: DiffSide, line: number) => shown.flatMap((h) => h.changes).find((c) => lineOf(c).side === side && lineOf(c).line === line);
+  for (const c of comments) {
+    const change = changeAt(c.side, c.end_line);
+    if (!change) continue;
+    const key = getChangeKey(change);
+    widgets[key] = (
+      <>
+        {widgets[key]}
+        <div className="diff-comment" data-testid="diff-comment">
+          <span className="muted small">
+            {c.start_line === c.end_line ? `Line ${c.start_line}` : `Lines ${c.start_line}–${c.end_line}`}
+            {c.side === "old" ? " (before)" : ""}
+          </span>
+          {editing === c.id ? (
+            <CommentBox value={draft} onChange={setDraft} onSave={() => save(c.id)} onCancel={() => setEditing(null)} />
+          ) : (
+            <>
+              <p>{c.text}</p>
+              {editable && (
+                <div className="row">
+                  <button className="link-btn" onClick={() => { setEditing(c.id); setDraft(c.text); }} data-testid="edit-comment">
+                    Edit
+                  </button>
+                  <button className="link-btn" onClick={() => remove(c.id)} data-testid="delete-comment">
+                    Delete
+                  </button>
+                </div>
+              )}
+            </>
+          )}
+        </div>
+      </>
+    );
+  }
+  if (selection && !editing) {
+    const last = changeAt(selection.side, selection.to);
+    if (last) {
+      const key = getChangeKey(last);
+      widgets[key] = (
+        <>
+          {widgets[key]}
+          <div className="diff-comment new" data-testid="comment-box">
+            <span className="muted small">
+              Comment on {selection.from === selection.to ? `line ${selection.from}` : `lines ${selection.from}–${selection.to}`} (shift-click a line number to extend)
+            </span>
+            <CommentBox value={draft} onChange={setDraft} onSave={() => save()} onCancel={() => setSelection(null)} />
+            {error && <p className="field-error">{error}</p>}
+          </div>
+        </>
+      );
+    }
+  }
+  const canExpand = diffType === "modify" || diffType === "delete";
+  const loadSource = () => {
+    if (oldSource !== null) return;
+    ipc.reviewFile(reviewId, file.path, "old").then((t) => setOldSource(t ?? ""), () => setOldSource(""));
+  };
+  useEffect(() => {
+    if (canExpand) loadSource();
+    // once per file
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [file.path]);
+  const total = oldSource ? oldSource.split("\n").length : 0;
+  return (
+    <>
+      <Diff
+        viewType={view}
+        diffType={diffType}
+        hunks={shown}
+        tokens={tokens}
+        widgets={widgets}
+        selectedChanges={selectedKeys}
+        gutterEvents={{ onClick: ({ change }, e) => pick(change, (e as React.MouseEvent).shiftKey) }}
+        codeClassName="diff-code"
+      >
+        {(hs) =>
+          hs.flatMap((h, i) => {
+            const out = [];
+            const before = i === 0 ? h.oldStart - 1 : h.oldStart - (hs[i - 1].oldStart + hs[i - 1].oldLines);
+            if (canExpand && oldSource && before > 0) {
+              const start = i === 0 ? 1 : hs[i - 1].oldStart + hs[i - 1].oldLines;
+              out.push(
+                <Decoration key={`x-${h.content}`}>
+                  <button className="link-btn small diff-expand" onClick={() => expandRange(Math.max(start, h.oldStart - 20), h.oldStart)} data-testid="expand-context">
+                    Show {Math.min(20, before)} more of {before} unchanged lines
+                  </button>
+                </Decoration>,
+              );
+            }
+            out.push(
+              <Decoration key={`d-${h.content}`}>
+                <span className="diff-hunk-anchor muted small" tabIndex={0}>
+                  {h.content}
+                </span>
+              </Decoration>,
+            );
+            out.push(<Hunk key={`h-${h.content}`} hunk={h} />);
+            const lastHunk = i === hs.length - 1;
+            const after = total - (h.oldStart + h.oldLines - 1);
+            if (canExpand && oldSource && lastHunk && after > 1) {
+              out.push(
+                <Decoration key={`y-${h.content}`}>
+                  <button className="link-btn small diff-expand" onClick={() => expandRange(h.oldStart + h.oldLines, Math.min(total + 1, h.oldStart + h.oldLines + 20))} data-testid="expand-context">
+                    Show {Math.min(20, after - 1)} more of {after - 1} unchanged lines
+                  </button>
+                </Decoration>,
+              );
+            }
+            return out;
+          })
+        }
+      </Diff>
+      {shown !== hunks && (
+        <button className="btn small" onClick={() => setAll(true)} data-testid="show-whole-diff">
+          Show the rest of this file's {lines.toLocaleString()} changed lines
+        </button>
+      )}
+    </>
+  );
+}
+
+function CommentBox({ value, onChange, onSave, onCancel }: { value: string; onChange: (v: string) => void; onSave: () => void; onCancel: () => void }) {
+  return (
+    <div className="comment-box">
+      <textarea
+        autoFocus
+        rows={2}
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+            e.preventDefault();
+            if (value.trim()) onSave();
+          } else if (e.key === "Escape") {
+            e.stopPropagation();
+            onCancel();
+          }
+        }}
+        placeholder="What should change here?"
+        data-testid="comment-input"
+      />
+      <div className="row">
+        <button className="btn small" onClick={onCancel}>
+          Cancel
+        </button>
+        <button className="btn small primary" disabled={!value.trim()} onClick={onSave} data-testid="save-comment">
+          Comment
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** The first `max` lines' worth of hunks. */
+function limitLines(hunks: HunkData[], max: number): HunkData[] {
+  const out: HunkData[] = [];
+  let n = 0;
+  for (const h of hunks) {
+    if (n >= max) break;
+    out.push(h);
+    n += h.changes.length;
+  }
+  return out;
+}

@@ -1,0 +1,237 @@
+// One task done by several agents side by side: each attempt with its evidence, ranked by the
+// judge's rule with the reason it is above the next; a view of the files the attempts left
+// differently; land the one the person chooses (the others are put away), or open one to send
+// it back. Updates live as attempts end.
+import { lazy, Suspense, useCallback, useEffect, useState } from "react";
+import { ExternalLink, GitMerge, Square } from "lucide-react";
+import { AppError, ipc, type FileDifference, type GroupRanking, type RankedAttempt, type SessionSummary } from "../ipc";
+import { END_LABEL, STATUS_LABEL } from "../session/model";
+
+const DiffView = lazy(() => import("../components/DiffView"));
+
+function seconds(ms: number) {
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/** The evidence of one attempt, as the ranking reads it. */
+function Evidence({ a }: { a: RankedAttempt }) {
+  const e = a.evidence;
+  const cost = e.cost_usd !== null ? `$${e.cost_usd.toFixed(4)}` : `${e.tokens.toLocaleString()} tokens`;
+  return (
+    <dl className="attempt-evidence" data-testid="attempt-evidence">
+      <div>
+        <dt>Verification</dt>
+        <dd data-testid="attempt-checks">{e.checks_run === 0 ? "not run" : `${e.checks_passed}/${e.checks_run} pass`}</dd>
+      </div>
+      <div>
+        <dt>Audit</dt>
+        <dd className={e.findings > 0 ? "bad" : undefined}>{e.findings === 0 ? "nothing found" : `${e.findings} finding${e.findings === 1 ? "" : "s"}`}</dd>
+      </div>
+      <div>
+        <dt>Left to do</dt>
+        <dd>{e.remaining === 0 ? "nothing" : `${e.remaining} item${e.remaining === 1 ? "" : "s"}`}</dd>
+      </div>
+      <div>
+        <dt>Diff</dt>
+        <dd>
+          {e.diff_lines} line{e.diff_lines === 1 ? "" : "s"} in {e.files} file{e.files === 1 ? "" : "s"}
+        </dd>
+      </div>
+      <div>
+        <dt>Cost</dt>
+        <dd>{cost}</dd>
+      </div>
+      <div>
+        <dt>Time</dt>
+        <dd>{seconds(e.wall_ms)}</dd>
+      </div>
+    </dl>
+  );
+}
+
+export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSession: (id: string) => void }) {
+  const [ranking, setRanking] = useState<GroupRanking | null>(null);
+  const [sessions, setSessions] = useState<SessionSummary[]>([]);
+  const [diffs, setDiffs] = useState<FileDifference[] | null>(null);
+  const [tab, setTab] = useState<"ranking" | "differences">("ranking");
+  const [shown, setShown] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  const load = useCallback(() => {
+    ipc.attemptGroup(group).then(setRanking, (e: AppError) => setError(e.message));
+    ipc.listSessions({ group, limit: 64 }).then((l) => setSessions(l ?? []), () => undefined);
+  }, [group]);
+  useEffect(() => {
+    load();
+    const off = ipc.onHistoryChanged(load);
+    return () => void off.then((f) => f()).catch(() => undefined);
+  }, [load]);
+  useEffect(() => {
+    if (tab === "differences") ipc.attemptDifferences(group).then(setDiffs, (e: AppError) => setError(e.message));
+  }, [tab, group, ranking]);
+
+  if (!ranking) return <p className="muted">{error ?? "Loading…"}</p>;
+  const statusOf = (id: string) => sessions.find((s) => s.id === id)?.status;
+  const running = ranking.ranking.filter((a) => !a.evidence.ended);
+  const decided = ranking.chosen !== null;
+  const choose = async (a: RankedAttempt) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const out = await ipc.chooseAttempt(group, a.evidence.session);
+      if (out.outcome === "landing_blocked") setError(`${a.evidence.label} could not land: ${out.detail} Open it to resolve this, or keep its branch.`);
+      else setNotice(`${a.evidence.label} landed. The other attempts were rejected and their worktrees removed.`);
+      load();
+    } catch (e) {
+      setError((e as AppError).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const cancelRunning = async () => {
+    setError(null);
+    try {
+      const n = await ipc.cancelAttempts(group);
+      setNotice(n === 0 ? "No attempt was running here." : `${n} attempt${n === 1 ? " was" : "s were"} cancelled.`);
+    } catch (e) {
+      setError((e as AppError).message);
+    }
+  };
+
+  return (
+    <section className="screen attempts-screen" data-testid="attempts-view" data-group={group}>
+      <header className="screen-head">
+        <h1 className="clamp">{ranking.task}</h1>
+        <p className="muted">
+          {ranking.ranking.length} attempts side by side ·{" "}
+          {decided ? "decided" : running.length > 0 ? `${running.length} still running; the ranking so far is of those that ended` : "all ended: choose one to land"}
+        </p>
+        {running.length > 0 && (
+          <button className="btn" onClick={cancelRunning} data-testid="attempts-cancel">
+            <Square size={14} aria-hidden /> Cancel the running attempts
+          </button>
+        )}
+      </header>
+      <p className="muted small" data-testid="ranking-rule">
+        Ranked by: verified done first; then work to review; no audit findings; more verification commands passing; fewer items the evaluator found left; a smaller diff; a lower cost.
+      </p>
+      {notice && (
+        <p className="notice" role="status" data-testid="attempts-notice">
+          {notice}
+        </p>
+      )}
+      {error && (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+      <div className="segmented" role="tablist" aria-label="View">
+        <button role="tab" aria-selected={tab === "ranking"} className={tab === "ranking" ? "selected" : ""} onClick={() => setTab("ranking")} data-testid="tab-ranking">
+          Ranking
+        </button>
+        <button role="tab" aria-selected={tab === "differences"} className={tab === "differences" ? "selected" : ""} onClick={() => setTab("differences")} data-testid="tab-differences">
+          Differences between attempts
+        </button>
+      </div>
+      {tab === "ranking" ? (
+        <ol className="attempt-list" data-testid="attempt-list">
+          {ranking.ranking.map((a) => {
+            const e = a.evidence;
+            const chosen = ranking.chosen === e.session;
+            const status = statusOf(e.session);
+            return (
+              <li key={e.session} className={`panel attempt${chosen ? " chosen" : ""}`} data-testid="attempt" data-session={e.session} data-rank={a.rank}>
+                <div className="attempt-head">
+                  <span className="rank" aria-label={a.rank ? `Rank ${a.rank}` : "Still running"}>
+                    {a.rank || "…"}
+                  </span>
+                  <strong data-testid="attempt-label">{e.label}</strong>
+                  <span className={`badge badge-${status ?? "idle"}`}>{status ? STATUS_LABEL[status] : ""}</span>
+                  <span className="muted" data-testid="attempt-end">
+                    {e.ended ? (e.end_reason ? END_LABEL[e.end_reason] : "ended") : "working…"}
+                  </span>
+                  {chosen && <span className="tag">chosen</span>}
+                </div>
+                {e.ended && <Evidence a={a} />}
+                {a.above_next && (
+                  <p className="small" data-testid="attempt-reason">
+                    Above the next: <strong>{a.above_next}</strong>
+                  </p>
+                )}
+                <div className="actions left">
+                  {!decided && e.review && (
+                    <button className={`btn${a.rank === 1 ? " primary" : ""}`} disabled={busy} onClick={() => choose(a)} data-testid="attempt-land">
+                      <GitMerge size={14} aria-hidden /> Land this one
+                    </button>
+                  )}
+                  {e.review && e.files > 0 && (
+                    <button className="btn" onClick={() => setShown(shown === e.session ? null : e.session)} aria-expanded={shown === e.session} data-testid="attempt-diff-toggle">
+                      {shown === e.session ? "Hide its diff" : "Show its diff"}
+                    </button>
+                  )}
+                  <button className="btn" onClick={() => onOpenSession(e.session)} data-testid="attempt-open" title="The whole session: its transcript, its review, Request changes">
+                    <ExternalLink size={14} aria-hidden /> Open
+                  </button>
+                </div>
+                {shown === e.session && <AttemptDiff session={e.session} review={e.review} />}
+              </li>
+            );
+          })}
+        </ol>
+      ) : (
+        <Differences diffs={diffs} />
+      )}
+    </section>
+  );
+}
+
+/** One attempt's diff, from its review as the session holds it. */
+function AttemptDiff({ session, review }: { session: string; review: string | null }) {
+  const [files, setFiles] = useState<import("../ipc").FileChange[] | null>(null);
+  useEffect(() => {
+    ipc.getSession(session).then((t) => {
+      const last = [...t.events].reverse().find((e) => e.type === "review_requested") as { files_changed?: import("../ipc").FileChange[] } | undefined;
+      setFiles(last?.files_changed ?? []);
+    }, () => setFiles([]));
+  }, [session]);
+  if (!files || !review) return <p className="muted small">Loading the diff…</p>;
+  return (
+    <Suspense fallback={<p className="muted small">Loading the diff…</p>}>
+      <DiffView files={files} reviewId={review} comments={[]} editable={false} />
+    </Suspense>
+  );
+}
+
+/** The files the attempts changed, those they left differently first, each attempt's diff beside the others. */
+function Differences({ diffs }: { diffs: FileDifference[] | null }) {
+  if (!diffs) return <p className="muted">Comparing…</p>;
+  if (diffs.length === 0) return <p className="muted" data-testid="differences-none">No attempt with work to review changed a file.</p>;
+  const differ = diffs.filter((d) => !d.same).length;
+  return (
+    <div className="differences" data-testid="differences">
+      <p className="muted small">
+        {differ === 0 ? "Every attempt left every file the same." : `${differ} of ${diffs.length} file${diffs.length === 1 ? "" : "s"} ${differ === 1 ? "differs" : "differ"} between the attempts.`}
+      </p>
+      {diffs.map((d) => (
+        <details key={d.path} className="panel difference" open={!d.same} data-testid="difference" data-path={d.path} data-same={d.same ? "yes" : "no"}>
+          <summary>
+            <code>{d.path}</code> {d.same ? <span className="muted">the same in every attempt</span> : <span className="tag">differs</span>}
+          </summary>
+          <div className="difference-columns" style={{ gridTemplateColumns: `repeat(${d.versions.length}, minmax(0, 1fr))` }}>
+            {d.versions.map((v) => (
+              <div key={v.session} className="difference-column" data-testid="difference-version">
+                <div className="small">
+                  <strong>{v.label}</strong> {v.kind ? <span className="muted">{v.kind}</span> : <span className="muted">left it alone</span>}
+                </div>
+                {v.kind && <pre className="diff-text">{v.diff}</pre>}
+              </div>
+            ))}
+          </div>
+        </details>
+      ))}
+    </div>
+  );
+}
