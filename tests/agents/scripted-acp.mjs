@@ -11,9 +11,14 @@
 // "write": {path, content}?, "fs": [{path, content?}]? (through the client: a read without
 // content, a write with it), "terminal": {command, args, env?, outputByteLimit?}? (through the
 // client's terminal), "end": "end_turn" | "max_tokens" | "max_turn_requests" | "refusal"
-// | "exit" | "hang" | "garbage", "usage": {inputTokens, outputTokens}? }. Turns are used in
+// | "exit" | "hang" | "deaf" | "garbage", "usage": {inputTokens, outputTokens}? }. "hang" never
+// ends the turn until cancelled; "deaf" ignores the cancel too and goes on editing (a line in
+// edits.log every 100 ms). A permission may list its own "options" ([{optionId, name, kind}]).
+// With "children": true the agent starts a child of its own (`sleep`) at once, as real agents
+// start the CLI they drive; both pids go to pids.log ({agent, child}). Turns are used in
 // order; the last one repeats. Every prompt's text is appended to prompts.log, each permission
 // answer to permissions.log and each cancel to cancel.log, in $SCRIPTED_ACP_LOGS (else the cwd).
+import { spawn } from "node:child_process";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -23,6 +28,10 @@ const log = (file, text) => appendFileSync(join(logs, file), text);
 
 const script = JSON.parse(readFileSync(process.argv[2], "utf8"));
 if (script.startup_write) writeFileSync(join(process.cwd(), script.startup_write.path), script.startup_write.content);
+if (script.children) {
+  const child = spawn("sleep", ["300"], { stdio: "ignore" });
+  log("pids.log", JSON.stringify({ agent: process.pid, child: child.pid }) + "\n");
+}
 const send = (msg) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n");
 let turn = 0;
 let nextId = 1000;
@@ -47,7 +56,7 @@ async function prompt(id, params) {
       params: {
         sessionId,
         toolCall: { toolCallId: t.permission.toolCallId, title: t.permission.title, rawInput: t.permission.rawInput },
-        options: [
+        options: t.permission.options ?? [
           { optionId: "yes", name: "Allow", kind: "allow_once" },
           { optionId: "always", name: "Always allow", kind: "allow_always" },
           { optionId: "no", name: "Reject", kind: "reject_once" },
@@ -94,6 +103,9 @@ async function prompt(id, params) {
       process.exit(3);
     case "hang":
       cancelled = () => send({ id, result: { stopReason: "cancelled" } });
+      return;
+    case "deaf":
+      setInterval(() => log("edits.log", "edit\n"), 100);
       return;
     case "garbage":
       process.stdout.write("{this is not json\n");

@@ -243,3 +243,103 @@ async fn a_terminal_command_nobody_can_approve_is_refused_and_never_runs() {
     assert!(s.log("terminal.log").contains("denied"), "the agent is told: {}", s.log("terminal.log"));
     assert!(h.read("never.txt").is_none());
 }
+
+/// The agent's and its child's pids, as the scripted agent logged them at start.
+fn pids(s: &Scripted) -> (u32, u32) {
+    let line: Value = serde_json::from_str(s.log("pids.log").lines().next().expect("the agent logged its pids")).unwrap();
+    (line["agent"].as_u64().unwrap() as u32, line["child"].as_u64().unwrap() as u32)
+}
+
+/// Waits up to `within` for the agent's whole process group to be gone.
+async fn group_gone(pgid: u32, within: Duration) -> bool {
+    let until = std::time::Instant::now() + within;
+    while std::time::Instant::now() < until {
+        if !finishline_engine::process_groups::group_alive(pgid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+async fn first_text(h: &Harness, sid: &SessionId) {
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    let wait = async {
+        loop {
+            if let EngineEvent::TextDelta { .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), wait).await.expect("the agent starts its turn");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_ignores_cancel_is_ended_with_its_whole_process_group() {
+    let s = Scripted::new(json!({"children": true, "turns": [{"updates": [text("Editing, and I will not stop")], "end": "deaf"}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let (sid, handle) = h.engine.start_session("Edit forever", &h.ws()).unwrap();
+    first_text(&h, &sid).await;
+    let (agent, child) = pids(&s);
+    let asked = std::time::Instant::now();
+    assert!(h.engine.cancel(&sid));
+    tokio::time::timeout(Duration::from_secs(30), handle).await.expect("cancel ends the run").unwrap();
+    assert_eq!(h.outcome(&sid).status, SessionStatus::Cancelled);
+    assert!(group_gone(agent, Duration::from_secs(5).saturating_sub(asked.elapsed())).await, "the agent and the child it started are gone within 5 s of the cancel, though the agent ignored session/cancel");
+    assert!(finishline_engine::process_groups::proc_stat(child).is_none(), "its child went with it");
+    let edits = s.log("edits.log").lines().count();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(s.log("edits.log").lines().count(), edits, "nothing goes on editing once the session shows it cancelled");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_timeout_of_an_agent_that_ignores_cancel_is_reported_as_a_step_timeout_and_ends_its_group() {
+    let s = Scripted::new(json!({"children": true, "turns": [{"updates": [text("Working")], "end": "deaf"}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(2)).await;
+    let o = h.run("Do the thing").await;
+    let (agent, _) = pids(&s);
+    assert_eq!(o.status, SessionStatus::Failed);
+    assert_eq!(error_of(&o).map(|e| e.0).as_deref(), Some("step_timeout"), "the run stopped because the step took too long, not because someone cancelled it");
+    assert!(group_gone(agent, Duration::from_secs(5)).await, "the agent's group is ended");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answering_a_permission_after_the_step_limit_does_not_stop_the_turn() {
+    let ask = json!({"toolCallId": "c1", "title": "bash", "rawInput": {"command": "echo hi"}});
+    let s = Scripted::new(json!({"turns": [{"updates": [{"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "bash", "status": "pending"}], "permission": ask,
+        "after": [{"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}, text("Ran it, and it printed hi as asked.")]}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(1)).await;
+    let (sid, handle) = h.engine.start_session("Run echo", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    let request = loop {
+        if let EngineEvent::PermissionRequested { request_id, .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
+            break request_id;
+        }
+    };
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    h.engine.respond_permission(&request, PermissionDecision::AllowOnce).unwrap();
+    tokio::time::timeout(Duration::from_secs(30), handle).await.unwrap().unwrap();
+    let o = h.outcome(&sid);
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "the person's thinking time is not the agent's idle time: {:?}", error_of(&o));
+    assert_eq!(s.log("permissions.log").trim(), "yes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_offering_only_always_is_asked_in_those_words_and_once_is_never_turned_into_always_unasked() {
+    let ask = |id: &str| json!({"toolCallId": id, "title": "bash", "rawInput": {"command": "echo hi"}, "options": [
+        {"optionId": "always", "name": "Always allow", "kind": "allow_always"}, {"optionId": "no", "name": "Reject", "kind": "reject_once"}]});
+    let s = Scripted::new(json!({"turns": [{"updates": [{"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "bash", "status": "pending"}], "permission": ask("c1"),
+        "after": [{"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}, text("Ran it, and it printed hi as asked.")]}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let (sid, handle) = h.engine.start_session("Run echo", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    let (request, reason) = loop {
+        if let EngineEvent::PermissionRequested { request_id, reason, .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
+            break (request_id, reason);
+        }
+    };
+    assert!(reason.contains("only \"Always allow\"") && reason.contains("without asking again"), "the person learns that allowing is for good: {reason}");
+    h.engine.respond_permission(&request, PermissionDecision::AllowOnce).unwrap();
+    tokio::time::timeout(Duration::from_secs(30), handle).await.unwrap().unwrap();
+    assert_eq!(s.log("permissions.log").trim(), "always", "asked in those words, the person's allow is the agent's only allow");
+}

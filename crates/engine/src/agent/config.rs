@@ -153,6 +153,7 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
         // The front end sets it: only it knows how to run itself as the pipe.
         claims_pipe: None,
         tasks: TaskPolicy::from_settings(&settings.tasks, &ctx.data_dir),
+        processes: crate::process_groups::ProcessGroups::in_data_dir(&ctx.data_dir),
         agent,
         evaluator,
     }

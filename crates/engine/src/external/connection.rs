@@ -23,6 +23,7 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 use super::definition::ExternalAgent;
 use super::update::{map_update, TurnItem};
 use crate::error::ErrorCode;
+use crate::process_groups::{OwnedGroup, ProcessGroups};
 
 /// What the person sees when an agent cannot be used: a code and what to do about it.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,6 +91,9 @@ pub trait AgentConnection: Send + Sync {
     async fn prompt(&self, text: String) -> Result<TurnResult, AgentFault>;
     /// Asks the agent to stop the turn; the turn then ends with `cancelled`.
     async fn cancel(&self);
+    /// Ends the agent's process group now, whoever still holds the connection: an agent that
+    /// ignores `session/cancel` must not go on editing once the session shows it stopped.
+    fn end(&self);
 }
 
 /// Where and how the agent runs.
@@ -110,6 +114,9 @@ pub struct Launch<'a> {
     pub files: Option<Arc<super::client_fs::WorkspaceFiles>>,
     /// Offer the client's terminal (`terminal/*`), commands gated like `run_command`.
     pub terminals: bool,
+    /// Who owns the agent's process group (and its terminals' groups), to end them on cancel,
+    /// quit or after a crash.
+    pub processes: Arc<ProcessGroups>,
 }
 
 /// An MCP server for the agent's session: started by the agent over stdio when there is a
@@ -139,19 +146,11 @@ struct Acp {
     ended: Arc<Mutex<Option<String>>>,
     ended_rx: tokio::sync::watch::Receiver<bool>,
     _stop: oneshot::Sender<()>,
-    pid: Option<u32>,
+    /// The agent may have started its own children (an `npx` wrapper, the CLI it drives, a
+    /// language server): the whole group ends with the connection, or at [`AgentConnection::end`].
+    group: Option<OwnedGroup>,
     /// Its terminals' commands end with it.
-    _terminals: Arc<super::terminals::Terminals>,
-}
-
-impl Drop for Acp {
-    fn drop(&mut self) {
-        // The agent may have started its own children (an `npx` wrapper, a language server);
-        // they go with it.
-        if let Some(pid) = self.pid {
-            unsafe { libc::killpg(pid as i32, libc::SIGKILL) };
-        }
-    }
+    terminals: Arc<super::terminals::Terminals>,
 }
 
 const STDERR_TAIL: usize = 4000;
@@ -173,7 +172,8 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
     #[cfg(unix)]
     cmd.process_group(0);
     let mut child = cmd.spawn().map_err(|e| AgentFault::new(format!("{} could not be started ({}): {e}", agent.label(), program.display())))?;
-    let pid = child.id();
+    // Owned from its first moment: a connection that fails below still ends the group.
+    let group = child.id().map(|pid| launch.processes.own(pid, &agent.label()));
     let stdin = child.stdin.take().ok_or_else(|| AgentFault::new("the agent's stdin could not be opened"))?;
     let stdout = child.stdout.take().ok_or_else(|| AgentFault::new("the agent's stdout could not be opened"))?;
     let mut stderr = child.stderr.take();
@@ -208,7 +208,7 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
     let asks = tx.clone();
     let (reads, writes) = (launch.files.clone(), launch.files.clone());
     let fs_offered = launch.files.is_some();
-    let terminals = Arc::new(super::terminals::Terminals::new(launch.cwd, launch.hidden_env));
+    let terminals = Arc::new(super::terminals::Terminals::new(launch.cwd, launch.hidden_env, launch.processes.clone()));
     let (t_create, t_output, t_wait, t_kill, t_release) = (terminals.clone(), terminals.clone(), terminals.clone(), terminals.clone(), terminals.clone());
     let terminal_asks = tx.clone();
     let terminal_offered = launch.terminals;
@@ -429,7 +429,7 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
     info.session = session.0.to_string();
     let mut rx = rx;
     while rx.try_recv().is_ok() {}
-    let conn = Acp { info, cx, session, ended, ended_rx, _stop: stop_tx, pid, _terminals: terminals };
+    let conn = Acp { info, cx, session, ended, ended_rx, _stop: stop_tx, group, terminals };
     Ok((Arc::new(conn), rx))
 }
 
@@ -499,11 +499,18 @@ impl AgentConnection for Acp {
     async fn cancel(&self) {
         let _ = self.cx.send_notification(CancelNotification::new(self.session.clone()));
     }
+
+    fn end(&self) {
+        self.terminals.end_all();
+        if let Some(g) = &self.group {
+            g.end();
+        }
+    }
 }
 
 /// Used by Settings' Check button and `finishline agents`: start, introduce, stop.
 pub async fn check(agent: &ExternalAgent, cwd: &Path, timeout: Duration) -> Result<AgentInfo, AgentFault> {
-    let (conn, _rx) = connect(Launch { agent, cwd, hidden_env: &[], start_timeout: timeout, mcp_servers: vec![], reopen: None, files: None, terminals: false }).await?;
+    let (conn, _rx) = connect(Launch { agent, cwd, hidden_env: &[], start_timeout: timeout, mcp_servers: vec![], reopen: None, files: None, terminals: false, processes: ProcessGroups::unrecorded() }).await?;
     Ok(conn.info().clone())
 }
 

@@ -111,6 +111,7 @@ impl Harness {
                 external: setup.external.clone(),
                 claims_pipe: setup.claims_pipe.clone(),
                 tasks: finishline_engine::agent::config::TaskPolicy { slots: setup.parallel.map(finishline_engine::agent::queue::TaskSlots::new), ..finishline_engine::agent::config::TaskPolicy::new(data.path()) },
+                processes: finishline_engine::process_groups::ProcessGroups::in_data_dir(data.path()),
             },
         );
         Harness { server, engine, store, workspace, data }
