@@ -30,12 +30,14 @@ struct Record {
 }
 
 /// The groups this Finishline process owns, and where their records are kept.
+#[derive(Debug)]
 pub struct ProcessGroups {
     /// `<data>/processes`; `None`: kept in memory only (a quick Check, a test).
     dir: Option<PathBuf>,
     live: Mutex<HashMap<u32, Live>>,
 }
 
+#[derive(Debug)]
 struct Live {
     leader_start: Option<u64>,
 }
