@@ -195,7 +195,8 @@ async fn an_agent_using_the_clients_file_system_stays_inside_the_workspace() {
     let s = Scripted::new(json!({"turns": [{"updates": [text("Wrote the notes through the client, and checked them.")], "fs": [
         {"path": "notes/today.txt", "content": "written through Finishline\n"},
         {"path": "notes/today.txt"},
-        {"path": "../outside.txt", "content": "escaped"}
+        {"path": "../outside.txt", "content": "escaped"},
+        {"path": "notes/not-yet.txt"}
     ]}]}));
     let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
     let o = h.run("Write notes/today.txt").await;
@@ -205,6 +206,8 @@ async fn an_agent_using_the_clients_file_system_stays_inside_the_workspace() {
     assert_eq!(log[1]["answer"]["content"], "written through Finishline\n", "a read through the client returns the file's text");
     assert!(log[2]["answer"]["error"].is_object(), "a write outside the workspace is refused: {:?}", log[2]);
     assert!(!h.ws().join("../outside.txt").exists(), "nothing was written outside the workspace");
+    assert_eq!(log[3]["answer"]["error"]["code"], -32002, "a file that is not there is ACP's resource-not-found, so a write tool that reads first creates it: {:?}", log[3]);
+    assert!(log[3]["answer"]["error"]["message"].as_str().unwrap().contains("Resource not found"), "{:?}", log[3]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -342,4 +345,24 @@ async fn an_agent_offering_only_always_is_asked_in_those_words_and_once_is_never
     h.engine.respond_permission(&request, PermissionDecision::AllowOnce).unwrap();
     tokio::time::timeout(Duration::from_secs(30), handle).await.unwrap().unwrap();
     assert_eq!(s.log("permissions.log").trim(), "always", "asked in those words, the person's allow is the agent's only allow");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gemini_cli_too_old_for_acp_is_started_again_with_experimental_acp() {
+    let s = Scripted::new(json!({"turns": [{"updates": [text("Nothing to change; all checked.")]}]}));
+    let bin = s.logs.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let gemini = bin.join("gemini");
+    let js = &s.agent.args[0];
+    let script = &s.agent.args[1];
+    std::fs::write(&gemini, format!("#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = \"--acp\" ] && {{ echo 'Unknown argument: acp' >&2; exit 1; }}; done\necho \"$@\" >> \"$SCRIPTED_ACP_LOGS/args.log\"\nexec node {js} {script}\n")).unwrap();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut std::fs::metadata(&gemini).unwrap().permissions(), 0o755);
+    std::fs::set_permissions(&gemini, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let agent = ExternalAgent { command: gemini.to_string_lossy().into_owned(), ..ExternalAgent::preset("gemini").unwrap() };
+    let agent = ExternalAgent { env: s.agent.env.clone(), ..agent };
+    assert_eq!(agent.args, vec!["--acp"]);
+    let h = Harness::new(rules(json!([evaluator(done_verdict())])), Setup { external: Some(agent), ..Setup::default() }).await;
+    let o = h.run("Look around").await;
+    assert!(matches!(o.status, SessionStatus::AwaitingReview | SessionStatus::Idle), "{:?}", error_of(&o));
+    assert_eq!(s.log("args.log").trim(), "--experimental-acp", "refused `--acp`, it was started the way older versions take");
 }

@@ -20,6 +20,7 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
+use super::client_fs::ReadError;
 use super::definition::ExternalAgent;
 use super::update::{map_update, TurnItem};
 use crate::error::ErrorCode;
@@ -97,6 +98,7 @@ pub trait AgentConnection: Send + Sync {
 }
 
 /// Where and how the agent runs.
+#[derive(Clone)]
 pub struct Launch<'a> {
     pub agent: &'a ExternalAgent,
     pub cwd: &'a Path,
@@ -157,10 +159,34 @@ const STDERR_TAIL: usize = 4000;
 
 /// Starts the agent, initializes the protocol and opens a session in `cwd`.
 pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mpsc::UnboundedReceiver<AgentMessage>), AgentFault> {
+    let mut initialized = false;
+    match connect_once(launch.clone(), &mut initialized).await {
+        // An older version that does not know its preset's arguments (Gemini CLI before
+        // `--acp`) exits at once: it is started again the older way.
+        Err(first) if !initialized && launch.agent.locate().is_some() => match launch.agent.older_args() {
+            Some(args) => {
+                let older = ExternalAgent { args, ..launch.agent.clone() };
+                let mut again = false;
+                connect_once(Launch { agent: &older, ..launch }, &mut again).await.map_err(|second| if again { second } else { first })
+            }
+            None => Err(first),
+        },
+        r => r,
+    }
+}
+
+type Connected = (Arc<dyn AgentConnection>, mpsc::UnboundedReceiver<AgentMessage>);
+
+/// One start of the agent; `initialized` turns true once it has answered `initialize`.
+async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Connected, AgentFault> {
     let agent = launch.agent;
     let Some(program) = agent.locate() else {
         let install = agent.install_hint().map(|i| format!(" Install it with: {i}")).unwrap_or_default();
-        return Err(AgentFault::new(format!("{} is not installed here: `{}` is not on PATH.{install}", agent.label(), agent.command)));
+        return Err(AgentFault::new(format!(
+            "{} is not installed here: `{}` is neither on PATH nor where npm, bun or nvm install programs.{install}",
+            agent.label(),
+            agent.command
+        )));
     };
     let mut cmd = tokio::process::Command::new(&program);
     // PWD as well: Node and Bun agents (OpenCode) take the project from $PWD, which would
@@ -253,7 +279,11 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
                 .on_receive_request(
                     async move |r: ReadTextFileRequest, responder, _cx| match reads.as_ref().map(|f| f.read(&r.path, r.line, r.limit)) {
                         Some(Ok(text)) => responder.respond(ReadTextFileResponse::new(text)),
-                        Some(Err(why)) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
+                        // ACP's "resource not found", in words agents match on too.
+                        Some(Err(ReadError::NotFound(why))) => responder.respond_with_error(
+                            agent_client_protocol::Error::new(-32002, format!("Resource not found: {why}")).data(serde_json::json!({"uri": r.path.to_string_lossy()})),
+                        ),
+                        Some(Err(ReadError::Refused(why))) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
                         None => responder.respond_with_error(agent_client_protocol::Error::new(-32601, "fs/read_text_file is not offered")),
                     },
                     agent_client_protocol::on_receive_request!(),
@@ -368,7 +398,7 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
             }
         }
     };
-    let caps = ClientCapabilities::new().fs(FileSystemCapabilities::new().read_text_file(fs_offered).write_text_file(fs_offered)).terminal(terminal_offered);
+    let caps = ClientCapabilities::new().fs(FileSystemCapabilities::new().read_text_file(fs_offered && agent.reads_through_client()).write_text_file(fs_offered)).terminal(terminal_offered);
     let init = tokio::time::timeout(
         launch.start_timeout,
         ended_or(&mut ended_watch, async {
@@ -380,6 +410,7 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
     )
     .await;
     let init = within("to start (initialize)")(init)?;
+    *initialized = true;
     let auth: Vec<String> = serde_json::from_value::<Vec<AuthMethod>>(init.get("authMethods").cloned().unwrap_or_default()).unwrap_or_default().iter().map(auth_label).collect();
     let info = AgentInfo {
         name: init.pointer("/agentInfo/title").or_else(|| init.pointer("/agentInfo/name")).and_then(Value::as_str).map(String::from).unwrap_or_else(|| agent.label()),
