@@ -80,6 +80,7 @@ impl Harness {
             Protocol::Openai => ProviderKind::Openai,
             Protocol::Anthropic => ProviderKind::Anthropic,
             Protocol::Gemini => ProviderKind::Gemini,
+            Protocol::Responses => ProviderKind::OpenaiResponses,
         };
         let mut pc = ProviderConfig::new(kind, server.base_url(setup.protocol), None);
         pc.idle_timeout = Duration::from_millis(setup.idle_ms);
