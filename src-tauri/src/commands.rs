@@ -397,7 +397,7 @@ pub struct AgentPresetView {
 #[tauri::command]
 pub async fn check_agent(agent: finishline_engine::external::ExternalAgent, workspace: Option<String>) -> Result<AgentCheck, Error> {
     let cwd = workspace.filter(|w| std::path::Path::new(w).is_dir()).map(std::path::PathBuf::from).or_else(|| std::env::var_os("HOME").map(std::path::PathBuf::from)).unwrap_or_else(std::env::temp_dir);
-    match finishline_engine::external::connection::check(&agent, &cwd, std::time::Duration::from_secs(60)).await {
+    match finishline_engine::external::connection::check(&agent, &cwd, std::time::Duration::from_secs(60), &Default::default()).await {
         Ok(info) => Ok(AgentCheck { name: info.name, version: info.version, load_session: info.load_session }),
         Err(f) => Err(Error::External { code: f.code, message: f.message }),
     }

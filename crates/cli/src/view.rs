@@ -66,6 +66,13 @@ impl View {
                 version.as_deref().map(|v| format!(" {v}")).unwrap_or_default(),
                 if *loaded { ", in the session it had" } else { "" }
             )),
+            EngineEvent::AgentLoginNeeded { label, methods, .. } => {
+                // The error that follows says it in words; here, each way as something to do.
+                self.line(&format!("  ⚿ log in to {label}, then run the task again:"));
+                for m in methods {
+                    self.line(&format!("    - {}", m.instruction(label)));
+                }
+            }
             EngineEvent::ProjectInstructions { file, truncated, .. } => self.line(&format!("  following the project's {file}{}", if *truncated { " (cut to its first part)" } else { "" })),
             EngineEvent::StepStarted { step, .. } => self.line(&format!("· step {step} — thinking")),
             // Its detail is a whole phrase ("recording 20,000 files of the workspace …").

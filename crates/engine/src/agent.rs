@@ -97,6 +97,9 @@ pub struct EngineConfig {
     /// The process groups runs start (ACP agents, their terminals' commands), owned and ended
     /// by this process; shared by every engine of a front end, so quitting ends them all.
     pub processes: Arc<crate::process_groups::ProcessGroups>,
+    /// The keychain's values for the external agent's environment (the keys the person gave
+    /// it when it asked to log in), by variable; never written anywhere.
+    pub agent_secrets: std::collections::BTreeMap<String, String>,
 }
 
 /// A person's answer to a waiting run.

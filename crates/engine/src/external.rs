@@ -7,10 +7,13 @@
 //! - [`update`]: ACP's `session/update` and stop reasons in Finishline's terms (pure);
 //! - [`connection`]: the agent's process and the protocol session over its stdio.
 
+pub mod auth_tap;
 pub mod claims;
 pub mod claims_pipe;
 pub mod client_fs;
 pub mod connection;
+pub mod login;
+pub mod login_run;
 pub mod terminals;
 pub mod definition;
 pub mod update;

@@ -173,6 +173,9 @@ pub struct Settings {
     pub run_plans_without_review: bool,
     /// An external ACP agent that does the work instead of Finishline's own; `None`: built-in.
     pub agent: Option<crate::external::ExternalAgent>,
+    /// Agent name → the variables whose values (keys the person gave when the agent asked to
+    /// log in) the OS keychain keeps for that agent only. Names, never values.
+    pub agent_keys: std::collections::BTreeMap<String, Vec<String>>,
     /// Where tasks work and how approved ones land.
     pub tasks: TaskSettings,
 }

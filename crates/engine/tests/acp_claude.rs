@@ -24,3 +24,8 @@ async fn cancel_in_the_middle_of_a_claude_code_turn_ends_its_whole_process_group
 async fn claude_code_not_installed_says_the_exact_install_command() {
     not_installed_says_the_exact_install_command(Real::Claude).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_without_a_key_or_login_says_how_to_log_in_in_its_own_words() {
+    without_a_key_says_how_to_log_in_in_the_agents_own_words(Real::Claude, &["Anthropic Console", "auth login --console"]).await;
+}

@@ -24,3 +24,8 @@ async fn cancel_in_the_middle_of_a_codex_turn_ends_its_whole_process_group_and_r
 async fn codex_not_installed_says_the_exact_install_command() {
     not_installed_says_the_exact_install_command(Real::Codex).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_without_a_key_or_login_says_how_to_log_in_in_its_own_words() {
+    without_a_key_says_how_to_log_in_in_the_agents_own_words(Real::Codex, &["API Key", "OPENAI_API_KEY", "ChatGPT"]).await;
+}

@@ -4,9 +4,9 @@
 
 mod support {
     pub mod harness;
+    pub mod scripted;
 }
 
-use std::path::Path;
 use std::time::Duration;
 
 use finishline_engine::domain::*;
@@ -14,27 +14,7 @@ use finishline_engine::event::EngineEvent;
 use finishline_engine::external::ExternalAgent;
 use serde_json::{json, Value};
 use support::harness::*;
-
-struct Scripted {
-    agent: ExternalAgent,
-    logs: tempfile::TempDir,
-}
-
-impl Scripted {
-    fn new(script: Value) -> Scripted {
-        let logs = tempfile::tempdir().unwrap();
-        let file = logs.path().join("script.json");
-        std::fs::write(&file, script.to_string()).unwrap();
-        let js = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/agents/scripted-acp.mjs");
-        let mut env = std::collections::BTreeMap::new();
-        env.insert("SCRIPTED_ACP_LOGS".to_string(), logs.path().to_string_lossy().into_owned());
-        let agent = ExternalAgent { name: "scripted".into(), command: "node".into(), args: vec![js.to_string_lossy().into_owned(), file.to_string_lossy().into_owned()], env };
-        Scripted { agent, logs }
-    }
-    fn log(&self, name: &str) -> String {
-        std::fs::read_to_string(self.logs.path().join(name)).unwrap_or_default()
-    }
-}
+use support::scripted::Scripted;
 
 fn text(t: &str) -> Value {
     json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": t}})

@@ -160,6 +160,7 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
         claims_pipe: None,
         tasks: TaskPolicy::from_settings(&settings.tasks, &ctx.data_dir),
         processes: crate::process_groups::ProcessGroups::in_data_dir(&ctx.data_dir),
+        agent_secrets: Default::default(),
         agent,
         evaluator,
     }

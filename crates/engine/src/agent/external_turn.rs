@@ -206,6 +206,8 @@ impl Run {
                 files: Some(Arc::new(crate::external::client_fs::WorkspaceFiles::new(self.workspace.clone()))),
                 terminals: true,
                 processes: self.engine.config.processes.clone(),
+                authenticate: None,
+                secrets: self.engine.config.agent_secrets.clone(),
             };
             let started = tokio::select! {
                 r = connection::connect(launch) => r,
@@ -220,7 +222,10 @@ impl Run {
                     ext.conn = Some(c);
                     self.emit(EngineEvent::AgentConnected { agent: ext.agent.name.clone(), name: info.name, version: info.version, acp_session: info.session, loaded: info.loaded, claims: info.took_mcp })?;
                 }
-                Err(AgentFault { code, message }) => return Err(Halt::Failed { code, message }),
+                Err(fault) => {
+                    self.login_needed(&ext.agent, &fault)?;
+                    return Err(Halt::Failed { code: fault.code, message: fault.message });
+                }
             }
         }
         let prompt = next_prompt(&self.history, ext.sent, &self.task);
@@ -303,7 +308,7 @@ impl Run {
                         },
                     }
                 }
-                r = &mut turn.0 => break Some(r.unwrap_or_else(|e| Err(AgentFault { code: ErrorCode::Internal, message: format!("the agent's turn panicked: {e}") }))),
+                r = &mut turn.0 => break Some(r.unwrap_or_else(|e| Err(AgentFault { code: ErrorCode::Internal, message: format!("the agent's turn panicked: {e}"), login: vec![] }))),
             }
         };
         // What the agent reported before its answer arrived is still on the channel.
@@ -353,7 +358,9 @@ impl Run {
                 return Err(halt.unwrap_or(Halt::Cancelled));
             }
             (Some(Err(fault)), _) => {
-                // The process is gone or broke the protocol: the next turn starts it again.
+                // The process is gone, broke the protocol or wants a login: the next turn
+                // starts it again.
+                self.login_needed(&ext.agent, &fault)?;
                 (StepEnd::Failed { code: fault.code, message: fault.message }, None)
             }
             (Some(Ok(_)), Some(Halt::Failed { code, message })) => (StepEnd::Failed { code, message }, None),
@@ -463,6 +470,15 @@ impl Run {
             t.output = report.output;
         }
         &tools[at]
+    }
+
+    /// An agent that needs a login says so with the ways it offers, before the run fails with
+    /// what to do: the window turns them into "Log in to <agent>".
+    fn login_needed(&mut self, agent: &ExternalAgent, fault: &AgentFault) -> crate::Result<()> {
+        if fault.code != ErrorCode::ExternalAgentAuth {
+            return Ok(());
+        }
+        self.emit(EngineEvent::AgentLoginNeeded { agent: agent.name.clone(), label: agent.label(), message: fault.message.clone(), methods: fault.login.clone() })
     }
 
     /// A denial the agent was told of stops the run, unless the settings say to go on.

@@ -2,13 +2,14 @@
 //! task; the run talks to it through [`AgentConnection`] and reads what the agent reports from a
 //! channel, so a permission prompt can wait for the person while updates keep arriving.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AuthMethod, CancelNotification, ClientCapabilities, ContentBlock, CreateTerminalRequest, CreateTerminalResponse, FileSystemCapabilities, Implementation, KillTerminalRequest, KillTerminalResponse, ReadTextFileRequest,
+    AuthCapabilities, AuthMethodId, AuthenticateRequest, CancelNotification, ClientCapabilities, ContentBlock, CreateTerminalRequest, CreateTerminalResponse, FileSystemCapabilities, Implementation, KillTerminalRequest, KillTerminalResponse, ReadTextFileRequest,
     ReadTextFileResponse, ReleaseTerminalRequest, ReleaseTerminalResponse, TerminalExitStatus, TerminalId, TerminalOutputRequest, TerminalOutputResponse, WaitForTerminalExitRequest,
     WaitForTerminalExitResponse, WriteTextFileRequest, WriteTextFileResponse, InitializeRequest, LoadSessionRequest, McpServer, McpServerHttp, McpServerStdio, NewSessionRequest, PermissionOptionKind, PromptRequest,
     RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification, TextContent,
@@ -22,6 +23,7 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use super::client_fs::ReadError;
 use super::definition::ExternalAgent;
+use super::login::{self, LoginMethod};
 use super::update::{map_update, TurnItem};
 use crate::error::ErrorCode;
 use crate::process_groups::{OwnedGroup, ProcessGroups};
@@ -31,11 +33,25 @@ use crate::process_groups::{OwnedGroup, ProcessGroups};
 pub struct AgentFault {
     pub code: ErrorCode,
     pub message: String,
+    /// With `external_agent_auth`: the ways the agent offers to log in.
+    pub login: Vec<LoginMethod>,
 }
 
 impl AgentFault {
-    fn new(message: impl Into<String>) -> Self {
-        AgentFault { code: ErrorCode::ExternalAgent, message: message.into() }
+    pub fn new(message: impl Into<String>) -> Self {
+        AgentFault { code: ErrorCode::ExternalAgent, message: message.into(), login: vec![] }
+    }
+
+    /// The agent refused a request: auth-required (or an error naming the key variables it
+    /// lacks) becomes what to do to log in, in the agent's own words; anything else says what
+    /// it refused.
+    fn refused(label: &str, what: &str, e: &agent_client_protocol::Error, methods: &[LoginMethod], ended: Option<String>) -> Self {
+        let detail = login::error_detail(e.data.as_ref());
+        if e.code == agent_client_protocol::ErrorCode::AUTH_REQUIRED || e.data.as_ref().is_some_and(|d| d.get("envVars").is_some()) {
+            return AgentFault { code: ErrorCode::ExternalAgentAuth, message: login::what_to_do(label, &e.message, detail.as_deref(), methods), login: methods.to_vec() };
+        }
+        let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
+        AgentFault::new(format!("{label} refused {what}: {}{detail}{}", e.message, ended.map(|w| format!(" ({w})")).unwrap_or_default()))
     }
 }
 
@@ -51,6 +67,11 @@ pub struct AgentInfo {
     pub session: String,
     /// It reopened the earlier session (`Launch::reopen`) with its memory of it.
     pub loaded: bool,
+    /// The ways it offers to log in (its `authMethods`).
+    pub login: Vec<LoginMethod>,
+    /// Whether it says it is logged in (`_auth/status_update`, sent by Claude Code and Codex);
+    /// `None`: it did not say.
+    pub signed_in: Option<bool>,
 }
 
 /// The agent asks before running a tool.
@@ -82,6 +103,21 @@ pub struct TurnResult {
     pub stop: agent_client_protocol::v1::schema::StopReason,
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+}
+
+/// Claude Code's and Codex's word on their login (an extension of ACP): `{authStatus: {kind,
+/// label}}`, where kind `none` means nobody is logged in.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, agent_client_protocol::JsonRpcNotification)]
+#[notification(method = "_auth/status_update")]
+struct AuthStatusUpdate {
+    #[serde(rename = "authStatus", default)]
+    auth_status: Value,
+}
+
+impl AuthStatusUpdate {
+    fn signed_in(&self) -> bool {
+        !matches!(self.auth_status.get("kind").and_then(Value::as_str), Some("none") | Some("unauthenticated"))
+    }
 }
 
 /// One live ACP session. Behind this trait so the SDK can move without the run noticing.
@@ -119,6 +155,11 @@ pub struct Launch<'a> {
     /// Who owns the agent's process group (and its terminals' groups), to end them on cancel,
     /// quit or after a crash.
     pub processes: Arc<ProcessGroups>,
+    /// Log in with this method (`authenticate`) before opening the session.
+    pub authenticate: Option<String>,
+    /// The keys the keychain keeps for this agent, by variable: set in its environment (and a
+    /// value written [`crate::settings::IN_KEYCHAIN`] there is read from here).
+    pub secrets: BTreeMap<String, String>,
 }
 
 /// An MCP server for the agent's session: started by the agent over stdio when there is a
@@ -142,6 +183,8 @@ impl OfferedServer {
 
 struct Acp {
     info: AgentInfo,
+    /// The person's name for the agent (the preset's label).
+    label: String,
     cx: ConnectionTo<Agent>,
     session: SessionId,
     /// Set when the connection ends: why, with the tail of the agent's stderr.
@@ -192,8 +235,19 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
     // PWD as well: Node and Bun agents (OpenCode) take the project from $PWD, which would
     // still name Finishline's own folder.
     cmd.args(&agent.args).current_dir(launch.cwd).env("PWD", launch.cwd).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
+    // The person's environment, as a terminal gives it, minus Finishline's own provider-key
+    // variables: those are for Finishline's models, not the agent's, unless the person gives
+    // one to the agent in its settings.
+    for k in launch.hidden_env.iter().filter(|k| !agent.env.contains_key(*k)) {
+        cmd.env_remove(k);
+    }
     for (k, v) in &agent.env {
-        cmd.env(k, expand_env(v));
+        let value = if v == crate::settings::IN_KEYCHAIN { launch.secrets.get(k).cloned().unwrap_or_default() } else { expand_env(v) };
+        cmd.env(k, value);
+    }
+    // The keys the person gave this agent when it asked to log in, for it alone.
+    for (k, v) in &launch.secrets {
+        cmd.env(k, v);
     }
     #[cfg(unix)]
     cmd.process_group(0);
@@ -225,10 +279,13 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
     }
 
     let (tx, rx) = mpsc::unbounded_channel();
+    let signed_in: Arc<Mutex<Option<bool>>> = Arc::new(Mutex::new(None));
+    let auth_status = signed_in.clone();
     let (cx_tx, cx_rx) = oneshot::channel::<ConnectionTo<Agent>>();
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let (ended_tx, ended_rx) = tokio::sync::watch::channel(false);
     let ended = Arc::new(Mutex::new(None));
+    let (stdout, raw_auth) = super::auth_tap::AuthTap::new(stdout);
     let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
     let updates = tx.clone();
     let asks = tx.clone();
@@ -245,6 +302,13 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
             let result = Client
                 .v1()
                 .name("finishline")
+                .on_receive_notification(
+                    async move |n: AuthStatusUpdate, _cx| {
+                        *auth_status.lock().unwrap() = Some(n.signed_in());
+                        Ok(())
+                    },
+                    agent_client_protocol::on_receive_notification!(),
+                )
                 .on_receive_notification(
                     async move |n: SessionNotification, _cx| {
                         let _ = updates.send(AgentMessage::Update(map_update(&n.update)));
@@ -386,19 +450,19 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
         _ => return Err(AgentFault::new(format!("{} did not start: {}", agent.label(), ended_now(&ended).unwrap_or_else(|| "no answer".into())))),
     };
     let mut ended_watch = ended_rx.clone();
-    let within = |what: &'static str| {
-        let label = agent.label();
-        let ended = ended.clone();
-        move |r: Result<Result<Value, agent_client_protocol::Error>, tokio::time::error::Elapsed>| -> Result<Value, AgentFault> {
-            match r {
-                Ok(Ok(v)) => Ok(v),
-                Ok(Err(e)) if e.code == agent_client_protocol::ErrorCode::AUTH_REQUIRED => Err(AgentFault { code: ErrorCode::ExternalAgentAuth, message: format!("{label} needs you to log in first ({})", e.message) }),
-                Ok(Err(e)) => Err(AgentFault::new(format!("{label} refused {what}: {}{}", e.message, ended_now(&ended).map(|w| format!(" ({w})")).unwrap_or_default()))),
-                Err(_) => Err(AgentFault::new(format!("{label} did not answer {what} in time"))),
-            }
+    let label = agent.label();
+    let within = |what: &'static str, methods: &[LoginMethod], r: Result<Result<Value, agent_client_protocol::Error>, tokio::time::error::Elapsed>| -> Result<Value, AgentFault> {
+        match r {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(AgentFault::refused(&label, what, &e, methods, ended_now(&ended))),
+            Err(_) => Err(AgentFault::new(format!("{label} did not answer {what} in time"))),
         }
     };
-    let caps = ClientCapabilities::new().fs(FileSystemCapabilities::new().read_text_file(fs_offered && agent.reads_through_client()).write_text_file(fs_offered)).terminal(terminal_offered);
+    // Terminal logins are offered: Finishline can run the agent's own login command in one.
+    let caps = ClientCapabilities::new()
+        .fs(FileSystemCapabilities::new().read_text_file(fs_offered && agent.reads_through_client()).write_text_file(fs_offered))
+        .terminal(terminal_offered)
+        .auth(AuthCapabilities::new().terminal(true));
     let init = tokio::time::timeout(
         launch.start_timeout,
         ended_or(&mut ended_watch, async {
@@ -409,9 +473,18 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
         }),
     )
     .await;
-    let init = within("to start (initialize)")(init)?;
+    let init = within("to start (initialize)", &[], init)?;
     *initialized = true;
-    let auth: Vec<String> = serde_json::from_value::<Vec<AuthMethod>>(init.get("authMethods").cloned().unwrap_or_default()).unwrap_or_default().iter().map(auth_label).collect();
+    let raw = raw_auth.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let methods = login::parse_methods(raw.as_ref().or(init.get("authMethods")).unwrap_or(&Value::Null), &program, &agent.args);
+    if let Some(method) = &launch.authenticate {
+        let auth = tokio::time::timeout(
+            launch.start_timeout,
+            ended_or(&mut ended_watch, async { cx.send_request(AuthenticateRequest::new(AuthMethodId::new(method.as_str()))).block_task().await.map(|r| serde_json::to_value(r).unwrap_or_default()) }),
+        )
+        .await;
+        within("to log in", &methods, auth)?;
+    }
     let info = AgentInfo {
         name: init.pointer("/agentInfo/title").or_else(|| init.pointer("/agentInfo/name")).and_then(Value::as_str).map(String::from).unwrap_or_else(|| agent.label()),
         version: init.pointer("/agentInfo/version").and_then(Value::as_str).map(String::from),
@@ -419,6 +492,8 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
         took_mcp: false,
         session: String::new(),
         loaded: false,
+        login: methods.clone(),
+        signed_in: None,
     };
     let mut info = info;
     let http = init.pointer("/agentCapabilities/mcpCapabilities/http").and_then(Value::as_bool).unwrap_or(false);
@@ -448,19 +523,15 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
                 ended_or(&mut ended_watch, async { cx.send_request(NewSessionRequest::new(launch.cwd.to_path_buf()).mcp_servers(servers)).block_task().await.map(|r| serde_json::to_value(r).unwrap_or_default()) }),
             )
             .await;
-            let new = within("a new session")(new).map_err(|mut f| {
-                if f.code == ErrorCode::ExternalAgentAuth && !auth.is_empty() {
-                    f.message.push_str(&format!(". It offers: {}", auth.join("; ")));
-                }
-                f
-            })?;
+            let new = within("a new session", &methods, new)?;
             new.get("sessionId").and_then(Value::as_str).map(|s| SessionId::new(s.to_string())).ok_or_else(|| AgentFault::new(format!("{} opened a session without an id", agent.label())))?
         }
     };
     info.session = session.0.to_string();
+    info.signed_in = *signed_in.lock().unwrap();
     let mut rx = rx;
     while rx.try_recv().is_ok() {}
-    let conn = Acp { info, cx, session, ended, ended_rx, _stop: stop_tx, group, terminals };
+    let conn = Acp { info, label, cx, session, ended, ended_rx, _stop: stop_tx, group, terminals };
     Ok((Arc::new(conn), rx))
 }
 
@@ -477,14 +548,6 @@ fn exit_status((code, signal): super::terminals::ExitStatus) -> TerminalExitStat
     TerminalExitStatus::new().exit_code(code).signal(signal)
 }
 
-fn auth_label(m: &AuthMethod) -> String {
-    let v = serde_json::to_value(m).unwrap_or_default();
-    let name = v.get("name").and_then(Value::as_str).unwrap_or("log in");
-    match v.get("description").and_then(Value::as_str) {
-        Some(d) => format!("{name}: {d}"),
-        None => name.to_string(),
-    }
-}
 
 fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -514,6 +577,10 @@ impl AgentConnection for Acp {
                 input_tokens: r.usage.as_ref().map(|u| u.input_tokens),
                 output_tokens: r.usage.as_ref().map(|u| u.output_tokens),
             }),
+            Err(e) if e.code == agent_client_protocol::ErrorCode::AUTH_REQUIRED || e.data.as_ref().is_some_and(|d| d.get("envVars").is_some()) => {
+                // Claude Code asks for its login only when the turn starts.
+                Err(AgentFault::refused(&self.label, "the turn", &e, &self.info.login, None))
+            }
             Err(e) => {
                 // The request fails as the transport closes, a moment before the connection's
                 // task has the exit status and the last stderr lines: wait for them briefly.
@@ -540,8 +607,21 @@ impl AgentConnection for Acp {
 }
 
 /// Used by Settings' Check button and `finishline agents`: start, introduce, stop.
-pub async fn check(agent: &ExternalAgent, cwd: &Path, timeout: Duration) -> Result<AgentInfo, AgentFault> {
-    let (conn, _rx) = connect(Launch { agent, cwd, hidden_env: &[], start_timeout: timeout, mcp_servers: vec![], reopen: None, files: None, terminals: false, processes: ProcessGroups::unrecorded() }).await?;
+pub async fn check(agent: &ExternalAgent, cwd: &Path, timeout: Duration, secrets: &BTreeMap<String, String>) -> Result<AgentInfo, AgentFault> {
+    let (conn, _rx) = connect(Launch {
+        agent,
+        cwd,
+        hidden_env: &[],
+        start_timeout: timeout,
+        mcp_servers: vec![],
+        reopen: None,
+        files: None,
+        terminals: false,
+        processes: ProcessGroups::unrecorded(),
+        authenticate: None,
+        secrets: secrets.clone(),
+    })
+    .await?;
     Ok(conn.info().clone())
 }
 

@@ -126,3 +126,25 @@ pub async fn not_installed_says_the_exact_install_command(real: Real) {
     let message = o.events.iter().rev().find_map(|e| if let EngineEvent::Error { message, .. } = &e.event { Some(message.clone()) } else { None }).unwrap();
     assert!(message.contains(&format!("{} is not installed here", agent.label())) && message.contains(&format!("Install it with: {install}")), "{message}");
 }
+
+/// Without a key or a login, the run fails with what to do, taken from the agent's own auth
+/// methods and error, and the window's "Log in to <agent>" gets the methods; `expect`: words the
+/// message must hold (the agent's own).
+pub async fn without_a_key_says_how_to_log_in_in_the_agents_own_words(real: Real, expect: &[&str]) {
+    let home = tempfile::tempdir().unwrap();
+    let h = harness(real, home.path(), None).await;
+    let mut r = real.side_calls();
+    r.extend([finishline_evaluator(done_verdict(), None), finishline_side_calls(), real.turn(json!({}), json!({"text": DONE}))]);
+    h.server.set_scenario(rules(json!(r)));
+    let o = h.run("Write hello.txt").await;
+    assert_eq!(o.status, SessionStatus::Failed, "{}", story(&o));
+    let (code, message) = o.events.iter().rev().find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((code.clone(), message.clone())) } else { None }).unwrap();
+    assert_eq!(code, "external_agent_auth", "{message}");
+    let label = finishline_engine::external::ExternalAgent::preset(real.preset()).unwrap().label();
+    assert!(message.contains(&format!("{label} needs you to log in")), "{message}");
+    for words in expect {
+        assert!(message.contains(words), "the message says what to do in {label}'s own words ({words:?}): {message}");
+    }
+    let methods = o.events.iter().find_map(|e| if let EngineEvent::AgentLoginNeeded { methods, label: l, .. } = &e.event { assert_eq!(l, &label); Some(methods.clone()) } else { None });
+    assert!(methods.is_some_and(|m| !m.is_empty()), "the window gets the agent's ways to log in, for its Log in button: {}", story(&o));
+}

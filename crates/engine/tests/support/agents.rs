@@ -70,19 +70,27 @@ impl Real {
                 (agent_bin("claude-agent-acp"), vec![])
             }
             Real::Gemini => {
-                put("GOOGLE_GEMINI_BASE_URL", &server.url());
+                // With a base URL and no key Gemini CLI takes the URL for a gateway; without
+                // either it is a Gemini CLI nobody has logged in to.
+                if key.is_some() {
+                    put("GOOGLE_GEMINI_BASE_URL", &server.url());
+                }
                 put("GEMINI_API_KEY", key.unwrap_or(""));
                 (agent_bin("gemini"), vec!["--acp".to_string()])
             }
             Real::Codex => {
                 let codex_home = home.join("codex");
                 std::fs::create_dir_all(&codex_home).unwrap();
+                put("CODEX_HOME", &codex_home.to_string_lossy());
+                if key.is_none() {
+                    // A Codex nobody has logged in to: no provider of its own, no login.
+                    return ExternalAgent { name: self.preset().into(), command: agent_bin("codex-acp").to_string_lossy().into_owned(), args: vec![], env: env.into_iter().filter(|(_, v)| !v.is_empty()).collect() };
+                }
                 let config = format!(
                     "model = \"m\"\nmodel_provider = \"local\"\napproval_policy = \"on-request\"\nsandbox_mode = \"danger-full-access\"\n\n[model_providers.local]\nname = \"local\"\nbase_url = \"{}\"\nwire_api = \"responses\"\nenv_key = \"FAKE_CODEX_KEY\"\n",
                     server.base_url(fake_llm::Protocol::Responses)
                 );
                 std::fs::write(codex_home.join("config.toml"), config).unwrap();
-                put("CODEX_HOME", &codex_home.to_string_lossy());
                 put("FAKE_CODEX_KEY", key.unwrap_or(""));
                 // Its default mode sandboxes commands with bubblewrap, which cannot run here
                 // (every command fails with "bwrap: execvp codex-linux-sandbox").

@@ -118,6 +118,7 @@ impl Harness {
                 claims_pipe: setup.claims_pipe.clone(),
                 tasks: finishline_engine::agent::config::TaskPolicy { slots: setup.parallel.map(finishline_engine::agent::queue::TaskSlots::new), ..finishline_engine::agent::config::TaskPolicy::new(data.path()) },
                 processes: finishline_engine::process_groups::ProcessGroups::in_data_dir(data.path()),
+                agent_secrets: Default::default(),
             },
         );
         Harness { server, engine, store, workspace, data }
