@@ -40,16 +40,32 @@ pub fn get_settings(app: AppHandle) -> Result<SettingsView, Error> {
 #[tauri::command]
 pub async fn save_settings(app: AppHandle, state: State<'_, AppState>, settings: Settings) -> Result<SettingsView, Error> {
     settings.validate()?;
+    // The window never edits which agent keys the keychain holds (a login adds them): a form
+    // opened before the login must not forget them.
+    let mut settings = settings;
+    for (agent, vars) in self::settings(&app).map(|s| s.agent_keys).unwrap_or_default() {
+        let kept = settings.agent_keys.entry(agent).or_default();
+        for v in vars {
+            if !kept.contains(&v) {
+                kept.push(v);
+            }
+        }
+    }
     let settings = with_keys(&state, move |k| {
         let mut settings = settings;
         k.keep_mcp_secrets(&mut settings)?;
         Ok(settings)
     })
     .await?;
-    let store = app.store(STORE_FILE).map_err(store_error)?;
-    store.set(STORE_KEY, serde_json::to_value(&settings).map_err(|e| Error::Internal(e.to_string()))?);
-    store.save().map_err(|e| Error::Io(std::io::Error::other(e.to_string())))?;
+    store_settings(&app, &settings)?;
     Ok(settings.into())
+}
+
+/// Writes the settings file (never with a key: those are in the keychain by now).
+pub(crate) fn store_settings(app: &AppHandle, settings: &Settings) -> Result<(), Error> {
+    let store = app.store(STORE_FILE).map_err(store_error)?;
+    store.set(STORE_KEY, serde_json::to_value(settings).map_err(|e| Error::Internal(e.to_string()))?);
+    store.save().map_err(|e| Error::Io(std::io::Error::other(e.to_string())))
 }
 
 // Commands that start runs are async so they execute on the Tokio runtime the runs spawn onto.
@@ -139,9 +155,7 @@ fn engine_for_session(app: &AppHandle, state: &AppState, session: &SessionId) ->
         return Ok(e);
     }
     let s = state.store.session(session)?;
-    // An external agent's session records the agent's name as its model, not a model to ask for.
-    let model = (s.provider != finishline_engine::external::ACP_PROVIDER).then_some(s.model.as_str());
-    let e = state.engine_from(&settings(app)?, &s.workspace, model)?;
+    let e = state.engine_from(&settings(app)?, &s.workspace, finishline_engine::external::model_to_ask(&s.provider, &s.model))?;
     state.remember(session, e.clone());
     Ok(e)
 }
@@ -266,7 +280,9 @@ pub fn open_worktree(app: AppHandle, state: State<'_, AppState>, session_id: Ses
 #[tauri::command]
 pub async fn send_message(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, message: String) -> Result<(), Error> {
     let s = state.store.session(&session_id)?;
-    let engine = state.engine_from(&settings(&app)?, &s.workspace, Some(&s.model))?;
+    // An external agent's session records the agent's name as its model: the evaluator keeps
+    // its configured model (asking for model "opencode" left the run unverified).
+    let engine = state.engine_from(&settings(&app)?, &s.workspace, finishline_engine::external::model_to_ask(&s.provider, &s.model))?;
     engine.send_message(&session_id, &message)?;
     state.remember(&session_id, engine);
     Ok(())

@@ -1,5 +1,6 @@
 //! The desktop shell. Each command is a one-liner into the engine; no product logic lives here.
 
+mod agent_login;
 mod commands;
 mod desktop;
 mod files;
@@ -103,6 +104,7 @@ pub fn run() {
             commands::run_plan,
             commands::agent_presets,
             commands::check_agent,
+            agent_login::agent_login,
             commands::subscribe_session,
             commands::unsubscribe_session,
             commands::cancel_run,

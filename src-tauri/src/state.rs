@@ -68,6 +68,10 @@ impl AppState {
         let mut cfg = config::engine_config(settings, ctx, agent, evaluator);
         cfg.claims_pipe = finishline_engine::external::claims_pipe::PipeCommand::this_executable();
         cfg.processes = self.processes.clone();
+        // The keys the person gave the agent when it asked to log in, for it alone.
+        if let Some(agent) = &settings.agent {
+            cfg.agent_secrets = self.keys.agent_secrets(settings, &agent.name);
+        }
         self.slots.set_limit(settings.tasks.parallel_limit as usize);
         cfg.tasks.slots = Some(self.slots.clone());
         Ok(Engine::new(self.store.clone(), cfg))

@@ -137,6 +137,12 @@ export interface AgentPreset {
   found: string | null;
 }
 
+/** One way an external agent offers to log in (from its own `authMethods`). */
+export type LoginMethod =
+  | { type: "terminal"; id: string; name: string; description?: string | null; command: string; args: string[]; env: Record<string, string> }
+  | { type: "key"; id: string; name: string; description?: string | null; vars: string[]; link?: string | null; authenticate: boolean }
+  | { type: "agent"; id: string; name: string; description?: string | null };
+
 export interface AgentCheck {
   name: string;
   version: string | null;
@@ -343,6 +349,7 @@ export type EngineEvent =
   | { type: "worktree_removed"; folder: string; why: string; branch_deleted?: string | null }
   | { type: "project_instructions"; file: string; chars: number; truncated: boolean }
   | { type: "agent_connected"; agent: string; name: string; version?: string | null; acp_session: string; loaded: boolean; claims: boolean }
+  | { type: "agent_login_needed"; agent: string; label: string; message: string; methods: LoginMethod[] }
   | { type: "plan_created"; steps: PlanStep[]; mode: PlanMode; awaiting_review?: boolean }
   | { type: "plan_reviewed"; approved: boolean; edited: boolean; steps: PlanStep[] }
   | { type: "plan_revised"; first: number; cause: string; steps: PlanStep[]; for_feedback?: boolean }
@@ -488,6 +495,8 @@ export const ipc = {
   agentPresets: () => call<AgentPreset[]>("agent_presets"),
   /** Starts the agent, introduces Finishline, and says who answered. */
   checkAgent: (agent: ExternalAgent, workspace?: string) => call<AgentCheck>("check_agent", { agent, workspace: workspace ?? null }),
+  /** Logs the session's agent in the way it offered (a terminal, a key, `authenticate`); resolves once it is logged in. */
+  agentLogin: (sessionId: string, methodId: string, key?: string) => call<void>("agent_login", { sessionId, methodId, key: key ?? null }),
   testConnection: (settings: Settings) => call<ConnectionReport>("test_connection", { settings }),
   providerPresets: () => call<ProviderPreset[]>("provider_presets"),
   keyStatus: (provider: ProviderSettings) => call<KeyStatus>("key_status", { provider }),

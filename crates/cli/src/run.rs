@@ -83,6 +83,10 @@ fn open(opts: &RunOptions) -> Result<Opened, u8> {
     engine_config.review_plan = opts.plan_review == crate::PlanReview::Prompt;
     engine_config.claims_pipe = finishline_engine::external::claims_pipe::PipeCommand::this_executable();
     engine_config.processes = processes;
+    // The keys the person gave the agent in the window when it asked to log in.
+    if let Some(agent) = &settings.agent {
+        engine_config.agent_secrets = finishline_engine::secret::Keys::os().agent_secrets(&settings, &agent.name);
+    }
     if let Some(l) = opts.land {
         engine_config.tasks.landing = l.mode();
     }
