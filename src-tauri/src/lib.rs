@@ -104,6 +104,7 @@ pub fn run() {
             commands::run_plan,
             commands::agent_presets,
             commands::check_agent,
+            commands::check_agents,
             agent_login::agent_login,
             commands::subscribe_session,
             commands::unsubscribe_session,

@@ -147,6 +147,24 @@ export interface AgentCheck {
   name: string;
   version: string | null;
   load_session: boolean;
+  /** Whether it is logged in (it opened a session and did not say nobody is); null: not known. */
+  logged_in?: boolean | null;
+  /** What to do to log in, in the agent's words. */
+  problem?: string | null;
+}
+
+/** One agent as Check found it: installed (where), its version, logged in. */
+export interface AgentStatus {
+  agent: string;
+  label: string;
+  found: string | null;
+  install: string | null;
+  name: string | null;
+  version: string | null;
+  load_session: boolean;
+  logged_in: boolean | null;
+  problem: string | null;
+  login: LoginMethod[];
 }
 
 export interface McpServerSettings {
@@ -497,6 +515,17 @@ export const ipc = {
   checkAgent: (agent: ExternalAgent, workspace?: string) => call<AgentCheck>("check_agent", { agent, workspace: workspace ?? null }),
   /** Logs the session's agent in the way it offered (a terminal, a key, `authenticate`); resolves once it is logged in. */
   agentLogin: (sessionId: string, methodId: string, key?: string) => call<void>("agent_login", { sessionId, methodId, key: key ?? null }),
+  /** Check for every agent Settings offers: installed, version, logged in. */
+  checkAgents: (workspace?: string) => call<AgentStatus[]>("check_agents", { workspace: workspace ?? null }),
+  /** Opens the system file picker for an agent's program; null when the person cancels. */
+  pickProgram: async (): Promise<string | null> => {
+    try {
+      const picked = await open({ directory: false, multiple: false, title: "Choose the agent's program" });
+      return typeof picked === "string" ? picked : null;
+    } catch (e) {
+      throw toAppError(e);
+    }
+  },
   testConnection: (settings: Settings) => call<ConnectionReport>("test_connection", { settings }),
   providerPresets: () => call<ProviderPreset[]>("provider_presets"),
   keyStatus: (provider: ProviderSettings) => call<KeyStatus>("key_status", { provider }),

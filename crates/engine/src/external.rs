@@ -7,6 +7,7 @@
 //! - [`update`]: ACP's `session/update` and stop reasons in Finishline's terms (pure);
 //! - [`connection`]: the agent's process and the protocol session over its stdio.
 
+pub mod agent_status;
 pub mod auth_tap;
 pub mod claims;
 pub mod claims_pipe;

@@ -29,3 +29,8 @@ async fn claude_code_not_installed_says_the_exact_install_command() {
 async fn claude_code_without_a_key_or_login_says_how_to_log_in_in_its_own_words() {
     without_a_key_says_how_to_log_in_in_the_agents_own_words(Real::Claude, &["Anthropic Console", "auth login --console"]).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_of_claude_code_without_a_key_shows_it_installed_with_its_version_and_not_logged_in() {
+    check_without_a_key_says_it_is_not_logged_in(Real::Claude).await;
+}

@@ -98,3 +98,21 @@ async fn an_agent_method_logs_in_with_authenticate_and_the_task_then_goes_on() {
     let o = again(&h.engine, &h, &sid).await;
     assert_eq!(o.status, SessionStatus::AwaitingReview);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_says_whether_the_agent_is_installed_its_version_and_whether_it_is_logged_in() {
+    use finishline_engine::external::agent_status::status;
+    let s = Scripted::new(json!({"auth": "agent", "turns": [{}]}));
+    let dir = tempfile::tempdir().unwrap();
+    let before = status(&s.agent, dir.path(), Duration::from_secs(30), &BTreeMap::new()).await;
+    assert!(before.found.is_some() && before.version.as_deref() == Some("1.0.0"), "installed, with the version it answered before it refused a session: {before:?}");
+    assert_eq!(before.logged_in, Some(false));
+    assert!(before.problem.as_deref().is_some_and(|p| p.contains("Log in with the browser")) && before.login.len() == 1, "{before:?}");
+    login_run::authenticate(&s.agent, dir.path(), "browser", &BTreeMap::new(), Duration::from_secs(30)).await.unwrap();
+    let after = status(&s.agent, dir.path(), Duration::from_secs(30), &BTreeMap::new()).await;
+    assert_eq!((after.logged_in, after.version.as_deref(), after.problem.as_deref()), (Some(true), Some("1.0.0"), None), "{after:?}");
+    let mut missing = finishline_engine::external::ExternalAgent::preset("codex").unwrap();
+    missing.command = "codex-acp-not-here".into();
+    let not_installed = status(&missing, dir.path(), Duration::from_secs(5), &BTreeMap::new()).await;
+    assert_eq!((not_installed.found, not_installed.install.as_deref(), not_installed.logged_in), (None, Some("npm i -g @agentclientprotocol/codex-acp"), None));
+}

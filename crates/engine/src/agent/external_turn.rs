@@ -308,7 +308,7 @@ impl Run {
                         },
                     }
                 }
-                r = &mut turn.0 => break Some(r.unwrap_or_else(|e| Err(AgentFault { code: ErrorCode::Internal, message: format!("the agent's turn panicked: {e}"), login: vec![] }))),
+                r = &mut turn.0 => break Some(r.unwrap_or_else(|e| Err(AgentFault { code: ErrorCode::Internal, message: format!("the agent's turn panicked: {e}"), login: vec![], answered: None }))),
             }
         };
         // What the agent reported before its answer arrived is still on the channel.

@@ -35,11 +35,18 @@ pub struct AgentFault {
     pub message: String,
     /// With `external_agent_auth`: the ways the agent offers to log in.
     pub login: Vec<LoginMethod>,
+    /// Who answered `initialize` before the failure, and its version.
+    pub answered: Option<(String, Option<String>)>,
 }
 
 impl AgentFault {
+    fn from(mut self, who: &(String, Option<String>)) -> Self {
+        self.answered = Some(who.clone());
+        self
+    }
+
     pub fn new(message: impl Into<String>) -> Self {
-        AgentFault { code: ErrorCode::ExternalAgent, message: message.into(), login: vec![] }
+        AgentFault { code: ErrorCode::ExternalAgent, message: message.into(), login: vec![], answered: None }
     }
 
     /// The agent refused a request: auth-required (or an error naming the key variables it
@@ -48,7 +55,7 @@ impl AgentFault {
     fn refused(label: &str, what: &str, e: &agent_client_protocol::Error, methods: &[LoginMethod], ended: Option<String>) -> Self {
         let detail = login::error_detail(e.data.as_ref());
         if e.code == agent_client_protocol::ErrorCode::AUTH_REQUIRED || e.data.as_ref().is_some_and(|d| d.get("envVars").is_some()) {
-            return AgentFault { code: ErrorCode::ExternalAgentAuth, message: login::what_to_do(label, &e.message, detail.as_deref(), methods), login: methods.to_vec() };
+            return AgentFault { code: ErrorCode::ExternalAgentAuth, message: login::what_to_do(label, &e.message, detail.as_deref(), methods), login: methods.to_vec(), answered: None };
         }
         let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
         AgentFault::new(format!("{label} refused {what}: {}{detail}{}", e.message, ended.map(|w| format!(" ({w})")).unwrap_or_default()))
@@ -475,6 +482,10 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
     .await;
     let init = within("to start (initialize)", &[], init)?;
     *initialized = true;
+    let who = (
+        init.pointer("/agentInfo/title").or_else(|| init.pointer("/agentInfo/name")).and_then(Value::as_str).map(String::from).unwrap_or_else(|| agent.label()),
+        init.pointer("/agentInfo/version").and_then(Value::as_str).map(String::from),
+    );
     let raw = raw_auth.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let methods = login::parse_methods(raw.as_ref().or(init.get("authMethods")).unwrap_or(&Value::Null), &program, &agent.args);
     if let Some(method) = &launch.authenticate {
@@ -483,11 +494,11 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
             ended_or(&mut ended_watch, async { cx.send_request(AuthenticateRequest::new(AuthMethodId::new(method.as_str()))).block_task().await.map(|r| serde_json::to_value(r).unwrap_or_default()) }),
         )
         .await;
-        within("to log in", &methods, auth)?;
+        within("to log in", &methods, auth).map_err(|f| f.from(&who))?;
     }
     let info = AgentInfo {
-        name: init.pointer("/agentInfo/title").or_else(|| init.pointer("/agentInfo/name")).and_then(Value::as_str).map(String::from).unwrap_or_else(|| agent.label()),
-        version: init.pointer("/agentInfo/version").and_then(Value::as_str).map(String::from),
+        name: who.0.clone(),
+        version: who.1.clone(),
         load_session: init.pointer("/agentCapabilities/loadSession").and_then(Value::as_bool).unwrap_or(false),
         took_mcp: false,
         session: String::new(),
@@ -523,7 +534,7 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
                 ended_or(&mut ended_watch, async { cx.send_request(NewSessionRequest::new(launch.cwd.to_path_buf()).mcp_servers(servers)).block_task().await.map(|r| serde_json::to_value(r).unwrap_or_default()) }),
             )
             .await;
-            let new = within("a new session", &methods, new)?;
+            let new = within("a new session", &methods, new).map_err(|f| f.from(&who))?;
             new.get("sessionId").and_then(Value::as_str).map(|s| SessionId::new(s.to_string())).ok_or_else(|| AgentFault::new(format!("{} opened a session without an id", agent.label())))?
         }
     };

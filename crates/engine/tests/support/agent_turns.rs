@@ -148,3 +148,13 @@ pub async fn without_a_key_says_how_to_log_in_in_the_agents_own_words(real: Real
     let methods = o.events.iter().find_map(|e| if let EngineEvent::AgentLoginNeeded { methods, label: l, .. } = &e.event { assert_eq!(l, &label); Some(methods.clone()) } else { None });
     assert!(methods.is_some_and(|m| !m.is_empty()), "the window gets the agent's ways to log in, for its Log in button: {}", story(&o));
 }
+
+/// Check (Settings → Agent) without a key or login: installed, its version, not logged in.
+pub async fn check_without_a_key_says_it_is_not_logged_in(real: Real) {
+    let home = tempfile::tempdir().unwrap();
+    let server = fake_llm::FakeServer::start(rules(json!([]))).await.unwrap();
+    let agent = real.agent(&server, home.path(), None);
+    let s = finishline_engine::external::agent_status::status(&agent, home.path(), Duration::from_secs(60), &Default::default()).await;
+    assert!(s.found.is_some() && s.version.is_some(), "installed, with its version: {s:?}");
+    assert_eq!(s.logged_in, Some(false), "{s:?}");
+}
