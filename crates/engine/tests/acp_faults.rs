@@ -346,3 +346,17 @@ async fn a_gemini_cli_too_old_for_acp_is_started_again_with_experimental_acp() {
     assert!(matches!(o.status, SessionStatus::AwaitingReview | SessionStatus::Idle), "{:?}", error_of(&o));
     assert_eq!(s.log("args.log").trim(), "--experimental-acp", "refused `--acp`, it was started the way older versions take");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_first_titled_as_being_prepared_is_named_by_its_real_title() {
+    let s = Scripted::new(json!({"turns": [{"updates": [
+        {"sessionUpdate": "tool_call", "toolCallId": "w1", "title": "Preparing file…", "status": "pending"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "w1", "title": "Write notes.txt", "rawInput": {"file_path": "notes.txt"}},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "w1", "status": "completed"},
+        text("Wrote notes.txt and checked it.")
+    ], "write": {"path": "notes.txt", "content": "n"}}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let o = h.run("Write notes.txt").await;
+    let names: Vec<String> = o.events.iter().filter_map(|e| if let EngineEvent::ToolCall { tool, .. } = &e.event { Some(tool.clone()) } else { None }).collect();
+    assert_eq!(names.last().map(String::as_str), Some("Write notes.txt"), "the card reads as what the call did (Claude Code titles every call \"Preparing file…\" first): {names:?}");
+}

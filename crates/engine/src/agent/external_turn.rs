@@ -155,6 +155,12 @@ fn only_always(options: &[(String, PermissionOptionKind)]) -> bool {
     has(PermissionOptionKind::AllowAlways) && !has(PermissionOptionKind::AllowOnce)
 }
 
+/// A title an agent gives a call before it knows what the call is ("Preparing file…").
+fn is_placeholder(title: &str) -> bool {
+    let t = title.trim();
+    t.ends_with('…') || t.ends_with("...")
+}
+
 /// Aborts a spawned task when dropped (a plain `JoinHandle` lets it run on).
 struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
 
@@ -454,9 +460,10 @@ impl Run {
         };
         let t = &mut tools[at];
         // The first title names the tool (`write`); agents retitle a call as it runs (OpenCode
-        // puts the file's path there), which would make one card look like two tools.
+        // puts the file's path there), which would make one card look like two tools. A title
+        // that says the call is still being prepared (Claude Code's "Preparing file…") is no name.
         if let Some(title) = report.title.filter(|s| !s.trim().is_empty()) {
-            if t.name == UNNAMED {
+            if t.name == UNNAMED || is_placeholder(&t.name) {
                 t.name = title;
             }
         }
