@@ -8,6 +8,8 @@ fn main() {
         "run_plan",
         "agent_presets",
         "check_agent",
+        "check_agents",
+        "agent_login",
         "subscribe_session",
         "unsubscribe_session",
         "cancel_run",

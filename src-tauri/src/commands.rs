@@ -40,16 +40,32 @@ pub fn get_settings(app: AppHandle) -> Result<SettingsView, Error> {
 #[tauri::command]
 pub async fn save_settings(app: AppHandle, state: State<'_, AppState>, settings: Settings) -> Result<SettingsView, Error> {
     settings.validate()?;
+    // The window never edits which agent keys the keychain holds (a login adds them): a form
+    // opened before the login must not forget them.
+    let mut settings = settings;
+    for (agent, vars) in self::settings(&app).map(|s| s.agent_keys).unwrap_or_default() {
+        let kept = settings.agent_keys.entry(agent).or_default();
+        for v in vars {
+            if !kept.contains(&v) {
+                kept.push(v);
+            }
+        }
+    }
     let settings = with_keys(&state, move |k| {
         let mut settings = settings;
         k.keep_mcp_secrets(&mut settings)?;
         Ok(settings)
     })
     .await?;
-    let store = app.store(STORE_FILE).map_err(store_error)?;
-    store.set(STORE_KEY, serde_json::to_value(&settings).map_err(|e| Error::Internal(e.to_string()))?);
-    store.save().map_err(|e| Error::Io(std::io::Error::other(e.to_string())))?;
+    store_settings(&app, &settings)?;
     Ok(settings.into())
+}
+
+/// Writes the settings file (never with a key: those are in the keychain by now).
+pub(crate) fn store_settings(app: &AppHandle, settings: &Settings) -> Result<(), Error> {
+    let store = app.store(STORE_FILE).map_err(store_error)?;
+    store.set(STORE_KEY, serde_json::to_value(settings).map_err(|e| Error::Internal(e.to_string()))?);
+    store.save().map_err(|e| Error::Io(std::io::Error::other(e.to_string())))
 }
 
 // Commands that start runs are async so they execute on the Tokio runtime the runs spawn onto.
@@ -139,9 +155,7 @@ pub(crate) fn engine_for_session(app: &AppHandle, state: &AppState, session: &Se
         return Ok(e);
     }
     let s = state.store.session(session)?;
-    // An external agent's session records the agent's name as its model, not a model to ask for.
-    let model = (s.provider != finishline_engine::external::ACP_PROVIDER).then_some(s.model.as_str());
-    let e = state.engine_from(&settings(app)?, &s.workspace, model)?;
+    let e = state.engine_from(&settings(app)?, &s.workspace, finishline_engine::external::model_to_ask(&s.provider, &s.model))?;
     state.remember(session, e.clone());
     Ok(e)
 }
@@ -291,7 +305,9 @@ pub fn open_worktree(app: AppHandle, state: State<'_, AppState>, session_id: Ses
 #[tauri::command]
 pub async fn send_message(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, message: String) -> Result<(), Error> {
     let s = state.store.session(&session_id)?;
-    let engine = state.engine_from(&settings(&app)?, &s.workspace, Some(&s.model))?;
+    // An external agent's session records the agent's name as its model: the evaluator keeps
+    // its configured model (asking for model "opencode" left the run unverified).
+    let engine = state.engine_from(&settings(&app)?, &s.workspace, finishline_engine::external::model_to_ask(&s.provider, &s.model))?;
     engine.send_message(&session_id, &message)?;
     state.remember(&session_id, engine);
     Ok(())
@@ -419,14 +435,36 @@ pub struct AgentPresetView {
     found: Option<String>,
 }
 
-/// Settings' Check button: starts the agent, introduces Finishline, and says who answered.
+/// Settings' Check button: starts the agent, introduces Finishline, opens a session, and says
+/// who answered and whether it is logged in.
 #[tauri::command]
-pub async fn check_agent(agent: finishline_engine::external::ExternalAgent, workspace: Option<String>) -> Result<AgentCheck, Error> {
-    let cwd = workspace.filter(|w| std::path::Path::new(w).is_dir()).map(std::path::PathBuf::from).or_else(|| std::env::var_os("HOME").map(std::path::PathBuf::from)).unwrap_or_else(std::env::temp_dir);
-    match finishline_engine::external::connection::check(&agent, &cwd, std::time::Duration::from_secs(60)).await {
-        Ok(info) => Ok(AgentCheck { name: info.name, version: info.version, load_session: info.load_session }),
-        Err(f) => Err(Error::External { code: f.code, message: f.message }),
+pub async fn check_agent(app: AppHandle, state: State<'_, AppState>, agent: finishline_engine::external::ExternalAgent, workspace: Option<String>) -> Result<AgentCheck, Error> {
+    let s = agent_status(&app, &state, &agent, workspace).await;
+    match (&s.found, &s.name, s.logged_in) {
+        (None, _, _) => Err(Error::External { code: finishline_engine::ErrorCode::ExternalAgent, message: format!("{} is not installed here.{}", s.label, s.install.as_deref().map(|i| format!(" Install it with: {i}")).unwrap_or_default()) }),
+        (_, Some(name), logged_in) if logged_in.is_some() => Ok(AgentCheck { name: name.clone(), version: s.version.clone(), load_session: s.load_session, logged_in, problem: s.problem.clone() }),
+        _ => Err(Error::External { code: finishline_engine::ErrorCode::ExternalAgent, message: s.problem.unwrap_or_else(|| "the agent did not answer".into()) }),
     }
+}
+
+/// Check for every agent Settings offers (and the custom one set up): installed, version, logged in.
+#[tauri::command]
+pub async fn check_agents(app: AppHandle, state: State<'_, AppState>, workspace: Option<String>) -> Result<Vec<finishline_engine::external::agent_status::AgentStatus>, Error> {
+    let mut agents: Vec<_> = finishline_engine::external::definition::PRESETS.iter().filter_map(|p| finishline_engine::external::ExternalAgent::preset(p.name)).collect();
+    if let Some(a) = settings(&app)?.agent {
+        match agents.iter_mut().find(|p| p.name == a.name) {
+            Some(p) => *p = a,
+            None => agents.push(a),
+        }
+    }
+    let checks = agents.iter().map(|a| agent_status(&app, &state, a, workspace.clone()));
+    Ok(futures_util::future::join_all(checks).await)
+}
+
+async fn agent_status(app: &AppHandle, state: &AppState, agent: &finishline_engine::external::ExternalAgent, workspace: Option<String>) -> finishline_engine::external::agent_status::AgentStatus {
+    let cwd = workspace.filter(|w| std::path::Path::new(w).is_dir()).map(std::path::PathBuf::from).or_else(|| std::env::var_os("HOME").map(std::path::PathBuf::from)).unwrap_or_else(std::env::temp_dir);
+    let secrets = settings(app).map(|s| state.keys.agent_secrets(&s, &agent.name)).unwrap_or_default();
+    finishline_engine::external::agent_status::status(agent, &cwd, std::time::Duration::from_secs(60), &secrets).await
 }
 
 #[derive(serde::Serialize)]
@@ -434,6 +472,9 @@ pub struct AgentCheck {
     name: String,
     version: Option<String>,
     load_session: bool,
+    logged_in: Option<bool>,
+    /// What to do to log in, in the agent's words.
+    problem: Option<String>,
 }
 
 /// Whether the app reports its own timing (FINISHLINE_PERF=1, set by the footprint benchmark).

@@ -1,5 +1,6 @@
 //! The desktop shell. Each command is a one-liner into the engine; no product logic lives here.
 
+mod agent_login;
 mod attempts;
 mod commands;
 mod desktop;
@@ -104,6 +105,8 @@ pub fn run() {
             commands::run_plan,
             commands::agent_presets,
             commands::check_agent,
+            commands::check_agents,
+            agent_login::agent_login,
             commands::subscribe_session,
             commands::unsubscribe_session,
             commands::cancel_run,

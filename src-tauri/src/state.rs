@@ -34,13 +34,18 @@ pub struct AppState {
     import: Mutex<Option<Settings>>,
     /// How many tasks run at once, shared by every engine the app makes (Settings → Tasks).
     slots: Arc<finishline_engine::agent::queue::TaskSlots>,
+    /// Every process group the app starts (agents, MCP servers), ended when it quits.
+    pub processes: Arc<finishline_engine::process_groups::ProcessGroups>,
 }
 
 impl AppState {
     pub fn open(data_dir: PathBuf) -> Result<AppState, Error> {
         let store = Arc::new(Store::open(&data_dir.join("history.db"), Arc::new(SystemClock))?);
         store.recover()?;
-        Ok(AppState { slots: finishline_engine::agent::queue::TaskSlots::new(4), store, data_dir, keys: Arc::new(Keys::os()), engines: Mutex::new(HashMap::new()), mcp: Mutex::new(None), import: Mutex::new(None), quitting: Default::default(), subscriptions: Mutex::new(HashMap::new()), next_subscription: Default::default(), startup: Mutex::new(crate::commands::startup_action_from(&std::env::args().collect::<Vec<_>>())) })
+        // What a crashed app or CLI left running (an agent, an MCP server) ends now.
+        finishline_engine::process_groups::ProcessGroups::end_left_behind(&data_dir);
+        let processes = finishline_engine::process_groups::ProcessGroups::in_data_dir(&data_dir);
+        Ok(AppState { processes, slots: finishline_engine::agent::queue::TaskSlots::new(4), store, data_dir, keys: Arc::new(Keys::os()), engines: Mutex::new(HashMap::new()), mcp: Mutex::new(None), import: Mutex::new(None), quitting: Default::default(), subscriptions: Mutex::new(HashMap::new()), next_subscription: Default::default(), startup: Mutex::new(crate::commands::startup_action_from(&std::env::args().collect::<Vec<_>>())) })
     }
 
     /// An engine built from the current settings, for a session in `workspace`; `model`
@@ -62,6 +67,11 @@ impl AppState {
         };
         let mut cfg = config::engine_config(settings, ctx, agent, evaluator);
         cfg.claims_pipe = finishline_engine::external::claims_pipe::PipeCommand::this_executable();
+        cfg.processes = self.processes.clone();
+        // The keys the person gave the agent when it asked to log in, for it alone.
+        if let Some(agent) = &settings.agent {
+            cfg.agent_secrets = self.keys.agent_secrets(settings, &agent.name);
+        }
         self.slots.set_limit(settings.tasks.parallel_limit as usize);
         cfg.tasks.slots = Some(self.slots.clone());
         Ok(Engine::new(self.store.clone(), cfg))
@@ -83,7 +93,7 @@ impl AppState {
             if let Some(old) = current.take() {
                 tauri::async_runtime::spawn(async move { old.stop_all().await });
             }
-            *current = config::mcp_servers(settings, &self.keys);
+            *current = config::owned_mcp_servers(settings, &self.keys, Some(self.processes.clone()));
         }
         current.clone()
     }
@@ -93,6 +103,8 @@ impl AppState {
         if let Some(m) = self.mcp.lock().unwrap_or_else(|p| p.into_inner()).take() {
             tauri::async_runtime::block_on(m.stop_all());
         }
+        // And whatever else it started that still runs: an agent kept for a session's next turn.
+        self.processes.end_all();
     }
 
     pub fn hold_import(&self, settings: Settings) {

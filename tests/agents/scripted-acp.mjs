@@ -5,16 +5,25 @@
 //
 //   node scripted-acp.mjs SCRIPT.json
 //
-// The script: { "auth": bool, "initialize": "ok" | "exit", "startup_write": {path, content}?
+// The script: { "auth": true | "terminal" | "key" | "agent", "initialize": "ok" | "exit", "startup_write": {path, content}?
 // (written into the cwd as the process starts, as OpenCode rewrites its config), "turns": [TURN, ...] }, where a turn
 // is { "updates": [sessionUpdate, ...], "permission": {toolCallId, title, rawInput}?,
 // "write": {path, content}?, "fs": [{path, content?}]? (through the client: a read without
 // content, a write with it), "terminal": {command, args, env?, outputByteLimit?}? (through the
 // client's terminal), "end": "end_turn" | "max_tokens" | "max_turn_requests" | "refusal"
-// | "exit" | "hang" | "garbage", "usage": {inputTokens, outputTokens}? }. Turns are used in
+// | "exit" | "hang" | "deaf" | "garbage", "usage": {inputTokens, outputTokens}? }. "hang" never
+// ends the turn until cancelled; "deaf" ignores the cancel too and goes on editing (a line in
+// edits.log every 100 ms). A permission may list its own "options" ([{optionId, name, kind}]).
+// With "children": true the agent starts a child of its own (`sleep`) at once, as real agents
+// start the CLI they drive; both pids go to pids.log ({agent, child}). Turns are used in
 // order; the last one repeats. Every prompt's text is appended to prompts.log, each permission
 // answer to permissions.log and each cancel to cancel.log, in $SCRIPTED_ACP_LOGS (else the cwd).
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+// Logging in: with "auth": true every session/new asks for a login (a method without a type);
+// "terminal" offers `<this command> --login` (which logs in and exits 0), "key" wants
+// SCRIPTED_KEY=sk-scripted in its environment, "agent" logs in when asked with `authenticate`.
+// Until then session/new answers auth-required; a login is the file `logged-in` in the logs.
+import { spawn } from "node:child_process";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 
@@ -22,7 +31,17 @@ const logs = process.env.SCRIPTED_ACP_LOGS ?? ".";
 const log = (file, text) => appendFileSync(join(logs, file), text);
 
 const script = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const loggedIn = () => existsSync(join(logs, "logged-in")) || (script.auth === "key" && process.env.SCRIPTED_KEY === "sk-scripted");
+if (process.argv[3] === "--login") {
+  writeFileSync(join(logs, "logged-in"), "yes");
+  console.log("Logged in to the scripted agent.");
+  process.exit(0);
+}
 if (script.startup_write) writeFileSync(join(process.cwd(), script.startup_write.path), script.startup_write.content);
+if (script.children) {
+  const child = spawn("sleep", ["300"], { stdio: "ignore" });
+  log("pids.log", JSON.stringify({ agent: process.pid, child: child.pid }) + "\n");
+}
 const send = (msg) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n");
 let turn = 0;
 let nextId = 1000;
@@ -47,7 +66,7 @@ async function prompt(id, params) {
       params: {
         sessionId,
         toolCall: { toolCallId: t.permission.toolCallId, title: t.permission.title, rawInput: t.permission.rawInput },
-        options: [
+        options: t.permission.options ?? [
           { optionId: "yes", name: "Allow", kind: "allow_once" },
           { optionId: "always", name: "Always allow", kind: "allow_always" },
           { optionId: "no", name: "Reject", kind: "reject_once" },
@@ -95,11 +114,29 @@ async function prompt(id, params) {
     case "hang":
       cancelled = () => send({ id, result: { stopReason: "cancelled" } });
       return;
+    case "deaf":
+      setInterval(() => log("edits.log", "edit\n"), 100);
+      return;
     case "garbage":
       process.stdout.write("{this is not json\n");
       return send({ id, result: { stopReason: "end_turn", usage: t.usage } });
     default:
       return send({ id, result: { stopReason: t.end ?? "end_turn", ...(t.usage ? { usage: { totalTokens: 0, ...t.usage } } : {}) } });
+  }
+}
+
+function authMethods(caps) {
+  switch (script.auth) {
+    case true:
+      return [{ id: "login", name: "Log in with scripted", description: "Run `scripted login` in a terminal" }];
+    case "terminal":
+      return caps?.auth?.terminal ? [{ id: "terminal-login", name: "Log in in a terminal", type: "terminal", args: ["--login"] }] : [];
+    case "key":
+      return [{ id: "key", name: "Scripted key", type: "env_var", vars: [{ name: "SCRIPTED_KEY" }] }];
+    case "agent":
+      return [{ id: "browser", name: "Log in with the browser", description: "Opens the scripted agent's login page" }];
+    default:
+      return [];
   }
 }
 
@@ -119,12 +156,18 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         result: {
           protocolVersion: 1,
           agentCapabilities: { loadSession: false },
-          authMethods: script.auth ? [{ id: "login", name: "Log in with scripted", description: "Run `scripted login` in a terminal" }] : [],
+          authMethods: authMethods(msg.params?.clientCapabilities),
           agentInfo: { name: "scripted", title: "Scripted agent", version: "1.0.0" },
         },
       });
+    case "authenticate":
+      if (script.auth === "agent" && msg.params?.methodId === "browser") {
+        writeFileSync(join(logs, "logged-in"), "yes");
+        return send({ id: msg.id, result: {} });
+      }
+      return send({ id: msg.id, error: { code: -32602, message: `no method ${msg.params?.methodId}` } });
     case "session/new":
-      if (script.auth) return send({ id: msg.id, error: { code: -32000, message: "Authentication required" } });
+      if (script.auth && !loggedIn()) return send({ id: msg.id, error: { code: -32000, message: "Authentication required", ...(script.auth === "key" ? { data: { envVars: ["SCRIPTED_KEY"] } } : {}) } });
       return send({ id: msg.id, result: { sessionId: "scripted-1" } });
     case "session/prompt":
       return void prompt(msg.id, msg.params);

@@ -80,4 +80,14 @@ test("OpenCode picked in Settings does a task; its early 'Done!' gets a continua
   const badge = await testid("status-badge");
   await badge.waitUntil(async () => (await badge.getAttribute("data-status")) === "completed", { timeout: 10_000, timeoutMsg: "approval never showed" });
   assert.equal(readFileSync(path.join(ws, "report.txt"), "utf8"), "all good\n");
+
+  // A follow-up in the same session: the evaluator keeps the model set up in Settings (the
+  // session records the agent's name as its model, which no provider has).
+  await typeInto(win.app, await testid("message-input"), "Also write notes.txt");
+  await (await testid("send-message")).click();
+  await win.app.waitUntil(async () => (await win.fake.requests()).some((r) => r.kind === "agent" && r.last_message.includes("Also write notes.txt")), { timeout: 60_000, timeoutMsg: "the follow-up never reached OpenCode" });
+  await (await testid("review-panel")).waitForDisplayed({ timeout: 60_000 });
+  const models = (await win.fake.requests()).filter((r) => r.kind === "evaluator").map((r) => r.model);
+  assert.ok(models.length >= 3, `the follow-up was judged too: ${models}`);
+  assert.deepEqual([...new Set(models)], ["fake-model"], "every evaluation, the follow-up's included, asks for the configured model");
 });

@@ -4,7 +4,7 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import { open } from "@tauri-apps/plugin-dialog";
 
-export type ProviderKind = "openai" | "anthropic" | "gemini";
+export type ProviderKind = "openai" | "openai_responses" | "anthropic" | "gemini";
 export type Theme = "system" | "light" | "dark";
 
 export interface ProviderSettings {
@@ -141,10 +141,34 @@ export interface AgentPreset {
   found: string | null;
 }
 
+/** One way an external agent offers to log in (from its own `authMethods`). */
+export type LoginMethod =
+  | { type: "terminal"; id: string; name: string; description?: string | null; command: string; args: string[]; env: Record<string, string> }
+  | { type: "key"; id: string; name: string; description?: string | null; vars: string[]; link?: string | null; authenticate: boolean }
+  | { type: "agent"; id: string; name: string; description?: string | null };
+
 export interface AgentCheck {
   name: string;
   version: string | null;
   load_session: boolean;
+  /** Whether it is logged in (it opened a session and did not say nobody is); null: not known. */
+  logged_in?: boolean | null;
+  /** What to do to log in, in the agent's words. */
+  problem?: string | null;
+}
+
+/** One agent as Check found it: installed (where), its version, logged in. */
+export interface AgentStatus {
+  agent: string;
+  label: string;
+  found: string | null;
+  install: string | null;
+  name: string | null;
+  version: string | null;
+  load_session: boolean;
+  logged_in: boolean | null;
+  problem: string | null;
+  login: LoginMethod[];
 }
 
 export interface McpServerSettings {
@@ -391,6 +415,7 @@ export type EngineEvent =
   | { type: "worktree_removed"; folder: string; why: string; branch_deleted?: string | null }
   | { type: "project_instructions"; file: string; chars: number; truncated: boolean }
   | { type: "agent_connected"; agent: string; name: string; version?: string | null; acp_session: string; loaded: boolean; claims: boolean }
+  | { type: "agent_login_needed"; agent: string; label: string; message: string; methods: LoginMethod[] }
   | { type: "plan_created"; steps: PlanStep[]; mode: PlanMode; awaiting_review?: boolean; budget_calls?: number | null }
   | { type: "plan_reviewed"; approved: boolean; edited: boolean; steps: PlanStep[] }
   | { type: "plan_revised"; first: number; cause: string; steps: PlanStep[]; for_feedback?: boolean }
@@ -611,6 +636,19 @@ export const ipc = {
   agentPresets: () => call<AgentPreset[]>("agent_presets"),
   /** Starts the agent, introduces Finishline, and says who answered. */
   checkAgent: (agent: ExternalAgent, workspace?: string) => call<AgentCheck>("check_agent", { agent, workspace: workspace ?? null }),
+  /** Logs the session's agent in the way it offered (a terminal, a key, `authenticate`); resolves once it is logged in. */
+  agentLogin: (sessionId: string, methodId: string, key?: string) => call<void>("agent_login", { sessionId, methodId, key: key ?? null }),
+  /** Check for every agent Settings offers: installed, version, logged in. */
+  checkAgents: (workspace?: string) => call<AgentStatus[]>("check_agents", { workspace: workspace ?? null }),
+  /** Opens the system file picker for an agent's program; null when the person cancels. */
+  pickProgram: async (): Promise<string | null> => {
+    try {
+      const picked = await open({ directory: false, multiple: false, title: "Choose the agent's program" });
+      return typeof picked === "string" ? picked : null;
+    } catch (e) {
+      throw toAppError(e);
+    }
+  },
   testConnection: (settings: Settings) => call<ConnectionReport>("test_connection", { settings }),
   providerPresets: () => call<ProviderPreset[]>("provider_presets"),
   keyStatus: (provider: ProviderSettings) => call<KeyStatus>("key_status", { provider }),

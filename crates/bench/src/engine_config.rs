@@ -30,5 +30,7 @@ pub fn defaults(data_dir: &Path, agent: ModelEndpoint) -> EngineConfig {
         external: None,
         claims_pipe: None,
         tasks: finishline_engine::agent::config::TaskPolicy::new(data_dir),
+        processes: finishline_engine::process_groups::ProcessGroups::in_data_dir(data_dir),
+        agent_secrets: Default::default(),
     }
 }

@@ -49,6 +49,7 @@ pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
     let kind = match opts.provider.as_deref() {
         Some("anthropic") => ProviderKind::Anthropic,
         Some("gemini") => ProviderKind::Gemini,
+        Some("openai-responses") => ProviderKind::OpenaiResponses,
         Some(_) => ProviderKind::Openai,
         None => settings.provider.kind,
     };
@@ -59,7 +60,7 @@ pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
         .or_else(|| from_settings.then(|| settings.provider.base_url.clone()).filter(|u| !u.trim().is_empty()))
         .unwrap_or_else(|| {
             match kind {
-                ProviderKind::Openai => "https://api.openai.com/v1",
+                ProviderKind::Openai | ProviderKind::OpenaiResponses => "https://api.openai.com/v1",
                 ProviderKind::Anthropic => "https://api.anthropic.com/v1",
                 ProviderKind::Gemini => "https://generativelanguage.googleapis.com/v1beta",
             }
@@ -113,6 +114,7 @@ fn apply_flags(settings: &mut Settings, opts: &RunOptions, provider: &ProviderSe
         let kind = match opts.evaluator_provider.as_deref() {
             Some("anthropic") => ProviderKind::Anthropic,
             Some("gemini") => ProviderKind::Gemini,
+            Some("openai-responses") => ProviderKind::OpenaiResponses,
             Some(_) => ProviderKind::Openai,
             None => settings.evaluator_provider.as_ref().map(|p| p.kind).unwrap_or(ProviderKind::Openai),
         };

@@ -190,7 +190,7 @@ pub enum ReviewMode {
 pub struct RunOptions {
     #[arg(long, default_value = ".")]
     pub workspace: std::path::PathBuf,
-    #[arg(long, value_parser = ["openai", "anthropic", "gemini"])]
+    #[arg(long, value_parser = ["openai", "openai-responses", "anthropic", "gemini"])]
     pub provider: Option<String>,
     #[arg(long)]
     pub base_url: Option<String>,
@@ -204,7 +204,7 @@ pub struct RunOptions {
     #[arg(long)]
     pub manager_model: Option<String>,
     /// The evaluator's own provider protocol, for a separate (often cheaper) evaluator.
-    #[arg(long, value_parser = ["openai", "anthropic", "gemini"])]
+    #[arg(long, value_parser = ["openai", "openai-responses", "anthropic", "gemini"])]
     pub evaluator_provider: Option<String>,
     /// The evaluator's own base URL; with it, the evaluator uses its own provider.
     #[arg(long)]

@@ -61,7 +61,9 @@ pub(crate) fn open(opts: &RunOptions) -> Result<Opened, u8> {
         finishline_engine::secret::Keys::os().resolve(p).0
     };
     let (agent, evaluator) = config::endpoints(&settings, &key_for).map_err(|e| fail(exit::USAGE, json, &e))?;
-    let mcp = finishline_engine::agent::config::mcp_servers(&settings, &finishline_engine::secret::Keys::os());
+    // One owner for every process group this CLI starts: the MCP servers and the run's agents.
+    let processes = finishline_engine::process_groups::ProcessGroups::in_data_dir(&data_dir);
+    let mcp = finishline_engine::agent::config::owned_mcp_servers(&settings, &finishline_engine::secret::Keys::os(), Some(processes.clone()));
     let ws = opts.workspace.canonicalize().unwrap_or(opts.workspace.clone());
     let ws = ws.to_string_lossy();
     let mut engine_config = finishline_engine::agent::config::engine_config(
@@ -80,6 +82,11 @@ pub(crate) fn open(opts: &RunOptions) -> Result<Opened, u8> {
     );
     engine_config.review_plan = opts.plan_review == crate::PlanReview::Prompt;
     engine_config.claims_pipe = finishline_engine::external::claims_pipe::PipeCommand::this_executable();
+    engine_config.processes = processes;
+    // The keys the person gave the agent in the window when it asked to log in.
+    if let Some(agent) = &settings.agent {
+        engine_config.agent_secrets = finishline_engine::secret::Keys::os().agent_secrets(&settings, &agent.name);
+    }
     if let Some(l) = opts.land {
         engine_config.tasks.landing = l.mode();
     }
@@ -142,6 +149,8 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
     if let Some(m) = &mcp {
         m.stop_all().await;
     }
+    // Whatever the run started and still runs (an agent kept for the next turn) ends with us.
+    engine.config.processes.end_all();
     // A decided task's worktree is removed after the decision: let that finish before exiting.
     tokio::task::block_in_place(|| engine.settle());
     code
@@ -161,15 +170,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
             }
         });
     }
-    {
-        let engine = engine.clone();
-        let sid = sid.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                engine.cancel(&sid);
-            }
-        });
-    }
+    tokio::spawn(stop_on_signal(engine.clone(), sid.clone()));
     let mut view = View::new(json, after);
     let mut events = Box::pin(store.subscribe(sid.clone(), after));
     let mut runs_finished = 0;
@@ -276,6 +277,38 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
     }
     view.summary(store, &sid);
     code
+}
+
+/// How long a run has, after Ctrl-C, SIGTERM or SIGHUP, to record that it was cancelled before
+/// the CLI ends what it started and exits anyway.
+const STOP_GRACE: Duration = Duration::from_secs(4);
+
+/// Ctrl-C, SIGTERM (a `timeout`, CI, systemd) and SIGHUP (the terminal closed) all stop the run
+/// the same way: it is cancelled and recorded so, then the follow loop ends, and the process
+/// groups the run started go with the CLI. A run that does not record its end in time, or a
+/// second signal, ends them and exits at once: an agent must never outlive the CLI.
+async fn stop_on_signal(engine: Arc<Engine>, sid: SessionId) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(term), Ok(hup), Ok(int)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup()), signal(SignalKind::interrupt())) else { return };
+    let mut signals = [term, hup, int];
+    any_of(&mut signals).await;
+    engine.cancel(&sid);
+    tokio::select! {
+        _ = tokio::time::sleep(STOP_GRACE) => {}
+        _ = any_of(&mut signals) => {}
+    }
+    engine.config.processes.end_all();
+    eprintln!("finishline: stopped");
+    std::process::exit(exit::CANCELLED as i32);
+}
+
+async fn any_of(signals: &mut [tokio::signal::unix::Signal; 3]) {
+    let [a, b, c] = signals;
+    tokio::select! {
+        _ = a.recv() => {}
+        _ = b.recv() => {}
+        _ = c.recv() => {}
+    }
 }
 
 /// A plan left waiting for its go-ahead: `--plan-review approve` (resume's default) runs it as the

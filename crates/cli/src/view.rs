@@ -14,14 +14,16 @@ pub struct View {
     in_text: bool,
     steps: u32,
     model_calls: u32,
-    tool_calls: u32,
+    /// Calls that reached an end (done, failed, denied, unknown), each once however many updates
+    /// it had: what the window shows as tool cards.
+    tool_calls: std::collections::HashSet<String>,
     continuations: u32,
     evaluations: u32,
 }
 
 impl View {
     pub fn new(json: bool, after: u64) -> Self {
-        View { json, last_seq: after, in_text: false, steps: 0, model_calls: 0, tool_calls: 0, continuations: 0, evaluations: 0 }
+        View { json, last_seq: after, in_text: false, steps: 0, model_calls: 0, tool_calls: Default::default(), continuations: 0, evaluations: 0 }
     }
 
     pub fn last_seq(&self) -> u64 {
@@ -46,7 +48,9 @@ impl View {
                 self.steps = self.steps.max(*step);
                 self.model_calls += 1;
             }
-            EngineEvent::ToolCall { state: ToolState::Pending, .. } => self.tool_calls += 1,
+            EngineEvent::ToolCall { call_id, state: ToolState::Done | ToolState::Error | ToolState::Denied | ToolState::Unknown, .. } => {
+                self.tool_calls.insert(call_id.clone());
+            }
             EngineEvent::Continuation { .. } => self.continuations += 1,
             EngineEvent::Evaluation { .. } => {
                 self.evaluations += 1;
@@ -66,6 +70,13 @@ impl View {
                 version.as_deref().map(|v| format!(" {v}")).unwrap_or_default(),
                 if *loaded { ", in the session it had" } else { "" }
             )),
+            EngineEvent::AgentLoginNeeded { label, methods, .. } => {
+                // The error that follows says it in words; here, each way as something to do.
+                self.line(&format!("  ⚿ log in to {label}, then run the task again:"));
+                for m in methods {
+                    self.line(&format!("    - {}", m.instruction(label)));
+                }
+            }
             EngineEvent::ProjectInstructions { file, truncated, .. } => self.line(&format!("  following the project's {file}{}", if *truncated { " (cut to its first part)" } else { "" })),
             EngineEvent::StepStarted { step, .. } => self.line(&format!("· step {step} — thinking")),
             // Its detail is a whole phrase ("recording 20,000 files of the workspace …").
@@ -204,7 +215,7 @@ impl View {
             "verdict": s.verdict,
             "end_reason": s.end_reason,
             "decision": s.decision,
-            "counts": {"steps": self.steps, "model_calls": self.model_calls, "tool_calls": self.tool_calls, "continuations": self.continuations, "evaluations": self.evaluations},
+            "counts": {"steps": self.steps, "model_calls": self.model_calls, "tool_calls": self.tool_calls.len(), "continuations": self.continuations, "evaluations": self.evaluations},
             "tokens": s.tokens,
             "worktree": s.work_dir,
             "branch": s.branch,
@@ -214,7 +225,7 @@ impl View {
             println!("{v}");
         } else {
             self.line(&format!(
-                "■ {} — status {}, end reason {}, claim {}, verdict {}, decision {} · {} steps, {} continuations · tokens: agent {}, evaluator {}",
+                "■ {} — status {}, end reason {}, claim {}, verdict {}, decision {} · {} steps, {} tool calls, {} continuations · tokens: agent {}, evaluator {}",
                 s.id,
                 s.status.as_str(),
                 s.end_reason.map(|e| e.as_str()).unwrap_or("—"),
@@ -222,6 +233,7 @@ impl View {
                 s.verdict.map(|e| e.as_str()).unwrap_or("—"),
                 s.decision.map(|e| e.as_str()).unwrap_or("—"),
                 self.steps,
+                self.tool_calls.len(),
                 self.continuations,
                 s.tokens.agent,
                 s.tokens.evaluator

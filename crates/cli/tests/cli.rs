@@ -68,6 +68,22 @@ async fn run_prints_events_and_a_summary_then_history_shows_the_session() {
     assert_eq!(lines(&found).len(), 1, "search finds the session by a word the agent wrote");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_openai_responses_runs_the_task_over_the_responses_api() {
+    let server = FakeServer::start(fruits()).await.unwrap();
+    let e = env();
+    let (url, data, ws) = (server.base_url(Protocol::Responses), e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(&["run", "create notes.md listing three fruits", "--workspace", &ws, "--provider", "openai-responses", "--base-url", &url, "--model", "fake-model", "--review", "approve"], &data)
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(e.ws.join("notes.md")).unwrap(), "- apple\n- banana\n- cherry\n", "the tool call came over the Responses API");
+    let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
+    assert!(!paths.is_empty() && paths.iter().all(|p| p == "/v1/responses"), "the agent and the evaluator asked /v1/responses: {paths:?}");
+}
+
 #[test]
 fn no_model_is_a_configuration_error() {
     let e = env();

@@ -99,6 +99,12 @@ pub struct EngineConfig {
     pub claims_pipe: Option<crate::external::claims_pipe::PipeCommand>,
     /// Where tasks work (their own worktrees in a repository), how many at once, how they land.
     pub tasks: config::TaskPolicy,
+    /// The process groups runs start (ACP agents, their terminals' commands), owned and ended
+    /// by this process; shared by every engine of a front end, so quitting ends them all.
+    pub processes: Arc<crate::process_groups::ProcessGroups>,
+    /// The keychain's values for the external agent's environment (the keys the person gave
+    /// it when it asked to log in), by variable; never written anywhere.
+    pub agent_secrets: std::collections::BTreeMap<String, String>,
 }
 
 /// A person's answer to a waiting run.
@@ -131,6 +137,9 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(store: Arc<Store>, config: EngineConfig) -> Arc<Engine> {
+        // What a Finishline process that crashed left running (an agent, an MCP server) ends
+        // now; groups of one still running are its own to end.
+        crate::process_groups::ProcessGroups::end_left_behind(&config.data_dir);
         Arc::new(Engine { store, config, toolbox: Toolbox::standard(), live: Mutex::new(Live::default()), learned_window: tokio::sync::OnceCell::new(), background: Mutex::new(Vec::new()) })
     }
 

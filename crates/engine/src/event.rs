@@ -32,6 +32,15 @@ pub enum EngineEvent {
         /// It took Finishline's MCP server with `complete_task`.
         claims: bool,
     },
+    /// The external agent needs a login before it can work: what to do, in its own words, and
+    /// the ways it offers (the window shows "Log in to <label>" with a button for each).
+    AgentLoginNeeded {
+        /// The agent's name (as sessions record it) and the person's name for it.
+        agent: String,
+        label: String,
+        message: String,
+        methods: Vec<crate::external::login::LoginMethod>,
+    },
     /// The workspace's instructions file the agent and the evaluator follow in this run.
     ProjectInstructions {
         file: String,
@@ -440,6 +449,7 @@ impl EngineEvent {
             EngineEvent::PlanStepFinished { .. } => "plan_step_finished",
             EngineEvent::ProjectInstructions { .. } => "project_instructions",
             EngineEvent::AgentConnected { .. } => "agent_connected",
+            EngineEvent::AgentLoginNeeded { .. } => "agent_login_needed",
             EngineEvent::Error { .. } => "error",
         }
     }

@@ -20,6 +20,7 @@ pub mod plan_ledger;
 pub mod plan_state;
 pub mod event;
 pub mod preset;
+pub mod process_groups;
 pub mod prompt;
 pub mod runaway;
 pub mod provider;

@@ -71,6 +71,9 @@ pub struct ServerEnv {
     pub hidden: Vec<String>,
     /// By (server, variable).
     pub stored: BTreeMap<(String, String), String>,
+    /// Who owns the servers' process groups (recorded, so a crash does not leave them running);
+    /// `None`: ended with their connection only.
+    pub processes: Option<Arc<crate::process_groups::ProcessGroups>>,
 }
 
 /// The configured servers and their connections, shared by every run of the app.

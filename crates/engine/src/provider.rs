@@ -1,4 +1,5 @@
-//! The provider layer: one streaming trait over three wire protocols. Each protocol has a
+//! The provider layer: one streaming trait over four wire protocols (OpenAI Chat Completions and
+//! Responses, Anthropic Messages, Gemini). Each protocol has a
 //! stateful, I/O-free mapper from wire chunks to [`CompletionEvent`]s, so that finish reasons,
 //! tool-call deltas and usage are read exactly and can be tested chunk by chunk.
 
@@ -8,6 +9,7 @@ pub mod error;
 pub mod gemini;
 pub mod http;
 pub mod openai;
+pub mod openai_responses;
 pub mod retry;
 pub mod sse;
 pub mod types;

@@ -231,6 +231,32 @@ impl Keys {
         out
     }
 
+    /// Keeps a key an agent asked for (its login) in the keychain, for that agent only, and
+    /// records the variable's name in the settings. Without a keychain nothing is written: the
+    /// person is told to give the agent the variable another way.
+    pub fn save_agent_key(&self, settings: &mut Settings, agent: &str, var: &str, key: &str) -> Result<()> {
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(Error::InvalidInput(format!("the key for {var} is empty")));
+        }
+        self.keychain.set(&agent_account(agent, var), key).map_err(|e| match e {
+            Error::KeychainUnavailable(why) => Error::KeychainUnavailable(format!(
+                "{why}. The key is never written to the settings file: set {var} in Finishline's environment and give it to the agent in Settings → Agent as {var}=${{{var}}}"
+            )),
+            other => other,
+        })?;
+        let vars = settings.agent_keys.entry(agent.to_string()).or_default();
+        if !vars.iter().any(|v| v == var) {
+            vars.push(var.to_string());
+        }
+        Ok(())
+    }
+
+    /// The keys the keychain keeps for this agent, by variable (given to its process only).
+    pub fn agent_secrets(&self, settings: &Settings, agent: &str) -> BTreeMap<String, String> {
+        settings.agent_keys.get(agent).into_iter().flatten().filter_map(|var| self.keychain.get(&agent_account(agent, var)).ok().flatten().map(|v| (var.clone(), v))).collect()
+    }
+
     /// Forgets the key typed for this provider, in the session and in the keychain. The
     /// environment variable is the person's own and is left alone.
     pub fn forget(&self, provider: &ProviderSettings) -> Result<()> {
@@ -241,4 +267,8 @@ impl Keys {
             Err(e) => Err(e),
         }
     }
+}
+
+fn agent_account(agent: &str, var: &str) -> String {
+    format!("agent-env:{agent}:{var}")
 }

@@ -15,6 +15,9 @@ pub enum ProviderKind {
     /// OpenAI-compatible Chat Completions: OpenAI, xAI, Ollama, LM Studio, llama.cpp, vLLM, …
     #[default]
     Openai,
+    /// OpenAI's Responses API (`/responses`), for OpenAI's models and servers that speak only it.
+    #[serde(rename = "openai_responses", alias = "openai-responses")]
+    OpenaiResponses,
     Anthropic,
     Gemini,
 }
@@ -43,7 +46,7 @@ impl ProviderSettings {
             ProviderKind::Openai if self.base_url.contains("x.ai") => "XAI_API_KEY",
             ProviderKind::Openai if self.base_url.contains("openrouter.ai") => "OPENROUTER_API_KEY",
             ProviderKind::Openai if self.base_url.contains("groq.com") => "GROQ_API_KEY",
-            ProviderKind::Openai => "OPENAI_API_KEY",
+            ProviderKind::Openai | ProviderKind::OpenaiResponses => "OPENAI_API_KEY",
             ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
             ProviderKind::Gemini => "GEMINI_API_KEY",
         }
@@ -54,7 +57,7 @@ impl ProviderSettings {
     /// providers keeps each key.
     pub fn key_account(&self) -> String {
         let id = self.preset.as_deref().map(str::trim).filter(|p| !p.is_empty()).unwrap_or(match self.kind {
-            ProviderKind::Openai => "custom",
+            ProviderKind::Openai | ProviderKind::OpenaiResponses => "custom",
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Gemini => "gemini",
         });
@@ -172,6 +175,9 @@ pub struct Settings {
     pub run_plans_without_review: bool,
     /// An external ACP agent that does the work instead of Finishline's own; `None`: built-in.
     pub agent: Option<crate::external::ExternalAgent>,
+    /// Agent name → the variables whose values (keys the person gave when the agent asked to
+    /// log in) the OS keychain keeps for that agent only. Names, never values.
+    pub agent_keys: std::collections::BTreeMap<String, Vec<String>>,
     /// Where tasks work and how approved ones land.
     pub tasks: TaskSettings,
 }

@@ -4,9 +4,9 @@
 
 mod support {
     pub mod harness;
+    pub mod scripted;
 }
 
-use std::path::Path;
 use std::time::Duration;
 
 use finishline_engine::domain::*;
@@ -14,27 +14,7 @@ use finishline_engine::event::EngineEvent;
 use finishline_engine::external::ExternalAgent;
 use serde_json::{json, Value};
 use support::harness::*;
-
-struct Scripted {
-    agent: ExternalAgent,
-    logs: tempfile::TempDir,
-}
-
-impl Scripted {
-    fn new(script: Value) -> Scripted {
-        let logs = tempfile::tempdir().unwrap();
-        let file = logs.path().join("script.json");
-        std::fs::write(&file, script.to_string()).unwrap();
-        let js = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/agents/scripted-acp.mjs");
-        let mut env = std::collections::BTreeMap::new();
-        env.insert("SCRIPTED_ACP_LOGS".to_string(), logs.path().to_string_lossy().into_owned());
-        let agent = ExternalAgent { name: "scripted".into(), command: "node".into(), args: vec![js.to_string_lossy().into_owned(), file.to_string_lossy().into_owned()], env };
-        Scripted { agent, logs }
-    }
-    fn log(&self, name: &str) -> String {
-        std::fs::read_to_string(self.logs.path().join(name)).unwrap_or_default()
-    }
-}
+use support::scripted::Scripted;
 
 fn text(t: &str) -> Value {
     json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": t}})
@@ -195,7 +175,8 @@ async fn an_agent_using_the_clients_file_system_stays_inside_the_workspace() {
     let s = Scripted::new(json!({"turns": [{"updates": [text("Wrote the notes through the client, and checked them.")], "fs": [
         {"path": "notes/today.txt", "content": "written through Finishline\n"},
         {"path": "notes/today.txt"},
-        {"path": "../outside.txt", "content": "escaped"}
+        {"path": "../outside.txt", "content": "escaped"},
+        {"path": "notes/not-yet.txt"}
     ]}]}));
     let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
     let o = h.run("Write notes/today.txt").await;
@@ -205,6 +186,8 @@ async fn an_agent_using_the_clients_file_system_stays_inside_the_workspace() {
     assert_eq!(log[1]["answer"]["content"], "written through Finishline\n", "a read through the client returns the file's text");
     assert!(log[2]["answer"]["error"].is_object(), "a write outside the workspace is refused: {:?}", log[2]);
     assert!(!h.ws().join("../outside.txt").exists(), "nothing was written outside the workspace");
+    assert_eq!(log[3]["answer"]["error"]["code"], -32002, "a file that is not there is ACP's resource-not-found, so a write tool that reads first creates it: {:?}", log[3]);
+    assert!(log[3]["answer"]["error"]["message"].as_str().unwrap().contains("Resource not found"), "{:?}", log[3]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -242,4 +225,138 @@ async fn a_terminal_command_nobody_can_approve_is_refused_and_never_runs() {
     assert_eq!((o.status, o.end_reason), (SessionStatus::Idle, Some(EndReason::PermissionDenied)), "with nobody to ask, a command that would ask is denied");
     assert!(s.log("terminal.log").contains("denied"), "the agent is told: {}", s.log("terminal.log"));
     assert!(h.read("never.txt").is_none());
+}
+
+/// The agent's and its child's pids, as the scripted agent logged them at start.
+fn pids(s: &Scripted) -> (u32, u32) {
+    let line: Value = serde_json::from_str(s.log("pids.log").lines().next().expect("the agent logged its pids")).unwrap();
+    (line["agent"].as_u64().unwrap() as u32, line["child"].as_u64().unwrap() as u32)
+}
+
+/// Waits up to `within` for the agent's whole process group to be gone.
+async fn group_gone(pgid: u32, within: Duration) -> bool {
+    let until = std::time::Instant::now() + within;
+    while std::time::Instant::now() < until {
+        if !finishline_engine::process_groups::group_alive(pgid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+async fn first_text(h: &Harness, sid: &SessionId) {
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    let wait = async {
+        loop {
+            if let EngineEvent::TextDelta { .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), wait).await.expect("the agent starts its turn");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_ignores_cancel_is_ended_with_its_whole_process_group() {
+    let s = Scripted::new(json!({"children": true, "turns": [{"updates": [text("Editing, and I will not stop")], "end": "deaf"}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let (sid, handle) = h.engine.start_session("Edit forever", &h.ws()).unwrap();
+    first_text(&h, &sid).await;
+    let (agent, child) = pids(&s);
+    let asked = std::time::Instant::now();
+    assert!(h.engine.cancel(&sid));
+    tokio::time::timeout(Duration::from_secs(30), handle).await.expect("cancel ends the run").unwrap();
+    assert_eq!(h.outcome(&sid).status, SessionStatus::Cancelled);
+    assert!(group_gone(agent, Duration::from_secs(5).saturating_sub(asked.elapsed())).await, "the agent and the child it started are gone within 5 s of the cancel, though the agent ignored session/cancel");
+    assert!(finishline_engine::process_groups::proc_stat(child).is_none(), "its child went with it");
+    let edits = s.log("edits.log").lines().count();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(s.log("edits.log").lines().count(), edits, "nothing goes on editing once the session shows it cancelled");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_timeout_of_an_agent_that_ignores_cancel_is_reported_as_a_step_timeout_and_ends_its_group() {
+    let s = Scripted::new(json!({"children": true, "turns": [{"updates": [text("Working")], "end": "deaf"}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(2)).await;
+    let o = h.run("Do the thing").await;
+    let (agent, _) = pids(&s);
+    assert_eq!(o.status, SessionStatus::Failed);
+    assert_eq!(error_of(&o).map(|e| e.0).as_deref(), Some("step_timeout"), "the run stopped because the step took too long, not because someone cancelled it");
+    assert!(group_gone(agent, Duration::from_secs(5)).await, "the agent's group is ended");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answering_a_permission_after_the_step_limit_does_not_stop_the_turn() {
+    let ask = json!({"toolCallId": "c1", "title": "bash", "rawInput": {"command": "echo hi"}});
+    let s = Scripted::new(json!({"turns": [{"updates": [{"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "bash", "status": "pending"}], "permission": ask,
+        "after": [{"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}, text("Ran it, and it printed hi as asked.")]}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(1)).await;
+    let (sid, handle) = h.engine.start_session("Run echo", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    let request = loop {
+        if let EngineEvent::PermissionRequested { request_id, .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
+            break request_id;
+        }
+    };
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    h.engine.respond_permission(&request, PermissionDecision::AllowOnce).unwrap();
+    tokio::time::timeout(Duration::from_secs(30), handle).await.unwrap().unwrap();
+    let o = h.outcome(&sid);
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "the person's thinking time is not the agent's idle time: {:?}", error_of(&o));
+    assert_eq!(s.log("permissions.log").trim(), "yes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_offering_only_always_is_asked_in_those_words_and_once_is_never_turned_into_always_unasked() {
+    let ask = |id: &str| json!({"toolCallId": id, "title": "bash", "rawInput": {"command": "echo hi"}, "options": [
+        {"optionId": "always", "name": "Always allow", "kind": "allow_always"}, {"optionId": "no", "name": "Reject", "kind": "reject_once"}]});
+    let s = Scripted::new(json!({"turns": [{"updates": [{"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "bash", "status": "pending"}], "permission": ask("c1"),
+        "after": [{"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}, text("Ran it, and it printed hi as asked.")]}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let (sid, handle) = h.engine.start_session("Run echo", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    let (request, reason) = loop {
+        if let EngineEvent::PermissionRequested { request_id, reason, .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
+            break (request_id, reason);
+        }
+    };
+    assert!(reason.contains("only \"Always allow\"") && reason.contains("without asking again"), "the person learns that allowing is for good: {reason}");
+    h.engine.respond_permission(&request, PermissionDecision::AllowOnce).unwrap();
+    tokio::time::timeout(Duration::from_secs(30), handle).await.unwrap().unwrap();
+    assert_eq!(s.log("permissions.log").trim(), "always", "asked in those words, the person's allow is the agent's only allow");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gemini_cli_too_old_for_acp_is_started_again_with_experimental_acp() {
+    let s = Scripted::new(json!({"turns": [{"updates": [text("Nothing to change; all checked.")]}]}));
+    let bin = s.logs.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let gemini = bin.join("gemini");
+    let js = &s.agent.args[0];
+    let script = &s.agent.args[1];
+    std::fs::write(&gemini, format!("#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = \"--acp\" ] && {{ echo 'Unknown argument: acp' >&2; exit 1; }}; done\necho \"$@\" >> \"$SCRIPTED_ACP_LOGS/args.log\"\nexec node {js} {script}\n")).unwrap();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut std::fs::metadata(&gemini).unwrap().permissions(), 0o755);
+    std::fs::set_permissions(&gemini, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let agent = ExternalAgent { command: gemini.to_string_lossy().into_owned(), ..ExternalAgent::preset("gemini").unwrap() };
+    let agent = ExternalAgent { env: s.agent.env.clone(), ..agent };
+    assert_eq!(agent.args, vec!["--acp"]);
+    let h = Harness::new(rules(json!([evaluator(done_verdict())])), Setup { external: Some(agent), ..Setup::default() }).await;
+    let o = h.run("Look around").await;
+    assert!(matches!(o.status, SessionStatus::AwaitingReview | SessionStatus::Idle), "{:?}", error_of(&o));
+    assert_eq!(s.log("args.log").trim(), "--experimental-acp", "refused `--acp`, it was started the way older versions take");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_first_titled_as_being_prepared_is_named_by_its_real_title() {
+    let s = Scripted::new(json!({"turns": [{"updates": [
+        {"sessionUpdate": "tool_call", "toolCallId": "w1", "title": "Preparing file…", "status": "pending"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "w1", "title": "Write notes.txt", "rawInput": {"file_path": "notes.txt"}},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "w1", "status": "completed"},
+        text("Wrote notes.txt and checked it.")
+    ], "write": {"path": "notes.txt", "content": "n"}}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let o = h.run("Write notes.txt").await;
+    let names: Vec<String> = o.events.iter().filter_map(|e| if let EngineEvent::ToolCall { tool, .. } = &e.event { Some(tool.clone()) } else { None }).collect();
+    assert_eq!(names.last().map(String::as_str), Some("Write notes.txt"), "the card reads as what the call did (Claude Code titles every call \"Preparing file…\" first): {names:?}");
 }

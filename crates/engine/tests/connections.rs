@@ -18,6 +18,7 @@ fn kind_of(p: Protocol) -> ProviderKind {
         Protocol::Openai => ProviderKind::Openai,
         Protocol::Anthropic => ProviderKind::Anthropic,
         Protocol::Gemini => ProviderKind::Gemini,
+            Protocol::Responses => ProviderKind::OpenaiResponses,
     }
 }
 

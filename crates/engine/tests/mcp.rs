@@ -218,3 +218,24 @@ fn mcp_server_settings_are_checked() {
     assert!(s.validate().is_ok());
     let _ = Arc::new(());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mcp_server_runs_in_its_own_recorded_process_group_that_its_owner_ends() {
+    use finishline_engine::process_groups::{group_alive, proc_stat, ProcessGroups};
+    let data = tempfile::tempdir().unwrap();
+    let processes = ProcessGroups::in_data_dir(data.path());
+    let servers = McpServers::new(vec![everything()], ServerEnv { processes: Some(processes.clone()), ..ServerEnv::default() });
+    let pid = match &servers.status().await[0].state {
+        McpServerState::Running { pid, .. } => pid.expect("a stdio server is a child process"),
+        other => panic!("the server should be running, got {other:?}"),
+    };
+    assert_eq!(proc_stat(pid).map(|s| s.pgrp), Some(pid), "the server leads a group of its own, so what it starts ends with it");
+    assert_eq!(std::fs::read_dir(data.path().join("processes")).unwrap().count(), 1, "the group is recorded, so a crash cannot leave it running");
+    assert_eq!(processes.end_all(), 1, "SIGTERM of the CLI or the app quitting ends it");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while group_alive(pid) && std::time::Instant::now() < until {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(!group_alive(pid), "the server's group is gone");
+    assert_eq!(std::fs::read_dir(data.path().join("processes")).unwrap().count(), 0, "and its record with it");
+}

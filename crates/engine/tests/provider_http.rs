@@ -39,6 +39,7 @@ fn kind_of(p: Protocol) -> ProviderKind {
         Protocol::Openai => ProviderKind::Openai,
         Protocol::Anthropic => ProviderKind::Anthropic,
         Protocol::Gemini => ProviderKind::Gemini,
+            Protocol::Responses => ProviderKind::OpenaiResponses,
     }
 }
 
@@ -133,6 +134,7 @@ macro_rules! for_each_protocol {
                     Protocol::Openai => r.body["tools"][0]["function"]["name"].clone(),
                     Protocol::Anthropic => r.body["tools"][0]["name"].clone(),
                     Protocol::Gemini => r.body["tools"][0]["functionDeclarations"][0]["name"].clone(),
+                    Protocol::Responses => r.body["tools"][0]["name"].clone(),
                 };
                 assert_eq!(tools, "write_file", "the tool list must reach the model");
                 if P == Protocol::Openai {
@@ -329,6 +331,7 @@ macro_rules! for_each_protocol {
                     Protocol::Openai => ("authorization", "Bearer sk-test-123"),
                     Protocol::Anthropic => ("x-api-key", "sk-test-123"),
                     Protocol::Gemini => ("x-goog-api-key", "sk-test-123"),
+                    Protocol::Responses => ("authorization", "Bearer sk-test-123"),
                 };
                 assert_eq!(header(expected.0).as_deref(), Some(expected.1));
                 assert!(!r.body.to_string().contains("sk-test-123"), "the key must never be in the body");
@@ -352,6 +355,10 @@ macro_rules! for_each_protocol {
                     }
                     Protocol::Anthropic => assert_eq!(r.body["tool_choice"], json!({"type": "tool", "name": "verdict"}), "Anthropic forces the answer tool"),
                     Protocol::Gemini => assert!(r.body["generationConfig"]["responseJsonSchema"].is_object()),
+                    Protocol::Responses => {
+                        assert_eq!(r.body["text"]["format"]["type"], "json_schema", "the Responses API's own structured output");
+                        assert_eq!(r.body["text"]["format"]["name"], "verdict");
+                    }
                 }
                 let parsed: serde_json::Value = serde_json::from_str(&o.text()).expect("the answer reads back as JSON text");
                 assert_eq!(parsed["done"], true);
@@ -386,12 +393,13 @@ for_each_protocol! {
     openai => Protocol::Openai,
     anthropic => Protocol::Anthropic,
     gemini => Protocol::Gemini,
+    openai_responses => Protocol::Responses,
 }
 
 #[tokio::test]
 async fn truncated_tool_arguments_reach_the_caller_as_invalid_input() {
     // Gemini sends function calls whole, so this fault exists only for the streaming-argument protocols.
-    for p in [Protocol::Openai, Protocol::Anthropic] {
+    for p in [Protocol::Openai, Protocol::Anthropic, Protocol::Responses] {
         let reply = Reply {
             tool_calls: vec![fake_llm::FakeToolCall { id: None, name: "write_file".into(), arguments: json!({"path": "a.txt", "content": "hello"}) }],
             fault: Some(Fault::TruncatedToolArgs),

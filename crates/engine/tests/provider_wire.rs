@@ -7,6 +7,7 @@ use bytes::Bytes;
 use finishline_engine::provider::anthropic::AnthropicMapper;
 use finishline_engine::provider::gemini::GeminiMapper;
 use finishline_engine::provider::openai::OpenAiMapper;
+use finishline_engine::provider::openai_responses::ResponsesMapper;
 use finishline_engine::provider::{map_stream, CompletionEvent, ProviderErrorKind, StopReason, ToolInput, Usage, WireMapper};
 use futures_util::StreamExt;
 use serde_json::json;
@@ -148,6 +149,81 @@ data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]
         ToolInput::Invalid { raw, .. } => assert_eq!(raw, "{\"path\": \"a", "the raw text is kept to show the model what it sent"),
         other => panic!("truncated arguments must be reported as invalid, got {other:?}"),
     }
+}
+
+fn responses() -> Box<dyn WireMapper> {
+    Box::new(ResponsesMapper::new())
+}
+
+/// Reasoning, text and two function calls whose argument deltas interleave, as OpenAI's
+/// Responses API streams them (the items' `done` events carry the whole arguments).
+const RESPONSES_TOOLS: &str = "event: response.created\n\
+data: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\",\"output\":[]}}\n\n\
+event: response.output_item.added\n\
+data: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"id\":\"rs_1\",\"type\":\"reasoning\",\"summary\":[]}}\n\n\
+event: response.reasoning_summary_text.delta\n\
+data: {\"type\":\"response.reasoning_summary_text.delta\",\"item_id\":\"rs_1\",\"output_index\":0,\"delta\":\"Two files. \"}\n\n\
+event: response.output_item.added\n\
+data: {\"type\":\"response.output_item.added\",\"output_index\":1,\"item\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[]}}\n\n\
+event: response.output_text.delta\n\
+data: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_1\",\"output_index\":1,\"content_index\":0,\"delta\":\"Writing both — ✓\"}\n\n\
+event: response.output_item.added\n\
+data: {\"type\":\"response.output_item.added\",\"output_index\":2,\"item\":{\"id\":\"fc_1\",\"type\":\"function_call\",\"call_id\":\"call_a\",\"name\":\"write_file\",\"arguments\":\"\"}}\n\n\
+event: response.output_item.added\n\
+data: {\"type\":\"response.output_item.added\",\"output_index\":3,\"item\":{\"id\":\"fc_2\",\"type\":\"function_call\",\"call_id\":\"call_b\",\"name\":\"write_file\",\"arguments\":\"\"}}\n\n\
+event: response.function_call_arguments.delta\n\
+data: {\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_1\",\"output_index\":2,\"delta\":\"{\\\"path\\\":\"}\n\n\
+event: response.function_call_arguments.delta\n\
+data: {\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_2\",\"output_index\":3,\"delta\":\"{\\\"path\\\":\\\"b.txt\\\"}\"}\n\n\
+event: response.function_call_arguments.delta\n\
+data: {\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_1\",\"output_index\":2,\"delta\":\"\\\"a.txt\\\"}\"}\n\n\
+event: response.output_item.done\n\
+data: {\"type\":\"response.output_item.done\",\"output_index\":2,\"item\":{\"id\":\"fc_1\",\"type\":\"function_call\",\"call_id\":\"call_a\",\"name\":\"write_file\",\"arguments\":\"{\\\"path\\\":\\\"a.txt\\\"}\"}}\n\n\
+event: response.completed\n\
+data: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"status\":\"completed\",\"usage\":{\"input_tokens\":30,\"input_tokens_details\":{\"cached_tokens\":10},\"output_tokens\":12,\"output_tokens_details\":{\"reasoning_tokens\":4},\"total_tokens\":42}}}\n\n";
+
+#[tokio::test]
+async fn responses_reasoning_text_and_interleaved_calls_survive_every_chunk_boundary() {
+    let out = run_every_split(responses, RESPONSES_TOOLS).await;
+    assert_eq!(text(&out), "Writing both — ✓");
+    assert!(out.iter().any(|e| matches!(e, Ok(CompletionEvent::ReasoningDelta { text }) if text == "Two files. ")), "the reasoning summary is reasoning, not text");
+    assert_eq!(
+        calls(&out),
+        vec![
+            ("call_a".to_string(), "write_file".to_string(), ToolInput::Parsed { value: json!({"path": "a.txt"}) }),
+            ("call_b".to_string(), "write_file".to_string(), ToolInput::Parsed { value: json!({"path": "b.txt"}) }),
+        ],
+        "each call's deltas are kept apart by item, and calls come out in the model's order"
+    );
+    assert_eq!(stop(&out), Some(StopReason::ToolCalls));
+    let u = usage(&out).unwrap();
+    assert_eq!((u.input_tokens, u.output_tokens, u.cached_input_tokens, u.reasoning_tokens), (30, 12, 10, 4));
+}
+
+#[tokio::test]
+async fn responses_incomplete_reasons_map_to_length_content_filter_and_unknown() {
+    let incomplete = |reason: &str| {
+        format!("event: response.output_text.delta\ndata: {{\"type\":\"response.output_text.delta\",\"item_id\":\"m\",\"output_index\":0,\"delta\":\"I will now\"}}\n\n\
+event: response.incomplete\ndata: {{\"type\":\"response.incomplete\",\"response\":{{\"status\":\"incomplete\",\"incomplete_details\":{{\"reason\":\"{reason}\"}},\"usage\":{{\"input_tokens\":5,\"output_tokens\":3}}}}}}\n\n")
+    };
+    for (reason, want) in [("max_output_tokens", StopReason::Length), ("content_filter", StopReason::ContentFilter), ("brand_new", StopReason::Unknown)] {
+        let out = run(responses(), vec![incomplete(reason).into_bytes()]).await;
+        assert_eq!(stop(&out), Some(want), "incomplete for {reason}");
+        assert_eq!(text(&out), "I will now", "what came before the cut is kept");
+    }
+}
+
+#[tokio::test]
+async fn responses_failed_and_error_events_are_typed_errors_and_a_stream_without_its_end_is_truncated() {
+    let failed = "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"rate_limit_exceeded\",\"message\":\"Slow down\"}}}\n\n";
+    assert_eq!(run(responses(), vec![failed.as_bytes().to_vec()]).await.last(), Some(&Err(ProviderErrorKind::RateLimit)));
+    let error = "event: error\ndata: {\"type\":\"error\",\"code\":\"server_error\",\"message\":\"boom\"}\n\n";
+    assert_eq!(run(responses(), vec![error.as_bytes().to_vec()]).await.last(), Some(&Err(ProviderErrorKind::Server)));
+    let cut = "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"id\":\"fc_1\",\"type\":\"function_call\",\"call_id\":\"c\",\"name\":\"write_file\",\"arguments\":\"\"}}\n\n\
+event: response.function_call_arguments.delta\ndata: {\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_1\",\"output_index\":0,\"delta\":\"{\\\"pa\"}\n\n";
+    let out = run(responses(), vec![cut.as_bytes().to_vec()]).await;
+    assert_eq!(out.last(), Some(&Err(ProviderErrorKind::TruncatedStream)), "no response.completed means the answer was cut");
+    assert!(calls(&out).is_empty(), "and a half call is never released");
 }
 
 fn anthropic() -> Box<dyn WireMapper> {

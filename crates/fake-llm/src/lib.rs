@@ -1,5 +1,6 @@
-//! A fake LLM provider that speaks the real wire protocols: OpenAI Chat Completions, Anthropic
-//! Messages and Gemini `streamGenerateContent?alt=sse`. Replies come from a [`Scenario`] and are
+//! A fake LLM provider that speaks the real wire protocols: OpenAI Chat Completions, OpenAI
+//! Responses, Anthropic Messages (and its `count_tokens`) and Gemini `streamGenerateContent?alt=sse`
+//! (and the unary `generateContent` Gemini CLI's classifier uses). Replies come from a [`Scenario`] and are
 //! chosen by the kind of request (agent step, evaluator, compaction) and what it says. Faults can
 //! be placed anywhere in a reply. Every request is recorded.
 //!
@@ -57,7 +58,7 @@ impl FakeServer {
     /// The base URL a client of `protocol` is configured with.
     pub fn base_url(&self, protocol: Protocol) -> String {
         match protocol {
-            Protocol::Openai | Protocol::Anthropic => format!("{}/v1", self.url()),
+            Protocol::Openai | Protocol::Anthropic | Protocol::Responses => format!("{}/v1", self.url()),
             Protocol::Gemini => format!("{}/v1beta", self.url()),
         }
     }

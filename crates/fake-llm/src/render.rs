@@ -168,6 +168,77 @@ pub fn render(protocol: Protocol, reply: &Reply, req: &SeenRequest) -> Rendered 
             frames.push(named("message_stop", &json!({"type": "message_stop"})));
             Rendered { frames, tail: 2 }
         }
+        Protocol::Responses => {
+            // Every event names itself twice (the SSE `event:` line and `type`) and carries a
+            // sequence number, as OpenAI's server sends them.
+            let mut seq = 0u64;
+            let mut ev = |frames: &mut Vec<Frame>, kind: &str, mut v: Value| {
+                v["type"] = json!(kind);
+                v["sequence_number"] = json!(seq);
+                seq += 1;
+                frames.push(named(kind, &v));
+            };
+            let response = |status: &str, output: Value, usage: Value, incomplete: Value| {
+                json!({"id": "resp_fake", "object": "response", "created_at": 0, "status": status, "model": req.model,
+                    "output": output, "usage": usage, "incomplete_details": incomplete, "error": null})
+            };
+            let mut frames = Vec::new();
+            ev(&mut frames, "response.created", json!({"response": response("in_progress", json!([]), Value::Null, Value::Null)}));
+            let mut output: Vec<Value> = Vec::new();
+            if !reply.reasoning.is_empty() {
+                let index = output.len();
+                let item = json!({"id": "rs_fake", "type": "reasoning", "summary": []});
+                ev(&mut frames, "response.output_item.added", json!({"output_index": index, "item": item}));
+                ev(&mut frames, "response.reasoning_summary_part.added", json!({"item_id": "rs_fake", "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}));
+                for p in pieces(&reply.reasoning, reply.chunks) {
+                    ev(&mut frames, "response.reasoning_summary_text.delta", json!({"item_id": "rs_fake", "output_index": index, "summary_index": 0, "delta": p}));
+                }
+                ev(&mut frames, "response.reasoning_summary_text.done", json!({"item_id": "rs_fake", "output_index": index, "summary_index": 0, "text": reply.reasoning}));
+                let done = json!({"id": "rs_fake", "type": "reasoning", "summary": [{"type": "summary_text", "text": reply.reasoning}]});
+                ev(&mut frames, "response.output_item.done", json!({"output_index": index, "item": done}));
+                output.push(done);
+            }
+            if !reply.text.is_empty() {
+                let index = output.len();
+                let id = "msg_fake";
+                ev(&mut frames, "response.output_item.added", json!({"output_index": index, "item": {"id": id, "type": "message", "status": "in_progress", "role": "assistant", "content": []}}));
+                ev(&mut frames, "response.content_part.added", json!({"item_id": id, "output_index": index, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}));
+                for p in pieces(&reply.text, reply.chunks) {
+                    ev(&mut frames, "response.output_text.delta", json!({"item_id": id, "output_index": index, "content_index": 0, "delta": p, "logprobs": []}));
+                }
+                ev(&mut frames, "response.output_text.done", json!({"item_id": id, "output_index": index, "content_index": 0, "text": reply.text, "logprobs": []}));
+                let part = json!({"type": "output_text", "text": reply.text, "annotations": []});
+                ev(&mut frames, "response.content_part.done", json!({"item_id": id, "output_index": index, "content_index": 0, "part": part}));
+                let done = json!({"id": id, "type": "message", "status": "completed", "role": "assistant", "content": [part]});
+                ev(&mut frames, "response.output_item.done", json!({"output_index": index, "item": done}));
+                output.push(done);
+            }
+            for (i, c) in reply.tool_calls.iter().enumerate() {
+                let index = output.len();
+                let id = format!("fc_fake_{i}");
+                let call_id = c.id.clone().unwrap_or_else(|| format!("call_fake_{i}"));
+                let a = args(c);
+                ev(&mut frames, "response.output_item.added", json!({"output_index": index, "item": {"id": id, "type": "function_call", "status": "in_progress", "call_id": call_id, "name": c.name, "arguments": ""}}));
+                for p in pieces(&a, Some(3)) {
+                    ev(&mut frames, "response.function_call_arguments.delta", json!({"item_id": id, "output_index": index, "delta": p}));
+                }
+                ev(&mut frames, "response.function_call_arguments.done", json!({"item_id": id, "output_index": index, "arguments": a}));
+                let done = json!({"id": id, "type": "function_call", "status": "completed", "call_id": call_id, "name": c.name, "arguments": a});
+                ev(&mut frames, "response.output_item.done", json!({"output_index": index, "item": done}));
+                output.push(done);
+            }
+            let usage = json!({"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": output_tokens,
+                "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": input_tokens + output_tokens});
+            // The end: `completed`, or `incomplete` with the reason (the output limit, a filter).
+            let (kind, status, incomplete) = match finish {
+                Finish::Length => ("response.incomplete", "incomplete", json!({"reason": "max_output_tokens"})),
+                Finish::ContentFilter => ("response.incomplete", "incomplete", json!({"reason": "content_filter"})),
+                Finish::Unknown | Finish::PauseTurn | Finish::ContextWindow | Finish::MalformedFunctionCall => ("response.incomplete", "incomplete", json!({"reason": "something_new"})),
+                Finish::Stop | Finish::ToolCalls => ("response.completed", "completed", Value::Null),
+            };
+            ev(&mut frames, kind, json!({"response": response(status, Value::Array(output), usage, incomplete)}));
+            Rendered { frames, tail: 1 }
+        }
         Protocol::Gemini => {
             let mut frames = Vec::new();
             let usage = |done: bool| {
@@ -209,9 +280,31 @@ pub fn render(protocol: Protocol, reply: &Reply, req: &SeenRequest) -> Rendered 
     }
 }
 
+/// Gemini's unary `generateContent` answer: the whole reply as one JSON body (Gemini CLI's
+/// classifier asks this way before each turn).
+pub fn gemini_unary(reply: &Reply, req: &SeenRequest) -> Value {
+    let input_tokens = reply.usage.map(|u| u.input).unwrap_or((req.body.to_string().len() / 4) as u64);
+    let output_tokens = reply.usage.map(|u| u.output).unwrap_or((reply.text.len() / 4 + 1) as u64);
+    let mut parts: Vec<Value> = Vec::new();
+    if !reply.text.is_empty() {
+        parts.push(json!({"text": reply.text}));
+    }
+    for c in &reply.tool_calls {
+        parts.push(json!({"functionCall": {"name": c.name, "args": if c.arguments.is_object() { c.arguments.clone() } else { json!({}) }}}));
+    }
+    let reason = match reply.finish {
+        Some(Finish::Length) => "MAX_TOKENS",
+        Some(Finish::ContentFilter) => "SAFETY",
+        _ => "STOP",
+    };
+    json!({"candidates": [{"content": {"parts": parts, "role": "model"}, "finishReason": reason, "index": 0}],
+        "usageMetadata": {"promptTokenCount": input_tokens, "candidatesTokenCount": output_tokens, "totalTokenCount": input_tokens + output_tokens}, "modelVersion": req.model})
+}
+
 /// The protocol's error inside a 200 stream.
 pub fn error_frame(protocol: Protocol, kind: &str, message: &str) -> Frame {
     match protocol {
+        Protocol::Responses => named("error", &json!({"type": "error", "code": kind, "message": message, "param": null, "sequence_number": 0})),
         Protocol::Openai => data(&json!({"error": {"message": message, "type": kind, "code": null}})),
         Protocol::Anthropic => named("error", &json!({"type": "error", "error": {"type": kind, "message": message}})),
         Protocol::Gemini => {

@@ -2,7 +2,7 @@
 //! messages, so that rules can match and tests can assert what was sent.
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::scenario::{Protocol, RequestKind};
 
@@ -63,6 +63,14 @@ impl SeenRequest {
             }
             Protocol::Anthropic => {
                 let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+                // Claude Code sends its environment as a `system` message among the others:
+                // it belongs to the system prompt, not to what was said last.
+                let (sys_msgs, msgs): (Vec<Value>, Vec<Value>) = msgs.into_iter().partition(|m| m["role"] == "system");
+                let mut system = text_of(&body["system"]);
+                for m in &sys_msgs {
+                    system.push('\n');
+                    system.push_str(&text_of(&m["content"]));
+                }
                 let rest: Vec<String> = msgs
                     .iter()
                     .map(|m| match &m["content"] {
@@ -73,7 +81,34 @@ impl SeenRequest {
                     .collect();
                 let forced = (body["tool_choice"]["type"] == "tool").then(|| body["tool_choice"]["name"].as_str().unwrap_or_default().to_string());
                 let tools = body["tools"].as_array().map(|t| t.iter().filter(|t| Some(t["name"].as_str().unwrap_or_default()) != forced.as_deref()).count()).unwrap_or(0);
-                (text_of(&body["system"]), rest, tools > 0, forced.is_some(), forced, body["model"].as_str().unwrap_or_default().to_string())
+                (system, rest, tools > 0, forced.is_some(), forced, body["model"].as_str().unwrap_or_default().to_string())
+            }
+            Protocol::Responses => {
+                // `input` is a string or a list of items: messages, function calls and their
+                // outputs, reasoning. The last item's text is what was said last.
+                let items = match &body["input"] {
+                    Value::String(s) => vec![json!({"type": "message", "role": "user", "content": s})],
+                    Value::Array(a) => a.clone(),
+                    _ => vec![],
+                };
+                let is_system = |i: &Value| i["role"] == "system" || i["role"] == "developer";
+                let mut system: Vec<String> = body["instructions"].as_str().map(String::from).into_iter().collect();
+                system.extend(items.iter().filter(|i| is_system(i)).map(|i| text_of(&i["content"])));
+                let rest: Vec<String> = items
+                    .iter()
+                    .filter(|i| !is_system(i))
+                    .map(|i| match i["type"].as_str() {
+                        Some("function_call_output") | Some("custom_tool_call_output") => text_of(&i["output"]),
+                        Some("function_call") => format!("{}({})", i["name"].as_str().unwrap_or_default(), i["arguments"].as_str().unwrap_or_default()),
+                        Some("custom_tool_call") => format!("{}({})", i["name"].as_str().unwrap_or_default(), i["input"].as_str().unwrap_or_default()),
+                        Some("reasoning") => String::new(),
+                        _ => text_of(&i["content"]),
+                    })
+                    .filter(|t| !t.is_empty())
+                    .collect();
+                let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+                let structured = body.pointer("/text/format/type").and_then(Value::as_str) == Some("json_schema");
+                (system.join("\n"), rest, has_tools, structured, None, body["model"].as_str().unwrap_or_default().to_string())
             }
             Protocol::Gemini => {
                 let contents = body["contents"].as_array().cloned().unwrap_or_default();

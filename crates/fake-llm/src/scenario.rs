@@ -84,6 +84,8 @@ pub enum Protocol {
     Openai,
     Anthropic,
     Gemini,
+    /// OpenAI's Responses API (`POST /v1/responses`), which Codex speaks.
+    Responses,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

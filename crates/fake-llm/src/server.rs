@@ -43,6 +43,8 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(openai))
         .route("/v1/messages", post(anthropic))
+        .route("/v1/messages/count_tokens", post(count_tokens))
+        .route("/v1/responses", post(responses))
         .route("/v1/models", get(models))
         .route("/props", get(props))
         .route("/v1beta/models", get(models))
@@ -102,6 +104,19 @@ async fn openai(State(state): State<AppState>, headers: HeaderMap, body: Bytes) 
 
 async fn anthropic(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     handle(state, Protocol::Anthropic, "/v1/messages".into(), None, headers, body).await
+}
+
+async fn responses(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    handle(state, Protocol::Responses, "/v1/responses".into(), None, headers, body).await
+}
+
+/// Anthropic's token count (Claude Code asks before it sends a long conversation): about four
+/// characters a token, as the rest of the fake server counts. Not a model call, so not recorded.
+async fn count_tokens(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Some(denied) = check_key(&state.lock().unwrap().scenario, &headers) {
+        return denied;
+    }
+    Json(json!({"input_tokens": (body.len() / 4).max(1)})).into_response()
 }
 
 async fn gemini(State(state): State<AppState>, Path(rest): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
@@ -169,6 +184,10 @@ async fn handle(state: AppState, protocol: Protocol, path: String, model: Option
         let msg = format!("fake-llm: no scenario rule matches this {:?} request (kind {:?}); last message: {:.200}", protocol, seen.kind, seen.last_message);
         return json_error(StatusCode::BAD_REQUEST, &msg);
     };
+    if protocol == Protocol::Gemini && seen.path.contains(":generateContent") && !matches!(reply.fault, Some(Fault::Status { .. }) | Some(Fault::ResetBeforeHeaders)) {
+        // The unary call answers with one JSON body, not a stream.
+        return Json(crate::render::gemini_unary(&reply, &seen)).into_response();
+    }
     respond(protocol, &reply, &seen)
 }
 

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import { AppError, ipc, type AgentCheck, type AgentPreset, type ExternalAgent } from "../ipc";
+import { AppError, ipc, type AgentCheck, type AgentPreset, type AgentStatus, type ExternalAgent } from "../ipc";
 
 interface Props {
   agent: ExternalAgent | null;
@@ -50,7 +50,28 @@ export function AgentSection({ agent, onChange }: Props) {
   useEffect(() => {
     ipc.agentPresets().then((ps) => setPresets(ps ?? []), () => setPresets([]));
   }, []);
-  const preset = agent ? presets.find((p) => p.name === agent.name && p.command === agent.command) : undefined;
+  // A preset stays itself with a program the person picked (another install of it).
+  const preset = agent ? presets.find((p) => p.name === agent.name) : undefined;
+  const [all, setAll] = useState<AgentStatus[] | null>(null);
+  const [checkingAll, setCheckingAll] = useState(false);
+  const checkAll = async () => {
+    setCheckingAll(true);
+    try {
+      setAll(await ipc.checkAgents());
+    } catch (e) {
+      setCheckError(e as AppError);
+    } finally {
+      setCheckingAll(false);
+    }
+  };
+  const pickProgram = async () => {
+    if (!agent) return;
+    const picked = await ipc.pickProgram().catch(() => null);
+    if (picked) {
+      setCheck(null);
+      onChange({ ...agent, command: picked });
+    }
+  };
   const choice = agent === null ? BUILTIN : preset ? preset.name : CUSTOM;
   const [customPicked, setCustomPicked] = useState(false);
   const shown = customPicked && agent === null ? CUSTOM : choice;
@@ -114,10 +135,31 @@ export function AgentSection({ agent, onChange }: Props) {
           />
         </label>
       )}
+      {preset && agent && (
+        <div className="row">
+          <label className="field grow">
+            <span>Program (the one found, or another install of it)</span>
+            <input
+              data-testid="agent-program"
+              value={agent.command}
+              onChange={(e) => {
+                setCheck(null);
+                onChange({ ...agent, command: e.target.value });
+              }}
+              spellCheck={false}
+            />
+          </label>
+          <button type="button" className="btn" onClick={() => void pickProgram()} data-testid="agent-pick-program">
+            Choose…
+          </button>
+        </div>
+      )}
       {preset && (
         <p className="muted small" data-testid="agent-found">
           Runs <code>{commandLine(agent!)}</code>
-          {preset.found ? (
+          {agent!.command !== preset.command ? (
+            <>, the program you chose.</>
+          ) : preset.found ? (
             <> from {preset.found}.</>
           ) : (
             <>
@@ -155,15 +197,49 @@ export function AgentSection({ agent, onChange }: Props) {
                 Answered: {check.name}
                 {check.version ? ` ${check.version}` : ""}
                 {check.load_session ? " (can reopen earlier sessions)" : ""}
+                {check.logged_in === true && " · logged in"}
+                {check.logged_in === false && " · not logged in"}
               </span>
             )}
           </div>
+          {check?.logged_in === false && check.problem && (
+            <p className="notice small" data-testid="agent-check-login">
+              {check.problem}
+            </p>
+          )}
           {checkError && (
             <p className="field-error" role="alert" data-testid="agent-check-error">
               {checkError.message}
             </p>
           )}
         </>
+      )}
+      <div className="row">
+        <button type="button" className="btn" onClick={() => void checkAll()} disabled={checkingAll} data-testid="agents-check-all">
+          {checkingAll ? "Checking every agent…" : "Check every agent"}
+        </button>
+      </div>
+      {all && (
+        <table className="agents-status small" data-testid="agents-status">
+          <thead>
+            <tr>
+              <th>Agent</th>
+              <th>Installed</th>
+              <th>Version</th>
+              <th>Logged in</th>
+            </tr>
+          </thead>
+          <tbody>
+            {all.map((a) => (
+              <tr key={a.agent} data-testid={`agent-status-${a.agent}`} data-logged-in={a.logged_in === null ? "unknown" : String(a.logged_in)}>
+                <td>{a.label}</td>
+                <td>{a.found ? <code>{a.found}</code> : <>no: <code>{a.install ?? "—"}</code></>}</td>
+                <td>{a.version ?? "—"}</td>
+                <td title={a.problem ?? undefined}>{a.logged_in === true ? "yes" : a.logged_in === false ? "no: log in from a session, or with its own command" : a.found ? (a.problem ?? "—") : "—"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       )}
     </fieldset>
   );

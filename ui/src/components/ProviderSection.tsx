@@ -4,6 +4,7 @@ import { AppError, ipc, type CheckKind, type ConnectionReport, type KeyPlace, ty
 
 const KINDS: { id: ProviderKind; label: string }[] = [
   { id: "openai", label: "OpenAI-compatible (OpenAI, Ollama, llama.cpp, LM Studio, vLLM, OpenRouter, Groq, xAI)" },
+  { id: "openai_responses", label: "OpenAI Responses API" },
   { id: "anthropic", label: "Anthropic" },
   { id: "gemini", label: "Google Gemini" },
 ];
@@ -18,7 +19,7 @@ const HEADLINES: Record<string, string> = {
 
 /** OpenAI-compatible servers serve their API under /v1; a URL without it is the usual mistake. */
 export function suggestV1(kind: string, url: string): string | null {
-  if (kind !== "openai") return null;
+  if (kind !== "openai" && kind !== "openai_responses") return null;
   const trimmed = url.trim().replace(/\/+$/, "");
   if (!/^https?:\/\/[^/]+(\/.*)?$/.test(trimmed) || /\/v\d+$/.test(trimmed)) return null;
   return `${trimmed}/v1`;

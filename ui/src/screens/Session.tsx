@@ -1,4 +1,5 @@
 import { isTextField } from "../keys";
+import { AgentLogin } from "../components/AgentLogin";
 import { editDiff, outputTail, summarizeTool } from "../session/cardSummary";
 import { watchFrames, report } from "../perf";
 import { memo, useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
@@ -779,6 +780,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (
         <div className="composer">
           {model.status === "interrupted" && <p className="notice">This session was interrupted. Resume it to continue where it stopped.</p>}
+          {model.status === "failed" && model.lastErrorCode === "external_agent_auth" && model.login && <AgentLogin sessionId={sessionId} login={model.login} onLoggedIn={retry} />}
           {model.status === "failed" && model.lastErrorCode && PROVIDER_FAILURES[model.lastErrorCode] && (
             <div className="notice row" role="alert" data-testid="failure-actions">
               <span className="grow">{PROVIDER_FAILURES[model.lastErrorCode]} Fix it in Settings, or try again: the run goes on from where it stopped.</span>

@@ -1,6 +1,6 @@
 // Folds a session's events into what the session view shows. Pure, so it is tested without a
 // window and replays and live updates go through the same code.
-import type { AuditFinding, AutoApproval, CriterionResult, ReviewComment, Claim, ClaimWords, ContinuationSource, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanStep, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
+import type { AuditFinding, AutoApproval, CriterionResult, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanStep, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
 
 export interface PlanStepView {
   step: PlanStep;
@@ -119,6 +119,8 @@ export interface SessionModel {
   /** The code of the last error the run reported (`provider_unreachable`, `provider_auth`, …). */
   lastErrorCode?: string;
   plan?: PlanView;
+  /** The agent needs a login: what it said and the ways it offers ("Log in to <label>"). */
+  login?: { agent: string; label: string; message: string; methods: LoginMethod[] };
 }
 
 export interface StepClock {
@@ -245,6 +247,10 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "agent_connected":
       next.agent = { name: e.name, version: e.version ?? null };
+      next.login = undefined;
+      break;
+    case "agent_login_needed":
+      next.login = { agent: e.agent, label: e.label, message: e.message, methods: e.methods };
       break;
     case "session_created":
       next.task = e.task;

@@ -61,6 +61,51 @@ describe("Settings → Agent", () => {
     expect(await screen.findByRole("alert")).toHaveTextContent("Gemini CLI is not installed here");
   });
 
+  it("Check says whether the agent is logged in, and what to do when it is not, in its own words", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "agent_presets") return presets;
+      if (cmd === "check_agent") return { name: "Claude Agent", version: "0.101.0", load_session: true, logged_in: false, problem: "Claude Code needs you to log in (it says nobody is logged in). It offers: Anthropic Console: run `claude-agent-acp --cli auth login --console` in a terminal." };
+    });
+    render(<Harness start={{ name: "opencode", command: "opencode", args: ["acp"], env: {} }} />);
+    const user = userEvent.setup();
+    await screen.findByRole("option", { name: "OpenCode over ACP" });
+    await user.click(screen.getByTestId("agent-check"));
+    expect(await screen.findByTestId("agent-check-result")).toHaveTextContent("Answered: Claude Agent 0.101.0 (can reopen earlier sessions) · not logged in");
+    expect(screen.getByTestId("agent-check-login")).toHaveTextContent("claude-agent-acp --cli auth login --console");
+  });
+
+  it("Check every agent lists each one: installed where (or how to install it), its version, logged in", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "agent_presets") return presets;
+      if (cmd === "check_agents")
+        return [
+          { agent: "opencode", label: "OpenCode", found: "/usr/local/bin/opencode", install: "npm i -g opencode-ai", name: "OpenCode", version: "1.18.33", load_session: true, logged_in: true, problem: null, login: [] },
+          { agent: "codex", label: "Codex", found: "/usr/local/bin/codex-acp", install: "npm i -g @agentclientprotocol/codex-acp", name: "Codex", version: "2.6.0", load_session: true, logged_in: false, problem: "Codex needs you to log in", login: [] },
+          { agent: "gemini", label: "Gemini CLI", found: null, install: "npm i -g @google/gemini-cli", name: null, version: null, load_session: false, logged_in: null, problem: null, login: [] },
+        ];
+    });
+    render(<Harness />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("agents-check-all"));
+    expect(await screen.findByTestId("agent-status-opencode")).toHaveTextContent("OpenCode/usr/local/bin/opencode1.18.33yes");
+    expect(screen.getByTestId("agent-status-codex")).toHaveAttribute("data-logged-in", "false");
+    expect(screen.getByTestId("agent-status-gemini"), "a missing agent names its install command").toHaveTextContent("no: npm i -g @google/gemini-cli");
+  });
+
+  it("a preset's program can be another install of it, and it stays that preset", async () => {
+    mockIPC((cmd) => (cmd === "agent_presets" ? presets : undefined));
+    let last: ExternalAgent | null = null;
+    render(<Harness start={{ name: "opencode", command: "opencode", args: ["acp"], env: {} }} onAgent={(a) => (last = a)} />);
+    const user = userEvent.setup();
+    await screen.findByRole("option", { name: "OpenCode over ACP" });
+    const program = screen.getByTestId("agent-program");
+    await user.clear(program);
+    await user.type(program, "/home/me/.bun/bin/opencode");
+    expect(last).toEqual({ name: "opencode", command: "/home/me/.bun/bin/opencode", args: ["acp"], env: {} });
+    expect(screen.getByTestId("agent-select"), "still OpenCode, with its label and hints").toHaveValue("opencode");
+    expect(screen.getByTestId("agent-found")).toHaveTextContent("Runs /home/me/.bun/bin/opencode acp, the program you chose.");
+  });
+
   it("any other ACP agent is a command line, named after its program; built-in clears it", async () => {
     mockIPC((cmd) => (cmd === "agent_presets" ? presets : undefined));
     let last: ExternalAgent | null = null;

@@ -432,3 +432,51 @@ describe("Session view, loading and errors", () => {
     expect(screen.getAllByTestId("user-bubble")).toHaveLength(1);
   });
 });
+
+describe("Log in to an external agent", () => {
+  const needsLogin = () => {
+    seq = 0;
+    return [
+      ev({ type: "session_created", task: "write a.txt", workspace: "/ws", provider: "acp", model: "claude-code" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "busy" }),
+      ev({
+        type: "agent_login_needed",
+        agent: "claude-code",
+        label: "Claude Code",
+        message: "Claude Code needs you to log in (authentication required).",
+        methods: [
+          { type: "terminal", id: "console-login", name: "Anthropic Console", command: "/usr/bin/claude-agent-acp", args: ["--cli", "auth", "login", "--console"], env: {} },
+          { type: "key", id: "api-key", name: "API Key", vars: ["ANTHROPIC_API_KEY"], authenticate: false },
+        ],
+      }),
+      ev({ type: "error", code: "external_agent_auth", message: "Claude Code needs you to log in (authentication required)." }),
+      ev({ type: "status_changed", status: "failed" }),
+    ];
+  };
+
+  it("an expired login shows a Log in button per way the agent offers, and after the login the task runs again", async () => {
+    const calls: Record<string, unknown>[] = [];
+    script(needsLogin(), calls);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const card = await screen.findByTestId("agent-login");
+    expect(card).toHaveTextContent("Log in to Claude Code");
+    expect(card, "the terminal way shows the agent's own command").toHaveTextContent("claude-agent-acp --cli auth login --console");
+    await userEvent.click(screen.getByTestId("login-run-console-login"));
+    await waitFor(() => expect(calls.find((c) => c.cmd === "agent_login")).toMatchObject({ sessionId: "s1", methodId: "console-login", key: null }));
+    await waitFor(() => expect(calls.find((c) => c.cmd === "send_message"), "once logged in, the task runs again").toMatchObject({ sessionId: "s1", message: "" }));
+  });
+
+  it("a key is sent once for the keychain and never shown again", async () => {
+    const calls: Record<string, unknown>[] = [];
+    script(needsLogin(), calls);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    const input = await screen.findByTestId("login-key-api-key");
+    expect(input).toHaveAttribute("type", "password");
+    expect(screen.getByTestId("login-save-api-key"), "nothing to save before a key is typed").toBeDisabled();
+    await user.type(input, "sk-ant-123");
+    await user.click(screen.getByTestId("login-save-api-key"));
+    await waitFor(() => expect(calls.find((c) => c.cmd === "agent_login")).toMatchObject({ methodId: "api-key", key: "sk-ant-123" }));
+  });
+});

@@ -27,6 +27,24 @@ describe("Settings", () => {
     expect(onSaved, "the rest of the app must learn the provider is ready").toHaveBeenCalledWith({ settings: sent, provider_ready: true });
   });
 
+  it("the OpenAI Responses API is a protocol of its own, saved as openai_responses", async () => {
+    let sent: Settings | undefined;
+    mockIPC((cmd, args) => {
+      if (cmd === "save_settings") {
+        sent = (args as { settings: Settings }).settings;
+        return { settings: sent, provider_ready: true };
+      }
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    await user.selectOptions(screen.getByTestId("provider-kind"), "openai_responses");
+    await user.type(screen.getByTestId("provider-base-url"), "https://api.openai.com/v1");
+    await user.type(screen.getByTestId("provider-model"), "gpt-5");
+    await user.click(screen.getByTestId("save-settings"));
+    expect(await screen.findByText("Saved")).toBeInTheDocument();
+    expect(sent?.provider.kind, "the engine then speaks /responses instead of /chat/completions").toBe("openai_responses");
+  });
+
   it("the plan for new tasks is Auto until changed, and a change is saved", async () => {
     let sent: Settings | undefined;
     mockIPC((cmd, args) => {

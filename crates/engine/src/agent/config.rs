@@ -103,11 +103,17 @@ pub fn hidden_env(settings: &Settings) -> Vec<String> {
 /// The MCP servers the settings enable, with the one environment policy and the values the
 /// keychain keeps for them; `None` when none is enabled.
 pub fn mcp_servers(settings: &Settings, keys: &crate::secret::Keys) -> Option<std::sync::Arc<crate::mcp::McpServers>> {
+    owned_mcp_servers(settings, keys, None)
+}
+
+/// The same, their process groups owned by `processes` (the front end's), so SIGTERM, a quit or
+/// the next start after a crash ends them.
+pub fn owned_mcp_servers(settings: &Settings, keys: &crate::secret::Keys, processes: Option<std::sync::Arc<crate::process_groups::ProcessGroups>>) -> Option<std::sync::Arc<crate::mcp::McpServers>> {
     let enabled: Vec<_> = settings.mcp_servers.iter().filter(|m| m.enabled).cloned().collect();
     if enabled.is_empty() {
         return None;
     }
-    let env = crate::mcp::ServerEnv { hidden: hidden_env(settings), stored: keys.mcp_env(&enabled) };
+    let env = crate::mcp::ServerEnv { hidden: hidden_env(settings), stored: keys.mcp_env(&enabled), processes };
     Some(crate::mcp::McpServers::new(enabled, env))
 }
 
@@ -160,6 +166,8 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
         // The front end sets it: only it knows how to run itself as the pipe.
         claims_pipe: None,
         tasks: TaskPolicy::from_settings(&settings.tasks, &ctx.data_dir),
+        processes: crate::process_groups::ProcessGroups::in_data_dir(&ctx.data_dir),
+        agent_secrets: Default::default(),
         agent,
         evaluator,
     }

@@ -26,8 +26,9 @@ use crate::provider::{ChatMessage, ToolCall, ToolInput, Usage};
 /// How long an agent may take to start and open a session (an `npx` wrapper's first start
 /// downloads nothing here, but a cold Node start with a large agent takes seconds).
 const START_TIMEOUT: Duration = Duration::from_secs(120);
-/// After a cancel, how long the agent has to end its turn before its process is stopped.
-const CANCEL_GRACE: Duration = Duration::from_secs(10);
+/// After a cancel or a step timeout, how long the agent has to end its turn before its process
+/// group is ended (well inside the 5 s in which a cancelled agent must be gone).
+const CANCEL_GRACE: Duration = Duration::from_secs(3);
 /// The most of the earlier conversation a new agent session is primed with.
 const DIGEST_CHARS: usize = 8000;
 
@@ -136,10 +137,37 @@ fn clip(s: &str, max: usize) -> String {
     }
 }
 
-/// The option that carries out the person's decision, by kind, never by position.
-fn option_for(options: &[(String, PermissionOptionKind)], allow: bool) -> Option<String> {
-    let kinds: &[PermissionOptionKind] = if allow { &[PermissionOptionKind::AllowOnce, PermissionOptionKind::AllowAlways] } else { &[PermissionOptionKind::RejectOnce, PermissionOptionKind::RejectAlways] };
+/// The option that carries out the person's decision, by kind, never by position. Allowing
+/// takes "allow once" only: "allow always" would let the agent skip Finishline's gate for the
+/// rest of its session, so it is chosen only when `always` says the person agreed to exactly that.
+fn option_for(options: &[(String, PermissionOptionKind)], allow: bool, always: bool) -> Option<String> {
+    let kinds: &[PermissionOptionKind] = match (allow, always) {
+        (true, false) => &[PermissionOptionKind::AllowOnce],
+        (true, true) => &[PermissionOptionKind::AllowAlways],
+        (false, _) => &[PermissionOptionKind::RejectOnce, PermissionOptionKind::RejectAlways],
+    };
     kinds.iter().find_map(|k| options.iter().find(|(_, kind)| kind == k).map(|(id, _)| id.clone()))
+}
+
+/// The agent offers to be allowed only for good ("allow always"), never once.
+fn only_always(options: &[(String, PermissionOptionKind)]) -> bool {
+    let has = |k: PermissionOptionKind| options.iter().any(|(_, kind)| *kind == k);
+    has(PermissionOptionKind::AllowAlways) && !has(PermissionOptionKind::AllowOnce)
+}
+
+/// A title an agent gives a call before it knows what the call is ("Preparing file…").
+fn is_placeholder(title: &str) -> bool {
+    let t = title.trim();
+    t.ends_with('…') || t.ends_with("...")
+}
+
+/// Aborts a spawned task when dropped (a plain `JoinHandle` lets it run on).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl Run {
@@ -174,7 +202,19 @@ impl Run {
                 .map(|(s, _)| vec![OfferedServer { name: claims::SERVER_NAME.into(), url: s.url.clone(), stdio: s.socket.as_deref().zip(pipe).map(|(socket, pipe)| pipe.for_socket(socket)) }])
                 .unwrap_or_default();
             let hidden = self.engine.config.secret_env.clone();
-            let launch = Launch { agent: &ext.agent, cwd: self.workspace.root(), hidden_env: &hidden, start_timeout: START_TIMEOUT, mcp_servers: servers, reopen: ext.reopen.clone(), files: Some(Arc::new(crate::external::client_fs::WorkspaceFiles::new(self.workspace.clone()))), terminals: true };
+            let launch = Launch {
+                agent: &ext.agent,
+                cwd: self.workspace.root(),
+                hidden_env: &hidden,
+                start_timeout: START_TIMEOUT,
+                mcp_servers: servers,
+                reopen: ext.reopen.clone(),
+                files: Some(Arc::new(crate::external::client_fs::WorkspaceFiles::new(self.workspace.clone()))),
+                terminals: true,
+                processes: self.engine.config.processes.clone(),
+                authenticate: None,
+                secrets: self.engine.config.agent_secrets.clone(),
+            };
             let started = tokio::select! {
                 r = connection::connect(launch) => r,
                 _ = self.cancel.cancelled() => return Err(Halt::Cancelled),
@@ -188,13 +228,18 @@ impl Run {
                     ext.conn = Some(c);
                     self.emit(EngineEvent::AgentConnected { agent: ext.agent.name.clone(), name: info.name, version: info.version, acp_session: info.session, loaded: info.loaded, claims: info.took_mcp })?;
                 }
-                Err(AgentFault { code, message }) => return Err(Halt::Failed { code, message }),
+                Err(fault) => {
+                    self.login_needed(&ext.agent, &fault)?;
+                    return Err(Halt::Failed { code: fault.code, message: fault.message });
+                }
             }
         }
         let prompt = next_prompt(&self.history, ext.sent, &self.task);
         let Some((conn, mut rx)) = ext.conn.take() else { return Err(Halt::Failed { code: ErrorCode::Internal, message: "the agent's connection is gone".into() }) };
         let turn_conn = conn.clone();
-        let mut turn = tokio::spawn(async move { turn_conn.prompt(prompt).await });
+        // The turn's task holds the connection too: it is aborted whenever this step returns,
+        // so no clone outlives a cancel and keeps the agent's process group alive.
+        let mut turn = AbortOnDrop(tokio::spawn(async move { turn_conn.prompt(prompt).await }));
 
         let mut batcher = DeltaBatcher::default();
         let mut text = String::new();
@@ -247,6 +292,9 @@ impl Run {
                                 halt = Some(h);
                                 grace_until = tokio::time::Instant::now() + CANCEL_GRACE;
                             }
+                            // The agent waited for the person, not the other way round: the
+                            // step's idle time starts again from the answer.
+                            last_heard = tokio::time::Instant::now();
                             self.emit(Self::status(SessionStatus::Busy))?;
                         }
                     }
@@ -266,7 +314,7 @@ impl Run {
                         },
                     }
                 }
-                r = &mut turn => break Some(r.unwrap_or_else(|e| Err(AgentFault { code: ErrorCode::Internal, message: format!("the agent's turn panicked: {e}") }))),
+                r = &mut turn.0 => break Some(r.unwrap_or_else(|e| Err(AgentFault { code: ErrorCode::Internal, message: format!("the agent's turn panicked: {e}"), login: vec![], answered: None }))),
             }
         };
         // What the agent reported before its answer arrived is still on the channel.
@@ -303,12 +351,22 @@ impl Run {
             tools.iter().map(|t| (format!("{}({})", t.name, crate::provider::openai::arguments_text(&ToolInput::Parsed { value: t.input.clone() })), t.output.clone().unwrap_or_default(), t.state != ToolState::Done)).collect();
 
         let (end, result) = match (finished, halt) {
-            (_, Some(Halt::Cancelled)) | (None, _) => {
-                // The agent did not end its turn after the cancel: its process goes.
+            (_, Some(Halt::Cancelled)) => {
+                // Cancelled: the agent's process group goes now, whether it ended its turn or
+                // not (the next run starts it again, reopening its session where it can).
+                conn.end();
                 return Err(Halt::Cancelled);
             }
+            (None, halt) => {
+                // It did not end its turn within the grace after a step timeout or a refusal:
+                // it is stopped, and the run ends for the reason it was stopped.
+                conn.end();
+                return Err(halt.unwrap_or(Halt::Cancelled));
+            }
             (Some(Err(fault)), _) => {
-                // The process is gone or broke the protocol: the next turn starts it again.
+                // The process is gone, broke the protocol or wants a login: the next turn
+                // starts it again.
+                self.login_needed(&ext.agent, &fault)?;
                 (StepEnd::Failed { code: fault.code, message: fault.message }, None)
             }
             (Some(Ok(_)), Some(Halt::Failed { code, message })) => (StepEnd::Failed { code, message }, None),
@@ -402,9 +460,10 @@ impl Run {
         };
         let t = &mut tools[at];
         // The first title names the tool (`write`); agents retitle a call as it runs (OpenCode
-        // puts the file's path there), which would make one card look like two tools.
+        // puts the file's path there), which would make one card look like two tools. A title
+        // that says the call is still being prepared (Claude Code's "Preparing file…") is no name.
         if let Some(title) = report.title.filter(|s| !s.trim().is_empty()) {
-            if t.name == UNNAMED {
+            if t.name == UNNAMED || is_placeholder(&t.name) {
                 t.name = title;
             }
         }
@@ -418,6 +477,15 @@ impl Run {
             t.output = report.output;
         }
         &tools[at]
+    }
+
+    /// An agent that needs a login says so with the ways it offers, before the run fails with
+    /// what to do: the window turns them into "Log in to <agent>".
+    fn login_needed(&mut self, agent: &ExternalAgent, fault: &AgentFault) -> crate::Result<()> {
+        if fault.code != ErrorCode::ExternalAgentAuth {
+            return Ok(());
+        }
+        self.emit(EngineEvent::AgentLoginNeeded { agent: agent.name.clone(), label: agent.label(), message: fault.message.clone(), methods: fault.login.clone() })
     }
 
     /// A denial the agent was told of stops the run, unless the settings say to go on.
@@ -459,8 +527,18 @@ impl Run {
             (t.call(), t.name.clone(), t.input.clone())
         };
         let gate = self.engine.config.permissions.gate_external(&name, &self.allowed);
-        let reason = "The external agent asks before running this; Finishline's checkpoints record file changes, but not what a command does outside the workspace.".to_string();
+        let always = only_always(&ask.options);
+        let reason = if always {
+            // Allowing is then for good: the person is told so, and Finishline's own record
+            // says the same (the agent will not ask about this tool again).
+            format!("The external agent offers only \"Always allow\" for {name}: allowing it lets the agent run {name} without asking again for the rest of this session. Finishline's checkpoints record file changes, but not what a command does outside the workspace.")
+        } else {
+            "The external agent asks before running this; Finishline's checkpoints record file changes, but not what a command does outside the workspace.".to_string()
+        };
         let decided = self.permit_gated(gate, &name, input, reason, Some(&call)).await;
+        if always && decided.is_ok() {
+            self.allowed.insert(name.clone());
+        }
         let set_state = |tools: &mut Vec<AgentTool>, state: ToolState, output: Option<String>| {
             if let Some(t) = tools.iter_mut().find(|t| t.id == call.id) {
                 t.state = state;
@@ -474,14 +552,14 @@ impl Run {
         };
         match decided {
             Ok(()) => {
-                let _ = ask.reply.send(option_for(&ask.options, true));
+                let _ = ask.reply.send(option_for(&ask.options, true, always));
                 if let Some(e) = set_state(tools, ToolState::Running, None) {
                     self.emit(e)?;
                 }
                 Ok(())
             }
             Err(Halt::Denied) => {
-                let _ = ask.reply.send(option_for(&ask.options, false));
+                let _ = ask.reply.send(option_for(&ask.options, false, false));
                 if let Some(e) = set_state(tools, ToolState::Denied, Some(super::dispatch::DENIED.into())) {
                     self.emit(e)?;
                 }
@@ -524,8 +602,16 @@ mod tests {
     #[test]
     fn a_decision_picks_the_option_by_its_kind_not_its_place() {
         let opts = vec![("rej".to_string(), PermissionOptionKind::RejectOnce), ("always".to_string(), PermissionOptionKind::AllowAlways), ("once".to_string(), PermissionOptionKind::AllowOnce)];
-        assert_eq!(option_for(&opts, true).as_deref(), Some("once"), "allowing once must not grant the agent more");
-        assert_eq!(option_for(&opts, false).as_deref(), Some("rej"));
-        assert_eq!(option_for(&opts[1..], false), None, "with no reject option the request is cancelled instead");
+        assert_eq!(option_for(&opts, true, false).as_deref(), Some("once"), "allowing once must not grant the agent more");
+        assert_eq!(option_for(&opts, false, false).as_deref(), Some("rej"));
+        assert_eq!(option_for(&opts[1..], false, false), None, "with no reject option the request is cancelled instead");
+    }
+
+    #[test]
+    fn allow_once_never_becomes_always() {
+        let opts = vec![("always".to_string(), PermissionOptionKind::AllowAlways), ("rej".to_string(), PermissionOptionKind::RejectOnce)];
+        assert_eq!(option_for(&opts, true, false), None, "an agent offering only \"always\" is not granted it by a once-only answer");
+        assert!(only_always(&opts), "the person is asked in those words instead");
+        assert_eq!(option_for(&opts, true, true).as_deref(), Some("always"), "once the person agreed to always, always it is");
     }
 }

@@ -7,6 +7,7 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
+use crate::tool::workspace::ConfinedError;
 use crate::tool::Workspace;
 
 /// The most one read returns, as for the built-in `read_file`.
@@ -16,17 +17,29 @@ pub struct WorkspaceFiles {
     workspace: Workspace,
 }
 
+/// Why a read through the client failed: a file that is not there is ACP's "resource not found"
+/// (an agent's write tool reads first and creates the file on that answer); anything else
+/// (outside the workspace, unreadable) is refused.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReadError {
+    NotFound(String),
+    Refused(String),
+}
+
 impl WorkspaceFiles {
     pub fn new(workspace: Workspace) -> Self {
         WorkspaceFiles { workspace }
     }
 
     /// The file's text, or lines `line..line+limit` of it (1-based), as ACP asks.
-    pub fn read(&self, path: &Path, line: Option<u32>, limit: Option<u32>) -> Result<String, String> {
+    pub fn read(&self, path: &Path, line: Option<u32>, limit: Option<u32>) -> Result<String, ReadError> {
         let raw = path.to_string_lossy();
-        let (_, file) = self.workspace.open_read(&raw).map_err(|e| format!("{raw}: {e}"))?;
+        let (_, file) = self.workspace.open_read(&raw).map_err(|e| match e {
+            ConfinedError::Io(io) if io.kind() == std::io::ErrorKind::NotFound => ReadError::NotFound(format!("{raw}: {io}")),
+            other => ReadError::Refused(format!("{raw}: {other}")),
+        })?;
         let mut bytes = Vec::new();
-        file.take(MAX_READ_BYTES).read_to_end(&mut bytes).map_err(|e| format!("{raw}: {e}"))?;
+        file.take(MAX_READ_BYTES).read_to_end(&mut bytes).map_err(|e| ReadError::Refused(format!("{raw}: {e}")))?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
         if line.is_none() && limit.is_none() {
             return Ok(text);
@@ -57,6 +70,7 @@ mod tests {
         assert_eq!(files.read(&inside, Some(2), Some(1)).unwrap(), "two\n", "line and limit are 1-based lines");
         let outside = dir.path().join("../escape.txt");
         assert!(files.write(&outside, "x").is_err(), "an agent cannot write outside the workspace through the client");
-        assert!(files.read(Path::new("/etc/passwd"), None, None).is_err(), "nor read outside it");
+        assert!(matches!(files.read(Path::new("/etc/passwd"), None, None), Err(ReadError::Refused(_))), "nor read outside it");
+        assert!(matches!(files.read(&dir.path().canonicalize().unwrap().join("new.txt"), None, None), Err(ReadError::NotFound(_))), "a file that is not there yet is not found, so an agent's write tool creates it");
     }
 }

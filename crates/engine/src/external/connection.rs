@@ -2,13 +2,14 @@
 //! task; the run talks to it through [`AgentConnection`] and reads what the agent reports from a
 //! channel, so a permission prompt can wait for the person while updates keep arriving.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AuthMethod, CancelNotification, ClientCapabilities, ContentBlock, CreateTerminalRequest, CreateTerminalResponse, FileSystemCapabilities, Implementation, KillTerminalRequest, KillTerminalResponse, ReadTextFileRequest,
+    AuthCapabilities, AuthMethodId, AuthenticateRequest, CancelNotification, ClientCapabilities, ContentBlock, CreateTerminalRequest, CreateTerminalResponse, FileSystemCapabilities, Implementation, KillTerminalRequest, KillTerminalResponse, ReadTextFileRequest,
     ReadTextFileResponse, ReleaseTerminalRequest, ReleaseTerminalResponse, TerminalExitStatus, TerminalId, TerminalOutputRequest, TerminalOutputResponse, WaitForTerminalExitRequest,
     WaitForTerminalExitResponse, WriteTextFileRequest, WriteTextFileResponse, InitializeRequest, LoadSessionRequest, McpServer, McpServerHttp, McpServerStdio, NewSessionRequest, PermissionOptionKind, PromptRequest,
     RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification, TextContent,
@@ -20,20 +21,44 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
+use super::client_fs::ReadError;
 use super::definition::ExternalAgent;
+use super::login::{self, LoginMethod};
 use super::update::{map_update, TurnItem};
 use crate::error::ErrorCode;
+use crate::process_groups::{OwnedGroup, ProcessGroups};
 
 /// What the person sees when an agent cannot be used: a code and what to do about it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentFault {
     pub code: ErrorCode,
     pub message: String,
+    /// With `external_agent_auth`: the ways the agent offers to log in.
+    pub login: Vec<LoginMethod>,
+    /// Who answered `initialize` before the failure, and its version.
+    pub answered: Option<(String, Option<String>)>,
 }
 
 impl AgentFault {
-    fn new(message: impl Into<String>) -> Self {
-        AgentFault { code: ErrorCode::ExternalAgent, message: message.into() }
+    fn from(mut self, who: &(String, Option<String>)) -> Self {
+        self.answered = Some(who.clone());
+        self
+    }
+
+    pub fn new(message: impl Into<String>) -> Self {
+        AgentFault { code: ErrorCode::ExternalAgent, message: message.into(), login: vec![], answered: None }
+    }
+
+    /// The agent refused a request: auth-required (or an error naming the key variables it
+    /// lacks) becomes what to do to log in, in the agent's own words; anything else says what
+    /// it refused.
+    fn refused(label: &str, what: &str, e: &agent_client_protocol::Error, methods: &[LoginMethod], ended: Option<String>) -> Self {
+        let detail = login::error_detail(e.data.as_ref());
+        if e.code == agent_client_protocol::ErrorCode::AUTH_REQUIRED || e.data.as_ref().is_some_and(|d| d.get("envVars").is_some()) {
+            return AgentFault { code: ErrorCode::ExternalAgentAuth, message: login::what_to_do(label, &e.message, detail.as_deref(), methods), login: methods.to_vec(), answered: None };
+        }
+        let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
+        AgentFault::new(format!("{label} refused {what}: {}{detail}{}", e.message, ended.map(|w| format!(" ({w})")).unwrap_or_default()))
     }
 }
 
@@ -49,6 +74,11 @@ pub struct AgentInfo {
     pub session: String,
     /// It reopened the earlier session (`Launch::reopen`) with its memory of it.
     pub loaded: bool,
+    /// The ways it offers to log in (its `authMethods`).
+    pub login: Vec<LoginMethod>,
+    /// Whether it says it is logged in (`_auth/status_update`, sent by Claude Code and Codex);
+    /// `None`: it did not say.
+    pub signed_in: Option<bool>,
 }
 
 /// The agent asks before running a tool.
@@ -82,6 +112,21 @@ pub struct TurnResult {
     pub output_tokens: Option<u64>,
 }
 
+/// Claude Code's and Codex's word on their login (an extension of ACP): `{authStatus: {kind,
+/// label}}`, where kind `none` means nobody is logged in.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, agent_client_protocol::JsonRpcNotification)]
+#[notification(method = "_auth/status_update")]
+struct AuthStatusUpdate {
+    #[serde(rename = "authStatus", default)]
+    auth_status: Value,
+}
+
+impl AuthStatusUpdate {
+    fn signed_in(&self) -> bool {
+        !matches!(self.auth_status.get("kind").and_then(Value::as_str), Some("none") | Some("unauthenticated"))
+    }
+}
+
 /// One live ACP session. Behind this trait so the SDK can move without the run noticing.
 #[async_trait::async_trait]
 pub trait AgentConnection: Send + Sync {
@@ -90,9 +135,13 @@ pub trait AgentConnection: Send + Sync {
     async fn prompt(&self, text: String) -> Result<TurnResult, AgentFault>;
     /// Asks the agent to stop the turn; the turn then ends with `cancelled`.
     async fn cancel(&self);
+    /// Ends the agent's process group now, whoever still holds the connection: an agent that
+    /// ignores `session/cancel` must not go on editing once the session shows it stopped.
+    fn end(&self);
 }
 
 /// Where and how the agent runs.
+#[derive(Clone)]
 pub struct Launch<'a> {
     pub agent: &'a ExternalAgent,
     pub cwd: &'a Path,
@@ -110,6 +159,14 @@ pub struct Launch<'a> {
     pub files: Option<Arc<super::client_fs::WorkspaceFiles>>,
     /// Offer the client's terminal (`terminal/*`), commands gated like `run_command`.
     pub terminals: bool,
+    /// Who owns the agent's process group (and its terminals' groups), to end them on cancel,
+    /// quit or after a crash.
+    pub processes: Arc<ProcessGroups>,
+    /// Log in with this method (`authenticate`) before opening the session.
+    pub authenticate: Option<String>,
+    /// The keys the keychain keeps for this agent, by variable: set in its environment (and a
+    /// value written [`crate::settings::IN_KEYCHAIN`] there is read from here).
+    pub secrets: BTreeMap<String, String>,
 }
 
 /// An MCP server for the agent's session: started by the agent over stdio when there is a
@@ -133,47 +190,77 @@ impl OfferedServer {
 
 struct Acp {
     info: AgentInfo,
+    /// The person's name for the agent (the preset's label).
+    label: String,
     cx: ConnectionTo<Agent>,
     session: SessionId,
     /// Set when the connection ends: why, with the tail of the agent's stderr.
     ended: Arc<Mutex<Option<String>>>,
     ended_rx: tokio::sync::watch::Receiver<bool>,
     _stop: oneshot::Sender<()>,
-    pid: Option<u32>,
+    /// The agent may have started its own children (an `npx` wrapper, the CLI it drives, a
+    /// language server): the whole group ends with the connection, or at [`AgentConnection::end`].
+    group: Option<OwnedGroup>,
     /// Its terminals' commands end with it.
-    _terminals: Arc<super::terminals::Terminals>,
-}
-
-impl Drop for Acp {
-    fn drop(&mut self) {
-        // The agent may have started its own children (an `npx` wrapper, a language server);
-        // they go with it.
-        if let Some(pid) = self.pid {
-            unsafe { libc::killpg(pid as i32, libc::SIGKILL) };
-        }
-    }
+    terminals: Arc<super::terminals::Terminals>,
 }
 
 const STDERR_TAIL: usize = 4000;
 
 /// Starts the agent, initializes the protocol and opens a session in `cwd`.
 pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mpsc::UnboundedReceiver<AgentMessage>), AgentFault> {
+    let mut initialized = false;
+    match connect_once(launch.clone(), &mut initialized).await {
+        // An older version that does not know its preset's arguments (Gemini CLI before
+        // `--acp`) exits at once: it is started again the older way.
+        Err(first) if !initialized && launch.agent.locate().is_some() => match launch.agent.older_args() {
+            Some(args) => {
+                let older = ExternalAgent { args, ..launch.agent.clone() };
+                let mut again = false;
+                connect_once(Launch { agent: &older, ..launch }, &mut again).await.map_err(|second| if again { second } else { first })
+            }
+            None => Err(first),
+        },
+        r => r,
+    }
+}
+
+type Connected = (Arc<dyn AgentConnection>, mpsc::UnboundedReceiver<AgentMessage>);
+
+/// One start of the agent; `initialized` turns true once it has answered `initialize`.
+async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Connected, AgentFault> {
     let agent = launch.agent;
     let Some(program) = agent.locate() else {
         let install = agent.install_hint().map(|i| format!(" Install it with: {i}")).unwrap_or_default();
-        return Err(AgentFault::new(format!("{} is not installed here: `{}` is not on PATH.{install}", agent.label(), agent.command)));
+        return Err(AgentFault::new(format!(
+            "{} is not installed here: `{}` is neither on PATH nor where npm, bun or nvm install programs.{install}",
+            agent.label(),
+            agent.command
+        )));
     };
     let mut cmd = tokio::process::Command::new(&program);
     // PWD as well: Node and Bun agents (OpenCode) take the project from $PWD, which would
     // still name Finishline's own folder.
     cmd.args(&agent.args).current_dir(launch.cwd).env("PWD", launch.cwd).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
+    // The person's environment, as a terminal gives it, minus Finishline's own provider-key
+    // variables: those are for Finishline's models, not the agent's, unless the person gives
+    // one to the agent in its settings.
+    for k in launch.hidden_env.iter().filter(|k| !agent.env.contains_key(*k)) {
+        cmd.env_remove(k);
+    }
     for (k, v) in &agent.env {
-        cmd.env(k, expand_env(v));
+        let value = if v == crate::settings::IN_KEYCHAIN { launch.secrets.get(k).cloned().unwrap_or_default() } else { expand_env(v) };
+        cmd.env(k, value);
+    }
+    // The keys the person gave this agent when it asked to log in, for it alone.
+    for (k, v) in &launch.secrets {
+        cmd.env(k, v);
     }
     #[cfg(unix)]
     cmd.process_group(0);
     let mut child = cmd.spawn().map_err(|e| AgentFault::new(format!("{} could not be started ({}): {e}", agent.label(), program.display())))?;
-    let pid = child.id();
+    // Owned from its first moment: a connection that fails below still ends the group.
+    let group = child.id().map(|pid| launch.processes.own(pid, &agent.label()));
     let stdin = child.stdin.take().ok_or_else(|| AgentFault::new("the agent's stdin could not be opened"))?;
     let stdout = child.stdout.take().ok_or_else(|| AgentFault::new("the agent's stdout could not be opened"))?;
     let mut stderr = child.stderr.take();
@@ -199,16 +286,19 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
     }
 
     let (tx, rx) = mpsc::unbounded_channel();
+    let signed_in: Arc<Mutex<Option<bool>>> = Arc::new(Mutex::new(None));
+    let auth_status = signed_in.clone();
     let (cx_tx, cx_rx) = oneshot::channel::<ConnectionTo<Agent>>();
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let (ended_tx, ended_rx) = tokio::sync::watch::channel(false);
     let ended = Arc::new(Mutex::new(None));
+    let (stdout, raw_auth) = super::auth_tap::AuthTap::new(stdout);
     let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
     let updates = tx.clone();
     let asks = tx.clone();
     let (reads, writes) = (launch.files.clone(), launch.files.clone());
     let fs_offered = launch.files.is_some();
-    let terminals = Arc::new(super::terminals::Terminals::new(launch.cwd, launch.hidden_env));
+    let terminals = Arc::new(super::terminals::Terminals::new(launch.cwd, launch.hidden_env, launch.processes.clone()));
     let (t_create, t_output, t_wait, t_kill, t_release) = (terminals.clone(), terminals.clone(), terminals.clone(), terminals.clone(), terminals.clone());
     let terminal_asks = tx.clone();
     let terminal_offered = launch.terminals;
@@ -219,6 +309,13 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
             let result = Client
                 .v1()
                 .name("finishline")
+                .on_receive_notification(
+                    async move |n: AuthStatusUpdate, _cx| {
+                        *auth_status.lock().unwrap() = Some(n.signed_in());
+                        Ok(())
+                    },
+                    agent_client_protocol::on_receive_notification!(),
+                )
                 .on_receive_notification(
                     async move |n: SessionNotification, _cx| {
                         let _ = updates.send(AgentMessage::Update(map_update(&n.update)));
@@ -253,7 +350,11 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
                 .on_receive_request(
                     async move |r: ReadTextFileRequest, responder, _cx| match reads.as_ref().map(|f| f.read(&r.path, r.line, r.limit)) {
                         Some(Ok(text)) => responder.respond(ReadTextFileResponse::new(text)),
-                        Some(Err(why)) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
+                        // ACP's "resource not found", in words agents match on too.
+                        Some(Err(ReadError::NotFound(why))) => responder.respond_with_error(
+                            agent_client_protocol::Error::new(-32002, format!("Resource not found: {why}")).data(serde_json::json!({"uri": r.path.to_string_lossy()})),
+                        ),
+                        Some(Err(ReadError::Refused(why))) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
                         None => responder.respond_with_error(agent_client_protocol::Error::new(-32601, "fs/read_text_file is not offered")),
                     },
                     agent_client_protocol::on_receive_request!(),
@@ -356,19 +457,19 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
         _ => return Err(AgentFault::new(format!("{} did not start: {}", agent.label(), ended_now(&ended).unwrap_or_else(|| "no answer".into())))),
     };
     let mut ended_watch = ended_rx.clone();
-    let within = |what: &'static str| {
-        let label = agent.label();
-        let ended = ended.clone();
-        move |r: Result<Result<Value, agent_client_protocol::Error>, tokio::time::error::Elapsed>| -> Result<Value, AgentFault> {
-            match r {
-                Ok(Ok(v)) => Ok(v),
-                Ok(Err(e)) if e.code == agent_client_protocol::ErrorCode::AUTH_REQUIRED => Err(AgentFault { code: ErrorCode::ExternalAgentAuth, message: format!("{label} needs you to log in first ({})", e.message) }),
-                Ok(Err(e)) => Err(AgentFault::new(format!("{label} refused {what}: {}{}", e.message, ended_now(&ended).map(|w| format!(" ({w})")).unwrap_or_default()))),
-                Err(_) => Err(AgentFault::new(format!("{label} did not answer {what} in time"))),
-            }
+    let label = agent.label();
+    let within = |what: &'static str, methods: &[LoginMethod], r: Result<Result<Value, agent_client_protocol::Error>, tokio::time::error::Elapsed>| -> Result<Value, AgentFault> {
+        match r {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(AgentFault::refused(&label, what, &e, methods, ended_now(&ended))),
+            Err(_) => Err(AgentFault::new(format!("{label} did not answer {what} in time"))),
         }
     };
-    let caps = ClientCapabilities::new().fs(FileSystemCapabilities::new().read_text_file(fs_offered).write_text_file(fs_offered)).terminal(terminal_offered);
+    // Terminal logins are offered: Finishline can run the agent's own login command in one.
+    let caps = ClientCapabilities::new()
+        .fs(FileSystemCapabilities::new().read_text_file(fs_offered && agent.reads_through_client()).write_text_file(fs_offered))
+        .terminal(terminal_offered)
+        .auth(AuthCapabilities::new().terminal(true));
     let init = tokio::time::timeout(
         launch.start_timeout,
         ended_or(&mut ended_watch, async {
@@ -379,15 +480,31 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
         }),
     )
     .await;
-    let init = within("to start (initialize)")(init)?;
-    let auth: Vec<String> = serde_json::from_value::<Vec<AuthMethod>>(init.get("authMethods").cloned().unwrap_or_default()).unwrap_or_default().iter().map(auth_label).collect();
+    let init = within("to start (initialize)", &[], init)?;
+    *initialized = true;
+    let who = (
+        init.pointer("/agentInfo/title").or_else(|| init.pointer("/agentInfo/name")).and_then(Value::as_str).map(String::from).unwrap_or_else(|| agent.label()),
+        init.pointer("/agentInfo/version").and_then(Value::as_str).map(String::from),
+    );
+    let raw = raw_auth.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let methods = login::parse_methods(raw.as_ref().or(init.get("authMethods")).unwrap_or(&Value::Null), &program, &agent.args);
+    if let Some(method) = &launch.authenticate {
+        let auth = tokio::time::timeout(
+            launch.start_timeout,
+            ended_or(&mut ended_watch, async { cx.send_request(AuthenticateRequest::new(AuthMethodId::new(method.as_str()))).block_task().await.map(|r| serde_json::to_value(r).unwrap_or_default()) }),
+        )
+        .await;
+        within("to log in", &methods, auth).map_err(|f| f.from(&who))?;
+    }
     let info = AgentInfo {
-        name: init.pointer("/agentInfo/title").or_else(|| init.pointer("/agentInfo/name")).and_then(Value::as_str).map(String::from).unwrap_or_else(|| agent.label()),
-        version: init.pointer("/agentInfo/version").and_then(Value::as_str).map(String::from),
+        name: who.0.clone(),
+        version: who.1.clone(),
         load_session: init.pointer("/agentCapabilities/loadSession").and_then(Value::as_bool).unwrap_or(false),
         took_mcp: false,
         session: String::new(),
         loaded: false,
+        login: methods.clone(),
+        signed_in: None,
     };
     let mut info = info;
     let http = init.pointer("/agentCapabilities/mcpCapabilities/http").and_then(Value::as_bool).unwrap_or(false);
@@ -417,19 +534,15 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
                 ended_or(&mut ended_watch, async { cx.send_request(NewSessionRequest::new(launch.cwd.to_path_buf()).mcp_servers(servers)).block_task().await.map(|r| serde_json::to_value(r).unwrap_or_default()) }),
             )
             .await;
-            let new = within("a new session")(new).map_err(|mut f| {
-                if f.code == ErrorCode::ExternalAgentAuth && !auth.is_empty() {
-                    f.message.push_str(&format!(". It offers: {}", auth.join("; ")));
-                }
-                f
-            })?;
+            let new = within("a new session", &methods, new).map_err(|f| f.from(&who))?;
             new.get("sessionId").and_then(Value::as_str).map(|s| SessionId::new(s.to_string())).ok_or_else(|| AgentFault::new(format!("{} opened a session without an id", agent.label())))?
         }
     };
     info.session = session.0.to_string();
+    info.signed_in = *signed_in.lock().unwrap();
     let mut rx = rx;
     while rx.try_recv().is_ok() {}
-    let conn = Acp { info, cx, session, ended, ended_rx, _stop: stop_tx, pid, _terminals: terminals };
+    let conn = Acp { info, label, cx, session, ended, ended_rx, _stop: stop_tx, group, terminals };
     Ok((Arc::new(conn), rx))
 }
 
@@ -446,14 +559,6 @@ fn exit_status((code, signal): super::terminals::ExitStatus) -> TerminalExitStat
     TerminalExitStatus::new().exit_code(code).signal(signal)
 }
 
-fn auth_label(m: &AuthMethod) -> String {
-    let v = serde_json::to_value(m).unwrap_or_default();
-    let name = v.get("name").and_then(Value::as_str).unwrap_or("log in");
-    match v.get("description").and_then(Value::as_str) {
-        Some(d) => format!("{name}: {d}"),
-        None => name.to_string(),
-    }
-}
 
 fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -483,6 +588,10 @@ impl AgentConnection for Acp {
                 input_tokens: r.usage.as_ref().map(|u| u.input_tokens),
                 output_tokens: r.usage.as_ref().map(|u| u.output_tokens),
             }),
+            Err(e) if e.code == agent_client_protocol::ErrorCode::AUTH_REQUIRED || e.data.as_ref().is_some_and(|d| d.get("envVars").is_some()) => {
+                // Claude Code asks for its login only when the turn starts.
+                Err(AgentFault::refused(&self.label, "the turn", &e, &self.info.login, None))
+            }
             Err(e) => {
                 // The request fails as the transport closes, a moment before the connection's
                 // task has the exit status and the last stderr lines: wait for them briefly.
@@ -499,11 +608,31 @@ impl AgentConnection for Acp {
     async fn cancel(&self) {
         let _ = self.cx.send_notification(CancelNotification::new(self.session.clone()));
     }
+
+    fn end(&self) {
+        self.terminals.end_all();
+        if let Some(g) = &self.group {
+            g.end();
+        }
+    }
 }
 
 /// Used by Settings' Check button and `finishline agents`: start, introduce, stop.
-pub async fn check(agent: &ExternalAgent, cwd: &Path, timeout: Duration) -> Result<AgentInfo, AgentFault> {
-    let (conn, _rx) = connect(Launch { agent, cwd, hidden_env: &[], start_timeout: timeout, mcp_servers: vec![], reopen: None, files: None, terminals: false }).await?;
+pub async fn check(agent: &ExternalAgent, cwd: &Path, timeout: Duration, secrets: &BTreeMap<String, String>) -> Result<AgentInfo, AgentFault> {
+    let (conn, _rx) = connect(Launch {
+        agent,
+        cwd,
+        hidden_env: &[],
+        start_timeout: timeout,
+        mcp_servers: vec![],
+        reopen: None,
+        files: None,
+        terminals: false,
+        processes: ProcessGroups::unrecorded(),
+        authenticate: None,
+        secrets: secrets.clone(),
+    })
+    .await?;
     Ok(conn.info().clone())
 }
 

@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex};
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
+use crate::process_groups::{OwnedGroup, ProcessGroups};
+
 /// How a terminal's command ended: its exit code, or the signal that ended it.
 pub type ExitStatus = (Option<u32>, Option<String>);
 
@@ -21,26 +23,27 @@ struct Term {
     output: Mutex<(String, bool)>,
     limit: usize,
     exit: watch::Receiver<Option<ExitStatus>>,
-    pid: Option<u32>,
+    group: Option<OwnedGroup>,
 }
 
 pub struct Terminals {
     root: PathBuf,
     hidden: Vec<String>,
     terms: Mutex<HashMap<String, Arc<Term>>>,
+    processes: Arc<ProcessGroups>,
 }
 
 impl Drop for Terminals {
     fn drop(&mut self) {
-        for t in self.terms.lock().unwrap().values() {
-            kill_group(t);
-        }
+        // Each command's output readers hold its terminal until its pipes close, which they do
+        // only once its group is ended: end them here rather than wait for the last holder.
+        self.end_all();
     }
 }
 
 fn kill_group(t: &Term) {
-    if let (Some(pid), None) = (t.pid, t.exit.borrow().as_ref()) {
-        unsafe { libc::killpg(pid as i32, libc::SIGKILL) };
+    if let Some(g) = &t.group {
+        g.end();
     }
 }
 
@@ -59,8 +62,15 @@ fn push_output(t: &Term, chunk: &[u8]) {
 impl Terminals {
     /// Terminals for an agent working in `root`; `hidden`: variables never passed on (beside
     /// every secret-looking name).
-    pub fn new(root: &Path, hidden: &[String]) -> Terminals {
-        Terminals { root: root.to_path_buf(), hidden: hidden.to_vec(), terms: Mutex::new(HashMap::new()) }
+    pub fn new(root: &Path, hidden: &[String], processes: Arc<ProcessGroups>) -> Terminals {
+        Terminals { root: root.to_path_buf(), hidden: hidden.to_vec(), terms: Mutex::new(HashMap::new()), processes }
+    }
+
+    /// Ends every command still running (the agent is going).
+    pub fn end_all(&self) {
+        for t in self.terms.lock().unwrap_or_else(|p| p.into_inner()).values() {
+            kill_group(t);
+        }
     }
 
     /// The folder a command runs in: the workspace, or a folder inside it.
@@ -90,7 +100,7 @@ impl Terminals {
         cmd.process_group(0);
         let mut child = cmd.spawn().map_err(|e| format!("{command} could not be started: {e}"))?;
         let (tx, rx) = watch::channel(None);
-        let term = Arc::new(Term { output: Mutex::new((String::new(), false)), limit: limit.map(|l| l as usize).unwrap_or(DEFAULT_LIMIT), exit: rx, pid: child.id() });
+        let term = Arc::new(Term { output: Mutex::new((String::new(), false)), limit: limit.map(|l| l as usize).unwrap_or(DEFAULT_LIMIT), exit: rx, group: child.id().map(|pid| self.processes.own(pid, &format!("terminal command {command}"))) });
         let id = format!("term-{}", uuid::Uuid::new_v4().simple());
         let readers: Vec<_> = [child.stdout.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Send + Unpin>), child.stderr.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Send + Unpin>)]
             .into_iter()
@@ -175,7 +185,7 @@ mod tests {
     async fn a_command_runs_in_the_workspace_without_secrets_and_keeps_its_newest_output() {
         let dir = tempfile::tempdir().unwrap();
         std::env::set_var("FINISHLINE_TERM_TEST_API_KEY", "sk-secret");
-        let terms = Terminals::new(dir.path(), &[]);
+        let terms = Terminals::new(dir.path(), &[], ProcessGroups::unrecorded());
         let id = terms.create("sh", &["-c".into(), "pwd; echo key=${FINISHLINE_TERM_TEST_API_KEY:-none}; echo $GREETING".into()], &[("GREETING".into(), "hello".into())], None, None).unwrap();
         assert_eq!(terms.wait(&id).await.unwrap(), (Some(0), None));
         let (out, truncated, exit) = terms.output(&id).unwrap();
@@ -193,7 +203,7 @@ mod tests {
     #[tokio::test]
     async fn a_command_outside_the_workspace_is_refused_and_kill_stops_a_long_one() {
         let dir = tempfile::tempdir().unwrap();
-        let terms = Terminals::new(dir.path(), &[]);
+        let terms = Terminals::new(dir.path(), &[], ProcessGroups::unrecorded());
         assert!(terms.create("true", &[], &[], Some(Path::new("/")), None).unwrap_err().contains("outside the workspace"));
         let id = terms.create("sleep", &["30".into()], &[], None, None).unwrap();
         terms.kill(&id).unwrap();

@@ -25,6 +25,8 @@ pub struct StdioConnection {
     peer: rmcp::Peer<RoleClient>,
     pid: Option<u32>,
     stderr: Arc<StdMutex<Vec<u8>>>,
+    /// The server and whatever it started (`npx` runs the server as its child) end together.
+    group: Option<crate::process_groups::OwnedGroup>,
 }
 
 /// `${VAR}` reads Finishline's own environment, [`IN_KEYCHAIN`] the keychain; anything else
@@ -45,6 +47,8 @@ impl StdioConnection {
     pub async fn start(config: &McpServerSettings, env: &ServerEnv) -> Result<StdioConnection, String> {
         let mut cmd = tokio::process::Command::new(config.command.trim());
         cmd.args(&config.args).kill_on_drop(true);
+        #[cfg(unix)]
+        cmd.process_group(0);
         // Provider keys and other secrets stay out of the server, unless its settings pass one
         // on by name.
         remove_secrets(&mut cmd, &env.hidden);
@@ -56,6 +60,8 @@ impl StdioConnection {
             .spawn()
             .map_err(|e| format!("could not run `{}` ({e}); check the command and that it is installed", config.command))?;
         let pid = transport.id();
+        let processes = env.processes.clone().unwrap_or_else(crate::process_groups::ProcessGroups::unrecorded);
+        let group = pid.map(|p| processes.own(p, &format!("MCP server {}", config.name)));
         let tail = Arc::new(StdMutex::new(Vec::new()));
         if let Some(mut err) = stderr {
             let tail = tail.clone();
@@ -81,7 +87,7 @@ impl StdioConnection {
             }
         };
         let peer = service.peer().clone();
-        Ok(StdioConnection { service: Mutex::new(Some(service)), peer, pid, stderr: tail })
+        Ok(StdioConnection { service: Mutex::new(Some(service)), peer, pid, stderr: tail, group })
     }
 }
 
@@ -137,6 +143,9 @@ impl McpConnection for StdioConnection {
     async fn stop(&self) {
         if let Some(s) = self.service.lock().await.take() {
             let _ = tokio::time::timeout(std::time::Duration::from_secs(5), s.cancel()).await;
+        }
+        if let Some(g) = &self.group {
+            g.end();
         }
     }
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::error::{ProviderError, ProviderErrorKind};
 use super::sse::sse_events;
 use super::types::CompletionRequest;
-use super::{anthropic, gemini, openai, EventStream, Provider, WireMapper};
+use super::{anthropic, gemini, openai, openai_responses, EventStream, Provider, WireMapper};
 use crate::settings::ProviderKind;
 
 /// An API key. Its `Debug` never shows it, so it cannot leak into logs by accident.
@@ -92,6 +92,7 @@ impl HttpProvider {
         let base = self.config.base_url.trim().trim_end_matches('/');
         match self.config.kind {
             ProviderKind::Openai => format!("{base}/chat/completions"),
+            ProviderKind::OpenaiResponses => format!("{base}/responses"),
             ProviderKind::Anthropic => format!("{base}/messages"),
             ProviderKind::Gemini => format!("{base}/models/{}:streamGenerateContent?alt=sse", req.model),
         }
@@ -100,6 +101,7 @@ impl HttpProvider {
     fn body(&self, req: &CompletionRequest) -> Value {
         match self.config.kind {
             ProviderKind::Openai => openai::request_body(req),
+            ProviderKind::OpenaiResponses => openai_responses::request_body(req),
             ProviderKind::Anthropic => anthropic::request_body(req),
             ProviderKind::Gemini => gemini::request_body(req),
         }
@@ -108,6 +110,7 @@ impl HttpProvider {
     fn mapper(&self, req: &CompletionRequest) -> Box<dyn WireMapper> {
         match self.config.kind {
             ProviderKind::Openai => Box::new(openai::OpenAiMapper::new()),
+            ProviderKind::OpenaiResponses => Box::new(openai_responses::ResponsesMapper::new()),
             ProviderKind::Anthropic => Box::new(anthropic::AnthropicMapper::new(
                 req.structured.as_ref().filter(|s| s.mode == super::StructuredMode::Native).map(|s| s.name.clone()),
             )),
@@ -119,7 +122,7 @@ impl HttpProvider {
     fn authorize(&self, mut r: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         if let Some(key) = &self.config.api_key {
             r = match self.config.kind {
-                ProviderKind::Openai => r.bearer_auth(key.expose()),
+                ProviderKind::Openai | ProviderKind::OpenaiResponses => r.bearer_auth(key.expose()),
                 ProviderKind::Anthropic => r.header("x-api-key", key.expose()),
                 ProviderKind::Gemini => r.header("x-goog-api-key", key.expose()),
             };

@@ -43,6 +43,9 @@ pub struct Setup {
     /// How the external agent reaches `complete_task`: the pipe process (as the CLI and the app
     /// offer it) or, when `None`, HTTP.
     pub claims_pipe: Option<finishline_engine::external::claims_pipe::PipeCommand>,
+    /// An external agent that must know the fake server's address (its base URL in its own
+    /// environment or configuration): made once the server runs. Wins over `external`.
+    pub agent_for: Option<Box<dyn Fn(&FakeServer) -> finishline_engine::external::ExternalAgent + Send + Sync>>,
     /// How many tasks may run at once (the app's limit); `None`: no limit, as in the CLI.
     pub parallel: Option<usize>,
 }
@@ -65,6 +68,7 @@ impl Default for Setup {
             external: None,
             claims_pipe: Some(finishline_engine::external::claims_pipe::PipeCommand { program: env!("CARGO_BIN_EXE_finishline-mcp-pipe").into(), args: vec![] }),
             parallel: None,
+            agent_for: None,
         }
     }
 }
@@ -76,10 +80,12 @@ pub fn scenario(v: Value) -> Scenario {
 impl Harness {
     pub async fn new(scn: Scenario, setup: Setup) -> Harness {
         let server = FakeServer::start(scn).await.unwrap();
+        let external = setup.agent_for.as_ref().map(|f| f(&server)).or(setup.external.clone());
         let kind = match setup.protocol {
             Protocol::Openai => ProviderKind::Openai,
             Protocol::Anthropic => ProviderKind::Anthropic,
             Protocol::Gemini => ProviderKind::Gemini,
+            Protocol::Responses => ProviderKind::OpenaiResponses,
         };
         let mut pc = ProviderConfig::new(kind, server.base_url(setup.protocol), None);
         pc.idle_timeout = Duration::from_millis(setup.idle_ms);
@@ -109,9 +115,11 @@ impl Harness {
                 secret_env: vec![],
                 prices: setup.prices,
                 mcp: setup.mcp.clone(),
-                external: setup.external.clone(),
+                external,
                 claims_pipe: setup.claims_pipe.clone(),
                 tasks: finishline_engine::agent::config::TaskPolicy { slots: setup.parallel.map(finishline_engine::agent::queue::TaskSlots::new), ..finishline_engine::agent::config::TaskPolicy::new(data.path()) },
+                processes: finishline_engine::process_groups::ProcessGroups::in_data_dir(data.path()),
+                agent_secrets: Default::default(),
             },
         );
         Harness { server, engine, store, workspace, data }

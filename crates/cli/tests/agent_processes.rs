@@ -1,0 +1,173 @@
+//! `finishline run --agent …` owns the agent's process group: Ctrl-C, SIGTERM (a `timeout`, CI)
+//! and SIGHUP (a closed terminal) cancel the run, record it as cancelled, and leave nothing of the
+//! agent running; after a crash (SIGKILL), the next start ends what was left. The agent is the
+//! scripted one (tests/agents/scripted-acp.mjs), which can ignore `session/cancel` and start a
+//! child of its own, as the real agents start the CLIs they drive.
+
+mod support {
+    pub mod cli;
+}
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fake_llm::{FakeServer, Protocol};
+use finishline_engine::process_groups::{group_alive, proc_stat};
+use serde_json::{json, Value};
+use support::cli::*;
+
+struct Agent {
+    logs: tempfile::TempDir,
+    command: String,
+}
+
+fn scripted(script: Value) -> Agent {
+    let logs = tempfile::tempdir().unwrap();
+    let file = logs.path().join("script.json");
+    std::fs::write(&file, script.to_string()).unwrap();
+    let js = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/agents/scripted-acp.mjs").canonicalize().unwrap();
+    Agent { command: format!("node {} {}", js.display(), file.display()), logs }
+}
+
+impl Agent {
+    fn log(&self, name: &str) -> String {
+        std::fs::read_to_string(self.logs.path().join(name)).unwrap_or_default()
+    }
+    /// The agent's and its child's pids once its turn has begun.
+    fn started(&self) -> (u32, u32) {
+        let until = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < until {
+            if let (Some(line), true) = (self.log("pids.log").lines().next().map(String::from), !self.log("prompts.log").is_empty()) {
+                let v: Value = serde_json::from_str(&line).unwrap();
+                return (v["agent"].as_u64().unwrap() as u32, v["child"].as_u64().unwrap() as u32);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the agent did not start its turn");
+    }
+}
+
+/// A deaf agent: it starts a child, begins its turn, and ignores `session/cancel`.
+fn deaf() -> Agent {
+    scripted(json!({"children": true, "turns": [{"updates": [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Editing"}}], "end": "deaf"}]}))
+}
+
+fn start(agent: &Agent, url: &str, e: &Env) -> Child {
+    Command::new(bin())
+        .args(["run", "Edit forever", "--workspace"])
+        .arg(&e.ws)
+        .args(["--base-url", url, "--model", "fake-model", "--agent", &agent.command, "--review", "approve", "--data-dir"])
+        .arg(&e.data)
+        .env_remove("OPENAI_API_KEY")
+        .env("XDG_DATA_HOME", e.data.join("xdg"))
+        .env("SCRIPTED_ACP_LOGS", agent.logs.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn signal(pid: u32, sig: &str) {
+    assert!(Command::new("kill").args([&format!("-{sig}"), &pid.to_string()]).status().unwrap().success());
+}
+
+fn wait_exit(child: &mut Child, within: Duration) -> Option<i32> {
+    let until = Instant::now() + within;
+    while Instant::now() < until {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s.code();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+fn gone_within(pgid: u32, until: Instant) -> bool {
+    loop {
+        if !group_alive(pgid) {
+            return true;
+        }
+        if Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn last_status(data: &PathBuf) -> String {
+    let out = finishline(&["sessions", "list", "--json"], data);
+    let rows = lines(&out);
+    rows.first().and_then(|r| r["status"].as_str()).unwrap_or_default().to_string()
+}
+
+async fn a_stop_signal_cancels_and_leaves_nothing_running(sig: &'static str) {
+    let server = FakeServer::start(serde_json::from_value(json!({"rules": []})).unwrap()).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let agent = deaf();
+    let e = env();
+    let out = tokio::task::spawn_blocking(move || {
+        let mut cli = start(&agent, &url, &e);
+        let (pgid, child) = agent.started();
+        let sent = Instant::now();
+        signal(cli.id(), sig);
+        let code = wait_exit(&mut cli, Duration::from_secs(10));
+        let gone = gone_within(pgid, sent + Duration::from_secs(5));
+        let child_alive = proc_stat(child).is_some();
+        let status = last_status(&e.data);
+        let stderr = cli.stderr.take().map(|mut s| {
+            let mut t = String::new();
+            std::io::Read::read_to_string(&mut s, &mut t).unwrap();
+            t
+        });
+        (code, gone, child_alive, status, stderr, sent.elapsed())
+    })
+    .await
+    .unwrap();
+    let (code, gone, child_alive, status, stderr, _) = out;
+    assert_eq!(code, Some(5), "SIG{sig} ends `finishline run` as cancelled (exit 5): {stderr:?}");
+    assert!(gone, "the agent's whole process group is gone within 5 s of SIG{sig}, though it ignored session/cancel");
+    assert!(!child_alive, "the child the agent started went with it");
+    assert_eq!(status, "cancelled", "the session is recorded as cancelled, not left running");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_mid_turn_cancels_the_run_and_ends_the_agents_process_group() {
+    a_stop_signal_cancels_and_leaves_nothing_running("TERM").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_mid_turn_cancels_the_run_and_ends_the_agents_process_group() {
+    a_stop_signal_cancels_and_leaves_nothing_running("HUP").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_mid_turn_cancels_the_run_and_ends_the_agents_process_group() {
+    a_stop_signal_cancels_and_leaves_nothing_running("INT").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_start_after_a_crash_ends_the_agent_the_crashed_run_left_running() {
+    let server = FakeServer::start(serde_json::from_value(json!({"rules": [{"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}}]})).unwrap()).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let agent = deaf();
+    let quick = scripted(json!({"turns": [{"updates": [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Nothing to change here, all checked."}}]}]}));
+    let e = env();
+    let (left_running, ended) = tokio::task::spawn_blocking(move || {
+        let mut cli = start(&agent, &url, &e);
+        let (pgid, _) = agent.started();
+        signal(cli.id(), "KILL");
+        let _ = wait_exit(&mut cli, Duration::from_secs(5));
+        std::thread::sleep(Duration::from_millis(300));
+        let left_running = group_alive(pgid);
+        let mut next = start(&quick, &url, &e);
+        let ended = gone_within(pgid, Instant::now() + Duration::from_secs(10));
+        let _ = wait_exit(&mut next, Duration::from_secs(30));
+        (left_running, ended)
+    })
+    .await
+    .unwrap();
+    assert!(left_running, "a crash (SIGKILL) cannot end anything itself: the agent was still running");
+    assert!(ended, "the next `finishline run` found the crashed run's record and ended the agent's group");
+}

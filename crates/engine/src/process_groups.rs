@@ -1,0 +1,239 @@
+//! Every process Finishline starts that may start others (an ACP agent, an MCP server, a command
+//! in an agent's terminal) runs as the leader of its own process group, and Finishline owns the
+//! group: it is ended on cancel, on a step timeout, when the CLI gets SIGTERM or SIGHUP, when the
+//! app quits, and, after a crash, at the next start.
+//!
+//! The next start finds what a crashed Finishline left running through a record kept in the data
+//! folder: one small file per group, naming the group and when its leader started (and which
+//! Finishline process owned it). A group is ended only when its owner is gone and its leader is
+//! still the process that was recorded (same pid and same start time since the same boot), so a
+//! pid the system has since given to another program is never signalled.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+/// One group's record on disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Record {
+    pgid: u32,
+    /// The leader's start time (clock ticks since boot, `/proc/PID/stat` field 22).
+    leader_start: u64,
+    owner_pid: u32,
+    owner_start: u64,
+    /// The boot it was recorded in: start times mean nothing across a reboot.
+    boot_id: String,
+    /// What it is, for the person reading the log ("Claude Code", "MCP server fs").
+    what: String,
+}
+
+/// The groups this Finishline process owns, and where their records are kept.
+#[derive(Debug)]
+pub struct ProcessGroups {
+    /// `<data>/processes`; `None`: kept in memory only (a quick Check, a test).
+    dir: Option<PathBuf>,
+    live: Mutex<HashMap<u32, Live>>,
+}
+
+#[derive(Debug)]
+struct Live {
+    leader_start: Option<u64>,
+}
+
+/// A group Finishline started: ended (SIGKILL to the whole group) when this is dropped or
+/// [`OwnedGroup::end`] is called, whichever comes first.
+pub struct OwnedGroup {
+    pgid: u32,
+    groups: Arc<ProcessGroups>,
+}
+
+impl OwnedGroup {
+    pub fn pgid(&self) -> u32 {
+        self.pgid
+    }
+
+    /// Ends the whole group now: the leader and everything it started that stayed in its group.
+    pub fn end(&self) {
+        self.groups.end_group(self.pgid);
+    }
+}
+
+impl Drop for OwnedGroup {
+    fn drop(&mut self) {
+        self.groups.end_group(self.pgid);
+    }
+}
+
+/// What the start-up sweep found left behind by a Finishline process that is gone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeftBehind {
+    pub pgid: u32,
+    pub what: String,
+    /// It was still running and has been ended (else only its stale record was removed).
+    pub ended: bool,
+}
+
+impl ProcessGroups {
+    /// Groups recorded in `dir` (made when needed), so a later start can end them after a crash.
+    pub fn recorded(dir: PathBuf) -> Arc<ProcessGroups> {
+        Arc::new(ProcessGroups { dir: Some(dir), live: Mutex::new(HashMap::new()) })
+    }
+
+    /// The record's folder inside a data folder.
+    pub fn in_data_dir(data: &Path) -> Arc<ProcessGroups> {
+        Self::recorded(data.join("processes"))
+    }
+
+    /// Groups ended with this process but recorded nowhere.
+    pub fn unrecorded() -> Arc<ProcessGroups> {
+        Arc::new(ProcessGroups { dir: None, live: Mutex::new(HashMap::new()) })
+    }
+
+    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<u32, Live>> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes ownership of the group led by `pid` (started with `process_group(0)`), recording it.
+    pub fn own(self: &Arc<Self>, pid: u32, what: &str) -> OwnedGroup {
+        let leader_start = proc_stat(pid).map(|s| s.start);
+        self.live().insert(pid, Live { leader_start });
+        if let (Some(dir), Some(leader_start), Some(owner_start)) = (&self.dir, leader_start, proc_stat(std::process::id()).map(|s| s.start)) {
+            let record = Record { pgid: pid, leader_start, owner_pid: std::process::id(), owner_start, boot_id: boot_id(), what: what.to_string() };
+            // Without the record the group is still ended with this process; only a crash would
+            // leave it behind, so a folder that cannot be written does not stop the work.
+            let _ = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(dir.join(record_name(pid)), serde_json::to_vec(&record).unwrap_or_default()));
+        }
+        OwnedGroup { pgid: pid, groups: self.clone() }
+    }
+
+    /// How many groups are live.
+    pub fn count(&self) -> usize {
+        self.live().len()
+    }
+
+    /// Ends every group this process owns (SIGTERM or SIGHUP of the CLI, the app quitting).
+    pub fn end_all(&self) -> usize {
+        let pgids: Vec<u32> = self.live().keys().copied().collect();
+        for pgid in &pgids {
+            self.end_group(*pgid);
+        }
+        pgids.len()
+    }
+
+    fn end_group(&self, pgid: u32) {
+        let Some(live) = self.live().remove(&pgid) else { return };
+        // The leader is Finishline's child, so its pid is not reused before Finishline reaps it;
+        // once reaped, the group's id stays taken while any member lives. A leader that is alive
+        // with another start time is someone else's process: leave it alone.
+        let reused = matches!((proc_stat(pgid), live.leader_start), (Some(now), Some(then)) if now.start != then);
+        if !reused {
+            kill_group(pgid);
+        }
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_file(dir.join(record_name(pgid)));
+        }
+    }
+
+    /// At start: ends the groups a Finishline process that is gone (crashed, killed) left
+    /// running, as its records in `<data>/processes` say, and removes their records. Records of
+    /// a Finishline process still running (the app while the CLI runs) are left alone.
+    pub fn end_left_behind(data: &Path) -> Vec<LeftBehind> {
+        let dir = data.join("processes");
+        let Ok(entries) = std::fs::read_dir(&dir) else { return vec![] };
+        let boot = boot_id();
+        let mut found = Vec::new();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Some(record) = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<Record>(&b).ok()) else {
+                let _ = std::fs::remove_file(&path);
+                continue;
+            };
+            if record.boot_id == boot && proc_stat(record.owner_pid).is_some_and(|s| s.start == record.owner_start) {
+                continue; // its owner is alive and ends it itself
+            }
+            let ended = record.boot_id == boot && left_running(&record) && kill_group(record.pgid);
+            let _ = std::fs::remove_file(&path);
+            found.push(LeftBehind { pgid: record.pgid, what: record.what, ended });
+        }
+        found
+    }
+}
+
+/// Whether the recorded group still runs as recorded: its leader with the recorded start time,
+/// or, the leader gone, members that started after it (a group's id is not given out again while
+/// any member lives). A leader's pid that is alive with another start time was given to another
+/// program: nothing is ended.
+fn left_running(record: &Record) -> bool {
+    match proc_stat(record.pgid) {
+        Some(leader) => leader.start == record.leader_start,
+        None => members(record.pgid).iter().any(|m| m.start >= record.leader_start),
+    }
+}
+
+fn members(pgid: u32) -> Vec<ProcStat> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return vec![] };
+    entries.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok())).filter_map(proc_stat).filter(|s| s.pgrp == pgid).collect()
+}
+
+fn record_name(pgid: u32) -> String {
+    format!("{pgid}.json")
+}
+
+fn kill_group(pgid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        pgid > 1 && unsafe { libc::killpg(pgid as i32, libc::SIGKILL) } == 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pgid;
+        false
+    }
+}
+
+/// What `/proc/PID/stat` says of a process that is alive (a zombie counts as gone).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProcStat {
+    pub pgrp: u32,
+    pub start: u64,
+}
+
+/// A live process's group and start time; `None` when there is no such process or it is a zombie.
+pub fn proc_stat(pid: u32) -> Option<ProcStat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(&text)
+}
+
+/// Fields after the command name, which is in parentheses and may itself hold spaces or ')'.
+fn parse_stat(text: &str) -> Option<ProcStat> {
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    if matches!(fields.first(), Some(&"Z") | Some(&"X") | Some(&"x")) {
+        return None;
+    }
+    Some(ProcStat { pgrp: fields.get(2)?.parse().ok()?, start: fields.get(19)?.parse().ok()? })
+}
+
+fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+/// Whether any live process is in group `pgid` (the leader or what it left behind).
+pub fn group_alive(pgid: u32) -> bool {
+    !members(pgid).is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stat_line_is_read_past_a_command_name_with_spaces_and_parentheses() {
+        let line = "4242 (node (agent) x) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 11 0 987654 100000 2000 0";
+        assert_eq!(parse_stat(line), Some(ProcStat { pgrp: 4242, start: 987654 }));
+        let zombie = "4243 (sleep) Z 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 11 0 987655 0 0 0";
+        assert_eq!(parse_stat(zombie), None, "a zombie is gone: only its exit status is left to collect");
+    }
+}
