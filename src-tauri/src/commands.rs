@@ -3,11 +3,12 @@
 use finishline_engine::agent::ReviewOutcome;
 use finishline_engine::domain::*;
 use finishline_engine::event::Envelope;
-use finishline_engine::settings::STORE_KEY;
+use finishline_engine::config::settings::STORE_KEY;
 use finishline_engine::store::{ListQuery, SearchHit, SessionSummary, Timeline};
-use finishline_engine::provider::{check_provider, ConnectionReport};
+use finishline_engine::config::check_provider;
+use finishline_engine::provider::ConnectionReport;
 use finishline_engine::mcp::McpServerStatus;
-use finishline_engine::secret::{KeyPlace, KeyStatus, Keys};
+use finishline_engine::config::secret::{KeyPlace, KeyStatus, Keys};
 use finishline_engine::{Error, ProviderSettings, Settings, SettingsView};
 use finishline_engine::domain::{Isolation, LandingMode};
 use futures_util::StreamExt;
@@ -356,13 +357,13 @@ pub fn delete_session(state: State<'_, AppState>, session_id: SessionId) -> Resu
     finishline_engine::agent::decision::forget_worktree(&state.store, &state.data_dir, &session_id)?;
     state.store.delete_session(&session_id)?;
     // The history is gone either way; leftover checkpoint refs only cost space.
-    let _ = finishline_engine::checkpoint::forget_session(&state.data_dir.join("checkpoints"), std::path::Path::new(&s.workspace), session_id.as_str());
+    let _ = finishline_engine::workspace::checkpoint::forget_session(&state.data_dir.join("checkpoints"), std::path::Path::new(&s.workspace), session_id.as_str());
     Ok(())
 }
 
 #[tauri::command]
-pub fn provider_presets() -> &'static [finishline_engine::preset::ProviderPreset] {
-    finishline_engine::preset::PRESETS
+pub fn provider_presets() -> &'static [finishline_engine::config::preset::ProviderPreset] {
+    finishline_engine::config::preset::PRESETS
 }
 
 /// Keychain calls can wait on D-Bus, so they run off the async workers.

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use finishline_engine::domain::SessionId;
-use finishline_engine::settings::McpServerSettings;
+use finishline_engine::config::settings::McpServerSettings;
 use finishline_engine::store::export;
 use finishline_engine::{Error, Settings, SettingsView};
 use serde::Serialize;
@@ -134,17 +134,17 @@ pub async fn confirm_import(app: AppHandle, state: State<'_, AppState>, accept: 
 
 /// How big the chosen folder is, and whether it is a home folder or `/`: New Task warns first.
 #[tauri::command]
-pub async fn survey_workspace(path: String) -> Result<finishline_engine::checkpoint::WorkspaceSurvey, Error> {
-    tauri::async_runtime::spawn_blocking(move || finishline_engine::checkpoint::survey(std::path::Path::new(&path)))
+pub async fn survey_workspace(path: String) -> Result<finishline_engine::workspace::checkpoint::WorkspaceSurvey, Error> {
+    tauri::async_runtime::spawn_blocking(move || finishline_engine::workspace::checkpoint::survey(std::path::Path::new(&path)))
         .await
         .map_err(|e| Error::Internal(e.to_string()))?
 }
 
 /// The checkpoint storage of each workspace, for History.
 #[tauri::command]
-pub async fn checkpoint_usage(state: State<'_, AppState>) -> Result<Vec<finishline_engine::checkpoint::StoreUsage>, Error> {
+pub async fn checkpoint_usage(state: State<'_, AppState>) -> Result<Vec<finishline_engine::workspace::checkpoint::StoreUsage>, Error> {
     let stores = state.data_dir.join("checkpoints");
-    tauri::async_runtime::spawn_blocking(move || finishline_engine::checkpoint::usage(&stores)).await.map_err(|e| Error::Internal(e.to_string()))
+    tauri::async_runtime::spawn_blocking(move || finishline_engine::workspace::checkpoint::usage(&stores)).await.map_err(|e| Error::Internal(e.to_string()))
 }
 
 /// Frees what no remaining session of that workspace needs; returns the bytes freed.

@@ -10,7 +10,7 @@ use finishline_engine::agent::{config, Engine};
 use finishline_engine::clock::SystemClock;
 use finishline_engine::domain::SessionId;
 use finishline_engine::mcp::McpServers;
-use finishline_engine::secret::Keys;
+use finishline_engine::config::secret::Keys;
 use finishline_engine::store::Store;
 use finishline_engine::{Error, Settings};
 

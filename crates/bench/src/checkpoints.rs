@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use fake_llm::{FakeServer, Protocol};
 use finishline_engine::agent::{Engine, ModelEndpoint};
-use finishline_engine::checkpoint::{dir_size, Checkpoints};
+use finishline_engine::workspace::checkpoint::{dir_size, Checkpoints};
 use finishline_engine::event::EngineEvent;
 use finishline_engine::provider::ProviderConfig;
 use finishline_engine::store::Store;

@@ -12,9 +12,9 @@
 //!
 //! The evaluator in Finishline's runs is modelled as accurate (it lists exactly the undone items).
 
-use finishline_engine::completion::{decide, Action, ClaimEvidence, CompletionConfig, Counters, EvaluationOutcome, Evidence, StepEnd, VerificationFailure, VerificationOutcome};
+use finishline_engine::judge::completion::{decide, Action, ClaimEvidence, CompletionConfig, Counters, EvaluationOutcome, Evidence, StepEnd, VerificationFailure, VerificationOutcome};
 use finishline_engine::domain::{Claim, ContinuationSource, EndReason, Todo, TodoStatus, Verdict};
-use finishline_engine::evaluator::{build_request, digest, EvaluatorInput};
+use finishline_engine::judge::evaluator::{build_request, digest, EvaluatorInput};
 use finishline_engine::provider::{ChatMessage, StopReason, StructuredMode};
 
 use crate::report::Table;

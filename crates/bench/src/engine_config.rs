@@ -21,7 +21,7 @@ pub fn defaults(data_dir: &Path, agent: ModelEndpoint) -> EngineConfig {
         max_output_tokens: None,
         step_limit: Duration::from_secs(600),
         runaway: Default::default(),
-        checkpoint_max_file: finishline_engine::checkpoint::DEFAULT_MAX_FILE,
+        checkpoint_max_file: finishline_engine::workspace::checkpoint::DEFAULT_MAX_FILE,
         auto_approve: false,
         review_plan: false,
         secret_env: vec![],

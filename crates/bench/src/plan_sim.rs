@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 
 use finishline_engine::domain::EndReason;
-use finishline_engine::plan_ledger::{task_end, PlanLedger, PlanMove};
+use finishline_engine::plan::ledger::{task_end, PlanLedger, PlanMove};
 
 use crate::completion_sim::{engine_loop, finish, Agent, Outcome, Scenario};
 use crate::report::Table;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fake_llm::{FakeServer, Protocol};
 use finishline_engine::agent::{Engine, ModelEndpoint, ReviewChoice, ReviewOutcome};
-use finishline_engine::checkpoint::dir_size;
+use finishline_engine::workspace::checkpoint::dir_size;
 use finishline_engine::domain::*;
 use finishline_engine::event::EngineEvent;
 use finishline_engine::provider::ProviderConfig;
@@ -24,7 +24,7 @@ use crate::report::{median, quantile, Table};
 
 const VERDICT: &str = r#"{"done": true, "summary": "written", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": ""}"#;
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git").arg("-C").arg(dir).args(["-c", "user.name=Bench", "-c", "user.email=bench@example.com"]).args(args).output().unwrap();
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).trim().to_string()
@@ -133,7 +133,7 @@ async fn one_task(engine: &Arc<Engine>, store: &Arc<Store>, repo: &Path, data: &
     }
 }
 
-fn engine(data: &Path, base: &str, slots: Option<usize>) -> (Arc<Engine>, Arc<Store>) {
+pub(crate) fn engine(data: &Path, base: &str, slots: Option<usize>) -> (Arc<Engine>, Arc<Store>) {
     let store = Arc::new(Store::open(&data.join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).unwrap());
     let agent = ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, base, None), "fake-model").unwrap();
     let mut cfg = crate::engine_config::defaults(data, agent);
@@ -141,15 +141,15 @@ fn engine(data: &Path, base: &str, slots: Option<usize>) -> (Arc<Engine>, Arc<St
     (Engine::new(store.clone(), cfg), store)
 }
 
-fn ms(d: Duration) -> String {
+pub(crate) fn ms(d: Duration) -> String {
     format!("{:.0} ms", d.as_secs_f64() * 1000.0)
 }
 
-fn mb(b: u64) -> String {
+pub(crate) fn mb(b: u64) -> String {
     format!("{:.1} MB", b as f64 / 1_000_000.0)
 }
 
-fn rss_bytes() -> u64 {
+pub(crate) fn rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status").ok().and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|k| k.parse::<u64>().ok())).unwrap_or(0) * 1024
 }
 

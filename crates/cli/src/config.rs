@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use finishline_engine::agent::ModelEndpoint;
 use finishline_engine::provider::ApiKey;
-use finishline_engine::settings::STORE_KEY;
+use finishline_engine::config::settings::STORE_KEY;
 use finishline_engine::{ProviderKind, ProviderSettings, Settings};
 
 use crate::{Common, RunOptions};
@@ -85,7 +85,7 @@ pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
     };
     let (key, key_env) = match &opts.api_key_env {
         Some(var) => (std::env::var(var).ok().and_then(ApiKey::new), Some(var.clone())),
-        None => (finishline_engine::secret::Keys::os().resolve(&provider).0, Some(provider.key_env())),
+        None => (finishline_engine::config::secret::Keys::os().resolve(&provider).0, Some(provider.key_env())),
     };
     if key.is_none() && !finishline_engine::provider::is_loopback_url(&base_url) {
         return Err(format!(

@@ -50,7 +50,7 @@ pub(crate) fn open(opts: &RunOptions) -> Result<Opened, u8> {
     let interactive = std::io::stdin().is_terminal() && !json;
     let mut settings = resolved.settings.clone();
     for t in opts.allow.iter().filter(|a| *a != "all") {
-        settings.permissions.insert(t.trim().to_string(), finishline_engine::settings::PermissionDefault::Allow);
+        settings.permissions.insert(t.trim().to_string(), finishline_engine::config::settings::PermissionDefault::Allow);
     }
     let cli_key = resolved.key.clone();
     let agent_settings = settings.provider.clone();
@@ -58,12 +58,12 @@ pub(crate) fn open(opts: &RunOptions) -> Result<Opened, u8> {
         if *p == agent_settings {
             return cli_key.clone();
         }
-        finishline_engine::secret::Keys::os().resolve(p).0
+        finishline_engine::config::secret::Keys::os().resolve(p).0
     };
     let (agent, evaluator) = config::endpoints(&settings, &key_for).map_err(|e| fail(exit::USAGE, json, &e))?;
     // One owner for every process group this CLI starts: the MCP servers and the run's agents.
     let processes = finishline_engine::process_groups::ProcessGroups::in_data_dir(&data_dir);
-    let mcp = finishline_engine::agent::config::owned_mcp_servers(&settings, &finishline_engine::secret::Keys::os(), Some(processes.clone()));
+    let mcp = finishline_engine::agent::config::owned_mcp_servers(&settings, &finishline_engine::config::secret::Keys::os(), Some(processes.clone()));
     let ws = opts.workspace.canonicalize().unwrap_or(opts.workspace.clone());
     let ws = ws.to_string_lossy();
     let mut engine_config = finishline_engine::agent::config::engine_config(
@@ -85,7 +85,7 @@ pub(crate) fn open(opts: &RunOptions) -> Result<Opened, u8> {
     engine_config.processes = processes;
     // The keys the person gave the agent in the window when it asked to log in.
     if let Some(agent) = &settings.agent {
-        engine_config.agent_secrets = finishline_engine::secret::Keys::os().agent_secrets(&settings, &agent.name);
+        engine_config.agent_secrets = finishline_engine::config::secret::Keys::os().agent_secrets(&settings, &agent.name);
     }
     if let Some(l) = opts.land {
         engine_config.tasks.landing = l.mode();
@@ -313,7 +313,7 @@ async fn any_of(signals: &mut [tokio::signal::unix::Signal; 3]) {
 
 /// A plan left waiting for its go-ahead: `--plan-review approve` (resume's default) runs it as the
 /// manager made it; `prompt` shows it and asks in a terminal, and elsewhere leaves it waiting.
-fn run_waiting_plan(engine: &Arc<Engine>, sid: &SessionId, plan: &finishline_engine::plan_state::PlanState, opts: &RunOptions, interactive: bool) -> Result<(), u8> {
+fn run_waiting_plan(engine: &Arc<Engine>, sid: &SessionId, plan: &finishline_engine::plan::state::PlanState, opts: &RunOptions, interactive: bool) -> Result<(), u8> {
     let json = opts.common.json;
     let go = match opts.plan_review {
         crate::PlanReview::Approve => true,
@@ -338,7 +338,7 @@ fn run_waiting_plan(engine: &Arc<Engine>, sid: &SessionId, plan: &finishline_eng
 fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &RunOptions, interactive: bool) -> Result<(), u8> {
     let json = opts.common.json;
     let events = store.events(sid, 0).map_err(|e| fail(exit::FAILED, json, &e.to_string()))?;
-    if let Some(plan) = finishline_engine::plan_state::PlanState::from_events(&events).filter(|p| p.awaiting_review) {
+    if let Some(plan) = finishline_engine::plan::state::PlanState::from_events(&events).filter(|p| p.awaiting_review) {
         return run_waiting_plan(engine, sid, &plan, opts, interactive);
     }
     let pending = store.pending_requests(sid).map_err(|e| fail(exit::FAILED, json, &e.to_string()))?;

@@ -10,7 +10,7 @@ use fake_llm::{FakeServer, Protocol, RequestKind};
 use finishline_engine::clock::SystemClock;
 use finishline_engine::domain::{RunTrigger, SessionId, SessionStatus};
 use finishline_engine::event::EngineEvent;
-use finishline_engine::plan_state::PlanState;
+use finishline_engine::plan::state::PlanState;
 use finishline_engine::store::Store;
 use serde_json::{json, Value};
 

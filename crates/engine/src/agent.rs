@@ -29,8 +29,8 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::checkpoint::Checkpoints;
-use crate::completion::CompletionConfig;
+use crate::workspace::checkpoint::Checkpoints;
+use crate::judge::completion::CompletionConfig;
 use crate::domain::*;
 use crate::error::{Error, Result};
 use crate::event::EngineEvent;
@@ -79,7 +79,7 @@ pub struct EngineConfig {
     /// The longest one model step may take before it is stopped.
     pub step_limit: std::time::Duration,
     /// When one answer counts as repeating itself.
-    pub runaway: crate::runaway::RunawayConfig,
+    pub runaway: crate::judge::runaway::RunawayConfig,
     /// Files larger than this are left out of checkpoints.
     pub checkpoint_max_file: u64,
     /// Approve verified completions without asking (only `verified_done` with a success or no claim).
@@ -89,7 +89,7 @@ pub struct EngineConfig {
     /// Extra environment variable names to keep out of child processes (a custom key variable).
     pub secret_env: Vec<String>,
     /// Model name → price, for the review's cost.
-    pub prices: std::collections::BTreeMap<String, crate::settings::Price>,
+    pub prices: std::collections::BTreeMap<String, crate::config::settings::Price>,
     /// MCP servers whose tools join the built-in ones; shared by every run of the app.
     pub mcp: Option<Arc<crate::mcp::McpServers>>,
     /// An external ACP agent that does the work of new sessions; `None`: the built-in agent.
@@ -390,7 +390,7 @@ impl Engine {
     }
 
     /// The session's plan, when it waits for the person's go-ahead.
-    fn plan_waiting(&self, session: &SessionId) -> Result<Option<crate::plan_state::PlanState>> {
+    fn plan_waiting(&self, session: &SessionId) -> Result<Option<crate::plan::state::PlanState>> {
         plan_waiting(&self.store, session)
     }
 
@@ -539,6 +539,6 @@ pub fn cancel_waiting(store: &Store, session: &SessionId) -> Result<bool> {
     Ok(cancelled)
 }
 
-fn plan_waiting(store: &Store, session: &SessionId) -> Result<Option<crate::plan_state::PlanState>> {
-    Ok(crate::plan_state::PlanState::from_events(&store.events(session, 0)?).filter(|p| p.awaiting_review))
+fn plan_waiting(store: &Store, session: &SessionId) -> Result<Option<crate::plan::state::PlanState>> {
+    Ok(crate::plan::state::PlanState::from_events(&store.events(session, 0)?).filter(|p| p.awaiting_review))
 }

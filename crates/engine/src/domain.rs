@@ -784,3 +784,7 @@ pub enum WorktreeEnd {
     Orphaned,
     Deleted,
 }
+
+/// What the settings file holds in place of a value kept in the OS keychain (an MCP server's or
+/// an agent's environment value): the value itself never reaches the file.
+pub const IN_KEYCHAIN: &str = "@keychain";

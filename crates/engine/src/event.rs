@@ -170,7 +170,7 @@ pub enum EngineEvent {
         /// What the evaluator was asked: whether the task is done, or (for a conversation turn)
         /// only whether the agent announced an action it did not take.
         #[serde(default)]
-        question: crate::completion::EvaluationQuestion,
+        question: crate::judge::completion::EvaluationQuestion,
     },
     Continuation {
         source: ContinuationSource,

@@ -1,12 +1,21 @@
-//! Judging a run's work: evidence that needs no model. Today the diff audit; the completion
-//! decisions, the evaluator and the stuck patterns join this folder as the engine is reorganised
-//! by concept (docs/architecture.md).
+//! The judge: everything that decides whether a run's work is done, and says so. The loop
+//! gathers evidence; these modules weigh it. The decision itself is `completion::decide`, pure.
 //!
-//! - [`audit`]: gamed checks in a run's changes (assertions removed, tests skipped, checks
-//!   rewritten), pure.
-//! - [`criteria`]: the person's line comments as criteria the next run is judged on.
+//! - [`completion`]: the completion engine's decision table, pure (docs/completion.md);
+//! - [`prompt`]: the words said to the model: system prompt and every continuation;
+//! - [`evaluator`]: the independent model call that judges done, read by the [`ladder`];
+//! - [`ladder`]: asking a model for one JSON object (schema, lenient read, one repair);
+//! - [`stuck`]: stuck patterns across steps, pure; [`runaway`]: one step's output running away;
+//! - [`audit`]: gamed checks in a run's changes (assertions removed, tests skipped), pure;
+//! - [`criteria`]: the person's line comments as criteria the next run is judged on;
 //! - [`ranking`]: attempts of one task side by side, ranked by a rule the person can read, pure.
 
 pub mod audit;
+pub mod completion;
 pub mod criteria;
+pub mod evaluator;
+pub mod ladder;
+pub mod prompt;
 pub mod ranking;
+pub mod runaway;
+pub mod stuck;

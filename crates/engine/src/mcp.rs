@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::Mutex;
 
-use crate::settings::McpServerSettings;
+use crate::config::settings::McpServerSettings;
 use crate::tool::{Permission, Tool, ToolContext, ToolOutput};
 
 /// A tool as an MCP server describes it.

@@ -11,10 +11,11 @@ pub mod http;
 pub mod openai;
 pub mod openai_responses;
 pub mod retry;
+pub mod settings;
 pub mod sse;
 pub mod types;
 
-pub use check::{check_connection, check_provider, CheckKind, ConnectionReport, ModelCheck, ToolSupport};
+pub use check::{check_connection, CheckKind, ConnectionReport, ModelCheck, ToolSupport};
 pub use error::{ContextOverflow, ProviderError, ProviderErrorKind};
 pub use http::{map_stream, ApiKey, HttpProvider, ProviderConfig};
 pub use retry::{stream_with_retry, RetryPolicy, RetryWait};

@@ -17,7 +17,7 @@ use finishline_engine::domain::*;
 use finishline_engine::event::EngineEvent;
 use finishline_engine::external::login::LoginMethod;
 use finishline_engine::external::login_run;
-use finishline_engine::secret::{Keys, MemorySecrets};
+use finishline_engine::config::secret::{Keys, MemorySecrets};
 use finishline_engine::Settings;
 use serde_json::json;
 use support::harness::*;

@@ -415,7 +415,7 @@ async fn cancel_during_verification_stops_the_verify_command() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_review_shows_the_cost_when_prices_are_set() {
     let mut prices = std::collections::BTreeMap::new();
-    prices.insert("fake-model".to_string(), finishline_engine::settings::Price { input_per_mtok: 2.0, output_per_mtok: 10.0 });
+    prices.insert("fake-model".to_string(), finishline_engine::config::settings::Price { input_per_mtok: 2.0, output_per_mtok: 10.0 });
     let h = Harness::new(
         rules(json!([
             {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}", "usage": {"input": 100000, "output": 1000}}},

@@ -73,7 +73,7 @@ async fn sessions_in_one_workspace_share_one_store_and_a_later_one_adds_only_wha
     assert!(matches!(r, finishline_engine::agent::ReviewOutcome::Decided { .. }));
     assert!(h.read("a.txt").is_none() && h.read("b.txt").as_deref() == Some("new"), "reverting the first session undoes only its own file");
     // Deleting a session removes its refs; the other session's checkpoints stay.
-    finishline_engine::checkpoint::forget_session(&stores, &h.ws().canonicalize().unwrap(), first.session.as_str()).unwrap();
+    finishline_engine::workspace::checkpoint::forget_session(&stores, &h.ws().canonicalize().unwrap(), first.session.as_str()).unwrap();
     let store = std::fs::read_dir(&stores).unwrap().flatten().next().unwrap().path();
     let refs = |sid: &SessionId| std::process::Command::new("git").arg("--git-dir").arg(&store).args(["for-each-ref", "--format=%(refname)", &format!("refs/finishline/{}/", sid.as_str())]).output().unwrap().stdout;
     assert!(refs(&first.session).is_empty(), "the deleted session's refs are gone");
@@ -190,7 +190,7 @@ async fn files_of_a_repository_nested_in_the_workspace_are_captured_and_reverted
 
 #[test]
 fn a_home_folder_or_the_root_is_flagged_and_files_are_counted_as_checkpoints_see_them() {
-    use finishline_engine::checkpoint::survey;
+    use finishline_engine::workspace::checkpoint::survey;
     let dir = tempfile::tempdir().unwrap();
     fill(dir.path(), 50, 16);
     fill(&dir.path().join("node_modules"), 30, 16);
@@ -205,7 +205,7 @@ fn a_home_folder_or_the_root_is_flagged_and_files_are_counted_as_checkpoints_see
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn history_lists_each_workspace_store_and_freeing_it_keeps_what_live_sessions_need() {
-    use finishline_engine::checkpoint::{forget_session, prune_store, usage};
+    use finishline_engine::workspace::checkpoint::{forget_session, prune_store, usage};
     let h = Harness::new(writes("a.txt"), Setup::default()).await;
     let mut rng = fastrand::Rng::with_seed(9);
     let first_only: String = (0..200_000).map(|_| format!("{:016x}", rng.u64(..))).collect();
@@ -235,7 +235,7 @@ async fn history_lists_each_workspace_store_and_freeing_it_keeps_what_live_sessi
 
 #[test]
 fn a_step_records_files_created_changed_and_deleted_and_a_repository_that_appeared_since_the_last() {
-    use finishline_engine::checkpoint::{ChangeKind, Checkpoints};
+    use finishline_engine::workspace::checkpoint::{ChangeKind, Checkpoints};
     let ws = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let ws = ws.path().canonicalize().unwrap();
@@ -274,7 +274,7 @@ fn a_step_records_files_created_changed_and_deleted_and_a_repository_that_appear
 
 #[test]
 fn a_repository_with_no_commit_yet_inside_a_large_workspace_is_recorded_file_by_file() {
-    use finishline_engine::checkpoint::Checkpoints;
+    use finishline_engine::workspace::checkpoint::Checkpoints;
     let ws = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let ws = ws.path().canonicalize().unwrap();
@@ -298,7 +298,7 @@ fn a_repository_with_no_commit_yet_inside_a_large_workspace_is_recorded_file_by_
 
 #[test]
 fn a_submodule_of_the_workspace_repository_is_captured_as_files_and_its_git_left_alone() {
-    use finishline_engine::checkpoint::Checkpoints;
+    use finishline_engine::workspace::checkpoint::Checkpoints;
     let root = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let root = root.path().canonicalize().unwrap();

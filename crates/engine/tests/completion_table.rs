@@ -1,6 +1,6 @@
-//! One test per row of the transition table in `completion.rs`, against the pure function.
+//! One test per row of the transition table in `judge/completion.rs`, against the pure function.
 
-use finishline_engine::completion::*;
+use finishline_engine::judge::completion::*;
 use finishline_engine::domain::*;
 use finishline_engine::provider::StopReason;
 

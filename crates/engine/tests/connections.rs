@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use fake_llm::scenario::Protocol;
 use fake_llm::{parse_scenario, FakeServer};
-use finishline_engine::preset::{preset, PRESETS};
-use finishline_engine::provider::{check_provider, ApiKey, CheckKind, ToolSupport};
-use finishline_engine::secret::{KeyPlace, KeySource, KeychainStatus, Keys, MemorySecrets, OsKeychain, SecretStore};
+use finishline_engine::config::preset::{preset, PRESETS};
+use finishline_engine::config::check_provider;
+use finishline_engine::provider::{ApiKey, CheckKind, ToolSupport};
+use finishline_engine::config::secret::{KeyPlace, KeySource, KeychainStatus, Keys, MemorySecrets, OsKeychain, SecretStore};
 use finishline_engine::{ErrorCode, ProviderKind, ProviderSettings};
 
 const KEY: &str = "sk-test-correct-horse-battery";

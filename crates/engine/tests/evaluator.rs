@@ -7,9 +7,9 @@ mod support {
 
 use std::time::Duration;
 
-use finishline_engine::completion::EvaluationQuestion;
+use finishline_engine::judge::completion::EvaluationQuestion;
 use finishline_engine::domain::*;
-use finishline_engine::evaluator::{build_request, digest, extract_object, parse_verdict, EvaluatorInput};
+use finishline_engine::judge::evaluator::{build_request, digest, extract_object, parse_verdict, EvaluatorInput};
 use finishline_engine::event::EngineEvent;
 use finishline_engine::provider::{ChatMessage, StructuredMode};
 use futures_util::StreamExt;

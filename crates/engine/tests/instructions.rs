@@ -6,7 +6,7 @@ mod support {
 }
 
 use finishline_engine::event::EngineEvent;
-use finishline_engine::instructions::{find, MAX_CHARS};
+use finishline_engine::workspace::instructions::{find, MAX_CHARS};
 use serde_json::json;
 use support::harness::*;
 

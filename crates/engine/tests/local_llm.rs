@@ -115,7 +115,7 @@ async fn a_real_server_accepts_our_tool_definitions() {
 
 #[tokio::test]
 async fn the_evaluator_gets_a_parsed_verdict_from_the_real_model() {
-    use finishline_engine::evaluator::{evaluate, EvaluatorInput};
+    use finishline_engine::judge::evaluator::{evaluate, EvaluatorInput};
     let config = ProviderConfig::new(ProviderKind::Openai, base_url(), None);
     let provider: Arc<dyn finishline_engine::provider::Provider> = Arc::new(HttpProvider::new(config).unwrap());
     let input = EvaluatorInput {

@@ -14,7 +14,7 @@ use finishline_engine::agent::PermissionPolicy;
 use finishline_engine::domain::SessionStatus;
 use finishline_engine::event::EngineEvent;
 use finishline_engine::mcp::{McpServerState, McpServers, ServerEnv};
-use finishline_engine::settings::McpServerSettings;
+use finishline_engine::config::settings::McpServerSettings;
 use finishline_engine::tool::Permission;
 use serde_json::json;
 use support::harness::{scenario, Harness, Setup};
@@ -153,7 +153,7 @@ async fn provider_keys_stay_out_of_mcp_servers_but_configured_env_reaches_them()
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_custom_key_variable_and_a_typed_env_secret_stay_out_of_the_settings_file_and_other_children() {
-    use finishline_engine::secret::{Keys, MemorySecrets};
+    use finishline_engine::config::secret::{Keys, MemorySecrets};
     // A key variable with no secret-looking name, named as the provider's key in the settings.
     std::env::set_var("LLM_ACCESS_CANARY_VAR", "custom-key-canary-0b7e");
     let mut settings = finishline_engine::Settings::default();

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use fake_llm::{FakeServer, Protocol};
-use finishline_engine::ladder::Unusable;
+use finishline_engine::judge::ladder::Unusable;
 use finishline_engine::plan::{make_plan, parse_plan, PlannerInput, MAX_STEPS};
 use finishline_engine::provider::{HttpProvider, Provider, ProviderConfig, RetryPolicy};
 use finishline_engine::ProviderKind;

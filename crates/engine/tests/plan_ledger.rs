@@ -1,7 +1,7 @@
 //! Plan mode's progress ledger, row by row (docs/completion.md, "Plan mode").
 
 use finishline_engine::domain::EndReason;
-use finishline_engine::plan_ledger::{task_end, PlanLedger, PlanMove, MAX_REPLANS, MAX_STALLS};
+use finishline_engine::plan::ledger::{task_end, PlanLedger, PlanMove, MAX_REPLANS, MAX_STALLS};
 
 #[test]
 fn p1_progress_keeps_the_step_going_and_takes_a_stall_away() {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use fake_llm::RequestKind;
 use finishline_engine::domain::*;
 use finishline_engine::event::EngineEvent;
-use finishline_engine::plan_state::PlanState;
+use finishline_engine::plan::state::PlanState;
 use serde_json::{json, Value};
 use support::harness::*;
 
@@ -506,7 +506,7 @@ async fn a_plan_that_spends_its_budget_goes_to_the_person_with_what_is_done() {
             agent(json!({}), json!({"text": "I will get to it soon, after thinking about it a bit more."})),
         ])),
         // A single run may spend 2 steps and 1 continuation: the plan may make 8 calls in all.
-        Setup { completion: finishline_engine::completion::CompletionConfig { max_steps: 2, continuation_budget: 1, ..Default::default() }, ..Setup::default() },
+        Setup { completion: finishline_engine::judge::completion::CompletionConfig { max_steps: 2, continuation_budget: 1, ..Default::default() }, ..Setup::default() },
     )
     .await;
     let o = start(&h, "write a.txt, b.txt and c.txt", PlanMode::On).await;

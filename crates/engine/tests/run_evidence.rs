@@ -84,7 +84,7 @@ async fn a_follow_up_thanks_after_finished_work_ends_idle_as_a_conversation_with
     let reviews = o2.events.iter().filter(|e| matches!(e.event, EngineEvent::ReviewRequested { .. })).count();
     assert_eq!(reviews, 1, "the thank-you must not land at the review gate again");
     let last_question = o2.events.iter().rev().find_map(|e| if let EngineEvent::Evaluation { question, .. } = &e.event { Some(*question) } else { None });
-    assert_eq!(last_question, Some(finishline_engine::completion::EvaluationQuestion::AnnouncedAction), "only the narrow conversation question is asked");
+    assert_eq!(last_question, Some(finishline_engine::judge::completion::EvaluationQuestion::AnnouncedAction), "only the narrow conversation question is asked");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -371,7 +371,7 @@ async fn a_greeting_shows_what_the_evaluator_was_asked_not_a_done_verdict() {
     let h = Harness::new(rules(json!([evaluator(no_announcement()), agent(json!({}), json!({"text": "Hello! How can I help?"}))])), Setup::default()).await;
     let o = h.run("hey").await;
     assert_eq!(o.end_reason, Some(EndReason::Conversation));
-    assert!(o.has(|e| matches!(e, EngineEvent::Evaluation { question: finishline_engine::completion::EvaluationQuestion::AnnouncedAction, .. })), "the narrow question is stored as what it was");
+    assert!(o.has(|e| matches!(e, EngineEvent::Evaluation { question: finishline_engine::judge::completion::EvaluationQuestion::AnnouncedAction, .. })), "the narrow question is stored as what it was");
     assert_eq!(o.verdict, None, "a greeting is never recorded as \"Evaluator: done\"");
 }
 

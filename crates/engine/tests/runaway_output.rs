@@ -58,7 +58,7 @@ async fn an_answer_of_only_blank_lines_is_repeating_output() {
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     let stuck = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { stuck, .. } = &e.event { stuck.clone() } else { None }).expect("the review names the pattern");
     assert_eq!(stuck.pattern, StuckPattern::RepeatingOutput);
-    assert_eq!(stuck.repeated, finishline_engine::runaway::WHITESPACE, "blank space is named in words the person can read");
+    assert_eq!(stuck.repeated, finishline_engine::judge::runaway::WHITESPACE, "blank space is named in words the person can read");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -58,9 +58,9 @@ fn zero_limits_are_refused() {
 #[test]
 fn exported_settings_round_trip_without_secrets() {
     let mut s = Settings::default();
-    s.provider = finishline_engine::preset::preset("groq").unwrap().apply(&s.provider);
+    s.provider = finishline_engine::config::preset::preset("groq").unwrap().apply(&s.provider);
     s.limits.max_steps = 77;
-    s.mcp_servers = vec![finishline_engine::settings::McpServerSettings {
+    s.mcp_servers = vec![finishline_engine::config::settings::McpServerSettings {
         name: "github".into(),
         command: "npx".into(),
         args: vec!["-y".into(), "@modelcontextprotocol/server-github".into()],
@@ -135,7 +135,7 @@ fn a_separate_evaluator_provider_needs_a_url_and_a_model() {
 
 #[test]
 fn an_import_that_brings_a_new_or_changed_mcp_command_names_it_for_the_person() {
-    use finishline_engine::settings::McpServerSettings;
+    use finishline_engine::config::settings::McpServerSettings;
     let server = |name: &str, command: &str| McpServerSettings { name: name.into(), command: command.into(), ..Default::default() };
     let mut current = Settings::default();
     current.mcp_servers = vec![server("files", "npx"), server("old", "node")];

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::changes::current_worktree;
 use super::decision::{ReviewChoice, ReviewOutcome};
 use super::{Engine, TaskOptions, WhenBusy};
-use crate::checkpoint::{ChangeKind, FileChange};
+use crate::workspace::checkpoint::{ChangeKind, FileChange};
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::{EngineEvent, Envelope};

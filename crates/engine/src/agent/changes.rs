@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::run::Run;
 use super::Engine;
-use crate::checkpoint::FileChange;
+use crate::workspace::checkpoint::FileChange;
 use crate::domain::*;
 use crate::event::{EngineEvent, Envelope};
 use crate::workspace::ownership::Ownership;

@@ -8,10 +8,10 @@ use futures_util::StreamExt;
 
 use super::run::{Halt, Run};
 use crate::domain::*;
-use crate::evaluator;
+use crate::judge::evaluator;
 use crate::event::EngineEvent;
 use crate::provider::{stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, Usage};
-use crate::stuck::StepRecord;
+use crate::judge::stuck::StepRecord;
 
 /// Messages kept verbatim after a compaction (more when a tool result would be split from its call).
 pub const KEEP_VERBATIM: usize = 4;
@@ -107,7 +107,7 @@ impl Run {
         let (mut summary, mut usage) = (String::new(), Usage::default());
         // A weak model summarising can copy one line over and over: what it wrote is no summary,
         // and the transcript's own digest stands in for it.
-        let mut watch = crate::runaway::RunawayWatch::new(self.engine.config.runaway);
+        let mut watch = crate::judge::runaway::RunawayWatch::new(self.engine.config.runaway);
         let mut streamed = 0usize;
         loop {
             let item = tokio::select! {

@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{EngineConfig, ModelEndpoint, PermissionPolicy};
-use crate::completion::CompletionConfig;
+use crate::judge::completion::CompletionConfig;
 use crate::error::{Error, Result};
 use crate::mcp::McpServers;
 use crate::provider::{ApiKey, ProviderConfig, RetryPolicy};
-use crate::settings::{ProviderSettings, Settings};
+use crate::config::settings::{ProviderSettings, Settings};
 
 /// What the settings cannot say: where data lives, which workspace, and the front end's own
 /// choices (a model for this task, a person at a terminal or not, extra verify commands).
@@ -47,10 +47,10 @@ pub struct TaskPolicy {
 impl TaskPolicy {
     /// The defaults, with worktrees in `data_dir`.
     pub fn new(data_dir: &std::path::Path) -> TaskPolicy {
-        TaskPolicy::from_settings(&crate::settings::TaskSettings::default(), data_dir)
+        TaskPolicy::from_settings(&crate::config::settings::TaskSettings::default(), data_dir)
     }
 
-    pub fn from_settings(t: &crate::settings::TaskSettings, data_dir: &std::path::Path) -> TaskPolicy {
+    pub fn from_settings(t: &crate::config::settings::TaskSettings, data_dir: &std::path::Path) -> TaskPolicy {
         let dir = t.worktree_dir.trim();
         TaskPolicy {
             isolation: t.isolation,
@@ -102,13 +102,13 @@ pub fn hidden_env(settings: &Settings) -> Vec<String> {
 
 /// The MCP servers the settings enable, with the one environment policy and the values the
 /// keychain keeps for them; `None` when none is enabled.
-pub fn mcp_servers(settings: &Settings, keys: &crate::secret::Keys) -> Option<std::sync::Arc<crate::mcp::McpServers>> {
+pub fn mcp_servers(settings: &Settings, keys: &crate::config::secret::Keys) -> Option<std::sync::Arc<crate::mcp::McpServers>> {
     owned_mcp_servers(settings, keys, None)
 }
 
 /// The same, their process groups owned by `processes` (the front end's), so SIGTERM, a quit or
 /// the next start after a crash ends them.
-pub fn owned_mcp_servers(settings: &Settings, keys: &crate::secret::Keys, processes: Option<std::sync::Arc<crate::process_groups::ProcessGroups>>) -> Option<std::sync::Arc<crate::mcp::McpServers>> {
+pub fn owned_mcp_servers(settings: &Settings, keys: &crate::config::secret::Keys, processes: Option<std::sync::Arc<crate::process_groups::ProcessGroups>>) -> Option<std::sync::Arc<crate::mcp::McpServers>> {
     let enabled: Vec<_> = settings.mcp_servers.iter().filter(|m| m.enabled).cloned().collect();
     if enabled.is_empty() {
         return None;
@@ -155,7 +155,7 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
         learn_context_window: !settings.context_windows.contains_key(&agent.model) && crate::provider::is_local_url(&settings.provider.base_url),
         max_output_tokens: Some(l.max_output_tokens),
         step_limit: std::time::Duration::from_secs(l.step_timeout_secs as u64),
-        runaway: crate::runaway::RunawayConfig { repeats: l.repeat_threshold as usize, ..Default::default() },
+        runaway: crate::judge::runaway::RunawayConfig { repeats: l.repeat_threshold as usize, ..Default::default() },
         checkpoint_max_file: l.checkpoint_max_file_mb as u64 * 1024 * 1024,
         auto_approve: settings.auto_approve,
         review_plan: !settings.run_plans_without_review,

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::changes::{copied_files, current_worktree};
 use super::{run, Engine};
-use crate::checkpoint::{Checkpoints, FileChange, RevertReport};
+use crate::workspace::checkpoint::{Checkpoints, FileChange, RevertReport};
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::{EngineEvent, Envelope};
@@ -532,7 +532,7 @@ pub fn revert_owned(cp: &Checkpoints, owned: &[OwnedChange], overwrite: &[String
 /// it. The person's repository keeps no trace of a worktree no task owns.
 pub fn remove_worktree(store: &Store, data_dir: &Path, session: &SessionId, wt: &TaskWorktree, why: WorktreeEnd, delete_branch: bool) -> Result<()> {
     let deleted = worktree::remove(wt, delete_branch)?;
-    let shadow = data_dir.join("checkpoints").join(crate::checkpoint::store_name(Path::new(&wt.folder)));
+    let shadow = data_dir.join("checkpoints").join(crate::workspace::checkpoint::store_name(Path::new(&wt.folder)));
     if shadow.join("HEAD").exists() {
         let _ = std::fs::remove_dir_all(&shadow);
     }
@@ -676,7 +676,7 @@ pub fn worktree_usage(store: &Store) -> Result<Vec<WorktreeUsage>> {
             let wt = current_worktree(&events)?;
             Some(WorktreeUsage {
                 leftover: matches!(s.status, SessionStatus::Completed | SessionStatus::Rejected),
-                bytes: crate::checkpoint::dir_size(Path::new(&wt.folder)),
+                bytes: crate::workspace::checkpoint::dir_size(Path::new(&wt.folder)),
                 session_id: s.id,
                 title: s.title,
                 status: s.status,
@@ -699,5 +699,5 @@ pub fn free_checkpoints(store: &Store, stores: &Path, id: &str) -> Result<u64> {
             return Err(Error::InvalidInput(format!("“{}” is working in {workspace}; free this space once it has finished", s.title)));
         }
     }
-    crate::checkpoint::prune_store(stores, id)
+    crate::workspace::checkpoint::prune_store(stores, id)
 }

@@ -8,12 +8,12 @@ use serde_json::{json, Value};
 use super::permission::Gate;
 use super::run::{Halt, Run};
 use super::Answer;
-use crate::completion::ClaimEvidence;
+use crate::judge::completion::ClaimEvidence;
 use crate::domain::*;
 use crate::event::EngineEvent;
 use crate::provider::{ChatMessage, ToolCall, ToolInput};
 use crate::store::decisions::RequestKind;
-use crate::stuck::StepRecord;
+use crate::judge::stuck::StepRecord;
 use crate::tool::{self, CompleteTaskInput, CompletionStatus, ToolContext, ToolOutput};
 
 pub(super) const DENIED: &str = "The person denied this call.";

@@ -3,10 +3,10 @@
 //! person's words, Finishline's reminders and the agent's actions are labelled apart.
 
 use super::run::{Halt, Run};
-use crate::checkpoint::ChangeKind;
-use crate::completion::{EvaluationOutcome, EvaluationQuestion};
+use crate::workspace::checkpoint::ChangeKind;
+use crate::judge::completion::{EvaluationOutcome, EvaluationQuestion};
 use crate::domain::*;
-use crate::evaluator::{self, EvaluatorInput};
+use crate::judge::evaluator::{self, EvaluatorInput};
 use crate::event::EngineEvent;
 use crate::provider::ChatMessage;
 

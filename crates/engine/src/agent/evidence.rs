@@ -8,10 +8,10 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::completion::{Counters, VerificationFailure};
+use crate::judge::completion::{Counters, VerificationFailure};
 use crate::domain::{PermissionDecision, RequestId, Verdict};
 use crate::event::{EngineEvent, Envelope};
-use crate::stuck::StepRecord;
+use crate::judge::stuck::StepRecord;
 
 /// Step records kept for the stuck patterns; the longest pattern looks at 6 steps.
 const KEPT_RECORDS: usize = 16;

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use super::run::{Halt, Run};
 use super::step::StepOutput;
 use crate::batch::DeltaBatcher;
-use crate::completion::StepEnd;
+use crate::judge::completion::StepEnd;
 use crate::domain::*;
 use crate::error::ErrorCode;
 use crate::event::EngineEvent;

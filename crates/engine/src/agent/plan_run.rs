@@ -1,16 +1,16 @@
 //! Plan mode inside the run loop: the manager's plan, each step as a run of its own with a fresh
 //! conversation, the hand-over from step to step, replanning, and the final check of the whole
-//! request before the review. The decisions are [`crate::plan_ledger`]'s; this file carries them
+//! request before the review. The decisions are [`crate::plan::ledger`]'s; this file carries them
 //! out and records them.
 
 use super::review::ReviewInput;
 use super::run::{Halt, Run, RunStart};
-use crate::completion::EvaluationQuestion;
+use crate::judge::completion::EvaluationQuestion;
 use crate::domain::*;
 use crate::event::EngineEvent;
 use crate::plan::{self, Plan, PlanStep, PlannerInput, ReplanInput};
-use crate::plan_ledger::{self, PlanLedger, PlanMove};
-use crate::plan_state::PlanState;
+use crate::plan::ledger::{self, PlanLedger, PlanMove};
+use crate::plan::state::PlanState;
 
 /// How many workspace paths the manager is shown.
 const LISTING: usize = 400;
@@ -44,7 +44,7 @@ impl Run {
         let endpoint = self.manager_endpoint();
         // A worktree still being filled lists as the person's folder, which holds the same files.
         let root = self.folder.readable();
-        let listing = tokio::task::spawn_blocking(move || crate::checkpoint::listing(&root, LISTING)).await.unwrap_or_default();
+        let listing = tokio::task::spawn_blocking(move || crate::workspace::checkpoint::listing(&root, LISTING)).await.unwrap_or_default();
         let input = PlannerInput {
             task: self.task.clone(),
             listing,
@@ -198,13 +198,13 @@ impl Run {
         }
         // The last step's evaluation already judged the whole request: no second call.
         if self.evidence.whole_judged {
-            let end = plan_ledger::task_end(&state.step_ends(), EndReason::VerifiedDone);
+            let end = ledger::task_end(&state.step_ends(), EndReason::VerifiedDone);
             return Ok(self.plan_review(&state, end, StepEnding { end_reason: end, remaining: vec![], ..ending })?);
         }
         let outcome = self.evaluate(EvaluationQuestion::Done).await?;
         match outcome.verdict {
             Verdict::Done => {
-                let end = plan_ledger::task_end(&state.step_ends(), EndReason::VerifiedDone);
+                let end = ledger::task_end(&state.step_ends(), EndReason::VerifiedDone);
                 self.plan_review(&state, end, StepEnding { end_reason: end, remaining: vec![], ..ending })?;
             }
             Verdict::Unavailable => self.plan_review(&state, EndReason::Unverified, StepEnding { end_reason: EndReason::Unverified, ..ending })?,
@@ -271,7 +271,7 @@ impl Run {
 
     /// One revision call to the manager (its own model, else the evaluator's), its tokens counted
     /// as the evaluator's.
-    async fn ask_for_revision(&mut self, input: &ReplanInput) -> Result<Result<plan::Revision, crate::ladder::Unusable>, Halt> {
+    async fn ask_for_revision(&mut self, input: &ReplanInput) -> Result<Result<plan::Revision, crate::judge::ladder::Unusable>, Halt> {
         let endpoint = self.manager_endpoint();
         let Some(result) = plan::revise_plan(endpoint.provider.clone(), &endpoint.model, input, self.engine.config.retry, &self.cancel).await else {
             return Err(Halt::Cancelled);
@@ -340,7 +340,7 @@ impl Run {
         let end = events.iter().position(|e| matches!(e.event, EngineEvent::PlanStepFinished { index: i, .. } if i == index));
         let (Some(start), Some(end)) = (start, end) else { return Ok(ToolOutput::error(format!("Step {} has no log.", input.step))) };
         let lines = super::evaluation::transcript_lines(&super::history::rebuild(&events[start..end]));
-        Ok(ToolOutput::ok(format!("Step {} ({}):\n{}", input.step, state.steps[index].step.title, crate::evaluator::digest(&lines))))
+        Ok(ToolOutput::ok(format!("Step {} ({}):\n{}", input.step, state.steps[index].step.title, crate::judge::evaluator::digest(&lines))))
     }
 
     /// The session's plan as stored.

@@ -8,7 +8,7 @@
 //! - [`super::compaction`]: summarising older turns, shared with the rebuild from the log;
 //! - [`super::review`]: what the review gate shows.
 //!
-//! The decisions themselves are [`crate::completion::decide`], a pure function.
+//! The decisions themselves are [`crate::judge::completion::decide`], a pure function.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -20,14 +20,14 @@ use super::evidence::{self, RunEvidence};
 use super::plan_run::StepEnding;
 use super::review::ReviewInput;
 use super::{Answer, Engine};
-use crate::checkpoint::Checkpoints;
-use crate::completion::{self, Action, ClaimEvidence, Evidence, StepEnd};
+use crate::workspace::checkpoint::Checkpoints;
+use crate::judge::completion::{self, Action, ClaimEvidence, Evidence, StepEnd};
 use crate::domain::*;
 use crate::error::ErrorCode;
 use crate::event::EngineEvent;
-use crate::prompt;
+use crate::judge::prompt;
 use crate::provider::{ChatMessage, StopReason};
-use crate::stuck::{self, StepRecord};
+use crate::judge::stuck::{self, StepRecord};
 use crate::tool::{self, Workspace};
 
 /// Why a run stopped early from inside a step or a tool.
@@ -69,7 +69,7 @@ pub struct Run {
     pub(super) workspace: Workspace,
     pub(super) checkpoints: Option<Checkpoints>,
     /// The workspace's AGENTS.md (or CLAUDE.md, .clinerules), read when the run starts.
-    pub(super) instructions: Option<crate::instructions::ProjectInstructions>,
+    pub(super) instructions: Option<crate::workspace::instructions::ProjectInstructions>,
     /// Why there are no checkpoints (git missing, an unwritable data folder), told once.
     pub(super) checkpoints_off: Option<String>,
     /// The task's worktree filled and the first snapshot taken, while the first model request
@@ -149,7 +149,7 @@ impl Run {
         };
         // A plan step works in a conversation of its own, from its brief on: the run that
         // starts it, and a resumed or continued run while it is still the running step.
-        let plan = crate::plan_state::PlanState::from_events(&events);
+        let plan = crate::plan::state::PlanState::from_events(&events);
         let plan_step = plan.as_ref().and_then(|p| match trigger {
             RunTrigger::PlanStep | RunTrigger::Resume | RunTrigger::Message => p.running_step().map(|index| {
                 let (number, of) = p.number_of(index);
@@ -302,7 +302,7 @@ impl Run {
         EngineEvent::StatusChanged { status, attempt: None, next_retry_at: None, message: None }
     }
 
-    pub(super) fn cfg(&self) -> &crate::completion::CompletionConfig {
+    pub(super) fn cfg(&self) -> &crate::judge::completion::CompletionConfig {
         &self.engine.config.completion
     }
 
@@ -312,7 +312,7 @@ impl Run {
         }
         // Read at each run's start: the person may edit them between runs. A worktree still being
         // filled has the same files as the person's folder, which is read instead.
-        self.instructions = crate::instructions::find(&self.folder.readable());
+        self.instructions = crate::workspace::instructions::find(&self.folder.readable());
         if let Some(i) = &self.instructions {
             self.emit(EngineEvent::ProjectInstructions { file: i.file.clone(), chars: i.text.chars().count() as u64, truncated: i.truncated })?;
         }
@@ -503,7 +503,7 @@ impl Run {
         let answers_call = claim.as_ref().map(|(_, id)| id.clone()).filter(|id| !id.is_empty());
         // An external agent has no complete_task to call (yet): requiring it would send it back
         // for ever. Its claims are judged by the todo gate, verification and the evaluator.
-        let judged = if external { crate::completion::CompletionConfig { require_complete_task: false, ..self.cfg().clone() } } else { self.cfg().clone() };
+        let judged = if external { crate::judge::completion::CompletionConfig { require_complete_task: false, ..self.cfg().clone() } } else { self.cfg().clone() };
         let mut verified_now: Vec<String> = Vec::new();
         loop {
             match completion::decide(&evidence, &judged) {
@@ -526,7 +526,7 @@ impl Run {
                 }
                 Action::Evaluate { question } => {
                     // A plan step whose every criterion needs no reader is judged by its checks.
-                    let checks = (question == crate::completion::EvaluationQuestion::Done).then(|| self.step_checks()).flatten();
+                    let checks = (question == crate::judge::completion::EvaluationQuestion::Done).then(|| self.step_checks()).flatten();
                     let ev = match checks {
                         Some(checks) => self.check_step(&checks, &verified_now).await?,
                         None => self.evaluate(question).await?,
@@ -624,7 +624,7 @@ impl Run {
 }
 
 /// The events that start a plan's step `index` before anything changed (the first step).
-pub(super) fn plan_step_start(task: &str, state: &crate::plan_state::PlanState, index: usize) -> Vec<EngineEvent> {
+pub(super) fn plan_step_start(task: &str, state: &crate::plan::state::PlanState, index: usize) -> Vec<EngineEvent> {
     super::plan_run::step_start(task, state, index, &[])
 }
 

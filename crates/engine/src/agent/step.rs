@@ -10,12 +10,12 @@ use futures_util::StreamExt;
 use super::run::{Halt, Run};
 use crate::batch::DeltaBatcher;
 use crate::clock::rfc3339;
-use crate::completion::StepEnd;
+use crate::judge::completion::StepEnd;
 use crate::domain::*;
 use crate::error::ErrorCode;
-use crate::runaway::{Runaway, RunawayWatch};
+use crate::judge::runaway::{Runaway, RunawayWatch};
 use crate::event::EngineEvent;
-use crate::prompt;
+use crate::judge::prompt;
 use crate::provider::{stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, ContextOverflow, ProviderErrorKind, StopReason, ToolCall, Usage};
 
 pub(super) struct StepOutput {
@@ -31,7 +31,7 @@ pub(super) struct StepOutput {
     /// and whether it failed. The built-in agent's calls are in `calls` and run after the step.
     pub ran: Vec<(String, String, bool)>,
     /// An external agent's `complete_task` call, made through Finishline's MCP server.
-    pub claim: Option<crate::completion::ClaimEvidence>,
+    pub claim: Option<crate::judge::completion::ClaimEvidence>,
 }
 
 /// The window to compact against after the server refused a request as too long: its reported

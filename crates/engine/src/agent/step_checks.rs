@@ -3,7 +3,7 @@
 //! reader must judge asks the evaluator. The step records what decided it.
 
 use super::run::{Halt, Run};
-use crate::completion::EvaluationOutcome;
+use crate::judge::completion::EvaluationOutcome;
 use crate::domain::*;
 use crate::event::EngineEvent;
 use crate::plan::checks::{self, Check};

@@ -4,7 +4,7 @@
 //! agent named goes through the permission gate like any `run_command`.
 
 use super::run::{Halt, Run};
-use crate::completion::{VerificationFailure, VerificationOutcome};
+use crate::judge::completion::{VerificationFailure, VerificationOutcome};
 use crate::domain::*;
 use crate::event::EngineEvent;
 

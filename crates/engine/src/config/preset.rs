@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::settings::{ProviderKind, ProviderSettings};
+use crate::config::settings::{ProviderKind, ProviderSettings};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ProviderPreset {

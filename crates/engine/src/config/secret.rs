@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::provider::ApiKey;
-use crate::settings::{McpServerSettings, ProviderSettings, Settings, IN_KEYCHAIN};
+use crate::config::settings::{McpServerSettings, ProviderSettings, Settings, IN_KEYCHAIN};
 
 /// The keychain service name all of Finishline's entries live under.
 pub const SERVICE: &str = "dev.finishline.app";

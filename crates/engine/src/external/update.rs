@@ -4,7 +4,7 @@
 use agent_client_protocol::v1::schema::{ContentBlock, PlanEntryStatus, SessionUpdate, StopReason as AcpStop, ToolCallContent, ToolCallStatus};
 use serde_json::Value;
 
-use crate::completion::StepEnd;
+use crate::judge::completion::StepEnd;
 use crate::domain::{Todo, TodoStatus, ToolState};
 use crate::error::ErrorCode;
 use crate::provider::StopReason;

@@ -287,7 +287,7 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
     // Rows 4-5.
     if is_truncated(e, cfg) {
         return if e.counters.truncations_in_row < cfg.truncation_cap {
-            Action::Continue { source: ContinuationSource::Truncation, text: crate::prompt::truncation(), remaining: vec![] }
+            Action::Continue { source: ContinuationSource::Truncation, text: crate::judge::prompt::truncation(), remaining: vec![] }
         } else {
             review(EndReason::TruncationExhausted)
         };
@@ -304,7 +304,7 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
         return match &e.evaluation {
             None => Action::Evaluate { question: EvaluationQuestion::AnnouncedAction },
             Some(ev) if ev.verdict == Verdict::NotDone && budget_left => {
-                Action::Continue { source: ContinuationSource::MissingAction, text: crate::prompt::missing_action(&ev.continuation_prompt), remaining: ev.remaining.clone() }
+                Action::Continue { source: ContinuationSource::MissingAction, text: crate::judge::prompt::missing_action(&ev.continuation_prompt), remaining: ev.remaining.clone() }
             }
             Some(_) => Action::Idle { end_reason: EndReason::Conversation },
         };
@@ -317,15 +317,15 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
     }
     // Row 13.
     if !e.open_todos.is_empty() {
-        return continue_or_exhaust(ContinuationSource::TodoGate, crate::prompt::todo_gate(&e.open_todos), e.open_todos.clone());
+        return continue_or_exhaust(ContinuationSource::TodoGate, crate::judge::prompt::todo_gate(&e.open_todos), e.open_todos.clone());
     }
     // Row 13b.
     if !e.open_criteria.is_empty() {
-        return continue_or_exhaust(ContinuationSource::ReviewComments, crate::prompt::open_criteria(&e.open_criteria), e.open_criteria.clone());
+        return continue_or_exhaust(ContinuationSource::ReviewComments, crate::judge::prompt::open_criteria(&e.open_criteria), e.open_criteria.clone());
     }
     // Row 14.
     if cfg.require_complete_task && claim == Claim::None {
-        return continue_or_exhaust(ContinuationSource::MissingCompletion, crate::prompt::missing_completion(), vec![]);
+        return continue_or_exhaust(ContinuationSource::MissingCompletion, crate::judge::prompt::missing_completion(), vec![]);
     }
     // Rows 15-17.
     let claimed_command = e.claim.as_ref().and_then(|c| c.verify_command.clone()).filter(|c| !c.trim().is_empty());
@@ -342,7 +342,7 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
             if e.previous_verification_failure.as_ref() == Some(f) {
                 return stuck(StuckPattern::SameVerificationFailure, f.command.clone());
             }
-            return continue_or_exhaust(ContinuationSource::Verification, crate::prompt::verification(f), vec![format!("make `{}` pass", f.command)]);
+            return continue_or_exhaust(ContinuationSource::Verification, crate::judge::prompt::verification(f), vec![format!("make `{}` pass", f.command)]);
         }
         _ => {}
     }
@@ -361,7 +361,7 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
             if ev.remaining.is_empty() && ev.continuation_prompt.trim().is_empty() {
                 return review(EndReason::Unverified);
             }
-            continue_or_exhaust(ContinuationSource::Evaluator, crate::prompt::evaluator(&ev.continuation_prompt, &ev.remaining), ev.remaining.clone())
+            continue_or_exhaust(ContinuationSource::Evaluator, crate::judge::prompt::evaluator(&ev.continuation_prompt, &ev.remaining), ev.remaining.clone())
         }
     }
 }

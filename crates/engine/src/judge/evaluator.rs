@@ -10,9 +10,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::completion::{EvaluationOutcome, EvaluationQuestion};
+use crate::judge::completion::{EvaluationOutcome, EvaluationQuestion};
 use crate::domain::{Todo, Verdict};
-use crate::ladder::Unusable;
+use crate::judge::ladder::Unusable;
 use crate::provider::{ChatMessage, CompletionRequest, Provider, RetryPolicy, StructuredMode, StructuredOutput, Usage};
 
 /// The digest of the transcript is cut to this many characters, whatever the transcript's size.
@@ -362,7 +362,7 @@ fn unavailable(summary: String) -> EvaluationOutcome {
 /// One evaluator call with the parsing ladder. Cancelling drops the request at once.
 pub async fn evaluate(provider: Arc<dyn Provider>, model: &str, input: &EvaluatorInput, policy: RetryPolicy, cancel: &CancellationToken) -> Option<EvaluatorResult> {
     let question = input.question.unwrap_or(EvaluationQuestion::Done);
-    let answer = crate::ladder::ask(provider, |mode| build_request(model, input, mode), |text| parse_verdict(text, question), policy, cancel).await?;
+    let answer = crate::judge::ladder::ask(provider, |mode| build_request(model, input, mode), |text| parse_verdict(text, question), policy, cancel).await?;
     let (outcome, parse_ok) = match answer.value {
         Ok(outcome) => (outcome, true),
         Err(Unusable::Unreachable(msg)) => (unavailable(format!("The evaluator could not be reached: {msg}")), false),

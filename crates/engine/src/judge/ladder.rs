@@ -70,7 +70,7 @@ pub async fn ask<T>(
         // stopped once it is clear and the answer is longer than any honest one, since a repair
         // would only ask the same model again. A short answer with a repetitive field still has
         // its verdict read.
-        let mut watch = crate::runaway::RunawayWatch::new(crate::runaway::RunawayConfig::json());
+        let mut watch = crate::judge::runaway::RunawayWatch::new(crate::judge::runaway::RunawayConfig::json());
         let mut seen = None;
         let mut repeating = None;
         loop {
@@ -82,7 +82,7 @@ pub async fn ask<T>(
                 None => break,
                 Some(Ok(CompletionEvent::TextDelta { text: t })) => {
                     text.push_str(&t);
-                    if let Some(crate::runaway::Runaway::Repeating { text: unit, .. }) = watch.push(&t) {
+                    if let Some(crate::judge::runaway::Runaway::Repeating { text: unit, .. }) = watch.push(&t) {
                         seen = Some(unit);
                     }
                     if seen.is_some() && text.len() >= RUNAWAY_ANSWER_CHARS {

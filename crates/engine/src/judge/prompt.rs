@@ -1,9 +1,9 @@
 //! The words the engine says to the model: the system prompt and every continuation. Kept in
 //! one place so that they can be read, tuned and tested together.
 
-use crate::completion::VerificationFailure;
+use crate::judge::completion::VerificationFailure;
 use crate::domain::ContinuationSource;
-use crate::instructions::ProjectInstructions;
+use crate::workspace::instructions::ProjectInstructions;
 
 pub fn system_prompt(workspace: &str, marker: Option<&str>, instructions: Option<&ProjectInstructions>) -> String {
     let mut s = format!(

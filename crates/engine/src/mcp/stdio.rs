@@ -14,7 +14,7 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::Mutex;
 
 use super::{McpCallOutput, McpConnection, McpToolInfo, ServerEnv};
-use crate::settings::{is_env_reference, McpServerSettings, IN_KEYCHAIN};
+use crate::config::settings::{is_env_reference, McpServerSettings, IN_KEYCHAIN};
 use crate::tool::command::remove_secrets;
 
 /// The last bytes the server wrote to stderr, to say why it failed.

@@ -156,7 +156,7 @@ async fn grade(provider: &HttpProvider, model: &str) -> Vec<ModelCheck> {
         let t: String = t.trim().chars().take(60).collect();
         if t.is_empty() { "nothing".into() } else { format!("“{t}”") }
     };
-    let markers: Vec<&str> = crate::runaway::TEMPLATE_MARKERS.iter().copied().filter(|m| say.text.contains(m) || act.text.contains(m)).collect();
+    let markers: Vec<&str> = super::TEMPLATE_MARKERS.iter().copied().filter(|m| say.text.contains(m) || act.text.contains(m)).collect();
     vec![
         ModelCheck {
             kind: CheckKind::Streams,
@@ -224,12 +224,3 @@ fn mentions_tools(message: &str) -> bool {
     m.contains("tool") || m.contains("function call")
 }
 
-/// Test connection with the settings as typed and the key from wherever it is kept.
-pub async fn check_provider(settings: &crate::settings::ProviderSettings, key: Option<super::ApiKey>) -> crate::Result<ConnectionReport> {
-    let base = settings.base_url.trim();
-    if base.is_empty() {
-        return Err(crate::Error::InvalidSettings { field: "provider.base_url", problem: "type the provider's base URL, or pick a preset".into() });
-    }
-    let provider = HttpProvider::new(super::ProviderConfig::new(settings.kind, base, key)).map_err(crate::Error::Provider)?;
-    check_connection(&provider, &settings.model).await.map_err(crate::Error::Provider)
-}

@@ -10,7 +10,7 @@ use super::error::{ProviderError, ProviderErrorKind};
 use super::sse::sse_events;
 use super::types::CompletionRequest;
 use super::{anthropic, gemini, openai, openai_responses, EventStream, Provider, WireMapper};
-use crate::settings::ProviderKind;
+use super::settings::ProviderKind;
 
 /// An API key. Its `Debug` never shows it, so it cannot leak into logs by accident.
 #[derive(Clone, PartialEq, Eq)]

@@ -166,3 +166,20 @@ impl CompletionRequest {
         }
     }
 }
+
+/// Role markers of the common chat templates. A model that writes them is not being talked to
+/// through the template it was trained on.
+pub const TEMPLATE_MARKERS: &[&str] = &[
+    "<|im_start|>",
+    "<|im_end|>",
+    "<start_of_turn>",
+    "<end_of_turn>",
+    "[INST]",
+    "[/INST]",
+    "<|eot_id|>",
+    "<|start_header_id|>",
+    "<|end_header_id|>",
+    "<|endoftext|>",
+    "<|assistant|>",
+    "<|user|>",
+];

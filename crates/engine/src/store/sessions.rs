@@ -81,7 +81,7 @@ ALTER TABLE sessions ADD COLUMN work_dir TEXT;
 ALTER TABLE sessions ADD COLUMN branch TEXT;
 CREATE INDEX sessions_by_workspace ON sessions(workspace, status);";
 
-/// The plan events [`PlanState`](crate::plan_state::PlanState) folds.
+/// The plan events [`PlanState`](crate::plan::state::PlanState) folds.
 const PLAN_EVENTS: &str = "'plan_created', 'plan_reviewed', 'plan_revised', 'plan_step_started', 'plan_step_finished'";
 
 /// Recounts a session's plan from its plan events. Called for each plan event, which are few
@@ -92,7 +92,7 @@ pub fn refresh_plan(conn: &rusqlite::Connection, session: &SessionId) -> Result<
         .query_map([&session.0], |r| r.get::<_, String>(0))?
         .filter_map(|b| b.ok().and_then(|b| serde_json::from_str(&b).ok()))
         .collect();
-    let (steps, done) = match crate::plan_state::PlanState::from_events(&envs) {
+    let (steps, done) = match crate::plan::state::PlanState::from_events(&envs) {
         Some(p) => {
             let current: Vec<_> = p.steps.iter().filter(|s| s.state != StepState::Replaced).collect();
             (current.len(), current.iter().filter(|s| s.state == StepState::Done).count())

@@ -749,11 +749,11 @@ pub fn survey(workspace: &Path) -> Result<WorkspaceSurvey> {
         if entry.file_type().is_some_and(|t| t.is_file()) {
             files += 1;
             if files >= SURVEY_LIMIT {
-                return Ok(WorkspaceSurvey { files, capped: true, too_broad, instructions: crate::instructions::find(workspace).map(|i| i.file) });
+                return Ok(WorkspaceSurvey { files, capped: true, too_broad, instructions: crate::workspace::instructions::find(workspace).map(|i| i.file) });
             }
         }
     }
-    Ok(WorkspaceSurvey { files, capped: false, too_broad, instructions: crate::instructions::find(workspace).map(|i| i.file) })
+    Ok(WorkspaceSurvey { files, capped: false, too_broad, instructions: crate::workspace::instructions::find(workspace).map(|i| i.file) })
 }
 
 /// The workspace's files as the checkpoints see them (ignore files and default excludes honoured).

@@ -233,7 +233,7 @@ fn copy_includes(repo: &Path, folder: &Path, includes: &[String]) -> Result<Vec<
         if matcher.matched_path_or_any_parents(rel, is_dir).is_ignore() {
             copy_path(&repo.join(rel), &folder.join(rel))?;
             copied.push(rel.to_string());
-        } else if is_dir && !crate::checkpoint::DEFAULT_EXCLUDES.iter().any(|d| Path::new(rel).file_name().is_some_and(|n| n.to_string_lossy() == d.trim_end_matches('/'))) {
+        } else if is_dir && !crate::workspace::checkpoint::DEFAULT_EXCLUDES.iter().any(|d| Path::new(rel).file_name().is_some_and(|n| n.to_string_lossy() == d.trim_end_matches('/'))) {
             // A folder git lists whole may hold a match deeper down (`config/local.json`).
             for e in ignore::WalkBuilder::new(repo.join(rel)).hidden(false).git_ignore(false).git_exclude(false).ignore(false).parents(false).build().flatten() {
                 let Ok(inner) = e.path().strip_prefix(repo) else { continue };

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use fake_llm::{FakeServer, Protocol, Scenario, SeenRequest};
 use finishline_engine::agent::{Engine, EngineConfig, ModelEndpoint, PermissionPolicy};
-use finishline_engine::completion::CompletionConfig;
+use finishline_engine::judge::completion::CompletionConfig;
 use finishline_engine::domain::*;
 use finishline_engine::event::{EngineEvent, Envelope};
 use finishline_engine::provider::{ProviderConfig, RetryPolicy};
@@ -34,7 +34,7 @@ pub struct Setup {
     pub auto_approve: bool,
     pub review_plan: bool,
     pub idle_ms: u64,
-    pub prices: std::collections::BTreeMap<String, finishline_engine::settings::Price>,
+    pub prices: std::collections::BTreeMap<String, finishline_engine::config::settings::Price>,
     pub mcp: Option<std::sync::Arc<finishline_engine::mcp::McpServers>>,
     pub step_limit: Duration,
     pub learn_context_window: bool,
@@ -109,7 +109,7 @@ impl Harness {
                 max_output_tokens: Some(1024),
                 step_limit: setup.step_limit,
                 runaway: Default::default(),
-                checkpoint_max_file: finishline_engine::checkpoint::DEFAULT_MAX_FILE,
+                checkpoint_max_file: finishline_engine::workspace::checkpoint::DEFAULT_MAX_FILE,
                 auto_approve: setup.auto_approve,
                 review_plan: setup.review_plan,
                 secret_env: vec![],
