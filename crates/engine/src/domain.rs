@@ -788,3 +788,26 @@ pub enum WorktreeEnd {
 /// What the settings file holds in place of a value kept in the OS keychain (an MCP server's or
 /// an agent's environment value): the value itself never reaches the file.
 pub const IN_KEYCHAIN: &str = "@keychain";
+
+/// Tokens used in a session, by who used them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Tokens {
+    pub agent: u64,
+    pub evaluator: u64,
+    pub compaction: u64,
+}
+
+/// One step of plan mode's plan (plan.rs makes and revises them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanStep {
+    pub title: String,
+    pub instructions: String,
+    /// What must be true for the step to be done: the evaluator judges the step against these.
+    pub criteria: Vec<String>,
+    /// Earlier steps (0-based) whose results this one needs.
+    pub depends_on: Vec<usize>,
+    /// Commands that verify this step (the manager's); the task's own verification commands run
+    /// at a step only when its criteria name them, and always at the end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verify: Vec<String>,
+}

@@ -197,7 +197,7 @@ pub enum EngineEvent {
         verification: Vec<Value>,
         /// Tokens so far in the session, by agent, evaluator and compaction.
         #[serde(default)]
-        tokens: crate::store::Tokens,
+        tokens: crate::domain::Tokens,
         /// In US dollars, when the person set prices for the models used.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
@@ -231,7 +231,7 @@ pub enum EngineEvent {
     },
     /// The manager split the task into these steps (only for plans of two or more).
     PlanCreated {
-        steps: Vec<crate::plan::PlanStep>,
+        steps: Vec<crate::domain::PlanStep>,
         mode: PlanMode,
         /// The model calls the whole plan may make (agent, evaluator and manager): 1.5× what a
         /// single run of the task may spend.
@@ -245,14 +245,14 @@ pub enum EngineEvent {
     PlanReviewed {
         approved: bool,
         edited: bool,
-        steps: Vec<crate::plan::PlanStep>,
+        steps: Vec<crate::domain::PlanStep>,
     },
     /// A step stalled or failed and the manager revised the plan: the steps from `first` on
     /// are replaced by `steps` (the old ones stay in the log, shown as replaced, with the cause).
     PlanRevised {
         first: usize,
         cause: String,
-        steps: Vec<crate::plan::PlanStep>,
+        steps: Vec<crate::domain::PlanStep>,
         /// Revised for the person's request-changes feedback, not because a step failed: it
         /// does not count against the replans a task may make.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -38,19 +38,8 @@ pub fn auto_asks_manager(task: &str) -> bool {
 /// How many workspace paths the manager sees.
 const LISTING: usize = 200;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PlanStep {
-    pub title: String,
-    pub instructions: String,
-    /// What must be true for the step to be done: the evaluator judges the step against these.
-    pub criteria: Vec<String>,
-    /// Earlier steps (0-based) whose results this one needs.
-    pub depends_on: Vec<usize>,
-    /// Commands that verify this step (the manager's); the task's own verification commands run
-    /// at a step only when its criteria name them, and always at the end.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub verify: Vec<String>,
-}
+pub use crate::domain::PlanStep;
+
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {

@@ -165,7 +165,7 @@ pub struct Launch<'a> {
     /// Log in with this method (`authenticate`) before opening the session.
     pub authenticate: Option<String>,
     /// The keys the keychain keeps for this agent, by variable: set in its environment (and a
-    /// value written [`crate::config::settings::IN_KEYCHAIN`] there is read from here).
+    /// value written [`crate::domain::IN_KEYCHAIN`] there is read from here).
     pub secrets: BTreeMap<String, String>,
 }
 
@@ -249,7 +249,7 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
         cmd.env_remove(k);
     }
     for (k, v) in &agent.env {
-        let value = if v == crate::config::settings::IN_KEYCHAIN { launch.secrets.get(k).cloned().unwrap_or_default() } else { expand_env(v) };
+        let value = if v == crate::domain::IN_KEYCHAIN { launch.secrets.get(k).cloned().unwrap_or_default() } else { expand_env(v) };
         cmd.env(k, value);
     }
     // The keys the person gave this agent when it asked to log in, for it alone.

@@ -159,12 +159,7 @@ pub struct AttemptOf {
     pub chosen: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
-pub struct Tokens {
-    pub agent: u64,
-    pub evaluator: u64,
-    pub compaction: u64,
-}
+pub use crate::domain::Tokens;
 
 pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, decision, created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen";
 
