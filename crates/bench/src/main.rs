@@ -13,6 +13,7 @@ mod history;
 mod report;
 mod stream;
 mod worktrees;
+mod attempts;
 
 use std::path::PathBuf;
 
@@ -31,7 +32,7 @@ fn args() -> Args {
         match arg.as_str() {
             "--smoke" => a.smoke = true,
             "--out" => a.out = it.next().expect("--out needs a path").into(),
-            "--only" => a.only = Some(it.next().expect("--only needs stream, history, completion, checkpoints, worktrees, audit, acp or footprint")),
+            "--only" => a.only = Some(it.next().expect("--only needs stream, history, completion, checkpoints, worktrees, audit, attempts, acp or footprint")),
             other => {
                 eprintln!("unknown argument {other}; use --smoke, --out PATH, --only SECTION");
                 std::process::exit(2);
@@ -84,6 +85,10 @@ fn main() {
     if wanted("worktrees") {
         eprintln!("== tasks in their own worktrees");
         sections.push(("8. Tasks in their own worktrees".into(), rt.block_on(worktrees::run(a.smoke))));
+    }
+    if wanted("attempts") {
+        eprintln!("== attempts side by side");
+        sections.push(("10. Attempts side by side".into(), rt.block_on(attempts::run(a.smoke))));
     }
     if wanted("acp") {
         eprintln!("== external agents over ACP");
