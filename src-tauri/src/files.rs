@@ -80,6 +80,8 @@ pub async fn export_settings(app: AppHandle) -> Result<Option<String>, Error> {
 /// What an import did, or what it needs the person to confirm first.
 #[derive(Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
+// Made once per import and sent straight to the page.
+#[allow(clippy::large_enum_variant)]
 pub enum ImportOutcome {
     Cancelled,
     Imported { settings: SettingsView, path: String },

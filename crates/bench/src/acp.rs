@@ -179,7 +179,7 @@ async fn under_finishline(bin: &Path, rules: &Value, task: &str, files: &[&str])
     let (ws, home) = workspace(&server);
     let data = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(&data.path().join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).map_err(|e| e.to_string())?);
-    let endpoint = ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, &server.base_url(Protocol::Openai), None), "fake-model").map_err(|e| e.to_string())?;
+    let endpoint = ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, server.base_url(Protocol::Openai), None), "fake-model").map_err(|e| e.to_string())?;
     let mut config = crate::engine_config::defaults(data.path(), endpoint);
     config.external = Some(ExternalAgent { name: "opencode".into(), command: bin.to_string_lossy().into_owned(), args: vec!["acp".into()], env: home_env(home.path()).into_iter().collect() });
     config.claims_pipe = finishline_engine::external::claims_pipe::PipeCommand::this_executable();
@@ -230,7 +230,7 @@ async fn builtin_turn() -> Result<Duration, String> {
     let ws = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(&data.path().join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).map_err(|e| e.to_string())?);
-    let endpoint = ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, &server.base_url(Protocol::Openai), None), "fake-model").map_err(|e| e.to_string())?;
+    let endpoint = ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, server.base_url(Protocol::Openai), None), "fake-model").map_err(|e| e.to_string())?;
     let engine = Engine::new(store.clone(), crate::engine_config::defaults(data.path(), endpoint));
     let mut live = store.follow_all();
     let started = Instant::now();

@@ -157,7 +157,7 @@ pub async fn run(smoke: bool) -> Table {
         let floor = git_status_floor(&ws);
         let data = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(&data.path().join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).unwrap());
-        let agent = ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, &server.base_url(Protocol::Openai), None), "fake-model").unwrap();
+        let agent = ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, server.base_url(Protocol::Openai), None), "fake-model").unwrap();
         let engine = Engine::new(
             store.clone(),
             crate::engine_config::defaults(data.path(), agent),

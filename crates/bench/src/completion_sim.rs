@@ -19,6 +19,9 @@ use finishline_engine::provider::{ChatMessage, StopReason, StructuredMode};
 
 use crate::report::Table;
 
+/// A completion policy run over a scenario.
+type Policy = Box<dyn Fn(&Scenario) -> Outcome>;
+
 #[derive(Clone, Default)]
 pub(crate) struct Scenario {
     pub(crate) name: &'static str,
@@ -406,7 +409,7 @@ fn marker_only(sc: &Scenario) -> Outcome {
 
 pub fn run(_smoke: bool) -> (Table, Table) {
     let scs = scenarios();
-    let policies: Vec<(&str, Box<dyn Fn(&Scenario) -> Outcome>)> = vec![
+    let policies: Vec<(&str, Policy)> = vec![
         ("Finishline (completion engine)", Box::new(finishline)),
         ("Old enforcer: generic reminder ×20", Box::new(|s: &Scenario| reminder_policy(s, 20, false))),
         ("complete_task: 2 reminders, then complete", Box::new(|s: &Scenario| reminder_policy(s, 2, true))),
@@ -419,7 +422,7 @@ pub fn run(_smoke: bool) -> (Table, Table) {
     let mut per_scenario = String::from("| Scenario | Finishline | Old enforcer | complete_task | Marker only |\n|---|---|---|---|---|\n");
     let mut results: Vec<Vec<Outcome>> = Vec::new();
     for (_, p) in &policies {
-        results.push(scs.iter().map(|s| p(s)).collect());
+        results.push(scs.iter().map(p).collect());
     }
     for (name, outs) in policies.iter().map(|(n, _)| n).zip(&results) {
         let correct = outs.iter().filter(|o| o.declared_complete == o.actually_complete).count();

@@ -139,7 +139,7 @@ pub fn run() -> Table {
         }
         let calls = |o: &Outcome| o.agent_calls + o.evaluator_calls + o.manager_calls;
         if group == "long" {
-            let no_false = plan.iter().all(|o| !(o.declared_complete && !o.actually_complete));
+            let no_false = plan.iter().all(|o| !o.declared_complete || o.actually_complete);
             let fewer_wasted = plan.iter().map(|o| o.wasted_calls).sum::<u32>() < single.iter().map(|o| o.wasted_calls).sum::<u32>();
             let done_more = plan.iter().filter(|o| o.actually_complete).count() >= single.iter().filter(|o| o.actually_complete).count();
             let total_plan: u32 = plan.iter().map(calls).sum();

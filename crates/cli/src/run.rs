@@ -230,7 +230,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                     }
                     ReviewMode::Prompt if interactive => {
                         if let Some((d, fb)) = prompt_review() {
-                            if decide_in_terminal(&engine, review_id, d, fb, opts.force_revert) {
+                            if decide_in_terminal(engine, review_id, d, fb, opts.force_revert) {
                                 break exit::WAITING;
                             }
                         }

@@ -8,7 +8,7 @@ mod support {
     pub mod cli;
 }
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -96,7 +96,7 @@ fn gone_within(pgid: u32, until: Instant) -> bool {
     }
 }
 
-fn last_status(data: &PathBuf) -> String {
+fn last_status(data: &std::path::Path) -> String {
     let out = finishline(&["sessions", "list", "--json"], data);
     let rows = lines(&out);
     rows.first().and_then(|r| r["status"].as_str()).unwrap_or_default().to_string()

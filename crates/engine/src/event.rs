@@ -9,6 +9,9 @@ use crate::provider::{StopReason, Usage};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Events are few per second and most are small; boxing the large ones would change every
+// place that makes or matches one for memory nobody misses.
+#[allow(clippy::large_enum_variant)]
 pub enum EngineEvent {
     SessionCreated {
         task: String,

@@ -207,8 +207,7 @@ async fn cancel_ends_a_run_while_an_mcp_server_is_still_starting() {
 
 #[test]
 fn mcp_server_settings_are_checked() {
-    let mut s = finishline_engine::Settings::default();
-    s.mcp_servers = vec![McpServerSettings { name: "a b".into(), command: "x".into(), ..Default::default() }];
+    let mut s = finishline_engine::Settings { mcp_servers: vec![McpServerSettings { name: "a b".into(), command: "x".into(), ..Default::default() }], ..Default::default() };
     assert!(s.validate().is_err(), "a name with a space cannot prefix tool names");
     s.mcp_servers = vec![McpServerSettings { name: "a".into(), command: "x".into(), ..Default::default() }, McpServerSettings { name: "a".into(), command: "y".into(), ..Default::default() }];
     assert!(s.validate().is_err(), "two servers with one name would mix their tools");

@@ -208,7 +208,7 @@ async fn verification_has_its_own_events_and_is_never_replayed_to_the_model_as_t
     h.engine.submit_review(&o.review_id(), Decision::RequestChanges, Some("also add a title".into()), false, false, DecidedBy::Person).unwrap();
     wait_for(&h.store, &o.session, |e| matches!(e, EngineEvent::RunStarted { trigger: RunTrigger::Feedback })).await;
     h.wait_idle(&o.session).await;
-    let last = h.server.requests().into_iter().filter(|r| r.kind == RequestKind::Agent).last().unwrap();
+    let last = h.server.requests().into_iter().rfind(|r| r.kind == RequestKind::Agent).unwrap();
     assert!(!last.all_text.contains("outcome of this call is unknown"), "the model is never told about a command it did not make");
     assert!(!last.all_text.contains("test -f notes.md"), "verification is not replayed to the model as its own call");
 }
@@ -245,7 +245,7 @@ async fn rebuilt_matches_live(mut h: Harness) {
     h.write("big.txt", &"lorem ipsum dolor sit amet ".repeat(800));
     let o = h.run("read big.txt and tell me about it").await;
     assert!(o.has(|e| matches!(e, EngineEvent::MessageCreated { role: MessageRole::Summary, .. })), "the run compacted");
-    let live_last = o.requests.iter().filter(|r| r.kind == RequestKind::Agent).last().unwrap().body.clone();
+    let live_last = o.requests.iter().rfind(|r| r.kind == RequestKind::Agent).unwrap().body.clone();
     // The next run gets a window that needs no new compaction, so its first request shows the
     // rebuilt conversation as it is.
     let mut config = h.engine.config.clone();

@@ -126,8 +126,7 @@ fn the_limits_the_spec_calls_configurable_reach_the_engine_through_one_builder()
 
 #[test]
 fn a_separate_evaluator_provider_needs_a_url_and_a_model() {
-    let mut s = Settings::default();
-    s.evaluator_provider = Some(finishline_engine::ProviderSettings { base_url: "not a url".into(), ..Default::default() });
+    let mut s = Settings { evaluator_provider: Some(finishline_engine::ProviderSettings { base_url: "not a url".into(), ..Default::default() }), ..Default::default() };
     assert!(s.validate().is_err(), "a broken evaluator URL is refused with the field named");
     s.evaluator_provider = Some(finishline_engine::ProviderSettings { base_url: "https://api.openai.com/v1".into(), ..Default::default() });
     assert!(s.validate().unwrap_err().to_string().contains("evaluator"), "and so is one without a model");
@@ -137,8 +136,7 @@ fn a_separate_evaluator_provider_needs_a_url_and_a_model() {
 fn an_import_that_brings_a_new_or_changed_mcp_command_names_it_for_the_person() {
     use finishline_engine::config::settings::McpServerSettings;
     let server = |name: &str, command: &str| McpServerSettings { name: name.into(), command: command.into(), ..Default::default() };
-    let mut current = Settings::default();
-    current.mcp_servers = vec![server("files", "npx"), server("old", "node")];
+    let current = Settings { mcp_servers: vec![server("files", "npx"), server("old", "node")], ..Default::default() };
     let mut incoming = current.clone();
     assert!(current.mcp_changes(&incoming).is_empty(), "the same servers run nothing new: import without asking");
     incoming.mcp_servers[0].args = vec!["--root".into(), "/".into()];

@@ -84,7 +84,7 @@ async fn writer_child(db: PathBuf) {
     loop {
         store.append(&sid, Some(&run), EngineEvent::TextDelta { message_id: m.clone(), text: format!("word{i} ") }).unwrap();
         i += 1;
-        if i % 64 == 0 {
+        if i.is_multiple_of(64) {
             tokio::task::yield_now().await;
         }
         if sub.is_finished() {
@@ -117,6 +117,8 @@ async fn sigkill_mid_stream_leaves_an_intact_database_with_every_delivered_event
                 }
             }
         }
+        // Reaped whichever way the stream ended (waiting again after sigkill only reads its status).
+        let _ = child.wait();
         // Lines the child printed before dying are delivered events too.
         for line in lines.map_while(Result::ok) {
             if let Some(seq) = after(&line, "delivered ") {

@@ -685,7 +685,7 @@ pub fn worktree_usage(store: &Store) -> Result<Vec<WorktreeUsage>> {
             })
         })
         .collect();
-    out.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    out.sort_by_key(|w| std::cmp::Reverse(w.bytes));
     Ok(out)
 }
 

@@ -50,7 +50,7 @@ impl Run {
             })
             .collect();
         // A plan step is judged on its own changes; anything else on what the person will review.
-        let whole = !(self.plan_step.is_some() && !self.judge_whole);
+        let whole = self.plan_step.is_none() || self.judge_whole;
         let changes = if whole { self.changes() } else { self.own_changes() };
         let audit: Vec<String> = self.audit(whole).iter().map(|f| f.describe()).collect();
         let files: Vec<String> = changes

@@ -58,7 +58,7 @@ impl Run {
                 stuck: r.stuck.clone(),
                 not_covered: self.checkpoints.as_ref().map(|c| c.not_covered()).unwrap_or_default(),
                 audit,
-                auto_approve: self.engine.config.auto_approve.then(|| crate::event::AutoApproval { approved: auto, reason: why }),
+                auto_approve: self.engine.config.auto_approve.then_some(crate::event::AutoApproval { approved: auto, reason: why }),
                 criteria: self.criteria_results.clone(),
             },
             EngineEvent::RunFinished { status: SessionStatus::AwaitingReview, claim: r.claim, verdict, end_reason: r.end_reason, stuck: r.stuck },

@@ -119,7 +119,7 @@ pub fn check_without_model(comments: &[Comment], changed: &[String]) -> Vec<Opti
     comments
         .iter()
         .map(|c| {
-            (!changed.iter().any(|p| *p == c.path)).then(|| CriterionResult {
+            (!changed.contains(&c.path)).then(|| CriterionResult {
                 id: c.id.clone(),
                 text: format!("{}: {}", c.location(), c.text.trim()),
                 state: CriterionState::Unmet,

@@ -75,7 +75,7 @@ pub fn decidable(criteria: &[String]) -> Option<Vec<Check>> {
         return None;
     }
     let checks: Vec<Check> = criteria.iter().map(|c| parse(c)).collect();
-    (!checks.iter().any(|c| *c == Check::NeedsJudgement)).then_some(checks)
+    (!checks.contains(&Check::NeedsJudgement)).then_some(checks)
 }
 
 /// The commands a step's criteria name in backticks: the task's verification commands run at a

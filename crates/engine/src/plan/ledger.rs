@@ -91,7 +91,7 @@ impl PlanLedger {
 /// The task's end reason from its steps' end reasons, when every step got through: it is never
 /// "verified done" when a step was not verified.
 pub fn task_end(steps: &[EndReason], final_check: EndReason) -> EndReason {
-    if steps.iter().any(|e| *e == EndReason::Unverified) && final_check == EndReason::VerifiedDone {
+    if steps.contains(&EndReason::Unverified) && final_check == EndReason::VerifiedDone {
         EndReason::Unverified
     } else {
         final_check

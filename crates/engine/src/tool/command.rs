@@ -27,7 +27,7 @@ pub fn is_secret_var(name: &str) -> bool {
     if n.starts_with("FINISHLINE_KEY") || ["PASSWORD", "PASSWD", "SECRET"].iter().any(|w| n.contains(w)) {
         return true;
     }
-    n.split(|c: char| c == '_' || c == '-' || c == '.').any(|word| {
+    n.split(['_', '-', '.']).any(|word| {
         matches!(
             word,
             "KEY" | "APIKEY" | "SECRET" | "SECRETS" | "TOKEN" | "TOKENS" | "PASSWORD" | "PASSWD" | "PASSPHRASE" | "CREDENTIAL" | "CREDENTIALS"

@@ -828,7 +828,7 @@ pub fn usage(stores: &Path) -> Vec<StoreUsage> {
             }
         })
         .collect();
-    out.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    out.sort_by_key(|w| std::cmp::Reverse(w.bytes));
     out
 }
 
