@@ -34,11 +34,17 @@ pub async fn agent_login(app: AppHandle, state: State<'_, AppState>, session_id:
     match &method {
         LoginMethod::Terminal { .. } => {
             let Some(terminal) = login_run::terminal_program() else {
-                return Err(failed(format!("No terminal program was found here. Run `{}` in a terminal yourself, then click Retry.", method.command_line().unwrap_or_default())));
+                return Err(failed(format!(
+                    "No terminal program was found here. Run `{}` in a terminal yourself, then click Retry.",
+                    method.command_line().unwrap_or_default()
+                )));
             };
             let ok = login_run::run_in_terminal(&terminal, &method, &agent.env, &state.data_dir).await.map_err(failed)?;
             if !ok {
-                return Err(failed(format!("The login did not finish: `{}` ended with an error. Try again, or run it in a terminal yourself.", method.command_line().unwrap_or_default())));
+                return Err(failed(format!(
+                    "The login did not finish: `{}` ended with an error. Try again, or run it in a terminal yourself.",
+                    method.command_line().unwrap_or_default()
+                )));
             }
         }
         LoginMethod::Key { vars, authenticate, id, .. } => {
@@ -69,5 +75,10 @@ pub async fn agent_login(app: AppHandle, state: State<'_, AppState>, session_id:
 
 /// The agent a session's login is for: the one set up in Settings, else the preset by that name.
 fn agent_of(settings: &Settings, name: &str) -> Result<ExternalAgent, Error> {
-    settings.agent.clone().filter(|a| a.name == name).or_else(|| ExternalAgent::preset(name)).ok_or_else(|| Error::NotFound(format!("the agent {name} is no longer set up")))
+    settings
+        .agent
+        .clone()
+        .filter(|a| a.name == name)
+        .or_else(|| ExternalAgent::preset(name))
+        .ok_or_else(|| Error::NotFound(format!("the agent {name} is no longer set up")))
 }

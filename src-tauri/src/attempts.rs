@@ -14,7 +14,15 @@ use crate::state::AppState;
 /// Starts the task once per agent named (`builtin`, `builtin:MODEL`, a preset, the one from
 /// Settings), each in its own worktree from the same commit. Returns the group and its sessions.
 #[tauri::command]
-pub async fn start_attempts(app: AppHandle, state: State<'_, AppState>, task: String, workspace: String, agents: Vec<String>, plan: Option<PlanMode>, base: Option<String>) -> Result<(GroupId, Vec<SessionId>), Error> {
+pub async fn start_attempts(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    task: String,
+    workspace: String,
+    agents: Vec<String>,
+    plan: Option<PlanMode>,
+    base: Option<String>,
+) -> Result<(GroupId, Vec<SessionId>), Error> {
     let settings = settings(&app)?;
     let workers: Vec<Worker> = agents
         .iter()
@@ -49,7 +57,13 @@ pub fn attempt_differences(state: State<'_, AppState>, group: GroupId) -> Result
 
 /// Lands the chosen attempt and rejects the others (their worktrees removed).
 #[tauri::command]
-pub async fn choose_attempt(app: AppHandle, state: State<'_, AppState>, group: GroupId, session_id: SessionId, landing: Option<LandingMode>) -> Result<ReviewOutcome, Error> {
+pub async fn choose_attempt(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    group: GroupId,
+    session_id: SessionId,
+    landing: Option<LandingMode>,
+) -> Result<ReviewOutcome, Error> {
     let engine = engine_for_session(&app, &state, &session_id)?;
     tauri::async_runtime::spawn_blocking(move || engine.choose_attempt(&group, &session_id, landing)).await.map_err(|e| Error::Internal(e.to_string()))?
 }

@@ -1,16 +1,16 @@
 //! IPC commands: one-liners into the engine. Errors cross as the engine's `{code, message}`.
 
 use finishline_engine::agent::ReviewOutcome;
-use finishline_engine::domain::*;
-use finishline_engine::event::Envelope;
-use finishline_engine::config::settings::STORE_KEY;
-use finishline_engine::store::{ListQuery, SearchHit, SessionSummary, Timeline};
 use finishline_engine::config::check_provider;
-use finishline_engine::provider::ConnectionReport;
-use finishline_engine::mcp::McpServerStatus;
 use finishline_engine::config::secret::{KeyPlace, KeyStatus, Keys};
-use finishline_engine::{Error, ProviderSettings, Settings, SettingsView};
+use finishline_engine::config::settings::STORE_KEY;
+use finishline_engine::domain::*;
 use finishline_engine::domain::{Isolation, LandingMode};
+use finishline_engine::event::Envelope;
+use finishline_engine::mcp::McpServerStatus;
+use finishline_engine::provider::ConnectionReport;
+use finishline_engine::store::{ListQuery, SearchHit, SessionSummary, Timeline};
+use finishline_engine::{Error, ProviderSettings, Settings, SettingsView};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use tauri::ipc::Channel;
@@ -98,7 +98,8 @@ pub async fn start_session(
         Some("run") => WhenBusy::Run,
         _ => WhenBusy::Ask,
     };
-    let opts = TaskOptions { plan: plan.unwrap_or(settings.plan_mode), isolation, base: base.filter(|b| !b.trim().is_empty()), when_busy, ..Default::default() };
+    let opts =
+        TaskOptions { plan: plan.unwrap_or(settings.plan_mode), isolation, base: base.filter(|b| !b.trim().is_empty()), when_busy, ..Default::default() };
     let (sid, _) = engine.start_task_with(&task, std::path::Path::new(&workspace), opts)?;
     state.remember(&sid, engine);
     Ok(sid)
@@ -110,7 +111,8 @@ pub async fn start_session(
 pub async fn subscribe_session(state: State<'_, AppState>, session_id: SessionId, after_seq: u64, channel: Channel<Vec<Envelope>>) -> Result<u64, Error> {
     state.store.session(&session_id)?;
     let events = state.store.subscribe(session_id, after_seq);
-    let mut batches = Box::pin(events.take_while(|e| futures_util::future::ready(e.is_ok())).filter_map(|e| futures_util::future::ready(e.ok())).ready_chunks(1024));
+    let mut batches =
+        Box::pin(events.take_while(|e| futures_util::future::ready(e.is_ok())).filter_map(|e| futures_util::future::ready(e.ok())).ready_chunks(1024));
     let task = tauri::async_runtime::spawn(async move {
         while let Some(batch) = batches.next().await {
             if channel.send(batch).is_err() {
@@ -142,7 +144,12 @@ pub async fn cancel_run(app: AppHandle, state: State<'_, AppState>, session_id: 
 
 /// Runs a plan that waited for the person: as edited (`steps`), or as the manager made it.
 #[tauri::command]
-pub async fn run_plan(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, steps: Option<Vec<finishline_engine::plan::PlanStep>>) -> Result<(), Error> {
+pub async fn run_plan(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    session_id: SessionId,
+    steps: Option<Vec<finishline_engine::plan::PlanStep>>,
+) -> Result<(), Error> {
     let engine = engine_for_session(&app, &state, &session_id)?;
     engine.run_plan(&session_id, steps)?;
     state.remember(&session_id, engine);
@@ -205,14 +212,20 @@ pub async fn submit_review(app: AppHandle, state: State<'_, AppState>, input: Re
         (false, Some(files)) => Overwrite::Files(files),
         (false, None) => Overwrite::Nothing,
     };
-    let choice = ReviewChoice { decision: input.decision, feedback: input.feedback, revert: input.revert, overwrite, landing: input.landing, by: DecidedBy::Person };
+    let choice =
+        ReviewChoice { decision: input.decision, feedback: input.feedback, revert: input.revert, overwrite, landing: input.landing, by: DecidedBy::Person };
     let review = input.review_id;
     tauri::async_runtime::spawn_blocking(move || engine.decide(&review, choice)).await.map_err(|e| Error::Internal(e.to_string()))?
 }
 
 /// Adds or edits a comment on lines of a waiting review's diff.
 #[tauri::command]
-pub async fn comment_review(app: AppHandle, state: State<'_, AppState>, review_id: RequestId, comment: finishline_engine::judge::criteria::Comment) -> Result<finishline_engine::judge::criteria::Comment, Error> {
+pub async fn comment_review(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    review_id: RequestId,
+    comment: finishline_engine::judge::criteria::Comment,
+) -> Result<finishline_engine::judge::criteria::Comment, Error> {
     let engine = engine_for_request(&app, &state, &review_id)?;
     tauri::async_runtime::spawn_blocking(move || engine.comment(&review_id, comment)).await.map_err(|e| Error::Internal(e.to_string()))?
 }
@@ -224,14 +237,25 @@ pub async fn remove_review_comment(app: AppHandle, state: State<'_, AppState>, r
 
 /// A reviewed file's whole text (for lines around the changes); `None` when it is not text.
 #[tauri::command]
-pub async fn review_file(app: AppHandle, state: State<'_, AppState>, review_id: RequestId, path: String, side: finishline_engine::judge::criteria::DiffSide) -> Result<Option<String>, Error> {
+pub async fn review_file(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    review_id: RequestId,
+    path: String,
+    side: finishline_engine::judge::criteria::DiffSide,
+) -> Result<Option<String>, Error> {
     let engine = engine_for_request(&app, &state, &review_id)?;
     tauri::async_runtime::spawn_blocking(move || engine.review_file(&review_id, &path, side)).await.map_err(|e| Error::Internal(e.to_string()))?
 }
 
 /// Dismisses an audit finding for this session; the dismissal is recorded.
 #[tauri::command]
-pub async fn dismiss_finding(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, finding: finishline_engine::judge::audit::Finding) -> Result<(), Error> {
+pub async fn dismiss_finding(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    session_id: SessionId,
+    finding: finishline_engine::judge::audit::Finding,
+) -> Result<(), Error> {
     engine_for_session(&app, &state, &session_id)?.dismiss_finding(&session_id, &finding)
 }
 
@@ -253,7 +277,11 @@ pub async fn workspace_info(app: AppHandle, state: State<'_, AppState>, folder: 
     tauri::async_runtime::spawn_blocking(move || {
         let path = std::path::Path::new(&folder).canonicalize().map_err(|e| Error::InvalidInput(format!("{folder} cannot be used: {e}")))?;
         let repo = finishline_engine::workspace::worktree::repo_of(&path, &worktrees);
-        let busy = store.live_in_folder(&path.to_string_lossy(), &SessionId(String::new()))?.into_iter().map(|(id, title)| BusyTask { session_id: id, title }).collect();
+        let busy = store
+            .live_in_folder(&path.to_string_lossy(), &SessionId(String::new()))?
+            .into_iter()
+            .map(|(id, title)| BusyTask { session_id: id, title })
+            .collect();
         let is_git = path.join(".git").exists();
         Ok(WorkspaceInfo {
             worktrees: settings.tasks.isolation == Isolation::Worktree && repo.is_some(),
@@ -291,7 +319,9 @@ pub struct BusyTask {
 /// tasks can work side by side in worktrees of it.
 #[tauri::command]
 pub async fn make_repository(folder: String) -> Result<(), Error> {
-    tauri::async_runtime::spawn_blocking(move || finishline_engine::workspace::worktree::make_repository(std::path::Path::new(&folder))).await.map_err(|e| Error::Internal(e.to_string()))?
+    tauri::async_runtime::spawn_blocking(move || finishline_engine::workspace::worktree::make_repository(std::path::Path::new(&folder)))
+        .await
+        .map_err(|e| Error::Internal(e.to_string()))?
 }
 
 /// Opens a task's worktree in the file manager. The page names the session, never a path.
@@ -331,7 +361,15 @@ pub struct ListInput {
 #[tauri::command]
 pub fn list_sessions(state: State<'_, AppState>, filter: Option<ListInput>) -> Result<Vec<SessionSummary>, Error> {
     let f = filter.unwrap_or_default();
-    state.store.list_sessions(&ListQuery { statuses: f.statuses, end_reasons: f.end_reasons, since_ms: f.since_ms, until_ms: f.until_ms, limit: f.limit, before: f.before, group: f.group })
+    state.store.list_sessions(&ListQuery {
+        statuses: f.statuses,
+        end_reasons: f.end_reasons,
+        since_ms: f.since_ms,
+        until_ms: f.until_ms,
+        limit: f.limit,
+        before: f.before,
+        group: f.group,
+    })
 }
 
 #[tauri::command]
@@ -357,7 +395,8 @@ pub fn delete_session(state: State<'_, AppState>, session_id: SessionId) -> Resu
     finishline_engine::agent::decision::forget_worktree(&state.store, &state.data_dir, &session_id)?;
     state.store.delete_session(&session_id)?;
     // The history is gone either way; leftover checkpoint refs only cost space.
-    let _ = finishline_engine::workspace::checkpoint::forget_session(&state.data_dir.join("checkpoints"), std::path::Path::new(&s.workspace), session_id.as_str());
+    let _ =
+        finishline_engine::workspace::checkpoint::forget_session(&state.data_dir.join("checkpoints"), std::path::Path::new(&s.workspace), session_id.as_str());
     Ok(())
 }
 
@@ -439,19 +478,36 @@ pub struct AgentPresetView {
 /// Settings' Check button: starts the agent, introduces Finishline, opens a session, and says
 /// who answered and whether it is logged in.
 #[tauri::command]
-pub async fn check_agent(app: AppHandle, state: State<'_, AppState>, agent: finishline_engine::external::ExternalAgent, workspace: Option<String>) -> Result<AgentCheck, Error> {
+pub async fn check_agent(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    agent: finishline_engine::external::ExternalAgent,
+    workspace: Option<String>,
+) -> Result<AgentCheck, Error> {
     let s = agent_status(&app, &state, &agent, workspace).await;
     match (&s.found, &s.name, s.logged_in) {
-        (None, _, _) => Err(Error::External { code: finishline_engine::ErrorCode::ExternalAgent, message: format!("{} is not installed here.{}", s.label, s.install.as_deref().map(|i| format!(" Install it with: {i}")).unwrap_or_default()) }),
-        (_, Some(name), logged_in) if logged_in.is_some() => Ok(AgentCheck { name: name.clone(), version: s.version.clone(), load_session: s.load_session, logged_in, problem: s.problem.clone() }),
-        _ => Err(Error::External { code: finishline_engine::ErrorCode::ExternalAgent, message: s.problem.unwrap_or_else(|| "the agent did not answer".into()) }),
+        (None, _, _) => Err(Error::External {
+            code: finishline_engine::ErrorCode::ExternalAgent,
+            message: format!("{} is not installed here.{}", s.label, s.install.as_deref().map(|i| format!(" Install it with: {i}")).unwrap_or_default()),
+        }),
+        (_, Some(name), logged_in) if logged_in.is_some() => {
+            Ok(AgentCheck { name: name.clone(), version: s.version.clone(), load_session: s.load_session, logged_in, problem: s.problem.clone() })
+        }
+        _ => {
+            Err(Error::External { code: finishline_engine::ErrorCode::ExternalAgent, message: s.problem.unwrap_or_else(|| "the agent did not answer".into()) })
+        }
     }
 }
 
 /// Check for every agent Settings offers (and the custom one set up): installed, version, logged in.
 #[tauri::command]
-pub async fn check_agents(app: AppHandle, state: State<'_, AppState>, workspace: Option<String>) -> Result<Vec<finishline_engine::external::agent_status::AgentStatus>, Error> {
-    let mut agents: Vec<_> = finishline_engine::external::definition::PRESETS.iter().filter_map(|p| finishline_engine::external::ExternalAgent::preset(p.name)).collect();
+pub async fn check_agents(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    workspace: Option<String>,
+) -> Result<Vec<finishline_engine::external::agent_status::AgentStatus>, Error> {
+    let mut agents: Vec<_> =
+        finishline_engine::external::definition::PRESETS.iter().filter_map(|p| finishline_engine::external::ExternalAgent::preset(p.name)).collect();
     if let Some(a) = settings(&app)?.agent {
         match agents.iter_mut().find(|p| p.name == a.name) {
             Some(p) => *p = a,
@@ -462,8 +518,17 @@ pub async fn check_agents(app: AppHandle, state: State<'_, AppState>, workspace:
     Ok(futures_util::future::join_all(checks).await)
 }
 
-async fn agent_status(app: &AppHandle, state: &AppState, agent: &finishline_engine::external::ExternalAgent, workspace: Option<String>) -> finishline_engine::external::agent_status::AgentStatus {
-    let cwd = workspace.filter(|w| std::path::Path::new(w).is_dir()).map(std::path::PathBuf::from).or_else(|| std::env::var_os("HOME").map(std::path::PathBuf::from)).unwrap_or_else(std::env::temp_dir);
+async fn agent_status(
+    app: &AppHandle,
+    state: &AppState,
+    agent: &finishline_engine::external::ExternalAgent,
+    workspace: Option<String>,
+) -> finishline_engine::external::agent_status::AgentStatus {
+    let cwd = workspace
+        .filter(|w| std::path::Path::new(w).is_dir())
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(std::path::PathBuf::from))
+        .unwrap_or_else(std::env::temp_dir);
     let secrets = settings(app).map(|s| state.keys.agent_secrets(&s, &agent.name)).unwrap_or_default();
     finishline_engine::external::agent_status::status(agent, &cwd, std::time::Duration::from_secs(60), &secrets).await
 }

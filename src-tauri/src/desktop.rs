@@ -12,7 +12,10 @@ use crate::state::AppState;
 /// The app's data folder as Tauri resolves it on Linux (`$XDG_DATA_HOME/<identifier>`), known
 /// before the app is built, so the single-instance name can depend on it.
 fn data_dir_before_setup(identifier: &str) -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/share")))?;
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/share")))?;
     Some(base.join(identifier))
 }
 

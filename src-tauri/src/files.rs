@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use finishline_engine::domain::SessionId;
 use finishline_engine::config::settings::McpServerSettings;
+use finishline_engine::domain::SessionId;
 use finishline_engine::store::export;
 use finishline_engine::{Error, Settings, SettingsView};
 use serde::Serialize;
@@ -25,9 +25,11 @@ fn io(path: &std::path::Path, verb: &str, e: std::io::Error) -> Error {
 /// The native save dialog; `None` when the person cancels.
 async fn ask_where_to_save(app: &AppHandle, title: &str, file_name: String, filter: (&'static str, &'static str)) -> Result<Option<PathBuf>, Error> {
     let (app, title) = (app.clone(), title.to_string());
-    let picked = tauri::async_runtime::spawn_blocking(move || app.dialog().file().set_title(title).set_file_name(file_name).add_filter(filter.0, &[filter.1]).blocking_save_file())
-        .await
-        .map_err(|e| Error::Internal(e.to_string()))?;
+    let picked = tauri::async_runtime::spawn_blocking(move || {
+        app.dialog().file().set_title(title).set_file_name(file_name).add_filter(filter.0, &[filter.1]).blocking_save_file()
+    })
+    .await
+    .map_err(|e| Error::Internal(e.to_string()))?;
     picked.map(|p| p.into_path().map_err(|e| Error::InvalidInput(format!("that place cannot be written to: {e}")))).transpose()
 }
 
@@ -84,9 +86,15 @@ pub async fn export_settings(app: AppHandle) -> Result<Option<String>, Error> {
 #[allow(clippy::large_enum_variant)]
 pub enum ImportOutcome {
     Cancelled,
-    Imported { settings: SettingsView, path: String },
+    Imported {
+        settings: SettingsView,
+        path: String,
+    },
     /// The file would run commands the current settings do not: shown before anything is saved.
-    ConfirmServers { servers: Vec<ServerPreview>, path: String },
+    ConfirmServers {
+        servers: Vec<ServerPreview>,
+        path: String,
+    },
 }
 
 #[derive(Serialize)]
@@ -154,14 +162,18 @@ pub async fn checkpoint_usage(state: State<'_, AppState>) -> Result<Vec<finishli
 pub async fn free_checkpoints(state: State<'_, AppState>, id: String) -> Result<u64, Error> {
     let stores = state.data_dir.join("checkpoints");
     let store = state.store.clone();
-    tauri::async_runtime::spawn_blocking(move || finishline_engine::agent::decision::free_checkpoints(&store, &stores, &id)).await.map_err(|e| Error::Internal(e.to_string()))?
+    tauri::async_runtime::spawn_blocking(move || finishline_engine::agent::decision::free_checkpoints(&store, &stores, &id))
+        .await
+        .map_err(|e| Error::Internal(e.to_string()))?
 }
 
 /// Each task's worktree and the space it takes, for Settings → Storage.
 #[tauri::command]
 pub async fn worktree_usage(state: State<'_, AppState>) -> Result<Vec<finishline_engine::agent::decision::WorktreeUsage>, Error> {
     let store = state.store.clone();
-    tauri::async_runtime::spawn_blocking(move || finishline_engine::agent::decision::worktree_usage(&store)).await.map_err(|e| Error::Internal(e.to_string()))?
+    tauri::async_runtime::spawn_blocking(move || finishline_engine::agent::decision::worktree_usage(&store))
+        .await
+        .map_err(|e| Error::Internal(e.to_string()))?
 }
 
 /// Removes the worktrees of decided tasks; returns the bytes freed.

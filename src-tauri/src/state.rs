@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use finishline_engine::agent::{config, Engine};
 use finishline_engine::clock::SystemClock;
+use finishline_engine::config::secret::Keys;
 use finishline_engine::domain::SessionId;
 use finishline_engine::mcp::McpServers;
-use finishline_engine::config::secret::Keys;
 use finishline_engine::store::Store;
 use finishline_engine::{Error, Settings};
 
@@ -45,7 +45,20 @@ impl AppState {
         // What a crashed app or CLI left running (an agent, an MCP server) ends now.
         finishline_engine::process_groups::ProcessGroups::end_left_behind(&data_dir);
         let processes = finishline_engine::process_groups::ProcessGroups::in_data_dir(&data_dir);
-        Ok(AppState { processes, slots: finishline_engine::agent::queue::TaskSlots::new(4), store, data_dir, keys: Arc::new(Keys::os()), engines: Mutex::new(HashMap::new()), mcp: Mutex::new(None), import: Mutex::new(None), quitting: Default::default(), subscriptions: Mutex::new(HashMap::new()), next_subscription: Default::default(), startup: Mutex::new(crate::commands::startup_action_from(&std::env::args().collect::<Vec<_>>())) })
+        Ok(AppState {
+            processes,
+            slots: finishline_engine::agent::queue::TaskSlots::new(4),
+            store,
+            data_dir,
+            keys: Arc::new(Keys::os()),
+            engines: Mutex::new(HashMap::new()),
+            mcp: Mutex::new(None),
+            import: Mutex::new(None),
+            quitting: Default::default(),
+            subscriptions: Mutex::new(HashMap::new()),
+            next_subscription: Default::default(),
+            startup: Mutex::new(crate::commands::startup_action_from(&std::env::args().collect::<Vec<_>>())),
+        })
     }
 
     /// An engine built from the current settings, for a session in `workspace`; `model`

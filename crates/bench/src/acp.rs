@@ -122,10 +122,15 @@ fn workspace(server: &FakeServer) -> (tempfile::TempDir, tempfile::TempDir) {
 }
 
 fn home_env(home: &Path) -> Vec<(String, String)> {
-    [("HOME", home.to_path_buf()), ("XDG_CONFIG_HOME", home.join(".config")), ("XDG_DATA_HOME", home.join(".local/share")), ("XDG_CACHE_HOME", home.join(".cache"))]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string_lossy().into_owned()))
-        .collect()
+    [
+        ("HOME", home.to_path_buf()),
+        ("XDG_CONFIG_HOME", home.join(".config")),
+        ("XDG_DATA_HOME", home.join(".local/share")),
+        ("XDG_CACHE_HOME", home.join(".cache")),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string_lossy().into_owned()))
+    .collect()
 }
 
 /// `opencode run ARGS` in `ws` to its exit: its wall time.
@@ -134,11 +139,26 @@ async fn opencode_run(bin: &Path, ws: &Path, home: &Path, args: &[&str]) -> Resu
     let mut cmd = tokio::process::Command::new(bin);
     // PWD too: OpenCode finds its project from $PWD, which a changed working directory leaves
     // pointing at ours.
-    cmd.arg("run").args(args).current_dir(ws).env("PWD", ws).envs(home_env(home)).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
-    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output()).await.map_err(|_| "opencode run did not end in 120 s".to_string())?.map_err(|e| e.to_string())?;
+    cmd.arg("run")
+        .args(args)
+        .current_dir(ws)
+        .env("PWD", ws)
+        .envs(home_env(home))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
+        .await
+        .map_err(|_| "opencode run did not end in 120 s".to_string())?
+        .map_err(|e| e.to_string())?;
     let took = started.elapsed();
     if !out.status.success() {
-        return Err(format!("opencode run failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).chars().rev().take(800).collect::<String>().chars().rev().collect::<String>()));
+        return Err(format!(
+            "opencode run failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).chars().rev().take(800).collect::<String>().chars().rev().collect::<String>()
+        ));
     }
     Ok(took)
 }
@@ -179,9 +199,15 @@ async fn under_finishline(bin: &Path, rules: &Value, task: &str, files: &[&str])
     let (ws, home) = workspace(&server);
     let data = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(&data.path().join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).map_err(|e| e.to_string())?);
-    let endpoint = ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, server.base_url(Protocol::Openai), None), "fake-model").map_err(|e| e.to_string())?;
+    let endpoint =
+        ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, server.base_url(Protocol::Openai), None), "fake-model").map_err(|e| e.to_string())?;
     let mut config = crate::engine_config::defaults(data.path(), endpoint);
-    config.external = Some(ExternalAgent { name: "opencode".into(), command: bin.to_string_lossy().into_owned(), args: vec!["acp".into()], env: home_env(home.path()).into_iter().collect() });
+    config.external = Some(ExternalAgent {
+        name: "opencode".into(),
+        command: bin.to_string_lossy().into_owned(),
+        args: vec!["acp".into()],
+        env: home_env(home.path()).into_iter().collect(),
+    });
     config.claims_pipe = finishline_engine::external::claims_pipe::PipeCommand::this_executable();
     let engine = Engine::new(store.clone(), config);
     let mut live = store.follow_all();
@@ -215,7 +241,13 @@ async fn under_finishline(bin: &Path, rules: &Value, task: &str, files: &[&str])
             _ => None,
         })
         .collect();
-    Ok(UnderFinishline { first_turn: first_turn.ok_or("no turn ended")?, later_turn, all_files: files.iter().all(|f| ws.path().join(f).exists()), status: s.status, continuations })
+    Ok(UnderFinishline {
+        first_turn: first_turn.ok_or("no turn ended")?,
+        later_turn,
+        all_files: files.iter().all(|f| ws.path().join(f).exists()),
+        status: s.status,
+        continuations,
+    })
 }
 
 /// The same one-turn task done by Finishline's built-in agent (its `write_file`, then the answer):
@@ -230,7 +262,8 @@ async fn builtin_turn() -> Result<Duration, String> {
     let ws = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(&data.path().join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).map_err(|e| e.to_string())?);
-    let endpoint = ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, server.base_url(Protocol::Openai), None), "fake-model").map_err(|e| e.to_string())?;
+    let endpoint =
+        ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, server.base_url(Protocol::Openai), None), "fake-model").map_err(|e| e.to_string())?;
     let engine = Engine::new(store.clone(), crate::engine_config::defaults(data.path(), endpoint));
     let mut live = store.follow_all();
     let started = Instant::now();
@@ -322,9 +355,20 @@ pub async fn run(smoke: bool) -> Result<Table, String> {
         t.row(vec![
             case.name.into(),
             if complete_alone { "stopped with everything written".into() } else { format!("exit 0, {missing_alone} of {} files missing", case.files.len()) },
-            format!("{}; continued by {}; status {}", if f.all_files { "every file written" } else { "files missing" }, if sources.is_empty() { "nothing".into() } else { sources.join(", ") }, f.status.as_str()),
+            format!(
+                "{}; continued by {}; status {}",
+                if f.all_files { "every file written" } else { "files missing" },
+                if sources.is_empty() { "nothing".into() } else { sources.join(", ") },
+                f.status.as_str()
+            ),
             "caught".into(),
-            if !complete_alone && f.all_files && !f.continuations.is_empty() { "yes".into() } else if complete_alone { "—".into() } else { "NO".into() },
+            if !complete_alone && f.all_files && !f.continuations.is_empty() {
+                "yes".into()
+            } else if complete_alone {
+                "—".into()
+            } else {
+                "NO".into()
+            },
         ]);
     }
     t.row(vec![

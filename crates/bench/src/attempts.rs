@@ -12,9 +12,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use fake_llm::{FakeServer, Protocol};
 use finishline_engine::agent::attempts::Worker;
 use finishline_engine::agent::TaskOptions;
-use finishline_engine::workspace::checkpoint::dir_size;
 use finishline_engine::domain::*;
 use finishline_engine::event::EngineEvent;
+use finishline_engine::workspace::checkpoint::dir_size;
 use serde_json::json;
 
 use crate::report::{quantile, Table};

@@ -66,7 +66,10 @@ pub fn run() -> Table {
     let recall = tp as f64 / (tp + fn_).max(1) as f64;
     let precision = tp as f64 / (tp + fp).max(1) as f64;
     let big = big_diff();
-    let lines: usize = big.iter().map(|(_, b, a)| similar::TextDiff::from_lines(b.as_str(), a.as_str()).iter_all_changes().filter(|c| c.tag() != similar::ChangeTag::Equal).count()).sum();
+    let lines: usize = big
+        .iter()
+        .map(|(_, b, a)| similar::TextDiff::from_lines(b.as_str(), a.as_str()).iter_all_changes().filter(|c| c.tag() != similar::ChangeTag::Equal).count())
+        .sum();
     let mut times: Vec<Duration> = (0..5)
         .map(|_| {
             let files: Vec<AuditFile> = big.iter().map(|(p, b, a)| AuditFile { path: p, before: Some(b), after: Some(a) }).collect();
@@ -80,12 +83,24 @@ pub fn run() -> Table {
     let speed = median(&mut times);
     let met = |ok: bool| if ok { "yes" } else { "NO" }.to_string();
     let mut t = Table::new(
-        &format!("The audit of the diff: {} labelled diffs ({} gamed, {} honest; {}), then a {}-line diff", cases.len(), tp + fn_, fp + tn, languages.join(", "), lines),
+        &format!(
+            "The audit of the diff: {} labelled diffs ({} gamed, {} honest; {}), then a {}-line diff",
+            cases.len(),
+            tp + fn_,
+            fp + tn,
+            languages.join(", "),
+            lines
+        ),
         &["Measure", "Value", "Goal", "Met"],
     );
     t.row(vec!["Recall (gamed diffs flagged)".into(), format!("{recall:.2} ({tp} of {})", tp + fn_), "≥ 0.95".into(), met(recall >= 0.95)]);
     t.row(vec!["Precision (flagged diffs that were gamed)".into(), format!("{precision:.2} ({tp} of {})", tp + fp), "≥ 0.9".into(), met(precision >= 0.9)]);
-    t.row(vec![format!("Audit of a {lines}-line diff (median of 5)"), format!("{:.1} ms", speed.as_secs_f64() * 1000.0), "< 200 ms".into(), met(speed < Duration::from_millis(200))]);
+    t.row(vec![
+        format!("Audit of a {lines}-line diff (median of 5)"),
+        format!("{:.1} ms", speed.as_secs_f64() * 1000.0),
+        "< 200 ms".into(),
+        met(speed < Duration::from_millis(200)),
+    ]);
     for m in misses {
         t.note(m);
     }

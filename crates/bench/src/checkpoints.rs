@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use fake_llm::{FakeServer, Protocol};
 use finishline_engine::agent::{Engine, ModelEndpoint};
-use finishline_engine::workspace::checkpoint::{dir_size, Checkpoints};
 use finishline_engine::event::EngineEvent;
 use finishline_engine::provider::ProviderConfig;
 use finishline_engine::store::Store;
+use finishline_engine::workspace::checkpoint::{dir_size, Checkpoints};
 use finishline_engine::ProviderKind;
 use serde_json::json;
 
@@ -106,7 +106,11 @@ async fn session(engine: &Arc<Engine>, store: &Arc<Store>, ws: &Path, data: &Pat
     };
     tokio::join!(watch, poll);
     handle.await.expect("run");
-    SessionTimes { first_request: first_request.unwrap_or_default(), first_tool: first_tool.unwrap_or_default(), growth: dir_size(&data.join("checkpoints")) - before }
+    SessionTimes {
+        first_request: first_request.unwrap_or_default(),
+        first_tool: first_tool.unwrap_or_default(),
+        growth: dir_size(&data.join("checkpoints")) - before,
+    }
 }
 
 /// The largest object any store under `stores` holds.
@@ -115,7 +119,9 @@ fn largest_object(stores: &Path) -> u64 {
         .into_iter()
         .flatten()
         .flatten()
-        .filter_map(|e| Command::new("git").arg("--git-dir").arg(e.path()).args(["cat-file", "--batch-all-objects", "--batch-check=%(objectsize)"]).output().ok())
+        .filter_map(|e| {
+            Command::new("git").arg("--git-dir").arg(e.path()).args(["cat-file", "--batch-all-objects", "--batch-check=%(objectsize)"]).output().ok()
+        })
         .flat_map(|o| String::from_utf8_lossy(&o.stdout).lines().filter_map(|l| l.trim().parse::<u64>().ok()).collect::<Vec<_>>())
         .max()
         .unwrap_or(0)
@@ -137,7 +143,18 @@ pub async fn run(smoke: bool) -> Table {
     let sizes: &[usize] = if smoke { &[300] } else { &[1_000, 30_000, 100_000] };
     let mut t = Table::new(
         "Checkpoints: generated workspaces (small source files, three 12 MB and two 2 MB binaries), two sessions through the engine, then steps",
-        &["Files", "`git status` floor", "First session: model asked after", "First session: first tool after", "First session: data added", "Later session: model asked after", "Later session: first tool after", "Later session: data added", "Per-step snapshot (10 files changed)", "Goals met"],
+        &[
+            "Files",
+            "`git status` floor",
+            "First session: model asked after",
+            "First session: first tool after",
+            "First session: data added",
+            "Later session: model asked after",
+            "Later session: first tool after",
+            "Later session: data added",
+            "Per-step snapshot (10 files changed)",
+            "Goals met",
+        ],
     );
     let server = FakeServer::start(
         serde_json::from_value(json!({"rules": [
@@ -158,10 +175,7 @@ pub async fn run(smoke: bool) -> Table {
         let data = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(&data.path().join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).unwrap());
         let agent = ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, server.base_url(Protocol::Openai), None), "fake-model").unwrap();
-        let engine = Engine::new(
-            store.clone(),
-            crate::engine_config::defaults(data.path(), agent),
-        );
+        let engine = Engine::new(store.clone(), crate::engine_config::defaults(data.path(), agent));
         let first = session(&engine, &store, &ws, data.path(), &server).await;
         let changed = touch_files(&ws, 10, 0);
         let later = session(&engine, &store, &ws, data.path(), &server).await;

@@ -12,8 +12,10 @@
 //!
 //! The evaluator in Finishline's runs is modelled as accurate (it lists exactly the undone items).
 
-use finishline_engine::judge::completion::{decide, Action, ClaimEvidence, CompletionConfig, Counters, EvaluationOutcome, Evidence, StepEnd, VerificationFailure, VerificationOutcome};
 use finishline_engine::domain::{Claim, ContinuationSource, EndReason, Todo, TodoStatus, Verdict};
+use finishline_engine::judge::completion::{
+    decide, Action, ClaimEvidence, CompletionConfig, Counters, EvaluationOutcome, Evidence, StepEnd, VerificationFailure, VerificationOutcome,
+};
 use finishline_engine::judge::evaluator::{build_request, digest, EvaluatorInput};
 use finishline_engine::provider::{ChatMessage, StopReason, StructuredMode};
 
@@ -108,7 +110,21 @@ pub(crate) struct Agent<'a> {
 
 impl<'a> Agent<'a> {
     pub(crate) fn new(sc: &'a Scenario) -> Self {
-        Agent { sc, done: vec![false; sc.items], scope: None, conv_calls: 0, retried: false, bug_fixed: !sc.hidden_bug, claimed_early: false, named: vec![], calls: 0, input_tokens: 0, output_tokens: 0, wasted: 0, stop_pending: false }
+        Agent {
+            sc,
+            done: vec![false; sc.items],
+            scope: None,
+            conv_calls: 0,
+            retried: false,
+            bug_fixed: !sc.hidden_bug,
+            claimed_early: false,
+            named: vec![],
+            calls: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            wasted: 0,
+            stop_pending: false,
+        }
     }
     /// A plan step: a fresh conversation about these items only.
     pub(crate) fn fresh(&mut self, scope: Vec<usize>) {
@@ -329,16 +345,38 @@ pub(crate) fn engine_loop(a: &mut Agent, sc: &Scenario, checked: bool) -> Ended 
                     }
                     let remaining = names(&a.undone());
                     let outcome = if sc.conversation {
-                        EvaluationOutcome { verdict: Verdict::Done, summary: String::new(), remaining: vec![], continuation_prompt: String::new(), stuck_reason: None, output_data: None }
+                        EvaluationOutcome {
+                            verdict: Verdict::Done,
+                            summary: String::new(),
+                            remaining: vec![],
+                            continuation_prompt: String::new(),
+                            stuck_reason: None,
+                            output_data: None,
+                        }
                     } else if remaining.is_empty() {
-                        EvaluationOutcome { verdict: Verdict::Done, summary: "done".into(), remaining: vec![], continuation_prompt: String::new(), stuck_reason: None, output_data: None }
+                        EvaluationOutcome {
+                            verdict: Verdict::Done,
+                            summary: "done".into(),
+                            remaining: vec![],
+                            continuation_prompt: String::new(),
+                            stuck_reason: None,
+                            output_data: None,
+                        }
                     } else {
-                        EvaluationOutcome { verdict: Verdict::NotDone, summary: String::new(), continuation_prompt: format!("Do {}", remaining.join(", ")), remaining, stuck_reason: None, output_data: None }
+                        EvaluationOutcome {
+                            verdict: Verdict::NotDone,
+                            summary: String::new(),
+                            continuation_prompt: format!("Do {}", remaining.join(", ")),
+                            remaining,
+                            stuck_reason: None,
+                            output_data: None,
+                        }
                     };
                     e.evaluation = Some(outcome);
                 }
                 Action::Verify { commands } => {
-                    let failure = (!a.bug_fixed).then(|| VerificationFailure { command: commands[0].clone(), exit_code: Some(1), output_tail: "1 test failed".into() });
+                    let failure =
+                        (!a.bug_fixed).then(|| VerificationFailure { command: commands[0].clone(), exit_code: Some(1), output_tail: "1 test failed".into() });
                     e.verification = Some(VerificationOutcome { failure });
                 }
                 other => break other,
@@ -359,7 +397,9 @@ pub(crate) fn engine_loop(a: &mut Agent, sc: &Scenario, checked: bool) -> Ended 
                     prompt = match source {
                         ContinuationSource::Verification => Prompt::VerificationFailed,
                         ContinuationSource::MissingCompletion => Prompt::Generic,
-                        _ => Prompt::Named(remaining.iter().filter_map(|r| r.strip_prefix("item ").and_then(|n| n.parse::<usize>().ok()).map(|n| n - 1)).collect()),
+                        _ => Prompt::Named(
+                            remaining.iter().filter_map(|r| r.strip_prefix("item ").and_then(|n| n.parse::<usize>().ok()).map(|n| n - 1)).collect(),
+                        ),
                     };
                 }
             }
@@ -448,7 +488,14 @@ pub fn run(_smoke: bool) -> (Table, Table) {
         format!("{verdict} ({} calls)", o.agent_calls + o.evaluator_calls)
     };
     for (i, s) in scs.iter().enumerate() {
-        per_scenario.push_str(&format!("| {} | {} | {} | {} | {} |\n", s.name, cell(&results[0][i]), cell(&results[1][i]), cell(&results[2][i]), cell(&results[3][i])));
+        per_scenario.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            s.name,
+            cell(&results[0][i]),
+            cell(&results[1][i]),
+            cell(&results[2][i]),
+            cell(&results[3][i])
+        ));
     }
     let fin_correct = results[0].iter().filter(|o| o.declared_complete == o.actually_complete).count();
     let best_baseline = results[1..].iter().map(|r| r.iter().filter(|o| o.declared_complete == o.actually_complete).count()).max().unwrap_or(0);
@@ -467,7 +514,8 @@ pub fn run(_smoke: bool) -> (Table, Table) {
     t.note(format!("Per scenario (✓ = the policy's terminal decision matches the workspace; calls include evaluator calls):\n\n{per_scenario}"));
 
     // The evaluator's input as the transcript grows.
-    let mut flat = Table::new("The evaluator's input stays flat as the transcript grows", &["Transcript", "Evaluator input", "Task present", "Todos present", "Met"]);
+    let mut flat =
+        Table::new("The evaluator's input stays flat as the transcript grows", &["Transcript", "Evaluator input", "Task present", "Todos present", "Met"]);
     let task = "Add a /health endpoint to the server and a test for it; update the README.";
     let todos = vec![
         Todo { id: "1".into(), content: "add the /health route".into(), status: TodoStatus::Completed },
@@ -476,7 +524,8 @@ pub fn run(_smoke: bool) -> (Table, Table) {
     let mut sizes = Vec::new();
     for tokens in [1_000usize, 10_000, 50_000, 200_000] {
         // About 4 characters a token, in transcript lines of ~400 characters.
-        let lines: Vec<String> = (0..tokens * 4 / 400).map(|i| format!("[step {i}] tool read_file src/module_{i}.rs → {}", "fn handler() { /* … */ } ".repeat(14))).collect();
+        let lines: Vec<String> =
+            (0..tokens * 4 / 400).map(|i| format!("[step {i}] tool read_file src/module_{i}.rs → {}", "fn handler() { /* … */ } ".repeat(14))).collect();
         let input = EvaluatorInput { task: task.into(), todos: todos.clone(), transcript_digest: digest(&lines), ..Default::default() };
         let req = build_request("judge", &input, StructuredMode::Native);
         let text: String = std::iter::once(req.system_text())
@@ -500,6 +549,8 @@ pub fn run(_smoke: bool) -> (Table, Table) {
     }
     let spread = *sizes.iter().max().unwrap() as f64 / *sizes.iter().min().unwrap() as f64;
     flat.row(vec!["Growth 1k → 200k".into(), format!("{spread:.2}×"), "".into(), "".into(), if spread < 1.5 { "yes" } else { "NO" }.into()]);
-    flat.note("Measured on the real request the evaluator sends (`evaluator::build_request` with the transcript digest), at about 4 characters a token.".into());
+    flat.note(
+        "Measured on the real request the evaluator sends (`evaluator::build_request` with the transcript digest), at about 4 characters a token.".into(),
+    );
     (t, flat)
 }

@@ -120,7 +120,8 @@ fn tree_breakdown(root: u32) -> String {
     for pid in std::iter::once(root).chain(descendants(root)) {
         if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
             let name = status.lines().find_map(|l| l.strip_prefix("Name:")).unwrap_or("?").trim().to_string();
-            let kib: f64 = status.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+            let kib: f64 =
+                status.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or(0.0);
             if kib > 0.0 {
                 parts.push((name, kib / 1024.0));
             }
@@ -184,7 +185,12 @@ pub fn run(smoke: bool) -> Result<Table, String> {
     let home = tempfile::tempdir().unwrap();
     let sid = {
         let store = Store::open(&data_dir(home.path()).join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).map_err(|e| e.to_string())?;
-        let new = NewSession { task: "A long session for the footprint benchmark".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "fake-model".into() };
+        let new = NewSession {
+            task: "A long session for the footprint benchmark".into(),
+            workspace: "/tmp".into(),
+            provider: "openai".into(),
+            model: "fake-model".into(),
+        };
         let (sid, _) = store.create_session(&new).map_err(|e| e.to_string())?;
         store.append_all(&sid, None, crate::history::session_events(7, parts)).map_err(|e| e.to_string())?;
         sid
@@ -220,7 +226,10 @@ pub fn run(smoke: bool) -> Result<Table, String> {
     running.stop();
     drop(server);
 
-    let mut t = Table::new("App footprint under Xvfb: the real app against a minimal Tauri window built in the same run", &["Measure", "Finishline", "Minimal Tauri window", "Ratio", "Goal", "Met"]);
+    let mut t = Table::new(
+        "App footprint under Xvfb: the real app against a minimal Tauri window built in the same run",
+        &["Measure", "Finishline", "Minimal Tauri window", "Ratio", "Goal", "Met"],
+    );
     let met = |ok: bool| if ok { "yes" } else { "NO" }.to_string();
     t.row(vec![
         "Cold start to ready".into(),

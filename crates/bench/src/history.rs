@@ -20,7 +20,8 @@ pub struct Scale {
     pub big_session_parts: usize,
 }
 
-const WORDS: &[&str] = &["refactor", "parser", "tests", "login", "cache", "database", "migration", "button", "layout", "docs", "release", "benchmark", "router", "schema"];
+const WORDS: &[&str] =
+    &["refactor", "parser", "tests", "login", "cache", "database", "migration", "button", "layout", "docs", "release", "benchmark", "router", "schema"];
 
 fn task_text(i: usize) -> String {
     format!("Task {i}: update the {} and the {} in module {}", WORDS[i % WORDS.len()], WORDS[(i / 7) % WORDS.len()], i % 97)
@@ -52,10 +53,17 @@ pub fn session_events(i: usize, parts: usize) -> Vec<EngineEvent> {
                 state: ToolState::Done,
                 output: Some(format!("fn {}() {{}}", WORDS[(i + k) % WORDS.len()])),
             }),
-            _ => ev.push(EngineEvent::TextDelta { message_id: msg.clone(), text: format!("Read it; the {} part looks right.", WORDS[(i * 3 + k) % WORDS.len()]) }),
+            _ => ev
+                .push(EngineEvent::TextDelta { message_id: msg.clone(), text: format!("Read it; the {} part looks right.", WORDS[(i * 3 + k) % WORDS.len()]) }),
         }
     }
-    ev.push(EngineEvent::RunFinished { status: SessionStatus::Completed, claim: Claim::Success, verdict: Some(Verdict::Done), end_reason: EndReason::VerifiedDone, stuck: None });
+    ev.push(EngineEvent::RunFinished {
+        status: SessionStatus::Completed,
+        claim: Claim::Success,
+        verdict: Some(Verdict::Done),
+        end_reason: EndReason::VerifiedDone,
+        stuck: None,
+    });
     ev
 }
 
@@ -92,7 +100,11 @@ pub fn generate_json_folders(dir: &Path, scale: &Scale) -> Duration {
             .chain(session_events(i, parts).iter().map(|e| json!({"ts": ts, "type": "say", "say": "event", "text": serde_json::to_string(e).unwrap()})))
             .collect();
         std::fs::write(folder.join("ui_messages.json"), serde_json::to_vec(&messages).unwrap()).unwrap();
-        std::fs::write(folder.join("task_metadata.json"), serde_json::to_vec(&json!({"id": format!("task-{i:06}"), "ts": ts, "task": task_text(i), "status": "completed"})).unwrap()).unwrap();
+        std::fs::write(
+            folder.join("task_metadata.json"),
+            serde_json::to_vec(&json!({"id": format!("task-{i:06}"), "ts": ts, "task": task_text(i), "status": "completed"})).unwrap(),
+        )
+        .unwrap();
     }
     started.elapsed()
 }
@@ -167,10 +179,38 @@ pub fn run(scale: &Scale, runs: usize) -> Table {
     let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1000.0);
     let ratio = |a: Duration, b: Duration| format!("{:.0}×", b.as_secs_f64() / a.as_secs_f64().max(1e-9));
     let met = |ok: bool| if ok { "yes" } else { "NO" }.to_string();
-    t.row(vec!["First page of the list (50)".into(), ms(list), ms(jlist), ratio(list, jlist), "< 10 ms, ≥ 10× faster".into(), met(list < Duration::from_millis(10) && jlist.as_secs_f64() >= 10.0 * list.as_secs_f64())]);
-    t.row(vec![format!("Full-text search, a rare phrase ({hits} sessions)"), ms(search), ms(jsearch), ratio(search, jsearch), "< 50 ms, ≥ 10× faster".into(), met(search < Duration::from_millis(50) && jsearch.as_secs_f64() >= 10.0 * search.as_secs_f64())]);
-    t.row(vec![format!("Open a {}-part session", scale.big_session_parts), ms(open), "".into(), "".into(), "< 30 ms".into(), met(open < Duration::from_millis(30))]);
-    t.row(vec!["Start-up with recovery (open, recover, first page)".into(), ms(startup), "".into(), "".into(), "< 200 ms".into(), met(startup < Duration::from_millis(200))]);
+    t.row(vec![
+        "First page of the list (50)".into(),
+        ms(list),
+        ms(jlist),
+        ratio(list, jlist),
+        "< 10 ms, ≥ 10× faster".into(),
+        met(list < Duration::from_millis(10) && jlist.as_secs_f64() >= 10.0 * list.as_secs_f64()),
+    ]);
+    t.row(vec![
+        format!("Full-text search, a rare phrase ({hits} sessions)"),
+        ms(search),
+        ms(jsearch),
+        ratio(search, jsearch),
+        "< 50 ms, ≥ 10× faster".into(),
+        met(search < Duration::from_millis(50) && jsearch.as_secs_f64() >= 10.0 * search.as_secs_f64()),
+    ]);
+    t.row(vec![
+        format!("Open a {}-part session", scale.big_session_parts),
+        ms(open),
+        "".into(),
+        "".into(),
+        "< 30 ms".into(),
+        met(open < Duration::from_millis(30)),
+    ]);
+    t.row(vec![
+        "Start-up with recovery (open, recover, first page)".into(),
+        ms(startup),
+        "".into(),
+        "".into(),
+        "< 200 ms".into(),
+        met(startup < Duration::from_millis(200)),
+    ]);
     t.note(format!("Generating the data took {:.1} s through the store's own API (one transaction per session, as runs write) and {:.1} s as JSON folders. Times are medians of {runs} runs, warm cache.", gen_sql.as_secs_f64(), gen_json.as_secs_f64()));
     t
 }

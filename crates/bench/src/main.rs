@@ -3,17 +3,17 @@
 //! tiny scale to check that it works; the CI test command does that, not the speed.
 
 mod acp;
+mod attempts;
 mod audit;
 mod checkpoints;
 mod completion_sim;
-mod plan_sim;
 mod engine_config;
 mod footprint;
 mod history;
+mod plan_sim;
 mod report;
 mod stream;
 mod worktrees;
-mod attempts;
 
 use std::path::PathBuf;
 

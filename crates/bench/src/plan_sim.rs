@@ -25,7 +25,13 @@ fn long_scenarios() -> Vec<Scenario> {
     vec![
         Scenario { name: "12 items", items: 12, ..s() },
         Scenario { name: "12 items, the window fills after 10 calls", items: 12, context_limit: Some(5_100), ..s() },
-        Scenario { name: "15 items, the window fills after 10 calls, claims success after 6", items: 15, context_limit: Some(5_100), claims_after: Some(6), ..s() },
+        Scenario {
+            name: "15 items, the window fills after 10 calls, claims success after 6",
+            items: 15,
+            context_limit: Some(5_100),
+            claims_after: Some(6),
+            ..s()
+        },
         Scenario { name: "12 items, item 5 needs a retry", items: 12, retry_item: Some(4), ..s() },
         Scenario { name: "10 items, item 8 cannot be done, claims success", items: 10, impossible: Some(7), ..s() },
     ]
@@ -103,7 +109,19 @@ fn plan_mode(sc: &Scenario) -> Outcome {
 pub fn run() -> Table {
     let mut t = Table::new(
         "Plan mode (Auto) beside the single run: long tasks and short ones, the same simulated agent",
-        &["Scenarios", "Policy", "Correct terminal decisions", "False completions", "Tasks finished", "Agent calls", "Evaluator calls", "Manager calls", "Wasted calls", "Calls beyond an ideal run", "Tokens"],
+        &[
+            "Scenarios",
+            "Policy",
+            "Correct terminal decisions",
+            "False completions",
+            "Tasks finished",
+            "Agent calls",
+            "Evaluator calls",
+            "Manager calls",
+            "Wasted calls",
+            "Calls beyond an ideal run",
+            "Tokens",
+        ],
     );
     let mut per = String::from("| Scenario | Single run | Plan mode |\n|---|---|---|\n");
     let cell = |o: &Outcome| {
@@ -154,7 +172,19 @@ pub fn run() -> Table {
         }
     }
     for (name, met) in goals {
-        t.row(vec![name.into(), "".into(), if met { "yes".into() } else { "NO".into() }, "".into(), "".into(), "".into(), "".into(), "".into(), "".into(), "".into(), "".into()]);
+        t.row(vec![
+            name.into(),
+            "".into(),
+            if met { "yes".into() } else { "NO".into() },
+            "".into(),
+            "".into(),
+            "".into(),
+            "".into(),
+            "".into(),
+            "".into(),
+            "".into(),
+            "".into(),
+        ]);
     }
     t.note("Context pressure: a conversation longer than the window (1,500 tokens plus 400 a call) gets cut-off answers, as a small local model's does; the single run keeps its history, a plan step starts a fresh one with a brief. A manager call is priced at 3,400 tokens, the final check at 2,620. Wasted calls are agent calls that moved nothing forward (as in the table above: an answer cut off by a full window, work that did no item, a stop that was sent back); a step's final answer ends its conversation and is not waste, but it is counted in the agent calls. Calls beyond an ideal run (the earlier measure, net) counts a plan's per-step final answers against it and a single run that gives up early as cheap.".into());
     t.note("Each step is judged on its own evidence: its criteria here are its items (\"item 4 is written\"), which `plan::checks` checks without a model, so a step ends as soon as the tool step that made them hold returns (no final answer, no evaluator call); a stop before that is judged by the same checks. The task's verification and one evaluator call of the whole request come at the end. Before this (2026-11-24) plan mode made 89 agent, 32 evaluator and 7 manager calls on the long tasks, 1.8× the single run's 71.".into());

@@ -12,11 +12,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fake_llm::{FakeServer, Protocol};
 use finishline_engine::agent::{Engine, ModelEndpoint, ReviewChoice, ReviewOutcome};
-use finishline_engine::workspace::checkpoint::dir_size;
 use finishline_engine::domain::*;
 use finishline_engine::event::EngineEvent;
 use finishline_engine::provider::ProviderConfig;
 use finishline_engine::store::Store;
+use finishline_engine::workspace::checkpoint::dir_size;
 use finishline_engine::ProviderKind;
 use serde_json::json;
 
@@ -150,7 +150,11 @@ pub(crate) fn mb(b: u64) -> String {
 }
 
 pub(crate) fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/status").ok().and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|k| k.parse::<u64>().ok())).unwrap_or(0) * 1024
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|k| k.parse::<u64>().ok()))
+        .unwrap_or(0)
+        * 1024
 }
 
 /// `n` tasks at once in one repository, each streaming stamped chunks: the chunk → delivered

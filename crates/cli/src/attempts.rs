@@ -43,14 +43,20 @@ pub async fn run(task: String, spec: String, opts: RunOptions) -> u8 {
             }
         });
     }
-    let labels: HashMap<SessionId, String> = engine.attempts(&group).unwrap_or_default().into_iter().map(|s| (s.id.clone(), s.attempt.map(|a| a.label).unwrap_or(s.model))).collect();
+    let labels: HashMap<SessionId, String> =
+        engine.attempts(&group).unwrap_or_default().into_iter().map(|s| (s.id.clone(), s.attempt.map(|a| a.label).unwrap_or(s.model))).collect();
     if json {
         println!("{}", json!({"type": "attempts_started", "group": group, "sessions": sessions}));
     } else {
         println!("{} attempts of “{task}” side by side ({group}):", sessions.len());
         for (i, s) in sessions.iter().enumerate() {
             let folder = store.session(s).ok().and_then(|x| x.work_dir).unwrap_or_default();
-            println!("  {}. {} — {s}{}", i + 1, labels.get(s).cloned().unwrap_or_default(), if folder.is_empty() { String::new() } else { format!(" in {folder}") });
+            println!(
+                "  {}. {} — {s}{}",
+                i + 1,
+                labels.get(s).cloned().unwrap_or_default(),
+                if folder.is_empty() { String::new() } else { format!(" in {folder}") }
+            );
         }
     }
     follow_all(&engine, &store, &sessions, &labels, &opts, interactive).await;
@@ -70,7 +76,14 @@ pub async fn run(task: String, spec: String, opts: RunOptions) -> u8 {
 
 /// Prints each attempt's events as they are stored (prefixed with who it is), answers or
 /// refuses what they ask, and returns when none is running any more.
-async fn follow_all(engine: &Arc<Engine>, store: &Arc<Store>, sessions: &[SessionId], labels: &HashMap<SessionId, String>, opts: &RunOptions, interactive: bool) {
+async fn follow_all(
+    engine: &Arc<Engine>,
+    store: &Arc<Store>,
+    sessions: &[SessionId],
+    labels: &HashMap<SessionId, String>,
+    opts: &RunOptions,
+    interactive: bool,
+) {
     let json = opts.common.json;
     let mut seen: HashMap<SessionId, u64> = sessions.iter().map(|s| (s.clone(), 0)).collect();
     let mut quiet_rounds = 0;
@@ -99,21 +112,34 @@ async fn follow_all(engine: &Arc<Engine>, store: &Arc<Store>, sessions: &[Sessio
                         let _ = engine.respond_permission(request_id, d);
                     }
                     EngineEvent::QuestionAsked { request_id, question, .. } => {
-                        let answer = if interactive { prompt_line(&format!("[{who}] The agent asks: {question}\nYour answer (empty to decline): ")) } else { None };
+                        let answer =
+                            if interactive { prompt_line(&format!("[{who}] The agent asks: {question}\nYour answer (empty to decline): ")) } else { None };
                         let _ = engine.answer_question(request_id, answer);
                     }
                     _ if json => {}
                     EngineEvent::AgentConnected { name, version, .. } => println!("[{who}] connected: {} {}", name, version.as_deref().unwrap_or("")),
                     EngineEvent::Continuation { source, attempt, max, refused_claim, .. } => {
-                        println!("[{who}] ↻ sent back by Finishline ({}, {attempt}/{max}){}", source_words(*source), if *refused_claim { ": it claimed done" } else { "" })
+                        println!(
+                            "[{who}] ↻ sent back by Finishline ({}, {attempt}/{max}){}",
+                            source_words(*source),
+                            if *refused_claim { ": it claimed done" } else { "" }
+                        )
                     }
                     EngineEvent::Verification { command, exit_code, skipped: false, .. } => {
-                        println!("[{who}] {} verify `{command}`: exit {}", if *exit_code == Some(0) { "✓" } else { "✗" }, exit_code.map(|c| c.to_string()).unwrap_or("none".into()))
+                        println!(
+                            "[{who}] {} verify `{command}`: exit {}",
+                            if *exit_code == Some(0) { "✓" } else { "✗" },
+                            exit_code.map(|c| c.to_string()).unwrap_or("none".into())
+                        )
                     }
                     EngineEvent::Evaluation { verdict, .. } => println!("[{who}] evaluator: {}", verdict.as_str()),
-                    EngineEvent::ReviewRequested { end_reason, files_changed, .. } => println!("[{who}] ended {} · {} file(s) changed", end_reason.as_str(), files_changed.len()),
+                    EngineEvent::ReviewRequested { end_reason, files_changed, .. } => {
+                        println!("[{who}] ended {} · {} file(s) changed", end_reason.as_str(), files_changed.len())
+                    }
                     EngineEvent::Error { message, .. } => println!("[{who}] error: {message}"),
-                    EngineEvent::StatusChanged { status: SessionStatus::Failed, message, .. } => println!("[{who}] failed{}", message.as_ref().map(|m| format!(": {m}")).unwrap_or_default()),
+                    EngineEvent::StatusChanged { status: SessionStatus::Failed, message, .. } => {
+                        println!("[{who}] failed{}", message.as_ref().map(|m| format!(": {m}")).unwrap_or_default())
+                    }
                     EngineEvent::StatusChanged { status: SessionStatus::Cancelled, .. } => println!("[{who}] cancelled"),
                     _ => {}
                 }
@@ -152,7 +178,9 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
         return;
     }
     println!();
-    println!("Ranking (verified done first; then work to review; no audit findings; more verification passing; fewer items left; a smaller diff; a lower cost):");
+    println!(
+        "Ranking (verified done first; then work to review; no audit findings; more verification passing; fewer items left; a smaller diff; a lower cost):"
+    );
     for a in &r.ranking {
         let e = &a.evidence;
         let place = if a.rank == 0 { "–".to_string() } else { a.rank.to_string() };
@@ -181,7 +209,8 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
 /// nothing found by the audit.
 fn may_land_unasked(r: &GroupRanking) -> Option<&SessionId> {
     let top = r.ranking.first()?;
-    (top.rank == 1 && top.evidence.end_reason == Some(EndReason::VerifiedDone) && top.evidence.findings == 0 && top.evidence.review.is_some()).then_some(&top.evidence.session)
+    (top.rank == 1 && top.evidence.end_reason == Some(EndReason::VerifiedDone) && top.evidence.findings == 0 && top.evidence.review.is_some())
+        .then_some(&top.evidence.session)
 }
 
 fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive: bool) -> u8 {
@@ -256,7 +285,9 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, opts: Ru
     if cancel {
         return match engine.cancel_group(&group) {
             Ok(n) => {
-                eprintln!("{n} attempt(s) were running here and are cancelled. An attempt running in another process is cancelled there (Ctrl+C, or the window).");
+                eprintln!(
+                    "{n} attempt(s) were running here and are cancelled. An attempt running in another process is cancelled there (Ctrl+C, or the window)."
+                );
                 exit::OK
             }
             Err(e) => fail(exit::USAGE, json, &e.to_string()),
@@ -287,7 +318,14 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, opts: Ru
     let code = match &outcome {
         Ok(ReviewOutcome::Decided { .. }) => exit::OK,
         Ok(_) => exit::WAITING,
-        Err(e) if matches!(e.code(), finishline_engine::ErrorCode::InvalidInput | finishline_engine::ErrorCode::NotFound | finishline_engine::ErrorCode::AlreadyDecided) => exit::USAGE,
+        Err(e)
+            if matches!(
+                e.code(),
+                finishline_engine::ErrorCode::InvalidInput | finishline_engine::ErrorCode::NotFound | finishline_engine::ErrorCode::AlreadyDecided
+            ) =>
+        {
+            exit::USAGE
+        }
         Err(_) => exit::FAILED,
     };
     if !json {

@@ -5,17 +5,18 @@
 use std::path::{Path, PathBuf};
 
 use finishline_engine::agent::ModelEndpoint;
-use finishline_engine::provider::ApiKey;
 use finishline_engine::config::settings::STORE_KEY;
+use finishline_engine::provider::ApiKey;
 use finishline_engine::{ProviderKind, ProviderSettings, Settings};
 
 use crate::{Common, RunOptions};
 
 /// The desktop app's data folder (tauri's app_data_dir for our identifier), shared with the CLI.
 pub fn default_data_dir() -> PathBuf {
-    let base = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).filter(|p| p.is_absolute()).unwrap_or_else(|| {
-        PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| ".".into())).join(".local/share")
-    });
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| ".".into())).join(".local/share"));
     base.join("dev.finishline.app")
 }
 
@@ -54,11 +55,8 @@ pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
         None => settings.provider.kind,
     };
     let from_settings = opts.provider.is_none() || settings.provider.kind == kind;
-    let base_url = opts
-        .base_url
-        .clone()
-        .or_else(|| from_settings.then(|| settings.provider.base_url.clone()).filter(|u| !u.trim().is_empty()))
-        .unwrap_or_else(|| {
+    let base_url =
+        opts.base_url.clone().or_else(|| from_settings.then(|| settings.provider.base_url.clone()).filter(|u| !u.trim().is_empty())).unwrap_or_else(|| {
             match kind {
                 ProviderKind::Openai | ProviderKind::OpenaiResponses => "https://api.openai.com/v1",
                 ProviderKind::Anthropic => "https://api.anthropic.com/v1",

@@ -349,7 +349,9 @@ fn main() -> ExitCode {
                 SessionsCommand::Resume { id, message, opts } => run::run(run::Start::Resume(id, message), opts).await,
                 SessionsCommand::Cancel { id, common } => sessions::cancel(&id, &common),
                 SessionsCommand::Attempts { group, choose, cancel, opts } => attempts::group(group, choose, cancel, opts).await,
-                SessionsCommand::Review { id, approve, reject, revert, request_changes, comments, opts } => run::review(id, run::Verdict { approve, reject, revert, request_changes, comments }, opts).await,
+                SessionsCommand::Review { id, approve, reject, revert, request_changes, comments, opts } => {
+                    run::review(id, run::Verdict { approve, reject, revert, request_changes, comments }, opts).await
+                }
             },
             Command::Stats { command: StatsCommand::Evaluator { common } } => stats::evaluator(&common),
             Command::Stats { command: StatsCommand::Agents { common } } => stats::agents(&common),

@@ -217,7 +217,11 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
             EngineEvent::LandingBlocked { .. } if !interactive || opts.review != ReviewMode::Prompt => break exit::WAITING,
             EngineEvent::ReviewRequested { review_id, end_reason, claim, auto_approve, .. } => {
                 // The engine decides what auto-approve takes (never a change the audit flagged).
-                let auto_ok = opts.review == ReviewMode::Approve && auto_approve.as_ref().map(|a| a.approved).unwrap_or(*end_reason == EndReason::VerifiedDone && matches!(claim, Claim::Success | Claim::None));
+                let auto_ok = opts.review == ReviewMode::Approve
+                    && auto_approve
+                        .as_ref()
+                        .map(|a| a.approved)
+                        .unwrap_or(*end_reason == EndReason::VerifiedDone && matches!(claim, Claim::Success | Claim::None));
                 auto_refused = opts.review == ReviewMode::Approve && !auto_ok;
                 if auto_ok {
                     continue; // the engine approves it itself
@@ -313,7 +317,13 @@ async fn any_of(signals: &mut [tokio::signal::unix::Signal; 3]) {
 
 /// A plan left waiting for its go-ahead: `--plan-review approve` (resume's default) runs it as the
 /// manager made it; `prompt` shows it and asks in a terminal, and elsewhere leaves it waiting.
-fn run_waiting_plan(engine: &Arc<Engine>, sid: &SessionId, plan: &finishline_engine::plan::state::PlanState, opts: &RunOptions, interactive: bool) -> Result<(), u8> {
+fn run_waiting_plan(
+    engine: &Arc<Engine>,
+    sid: &SessionId,
+    plan: &finishline_engine::plan::state::PlanState,
+    opts: &RunOptions,
+    interactive: bool,
+) -> Result<(), u8> {
     let json = opts.common.json;
     let go = match opts.plan_review {
         crate::PlanReview::Approve => true,
@@ -343,7 +353,11 @@ fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &
     }
     let pending = store.pending_requests(sid).map_err(|e| fail(exit::FAILED, json, &e.to_string()))?;
     let Some((request, kind, payload)) = pending.into_iter().find(|(_, k, _)| k == "permission" || k == "question") else {
-        return Err(fail(exit::FAILED, json, &format!("the session waits for an answer but has no open request; cancel it with `finishline sessions cancel {sid}` or resume it from the app")));
+        return Err(fail(
+            exit::FAILED,
+            json,
+            &format!("the session waits for an answer but has no open request; cancel it with `finishline sessions cancel {sid}` or resume it from the app"),
+        ));
     };
     let answered = if kind == "permission" {
         let tool = payload["tool"].as_str().unwrap_or("a tool").to_string();
@@ -408,9 +422,14 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
         return match engine.submit_review(review, decision, None, false, false, DecidedBy::Person) {
             Ok(ReviewOutcome::LandingBlocked { detail, files, .. }) => {
                 eprintln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) });
-                let a = prompt_line("[k]eep the task's branch for later / let the agent [r]esolve it / [l]eave the review open: ").unwrap_or_default().to_ascii_lowercase();
+                let a = prompt_line("[k]eep the task's branch for later / let the agent [r]esolve it / [l]eave the review open: ")
+                    .unwrap_or_default()
+                    .to_ascii_lowercase();
                 if a.starts_with('k') {
-                    let choice = finishline_engine::agent::ReviewChoice { landing: Some(LandingMode::Branch), ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, DecidedBy::Person) };
+                    let choice = finishline_engine::agent::ReviewChoice {
+                        landing: Some(LandingMode::Branch),
+                        ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, DecidedBy::Person)
+                    };
                     report_review(engine.decide(review, choice));
                     false
                 } else if a.starts_with('r') {
@@ -465,7 +484,9 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>) {
         },
         Ok(ReviewOutcome::Decided { .. }) => {}
         Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => eprintln!("Not reverted: {} changed after the agent.", conflicts.join(", ")),
-        Ok(ReviewOutcome::LandingBlocked { detail, files, .. }) => eprintln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) }),
+        Ok(ReviewOutcome::LandingBlocked { detail, files, .. }) => {
+            eprintln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) })
+        }
         Err(e) => eprintln!("finishline: {e}"),
     }
 }

@@ -57,14 +57,7 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
             } else {
                 for r in rows {
                     let plan = if r.plan_steps > 0 { format!("  [plan {}/{} steps]", r.plan_done, r.plan_steps) } else { String::new() };
-                    println!(
-                        "{}  {:<16} {:<20} {}  {}{plan}",
-                        r.id,
-                        r.status.as_str(),
-                        r.end_reason.map(|e| e.as_str()).unwrap_or("—"),
-                        r.created_at,
-                        r.title
-                    );
+                    println!("{}  {:<16} {:<20} {}  {}{plan}", r.id, r.status.as_str(), r.end_reason.map(|e| e.as_str()).unwrap_or("—"), r.created_at, r.title);
                 }
             }
             exit::OK

@@ -63,7 +63,9 @@ impl View {
             return;
         }
         match &env.event {
-            EngineEvent::SessionCreated { task, workspace, model, .. } => self.line(&format!("▶ {}\n  in {workspace} with {model}", task.lines().next().unwrap_or(""))),
+            EngineEvent::SessionCreated { task, workspace, model, .. } => {
+                self.line(&format!("▶ {}\n  in {workspace} with {model}", task.lines().next().unwrap_or("")))
+            }
             EngineEvent::RunStarted { trigger } => self.line(&format!("── run ({}) ──", trigger.as_str())),
             EngineEvent::AgentConnected { name, version, loaded, .. } => self.line(&format!(
                 "  ⇄ {name}{} over ACP{}",
@@ -77,7 +79,9 @@ impl View {
                     self.line(&format!("    - {}", m.instruction(label)));
                 }
             }
-            EngineEvent::ProjectInstructions { file, truncated, .. } => self.line(&format!("  following the project's {file}{}", if *truncated { " (cut to its first part)" } else { "" })),
+            EngineEvent::ProjectInstructions { file, truncated, .. } => {
+                self.line(&format!("  following the project's {file}{}", if *truncated { " (cut to its first part)" } else { "" }))
+            }
             EngineEvent::StepStarted { step, .. } => self.line(&format!("· step {step} — thinking")),
             // Its detail is a whole phrase ("recording 20,000 files of the workspace …").
             EngineEvent::Activity { phase: ActivityPhase::Checkpointing, detail } => self.line(&format!("  … {detail}")),
@@ -100,7 +104,9 @@ impl View {
                 let shown: String = input.to_string().chars().take(160).collect();
                 self.line(&format!("  → {tool} {shown}"))
             }
-            EngineEvent::ToolCall { tool, state, output, .. } if matches!(state, ToolState::Done | ToolState::Error | ToolState::Denied | ToolState::Unknown) => {
+            EngineEvent::ToolCall { tool, state, output, .. }
+                if matches!(state, ToolState::Done | ToolState::Error | ToolState::Denied | ToolState::Unknown) =>
+            {
                 let first: String = output.as_deref().unwrap_or("").lines().next().unwrap_or("").chars().take(160).collect();
                 let mark = if *state == ToolState::Done { "✓" } else { "✗" };
                 self.line(&format!("  {mark} {tool} ({}) {first}", state.as_str()))
@@ -119,7 +125,10 @@ impl View {
             }
             EngineEvent::Verification { command, exit_code, skipped, nth, of, .. } => {
                 let which = if *of > 1 { format!(" {nth}/{of}") } else { String::new() };
-                self.line(&format!("  ✓ verify{which} `{command}`: {}", if *skipped { "skipped".into() } else { format!("exit {}", exit_code.map(|c| c.to_string()).unwrap_or("?".into())) }))
+                self.line(&format!(
+                    "  ✓ verify{which} `{command}`: {}",
+                    if *skipped { "skipped".into() } else { format!("exit {}", exit_code.map(|c| c.to_string()).unwrap_or("?".into())) }
+                ))
             }
             EngineEvent::StatusChanged { status, attempt, message, .. } => match status {
                 SessionStatus::Retry => self.line(&format!("  ⏳ retry {} — {}", attempt.unwrap_or(0), message.as_deref().unwrap_or(""))),
@@ -150,7 +159,12 @@ impl View {
             EngineEvent::PlanCreated { steps, awaiting_review, .. } => {
                 self.line(&format!("▤ plan: {} steps{}", steps.len(), if *awaiting_review { " (waiting for your go-ahead)" } else { "" }));
                 for (i, s) in steps.iter().enumerate() {
-                    self.line(&format!("  {}. {} — done when: {}", i + 1, s.title, if s.criteria.is_empty() { "the evaluator agrees".to_string() } else { s.criteria.join("; ") }));
+                    self.line(&format!(
+                        "  {}. {} — done when: {}",
+                        i + 1,
+                        s.title,
+                        if s.criteria.is_empty() { "the evaluator agrees".to_string() } else { s.criteria.join("; ") }
+                    ));
                 }
             }
             EngineEvent::PlanRevised { cause, steps, .. } => {
@@ -191,15 +205,16 @@ impl View {
             EngineEvent::LandingBlocked { detail, files, .. } => {
                 self.line(&format!("  ! not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) }))
             }
-            EngineEvent::WorktreeRemoved { folder, branch_deleted, .. } => {
-                self.line(&format!("  ⎇ removed the worktree {folder}{}", branch_deleted.as_deref().map(|b| format!(" and the branch {b}")).unwrap_or_default()))
-            }
+            EngineEvent::WorktreeRemoved { folder, branch_deleted, .. } => self
+                .line(&format!("  ⎇ removed the worktree {folder}{}", branch_deleted.as_deref().map(|b| format!(" and the branch {b}")).unwrap_or_default())),
             EngineEvent::Reverted { restored, deleted, kept } if !kept.is_empty() => self.line(&format!(
                 "  reverted: {}; left as they are (changed after the agent): {}",
                 finishline_engine::store::export::revert_summary(restored.len(), deleted.len()),
                 kept.join(", ")
             )),
-            EngineEvent::Reverted { restored, deleted, .. } => self.line(&format!("  reverted: {}", finishline_engine::store::export::revert_summary(restored.len(), deleted.len()))),
+            EngineEvent::Reverted { restored, deleted, .. } => {
+                self.line(&format!("  reverted: {}", finishline_engine::store::export::revert_summary(restored.len(), deleted.len())))
+            }
             EngineEvent::Error { message, .. } => self.line(&format!("  ! {message}")),
             _ => {}
         }

@@ -42,7 +42,10 @@ async fn opencodes_false_done_is_caught_and_continued_until_the_work_is_there() 
     assert!(text.contains("with opencode"), "the terminal says which agent works on it:\n{text}");
     assert!(text.contains("↻ Finishline continues the agent (evaluator"), "OpenCode's \"Done!\" with nothing written is caught and continued:\n{text}");
     assert_eq!(std::fs::read_to_string(e.ws.join("report.txt")).ok().as_deref(), Some("all good\n"), "the continuation got the work done");
-    let bad = finishline(&["run", "x", "--workspace", e.ws.to_str().unwrap(), "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--agent", "no-such-agent-here --acp"], &e.data);
+    let bad = finishline(
+        &["run", "x", "--workspace", e.ws.to_str().unwrap(), "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--agent", "no-such-agent-here --acp"],
+        &e.data,
+    );
     let said = String::from_utf8_lossy(&bad.stdout).to_string() + &String::from_utf8_lossy(&bad.stderr);
     assert_ne!(bad.status.code(), Some(0));
     assert!(said.contains("not installed here") && said.contains("no-such-agent-here"), "a missing agent says so, by name: {said}");
@@ -99,5 +102,8 @@ async fn opencodes_complete_task_reaches_the_cli_through_its_own_pipe_process() 
     let (out, _e) = run_opencode(scenario, "Write the report and run the tests").await;
     let text = String::from_utf8_lossy(&out.stdout);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(text.contains("⚑ review: claim partial"), "OpenCode's own claim, made through the MCP server the CLI runs as its pipe (`finishline mcp-pipe`), reaches the review:\n{text}\n{err}");
+    assert!(
+        text.contains("⚑ review: claim partial"),
+        "OpenCode's own claim, made through the MCP server the CLI runs as its pipe (`finishline mcp-pipe`), reaches the review:\n{text}\n{err}"
+    );
 }

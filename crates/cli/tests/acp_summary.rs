@@ -35,7 +35,22 @@ async fn the_summary_counts_each_agent_tool_call_once_by_its_final_state() {
     let logs = e.data.clone();
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new(bin())
-            .args(["run", "Write done.txt", "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--agent", &agent, "--review", "approve", "--json", "--data-dir"])
+            .args([
+                "run",
+                "Write done.txt",
+                "--workspace",
+                &ws,
+                "--base-url",
+                &url,
+                "--model",
+                "fake-model",
+                "--agent",
+                &agent,
+                "--review",
+                "approve",
+                "--json",
+                "--data-dir",
+            ])
             .arg(&data)
             .env_remove("OPENAI_API_KEY")
             .env("XDG_DATA_HOME", data.join("xdg"))

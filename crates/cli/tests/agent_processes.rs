@@ -50,7 +50,9 @@ impl Agent {
 
 /// A deaf agent: it starts a child, begins its turn, and ignores `session/cancel`.
 fn deaf() -> Agent {
-    scripted(json!({"children": true, "turns": [{"updates": [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Editing"}}], "end": "deaf"}]}))
+    scripted(
+        json!({"children": true, "turns": [{"updates": [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Editing"}}], "end": "deaf"}]}),
+    )
 }
 
 fn start(agent: &Agent, url: &str, e: &Env) -> Child {
@@ -152,7 +154,9 @@ async fn the_next_start_after_a_crash_ends_the_agent_the_crashed_run_left_runnin
     let server = FakeServer::start(serde_json::from_value(json!({"rules": [{"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}}]})).unwrap()).await.unwrap();
     let url = server.base_url(Protocol::Openai);
     let agent = deaf();
-    let quick = scripted(json!({"turns": [{"updates": [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Nothing to change here, all checked."}}]}]}));
+    let quick = scripted(
+        json!({"turns": [{"updates": [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Nothing to change here, all checked."}}]}]}),
+    );
     let e = env();
     let (left_running, ended) = tokio::task::spawn_blocking(move || {
         let mut cli = start(&agent, &url, &e);

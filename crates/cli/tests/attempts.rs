@@ -15,7 +15,8 @@ use fake_llm::{FakeServer, Protocol};
 use serde_json::{json, Value};
 use support::cli::*;
 
-const VERDICT_DONE: &str = "{\"done\": true, \"summary\": \"greet.py says hello\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
+const VERDICT_DONE: &str =
+    "{\"done\": true, \"summary\": \"greet.py says hello\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
 const VERDICT_NOTHING_WRITTEN: &str = "{\"done\": false, \"summary\": \"greet.py was never written\", \"remaining\": [\"write greet.py\"], \"continuation_prompt\": \"Write greet.py.\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -75,8 +76,25 @@ async fn three_attempts_are_ranked_by_the_evidence_and_the_verified_one_lands_as
     let out = tokio::task::spawn_blocking(move || {
         finishline(
             &[
-                "run", "write greet.py with hello() returning 'hello'", "--workspace", &ws, "--base-url", &u, "--model", "m", "--json",
-                "--attempts", "builtin:liar,builtin:wrong,builtin:good", "--verify", "python3 check.py", "--continuation-budget", "1", "--allow", "all", "--review", "approve",
+                "run",
+                "write greet.py with hello() returning 'hello'",
+                "--workspace",
+                &ws,
+                "--base-url",
+                &u,
+                "--model",
+                "m",
+                "--json",
+                "--attempts",
+                "builtin:liar,builtin:wrong,builtin:good",
+                "--verify",
+                "python3 check.py",
+                "--continuation-budget",
+                "1",
+                "--allow",
+                "all",
+                "--review",
+                "approve",
             ],
             &data,
         )
@@ -94,7 +112,11 @@ async fn three_attempts_are_ranked_by_the_evidence_and_the_verified_one_lands_as
     assert_eq!(ranked[0]["above_next"], "verified done", "and says why: {ranking}");
     assert_eq!(ranked[0]["evidence"]["checks_passed"], 1);
     let wrong = ranked.iter().find(|a| a["evidence"]["label"] == "Finishline's agent (wrong)").unwrap();
-    assert_eq!((wrong["evidence"]["checks_passed"].as_u64(), wrong["evidence"]["checks_run"].as_u64()), (Some(0), Some(1)), "its verification failed: {ranking}");
+    assert_eq!(
+        (wrong["evidence"]["checks_passed"].as_u64(), wrong["evidence"]["checks_run"].as_u64()),
+        (Some(0), Some(1)),
+        "its verification failed: {ranking}"
+    );
     assert!(wrong["evidence"]["diff_lines"].as_u64().unwrap() > 0);
     let liar = ranked.iter().find(|a| a["evidence"]["label"] == "Finishline's agent (liar)").unwrap();
     assert_eq!(liar["evidence"]["files"], 0, "it changed nothing: {ranking}");
@@ -123,10 +145,16 @@ async fn three_attempts_are_ranked_by_the_evidence_and_the_verified_one_lands_as
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attempts_need_a_repository_and_say_how_to_get_one() {
     let e = env();
-    let out = finishline(&["run", "anything", "--workspace", &e.ws.to_string_lossy(), "--base-url", "http://127.0.0.1:9", "--model", "m", "--attempts", "builtin*2"], &e.data);
+    let out = finishline(
+        &["run", "anything", "--workspace", &e.ws.to_string_lossy(), "--base-url", "http://127.0.0.1:9", "--model", "m", "--attempts", "builtin*2"],
+        &e.data,
+    );
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("need a git repository") && err.contains("git init"), "{err}");
-    let out = finishline(&["run", "anything", "--workspace", &e.ws.to_string_lossy(), "--base-url", "http://127.0.0.1:9", "--model", "m", "--attempts", "builtin*9"], &e.data);
+    let out = finishline(
+        &["run", "anything", "--workspace", &e.ws.to_string_lossy(), "--base-url", "http://127.0.0.1:9", "--model", "m", "--attempts", "builtin*9"],
+        &e.data,
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("more than the limit of 4"), "{}", String::from_utf8_lossy(&out.stderr));
 }

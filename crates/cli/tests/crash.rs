@@ -93,15 +93,25 @@ async fn fifty_sigkills_leave_an_intact_database_and_resumable_sessions() {
 
     // `sessions list` is a front end too: it recovers dead runs before it shows them, so no
     // killed run is listed as running.
-    let listed = Command::new(env!("CARGO_BIN_EXE_finishline")).args(["sessions", "list", "--json", "--limit", "100", "--data-dir"]).arg(&data).stdin(Stdio::null()).output().unwrap();
-    let statuses: Vec<String> = String::from_utf8_lossy(&listed.stdout).lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).map(|v| v["status"].as_str().unwrap_or_default().to_string()).collect();
+    let listed = Command::new(env!("CARGO_BIN_EXE_finishline"))
+        .args(["sessions", "list", "--json", "--limit", "100", "--data-dir"])
+        .arg(&data)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let statuses: Vec<String> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| v["status"].as_str().unwrap_or_default().to_string())
+        .collect();
     assert!(statuses.iter().any(|s| s == "interrupted"), "killed runs are listed as interrupted: {statuses:?}");
     assert!(!statuses.iter().any(|s| s == "busy" || s == "retry"), "no killed run is listed as running: {statuses:?}");
 
     // The next start: killed sessions are interrupted, none is left busy.
     let store = Arc::new(Store::open(&data.join("history.db"), Arc::new(SystemClock)).unwrap());
     store.recover().unwrap();
-    let interrupted: Vec<SessionId> = store.list_sessions(&Default::default()).unwrap().into_iter().filter(|s| s.status == SessionStatus::Interrupted).map(|s| s.id).collect();
+    let interrupted: Vec<SessionId> =
+        store.list_sessions(&Default::default()).unwrap().into_iter().filter(|s| s.status == SessionStatus::Interrupted).map(|s| s.id).collect();
     assert!(!interrupted.is_empty(), "killed runs are recovered as interrupted");
     for s in store.list_sessions(&Default::default()).unwrap() {
         assert!(!s.status.is_running(), "{} is left {:?}", s.id, s.status);
@@ -122,8 +132,13 @@ async fn fifty_sigkills_leave_an_intact_database_and_resumable_sessions() {
     assert_eq!(&after[..before_len], &before[..], "what was stored before the crash is unchanged");
     assert!(after.iter().any(|e| matches!(e.event, EngineEvent::RunStarted { trigger: finishline_engine::domain::RunTrigger::Resume })));
     let status = store.session(&sid).unwrap().status;
-    assert!(matches!(status, SessionStatus::Completed | SessionStatus::AwaitingReview), "the resumed run reached a decision: {status:?} (exit {:?})", out.status.code());
-    let printed_resume: Vec<u64> = String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter_map(|v| v["seq"].as_u64()).collect();
+    assert!(
+        matches!(status, SessionStatus::Completed | SessionStatus::AwaitingReview),
+        "the resumed run reached a decision: {status:?} (exit {:?})",
+        out.status.code()
+    );
+    let printed_resume: Vec<u64> =
+        String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter_map(|v| v["seq"].as_u64()).collect();
     assert!(printed_resume.iter().all(|s| *s as usize > before_len), "resume prints only the new events, never the old ones again");
 }
 
@@ -151,12 +166,23 @@ async fn a_permission_left_waiting_by_a_killed_cli_is_answered_on_resume_and_the
     );
     let mut asker = {
         use std::os::unix::process::CommandExt;
-        Command::new("script").args(["-qec", &cli, "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::from(std::fs::File::create(dir.path().join("pty.log")).unwrap())).stderr(Stdio::null()).process_group(0).spawn().unwrap()
+        Command::new("script")
+            .args(["-qec", &cli, "/dev/null"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::from(std::fs::File::create(dir.path().join("pty.log")).unwrap()))
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap()
     };
     let db = data.join("history.db");
     let t = Instant::now();
     let sid = loop {
-        assert!(t.elapsed() < Duration::from_secs(30), "the CLI in a terminal asks for the permission; it printed:\n{}", std::fs::read_to_string(dir.path().join("pty.log")).unwrap_or_default());
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the CLI in a terminal asks for the permission; it printed:\n{}",
+            std::fs::read_to_string(dir.path().join("pty.log")).unwrap_or_default()
+        );
         if let Ok(store) = Store::open(&db, Arc::new(SystemClock)) {
             if let Some(s) = store.list_sessions(&Default::default()).ok().and_then(|l| l.into_iter().next()) {
                 if s.status == SessionStatus::AwaitingApproval {
@@ -175,7 +201,21 @@ async fn a_permission_left_waiting_by_a_killed_cli_is_answered_on_resume_and_the
     let (sid_arg, url_arg, data_arg) = (sid.as_str().to_string(), url.clone(), data.clone());
     let out = tokio::task::spawn_blocking(move || {
         Command::new(env!("CARGO_BIN_EXE_finishline"))
-            .args(["sessions", "resume", &sid_arg, "--allow", "run_command", "--base-url", &url_arg, "--model", "m", "--review", "approve", "--json", "--data-dir"])
+            .args([
+                "sessions",
+                "resume",
+                &sid_arg,
+                "--allow",
+                "run_command",
+                "--base-url",
+                &url_arg,
+                "--model",
+                "m",
+                "--review",
+                "approve",
+                "--json",
+                "--data-dir",
+            ])
             .arg(&data_arg)
             .stdin(Stdio::null())
             .output()
@@ -223,7 +263,17 @@ async fn an_unreadable_file_is_reported_once_and_the_run_goes_on() {
     let (d, w) = (data.clone(), ws.clone());
     let out = tokio::task::spawn_blocking(move || {
         Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "env", &format!("HOME={}", d.parent().unwrap().display()), &cli, "run", "write a.txt", "--workspace"])
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "env",
+                &format!("HOME={}", d.parent().unwrap().display()),
+                &cli,
+                "run",
+                "write a.txt",
+                "--workspace",
+            ])
             .arg(&w)
             .args(["--base-url", &url, "--model", "m", "--review", "approve", "--json", "--data-dir"])
             .arg(&d)

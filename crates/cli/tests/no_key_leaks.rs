@@ -67,12 +67,35 @@ async fn a_run_with_a_key_leaves_the_key_nowhere_it_writes() {
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::create_dir_all(&data).unwrap();
     // The app's settings file, naming a custom key variable too.
-    std::fs::write(data.join("settings.json"), json!({"settings": {"provider": {"kind": "openai", "base_url": server.base_url(Protocol::Openai), "model": "fake-model"}}}).to_string()).unwrap();
+    std::fs::write(
+        data.join("settings.json"),
+        json!({"settings": {"provider": {"kind": "openai", "base_url": server.base_url(Protocol::Openai), "model": "fake-model"}}}).to_string(),
+    )
+    .unwrap();
 
     let url = server.base_url(Protocol::Openai);
     let (d, w) = (data.clone(), ws.to_string_lossy().into_owned());
     let run = tokio::task::spawn_blocking(move || {
-        finishline(&["run", "print the environment with env", "--workspace", &w, "--base-url", &url, "--model", "fake-model", "--api-key-env", "LLM_ACCESS", "--allow", "run_command", "--review", "approve", "--json"], &d)
+        finishline(
+            &[
+                "run",
+                "print the environment with env",
+                "--workspace",
+                &w,
+                "--base-url",
+                &url,
+                "--model",
+                "fake-model",
+                "--api-key-env",
+                "LLM_ACCESS",
+                "--allow",
+                "run_command",
+                "--review",
+                "approve",
+                "--json",
+            ],
+            &d,
+        )
     })
     .await
     .unwrap();
@@ -86,7 +109,11 @@ async fn a_run_with_a_key_leaves_the_key_nowhere_it_writes() {
     assert!(stdout.contains("PATH="), "run_command's env output is in the run's events");
     assert!(stdout.contains("key=[]"), "the command saw no LLM_ACCESS: a custom key variable is hidden like the built-in ones");
 
-    let sid = stdout.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).find_map(|v| v["session_id"].as_str().map(String::from)).expect("a session id");
+    let sid = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find_map(|v| v["session_id"].as_str().map(String::from))
+        .expect("a session id");
     let (d1, d2, s1, s2) = (data.clone(), data.clone(), sid.clone(), sid.clone());
     let md = tokio::task::spawn_blocking(move || finishline(&["sessions", "export", &s1, "--format", "md"], &d1)).await.unwrap();
     let js = tokio::task::spawn_blocking(move || finishline(&["sessions", "export", &s2, "--format", "json"], &d2)).await.unwrap();

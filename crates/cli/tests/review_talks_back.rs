@@ -10,7 +10,8 @@ use fake_llm::{FakeServer, Protocol};
 use serde_json::json;
 use support::cli::*;
 
-const VERDICT_DONE: &str = "{\"done\": true, \"summary\": \"the test passes now\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
+const VERDICT_DONE: &str =
+    "{\"done\": true, \"summary\": \"the test passes now\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_assertion_is_flagged_and_never_approved_automatically() {
@@ -26,11 +27,28 @@ async fn a_deleted_assertion_is_flagged_and_never_approved_automatically() {
     .unwrap();
     let e = env();
     std::fs::write(e.ws.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
-    std::fs::write(e.ws.join("test_calc.py"), "from calc import add\n\ndef test_add():\n    result = add(2, 2)\n    assert result == 4\n\ntest_add()\n").unwrap();
+    std::fs::write(e.ws.join("test_calc.py"), "from calc import add\n\ndef test_add():\n    result = add(2, 2)\n    assert result == 4\n\ntest_add()\n")
+        .unwrap();
     let url = server.base_url(Protocol::Openai);
     let (ws, data) = (e.ws.to_string_lossy().into_owned(), e.data.clone());
     let out = tokio::task::spawn_blocking(move || {
-        finishline(&["run", "make the failing test in test_calc.py pass", "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "approve", "--verify", "python3 test_calc.py"], &data)
+        finishline(
+            &[
+                "run",
+                "make the failing test in test_calc.py pass",
+                "--workspace",
+                &ws,
+                "--base-url",
+                &url,
+                "--model",
+                "m",
+                "--review",
+                "approve",
+                "--verify",
+                "python3 test_calc.py",
+            ],
+            &data,
+        )
     })
     .await
     .unwrap();
@@ -61,15 +79,32 @@ async fn comments_on_diff_lines_reach_the_agent_as_a_continuation_and_come_back_
     let e = env();
     let url = server.base_url(Protocol::Openai);
     let (ws, data, u) = (e.ws.to_string_lossy().into_owned(), e.data.clone(), url.clone());
-    let first = tokio::task::spawn_blocking(move || finishline(&["run", "create notes.md with two fruits", "--workspace", &ws, "--base-url", &u, "--model", "m", "--json"], &data)).await.unwrap();
+    let first = tokio::task::spawn_blocking(move || {
+        finishline(&["run", "create notes.md with two fruits", "--workspace", &ws, "--base-url", &u, "--model", "m", "--json"], &data)
+    })
+    .await
+    .unwrap();
     assert_eq!(first.status.code(), Some(6), "waits for review");
     let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
     let (data, u) = (e.data.clone(), url.clone());
-    let second = tokio::task::spawn_blocking(move || finishline(&["sessions", "review", &id, "--request-changes", "--comment", "notes.md:1=say pear instead", "--base-url", &u, "--model", "m"], &data)).await.unwrap();
+    let second = tokio::task::spawn_blocking(move || {
+        finishline(&["sessions", "review", &id, "--request-changes", "--comment", "notes.md:1=say pear instead", "--base-url", &u, "--model", "m"], &data)
+    })
+    .await
+    .unwrap();
     let out = String::from_utf8_lossy(&second.stdout);
     assert_eq!(second.status.code(), Some(6), "the next run ends at the next review: {out}\n{}", String::from_utf8_lossy(&second.stderr));
-    let sent = server.requests().into_iter().filter(|r| r.kind == fake_llm::RequestKind::Agent).find(|r| r.last_message.contains("say pear instead")).expect("the agent was sent the comment");
+    let sent = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.kind == fake_llm::RequestKind::Agent)
+        .find(|r| r.last_message.contains("say pear instead"))
+        .expect("the agent was sent the comment");
     assert!(sent.last_message.contains("review_comments"), "as Finishline's continuation, tagged, not as the person's message: {}", sent.last_message);
-    assert!(sent.last_message.contains("notes.md:1") && sent.last_message.contains("> - apple"), "with the file, the line and the quoted code: {}", sent.last_message);
+    assert!(
+        sent.last_message.contains("notes.md:1") && sent.last_message.contains("> - apple"),
+        "with the file, the line and the quoted code: {}",
+        sent.last_message
+    );
     assert!(out.contains("☑ met: notes.md:1: say pear instead"), "the next review shows the comment as a criterion, met: {out}");
 }

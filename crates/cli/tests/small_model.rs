@@ -20,7 +20,9 @@ use support::cli::*;
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn smollm2() -> String {
-    let script = std::env::var("FINISHLINE_LOCAL_LLM").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/local-llm"));
+    let script = std::env::var("FINISHLINE_LOCAL_LLM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/local-llm"));
     let start = Command::new("bash").arg(&script).arg("start").output().expect("run local-llm");
     assert!(start.status.success(), "the local model must start: {}", String::from_utf8_lossy(&start.stderr));
     String::from_utf8_lossy(&start.stdout).lines().last().unwrap().trim().to_string()
@@ -63,7 +65,20 @@ fn the_smollm2_walkthrough_ends_within_a_minute_with_a_name_for_what_happened() 
     let e = env();
     let started = Instant::now();
     // As the window runs it: the settings' defaults, nobody answering.
-    let out = finishline(&["run", "write a file named hello.txt that contains the word hi", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "smollm2", "--json"], &e.data);
+    let out = finishline(
+        &[
+            "run",
+            "write a file named hello.txt that contains the word hi",
+            "--workspace",
+            &e.ws.to_string_lossy(),
+            "--base-url",
+            &url,
+            "--model",
+            "smollm2",
+            "--json",
+        ],
+        &e.data,
+    );
     let took = started.elapsed();
     let events = lines(&out);
     let ending = named_ending(&events);
@@ -77,7 +92,24 @@ fn a_task_longer_than_the_real_servers_context_is_compacted_to_fit_or_named_with
     let url = smollm2();
     let e = env();
     let started = Instant::now();
-    let out = finishline(&["run", &long_task(), "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "smollm2", "--max-steps", "1", "--max-output-tokens", "200", "--json"], &e.data);
+    let out = finishline(
+        &[
+            "run",
+            &long_task(),
+            "--workspace",
+            &e.ws.to_string_lossy(),
+            "--base-url",
+            &url,
+            "--model",
+            "smollm2",
+            "--max-steps",
+            "1",
+            "--max-output-tokens",
+            "200",
+            "--json",
+        ],
+        &e.data,
+    );
     let took = started.elapsed();
     let events = lines(&out);
     let ending = named_ending(&events);

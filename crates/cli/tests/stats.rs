@@ -23,14 +23,49 @@ fn decided(store: &Store, task: &str, decision: Decision) -> SessionId {
             Some(&run),
             vec![
                 EngineEvent::RunStarted { trigger: RunTrigger::Task },
-                EngineEvent::Evaluation { cycle: 1, verdict: Verdict::Done, summary: String::new(), remaining: vec![], stuck_reason: None, model: "judge".into(), parse_ok: true, usage: Default::default(), question: Default::default() },
-                EngineEvent::ReviewRequested { review_id: review.clone(), claim: Claim::Success, verdict: Some(Verdict::Done), end_reason: EndReason::VerifiedDone, remaining: vec![], files_changed: vec![], verification: vec![], tokens: Default::default(), cost_usd: None, claim_words: None, verdict_summary: None, stuck: None, not_covered: vec![], audit: vec![], auto_approve: None, criteria: vec![] },
+                EngineEvent::Evaluation {
+                    cycle: 1,
+                    verdict: Verdict::Done,
+                    summary: String::new(),
+                    remaining: vec![],
+                    stuck_reason: None,
+                    model: "judge".into(),
+                    parse_ok: true,
+                    usage: Default::default(),
+                    question: Default::default(),
+                },
+                EngineEvent::ReviewRequested {
+                    review_id: review.clone(),
+                    claim: Claim::Success,
+                    verdict: Some(Verdict::Done),
+                    end_reason: EndReason::VerifiedDone,
+                    remaining: vec![],
+                    files_changed: vec![],
+                    verification: vec![],
+                    tokens: Default::default(),
+                    cost_usd: None,
+                    claim_words: None,
+                    verdict_summary: None,
+                    stuck: None,
+                    not_covered: vec![],
+                    audit: vec![],
+                    auto_approve: None,
+                    criteria: vec![],
+                },
                 status(SessionStatus::AwaitingReview),
             ],
         )
         .unwrap();
     let after = if decision == Decision::Approve { SessionStatus::Completed } else { SessionStatus::Rejected };
-    store.resolve_request(&review, RequestKind::Review, SessionStatus::AwaitingReview, Some(&run), vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision, by: DecidedBy::Person, feedback: None, reverted: false }, status(after)]).unwrap();
+    store
+        .resolve_request(
+            &review,
+            RequestKind::Review,
+            SessionStatus::AwaitingReview,
+            Some(&run),
+            vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision, by: DecidedBy::Person, feedback: None, reverted: false }, status(after)],
+        )
+        .unwrap();
     sid
 }
 

@@ -15,7 +15,8 @@ use fake_llm::{FakeServer, Protocol};
 use serde_json::{json, Value};
 use support::cli::*;
 
-const VERDICT_DONE: &str = "{\"done\": true, \"summary\": \"the file is written\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
+const VERDICT_DONE: &str =
+    "{\"done\": true, \"summary\": \"the file is written\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
 
 /// An agent that writes `file` when the task names it (slowly when `delay_ms` > 0), then says done.
 fn writes(file: &str, content: &str, delay_ms: u64) -> Vec<Value> {
@@ -137,7 +138,12 @@ async fn two_tasks_at_once_in_a_repository_one_rejected_one_approved_leave_one_c
     assert_eq!(std::fs::read_to_string(r.join("fast.txt")).unwrap(), "fast\n", "the approved task's file is in the person's checkout");
     assert!(!r.join("slow.txt").exists(), "the rejected task left nothing in the person's checkout");
     assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's uncommitted edit is kept");
-    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "no Finishline worktree is left: {}", git(&r, &["worktree", "list"]));
+    assert_eq!(
+        git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(),
+        1,
+        "no Finishline worktree is left: {}",
+        git(&r, &["worktree", "list"])
+    );
     assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "neither task's branch is left");
 }
 
@@ -167,7 +173,11 @@ async fn two_tasks_side_by_side_in_a_plain_folder_reject_one_and_the_others_appr
     std::thread::sleep(Duration::from_millis(300));
     let refused = cli.run("write fast.txt", &ws, &["--when-busy", "fail"]);
     assert_eq!(refused.status.code(), Some(4), "with --when-busy fail a busy folder is refused");
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("write slow.txt"), "the message names the task working there: {}", String::from_utf8_lossy(&refused.stderr));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("write slow.txt"),
+        "the message names the task working there: {}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
     let fast = cli.run("write fast.txt", &ws, &["--when-busy", "run", "--review", "approve"]);
     assert_eq!(fast.status.code(), Some(0));
     assert_eq!(reviewed(&fast), vec!["fast.txt"]);
@@ -368,7 +378,12 @@ async fn a_relative_data_folder_keeps_a_waiting_tasks_worktree_through_the_next_
     // The person runs the CLI from the folder above, naming the data folder relatively.
     let relative = |args: &[&str]| {
         let mut c = Command::new(bin());
-        c.args(args).args(["--data-dir", "data"]).current_dir(dir.path()).env_remove("OPENAI_API_KEY").env("XDG_DATA_HOME", dir.path().join("xdg")).stdin(Stdio::null());
+        c.args(args)
+            .args(["--data-dir", "data"])
+            .current_dir(dir.path())
+            .env_remove("OPENAI_API_KEY")
+            .env("XDG_DATA_HOME", dir.path().join("xdg"))
+            .stdin(Stdio::null());
         c.output().unwrap()
     };
     let first = relative(&["run", "write notes.txt", "--workspace", "repo", "--base-url", &cli.url, "--model", "m", "--json"]);

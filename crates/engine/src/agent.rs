@@ -10,12 +10,12 @@ pub mod config;
 pub mod decision;
 mod dispatch;
 mod evaluation;
-mod external_turn;
 pub mod evidence;
-mod plan_run;
-pub mod queue;
+mod external_turn;
 pub mod history;
 pub mod permission;
+mod plan_run;
+pub mod queue;
 mod review;
 pub mod run;
 mod step;
@@ -29,15 +29,15 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::workspace::checkpoint::Checkpoints;
-use crate::judge::completion::CompletionConfig;
 use crate::domain::*;
 use crate::error::{Error, Result};
 use crate::event::EngineEvent;
+use crate::judge::completion::CompletionConfig;
 use crate::provider::{HttpProvider, Provider, ProviderConfig, RetryPolicy};
 use crate::store::decisions::RequestKind;
 use crate::store::{NewSession, Store};
 use crate::tool::Toolbox;
+use crate::workspace::checkpoint::Checkpoints;
 pub use attempts::{AttemptSlot, Worker};
 pub use decision::{Overwrite, ReviewChoice, ReviewOutcome};
 pub use permission::PermissionPolicy;
@@ -140,7 +140,14 @@ impl Engine {
         // What a Finishline process that crashed left running (an agent, an MCP server) ends
         // now; groups of one still running are its own to end.
         crate::process_groups::ProcessGroups::end_left_behind(&config.data_dir);
-        Arc::new(Engine { store, config, toolbox: Toolbox::standard(), live: Mutex::new(Live::default()), learned_window: tokio::sync::OnceCell::new(), background: Mutex::new(Vec::new()) })
+        Arc::new(Engine {
+            store,
+            config,
+            toolbox: Toolbox::standard(),
+            live: Mutex::new(Live::default()),
+            learned_window: tokio::sync::OnceCell::new(),
+            background: Mutex::new(Vec::new()),
+        })
     }
 
     /// The context window runs compact against: the one set for the model, else what the
@@ -200,7 +207,9 @@ impl Engine {
         };
         if repo.is_none() {
             if let Some(base) = &opts.base {
-                return Err(Error::InvalidInput(format!("--base {base}: {ws} is not worked on in a worktree of a git repository with a commit, so there is no branch to start from")));
+                return Err(Error::InvalidInput(format!(
+                    "--base {base}: {ws} is not worked on in a worktree of a git repository with a commit, so there is no branch to start from"
+                )));
             }
             if opts.when_busy == WhenBusy::Ask {
                 if let Some((_, title)) = self.store.live_in_folder(&ws, &SessionId(String::new()))?.first() {
@@ -273,17 +282,31 @@ impl Engine {
             let _slot = match engine.wait_for_turn(&session, &run, &cancel, folder_turn).await {
                 Ok(Some(slot)) => slot,
                 Ok(None) => {
-                    let _ = engine.store.append_all(&session, Some(&run), vec![
-                        EngineEvent::RunFinished { status: SessionStatus::Cancelled, claim: Claim::None, verdict: None, end_reason: EndReason::Cancelled, stuck: None },
-                        EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None },
-                    ]);
+                    let _ = engine.store.append_all(
+                        &session,
+                        Some(&run),
+                        vec![
+                            EngineEvent::RunFinished {
+                                status: SessionStatus::Cancelled,
+                                claim: Claim::None,
+                                verdict: None,
+                                end_reason: EndReason::Cancelled,
+                                stuck: None,
+                            },
+                            EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None },
+                        ],
+                    );
                     return;
                 }
                 Err(e) => {
-                    let _ = engine.store.append_all(&session, Some(&run), vec![
-                        EngineEvent::Error { code: e.code().as_str().into(), message: e.to_string() },
-                        EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
-                    ]);
+                    let _ = engine.store.append_all(
+                        &session,
+                        Some(&run),
+                        vec![
+                            EngineEvent::Error { code: e.code().as_str().into(), message: e.to_string() },
+                            EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
+                        ],
+                    );
                     return;
                 }
             };
@@ -348,7 +371,11 @@ impl Engine {
         let mut events: Vec<EngineEvent> = events.into_iter().filter(|e| !matches!(e, EngineEvent::StatusChanged { .. })).collect();
         events.push(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: "resuming from your answer".into() });
         let session = self.store.resolve_and_begin(request, kind, SessionStatus::AwaitingApproval, events, &run, RunTrigger::Resume)?;
-        self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Resume, user_message: None, answer: Some((request.clone(), answer)), plan: PlanMode::Off, continuation: None });
+        self.spawn_begun(
+            session,
+            run,
+            run::RunStart { trigger: RunTrigger::Resume, user_message: None, answer: Some((request.clone(), answer)), plan: PlanMode::Off, continuation: None },
+        );
         Ok(())
     }
 
@@ -374,7 +401,15 @@ impl Engine {
 
     /// The person's review decision, applied once; [`Engine::decide`] with every choice.
     /// `force`: a revert may overwrite files someone changed after the run.
-    pub fn submit_review(self: &Arc<Self>, review: &RequestId, decision: Decision, feedback: Option<String>, revert: bool, force: bool, by: DecidedBy) -> Result<ReviewOutcome> {
+    pub fn submit_review(
+        self: &Arc<Self>,
+        review: &RequestId,
+        decision: Decision,
+        feedback: Option<String>,
+        revert: bool,
+        force: bool,
+        by: DecidedBy,
+    ) -> Result<ReviewOutcome> {
         self.decide(review, ReviewChoice { decision, feedback, revert, overwrite: if force { Overwrite::All } else { Overwrite::Nothing }, landing: None, by })
     }
 
@@ -425,7 +460,11 @@ impl Engine {
             },
             events,
         )?;
-        Ok(self.spawn_begun(session.clone(), run, run::RunStart { trigger: RunTrigger::PlanStep, user_message: None, answer: None, plan: PlanMode::Off, continuation: None }))
+        Ok(self.spawn_begun(
+            session.clone(),
+            run,
+            run::RunStart { trigger: RunTrigger::PlanStep, user_message: None, answer: None, plan: PlanMode::Off, continuation: None },
+        ))
     }
 
     /// Continues a session with a new message from the person: after an interruption (resume),
@@ -438,7 +477,11 @@ impl Engine {
             // After an interruption the run resumes where the last one stopped.
             Ok(if status == SessionStatus::Interrupted { RunTrigger::Resume } else { RunTrigger::Message })
         })?;
-        Ok(self.spawn_begun(session.clone(), run, run::RunStart { trigger, user_message: (!msg.is_empty()).then(|| msg.to_string()), answer: None, plan: PlanMode::Off, continuation: None }))
+        Ok(self.spawn_begun(
+            session.clone(),
+            run,
+            run::RunStart { trigger, user_message: (!msg.is_empty()).then(|| msg.to_string()), answer: None, plan: PlanMode::Off, continuation: None },
+        ))
     }
 }
 
@@ -513,11 +556,15 @@ pub fn cancel_waiting(store: &Store, session: &SessionId) -> Result<bool> {
     store.acquire_lease(session, &holder)?;
     if plan_waiting(store, session)?.is_some() {
         // A plan waiting for its go-ahead: not run at all.
-        let done = store.append_all(session, None, vec![
-            EngineEvent::PlanReviewed { approved: false, edited: false, steps: vec![] },
-            EngineEvent::RunFinished { status: SessionStatus::Cancelled, claim: Claim::None, verdict: None, end_reason: EndReason::Cancelled, stuck: None },
-            EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None },
-        ]);
+        let done = store.append_all(
+            session,
+            None,
+            vec![
+                EngineEvent::PlanReviewed { approved: false, edited: false, steps: vec![] },
+                EngineEvent::RunFinished { status: SessionStatus::Cancelled, claim: Claim::None, verdict: None, end_reason: EndReason::Cancelled, stuck: None },
+                EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None },
+            ],
+        );
         let _ = store.release_lease(session, &holder);
         return done.map(|_| true);
     }
@@ -530,10 +577,17 @@ pub fn cancel_waiting(store: &Store, session: &SessionId) -> Result<bool> {
         };
         let mut events = vec![EngineEvent::RequestCancelled { request_id: request.clone() }];
         if !cancelled {
-            events.push(EngineEvent::RunFinished { status: SessionStatus::Cancelled, claim: Claim::None, verdict: None, end_reason: EndReason::Cancelled, stuck: None });
+            events.push(EngineEvent::RunFinished {
+                status: SessionStatus::Cancelled,
+                claim: Claim::None,
+                verdict: None,
+                end_reason: EndReason::Cancelled,
+                stuck: None,
+            });
             events.push(EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None });
         }
-        cancelled |= store.resolve_request(&request, kind, if cancelled { SessionStatus::Cancelled } else { SessionStatus::AwaitingApproval }, None, events).is_ok();
+        cancelled |=
+            store.resolve_request(&request, kind, if cancelled { SessionStatus::Cancelled } else { SessionStatus::AwaitingApproval }, None, events).is_ok();
     }
     let _ = store.release_lease(session, &holder);
     Ok(cancelled)

@@ -11,7 +11,10 @@ pub mod secret;
 pub mod settings;
 
 /// Test connection with the settings as typed and the key from wherever it is kept.
-pub async fn check_provider(settings: &crate::provider::settings::ProviderSettings, key: Option<crate::provider::ApiKey>) -> crate::Result<crate::provider::ConnectionReport> {
+pub async fn check_provider(
+    settings: &crate::provider::settings::ProviderSettings,
+    key: Option<crate::provider::ApiKey>,
+) -> crate::Result<crate::provider::ConnectionReport> {
     let base = settings.base_url.trim();
     if base.is_empty() {
         return Err(crate::Error::InvalidSettings { field: "provider.base_url", problem: "type the provider's base URL, or pick a preset".into() });

@@ -223,7 +223,6 @@ pub enum UsageSource {
     Compaction,
 }
 
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Todo {
     pub id: String,

@@ -13,10 +13,10 @@ pub mod claims;
 pub mod claims_pipe;
 pub mod client_fs;
 pub mod connection;
+pub mod definition;
 pub mod login;
 pub mod login_run;
 pub mod terminals;
-pub mod definition;
 pub mod update;
 
 pub use definition::ExternalAgent;

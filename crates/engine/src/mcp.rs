@@ -46,8 +46,13 @@ pub trait McpConnection: Send + Sync {
 pub enum McpServerState {
     /// Not started yet: servers start when a run first needs tools.
     Idle,
-    Running { pid: Option<u32>, tools: Vec<McpToolInfo> },
-    Failed { message: String },
+    Running {
+        pid: Option<u32>,
+        tools: Vec<McpToolInfo>,
+    },
+    Failed {
+        message: String,
+    },
     Disabled,
 }
 
@@ -59,9 +64,15 @@ pub struct McpServerStatus {
 }
 
 enum Slot {
-    Running { conn: Arc<dyn McpConnection>, tools: Vec<McpToolInfo> },
+    Running {
+        conn: Arc<dyn McpConnection>,
+        tools: Vec<McpToolInfo>,
+    },
     /// `reported` turns true once a run has told the person.
-    Failed { message: String, reported: bool },
+    Failed {
+        message: String,
+        reported: bool,
+    },
 }
 
 /// What a server's environment gets besides its settings: the configured key variables to keep
@@ -117,7 +128,12 @@ impl McpServers {
             match slot {
                 Slot::Running { tools: list, .. } => {
                     for t in list.iter() {
-                        tools.push(Arc::new(McpTool { servers: self.clone(), server: server.clone(), full_name: namespaced(server, &t.name), info: t.clone() }));
+                        tools.push(Arc::new(McpTool {
+                            servers: self.clone(),
+                            server: server.clone(),
+                            full_name: namespaced(server, &t.name),
+                            info: t.clone(),
+                        }));
                     }
                 }
                 Slot::Failed { message, reported } if !*reported => {

@@ -40,7 +40,6 @@ const LISTING: usize = 200;
 
 pub use crate::domain::PlanStep;
 
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     pub steps: Vec<PlanStep>,
@@ -140,7 +139,11 @@ fn manager_request(model: &str, system: String, user: String, name: &str, schema
 
 fn push_instructions(user: &mut String, instructions: &Option<(String, String)>) {
     if let Some((file, text)) = instructions {
-        user.push_str(&format!("<project_instructions file=\"{}\">\n{}\n</project_instructions>\n", crate::judge::evaluator::escape(file), crate::judge::evaluator::escape(text)));
+        user.push_str(&format!(
+            "<project_instructions file=\"{}\">\n{}\n</project_instructions>\n",
+            crate::judge::evaluator::escape(file),
+            crate::judge::evaluator::escape(text)
+        ));
     }
 }
 
@@ -152,7 +155,11 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
         Ok(v) => v,
         Err(strict) => {
             let start = text.find(['{', '[']).ok_or_else(|| format!("no JSON in the answer ({strict})"))?;
-            let candidate = if text[start..].starts_with('{') { extract_object(&text[start..]).unwrap_or(&text[start..]) } else { text[start..].trim_end_matches(|c: char| c != ']') };
+            let candidate = if text[start..].starts_with('{') {
+                extract_object(&text[start..]).unwrap_or(&text[start..])
+            } else {
+                text[start..].trim_end_matches(|c: char| c != ']')
+            };
             serde_json::from_str(candidate).map_err(|e| format!("the JSON is malformed: {e}"))?
         }
     };
@@ -167,7 +174,9 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
     let mut steps = Vec::new();
     for (i, raw) in raw_steps.iter().enumerate() {
         let step = match raw {
-            Value::String(s) if !s.trim().is_empty() => PlanStep { title: clip_title(s), instructions: s.trim().to_string(), criteria: vec![], depends_on: vec![], verify: vec![] },
+            Value::String(s) if !s.trim().is_empty() => {
+                PlanStep { title: clip_title(s), instructions: s.trim().to_string(), criteria: vec![], depends_on: vec![], verify: vec![] }
+            }
             Value::Object(o) => {
                 let text_of = |k: &str| o.get(k).and_then(Value::as_str).map(str::trim).unwrap_or("").to_string();
                 let (title, instructions) = (text_of("title"), text_of("instructions"));
@@ -180,9 +189,25 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
                     _ => vec![],
                 };
                 // Only earlier steps can be waited for; anything else is dropped, not fatal.
-                let depends_on = o.get("depends_on").and_then(Value::as_array).map(|d| d.iter().filter_map(Value::as_u64).map(|n| n as usize).filter(|&n| n < i).collect()).unwrap_or_default();
-                let verify = o.get("verify").and_then(Value::as_array).map(|v| v.iter().filter_map(Value::as_str).map(str::trim).filter(|c| !c.is_empty() && !c.contains('\0')).map(String::from).take(3).collect()).unwrap_or_default();
-                PlanStep { title: if title.is_empty() { clip_title(&instructions) } else { title }, instructions: if instructions.is_empty() { text_of("title") } else { instructions }, criteria, depends_on, verify }
+                let depends_on = o
+                    .get("depends_on")
+                    .and_then(Value::as_array)
+                    .map(|d| d.iter().filter_map(Value::as_u64).map(|n| n as usize).filter(|&n| n < i).collect())
+                    .unwrap_or_default();
+                let verify = o
+                    .get("verify")
+                    .and_then(Value::as_array)
+                    .map(|v| {
+                        v.iter().filter_map(Value::as_str).map(str::trim).filter(|c| !c.is_empty() && !c.contains('\0')).map(String::from).take(3).collect()
+                    })
+                    .unwrap_or_default();
+                PlanStep {
+                    title: if title.is_empty() { clip_title(&instructions) } else { title },
+                    instructions: if instructions.is_empty() { text_of("title") } else { instructions },
+                    criteria,
+                    depends_on,
+                    verify,
+                }
             }
             _ => continue,
         };
@@ -344,7 +369,13 @@ pub struct RevisionResult {
 }
 
 /// The manager's replanning call. `None` when cancelled.
-pub async fn revise_plan(provider: Arc<dyn Provider>, model: &str, input: &ReplanInput, policy: RetryPolicy, cancel: &CancellationToken) -> Option<RevisionResult> {
+pub async fn revise_plan(
+    provider: Arc<dyn Provider>,
+    model: &str,
+    input: &ReplanInput,
+    policy: RetryPolicy,
+    cancel: &CancellationToken,
+) -> Option<RevisionResult> {
     let answer = ask(provider, |mode| build_replan_request(model, input, mode), parse_revision, policy, cancel).await?;
     Some(RevisionResult { revision: answer.value, usage: answer.usage, calls: answer.calls })
 }

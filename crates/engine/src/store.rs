@@ -95,7 +95,9 @@ impl Store {
         loop {
             match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
                 Ok(_) => return Ok(()),
-                Err(rusqlite::Error::SqliteFailure(f, _)) if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) && tries < 200 => {
+                Err(rusqlite::Error::SqliteFailure(f, _))
+                    if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) && tries < 200 =>
+                {
                     tries += 1;
                     std::thread::sleep(std::time::Duration::from_millis(10));
                 }
@@ -212,7 +214,8 @@ impl Store {
     /// The evidence one run saved, if any.
     pub fn run_evidence(&self, run: &RunId) -> Result<Option<serde_json::Value>> {
         use rusqlite::OptionalExtension;
-        let text: Option<Option<String>> = self.read().prepare_cached("SELECT evidence FROM runs WHERE id = ?1")?.query_row(params![run.0], |r| r.get(0)).optional()?;
+        let text: Option<Option<String>> =
+            self.read().prepare_cached("SELECT evidence FROM runs WHERE id = ?1")?.query_row(params![run.0], |r| r.get(0)).optional()?;
         Ok(text.flatten().and_then(|t| serde_json::from_str(&t).ok()))
     }
 
@@ -315,10 +318,13 @@ impl Store {
     /// Removes the session and everything of it: runs, messages, parts, events, search entries.
     pub fn delete_session(&self, id: &SessionId) -> Result<()> {
         self.transact(|tx, _| {
-            let status: Option<String> = tx
-                .query_row("SELECT status FROM sessions WHERE id = ?", params![id.0], |r| r.get(0))
-                .map(Some)
-                .or_else(|e| if e == rusqlite::Error::QueryReturnedNoRows { Ok(None) } else { Err(e) })?;
+            let status: Option<String> = tx.query_row("SELECT status FROM sessions WHERE id = ?", params![id.0], |r| r.get(0)).map(Some).or_else(|e| {
+                if e == rusqlite::Error::QueryReturnedNoRows {
+                    Ok(None)
+                } else {
+                    Err(e)
+                }
+            })?;
             let status = status.ok_or_else(|| Error::NotFound(format!("session {id}")))?;
             if SessionStatus::parse(&status).is_some_and(|s| s.is_running() || s == SessionStatus::AwaitingApproval) {
                 return Err(Error::InvalidInput("the session is running; cancel it before deleting it".into()));

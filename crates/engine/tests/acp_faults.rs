@@ -39,7 +39,10 @@ async fn an_agent_that_exits_mid_turn_fails_the_session_with_why_and_keeps_what_
     assert_eq!(o.status, SessionStatus::Failed);
     let (code, message) = error_of(&o).expect("the failure is explained");
     assert_eq!(code, "external_agent");
-    assert!(message.contains("Scripted agent stopped in the middle of its turn") && message.contains("giving up in the middle of the turn"), "the message says what happened and shows the agent's last words on stderr: {message}");
+    assert!(
+        message.contains("Scripted agent stopped in the middle of its turn") && message.contains("giving up in the middle of the turn"),
+        "the message says what happened and shows the agent's last words on stderr: {message}"
+    );
     assert!(o.has(|e| matches!(e, EngineEvent::TextDelta { text, .. } if text.contains("Starting on it"))), "what the agent said before it died is kept");
 }
 
@@ -57,7 +60,9 @@ async fn a_turn_that_never_ends_is_stopped_after_the_step_limit_with_a_clear_err
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broken_json_rpc_from_the_agent_does_not_lose_the_turn() {
-    let s = Scripted::new(json!({"turns": [{"updates": [text("All of it is done and checked.")], "write": {"path": "out.txt", "content": "x"}, "end": "garbage"}]}));
+    let s = Scripted::new(
+        json!({"turns": [{"updates": [text("All of it is done and checked.")], "write": {"path": "out.txt", "content": "x"}, "end": "garbage"}]}),
+    );
     let h = harness(&s, json!([evaluator(done_verdict()), {"when": {}, "reply": no_announcement()}]), Duration::from_secs(60)).await;
     let o = h.run("Write out.txt").await;
     // The SDK drops a line that is not JSON-RPC and reads on: the turn's answer after it counts.
@@ -79,7 +84,9 @@ async fn an_agent_that_needs_a_login_says_how_to_log_in() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_the_agent_changes_as_it_starts_is_recorded_before_and_reject_puts_it_back() {
-    let s = Scripted::new(json!({"startup_write": {"path": "zz/agent.json", "content": "{\"rewritten\": true}"}, "turns": [{"updates": [text("Nothing else to do.")], "end": "end_turn"}]}));
+    let s = Scripted::new(
+        json!({"startup_write": {"path": "zz/agent.json", "content": "{\"rewritten\": true}"}, "turns": [{"updates": [text("Nothing else to do.")], "end": "end_turn"}]}),
+    );
     let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(30)).await;
     h.write("zz/agent.json", "{\"model\": \"mine\"}");
     // Enough files that recording the workspace takes longer than the agent's start.
@@ -87,7 +94,12 @@ async fn a_file_the_agent_changes_as_it_starts_is_recorded_before_and_reject_put
         h.write(&format!("src/f{i}.txt"), "x");
     }
     let o = h.run("Look around").await;
-    assert_eq!(o.status, SessionStatus::AwaitingReview, "the agent changed a file, so the task goes to review with it; had the workspace been recorded after the change, the change would be invisible ({:?})", error_of(&o));
+    assert_eq!(
+        o.status,
+        SessionStatus::AwaitingReview,
+        "the agent changed a file, so the task goes to review with it; had the workspace been recorded after the change, the change would be invisible ({:?})",
+        error_of(&o)
+    );
     h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
     assert_eq!(
         h.read("zz/agent.json").as_deref(),
@@ -110,10 +122,16 @@ async fn a_preset_that_is_not_installed_says_how_to_install_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agents_own_turn_limit_goes_to_review_as_the_step_limit() {
-    let s = Scripted::new(json!({"turns": [{"updates": [text("I ran out of requests.")], "write": {"path": "half.txt", "content": "x"}, "end": "max_turn_requests"}]}));
+    let s = Scripted::new(
+        json!({"turns": [{"updates": [text("I ran out of requests.")], "write": {"path": "half.txt", "content": "x"}, "end": "max_turn_requests"}]}),
+    );
     let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
     let o = h.run("Do a long thing").await;
-    assert_eq!((o.status, o.end_reason), (SessionStatus::AwaitingReview, Some(EndReason::StepLimit)), "the work so far goes to the person, marked as cut short");
+    assert_eq!(
+        (o.status, o.end_reason),
+        (SessionStatus::AwaitingReview, Some(EndReason::StepLimit)),
+        "the work so far goes to the person, marked as cut short"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -127,9 +145,11 @@ async fn a_refusal_fails_the_session_as_a_content_stop() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agents_acp_plan_is_the_todo_list_and_an_open_item_sends_it_back() {
-    let plan = |second: &str| json!({"sessionUpdate": "plan", "entries": [
+    let plan = |second: &str| {
+        json!({"sessionUpdate": "plan", "entries": [
         {"content": "Write one.txt", "priority": "high", "status": "completed"},
-        {"content": "Write two.txt", "priority": "high", "status": second}]});
+        {"content": "Write two.txt", "priority": "high", "status": second}]})
+    };
     let s = Scripted::new(json!({"turns": [
         {"updates": [plan("pending"), text("Done with everything!")], "write": {"path": "one.txt", "content": "1"}},
         {"updates": [plan("completed"), text("Now both files are written and checked.")], "write": {"path": "two.txt", "content": "2"}}
@@ -151,7 +171,12 @@ async fn allow_for_the_session_answers_the_agents_next_request_without_asking_ag
         {"updates": [{"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "bash", "status": "pending"}], "permission": ask("c1"), "after": [{"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": "hi"}}]}, text("Ran it.")]},
         {"updates": [{"sessionUpdate": "tool_call", "toolCallId": "c2", "title": "bash", "status": "pending"}], "permission": ask("c2"), "after": [{"sessionUpdate": "tool_call_update", "toolCallId": "c2", "status": "completed"}, text("All done and checked now.")]}
     ]}));
-    let h = harness(&s, json!([{"when": {"kind": "evaluator"}, "reply": not_done_verdict(&["run it again"], "Run it once more."), "times": 1}, evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let h = harness(
+        &s,
+        json!([{"when": {"kind": "evaluator"}, "reply": not_done_verdict(&["run it again"], "Run it once more."), "times": 1}, evaluator(done_verdict())]),
+        Duration::from_secs(60),
+    )
+    .await;
     let (sid, handle) = h.engine.start_session("Run echo twice", &h.ws()).unwrap();
     let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
     let request = loop {
@@ -164,11 +189,14 @@ async fn allow_for_the_session_answers_the_agents_next_request_without_asking_ag
     tokio::time::timeout(Duration::from_secs(60), handle).await.unwrap().unwrap();
     let o = h.outcome(&sid);
     assert_eq!(o.status, SessionStatus::AwaitingReview);
-    assert_eq!(s.log("permissions.log").lines().collect::<Vec<_>>(), vec!["yes", "yes"], "allowed once by the person, then by the session's grant; the agent is never granted more than once at a time");
+    assert_eq!(
+        s.log("permissions.log").lines().collect::<Vec<_>>(),
+        vec!["yes", "yes"],
+        "allowed once by the person, then by the session's grant; the agent is never granted more than once at a time"
+    );
     let asked = o.events.iter().filter(|e| matches!(e.event, EngineEvent::PermissionRequested { .. })).count();
     assert_eq!(asked, 1, "the person was asked once");
 }
-
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_using_the_clients_file_system_stays_inside_the_workspace() {
@@ -186,7 +214,11 @@ async fn an_agent_using_the_clients_file_system_stays_inside_the_workspace() {
     assert_eq!(log[1]["answer"]["content"], "written through Finishline\n", "a read through the client returns the file's text");
     assert!(log[2]["answer"]["error"].is_object(), "a write outside the workspace is refused: {:?}", log[2]);
     assert!(!h.ws().join("../outside.txt").exists(), "nothing was written outside the workspace");
-    assert_eq!(log[3]["answer"]["error"]["code"], -32002, "a file that is not there is ACP's resource-not-found, so a write tool that reads first creates it: {:?}", log[3]);
+    assert_eq!(
+        log[3]["answer"]["error"]["code"], -32002,
+        "a file that is not there is ACP's resource-not-found, so a write tool that reads first creates it: {:?}",
+        log[3]
+    );
     assert!(log[3]["answer"]["error"]["message"].as_str().unwrap().contains("Resource not found"), "{:?}", log[3]);
 }
 
@@ -268,7 +300,10 @@ async fn an_agent_that_ignores_cancel_is_ended_with_its_whole_process_group() {
     assert!(h.engine.cancel(&sid));
     tokio::time::timeout(Duration::from_secs(30), handle).await.expect("cancel ends the run").unwrap();
     assert_eq!(h.outcome(&sid).status, SessionStatus::Cancelled);
-    assert!(group_gone(agent, Duration::from_secs(5).saturating_sub(asked.elapsed())).await, "the agent and the child it started are gone within 5 s of the cancel, though the agent ignored session/cancel");
+    assert!(
+        group_gone(agent, Duration::from_secs(5).saturating_sub(asked.elapsed())).await,
+        "the agent and the child it started are gone within 5 s of the cancel, though the agent ignored session/cancel"
+    );
     assert!(finishline_engine::process_groups::proc_stat(child).is_none(), "its child went with it");
     let edits = s.log("edits.log").lines().count();
     tokio::time::sleep(Duration::from_millis(400)).await;
@@ -289,8 +324,10 @@ async fn a_step_timeout_of_an_agent_that_ignores_cancel_is_reported_as_a_step_ti
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answering_a_permission_after_the_step_limit_does_not_stop_the_turn() {
     let ask = json!({"toolCallId": "c1", "title": "bash", "rawInput": {"command": "echo hi"}});
-    let s = Scripted::new(json!({"turns": [{"updates": [{"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "bash", "status": "pending"}], "permission": ask,
-        "after": [{"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}, text("Ran it, and it printed hi as asked.")]}]}));
+    let s = Scripted::new(
+        json!({"turns": [{"updates": [{"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "bash", "status": "pending"}], "permission": ask,
+        "after": [{"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}, text("Ran it, and it printed hi as asked.")]}]}),
+    );
     let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(1)).await;
     let (sid, handle) = h.engine.start_session("Run echo", &h.ws()).unwrap();
     let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
@@ -309,10 +346,14 @@ async fn answering_a_permission_after_the_step_limit_does_not_stop_the_turn() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_offering_only_always_is_asked_in_those_words_and_once_is_never_turned_into_always_unasked() {
-    let ask = |id: &str| json!({"toolCallId": id, "title": "bash", "rawInput": {"command": "echo hi"}, "options": [
-        {"optionId": "always", "name": "Always allow", "kind": "allow_always"}, {"optionId": "no", "name": "Reject", "kind": "reject_once"}]});
-    let s = Scripted::new(json!({"turns": [{"updates": [{"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "bash", "status": "pending"}], "permission": ask("c1"),
-        "after": [{"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}, text("Ran it, and it printed hi as asked.")]}]}));
+    let ask = |id: &str| {
+        json!({"toolCallId": id, "title": "bash", "rawInput": {"command": "echo hi"}, "options": [
+        {"optionId": "always", "name": "Always allow", "kind": "allow_always"}, {"optionId": "no", "name": "Reject", "kind": "reject_once"}]})
+    };
+    let s = Scripted::new(
+        json!({"turns": [{"updates": [{"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "bash", "status": "pending"}], "permission": ask("c1"),
+        "after": [{"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}, text("Ran it, and it printed hi as asked.")]}]}),
+    );
     let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
     let (sid, handle) = h.engine.start_session("Run echo", &h.ws()).unwrap();
     let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
@@ -357,6 +398,11 @@ async fn a_call_first_titled_as_being_prepared_is_named_by_its_real_title() {
     ], "write": {"path": "notes.txt", "content": "n"}}]}));
     let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
     let o = h.run("Write notes.txt").await;
-    let names: Vec<String> = o.events.iter().filter_map(|e| if let EngineEvent::ToolCall { tool, .. } = &e.event { Some(tool.clone()) } else { None }).collect();
-    assert_eq!(names.last().map(String::as_str), Some("Write notes.txt"), "the card reads as what the call did (Claude Code titles every call \"Preparing file…\" first): {names:?}");
+    let names: Vec<String> =
+        o.events.iter().filter_map(|e| if let EngineEvent::ToolCall { tool, .. } = &e.event { Some(tool.clone()) } else { None }).collect();
+    assert_eq!(
+        names.last().map(String::as_str),
+        Some("Write notes.txt"),
+        "the card reads as what the call did (Claude Code titles every call \"Preparing file…\" first): {names:?}"
+    );
 }

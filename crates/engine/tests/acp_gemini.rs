@@ -27,7 +27,11 @@ async fn gemini_cli_not_installed_says_the_exact_install_command() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gemini_cli_without_a_key_or_login_says_how_to_log_in_in_its_own_words() {
-    without_a_key_says_how_to_log_in_in_the_agents_own_words(Real::Gemini, &["Gemini API key is missing or not configured", "Log in with Google", "GEMINI_API_KEY"]).await;
+    without_a_key_says_how_to_log_in_in_the_agents_own_words(
+        Real::Gemini,
+        &["Gemini API key is missing or not configured", "Log in with Google", "GEMINI_API_KEY"],
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,11 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use finishline_engine::agent::Engine;
+use finishline_engine::config::secret::{Keys, MemorySecrets};
 use finishline_engine::domain::*;
 use finishline_engine::event::EngineEvent;
 use finishline_engine::external::login::LoginMethod;
 use finishline_engine::external::login_run;
-use finishline_engine::config::secret::{Keys, MemorySecrets};
 use finishline_engine::Settings;
 use serde_json::json;
 use support::harness::*;
@@ -29,12 +29,37 @@ fn text(t: &str) -> serde_json::Value {
 
 /// The run that fails for the login, with what it said and the ways it offered.
 async fn needs_login(auth: &str) -> (Scripted, Harness, SessionId, String, Vec<LoginMethod>) {
-    let s = Scripted::new(json!({"auth": auth, "turns": [{"updates": [text("Wrote done.txt and checked it.")], "write": {"path": "done.txt", "content": "done\n"}}]}));
+    let s = Scripted::new(
+        json!({"auth": auth, "turns": [{"updates": [text("Wrote done.txt and checked it.")], "write": {"path": "done.txt", "content": "done\n"}}]}),
+    );
     let h = Harness::new(rules(json!([evaluator(done_verdict())])), Setup { external: Some(s.agent.clone()), ..Setup::default() }).await;
     let o = h.run("Look around").await;
     assert_eq!(o.status, SessionStatus::Failed);
-    let message = o.events.iter().rev().find_map(|e| if let EngineEvent::Error { code, message } = &e.event { assert_eq!(code, "external_agent_auth"); Some(message.clone()) } else { None }).unwrap();
-    let methods = o.events.iter().find_map(|e| if let EngineEvent::AgentLoginNeeded { methods, label, .. } = &e.event { assert_eq!(label, "scripted"); Some(methods.clone()) } else { None }).expect("the window learns the agent wants a login");
+    let message = o
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| {
+            if let EngineEvent::Error { code, message } = &e.event {
+                assert_eq!(code, "external_agent_auth");
+                Some(message.clone())
+            } else {
+                None
+            }
+        })
+        .unwrap();
+    let methods = o
+        .events
+        .iter()
+        .find_map(|e| {
+            if let EngineEvent::AgentLoginNeeded { methods, label, .. } = &e.event {
+                assert_eq!(label, "scripted");
+                Some(methods.clone())
+            } else {
+                None
+            }
+        })
+        .expect("the window learns the agent wants a login");
     (s, h, o.session, message, methods)
 }
 
@@ -49,7 +74,10 @@ async fn a_terminal_login_runs_the_agents_own_command_and_the_task_then_goes_on(
     let (s, h, sid, message, methods) = needs_login("terminal").await;
     assert!(message.contains("Log in in a terminal: run `") && message.contains("--login` in a terminal"), "the message names the command: {message}");
     let [method @ LoginMethod::Terminal { command, args, .. }] = methods.as_slice() else { panic!("one terminal method: {methods:?}") };
-    assert!(command.ends_with("node") && args.last().map(String::as_str) == Some("--login"), "the agent's own invocation with the method's arguments: {command} {args:?}");
+    assert!(
+        command.ends_with("node") && args.last().map(String::as_str) == Some("--login"),
+        "the agent's own invocation with the method's arguments: {command} {args:?}"
+    );
     // A "terminal" that runs the script where it is, as a terminal window would.
     let ran = login_run::run_in_terminal(&["env".to_string()], method, &s.agent.env, h.data.path()).await.unwrap();
     assert!(ran, "the login command exited 0");
@@ -65,7 +93,10 @@ async fn a_failed_terminal_login_says_so_and_nothing_goes_on() {
     let failing = LoginMethod::Terminal { id, name, description, command: "false".into(), args: vec![], env };
     let ran = login_run::run_in_terminal(&["env".to_string()], &failing, &s.agent.env, h.data.path()).await.unwrap();
     assert!(!ran, "a login command that exits non-zero is not a login");
-    assert!(std::fs::read_dir(h.data.path()).unwrap().flatten().all(|e| !e.file_name().to_string_lossy().starts_with("login-")), "its script and status are removed");
+    assert!(
+        std::fs::read_dir(h.data.path()).unwrap().flatten().all(|e| !e.file_name().to_string_lossy().starts_with("login-")),
+        "its script and status are removed"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -105,7 +136,10 @@ async fn check_says_whether_the_agent_is_installed_its_version_and_whether_it_is
     let s = Scripted::new(json!({"auth": "agent", "turns": [{}]}));
     let dir = tempfile::tempdir().unwrap();
     let before = status(&s.agent, dir.path(), Duration::from_secs(30), &BTreeMap::new()).await;
-    assert!(before.found.is_some() && before.version.as_deref() == Some("1.0.0"), "installed, with the version it answered before it refused a session: {before:?}");
+    assert!(
+        before.found.is_some() && before.version.as_deref() == Some("1.0.0"),
+        "installed, with the version it answered before it refused a session: {before:?}"
+    );
     assert_eq!(before.logged_in, Some(false));
     assert!(before.problem.as_deref().is_some_and(|p| p.contains("Log in with the browser")) && before.login.len() == 1, "{before:?}");
     login_run::authenticate(&s.agent, dir.path(), "browser", &BTreeMap::new(), Duration::from_secs(30)).await.unwrap();

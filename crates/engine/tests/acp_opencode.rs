@@ -36,7 +36,9 @@ fn story(o: &Outcome) -> String {
             EngineEvent::StatusChanged { status, message, .. } => format!("status({status:?} {message:?})"),
             EngineEvent::Continuation { source, .. } => format!("continuation({source:?})"),
             EngineEvent::ToolCall { tool, state, .. } => format!("tool({tool} {state:?})"),
-            EngineEvent::StepFinished { usage, stop_reason, .. } => format!("step_finished({stop_reason:?} out={} est={})", usage.output_tokens, usage.estimated),
+            EngineEvent::StepFinished { usage, stop_reason, .. } => {
+                format!("step_finished({stop_reason:?} out={} est={})", usage.output_tokens, usage.estimated)
+            }
             other => other.type_name().to_string(),
         })
         .collect::<Vec<_>>()
@@ -58,16 +60,16 @@ async fn harness_with_pipe(rules_: serde_json::Value, home: &std::path::Path, pi
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn opencode_writes_the_file_and_the_task_goes_to_review_then_approval() {
     let home = tempfile::tempdir().unwrap();
-    let h = harness(
-        one_write("hello.txt", "hello from opencode\n"),
-        home.path(),
-    )
-    .await;
+    let h = harness(one_write("hello.txt", "hello from opencode\n"), home.path()).await;
     let o = h.run("Write hello.txt saying hello").await;
     let requests: Vec<_> = o.requests.iter().map(|r| (r.kind, r.last_message.chars().take(80).collect::<String>())).collect();
     assert_eq!(o.status, SessionStatus::AwaitingReview, "a finished, checked task waits for the person: {:?}\n{requests:?}", story(&o));
     assert_eq!(h.read("hello.txt").as_deref(), Some("hello from opencode\n"), "OpenCode's own write tool changed the workspace");
-    assert!(o.has(|e| matches!(e, EngineEvent::ToolCall { tool, state: ToolState::Done, .. } if tool == "write")), "OpenCode's tool call is shown as a finished tool card: {}", story(&o));
+    assert!(
+        o.has(|e| matches!(e, EngineEvent::ToolCall { tool, state: ToolState::Done, .. } if tool == "write")),
+        "OpenCode's tool call is shown as a finished tool card: {}",
+        story(&o)
+    );
     assert!(o.has(|e| matches!(e, EngineEvent::TextDelta { text, .. } if text.contains("Done"))), "OpenCode's text streams into the session");
     h.engine.submit_review(&o.review_id(), Decision::Approve, None, false, false, DecidedBy::Person).unwrap();
     assert_eq!(h.outcome(&o.session).status, SessionStatus::Completed);
@@ -76,9 +78,11 @@ async fn opencode_writes_the_file_and_the_task_goes_to_review_then_approval() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn opencode_stopping_with_its_plan_half_done_is_sent_back_by_the_todo_gate_until_done() {
     let home = tempfile::tempdir().unwrap();
-    let todos = |second: &str| json!({"name": "todowrite", "arguments": {"todos": [
+    let todos = |second: &str| {
+        json!({"name": "todowrite", "arguments": {"todos": [
         {"id": "1", "content": "Create the first file", "status": "completed", "priority": "high"},
-        {"id": "2", "content": "Create the second file", "status": second, "priority": "high"}]}});
+        {"id": "2", "content": "Create the second file", "status": second, "priority": "high"}]}})
+    };
     let h = harness(
         json!([
             title(),
@@ -93,12 +97,18 @@ async fn opencode_stopping_with_its_plan_half_done_is_sent_back_by_the_todo_gate
     )
     .await;
     let o = h.run("Write a.txt and b.txt").await;
-    assert_eq!(o.continuations(), vec![ContinuationSource::TodoGate], "OpenCode claimed done with its plan half open: the todo gate sends it back once: {}", story(&o));
+    assert_eq!(
+        o.continuations(),
+        vec![ContinuationSource::TodoGate],
+        "OpenCode claimed done with its plan half open: the todo gate sends it back once: {}",
+        story(&o)
+    );
     assert_eq!(o.status, SessionStatus::AwaitingReview, "{}", story(&o));
     assert_eq!((h.read("a.txt").as_deref(), h.read("b.txt").as_deref()), (Some("a\n"), Some("b\n")), "the continuation got the second file written");
     let continued = o.requests.iter().filter(|r| r.kind == fake_llm::RequestKind::Agent).any(|r| r.last_message.contains("- [ ] Create the second file"));
     assert!(continued, "OpenCode's next turn carried Finishline's continuation naming the open item");
-    let shown_as_person = o.has(|e| matches!(e, EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if t.contains("Create the second file")));
+    let shown_as_person =
+        o.has(|e| matches!(e, EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if t.contains("Create the second file")));
     assert!(!shown_as_person, "the continuation is Finishline's, never shown as the person's message");
 }
 
@@ -119,7 +129,12 @@ async fn opencode_cut_off_by_the_output_limit_is_continued_as_a_truncation() {
     let o = h.run("Write notes.txt").await;
     // OpenCode ends every turn with `end_turn`, even when the model hit its output limit: the cut
     // shows in the turn's last answer (2 tokens, mid-sentence) after the tool work.
-    assert_eq!(o.continuations().first(), Some(&ContinuationSource::Truncation), "a turn cut off at 2 output tokens mid-task is continued as a truncation, not judged: {}", story(&o));
+    assert_eq!(
+        o.continuations().first(),
+        Some(&ContinuationSource::Truncation),
+        "a turn cut off at 2 output tokens mid-task is continued as a truncation, not judged: {}",
+        story(&o)
+    );
     assert_eq!(o.status, SessionStatus::AwaitingReview, "{}", story(&o));
     assert_eq!(h.read("notes.txt").as_deref(), Some("n\n"));
 }
@@ -148,7 +163,11 @@ async fn opencodes_permission_request_waits_for_the_person_and_an_allow_lets_the
 async fn opencodes_permission_request_denied_stops_the_run_and_nothing_is_written() {
     let home = tempfile::tempdir().unwrap();
     let h = Harness::new(
-        rules(json!([title(), evaluator(done_verdict()), agent(json!({}), json!({"tool_calls": [{"name": "write", "arguments": {"filePath": "denied.txt", "content": "no\n"}}]}))])),
+        rules(json!([
+            title(),
+            evaluator(done_verdict()),
+            agent(json!({}), json!({"tool_calls": [{"name": "write", "arguments": {"filePath": "denied.txt", "content": "no\n"}}]}))
+        ])),
         Setup { external: Some(opencode(home.path())), permissions: Default::default(), ..Setup::default() },
     )
     .await;
@@ -167,7 +186,11 @@ async fn opencodes_permission_request_denied_stops_the_run_and_nothing_is_writte
 async fn cancel_in_the_middle_of_opencodes_turn_ends_the_session_cancelled_at_once() {
     let home = tempfile::tempdir().unwrap();
     let h = harness(
-        json!([title(), evaluator(done_verdict()), agent(json!({}), json!({"text": "Thinking about it for a long time, one word after another until the end", "chunk_delay_ms": 1500}))]),
+        json!([
+            title(),
+            evaluator(done_verdict()),
+            agent(json!({}), json!({"text": "Thinking about it for a long time, one word after another until the end", "chunk_delay_ms": 1500}))
+        ]),
         home.path(),
     )
     .await;
@@ -189,11 +212,7 @@ async fn cancel_in_the_middle_of_opencodes_turn_ends_the_session_cancelled_at_on
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rejecting_opencodes_work_reverts_its_changes_and_the_session_is_kept_and_exported() {
     let home = tempfile::tempdir().unwrap();
-    let h = harness(
-        one_write("keep.txt", "changed by opencode\n"),
-        home.path(),
-    )
-    .await;
+    let h = harness(one_write("keep.txt", "changed by opencode\n"), home.path()).await;
     h.write("keep.txt", "original\n");
     let o = h.run("Change keep.txt").await;
     assert_eq!(h.read("keep.txt").as_deref(), Some("changed by opencode\n"), "{}", story(&o));
@@ -247,8 +266,17 @@ async fn a_partial_claim_goes_to_review(pipe: bool) {
     )
     .await;
     let o = h.run("Write the report and run the tests").await;
-    let tools: Vec<String> = o.requests.iter().filter(|r| r.kind == fake_llm::RequestKind::Agent).flat_map(|r| r.body["tools"].as_array().cloned().unwrap_or_default()).filter_map(|t| t.pointer("/function/name").and_then(|n| n.as_str()).map(String::from)).collect();
-    assert!(tools.iter().any(|t| t.contains("complete_task")), "OpenCode offers its model Finishline's complete_task (from the MCP server given in session/new): {tools:?}");
+    let tools: Vec<String> = o
+        .requests
+        .iter()
+        .filter(|r| r.kind == fake_llm::RequestKind::Agent)
+        .flat_map(|r| r.body["tools"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t.pointer("/function/name").and_then(|n| n.as_str()).map(String::from))
+        .collect();
+    assert!(
+        tools.iter().any(|t| t.contains("complete_task")),
+        "OpenCode offers its model Finishline's complete_task (from the MCP server given in session/new): {tools:?}"
+    );
     assert_eq!(o.claim, Some(Claim::Partial), "the agent's own claim reaches the completion engine: {}", story(&o));
     assert_eq!(o.status, SessionStatus::AwaitingReview);
     let words = o.events.iter().find_map(|e| match &e.event {
@@ -279,13 +307,24 @@ async fn request_changes_reopens_opencodes_own_session_so_it_remembers_the_work(
     let o2 = h.wait_idle(&o.session).await;
     assert_eq!(o2.status, SessionStatus::AwaitingReview, "{}", story(&o2));
     assert_eq!(h.read("b.txt").as_deref(), Some("b\n"));
-    let connected: Vec<bool> = o2.events.iter().filter_map(|e| match &e.event {
-        EngineEvent::AgentConnected { loaded, .. } => Some(*loaded),
-        _ => None,
-    }).collect();
+    let connected: Vec<bool> = o2
+        .events
+        .iter()
+        .filter_map(|e| match &e.event {
+            EngineEvent::AgentConnected { loaded, .. } => Some(*loaded),
+            _ => None,
+        })
+        .collect();
     assert_eq!(connected, vec![false, true], "the first run opened OpenCode's session; the feedback run reopened it with session/load");
-    let turn = o2.requests.iter().find(|r| r.kind == fake_llm::RequestKind::Agent && r.last_message.contains("also write b.txt")).expect("OpenCode asked its model about the feedback");
-    assert!(turn.all_text.contains("Write a.txt") && turn.all_text.contains("Wrote file successfully"), "OpenCode remembers the first run's conversation itself");
+    let turn = o2
+        .requests
+        .iter()
+        .find(|r| r.kind == fake_llm::RequestKind::Agent && r.last_message.contains("also write b.txt"))
+        .expect("OpenCode asked its model about the feedback");
+    assert!(
+        turn.all_text.contains("Write a.txt") && turn.all_text.contains("Wrote file successfully"),
+        "OpenCode remembers the first run's conversation itself"
+    );
     assert!(!turn.all_text.contains("you are continuing it in a new session"), "a reopened session needs no digest of what happened");
 }
 
@@ -313,7 +352,11 @@ async fn plan_mode_gives_opencode_one_checked_step_per_turn_and_the_whole_task_i
     let o = h.wait_idle(&sid).await;
     assert_eq!((o.status, o.end_reason), (SessionStatus::AwaitingReview, Some(EndReason::VerifiedDone)), "{}", story(&o));
     assert_eq!((h.read("a.txt").as_deref(), h.read("b.txt").as_deref()), (Some("a\n"), Some("b\n")), "each step's turn did its step");
-    let steps: Vec<(usize, EndReason)> = o.events.iter().filter_map(|e| if let EngineEvent::PlanStepFinished { index, end_reason, .. } = &e.event { Some((*index, *end_reason)) } else { None }).collect();
+    let steps: Vec<(usize, EndReason)> = o
+        .events
+        .iter()
+        .filter_map(|e| if let EngineEvent::PlanStepFinished { index, end_reason, .. } = &e.event { Some((*index, *end_reason)) } else { None })
+        .collect();
     assert_eq!(steps, vec![(0, EndReason::VerifiedDone), (1, EndReason::VerifiedDone)], "each step is judged on its own criteria");
     let reopened = o.events.iter().filter(|e| matches!(e.event, EngineEvent::AgentConnected { loaded: true, .. })).count();
     assert!(reopened >= 1, "later steps continue in OpenCode's own session: {}", story(&o));

@@ -19,7 +19,6 @@ use futures_util::StreamExt;
 use serde_json::json;
 use support::harness::*;
 
-
 fn allow_shell(s: &mut Setup) {
     s.permissions.overrides.insert("run_command".into(), Permission::Allow);
 }
@@ -29,7 +28,10 @@ async fn request_changes_starts_a_second_run_with_a_fresh_budget_then_approve_co
     let h = Harness::new(
         rules(json!([
             evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "also add grapes"}), json!({"tool_calls": [{"name": "edit_file", "arguments": {"path": "notes.md", "old_text": "- cherry", "new_text": "- cherry\n- grapes"}}]})),
+            agent(
+                json!({"last_message_contains": "also add grapes"}),
+                json!({"tool_calls": [{"name": "edit_file", "arguments": {"path": "notes.md", "old_text": "- cherry", "new_text": "- cherry\n- grapes"}}]})
+            ),
             agent(json!({"last_message_contains": "Replaced"}), json!({"text": DONE})),
             agent(json!({"last_message_contains": "Created notes.md"}), json!({"text": DONE})),
             agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n- cherry"}}]})),
@@ -45,7 +47,8 @@ async fn request_changes_starts_a_second_run_with_a_fresh_budget_then_approve_co
     let o2 = h.wait_idle(&o.session).await;
     assert_eq!(o2.status, SessionStatus::AwaitingReview, "the feedback run reaches the review gate again");
     assert_eq!(h.read("notes.md").unwrap(), "- apple\n- banana\n- cherry\n- grapes");
-    let feedback_is_user = o2.events.iter().any(|e| matches!(&e.event, EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if t == "also add grapes"));
+    let feedback_is_user =
+        o2.events.iter().any(|e| matches!(&e.event, EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if t == "also add grapes"));
     assert!(feedback_is_user, "feedback at the review gate is a real user message");
     let runs = o2.events.iter().filter(|e| matches!(e.event, EngineEvent::RunStarted { .. })).count();
     assert_eq!(runs, 2);
@@ -64,7 +67,10 @@ async fn reject_with_revert_restores_every_file_including_ones_the_shell_created
         rules(json!([
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "exit code: 0"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "Wrote keep.txt"}), json!({"tool_calls": [{"name": "run_command", "arguments": {"command": "echo shell > made-by-shell.txt && rm old.txt"}}]})),
+            agent(
+                json!({"last_message_contains": "Wrote keep.txt"}),
+                json!({"tool_calls": [{"name": "run_command", "arguments": {"command": "echo shell > made-by-shell.txt && rm old.txt"}}]})
+            ),
             agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "keep.txt", "content": "changed by the agent"}}]})),
         ])),
         setup,
@@ -94,8 +100,12 @@ async fn reject_with_revert_restores_every_file_including_ones_the_shell_created
     assert_eq!(h.read("old.txt").as_deref(), Some("precious"), "the file the shell deleted is back");
     assert!(h.read("made-by-shell.txt").is_none(), "the file the shell created is gone");
     let events = h.store.events(&o.session, 0).unwrap();
-    let reverted = events.iter().find_map(|e| if let EngineEvent::Reverted { restored, deleted, .. } = &e.event { Some((restored.clone(), deleted.clone())) } else { None });
-    let (mut restored, deleted) = reverted.expect("what the revert did is kept in the session, so the window says it where the person looks and a replay shows it");
+    let reverted =
+        events
+            .iter()
+            .find_map(|e| if let EngineEvent::Reverted { restored, deleted, .. } = &e.event { Some((restored.clone(), deleted.clone())) } else { None });
+    let (mut restored, deleted) =
+        reverted.expect("what the revert did is kept in the session, so the window says it where the person looks and a replay shows it");
     restored.sort();
     assert_eq!(restored, vec!["keep.txt", "old.txt"]);
     assert_eq!(deleted, vec!["made-by-shell.txt"]);
@@ -139,7 +149,9 @@ async fn a_429_with_retry_after_shows_retry_then_succeeds() {
     .await;
     let o = h.run("hi").await;
     let retry = o.events.iter().find_map(|e| match &e.event {
-        EngineEvent::StatusChanged { status: SessionStatus::Retry, attempt, next_retry_at, message } => Some((*attempt, next_retry_at.clone(), message.clone())),
+        EngineEvent::StatusChanged { status: SessionStatus::Retry, attempt, next_retry_at, message } => {
+            Some((*attempt, next_retry_at.clone(), message.clone()))
+        }
         _ => None,
     });
     let (attempt, at, msg) = retry.expect("the session showed `retry` while it waited");
@@ -197,7 +209,11 @@ async fn a_malformed_chunk_before_output_fails_with_a_clear_message() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_key_fails_at_once_and_says_so() {
-    let h = Harness::new(rules(json!([agent(json!({}), json!({"fault": {"type": "status", "status": 401, "body": "{\"error\": {\"message\": \"invalid x-api-key\"}}"}}))])), Setup { protocol: Protocol::Anthropic, ..Default::default() }).await;
+    let h = Harness::new(
+        rules(json!([agent(json!({}), json!({"fault": {"type": "status", "status": 401, "body": "{\"error\": {\"message\": \"invalid x-api-key\"}}"}}))])),
+        Setup { protocol: Protocol::Anthropic, ..Default::default() },
+    )
+    .await;
     let o = h.run("hi").await;
     assert_eq!(o.status, SessionStatus::Failed);
     assert_eq!(o.model_calls(), 1, "a wrong key is never retried");
@@ -228,7 +244,14 @@ async fn cancel_while_streaming_ends_cancelled_and_nothing_follows() {
 async fn cancel_while_a_command_runs_kills_its_whole_process_group() {
     let mut setup = Setup::default();
     allow_shell(&mut setup);
-    let h = Harness::new(rules(json!([agent(json!({}), json!({"tool_calls": [{"name": "run_command", "arguments": {"command": "(sleep 2; touch child-survived.txt) & sleep 30; touch after.txt"}}]}))])), setup).await;
+    let h = Harness::new(
+        rules(json!([agent(
+            json!({}),
+            json!({"tool_calls": [{"name": "run_command", "arguments": {"command": "(sleep 2; touch child-survived.txt) & sleep 30; touch after.txt"}}]})
+        )])),
+        setup,
+    )
+    .await;
     let (sid, handle) = h.engine.start_session("run the slow thing", &h.ws()).unwrap();
     let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
     while let Some(e) = sub.next().await {
@@ -267,7 +290,11 @@ async fn a_permission_prompt_allowed_once_runs_the_tool() {
     };
     assert_eq!(h.store.session(&sid).unwrap().status, SessionStatus::AwaitingApproval);
     h.engine.respond_permission(&request, PermissionDecision::AllowOnce).unwrap();
-    assert_eq!(h.engine.respond_permission(&request, PermissionDecision::Deny).unwrap_err().code(), ErrorCode::AlreadyDecided, "a second answer changes nothing");
+    assert_eq!(
+        h.engine.respond_permission(&request, PermissionDecision::Deny).unwrap_err().code(),
+        ErrorCode::AlreadyDecided,
+        "a second answer changes nothing"
+    );
     handle.await.unwrap();
     assert_eq!(h.read("shell.txt").as_deref(), Some("allowed\n"));
     assert_eq!(h.store.session(&sid).unwrap().status, SessionStatus::AwaitingReview);
@@ -275,7 +302,11 @@ async fn a_permission_prompt_allowed_once_runs_the_tool() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_permission_prompt_denied_stops_the_run_as_idle() {
-    let h = Harness::new(rules(json!([agent(json!({}), json!({"tool_calls": [{"name": "fetch_url", "arguments": {"url": "http://127.0.0.1:9/"}}]}))])), Setup { permissions: Default::default(), ..Default::default() }).await;
+    let h = Harness::new(
+        rules(json!([agent(json!({}), json!({"tool_calls": [{"name": "fetch_url", "arguments": {"url": "http://127.0.0.1:9/"}}]}))])),
+        Setup { permissions: Default::default(), ..Default::default() },
+    )
+    .await;
     let (sid, handle) = h.engine.start_session("fetch it", &h.ws()).unwrap();
     let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
     let request = loop {
@@ -318,7 +349,10 @@ async fn an_interrupted_session_resumes_without_rerunning_the_tool_call_that_was
     let h = Harness::new(
         rules(json!([
             evaluator(done_verdict()),
-            agent(json!({"any_message_contains": "outcome of this call is unknown"}), json!({"text": "The command's outcome is unknown; ran.txt is not there, so I stop here and report it."})),
+            agent(
+                json!({"any_message_contains": "outcome of this call is unknown"}),
+                json!({"text": "The command's outcome is unknown; ran.txt is not there, so I stop here and report it."})
+            ),
             agent(json!({}), json!({"tool_calls": [{"name": "run_command", "arguments": {"command": "sleep 20; touch ran.txt"}}]})),
         ])),
         setup,
@@ -356,12 +390,28 @@ async fn an_interrupted_session_resumes_without_rerunning_the_tool_call_that_was
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_approve_approves_only_a_verified_completion() {
-    let h = Harness::new(rules(json!([evaluator(done_verdict()), agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})), agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}))])), Setup { auto_approve: true, ..Default::default() }).await;
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}))
+        ])),
+        Setup { auto_approve: true, ..Default::default() },
+    )
+    .await;
     let o = h.run("write a.txt").await;
     assert_eq!(o.status, SessionStatus::Completed);
     assert!(o.has(|e| matches!(e, EngineEvent::ReviewResolved { by: DecidedBy::Auto, decision: Decision::Approve, .. })), "the approval is recorded as auto");
 
-    let h = Harness::new(rules(json!([evaluator(json!({"text": "garbage"})), agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})), agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}))])), Setup { auto_approve: true, ..Default::default() }).await;
+    let h = Harness::new(
+        rules(json!([
+            evaluator(json!({"text": "garbage"})),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}))
+        ])),
+        Setup { auto_approve: true, ..Default::default() },
+    )
+    .await;
     let o = h.run("write a.txt").await;
     assert_eq!((o.status, o.end_reason), (SessionStatus::AwaitingReview, Some(EndReason::Unverified)), "an unverified completion keeps waiting for a person");
 }
@@ -426,7 +476,11 @@ async fn the_review_shows_the_cost_when_prices_are_set() {
     )
     .await;
     let o = h.run("write a.txt").await;
-    let cost = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { cost_usd, .. } = &e.event { *cost_usd } else { None }).expect("a cost with prices set");
+    let cost = o
+        .events
+        .iter()
+        .find_map(|e| if let EngineEvent::ReviewRequested { cost_usd, .. } = &e.event { *cost_usd } else { None })
+        .expect("a cost with prices set");
     // agent: 300k in × $2 + 10k out × $10 = 0.6 + 0.1; evaluator: 100k × $2 + 1k × $10 = 0.2 + 0.01
     assert!((cost - 0.91).abs() < 1e-9, "cost is priced per source from stored usage: {cost}");
 }
@@ -446,7 +500,8 @@ async fn every_step_says_how_many_continuations_the_run_has_used_of_its_budget()
     )
     .await;
     let o = h.run("write a.txt and b.txt").await;
-    let cycles: Vec<Option<CycleCount>> = o.events.iter().filter_map(|e| if let EngineEvent::StepStarted { cycle, .. } = &e.event { Some(*cycle) } else { None }).collect();
+    let cycles: Vec<Option<CycleCount>> =
+        o.events.iter().filter_map(|e| if let EngineEvent::StepStarted { cycle, .. } = &e.event { Some(*cycle) } else { None }).collect();
     assert!(cycles.len() >= 2, "a step, then the steps after the evaluator sent it back: {cycles:?} {:?} {:?}", o.status, o.continuations());
     let first = cycles[0].expect("the first step already carries the budget");
     assert_eq!(first.used, 0, "nothing used before the first continuation");

@@ -66,7 +66,11 @@ async fn sessions_in_one_workspace_share_one_store_and_a_later_one_adds_only_wha
     assert!(growth < 300_000, "a later session adds only what changed, not another copy of 6 MB: it added {growth} bytes");
     let dirs: Vec<_> = std::fs::read_dir(&stores).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(dirs.len(), 1, "one store for the workspace, not one per session: {dirs:?}");
-    let files = second.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { files_changed, .. } = &e.event { Some(files_changed.clone()) } else { None }).unwrap();
+    let files = second
+        .events
+        .iter()
+        .find_map(|e| if let EngineEvent::ReviewRequested { files_changed, .. } = &e.event { Some(files_changed.clone()) } else { None })
+        .unwrap();
     let paths: Vec<&str> = files.iter().map(|f| f["path"].as_str().unwrap()).collect();
     assert_eq!(paths, vec!["b.txt"], "each session's review shows its own changes, from its own refs");
     let r = h.engine.submit_review(&first.review_id(), Decision::Reject, None, true, true, DecidedBy::Person).unwrap();
@@ -75,7 +79,15 @@ async fn sessions_in_one_workspace_share_one_store_and_a_later_one_adds_only_wha
     // Deleting a session removes its refs; the other session's checkpoints stay.
     finishline_engine::workspace::checkpoint::forget_session(&stores, &h.ws().canonicalize().unwrap(), first.session.as_str()).unwrap();
     let store = std::fs::read_dir(&stores).unwrap().flatten().next().unwrap().path();
-    let refs = |sid: &SessionId| std::process::Command::new("git").arg("--git-dir").arg(&store).args(["for-each-ref", "--format=%(refname)", &format!("refs/finishline/{}/", sid.as_str())]).output().unwrap().stdout;
+    let refs = |sid: &SessionId| {
+        std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(&store)
+            .args(["for-each-ref", "--format=%(refname)", &format!("refs/finishline/{}/", sid.as_str())])
+            .output()
+            .unwrap()
+            .stdout
+    };
     assert!(refs(&first.session).is_empty(), "the deleted session's refs are gone");
     assert!(!refs(&second.session).is_empty(), "the other session keeps its own");
 }
@@ -105,7 +117,11 @@ async fn the_first_model_request_does_not_wait_for_the_first_snapshot() {
     let waited = o.events.iter().position(|e| matches!(e.event, EngineEvent::Activity { phase: ActivityPhase::Checkpointing, .. }));
     let tool = o.events.iter().position(|e| matches!(&e.event, EngineEvent::ToolCall { state: ToolState::Running, .. }));
     assert!(waited.is_some() && waited < tool, "the first tool waits for the recording, and the person sees why");
-    let said: Vec<&str> = o.events.iter().filter_map(|e| if let EngineEvent::Activity { phase: ActivityPhase::Checkpointing, detail } = &e.event { Some(detail.as_str()) } else { None }).collect();
+    let said: Vec<&str> = o
+        .events
+        .iter()
+        .filter_map(|e| if let EngineEvent::Activity { phase: ActivityPhase::Checkpointing, detail } = &e.event { Some(detail.as_str()) } else { None })
+        .collect();
     assert!(said.iter().any(|d| d.contains("recording 20,000 files")), "a long wait says how many files it is recording, not only that it is busy: {said:?}");
     assert_eq!(o.status, SessionStatus::AwaitingReview);
 }
@@ -145,9 +161,14 @@ async fn a_file_over_the_size_limit_is_never_copied_and_the_review_says_revert_c
     assert_eq!(o.status, SessionStatus::AwaitingReview);
     let stores = h.data.path().join("checkpoints");
     assert!(size_of(&stores) < 2_000_000, "the 12 MB file is not copied ({} bytes stored)", size_of(&stores));
-    let not_covered = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { not_covered, .. } = &e.event { Some(not_covered.clone()) } else { None }).unwrap();
+    let not_covered =
+        o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { not_covered, .. } = &e.event { Some(not_covered.clone()) } else { None }).unwrap();
     assert_eq!(not_covered, vec!["media/take 1 [final].mov".to_string()], "the review names what revert cannot restore");
-    let files = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { files_changed, .. } = &e.event { Some(files_changed.clone()) } else { None }).unwrap();
+    let files = o
+        .events
+        .iter()
+        .find_map(|e| if let EngineEvent::ReviewRequested { files_changed, .. } = &e.event { Some(files_changed.clone()) } else { None })
+        .unwrap();
     assert_eq!(files.iter().map(|f| f["path"].as_str().unwrap()).collect::<Vec<_>>(), vec!["a.txt"], "the agent's change is still captured");
 }
 
@@ -172,7 +193,12 @@ async fn files_of_a_repository_nested_in_the_workspace_are_captured_and_reverted
     h.write("vendor/lib/src.txt", "the library's own text");
     h.write("top.txt", "top");
     let git = |args: &[&str]| {
-        let out = std::process::Command::new("git").args(["-c", "user.name=t", "-c", "user.email=t@t"]).args(args).current_dir(h.ws().join("vendor/lib")).output().unwrap();
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(h.ws().join("vendor/lib"))
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     };
     git(&["init", "-q"]);
@@ -180,7 +206,11 @@ async fn files_of_a_repository_nested_in_the_workspace_are_captured_and_reverted
     git(&["commit", "-qm", "vendored"]);
     let o = h.run("change the vendored library").await;
     assert_eq!(o.status, SessionStatus::AwaitingReview);
-    let files = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { files_changed, .. } = &e.event { Some(files_changed.clone()) } else { None }).unwrap();
+    let files = o
+        .events
+        .iter()
+        .find_map(|e| if let EngineEvent::ReviewRequested { files_changed, .. } = &e.event { Some(files_changed.clone()) } else { None })
+        .unwrap();
     let paths: Vec<&str> = files.iter().map(|f| f["path"].as_str().unwrap()).collect();
     assert_eq!(paths, vec!["vendor/lib/src.txt"], "a file inside a nested repository shows as itself, not as a link to that repository");
     assert!(files[0]["diff"].as_str().unwrap().contains("+changed by the agent"));
@@ -228,7 +258,10 @@ async fn history_lists_each_workspace_store_and_freeing_it_keeps_what_live_sessi
     let freed = prune_store(&stores, &listed[0].id).unwrap();
     assert!(freed > 1_000_000, "objects only the deleted session used are freed ({freed} bytes)");
     let r = h.engine.submit_review(&second.review_id(), Decision::Reject, None, true, true, DecidedBy::Person).unwrap();
-    assert!(matches!(r, finishline_engine::agent::ReviewOutcome::Decided { revert: Some(ref rep), .. } if rep.applied), "the live session still reverts: {r:?}");
+    assert!(
+        matches!(r, finishline_engine::agent::ReviewOutcome::Decided { revert: Some(ref rep), .. } if rep.applied),
+        "the live session still reverts: {r:?}"
+    );
     assert!(h.read("b.txt").is_none());
     assert!(prune_store(&stores, "../x").is_err(), "only a store's own name is accepted");
 }
@@ -303,7 +336,12 @@ fn a_submodule_of_the_workspace_repository_is_captured_as_files_and_its_git_left
     let data = tempfile::tempdir().unwrap();
     let root = root.path().canonicalize().unwrap();
     let git = |dir: &Path, args: &[&str]| {
-        let out = std::process::Command::new("git").args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "protocol.file.allow=always"]).args(args).current_dir(dir).output().unwrap();
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "protocol.file.allow=always"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
         assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
     };

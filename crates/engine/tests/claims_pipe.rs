@@ -10,12 +10,7 @@ use finishline_engine::external::claims;
 use serde_json::{json, Value};
 
 fn pipe_process(socket: &std::path::Path) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_finishline-mcp-pipe"))
-        .arg(socket)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap()
+    Command::new(env!("CARGO_BIN_EXE_finishline-mcp-pipe")).arg(socket).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap()
 }
 
 fn send(stdin: &mut impl Write, message: Value) {
@@ -27,8 +22,7 @@ fn send(stdin: &mut impl Write, message: Value) {
 fn answers(lines: &mut impl Iterator<Item = std::io::Result<String>>, last: u64) -> Vec<Value> {
     let mut by_id = vec![Value::Null; last as usize];
     while by_id.iter().any(Value::is_null) {
-        let message: Value =
-            serde_json::from_str(&lines.next().expect("an answer").unwrap()).unwrap();
+        let message: Value = serde_json::from_str(&lines.next().expect("an answer").unwrap()).unwrap();
         if let Some(id) = message["id"].as_u64().filter(|id| (1..=last).contains(id)) {
             by_id[id as usize - 1] = message;
         }
@@ -39,65 +33,32 @@ fn answers(lines: &mut impl Iterator<Item = std::io::Result<String>>, last: u64)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agents_complete_task_through_the_pipe_reaches_the_run_and_gets_its_answer() {
     let (server, mut calls) = claims::serve().await.unwrap();
-    let socket = server
-        .socket
-        .clone()
-        .expect("the server has a socket for the pipe");
+    let socket = server.socket.clone().expect("the server has a socket for the pipe");
     let mut child = pipe_process(&socket);
     let mut stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
     let reader = tokio::task::spawn_blocking(move || {
         let mut lines = BufReader::new(stdout).lines();
         let mut all = answers(&mut lines, 3).into_iter();
-        (
-            all.next().unwrap(),
-            all.next().unwrap(),
-            all.next().unwrap(),
-        )
+        (all.next().unwrap(), all.next().unwrap(), all.next().unwrap())
     });
     send(
         &mut stdin,
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "agent", "version": "1"}}}),
     );
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    );
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-    );
+    send(&mut stdin, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(&mut stdin, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
     send(
         &mut stdin,
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "complete_task", "arguments": {"status": "success", "summary": "all written", "original_request_summary": "write it"}}}),
     );
-    let call = tokio::time::timeout(Duration::from_secs(10), calls.recv())
-        .await
-        .expect("the claim reaches the run")
-        .unwrap();
-    assert_eq!(
-        call.input["status"], "success",
-        "the run judges the agent's own claim"
-    );
-    call.reply
-        .send((
-            "Accepted: your completion goes to the person for review. Stop here.".into(),
-            false,
-        ))
-        .unwrap();
-    let (init, tools, result) = tokio::time::timeout(Duration::from_secs(10), reader)
-        .await
-        .expect("the pipe passes every answer back")
-        .unwrap();
+    let call = tokio::time::timeout(Duration::from_secs(10), calls.recv()).await.expect("the claim reaches the run").unwrap();
+    assert_eq!(call.input["status"], "success", "the run judges the agent's own claim");
+    call.reply.send(("Accepted: your completion goes to the person for review. Stop here.".into(), false)).unwrap();
+    let (init, tools, result) = tokio::time::timeout(Duration::from_secs(10), reader).await.expect("the pipe passes every answer back").unwrap();
     assert!(init["result"]["serverInfo"].is_object(), "the agent's initialize is answered: {init}");
-    assert!(
-        tools.to_string().contains("complete_task"),
-        "the agent sees complete_task: {tools}"
-    );
-    assert!(
-        result.to_string().contains("Accepted"),
-        "the agent reads the run's answer to its claim: {result}"
-    );
+    assert!(tools.to_string().contains("complete_task"), "the agent sees complete_task: {tools}");
+    assert!(result.to_string().contains("Accepted"), "the agent reads the run's answer to its claim: {result}");
     drop(stdin);
     let _ = child.wait();
 }
@@ -123,12 +84,6 @@ async fn when_the_sessions_server_stops_the_pipe_process_exits_and_its_socket_is
     })
     .await
     .unwrap();
-    assert!(
-        exited.is_some(),
-        "no pipe process outlives the session's server"
-    );
-    assert!(
-        !socket.exists() && !socket.parent().unwrap().exists(),
-        "the socket and its private folder are removed: {socket:?}"
-    );
+    assert!(exited.is_some(), "no pipe process outlives the session's server");
+    assert!(!socket.exists() && !socket.parent().unwrap().exists(), "the socket and its private folder are removed: {socket:?}");
 }

@@ -23,7 +23,8 @@ fn agent_step(rng: &mut fastrand::Rng, i: usize) -> Value {
         4 => json!({"tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{}.txt", rng.u8(0..3)), "content": format!("v{i}")}}]}),
         5 => {
             let statuses = ["pending", "in_progress", "completed", "cancelled"];
-            let todos: Vec<Value> = (0..rng.usize(1..4)).map(|k| json!({"id": k.to_string(), "content": format!("item {k}"), "status": statuses[rng.usize(0..4)]})).collect();
+            let todos: Vec<Value> =
+                (0..rng.usize(1..4)).map(|k| json!({"id": k.to_string(), "content": format!("item {k}"), "status": statuses[rng.usize(0..4)]})).collect();
             json!({"tool_calls": [{"name": "todo_write", "arguments": {"todos": todos}}]})
         }
         6 => {
@@ -38,8 +39,12 @@ fn agent_step(rng: &mut fastrand::Rng, i: usize) -> Value {
 fn verdict(rng: &mut fastrand::Rng, i: usize) -> Value {
     match rng.u8(0..5) {
         0 => done_verdict(),
-        1 => json!({"text": format!("{{\"done\": false, \"summary\": \"no\", \"remaining\": [\"thing {}\"], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}}", i % 3)}),
-        2 => json!({"text": "{\"done\": false, \"summary\": \"loop\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": true, \"stuck_reason\": \"loops\"}"}),
+        1 => {
+            json!({"text": format!("{{\"done\": false, \"summary\": \"no\", \"remaining\": [\"thing {}\"], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}}", i % 3)})
+        }
+        2 => {
+            json!({"text": "{\"done\": false, \"summary\": \"loop\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": true, \"stuck_reason\": \"loops\"}"})
+        }
         3 => json!({"text": "what even is JSON"}),
         _ => json!({"text": "{\"announced_action_not_taken\": true, \"action\": \"do it\"}"}),
     }

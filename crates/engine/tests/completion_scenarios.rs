@@ -137,9 +137,21 @@ fn cases() -> Vec<Case> {
             rules: json!([
                 evaluator(done_verdict()),
                 agent(json!({"last_message_contains": "0 open"}), text(DONE)),
-                agent(json!({"last_message_contains": "write b.txt"}), calls(vec![write("b.txt", "B"), json!({"name": "todo_write", "arguments": {"todos": [{"id": "1", "content": "write a.txt", "status": "completed"}, {"id": "2", "content": "write b.txt", "status": "completed"}]}})])),
+                agent(
+                    json!({"last_message_contains": "write b.txt"}),
+                    calls(vec![
+                        write("b.txt", "B"),
+                        json!({"name": "todo_write", "arguments": {"todos": [{"id": "1", "content": "write a.txt", "status": "completed"}, {"id": "2", "content": "write b.txt", "status": "completed"}]}})
+                    ])
+                ),
                 agent(json!({"last_message_contains": "Created a.txt"}), text(DONE)),
-                agent(json!({}), calls(vec![json!({"name": "todo_write", "arguments": {"todos": [{"id": "1", "content": "write a.txt", "status": "completed"}, {"id": "2", "content": "write b.txt", "status": "pending"}]}}), write("a.txt", "A")])),
+                agent(
+                    json!({}),
+                    calls(vec![
+                        json!({"name": "todo_write", "arguments": {"todos": [{"id": "1", "content": "write a.txt", "status": "completed"}, {"id": "2", "content": "write b.txt", "status": "pending"}]}}),
+                        write("a.txt", "A")
+                    ])
+                ),
             ]),
             setup: nothing,
             prepare: no_files,
@@ -155,9 +167,21 @@ fn cases() -> Vec<Case> {
             rules: json!([
                 evaluator(done_verdict()),
                 agent(json!({"last_message_contains": "0 open"}), text(DONE)),
-                agent(json!({"last_message_contains": "write b.txt"}), calls(vec![write("b.txt", "B"), json!({"name": "todo_write", "arguments": {"todos": [{"id": "1", "content": "write a.txt", "status": "completed"}, {"id": "2", "content": "write b.txt", "status": "completed"}]}})])),
+                agent(
+                    json!({"last_message_contains": "write b.txt"}),
+                    calls(vec![
+                        write("b.txt", "B"),
+                        json!({"name": "todo_write", "arguments": {"todos": [{"id": "1", "content": "write a.txt", "status": "completed"}, {"id": "2", "content": "write b.txt", "status": "completed"}]}})
+                    ])
+                ),
                 agent(json!({"last_message_contains": "Created a.txt"}), text("Done!")),
-                agent(json!({}), calls(vec![json!({"name": "todo_write", "arguments": {"todos": [{"id": "1", "content": "write a.txt", "status": "completed"}, {"id": "2", "content": "write b.txt", "status": "pending"}]}}), write("a.txt", "A")])),
+                agent(
+                    json!({}),
+                    calls(vec![
+                        json!({"name": "todo_write", "arguments": {"todos": [{"id": "1", "content": "write a.txt", "status": "completed"}, {"id": "2", "content": "write b.txt", "status": "pending"}]}}),
+                        write("a.txt", "A")
+                    ])
+                ),
             ]),
             setup: nothing,
             prepare: no_files,
@@ -238,7 +262,10 @@ fn cases() -> Vec<Case> {
         Case {
             name: "a partial claim goes to review at once",
             protocol: Protocol::Openai,
-            rules: json!([agent(json!({"last_message_contains": "Created"}), calls(vec![complete("partial")])), agent(json!({}), calls(vec![write("a.txt", "A")]))]),
+            rules: json!([
+                agent(json!({"last_message_contains": "Created"}), calls(vec![complete("partial")])),
+                agent(json!({}), calls(vec![write("a.txt", "A")]))
+            ]),
             setup: nothing,
             prepare: no_files,
             status: SessionStatus::AwaitingReview,
@@ -262,7 +289,11 @@ fn cases() -> Vec<Case> {
         Case {
             name: "the marker, when on, is a success claim",
             protocol: Protocol::Openai,
-            rules: json!([evaluator(done_verdict()), agent(json!({"last_message_contains": "Created"}), text("All the files the task needs are written now.\nTASK_COMPLETE")), agent(json!({}), calls(vec![write("a.txt", "A")]))]),
+            rules: json!([
+                evaluator(done_verdict()),
+                agent(json!({"last_message_contains": "Created"}), text("All the files the task needs are written now.\nTASK_COMPLETE")),
+                agent(json!({}), calls(vec![write("a.txt", "A")]))
+            ]),
             setup: |s| s.completion.marker = Some("TASK_COMPLETE".into()),
             prepare: no_files,
             status: SessionStatus::AwaitingReview,
@@ -274,7 +305,11 @@ fn cases() -> Vec<Case> {
         Case {
             name: "the marker, when off, is just text",
             protocol: Protocol::Openai,
-            rules: json!([evaluator(done_verdict()), agent(json!({"last_message_contains": "Created"}), text("All the files the task needs are written now.\nTASK_COMPLETE")), agent(json!({}), calls(vec![write("a.txt", "A")]))]),
+            rules: json!([
+                evaluator(done_verdict()),
+                agent(json!({"last_message_contains": "Created"}), text("All the files the task needs are written now.\nTASK_COMPLETE")),
+                agent(json!({}), calls(vec![write("a.txt", "A")]))
+            ]),
             setup: nothing,
             prepare: no_files,
             status: SessionStatus::AwaitingReview,
@@ -348,7 +383,10 @@ fn cases() -> Vec<Case> {
             protocol: Protocol::Openai,
             rules: json!([
                 evaluator(done_verdict()),
-                agent(json!({"last_message_contains": "Created"}), calls(vec![json!({"name": "complete_task", "arguments": {"status": "success", "summary": "wrote a.txt", "verify_command": "exit 1"}})])),
+                agent(
+                    json!({"last_message_contains": "Created"}),
+                    calls(vec![json!({"name": "complete_task", "arguments": {"status": "success", "summary": "wrote a.txt", "verify_command": "exit 1"}})])
+                ),
                 agent(json!({}), calls(vec![write("a.txt", "A")]))
             ]),
             setup: nothing,
@@ -549,7 +587,11 @@ fn cases() -> Vec<Case> {
         Case {
             name: "an evaluator that answers garbage twice gives unverified",
             protocol: Protocol::Openai,
-            rules: json!([evaluator(text("I think it is probably fine?")), agent(json!({"last_message_contains": "Created"}), text(DONE)), agent(json!({}), calls(vec![write("a.txt", "A")]))]),
+            rules: json!([
+                evaluator(text("I think it is probably fine?")),
+                agent(json!({"last_message_contains": "Created"}), text(DONE)),
+                agent(json!({}), calls(vec![write("a.txt", "A")]))
+            ]),
             setup: nothing,
             prepare: no_files,
             status: SessionStatus::AwaitingReview,
@@ -612,8 +654,16 @@ async fn the_scenario_suite_reaches_the_expected_decision_with_the_expected_mode
             "{} | {:<70} | expected {:?}/{:?}/{:?} {:?} calls={} | actual {:?}/{:?}/{:?} {:?} calls={}",
             if ok { "ok  " } else { "FAIL" },
             case.name,
-            expected.0, expected.1, case.end, expected.3, expected.4,
-            actual.0, actual.1, actual.2.map(|e| e.as_str()).unwrap_or("-"), actual.3, actual.4
+            expected.0,
+            expected.1,
+            case.end,
+            expected.3,
+            expected.4,
+            actual.0,
+            actual.1,
+            actual.2.map(|e| e.as_str()).unwrap_or("-"),
+            actual.3,
+            actual.4
         ));
         assert!(o.gap_free(), "{}: events must be gap-free", case.name);
         if !ok {

@@ -1,7 +1,7 @@
 //! One test per row of the transition table in `judge/completion.rs`, against the pure function.
 
-use finishline_engine::judge::completion::*;
 use finishline_engine::domain::*;
+use finishline_engine::judge::completion::*;
 use finishline_engine::provider::StopReason;
 
 fn cfg() -> CompletionConfig {
@@ -16,7 +16,14 @@ fn stop() -> Evidence {
 }
 
 fn verdict(v: Verdict, remaining: &[&str], prompt: &str) -> EvaluationOutcome {
-    EvaluationOutcome { verdict: v, summary: String::new(), remaining: remaining.iter().map(|s| s.to_string()).collect(), continuation_prompt: prompt.into(), stuck_reason: None, output_data: None }
+    EvaluationOutcome {
+        verdict: v,
+        summary: String::new(),
+        remaining: remaining.iter().map(|s| s.to_string()).collect(),
+        continuation_prompt: prompt.into(),
+        stuck_reason: None,
+        output_data: None,
+    }
 }
 
 fn claim(c: Claim) -> Option<ClaimEvidence> {
@@ -24,11 +31,19 @@ fn claim(c: Claim) -> Option<ClaimEvidence> {
 }
 
 fn source(a: &Action) -> Option<ContinuationSource> {
-    if let Action::Continue { source, .. } = a { Some(*source) } else { None }
+    if let Action::Continue { source, .. } = a {
+        Some(*source)
+    } else {
+        None
+    }
 }
 
 fn stuck_of(a: &Action) -> Option<Stuck> {
-    if let Action::Review { stuck, .. } = a { stuck.clone() } else { None }
+    if let Action::Review { stuck, .. } = a {
+        stuck.clone()
+    } else {
+        None
+    }
 }
 
 fn end(a: &Action) -> Option<EndReason> {
@@ -40,7 +55,13 @@ fn end(a: &Action) -> Option<EndReason> {
 
 #[test]
 fn row_1_a_failed_step_fails_the_run() {
-    assert!(matches!(decide(&Evidence::new(StepEnd::Failed { code: finishline_engine::ErrorCode::ProviderAuth, message: "401".into() }), &cfg()), Action::Fail { .. }), "a non-retryable error ends the run as failed");
+    assert!(
+        matches!(
+            decide(&Evidence::new(StepEnd::Failed { code: finishline_engine::ErrorCode::ProviderAuth, message: "401".into() }), &cfg()),
+            Action::Fail { .. }
+        ),
+        "a non-retryable error ends the run as failed"
+    );
 }
 
 #[test]
@@ -61,7 +82,9 @@ fn row_3_a_stuck_pattern_goes_to_review_even_mid_work() {
 fn row_1_a_failed_step_keeps_its_error_code_so_a_wrong_key_says_auth() {
     let e = Evidence::new(StepEnd::Failed { code: finishline_engine::ErrorCode::ProviderAuth, message: "The provider refused the API key".into() });
     match decide(&e, &cfg()) {
-        Action::Fail { code, .. } => assert_eq!(code, finishline_engine::ErrorCode::ProviderAuth, "the person must see `provider_auth`, not a generic provider error"),
+        Action::Fail { code, .. } => {
+            assert_eq!(code, finishline_engine::ErrorCode::ProviderAuth, "the person must see `provider_auth`, not a generic provider error")
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -114,7 +137,11 @@ fn row_4_a_terse_complete_claim_with_todos_open_goes_to_the_todo_gate_not_trunca
     e.output_tokens = 2;
     e.last_text = "Done!".into();
     e.open_todos = vec!["write b.txt".into()];
-    assert_eq!(source(&decide(&e, &cfg())), Some(ContinuationSource::TodoGate), "a short answer that ends like a sentence is a claim: the todo gate lists what is open");
+    assert_eq!(
+        source(&decide(&e, &cfg())),
+        Some(ContinuationSource::TodoGate),
+        "a short answer that ends like a sentence is a claim: the todo gate lists what is open"
+    );
     e.last_text = "Next I will".into();
     assert_eq!(source(&decide(&e, &cfg())), Some(ContinuationSource::Truncation), "a short stop mid-sentence is still a cut-off");
 }
@@ -190,7 +217,11 @@ fn row_11_a_blocked_claim_goes_to_review_at_once() {
     let mut e = stop();
     e.claim = claim(Claim::Blocked);
     e.open_todos = vec!["needs a password".into()];
-    assert_eq!(decide(&e, &cfg()), Action::Review { end_reason: EndReason::ClaimedBlocked, claim: Claim::Blocked, stuck: None }, "blocked work must never loop, even with open todos");
+    assert_eq!(
+        decide(&e, &cfg()),
+        Action::Review { end_reason: EndReason::ClaimedBlocked, claim: Claim::Blocked, stuck: None },
+        "blocked work must never loop, even with open todos"
+    );
 }
 
 #[test]
@@ -260,14 +291,20 @@ fn row_16_the_same_verification_failure_twice_is_stuck() {
     e.verification = Some(VerificationOutcome { failure: Some(f.clone()) });
     e.previous_verification_failure = Some(f);
     assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::Stuck));
-    assert_eq!(stuck_of(&decide(&e, &cfg())).map(|s| s.pattern), Some(StuckPattern::SameVerificationFailure), "the review names the repeated verification failure");
+    assert_eq!(
+        stuck_of(&decide(&e, &cfg())).map(|s| s.pattern),
+        Some(StuckPattern::SameVerificationFailure),
+        "the review names the repeated verification failure"
+    );
 }
 
 #[test]
 fn row_17_a_verification_failure_continues_with_the_command_and_output() {
     let mut e = stop();
     e.verify_commands = vec!["cargo test".into()];
-    e.verification = Some(VerificationOutcome { failure: Some(VerificationFailure { command: "cargo test".into(), exit_code: Some(101), output_tail: "test foo ... FAILED".into() }) });
+    e.verification = Some(VerificationOutcome {
+        failure: Some(VerificationFailure { command: "cargo test".into(), exit_code: Some(101), output_tail: "test foo ... FAILED".into() }),
+    });
     match decide(&e, &cfg()) {
         Action::Continue { source: ContinuationSource::Verification, text, .. } => {
             assert!(text.contains("cargo test") && text.contains("test foo ... FAILED") && text.contains("101"), "{text}")
@@ -318,7 +355,11 @@ fn row_22_the_same_remaining_list_over_two_cycles_is_stuck() {
     e.evaluation = Some(verdict(Verdict::NotDone, &["write b.txt"], "write it"));
     e.previous_remaining = Some(vec!["write b.txt".into()]);
     assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::Stuck));
-    assert_eq!(stuck_of(&decide(&e, &cfg())).map(|s| (s.pattern, s.repeated)), Some((StuckPattern::RemainingUnchanged, "write b.txt".into())), "the review names the pattern and what stayed");
+    assert_eq!(
+        stuck_of(&decide(&e, &cfg())).map(|s| (s.pattern, s.repeated)),
+        Some((StuckPattern::RemainingUnchanged, "write b.txt".into())),
+        "the review names the pattern and what stayed"
+    );
 }
 
 #[test]

@@ -22,7 +22,12 @@ fn runs_started(store: &Store, sid: &SessionId) -> usize {
 
 fn idle_session(store: &Store, ws: &std::path::Path) -> SessionId {
     let (sid, _) = store
-        .create_session(&NewSession { task: "say hello".into(), workspace: ws.to_string_lossy().into_owned(), provider: "openai".into(), model: "fake-model".into() })
+        .create_session(&NewSession {
+            task: "say hello".into(),
+            workspace: ws.to_string_lossy().into_owned(),
+            provider: "openai".into(),
+            model: "fake-model".into(),
+        })
         .unwrap();
     sid
 }
@@ -92,7 +97,9 @@ fn a_run_waiting_for_a_person_keeps_its_session() {
     let sid = idle_session(&store, std::path::Path::new("/tmp"));
     let run = RunId::new();
     store.begin_run(&sid, &run, |_| Ok(RunTrigger::Message)).unwrap();
-    store.append(&sid, Some(&run), EngineEvent::StatusChanged { status: SessionStatus::AwaitingApproval, attempt: None, next_retry_at: None, message: None }).unwrap();
+    store
+        .append(&sid, Some(&run), EngineEvent::StatusChanged { status: SessionStatus::AwaitingApproval, attempt: None, next_retry_at: None, message: None })
+        .unwrap();
     let err = store.begin_run(&sid, &RunId::new(), |_| Ok(RunTrigger::Message)).unwrap_err();
     assert_eq!(err.code(), ErrorCode::LeaseHeld, "a run waiting for a permission still owns its session: {err}");
 }
@@ -162,11 +169,8 @@ async fn racing_approve_and_reject_with_revert_apply_one_decision_and_revert_onl
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn tasks_beyond_the_limit_wait_visibly_queued_and_start_as_places_free() {
     let slow = json!({"text": "Working on it, slowly.", "chunks": 10, "chunk_delay_ms": 60, "tool_calls": [{"name": "write_file", "arguments": {"path": "out.txt", "content": "x"}}]});
-    let scn = rules(json!([
-        evaluator(done_verdict()),
-        agent(json!({"last_message_contains": "Created out.txt"}), json!({"text": DONE})),
-        agent(json!({}), slow),
-    ]));
+    let scn =
+        rules(json!([evaluator(done_verdict()), agent(json!({"last_message_contains": "Created out.txt"}), json!({"text": DONE})), agent(json!({}), slow),]));
     let h = Harness::new(scn, Setup { parallel: Some(2), ..Default::default() }).await;
     let folders: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
     let mut started = Vec::new();
@@ -177,7 +181,8 @@ async fn tasks_beyond_the_limit_wait_visibly_queued_and_start_as_places_free() {
     let statuses: Vec<SessionStatus> = started.iter().map(|(sid, _)| h.store.session(sid).unwrap().status).collect();
     assert_eq!(statuses.iter().filter(|s| **s == SessionStatus::Queued).count(), 1, "with a limit of 2, the third task waits: {statuses:?}");
     let queued = started.iter().find(|(sid, _)| h.store.session(sid).unwrap().status == SessionStatus::Queued).unwrap().0.clone();
-    let said = h.store.events(&queued, 0).unwrap().iter().any(|e| matches!(&e.event, EngineEvent::Activity { detail, .. } if detail.contains("2 tasks are running")));
+    let said =
+        h.store.events(&queued, 0).unwrap().iter().any(|e| matches!(&e.event, EngineEvent::Activity { detail, .. } if detail.contains("2 tasks are running")));
     assert!(said, "it says why it waits");
     for (_, handle) in started {
         tokio::time::timeout(std::time::Duration::from_secs(30), handle).await.expect("every task ends").unwrap();

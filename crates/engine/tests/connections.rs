@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use fake_llm::scenario::Protocol;
 use fake_llm::{parse_scenario, FakeServer};
-use finishline_engine::config::preset::{preset, PRESETS};
 use finishline_engine::config::check_provider;
-use finishline_engine::provider::{ApiKey, CheckKind, ToolSupport};
+use finishline_engine::config::preset::{preset, PRESETS};
 use finishline_engine::config::secret::{KeyPlace, KeySource, KeychainStatus, Keys, MemorySecrets, OsKeychain, SecretStore};
+use finishline_engine::provider::{ApiKey, CheckKind, ToolSupport};
 use finishline_engine::{ErrorCode, ProviderKind, ProviderSettings};
 
 const KEY: &str = "sk-test-correct-horse-battery";
@@ -19,7 +19,7 @@ fn kind_of(p: Protocol) -> ProviderKind {
         Protocol::Openai => ProviderKind::Openai,
         Protocol::Anthropic => ProviderKind::Anthropic,
         Protocol::Gemini => ProviderKind::Gemini,
-            Protocol::Responses => ProviderKind::OpenaiResponses,
+        Protocol::Responses => ProviderKind::OpenaiResponses,
     }
 }
 
@@ -65,7 +65,8 @@ fn applying_a_preset_fills_url_kind_model_and_key_variable() {
 async fn test_connection_lists_models_and_confirms_tools_on_every_protocol() {
     let s = server("").await;
     for p in [Protocol::Openai, Protocol::Anthropic, Protocol::Gemini] {
-        let report = check_provider(&settings(&s, p, "fake-model"), ApiKey::new(KEY)).await.unwrap_or_else(|e| panic!("{p:?}: the right key must connect: {e}"));
+        let report =
+            check_provider(&settings(&s, p, "fake-model"), ApiKey::new(KEY)).await.unwrap_or_else(|e| panic!("{p:?}: the right key must connect: {e}"));
         assert_eq!(report.models, vec!["fake-model", "fake-model-large"], "{p:?}: the list the server offers is shown to pick from");
         assert_eq!(report.model_listed, Some(true));
         assert_eq!(report.tools, ToolSupport::Supported, "{p:?}: the model accepted a request with a tool");
@@ -178,7 +179,9 @@ fn the_os_keychain_without_a_secret_service_reports_itself_missing() {
     std::env::set_var("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/finishline-test-bus");
     let keys = Keys::new(Arc::new(OsKeychain::new("dev.finishline.test")));
     match keys.keychain_status() {
-        KeychainStatus::Unavailable { reason } => assert!(reason.contains("environment variable") && reason.contains("session only"), "the reason offers both alternatives: {reason}"),
+        KeychainStatus::Unavailable { reason } => {
+            assert!(reason.contains("environment variable") && reason.contains("session only"), "the reason offers both alternatives: {reason}")
+        }
         KeychainStatus::Available => panic!("there is no secret service on a bus that does not exist"),
     }
     let provider = ProviderSettings::default();
@@ -194,7 +197,12 @@ async fn test_connection_grades_a_model_that_streams_follows_and_calls_tools() {
     let s = FakeServer::start(parse_scenario(text).unwrap()).await.unwrap();
     let r = check_provider(&settings(&s, Protocol::Openai, "fake-model"), None).await.unwrap();
     let kinds: Vec<(CheckKind, bool)> = r.checks.iter().map(|c| (c.kind, c.passed)).collect();
-    assert_eq!(kinds, vec![(CheckKind::Streams, true), (CheckKind::FollowsInstruction, true), (CheckKind::CallsTools, true), (CheckKind::CleanTemplate, true)], "{:?}", r.checks);
+    assert_eq!(
+        kinds,
+        vec![(CheckKind::Streams, true), (CheckKind::FollowsInstruction, true), (CheckKind::CallsTools, true), (CheckKind::CleanTemplate, true)],
+        "{:?}",
+        r.checks
+    );
 }
 
 #[tokio::test]

@@ -12,7 +12,17 @@ fn status(s: SessionStatus) -> EngineEvent {
 }
 
 fn evaluation(cycle: u32, verdict: Verdict, model: &str) -> EngineEvent {
-    EngineEvent::Evaluation { cycle, verdict, summary: String::new(), remaining: vec![], stuck_reason: None, model: model.into(), parse_ok: true, usage: Default::default(), question: Default::default() }
+    EngineEvent::Evaluation {
+        cycle,
+        verdict,
+        summary: String::new(),
+        remaining: vec![],
+        stuck_reason: None,
+        model: model.into(),
+        parse_ok: true,
+        usage: Default::default(),
+        question: Default::default(),
+    }
 }
 
 /// One run judged by `model` with these verdicts, ending in a review the person (or auto) decides.
@@ -43,7 +53,13 @@ fn reviewed(store: &Store, sid: &SessionId, verdicts: &[Verdict], model: &str, d
     store.append_all(sid, Some(&run), events).unwrap();
     let after = if decision == Decision::Approve { SessionStatus::Completed } else { SessionStatus::Rejected };
     store
-        .resolve_request(&review, RequestKind::Review, SessionStatus::AwaitingReview, Some(&run), vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision, by, feedback: None, reverted: false }, status(after)])
+        .resolve_request(
+            &review,
+            RequestKind::Review,
+            SessionStatus::AwaitingReview,
+            Some(&run),
+            vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision, by, feedback: None, reverted: false }, status(after)],
+        )
         .unwrap();
 }
 
@@ -69,7 +85,11 @@ fn each_evaluator_model_gets_its_reviews_false_done_rate_and_the_sessions_behind
     reviewed(&store, &unjudged, &[], "nobody", Decision::Reject, DecidedBy::Person);
 
     let trust = store.evaluator_trust().unwrap();
-    assert_eq!(trust.iter().map(|t| t.model.as_str()).collect::<Vec<_>>(), ["judge-a", "judge-b"], "one row per evaluator model, most reviewed first; a run nobody judged is no evidence about a judge");
+    assert_eq!(
+        trust.iter().map(|t| t.model.as_str()).collect::<Vec<_>>(),
+        ["judge-a", "judge-b"],
+        "one row per evaluator model, most reviewed first; a run nobody judged is no evidence about a judge"
+    );
     let a = &trust[0];
     assert_eq!(a.reviews, 4, "every review the person decided counts; the auto-approval says nothing about the judge");
     assert_eq!(a.done_verdicts, 4);

@@ -54,9 +54,17 @@ async fn the_agent_and_the_evaluator_get_the_projects_instructions_and_the_sessi
     let o = h.run("write a.txt").await;
     let requests = h.server.requests();
     let agent = requests.iter().find(|r| r.kind == fake_llm::RequestKind::Agent).unwrap();
-    assert!(agent.system.contains("Always write a CHANGELOG entry.") && agent.system.contains("AGENTS.md"), "the agent is told the project's rules and where they come from: {}", agent.system);
+    assert!(
+        agent.system.contains("Always write a CHANGELOG entry.") && agent.system.contains("AGENTS.md"),
+        "the agent is told the project's rules and where they come from: {}",
+        agent.system
+    );
     let evaluator = requests.iter().find(|r| r.kind == fake_llm::RequestKind::Evaluator).unwrap();
     assert!(evaluator.all_text.contains("Always write a CHANGELOG entry."), "the evaluator judges the work against them too");
-    let named: Vec<(String, bool)> = o.events.iter().filter_map(|e| if let EngineEvent::ProjectInstructions { file, truncated, .. } = &e.event { Some((file.clone(), *truncated)) } else { None }).collect();
+    let named: Vec<(String, bool)> = o
+        .events
+        .iter()
+        .filter_map(|e| if let EngineEvent::ProjectInstructions { file, truncated, .. } = &e.event { Some((file.clone(), *truncated)) } else { None })
+        .collect();
     assert_eq!(named, vec![("AGENTS.md".to_string(), false)], "the session says which file was followed");
 }

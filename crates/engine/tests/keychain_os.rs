@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use finishline_engine::provider::ApiKey;
 use finishline_engine::config::secret::{KeyPlace, KeySource, KeychainStatus, Keys, OsKeychain};
+use finishline_engine::provider::ApiKey;
 use finishline_engine::ProviderSettings;
 
 #[test]

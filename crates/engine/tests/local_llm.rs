@@ -9,7 +9,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use finishline_engine::provider::{
-    stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, HttpProvider, ProviderConfig, RetryPolicy, StopReason, StructuredMode, StructuredOutput, ToolSpec,
+    stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, HttpProvider, ProviderConfig, RetryPolicy, StopReason, StructuredMode,
+    StructuredOutput, ToolSpec,
 };
 use finishline_engine::ProviderKind;
 use futures_util::StreamExt;
@@ -121,7 +122,9 @@ async fn the_evaluator_gets_a_parsed_verdict_from_the_real_model() {
     let input = EvaluatorInput {
         task: "Create notes.md listing three fruits".into(),
         files_changed: vec!["created notes.md".into()],
-        transcript_digest: "AGENT CALLED write_file({\"path\": \"notes.md\", \"content\": \"- apple\\n- banana\\n- cherry\"})\nTOOL write_file returned: Created notes.md".into(),
+        transcript_digest:
+            "AGENT CALLED write_file({\"path\": \"notes.md\", \"content\": \"- apple\\n- banana\\n- cherry\"})\nTOOL write_file returned: Created notes.md"
+                .into(),
         ..Default::default()
     };
     let r = evaluate(provider, "smollm2", &input, RetryPolicy::default(), &tokio_util::sync::CancellationToken::new()).await.expect("not cancelled");
@@ -146,7 +149,8 @@ async fn test_connection_grades_the_real_model_in_seconds() {
 #[tokio::test]
 async fn the_manager_gets_a_usable_plan_from_the_real_model() {
     use finishline_engine::plan::{make_plan, PlannerInput, MAX_STEPS};
-    let provider: Arc<dyn finishline_engine::provider::Provider> = Arc::new(HttpProvider::new(ProviderConfig::new(ProviderKind::Openai, base_url(), None)).unwrap());
+    let provider: Arc<dyn finishline_engine::provider::Provider> =
+        Arc::new(HttpProvider::new(ProviderConfig::new(ProviderKind::Openai, base_url(), None)).unwrap());
     let input = PlannerInput {
         task: "Create notes.md listing three fruits, then create summary.md that counts them".into(),
         listing: vec!["README.md".into()],

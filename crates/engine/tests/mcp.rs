@@ -11,10 +11,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use finishline_engine::agent::PermissionPolicy;
+use finishline_engine::config::settings::McpServerSettings;
 use finishline_engine::domain::SessionStatus;
 use finishline_engine::event::EngineEvent;
 use finishline_engine::mcp::{McpServerState, McpServers, ServerEnv};
-use finishline_engine::config::settings::McpServerSettings;
 use finishline_engine::tool::Permission;
 use serde_json::json;
 use support::harness::{scenario, Harness, Setup};
@@ -69,7 +69,8 @@ async fn a_run_calls_an_mcp_tool_through_the_permission_gate() {
         done_rules(),
         {"when": {"kind": "agent"}, "reply": {"text": "Calling the echo tool.", "tool_calls": [{"name": "everything__echo", "arguments": {"message": "hello from the agent"}}]}}
     ]}));
-    let permissions = PermissionPolicy { overrides: HashMap::from([("everything__echo".to_string(), Permission::Allow)]), nobody_to_ask: true, ..Default::default() };
+    let permissions =
+        PermissionPolicy { overrides: HashMap::from([("everything__echo".to_string(), Permission::Allow)]), nobody_to_ask: true, ..Default::default() };
     let h = Harness::new(scn, Setup { permissions, mcp: Some(servers.clone()), ..Default::default() }).await;
     let out = h.run("Echo a greeting with the MCP tool").await;
     assert_eq!(out.status, SessionStatus::AwaitingReview, "the run finished normally: {:?}", out.end_reason);
@@ -91,7 +92,9 @@ async fn an_mcp_tool_that_asks_is_denied_when_nobody_can_answer() {
     let h = Harness::new(scn, Setup { mcp: Some(servers.clone()), ..Default::default() }).await;
     let out = h.run("Echo").await;
     assert!(
-        out.events.iter().any(|e| matches!(&e.event, EngineEvent::ToolCall { tool, state: finishline_engine::domain::ToolState::Denied, .. } if tool == "everything__echo")),
+        out.events
+            .iter()
+            .any(|e| matches!(&e.event, EngineEvent::ToolCall { tool, state: finishline_engine::domain::ToolState::Denied, .. } if tool == "everything__echo")),
         "an MCP tool goes through the same gate as the built-in tools"
     );
     servers.stop_all().await;
@@ -113,7 +116,8 @@ async fn a_crashed_server_is_reported_and_its_tools_disappear_without_breaking_t
     let h = Harness::new(scn, Setup { mcp: Some(servers.clone()), ..Default::default() }).await;
     let out = h.run("Look at the folder").await;
     assert_eq!(out.status, SessionStatus::AwaitingReview, "the run goes on without the server: {:?}", out.end_reason);
-    let reported = out.events.iter().filter(|e| matches!(&e.event, EngineEvent::Error { code, message } if code == "mcp" && message.contains("everything"))).count();
+    let reported =
+        out.events.iter().filter(|e| matches!(&e.event, EngineEvent::Error { code, message } if code == "mcp" && message.contains("everything"))).count();
     assert_eq!(reported, 1, "the person is told once which server stopped");
     assert!(out.requests.iter().all(|r| !tool_names(r).iter().any(|n| n.starts_with("everything__"))), "the dead server's tools are no longer offered");
     assert!(tool_names(&out.requests[0]).contains(&"read_file".to_string()), "the built-in tools stay");
@@ -122,7 +126,12 @@ async fn a_crashed_server_is_reported_and_its_tools_disappear_without_breaking_t
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_cannot_start_is_reported_with_the_reason() {
     let broken = McpServerSettings { name: "broken".into(), command: "/nonexistent/mcp-server".into(), ..Default::default() };
-    let exits = McpServerSettings { name: "exits".into(), command: "sh".into(), args: vec!["-c".into(), "echo 'config file missing' >&2; exit 3".into()], ..Default::default() };
+    let exits = McpServerSettings {
+        name: "exits".into(),
+        command: "sh".into(),
+        args: vec!["-c".into(), "echo 'config file missing' >&2; exit 3".into()],
+        ..Default::default()
+    };
     let servers = McpServers::new(vec![broken, exits, everything()], ServerEnv::default());
     let status = servers.status().await;
     let msg = |i: usize| match &status[i].state {
@@ -207,9 +216,15 @@ async fn cancel_ends_a_run_while_an_mcp_server_is_still_starting() {
 
 #[test]
 fn mcp_server_settings_are_checked() {
-    let mut s = finishline_engine::Settings { mcp_servers: vec![McpServerSettings { name: "a b".into(), command: "x".into(), ..Default::default() }], ..Default::default() };
+    let mut s = finishline_engine::Settings {
+        mcp_servers: vec![McpServerSettings { name: "a b".into(), command: "x".into(), ..Default::default() }],
+        ..Default::default()
+    };
     assert!(s.validate().is_err(), "a name with a space cannot prefix tool names");
-    s.mcp_servers = vec![McpServerSettings { name: "a".into(), command: "x".into(), ..Default::default() }, McpServerSettings { name: "a".into(), command: "y".into(), ..Default::default() }];
+    s.mcp_servers = vec![
+        McpServerSettings { name: "a".into(), command: "x".into(), ..Default::default() },
+        McpServerSettings { name: "a".into(), command: "y".into(), ..Default::default() },
+    ];
     assert!(s.validate().is_err(), "two servers with one name would mix their tools");
     s.mcp_servers = vec![McpServerSettings { name: "a".into(), command: " ".into(), ..Default::default() }];
     assert!(s.validate().is_err(), "a server needs a command");

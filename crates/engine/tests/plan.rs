@@ -55,7 +55,12 @@ async fn planner(rules: serde_json::Value) -> (FakeServer, Arc<dyn Provider>) {
 }
 
 fn input() -> PlannerInput {
-    PlannerInput { task: "Summarise the reports into summary.md".into(), listing: vec!["reports/q1.md".into(), "reports/q2.md".into()], instructions: Some(("AGENTS.md".into(), "Write British English.".into())), may_skip: true }
+    PlannerInput {
+        task: "Summarise the reports into summary.md".into(),
+        listing: vec!["reports/q1.md".into(), "reports/q2.md".into()],
+        instructions: Some(("AGENTS.md".into(), "Write British English.".into())),
+        may_skip: true,
+    }
 }
 
 #[tokio::test]
@@ -65,7 +70,10 @@ async fn the_manager_is_asked_with_the_task_the_files_and_the_projects_rules() {
     assert_eq!(r.plan.unwrap().steps.len(), 2);
     assert_eq!(r.calls, 1);
     let req = &server.requests()[0];
-    assert!(req.all_text.contains("reports/q2.md") && req.all_text.contains("Write British English."), "the manager sees the workspace and the project's instructions");
+    assert!(
+        req.all_text.contains("reports/q2.md") && req.all_text.contains("Write British English."),
+        "the manager sees the workspace and the project's instructions"
+    );
     assert!(req.system.contains("exactly one step"), "in Auto the manager may decline to plan a small task");
 }
 

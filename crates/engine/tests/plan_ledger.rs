@@ -34,7 +34,15 @@ fn p4_p5_a_done_step_moves_on_and_the_last_one_gets_a_final_check() {
 
 #[test]
 fn p6_a_step_that_was_not_done_is_replanned_never_reported_as_done() {
-    for end in [EndReason::Stuck, EndReason::CyclesExhausted, EndReason::TruncationExhausted, EndReason::StepLimit, EndReason::ClaimedBlocked, EndReason::ClaimedPartial, EndReason::Conversation] {
+    for end in [
+        EndReason::Stuck,
+        EndReason::CyclesExhausted,
+        EndReason::TruncationExhausted,
+        EndReason::StepLimit,
+        EndReason::ClaimedBlocked,
+        EndReason::ClaimedPartial,
+        EndReason::Conversation,
+    ] {
         let mut l = PlanLedger::default();
         assert_eq!(l.after_step(end, true), PlanMove::Replan, "{end:?} is not done: even as the last step it must not reach the final check");
     }

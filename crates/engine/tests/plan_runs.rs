@@ -17,7 +17,10 @@ use serde_json::{json, Value};
 use support::harness::*;
 
 fn plan_json(steps: &[(&str, &str)]) -> String {
-    let steps: Vec<Value> = steps.iter().map(|(title, criterion)| json!({"title": title, "instructions": format!("{title}."), "criteria": [criterion], "depends_on": []})).collect();
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|(title, criterion)| json!({"title": title, "instructions": format!("{title}."), "criteria": [criterion], "depends_on": []}))
+        .collect();
     json!({ "steps": steps }).to_string()
 }
 
@@ -55,11 +58,17 @@ fn triggers(o: &Outcome) -> Vec<RunTrigger> {
 }
 
 fn started(o: &Outcome) -> Vec<(usize, usize, usize)> {
-    o.events.iter().filter_map(|e| if let EngineEvent::PlanStepStarted { index, number, of, .. } = &e.event { Some((*index, *number, *of)) } else { None }).collect()
+    o.events
+        .iter()
+        .filter_map(|e| if let EngineEvent::PlanStepStarted { index, number, of, .. } = &e.event { Some((*index, *number, *of)) } else { None })
+        .collect()
 }
 
 fn finished(o: &Outcome) -> Vec<(usize, EndReason)> {
-    o.events.iter().filter_map(|e| if let EngineEvent::PlanStepFinished { index, end_reason, .. } = &e.event { Some((*index, *end_reason)) } else { None }).collect()
+    o.events
+        .iter()
+        .filter_map(|e| if let EngineEvent::PlanStepFinished { index, end_reason, .. } = &e.event { Some((*index, *end_reason)) } else { None })
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -91,7 +100,8 @@ async fn a_three_step_plan_runs_each_step_fresh_and_checks_the_whole_task_before
     let step3 = o.requests.iter().find(|r| r.kind == RequestKind::Agent && r.last_message.contains("This step: Write c.txt")).unwrap();
     assert!(!step3.all_text.contains("a.txt contents"), "a step starts a fresh conversation: earlier steps' tool output is not in its context");
     assert!(step3.all_text.contains("[done] Write a.txt"), "the brief says what earlier steps did");
-    let decided: Vec<Option<String>> = o.events.iter().filter_map(|e| if let EngineEvent::PlanStepFinished { decided_by, .. } = &e.event { Some(decided_by.clone()) } else { None }).collect();
+    let decided: Vec<Option<String>> =
+        o.events.iter().filter_map(|e| if let EngineEvent::PlanStepFinished { decided_by, .. } = &e.event { Some(decided_by.clone()) } else { None }).collect();
     assert_eq!(decided[0].as_deref(), Some("checked without a model: a.txt exists ✓"), "each step says what decided it");
     let user_messages = o.events.iter().filter(|e| matches!(e.event, EngineEvent::MessageCreated { role: MessageRole::User, .. })).count();
     assert_eq!(user_messages, 1, "a step's brief is Finishline's text, never shown as the person's words");
@@ -99,7 +109,9 @@ async fn a_three_step_plan_runs_each_step_fresh_and_checks_the_whole_task_before
     assert!(plan.concluded && plan.steps.iter().all(|s| s.state == StepState::Done), "the stored plan shows every step done");
     assert!(o.gap_free());
     let md = finishline_engine::store::export::to_markdown(&h.store.timeline(&o.session).unwrap());
-    for part in ["**▤ Plan (3 steps):**", "2. **Write b.txt**: Write b.txt. (done when: b.txt exists)", "#### Step 2/3: Write b.txt", "*Step ended: verified_done*"] {
+    for part in
+        ["**▤ Plan (3 steps):**", "2. **Write b.txt**: Write b.txt. (done when: b.txt exists)", "#### Step 2/3: Write b.txt", "*Step ended: verified_done*"]
+    {
         assert!(md.contains(part), "the export shows the plan and each step ({part}):\n{md}");
     }
 }
@@ -158,7 +170,11 @@ async fn a_step_that_stalls_is_replanned_with_a_cause_and_the_task_still_finishe
     assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
     assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "the revised plan got the task done");
     assert_eq!(h.read("b.txt").as_deref(), Some("b.txt contents"));
-    let cause = o.events.iter().find_map(|e| if let EngineEvent::PlanRevised { cause, first, .. } = &e.event { Some((cause.clone(), *first)) } else { None }).expect("the plan was revised");
+    let cause = o
+        .events
+        .iter()
+        .find_map(|e| if let EngineEvent::PlanRevised { cause, first, .. } = &e.event { Some((cause.clone(), *first)) } else { None })
+        .expect("the plan was revised");
     assert!(cause.0.contains("never written"), "the person sees why the plan changed: {}", cause.0);
     let plan = PlanState::from_events(&o.events).unwrap();
     let states: Vec<(String, StepState)> = plan.steps.iter().map(|s| (s.step.title.clone(), s.state)).collect();
@@ -199,7 +215,8 @@ async fn after_two_replans_a_stuck_plan_goes_to_review_as_plan_failed_naming_the
     let revisions = o.events.iter().filter(|e| matches!(e.event, EngineEvent::PlanRevised { .. })).count();
     assert_eq!(revisions, 2, "at most two replans per task");
     assert_eq!(o.calls_of(RequestKind::Manager), 3, "one plan and two revisions");
-    let remaining = o.events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { remaining, .. } = &e.event { Some(remaining.clone()) } else { None }).unwrap();
+    let remaining =
+        o.events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { remaining, .. } = &e.event { Some(remaining.clone()) } else { None }).unwrap();
     assert!(remaining.iter().any(|r| r.contains("Try the report again")), "the review names the failed step: {remaining:?}");
     let plan = PlanState::from_events(&o.events).unwrap();
     assert!(plan.steps.iter().all(|s| s.state != StepState::Done), "no step is shown as done when none was");
@@ -257,7 +274,13 @@ async fn cancel_in_step_two_then_continue_picks_up_step_two_without_redoing_step
     assert_eq!(o.status, SessionStatus::Cancelled);
     assert_eq!(PlanState::from_events(&o.events).unwrap().running_step(), Some(1), "the plan remembers the step it was in");
     let handle = h.engine.send_message(&sid, "").unwrap();
-    let dump = |o: &Outcome| o.events.iter().map(|e| format!("{} {:?} {}", e.seq, e.run_id, serde_json::to_string(&e.event).unwrap().chars().take(140).collect::<String>())).collect::<Vec<_>>().join("\n");
+    let dump = |o: &Outcome| {
+        o.events
+            .iter()
+            .map(|e| format!("{} {:?} {}", e.seq, e.run_id, serde_json::to_string(&e.event).unwrap().chars().take(140).collect::<String>()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     tokio::time::timeout(Duration::from_secs(60), handle).await.unwrap().unwrap();
     let o = h.outcome(&sid);
     assert_eq!(o.status, SessionStatus::AwaitingReview, "{}", dump(&o));
@@ -292,14 +315,19 @@ async fn request_changes_after_a_plan_goes_to_the_manager_which_adds_steps_that_
     assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
     assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
     assert_eq!(h.read("d.txt").as_deref(), Some("d.txt contents"), "the new step did the feedback's work");
-    let revised = o.events.iter().find_map(|e| if let EngineEvent::PlanRevised { for_feedback, cause, .. } = &e.event { Some((*for_feedback, cause.clone())) } else { None }).unwrap();
+    let revised = o
+        .events
+        .iter()
+        .find_map(|e| if let EngineEvent::PlanRevised { for_feedback, cause, .. } = &e.event { Some((*for_feedback, cause.clone())) } else { None })
+        .unwrap();
     assert!(revised.0, "the revision is marked as the person's, so it spends no replan");
     assert!(revised.1.contains("d.txt"));
     assert_eq!(started(&o).last(), Some(&(2, 3, 3)), "the added step is Step 3/3 of the plan");
     let plan = PlanState::from_events(&o.events).unwrap();
     assert_eq!(plan.replans(), 0);
     assert!(plan.concluded && plan.steps.iter().all(|s| s.state == StepState::Done));
-    let feedback = o.events.iter().any(|e| matches!(&e.event, EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if t == "also write d.txt"));
+    let feedback =
+        o.events.iter().any(|e| matches!(&e.event, EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if t == "also write d.txt"));
     assert!(feedback, "the feedback is the person's own message in the timeline");
 }
 
@@ -325,7 +353,13 @@ async fn a_plan_reviewed_first_waits_for_the_person_who_edits_it_then_it_runs_as
 
     let mut steps: Vec<finishline_engine::plan::PlanStep> = PlanState::from_events(&o.events).unwrap().steps.iter().map(|s| s.step.clone()).collect();
     steps.truncate(1);
-    steps.push(finishline_engine::plan::PlanStep { title: "Write the notes".into(), instructions: "Write notes.txt.".into(), criteria: vec!["notes.txt exists".into(), "  ".into()], depends_on: vec![0, 5], verify: vec![] });
+    steps.push(finishline_engine::plan::PlanStep {
+        title: "Write the notes".into(),
+        instructions: "Write notes.txt.".into(),
+        criteria: vec!["notes.txt exists".into(), "  ".into()],
+        depends_on: vec![0, 5],
+        verify: vec![],
+    });
     let bad = h.engine.run_plan(&o.session, Some(vec![])).unwrap_err();
     assert!(bad.to_string().contains("no steps"), "an emptied plan is refused with what to do: {bad}");
     let handle = h.engine.run_plan(&o.session, Some(steps)).unwrap();
@@ -334,7 +368,11 @@ async fn a_plan_reviewed_first_waits_for_the_person_who_edits_it_then_it_runs_as
     assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
     assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
     assert!(h.read("notes.txt").is_some() && h.read("b.txt").is_none(), "the plan ran as the person edited it");
-    let reviewed = o.events.iter().find_map(|e| if let EngineEvent::PlanReviewed { approved, edited, steps } = &e.event { Some((*approved, *edited, steps.clone())) } else { None }).unwrap();
+    let reviewed = o
+        .events
+        .iter()
+        .find_map(|e| if let EngineEvent::PlanReviewed { approved, edited, steps } = &e.event { Some((*approved, *edited, steps.clone())) } else { None })
+        .unwrap();
     assert!(reviewed.0 && reviewed.1, "the log says the person edited the plan");
     assert_eq!(reviewed.2[1].criteria, vec!["notes.txt exists"], "blank criteria are dropped");
     assert_eq!(reviewed.2[1].depends_on, vec![0], "a step can only wait for earlier steps");
@@ -344,7 +382,9 @@ async fn a_plan_reviewed_first_waits_for_the_person_who_edits_it_then_it_runs_as
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_a_plan_that_waits_ends_the_task_with_nothing_run() {
-    let h = Harness::new(rules(json!([manager(json!({}), plan_json(&THREE)), agent(json!({}), write("a.txt"))])), Setup { review_plan: true, ..Setup::default() }).await;
+    let h =
+        Harness::new(rules(json!([manager(json!({}), plan_json(&THREE)), agent(json!({}), write("a.txt"))])), Setup { review_plan: true, ..Setup::default() })
+            .await;
     let o = start(&h, "write a.txt, b.txt and c.txt", PlanMode::On).await;
     assert_eq!(o.status, SessionStatus::AwaitingApproval);
     assert!(h.engine.cancel(&o.session), "Cancel answers a waiting plan");
@@ -373,7 +413,11 @@ async fn a_step_can_read_an_earlier_steps_log_when_the_summary_is_not_enough() {
     let o = start(&h, "write a.txt and b.txt", PlanMode::On).await;
     assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
     let log = o.requests.iter().find(|r| r.last_message.contains("Step 1 (Write a.txt)")).expect("the log reached the model");
-    assert!(log.last_message.contains("AGENT CALLED write_file") && log.last_message.contains("a.txt contents"), "the log holds step 1's calls and inputs: {}", log.last_message);
+    assert!(
+        log.last_message.contains("AGENT CALLED write_file") && log.last_message.contains("a.txt contents"),
+        "the log holds step 1's calls and inputs: {}",
+        log.last_message
+    );
     let offered = o.requests.iter().filter(|r| r.kind == RequestKind::Agent).all(|r| r.body.to_string().contains("session_log"));
     assert!(offered, "every step's request offers session_log");
     let single = h.engine.start_task("write z.txt", &h.ws(), PlanMode::Off).unwrap();
@@ -406,11 +450,19 @@ async fn a_final_check_that_finds_work_missing_replans_and_the_added_step_finish
     assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
     assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "the step the final check asked for got the task done");
     assert_eq!(h.read("c.txt").as_deref(), Some("c.txt contents"), "the missing work was done by the added step");
-    let cause = o.events.iter().find_map(|e| if let EngineEvent::PlanRevised { cause, .. } = &e.event { Some(cause.clone()) } else { None }).expect("the final check's finding revised the plan");
+    let cause = o
+        .events
+        .iter()
+        .find_map(|e| if let EngineEvent::PlanRevised { cause, .. } = &e.event { Some(cause.clone()) } else { None })
+        .expect("the final check's finding revised the plan");
     assert!(cause.contains("no step wrote it"), "the person sees why a step was added: {cause}");
     let plan = PlanState::from_events(&o.events).unwrap();
     let titles: Vec<(String, StepState)> = plan.steps.iter().map(|s| (s.step.title.clone(), s.state)).collect();
-    assert_eq!(titles, vec![("Write a.txt".into(), StepState::Done), ("Write b.txt".into(), StepState::Done), ("Write c.txt".into(), StepState::Done)], "finished steps stay done; the new one is added after them");
+    assert_eq!(
+        titles,
+        vec![("Write a.txt".into(), StepState::Done), ("Write b.txt".into(), StepState::Done), ("Write c.txt".into(), StepState::Done)],
+        "finished steps stay done; the new one is added after them"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -453,13 +505,24 @@ async fn what_a_step_produced_reaches_the_later_steps_as_its_output_data() {
     let o = start(&h, "write a.txt and b.txt", PlanMode::On).await;
     assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "errors: {:?}", errors(&o));
     let judged = o.requests.iter().find(|r| r.kind == RequestKind::Evaluator && r.all_text.contains("judge only this step")).unwrap();
-    assert!(judged.system.contains("output_data") && judged.body.to_string().contains("\"output_data\""), "the evaluator of a step is asked, in its instructions and its schema, what later steps need from it");
+    assert!(
+        judged.system.contains("output_data") && judged.body.to_string().contains("\"output_data\""),
+        "the evaluator of a step is asked, in its instructions and its schema, what later steps need from it"
+    );
     let whole = o.requests.iter().rfind(|r| r.kind == RequestKind::Evaluator).unwrap();
     assert!(!whole.system.contains("output_data"), "the final check of the whole task has no later steps to feed");
-    let data: Vec<Option<String>> = o.events.iter().filter_map(|e| if let EngineEvent::PlanStepFinished { output_data, .. } = &e.event { Some(output_data.clone()) } else { None }).collect();
+    let data: Vec<Option<String>> = o
+        .events
+        .iter()
+        .filter_map(|e| if let EngineEvent::PlanStepFinished { output_data, .. } = &e.event { Some(output_data.clone()) } else { None })
+        .collect();
     assert_eq!(data.first().cloned().flatten().as_deref(), Some("the port chosen is 8123"), "the step's output data is stored with its end");
     let step2 = o.requests.iter().find(|r| r.kind == RequestKind::Agent && r.last_message.contains("This step: Write b.txt")).unwrap();
-    assert!(step2.last_message.contains("the port chosen is 8123"), "a later step starts fresh, so what an earlier step produced must be in its brief:\n{}", step2.last_message);
+    assert!(
+        step2.last_message.contains("the port chosen is 8123"),
+        "a later step starts fresh, so what an earlier step produced must be in its brief:\n{}",
+        step2.last_message
+    );
     let plan = PlanState::from_events(&o.events).unwrap();
     assert_eq!(plan.steps[0].output_data.as_deref(), Some("the port chosen is 8123"), "the plan panel can show it");
     let md = finishline_engine::store::export::to_markdown(&h.store.timeline(&o.session).unwrap());
@@ -481,7 +544,10 @@ async fn a_test_first_plan_finishes_verified_with_no_replan_each_step_judged_on_
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created impl.txt"}), json!({"text": DONE})),
             agent(json!({"last_message_contains": "This step: Write the failing test"}), write("test_x.txt")),
-            agent(json!({"last_message_contains": "This step: Make it pass"}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "impl.txt", "content": "ok"}}]})),
+            agent(
+                json!({"last_message_contains": "This step: Make it pass"}),
+                json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "impl.txt", "content": "ok"}}]})
+            ),
         ])),
         Setup { verify_commands: vec![check.to_string()], ..Setup::default() },
     )
@@ -490,10 +556,21 @@ async fn a_test_first_plan_finishes_verified_with_no_replan_each_step_judged_on_
     assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "errors: {:?}", errors(&o));
     assert!(!o.has(|e| matches!(e, EngineEvent::PlanRevised { .. })), "no replan");
     let step2_at = o.events.iter().position(|e| matches!(&e.event, EngineEvent::PlanStepStarted { number: 2, .. })).unwrap();
-    assert!(!o.events[..step2_at].iter().any(|e| matches!(e.event, EngineEvent::Verification { .. })), "the task's check does not run at step 1, whose criteria do not name it");
-    assert!(o.events[step2_at..].iter().any(|e| matches!(&e.event, EngineEvent::Verification { command, exit_code: Some(0), .. } if command == check)), "it runs at step 2, which names it, and passes");
-    let decided: Vec<String> = o.events.iter().filter_map(|e| if let EngineEvent::PlanStepFinished { decided_by, .. } = &e.event { decided_by.clone() } else { None }).collect();
-    assert_eq!(decided, vec!["checked without a model: test_x.txt exists ✓".to_string(), format!("checked without a model: `{check}` passes ✓")], "each step says what decided it");
+    assert!(
+        !o.events[..step2_at].iter().any(|e| matches!(e.event, EngineEvent::Verification { .. })),
+        "the task's check does not run at step 1, whose criteria do not name it"
+    );
+    assert!(
+        o.events[step2_at..].iter().any(|e| matches!(&e.event, EngineEvent::Verification { command, exit_code: Some(0), .. } if command == check)),
+        "it runs at step 2, which names it, and passes"
+    );
+    let decided: Vec<String> =
+        o.events.iter().filter_map(|e| if let EngineEvent::PlanStepFinished { decided_by, .. } = &e.event { decided_by.clone() } else { None }).collect();
+    assert_eq!(
+        decided,
+        vec!["checked without a model: test_x.txt exists ✓".to_string(), format!("checked without a model: `{check}` passes ✓")],
+        "each step says what decided it"
+    );
     assert_eq!(o.calls_of(RequestKind::Evaluator), 1, "the evaluator is asked once, about the whole task");
 }
 
@@ -506,13 +583,17 @@ async fn a_plan_that_spends_its_budget_goes_to_the_person_with_what_is_done() {
             agent(json!({}), json!({"text": "I will get to it soon, after thinking about it a bit more."})),
         ])),
         // A single run may spend 2 steps and 1 continuation: the plan may make 8 calls in all.
-        Setup { completion: finishline_engine::judge::completion::CompletionConfig { max_steps: 2, continuation_budget: 1, ..Default::default() }, ..Setup::default() },
+        Setup {
+            completion: finishline_engine::judge::completion::CompletionConfig { max_steps: 2, continuation_budget: 1, ..Default::default() },
+            ..Setup::default()
+        },
     )
     .await;
     let o = start(&h, "write a.txt, b.txt and c.txt", PlanMode::On).await;
     assert_eq!(o.status, SessionStatus::AwaitingReview);
     assert_eq!(o.end_reason, Some(EndReason::CyclesExhausted), "the budget, not two more replans, ends it: {:?}", errors(&o));
-    let remaining = o.events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { remaining, .. } = &e.event { Some(remaining.clone()) } else { None }).unwrap();
+    let remaining =
+        o.events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { remaining, .. } = &e.event { Some(remaining.clone()) } else { None }).unwrap();
     assert!(remaining.iter().any(|r| r.contains("budget of 8 model calls is spent")), "the review says so: {remaining:?}");
     let plan = PlanState::from_events(&o.events).unwrap();
     assert_eq!(plan.budget_calls, Some(8));

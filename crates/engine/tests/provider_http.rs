@@ -39,7 +39,7 @@ fn kind_of(p: Protocol) -> ProviderKind {
         Protocol::Openai => ProviderKind::Openai,
         Protocol::Anthropic => ProviderKind::Anthropic,
         Protocol::Gemini => ProviderKind::Gemini,
-            Protocol::Responses => ProviderKind::OpenaiResponses,
+        Protocol::Responses => ProviderKind::OpenaiResponses,
     }
 }
 
@@ -60,7 +60,13 @@ fn request() -> CompletionRequest {
 }
 
 fn fast_policy(max_retries: u32) -> RetryPolicy {
-    RetryPolicy { max_retries, base_delay: Duration::from_millis(20), max_delay: Duration::from_millis(100), max_retry_after: Duration::from_secs(5), jitter: 0.0 }
+    RetryPolicy {
+        max_retries,
+        base_delay: Duration::from_millis(20),
+        max_delay: Duration::from_millis(100),
+        max_retry_after: Duration::from_secs(5),
+        jitter: 0.0,
+    }
 }
 
 async fn run_with(server: &FakeServer, p: Protocol, req: CompletionRequest, policy: RetryPolicy, idle: Duration, key: Option<&str>) -> Outcome {
@@ -407,7 +413,8 @@ async fn truncated_tool_arguments_reach_the_caller_as_invalid_input() {
         };
         let s = server(vec![always(reply)]).await;
         let o = run(&s, p).await;
-        let call = o.events.iter().find_map(|e| if let CompletionEvent::ToolCall { call } = e { Some(call.clone()) } else { None }).expect("the call still arrives");
+        let call =
+            o.events.iter().find_map(|e| if let CompletionEvent::ToolCall { call } = e { Some(call.clone()) } else { None }).expect("the call still arrives");
         assert!(matches!(call.input, ToolInput::Invalid { .. }), "{p:?}: cut arguments go back to the model as a tool error, not a crash");
     }
 }
@@ -418,7 +425,12 @@ async fn gemini_thought_signatures_are_echoed_back_in_the_history() {
     let mut req = request();
     req.messages.push(ChatMessage::Assistant {
         text: String::new(),
-        tool_calls: vec![finishline_engine::provider::ToolCall { id: "c0".into(), name: "write_file".into(), input: ToolInput::Parsed { value: json!({"path": "a"}) }, signature: Some("sig-123".into()) }],
+        tool_calls: vec![finishline_engine::provider::ToolCall {
+            id: "c0".into(),
+            name: "write_file".into(),
+            input: ToolInput::Parsed { value: json!({"path": "a"}) },
+            signature: Some("sig-123".into()),
+        }],
     });
     req.messages.push(ChatMessage::Tool { call_id: "c0".into(), name: "write_file".into(), content: "wrote a".into(), is_error: false });
     run_with(&s, Protocol::Gemini, req, fast_policy(0), Duration::from_secs(5), None).await;

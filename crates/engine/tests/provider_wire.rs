@@ -33,10 +33,12 @@ async fn run_every_split(make: impl Fn() -> Box<dyn WireMapper>, wire: &str) -> 
 }
 
 fn text(out: &Outcome) -> String {
-    out.iter().filter_map(|e| match e {
-        Ok(CompletionEvent::TextDelta { text }) => Some(text.as_str()),
-        _ => None,
-    }).collect()
+    out.iter()
+        .filter_map(|e| match e {
+            Ok(CompletionEvent::TextDelta { text }) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
 }
 
 fn stop(out: &Outcome) -> Option<StopReason> {
@@ -54,10 +56,12 @@ fn usage(out: &Outcome) -> Option<Usage> {
 }
 
 fn calls(out: &Outcome) -> Vec<(String, String, ToolInput)> {
-    out.iter().filter_map(|e| match e {
-        Ok(CompletionEvent::ToolCall { call }) => Some((call.id.clone(), call.name.clone(), call.input.clone())),
-        _ => None,
-    }).collect()
+    out.iter()
+        .filter_map(|e| match e {
+            Ok(CompletionEvent::ToolCall { call }) => Some((call.id.clone(), call.name.clone(), call.input.clone())),
+            _ => None,
+        })
+        .collect()
 }
 
 fn openai() -> Box<dyn WireMapper> {
@@ -77,7 +81,11 @@ async fn openai_text_survives_every_chunk_boundary_including_inside_utf8_charact
     let out = run_every_split(openai, OPENAI_TEXT).await;
     assert_eq!(text(&out), "Grüße, café ☕ 🚀", "multi-byte characters split across chunks must be rebuilt whole");
     assert_eq!(stop(&out), Some(StopReason::EndTurn));
-    assert_eq!(usage(&out), Some(Usage { input_tokens: 12, output_tokens: 7, reasoning_tokens: 2, cached_input_tokens: 0, estimated: false }), "usage comes from the final include_usage chunk");
+    assert_eq!(
+        usage(&out),
+        Some(Usage { input_tokens: 12, output_tokens: 7, reasoning_tokens: 2, cached_input_tokens: 0, estimated: false }),
+        "usage comes from the final include_usage chunk"
+    );
 }
 
 #[tokio::test]
@@ -186,7 +194,10 @@ data: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"status\
 async fn responses_reasoning_text_and_interleaved_calls_survive_every_chunk_boundary() {
     let out = run_every_split(responses, RESPONSES_TOOLS).await;
     assert_eq!(text(&out), "Writing both — ✓");
-    assert!(out.iter().any(|e| matches!(e, Ok(CompletionEvent::ReasoningDelta { text }) if text == "Two files. ")), "the reasoning summary is reasoning, not text");
+    assert!(
+        out.iter().any(|e| matches!(e, Ok(CompletionEvent::ReasoningDelta { text }) if text == "Two files. ")),
+        "the reasoning summary is reasoning, not text"
+    );
     assert_eq!(
         calls(&out),
         vec![
@@ -278,9 +289,11 @@ async fn anthropic_stop_reasons_map_to_the_common_enum() {
         ("refusal", StopReason::ContentFilter),
         ("pause_turn", StopReason::PauseTurn),
     ] {
-        let wire = format!("event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"usage\":{{\"input_tokens\":1,\"output_tokens\":1}}}}}}\n\n\
+        let wire = format!(
+            "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"usage\":{{\"input_tokens\":1,\"output_tokens\":1}}}}}}\n\n\
 event: message_delta\ndata: {{\"type\":\"message_delta\",\"delta\":{{\"stop_reason\":\"{wire_reason}\"}},\"usage\":{{\"output_tokens\":3}}}}\n\n\
-event: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n");
+event: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n"
+        );
         let out = run(anthropic(), vec![wire.into_bytes()]).await;
         assert_eq!(stop(&out), Some(expected), "{wire_reason} must map to {expected:?}");
     }
@@ -329,10 +342,13 @@ async fn gemini_whole_function_calls_with_stop_mean_tools_and_keep_their_signatu
     let out = run_every_split(gemini, GEMINI_TOOLS).await;
     assert_eq!(out[0], Ok(CompletionEvent::ReasoningDelta { text: "Ich denke…".into() }));
     assert_eq!(text(&out), "Schreibe — ");
-    let evs: Vec<_> = out.iter().filter_map(|e| match e {
-        Ok(CompletionEvent::ToolCall { call }) => Some(call.clone()),
-        _ => None,
-    }).collect();
+    let evs: Vec<_> = out
+        .iter()
+        .filter_map(|e| match e {
+            Ok(CompletionEvent::ToolCall { call }) => Some(call.clone()),
+            _ => None,
+        })
+        .collect();
     assert_eq!(evs.len(), 2);
     assert_eq!(evs[0].signature.as_deref(), Some("CiQBVKhc"), "the thoughtSignature must be echoed back in the history");
     assert_ne!(evs[0].id, evs[1].id, "calls without ids still get distinct ids");
@@ -381,7 +397,9 @@ async fn a_chunk_that_is_not_json_is_a_malformed_stream() {
 
 #[tokio::test(start_paused = true)]
 async fn a_stream_that_goes_silent_is_reported_as_a_stall() {
-    let first = futures_util::stream::iter(vec![Ok::<_, std::io::Error>(Bytes::from_static(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n"))]);
+    let first = futures_util::stream::iter(vec![Ok::<_, std::io::Error>(Bytes::from_static(
+        b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n",
+    ))]);
     let silent = first.chain(futures_util::stream::pending());
     let out: Outcome = map_stream(Box::pin(silent), Duration::from_secs(30), openai()).map(|r| r.map_err(|e| e.kind)).collect().await;
     assert_eq!(text(&out), "hi");
@@ -407,7 +425,9 @@ fn local_servers_context_overflow_messages_are_context_too_long_so_the_run_compa
 #[test]
 fn only_servers_on_this_machine_or_the_local_network_are_asked_for_their_context_window() {
     use finishline_engine::provider::{is_local_url, is_loopback_url};
-    for local in ["http://127.0.0.1:8931/v1", "http://localhost:1234/v1", "http://192.168.1.20:11434/v1", "http://10.0.0.5:8080/v1", "http://gpu-box.local:8080/v1"] {
+    for local in
+        ["http://127.0.0.1:8931/v1", "http://localhost:1234/v1", "http://192.168.1.20:11434/v1", "http://10.0.0.5:8080/v1", "http://gpu-box.local:8080/v1"]
+    {
         assert!(is_local_url(local), "{local} answers at once and says what it runs");
     }
     for remote in ["https://api.openai.com/v1", "https://openrouter.ai/api/v1", "http://8.8.8.8/v1"] {

@@ -138,7 +138,8 @@ fn a_full_disk_is_reported_clearly_and_loses_nothing_already_saved() {
     use finishline_engine::event::EngineEvent;
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
-    let (sid, _) = store.create_session(&NewSession { task: "fill the disk".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() }).unwrap();
+    let (sid, _) =
+        store.create_session(&NewSession { task: "fill the disk".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() }).unwrap();
     let m = MessageId::new();
     store.append(&sid, None, EngineEvent::MessageCreated { message_id: m.clone(), role: MessageRole::Assistant, source: None, text: None }).unwrap();
     let pages: u64 = rusqlite::Connection::open(dir.path().join("history.db")).unwrap().query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap();
@@ -167,8 +168,11 @@ fn a_real_full_tmpfs_is_reported_clearly_and_loses_nothing_already_saved() {
     use finishline_engine::event::EngineEvent;
     if let Ok(dir) = std::env::var("FINISHLINE_FULL_TMPFS") {
         let dir = std::path::PathBuf::from(dir);
-        let store = Store::open(&dir.join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).expect("the store opens on the small disk");
-        let (sid, _) = store.create_session(&NewSession { task: "fill a real disk".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() }).unwrap();
+        let store =
+            Store::open(&dir.join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).expect("the store opens on the small disk");
+        let (sid, _) = store
+            .create_session(&NewSession { task: "fill a real disk".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() })
+            .unwrap();
         let m = MessageId::new();
         store.append(&sid, None, EngineEvent::MessageCreated { message_id: m.clone(), role: MessageRole::Assistant, source: None, text: None }).unwrap();
         let mut saved = 0;
@@ -195,7 +199,8 @@ fn a_real_full_tmpfs_is_reported_clearly_and_loses_nothing_already_saved() {
     }
     let exe = std::env::current_exe().unwrap();
     let script = r#"d=$(mktemp -d) && mount -t tmpfs -o size=512k tmpfs "$d" && FINISHLINE_FULL_TMPFS="$d" exec "$0" --exact a_real_full_tmpfs_is_reported_clearly_and_loses_nothing_already_saved --nocapture --test-threads=1"#;
-    let out = std::process::Command::new("unshare").args(["--mount", "--map-root-user", "sh", "-c", script]).arg(&exe).output().expect("unshare runs (util-linux)");
+    let out =
+        std::process::Command::new("unshare").args(["--mount", "--map-root-user", "sh", "-c", script]).arg(&exe).output().expect("unshare runs (util-linux)");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success() && text.contains("real full disk"), "the run on a real full tmpfs must pass:\n{text}");
     println!("{}", text.lines().find(|l| l.contains("real full disk")).unwrap_or_default());

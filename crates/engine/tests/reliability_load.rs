@@ -41,7 +41,10 @@ async fn twenty_sessions_streaming_at_once_all_finish_consistently() {
         "memory (RSS after returning freed memory to the OS): baseline {baseline:.1} MiB, after 20 sessions {after_first:.1} MiB, after 60 more {after_third:.1} MiB, after 20 more {after_second:.1} MiB"
     );
     assert!(after_first - baseline < 24.0, "memory returns to near its baseline after the load ({baseline:.1} → {after_first:.1} MiB)");
-    assert!(after_second - after_third < 2.0, "another load of 20 adds nothing once caches are warm: nothing leaks per session ({after_third:.1} → {after_second:.1} MiB)");
+    assert!(
+        after_second - after_third < 2.0,
+        "another load of 20 adds nothing once caches are warm: nothing leaks per session ({after_third:.1} → {after_second:.1} MiB)"
+    );
 }
 
 /// This process's resident memory in MiB, after asking the allocator to give back what is free.

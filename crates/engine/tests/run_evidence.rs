@@ -20,7 +20,6 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use support::harness::*;
 
-
 fn ask_for_shell(s: &mut Setup) {
     s.permissions.nobody_to_ask = false;
     s.permissions.overrides.insert("run_command".into(), Permission::Ask);
@@ -84,7 +83,11 @@ async fn a_follow_up_thanks_after_finished_work_ends_idle_as_a_conversation_with
     let reviews = o2.events.iter().filter(|e| matches!(e.event, EngineEvent::ReviewRequested { .. })).count();
     assert_eq!(reviews, 1, "the thank-you must not land at the review gate again");
     let last_question = o2.events.iter().rev().find_map(|e| if let EngineEvent::Evaluation { question, .. } = &e.event { Some(*question) } else { None });
-    assert_eq!(last_question, Some(finishline_engine::judge::completion::EvaluationQuestion::AnnouncedAction), "only the narrow conversation question is asked");
+    assert_eq!(
+        last_question,
+        Some(finishline_engine::judge::completion::EvaluationQuestion::AnnouncedAction),
+        "only the narrow conversation question is asked"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -92,14 +95,26 @@ async fn a_crash_and_resume_continue_the_budget_instead_of_resetting_it() {
     let h = Harness::new(
         rules(json!([
             evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "attempt=\"1/5\""}), json!({"text": "Working on the list now, this is the first pass over every item in it."})),
+            agent(
+                json!({"last_message_contains": "attempt=\"1/5\""}),
+                json!({"text": "Working on the list now, this is the first pass over every item in it."})
+            ),
             agent(json!({"last_message_contains": "attempt=\"2/5\""}), json!({"text": "Still on it: this is the second pass over every item in the list."})),
             agent(json!({"last_message_contains": "attempt=\"3/5\""}), json!({"text": "x", "fault": {"type": "stall_after", "frames": 0, "ms": 20000}})),
-            agent(json!({"last_message_contains": "Finishline was restarted"}), json!({"text": "Back again after the restart: the third pass over every item in the list."})),
+            agent(
+                json!({"last_message_contains": "Finishline was restarted"}),
+                json!({"text": "Back again after the restart: the third pass over every item in the list."})
+            ),
             agent(json!({"last_message_contains": "attempt=\"4/5\""}), json!({"text": "The fourth pass at the list, going over every item in it once more."})),
-            agent(json!({"last_message_contains": "attempt=\"5/5\""}), json!({"text": "The fifth pass at the list, going over every single item in it again."})),
+            agent(
+                json!({"last_message_contains": "attempt=\"5/5\""}),
+                json!({"text": "The fifth pass at the list, going over every single item in it again."})
+            ),
             agent(json!({"last_message_contains": "Todo list saved"}), json!({"text": "Starting on the list now, one item at a time, in the order written."})),
-            agent(json!({}), json!({"tool_calls": [{"name": "todo_write", "arguments": {"todos": [{"id": "1", "content": "write the report", "status": "pending"}]}}]})),
+            agent(
+                json!({}),
+                json!({"tool_calls": [{"name": "todo_write", "arguments": {"todos": [{"id": "1", "content": "write the report", "status": "pending"}]}}]})
+            ),
         ])),
         Setup::default(),
     )
@@ -114,18 +129,25 @@ async fn a_crash_and_resume_continue_the_budget_instead_of_resetting_it() {
     let run = engine2.send_message(&sid, "").unwrap();
     tokio::time::timeout(Duration::from_secs(30), run).await.unwrap().unwrap();
     let events = store2.events(&sid, 0).unwrap();
-    let attempts: Vec<u32> = events.iter().filter_map(|e| match &e.event {
-        EngineEvent::Continuation { source: ContinuationSource::TodoGate, attempt, .. } => Some(*attempt),
-        _ => None,
-    }).collect();
+    let attempts: Vec<u32> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            EngineEvent::Continuation { source: ContinuationSource::TodoGate, attempt, .. } => Some(*attempt),
+            _ => None,
+        })
+        .collect();
     assert_eq!(attempts, vec![1, 2, 3, 4, 5], "budget 5 with 3 spent before the crash leaves 2 after it, never a fresh 5");
     let s = store2.session(&sid).unwrap();
     assert_eq!((s.status, s.end_reason), (SessionStatus::AwaitingReview, Some(EndReason::CyclesExhausted)));
     let steps: Vec<u32> = events.iter().filter_map(|e| if let EngineEvent::StepStarted { step, .. } = e.event { Some(step) } else { None }).collect();
     assert_eq!(steps.last(), Some(&8), "the step count continues too: {steps:?}");
-    let note_is_user = events.iter().any(|e| matches!(&e.event, EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if t.contains("restarted")));
+    let note_is_user =
+        events.iter().any(|e| matches!(&e.event, EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if t.contains("restarted")));
     assert!(!note_is_user, "the resume note is Finishline's text, never stored as the person's message");
-    assert!(events.iter().any(|e| matches!(e.event, EngineEvent::Continuation { source: ContinuationSource::Resume, .. })), "it is stored as Finishline's resume note");
+    assert!(
+        events.iter().any(|e| matches!(e.event, EngineEvent::Continuation { source: ContinuationSource::Resume, .. })),
+        "it is stored as Finishline's resume note"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -142,7 +164,10 @@ async fn a_permission_left_waiting_by_a_dead_process_can_be_answered_and_the_run
     )
     .await;
     let (sid, handle) = h.engine.start_session("make ran.txt", &h.ws()).unwrap();
-    let EngineEvent::PermissionRequested { request_id, call_id, .. } = wait_for(&h.store, &sid, |e| matches!(e, EngineEvent::PermissionRequested { .. })).await else { unreachable!() };
+    let EngineEvent::PermissionRequested { request_id, call_id, .. } = wait_for(&h.store, &sid, |e| matches!(e, EngineEvent::PermissionRequested { .. })).await
+    else {
+        unreachable!()
+    };
     assert!(call_id.is_some(), "the request names the agent's call it is about");
     handle.abort(); // the app quits while the question is on screen
     let _ = handle.await;
@@ -160,9 +185,12 @@ async fn a_permission_left_waiting_by_a_dead_process_can_be_answered_and_the_run
 async fn cancelling_a_session_left_waiting_after_a_restart_cancels_its_request() {
     let mut setup = Setup::default();
     ask_for_shell(&mut setup);
-    let h = Harness::new(rules(json!([agent(json!({}), json!({"tool_calls": [{"name": "run_command", "arguments": {"command": "touch ran.txt"}}]}))])), setup).await;
+    let h = Harness::new(rules(json!([agent(json!({}), json!({"tool_calls": [{"name": "run_command", "arguments": {"command": "touch ran.txt"}}]}))])), setup)
+        .await;
     let (sid, handle) = h.engine.start_session("make ran.txt", &h.ws()).unwrap();
-    let EngineEvent::PermissionRequested { request_id, .. } = wait_for(&h.store, &sid, |e| matches!(e, EngineEvent::PermissionRequested { .. })).await else { unreachable!() };
+    let EngineEvent::PermissionRequested { request_id, .. } = wait_for(&h.store, &sid, |e| matches!(e, EngineEvent::PermissionRequested { .. })).await else {
+        unreachable!()
+    };
     handle.abort();
     let _ = handle.await;
     let (store2, engine2) = restart(&h);
@@ -174,16 +202,29 @@ async fn cancelling_a_session_left_waiting_after_a_restart_cancels_its_request()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_during_a_question_is_recorded_as_cancelled_not_declined() {
-    let h = Harness::new(rules(json!([agent(json!({}), json!({"tool_calls": [{"name": "ask_user", "arguments": {"question": "Which folder?"}}]}))])), Setup::default()).await;
+    let h = Harness::new(
+        rules(json!([agent(json!({}), json!({"tool_calls": [{"name": "ask_user", "arguments": {"question": "Which folder?"}}]}))])),
+        Setup::default(),
+    )
+    .await;
     let (sid, handle) = h.engine.start_session("sort my photos", &h.ws()).unwrap();
-    let EngineEvent::QuestionAsked { request_id, .. } = wait_for(&h.store, &sid, |e| matches!(e, EngineEvent::QuestionAsked { .. })).await else { unreachable!() };
+    let EngineEvent::QuestionAsked { request_id, .. } = wait_for(&h.store, &sid, |e| matches!(e, EngineEvent::QuestionAsked { .. })).await else {
+        unreachable!()
+    };
     assert!(h.engine.cancel(&sid));
     tokio::time::timeout(Duration::from_secs(10), handle).await.unwrap().unwrap();
     let o = h.outcome(&sid);
     assert_eq!(o.status, SessionStatus::Cancelled);
     assert!(!o.has(|e| matches!(e, EngineEvent::QuestionAnswered { .. })), "nobody declined: the run was cancelled");
-    assert!(o.has(|e| matches!(e, EngineEvent::RequestCancelled { request_id: r } if *r == request_id)), "the question is resolved as cancelled, so its buttons go dead");
-    assert_eq!(h.engine.answer_question(&request_id, Some("Pictures".into())).unwrap_err().code(), ErrorCode::AlreadyDecided, "a cancelled question cannot be answered any more");
+    assert!(
+        o.has(|e| matches!(e, EngineEvent::RequestCancelled { request_id: r } if *r == request_id)),
+        "the question is resolved as cancelled, so its buttons go dead"
+    );
+    assert_eq!(
+        h.engine.answer_question(&request_id, Some("Pictures".into())).unwrap_err().code(),
+        ErrorCode::AlreadyDecided,
+        "a cancelled question cannot be answered any more"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -227,7 +268,11 @@ async fn a_verify_command_the_agent_names_asks_without_a_phantom_tool_call() {
     )
     .await;
     let (sid, handle) = h.engine.start_session("create notes.md", &h.ws()).unwrap();
-    let EngineEvent::PermissionRequested { request_id, call_id, tool, .. } = wait_for(&h.store, &sid, |e| matches!(e, EngineEvent::PermissionRequested { .. })).await else { unreachable!() };
+    let EngineEvent::PermissionRequested { request_id, call_id, tool, .. } =
+        wait_for(&h.store, &sid, |e| matches!(e, EngineEvent::PermissionRequested { .. })).await
+    else {
+        unreachable!()
+    };
     assert_eq!((tool.as_str(), call_id), ("run_command", None), "a verification request is not tied to any call of the agent's");
     h.engine.respond_permission(&request_id, PermissionDecision::AllowOnce).unwrap();
     tokio::time::timeout(Duration::from_secs(30), handle).await.unwrap().unwrap();
@@ -297,10 +342,16 @@ async fn after_an_overflow_mid_step_the_rebuilt_conversation_keeps_that_step() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stuck_names_its_pattern_and_the_repeated_action_in_the_review_and_run_finished() {
-    let h = Harness::new(rules(json!([agent(json!({}), json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "missing.txt"}}]}))])), Setup::default()).await;
+    let h =
+        Harness::new(rules(json!([agent(json!({}), json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "missing.txt"}}]}))])), Setup::default())
+            .await;
     let o = h.run("read missing.txt").await;
     assert_eq!(o.end_reason, Some(EndReason::Stuck));
-    let stuck = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { stuck, .. } = &e.event { stuck.clone() } else { None }).expect("the review names why it is stuck");
+    let stuck = o
+        .events
+        .iter()
+        .find_map(|e| if let EngineEvent::ReviewRequested { stuck, .. } = &e.event { stuck.clone() } else { None })
+        .expect("the review names why it is stuck");
     assert_eq!(stuck.pattern, StuckPattern::SameActionError);
     assert!(stuck.repeated.contains("read_file") && stuck.repeated.contains("missing.txt"), "the repeated action is quoted: {}", stuck.repeated);
     assert!(o.has(|e| matches!(e, EngineEvent::RunFinished { stuck: Some(s), .. } if s.pattern == StuckPattern::SameActionError)), "run_finished names it too");
@@ -321,7 +372,11 @@ async fn complete_task_words_reach_the_review_and_partial_without_remaining_work
     let o = h.run("write a.txt and b.txt").await;
     assert!(o.has(|e| matches!(e, EngineEvent::ToolCall { tool, state: ToolState::Error, output: Some(out), .. } if tool == "complete_task" && out.contains("remaining_work"))), "partial without remaining_work goes back as a tool error asking for it");
     assert_eq!(o.end_reason, Some(EndReason::ClaimedPartial));
-    let words = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { claim_words, .. } = &e.event { claim_words.clone() } else { None }).expect("the claim in the agent's words");
+    let words = o
+        .events
+        .iter()
+        .find_map(|e| if let EngineEvent::ReviewRequested { claim_words, .. } = &e.event { claim_words.clone() } else { None })
+        .expect("the claim in the agent's words");
     assert_eq!(words.summary.as_deref(), Some("Wrote a.txt"));
     assert_eq!(words.remaining_work.as_deref(), Some("b.txt: I lack its contents"));
     assert_eq!(words.original_request_summary.as_deref(), Some("write a.txt and b.txt"));
@@ -329,17 +384,29 @@ async fn complete_task_words_reach_the_review_and_partial_without_remaining_work
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_key_reaches_the_person_as_provider_auth_with_what_to_fix() {
-    let h = Harness::new(rules(json!([agent(json!({}), json!({"fault": {"type": "status", "status": 401, "body": "{\"error\": {\"message\": \"Incorrect API key provided\"}}"}}))])), Setup::default()).await;
+    let h = Harness::new(
+        rules(json!([agent(
+            json!({}),
+            json!({"fault": {"type": "status", "status": 401, "body": "{\"error\": {\"message\": \"Incorrect API key provided\"}}"}})
+        )])),
+        Setup::default(),
+    )
+    .await;
     let o = h.run("hello there, do the thing").await;
     assert_eq!(o.status, SessionStatus::Failed);
-    let (code, message) = o.events.iter().find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((code.clone(), message.clone())) } else { None }).unwrap();
+    let (code, message) =
+        o.events.iter().find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((code.clone(), message.clone())) } else { None }).unwrap();
     assert_eq!(code, "provider_auth", "a wrong key must say so, not a generic provider error");
     assert!(message.contains("key"), "and say what to fix: {message}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_finish_reason_fails_with_a_protocol_error_instead_of_a_completion() {
-    let h = Harness::new(rules(json!([evaluator(done_verdict()), agent(json!({}), json!({"text": "Here is half an ans", "finish": "unknown"}))])), Setup::default()).await;
+    let h = Harness::new(
+        rules(json!([evaluator(done_verdict()), agent(json!({}), json!({"text": "Here is half an ans", "finish": "unknown"}))])),
+        Setup::default(),
+    )
+    .await;
     let o = h.run("write the report").await;
     assert_eq!(o.status, SessionStatus::Failed, "an unknown stop is not judged as a completion");
     assert_eq!(o.calls_of(RequestKind::Evaluator), 0);
@@ -371,7 +438,10 @@ async fn a_greeting_shows_what_the_evaluator_was_asked_not_a_done_verdict() {
     let h = Harness::new(rules(json!([evaluator(no_announcement()), agent(json!({}), json!({"text": "Hello! How can I help?"}))])), Setup::default()).await;
     let o = h.run("hey").await;
     assert_eq!(o.end_reason, Some(EndReason::Conversation));
-    assert!(o.has(|e| matches!(e, EngineEvent::Evaluation { question: finishline_engine::judge::completion::EvaluationQuestion::AnnouncedAction, .. })), "the narrow question is stored as what it was");
+    assert!(
+        o.has(|e| matches!(e, EngineEvent::Evaluation { question: finishline_engine::judge::completion::EvaluationQuestion::AnnouncedAction, .. })),
+        "the narrow question is stored as what it was"
+    );
     assert_eq!(o.verdict, None, "a greeting is never recorded as \"Evaluator: done\"");
 }
 
@@ -379,7 +449,10 @@ async fn a_greeting_shows_what_the_evaluator_was_asked_not_a_done_verdict() {
 async fn a_separate_evaluator_server_and_model_judge_the_work() {
     let judge = FakeServer::start(rules(json!([evaluator(done_verdict())]))).await.unwrap();
     let mut h = Harness::new(
-        rules(json!([agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})), agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}))])),
+        rules(json!([
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}))
+        ])),
         Setup::default(),
     )
     .await;
@@ -462,7 +535,10 @@ async fn each_verify_command_is_numbered_within_its_cycle_marked_as_the_persons_
     let h = Harness::new(
         rules(json!([
             evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "test -f b.txt"}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}]})),
+            agent(
+                json!({"last_message_contains": "test -f b.txt"}),
+                json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}]})
+            ),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
             agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "a"}}]})),
         ])),
@@ -474,7 +550,13 @@ async fn each_verify_command_is_numbered_within_its_cycle_marked_as_the_persons_
     let rounds: Vec<(String, Option<i32>, u32, u32, bool)> = o
         .events
         .iter()
-        .filter_map(|e| if let EngineEvent::Verification { command, exit_code, nth, of, persons_own, .. } = &e.event { Some((command.clone(), *exit_code, *nth, *of, *persons_own)) } else { None })
+        .filter_map(|e| {
+            if let EngineEvent::Verification { command, exit_code, nth, of, persons_own, .. } = &e.event {
+                Some((command.clone(), *exit_code, *nth, *of, *persons_own))
+            } else {
+                None
+            }
+        })
         .collect();
     assert_eq!(
         rounds,
@@ -486,7 +568,8 @@ async fn each_verify_command_is_numbered_within_its_cycle_marked_as_the_persons_
         ],
         "each card says 'Verification 1 of 2' within its cycle and that the command is the person's own"
     );
-    let review = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { verification, .. } = &e.event { Some(verification.clone()) } else { None }).unwrap();
+    let review =
+        o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { verification, .. } = &e.event { Some(verification.clone()) } else { None }).unwrap();
     assert_eq!(review.len(), 2, "the review shows the last round of verification, one entry per command, not every cycle's: {review:?}");
     assert!(review.iter().all(|v| v.as_str().unwrap().contains("exit 0")), "and that round passed: {review:?}");
 }

@@ -29,7 +29,11 @@ async fn an_answer_repeating_one_line_is_stopped_mid_stream_as_repeating_output(
     assert!(started.elapsed() < Duration::from_secs(5), "the repetition is stopped within the step, not after the whole answer ({:?})", started.elapsed());
     assert_eq!(o.status, SessionStatus::AwaitingReview, "a runaway answer goes to the person as stuck");
     assert_eq!(o.end_reason, Some(EndReason::Stuck));
-    let stuck = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { stuck, .. } = &e.event { stuck.clone() } else { None }).expect("the review names the pattern");
+    let stuck = o
+        .events
+        .iter()
+        .find_map(|e| if let EngineEvent::ReviewRequested { stuck, .. } = &e.event { stuck.clone() } else { None })
+        .expect("the review names the pattern");
     assert_eq!(stuck.pattern, StuckPattern::RepeatingOutput);
     assert_eq!(stuck.repeated, "write a file named hello.txt that contains the word hi", "the review quotes what repeated");
     assert!(shown_text(&o).matches("hello.txt").count() >= 8, "what was shown is kept");
@@ -45,7 +49,11 @@ async fn a_wall_of_hash_lines_is_stopped_in_seconds_as_repeating_output() {
     let o = h.run("write a file named hello.txt that contains the word hi").await;
     assert!(started.elapsed() < Duration::from_secs(10), "stopped within the step ({:?}); the whole wall takes 100 s", started.elapsed());
     assert_eq!(o.end_reason, Some(EndReason::Stuck));
-    let stuck = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { stuck, .. } = &e.event { stuck.clone() } else { None }).expect("the review names the pattern");
+    let stuck = o
+        .events
+        .iter()
+        .find_map(|e| if let EngineEvent::ReviewRequested { stuck, .. } = &e.event { stuck.clone() } else { None })
+        .expect("the review names the pattern");
     assert_eq!((stuck.pattern, stuck.repeated.as_str()), (StuckPattern::RepeatingOutput, "#"), "the review quotes the unit that repeated");
     assert_eq!(o.model_calls(), 1, "no truncation continuation or compaction is spent on it");
 }
@@ -56,7 +64,11 @@ async fn an_answer_of_only_blank_lines_is_repeating_output() {
     let started = Instant::now();
     let o = h.run("write a file named hello.txt that contains the word hi").await;
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
-    let stuck = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { stuck, .. } = &e.event { stuck.clone() } else { None }).expect("the review names the pattern");
+    let stuck = o
+        .events
+        .iter()
+        .find_map(|e| if let EngineEvent::ReviewRequested { stuck, .. } = &e.event { stuck.clone() } else { None })
+        .expect("the review names the pattern");
     assert_eq!(stuck.pattern, StuckPattern::RepeatingOutput);
     assert_eq!(stuck.repeated, finishline_engine::judge::runaway::WHITESPACE, "blank space is named in words the person can read");
 }
@@ -67,7 +79,11 @@ async fn chat_template_tokens_in_an_answer_are_named_in_plain_words() {
     let h = Harness::new(rules(json!([agent(json!({}), json!({"text": leak}))])), Setup::default()).await;
     let o = h.run("write a file named hello.txt that contains the word hi").await;
     assert_eq!(o.status, SessionStatus::Failed, "the agent loop does not go on with a model that cannot hold a conversation");
-    let (code, message) = o.events.iter().find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((code.clone(), message.clone())) } else { None }).expect("an error the person sees");
+    let (code, message) = o
+        .events
+        .iter()
+        .find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((code.clone(), message.clone())) } else { None })
+        .expect("an error the person sees");
     assert_eq!(code, "chat_template");
     assert!(message.contains("base model") && message.contains("<|im_start|>"), "the diagnosis says what it means and what was seen: {message}");
     assert!(shown_text(&o).contains("Sure, I will write it."), "what was shown is kept");
@@ -85,10 +101,14 @@ async fn a_step_that_outlives_its_time_limit_is_stopped_and_says_so() {
     let o = h.run("anything").await;
     assert!(started.elapsed() < Duration::from_secs(5), "stopped at the limit ({:?})", started.elapsed());
     assert_eq!(o.status, SessionStatus::Failed);
-    let message = o.events.iter().find_map(|e| match &e.event {
-        EngineEvent::Error { code, message } if code == "step_timeout" => Some(message.clone()),
-        _ => None,
-    }).expect("a step_timeout error");
+    let message = o
+        .events
+        .iter()
+        .find_map(|e| match &e.event {
+            EngineEvent::Error { code, message } if code == "step_timeout" => Some(message.clone()),
+            _ => None,
+        })
+        .expect("a step_timeout error");
     assert!(message.contains("step limit (2 s)") && message.contains("Settings"), "{message}");
     assert!(shown_text(&o).contains("thinking"), "what was shown is kept");
 }
@@ -133,34 +153,55 @@ async fn a_request_the_server_refuses_as_too_long_is_compacted_to_fit_the_size_i
     assert!(errors.is_empty(), "the refusal is handled, not shown as a failure: {errors:?}");
     assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "the run goes on after the compaction and finishes");
     assert_eq!(h.read("hello.txt").as_deref(), Some("hi"));
-    let refused = o.requests.iter().filter(|r| r.kind == fake_llm::RequestKind::Agent && fake_llm::ContextLimit { tokens: 4096, chars_per_token: 2.0 }.count(r) > 4096).count();
+    let refused = o
+        .requests
+        .iter()
+        .filter(|r| r.kind == fake_llm::RequestKind::Agent && fake_llm::ContextLimit { tokens: 4096, chars_per_token: 2.0 }.count(r) > 4096)
+        .count();
     assert_eq!(refused, 1, "one refused request, then every request fits the server's 4096 tokens");
     assert!(o.has(|e| matches!(e, EngineEvent::MessageCreated { role: MessageRole::Summary, .. })), "the compaction is shown as a summary marker");
     // A follow-up or a resume rebuilds the conversation from the log: the same fitted one.
     let rebuilt = finishline_engine::agent::history::rebuild(&o.events);
     let text: String = rebuilt.iter().map(|m| format!("{m:?}")).collect();
-    assert!(text.starts_with("User { content: \"<summary>") && !text.contains("fn step_99"), "the rebuilt conversation starts at the summary, without what did not fit: {text:.300}");
+    assert!(
+        text.starts_with("User { content: \"<summary>") && !text.contains("fn step_99"),
+        "the rebuilt conversation starts at the summary, without what did not fit: {text:.300}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_summary_that_repeats_itself_is_stopped_and_the_digest_stands_in() {
     // SmolLM2 asked to summarise a long task copied one of its lines 800 tokens long.
-    let task = "Summarise these notes into notes.md:\n".to_string() + &(0..300).map(|i| format!("note {i}: the fox jumps over the lazy dog\n")).collect::<String>();
+    let task =
+        "Summarise these notes into notes.md:\n".to_string() + &(0..300).map(|i| format!("note {i}: the fox jumps over the lazy dog\n")).collect::<String>();
     let h = Harness::new(
-        small_server(4096, json!([
-            {"when": {"kind": "compaction"}, "reply": {"text": "the fox fox over seven lazy\n".repeat(200), "chunks": 200, "chunk_delay_ms": 100}},
-            evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- notes"}}]})),
-        ])),
+        small_server(
+            4096,
+            json!([
+                {"when": {"kind": "compaction"}, "reply": {"text": "the fox fox over seven lazy\n".repeat(200), "chunks": 200, "chunk_delay_ms": 100}},
+                evaluator(done_verdict()),
+                agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+                agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- notes"}}]})),
+            ]),
+        ),
         Setup::default(),
     )
     .await;
     let started = Instant::now();
     let o = h.run(&task).await;
     assert!(started.elapsed() < Duration::from_secs(10), "the runaway summary is cut short; all of it takes 20 s ({:?})", started.elapsed());
-    let summary = o.events.iter().find_map(|e| match &e.event { EngineEvent::MessageCreated { role: MessageRole::Summary, text, .. } => text.clone(), _ => None }).expect("a summary");
-    assert!(summary.matches("the fox fox over seven lazy").count() < 8 && summary.contains("note 299"), "the digest of the conversation stands in: {summary:.300}");
+    let summary = o
+        .events
+        .iter()
+        .find_map(|e| match &e.event {
+            EngineEvent::MessageCreated { role: MessageRole::Summary, text, .. } => text.clone(),
+            _ => None,
+        })
+        .expect("a summary");
+    assert!(
+        summary.matches("the fox fox over seven lazy").count() < 8 && summary.contains("note 299"),
+        "the digest of the conversation stands in: {summary:.300}"
+    );
     assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
     let compaction: u64 = h.store.usage_by_source(&o.session).unwrap().iter().filter(|(s, ..)| *s == UsageSource::Compaction).map(|(_, i, o)| i + o).sum();
     assert!(compaction > 0, "what the cut-short summary cost is still counted");
@@ -170,10 +211,13 @@ async fn a_summary_that_repeats_itself_is_stopped_and_the_digest_stands_in() {
 async fn a_server_context_too_small_for_the_agent_fails_with_its_size_and_how_to_raise_it() {
     // The tools and instructions alone are more than this server takes.
     let h = Harness::new(
-        small_server(2000, json!([
-            {"when": {"kind": "compaction"}, "reply": {"text": "The task is to write hello.txt containing hi."}},
-            agent(json!({}), json!({"text": DONE})),
-        ])),
+        small_server(
+            2000,
+            json!([
+                {"when": {"kind": "compaction"}, "reply": {"text": "The task is to write hello.txt containing hi."}},
+                agent(json!({}), json!({"text": DONE})),
+            ]),
+        ),
         Setup::default(),
     )
     .await;
@@ -181,7 +225,11 @@ async fn a_server_context_too_small_for_the_agent_fails_with_its_size_and_how_to
     let o = h.run("write a file named hello.txt that contains the word hi").await;
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     assert_eq!(o.status, SessionStatus::Failed);
-    let (code, message) = o.events.iter().find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((code.clone(), message.clone())) } else { None }).expect("an error the person sees");
+    let (code, message) = o
+        .events
+        .iter()
+        .find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((code.clone(), message.clone())) } else { None })
+        .expect("an error the person sees");
     assert_eq!(code, "context_too_long");
     assert!(message.contains("context of 2000 tokens"), "names the server's context: {message}");
     assert!(message.contains("-c "), "says how to raise it on llama.cpp: {message}");

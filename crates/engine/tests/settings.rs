@@ -109,7 +109,8 @@ fn the_limits_the_spec_calls_configurable_reach_the_engine_through_one_builder()
     s.evaluator_model = Some("cheap".into());
     s.validate().unwrap();
     let (agent, evaluator) = endpoints(&s, None, &|_| None).unwrap();
-    let ctx = ConfigContext { data_dir: "/tmp/x".into(), workspace: "/w", model: None, mcp: None, nobody_to_ask: false, allow_all: false, extra_verify: vec![] };
+    let ctx =
+        ConfigContext { data_dir: "/tmp/x".into(), workspace: "/w", model: None, mcp: None, nobody_to_ask: false, allow_all: false, extra_verify: vec![] };
     let c = engine_config(&s, ctx, agent, evaluator);
     assert_eq!(c.context_window, 200_000, "a 200k model must not compact at 25k");
     assert_eq!(c.max_output_tokens, Some(8192));
@@ -120,13 +121,15 @@ fn the_limits_the_spec_calls_configurable_reach_the_engine_through_one_builder()
     let mut other = s.clone();
     other.provider.model = "small".into();
     let (a, e) = endpoints(&other, None, &|_| None).unwrap();
-    let ctx = ConfigContext { data_dir: "/tmp/x".into(), workspace: "/w", model: None, mcp: None, nobody_to_ask: false, allow_all: false, extra_verify: vec![] };
+    let ctx =
+        ConfigContext { data_dir: "/tmp/x".into(), workspace: "/w", model: None, mcp: None, nobody_to_ask: false, allow_all: false, extra_verify: vec![] };
     assert_eq!(engine_config(&other, ctx, a, e).context_window, 32_000, "a model with no window set gets the default");
 }
 
 #[test]
 fn a_separate_evaluator_provider_needs_a_url_and_a_model() {
-    let mut s = Settings { evaluator_provider: Some(finishline_engine::ProviderSettings { base_url: "not a url".into(), ..Default::default() }), ..Default::default() };
+    let mut s =
+        Settings { evaluator_provider: Some(finishline_engine::ProviderSettings { base_url: "not a url".into(), ..Default::default() }), ..Default::default() };
     assert!(s.validate().is_err(), "a broken evaluator URL is refused with the field named");
     s.evaluator_provider = Some(finishline_engine::ProviderSettings { base_url: "https://api.openai.com/v1".into(), ..Default::default() });
     assert!(s.validate().unwrap_err().to_string().contains("evaluator"), "and so is one without a model");

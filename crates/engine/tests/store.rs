@@ -173,7 +173,13 @@ fn list_filters_by_status_end_reason_and_date_and_pages_newest_first() {
         let run = RunId::new();
         store.append(&sid, Some(&run), EngineEvent::RunStarted { trigger: RunTrigger::Task }).unwrap();
         let (st, end) = if i % 2 == 0 { (SessionStatus::Completed, EndReason::VerifiedDone) } else { (SessionStatus::AwaitingReview, EndReason::Stuck) };
-        store.append(&sid, Some(&run), EngineEvent::RunFinished { status: st, claim: Claim::Success, verdict: Some(Verdict::Done), end_reason: end, stuck: None }).unwrap();
+        store
+            .append(
+                &sid,
+                Some(&run),
+                EngineEvent::RunFinished { status: st, claim: Claim::Success, verdict: Some(Verdict::Done), end_reason: end, stuck: None },
+            )
+            .unwrap();
         store.append(&sid, Some(&run), status(st)).unwrap();
         ids.push(sid);
     }
@@ -217,7 +223,15 @@ fn export_marks_continuations_and_verdicts_as_the_engines_not_the_persons() {
                     usage: Default::default(),
                     question: Default::default(),
                 },
-                EngineEvent::Continuation { source: ContinuationSource::Evaluator, attempt: 1, max: 5, remaining: vec!["write b.txt".into()], text: "Still missing: b.txt".into(), answers_call: None, refused_claim: false },
+                EngineEvent::Continuation {
+                    source: ContinuationSource::Evaluator,
+                    attempt: 1,
+                    max: 5,
+                    remaining: vec!["write b.txt".into()],
+                    text: "Still missing: b.txt".into(),
+                    answers_call: None,
+                    refused_claim: false,
+                },
                 EngineEvent::MessageCreated {
                     message_id: c,
                     role: MessageRole::Continuation,
@@ -279,7 +293,10 @@ fn a_second_decision_on_the_same_review_is_reported_as_already_decided() {
             RequestKind::Review,
             SessionStatus::AwaitingReview,
             Some(&run),
-            vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision: d, by: DecidedBy::Person, feedback: None, reverted: false }, status(SessionStatus::Completed)],
+            vec![
+                EngineEvent::ReviewResolved { review_id: review.clone(), decision: d, by: DecidedBy::Person, feedback: None, reverted: false },
+                status(SessionStatus::Completed),
+            ],
         )
     };
     decide(Decision::Approve).expect("the first decision applies");
@@ -297,7 +314,13 @@ fn delete_removes_everything_of_the_session() {
     let (keep, _) = store.create_session(&new_session("keep me")).unwrap();
     let (gone, _) = store.create_session(&new_session("delete me zebra")).unwrap();
     let m = MessageId::new();
-    store.append_all(&gone, None, vec![assistant(&m), delta(&m, "zebra stripes"), EngineEvent::StepFinished { step: 1, stop_reason: None, usage: Default::default() }]).unwrap();
+    store
+        .append_all(
+            &gone,
+            None,
+            vec![assistant(&m), delta(&m, "zebra stripes"), EngineEvent::StepFinished { step: 1, stop_reason: None, usage: Default::default() }],
+        )
+        .unwrap();
     store.delete_session(&gone).unwrap();
     assert_eq!(store.session(&gone).unwrap_err().code(), ErrorCode::NotFound);
     assert!(store.events(&gone, 0).unwrap().is_empty(), "its events are gone");
@@ -331,7 +354,15 @@ fn events_serialise_with_the_spec_fields() {
         session_id: SessionId("ses_1".into()),
         run_id: Some(RunId("run_1".into())),
         at: "2026-11-21T10:00:00.000Z".into(),
-        event: EngineEvent::Continuation { source: ContinuationSource::TodoGate, attempt: 2, max: 5, remaining: vec!["b".into()], text: "x".into(), answers_call: None, refused_claim: false },
+        event: EngineEvent::Continuation {
+            source: ContinuationSource::TodoGate,
+            attempt: 2,
+            max: 5,
+            remaining: vec!["b".into()],
+            text: "x".into(),
+            answers_call: None,
+            refused_claim: false,
+        },
     };
     let v = serde_json::to_value(&env).unwrap();
     for field in ["seq", "session_id", "run_id", "at", "type", "source", "attempt", "max", "remaining", "text"] {
@@ -408,7 +439,8 @@ fn a_history_and_settings_from_the_first_release_open_after_an_upgrade_with_noth
     for f in ["history.db", "settings.json"] {
         std::fs::copy(fixture.join(f), dir.path().join(f)).unwrap();
     }
-    let store = Store::open(&dir.path().join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated, not refused");
+    let store =
+        Store::open(&dir.path().join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated, not refused");
     store.recover().unwrap();
     let listed = store.list_sessions(&ListQuery { limit: 50, ..Default::default() }).unwrap();
     assert_eq!(listed.len(), 1, "the first release's session is still listed after the upgrade");
@@ -429,7 +461,13 @@ fn a_history_and_settings_from_the_first_release_open_after_an_upgrade_with_noth
 }
 
 fn plan_step(title: &str) -> finishline_engine::plan::PlanStep {
-    finishline_engine::plan::PlanStep { title: title.into(), instructions: format!("{title}."), criteria: vec![format!("{title} is done")], depends_on: vec![], verify: vec![] }
+    finishline_engine::plan::PlanStep {
+        title: title.into(),
+        instructions: format!("{title}."),
+        criteria: vec![format!("{title} is done")],
+        depends_on: vec![],
+        verify: vec![],
+    }
 }
 
 #[test]
@@ -445,11 +483,27 @@ fn history_lists_a_plan_sessions_steps_done_and_in_the_plan_also_after_an_upgrad
                 &sid,
                 None,
                 vec![
-                    EngineEvent::PlanCreated { steps: vec![plan_step("Write a"), plan_step("Write b"), plan_step("Write c")], mode: PlanMode::On, awaiting_review: false, budget_calls: None },
+                    EngineEvent::PlanCreated {
+                        steps: vec![plan_step("Write a"), plan_step("Write b"), plan_step("Write c")],
+                        mode: PlanMode::On,
+                        awaiting_review: false,
+                        budget_calls: None,
+                    },
                     EngineEvent::PlanStepStarted { index: 0, number: 1, of: 3, title: "Write a".into() },
-                    EngineEvent::PlanStepFinished { index: 0, end_reason: EndReason::VerifiedDone, summary: "a is written".into(), output_data: None, decided_by: None },
+                    EngineEvent::PlanStepFinished {
+                        index: 0,
+                        end_reason: EndReason::VerifiedDone,
+                        summary: "a is written".into(),
+                        output_data: None,
+                        decided_by: None,
+                    },
                     // b is replaced by two steps: the plan now has four, one of them done.
-                    EngineEvent::PlanRevised { first: 1, cause: "b needs data first".into(), steps: vec![plan_step("Fetch the data"), plan_step("Write b"), plan_step("Write c")], for_feedback: false },
+                    EngineEvent::PlanRevised {
+                        first: 1,
+                        cause: "b needs data first".into(),
+                        steps: vec![plan_step("Fetch the data"), plan_step("Write b"), plan_step("Write c")],
+                        for_feedback: false,
+                    },
                 ],
             )
             .unwrap();

@@ -64,7 +64,14 @@ async fn writer_child(db: PathBuf) {
             vec![
                 EngineEvent::RunStarted { trigger: RunTrigger::Task },
                 EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None },
-                EngineEvent::ToolCall { call_id: "call_1".into(), message_id: None, tool: "run_command".into(), input: serde_json::json!({"command": "sleep 100"}), state: ToolState::Running, output: None },
+                EngineEvent::ToolCall {
+                    call_id: "call_1".into(),
+                    message_id: None,
+                    tool: "run_command".into(),
+                    input: serde_json::json!({"command": "sleep 100"}),
+                    state: ToolState::Running,
+                    output: None,
+                },
                 EngineEvent::MessageCreated { message_id: m.clone(), role: MessageRole::Assistant, source: None, text: None },
             ],
         )
@@ -140,7 +147,11 @@ async fn sigkill_mid_stream_leaves_an_intact_database_with_every_delivered_event
         assert_eq!(calls[0].state, ToolState::Unknown, "a tool call that was running has an unknown outcome, so it is never re-run blindly");
         // Events 1-5 set the session up; delta n carries word{n - 6}.
         let last_word = format!("word{}", max_delivered - 6);
-        assert_eq!(store.search(&last_word, 5).unwrap().len(), 1, "round {round}: the last text a subscriber saw before the crash is searchable after recovery");
+        assert_eq!(
+            store.search(&last_word, 5).unwrap().len(),
+            1,
+            "round {round}: the last text a subscriber saw before the crash is searchable after recovery"
+        );
         println!("round {round}: killed after {} delivered events; {} stored; recovered", delivered.len(), stored.len());
     }
 }
@@ -148,7 +159,8 @@ async fn sigkill_mid_stream_leaves_an_intact_database_with_every_delivered_event
 /// Child: holds a session's lease with a live heartbeat until killed.
 async fn holder_child(db: PathBuf) {
     let store = open(&db);
-    let (sid, _) = store.create_session(&NewSession { task: "held elsewhere".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() }).unwrap();
+    let (sid, _) =
+        store.create_session(&NewSession { task: "held elsewhere".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() }).unwrap();
     store.acquire_lease(&sid, &RunId::new()).unwrap();
     store.append(&sid, None, EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None }).unwrap();
     println!("holding {sid}");
@@ -191,8 +203,11 @@ async fn waiting_sessions_keep_waiting_after_a_restart() {
     let db = dir.path().join("history.db");
     let sid = {
         let store = open(&db);
-        let (sid, _) = store.create_session(&NewSession { task: "review me".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() }).unwrap();
-        store.append(&sid, None, EngineEvent::StatusChanged { status: SessionStatus::AwaitingReview, attempt: None, next_retry_at: None, message: None }).unwrap();
+        let (sid, _) =
+            store.create_session(&NewSession { task: "review me".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() }).unwrap();
+        store
+            .append(&sid, None, EngineEvent::StatusChanged { status: SessionStatus::AwaitingReview, attempt: None, next_retry_at: None, message: None })
+            .unwrap();
         sid
     };
     let store = open(&db);

@@ -77,7 +77,21 @@ async fn glob_and_grep_find_files_and_lines_and_honour_gitignore() {
 #[test]
 fn secret_looking_names_are_kept_out_of_children_and_ordinary_ones_are_not() {
     use finishline_engine::tool::command::is_secret_var;
-    for name in ["AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "GITHUB_TOKEN", "NPM_TOKEN", "OPENAI_API_KEY", "MY_SERVICE_APIKEY", "DB_PASSWORD", "PGPASSWORD", "SMTP_PASSWD", "CLIENT_SECRET", "GOOGLE_APPLICATION_CREDENTIALS", "gpg_passphrase", "FINISHLINE_KEY_OPENAI"] {
+    for name in [
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_ACCESS_KEY_ID",
+        "GITHUB_TOKEN",
+        "NPM_TOKEN",
+        "OPENAI_API_KEY",
+        "MY_SERVICE_APIKEY",
+        "DB_PASSWORD",
+        "PGPASSWORD",
+        "SMTP_PASSWD",
+        "CLIENT_SECRET",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "gpg_passphrase",
+        "FINISHLINE_KEY_OPENAI",
+    ] {
         assert!(is_secret_var(name), "{name} carries a secret and must not reach a command or an MCP server");
     }
     for name in ["PATH", "HOME", "LANG", "KEYBOARD_LAYOUT", "TOKENIZERS_PARALLELISM", "SSH_AUTH_SOCK", "XAUTHORITY", "CARGO_HOME", "PASSAGE"] {
@@ -91,7 +105,11 @@ async fn a_command_that_leaves_a_background_child_returns_when_the_shell_exits_w
     let shell = Toolbox::standard();
     let started = std::time::Instant::now();
     let out = shell.get("run_command").unwrap().call(&ctx(dir.path()), json!({"command": "sleep 60 & echo started the server", "timeout_secs": 20})).await;
-    assert!(started.elapsed() < std::time::Duration::from_secs(5), "the tool returns when the shell exits, not when the background child closes the pipe ({:?})", started.elapsed());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "the tool returns when the shell exits, not when the background child closes the pipe ({:?})",
+        started.elapsed()
+    );
     assert!(!out.is_error && out.content.contains("started the server"), "its output is kept: {}", out.content);
 }
 

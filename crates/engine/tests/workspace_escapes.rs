@@ -106,7 +106,13 @@ async fn edit_file_refuses_every_escape() {
 #[tokio::test]
 async fn list_dir_refuses_every_escape() {
     let w = world();
-    for (name, path) in [("parent", "..".to_string()), ("absolute", "/".to_string()), ("symlinked folder", "linkdir".to_string()), ("tilde", "~".to_string()), ("outside abs", w.outside.to_string_lossy().into_owned())] {
+    for (name, path) in [
+        ("parent", "..".to_string()),
+        ("absolute", "/".to_string()),
+        ("symlinked folder", "linkdir".to_string()),
+        ("tilde", "~".to_string()),
+        ("outside abs", w.outside.to_string_lossy().into_owned()),
+    ] {
         let (out, err) = call(&w, "list_dir", json!({"path": path})).await;
         assert!(err, "list_dir `{name}` must fail, got: {out}");
         assert!(!out.contains("secret.txt"), "list_dir `{name}` listed the outside folder");
@@ -203,7 +209,11 @@ async fn a_folder_swapped_for_a_link_while_files_are_created_never_creates_anyth
     let swaps = swapper.join().unwrap();
     let outside = entries(&w.outside);
     println!("{rounds} rounds, {swaps} swaps, {written} nested writes went in");
-    assert_eq!(outside, vec!["secret.txt".to_string()], "no file or folder may be created outside, whatever the timing ({rounds} rounds, {swaps} swaps, {written} writes went in)");
+    assert_eq!(
+        outside,
+        vec!["secret.txt".to_string()],
+        "no file or folder may be created outside, whatever the timing ({rounds} rounds, {swaps} swaps, {written} writes went in)"
+    );
     secret_intact(&w);
 }
 

@@ -92,7 +92,10 @@ pub fn render(protocol: Protocol, reply: &Reply, req: &SeenRequest) -> Rendered 
             }
             for (i, c) in reply.tool_calls.iter().enumerate() {
                 let id = c.id.clone().unwrap_or_else(|| format!("call_fake_{i}"));
-                frames.push(chunk(json!({"tool_calls": [{"index": i, "id": id, "type": "function", "function": {"name": c.name, "arguments": ""}}]}), Value::Null));
+                frames.push(chunk(
+                    json!({"tool_calls": [{"index": i, "id": id, "type": "function", "function": {"name": c.name, "arguments": ""}}]}),
+                    Value::Null,
+                ));
                 for p in pieces(&args(c), Some(3)) {
                     frames.push(chunk(json!({"tool_calls": [{"index": i, "function": {"arguments": p}}]}), Value::Null));
                 }
@@ -112,17 +115,29 @@ pub fn render(protocol: Protocol, reply: &Reply, req: &SeenRequest) -> Rendered 
         }
         Protocol::Anthropic => {
             let mut frames = vec![
-                named("message_start", &json!({"type": "message_start", "message": {"id": "msg_fake", "type": "message", "role": "assistant", "model": req.model, "content": [],
-                    "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": input_tokens, "output_tokens": 1}}})),
+                named(
+                    "message_start",
+                    &json!({"type": "message_start", "message": {"id": "msg_fake", "type": "message", "role": "assistant", "model": req.model, "content": [],
+                    "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": input_tokens, "output_tokens": 1}}}),
+                ),
                 named("ping", &json!({"type": "ping"})),
             ];
             let mut index = 0;
             if !reply.reasoning.is_empty() {
-                frames.push(named("content_block_start", &json!({"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": ""}})));
+                frames.push(named(
+                    "content_block_start",
+                    &json!({"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": ""}}),
+                ));
                 for p in pieces(&reply.reasoning, reply.chunks) {
-                    frames.push(named("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": p}})));
+                    frames.push(named(
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": p}}),
+                    ));
                 }
-                frames.push(named("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": "sig-fake"}})));
+                frames.push(named(
+                    "content_block_delta",
+                    &json!({"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": "sig-fake"}}),
+                ));
                 frames.push(named("content_block_stop", &json!({"type": "content_block_stop", "index": index})));
                 index += 1;
             }
@@ -133,23 +148,36 @@ pub fn render(protocol: Protocol, reply: &Reply, req: &SeenRequest) -> Rendered 
                 frames.push(named("content_block_start", &json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": "toolu_answer", "name": tool, "input": {}}})));
                 let answer = if truncate_args { cut_half(&reply.text) } else { reply.text.clone() };
                 for p in pieces(&answer, Some(3)) {
-                    frames.push(named("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}})));
+                    frames.push(named(
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}}),
+                    ));
                 }
                 frames.push(named("content_block_stop", &json!({"type": "content_block_stop", "index": index})));
                 index += 1;
             } else if !reply.text.is_empty() {
-                frames.push(named("content_block_start", &json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})));
+                frames
+                    .push(named("content_block_start", &json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})));
                 for p in pieces(&reply.text, reply.chunks) {
-                    frames.push(named("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}})));
+                    frames.push(named(
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}}),
+                    ));
                 }
                 frames.push(named("content_block_stop", &json!({"type": "content_block_stop", "index": index})));
                 index += 1;
             }
             for (i, c) in reply.tool_calls.iter().enumerate() {
                 let id = c.id.clone().unwrap_or_else(|| format!("toolu_fake_{i}"));
-                frames.push(named("content_block_start", &json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": c.name, "input": {}}})));
+                frames.push(named(
+                    "content_block_start",
+                    &json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": c.name, "input": {}}}),
+                ));
                 for p in pieces(&args(c), Some(3)) {
-                    frames.push(named("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}})));
+                    frames.push(named(
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}}),
+                    ));
                 }
                 frames.push(named("content_block_stop", &json!({"type": "content_block_stop", "index": index})));
                 index += 1;
@@ -164,7 +192,10 @@ pub fn render(protocol: Protocol, reply: &Reply, req: &SeenRequest) -> Rendered 
                 Finish::ContextWindow => "model_context_window_exceeded",
                 Finish::MalformedFunctionCall | Finish::Unknown => "something_new",
             };
-            frames.push(named("message_delta", &json!({"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": null}, "usage": {"output_tokens": output_tokens}})));
+            frames.push(named(
+                "message_delta",
+                &json!({"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": null}, "usage": {"output_tokens": output_tokens}}),
+            ));
             frames.push(named("message_stop", &json!({"type": "message_stop"})));
             Rendered { frames, tail: 2 }
         }
@@ -189,11 +220,23 @@ pub fn render(protocol: Protocol, reply: &Reply, req: &SeenRequest) -> Rendered 
                 let index = output.len();
                 let item = json!({"id": "rs_fake", "type": "reasoning", "summary": []});
                 ev(&mut frames, "response.output_item.added", json!({"output_index": index, "item": item}));
-                ev(&mut frames, "response.reasoning_summary_part.added", json!({"item_id": "rs_fake", "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}));
+                ev(
+                    &mut frames,
+                    "response.reasoning_summary_part.added",
+                    json!({"item_id": "rs_fake", "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}),
+                );
                 for p in pieces(&reply.reasoning, reply.chunks) {
-                    ev(&mut frames, "response.reasoning_summary_text.delta", json!({"item_id": "rs_fake", "output_index": index, "summary_index": 0, "delta": p}));
+                    ev(
+                        &mut frames,
+                        "response.reasoning_summary_text.delta",
+                        json!({"item_id": "rs_fake", "output_index": index, "summary_index": 0, "delta": p}),
+                    );
                 }
-                ev(&mut frames, "response.reasoning_summary_text.done", json!({"item_id": "rs_fake", "output_index": index, "summary_index": 0, "text": reply.reasoning}));
+                ev(
+                    &mut frames,
+                    "response.reasoning_summary_text.done",
+                    json!({"item_id": "rs_fake", "output_index": index, "summary_index": 0, "text": reply.reasoning}),
+                );
                 let done = json!({"id": "rs_fake", "type": "reasoning", "summary": [{"type": "summary_text", "text": reply.reasoning}]});
                 ev(&mut frames, "response.output_item.done", json!({"output_index": index, "item": done}));
                 output.push(done);
@@ -201,12 +244,28 @@ pub fn render(protocol: Protocol, reply: &Reply, req: &SeenRequest) -> Rendered 
             if !reply.text.is_empty() {
                 let index = output.len();
                 let id = "msg_fake";
-                ev(&mut frames, "response.output_item.added", json!({"output_index": index, "item": {"id": id, "type": "message", "status": "in_progress", "role": "assistant", "content": []}}));
-                ev(&mut frames, "response.content_part.added", json!({"item_id": id, "output_index": index, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}));
+                ev(
+                    &mut frames,
+                    "response.output_item.added",
+                    json!({"output_index": index, "item": {"id": id, "type": "message", "status": "in_progress", "role": "assistant", "content": []}}),
+                );
+                ev(
+                    &mut frames,
+                    "response.content_part.added",
+                    json!({"item_id": id, "output_index": index, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}),
+                );
                 for p in pieces(&reply.text, reply.chunks) {
-                    ev(&mut frames, "response.output_text.delta", json!({"item_id": id, "output_index": index, "content_index": 0, "delta": p, "logprobs": []}));
+                    ev(
+                        &mut frames,
+                        "response.output_text.delta",
+                        json!({"item_id": id, "output_index": index, "content_index": 0, "delta": p, "logprobs": []}),
+                    );
                 }
-                ev(&mut frames, "response.output_text.done", json!({"item_id": id, "output_index": index, "content_index": 0, "text": reply.text, "logprobs": []}));
+                ev(
+                    &mut frames,
+                    "response.output_text.done",
+                    json!({"item_id": id, "output_index": index, "content_index": 0, "text": reply.text, "logprobs": []}),
+                );
                 let part = json!({"type": "output_text", "text": reply.text, "annotations": []});
                 ev(&mut frames, "response.content_part.done", json!({"item_id": id, "output_index": index, "content_index": 0, "part": part}));
                 let done = json!({"id": id, "type": "message", "status": "completed", "role": "assistant", "content": [part]});
@@ -218,7 +277,11 @@ pub fn render(protocol: Protocol, reply: &Reply, req: &SeenRequest) -> Rendered 
                 let id = format!("fc_fake_{i}");
                 let call_id = c.id.clone().unwrap_or_else(|| format!("call_fake_{i}"));
                 let a = args(c);
-                ev(&mut frames, "response.output_item.added", json!({"output_index": index, "item": {"id": id, "type": "function_call", "status": "in_progress", "call_id": call_id, "name": c.name, "arguments": ""}}));
+                ev(
+                    &mut frames,
+                    "response.output_item.added",
+                    json!({"output_index": index, "item": {"id": id, "type": "function_call", "status": "in_progress", "call_id": call_id, "name": c.name, "arguments": ""}}),
+                );
                 for p in pieces(&a, Some(3)) {
                     ev(&mut frames, "response.function_call_arguments.delta", json!({"item_id": id, "output_index": index, "delta": p}));
                 }
@@ -233,7 +296,9 @@ pub fn render(protocol: Protocol, reply: &Reply, req: &SeenRequest) -> Rendered 
             let (kind, status, incomplete) = match finish {
                 Finish::Length => ("response.incomplete", "incomplete", json!({"reason": "max_output_tokens"})),
                 Finish::ContentFilter => ("response.incomplete", "incomplete", json!({"reason": "content_filter"})),
-                Finish::Unknown | Finish::PauseTurn | Finish::ContextWindow | Finish::MalformedFunctionCall => ("response.incomplete", "incomplete", json!({"reason": "something_new"})),
+                Finish::Unknown | Finish::PauseTurn | Finish::ContextWindow | Finish::MalformedFunctionCall => {
+                    ("response.incomplete", "incomplete", json!({"reason": "something_new"}))
+                }
                 Finish::Stop | Finish::ToolCalls => ("response.completed", "completed", Value::Null),
             };
             ev(&mut frames, kind, json!({"response": response(status, Value::Array(output), usage, incomplete)}));
@@ -241,10 +306,12 @@ pub fn render(protocol: Protocol, reply: &Reply, req: &SeenRequest) -> Rendered 
         }
         Protocol::Gemini => {
             let mut frames = Vec::new();
-            let usage = |done: bool| {
-                json!({"promptTokenCount": input_tokens, "candidatesTokenCount": if done { output_tokens } else { 1 }, "totalTokenCount": input_tokens + output_tokens})
+            let usage = |done: bool| json!({"promptTokenCount": input_tokens, "candidatesTokenCount": if done { output_tokens } else { 1 }, "totalTokenCount": input_tokens + output_tokens});
+            let chunk = |parts: Value| {
+                data(
+                    &json!({"candidates": [{"content": {"parts": parts, "role": "model"}, "index": 0}], "usageMetadata": usage(false), "modelVersion": req.model}),
+                )
             };
-            let chunk = |parts: Value| data(&json!({"candidates": [{"content": {"parts": parts, "role": "model"}, "index": 0}], "usageMetadata": usage(false), "modelVersion": req.model}));
             for p in pieces(&reply.reasoning, reply.chunks) {
                 frames.push(chunk(json!([{"text": p, "thought": true}])));
             }
@@ -308,7 +375,13 @@ pub fn error_frame(protocol: Protocol, kind: &str, message: &str) -> Frame {
         Protocol::Openai => data(&json!({"error": {"message": message, "type": kind, "code": null}})),
         Protocol::Anthropic => named("error", &json!({"type": "error", "error": {"type": kind, "message": message}})),
         Protocol::Gemini => {
-            let code = if kind.contains("overloaded") { 503 } else if kind.contains("rate") { 429 } else { 500 };
+            let code = if kind.contains("overloaded") {
+                503
+            } else if kind.contains("rate") {
+                429
+            } else {
+                500
+            };
             data(&json!({"error": {"code": code, "message": message, "status": kind.to_ascii_uppercase()}}))
         }
     }
@@ -317,7 +390,9 @@ pub fn error_frame(protocol: Protocol, kind: &str, message: &str) -> Frame {
 /// A cut-off JSON chunk in the protocol's framing.
 pub fn invalid_json_frame(protocol: Protocol) -> Frame {
     match protocol {
-        Protocol::Anthropic => b"event: content_block_delta\ndata: {\"type\": \"content_block_delta\", \"index\": 0, \"delta\": {\"type\": \"text_del\n\n".to_vec(),
+        Protocol::Anthropic => {
+            b"event: content_block_delta\ndata: {\"type\": \"content_block_delta\", \"index\": 0, \"delta\": {\"type\": \"text_del\n\n".to_vec()
+        }
         _ => b"data: {\"choices\": [{\"delta\": {\"content\": \"cut of\n\n".to_vec(),
     }
 }

@@ -56,7 +56,8 @@ impl SeenRequest {
         let (system, messages, has_tools, structured, forced_tool, model) = match protocol {
             Protocol::Openai => {
                 let msgs = body["messages"].as_array().cloned().unwrap_or_default();
-                let system = msgs.iter().filter(|m| m["role"] == "system" || m["role"] == "developer").map(|m| text_of(&m["content"])).collect::<Vec<_>>().join("\n");
+                let system =
+                    msgs.iter().filter(|m| m["role"] == "system" || m["role"] == "developer").map(|m| text_of(&m["content"])).collect::<Vec<_>>().join("\n");
                 let rest: Vec<String> = msgs.iter().filter(|m| m["role"] != "system" && m["role"] != "developer").map(|m| text_of(&m["content"])).collect();
                 let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
                 (system, rest, has_tools, body.get("response_format").is_some(), None, body["model"].as_str().unwrap_or_default().to_string())
@@ -80,7 +81,10 @@ impl SeenRequest {
                     })
                     .collect();
                 let forced = (body["tool_choice"]["type"] == "tool").then(|| body["tool_choice"]["name"].as_str().unwrap_or_default().to_string());
-                let tools = body["tools"].as_array().map(|t| t.iter().filter(|t| Some(t["name"].as_str().unwrap_or_default()) != forced.as_deref()).count()).unwrap_or(0);
+                let tools = body["tools"]
+                    .as_array()
+                    .map(|t| t.iter().filter(|t| Some(t["name"].as_str().unwrap_or_default()) != forced.as_deref()).count())
+                    .unwrap_or(0);
                 (system, rest, tools > 0, forced.is_some(), forced, body["model"].as_str().unwrap_or_default().to_string())
             }
             Protocol::Responses => {

@@ -77,7 +77,8 @@ async fn models(State(state): State<AppState>, headers: HeaderMap) -> Response {
 fn check_key(scenario: &Scenario, headers: &HeaderMap) -> Option<Response> {
     let want = scenario.api_key.as_deref()?;
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
-    let given = header("authorization").map(|a| a.trim_start_matches("Bearer ").to_string()).or_else(|| header("x-api-key")).or_else(|| header("x-goog-api-key"));
+    let given =
+        header("authorization").map(|a| a.trim_start_matches("Bearer ").to_string()).or_else(|| header("x-api-key")).or_else(|| header("x-goog-api-key"));
     (given.as_deref() != Some(want)).then(|| json_error(StatusCode::UNAUTHORIZED, "Incorrect API key provided."))
 }
 
@@ -163,7 +164,8 @@ async fn handle(state: AppState, protocol: Protocol, path: String, model: Option
             let n = limit.count(&seen);
             if n > limit.tokens {
                 let message = format!("request ({n} tokens) exceeds the available context size ({} tokens), try increasing it", limit.tokens);
-                let body = json!({"error": {"code": 400, "message": message, "type": "exceed_context_size_error", "n_prompt_tokens": n, "n_ctx": limit.tokens}});
+                let body =
+                    json!({"error": {"code": 400, "message": message, "type": "exceed_context_size_error", "n_prompt_tokens": n, "n_ctx": limit.tokens}});
                 return (StatusCode::BAD_REQUEST, Json(body)).into_response();
             }
         }
@@ -184,7 +186,10 @@ async fn handle(state: AppState, protocol: Protocol, path: String, model: Option
         let msg = format!("fake-llm: no scenario rule matches this {:?} request (kind {:?}); last message: {:.200}", protocol, seen.kind, seen.last_message);
         return json_error(StatusCode::BAD_REQUEST, &msg);
     };
-    if protocol == Protocol::Gemini && seen.path.contains(":generateContent") && !matches!(reply.fault, Some(Fault::Status { .. }) | Some(Fault::ResetBeforeHeaders)) {
+    if protocol == Protocol::Gemini
+        && seen.path.contains(":generateContent")
+        && !matches!(reply.fault, Some(Fault::Status { .. }) | Some(Fault::ResetBeforeHeaders))
+    {
         // The unary call answers with one JSON body, not a stream.
         return Json(crate::render::gemini_unary(&reply, &seen)).into_response();
     }
@@ -201,7 +206,9 @@ fn respond(protocol: Protocol, reply: &Reply, seen: &SeenRequest) -> Response {
     match &reply.fault {
         Some(Fault::Status { status, headers, body }) => {
             let code = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            let body = body.clone().unwrap_or_else(|| json!({"error": {"message": format!("fake status {status}"), "type": "fake_fault", "code": status}}).to_string());
+            let body = body
+                .clone()
+                .unwrap_or_else(|| json!({"error": {"message": format!("fake status {status}"), "type": "fake_fault", "code": status}}).to_string());
             let mut resp = Response::builder().status(code).header("content-type", "application/json");
             for (k, v) in headers {
                 resp = resp.header(k.as_str(), v.as_str());

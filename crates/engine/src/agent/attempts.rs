@@ -11,20 +11,22 @@ use serde::Serialize;
 use super::changes::current_worktree;
 use super::decision::{ReviewChoice, ReviewOutcome};
 use super::{Engine, TaskOptions, WhenBusy};
-use crate::workspace::checkpoint::{ChangeKind, FileChange};
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::{EngineEvent, Envelope};
 use crate::external::ExternalAgent;
 use crate::judge::ranking::{self, AttemptEvidence, Ranked};
 use crate::store::{ListQuery, SessionSummary, Store};
+use crate::workspace::checkpoint::{ChangeKind, FileChange};
 use crate::workspace::ownership::FileState;
 
 /// Who does a task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Worker {
     /// Finishline's own agent, with the engine's model or another of its provider's.
-    Builtin { model: Option<String> },
+    Builtin {
+        model: Option<String>,
+    },
     External(ExternalAgent),
 }
 
@@ -53,15 +55,21 @@ pub fn parse_attempts(spec: &str) -> Result<Vec<Worker>> {
     let mut out = Vec::new();
     for item in spec.split(',').map(str::trim) {
         if item.is_empty() {
-            return Err(Error::InvalidInput(format!("--attempts {spec:?}: an empty name between commas; write agents as claude-code,codex,builtin or builtin*3")));
+            return Err(Error::InvalidInput(format!(
+                "--attempts {spec:?}: an empty name between commas; write agents as claude-code,codex,builtin or builtin*3"
+            )));
         }
-        let (name, times) = match item.rsplit_once('*') {
-            Some((name, n)) => {
-                let n: u32 = n.trim().parse().ok().filter(|n| (1..=16).contains(n)).ok_or_else(|| Error::InvalidInput(format!("--attempts: “{item}” repeats an agent a number of times from 1 to 16, like builtin*3")))?;
-                (name.trim(), n)
-            }
-            None => (item, 1),
-        };
+        let (name, times) =
+            match item.rsplit_once('*') {
+                Some((name, n)) => {
+                    let n: u32 =
+                        n.trim().parse().ok().filter(|n| (1..=16).contains(n)).ok_or_else(|| {
+                            Error::InvalidInput(format!("--attempts: “{item}” repeats an agent a number of times from 1 to 16, like builtin*3"))
+                        })?;
+                    (name.trim(), n)
+                }
+                None => (item, 1),
+            };
         if name.is_empty() {
             return Err(Error::InvalidInput(format!("--attempts: “{item}” names no agent")));
         }
@@ -114,7 +122,13 @@ impl Engine {
     /// Starts the task once per worker, side by side: each its own session in its own worktree
     /// from the same commit of the person's branch (or `opts.base`). Only in a git repository,
     /// and never more than the settings' limit.
-    pub fn start_attempts(self: &Arc<Self>, task: &str, workspace: &std::path::Path, workers: Vec<Worker>, opts: TaskOptions) -> Result<(GroupId, Vec<(SessionId, tokio::task::JoinHandle<()>)>)> {
+    pub fn start_attempts(
+        self: &Arc<Self>,
+        task: &str,
+        workspace: &std::path::Path,
+        workers: Vec<Worker>,
+        opts: TaskOptions,
+    ) -> Result<(GroupId, Vec<(SessionId, tokio::task::JoinHandle<()>)>)> {
         let limit = self.config.tasks.max_attempts;
         if workers.len() < 2 {
             return Err(Error::InvalidInput("attempts side by side need at least two: name two agents, or one with *2 (builtin*2)".into()));
@@ -144,7 +158,15 @@ impl Engine {
         let mut started = Vec::new();
         for (i, (worker, label)) in workers.into_iter().zip(labels).enumerate() {
             let attempt = AttemptSlot { group: group.clone(), number: i as u32 + 1, of, label };
-            let one = TaskOptions { plan: opts.plan, isolation: Some(Isolation::Worktree), base: opts.base.clone(), when_busy: WhenBusy::Run, worker: Some(worker), base_commit: Some(base_commit.clone()), attempt: Some(attempt) };
+            let one = TaskOptions {
+                plan: opts.plan,
+                isolation: Some(Isolation::Worktree),
+                base: opts.base.clone(),
+                when_busy: WhenBusy::Run,
+                worker: Some(worker),
+                base_commit: Some(base_commit.clone()),
+                attempt: Some(attempt),
+            };
             match self.start_task_with(task, workspace, one) {
                 Ok(s) => started.push(s),
                 Err(e) => {
@@ -181,7 +203,11 @@ impl Engine {
             return Err(Error::NotFound(format!("{chosen} is not an attempt of group {group}")));
         };
         let Some(review) = mine.evidence.review.clone() else {
-            let why = if mine.evidence.ended { "it has no review waiting (it ended without work to land)" } else { "it is still running: wait for its review, or cancel it" };
+            let why = if mine.evidence.ended {
+                "it has no review waiting (it ended without work to land)"
+            } else {
+                "it is still running: wait for its review, or cancel it"
+            };
             return Err(Error::InvalidInput(format!("{} cannot be chosen: {why}", mine.evidence.label)));
         };
         let reason = (mine.rank == 1).then(|| mine.above_next.clone()).flatten();
@@ -196,7 +222,11 @@ impl Engine {
         self.store.append(chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason })?;
         for other in ranked.ranking.iter().filter(|r| &r.evidence.session != chosen) {
             if let Err(e) = self.discard_attempt(&other.evidence) {
-                let _ = self.store.append(&other.evidence.session, None, EngineEvent::Error { code: e.code().as_str().into(), message: format!("This attempt was not chosen, but could not be put away: {e}") });
+                let _ = self.store.append(
+                    &other.evidence.session,
+                    None,
+                    EngineEvent::Error { code: e.code().as_str().into(), message: format!("This attempt was not chosen, but could not be put away: {e}") },
+                );
             }
         }
         Ok(outcome)
@@ -244,7 +274,17 @@ impl Engine {
             }
             if let Some(wt) = current_worktree(&events) {
                 if let Err(e) = super::decision::remove_worktree(&store, &engine.config.data_dir, &session, &wt, WorktreeEnd::Rejected, true) {
-                    let _ = store.append(&session, None, EngineEvent::Error { code: ErrorCode::Worktree.as_str().into(), message: format!("The attempt's worktree {} could not be removed ({e}); Settings → Tasks → Storage removes what is left", wt.folder) });
+                    let _ = store.append(
+                        &session,
+                        None,
+                        EngineEvent::Error {
+                            code: ErrorCode::Worktree.as_str().into(),
+                            message: format!(
+                                "The attempt's worktree {} could not be removed ({e}); Settings → Tasks → Storage removes what is left",
+                                wt.folder
+                            ),
+                        },
+                    );
                 }
             }
         });
@@ -304,10 +344,16 @@ pub fn attempt_differences(store: &Store, group: &GroupId) -> Result<Vec<FileDif
                 .enumerate()
                 .map(|(i, (s, _))| {
                     let change = changes.iter().find(|(j, _)| *j == i).map(|(_, c)| *c);
-                    FileVersion { session: s.id.clone(), label: label_of(s), kind: change.map(|c| c.kind), diff: change.map(|c| c.diff.clone()).unwrap_or_default() }
+                    FileVersion {
+                        session: s.id.clone(),
+                        label: label_of(s),
+                        kind: change.map(|c| c.kind),
+                        diff: change.map(|c| c.diff.clone()).unwrap_or_default(),
+                    }
                 })
                 .collect();
-            let results: Vec<Option<&FileState>> = reviewed.iter().enumerate().map(|(i, _)| changes.iter().find(|(j, _)| *j == i).and_then(|(_, c)| c.after.as_ref())).collect();
+            let results: Vec<Option<&FileState>> =
+                reviewed.iter().enumerate().map(|(i, _)| changes.iter().find(|(j, _)| *j == i).and_then(|(_, c)| c.after.as_ref())).collect();
             let same = changes.len() == reviewed.len() && results.iter().all(|r| r.is_some() && *r == results[0]);
             FileDifference { path, same, versions }
         })
@@ -367,7 +413,9 @@ pub fn attempt_evidence(s: &SessionSummary, events: &[Envelope], pending: Vec<(R
         wall_ms: s.duration_ms,
     };
     let last = events.iter().rev().find_map(|env| match &env.event {
-        EngineEvent::ReviewRequested { end_reason, remaining, files_changed, verification, cost_usd, audit, .. } => Some((*end_reason, remaining, files_changed, verification, *cost_usd, audit.len())),
+        EngineEvent::ReviewRequested { end_reason, remaining, files_changed, verification, cost_usd, audit, .. } => {
+            Some((*end_reason, remaining, files_changed, verification, *cost_usd, audit.len()))
+        }
         _ => None,
     });
     if let Some((end_reason, remaining, files, verification, cost, findings)) = last {

@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use super::run::Run;
 use super::Engine;
-use crate::workspace::checkpoint::FileChange;
 use crate::domain::*;
 use crate::event::{EngineEvent, Envelope};
+use crate::workspace::checkpoint::FileChange;
 use crate::workspace::ownership::Ownership;
 use crate::workspace::worktree::{self, TaskWorktree};
 
@@ -87,14 +87,23 @@ impl Engine {
             return Ok(TaskFolder { person_folder: PathBuf::from(folder), worktree: None, checkout_pending: false });
         };
         if removed {
-            let repo = worktree::repo_of(Path::new(&wt.repo), &self.config.tasks.worktrees)
-                .ok_or_else(|| crate::Error::Worktree(format!("{} is no longer a git repository with a commit, so the task cannot continue in a worktree of it", wt.repo)))?;
+            let repo = worktree::repo_of(Path::new(&wt.repo), &self.config.tasks.worktrees).ok_or_else(|| {
+                crate::Error::Worktree(format!("{} is no longer a git repository with a commit, so the task cannot continue in a worktree of it", wt.repo))
+            })?;
             let attempt = events.iter().filter(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })).count() as u32 + 1;
             let task = self.store.session(session)?.task;
             let base = wt.base_branch.clone().filter(|b| worktree::git_ok(Path::new(&wt.repo), &["rev-parse", "-q", "--verify", &format!("refs/heads/{b}")]));
             let mut next = worktree::plan(&repo, &self.config.tasks.worktrees, session.as_str(), &task, base.as_deref(), attempt)?;
             next.subdir = wt.subdir.clone();
-            self.store.append(session, None, EngineEvent::TaskWorkspace { isolation: Isolation::Worktree, folder: next.work_dir().to_string_lossy().into_owned(), worktree: Some(next.clone()) })?;
+            self.store.append(
+                session,
+                None,
+                EngineEvent::TaskWorkspace {
+                    isolation: Isolation::Worktree,
+                    folder: next.work_dir().to_string_lossy().into_owned(),
+                    worktree: Some(next.clone()),
+                },
+            )?;
             wt = next;
             worktree::add_empty(&wt, session.as_str())?;
             return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true });
@@ -243,7 +252,8 @@ impl Run {
         let Some(cp) = self.checkpoints.clone() else { return vec![] };
         let changes = self.scoped(whole).changes();
         let Ok(texts) = tokio::task::block_in_place(|| cp.owned_texts(&changes)) else { return vec![] };
-        let files: Vec<crate::judge::audit::AuditFile> = texts.iter().map(|(p, b, a)| crate::judge::audit::AuditFile { path: p, before: b.as_deref(), after: a.as_deref() }).collect();
+        let files: Vec<crate::judge::audit::AuditFile> =
+            texts.iter().map(|(p, b, a)| crate::judge::audit::AuditFile { path: p, before: b.as_deref(), after: a.as_deref() }).collect();
         let found = crate::judge::audit::audit(&files, &self.engine.config.verify_commands);
         let dismissed: Vec<(crate::judge::audit::AuditRule, String, String)> = self
             .engine
@@ -282,7 +292,8 @@ impl Run {
     /// Windows of the session's earlier runs since the person's last decision.
     fn earlier_windows(&self) -> Vec<(String, String)> {
         let Ok(events) = self.engine.store.events(&self.session, 0) else { return vec![] };
-        let from = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewResolved { .. } | EngineEvent::TaskWorkspace { .. })).map(|i| i + 1).unwrap_or(0);
+        let from =
+            events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewResolved { .. } | EngineEvent::TaskWorkspace { .. })).map(|i| i + 1).unwrap_or(0);
         let runs: Vec<RunId> = events[from..]
             .iter()
             .filter(|e| matches!(e.event, EngineEvent::RunStarted { .. }))
@@ -316,4 +327,3 @@ impl Run {
         Ok(())
     }
 }
-

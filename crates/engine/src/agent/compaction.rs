@@ -8,10 +8,10 @@ use futures_util::StreamExt;
 
 use super::run::{Halt, Run};
 use crate::domain::*;
-use crate::judge::evaluator;
 use crate::event::EngineEvent;
-use crate::provider::{stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, Usage};
+use crate::judge::evaluator;
 use crate::judge::stuck::StepRecord;
+use crate::provider::{stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, Usage};
 
 /// Messages kept verbatim after a compaction (more when a tool result would be split from its call).
 pub const KEEP_VERBATIM: usize = 4;
@@ -61,7 +61,9 @@ pub fn estimate_tokens(history: &[ChatMessage]) -> u64 {
         .iter()
         .map(|m| match m {
             ChatMessage::User { content } => content.len(),
-            ChatMessage::Assistant { text, tool_calls } => text.len() + tool_calls.iter().map(|c| crate::provider::openai::arguments_text(&c.input).len() + 20).sum::<usize>(),
+            ChatMessage::Assistant { text, tool_calls } => {
+                text.len() + tool_calls.iter().map(|c| crate::provider::openai::arguments_text(&c.input).len() + 20).sum::<usize>()
+            }
             ChatMessage::Tool { content, .. } => content.len(),
         })
         .sum();
@@ -102,7 +104,8 @@ impl Run {
             structured: None,
             temperature: Some(0.0),
         };
-        let asked: usize = request.system.len() + request.messages.iter().map(|m| if let ChatMessage::User { content } = m { content.len() } else { 0 }).sum::<usize>();
+        let asked: usize =
+            request.system.len() + request.messages.iter().map(|m| if let ChatMessage::User { content } = m { content.len() } else { 0 }).sum::<usize>();
         let mut stream = stream_with_retry(self.engine.config.agent.provider.clone(), request, self.engine.config.retry, Arc::new(|_| {}));
         let (mut summary, mut usage) = (String::new(), Usage::default());
         // A weak model summarising can copy one line over and over: what it wrote is no summary,

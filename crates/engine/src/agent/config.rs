@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{EngineConfig, ModelEndpoint, PermissionPolicy};
-use crate::judge::completion::CompletionConfig;
+use crate::config::settings::{ProviderSettings, Settings};
 use crate::error::{Error, Result};
+use crate::judge::completion::CompletionConfig;
 use crate::mcp::McpServers;
 use crate::provider::{ApiKey, ProviderConfig, RetryPolicy};
-use crate::config::settings::{ProviderSettings, Settings};
 
 /// What the settings cannot say: where data lives, which workspace, and the front end's own
 /// choices (a model for this task, a person at a terminal or not, extra verify commands).
@@ -55,7 +55,8 @@ impl TaskPolicy {
         TaskPolicy {
             isolation: t.isolation,
             // Absolute: git runs inside the worktree, and the start-up sweep compares folders.
-            worktrees: std::path::absolute(if dir.is_empty() { data_dir.join("worktrees") } else { PathBuf::from(dir) }).unwrap_or_else(|_| data_dir.join("worktrees")),
+            worktrees: std::path::absolute(if dir.is_empty() { data_dir.join("worktrees") } else { PathBuf::from(dir) })
+                .unwrap_or_else(|_| data_dir.join("worktrees")),
             includes: t.worktree_include.clone(),
             landing: t.landing,
             max_attempts: t.max_attempts.max(1),
@@ -108,7 +109,11 @@ pub fn mcp_servers(settings: &Settings, keys: &crate::config::secret::Keys) -> O
 
 /// The same, their process groups owned by `processes` (the front end's), so SIGTERM, a quit or
 /// the next start after a crash ends them.
-pub fn owned_mcp_servers(settings: &Settings, keys: &crate::config::secret::Keys, processes: Option<std::sync::Arc<crate::process_groups::ProcessGroups>>) -> Option<std::sync::Arc<crate::mcp::McpServers>> {
+pub fn owned_mcp_servers(
+    settings: &Settings,
+    keys: &crate::config::secret::Keys,
+    processes: Option<std::sync::Arc<crate::process_groups::ProcessGroups>>,
+) -> Option<std::sync::Arc<crate::mcp::McpServers>> {
     let enabled: Vec<_> = settings.mcp_servers.iter().filter(|m| m.enabled).cloned().collect();
     if enabled.is_empty() {
         return None;
@@ -129,7 +134,12 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
     let secret_env = hidden_env(settings);
     let context_window = settings.context_window_for(&agent.model) as u64;
     // The manager plans on the evaluator's provider, with its own model when one is set.
-    let manager = settings.manager_model.as_deref().map(str::trim).filter(|m| !m.is_empty()).map(|m| ModelEndpoint { model: m.to_string(), ..evaluator.clone().unwrap_or_else(|| agent.clone()) });
+    let manager = settings
+        .manager_model
+        .as_deref()
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .map(|m| ModelEndpoint { model: m.to_string(), ..evaluator.clone().unwrap_or_else(|| agent.clone()) });
     EngineConfig {
         manager,
         data_dir: ctx.data_dir.clone(),

@@ -16,12 +16,12 @@ use serde::Serialize;
 
 use super::changes::{copied_files, current_worktree};
 use super::{run, Engine};
-use crate::workspace::checkpoint::{Checkpoints, FileChange, RevertReport};
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::{EngineEvent, Envelope};
 use crate::store::decisions::RequestKind;
 use crate::store::Store;
+use crate::workspace::checkpoint::{Checkpoints, FileChange, RevertReport};
 use crate::workspace::landing::{self, Blocked, CatchUp, Composed};
 use crate::workspace::lock::FolderLock;
 use crate::workspace::ownership::{revert_step, FileState, OwnedChange, RevertStep};
@@ -113,7 +113,9 @@ fn reviewed_files(events: &[Envelope], review: &RequestId) -> Vec<FileChange> {
     events
         .iter()
         .find_map(|e| match &e.event {
-            EngineEvent::ReviewRequested { review_id, files_changed, .. } if review_id == review => Some(files_changed.iter().filter_map(|f| serde_json::from_value::<FileChange>(f.clone()).ok()).collect()),
+            EngineEvent::ReviewRequested { review_id, files_changed, .. } if review_id == review => {
+                Some(files_changed.iter().filter_map(|f| serde_json::from_value::<FileChange>(f.clone()).ok()).collect())
+            }
             _ => None,
         })
         .unwrap_or_default()
@@ -140,25 +142,47 @@ impl Engine {
         match (choice.decision, wt) {
             (Decision::RequestChanges, _) => {
                 let run = RunId::new();
-                let mut decided = vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::RequestChanges, by: choice.by, feedback: feedback.clone(), reverted: false }];
+                let mut decided = vec![EngineEvent::ReviewResolved {
+                    review_id: review.clone(),
+                    decision: Decision::RequestChanges,
+                    by: choice.by,
+                    feedback: feedback.clone(),
+                    reverted: false,
+                }];
                 // The comments go with the decision: the next run is judged on each one.
                 let continuation = (!comments.is_empty()).then(|| (ContinuationSource::ReviewComments, crate::judge::criteria::continuation(&comments)));
                 if !comments.is_empty() {
                     decided.push(EngineEvent::CriteriaSet { criteria: comments });
                 }
                 let session = self.store.resolve_and_begin(review, RequestKind::Review, SessionStatus::AwaitingReview, decided, &run, RunTrigger::Feedback)?;
-                self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Feedback, user_message: feedback, answer: None, plan: PlanMode::Off, continuation });
+                self.spawn_begun(
+                    session,
+                    run,
+                    run::RunStart { trigger: RunTrigger::Feedback, user_message: feedback, answer: None, plan: PlanMode::Off, continuation },
+                );
                 Ok(ReviewOutcome::Decided { status: SessionStatus::Busy, revert: None, landed: None })
             }
             (Decision::Approve, Some(wt)) => self.land(&summary.id, review, &wt, &choice, &events),
             (Decision::Approve, None) => {
                 let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::Approve, by: choice.by, feedback, reverted: false };
-                self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, status_event(SessionStatus::Completed)])?;
+                self.store.resolve_request(
+                    review,
+                    RequestKind::Review,
+                    SessionStatus::AwaitingReview,
+                    None,
+                    vec![resolved, status_event(SessionStatus::Completed)],
+                )?;
                 Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: None })
             }
             (Decision::Reject, Some(wt)) => {
                 let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::Reject, by: choice.by, feedback, reverted: false };
-                self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, status_event(SessionStatus::Rejected)])?;
+                self.store.resolve_request(
+                    review,
+                    RequestKind::Review,
+                    SessionStatus::AwaitingReview,
+                    None,
+                    vec![resolved, status_event(SessionStatus::Rejected)],
+                )?;
                 self.remove_worktree_soon(&summary.id, &wt, WorktreeEnd::Rejected, true);
                 Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None })
             }
@@ -167,35 +191,67 @@ impl Engine {
     }
 
     /// Reject, in the person's folder: the decision, then (when asked) the run's files put back.
-    fn reject_in_place(self: &Arc<Self>, summary: &crate::store::SessionSummary, review: &RequestId, choice: &ReviewChoice, feedback: Option<String>, events: &[Envelope]) -> Result<ReviewOutcome> {
+    fn reject_in_place(
+        self: &Arc<Self>,
+        summary: &crate::store::SessionSummary,
+        review: &RequestId,
+        choice: &ReviewChoice,
+        feedback: Option<String>,
+        events: &[Envelope],
+    ) -> Result<ReviewOutcome> {
         let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::Reject, by: choice.by, feedback, reverted: choice.revert };
         if !choice.revert {
-            self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, status_event(SessionStatus::Rejected)])?;
+            self.store.resolve_request(
+                review,
+                RequestKind::Review,
+                SessionStatus::AwaitingReview,
+                None,
+                vec![resolved, status_event(SessionStatus::Rejected)],
+            )?;
             return Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None });
         }
         let folder = in_place_folder(summary, events);
         let cp = self.checkpoints(&summary.id, &folder)?;
         let files = reviewed_files(events, review);
-        let owned: Vec<OwnedChange> = files.iter().filter_map(|f| Some(OwnedChange { path: f.path.clone(), before: f.before.clone()?, after: f.after.clone()? })).collect();
+        let owned: Vec<OwnedChange> =
+            files.iter().filter_map(|f| Some(OwnedChange { path: f.path.clone(), before: f.before.clone()?, after: f.after.clone()? })).collect();
         if owned.len() < files.len() {
             return self.reject_legacy(summary, review, choice, resolved, &cp);
         }
         let paths: Vec<&str> = owned.iter().map(|c| c.path.as_str()).collect();
         let now = cp.file_states(&paths)?;
-        let changed_since: Vec<String> = owned.iter().zip(&now).filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince).map(|(c, _)| c.path.clone()).collect();
+        let changed_since: Vec<String> =
+            owned.iter().zip(&now).filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince).map(|(c, _)| c.path.clone()).collect();
         if !changed_since.is_empty() && choice.overwrite == Overwrite::Nothing {
             return Ok(ReviewOutcome::NeedsConfirmation { conflicts: changed_since });
         }
         let overwrite: Vec<String> = changed_since.into_iter().filter(|p| choice.overwrite.allows(p)).collect();
         // The decision and the intent in one step; the files follow.
-        self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, EngineEvent::RevertStarted { overwrite: overwrite.clone() }, status_event(SessionStatus::Rejected)])?;
+        self.store.resolve_request(
+            review,
+            RequestKind::Review,
+            SessionStatus::AwaitingReview,
+            None,
+            vec![resolved, EngineEvent::RevertStarted { overwrite: overwrite.clone() }, status_event(SessionStatus::Rejected)],
+        )?;
         let report = revert_owned(&cp, &owned, &overwrite)?;
-        self.store.append(&summary.id, None, EngineEvent::Reverted { restored: report.restored.clone(), deleted: report.deleted.clone(), kept: report.conflicts.clone() })?;
+        self.store.append(
+            &summary.id,
+            None,
+            EngineEvent::Reverted { restored: report.restored.clone(), deleted: report.deleted.clone(), kept: report.conflicts.clone() },
+        )?;
         Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(report), landed: None })
     }
 
     /// A review recorded before runs owned their changes: revert between the session's marks.
-    fn reject_legacy(&self, summary: &crate::store::SessionSummary, review: &RequestId, choice: &ReviewChoice, resolved: EngineEvent, cp: &Checkpoints) -> Result<ReviewOutcome> {
+    fn reject_legacy(
+        &self,
+        summary: &crate::store::SessionSummary,
+        review: &RequestId,
+        choice: &ReviewChoice,
+        resolved: EngineEvent,
+        cp: &Checkpoints,
+    ) -> Result<ReviewOutcome> {
         let force = choice.overwrite == Overwrite::All;
         let marks = (cp.marked("base"), cp.marked("agent"));
         if let (Some(base), Some(agent)) = &marks {
@@ -204,18 +260,32 @@ impl Engine {
                 return Ok(ReviewOutcome::NeedsConfirmation { conflicts });
             }
         }
-        self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, EngineEvent::RevertStarted { overwrite: vec![] }, status_event(SessionStatus::Rejected)])?;
+        self.store.resolve_request(
+            review,
+            RequestKind::Review,
+            SessionStatus::AwaitingReview,
+            None,
+            vec![resolved, EngineEvent::RevertStarted { overwrite: vec![] }, status_event(SessionStatus::Rejected)],
+        )?;
         let (Some(base), Some(agent)) = marks else {
             self.store.append(&summary.id, None, EngineEvent::Reverted { restored: vec![], deleted: vec![], kept: vec![] })?;
             return Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None });
         };
         match cp.revert(&base, &agent, force) {
             Ok(r) => {
-                self.store.append(&summary.id, None, EngineEvent::Reverted { restored: r.restored.clone(), deleted: r.deleted.clone(), kept: r.conflicts.clone() })?;
+                self.store.append(
+                    &summary.id,
+                    None,
+                    EngineEvent::Reverted { restored: r.restored.clone(), deleted: r.deleted.clone(), kept: r.conflicts.clone() },
+                )?;
                 Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(r), landed: None })
             }
             Err(e) => {
-                self.store.append(&summary.id, None, EngineEvent::Error { code: e.code().as_str().into(), message: format!("Rejected, but the revert failed: {e}") })?;
+                self.store.append(
+                    &summary.id,
+                    None,
+                    EngineEvent::Error { code: e.code().as_str().into(), message: format!("Rejected, but the revert failed: {e}") },
+                )?;
                 Err(e)
             }
         }
@@ -226,7 +296,8 @@ impl Engine {
         let mode = choice.landing.unwrap_or(self.config.tasks.landing);
         let summary = self.store.session(session)?;
         // Whatever is in the worktree lands, also what changed there after the review.
-        if let Some(commit) = worktree::commit_all(wt, &format!("{} (after review)\n\nFinishline-Session: {session}\n", summary.title), &copied_files(events))? {
+        if let Some(commit) = worktree::commit_all(wt, &format!("{} (after review)\n\nFinishline-Session: {session}\n", summary.title), &copied_files(events))?
+        {
             self.store.append(session, None, EngineEvent::TaskCommitted { commit, branch: wt.branch.clone() })?;
         }
         let blocked = |b: Blocked| -> Result<ReviewOutcome> {
@@ -236,7 +307,13 @@ impl Engine {
         let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::Approve, by: choice.by, feedback: None, reverted: false };
         if mode == LandingMode::Branch {
             let landed = LandedSummary { mode, target_branch: None, commit: None, branch_kept: Some(wt.branch.clone()), files: vec![] };
-            self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, landed_event(&landed), status_event(SessionStatus::Completed)])?;
+            self.store.resolve_request(
+                review,
+                RequestKind::Review,
+                SessionStatus::AwaitingReview,
+                None,
+                vec![resolved, landed_event(&landed), status_event(SessionStatus::Completed)],
+            )?;
             self.remove_worktree_soon(session, wt, WorktreeEnd::Landed, false);
             return Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: Some(landed) });
         }
@@ -255,7 +332,13 @@ impl Engine {
                 }
             }
         };
-        let verdict_summary = events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { review_id, verdict_summary, .. } = &e.event { (review_id == review).then(|| verdict_summary.clone()).flatten() } else { None });
+        let verdict_summary = events.iter().rev().find_map(|e| {
+            if let EngineEvent::ReviewRequested { review_id, verdict_summary, .. } = &e.event {
+                (review_id == review).then(|| verdict_summary.clone()).flatten()
+            } else {
+                None
+            }
+        });
         let message = landing::message(&summary.title, verdict_summary.as_deref(), &agent_name(&summary), session.as_str());
         let composed = match landing::compose(wt, &tips, mode, &message)? {
             Ok(c) => c,
@@ -265,8 +348,20 @@ impl Engine {
         if let Err(b) = landing::apply(wt, &composed)? {
             return blocked(b);
         }
-        let landed = LandedSummary { mode, target_branch: Some(composed.target_branch.clone()), commit: composed.new_commit.clone(), branch_kept: None, files: composed.files.clone() };
-        self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, landed_event(&landed), status_event(SessionStatus::Completed)])?;
+        let landed = LandedSummary {
+            mode,
+            target_branch: Some(composed.target_branch.clone()),
+            commit: composed.new_commit.clone(),
+            branch_kept: None,
+            files: composed.files.clone(),
+        };
+        self.store.resolve_request(
+            review,
+            RequestKind::Review,
+            SessionStatus::AwaitingReview,
+            None,
+            vec![resolved, landed_event(&landed), status_event(SessionStatus::Completed)],
+        )?;
         self.remove_worktree_soon(session, wt, WorktreeEnd::Landed, true);
         Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: Some(landed) })
     }
@@ -278,7 +373,14 @@ impl Engine {
         let (store, data_dir, session, wt) = (self.store.clone(), self.config.data_dir.clone(), session.clone(), wt.clone());
         let job = std::thread::spawn(move || {
             if let Err(e) = remove_worktree(&store, &data_dir, &session, &wt, why, delete_branch) {
-                let _ = store.append(&session, None, EngineEvent::Error { code: ErrorCode::Worktree.as_str().into(), message: format!("The task's worktree {} could not be removed ({e}); Settings → Tasks → Storage removes what is left", wt.folder) });
+                let _ = store.append(
+                    &session,
+                    None,
+                    EngineEvent::Error {
+                        code: ErrorCode::Worktree.as_str().into(),
+                        message: format!("The task's worktree {} could not be removed ({e}); Settings → Tasks → Storage removes what is left", wt.folder),
+                    },
+                );
             }
         });
         self.keep_background(job);
@@ -311,11 +413,21 @@ impl Engine {
         let dir = wt.work_dir();
         let of = commands.len() as u32;
         for (nth, command) in (1..).zip(&commands) {
-            self.store.append(session, None, EngineEvent::Activity { phase: ActivityPhase::Verifying, detail: format!("after moving the task onto the branch: {command}") })?;
+            self.store.append(
+                session,
+                None,
+                EngineEvent::Activity { phase: ActivityPhase::Verifying, detail: format!("after moving the task onto the branch: {command}") },
+            )?;
             let (cmd, dir2, secrets) = (command.clone(), dir.clone(), self.config.secret_env.clone());
             let result = std::thread::spawn(move || {
                 let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-                rt.block_on(crate::tool::command::run_shell(&cmd, &dir2, crate::tool::command::DEFAULT_TIMEOUT, &tokio_util::sync::CancellationToken::new(), &secrets))
+                rt.block_on(crate::tool::command::run_shell(
+                    &cmd,
+                    &dir2,
+                    crate::tool::command::DEFAULT_TIMEOUT,
+                    &tokio_util::sync::CancellationToken::new(),
+                    &secrets,
+                ))
             })
             .join()
             .map_err(|_| Error::Internal("the verification thread failed".into()))?;
@@ -324,12 +436,19 @@ impl Engine {
                 Err(e) => (None, format!("could not start: {e}")),
             };
             let tail: String = output.lines().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
-            self.store.append(session, None, EngineEvent::Verification { command: command.clone(), exit_code: code, output_tail: tail.clone(), skipped: false, nth, of, persons_own: true })?;
+            self.store.append(
+                session,
+                None,
+                EngineEvent::Verification { command: command.clone(), exit_code: code, output_tail: tail.clone(), skipped: false, nth, of, persons_own: true },
+            )?;
             if code != Some(0) {
                 return Ok(Some(Blocked {
                     reason: LandingBlock::VerificationFailed,
                     files: vec![],
-                    detail: format!("on top of the moved branch, `{command}` fails (exit {}): let the agent fix it (Request changes), or keep the branch", code.map(|c| c.to_string()).unwrap_or_else(|| "none".into())),
+                    detail: format!(
+                        "on top of the moved branch, `{command}` fails (exit {}): let the agent fix it (Request changes), or keep the branch",
+                        code.map(|c| c.to_string()).unwrap_or_else(|| "none".into())
+                    ),
                 }));
             }
         }
@@ -354,7 +473,9 @@ impl Engine {
                 .review_file(review, &comment.path, comment.side)
                 .ok()
                 .flatten()
-                .map(|text| text.lines().skip(comment.start_line as usize - 1).take((comment.end_line - comment.start_line + 1) as usize).collect::<Vec<_>>().join("\n"))
+                .map(|text| {
+                    text.lines().skip(comment.start_line as usize - 1).take((comment.end_line - comment.start_line + 1) as usize).collect::<Vec<_>>().join("\n")
+                })
                 .unwrap_or_else(|| quote_lines(&files, &comment));
         }
         self.store.append(&summary.id, None, EngineEvent::ReviewComment { review_id: review.clone(), comment: comment.clone() })?;
@@ -413,7 +534,8 @@ impl Engine {
         }
         let folder = Path::new(&wt.folder);
         let merged = worktree::git_in(folder).args(worktree::identity_args(folder)).args(["merge", "--no-ff", "--no-commit", &target]).output()?;
-        let conflicted: Vec<String> = worktree::git(folder, &["diff", "--name-only", "--diff-filter=U"]).unwrap_or_default().lines().map(str::to_string).collect();
+        let conflicted: Vec<String> =
+            worktree::git(folder, &["diff", "--name-only", "--diff-filter=U"]).unwrap_or_default().lines().map(str::to_string).collect();
         let text = if conflicted.is_empty() {
             let _ = merged;
             format!("The branch `{target}` moved on while you worked. It is now merged into your work. Check that everything still works together, run the project's checks, and finish.")
@@ -424,9 +546,25 @@ impl Engine {
             )
         };
         let run = RunId::new();
-        let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::RequestChanges, by: DecidedBy::Person, feedback: None, reverted: false };
+        let resolved = EngineEvent::ReviewResolved {
+            review_id: review.clone(),
+            decision: Decision::RequestChanges,
+            by: DecidedBy::Person,
+            feedback: None,
+            reverted: false,
+        };
         let session = self.store.resolve_and_begin(review, RequestKind::Review, SessionStatus::AwaitingReview, vec![resolved], &run, RunTrigger::Feedback)?;
-        self.spawn_begun(session, run, run::RunStart { trigger: RunTrigger::Feedback, user_message: None, answer: None, plan: PlanMode::Off, continuation: Some((ContinuationSource::LandingConflict, text)) });
+        self.spawn_begun(
+            session,
+            run,
+            run::RunStart {
+                trigger: RunTrigger::Feedback,
+                user_message: None,
+                answer: None,
+                plan: PlanMode::Off,
+                continuation: Some((ContinuationSource::LandingConflict, text)),
+            },
+        );
         Ok(())
     }
 }
@@ -444,7 +582,14 @@ fn quote_lines(files: &[FileChange], c: &crate::judge::criteria::Comment) -> Str
             new = parts.next().and_then(|p| p.trim_start_matches('+').split(',').next()).and_then(|n| n.parse().ok()).unwrap_or(1);
             continue;
         }
-        if l.starts_with("---") || l.starts_with("+++") || l.starts_with("diff ") || l.starts_with("new file") || l.starts_with("deleted file") || l.starts_with("old mode") || l.starts_with("new mode") {
+        if l.starts_with("---")
+            || l.starts_with("+++")
+            || l.starts_with("diff ")
+            || l.starts_with("new file")
+            || l.starts_with("deleted file")
+            || l.starts_with("old mode")
+            || l.starts_with("new mode")
+        {
             continue;
         }
         let (in_old, in_new) = match l.chars().next() {
@@ -480,11 +625,23 @@ fn agent_name(summary: &crate::store::SessionSummary) -> String {
 }
 
 fn landed_event(l: &LandedSummary) -> EngineEvent {
-    EngineEvent::Landed { mode: l.mode, target_branch: l.target_branch.clone(), commit: l.commit.clone(), branch_kept: l.branch_kept.clone(), files: l.files.clone() }
+    EngineEvent::Landed {
+        mode: l.mode,
+        target_branch: l.target_branch.clone(),
+        commit: l.commit.clone(),
+        branch_kept: l.branch_kept.clone(),
+        files: l.files.clone(),
+    }
 }
 
 fn started_event(review: &RequestId, c: &Composed) -> EngineEvent {
-    EngineEvent::LandingStarted { review_id: review.clone(), mode: c.mode, target_branch: c.target_branch.clone(), old_tip: c.old_tip.clone(), new_commit: c.new_commit.clone() }
+    EngineEvent::LandingStarted {
+        review_id: review.clone(),
+        mode: c.mode,
+        target_branch: c.target_branch.clone(),
+        old_tip: c.old_tip.clone(),
+        new_commit: c.new_commit.clone(),
+    }
 }
 
 /// The folder an in-place task works in.
@@ -563,8 +720,13 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
         return false;
     }
     let EngineEvent::RevertStarted { overwrite } = &events[at].event else { return false };
-    let Some(review) = events[..at].iter().rev().find_map(|e| if let EngineEvent::ReviewResolved { review_id, .. } = &e.event { Some(review_id.clone()) } else { None }) else { return false };
-    let owned: Vec<OwnedChange> = reviewed_files(events, &review).into_iter().filter_map(|f| Some(OwnedChange { path: f.path, before: f.before?, after: f.after? })).collect();
+    let Some(review) =
+        events[..at].iter().rev().find_map(|e| if let EngineEvent::ReviewResolved { review_id, .. } = &e.event { Some(review_id.clone()) } else { None })
+    else {
+        return false;
+    };
+    let owned: Vec<OwnedChange> =
+        reviewed_files(events, &review).into_iter().filter_map(|f| Some(OwnedChange { path: f.path, before: f.before?, after: f.after? })).collect();
     let folder = in_place_folder(s, events);
     let cp = match Checkpoints::open_shared(&data_dir.join("checkpoints"), &folder, s.id.as_str()) {
         Ok(c) => c,
@@ -572,7 +734,13 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     };
     match revert_owned(&cp, &owned, overwrite) {
         Ok(r) => store.append(&s.id, None, EngineEvent::Reverted { restored: r.restored, deleted: r.deleted, kept: r.conflicts }).is_ok(),
-        Err(e) => store.append(&s.id, None, EngineEvent::Error { code: ErrorCode::Io.as_str().into(), message: format!("The revert cut short by a restart could not be finished: {e}") }).is_ok(),
+        Err(e) => store
+            .append(
+                &s.id,
+                None,
+                EngineEvent::Error { code: ErrorCode::Io.as_str().into(), message: format!("The revert cut short by a restart could not be finished: {e}") },
+            )
+            .is_ok(),
     }
 }
 
@@ -583,14 +751,46 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
     }
     let EngineEvent::LandingStarted { review_id, mode, target_branch, old_tip, new_commit } = &events[at].event else { return false };
     let Some(wt) = current_worktree(events) else { return false };
-    let c = Composed { mode: *mode, target_branch: target_branch.clone(), old_tip: old_tip.clone(), new_commit: new_commit.clone(), files: vec![], on_target: false };
-    let files: Vec<String> = new_commit.as_ref().and_then(|n| worktree::git(Path::new(&wt.repo), &["diff", "--name-only", old_tip, n]).ok()).map(|o| o.lines().map(str::to_string).collect()).unwrap_or_default();
+    let c = Composed {
+        mode: *mode,
+        target_branch: target_branch.clone(),
+        old_tip: old_tip.clone(),
+        new_commit: new_commit.clone(),
+        files: vec![],
+        on_target: false,
+    };
+    let files: Vec<String> = new_commit
+        .as_ref()
+        .and_then(|n| worktree::git(Path::new(&wt.repo), &["diff", "--name-only", old_tip, n]).ok())
+        .map(|o| o.lines().map(str::to_string).collect())
+        .unwrap_or_default();
     let c = Composed { files, ..c };
     match landing::finish_interrupted(&wt, &c) {
         Ok(Ok(())) => {
-            let landed = LandedSummary { mode: *mode, target_branch: Some(target_branch.clone()), commit: new_commit.clone(), branch_kept: None, files: c.files.clone() };
-            let resolved = EngineEvent::ReviewResolved { review_id: review_id.clone(), decision: Decision::Approve, by: DecidedBy::Person, feedback: None, reverted: false };
-            if store.resolve_request(review_id, RequestKind::Review, SessionStatus::AwaitingReview, None, vec![resolved, landed_event(&landed), status_event(SessionStatus::Completed)]).is_ok() {
+            let landed = LandedSummary {
+                mode: *mode,
+                target_branch: Some(target_branch.clone()),
+                commit: new_commit.clone(),
+                branch_kept: None,
+                files: c.files.clone(),
+            };
+            let resolved = EngineEvent::ReviewResolved {
+                review_id: review_id.clone(),
+                decision: Decision::Approve,
+                by: DecidedBy::Person,
+                feedback: None,
+                reverted: false,
+            };
+            if store
+                .resolve_request(
+                    review_id,
+                    RequestKind::Review,
+                    SessionStatus::AwaitingReview,
+                    None,
+                    vec![resolved, landed_event(&landed), status_event(SessionStatus::Completed)],
+                )
+                .is_ok()
+            {
                 let _ = remove_worktree(store, data_dir, &s.id, &wt, WorktreeEnd::Landed, true);
             }
             true
@@ -609,8 +809,9 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, worktrees: &Path, sessions: &
         owned.insert(std::path::PathBuf::from(dir));
         // An attempt its group passed over, that had no review to reject (it failed or was
         // cancelled): its worktree goes as a rejected one's does.
-        let passed_over = s.attempt.as_ref().is_some_and(|a| !a.chosen && sessions.iter().any(|o| o.attempt.as_ref().is_some_and(|b| b.group == a.group && b.chosen)))
-            && matches!(s.status, SessionStatus::Cancelled | SessionStatus::Failed | SessionStatus::Interrupted | SessionStatus::Idle);
+        let passed_over =
+            s.attempt.as_ref().is_some_and(|a| !a.chosen && sessions.iter().any(|o| o.attempt.as_ref().is_some_and(|b| b.group == a.group && b.chosen)))
+                && matches!(s.status, SessionStatus::Cancelled | SessionStatus::Failed | SessionStatus::Interrupted | SessionStatus::Idle);
         if !passed_over && !matches!(s.status, SessionStatus::Completed | SessionStatus::Rejected) {
             continue;
         }
@@ -619,7 +820,8 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, worktrees: &Path, sessions: &
         owned.insert(std::path::PathBuf::from(&wt.folder));
         // A landed task's branch was kept only when the person chose so.
         let keep = events.iter().any(|e| matches!(&e.event, EngineEvent::Landed { branch_kept: Some(_), .. }));
-        let delete_branch = passed_over || s.status == SessionStatus::Rejected || (!keep && events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. })));
+        let delete_branch =
+            passed_over || s.status == SessionStatus::Rejected || (!keep && events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. })));
         if remove_worktree(store, data_dir, &s.id, &wt, WorktreeEnd::Orphaned, delete_branch).is_ok() {
             touched.push(s.id.clone());
         }
@@ -637,7 +839,14 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, worktrees: &Path, sessions: &
         let Some(admin) = gitdir.trim().strip_prefix("gitdir: ").map(std::path::PathBuf::from) else { continue };
         // <repo>/.git/worktrees/<name>: the repository is two folders up from the admin folder.
         let Some(repo) = admin.parent().and_then(|p| p.parent()).and_then(|p| p.parent()) else { continue };
-        let wt = TaskWorktree { repo: repo.to_string_lossy().into_owned(), folder: path.to_string_lossy().into_owned(), subdir: String::new(), branch: String::new(), base_branch: None, base_commit: String::new() };
+        let wt = TaskWorktree {
+            repo: repo.to_string_lossy().into_owned(),
+            folder: path.to_string_lossy().into_owned(),
+            subdir: String::new(),
+            branch: String::new(),
+            base_branch: None,
+            base_commit: String::new(),
+        };
         let _ = worktree::remove(&wt, false);
     }
 }
@@ -694,7 +903,11 @@ pub fn worktree_usage(store: &Store) -> Result<Vec<WorktreeUsage>> {
 pub fn free_checkpoints(store: &Store, stores: &Path, id: &str) -> Result<u64> {
     let workspace = std::fs::read_to_string(stores.join(id).join("workspace")).unwrap_or_default();
     if !workspace.is_empty() {
-        let running = store.list_sessions(&crate::store::ListQuery { statuses: vec![SessionStatus::Busy, SessionStatus::Retry, SessionStatus::Queued, SessionStatus::AwaitingApproval], limit: 10_000, ..Default::default() })?;
+        let running = store.list_sessions(&crate::store::ListQuery {
+            statuses: vec![SessionStatus::Busy, SessionStatus::Retry, SessionStatus::Queued, SessionStatus::AwaitingApproval],
+            limit: 10_000,
+            ..Default::default()
+        })?;
         if let Some(s) = running.iter().find(|s| s.workspace == workspace || s.work_dir.as_deref().is_some_and(|w| w.starts_with(&workspace))) {
             return Err(Error::InvalidInput(format!("“{}” is working in {workspace}; free this space once it has finished", s.title)));
         }

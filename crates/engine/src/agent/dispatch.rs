@@ -8,12 +8,12 @@ use serde_json::{json, Value};
 use super::permission::Gate;
 use super::run::{Halt, Run};
 use super::Answer;
-use crate::judge::completion::ClaimEvidence;
 use crate::domain::*;
 use crate::event::EngineEvent;
+use crate::judge::completion::ClaimEvidence;
+use crate::judge::stuck::StepRecord;
 use crate::provider::{ChatMessage, ToolCall, ToolInput};
 use crate::store::decisions::RequestKind;
-use crate::judge::stuck::StepRecord;
 use crate::tool::{self, CompleteTaskInput, CompletionStatus, ToolContext, ToolOutput};
 
 pub(super) const DENIED: &str = "The person denied this call.";
@@ -51,9 +51,11 @@ impl Run {
             }
             self.emit(self.tool_event(call, ToolState::Pending, None))?;
             let out = match (&call.input, call.name.as_str()) {
-                (ToolInput::Invalid { raw, error }, _) => {
-                    ToolOutput::error(format!("The arguments are not valid JSON ({error}): {}. Call {} again with valid JSON.", crate::provider::openai::clip(raw), call.name))
-                }
+                (ToolInput::Invalid { raw, error }, _) => ToolOutput::error(format!(
+                    "The arguments are not valid JSON ({error}): {}. Call {} again with valid JSON.",
+                    crate::provider::openai::clip(raw),
+                    call.name
+                )),
                 (ToolInput::Parsed { value }, tool::COMPLETE_TASK) => match parse_claim(value.clone()) {
                     Ok(claim) => {
                         complete = Some((claim, call.id.clone()));
@@ -110,7 +112,12 @@ impl Run {
             Some(h) => {
                 // The results still go into the history, so a later run sees a well-formed turn.
                 for (call, output) in calls.iter().zip(results.iter()) {
-                    self.history.push(ChatMessage::Tool { call_id: call.id.clone(), name: call.name.clone(), content: output.content.clone(), is_error: output.is_error });
+                    self.history.push(ChatMessage::Tool {
+                        call_id: call.id.clone(),
+                        name: call.name.clone(),
+                        content: output.content.clone(),
+                        is_error: output.is_error,
+                    });
                 }
                 Err(h)
             }
@@ -157,7 +164,13 @@ impl Run {
             Some(a) => Ok(a),
             None => {
                 self.engine.forget_waiter(request);
-                let _ = self.engine.store.resolve_request(request, kind, SessionStatus::AwaitingApproval, Some(&self.run), vec![EngineEvent::RequestCancelled { request_id: request.clone() }]);
+                let _ = self.engine.store.resolve_request(
+                    request,
+                    kind,
+                    SessionStatus::AwaitingApproval,
+                    Some(&self.run),
+                    vec![EngineEvent::RequestCancelled { request_id: request.clone() }],
+                );
                 Err(Halt::Cancelled)
             }
         }
@@ -201,7 +214,13 @@ impl Run {
                     events.push(self.tool_event(c, ToolState::AwaitingPermission, None));
                 }
                 events.extend([
-                    EngineEvent::PermissionRequested { request_id: request.clone(), tool: tool.to_string(), input, reason, call_id: call.map(|c| c.id.clone()) },
+                    EngineEvent::PermissionRequested {
+                        request_id: request.clone(),
+                        tool: tool.to_string(),
+                        input,
+                        reason,
+                        call_id: call.map(|c| c.id.clone()),
+                    },
                     EngineEvent::Activity { phase: ActivityPhase::Waiting, detail: format!("permission for {tool}") },
                     Self::status(SessionStatus::AwaitingApproval),
                 ]);

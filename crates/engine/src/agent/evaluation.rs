@@ -3,12 +3,12 @@
 //! person's words, Finishline's reminders and the agent's actions are labelled apart.
 
 use super::run::{Halt, Run};
-use crate::workspace::checkpoint::ChangeKind;
-use crate::judge::completion::{EvaluationOutcome, EvaluationQuestion};
 use crate::domain::*;
-use crate::judge::evaluator::{self, EvaluatorInput};
 use crate::event::EngineEvent;
+use crate::judge::completion::{EvaluationOutcome, EvaluationQuestion};
+use crate::judge::evaluator::{self, EvaluatorInput};
 use crate::provider::ChatMessage;
+use crate::workspace::checkpoint::ChangeKind;
 
 /// One line per message, labelled by who wrote it. Reminders and summaries are Finishline's, not
 /// the person's, and say so.
@@ -27,7 +27,9 @@ pub fn transcript_lines(history: &[ChatMessage]) -> Vec<String> {
                     lines.push(format!("AGENT CALLED {}({})", c.name, crate::provider::openai::arguments_text(&c.input)));
                 }
             }
-            ChatMessage::Tool { name, content, is_error, .. } => lines.push(format!("TOOL {name} {}: {content}", if *is_error { "FAILED" } else { "returned" })),
+            ChatMessage::Tool { name, content, is_error, .. } => {
+                lines.push(format!("TOOL {name} {}: {content}", if *is_error { "FAILED" } else { "returned" }))
+            }
         }
     }
     lines
@@ -55,7 +57,17 @@ impl Run {
         let audit: Vec<String> = self.audit(whole).iter().map(|f| f.describe()).collect();
         let files: Vec<String> = changes
             .into_iter()
-            .map(|c| format!("{} {}", match c.kind { ChangeKind::Created => "created", ChangeKind::Modified => "modified", ChangeKind::Deleted => "deleted" }, c.path))
+            .map(|c| {
+                format!(
+                    "{} {}",
+                    match c.kind {
+                        ChangeKind::Created => "created",
+                        ChangeKind::Modified => "modified",
+                        ChangeKind::Deleted => "deleted",
+                    },
+                    c.path
+                )
+            })
             .collect();
         let input = EvaluatorInput {
             task: self.judged_task(),

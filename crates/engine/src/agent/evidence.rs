@@ -8,9 +8,9 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::judge::completion::{Counters, VerificationFailure};
 use crate::domain::{PermissionDecision, RequestId, Verdict};
 use crate::event::{EngineEvent, Envelope};
+use crate::judge::completion::{Counters, VerificationFailure};
 use crate::judge::stuck::StepRecord;
 
 /// Step records kept for the stuck patterns; the longest pattern looks at 6 steps.

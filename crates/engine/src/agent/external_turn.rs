@@ -13,7 +13,6 @@ use tokio::sync::mpsc;
 use super::run::{Halt, Run};
 use super::step::StepOutput;
 use crate::batch::DeltaBatcher;
-use crate::judge::completion::StepEnd;
 use crate::domain::*;
 use crate::error::ErrorCode;
 use crate::event::EngineEvent;
@@ -21,6 +20,7 @@ use crate::external::claims::{self, ClaimCall, ClaimsServer};
 use crate::external::connection::{self, AgentConnection, AgentFault, AgentMessage, Launch, OfferedServer, PermissionAsk, TurnResult};
 use crate::external::update::{step_end, todos_from_tool, ToolReport, TurnItem};
 use crate::external::ExternalAgent;
+use crate::judge::completion::StepEnd;
 use crate::provider::{ChatMessage, ToolCall, ToolInput, Usage};
 
 /// How long an agent may take to start and open a session (an `npx` wrapper's first start
@@ -76,7 +76,14 @@ struct AgentTool {
 
 impl AgentTool {
     fn event(&self) -> EngineEvent {
-        EngineEvent::ToolCall { call_id: self.id.clone(), message_id: None, tool: self.name.clone(), input: self.input.clone(), state: self.state, output: self.output.clone() }
+        EngineEvent::ToolCall {
+            call_id: self.id.clone(),
+            message_id: None,
+            tool: self.name.clone(),
+            input: self.input.clone(),
+            state: self.state,
+            output: self.output.clone(),
+        }
     }
     fn call(&self) -> ToolCall {
         ToolCall { id: self.id.clone(), name: self.name.clone(), input: ToolInput::Parsed { value: self.input.clone() }, signature: None }
@@ -106,7 +113,8 @@ fn next_prompt(history: &[ChatMessage], sent: usize, task: &str) -> String {
         let line = match m {
             ChatMessage::User { content } => format!("- Message: {}", clip(content, 600)),
             ChatMessage::Assistant { text, tool_calls } => {
-                let calls: Vec<String> = tool_calls.iter().map(|c| format!("{}({})", c.name, clip(&crate::provider::openai::arguments_text(&c.input), 200))).collect();
+                let calls: Vec<String> =
+                    tool_calls.iter().map(|c| format!("{}({})", c.name, clip(&crate::provider::openai::arguments_text(&c.input), 200))).collect();
                 match (text.trim().is_empty(), calls.is_empty()) {
                     (false, true) => format!("- You said: {}", clip(text, 600)),
                     (true, false) => format!("- You ran: {}", calls.join(", ")),
@@ -173,7 +181,9 @@ impl<T> Drop for AbortOnDrop<T> {
 impl Run {
     /// One turn of the external agent, to the same [`StepOutput`] a model step gives.
     pub(super) async fn external_step(&mut self) -> Result<StepOutput, Halt> {
-        let Some(mut ext) = self.external.take() else { return Err(Halt::Failed { code: ErrorCode::Internal, message: "no external agent for this session".into() }) };
+        let Some(mut ext) = self.external.take() else {
+            return Err(Halt::Failed { code: ErrorCode::Internal, message: "no external agent for this session".into() });
+        };
         let out = self.external_turn(&mut ext).await;
         self.external = Some(ext);
         out
@@ -199,7 +209,13 @@ impl Run {
             let servers = ext
                 .claims
                 .as_ref()
-                .map(|(s, _)| vec![OfferedServer { name: claims::SERVER_NAME.into(), url: s.url.clone(), stdio: s.socket.as_deref().zip(pipe).map(|(socket, pipe)| pipe.for_socket(socket)) }])
+                .map(|(s, _)| {
+                    vec![OfferedServer {
+                        name: claims::SERVER_NAME.into(),
+                        url: s.url.clone(),
+                        stdio: s.socket.as_deref().zip(pipe).map(|(socket, pipe)| pipe.for_socket(socket)),
+                    }]
+                })
                 .unwrap_or_default();
             let hidden = self.engine.config.secret_env.clone();
             let launch = Launch {
@@ -226,7 +242,14 @@ impl Run {
                     ext.sent = if info.loaded { first_unseen(&self.history) } else { 0 };
                     ext.reopen = Some(info.session.clone());
                     ext.conn = Some(c);
-                    self.emit(EngineEvent::AgentConnected { agent: ext.agent.name.clone(), name: info.name, version: info.version, acp_session: info.session, loaded: info.loaded, claims: info.took_mcp })?;
+                    self.emit(EngineEvent::AgentConnected {
+                        agent: ext.agent.name.clone(),
+                        name: info.name,
+                        version: info.version,
+                        acp_session: info.session,
+                        loaded: info.loaded,
+                        claims: info.took_mcp,
+                    })?;
                 }
                 Err(fault) => {
                     self.login_needed(&ext.agent, &fault)?;
@@ -235,7 +258,9 @@ impl Run {
             }
         }
         let prompt = next_prompt(&self.history, ext.sent, &self.task);
-        let Some((conn, mut rx)) = ext.conn.take() else { return Err(Halt::Failed { code: ErrorCode::Internal, message: "the agent's connection is gone".into() }) };
+        let Some((conn, mut rx)) = ext.conn.take() else {
+            return Err(Halt::Failed { code: ErrorCode::Internal, message: "the agent's connection is gone".into() });
+        };
         let turn_conn = conn.clone();
         // The turn's task holds the connection too: it is aborted whenever this step returns,
         // so no clone outlives a cancel and keeps the agent's process group alive.
@@ -345,10 +370,23 @@ impl Run {
         // and a later digest see it; the agent itself already knows it.
         self.history.push(ChatMessage::Assistant { text: text.clone(), tool_calls: tools.iter().map(AgentTool::call).collect() });
         for t in &tools {
-            self.history.push(ChatMessage::Tool { call_id: t.id.clone(), name: t.name.clone(), content: t.output.clone().unwrap_or_default(), is_error: t.state != ToolState::Done });
+            self.history.push(ChatMessage::Tool {
+                call_id: t.id.clone(),
+                name: t.name.clone(),
+                content: t.output.clone().unwrap_or_default(),
+                is_error: t.state != ToolState::Done,
+            });
         }
-        let ran: Vec<(String, String, bool)> =
-            tools.iter().map(|t| (format!("{}({})", t.name, crate::provider::openai::arguments_text(&ToolInput::Parsed { value: t.input.clone() })), t.output.clone().unwrap_or_default(), t.state != ToolState::Done)).collect();
+        let ran: Vec<(String, String, bool)> = tools
+            .iter()
+            .map(|t| {
+                (
+                    format!("{}({})", t.name, crate::provider::openai::arguments_text(&ToolInput::Parsed { value: t.input.clone() })),
+                    t.output.clone().unwrap_or_default(),
+                    t.state != ToolState::Done,
+                )
+            })
+            .collect();
 
         let (end, result) = match (finished, halt) {
             (_, Some(Halt::Cancelled)) => {
@@ -403,7 +441,15 @@ impl Run {
         Ok(StepOutput { text, calls: vec![], end, usage, in_history: true, repeating: None, ran, claim })
     }
 
-    fn apply_item(&mut self, item: TurnItem, message_id: &MessageId, batcher: &mut DeltaBatcher, text: &mut String, reasoning_chars: &mut usize, tools: &mut Vec<AgentTool>) -> crate::Result<()> {
+    fn apply_item(
+        &mut self,
+        item: TurnItem,
+        message_id: &MessageId,
+        batcher: &mut DeltaBatcher,
+        text: &mut String,
+        reasoning_chars: &mut usize,
+        tools: &mut Vec<AgentTool>,
+    ) -> crate::Result<()> {
         match item {
             TurnItem::Text(t) => {
                 text.push_str(&t);
@@ -485,7 +531,12 @@ impl Run {
         if fault.code != ErrorCode::ExternalAgentAuth {
             return Ok(());
         }
-        self.emit(EngineEvent::AgentLoginNeeded { agent: agent.name.clone(), label: agent.label(), message: fault.message.clone(), methods: fault.login.clone() })
+        self.emit(EngineEvent::AgentLoginNeeded {
+            agent: agent.name.clone(),
+            label: agent.label(),
+            message: fault.message.clone(),
+            methods: fault.login.clone(),
+        })
     }
 
     /// A denial the agent was told of stops the run, unless the settings say to go on.
@@ -521,7 +572,13 @@ impl Run {
     /// The agent asks before a tool: Finishline's gate decides, asking the person when the
     /// settings say to. A denial stops the run unless the settings say to go on.
     async fn external_permission(&mut self, ask: PermissionAsk, tools: &mut Vec<AgentTool>) -> Result<(), Halt> {
-        let report = ToolReport { id: ask.call_id.clone(), title: Some(ask.title.clone()), input: ask.input.clone().filter(|v| !v.is_null()), state: None, output: None };
+        let report = ToolReport {
+            id: ask.call_id.clone(),
+            title: Some(ask.title.clone()),
+            input: ask.input.clone().filter(|v| !v.is_null()),
+            state: None,
+            output: None,
+        };
         let (call, name, input) = {
             let t = self.agent_tool(report, tools);
             (t.call(), t.name.clone(), t.input.clone())
@@ -533,7 +590,8 @@ impl Run {
             // says the same (the agent will not ask about this tool again).
             format!("The external agent offers only \"Always allow\" for {name}: allowing it lets the agent run {name} without asking again for the rest of this session. Finishline's checkpoints record file changes, but not what a command does outside the workspace.")
         } else {
-            "The external agent asks before running this; Finishline's checkpoints record file changes, but not what a command does outside the workspace.".to_string()
+            "The external agent asks before running this; Finishline's checkpoints record file changes, but not what a command does outside the workspace."
+                .to_string()
         };
         let decided = self.permit_gated(gate, &name, input, reason, Some(&call)).await;
         if always && decided.is_ok() {
@@ -583,25 +641,44 @@ mod tests {
         assert_eq!(next_prompt(&h, 0, "Write a.txt"), "Write a.txt", "a new session's first prompt is the task, as the person wrote it");
         h.push(ChatMessage::Assistant { text: "Done".into(), tool_calls: vec![] });
         h.push(ChatMessage::User { content: "<system-reminder>b.txt is missing</system-reminder>".into() });
-        assert_eq!(next_prompt(&h, 2, "Write a.txt"), "<system-reminder>b.txt is missing</system-reminder>", "the agent remembers its own session: only the continuation is sent");
+        assert_eq!(
+            next_prompt(&h, 2, "Write a.txt"),
+            "<system-reminder>b.txt is missing</system-reminder>",
+            "the agent remembers its own session: only the continuation is sent"
+        );
     }
 
     #[test]
     fn a_new_agent_session_on_an_old_conversation_is_primed_with_a_digest() {
         let h = vec![
             ChatMessage::User { content: "Write a.txt and b.txt".into() },
-            ChatMessage::Assistant { text: "Writing a".into(), tool_calls: vec![ToolCall { id: "1".into(), name: "write".into(), input: ToolInput::Parsed { value: json!({"filePath": "a.txt"}) }, signature: None }] },
+            ChatMessage::Assistant {
+                text: "Writing a".into(),
+                tool_calls: vec![ToolCall {
+                    id: "1".into(),
+                    name: "write".into(),
+                    input: ToolInput::Parsed { value: json!({"filePath": "a.txt"}) },
+                    signature: None,
+                }],
+            },
             ChatMessage::Tool { call_id: "1".into(), name: "write".into(), content: "Wrote file successfully.".into(), is_error: false },
             ChatMessage::User { content: "Continue with b.txt".into() },
         ];
         let p = next_prompt(&h, 0, "Write a.txt and b.txt");
-        assert!(p.contains("Write a.txt and b.txt") && p.contains("write({\"filePath\":\"a.txt\"})") && p.contains("Wrote file successfully."), "the digest must say what was done: {p}");
+        assert!(
+            p.contains("Write a.txt and b.txt") && p.contains("write({\"filePath\":\"a.txt\"})") && p.contains("Wrote file successfully."),
+            "the digest must say what was done: {p}"
+        );
         assert!(p.ends_with("Continue with b.txt"), "the new message comes last: {p}");
     }
 
     #[test]
     fn a_decision_picks_the_option_by_its_kind_not_its_place() {
-        let opts = vec![("rej".to_string(), PermissionOptionKind::RejectOnce), ("always".to_string(), PermissionOptionKind::AllowAlways), ("once".to_string(), PermissionOptionKind::AllowOnce)];
+        let opts = vec![
+            ("rej".to_string(), PermissionOptionKind::RejectOnce),
+            ("always".to_string(), PermissionOptionKind::AllowAlways),
+            ("once".to_string(), PermissionOptionKind::AllowOnce),
+        ];
         assert_eq!(option_for(&opts, true, false).as_deref(), Some("once"), "allowing once must not grant the agent more");
         assert_eq!(option_for(&opts, false, false).as_deref(), Some("rej"));
         assert_eq!(option_for(&opts[1..], false, false), None, "with no reject option the request is cancelled instead");

@@ -4,13 +4,14 @@
 
 use serde_json::Value;
 
+use super::compaction;
 use crate::domain::{MessageRole, ToolState};
 use crate::event::{EngineEvent, Envelope};
-use super::compaction;
 use crate::judge::prompt;
 use crate::provider::{ChatMessage, ToolCall, ToolInput};
 
-pub const UNKNOWN_OUTCOME: &str = "The outcome of this call is unknown: Finishline stopped while it ran. Check the workspace before relying on it, and do not assume it succeeded.";
+pub const UNKNOWN_OUTCOME: &str =
+    "The outcome of this call is unknown: Finishline stopped while it ran. Check the workspace before relying on it, and do not assume it succeeded.";
 
 #[derive(Default)]
 struct OpenAssistant {

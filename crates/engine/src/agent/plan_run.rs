@@ -5,12 +5,12 @@
 
 use super::review::ReviewInput;
 use super::run::{Halt, Run, RunStart};
-use crate::judge::completion::EvaluationQuestion;
 use crate::domain::*;
 use crate::event::EngineEvent;
-use crate::plan::{self, Plan, PlanStep, PlannerInput, ReplanInput};
+use crate::judge::completion::EvaluationQuestion;
 use crate::plan::ledger::{self, PlanLedger, PlanMove};
 use crate::plan::state::PlanState;
+use crate::plan::{self, Plan, PlanStep, PlannerInput, ReplanInput};
 
 /// How many workspace paths the manager is shown.
 const LISTING: usize = 400;
@@ -62,7 +62,10 @@ impl Run {
             }
             Ok(p) => Ok(Some(p)),
             Err(why) => {
-                self.emit(EngineEvent::Error { code: "plan".into(), message: format!("The plan could not be made ({}); the task runs as one run instead.", why.describe()) })?;
+                self.emit(EngineEvent::Error {
+                    code: "plan".into(),
+                    message: format!("The plan could not be made ({}); the task runs as one run instead.", why.describe()),
+                })?;
                 Ok(None)
             }
         }
@@ -142,11 +145,19 @@ impl Run {
             .unwrap_or_else(|| format!("ended: {}", ending.end_reason.as_str()));
         let output_data = self.evidence.last_verdict_output_data.clone();
         let decided_by = self.evidence.decided_by.clone().or_else(|| match ending.end_reason {
-            EndReason::VerifiedDone | EndReason::Unverified => self.evidence.last_verdict.map(|v| format!("the evaluator ({}): {}", self.evaluator_model(), v.as_str().replace('_', " "))),
+            EndReason::VerifiedDone | EndReason::Unverified => {
+                self.evidence.last_verdict.map(|v| format!("the evaluator ({}): {}", self.evaluator_model(), v.as_str().replace('_', " ")))
+            }
             other => Some(format!("the run ended {}", other.as_str().replace('_', " "))),
         });
         let finished = EngineEvent::PlanStepFinished { index: current.index, end_reason: ending.end_reason, summary, output_data, decided_by };
-        let run_finished = EngineEvent::RunFinished { status: SessionStatus::Busy, claim: ending.claim, verdict: self.evidence.last_verdict, end_reason: ending.end_reason, stuck: ending.stuck.clone() };
+        let run_finished = EngineEvent::RunFinished {
+            status: SessionStatus::Busy,
+            claim: ending.claim,
+            verdict: self.evidence.last_verdict,
+            end_reason: ending.end_reason,
+            stuck: ending.stuck.clone(),
+        };
         let mut state = self.plan_state()?;
         state.apply(&finished);
         let mut ledger = PlanLedger { stalls: 0, replans: state.replans() };
@@ -298,7 +309,10 @@ impl Run {
         let revision = match self.ask_for_revision(&input).await? {
             Ok(r) => r,
             Err(why) => {
-                self.emit(EngineEvent::Error { code: "plan".into(), message: format!("The manager could not plan your changes ({}); the agent works on them in one run instead.", why.describe()) })?;
+                self.emit(EngineEvent::Error {
+                    code: "plan".into(),
+                    message: format!("The manager could not plan your changes ({}); the agent works on them in one run instead.", why.describe()),
+                })?;
                 return Ok(false);
             }
         };
@@ -314,7 +328,9 @@ impl Run {
     fn plan_review(&mut self, state: &PlanState, end_reason: EndReason, ending: StepEnding) -> crate::Result<()> {
         let mut remaining = ending.remaining;
         if end_reason == EndReason::PlanFailed {
-            remaining.extend(state.steps.iter().filter(|s| matches!(s.state, StepState::Pending | StepState::Failed)).map(|s| format!("Step not done: {}", s.step.title)));
+            remaining.extend(
+                state.steps.iter().filter(|s| matches!(s.state, StepState::Pending | StepState::Failed)).map(|s| format!("Step not done: {}", s.step.title)),
+            );
         }
         let stuck = ending.stuck;
         self.review(ReviewInput { claim: ending.claim, claim_words: ending.claim_words, end_reason, remaining, stuck })
@@ -334,7 +350,12 @@ impl Run {
         let live: Vec<usize> = (0..state.steps.len()).filter(|&i| state.steps[i].state != StepState::Replaced).collect();
         let index = match live.iter().copied().find(|&i| state.number_of(i).0 == input.step as usize && state.steps[i].end_reason.is_some()) {
             Some(i) if (input.step as usize) < current => i,
-            _ => return Ok(ToolOutput::error(format!("Step {} is not an earlier, finished step; you are on step {current}. Ask for a step before it.", input.step))),
+            _ => {
+                return Ok(ToolOutput::error(format!(
+                    "Step {} is not an earlier, finished step; you are on step {current}. Ask for a step before it.",
+                    input.step
+                )))
+            }
         };
         let start = events.iter().position(|e| matches!(e.event, EngineEvent::PlanStepStarted { index: i, .. } if i == index));
         let end = events.iter().position(|e| matches!(e.event, EngineEvent::PlanStepFinished { index: i, .. } if i == index));
@@ -371,8 +392,21 @@ pub(super) fn step_start(task: &str, state: &PlanState, index: usize, files: &[S
         EngineEvent::PlanStepStarted { index, number, of, title: step.title.clone() },
         // A step starts with a todo list of its own: an earlier step's open items are not its.
         EngineEvent::TodosUpdated { todos: vec![] },
-        EngineEvent::Continuation { source: ContinuationSource::PlanStep, attempt: 0, max: 0, remaining: vec![], text: brief.clone(), answers_call: None, refused_claim: false },
-        EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(ContinuationSource::PlanStep), text: Some(brief) },
+        EngineEvent::Continuation {
+            source: ContinuationSource::PlanStep,
+            attempt: 0,
+            max: 0,
+            remaining: vec![],
+            text: brief.clone(),
+            answers_call: None,
+            refused_claim: false,
+        },
+        EngineEvent::MessageCreated {
+            message_id: MessageId::new(),
+            role: MessageRole::Continuation,
+            source: Some(ContinuationSource::PlanStep),
+            text: Some(brief),
+        },
     ]
 }
 

@@ -82,7 +82,13 @@ const FOLDER_POLL: Duration = Duration::from_millis(300);
 impl Engine {
     /// Waits until this run may work: its folder is free (for a plain folder) and the app has a
     /// free slot. Says so while it waits. `None`: cancelled while waiting.
-    pub(super) async fn wait_for_turn(self: &Arc<Self>, session: &SessionId, run: &RunId, cancel: &CancellationToken, folder_turn: bool) -> crate::Result<Option<Option<Slot>>> {
+    pub(super) async fn wait_for_turn(
+        self: &Arc<Self>,
+        session: &SessionId,
+        run: &RunId,
+        cancel: &CancellationToken,
+        folder_turn: bool,
+    ) -> crate::Result<Option<Option<Slot>>> {
         let summary = self.store.session(session)?;
         let in_place = folder_turn && summary.isolation != Some(Isolation::Worktree);
         let mut said: Option<String> = None;
@@ -93,7 +99,8 @@ impl Engine {
             }
             let mut events = vec![EngineEvent::Activity { phase: ActivityPhase::Waiting, detail: detail.clone() }];
             if !*queued {
-                events.insert(0, EngineEvent::StatusChanged { status: SessionStatus::Queued, attempt: None, next_retry_at: None, message: Some(detail.clone()) });
+                events
+                    .insert(0, EngineEvent::StatusChanged { status: SessionStatus::Queued, attempt: None, next_retry_at: None, message: Some(detail.clone()) });
                 *queued = true;
             }
             engine.store.append_all(session, Some(run), events)?;
@@ -120,7 +127,12 @@ impl Engine {
                 Some(slots) => match slots.try_take() {
                     Some(s) => Some(s),
                     None => {
-                        say(self, format!("a free place: {} tasks are running (the limit is {}; Settings → Tasks)", slots.running(), slots.limit()), &mut said, &mut queued)?;
+                        say(
+                            self,
+                            format!("a free place: {} tasks are running (the limit is {}; Settings → Tasks)", slots.running(), slots.limit()),
+                            &mut said,
+                            &mut queued,
+                        )?;
                         tokio::select! {
                             _ = cancel.cancelled() => return Ok(None),
                             s = slots.take() => {
@@ -136,7 +148,11 @@ impl Engine {
                 },
             };
             if queued {
-                self.store.append_all(session, Some(run), vec![EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None }])?;
+                self.store.append_all(
+                    session,
+                    Some(run),
+                    vec![EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None }],
+                )?;
             }
             return Ok(Some(slot));
         }

@@ -20,15 +20,15 @@ use super::evidence::{self, RunEvidence};
 use super::plan_run::StepEnding;
 use super::review::ReviewInput;
 use super::{Answer, Engine};
-use crate::workspace::checkpoint::Checkpoints;
-use crate::judge::completion::{self, Action, ClaimEvidence, Evidence, StepEnd};
 use crate::domain::*;
 use crate::error::ErrorCode;
 use crate::event::EngineEvent;
+use crate::judge::completion::{self, Action, ClaimEvidence, Evidence, StepEnd};
 use crate::judge::prompt;
-use crate::provider::{ChatMessage, StopReason};
 use crate::judge::stuck::{self, StepRecord};
+use crate::provider::{ChatMessage, StopReason};
 use crate::tool::{self, Workspace};
+use crate::workspace::checkpoint::Checkpoints;
 
 /// Why a run stopped early from inside a step or a tool.
 pub(super) enum Halt {
@@ -118,19 +118,33 @@ impl Run {
         let mut run = match Run::prepare(engine.clone(), session.clone(), run_id.clone(), start.trigger, cancel).await {
             Ok(r) => r,
             Err(e) => {
-                let _ = engine.store.append_all(&session, Some(&run_id), vec![
-                    EngineEvent::Error { code: e.code().as_str().into(), message: e.to_string() },
-                    EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
-                ]);
+                let _ = engine.store.append_all(
+                    &session,
+                    Some(&run_id),
+                    vec![
+                        EngineEvent::Error { code: e.code().as_str().into(), message: e.to_string() },
+                        EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
+                    ],
+                );
                 return None;
             }
         };
         if let Err(e) = run.main(start).await {
-            let _ = engine.store.append_all(&session, Some(&run_id), vec![
-                EngineEvent::Error { code: e.code().as_str().into(), message: e.to_string() },
-                EngineEvent::RunFinished { status: SessionStatus::Failed, claim: Claim::None, verdict: run.evidence.last_verdict, end_reason: EndReason::Failed, stuck: None },
-                EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
-            ]);
+            let _ = engine.store.append_all(
+                &session,
+                Some(&run_id),
+                vec![
+                    EngineEvent::Error { code: e.code().as_str().into(), message: e.to_string() },
+                    EngineEvent::RunFinished {
+                        status: SessionStatus::Failed,
+                        claim: Claim::None,
+                        verdict: run.evidence.last_verdict,
+                        end_reason: EndReason::Failed,
+                        stuck: None,
+                    },
+                    EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
+                ],
+            );
             return None;
         }
         run.next.take()
@@ -142,7 +156,8 @@ impl Run {
         let folder = engine.task_folder(&session, &summary.workspace, &events)?;
         let events = if folder.checkout_pending { engine.store.events(&session, 0)? } else { events };
         let work_dir = folder.work_dir();
-        let workspace = Workspace::new(&work_dir).map_err(|e| crate::Error::InvalidInput(format!("the workspace {} cannot be used: {e}", work_dir.display())))?;
+        let workspace =
+            Workspace::new(&work_dir).map_err(|e| crate::Error::InvalidInput(format!("the workspace {} cannot be used: {e}", work_dir.display())))?;
         let (checkpoints, checkpoints_off) = match engine.checkpoints(&session, &folder.recorded()) {
             Ok(c) => (Some(c), None),
             Err(e) => (None, Some(e.to_string())),
@@ -172,7 +187,10 @@ impl Run {
             RunTrigger::Resume => match engine.store.latest_run_evidence(&session)?.and_then(RunEvidence::from_json) {
                 Some(e) => e,
                 // Stored before runs saved their evidence: a resumed run is a work turn.
-                None => RunEvidence { used_tools: history.iter().any(|m| matches!(m, ChatMessage::Assistant { tool_calls, .. } if !tool_calls.is_empty())), ..Default::default() },
+                None => RunEvidence {
+                    used_tools: history.iter().any(|m| matches!(m, ChatMessage::Assistant { tool_calls, .. } if !tool_calls.is_empty())),
+                    ..Default::default()
+                },
             },
             _ => RunEvidence::default(),
         };
@@ -188,7 +206,11 @@ impl Run {
         };
         let context_window = if external.is_some() { engine.config.context_window } else { engine.context_window().await };
         let criteria = criteria_since_decision(&events);
-        let agent_model = if summary.provider == engine.config.agent.provider_name && !summary.model.is_empty() { summary.model.clone() } else { engine.config.agent.model.clone() };
+        let agent_model = if summary.provider == engine.config.agent.provider_name && !summary.model.is_empty() {
+            summary.model.clone()
+        } else {
+            engine.config.agent.model.clone()
+        };
         Ok(Run {
             agent_model,
             criteria,
@@ -266,7 +288,11 @@ impl Run {
                     let more = if unreadable.len() > 10 { format!(" and {} more", unreadable.len() - 10) } else { String::new() };
                     self.emit(EngineEvent::Error {
                         code: "checkpoints".into(),
-                        message: format!("{} file(s) could not be read, so revert cannot restore them: {}{more}. Everything else is recorded; the run goes on.", unreadable.len(), shown.join(", ")),
+                        message: format!(
+                            "{} file(s) could not be read, so revert cannot restore them: {}{more}. Everything else is recorded; the run goes on.",
+                            unreadable.len(),
+                            shown.join(", ")
+                        ),
                     })?;
                 }
             }
@@ -278,7 +304,10 @@ impl Run {
 
     fn checkpoints_failed(&mut self, why: String) -> crate::Result<()> {
         self.checkpoints = None;
-        self.emit(EngineEvent::Error { code: "checkpoints".into(), message: format!("The workspace could not be recorded ({why}): the review will show no diffs and Reject cannot revert.") })
+        self.emit(EngineEvent::Error {
+            code: "checkpoints".into(),
+            message: format!("The workspace could not be recorded ({why}): the review will show no diffs and Reject cannot revert."),
+        })
     }
 
     pub(super) fn emit(&self, event: EngineEvent) -> crate::Result<()> {
@@ -308,7 +337,10 @@ impl Run {
 
     async fn main(&mut self, start: RunStart) -> crate::Result<()> {
         if let Some(why) = self.checkpoints_off.take() {
-            self.emit(EngineEvent::Error { code: "checkpoints".into(), message: format!("Checkpoints are off for this run ({why}): the review will show no diffs and Reject cannot revert.") })?;
+            self.emit(EngineEvent::Error {
+                code: "checkpoints".into(),
+                message: format!("Checkpoints are off for this run ({why}): the review will show no diffs and Reject cannot revert."),
+            })?;
         }
         // Read at each run's start: the person may edit them between runs. A worktree still being
         // filled has the same files as the person's folder, which is read instead.
@@ -349,7 +381,12 @@ impl Run {
             if let Some((source, text)) = start.continuation {
                 self.emit_all(vec![
                     EngineEvent::Continuation { source, attempt: 0, max: 0, remaining: vec![], text: text.clone(), answers_call: None, refused_claim: false },
-                    EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(source), text: Some(text.clone()) },
+                    EngineEvent::MessageCreated {
+                        message_id: MessageId::new(),
+                        role: MessageRole::Continuation,
+                        source: Some(source),
+                        text: Some(text.clone()),
+                    },
                 ])?;
                 self.history.push(ChatMessage::User { content: prompt::tagged(source, 0, 0, &text) });
             }
@@ -360,8 +397,21 @@ impl Run {
             // Engine text, never the person's: stored and shown as Finishline's own note.
             let note = prompt::resume_note();
             self.emit_all(vec![
-                EngineEvent::Continuation { source: ContinuationSource::Resume, attempt: 0, max: 0, remaining: vec![], text: note.clone(), answers_call: None, refused_claim: false },
-                EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(ContinuationSource::Resume), text: Some(note.clone()) },
+                EngineEvent::Continuation {
+                    source: ContinuationSource::Resume,
+                    attempt: 0,
+                    max: 0,
+                    remaining: vec![],
+                    text: note.clone(),
+                    answers_call: None,
+                    refused_claim: false,
+                },
+                EngineEvent::MessageCreated {
+                    message_id: MessageId::new(),
+                    role: MessageRole::Continuation,
+                    source: Some(ContinuationSource::Resume),
+                    text: Some(note.clone()),
+                },
             ])?;
             self.history.push(ChatMessage::User { content: prompt::tagged(ContinuationSource::Resume, 0, 0, &note) });
         }
@@ -443,7 +493,12 @@ impl Run {
             let (results, complete) = self.run_tools(&out.calls, &mut record).await?;
             for (call, output) in out.calls.iter().zip(results.iter()) {
                 if Some(&call.id) != complete.as_ref().map(|(_, id)| id) {
-                    self.history.push(ChatMessage::Tool { call_id: call.id.clone(), name: call.name.clone(), content: output.content.clone(), is_error: output.is_error });
+                    self.history.push(ChatMessage::Tool {
+                        call_id: call.id.clone(),
+                        name: call.name.clone(),
+                        content: output.content.clone(),
+                        is_error: output.is_error,
+                    });
                 }
             }
             claim = complete;
@@ -503,7 +558,8 @@ impl Run {
         let answers_call = claim.as_ref().map(|(_, id)| id.clone()).filter(|id| !id.is_empty());
         // An external agent has no complete_task to call (yet): requiring it would send it back
         // for ever. Its claims are judged by the todo gate, verification and the evaluator.
-        let judged = if external { crate::judge::completion::CompletionConfig { require_complete_task: false, ..self.cfg().clone() } } else { self.cfg().clone() };
+        let judged =
+            if external { crate::judge::completion::CompletionConfig { require_complete_task: false, ..self.cfg().clone() } } else { self.cfg().clone() };
         let mut verified_now: Vec<String> = Vec::new();
         loop {
             match completion::decide(&evidence, &judged) {
@@ -514,7 +570,14 @@ impl Run {
                     // A plan step whose criteria are files that now hold is done: no further
                     // answer from the agent is needed to judge it.
                     if self.plan_step.is_some() && answers_call.is_none() && self.files_already_done() == Some(true) {
-                        self.end_step(StepEnding { end_reason: EndReason::VerifiedDone, claim: Claim::None, claim_words: None, remaining: vec![], stuck: None }).await?;
+                        self.end_step(StepEnding {
+                            end_reason: EndReason::VerifiedDone,
+                            claim: Claim::None,
+                            claim_words: None,
+                            remaining: vec![],
+                            stuck: None,
+                        })
+                        .await?;
                         return Ok(None);
                     }
                     return Ok(Some(()));
@@ -544,8 +607,10 @@ impl Run {
                         let remaining_now = ev.remaining.clone();
                         self.evidence.previous_remaining = Some(remaining_now.clone());
                         if self.step_stalled(progress) {
-                            let stuck = Some(Stuck { pattern: StuckPattern::RemainingUnchanged, repeated: remaining_now.join("; ").chars().take(300).collect() });
-                            self.end_step(StepEnding { end_reason: EndReason::Stuck, claim: Claim::None, claim_words: None, remaining: remaining_now, stuck }).await?;
+                            let stuck =
+                                Some(Stuck { pattern: StuckPattern::RemainingUnchanged, repeated: remaining_now.join("; ").chars().take(300).collect() });
+                            self.end_step(StepEnding { end_reason: EndReason::Stuck, claim: Claim::None, claim_words: None, remaining: remaining_now, stuck })
+                                .await?;
                             return Ok(None);
                         }
                     }
@@ -575,7 +640,8 @@ impl Run {
                 Action::Idle { end_reason } => {
                     if self.plan_step.is_some() {
                         // A step that ends in conversation did no checked work: it is not done.
-                        self.end_step(StepEnding { end_reason, claim: Claim::None, claim_words: None, remaining: evidence.open_todos.clone(), stuck: None }).await?;
+                        self.end_step(StepEnding { end_reason, claim: Claim::None, claim_words: None, remaining: evidence.open_todos.clone(), stuck: None })
+                            .await?;
                         return Ok(None);
                     }
                     self.finish(SessionStatus::Idle, end_reason, None)?;
@@ -587,12 +653,26 @@ impl Run {
     }
 
     fn answer_complete_task(&mut self, call_id: &str, text: &str) -> crate::Result<()> {
-        self.emit(EngineEvent::ToolCall { call_id: call_id.into(), message_id: None, tool: tool::COMPLETE_TASK.into(), input: Value::Null, state: ToolState::Done, output: Some(text.into()) })?;
+        self.emit(EngineEvent::ToolCall {
+            call_id: call_id.into(),
+            message_id: None,
+            tool: tool::COMPLETE_TASK.into(),
+            input: Value::Null,
+            state: ToolState::Done,
+            output: Some(text.into()),
+        })?;
         self.history.push(ChatMessage::Tool { call_id: call_id.into(), name: tool::COMPLETE_TASK.into(), content: text.into(), is_error: false });
         Ok(())
     }
 
-    fn continue_with(&mut self, source: ContinuationSource, text: &str, remaining: Vec<String>, answers_call: Option<&str>, refused_claim: bool) -> crate::Result<()> {
+    fn continue_with(
+        &mut self,
+        source: ContinuationSource,
+        text: &str,
+        remaining: Vec<String>,
+        answers_call: Option<&str>,
+        refused_claim: bool,
+    ) -> crate::Result<()> {
         let (attempt, max) = if source.spends_budget() {
             self.evidence.counters.continuations_used += 1;
             (self.evidence.counters.continuations_used, self.cfg().continuation_budget)
@@ -607,7 +687,14 @@ impl Run {
         ])?;
         match answers_call {
             Some(id) => {
-                self.emit(EngineEvent::ToolCall { call_id: id.into(), message_id: None, tool: tool::COMPLETE_TASK.into(), input: Value::Null, state: ToolState::Done, output: Some(tagged.clone()) })?;
+                self.emit(EngineEvent::ToolCall {
+                    call_id: id.into(),
+                    message_id: None,
+                    tool: tool::COMPLETE_TASK.into(),
+                    input: Value::Null,
+                    state: ToolState::Done,
+                    output: Some(tagged.clone()),
+                })?;
                 self.history.push(ChatMessage::Tool { call_id: id.into(), name: tool::COMPLETE_TASK.into(), content: tagged, is_error: false });
             }
             None => self.history.push(ChatMessage::User { content: tagged }),
@@ -631,7 +718,11 @@ pub(super) fn plan_step_start(task: &str, state: &crate::plan::state::PlanState,
 /// The comments sent back with the last Request changes (none after any other decision).
 fn criteria_since_decision(events: &[crate::event::Envelope]) -> Vec<crate::judge::criteria::Comment> {
     let from = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewResolved { .. })).unwrap_or(0);
-    events[from..].iter().rev().find_map(|e| if let EngineEvent::CriteriaSet { criteria } = &e.event { Some(criteria.clone()) } else { None }).unwrap_or_default()
+    events[from..]
+        .iter()
+        .rev()
+        .find_map(|e| if let EngineEvent::CriteriaSet { criteria } = &e.event { Some(criteria.clone()) } else { None })
+        .unwrap_or_default()
 }
 
 /// 20000 as "20,000": counts people read at a glance.

@@ -10,12 +10,12 @@ use futures_util::StreamExt;
 use super::run::{Halt, Run};
 use crate::batch::DeltaBatcher;
 use crate::clock::rfc3339;
-use crate::judge::completion::StepEnd;
 use crate::domain::*;
 use crate::error::ErrorCode;
-use crate::judge::runaway::{Runaway, RunawayWatch};
 use crate::event::EngineEvent;
+use crate::judge::completion::StepEnd;
 use crate::judge::prompt;
+use crate::judge::runaway::{Runaway, RunawayWatch};
 use crate::provider::{stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, ContextOverflow, ProviderErrorKind, StopReason, ToolCall, Usage};
 
 pub(super) struct StepOutput {
@@ -105,12 +105,16 @@ impl Run {
             let on_retry = Arc::new(move |w: &crate::provider::RetryWait| {
                 retried_flag.store(true, std::sync::atomic::Ordering::SeqCst);
                 let at = rfc3339(clock_now.max(store.now_ms()) + w.delay.as_millis() as i64);
-                let _ = store.append(&session, Some(&run), EngineEvent::StatusChanged {
-                    status: SessionStatus::Retry,
-                    attempt: Some(w.attempt),
-                    next_retry_at: Some(at),
-                    message: Some(w.error.message.clone()),
-                });
+                let _ = store.append(
+                    &session,
+                    Some(&run),
+                    EngineEvent::StatusChanged {
+                        status: SessionStatus::Retry,
+                        attempt: Some(w.attempt),
+                        next_retry_at: Some(at),
+                        message: Some(w.error.message.clone()),
+                    },
+                );
             });
             let mut stream = stream_with_retry(self.engine.config.agent.provider.clone(), self.request(), self.engine.config.retry, on_retry);
             let mut batcher = DeltaBatcher::default();
@@ -148,7 +152,9 @@ impl Run {
                     Ok(CompletionEvent::TextDelta { text: t }) => {
                         shown = true;
                         text.push_str(&t);
-                        if let Some(e) = batcher.push(&message_id, false, &t, Instant::now()) { self.emit(e)?; }
+                        if let Some(e) = batcher.push(&message_id, false, &t, Instant::now()) {
+                            self.emit(e)?;
+                        }
                         // A runaway answer is stopped here, keeping what was shown.
                         if let Some(r) = watch.push(&t) {
                             runaway = Some(r);
@@ -158,7 +164,9 @@ impl Run {
                     Ok(CompletionEvent::ReasoningDelta { text: t }) => {
                         shown = true;
                         reasoning_chars += t.len();
-                        if let Some(e) = batcher.push(&message_id, true, &t, Instant::now()) { self.emit(e)?; }
+                        if let Some(e) = batcher.push(&message_id, true, &t, Instant::now()) {
+                            self.emit(e)?;
+                        }
                     }
                     Ok(CompletionEvent::ToolCall { mut call }) => {
                         if call.id.is_empty() || self.call_ids.contains(&call.id) {

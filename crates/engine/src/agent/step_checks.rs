@@ -3,9 +3,9 @@
 //! reader must judge asks the evaluator. The step records what decided it.
 
 use super::run::{Halt, Run};
-use crate::judge::completion::EvaluationOutcome;
 use crate::domain::*;
 use crate::event::EngineEvent;
+use crate::judge::completion::EvaluationOutcome;
 use crate::plan::checks::{self, Check};
 
 impl Run {
@@ -52,7 +52,8 @@ impl Run {
         }
         let all = checks.iter().all(|c| self.file_check(c));
         if all {
-            self.evidence.decided_by = Some(format!("checked without a model: {}", checks.iter().map(|c| format!("{} ✓", c.describe())).collect::<Vec<_>>().join("; ")));
+            self.evidence.decided_by =
+                Some(format!("checked without a model: {}", checks.iter().map(|c| format!("{} ✓", c.describe())).collect::<Vec<_>>().join("; ")));
         }
         Some(all)
     }
@@ -71,7 +72,8 @@ impl Run {
             results.push((c.describe(), ok));
         }
         let failed: Vec<String> = results.iter().filter(|(_, ok)| !ok).map(|(d, _)| d.clone()).collect();
-        let decided = format!("checked without a model: {}", results.iter().map(|(d, ok)| format!("{d} {}", if *ok { "✓" } else { "✗" })).collect::<Vec<_>>().join("; "));
+        let decided =
+            format!("checked without a model: {}", results.iter().map(|(d, ok)| format!("{d} {}", if *ok { "✓" } else { "✗" })).collect::<Vec<_>>().join("; "));
         self.evidence.decided_by = Some(decided.clone());
         let done = failed.is_empty();
         self.evidence.last_verdict = Some(if done { Verdict::Done } else { Verdict::NotDone });
@@ -79,7 +81,11 @@ impl Run {
         Ok(EvaluationOutcome {
             verdict: if done { Verdict::Done } else { Verdict::NotDone },
             summary: decided,
-            continuation_prompt: if done { String::new() } else { format!("These criteria of the step do not hold yet: {}. Make them hold, then finish.", failed.join("; ")) },
+            continuation_prompt: if done {
+                String::new()
+            } else {
+                format!("These criteria of the step do not hold yet: {}. Make them hold, then finish.", failed.join("; "))
+            },
             remaining: failed,
             stuck_reason: None,
             output_data: None,

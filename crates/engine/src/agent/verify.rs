@@ -4,9 +4,9 @@
 //! agent named goes through the permission gate like any `run_command`.
 
 use super::run::{Halt, Run};
-use crate::judge::completion::{VerificationFailure, VerificationOutcome};
 use crate::domain::*;
 use crate::event::EngineEvent;
+use crate::judge::completion::{VerificationFailure, VerificationOutcome};
 
 /// The last lines of a command's output that verification keeps.
 const TAIL_LINES: usize = 40;
@@ -32,7 +32,15 @@ impl Run {
                 let reason = "The agent named this command to verify its work. It runs in a shell in the workspace.".to_string();
                 match self.permit_command("run_command", serde_json::json!({"command": command}), reason, None).await {
                     Err(Halt::Denied) => {
-                        self.emit(EngineEvent::Verification { command: command.clone(), exit_code: None, output_tail: String::new(), skipped: true, nth, of, persons_own })?;
+                        self.emit(EngineEvent::Verification {
+                            command: command.clone(),
+                            exit_code: None,
+                            output_tail: String::new(),
+                            skipped: true,
+                            nth,
+                            of,
+                            persons_own,
+                        })?;
                         self.evidence.verification_log.push(format!("`{command}`: skipped (declined)"));
                         continue;
                     }
@@ -40,7 +48,14 @@ impl Run {
                     Ok(()) => {}
                 }
             }
-            let r = crate::tool::command::run_shell(command, self.workspace.root(), crate::tool::command::DEFAULT_TIMEOUT, &self.cancel, &self.engine.config.secret_env).await;
+            let r = crate::tool::command::run_shell(
+                command,
+                self.workspace.root(),
+                crate::tool::command::DEFAULT_TIMEOUT,
+                &self.cancel,
+                &self.engine.config.secret_env,
+            )
+            .await;
             if self.cancel.is_cancelled() {
                 return Err(Halt::Cancelled);
             }
@@ -52,7 +67,15 @@ impl Run {
                 let lines: Vec<&str> = output.lines().collect();
                 lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
             };
-            self.emit(EngineEvent::Verification { command: command.clone(), exit_code: code, output_tail: tail.clone(), skipped: false, nth, of, persons_own })?;
+            self.emit(EngineEvent::Verification {
+                command: command.clone(),
+                exit_code: code,
+                output_tail: tail.clone(),
+                skipped: false,
+                nth,
+                of,
+                persons_own,
+            })?;
             self.evidence.verification_log.push(format!("`{command}`: exit {}\n{}", code.map(|c| c.to_string()).unwrap_or("none".into()), tail));
             if code != Some(0) && outcome.failure.is_none() {
                 outcome.failure = Some(VerificationFailure { command: command.clone(), exit_code: code, output_tail: tail });

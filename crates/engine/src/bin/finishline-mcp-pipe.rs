@@ -7,9 +7,7 @@ fn main() {
         eprintln!("usage: finishline-mcp-pipe SOCKET");
         std::process::exit(2);
     };
-    if let Err(e) =
-        finishline_engine::external::claims_pipe::join_stdio(std::path::Path::new(&socket))
-    {
+    if let Err(e) = finishline_engine::external::claims_pipe::join_stdio(std::path::Path::new(&socket)) {
         eprintln!("finishline-mcp-pipe: {e}");
         std::process::exit(1);
     }

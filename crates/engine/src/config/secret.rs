@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
+use crate::config::settings::{McpServerSettings, ProviderSettings, Settings, IN_KEYCHAIN};
 use crate::error::{Error, Result};
 use crate::provider::ApiKey;
-use crate::config::settings::{McpServerSettings, ProviderSettings, Settings, IN_KEYCHAIN};
 
 /// The keychain service name all of Finishline's entries live under.
 pub const SERVICE: &str = "dev.finishline.app";
@@ -39,9 +39,13 @@ pub enum KeySource {
     /// Typed into this session of the app; forgotten when it quits.
     Session,
     Keychain,
-    Env { var: String },
+    Env {
+        var: String,
+    },
     /// No key anywhere; `var` is where one would be read from.
-    Missing { var: String },
+    Missing {
+        var: String,
+    },
 }
 
 /// Where to keep a key the person types.
@@ -82,9 +86,7 @@ fn unavailable(e: keyring::Error) -> Error {
         keyring::Error::PlatformFailure(inner) | keyring::Error::NoStorageAccess(inner) => inner.to_string(),
         other => other.to_string(),
     };
-    Error::KeychainUnavailable(format!(
-        "No OS keychain is available here ({why}). Set the key in an environment variable, or use it for this session only."
-    ))
+    Error::KeychainUnavailable(format!("No OS keychain is available here ({why}). Set the key in an environment variable, or use it for this session only."))
 }
 
 impl SecretStore for OsKeychain {
@@ -254,7 +256,13 @@ impl Keys {
 
     /// The keys the keychain keeps for this agent, by variable (given to its process only).
     pub fn agent_secrets(&self, settings: &Settings, agent: &str) -> BTreeMap<String, String> {
-        settings.agent_keys.get(agent).into_iter().flatten().filter_map(|var| self.keychain.get(&agent_account(agent, var)).ok().flatten().map(|v| (var.clone(), v))).collect()
+        settings
+            .agent_keys
+            .get(agent)
+            .into_iter()
+            .flatten()
+            .filter_map(|var| self.keychain.get(&agent_account(agent, var)).ok().flatten().map(|v| (var.clone(), v)))
+            .collect()
     }
 
     /// Forgets the key typed for this provider, in the session and in the keychain. The

@@ -36,7 +36,18 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_steps: 60, continuation_budget: 5, max_retries: 5, truncation_cap: 3, short_stop_tokens: 10, max_output_tokens: 4096, context_window: 32_000, step_timeout_secs: 600, repeat_threshold: 8, checkpoint_max_file_mb: 10 }
+        Limits {
+            max_steps: 60,
+            continuation_budget: 5,
+            max_retries: 5,
+            truncation_cap: 3,
+            short_stop_tokens: 10,
+            max_output_tokens: 4096,
+            context_window: 32_000,
+            step_timeout_secs: 600,
+            repeat_threshold: 8,
+            checkpoint_max_file_mb: 10,
+        }
     }
 }
 
@@ -249,12 +260,16 @@ impl Settings {
         }
         for (model, p) in &self.prices {
             if !(p.input_per_mtok.is_finite() && p.output_per_mtok.is_finite()) || p.input_per_mtok < 0.0 || p.output_per_mtok < 0.0 {
-                return Err(Error::InvalidSettings { field: "prices", problem: format!("the price of “{model}” must be a positive number of dollars per million tokens") });
+                return Err(Error::InvalidSettings {
+                    field: "prices",
+                    problem: format!("the price of “{model}” must be a positive number of dollars per million tokens"),
+                });
             }
         }
         let mut names = std::collections::HashSet::new();
         for m in &self.mcp_servers {
-            let name_ok = !m.name.is_empty() && m.name.len() <= 32 && m.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') && !m.name.contains("__");
+            let name_ok =
+                !m.name.is_empty() && m.name.len() <= 32 && m.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') && !m.name.contains("__");
             if !name_ok {
                 return Err(Error::InvalidSettings {
                     field: "mcp_servers",
@@ -262,28 +277,45 @@ impl Settings {
                 });
             }
             if !names.insert(m.name.as_str()) {
-                return Err(Error::InvalidSettings { field: "mcp_servers", problem: format!("two MCP servers are called “{}”; names must differ", m.name) });
+                return Err(Error::InvalidSettings {
+                    field: "mcp_servers", problem: format!("two MCP servers are called “{}”; names must differ", m.name)
+                });
             }
             if m.command.trim().is_empty() || m.command.contains('\0') || m.args.iter().any(|a| a.contains('\0')) {
                 return Err(Error::InvalidSettings { field: "mcp_servers", problem: format!("the MCP server “{}” needs a command to start it", m.name) });
             }
             if m.env.keys().any(|k| k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')) {
-                return Err(Error::InvalidSettings { field: "mcp_servers", problem: format!("an environment variable name of “{}” is not valid (letters, digits and _ only)", m.name) });
+                return Err(Error::InvalidSettings {
+                    field: "mcp_servers",
+                    problem: format!("an environment variable name of “{}” is not valid (letters, digits and _ only)", m.name),
+                });
             }
         }
         if !(1..=16).contains(&self.tasks.max_attempts) {
-            return Err(Error::InvalidSettings { field: "tasks.max_attempts", problem: format!("{} attempts of one task is out of range: use 1 to 16", self.tasks.max_attempts) });
+            return Err(Error::InvalidSettings {
+                field: "tasks.max_attempts",
+                problem: format!("{} attempts of one task is out of range: use 1 to 16", self.tasks.max_attempts),
+            });
         }
         if !(1..=32).contains(&self.tasks.parallel_limit) {
-            return Err(Error::InvalidSettings { field: "tasks.parallel_limit", problem: format!("{} tasks at once is out of range: use 1 to 32", self.tasks.parallel_limit) });
+            return Err(Error::InvalidSettings {
+                field: "tasks.parallel_limit",
+                problem: format!("{} tasks at once is out of range: use 1 to 32", self.tasks.parallel_limit),
+            });
         }
         let dir = self.tasks.worktree_dir.trim();
         if !dir.is_empty() && !std::path::Path::new(dir).is_absolute() {
-            return Err(Error::InvalidSettings { field: "tasks.worktree_dir", problem: format!("“{dir}” is not a full path: worktrees need a folder such as /home/you/worktrees") });
+            return Err(Error::InvalidSettings {
+                field: "tasks.worktree_dir",
+                problem: format!("“{dir}” is not a full path: worktrees need a folder such as /home/you/worktrees"),
+            });
         }
         for p in &self.tasks.worktree_include {
             if p.contains('\0') || p.trim().is_empty() {
-                return Err(Error::InvalidSettings { field: "tasks.worktree_include", problem: "an include pattern is empty; remove it or write one such as .env".into() });
+                return Err(Error::InvalidSettings {
+                    field: "tasks.worktree_include",
+                    problem: "an include pattern is empty; remove it or write one such as .env".into(),
+                });
             }
         }
         let l = &self.limits;
@@ -305,13 +337,19 @@ impl Settings {
         }
         for (model, window) in &self.context_windows {
             if model.trim().is_empty() || !(1024..=10_000_000).contains(window) {
-                return Err(Error::InvalidSettings { field: "context_windows", problem: format!("the context window of “{model}” must be between 1024 and 10000000 tokens, not {window}") });
+                return Err(Error::InvalidSettings {
+                    field: "context_windows",
+                    problem: format!("the context window of “{model}” must be between 1024 and 10000000 tokens, not {window}"),
+                });
             }
         }
         if let Some(p) = &self.evaluator_provider {
             let url = p.base_url.trim();
             if url::Url::parse(url).map(|u| !matches!(u.scheme(), "http" | "https")).unwrap_or(true) {
-                return Err(Error::InvalidSettings { field: "evaluator_provider.base_url", problem: format!("“{url}” is not an http(s) URL; it should look like https://api.openai.com/v1") });
+                return Err(Error::InvalidSettings {
+                    field: "evaluator_provider.base_url",
+                    problem: format!("“{url}” is not an http(s) URL; it should look like https://api.openai.com/v1"),
+                });
             }
             if self.evaluator_model.as_deref().map(str::trim).unwrap_or_default().is_empty() && p.model.trim().is_empty() {
                 return Err(Error::InvalidSettings { field: "evaluator_model", problem: "name the evaluator's model for its provider".into() });
@@ -326,7 +364,11 @@ impl Settings {
     /// The verify commands configured for a workspace folder.
     pub fn verify_commands_for(&self, workspace: &str) -> Vec<String> {
         let key = workspace.trim_end_matches('/');
-        self.verify_commands.iter().filter(|(w, _)| w.trim_end_matches('/') == key).flat_map(|(_, c)| c.iter().filter(|c| !c.trim().is_empty()).cloned()).collect()
+        self.verify_commands
+            .iter()
+            .filter(|(w, _)| w.trim_end_matches('/') == key)
+            .flat_map(|(_, c)| c.iter().filter(|c| !c.trim().is_empty()).cloned())
+            .collect()
     }
 
     /// The context window of a model: the one set for it, else the default.
@@ -380,7 +422,8 @@ impl Settings {
     /// servers, and ones whose command, arguments or environment names differ. An import that
     /// brings any shows them to the person first, since each is a program that will run.
     pub fn mcp_changes(&self, incoming: &Settings) -> Vec<McpServerSettings> {
-        let runs_the_same = |a: &McpServerSettings, b: &McpServerSettings| a.command.trim() == b.command.trim() && a.args == b.args && a.env.keys().eq(b.env.keys());
+        let runs_the_same =
+            |a: &McpServerSettings, b: &McpServerSettings| a.command.trim() == b.command.trim() && a.args == b.args && a.env.keys().eq(b.env.keys());
         incoming
             .mcp_servers
             .iter()

@@ -11,7 +11,10 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool,
+};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::{session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ServerHandler, ServiceExt};
@@ -95,8 +98,11 @@ pub async fn serve() -> std::io::Result<(ClaimsServer, mpsc::UnboundedReceiver<C
     let stop = CancellationToken::new();
     let handler = Claims { calls: tx };
     let socket = serve_socket(handler.clone(), stop.clone());
-    let service: StreamableHttpService<Claims, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(handler.clone()), Default::default(), StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()));
+    let service: StreamableHttpService<Claims, LocalSessionManager> = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Default::default(),
+        StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()),
+    );
     let path = format!("/{}", uuid::Uuid::new_v4().simple());
     let router = axum::Router::new().nest_service(&path, service);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

@@ -28,10 +28,7 @@ impl PipeCommand {
         if cfg!(not(unix)) {
             return None;
         }
-        std::env::current_exe().ok().map(|program| PipeCommand {
-            program,
-            args: vec![PIPE_ARG.into()],
-        })
+        std::env::current_exe().ok().map(|program| PipeCommand { program, args: vec![PIPE_ARG.into()] })
     }
 
     /// The command line that joins an agent's MCP client to the server at `socket`.
@@ -45,11 +42,7 @@ impl PipeCommand {
 /// Joins `input` and `output` to the server at `socket` until the server closes: what the agent
 /// writes goes to the server, what the server answers goes back, message by message.
 #[cfg(unix)]
-pub fn join(
-    socket: &Path,
-    mut input: impl Read + Send + 'static,
-    mut output: impl Write,
-) -> std::io::Result<()> {
+pub fn join(socket: &Path, mut input: impl Read + Send + 'static, mut output: impl Write) -> std::io::Result<()> {
     use std::net::Shutdown;
     let stream = std::os::unix::net::UnixStream::connect(socket)?;
     let mut to_server = stream.try_clone()?;

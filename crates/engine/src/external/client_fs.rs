@@ -71,6 +71,9 @@ mod tests {
         let outside = dir.path().join("../escape.txt");
         assert!(files.write(&outside, "x").is_err(), "an agent cannot write outside the workspace through the client");
         assert!(matches!(files.read(Path::new("/etc/passwd"), None, None), Err(ReadError::Refused(_))), "nor read outside it");
-        assert!(matches!(files.read(&dir.path().canonicalize().unwrap().join("new.txt"), None, None), Err(ReadError::NotFound(_))), "a file that is not there yet is not found, so an agent's write tool creates it");
+        assert!(
+            matches!(files.read(&dir.path().canonicalize().unwrap().join("new.txt"), None, None), Err(ReadError::NotFound(_))),
+            "a file that is not there yet is not found, so an agent's write tool creates it"
+        );
     }
 }

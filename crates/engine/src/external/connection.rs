@@ -9,10 +9,12 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AuthCapabilities, AuthMethodId, AuthenticateRequest, CancelNotification, ClientCapabilities, ContentBlock, CreateTerminalRequest, CreateTerminalResponse, FileSystemCapabilities, Implementation, KillTerminalRequest, KillTerminalResponse, ReadTextFileRequest,
-    ReadTextFileResponse, ReleaseTerminalRequest, ReleaseTerminalResponse, TerminalExitStatus, TerminalId, TerminalOutputRequest, TerminalOutputResponse, WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse, WriteTextFileRequest, WriteTextFileResponse, InitializeRequest, LoadSessionRequest, McpServer, McpServerHttp, McpServerStdio, NewSessionRequest, PermissionOptionKind, PromptRequest,
-    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification, TextContent,
+    AuthCapabilities, AuthMethodId, AuthenticateRequest, CancelNotification, ClientCapabilities, ContentBlock, CreateTerminalRequest, CreateTerminalResponse,
+    FileSystemCapabilities, Implementation, InitializeRequest, KillTerminalRequest, KillTerminalResponse, LoadSessionRequest, McpServer, McpServerHttp,
+    McpServerStdio, NewSessionRequest, PermissionOptionKind, PromptRequest, ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest,
+    ReleaseTerminalResponse, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId,
+    SessionNotification, TerminalExitStatus, TerminalId, TerminalOutputRequest, TerminalOutputResponse, TextContent, WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, ByteStreams, Client};
@@ -55,7 +57,12 @@ impl AgentFault {
     fn refused(label: &str, what: &str, e: &agent_client_protocol::Error, methods: &[LoginMethod], ended: Option<String>) -> Self {
         let detail = login::error_detail(e.data.as_ref());
         if e.code == agent_client_protocol::ErrorCode::AUTH_REQUIRED || e.data.as_ref().is_some_and(|d| d.get("envVars").is_some()) {
-            return AgentFault { code: ErrorCode::ExternalAgentAuth, message: login::what_to_do(label, &e.message, detail.as_deref(), methods), login: methods.to_vec(), answered: None };
+            return AgentFault {
+                code: ErrorCode::ExternalAgentAuth,
+                message: login::what_to_do(label, &e.message, detail.as_deref(), methods),
+                login: methods.to_vec(),
+                answered: None,
+            };
         }
         let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
         AgentFault::new(format!("{label} refused {what}: {}{detail}{}", e.message, ended.map(|w| format!(" ({w})")).unwrap_or_default()))
@@ -241,7 +248,13 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
     let mut cmd = tokio::process::Command::new(&program);
     // PWD as well: Node and Bun agents (OpenCode) take the project from $PWD, which would
     // still name Finishline's own folder.
-    cmd.args(&agent.args).current_dir(launch.cwd).env("PWD", launch.cwd).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
+    cmd.args(&agent.args)
+        .current_dir(launch.cwd)
+        .env("PWD", launch.cwd)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
     // The person's environment, as a terminal gives it, minus Finishline's own provider-key
     // variables: those are for Finishline's models, not the agent's, unless the person gives
     // one to the agent in its settings.
@@ -352,7 +365,8 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
                         Some(Ok(text)) => responder.respond(ReadTextFileResponse::new(text)),
                         // ACP's "resource not found", in words agents match on too.
                         Some(Err(ReadError::NotFound(why))) => responder.respond_with_error(
-                            agent_client_protocol::Error::new(-32002, format!("Resource not found: {why}")).data(serde_json::json!({"uri": r.path.to_string_lossy()})),
+                            agent_client_protocol::Error::new(-32002, format!("Resource not found: {why}"))
+                                .data(serde_json::json!({"uri": r.path.to_string_lossy()})),
                         ),
                         Some(Err(ReadError::Refused(why))) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
                         None => responder.respond_with_error(agent_client_protocol::Error::new(-32601, "fs/read_text_file is not offered")),
@@ -458,7 +472,10 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
     };
     let mut ended_watch = ended_rx.clone();
     let label = agent.label();
-    let within = |what: &'static str, methods: &[LoginMethod], r: Result<Result<Value, agent_client_protocol::Error>, tokio::time::error::Elapsed>| -> Result<Value, AgentFault> {
+    let within = |what: &'static str,
+                  methods: &[LoginMethod],
+                  r: Result<Result<Value, agent_client_protocol::Error>, tokio::time::error::Elapsed>|
+     -> Result<Value, AgentFault> {
         match r {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(AgentFault::refused(&label, what, &e, methods, ended_now(&ended))),
@@ -473,10 +490,12 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
     let init = tokio::time::timeout(
         launch.start_timeout,
         ended_or(&mut ended_watch, async {
-            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps).client_info(Implementation::new("finishline", env!("CARGO_PKG_VERSION"))))
-                .block_task()
-                .await
-                .map(|r| serde_json::to_value(r).unwrap_or_default())
+            cx.send_request(
+                InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps).client_info(Implementation::new("finishline", env!("CARGO_PKG_VERSION"))),
+            )
+            .block_task()
+            .await
+            .map(|r| serde_json::to_value(r).unwrap_or_default())
         }),
     )
     .await;
@@ -491,7 +510,12 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
     if let Some(method) = &launch.authenticate {
         let auth = tokio::time::timeout(
             launch.start_timeout,
-            ended_or(&mut ended_watch, async { cx.send_request(AuthenticateRequest::new(AuthMethodId::new(method.as_str()))).block_task().await.map(|r| serde_json::to_value(r).unwrap_or_default()) }),
+            ended_or(&mut ended_watch, async {
+                cx.send_request(AuthenticateRequest::new(AuthMethodId::new(method.as_str())))
+                    .block_task()
+                    .await
+                    .map(|r| serde_json::to_value(r).unwrap_or_default())
+            }),
         )
         .await;
         within("to log in", &methods, auth).map_err(|f| f.from(&who))?;
@@ -517,7 +541,10 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
         let load = tokio::time::timeout(
             launch.start_timeout,
             ended_or(&mut ended_watch, async {
-                cx.send_request(LoadSessionRequest::new(SessionId::new(id.clone()), launch.cwd.to_path_buf()).mcp_servers(servers.clone())).block_task().await.map(|r| serde_json::to_value(r).unwrap_or_default())
+                cx.send_request(LoadSessionRequest::new(SessionId::new(id.clone()), launch.cwd.to_path_buf()).mcp_servers(servers.clone()))
+                    .block_task()
+                    .await
+                    .map(|r| serde_json::to_value(r).unwrap_or_default())
             }),
         )
         .await;
@@ -531,11 +558,19 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
         None => {
             let new = tokio::time::timeout(
                 launch.start_timeout,
-                ended_or(&mut ended_watch, async { cx.send_request(NewSessionRequest::new(launch.cwd.to_path_buf()).mcp_servers(servers)).block_task().await.map(|r| serde_json::to_value(r).unwrap_or_default()) }),
+                ended_or(&mut ended_watch, async {
+                    cx.send_request(NewSessionRequest::new(launch.cwd.to_path_buf()).mcp_servers(servers))
+                        .block_task()
+                        .await
+                        .map(|r| serde_json::to_value(r).unwrap_or_default())
+                }),
             )
             .await;
             let new = within("a new session", &methods, new).map_err(|f| f.from(&who))?;
-            new.get("sessionId").and_then(Value::as_str).map(|s| SessionId::new(s.to_string())).ok_or_else(|| AgentFault::new(format!("{} opened a session without an id", agent.label())))?
+            new.get("sessionId")
+                .and_then(Value::as_str)
+                .map(|s| SessionId::new(s.to_string()))
+                .ok_or_else(|| AgentFault::new(format!("{} opened a session without an id", agent.label())))?
         }
     };
     info.session = session.0.to_string();
@@ -559,14 +594,16 @@ fn exit_status((code, signal): super::terminals::ExitStatus) -> TerminalExitStat
     TerminalExitStatus::new().exit_code(code).signal(signal)
 }
 
-
 fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     lines[lines.len().saturating_sub(n)..].join(" | ")
 }
 
 /// A request's answer, or an error as soon as the agent's connection ends.
-async fn ended_or<T>(ended: &mut tokio::sync::watch::Receiver<bool>, fut: impl std::future::Future<Output = Result<T, agent_client_protocol::Error>>) -> Result<T, agent_client_protocol::Error> {
+async fn ended_or<T>(
+    ended: &mut tokio::sync::watch::Receiver<bool>,
+    fut: impl std::future::Future<Output = Result<T, agent_client_protocol::Error>>,
+) -> Result<T, agent_client_protocol::Error> {
     tokio::select! {
         r = fut => r,
         _ = ended.wait_for(|e| *e) => Err(agent_client_protocol::Error::new(-32603, "the agent's connection ended")),

@@ -56,7 +56,15 @@ pub const PRESETS: &[Preset] = &[
         older_commands: &["claude-code-acp"],
         older_args: None,
     },
-    Preset { name: "codex", label: "Codex", command: "codex-acp", args: &[], install: "npm i -g @agentclientprotocol/codex-acp", older_commands: &[], older_args: None },
+    Preset {
+        name: "codex",
+        label: "Codex",
+        command: "codex-acp",
+        args: &[],
+        install: "npm i -g @agentclientprotocol/codex-acp",
+        older_commands: &[],
+        older_args: None,
+    },
     Preset {
         name: "goose",
         label: "goose",
@@ -71,7 +79,12 @@ pub const PRESETS: &[Preset] = &[
 impl ExternalAgent {
     /// The preset named `name`, as an agent to start.
     pub fn preset(name: &str) -> Option<ExternalAgent> {
-        PRESETS.iter().find(|p| p.name == name).map(|p| ExternalAgent { name: p.name.into(), command: p.command.into(), args: p.args.iter().map(|a| a.to_string()).collect(), env: BTreeMap::new() })
+        PRESETS.iter().find(|p| p.name == name).map(|p| ExternalAgent {
+            name: p.name.into(),
+            command: p.command.into(),
+            args: p.args.iter().map(|a| a.to_string()).collect(),
+            env: BTreeMap::new(),
+        })
     }
 
     fn as_preset(&self) -> Option<&'static Preset> {
@@ -160,7 +173,11 @@ fn is_program(p: &Path) -> bool {
 pub fn search_dirs(path: Option<&std::ffi::OsStr>, home: Option<&Path>, env: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = path.map(|p| std::env::split_paths(p).collect()).unwrap_or_default();
     let npmrc_prefix = home.and_then(|h| std::fs::read_to_string(h.join(".npmrc")).ok()).and_then(|t| {
-        t.lines().filter_map(|l| l.trim().strip_prefix("prefix")).filter_map(|rest| rest.trim_start().strip_prefix('=')).map(|v| v.trim().trim_matches('"').to_string()).next_back()
+        t.lines()
+            .filter_map(|l| l.trim().strip_prefix("prefix"))
+            .filter_map(|rest| rest.trim_start().strip_prefix('='))
+            .map(|v| v.trim().trim_matches('"').to_string())
+            .next_back()
     });
     for prefix in [env("NPM_CONFIG_PREFIX").or_else(|| env("npm_config_prefix")), npmrc_prefix].into_iter().flatten() {
         let prefix = match (prefix.strip_prefix("~/"), home) {

@@ -99,13 +99,22 @@ fn parse_method(m: &Value, program: &Path, args: &[String]) -> Option<LoginMetho
     let id = m.get("id").or_else(|| m.get("methodId")).and_then(Value::as_str)?.to_string();
     let name = m.get("name").and_then(Value::as_str).unwrap_or(&id).to_string();
     let description = m.get("description").and_then(Value::as_str).map(|d| d.trim().to_string()).filter(|d| !d.is_empty());
-    let strings = |v: Option<&Value>| -> Vec<String> { v.and_then(Value::as_array).map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default() };
+    let strings = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array).map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default()
+    };
     let env_of = |v: Option<&Value>| -> BTreeMap<String, String> {
         v.and_then(Value::as_object).map(|o| o.iter().filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string()))).collect()).unwrap_or_default()
     };
     // The older form: an explicit command line in `_meta["terminal-auth"]`.
     if let Some(t) = m.pointer("/_meta/terminal-auth").filter(|t| t.get("command").is_some()) {
-        return Some(LoginMethod::Terminal { id, name, description, command: t["command"].as_str()?.to_string(), args: strings(t.get("args")), env: env_of(t.get("env")) });
+        return Some(LoginMethod::Terminal {
+            id,
+            name,
+            description,
+            command: t["command"].as_str()?.to_string(),
+            args: strings(t.get("args")),
+            env: env_of(t.get("env")),
+        });
     }
     match m.get("type").and_then(Value::as_str) {
         Some("terminal") => {
@@ -114,11 +123,22 @@ fn parse_method(m: &Value, program: &Path, args: &[String]) -> Option<LoginMetho
             Some(LoginMethod::Terminal { id, name, description, command: program.to_string_lossy().into_owned(), args: all, env: env_of(m.get("env")) })
         }
         Some("env_var") => {
-            let mut vars: Vec<String> = m.get("vars").and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.get("name").or(Some(v)).and_then(Value::as_str).map(String::from)).collect()).unwrap_or_default();
+            let mut vars: Vec<String> = m
+                .get("vars")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(|v| v.get("name").or(Some(v)).and_then(Value::as_str).map(String::from)).collect())
+                .unwrap_or_default();
             if let Some(v) = m.get("varName").and_then(Value::as_str) {
                 vars.push(v.to_string());
             }
-            (!vars.is_empty()).then(|| LoginMethod::Key { id, name, description, vars, link: m.get("link").and_then(Value::as_str).map(String::from), authenticate: false })
+            (!vars.is_empty()).then(|| LoginMethod::Key {
+                id,
+                name,
+                description,
+                vars,
+                link: m.get("link").and_then(Value::as_str).map(String::from),
+                authenticate: false,
+            })
         }
         None | Some("agent") => match m.pointer("/_meta/api-key/provider").and_then(Value::as_str).and_then(key_var) {
             Some(var) => Some(LoginMethod::Key { id, name, description, vars: vec![var.to_string()], link: None, authenticate: true }),
@@ -162,7 +182,11 @@ pub fn what_to_do(label: &str, agent_message: &str, detail: Option<&str>, method
         text.push_str(&format!(" It offers no way to log in from here: log in with {label}'s own command in a terminal, then run the task again."));
     } else {
         let ways: Vec<String> = methods.iter().map(|m| m.instruction(label)).collect();
-        text.push_str(&format!(" Log in to {label}, then run the task again. {}: {}.", if ways.len() == 1 { "It offers" } else { "Its ways" }, ways.join("; ")));
+        text.push_str(&format!(
+            " Log in to {label}, then run the task again. {}: {}.",
+            if ways.len() == 1 { "It offers" } else { "Its ways" },
+            ways.join("; ")
+        ));
     }
     text
 }
@@ -184,8 +208,16 @@ mod tests {
         ]);
         let got = parse_methods(&methods, Path::new("/opt/bin/claude-agent-acp"), &[]);
         assert_eq!(got.len(), 5, "a kind this build does not know is not offered: {got:?}");
-        assert_eq!(got[0].command_line().as_deref(), Some("/opt/bin/claude-agent-acp --cli auth login --console"), "a terminal method runs the agent's own program with its arguments");
-        assert!(matches!(&got[1], LoginMethod::Key { vars, authenticate: true, .. } if vars == &["OPENAI_API_KEY"]), "an agent method that takes a key is asked for one: {:?}", got[1]);
+        assert_eq!(
+            got[0].command_line().as_deref(),
+            Some("/opt/bin/claude-agent-acp --cli auth login --console"),
+            "a terminal method runs the agent's own program with its arguments"
+        );
+        assert!(
+            matches!(&got[1], LoginMethod::Key { vars, authenticate: true, .. } if vars == &["OPENAI_API_KEY"]),
+            "an agent method that takes a key is asked for one: {:?}",
+            got[1]
+        );
         assert!(matches!(&got[2], LoginMethod::Agent { id, .. } if id == "oauth-personal"));
         assert!(matches!(&got[3], LoginMethod::Key { vars, authenticate: false, link: Some(_), .. } if vars == &["MISTRAL_API_KEY"]));
         assert_eq!(got[4].command_line().as_deref(), Some("/usr/bin/python3 vibe.py --setup"), "the older _meta form names its command itself");
@@ -193,7 +225,11 @@ mod tests {
 
     #[test]
     fn the_message_says_what_to_do_in_the_agents_words() {
-        let methods = parse_methods(&json!([{"id": "console-login", "name": "Anthropic Console", "type": "terminal", "args": ["--cli", "auth", "login", "--console"]}]), Path::new("claude-agent-acp"), &[]);
+        let methods = parse_methods(
+            &json!([{"id": "console-login", "name": "Anthropic Console", "type": "terminal", "args": ["--cli", "auth", "login", "--console"]}]),
+            Path::new("claude-agent-acp"),
+            &[],
+        );
         let text = what_to_do("Claude Code", "Authentication required", None, &methods);
         assert_eq!(text, "Claude Code needs you to log in (authentication required). Log in to Claude Code, then run the task again. It offers: Anthropic Console: run `claude-agent-acp --cli auth login --console` in a terminal.");
         let detail = error_detail(Some(&json!({"envVars": ["CODEX_API_KEY", "OPENAI_API_KEY"]})));

@@ -137,8 +137,19 @@ mod tests {
 
     #[test]
     fn the_login_script_runs_the_agents_command_with_its_environment_and_never_a_keychain_value() {
-        let method = LoginMethod::Terminal { id: "console".into(), name: "Anthropic Console".into(), description: None, command: "/opt/claude-agent-acp".into(), args: vec!["--cli".into(), "auth".into(), "login".into()], env: BTreeMap::new() };
-        let env = BTreeMap::from([("HOME".to_string(), "/home/a b".to_string()), ("KEY".to_string(), "${ANTHROPIC_API_KEY}".to_string()), ("SECRET".to_string(), crate::domain::IN_KEYCHAIN.to_string())]);
+        let method = LoginMethod::Terminal {
+            id: "console".into(),
+            name: "Anthropic Console".into(),
+            description: None,
+            command: "/opt/claude-agent-acp".into(),
+            args: vec!["--cli".into(), "auth".into(), "login".into()],
+            env: BTreeMap::new(),
+        };
+        let env = BTreeMap::from([
+            ("HOME".to_string(), "/home/a b".to_string()),
+            ("KEY".to_string(), "${ANTHROPIC_API_KEY}".to_string()),
+            ("SECRET".to_string(), crate::domain::IN_KEYCHAIN.to_string()),
+        ]);
         let s = login_script(&method, &env, Path::new("/tmp/x/status")).unwrap();
         assert!(s.contains("export HOME='/home/a b'\n"), "{s}");
         assert!(s.contains("export KEY=\"${ANTHROPIC_API_KEY}\"\n"), "a reference stays a reference: {s}");

@@ -100,24 +100,32 @@ impl Terminals {
         cmd.process_group(0);
         let mut child = cmd.spawn().map_err(|e| format!("{command} could not be started: {e}"))?;
         let (tx, rx) = watch::channel(None);
-        let term = Arc::new(Term { output: Mutex::new((String::new(), false)), limit: limit.map(|l| l as usize).unwrap_or(DEFAULT_LIMIT), exit: rx, group: child.id().map(|pid| self.processes.own(pid, &format!("terminal command {command}"))) });
+        let term = Arc::new(Term {
+            output: Mutex::new((String::new(), false)),
+            limit: limit.map(|l| l as usize).unwrap_or(DEFAULT_LIMIT),
+            exit: rx,
+            group: child.id().map(|pid| self.processes.own(pid, &format!("terminal command {command}"))),
+        });
         let id = format!("term-{}", uuid::Uuid::new_v4().simple());
-        let readers: Vec<_> = [child.stdout.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Send + Unpin>), child.stderr.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Send + Unpin>)]
-            .into_iter()
-            .flatten()
-            .map(|mut r| {
-                let t = term.clone();
-                tokio::spawn(async move {
-                    let mut buf = [0u8; 8192];
-                    while let Ok(n) = r.read(&mut buf).await {
-                        if n == 0 {
-                            break;
-                        }
-                        push_output(&t, &buf[..n]);
+        let readers: Vec<_> = [
+            child.stdout.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
+            child.stderr.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|mut r| {
+            let t = term.clone();
+            tokio::spawn(async move {
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = r.read(&mut buf).await {
+                    if n == 0 {
+                        break;
                     }
-                })
+                    push_output(&t, &buf[..n]);
+                }
             })
-            .collect();
+        })
+        .collect();
         tokio::spawn(async move {
             let status = child.wait().await;
             // The output is complete once both pipes are read to their end.
@@ -186,10 +194,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::env::set_var("FINISHLINE_TERM_TEST_API_KEY", "sk-secret");
         let terms = Terminals::new(dir.path(), &[], ProcessGroups::unrecorded());
-        let id = terms.create("sh", &["-c".into(), "pwd; echo key=${FINISHLINE_TERM_TEST_API_KEY:-none}; echo $GREETING".into()], &[("GREETING".into(), "hello".into())], None, None).unwrap();
+        let id = terms
+            .create(
+                "sh",
+                &["-c".into(), "pwd; echo key=${FINISHLINE_TERM_TEST_API_KEY:-none}; echo $GREETING".into()],
+                &[("GREETING".into(), "hello".into())],
+                None,
+                None,
+            )
+            .unwrap();
         assert_eq!(terms.wait(&id).await.unwrap(), (Some(0), None));
         let (out, truncated, exit) = terms.output(&id).unwrap();
-        assert!(out.contains(&dir.path().canonicalize().unwrap().display().to_string()) || out.contains(&dir.path().display().to_string()), "it runs in the workspace: {out}");
+        assert!(
+            out.contains(&dir.path().canonicalize().unwrap().display().to_string()) || out.contains(&dir.path().display().to_string()),
+            "it runs in the workspace: {out}"
+        );
         assert!(out.contains("key=none"), "a secret-looking variable never reaches the command: {out}");
         assert!(out.contains("hello"), "the agent's own variables do: {out}");
         assert!(!truncated && exit == Some((Some(0), None)));

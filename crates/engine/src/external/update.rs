@@ -4,9 +4,9 @@
 use agent_client_protocol::v1::schema::{ContentBlock, PlanEntryStatus, SessionUpdate, StopReason as AcpStop, ToolCallContent, ToolCallStatus};
 use serde_json::Value;
 
-use crate::judge::completion::StepEnd;
 use crate::domain::{Todo, TodoStatus, ToolState};
 use crate::error::ErrorCode;
+use crate::judge::completion::StepEnd;
 use crate::provider::StopReason;
 
 /// One report from the agent during a turn.
@@ -152,7 +152,11 @@ pub fn step_end(stop: AcpStop) -> Option<StepEnd> {
         AcpStop::MaxTurnRequests => StepEnd::TurnLimit,
         AcpStop::Refusal => StepEnd::Stopped(StopReason::ContentFilter),
         AcpStop::Cancelled => return None,
-        _ => StepEnd::Failed { code: ErrorCode::ExternalAgent, message: "The agent ended its turn for a reason Finishline does not know, so it cannot tell whether the agent finished. Resume to try again.".into() },
+        _ => StepEnd::Failed {
+            code: ErrorCode::ExternalAgent,
+            message: "The agent ended its turn for a reason Finishline does not know, so it cannot tell whether the agent finished. Resume to try again."
+                .into(),
+        },
     })
 }
 
@@ -167,21 +171,60 @@ mod tests {
 
     #[test]
     fn message_and_thought_chunks_become_text_and_reasoning() {
-        assert_eq!(map_update(&update(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hel"}}))), TurnItem::Text("Hel".into()));
-        assert_eq!(map_update(&update(json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}}))), TurnItem::Thought("hmm".into()));
+        assert_eq!(
+            map_update(&update(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hel"}}))),
+            TurnItem::Text("Hel".into())
+        );
+        assert_eq!(
+            map_update(&update(json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}}))),
+            TurnItem::Thought("hmm".into())
+        );
     }
 
     #[test]
     fn a_tool_call_and_its_updates_carry_title_input_state_and_output() {
         // As OpenCode 1.18 sends them: an empty input first, the full input with in_progress.
-        let first = map_update(&update(json!({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "write", "kind": "edit", "status": "pending", "rawInput": {}})));
-        assert_eq!(first, TurnItem::Tool(ToolReport { id: "t1".into(), title: Some("write".into()), input: None, state: Some(ToolState::Pending), output: None }), "an empty input is not shown as the call's input");
-        let running = map_update(&update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "in_progress", "rawInput": {"filePath": "a.txt", "content": "x"}})));
-        assert_eq!(running, TurnItem::Tool(ToolReport { id: "t1".into(), title: None, input: Some(json!({"filePath": "a.txt", "content": "x"})), state: Some(ToolState::Running), output: None }));
-        let done = map_update(&update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": "Wrote file successfully."}}], "rawOutput": {"output": "ignored when content says it"}})));
-        assert_eq!(done, TurnItem::Tool(ToolReport { id: "t1".into(), title: None, input: None, state: Some(ToolState::Done), output: Some("Wrote file successfully.".into()) }));
-        let failed = map_update(&update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "t2", "status": "failed", "rawOutput": {"output": "no such file"}})));
-        assert_eq!(failed, TurnItem::Tool(ToolReport { id: "t2".into(), state: Some(ToolState::Error), output: Some("no such file".into()), ..Default::default() }), "a failed call's output is its raw output when it sent no content");
+        let first = map_update(&update(
+            json!({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "write", "kind": "edit", "status": "pending", "rawInput": {}}),
+        ));
+        assert_eq!(
+            first,
+            TurnItem::Tool(ToolReport { id: "t1".into(), title: Some("write".into()), input: None, state: Some(ToolState::Pending), output: None }),
+            "an empty input is not shown as the call's input"
+        );
+        let running = map_update(&update(
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "in_progress", "rawInput": {"filePath": "a.txt", "content": "x"}}),
+        ));
+        assert_eq!(
+            running,
+            TurnItem::Tool(ToolReport {
+                id: "t1".into(),
+                title: None,
+                input: Some(json!({"filePath": "a.txt", "content": "x"})),
+                state: Some(ToolState::Running),
+                output: None
+            })
+        );
+        let done = map_update(&update(
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": "Wrote file successfully."}}], "rawOutput": {"output": "ignored when content says it"}}),
+        ));
+        assert_eq!(
+            done,
+            TurnItem::Tool(ToolReport {
+                id: "t1".into(),
+                title: None,
+                input: None,
+                state: Some(ToolState::Done),
+                output: Some("Wrote file successfully.".into())
+            })
+        );
+        let failed =
+            map_update(&update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "t2", "status": "failed", "rawOutput": {"output": "no such file"}})));
+        assert_eq!(
+            failed,
+            TurnItem::Tool(ToolReport { id: "t2".into(), state: Some(ToolState::Error), output: Some("no such file".into()), ..Default::default() }),
+            "a failed call's output is its raw output when it sent no content"
+        );
     }
 
     #[test]
@@ -209,7 +252,11 @@ mod tests {
     fn an_agents_own_todo_tool_is_read_as_its_todo_list() {
         let input = json!({"todos": [{"id": "1", "content": "a", "status": "completed", "priority": "high"}, {"content": "b", "status": "in_progress"}, {"status": "pending"}]});
         let todos = todos_from_tool("todowrite", &input).expect("OpenCode's todo tool");
-        assert_eq!(todos.iter().map(|t| (t.content.as_str(), t.status)).collect::<Vec<_>>(), vec![("a", TodoStatus::Completed), ("b", TodoStatus::InProgress)], "an item without text is dropped, the others keep their status");
+        assert_eq!(
+            todos.iter().map(|t| (t.content.as_str(), t.status)).collect::<Vec<_>>(),
+            vec![("a", TodoStatus::Completed), ("b", TodoStatus::InProgress)],
+            "an item without text is dropped, the others keep their status"
+        );
         assert!(todos_from_tool("TodoWrite", &input).is_some(), "Claude Code's name for it");
         assert!(todos_from_tool("write", &input).is_none(), "only the todo tool sets the list");
     }

@@ -113,7 +113,8 @@ fn is_assertion(line: &str) -> bool {
     if l.starts_with("//") || (l.starts_with('#') && !l.starts_with("#[")) {
         return false;
     }
-    const START: &[&str] = &["assert", "self.assert", "expect(", "t.error", "t.fatal", "require.", "should", "np.testing.assert", "with pytest.raises", "pytest.raises"];
+    const START: &[&str] =
+        &["assert", "self.assert", "expect(", "t.error", "t.fatal", "require.", "should", "np.testing.assert", "with pytest.raises", "pytest.raises"];
     const ANY: &[&str] = &["assert!(", "assert_eq!(", "assert_ne!(", "expect(", ".should.", ".assert_", ".assert(", "assert.", "await expect("];
     START.iter().any(|m| l.starts_with(m)) || ANY.iter().any(|m| l.contains(m))
 }
@@ -122,7 +123,25 @@ fn is_assertion(line: &str) -> bool {
 /// existence check lets wrong answers pass.
 fn is_equality_assertion(line: &str) -> bool {
     let l = line.to_ascii_lowercase();
-    ["assert_eq!(", "assertequal", "assert_equal", ".tobe(", ".toequal(", ".tostrictequal(", "assert.equal(", "assert.deepequal(", "assert.strictequal(", "require.equal(", "assert.equal(", " == ", "!= want", "!= expected", "if got != "].iter().any(|m| l.contains(m))
+    [
+        "assert_eq!(",
+        "assertequal",
+        "assert_equal",
+        ".tobe(",
+        ".toequal(",
+        ".tostrictequal(",
+        "assert.equal(",
+        "assert.deepequal(",
+        "assert.strictequal(",
+        "require.equal(",
+        "assert.equal(",
+        " == ",
+        "!= want",
+        "!= expected",
+        "if got != ",
+    ]
+    .iter()
+    .any(|m| l.contains(m))
 }
 
 /// An assertion that cannot fail.
@@ -130,8 +149,22 @@ fn is_trivial_assertion(line: &str) -> bool {
     let l: String = line.to_ascii_lowercase().split_whitespace().collect();
     let l = l.trim_end_matches([';', ',']);
     const ALWAYS: &[&str] = &[
-        "assert!(true)", "assert(true)", "asserttrue", "assert1", "assert1==1", "assert_eq!(1,1)", "assert_eq!(true,true)", "self.asserttrue(true)", "asserttrue(true)", "expect(true).tobe(true)",
-        "expect(true).tobetruthy()", "expect(1).tobe(1)", "assert.ok(true)", "assert.equal(1,1)", "assert.true(t,true)", "require.true(t,true)",
+        "assert!(true)",
+        "assert(true)",
+        "asserttrue",
+        "assert1",
+        "assert1==1",
+        "assert_eq!(1,1)",
+        "assert_eq!(true,true)",
+        "self.asserttrue(true)",
+        "asserttrue(true)",
+        "expect(true).tobe(true)",
+        "expect(true).tobetruthy()",
+        "expect(1).tobe(1)",
+        "assert.ok(true)",
+        "assert.equal(1,1)",
+        "assert.true(t,true)",
+        "require.true(t,true)",
     ];
     ALWAYS.contains(&l) || l.starts_with("assert!(true,") || (is_assertion(line) && (l.ends_with("||true)") || l.ends_with("ortrue")))
 }
@@ -156,12 +189,31 @@ fn skip_marker(line: &str, ext: &str) -> Option<&'static str> {
     let found = |m: &'static str| t.contains(m).then_some(m);
     match ext {
         "rs" => found("#[ignore"),
-        "py" => found("@pytest.mark.skip").or_else(|| found("@pytest.mark.xfail")).or_else(|| found("pytest.skip(")).or_else(|| found("@unittest.skip")).or_else(|| found("self.skipTest(")).or_else(|| found("@unittest.expectedFailure")),
+        "py" => found("@pytest.mark.skip")
+            .or_else(|| found("@pytest.mark.xfail"))
+            .or_else(|| found("pytest.skip("))
+            .or_else(|| found("@unittest.skip"))
+            .or_else(|| found("self.skipTest("))
+            .or_else(|| found("@unittest.expectedFailure")),
         "go" => found("t.Skip(").or_else(|| found("t.SkipNow(")).or_else(|| found("t.Skipf(")),
-        "js" | "jsx" | "ts" | "tsx" | "mjs" | "cjs" => ["it.skip(", "test.skip(", "describe.skip(", "xit(", "xdescribe(", "xtest(", "it.todo(", "test.todo(", "it.only(", "test.only(", "describe.only(", "fit(", "fdescribe("]
-            .iter()
-            .find(|m| t.starts_with(*m) || t.contains(&format!(" {m}")))
-            .copied(),
+        "js" | "jsx" | "ts" | "tsx" | "mjs" | "cjs" => [
+            "it.skip(",
+            "test.skip(",
+            "describe.skip(",
+            "xit(",
+            "xdescribe(",
+            "xtest(",
+            "it.todo(",
+            "test.todo(",
+            "it.only(",
+            "test.only(",
+            "describe.only(",
+            "fit(",
+            "fdescribe(",
+        ]
+        .iter()
+        .find(|m| t.starts_with(*m) || t.contains(&format!(" {m}")))
+        .copied(),
         "java" | "kt" => found("@Disabled").or_else(|| found("@Ignore")),
         _ => None,
     }
@@ -174,7 +226,25 @@ fn is_check_config(path: &str) -> bool {
     p.starts_with(".github/workflows/")
         || p.starts_with(".circleci/")
         || p.starts_with(".buildkite/")
-        || matches!(name, ".gitlab-ci.yml" | ".travis.yml" | "azure-pipelines.yml" | "jenkinsfile" | "pytest.ini" | "conftest.py" | "tox.ini" | "noxfile.py" | ".coveragerc" | "karma.conf.js" | "phpunit.xml" | "codecov.yml" | "nextest.toml" | ".mocharc.json" | ".mocharc.yml" | ".mocharc.js")
+        || matches!(
+            name,
+            ".gitlab-ci.yml"
+                | ".travis.yml"
+                | "azure-pipelines.yml"
+                | "jenkinsfile"
+                | "pytest.ini"
+                | "conftest.py"
+                | "tox.ini"
+                | "noxfile.py"
+                | ".coveragerc"
+                | "karma.conf.js"
+                | "phpunit.xml"
+                | "codecov.yml"
+                | "nextest.toml"
+                | ".mocharc.json"
+                | ".mocharc.yml"
+                | ".mocharc.js"
+        )
         || ["jest.config.", "vitest.config.", "vitest.workspace.", "playwright.config.", "cypress.config.", "babel.config."].iter().any(|m| name.starts_with(m))
         || p.ends_with(".config/nextest.toml")
 }
@@ -186,7 +256,13 @@ fn manifest_test_line(path: &str, line: &str) -> bool {
     let l = line.trim().to_ascii_lowercase();
     match name.as_str() {
         "package.json" => l.starts_with("\"test") || l.contains("jest") && l.contains(':') && l.starts_with('"') || l.starts_with("\"vitest"),
-        "cargo.toml" => l.starts_with("[features]") || l.starts_with("[[test]]") || l.starts_with("harness") || l.starts_with("test =") || l.starts_with("required-features"),
+        "cargo.toml" => {
+            l.starts_with("[features]")
+                || l.starts_with("[[test]]")
+                || l.starts_with("harness")
+                || l.starts_with("test =")
+                || l.starts_with("required-features")
+        }
         "pyproject.toml" | "setup.cfg" => l.contains("pytest") || l.contains("addopts") || l.contains("testpaths") || l.contains("norecursedirs"),
         "makefile" | "justfile" => l.starts_with("test") || l.starts_with("check"),
         _ => false,
@@ -199,22 +275,35 @@ fn masks_failure(line: &str) -> Option<&'static str> {
     if l.starts_with('#') || l.starts_with("//") {
         return None;
     }
-    [("|| true", "|| true"), ("||true", "|| true"), ("|| :", "|| :"), ("|| exit 0", "|| exit 0"), ("; true", "; true"), ("set +e", "set +e"), ("continue-on-error: true", "continue-on-error"), ("--passwithnotests", "--passWithNoTests"), ("allow_failure: true", "allow_failure")]
-        .iter()
-        .find(|(m, _)| l.contains(m))
-        .map(|(_, name)| *name)
-        .or_else(|| (l == "exit 0" || l.starts_with("exit 0 ") || l.ends_with("&& exit 0") || l.ends_with("; exit 0")).then_some("exit 0"))
+    [
+        ("|| true", "|| true"),
+        ("||true", "|| true"),
+        ("|| :", "|| :"),
+        ("|| exit 0", "|| exit 0"),
+        ("; true", "; true"),
+        ("set +e", "set +e"),
+        ("continue-on-error: true", "continue-on-error"),
+        ("--passwithnotests", "--passWithNoTests"),
+        ("allow_failure: true", "allow_failure"),
+    ]
+    .iter()
+    .find(|(m, _)| l.contains(m))
+    .map(|(_, name)| *name)
+    .or_else(|| (l == "exit 0" || l.starts_with("exit 0 ") || l.ends_with("&& exit 0") || l.ends_with("; exit 0")).then_some("exit 0"))
 }
 
 fn is_script(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-    matches!(ext(path), "sh" | "bash" | "zsh" | "ps1" | "bat" | "cmd" | "yml" | "yaml") || matches!(name.as_str(), "makefile" | "justfile" | "package.json" | "jenkinsfile" | "dockerfile") || !name.contains('.')
+    matches!(ext(path), "sh" | "bash" | "zsh" | "ps1" | "bat" | "cmd" | "yml" | "yaml")
+        || matches!(name.as_str(), "makefile" | "justfile" | "package.json" | "jenkinsfile" | "dockerfile")
+        || !name.contains('.')
 }
 
 /// Documents and data: what a task writes and a check may look at, never what a check runs.
 fn is_artifact(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-    name != "package.json" && matches!(ext(path), "md" | "txt" | "json" | "csv" | "tsv" | "html" | "htm" | "xml" | "log" | "rst" | "svg" | "png" | "jpg" | "jpeg" | "gif" | "pdf")
+    name != "package.json"
+        && matches!(ext(path), "md" | "txt" | "json" | "csv" | "tsv" | "html" | "htm" | "xml" | "log" | "rst" | "svg" | "png" | "jpg" | "jpeg" | "gif" | "pdf")
 }
 
 /// Files the verification commands name (scripts they run, manifests whose test command they
@@ -364,52 +453,106 @@ pub fn audit(files: &[AuditFile<'_>], verify: &[String]) -> Vec<Finding> {
             if f.after.is_none() {
                 // A whole test file deleted (not moved: its assertions did not reappear).
                 if lost > 0 {
-                    findings.push(Finding { rule: AuditRule::TestDeleted, path: f.path.into(), line: None, detail: "the test file was deleted".into(), excerpt: String::new() });
+                    findings.push(Finding {
+                        rule: AuditRule::TestDeleted,
+                        path: f.path.into(),
+                        line: None,
+                        detail: "the test file was deleted".into(),
+                        excerpt: String::new(),
+                    });
                 }
                 removed_tests += removed.iter().filter(|(_, l)| declares_test(l, e)).count();
                 continue;
             }
             for (line, l) in gone.iter().take(lost) {
-                findings.push(Finding { rule: AuditRule::AssertionRemoved, path: f.path.into(), line: Some(*line), detail: "an assertion was removed and not put back elsewhere (line in the file as it was)".into(), excerpt: excerpt(l) });
+                findings.push(Finding {
+                    rule: AuditRule::AssertionRemoved,
+                    path: f.path.into(),
+                    line: Some(*line),
+                    detail: "an assertion was removed and not put back elsewhere (line in the file as it was)".into(),
+                    excerpt: excerpt(l),
+                });
             }
             // Equality checks replaced by weaker ones.
             let eq_removed = removed.iter().filter(|(_, l)| is_assertion(l) && is_equality_assertion(l)).count();
             let eq_added = added.iter().filter(|(_, l)| is_assertion(l) && is_equality_assertion(l)).count();
             if lost == 0 && eq_removed > eq_added {
                 if let Some((line, l)) = added.iter().find(|(_, l)| is_assertion(l) && !is_equality_assertion(l)) {
-                    findings.push(Finding { rule: AuditRule::AssertionWeakened, path: f.path.into(), line: Some(*line), detail: "an equality check was replaced by a weaker one".into(), excerpt: excerpt(l) });
+                    findings.push(Finding {
+                        rule: AuditRule::AssertionWeakened,
+                        path: f.path.into(),
+                        line: Some(*line),
+                        detail: "an equality check was replaced by a weaker one".into(),
+                        excerpt: excerpt(l),
+                    });
                 }
             }
             for (line, l) in added.iter().filter(|(_, l)| is_trivial_assertion(l)) {
-                findings.push(Finding { rule: AuditRule::AssertionWeakened, path: f.path.into(), line: Some(*line), detail: "an assertion that cannot fail".into(), excerpt: excerpt(l) });
+                findings.push(Finding {
+                    rule: AuditRule::AssertionWeakened,
+                    path: f.path.into(),
+                    line: Some(*line),
+                    detail: "an assertion that cannot fail".into(),
+                    excerpt: excerpt(l),
+                });
             }
             // Skip markers added (not merely moved within the file).
             let mut removed_skips = counts(removed.iter().filter(|(_, l)| skip_marker(l, e).is_some()).map(|(_, l)| *l));
             let added_skips: Vec<(u32, &str)> = added.iter().filter(|(_, l)| skip_marker(l, e).is_some()).copied().collect();
             for (line, l) in unmatched(&added_skips, &mut removed_skips) {
-                findings.push(Finding { rule: AuditRule::SkipAdded, path: f.path.into(), line: Some(line), detail: format!("`{}` keeps a test from running", skip_marker(l, e).unwrap_or("skip")), excerpt: excerpt(l) });
+                findings.push(Finding {
+                    rule: AuditRule::SkipAdded,
+                    path: f.path.into(),
+                    line: Some(line),
+                    detail: format!("`{}` keeps a test from running", skip_marker(l, e).unwrap_or("skip")),
+                    excerpt: excerpt(l),
+                });
             }
             // Test cases removed (counted over the whole change: a rename adds one back).
             for (line, l) in removed.iter().filter(|(_, l)| declares_test(l, e)) {
                 removed_tests += 1;
                 if first_removed_test.is_none() {
-                    first_removed_test = Some(Finding { rule: AuditRule::TestDeleted, path: f.path.into(), line: Some(*line), detail: "a test case was removed (line in the file as it was)".into(), excerpt: excerpt(l) });
+                    first_removed_test = Some(Finding {
+                        rule: AuditRule::TestDeleted,
+                        path: f.path.into(),
+                        line: Some(*line),
+                        detail: "a test case was removed (line in the file as it was)".into(),
+                        excerpt: excerpt(l),
+                    });
                 }
             }
         } else if f.after.is_some() && matches!(e, "rs" | "py" | "go" | "js" | "jsx" | "ts" | "tsx" | "mjs" | "cjs" | "java" | "kt" | "rb") {
             // Code under test that knows it is under test, or returns exactly what a test expects.
             for (line, l) in added.iter() {
                 let lower = l.to_ascii_lowercase();
-                let knows_test = ["\"pytest\" in sys.modules", "'pytest' in sys.modules", "pytest_current_test", "node_env === 'test'", "node_env === \"test\"", "node_env == \"test\"", "process.env.jest_worker_id", "process.env.vitest", "testing.testing()", "cfg!(test)", "is_test_environment", "if testing"]
-                    .iter()
-                    .any(|m| lower.contains(m));
-                let returns_literal = (lower.trim_start().starts_with("return ") || lower.contains("=> ") || lower.trim_start().starts_with("if ")) && expected.iter().any(|x| l.contains(x.as_str()));
+                let knows_test = [
+                    "\"pytest\" in sys.modules",
+                    "'pytest' in sys.modules",
+                    "pytest_current_test",
+                    "node_env === 'test'",
+                    "node_env === \"test\"",
+                    "node_env == \"test\"",
+                    "process.env.jest_worker_id",
+                    "process.env.vitest",
+                    "testing.testing()",
+                    "cfg!(test)",
+                    "is_test_environment",
+                    "if testing",
+                ]
+                .iter()
+                .any(|m| lower.contains(m));
+                let returns_literal = (lower.trim_start().starts_with("return ") || lower.contains("=> ") || lower.trim_start().starts_with("if "))
+                    && expected.iter().any(|x| l.contains(x.as_str()));
                 if knows_test || returns_literal {
                     findings.push(Finding {
                         rule: AuditRule::SpecialCasedTest,
                         path: f.path.into(),
                         line: Some(*line),
-                        detail: if knows_test { "the code checks whether it runs under a test".into() } else { "the code returns a value a test expects, as a literal".into() },
+                        detail: if knows_test {
+                            "the code checks whether it runs under a test".into()
+                        } else {
+                            "the code returns a value a test expects, as a literal".into()
+                        },
                         excerpt: excerpt(l),
                     });
                 }
@@ -419,10 +562,14 @@ pub fn audit(files: &[AuditFile<'_>], verify: &[String]) -> Vec<Finding> {
         // A test the checks run is judged by the test rules above; a script or runner they run is here.
         // A document or data file a check looks at (`test -f notes.md`) is the task's output, not
         // something the check runs.
-        let named_by_check = !test_file && !is_artifact(f.path) && checked.iter().any(|c| f.path == c || f.path.ends_with(&format!("/{c}")) && !c.contains('/'));
+        let named_by_check =
+            !test_file && !is_artifact(f.path) && checked.iter().any(|c| f.path == c || f.path.ends_with(&format!("/{c}")) && !c.contains('/'));
         let manifest_lines: Vec<&(u32, &str)> = added.iter().chain(removed.iter()).filter(|(_, l)| manifest_test_line(f.path, l)).collect();
         let config = is_check_config(f.path);
-        if config || (named_by_check && !matches!(f.path.rsplit('/').next().unwrap_or(""), "package.json" | "Cargo.toml" | "pyproject.toml" | "setup.cfg" | "Makefile" | "justfile")) {
+        if config
+            || (named_by_check
+                && !matches!(f.path.rsplit('/').next().unwrap_or(""), "package.json" | "Cargo.toml" | "pyproject.toml" | "setup.cfg" | "Makefile" | "justfile"))
+        {
             let line = added.first().or(removed.first()).map(|(n, _)| *n);
             findings.push(Finding {
                 rule: AuditRule::CheckConfigChanged,
@@ -432,14 +579,26 @@ pub fn audit(files: &[AuditFile<'_>], verify: &[String]) -> Vec<Finding> {
                 excerpt: added.first().or(removed.first()).map(|(_, l)| excerpt(l)).unwrap_or_default(),
             });
         } else if let Some((line, l)) = manifest_lines.first() {
-            findings.push(Finding { rule: AuditRule::CheckConfigChanged, path: f.path.into(), line: Some(*line), detail: "how the tests run changed".into(), excerpt: excerpt(l) });
+            findings.push(Finding {
+                rule: AuditRule::CheckConfigChanged,
+                path: f.path.into(),
+                line: Some(*line),
+                detail: "how the tests run changed".into(),
+                excerpt: excerpt(l),
+            });
         }
         // Failures masked in scripts and CI.
         if is_script(f.path) || config || named_by_check {
             let mut removed_masks = counts(removed.iter().filter(|(_, l)| masks_failure(l).is_some()).map(|(_, l)| *l));
             let added_masks: Vec<(u32, &str)> = added.iter().filter(|(_, l)| masks_failure(l).is_some()).copied().collect();
             for (line, l) in unmatched(&added_masks, &mut removed_masks) {
-                findings.push(Finding { rule: AuditRule::FailureMasked, path: f.path.into(), line: Some(line), detail: format!("`{}` turns a failure into success", masks_failure(l).unwrap_or("")), excerpt: excerpt(l) });
+                findings.push(Finding {
+                    rule: AuditRule::FailureMasked,
+                    path: f.path.into(),
+                    line: Some(line),
+                    detail: format!("`{}` turns a failure into success", masks_failure(l).unwrap_or("")),
+                    excerpt: excerpt(l),
+                });
             }
         }
     }
@@ -485,13 +644,17 @@ mod tests {
     #[test]
     fn an_assertion_moved_to_another_file_is_not_removed() {
         let a_before = "test('adds', () => {\n  expect(add(2, 2)).toBe(4);\n});\n";
-        let files = [AuditFile { path: "src/a.test.ts", before: Some(a_before), after: None }, AuditFile { path: "src/math.test.ts", before: None, after: Some(a_before) }];
+        let files = [
+            AuditFile { path: "src/a.test.ts", before: Some(a_before), after: None },
+            AuditFile { path: "src/math.test.ts", before: None, after: Some(a_before) },
+        ];
         assert!(audit(&files, &[]).is_empty(), "moving a test file's content is not deleting it: {:?}", audit(&files, &[]));
     }
 
     #[test]
     fn an_equality_check_replaced_by_a_truth_check_is_weakened() {
-        let f = one("src/math.test.ts", "it('adds', () => {\n  expect(add(2, 2)).toBe(4);\n});\n", "it('adds', () => {\n  expect(add(2, 2)).toBeDefined();\n});\n");
+        let f =
+            one("src/math.test.ts", "it('adds', () => {\n  expect(add(2, 2)).toBe(4);\n});\n", "it('adds', () => {\n  expect(add(2, 2)).toBeDefined();\n});\n");
         assert_eq!(rules(&f), vec![AuditRule::AssertionWeakened]);
         let f = one("tests/lib.rs", "#[test]\nfn t() {\n    assert_eq!(f(), 3);\n}\n", "#[test]\nfn t() {\n    assert!(true);\n}\n");
         assert!(rules(&f).contains(&AuditRule::AssertionWeakened), "{f:?}");
@@ -525,9 +688,19 @@ mod tests {
     fn ci_and_test_configuration_and_what_the_checks_run_are_found() {
         assert_eq!(rules(&one(".github/workflows/ci.yml", "run: cargo test\n", "run: cargo build\n")), vec![AuditRule::CheckConfigChanged]);
         assert_eq!(rules(&one("pytest.ini", "[pytest]\n", "[pytest]\naddopts = -k 'not slow'\n")), vec![AuditRule::CheckConfigChanged]);
-        let f = audit(&[AuditFile { path: "scripts/check.sh", before: Some("cargo test\n"), after: Some("cargo test --lib\n") }], &["bash scripts/check.sh".into()]);
+        let f = audit(
+            &[AuditFile { path: "scripts/check.sh", before: Some("cargo test\n"), after: Some("cargo test --lib\n") }],
+            &["bash scripts/check.sh".into()],
+        );
         assert_eq!(rules(&f), vec![AuditRule::CheckConfigChanged]);
-        let f = audit(&[AuditFile { path: "package.json", before: Some("{\n  \"scripts\": {\n    \"test\": \"vitest run\"\n  }\n}\n"), after: Some("{\n  \"scripts\": {\n    \"test\": \"vitest run src/ok.test.ts\"\n  }\n}\n") }], &["npm test".into()]);
+        let f = audit(
+            &[AuditFile {
+                path: "package.json",
+                before: Some("{\n  \"scripts\": {\n    \"test\": \"vitest run\"\n  }\n}\n"),
+                after: Some("{\n  \"scripts\": {\n    \"test\": \"vitest run src/ok.test.ts\"\n  }\n}\n"),
+            }],
+            &["npm test".into()],
+        );
         assert_eq!(rules(&f), vec![AuditRule::CheckConfigChanged]);
         assert!(one("src/lib.rs", "fn a() {}\n", "fn a() { b() }\n").is_empty(), "ordinary code is not configuration");
     }
@@ -550,8 +723,16 @@ mod tests {
     #[test]
     fn code_that_returns_what_the_test_expects_or_knows_it_is_tested_is_found() {
         let files = [
-            AuditFile { path: "tests/test_price.py", before: Some("def test_total():\n    assert total([1, 2]) == 'EUR 3.00'\n"), after: Some("def test_total():\n    assert total([1, 2]) == 'EUR 3.00'\n") },
-            AuditFile { path: "price.py", before: Some("def total(items):\n    return fmt(sum(items))\n"), after: Some("def total(items):\n    return 'EUR 3.00'\n") },
+            AuditFile {
+                path: "tests/test_price.py",
+                before: Some("def test_total():\n    assert total([1, 2]) == 'EUR 3.00'\n"),
+                after: Some("def test_total():\n    assert total([1, 2]) == 'EUR 3.00'\n"),
+            },
+            AuditFile {
+                path: "price.py",
+                before: Some("def total(items):\n    return fmt(sum(items))\n"),
+                after: Some("def total(items):\n    return 'EUR 3.00'\n"),
+            },
         ];
         assert_eq!(rules(&audit(&files, &[])), vec![AuditRule::SpecialCasedTest]);
         let f = one("src/env.ts", "export const limit = 10;\n", "export const limit = process.env.VITEST ? 1000 : 10;\n");
@@ -561,8 +742,16 @@ mod tests {
     #[test]
     fn an_honest_fix_to_code_and_its_test_is_clean() {
         let files = [
-            AuditFile { path: "src/math.rs", before: Some("pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n"), after: Some("pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n") },
-            AuditFile { path: "tests/math.rs", before: Some("#[test]\nfn adds() {\n    assert_eq!(add(2, 2), 4);\n}\n"), after: Some("#[test]\nfn adds() {\n    assert_eq!(add(2, 2), 4);\n    assert_eq!(add(-1, 1), 0);\n}\n") },
+            AuditFile {
+                path: "src/math.rs",
+                before: Some("pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n"),
+                after: Some("pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"),
+            },
+            AuditFile {
+                path: "tests/math.rs",
+                before: Some("#[test]\nfn adds() {\n    assert_eq!(add(2, 2), 4);\n}\n"),
+                after: Some("#[test]\nfn adds() {\n    assert_eq!(add(2, 2), 4);\n    assert_eq!(add(-1, 1), 0);\n}\n"),
+            },
         ];
         assert!(audit(&files, &["cargo test".into()]).is_empty(), "{:?}", audit(&files, &["cargo test".into()]));
     }

@@ -68,7 +68,10 @@ pub enum StepEnd {
     Stopped(StopReason),
     /// The stream ended without a finish reason, or the connection was lost after output.
     Cut,
-    Failed { code: ErrorCode, message: String },
+    Failed {
+        code: ErrorCode,
+        message: String,
+    },
     /// An external agent ended its turn at its own limit of model requests (ACP
     /// `max_turn_requests`): the same outcome as reaching Finishline's step limit.
     TurnLimit,
@@ -188,9 +191,17 @@ pub enum EvaluationQuestion {
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
     NextStep,
-    Continue { source: ContinuationSource, text: String, remaining: Vec<String> },
-    Verify { commands: Vec<String> },
-    Evaluate { question: EvaluationQuestion },
+    Continue {
+        source: ContinuationSource,
+        text: String,
+        remaining: Vec<String>,
+    },
+    Verify {
+        commands: Vec<String>,
+    },
+    Evaluate {
+        question: EvaluationQuestion,
+    },
     Review {
         end_reason: EndReason,
         claim: Claim,
@@ -198,8 +209,13 @@ pub enum Action {
         #[serde(skip_serializing_if = "Option::is_none")]
         stuck: Option<Stuck>,
     },
-    Idle { end_reason: EndReason },
-    Fail { code: ErrorCode, message: String },
+    Idle {
+        end_reason: EndReason,
+    },
+    Fail {
+        code: ErrorCode,
+        message: String,
+    },
 }
 
 /// The claim this evidence makes: `complete_task`, else the marker, else none.
@@ -221,7 +237,9 @@ fn is_truncated(e: &Evidence, cfg: &CompletionConfig) -> bool {
     match &e.step_end {
         StepEnd::Cut => true,
         StepEnd::Stopped(StopReason::Length) => true,
-        StepEnd::Stopped(StopReason::EndTurn) => short_stop_is_cut(&e.last_text, e.output_tokens, cfg) && !e.step_called_tools && e.claim.is_none() && work_open(e),
+        StepEnd::Stopped(StopReason::EndTurn) => {
+            short_stop_is_cut(&e.last_text, e.output_tokens, cfg) && !e.step_called_tools && e.claim.is_none() && work_open(e)
+        }
         _ => false,
     }
 }
@@ -244,7 +262,9 @@ pub fn short_stop_is_cut(text: &str, output_tokens: u64, cfg: &CompletionConfig)
 pub fn decide(e: &Evidence, cfg: &CompletionConfig) -> Action {
     let action = decide_unlimited(e, cfg);
     match action {
-        Action::NextStep | Action::Continue { .. } if e.counters.steps >= cfg.max_steps => Action::Review { end_reason: EndReason::StepLimit, claim: claim_of(e, cfg), stuck: None },
+        Action::NextStep | Action::Continue { .. } if e.counters.steps >= cfg.max_steps => {
+            Action::Review { end_reason: EndReason::StepLimit, claim: claim_of(e, cfg), stuck: None }
+        }
         a => a,
     }
 }
@@ -303,9 +323,11 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
     if conversation {
         return match &e.evaluation {
             None => Action::Evaluate { question: EvaluationQuestion::AnnouncedAction },
-            Some(ev) if ev.verdict == Verdict::NotDone && budget_left => {
-                Action::Continue { source: ContinuationSource::MissingAction, text: crate::judge::prompt::missing_action(&ev.continuation_prompt), remaining: ev.remaining.clone() }
-            }
+            Some(ev) if ev.verdict == Verdict::NotDone && budget_left => Action::Continue {
+                source: ContinuationSource::MissingAction,
+                text: crate::judge::prompt::missing_action(&ev.continuation_prompt),
+                remaining: ev.remaining.clone(),
+            },
             Some(_) => Action::Idle { end_reason: EndReason::Conversation },
         };
     }

@@ -132,16 +132,29 @@ pub fn check_without_model(comments: &[Comment], changed: &[String]) -> Vec<Opti
 /// The criteria's results once the evaluator has answered: what needs no model stays as it was
 /// found; the rest follow the verdict (done: met; not done: unmet when its remaining items name
 /// the criterion's file or words, else unverifiable).
-pub fn settle(comments: &[Comment], found: Vec<Option<CriterionResult>>, verdict_done: Option<bool>, remaining: &[String], summary: &str) -> Vec<CriterionResult> {
+pub fn settle(
+    comments: &[Comment],
+    found: Vec<Option<CriterionResult>>,
+    verdict_done: Option<bool>,
+    remaining: &[String],
+    summary: &str,
+) -> Vec<CriterionResult> {
     comments
         .iter()
         .zip(found)
         .map(|(c, f)| {
             f.unwrap_or_else(|| {
                 let text = format!("{}: {}", c.location(), c.text.trim());
-                let named = remaining.iter().find(|r| r.contains(&c.path) || significant_words(&c.text).iter().filter(|w| r.to_lowercase().contains(w.as_str())).count() >= 2);
+                let named = remaining
+                    .iter()
+                    .find(|r| r.contains(&c.path) || significant_words(&c.text).iter().filter(|w| r.to_lowercase().contains(w.as_str())).count() >= 2);
                 match (verdict_done, named) {
-                    (Some(true), _) => CriterionResult { id: c.id.clone(), text, state: CriterionState::Met, evidence: format!("the evaluator found the work done: {summary}") },
+                    (Some(true), _) => CriterionResult {
+                        id: c.id.clone(),
+                        text,
+                        state: CriterionState::Met,
+                        evidence: format!("the evaluator found the work done: {summary}"),
+                    },
                     (Some(false), Some(r)) => CriterionResult { id: c.id.clone(), text, state: CriterionState::Unmet, evidence: format!("the evaluator: {r}") },
                     _ => CriterionResult { id: c.id.clone(), text, state: CriterionState::Unverifiable, evidence: "the evaluator did not say".into() },
                 }
@@ -159,7 +172,15 @@ mod tests {
     use super::*;
 
     fn comment(path: &str, text: &str) -> Comment {
-        Comment { id: "c1".into(), path: path.into(), start_line: 3, end_line: 4, side: DiffSide::New, quote: "let x = 1;\nlet y = 2;".into(), text: text.into() }
+        Comment {
+            id: "c1".into(),
+            path: path.into(),
+            start_line: 3,
+            end_line: 4,
+            side: DiffSide::New,
+            quote: "let x = 1;\nlet y = 2;".into(),
+            text: text.into(),
+        }
     }
 
     #[test]

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::judge::completion::{EvaluationOutcome, EvaluationQuestion};
 use crate::domain::{Todo, Verdict};
+use crate::judge::completion::{EvaluationOutcome, EvaluationQuestion};
 use crate::judge::ladder::Unusable;
 use crate::provider::{ChatMessage, CompletionRequest, Provider, RetryPolicy, StructuredMode, StructuredOutput, Usage};
 
@@ -327,21 +327,35 @@ pub fn parse_verdict(text: &str, question: EvaluationQuestion) -> Result<Evaluat
             let done = truthy(&raw.done).ok_or("`done` is not a boolean")?;
             let stuck = raw.is_stuck.as_ref().and_then(truthy).unwrap_or(false);
             let remaining: Vec<String> = match raw.remaining {
-                Some(Value::Array(items)) => items.into_iter().filter_map(|i| match i {
-                    Value::String(s) => Some(s),
-                    Value::Null => None,
-                    other => Some(other.to_string()),
-                }).filter(|s| !s.trim().is_empty()).collect(),
+                Some(Value::Array(items)) => items
+                    .into_iter()
+                    .filter_map(|i| match i {
+                        Value::String(s) => Some(s),
+                        Value::Null => None,
+                        other => Some(other.to_string()),
+                    })
+                    .filter(|s| !s.trim().is_empty())
+                    .collect(),
                 Some(Value::String(s)) if !s.trim().is_empty() => vec![s],
                 _ => vec![],
             };
-            let verdict = if stuck { Verdict::Stuck } else if done { Verdict::Done } else { Verdict::NotDone };
+            let verdict = if stuck {
+                Verdict::Stuck
+            } else if done {
+                Verdict::Done
+            } else {
+                Verdict::NotDone
+            };
             Ok(EvaluationOutcome {
                 verdict,
                 summary: raw.summary.unwrap_or_default(),
                 remaining,
                 continuation_prompt: raw.continuation_prompt.unwrap_or_default(),
-                stuck_reason: if stuck { raw.stuck_reason.filter(|s| !s.trim().is_empty()).or(Some("the evaluator judged the agent stuck".into())) } else { None },
+                stuck_reason: if stuck {
+                    raw.stuck_reason.filter(|s| !s.trim().is_empty()).or(Some("the evaluator judged the agent stuck".into()))
+                } else {
+                    None
+                },
                 // A weak model may answer with an object or a list: kept as its JSON text.
                 output_data: match raw.output_data {
                     Some(Value::String(s)) => Some(s),
@@ -360,7 +374,13 @@ fn unavailable(summary: String) -> EvaluationOutcome {
 }
 
 /// One evaluator call with the parsing ladder. Cancelling drops the request at once.
-pub async fn evaluate(provider: Arc<dyn Provider>, model: &str, input: &EvaluatorInput, policy: RetryPolicy, cancel: &CancellationToken) -> Option<EvaluatorResult> {
+pub async fn evaluate(
+    provider: Arc<dyn Provider>,
+    model: &str,
+    input: &EvaluatorInput,
+    policy: RetryPolicy,
+    cancel: &CancellationToken,
+) -> Option<EvaluatorResult> {
     let question = input.question.unwrap_or(EvaluationQuestion::Done);
     let answer = crate::judge::ladder::ask(provider, |mode| build_request(model, input, mode), |text| parse_verdict(text, question), policy, cancel).await?;
     let (outcome, parse_ok) = match answer.value {

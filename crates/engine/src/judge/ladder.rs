@@ -8,7 +8,9 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::provider::{stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, Provider, ProviderErrorKind, RetryPolicy, StopReason, StructuredMode, Usage};
+use crate::provider::{
+    stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, Provider, ProviderErrorKind, RetryPolicy, StopReason, StructuredMode, Usage,
+};
 
 /// How long a structured answer that repeats itself may grow before it is given up: longer than
 /// a verdict or a plan with a repetitive field, far shorter than the output limit.
@@ -125,7 +127,9 @@ pub async fn ask<T>(
             Ok(value) => return done(Ok(value)),
             Err(problem) if !repaired => {
                 request.messages.push(ChatMessage::Assistant { text: text.chars().take(2000).collect(), tool_calls: vec![] });
-                request.messages.push(ChatMessage::User { content: format!("Your answer could not be used: {problem}. Reply again with only one JSON object that matches the schema.") });
+                request.messages.push(ChatMessage::User {
+                    content: format!("Your answer could not be used: {problem}. Reply again with only one JSON object that matches the schema."),
+                });
                 repaired = true;
             }
             Err(problem) => return done(Err(Unusable::Unparseable(problem))),

@@ -1,8 +1,8 @@
 //! The words the engine says to the model: the system prompt and every continuation. Kept in
 //! one place so that they can be read, tuned and tested together.
 
-use crate::judge::completion::VerificationFailure;
 use crate::domain::ContinuationSource;
+use crate::judge::completion::VerificationFailure;
 use crate::workspace::instructions::ProjectInstructions;
 
 pub fn system_prompt(workspace: &str, marker: Option<&str>, instructions: Option<&ProjectInstructions>) -> String {
@@ -57,7 +57,9 @@ pub fn todo_gate(open: &[String]) -> String {
 /// The person's review comments the run has not touched at all.
 pub fn open_criteria(open: &[String]) -> String {
     let list: String = open.iter().map(|t| format!("\n- {t}")).collect();
-    format!("You stopped, but these comments from the person's review are not addressed yet (their files are unchanged):{list}\nAddress each of them, then finish.")
+    format!(
+        "You stopped, but these comments from the person's review are not addressed yet (their files are unchanged):{list}\nAddress each of them, then finish."
+    )
 }
 
 /// The todo gate for an external agent, which keeps its list in its own tool or ACP plan.

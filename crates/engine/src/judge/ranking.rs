@@ -57,17 +57,26 @@ fn compare(a: &AttemptEvidence, b: &AttemptEvidence) -> (Ordering, Option<String
     let rules: [(Ordering, String); 7] = [
         (b.verified().cmp(&a.verified()), "verified done".into()),
         (b.reviewed.cmp(&a.reviewed), format!("it has work to review (the other ended {})", b.end_reason.map(|e| e.as_str()).unwrap_or("without a review"))),
-        (a.findings.cmp(&b.findings), if a.findings == 0 { "no audit findings".into() } else { format!("fewer audit findings ({} against {})", a.findings, b.findings) }),
+        (
+            a.findings.cmp(&b.findings),
+            if a.findings == 0 { "no audit findings".into() } else { format!("fewer audit findings ({} against {})", a.findings, b.findings) },
+        ),
         (b.checks_passed.cmp(&a.checks_passed), format!("more verification commands pass ({} against {})", a.checks_passed, b.checks_passed)),
         (a.remaining.cmp(&b.remaining), format!("fewer items left by the evaluator ({} against {})", a.remaining, b.remaining)),
-        (a.diff_lines.cmp(&b.diff_lines), format!("a smaller diff ({} line{} against {})", a.diff_lines, if a.diff_lines == 1 { "" } else { "s" }, b.diff_lines)),
-        (match (a.cost_usd, b.cost_usd) {
-            (Some(x), Some(y)) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
-            _ => a.tokens.cmp(&b.tokens),
-        }, match (a.cost_usd, b.cost_usd) {
-            (Some(x), Some(y)) => format!("a lower cost (${x:.4} against ${y:.4})"),
-            _ => format!("fewer tokens ({} against {})", a.tokens, b.tokens),
-        }),
+        (
+            a.diff_lines.cmp(&b.diff_lines),
+            format!("a smaller diff ({} line{} against {})", a.diff_lines, if a.diff_lines == 1 { "" } else { "s" }, b.diff_lines),
+        ),
+        (
+            match (a.cost_usd, b.cost_usd) {
+                (Some(x), Some(y)) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
+                _ => a.tokens.cmp(&b.tokens),
+            },
+            match (a.cost_usd, b.cost_usd) {
+                (Some(x), Some(y)) => format!("a lower cost (${x:.4} against ${y:.4})"),
+                _ => format!("fewer tokens ({} against {})", a.tokens, b.tokens),
+            },
+        ),
     ];
     for (order, why) in rules {
         if order != Ordering::Equal {
@@ -105,7 +114,23 @@ mod tests {
     use super::*;
 
     fn attempt(label: &str, end: EndReason) -> AttemptEvidence {
-        AttemptEvidence { session: SessionId(label.into()), label: label.into(), ended: true, end_reason: Some(end), review: None, reviewed: true, findings: 0, checks_passed: 1, checks_run: 1, remaining: 0, diff_lines: 10, files: 1, cost_usd: None, tokens: 1000, wall_ms: 1000 }
+        AttemptEvidence {
+            session: SessionId(label.into()),
+            label: label.into(),
+            ended: true,
+            end_reason: Some(end),
+            review: None,
+            reviewed: true,
+            findings: 0,
+            checks_passed: 1,
+            checks_run: 1,
+            remaining: 0,
+            diff_lines: 10,
+            files: 1,
+            cost_usd: None,
+            tokens: 1000,
+            wall_ms: 1000,
+        }
     }
 
     #[test]

@@ -82,7 +82,10 @@ pub struct RunawayWatch {
 
 impl RunawayWatch {
     pub fn new(cfg: RunawayConfig) -> RunawayWatch {
-        RunawayWatch { cfg: RunawayConfig { repeats: cfg.repeats.max(2), max_block: cfg.max_block.max(1), short_span: cfg.short_span.max(16) }, ..Default::default() }
+        RunawayWatch {
+            cfg: RunawayConfig { repeats: cfg.repeats.max(2), max_block: cfg.max_block.max(1), short_span: cfg.short_span.max(16) },
+            ..Default::default()
+        }
     }
 
     /// Feeds streamed text; returns what ran away, once, as soon as it is clear.

@@ -38,7 +38,10 @@ fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
 /// A path-like word: has a slash or an extension, no spaces.
 fn path_like(s: &str) -> bool {
     let s = s.trim_matches(|c| c == '`' || c == '"' || c == '\'');
-    !s.is_empty() && !s.contains(' ') && !s.starts_with('-') && (s.contains('/') || s.rsplit_once('.').is_some_and(|(a, b)| !a.is_empty() && !b.is_empty() && b.chars().all(|c| c.is_ascii_alphanumeric())))
+    !s.is_empty()
+        && !s.contains(' ')
+        && !s.starts_with('-')
+        && (s.contains('/') || s.rsplit_once('.').is_some_and(|(a, b)| !a.is_empty() && !b.is_empty() && b.chars().all(|c| c.is_ascii_alphanumeric())))
 }
 
 /// Reads one criterion.
@@ -53,7 +56,8 @@ pub fn parse(criterion: &str) -> Check {
         return Check::CommandPasses(m[1].trim().to_string());
     }
     // "notes.md contains "three fruits"", "`src/a.rs` mentions `parse_args`"
-    let contains = re(&CONTAINS, r#"(?i)^(?:the file\s+)?`?([^\s`"']+)`?\s+(?:contains|mentions|includes)\s+(?:the (?:text|word|line)\s+)?["“`']([^"”`']+)["”`']$"#);
+    let contains =
+        re(&CONTAINS, r#"(?i)^(?:the file\s+)?`?([^\s`"']+)`?\s+(?:contains|mentions|includes)\s+(?:the (?:text|word|line)\s+)?["“`']([^"”`']+)["”`']$"#);
     if let Some(m) = contains.captures(c) {
         if path_like(&m[1]) {
             return Check::FileContains(m[1].to_string(), m[2].to_string());

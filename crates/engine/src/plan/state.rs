@@ -81,7 +81,17 @@ impl PlanState {
     }
 
     pub fn new(steps: &[PlanStep], mode: PlanMode) -> PlanState {
-        PlanState { mode, steps: steps.iter().map(pending).collect(), revisions: vec![], replans: 0, current: None, concluded: false, awaiting_review: false, budget_calls: None, spent: PlanSpend::default() }
+        PlanState {
+            mode,
+            steps: steps.iter().map(pending).collect(),
+            revisions: vec![],
+            replans: 0,
+            current: None,
+            concluded: false,
+            awaiting_review: false,
+            budget_calls: None,
+            spent: PlanSpend::default(),
+        }
     }
 
     /// One more event of the session.

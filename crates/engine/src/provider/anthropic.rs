@@ -105,7 +105,8 @@ impl WireMapper for AnthropicMapper {
         if ev.data.trim().is_empty() {
             return Ok(vec![]);
         }
-        let v: Value = serde_json::from_str(&ev.data).map_err(|e| ProviderError::malformed(format!("The provider sent an event that is not JSON ({e}): {}", clip(&ev.data))))?;
+        let v: Value = serde_json::from_str(&ev.data)
+            .map_err(|e| ProviderError::malformed(format!("The provider sent an event that is not JSON ({e}): {}", clip(&ev.data))))?;
         let kind = v.get("type").and_then(Value::as_str).unwrap_or(ev.event.as_str());
         let mut out = Vec::new();
         match kind {

@@ -10,15 +10,18 @@ use super::error::{ProviderError, ProviderErrorKind};
 use super::types::{ChatMessage, CompletionEvent, CompletionRequest, ToolSpec};
 use super::{HttpProvider, Provider};
 
-
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum ToolSupport {
     Supported,
     /// The server said so when sent a tool; the agent cannot work with this model.
-    Unsupported { message: String },
+    Unsupported {
+        message: String,
+    },
     /// The probe failed for another reason (no model typed yet, a rate limit).
-    Unknown { message: String },
+    Unknown {
+        message: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -154,7 +157,11 @@ async fn grade(provider: &HttpProvider, model: &str) -> Vec<ModelCheck> {
     .await;
     let shown = |t: &str| -> String {
         let t: String = t.trim().chars().take(60).collect();
-        if t.is_empty() { "nothing".into() } else { format!("“{t}”") }
+        if t.is_empty() {
+            "nothing".into()
+        } else {
+            format!("“{t}”")
+        }
     };
     let markers: Vec<&str> = super::TEMPLATE_MARKERS.iter().copied().filter(|m| say.text.contains(m) || act.text.contains(m)).collect();
     vec![
@@ -176,7 +183,11 @@ async fn grade(provider: &HttpProvider, model: &str) -> Vec<ModelCheck> {
         ModelCheck {
             kind: CheckKind::CallsTools,
             passed: act.tool_called,
-            detail: if act.tool_called { "it called the tool it was asked to use".into() } else { format!("asked to use a tool, it wrote {} instead; it will rarely act as an agent", shown(&act.text)) },
+            detail: if act.tool_called {
+                "it called the tool it was asked to use".into()
+            } else {
+                format!("asked to use a tool, it wrote {} instead; it will rarely act as an agent", shown(&act.text))
+            },
         },
         ModelCheck {
             kind: CheckKind::CleanTemplate,
@@ -184,7 +195,10 @@ async fn grade(provider: &HttpProvider, model: &str) -> Vec<ModelCheck> {
             detail: if markers.is_empty() {
                 "no raw chat-template tokens".into()
             } else {
-                format!("this model answers with raw chat-template tokens ({}): it is probably a base model, or the server's chat template does not match it", markers.join(" "))
+                format!(
+                    "this model answers with raw chat-template tokens ({}): it is probably a base model, or the server's chat template does not match it",
+                    markers.join(" ")
+                )
             },
         },
     ]
@@ -207,10 +221,19 @@ async fn probe_tools(provider: &HttpProvider, model: &str) -> Result<ToolSupport
     let mut stream = provider.stream(&request);
     // The first event is enough: the request was accepted with a tool in it.
     match stream.next().await {
-        Some(Ok(CompletionEvent::TextDelta { .. } | CompletionEvent::ToolCall { .. } | CompletionEvent::Stop { .. } | CompletionEvent::Usage { .. } | CompletionEvent::ReasoningDelta { .. })) | None => Ok(ToolSupport::Supported),
+        Some(Ok(
+            CompletionEvent::TextDelta { .. }
+            | CompletionEvent::ToolCall { .. }
+            | CompletionEvent::Stop { .. }
+            | CompletionEvent::Usage { .. }
+            | CompletionEvent::ReasoningDelta { .. },
+        ))
+        | None => Ok(ToolSupport::Supported),
         Some(Err(e)) => match e.kind {
             ProviderErrorKind::Auth | ProviderErrorKind::Network => Err(e),
-            ProviderErrorKind::NotFound => Err(ProviderError::new(ProviderErrorKind::NotFound, format!("The server has no model called “{model}”: {}", e.message))),
+            ProviderErrorKind::NotFound => {
+                Err(ProviderError::new(ProviderErrorKind::NotFound, format!("The server has no model called “{model}”: {}", e.message)))
+            }
             ProviderErrorKind::BadRequest if mentions_tools(&e.message) => Ok(ToolSupport::Unsupported {
                 message: format!("The model “{model}” does not support tools, so it cannot act as an agent. Pick another model. ({})", e.message),
             }),
@@ -223,4 +246,3 @@ fn mentions_tools(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
     m.contains("tool") || m.contains("function call")
 }
-

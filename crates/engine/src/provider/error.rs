@@ -95,7 +95,12 @@ impl ProviderError {
             Auth
         } else if is_context_message(&m) {
             ContextTooLong
-        } else if t.contains("api_error") || t.contains("server_error") || t.contains("internal") || t.contains("unavailable") || matches!(code, Some(500..=504)) {
+        } else if t.contains("api_error")
+            || t.contains("server_error")
+            || t.contains("internal")
+            || t.contains("unavailable")
+            || matches!(code, Some(500..=504))
+        {
             Server
         } else if t.contains("invalid_request") || matches!(code, Some(400)) {
             BadRequest
@@ -155,7 +160,9 @@ impl ContextOverflow {
     /// in numbers where they are known, and how to give it more.
     pub fn explain(&self, server_message: &str) -> String {
         let fit = match (self.limit, self.requested) {
-            (Some(l), Some(r)) => format!("The conversation no longer fits the model server's context of {l} tokens, even after compacting it (the request needed {r})."),
+            (Some(l), Some(r)) => {
+                format!("The conversation no longer fits the model server's context of {l} tokens, even after compacting it (the request needed {r}).")
+            }
             (Some(l), None) => format!("The conversation no longer fits the model server's context of {l} tokens, even after compacting it."),
             _ => format!("The conversation no longer fits the model's context window, even after compacting it ({server_message})."),
         };
@@ -227,7 +234,11 @@ mod tests {
         let cases = [
             ("request (4217 tokens) exceeds the available context size (4096 tokens), try increasing it", Some(4096), Some(4217)),
             ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", Some(8192), Some(9000)),
-            ("This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).", Some(4096), Some(5000)),
+            (
+                "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).",
+                Some(4096),
+                Some(5000),
+            ),
             ("prompt is too long: 210000 tokens > 200000 maximum", Some(200000), Some(210000)),
             ("the input length exceeds the context length", None, None),
         ];

@@ -86,23 +86,16 @@ impl GeminiMapper {
     }
 }
 
-const SAFETY_FAMILY: &[&str] = &[
-    "SAFETY",
-    "RECITATION",
-    "BLOCKLIST",
-    "PROHIBITED_CONTENT",
-    "SPII",
-    "IMAGE_SAFETY",
-    "IMAGE_PROHIBITED_CONTENT",
-    "IMAGE_RECITATION",
-];
+const SAFETY_FAMILY: &[&str] =
+    &["SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION"];
 
 impl WireMapper for GeminiMapper {
     fn on_event(&mut self, ev: &SseEvent) -> Result<Vec<CompletionEvent>, ProviderError> {
         if ev.data.trim().is_empty() {
             return Ok(vec![]);
         }
-        let v: Value = serde_json::from_str(&ev.data).map_err(|e| ProviderError::malformed(format!("The provider sent a chunk that is not JSON ({e}): {}", clip(&ev.data))))?;
+        let v: Value = serde_json::from_str(&ev.data)
+            .map_err(|e| ProviderError::malformed(format!("The provider sent a chunk that is not JSON ({e}): {}", clip(&ev.data))))?;
         if let Some(err) = v.get("error") {
             let status = err.get("status").and_then(Value::as_str).unwrap_or("");
             let message = err.get("message").and_then(Value::as_str).unwrap_or("unknown error");

@@ -7,10 +7,10 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::error::{ProviderError, ProviderErrorKind};
+use super::settings::ProviderKind;
 use super::sse::sse_events;
 use super::types::CompletionRequest;
 use super::{anthropic, gemini, openai, openai_responses, EventStream, Provider, WireMapper};
-use super::settings::ProviderKind;
 
 /// An API key. Its `Debug` never shows it, so it cannot leak into logs by accident.
 #[derive(Clone, PartialEq, Eq)]
@@ -79,7 +79,8 @@ impl HttpProvider {
         if !(200..300).contains(&status) {
             return Err(ProviderError::from_status(status, &headers, &body));
         }
-        let v: Value = serde_json::from_str(&body).map_err(|e| ProviderError::malformed(format!("The model list at {base}/models is not JSON ({e}); is this the right base URL?")))?;
+        let v: Value = serde_json::from_str(&body)
+            .map_err(|e| ProviderError::malformed(format!("The model list at {base}/models is not JSON ({e}); is this the right base URL?")))?;
         let list = v.get("data").or_else(|| v.get("models")).and_then(Value::as_array).cloned().unwrap_or_default();
         Ok(list
             .iter()
@@ -111,9 +112,9 @@ impl HttpProvider {
         match self.config.kind {
             ProviderKind::Openai => Box::new(openai::OpenAiMapper::new()),
             ProviderKind::OpenaiResponses => Box::new(openai_responses::ResponsesMapper::new()),
-            ProviderKind::Anthropic => Box::new(anthropic::AnthropicMapper::new(
-                req.structured.as_ref().filter(|s| s.mode == super::StructuredMode::Native).map(|s| s.name.clone()),
-            )),
+            ProviderKind::Anthropic => {
+                Box::new(anthropic::AnthropicMapper::new(req.structured.as_ref().filter(|s| s.mode == super::StructuredMode::Native).map(|s| s.name.clone())))
+            }
             ProviderKind::Gemini => Box::new(gemini::GeminiMapper::new()),
         }
     }

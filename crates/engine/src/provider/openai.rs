@@ -93,7 +93,8 @@ impl WireMapper for OpenAiMapper {
         if data.is_empty() || self.done {
             return Ok(vec![]);
         }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| ProviderError::malformed(format!("The provider sent a chunk that is not JSON ({e}): {}", clip(data))))?;
+        let chunk: Value =
+            serde_json::from_str(data).map_err(|e| ProviderError::malformed(format!("The provider sent a chunk that is not JSON ({e}): {}", clip(data))))?;
         if let Some(err) = chunk.get("error") {
             let message = err.get("message").and_then(Value::as_str).unwrap_or("unknown error");
             let kind = err.get("type").or_else(|| err.get("code")).and_then(Value::as_str).unwrap_or("");

@@ -40,7 +40,11 @@ pub fn request_body(req: &CompletionRequest) -> Value {
         "store": false,
     });
     if !req.tools.is_empty() {
-        body["tools"] = req.tools.iter().map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.input_schema, "strict": false})).collect();
+        body["tools"] = req
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.input_schema, "strict": false}))
+            .collect();
     }
     if let Some(max) = req.max_tokens {
         body["max_output_tokens"] = json!(max);
@@ -85,7 +89,8 @@ impl ResponsesMapper {
     }
 
     fn call_for(&mut self, v: &Value) -> Option<&mut PartialCall> {
-        let index = v.get("output_index").and_then(Value::as_u64).or_else(|| v.get("item_id").and_then(Value::as_str).and_then(|id| self.items.get(id).copied()))?;
+        let index =
+            v.get("output_index").and_then(Value::as_u64).or_else(|| v.get("item_id").and_then(Value::as_str).and_then(|id| self.items.get(id).copied()))?;
         self.calls.get_mut(&index)
     }
 
@@ -108,7 +113,8 @@ impl WireMapper for ResponsesMapper {
         if data.is_empty() || data == "[DONE]" || self.end.is_some() {
             return Ok(vec![]);
         }
-        let v: Value = serde_json::from_str(data).map_err(|e| ProviderError::malformed(format!("The provider sent an event that is not JSON ({e}): {}", clip(data))))?;
+        let v: Value =
+            serde_json::from_str(data).map_err(|e| ProviderError::malformed(format!("The provider sent an event that is not JSON ({e}): {}", clip(data))))?;
         let kind = v.get("type").and_then(Value::as_str).unwrap_or(ev.event.as_str()).to_string();
         let mut out = Vec::new();
         match kind.as_str() {
@@ -173,7 +179,8 @@ impl WireMapper for ResponsesMapper {
             }
             "error" => {
                 let code = v.get("code").and_then(Value::as_str).or_else(|| v.pointer("/error/type").and_then(Value::as_str)).unwrap_or("server_error");
-                let message = v.get("message").and_then(Value::as_str).or_else(|| v.pointer("/error/message").and_then(Value::as_str)).unwrap_or("unknown error");
+                let message =
+                    v.get("message").and_then(Value::as_str).or_else(|| v.pointer("/error/message").and_then(Value::as_str)).unwrap_or("unknown error");
                 return Err(ProviderError::from_stream_error(code, message, None));
             }
             _ => {} // created, in_progress, content parts, annotations: nothing to say yet
@@ -183,7 +190,10 @@ impl WireMapper for ResponsesMapper {
 
     fn finish(&mut self) -> Result<Vec<CompletionEvent>, ProviderError> {
         let Some(end) = self.end.take() else {
-            return Err(ProviderError::new(ProviderErrorKind::TruncatedStream, "The provider's stream ended before response.completed; the answer was cut off."));
+            return Err(ProviderError::new(
+                ProviderErrorKind::TruncatedStream,
+                "The provider's stream ended before response.completed; the answer was cut off.",
+            ));
         };
         let mut out = Vec::new();
         let calls = std::mem::take(&mut self.calls);

@@ -24,7 +24,13 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy { max_retries: 5, base_delay: Duration::from_secs(1), max_delay: Duration::from_secs(30), max_retry_after: Duration::from_secs(300), jitter: 0.25 }
+        RetryPolicy {
+            max_retries: 5,
+            base_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(300),
+            jitter: 0.25,
+        }
     }
 }
 

@@ -42,10 +42,9 @@ where
     };
     Box::pin(guarded).eventsource().map(|item| match item {
         Ok(ev) => Ok(SseEvent { event: if ev.event == "message" { String::new() } else { ev.event }, data: ev.data }),
-        Err(eventsource_stream::EventStreamError::Transport(StreamFault::Stall(d))) => Err(ProviderError::new(
-            ProviderErrorKind::Stall,
-            format!("The provider sent nothing for {} s; the stream stalled.", d.as_secs_f32()),
-        )),
+        Err(eventsource_stream::EventStreamError::Transport(StreamFault::Stall(d))) => {
+            Err(ProviderError::new(ProviderErrorKind::Stall, format!("The provider sent nothing for {} s; the stream stalled.", d.as_secs_f32())))
+        }
         Err(eventsource_stream::EventStreamError::Transport(StreamFault::Read(e))) => {
             Err(ProviderError::new(ProviderErrorKind::Network, format!("The connection to the provider broke mid-stream: {e}")))
         }

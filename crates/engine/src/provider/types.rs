@@ -85,13 +85,23 @@ impl ToolInput {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum CompletionEvent {
-    TextDelta { text: String },
-    ReasoningDelta { text: String },
+    TextDelta {
+        text: String,
+    },
+    ReasoningDelta {
+        text: String,
+    },
     /// Emitted once the call is complete (arguments accumulated and parsed).
-    ToolCall { call: ToolCall },
+    ToolCall {
+        call: ToolCall,
+    },
     /// This step's own usage, emitted once, near the end.
-    Usage { usage: Usage },
-    Stop { reason: StopReason },
+    Usage {
+        usage: Usage,
+    },
+    Stop {
+        reason: StopReason,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -158,10 +168,9 @@ impl CompletionRequest {
     /// instruction. Every mapper sends this.
     pub fn system_text(&self) -> String {
         match &self.structured {
-            Some(s) if s.mode == StructuredMode::Instruction => format!(
-                "{}\n\nAnswer with one JSON object and nothing else. It must match this JSON Schema:\n{}",
-                self.system, s.schema
-            ),
+            Some(s) if s.mode == StructuredMode::Instruction => {
+                format!("{}\n\nAnswer with one JSON object and nothing else. It must match this JSON Schema:\n{}", self.system, s.schema)
+            }
             _ => self.system.clone(),
         }
     }

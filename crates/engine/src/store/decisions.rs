@@ -37,7 +37,15 @@ impl RequestKind {
     }
 }
 
-pub fn insert(conn: &Connection, id: &RequestId, session: &SessionId, run: Option<&str>, kind: RequestKind, payload: &serde_json::Value, now_ms: i64) -> Result<()> {
+pub fn insert(
+    conn: &Connection,
+    id: &RequestId,
+    session: &SessionId,
+    run: Option<&str>,
+    kind: RequestKind,
+    payload: &serde_json::Value,
+    now_ms: i64,
+) -> Result<()> {
     conn.prepare_cached("INSERT OR IGNORE INTO requests (id, session_id, run_id, kind, payload, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?
         .execute(params![id.0, session.0, run, kind.as_str(), payload.to_string(), now_ms])?;
     Ok(())

@@ -15,24 +15,94 @@ use crate::event::EngineEvent;
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Entry {
-    Run { trigger: RunTrigger, at: String },
-    Message { role: MessageRole, source: Option<ContinuationSource>, text: String, reasoning: String, at: String },
-    Tool { call_id: String, tool: String, input: Value, state: ToolState, output: Option<String> },
-    Continuation { source: ContinuationSource, attempt: u32, max: u32, remaining: Vec<String> },
-    Evaluation { cycle: u32, verdict: Verdict, summary: String, remaining: Vec<String>, parse_ok: bool },
-    Verification { command: String, exit_code: Option<i32>, output_tail: String, skipped: bool, nth: u32, of: u32 },
-    Todos { todos: Vec<Todo> },
-    Review { claim: Claim, verdict: Option<Verdict>, end_reason: EndReason, remaining: Vec<String> },
-    Decision { decision: Decision, by: DecidedBy, feedback: Option<String> },
-    Reverted { restored: Vec<String>, deleted: Vec<String> },
-    Instructions { file: String, truncated: bool },
+    Run {
+        trigger: RunTrigger,
+        at: String,
+    },
+    Message {
+        role: MessageRole,
+        source: Option<ContinuationSource>,
+        text: String,
+        reasoning: String,
+        at: String,
+    },
+    Tool {
+        call_id: String,
+        tool: String,
+        input: Value,
+        state: ToolState,
+        output: Option<String>,
+    },
+    Continuation {
+        source: ContinuationSource,
+        attempt: u32,
+        max: u32,
+        remaining: Vec<String>,
+    },
+    Evaluation {
+        cycle: u32,
+        verdict: Verdict,
+        summary: String,
+        remaining: Vec<String>,
+        parse_ok: bool,
+    },
+    Verification {
+        command: String,
+        exit_code: Option<i32>,
+        output_tail: String,
+        skipped: bool,
+        nth: u32,
+        of: u32,
+    },
+    Todos {
+        todos: Vec<Todo>,
+    },
+    Review {
+        claim: Claim,
+        verdict: Option<Verdict>,
+        end_reason: EndReason,
+        remaining: Vec<String>,
+    },
+    Decision {
+        decision: Decision,
+        by: DecidedBy,
+        feedback: Option<String>,
+    },
+    Reverted {
+        restored: Vec<String>,
+        deleted: Vec<String>,
+    },
+    Instructions {
+        file: String,
+        truncated: bool,
+    },
     /// The plan as made or revised: each step with its criteria.
-    Plan { revised_because: Option<String>, steps: Vec<crate::plan::PlanStep> },
-    PlanStep { number: usize, of: usize, title: String },
-    PlanStepEnd { end_reason: EndReason, summary: String, output_data: Option<String> },
-    RunEnd { status: SessionStatus, end_reason: EndReason },
-    Status { status: SessionStatus, message: Option<String> },
-    Error { code: String, message: String },
+    Plan {
+        revised_because: Option<String>,
+        steps: Vec<crate::plan::PlanStep>,
+    },
+    PlanStep {
+        number: usize,
+        of: usize,
+        title: String,
+    },
+    PlanStepEnd {
+        end_reason: EndReason,
+        summary: String,
+        output_data: Option<String>,
+    },
+    RunEnd {
+        status: SessionStatus,
+        end_reason: EndReason,
+    },
+    Status {
+        status: SessionStatus,
+        message: Option<String>,
+    },
+    Error {
+        code: String,
+        message: String,
+    },
 }
 
 pub fn transcript(t: &Timeline) -> Vec<Entry> {
@@ -49,7 +119,11 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
             EngineEvent::TextDelta { message_id, text: d } | EngineEvent::ReasoningDelta { message_id, text: d } => {
                 let reasoning = matches!(env.event, EngineEvent::ReasoningDelta { .. });
                 if let Some(Entry::Message { text, reasoning: r, .. }) = messages.get(message_id).and_then(|i| out.get_mut(*i)) {
-                    if reasoning { r.push_str(d) } else { text.push_str(d) }
+                    if reasoning {
+                        r.push_str(d)
+                    } else {
+                        text.push_str(d)
+                    }
                 }
             }
             EngineEvent::ToolCall { call_id, tool, input, state, output, .. } => match tools.get(call_id).and_then(|i| out.get_mut(*i)) {
@@ -73,20 +147,29 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
             EngineEvent::Evaluation { cycle, verdict, summary, remaining, parse_ok, .. } => {
                 out.push(Entry::Evaluation { cycle: *cycle, verdict: *verdict, summary: summary.clone(), remaining: remaining.clone(), parse_ok: *parse_ok })
             }
-            EngineEvent::Verification { command, exit_code, output_tail, skipped, nth, of, .. } => {
-                out.push(Entry::Verification { command: command.clone(), exit_code: *exit_code, output_tail: output_tail.clone(), skipped: *skipped, nth: *nth, of: *of })
-            }
+            EngineEvent::Verification { command, exit_code, output_tail, skipped, nth, of, .. } => out.push(Entry::Verification {
+                command: command.clone(),
+                exit_code: *exit_code,
+                output_tail: output_tail.clone(),
+                skipped: *skipped,
+                nth: *nth,
+                of: *of,
+            }),
             EngineEvent::TodosUpdated { todos } => out.push(Entry::Todos { todos: todos.clone() }),
             EngineEvent::ReviewRequested { claim, verdict, end_reason, remaining, .. } => {
                 out.push(Entry::Review { claim: *claim, verdict: *verdict, end_reason: *end_reason, remaining: remaining.clone() })
             }
-            EngineEvent::ReviewResolved { decision, by, feedback, .. } => out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone() }),
+            EngineEvent::ReviewResolved { decision, by, feedback, .. } => {
+                out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone() })
+            }
             EngineEvent::Reverted { restored, deleted, .. } => out.push(Entry::Reverted { restored: restored.clone(), deleted: deleted.clone() }),
             EngineEvent::ProjectInstructions { file, truncated, .. } => out.push(Entry::Instructions { file: file.clone(), truncated: *truncated }),
             EngineEvent::PlanCreated { steps, .. } => out.push(Entry::Plan { revised_because: None, steps: steps.clone() }),
             EngineEvent::PlanRevised { cause, steps, .. } => out.push(Entry::Plan { revised_because: Some(cause.clone()), steps: steps.clone() }),
             EngineEvent::PlanStepStarted { number, of, title, .. } => out.push(Entry::PlanStep { number: *number, of: *of, title: title.clone() }),
-            EngineEvent::PlanStepFinished { end_reason, summary, output_data, .. } => out.push(Entry::PlanStepEnd { end_reason: *end_reason, summary: summary.clone(), output_data: output_data.clone() }),
+            EngineEvent::PlanStepFinished { end_reason, summary, output_data, .. } => {
+                out.push(Entry::PlanStepEnd { end_reason: *end_reason, summary: summary.clone(), output_data: output_data.clone() })
+            }
             EngineEvent::RunFinished { status, end_reason, .. } => out.push(Entry::RunEnd { status: *status, end_reason: *end_reason }),
             EngineEvent::StatusChanged { status: status @ (SessionStatus::Interrupted | SessionStatus::Failed), message, .. } => {
                 out.push(Entry::Status { status: *status, message: message.clone() })
@@ -203,7 +286,12 @@ pub fn to_markdown(t: &Timeline) -> String {
                 if skipped {
                     let _ = writeln!(md, "**✓ Verification{which}** `{command}`: skipped\n");
                 } else {
-                    let _ = writeln!(md, "**✓ Verification{which}** `{command}`: exit {}\n\n```\n{}\n```\n", exit_code.map(|c| c.to_string()).unwrap_or("?".into()), output_tail.trim_end());
+                    let _ = writeln!(
+                        md,
+                        "**✓ Verification{which}** `{command}`: exit {}\n\n```\n{}\n```\n",
+                        exit_code.map(|c| c.to_string()).unwrap_or("?".into()),
+                        output_tail.trim_end()
+                    );
                 }
             }
             Entry::Todos { todos } => {
@@ -229,7 +317,8 @@ pub fn to_markdown(t: &Timeline) -> String {
                 );
             }
             Entry::Decision { decision, by, feedback } => {
-                let _ = writeln!(md, "**Review decision:** {} (by {}){}\n", decision.as_str(), by.as_str(), feedback.map(|f| format!(": {f}")).unwrap_or_default());
+                let _ =
+                    writeln!(md, "**Review decision:** {} (by {}){}\n", decision.as_str(), by.as_str(), feedback.map(|f| format!(": {f}")).unwrap_or_default());
             }
             Entry::Instructions { file, truncated } => {
                 let _ = writeln!(md, "*Following the project's {file}{}*\n", if truncated { " (cut to its first part)" } else { "" });

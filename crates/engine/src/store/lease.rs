@@ -102,10 +102,8 @@ impl Store {
     }
 
     fn hold_in(&self, tx: &Transaction<'_>, session: &SessionId, holder: &RunId, now: i64) -> Result<()> {
-        tx.prepare_cached(
-            "UPDATE sessions SET lease_owner = ?2, lease_pid = ?3, lease_host = ?4, lease_heartbeat_ms = ?5, lease_run = ?6 WHERE id = ?1",
-        )?
-        .execute(params![session.0, self.owner.token, self.owner.pid as i64, self.owner.host, now, holder.0])?;
+        tx.prepare_cached("UPDATE sessions SET lease_owner = ?2, lease_pid = ?3, lease_host = ?4, lease_heartbeat_ms = ?5, lease_run = ?6 WHERE id = ?1")?
+            .execute(params![session.0, self.owner.token, self.owner.pid as i64, self.owner.host, now, holder.0])?;
         Ok(())
     }
 
@@ -124,7 +122,13 @@ impl Store {
     }
 
     /// [`Store::begin_run`], with the run's first events (`then`) in the same step.
-    pub fn begin_run_then(&self, session: &SessionId, run: &RunId, may_start: impl FnOnce(SessionStatus) -> Result<RunTrigger>, then: Vec<EngineEvent>) -> Result<RunTrigger> {
+    pub fn begin_run_then(
+        &self,
+        session: &SessionId,
+        run: &RunId,
+        may_start: impl FnOnce(SessionStatus) -> Result<RunTrigger>,
+        then: Vec<EngineEvent>,
+    ) -> Result<RunTrigger> {
         let now = self.clock.now_ms();
         self.transact(|tx, out| {
             let status: Option<String> = tx.query_row("SELECT status FROM sessions WHERE id = ?", params![session.0], |r| r.get(0)).optional()?;
@@ -141,7 +145,15 @@ impl Store {
     /// Hands the session from one run to the next as one step: `before` is stored as the old
     /// run's last events, then the new run starts with `after`. Used between a plan's steps, so
     /// a crash leaves either the old step running or the new one started, never neither.
-    pub fn hand_over(&self, session: &SessionId, from: &RunId, to: &RunId, trigger: RunTrigger, before: Vec<EngineEvent>, after: Vec<EngineEvent>) -> Result<()> {
+    pub fn hand_over(
+        &self,
+        session: &SessionId,
+        from: &RunId,
+        to: &RunId,
+        trigger: RunTrigger,
+        before: Vec<EngineEvent>,
+        after: Vec<EngineEvent>,
+    ) -> Result<()> {
         let now = self.clock.now_ms();
         self.transact(|tx, out| {
             let h = Self::holder(tx, session)?.ok_or_else(|| Error::NotFound(format!("session {session}")))?;
@@ -161,10 +173,23 @@ impl Store {
     }
 
     /// The lease and the run's first events, inside a caller's transaction.
-    pub(super) fn begin_in(&self, tx: &Transaction<'_>, out: &mut Vec<crate::event::Envelope>, session: &SessionId, run: &RunId, trigger: RunTrigger, now: i64) -> Result<()> {
+    pub(super) fn begin_in(
+        &self,
+        tx: &Transaction<'_>,
+        out: &mut Vec<crate::event::Envelope>,
+        session: &SessionId,
+        run: &RunId,
+        trigger: RunTrigger,
+        now: i64,
+    ) -> Result<()> {
         self.take_in(tx, session, run, now)?;
         out.push(self.append_in(tx, session, Some(run), EngineEvent::RunStarted { trigger })?);
-        out.push(self.append_in(tx, session, Some(run), EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None })?);
+        out.push(self.append_in(
+            tx,
+            session,
+            Some(run),
+            EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None },
+        )?);
         Ok(())
     }
 

@@ -70,9 +70,7 @@ CREATE INDEX evaluations_by_session ON evaluations(session_id);
 
 /// Appends streamed text to the message's part of that kind, creating it on the first delta.
 pub fn append_text(conn: &Connection, session: &SessionId, message: &MessageId, kind: &str, seq: u64, text: &str) -> Result<()> {
-    let updated = conn
-        .prepare_cached("UPDATE parts SET text = text || ?1 WHERE message_id = ?2 AND kind = ?3")?
-        .execute(params![text, message.0, kind])?;
+    let updated = conn.prepare_cached("UPDATE parts SET text = text || ?1 WHERE message_id = ?2 AND kind = ?3")?.execute(params![text, message.0, kind])?;
     if updated == 0 {
         conn.prepare_cached("INSERT INTO parts (session_id, message_id, kind, seq, text) VALUES (?1, ?2, ?3, ?4, ?5)")?
             .execute(params![session.0, message.0, kind, seq as i64, text])?;

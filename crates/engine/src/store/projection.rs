@@ -14,8 +14,12 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
     match &env.event {
         EngineEvent::SessionCreated { task, .. } => search::index(conn, s, None, task)?,
         EngineEvent::RunStarted { trigger } => {
-            conn.prepare_cached("INSERT INTO runs (id, session_id, trigger, started_ms) VALUES (?1, ?2, ?3, ?4)")?
-                .execute(params![run, s.0, trigger.as_str(), now_ms])?;
+            conn.prepare_cached("INSERT INTO runs (id, session_id, trigger, started_ms) VALUES (?1, ?2, ?3, ?4)")?.execute(params![
+                run,
+                s.0,
+                trigger.as_str(),
+                now_ms
+            ])?;
             conn.prepare_cached("UPDATE sessions SET run_started_ms = ?2 WHERE id = ?1")?.execute(params![s.0, now_ms])?;
         }
         EngineEvent::RunFinished { status, claim, verdict, end_reason, .. } => {
@@ -57,7 +61,13 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             ])?;
         }
         EngineEvent::AttemptStarted { group, number, of, label } => {
-            conn.prepare_cached("UPDATE sessions SET group_id = ?2, attempt = ?3, attempts = ?4, attempt_label = ?5 WHERE id = ?1")?.execute(params![s.0, group.0, *number as i64, *of as i64, label])?;
+            conn.prepare_cached("UPDATE sessions SET group_id = ?2, attempt = ?3, attempts = ?4, attempt_label = ?5 WHERE id = ?1")?.execute(params![
+                s.0,
+                group.0,
+                *number as i64,
+                *of as i64,
+                label
+            ])?;
         }
         EngineEvent::AttemptChosen { .. } => {
             conn.prepare_cached("UPDATE sessions SET chosen = 1 WHERE id = ?1")?.execute(params![s.0])?;
@@ -73,8 +83,10 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             search::index_pending(conn, s)?;
         }
         EngineEvent::MessageCreated { message_id, role, source, text } => {
-            conn.prepare_cached("INSERT INTO messages (id, session_id, run_id, role, source, created_seq, created_ms, indexed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?
-                .execute(params![message_id.0, s.0, run, role.as_str(), source.map(|x| x.as_str()), env.seq as i64, now_ms, text.is_some() as i64])?;
+            conn.prepare_cached(
+                "INSERT INTO messages (id, session_id, run_id, role, source, created_seq, created_ms, indexed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?
+            .execute(params![message_id.0, s.0, run, role.as_str(), source.map(|x| x.as_str()), env.seq as i64, now_ms, text.is_some() as i64])?;
             if let Some(t) = text {
                 messages::append_text(conn, s, message_id, "text", env.seq, t)?;
                 search::index(conn, s, Some(message_id), t)?;
@@ -114,7 +126,8 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         EngineEvent::ReviewResolved { review_id, decision, by, .. } => {
             decisions::mark_decided(conn, review_id, decision.as_str(), now_ms)?;
             conn.prepare_cached("UPDATE sessions SET decision = ?2, decided_by = ?3 WHERE id = ?1")?.execute(params![s.0, decision.as_str(), by.as_str()])?;
-            conn.prepare_cached("UPDATE runs SET decision = ?2 WHERE id = (SELECT run_id FROM requests WHERE id = ?1)")?.execute(params![review_id.0, decision.as_str()])?;
+            conn.prepare_cached("UPDATE runs SET decision = ?2 WHERE id = (SELECT run_id FROM requests WHERE id = ?1)")?
+                .execute(params![review_id.0, decision.as_str()])?;
         }
         EngineEvent::Evaluation { cycle, verdict, summary, remaining, stuck_reason, model, parse_ok, usage, .. } => {
             conn.prepare_cached(
@@ -138,18 +151,43 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             conn.prepare_cached("UPDATE runs SET continuations_used = continuations_used + 1 WHERE id = ?1")?.execute(params![run])?;
         }
         EngineEvent::Continuation { .. } => {}
-        EngineEvent::Activity { .. } | EngineEvent::Verification { .. } | EngineEvent::Reverted { .. } | EngineEvent::RevertStarted { .. } | EngineEvent::AuditDismissed { .. } | EngineEvent::ReviewComment { .. } | EngineEvent::ReviewCommentRemoved { .. } | EngineEvent::CriteriaSet { .. } | EngineEvent::CriteriaChecked { .. } | EngineEvent::WorktreeReady { .. } | EngineEvent::TaskCommitted { .. } | EngineEvent::LandingStarted { .. } | EngineEvent::Landed { .. } | EngineEvent::LandingBlocked { .. } | EngineEvent::Rebased { .. } | EngineEvent::ProjectInstructions { .. } | EngineEvent::AgentConnected { .. } | EngineEvent::AgentLoginNeeded { .. }
+        EngineEvent::Activity { .. }
+        | EngineEvent::Verification { .. }
+        | EngineEvent::Reverted { .. }
+        | EngineEvent::RevertStarted { .. }
+        | EngineEvent::AuditDismissed { .. }
+        | EngineEvent::ReviewComment { .. }
+        | EngineEvent::ReviewCommentRemoved { .. }
+        | EngineEvent::CriteriaSet { .. }
+        | EngineEvent::CriteriaChecked { .. }
+        | EngineEvent::WorktreeReady { .. }
+        | EngineEvent::TaskCommitted { .. }
+        | EngineEvent::LandingStarted { .. }
+        | EngineEvent::Landed { .. }
+        | EngineEvent::LandingBlocked { .. }
+        | EngineEvent::Rebased { .. }
+        | EngineEvent::ProjectInstructions { .. }
+        | EngineEvent::AgentConnected { .. }
+        | EngineEvent::AgentLoginNeeded { .. }
         | EngineEvent::Error { .. } => {}
-        EngineEvent::PlanCreated { .. } | EngineEvent::PlanRevised { .. } | EngineEvent::PlanReviewed { .. } | EngineEvent::PlanStepStarted { .. } | EngineEvent::PlanStepFinished { .. } => {
-            super::sessions::refresh_plan(conn, s)?
-        }
+        EngineEvent::PlanCreated { .. }
+        | EngineEvent::PlanRevised { .. }
+        | EngineEvent::PlanReviewed { .. }
+        | EngineEvent::PlanStepStarted { .. }
+        | EngineEvent::PlanStepFinished { .. } => super::sessions::refresh_plan(conn, s)?,
     }
     Ok(())
 }
 
 pub fn add_usage(conn: &Connection, s: &SessionId, run: Option<&str>, source: UsageSource, input: u64, output: u64, now_ms: i64) -> Result<()> {
-    conn.prepare_cached("INSERT INTO usage (session_id, run_id, source, input, output, at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?
-        .execute(params![s.0, run, source.as_str(), input as i64, output as i64, now_ms])?;
+    conn.prepare_cached("INSERT INTO usage (session_id, run_id, source, input, output, at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?.execute(params![
+        s.0,
+        run,
+        source.as_str(),
+        input as i64,
+        output as i64,
+        now_ms
+    ])?;
     let column = match source {
         UsageSource::Agent => "tokens_agent",
         UsageSource::Evaluator => "tokens_evaluator",

@@ -15,7 +15,11 @@ pub fn index(conn: &Connection, session: &SessionId, message: Option<&MessageId>
     if body.trim().is_empty() {
         return Ok(());
     }
-    conn.prepare_cached("INSERT INTO search (body, session_id, message_id) VALUES (?1, ?2, ?3)")?.execute(params![body, session.0, message.map(|m| m.0.clone())])?;
+    conn.prepare_cached("INSERT INTO search (body, session_id, message_id) VALUES (?1, ?2, ?3)")?.execute(params![
+        body,
+        session.0,
+        message.map(|m| m.0.clone())
+    ])?;
     Ok(())
 }
 

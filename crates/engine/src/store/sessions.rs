@@ -88,10 +88,8 @@ const PLAN_EVENTS: &str = "'plan_created', 'plan_reviewed', 'plan_revised', 'pla
 /// in a session; the read skips every other event's body.
 pub fn refresh_plan(conn: &rusqlite::Connection, session: &SessionId) -> Result<()> {
     let mut stmt = conn.prepare_cached(&format!("SELECT body FROM events WHERE session_id = ?1 AND type IN ({PLAN_EVENTS}) ORDER BY seq"))?;
-    let envs: Vec<crate::event::Envelope> = stmt
-        .query_map([&session.0], |r| r.get::<_, String>(0))?
-        .filter_map(|b| b.ok().and_then(|b| serde_json::from_str(&b).ok()))
-        .collect();
+    let envs: Vec<crate::event::Envelope> =
+        stmt.query_map([&session.0], |r| r.get::<_, String>(0))?.filter_map(|b| b.ok().and_then(|b| serde_json::from_str(&b).ok())).collect();
     let (steps, done) = match crate::plan::state::PlanState::from_events(&envs) {
         Some(p) => {
             let current: Vec<_> = p.steps.iter().filter(|s| s.state != StepState::Replaced).collect();
@@ -99,13 +97,18 @@ pub fn refresh_plan(conn: &rusqlite::Connection, session: &SessionId) -> Result<
         }
         None => (0, 0),
     };
-    conn.prepare_cached("UPDATE sessions SET plan_steps = ?2, plan_done = ?3 WHERE id = ?1")?.execute(rusqlite::params![session.0, steps as i64, done as i64])?;
+    conn.prepare_cached("UPDATE sessions SET plan_steps = ?2, plan_done = ?3 WHERE id = ?1")?.execute(rusqlite::params![
+        session.0,
+        steps as i64,
+        done as i64
+    ])?;
     Ok(())
 }
 
 /// Migration 8's backfill: every session that has a plan.
 pub fn backfill_plans(conn: &rusqlite::Connection) -> Result<()> {
-    let ids: Vec<String> = conn.prepare("SELECT DISTINCT session_id FROM events WHERE type = 'plan_created'")?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    let ids: Vec<String> =
+        conn.prepare("SELECT DISTINCT session_id FROM events WHERE type = 'plan_created'")?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     for id in ids {
         refresh_plan(conn, &SessionId(id))?;
     }

@@ -88,14 +88,21 @@ pub fn reviewed_runs(conn: &Connection) -> Result<Vec<ReviewedRun>> {
          WHERE r.kind = 'review' AND r.decided_ms IS NOT NULL AND r.run_id IS NOT NULL
          ORDER BY r.decided_ms",
     )?;
-    let rows: Vec<(String, String, Option<String>, Option<String>)> = reviews.query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?.collect::<std::result::Result<_, _>>()?;
+    let rows: Vec<(String, String, Option<String>, Option<String>)> =
+        reviews.query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?.collect::<std::result::Result<_, _>>()?;
     let mut verdicts = conn.prepare_cached("SELECT verdict, model FROM evaluations WHERE run_id = ?1 ORDER BY at_ms, cycle")?;
     let mut out = Vec::new();
     for (session, run, decision, by) in rows {
         let (Some(decision), Some(by)) = (decision.as_deref().and_then(Decision::parse), by.as_deref().and_then(DecidedBy::parse)) else { continue };
         let evals: Vec<(String, String)> = verdicts.query_map([&run], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<std::result::Result<_, _>>()?;
         let Some((_, model)) = evals.last().cloned() else { continue };
-        out.push(ReviewedRun { session: SessionId::from(session.as_str()), model, verdicts: evals.iter().filter_map(|(v, _)| Verdict::parse(v)).collect(), decision, by });
+        out.push(ReviewedRun {
+            session: SessionId::from(session.as_str()),
+            model,
+            verdicts: evals.iter().filter_map(|(v, _)| Verdict::parse(v)).collect(),
+            decision,
+            by,
+        });
     }
     Ok(out)
 }
@@ -196,7 +203,15 @@ mod agent_tests {
     use super::*;
 
     fn rec(provider: &str, model: &str) -> AgentRecord {
-        AgentRecord { provider: provider.into(), model: model.into(), ended: true, verified_done: false, attempt_chosen: None, decision: None, false_claim: false }
+        AgentRecord {
+            provider: provider.into(),
+            model: model.into(),
+            ended: true,
+            verified_done: false,
+            attempt_chosen: None,
+            decision: None,
+            false_claim: false,
+        }
     }
 
     #[test]

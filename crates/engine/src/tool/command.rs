@@ -28,10 +28,7 @@ pub fn is_secret_var(name: &str) -> bool {
         return true;
     }
     n.split(['_', '-', '.']).any(|word| {
-        matches!(
-            word,
-            "KEY" | "APIKEY" | "SECRET" | "SECRETS" | "TOKEN" | "TOKENS" | "PASSWORD" | "PASSWD" | "PASSPHRASE" | "CREDENTIAL" | "CREDENTIALS"
-        )
+        matches!(word, "KEY" | "APIKEY" | "SECRET" | "SECRETS" | "TOKEN" | "TOKENS" | "PASSWORD" | "PASSWD" | "PASSPHRASE" | "CREDENTIAL" | "CREDENTIALS")
     })
 }
 
@@ -57,7 +54,13 @@ pub struct CommandResult {
 /// Runs `command` with `sh -c` in `dir`. Extra secret names (a custom key variable) are removed
 /// too. Returns when the shell exits, even if it left something running in the background (that
 /// is killed with the rest of its process group); on a timeout or cancel the output so far is kept.
-pub async fn run_shell(command: &str, dir: &std::path::Path, timeout: Duration, cancel: &CancellationToken, extra_secrets: &[String]) -> std::io::Result<CommandResult> {
+pub async fn run_shell(
+    command: &str,
+    dir: &std::path::Path,
+    timeout: Duration,
+    cancel: &CancellationToken,
+    extra_secrets: &[String],
+) -> std::io::Result<CommandResult> {
     let mut cmd = tokio::process::Command::new("sh");
     cmd.arg("-c").arg(command).current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
     remove_secrets(&mut cmd, extra_secrets);

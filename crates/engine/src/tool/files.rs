@@ -98,7 +98,11 @@ impl Tool for ReadFile {
             out.push_str("\n[note: the file is not valid UTF-8; invalid bytes are shown as �]");
         }
         if cut {
-            out.push_str(&format!("\n[note: the file is {} bytes; only the first {} are shown. Use offset and limit to read more.]", meta.len(), MAX_READ_BYTES));
+            out.push_str(&format!(
+                "\n[note: the file is {} bytes; only the first {} are shown. Use offset and limit to read more.]",
+                meta.len(),
+                MAX_READ_BYTES
+            ));
         }
         ToolOutput::ok(out)
     }

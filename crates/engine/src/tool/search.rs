@@ -1,12 +1,12 @@
 //! glob and grep over the workspace, honouring its ignore files (the `ignore` crate) and never
 //! leaving it (no symlinks followed).
 
-use std::io::BufRead;
 use globset::Glob as GlobPattern;
 use ignore::WalkBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use std::io::BufRead;
 
 use super::{parse_input, schema_of, Permission, Tool, ToolContext, ToolOutput};
 
@@ -24,7 +24,14 @@ pub struct GlobInput {
 pub struct Glob;
 
 fn walker(ctx: &ToolContext) -> ignore::Walk {
-    WalkBuilder::new(ctx.workspace.root()).hidden(false).follow_links(false).git_ignore(true).git_exclude(true).require_git(false).filter_entry(|e| e.file_name() != ".git").build()
+    WalkBuilder::new(ctx.workspace.root())
+        .hidden(false)
+        .follow_links(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build()
 }
 
 #[async_trait::async_trait]

@@ -71,7 +71,8 @@ const NO_COMMIT_YET: &str = "' does not have a commit checked out";
 
 /// Folders no one wants copied into checkpoints: dependencies and build output, which the
 /// project's own tools recreate. The workspace's ignore files add to these.
-pub const DEFAULT_EXCLUDES: &[&str] = &["node_modules/", "target/", ".venv/", "venv/", "__pycache__/", ".gradle/", ".next/", ".nuxt/", ".cache/", ".tox/", ".mypy_cache/", ".pytest_cache/"];
+pub const DEFAULT_EXCLUDES: &[&str] =
+    &["node_modules/", "target/", ".venv/", "venv/", "__pycache__/", ".gradle/", ".next/", ".nuxt/", ".cache/", ".tox/", ".mypy_cache/", ".pytest_cache/"];
 
 /// Files over this size are left out of checkpoints unless Settings say otherwise (as Cline does):
 /// media and data files would double the disk a workspace takes for little use.
@@ -82,7 +83,10 @@ pub const DEFAULT_MAX_FILE: u64 = 10 * 1024 * 1024;
 pub fn store_name(workspace: &Path) -> String {
     let path = workspace.to_string_lossy();
     let hash = crate::stable_hash::fnv1a(path.as_bytes());
-    let leaf: String = workspace.file_name().map(|n| n.to_string_lossy().chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(40).collect()).unwrap_or_default();
+    let leaf: String = workspace
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(40).collect())
+        .unwrap_or_default();
     format!("{}-{hash:016x}", if leaf.is_empty() { "root" } else { &leaf })
 }
 
@@ -103,7 +107,8 @@ impl Checkpoints {
     /// The session's checkpoints in the workspace's shared store under `stores`.
     pub fn open_shared(stores: &Path, work_tree: &Path, session: &str) -> Result<Checkpoints> {
         let git_dir = stores.join(store_name(work_tree));
-        let cp = Checkpoints { shared: true, refs: format!("refs/finishline/{session}/"), git_dir, work_tree: work_tree.to_path_buf(), max_file: DEFAULT_MAX_FILE };
+        let cp =
+            Checkpoints { shared: true, refs: format!("refs/finishline/{session}/"), git_dir, work_tree: work_tree.to_path_buf(), max_file: DEFAULT_MAX_FILE };
         cp.init()?;
         // Stores made before the index was tuned get the setting once.
         if !std::fs::read_to_string(cp.git_dir.join("config")).unwrap_or_default().to_ascii_lowercase().contains("showuntrackedfiles") {
@@ -114,7 +119,13 @@ impl Checkpoints {
 
     /// A store of one session, as sessions made before shared stores have.
     pub fn open(dir: &Path, work_tree: &Path) -> Result<Checkpoints> {
-        let cp = Checkpoints { git_dir: dir.to_path_buf(), work_tree: work_tree.to_path_buf(), shared: false, refs: "refs/finishline/".into(), max_file: DEFAULT_MAX_FILE };
+        let cp = Checkpoints {
+            git_dir: dir.to_path_buf(),
+            work_tree: work_tree.to_path_buf(),
+            shared: false,
+            refs: "refs/finishline/".into(),
+            max_file: DEFAULT_MAX_FILE,
+        };
         cp.init()?;
         Ok(cp)
     }
@@ -196,7 +207,9 @@ impl Checkpoints {
             // `add --ignore-errors` adds what it can read and exits 1 naming what it could not.
             // So does a repository nested in the workspace that has no commit yet; its files are
             // recorded from the report.
-            let only_unreadable = args.contains(&"--ignore-errors") && out.status.code() == Some(1) && err.lines().filter(|l| l.starts_with("error: ")).all(|l| l.starts_with("error: unable to index file") || l.ends_with(NO_COMMIT_YET));
+            let only_unreadable = args.contains(&"--ignore-errors")
+                && out.status.code() == Some(1)
+                && err.lines().filter(|l| l.starts_with("error: ")).all(|l| l.starts_with("error: unable to index file") || l.ends_with(NO_COMMIT_YET));
             if out.status.success() || only_unreadable {
                 return Ok((String::from_utf8_lossy(&out.stdout).into_owned(), err.into_owned()));
             }
@@ -306,7 +319,8 @@ impl Checkpoints {
             if self.git_full(&["update-index", "--add", "--remove", "-z", "--stdin"], Some(&list)).is_err() {
                 // Whatever update-index could not take (a file that vanished or changed kind
                 // mid-step), `add` takes with its own error handling.
-                let (_, warnings) = self.git_full(&["add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"], Some(&files.join("\0")))?;
+                let (_, warnings) =
+                    self.git_full(&["add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"], Some(&files.join("\0")))?;
                 self.note_unreadable(&warnings)?;
             }
         }
@@ -327,7 +341,11 @@ impl Checkpoints {
     /// New or changed files over the size limit join the store's excludes before `git add`, so
     /// they are never copied; the review lists them as not covered by revert.
     fn leave_out_big_files(&self, changed: &mut Vec<&str>) -> Result<()> {
-        let big: Vec<String> = changed.iter().filter(|p| std::fs::symlink_metadata(self.work_tree.join(p)).is_ok_and(|m| m.is_file() && m.len() > self.max_file)).map(|p| p.to_string()).collect();
+        let big: Vec<String> = changed
+            .iter()
+            .filter(|p| std::fs::symlink_metadata(self.work_tree.join(p)).is_ok_and(|m| m.is_file() && m.len() > self.max_file))
+            .map(|p| p.to_string())
+            .collect();
         if big.is_empty() {
             return Ok(());
         }
@@ -407,7 +425,9 @@ impl Checkpoints {
     }
 
     fn listed(&self, name: &str) -> Vec<String> {
-        std::fs::read_to_string(self.git_dir.join("info").join(name)).map(|t| t.lines().filter(|l| !l.is_empty()).map(String::from).collect()).unwrap_or_default()
+        std::fs::read_to_string(self.git_dir.join("info").join(name))
+            .map(|t| t.lines().filter(|l| !l.is_empty()).map(String::from).collect())
+            .unwrap_or_default()
     }
 
     fn note_unreadable(&self, add_errors: &str) -> Result<()> {
@@ -569,7 +589,13 @@ impl Checkpoints {
             };
             let old = c.before.oid().and_then(|o| blobs.get(o)).unwrap_or(&empty);
             let new = c.after.oid().and_then(|o| blobs.get(o)).unwrap_or(&empty);
-            out.push(FileChange { path: c.path.clone(), kind, diff: unified_diff(&c.path, &c.before, &c.after, old, new), before: Some(c.before.clone()), after: Some(c.after.clone()) });
+            out.push(FileChange {
+                path: c.path.clone(),
+                kind,
+                diff: unified_diff(&c.path, &c.before, &c.after, old, new),
+                before: Some(c.before.clone()),
+                after: Some(c.after.clone()),
+            });
         }
         Ok(out)
     }
@@ -613,7 +639,15 @@ impl Checkpoints {
     /// git's stdout as bytes (file contents are not always text).
     fn git_bytes(&self, args: &[&str], input: &[u8]) -> Result<Vec<u8>> {
         let mut cmd = Command::new("git");
-        cmd.arg("--git-dir").arg(&self.git_dir).arg("--work-tree").arg(&self.work_tree).args(args).env_remove("GIT_DIR").env_remove("GIT_WORK_TREE").env_remove("GIT_INDEX_FILE").current_dir(&self.work_tree);
+        cmd.arg("--git-dir")
+            .arg(&self.git_dir)
+            .arg("--work-tree")
+            .arg(&self.work_tree)
+            .args(args)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .current_dir(&self.work_tree);
         cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
         crate::workspace::lock::inherit_held(&mut cmd);
         let mut child = cmd.spawn().map_err(|e| Error::Internal(format!("git is needed for checkpoints and could not run: {e}")))?;
@@ -672,11 +706,13 @@ impl Checkpoints {
                 _ => Ok(()),
             },
             FileState::Blob { oid, mode } => {
-                let content = self.blobs(&[oid.as_str()])?.remove(oid.as_str()).ok_or_else(|| Error::Internal(format!("the checkpoint of {path} is missing")))?;
+                let content =
+                    self.blobs(&[oid.as_str()])?.remove(oid.as_str()).ok_or_else(|| Error::Internal(format!("the checkpoint of {path} is missing")))?;
                 if let Some(dir) = full.parent() {
                     std::fs::create_dir_all(dir)?;
                 }
-                let tmp = full.with_file_name(format!(".{}.finishline-restore", full.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()));
+                let tmp =
+                    full.with_file_name(format!(".{}.finishline-restore", full.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()));
                 let _ = std::fs::remove_file(&tmp);
                 if mode == "120000" {
                     std::os::unix::fs::symlink(String::from_utf8_lossy(&content).as_ref(), &tmp)?;
@@ -696,7 +732,10 @@ impl Checkpoints {
 /// A git-style unified diff of one file, capped in size; binary files say so.
 fn unified_diff(path: &str, before: &FileState, after: &FileState, old: &[u8], new: &[u8]) -> String {
     let binary = |b: &[u8]| b.iter().take(8000).any(|c| *c == 0);
-    let (a, b) = (if matches!(before, FileState::Absent) { "/dev/null".to_string() } else { format!("a/{path}") }, if matches!(after, FileState::Absent) { "/dev/null".to_string() } else { format!("b/{path}") });
+    let (a, b) = (
+        if matches!(before, FileState::Absent) { "/dev/null".to_string() } else { format!("a/{path}") },
+        if matches!(after, FileState::Absent) { "/dev/null".to_string() } else { format!("b/{path}") },
+    );
     let mut diff = format!("diff --git a/{path} b/{path}\n");
     match (before, after) {
         (FileState::Absent, FileState::Blob { mode, .. }) => diff.push_str(&format!("new file mode {mode}\n")),
@@ -834,9 +873,15 @@ pub fn usage(stores: &Path) -> Vec<StoreUsage> {
 
 /// Sessions whose refs git has packed (they no longer have a folder of their own).
 fn count_packed_sessions(dir: &Path) -> usize {
-    let loose: Vec<String> = std::fs::read_dir(dir.join("refs/finishline")).map(|d| d.flatten().map(|s| s.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
+    let loose: Vec<String> =
+        std::fs::read_dir(dir.join("refs/finishline")).map(|d| d.flatten().map(|s| s.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
     let packed = std::fs::read_to_string(dir.join("packed-refs")).unwrap_or_default();
-    let mut names: Vec<&str> = packed.lines().filter_map(|l| l.split_once(" refs/finishline/")).filter_map(|(_, r)| r.split('/').next()).filter(|n| !loose.iter().any(|l| l == n)).collect();
+    let mut names: Vec<&str> = packed
+        .lines()
+        .filter_map(|l| l.split_once(" refs/finishline/"))
+        .filter_map(|(_, r)| r.split('/').next())
+        .filter(|n| !loose.iter().any(|l| l == n))
+        .collect();
     names.sort();
     names.dedup();
     names.len()

@@ -28,11 +28,17 @@ impl Blocked {
 /// The branch the task lands on, and where it is now.
 fn target(wt: &TaskWorktree) -> std::result::Result<(String, String), Blocked> {
     let Some(branch) = wt.base_branch.clone() else {
-        return Err(Blocked::new(LandingBlock::NoBranch, vec![], "the task started on a detached HEAD, so there is no branch to land on: keep its branch instead"));
+        return Err(Blocked::new(
+            LandingBlock::NoBranch,
+            vec![],
+            "the task started on a detached HEAD, so there is no branch to land on: keep its branch instead",
+        ));
     };
     match git(Path::new(&wt.repo), &["rev-parse", "-q", "--verify", &format!("refs/heads/{branch}^{{commit}}")]) {
         Ok(tip) => Ok((branch, tip.trim().to_string())),
-        Err(_) => Err(Blocked::new(LandingBlock::NoBranch, vec![], format!("the branch “{branch}” the task started from is gone: keep the task's branch instead"))),
+        Err(_) => {
+            Err(Blocked::new(LandingBlock::NoBranch, vec![], format!("the branch “{branch}” the task started from is gone: keep the task's branch instead")))
+        }
     }
 }
 
@@ -69,7 +75,11 @@ pub fn catch_up(wt: &TaskWorktree) -> Result<std::result::Result<CatchUp, Blocke
         return Ok(Ok(CatchUp::UpToDate(Tips { branch, target: target_tip, task: task_tip })));
     }
     let folder = Path::new(&wt.folder);
-    let out = git_in(folder).args(identity_args(folder)).args(["rebase", "--no-autostash", "--onto", &target_tip, &wt.base_commit]).output().map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
+    let out = git_in(folder)
+        .args(identity_args(folder))
+        .args(["rebase", "--no-autostash", "--onto", &target_tip, &wt.base_commit])
+        .output()
+        .map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
     if out.status.success() {
         return Ok(Ok(CatchUp::Rebased { onto: target_tip }));
     }
@@ -128,7 +138,8 @@ pub fn message(title: &str, summary: Option<&str>, agent: &str, session: &str) -
 pub fn compose(wt: &TaskWorktree, tips: &Tips, mode: LandingMode, message: &str) -> Result<std::result::Result<Composed, Blocked>> {
     let repo = Path::new(&wt.repo);
     let Tips { branch, target: old_tip, task: task_tip } = tips.clone();
-    let files: Vec<String> = git(repo, &["diff", "--name-only", "--no-renames", "-z", &old_tip, &task_tip])?.split('\0').filter(|f| !f.is_empty()).map(str::to_string).collect();
+    let files: Vec<String> =
+        git(repo, &["diff", "--name-only", "--no-renames", "-z", &old_tip, &task_tip])?.split('\0').filter(|f| !f.is_empty()).map(str::to_string).collect();
     let on_target = git(repo, &["symbolic-ref", "-q", "--short", "HEAD"]).map(|b| b.trim() == branch).unwrap_or(false);
     if (on_target || mode == LandingMode::Uncommitted) && !files.is_empty() {
         // The person's own edits, staged or not, and their untracked files, among the files the
@@ -162,14 +173,23 @@ pub fn compose(wt: &TaskWorktree, tips: &Tips, mode: LandingMode, message: &str)
                 args.extend(["-p".into(), task_tip.clone()]);
             }
             args.extend(["-F".into(), "-".into()]);
-            let mut child = git_in(repo).args(&args).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn()?;
+            let mut child = git_in(repo)
+                .args(&args)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()?;
             if let Some(mut stdin) = child.stdin.take() {
                 use std::io::Write;
                 stdin.write_all(message.as_bytes())?;
             }
             let out = child.wait_with_output()?;
             if !out.status.success() {
-                return Ok(Err(Blocked::new(LandingBlock::Git, vec![], format!("git could not make the commit: {}", String::from_utf8_lossy(&out.stderr).trim()))));
+                return Ok(Err(Blocked::new(
+                    LandingBlock::Git,
+                    vec![],
+                    format!("git could not make the commit: {}", String::from_utf8_lossy(&out.stderr).trim()),
+                )));
             }
             Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
         }
@@ -187,7 +207,11 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
     match (c.mode, &c.new_commit) {
         (LandingMode::Squash | LandingMode::Merge, Some(new)) => {
             if !git_ok(repo, &["update-ref", "-m", "finishline: land task", &target_ref, new, &c.old_tip]) {
-                return Ok(Err(Blocked::new(LandingBlock::Conflict, vec![], format!("“{}” moved while the task was being landed: approve again", c.target_branch))));
+                return Ok(Err(Blocked::new(
+                    LandingBlock::Conflict,
+                    vec![],
+                    format!("“{}” moved while the task was being landed: approve again", c.target_branch),
+                )));
             }
             crate::fault::pause_at("landing-after-ref");
             if let Err(why) = update_checkout(repo, c.on_target, &c.old_tip, new) {
@@ -250,7 +274,8 @@ pub fn finish_interrupted(wt: &TaskWorktree, c: &Composed) -> Result<std::result
 
 /// Runs git with `input` on stdin; `Err(stderr)` when it refuses.
 fn pipe(repo: &Path, args: &[&str], input: &[u8]) -> Result<std::result::Result<(), String>> {
-    let mut child = git_in(repo).args(args).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn()?;
+    let mut child =
+        git_in(repo).args(args).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn()?;
     if let Some(mut stdin) = child.stdin.take() {
         use std::io::Write;
         let data = input.to_vec();

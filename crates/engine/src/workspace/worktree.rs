@@ -130,7 +130,9 @@ pub fn repo_of(folder: &Path, worktrees: &Path) -> Option<Repo> {
 
 /// The branches of the person's repository, newest commit first (New Task's base choice).
 pub fn branches(repo: &Path) -> Vec<String> {
-    git(repo, &["for-each-ref", "--sort=-committerdate", "--format=%(refname:short)", "refs/heads/"]).map(|o| o.lines().map(str::to_string).filter(|b| !b.starts_with("finishline/")).collect()).unwrap_or_default()
+    git(repo, &["for-each-ref", "--sort=-committerdate", "--format=%(refname:short)", "refs/heads/"])
+        .map(|o| o.lines().map(str::to_string).filter(|b| !b.starts_with("finishline/")).collect())
+        .unwrap_or_default()
 }
 
 /// `finishline/<short id>-<first words of the task>`: readable in `git branch`, unique per task.
@@ -158,7 +160,8 @@ pub fn branch_name(session: &str, task: &str) -> String {
 pub fn plan(repo: &Repo, worktrees: &Path, session: &str, task: &str, base: Option<&str>, attempt: u32) -> Result<TaskWorktree> {
     let (base_branch, base_commit) = match base {
         Some(b) => {
-            let commit = git(&repo.top, &["rev-parse", "-q", "--verify", &format!("refs/heads/{b}^{{commit}}")]).map_err(|_| Error::InvalidInput(format!("there is no branch “{b}” in {}", repo.top.display())))?;
+            let commit = git(&repo.top, &["rev-parse", "-q", "--verify", &format!("refs/heads/{b}^{{commit}}")])
+                .map_err(|_| Error::InvalidInput(format!("there is no branch “{b}” in {}", repo.top.display())))?;
             (Some(b.to_string()), commit.trim().to_string())
         }
         None => (repo.branch.clone(), repo.head.clone()),
@@ -167,9 +170,20 @@ pub fn plan(repo: &Repo, worktrees: &Path, session: &str, task: &str, base: Opti
     if attempt > 1 {
         branch.push_str(&format!("-{attempt}"));
     }
-    let leaf = repo.top.file_name().map(|n| n.to_string_lossy().chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(40).collect::<String>()).unwrap_or_default();
+    let leaf = repo
+        .top
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(40).collect::<String>())
+        .unwrap_or_default();
     let name = format!("{}-{}", if leaf.is_empty() { "repo" } else { &leaf }, branch.trim_start_matches("finishline/"));
-    Ok(TaskWorktree { repo: repo.top.to_string_lossy().into_owned(), folder: worktrees.join(name).to_string_lossy().into_owned(), subdir: repo.subdir.clone(), branch, base_branch, base_commit })
+    Ok(TaskWorktree {
+        repo: repo.top.to_string_lossy().into_owned(),
+        folder: worktrees.join(name).to_string_lossy().into_owned(),
+        subdir: repo.subdir.clone(),
+        branch,
+        base_branch,
+        base_commit,
+    })
 }
 
 /// Adds the worktree and its branch without filling it (git writes no file, so this is quick
@@ -204,7 +218,11 @@ pub fn fill(wt: &TaskWorktree, includes: &[String]) -> Result<Vec<String>> {
     in_background(&mut cmd);
     let out = cmd.output().map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
     if !out.status.success() {
-        return Err(Error::Worktree(format!("the task's worktree could not be filled in {}: {}", folder.display(), String::from_utf8_lossy(&out.stderr).trim())));
+        return Err(Error::Worktree(format!(
+            "the task's worktree could not be filled in {}: {}",
+            folder.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
     }
     copy_includes(Path::new(&wt.repo), folder, includes)
 }
@@ -233,9 +251,14 @@ fn copy_includes(repo: &Path, folder: &Path, includes: &[String]) -> Result<Vec<
         if matcher.matched_path_or_any_parents(rel, is_dir).is_ignore() {
             copy_path(&repo.join(rel), &folder.join(rel))?;
             copied.push(rel.to_string());
-        } else if is_dir && !crate::workspace::checkpoint::DEFAULT_EXCLUDES.iter().any(|d| Path::new(rel).file_name().is_some_and(|n| n.to_string_lossy() == d.trim_end_matches('/'))) {
+        } else if is_dir
+            && !crate::workspace::checkpoint::DEFAULT_EXCLUDES
+                .iter()
+                .any(|d| Path::new(rel).file_name().is_some_and(|n| n.to_string_lossy() == d.trim_end_matches('/')))
+        {
             // A folder git lists whole may hold a match deeper down (`config/local.json`).
-            for e in ignore::WalkBuilder::new(repo.join(rel)).hidden(false).git_ignore(false).git_exclude(false).ignore(false).parents(false).build().flatten() {
+            for e in ignore::WalkBuilder::new(repo.join(rel)).hidden(false).git_ignore(false).git_exclude(false).ignore(false).parents(false).build().flatten()
+            {
                 let Ok(inner) = e.path().strip_prefix(repo) else { continue };
                 let inner = inner.to_string_lossy().into_owned();
                 if e.file_type().is_some_and(|t| !t.is_dir()) && matcher.matched_path_or_any_parents(&inner, false).is_ignore() {
@@ -289,7 +312,11 @@ pub fn commit_all(wt: &TaskWorktree, message: &str, copied: &[String]) -> Result
         return Ok(None);
     }
     let mut cmd = git_in(folder);
-    cmd.args(identity_args(folder)).args(["commit", "--quiet", "--no-verify", "-F", "-"]).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+    cmd.args(identity_args(folder))
+        .args(["commit", "--quiet", "--no-verify", "-F", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
     if let Some(mut stdin) = child.stdin.take() {
         use std::io::Write;
@@ -339,7 +366,14 @@ pub fn make_repository(folder: &Path) -> Result<()> {
     }
     git(folder, &["add", "--all"])?;
     let mut cmd = git_in(folder);
-    cmd.args(identity_args(folder)).args(["commit", "--quiet", "--allow-empty", "--no-verify", "-m", "Start of the project (made by Finishline so tasks can work side by side)"]);
+    cmd.args(identity_args(folder)).args([
+        "commit",
+        "--quiet",
+        "--allow-empty",
+        "--no-verify",
+        "-m",
+        "Start of the project (made by Finishline so tasks can work side by side)",
+    ]);
     let out = cmd.output().map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
     if !out.status.success() {
         return Err(Error::Worktree(format!("the first commit could not be made: {}", String::from_utf8_lossy(&out.stderr).trim())));

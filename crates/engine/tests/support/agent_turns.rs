@@ -21,7 +21,9 @@ pub fn story(o: &Outcome) -> String {
             EngineEvent::Error { code, message } => format!("error({code}: {message})"),
             EngineEvent::StatusChanged { status, message, .. } => format!("status({status:?} {message:?})"),
             EngineEvent::Continuation { source, .. } => format!("continuation({source:?})"),
-            EngineEvent::ToolCall { tool, state, output, .. } => format!("tool({tool} {state:?} {:?})", output.as_deref().map(|o| o.chars().take(120).collect::<String>())),
+            EngineEvent::ToolCall { tool, state, output, .. } => {
+                format!("tool({tool} {state:?} {:?})", output.as_deref().map(|o| o.chars().take(120).collect::<String>()))
+            }
             EngineEvent::TextDelta { text, .. } => format!("text({})", text.chars().take(80).collect::<String>()),
             other => other.type_name().to_string(),
         })
@@ -37,7 +39,11 @@ pub fn requests(o: &Outcome) -> String {
 pub async fn harness(real: Real, home: &std::path::Path, key: Option<&'static str>) -> Harness {
     let home = home.to_path_buf();
     // Finishline's gate asks the person (who allows once, see `allow_once_as_asked`).
-    Harness::new(rules(json!([])), Setup { agent_for: Some(Box::new(move |server| real.agent(server, &home, key))), permissions: Default::default(), ..Setup::default() }).await
+    Harness::new(
+        rules(json!([])),
+        Setup { agent_for: Some(Box::new(move |server| real.agent(server, &home, key))), permissions: Default::default(), ..Setup::default() },
+    )
+    .await
 }
 
 /// A person who allows each call once, as the agent asks (Gemini CLI asks before it writes).
@@ -67,7 +73,10 @@ pub async fn a_new_file_judged_not_done_is_continued_then_finished_and_approved(
         finishline_evaluator(not_done_verdict(&["hello.txt must say hello world"], "Add the world: hello.txt must say hello world."), Some(1)),
         finishline_evaluator(done_verdict(), None),
         finishline_side_calls(),
-        with_times(real.turn(json!({"last_message_contains": "must say hello world"}), json!({"tool_calls": [real.write(&ws, "hello.txt", "hello world\n")]})), 1),
+        with_times(
+            real.turn(json!({"last_message_contains": "must say hello world"}), json!({"tool_calls": [real.write(&ws, "hello.txt", "hello world\n")]})),
+            1,
+        ),
         real.turn(json!({"last_message_contains": real.wrote()}), json!({"text": DONE})),
         with_times(real.turn(json!({}), json!({"tool_calls": [real.write(&ws, "hello.txt", "hello\n")]})), 1),
         real.turn(json!({}), json!({"text": DONE})),
@@ -82,7 +91,12 @@ pub async fn a_new_file_judged_not_done_is_continued_then_finished_and_approved(
     let o = h.outcome(&sid);
     assert_eq!(o.status, SessionStatus::AwaitingReview, "the finished, checked task waits for the person: {}\n{}", story(&o), requests(&o));
     assert_eq!(o.continuations(), vec![ContinuationSource::Evaluator], "judged not done once, then continued as a new turn: {}", story(&o));
-    assert_eq!(h.read("hello.txt").as_deref(), Some("hello world\n"), "the agent's own write tool created the file, then the continuation finished it: {}", story(&o));
+    assert_eq!(
+        h.read("hello.txt").as_deref(),
+        Some("hello world\n"),
+        "the agent's own write tool created the file, then the continuation finished it: {}",
+        story(&o)
+    );
     assert!(o.has(|e| matches!(e, EngineEvent::ToolCall { state: ToolState::Done, .. })), "its tool calls are shown as finished tool cards: {}", story(&o));
     assert!(o.has(|e| matches!(e, EngineEvent::TextDelta { text, .. } if text.contains("Done"))), "its text streams into the session");
     h.engine.submit_review(&o.review_id(), Decision::Approve, None, false, false, DecidedBy::Person).unwrap();
@@ -94,7 +108,11 @@ pub async fn cancel_mid_turn_ends_its_whole_process_group_and_records_the_sessio
     let home = tempfile::tempdir().unwrap();
     let h = harness(real, home.path(), Some("fake-key")).await;
     let mut r = real.side_calls();
-    r.extend([finishline_evaluator(done_verdict(), None), finishline_side_calls(), real.turn(json!({}), json!({"text": "Thinking it over slowly, one word after another, for a long while yet", "chunk_delay_ms": 1000}))]);
+    r.extend([
+        finishline_evaluator(done_verdict(), None),
+        finishline_side_calls(),
+        real.turn(json!({}), json!({"text": "Thinking it over slowly, one word after another, for a long while yet", "chunk_delay_ms": 1000})),
+    ]);
     h.server.set_scenario(rules(json!(r)));
     let (sid, handle) = h.engine.start_session("Think slowly", &h.ws()).unwrap();
     let until = Instant::now() + Duration::from_secs(60);
@@ -138,14 +156,26 @@ pub async fn without_a_key_says_how_to_log_in_in_the_agents_own_words(real: Real
     h.server.set_scenario(rules(json!(r)));
     let o = h.run("Write hello.txt").await;
     assert_eq!(o.status, SessionStatus::Failed, "{}", story(&o));
-    let (code, message) = o.events.iter().rev().find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((code.clone(), message.clone())) } else { None }).unwrap();
+    let (code, message) = o
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((code.clone(), message.clone())) } else { None })
+        .unwrap();
     assert_eq!(code, "external_agent_auth", "{message}");
     let label = finishline_engine::external::ExternalAgent::preset(real.preset()).unwrap().label();
     assert!(message.contains(&format!("{label} needs you to log in")), "{message}");
     for words in expect {
         assert!(message.contains(words), "the message says what to do in {label}'s own words ({words:?}): {message}");
     }
-    let methods = o.events.iter().find_map(|e| if let EngineEvent::AgentLoginNeeded { methods, label: l, .. } = &e.event { assert_eq!(l, &label); Some(methods.clone()) } else { None });
+    let methods = o.events.iter().find_map(|e| {
+        if let EngineEvent::AgentLoginNeeded { methods, label: l, .. } = &e.event {
+            assert_eq!(l, &label);
+            Some(methods.clone())
+        } else {
+            None
+        }
+    });
     assert!(methods.is_some_and(|m| !m.is_empty()), "the window gets the agent's ways to log in, for its Log in button: {}", story(&o));
 }
 

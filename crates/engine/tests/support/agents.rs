@@ -21,7 +21,13 @@ pub fn agent_bin(name: &str) -> PathBuf {
 /// HOME and the XDG folders inside `home`.
 fn home_env(home: &Path) -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();
-    for (k, v) in [("HOME", home.to_path_buf()), ("XDG_CONFIG_HOME", home.join(".config")), ("XDG_DATA_HOME", home.join(".local/share")), ("XDG_CACHE_HOME", home.join(".cache")), ("XDG_STATE_HOME", home.join(".local/state"))] {
+    for (k, v) in [
+        ("HOME", home.to_path_buf()),
+        ("XDG_CONFIG_HOME", home.join(".config")),
+        ("XDG_DATA_HOME", home.join(".local/share")),
+        ("XDG_CACHE_HOME", home.join(".cache")),
+        ("XDG_STATE_HOME", home.join(".local/state")),
+    ] {
         env.insert(k.to_string(), v.to_string_lossy().into_owned());
     }
     env
@@ -84,7 +90,12 @@ impl Real {
                 put("CODEX_HOME", &codex_home.to_string_lossy());
                 if key.is_none() {
                     // A Codex nobody has logged in to: no provider of its own, no login.
-                    return ExternalAgent { name: self.preset().into(), command: agent_bin("codex-acp").to_string_lossy().into_owned(), args: vec![], env: env.into_iter().filter(|(_, v)| !v.is_empty()).collect() };
+                    return ExternalAgent {
+                        name: self.preset().into(),
+                        command: agent_bin("codex-acp").to_string_lossy().into_owned(),
+                        args: vec![],
+                        env: env.into_iter().filter(|(_, v)| !v.is_empty()).collect(),
+                    };
                 }
                 let config = format!(
                     "model = \"m\"\nmodel_provider = \"local\"\napproval_policy = \"on-request\"\nsandbox_mode = \"danger-full-access\"\n\n[model_providers.local]\nname = \"local\"\nbase_url = \"{}\"\nwire_api = \"responses\"\nenv_key = \"FAKE_CODEX_KEY\"\n",
@@ -132,7 +143,10 @@ impl Real {
                 json!({"when": {"protocol": p, "kind": "evaluator"}, "reply": {"text": "{\"reasoning\": \"the model finished\", \"next_speaker\": \"user\"}"}}),
                 json!({"when": {"protocol": p, "kind": "compaction"}, "reply": {"text": "Title"}}),
             ],
-            _ => vec![json!({"when": {"protocol": p, "kind": "compaction"}, "reply": {"text": "Title"}}), json!({"when": {"protocol": p, "kind": "evaluator"}, "reply": {"text": "Title"}})],
+            _ => vec![
+                json!({"when": {"protocol": p, "kind": "compaction"}, "reply": {"text": "Title"}}),
+                json!({"when": {"protocol": p, "kind": "evaluator"}, "reply": {"text": "Title"}}),
+            ],
         }
     }
 

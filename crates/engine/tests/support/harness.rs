@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use fake_llm::{FakeServer, Protocol, Scenario, SeenRequest};
 use finishline_engine::agent::{Engine, EngineConfig, ModelEndpoint, PermissionPolicy};
-use finishline_engine::judge::completion::CompletionConfig;
 use finishline_engine::domain::*;
 use finishline_engine::event::{EngineEvent, Envelope};
+use finishline_engine::judge::completion::CompletionConfig;
 use finishline_engine::provider::{ProviderConfig, RetryPolicy};
 use finishline_engine::store::Store;
 use finishline_engine::ProviderKind;
@@ -66,7 +66,10 @@ impl Default for Setup {
             step_limit: Duration::from_secs(600),
             learn_context_window: false,
             external: None,
-            claims_pipe: Some(finishline_engine::external::claims_pipe::PipeCommand { program: env!("CARGO_BIN_EXE_finishline-mcp-pipe").into(), args: vec![] }),
+            claims_pipe: Some(finishline_engine::external::claims_pipe::PipeCommand {
+                program: env!("CARGO_BIN_EXE_finishline-mcp-pipe").into(),
+                args: vec![],
+            }),
             parallel: None,
             agent_for: None,
         }
@@ -101,7 +104,13 @@ impl Harness {
                 evaluator: None,
                 manager: None,
                 completion: setup.completion,
-                retry: RetryPolicy { max_retries: 3, base_delay: Duration::from_millis(10), max_delay: Duration::from_millis(50), max_retry_after: Duration::from_secs(3), jitter: 0.0 },
+                retry: RetryPolicy {
+                    max_retries: 3,
+                    base_delay: Duration::from_millis(10),
+                    max_delay: Duration::from_millis(50),
+                    max_retry_after: Duration::from_secs(3),
+                    jitter: 0.0,
+                },
                 permissions: setup.permissions,
                 verify_commands: setup.verify_commands,
                 context_window: setup.context_window,
@@ -117,7 +126,10 @@ impl Harness {
                 mcp: setup.mcp.clone(),
                 external,
                 claims_pipe: setup.claims_pipe.clone(),
-                tasks: finishline_engine::agent::config::TaskPolicy { slots: setup.parallel.map(finishline_engine::agent::queue::TaskSlots::new), ..finishline_engine::agent::config::TaskPolicy::new(data.path()) },
+                tasks: finishline_engine::agent::config::TaskPolicy {
+                    slots: setup.parallel.map(finishline_engine::agent::queue::TaskSlots::new),
+                    ..finishline_engine::agent::config::TaskPolicy::new(data.path())
+                },
                 processes: finishline_engine::process_groups::ProcessGroups::in_data_dir(data.path()),
                 agent_secrets: Default::default(),
             },
@@ -197,10 +209,17 @@ impl Outcome {
         self.requests.iter().filter(|r| r.kind == kind).count()
     }
     pub fn review_id(&self) -> RequestId {
-        self.events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { review_id, .. } = &e.event { Some(review_id.clone()) } else { None }).expect("a review was requested")
+        self.events
+            .iter()
+            .rev()
+            .find_map(|e| if let EngineEvent::ReviewRequested { review_id, .. } = &e.event { Some(review_id.clone()) } else { None })
+            .expect("a review was requested")
     }
     pub fn evaluations(&self) -> Vec<(Verdict, bool)> {
-        self.events.iter().filter_map(|e| if let EngineEvent::Evaluation { verdict, parse_ok, .. } = &e.event { Some((*verdict, *parse_ok)) } else { None }).collect()
+        self.events
+            .iter()
+            .filter_map(|e| if let EngineEvent::Evaluation { verdict, parse_ok, .. } = &e.event { Some((*verdict, *parse_ok)) } else { None })
+            .collect()
     }
     pub fn has(&self, pred: impl Fn(&EngineEvent) -> bool) -> bool {
         self.events.iter().any(|e| pred(&e.event))
@@ -235,7 +254,8 @@ pub fn done_verdict() -> Value {
 }
 
 pub fn not_done_verdict(remaining: &[&str], prompt: &str) -> Value {
-    let v = serde_json::json!({"done": false, "summary": "not yet", "remaining": remaining, "continuation_prompt": prompt, "is_stuck": false, "stuck_reason": ""});
+    let v =
+        serde_json::json!({"done": false, "summary": "not yet", "remaining": remaining, "continuation_prompt": prompt, "is_stuck": false, "stuck_reason": ""});
     serde_json::json!({"text": v.to_string()})
 }
 

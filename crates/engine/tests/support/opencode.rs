@@ -48,7 +48,13 @@ pub fn write_config_with(h: &Harness, extra: serde_json::Value) {
 /// The agent as the engine starts it.
 pub fn opencode(home: &Path) -> ExternalAgent {
     let mut env = BTreeMap::new();
-    for (k, v) in [("HOME", home.to_path_buf()), ("XDG_CONFIG_HOME", home.join(".config")), ("XDG_DATA_HOME", home.join(".local/share")), ("XDG_CACHE_HOME", home.join(".cache")), ("XDG_STATE_HOME", home.join(".local/state"))] {
+    for (k, v) in [
+        ("HOME", home.to_path_buf()),
+        ("XDG_CONFIG_HOME", home.join(".config")),
+        ("XDG_DATA_HOME", home.join(".local/share")),
+        ("XDG_CACHE_HOME", home.join(".cache")),
+        ("XDG_STATE_HOME", home.join(".local/state")),
+    ] {
         env.insert(k.to_string(), v.to_string_lossy().into_owned());
     }
     ExternalAgent { name: "opencode".into(), command: opencode_bin().to_string_lossy().into_owned(), args: vec!["acp".into()], env }

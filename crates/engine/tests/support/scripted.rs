@@ -21,7 +21,12 @@ impl Scripted {
         let js = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/agents/scripted-acp.mjs");
         let mut env = std::collections::BTreeMap::new();
         env.insert("SCRIPTED_ACP_LOGS".to_string(), logs.path().to_string_lossy().into_owned());
-        let agent = ExternalAgent { name: "scripted".into(), command: "node".into(), args: vec![js.to_string_lossy().into_owned(), file.to_string_lossy().into_owned()], env };
+        let agent = ExternalAgent {
+            name: "scripted".into(),
+            command: "node".into(),
+            args: vec![js.to_string_lossy().into_owned(), file.to_string_lossy().into_owned()],
+            env,
+        };
         Scripted { agent, logs }
     }
 
