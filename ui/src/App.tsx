@@ -88,6 +88,8 @@ export function App() {
     take();
     const off = ipc.onStartupAction(take);
     return () => void off.then((f) => f()).catch(() => undefined);
+    // Once per launch: openSession only calls state setters, which React keeps stable.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
   // Closing over running tasks asks first: the close button (the shell holds the window) and Ctrl+Q.
