@@ -2,11 +2,14 @@
 //! commit, judged the same way and ranked by a rule the person can read; the best one lands as
 //! one commit and no worktree is left. Driven through the `finishline` binary against the fake
 //! provider, with three models of Finishline's own agent as the three agents: one claims done
-//! without doing the work, one fails verification, one succeeds.
+//! without doing the work, one fails verification, one succeeds; and a real agent from npm
+//! (Gemini CLI, offline against the fake provider) beside Finishline's own.
 
 mod support {
     pub mod cli;
 }
+#[path = "../../engine/tests/support/agents.rs"]
+mod agents;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -157,4 +160,71 @@ async fn attempts_need_a_repository_and_say_how_to_get_one() {
         &e.data,
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("more than the limit of 4"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The real Gemini CLI (npm, offline against the fake provider in Gemini's protocol) and
+/// Finishline's own agent attempt the same task: the agent that wrote the file and passed the
+/// person's check is ranked first for that reason and lands; the one that only claimed done is
+/// caught doing so. `--attempts builtin,gemini` finds the agent the way a person's machine would,
+/// on PATH.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_agent_and_finishlines_own_are_judged_alike_and_the_one_that_did_the_work_lands() {
+    use agents::{agent_bin, Real};
+    let real = Real::Gemini;
+    let greet = "def hello():\n    return 'hello'\n";
+    let mut rules = real.side_calls();
+    rules.extend([
+        {
+            let mut write = real.turn(json!({}), json!({"text": "Writing greet.py.", "tool_calls": [real.write(Path::new("."), "greet.py", greet)]}));
+            write["times"] = json!(1);
+            write
+        },
+        real.turn(json!({}), json!({"text": "greet.py is written and says hello."})),
+        // Finishline's own agent only claims it.
+        json!({"when": {"kind": "agent", "protocol": "openai"}, "reply": {"text": "All done, greet.py says hello.", "tool_calls": [claim()]}}),
+        agents::finishline_side_calls(),
+    ]);
+    // The evaluator is asked for both; it says done only where greet.py was written.
+    rules.insert(0, json!({"when": {"kind": "evaluator", "protocol": "openai", "any_message_contains": "created greet.py"}, "reply": {"text": VERDICT_DONE}}));
+    rules.insert(1, json!({"when": {"kind": "evaluator", "protocol": "openai"}, "reply": {"text": VERDICT_NOTHING_WRITTEN}}));
+    let server = FakeServer::start(serde_json::from_value(json!({"rules": rules})).unwrap()).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let agent = real.agent(&server, home.path(), Some("fake-key"));
+    let e = env();
+    let r = repo(e._dir.path());
+    let url = server.base_url(Protocol::Openai);
+    let path = format!("{}:{}", agent_bin("gemini").parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+    let (ws, data) = (r.to_string_lossy().into_owned(), e.data.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(bin())
+            .args(["run", "write greet.py with hello() returning 'hello'", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"])
+            .args(["--attempts", "builtin,gemini", "--verify", "python3 check.py", "--continuation-budget", "1", "--allow", "all", "--review", "approve"])
+            .arg("--data-dir")
+            .arg(&data)
+            .env_remove("OPENAI_API_KEY")
+            .env("XDG_DATA_HOME", data.join("xdg"))
+            .envs(&agent.env)
+            .env("PATH", path)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let all = lines(&out);
+    assert_eq!(out.status.code(), Some(0), "Gemini CLI's verified attempt lands: {stderr}\n{}", String::from_utf8_lossy(&out.stdout));
+    let ranking = all.iter().find(|l| l["type"] == "ranking").expect("the ranking is printed")["ranking"].clone();
+    let ranked = ranking["ranking"].as_array().unwrap();
+    assert_eq!(ranked.len(), 2);
+    assert!(ranked[0]["evidence"]["label"].as_str().unwrap().contains("Gemini"), "the real agent that did the work is first: {ranking}");
+    assert_eq!(ranked[0]["above_next"], "verified done", "and says why: {ranking}");
+    assert_eq!(ranked[0]["evidence"]["checks_passed"], 1, "the person's check passed on its work: {ranking}");
+    assert_eq!(ranked[1]["evidence"]["files"], 0, "Finishline's agent changed nothing: {ranking}");
+    assert_eq!(git(&r, &["show", "main:greet.py"]), greet.trim_end(), "Gemini CLI's file landed on the person's branch");
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2", "as one commit");
+    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count(), 1, "no attempt's worktree is left");
+    let stats = lines(&finishline(&["stats", "agents", "--json"], &e.data));
+    let builtin = stats.iter().find(|s| s["model"] == "m").unwrap_or_else(|| panic!("Finishline's agent in {stats:?}"));
+    assert_eq!(builtin["false_claims"], 1, "Finishline's own agent was caught claiming done: {stats:?}");
 }
