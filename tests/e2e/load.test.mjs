@@ -11,7 +11,9 @@ import { appDataDir, clickAway, repoRoot, shot, typeInto, waitForScreen } from "
 import { appWindow } from "./window.mjs";
 
 const SESSIONS = 20;
-const win = appWindow({ scenario: "e2e-load.json", port: 4530, name: "load" });
+// Twenty at once: the limit on tasks running together (4 by default, the rest queued) is raised
+// for this test of the window under load.
+const win = appWindow({ scenario: "e2e-load.json", port: 4530, name: "load", settings: { tasks: { parallel_limit: SESSIONS } } });
 
 const { testid } = win;
 const cli = path.join(repoRoot, "target/debug/finishline");

@@ -1,5 +1,6 @@
 // A long session (over 260 tool cards in one run) renders only what is on screen and still
-// scrolls to its end.
+// scrolls to its end. Its calls alternate between listing "." and "./": identical calls in a
+// row fold into one card with a count, and this test is about many cards.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
