@@ -69,7 +69,10 @@ test("OpenCode picked in Settings does a task; its early 'Done!' gets a continua
   const review = await testid("review-panel");
   await review.waitForDisplayed({ timeout: 60_000 });
   assert.match(await (await testid("review-end-reason")).getText(), /Verified done/);
-  const files = await win.app.execute(() => [...document.querySelectorAll('[data-testid="file-change"]')].map((e) => e.textContent));
+  // The diff view is loaded with the first review, so its files show a moment after the panel.
+  const changedFiles = () => win.app.execute(() => [...document.querySelectorAll('[data-testid="file-change"]')].map((e) => e.textContent));
+  await win.app.waitUntil(async () => (await changedFiles()).some((f) => /report\.txt/.test(f)), { timeout: 10_000 }).catch(() => undefined);
+  const files = await changedFiles();
   assert.ok(files.some((f) => /report\.txt/.test(f)), `the review lists OpenCode's change: ${files}`);
   await shot(win.app, "acp-opencode-review");
   // The app's own binary is the pipe to Finishline's MCP server (`finishline-app mcp-pipe`):

@@ -41,6 +41,8 @@ test("run a task, follow it, see the continuation card, approve, find it in Hist
   const review = await testid("review-panel");
   await review.waitForDisplayed({ timeout: 20_000 });
   assert.match(await (await testid("review-end-reason")).getText(), /Verified done/);
+  // The diff view is loaded with the first review: its files show a moment after the panel.
+  await win.app.waitUntil(async () => (await win.app.$$('[data-testid="file-change"]')).length >= 2, { timeout: 10_000 }).catch(() => undefined);
   assert.equal((await win.app.$$('[data-testid="file-change"]')).length, 2, "both created files are listed");
   await review.scrollIntoView();
   await shot(win.app, "review");

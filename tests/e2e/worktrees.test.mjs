@@ -85,9 +85,10 @@ test("three tasks side by side: one approved lands one commit, one rejected leav
   await clickAway(await testid("send-feedback"));
   await win.app.waitUntil(async () => /more\.txt/.test(await (await testid("review-panel")).getText().catch(() => "")), { timeout: 30_000, timeoutMsg: "the second review never came" });
   await waitStatus("awaiting_review");
-  const files = await win.app.$$('[data-testid="file-change"]');
-  assert.equal(files.length, 1, "the second review shows only what the second run changed");
-  assert.match(await files[0].getText(), /more\.txt/);
+  // The review's files show once its diff view has loaded (and the first review's are gone).
+  const paths = () => win.app.execute(() => [...document.querySelectorAll('[data-testid="file-change"]')].map((e) => e.getAttribute("data-path")));
+  await win.app.waitUntil(async () => (await paths()).includes("more.txt"), { timeout: 10_000 }).catch(() => undefined);
+  assert.deepEqual(await paths(), ["more.txt"], "the second review shows only what the second run changed");
 
   const log = git(repo, "log", "--format=%s", `${before}..main`).split("\n");
   assert.deepEqual(log, ["write approved.txt"], "exactly one new commit on the person's branch");
