@@ -421,7 +421,7 @@ export type EngineEvent =
   | { type: "plan_revised"; first: number; cause: string; steps: PlanStep[]; for_feedback?: boolean }
   | { type: "plan_step_started"; index: number; number: number; of: number; title: string }
   | { type: "plan_step_finished"; index: number; end_reason: EndReason; summary: string; output_data?: string; decided_by?: string | null }
-  | { type: "error"; code: string; message: string };
+  | { type: "error"; code: ErrorCode; message: string };
 
 export type Envelope = EngineEvent & { seq: number; session_id: string; run_id?: string; at: string };
 
@@ -563,7 +563,37 @@ export type ReviewOutcome =
 
 export type StartupAction = { kind: "open_session"; session_id: string } | { kind: "run_task"; task: string; workspace: string };
 
-export type ErrorCode = string;
+/** The engine's error codes (crates/engine/src/error.rs, `ErrorCode`), and "ipc" when the call
+ * itself failed. The UI branches on these, never on a message's words. */
+export type ErrorCode =
+  | "invalid_settings"
+  | "settings_unreadable"
+  | "io"
+  | "storage"
+  | "disk_full"
+  | "read_only"
+  | "not_found"
+  | "already_decided"
+  | "lease_held"
+  | "invalid_input"
+  | "provider_auth"
+  | "provider_unreachable"
+  | "provider_not_found"
+  | "provider"
+  | "provider_protocol"
+  | "context_too_long"
+  | "keychain_unavailable"
+  | "mcp"
+  | "chat_template"
+  | "step_timeout"
+  | "external_agent"
+  | "external_agent_auth"
+  | "workspace_busy"
+  | "worktree"
+  | "checkpoints"
+  | "plan"
+  | "internal"
+  | "ipc";
 
 /** Every failure the UI shows: a code to branch on, a message written for the person. */
 export class AppError extends Error {

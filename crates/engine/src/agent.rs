@@ -303,7 +303,7 @@ impl Engine {
                         &session,
                         Some(&run),
                         vec![
-                            EngineEvent::Error { code: e.code().as_str().into(), message: e.to_string() },
+                            EngineEvent::Error { code: e.code(), message: e.to_string() },
                             EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
                         ],
                     );

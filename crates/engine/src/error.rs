@@ -1,10 +1,11 @@
 //! Errors as every front end shows them: a stable machine `code` the UI and CLI branch on, and a
 //! `message` written for the person, saying what to fix.
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
-/// The stable codes. The UI never matches on message text, only on these.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// The stable codes. The UI never matches on message text, only on these; the same codes travel
+/// on errors returned by commands and on a session's `error` events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     InvalidSettings,
@@ -47,10 +48,47 @@ pub enum ErrorCode {
     WorkspaceBusy,
     /// The task's worktree could not be made, or git refused what the task needed of it.
     Worktree,
+    /// Snapshots of the workspace are off or failed: review and revert cover less (the run goes on).
+    Checkpoints,
+    /// Plan mode could not plan or revise; the task runs or ends with what it has.
+    Plan,
+    /// A code this version does not know (written by a newer one) reads as internal.
+    #[serde(other)]
     Internal,
 }
 
 impl ErrorCode {
+    /// Every code, for the checks that the UI's list and the wire names agree.
+    pub const ALL: &'static [ErrorCode] = &[
+        ErrorCode::InvalidSettings,
+        ErrorCode::SettingsUnreadable,
+        ErrorCode::Io,
+        ErrorCode::Storage,
+        ErrorCode::DiskFull,
+        ErrorCode::ReadOnly,
+        ErrorCode::NotFound,
+        ErrorCode::AlreadyDecided,
+        ErrorCode::LeaseHeld,
+        ErrorCode::InvalidInput,
+        ErrorCode::ProviderAuth,
+        ErrorCode::ProviderUnreachable,
+        ErrorCode::ProviderNotFound,
+        ErrorCode::Provider,
+        ErrorCode::ProviderProtocol,
+        ErrorCode::ContextTooLong,
+        ErrorCode::KeychainUnavailable,
+        ErrorCode::Mcp,
+        ErrorCode::ChatTemplate,
+        ErrorCode::StepTimeout,
+        ErrorCode::ExternalAgent,
+        ErrorCode::ExternalAgentAuth,
+        ErrorCode::WorkspaceBusy,
+        ErrorCode::Worktree,
+        ErrorCode::Checkpoints,
+        ErrorCode::Plan,
+        ErrorCode::Internal,
+    ];
+
     /// The code a provider failure reaches the person with: a wrong key says so, not "provider".
     pub fn of_provider(kind: crate::provider::ProviderErrorKind) -> ErrorCode {
         use crate::provider::ProviderErrorKind as K;
@@ -89,8 +127,16 @@ impl ErrorCode {
             ErrorCode::ExternalAgentAuth => "external_agent_auth",
             ErrorCode::WorkspaceBusy => "workspace_busy",
             ErrorCode::Worktree => "worktree",
+            ErrorCode::Checkpoints => "checkpoints",
+            ErrorCode::Plan => "plan",
             ErrorCode::Internal => "internal",
         }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -398,7 +398,7 @@ pub enum EngineEvent {
         branch_deleted: Option<String>,
     },
     Error {
-        code: String,
+        code: crate::error::ErrorCode,
         message: String,
     },
 }

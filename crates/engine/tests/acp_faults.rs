@@ -26,7 +26,7 @@ async fn harness(s: &Scripted, evaluator_rules: Value, step_limit: Duration) -> 
 
 fn error_of(o: &Outcome) -> Option<(String, String)> {
     o.events.iter().rev().find_map(|e| match &e.event {
-        EngineEvent::Error { code, message } => Some((code.clone(), message.clone())),
+        EngineEvent::Error { code, message } => Some((code.as_str().to_string(), message.clone())),
         _ => None,
     })
 }

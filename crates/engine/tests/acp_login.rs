@@ -41,7 +41,7 @@ async fn needs_login(auth: &str) -> (Scripted, Harness, SessionId, String, Vec<L
         .rev()
         .find_map(|e| {
             if let EngineEvent::Error { code, message } = &e.event {
-                assert_eq!(code, "external_agent_auth");
+                assert_eq!(*code, finishline_engine::ErrorCode::ExternalAgentAuth);
                 Some(message.clone())
             } else {
                 None

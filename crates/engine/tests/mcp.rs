@@ -116,8 +116,11 @@ async fn a_crashed_server_is_reported_and_its_tools_disappear_without_breaking_t
     let h = Harness::new(scn, Setup { mcp: Some(servers.clone()), ..Default::default() }).await;
     let out = h.run("Look at the folder").await;
     assert_eq!(out.status, SessionStatus::AwaitingReview, "the run goes on without the server: {:?}", out.end_reason);
-    let reported =
-        out.events.iter().filter(|e| matches!(&e.event, EngineEvent::Error { code, message } if code == "mcp" && message.contains("everything"))).count();
+    let reported = out
+        .events
+        .iter()
+        .filter(|e| matches!(&e.event, EngineEvent::Error { code, message } if *code == finishline_engine::ErrorCode::Mcp && message.contains("everything")))
+        .count();
     assert_eq!(reported, 1, "the person is told once which server stopped");
     assert!(out.requests.iter().all(|r| !tool_names(r).iter().any(|n| n.starts_with("everything__"))), "the dead server's tools are no longer offered");
     assert!(tool_names(&out.requests[0]).contains(&"read_file".to_string()), "the built-in tools stay");

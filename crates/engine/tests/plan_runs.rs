@@ -239,7 +239,8 @@ async fn a_manager_answer_that_is_not_json_runs_the_task_as_one_run_and_says_so(
     assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
     assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "the task is not lost because the plan was");
     assert_eq!(o.calls_of(RequestKind::Manager), 2, "the answer, then its one repair");
-    let said = o.has(|e| matches!(e, EngineEvent::Error { code, message } if code == "plan" && message.contains("runs as one run")));
+    let said =
+        o.has(|e| matches!(e, EngineEvent::Error { code, message } if *code == finishline_engine::ErrorCode::Plan && message.contains("runs as one run")));
     assert!(said, "the person is told the plan could not be made");
     assert!(!o.has(|e| matches!(e, EngineEvent::PlanCreated { .. })));
 }

@@ -395,8 +395,8 @@ async fn a_wrong_key_reaches_the_person_as_provider_auth_with_what_to_fix() {
     let o = h.run("hello there, do the thing").await;
     assert_eq!(o.status, SessionStatus::Failed);
     let (code, message) =
-        o.events.iter().find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((code.clone(), message.clone())) } else { None }).unwrap();
-    assert_eq!(code, "provider_auth", "a wrong key must say so, not a generic provider error");
+        o.events.iter().find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((*code, message.clone())) } else { None }).unwrap();
+    assert_eq!(code, finishline_engine::ErrorCode::ProviderAuth, "a wrong key must say so, not a generic provider error");
     assert!(message.contains("key"), "and say what to fix: {message}");
 }
 
@@ -410,7 +410,7 @@ async fn an_unknown_finish_reason_fails_with_a_protocol_error_instead_of_a_compl
     let o = h.run("write the report").await;
     assert_eq!(o.status, SessionStatus::Failed, "an unknown stop is not judged as a completion");
     assert_eq!(o.calls_of(RequestKind::Evaluator), 0);
-    assert!(o.has(|e| matches!(e, EngineEvent::Error { code, .. } if code == "provider_protocol")));
+    assert!(o.has(|e| matches!(e, EngineEvent::Error { code, .. } if *code == finishline_engine::ErrorCode::ProviderProtocol)));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

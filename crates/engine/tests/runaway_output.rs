@@ -82,9 +82,9 @@ async fn chat_template_tokens_in_an_answer_are_named_in_plain_words() {
     let (code, message) = o
         .events
         .iter()
-        .find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((code.clone(), message.clone())) } else { None })
+        .find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((*code, message.clone())) } else { None })
         .expect("an error the person sees");
-    assert_eq!(code, "chat_template");
+    assert_eq!(code, finishline_engine::ErrorCode::ChatTemplate);
     assert!(message.contains("base model") && message.contains("<|im_start|>"), "the diagnosis says what it means and what was seen: {message}");
     assert!(shown_text(&o).contains("Sure, I will write it."), "what was shown is kept");
     assert_eq!(o.model_calls(), 1);
@@ -105,7 +105,7 @@ async fn a_step_that_outlives_its_time_limit_is_stopped_and_says_so() {
         .events
         .iter()
         .find_map(|e| match &e.event {
-            EngineEvent::Error { code, message } if code == "step_timeout" => Some(message.clone()),
+            EngineEvent::Error { code, message } if *code == finishline_engine::ErrorCode::StepTimeout => Some(message.clone()),
             _ => None,
         })
         .expect("a step_timeout error");
@@ -228,9 +228,9 @@ async fn a_server_context_too_small_for_the_agent_fails_with_its_size_and_how_to
     let (code, message) = o
         .events
         .iter()
-        .find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((code.clone(), message.clone())) } else { None })
+        .find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((*code, message.clone())) } else { None })
         .expect("an error the person sees");
-    assert_eq!(code, "context_too_long");
+    assert_eq!(code, finishline_engine::ErrorCode::ContextTooLong);
     assert!(message.contains("context of 2000 tokens"), "names the server's context: {message}");
     assert!(message.contains("-c "), "says how to raise it on llama.cpp: {message}");
     assert!(!message.contains("try increasing it"), "not the server's raw words: {message}");

@@ -225,7 +225,7 @@ impl Engine {
                 let _ = self.store.append(
                     &other.evidence.session,
                     None,
-                    EngineEvent::Error { code: e.code().as_str().into(), message: format!("This attempt was not chosen, but could not be put away: {e}") },
+                    EngineEvent::Error { code: e.code(), message: format!("This attempt was not chosen, but could not be put away: {e}") },
                 );
             }
         }
@@ -278,7 +278,7 @@ impl Engine {
                         &session,
                         None,
                         EngineEvent::Error {
-                            code: ErrorCode::Worktree.as_str().into(),
+                            code: ErrorCode::Worktree,
                             message: format!(
                                 "The attempt's worktree {} could not be removed ({e}); Settings → Tasks → Storage removes what is left",
                                 wt.folder

@@ -281,11 +281,7 @@ impl Engine {
                 Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(r), landed: None })
             }
             Err(e) => {
-                self.store.append(
-                    &summary.id,
-                    None,
-                    EngineEvent::Error { code: e.code().as_str().into(), message: format!("Rejected, but the revert failed: {e}") },
-                )?;
+                self.store.append(&summary.id, None, EngineEvent::Error { code: e.code(), message: format!("Rejected, but the revert failed: {e}") })?;
                 Err(e)
             }
         }
@@ -377,7 +373,7 @@ impl Engine {
                     &session,
                     None,
                     EngineEvent::Error {
-                        code: ErrorCode::Worktree.as_str().into(),
+                        code: ErrorCode::Worktree,
                         message: format!("The task's worktree {} could not be removed ({e}); Settings → Tasks → Storage removes what is left", wt.folder),
                     },
                 );
@@ -735,11 +731,7 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     match revert_owned(&cp, &owned, overwrite) {
         Ok(r) => store.append(&s.id, None, EngineEvent::Reverted { restored: r.restored, deleted: r.deleted, kept: r.conflicts }).is_ok(),
         Err(e) => store
-            .append(
-                &s.id,
-                None,
-                EngineEvent::Error { code: ErrorCode::Io.as_str().into(), message: format!("The revert cut short by a restart could not be finished: {e}") },
-            )
+            .append(&s.id, None, EngineEvent::Error { code: ErrorCode::Io, message: format!("The revert cut short by a restart could not be finished: {e}") })
             .is_ok(),
     }
 }

@@ -63,7 +63,7 @@ impl Run {
             Ok(p) => Ok(Some(p)),
             Err(why) => {
                 self.emit(EngineEvent::Error {
-                    code: "plan".into(),
+                    code: crate::error::ErrorCode::Plan,
                     message: format!("The plan could not be made ({}); the task runs as one run instead.", why.describe()),
                 })?;
                 Ok(None)
@@ -257,7 +257,10 @@ impl Run {
         let revision = match self.ask_for_revision(&input).await? {
             Ok(r) => r,
             Err(why) => {
-                self.emit(EngineEvent::Error { code: "plan".into(), message: format!("The manager could not revise the plan ({}).", why.describe()) })?;
+                self.emit(EngineEvent::Error {
+                    code: crate::error::ErrorCode::Plan,
+                    message: format!("The manager could not revise the plan ({}).", why.describe()),
+                })?;
                 return Ok(self.plan_review(&state, EndReason::PlanFailed, ending)?);
             }
         };
@@ -310,7 +313,7 @@ impl Run {
             Ok(r) => r,
             Err(why) => {
                 self.emit(EngineEvent::Error {
-                    code: "plan".into(),
+                    code: crate::error::ErrorCode::Plan,
                     message: format!("The manager could not plan your changes ({}); the agent works on them in one run instead.", why.describe()),
                 })?;
                 return Ok(false);

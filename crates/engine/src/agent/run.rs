@@ -122,7 +122,7 @@ impl Run {
                     &session,
                     Some(&run_id),
                     vec![
-                        EngineEvent::Error { code: e.code().as_str().into(), message: e.to_string() },
+                        EngineEvent::Error { code: e.code(), message: e.to_string() },
                         EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
                     ],
                 );
@@ -134,7 +134,7 @@ impl Run {
                 &session,
                 Some(&run_id),
                 vec![
-                    EngineEvent::Error { code: e.code().as_str().into(), message: e.to_string() },
+                    EngineEvent::Error { code: e.code(), message: e.to_string() },
                     EngineEvent::RunFinished {
                         status: SessionStatus::Failed,
                         claim: Claim::None,
@@ -287,7 +287,7 @@ impl Run {
                     let shown: Vec<&str> = unreadable.iter().take(10).map(String::as_str).collect();
                     let more = if unreadable.len() > 10 { format!(" and {} more", unreadable.len() - 10) } else { String::new() };
                     self.emit(EngineEvent::Error {
-                        code: "checkpoints".into(),
+                        code: crate::error::ErrorCode::Checkpoints,
                         message: format!(
                             "{} file(s) could not be read, so revert cannot restore them: {}{more}. Everything else is recorded; the run goes on.",
                             unreadable.len(),
@@ -305,7 +305,7 @@ impl Run {
     fn checkpoints_failed(&mut self, why: String) -> crate::Result<()> {
         self.checkpoints = None;
         self.emit(EngineEvent::Error {
-            code: "checkpoints".into(),
+            code: crate::error::ErrorCode::Checkpoints,
             message: format!("The workspace could not be recorded ({why}): the review will show no diffs and Reject cannot revert."),
         })
     }
@@ -338,7 +338,7 @@ impl Run {
     async fn main(&mut self, start: RunStart) -> crate::Result<()> {
         if let Some(why) = self.checkpoints_off.take() {
             self.emit(EngineEvent::Error {
-                code: "checkpoints".into(),
+                code: crate::error::ErrorCode::Checkpoints,
                 message: format!("Checkpoints are off for this run ({why}): the review will show no diffs and Reject cannot revert."),
             })?;
         }
@@ -446,7 +446,7 @@ impl Run {
         match halt {
             Halt::Cancelled => self.finish(SessionStatus::Cancelled, EndReason::Cancelled, None),
             Halt::Failed { code, message } => {
-                self.emit(EngineEvent::Error { code: code.as_str().into(), message: message.clone() })?;
+                self.emit(EngineEvent::Error { code, message: message.clone() })?;
                 self.finish(SessionStatus::Failed, EndReason::Failed, Some(message))
             }
             Halt::Denied => self.finish(SessionStatus::Idle, EndReason::PermissionDenied, None),

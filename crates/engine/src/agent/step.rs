@@ -61,7 +61,7 @@ impl Run {
             _ = self.cancel.cancelled() => return Err(Halt::Cancelled),
         };
         for message in failures {
-            self.emit(EngineEvent::Error { code: "mcp".into(), message })?;
+            self.emit(EngineEvent::Error { code: crate::error::ErrorCode::Mcp, message })?;
         }
         self.toolbox = self.engine.toolbox.clone().with(tools);
         Ok(())

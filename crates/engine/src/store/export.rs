@@ -174,7 +174,7 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
             EngineEvent::StatusChanged { status: status @ (SessionStatus::Interrupted | SessionStatus::Failed), message, .. } => {
                 out.push(Entry::Status { status: *status, message: message.clone() })
             }
-            EngineEvent::Error { code, message } => out.push(Entry::Error { code: code.clone(), message: message.clone() }),
+            EngineEvent::Error { code, message } => out.push(Entry::Error { code: code.as_str().to_string(), message: message.clone() }),
             _ => {}
         }
     }

@@ -156,13 +156,9 @@ pub async fn without_a_key_says_how_to_log_in_in_the_agents_own_words(real: Real
     h.server.set_scenario(rules(json!(r)));
     let o = h.run("Write hello.txt").await;
     assert_eq!(o.status, SessionStatus::Failed, "{}", story(&o));
-    let (code, message) = o
-        .events
-        .iter()
-        .rev()
-        .find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((code.clone(), message.clone())) } else { None })
-        .unwrap();
-    assert_eq!(code, "external_agent_auth", "{message}");
+    let (code, message) =
+        o.events.iter().rev().find_map(|e| if let EngineEvent::Error { code, message } = &e.event { Some((*code, message.clone())) } else { None }).unwrap();
+    assert_eq!(code, finishline_engine::ErrorCode::ExternalAgentAuth, "{message}");
     let label = finishline_engine::external::ExternalAgent::preset(real.preset()).unwrap().label();
     assert!(message.contains(&format!("{label} needs you to log in")), "{message}");
     for words in expect {
