@@ -16,6 +16,11 @@ use finishline_engine::ProviderKind;
 use futures_util::StreamExt;
 use serde_json::json;
 
+/// One request at a time: llama.cpp's output depends on what else is in its batch, so a test
+/// sharing the server's two slots with another could see SmolLM2 loop where alone it does not
+/// (the manager's plan did, once, in CI). Each test asks as a person's single task would.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn local_llm_script() -> PathBuf {
     if let Ok(p) = std::env::var("FINISHLINE_LOCAL_LLM") {
         return p.into();
@@ -67,6 +72,7 @@ fn ask(system: &str, user: &str, max_tokens: u32) -> CompletionRequest {
 
 #[tokio::test]
 async fn a_real_model_streams_an_answer_with_usage_and_a_finish_reason() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let (text, stop, usage) = run(ask("You are a helpful assistant.", "Name three fruits.", 48)).await;
     assert!(!text.trim().is_empty(), "the model must say something");
     assert!(matches!(stop, Some(StopReason::EndTurn | StopReason::Length)), "a real stream ends with a finish reason, got {stop:?}");
@@ -77,12 +83,14 @@ async fn a_real_model_streams_an_answer_with_usage_and_a_finish_reason() {
 
 #[tokio::test]
 async fn a_real_model_cut_by_max_tokens_reports_length() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let (_, stop, _) = run(ask("You are a helpful assistant.", "Write a long story about a dragon.", 5)).await;
     assert_eq!(stop, Some(StopReason::Length), "a 5-token budget on a story must be reported as a cut, not a finish");
 }
 
 #[tokio::test]
 async fn json_schema_output_from_a_real_model_parses() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let mut req = ask("You judge whether a task is finished.", "Task: create notes.md. The agent wrote notes.md with three fruits. Is it done?", 200);
     req.structured = Some(StructuredOutput {
         name: "verdict".into(),
@@ -103,6 +111,7 @@ async fn json_schema_output_from_a_real_model_parses() {
 
 #[tokio::test]
 async fn a_real_server_accepts_our_tool_definitions() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let mut req = ask("You are an agent. Use tools when useful.", "List the files in the workspace.", 64);
     req.tools = vec![ToolSpec {
         name: "list_dir".into(),
@@ -116,6 +125,7 @@ async fn a_real_server_accepts_our_tool_definitions() {
 
 #[tokio::test]
 async fn the_evaluator_gets_a_parsed_verdict_from_the_real_model() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     use finishline_engine::judge::evaluator::{evaluate, EvaluatorInput};
     let config = ProviderConfig::new(ProviderKind::Openai, base_url(), None);
     let provider: Arc<dyn finishline_engine::provider::Provider> = Arc::new(HttpProvider::new(config).unwrap());
@@ -135,6 +145,7 @@ async fn the_evaluator_gets_a_parsed_verdict_from_the_real_model() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn test_connection_grades_the_real_model_in_seconds() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let provider = HttpProvider::new(ProviderConfig::new(ProviderKind::Openai, base_url(), None)).unwrap();
     let started = std::time::Instant::now();
     let report = finishline_engine::provider::check_connection(&provider, "").await.expect("the real server answers");
@@ -148,6 +159,7 @@ async fn test_connection_grades_the_real_model_in_seconds() {
 
 #[tokio::test]
 async fn the_manager_gets_a_usable_plan_from_the_real_model() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     use finishline_engine::plan::{make_plan, PlannerInput, MAX_STEPS};
     let provider: Arc<dyn finishline_engine::provider::Provider> =
         Arc::new(HttpProvider::new(ProviderConfig::new(ProviderKind::Openai, base_url(), None)).unwrap());
