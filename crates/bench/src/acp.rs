@@ -28,7 +28,7 @@ fn opencode_bin() -> Result<PathBuf, String> {
     }
 }
 
-fn verdict(done: bool, missing: &str) -> Value {
+pub(crate) fn verdict(done: bool, missing: &str) -> Value {
     let v = json!({"done": done, "summary": if done { "everything is written" } else { "a file is missing" }, "remaining": if done { json!([]) } else { json!([format!("write {missing}")]) },
         "continuation_prompt": if done { String::new() } else { format!("{missing} is missing: write it.") }, "is_stuck": false, "stuck_reason": ""});
     json!({"text": v.to_string()})
@@ -303,8 +303,8 @@ fn overhead_row(measure: &str, (alone, alone_how): (Duration, &str), (under, und
 pub async fn run(smoke: bool) -> Result<Table, String> {
     let bin = opencode_bin()?;
     let mut t = Table::new(
-        "The real OpenCode 1.18.33 (npm `opencode-ai`) against the fake provider: on its own with `opencode run`, and under Finishline over ACP",
-        &["Measure", "OpenCode alone", "OpenCode under Finishline", "Goal", "Met"],
+        "The real agents against the fake provider: OpenCode 1.18.33 (npm `opencode-ai`) on its own with `opencode run`, Claude Code, Gemini CLI and Codex in their own headless modes, and each under Finishline over ACP",
+        &["Measure", "The agent alone", "Under Finishline", "Goal", "Met"],
     );
     // Nine, interleaved: single runs of either path spread by ±10 % on this machine.
     let runs = if smoke { 1 } else { 9 };
@@ -316,7 +316,7 @@ pub async fn run(smoke: bool) -> Result<Table, String> {
         under.push(under_finishline(&bin, &one_turn_rules(), "Write hello.txt", &["hello.txt"]).await?.first_turn);
     }
     t.row(overhead_row(
-        "First turn (start the agent, a tool call, the answer), median wall time",
+        "OpenCode: first turn (start the agent, a tool call, the answer), median wall time",
         (median(&mut alone), "`opencode run` to its exit"),
         (median(&mut under), "session start to the end of the turn, over ACP"),
     ));
@@ -328,7 +328,7 @@ pub async fn run(smoke: bool) -> Result<Table, String> {
         later_under.push(f.later_turn.ok_or("under Finishline the second turn never came")?);
     }
     t.row(overhead_row(
-        "A later turn (sent back: \"world.txt is missing\", a tool call, the answer), median wall time",
+        "OpenCode: a later turn (sent back: \"world.txt is missing\", a tool call, the answer), median wall time",
         (median(&mut later_alone), "`opencode run --continue` to its exit"),
         (median(&mut later_under), "the continuation to the end of its turn; the agent is already running"),
     ));
@@ -378,8 +378,9 @@ pub async fn run(smoke: bool) -> Result<Table, String> {
         "every false completion of OpenCode alone is caught".into(),
         if caught == false_alone { "yes".into() } else { "NO".into() },
     ]);
+    crate::acp_agents::run(smoke, &mut t).await?;
     t.note(format!(
-        "Medians of {runs} runs each. Both paths start OpenCode's process (Node, its config, the model list it cannot fetch offline), ask the same fake provider for the title and the answer, and run OpenCode's own `write` tool. Under Finishline the agent starts once the workspace is recorded (for the review's diffs and revert: an agent may write files as it starts); OpenCode also starts Finishline's MCP server (for `complete_task`) while it opens the session: a stdio process, the benchmark's own executable as the pipe to the server, as the CLI and the app are. A later turn is one `session/prompt` to the running agent under Finishline, and a new `opencode run --continue` process alone. Finishline's evaluator call after a turn is its judgement, not part of the turn, and is not counted. Reproduce with `bash scripts/bench` (section 7), after `bash scripts/setup` installed OpenCode in tests/agents."
+        "Medians of {runs} runs each for OpenCode. Both paths start OpenCode's process (Node, its config, the model list it cannot fetch offline), ask the same fake provider for the title and the answer, and run OpenCode's own `write` tool. Under Finishline the agent starts once the workspace is recorded (for the review's diffs and revert: an agent may write files as it starts); OpenCode also starts Finishline's MCP server (for `complete_task`) while it opens the session: a stdio process, the benchmark's own executable as the pipe to the server, as the CLI and the app are. A later turn is one `session/prompt` to the running agent under Finishline, and a new `opencode run --continue` process alone. Finishline's evaluator call after a turn is its judgement, not part of the turn, and is not counted. Reproduce with `bash scripts/bench` (section 7), after `bash scripts/setup` installed OpenCode in tests/agents. Claude Code (claude-agent-acp; alone, the `claude` executable its SDK runs), Gemini CLI (`gemini --acp`) and Codex (codex-acp; alone, the Codex CLI): medians of 5 runs, each agent with a HOME of its own and the tests' recipe (crates/engine/tests/support/agents.rs), asking the fake provider in its vendor's protocol. Alone, each approves its own tools (`--dangerously-skip-permissions`, `--yolo`, `approval_policy=never`); under Finishline every request is allowed (`allow_all`). A later turn alone is a second process in the same conversation; under Finishline, a continuation to the running agent. Peak memory is the resident memory of every process in the agent's process group, sampled every 50 ms, the larger of the two headless runs."
     ));
     Ok(t)
 }

@@ -3,6 +3,7 @@
 //! tiny scale to check that it works; the CI test command does that, not the speed.
 
 mod acp;
+mod acp_agents;
 mod attempts;
 mod audit;
 mod checkpoints;
