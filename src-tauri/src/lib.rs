@@ -41,6 +41,52 @@ fn avoid_software_gl_compositing() {
     }
 }
 
+/// Opens the window, then the history, and starts what runs beside the window for the app's
+/// whole life: the history broadcasts, the lease heartbeat, and the clean-up after a crash.
+fn setup(app: &mut tauri::App) -> Result<(), Box<dyn std::error::Error>> {
+    desktop::perf_mark("setup");
+    // The window first: its web process starts loading the page while the history
+    // database opens. Nothing reaches the commands before setup returns.
+    desktop::open_main_window(app)?;
+    desktop::perf_mark("window");
+    let data_dir = app.path().app_data_dir()?;
+    let state = state::AppState::open(data_dir)?;
+    desktop::perf_mark("store");
+    // Rare broadcasts: the history list refreshes when a session's status changes.
+    let mut all = state.store.follow_all();
+    let handle = app.handle().clone();
+    tauri::async_runtime::spawn(async move {
+        use finishline_engine::domain::SessionStatus;
+        use finishline_engine::event::EngineEvent;
+        while let Ok(env) = all.recv().await {
+            if let EngineEvent::StatusChanged { status, .. } = &env.event {
+                if matches!(status, SessionStatus::AwaitingApproval | SessionStatus::AwaitingReview) {
+                    notify_if_unfocused(&handle, *status);
+                }
+            }
+            if matches!(env.event, EngineEvent::StatusChanged { .. } | EngineEvent::SessionCreated { .. }) {
+                let _ = handle.emit("history-changed", &env.session_id);
+            }
+        }
+    });
+    let store = state.store.clone();
+    tauri::async_runtime::spawn(async move {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+            let _ = store.heartbeat();
+        }
+    });
+    app.manage(state);
+    // A revert or a landing a crash cut short is finished, and worktrees no task needs
+    // are removed, off the window's path.
+    let handle = app.handle().clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        let settings = commands::settings(&handle).unwrap_or_default();
+        handle.state::<state::AppState>().finish_interrupted(&settings);
+    });
+    Ok(())
+}
+
 pub fn run() {
     desktop::perf_mark("main");
     #[cfg(target_os = "linux")]
@@ -55,49 +101,7 @@ pub fn run() {
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_opener::init())
-        .setup(|app| {
-            desktop::perf_mark("setup");
-            // The window first: its web process starts loading the page while the history
-            // database opens. Nothing reaches the commands before setup returns.
-            desktop::open_main_window(app)?;
-            desktop::perf_mark("window");
-            let data_dir = app.path().app_data_dir()?;
-            let state = state::AppState::open(data_dir)?;
-            desktop::perf_mark("store");
-            // Rare broadcasts: the history list refreshes when a session's status changes.
-            let mut all = state.store.follow_all();
-            let handle = app.handle().clone();
-            tauri::async_runtime::spawn(async move {
-                use finishline_engine::domain::SessionStatus;
-                use finishline_engine::event::EngineEvent;
-                while let Ok(env) = all.recv().await {
-                    if let EngineEvent::StatusChanged { status, .. } = &env.event {
-                        if matches!(status, SessionStatus::AwaitingApproval | SessionStatus::AwaitingReview) {
-                            notify_if_unfocused(&handle, *status);
-                        }
-                    }
-                    if matches!(env.event, EngineEvent::StatusChanged { .. } | EngineEvent::SessionCreated { .. }) {
-                        let _ = handle.emit("history-changed", &env.session_id);
-                    }
-                }
-            });
-            let store = state.store.clone();
-            tauri::async_runtime::spawn(async move {
-                loop {
-                    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
-                    let _ = store.heartbeat();
-                }
-            });
-            app.manage(state);
-            // A revert or a landing a crash cut short is finished, and worktrees no task needs
-            // are removed, off the window's path.
-            let handle = app.handle().clone();
-            tauri::async_runtime::spawn_blocking(move || {
-                let settings = commands::settings(&handle).unwrap_or_default();
-                handle.state::<state::AppState>().finish_interrupted(&settings);
-            });
-            Ok(())
-        })
+        .setup(setup)
         .invoke_handler(tauri::generate_handler![
             commands::get_settings,
             commands::save_settings,

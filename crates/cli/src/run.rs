@@ -242,33 +242,12 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                     _ => {}
                 }
             }
-            EngineEvent::StatusChanged { status, .. } if runs_finished > 0 || matches!(status, SessionStatus::Failed) => match status {
-                SessionStatus::Completed => break exit::OK,
-                SessionStatus::Rejected => break exit::REJECTED,
-                SessionStatus::Failed => break exit::FAILED,
-                SessionStatus::Cancelled => break exit::CANCELLED,
-                SessionStatus::Idle => {
-                    let end = store.session(&sid).ok().and_then(|s| s.end_reason);
-                    break if end == Some(EndReason::Conversation) { exit::OK } else { exit::WAITING };
+            EngineEvent::StatusChanged { status: SessionStatus::Busy, .. } if runs_finished > 0 => runs_finished = 0,
+            EngineEvent::StatusChanged { status, .. } if runs_finished > 0 || matches!(status, SessionStatus::Failed) => {
+                if let Some(code) = settled(store, &sid, *status, opts, interactive, auto_refused).await {
+                    break code;
                 }
-                SessionStatus::AwaitingReview => {
-                    let waiting = match opts.review {
-                        ReviewMode::Approve => auto_refused || store.session(&sid).map(|s| s.end_reason != Some(EndReason::VerifiedDone)).unwrap_or(true),
-                        ReviewMode::Prompt => !interactive,
-                        ReviewMode::Reject => false,
-                    };
-                    if waiting {
-                        // Give an auto-approval a moment to land before declaring we wait.
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        let s = store.session(&sid).map(|s| s.status).unwrap_or(SessionStatus::AwaitingReview);
-                        if s == SessionStatus::AwaitingReview {
-                            break exit::WAITING;
-                        }
-                    }
-                }
-                SessionStatus::Busy => runs_finished = 0,
-                _ => {}
-            },
+            }
             _ => {}
         }
     };
@@ -281,6 +260,38 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
     }
     view.summary(store, &sid);
     code
+}
+
+/// The exit code once the session has settled in `status` after a run, or `None` while it goes
+/// on (an auto-approval landing, a person deciding in the terminal).
+async fn settled(store: &Store, sid: &SessionId, status: SessionStatus, opts: &RunOptions, interactive: bool, auto_refused: bool) -> Option<u8> {
+    match status {
+        SessionStatus::Completed => Some(exit::OK),
+        SessionStatus::Rejected => Some(exit::REJECTED),
+        SessionStatus::Failed => Some(exit::FAILED),
+        SessionStatus::Cancelled => Some(exit::CANCELLED),
+        SessionStatus::Idle => {
+            let end = store.session(sid).ok().and_then(|s| s.end_reason);
+            Some(if end == Some(EndReason::Conversation) { exit::OK } else { exit::WAITING })
+        }
+        SessionStatus::AwaitingReview => {
+            let waiting = match opts.review {
+                ReviewMode::Approve => auto_refused || store.session(sid).map(|s| s.end_reason != Some(EndReason::VerifiedDone)).unwrap_or(true),
+                ReviewMode::Prompt => !interactive,
+                ReviewMode::Reject => false,
+            };
+            if waiting {
+                // Give an auto-approval a moment to land before declaring we wait.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                let s = store.session(sid).map(|s| s.status).unwrap_or(SessionStatus::AwaitingReview);
+                if s == SessionStatus::AwaitingReview {
+                    return Some(exit::WAITING);
+                }
+            }
+            None
+        }
+        _ => None,
+    }
 }
 
 /// How long a run has, after Ctrl-C, SIGTERM or SIGHUP, to record that it was cancelled before

@@ -63,6 +63,19 @@ impl View {
             return;
         }
         match &env.event {
+            EngineEvent::PlanCreated { .. }
+            | EngineEvent::PlanRevised { .. }
+            | EngineEvent::PlanReviewed { .. }
+            | EngineEvent::PlanStepStarted { .. }
+            | EngineEvent::PlanStepFinished { .. } => self.show_plan(&env.event),
+            EngineEvent::TaskWorkspace { .. }
+            | EngineEvent::Rebased { .. }
+            | EngineEvent::Landed { .. }
+            | EngineEvent::LandingBlocked { .. }
+            | EngineEvent::WorktreeRemoved { .. }
+            | EngineEvent::Reverted { .. }
+            | EngineEvent::ReviewRequested { .. }
+            | EngineEvent::ReviewResolved { .. } => self.show_review_and_landing(&env.event),
             EngineEvent::SessionCreated { task, workspace, model, .. } => {
                 self.line(&format!("▶ {}\n  in {workspace} with {model}", task.lines().next().unwrap_or("")))
             }
@@ -135,27 +148,14 @@ impl View {
                 SessionStatus::Busy => {}
                 s => self.line(&format!("● {}{}", s.as_str(), message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())),
             },
-            EngineEvent::ReviewRequested { claim, end_reason, remaining, files_changed, audit, auto_approve, criteria, .. } => {
-                self.line(&format!("⚑ review: claim {}, end reason {}, {} file(s) changed", claim.as_str(), end_reason.as_str(), files_changed.len()));
-                for r in remaining {
-                    self.line(&format!("    remaining: {r}"));
-                }
-                for f in audit {
-                    self.line(&format!("    ⚠ audit: {}", f.describe()));
-                }
-                for c in criteria {
-                    let mark = match c.state {
-                        finishline_engine::judge::criteria::CriterionState::Met => "☑ met",
-                        finishline_engine::judge::criteria::CriterionState::Unmet => "☐ unmet",
-                        finishline_engine::judge::criteria::CriterionState::Unverifiable => "? unverifiable",
-                    };
-                    self.line(&format!("    {mark}: {} ({})", c.text, c.evidence));
-                }
-                if let Some(a) = auto_approve.as_ref().filter(|a| !a.approved) {
-                    self.line(&format!("    not approved automatically: {}", a.reason));
-                }
-            }
-            EngineEvent::ReviewResolved { decision, by, .. } => self.line(&format!("  decision: {} by {}", decision.as_str(), by.as_str())),
+            EngineEvent::Error { message, .. } => self.line(&format!("  ! {message}")),
+            _ => {}
+        }
+    }
+
+    /// The plan, its review and each step's start and end.
+    fn show_plan(&mut self, event: &EngineEvent) {
+        match event {
             EngineEvent::PlanCreated { steps, awaiting_review, .. } => {
                 self.line(&format!("▤ plan: {} steps{}", steps.len(), if *awaiting_review { " (waiting for your go-ahead)" } else { "" }));
                 for (i, s) in steps.iter().enumerate() {
@@ -188,6 +188,34 @@ impl View {
                     self.line(&format!("  for later steps: {data}"));
                 }
             }
+            _ => {}
+        }
+    }
+
+    /// Where the task works, the review, and what the decision did: landing, revert, clean-up.
+    fn show_review_and_landing(&mut self, event: &EngineEvent) {
+        match event {
+            EngineEvent::ReviewRequested { claim, end_reason, remaining, files_changed, audit, auto_approve, criteria, .. } => {
+                self.line(&format!("⚑ review: claim {}, end reason {}, {} file(s) changed", claim.as_str(), end_reason.as_str(), files_changed.len()));
+                for r in remaining {
+                    self.line(&format!("    remaining: {r}"));
+                }
+                for f in audit {
+                    self.line(&format!("    ⚠ audit: {}", f.describe()));
+                }
+                for c in criteria {
+                    let mark = match c.state {
+                        finishline_engine::judge::criteria::CriterionState::Met => "☑ met",
+                        finishline_engine::judge::criteria::CriterionState::Unmet => "☐ unmet",
+                        finishline_engine::judge::criteria::CriterionState::Unverifiable => "? unverifiable",
+                    };
+                    self.line(&format!("    {mark}: {} ({})", c.text, c.evidence));
+                }
+                if let Some(a) = auto_approve.as_ref().filter(|a| !a.approved) {
+                    self.line(&format!("    not approved automatically: {}", a.reason));
+                }
+            }
+            EngineEvent::ReviewResolved { decision, by, .. } => self.line(&format!("  decision: {} by {}", decision.as_str(), by.as_str())),
             EngineEvent::TaskWorkspace { worktree: Some(wt), .. } => self.line(&format!(
                 "  ⎇ works in its own worktree {} on branch {}{}",
                 wt.work_dir().display(),
@@ -215,7 +243,7 @@ impl View {
             EngineEvent::Reverted { restored, deleted, .. } => {
                 self.line(&format!("  reverted: {}", finishline_engine::store::export::revert_summary(restored.len(), deleted.len())))
             }
-            EngineEvent::Error { message, .. } => self.line(&format!("  ! {message}")),
+
             _ => {}
         }
     }

@@ -76,8 +76,10 @@ fn a_run_against_a_real_base_model_ends_in_seconds_with_the_template_diagnosis()
     let summary = events.last().unwrap();
     let shown: String = events.iter().filter(|e| e["type"] == "text_delta").filter_map(|e| e["text"].as_str()).collect();
     assert!(
-        took < std::time::Duration::from_secs(60),
-        "a hopeless run ends in under a minute, not at the output limit ({took:?}); it ended {} after:\n{:.2000}",
+        // Under a minute on an idle machine (docs/benchmarks.md, section 11); twice that here, so
+        // a test sharing the cores cannot fail it.
+        took < std::time::Duration::from_secs(120),
+        "a hopeless run ends in well under two minutes, not at the output limit ({took:?}); it ended {} after:\n{:.2000}",
         summary,
         shown
     );

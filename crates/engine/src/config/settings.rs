@@ -223,6 +223,15 @@ impl Settings {
 
     /// Checks what a person could get wrong in the form and says which field and why.
     pub fn validate(&self) -> Result<()> {
+        self.validate_provider()?;
+        self.validate_lists()?;
+        self.validate_mcp_servers()?;
+        self.validate_tasks()?;
+        self.validate_limits()
+    }
+
+    /// The provider's URL, preset, model and key variable, and the evaluator's own provider.
+    fn validate_provider(&self) -> Result<()> {
         let url = self.provider.base_url.trim();
         if !url.is_empty() {
             let parsed = url::Url::parse(url).map_err(|e| Error::InvalidSettings {
@@ -250,6 +259,23 @@ impl Settings {
                 });
             }
         }
+        if let Some(p) = &self.evaluator_provider {
+            let url = p.base_url.trim();
+            if url::Url::parse(url).map(|u| !matches!(u.scheme(), "http" | "https")).unwrap_or(true) {
+                return Err(Error::InvalidSettings {
+                    field: "evaluator_provider.base_url",
+                    problem: format!("“{url}” is not an http(s) URL; it should look like https://api.openai.com/v1"),
+                });
+            }
+            if self.evaluator_model.as_deref().map(str::trim).unwrap_or_default().is_empty() && p.model.trim().is_empty() {
+                return Err(Error::InvalidSettings { field: "evaluator_model", problem: "name the evaluator's model for its provider".into() });
+            }
+        }
+        Ok(())
+    }
+
+    /// The marker, the verify commands and the prices.
+    fn validate_lists(&self) -> Result<()> {
         if self.completion.marker.len() > 200 {
             return Err(Error::InvalidSettings { field: "completion.marker", problem: "a marker is at most 200 characters".into() });
         }
@@ -266,6 +292,10 @@ impl Settings {
                 });
             }
         }
+        Ok(())
+    }
+
+    fn validate_mcp_servers(&self) -> Result<()> {
         let mut names = std::collections::HashSet::new();
         for m in &self.mcp_servers {
             let name_ok =
@@ -291,6 +321,11 @@ impl Settings {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// Attempts, the parallel limit and where worktrees go.
+    fn validate_tasks(&self) -> Result<()> {
         if !(1..=16).contains(&self.tasks.max_attempts) {
             return Err(Error::InvalidSettings {
                 field: "tasks.max_attempts",
@@ -318,6 +353,11 @@ impl Settings {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// Every limit within its range, and the context windows named per model.
+    fn validate_limits(&self) -> Result<()> {
         let l = &self.limits;
         for (field, value, min, max) in [
             ("limits.max_steps", l.max_steps, 1, 10_000),
@@ -341,18 +381,6 @@ impl Settings {
                     field: "context_windows",
                     problem: format!("the context window of “{model}” must be between 1024 and 10000000 tokens, not {window}"),
                 });
-            }
-        }
-        if let Some(p) = &self.evaluator_provider {
-            let url = p.base_url.trim();
-            if url::Url::parse(url).map(|u| !matches!(u.scheme(), "http" | "https")).unwrap_or(true) {
-                return Err(Error::InvalidSettings {
-                    field: "evaluator_provider.base_url",
-                    problem: format!("“{url}” is not an http(s) URL; it should look like https://api.openai.com/v1"),
-                });
-            }
-            if self.evaluator_model.as_deref().map(str::trim).unwrap_or_default().is_empty() && p.model.trim().is_empty() {
-                return Err(Error::InvalidSettings { field: "evaluator_model", problem: "name the evaluator's model for its provider".into() });
             }
         }
         Ok(())

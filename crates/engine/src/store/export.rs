@@ -212,8 +212,28 @@ fn quote(text: &str) -> String {
 }
 
 pub fn to_markdown(t: &Timeline) -> String {
-    let s = &t.session;
     let mut md = String::new();
+    write_header(&mut md, t);
+    let mut run_no = 0;
+    for e in transcript(t) {
+        match e {
+            Entry::Run { trigger, at } => {
+                run_no += 1;
+                let _ = writeln!(md, "### Run {run_no} ({}) · {at}\n", trigger.as_str());
+            }
+            e @ Entry::Message { .. } => write_message(&mut md, e),
+            e @ (Entry::Continuation { .. } | Entry::Evaluation { .. } | Entry::Verification { .. } | Entry::Review { .. } | Entry::Decision { .. }) => {
+                write_judgement(&mut md, e)
+            }
+            e @ (Entry::Plan { .. } | Entry::PlanStep { .. } | Entry::PlanStepEnd { .. }) => write_plan_entry(&mut md, e),
+            e => write_other(&mut md, e),
+        }
+    }
+    md
+}
+
+fn write_header(md: &mut String, t: &Timeline) {
+    let s = &t.session;
     let opt = |w: Option<&'static str>| w.unwrap_or("—");
     let _ = writeln!(md, "# {}\n", s.title);
     let _ = writeln!(
@@ -236,132 +256,149 @@ pub fn to_markdown(t: &Timeline) -> String {
         s.tokens.compaction
     );
     let _ = writeln!(md, "## Task\n\n{}\n\n## Timeline\n", s.task.trim());
-    let mut run_no = 0;
-    for e in transcript(t) {
-        match e {
-            Entry::Run { trigger, at } => {
-                run_no += 1;
-                let _ = writeln!(md, "### Run {run_no} ({}) · {at}\n", trigger.as_str());
+}
+
+/// What someone said: the person, the agent, a continuation, a summary.
+fn write_message(md: &mut String, e: Entry) {
+    match e {
+        Entry::Message { role: MessageRole::User, text, .. } => {
+            let _ = writeln!(md, "**You:**\n\n{}\n", quote(&text));
+        }
+        Entry::Message { role: MessageRole::Assistant, text, reasoning, .. } => {
+            if !reasoning.trim().is_empty() {
+                let _ = writeln!(md, "<details><summary>Agent reasoning</summary>\n\n{}\n\n</details>\n", reasoning.trim());
             }
-            Entry::Message { role: MessageRole::User, text, .. } => {
-                let _ = writeln!(md, "**You:**\n\n{}\n", quote(&text));
-            }
-            Entry::Message { role: MessageRole::Assistant, text, reasoning, .. } => {
-                if !reasoning.trim().is_empty() {
-                    let _ = writeln!(md, "<details><summary>Agent reasoning</summary>\n\n{}\n\n</details>\n", reasoning.trim());
-                }
-                if !text.trim().is_empty() {
-                    let _ = writeln!(md, "**Agent:**\n\n{}\n", text.trim());
-                }
-            }
-            Entry::Message { role: MessageRole::Continuation, source, text, .. } => {
-                let label = source.map(source_label).unwrap_or("continuation");
-                let _ = writeln!(md, "**↻ Continuation from Finishline** ({label}; not written by you):\n\n{}\n", quote(&text));
-            }
-            Entry::Message { role: MessageRole::Summary, text, .. } => {
-                let _ = writeln!(md, "**⋯ Earlier turns summarised (compaction):**\n\n{}\n", quote(&text));
-            }
-            Entry::Tool { tool, input, state, output, .. } => {
-                let _ = writeln!(md, "**Tool `{tool}`** ({})\n\n```json\n{}\n```\n", state.as_str(), serde_json::to_string_pretty(&input).unwrap_or_default());
-                if let Some(o) = output.filter(|o| !o.is_empty()) {
-                    let shown: String = o.chars().take(2000).collect();
-                    let _ = writeln!(md, "```\n{}{}\n```\n", shown, if o.chars().count() > 2000 { "\n…" } else { "" });
-                }
-            }
-            Entry::Continuation { source, attempt, max, remaining } => {
-                let _ = writeln!(md, "- ↻ *Continuation {attempt}/{max}* ({}){}\n", source_label(source), list_inline(&remaining));
-            }
-            Entry::Evaluation { cycle, verdict, summary, remaining, parse_ok } => {
-                let _ = writeln!(
-                    md,
-                    "**⚖ Evaluator verdict (cycle {cycle}): {}**{}\n\n{}{}\n",
-                    verdict.as_str(),
-                    if parse_ok { "" } else { " (no usable answer)" },
-                    quote(&summary),
-                    list_block(&remaining)
-                );
-            }
-            Entry::Verification { command, exit_code, output_tail, skipped, nth, of } => {
-                let which = if of > 1 { format!(" {nth} of {of}") } else { String::new() };
-                if skipped {
-                    let _ = writeln!(md, "**✓ Verification{which}** `{command}`: skipped\n");
-                } else {
-                    let _ = writeln!(
-                        md,
-                        "**✓ Verification{which}** `{command}`: exit {}\n\n```\n{}\n```\n",
-                        exit_code.map(|c| c.to_string()).unwrap_or("?".into()),
-                        output_tail.trim_end()
-                    );
-                }
-            }
-            Entry::Todos { todos } => {
-                let _ = writeln!(md, "**Todos:**\n");
-                for t in todos {
-                    let mark = match t.status {
-                        TodoStatus::Completed => "[x]",
-                        TodoStatus::Cancelled => "[-]",
-                        _ => "[ ]",
-                    };
-                    let _ = writeln!(md, "- {mark} {}", t.content);
-                }
-                md.push('\n');
-            }
-            Entry::Review { claim, verdict, end_reason, remaining } => {
-                let _ = writeln!(
-                    md,
-                    "**Review requested:** claim {}, verdict {}, end reason {}{}\n",
-                    claim.as_str(),
-                    verdict.map(|v| v.as_str()).unwrap_or("—"),
-                    end_reason.as_str(),
-                    list_block(&remaining)
-                );
-            }
-            Entry::Decision { decision, by, feedback } => {
-                let _ =
-                    writeln!(md, "**Review decision:** {} (by {}){}\n", decision.as_str(), by.as_str(), feedback.map(|f| format!(": {f}")).unwrap_or_default());
-            }
-            Entry::Instructions { file, truncated } => {
-                let _ = writeln!(md, "*Following the project's {file}{}*\n", if truncated { " (cut to its first part)" } else { "" });
-            }
-            Entry::Reverted { restored, deleted } => {
-                let _ = writeln!(md, "**Reverted:** {}\n", revert_summary(restored.len(), deleted.len()));
-            }
-            Entry::Plan { revised_because, steps } => {
-                match revised_because {
-                    None => {
-                        let _ = writeln!(md, "**▤ Plan ({} steps):**\n", steps.len());
-                    }
-                    Some(cause) => {
-                        let _ = writeln!(md, "**▤ Plan revised:** {cause}\n\nNew steps:\n");
-                    }
-                }
-                for (i, s) in steps.iter().enumerate() {
-                    let done_when = if s.criteria.is_empty() { String::new() } else { format!(" (done when: {})", s.criteria.join("; ")) };
-                    let _ = writeln!(md, "{}. **{}**: {}{done_when}", i + 1, s.title, s.instructions.trim());
-                }
-                md.push('\n');
-            }
-            Entry::PlanStep { number, of, title } => {
-                let _ = writeln!(md, "#### Step {number}/{of}: {title}\n");
-            }
-            Entry::PlanStepEnd { end_reason, summary, output_data } => {
-                let _ = writeln!(md, "*Step ended: {}*{}\n", end_reason.as_str(), if summary.is_empty() { String::new() } else { format!(": {summary}") });
-                if let Some(data) = output_data {
-                    let _ = writeln!(md, "*For later steps:* {data}\n");
-                }
-            }
-            Entry::RunEnd { status, end_reason } => {
-                let _ = writeln!(md, "*Run ended: {} ({})*\n", status.as_str(), end_reason.as_str());
-            }
-            Entry::Status { status, message } => {
-                let _ = writeln!(md, "*Session {}: {}*\n", status.as_str(), message.unwrap_or_default());
-            }
-            Entry::Error { code, message } => {
-                let _ = writeln!(md, "**Error** ({code}): {message}\n");
+            if !text.trim().is_empty() {
+                let _ = writeln!(md, "**Agent:**\n\n{}\n", text.trim());
             }
         }
+        Entry::Message { role: MessageRole::Continuation, source, text, .. } => {
+            let label = source.map(source_label).unwrap_or("continuation");
+            let _ = writeln!(md, "**↻ Continuation from Finishline** ({label}; not written by you):\n\n{}\n", quote(&text));
+        }
+        Entry::Message { role: MessageRole::Summary, text, .. } => {
+            let _ = writeln!(md, "**⋯ Earlier turns summarised (compaction):**\n\n{}\n", quote(&text));
+        }
+        _ => {}
     }
-    md
+}
+
+/// What the judge and the person decided: continuations, verdicts, checks, the review.
+fn write_judgement(md: &mut String, e: Entry) {
+    match e {
+        Entry::Continuation { source, attempt, max, remaining } => {
+            let _ = writeln!(md, "- ↻ *Continuation {attempt}/{max}* ({}){}\n", source_label(source), list_inline(&remaining));
+        }
+        Entry::Evaluation { cycle, verdict, summary, remaining, parse_ok } => {
+            let _ = writeln!(
+                md,
+                "**⚖ Evaluator verdict (cycle {cycle}): {}**{}\n\n{}{}\n",
+                verdict.as_str(),
+                if parse_ok { "" } else { " (no usable answer)" },
+                quote(&summary),
+                list_block(&remaining)
+            );
+        }
+        Entry::Verification { command, exit_code, output_tail, skipped, nth, of } => {
+            let which = if of > 1 { format!(" {nth} of {of}") } else { String::new() };
+            if skipped {
+                let _ = writeln!(md, "**✓ Verification{which}** `{command}`: skipped\n");
+            } else {
+                let _ = writeln!(
+                    md,
+                    "**✓ Verification{which}** `{command}`: exit {}\n\n```\n{}\n```\n",
+                    exit_code.map(|c| c.to_string()).unwrap_or("?".into()),
+                    output_tail.trim_end()
+                );
+            }
+        }
+        Entry::Review { claim, verdict, end_reason, remaining } => {
+            let _ = writeln!(
+                md,
+                "**Review requested:** claim {}, verdict {}, end reason {}{}\n",
+                claim.as_str(),
+                verdict.map(|v| v.as_str()).unwrap_or("—"),
+                end_reason.as_str(),
+                list_block(&remaining)
+            );
+        }
+        Entry::Decision { decision, by, feedback } => {
+            let _ = writeln!(md, "**Review decision:** {} (by {}){}\n", decision.as_str(), by.as_str(), feedback.map(|f| format!(": {f}")).unwrap_or_default());
+        }
+        _ => {}
+    }
+}
+
+/// The plan, a step's start and its end.
+fn write_plan_entry(md: &mut String, e: Entry) {
+    match e {
+        Entry::Plan { revised_because, steps } => {
+            match revised_because {
+                None => {
+                    let _ = writeln!(md, "**▤ Plan ({} steps):**\n", steps.len());
+                }
+                Some(cause) => {
+                    let _ = writeln!(md, "**▤ Plan revised:** {cause}\n\nNew steps:\n");
+                }
+            }
+            for (i, s) in steps.iter().enumerate() {
+                let done_when = if s.criteria.is_empty() { String::new() } else { format!(" (done when: {})", s.criteria.join("; ")) };
+                let _ = writeln!(md, "{}. **{}**: {}{done_when}", i + 1, s.title, s.instructions.trim());
+            }
+            md.push('\n');
+        }
+        Entry::PlanStep { number, of, title } => {
+            let _ = writeln!(md, "#### Step {number}/{of}: {title}\n");
+        }
+        Entry::PlanStepEnd { end_reason, summary, output_data } => {
+            let _ = writeln!(md, "*Step ended: {}*{}\n", end_reason.as_str(), if summary.is_empty() { String::new() } else { format!(": {summary}") });
+            if let Some(data) = output_data {
+                let _ = writeln!(md, "*For later steps:* {data}\n");
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Tools, todos, instructions, reverts, run ends, statuses and errors.
+fn write_other(md: &mut String, e: Entry) {
+    match e {
+        Entry::Tool { tool, input, state, output, .. } => {
+            let _ = writeln!(md, "**Tool `{tool}`** ({})\n\n```json\n{}\n```\n", state.as_str(), serde_json::to_string_pretty(&input).unwrap_or_default());
+            if let Some(o) = output.filter(|o| !o.is_empty()) {
+                let shown: String = o.chars().take(2000).collect();
+                let _ = writeln!(md, "```\n{}{}\n```\n", shown, if o.chars().count() > 2000 { "\n…" } else { "" });
+            }
+        }
+        Entry::Todos { todos } => {
+            let _ = writeln!(md, "**Todos:**\n");
+            for t in todos {
+                let mark = match t.status {
+                    TodoStatus::Completed => "[x]",
+                    TodoStatus::Cancelled => "[-]",
+                    _ => "[ ]",
+                };
+                let _ = writeln!(md, "- {mark} {}", t.content);
+            }
+            md.push('\n');
+        }
+        Entry::Instructions { file, truncated } => {
+            let _ = writeln!(md, "*Following the project's {file}{}*\n", if truncated { " (cut to its first part)" } else { "" });
+        }
+        Entry::Reverted { restored, deleted } => {
+            let _ = writeln!(md, "**Reverted:** {}\n", revert_summary(restored.len(), deleted.len()));
+        }
+        Entry::RunEnd { status, end_reason } => {
+            let _ = writeln!(md, "*Run ended: {} ({})*\n", status.as_str(), end_reason.as_str());
+        }
+        Entry::Status { status, message } => {
+            let _ = writeln!(md, "*Session {}: {}*\n", status.as_str(), message.unwrap_or_default());
+        }
+        Entry::Error { code, message } => {
+            let _ = writeln!(md, "**Error** ({code}): {message}\n");
+        }
+        _ => {}
+    }
 }
 
 fn list_inline(items: &[String]) -> String {

@@ -12,7 +12,80 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
     let s = &env.session_id;
     let run = env.run_id.as_ref().map(|r| r.0.as_str());
     match &env.event {
+        EngineEvent::RunStarted { .. }
+        | EngineEvent::RunFinished { .. }
+        | EngineEvent::StatusChanged { .. }
+        | EngineEvent::TaskWorkspace { .. }
+        | EngineEvent::AttemptStarted { .. }
+        | EngineEvent::AttemptChosen { .. }
+        | EngineEvent::WorktreeRemoved { .. }
+        | EngineEvent::StepStarted { .. } => apply_run(conn, env, now_ms)?,
+        EngineEvent::PermissionRequested { .. }
+        | EngineEvent::QuestionAsked { .. }
+        | EngineEvent::ReviewRequested { .. }
+        | EngineEvent::PermissionResolved { .. }
+        | EngineEvent::RequestCancelled { .. }
+        | EngineEvent::QuestionAnswered { .. }
+        | EngineEvent::ReviewResolved { .. }
+        | EngineEvent::Evaluation { .. } => apply_request(conn, env, now_ms)?,
         EngineEvent::SessionCreated { task, .. } => search::index(conn, s, None, task)?,
+        EngineEvent::StepFinished { usage, .. } => {
+            add_usage(conn, s, run, UsageSource::Agent, usage.input_tokens, usage.output_tokens, now_ms)?;
+            search::index_pending(conn, s)?;
+        }
+        EngineEvent::MessageCreated { message_id, role, source, text } => {
+            conn.prepare_cached(
+                "INSERT INTO messages (id, session_id, run_id, role, source, created_seq, created_ms, indexed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?
+            .execute(params![message_id.0, s.0, run, role.as_str(), source.map(|x| x.as_str()), env.seq as i64, now_ms, text.is_some() as i64])?;
+            if let Some(t) = text {
+                messages::append_text(conn, s, message_id, "text", env.seq, t)?;
+                search::index(conn, s, Some(message_id), t)?;
+            }
+        }
+        EngineEvent::TextDelta { message_id, text } => messages::append_text(conn, s, message_id, "text", env.seq, text)?,
+        EngineEvent::ReasoningDelta { message_id, text } => messages::append_text(conn, s, message_id, "reasoning", env.seq, text)?,
+        EngineEvent::ToolCall { call_id, message_id, tool, input, state, output } => {
+            messages::upsert_tool_call(conn, s, message_id.as_ref(), env.seq, call_id, tool, input, *state, output.as_deref())?
+        }
+        EngineEvent::TodosUpdated { todos } => messages::replace_todos(conn, s, todos)?,
+        EngineEvent::Continuation { source, .. } if source.spends_budget() => {
+            conn.prepare_cached("UPDATE runs SET continuations_used = continuations_used + 1 WHERE id = ?1")?.execute(params![run])?;
+        }
+        EngineEvent::Continuation { .. } => {}
+        EngineEvent::Activity { .. }
+        | EngineEvent::Verification { .. }
+        | EngineEvent::Reverted { .. }
+        | EngineEvent::RevertStarted { .. }
+        | EngineEvent::AuditDismissed { .. }
+        | EngineEvent::ReviewComment { .. }
+        | EngineEvent::ReviewCommentRemoved { .. }
+        | EngineEvent::CriteriaSet { .. }
+        | EngineEvent::CriteriaChecked { .. }
+        | EngineEvent::WorktreeReady { .. }
+        | EngineEvent::TaskCommitted { .. }
+        | EngineEvent::LandingStarted { .. }
+        | EngineEvent::Landed { .. }
+        | EngineEvent::LandingBlocked { .. }
+        | EngineEvent::Rebased { .. }
+        | EngineEvent::ProjectInstructions { .. }
+        | EngineEvent::AgentConnected { .. }
+        | EngineEvent::AgentLoginNeeded { .. }
+        | EngineEvent::Error { .. } => {}
+        EngineEvent::PlanCreated { .. }
+        | EngineEvent::PlanRevised { .. }
+        | EngineEvent::PlanReviewed { .. }
+        | EngineEvent::PlanStepStarted { .. }
+        | EngineEvent::PlanStepFinished { .. } => super::sessions::refresh_plan(conn, s)?,
+    }
+    Ok(())
+}
+
+/// A run's start, end and steps; the session's status, workspace and attempt.
+fn apply_run(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
+    let s = &env.session_id;
+    let run = env.run_id.as_ref().map(|r| r.0.as_str());
+    match &env.event {
         EngineEvent::RunStarted { trigger } => {
             conn.prepare_cached("INSERT INTO runs (id, session_id, trigger, started_ms) VALUES (?1, ?2, ?3, ?4)")?.execute(params![
                 run,
@@ -78,26 +151,17 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         EngineEvent::StepStarted { step, .. } => {
             conn.prepare_cached("UPDATE runs SET steps = MAX(steps, ?2), model_calls = model_calls + 1 WHERE id = ?1")?.execute(params![run, *step as i64])?;
         }
-        EngineEvent::StepFinished { usage, .. } => {
-            add_usage(conn, s, run, UsageSource::Agent, usage.input_tokens, usage.output_tokens, now_ms)?;
-            search::index_pending(conn, s)?;
-        }
-        EngineEvent::MessageCreated { message_id, role, source, text } => {
-            conn.prepare_cached(
-                "INSERT INTO messages (id, session_id, run_id, role, source, created_seq, created_ms, indexed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?
-            .execute(params![message_id.0, s.0, run, role.as_str(), source.map(|x| x.as_str()), env.seq as i64, now_ms, text.is_some() as i64])?;
-            if let Some(t) = text {
-                messages::append_text(conn, s, message_id, "text", env.seq, t)?;
-                search::index(conn, s, Some(message_id), t)?;
-            }
-        }
-        EngineEvent::TextDelta { message_id, text } => messages::append_text(conn, s, message_id, "text", env.seq, text)?,
-        EngineEvent::ReasoningDelta { message_id, text } => messages::append_text(conn, s, message_id, "reasoning", env.seq, text)?,
-        EngineEvent::ToolCall { call_id, message_id, tool, input, state, output } => {
-            messages::upsert_tool_call(conn, s, message_id.as_ref(), env.seq, call_id, tool, input, *state, output.as_deref())?
-        }
-        EngineEvent::TodosUpdated { todos } => messages::replace_todos(conn, s, todos)?,
+        // The other events are [`apply`]'s.
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Requests to the person (permissions, questions, reviews), their answers, and verdicts.
+fn apply_request(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
+    let s = &env.session_id;
+    let run = env.run_id.as_ref().map(|r| r.0.as_str());
+    match &env.event {
         EngineEvent::PermissionRequested { request_id, tool, input, reason, .. } => decisions::insert(
             conn,
             request_id,
@@ -147,34 +211,8 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             ])?;
             add_usage(conn, s, run, UsageSource::Evaluator, usage.input_tokens, usage.output_tokens, now_ms)?;
         }
-        EngineEvent::Continuation { source, .. } if source.spends_budget() => {
-            conn.prepare_cached("UPDATE runs SET continuations_used = continuations_used + 1 WHERE id = ?1")?.execute(params![run])?;
-        }
-        EngineEvent::Continuation { .. } => {}
-        EngineEvent::Activity { .. }
-        | EngineEvent::Verification { .. }
-        | EngineEvent::Reverted { .. }
-        | EngineEvent::RevertStarted { .. }
-        | EngineEvent::AuditDismissed { .. }
-        | EngineEvent::ReviewComment { .. }
-        | EngineEvent::ReviewCommentRemoved { .. }
-        | EngineEvent::CriteriaSet { .. }
-        | EngineEvent::CriteriaChecked { .. }
-        | EngineEvent::WorktreeReady { .. }
-        | EngineEvent::TaskCommitted { .. }
-        | EngineEvent::LandingStarted { .. }
-        | EngineEvent::Landed { .. }
-        | EngineEvent::LandingBlocked { .. }
-        | EngineEvent::Rebased { .. }
-        | EngineEvent::ProjectInstructions { .. }
-        | EngineEvent::AgentConnected { .. }
-        | EngineEvent::AgentLoginNeeded { .. }
-        | EngineEvent::Error { .. } => {}
-        EngineEvent::PlanCreated { .. }
-        | EngineEvent::PlanRevised { .. }
-        | EngineEvent::PlanReviewed { .. }
-        | EngineEvent::PlanStepStarted { .. }
-        | EngineEvent::PlanStepFinished { .. } => super::sessions::refresh_plan(conn, s)?,
+        // The other events are [`apply`]'s.
+        _ => {}
     }
     Ok(())
 }
