@@ -405,6 +405,99 @@ fn expected_literals(line: &str) -> Vec<String> {
     out
 }
 
+/// Code under test that knows it is under test, or returns exactly what a test expects.
+fn special_cased(path: &str, added: &[(u32, &str)], expected: &[String], findings: &mut Vec<Finding>) {
+    // Code under test that knows it is under test, or returns exactly what a test expects.
+    for (line, l) in added {
+        let lower = l.to_ascii_lowercase();
+        let knows_test = [
+            "\"pytest\" in sys.modules",
+            "'pytest' in sys.modules",
+            "pytest_current_test",
+            "node_env === 'test'",
+            "node_env === \"test\"",
+            "node_env == \"test\"",
+            "process.env.jest_worker_id",
+            "process.env.vitest",
+            "testing.testing()",
+            "cfg!(test)",
+            "is_test_environment",
+            "if testing",
+        ]
+        .iter()
+        .any(|m| lower.contains(m));
+        let returns_literal = (lower.trim_start().starts_with("return ") || lower.contains("=> ") || lower.trim_start().starts_with("if "))
+            && expected.iter().any(|x| l.contains(x.as_str()));
+        if knows_test || returns_literal {
+            findings.push(Finding {
+                rule: AuditRule::SpecialCasedTest,
+                path: path.into(),
+                line: Some(*line),
+                detail: if knows_test {
+                    "the code checks whether it runs under a test".into()
+                } else {
+                    "the code returns a value a test expects, as a literal".into()
+                },
+                excerpt: excerpt(l),
+            });
+        }
+    }
+}
+
+/// CI and test configuration, what the verification commands run, and failures masked there.
+fn check_config_and_masks(path: &str, added: &[(u32, &str)], removed: &[(u32, &str)], test_file: bool, checked: &[String], findings: &mut Vec<Finding>) {
+    // CI and test configuration, and whatever the verification commands run.
+    // A test the checks run is judged by the test rules above; a script or runner they run is here.
+    // A document or data file a check looks at (`test -f notes.md`) is the task's output, not
+    // something the check runs.
+    let named_by_check = !test_file && !is_artifact(path) && checked.iter().any(|c| path == c || path.ends_with(&format!("/{c}")) && !c.contains('/'));
+    let manifest_lines: Vec<&(u32, &str)> = added.iter().chain(removed.iter()).filter(|(_, l)| manifest_test_line(path, l)).collect();
+    let config = is_check_config(path);
+    if config
+        || (named_by_check
+            && !matches!(path.rsplit('/').next().unwrap_or(""), "package.json" | "Cargo.toml" | "pyproject.toml" | "setup.cfg" | "Makefile" | "justfile"))
+    {
+        let line = added.first().or(removed.first()).map(|(n, _)| *n);
+        findings.push(Finding {
+            rule: AuditRule::CheckConfigChanged,
+            path: path.into(),
+            line,
+            detail: if config { "CI or test configuration changed".into() } else { "a file the verification commands run was changed".into() },
+            excerpt: added.first().or(removed.first()).map(|(_, l)| excerpt(l)).unwrap_or_default(),
+        });
+    } else if let Some((line, l)) = manifest_lines.first() {
+        findings.push(Finding {
+            rule: AuditRule::CheckConfigChanged,
+            path: path.into(),
+            line: Some(*line),
+            detail: "how the tests run changed".into(),
+            excerpt: excerpt(l),
+        });
+    }
+    // Failures masked in scripts and CI.
+    if is_script(path) || config || named_by_check {
+        let mut removed_masks = counts(removed.iter().filter(|(_, l)| masks_failure(l).is_some()).map(|(_, l)| *l));
+        let added_masks: Vec<(u32, &str)> = added.iter().filter(|(_, l)| masks_failure(l).is_some()).copied().collect();
+        for (line, l) in unmatched(&added_masks, &mut removed_masks) {
+            findings.push(Finding {
+                rule: AuditRule::FailureMasked,
+                path: path.into(),
+                line: Some(line),
+                detail: format!("`{}` turns a failure into success", masks_failure(l).unwrap_or("")),
+                excerpt: excerpt(l),
+            });
+        }
+    }
+}
+
+/// Literals the tests' assertions expect, for the special-casing rule.
+fn literals_tests_expect<'a>(tests: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut expected: Vec<String> = tests.flat_map(|t| t.lines().filter(|l| is_assertion(l)).flat_map(expected_literals).collect::<Vec<_>>()).collect();
+    expected.sort();
+    expected.dedup();
+    expected
+}
+
 /// Audits the run's changed files. `verify`: the verification commands of the workspace.
 pub fn audit(files: &[AuditFile<'_>], verify: &[String]) -> Vec<Finding> {
     let mut findings = Vec::new();
@@ -424,19 +517,7 @@ pub fn audit(files: &[AuditFile<'_>], verify: &[String]) -> Vec<Finding> {
         }
         per_file.push((f, removed, added, test_file));
     }
-    // Literals the tests expect, for the special-casing rule.
-    let mut expected: Vec<String> = Vec::new();
-    for (f, _, _, test_file) in &per_file {
-        if *test_file {
-            if let Some(after) = f.after {
-                for l in after.lines().filter(|l| is_assertion(l)) {
-                    expected.extend(expected_literals(l));
-                }
-            }
-        }
-    }
-    expected.sort();
-    expected.dedup();
+    let expected = literals_tests_expect(per_file.iter().filter(|(_, _, _, test_file)| *test_file).filter_map(|(f, ..)| f.after));
 
     let mut removed_tests = 0usize;
     let mut first_removed_test: Option<Finding> = None;
@@ -522,85 +603,9 @@ pub fn audit(files: &[AuditFile<'_>], verify: &[String]) -> Vec<Finding> {
                 }
             }
         } else if f.after.is_some() && matches!(e, "rs" | "py" | "go" | "js" | "jsx" | "ts" | "tsx" | "mjs" | "cjs" | "java" | "kt" | "rb") {
-            // Code under test that knows it is under test, or returns exactly what a test expects.
-            for (line, l) in added.iter() {
-                let lower = l.to_ascii_lowercase();
-                let knows_test = [
-                    "\"pytest\" in sys.modules",
-                    "'pytest' in sys.modules",
-                    "pytest_current_test",
-                    "node_env === 'test'",
-                    "node_env === \"test\"",
-                    "node_env == \"test\"",
-                    "process.env.jest_worker_id",
-                    "process.env.vitest",
-                    "testing.testing()",
-                    "cfg!(test)",
-                    "is_test_environment",
-                    "if testing",
-                ]
-                .iter()
-                .any(|m| lower.contains(m));
-                let returns_literal = (lower.trim_start().starts_with("return ") || lower.contains("=> ") || lower.trim_start().starts_with("if "))
-                    && expected.iter().any(|x| l.contains(x.as_str()));
-                if knows_test || returns_literal {
-                    findings.push(Finding {
-                        rule: AuditRule::SpecialCasedTest,
-                        path: f.path.into(),
-                        line: Some(*line),
-                        detail: if knows_test {
-                            "the code checks whether it runs under a test".into()
-                        } else {
-                            "the code returns a value a test expects, as a literal".into()
-                        },
-                        excerpt: excerpt(l),
-                    });
-                }
-            }
+            special_cased(f.path, added, &expected, &mut findings);
         }
-        // CI and test configuration, and whatever the verification commands run.
-        // A test the checks run is judged by the test rules above; a script or runner they run is here.
-        // A document or data file a check looks at (`test -f notes.md`) is the task's output, not
-        // something the check runs.
-        let named_by_check =
-            !test_file && !is_artifact(f.path) && checked.iter().any(|c| f.path == c || f.path.ends_with(&format!("/{c}")) && !c.contains('/'));
-        let manifest_lines: Vec<&(u32, &str)> = added.iter().chain(removed.iter()).filter(|(_, l)| manifest_test_line(f.path, l)).collect();
-        let config = is_check_config(f.path);
-        if config
-            || (named_by_check
-                && !matches!(f.path.rsplit('/').next().unwrap_or(""), "package.json" | "Cargo.toml" | "pyproject.toml" | "setup.cfg" | "Makefile" | "justfile"))
-        {
-            let line = added.first().or(removed.first()).map(|(n, _)| *n);
-            findings.push(Finding {
-                rule: AuditRule::CheckConfigChanged,
-                path: f.path.into(),
-                line,
-                detail: if config { "CI or test configuration changed".into() } else { "a file the verification commands run was changed".into() },
-                excerpt: added.first().or(removed.first()).map(|(_, l)| excerpt(l)).unwrap_or_default(),
-            });
-        } else if let Some((line, l)) = manifest_lines.first() {
-            findings.push(Finding {
-                rule: AuditRule::CheckConfigChanged,
-                path: f.path.into(),
-                line: Some(*line),
-                detail: "how the tests run changed".into(),
-                excerpt: excerpt(l),
-            });
-        }
-        // Failures masked in scripts and CI.
-        if is_script(f.path) || config || named_by_check {
-            let mut removed_masks = counts(removed.iter().filter(|(_, l)| masks_failure(l).is_some()).map(|(_, l)| *l));
-            let added_masks: Vec<(u32, &str)> = added.iter().filter(|(_, l)| masks_failure(l).is_some()).copied().collect();
-            for (line, l) in unmatched(&added_masks, &mut removed_masks) {
-                findings.push(Finding {
-                    rule: AuditRule::FailureMasked,
-                    path: f.path.into(),
-                    line: Some(line),
-                    detail: format!("`{}` turns a failure into success", masks_failure(l).unwrap_or("")),
-                    excerpt: excerpt(l),
-                });
-            }
-        }
+        check_config_and_masks(f.path, added, removed, *test_file, &checked, &mut findings);
     }
     if removed_tests > added_tests {
         findings.extend(first_removed_test);
