@@ -64,6 +64,45 @@ fn first_unseen(history: &[ChatMessage]) -> usize {
     history.iter().rposition(|m| !matches!(m, ChatMessage::User { .. })).map(|i| i + 1).unwrap_or(0)
 }
 
+/// A `complete_task` call made through Finishline's MCP server during the turn: answered at once,
+/// and the claim kept for when the turn ends (an invalid call gets its error and no claim).
+fn answer_claim(ClaimCall { input, reply }: ClaimCall) -> Option<crate::judge::completion::ClaimEvidence> {
+    match super::dispatch::parse_claim(input) {
+        Ok(c) => {
+            let _ = reply.send(("Noted. Finishline checks the work when your turn ends: if you are done, end your turn now.".into(), false));
+            Some(c)
+        }
+        Err(out) => {
+            let _ = reply.send((out.content, true));
+            None
+        }
+    }
+}
+
+/// The turn's tokens as the agent reported them, or estimated from what it wrote and the
+/// conversation when it did not.
+fn turn_usage(result: Option<&TurnResult>, written_chars: usize, history: &[ChatMessage]) -> Usage {
+    Usage {
+        input_tokens: result.and_then(|r| r.input_tokens).unwrap_or_else(|| super::compaction::estimate_tokens(history)),
+        output_tokens: result.and_then(|r| r.output_tokens).unwrap_or((written_chars as u64).div_ceil(4)),
+        estimated: result.map(|r| r.output_tokens.is_none()).unwrap_or(true),
+        ..Default::default()
+    }
+}
+
+/// A request that arrived after the turn ended is refused.
+fn refuse_late(m: AgentMessage) {
+    match m {
+        AgentMessage::Permission(ask) => {
+            let _ = ask.reply.send(None);
+        }
+        AgentMessage::Terminal(ask) => {
+            let _ = ask.reply.send(false);
+        }
+        AgentMessage::Update(_) => {}
+    }
+}
+
 /// One tool call the agent reported, as it stands.
 struct AgentTool {
     ext_id: String,
@@ -189,6 +228,152 @@ impl Run {
         out
     }
 
+    /// Starts the agent's process and opens its session (reopening an earlier one where it
+    /// can), offering Finishline's `complete_task` server.
+    async fn start_agent(&mut self, ext: &mut ExternalTurns) -> Result<(), Halt> {
+        if ext.claims.is_none() {
+            // Without it the agent still works; its claims then come from its words alone.
+            ext.claims = claims::serve().await.ok();
+        }
+        let pipe = self.engine.config.claims_pipe.as_ref();
+        let servers = ext
+            .claims
+            .as_ref()
+            .map(|(s, _)| {
+                vec![OfferedServer {
+                    name: claims::SERVER_NAME.into(),
+                    url: s.url.clone(),
+                    stdio: s.socket.as_deref().zip(pipe).map(|(socket, pipe)| pipe.for_socket(socket)),
+                }]
+            })
+            .unwrap_or_default();
+        let hidden = self.engine.config.secret_env.clone();
+        let launch = Launch {
+            agent: &ext.agent,
+            cwd: self.workspace.root(),
+            hidden_env: &hidden,
+            start_timeout: START_TIMEOUT,
+            mcp_servers: servers,
+            reopen: ext.reopen.clone(),
+            files: Some(Arc::new(crate::external::client_fs::WorkspaceFiles::new(self.workspace.clone()))),
+            terminals: true,
+            processes: self.engine.config.processes.clone(),
+            authenticate: None,
+            secrets: self.engine.config.agent_secrets.clone(),
+        };
+        let started = tokio::select! {
+            r = connection::connect(launch) => r,
+            _ = self.cancel.cancelled() => return Err(Halt::Cancelled),
+        };
+        match started {
+            Ok(c) => {
+                let info = c.0.info().clone();
+                // A reopened session remembers everything before the new messages.
+                ext.sent = if info.loaded { first_unseen(&self.history) } else { 0 };
+                ext.reopen = Some(info.session.clone());
+                ext.conn = Some(c);
+                self.emit(EngineEvent::AgentConnected {
+                    agent: ext.agent.name.clone(),
+                    name: info.name,
+                    version: info.version,
+                    acp_session: info.session,
+                    loaded: info.loaded,
+                    claims: info.took_mcp,
+                })?;
+            }
+            Err(fault) => {
+                self.login_needed(&ext.agent, &fault)?;
+                return Err(Halt::Failed { code: fault.code, message: fault.message });
+            }
+        }
+
+        Ok(())
+    }
+
+    /// The turn joins the conversation: calls the agent left open are closed (as errors when
+    /// `cancelled`), and the turn's text and tool calls are added to the history. Returns each
+    /// call as an action, its output and whether it failed.
+    fn record_turn(&mut self, text: &str, tools: &mut [AgentTool], cancelled: bool) -> Result<Vec<(String, String, bool)>, Halt> {
+        // A call the agent left open at the end of its turn did not finish.
+        for t in tools.iter_mut().filter(|t| matches!(t.state, ToolState::Pending | ToolState::Running | ToolState::AwaitingPermission)) {
+            t.state = if cancelled { ToolState::Error } else { ToolState::Unknown };
+            t.output.get_or_insert_with(|| "The agent's turn ended before this call finished.".into());
+            self.emit(t.event())?;
+        }
+        // The agent's turn joins the conversation as the built-in agent's would, so the evaluator
+        // and a later digest see it; the agent itself already knows it.
+        self.history.push(ChatMessage::Assistant { text: text.to_string(), tool_calls: tools.iter().map(AgentTool::call).collect() });
+        for t in tools.iter() {
+            self.history.push(ChatMessage::Tool {
+                call_id: t.id.clone(),
+                name: t.name.clone(),
+                content: t.output.clone().unwrap_or_default(),
+                is_error: t.state != ToolState::Done,
+            });
+        }
+        let ran = tools
+            .iter()
+            .map(|t| {
+                (
+                    format!("{}({})", t.name, crate::provider::openai::arguments_text(&ToolInput::Parsed { value: t.input.clone() })),
+                    t.output.clone().unwrap_or_default(),
+                    t.state != ToolState::Done,
+                )
+            })
+            .collect();
+        Ok(ran)
+    }
+
+    /// How the turn ended, from its answer and what stopped it; the connection is kept for the
+    /// next turn when the agent ended its turn itself, and ended otherwise.
+    fn turn_end(
+        &mut self,
+        ext: &mut ExternalTurns,
+        conn: Arc<dyn AgentConnection>,
+        rx: mpsc::UnboundedReceiver<AgentMessage>,
+        finished: Option<Result<TurnResult, AgentFault>>,
+        halt: Option<Halt>,
+    ) -> Result<(StepEnd, Option<TurnResult>), Halt> {
+        Ok(match (finished, halt) {
+            (_, Some(Halt::Cancelled)) => {
+                // Cancelled: the agent's process group goes now, whether it ended its turn or
+                // not (the next run starts it again, reopening its session where it can).
+                conn.end();
+                return Err(Halt::Cancelled);
+            }
+            (None, halt) => {
+                // It did not end its turn within the grace after a step timeout or a refusal:
+                // it is stopped, and the run ends for the reason it was stopped.
+                conn.end();
+                return Err(halt.unwrap_or(Halt::Cancelled));
+            }
+            (Some(Err(fault)), _) => {
+                // The process is gone, broke the protocol or wants a login: the next turn
+                // starts it again.
+                self.login_needed(&ext.agent, &fault)?;
+                (StepEnd::Failed { code: fault.code, message: fault.message }, None)
+            }
+            (Some(Ok(_)), Some(Halt::Failed { code, message })) => (StepEnd::Failed { code, message }, None),
+            (Some(Ok(_)), Some(h)) => {
+                ext.conn = Some((conn, rx));
+                ext.sent = self.history.len();
+                return Err(h);
+            }
+            (Some(Ok(r)), None) => match step_end(r.stop) {
+                Some(end) => {
+                    ext.conn = Some((conn, rx));
+                    ext.sent = self.history.len();
+                    (end, Some(r))
+                }
+                None => {
+                    ext.conn = Some((conn, rx));
+                    ext.sent = self.history.len();
+                    return Err(Halt::Cancelled);
+                }
+            },
+        })
+    }
+
     async fn external_turn(&mut self, ext: &mut ExternalTurns) -> Result<StepOutput, Halt> {
         let step = self.evidence.counters.steps;
         let message_id = MessageId::new();
@@ -201,61 +386,7 @@ impl Run {
         // The agent changes files as soon as it has the prompt: the workspace is recorded first.
         self.checkpoint_ready().await?;
         if ext.conn.is_none() {
-            if ext.claims.is_none() {
-                // Without it the agent still works; its claims then come from its words alone.
-                ext.claims = claims::serve().await.ok();
-            }
-            let pipe = self.engine.config.claims_pipe.as_ref();
-            let servers = ext
-                .claims
-                .as_ref()
-                .map(|(s, _)| {
-                    vec![OfferedServer {
-                        name: claims::SERVER_NAME.into(),
-                        url: s.url.clone(),
-                        stdio: s.socket.as_deref().zip(pipe).map(|(socket, pipe)| pipe.for_socket(socket)),
-                    }]
-                })
-                .unwrap_or_default();
-            let hidden = self.engine.config.secret_env.clone();
-            let launch = Launch {
-                agent: &ext.agent,
-                cwd: self.workspace.root(),
-                hidden_env: &hidden,
-                start_timeout: START_TIMEOUT,
-                mcp_servers: servers,
-                reopen: ext.reopen.clone(),
-                files: Some(Arc::new(crate::external::client_fs::WorkspaceFiles::new(self.workspace.clone()))),
-                terminals: true,
-                processes: self.engine.config.processes.clone(),
-                authenticate: None,
-                secrets: self.engine.config.agent_secrets.clone(),
-            };
-            let started = tokio::select! {
-                r = connection::connect(launch) => r,
-                _ = self.cancel.cancelled() => return Err(Halt::Cancelled),
-            };
-            match started {
-                Ok(c) => {
-                    let info = c.0.info().clone();
-                    // A reopened session remembers everything before the new messages.
-                    ext.sent = if info.loaded { first_unseen(&self.history) } else { 0 };
-                    ext.reopen = Some(info.session.clone());
-                    ext.conn = Some(c);
-                    self.emit(EngineEvent::AgentConnected {
-                        agent: ext.agent.name.clone(),
-                        name: info.name,
-                        version: info.version,
-                        acp_session: info.session,
-                        loaded: info.loaded,
-                        claims: info.took_mcp,
-                    })?;
-                }
-                Err(fault) => {
-                    self.login_needed(&ext.agent, &fault)?;
-                    return Err(Halt::Failed { code: fault.code, message: fault.message });
-                }
-            }
+            self.start_agent(ext).await?;
         }
         let prompt = next_prompt(&self.history, ext.sent, &self.task);
         let Some((conn, mut rx)) = ext.conn.take() else {
@@ -328,15 +459,7 @@ impl Run {
                     last_heard = tokio::time::Instant::now();
                     match c {
                         None => claims_rx = None,
-                        Some(ClaimCall { input, reply }) => match super::dispatch::parse_claim(input) {
-                            Ok(c) => {
-                                claim = Some(c);
-                                let _ = reply.send(("Noted. Finishline checks the work when your turn ends: if you are done, end your turn now.".into(), false));
-                            }
-                            Err(out) => {
-                                let _ = reply.send((out.content, true));
-                            }
-                        },
+                        Some(call) => claim = answer_claim(call).or(claim),
                     }
                 }
                 r = &mut turn.0 => break Some(r.unwrap_or_else(|e| Err(AgentFault { code: ErrorCode::Internal, message: format!("the agent's turn panicked: {e}"), login: vec![], answered: None }))),
@@ -346,12 +469,8 @@ impl Run {
         while let Ok(m) = rx.try_recv() {
             match m {
                 AgentMessage::Update(item) => self.apply_item(item, &message_id, &mut batcher, &mut text, &mut reasoning_chars, &mut tools)?,
-                AgentMessage::Permission(ask) => {
-                    let _ = ask.reply.send(None);
-                }
-                AgentMessage::Terminal(ask) => {
-                    let _ = ask.reply.send(false);
-                }
+                // Asked after its turn ended: nobody is asked any more.
+                other => refuse_late(other),
             }
         }
         if let Some(e) = batcher.take() {
@@ -360,79 +479,10 @@ impl Run {
         if let (Some((_, slot)), Some(rx)) = (ext.claims.as_mut(), claims_rx) {
             *slot = rx;
         }
-        // A call the agent left open at the end of its turn did not finish.
-        for t in tools.iter_mut().filter(|t| matches!(t.state, ToolState::Pending | ToolState::Running | ToolState::AwaitingPermission)) {
-            t.state = if matches!(halt, Some(Halt::Cancelled)) { ToolState::Error } else { ToolState::Unknown };
-            t.output.get_or_insert_with(|| "The agent's turn ended before this call finished.".into());
-            self.emit(t.event())?;
-        }
-        // The agent's turn joins the conversation as the built-in agent's would, so the evaluator
-        // and a later digest see it; the agent itself already knows it.
-        self.history.push(ChatMessage::Assistant { text: text.clone(), tool_calls: tools.iter().map(AgentTool::call).collect() });
-        for t in &tools {
-            self.history.push(ChatMessage::Tool {
-                call_id: t.id.clone(),
-                name: t.name.clone(),
-                content: t.output.clone().unwrap_or_default(),
-                is_error: t.state != ToolState::Done,
-            });
-        }
-        let ran: Vec<(String, String, bool)> = tools
-            .iter()
-            .map(|t| {
-                (
-                    format!("{}({})", t.name, crate::provider::openai::arguments_text(&ToolInput::Parsed { value: t.input.clone() })),
-                    t.output.clone().unwrap_or_default(),
-                    t.state != ToolState::Done,
-                )
-            })
-            .collect();
+        let ran = self.record_turn(&text, &mut tools, matches!(halt, Some(Halt::Cancelled)))?;
 
-        let (end, result) = match (finished, halt) {
-            (_, Some(Halt::Cancelled)) => {
-                // Cancelled: the agent's process group goes now, whether it ended its turn or
-                // not (the next run starts it again, reopening its session where it can).
-                conn.end();
-                return Err(Halt::Cancelled);
-            }
-            (None, halt) => {
-                // It did not end its turn within the grace after a step timeout or a refusal:
-                // it is stopped, and the run ends for the reason it was stopped.
-                conn.end();
-                return Err(halt.unwrap_or(Halt::Cancelled));
-            }
-            (Some(Err(fault)), _) => {
-                // The process is gone, broke the protocol or wants a login: the next turn
-                // starts it again.
-                self.login_needed(&ext.agent, &fault)?;
-                (StepEnd::Failed { code: fault.code, message: fault.message }, None)
-            }
-            (Some(Ok(_)), Some(Halt::Failed { code, message })) => (StepEnd::Failed { code, message }, None),
-            (Some(Ok(_)), Some(h)) => {
-                ext.conn = Some((conn, rx));
-                ext.sent = self.history.len();
-                return Err(h);
-            }
-            (Some(Ok(r)), None) => match step_end(r.stop) {
-                Some(end) => {
-                    ext.conn = Some((conn, rx));
-                    ext.sent = self.history.len();
-                    (end, Some(r))
-                }
-                None => {
-                    ext.conn = Some((conn, rx));
-                    ext.sent = self.history.len();
-                    return Err(Halt::Cancelled);
-                }
-            },
-        };
-        let estimated_out = ((text.len() + reasoning_chars) as u64).div_ceil(4);
-        let usage = Usage {
-            input_tokens: result.as_ref().and_then(|r| r.input_tokens).unwrap_or_else(|| super::compaction::estimate_tokens(&self.history)),
-            output_tokens: result.as_ref().and_then(|r| r.output_tokens).unwrap_or(estimated_out),
-            estimated: result.as_ref().map(|r| r.output_tokens.is_none()).unwrap_or(true),
-            ..Default::default()
-        };
+        let (end, result) = self.turn_end(ext, conn, rx, finished, halt)?;
+        let usage = turn_usage(result.as_ref(), text.len() + reasoning_chars, &self.history);
         let stop_reason = match &end {
             StepEnd::Stopped(r) => Some(*r),
             _ => None,

@@ -455,24 +455,9 @@ impl Run {
         }
     }
 
-    /// One step and what follows it. `Some` means another step.
-    async fn step_and_decide(&mut self) -> Result<Option<()>, Halt> {
-        if self.cancel.is_cancelled() {
-            return Err(Halt::Cancelled);
-        }
-        let external = self.external.is_some();
-        if !external {
-            self.refresh_tools().await?;
-            self.maybe_compact().await?;
-        }
-        self.evidence.counters.steps += 1;
-        let out = if external {
-            // Everything the agent does in its turn (its process starting included) is its own.
-            self.open_window().await?;
-            self.external_step().await?
-        } else {
-            self.stream_step().await?
-        };
+    /// Runs the built-in agent's tool calls of the step (an external agent ran its own): the
+    /// step's record of actions, and a `complete_task` claim among them.
+    async fn run_step_tools(&mut self, out: &super::step::StepOutput) -> Result<(StepRecord, Option<(ClaimEvidence, String)>), Halt> {
         let mut record = StepRecord { text: out.text.clone(), ..Default::default() };
         for (action, output, is_error) in &out.ran {
             record.actions.push(action.clone());
@@ -508,54 +493,12 @@ impl Run {
         } else if !out.text.is_empty() && !out.in_history {
             self.history.push(ChatMessage::Assistant { text: out.text.clone(), tool_calls: vec![] });
         }
-        self.checkpoint_ready().await?;
-        self.snapshot_after_step()?;
-        self.evidence.record(record);
-        let stuck_pattern = match &out.repeating {
-            Some(repeated) => Some(Stuck { pattern: StuckPattern::RepeatingOutput, repeated: repeated.chars().take(300).collect() }),
-            None => stuck::detect(&self.evidence.records),
-        };
-        // A `complete_task` the engine refused (partial without remaining work) is a tool call
-        // like any other: the model gets its error and another step.
-        // An external agent's turn ends when the agent stops, whatever tools it ran on the way:
-        // its end is judged, never waited past as a tool step.
-        let step_called_tools = out.calls.iter().any(|c| c.name != tool::COMPLETE_TASK || claim.is_none());
-        let turn_ran_tools = !out.ran.is_empty();
-        let mut evidence = Evidence {
-            step_end: out.end.clone(),
-            output_tokens: out.usage.output_tokens,
-            last_text: out.text.clone(),
-            step_called_tools,
-            // An external agent's turn holds its own tool steps: a short stop after tools in the
-            // same turn is after tool work, as a built-in step after a tool step is.
-            prev_step_called_tools: self.evidence.prev_step_called_tools || turn_ran_tools,
-            claim: claim.as_ref().map(|(c, _)| c.clone()),
-            open_todos: self.todos.iter().filter(|t| matches!(t.status, TodoStatus::Pending | TodoStatus::InProgress)).map(|t| t.content.clone()).collect(),
-            run_used_tools: self.evidence.used_tools,
-            run_wrote_todos: self.evidence.wrote_todos,
-            files_changed: self.run_changed_files(),
-            counters: self.evidence.counters,
-            stuck_pattern,
-            verify_commands: self.run_verify_commands(),
-            verification: None,
-            previous_verification_failure: self.evidence.previous_verification_failure.clone(),
-            evaluation: None,
-            previous_remaining: self.evidence.previous_remaining.clone(),
-            open_criteria: self.open_criteria(),
-        };
-        // A cut-off step continues the one before it, so it leaves "work open" as it was.
-        let cut = matches!(out.end, StepEnd::Cut | StepEnd::Stopped(StopReason::Length))
-            || (out.calls.is_empty()
-                && claim.is_none()
-                && completion::short_stop_is_cut(&out.text, out.usage.output_tokens, self.cfg())
-                && (evidence.prev_step_called_tools || !evidence.open_todos.is_empty()));
-        if !cut {
-            self.evidence.prev_step_called_tools = step_called_tools;
-            self.evidence.counters.truncations_in_row = 0;
-            evidence.counters.truncations_in_row = 0;
-        }
-        self.emit_saving(vec![])?;
-        let answers_call = claim.as_ref().map(|(_, id)| id.clone()).filter(|id| !id.is_empty());
+        Ok((record, claim))
+    }
+
+    /// Asks the completion engine what follows the step, running the checks it asks for, until
+    /// it decides: another step, a continuation, review, idle or failure.
+    async fn judge_step(&mut self, mut evidence: Evidence, answers_call: Option<String>, external: bool) -> Result<Option<()>, Halt> {
         // An external agent has no complete_task to call (yet): requiring it would send it back
         // for ever. Its claims are judged by the todo gate, verification and the evaluator.
         let judged =
@@ -650,6 +593,76 @@ impl Run {
                 Action::Fail { code, message } => return Err(Halt::Failed { code, message }),
             }
         }
+    }
+
+    /// One step and what follows it. `Some` means another step.
+    async fn step_and_decide(&mut self) -> Result<Option<()>, Halt> {
+        if self.cancel.is_cancelled() {
+            return Err(Halt::Cancelled);
+        }
+        let external = self.external.is_some();
+        if !external {
+            self.refresh_tools().await?;
+            self.maybe_compact().await?;
+        }
+        self.evidence.counters.steps += 1;
+        let out = if external {
+            // Everything the agent does in its turn (its process starting included) is its own.
+            self.open_window().await?;
+            self.external_step().await?
+        } else {
+            self.stream_step().await?
+        };
+        let (record, claim) = self.run_step_tools(&out).await?;
+        self.checkpoint_ready().await?;
+        self.snapshot_after_step()?;
+        self.evidence.record(record);
+        let stuck_pattern = match &out.repeating {
+            Some(repeated) => Some(Stuck { pattern: StuckPattern::RepeatingOutput, repeated: repeated.chars().take(300).collect() }),
+            None => stuck::detect(&self.evidence.records),
+        };
+        // A `complete_task` the engine refused (partial without remaining work) is a tool call
+        // like any other: the model gets its error and another step.
+        // An external agent's turn ends when the agent stops, whatever tools it ran on the way:
+        // its end is judged, never waited past as a tool step.
+        let step_called_tools = out.calls.iter().any(|c| c.name != tool::COMPLETE_TASK || claim.is_none());
+        let turn_ran_tools = !out.ran.is_empty();
+        let mut evidence = Evidence {
+            step_end: out.end.clone(),
+            output_tokens: out.usage.output_tokens,
+            last_text: out.text.clone(),
+            step_called_tools,
+            // An external agent's turn holds its own tool steps: a short stop after tools in the
+            // same turn is after tool work, as a built-in step after a tool step is.
+            prev_step_called_tools: self.evidence.prev_step_called_tools || turn_ran_tools,
+            claim: claim.as_ref().map(|(c, _)| c.clone()),
+            open_todos: self.todos.iter().filter(|t| matches!(t.status, TodoStatus::Pending | TodoStatus::InProgress)).map(|t| t.content.clone()).collect(),
+            run_used_tools: self.evidence.used_tools,
+            run_wrote_todos: self.evidence.wrote_todos,
+            files_changed: self.run_changed_files(),
+            counters: self.evidence.counters,
+            stuck_pattern,
+            verify_commands: self.run_verify_commands(),
+            verification: None,
+            previous_verification_failure: self.evidence.previous_verification_failure.clone(),
+            evaluation: None,
+            previous_remaining: self.evidence.previous_remaining.clone(),
+            open_criteria: self.open_criteria(),
+        };
+        // A cut-off step continues the one before it, so it leaves "work open" as it was.
+        let cut = matches!(out.end, StepEnd::Cut | StepEnd::Stopped(StopReason::Length))
+            || (out.calls.is_empty()
+                && claim.is_none()
+                && completion::short_stop_is_cut(&out.text, out.usage.output_tokens, self.cfg())
+                && (evidence.prev_step_called_tools || !evidence.open_todos.is_empty()));
+        if !cut {
+            self.evidence.prev_step_called_tools = step_called_tools;
+            self.evidence.counters.truncations_in_row = 0;
+            evidence.counters.truncations_in_row = 0;
+        }
+        self.emit_saving(vec![])?;
+        let answers_call = claim.as_ref().map(|(_, id)| id.clone()).filter(|id| !id.is_empty());
+        self.judge_step(evidence, answers_call, external).await
     }
 
     fn answer_complete_task(&mut self, call_id: &str, text: &str) -> crate::Result<()> {

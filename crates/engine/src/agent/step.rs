@@ -34,6 +34,20 @@ pub(super) struct StepOutput {
     pub claim: Option<crate::judge::completion::ClaimEvidence>,
 }
 
+/// What one streamed answer gave, before the step's end is decided from it.
+struct Streamed {
+    text: String,
+    calls: Vec<ToolCall>,
+    usage: Option<Usage>,
+    stop: Option<StopReason>,
+    reasoning_chars: usize,
+    /// Something reached the person (text or reasoning): a retry would repeat it.
+    shown: bool,
+    runaway: Option<Runaway>,
+    timed_out: bool,
+    outcome: Result<(), crate::provider::ProviderError>,
+}
+
 /// The window to compact against after the server refused a request as too long: its reported
 /// size, scaled into [`super::compaction::estimate_tokens`]'s units by how far the estimate of
 /// the refused request fell short of the server's count. Never larger than before.
@@ -85,6 +99,113 @@ impl Run {
         }
     }
 
+    /// Reads one answer's stream to its end, a cancel, the step limit or a runaway, showing it
+    /// as it comes (batched).
+    async fn read_stream(
+        &mut self,
+        stream: &mut crate::provider::EventStream,
+        message_id: &MessageId,
+        retried: &std::sync::atomic::AtomicBool,
+    ) -> Result<Streamed, Halt> {
+        let mut batcher = DeltaBatcher::default();
+        let (mut text, mut calls, mut usage, mut stop) = (String::new(), Vec::new(), None::<Usage>, None);
+        let mut reasoning_chars = 0usize;
+        let mut shown = false;
+        let mut watch = RunawayWatch::new(self.engine.config.runaway);
+        let mut runaway = None;
+        let mut timed_out = false;
+        let step_deadline = tokio::time::Instant::now() + self.engine.config.step_limit;
+        let outcome: Result<(), crate::provider::ProviderError> = loop {
+            let deadline = batcher.deadline().map(tokio::time::Instant::from_std);
+            let item = tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => {
+                    if let Some(e) = batcher.take() { self.emit(e)?; }
+                    return Err(Halt::Cancelled);
+                }
+                _ = async { tokio::time::sleep_until(deadline.unwrap()).await }, if deadline.is_some() => {
+                    if let Some(e) = batcher.take() { self.emit(e)?; }
+                    continue;
+                }
+                _ = tokio::time::sleep_until(step_deadline) => {
+                    timed_out = true;
+                    break Ok(());
+                }
+                item = stream.next() => item,
+            };
+            let Some(item) = item else { break Ok(()) };
+            if retried.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                // The retry worked: back to busy before the output shows.
+                self.emit(Self::status(SessionStatus::Busy))?;
+            }
+            match item {
+                Ok(CompletionEvent::TextDelta { text: t }) => {
+                    shown = true;
+                    text.push_str(&t);
+                    if let Some(e) = batcher.push(message_id, false, &t, Instant::now()) {
+                        self.emit(e)?;
+                    }
+                    // A runaway answer is stopped here, keeping what was shown.
+                    if let Some(r) = watch.push(&t) {
+                        runaway = Some(r);
+                        break Ok(());
+                    }
+                }
+                Ok(CompletionEvent::ReasoningDelta { text: t }) => {
+                    shown = true;
+                    reasoning_chars += t.len();
+                    if let Some(e) = batcher.push(message_id, true, &t, Instant::now()) {
+                        self.emit(e)?;
+                    }
+                }
+                Ok(CompletionEvent::ToolCall { mut call }) => {
+                    if call.id.is_empty() || self.call_ids.contains(&call.id) {
+                        call.id = format!("{}_{}", if call.id.is_empty() { "call" } else { &call.id }, uuid::Uuid::now_v7().simple());
+                    }
+                    self.call_ids.insert(call.id.clone());
+                    calls.push(call)
+                }
+                Ok(CompletionEvent::Usage { usage: u }) => usage = Some(u),
+                Ok(CompletionEvent::Stop { reason }) => stop = Some(reason),
+                Err(e) => break Err(e),
+            }
+        };
+        if let Some(e) = batcher.take() {
+            self.emit(e)?;
+        }
+        Ok(Streamed { text, calls, usage, stop, reasoning_chars, shown, runaway, timed_out, outcome })
+    }
+
+    /// An answer cut by a full window is kept and the conversation compacted (the step goes on
+    /// as cut off); a malformed call is told to the model. Other ends stand as they are.
+    async fn settle_end(&mut self, mut end: StepEnd, text: &str, calls: &mut Vec<ToolCall>, in_history: &mut bool) -> Result<StepEnd, Halt> {
+        // The window overflowed mid-answer (Anthropic `model_context_window_exceeded`): what was
+        // shown is kept, the conversation is compacted, and the step continues as cut off. A
+        // second overflow in a row reaches the completion engine, which fails the run.
+        if end == StepEnd::Stopped(StopReason::ContextWindowExceeded) && !self.evidence.overflowed {
+            self.evidence.overflowed = true;
+            // Calls cut off by the overflow are not run: the text is what the step produced.
+            calls.clear();
+            if !text.is_empty() {
+                self.history.push(ChatMessage::Assistant { text: text.to_string(), tool_calls: vec![] });
+                *in_history = true;
+                self.compact().await?;
+            } else {
+                // Nothing said: summarised whole, as the rebuild from the log does.
+                self.compact_all().await?;
+            }
+            end = StepEnd::Cut;
+        } else if end != StepEnd::Stopped(StopReason::ContextWindowExceeded) {
+            self.evidence.overflowed = false;
+        }
+        if end == StepEnd::Stopped(StopReason::MalformedCall) && calls.is_empty() {
+            // A malformed call (Gemini MALFORMED_FUNCTION_CALL): tell the model, do not fail.
+            self.history.push(ChatMessage::User { content: MALFORMED_CALL.into() });
+            end = StepEnd::Stopped(StopReason::PauseTurn);
+        }
+        Ok(end)
+    }
+
     pub(super) async fn stream_step(&mut self) -> Result<StepOutput, Halt> {
         let step = self.evidence.counters.steps;
         let message_id = MessageId::new();
@@ -117,75 +238,11 @@ impl Run {
                 );
             });
             let mut stream = stream_with_retry(self.engine.config.agent.provider.clone(), self.request(), self.engine.config.retry, on_retry);
-            let mut batcher = DeltaBatcher::default();
-            let (mut text, mut calls, mut usage, mut stop) = (String::new(), Vec::new(), None::<Usage>, None);
-            let mut reasoning_chars = 0usize;
-            let mut shown = false;
-            let mut watch = RunawayWatch::new(self.engine.config.runaway);
-            let mut runaway = None;
-            let mut timed_out = false;
-            let step_deadline = tokio::time::Instant::now() + self.engine.config.step_limit;
-            let outcome: Result<(), crate::provider::ProviderError> = loop {
-                let deadline = batcher.deadline().map(tokio::time::Instant::from_std);
-                let item = tokio::select! {
-                    biased;
-                    _ = self.cancel.cancelled() => {
-                        if let Some(e) = batcher.take() { self.emit(e)?; }
-                        return Err(Halt::Cancelled);
-                    }
-                    _ = async { tokio::time::sleep_until(deadline.unwrap()).await }, if deadline.is_some() => {
-                        if let Some(e) = batcher.take() { self.emit(e)?; }
-                        continue;
-                    }
-                    _ = tokio::time::sleep_until(step_deadline) => {
-                        timed_out = true;
-                        break Ok(());
-                    }
-                    item = stream.next() => item,
-                };
-                let Some(item) = item else { break Ok(()) };
-                if retried.swap(false, std::sync::atomic::Ordering::SeqCst) {
-                    // The retry worked: back to busy before the output shows.
-                    self.emit(Self::status(SessionStatus::Busy))?;
-                }
-                match item {
-                    Ok(CompletionEvent::TextDelta { text: t }) => {
-                        shown = true;
-                        text.push_str(&t);
-                        if let Some(e) = batcher.push(&message_id, false, &t, Instant::now()) {
-                            self.emit(e)?;
-                        }
-                        // A runaway answer is stopped here, keeping what was shown.
-                        if let Some(r) = watch.push(&t) {
-                            runaway = Some(r);
-                            break Ok(());
-                        }
-                    }
-                    Ok(CompletionEvent::ReasoningDelta { text: t }) => {
-                        shown = true;
-                        reasoning_chars += t.len();
-                        if let Some(e) = batcher.push(&message_id, true, &t, Instant::now()) {
-                            self.emit(e)?;
-                        }
-                    }
-                    Ok(CompletionEvent::ToolCall { mut call }) => {
-                        if call.id.is_empty() || self.call_ids.contains(&call.id) {
-                            call.id = format!("{}_{}", if call.id.is_empty() { "call" } else { &call.id }, uuid::Uuid::now_v7().simple());
-                        }
-                        self.call_ids.insert(call.id.clone());
-                        calls.push(call)
-                    }
-                    Ok(CompletionEvent::Usage { usage: u }) => usage = Some(u),
-                    Ok(CompletionEvent::Stop { reason }) => stop = Some(reason),
-                    Err(e) => break Err(e),
-                }
-            };
-            if let Some(e) = batcher.take() {
-                self.emit(e)?;
-            }
+            let Streamed { text, mut calls, usage, stop, reasoning_chars, shown, runaway, timed_out, outcome } =
+                self.read_stream(&mut stream, &message_id, &retried).await?;
             let mut in_history = false;
             let mut repeating = None;
-            let mut end = match outcome {
+            let end = match outcome {
                 Ok(()) if timed_out => StepEnd::Failed {
                     code: ErrorCode::StepTimeout,
                     message: format!(
@@ -232,30 +289,7 @@ impl Run {
                 Err(e) if e.kind == ProviderErrorKind::TruncatedStream => StepEnd::Cut,
                 Err(e) => StepEnd::Failed { code: ErrorCode::of_provider(e.kind), message: e.message },
             };
-            // The window overflowed mid-answer (Anthropic `model_context_window_exceeded`): what was
-            // shown is kept, the conversation is compacted, and the step continues as cut off. A
-            // second overflow in a row reaches the completion engine, which fails the run.
-            if end == StepEnd::Stopped(StopReason::ContextWindowExceeded) && !self.evidence.overflowed {
-                self.evidence.overflowed = true;
-                // Calls cut off by the overflow are not run: the text is what the step produced.
-                calls.clear();
-                if !text.is_empty() {
-                    self.history.push(ChatMessage::Assistant { text: text.clone(), tool_calls: vec![] });
-                    in_history = true;
-                    self.compact().await?;
-                } else {
-                    // Nothing said: summarised whole, as the rebuild from the log does.
-                    self.compact_all().await?;
-                }
-                end = StepEnd::Cut;
-            } else if end != StepEnd::Stopped(StopReason::ContextWindowExceeded) {
-                self.evidence.overflowed = false;
-            }
-            if end == StepEnd::Stopped(StopReason::MalformedCall) && calls.is_empty() {
-                // A malformed call (Gemini MALFORMED_FUNCTION_CALL): tell the model, do not fail.
-                self.history.push(ChatMessage::User { content: MALFORMED_CALL.into() });
-                end = StepEnd::Stopped(StopReason::PauseTurn);
-            }
+            let end = self.settle_end(end, &text, &mut calls, &mut in_history).await?;
             let stop_reason = match &end {
                 StepEnd::Stopped(r) => Some(*r),
                 _ => None,
