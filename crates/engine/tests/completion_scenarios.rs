@@ -66,6 +66,11 @@ fn nothing(_: &mut Setup) {}
 fn no_files(_: &Harness) {}
 
 fn cases() -> Vec<Case> {
+    [success(), todos(), truncations(), claims(), verification(), stuck(), conversation(), limits_and_faults()].into_iter().flatten().collect()
+}
+
+/// Honest successes, in each protocol and without complete_task.
+fn success() -> Vec<Case> {
     vec![
         Case {
             name: "honest success with complete_task (openai)",
@@ -131,6 +136,12 @@ fn cases() -> Vec<Case> {
             continuations: vec![],
             model_calls: 3,
         },
+    ]
+}
+
+/// Stops with todos open.
+fn todos() -> Vec<Case> {
+    vec![
         Case {
             name: "premature stop with open todos gets a todo_gate naming them",
             protocol: Protocol::Openai,
@@ -191,6 +202,12 @@ fn cases() -> Vec<Case> {
             continuations: vec![C::TodoGate],
             model_calls: 5,
         },
+    ]
+}
+
+/// Answers cut off: by the length limit, a short stop, a stream without its end.
+fn truncations() -> Vec<Case> {
+    vec![
         Case {
             name: "truncation by length continues at once without the evaluator",
             protocol: Protocol::Openai,
@@ -259,6 +276,12 @@ fn cases() -> Vec<Case> {
             continuations: vec![C::Truncation, C::Truncation, C::Truncation],
             model_calls: 4,
         },
+    ]
+}
+
+/// Claims: partial, blocked, the marker, and complete_task required.
+fn claims() -> Vec<Case> {
+    vec![
         Case {
             name: "a partial claim goes to review at once",
             protocol: Protocol::Openai,
@@ -335,6 +358,12 @@ fn cases() -> Vec<Case> {
             continuations: vec![C::MissingCompletion],
             model_calls: 4,
         },
+    ]
+}
+
+/// Verification commands failing, passing and declined.
+fn verification() -> Vec<Case> {
+    vec![
         Case {
             name: "verification failing then passing",
             protocol: Protocol::Openai,
@@ -397,6 +426,12 @@ fn cases() -> Vec<Case> {
             continuations: vec![],
             model_calls: 3,
         },
+    ]
+}
+
+/// The stuck patterns, and cycles running out.
+fn stuck() -> Vec<Case> {
+    vec![
         Case {
             name: "stuck: the same action with the same result 4 times",
             protocol: Protocol::Openai,
@@ -506,6 +541,12 @@ fn cases() -> Vec<Case> {
             continuations: vec![C::Evaluator, C::Evaluator],
             model_calls: 9,
         },
+    ]
+}
+
+/// Conversation turns, and an announced action not taken.
+fn conversation() -> Vec<Case> {
+    vec![
         Case {
             name: "a greeting is a conversation turn and never loops",
             protocol: Protocol::Openai,
@@ -548,6 +589,12 @@ fn cases() -> Vec<Case> {
             continuations: vec![C::MissingAction],
             model_calls: 5,
         },
+    ]
+}
+
+/// Limits, refusals and faults of the model or the evaluator.
+fn limits_and_faults() -> Vec<Case> {
+    vec![
         Case {
             name: "the step limit ends the run at review",
             protocol: Protocol::Openai,

@@ -234,18 +234,13 @@ pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mp
 
 type Connected = (Arc<dyn AgentConnection>, mpsc::UnboundedReceiver<AgentMessage>);
 
-/// One start of the agent; `initialized` turns true once it has answered `initialize`.
-async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Connected, AgentFault> {
+/// The agent's command: in the workspace, in a process group of its own, with the person's
+/// environment as a terminal gives it, minus Finishline's own provider-key variables (those are
+/// for Finishline's models, not the agent's, unless the person gives one to the agent in its
+/// settings), plus the keys the person gave this agent alone.
+fn command(launch: &Launch<'_>, program: &Path) -> tokio::process::Command {
     let agent = launch.agent;
-    let Some(program) = agent.locate() else {
-        let install = agent.install_hint().map(|i| format!(" Install it with: {i}")).unwrap_or_default();
-        return Err(AgentFault::new(format!(
-            "{} is not installed here: `{}` is neither on PATH nor where npm, bun or nvm install programs.{install}",
-            agent.label(),
-            agent.command
-        )));
-    };
-    let mut cmd = tokio::process::Command::new(&program);
+    let mut cmd = tokio::process::Command::new(program);
     // PWD as well: Node and Bun agents (OpenCode) take the project from $PWD, which would
     // still name Finishline's own folder.
     cmd.args(&agent.args)
@@ -271,206 +266,130 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
     }
     #[cfg(unix)]
     cmd.process_group(0);
-    let mut child = cmd.spawn().map_err(|e| AgentFault::new(format!("{} could not be started ({}): {e}", agent.label(), program.display())))?;
-    // Owned from its first moment: a connection that fails below still ends the group.
-    let group = child.id().map(|pid| launch.processes.own(pid, &agent.label()));
-    let stdin = child.stdin.take().ok_or_else(|| AgentFault::new("the agent's stdin could not be opened"))?;
-    let stdout = child.stdout.take().ok_or_else(|| AgentFault::new("the agent's stdout could not be opened"))?;
-    let mut stderr = child.stderr.take();
-    let tail = Arc::new(Mutex::new(String::new()));
-    {
-        let tail = tail.clone();
-        tokio::spawn(async move {
-            let Some(err) = stderr.as_mut() else { return };
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = err.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                let mut t = tail.lock().unwrap();
-                t.push_str(&String::from_utf8_lossy(&buf[..n]));
-                if t.len() > STDERR_TAIL {
-                    let cut = t.len() - STDERR_TAIL;
-                    let cut = (cut..t.len()).find(|i| t.is_char_boundary(*i)).unwrap_or(t.len());
-                    t.drain(..cut);
-                }
-            }
-        });
-    }
+    cmd
+}
 
-    let (tx, rx) = mpsc::unbounded_channel();
-    let signed_in: Arc<Mutex<Option<bool>>> = Arc::new(Mutex::new(None));
-    let auth_status = signed_in.clone();
-    let (cx_tx, cx_rx) = oneshot::channel::<ConnectionTo<Agent>>();
-    let (stop_tx, stop_rx) = oneshot::channel::<()>();
-    let (ended_tx, ended_rx) = tokio::sync::watch::channel(false);
-    let ended = Arc::new(Mutex::new(None));
-    let (stdout, raw_auth) = super::auth_tap::AuthTap::new(stdout);
-    let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
-    let updates = tx.clone();
-    let asks = tx.clone();
-    let (reads, writes) = (launch.files.clone(), launch.files.clone());
-    let fs_offered = launch.files.is_some();
-    let terminals = Arc::new(super::terminals::Terminals::new(launch.cwd, launch.hidden_env, launch.processes.clone()));
-    let (t_create, t_output, t_wait, t_kill, t_release) = (terminals.clone(), terminals.clone(), terminals.clone(), terminals.clone(), terminals.clone());
-    let terminal_asks = tx.clone();
-    let terminal_offered = launch.terminals;
-    {
-        let ended = ended.clone();
-        let tail = tail.clone();
-        tokio::spawn(async move {
-            let result = Client
-                .v1()
-                .name("finishline")
-                .on_receive_notification(
-                    async move |n: AuthStatusUpdate, _cx| {
-                        *auth_status.lock().unwrap() = Some(n.signed_in());
-                        Ok(())
-                    },
-                    agent_client_protocol::on_receive_notification!(),
-                )
-                .on_receive_notification(
-                    async move |n: SessionNotification, _cx| {
-                        let _ = updates.send(AgentMessage::Update(map_update(&n.update)));
-                        Ok(())
-                    },
-                    agent_client_protocol::on_receive_notification!(),
-                )
-                .on_receive_request(
-                    async move |r: RequestPermissionRequest, responder, _cx| {
-                        let (reply, answer) = oneshot::channel();
-                        let ask = PermissionAsk {
-                            call_id: r.tool_call.tool_call_id.0.to_string(),
-                            title: r.tool_call.fields.title.clone().unwrap_or_else(|| "a tool".into()),
-                            input: r.tool_call.fields.raw_input.clone(),
-                            options: r.options.iter().map(|o| (o.option_id.0.to_string(), o.kind)).collect(),
-                            reply,
-                        };
-                        let _ = asks.send(AgentMessage::Permission(ask));
-                        // The person may take minutes: the answer is sent from its own task so the
-                        // connection keeps reading the agent's updates meanwhile.
-                        tokio::spawn(async move {
-                            let outcome = match answer.await {
-                                Ok(Some(id)) => RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id)),
-                                _ => RequestPermissionOutcome::Cancelled,
-                            };
-                            let _ = responder.respond(RequestPermissionResponse::new(outcome));
-                        });
-                        Ok(())
-                    },
-                    agent_client_protocol::on_receive_request!(),
-                )
-                .on_receive_request(
-                    async move |r: ReadTextFileRequest, responder, _cx| match reads.as_ref().map(|f| f.read(&r.path, r.line, r.limit)) {
-                        Some(Ok(text)) => responder.respond(ReadTextFileResponse::new(text)),
-                        // ACP's "resource not found", in words agents match on too.
-                        Some(Err(ReadError::NotFound(why))) => responder.respond_with_error(
-                            agent_client_protocol::Error::new(-32002, format!("Resource not found: {why}"))
-                                .data(serde_json::json!({"uri": r.path.to_string_lossy()})),
-                        ),
-                        Some(Err(ReadError::Refused(why))) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
-                        None => responder.respond_with_error(agent_client_protocol::Error::new(-32601, "fs/read_text_file is not offered")),
-                    },
-                    agent_client_protocol::on_receive_request!(),
-                )
-                .on_receive_request(
-                    async move |r: WriteTextFileRequest, responder, _cx| match writes.as_ref().map(|f| f.write(&r.path, &r.content)) {
-                        Some(Ok(())) => responder.respond(WriteTextFileResponse::new()),
-                        Some(Err(why)) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
-                        None => responder.respond_with_error(agent_client_protocol::Error::new(-32601, "fs/write_text_file is not offered")),
-                    },
-                    agent_client_protocol::on_receive_request!(),
-                )
-                .on_receive_request(
-                    async move |r: CreateTerminalRequest, responder, _cx| {
-                        if !terminal_offered {
-                            return responder.respond_with_error(agent_client_protocol::Error::new(-32601, "terminal/create is not offered"));
-                        }
-                        let line = std::iter::once(r.command.clone()).chain(r.args.iter().cloned()).collect::<Vec<_>>().join(" ");
-                        let (reply, answer) = oneshot::channel();
-                        let _ = terminal_asks.send(AgentMessage::Terminal(TerminalAsk { command: line, reply }));
-                        let terms = t_create.clone();
-                        // The person may take a while to decide: answer from a task of its own.
-                        tokio::spawn(async move {
-                            if answer.await != Ok(true) {
-                                let _ = responder.respond_with_error(agent_client_protocol::Error::new(-32000, "The person denied this command."));
-                                return;
-                            }
-                            let env: Vec<(String, String)> = r.env.iter().map(|e| (e.name.clone(), e.value.clone())).collect();
-                            let _ = match terms.create(&r.command, &r.args, &env, r.cwd.as_deref(), r.output_byte_limit) {
-                                Ok(id) => responder.respond(CreateTerminalResponse::new(TerminalId::new(id))),
-                                Err(why) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
-                            };
-                        });
-                        Ok(())
-                    },
-                    agent_client_protocol::on_receive_request!(),
-                )
-                .on_receive_request(
-                    async move |r: TerminalOutputRequest, responder, _cx| match t_output.output(&r.terminal_id.0) {
-                        Ok((out, truncated, exit)) => responder.respond(TerminalOutputResponse::new(out, truncated).exit_status(exit.map(exit_status))),
-                        Err(why) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
-                    },
-                    agent_client_protocol::on_receive_request!(),
-                )
-                .on_receive_request(
-                    async move |r: WaitForTerminalExitRequest, responder, _cx| {
-                        let terms = t_wait.clone();
-                        tokio::spawn(async move {
-                            let _ = match terms.wait(&r.terminal_id.0).await {
-                                Ok(s) => responder.respond(WaitForTerminalExitResponse::new(exit_status(s))),
-                                Err(why) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
-                            };
-                        });
-                        Ok(())
-                    },
-                    agent_client_protocol::on_receive_request!(),
-                )
-                .on_receive_request(
-                    async move |r: KillTerminalRequest, responder, _cx| match t_kill.kill(&r.terminal_id.0) {
-                        Ok(()) => responder.respond(KillTerminalResponse::new()),
-                        Err(why) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
-                    },
-                    agent_client_protocol::on_receive_request!(),
-                )
-                .on_receive_request(
-                    async move |r: ReleaseTerminalRequest, responder, _cx| match t_release.release(&r.terminal_id.0) {
-                        Ok(()) => responder.respond(ReleaseTerminalResponse::new()),
-                        Err(why) => responder.respond_with_error(agent_client_protocol::Error::new(-32602, why)),
-                    },
-                    agent_client_protocol::on_receive_request!(),
-                )
-                .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
-                    let _ = cx_tx.send(cx.clone());
-                    // Until the run lets go of the agent, or the agent closes its end.
-                    tokio::select! {
-                        _ = stop_rx => {}
-                        _ = cx.incoming_closed() => {}
-                    }
-                    Ok(())
-                })
-                .await;
-            // Give the process a moment to exit and its last stderr lines to arrive.
-            let status = tokio::time::timeout(Duration::from_millis(500), child.wait()).await.ok().and_then(|s| s.ok());
-            let stderr = tail.lock().unwrap().trim().to_string();
-            let mut why = match (&result, status) {
-                (Err(e), _) => format!("the connection to the agent failed: {}", e.message),
-                (Ok(()), Some(s)) if !s.success() => format!("the agent exited ({s})"),
-                (Ok(()), _) => "the agent closed the connection".to_string(),
-            };
-            if !stderr.is_empty() {
-                why.push_str(&format!(". Its last output: {}", last_lines(&stderr, 6)));
+/// The newest part of what a stream says (the agent's stderr), kept for a failure's message.
+fn keep_tail(stderr: Option<tokio::process::ChildStderr>) -> Arc<Mutex<String>> {
+    let tail = Arc::new(Mutex::new(String::new()));
+    let kept = tail.clone();
+    tokio::spawn(async move {
+        let Some(mut err) = stderr else { return };
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = err.read(&mut buf).await {
+            if n == 0 {
+                break;
             }
-            *ended.lock().unwrap() = Some(why);
-            let _ = ended_tx.send(true);
-        });
+            let mut t = kept.lock().unwrap();
+            t.push_str(&String::from_utf8_lossy(&buf[..n]));
+            if t.len() > STDERR_TAIL {
+                let cut = t.len() - STDERR_TAIL;
+                let cut = (cut..t.len()).find(|i| t.is_char_boundary(*i)).unwrap_or(t.len());
+                t.drain(..cut);
+            }
+        }
+    });
+    tail
+}
+
+/// Asks the person, through the run, about the agent's permission request; the answer is the
+/// option the person picked, or nothing (cancelled).
+fn ask_person(asks: &mpsc::UnboundedSender<AgentMessage>, r: &RequestPermissionRequest) -> oneshot::Receiver<Option<String>> {
+    let (reply, answer) = oneshot::channel();
+    let _ = asks.send(AgentMessage::Permission(PermissionAsk {
+        call_id: r.tool_call.tool_call_id.0.to_string(),
+        title: r.tool_call.fields.title.clone().unwrap_or_else(|| "a tool".into()),
+        input: r.tool_call.fields.raw_input.clone(),
+        options: r.options.iter().map(|o| (o.option_id.0.to_string(), o.kind)).collect(),
+        reply,
+    }));
+    answer
+}
+
+fn permission_answer(picked: Option<String>) -> RequestPermissionResponse {
+    RequestPermissionResponse::new(match picked {
+        Some(id) => RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id)),
+        None => RequestPermissionOutcome::Cancelled,
+    })
+}
+
+/// Asks the person, through the run, whether the agent may run a command in a terminal.
+fn ask_terminal(asks: &mpsc::UnboundedSender<AgentMessage>, r: &CreateTerminalRequest) -> oneshot::Receiver<bool> {
+    let (reply, answer) = oneshot::channel();
+    let command = std::iter::once(r.command.clone()).chain(r.args.iter().cloned()).collect::<Vec<_>>().join(" ");
+    let _ = asks.send(AgentMessage::Terminal(TerminalAsk { command, reply }));
+    answer
+}
+
+/// `terminal/create` once the person answered: the command runs in the workspace, or is refused.
+fn make_terminal(
+    terms: &super::terminals::Terminals,
+    r: &CreateTerminalRequest,
+    allowed: bool,
+) -> Result<CreateTerminalResponse, agent_client_protocol::Error> {
+    if !allowed {
+        return Err(agent_client_protocol::Error::new(-32000, "The person denied this command."));
     }
-    let ended_now = |ended: &Arc<Mutex<Option<String>>>| ended.lock().unwrap().clone();
-    let cx = match tokio::time::timeout(launch.start_timeout, cx_rx).await {
-        Ok(Ok(cx)) => cx,
-        _ => return Err(AgentFault::new(format!("{} did not start: {}", agent.label(), ended_now(&ended).unwrap_or_else(|| "no answer".into())))),
+    let env: Vec<(String, String)> = r.env.iter().map(|e| (e.name.clone(), e.value.clone())).collect();
+    terms.create(&r.command, &r.args, &env, r.cwd.as_deref(), r.output_byte_limit).map(|id| CreateTerminalResponse::new(TerminalId::new(id))).map_err(invalid)
+}
+
+/// Why the connection ended, with the agent's last output lines.
+fn why_it_ended(failed: Option<&agent_client_protocol::Error>, status: Option<std::process::ExitStatus>, stderr: &str) -> String {
+    let mut why = match (failed, status) {
+        (Some(e), _) => format!("the connection to the agent failed: {}", e.message),
+        (None, Some(s)) if !s.success() => format!("the agent exited ({s})"),
+        (None, _) => "the agent closed the connection".to_string(),
     };
-    let mut ended_watch = ended_rx.clone();
+    if !stderr.is_empty() {
+        why.push_str(&format!(". Its last output: {}", last_lines(stderr, 6)));
+    }
+    why
+}
+
+/// `fs/read_text_file`, confined to the workspace; a missing file is ACP's "resource not found",
+/// in words agents match on too.
+fn read_text_file(files: Option<&super::client_fs::WorkspaceFiles>, r: &ReadTextFileRequest) -> Result<ReadTextFileResponse, agent_client_protocol::Error> {
+    match files.map(|f| f.read(&r.path, r.line, r.limit)) {
+        Some(Ok(text)) => Ok(ReadTextFileResponse::new(text)),
+        Some(Err(ReadError::NotFound(why))) => {
+            Err(agent_client_protocol::Error::new(-32002, format!("Resource not found: {why}")).data(serde_json::json!({"uri": r.path.to_string_lossy()})))
+        }
+        Some(Err(ReadError::Refused(why))) => Err(invalid(why)),
+        None => Err(agent_client_protocol::Error::new(-32601, "fs/read_text_file is not offered")),
+    }
+}
+
+/// `fs/write_text_file`, confined to the workspace.
+fn write_text_file(files: Option<&super::client_fs::WorkspaceFiles>, r: &WriteTextFileRequest) -> Result<WriteTextFileResponse, agent_client_protocol::Error> {
+    match files.map(|f| f.write(&r.path, &r.content)) {
+        Some(Ok(())) => Ok(WriteTextFileResponse::new()),
+        Some(Err(why)) => Err(invalid(why)),
+        None => Err(agent_client_protocol::Error::new(-32601, "fs/write_text_file is not offered")),
+    }
+}
+
+/// A request Finishline refuses, with its reason (JSON-RPC "invalid params").
+fn invalid(why: String) -> agent_client_protocol::Error {
+    agent_client_protocol::Error::new(-32602, why)
+}
+
+/// `initialize` (with a login when asked), then the agent's session: an earlier one reopened
+/// where the agent can, else a new one, offered Finishline's MCP servers. `offered`: whether the
+/// client's file system and terminals are offered.
+#[allow(clippy::too_many_arguments)]
+async fn open_session(
+    launch: &Launch<'_>,
+    program: &Path,
+    cx: &ConnectionTo<Agent>,
+    ended: &Arc<Mutex<Option<String>>>,
+    mut ended_watch: tokio::sync::watch::Receiver<bool>,
+    (fs_offered, terminal_offered): (bool, bool),
+    raw_auth: &Arc<Mutex<Option<Value>>>,
+    initialized: &mut bool,
+) -> Result<(AgentInfo, SessionId), AgentFault> {
+    let agent = launch.agent;
+    let ended_now = |ended: &Arc<Mutex<Option<String>>>| ended.lock().unwrap().clone();
     let label = agent.label();
     let within = |what: &'static str,
                   methods: &[LoginMethod],
@@ -478,7 +397,7 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
      -> Result<Value, AgentFault> {
         match r {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(AgentFault::refused(&label, what, &e, methods, ended_now(&ended))),
+            Ok(Err(e)) => Err(AgentFault::refused(&label, what, &e, methods, ended_now(ended))),
             Err(_) => Err(AgentFault::new(format!("{label} did not answer {what} in time"))),
         }
     };
@@ -506,7 +425,7 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
         init.pointer("/agentInfo/version").and_then(Value::as_str).map(String::from),
     );
     let raw = raw_auth.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let methods = login::parse_methods(raw.as_ref().or(init.get("authMethods")).unwrap_or(&Value::Null), &program, &agent.args);
+    let methods = login::parse_methods(raw.as_ref().or(init.get("authMethods")).unwrap_or(&Value::Null), program, &agent.args);
     if let Some(method) = &launch.authenticate {
         let auth = tokio::time::timeout(
             launch.start_timeout,
@@ -574,10 +493,198 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
         }
     };
     info.session = session.0.to_string();
+    Ok((info, session))
+}
+
+/// What the client's side of the connection works with.
+struct ClientSide {
+    stdin: tokio::process::ChildStdin,
+    stdout: super::auth_tap::AuthTap<tokio::process::ChildStdout>,
+    child: tokio::process::Child,
+    /// The agent's updates and requests, to the run.
+    tx: mpsc::UnboundedSender<AgentMessage>,
+    signed_in: Arc<Mutex<Option<bool>>>,
+    files: Option<Arc<super::client_fs::WorkspaceFiles>>,
+    terminals: Arc<super::terminals::Terminals>,
+    terminal_offered: bool,
+    connected: oneshot::Sender<ConnectionTo<Agent>>,
+    /// Fires (or is dropped) when the run lets go of the agent.
+    stop: oneshot::Receiver<()>,
+    tail: Arc<Mutex<String>>,
+    /// Why the connection ended, once it has, and a signal when it does.
+    ended: Arc<Mutex<Option<String>>>,
+    ended_tx: tokio::sync::watch::Sender<bool>,
+}
+
+/// Serves the client's side of the connection in a task of its own, until the run lets go of
+/// the agent or the agent closes its end: the agent's updates, permission requests and use of
+/// the client's file system and terminals.
+fn serve_client(side: ClientSide) {
+    let transport = ByteStreams::new(side.stdin.compat_write(), side.stdout.compat());
+    let (updates, asks, terminal_asks) = (side.tx.clone(), side.tx.clone(), side.tx);
+    let (reads, writes, terminals) = (side.files.clone(), side.files, side.terminals);
+    let (auth_status, terminal_offered, cx_tx, stop_rx) = (side.signed_in, side.terminal_offered, side.connected, side.stop);
+    let (mut child, tail, ended, ended_tx) = (side.child, side.tail, side.ended, side.ended_tx);
+    let (t_create, t_output, t_wait, t_kill, t_release) = (terminals.clone(), terminals.clone(), terminals.clone(), terminals.clone(), terminals);
+    tokio::spawn(async move {
+        let result = Client
+            .v1()
+            .name("finishline")
+            .on_receive_notification(
+                async move |n: AuthStatusUpdate, _cx| {
+                    *auth_status.lock().unwrap() = Some(n.signed_in());
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_notification!(),
+            )
+            .on_receive_notification(
+                async move |n: SessionNotification, _cx| {
+                    let _ = updates.send(AgentMessage::Update(map_update(&n.update)));
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_notification!(),
+            )
+            .on_receive_request(
+                async move |r: RequestPermissionRequest, responder, _cx| {
+                    let answer = ask_person(&asks, &r);
+                    // The person may take minutes: the answer is sent from its own task so the
+                    // connection keeps reading the agent's updates meanwhile.
+                    tokio::spawn(async move {
+                        let _ = responder.respond(permission_answer(answer.await.ok().flatten()));
+                    });
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |r: ReadTextFileRequest, responder, _cx| responder.respond_with_result(read_text_file(reads.as_deref(), &r)),
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |r: WriteTextFileRequest, responder, _cx| responder.respond_with_result(write_text_file(writes.as_deref(), &r)),
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |r: CreateTerminalRequest, responder, _cx| {
+                    if !terminal_offered {
+                        return responder.respond_with_error(agent_client_protocol::Error::new(-32601, "terminal/create is not offered"));
+                    }
+                    let answer = ask_terminal(&terminal_asks, &r);
+                    let terms = t_create.clone();
+                    // The person may take a while to decide: answer from a task of its own.
+                    tokio::spawn(async move {
+                        let _ = responder.respond_with_result(make_terminal(&terms, &r, answer.await == Ok(true)));
+                    });
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |r: TerminalOutputRequest, responder, _cx| {
+                    responder.respond_with_result(
+                        t_output
+                            .output(&r.terminal_id.0)
+                            .map(|(out, truncated, exit)| TerminalOutputResponse::new(out, truncated).exit_status(exit.map(exit_status)))
+                            .map_err(invalid),
+                    )
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |r: WaitForTerminalExitRequest, responder, _cx| {
+                    let terms = t_wait.clone();
+                    tokio::spawn(async move {
+                        let _ = responder
+                            .respond_with_result(terms.wait(&r.terminal_id.0).await.map(|s| WaitForTerminalExitResponse::new(exit_status(s))).map_err(invalid));
+                    });
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |r: KillTerminalRequest, responder, _cx| {
+                    responder.respond_with_result(t_kill.kill(&r.terminal_id.0).map(|()| KillTerminalResponse::new()).map_err(invalid))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |r: ReleaseTerminalRequest, responder, _cx| {
+                    responder.respond_with_result(t_release.release(&r.terminal_id.0).map(|()| ReleaseTerminalResponse::new()).map_err(invalid))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+                let _ = cx_tx.send(cx.clone());
+                // Until the run lets go of the agent, or the agent closes its end.
+                tokio::select! {
+                    _ = stop_rx => {}
+                    _ = cx.incoming_closed() => {}
+                }
+                Ok(())
+            })
+            .await;
+        // Give the process a moment to exit and its last stderr lines to arrive.
+        let status = tokio::time::timeout(Duration::from_millis(500), child.wait()).await.ok().and_then(|s| s.ok());
+        let stderr = tail.lock().unwrap().trim().to_string();
+        *ended.lock().unwrap() = Some(why_it_ended(result.as_ref().err(), status, &stderr));
+        let _ = ended_tx.send(true);
+    });
+}
+
+/// One start of the agent; `initialized` turns true once it has answered `initialize`.
+async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Connected, AgentFault> {
+    let agent = launch.agent;
+    let Some(program) = agent.locate() else {
+        let install = agent.install_hint().map(|i| format!(" Install it with: {i}")).unwrap_or_default();
+        return Err(AgentFault::new(format!(
+            "{} is not installed here: `{}` is neither on PATH nor where npm, bun or nvm install programs.{install}",
+            agent.label(),
+            agent.command
+        )));
+    };
+    let mut cmd = command(&launch, &program);
+    let mut child = cmd.spawn().map_err(|e| AgentFault::new(format!("{} could not be started ({}): {e}", agent.label(), program.display())))?;
+    // Owned from its first moment: a connection that fails below still ends the group.
+    let group = child.id().map(|pid| launch.processes.own(pid, &agent.label()));
+    let stdin = child.stdin.take().ok_or_else(|| AgentFault::new("the agent's stdin could not be opened"))?;
+    let stdout = child.stdout.take().ok_or_else(|| AgentFault::new("the agent's stdout could not be opened"))?;
+    let tail = keep_tail(child.stderr.take());
+
+    let (tx, rx) = mpsc::unbounded_channel();
+    let signed_in: Arc<Mutex<Option<bool>>> = Arc::new(Mutex::new(None));
+    let (cx_tx, cx_rx) = oneshot::channel::<ConnectionTo<Agent>>();
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let (ended_tx, ended_rx) = tokio::sync::watch::channel(false);
+    let ended = Arc::new(Mutex::new(None));
+    let (stdout, raw_auth) = super::auth_tap::AuthTap::new(stdout);
+    let fs_offered = launch.files.is_some();
+    let terminals = Arc::new(super::terminals::Terminals::new(launch.cwd, launch.hidden_env, launch.processes.clone()));
+    let terminal_offered = launch.terminals;
+    serve_client(ClientSide {
+        stdin,
+        stdout,
+        child,
+        tx,
+        signed_in: signed_in.clone(),
+        files: launch.files.clone(),
+        terminals: terminals.clone(),
+        terminal_offered,
+        connected: cx_tx,
+        stop: stop_rx,
+        tail,
+        ended: ended.clone(),
+        ended_tx,
+    });
+    let ended_now = |ended: &Arc<Mutex<Option<String>>>| ended.lock().unwrap().clone();
+    let cx = match tokio::time::timeout(launch.start_timeout, cx_rx).await {
+        Ok(Ok(cx)) => cx,
+        _ => return Err(AgentFault::new(format!("{} did not start: {}", agent.label(), ended_now(&ended).unwrap_or_else(|| "no answer".into())))),
+    };
+    let (mut info, session) = open_session(&launch, &program, &cx, &ended, ended_rx.clone(), (fs_offered, terminal_offered), &raw_auth, initialized).await?;
     info.signed_in = *signed_in.lock().unwrap();
     let mut rx = rx;
     while rx.try_recv().is_ok() {}
-    let conn = Acp { info, label, cx, session, ended, ended_rx, _stop: stop_tx, group, terminals };
+    let conn = Acp { info, label: agent.label(), cx, session, ended, ended_rx, _stop: stop_tx, group, terminals };
     Ok((Arc::new(conn), rx))
 }
 
