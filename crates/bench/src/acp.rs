@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use fake_llm::{FakeServer, Protocol, Scenario};
 use finishline_engine::agent::{Engine, ModelEndpoint};
-use finishline_engine::domain::{ContinuationSource, SessionStatus};
+use finishline_engine::domain::{ContinuationSource, SessionId, SessionStatus};
 use finishline_engine::event::EngineEvent;
 use finishline_engine::external::ExternalAgent;
 use finishline_engine::provider::ProviderConfig;
@@ -194,6 +194,39 @@ struct UnderFinishline {
     continuations: Vec<ContinuationSource>,
 }
 
+/// When the first turn ended after the session started, and when the turn a first continuation
+/// started ended after that continuation.
+pub(crate) struct TurnTimes {
+    pub first: Option<Duration>,
+    pub later: Option<Duration>,
+}
+
+/// Starts `task` in `ws` and follows it on the store to the end of its run, timing its turns.
+pub(crate) async fn run_and_time(engine: &Arc<Engine>, store: &Store, task: &str, ws: &Path) -> Result<(SessionId, TurnTimes), String> {
+    let mut live = store.follow_all();
+    let started = Instant::now();
+    let (sid, handle) = engine.start_session(task, ws).map_err(|e| e.to_string())?;
+    let (mut first, mut continued, mut later) = (None, None, None);
+    let watch = async {
+        while let Ok(env) = live.recv().await {
+            if env.session_id != sid {
+                continue;
+            }
+            match env.event {
+                EngineEvent::StepFinished { .. } if first.is_none() => first = Some(started.elapsed()),
+                EngineEvent::StepFinished { .. } if later.is_none() => later = continued.map(|c: Instant| c.elapsed()),
+                EngineEvent::Continuation { .. } if continued.is_none() => continued = Some(Instant::now()),
+                _ => {}
+            }
+        }
+    };
+    tokio::select! {
+        _ = watch => {}
+        r = tokio::time::timeout(Duration::from_secs(180), handle) => { r.map_err(|_| "the session did not end in 180 s".to_string())?.map_err(|e| e.to_string())?; }
+    }
+    Ok((sid, TurnTimes { first, later }))
+}
+
 async fn under_finishline(bin: &Path, rules: &Value, task: &str, files: &[&str]) -> Result<UnderFinishline, String> {
     let server = server(rules).await;
     let (ws, home) = workspace(&server);
@@ -210,27 +243,7 @@ async fn under_finishline(bin: &Path, rules: &Value, task: &str, files: &[&str])
     });
     config.claims_pipe = finishline_engine::external::claims_pipe::PipeCommand::this_executable();
     let engine = Engine::new(store.clone(), config);
-    let mut live = store.follow_all();
-    let started = Instant::now();
-    let (sid, handle) = engine.start_session(task, ws.path()).map_err(|e| e.to_string())?;
-    let (mut first_turn, mut continued, mut later_turn) = (None, None, None);
-    let watch = async {
-        while let Ok(env) = live.recv().await {
-            if env.session_id != sid {
-                continue;
-            }
-            match env.event {
-                EngineEvent::StepFinished { .. } if first_turn.is_none() => first_turn = Some(started.elapsed()),
-                EngineEvent::StepFinished { .. } if later_turn.is_none() => later_turn = continued.map(|c: Instant| c.elapsed()),
-                EngineEvent::Continuation { .. } if continued.is_none() => continued = Some(Instant::now()),
-                _ => {}
-            }
-        }
-    };
-    tokio::select! {
-        _ = watch => {}
-        r = tokio::time::timeout(Duration::from_secs(180), handle) => { r.map_err(|_| "the session did not end in 180 s".to_string())?.map_err(|e| e.to_string())?; }
-    }
+    let (sid, times) = run_and_time(&engine, &store, task, ws.path()).await?;
     let s = store.session(&sid).map_err(|e| e.to_string())?;
     let continuations = store
         .events(&sid, 0)
@@ -242,8 +255,8 @@ async fn under_finishline(bin: &Path, rules: &Value, task: &str, files: &[&str])
         })
         .collect();
     Ok(UnderFinishline {
-        first_turn: first_turn.ok_or("no turn ended")?,
-        later_turn,
+        first_turn: times.first.ok_or("no turn ended")?,
+        later_turn: times.later,
         all_files: files.iter().all(|f| ws.path().join(f).exists()),
         status: s.status,
         continuations,

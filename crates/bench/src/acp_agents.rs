@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use fake_llm::{FakeServer, Protocol, Scenario};
 use finishline_engine::agent::{Engine, ModelEndpoint};
-use finishline_engine::event::EngineEvent;
 use finishline_engine::provider::ProviderConfig;
 use finishline_engine::store::Store;
 use finishline_engine::ProviderKind;
@@ -98,6 +97,17 @@ fn prepare_home(real: Real, home: &Path) {
     }
 }
 
+/// A workspace (and its canonical path, which the agents' write tools are given), a HOME of
+/// the agent's own, and the fake provider scripted for it.
+async fn setting(real: Real, two_turns: bool) -> (tempfile::TempDir, tempfile::TempDir, PathBuf, FakeServer) {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    prepare_home(real, home.path());
+    let wsp = ws.path().canonicalize().unwrap();
+    let server = server(real, &wsp, two_turns).await;
+    (ws, home, wsp, server)
+}
+
 /// The resident memory of every live process in group `pgid`.
 fn group_rss(pgid: u32) -> u64 {
     let Ok(dir) = std::fs::read_dir("/proc") else { return 0 };
@@ -177,11 +187,7 @@ async fn headless_run(real: Real, server: &FakeServer, ws: &Path, home: &Path, l
 /// ACP client pays before the first prompt.
 async fn adapter_start(real: Real) -> Result<Duration, String> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let ws = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    prepare_home(real, home.path());
-    let wsp = ws.path().canonicalize().unwrap();
-    let server = server(real, &wsp, false).await;
+    let (_ws, home, wsp, server) = setting(real, false).await;
     let agent = real.agent(&server, home.path(), Some("fake-key"));
     let started = Instant::now();
     let mut child = tokio::process::Command::new(&agent.command)
@@ -227,11 +233,7 @@ struct Alone {
 
 /// The headless mode: the first turn, then the person sending it back in the same conversation.
 async fn alone(real: Real) -> Result<Alone, String> {
-    let ws = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    prepare_home(real, home.path());
-    let wsp = ws.path().canonicalize().unwrap();
-    let server = server(real, &wsp, true).await;
+    let (_ws, home, wsp, server) = setting(real, true).await;
     let (first, peak1) = headless_run(real, &server, &wsp, home.path(), false).await?;
     if !wsp.join("hello.txt").exists() {
         return Err(format!("{} headless did not write hello.txt", name(real)));
@@ -251,12 +253,8 @@ struct Under {
 
 /// The same two turns under Finishline: the evaluator says world.txt is missing once.
 async fn under_finishline(real: Real) -> Result<Under, String> {
-    let ws = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
+    let (_ws, home, wsp, server) = setting(real, true).await;
     let data = tempfile::tempdir().unwrap();
-    prepare_home(real, home.path());
-    let wsp = ws.path().canonicalize().unwrap();
-    let server = server(real, &wsp, true).await;
     let store = Arc::new(Store::open(&data.path().join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).map_err(|e| e.to_string())?);
     let endpoint =
         ModelEndpoint::http(ProviderConfig::new(ProviderKind::Openai, server.base_url(Protocol::Openai), None), "fake-model").map_err(|e| e.to_string())?;
@@ -271,34 +269,15 @@ async fn under_finishline(real: Real) -> Result<Under, String> {
             .map(|d| d.flatten().filter_map(|e| e.path().file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse().ok())).collect())
             .unwrap_or_default()
     });
-    let mut live = store.follow_all();
-    let started = Instant::now();
-    let (sid, handle) = engine.start_session("Write hello.txt", &wsp).map_err(|e| e.to_string())?;
-    let (mut first, mut continued, mut later) = (None, None, None);
-    let watch = async {
-        while let Ok(env) = live.recv().await {
-            if env.session_id != sid {
-                continue;
-            }
-            match env.event {
-                EngineEvent::StepFinished { .. } if first.is_none() => first = Some(started.elapsed()),
-                EngineEvent::StepFinished { .. } if later.is_none() => later = continued.map(|c: Instant| c.elapsed()),
-                EngineEvent::Continuation { .. } if continued.is_none() => continued = Some(Instant::now()),
-                _ => {}
-            }
-        }
-    };
-    tokio::select! {
-        _ = watch => {}
-        r = tokio::time::timeout(Duration::from_secs(180), handle) => { r.map_err(|_| format!("{} under Finishline did not end in 180 s", name(real)))?.map_err(|e| e.to_string())?; }
-    }
+    let timed = crate::acp::run_and_time(&engine, &store, "Write hello.txt", &wsp).await;
     let peak = sampler.peak();
+    let (_, times) = timed.map_err(|e| format!("{} under Finishline: {e}", name(real)))?;
     if !wsp.join("world.txt").exists() {
         return Err(format!("{} under Finishline did not write world.txt", name(real)));
     }
     Ok(Under {
-        first: first.ok_or_else(|| format!("{}: no turn ended", name(real)))?,
-        later: later.ok_or_else(|| format!("{}: the second turn never came", name(real)))?,
+        first: times.first.ok_or_else(|| format!("{}: no turn ended", name(real)))?,
+        later: times.later.ok_or_else(|| format!("{}: the second turn never came", name(real)))?,
         peak,
     })
 }
