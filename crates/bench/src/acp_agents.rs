@@ -319,18 +319,22 @@ pub async fn run(smoke: bool, table: &mut Table) -> Result<(), String> {
                 format!("{} ({ratio:.2}×)", if ratio <= goal { "yes" } else { "NO" }),
             ]
         };
+        let (first_under, bare_start, later_under) = (median(&mut u_first), median(&mut bare), median(&mut u_later));
         table.row(row(
             format!("{}: first turn, median", name(real)),
             median(&mut a_first),
             how.0,
-            median(&mut u_first),
+            first_under,
             "session start to the end of the turn, over ACP",
             1.1,
         ));
         table.row(vec![
             format!("{}: its ACP adapter's own start (process, `initialize`, `session/new`; no Finishline, no prompt), median", name(real)),
-            format!("{} ms (any ACP client pays it before the first prompt)", median(&mut bare).as_millis()),
-            "—".into(),
+            format!("{} ms (any ACP client pays it before the first prompt)", bare_start.as_millis()),
+            format!(
+                "Finishline's own share of the first turn: about {} ms (the first turn less the adapter's start and a later turn)",
+                first_under.saturating_sub(bare_start).saturating_sub(later_under).as_millis()
+            ),
             "—".into(),
             "—".into(),
         ]);
@@ -338,7 +342,7 @@ pub async fn run(smoke: bool, table: &mut Table) -> Result<(), String> {
             format!("{}: a later turn, median", name(real)),
             median(&mut a_later),
             how.1,
-            median(&mut u_later),
+            later_under,
             "the continuation to the end of its turn",
             1.0,
         ));

@@ -128,6 +128,8 @@ fn main() {
         // Measured by scripts/bench-package (it installs the .deb), kept here so a rerun of
         // this command does not drop it.
         md.push_str(&format!("\n{}", include_str!("package.md")));
+        // Measured by the real-model tests (`--nocapture`), kept the same way.
+        md.push_str(&format!("\n{}", include_str!("local_models.md")));
         md.push_str(&format!("\n{}", include_str!("findings.md")));
     }
     if let Some(dir) = a.out.parent() {
