@@ -225,14 +225,15 @@ async fn adapter_start(real: Real) -> Result<Duration, String> {
     took
 }
 
-struct Alone {
+/// Two turns of one agent, on one path: their times, and the peak memory of its processes.
+struct Turns {
     first: Duration,
     later: Duration,
     peak: u64,
 }
 
 /// The headless mode: the first turn, then the person sending it back in the same conversation.
-async fn alone(real: Real) -> Result<Alone, String> {
+async fn alone(real: Real) -> Result<Turns, String> {
     let (_ws, home, wsp, server) = setting(real, true).await;
     let (first, peak1) = headless_run(real, &server, &wsp, home.path(), false).await?;
     if !wsp.join("hello.txt").exists() {
@@ -242,17 +243,11 @@ async fn alone(real: Real) -> Result<Alone, String> {
     if !wsp.join("world.txt").exists() {
         return Err(format!("{} headless, sent back, did not write world.txt", name(real)));
     }
-    Ok(Alone { first, later, peak: peak1.max(peak2) })
-}
-
-struct Under {
-    first: Duration,
-    later: Duration,
-    peak: u64,
+    Ok(Turns { first, later, peak: peak1.max(peak2) })
 }
 
 /// The same two turns under Finishline: the evaluator says world.txt is missing once.
-async fn under_finishline(real: Real) -> Result<Under, String> {
+async fn under_finishline(real: Real) -> Result<Turns, String> {
     let (_ws, home, wsp, server) = setting(real, true).await;
     let data = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(&data.path().join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).map_err(|e| e.to_string())?);
@@ -275,7 +270,7 @@ async fn under_finishline(real: Real) -> Result<Under, String> {
     if !wsp.join("world.txt").exists() {
         return Err(format!("{} under Finishline did not write world.txt", name(real)));
     }
-    Ok(Under {
+    Ok(Turns {
         first: times.first.ok_or_else(|| format!("{}: no turn ended", name(real)))?,
         later: times.later.ok_or_else(|| format!("{}: the second turn never came", name(real)))?,
         peak,
