@@ -97,11 +97,15 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
   const [info, setInfo] = useState<WorkspaceInfo | null>(null);
   const [base, setBase] = useState<string>("");
   const [infoRound, setInfoRound] = useState(0);
+  // The folder is being looked at: its line is held open meanwhile, so that the line arriving
+  // does not move the Run button from under the pointer.
+  const [checking, setChecking] = useState(false);
   // Another task works in this plain folder: run anyway, queue after it, or cancel.
   const [busyAsk, setBusyAsk] = useState<string | null>(null);
   useEffect(() => {
     setSurvey(null);
     setInfo(null);
+    setChecking(!!workspace);
     if (!workspace) return;
     let live = true;
     // Paths are typed a letter at a time: survey the folder once typing pauses.
@@ -112,12 +116,13 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
       );
       ipc.workspaceInfo(workspace).then(
         (i) => {
+          if (live) setChecking(false);
           // Outside the app (a test without this command) there is nothing to say.
           if (!live || !i) return;
           setInfo(i);
           setBase(i.branch ?? "");
         },
-        () => undefined,
+        () => live && setChecking(false),
       );
     }, 300);
     return () => {
@@ -258,6 +263,11 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
                 {w.split("/").filter(Boolean).pop() ?? w}
               </button>
             ))}
+          </div>
+        )}
+        {!info && checking && (
+          <div className="muted small where-it-works" data-testid="workspace-checking">
+            Looking at the folder…
           </div>
         )}
         {info && (

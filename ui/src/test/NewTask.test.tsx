@@ -87,6 +87,22 @@ describe("New task", () => {
     await vi.waitFor(() => expect(started.base).toBe("release"));
   });
 
+  it("holds the line where the task will work from the moment a folder is chosen, so Run does not move when it arrives", async () => {
+    let answer: ((v: unknown) => void) | null = null;
+    mockIPC((cmd) => {
+      if (cmd === "plugin:dialog|open") return "/plain";
+      if (cmd === "workspace_info") return new Promise((r) => (answer = r));
+    });
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("pick-workspace"));
+    expect(screen.getByTestId("workspace-checking"), "the line is there before the folder has been looked at").toHaveClass("where-it-works");
+    await vi.waitFor(() => expect(answer, "the folder is being looked at").not.toBeNull());
+    answer!({ worktrees: false, repository: null, branch: null, branches: [], unborn_repository: false, busy: [] });
+    await vi.waitFor(() => expect(screen.getByTestId("workspace-isolation")).toHaveTextContent("the folder itself"));
+    expect(screen.queryByTestId("workspace-checking"), "the answer takes the held line's place").toBeNull();
+  });
+
   it("a plain folder offers to become a git repository so tasks can run side by side", async () => {
     let made = "";
     let repo = false;
