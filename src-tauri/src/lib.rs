@@ -53,20 +53,24 @@ fn setup(app: &mut tauri::App) -> Result<(), Box<dyn std::error::Error>> {
     let state = state::AppState::open(data_dir)?;
     desktop::perf_mark("store");
     // Rare broadcasts: the history list refreshes when a session's status changes.
-    let mut all = state.store.follow_all();
+    let mut changes = state.store.history_changes();
     let handle = app.handle().clone();
     tauri::async_runtime::spawn(async move {
         use finishline_engine::domain::SessionStatus;
-        use finishline_engine::event::EngineEvent;
-        while let Ok(env) = all.recv().await {
-            if let EngineEvent::StatusChanged { status, .. } = &env.event {
-                if matches!(status, SessionStatus::AwaitingApproval | SessionStatus::AwaitingReview) {
-                    notify_if_unfocused(&handle, *status);
+        use finishline_engine::store::HistoryChange;
+        while let Some(change) = changes.next().await {
+            let session = match change {
+                HistoryChange::Status { session, status } => {
+                    if matches!(status, SessionStatus::AwaitingApproval | SessionStatus::AwaitingReview) {
+                        notify_if_unfocused(&handle, status);
+                    }
+                    Some(session)
                 }
-            }
-            if matches!(env.event, EngineEvent::StatusChanged { .. } | EngineEvent::SessionCreated { .. }) {
-                let _ = handle.emit("history-changed", &env.session_id);
-            }
+                HistoryChange::Created { session } => Some(session),
+                // Some changes were dropped: every list reloads.
+                HistoryChange::Missed => None,
+            };
+            let _ = handle.emit("history-changed", &session);
         }
     });
     let store = state.store.clone();

@@ -45,9 +45,11 @@ test("two attempts run under one entry, are compared and ranked, and the chosen 
   await view.waitForDisplayed({ timeout: 10_000 });
   const group = await view.getAttribute("data-group");
   // While they run, the sidebar holds them under one entry.
-  const entry = await win.app.$(`[data-testid="side-group"][data-group="${group}"]`);
-  await entry.waitForExist({ timeout: 10_000 });
-  await win.app.waitUntil(async () => (await entry.$$('[data-testid="side-session"][data-status="busy"]')).length === 2, { timeout: 10_000, timeoutMsg: "both attempts should show working under the group" });
+  // Looked up afresh each time: the entry moves between sidebar sections as statuses change,
+  // and a reference kept from before the move would be stale.
+  const entry = `[data-testid="side-group"][data-group="${group}"]`;
+  await (await win.app.$(entry)).waitForExist({ timeout: 10_000 });
+  await win.app.waitUntil(async () => (await win.app.$$(`${entry} [data-testid="side-session"][data-status="busy"]`)).length === 2, { timeout: 10_000, timeoutMsg: "both attempts should show working under the group" });
   await shot(win.app, "attempts-running");
 
   // Both end; the ranking says why the first is first.

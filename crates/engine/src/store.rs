@@ -264,6 +264,12 @@ impl Store {
         self.live.subscribe()
     }
 
+    /// Sessions created and statuses changed, as they are committed: what a history list and
+    /// notifications follow. It never stops early: having fallen behind, it says so once.
+    pub fn history_changes(&self) -> HistoryWatch {
+        HistoryWatch(self.live.subscribe())
+    }
+
     pub(crate) fn live_receiver(&self) -> broadcast::Receiver<Envelope> {
         self.live.subscribe()
     }
@@ -427,5 +433,44 @@ impl Store {
     /// `PRAGMA integrity_check`, for tests and diagnostics.
     pub fn integrity_check(&self) -> Result<String> {
         Ok(self.read().query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+    }
+}
+
+/// One change a history list cares about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HistoryChange {
+    Created {
+        session: SessionId,
+    },
+    Status {
+        session: SessionId,
+        status: SessionStatus,
+    },
+    /// The follower fell behind and some changes were dropped: reload everything.
+    Missed,
+}
+
+/// See [`Store::history_changes`].
+pub struct HistoryWatch(broadcast::Receiver<Envelope>);
+
+impl HistoryWatch {
+    /// The next change; `None` once the store is gone.
+    pub async fn next(&mut self) -> Option<HistoryChange> {
+        loop {
+            match self.0.recv().await {
+                Ok(env) => match env.event {
+                    EngineEvent::SessionCreated { .. } => return Some(HistoryChange::Created { session: env.session_id }),
+                    EngineEvent::StatusChanged { status, .. } => return Some(HistoryChange::Status { session: env.session_id, status }),
+                    _ => continue,
+                },
+                // A full reload covers whatever is still queued, so it is skipped: the next
+                // change reported is one made after this.
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    while !matches!(self.0.try_recv(), Err(broadcast::error::TryRecvError::Empty | broadcast::error::TryRecvError::Closed)) {}
+                    return Some(HistoryChange::Missed);
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
     }
 }

@@ -8,7 +8,7 @@ use finishline_engine::domain::*;
 use finishline_engine::event::{EngineEvent, Envelope};
 use finishline_engine::store::decisions::RequestKind;
 use finishline_engine::store::export;
-use finishline_engine::store::{ListQuery, NewSession, Store};
+use finishline_engine::store::{HistoryChange, ListQuery, NewSession, Store};
 use finishline_engine::ErrorCode;
 use futures_util::StreamExt;
 
@@ -528,4 +528,19 @@ fn history_lists_a_plan_sessions_steps_done_and_in_the_plan_also_after_an_upgrad
     let listed = store.list_sessions(&ListQuery { limit: 50, ..Default::default() }).unwrap();
     let plan = listed.iter().find(|s| s.id == sid).unwrap();
     assert_eq!((plan.plan_steps, plan.plan_done), (4, 1), "plans made before the upgrade show in History too");
+}
+
+#[tokio::test]
+async fn the_history_watch_keeps_going_after_falling_behind_and_says_it_missed_some() {
+    let store = Store::open_in_memory().unwrap();
+    let mut watch = store.history_changes();
+    let (a, _) = store.create_session(&new_session("task a")).unwrap();
+    // More events than the live channel holds, unread: the watch falls behind.
+    let m = MessageId::new();
+    store.append_all(&a, None, (0..9000).map(|i| delta(&m, &i.to_string())).collect()).unwrap();
+    assert_eq!(watch.next().await, Some(HistoryChange::Missed), "dropped events are reported, so the list reloads");
+    store.append(&a, None, status(SessionStatus::Busy)).unwrap();
+    assert_eq!(watch.next().await, Some(HistoryChange::Status { session: a.clone(), status: SessionStatus::Busy }), "and it still hears what comes after");
+    let (b, _) = store.create_session(&new_session("task b")).unwrap();
+    assert_eq!(watch.next().await, Some(HistoryChange::Created { session: b }), "text deltas are not history changes");
 }
