@@ -393,3 +393,29 @@ async fn a_relative_data_folder_keeps_a_waiting_tasks_worktree_through_the_next_
     assert_eq!(approved.status.code(), Some(0), "the waiting task's worktree is still there to land: {}", String::from_utf8_lossy(&approved.stderr));
     assert_eq!(std::fs::read_to_string(r.join("notes.txt")).unwrap(), "notes\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_waiting_for_review_keeps_no_second_index_and_its_next_round_sees_only_its_own_changes() {
+    let (_s, dir, cli) = server(vec![writes("more.txt", "more\n", 0), writes("app.txt", "uses the env\n", 0)]).await;
+    let r = repo(dir.path());
+    std::fs::write(r.join(".env"), "TOKEN=local\n").unwrap();
+    let first = cli.run("write app.txt", &r, &[]);
+    assert_eq!(first.status.code(), Some(6), "waits for review: {}", String::from_utf8_lossy(&first.stderr));
+    // The task's checkpoint store lends its index back to the worktree while it waits: the
+    // worktree's own index already says what the files are, so a copy would only take disk.
+    let stores: Vec<PathBuf> =
+        std::fs::read_dir(cli.data.join("checkpoints")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.join("HEAD").exists()).collect();
+    assert_eq!(stores.len(), 1, "one checkpoint store, the task's");
+    assert!(!stores[0].join("index").exists(), "no second index of the checkout while the task waits");
+
+    let id = session_of(&first);
+    let second = cli.review(&id, &["--request-changes", "also write more.txt", "--json"]);
+    assert_eq!(second.status.code(), Some(6), "the next round ends at its review: {}", String::from_utf8_lossy(&second.stderr));
+    let files = reviewed(&second);
+    assert!(files.contains(&"more.txt".to_string()), "the next round's file is reviewed: {files:?}");
+    assert!(!files.iter().any(|f| f == ".env" || f == "README.md"), "never the copied .env or a file the task did not touch: {files:?}");
+    let approved = cli.review(&id, &["--approve", "--json"]);
+    assert_eq!(approved.status.code(), Some(0), "approved and landed: {}", String::from_utf8_lossy(&approved.stderr));
+    let landed: Vec<String> = git(&r, &["diff", "--name-only", "HEAD~1", "HEAD"]).lines().map(String::from).collect();
+    assert_eq!(landed, vec!["app.txt", "more.txt"], "both rounds land, and nothing else");
+}

@@ -371,3 +371,45 @@ fn a_submodule_of_the_workspace_repository_is_captured_as_files_and_its_git_left
     assert_eq!(std::fs::read_to_string(ws.join("deps/lib/lib.rs")).unwrap(), "pub fn lib() {}", "revert restores it");
     assert_eq!(git(&ws, &["status", "--porcelain"]), status_before, "the workspace's own repository and its submodule see nothing of the checkpoints");
 }
+
+#[test]
+fn an_index_lent_back_to_the_worktree_returns_holding_exactly_the_last_checkpoint() {
+    use finishline_engine::workspace::checkpoint::{ChangeKind, Checkpoints};
+    let git = |dir: &Path, args: &[&str]| {
+        let out = std::process::Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    let repo = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let repo = repo.path().canonicalize().unwrap();
+    git(&repo, &["init", "-q"]);
+    for (p, text) in [("a.txt", "a"), ("b.txt", "b")] {
+        std::fs::write(repo.join(p), text).unwrap();
+    }
+    git(&repo, &["add", "-A"]);
+    let index = repo.join(".git/index");
+    let cp = Checkpoints::open_shared(data.path(), &repo, "s1").unwrap();
+    cp.borrow_objects(&repo.join(".git/objects"), &index).unwrap();
+    // A file the checkpoints leave out but the repository's index holds, and one the
+    // checkpoints hold but the repository's index does not (a file copied into a worktree).
+    std::fs::create_dir_all(repo.join("node_modules")).unwrap();
+    std::fs::write(repo.join("node_modules/dep.js"), "dep").unwrap();
+    git(&repo, &["add", "-f", "node_modules/dep.js"]);
+    std::fs::write(repo.join(".env"), "TOKEN=1").unwrap();
+    let first = cp.snapshot("first").unwrap();
+
+    assert!(cp.lend_index(&index).unwrap(), "a store with a snapshot and a lender gives its index up");
+    assert!(!data.path().read_dir().unwrap().any(|d| d.unwrap().path().join("index").exists()), "and keeps no index meanwhile");
+    std::fs::write(repo.join("b.txt"), "b, changed").unwrap();
+    let second = cp.snapshot("second").unwrap();
+    let changes: Vec<(String, ChangeKind)> = cp.changes(&first, &second).unwrap().into_iter().map(|c| (c.path, c.kind)).collect();
+    assert_eq!(changes, vec![("b.txt".to_string(), ChangeKind::Modified)], "the next snapshot sees only what changed, as if the index had stayed");
+
+    // The lender gone (the worktree removed): rebuilt from the last snapshot, still exact.
+    assert!(cp.lend_index(&index).unwrap());
+    std::fs::remove_file(&index).unwrap();
+    std::fs::write(repo.join("a.txt"), "a, changed").unwrap();
+    let third = cp.snapshot("third").unwrap();
+    let changes: Vec<String> = cp.changes(&second, &third).unwrap().into_iter().map(|c| c.path).collect();
+    assert_eq!(changes, vec!["a.txt"]);
+}

@@ -311,6 +311,16 @@ impl Run {
         out
     }
 
+    /// While a task in a worktree waits for its review, its checkpoint store gives up its index:
+    /// the worktree's own index, just written by the commit, stands in for it. Only disk is at
+    /// stake, so a failure is left for the next snapshot to mend.
+    pub(super) fn lend_index(&self) {
+        let (Some(cp), Some(wt)) = (&self.checkpoints, &self.folder.worktree) else { return };
+        if let Some(index) = worktree::index_file(Path::new(&wt.folder)) {
+            let _ = tokio::task::block_in_place(|| cp.lend_index(&index));
+        }
+    }
+
     /// In a worktree, the task's changes so far become a commit on its branch, which is what
     /// approve lands; the files copied in at the start stay out.
     pub(super) fn commit_to_branch(&mut self) -> crate::Result<()> {

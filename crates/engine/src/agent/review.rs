@@ -74,6 +74,8 @@ impl Run {
             let choice = super::decision::ReviewChoice::new(Decision::Approve, DecidedBy::Auto);
             let engine = self.engine.clone();
             tokio::task::block_in_place(|| engine.decide(&review_id, choice))?;
+        } else {
+            self.lend_index();
         }
         Ok(())
     }

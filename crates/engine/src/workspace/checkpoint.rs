@@ -66,6 +66,9 @@ pub struct RevertReport {
 
 const MAX_DIFF: usize = 64 * 1024;
 
+/// The note a store leaves while its index is lent back: the lender's index file.
+const LENT_INDEX: &str = "finishline-lent-index";
+
 /// How `git add` reports a repository nested in the workspace that has no commit yet.
 const NO_COMMIT_YET: &str = "' does not have a commit checked out";
 
@@ -245,6 +248,7 @@ impl Checkpoints {
         // The whole snapshot under the lock: a prune never runs between `commit-tree` and the
         // `update-ref` that makes the commit reachable, and the excludes file has one writer.
         let _lock = self.lock()?;
+        self.take_back_index()?;
         if !self.shared {
             self.git(&["add", "--all"])?;
             self.git(&["commit", "--quiet", "--allow-empty", "--no-verify", "-m", label])?;
@@ -274,6 +278,7 @@ impl Checkpoints {
     /// snapshot walks nothing).
     pub fn snapshot_known(&self, label: &str, changed: &[&str]) -> Result<String> {
         let _lock = self.lock()?;
+        self.take_back_index()?;
         if !changed.is_empty() {
             self.record_paths(changed)?;
         }
@@ -565,6 +570,65 @@ impl Checkpoints {
         Ok(())
     }
 
+    /// Gives the store's index up while its task waits for a person, when the work tree has an
+    /// index of its own (`lender`, a worktree's): that one describes the same files, so a copy
+    /// is only disk, about 100 bytes a file. The next snapshot takes it back
+    /// ([`Checkpoints::take_back_index`]). Whether it was given up.
+    pub fn lend_index(&self, lender: &Path) -> Result<bool> {
+        let _lock = self.lock()?;
+        let index = self.git_dir.join("index");
+        if !self.shared || !lender.is_file() || !index.is_file() || self.marked("last").is_none() {
+            return Ok(false);
+        }
+        // The note first: a crash between the two leaves an index that the next snapshot
+        // checks against the last one, which costs nothing when they agree.
+        std::fs::write(self.git_dir.join(LENT_INDEX), lender.to_string_lossy().as_bytes())?;
+        std::fs::remove_file(&index)?;
+        Ok(true)
+    }
+
+    /// Before the store reads its index (the caller holds the lock): an index given up by
+    /// [`Checkpoints::lend_index`] comes back as a copy of the lender's, whose stat data spare
+    /// reading the files again, made to hold exactly the last snapshot's entries where the two
+    /// differ (files copied into a worktree but kept out of its commits, files checkpoints
+    /// leave out). Without the lender, or when its index cannot be read here, it is rebuilt
+    /// from the last snapshot, and the next walk reads the files once.
+    fn take_back_index(&self) -> Result<()> {
+        let note = self.git_dir.join(LENT_INDEX);
+        let Ok(lender) = std::fs::read_to_string(&note) else { return Ok(()) };
+        let Some(last) = self.marked("last") else {
+            std::fs::remove_file(&note)?;
+            return Ok(());
+        };
+        let index = self.git_dir.join("index");
+        let borrowed = index.is_file() || copy_keeping_time(Path::new(&lender), &index).is_ok();
+        if !borrowed || self.index_as_at(&last).is_err() {
+            let _ = std::fs::remove_file(&index);
+            self.git(&["read-tree", &last])?;
+        }
+        std::fs::remove_file(&note)?;
+        Ok(())
+    }
+
+    /// Sets the index entries that differ from `commit`'s tree to that tree's, touching no file.
+    fn index_as_at(&self, commit: &str) -> Result<()> {
+        // Raw lines `:<tree mode> <index mode> <tree oid> <index oid> <status>`, then the path.
+        let raw = self.git(&["diff-index", "--cached", "--raw", "-z", "--no-renames", commit])?;
+        let mut fields = raw.split('\0');
+        let mut info = String::new();
+        while let (Some(head), Some(path)) = (fields.next(), fields.next()) {
+            let parts: Vec<&str> = head.trim_start_matches(':').split(' ').collect();
+            let [mode, _, oid, ..] = parts[..] else { continue };
+            // Absent from the tree: mode 0 takes the path out of the index.
+            let mode = if mode.bytes().all(|b| b == b'0') { "0" } else { mode };
+            info.push_str(&format!("{mode} {oid}\t{path}\0"));
+        }
+        if !info.is_empty() {
+            self.git_full(&["update-index", "-z", "--index-info"], Some(&info))?;
+        }
+        Ok(())
+    }
+
     /// What one window of a run changed: the files that differ between the snapshots taken
     /// before and after it.
     pub fn window_changes(&self, before: &str, after: &str) -> Result<Vec<RawChange>> {
@@ -730,6 +794,16 @@ impl Checkpoints {
 }
 
 /// A git-style unified diff of one file, capped in size; binary files say so.
+/// A copy of an index that keeps its modification time: git trusts an entry's stat data only
+/// when the file is older than the index, so a fresh time would hide a racy edit.
+fn copy_keeping_time(from: &Path, to: &Path) -> std::io::Result<()> {
+    let modified = std::fs::metadata(from)?.modified()?;
+    let part = to.with_extension("part");
+    std::fs::copy(from, &part)?;
+    std::fs::File::options().write(true).open(&part)?.set_modified(modified)?;
+    std::fs::rename(&part, to)
+}
+
 fn unified_diff(path: &str, before: &FileState, after: &FileState, old: &[u8], new: &[u8]) -> String {
     let binary = |b: &[u8]| b.iter().take(8000).any(|c| *c == 0);
     let (a, b) = (
