@@ -8,6 +8,7 @@ use finishline_engine::domain::*;
 use finishline_engine::domain::{Isolation, LandingMode};
 use finishline_engine::event::Envelope;
 use finishline_engine::mcp::McpServerStatus;
+use finishline_engine::plan::state::{PlanFollower, PlanState};
 use finishline_engine::provider::ConnectionReport;
 use finishline_engine::store::{ListQuery, SearchHit, SessionSummary, Timeline};
 use finishline_engine::{Error, ProviderSettings, Settings, SettingsView};
@@ -105,16 +106,33 @@ pub async fn start_session(
     Ok(sid)
 }
 
+/// An event as the window gets it: with the session's plan as the engine folds it, when the
+/// event changed the plan (the window does not fold the plan itself).
+#[derive(serde::Serialize)]
+pub struct Delivered {
+    #[serde(flatten)]
+    envelope: Envelope,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plan: Option<PlanState>,
+}
+
 /// Replays the session's events after `after_seq` from the store, then follows live ones. Events
 /// that are ready together go as one message: a long replay is a few messages, not thousands.
 #[tauri::command]
-pub async fn subscribe_session(state: State<'_, AppState>, session_id: SessionId, after_seq: u64, channel: Channel<Vec<Envelope>>) -> Result<u64, Error> {
+pub async fn subscribe_session(state: State<'_, AppState>, session_id: SessionId, after_seq: u64, channel: Channel<Vec<Delivered>>) -> Result<u64, Error> {
     state.store.session(&session_id)?;
+    let mut plan = PlanFollower::default();
+    if after_seq > 0 {
+        for e in state.store.events(&session_id, 0)?.iter().take_while(|e| e.seq <= after_seq) {
+            plan.see(&e.event);
+        }
+    }
     let events = state.store.subscribe(session_id, after_seq);
     let mut batches =
         Box::pin(events.take_while(|e| futures_util::future::ready(e.is_ok())).filter_map(|e| futures_util::future::ready(e.ok())).ready_chunks(1024));
     let task = tauri::async_runtime::spawn(async move {
         while let Some(batch) = batches.next().await {
+            let batch = batch.into_iter().map(|envelope| Delivered { plan: plan.see(&envelope.event), envelope }).collect();
             if channel.send(batch).is_err() {
                 break; // the window went away
             }

@@ -423,7 +423,31 @@ export type EngineEvent =
   | { type: "plan_step_finished"; index: number; end_reason: EndReason; summary: string; output_data?: string; decided_by?: string | null }
   | { type: "error"; code: ErrorCode; message: string };
 
-export type Envelope = EngineEvent & { seq: number; session_id: string; run_id?: string; at: string };
+/** The session's plan as the engine folds it (`plan::state::PlanState`); the window never folds it. */
+export interface PlanProjection {
+  mode: PlanMode;
+  steps: {
+    step: PlanStep;
+    state: StepState;
+    end_reason: EndReason | null;
+    summary: string | null;
+    output_data: string | null;
+    replaced_because: string | null;
+    decided_by: string | null;
+  }[];
+  revisions: string[];
+  replans: number;
+  current: number | null;
+  number: number | null;
+  of: number | null;
+  concluded: boolean;
+  awaiting_review: boolean;
+  budget_calls: number | null;
+  spent: { agent: number; evaluator: number; manager: number };
+}
+
+/** `plan`: the plan after this event, sent with the events that change it. */
+export type Envelope = EngineEvent & { seq: number; session_id: string; run_id?: string; at: string; plan?: PlanProjection };
 
 export interface Tokens {
   agent: number;

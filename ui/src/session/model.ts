@@ -1,6 +1,6 @@
 // Folds a session's events into what the session view shows. Pure, so it is tested without a
 // window and replays and live updates go through the same code.
-import type { AuditFinding, AutoApproval, CriterionResult, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanStep, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
+import type { AuditFinding, AutoApproval, CriterionResult, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
 
 export interface PlanStepView {
   step: PlanStep;
@@ -15,7 +15,7 @@ export interface PlanStepView {
   decidedBy?: string;
 }
 
-/** The session's plan, folded the way the engine's `PlanState` folds it. */
+/** The session's plan as the engine folded it (see `planView`). */
 export interface PlanView {
   mode: PlanMode;
   steps: PlanStepView[];
@@ -30,6 +30,30 @@ export interface PlanView {
   /** The model calls the plan may make, and has made (agent, evaluator, manager). */
   budget?: number;
   spent: number;
+}
+
+/** The engine's plan, in the view's terms. */
+export function planView(p: PlanProjection): PlanView {
+  return {
+    mode: p.mode,
+    steps: p.steps.map((s) => ({
+      step: s.step,
+      state: s.state,
+      endReason: s.end_reason ?? undefined,
+      summary: s.summary ?? undefined,
+      outputData: s.output_data ?? undefined,
+      replacedBecause: s.replaced_because ?? undefined,
+      decidedBy: s.decided_by ?? undefined,
+    })),
+    revisions: p.revisions,
+    current: p.current ?? undefined,
+    number: p.number ?? undefined,
+    of: p.of ?? undefined,
+    concluded: p.concluded,
+    awaitingReview: p.awaiting_review,
+    budget: p.budget_calls ?? undefined,
+    spent: p.spent.agent + p.spent.evaluator + p.spent.manager,
+  };
 }
 
 export type Item =
@@ -201,46 +225,14 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     return i >= 0 && kinds.includes(next.items[i].kind) ? i : -1;
   };
   const findMsg = (id: string) => find(id, ["assistant", "user"]);
-  const plan = () => (next.plan = { ...next.plan!, steps: [...next.plan!.steps] });
+  // The plan is the engine's fold, sent with each event that changes it.
+  if (e.plan) next.plan = planView(e.plan);
   switch (e.type) {
-    case "plan_created":
-      next.plan = { mode: e.mode, steps: e.steps.map((step) => ({ step, state: "pending" })), revisions: [], concluded: false, awaitingReview: e.awaiting_review ?? false, budget: e.budget_calls ?? undefined, spent: 1 };
-      break;
-    case "plan_reviewed":
-      if (next.plan) {
-        next.plan = e.approved
-          ? { ...next.plan, awaitingReview: false, steps: e.steps.map((step) => ({ step, state: "pending" })) }
-          : { ...next.plan, awaitingReview: false, concluded: true, steps: next.plan.steps.map((s) => ({ ...s, state: "skipped" })) };
-      }
-      break;
     case "plan_revised":
-      if (next.plan) {
-        const p = plan();
-        p.steps = p.steps.map((s, i) => (i >= e.first && (s.state === "pending" || s.state === "running") ? { ...s, state: "replaced", replacedBecause: e.cause } : s));
-        p.steps.push(...e.steps.map((step): PlanStepView => ({ step, state: "pending" })));
-        p.revisions = [...p.revisions, e.cause];
-        p.spent += 1;
-        // Steps added for the person's feedback reopen a plan that went to review.
-        p.concluded = false;
-        push({ kind: "plan_revised", key: `pr-${e.seq}`, cause: e.cause, titles: e.steps.map((s) => s.title) });
-      }
+      if (next.plan) push({ kind: "plan_revised", key: `pr-${e.seq}`, cause: e.cause, titles: e.steps.map((s) => s.title) });
       break;
     case "plan_step_started":
-      if (next.plan) {
-        const p = plan();
-        if (p.steps[e.index]) p.steps[e.index] = { ...p.steps[e.index], state: "running" };
-        p.current = e.index;
-        p.number = e.number;
-        p.of = e.of;
-      }
       push({ kind: "plan_step", key: `ps-${e.seq}`, number: e.number, of: e.of, title: e.title });
-      break;
-    case "plan_step_finished":
-      if (next.plan?.steps[e.index]) {
-        const p = plan();
-        const done = e.end_reason === "verified_done" || e.end_reason === "unverified";
-        p.steps[e.index] = { ...p.steps[e.index], state: done ? "done" : "failed", endReason: e.end_reason, summary: e.summary || undefined, outputData: e.output_data || undefined, decidedBy: e.decided_by ?? undefined };
-      }
       break;
     case "project_instructions":
       next.instructions = { file: e.file, truncated: e.truncated };
@@ -273,7 +265,6 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       if (!RUNNING.includes(e.status)) next.activity = e.status === "awaiting_approval" || e.status === "awaiting_review" ? { phase: "waiting", detail: "you" } : undefined;
       break;
     case "step_started": {
-      if (next.plan && !next.plan.concluded) next.plan = { ...next.plan, spent: next.plan.spent + 1 };
       next.step = e.step;
       // "Cycle n/max" from the first step: the run's budget comes with every step.
       if (e.cycle) next.cycle = { n: e.cycle.used, max: e.cycle.max };
@@ -354,7 +345,6 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       push({ kind: "verification", key: `v-${e.seq}`, command: e.command, exitCode: e.exit_code, outputTail: e.output_tail, skipped: e.skipped, nth: e.nth ?? 0, of: e.of ?? 0, personsOwn: e.persons_own ?? false });
       break;
     case "evaluation":
-      if (next.plan && !next.plan.concluded) next.plan = { ...next.plan, spent: next.plan.spent + 1 };
       next.tokens = { ...next.tokens, evaluator: next.tokens.evaluator + e.usage.input_tokens + e.usage.output_tokens };
       push({ kind: "evaluation", key: `e-${e.seq}`, cycle: e.cycle, verdict: e.verdict, summary: e.summary, remaining: e.remaining, parseOk: e.parse_ok, stuckReason: e.stuck_reason, question: e.question ?? "done", model: e.model });
       break;
@@ -363,11 +353,6 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       push({ kind: "continuation", key: `c-${e.seq}`, source: e.source, attempt: e.attempt, max: e.max, remaining: e.remaining, text: e.text });
       break;
     case "review_requested":
-      if (next.plan && !next.plan.concluded) {
-        const p = plan();
-        p.concluded = true;
-        p.steps = p.steps.map((s) => (s.state === "pending" ? { ...s, state: "skipped" } : s));
-      }
       next.review = {
         reviewId: e.review_id,
         claim: e.claim,

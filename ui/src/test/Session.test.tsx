@@ -2,7 +2,7 @@ import { render, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
-import type { EngineEvent, Envelope } from "../ipc";
+import type { EngineEvent, Envelope, PlanProjection, StepState } from "../ipc";
 import { SessionView } from "../screens/Session";
 
 let seq = 0;
@@ -400,12 +400,39 @@ describe("Session view, loading and errors", () => {
   it("shows the plan with each step's state, Step 2/3 in the progress strip, and why the plan changed", async () => {
     seq = 0;
     const step = (title: string) => ({ title, instructions: `${title}.`, criteria: [`${title} is done`], depends_on: [] });
+    // The plan as the engine folds it, sent with the events that change it (the view does not fold it).
+    const view = (title: string, state: StepState, more: Partial<PlanProjection["steps"][number]> = {}) => ({
+      step: step(title),
+      state,
+      end_reason: null,
+      summary: null,
+      output_data: null,
+      replaced_because: null,
+      decided_by: null,
+      ...more,
+    });
+    const plan = (steps: PlanProjection["steps"], more: Partial<PlanProjection> = {}): PlanProjection => ({
+      mode: "on",
+      steps,
+      revisions: [],
+      replans: 0,
+      current: null,
+      number: null,
+      of: null,
+      concluded: false,
+      awaiting_review: false,
+      budget_calls: 30,
+      spent: { agent: 0, evaluator: 0, manager: 1 },
+      ...more,
+    });
+    const a = view("Write a", "done", { end_reason: "verified_done", summary: "a.txt is written", output_data: "a.txt holds the port, 8123" });
+    const replaced = { replaced_because: "b needs the data first" };
     script([
       ev({ type: "session_created", task: "write a, b and c", workspace: "/ws", provider: "openai", model: "m" }),
       ev({ type: "run_started", trigger: "task" }),
       ev({ type: "status_changed", status: "busy" }),
       ev({ type: "message_created", message_id: "u", role: "user", text: "write a, b and c" }),
-      ev({ type: "plan_created", mode: "on", steps: [step("Write a"), step("Write b"), step("Write c")] }),
+      { ...ev({ type: "plan_created", mode: "on", steps: [step("Write a"), step("Write b"), step("Write c")], budget_calls: 30 }), plan: plan([view("Write a", "pending"), view("Write b", "pending"), view("Write c", "pending")]) },
       ev({ type: "run_started", trigger: "plan_step" }),
       ev({ type: "plan_step_started", index: 0, number: 1, of: 3, title: "Write a" }),
       ev({ type: "continuation", source: "plan_step", attempt: 0, max: 0, remaining: [], text: "You are on step 1 of 3" }),
@@ -414,7 +441,17 @@ describe("Session view, loading and errors", () => {
       ev({ type: "plan_revised", first: 1, cause: "b needs the data first", steps: [step("Fetch the data"), step("Write b")] }),
       ev({ type: "run_started", trigger: "plan_step" }),
       ev({ type: "plan_step_started", index: 3, number: 2, of: 3, title: "Fetch the data" }),
-      ev({ type: "step_started", step: 1 }),
+      {
+        ...ev({ type: "step_started", step: 1 }),
+        plan: plan([a, view("Write b", "replaced", replaced), view("Write c", "replaced", replaced), view("Fetch the data", "running"), view("Write b", "pending")], {
+          revisions: ["b needs the data first"],
+          replans: 1,
+          current: 3,
+          number: 2,
+          of: 3,
+          spent: { agent: 1, evaluator: 0, manager: 2 },
+        }),
+      },
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     expect(await screen.findByTestId("plan-progress")).toHaveTextContent("Step 2/3: Fetch the data");
@@ -425,6 +462,7 @@ describe("Session view, loading and errors", () => {
     expect(steps[1]).toHaveTextContent("Replaced: b needs the data first");
     expect(steps[3], "each step shows its success criteria").toHaveTextContent("Fetch the data is done");
     expect(screen.getByTestId("plan-revised")).toHaveTextContent("b needs the data first");
+    expect(screen.getByTestId("plan-budget"), "every model call of the plan counts: the manager's two and the agent's one").toHaveTextContent("3 of 30 model calls");
     expect(screen.getAllByTestId("plan-step-divider").map((d) => d.textContent)).toEqual(["Step 1/3: Write a", "Step 2/3: Fetch the data"]);
     const brief = screen.getByTestId("continuation-card");
     expect(brief, "a step's brief is Finishline's words, not the person's").toHaveTextContent("Finishline briefed the agent for this step — not your words");

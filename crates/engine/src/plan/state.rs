@@ -31,8 +31,10 @@ pub struct PlanState {
     pub revisions: Vec<String>,
     /// Revisions made because a step failed (not for the person's feedback): at most two.
     pub replans: u32,
-    /// The step that started last.
+    /// The step that started last, and its "Step `number` of `of`" as it was announced.
     pub current: Option<usize>,
+    pub number: Option<usize>,
+    pub of: Option<usize>,
     /// The plan went to review: later runs (feedback, messages) are ordinary runs.
     pub concluded: bool,
     /// The plan waits for the person to run (maybe edit) or cancel it.
@@ -59,25 +61,11 @@ impl PlanSpend {
 impl PlanState {
     /// The latest plan of a session, if it has one.
     pub fn from_events(events: &[Envelope]) -> Option<PlanState> {
-        let mut state: Option<PlanState> = None;
+        let mut follower = PlanFollower::default();
         for e in events {
-            match &e.event {
-                EngineEvent::PlanCreated { steps, mode, awaiting_review, budget_calls } => {
-                    let mut s = PlanState::new(steps, *mode);
-                    s.awaiting_review = *awaiting_review;
-                    s.budget_calls = *budget_calls;
-                    // The manager's call that made the plan.
-                    s.spent.manager = 1;
-                    state = Some(s);
-                }
-                other => {
-                    if let Some(s) = state.as_mut() {
-                        s.apply(other);
-                    }
-                }
-            }
+            follower.fold(&e.event);
         }
-        state
+        follower.state
     }
 
     pub fn new(steps: &[PlanStep], mode: PlanMode) -> PlanState {
@@ -87,6 +75,8 @@ impl PlanState {
             revisions: vec![],
             replans: 0,
             current: None,
+            number: None,
+            of: None,
             concluded: false,
             awaiting_review: false,
             budget_calls: None,
@@ -124,11 +114,12 @@ impl PlanState {
                 self.revisions.push(cause.clone());
                 self.steps.extend(steps.iter().map(pending));
             }
-            EngineEvent::PlanStepStarted { index, .. } => {
+            EngineEvent::PlanStepStarted { index, number, of, .. } => {
                 if let Some(s) = self.steps.get_mut(*index) {
                     s.state = StepState::Running;
                 }
                 self.current = Some(*index);
+                (self.number, self.of) = (Some(*number), Some(*of));
             }
             EngineEvent::StepStarted { .. } if !self.concluded => self.spent.agent += 1,
             EngineEvent::Evaluation { .. } if !self.concluded => self.spent.evaluator += 1,
@@ -184,6 +175,54 @@ impl PlanState {
     }
 }
 
+/// Follows a session's events and says when its plan changed: what the window shows of the plan
+/// is this fold's result, sent with the event that changed it, so the plan is folded in one place.
+#[derive(Debug, Default)]
+pub struct PlanFollower {
+    state: Option<PlanState>,
+}
+
+impl PlanFollower {
+    /// The plan after `event`, when the event changed it.
+    pub fn see(&mut self, event: &EngineEvent) -> Option<PlanState> {
+        let may_change = matches!(
+            event,
+            EngineEvent::PlanCreated { .. }
+                | EngineEvent::PlanReviewed { .. }
+                | EngineEvent::PlanRevised { .. }
+                | EngineEvent::PlanStepStarted { .. }
+                | EngineEvent::PlanStepFinished { .. }
+                | EngineEvent::StepStarted { .. }
+                | EngineEvent::Evaluation { .. }
+                | EngineEvent::ReviewRequested { .. }
+        );
+        if !may_change || (self.state.is_none() && !matches!(event, EngineEvent::PlanCreated { .. })) {
+            return None;
+        }
+        let before = self.state.clone();
+        self.fold(event);
+        (self.state != before).then(|| self.state.clone()).flatten()
+    }
+
+    fn fold(&mut self, event: &EngineEvent) {
+        match event {
+            EngineEvent::PlanCreated { steps, mode, awaiting_review, budget_calls } => {
+                let mut s = PlanState::new(steps, *mode);
+                s.awaiting_review = *awaiting_review;
+                s.budget_calls = *budget_calls;
+                // The manager's call that made the plan.
+                s.spent.manager = 1;
+                self.state = Some(s);
+            }
+            other => {
+                if let Some(s) = self.state.as_mut() {
+                    s.apply(other);
+                }
+            }
+        }
+    }
+}
+
 fn pending(step: &PlanStep) -> StepView {
     StepView { step: step.clone(), state: StepState::Pending, end_reason: None, summary: None, output_data: None, replaced_because: None, decided_by: None }
 }
@@ -192,4 +231,27 @@ fn pending(step: &PlanStep) -> StepView {
 /// end reason then carries the "unverified" upward.
 pub fn step_done(end: EndReason) -> bool {
     matches!(end, EndReason::VerifiedDone | EndReason::Unverified)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::MessageId;
+
+    fn step(title: &str) -> PlanStep {
+        PlanStep { title: title.into(), instructions: format!("{title}."), criteria: vec![], depends_on: vec![], verify: vec![] }
+    }
+
+    #[test]
+    fn the_plan_goes_out_only_with_the_events_that_change_it() {
+        let mut f = PlanFollower::default();
+        assert_eq!(f.see(&EngineEvent::StepStarted { step: 1, cycle: None }), None, "no plan yet");
+        let created = f.see(&EngineEvent::PlanCreated { steps: vec![step("a"), step("b")], mode: PlanMode::On, budget_calls: Some(9), awaiting_review: false });
+        assert_eq!(created.map(|p| (p.steps.len(), p.spent.total(), p.budget_calls)), Some((2, 1, Some(9))), "the manager's call is counted");
+        assert_eq!(f.see(&EngineEvent::TextDelta { message_id: MessageId::new(), text: "hi".into() }), None, "text changes no plan");
+        let started = f.see(&EngineEvent::PlanStepStarted { index: 1, number: 2, of: 2, title: "b".into() }).expect("a step started");
+        assert_eq!((started.current, started.number, started.of, started.steps[1].state), (Some(1), Some(2), Some(2), StepState::Running));
+        assert_eq!(f.see(&EngineEvent::PlanStepStarted { index: 1, number: 2, of: 2, title: "b".into() }), None, "the same again changes nothing");
+        assert_eq!(f.see(&EngineEvent::StepStarted { step: 1, cycle: None }).map(|p| p.spent.agent), Some(1), "an agent call is spent");
+    }
 }
