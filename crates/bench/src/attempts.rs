@@ -146,10 +146,15 @@ pub async fn run(smoke: bool) -> Table {
     }
     let mem_ratio = three.peak_rss as f64 / one.peak_rss.max(1) as f64;
     let disk_ratio = three.disk as f64 / one.disk.max(1) as f64;
+    // Three checkouts are three times one to the byte; each attempt's store and the group add
+    // git's own bookkeeping, allowed 1 MB as for one task (section 8).
+    let disk_ok = three.disk <= 3 * one.disk + 1_000_000;
     t.note(format!(
-        "Three attempts took {wall_ratio:.2}× one alone (goal at most 1.3×: {}); memory {mem_ratio:.2}× and disk {disk_ratio:.2}× (goal at most 3× plus the agents' own processes, which the built-in agent does not have: {}); chunk → delivered p99 {p99:.1} ms while three stream (goal under 50 ms: {}). Choosing one landed it and removed every worktree.",
+        "Three attempts took {wall_ratio:.2}× one alone (goal at most 1.3×: {}); memory {mem_ratio:.2}× and disk {disk_ratio:.2}× ({} against {} bytes; goal at most 3× plus the agents' own processes, which the built-in agent does not have, and 1 MB of git's bookkeeping: {}); chunk → delivered p99 {p99:.1} ms while three stream (goal under 50 ms: {}). Choosing one landed it and removed every worktree.",
         if wall_ratio <= 1.3 { "met" } else { "NOT met" },
-        if mem_ratio <= 3.0 && disk_ratio <= 3.0 { "met" } else { "NOT met" },
+        three.disk,
+        one.disk,
+        if mem_ratio <= 3.0 && disk_ok { "met" } else { "NOT met" },
         if p99 < 50.0 { "met" } else { "NOT met" },
     ));
     t

@@ -136,7 +136,6 @@ impl Run {
         let files: Arc<AtomicUsize> = self.first_snapshot_files.clone();
         let engine = self.engine.clone();
         let (session, run) = (self.session.clone(), self.run.clone());
-        let objects = self.folder.worktree.as_ref().and_then(|w| worktree::objects_dir(Path::new(&w.repo)));
         self.first_snapshot = Some(tokio::task::spawn_blocking(move || {
             let copied = match &pending {
                 Some(wt) => Some(fill_worktree(&engine, &session, &run, wt)?),
@@ -144,12 +143,15 @@ impl Run {
             };
             let Some(cp) = cp else { return Ok(None) };
             let snap = (|| {
-                let snap = match (&pending, &objects, &copied) {
-                    (Some(wt), Some(objects), Some(copied)) if worktree::index_file(Path::new(&wt.folder)).is_some() => {
+                // Asked after the fill, which so starts the moment the run does.
+                let objects = pending.as_ref().and_then(|wt| worktree::objects_dir(Path::new(&wt.repo)));
+                let index = pending.as_ref().and_then(|wt| worktree::index_file(Path::new(&wt.folder)));
+                let snap = match (&index, &objects, &copied) {
+                    (Some(index), Some(objects), Some(copied)) => {
                         // A new worktree's store borrows the repository's objects and starts from
                         // the worktree's own index: it is the branch's commit plus the files
                         // copied in, so its first snapshot walks nothing.
-                        cp.borrow_objects(objects, &worktree::index_file(Path::new(&wt.folder)).unwrap_or_default())?;
+                        cp.borrow_objects(objects, index)?;
                         let paths: Vec<&str> = copied.iter().map(String::as_str).collect();
                         cp.snapshot_known("run start", &paths)?
                     }
