@@ -383,13 +383,16 @@ fn an_index_lent_back_to_the_worktree_returns_holding_exactly_the_last_checkpoin
     let data = tempfile::tempdir().unwrap();
     let repo = repo.path().canonicalize().unwrap();
     git(&repo, &["init", "-q"]);
-    for (p, text) in [("a.txt", "a"), ("b.txt", "b")] {
+    // The person's git marks every entry it adds assume-unchanged: the store must look anyway.
+    git(&repo, &["config", "core.ignoreStat", "true"]);
+    for (p, text) in [("a.txt", "a"), ("b.txt", "b"), ("c.txt", "c")] {
         std::fs::write(repo.join(p), text).unwrap();
     }
     git(&repo, &["add", "-A"]);
     let index = repo.join(".git/index");
     let cp = Checkpoints::open_shared(data.path(), &repo, "s1").unwrap();
     cp.borrow_objects(&repo.join(".git/objects"), &index).unwrap();
+    std::fs::write(repo.join("c.txt"), "c, changed at once").unwrap();
     // A file the checkpoints leave out but the repository's index holds, and one the
     // checkpoints hold but the repository's index does not (a file copied into a worktree).
     std::fs::create_dir_all(repo.join("node_modules")).unwrap();
@@ -397,19 +400,28 @@ fn an_index_lent_back_to_the_worktree_returns_holding_exactly_the_last_checkpoin
     git(&repo, &["add", "-f", "node_modules/dep.js"]);
     std::fs::write(repo.join(".env"), "TOKEN=1").unwrap();
     let first = cp.snapshot("first").unwrap();
+    let files = |from: &str, to: &str| -> Vec<(String, ChangeKind)> { cp.changes(from, to).unwrap().into_iter().map(|c| (c.path, c.kind)).collect() };
+    let store = data.path().read_dir().unwrap().map(|d| d.unwrap().path()).find(|p| p.join("HEAD").exists()).unwrap();
+    let shown = std::process::Command::new("git").arg("--git-dir").arg(&store).args(["show", &format!("{first}:c.txt")]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&shown.stdout), "c, changed at once", "the first snapshot has the edit the borrowed index was told to ignore");
 
     assert!(cp.lend_index(&index).unwrap(), "a store with a snapshot and a lender gives its index up");
     assert!(!data.path().read_dir().unwrap().any(|d| d.unwrap().path().join("index").exists()), "and keeps no index meanwhile");
+    // Sparse checkout in the worktree meanwhile: its entries are skipped by the worktree's git.
+    git(&repo, &["update-index", "--no-assume-unchanged", "--skip-worktree", "a.txt"]);
     std::fs::write(repo.join("b.txt"), "b, changed").unwrap();
+    std::fs::write(repo.join("a.txt"), "a, changed").unwrap();
     let second = cp.snapshot("second").unwrap();
-    let changes: Vec<(String, ChangeKind)> = cp.changes(&first, &second).unwrap().into_iter().map(|c| (c.path, c.kind)).collect();
-    assert_eq!(changes, vec![("b.txt".to_string(), ChangeKind::Modified)], "the next snapshot sees only what changed, as if the index had stayed");
+    assert_eq!(
+        files(&first, &second),
+        vec![("a.txt".to_string(), ChangeKind::Modified), ("b.txt".to_string(), ChangeKind::Modified)],
+        "the next snapshot sees exactly what changed, as if the index had stayed, whatever the worktree's index says not to look at"
+    );
 
     // The lender gone (the worktree removed): rebuilt from the last snapshot, still exact.
     assert!(cp.lend_index(&index).unwrap());
     std::fs::remove_file(&index).unwrap();
-    std::fs::write(repo.join("a.txt"), "a, changed").unwrap();
+    std::fs::write(repo.join("c.txt"), "c, changed again").unwrap();
     let third = cp.snapshot("third").unwrap();
-    let changes: Vec<String> = cp.changes(&second, &third).unwrap().into_iter().map(|c| c.path).collect();
-    assert_eq!(changes, vec!["a.txt"]);
+    assert_eq!(files(&second, &third), vec![("c.txt".to_string(), ChangeKind::Modified)]);
 }

@@ -66,6 +66,11 @@ pub struct RevertReport {
 
 const MAX_DIFF: usize = 64 * 1024;
 
+/// Settings of the person's own (global) git config that would make the store look away from
+/// files: `core.ignoreStat` marks every added entry assume-unchanged, and an fsmonitor answers
+/// for the person's repository, not for the store.
+const STORE_CONFIG: &[&str] = &["-c", "core.ignoreStat=false", "-c", "core.fsmonitor=false"];
+
 /// The note a store leaves while its index is lent back: the lender's index file.
 const LENT_INDEX: &str = "finishline-lent-index";
 
@@ -188,6 +193,7 @@ impl Checkpoints {
                 .arg(&self.git_dir)
                 .arg("--work-tree")
                 .arg(&self.work_tree)
+                .args(STORE_CONFIG)
                 .args(["-c", "user.name=Finishline", "-c", "user.email=checkpoints@finishline.local", "-c", "commit.gpgsign=false"])
                 .args(args)
                 .env_remove("GIT_DIR")
@@ -566,8 +572,9 @@ impl Checkpoints {
         let info = self.git_dir.join("objects").join("info");
         std::fs::create_dir_all(&info)?;
         std::fs::write(info.join("alternates"), format!("{}\n", objects.display()))?;
-        if index.is_file() {
-            std::fs::copy(index, self.git_dir.join("index"))?;
+        if index.is_file() && copy_keeping_time(index, &self.git_dir.join("index")).is_ok() && self.clear_index_flags().is_err() {
+            // Unreadable here (a split index, say): the first snapshot walks the files instead.
+            std::fs::remove_file(self.git_dir.join("index"))?;
         }
         Ok(())
     }
@@ -604,7 +611,7 @@ impl Checkpoints {
         };
         let index = self.git_dir.join("index");
         let borrowed = index.is_file() || copy_keeping_time(Path::new(&lender), &index).is_ok();
-        if !borrowed || self.index_as_at(&last).is_err() {
+        if !borrowed || self.index_as_at(&last).and_then(|_| self.clear_index_flags()).is_err() {
             let _ = std::fs::remove_file(&index);
             self.git(&["read-tree", &last])?;
         }
@@ -613,20 +620,45 @@ impl Checkpoints {
     }
 
     /// Sets the index entries that differ from `commit`'s tree to that tree's, touching no file.
+    /// Paths are bytes throughout: a name that is not UTF-8 must reach the index as it is.
     fn index_as_at(&self, commit: &str) -> Result<()> {
-        // Raw lines `:<tree mode> <index mode> <tree oid> <index oid> <status>`, then the path.
-        let raw = self.git(&["diff-index", "--cached", "--raw", "-z", "--no-renames", commit])?;
-        let mut fields = raw.split('\0');
-        let mut info = String::new();
+        // Raw records `:<tree mode> <index mode> <tree oid> <index oid> <status>`, then the path.
+        let raw = self.git_bytes(&["diff-index", "--cached", "--raw", "-z", "--no-renames", commit], &[])?;
+        let mut fields = raw.split(|b| *b == 0);
+        let mut info = Vec::new();
         while let (Some(head), Some(path)) = (fields.next(), fields.next()) {
+            let head = String::from_utf8_lossy(head);
             let parts: Vec<&str> = head.trim_start_matches(':').split(' ').collect();
             let [mode, _, oid, ..] = parts[..] else { continue };
             // Absent from the tree: mode 0 takes the path out of the index.
             let mode = if mode.bytes().all(|b| b == b'0') { "0" } else { mode };
-            info.push_str(&format!("{mode} {oid}\t{path}\0"));
+            index_info(&mut info, mode, oid, path);
         }
         if !info.is_empty() {
-            self.git_full(&["update-index", "-z", "--index-info"], Some(&info))?;
+            self.git_bytes(&["update-index", "-z", "--index-info"], &info)?;
+        }
+        Ok(())
+    }
+
+    /// Clears what a borrowed index may say about its work tree that would blind the store: an
+    /// entry marked assume-unchanged (the person's `update-index`, or `core.ignoreStat`) or
+    /// skip-worktree (sparse checkout) is never looked at by `status`, so an edit to it would be
+    /// missing from every later snapshot. Such an entry is put back plain, to be hashed again.
+    fn clear_index_flags(&self) -> Result<()> {
+        // `<tag> <mode> <oid> <stage>\t<path>`: a lowercase tag is assume-unchanged, `S` skip-worktree.
+        let listed = self.git_bytes(&["ls-files", "-v", "-s", "-z"], &[])?;
+        let mut info = Vec::new();
+        for rec in listed.split(|b| *b == 0).filter(|r| r.len() > 2) {
+            if !(rec[0].is_ascii_lowercase() || rec[0] == b'S') {
+                continue;
+            }
+            let Some(tab) = rec.iter().position(|b| *b == b'\t') else { continue };
+            let head = String::from_utf8_lossy(&rec[2..tab]);
+            let [mode, oid, "0"] = head.split(' ').collect::<Vec<_>>()[..] else { continue };
+            index_info(&mut info, mode, oid, &rec[tab + 1..]);
+        }
+        if !info.is_empty() {
+            self.git_bytes(&["update-index", "-z", "--index-info"], &info)?;
         }
         Ok(())
     }
@@ -709,6 +741,7 @@ impl Checkpoints {
             .arg(&self.git_dir)
             .arg("--work-tree")
             .arg(&self.work_tree)
+            .args(STORE_CONFIG)
             .args(args)
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
@@ -795,7 +828,13 @@ impl Checkpoints {
     }
 }
 
-/// A git-style unified diff of one file, capped in size; binary files say so.
+/// One `update-index -z --index-info` record.
+fn index_info(out: &mut Vec<u8>, mode: &str, oid: &str, path: &[u8]) {
+    out.extend_from_slice(format!("{mode} {oid}\t").as_bytes());
+    out.extend_from_slice(path);
+    out.push(0);
+}
+
 /// A copy of an index that keeps its modification time: git trusts an entry's stat data only
 /// when the file is older than the index, so a fresh time would hide a racy edit.
 fn copy_keeping_time(from: &Path, to: &Path) -> std::io::Result<()> {
@@ -806,6 +845,7 @@ fn copy_keeping_time(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::rename(&part, to)
 }
 
+/// A git-style unified diff of one file, capped in size; binary files say so.
 fn unified_diff(path: &str, before: &FileState, after: &FileState, old: &[u8], new: &[u8]) -> String {
     let binary = |b: &[u8]| b.iter().take(8000).any(|c| *c == 0);
     let (a, b) = (
