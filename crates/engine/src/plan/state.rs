@@ -1,6 +1,6 @@
 //! A session's plan as its events tell it: the steps (replaced ones included, with the cause),
 //! each step's state and outcome, and which step runs. Pure: the run resumes from it, the CLI
-//! prints it and the exports show it; the window folds the same events in the same way.
+//! prints it and the exports show it; the window shows it as `PlanFollower` hands it over.
 
 use serde::Serialize;
 
