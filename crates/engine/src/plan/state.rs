@@ -84,8 +84,9 @@ impl PlanState {
         }
     }
 
-    /// One more event of the session.
-    pub fn apply(&mut self, event: &EngineEvent) {
+    /// One more event of the session; whether it is one the plan follows (it may still have
+    /// left the plan as it was).
+    pub fn apply(&mut self, event: &EngineEvent) -> bool {
         match event {
             EngineEvent::PlanReviewed { approved, steps, .. } => {
                 self.awaiting_review = false;
@@ -139,8 +140,9 @@ impl PlanState {
                     s.state = StepState::Skipped;
                 }
             }
-            _ => {}
+            _ => return false,
         }
+        true
     }
 
     /// The step to run after the finished ones, in order.
@@ -180,31 +182,22 @@ impl PlanState {
 #[derive(Debug, Default)]
 pub struct PlanFollower {
     state: Option<PlanState>,
+    /// The plan as last handed over, so an event that leaves it as it was hands nothing.
+    sent: Option<PlanState>,
 }
 
 impl PlanFollower {
     /// The plan after `event`, when the event changed it.
     pub fn see(&mut self, event: &EngineEvent) -> Option<PlanState> {
-        let may_change = matches!(
-            event,
-            EngineEvent::PlanCreated { .. }
-                | EngineEvent::PlanReviewed { .. }
-                | EngineEvent::PlanRevised { .. }
-                | EngineEvent::PlanStepStarted { .. }
-                | EngineEvent::PlanStepFinished { .. }
-                | EngineEvent::StepStarted { .. }
-                | EngineEvent::Evaluation { .. }
-                | EngineEvent::ReviewRequested { .. }
-        );
-        if !may_change || (self.state.is_none() && !matches!(event, EngineEvent::PlanCreated { .. })) {
+        if !self.fold(event) || self.state == self.sent {
             return None;
         }
-        let before = self.state.clone();
-        self.fold(event);
-        (self.state != before).then(|| self.state.clone()).flatten()
+        self.sent = self.state.clone();
+        self.sent.clone()
     }
 
-    fn fold(&mut self, event: &EngineEvent) {
+    /// Whether the event is one the plan follows.
+    fn fold(&mut self, event: &EngineEvent) -> bool {
         match event {
             EngineEvent::PlanCreated { steps, mode, awaiting_review, budget_calls } => {
                 let mut s = PlanState::new(steps, *mode);
@@ -213,12 +206,9 @@ impl PlanFollower {
                 // The manager's call that made the plan.
                 s.spent.manager = 1;
                 self.state = Some(s);
+                true
             }
-            other => {
-                if let Some(s) = self.state.as_mut() {
-                    s.apply(other);
-                }
-            }
+            other => self.state.as_mut().is_some_and(|s| s.apply(other)),
         }
     }
 }
