@@ -5,22 +5,20 @@
 
 pub mod attempts;
 pub mod changes;
-pub mod compaction;
 pub mod config;
 pub mod decision;
 mod dispatch;
 mod evaluation;
 pub mod evidence;
-mod external_turn;
 pub mod history;
 pub mod permission;
 mod plan_run;
 pub mod queue;
 mod review;
 pub mod run;
-mod step;
 mod step_checks;
 mod verify;
+pub mod worker;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

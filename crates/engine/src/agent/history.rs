@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::compaction;
+use super::worker::builtin::compaction;
 use crate::domain::{MessageRole, ToolState};
 use crate::event::{EngineEvent, Envelope};
 use crate::judge::prompt;

@@ -1,11 +1,11 @@
 //! One run: steps until the completion engine says to stop. This file holds the loop and its
 //! bookkeeping; the parts live beside it, each with its own tests:
-//! - [`super::step`]: one model request streamed to a `StepOutput`;
+//! - [`super::worker`]: whoever does the work, one turn at a time (Finishline's own loop, or
+//!   an ACP agent), to a `StepOutput`;
 //! - [`super::dispatch`]: tool calls through the permission gate, and answers after a restart;
 //! - [`super::evidence`]: what the run gathered, saved with its events and restored on resume;
 //! - [`super::verify`]: verification commands;
 //! - [`super::evaluation`]: the evaluator's input and verdict;
-//! - [`super::compaction`]: summarising older turns, shared with the rebuild from the log;
 //! - [`super::review`]: what the review gate shows.
 //!
 //! The decisions themselves are [`crate::judge::completion::decide`], a pure function.
@@ -94,16 +94,15 @@ pub struct Run {
     /// Call ids seen in this session: some servers reuse ids across steps, and every call must
     /// keep its own result.
     pub(super) call_ids: HashSet<String>,
-    /// The model's context window for this run (set, or learned from the server).
-    pub(super) context_window: u64,
     /// The plan step this run works on, in plan mode.
     pub(super) plan_step: Option<super::plan_run::StepRun>,
     /// The final check of a plan judges the whole request, not the last step.
     pub(super) judge_whole: bool,
     /// The run this one handed the session to (the next plan step), started in the store.
     pub(super) next: Option<(RunId, RunStart)>,
-    /// The external ACP agent that works on this session instead of the built-in agent.
-    pub(super) external: Option<super::external_turn::ExternalTurns>,
+    /// Whoever does the work: Finishline's own loop or an ACP agent. Lent to itself for a turn
+    /// (the turn works on this run), so `None` only while one is under way.
+    pub(super) worker: Option<Box<dyn super::worker::Worker>>,
     /// The person's comments from the last review: this run is judged on each one.
     pub(super) criteria: Vec<crate::judge::criteria::Comment>,
     /// How they were found at the last check.
@@ -194,17 +193,7 @@ impl Run {
             },
             _ => RunEvidence::default(),
         };
-        // A session keeps the agent it started with: the engine's, when it is that one, else the
-        // preset of that name.
-        let external = if summary.provider == crate::external::ACP_PROVIDER {
-            let agent = engine.config.external.clone().filter(|a| a.name == summary.model).or_else(|| engine.known_agent(&summary.model)).or_else(|| crate::external::ExternalAgent::preset(&summary.model)).ok_or_else(|| {
-                crate::Error::InvalidInput(format!("this session was run by the external agent `{}`, which is not set up here: choose it in Settings → Agent (or pass --agent) to continue it", summary.model))
-            })?;
-            Some(super::external_turn::ExternalTurns::new(agent, &events))
-        } else {
-            None
-        };
-        let context_window = if external.is_some() { engine.config.context_window } else { engine.context_window().await };
+        let worker = super::worker::for_session(&engine, &summary, &events).await?;
         let criteria = criteria_since_decision(&events);
         let agent_model = if summary.provider == engine.config.agent.provider_name && !summary.model.is_empty() {
             summary.model.clone()
@@ -218,11 +207,10 @@ impl Run {
             folder,
             owned: Default::default(),
             owned_folded: 0,
-            external,
+            worker: Some(worker),
             plan_step,
             judge_whole: false,
             next: None,
-            context_window,
             toolbox: engine.toolbox.clone(),
             engine,
             session,
@@ -457,7 +445,7 @@ impl Run {
 
     /// Runs the built-in agent's tool calls of the step (an external agent ran its own): the
     /// step's record of actions, and a `complete_task` claim among them.
-    async fn run_step_tools(&mut self, out: &super::step::StepOutput) -> Result<(StepRecord, Option<(ClaimEvidence, String)>), Halt> {
+    async fn run_step_tools(&mut self, out: &super::worker::StepOutput) -> Result<(StepRecord, Option<(ClaimEvidence, String)>), Halt> {
         let mut record = StepRecord { text: out.text.clone(), ..Default::default() };
         for (action, output, is_error) in &out.ran {
             record.actions.push(action.clone());
@@ -498,11 +486,11 @@ impl Run {
 
     /// Asks the completion engine what follows the step, running the checks it asks for, until
     /// it decides: another step, a continuation, review, idle or failure.
-    async fn judge_step(&mut self, mut evidence: Evidence, answers_call: Option<String>, external: bool) -> Result<Option<()>, Halt> {
-        // An external agent has no complete_task to call (yet): requiring it would send it back
-        // for ever. Its claims are judged by the todo gate, verification and the evaluator.
-        let judged =
-            if external { crate::judge::completion::CompletionConfig { require_complete_task: false, ..self.cfg().clone() } } else { self.cfg().clone() };
+    async fn judge_step(&mut self, mut evidence: Evidence, answers_call: Option<String>, worker: &dyn super::worker::Worker) -> Result<Option<()>, Halt> {
+        let judged = crate::judge::completion::CompletionConfig {
+            require_complete_task: self.cfg().require_complete_task && worker.can_be_asked_to_claim(),
+            ..self.cfg().clone()
+        };
         let mut verified_now: Vec<String> = Vec::new();
         loop {
             match completion::decide(&evidence, &judged) {
@@ -557,8 +545,10 @@ impl Run {
                             return Ok(None);
                         }
                     }
-                    // Finishline's own tool names mean nothing to an external agent.
-                    let text = if external && source == ContinuationSource::TodoGate { prompt::todo_gate_external(&remaining) } else { text };
+                    let text = match source {
+                        ContinuationSource::TodoGate => worker.todo_gate(&remaining).unwrap_or(text),
+                        _ => text,
+                    };
                     let refused = evidence.claim.as_ref().is_some_and(|c| c.claim == Claim::Success);
                     self.continue_with(source, &text, remaining, answers_call.as_deref(), refused)?;
                     return Ok(Some(()));
@@ -600,19 +590,20 @@ impl Run {
         if self.cancel.is_cancelled() {
             return Err(Halt::Cancelled);
         }
-        let external = self.external.is_some();
-        if !external {
-            self.refresh_tools().await?;
-            self.maybe_compact().await?;
-        }
-        self.evidence.counters.steps += 1;
-        let out = if external {
-            // Everything the agent does in its turn (its process starting included) is its own.
-            self.open_window().await?;
-            self.external_step().await?
-        } else {
-            self.stream_step().await?
+        let Some(mut worker) = self.worker.take() else {
+            return Err(Halt::Failed { code: ErrorCode::Internal, message: "the run has no worker".into() });
         };
+        self.evidence.counters.steps += 1;
+        let judged = match worker.turn(self).await {
+            Ok(out) => self.judge_turn(out, worker.as_ref()).await,
+            Err(h) => Err(h),
+        };
+        self.worker = Some(worker);
+        judged
+    }
+
+    /// What follows a turn: its tools run (the built-in agent's), its record kept, and the judge.
+    async fn judge_turn(&mut self, out: super::worker::StepOutput, worker: &dyn super::worker::Worker) -> Result<Option<()>, Halt> {
         let (record, claim) = self.run_step_tools(&out).await?;
         self.checkpoint_ready().await?;
         self.snapshot_after_step()?;
@@ -662,7 +653,7 @@ impl Run {
         }
         self.emit_saving(vec![])?;
         let answers_call = claim.as_ref().map(|(_, id)| id.clone()).filter(|id| !id.is_empty());
-        self.judge_step(evidence, answers_call, external).await
+        self.judge_step(evidence, answers_call, worker).await
     }
 
     fn answer_complete_task(&mut self, call_id: &str, text: &str) -> crate::Result<()> {

@@ -1,17 +1,18 @@
-//! A step of a session an external ACP agent works on: one `session/prompt` turn. The agent runs
-//! its own tools; Finishline shows what it reports (text, thinking, tool cards, its plan as the
-//! todo list), puts its permission requests through the same gate as the built-in agent's, and
-//! hands the turn's end to the completion engine, which does not know who ran it.
+//! An external ACP agent as a worker: each turn is one `session/prompt`. The agent runs its own
+//! tools; Finishline shows what it reports (text, thinking, tool cards, its plan as the todo
+//! list), puts its permission requests through the same gate as the built-in agent's, and hands
+//! the turn's end to the completion engine, which does not know who ran it.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::v1::schema::PermissionOptionKind;
+use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use super::run::{Halt, Run};
-use super::step::StepOutput;
+use super::{StepOutput, Worker};
+use crate::agent::run::{Halt, Run};
 use crate::batch::DeltaBatcher;
 use crate::domain::*;
 use crate::error::ErrorCode;
@@ -36,7 +37,7 @@ const DIGEST_CHARS: usize = 8000;
 const UNNAMED: &str = "tool";
 
 /// The external agent of a session, and its live connection once started.
-pub(super) struct ExternalTurns {
+pub(in crate::agent) struct AcpAgent {
     pub agent: ExternalAgent,
     conn: Option<(Arc<dyn AgentConnection>, mpsc::UnboundedReceiver<AgentMessage>)>,
     /// Finishline's MCP server with `complete_task`, offered to the agent's session.
@@ -47,14 +48,28 @@ pub(super) struct ExternalTurns {
     reopen: Option<String>,
 }
 
-impl ExternalTurns {
-    /// `events`: the session's, to find the agent's own session of an earlier run.
-    pub fn new(agent: ExternalAgent, events: &[crate::event::Envelope]) -> Self {
-        let reopen = events.iter().rev().find_map(|e| match &e.event {
-            EngineEvent::AgentConnected { agent: a, acp_session, .. } if *a == agent.name => Some(acp_session.clone()),
-            _ => None,
-        });
-        ExternalTurns { agent, conn: None, claims: None, sent: 0, reopen }
+impl AcpAgent {
+    /// `reopen`: the agent's own session from an earlier run of this session.
+    pub fn new(agent: ExternalAgent, reopen: Option<String>) -> Self {
+        AcpAgent { agent, conn: None, claims: None, sent: 0, reopen }
+    }
+}
+
+#[async_trait]
+impl Worker for AcpAgent {
+    async fn turn(&mut self, run: &mut Run) -> Result<StepOutput, Halt> {
+        // Everything the agent does in its turn (its process starting included) is its own.
+        run.open_window().await?;
+        run.external_turn(self).await
+    }
+
+    fn can_be_asked_to_claim(&self) -> bool {
+        false
+    }
+
+    /// Finishline's own tool names mean nothing to an external agent.
+    fn todo_gate(&self, remaining: &[String]) -> Option<String> {
+        Some(crate::judge::prompt::todo_gate_external(remaining))
     }
 }
 
@@ -67,7 +82,7 @@ fn first_unseen(history: &[ChatMessage]) -> usize {
 /// A `complete_task` call made through Finishline's MCP server during the turn: answered at once,
 /// and the claim kept for when the turn ends (an invalid call gets its error and no claim).
 fn answer_claim(ClaimCall { input, reply }: ClaimCall) -> Option<crate::judge::completion::ClaimEvidence> {
-    match super::dispatch::parse_claim(input) {
+    match crate::agent::dispatch::parse_claim(input) {
         Ok(c) => {
             let _ = reply.send(("Noted. Finishline checks the work when your turn ends: if you are done, end your turn now.".into(), false));
             Some(c)
@@ -83,7 +98,7 @@ fn answer_claim(ClaimCall { input, reply }: ClaimCall) -> Option<crate::judge::c
 /// conversation when it did not.
 fn turn_usage(result: Option<&TurnResult>, written_chars: usize, history: &[ChatMessage]) -> Usage {
     Usage {
-        input_tokens: result.and_then(|r| r.input_tokens).unwrap_or_else(|| super::compaction::estimate_tokens(history)),
+        input_tokens: result.and_then(|r| r.input_tokens).unwrap_or_else(|| crate::agent::worker::builtin::compaction::estimate_tokens(history)),
         output_tokens: result.and_then(|r| r.output_tokens).unwrap_or((written_chars as u64).div_ceil(4)),
         estimated: result.map(|r| r.output_tokens.is_none()).unwrap_or(true),
         ..Default::default()
@@ -218,19 +233,9 @@ impl<T> Drop for AbortOnDrop<T> {
 }
 
 impl Run {
-    /// One turn of the external agent, to the same [`StepOutput`] a model step gives.
-    pub(super) async fn external_step(&mut self) -> Result<StepOutput, Halt> {
-        let Some(mut ext) = self.external.take() else {
-            return Err(Halt::Failed { code: ErrorCode::Internal, message: "no external agent for this session".into() });
-        };
-        let out = self.external_turn(&mut ext).await;
-        self.external = Some(ext);
-        out
-    }
-
     /// Starts the agent's process and opens its session (reopening an earlier one where it
     /// can), offering Finishline's `complete_task` server.
-    async fn start_agent(&mut self, ext: &mut ExternalTurns) -> Result<(), Halt> {
+    async fn start_agent(&mut self, ext: &mut AcpAgent) -> Result<(), Halt> {
         if ext.claims.is_none() {
             // Without it the agent still works; its claims then come from its words alone.
             ext.claims = claims::serve().await.ok();
@@ -328,7 +333,7 @@ impl Run {
     /// next turn when the agent ended its turn itself, and ended otherwise.
     fn turn_end(
         &mut self,
-        ext: &mut ExternalTurns,
+        ext: &mut AcpAgent,
         conn: Arc<dyn AgentConnection>,
         rx: mpsc::UnboundedReceiver<AgentMessage>,
         finished: Option<Result<TurnResult, AgentFault>>,
@@ -374,7 +379,7 @@ impl Run {
         })
     }
 
-    async fn external_turn(&mut self, ext: &mut ExternalTurns) -> Result<StepOutput, Halt> {
+    async fn external_turn(&mut self, ext: &mut AcpAgent) -> Result<StepOutput, Halt> {
         let step = self.evidence.counters.steps;
         let message_id = MessageId::new();
         let label = ext.agent.label();
@@ -668,7 +673,7 @@ impl Run {
             }
             Err(Halt::Denied) => {
                 let _ = ask.reply.send(option_for(&ask.options, false, false));
-                if let Some(e) = set_state(tools, ToolState::Denied, Some(super::dispatch::DENIED.into())) {
+                if let Some(e) = set_state(tools, ToolState::Denied, Some(crate::agent::dispatch::DENIED.into())) {
                     self.emit(e)?;
                 }
                 self.after_denial()

@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use futures_util::StreamExt;
 
-use super::run::{Halt, Run};
+use crate::agent::run::{Halt, Run};
+use crate::agent::worker::StepOutput;
 use crate::batch::DeltaBatcher;
 use crate::clock::rfc3339;
 use crate::domain::*;
@@ -17,22 +18,6 @@ use crate::judge::completion::StepEnd;
 use crate::judge::prompt;
 use crate::judge::runaway::{Runaway, RunawayWatch};
 use crate::provider::{stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, ContextOverflow, ProviderErrorKind, StopReason, ToolCall, Usage};
-
-pub(super) struct StepOutput {
-    pub text: String,
-    pub calls: Vec<ToolCall>,
-    pub end: StepEnd,
-    pub usage: Usage,
-    /// The step's text is already in the conversation (it came before a compaction).
-    pub in_history: bool,
-    /// The answer repeated itself and was stopped: the repeated text.
-    pub repeating: Option<String>,
-    /// Tool calls an external agent ran itself during its turn: `name(arguments)`, the output,
-    /// and whether it failed. The built-in agent's calls are in `calls` and run after the step.
-    pub ran: Vec<(String, String, bool)>,
-    /// An external agent's `complete_task` call, made through Finishline's MCP server.
-    pub claim: Option<crate::judge::completion::ClaimEvidence>,
-}
 
 /// What one streamed answer gave, before the step's end is decided from it.
 struct Streamed {
@@ -51,7 +36,7 @@ struct Streamed {
 /// The window to compact against after the server refused a request as too long: its reported
 /// size, scaled into [`super::compaction::estimate_tokens`]'s units by how far the estimate of
 /// the refused request fell short of the server's count. Never larger than before.
-pub(super) fn fitted_window(current: u64, overflow: ContextOverflow, estimated: u64) -> u64 {
+pub(in crate::agent) fn fitted_window(current: u64, overflow: ContextOverflow, estimated: u64) -> u64 {
     let Some(limit) = overflow.limit else { return current };
     let scaled = match overflow.requested {
         Some(requested) if requested > estimated && estimated > 0 => limit * estimated / requested,
@@ -65,7 +50,7 @@ const MALFORMED_CALL: &str = "<system-reminder source=\"tool_error\">Your last t
 impl Run {
     /// Starts MCP servers the first time, drops the tools of any that died, and tells the person
     /// about each server that failed, once.
-    pub(super) async fn refresh_tools(&mut self) -> Result<(), Halt> {
+    pub(in crate::agent) async fn refresh_tools(&mut self) -> Result<(), Halt> {
         let Some(mcp) = self.engine.config.mcp.clone() else { return Ok(()) };
         // A server's start-up can take many seconds; cancel does not wait for it. The start goes
         // on in the background, so the next run finds the server ready instead of half-started.
@@ -178,7 +163,7 @@ impl Run {
 
     /// An answer cut by a full window is kept and the conversation compacted (the step goes on
     /// as cut off); a malformed call is told to the model. Other ends stand as they are.
-    async fn settle_end(&mut self, mut end: StepEnd, text: &str, calls: &mut Vec<ToolCall>, in_history: &mut bool) -> Result<StepEnd, Halt> {
+    async fn settle_end(&mut self, window: u64, mut end: StepEnd, text: &str, calls: &mut Vec<ToolCall>, in_history: &mut bool) -> Result<StepEnd, Halt> {
         // The window overflowed mid-answer (Anthropic `model_context_window_exceeded`): what was
         // shown is kept, the conversation is compacted, and the step continues as cut off. A
         // second overflow in a row reaches the completion engine, which fails the run.
@@ -189,10 +174,10 @@ impl Run {
             if !text.is_empty() {
                 self.history.push(ChatMessage::Assistant { text: text.to_string(), tool_calls: vec![] });
                 *in_history = true;
-                self.compact().await?;
+                self.compact(window).await?;
             } else {
                 // Nothing said: summarised whole, as the rebuild from the log does.
-                self.compact_all().await?;
+                self.compact_all(window).await?;
             }
             end = StepEnd::Cut;
         } else if end != StepEnd::Stopped(StopReason::ContextWindowExceeded) {
@@ -206,7 +191,7 @@ impl Run {
         Ok(end)
     }
 
-    pub(super) async fn stream_step(&mut self) -> Result<StepOutput, Halt> {
+    pub(in crate::agent) async fn stream_step(&mut self, window: &mut u64) -> Result<StepOutput, Halt> {
         let step = self.evidence.counters.steps;
         let message_id = MessageId::new();
         self.emit_saving(vec![
@@ -276,8 +261,8 @@ impl Run {
                 Err(e) if e.kind == ProviderErrorKind::ContextTooLong && !compacted_for_overflow && !shown => {
                     compacted_for_overflow = true;
                     overflow = ContextOverflow::parse(&e.message);
-                    self.context_window = fitted_window(self.context_window, overflow, super::compaction::estimate_tokens(&self.history));
-                    self.compact_all().await?;
+                    *window = fitted_window(*window, overflow, super::compaction::estimate_tokens(&self.history));
+                    self.compact_all(*window).await?;
                     continue;
                 }
                 Err(e) if e.kind == ProviderErrorKind::ContextTooLong => {
@@ -289,7 +274,7 @@ impl Run {
                 Err(e) if e.kind == ProviderErrorKind::TruncatedStream => StepEnd::Cut,
                 Err(e) => StepEnd::Failed { code: ErrorCode::of_provider(e.kind), message: e.message },
             };
-            let end = self.settle_end(end, &text, &mut calls, &mut in_history).await?;
+            let end = self.settle_end(*window, end, &text, &mut calls, &mut in_history).await?;
             let stop_reason = match &end {
                 StepEnd::Stopped(r) => Some(*r),
                 _ => None,

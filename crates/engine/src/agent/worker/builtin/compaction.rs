@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 
-use super::run::{Halt, Run};
+use crate::agent::run::{Halt, Run};
 use crate::domain::*;
 use crate::event::EngineEvent;
 use crate::judge::evaluator;
@@ -71,36 +71,36 @@ pub fn estimate_tokens(history: &[ChatMessage]) -> u64 {
 }
 
 impl Run {
-    pub(super) async fn maybe_compact(&mut self) -> Result<(), Halt> {
-        if estimate_tokens(&self.history) * 10 > self.context_window * 8 && self.history.len() > KEEP_VERBATIM {
-            self.compact().await?;
+    pub(in crate::agent) async fn maybe_compact(&mut self, window: u64) -> Result<(), Halt> {
+        if estimate_tokens(&self.history) * 10 > window * 8 && self.history.len() > KEEP_VERBATIM {
+            self.compact(window).await?;
         }
         Ok(())
     }
 
     /// Summarises older turns into one summary message; the last turns stay as they are.
-    pub(super) async fn compact(&mut self) -> Result<(), Halt> {
-        self.compact_with(false).await
+    pub(in crate::agent) async fn compact(&mut self, window: u64) -> Result<(), Halt> {
+        self.compact_with(false, window).await
     }
 
     /// Summarises the whole conversation, for a request the server refused as too long.
-    pub(super) async fn compact_all(&mut self) -> Result<(), Halt> {
-        self.compact_with(true).await
+    pub(in crate::agent) async fn compact_all(&mut self, window: u64) -> Result<(), Halt> {
+        self.compact_with(true, window).await
     }
 
-    async fn compact_with(&mut self, all: bool) -> Result<(), Halt> {
+    async fn compact_with(&mut self, all: bool, window: u64) -> Result<(), Halt> {
         self.emit(EngineEvent::Activity { phase: ActivityPhase::Compacting, detail: String::new() })?;
         self.evidence.compactions += 1;
         let cut = if all { self.history.len() } else { split_point(&self.history) };
-        let older = super::evaluation::transcript_lines(&self.history[..cut]);
-        let budget = digest_chars(self.context_window);
+        let older = crate::agent::evaluation::transcript_lines(&self.history[..cut]);
+        let budget = digest_chars(window);
         let request = CompletionRequest {
             model: self.agent_model.clone(),
             system: "Summarize the conversation so far for the agent that will continue it: the task, what was done, files touched, decisions, and what remains. Be concise and concrete.".into(),
             messages: vec![ChatMessage::User { content: format!("Task: {}\n\n{}", evaluator::clip(&self.task, budget / 2), evaluator::digest_within(&older, budget)) }],
             tools: vec![],
             // A small window gets a short summary: it has to fit beside the next request.
-            max_tokens: Some((self.context_window / 6).clamp(200, 800) as u32),
+            max_tokens: Some((window / 6).clamp(200, 800) as u32),
             structured: None,
             temperature: Some(0.0),
         };
