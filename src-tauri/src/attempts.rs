@@ -38,11 +38,7 @@ pub async fn start_attempts(
     let engine = state.engine_from(&engine_settings, &workspace, None)?;
     let opts = TaskOptions { plan: plan.unwrap_or(settings.plan_mode), base: base.filter(|b| !b.trim().is_empty()), ..Default::default() };
     let (group, started) = engine.start_attempts(&task, std::path::Path::new(&workspace), workers, opts)?;
-    let ids: Vec<SessionId> = started.into_iter().map(|(s, _)| s).collect();
-    for s in &ids {
-        state.remember(s, engine.clone());
-    }
-    Ok((group, ids))
+    Ok((group, started.into_iter().map(|(s, _)| s).collect()))
 }
 
 #[tauri::command]
@@ -73,10 +69,8 @@ pub async fn choose_attempt(
 pub fn cancel_attempts(state: State<'_, AppState>, group: GroupId) -> Result<usize, Error> {
     let mut n = 0;
     for s in attempts::group_attempts(&state.store, &group)? {
-        if let Some(engine) = state.engine_of(&s.id) {
-            if engine.is_running(&s.id) && engine.cancel(&s.id) {
-                n += 1;
-            }
+        if state.runtime.is_running(&s.id) && state.runtime.cancel(&s.id) {
+            n += 1;
         }
     }
     Ok(n)

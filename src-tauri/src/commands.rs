@@ -102,7 +102,6 @@ pub async fn start_session(
     let opts =
         TaskOptions { plan: plan.unwrap_or(settings.plan_mode), isolation, base: base.filter(|b| !b.trim().is_empty()), when_busy, ..Default::default() };
     let (sid, _) = engine.start_task_with(&task, std::path::Path::new(&workspace), opts)?;
-    state.remember(&sid, engine);
     Ok(sid)
 }
 
@@ -149,15 +148,11 @@ pub fn unsubscribe_session(state: State<'_, AppState>, subscription: u64) -> boo
 }
 
 /// Cancels the session's run; a session left waiting by an earlier start of the app has no run
-/// here, and cancelling resolves what it waits for.
+/// here, and cancelling resolves what it waits for. Needs no settings: a broken provider never
+/// keeps a task from being stopped.
 #[tauri::command]
-pub async fn cancel_run(app: AppHandle, state: State<'_, AppState>, session_id: SessionId) -> Result<bool, Error> {
-    if let Some(e) = state.engine_of(&session_id) {
-        if e.cancel(&session_id) {
-            return Ok(true);
-        }
-    }
-    Ok(engine_for_session(&app, &state, &session_id)?.cancel(&session_id))
+pub async fn cancel_run(state: State<'_, AppState>, session_id: SessionId) -> Result<bool, Error> {
+    Ok(state.runtime.cancel(&session_id))
 }
 
 /// Runs a plan that waited for the person: as edited (`steps`), or as the manager made it.
@@ -170,20 +165,18 @@ pub async fn run_plan(
 ) -> Result<(), Error> {
     let engine = engine_for_session(&app, &state, &session_id)?;
     engine.run_plan(&session_id, steps)?;
-    state.remember(&session_id, engine);
     Ok(())
 }
 
-/// The engine that runs the session in this process, or one built from the settings for a
-/// session an earlier start of the app (or the CLI) left waiting: answering it resumes it.
+/// An engine for what follows in a session (an answer, a review, a plan's go-ahead): the
+/// settings of the moment with the session's own workspace, model and agent from its record. A
+/// run live in this process is reached through the shared runtime; for a session an earlier
+/// start of the app (or the CLI) left waiting, answering resumes it.
 pub(crate) fn engine_for_session(app: &AppHandle, state: &AppState, session: &SessionId) -> Result<std::sync::Arc<finishline_engine::agent::Engine>, Error> {
-    if let Some(e) = state.engine_of(session) {
-        return Ok(e);
-    }
     let s = state.store.session(session)?;
-    let e = state.engine_from(&settings(app)?, &s.workspace, finishline_engine::external::model_to_ask(&s.provider, &s.model))?;
-    state.remember(session, e.clone());
-    Ok(e)
+    // An external agent's session records the agent's name as its model: the evaluator keeps
+    // its configured model (asking for model "opencode" left the run unverified).
+    state.engine_from(&settings(app)?, &s.workspace, finishline_engine::external::model_to_ask(&s.provider, &s.model))
 }
 
 fn engine_for_request(app: &AppHandle, state: &AppState, request: &RequestId) -> Result<std::sync::Arc<finishline_engine::agent::Engine>, Error> {
@@ -353,12 +346,7 @@ pub fn open_worktree(app: AppHandle, state: State<'_, AppState>, session_id: Ses
 
 #[tauri::command]
 pub async fn send_message(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, message: String) -> Result<(), Error> {
-    let s = state.store.session(&session_id)?;
-    // An external agent's session records the agent's name as its model: the evaluator keeps
-    // its configured model (asking for model "opencode" left the run unverified).
-    let engine = state.engine_from(&settings(&app)?, &s.workspace, finishline_engine::external::model_to_ask(&s.provider, &s.model))?;
-    engine.send_message(&session_id, &message)?;
-    state.remember(&session_id, engine);
+    engine_for_session(&app, &state, &session_id)?.send_message(&session_id, &message)?;
     Ok(())
 }
 

@@ -126,8 +126,8 @@ pub async fn quit(app: AppHandle, state: State<'_, AppState>, stop_running: bool
     if !running.is_empty() && !stop_running {
         return Ok(running.len());
     }
-    for (session, engine) in &running {
-        engine.cancel(session);
+    for session in &running {
+        state.runtime.cancel(session);
     }
     // A cancelled run records its end within moments; wait for that, but never hang the quit.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);

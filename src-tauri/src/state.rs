@@ -1,12 +1,13 @@
-//! What the shell keeps: the store, the data folder, and which engine runs which session (a new
-//! engine is made from the settings when a session starts, so changed settings apply to the next
-//! task without disturbing running ones).
+//! What the shell keeps: the engine's runtime (the store, the runs live in this process, what
+//! they wait for) and the data folder. Each run gets an engine built on that runtime from the
+//! settings of the moment and the session's record, so changed settings apply to the next run
+//! without disturbing running ones, and a follow-up never inherits another start's settings.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use finishline_engine::agent::{config, Engine};
+use finishline_engine::agent::{config, Engine, Runtime};
 use finishline_engine::clock::SystemClock;
 use finishline_engine::config::secret::Keys;
 use finishline_engine::domain::SessionId;
@@ -19,7 +20,8 @@ pub struct AppState {
     pub data_dir: PathBuf,
     /// Session-only keys live here, so they are gone when the app quits.
     pub keys: Arc<Keys>,
-    engines: Mutex<HashMap<SessionId, Arc<Engine>>>,
+    /// What every run's engine shares: one for the app's whole life.
+    pub runtime: Arc<Runtime>,
     /// The MCP servers of the current settings, shared by every session; replaced (and the old
     /// ones stopped) when the configured list changes.
     mcp: Mutex<Option<Arc<McpServers>>>,
@@ -48,10 +50,10 @@ impl AppState {
         Ok(AppState {
             processes,
             slots: finishline_engine::agent::queue::TaskSlots::new(4),
+            runtime: Runtime::new(store.clone()),
             store,
             data_dir,
             keys: Arc::new(Keys::os()),
-            engines: Mutex::new(HashMap::new()),
             mcp: Mutex::new(None),
             import: Mutex::new(None),
             quitting: Default::default(),
@@ -87,7 +89,7 @@ impl AppState {
         }
         self.slots.set_limit(settings.tasks.parallel_limit as usize);
         cfg.tasks.slots = Some(self.slots.clone());
-        Ok(Engine::new(self.store.clone(), cfg))
+        Ok(Engine::on(&self.runtime, cfg))
     }
 
     /// What a crash cut short (a revert, a landing) is finished, and worktrees no task needs any
@@ -137,10 +139,9 @@ impl AppState {
         *self.startup.lock().unwrap_or_else(|p| p.into_inner()) = Some(action);
     }
 
-    /// Sessions whose run is live in this process, with the engine that runs each.
-    pub fn running_sessions(&self) -> Vec<(SessionId, Arc<Engine>)> {
-        let engines = self.engines.lock().unwrap_or_else(|p| p.into_inner());
-        engines.iter().filter(|(s, e)| e.is_running(s)).map(|(s, e)| (s.clone(), e.clone())).collect()
+    /// Sessions whose run is live in this process.
+    pub fn running_sessions(&self) -> Vec<SessionId> {
+        self.runtime.running()
     }
 
     /// Keeps a view's event follower; the id is what the view gives back when it closes.
@@ -163,14 +164,5 @@ impl AppState {
 
     pub fn quit_confirmed(&self) -> bool {
         self.quitting.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    pub fn remember(&self, session: &SessionId, engine: Arc<Engine>) {
-        self.engines.lock().unwrap_or_else(|p| p.into_inner()).insert(session.clone(), engine);
-    }
-
-    /// The engine that runs this session, if this process started it.
-    pub fn engine_of(&self, session: &SessionId) -> Option<Arc<Engine>> {
-        self.engines.lock().unwrap_or_else(|p| p.into_inner()).get(session).cloned()
     }
 }

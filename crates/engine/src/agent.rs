@@ -122,30 +122,85 @@ struct Live {
     agents: HashMap<String, crate::external::ExternalAgent>,
 }
 
-pub struct Engine {
+/// What every engine of one front end shares, whatever settings each was built from: the
+/// history, the runs live in this process (their cancel tokens and the answers they wait for),
+/// the agents tasks were started with, and work left running after decisions. The app keeps one
+/// for its whole life and builds each run's [`Engine`] on it from the settings of the moment and
+/// the session's record, so a follow-up reaches a session's run, waiter and agent whichever
+/// engine started it, and is never built from the settings another task started with.
+pub struct Runtime {
     pub store: Arc<Store>,
-    pub config: EngineConfig,
-    pub toolbox: Toolbox,
     live: Mutex<Live>,
-    /// The window the server reported, asked once per engine.
-    learned_window: tokio::sync::OnceCell<Option<u64>>,
     /// Work left running after a decision (a worktree being removed); see [`Engine::settle`].
     background: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }
 
+impl Runtime {
+    pub fn new(store: Arc<Store>) -> Arc<Runtime> {
+        Arc::new(Runtime { store, live: Mutex::new(Live::default()), background: Mutex::new(Vec::new()) })
+    }
+
+    fn live(&self) -> std::sync::MutexGuard<'_, Live> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether a run of this session is live in this process (streaming, running a tool, or
+    /// waiting for a person's answer); the window asks before closing over one.
+    pub fn is_running(&self, session: &SessionId) -> bool {
+        self.live().cancels.contains_key(session)
+    }
+
+    /// The sessions whose run is live in this process.
+    pub fn running(&self) -> Vec<SessionId> {
+        self.live().cancels.keys().cloned().collect()
+    }
+
+    /// Stops the session's run: the stream, the evaluator, commands and retry waits all end. A
+    /// session left waiting for a person by a process that is gone (the app or the CLI was
+    /// restarted) has no run to stop: its open requests are resolved as cancelled and it ends
+    /// `cancelled`. No settings are needed for either.
+    pub fn cancel(&self, session: &SessionId) -> bool {
+        if let Some((_, c)) = self.live().cancels.get(session) {
+            c.cancel();
+            return true;
+        }
+        cancel_waiting(&self.store, session).unwrap_or(false)
+    }
+}
+
+pub struct Engine {
+    pub store: Arc<Store>,
+    pub config: EngineConfig,
+    pub toolbox: Toolbox,
+    runtime: Arc<Runtime>,
+    /// The window the server reported, asked once per engine.
+    learned_window: tokio::sync::OnceCell<Option<u64>>,
+}
+
 impl Engine {
+    /// An engine with a runtime of its own: a front end that makes one engine (the CLI).
     pub fn new(store: Arc<Store>, config: EngineConfig) -> Arc<Engine> {
         // What a Finishline process that crashed left running (an agent, an MCP server) ends
         // now; groups of one still running are its own to end.
         crate::process_groups::ProcessGroups::end_left_behind(&config.data_dir);
+        Engine::on(&Runtime::new(store), config)
+    }
+
+    /// An engine with these settings on a front end's shared runtime. The front end ends what
+    /// a crashed process left running once, when it opens the runtime (the app does it as it
+    /// opens its history), not for every engine.
+    pub fn on(runtime: &Arc<Runtime>, config: EngineConfig) -> Arc<Engine> {
         Arc::new(Engine {
-            store,
+            store: runtime.store.clone(),
             config,
             toolbox: Toolbox::standard(),
-            live: Mutex::new(Live::default()),
+            runtime: runtime.clone(),
             learned_window: tokio::sync::OnceCell::new(),
-            background: Mutex::new(Vec::new()),
         })
+    }
+
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
     }
 
     /// The context window runs compact against: the one set for the model, else what the
@@ -164,7 +219,7 @@ impl Engine {
     }
 
     fn live(&self) -> std::sync::MutexGuard<'_, Live> {
-        self.live.lock().unwrap_or_else(|p| p.into_inner())
+        self.runtime.live()
     }
 
     /// The session's checkpoints: in the workspace's shared store, or in the store of its own
@@ -319,26 +374,14 @@ impl Engine {
         })
     }
 
-    /// Stops the session's run: the stream, the evaluator, commands and retry waits all end. A
-    /// session left waiting for a person by a process that is gone (the app or the CLI was
-    /// restarted) has no run to stop: its open requests are resolved as cancelled and it ends
-    /// `cancelled`.
+    /// [`Runtime::cancel`].
     pub fn cancel(&self, session: &SessionId) -> bool {
-        if let Some((_, c)) = self.live().cancels.get(session) {
-            c.cancel();
-            return true;
-        }
-        self.cancel_stranded(session).unwrap_or(false)
+        self.runtime.cancel(session)
     }
 
-    /// Whether a run of this session is live in this process (streaming, running a tool, or
-    /// waiting for a person's answer); the window asks before closing over one.
+    /// [`Runtime::is_running`].
     pub fn is_running(&self, session: &SessionId) -> bool {
-        self.live().cancels.contains_key(session)
-    }
-
-    fn cancel_stranded(&self, session: &SessionId) -> Result<bool> {
-        cancel_waiting(&self.store, session)
+        self.runtime.is_running(session)
     }
 
     pub(crate) fn register_waiter(&self, request: &RequestId) -> oneshot::Receiver<Answer> {

@@ -193,3 +193,55 @@ async fn tasks_beyond_the_limit_wait_visibly_queued_and_start_as_places_free() {
         assert!(f.path().join("out.txt").exists());
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_given_through_another_engine_of_the_app_reaches_the_run_that_waits_for_it() {
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "exit code: 0"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "run_command", "arguments": {"command": "echo allowed > shell.txt"}}]})),
+        ])),
+        Setup { permissions: Default::default(), ..Default::default() },
+    )
+    .await;
+    let (sid, handle) = h.engine.start_session("write shell.txt with the shell", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    let request = loop {
+        if let EngineEvent::PermissionRequested { request_id, .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
+            break request_id;
+        }
+    };
+    // The app builds an engine for each answer, from the settings of the moment, on the runtime
+    // every engine of the app shares.
+    let mut later_settings = h.engine.config.clone();
+    later_settings.verify_commands = vec!["false".into()];
+    let answering = Engine::on(h.engine.runtime(), later_settings);
+    assert!(answering.is_running(&sid), "the run started by the first engine is live for the second");
+    assert_eq!(answering.runtime().running(), vec![sid.clone()]);
+    answering.respond_permission(&request, PermissionDecision::AllowOnce).unwrap();
+    handle.await.unwrap();
+    assert_eq!(h.read("shell.txt").as_deref(), Some("allowed\n"), "the waiting run carried out the call");
+    assert_eq!(runs_started(&h.store, &sid), 1, "the answer went to the waiting run, not to a second one");
+    let s = h.store.session(&sid).unwrap();
+    assert_eq!(s.status, SessionStatus::AwaitingReview, "the run kept the settings it started with (no failing check)");
+    assert!(!answering.is_running(&sid));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runtime_stops_a_live_run_without_any_settings() {
+    let h = Harness::new(
+        rules(json!([agent(json!({}), json!({"tool_calls": [{"name": "run_command", "arguments": {"command": "echo allowed > shell.txt"}}]}))])),
+        Setup { permissions: Default::default(), ..Default::default() },
+    )
+    .await;
+    let (sid, handle) = h.engine.start_session("write shell.txt with the shell", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    while !matches!(futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event, EngineEvent::PermissionRequested { .. }) {}
+    let runtime = h.engine.runtime().clone();
+    assert!(runtime.cancel(&sid));
+    handle.await.unwrap();
+    assert_eq!(h.store.session(&sid).unwrap().status, SessionStatus::Cancelled);
+    assert!(runtime.running().is_empty());
+    assert_eq!(h.read("shell.txt"), None, "nothing ran");
+}

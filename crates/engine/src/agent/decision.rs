@@ -384,7 +384,7 @@ impl Engine {
 
     /// Work that goes on after a decision; [`Engine::settle`] waits for it.
     pub(super) fn keep_background(&self, job: std::thread::JoinHandle<()>) {
-        self.background.lock().unwrap_or_else(|p| p.into_inner()).push(job);
+        self.runtime.background.lock().unwrap_or_else(|p| p.into_inner()).push(job);
     }
 
     /// Waits for work the engine does after a decision (removing worktrees); a front end that is
@@ -392,7 +392,7 @@ impl Engine {
     pub fn settle(&self) {
         // A job may start another (an attempt not chosen is rejected once its run has stopped).
         loop {
-            let jobs: Vec<_> = std::mem::take(&mut *self.background.lock().unwrap_or_else(|p| p.into_inner()));
+            let jobs: Vec<_> = std::mem::take(&mut *self.runtime.background.lock().unwrap_or_else(|p| p.into_inner()));
             if jobs.is_empty() {
                 break;
             }
