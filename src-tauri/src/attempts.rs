@@ -8,7 +8,7 @@ use finishline_engine::store::trust::AgentTrust;
 use finishline_engine::Error;
 use tauri::{AppHandle, State};
 
-use crate::commands::{engine_for_session, settings};
+use crate::commands::{engine_for_session, settings, Need};
 use crate::state::AppState;
 
 /// Starts the task once per agent named (`builtin`, `builtin:MODEL`, a preset, the one from
@@ -60,7 +60,7 @@ pub async fn choose_attempt(
     session_id: SessionId,
     landing: Option<LandingMode>,
 ) -> Result<ReviewOutcome, Error> {
-    let engine = engine_for_session(&app, &state, &session_id)?;
+    let engine = engine_for_session(&app, &state, &session_id, Need::Decision)?;
     tauri::async_runtime::spawn_blocking(move || engine.choose_attempt(&group, &session_id, landing)).await.map_err(|e| Error::Internal(e.to_string()))?
 }
 

@@ -163,35 +163,53 @@ pub async fn run_plan(
     session_id: SessionId,
     steps: Option<Vec<finishline_engine::plan::PlanStep>>,
 ) -> Result<(), Error> {
-    let engine = engine_for_session(&app, &state, &session_id)?;
+    let engine = engine_for_session(&app, &state, &session_id, Need::Model)?;
     engine.run_plan(&session_id, steps)?;
     Ok(())
 }
 
-/// An engine for what follows in a session (an answer, a review, a plan's go-ahead): the
-/// settings of the moment with the session's own workspace, model and agent from its record. A
-/// run live in this process is reached through the shared runtime; for a session an earlier
-/// start of the app (or the CLI) left waiting, answering resumes it.
-pub(crate) fn engine_for_session(app: &AppHandle, state: &AppState, session: &SessionId) -> Result<std::sync::Arc<finishline_engine::agent::Engine>, Error> {
-    let s = state.store.session(session)?;
-    // An external agent's session records the agent's name as its model: the evaluator keeps
-    // its configured model (asking for model "opencode" left the run unverified).
-    state.engine_from(&settings(app)?, &s.workspace, finishline_engine::external::model_to_ask(&s.provider, &s.model))
+/// What a command's engine is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Need {
+    /// It starts work that asks the model (a message, a plan's go-ahead, changes asked for):
+    /// refused up front while no provider works.
+    Model,
+    /// It records a person's answer, comment or decision: never refused for the provider's sake.
+    Decision,
 }
 
-fn engine_for_request(app: &AppHandle, state: &AppState, request: &RequestId) -> Result<std::sync::Arc<finishline_engine::agent::Engine>, Error> {
+/// An engine for what follows in a session: the settings of the moment with the session's own
+/// workspace, model and agent from its record. A run live in this process is reached through the
+/// shared runtime; for a session an earlier start of the app (or the CLI) left waiting,
+/// answering resumes it.
+pub(crate) fn engine_for_session(
+    app: &AppHandle,
+    state: &AppState,
+    session: &SessionId,
+    need: Need,
+) -> Result<std::sync::Arc<finishline_engine::agent::Engine>, Error> {
+    let s = state.store.session(session)?;
+    let settings = settings(app)?;
+    let model = finishline_engine::agent::config::session_model(&settings, &s.provider, &s.model);
+    match need {
+        Need::Model => state.engine_from(&settings, &s.workspace, model),
+        Need::Decision => state.engine_for_decisions(&settings, &s.workspace, model),
+    }
+}
+
+fn engine_for_request(app: &AppHandle, state: &AppState, request: &RequestId, need: Need) -> Result<std::sync::Arc<finishline_engine::agent::Engine>, Error> {
     let (session, _, _) = state.store.request_state(request)?.ok_or_else(|| Error::NotFound(format!("request {request}")))?;
-    engine_for_session(app, state, &session)
+    engine_for_session(app, state, &session, need)
 }
 
 #[tauri::command]
 pub async fn respond_permission(app: AppHandle, state: State<'_, AppState>, request_id: RequestId, decision: PermissionDecision) -> Result<(), Error> {
-    engine_for_request(&app, &state, &request_id)?.respond_permission(&request_id, decision)
+    engine_for_request(&app, &state, &request_id, Need::Decision)?.respond_permission(&request_id, decision)
 }
 
 #[tauri::command]
 pub async fn answer_question(app: AppHandle, state: State<'_, AppState>, request_id: RequestId, answer: Option<String>) -> Result<(), Error> {
-    engine_for_request(&app, &state, &request_id)?.answer_question(&request_id, answer)
+    engine_for_request(&app, &state, &request_id, Need::Decision)?.answer_question(&request_id, answer)
 }
 
 #[derive(Deserialize)]
@@ -217,7 +235,8 @@ pub struct ReviewInput {
 #[tauri::command]
 pub async fn submit_review(app: AppHandle, state: State<'_, AppState>, input: ReviewInput) -> Result<ReviewOutcome, Error> {
     use finishline_engine::agent::{Overwrite, ReviewChoice};
-    let engine = engine_for_request(&app, &state, &input.review_id)?;
+    let need = if input.decision == Decision::RequestChanges { Need::Model } else { Need::Decision };
+    let engine = engine_for_request(&app, &state, &input.review_id, need)?;
     let overwrite = match (input.force, input.overwrite) {
         (true, _) => Overwrite::All,
         (false, Some(files)) => Overwrite::Files(files),
@@ -237,13 +256,13 @@ pub async fn comment_review(
     review_id: RequestId,
     comment: finishline_engine::judge::criteria::Comment,
 ) -> Result<finishline_engine::judge::criteria::Comment, Error> {
-    let engine = engine_for_request(&app, &state, &review_id)?;
+    let engine = engine_for_request(&app, &state, &review_id, Need::Decision)?;
     tauri::async_runtime::spawn_blocking(move || engine.comment(&review_id, comment)).await.map_err(|e| Error::Internal(e.to_string()))?
 }
 
 #[tauri::command]
 pub async fn remove_review_comment(app: AppHandle, state: State<'_, AppState>, review_id: RequestId, comment_id: String) -> Result<(), Error> {
-    engine_for_request(&app, &state, &review_id)?.remove_comment(&review_id, &comment_id)
+    engine_for_request(&app, &state, &review_id, Need::Decision)?.remove_comment(&review_id, &comment_id)
 }
 
 /// A reviewed file's whole text (for lines around the changes); `None` when it is not text.
@@ -255,7 +274,7 @@ pub async fn review_file(
     path: String,
     side: finishline_engine::judge::criteria::DiffSide,
 ) -> Result<Option<String>, Error> {
-    let engine = engine_for_request(&app, &state, &review_id)?;
+    let engine = engine_for_request(&app, &state, &review_id, Need::Decision)?;
     tauri::async_runtime::spawn_blocking(move || engine.review_file(&review_id, &path, side)).await.map_err(|e| Error::Internal(e.to_string()))?
 }
 
@@ -267,14 +286,14 @@ pub async fn dismiss_finding(
     session_id: SessionId,
     finding: finishline_engine::judge::audit::Finding,
 ) -> Result<(), Error> {
-    engine_for_session(&app, &state, &session_id)?.dismiss_finding(&session_id, &finding)
+    engine_for_session(&app, &state, &session_id, Need::Decision)?.dismiss_finding(&session_id, &finding)
 }
 
 /// "Let the agent resolve it": the moved branch is merged into the task's worktree and the
 /// agent is sent back to resolve the conflicts.
 #[tauri::command]
 pub async fn resolve_conflict(app: AppHandle, state: State<'_, AppState>, review_id: RequestId) -> Result<(), Error> {
-    let engine = engine_for_request(&app, &state, &review_id)?;
+    let engine = engine_for_request(&app, &state, &review_id, Need::Model)?;
     engine.resolve_conflict(&review_id)
 }
 
@@ -346,7 +365,7 @@ pub fn open_worktree(app: AppHandle, state: State<'_, AppState>, session_id: Ses
 
 #[tauri::command]
 pub async fn send_message(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, message: String) -> Result<(), Error> {
-    engine_for_session(&app, &state, &session_id)?.send_message(&session_id, &message)?;
+    engine_for_session(&app, &state, &session_id, Need::Model)?.send_message(&session_id, &message)?;
     Ok(())
 }
 

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use finishline_engine::agent::{config, Engine, Runtime};
+use finishline_engine::agent::{config, Engine, ModelEndpoint, Runtime};
 use finishline_engine::clock::SystemClock;
 use finishline_engine::config::secret::Keys;
 use finishline_engine::domain::SessionId;
@@ -71,6 +71,20 @@ impl AppState {
         }
         let keys = self.keys.clone();
         let (agent, evaluator) = config::endpoints(settings, model, &move |p| keys.resolve(p).0)?;
+        Ok(self.engine_with(settings, workspace, model, agent, evaluator))
+    }
+
+    /// Like [`AppState::engine_from`], for what needs no model: a person's answer, comment or
+    /// review decision is recorded whatever the provider settings say. With no provider that
+    /// works, a run that follows fails at once saying what to set up, and can be resumed.
+    pub fn engine_for_decisions(&self, settings: &Settings, workspace: &str, model: Option<&str>) -> Result<Arc<Engine>, Error> {
+        match self.engine_from(settings, workspace, model) {
+            Err(Error::InvalidSettings { problem, .. }) => Ok(self.engine_with(settings, workspace, model, ModelEndpoint::unconfigured(problem), None)),
+            built => built,
+        }
+    }
+
+    fn engine_with(&self, settings: &Settings, workspace: &str, model: Option<&str>, agent: ModelEndpoint, evaluator: Option<ModelEndpoint>) -> Arc<Engine> {
         let ctx = config::ConfigContext {
             data_dir: self.data_dir.clone(),
             workspace,
@@ -89,7 +103,7 @@ impl AppState {
         }
         self.slots.set_limit(settings.tasks.parallel_limit as usize);
         cfg.tasks.slots = Some(self.slots.clone());
-        Ok(Engine::on(&self.runtime, cfg))
+        Engine::on(&self.runtime, cfg)
     }
 
     /// What a crash cut short (a revert, a landing) is finished, and worktrees no task needs any

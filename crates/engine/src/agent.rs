@@ -50,9 +50,15 @@ pub struct ModelEndpoint {
 
 impl ModelEndpoint {
     pub fn http(config: ProviderConfig, model: impl Into<String>) -> Result<ModelEndpoint> {
-        let provider_name = format!("{:?}", config.kind).to_lowercase();
+        let provider_name = config.kind.name();
         let provider = HttpProvider::new(config).map_err(|e| Error::InvalidSettings { field: "provider", problem: e.message })?;
         Ok(ModelEndpoint { provider: Arc::new(provider), provider_name, model: model.into() })
+    }
+
+    /// No provider works with these settings: see [`crate::provider::Unconfigured`].
+    pub fn unconfigured(problem: impl Into<String>) -> ModelEndpoint {
+        let provider = crate::provider::Unconfigured { problem: problem.into() };
+        ModelEndpoint { provider: Arc::new(provider), provider_name: "unconfigured".into(), model: String::new() }
     }
 }
 

@@ -58,6 +58,22 @@ pub trait Provider: Send + Sync {
     }
 }
 
+/// The provider of settings that name none that works (no base URL, no model, a value that does
+/// not validate): an engine can still record a person's decisions and answers, and a run that
+/// would ask a model fails at once with the problem and the way to fix it, instead of the
+/// decision being refused.
+pub struct Unconfigured {
+    pub problem: String,
+}
+
+#[async_trait::async_trait]
+impl Provider for Unconfigured {
+    fn stream(&self, _request: &CompletionRequest) -> EventStream {
+        let error = ProviderError::new(ProviderErrorKind::BadRequest, format!("no provider to ask: {}; then resume the task", self.problem));
+        Box::pin(futures_util::stream::once(async move { Err(error) }))
+    }
+}
+
 /// A wire mapper turns one protocol's stream payloads into common events. `finish` runs at the
 /// end of the byte stream and says whether the stream ended properly.
 pub trait WireMapper: Send {

@@ -245,3 +245,61 @@ async fn the_runtime_stops_a_live_run_without_any_settings() {
     assert!(runtime.running().is_empty());
     assert_eq!(h.read("shell.txt"), None, "nothing ran");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_provider_that_works_a_review_is_still_decided_and_a_follow_up_fails_saying_what_to_set_up() {
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "agent"}}]})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let (first, handle) = h.engine.start_session("write a.txt", &h.ws()).unwrap();
+    handle.await.unwrap();
+    let (second, handle) = h.engine.start_session("write a.txt again", &h.ws()).unwrap();
+    handle.await.unwrap();
+    let review_of = |sid: &SessionId| {
+        h.store
+            .events(sid, 0)
+            .unwrap()
+            .iter()
+            .rev()
+            .find_map(|e| if let EngineEvent::ReviewRequested { review_id, .. } = &e.event { Some(review_id.clone()) } else { None })
+            .unwrap()
+    };
+    // The person broke the provider settings after the tasks ran: the app builds the engine for
+    // their decisions with a provider that names the problem.
+    let mut broken = h.engine.config.clone();
+    broken.agent = finishline_engine::agent::ModelEndpoint::unconfigured("set up a provider (base URL and model) in Settings first");
+    broken.evaluator = None;
+    broken.manager = None;
+    let deciding = Engine::on(h.engine.runtime(), broken);
+    let outcome = deciding.decide(&review_of(&first), finishline_engine::agent::ReviewChoice::new(Decision::Approve, DecidedBy::Person)).unwrap();
+    assert!(matches!(outcome, ReviewOutcome::Decided { status: SessionStatus::Completed, .. }), "approving needs no model: {outcome:?}");
+    let requests = h.server.requests().len();
+    let mut changes = finishline_engine::agent::ReviewChoice::new(Decision::RequestChanges, DecidedBy::Person);
+    changes.feedback = Some("say more".into());
+    deciding.decide(&review_of(&second), changes).unwrap();
+    while deciding.is_running(&second) {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let s = h.store.session(&second).unwrap();
+    assert_eq!(s.status, SessionStatus::Failed);
+    let said = h
+        .store
+        .events(&second, 0)
+        .unwrap()
+        .iter()
+        .rev()
+        .find_map(|e| if let EngineEvent::Error { message, .. } = &e.event { Some(message.clone()) } else { None })
+        .unwrap();
+    assert!(said.contains("set up a provider") && said.contains("Settings"), "the failure says what to set up: {said}");
+    assert_eq!(h.server.requests().len(), requests, "nothing was sent to any server");
+    assert!(
+        h.store.events(&second, 0).unwrap().iter().any(|e| matches!(&e.event, EngineEvent::MessageCreated { text: Some(t), .. } if t.contains("say more"))),
+        "the person's feedback is kept"
+    );
+}

@@ -90,6 +90,14 @@ pub fn endpoints(settings: &Settings, model: Option<&str>, key_for: KeyLookup<'_
     Ok((agent, evaluator))
 }
 
+/// The model a later run of a session asks for: the one the session recorded, while the settings
+/// still name the same kind of provider (a model of one provider is not asked of another) and it
+/// is a model at all (an external agent's name is recorded as the model of its sessions); else
+/// `None`, the settings' own model.
+pub fn session_model<'a>(settings: &Settings, provider: &str, model: &'a str) -> Option<&'a str> {
+    crate::external::model_to_ask(provider, model).filter(|_| provider == settings.provider.kind.name())
+}
+
 /// Every configured key variable (the provider's, the evaluator's, a custom one): kept out of
 /// commands and MCP servers, beside the names that look secret.
 pub fn hidden_env(settings: &Settings) -> Vec<String> {
@@ -180,5 +188,20 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
         agent_secrets: Default::default(),
         agent,
         evaluator,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_later_run_asks_for_the_sessions_model_only_of_the_same_kind_of_provider() {
+        let mut settings = Settings::default();
+        settings.provider.kind = crate::provider::settings::ProviderKind::Openai;
+        assert_eq!(session_model(&settings, "openai", "qwen3"), Some("qwen3"), "a session keeps the model it ran with");
+        assert_eq!(session_model(&settings, "acp", "opencode"), None, "an agent's name is no model");
+        settings.provider.kind = crate::provider::settings::ProviderKind::Anthropic;
+        assert_eq!(session_model(&settings, "openai", "qwen3"), None, "Anthropic is not asked for a model of another provider");
     }
 }

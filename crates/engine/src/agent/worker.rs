@@ -13,7 +13,7 @@ use super::run::{Halt, Run};
 use super::Engine;
 use crate::event::{EngineEvent, Envelope};
 use crate::judge::completion::{ClaimEvidence, StepEnd};
-use crate::provider::{ToolCall, Usage};
+use crate::provider::{ChatMessage, ToolCall, Usage};
 use crate::store::SessionSummary;
 
 /// What one turn of work gave, for the judge: a model step of the built-in loop (its tool calls
@@ -78,4 +78,20 @@ pub(in crate::agent) async fn for_session(engine: &Arc<Engine>, summary: &Sessio
         _ => None,
     });
     Ok(Box::new(acp::AcpAgent::new(agent, reopen)))
+}
+
+/// A rough token count of a conversation: characters / 4, plus room for the system prompt and
+/// tools. What a worker reports when its server does not count, and what compaction goes by.
+pub(in crate::agent) fn estimate_tokens(history: &[ChatMessage]) -> u64 {
+    let chars: usize = history
+        .iter()
+        .map(|m| match m {
+            ChatMessage::User { content } => content.len(),
+            ChatMessage::Assistant { text, tool_calls } => {
+                text.len() + tool_calls.iter().map(|c| crate::provider::openai::arguments_text(&c.input).len() + 20).sum::<usize>()
+            }
+            ChatMessage::Tool { content, .. } => content.len(),
+        })
+        .sum();
+    (chars as u64 + 4000) / 4
 }

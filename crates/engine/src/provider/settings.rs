@@ -17,6 +17,13 @@ pub enum ProviderKind {
     Gemini,
 }
 
+impl ProviderKind {
+    /// The name sessions record as their provider.
+    pub fn name(self) -> String {
+        format!("{self:?}").to_lowercase()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ProviderSettings {

@@ -98,7 +98,7 @@ fn answer_claim(ClaimCall { input, reply }: ClaimCall) -> Option<crate::judge::c
 /// conversation when it did not.
 fn turn_usage(result: Option<&TurnResult>, written_chars: usize, history: &[ChatMessage]) -> Usage {
     Usage {
-        input_tokens: result.and_then(|r| r.input_tokens).unwrap_or_else(|| crate::agent::worker::builtin::compaction::estimate_tokens(history)),
+        input_tokens: result.and_then(|r| r.input_tokens).unwrap_or_else(|| super::estimate_tokens(history)),
         output_tokens: result.and_then(|r| r.output_tokens).unwrap_or((written_chars as u64).div_ceil(4)),
         estimated: result.map(|r| r.output_tokens.is_none()).unwrap_or(true),
         ..Default::default()

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 
 use crate::agent::run::{Halt, Run};
+use crate::agent::worker::estimate_tokens;
 use crate::domain::*;
 use crate::event::EngineEvent;
 use crate::judge::evaluator;
@@ -53,21 +54,6 @@ pub fn apply_all(history: &mut Vec<ChatMessage>, summary: &str) {
 /// prompt, never more than the evaluator's digest.
 pub fn digest_chars(window: u64) -> usize {
     ((window as usize / 2) * 4).clamp(1_000, evaluator::DIGEST_CHARS)
-}
-
-/// A rough token count of the conversation: characters / 4, plus room for the system prompt and tools.
-pub fn estimate_tokens(history: &[ChatMessage]) -> u64 {
-    let chars: usize = history
-        .iter()
-        .map(|m| match m {
-            ChatMessage::User { content } => content.len(),
-            ChatMessage::Assistant { text, tool_calls } => {
-                text.len() + tool_calls.iter().map(|c| crate::provider::openai::arguments_text(&c.input).len() + 20).sum::<usize>()
-            }
-            ChatMessage::Tool { content, .. } => content.len(),
-        })
-        .sum();
-    (chars as u64 + 4000) / 4
 }
 
 impl Run {

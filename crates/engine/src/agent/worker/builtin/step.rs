@@ -34,7 +34,7 @@ struct Streamed {
 }
 
 /// The window to compact against after the server refused a request as too long: its reported
-/// size, scaled into [`super::compaction::estimate_tokens`]'s units by how far the estimate of
+/// size, scaled into [`crate::agent::worker::estimate_tokens`]'s units by how far the estimate of
 /// the refused request fell short of the server's count. Never larger than before.
 pub(in crate::agent) fn fitted_window(current: u64, overflow: ContextOverflow, estimated: u64) -> u64 {
     let Some(limit) = overflow.limit else { return current };
@@ -261,7 +261,7 @@ impl Run {
                 Err(e) if e.kind == ProviderErrorKind::ContextTooLong && !compacted_for_overflow && !shown => {
                     compacted_for_overflow = true;
                     overflow = ContextOverflow::parse(&e.message);
-                    *window = fitted_window(*window, overflow, super::compaction::estimate_tokens(&self.history));
+                    *window = fitted_window(*window, overflow, crate::agent::worker::estimate_tokens(&self.history));
                     self.compact_all(*window).await?;
                     continue;
                 }
@@ -282,7 +282,7 @@ impl Run {
             let usage = usage.unwrap_or_else(|| {
                 let args: usize = calls.iter().map(|c| crate::provider::openai::arguments_text(&c.input).len()).sum();
                 Usage {
-                    input_tokens: super::compaction::estimate_tokens(&self.history),
+                    input_tokens: crate::agent::worker::estimate_tokens(&self.history),
                     output_tokens: ((text.len() + reasoning_chars + args) as u64).div_ceil(4),
                     estimated: true,
                     ..Default::default()
