@@ -14,7 +14,7 @@ use finishline_engine::event::EngineEvent;
 use finishline_engine::store::Store;
 use serde_json::json;
 
-use crate::run::{ask_permission, fail, open, prompt_line, report_review, task_options, Opened};
+use crate::run::{ask_permission, fail, open, open_for, prompt_line, report_review, task_options, Need, Opened};
 use crate::{exit, ReviewMode, RunOptions};
 
 /// Runs the attempts to their ends, prints the ranking, and decides as `--review` says:
@@ -277,7 +277,7 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
 /// `finishline sessions attempts GROUP [--choose N|SESSION] [--cancel]`.
 pub async fn group(group: String, choose: Option<String>, cancel: bool, opts: RunOptions) -> u8 {
     let json = opts.common.json;
-    let Opened { engine, .. } = match open(&opts) {
+    let Opened { engine, .. } = match open_for(&opts, Need::Decision) {
         Ok(o) => o,
         Err(code) => return code,
     };

@@ -38,10 +38,33 @@ pub(crate) struct Opened {
     pub interactive: bool,
 }
 
+/// What a command's engine is for, by the same rule as the app's.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Need {
+    /// It runs work that asks a model: without a provider and a model it is refused up front.
+    Model,
+    /// It records a decision (approve, reject, choose an attempt, cancel): never refused for the
+    /// provider's sake.
+    Decision,
+}
+
 pub(crate) fn open(opts: &RunOptions) -> Result<Opened, u8> {
+    open_for(opts, Need::Model)
+}
+
+pub(crate) fn open_for(opts: &RunOptions, need: Need) -> Result<Opened, u8> {
     let json = opts.common.json;
-    let resolved = config::resolve(opts).map_err(|e| fail(exit::USAGE, json, &e))?;
     let data_dir = config::data_dir(&opts.common);
+    // A decision with no provider to ask: the settings as they are (a broken settings file is
+    // still an error), and a provider that fails any run that follows with what is missing.
+    let (resolved, unconfigured) = match (config::resolve(opts), need) {
+        (Ok(r), _) => (r, None),
+        (Err(problem), Need::Decision) => {
+            let settings = config::settings(&data_dir).map_err(|e| fail(exit::USAGE, json, &e))?;
+            (config::Resolved { key: None, settings }, Some(problem))
+        }
+        (Err(e), Need::Model) => return Err(fail(exit::USAGE, json, &e)),
+    };
     let store = match Store::open(&data_dir.join("history.db"), Arc::new(SystemClock)) {
         Ok(s) => Arc::new(s),
         Err(e) => return Err(fail(exit::USAGE, json, &format!("the history in {} cannot be opened: {e}", data_dir.display()))),
@@ -60,7 +83,10 @@ pub(crate) fn open(opts: &RunOptions) -> Result<Opened, u8> {
         }
         finishline_engine::config::secret::Keys::os().resolve(p).0
     };
-    let (agent, evaluator) = config::endpoints(&settings, &key_for).map_err(|e| fail(exit::USAGE, json, &e))?;
+    let (agent, evaluator) = match unconfigured {
+        Some(problem) => (finishline_engine::agent::ModelEndpoint::unconfigured(problem), None),
+        None => config::endpoints(&settings, &key_for).map_err(|e| fail(exit::USAGE, json, &e))?,
+    };
     // One owner for every process group this CLI starts: the MCP servers and the run's agents.
     let processes = finishline_engine::process_groups::ProcessGroups::in_data_dir(&data_dir);
     let mcp = finishline_engine::agent::config::owned_mcp_servers(&settings, &finishline_engine::config::secret::Keys::os(), Some(processes.clone()));
@@ -493,7 +519,10 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>) {
             (_, _, Some(k)) => eprintln!("Kept the task's branch {k}."),
             _ => {}
         },
-        Ok(ReviewOutcome::Decided { .. }) => {}
+        // Said, so a decision never passes without a word.
+        Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, .. }) => eprintln!("Rejected."),
+        Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, .. }) => eprintln!("Approved."),
+        Ok(ReviewOutcome::Decided { .. }) => eprintln!("Sent back to the agent with your feedback."),
         Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => eprintln!("Not reverted: {} changed after the agent.", conflicts.join(", ")),
         Ok(ReviewOutcome::LandingBlocked { detail, files, .. }) => {
             eprintln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) })
@@ -515,7 +544,14 @@ pub struct Verdict {
 /// `finishline sessions review ID --approve | --reject [--revert] | --request-changes TEXT`.
 pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     let json = opts.common.json;
-    let Opened { engine, store, .. } = match open(&opts) {
+    let decision = match (v.approve, v.reject, &v.request_changes) {
+        (true, _, _) => Decision::Approve,
+        (_, true, _) => Decision::Reject,
+        (_, _, Some(_)) => Decision::RequestChanges,
+        _ => return fail(exit::USAGE, json, "say --approve, --reject or --request-changes \"what should change\""),
+    };
+    let need = if decision == Decision::RequestChanges { Need::Model } else { Need::Decision };
+    let Opened { engine, store, .. } = match open_for(&opts, need) {
         Ok(o) => o,
         Err(code) => return code,
     };
@@ -523,12 +559,6 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     let pending = store.pending_requests(&sid).unwrap_or_default();
     let Some((review_id, _, _)) = pending.into_iter().find(|(_, k, _)| k == "review") else {
         return fail(exit::USAGE, json, &format!("session {sid} is not waiting for a review"));
-    };
-    let decision = match (v.approve, v.reject, &v.request_changes) {
-        (true, _, _) => Decision::Approve,
-        (_, true, _) => Decision::Reject,
-        (_, _, Some(_)) => Decision::RequestChanges,
-        _ => return fail(exit::USAGE, json, "say --approve, --reject or --request-changes \"what should change\""),
     };
     if !v.comments.is_empty() && decision != Decision::RequestChanges {
         return fail(exit::USAGE, json, "--comment goes with --request-changes: comments are sent back to the agent");

@@ -419,3 +419,26 @@ async fn a_task_waiting_for_review_keeps_no_second_index_and_its_next_round_sees
     let landed: Vec<String> = git(&r, &["diff", "--name-only", "HEAD~1", "HEAD"]).lines().map(String::from).collect();
     assert_eq!(landed, vec!["app.txt", "more.txt"], "both rounds land, and nothing else");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_and_rejecting_need_no_model_and_each_says_what_it_did() {
+    let (_s, dir, cli) = server(vec![writes("kept.txt", "kept\n", 0), writes("dropped.txt", "dropped\n", 0)]).await;
+    let r = repo(dir.path());
+    let kept = session_of(&cli.run("write kept.txt", &r, &[]));
+    let dropped = session_of(&cli.run("write dropped.txt", &r, &[]));
+    // No --base-url, no --model and no settings file: a decision asks no model.
+    let approved = cli.cmd(&["sessions", "review", &kept, "--approve"]).output().unwrap();
+    assert_eq!(approved.status.code(), Some(0), "approve: {}", String::from_utf8_lossy(&approved.stderr));
+    assert!(String::from_utf8_lossy(&approved.stderr).contains("Landed on main"), "{}", String::from_utf8_lossy(&approved.stderr));
+    let rejected = cli.cmd(&["sessions", "review", &dropped, "--reject"]).output().unwrap();
+    assert_eq!(rejected.status.code(), Some(3), "a rejected session exits 3: {}", String::from_utf8_lossy(&rejected.stderr));
+    assert!(String::from_utf8_lossy(&rejected.stderr).contains("Rejected."), "a reject says so: {}", String::from_utf8_lossy(&rejected.stderr));
+    assert_eq!(std::fs::read_to_string(r.join("kept.txt")).unwrap(), "kept\n");
+    assert!(!r.join("dropped.txt").exists());
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit is untouched");
+    // Asking for changes starts work for a model: refused up front, saying what to pass.
+    let third = session_of(&cli.run("write kept.txt", &r, &[]));
+    let asked = cli.cmd(&["sessions", "review", &third, "--request-changes", "more"]).output().unwrap();
+    assert_eq!(asked.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&asked.stderr).contains("--model"), "{}", String::from_utf8_lossy(&asked.stderr));
+}
