@@ -513,6 +513,9 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>) {
                 eprintln!("Left as they are (changed after the agent): {}.", r.conflicts.join(", "));
             }
         }
+        Ok(ReviewOutcome::Decided { landed: Some(l), .. }) if l.files.is_empty() && l.branch_kept.is_none() => {
+            eprintln!("Nothing to land: the task changed no file.")
+        }
         Ok(ReviewOutcome::Decided { landed: Some(l), .. }) => match (&l.commit, &l.target_branch, &l.branch_kept) {
             (Some(c), Some(b), _) => eprintln!("Landed on {b} as {}.", &c[..c.len().min(10)]),
             (None, Some(b), _) => eprintln!("The task's changes are in your working tree (on {b}), not committed."),

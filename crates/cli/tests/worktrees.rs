@@ -442,3 +442,17 @@ async fn approving_and_rejecting_need_no_model_and_each_says_what_it_did() {
     assert_eq!(asked.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&asked.stderr).contains("--model"), "{}", String::from_utf8_lossy(&asked.stderr));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_a_task_that_changed_nothing_leaves_no_empty_commit() {
+    let (_s, dir, cli) = server(vec![writes("README.md", "hello\n", 0)]).await;
+    let r = repo(dir.path());
+    let before = git(&r, &["rev-parse", "HEAD"]);
+    // The agent writes the file exactly as it is committed: the task changes nothing.
+    let id = session_of(&cli.run("write README.md", &r, &[]));
+    let approved = cli.cmd(&["sessions", "review", &id, "--approve"]).output().unwrap();
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert!(String::from_utf8_lossy(&approved.stderr).contains("Nothing to land"), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(git(&r, &["rev-parse", "HEAD"]), before, "no commit was added to the person's branch");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n");
+}

@@ -468,6 +468,7 @@ export function saysDone(text: string): boolean {
 /** "Landed on main as 1a2b3c4 (2 files)": what approve did, in the words the window uses. */
 export function landedText(l: Landed): string {
   const files = `${l.files.length} file${l.files.length === 1 ? "" : "s"}`;
+  if (l.files.length === 0 && !l.branch_kept) return "Nothing to land: the task changed no file.";
   if (l.commit && l.target_branch) return `Landed on ${l.target_branch} as ${l.commit.slice(0, 7)} (${files}).`;
   if (l.target_branch) return `The changes are in your working tree on ${l.target_branch}, not committed (${files}).`;
   if (l.branch_kept) return `Kept the task's branch ${l.branch_kept} for later.`;

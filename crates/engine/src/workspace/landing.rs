@@ -165,6 +165,8 @@ pub fn compose(wt: &TaskWorktree, tips: &Tips, mode: LandingMode, message: &str)
         }
     }
     let new_commit = match mode {
+        // A task that changed nothing lands nothing: no empty commit on the person's branch.
+        _ if files.is_empty() => None,
         LandingMode::Squash | LandingMode::Merge => {
             let tree = format!("{task_tip}^{{tree}}");
             let mut args: Vec<String> = identity_args(repo);
