@@ -456,3 +456,42 @@ async fn approving_a_task_that_changed_nothing_leaves_no_empty_commit() {
     assert_eq!(git(&r, &["rev-parse", "HEAD"]), before, "no commit was added to the person's branch");
     assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_person_changed_in_the_worktree_after_the_review_lands_with_the_task() {
+    let (_s, dir, cli) = server(vec![writes("app.txt", "from the agent\n", 0)]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write app.txt", &r, &[]);
+    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
+    let folder = PathBuf::from(lines(&waiting).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"]["folder"].as_str().unwrap());
+    // The person opens the task's worktree while it waits: touches up the task's file, adds one.
+    std::fs::write(folder.join("app.txt"), "from the agent, touched up\n").unwrap();
+    std::fs::create_dir_all(folder.join("notes")).unwrap();
+    std::fs::write(folder.join("notes/why.md"), "because\n").unwrap();
+    let approved = cli.review(&session_of(&waiting), &["--approve", "--json"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(std::fs::read_to_string(r.join("app.txt")).unwrap(), "from the agent, touched up\n");
+    assert_eq!(std::fs::read_to_string(r.join("notes/why.md")).unwrap(), "because\n");
+    let landed: Vec<String> = git(&r, &["diff", "--name-only", "HEAD~1", "HEAD"]).lines().map(String::from).collect();
+    assert_eq!(landed, vec!["app.txt", "notes/why.md"], "one commit with both");
+    assert_eq!(git(&r, &["log", "-1", "--format=%an <%ae>"]), "Person <person@example.com>", "as the person configured");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_that_names_nobody_gets_commits_by_finishline_not_a_guessed_name() {
+    let (_s, dir, cli) = server(vec![writes("app.txt", "app\n", 0)]).await;
+    let r = repo(dir.path());
+    git(&r, &["config", "--unset", "user.name"]);
+    git(&r, &["config", "--unset", "user.email"]);
+    // No global identity either: git would otherwise guess one from the machine.
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let run = |args: &[&str]| cli.cmd(args).env("HOME", &home).env("GIT_CONFIG_NOSYSTEM", "1").output().unwrap();
+    let waiting = run(&["run", "write app.txt", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--json"]);
+    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
+    let approved = run(&["sessions", "review", &session_of(&waiting), "--approve"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(std::fs::read_to_string(r.join("app.txt")).unwrap(), "app\n");
+    assert_eq!(git(&r, &["log", "-1", "--format=%an <%ae>|%cn <%ce>"]), "Finishline <finishline@localhost>|Finishline <finishline@localhost>");
+}

@@ -291,16 +291,41 @@ impl Engine {
     fn land(self: &Arc<Self>, session: &SessionId, review: &RequestId, wt: &TaskWorktree, choice: &ReviewChoice, events: &[Envelope]) -> Result<ReviewOutcome> {
         let mode = choice.landing.unwrap_or(self.config.tasks.landing);
         let summary = self.store.session(session)?;
-        // Whatever is in the worktree lands, also what changed there after the review.
-        if let Some(commit) = worktree::commit_all(wt, &format!("{} (after review)\n\nFinishline-Session: {session}\n", summary.title), &copied_files(events))?
-        {
-            self.store.append(session, None, EngineEvent::TaskCommitted { commit, branch: wt.branch.clone() })?;
-        }
+        let verdict_summary = events.iter().rev().find_map(|e| {
+            if let EngineEvent::ReviewRequested { review_id, verdict_summary, .. } = &e.event {
+                (review_id == review).then(|| verdict_summary.clone()).flatten()
+            } else {
+                None
+            }
+        });
+        let message = landing::message(&summary.title, verdict_summary.as_deref(), &agent_name(&summary), session.as_str());
         let blocked = |b: Blocked| -> Result<ReviewOutcome> {
             self.store.append(session, None, EngineEvent::LandingBlocked { reason: b.reason, files: b.files.clone(), detail: b.detail.clone() })?;
             Ok(ReviewOutcome::LandingBlocked { reason: b.reason, files: b.files, detail: b.detail })
         };
         let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::Approve, by: choice.by, feedback: None, reverted: false };
+        if mode != LandingMode::Branch {
+            self.store.append(session, None, EngineEvent::Activity { phase: ActivityPhase::Landing, detail: "checking where the task lands".into() })?;
+        }
+        // Whatever is in the worktree lands, also what changed there after the review. Looking
+        // for such changes (a status of the whole checkout, in a small repository the slowest
+        // step) runs beside composing the landing from the branches as the run left them; when
+        // something did change, it is committed first and the landing composed again.
+        let (untouched, early) = std::thread::scope(|s| {
+            let look = s.spawn(|| worktree::untouched(wt));
+            let early = (mode != LandingMode::Branch).then(|| landing::prepare(wt, mode, &message));
+            (look.join().unwrap_or(Ok(false)), early)
+        });
+        let early = if untouched? {
+            early.transpose()?.flatten()
+        } else {
+            if let Some(commit) =
+                worktree::commit_all(wt, &format!("{} (after review)\n\nFinishline-Session: {session}\n", summary.title), &copied_files(events))?
+            {
+                self.store.append(session, None, EngineEvent::TaskCommitted { commit, branch: wt.branch.clone() })?;
+            }
+            None
+        };
         if mode == LandingMode::Branch {
             let landed = LandedSummary { mode, target_branch: None, commit: None, branch_kept: Some(wt.branch.clone()), files: vec![] };
             self.store.resolve_request(
@@ -313,30 +338,11 @@ impl Engine {
             self.remove_worktree_soon(session, wt, WorktreeEnd::Landed, false);
             return Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: Some(landed) });
         }
-        self.store.append(session, None, EngineEvent::Activity { phase: ActivityPhase::Landing, detail: "checking where the task lands".into() })?;
-        let tips = match landing::catch_up(wt)? {
-            Err(b) => return blocked(b),
-            Ok(CatchUp::UpToDate(tips)) => tips,
-            Ok(CatchUp::Rebased { onto }) => {
-                self.store.append(session, None, EngineEvent::Rebased { onto })?;
-                if let Some(b) = self.verify_again(session, wt)? {
-                    return blocked(b);
-                }
-                match landing::tips(wt)? {
-                    Ok(t) => t,
-                    Err(b) => return blocked(b),
-                }
-            }
+        let composed = match early {
+            Some(composed) => composed,
+            None => self.catch_up_and_compose(session, wt, mode, &message)?,
         };
-        let verdict_summary = events.iter().rev().find_map(|e| {
-            if let EngineEvent::ReviewRequested { review_id, verdict_summary, .. } = &e.event {
-                (review_id == review).then(|| verdict_summary.clone()).flatten()
-            } else {
-                None
-            }
-        });
-        let message = landing::message(&summary.title, verdict_summary.as_deref(), &agent_name(&summary), session.as_str());
-        let composed = match landing::compose(wt, &tips, mode, &message)? {
+        let composed = match composed {
             Ok(c) => c,
             Err(b) => return blocked(b),
         };
@@ -360,6 +366,26 @@ impl Engine {
         )?;
         self.remove_worktree_soon(session, wt, WorktreeEnd::Landed, true);
         Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: Some(landed) })
+    }
+
+    /// Composes the landing when it could not be straight away: the person's branch moved on
+    /// (the task is rebased onto it and verified again), or the worktree had changes to commit.
+    fn catch_up_and_compose(&self, session: &SessionId, wt: &TaskWorktree, mode: LandingMode, message: &str) -> Result<std::result::Result<Composed, Blocked>> {
+        let tips = match landing::catch_up(wt)? {
+            Err(b) => return Ok(Err(b)),
+            Ok(CatchUp::UpToDate(tips)) => tips,
+            Ok(CatchUp::Rebased { onto }) => {
+                self.store.append(session, None, EngineEvent::Rebased { onto })?;
+                if let Some(b) = self.verify_again(session, wt)? {
+                    return Ok(Err(b));
+                }
+                match landing::tips(wt)? {
+                    Ok(t) => t,
+                    Err(b) => return Ok(Err(b)),
+                }
+            }
+        };
+        landing::compose(wt, &tips, mode, message)
     }
 
     /// Removes a decided task's worktree off the decision's path: deleting a large checkout takes

@@ -28,11 +28,7 @@ impl Blocked {
 /// The branch the task lands on, and where it is now.
 fn target(wt: &TaskWorktree) -> std::result::Result<(String, String), Blocked> {
     let Some(branch) = wt.base_branch.clone() else {
-        return Err(Blocked::new(
-            LandingBlock::NoBranch,
-            vec![],
-            "the task started on a detached HEAD, so there is no branch to land on: keep its branch instead",
-        ));
+        return Err(no_base_branch());
     };
     match git(Path::new(&wt.repo), &["rev-parse", "-q", "--verify", &format!("refs/heads/{branch}^{{commit}}")]) {
         Ok(tip) => Ok((branch, tip.trim().to_string())),
@@ -40,6 +36,10 @@ fn target(wt: &TaskWorktree) -> std::result::Result<(String, String), Blocked> {
             Err(Blocked::new(LandingBlock::NoBranch, vec![], format!("the branch “{branch}” the task started from is gone: keep the task's branch instead")))
         }
     }
+}
+
+fn no_base_branch() -> Blocked {
+    Blocked::new(LandingBlock::NoBranch, vec![], "the task started on a detached HEAD, so there is no branch to land on: keep its branch instead")
 }
 
 fn tip(wt: &TaskWorktree) -> Result<String> {
@@ -52,6 +52,33 @@ pub struct Tips {
     pub branch: String,
     pub target: String,
     pub task: String,
+    /// The person's checkout is on that branch, so landing brings it along.
+    pub on_target: bool,
+}
+
+/// Reads both tips and the branch the person's checkout is on with one git (a landing is a
+/// handful of short git processes, and starting each costs more than its work in a small
+/// repository). When a branch is gone, says which.
+fn read_tips(wt: &TaskWorktree) -> Result<std::result::Result<Tips, Blocked>> {
+    let Some(branch) = wt.base_branch.clone() else {
+        return Ok(Err(no_base_branch()));
+    };
+    let (landing_ref, task_ref) = (format!("refs/heads/{branch}^{{commit}}"), format!("refs/heads/{}^{{commit}}", wt.branch));
+    let read = git(Path::new(&wt.repo), &["rev-parse", &landing_ref, &task_ref, "--symbolic-full-name", "HEAD"]);
+    let read = read.ok().and_then(|out| {
+        let mut lines = out.lines().map(str::trim);
+        Some((lines.next()?.to_string(), lines.next()?.to_string(), lines.next()?.to_string()))
+    });
+    let Some((target_tip, task, head)) = read else {
+        // One of the branches is gone: the slower reads say which.
+        if let Err(b) = target(wt) {
+            return Ok(Err(b));
+        }
+        tip(wt)?;
+        return Err(Error::Worktree("git could not read the branches the task lands between".into()));
+    };
+    let on_target = head == format!("refs/heads/{branch}");
+    Ok(Ok(Tips { branch, target: target_tip, task, on_target }))
 }
 
 /// What [`catch_up`] did.
@@ -63,17 +90,36 @@ pub enum CatchUp {
     Rebased { onto: String },
 }
 
+/// The person's branch is where the task started, or below the task's commits.
+fn up_to_date(wt: &TaskWorktree, tips: &Tips) -> bool {
+    tips.target == wt.base_commit || git_ok(Path::new(&wt.repo), &["merge-base", "--is-ancestor", &tips.target, &tips.task])
+}
+
+/// The landing composed straight from the branches as they are, when the person's branch did
+/// not move (`None` when it did: [`catch_up`] first). Reads and makes a commit object only, so
+/// it can run beside the look for changes left in the worktree.
+pub fn prepare(wt: &TaskWorktree, mode: LandingMode, message: &str) -> Result<Option<std::result::Result<Composed, Blocked>>> {
+    let tips = match read_tips(wt)? {
+        Ok(t) => t,
+        Err(b) => return Ok(Some(Err(b))),
+    };
+    if !up_to_date(wt, &tips) {
+        return Ok(None);
+    }
+    compose(wt, &tips, mode, message).map(Some)
+}
+
 /// Rebases the task's branch, in its worktree, onto the person's branch when that moved on
 /// since the task started. A conflict leaves the task's branch as it was.
 pub fn catch_up(wt: &TaskWorktree) -> Result<std::result::Result<CatchUp, Blocked>> {
-    let (branch, target_tip) = match target(wt) {
+    let tips = match read_tips(wt)? {
         Ok(t) => t,
         Err(b) => return Ok(Err(b)),
     };
-    let task_tip = tip(wt)?;
-    if target_tip == wt.base_commit || git_ok(Path::new(&wt.repo), &["merge-base", "--is-ancestor", &target_tip, &task_tip]) {
-        return Ok(Ok(CatchUp::UpToDate(Tips { branch, target: target_tip, task: task_tip })));
+    if up_to_date(wt, &tips) {
+        return Ok(Ok(CatchUp::UpToDate(tips)));
     }
+    let (branch, target_tip) = (tips.branch.clone(), tips.target.clone());
     let folder = Path::new(&wt.folder);
     let out = git_in(folder)
         .args(identity_args(folder))
@@ -94,15 +140,15 @@ pub fn catch_up(wt: &TaskWorktree) -> Result<std::result::Result<CatchUp, Blocke
 
 /// The tips after a rebase (the branch may have moved again meanwhile: then landing stops).
 pub fn tips(wt: &TaskWorktree) -> Result<std::result::Result<Tips, Blocked>> {
-    let (branch, target_tip) = match target(wt) {
+    let tips = match read_tips(wt)? {
         Ok(t) => t,
         Err(b) => return Ok(Err(b)),
     };
-    let task = tip(wt)?;
-    if !git_ok(Path::new(&wt.repo), &["merge-base", "--is-ancestor", &target_tip, &task]) {
+    if !git_ok(Path::new(&wt.repo), &["merge-base", "--is-ancestor", &tips.target, &tips.task]) {
+        let branch = &tips.branch;
         return Ok(Err(Blocked::new(LandingBlock::Conflict, vec![], format!("“{branch}” moved on again while the task was being landed: approve again"))));
     }
-    Ok(Ok(Tips { branch, target: target_tip, task }))
+    Ok(Ok(tips))
 }
 
 /// A landing ready to apply: recorded before anything moves.
@@ -137,25 +183,25 @@ pub fn message(title: &str, summary: Option<&str>, agent: &str, session: &str) -
 /// neither their branch nor their files.
 pub fn compose(wt: &TaskWorktree, tips: &Tips, mode: LandingMode, message: &str) -> Result<std::result::Result<Composed, Blocked>> {
     let repo = Path::new(&wt.repo);
-    let Tips { branch, target: old_tip, task: task_tip } = tips.clone();
+    let Tips { branch, target: old_tip, task: task_tip, on_target } = tips.clone();
     let files: Vec<String> =
         git(repo, &["diff", "--name-only", "--no-renames", "-z", &old_tip, &task_tip])?.split('\0').filter(|f| !f.is_empty()).map(str::to_string).collect();
-    let on_target = git(repo, &["symbolic-ref", "-q", "--short", "HEAD"]).map(|b| b.trim() == branch).unwrap_or(false);
-    if (on_target || mode == LandingMode::Uncommitted) && !files.is_empty() {
-        // The person's own edits, staged or not, and their untracked files, among the files the
-        // landing changes: only those are looked at, however large the checkout.
-        let mut args = vec!["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"];
-        if files.len() <= PATHSPEC_LIMIT {
-            args.push("--");
-            args.extend(files.iter().map(|f| f.as_str()));
+    let check_edits = (on_target || mode == LandingMode::Uncommitted) && !files.is_empty();
+    let commit_args: Option<Vec<String>> = match mode {
+        // A task that changed nothing lands nothing: no empty commit on the person's branch.
+        _ if files.is_empty() => None,
+        LandingMode::Squash | LandingMode::Merge => {
+            let mut args: Vec<String> = vec!["commit-tree".into(), format!("{task_tip}^{{tree}}"), "-p".into(), old_tip.clone()];
+            if mode == LandingMode::Merge {
+                args.extend(["-p".into(), task_tip.clone()]);
+            }
+            args.extend(["-F".into(), "-".into()]);
+            Some(args)
         }
-        let literal: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        let mut cmd = git_in(repo);
-        cmd.env("GIT_LITERAL_PATHSPECS", "1").args(&literal);
-        let out = cmd.output()?;
-        let status = String::from_utf8_lossy(&out.stdout).into_owned();
-        let dirty: Vec<&str> = status.split('\0').filter(|e| e.len() > 3).map(|e| &e[3..]).collect();
-        let clash: Vec<String> = files.iter().filter(|f| dirty.contains(&f.as_str())).cloned().collect();
+        LandingMode::Uncommitted | LandingMode::Branch => None,
+    };
+    if check_edits {
+        let clash = your_edits(repo, &files)?;
         if !clash.is_empty() {
             return Ok(Err(Blocked::new(
                 LandingBlock::YourEdits,
@@ -164,40 +210,60 @@ pub fn compose(wt: &TaskWorktree, tips: &Tips, mode: LandingMode, message: &str)
             )));
         }
     }
-    let new_commit = match mode {
-        // A task that changed nothing lands nothing: no empty commit on the person's branch.
-        _ if files.is_empty() => None,
-        LandingMode::Squash | LandingMode::Merge => {
-            let tree = format!("{task_tip}^{{tree}}");
-            let mut args: Vec<String> = identity_args(repo);
-            args.extend(["commit-tree".into(), tree, "-p".into(), old_tip.clone()]);
-            if mode == LandingMode::Merge {
-                args.extend(["-p".into(), task_tip.clone()]);
-            }
-            args.extend(["-F".into(), "-".into()]);
-            let mut child = git_in(repo)
-                .args(&args)
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()?;
-            if let Some(mut stdin) = child.stdin.take() {
-                use std::io::Write;
-                stdin.write_all(message.as_bytes())?;
-            }
-            let out = child.wait_with_output()?;
-            if !out.status.success() {
-                return Ok(Err(Blocked::new(
-                    LandingBlock::Git,
-                    vec![],
-                    format!("git could not make the commit: {}", String::from_utf8_lossy(&out.stderr).trim()),
-                )));
-            }
-            Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
-        }
-        LandingMode::Uncommitted | LandingMode::Branch => None,
+    let new_commit = match commit_args {
+        None => None,
+        Some(args) => match commit_tree(repo, &args, message)? {
+            Ok(commit) => Some(commit),
+            Err(why) => return Ok(Err(Blocked::new(LandingBlock::Git, vec![], format!("git could not make the commit: {why}")))),
+        },
     };
     Ok(Ok(Composed { mode, target_branch: branch, old_tip, new_commit, files, on_target }))
+}
+
+/// Among `files`, those the person has uncommitted edits in (staged or not) or that are
+/// untracked in their checkout: only those files are looked at, however large the checkout.
+fn your_edits(repo: &Path, files: &[String]) -> Result<Vec<String>> {
+    let mut args = vec!["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"];
+    if files.len() <= PATHSPEC_LIMIT {
+        args.push("--");
+        args.extend(files.iter().map(|f| f.as_str()));
+    }
+    let out = git_in(repo).env("GIT_LITERAL_PATHSPECS", "1").args(&args).output()?;
+    let status = String::from_utf8_lossy(&out.stdout).into_owned();
+    let dirty: Vec<&str> = status.split('\0').filter(|e| e.len() > 3).map(|e| &e[3..]).collect();
+    Ok(files.iter().filter(|f| dirty.contains(&f.as_str())).cloned().collect())
+}
+
+/// Runs `git commit-tree` with the message on stdin: as the person when their configuration
+/// names them (only it, git guessing no name), else as Finishline. The fallback is looked up
+/// only when needed, which saves a git process on every landing.
+fn commit_tree(repo: &Path, args: &[String], message: &str) -> Result<std::result::Result<String, String>> {
+    let run = |identity: &[String]| -> Result<std::process::Output> {
+        let mut child = git_in(repo)
+            .args(identity)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()?;
+        if let Some(mut stdin) = child.stdin.take() {
+            use std::io::Write;
+            stdin.write_all(message.as_bytes())?;
+        }
+        Ok(child.wait_with_output()?)
+    };
+    let mut out = run(&["-c".into(), "user.useConfigOnly=true".into()])?;
+    if !out.status.success() {
+        let fallback = identity_args(repo);
+        if !fallback.is_empty() {
+            out = run(&fallback)?;
+        }
+    }
+    Ok(if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    })
 }
 
 /// Moves the person's branch to the landing's commit (only if it is still where it was) and

@@ -297,11 +297,23 @@ fn copy_path(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Nothing in the worktree differs from the task's last commit: nothing staged, changed or new
+/// (ignored files aside). One read-only git; untracked folders are listed whole (`normal`),
+/// the mode git's untracked cache serves, so it does not read every folder of the checkout.
+pub fn untouched(wt: &TaskWorktree) -> Result<bool> {
+    let args = ["-c", "core.untrackedCache=true", "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames"];
+    Ok(git(Path::new(&wt.folder), &args)?.is_empty())
+}
+
 /// Commits everything in the worktree to the task's branch, except the files copied in at
 /// its start (local configuration and secrets stay out of the person's history). `None` when
 /// nothing changed since the last commit.
 pub fn commit_all(wt: &TaskWorktree, message: &str, copied: &[String]) -> Result<Option<String>> {
     let folder = Path::new(&wt.folder);
+    // Mostly nothing changed since the run committed as it ended: one read-only git says so.
+    if untouched(wt)? {
+        return Ok(None);
+    }
     // The worktree's index keeps git's cache of untracked folders, so the next commit (at
     // landing) walks only what changed.
     git(folder, &["-c", "core.untrackedCache=true", "add", "--all"])?;
