@@ -297,12 +297,40 @@ fn copy_path(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Nothing in the worktree differs from the task's last commit: nothing staged, changed or new
-/// (ignored files aside). One read-only git; untracked folders are listed whole (`normal`),
-/// the mode git's untracked cache serves, so it does not read every folder of the checkout.
-pub fn untouched(wt: &TaskWorktree) -> Result<bool> {
+/// What in the worktree differs from the task's last commit: staged, changed, deleted or new
+/// (ignored files aside; a new folder as `dir/`). One git: untracked folders are listed whole
+/// (`normal`), the mode git's untracked cache serves, and the status keeps that cache in the
+/// worktree's index, so the next look (at landing) reads no folder of the checkout again.
+pub fn changed_paths(wt: &TaskWorktree) -> Result<Vec<String>> {
     let args = ["-c", "core.untrackedCache=true", "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames"];
-    Ok(git(Path::new(&wt.folder), &args)?.is_empty())
+    let out = git(Path::new(&wt.folder), &args)?;
+    Ok(out.split('\0').filter(|e| e.len() > 3).map(|e| e[3..].to_string()).collect())
+}
+
+/// Nothing in the worktree differs from the task's last commit.
+pub fn untouched(wt: &TaskWorktree) -> Result<bool> {
+    Ok(changed_paths(wt)?.is_empty())
+}
+
+/// Stages exactly `paths` (as [`changed_paths`] lists them), or everything when git will not
+/// take the list (a path gone meanwhile).
+fn add_paths(folder: &Path, paths: &[String]) -> Result<()> {
+    let mut child = git_in(folder)
+        .env("GIT_LITERAL_PATHSPECS", "1")
+        .args(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write;
+        stdin.write_all(paths.join("\0").as_bytes())?;
+    }
+    if !child.wait()?.success() {
+        git(folder, &["add", "--all"])?;
+    }
+    Ok(())
 }
 
 /// Commits everything in the worktree to the task's branch, except the files copied in at
@@ -310,13 +338,12 @@ pub fn untouched(wt: &TaskWorktree) -> Result<bool> {
 /// nothing changed since the last commit.
 pub fn commit_all(wt: &TaskWorktree, message: &str, copied: &[String]) -> Result<Option<String>> {
     let folder = Path::new(&wt.folder);
-    // Mostly nothing changed since the run committed as it ended: one read-only git says so.
-    if untouched(wt)? {
+    // One status says what changed and only that is added: no second walk of the checkout.
+    let changed = changed_paths(wt)?;
+    if changed.is_empty() {
         return Ok(None);
     }
-    // The worktree's index keeps git's cache of untracked folders, so the next commit (at
-    // landing) walks only what changed.
-    git(folder, &["-c", "core.untrackedCache=true", "add", "--all"])?;
+    add_paths(folder, &changed)?;
     if !copied.is_empty() {
         // Back out of the index as they are in the branch (for files new to it: not there).
         let mut args: Vec<&str> = vec!["reset", "--quiet", "--"];
@@ -411,6 +438,38 @@ pub fn objects_dir(repo: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn committing_takes_every_kind_of_change_and_only_those() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path();
+        git(f, &["init", "-q", "-b", "main"]).unwrap();
+        std::fs::write(f.join(".gitignore"), "secret.env\n").unwrap();
+        std::fs::write(f.join("gone.txt"), "bye\n").unwrap();
+        std::fs::write(f.join("kept.txt"), "same\n").unwrap();
+        std::fs::write(f.join("edited.txt"), "before\n").unwrap();
+        make_repository(f).unwrap();
+        let wt = TaskWorktree {
+            repo: f.display().to_string(),
+            folder: f.display().to_string(),
+            subdir: String::new(),
+            branch: "main".into(),
+            base_branch: Some("main".into()),
+            base_commit: git(f, &["rev-parse", "HEAD"]).unwrap().trim().into(),
+        };
+        assert!(untouched(&wt).unwrap());
+        assert_eq!(commit_all(&wt, "nothing", &[]).unwrap(), None, "no empty commit");
+        std::fs::remove_file(f.join("gone.txt")).unwrap();
+        std::fs::write(f.join("edited.txt"), "after\n").unwrap();
+        std::fs::create_dir_all(f.join("new folder/deeper")).unwrap();
+        std::fs::write(f.join("new folder/deeper/ünï côde.txt"), "new\n").unwrap();
+        std::fs::write(f.join("secret.env"), "TOKEN=1\n").unwrap();
+        assert!(!untouched(&wt).unwrap());
+        assert!(commit_all(&wt, "all of it", &[]).unwrap().is_some());
+        let changed = git(f, &["-c", "core.quotePath=false", "show", "--name-status", "--format=", "HEAD"]).unwrap();
+        assert_eq!(changed.lines().collect::<Vec<_>>(), vec!["M\tedited.txt", "D\tgone.txt", "A\tnew folder/deeper/ünï côde.txt"]);
+        assert!(untouched(&wt).unwrap(), "the ignored file stays out and counts as nothing");
+    }
 
     #[test]
     fn a_branch_name_is_readable_and_names_the_task() {
