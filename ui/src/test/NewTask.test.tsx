@@ -96,7 +96,8 @@ describe("New task", () => {
     render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
     const user = userEvent.setup();
     await user.click(screen.getByTestId("pick-workspace"));
-    expect(screen.getByTestId("workspace-checking"), "the line is there before the folder has been looked at").toHaveClass("where-it-works");
+    // The picker answers asynchronously; the folder's answer is held back until `answer` below.
+    expect(await screen.findByTestId("workspace-checking"), "the line is there before the folder has been looked at").toHaveClass("where-it-works");
     await vi.waitFor(() => expect(answer, "the folder is being looked at").not.toBeNull());
     answer!({ worktrees: false, repository: null, branch: null, branches: [], unborn_repository: false, busy: [] });
     await vi.waitFor(() => expect(screen.getByTestId("workspace-isolation")).toHaveTextContent("the folder itself"));
