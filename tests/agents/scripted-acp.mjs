@@ -22,6 +22,9 @@
 // "terminal" offers `<this command> --login` (which logs in and exits 0), "key" wants
 // SCRIPTED_KEY=sk-scripted in its environment, "agent" logs in when asked with `authenticate`.
 // Until then session/new answers auth-required; a login is the file `logged-in` in the logs.
+// "auth_status": {kind, label} with "auth_status_delay_ms": the agent marks the `authStatus`
+// extension in its capabilities and pushes `_auth/status_update` that long after `initialize`,
+// as Claude Code and Codex do once their background probe of the CLI's login lands.
 import { spawn } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -151,11 +154,14 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   switch (msg.method) {
     case "initialize":
       if (script.initialize === "exit") process.exit(4);
+      if (script.auth_status) {
+        setTimeout(() => send({ method: "_auth/status_update", params: { authStatus: script.auth_status } }), script.auth_status_delay_ms ?? 0);
+      }
       return send({
         id: msg.id,
         result: {
           protocolVersion: 1,
-          agentCapabilities: { loadSession: false },
+          agentCapabilities: { loadSession: false, ...(script.auth_status ? { _meta: { authStatus: {} } } : {}) },
           authMethods: authMethods(msg.params?.clientCapabilities),
           agentInfo: { name: "scripted", title: "Scripted agent", version: "1.0.0" },
         },

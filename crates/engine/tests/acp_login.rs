@@ -150,3 +150,19 @@ async fn check_says_whether_the_agent_is_installed_its_version_and_whether_it_is
     let not_installed = status(&missing, dir.path(), Duration::from_secs(5), &BTreeMap::new()).await;
     assert_eq!((not_installed.found, not_installed.install.as_deref(), not_installed.logged_in), (None, Some("npm i -g @agentclientprotocol/codex-acp"), None));
 }
+
+/// Claude Code and Codex open a session without a login and say who is logged in a moment later
+/// (`_auth/status_update`, once a probe of their CLI lands): Check waits for that word instead
+/// of reading the silence before it as "logged in".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_waits_for_the_agents_word_on_its_login_that_comes_after_the_session_opens() {
+    use finishline_engine::external::agent_status::status;
+    let dir = tempfile::tempdir().unwrap();
+    let nobody = Scripted::new(json!({"auth_status": {"kind": "none", "label": "Not logged in"}, "auth_status_delay_ms": 700, "turns": [{}]}));
+    let s = status(&nobody.agent, dir.path(), Duration::from_secs(30), &BTreeMap::new()).await;
+    assert_eq!(s.logged_in, Some(false), "{s:?}");
+    assert!(s.problem.as_deref().is_some_and(|p| p.contains("nobody is logged in")), "{s:?}");
+    let key = Scripted::new(json!({"auth_status": {"kind": "apiKey", "label": "API key"}, "auth_status_delay_ms": 700, "turns": [{}]}));
+    let s = status(&key.agent, dir.path(), Duration::from_secs(30), &BTreeMap::new()).await;
+    assert_eq!((s.logged_in, s.problem.as_deref()), (Some(true), None), "{s:?}");
+}

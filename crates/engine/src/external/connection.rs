@@ -86,6 +86,9 @@ pub struct AgentInfo {
     /// Whether it says it is logged in (`_auth/status_update`, sent by Claude Code and Codex);
     /// `None`: it did not say.
     pub signed_in: Option<bool>,
+    /// It marks that it says so (`agentCapabilities._meta.authStatus`), which it may do only a
+    /// moment after the session opened.
+    pub reports_login: bool,
 }
 
 /// The agent asks before running a tool.
@@ -145,6 +148,9 @@ pub trait AgentConnection: Send + Sync {
     /// Ends the agent's process group now, whoever still holds the connection: an agent that
     /// ignores `session/cancel` must not go on editing once the session shows it stopped.
     fn end(&self);
+    /// Whether it says it is logged in, waiting up to `within` for its word when it marks that
+    /// it gives one and has not yet: `None` if it did not say.
+    async fn says_logged_in(&self, within: Duration) -> Option<bool>;
 }
 
 /// Where and how the agent runs.
@@ -204,6 +210,8 @@ struct Acp {
     /// Set when the connection ends: why, with the tail of the agent's stderr.
     ended: Arc<Mutex<Option<String>>>,
     ended_rx: tokio::sync::watch::Receiver<bool>,
+    /// The agent's latest word on its login (`_auth/status_update`).
+    login_said: tokio::sync::watch::Receiver<Option<bool>>,
     _stop: oneshot::Sender<()>,
     /// The agent may have started its own children (an `npx` wrapper, the CLI it drives, a
     /// language server): the whole group ends with the connection, or at [`AgentConnection::end`].
@@ -448,6 +456,7 @@ async fn open_session(
         loaded: false,
         login: methods.clone(),
         signed_in: None,
+        reports_login: init.pointer("/agentCapabilities/_meta/authStatus").is_some(),
     };
     let mut info = info;
     let http = init.pointer("/agentCapabilities/mcpCapabilities/http").and_then(Value::as_bool).unwrap_or(false);
@@ -503,7 +512,7 @@ struct ClientSide {
     child: tokio::process::Child,
     /// The agent's updates and requests, to the run.
     tx: mpsc::UnboundedSender<AgentMessage>,
-    signed_in: Arc<Mutex<Option<bool>>>,
+    signed_in: tokio::sync::watch::Sender<Option<bool>>,
     files: Option<Arc<super::client_fs::WorkspaceFiles>>,
     terminals: Arc<super::terminals::Terminals>,
     terminal_offered: bool,
@@ -532,7 +541,7 @@ fn serve_client(side: ClientSide) {
             .name("finishline")
             .on_receive_notification(
                 async move |n: AuthStatusUpdate, _cx| {
-                    *auth_status.lock().unwrap() = Some(n.signed_in());
+                    auth_status.send_replace(Some(n.signed_in()));
                     Ok(())
                 },
                 agent_client_protocol::on_receive_notification!(),
@@ -651,7 +660,7 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
     let tail = keep_tail(child.stderr.take());
 
     let (tx, rx) = mpsc::unbounded_channel();
-    let signed_in: Arc<Mutex<Option<bool>>> = Arc::new(Mutex::new(None));
+    let (signed_in, login_said) = tokio::sync::watch::channel(None);
     let (cx_tx, cx_rx) = oneshot::channel::<ConnectionTo<Agent>>();
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let (ended_tx, ended_rx) = tokio::sync::watch::channel(false);
@@ -665,7 +674,7 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
         stdout,
         child,
         tx,
-        signed_in: signed_in.clone(),
+        signed_in,
         files: launch.files.clone(),
         terminals: terminals.clone(),
         terminal_offered,
@@ -681,10 +690,10 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
         _ => return Err(AgentFault::new(format!("{} did not start: {}", agent.label(), ended_now(&ended).unwrap_or_else(|| "no answer".into())))),
     };
     let (mut info, session) = open_session(&launch, &program, &cx, &ended, ended_rx.clone(), (fs_offered, terminal_offered), &raw_auth, initialized).await?;
-    info.signed_in = *signed_in.lock().unwrap();
+    info.signed_in = *login_said.borrow();
     let mut rx = rx;
     while rx.try_recv().is_ok() {}
-    let conn = Acp { info, label: agent.label(), cx, session, ended, ended_rx, _stop: stop_tx, group, terminals };
+    let conn = Acp { info, label: agent.label(), cx, session, ended, ended_rx, login_said, _stop: stop_tx, group, terminals };
     Ok((Arc::new(conn), rx))
 }
 
@@ -759,6 +768,19 @@ impl AgentConnection for Acp {
             g.end();
         }
     }
+
+    async fn says_logged_in(&self, within: Duration) -> Option<bool> {
+        let mut said = self.login_said.clone();
+        if self.info.reports_login && said.borrow().is_none() {
+            let mut ended = self.ended_rx.clone();
+            tokio::select! {
+                _ = tokio::time::timeout(within, said.wait_for(Option::is_some)) => {}
+                _ = ended.wait_for(|e| *e) => {}
+            }
+        }
+        let now = *said.borrow();
+        now
+    }
 }
 
 /// Used by Settings' Check button and `finishline agents`: start, introduce, stop.
@@ -777,7 +799,11 @@ pub async fn check(agent: &ExternalAgent, cwd: &Path, timeout: Duration, secrets
         secrets: secrets.clone(),
     })
     .await?;
-    Ok(conn.info().clone())
+    let mut info = conn.info().clone();
+    // Claude Code and Codex open a session whoever is logged in and say who is once a probe of
+    // their CLI lands (Claude Code gives that probe 5 s): silence before it is not a login.
+    info.signed_in = conn.says_logged_in(timeout.min(Duration::from_secs(8))).await;
+    Ok(info)
 }
 
 #[cfg(test)]
