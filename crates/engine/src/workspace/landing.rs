@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::worktree::{git, git_in, git_ok, identity_args, TaskWorktree};
+use super::worktree::{git, git_in, git_ok, git_with_input, identity_args, TaskWorktree};
 use crate::domain::{LandingBlock, LandingMode};
 use crate::error::{Error, Result};
 
@@ -239,18 +239,9 @@ fn your_edits(repo: &Path, files: &[String]) -> Result<Vec<String>> {
 /// only when needed, which saves a git process on every landing.
 fn commit_tree(repo: &Path, args: &[String], message: &str) -> Result<std::result::Result<String, String>> {
     let run = |identity: &[String]| -> Result<std::process::Output> {
-        let mut child = git_in(repo)
-            .args(identity)
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()?;
-        if let Some(mut stdin) = child.stdin.take() {
-            use std::io::Write;
-            stdin.write_all(message.as_bytes())?;
-        }
-        Ok(child.wait_with_output()?)
+        let mut cmd = git_in(repo);
+        cmd.args(identity).args(args);
+        Ok(git_with_input(cmd, message.as_bytes())?)
     };
     let mut out = run(&["-c".into(), "user.useConfigOnly=true".into()])?;
     if !out.status.success() {
@@ -342,13 +333,8 @@ pub fn finish_interrupted(wt: &TaskWorktree, c: &Composed) -> Result<std::result
 
 /// Runs git with `input` on stdin; `Err(stderr)` when it refuses.
 fn pipe(repo: &Path, args: &[&str], input: &[u8]) -> Result<std::result::Result<(), String>> {
-    let mut child =
-        git_in(repo).args(args).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn()?;
-    if let Some(mut stdin) = child.stdin.take() {
-        use std::io::Write;
-        let data = input.to_vec();
-        std::thread::spawn(move || stdin.write_all(&data));
-    }
-    let out = child.wait_with_output()?;
+    let mut cmd = git_in(repo);
+    cmd.args(args);
+    let out = git_with_input(cmd, input)?;
     Ok(if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).trim().to_string()) })
 }

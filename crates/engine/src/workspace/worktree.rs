@@ -68,6 +68,27 @@ pub(crate) fn git_in(dir: &Path) -> Command {
     c
 }
 
+/// Runs `cmd` (a [`git_in`]) with `input` on its stdin, and its stdout and stderr kept. The input
+/// is written from a thread of its own, so a git that writes much before reading all of it cannot
+/// block on us; a git that exits before reading it all says why in its exit status, not in a
+/// broken pipe here.
+pub(crate) fn git_with_input(mut cmd: Command, input: &[u8]) -> std::io::Result<std::process::Output> {
+    use std::process::Stdio;
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let writer = child.stdin.take().map(|mut stdin| {
+        let data = input.to_vec();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = stdin.write_all(&data);
+        })
+    });
+    let out = child.wait_with_output();
+    if let Some(w) = writer {
+        let _ = w.join();
+    }
+    out
+}
+
 /// Runs git in `dir`; its stdout, or an error with what git said.
 pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<String> {
     let out = git_in(dir).args(args).output().map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
@@ -315,19 +336,10 @@ pub fn untouched(wt: &TaskWorktree) -> Result<bool> {
 /// Stages exactly `paths` (as [`changed_paths`] lists them), or everything when git will not
 /// take the list (a path gone meanwhile).
 fn add_paths(folder: &Path, paths: &[String]) -> Result<()> {
-    let mut child = git_in(folder)
-        .env("GIT_LITERAL_PATHSPECS", "1")
-        .args(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        use std::io::Write;
-        stdin.write_all(paths.join("\0").as_bytes())?;
-    }
-    if !child.wait()?.success() {
+    let mut cmd = git_in(folder);
+    cmd.env("GIT_LITERAL_PATHSPECS", "1").args(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"]);
+    let out = git_with_input(cmd, paths.join("\0").as_bytes()).map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
+    if !out.status.success() {
         git(folder, &["add", "--all"])?;
     }
     Ok(())
@@ -354,17 +366,8 @@ pub fn commit_all(wt: &TaskWorktree, message: &str, copied: &[String]) -> Result
         return Ok(None);
     }
     let mut cmd = git_in(folder);
-    cmd.args(identity_args(folder))
-        .args(["commit", "--quiet", "--no-verify", "-F", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        use std::io::Write;
-        stdin.write_all(message.as_bytes())?;
-    }
-    let out = child.wait_with_output()?;
+    cmd.args(identity_args(folder)).args(["commit", "--quiet", "--no-verify", "-F", "-"]);
+    let out = git_with_input(cmd, message.as_bytes()).map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
     if !out.status.success() {
         return Err(Error::Worktree(format!("the task's changes could not be committed: {}", String::from_utf8_lossy(&out.stderr).trim())));
     }
@@ -469,6 +472,16 @@ mod tests {
         let changed = git(f, &["-c", "core.quotePath=false", "show", "--name-status", "--format=", "HEAD"]).unwrap();
         assert_eq!(changed.lines().collect::<Vec<_>>(), vec!["M\tedited.txt", "D\tgone.txt", "A\tnew folder/deeper/ünï côde.txt"]);
         assert!(untouched(&wt).unwrap(), "the ignored file stays out and counts as nothing");
+    }
+
+    #[test]
+    fn a_list_naming_a_path_gone_meanwhile_stages_everything_instead() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path();
+        git(f, &["init", "-q", "-b", "main"]).unwrap();
+        std::fs::write(f.join("new.txt"), "new\n").unwrap();
+        add_paths(f, &["vanished.txt".into()]).unwrap();
+        assert_eq!(git(f, &["diff", "--cached", "--name-only"]).unwrap(), "new.txt\n", "git refused the list, and everything was added");
     }
 
     #[test]
