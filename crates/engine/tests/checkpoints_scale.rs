@@ -425,3 +425,84 @@ fn an_index_lent_back_to_the_worktree_returns_holding_exactly_the_last_checkpoin
     let third = cp.snapshot("third").unwrap();
     assert_eq!(files(&second, &third), vec![("c.txt".to_string(), ChangeKind::Modified)]);
 }
+
+#[test]
+fn a_new_worktrees_first_checkpoint_is_its_commit_and_the_next_sees_every_edit_whatever_its_index_marks() {
+    use finishline_engine::workspace::checkpoint::{ChangeKind, Checkpoints};
+    let git = |dir: &Path, args: &[&str]| -> String {
+        let out =
+            std::process::Command::new("git").arg("-C").arg(dir).args(["-c", "user.name=T", "-c", "user.email=t@example.com"]).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    // Two people's repositories: one whose git marks every entry assume-unchanged, one that
+    // keeps a split index (a copy of which the store cannot read).
+    for setting in ["core.ignoreStat", "core.splitIndex"] {
+        let repo = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let repo = repo.path().canonicalize().unwrap();
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["config", setting, "true"]);
+        for (p, text) in [("a.txt", "a"), ("b.txt", "b"), ("dir/c.txt", "c")] {
+            std::fs::create_dir_all(repo.join(p).parent().unwrap()).unwrap();
+            std::fs::write(repo.join(p), text).unwrap();
+        }
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "start"]);
+        let head = git(&repo, &["rev-parse", "HEAD"]);
+        let cp = Checkpoints::open_shared(data.path(), &repo, "s1").unwrap();
+        let first = cp.start_at_checkout(&repo.join(".git/objects"), &repo.join(".git/index"), &head, "run start").unwrap().expect("a new store starts");
+        let store = data.path().read_dir().unwrap().map(|d| d.unwrap().path()).find(|p| p.join("HEAD").exists()).unwrap();
+        let tree = |rev: &str, git_dir: &Path| {
+            let out = std::process::Command::new("git").arg("--git-dir").arg(git_dir).args(["rev-parse", &format!("{rev}^{{tree}}")]).output().unwrap();
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        assert_eq!(tree(&first, &store), tree(&head, &repo.join(".git")), "{setting}: the first checkpoint holds exactly the commit's files");
+        assert_eq!((cp.marked("base"), cp.marked("last")), (Some(first.clone()), Some(first.clone())), "{setting}: it is the run's base and its last");
+        assert_eq!(
+            cp.start_at_checkout(&repo.join(".git/objects"), &repo.join(".git/index"), &head, "again").unwrap(),
+            None,
+            "{setting}: a store that has begun is left as it is"
+        );
+
+        std::fs::write(repo.join("a.txt"), "a, changed").unwrap();
+        std::fs::write(repo.join("dir/new.txt"), "new").unwrap();
+        std::fs::remove_file(repo.join("b.txt")).unwrap();
+        let second = cp.snapshot("after").unwrap();
+        let files: Vec<(String, ChangeKind)> = cp.changes(&first, &second).unwrap().into_iter().map(|c| (c.path, c.kind)).collect();
+        assert_eq!(
+            files,
+            vec![("a.txt".into(), ChangeKind::Modified), ("b.txt".into(), ChangeKind::Deleted), ("dir/new.txt".into(), ChangeKind::Created)],
+            "{setting}: the next snapshot sees exactly what changed"
+        );
+    }
+}
+
+#[test]
+fn a_worktree_whose_index_the_store_cannot_read_still_starts_from_all_its_files() {
+    use finishline_engine::workspace::checkpoint::Checkpoints;
+    let git = |dir: &Path, args: &[&str]| -> String {
+        let out =
+            std::process::Command::new("git").arg("-C").arg(dir).args(["-c", "user.name=T", "-c", "user.email=t@example.com"]).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let repo = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let repo = repo.path().canonicalize().unwrap();
+    git(&repo, &["init", "-q"]);
+    // A split index: a copy of it names a shared index the store does not have.
+    git(&repo, &["config", "core.splitIndex", "true"]);
+    std::fs::write(repo.join("a.txt"), "a").unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "start"]);
+    // A file copied into the worktree (a local `.env`).
+    std::fs::write(repo.join(".env"), "TOKEN=1").unwrap();
+    let cp = Checkpoints::open_shared(data.path(), &repo, "s1").unwrap();
+    cp.borrow_objects(&repo.join(".git/objects"), &repo.join(".git/index")).unwrap();
+    let first = cp.snapshot_known("run start", &[".env"]).unwrap();
+    std::fs::write(repo.join("b.txt"), "b").unwrap();
+    let second = cp.snapshot("after").unwrap();
+    let files: Vec<String> = cp.changes(&first, &second).unwrap().into_iter().map(|c| c.path).collect();
+    assert_eq!(files, vec!["b.txt".to_string()], "the task made only b.txt; the checkout's own files are not its changes");
+}

@@ -25,6 +25,9 @@ pub struct TaskFolder {
     pub worktree: Option<TaskWorktree>,
     /// The worktree exists but is not filled yet: the run's preparation checks it out.
     pub checkout_pending: bool,
+    /// This run added the worktree, at its `base_commit`, which its checkout so holds (a worktree
+    /// left unfilled by an earlier run may have had its branch moved since).
+    pub made_now: bool,
 }
 
 impl TaskFolder {
@@ -81,10 +84,10 @@ impl Engine {
         let person = PathBuf::from(person_folder);
         let Some((isolation, folder, wt, removed, ready)) = latest_workspace(events) else {
             // Sessions from before tasks had worktrees worked in place.
-            return Ok(TaskFolder { person_folder: person, worktree: None, checkout_pending: false });
+            return Ok(TaskFolder { person_folder: person, worktree: None, checkout_pending: false, made_now: false });
         };
         let Some(mut wt) = wt.filter(|_| isolation == Isolation::Worktree) else {
-            return Ok(TaskFolder { person_folder: PathBuf::from(folder), worktree: None, checkout_pending: false });
+            return Ok(TaskFolder { person_folder: PathBuf::from(folder), worktree: None, checkout_pending: false, made_now: false });
         };
         if removed {
             let repo = worktree::repo_of(Path::new(&wt.repo), &self.config.tasks.worktrees).ok_or_else(|| {
@@ -106,13 +109,13 @@ impl Engine {
             )?;
             wt = next;
             worktree::add_empty(&wt, session.as_str())?;
-            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true });
+            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true });
         }
         if !Path::new(&wt.folder).join(".git").exists() {
             worktree::add_empty(&wt, session.as_str())?;
-            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true });
+            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true });
         }
-        Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: !ready })
+        Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: !ready, made_now: false })
     }
 }
 
@@ -130,6 +133,7 @@ impl Run {
     pub(super) fn start_preparing(&mut self) {
         let cp = self.checkpoints.clone();
         let pending = self.folder.checkout_pending.then(|| self.folder.worktree.clone()).flatten();
+        let made_now = self.folder.made_now;
         if cp.is_none() && pending.is_none() {
             return;
         }
@@ -146,8 +150,15 @@ impl Run {
                 // Asked after the fill, which so starts the moment the run does.
                 let objects = pending.as_ref().and_then(|wt| worktree::objects_dir(Path::new(&wt.repo)));
                 let index = pending.as_ref().and_then(|wt| worktree::index_file(Path::new(&wt.folder)));
-                let snap = match (&index, &objects, &copied) {
-                    (Some(index), Some(objects), Some(copied)) => {
+                let snap = match (&pending, &index, &objects, &copied) {
+                    // Nothing copied in: the new worktree is its commit, recorded as it is.
+                    (Some(wt), Some(index), Some(objects), Some(copied)) if copied.is_empty() && made_now => {
+                        match cp.start_at_checkout(objects, index, &wt.base_commit, "run start")? {
+                            Some(snap) => snap,
+                            None => cp.snapshot_known("run start", &[])?,
+                        }
+                    }
+                    (_, Some(index), Some(objects), Some(copied)) => {
                         // A new worktree's store borrows the repository's objects and starts from
                         // the worktree's own index: it is the branch's commit plus the files
                         // copied in, so its first snapshot walks nothing.

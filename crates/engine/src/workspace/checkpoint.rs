@@ -74,6 +74,10 @@ const STORE_CONFIG: &[&str] = &["-c", "core.ignoreStat=false", "-c", "core.fsmon
 /// The note a store leaves while its index is lent back: the lender's index file.
 const LENT_INDEX: &str = "finishline-lent-index";
 
+/// Present while the store's index is a copy of a worktree's whose "do not look" marks are not
+/// cleared yet ([`Checkpoints::start_at_checkout`]); the next snapshot clears them.
+const UNCHECKED_INDEX: &str = "finishline-unchecked-index";
+
 /// How `git add` reports a repository nested in the workspace that has no commit yet.
 const NO_COMMIT_YET: &str = "' does not have a commit checked out";
 
@@ -257,6 +261,11 @@ impl Checkpoints {
         // `update-ref` that makes the commit reachable, and the excludes file has one writer.
         let _lock = self.lock()?;
         self.take_back_index()?;
+        self.walked(label, recording)
+    }
+
+    /// A snapshot by one walk of the work tree (the caller holds the lock).
+    fn walked(&self, label: &str, recording: &AtomicUsize) -> Result<String> {
         if !self.shared {
             self.git(&["add", "--all"])?;
             self.git(&["commit", "--quiet", "--allow-empty", "--no-verify", "-m", label])?;
@@ -287,6 +296,11 @@ impl Checkpoints {
     pub fn snapshot_known(&self, label: &str, changed: &[&str]) -> Result<String> {
         let _lock = self.lock()?;
         self.take_back_index()?;
+        if !self.git_dir.join("index").exists() {
+            // The borrowed index could not be read here (a split index): without it the walk
+            // must read every file, or the checkout's own files would count as the task's.
+            return self.walked(label, &AtomicUsize::new(0));
+        }
         if !changed.is_empty() {
             self.record_paths(changed)?;
         }
@@ -579,6 +593,34 @@ impl Checkpoints {
         Ok(())
     }
 
+    /// The first snapshot of a new store whose work tree git has just filled from `commit` (a
+    /// task's new worktree, nothing copied into it yet): its tree is that commit's, so nothing is
+    /// walked or hashed and two git processes record it (the commit; the session's `last` and
+    /// `base` and the store's HEAD in one `update-ref`). The store borrows the repository's
+    /// `objects` and the worktree's `index`, whose stat data make the next `status` read no file;
+    /// that index's "do not look" marks are cleared by the next snapshot, off the way to the
+    /// task's first tool. `None`: the store already has a snapshot or an index (a run starting
+    /// again), and nothing was done.
+    pub fn start_at_checkout(&self, objects: &Path, index: &Path, commit: &str, label: &str) -> Result<Option<String>> {
+        let _lock = self.lock()?;
+        if self.marked("last").is_some() || self.git_dir.join("index").exists() {
+            return Ok(None);
+        }
+        let info = self.git_dir.join("objects").join("info");
+        std::fs::create_dir_all(&info)?;
+        std::fs::write(info.join("alternates"), format!("{}\n", objects.display()))?;
+        if index.is_file() && copy_keeping_time(index, &self.git_dir.join("index")).is_ok() {
+            std::fs::write(self.git_dir.join(UNCHECKED_INDEX), "")?;
+        } else {
+            self.git(&["read-tree", commit])?;
+        }
+        let tree = format!("{commit}^{{tree}}");
+        let snap = self.git(&["commit-tree", &tree, "-m", label])?.trim().to_string();
+        let refs = format!("update {r}last {snap}\nupdate {r}base {snap}\noption no-deref\nupdate HEAD {snap}\n", r = self.refs);
+        self.git_full(&["update-ref", "--stdin"], Some(&refs))?;
+        Ok(Some(snap))
+    }
+
     /// Gives the store's index up while its task waits for a person, when the work tree has an
     /// index of its own (`lender`, a worktree's): that one describes the same files, so a copy
     /// is only disk, about 100 bytes a file. The next snapshot takes it back
@@ -601,8 +643,26 @@ impl Checkpoints {
     /// reading the files again, made to hold exactly the last snapshot's entries where the two
     /// differ (files copied into a worktree but kept out of its commits, files checkpoints
     /// leave out). Without the lender, or when its index cannot be read here, it is rebuilt
-    /// from the last snapshot, and the next walk reads the files once.
+    /// from the last snapshot, and the next walk reads the files once. An index copied at
+    /// [`Checkpoints::start_at_checkout`] has its "do not look" marks cleared here.
     fn take_back_index(&self) -> Result<()> {
+        self.take_back_lent_index()?;
+        let unchecked = self.git_dir.join(UNCHECKED_INDEX);
+        if unchecked.exists() {
+            if self.clear_index_flags().is_err() {
+                // Unreadable here (a split index, say): rebuilt from the last snapshot, whose
+                // files the next `status` then reads once.
+                let _ = std::fs::remove_file(self.git_dir.join("index"));
+                if let Some(last) = self.marked("last") {
+                    self.git(&["read-tree", &last])?;
+                }
+            }
+            std::fs::remove_file(&unchecked)?;
+        }
+        Ok(())
+    }
+
+    fn take_back_lent_index(&self) -> Result<()> {
         let note = self.git_dir.join(LENT_INDEX);
         let Ok(lender) = std::fs::read_to_string(&note) else { return Ok(()) };
         let Some(last) = self.marked("last") else {

@@ -233,7 +233,23 @@ pub fn add_empty(wt: &TaskWorktree, session: &str) -> Result<()> {
 /// Checks the task's branch out into its worktree and copies in the untracked files that match
 /// the repository's `.worktreeinclude` and `includes`. Returns what it copied.
 pub fn fill(wt: &TaskWorktree, includes: &[String]) -> Result<Vec<String>> {
-    let folder = Path::new(&wt.folder);
+    let (repo, folder) = (Path::new(&wt.repo), Path::new(&wt.folder));
+    // Which files to copy is found in the person's checkout (a walk of it) while git fills the
+    // worktree, off the way to the task's first tool.
+    let wanted = std::thread::scope(|s| {
+        let wanted = s.spawn(|| includes_to_copy(repo, includes));
+        let filled = checkout(folder);
+        let wanted = wanted.join().unwrap_or_else(|_| Err(Error::Worktree("the look for files to copy into the worktree failed".into())));
+        filled.and(wanted)
+    })?;
+    for rel in &wanted {
+        copy_path(&repo.join(rel), &folder.join(rel))?;
+    }
+    Ok(wanted)
+}
+
+/// Fills an empty worktree with its branch's files.
+fn checkout(folder: &Path) -> Result<()> {
     let mut cmd = git_in(folder);
     // Parallel checkout, a worker per core (git 2.32 and later; older ones ignore the setting):
     // creating 30,000 files from one process took 18-20 s here, nearly all of it in the kernel's
@@ -248,11 +264,12 @@ pub fn fill(wt: &TaskWorktree, includes: &[String]) -> Result<Vec<String>> {
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    copy_includes(Path::new(&wt.repo), folder, includes)
+    Ok(())
 }
 
-/// Copies the untracked files of the person's checkout that the include patterns name.
-fn copy_includes(repo: &Path, folder: &Path, includes: &[String]) -> Result<Vec<String>> {
+/// The untracked files of the person's checkout that the include patterns name (a folder whole
+/// when it matches), sorted.
+fn includes_to_copy(repo: &Path, includes: &[String]) -> Result<Vec<String>> {
     let mut patterns: Vec<String> = includes.to_vec();
     if let Ok(text) = std::fs::read_to_string(repo.join(INCLUDE_FILE)) {
         patterns.extend(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(String::from));
@@ -268,13 +285,12 @@ fn copy_includes(repo: &Path, folder: &Path, includes: &[String]) -> Result<Vec<
     // Untracked files, ignored or not (no exclude rules given), in one walk; whole untracked
     // folders come as one entry.
     let listed = git(repo, &["ls-files", "-z", "--others", "--directory"])?;
-    let mut copied = Vec::new();
+    let mut wanted = Vec::new();
     for entry in listed.split('\0').filter(|e| !e.is_empty()) {
         let is_dir = entry.ends_with('/');
         let rel = entry.trim_end_matches('/');
         if matcher.matched_path_or_any_parents(rel, is_dir).is_ignore() {
-            copy_path(&repo.join(rel), &folder.join(rel))?;
-            copied.push(rel.to_string());
+            wanted.push(rel.to_string());
         } else if is_dir
             && !crate::workspace::checkpoint::DEFAULT_EXCLUDES
                 .iter()
@@ -286,15 +302,14 @@ fn copy_includes(repo: &Path, folder: &Path, includes: &[String]) -> Result<Vec<
                 let Ok(inner) = e.path().strip_prefix(repo) else { continue };
                 let inner = inner.to_string_lossy().into_owned();
                 if e.file_type().is_some_and(|t| !t.is_dir()) && matcher.matched_path_or_any_parents(&inner, false).is_ignore() {
-                    copy_path(e.path(), &folder.join(&inner))?;
-                    copied.push(inner);
+                    wanted.push(inner);
                 }
             }
         }
     }
-    copied.sort();
-    copied.dedup();
-    Ok(copied)
+    wanted.sort();
+    wanted.dedup();
+    Ok(wanted)
 }
 
 /// Copies a file, a link (as a link) or a folder, keeping modes.
