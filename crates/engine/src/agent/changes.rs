@@ -28,6 +28,31 @@ pub struct TaskFolder {
     /// This run added the worktree, at its `base_commit`, which its checkout so holds (a worktree
     /// left unfilled by an earlier run may have had its branch moved since).
     pub made_now: bool,
+    /// The checkout, under way since the worktree was added.
+    pub filling: Filling,
+}
+
+/// A worktree's checkout, started the moment the run knows it needs one, so that it goes on
+/// beside the rest of the run's start (reading the session, opening the checkpoint store, the
+/// first model request); the run's preparation waits for it. Its result: the files copied in.
+#[derive(Debug, Clone, Default)]
+pub struct Filling(Arc<std::sync::Mutex<Option<std::thread::JoinHandle<crate::Result<Vec<String>>>>>>);
+
+impl Filling {
+    fn start(wt: &TaskWorktree, includes: &[String]) -> Filling {
+        let (wt, includes) = (wt.clone(), includes.to_vec());
+        let handle = std::thread::Builder::new().name("worktree-fill".into()).spawn(move || worktree::fill(&wt, &includes));
+        Filling(Arc::new(std::sync::Mutex::new(handle.ok())))
+    }
+
+    /// Waits for the checkout (or, if none was started, does it now).
+    fn wait(&self, wt: &TaskWorktree, includes: &[String]) -> crate::Result<Vec<String>> {
+        let started = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match started {
+            Some(h) => h.join().unwrap_or_else(|_| Err(crate::Error::Worktree("filling the task's worktree stopped unexpectedly".into()))),
+            None => worktree::fill(wt, includes),
+        }
+    }
 }
 
 impl TaskFolder {
@@ -84,10 +109,16 @@ impl Engine {
         let person = PathBuf::from(person_folder);
         let Some((isolation, folder, wt, removed, ready)) = latest_workspace(events) else {
             // Sessions from before tasks had worktrees worked in place.
-            return Ok(TaskFolder { person_folder: person, worktree: None, checkout_pending: false, made_now: false });
+            return Ok(TaskFolder { person_folder: person, worktree: None, checkout_pending: false, made_now: false, filling: Filling::default() });
         };
         let Some(mut wt) = wt.filter(|_| isolation == Isolation::Worktree) else {
-            return Ok(TaskFolder { person_folder: PathBuf::from(folder), worktree: None, checkout_pending: false, made_now: false });
+            return Ok(TaskFolder {
+                person_folder: PathBuf::from(folder),
+                worktree: None,
+                checkout_pending: false,
+                made_now: false,
+                filling: Filling::default(),
+            });
         };
         if removed {
             let repo = worktree::repo_of(Path::new(&wt.repo), &self.config.tasks.worktrees).ok_or_else(|| {
@@ -109,19 +140,22 @@ impl Engine {
             )?;
             wt = next;
             worktree::add_empty(&wt, session.as_str())?;
-            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true });
+            let filling = Filling::start(&wt, &self.config.tasks.includes);
+            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true, filling });
         }
         if !Path::new(&wt.folder).join(".git").exists() {
             worktree::add_empty(&wt, session.as_str())?;
-            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true });
+            let filling = Filling::start(&wt, &self.config.tasks.includes);
+            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true, filling });
         }
-        Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: !ready, made_now: false })
+        let filling = if ready { Filling::default() } else { Filling::start(&wt, &self.config.tasks.includes) };
+        Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: !ready, made_now: false, filling })
     }
 }
 
-/// Fills a task's worktree (checkout, then the untracked files it is given), once.
-fn fill_worktree(engine: &Engine, session: &SessionId, run: &RunId, wt: &TaskWorktree) -> crate::Result<Vec<String>> {
-    let copied = worktree::fill(wt, &engine.config.tasks.includes)?;
+/// Waits for a task's worktree to be filled (checkout, then the untracked files it is given).
+fn fill_worktree(engine: &Engine, session: &SessionId, run: &RunId, wt: &TaskWorktree, filling: &Filling) -> crate::Result<Vec<String>> {
+    let copied = filling.wait(wt, &engine.config.tasks.includes)?;
     engine.store.append(session, Some(run), EngineEvent::WorktreeReady { copied: copied.clone() })?;
     Ok(copied)
 }
@@ -133,7 +167,7 @@ impl Run {
     pub(super) fn start_preparing(&mut self) {
         let cp = self.checkpoints.clone();
         let pending = self.folder.checkout_pending.then(|| self.folder.worktree.clone()).flatten();
-        let made_now = self.folder.made_now;
+        let (made_now, filling) = (self.folder.made_now, self.folder.filling.clone());
         if cp.is_none() && pending.is_none() {
             return;
         }
@@ -142,7 +176,7 @@ impl Run {
         let (session, run) = (self.session.clone(), self.run.clone());
         self.first_snapshot = Some(tokio::task::spawn_blocking(move || {
             let copied = match &pending {
-                Some(wt) => Some(fill_worktree(&engine, &session, &run, wt)?),
+                Some(wt) => Some(fill_worktree(&engine, &session, &run, wt, &filling)?),
                 None => None,
             };
             let Some(cp) = cp else { return Ok(None) };
