@@ -51,41 +51,48 @@ fn timed(f: impl FnOnce()) -> Duration {
     t.elapsed()
 }
 
-/// `git worktree add` of the repository, three times: the floor of a task's first tool.
-fn worktree_add_floor(repo: &Path, scratch: &Path) -> (Duration, u64) {
-    let mut times = Vec::new();
-    let mut checkout = 0;
-    for i in 0..3 {
-        let dir = scratch.join(format!("floor{i}"));
-        times.push(timed(|| {
-            git(repo, &["worktree", "add", "-q", "--detach", dir.to_str().unwrap(), "HEAD"]);
-        }));
-        checkout = dir_size(&dir);
-        git(repo, &["worktree", "remove", "--force", dir.to_str().unwrap()]);
-    }
-    (median(&mut times), checkout)
+/// One `git worktree add` of the repository: the floor of a task's first tool. Its time, and the
+/// checkout's size on disk.
+fn worktree_add_once(repo: &Path, scratch: &Path) -> (Duration, u64) {
+    let dir = scratch.join("floor");
+    let took = timed(|| {
+        git(repo, &["worktree", "add", "-q", "--detach", dir.to_str().unwrap(), "HEAD"]);
+    });
+    let checkout = dir_size(&dir);
+    git(repo, &["worktree", "remove", "--force", dir.to_str().unwrap()]);
+    (took, checkout)
 }
 
-/// `git merge --squash` plus `git commit` of a one-file change in a clone of the same size.
-fn squash_floor(repo: &Path, scratch: &Path) -> Duration {
-    let clone = scratch.join("squash-floor");
-    git(scratch, &["clone", "-q", "--shared", repo.to_str().unwrap(), clone.to_str().unwrap()]);
-    // A second after the checkout, so its files are not racily clean (see `run`).
-    std::thread::sleep(Duration::from_millis(1100));
-    let mut times = Vec::new();
-    for i in 0..3 {
-        let branch = format!("change{i}");
-        git(&clone, &["checkout", "-q", "-b", &branch]);
-        std::fs::write(clone.join(format!("done{i}.txt")), "done").unwrap();
-        git(&clone, &["add", "-A"]);
-        git(&clone, &["commit", "-q", "-m", "change"]);
-        git(&clone, &["checkout", "-q", "-"]);
-        times.push(timed(|| {
-            git(&clone, &["merge", "-q", "--squash", &branch]);
-            git(&clone, &["commit", "-q", "-m", "squashed"]);
-        }));
+/// `git merge --squash` plus `git commit` of a one-file change in a clone of the same size: the
+/// floor of landing, one sample at a time.
+struct SquashFloor {
+    clone: std::path::PathBuf,
+    samples: usize,
+}
+
+impl SquashFloor {
+    fn new(repo: &Path, scratch: &Path) -> SquashFloor {
+        let clone = scratch.join("squash-floor");
+        git(scratch, &["clone", "-q", "--shared", repo.to_str().unwrap(), clone.to_str().unwrap()]);
+        // A second after the checkout, so its files are not racily clean (see `run`).
+        std::thread::sleep(Duration::from_millis(1100));
+        SquashFloor { clone, samples: 0 }
     }
-    median(&mut times)
+
+    fn once(&mut self) -> Duration {
+        let (clone, i) = (&self.clone, self.samples);
+        self.samples += 1;
+        let branch = format!("change{i}");
+        git(clone, &["checkout", "-q", "-b", &branch]);
+        std::fs::write(clone.join(format!("done{i}.txt")), "done").unwrap();
+        git(clone, &["add", "-A"]);
+        git(clone, &["commit", "-q", "-m", "change"]);
+        git(clone, &["checkout", "-q", "-"]);
+        timed(|| {
+            git(clone, &["merge", "-q", "--squash", &branch]);
+            git(clone, &["commit", "-q", "-m", "squashed"]);
+        })
+    }
 }
 
 struct TaskTimes {
@@ -110,6 +117,9 @@ async fn one_task(engine: &Arc<Engine>, store: &Arc<Store>, repo: &Path, data: &
         while let Ok(env) = live.recv().await {
             if env.session_id != sid {
                 continue;
+            }
+            if std::env::var_os("FINISHLINE_BENCH_TRACE").is_some() && !matches!(env.event, EngineEvent::TextDelta { .. }) {
+                eprintln!("{:>8.1} ms {}", started.elapsed().as_secs_f64() * 1000.0, format!("{:?}", env.event).chars().take(100).collect::<String>());
             }
             if first_tool.is_none() && matches!(env.event, EngineEvent::ToolCall { state: ToolState::Running, .. }) {
                 first_tool = Some(started.elapsed());
@@ -251,7 +261,7 @@ pub async fn run(smoke: bool) -> Table {
         &[1_000, 30_000, 100_000]
     };
     let mut t = Table::new(
-        "Tasks in their own worktrees: generated repositories (committed and packed), three tasks one after another through the engine, each in a worktree and approved (medians); git doing the same work three times is the floor (medians)",
+        "Tasks in their own worktrees: generated repositories (committed and packed), tasks one after another through the engine (five at 1,000 files, three at larger sizes), each in a worktree and approved, each beside a run of git doing the same work (the floor); medians of each",
         &["Files", "`git worktree add` (floor)", "Model asked after", "First tool after", "÷ floor", "Disk while waiting (checkout)", "Landing", "`merge --squash` + `commit` (floor)", "÷ floor", "Disk after", "Goals met"],
     );
     // The agent's last answer comes a second after its write, as any real task's does: git
@@ -277,19 +287,25 @@ pub async fn run(smoke: bool) -> Table {
         committed_repo(&repo, files);
         git(&repo, &["status", "--porcelain"]);
         let scratch = tempfile::tempdir().unwrap();
-        let (floor, checkout) = worktree_add_floor(&repo, scratch.path());
-        let squash = squash_floor(&repo, scratch.path());
-        // Three tasks, as the floors are three runs of git: one landing is a few git processes,
-        // and a single sample of it moved by half between runs.
+        let mut squash_floor = SquashFloor::new(&repo, scratch.path());
+        // Each task beside a run of git doing the same work, one after the other, and the medians
+        // compared: on this machine the time to create files moves twofold from minute to
+        // minute, so a floor measured apart from the tasks compared two different machines.
+        // Five at the smallest size, where a sample is cheap and a single one is mostly noise.
         let base = git(&repo, &["rev-parse", "HEAD"]);
-        let mut tasks = Vec::new();
-        for _ in 0..3 {
+        let (mut tasks, mut floors, mut squashes, mut checkout) = (Vec::new(), Vec::new(), Vec::new(), 0);
+        for _ in 0..if files <= 1_000 { 5 } else { 3 } {
+            let (floor, size) = worktree_add_once(&repo, scratch.path());
+            floors.push(floor);
+            checkout = size;
+            squashes.push(squash_floor.once());
             let data = tempfile::tempdir().unwrap();
             let (engine, store) = engine(data.path(), &server.base_url(Protocol::Openai), None);
             tasks.push(one_task(&engine, &store, &repo, data.path(), &server).await);
             // The next task starts from the same commit and creates the same file.
             git(&repo, &["reset", "-q", "--hard", &base]);
         }
+        let (floor, squash) = (median(&mut floors), median(&mut squashes));
         let task = TaskTimes::median(tasks);
         let tool_ratio = task.first_tool.as_secs_f64() / floor.as_secs_f64();
         let land_ratio = task.landing.as_secs_f64() / squash.as_secs_f64();
