@@ -189,7 +189,9 @@ impl Run {
                     (Some(wt), Some(index), Some(objects), Some(copied)) if copied.is_empty() && made_now => {
                         match cp.start_at_checkout(objects, index, &wt.base_commit, "run start")? {
                             Some(snap) => snap,
-                            None => cp.snapshot_known("run start", &[])?,
+                            // A store from before (a continued session's own): its index is not
+                            // this worktree's, so the files are read.
+                            None => cp.snapshot_counted("run start", &files)?,
                         }
                     }
                     (_, Some(index), Some(objects), Some(copied)) => {

@@ -264,7 +264,7 @@ impl Run {
             }
         };
         // The worktree is filled (or its filling failed): reads go to it from now on.
-        self.folder.checkout_pending = false;
+        let was_filling = std::mem::replace(&mut self.folder.checkout_pending, false);
         match done {
             Ok(Err(e)) => return Err(e),
             Ok(Ok(None)) => {}
@@ -285,6 +285,8 @@ impl Run {
                 }
             }
             Ok(Ok(Some(Err(e)))) => self.checkpoints_failed(e.to_string())?,
+            // Stopped before saying whether the worktree was filled: no tool may work in it.
+            Err(e) if was_filling => return Err(crate::Error::Worktree(format!("the task's worktree could not be filled: {e}"))),
             Err(e) => self.checkpoints_failed(e.to_string())?,
         }
         Ok(())

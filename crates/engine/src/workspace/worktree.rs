@@ -234,18 +234,34 @@ pub fn add_empty(wt: &TaskWorktree, session: &str) -> Result<()> {
 /// the repository's `.worktreeinclude` and `includes`. Returns what it copied.
 pub fn fill(wt: &TaskWorktree, includes: &[String]) -> Result<Vec<String>> {
     let (repo, folder) = (Path::new(&wt.repo), Path::new(&wt.folder));
+    // One fill of a worktree at a time: a run whose start failed may leave its fill going while
+    // the next run of the task starts another.
+    let _one_at_a_time = match admin_dir(folder) {
+        Some(dir) => Some(crate::workspace::lock::FolderLock::acquire(&dir.join("finishline-fill.lock"))?),
+        None => None,
+    };
     // Which files to copy is found in the person's checkout (a walk of it) while git fills the
-    // worktree, off the way to the task's first tool.
-    let wanted = std::thread::scope(|s| {
-        let wanted = s.spawn(|| includes_to_copy(repo, includes));
-        let filled = checkout(folder);
-        let wanted = wanted.join().unwrap_or_else(|_| Err(Error::Worktree("the look for files to copy into the worktree failed".into())));
-        filled.and(wanted)
+    // worktree, off the way to the task's first tool; one after the other if no thread can start.
+    let wanted = std::thread::scope(|s| match std::thread::Builder::new().spawn_scoped(s, || includes_to_copy(repo, includes)) {
+        Ok(wanted) => {
+            let filled = checkout(folder);
+            let wanted = wanted.join().unwrap_or_else(|_| Err(Error::Worktree("the look for files to copy into the worktree failed".into())));
+            filled.and(wanted)
+        }
+        Err(_) => checkout(folder).and_then(|()| includes_to_copy(repo, includes)),
     })?;
     for rel in &wanted {
         copy_path(&repo.join(rel), &folder.join(rel))?;
     }
     Ok(wanted)
+}
+
+/// The worktree's own folder in the repository's git directory (`.git/worktrees/<name>`), which
+/// the `.git` file at its top names; it goes when the worktree does.
+fn admin_dir(folder: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(folder.join(".git")).ok()?;
+    let dir = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
+    Some(if dir.is_relative() { folder.join(dir) } else { dir })
 }
 
 /// Fills an empty worktree with its branch's files.
@@ -487,6 +503,33 @@ mod tests {
         let changed = git(f, &["-c", "core.quotePath=false", "show", "--name-status", "--format=", "HEAD"]).unwrap();
         assert_eq!(changed.lines().collect::<Vec<_>>(), vec!["M\tedited.txt", "D\tgone.txt", "A\tnew folder/deeper/ünï côde.txt"]);
         assert!(untouched(&wt).unwrap(), "the ignored file stays out and counts as nothing");
+    }
+
+    #[test]
+    fn two_fills_of_one_worktree_at_once_take_turns_and_both_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (repo, data) = (dir.path().join("repo"), dir.path().join("data"));
+        std::fs::create_dir_all(repo.join("src")).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]).unwrap();
+        for i in 0..2_000 {
+            std::fs::write(repo.join(format!("src/f{i}.txt")), format!("{i}\n")).unwrap();
+        }
+        std::fs::write(repo.join(".env"), "TOKEN=1\n").unwrap();
+        std::fs::write(repo.join(".gitignore"), ".env\n").unwrap();
+        make_repository(&repo).unwrap();
+        let found = repo_of(&repo, &data.join("worktrees")).unwrap();
+        let wt = plan(&found, &data.join("worktrees"), "ses_0192abcdef123456", "fill twice", None, 1).unwrap();
+        add_empty(&wt, "ses_0192abcdef123456").unwrap();
+        // A run whose start failed left its fill going while the task's next run starts one.
+        let includes = vec![".env".to_string()];
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(|| fill(&wt, &includes));
+            let b = s.spawn(|| fill(&wt, &includes));
+            (a.join().unwrap(), b.join().unwrap())
+        });
+        assert_eq!((a.unwrap(), b.unwrap()), (vec![".env".to_string()], vec![".env".to_string()]));
+        assert_eq!(std::fs::read_to_string(Path::new(&wt.folder).join("src/f1999.txt")).unwrap(), "1999\n");
+        assert!(untouched(&wt).unwrap(), "the worktree is its branch, the copied file aside");
     }
 
     #[test]
