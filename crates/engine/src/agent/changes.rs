@@ -182,7 +182,7 @@ impl Run {
             let Some(cp) = cp else { return Ok(None) };
             let snap = (|| {
                 // Asked after the fill, which so starts the moment the run does.
-                let objects = pending.as_ref().and_then(|wt| worktree::objects_dir(Path::new(&wt.repo)));
+                let objects = pending.as_ref().and_then(|wt| worktree::objects_dir(Path::new(&wt.folder)));
                 let index = pending.as_ref().and_then(|wt| worktree::index_file(Path::new(&wt.folder)));
                 let snap = match (&pending, &index, &objects, &copied) {
                     // Nothing copied in: the new worktree is its commit, recorded as it is.

@@ -457,16 +457,30 @@ pub fn make_repository(folder: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The worktree's index file, which seeds its checkpoint store.
+/// The index of a task's worktree: in the worktree's own git folder, read from the `.git` file
+/// git writes at its top (no git process on the way to the task's first tool); git is asked
+/// when that is not there.
 pub fn index_file(folder: &Path) -> Option<PathBuf> {
+    if let Some(dir) = admin_dir(folder).filter(|d| d.is_dir()) {
+        return Some(dir.join("index"));
+    }
     let p = git(folder, &["rev-parse", "--path-format=absolute", "--git-path", "index"]).ok()?;
     Some(PathBuf::from(p.trim()))
 }
 
-/// The person's repository's object folder, which a task's checkpoint store borrows from.
-pub fn objects_dir(repo: &Path) -> Option<PathBuf> {
-    let p = git(repo, &["rev-parse", "--path-format=absolute", "--git-common-dir"]).ok()?;
-    Some(PathBuf::from(p.trim()).join("objects"))
+/// The object folder of the repository `folder` (a task's worktree) belongs to, which its
+/// checkpoint store borrows: from the `commondir` file in the worktree's own git folder, else as
+/// git says.
+pub fn objects_dir(folder: &Path) -> Option<PathBuf> {
+    let common = admin_dir(folder).and_then(|dir| {
+        let named = std::fs::read_to_string(dir.join("commondir")).ok()?;
+        std::fs::canonicalize(dir.join(named.trim())).ok()
+    });
+    let common = match common {
+        Some(c) => c,
+        None => PathBuf::from(git(folder, &["rev-parse", "--path-format=absolute", "--git-common-dir"]).ok()?.trim()),
+    };
+    Some(common.join("objects"))
 }
 
 #[cfg(test)]
@@ -530,6 +544,24 @@ mod tests {
         assert_eq!((a.unwrap(), b.unwrap()), (vec![".env".to_string()], vec![".env".to_string()]));
         assert_eq!(std::fs::read_to_string(Path::new(&wt.folder).join("src/f1999.txt")).unwrap(), "1999\n");
         assert!(untouched(&wt).unwrap(), "the worktree is its branch, the copied file aside");
+    }
+
+    #[test]
+    fn a_worktrees_index_and_objects_are_where_git_says_they_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let (repo, data) = (dir.path().join("repo"), dir.path().join("data"));
+        std::fs::create_dir_all(&repo).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]).unwrap();
+        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+        make_repository(&repo).unwrap();
+        let found = repo_of(&repo, &data.join("worktrees")).unwrap();
+        let wt = plan(&found, &data.join("worktrees"), "ses_0192abcdef123456", "where", None, 1).unwrap();
+        add_empty(&wt, "ses_0192abcdef123456").unwrap();
+        let folder = Path::new(&wt.folder);
+        let asked = |args: &[&str]| PathBuf::from(git(folder, args).unwrap().trim()).canonicalize().unwrap();
+        fill(&wt, &[]).unwrap();
+        assert_eq!(index_file(folder).unwrap().canonicalize().unwrap(), asked(&["rev-parse", "--path-format=absolute", "--git-path", "index"]));
+        assert_eq!(objects_dir(folder).unwrap(), asked(&["rev-parse", "--path-format=absolute", "--git-common-dir"]).join("objects"));
     }
 
     #[test]
