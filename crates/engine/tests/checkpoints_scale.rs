@@ -6,7 +6,7 @@ mod support {
     pub mod harness;
 }
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use finishline_engine::domain::*;
@@ -505,4 +505,46 @@ fn a_worktree_whose_index_the_store_cannot_read_still_starts_from_all_its_files(
     let second = cp.snapshot("after").unwrap();
     let files: Vec<String> = cp.changes(&first, &second).unwrap().into_iter().map(|c| c.path).collect();
     assert_eq!(files, vec!["b.txt".to_string()], "the task made only b.txt; the checkout's own files are not its changes");
+}
+
+#[test]
+fn a_sparse_worktree_shows_only_what_the_task_changed_and_a_file_it_adds_outside_the_sparse_set() {
+    use finishline_engine::workspace::checkpoint::{ChangeKind, Checkpoints};
+    let git = |dir: &Path, args: &[&str]| -> String {
+        let out =
+            std::process::Command::new("git").arg("-C").arg(dir).args(["-c", "user.name=T", "-c", "user.email=t@example.com"]).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let top = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (repo, wt) = (top.path().join("repo"), top.path().join("wt"));
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    for (p, text) in [("app/main.rs", "fn main() {}\n"), ("docs/guide.md", "guide\n"), ("docs/faq.md", "faq\n")] {
+        std::fs::create_dir_all(repo.join(p).parent().unwrap()).unwrap();
+        std::fs::write(repo.join(p), text).unwrap();
+    }
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "start"]);
+    // The person works in a sparse checkout of `app/`; a new worktree inherits it, as a task's does.
+    git(&repo, &["sparse-checkout", "set", "app"]);
+    git(&repo, &["worktree", "add", "-q", "--no-checkout", "-b", "task", wt.to_str().unwrap(), "HEAD"]);
+    git(&wt, &["reset", "-q", "--hard"]);
+    assert!(!wt.join("docs/guide.md").exists(), "outside the sparse set nothing is on disk");
+    let head = git(&wt, &["rev-parse", "HEAD"]);
+    let index = PathBuf::from(git(&wt, &["rev-parse", "--path-format=absolute", "--git-path", "index"]));
+    let objects = PathBuf::from(git(&wt, &["rev-parse", "--path-format=absolute", "--git-common-dir"])).join("objects");
+    let cp = Checkpoints::open_shared(data.path(), &wt, "s1").unwrap();
+    let first = cp.start_at_checkout(&objects, &index, &head, "run start").unwrap().unwrap();
+    let files = |from: &str, to: &str| -> Vec<(String, ChangeKind)> { cp.changes(from, to).unwrap().into_iter().map(|c| (c.path, c.kind)).collect() };
+
+    std::fs::write(wt.join("app/main.rs"), "fn main() { run() }\n").unwrap();
+    let second = cp.snapshot("after").unwrap();
+    assert_eq!(files(&first, &second), vec![("app/main.rs".into(), ChangeKind::Modified)], "files outside the sparse set are not the task's deletions");
+
+    std::fs::create_dir_all(wt.join("docs")).unwrap();
+    std::fs::write(wt.join("docs/guide.md"), "a new guide\n").unwrap();
+    let third = cp.snapshot("later").unwrap();
+    assert_eq!(files(&second, &third), vec![("docs/guide.md".into(), ChangeKind::Modified)], "a file the task writes outside the sparse set is seen");
 }

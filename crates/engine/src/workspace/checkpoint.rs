@@ -78,6 +78,10 @@ const LENT_INDEX: &str = "finishline-lent-index";
 /// cleared yet ([`Checkpoints::start_at_checkout`]); the next snapshot clears them.
 const UNCHECKED_INDEX: &str = "finishline-unchecked-index";
 
+/// Present while the store's index keeps skip-worktree marks on files that are not on disk (a
+/// sparse checkout's files outside its set): each snapshot looks whether the task wrote them.
+const SPARSE_INDEX: &str = "finishline-sparse-index";
+
 /// How `git add` reports a repository nested in the workspace that has no commit yet.
 const NO_COMMIT_YET: &str = "' does not have a commit checked out";
 
@@ -658,6 +662,8 @@ impl Checkpoints {
                 }
             }
             std::fs::remove_file(&unchecked)?;
+        } else if self.git_dir.join(SPARSE_INDEX).exists() {
+            self.clear_index_flags()?;
         }
         Ok(())
     }
@@ -703,22 +709,41 @@ impl Checkpoints {
     /// Clears what a borrowed index may say about its work tree that would blind the store: an
     /// entry marked assume-unchanged (the person's `update-index`, or `core.ignoreStat`) or
     /// skip-worktree (sparse checkout) is never looked at by `status`, so an edit to it would be
-    /// missing from every later snapshot. Such an entry is put back plain, to be hashed again.
+    /// missing from every later snapshot. Such an entry is put back plain, to be hashed again;
+    /// except a skip-worktree entry whose file is not on disk, which a sparse checkout left out
+    /// (a worktree inherits the person's sparse checkout): cleared, it would count as deleted.
     fn clear_index_flags(&self) -> Result<()> {
-        // `<tag> <mode> <oid> <stage>\t<path>`: a lowercase tag is assume-unchanged, `S` skip-worktree.
+        use std::os::unix::ffi::OsStrExt;
+        // `<tag> <mode> <oid> <stage>\t<path>`: a lowercase tag is assume-unchanged, `S` (or `s`)
+        // skip-worktree.
         let listed = self.git_bytes(&["ls-files", "-v", "-s", "-z"], &[])?;
         let mut info = Vec::new();
+        let mut outside = false;
         for rec in listed.split(|b| *b == 0).filter(|r| r.len() > 2) {
-            if !(rec[0].is_ascii_lowercase() || rec[0] == b'S') {
+            let skip = rec[0].eq_ignore_ascii_case(&b'S');
+            if !(rec[0].is_ascii_lowercase() || skip) {
                 continue;
             }
             let Some(tab) = rec.iter().position(|b| *b == b'\t') else { continue };
+            let path = &rec[tab + 1..];
+            // Skip-worktree and not on disk: outside a sparse checkout, not deleted. Its mark
+            // stays until the task writes the file, which the next snapshots look for.
+            if skip && self.work_tree.join(std::ffi::OsStr::from_bytes(path)).symlink_metadata().is_err() {
+                outside = true;
+                continue;
+            }
             let head = String::from_utf8_lossy(&rec[2..tab]);
             let [mode, oid, "0"] = head.split(' ').collect::<Vec<_>>()[..] else { continue };
-            index_info(&mut info, mode, oid, &rec[tab + 1..]);
+            index_info(&mut info, mode, oid, path);
         }
         if !info.is_empty() {
             self.git_bytes(&["update-index", "-z", "--index-info"], &info)?;
+        }
+        let note = self.git_dir.join(SPARSE_INDEX);
+        if outside {
+            std::fs::write(note, "")?;
+        } else if note.exists() {
+            std::fs::remove_file(note)?;
         }
         Ok(())
     }
