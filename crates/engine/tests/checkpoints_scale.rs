@@ -41,6 +41,13 @@ fn fill(ws: &Path, n: usize, size: usize) {
     }
 }
 
+/// Runs git in `dir` as a test person; its trimmed stdout.
+fn git_as_person(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git").arg("-C").arg(dir).args(["-c", "user.name=T", "-c", "user.email=t@example.com"]).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 fn writes(path: &str) -> fake_llm::Scenario {
     rules(json!([
         evaluator(done_verdict()),
@@ -429,12 +436,7 @@ fn an_index_lent_back_to_the_worktree_returns_holding_exactly_the_last_checkpoin
 #[test]
 fn a_new_worktrees_first_checkpoint_is_its_commit_and_the_next_sees_every_edit_whatever_its_index_marks() {
     use finishline_engine::workspace::checkpoint::{ChangeKind, Checkpoints};
-    let git = |dir: &Path, args: &[&str]| -> String {
-        let out =
-            std::process::Command::new("git").arg("-C").arg(dir).args(["-c", "user.name=T", "-c", "user.email=t@example.com"]).args(args).output().unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
+    let git = git_as_person;
     // Two people's repositories: one whose git marks every entry assume-unchanged, one that
     // keeps a split index (a copy of which the store cannot read).
     for setting in ["core.ignoreStat", "core.splitIndex"] {
@@ -481,12 +483,7 @@ fn a_new_worktrees_first_checkpoint_is_its_commit_and_the_next_sees_every_edit_w
 #[test]
 fn a_worktree_whose_index_the_store_cannot_read_still_starts_from_all_its_files() {
     use finishline_engine::workspace::checkpoint::Checkpoints;
-    let git = |dir: &Path, args: &[&str]| -> String {
-        let out =
-            std::process::Command::new("git").arg("-C").arg(dir).args(["-c", "user.name=T", "-c", "user.email=t@example.com"]).args(args).output().unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
+    let git = git_as_person;
     let repo = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let repo = repo.path().canonicalize().unwrap();
@@ -510,12 +507,7 @@ fn a_worktree_whose_index_the_store_cannot_read_still_starts_from_all_its_files(
 #[test]
 fn a_sparse_worktree_shows_only_what_the_task_changed_and_a_file_it_adds_outside_the_sparse_set() {
     use finishline_engine::workspace::checkpoint::{ChangeKind, Checkpoints};
-    let git = |dir: &Path, args: &[&str]| -> String {
-        let out =
-            std::process::Command::new("git").arg("-C").arg(dir).args(["-c", "user.name=T", "-c", "user.email=t@example.com"]).args(args).output().unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
+    let git = git_as_person;
     let top = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let (repo, wt) = (top.path().join("repo"), top.path().join("wt"));

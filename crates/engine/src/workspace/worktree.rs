@@ -519,21 +519,29 @@ mod tests {
         assert!(untouched(&wt).unwrap(), "the ignored file stays out and counts as nothing");
     }
 
-    #[test]
-    fn two_fills_of_one_worktree_at_once_take_turns_and_both_succeed() {
+    /// A repository of `files` (path, text) in a temporary folder, and a task's worktree of it,
+    /// added but not filled.
+    fn empty_worktree(files: &[(String, String)], task: &str) -> (tempfile::TempDir, TaskWorktree) {
         let dir = tempfile::tempdir().unwrap();
         let (repo, data) = (dir.path().join("repo"), dir.path().join("data"));
-        std::fs::create_dir_all(repo.join("src")).unwrap();
+        std::fs::create_dir_all(&repo).unwrap();
         git(&repo, &["init", "-q", "-b", "main"]).unwrap();
-        for i in 0..2_000 {
-            std::fs::write(repo.join(format!("src/f{i}.txt")), format!("{i}\n")).unwrap();
+        for (path, text) in files {
+            std::fs::create_dir_all(repo.join(path).parent().unwrap()).unwrap();
+            std::fs::write(repo.join(path), text).unwrap();
         }
-        std::fs::write(repo.join(".env"), "TOKEN=1\n").unwrap();
-        std::fs::write(repo.join(".gitignore"), ".env\n").unwrap();
         make_repository(&repo).unwrap();
         let found = repo_of(&repo, &data.join("worktrees")).unwrap();
-        let wt = plan(&found, &data.join("worktrees"), "ses_0192abcdef123456", "fill twice", None, 1).unwrap();
+        let wt = plan(&found, &data.join("worktrees"), "ses_0192abcdef123456", task, None, 1).unwrap();
         add_empty(&wt, "ses_0192abcdef123456").unwrap();
+        (dir, wt)
+    }
+
+    #[test]
+    fn two_fills_of_one_worktree_at_once_take_turns_and_both_succeed() {
+        let mut files: Vec<(String, String)> = (0..2_000).map(|i| (format!("src/f{i}.txt"), format!("{i}\n"))).collect();
+        files.extend([(".env".into(), "TOKEN=1\n".into()), (".gitignore".into(), ".env\n".into())]);
+        let (_dir, wt) = empty_worktree(&files, "fill twice");
         // A run whose start failed left its fill going while the task's next run starts one.
         let includes = vec![".env".to_string()];
         let (a, b) = std::thread::scope(|s| {
@@ -548,15 +556,7 @@ mod tests {
 
     #[test]
     fn a_worktrees_index_and_objects_are_where_git_says_they_are() {
-        let dir = tempfile::tempdir().unwrap();
-        let (repo, data) = (dir.path().join("repo"), dir.path().join("data"));
-        std::fs::create_dir_all(&repo).unwrap();
-        git(&repo, &["init", "-q", "-b", "main"]).unwrap();
-        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
-        make_repository(&repo).unwrap();
-        let found = repo_of(&repo, &data.join("worktrees")).unwrap();
-        let wt = plan(&found, &data.join("worktrees"), "ses_0192abcdef123456", "where", None, 1).unwrap();
-        add_empty(&wt, "ses_0192abcdef123456").unwrap();
+        let (_dir, wt) = empty_worktree(&[("a.txt".into(), "a\n".into())], "where");
         let folder = Path::new(&wt.folder);
         let asked = |args: &[&str]| PathBuf::from(git(folder, args).unwrap().trim()).canonicalize().unwrap();
         fill(&wt, &[]).unwrap();
