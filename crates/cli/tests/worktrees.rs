@@ -260,6 +260,7 @@ async fn worktreeinclude_files_reach_the_task_but_never_its_commit() {
     assert_eq!(out.status.code(), Some(0), "verification in the worktree found the copied files: {}", String::from_utf8_lossy(&out.stderr));
     let ready = lines(&out).into_iter().find(|e| e["type"] == "worktree_ready").unwrap();
     assert_eq!(ready["copied"], json!([".env", "local.json"]), "the default .env and the repository's .worktreeinclude");
+    assert_eq!(reviewed(&out), vec!["app.txt".to_string()], "the copied files are the person's, not the task's changes");
     let files = git(&r, &["show", "--name-only", "--format=", "main"]);
     assert_eq!(files, "app.txt", "the copied files stay out of the landed commit");
 }

@@ -453,7 +453,8 @@ fn a_new_worktrees_first_checkpoint_is_its_commit_and_the_next_sees_every_edit_w
         git(&repo, &["commit", "-q", "-m", "start"]);
         let head = git(&repo, &["rev-parse", "HEAD"]);
         let cp = Checkpoints::open_shared(data.path(), &repo, "s1").unwrap();
-        let first = cp.start_at_checkout(&repo.join(".git/objects"), &repo.join(".git/index"), &head, "run start").unwrap().expect("a new store starts");
+        let first = cp.start_at_commit(&repo.join(".git/objects"), &head, "run start").unwrap().expect("a new store starts");
+        cp.adopt_index(Some(&repo.join(".git/index")), &first).unwrap();
         let store = data.path().read_dir().unwrap().map(|d| d.unwrap().path()).find(|p| p.join("HEAD").exists()).unwrap();
         let tree = |rev: &str, git_dir: &Path| {
             let out = std::process::Command::new("git").arg("--git-dir").arg(git_dir).args(["rev-parse", &format!("{rev}^{{tree}}")]).output().unwrap();
@@ -461,11 +462,7 @@ fn a_new_worktrees_first_checkpoint_is_its_commit_and_the_next_sees_every_edit_w
         };
         assert_eq!(tree(&first, &store), tree(&head, &repo.join(".git")), "{setting}: the first checkpoint holds exactly the commit's files");
         assert_eq!((cp.marked("base"), cp.marked("last")), (Some(first.clone()), Some(first.clone())), "{setting}: it is the run's base and its last");
-        assert_eq!(
-            cp.start_at_checkout(&repo.join(".git/objects"), &repo.join(".git/index"), &head, "again").unwrap(),
-            None,
-            "{setting}: a store that has begun is left as it is"
-        );
+        assert_eq!(cp.start_at_commit(&repo.join(".git/objects"), &head, "again").unwrap(), None, "{setting}: a store that has begun is left as it is");
 
         std::fs::write(repo.join("a.txt"), "a, changed").unwrap();
         std::fs::write(repo.join("dir/new.txt"), "new").unwrap();
@@ -528,7 +525,8 @@ fn a_sparse_worktree_shows_only_what_the_task_changed_and_a_file_it_adds_outside
     let index = PathBuf::from(git(&wt, &["rev-parse", "--path-format=absolute", "--git-path", "index"]));
     let objects = PathBuf::from(git(&wt, &["rev-parse", "--path-format=absolute", "--git-common-dir"])).join("objects");
     let cp = Checkpoints::open_shared(data.path(), &wt, "s1").unwrap();
-    let first = cp.start_at_checkout(&objects, &index, &head, "run start").unwrap().unwrap();
+    let first = cp.start_at_commit(&objects, &head, "run start").unwrap().unwrap();
+    cp.adopt_index(Some(&index), &first).unwrap();
     let files = |from: &str, to: &str| -> Vec<(String, ChangeKind)> { cp.changes(from, to).unwrap().into_iter().map(|c| (c.path, c.kind)).collect() };
 
     std::fs::write(wt.join("app/main.rs"), "fn main() { run() }\n").unwrap();
@@ -539,4 +537,40 @@ fn a_sparse_worktree_shows_only_what_the_task_changed_and_a_file_it_adds_outside
     std::fs::write(wt.join("docs/guide.md"), "a new guide\n").unwrap();
     let third = cp.snapshot("later").unwrap();
     assert_eq!(files(&second, &third), vec![("docs/guide.md".into(), ChangeKind::Modified)], "a file the task writes outside the sparse set is seen");
+}
+
+#[test]
+fn a_new_worktrees_first_checkpoint_is_made_while_git_fills_it_and_files_copied_in_are_not_the_tasks() {
+    use finishline_engine::workspace::checkpoint::{ChangeKind, Checkpoints};
+    let git = git_as_person;
+    let top = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (repo, wt) = (top.path().join("repo"), top.path().join("wt"));
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("src/lib.rs"), "pub fn a() {}\n").unwrap();
+    std::fs::write(repo.join("README.md"), "readme\n").unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "start"]);
+    git(&repo, &["worktree", "add", "-q", "--no-checkout", "-b", "task", wt.to_str().unwrap(), "HEAD"]);
+    let head = git(&wt, &["rev-parse", "HEAD"]);
+    let index = PathBuf::from(git(&wt, &["rev-parse", "--path-format=absolute", "--git-path", "index"]));
+    let objects = PathBuf::from(git(&wt, &["rev-parse", "--path-format=absolute", "--git-common-dir"])).join("objects");
+    let cp = Checkpoints::open_shared(data.path(), &wt, "s1").unwrap();
+
+    // Before git has written a file of the worktree.
+    assert!(!wt.join("README.md").exists());
+    let first = cp.start_at_commit(&objects, &head, "run start").unwrap().expect("a new store starts");
+    git(&wt, &["reset", "-q", "--hard"]);
+    std::fs::write(wt.join(".env"), "TOKEN=1\n").unwrap();
+    cp.adopt_index(Some(&index), &first).unwrap();
+    // The run's start then records the file copied in, after which the task's changes begin.
+    let start = cp.snapshot_known("run start", &[".env"]).unwrap();
+    cp.mark("base", &start).unwrap();
+    let files = |from: &str, to: &str| -> Vec<(String, ChangeKind)> { cp.changes(from, to).unwrap().into_iter().map(|c| (c.path, c.kind)).collect() };
+    assert_eq!(files(&first, &start), vec![(".env".into(), ChangeKind::Created)], "the store holds the checkout, then what was copied in");
+
+    std::fs::write(wt.join("src/lib.rs"), "pub fn a() { b() }\n").unwrap();
+    let after = cp.snapshot("after").unwrap();
+    assert_eq!(files(&cp.marked("base").unwrap(), &after), vec![("src/lib.rs".into(), ChangeKind::Modified)], "only the task's edit is its change");
 }

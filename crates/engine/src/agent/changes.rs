@@ -175,31 +175,43 @@ impl Run {
         let engine = self.engine.clone();
         let (session, run) = (self.session.clone(), self.run.clone());
         self.first_snapshot = Some(tokio::task::spawn_blocking(move || {
+            let objects = pending.as_ref().and_then(|wt| worktree::objects_dir(Path::new(&wt.folder)));
+            // A new worktree's first checkpoint is its commit, which needs none of its files: it
+            // is made while git fills the worktree. Should that fail, the snapshot below reads
+            // the files instead, and says why if it fails too.
+            let early = match (&cp, &pending, &objects) {
+                (Some(cp), Some(wt), Some(objects)) if made_now => cp.start_at_commit(objects, &wt.base_commit, "run start").ok().flatten(),
+                _ => None,
+            };
             let copied = match &pending {
                 Some(wt) => Some(fill_worktree(&engine, &session, &run, wt, &filling)?),
                 None => None,
             };
             let Some(cp) = cp else { return Ok(None) };
             let snap = (|| {
-                // Asked after the fill, which so starts the moment the run does.
-                let objects = pending.as_ref().and_then(|wt| worktree::objects_dir(Path::new(&wt.folder)));
                 let index = pending.as_ref().and_then(|wt| worktree::index_file(Path::new(&wt.folder)));
-                let snap = match (&pending, &index, &objects, &copied) {
-                    // Nothing copied in: the new worktree is its commit, recorded as it is.
-                    (Some(wt), Some(index), Some(objects), Some(copied)) if copied.is_empty() && made_now => {
-                        match cp.start_at_checkout(objects, index, &wt.base_commit, "run start")? {
-                            Some(snap) => snap,
-                            // A store from before (a continued session's own): its index is not
-                            // this worktree's, so the files are read.
-                            None => cp.snapshot_counted("run start", &files)?,
+                let paths: Vec<&str> = copied.iter().flatten().map(String::as_str).collect();
+                let snap = match (&early, &index, &objects, &copied) {
+                    (Some(first), _, _, _) => {
+                        cp.adopt_index(index.as_deref(), first)?;
+                        if paths.is_empty() {
+                            first.clone()
+                        } else {
+                            // The files copied in are the person's, not the task's: the run
+                            // starts after them.
+                            let snap = cp.snapshot_known("run start", &paths)?;
+                            cp.mark("base", &snap)?;
+                            snap
                         }
                     }
-                    (_, Some(index), Some(objects), Some(copied)) => {
-                        // A new worktree's store borrows the repository's objects and starts from
+                    // A new worktree for a store from before (a continued session's own): its
+                    // index is not this worktree's, so the files are read.
+                    (None, _, _, Some(_)) if made_now => cp.snapshot_counted("run start", &files)?,
+                    (None, Some(index), Some(objects), Some(_)) => {
+                        // A worktree's store borrows the repository's objects and starts from
                         // the worktree's own index: it is the branch's commit plus the files
                         // copied in, so its first snapshot walks nothing.
                         cp.borrow_objects(objects, index)?;
-                        let paths: Vec<&str> = copied.iter().map(String::as_str).collect();
                         cp.snapshot_known("run start", &paths)?
                     }
                     _ => cp.snapshot_counted("run start", &files)?,

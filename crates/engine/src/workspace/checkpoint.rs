@@ -75,7 +75,7 @@ const STORE_CONFIG: &[&str] = &["-c", "core.ignoreStat=false", "-c", "core.fsmon
 const LENT_INDEX: &str = "finishline-lent-index";
 
 /// Present while the store's index is a copy of a worktree's whose "do not look" marks are not
-/// cleared yet ([`Checkpoints::start_at_checkout`]); the next snapshot clears them.
+/// cleared yet ([`Checkpoints::adopt_index`]); the next snapshot clears them.
 const UNCHECKED_INDEX: &str = "finishline-unchecked-index";
 
 /// Present while the store's index keeps skip-worktree marks on files that are not on disk (a
@@ -597,15 +597,14 @@ impl Checkpoints {
         Ok(())
     }
 
-    /// The first snapshot of a new store whose work tree git has just filled from `commit` (a
-    /// task's new worktree, nothing copied into it yet): its tree is that commit's, so nothing is
-    /// walked or hashed and two git processes record it (the commit; the session's `last` and
-    /// `base` and the store's HEAD in one `update-ref`). The store borrows the repository's
-    /// `objects` and the worktree's `index`, whose stat data make the next `status` read no file;
-    /// that index's "do not look" marks are cleared by the next snapshot, off the way to the
-    /// task's first tool. `None`: the store already has a snapshot or an index (a run starting
-    /// again), and nothing was done.
-    pub fn start_at_checkout(&self, objects: &Path, index: &Path, commit: &str, label: &str) -> Result<Option<String>> {
+    /// The first snapshot of a new store for a work tree that git is filling from `commit` (a
+    /// task's new worktree): its tree is that commit's, so it needs none of the files, and it is
+    /// made while git writes them, off the way to the task's first tool. Two git processes (the
+    /// commit; the session's `last` and `base` and the store's HEAD in one `update-ref`), with
+    /// the repository's `objects` borrowed. Once the work tree is filled,
+    /// [`Checkpoints::adopt_index`] gives the store its index. `None`: the store already has a
+    /// snapshot or an index (a run starting again), and nothing was done.
+    pub fn start_at_commit(&self, objects: &Path, commit: &str, label: &str) -> Result<Option<String>> {
         let _lock = self.lock()?;
         if self.marked("last").is_some() || self.git_dir.join("index").exists() {
             return Ok(None);
@@ -613,16 +612,32 @@ impl Checkpoints {
         let info = self.git_dir.join("objects").join("info");
         std::fs::create_dir_all(&info)?;
         std::fs::write(info.join("alternates"), format!("{}\n", objects.display()))?;
-        if index.is_file() && copy_keeping_time(index, &self.git_dir.join("index")).is_ok() {
-            std::fs::write(self.git_dir.join(UNCHECKED_INDEX), "")?;
-        } else {
-            self.git(&["read-tree", commit])?;
-        }
         let tree = format!("{commit}^{{tree}}");
         let snap = self.git(&["commit-tree", &tree, "-m", label])?.trim().to_string();
         let refs = format!("update {r}last {snap}\nupdate {r}base {snap}\noption no-deref\nupdate HEAD {snap}\n", r = self.refs);
         self.git_full(&["update-ref", "--stdin"], Some(&refs))?;
         Ok(Some(snap))
+    }
+
+    /// After [`Checkpoints::start_at_commit`], once git has filled the work tree: the store takes
+    /// a copy of the work tree's `index`, which holds the same files as the first snapshot and
+    /// whose stat data make the next `status` read no file (its "do not look" marks are cleared
+    /// by the next snapshot). Without one it reads the snapshot's tree (`first`), and the next
+    /// snapshot reads the files once. Does nothing when the store has an index.
+    pub fn adopt_index(&self, index: Option<&Path>, first: &str) -> Result<()> {
+        let _lock = self.lock()?;
+        if self.git_dir.join("index").exists() {
+            return Ok(());
+        }
+        match index {
+            Some(index) if index.is_file() && copy_keeping_time(index, &self.git_dir.join("index")).is_ok() => {
+                std::fs::write(self.git_dir.join(UNCHECKED_INDEX), "")?;
+            }
+            _ => {
+                self.git(&["read-tree", first])?;
+            }
+        }
+        Ok(())
     }
 
     /// Gives the store's index up while its task waits for a person, when the work tree has an
@@ -648,7 +663,7 @@ impl Checkpoints {
     /// differ (files copied into a worktree but kept out of its commits, files checkpoints
     /// leave out). Without the lender, or when its index cannot be read here, it is rebuilt
     /// from the last snapshot, and the next walk reads the files once. An index copied at
-    /// [`Checkpoints::start_at_checkout`] has its "do not look" marks cleared here.
+    /// [`Checkpoints::adopt_index`] has its "do not look" marks cleared here.
     fn take_back_index(&self) -> Result<()> {
         self.take_back_lent_index()?;
         let unchecked = self.git_dir.join(UNCHECKED_INDEX);

@@ -135,16 +135,17 @@ pub fn repo_of(folder: &Path, worktrees: &Path) -> Option<Repo> {
     if worktrees.canonicalize().is_ok_and(|w| folder.canonicalize().is_ok_and(|f| f.starts_with(&w))) {
         return None;
     }
-    let top = git(folder, &["rev-parse", "--show-toplevel"]).ok()?.trim().to_string();
-    if top.is_empty() {
+    // One git for the top, the commit and the branch (it runs before the worktree is added, on
+    // the way to the task's first tool); it fails in a repository without a commit.
+    let out = git(folder, &["rev-parse", "--show-toplevel", "HEAD^{commit}", "--symbolic-full-name", "HEAD"]).ok()?;
+    let mut lines = out.lines().map(str::trim);
+    let (top, head, symbolic) = (lines.next()?, lines.next()?.to_string(), lines.next()?);
+    if top.is_empty() || head.is_empty() {
         return None;
     }
     let top = PathBuf::from(top).canonicalize().ok()?;
-    let head = git(folder, &["rev-parse", "-q", "--verify", "HEAD^{commit}"]).ok()?.trim().to_string();
-    if head.is_empty() {
-        return None;
-    }
-    let branch = git(folder, &["symbolic-ref", "-q", "--short", "HEAD"]).ok().map(|b| b.trim().to_string()).filter(|b| !b.is_empty());
+    // Detached, git names HEAD itself.
+    let branch = symbolic.strip_prefix("refs/heads/").filter(|b| !b.is_empty()).map(str::to_string);
     let subdir = folder.canonicalize().ok()?.strip_prefix(&top).ok()?.to_string_lossy().into_owned();
     Some(Repo { top, subdir, branch, head })
 }
@@ -517,6 +518,26 @@ mod tests {
         let changed = git(f, &["-c", "core.quotePath=false", "show", "--name-status", "--format=", "HEAD"]).unwrap();
         assert_eq!(changed.lines().collect::<Vec<_>>(), vec!["M\tedited.txt", "D\tgone.txt", "A\tnew folder/deeper/ünï côde.txt"]);
         assert!(untouched(&wt).unwrap(), "the ignored file stays out and counts as nothing");
+    }
+
+    #[test]
+    fn a_repository_is_found_from_a_subfolder_with_its_branch_and_not_before_its_first_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let (repo, worktrees) = (dir.path().join("repo"), dir.path().join("data/worktrees"));
+        std::fs::create_dir_all(repo.join("sub")).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]).unwrap();
+        // A file named like the revision asked for.
+        std::fs::write(repo.join("HEAD"), "not a revision\n").unwrap();
+        assert!(repo_of(&repo.join("sub"), &worktrees).is_none(), "no commit yet: nothing to branch from");
+        make_repository(&repo).unwrap();
+        let head = git(&repo, &["rev-parse", "HEAD"]).unwrap().trim().to_string();
+        let found = repo_of(&repo.join("sub"), &worktrees).expect("a repository");
+        assert_eq!(
+            (found.top, found.subdir.as_str(), found.branch.as_deref(), found.head.as_str()),
+            (repo.canonicalize().unwrap(), "sub", Some("main"), head.as_str())
+        );
+        git(&repo, &["checkout", "-q", "--detach"]).unwrap();
+        assert_eq!(repo_of(&repo, &worktrees).unwrap().branch, None, "a detached HEAD is on no branch");
     }
 
     /// A repository of `files` (path, text) in a temporary folder, and a task's worktree of it,
