@@ -407,7 +407,7 @@ export type EngineEvent =
   | { type: "attempt_started"; group: string; number: number; of: number; label: string }
   | { type: "attempt_chosen"; group: string; reason?: string | null }
   | { type: "worktree_ready"; copied: string[] }
-  | { type: "task_committed"; commit: string; branch: string }
+  | { type: "task_committed"; commit: string; branch: string; files_since_start?: string[] }
   | { type: "landing_started"; review_id: string; mode: LandingMode; target_branch: string; old_tip: string; new_commit?: string | null }
   | { type: "landed"; mode: LandingMode; target_branch?: string | null; commit?: string | null; branch_kept?: string | null; files: string[] }
   | { type: "landing_blocked"; reason: LandingBlock; files: string[]; detail: string }

@@ -296,6 +296,9 @@ pub async fn run(smoke: bool) -> Table {
         let (mut tasks, mut floors, mut squashes, mut checkout) = (Vec::new(), Vec::new(), Vec::new(), 0);
         for _ in 0..if files <= 1_000 { 5 } else { 3 } {
             let (floor, size) = worktree_add_once(&repo, scratch.path());
+            if std::env::var_os("FINISHLINE_BENCH_TRACE").is_some() {
+                eprintln!("   floor {:.1} ms", floor.as_secs_f64() * 1000.0);
+            }
             floors.push(floor);
             checkout = size;
             squashes.push(squash_floor.once());

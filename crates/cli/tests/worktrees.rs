@@ -228,6 +228,49 @@ async fn landing_stops_without_overwriting_when_the_person_edits_a_file_the_task
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_unignores_a_local_file_and_adds_its_own_never_lands_over_the_persons() {
+    let rules = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "Created local.json"}, "reply": {"text": "Done! The config is tracked now."}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "track the config"}, "reply": {"text": "Tracking it.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": ".gitignore", "content": ".env\n"}},
+            {"name": "write_file", "arguments": {"path": "local.json", "content": "{\"from\": \"the task\"}\n"}}
+        ]}}),
+    ];
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let r = repo(dir.path());
+    std::fs::write(r.join(".gitignore"), ".env\nlocal.json\n").unwrap();
+    git(&r, &["commit", "-q", "-m", "ignore the local config", "--", ".gitignore"]);
+    std::fs::write(r.join("local.json"), "{\"token\": \"the person's own\"}\n").unwrap();
+    let run = cli.run("track the config", &r, &["--review", "approve"]);
+    assert_eq!(
+        run.status.code(),
+        Some(6),
+        "approved, but it cannot land over the person's file: it waits for them: {}",
+        String::from_utf8_lossy(&run.stdout).lines().filter(|l| !l.contains("text_delta")).collect::<Vec<_>>().join("\n")
+    );
+    let blocked = lines(&run).into_iter().find(|e| e["type"] == "landing_blocked").expect("the landing says why it stopped");
+    assert_eq!((blocked["reason"].as_str(), &blocked["files"]), (Some("your_edits"), &json!(["local.json"])));
+    assert_eq!(std::fs::read_to_string(r.join("local.json")).unwrap(), "{\"token\": \"the person's own\"}\n", "their ignored file is untouched");
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "ignore the local config", "nothing landed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_lands_on_its_branch_while_the_person_works_on_another_and_their_checkout_is_left_alone() {
+    let (_s, dir, cli) = server(vec![writes("README.md", "the task's readme\n", 0)]).await;
+    let r = repo(dir.path());
+    let run = cli.run("write README.md", &r, &[]);
+    assert_eq!(run.status.code(), Some(6), "it waits for review");
+    // Meanwhile the person moved to a branch of their own, their uncommitted edit with them.
+    git(&r, &["switch", "-q", "-c", "feature"]);
+    let approved = cli.review(&session_of(&run), &["--approve"]);
+    assert_eq!(approved.status.code(), Some(0), "their edit is not in the way of a branch they are not on: {}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(git(&r, &["show", "main:README.md"]), "the task's readme", "the task landed on main");
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2");
+    assert_eq!(git(&r, &["branch", "--show-current"]), "feature", "the person is where they were");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "with their edit as it was");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_branch_that_moved_during_the_task_is_rebased_onto_and_verified_again_before_landing() {
     let (_s, dir, cli) = server(vec![writes("notes.md", "notes\n", 1500)]).await;
     let r = repo(dir.path());
@@ -293,22 +336,23 @@ async fn killed_in_the_middle_of_a_landing_the_next_start_finishes_it() {
     let id = session_of(&waiting);
     let marker = dir.path().join("paused");
     let mut approving = cli.cmd(&["sessions", "review", &id, "--approve", "--base-url", &cli.url, "--model", "m"]);
-    approving.env("FINISHLINE_FAULT_PAUSE", "landing-after-ref").env("FINISHLINE_FAULT_MARKER", &marker);
+    approving.env("FINISHLINE_FAULT_PAUSE", "landing-after-checkout").env("FINISHLINE_FAULT_MARKER", &marker);
     let mut child = approving.spawn().unwrap();
     let t = Instant::now();
     while !marker.exists() && t.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(marker.exists(), "the landing reached the point between moving the branch and updating the checkout");
+    assert!(marker.exists(), "the landing reached the point between updating the checkout and moving the branch");
     child.kill().unwrap();
     let _ = child.wait();
-    assert!(!r.join("land.txt").exists(), "killed before the person's checkout was updated");
+    assert!(r.join("land.txt").exists(), "killed after the person's checkout was updated");
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "init", "and before the branch moved");
     let list = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap());
     let _ = list;
     // The next start (any command that opens the engine) finishes it.
     let _ = cli.run("hello", &dir.path().join("repo"), &["--isolation", "in-place"]);
-    assert_eq!(std::fs::read_to_string(r.join("land.txt")).unwrap(), "land\n", "the checkout caught up with the moved branch");
-    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "write land.txt");
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "write land.txt", "the branch moved to the landing's commit");
+    assert_eq!(std::fs::read_to_string(r.join("land.txt")).unwrap(), "land\n");
     assert_eq!(git(&r, &["status", "--porcelain", "--", "land.txt"]), "", "the person's index and files agree with the branch");
     let events = stored(&cli.data, &id);
     assert!(events.iter().any(|e| matches!(e, finishline_engine::event::EngineEvent::Landed { .. })), "history records the landing");

@@ -357,6 +357,10 @@ pub enum EngineEvent {
     TaskCommitted {
         commit: String,
         branch: String,
+        /// The files the branch changes since the task started, which landing it changes: the
+        /// landing starts from them instead of asking git again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        files_since_start: Option<Vec<String>>,
     },
     /// Approve is landing the task: recorded before the person's branch moves, so a landing
     /// cut short is finished or reported at the next start.

@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod batch;
+mod beside;
 pub mod clock;
 pub mod config;
 pub mod domain;

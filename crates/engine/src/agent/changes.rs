@@ -13,6 +13,7 @@ use super::Engine;
 use crate::domain::*;
 use crate::event::{EngineEvent, Envelope};
 use crate::workspace::checkpoint::FileChange;
+use crate::workspace::landing::Left;
 use crate::workspace::ownership::Ownership;
 use crate::workspace::worktree::{self, TaskWorktree};
 
@@ -91,6 +92,20 @@ fn latest_workspace(events: &[Envelope]) -> Option<(Isolation, String, Option<Ta
 pub(super) fn copied_files(events: &[Envelope]) -> Vec<String> {
     let at = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })).unwrap_or(0);
     events[at..].iter().rev().find_map(|e| if let EngineEvent::WorktreeReady { copied } = &e.event { Some(copied.clone()) } else { None }).unwrap_or_default()
+}
+
+/// Where the task's branch was left in its current worktree, as recorded: its last commit and
+/// the files it changes since the task started; its start when it committed nothing.
+pub(super) fn left_at(events: &[Envelope], wt: &TaskWorktree) -> Left {
+    let at = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })).unwrap_or(0);
+    events[at..]
+        .iter()
+        .rev()
+        .find_map(|e| match &e.event {
+            EngineEvent::TaskCommitted { commit, files_since_start, .. } => Some(Left { commit: commit.clone(), files: files_since_start.clone() }),
+            _ => None,
+        })
+        .unwrap_or_else(|| Left { commit: wt.base_commit.clone(), files: Some(vec![]) })
 }
 
 /// The task's worktree as last recorded, while it still has one.
@@ -393,7 +408,8 @@ impl Run {
         let message = if runs == 0 { title } else { format!("{title} (changes, round {})", runs + 1) };
         let message = format!("{message}\n\nFinishline-Session: {}\n", self.session);
         if let Some(commit) = tokio::task::block_in_place(|| worktree::commit_all(&wt, &message, &copied))? {
-            self.emit(EngineEvent::TaskCommitted { commit, branch: wt.branch.clone() })?;
+            let files_since_start = tokio::task::block_in_place(|| worktree::changed_between(&wt, &wt.base_commit, &commit)).ok();
+            self.emit(EngineEvent::TaskCommitted { commit, branch: wt.branch.clone(), files_since_start })?;
         }
         Ok(())
     }

@@ -14,8 +14,9 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::changes::{copied_files, current_worktree};
+use super::changes::{copied_files, current_worktree, left_at};
 use super::{run, Engine};
+use crate::beside::beside;
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::{EngineEvent, Envelope};
@@ -311,18 +312,15 @@ impl Engine {
         // for such changes (a status of the whole checkout, in a small repository the slowest
         // step) runs beside composing the landing from the branches as the run left them; when
         // something did change, it is committed first and the landing composed again.
-        let (untouched, early) = std::thread::scope(|s| {
-            let look = s.spawn(|| worktree::untouched(wt));
-            let early = (mode != LandingMode::Branch).then(|| landing::prepare(wt, mode, &message));
-            (look.join().unwrap_or(Ok(false)), early)
-        });
+        let left = left_at(events, wt);
+        let (untouched, early) = beside(|| worktree::untouched(wt), || (mode != LandingMode::Branch).then(|| landing::prepare(wt, mode, &message, &left)));
         let early = if untouched? {
             early.transpose()?.flatten()
         } else {
             if let Some(commit) =
                 worktree::commit_all(wt, &format!("{} (after review)\n\nFinishline-Session: {session}\n", summary.title), &copied_files(events))?
             {
-                self.store.append(session, None, EngineEvent::TaskCommitted { commit, branch: wt.branch.clone() })?;
+                self.store.append(session, None, EngineEvent::TaskCommitted { commit, branch: wt.branch.clone(), files_since_start: None })?;
             }
             None
         };
@@ -552,7 +550,7 @@ impl Engine {
         let wt = current_worktree(&events).ok_or_else(|| Error::InvalidInput("this task has no worktree: there is no branch to merge".into()))?;
         let target = wt.base_branch.clone().ok_or_else(|| Error::InvalidInput("the task started on a detached HEAD: there is no branch to merge".into()))?;
         if let Some(commit) = worktree::commit_all(&wt, &format!("{} (before merging {target})", summary.title), &copied_files(&events))? {
-            self.store.append(&summary.id, None, EngineEvent::TaskCommitted { commit, branch: wt.branch.clone() })?;
+            self.store.append(&summary.id, None, EngineEvent::TaskCommitted { commit, branch: wt.branch.clone(), files_since_start: None })?;
         }
         let folder = Path::new(&wt.folder);
         let merged = worktree::git_in(folder).args(worktree::identity_args(folder)).args(["merge", "--no-ff", "--no-commit", &target]).output()?;

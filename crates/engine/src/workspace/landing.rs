@@ -1,13 +1,14 @@
 //! Approve lands a task on the branch it started from, in three moves the engine records
 //! between: [`catch_up`] rebases the task's branch when the person's branch moved on (the engine
 //! then verifies again), [`compose`] makes the commit without touching the person's repository,
-//! and [`apply`] moves their branch and updates their checkout. Their uncommitted edits are
-//! kept: a landing that would touch a file they are editing stops before anything moves, and
-//! git's own checks stand behind ours.
+//! and [`apply`] updates their checkout and moves their branch. Their uncommitted edits are
+//! kept: git refuses to bring their checkout along over an edit of theirs, and that refusal
+//! comes before anything moves.
 
 use std::path::Path;
 
 use super::worktree::{git, git_in, git_ok, git_with_input, identity_args, TaskWorktree};
+use crate::beside::beside;
 use crate::domain::{LandingBlock, LandingMode};
 use crate::error::{Error, Result};
 
@@ -95,14 +96,42 @@ fn up_to_date(wt: &TaskWorktree, tips: &Tips) -> bool {
     tips.target == wt.base_commit || git_ok(Path::new(&wt.repo), &["merge-base", "--is-ancestor", &tips.target, &tips.task])
 }
 
+/// Where the run left the task's branch: its last commit, and the files it changes since the
+/// task started (`None` when not recorded: git lists them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Left {
+    pub commit: String,
+    pub files: Option<Vec<String>>,
+}
+
 /// The landing composed straight from the branches as they are, when the person's branch did
 /// not move (`None` when it did: [`catch_up`] first). Reads and makes a commit object only, so
-/// it can run beside the look for changes left in the worktree.
-pub fn prepare(wt: &TaskWorktree, mode: LandingMode, message: &str) -> Result<Option<std::result::Result<Composed, Blocked>>> {
-    let tips = match read_tips(wt)? {
+/// it can run beside the look for changes left in the worktree. It is composed from where the
+/// run `left` the task (the person's branch where the task started) while one git reads where
+/// the branches really are, and kept when they are there: a landing is a handful of short git
+/// processes, each costing more to start than its work in a small repository, so reading the
+/// tips first would put one more on its way.
+pub fn prepare(wt: &TaskWorktree, mode: LandingMode, message: &str, left: &Left) -> Result<Option<std::result::Result<Composed, Blocked>>> {
+    let assumed = wt.base_branch.clone().map(|branch| Tips { branch, target: wt.base_commit.clone(), task: left.commit.clone(), on_target: true });
+    let (guess, tips) = beside(|| assumed.as_ref().map(|a| compose_from(wt, a, left.files.clone(), mode, message)), || read_tips(wt));
+    let tips = match tips? {
         Ok(t) => t,
         Err(b) => return Ok(Some(Err(b))),
     };
+    if let (Some(assumed), Some(Ok(guess))) = (&assumed, guess) {
+        let same_branches = (&tips.branch, &tips.target, &tips.task) == (&assumed.branch, &assumed.target, &assumed.task);
+        match guess {
+            // Composed as if the person's checkout were on the branch: it is, or the landing
+            // leaves it alone.
+            Ok(mut composed) if same_branches => {
+                composed.on_target = tips.on_target;
+                return Ok(Some(Ok(composed)));
+            }
+            // Their edits stand in the way only of a checkout that the landing changes.
+            Err(blocked) if same_branches && (tips.on_target || mode == LandingMode::Uncommitted) => return Ok(Some(Err(blocked))),
+            _ => {}
+        }
+    }
     if !up_to_date(wt, &tips) {
         return Ok(None);
     }
@@ -182,11 +211,34 @@ pub fn message(title: &str, summary: Option<&str>, agent: &str, session: &str) -
 /// Makes the landing's commit (squash or merge) and checks the person's checkout, touching
 /// neither their branch nor their files.
 pub fn compose(wt: &TaskWorktree, tips: &Tips, mode: LandingMode, message: &str) -> Result<std::result::Result<Composed, Blocked>> {
+    compose_from(wt, tips, None, mode, message)
+}
+
+/// [`compose`], with the files the landing changes when they are known.
+fn compose_from(
+    wt: &TaskWorktree,
+    tips: &Tips,
+    files: Option<Vec<String>>,
+    mode: LandingMode,
+    message: &str,
+) -> Result<std::result::Result<Composed, Blocked>> {
     let repo = Path::new(&wt.repo);
     let Tips { branch, target: old_tip, task: task_tip, on_target } = tips.clone();
-    let files: Vec<String> =
-        git(repo, &["diff", "--name-only", "--no-renames", "-z", &old_tip, &task_tip])?.split('\0').filter(|f| !f.is_empty()).map(str::to_string).collect();
-    let check_edits = (on_target || mode == LandingMode::Uncommitted) && !files.is_empty();
+    let files = match files {
+        Some(files) => files,
+        None => super::worktree::changed_between(wt, &old_tip, &task_tip)?,
+    };
+    // Written into the working tree as uncommitted changes, the task's files must not meet an
+    // edit of the person's. Moving their checkout along a branch, git's own check refuses the
+    // same (see [`apply`]) except over a file their `.gitignore` hides, which git overwrites: a
+    // task that un-ignores a local file and adds its own would replace the person's.
+    let check_edits = mode == LandingMode::Uncommitted && !files.is_empty();
+    if on_target && matches!(mode, LandingMode::Squash | LandingMode::Merge) {
+        let hidden = ignored_among(repo, &files)?;
+        if !hidden.is_empty() {
+            return Ok(Err(your_edits_block(hidden)));
+        }
+    }
     let commit_args: Option<Vec<String>> = match mode {
         // A task that changed nothing lands nothing: no empty commit on the person's branch.
         _ if files.is_empty() => None,
@@ -203,11 +255,7 @@ pub fn compose(wt: &TaskWorktree, tips: &Tips, mode: LandingMode, message: &str)
     if check_edits {
         let clash = your_edits(repo, &files)?;
         if !clash.is_empty() {
-            return Ok(Err(Blocked::new(
-                LandingBlock::YourEdits,
-                clash,
-                "you have uncommitted edits in files the task changed: commit or stash them, then approve again, or keep the task's branch",
-            )));
+            return Ok(Err(your_edits_block(clash)));
         }
     }
     let new_commit = match commit_args {
@@ -218,6 +266,38 @@ pub fn compose(wt: &TaskWorktree, tips: &Tips, mode: LandingMode, message: &str)
         },
     };
     Ok(Ok(Composed { mode, target_branch: branch, old_tip, new_commit, files, on_target }))
+}
+
+fn your_edits_block(files: Vec<String>) -> Blocked {
+    Blocked::new(
+        LandingBlock::YourEdits,
+        files,
+        "you have uncommitted edits in files the task changed: commit or stash them, then approve again, or keep the task's branch",
+    )
+}
+
+/// Among `files`, those on disk in the person's checkout that git does not track there because
+/// their `.gitignore` says so. A file not on disk is in nobody's way, so git is asked only about
+/// those that are.
+fn ignored_among(repo: &Path, files: &[String]) -> Result<Vec<String>> {
+    let on_disk: Vec<&str> = files.iter().filter(|f| repo.join(f).symlink_metadata().is_ok()).map(String::as_str).collect();
+    if on_disk.is_empty() {
+        return Ok(vec![]);
+    }
+    let mut listed = std::collections::HashSet::new();
+    // `ls-files` takes no pathspec file: the paths go in batches that fit a command line.
+    for batch in on_disk.chunks(PATHSPEC_LIMIT) {
+        let out = git_in(repo)
+            .env("GIT_LITERAL_PATHSPECS", "1")
+            .args(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--"])
+            .args(batch)
+            .output()?;
+        if !out.status.success() {
+            return Err(Error::Worktree(format!("git could not list your ignored files: {}", String::from_utf8_lossy(&out.stderr).trim())));
+        }
+        listed.extend(String::from_utf8_lossy(&out.stdout).split('\0').filter(|f| !f.is_empty()).map(str::to_string));
+    }
+    Ok(on_disk.into_iter().filter(|f| listed.contains(*f)).map(str::to_string).collect())
 }
 
 /// Among `files`, those the person has uncommitted edits in (staged or not) or that are
@@ -265,18 +345,26 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
     let target_ref = format!("refs/heads/{}", c.target_branch);
     match (c.mode, &c.new_commit) {
         (LandingMode::Squash | LandingMode::Merge, Some(new)) => {
+            // The person's checkout first, when it is on the branch: git refuses to overwrite an
+            // edit of theirs (staged, unstaged, or a file of theirs where the task adds one), and
+            // then nothing has moved. Which files is asked only then.
+            if c.on_target {
+                if let Err(why) = update_checkout(repo, &c.old_tip, new) {
+                    let clash = your_edits(repo, &c.files)?;
+                    return Ok(Err(if clash.is_empty() { Blocked::new(LandingBlock::Git, c.files.clone(), why) } else { your_edits_block(clash) }));
+                }
+                crate::fault::pause_at("landing-after-checkout");
+            }
             if !git_ok(repo, &["update-ref", "-m", "finishline: land task", &target_ref, new, &c.old_tip]) {
+                if c.on_target {
+                    // Back to where it was, so the branch and the checkout agree.
+                    let _ = update_checkout(repo, new, &c.old_tip);
+                }
                 return Ok(Err(Blocked::new(
                     LandingBlock::Conflict,
                     vec![],
                     format!("“{}” moved while the task was being landed: approve again", c.target_branch),
                 )));
-            }
-            crate::fault::pause_at("landing-after-ref");
-            if let Err(why) = update_checkout(repo, c.on_target, &c.old_tip, new) {
-                // Back to where it was, so the branch and the checkout agree.
-                let _ = git_ok(repo, &["update-ref", &target_ref, &c.old_tip, new]);
-                return Ok(Err(Blocked::new(LandingBlock::Git, c.files.clone(), why)));
             }
             Ok(Ok(()))
         }
@@ -296,12 +384,9 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
     }
 }
 
-/// When the person's checkout is on the branch that moved from `old` to `new`: brings its index
-/// and files along, keeping their other edits (git refuses to overwrite any).
-fn update_checkout(repo: &Path, on_target: bool, old: &str, new: &str) -> std::result::Result<(), String> {
-    if !on_target {
-        return Ok(());
-    }
+/// Brings the person's checkout (on the landing's branch) from `old` to `new`, index and files,
+/// keeping their other edits: git refuses to overwrite any.
+fn update_checkout(repo: &Path, old: &str, new: &str) -> std::result::Result<(), String> {
     let out = git_in(repo).args(["read-tree", "-m", "-u", old, new]).output().map_err(|e| e.to_string())?;
     if out.status.success() {
         Ok(())
@@ -315,20 +400,36 @@ fn update_checkout(repo: &Path, on_target: bool, old: &str, new: &str) -> std::r
 pub fn finish_interrupted(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), Blocked>> {
     let repo = Path::new(&wt.repo);
     let now = git(repo, &["rev-parse", "-q", "--verify", &format!("refs/heads/{}^{{commit}}", c.target_branch)]).unwrap_or_default().trim().to_string();
+    let on_target = git(repo, &["symbolic-ref", "-q", "--short", "HEAD"]).map(|b| b.trim() == c.target_branch).unwrap_or(false);
+    // The person's index holds the landing's files as `new` has them.
+    let index_at = |new: &str| {
+        let mut check: Vec<&str> = vec!["diff-index", "--cached", "--quiet", new, "--"];
+        check.extend(c.files.iter().map(String::as_str));
+        git_ok(repo, &check)
+    };
     match &c.new_commit {
         Some(new) if &now == new => {
-            let mut check: Vec<&str> = vec!["diff-index", "--cached", "--quiet", new, "--"];
-            check.extend(c.files.iter().map(String::as_str));
-            let on_target = git(repo, &["symbolic-ref", "-q", "--short", "HEAD"]).map(|b| b.trim() == c.target_branch).unwrap_or(false);
-            if on_target && !git_ok(repo, &check) {
-                if let Err(why) = update_checkout(repo, true, &c.old_tip, new) {
+            if on_target && !index_at(new) {
+                if let Err(why) = update_checkout(repo, &c.old_tip, new) {
                     return Ok(Err(Blocked::new(LandingBlock::Git, c.files.clone(), why)));
                 }
             }
             Ok(Ok(()))
         }
-        _ => Ok(Err(Blocked::new(LandingBlock::Interrupted, vec![], "Finishline stopped while landing this task; nothing landed: approve again"))),
+        // The checkout was brought along and the branch not yet moved: it moves now.
+        Some(new) if now == c.old_tip && on_target && !c.files.is_empty() && index_at(new) => {
+            if git_ok(repo, &["update-ref", "-m", "finishline: land task", &format!("refs/heads/{}", c.target_branch), new, &c.old_tip]) {
+                Ok(Ok(()))
+            } else {
+                Ok(Err(interrupted()))
+            }
+        }
+        _ => Ok(Err(interrupted())),
     }
+}
+
+fn interrupted() -> Blocked {
+    Blocked::new(LandingBlock::Interrupted, vec![], "Finishline stopped while landing this task; nothing landed: approve again")
 }
 
 /// Runs git with `input` on stdin; `Err(stderr)` when it refuses.

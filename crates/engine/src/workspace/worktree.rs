@@ -242,15 +242,9 @@ pub fn fill(wt: &TaskWorktree, includes: &[String]) -> Result<Vec<String>> {
         None => None,
     };
     // Which files to copy is found in the person's checkout (a walk of it) while git fills the
-    // worktree, off the way to the task's first tool; one after the other if no thread can start.
-    let wanted = std::thread::scope(|s| match std::thread::Builder::new().spawn_scoped(s, || includes_to_copy(repo, includes)) {
-        Ok(wanted) => {
-            let filled = checkout(folder);
-            let wanted = wanted.join().unwrap_or_else(|_| Err(Error::Worktree("the look for files to copy into the worktree failed".into())));
-            filled.and(wanted)
-        }
-        Err(_) => checkout(folder).and_then(|()| includes_to_copy(repo, includes)),
-    })?;
+    // worktree, off the way to the task's first tool.
+    let (wanted, filled) = crate::beside::beside(|| includes_to_copy(repo, includes), || checkout(folder));
+    let wanted = filled.and(wanted)?;
     for rel in &wanted {
         copy_path(&repo.join(rel), &folder.join(rel))?;
     }
@@ -358,6 +352,12 @@ pub fn changed_paths(wt: &TaskWorktree) -> Result<Vec<String>> {
     let args = ["-c", "core.untrackedCache=true", "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames"];
     let out = git(Path::new(&wt.folder), &args)?;
     Ok(out.split('\0').filter(|e| e.len() > 3).map(|e| e[3..].to_string()).collect())
+}
+
+/// The files that differ between two commits of the repository.
+pub fn changed_between(wt: &TaskWorktree, from: &str, to: &str) -> Result<Vec<String>> {
+    let out = git(Path::new(&wt.repo), &["diff", "--name-only", "--no-renames", "-z", from, to])?;
+    Ok(out.split('\0').filter(|f| !f.is_empty()).map(str::to_string).collect())
 }
 
 /// Nothing in the worktree differs from the task's last commit.
