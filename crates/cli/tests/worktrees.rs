@@ -334,15 +334,7 @@ async fn killed_in_the_middle_of_a_landing_the_next_start_finishes_it() {
     let r = repo(dir.path());
     let waiting = cli.run("write land.txt", &r, &[]);
     let id = session_of(&waiting);
-    let marker = dir.path().join("paused");
-    let mut approving = cli.cmd(&["sessions", "review", &id, "--approve", "--base-url", &cli.url, "--model", "m"]);
-    approving.env("FINISHLINE_FAULT_PAUSE", "landing-after-checkout").env("FINISHLINE_FAULT_MARKER", &marker);
-    let mut child = approving.spawn().unwrap();
-    let t = Instant::now();
-    while !marker.exists() && t.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(marker.exists(), "the landing reached the point between updating the checkout and moving the branch");
+    let mut child = approve_paused_at(&cli, &id, "landing-after-checkout", &dir.path().join("paused"));
     child.kill().unwrap();
     let _ = child.wait();
     assert!(r.join("land.txt").exists(), "killed after the person's checkout was updated");
@@ -357,6 +349,97 @@ async fn killed_in_the_middle_of_a_landing_the_next_start_finishes_it() {
     let events = stored(&cli.data, &id);
     assert!(events.iter().any(|e| matches!(e, finishline_engine::event::EngineEvent::Landed { .. })), "history records the landing");
     assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "and the worktree is gone");
+}
+
+/// `sessions review ID --approve` paused at the fault point `point`: the child, and the marker
+/// it writes there (remove it and the landing goes on).
+fn approve_paused_at(cli: &Cli, id: &str, point: &str, marker: &Path) -> std::process::Child {
+    let mut approving = cli.cmd(&["sessions", "review", id, "--approve", "--base-url", &cli.url, "--model", "m"]);
+    approving.env("FINISHLINE_FAULT_PAUSE", point).env("FINISHLINE_FAULT_MARKER", marker).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = approving.spawn().unwrap();
+    let t = Instant::now();
+    while !marker.exists() && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(marker.exists(), "the landing reached {point}");
+    child
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_after_the_landing_is_recorded_and_before_anything_moved_nothing_lands_and_approve_works_again() {
+    // A name git quotes unless told not to.
+    let (_s, dir, cli) = server(vec![writes("Übersicht.md", "overview\n", 0)]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write Übersicht.md", &r, &[]);
+    let id = session_of(&waiting);
+    let mut child = approve_paused_at(&cli, &id, "landing-started", &dir.path().join("paused"));
+    child.kill().unwrap();
+    let _ = child.wait();
+    let _ = cli.run("hello", &r, &["--isolation", "in-place"]);
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "init", "the branch did not move at the next start either");
+    assert!(!r.join("Übersicht.md").exists(), "nor did the person's checkout");
+    let events = stored(&cli.data, &id);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, finishline_engine::event::EngineEvent::LandingBlocked { reason: finishline_engine::domain::LandingBlock::Interrupted, .. })),
+        "history says the landing was cut short and nothing landed"
+    );
+    let again = cli.review(&id, &["--approve"]);
+    assert_eq!(again.status.code(), Some(0), "approve again lands it: {}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(git(&r, &["-c", "core.quotePath=false", "show", "--name-only", "--format=", "main"]), "Übersicht.md");
+    assert_eq!(std::fs::read_to_string(r.join("Übersicht.md")).unwrap(), "overview\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_that_moves_under_a_landing_whose_checkout_cannot_be_put_back_says_what_the_checkout_holds() {
+    let (_s, dir, cli) = server(vec![writes("land.txt", "land\n", 0)]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write land.txt", &r, &[]);
+    let id = session_of(&waiting);
+    let marker = dir.path().join("paused");
+    let child = approve_paused_at(&cli, &id, "landing-after-checkout", &marker);
+    // The checkout is brought along; now the branch moves, and a git of the person's holds the index.
+    let other = git(&r, &["commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "moved meanwhile"]);
+    git(&r, &["update-ref", "refs/heads/main", &other]);
+    std::fs::write(r.join(".git/index.lock"), "").unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    let out = child.wait_with_output().unwrap();
+    std::fs::remove_file(r.join(".git/index.lock")).unwrap();
+    assert_eq!(out.status.code(), Some(6), "not landed: {}", String::from_utf8_lossy(&out.stderr));
+    let events = stored(&cli.data, &id);
+    let detail = events
+        .iter()
+        .find_map(|e| if let finishline_engine::event::EngineEvent::LandingBlocked { detail, .. } = e { Some(detail.clone()) } else { None })
+        .expect("the landing says why it stopped");
+    assert!(detail.contains("could not be put back") && detail.contains("git status"), "{detail}");
+    assert_eq!(git(&r, &["rev-parse", "main"]), other, "the branch is where the person moved it");
+    assert_eq!(std::fs::read_to_string(r.join("land.txt")).unwrap(), "land\n", "the checkout holds the task's file, as the message says");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_never_lands_a_file_over_an_ignored_folder_or_a_folder_over_an_ignored_file() {
+    let rules = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "Created out"}, "reply": {"text": "Done! Both are written."}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "write out and cfg"}, "reply": {"text": "Writing.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": ".gitignore", "content": ".env\n"}},
+            {"name": "write_file", "arguments": {"path": "cfg/a", "content": "task\n"}},
+            {"name": "write_file", "arguments": {"path": "out", "content": "task\n"}}
+        ]}}),
+    ];
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let r = repo(dir.path());
+    std::fs::write(r.join(".gitignore"), ".env\nout/\ncfg\n").unwrap();
+    git(&r, &["commit", "-q", "-m", "ignore build output and local config", "--", ".gitignore"]);
+    std::fs::create_dir_all(r.join("out")).unwrap();
+    std::fs::write(r.join("out/build.bin"), "the person's build").unwrap();
+    std::fs::write(r.join("cfg"), "the person's config").unwrap();
+    let run = cli.run("write out and cfg", &r, &["--review", "approve"]);
+    assert_eq!(run.status.code(), Some(6), "it waits for the person");
+    let blocked = lines(&run).into_iter().find(|e| e["type"] == "landing_blocked").expect("the landing says why it stopped");
+    assert_eq!((blocked["reason"].as_str(), &blocked["files"]), (Some("your_edits"), &json!(["cfg", "out"])));
+    assert_eq!(std::fs::read_to_string(r.join("out/build.bin")).unwrap(), "the person's build");
+    assert_eq!(std::fs::read_to_string(r.join("cfg")).unwrap(), "the person's config");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

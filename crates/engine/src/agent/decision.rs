@@ -345,6 +345,7 @@ impl Engine {
             Err(b) => return blocked(b),
         };
         self.store.append(session, None, started_event(review, &composed))?;
+        crate::fault::pause_at("landing-started");
         if let Err(b) = landing::apply(wt, &composed)? {
             return blocked(b);
         }
@@ -775,11 +776,7 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
         files: vec![],
         on_target: false,
     };
-    let files: Vec<String> = new_commit
-        .as_ref()
-        .and_then(|n| worktree::git(Path::new(&wt.repo), &["diff", "--name-only", old_tip, n]).ok())
-        .map(|o| o.lines().map(str::to_string).collect())
-        .unwrap_or_default();
+    let files: Vec<String> = new_commit.as_ref().and_then(|n| worktree::changed_between(&wt, old_tip, n).ok()).unwrap_or_default();
     let c = Composed { files, ..c };
     match landing::finish_interrupted(&wt, &c) {
         Ok(Ok(())) => {

@@ -276,17 +276,30 @@ fn your_edits_block(files: Vec<String>) -> Blocked {
     )
 }
 
-/// Among `files`, those on disk in the person's checkout that git does not track there because
-/// their `.gitignore` says so. A file not on disk is in nobody's way, so git is asked only about
-/// those that are.
+/// The paths of the person's checkout, hidden by their `.gitignore`, that landing `files` would
+/// replace: a file at one of those paths, a folder there (its contents go), or a file or link
+/// where one of them needs a folder. Only paths on disk are in anybody's way, so git is asked
+/// only about those.
 fn ignored_among(repo: &Path, files: &[String]) -> Result<Vec<String>> {
-    let on_disk: Vec<&str> = files.iter().filter(|f| repo.join(f).symlink_metadata().is_ok()).map(String::as_str).collect();
-    if on_disk.is_empty() {
+    let mut in_the_way: Vec<String> = Vec::new();
+    for f in files {
+        let path = Path::new(f);
+        let parents = path.ancestors().skip(1).filter(|p| !p.as_os_str().is_empty());
+        for p in parents.filter(|p| repo.join(p).symlink_metadata().is_ok_and(|m| !m.is_dir())) {
+            in_the_way.push(p.to_string_lossy().into_owned());
+        }
+        if repo.join(path).symlink_metadata().is_ok() {
+            in_the_way.push(f.clone());
+        }
+    }
+    in_the_way.sort();
+    in_the_way.dedup();
+    if in_the_way.is_empty() {
         return Ok(vec![]);
     }
-    let mut listed = std::collections::HashSet::new();
+    let mut listed = Vec::new();
     // `ls-files` takes no pathspec file: the paths go in batches that fit a command line.
-    for batch in on_disk.chunks(PATHSPEC_LIMIT) {
+    for batch in in_the_way.chunks(PATHSPEC_LIMIT) {
         let out = git_in(repo)
             .env("GIT_LITERAL_PATHSPECS", "1")
             .args(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--"])
@@ -297,7 +310,8 @@ fn ignored_among(repo: &Path, files: &[String]) -> Result<Vec<String>> {
         }
         listed.extend(String::from_utf8_lossy(&out.stdout).split('\0').filter(|f| !f.is_empty()).map(str::to_string));
     }
-    Ok(on_disk.into_iter().filter(|f| listed.contains(*f)).map(str::to_string).collect())
+    // A folder's ignored files are listed one by one, under it.
+    Ok(in_the_way.into_iter().filter(|p| listed.iter().any(|l| l == p || l.strip_prefix(p.as_str()).is_some_and(|rest| rest.starts_with('/')))).collect())
 }
 
 /// Among `files`, those the person has uncommitted edits in (staged or not) or that are
@@ -356,9 +370,19 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
                 crate::fault::pause_at("landing-after-checkout");
             }
             if !git_ok(repo, &["update-ref", "-m", "finishline: land task", &target_ref, new, &c.old_tip]) {
+                // Back to where it was, so the branch and the checkout agree; if git will not,
+                // the person is told what their checkout holds.
                 if c.on_target {
-                    // Back to where it was, so the branch and the checkout agree.
-                    let _ = update_checkout(repo, new, &c.old_tip);
+                    if let Err(why) = update_checkout(repo, new, &c.old_tip) {
+                        return Ok(Err(Blocked::new(
+                            LandingBlock::Git,
+                            c.files.clone(),
+                            format!(
+                                "“{}” moved while the task was being landed, and your checkout, already brought along, could not be put back: it holds the task's changes as uncommitted edits ({why}). Check `git status`, then approve again or discard them",
+                                c.target_branch
+                            ),
+                        )));
+                    }
                 }
                 return Ok(Err(Blocked::new(
                     LandingBlock::Conflict,
@@ -401,11 +425,15 @@ pub fn finish_interrupted(wt: &TaskWorktree, c: &Composed) -> Result<std::result
     let repo = Path::new(&wt.repo);
     let now = git(repo, &["rev-parse", "-q", "--verify", &format!("refs/heads/{}^{{commit}}", c.target_branch)]).unwrap_or_default().trim().to_string();
     let on_target = git(repo, &["symbolic-ref", "-q", "--short", "HEAD"]).map(|b| b.trim() == c.target_branch).unwrap_or(false);
-    // The person's index holds the landing's files as `new` has them.
-    let index_at = |new: &str| {
-        let mut check: Vec<&str> = vec!["diff-index", "--cached", "--quiet", new, "--"];
-        check.extend(c.files.iter().map(String::as_str));
-        git_ok(repo, &check)
+    // The person's index holds the landing's files as `commit` has them (paths literal, as git
+    // lists them with `-z`; past the command line's room, the whole index).
+    let index_at = |commit: &str| {
+        let mut cmd = git_in(repo);
+        cmd.env("GIT_LITERAL_PATHSPECS", "1").args(["diff-index", "--cached", "--quiet", commit, "--"]);
+        if c.files.len() <= PATHSPEC_LIMIT {
+            cmd.args(&c.files);
+        }
+        cmd.output().is_ok_and(|o| o.status.success())
     };
     match &c.new_commit {
         Some(new) if &now == new => {
@@ -421,15 +449,24 @@ pub fn finish_interrupted(wt: &TaskWorktree, c: &Composed) -> Result<std::result
             if git_ok(repo, &["update-ref", "-m", "finishline: land task", &format!("refs/heads/{}", c.target_branch), new, &c.old_tip]) {
                 Ok(Ok(()))
             } else {
-                Ok(Err(interrupted()))
+                Ok(Err(interrupted(false)))
             }
         }
-        _ => Ok(Err(interrupted())),
+        // Their checkout may hold part of the landing when it is not where the branch is.
+        _ => Ok(Err(interrupted(on_target && !c.files.is_empty() && !index_at(&c.old_tip)))),
     }
 }
 
-fn interrupted() -> Blocked {
-    Blocked::new(LandingBlock::Interrupted, vec![], "Finishline stopped while landing this task; nothing landed: approve again")
+fn interrupted(checkout_changed: bool) -> Blocked {
+    Blocked::new(
+        LandingBlock::Interrupted,
+        vec![],
+        if checkout_changed {
+            "Finishline stopped while landing this task; its commit did not land, but your checkout holds some of its changes as uncommitted edits: check `git status`, then approve again"
+        } else {
+            "Finishline stopped while landing this task; nothing landed: approve again"
+        },
+    )
 }
 
 /// Runs git with `input` on stdin; `Err(stderr)` when it refuses.
