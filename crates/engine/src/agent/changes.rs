@@ -408,7 +408,13 @@ impl Run {
         let message = if runs == 0 { title } else { format!("{title} (changes, round {})", runs + 1) };
         let message = format!("{message}\n\nFinishline-Session: {}\n", self.session);
         if let Some(commit) = tokio::task::block_in_place(|| worktree::commit_all(&wt, &message, &copied))? {
-            let files_since_start = tokio::task::block_in_place(|| worktree::changed_between(&wt, &wt.base_commit, &commit)).ok();
+            // Beside listing what the branch changes, one look at the worktree leaves its index
+            // settled after the commit (git writes its untracked cache back), so the look at
+            // landing, on the way of the person's approve, reads and writes nothing more.
+            let (_, files_since_start) = tokio::task::block_in_place(|| {
+                crate::beside::beside(|| worktree::changed_paths(&wt), || worktree::changed_between(&wt, &wt.base_commit, &commit))
+            });
+            let files_since_start = files_since_start.ok();
             self.emit(EngineEvent::TaskCommitted { commit, branch: wt.branch.clone(), files_since_start })?;
         }
         Ok(())
