@@ -117,11 +117,19 @@ impl Run {
         let mut run = match Run::prepare(engine.clone(), session.clone(), run_id.clone(), start.trigger, cancel).await {
             Ok(r) => r,
             Err(e) => {
+                // The run started (`run_started` is recorded): it finishes, failed, as any run does.
                 let _ = engine.store.append_all(
                     &session,
                     Some(&run_id),
                     vec![
                         EngineEvent::Error { code: e.code(), message: e.to_string() },
+                        EngineEvent::RunFinished {
+                            status: SessionStatus::Failed,
+                            claim: Claim::None,
+                            verdict: None,
+                            end_reason: EndReason::Failed,
+                            stuck: None,
+                        },
                         EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
                     ],
                 );

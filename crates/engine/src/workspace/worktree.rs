@@ -217,6 +217,13 @@ pub fn add_empty(wt: &TaskWorktree, session: &str) -> Result<()> {
         std::fs::create_dir_all(parent)?;
     }
     let reason = format!("Finishline task {session}");
+    // One at a time in a repository: `git worktree add` reads every other worktree's folder in
+    // the repository's git directory, and fails on one that another `worktree add` is still
+    // writing ("failed to read .git/worktrees/…/commondir"), as when tasks start at once.
+    let _one_at_a_time = match common_dir(repo) {
+        Some(dir) => Some(crate::workspace::lock::FolderLock::acquire(&dir.join("finishline-worktree-add.lock"))?),
+        None => None,
+    };
     // Locked, so the person's `git worktree prune` leaves it alone while the task lives.
     let out = git_in(repo)
         .args(["worktree", "add", "--no-checkout", "--no-track", "--lock", "--reason", &reason, "-b", &wt.branch])
@@ -249,6 +256,16 @@ pub fn fill(wt: &TaskWorktree, includes: &[String]) -> Result<Vec<String>> {
         copy_path(&repo.join(rel), &folder.join(rel))?;
     }
     Ok(wanted)
+}
+
+/// The repository's own git directory (the one its worktrees share), read from the files git
+/// keeps rather than asked of git.
+fn common_dir(repo: &Path) -> Option<PathBuf> {
+    let dot_git = repo.join(".git");
+    if dot_git.is_dir() {
+        return Some(dot_git);
+    }
+    objects_dir(repo)?.parent().map(Path::to_path_buf)
 }
 
 /// The worktree's own folder in the repository's git directory (`.git/worktrees/<name>`), which
@@ -556,6 +573,26 @@ mod tests {
         let wt = plan(&found, &data.join("worktrees"), "ses_0192abcdef123456", task, None, 1).unwrap();
         add_empty(&wt, "ses_0192abcdef123456").unwrap();
         (dir, wt)
+    }
+
+    #[test]
+    fn tasks_started_at_once_in_one_repository_each_get_their_worktree() {
+        let (dir, first) = empty_worktree(&[("a.txt".into(), "a\n".into())], "first");
+        let found = repo_of(Path::new(&first.repo), &dir.path().join("data/worktrees")).unwrap();
+        for round in 0..24 {
+            let plans: Vec<TaskWorktree> = (0..8)
+                .map(|i| {
+                    plan(&found, &dir.path().join("data/worktrees"), &format!("ses_{round}{i:02}0000000000000"), &format!("task {round} {i}"), None, 1).unwrap()
+                })
+                .collect();
+            let added: Vec<Result<()>> = std::thread::scope(|s| {
+                let handles: Vec<_> = plans.iter().map(|wt| s.spawn(move || add_empty(wt, "s"))).collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            for (wt, r) in plans.iter().zip(added) {
+                assert!(r.is_ok(), "round {round}, {}: {r:?}", wt.branch);
+            }
+        }
     }
 
     #[test]
