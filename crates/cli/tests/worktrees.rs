@@ -249,7 +249,8 @@ async fn a_task_that_unignores_a_local_file_and_adds_its_own_never_lands_over_th
         String::from_utf8_lossy(&run.stdout).lines().filter(|l| !l.contains("text_delta")).collect::<Vec<_>>().join("\n")
     );
     let blocked = lines(&run).into_iter().find(|e| e["type"] == "landing_blocked").expect("the landing says why it stopped");
-    assert_eq!((blocked["reason"].as_str(), &blocked["files"]), (Some("your_edits"), &json!(["local.json"])));
+    assert_eq!((blocked["reason"].as_str(), &blocked["files"]), (Some("your_ignored_files"), &json!(["local.json"])));
+    assert!(blocked["detail"].as_str().unwrap().contains("your .gitignore hides"), "it says which of their files is in the way: {blocked}");
     assert_eq!(std::fs::read_to_string(r.join("local.json")).unwrap(), "{\"token\": \"the person's own\"}\n", "their ignored file is untouched");
     assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "ignore the local config", "nothing landed");
 }
@@ -437,7 +438,7 @@ async fn a_task_never_lands_a_file_over_an_ignored_folder_or_a_folder_over_an_ig
     let run = cli.run("write out and cfg", &r, &["--review", "approve"]);
     assert_eq!(run.status.code(), Some(6), "it waits for the person");
     let blocked = lines(&run).into_iter().find(|e| e["type"] == "landing_blocked").expect("the landing says why it stopped");
-    assert_eq!((blocked["reason"].as_str(), &blocked["files"]), (Some("your_edits"), &json!(["cfg", "out"])));
+    assert_eq!((blocked["reason"].as_str(), &blocked["files"]), (Some("your_ignored_files"), &json!(["cfg", "out"])));
     assert_eq!(std::fs::read_to_string(r.join("out/build.bin")).unwrap(), "the person's build");
     assert_eq!(std::fs::read_to_string(r.join("cfg")).unwrap(), "the person's config");
 }

@@ -759,6 +759,9 @@ impl LandingMode {
 pub enum LandingBlock {
     /// The person has uncommitted edits in files the task changed.
     YourEdits,
+    /// Files of the person's that their `.gitignore` hides (local config, build output) are
+    /// where the task's files would go: git would replace them without asking.
+    YourIgnoredFiles,
     /// The branch moved and the task's commits do not apply on it cleanly.
     Conflict,
     /// Rebased onto the moved branch, the verification commands fail.

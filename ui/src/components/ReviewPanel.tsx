@@ -1,5 +1,5 @@
 import { lazy, Suspense, useEffect, useState } from "react";
-import { AppError, ipc, TRUST_SHOWN_FROM, type AuditFinding, type EvaluatorTrust, type LandingMode } from "../ipc";
+import { AppError, ipc, TRUST_SHOWN_FROM, type AuditFinding, type EvaluatorTrust, type LandingBlock, type LandingMode } from "../ipc";
 import { END_LABEL, landedText, STUCK_LABEL, type Place, type PlanView, type Review } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 
@@ -38,8 +38,9 @@ const LANDING_LABEL: Record<LandingMode, string> = {
   branch: "keep its branch only",
 };
 
-const BLOCK_TITLE: Record<string, string> = {
+const BLOCK_TITLE: Record<LandingBlock, string> = {
   your_edits: "Not landed: you are editing the same files",
+  your_ignored_files: "Not landed: it would replace files your .gitignore hides",
   conflict: "Not landed: the branch moved and the task's changes conflict",
   verification_failed: "Not landed: verification fails on top of the moved branch",
   no_branch: "Not landed: there is no branch to land on",

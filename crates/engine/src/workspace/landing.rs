@@ -236,7 +236,11 @@ fn compose_from(
     if on_target && matches!(mode, LandingMode::Squash | LandingMode::Merge) {
         let hidden = ignored_among(repo, &files)?;
         if !hidden.is_empty() {
-            return Ok(Err(your_edits_block(hidden)));
+            return Ok(Err(Blocked::new(
+                LandingBlock::YourIgnoredFiles,
+                hidden,
+                "the task would replace files your .gitignore hides, which are not in git and could not be brought back: move or rename them, then approve again, or keep the task's branch",
+            )));
         }
     }
     let commit_args: Option<Vec<String>> = match mode {
