@@ -624,3 +624,39 @@ async fn a_repository_that_names_nobody_gets_commits_by_finishline_not_a_guessed
     assert_eq!(std::fs::read_to_string(r.join("app.txt")).unwrap(), "app\n");
     assert_eq!(git(&r, &["log", "-1", "--format=%an <%ae>|%cn <%ce>"]), "Finishline <finishline@localhost>|Finishline <finishline@localhost>");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_in_a_sparse_checkout_commits_what_it_wrote_outside_it_and_lands_without_writing_that_into_the_persons_folder() {
+    let rules = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "Created docs/guide.md"}, "reply": {"text": "Done! Both are written."}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "write both"}, "reply": {"text": "Writing.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "src/lib.rs", "content": "pub fn task() {}\n"}},
+            {"name": "write_file", "arguments": {"path": "docs/guide.md", "content": "the task's guide\n"}}
+        ]}}),
+    ];
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let r = repo(dir.path());
+    git(&r, &["checkout", "-q", "--", "README.md"]);
+    for f in ["src/lib.rs", "docs/old.md"] {
+        std::fs::create_dir_all(r.join(f).parent().unwrap()).unwrap();
+        std::fs::write(r.join(f), "old\n").unwrap();
+    }
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "-q", "-m", "src and docs"]);
+    // The person works on src only.
+    git(&r, &["sparse-checkout", "set", "src"]);
+    assert!(!r.join("docs").exists());
+    let run = cli.run("write both", &r, &["--review", "approve"]);
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "it lands: {}\n{}",
+        String::from_utf8_lossy(&run.stderr),
+        String::from_utf8_lossy(&run.stdout).lines().filter(|l| l.contains("\"type\":\"error\"")).collect::<Vec<_>>().join("\n")
+    );
+    assert_eq!(git(&r, &["show", "main:docs/guide.md"]), "the task's guide", "the file outside the sparse set landed on the branch");
+    assert_eq!(std::fs::read_to_string(r.join("src/lib.rs")).unwrap(), "pub fn task() {}\n", "the file inside it reached the folder");
+    assert!(!r.join("docs").exists(), "nothing outside the person's sparse set was written into their folder");
+    assert_eq!(git(&r, &["status", "--porcelain"]), "", "and git sees the checkout as clean");
+    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "its worktree is gone");
+}
