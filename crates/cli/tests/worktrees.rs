@@ -660,3 +660,23 @@ async fn a_task_in_a_sparse_checkout_commits_what_it_wrote_outside_it_and_lands_
     assert_eq!(git(&r, &["status", "--porcelain"]), "", "and git sees the checkout as clean");
     assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "its worktree is gone");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_the_person_made_in_the_tasks_worktree_after_its_run_lands_with_it() {
+    let (_s, dir, cli) = server(vec![writes("task.txt", "the task's\n", 0)]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write task.txt", &r, &[]);
+    assert_eq!(waiting.status.code(), Some(6), "it waits for review");
+    let folder = PathBuf::from(lines(&waiting).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"]["folder"].as_str().unwrap());
+    // The person opens the worktree and commits a fix of their own on the task's branch.
+    std::fs::write(folder.join("task.txt"), "the task's, fixed by the person\n").unwrap();
+    std::fs::write(folder.join("theirs.txt"), "added in review\n").unwrap();
+    git(&folder, &["add", "."]);
+    git(&folder, &["commit", "-q", "-m", "the person's fix"]);
+    let approved = cli.review(&session_of(&waiting), &["--approve"]);
+    assert_eq!(approved.status.code(), Some(0), "it lands: {}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(git(&r, &["show", "main:task.txt"]), "the task's, fixed by the person", "what lands is the branch as it is, not as the run left it");
+    assert_eq!(git(&r, &["show", "main:theirs.txt"]), "added in review");
+    assert_eq!(std::fs::read_to_string(r.join("theirs.txt")).unwrap(), "added in review\n", "and it reached the person's folder");
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2", "as one commit");
+}
