@@ -631,7 +631,8 @@ async fn a_task_in_a_sparse_checkout_commits_what_it_wrote_outside_it_and_lands_
         json!({"when": {"kind": "agent", "last_message_contains": "Created docs/guide.md"}, "reply": {"text": "Done! Both are written."}}),
         json!({"when": {"kind": "agent", "last_message_contains": "write both"}, "reply": {"text": "Writing.", "tool_calls": [
             {"name": "write_file", "arguments": {"path": "src/lib.rs", "content": "pub fn task() {}\n"}},
-            {"name": "write_file", "arguments": {"path": "docs/guide.md", "content": "the task's guide\n"}}
+            {"name": "write_file", "arguments": {"path": "docs/guide.md", "content": "the task's guide\n"}},
+            {"name": "write_file", "arguments": {"path": "docs/old.md", "content": "rewritten by the task\n"}}
         ]}}),
     ];
     let (_s, dir, cli) = server(vec![rules]).await;
@@ -655,6 +656,7 @@ async fn a_task_in_a_sparse_checkout_commits_what_it_wrote_outside_it_and_lands_
         String::from_utf8_lossy(&run.stdout).lines().filter(|l| l.contains("\"type\":\"error\"")).collect::<Vec<_>>().join("\n")
     );
     assert_eq!(git(&r, &["show", "main:docs/guide.md"]), "the task's guide", "the file outside the sparse set landed on the branch");
+    assert_eq!(git(&r, &["show", "main:docs/old.md"]), "rewritten by the task", "and so did its change of a file outside it");
     assert_eq!(std::fs::read_to_string(r.join("src/lib.rs")).unwrap(), "pub fn task() {}\n", "the file inside it reached the folder");
     assert!(!r.join("docs").exists(), "nothing outside the person's sparse set was written into their folder");
     assert_eq!(git(&r, &["status", "--porcelain"]), "", "and git sees the checkout as clean");
