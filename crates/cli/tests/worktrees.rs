@@ -682,3 +682,21 @@ async fn a_commit_the_person_made_in_the_tasks_worktree_after_its_run_lands_with
     assert_eq!(std::fs::read_to_string(r.join("theirs.txt")).unwrap(), "added in review\n", "and it reached the person's folder");
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2", "as one commit");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_after_a_landing_lands_as_a_second_commit_named_after_what_was_asked() {
+    let (_s, dir, cli) = server(vec![writes("first.txt", "first\n", 0), writes("second.txt", "second\n", 0)]).await;
+    let r = repo(dir.path());
+    let first = cli.run("write first.txt", &r, &["--review", "approve"]);
+    assert_eq!(first.status.code(), Some(0), "{}", String::from_utf8_lossy(&first.stderr));
+    let id = session_of(&first);
+    let follow = cli.cmd(&["sessions", "resume", &id, "now write second.txt", "--base-url", &cli.url, "--model", "m", "--json"]).output().unwrap();
+    assert_eq!(follow.status.code(), Some(6), "the follow-up waits for review: {}", String::from_utf8_lossy(&follow.stderr));
+    assert_eq!(reviewed(&follow), vec!["second.txt"], "its review lists only what it changed");
+    let approved = cli.review(&id, &["--approve"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    let log: Vec<String> = git(&r, &["log", "--format=%s", "main"]).lines().map(String::from).collect();
+    assert_eq!(log, vec!["now write second.txt", "write first.txt", "init"], "each landing is a commit named after what was asked for it");
+    assert!(git(&r, &["log", "-1", "--format=%b", "main"]).contains("Follow-up to “write first.txt”"), "and the second says what it follows");
+    assert_eq!(git(&r, &["show", "main:second.txt"]), "second");
+}

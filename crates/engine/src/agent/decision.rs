@@ -299,7 +299,7 @@ impl Engine {
                 None
             }
         });
-        let message = landing::message(&summary.title, verdict_summary.as_deref(), &agent_name(&summary), session.as_str());
+        let message = landing::message(&summary.title, asked_since_landing(events), verdict_summary.as_deref(), &agent_name(&summary), session.as_str());
         let blocked = |b: Blocked| -> Result<ReviewOutcome> {
             self.store.append(session, None, EngineEvent::LandingBlocked { reason: b.reason, files: b.files.clone(), detail: b.detail.clone() })?;
             Ok(ReviewOutcome::LandingBlocked { reason: b.reason, files: b.files, detail: b.detail })
@@ -643,6 +643,16 @@ fn agent_name(summary: &crate::store::SessionSummary) -> String {
     } else {
         format!("{} with {}", "Finishline's agent", summary.model)
     }
+}
+
+/// What the person asked first after the session's last landing that made a commit: the work
+/// a follow-up lands is that, not the task's first words again. `None` before any such landing.
+fn asked_since_landing(events: &[Envelope]) -> Option<&str> {
+    let landed = events.iter().rposition(|e| matches!(&e.event, EngineEvent::Landed { commit: Some(_), .. }))?;
+    events[landed..].iter().find_map(|e| match &e.event {
+        EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if !t.trim().is_empty() => Some(t.as_str()),
+        _ => None,
+    })
 }
 
 fn landed_event(l: &LandedSummary) -> EngineEvent {

@@ -197,15 +197,31 @@ pub struct Composed {
 /// Past this many files, the person's checkout is checked whole rather than file by file.
 const PATHSPEC_LIMIT: usize = 2000;
 
-/// The commit message: the task's title, the evaluator's summary, and who did it.
-pub fn message(title: &str, summary: Option<&str>, agent: &str, session: &str) -> String {
-    let mut m = title.trim().to_string();
+/// The commit message: the task's title (for a follow-up after an earlier landing, what the
+/// person asked then, and which task it follows), the evaluator's summary, and who did it.
+pub fn message(title: &str, follow_up: Option<&str>, summary: Option<&str>, agent: &str, session: &str) -> String {
+    let title = title.trim();
+    let asked = follow_up.and_then(|f| f.lines().map(str::trim).find(|l| !l.is_empty()));
+    let mut m = match asked {
+        Some(line) => format!("{}\n\nFollow-up to “{title}”.", subject(line)),
+        None => title.to_string(),
+    };
     if let Some(s) = summary.map(str::trim).filter(|s| !s.is_empty()) {
         m.push_str("\n\n");
         m.push_str(s);
     }
     m.push_str(&format!("\n\nLanded-by: Finishline ({agent})\nFinishline-Session: {session}\n"));
     m
+}
+
+/// A commit subject of at most 72 characters, as git tools show them.
+fn subject(line: &str) -> String {
+    const MAX: usize = 72;
+    if line.chars().count() <= MAX {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(MAX - 1).collect();
+    format!("{}…", cut.trim_end())
 }
 
 /// Makes the landing's commit (squash or merge) and checks the person's checkout, touching
@@ -479,4 +495,20 @@ fn pipe(repo: &Path, args: &[&str], input: &[u8]) -> Result<std::result::Result<
     cmd.args(args);
     let out = git_with_input(cmd, input)?;
     Ok(if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).trim().to_string()) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::message;
+
+    #[test]
+    fn a_follow_ups_commit_is_named_by_the_first_line_asked_cut_to_a_subject_git_tools_show_whole() {
+        let long = format!("{}\nand more detail below", "rename every parser function ".repeat(4));
+        let m = message("write the parser", Some(&long), Some("renamed"), "Finishline", "ses_1");
+        let subject = m.lines().next().unwrap();
+        assert!(subject.chars().count() <= 72, "{subject}");
+        assert!(subject.starts_with("rename every parser function rename") && subject.ends_with('…'));
+        assert!(m.contains("\n\nFollow-up to “write the parser”.\n\nrenamed\n\nLanded-by: Finishline (Finishline)\nFinishline-Session: ses_1\n"));
+        assert!(message("write the parser", None, None, "a", "s").starts_with("write the parser\n\nLanded-by"), "a first landing is named by the task");
+    }
 }
