@@ -645,10 +645,11 @@ fn agent_name(summary: &crate::store::SessionSummary) -> String {
     }
 }
 
-/// What the person asked first after the session's last landing that made a commit: the work
-/// a follow-up lands is that, not the task's first words again. `None` before any such landing.
+/// What the person asked first after the session's last landing that reached their branch or
+/// folder: the work a follow-up lands is that, not the task's first words again. `None` before
+/// any such landing (a kept branch reached neither: the next landing carries the task whole).
 fn asked_since_landing(events: &[Envelope]) -> Option<&str> {
-    let landed = events.iter().rposition(|e| matches!(&e.event, EngineEvent::Landed { commit: Some(_), .. }))?;
+    let landed = events.iter().rposition(|e| matches!(&e.event, EngineEvent::Landed { mode, .. } if *mode != LandingMode::Branch))?;
     events[landed..].iter().find_map(|e| match &e.event {
         EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if !t.trim().is_empty() => Some(t.as_str()),
         _ => None,
