@@ -89,6 +89,24 @@ describe("a task in its own worktree", () => {
     expect(await screen.findByTestId("landed-summary")).toHaveTextContent("Kept the task's branch finishline/abc-fix");
     expect(calls.filter((c) => c === "submit_review")).toHaveLength(2);
   });
+
+  it("a landing stopped by files the person's .gitignore hides names them and does not offer the agent", async () => {
+    script(reviewWaiting(), (cmd, _args, push) => {
+      if (cmd === "submit_review") {
+        const detail = "the task would replace files your .gitignore hides, which are not in git and could not be brought back: move or rename them, then approve again, or keep the task's branch";
+        push({ type: "landing_blocked", reason: "your_ignored_files", files: ["local.json"], detail });
+        return { outcome: "landing_blocked", reason: "your_ignored_files", files: ["local.json"], detail };
+      }
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await userEvent.setup().click(await screen.findByTestId("approve"));
+    const blocked = await screen.findByTestId("landing-blocked");
+    expect(blocked).toHaveTextContent("Not landed: it would replace files your .gitignore hides");
+    expect(blocked).toHaveTextContent("local.json");
+    expect(blocked).toHaveTextContent("move or rename them");
+    expect(screen.queryByTestId("resolve-with-agent")).toBeNull();
+    expect(screen.getByTestId("blocked-open-worktree")).toBeEnabled();
+  });
 });
 
 describe("reject in the folder itself", () => {
