@@ -700,3 +700,106 @@ async fn a_follow_up_after_a_landing_lands_as_a_second_commit_named_after_what_w
     assert!(git(&r, &["log", "-1", "--format=%b", "main"]).contains("Follow-up to “write first.txt”"), "and the second says what it follows");
     assert_eq!(git(&r, &["show", "main:second.txt"]), "second");
 }
+
+/// A repository whose checkout holds `src/` only (a sparse checkout), with `docs/old.md` outside.
+fn sparse_repo(dir: &Path) -> PathBuf {
+    let r = repo(dir);
+    git(&r, &["checkout", "-q", "--", "README.md"]);
+    for f in ["src/lib.rs", "docs/old.md"] {
+        std::fs::create_dir_all(r.join(f).parent().unwrap()).unwrap();
+        std::fs::write(r.join(f), "old\n").unwrap();
+    }
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "-q", "-m", "src and docs"]);
+    git(&r, &["sparse-checkout", "set", "src"]);
+    r
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landed_as_uncommitted_changes_into_a_sparse_checkout_a_task_that_wrote_outside_it_is_refused_and_nothing_is_written() {
+    let rules = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "Created docs/guide.md"}, "reply": {"text": "Done! Both are written."}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "write both"}, "reply": {"text": "Writing.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "src/lib.rs", "content": "pub fn task() {}\n"}},
+            {"name": "write_file", "arguments": {"path": "docs/guide.md", "content": "the task's guide\n"}}
+        ]}}),
+    ];
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let r = sparse_repo(dir.path());
+    let run = cli.run("write both", &r, &["--review", "approve", "--land", "uncommitted"]);
+    assert_eq!(run.status.code(), Some(6), "it waits for the person: {}", String::from_utf8_lossy(&run.stderr));
+    let blocked = lines(&run).into_iter().find(|e| e["type"] == "landing_blocked").expect("the landing says why it stopped");
+    assert_eq!((blocked["reason"].as_str(), &blocked["files"]), (Some("outside_sparse_checkout"), &json!(["docs/guide.md"])));
+    assert!(!r.join("docs").exists(), "nothing was written outside the person's sparse set");
+    assert_eq!(std::fs::read_to_string(r.join("src/lib.rs")).unwrap(), "old\n", "nor inside it: the landing is all or nothing");
+    let squash = cli.review(&session_of(&run), &["--approve", "--land", "squash"]);
+    assert_eq!(squash.status.code(), Some(0), "as a commit it lands: {}", String::from_utf8_lossy(&squash.stderr));
+    assert_eq!(git(&r, &["show", "main:docs/guide.md"]), "the task's guide");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landed_as_uncommitted_changes_a_task_never_writes_over_a_file_the_persons_gitignore_hides() {
+    let rules = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "Created local.json"}, "reply": {"text": "Done! The config is tracked now."}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "track the config"}, "reply": {"text": "Tracking it.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": ".gitignore", "content": ".env\n"}},
+            {"name": "write_file", "arguments": {"path": "local.json", "content": "{\"from\": \"the task\"}\n"}}
+        ]}}),
+    ];
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let r = repo(dir.path());
+    std::fs::write(r.join(".gitignore"), ".env\nlocal.json\n").unwrap();
+    git(&r, &["commit", "-q", "-m", "ignore the local config", "--", ".gitignore"]);
+    std::fs::write(r.join("local.json"), "{\"token\": \"the person's own\"}\n").unwrap();
+    let run = cli.run("track the config", &r, &["--review", "approve", "--land", "uncommitted"]);
+    assert_eq!(run.status.code(), Some(6), "it waits for the person");
+    let blocked = lines(&run).into_iter().find(|e| e["type"] == "landing_blocked").expect("the landing says why it stopped");
+    assert_eq!((blocked["reason"].as_str(), &blocked["files"]), (Some("your_ignored_files"), &json!(["local.json"])));
+    assert_eq!(std::fs::read_to_string(r.join("local.json")).unwrap(), "{\"token\": \"the person's own\"}\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_is_named_after_the_request_whose_work_lands_not_a_question_or_a_rejected_one_before_it() {
+    let (_s, dir, cli) = server(vec![writes("first.txt", "first\n", 0), writes("second.txt", "second\n", 0), writes("third.txt", "third\n", 0)]).await;
+    let r = repo(dir.path());
+    let first = cli.run("write first.txt", &r, &["--review", "approve"]);
+    assert_eq!(first.status.code(), Some(0), "{}", String::from_utf8_lossy(&first.stderr));
+    let id = session_of(&first);
+    let resume = |text: &str| cli.cmd(&["sessions", "resume", &id, text, "--base-url", &cli.url, "--model", "m", "--json"]).output().unwrap();
+    let question = resume("why that name?");
+    assert_eq!(summary(&question)["end_reason"], "conversation", "a question changes nothing");
+    assert_eq!(resume("now write second.txt").status.code(), Some(6));
+    assert_eq!(cli.review(&id, &["--reject"]).status.code(), Some(3), "the second is rejected");
+    assert_eq!(resume("now write third.txt").status.code(), Some(6));
+    let approved = cli.review(&id, &["--approve", "--land", "merge"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "now write third.txt", "the landing is named after the work it carries");
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main^2"]), "now write third.txt", "and so is the task's own commit under the merge");
+    assert!(git(&r, &["show", "main^2:third.txt"]) == "third" && git(&r, &["ls-tree", "main", "second.txt"]).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_git_older_than_add_sparse_a_task_still_commits_and_lands() {
+    let (_s, dir, cli) = server(vec![writes("old.txt", "old git\n", 0)]).await;
+    let r = repo(dir.path());
+    // git before 2.34 knows no `add --sparse`: a git on PATH that refuses it as such a git does.
+    let bin_dir = dir.path().join("old-git");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let real = String::from_utf8(Command::new("sh").args(["-c", "command -v git"]).output().unwrap().stdout).unwrap();
+    let script = format!(
+        "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = --sparse ] && {{ echo \"error: unknown option \\`sparse'\" >&2; exit 129; }}; done\nexec {} \"$@\"\n",
+        real.trim()
+    );
+    std::fs::write(bin_dir.join("git"), script).unwrap();
+    Command::new("chmod").arg("+x").arg(bin_dir.join("git")).status().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    let args = ["run", "write old.txt", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--json", "--review", "approve"];
+    let run = cli.cmd(&args).env("PATH", path).output().unwrap();
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "it lands: {}",
+        String::from_utf8_lossy(&run.stdout).lines().filter(|l| l.contains("\"error\"")).collect::<Vec<_>>().join("\n")
+    );
+    assert_eq!(git(&r, &["show", "main:old.txt"]), "old git");
+}

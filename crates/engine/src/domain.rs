@@ -762,6 +762,9 @@ pub enum LandingBlock {
     /// Files of the person's that their `.gitignore` hides (local config, build output) are
     /// where the task's files would go: git would replace them without asking.
     YourIgnoredFiles,
+    /// Landed as uncommitted changes, the task's files outside the person's sparse checkout
+    /// would have nowhere to go: their checkout holds only its sparse set.
+    OutsideSparseCheckout,
     /// The branch moved and the task's commits do not apply on it cleanly.
     Conflict,
     /// Rebased onto the moved branch, the verification commands fail.

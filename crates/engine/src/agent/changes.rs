@@ -94,6 +94,22 @@ pub(super) fn copied_files(events: &[Envelope]) -> Vec<String> {
     events[at..].iter().rev().find_map(|e| if let EngineEvent::WorktreeReady { copied } = &e.event { Some(copied.clone()) } else { None }).unwrap_or_default()
 }
 
+/// What the work of the task's current worktree was asked as, when it follows a landing: the
+/// person's message whose run made the worktree's first commit (a question before it changes
+/// nothing, and a request whose worktree was rejected left nothing that lands). `None` for the
+/// task's worktree before any landing: the task's title names that work.
+pub(super) fn follow_up_asked(events: &[Envelope]) -> Option<&str> {
+    let ws = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. }))?;
+    if !events[..ws].iter().any(|e| matches!(&e.event, EngineEvent::Landed { mode, .. } if *mode != LandingMode::Branch)) {
+        return None;
+    }
+    let upto = events[ws..].iter().position(|e| matches!(e.event, EngineEvent::TaskCommitted { .. })).map_or(events.len(), |i| ws + i);
+    events[..upto].iter().rev().find_map(|e| match &e.event {
+        EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if !t.trim().is_empty() => Some(t.as_str()),
+        _ => None,
+    })
+}
+
 /// Where the task's branch was left in its current worktree, as recorded: its last commit and
 /// the files it changes since the task started; its start when it committed nothing.
 pub(super) fn left_at(events: &[Envelope], wt: &TaskWorktree) -> Left {
@@ -403,8 +419,10 @@ impl Run {
         let Some(wt) = self.folder.worktree.clone() else { return Ok(()) };
         let events = self.engine.store.events(&self.session, 0)?;
         let copied = copied_files(&events);
-        let runs = events.iter().filter(|e| matches!(e.event, EngineEvent::TaskCommitted { .. })).count();
-        let title = crate::store::sessions::title_of(&self.task);
+        // Named, and its rounds counted, after the work of this worktree: a follow-up's own.
+        let ws = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })).unwrap_or(0);
+        let runs = events[ws..].iter().filter(|e| matches!(e.event, EngineEvent::TaskCommitted { .. })).count();
+        let title = crate::store::sessions::title_of(follow_up_asked(&events).unwrap_or(&self.task));
         let message = if runs == 0 { title } else { format!("{title} (changes, round {})", runs + 1) };
         let message = format!("{message}\n\nFinishline-Session: {}\n", self.session);
         if let Some(commit) = tokio::task::block_in_place(|| worktree::commit_all(&wt, &message, &copied))? {

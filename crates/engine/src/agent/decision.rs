@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::changes::{copied_files, current_worktree, left_at};
+use super::changes::{copied_files, current_worktree, follow_up_asked, left_at};
 use super::{run, Engine};
 use crate::beside::beside;
 use crate::domain::*;
@@ -299,7 +299,8 @@ impl Engine {
                 None
             }
         });
-        let message = landing::message(&summary.title, asked_since_landing(events), verdict_summary.as_deref(), &agent_name(&summary), session.as_str());
+        let follow_up = follow_up_asked(events).map(crate::store::sessions::title_of);
+        let message = landing::message(&summary.title, follow_up.as_deref(), verdict_summary.as_deref(), &agent_name(&summary), session.as_str());
         let blocked = |b: Blocked| -> Result<ReviewOutcome> {
             self.store.append(session, None, EngineEvent::LandingBlocked { reason: b.reason, files: b.files.clone(), detail: b.detail.clone() })?;
             Ok(ReviewOutcome::LandingBlocked { reason: b.reason, files: b.files, detail: b.detail })
@@ -317,9 +318,11 @@ impl Engine {
         let early = if untouched? {
             early.transpose()?.flatten()
         } else {
-            if let Some(commit) =
-                worktree::commit_all(wt, &format!("{} (after review)\n\nFinishline-Session: {session}\n", summary.title), &copied_files(events))?
-            {
+            if let Some(commit) = worktree::commit_all(
+                wt,
+                &format!("{} (after review)\n\nFinishline-Session: {session}\n", follow_up.as_deref().unwrap_or(&summary.title)),
+                &copied_files(events),
+            )? {
                 self.store.append(session, None, EngineEvent::TaskCommitted { commit, branch: wt.branch.clone(), files_since_start: None })?;
             }
             None
@@ -643,17 +646,6 @@ fn agent_name(summary: &crate::store::SessionSummary) -> String {
     } else {
         format!("{} with {}", "Finishline's agent", summary.model)
     }
-}
-
-/// What the person asked first after the session's last landing that reached their branch or
-/// folder: the work a follow-up lands is that, not the task's first words again. `None` before
-/// any such landing (a kept branch reached neither: the next landing carries the task whole).
-fn asked_since_landing(events: &[Envelope]) -> Option<&str> {
-    let landed = events.iter().rposition(|e| matches!(&e.event, EngineEvent::Landed { mode, .. } if *mode != LandingMode::Branch))?;
-    events[landed..].iter().find_map(|e| match &e.event {
-        EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if !t.trim().is_empty() => Some(t.as_str()),
-        _ => None,
-    })
 }
 
 fn landed_event(l: &LandedSummary) -> EngineEvent {

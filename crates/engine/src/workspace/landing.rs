@@ -197,13 +197,13 @@ pub struct Composed {
 /// Past this many files, the person's checkout is checked whole rather than file by file.
 const PATHSPEC_LIMIT: usize = 2000;
 
-/// The commit message: the task's title (for a follow-up after an earlier landing, what the
-/// person asked then, and which task it follows), the evaluator's summary, and who did it.
+/// The commit message: the task's title (for a follow-up after an earlier landing, the title of
+/// what the person asked then, and which task it follows), the evaluator's summary, and who did
+/// it.
 pub fn message(title: &str, follow_up: Option<&str>, summary: Option<&str>, agent: &str, session: &str) -> String {
     let title = title.trim();
-    let asked = follow_up.and_then(|f| f.lines().map(str::trim).find(|l| !l.is_empty()));
-    let mut m = match asked {
-        Some(line) => format!("{}\n\nFollow-up to “{title}”.", subject(line)),
+    let mut m = match follow_up {
+        Some(asked) => format!("{}\n\nFollow-up to “{title}”.", asked.trim()),
         None => title.to_string(),
     };
     if let Some(s) = summary.map(str::trim).filter(|s| !s.is_empty()) {
@@ -212,16 +212,6 @@ pub fn message(title: &str, follow_up: Option<&str>, summary: Option<&str>, agen
     }
     m.push_str(&format!("\n\nLanded-by: Finishline ({agent})\nFinishline-Session: {session}\n"));
     m
-}
-
-/// A commit subject of at most 72 characters, as git tools show them.
-fn subject(line: &str) -> String {
-    const MAX: usize = 72;
-    if line.chars().count() <= MAX {
-        return line.to_string();
-    }
-    let cut: String = line.chars().take(MAX - 1).collect();
-    format!("{}…", cut.trim_end())
 }
 
 /// Makes the landing's commit (squash or merge) and checks the person's checkout, touching
@@ -249,7 +239,8 @@ fn compose_from(
     // same (see [`apply`]) except over a file their `.gitignore` hides, which git overwrites: a
     // task that un-ignores a local file and adds its own would replace the person's.
     let check_edits = mode == LandingMode::Uncommitted && !files.is_empty();
-    if on_target && matches!(mode, LandingMode::Squash | LandingMode::Merge) {
+    // Uncommitted changes are written straight into the checkout: such a file stops them too.
+    if check_edits || (on_target && matches!(mode, LandingMode::Squash | LandingMode::Merge)) {
         let hidden = ignored_among(repo, &files)?;
         if !hidden.is_empty() {
             return Ok(Err(Blocked::new(
@@ -273,6 +264,14 @@ fn compose_from(
         LandingMode::Uncommitted | LandingMode::Branch => None,
     };
     if check_edits {
+        let outside = outside_sparse_checkout(repo, &files)?;
+        if !outside.is_empty() {
+            return Ok(Err(Blocked::new(
+                LandingBlock::OutsideSparseCheckout,
+                outside,
+                "your checkout is sparse and the task changed files outside it, which uncommitted changes cannot hold: land the task as a commit (those files stay out of your folder) or keep its branch",
+            )));
+        }
         let clash = your_edits(repo, &files)?;
         if !clash.is_empty() {
             return Ok(Err(your_edits_block(clash)));
@@ -346,6 +345,24 @@ fn your_edits(repo: &Path, files: &[String]) -> Result<Vec<String>> {
     let status = String::from_utf8_lossy(&out.stdout).into_owned();
     let dirty: Vec<&str> = status.split('\0').filter(|e| e.len() > 3).map(|e| &e[3..]).collect();
     Ok(files.iter().filter(|f| dirty.contains(&f.as_str())).cloned().collect())
+}
+
+/// Which of `files` the person's sparse checkout leaves out (none when it is whole). A git that
+/// cannot say (`check-rules` came with 2.43) has every file counted out: nothing is written
+/// on a guess.
+fn outside_sparse_checkout(repo: &Path, files: &[String]) -> Result<Vec<String>> {
+    if !git(repo, &["config", "--bool", "core.sparseCheckout"]).is_ok_and(|v| v.trim() == "true") {
+        return Ok(vec![]);
+    }
+    let mut cmd = git_in(repo);
+    cmd.args(["sparse-checkout", "check-rules", "-z"]);
+    let out = git_with_input(cmd, files.join("\0").as_bytes())?;
+    if !out.status.success() {
+        return Ok(files.to_vec());
+    }
+    let listed = String::from_utf8_lossy(&out.stdout);
+    let inside: std::collections::HashSet<&str> = listed.split('\0').collect();
+    Ok(files.iter().filter(|f| !inside.contains(f.as_str())).cloned().collect())
 }
 
 /// Runs `git commit-tree` with the message on stdin: as the person when their configuration
@@ -502,13 +519,12 @@ mod tests {
     use super::message;
 
     #[test]
-    fn a_follow_ups_commit_is_named_by_the_first_line_asked_cut_to_a_subject_git_tools_show_whole() {
-        let long = format!("{}\nand more detail below", "rename every parser function ".repeat(4));
-        let m = message("write the parser", Some(&long), Some("renamed"), "Finishline", "ses_1");
-        let subject = m.lines().next().unwrap();
-        assert!(subject.chars().count() <= 72, "{subject}");
-        assert!(subject.starts_with("rename every parser function rename") && subject.ends_with('…'));
-        assert!(m.contains("\n\nFollow-up to “write the parser”.\n\nrenamed\n\nLanded-by: Finishline (Finishline)\nFinishline-Session: ses_1\n"));
+    fn a_follow_ups_commit_is_named_by_what_was_asked_and_says_which_task_it_follows() {
+        let m = message("write the parser", Some("rename the parser's functions"), Some("renamed"), "Finishline", "ses_1");
+        assert_eq!(
+            m,
+            "rename the parser's functions\n\nFollow-up to “write the parser”.\n\nrenamed\n\nLanded-by: Finishline (Finishline)\nFinishline-Session: ses_1\n"
+        );
         assert!(message("write the parser", None, None, "a", "s").starts_with("write the parser\n\nLanded-by"), "a first landing is named by the task");
     }
 }

@@ -385,13 +385,14 @@ pub fn untouched(wt: &TaskWorktree) -> Result<bool> {
 /// Stages exactly `paths` (as [`changed_paths`] lists them), or everything when git will not
 /// take the list (a path gone meanwhile).
 /// `--sparse`: a worktree of a sparse checkout is sparse too (git copies the person's patterns),
-/// and without it git refuses a file the task wrote outside them.
+/// and without it git refuses a file the task wrote outside them. A git before 2.34 knows no
+/// `--sparse` (nor copies sparse patterns to a worktree): the last try goes without it.
 fn add_paths(folder: &Path, paths: &[String]) -> Result<()> {
     let mut cmd = git_in(folder);
     cmd.env("GIT_LITERAL_PATHSPECS", "1").args(["add", "--all", "--sparse", "--pathspec-from-file=-", "--pathspec-file-nul"]);
     let out = git_with_input(cmd, paths.join("\0").as_bytes()).map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
-    if !out.status.success() {
-        git(folder, &["add", "--all", "--sparse"])?;
+    if !out.status.success() && !git_ok(folder, &["add", "--all", "--sparse"]) {
+        git(folder, &["add", "--all"])?;
     }
     Ok(())
 }
