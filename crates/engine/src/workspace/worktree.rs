@@ -384,6 +384,7 @@ pub fn untouched(wt: &TaskWorktree) -> Result<bool> {
 
 /// Stages exactly `paths` (as [`changed_paths`] lists them), or everything when git will not
 /// take the list (a path gone meanwhile).
+///
 /// `--sparse`: a worktree of a sparse checkout is sparse too (git copies the person's patterns),
 /// and without it git refuses a file the task wrote outside them. A git before 2.34 knows no
 /// `--sparse` (nor copies sparse patterns to a worktree): the last try goes without it.
