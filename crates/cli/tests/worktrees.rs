@@ -227,8 +227,9 @@ async fn landing_stops_without_overwriting_when_the_person_edits_a_file_the_task
     assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "its worktree is gone");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_task_that_unignores_a_local_file_and_adds_its_own_never_lands_over_the_persons() {
+/// A repository whose `.gitignore` hides the person's `local.json`, and a task ("track the
+/// config") that un-ignores it and writes its own.
+async fn unignoring_task() -> (FakeServer, tempfile::TempDir, Cli, PathBuf) {
     let rules = vec![
         json!({"when": {"kind": "agent", "last_message_contains": "Created local.json"}, "reply": {"text": "Done! The config is tracked now."}}),
         json!({"when": {"kind": "agent", "last_message_contains": "track the config"}, "reply": {"text": "Tracking it.", "tool_calls": [
@@ -236,11 +237,17 @@ async fn a_task_that_unignores_a_local_file_and_adds_its_own_never_lands_over_th
             {"name": "write_file", "arguments": {"path": "local.json", "content": "{\"from\": \"the task\"}\n"}}
         ]}}),
     ];
-    let (_s, dir, cli) = server(vec![rules]).await;
+    let (server, dir, cli) = server(vec![rules]).await;
     let r = repo(dir.path());
     std::fs::write(r.join(".gitignore"), ".env\nlocal.json\n").unwrap();
     git(&r, &["commit", "-q", "-m", "ignore the local config", "--", ".gitignore"]);
     std::fs::write(r.join("local.json"), "{\"token\": \"the person's own\"}\n").unwrap();
+    (server, dir, cli, r)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_unignores_a_local_file_and_adds_its_own_never_lands_over_the_persons() {
+    let (_s, _dir, cli, r) = unignoring_task().await;
     let run = cli.run("track the config", &r, &["--review", "approve"]);
     assert_eq!(
         run.status.code(),
@@ -739,18 +746,7 @@ async fn landed_as_uncommitted_changes_into_a_sparse_checkout_a_task_that_wrote_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn landed_as_uncommitted_changes_a_task_never_writes_over_a_file_the_persons_gitignore_hides() {
-    let rules = vec![
-        json!({"when": {"kind": "agent", "last_message_contains": "Created local.json"}, "reply": {"text": "Done! The config is tracked now."}}),
-        json!({"when": {"kind": "agent", "last_message_contains": "track the config"}, "reply": {"text": "Tracking it.", "tool_calls": [
-            {"name": "write_file", "arguments": {"path": ".gitignore", "content": ".env\n"}},
-            {"name": "write_file", "arguments": {"path": "local.json", "content": "{\"from\": \"the task\"}\n"}}
-        ]}}),
-    ];
-    let (_s, dir, cli) = server(vec![rules]).await;
-    let r = repo(dir.path());
-    std::fs::write(r.join(".gitignore"), ".env\nlocal.json\n").unwrap();
-    git(&r, &["commit", "-q", "-m", "ignore the local config", "--", ".gitignore"]);
-    std::fs::write(r.join("local.json"), "{\"token\": \"the person's own\"}\n").unwrap();
+    let (_s, _dir, cli, r) = unignoring_task().await;
     let run = cli.run("track the config", &r, &["--review", "approve", "--land", "uncommitted"]);
     assert_eq!(run.status.code(), Some(6), "it waits for the person");
     let blocked = lines(&run).into_iter().find(|e| e["type"] == "landing_blocked").expect("the landing says why it stopped");
