@@ -359,6 +359,31 @@ async fn killed_in_the_middle_of_a_landing_the_next_start_finishes_it() {
     assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "and the worktree is gone");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_whose_task_is_approved_for_it_exits_only_once_the_tasks_worktree_is_gone() {
+    let (_s, dir, cli) = server(vec![writes("land.txt", "land\n", 0)]).await;
+    let r = repo(dir.path());
+    let marker = dir.path().join("paused");
+    let mut running =
+        cli.cmd(&["run", "write land.txt", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--json", "--review", "approve"]);
+    running.env("FINISHLINE_FAULT_PAUSE", "before-worktree-removal").env("FINISHLINE_FAULT_MARKER", &marker).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = running.spawn().unwrap();
+    let t = Instant::now();
+    while !marker.exists() && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(marker.exists(), "the task landed and its worktree is about to go");
+    // The landing is recorded: time enough for the CLI to see the task completed, and to exit
+    // were it not waiting for the decision to finish.
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::remove_file(&marker).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "it landed: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(r.join("land.txt")).unwrap(), "land\n");
+    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "the task's worktree is gone when the CLI has exited");
+    assert!(!git(&r, &["branch", "--list", "finishline/*"]).contains("finishline/"), "and so is its branch");
+}
+
 /// `sessions review ID --approve` paused at the fault point `point`: the child, and the marker
 /// it writes there (remove it and the landing goes on).
 fn approve_paused_at(cli: &Cli, id: &str, point: &str, marker: &Path) -> std::process::Child {

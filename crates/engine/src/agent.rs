@@ -22,7 +22,7 @@ pub mod worker;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -139,11 +139,41 @@ pub struct Runtime {
     live: Mutex<Live>,
     /// Work left running after a decision (a worktree being removed); see [`Engine::settle`].
     background: Mutex<Vec<std::thread::JoinHandle<()>>>,
+    /// How many decisions are under way. A decision records itself before it leaves work in
+    /// `background`, and a front end that exits on seeing it recorded (the CLI, when a run's
+    /// auto-approval lands) must wait for that work too.
+    deciding: (Mutex<usize>, Condvar),
+}
+
+/// A decision under way, for as long as it lives; see [`Runtime::deciding`].
+pub(crate) struct Deciding<'a>(&'a Runtime);
+
+impl Drop for Deciding<'_> {
+    fn drop(&mut self) {
+        let (count, done) = &self.0.deciding;
+        *count.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
+        done.notify_all();
+    }
 }
 
 impl Runtime {
     pub fn new(store: Arc<Store>) -> Arc<Runtime> {
-        Arc::new(Runtime { store, live: Mutex::new(Live::default()), background: Mutex::new(Vec::new()) })
+        Arc::new(Runtime { store, live: Mutex::new(Live::default()), background: Mutex::new(Vec::new()), deciding: (Mutex::new(0), Condvar::new()) })
+    }
+
+    /// Marks a decision under way until the returned guard is dropped.
+    pub(crate) fn deciding(&self) -> Deciding<'_> {
+        *self.deciding.0.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        Deciding(self)
+    }
+
+    /// Returns once no decision is under way.
+    fn decisions_done(&self) {
+        let (count, done) = &self.deciding;
+        let mut n = count.lock().unwrap_or_else(|p| p.into_inner());
+        while *n > 0 {
+            n = done.wait(n).unwrap_or_else(|p| p.into_inner());
+        }
     }
 
     fn live(&self) -> std::sync::MutexGuard<'_, Live> {

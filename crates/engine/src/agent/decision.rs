@@ -129,6 +129,7 @@ fn status_event(status: SessionStatus) -> EngineEvent {
 impl Engine {
     /// The person's review decision, applied once. See [`ReviewChoice`] and the module's notes.
     pub fn decide(self: &Arc<Self>, review: &RequestId, choice: ReviewChoice) -> Result<ReviewOutcome> {
+        let _deciding = self.runtime.deciding();
         let summary = self.pending_review_session(review)?;
         let feedback = choice.feedback.as_ref().map(|f| f.trim().to_string()).filter(|f| !f.is_empty());
         // One decision at a time per session, across processes; the loser finds it decided.
@@ -394,6 +395,7 @@ impl Engine {
     /// longer than the landing itself, and the decision is already recorded (a crash before the
     /// removal is swept at the next start). [`Engine::settle`] waits for it.
     fn remove_worktree_soon(&self, session: &SessionId, wt: &TaskWorktree, why: WorktreeEnd, delete_branch: bool) {
+        crate::fault::pause_at("before-worktree-removal");
         let (store, data_dir, session, wt) = (self.store.clone(), self.config.data_dir.clone(), session.clone(), wt.clone());
         let job = std::thread::spawn(move || {
             if let Err(e) = remove_worktree(&store, &data_dir, &session, &wt, why, delete_branch) {
@@ -418,8 +420,10 @@ impl Engine {
     /// Waits for work the engine does after a decision (removing worktrees); a front end that is
     /// about to exit calls it.
     pub fn settle(&self) {
-        // A job may start another (an attempt not chosen is rejected once its run has stopped).
+        // A job may start another (an attempt not chosen is rejected once its run has stopped),
+        // and a decision under way (an auto-approval in a run) may be about to leave one.
         loop {
+            self.runtime.decisions_done();
             let jobs: Vec<_> = std::mem::take(&mut *self.runtime.background.lock().unwrap_or_else(|p| p.into_inner()));
             if jobs.is_empty() {
                 break;
