@@ -28,6 +28,19 @@ fn writes(file: &str, content: &str, delay_ms: u64) -> Vec<Value> {
     ]
 }
 
+/// Rules for a task asked with `asked` that makes all of `calls` in one answer, and says it is
+/// done once a tool's output contains `done_after`.
+fn calls_then_done(asked: &str, calls: Vec<Value>, done_after: &str) -> Vec<Value> {
+    vec![
+        json!({"when": {"kind": "agent", "last_message_contains": done_after}, "reply": {"text": "Done! Every file is written."}}),
+        json!({"when": {"kind": "agent", "last_message_contains": asked}, "reply": {"text": "Writing.", "tool_calls": calls}}),
+    ]
+}
+
+fn write_call(path: &str, content: &str) -> Value {
+    json!({"name": "write_file", "arguments": {"path": path, "content": content}})
+}
+
 fn scenario(rules: Vec<Vec<Value>>) -> fake_llm::Scenario {
     let mut all: Vec<Value> = vec![json!({"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}})];
     for r in rules {
@@ -452,14 +465,11 @@ async fn a_branch_that_moves_under_a_landing_whose_checkout_cannot_be_put_back_s
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_never_lands_a_file_over_an_ignored_folder_or_a_folder_over_an_ignored_file() {
-    let rules = vec![
-        json!({"when": {"kind": "agent", "last_message_contains": "Created out"}, "reply": {"text": "Done! Both are written."}}),
-        json!({"when": {"kind": "agent", "last_message_contains": "write out and cfg"}, "reply": {"text": "Writing.", "tool_calls": [
-            {"name": "write_file", "arguments": {"path": ".gitignore", "content": ".env\n"}},
-            {"name": "write_file", "arguments": {"path": "cfg/a", "content": "task\n"}},
-            {"name": "write_file", "arguments": {"path": "out", "content": "task\n"}}
-        ]}}),
-    ];
+    let rules = calls_then_done(
+        "write out and cfg",
+        vec![write_call(".gitignore", ".env\n"), write_call("cfg/a", "task\n"), write_call("out", "task\n")],
+        "Created out",
+    );
     let (_s, dir, cli) = server(vec![rules]).await;
     let r = repo(dir.path());
     std::fs::write(r.join(".gitignore"), ".env\nout/\ncfg\n").unwrap();
@@ -477,14 +487,15 @@ async fn a_task_never_lands_a_file_over_an_ignored_folder_or_a_folder_over_an_ig
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_in_the_middle_of_a_revert_the_next_start_puts_back_the_rest_and_history_says_which() {
-    let rules = vec![
-        json!({"when": {"kind": "agent", "last_message_contains": "Created three.txt"}, "reply": {"text": "Done! All three files are written."}}),
-        json!({"when": {"kind": "agent", "last_message_contains": "write three files"}, "reply": {"text": "Writing.", "tool_calls": [
-            {"name": "write_file", "arguments": {"path": "one.txt", "content": "1\n"}},
-            {"name": "edit_file", "arguments": {"path": "keep.txt", "old_text": "old", "new_text": "new"}},
-            {"name": "write_file", "arguments": {"path": "three.txt", "content": "3\n"}}
-        ]}}),
-    ];
+    let rules = calls_then_done(
+        "write three files",
+        vec![
+            write_call("one.txt", "1\n"),
+            json!({"name": "edit_file", "arguments": {"path": "keep.txt", "old_text": "old", "new_text": "new"}}),
+            write_call("three.txt", "3\n"),
+        ],
+        "Created three.txt",
+    );
     let (_s, dir, cli) = server(vec![rules]).await;
     let ws = dir.path().join("plain");
     std::fs::create_dir_all(&ws).unwrap();
@@ -659,14 +670,15 @@ async fn a_repository_that_names_nobody_gets_commits_by_finishline_not_a_guessed
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_in_a_sparse_checkout_commits_what_it_wrote_outside_it_and_lands_without_writing_that_into_the_persons_folder() {
-    let rules = vec![
-        json!({"when": {"kind": "agent", "last_message_contains": "Created docs/guide.md"}, "reply": {"text": "Done! Both are written."}}),
-        json!({"when": {"kind": "agent", "last_message_contains": "write both"}, "reply": {"text": "Writing.", "tool_calls": [
-            {"name": "write_file", "arguments": {"path": "src/lib.rs", "content": "pub fn task() {}\n"}},
-            {"name": "write_file", "arguments": {"path": "docs/guide.md", "content": "the task's guide\n"}},
-            {"name": "write_file", "arguments": {"path": "docs/old.md", "content": "rewritten by the task\n"}}
-        ]}}),
-    ];
+    let rules = calls_then_done(
+        "write both",
+        vec![
+            write_call("src/lib.rs", "pub fn task() {}\n"),
+            write_call("docs/guide.md", "the task's guide\n"),
+            write_call("docs/old.md", "rewritten by the task\n"),
+        ],
+        "Created docs/guide.md",
+    );
     let (_s, dir, cli) = server(vec![rules]).await;
     let r = repo(dir.path());
     git(&r, &["checkout", "-q", "--", "README.md"]);
@@ -749,13 +761,11 @@ fn sparse_repo(dir: &Path) -> PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn landed_as_uncommitted_changes_into_a_sparse_checkout_a_task_that_wrote_outside_it_is_refused_and_nothing_is_written() {
-    let rules = vec![
-        json!({"when": {"kind": "agent", "last_message_contains": "Created docs/guide.md"}, "reply": {"text": "Done! Both are written."}}),
-        json!({"when": {"kind": "agent", "last_message_contains": "write both"}, "reply": {"text": "Writing.", "tool_calls": [
-            {"name": "write_file", "arguments": {"path": "src/lib.rs", "content": "pub fn task() {}\n"}},
-            {"name": "write_file", "arguments": {"path": "docs/guide.md", "content": "the task's guide\n"}}
-        ]}}),
-    ];
+    let rules = calls_then_done(
+        "write both",
+        vec![write_call("src/lib.rs", "pub fn task() {}\n"), write_call("docs/guide.md", "the task's guide\n")],
+        "Created docs/guide.md",
+    );
     let (_s, dir, cli) = server(vec![rules]).await;
     let r = sparse_repo(dir.path());
     let run = cli.run("write both", &r, &["--review", "approve", "--land", "uncommitted"]);
