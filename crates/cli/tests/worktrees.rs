@@ -680,16 +680,8 @@ async fn a_task_in_a_sparse_checkout_commits_what_it_wrote_outside_it_and_lands_
         "Created docs/guide.md",
     );
     let (_s, dir, cli) = server(vec![rules]).await;
-    let r = repo(dir.path());
-    git(&r, &["checkout", "-q", "--", "README.md"]);
-    for f in ["src/lib.rs", "docs/old.md"] {
-        std::fs::create_dir_all(r.join(f).parent().unwrap()).unwrap();
-        std::fs::write(r.join(f), "old\n").unwrap();
-    }
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "-q", "-m", "src and docs"]);
     // The person works on src only.
-    git(&r, &["sparse-checkout", "set", "src"]);
+    let r = sparse_repo(dir.path());
     assert!(!r.join("docs").exists());
     let run = cli.run("write both", &r, &["--review", "approve"]);
     assert_eq!(
