@@ -2,6 +2,7 @@
 //! migrations, and the event log. The rule everything rests on: an event is committed before
 //! anyone receives it, so what a person saw is always in the database.
 
+pub mod checkpoint;
 pub mod decisions;
 pub mod events;
 pub mod export;
@@ -34,6 +35,8 @@ pub use sessions::{ListQuery, SessionSummary, Tokens};
 pub const MAX_TASK_BYTES: usize = 1_000_000;
 
 pub struct Store {
+    /// Declared first so it stops before the handles close (fields drop in order).
+    _checkpoints: Option<checkpoint::Checkpointer>,
     writer: Mutex<Connection>,
     /// A separate read handle for file databases; an in-memory database reads through the writer
     /// (shared-cache readers would fail with table locks instead of waiting).
@@ -64,6 +67,11 @@ impl Store {
     /// Opens (creating if needed) the database at `path`, migrates it, and runs no recovery:
     /// call [`Store::recover`] once at start.
     pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<Store> {
+        Self::open_checkpointing_every(path, clock, checkpoint::CHECKPOINT_EVERY)
+    }
+
+    /// [`Store::open`], with the log moved into the database every `every` (store/checkpoint.rs).
+    pub fn open_checkpointing_every(path: &Path, clock: Arc<dyn Clock>, every: std::time::Duration) -> Result<Store> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -72,9 +80,13 @@ impl Store {
         // opening it at the same moment may hold.
         Self::configure(&writer)?;
         Self::enable_wal(&writer)?;
+        // Commits leave the log to the checkpoint thread, so none of them waits on a disk sync.
+        writer.pragma_update(None, "wal_autocheckpoint", checkpoint::BACKSTOP_PAGES)?;
         let reader = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI)?;
         Self::configure(&reader)?;
-        Self::with_connections(writer, Some(reader), clock)
+        let mut store = Self::with_connections(writer, Some(reader), clock)?;
+        store._checkpoints = Some(checkpoint::Checkpointer::start(path, every)?);
+        Ok(store)
     }
 
     /// A private in-memory database, for tests.
@@ -117,7 +129,15 @@ impl Store {
     fn with_connections(mut writer: Connection, reader: Option<Connection>, clock: Arc<dyn Clock>) -> Result<Store> {
         schema::migrate(&mut writer)?;
         let (live, _) = broadcast::channel(8192);
-        Ok(Store { writer: Mutex::new(writer), reader: reader.map(Mutex::new), live, clock, owner: LeaseOwner::this_process(), lease_ttl_ms: 15_000 })
+        Ok(Store {
+            _checkpoints: None,
+            writer: Mutex::new(writer),
+            reader: reader.map(Mutex::new),
+            live,
+            clock,
+            owner: LeaseOwner::this_process(),
+            lease_ttl_ms: 15_000,
+        })
     }
 
     /// How long a lease lives without a heartbeat.

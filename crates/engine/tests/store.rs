@@ -544,3 +544,64 @@ async fn the_history_watch_keeps_going_after_falling_behind_and_says_it_missed_s
     let (b, _) = store.create_session(&new_session("task b")).unwrap();
     assert_eq!(watch.next().await, Some(HistoryChange::Created { session: b }), "text deltas are not history changes");
 }
+
+/// Streams `answers` answers of 64 KB through the store, one batch of 4 KB a commit, the way a
+/// run does: about 1 MB of log each, as each batch rewrites the answer's text so far.
+fn stream_answers(store: &Store, session: &SessionId, answers: usize) {
+    let batch = "streamed answer text ".repeat(200);
+    for _ in 0..answers {
+        let m = MessageId::new();
+        store.append(session, None, assistant(&m)).unwrap();
+        for _ in 0..16 {
+            store.append(session, None, delta(&m, &batch)).unwrap();
+        }
+    }
+}
+
+fn file_len(path: &std::path::Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+#[test]
+fn a_commit_of_streamed_text_never_checkpoints_the_log_and_the_store_moves_it_into_the_database_beside() {
+    let clock: Arc<dyn finishline_engine::clock::Clock> = Arc::new(finishline_engine::clock::SystemClock);
+
+    // No background checkpoint during the writes: whatever reaches the database file was moved
+    // there by a commit, which would have synced the disk on the way from a chunk to the window.
+    let dir = tempfile::tempdir().unwrap();
+    let (db, wal) = (dir.path().join("history.db"), dir.path().join("history.db-wal"));
+    let store = Store::open_checkpointing_every(&db, clock.clone(), Duration::from_secs(3600)).unwrap();
+    let (s, _) = store.create_session(&new_session("stream a long answer")).unwrap();
+    stream_answers(&store, &s, 16);
+    assert!(file_len(&wal) > 8 << 20, "the log holds what was streamed ({} bytes)", file_len(&wal));
+    assert!(file_len(&db) < 1 << 20, "no commit moved the log into the database ({} bytes in it)", file_len(&db));
+    assert_eq!(store.events(&s, 0).unwrap().len(), 1 + 16 * 17, "every event is readable from the log meanwhile");
+
+    // The store's own thread does it instead, while the session streams.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let store = Store::open_checkpointing_every(&db, clock, Duration::from_millis(50)).unwrap();
+    let (s, _) = store.create_session(&new_session("stream a long answer")).unwrap();
+    stream_answers(&store, &s, 16);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while file_len(&db) < 2 << 20 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!("DB {}", file_len(&db));
+    assert!(file_len(&db) >= 2 << 20, "the checkpoint thread moved the log into the database ({} bytes in it)", file_len(&db));
+    let events = store.events(&s, 0).unwrap();
+    assert_eq!(events.len(), 1 + 16 * 17, "every event is there");
+    assert!(events.windows(2).all(|w| w[1].seq == w[0].seq + 1), "in order, without a gap");
+}
+
+#[test]
+fn the_log_stays_bounded_when_the_checkpoint_thread_falls_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, wal) = (dir.path().join("history.db"), dir.path().join("history.db-wal"));
+    let store = Store::open_checkpointing_every(&db, Arc::new(finishline_engine::clock::SystemClock), Duration::from_secs(3600)).unwrap();
+    let (s, _) = store.create_session(&new_session("stream many long answers")).unwrap();
+    stream_answers(&store, &s, 56);
+    assert!(file_len(&db) >= 2 << 20, "a commit checkpointed once the log reached the backstop ({} bytes in the database)", file_len(&db));
+    assert!(file_len(&wal) < 48 << 20, "the log was reused from its start, not grown to the 60 MB written ({} bytes)", file_len(&wal));
+    assert_eq!(store.events(&s, 0).unwrap().len(), 1 + 56 * 17, "nothing was lost");
+}
