@@ -162,7 +162,8 @@ pub async fn run(smoke: bool) -> Table {
     // git's own bookkeeping, allowed 1 MB as for one task (section 8).
     let disk_ok = three.disk <= 3 * one.disk + 1_000_000;
     t.note(format!(
-        "Three attempts took {wall_ratio:.2}× one alone (goal at most 1.3×: {}); memory {mem_ratio:.2}× and disk {disk_ratio:.2}× ({} against {} bytes; goal at most 3× plus the agents' own processes, which the built-in agent does not have, and 1 MB of git's bookkeeping: {}); chunk → delivered p99 {p99:.1} ms while three stream (goal under 50 ms: {}). Choosing one landed it and removed every worktree.",
+        "The repository's disk: {}. Three attempts took {wall_ratio:.2}× one alone (goal at most 1.3×: {}); memory {mem_ratio:.2}× and disk {disk_ratio:.2}× ({} against {} bytes; goal at most 3× plus the agents' own processes, which the built-in agent does not have, and 1 MB of git's bookkeeping: {}); chunk → delivered p99 {p99:.1} ms while three stream (goal under 50 ms: {}). Choosing one landed it and removed every worktree.",
+        crate::disk::describe(&repo),
         if wall_ratio <= 1.3 { "met" } else { "NOT met" },
         three.disk,
         one.disk,

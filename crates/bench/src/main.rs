@@ -8,6 +8,7 @@ mod attempts;
 mod audit;
 mod checkpoints;
 mod completion_sim;
+mod disk;
 mod engine_config;
 mod footprint;
 mod history;

@@ -356,6 +356,7 @@ pub async fn run(smoke: bool) -> Table {
             if per_task <= 30_000_000.0 { "met" } else { "NOT met" },
         ));
     }
+    t.note(format!("The repositories' disk: {}.", crate::disk::describe(&std::env::temp_dir())));
     t.note("Goals: the model is asked under 0.5 s after Run (the worktree is filled beside the request); the first tool waits at most 1.2× `git worktree add` of the same repository (the floor: a task cannot work before its files are there); while the task waits for review its worktree and checkpoint store take at most the checkout plus the changed files (+1 MB for git's own bookkeeping); landing (commit, check the person's checkout, move the branch, update the checkout, remove the worktree) takes at most 1.5× `git merge --squash` plus `git commit` of the same change; after approve nothing of the task is left on disk.".into());
     t
 }
