@@ -1,12 +1,14 @@
 //! Moves the write-ahead log into the database file from a thread of its own.
 //!
 //! SQLite's default does it inside whichever commit fills the log past 1,000 pages, and a
-//! checkpoint syncs the disk. Commits themselves never sync (WAL with `synchronous = NORMAL`), so
-//! that sync is the one wait on the path from a streamed chunk to the window: on a journaled disk
-//! busy with other writes (three worktrees of 30,000 files being filled) it waits for the whole
-//! journal, and every session's writes queue behind the one write handle meanwhile. Here the
-//! commit only appends; this thread, with its own connection, does the checkpoint beside it.
-//! A passive checkpoint never blocks a writer or a reader.
+//! checkpoint syncs the disk. An ordinary commit does not sync (WAL with `synchronous = NORMAL`),
+//! so that sync was the main wait on the path from a streamed chunk to the window: on a journaled
+//! disk busy with other writes (three worktrees of 30,000 files being filled) it waits for the
+//! journal, and every session's writes queue behind the one write handle meanwhile. Here this
+//! thread, with its own connection, does the checkpoint beside the commits. Two syncs stay on a
+//! commit: the one that starts the log over after a complete checkpoint syncs the log's header,
+//! and past the backstop below a commit checkpoints as before. A passive checkpoint takes none
+//! of SQLite's locks a writer or reader waits for; its sync still shares the disk with them.
 
 use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
@@ -20,9 +22,10 @@ use crate::error::Result;
 /// How often the log is moved into the database while the store is open.
 pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 
-/// The log size, in pages, at which a commit checkpoints anyway: a backstop should this thread
-/// fall behind or fail to start, so the log can never grow without bound (SQLite's default is
-/// 1,000 pages, about 4 MB; this is about 40 MB).
+/// The log size, in pages, at which a commit checkpoints anyway, so the log can never grow
+/// without bound (SQLite's default is 1,000 pages, about 4 MB; this is about 40 MB). The log only
+/// starts over when a checkpoint ends with no commit after it, so a session that streams without
+/// pause for long can reach this: each 64 KB answer writes about 1 MB of log.
 pub const BACKSTOP_PAGES: u32 = 10_000;
 
 /// Runs passive checkpoints every `every` until dropped.
