@@ -587,7 +587,6 @@ fn a_commit_of_streamed_text_never_checkpoints_the_log_and_the_store_moves_it_in
     while file_len(&db) < 2 << 20 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    eprintln!("DB {}", file_len(&db));
     assert!(file_len(&db) >= 2 << 20, "the checkpoint thread moved the log into the database ({} bytes in it)", file_len(&db));
     let events = store.events(&s, 0).unwrap();
     assert_eq!(events.len(), 1 + 16 * 17, "every event is there");
