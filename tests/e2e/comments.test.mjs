@@ -12,7 +12,7 @@ import { appWindow } from "./window.mjs";
 const win = appWindow({ scenario: "e2e-comments.json", port: 4620, name: "comments" });
 const { testid } = win;
 
-async function commentOn(line, text) {
+async function commentOn(line, text, count) {
   const gutter = await win.app.$(`//td[contains(@class,"diff-gutter-insert") and normalize-space(.)="${line}"]`);
   await gutter.waitForExist({ timeout: 10_000 });
   await gutter.click();
@@ -20,7 +20,7 @@ async function commentOn(line, text) {
   await box.waitForDisplayed({ timeout: 5_000 });
   await typeInto(win.app, box, text);
   await clickAway(await testid("save-comment"));
-  await win.app.waitUntil(async () => (await win.app.$$('[data-testid="diff-comment"]')).length >= 1 && (await (await testid("diff-view")).getText()).includes(text), { timeout: 10_000, timeoutMsg: `the comment "${text}" never showed` });
+  await win.app.waitUntil(async () => (await win.app.$$('[data-testid="diff-comment"]')).length >= count && (await (await testid("diff-view")).getText()).includes(text), { timeout: 10_000, timeoutMsg: `the comment "${text}" never showed` });
 }
 
 test("comments on two lines go back as a continuation and come back as a checklist", async () => {
@@ -35,8 +35,8 @@ test("comments on two lines go back as a continuation and come back as a checkli
   await (await testid("session-view")).waitForDisplayed({ timeout: 10_000 });
   await (await testid("review-panel")).waitForDisplayed({ timeout: 30_000 });
   await (await testid("diff-view")).waitForDisplayed({ timeout: 10_000 });
-  await commentOn(1, "say pear instead");
-  await commentOn(2, "say plum instead");
+  await commentOn(1, "say pear instead", 1);
+  await commentOn(2, "say plum instead", 2);
   assert.equal((await win.app.$$('[data-testid="diff-comment"]')).length, 2, "both comments are on the diff");
   await shot(win.app, "comments-on-diff");
   assert.match(await (await testid("request-changes")).getText(), /2 comments/);
