@@ -15,6 +15,7 @@ mod history;
 mod plan_sim;
 mod report;
 mod stream;
+mod streaming_log;
 mod worktrees;
 
 use std::path::PathBuf;
@@ -34,7 +35,9 @@ fn args() -> Args {
         match arg.as_str() {
             "--smoke" => a.smoke = true,
             "--out" => a.out = it.next().expect("--out needs a path").into(),
-            "--only" => a.only = Some(it.next().expect("--only needs stream, history, completion, checkpoints, worktrees, audit, attempts, acp or footprint")),
+            "--only" => {
+                a.only = Some(it.next().expect("--only needs stream, log, history, completion, checkpoints, worktrees, audit, attempts, acp or footprint"))
+            }
             other => {
                 eprintln!("unknown argument {other}; use --smoke, --out PATH, --only SECTION");
                 std::process::exit(2);
@@ -59,6 +62,10 @@ fn main() {
         let chunks = if a.smoke { 2_000 } else { 100_000 };
         let paced = if a.smoke { 200 } else { 5_000 };
         sections.push(("1. Stream overhead".into(), rt.block_on(stream::run(chunks, paced))));
+    }
+    if wanted("log") {
+        eprintln!("== the history's log while sessions stream");
+        sections.push(("1b. The history's log while sessions stream".into(), streaming_log::run(a.smoke)));
     }
     if wanted("history") {
         eprintln!("== history at scale");

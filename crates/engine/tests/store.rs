@@ -147,6 +147,35 @@ fn search_finds_a_word_from_the_middle_of_a_long_assistant_message() {
 }
 
 #[test]
+fn search_finds_each_answer_in_its_own_session_when_streams_interleave() {
+    let store = Store::open_in_memory().unwrap();
+    let (a, _) = store.create_session(&new_session("first task")).unwrap();
+    let (b, _) = store.create_session(&new_session("second task")).unwrap();
+    let (ma, mb) = (MessageId::new(), MessageId::new());
+    store.append(&a, None, assistant(&ma)).unwrap();
+    store.append(&b, None, assistant(&mb)).unwrap();
+    for (word_a, word_b) in [("axolotl ", "narwhal "), ("pangolin", "okapi")] {
+        store.append(&a, None, EngineEvent::ReasoningDelta { message_id: ma.clone(), text: "thinking quietly ".into() }).unwrap();
+        store.append(&a, None, delta(&ma, word_a)).unwrap();
+        store.append(&b, None, delta(&mb, word_b)).unwrap();
+    }
+    // A continuation arrives as a whole message of its own between the two answers' ends.
+    let note = MessageId::new();
+    let continuation = EngineEvent::MessageCreated { message_id: note.clone(), role: MessageRole::User, source: None, text: Some("keep going".into()) };
+    store.append(&a, None, continuation).unwrap();
+    for s in [&a, &b] {
+        store.append(s, None, EngineEvent::StepFinished { step: 1, stop_reason: None, usage: Default::default() }).unwrap();
+    }
+    assert_eq!(store.message_text(&ma).unwrap(), "axolotl pangolin", "an answer's text is its own batches, in order, without its reasoning");
+    assert_eq!(store.message_text(&mb).unwrap(), "narwhal okapi");
+    assert_eq!(store.message_text(&note).unwrap(), "keep going", "a message that came whole reads back whole");
+    let sessions = |q: &str| store.search(q, 10).unwrap().into_iter().map(|h| h.session_id).collect::<Vec<_>>();
+    assert_eq!(sessions("pangolin"), vec![a.clone()]);
+    assert_eq!(sessions("okapi"), vec![b.clone()]);
+    assert!(sessions("quietly").is_empty(), "reasoning is not indexed");
+}
+
+#[test]
 fn a_search_snippet_marks_matches_apart_from_brackets_in_the_text_itself() {
     let store = Store::open_in_memory().unwrap();
     let (sid, _) = store.create_session(&new_session("fix the parser")).unwrap();
@@ -546,7 +575,7 @@ async fn the_history_watch_keeps_going_after_falling_behind_and_says_it_missed_s
 }
 
 /// Streams `answers` answers of 64 KB through the store, one batch of 4 KB a commit, the way a
-/// run does: about 1 MB of log each, as each batch rewrites the answer's text so far.
+/// run does: about 400 KB of log each (the batch and the pages its commit touches).
 fn stream_answers(store: &Store, session: &SessionId, answers: usize) {
     let batch = "streamed answer text ".repeat(200);
     for _ in 0..answers {
@@ -572,24 +601,24 @@ fn a_commit_of_streamed_text_never_checkpoints_the_log_and_the_store_moves_it_in
     let (db, wal) = (dir.path().join("history.db"), dir.path().join("history.db-wal"));
     let store = Store::open_checkpointing_every(&db, clock.clone(), Duration::from_secs(3600)).unwrap();
     let (s, _) = store.create_session(&new_session("stream a long answer")).unwrap();
-    stream_answers(&store, &s, 16);
+    stream_answers(&store, &s, 40);
     assert!(file_len(&wal) > 8 << 20, "the log holds what was streamed ({} bytes)", file_len(&wal));
     assert!(file_len(&db) < 1 << 20, "no commit moved the log into the database ({} bytes in it)", file_len(&db));
-    assert_eq!(store.events(&s, 0).unwrap().len(), 1 + 16 * 17, "every event is readable from the log meanwhile");
+    assert_eq!(store.events(&s, 0).unwrap().len(), 1 + 40 * 17, "every event is readable from the log meanwhile");
 
     // The store's own thread does it instead, while the session streams.
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("history.db");
     let store = Store::open_checkpointing_every(&db, clock, Duration::from_millis(50)).unwrap();
     let (s, _) = store.create_session(&new_session("stream a long answer")).unwrap();
-    stream_answers(&store, &s, 16);
+    stream_answers(&store, &s, 40);
     let deadline = Instant::now() + Duration::from_secs(20);
     while file_len(&db) < 2 << 20 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(file_len(&db) >= 2 << 20, "the checkpoint thread moved the log into the database ({} bytes in it)", file_len(&db));
     let events = store.events(&s, 0).unwrap();
-    assert_eq!(events.len(), 1 + 16 * 17, "every event is there");
+    assert_eq!(events.len(), 1 + 40 * 17, "every event is there");
     assert!(events.windows(2).all(|w| w[1].seq == w[0].seq + 1), "in order, without a gap");
 }
 
@@ -599,8 +628,33 @@ fn the_log_stays_bounded_when_the_checkpoint_thread_falls_behind() {
     let (db, wal) = (dir.path().join("history.db"), dir.path().join("history.db-wal"));
     let store = Store::open_checkpointing_every(&db, Arc::new(finishline_engine::clock::SystemClock), Duration::from_secs(3600)).unwrap();
     let (s, _) = store.create_session(&new_session("stream many long answers")).unwrap();
-    stream_answers(&store, &s, 56);
+    stream_answers(&store, &s, 150);
     assert!(file_len(&db) >= 2 << 20, "a commit checkpointed once the log reached the backstop ({} bytes in the database)", file_len(&db));
     assert!(file_len(&wal) < 48 << 20, "the log was reused from its start, not grown to the 60 MB written ({} bytes)", file_len(&wal));
-    assert_eq!(store.events(&s, 0).unwrap().len(), 1 + 56 * 17, "nothing was lost");
+    assert_eq!(store.events(&s, 0).unwrap().len(), 1 + 150 * 17, "nothing was lost");
+}
+
+/// The bytes of log one answer of `batches` streamed batches writes, with nothing checkpointed.
+fn log_of_one_answer(batches: usize) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, wal) = (dir.path().join("history.db"), dir.path().join("history.db-wal"));
+    let store = Store::open_checkpointing_every(&db, Arc::new(finishline_engine::clock::SystemClock), Duration::from_secs(3600)).unwrap();
+    let (s, _) = store.create_session(&new_session("stream one long answer")).unwrap();
+    let before = file_len(&wal);
+    let m = MessageId::new();
+    store.append(&s, None, assistant(&m)).unwrap();
+    let batch = "streamed answer text ".repeat(50);
+    for _ in 0..batches {
+        store.append(&s, None, delta(&m, &batch)).unwrap();
+    }
+    assert_eq!(store.message_text(&m).unwrap(), batch.repeat(batches), "the answer reads back whole, in order");
+    file_len(&wal) - before
+}
+
+#[test]
+fn a_streamed_answer_writes_log_in_proportion_to_its_length_not_its_square() {
+    // Each batch used to rewrite the answer so far, so an answer twice as long wrote about four
+    // times the log, and a long answer reached the backstop where a commit syncs the disk.
+    let (short, long) = (log_of_one_answer(100), log_of_one_answer(200));
+    assert!(long * 10 < short * 25, "twice the answer wrote {:.1}× the log ({short} then {long} bytes)", long as f64 / short as f64);
 }

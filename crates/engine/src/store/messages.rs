@@ -1,11 +1,14 @@
-//! Messages and their parts (text, reasoning, tool calls), todos, usage and evaluations: the
-//! tables that the event projection keeps current, so a session can be read without replaying.
+//! Messages and their tool calls, todos, usage and evaluations: the tables that the event
+//! projection keeps current, so a session can be read without replaying. Streamed text is kept
+//! only in the event log (see [`message_text`]); databases written before that also hold it as
+//! `text` and `reasoning` parts, which nothing reads any more.
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 use crate::domain::*;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::event::{EngineEvent, Envelope};
 
 pub const MIGRATION: &str = "
 CREATE TABLE messages (
@@ -68,16 +71,6 @@ CREATE TABLE evaluations (
 CREATE INDEX evaluations_by_session ON evaluations(session_id);
 ";
 
-/// Appends streamed text to the message's part of that kind, creating it on the first delta.
-pub fn append_text(conn: &Connection, session: &SessionId, message: &MessageId, kind: &str, seq: u64, text: &str) -> Result<()> {
-    let updated = conn.prepare_cached("UPDATE parts SET text = text || ?1 WHERE message_id = ?2 AND kind = ?3")?.execute(params![text, message.0, kind])?;
-    if updated == 0 {
-        conn.prepare_cached("INSERT INTO parts (session_id, message_id, kind, seq, text) VALUES (?1, ?2, ?3, ?4, ?5)")?
-            .execute(params![session.0, message.0, kind, seq as i64, text])?;
-    }
-    Ok(())
-}
-
 #[allow(clippy::too_many_arguments)]
 pub fn upsert_tool_call(
     conn: &Connection,
@@ -127,13 +120,30 @@ pub fn todos(conn: &Connection, session: &SessionId) -> Result<Vec<Todo>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// The text of a message, joined from its text part.
+/// The text of a message, joined from its events in order. The event log is the one copy of
+/// streamed text. A second copy in a row of its own cost every streamed batch a row and two index
+/// pages more in the log, or, kept as one growing row, the whole answer so far (SQLite cannot
+/// append to a value), so an answer twice as long wrote four times the log. The text is read here
+/// once, when its message is indexed for search.
 pub fn message_text(conn: &Connection, message: &MessageId) -> Result<String> {
-    Ok(conn
-        .prepare_cached("SELECT text FROM parts WHERE message_id = ? AND kind = 'text'")?
-        .query_row(params![message.0], |r| r.get(0))
-        .optional()?
-        .unwrap_or_default())
+    let created: Option<(String, i64)> = conn
+        .prepare_cached("SELECT session_id, created_seq FROM messages WHERE id = ?")?
+        .query_row(params![message.0], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let Some((session, from)) = created else { return Ok(String::new()) };
+    let mut stmt =
+        conn.prepare_cached("SELECT body FROM events WHERE session_id = ?1 AND seq >= ?2 AND type IN ('message_created', 'text_delta') ORDER BY seq")?;
+    let mut text = String::new();
+    for body in stmt.query_map(params![session, from], |r| r.get::<_, String>(0))? {
+        let env: Envelope = serde_json::from_str(&body?).map_err(|e| Error::Storage(format!("a stored event could not be read: {e}")))?;
+        match env.event {
+            EngineEvent::MessageCreated { message_id, text: Some(t), .. } | EngineEvent::TextDelta { message_id, text: t } if message_id == *message => {
+                text.push_str(&t)
+            }
+            _ => {}
+        }
+    }
+    Ok(text)
 }
 
 #[derive(Debug, Clone, Serialize)]

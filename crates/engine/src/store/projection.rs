@@ -39,12 +39,11 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             )?
             .execute(params![message_id.0, s.0, run, role.as_str(), source.map(|x| x.as_str()), env.seq as i64, now_ms, text.is_some() as i64])?;
             if let Some(t) = text {
-                messages::append_text(conn, s, message_id, "text", env.seq, t)?;
                 search::index(conn, s, Some(message_id), t)?;
             }
         }
-        EngineEvent::TextDelta { message_id, text } => messages::append_text(conn, s, message_id, "text", env.seq, text)?,
-        EngineEvent::ReasoningDelta { message_id, text } => messages::append_text(conn, s, message_id, "reasoning", env.seq, text)?,
+        // Streamed text stays in the event log alone, read back when its message is indexed.
+        EngineEvent::TextDelta { .. } | EngineEvent::ReasoningDelta { .. } => {}
         EngineEvent::ToolCall { call_id, message_id, tool, input, state, output } => {
             messages::upsert_tool_call(conn, s, message_id.as_ref(), env.seq, call_id, tool, input, *state, output.as_deref())?
         }
