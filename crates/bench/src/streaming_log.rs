@@ -42,6 +42,9 @@ pub fn run(smoke: bool) -> Table {
                     let created = EngineEvent::MessageCreated { message_id: m.clone(), role: MessageRole::Assistant, source: None, text: None };
                     store.append(&s, None, created).expect("message");
                     for _ in 0..ANSWER_BATCHES {
+                        if started.elapsed() >= Duration::from_secs(secs) {
+                            break;
+                        }
                         let t = Instant::now();
                         store.append(&s, None, EngineEvent::TextDelta { message_id: m.clone(), text: batch.clone() }).expect("batch");
                         commits.lock().expect("samples").push(t.elapsed().as_secs_f64() * 1000.0);
