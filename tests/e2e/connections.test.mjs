@@ -63,8 +63,13 @@ test("the local model is set up from its preset in under a minute, and a task ru
   await (await testid("session-view")).waitForDisplayed({ timeout: 15_000 });
   // The tiny model may answer at once or ramble for minutes: the person sees its words stream
   // in, and can stop it. Either way the run ends in a state they can act on.
-  const badge = await testid("status-badge");
-  const running = async () => ["busy", "retry", "loading"].includes(await badge.getAttribute("data-status"));
+  // The badge is read afresh each time: the session view re-renders as the run's first events
+  // arrive, and a reference kept from before was stale in one CI run. No badge yet is "running".
+  const badgeStatus = () => win.app.execute(() => document.querySelector('[data-testid="status-badge"]')?.getAttribute("data-status") ?? null);
+  const running = async () => {
+    const status = await badgeStatus();
+    return status === null || ["busy", "retry", "loading"].includes(status);
+  };
   await win.app.waitUntil(async () => (await win.app.$$('[data-testid="agent-text"]')).length > 0 || !(await running()), {
     timeout: 120_000,
     timeoutMsg: "nothing from the local model appeared",
@@ -73,8 +78,8 @@ test("the local model is set up from its preset in under a minute, and a task ru
   if (await running()) {
     await (await testid("cancel")).click();
   }
-  await badge.waitUntil(async () => !(await running()), { timeout: 60_000, timeoutMsg: "the run on the local model did not stop" });
-  const status = await badge.getAttribute("data-status");
+  await win.app.waitUntil(async () => !(await running()), { timeout: 60_000, timeoutMsg: "the run on the local model did not stop" });
+  const status = await badgeStatus();
   assert.ok(["awaiting_review", "idle", "failed", "cancelled"].includes(status), `the run ends in a state the person can act on, not ${status}`);
   assert.ok((await win.app.$$('[data-testid="agent-text"]')).length > 0 || status === "failed", "the model's answer is shown");
 });
