@@ -169,9 +169,17 @@ fn search_finds_each_answer_in_its_own_session_when_streams_interleave() {
     assert_eq!(store.message_text(&ma).unwrap(), "axolotl pangolin", "an answer's text is its own batches, in order, without its reasoning");
     assert_eq!(store.message_text(&mb).unwrap(), "narwhal okapi");
     assert_eq!(store.message_text(&note).unwrap(), "keep going", "a message that came whole reads back whole");
+    // The next step's answer in the same session is its own.
+    let next = MessageId::new();
+    store.append(&a, None, assistant(&next)).unwrap();
+    store.append(&a, None, delta(&next, "quokka")).unwrap();
+    store.append(&a, None, EngineEvent::StepFinished { step: 2, stop_reason: None, usage: Default::default() }).unwrap();
+    assert_eq!(store.message_text(&next).unwrap(), "quokka");
+    assert_eq!(store.message_text(&ma).unwrap(), "axolotl pangolin", "an earlier answer reads the same after later steps");
     let sessions = |q: &str| store.search(q, 10).unwrap().into_iter().map(|h| h.session_id).collect::<Vec<_>>();
     assert_eq!(sessions("pangolin"), vec![a.clone()]);
     assert_eq!(sessions("okapi"), vec![b.clone()]);
+    assert_eq!(sessions("quokka"), vec![a.clone()]);
     assert!(sessions("quietly").is_empty(), "reasoning is not indexed");
 }
 

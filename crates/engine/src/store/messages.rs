@@ -7,7 +7,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 use crate::domain::*;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::event::{EngineEvent, Envelope};
 
 pub const MIGRATION: &str = "
@@ -123,19 +123,26 @@ pub fn todos(conn: &Connection, session: &SessionId) -> Result<Vec<Todo>> {
 /// The text of a message, joined from its events in order. The event log is the one copy of
 /// streamed text. A second copy in a row of its own cost every streamed batch a row and two index
 /// pages more in the log, or, kept as one growing row, the whole answer so far (SQLite cannot
-/// append to a value), so an answer twice as long wrote four times the log. The text is read here
-/// once, when its message is indexed for search.
+/// append to a value), so an answer twice as long wrote 3.3 times the log. The text is read here
+/// once, when its message is indexed for search: at the end of its step or run, or at the start
+/// after a crash. The events read end at the first step or run end after the message: what the
+/// old row held when it was indexed, and a later read does not parse the rest of the session.
 pub fn message_text(conn: &Connection, message: &MessageId) -> Result<String> {
     let created: Option<(String, i64)> = conn
         .prepare_cached("SELECT session_id, created_seq FROM messages WHERE id = ?")?
         .query_row(params![message.0], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     let Some((session, from)) = created else { return Ok(String::new()) };
-    let mut stmt =
-        conn.prepare_cached("SELECT body FROM events WHERE session_id = ?1 AND seq >= ?2 AND type IN ('message_created', 'text_delta') ORDER BY seq")?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT body FROM events WHERE session_id = ?1 AND seq >= ?2 AND type IN ('message_created', 'text_delta')
+           AND seq < COALESCE((SELECT MIN(seq) FROM events WHERE session_id = ?1 AND seq > ?2 AND type IN ('step_finished', 'run_finished')), 9223372036854775807)
+         ORDER BY seq",
+    )?;
     let mut text = String::new();
     for body in stmt.query_map(params![session, from], |r| r.get::<_, String>(0))? {
-        let env: Envelope = serde_json::from_str(&body?).map_err(|e| Error::Storage(format!("a stored event could not be read: {e}")))?;
+        // The search index is a convenience: an event it cannot read must not fail the commit of
+        // the step that is being stored.
+        let Ok(env) = serde_json::from_str::<Envelope>(&body?) else { continue };
         match env.event {
             EngineEvent::MessageCreated { message_id, text: Some(t), .. } | EngineEvent::TextDelta { message_id, text: t } if message_id == *message => {
                 text.push_str(&t)
