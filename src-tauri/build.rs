@@ -35,6 +35,7 @@ fn main() {
         "attempt_differences",
         "choose_attempt",
         "cancel_attempts",
+        "reject_attempts",
         "agent_trust",
         "get_session",
         "export_session",

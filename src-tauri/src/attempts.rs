@@ -76,6 +76,16 @@ pub fn cancel_attempts(state: State<'_, AppState>, group: GroupId) -> Result<usi
     Ok(n)
 }
 
+/// Chooses none: rejects every attempt of the group and removes their worktrees, once none is
+/// running; how many it put away.
+#[tauri::command]
+pub async fn reject_attempts(app: AppHandle, state: State<'_, AppState>, group: GroupId) -> Result<usize, Error> {
+    let first =
+        attempts::group_attempts(&state.store, &group)?.into_iter().next().map(|s| s.id).ok_or_else(|| Error::NotFound(format!("attempt group {group}")))?;
+    let engine = engine_for_session(&app, &state, &first, Need::Decision)?;
+    tauri::async_runtime::spawn_blocking(move || engine.reject_group(&group)).await.map_err(|e| Error::Internal(e.to_string()))?
+}
+
 #[tauri::command]
 pub fn agent_trust(state: State<'_, AppState>) -> Result<Vec<AgentTrust>, Error> {
     state.store.agent_trust()

@@ -140,6 +140,7 @@ pub fn run() {
             attempts::attempt_differences,
             attempts::choose_attempt,
             attempts::cancel_attempts,
+            attempts::reject_attempts,
             attempts::agent_trust,
             commands::get_session,
             files::export_session,

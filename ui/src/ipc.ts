@@ -509,6 +509,8 @@ export interface AttemptEvidence {
   cost_usd: number | null;
   tokens: number;
   wall_ms: number;
+  /** Why it ended without a review, in its last error's words. */
+  error?: string | null;
 }
 
 export interface RankedAttempt {
@@ -525,6 +527,8 @@ export interface GroupRanking {
   ranking: RankedAttempt[];
   all_ended: boolean;
   chosen: string | null;
+  /** None chosen, and none left to choose: the person rejected them all. */
+  put_away?: boolean;
 }
 
 export interface FileDifference {
@@ -755,6 +759,8 @@ export const ipc = {
   /** Lands this attempt and rejects the others (their worktrees removed). */
   chooseAttempt: (group: string, sessionId: string, landing?: LandingMode) => call<ReviewOutcome>("choose_attempt", { group, sessionId, landing: landing ?? null }),
   cancelAttempts: (group: string) => call<number>("cancel_attempts", { group }),
+  /** Choose none: every attempt rejected and its worktree removed, once none is running. */
+  rejectAttempts: (group: string) => call<number>("reject_attempts", { group }),
   getSession: (sessionId: string) => call<Timeline>("get_session", { sessionId }),
   exportSession: (sessionId: string, format: "md" | "json") => call<string>("export_session", { sessionId, format }),
   /** Asks where in a save dialog the shell shows, and writes the export there; null when cancelled. */

@@ -16,7 +16,8 @@ use finishline_engine::store::{NewSession, Store};
 use crate::report::{quantile, Table};
 
 const SESSIONS: usize = 3;
-/// About what a model streams in one batch window (600 bytes).
+/// A 36-byte unit; one batch is 16 of them (576 bytes), about what a model streams in one batch
+/// window.
 const BATCH: &str = "streamed answer text, a batch of it ";
 /// Batches per answer before the next message starts (about 10 s of one answer).
 const ANSWER_BATCHES: usize = 300;

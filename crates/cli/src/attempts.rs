@@ -250,10 +250,10 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
             }
         },
         ReviewMode::Reject => {
-            for a in &r.ranking {
-                if let Some(review) = &a.evidence.review {
-                    report_review(engine.submit_review(review, Decision::Reject, None, false, false, DecidedBy::Person));
-                }
+            // Every attempt, with the worktrees of those that failed or were cancelled.
+            match tokio::task::block_in_place(|| engine.reject_group(&r.group)) {
+                Ok(n) => eprintln!("{n} attempts rejected and their worktrees removed; nothing landed."),
+                Err(e) => eprintln!("finishline: {e}"),
             }
             exit::REJECTED
         }
@@ -275,7 +275,7 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
 }
 
 /// `finishline sessions attempts GROUP [--choose N|SESSION] [--cancel]`.
-pub async fn group(group: String, choose: Option<String>, cancel: bool, opts: RunOptions) -> u8 {
+pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: bool, opts: RunOptions) -> u8 {
     let json = opts.common.json;
     let Opened { engine, .. } = match open_for(&opts, Need::Decision) {
         Ok(o) => o,
@@ -288,6 +288,17 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, opts: Ru
                 eprintln!(
                     "{n} attempt(s) were running here and are cancelled. An attempt running in another process is cancelled there (Ctrl+C, or the window)."
                 );
+                exit::OK
+            }
+            Err(e) => fail(exit::USAGE, json, &e.to_string()),
+        };
+    }
+    if reject {
+        let outcome = tokio::task::block_in_place(|| engine.reject_group(&group));
+        tokio::task::block_in_place(|| engine.settle());
+        return match outcome {
+            Ok(n) => {
+                eprintln!("{n} attempts rejected and their worktrees removed; nothing landed.");
                 exit::OK
             }
             Err(e) => fail(exit::USAGE, json, &e.to_string()),

@@ -127,6 +127,9 @@ enum SessionsCommand {
         choose: Option<String>,
         #[arg(long, conflicts_with = "choose")]
         cancel: bool,
+        /// Choose none: reject every attempt and remove their worktrees.
+        #[arg(long, conflicts_with_all = ["choose", "cancel"])]
+        reject: bool,
         #[command(flatten)]
         opts: RunOptions,
     },
@@ -348,7 +351,7 @@ fn main() -> ExitCode {
                 SessionsCommand::Export { id, format, common } => sessions::export(&id, matches!(format, Format::Json), &common),
                 SessionsCommand::Resume { id, message, opts } => run::run(run::Start::Resume(id, message), opts).await,
                 SessionsCommand::Cancel { id, common } => sessions::cancel(&id, &common),
-                SessionsCommand::Attempts { group, choose, cancel, opts } => attempts::group(group, choose, cancel, opts).await,
+                SessionsCommand::Attempts { group, choose, cancel, reject, opts } => attempts::group(group, choose, cancel, reject, opts).await,
                 SessionsCommand::Review { id, approve, reject, revert, request_changes, comments, opts } => {
                     run::review(id, run::Verdict { approve, reject, revert, request_changes, comments }, opts).await
                 }

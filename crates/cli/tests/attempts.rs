@@ -228,3 +228,145 @@ async fn a_real_agent_and_finishlines_own_are_judged_alike_and_the_one_that_did_
     let builtin = stats.iter().find(|s| s["model"] == "m").unwrap_or_else(|| panic!("Finishline's agent in {stats:?}"));
     assert_eq!(builtin["false_claims"], 1, "Finishline's own agent was caught claiming done: {stats:?}");
 }
+
+/// Two attempts (`builtin:a`, `builtin:b`) run to their reviews and wait for the person; the
+/// group and each model's session.
+fn waiting_attempts(e: &Env, r: &Path, url: &str) -> (String, std::collections::HashMap<String, String>) {
+    let out = finishline(
+        &[
+            "run",
+            "write greet.py with hello() returning 'hello'",
+            "--workspace",
+            &r.to_string_lossy(),
+            "--base-url",
+            url,
+            "--model",
+            "m",
+            "--json",
+            "--attempts",
+            "builtin:a,builtin:b",
+            "--verify",
+            "python3 check.py",
+            "--allow",
+            "all",
+        ],
+        &e.data,
+    );
+    assert_eq!(out.status.code(), Some(6), "both wait for the person: {}", String::from_utf8_lossy(&out.stderr));
+    let all = lines(&out);
+    let ranking = all.iter().find(|l| l["type"] == "ranking").expect("the ranking is printed")["ranking"].clone();
+    let sessions = ranking["ranking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            let label = a["evidence"]["label"].as_str().unwrap();
+            (label.trim_start_matches("Finishline's agent (").trim_end_matches(')').to_string(), a["evidence"]["session"].as_str().unwrap().to_string())
+        })
+        .collect();
+    (ranking["group"].as_str().unwrap().to_string(), sessions)
+}
+
+fn ranking_of(e: &Env, r: &Path, group: &str, url: &str) -> Value {
+    let shown = finishline(&["sessions", "attempts", group, "--json", "--workspace", &r.to_string_lossy(), "--base-url", url, "--model", "m"], &e.data);
+    assert_eq!(shown.status.code(), Some(0), "{}", String::from_utf8_lossy(&shown.stderr));
+    lines(&shown).into_iter().find(|l| l["type"] == "ranking").expect("a ranking")["ranking"].clone()
+}
+
+/// Approving an attempt from its own session (the session's review, not the group's screen) is
+/// choosing it: the group records it as chosen, the other attempt is rejected and its worktree
+/// removed, and nothing else can land after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_an_attempt_in_its_own_session_chooses_it_for_the_group() {
+    let server = FakeServer::start(
+        serde_json::from_value(json!({"rules": [
+            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+            {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 1},
+            {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "greet.py", "content": "def hello():\n    return 'hel' + 'lo'\n"}}]}, "times": 1},
+            {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+        ]}))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let e = env();
+    let r = repo(e._dir.path());
+    let url = server.base_url(Protocol::Openai);
+    let (group, sessions) = waiting_attempts(&e, &r, &url);
+
+    let approved = finishline(&["sessions", "review", &sessions["b"], "--approve", "--json"], &e.data);
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(git(&r, &["show", "main:greet.py"]), "def hello():\n    return 'hel' + 'lo'", "b's work landed");
+    let ranking = ranking_of(&e, &r, &group, &url);
+    assert_eq!(ranking["chosen"], sessions["b"].as_str(), "the group records b as chosen: {ranking}");
+    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count(), 1, "a's worktree is removed");
+    let other = finishline(&["sessions", "review", &sessions["a"], "--approve"], &e.data);
+    assert_eq!(other.status.code(), Some(2), "a was put away: {}", String::from_utf8_lossy(&other.stderr));
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2", "one commit landed, not two");
+}
+
+/// An attempt sent back with "Request changes" is ranked, compared and shown on everything it
+/// would land, both rounds, not only the last one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attempt_sent_back_is_ranked_on_everything_it_would_land() {
+    let server = FakeServer::start(
+        serde_json::from_value(json!({"rules": [
+            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+            {"when": {"kind": "agent", "model": "a", "last_message_contains": "also write NOTES.md"}, "reply": {"text": "Adding notes.", "tool_calls": [{"name": "write_file", "arguments": {"path": "NOTES.md", "content": "notes\n"}}]}, "times": 1},
+            {"when": {"kind": "agent", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 2},
+            {"when": {"kind": "agent", "model": "b", "last_message_contains": "Created greet.py"}, "reply": {"text": "Adding notes.", "tool_calls": [{"name": "write_file", "arguments": {"path": "NOTES.md", "content": "notes\n"}}]}, "times": 1},
+            {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+        ]}))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let e = env();
+    let r = repo(e._dir.path());
+    let url = server.base_url(Protocol::Openai);
+    let (group, sessions) = waiting_attempts(&e, &r, &url);
+    let sent_back = finishline(
+        &["sessions", "review", &sessions["a"], "--request-changes", "also write NOTES.md", "--base-url", &url, "--model", "m", "--allow", "all"],
+        &e.data,
+    );
+    assert_eq!(sent_back.status.code(), Some(6), "it waits for the person again: {}", String::from_utf8_lossy(&sent_back.stderr));
+
+    let ranking = ranking_of(&e, &r, &group, &url);
+    let of = |k: &str| ranking["ranking"].as_array().unwrap().iter().find(|a| a["evidence"]["session"] == sessions[k].as_str()).unwrap()["evidence"].clone();
+    let (a, b) = (of("a"), of("b"));
+    assert_eq!((a["files"].as_u64(), b["files"].as_u64()), (Some(2), Some(2)), "a's two rounds count as two files, as b's one round: {ranking}");
+    assert_eq!(a["diff_lines"], b["diff_lines"], "the same work, the same size: {ranking}");
+}
+
+/// A group the person wants none of is put away whole: the attempt waiting for review is
+/// rejected, the one that failed (no review, its worktree kept as undecided work until now) has
+/// its worktree removed too, nothing lands, and the group cannot be put away twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothing() {
+    let server = FakeServer::start(
+        serde_json::from_value(json!({"rules": [
+            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+            {"when": {"kind": "agent", "model": "b"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"model b is not served here\"}}"}}},
+            {"when": {"kind": "agent", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 1},
+            {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+        ]}))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let e = env();
+    let r = repo(e._dir.path());
+    let url = server.base_url(Protocol::Openai);
+    let (group, _) = waiting_attempts(&e, &r, &url);
+    let worktrees = || git(&r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count();
+    assert_eq!(worktrees(), 3, "both attempts' worktrees wait: one for review, the failed one as undecided work");
+
+    let out = finishline(&["sessions", "attempts", &group, "--reject", "--workspace", &r.to_string_lossy()], &e.data);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 attempts"), "it says what it put away: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(worktrees(), 1, "no attempt's worktree is left");
+    assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "nor their branches");
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
+    let again = finishline(&["sessions", "attempts", &group, "--reject", "--workspace", &r.to_string_lossy()], &e.data);
+    assert_eq!(again.status.code(), Some(2), "already put away: {}", String::from_utf8_lossy(&again.stderr));
+}

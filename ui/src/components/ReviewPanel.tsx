@@ -29,6 +29,8 @@ interface Props {
   sessionId?: string;
   /** The settings' landing choice, the default of the menu. */
   defaultLanding?: LandingMode;
+  /** One attempt of a group: approving it chooses it, and the others are rejected. */
+  attempt?: { number: number; of: number } | null;
 }
 
 const LANDING_LABEL: Record<LandingMode, string> = {
@@ -65,7 +67,7 @@ function TrackRecord({ model }: { model: string }) {
   );
 }
 
-export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding }: Props) {
+export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding, attempt }: Props) {
   const worktree = place?.worktree && !place.removed ? place.worktree : undefined;
   const [landing, setLanding] = useState<LandingMode>(defaultLanding ?? "squash");
   // The menu starts at the settings' choice.
@@ -418,8 +420,15 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             {review.comments.length > 0 ? `Request changes (${review.comments.length} comment${review.comments.length === 1 ? "" : "s"})` : "Request changes"}
           </button>
         )}
-        <button className="btn primary" disabled={busy} onClick={() => decide("approve")} data-testid="approve">
-          {worktree && worktree.base_branch && landing !== "branch" ? `Approve and land on ${worktree.base_branch}` : "Approve"}
+        <button
+          className="btn primary"
+          disabled={busy}
+          onClick={() => decide("approve")}
+          data-testid="approve"
+          title={attempt ? `Chooses attempt ${attempt.number} of ${attempt.of}: the other attempts are rejected and their worktrees removed` : undefined}
+        >
+          {attempt ? "Choose this attempt" : "Approve"}
+          {worktree && worktree.base_branch && landing !== "branch" ? ` and land on ${worktree.base_branch}` : ""}
         </button>
       </div>
     </section>

@@ -2,8 +2,9 @@
 // judge's rule with the reason it is above the next; a view of the files the attempts left
 // differently; land the one the person chooses (the others are put away), or open one to send
 // it back. Updates live as attempts end.
-import { lazy, Suspense, useCallback, useEffect, useState } from "react";
-import { ExternalLink, GitMerge, Square } from "lucide-react";
+import { lazy, Suspense, useCallback, useEffect, useRef, useState } from "react";
+import { ExternalLink, GitMerge, Square, Trash2 } from "lucide-react";
+import { AlertDialog } from "../components/AlertDialog";
 import { AppError, ipc, type FileDifference, type GroupRanking, type RankedAttempt, type SessionSummary } from "../ipc";
 import { END_LABEL, STATUS_LABEL } from "../session/model";
 
@@ -59,6 +60,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  const [confirmReject, setConfirmReject] = useState(false);
 
   const load = useCallback(() => {
     ipc.attemptGroup(group).then(setRanking, (e: AppError) => setError(e.message));
@@ -76,7 +78,21 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
   if (!ranking) return <p className="muted">{error ?? "Loading…"}</p>;
   const statusOf = (id: string) => sessions.find((s) => s.id === id)?.status;
   const running = ranking.ranking.filter((a) => !a.evidence.ended);
-  const decided = ranking.chosen !== null;
+  const putAway = ranking.put_away === true;
+  const decided = ranking.chosen !== null || putAway;
+  const landable = ranking.ranking.filter((a) => a.evidence.review !== null);
+  const chosenLabel = ranking.ranking.find((a) => a.evidence.session === ranking.chosen)?.evidence.label;
+  const state = putAway
+    ? "put away: none landed"
+    : ranking.chosen !== null
+      ? `decided: ${chosenLabel ?? "one"} landed`
+      : running.length === ranking.ranking.length
+        ? "all still running; they are ranked once they end"
+        : running.length > 0
+          ? `${running.length} still running; those that ended are ranked once every one has`
+          : landable.length > 0
+            ? "all ended: choose one to land"
+            : "all ended, and none has work to land: each one failed or was cancelled";
   const choose = async (a: RankedAttempt) => {
     setBusy(true);
     setError(null);
@@ -84,6 +100,20 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
       const out = await ipc.chooseAttempt(group, a.evidence.session);
       if (out.outcome === "landing_blocked") setError(`${a.evidence.label} could not land: ${out.detail} Open it to resolve this, or keep its branch.`);
       else setNotice(`${a.evidence.label} landed. The other attempts were rejected and their worktrees removed.`);
+      load();
+    } catch (e) {
+      setError((e as AppError).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const rejectAll = async () => {
+    setConfirmReject(false);
+    setBusy(true);
+    setError(null);
+    try {
+      const n = await ipc.rejectAttempts(group);
+      setNotice(`${n} attempt${n === 1 ? " was" : "s were"} rejected and their worktrees removed. Nothing landed.`);
       load();
     } catch (e) {
       setError((e as AppError).message);
@@ -105,16 +135,21 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
     <section className="screen attempts-screen" data-testid="attempts-view" data-group={group}>
       <header className="screen-head">
         <h1 className="clamp">{ranking.task}</h1>
-        <p className="muted">
-          {ranking.ranking.length} attempts side by side ·{" "}
-          {decided ? "decided" : running.length > 0 ? `${running.length} still running; the ranking so far is of those that ended` : "all ended: choose one to land"}
+        <p className="muted" data-testid="attempts-state">
+          {ranking.ranking.length} attempts side by side · {state}
         </p>
         {running.length > 0 && (
           <button className="btn" onClick={cancelRunning} data-testid="attempts-cancel">
             <Square size={14} aria-hidden /> Cancel the running attempts
           </button>
         )}
+        {!decided && running.length === 0 && (
+          <button className="btn" disabled={busy} onClick={() => setConfirmReject(true)} data-testid="attempts-reject-all" title="Choose none: reject every attempt and remove its worktree">
+            <Trash2 size={14} aria-hidden /> Reject every attempt
+          </button>
+        )}
       </header>
+      {confirmReject && <ConfirmRejectAll count={ranking.ranking.length} onKeep={() => setConfirmReject(false)} onReject={rejectAll} />}
       <p className="muted small" data-testid="ranking-rule">
         Ranked by: verified done first; then work to review; no audit findings; more verification commands passing; fewer items the evaluator found left; a smaller diff; a lower cost.
       </p>
@@ -142,29 +177,47 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
             const e = a.evidence;
             const chosen = ranking.chosen === e.session;
             const status = statusOf(e.session);
+            const statusLabel = status ? STATUS_LABEL[status] : "";
+            const end = e.ended ? (e.end_reason ? END_LABEL[e.end_reason] : "ended") : "working…";
+            // A rank only once every attempt has ended: one that failed first is not "first".
+            const rank = ranking.all_ended ? a.rank : 0;
             return (
-              <li key={e.session} className={`panel attempt${chosen ? " chosen" : ""}`} data-testid="attempt" data-session={e.session} data-rank={a.rank}>
+              <li key={e.session} className={`panel attempt${chosen ? " chosen" : ""}`} data-testid="attempt" data-session={e.session} data-rank={rank}>
                 <div className="attempt-head">
-                  <span className="rank" aria-label={a.rank ? `Rank ${a.rank}` : "Still running"}>
-                    {a.rank || "…"}
+                  <span className="rank" aria-label={rank ? `Rank ${rank}` : e.ended ? "Ranked once every attempt has ended" : "Still running"}>
+                    {rank || (e.ended ? "–" : "…")}
                   </span>
                   <strong data-testid="attempt-label">{e.label}</strong>
-                  <span className={`badge badge-${status ?? "idle"}`}>{status ? STATUS_LABEL[status] : ""}</span>
-                  <span className="muted" data-testid="attempt-end">
-                    {e.ended ? (e.end_reason ? END_LABEL[e.end_reason] : "ended") : "working…"}
-                  </span>
+                  <span className={`badge badge-${status ?? "idle"}`}>{statusLabel}</span>
+                  {end !== statusLabel && (
+                    <span className="muted" data-testid="attempt-end">
+                      {end}
+                    </span>
+                  )}
                   {chosen && <span className="tag">chosen</span>}
                 </div>
-                {e.ended && <Evidence a={a} />}
-                {a.above_next && (
+                {e.ended && e.reviewed && <Evidence a={a} />}
+                {e.ended && !e.reviewed && (
+                  <p className="small" data-testid="attempt-no-review">
+                    No work to review{e.error ? ": " : "."}
+                    {e.error && <span className="field-error">{e.error}</span>}
+                  </p>
+                )}
+                {rank > 0 && a.above_next && (
                   <p className="small" data-testid="attempt-reason">
                     Above the next: <strong>{a.above_next}</strong>
                   </p>
                 )}
                 <div className="actions left">
                   {!decided && e.review && (
-                    <button className={`btn${a.rank === 1 ? " primary" : ""}`} disabled={busy} onClick={() => choose(a)} data-testid="attempt-land">
-                      <GitMerge size={14} aria-hidden /> Land this one
+                    <button
+                      className={`btn${rank === 1 ? " primary" : ""}`}
+                      disabled={busy}
+                      onClick={() => choose(a)}
+                      data-testid="attempt-land"
+                      title={e.files === 0 ? "It changed no file: choosing it lands nothing and puts the others away" : "Lands it on the branch; the others are rejected"}
+                    >
+                      <GitMerge size={14} aria-hidden /> {e.files === 0 ? "Choose this one (no changes)" : "Land this one"}
                     </button>
                   )}
                   {e.review && e.files > 0 && (
@@ -185,6 +238,27 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
         <Differences diffs={diffs} />
       )}
     </section>
+  );
+}
+
+/** Asked before the whole group is put away: the worktrees go, with whatever the attempts wrote. */
+function ConfirmRejectAll({ count, onKeep, onReject }: { count: number; onKeep: () => void; onReject: () => void }) {
+  const keep = useRef<HTMLButtonElement>(null);
+  useEffect(() => keep.current?.focus(), []);
+  return (
+    <AlertDialog title="Reject every attempt?" testid="attempts-reject-all-dialog" onEscape={onKeep} describedBy="reject-all-body">
+      <p id="reject-all-body">
+        None of the {count} attempts lands. Their worktrees are removed, with whatever they wrote there; your own branch and folder are not touched. Each session stays in History.
+      </p>
+      <div className="actions">
+        <button ref={keep} className="btn primary" onClick={onKeep}>
+          Keep them
+        </button>
+        <button className="btn danger" onClick={onReject} data-testid="attempts-reject-all-confirm">
+          Reject every attempt
+        </button>
+      </div>
+    </AlertDialog>
   );
 }
 

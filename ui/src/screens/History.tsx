@@ -24,10 +24,34 @@ export function collapseGroups(rows: SessionSummary[]): { row: SessionSummary; a
       out.push({ row: r, attempts: [] });
     } else if (!seen.has(g)) {
       seen.add(g);
-      out.push({ row: r, attempts: rows.filter((x) => x.attempt?.group === g) });
+      const attempts = rows.filter((x) => x.attempt?.group === g);
+      out.push({ row: groupRow(attempts), attempts });
     }
   }
   return out;
+}
+
+const RUNNING: SessionStatus[] = ["busy", "retry", "queued", "awaiting_approval"];
+
+/** A group's row: the chosen attempt's outcome (else the most urgent state of any attempt), with
+ * the tokens of every attempt and the time of the longest. */
+function groupRow(attempts: SessionSummary[]): SessionSummary {
+  const chosen = attempts.find((a) => a.attempt?.chosen);
+  const first = chosen ?? attempts[0];
+  const status: SessionStatus =
+    chosen?.status ??
+    attempts.find((a) => RUNNING.includes(a.status))?.status ??
+    attempts.find((a) => a.status === "awaiting_review")?.status ??
+    first.status;
+  const sum = (k: keyof SessionSummary["tokens"]) => attempts.reduce((n, a) => n + a.tokens[k], 0);
+  return {
+    ...first,
+    status,
+    end_reason: chosen ? chosen.end_reason : null,
+    created_ms: Math.min(...attempts.map((a) => a.created_ms)),
+    duration_ms: Math.max(...attempts.map((a) => a.duration_ms)),
+    tokens: { agent: sum("agent"), evaluator: sum("evaluator"), compaction: sum("compaction") },
+  };
 }
 
 export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => void; onOpen: (id: string) => void; onOpenGroup?: (group: string) => void }) {
@@ -287,37 +311,51 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
                 <td className="small optional">{new Date(r.created_ms).toLocaleString()}</td>
                 <td className="small optional">{duration(r.duration_ms)}</td>
                 <td className="small optional">{(r.tokens.agent + r.tokens.evaluator + r.tokens.compaction).toLocaleString()}</td>
-                <td className="row-actions">
-                  {r.status === "interrupted" && (
-                    <button className="btn small" onClick={() => onOpen(r.id)}>
-                      Resume
-                    </button>
-                  )}
-                  <button className="btn small" onClick={() => exportAs(r.id, r.title, "md")} data-testid="export-md">
-                    Markdown
-                  </button>
-                  <button className="btn small" onClick={() => exportAs(r.id, r.title, "json")}>
-                    JSON
-                  </button>
-                  {["busy", "retry", "queued", "awaiting_approval"].includes(r.status) ? (
-                    <span className="muted small" data-testid="delete-running" title="A running session cannot be deleted">
-                      Cancel it to delete
-                    </span>
-                  ) : confirm === r.id ? (
-                    <>
-                      <button className="btn small danger" onClick={() => remove(r.id)} data-testid="confirm-delete">
-                        Delete for good
+                {attempts.length > 0 ? (
+                  <td className="row-actions">
+                    <GroupActions
+                      attempts={attempts}
+                      onOpenGroup={onOpenGroup}
+                      onExport={exportAs}
+                      confirming={confirm === r.id}
+                      onConfirm={(yes) => setConfirm(yes ? r.id : null)}
+                      onDeleted={load}
+                      onError={setError}
+                    />
+                  </td>
+                ) : (
+                  <td className="row-actions">
+                    {r.status === "interrupted" && (
+                      <button className="btn small" onClick={() => onOpen(r.id)}>
+                        Resume
                       </button>
-                      <button className="btn small" onClick={() => setConfirm(null)}>
-                        Keep
-                      </button>
-                    </>
-                  ) : (
-                    <button className="btn small" onClick={() => setConfirm(r.id)} data-testid="delete">
-                      Delete
+                    )}
+                    <button className="btn small" onClick={() => exportAs(r.id, r.title, "md")} data-testid="export-md">
+                      Markdown
                     </button>
-                  )}
-                </td>
+                    <button className="btn small" onClick={() => exportAs(r.id, r.title, "json")}>
+                      JSON
+                    </button>
+                    {["busy", "retry", "queued", "awaiting_approval"].includes(r.status) ? (
+                      <span className="muted small" data-testid="delete-running" title="A running session cannot be deleted">
+                        Cancel it to delete
+                      </span>
+                    ) : confirm === r.id ? (
+                      <>
+                        <button className="btn small danger" onClick={() => remove(r.id)} data-testid="confirm-delete">
+                          Delete for good
+                        </button>
+                        <button className="btn small" onClick={() => setConfirm(null)}>
+                          Keep
+                        </button>
+                      </>
+                    ) : (
+                      <button className="btn small" onClick={() => setConfirm(r.id)} data-testid="delete">
+                        Delete
+                      </button>
+                    )}
+                  </td>
+                )}
               </tr>
             ))}
           </tbody>
@@ -328,6 +366,72 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
       <AgentTrustPanel />
       <StoragePanel />
     </section>
+  );
+}
+
+/** A group's row: its attempts are compared on the group's screen; once one is chosen, its
+ * session is the group's export; Delete deletes every attempt, once none is running. */
+function GroupActions({
+  attempts,
+  onOpenGroup,
+  onExport,
+  confirming,
+  onConfirm,
+  onDeleted,
+  onError,
+}: {
+  attempts: SessionSummary[];
+  onOpenGroup?: (group: string) => void;
+  onExport: (id: string, title: string, format: "md" | "json") => void;
+  confirming: boolean;
+  onConfirm: (yes: boolean) => void;
+  onDeleted: () => void;
+  onError: (message: string) => void;
+}) {
+  const group = attempts[0].attempt!.group;
+  const chosen = attempts.find((a) => a.attempt?.chosen);
+  const removeAll = async () => {
+    try {
+      for (const a of attempts) await ipc.deleteSession(a.id);
+      onConfirm(false);
+      onDeleted();
+    } catch (e) {
+      onError((e as AppError).message);
+      onDeleted();
+    }
+  };
+  return (
+    <>
+      {onOpenGroup && (
+        <button className="btn small" onClick={() => onOpenGroup(group)} data-testid="open-group">
+          Compare
+        </button>
+      )}
+      {chosen &&
+        (["md", "json"] as const).map((f) => (
+          <button key={f} className="btn small" onClick={() => onExport(chosen.id, chosen.title, f)} title={`The chosen attempt's session: ${chosen.attempt!.label}`}>
+            {f === "md" ? "Markdown" : "JSON"}
+          </button>
+        ))}
+      {attempts.some((a) => RUNNING.includes(a.status)) ? (
+        <span className="muted small" data-testid="delete-running" title="A running attempt cannot be deleted">
+          Cancel them to delete
+        </span>
+      ) : confirming ? (
+        <>
+          <button className="btn small danger" onClick={removeAll} data-testid="confirm-delete">
+            Delete all {attempts.length} for good
+          </button>
+          <button className="btn small" onClick={() => onConfirm(false)}>
+            Keep
+          </button>
+        </>
+      ) : (
+        <button className="btn small" onClick={() => onConfirm(true)} data-testid="delete">
+          Delete
+        </button>
+      )}
+    </>
   );
 }
 

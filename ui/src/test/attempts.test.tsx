@@ -6,7 +6,7 @@ import type { GroupRanking, SessionSummary } from "../ipc";
 import { AttemptsView } from "../screens/Attempts";
 import { attemptChoices, attemptList, attemptsProblem } from "../components/AttemptsPicker";
 import { sidebarEntries, sidebarGroups } from "../sidebar";
-import { collapseGroups } from "../screens/History";
+import { collapseGroups, History } from "../screens/History";
 
 const evidence = (session: string, label: string, over: Partial<GroupRanking["ranking"][number]["evidence"]> = {}) => ({
   session,
@@ -89,6 +89,96 @@ describe("attempts side by side", () => {
       ["a", 2],
       ["c", 0],
     ]);
+  });
+
+  it("History's row for a group tells the chosen attempt's outcome and the whole group's tokens and time", () => {
+    const first = { ...summary("a", "rejected", "g1", 1), end_reason: "stuck" as const, duration_ms: 8000, tokens: { agent: 4000, evaluator: 100, compaction: 0 } };
+    const chosen = { ...summary("b", "completed", "g1", 2), end_reason: "verified_done" as const, duration_ms: 12000, tokens: { agent: 3000, evaluator: 200, compaction: 0 } };
+    chosen.attempt = { ...chosen.attempt!, chosen: true };
+    const [row] = collapseGroups([first, chosen]);
+    expect([row.row.status, row.row.end_reason]).toEqual(["completed", "verified_done"]);
+    expect(row.row.tokens.agent + row.row.tokens.evaluator).toBe(7300);
+    expect(row.row.duration_ms).toBe(12000);
+    // Undecided, one still waits for review: the group waits for the person.
+    const [waiting] = collapseGroups([summary("a", "failed", "g2", 1), summary("b", "awaiting_review", "g2", 2)]);
+    expect(waiting.row.status).toBe("awaiting_review");
+    const [running] = collapseGroups([summary("a", "awaiting_review", "g3", 1), summary("b", "busy", "g3", 2)]);
+    expect(running.row.status).toBe("busy");
+  });
+
+  it("History's Delete on a group deletes every attempt, not only the first", async () => {
+    const deleted: unknown[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "list_sessions") return [summary("a", "rejected", "g1", 1), summary("b", "failed", "g1", 2)];
+      if (cmd === "delete_session") return void deleted.push((args as { sessionId: string }).sessionId);
+      return null;
+    });
+    render(<History onNewTask={() => {}} onOpen={() => {}} onOpenGroup={() => {}} />);
+    const row = await screen.findByTestId("history-row");
+    expect(within(row).queryByText("Markdown")).toBeNull();
+    await userEvent.click(within(row).getByTestId("delete"));
+    await userEvent.click(within(row).getByText("Delete all 2 for good"));
+    expect(deleted).toEqual(["a", "b"]);
+  });
+
+  it("a group whose attempts all ended with nothing to land says so and can be put away whole", async () => {
+    let rejected: unknown = null;
+    let state: GroupRanking = {
+      group: "g1",
+      task: "a slow task",
+      all_ended: true,
+      chosen: null,
+      put_away: false,
+      ranking: [
+        { rank: 1, evidence: evidence("s1", "attempt 1", { end_reason: "cancelled", review: null, reviewed: false, files: 0, diff_lines: 0 }), above_next: null },
+        { rank: 2, evidence: evidence("s2", "attempt 2", { end_reason: "cancelled", review: null, reviewed: false, files: 0, diff_lines: 0 }), above_next: null },
+      ],
+    };
+    mockIPC((cmd, args) => {
+      if (cmd === "attempt_group") return state;
+      if (cmd === "list_sessions") return [summary("s1", "cancelled", "g1", 1), summary("s2", "cancelled", "g1", 2)];
+      if (cmd === "reject_attempts") {
+        rejected = args;
+        state = { ...state, put_away: true };
+        return 2;
+      }
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    expect(await screen.findByText(/none has work to land/)).toBeTruthy();
+    expect(screen.queryByText(/choose one to land/)).toBeNull();
+    expect(screen.queryAllByTestId("attempt-land")).toHaveLength(0);
+    await userEvent.click(screen.getByTestId("attempts-reject-all"));
+    await userEvent.click(await screen.findByTestId("attempts-reject-all-confirm"));
+    expect(rejected).toMatchObject({ group: "g1" });
+    expect(await screen.findByText(/2 attempts were rejected/)).toBeTruthy();
+    expect(await screen.findByText(/put away: none landed/)).toBeTruthy();
+    expect(screen.queryByTestId("attempts-reject-all")).toBeNull();
+  });
+
+  it("an attempt that failed shows why instead of evidence it never gathered, and no rank while others run", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group")
+        return {
+          group: "g1",
+          task: "write greet.py",
+          all_ended: false,
+          chosen: null,
+          put_away: false,
+          ranking: [
+            { rank: 1, evidence: evidence("s1", "attempt 1", { end_reason: "failed", review: null, reviewed: false, files: 0, diff_lines: 0, error: "the provider said 400: model b is not served here" }), above_next: null },
+            { rank: 0, evidence: evidence("s2", "attempt 2", { ended: false, review: null, reviewed: false }), above_next: null },
+          ],
+        };
+      if (cmd === "list_sessions") return [summary("s1", "failed", "g1", 1), summary("s2", "busy", "g1", 2)];
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const [failed] = await screen.findAllByTestId("attempt");
+    expect(within(failed).getByText(/model b is not served here/)).toBeTruthy();
+    expect(within(failed).queryByTestId("attempt-evidence")).toBeNull();
+    expect(within(failed).queryByText("1")).toBeNull();
+    expect(within(failed).getAllByText("Failed")).toHaveLength(1);
   });
 
   it("shows each attempt's evidence and why it ranks where it does, and lands the chosen one", async () => {

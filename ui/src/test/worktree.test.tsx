@@ -36,6 +36,17 @@ function script(events: Envelope[], onCommand: (cmd: string, args: unknown, push
 }
 
 describe("a task in its own worktree", () => {
+  it("an attempt's own review says approving it chooses it over the other attempts", async () => {
+    const [created, ...rest] = reviewWaiting();
+    seq = 0;
+    const events = [created, { type: "attempt_started", group: "g1", number: 2, of: 3, label: "Codex" } as EngineEvent, ...rest].map((e) => ev(e as EngineEvent));
+    script(events, () => undefined);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const approve = await screen.findByTestId("approve");
+    expect(approve).toHaveTextContent("Choose this attempt and land on main");
+    expect(approve.getAttribute("title")).toMatch(/other attempts are rejected/);
+  });
+
   it("the header names its branch, and approve lands it on the branch it started from as chosen", async () => {
     let sent: { input: { decision: string; landing?: string; revert?: boolean } } | null = null;
     script(reviewWaiting(), (cmd, args, push) => {

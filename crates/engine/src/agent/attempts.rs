@@ -98,6 +98,9 @@ pub struct GroupRanking {
     pub all_ended: bool,
     /// The attempt the person chose, once chosen.
     pub chosen: Option<SessionId>,
+    /// None was chosen and none is left to choose: every attempt ended, none waits for review,
+    /// and no worktree is left (the person rejected them all).
+    pub put_away: bool,
 }
 
 /// One file some attempt changed, as each attempt left it.
@@ -195,6 +198,15 @@ impl Engine {
     /// (a running attempt is cancelled first) and removes its worktree. A landing that cannot go
     /// through leaves the whole group as it was.
     pub fn choose_attempt(self: &Arc<Self>, group: &GroupId, chosen: &SessionId, landing: Option<LandingMode>) -> Result<ReviewOutcome> {
+        let mut choice = ReviewChoice::new(Decision::Approve, DecidedBy::Person);
+        choice.landing = landing;
+        self.choose_attempt_with(group, chosen, choice)
+    }
+
+    /// [`Engine::choose_attempt`] with the approve as the person gave it (their words, how it
+    /// lands): what an approve of an attempt in its own session comes to.
+    pub fn choose_attempt_with(self: &Arc<Self>, group: &GroupId, chosen: &SessionId, choice: ReviewChoice) -> Result<ReviewOutcome> {
+        let choice = ReviewChoice { decision: Decision::Approve, ..choice };
         let ranked = self.rank_group(group)?;
         if let Some(c) = &ranked.chosen {
             return Err(Error::AlreadyDecided(format!("this group's attempt {c} was already chosen")));
@@ -211,9 +223,7 @@ impl Engine {
             return Err(Error::InvalidInput(format!("{} cannot be chosen: {why}", mine.evidence.label)));
         };
         let reason = (mine.rank == 1).then(|| mine.above_next.clone()).flatten();
-        let mut choice = ReviewChoice::new(Decision::Approve, DecidedBy::Person);
-        choice.landing = landing;
-        let outcome = self.decide(&review, choice)?;
+        let outcome = self.decide_one(&review, choice)?;
         if !matches!(outcome, ReviewOutcome::Decided { .. }) {
             return Ok(outcome);
         }
@@ -221,7 +231,7 @@ impl Engine {
         // decided group whose leftovers the start-up sweep removes.
         self.store.append(chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason })?;
         for other in ranked.ranking.iter().filter(|r| &r.evidence.session != chosen) {
-            if let Err(e) = self.discard_attempt(&other.evidence) {
+            if let Err(e) = self.discard_attempt(&other.evidence, "Another attempt was chosen.") {
                 let _ = self.store.append(
                     &other.evidence.session,
                     None,
@@ -243,15 +253,43 @@ impl Engine {
         Ok(n)
     }
 
+    /// Puts the whole group away, choosing none: every review rejected and every attempt's
+    /// worktree removed; nothing lands. Only once every attempt has ended, so that no worktree
+    /// goes from under a run (one in another process cannot be stopped from here). How many
+    /// attempts it put away.
+    pub fn reject_group(self: &Arc<Self>, group: &GroupId) -> Result<usize> {
+        let ranked = self.rank_group(group)?;
+        if let Some(c) = &ranked.chosen {
+            return Err(Error::AlreadyDecided(format!("this group's attempt {c} was already chosen")));
+        }
+        let running = ranked.ranking.iter().filter(|r| !r.evidence.ended).count();
+        if running > 0 {
+            return Err(Error::InvalidInput(format!("{running} of the attempts still running: cancel them first, then reject the group")));
+        }
+        let mut left = Vec::new();
+        for r in &ranked.ranking {
+            if r.evidence.review.is_some() || current_worktree(&self.store.events(&r.evidence.session, 0)?).is_some() {
+                left.push(r.evidence.clone());
+            }
+        }
+        if left.is_empty() {
+            return Err(Error::AlreadyDecided("every attempt of this group is already put away".into()));
+        }
+        for a in &left {
+            self.discard_attempt(a, "You rejected every attempt.")?;
+        }
+        Ok(left.len())
+    }
+
     /// An attempt that was not chosen: its review rejected, its run stopped, its worktree gone.
-    fn discard_attempt(self: &Arc<Self>, a: &AttemptEvidence) -> Result<()> {
+    fn discard_attempt(self: &Arc<Self>, a: &AttemptEvidence, why: &str) -> Result<()> {
         if let Some(review) = &a.review {
             let mut choice = ReviewChoice::new(Decision::Reject, DecidedBy::Person);
-            choice.feedback = Some("Another attempt was chosen.".into());
-            self.decide(review, choice)?;
+            choice.feedback = Some(why.into());
+            self.decide_one(review, choice)?;
             return Ok(());
         }
-        let session = a.session.clone();
+        let (session, why) = (a.session.clone(), why.to_string());
         let running = !a.ended;
         if running {
             self.cancel(&session);
@@ -267,8 +305,8 @@ impl Engine {
             if let Ok(pending) = store.pending_requests(&session) {
                 if let Some((review, _, _)) = pending.into_iter().find(|(_, kind, _)| kind == "review") {
                     let mut choice = ReviewChoice::new(Decision::Reject, DecidedBy::Person);
-                    choice.feedback = Some("Another attempt was chosen.".into());
-                    let _ = engine.decide(&review, choice);
+                    choice.feedback = Some(why);
+                    let _ = engine.decide_one(&review, choice);
                     return;
                 }
             }
@@ -307,17 +345,16 @@ pub fn group_attempts(store: &Store, group: &GroupId) -> Result<Vec<SessionSumma
 pub fn rank_group(store: &Store, group: &GroupId) -> Result<GroupRanking> {
     let attempts = group_attempts(store, group)?;
     let mut evidence = Vec::new();
+    let mut worktrees_left = false;
     for s in &attempts {
-        evidence.push(attempt_evidence(s, &store.events(&s.id, 0)?, store.pending_requests(&s.id)?));
+        let events = store.events(&s.id, 0)?;
+        worktrees_left |= current_worktree(&events).is_some();
+        evidence.push(attempt_evidence(s, &events, store.pending_requests(&s.id)?));
     }
     let all_ended = evidence.iter().all(|e| e.ended);
-    Ok(GroupRanking {
-        group: group.clone(),
-        task: attempts[0].task.clone(),
-        ranking: ranking::rank(&evidence),
-        all_ended,
-        chosen: attempts.iter().find(|s| s.attempt.as_ref().is_some_and(|a| a.chosen)).map(|s| s.id.clone()),
-    })
+    let chosen = attempts.iter().find(|s| s.attempt.as_ref().is_some_and(|a| a.chosen)).map(|s| s.id.clone());
+    let put_away = chosen.is_none() && all_ended && !worktrees_left && evidence.iter().all(|e| e.review.is_none());
+    Ok(GroupRanking { group: group.clone(), task: attempts[0].task.clone(), ranking: ranking::rank(&evidence), all_ended, chosen, put_away })
 }
 
 /// The files the attempts changed, each as every attempt left it; those they left
@@ -411,6 +448,7 @@ pub fn attempt_evidence(s: &SessionSummary, events: &[Envelope], pending: Vec<(R
         cost_usd: None,
         tokens: s.tokens.agent + s.tokens.evaluator + s.tokens.compaction,
         wall_ms: s.duration_ms,
+        error: None,
     };
     let last = events.iter().rev().find_map(|env| match &env.event {
         EngineEvent::ReviewRequested { end_reason, remaining, files_changed, verification, cost_usd, audit, .. } => {
@@ -428,6 +466,11 @@ pub fn attempt_evidence(s: &SessionSummary, events: &[Envelope], pending: Vec<(R
         e.checks_passed = verification.iter().filter_map(|v| v.as_str()).filter(|v| v.lines().next().is_some_and(|l| l.ends_with(": exit 0"))).count();
         e.cost_usd = cost;
         e.findings = findings;
+    } else if ended {
+        e.error = events.iter().rev().find_map(|env| match &env.event {
+            EngineEvent::Error { message, .. } => Some(message.clone()),
+            _ => None,
+        });
     }
     e
 }

@@ -309,14 +309,22 @@ impl Run {
 
     /// The changes the person decides on (`whole`): this run's, with those of the session's
     /// earlier runs since the person last decided (a plan's steps, a run cut short and resumed);
-    /// else this run's alone (a plan step is judged on its own).
+    /// else this run's alone (a plan step is judged on its own). An attempt of a group is decided
+    /// on whole, against the others: all its runs since its worktree began, which is what
+    /// choosing it lands.
     fn scoped(&mut self, whole: bool) -> Ownership {
         if !whole {
             return self.own();
         }
+        let since = if self.is_attempt() { Since::Worktree } else { Since::Decision };
+        self.since(since)
+    }
+
+    /// This run's changes with those of the session's earlier runs since `since`.
+    fn since(&mut self, since: Since) -> Ownership {
         let Some(cp) = self.checkpoints.clone() else { return Ownership::default() };
         let mut all = Ownership::default();
-        for (b, a) in self.earlier_windows().into_iter().chain(self.evidence.windows.clone()) {
+        for (b, a) in self.earlier_windows(since).into_iter().chain(self.evidence.windows.clone()) {
             if let Ok(w) = tokio::task::block_in_place(|| cp.window_changes(&b, &a)) {
                 all.add_window(w);
             }
@@ -364,7 +372,8 @@ impl Run {
         if self.criteria.is_empty() {
             return vec![];
         }
-        let changed: Vec<String> = self.scoped(true).changes().into_iter().map(|c| c.path).collect();
+        // A comment is addressed by the runs since it was made, even in an attempt.
+        let changed: Vec<String> = self.since(Since::Decision).changes().into_iter().map(|c| c.path).collect();
         let found = crate::judge::criteria::check_without_model(&self.criteria, &changed);
         found.into_iter().flatten().map(|r| r.text).collect()
     }
@@ -374,18 +383,30 @@ impl Run {
         if self.criteria.is_empty() {
             return Ok(());
         }
-        let changed: Vec<String> = self.scoped(true).changes().into_iter().map(|c| c.path).collect();
+        let changed: Vec<String> = self.since(Since::Decision).changes().into_iter().map(|c| c.path).collect();
         let found = crate::judge::criteria::check_without_model(&self.criteria, &changed);
         let results = crate::judge::criteria::settle(&self.criteria, found, verdict_done, remaining, summary);
         self.criteria_results = results.clone();
         self.emit(EngineEvent::CriteriaChecked { results })
     }
 
-    /// Windows of the session's earlier runs since the person's last decision.
-    fn earlier_windows(&self) -> Vec<(String, String)> {
+    /// Whether this session is one attempt of a group.
+    fn is_attempt(&self) -> bool {
+        self.engine.store.session(&self.session).is_ok_and(|s| s.attempt.is_some())
+    }
+
+    /// Windows of the session's earlier runs since `since`.
+    fn earlier_windows(&self, since: Since) -> Vec<(String, String)> {
         let Ok(events) = self.engine.store.events(&self.session, 0) else { return vec![] };
-        let from =
-            events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewResolved { .. } | EngineEvent::TaskWorkspace { .. })).map(|i| i + 1).unwrap_or(0);
+        let from = events
+            .iter()
+            .rposition(|e| match e.event {
+                EngineEvent::TaskWorkspace { .. } => true,
+                EngineEvent::ReviewResolved { .. } => since == Since::Decision,
+                _ => false,
+            })
+            .map(|i| i + 1)
+            .unwrap_or(0);
         let runs: Vec<RunId> = events[from..]
             .iter()
             .filter(|e| matches!(e.event, EngineEvent::RunStarted { .. }))
@@ -437,4 +458,13 @@ impl Run {
         }
         Ok(())
     }
+}
+
+/// Where the changes a review covers start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Since {
+    /// The person's last decision (or the worktree's start).
+    Decision,
+    /// The worktree's start: everything the task's branch would land.
+    Worktree,
 }

@@ -128,7 +128,20 @@ fn status_event(status: SessionStatus) -> EngineEvent {
 
 impl Engine {
     /// The person's review decision, applied once. See [`ReviewChoice`] and the module's notes.
+    /// Approving an attempt of a group, wherever the person does it, is choosing it for the group
+    /// ([`Engine::choose_attempt_with`]): the group is decided once and the others put away.
     pub fn decide(self: &Arc<Self>, review: &RequestId, choice: ReviewChoice) -> Result<ReviewOutcome> {
+        if choice.decision == Decision::Approve {
+            let summary = self.pending_review_session(review)?;
+            if let Some(a) = summary.attempt {
+                return self.choose_attempt_with(&a.group, &summary.id, choice);
+            }
+        }
+        self.decide_one(review, choice)
+    }
+
+    /// One session's review decision, whether or not it is an attempt of a group.
+    pub(super) fn decide_one(self: &Arc<Self>, review: &RequestId, choice: ReviewChoice) -> Result<ReviewOutcome> {
         let _deciding = self.runtime.deciding();
         let summary = self.pending_review_session(review)?;
         let feedback = choice.feedback.as_ref().map(|f| f.trim().to_string()).filter(|f| !f.is_empty());

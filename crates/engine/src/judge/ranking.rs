@@ -35,6 +35,9 @@ pub struct AttemptEvidence {
     pub cost_usd: Option<f64>,
     pub tokens: u64,
     pub wall_ms: i64,
+    /// Why it ended without a review, in the words of its last error (a provider's refusal, an
+    /// agent that would not start), so that the person sees it beside the others.
+    pub error: Option<String>,
 }
 
 impl AttemptEvidence {
@@ -130,6 +133,7 @@ mod tests {
             cost_usd: None,
             tokens: 1000,
             wall_ms: 1000,
+            error: None,
         }
     }
 
