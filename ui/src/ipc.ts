@@ -503,6 +503,8 @@ export interface AttemptEvidence {
   findings: number;
   checks_passed: number;
   checks_run: number;
+  /** The evaluator judged it; without that, `remaining` is no judgement. */
+  evaluated?: boolean;
   remaining: number;
   diff_lines: number;
   files: number;

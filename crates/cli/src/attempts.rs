@@ -187,13 +187,22 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
         let end = if e.ended { e.end_reason.map(|x| x.as_str()).unwrap_or("ended") } else { "still running" };
         let cost = e.cost_usd.map(|c| format!("${c:.4}")).unwrap_or_else(|| format!("{} tokens", e.tokens));
         let chosen = if r.chosen.as_ref() == Some(&e.session) { " · chosen" } else { "" };
+        if e.ended && !e.reviewed {
+            // No review: no evidence to show, only why.
+            println!("  {place}. {} — {end}, no work to review{chosen}", e.label);
+            if let Some(error) = &e.error {
+                println!("     {error}");
+            }
+            println!("     {}", e.session);
+            continue;
+        }
+        let left = if e.evaluated { e.remaining.to_string() } else { "not judged".into() };
         println!(
-            "  {place}. {} — {end} · audit findings {} · verification {}/{} · items left {} · diff {} lines in {} file(s) · {cost} · {:.1} s{chosen}",
+            "  {place}. {} — {end} · audit findings {} · verification {}/{} · items left {left} · diff {} lines in {} file(s) · {cost} · {:.1} s{chosen}",
             e.label,
             e.findings,
             e.checks_passed,
             e.checks_run,
-            e.remaining,
             e.diff_lines,
             e.files,
             e.wall_ms as f64 / 1000.0

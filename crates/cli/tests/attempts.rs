@@ -357,7 +357,10 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
     let e = env();
     let r = repo(e._dir.path());
     let url = server.base_url(Protocol::Openai);
-    let (group, _) = waiting_attempts(&e, &r, &url);
+    let (group, sessions) = waiting_attempts(&e, &r, &url);
+    let ranking = ranking_of(&e, &r, &group, &url);
+    let failed = ranking["ranking"].as_array().unwrap().iter().find(|a| a["evidence"]["session"] == sessions["b"].as_str()).unwrap()["evidence"].clone();
+    assert!(failed["error"].as_str().is_some_and(|m| m.contains("not served here")), "the failed attempt says why, in the provider's words: {failed}");
     let worktrees = || git(&r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count();
     assert_eq!(worktrees(), 3, "both attempts' worktrees wait: one for review, the failed one as undecided work");
 

@@ -31,7 +31,9 @@ function Evidence({ a }: { a: RankedAttempt }) {
       </div>
       <div>
         <dt>Left to do</dt>
-        <dd>{e.remaining === 0 ? "nothing" : `${e.remaining} item${e.remaining === 1 ? "" : "s"}`}</dd>
+        <dd title={e.evaluated === false ? "The evaluator was not asked: the run reached review without it (a failed check, a claim of partial work, a stuck run)" : undefined}>
+          {e.evaluated === false ? "not judged" : e.remaining === 0 ? "nothing" : `${e.remaining} item${e.remaining === 1 ? "" : "s"}`}
+        </dd>
       </div>
       <div>
         <dt>Diff</dt>

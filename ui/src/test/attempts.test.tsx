@@ -18,6 +18,7 @@ const evidence = (session: string, label: string, over: Partial<GroupRanking["ra
   findings: 0,
   checks_passed: 1,
   checks_run: 1,
+  evaluated: true,
   remaining: 0,
   diff_lines: 2,
   files: 1,
@@ -34,7 +35,7 @@ const ranking = (): GroupRanking => ({
   chosen: null,
   ranking: [
     { rank: 1, evidence: evidence("s2", "Codex"), above_next: "verified done" },
-    { rank: 2, evidence: evidence("s1", "Finishline's agent (m)", { end_reason: "cycles_exhausted", checks_passed: 0, findings: 1 }), above_next: null },
+    { rank: 2, evidence: evidence("s1", "Finishline's agent (m)", { end_reason: "cycles_exhausted", checks_passed: 0, findings: 1, evaluated: false }), above_next: null },
   ],
 });
 
@@ -202,6 +203,7 @@ describe("attempts side by side", () => {
     expect(within(items[0]).getByTestId("attempt-reason")).toHaveTextContent("Above the next: verified done");
     expect(within(items[1]).getByTestId("attempt-evidence")).toHaveTextContent("1 finding");
     expect(within(items[1]).getByTestId("attempt-checks")).toHaveTextContent("0/1 pass");
+    expect(within(items[1]).getByTestId("attempt-evidence")).toHaveTextContent("Left to donot judged");
     const user = userEvent.setup();
     await user.click(screen.getByTestId("tab-differences"));
     const diff = await screen.findByTestId("difference");

@@ -442,6 +442,7 @@ pub fn attempt_evidence(s: &SessionSummary, events: &[Envelope], pending: Vec<(R
         findings: 0,
         checks_passed: 0,
         checks_run: 0,
+        evaluated: false,
         remaining: 0,
         diff_lines: 0,
         files: 0,
@@ -451,13 +452,14 @@ pub fn attempt_evidence(s: &SessionSummary, events: &[Envelope], pending: Vec<(R
         error: None,
     };
     let last = events.iter().rev().find_map(|env| match &env.event {
-        EngineEvent::ReviewRequested { end_reason, remaining, files_changed, verification, cost_usd, audit, .. } => {
-            Some((*end_reason, remaining, files_changed, verification, *cost_usd, audit.len()))
+        EngineEvent::ReviewRequested { end_reason, remaining, files_changed, verification, cost_usd, audit, verdict, .. } => {
+            Some((*end_reason, remaining, files_changed, verification, *cost_usd, audit.len(), verdict.is_some()))
         }
         _ => None,
     });
-    if let Some((end_reason, remaining, files, verification, cost, findings)) = last {
+    if let Some((end_reason, remaining, files, verification, cost, findings, evaluated)) = last {
         e.reviewed = true;
+        e.evaluated = evaluated;
         e.end_reason = Some(end_reason);
         e.remaining = remaining.len();
         e.files = files.len();

@@ -27,6 +27,9 @@ pub struct AttemptEvidence {
     pub findings: usize,
     pub checks_passed: usize,
     pub checks_run: usize,
+    /// The evaluator judged it (a failed verification, a claim of partial work or a stuck run
+    /// reach review without asking it); `remaining` means nothing otherwise.
+    pub evaluated: bool,
     pub remaining: usize,
     /// Lines added and removed.
     pub diff_lines: usize,
@@ -65,7 +68,11 @@ fn compare(a: &AttemptEvidence, b: &AttemptEvidence) -> (Ordering, Option<String
             if a.findings == 0 { "no audit findings".into() } else { format!("fewer audit findings ({} against {})", a.findings, b.findings) },
         ),
         (b.checks_passed.cmp(&a.checks_passed), format!("more verification commands pass ({} against {})", a.checks_passed, b.checks_passed)),
-        (a.remaining.cmp(&b.remaining), format!("fewer items left by the evaluator ({} against {})", a.remaining, b.remaining)),
+        (
+            // Only between two the evaluator judged: "nothing left" from no judgement is not less.
+            if a.evaluated && b.evaluated { a.remaining.cmp(&b.remaining) } else { Ordering::Equal },
+            format!("fewer items left by the evaluator ({} against {})", a.remaining, b.remaining),
+        ),
         (
             a.diff_lines.cmp(&b.diff_lines),
             format!("a smaller diff ({} line{} against {})", a.diff_lines, if a.diff_lines == 1 { "" } else { "s" }, b.diff_lines),
@@ -127,6 +134,7 @@ mod tests {
             findings: 0,
             checks_passed: 1,
             checks_run: 1,
+            evaluated: true,
             remaining: 0,
             diff_lines: 10,
             files: 1,
@@ -176,6 +184,19 @@ mod tests {
         let r = rank(&[failed, unverified]);
         assert_eq!(r[0].evidence.label, "unverified");
         assert!(r[0].above_next.as_deref().unwrap().starts_with("it has work to review"));
+    }
+
+    #[test]
+    fn items_left_compare_only_between_attempts_the_evaluator_judged() {
+        // Both failed their check; one was also judged by the evaluator (1 item left), the other
+        // never reached it. Its "nothing left" is no judgement, so the next rule decides.
+        let mut judged = attempt("judged", EndReason::Unverified);
+        (judged.checks_passed, judged.remaining, judged.diff_lines) = (0, 1, 2);
+        let mut unjudged = attempt("unjudged", EndReason::Unverified);
+        (unjudged.checks_passed, unjudged.evaluated, unjudged.remaining, unjudged.diff_lines) = (0, false, 0, 40);
+        let r = rank(&[unjudged, judged]);
+        assert_eq!(r[0].evidence.label, "judged");
+        assert!(r[0].above_next.as_deref().unwrap().starts_with("a smaller diff"), "{:?}", r[0].above_next);
     }
 
     #[test]
