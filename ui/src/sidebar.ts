@@ -61,3 +61,15 @@ export function sidebarEntries(g: SidebarGroups): { working: SidebarEntry[]; wai
   };
   return { working: rows(g.working), waiting: rows(g.waiting), today: rows(g.today) };
 }
+
+/** An attempt's name in a narrow list: its number first, so that cutting the end off still tells
+ * attempts of the same agent apart ("2. Finishline's agent (m)", not "Finishline's agent (m) #2"). */
+export function attemptLabel(s: SessionSummary): string {
+  if (!s.attempt) return s.title || s.task;
+  return `${s.attempt.number}. ${s.attempt.label.replace(/ #\d+$/, "")}`;
+}
+
+/** How many decisions wait for the person: a group's attempts are one decision. */
+export function waitingCount(entries: SidebarEntry[]): number {
+  return entries.length;
+}

@@ -23,6 +23,11 @@ export function attemptList(choices: AttemptChoice[]): string[] {
   return choices.flatMap((c) => Array.from({ length: c.count }, () => c.agent));
 }
 
+/** The ranking rule in words, as `judge/ranking.rs` applies it; New Task and the group's screen
+ * say it the same way. */
+export const RANKING_RULE =
+  "verified done first; then having work to review; no audit findings; more verification commands passing; fewer items the evaluator found left; a smaller diff; a lower cost";
+
 /** Why these attempts cannot start, or null. */
 export function attemptsProblem(choices: AttemptChoice[], limit: number): string | null {
   const n = choices.reduce((a, c) => a + c.count, 0);
@@ -43,16 +48,24 @@ interface Props {
 
 export function AttemptsPicker({ on, onToggle, choices, onChange, limit, available }: Props) {
   const total = choices.reduce((a, c) => a + c.count, 0);
-  const set = (i: number, count: number) => onChange(choices.map((c, j) => (j === i ? { ...c, count: Math.max(0, Math.min(limit, count)) } : c)));
+  // Not clamped to the limit: a count over it stays as typed and the problem below says why Run
+  // waits (a number that silently changes is a surprise).
+  const set = (i: number, count: number) => onChange(choices.map((c, j) => (j === i ? { ...c, count: Math.max(0, Math.min(99, Math.trunc(count))) } : c)));
+  const off = limit < 2;
   return (
     <fieldset className="field attempts-choice" data-testid="attempts-choice">
       <legend>Attempts</legend>
       <label className="check">
-        <input type="checkbox" checked={on} disabled={!available} onChange={(e) => onToggle(e.target.checked)} data-testid="attempts-toggle" />
+        <input type="checkbox" checked={on && !off} disabled={!available || off} onChange={(e) => onToggle(e.target.checked)} data-testid="attempts-toggle" />
         Run it with several agents side by side, and let the judge rank them
       </label>
       {!available && <span className="muted small">Attempts each get their own worktree: choose a folder in a git repository with a commit.</span>}
-      {on && available && (
+      {available && off && (
+        <span className="muted small" data-testid="attempts-off">
+          Off: Settings → Tasks allows at most {limit} attempt{limit === 1 ? "" : "s"} of a task. Raise it to 2 or more to run attempts side by side.
+        </span>
+      )}
+      {on && available && !off && (
         <>
           <div className="attempts-grid" role="group" aria-label="Attempts per agent">
             {choices.map((c, i) => (
@@ -60,7 +73,7 @@ export function AttemptsPicker({ on, onToggle, choices, onChange, limit, availab
                 <input
                   type="number"
                   min={0}
-                  max={limit}
+                  max={99}
                   value={c.count}
                   onChange={(e) => set(i, Number(e.target.value) || 0)}
                   data-testid={`attempts-${c.agent}`}
@@ -71,7 +84,7 @@ export function AttemptsPicker({ on, onToggle, choices, onChange, limit, availab
             ))}
           </div>
           <span className="muted small" data-testid="attempts-total">
-            {total} of at most {limit} attempts. Each works in its own worktree from the same commit, is judged the same way, and the group is ranked: verified done first, then no audit findings, more verification passing, fewer items left, a smaller diff, a lower cost. You land one; the others are put away.
+            {total} of at most {limit} attempts. Each works in its own worktree from the same commit, is judged the same way, and the group is ranked: {RANKING_RULE}. You land one; the others are put away.
           </span>
         </>
       )}

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from "react";
 import { ipc, type SessionSummary } from "../ipc";
-import { sidebarEntries, sidebarGroups, startOfToday, WAITING, WORKING, type SidebarEntry } from "../sidebar";
+import { attemptLabel, sidebarEntries, sidebarGroups, startOfToday, waitingCount, WAITING, WORKING, type SidebarEntry } from "../sidebar";
 import { STATUS_LABEL } from "../session/model";
 
 /** Sessions one click away: working, waiting for you (counted), and today's. Updates live. */
@@ -23,7 +23,16 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
   const groups = sidebarGroups(sessions, new Date());
   const entries = sidebarEntries(groups);
   const one = (s: SessionSummary, label?: string) => (
-    <button key={s.id} className={`side-session${label ? " side-attempt" : ""}`} aria-current={current === s.id ? "page" : undefined} data-testid="side-session" data-session={s.id} data-status={s.status} onClick={() => onOpen(s.id)} title={s.task}>
+    <button
+      key={s.id}
+      className={`side-session${label ? " side-attempt" : ""}`}
+      aria-current={current === s.id ? "page" : undefined}
+      data-testid="side-session"
+      data-session={s.id}
+      data-status={s.status}
+      onClick={() => onOpen(s.id)}
+      title={s.attempt ? `${s.attempt.label}: attempt ${s.attempt.number} of ${s.attempt.of} at ${s.task}` : s.task}
+    >
       <span className="side-session-title">{label ?? (s.title || s.task)}</span>
       {/* Not StatusBadge: its test id belongs to the open session's header. */}
       <span className={`badge side-badge badge-${s.status}`}>{STATUS_LABEL[s.status]}</span>
@@ -38,7 +47,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
           <span className="side-session-title">{e.task}</span>
           <span className="badge side-badge">{e.attempts.length} attempts</span>
         </button>
-        {e.attempts.map((s) => one(s, s.attempt?.label))}
+        {e.attempts.map((s) => one(s, attemptLabel(s)))}
       </div>
     );
   const section = (title: string, list: SidebarEntry[], testid: string, count?: number) =>
@@ -58,7 +67,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
   return (
     <div className="side-sessions" aria-label="Sessions">
       {section("Working", entries.working, "side-working")}
-      {section("Waiting for you", entries.waiting, "side-waiting", groups.waiting.length)}
+      {section("Waiting for you", entries.waiting, "side-waiting", waitingCount(entries.waiting))}
       {section("Today", entries.today, "side-today")}
     </div>
   );

@@ -27,7 +27,7 @@ export function TasksSection({ draft, onChange }: { draft: Settings; onChange: (
       <label className="field">
         <span>Attempts side by side, at most</span>
         <input type="number" min={1} max={16} data-testid="max-attempts" value={t.max_attempts ?? 4} onChange={(e) => set({ max_attempts: Math.max(1, Math.min(16, Number(e.target.value) || 1)) })} />
-        <span className="muted small">New Task can run one task by several agents at once, each in its own worktree, and rank them; this is the most attempts one task may have in all.</span>
+        <span className="muted small">New Task can run one task by several agents at once, each in its own worktree, and rank them; this is the most attempts one task may have in all (1 turns attempts off).</span>
       </label>
       <label className="field">
         <span>Approve lands the task</span>

@@ -5,6 +5,7 @@
 import { lazy, Suspense, useCallback, useEffect, useRef, useState } from "react";
 import { ExternalLink, GitMerge, Square, Trash2 } from "lucide-react";
 import { AlertDialog } from "../components/AlertDialog";
+import { RANKING_RULE } from "../components/AttemptsPicker";
 import { AppError, ipc, type FileDifference, type GroupRanking, type RankedAttempt, type SessionSummary } from "../ipc";
 import { END_LABEL, STATUS_LABEL } from "../session/model";
 
@@ -153,7 +154,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
       </header>
       {confirmReject && <ConfirmRejectAll count={ranking.ranking.length} onKeep={() => setConfirmReject(false)} onReject={rejectAll} />}
       <p className="muted small" data-testid="ranking-rule">
-        Ranked by: verified done first; then work to review; no audit findings; more verification commands passing; fewer items the evaluator found left; a smaller diff; a lower cost.
+        Ranked by: {RANKING_RULE}.
       </p>
       {notice && (
         <p className="notice" role="status" data-testid="attempts-notice">

@@ -59,7 +59,9 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
     ipc.agentPresets().then((ps) => setInstalled((ps ?? []).filter((p) => p.found)), () => setInstalled([]));
   }, []);
   // Attempts side by side: how many tries each agent gets.
-  const [attemptsOn, setAttemptsOn] = useState(false);
+  const [attemptsAsked, setAttemptsOn] = useState(false);
+  // A limit under two (Settings → Tasks) turns attempts off.
+  const attemptsOn = attemptsAsked && attemptLimit >= 2;
   const [choices, setChoices] = useState<AttemptChoice[]>([]);
   useEffect(() => {
     setChoices((old) => attemptChoices(model.trim() || defaultModel, defaultAgent, installed).map((c) => ({ ...c, count: old.find((o) => o.agent === c.agent)?.count ?? (c.agent === "builtin" ? 2 : 0) })));

@@ -1,11 +1,11 @@
-import { render, screen, within } from "@testing-library/react";
+import { fireEvent, render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it } from "vitest";
 import type { GroupRanking, SessionSummary } from "../ipc";
 import { AttemptsView } from "../screens/Attempts";
-import { attemptChoices, attemptList, attemptsProblem } from "../components/AttemptsPicker";
-import { sidebarEntries, sidebarGroups } from "../sidebar";
+import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem } from "../components/AttemptsPicker";
+import { attemptLabel, sidebarEntries, sidebarGroups, waitingCount } from "../sidebar";
 import { collapseGroups, History } from "../screens/History";
 
 const evidence = (session: string, label: string, over: Partial<GroupRanking["ranking"][number]["evidence"]> = {}) => ({
@@ -75,6 +75,19 @@ describe("attempts side by side", () => {
     expect(attemptsProblem(choices, 4)).toMatch(/At most 4/);
   });
 
+  it("New Task says attempts are off when Settings allows fewer than two, and keeps a count over the limit as typed", () => {
+    const choices = attemptChoices("m", null, []);
+    const { rerender } = render(<AttemptsPicker on onToggle={() => {}} choices={choices} onChange={() => {}} limit={1} available />);
+    expect(screen.getByTestId("attempts-toggle")).toBeDisabled();
+    expect(screen.getByTestId("attempts-off")).toHaveTextContent("Raise it to 2 or more");
+    expect(screen.queryByTestId("attempts-total")).toBeNull();
+    let changed: typeof choices = [];
+    rerender(<AttemptsPicker on onToggle={() => {}} choices={choices} onChange={(c) => (changed = c)} limit={4} available />);
+    fireEvent.change(screen.getByTestId("attempts-builtin"), { target: { value: "9" } });
+    expect(changed[0].count).toBe(9);
+    expect(attemptsProblem(changed, 4)).toMatch(/At most 4/);
+  });
+
   it("the sidebar lists a group's attempts under one entry, in the section of its most urgent attempt", () => {
     const groups = sidebarGroups([summary("a", "busy", "g1", 1), summary("b", "awaiting_review", "g1", 2), summary("c", "busy")], new Date());
     const e = sidebarEntries(groups);
@@ -82,6 +95,14 @@ describe("attempts side by side", () => {
     const group = e.working.find((x) => x.kind === "group");
     expect(group && group.kind === "group" && group.attempts.map((s) => s.id)).toEqual(["a", "b"]);
     expect(e.waiting).toHaveLength(0);
+  });
+
+  it("the sidebar names an attempt by its number first, and counts a waiting group as one decision", () => {
+    const a = summary("a", "awaiting_review", "g1", 1);
+    a.attempt = { ...a.attempt!, label: "Finishline's agent (m) #1" };
+    expect(attemptLabel(a)).toBe("1. Finishline's agent (m)");
+    const e = sidebarEntries(sidebarGroups([a, summary("b", "awaiting_review", "g1", 2), summary("c", "awaiting_review", "g1", 3), summary("d", "awaiting_review")], new Date()));
+    expect(waitingCount(e.waiting)).toBe(2);
   });
 
   it("History shows a group as one entry", () => {
