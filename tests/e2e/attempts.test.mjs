@@ -79,4 +79,13 @@ test("two attempts run under one entry, are compared and ranked, and the chosen 
   assert.equal(readFileSync(path.join(repo, "greet.txt"), "utf8"), "hello\n", "the chosen attempt's file");
   await win.app.waitUntil(async () => git(repo, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree ")).length === 1, { timeout: 20_000, timeoutMsg: "no attempt's worktree should be left" });
   await shot(win.app, "attempts-landed");
+
+  // History holds the group as one row, with the chosen attempt's outcome.
+  await clickAway(await testid("nav-history"));
+  const row = await win.app.$(`[data-testid="history-row"][data-group="${group}"]`);
+  await row.waitForExist({ timeout: 10_000 });
+  await win.app.waitUntil(async () => (await row.getAttribute("data-status")) === "completed", { timeout: 10_000, timeoutMsg: "the group's row should say completed, as its chosen attempt" });
+  assert.match(await row.getText(), /2 attempts · chose /);
+  assert.match(await row.getText(), /Verified done/);
+  await shot(win.app, "attempts-history");
 });

@@ -78,8 +78,23 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
     if (tab === "differences") ipc.attemptDifferences(group).then(setDiffs, (e: AppError) => setError(e.message));
   }, [tab, group, ranking]);
 
+  // While any attempt runs, its card counts the time it has taken (once a second).
+  const anyRunning = ranking?.ranking.some((a) => !a.evidence.ended) ?? false;
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!anyRunning) return;
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, [anyRunning]);
+
   if (!ranking) return <p className="muted">{error ?? "Loading…"}</p>;
   const statusOf = (id: string) => sessions.find((s) => s.id === id)?.status;
+  const progressOf = (id: string) => {
+    const s = sessions.find((x) => x.id === id);
+    if (!s) return "working…";
+    const tokens = s.tokens.agent + s.tokens.evaluator + s.tokens.compaction;
+    return `working for ${seconds(Math.max(0, now - s.created_ms))}${tokens > 0 ? ` · ${tokens.toLocaleString()} tokens so far` : ""}`;
+  };
   const running = ranking.ranking.filter((a) => !a.evidence.ended);
   const putAway = ranking.put_away === true;
   const decided = ranking.chosen !== null || putAway;
@@ -181,7 +196,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
             const chosen = ranking.chosen === e.session;
             const status = statusOf(e.session);
             const statusLabel = status ? STATUS_LABEL[status] : "";
-            const end = e.ended ? (e.end_reason ? END_LABEL[e.end_reason] : "ended") : "working…";
+            const end = e.ended ? (e.end_reason ? END_LABEL[e.end_reason] : "ended") : progressOf(e.session);
             // A rank only once every attempt has ended: one that failed first is not "first".
             const rank = ranking.all_ended ? a.rank : 0;
             return (
@@ -282,6 +297,23 @@ function AttemptDiff({ session, review }: { session: string; review: string | nu
   );
 }
 
+/** A diff's hunks, each line marked added or removed; git's header lines (the same in every
+ * column) left out so that the narrow columns show the content. Plain text only. */
+export function DiffLines({ diff }: { diff: string }) {
+  const lines = diff.split("\n");
+  const first = lines.findIndex((l) => l.startsWith("@@"));
+  const body = first < 0 ? lines : lines.slice(first);
+  return (
+    <pre className="diff-text" data-testid="difference-diff">
+      {body.map((l, i) => (
+        <span key={i} className={l.startsWith("@@") ? "hunk" : l.startsWith("+") ? "add" : l.startsWith("-") ? "del" : undefined}>
+          {l || " "}
+        </span>
+      ))}
+    </pre>
+  );
+}
+
 /** The files the attempts changed, those they left differently first, each attempt's diff beside the others. */
 function Differences({ diffs }: { diffs: FileDifference[] | null }) {
   if (!diffs) return <p className="muted">Comparing…</p>;
@@ -303,7 +335,7 @@ function Differences({ diffs }: { diffs: FileDifference[] | null }) {
                 <div className="small">
                   <strong>{v.label}</strong> {v.kind ? <span className="muted">{v.kind}</span> : <span className="muted">left it alone</span>}
                 </div>
-                {v.kind && <pre className="diff-text">{v.diff}</pre>}
+                {v.kind && <DiffLines diff={v.diff} />}
               </div>
             ))}
           </div>

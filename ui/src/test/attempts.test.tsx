@@ -201,6 +201,7 @@ describe("attempts side by side", () => {
     expect(within(failed).queryByTestId("attempt-evidence")).toBeNull();
     expect(within(failed).queryByText("1")).toBeNull();
     expect(within(failed).getAllByText("Failed")).toHaveLength(1);
+    expect(within((await screen.findAllByTestId("attempt"))[1]).getByTestId("attempt-end")).toHaveTextContent(/working for \d+ s/);
   });
 
   it("shows each attempt's evidence and why it ranks where it does, and lands the chosen one", async () => {
@@ -215,7 +216,7 @@ describe("attempts side by side", () => {
         return { outcome: "decided", status: "completed", revert: null };
       }
       if (cmd === "attempt_differences")
-        return [{ path: "greet.py", same: false, versions: [{ session: "s2", label: "Codex", kind: "created", diff: "+def hello():\n+    return 'hello'" }, { session: "s1", label: "Finishline's agent (m)", kind: "created", diff: "+def hello():\n+    return 'bye'" }] }];
+        return [{ path: "greet.py", same: false, versions: [{ session: "s2", label: "Codex", kind: "created", diff: "diff --git a/greet.py b/greet.py\n--- /dev/null\n+++ b/greet.py\n@@ -0,0 +1,2 @@\n+def hello():\n+    return 'hello'" }, { session: "s1", label: "Finishline's agent (m)", kind: "created", diff: "+def hello():\n+    return 'bye'" }] }];
       return null;
     });
     render(<AttemptsView group="g1" onOpenSession={() => {}} />);
@@ -230,6 +231,8 @@ describe("attempts side by side", () => {
     const diff = await screen.findByTestId("difference");
     expect(diff).toHaveAttribute("data-same", "no");
     expect(within(diff).getAllByTestId("difference-version")[1]).toHaveTextContent("return 'bye'");
+    expect(within(diff).getAllByTestId("difference-version")[0]).not.toHaveTextContent("diff --git");
+    expect(within(diff).getAllByTestId("difference-version")[0]).toHaveTextContent("@@ -0,0 +1,2 @@");
     await user.click(screen.getByTestId("tab-ranking"));
     await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
     expect(await screen.findByTestId("attempts-notice")).toHaveTextContent("Codex landed. The other attempts were rejected");
