@@ -1,6 +1,7 @@
 // New Task's "Attempts": the same task by several agents (or several tries of one), side by side
 // in their own worktrees, ranked by the judge when they end. Off by default; only offered where
 // tasks get worktrees (a git repository with a commit).
+import { useState } from "react";
 import type { AgentPreset, ExternalAgent } from "../ipc";
 
 export interface AttemptChoice {
@@ -16,6 +17,17 @@ export function attemptChoices(model: string, settingsAgent: ExternalAgent | nul
   if (settingsAgent && !installed.some((p) => p.name === settingsAgent.name)) out.push({ agent: settingsAgent.name, label: `${settingsAgent.name} (from Settings)`, count: 0 });
   for (const p of installed) out.push({ agent: p.name, label: p.label, count: 0 });
   return out;
+}
+
+/** The choices with Finishline's agent on another model of the same provider added (one attempt),
+ * as the CLI's `builtin:MODEL`; a model already listed gets one attempt more instead. */
+export function withModel(choices: AttemptChoice[], model: string, current: string): AttemptChoice[] {
+  const m = model.trim();
+  if (!m) return choices;
+  const agent = m === current ? "builtin" : `builtin:${m}`;
+  const known = choices.find((c) => c.agent === agent);
+  if (known) return choices.map((c) => (c === known ? { ...c, count: c.count + 1 } : c));
+  return [...choices, { agent, label: `Finishline's agent (${m})`, count: 1 }];
 }
 
 /** One entry per attempt, in order: `["builtin", "builtin", "codex"]`. */
@@ -44,9 +56,16 @@ interface Props {
   limit: number;
   /** The folder gives each task a worktree; attempts need one each. */
   available: boolean;
+  /** The model Finishline's agent uses unless another is added here. */
+  model?: string;
 }
 
-export function AttemptsPicker({ on, onToggle, choices, onChange, limit, available }: Props) {
+export function AttemptsPicker({ on, onToggle, choices, onChange, limit, available, model = "" }: Props) {
+  const [another, setAnother] = useState("");
+  const addModel = () => {
+    onChange(withModel(choices, another, model));
+    setAnother("");
+  };
   const total = choices.reduce((a, c) => a + c.count, 0);
   // Not clamped to the limit: a count over it stays as typed and the problem below says why Run
   // waits (a number that silently changes is a surprise).
@@ -82,6 +101,25 @@ export function AttemptsPicker({ on, onToggle, choices, onChange, limit, availab
                 <span>{c.label}</span>
               </label>
             ))}
+          </div>
+          <div className="row" role="group" aria-label="Another model for Finishline's agent">
+            <input
+              value={another}
+              onChange={(e) => setAnother(e.target.value)}
+              onKeyDown={(e) => {
+                if (e.key === "Enter") {
+                  // Enter adds the model; it must not start the run.
+                  e.preventDefault();
+                  addModel();
+                }
+              }}
+              placeholder="Another model for Finishline's agent, e.g. gpt-4.1-mini"
+              aria-label="Another model for Finishline's agent"
+              data-testid="attempts-model"
+            />
+            <button type="button" className="btn" disabled={!another.trim()} onClick={addModel} data-testid="attempts-add-model">
+              Add
+            </button>
           </div>
           <span className="muted small" data-testid="attempts-total">
             {total} of at most {limit} attempts. Each works in its own worktree from the same commit, is judged the same way, and the group is ranked: {RANKING_RULE}. You land one; the others are put away.

@@ -64,7 +64,11 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
   const attemptsOn = attemptsAsked && attemptLimit >= 2;
   const [choices, setChoices] = useState<AttemptChoice[]>([]);
   useEffect(() => {
-    setChoices((old) => attemptChoices(model.trim() || defaultModel, defaultAgent, installed).map((c) => ({ ...c, count: old.find((o) => o.agent === c.agent)?.count ?? (c.agent === "builtin" ? 2 : 0) })));
+    setChoices((old) => [
+      ...attemptChoices(model.trim() || defaultModel, defaultAgent, installed).map((c) => ({ ...c, count: old.find((o) => o.agent === c.agent)?.count ?? (c.agent === "builtin" ? 2 : 0) })),
+      // Models the person added for Finishline's agent stay.
+      ...old.filter((o) => o.agent.startsWith("builtin:")),
+    ]);
   }, [installed, model, defaultModel, defaultAgent]);
   const external = !attemptsOn && agentName !== "builtin";
   // A half-typed task survives a visit to Settings or History (kept for this window only).
@@ -322,7 +326,7 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
         )}
       </div>
 
-      <AttemptsPicker on={attemptsOn} onToggle={setAttemptsOn} choices={choices} onChange={setChoices} limit={attemptLimit} available={!!info?.worktrees} />
+      <AttemptsPicker on={attemptsOn} onToggle={setAttemptsOn} choices={choices} onChange={setChoices} limit={attemptLimit} available={!!info?.worktrees} model={model.trim() || defaultModel} />
       {!attemptsOn && (defaultAgent || installed.length > 0) && (
         <label className="field">
           <span>Agent</span>

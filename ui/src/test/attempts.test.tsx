@@ -4,7 +4,7 @@ import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it } from "vitest";
 import type { GroupRanking, SessionSummary } from "../ipc";
 import { AttemptsView } from "../screens/Attempts";
-import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem } from "../components/AttemptsPicker";
+import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, withModel } from "../components/AttemptsPicker";
 import { attemptLabel, sidebarEntries, sidebarGroups, waitingCount } from "../sidebar";
 import { collapseGroups, History } from "../screens/History";
 
@@ -95,6 +95,17 @@ describe("attempts side by side", () => {
     const group = e.working.find((x) => x.kind === "group");
     expect(group && group.kind === "group" && group.attempts.map((s) => s.id)).toEqual(["a", "b"]);
     expect(e.waiting).toHaveLength(0);
+  });
+
+  it("New Task adds Finishline's agent on another model as its own attempt, as the CLI's builtin:MODEL", async () => {
+    let choices = attemptChoices("small", null, []);
+    choices[0].count = 1;
+    render(<AttemptsPicker on onToggle={() => {}} choices={choices} onChange={(c) => (choices = c)} limit={4} available model="small" />);
+    await userEvent.type(screen.getByTestId("attempts-model"), "large{Enter}");
+    expect(attemptList(choices)).toEqual(["builtin", "builtin:large"]);
+    expect(choices[1].label).toBe("Finishline's agent (large)");
+    expect(attemptList(withModel(choices, "large", "small"))).toEqual(["builtin", "builtin:large", "builtin:large"]);
+    expect(attemptList(withModel(choices, "small", "small"))).toEqual(["builtin", "builtin", "builtin:large"]);
   });
 
   it("the sidebar names an attempt by its number first, and counts a waiting group as one decision", () => {
