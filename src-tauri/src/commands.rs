@@ -15,7 +15,7 @@ use finishline_engine::{Error, ProviderSettings, Settings, SettingsView};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use tauri::ipc::Channel;
-use tauri::{AppHandle, State};
+use tauri::{AppHandle, Emitter, State};
 use tauri_plugin_store::StoreExt;
 
 use crate::state::AppState;
@@ -414,7 +414,7 @@ pub fn get_session(state: State<'_, AppState>, session_id: SessionId) -> Result<
 }
 
 #[tauri::command]
-pub fn delete_session(state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {
+pub fn delete_session(app: AppHandle, state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {
     let s = state.store.session(&session_id)?;
     // Its worktree and branch go with it (a branch kept at landing stays: that was the person's choice).
     finishline_engine::agent::decision::forget_worktree(&state.store, &state.data_dir, &session_id)?;
@@ -422,6 +422,8 @@ pub fn delete_session(state: State<'_, AppState>, session_id: SessionId) -> Resu
     // The history is gone either way; leftover checkpoint refs only cost space.
     let _ =
         finishline_engine::workspace::checkpoint::forget_session(&state.data_dir.join("checkpoints"), std::path::Path::new(&s.workspace), session_id.as_str());
+    // A deletion appends no event, so the lists (the sidebar's among them) are told here.
+    let _ = app.emit("history-changed", &session_id);
     Ok(())
 }
 

@@ -66,7 +66,7 @@ fn setup(app: &mut tauri::App) -> Result<(), Box<dyn std::error::Error>> {
                     }
                     Some(session)
                 }
-                HistoryChange::Created { session } => Some(session),
+                HistoryChange::Created { session } | HistoryChange::WorktreeRemoved { session } => Some(session),
                 // Some changes were dropped: every list reloads.
                 HistoryChange::Missed => None,
             };

@@ -179,7 +179,7 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
     }
     println!();
     println!(
-        "Ranking (verified done first; then work to review; no audit findings; more verification passing; fewer items left; a smaller diff; a lower cost):"
+        "Ranking (verified done first; then work to review; no audit findings; more verification passing; fewer items left; a smaller diff; a lower cost, or fewer tokens without prices):"
     );
     for a in &r.ranking {
         let e = &a.evidence;

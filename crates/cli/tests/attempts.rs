@@ -370,6 +370,7 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
     assert_eq!(worktrees(), 1, "no attempt's worktree is left");
     assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "nor their branches");
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
+    assert_eq!(ranking_of(&e, &r, &group, &url)["put_away"], true, "the group says it was rejected whole, the failed attempt included");
     let again = finishline(&["sessions", "attempts", &group, "--reject", "--workspace", &r.to_string_lossy()], &e.data);
     assert_eq!(again.status.code(), Some(2), "already put away: {}", String::from_utf8_lossy(&again.stderr));
 }

@@ -466,6 +466,11 @@ pub enum HistoryChange {
         session: SessionId,
         status: SessionStatus,
     },
+    /// A task's worktree was removed (after a decision, possibly a while after): the lists of
+    /// worktrees on disk change.
+    WorktreeRemoved {
+        session: SessionId,
+    },
     /// The follower fell behind and some changes were dropped: reload everything.
     Missed,
 }
@@ -481,6 +486,7 @@ impl HistoryWatch {
                 Ok(env) => match env.event {
                     EngineEvent::SessionCreated { .. } => return Some(HistoryChange::Created { session: env.session_id }),
                     EngineEvent::StatusChanged { status, .. } => return Some(HistoryChange::Status { session: env.session_id, status }),
+                    EngineEvent::WorktreeRemoved { .. } => return Some(HistoryChange::WorktreeRemoved { session: env.session_id }),
                     _ => continue,
                 },
                 // A full reload covers whatever is still queued, so it is skipped: the next

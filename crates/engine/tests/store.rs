@@ -582,6 +582,23 @@ async fn the_history_watch_keeps_going_after_falling_behind_and_says_it_missed_s
     assert_eq!(watch.next().await, Some(HistoryChange::Created { session: b }), "text deltas are not history changes");
 }
 
+#[tokio::test]
+async fn the_history_watch_reports_a_worktree_removed_after_its_decision() {
+    // Worktrees go a while after the decision that ends them; the lists of worktrees on disk
+    // hear of it without a status change.
+    let store = Store::open_in_memory().unwrap();
+    let (a, _) = store.create_session(&new_session("task a")).unwrap();
+    let mut watch = store.history_changes();
+    store
+        .append(
+            &a,
+            None,
+            EngineEvent::WorktreeRemoved { folder: "/data/worktrees/a".into(), why: finishline_engine::domain::WorktreeEnd::Rejected, branch_deleted: None },
+        )
+        .unwrap();
+    assert_eq!(watch.next().await, Some(HistoryChange::WorktreeRemoved { session: a }));
+}
+
 /// Streams `answers` answers of 64 KB through the store, one batch of 4 KB a commit, the way a
 /// run does: about 400 KB of log each (the batch and the pages its commit touches).
 fn stream_answers(store: &Store, session: &SessionId, answers: usize) {

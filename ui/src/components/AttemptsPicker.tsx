@@ -38,7 +38,7 @@ export function attemptList(choices: AttemptChoice[]): string[] {
 /** The ranking rule in words, as `judge/ranking.rs` applies it; New Task and the group's screen
  * say it the same way. */
 export const RANKING_RULE =
-  "verified done first; then having work to review; no audit findings; more verification commands passing; fewer items the evaluator found left; a smaller diff; a lower cost";
+  "verified done first; then having work to review; no audit findings; more verification commands passing; fewer items the evaluator found left; a smaller diff; a lower cost (fewer tokens when a model has no price)";
 
 /** Why these attempts cannot start, or null. */
 export function attemptsProblem(choices: AttemptChoice[], limit: number): string | null {
@@ -113,6 +113,7 @@ export function AttemptsPicker({ on, onToggle, choices, onChange, limit, availab
                   addModel();
                 }
               }}
+              className="grow"
               placeholder="Another model for Finishline's agent, e.g. gpt-4.1-mini"
               aria-label="Another model for Finishline's agent"
               data-testid="attempts-model"

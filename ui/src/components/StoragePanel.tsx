@@ -63,7 +63,12 @@ export function WorktreeStorage() {
   const load = useCallback(() => {
     ipc.worktreeUsage().then((r) => setRows(r ?? []), (e) => setNote((e as AppError).message));
   }, []);
-  useEffect(load, [load]);
+  useEffect(() => {
+    load();
+    // A worktree goes a while after its task's decision, or with its deleted session.
+    const off = ipc.onHistoryChanged(load);
+    return () => void off.then((f) => f()).catch(() => undefined);
+  }, [load]);
   if (!rows) return null;
   const leftovers = rows.filter((r) => r.leftover);
   const clean = async () => {

@@ -1,3 +1,4 @@
+import { useEffect, useState } from "react";
 import type { Isolation, LandingMode, Settings, TaskSettings } from "../ipc";
 import { StoragePanel } from "./StoragePanel";
 
@@ -26,7 +27,7 @@ export function TasksSection({ draft, onChange }: { draft: Settings; onChange: (
       </label>
       <label className="field">
         <span>Attempts side by side, at most</span>
-        <input type="number" min={1} max={16} data-testid="max-attempts" value={t.max_attempts ?? 4} onChange={(e) => set({ max_attempts: Math.max(1, Math.min(16, Number(e.target.value) || 1)) })} />
+        <AttemptsLimit value={t.max_attempts ?? 4} onChange={(n) => set({ max_attempts: n })} />
         <span className="muted small">New Task can run one task by several agents at once, each in its own worktree, and rank them; this is the most attempts one task may have in all (1 turns attempts off).</span>
       </label>
       <label className="field">
@@ -58,5 +59,28 @@ export function TasksSection({ draft, onChange }: { draft: Settings; onChange: (
       <h3 id="settings-storage">Storage</h3>
       <StoragePanel />
     </fieldset>
+  );
+}
+
+/** The attempts limit as typed: the box may be emptied on the way to a new number (a number box
+ * that puts a value back while the person types turns "1" into "11"); a number from 1 to 16 is
+ * kept as it comes, and leaving the box shows what is kept. */
+function AttemptsLimit({ value, onChange }: { value: number; onChange: (n: number) => void }) {
+  const [text, setText] = useState(String(value));
+  useEffect(() => setText(String(value)), [value]);
+  return (
+    <input
+      type="number"
+      min={1}
+      max={16}
+      data-testid="max-attempts"
+      value={text}
+      onChange={(e) => {
+        setText(e.target.value);
+        const n = Number(e.target.value);
+        if (e.target.value.trim() !== "" && Number.isInteger(n) && n >= 1 && n <= 16) onChange(n);
+      }}
+      onBlur={() => setText(String(value))}
+    />
   );
 }

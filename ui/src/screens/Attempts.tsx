@@ -198,7 +198,8 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
             const statusLabel = status ? STATUS_LABEL[status] : "";
             const end = e.ended ? (e.end_reason ? END_LABEL[e.end_reason] : "ended") : progressOf(e.session);
             // A rank only once every attempt has ended: one that failed first is not "first".
-            const rank = ranking.all_ended ? a.rank : 0;
+            // Nor for one with nothing to land: there is nothing to rank it on.
+            const rank = ranking.all_ended && e.reviewed ? a.rank : 0;
             return (
               <li key={e.session} className={`panel attempt${chosen ? " chosen" : ""}`} data-testid="attempt" data-session={e.session} data-rank={rank}>
                 <div className="attempt-head">
@@ -233,7 +234,10 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
                       disabled={busy}
                       onClick={() => choose(a)}
                       data-testid="attempt-land"
-                      title={e.files === 0 ? "It changed no file: choosing it lands nothing and puts the others away" : "Lands it on the branch; the others are rejected"}
+                      title={
+                        (e.files === 0 ? "It changed no file: choosing it lands nothing and puts the others away" : "Lands it on the branch; the others are rejected") +
+                        (running.length > 0 ? `, and the ${running.length} still running cancelled` : "")
+                      }
                     >
                       <GitMerge size={14} aria-hidden /> {e.files === 0 ? "Choose this one (no changes)" : "Land this one"}
                     </button>
@@ -300,7 +304,7 @@ function AttemptDiff({ session, review }: { session: string; review: string | nu
 /** A diff's hunks, each line marked added or removed; git's header lines (the same in every
  * column) left out so that the narrow columns show the content. Plain text only. */
 export function DiffLines({ diff }: { diff: string }) {
-  const lines = diff.split("\n");
+  const lines = diff.replace(/\n+$/, "").split("\n");
   const first = lines.findIndex((l) => l.startsWith("@@"));
   const body = first < 0 ? lines : lines.slice(first);
   return (

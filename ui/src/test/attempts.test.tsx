@@ -7,6 +7,8 @@ import { AttemptsView } from "../screens/Attempts";
 import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, withModel } from "../components/AttemptsPicker";
 import { attemptLabel, sidebarEntries, sidebarGroups, waitingCount } from "../sidebar";
 import { collapseGroups, History } from "../screens/History";
+import { TasksSection } from "../components/TasksSection";
+import type { Settings, TaskSettings } from "../ipc";
 
 const evidence = (session: string, label: string, over: Partial<GroupRanking["ranking"][number]["evidence"]> = {}) => ({
   session,
@@ -97,6 +99,18 @@ describe("attempts side by side", () => {
     expect(e.waiting).toHaveLength(0);
   });
 
+  it("Settings' attempts limit can be emptied and retyped: clearing it and typing 2 gives 2, not 12", async () => {
+    mockIPC(() => null);
+    const seen: number[] = [];
+    const draft = { tasks: { max_attempts: 4 } } as unknown as Settings;
+    render(<TasksSection draft={draft} onChange={(t: TaskSettings) => seen.push(t.max_attempts ?? 0)} />);
+    const box = screen.getByTestId("max-attempts");
+    await userEvent.clear(box);
+    await userEvent.type(box, "2");
+    expect(seen).toEqual([2]);
+    expect(box).toHaveValue(2);
+  });
+
   it("New Task adds Finishline's agent on another model as its own attempt, as the CLI's builtin:MODEL", async () => {
     let choices = attemptChoices("small", null, []);
     choices[0].count = 1;
@@ -181,6 +195,7 @@ describe("attempts side by side", () => {
     expect(await screen.findByText(/none has work to land/)).toBeTruthy();
     expect(screen.queryByText(/choose one to land/)).toBeNull();
     expect(screen.queryAllByTestId("attempt-land")).toHaveLength(0);
+    expect(screen.getAllByTestId("attempt").map((a) => a.getAttribute("data-rank"))).toEqual(["0", "0"]);
     await userEvent.click(screen.getByTestId("attempts-reject-all"));
     await userEvent.click(await screen.findByTestId("attempts-reject-all-confirm"));
     expect(rejected).toMatchObject({ group: "g1" });

@@ -98,8 +98,7 @@ pub struct GroupRanking {
     pub all_ended: bool,
     /// The attempt the person chose, once chosen.
     pub chosen: Option<SessionId>,
-    /// None was chosen and none is left to choose: every attempt ended, none waits for review,
-    /// and no worktree is left (the person rejected them all).
+    /// None was chosen: the person rejected every attempt.
     pub put_away: bool,
 }
 
@@ -266,17 +265,24 @@ impl Engine {
         if running > 0 {
             return Err(Error::InvalidInput(format!("{running} of the attempts still running: cancel them first, then reject the group")));
         }
-        let mut left = Vec::new();
-        for r in &ranked.ranking {
-            if r.evidence.review.is_some() || current_worktree(&self.store.events(&r.evidence.session, 0)?).is_some() {
-                left.push(r.evidence.clone());
-            }
+        if ranked.put_away {
+            return Err(Error::AlreadyDecided("every attempt of this group is already rejected".into()));
         }
-        if left.is_empty() {
-            return Err(Error::AlreadyDecided("every attempt of this group is already put away".into()));
-        }
+        let statuses: BTreeMap<SessionId, SessionStatus> = self.attempts(group)?.into_iter().map(|s| (s.id, s.status)).collect();
+        let left: Vec<&AttemptEvidence> =
+            ranked.ranking.iter().map(|r| &r.evidence).filter(|e| statuses.get(&e.session) != Some(&SessionStatus::Rejected)).collect();
         for a in &left {
-            self.discard_attempt(a, "You rejected every attempt.")?;
+            match &a.review {
+                Some(_) => self.discard_attempt(a, "You rejected every attempt.")?,
+                None => {
+                    // The decision first (a failed or cancelled attempt becomes rejected): a crash
+                    // after it leaves a rejected session, whose worktree the start-up sweep removes.
+                    self.store.append(&a.session, None, super::decision::status_event(SessionStatus::Rejected))?;
+                    if let Some(wt) = current_worktree(&self.store.events(&a.session, 0)?) {
+                        self.remove_worktree_soon(&a.session, &wt, WorktreeEnd::Rejected, true);
+                    }
+                }
+            }
         }
         Ok(left.len())
     }
@@ -345,15 +351,12 @@ pub fn group_attempts(store: &Store, group: &GroupId) -> Result<Vec<SessionSumma
 pub fn rank_group(store: &Store, group: &GroupId) -> Result<GroupRanking> {
     let attempts = group_attempts(store, group)?;
     let mut evidence = Vec::new();
-    let mut worktrees_left = false;
     for s in &attempts {
-        let events = store.events(&s.id, 0)?;
-        worktrees_left |= current_worktree(&events).is_some();
-        evidence.push(attempt_evidence(s, &events, store.pending_requests(&s.id)?));
+        evidence.push(attempt_evidence(s, &store.events(&s.id, 0)?, store.pending_requests(&s.id)?));
     }
     let all_ended = evidence.iter().all(|e| e.ended);
     let chosen = attempts.iter().find(|s| s.attempt.as_ref().is_some_and(|a| a.chosen)).map(|s| s.id.clone());
-    let put_away = chosen.is_none() && all_ended && !worktrees_left && evidence.iter().all(|e| e.review.is_none());
+    let put_away = chosen.is_none() && attempts.iter().all(|s| s.status == SessionStatus::Rejected);
     Ok(GroupRanking { group: group.clone(), task: attempts[0].task.clone(), ranking: ranking::rank(&evidence), all_ended, chosen, put_away })
 }
 

@@ -122,7 +122,7 @@ fn reviewed_files(events: &[Envelope], review: &RequestId) -> Vec<FileChange> {
         .unwrap_or_default()
 }
 
-fn status_event(status: SessionStatus) -> EngineEvent {
+pub(super) fn status_event(status: SessionStatus) -> EngineEvent {
     EngineEvent::StatusChanged { status, attempt: None, next_retry_at: None, message: None }
 }
 
@@ -407,7 +407,7 @@ impl Engine {
     /// Removes a decided task's worktree off the decision's path: deleting a large checkout takes
     /// longer than the landing itself, and the decision is already recorded (a crash before the
     /// removal is swept at the next start). [`Engine::settle`] waits for it.
-    fn remove_worktree_soon(&self, session: &SessionId, wt: &TaskWorktree, why: WorktreeEnd, delete_branch: bool) {
+    pub(super) fn remove_worktree_soon(&self, session: &SessionId, wt: &TaskWorktree, why: WorktreeEnd, delete_branch: bool) {
         crate::fault::pause_at("before-worktree-removal");
         let (store, data_dir, session, wt) = (self.store.clone(), self.config.data_dir.clone(), session.clone(), wt.clone());
         let job = std::thread::spawn(move || {
