@@ -89,3 +89,30 @@ test("two attempts run under one entry, are compared and ranked, and the chosen 
   assert.match(await row.getText(), /Verified done/);
   await shot(win.app, "attempts-history");
 });
+
+test("attempts cancelled with nothing to land are rejected as a group, which the screen says at once", async () => {
+  const repo = repository();
+  await clickAway(await testid("nav-new"));
+  await waitForScreen(win.app, "new-task-form");
+  await typeInto(win.app, await testid("workspace-path"), repo);
+  await (await testid("workspace-isolation")).waitForDisplayed({ timeout: 10_000 });
+  await typeInto(win.app, await testid("task-input"), "a slow task");
+  const toggle = await testid("attempts-toggle");
+  await toggle.waitForEnabled({ timeout: 10_000 });
+  if (!(await toggle.isSelected())) await clickAway(toggle);
+  await clickAway(await testid("run"));
+  const view = await testid("attempts-view");
+  await view.waitForDisplayed({ timeout: 10_000 });
+  const worktrees = () => git(repo, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree ")).length;
+  await win.app.waitUntil(async () => worktrees() === 3, { timeout: 20_000, timeoutMsg: "each attempt should have its worktree" });
+
+  await clickAway(await testid("attempts-cancel"));
+  const state = async () => (await (await testid("attempts-state")).getText()) ?? "";
+  await win.app.waitUntil(async () => /none has work to land/.test(await state()), { timeout: 20_000, timeoutMsg: "the group should say none has work to land" });
+  await clickAway(await testid("attempts-reject-all"));
+  await clickAway(await testid("attempts-reject-all-confirm"));
+  await win.app.waitUntil(async () => /put away: none landed/.test(await state()), { timeout: 5_000, timeoutMsg: "the screen should say the group was put away" });
+  assert.equal((await win.app.$$('[data-testid="attempts-reject-all"]')).length, 0, "nothing left to reject");
+  await win.app.waitUntil(async () => worktrees() === 1, { timeout: 20_000, timeoutMsg: "no attempt's worktree should be left" });
+  await shot(win.app, "attempts-rejected");
+});
