@@ -129,7 +129,7 @@ async fn three_attempts_are_ranked_by_the_evidence_and_the_verified_one_lands_as
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2", "one commit for the chosen attempt");
     assert_eq!(git(&r, &["show", "main:greet.py"]), "def hello():\n    return 'hello'");
     assert!(std::fs::read_to_string(r.join("README.md")).unwrap().contains("my own edit"), "the person's uncommitted edit is kept");
-    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count(), 1, "no attempt's worktree is left");
+    assert_eq!(worktrees(&r), 1, "no attempt's worktree is left");
     assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "nor their branches");
 
     // The history shows the group, the choice, and the trust figures per agent.
@@ -223,10 +223,42 @@ async fn a_real_agent_and_finishlines_own_are_judged_alike_and_the_one_that_did_
     assert_eq!(ranked[1]["evidence"]["files"], 0, "Finishline's agent changed nothing: {ranking}");
     assert_eq!(git(&r, &["show", "main:greet.py"]), greet.trim_end(), "Gemini CLI's file landed on the person's branch");
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2", "as one commit");
-    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count(), 1, "no attempt's worktree is left");
+    assert_eq!(worktrees(&r), 1, "no attempt's worktree is left");
     let stats = lines(&finishline(&["stats", "agents", "--json"], &e.data));
     let builtin = stats.iter().find(|s| s["model"] == "m").unwrap_or_else(|| panic!("Finishline's agent in {stats:?}"));
     assert_eq!(builtin["false_claims"], 1, "Finishline's own agent was caught claiming done: {stats:?}");
+}
+
+/// How many worktrees the repository has, its own checkout included.
+fn worktrees(r: &Path) -> usize {
+    git(r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count()
+}
+
+fn write_file(path: &str, content: &str) -> Value {
+    json!({"name": "write_file", "arguments": {"path": path, "content": content}})
+}
+
+/// Two attempts waiting for the person in a fresh repository, against the fake provider.
+struct Waiting {
+    /// Held for as long as the test asks the provider anything.
+    _server: FakeServer,
+    e: Env,
+    r: PathBuf,
+    url: String,
+    group: String,
+    /// Each attempt's session, by its model (`a`, `b`).
+    sessions: std::collections::HashMap<String, String>,
+}
+
+/// The fake provider answering by `rules`, and two attempts (`builtin:a`, `builtin:b`) of the
+/// task run to their ends.
+async fn waiting(rules: Value) -> Waiting {
+    let server = FakeServer::start(serde_json::from_value(json!({ "rules": rules })).unwrap()).await.unwrap();
+    let e = env();
+    let r = repo(e._dir.path());
+    let url = server.base_url(Protocol::Openai);
+    let (group, sessions) = waiting_attempts(&e, &r, &url);
+    Waiting { _server: server, e, r, url, group, sessions }
 }
 
 /// Two attempts (`builtin:a`, `builtin:b`) run to their reviews and wait for the person; the
@@ -278,28 +310,20 @@ fn ranking_of(e: &Env, r: &Path, group: &str, url: &str) -> Value {
 /// removed, and nothing else can land after it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approving_an_attempt_in_its_own_session_chooses_it_for_the_group() {
-    let server = FakeServer::start(
-        serde_json::from_value(json!({"rules": [
-            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-            {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 1},
-            {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "greet.py", "content": "def hello():\n    return 'hel' + 'lo'\n"}}]}, "times": 1},
-            {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
-        ]}))
-        .unwrap(),
-    )
-    .await
-    .unwrap();
-    let e = env();
-    let r = repo(e._dir.path());
-    let url = server.base_url(Protocol::Openai);
-    let (group, sessions) = waiting_attempts(&e, &r, &url);
+    let Waiting { _server, e, r, url, group, sessions } = waiting(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 1},
+        {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_file("greet.py", "def hello():\n    return 'hel' + 'lo'\n")]}, "times": 1},
+        {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+    ]))
+    .await;
 
     let approved = finishline(&["sessions", "review", &sessions["b"], "--approve", "--json"], &e.data);
     assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
     assert_eq!(git(&r, &["show", "main:greet.py"]), "def hello():\n    return 'hel' + 'lo'", "b's work landed");
     let ranking = ranking_of(&e, &r, &group, &url);
     assert_eq!(ranking["chosen"], sessions["b"].as_str(), "the group records b as chosen: {ranking}");
-    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count(), 1, "a's worktree is removed");
+    assert_eq!(worktrees(&r), 1, "a's worktree is removed");
     let other = finishline(&["sessions", "review", &sessions["a"], "--approve"], &e.data);
     assert_eq!(other.status.code(), Some(2), "a was put away: {}", String::from_utf8_lossy(&other.stderr));
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2", "one commit landed, not two");
@@ -309,22 +333,15 @@ async fn approving_an_attempt_in_its_own_session_chooses_it_for_the_group() {
 /// would land, both rounds, not only the last one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_attempt_sent_back_is_ranked_on_everything_it_would_land() {
-    let server = FakeServer::start(
-        serde_json::from_value(json!({"rules": [
-            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-            {"when": {"kind": "agent", "model": "a", "last_message_contains": "also write NOTES.md"}, "reply": {"text": "Adding notes.", "tool_calls": [{"name": "write_file", "arguments": {"path": "NOTES.md", "content": "notes\n"}}]}, "times": 1},
-            {"when": {"kind": "agent", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 2},
-            {"when": {"kind": "agent", "model": "b", "last_message_contains": "Created greet.py"}, "reply": {"text": "Adding notes.", "tool_calls": [{"name": "write_file", "arguments": {"path": "NOTES.md", "content": "notes\n"}}]}, "times": 1},
-            {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
-        ]}))
-        .unwrap(),
-    )
-    .await
-    .unwrap();
-    let e = env();
-    let r = repo(e._dir.path());
-    let url = server.base_url(Protocol::Openai);
-    let (group, sessions) = waiting_attempts(&e, &r, &url);
+    let notes = write_file("NOTES.md", "notes\n");
+    let Waiting { _server, e, r, url, group, sessions } = waiting(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "model": "a", "last_message_contains": "also write NOTES.md"}, "reply": {"text": "Adding notes.", "tool_calls": [notes]}, "times": 1},
+        {"when": {"kind": "agent", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 2},
+        {"when": {"kind": "agent", "model": "b", "last_message_contains": "Created greet.py"}, "reply": {"text": "Adding notes.", "tool_calls": [notes]}, "times": 1},
+        {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+    ]))
+    .await;
     let sent_back = finishline(
         &["sessions", "review", &sessions["a"], "--request-changes", "also write NOTES.md", "--base-url", &url, "--model", "m", "--allow", "all"],
         &e.data,
@@ -343,31 +360,22 @@ async fn an_attempt_sent_back_is_ranked_on_everything_it_would_land() {
 /// its worktree removed too, nothing lands, and the group cannot be put away twice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothing() {
-    let server = FakeServer::start(
-        serde_json::from_value(json!({"rules": [
-            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-            {"when": {"kind": "agent", "model": "b"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"model b is not served here\"}}"}}},
-            {"when": {"kind": "agent", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 1},
-            {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
-        ]}))
-        .unwrap(),
-    )
-    .await
-    .unwrap();
-    let e = env();
-    let r = repo(e._dir.path());
-    let url = server.base_url(Protocol::Openai);
-    let (group, sessions) = waiting_attempts(&e, &r, &url);
+    let Waiting { _server, e, r, url, group, sessions } = waiting(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "model": "b"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"model b is not served here\"}}"}}},
+        {"when": {"kind": "agent", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 1},
+        {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+    ]))
+    .await;
     let ranking = ranking_of(&e, &r, &group, &url);
     let failed = ranking["ranking"].as_array().unwrap().iter().find(|a| a["evidence"]["session"] == sessions["b"].as_str()).unwrap()["evidence"].clone();
     assert!(failed["error"].as_str().is_some_and(|m| m.contains("not served here")), "the failed attempt says why, in the provider's words: {failed}");
-    let worktrees = || git(&r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count();
-    assert_eq!(worktrees(), 3, "both attempts' worktrees wait: one for review, the failed one as undecided work");
+    assert_eq!(worktrees(&r), 3, "both attempts' worktrees wait: one for review, the failed one as undecided work");
 
     let out = finishline(&["sessions", "attempts", &group, "--reject", "--workspace", &r.to_string_lossy()], &e.data);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("2 attempts"), "it says what it put away: {}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(worktrees(), 1, "no attempt's worktree is left");
+    assert_eq!(worktrees(&r), 1, "no attempt's worktree is left");
     assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "nor their branches");
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
     assert_eq!(ranking_of(&e, &r, &group, &url)["put_away"], true, "the group says it was rejected whole, the failed attempt included");
