@@ -120,7 +120,8 @@ enum SessionsCommand {
         opts: RunOptions,
     },
     /// A group of attempts (`run --attempts`): its ranking, or land the one you choose (by its
-    /// rank or session id) and reject the others, or cancel those still running.
+    /// rank or session id) and reject the others, or cancel those still running, or reject them
+    /// all.
     Attempts {
         group: String,
         #[arg(long, value_name = "RANK|SESSION")]
