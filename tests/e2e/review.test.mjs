@@ -54,10 +54,12 @@ test("reject with revert restores the workspace", async () => {
   assert.equal(await (await testid("revert-checkbox")).isSelected(), true);
   await clickAway(await testid("reject"));
   await waitStatus("rejected");
-  assert.equal(readFileSync(path.join(ws, "keep.txt"), "utf8"), "original", "the agent's change is undone");
+  // The decision is recorded before the files are put back (so a crash in between finishes the
+  // revert at the next start); the window says what was undone once it is done.
   const summary = await testid("revert-summary");
   await summary.waitForDisplayed({ timeout: 10_000 });
   assert.match(await summary.getText(), /1 file restored/, "the window says what the revert did, where the buttons were");
+  assert.equal(readFileSync(path.join(ws, "keep.txt"), "utf8"), "original", "the agent's change is undone");
 });
 
 test("a permission prompt allowed runs the command; denied stops the run", async () => {
