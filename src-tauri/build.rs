@@ -36,6 +36,7 @@ fn main() {
         "choose_attempt",
         "cancel_attempts",
         "reject_attempts",
+        "compare_attempts",
         "agent_trust",
         "get_session",
         "export_session",

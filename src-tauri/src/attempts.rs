@@ -1,5 +1,6 @@
 //! Attempts side by side in the window: start a group, see it ranked and how the attempts
-//! differ, land the one the person chooses, cancel the rest; and each agent's record.
+//! differ, ask the evaluator to compare them, land the one the person chooses, cancel the rest;
+//! and each agent's record.
 
 use finishline_engine::agent::attempts::{self, FileDifference, GroupRanking, Worker};
 use finishline_engine::agent::{ReviewOutcome, TaskOptions};
@@ -84,6 +85,16 @@ pub async fn reject_attempts(app: AppHandle, state: State<'_, AppState>, group: 
         attempts::group_attempts(&state.store, &group)?.into_iter().next().map(|s| s.id).ok_or_else(|| Error::NotFound(format!("attempt group {group}")))?;
     let engine = engine_for_session(&app, &state, &first, Need::Decision)?;
     tauri::async_runtime::spawn_blocking(move || engine.reject_group(&group)).await.map_err(|e| Error::Internal(e.to_string()))?
+}
+
+/// Asks the evaluator model to compare each attempt with work to land and the one ranked below
+/// it; returns the ranking with its sentences. Once every attempt has ended.
+#[tauri::command]
+pub async fn compare_attempts(app: AppHandle, state: State<'_, AppState>, group: GroupId) -> Result<GroupRanking, Error> {
+    let first =
+        attempts::group_attempts(&state.store, &group)?.into_iter().next().map(|s| s.id).ok_or_else(|| Error::NotFound(format!("attempt group {group}")))?;
+    let engine = engine_for_session(&app, &state, &first, Need::Model)?;
+    engine.compare_attempts(&group).await
 }
 
 #[tauri::command]

@@ -141,6 +141,7 @@ pub fn run() {
             attempts::choose_attempt,
             attempts::cancel_attempts,
             attempts::reject_attempts,
+            attempts::compare_attempts,
             attempts::agent_trust,
             commands::get_session,
             files::export_session,

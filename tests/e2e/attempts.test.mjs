@@ -26,7 +26,7 @@ function repository() {
   return repo;
 }
 
-test("two attempts run under one entry, are compared and ranked, and the chosen one lands", async () => {
+test("two attempts run under one entry, are ranked, compared by the evaluator on request, and the chosen one lands", async () => {
   const repo = repository();
   const before = git(repo, "rev-parse", "HEAD");
   await waitForScreen(win.app, "new-task-form");
@@ -61,6 +61,18 @@ test("two attempts run under one entry, are compared and ranked, and the chosen 
   const first = await attempts[0].getAttribute("data-session");
   await shot(win.app, "attempts-ranked");
 
+  // The evaluator, asked, prefers the second; the rule's smaller diff still decides the order.
+  await clickAway(await testid("attempts-compare"));
+  const said = await testid("attempt-evaluator");
+  await said.waitForDisplayed({ timeout: 20_000 });
+  const labels = await win.app.$$('[data-testid="attempt-label"]');
+  const [upper, lower] = [await labels[0].getText(), await labels[1].getText()];
+  assert.ok((await said.getText()).includes(`The evaluator, shown ${upper} first and ${lower} second, prefers ${lower}`), await said.getText());
+  assert.match(await said.getText(), /the second greets the reader at more length/);
+  assert.equal(await (await win.app.$$('[data-testid="attempt"]'))[0].getAttribute("data-session"), first, "its word never reverses the rule");
+  assert.match(await (await testid("attempts-notice")).getText(), /orders only attempts the rule finds equal/);
+  await shot(win.app, "attempts-compared");
+
   await clickAway(await testid("tab-differences"));
   const diff = await testid("difference");
   await diff.waitForDisplayed({ timeout: 10_000 });
@@ -72,9 +84,12 @@ test("two attempts run under one entry, are compared and ranked, and the chosen 
   await clickAway(await testid("tab-ranking"));
   const land = await (await win.app.$(`[data-testid="attempt"][data-session="${first}"]`)).$('[data-testid="attempt-land"]');
   await clickAway(land);
-  const notice = await testid("attempts-notice");
-  await notice.waitForDisplayed({ timeout: 20_000 });
-  assert.match(await notice.getText(), /landed\. The other attempts were rejected/);
+  // Looked up afresh: the comparison's notice goes when the choice starts.
+  const landed = async () => {
+    const notice = await win.app.$('[data-testid="attempts-notice"]');
+    return (await notice.isExisting()) && /landed\. The other attempts were rejected/.test(await notice.getText());
+  };
+  await win.app.waitUntil(landed, { timeout: 20_000, timeoutMsg: "the screen should say the chosen attempt landed" });
   assert.deepEqual(git(repo, "log", "--format=%s", `${before}..main`).split("\n"), ["write greet.txt"], "exactly one new commit");
   assert.equal(readFileSync(path.join(repo, "greet.txt"), "utf8"), "hello\n", "the chosen attempt's file");
   await win.app.waitUntil(async () => git(repo, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree ")).length === 1, { timeout: 20_000, timeoutMsg: "no attempt's worktree should be left" });

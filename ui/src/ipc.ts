@@ -406,6 +406,7 @@ export type EngineEvent =
   | { type: "task_workspace"; isolation: Isolation; folder: string; worktree?: TaskWorktree | null }
   | { type: "attempt_started"; group: string; number: number; of: number; label: string }
   | { type: "attempt_chosen"; group: string; reason?: string | null }
+  | { type: "attempts_compared"; first: string; second: string; prefers?: string | null; reason: string; model: string; tokens: number }
   | { type: "worktree_ready"; copied: string[] }
   | { type: "task_committed"; commit: string; branch: string; files_since_start?: string[] }
   | { type: "landing_started"; review_id: string; mode: LandingMode; target_branch: string; old_tip: string; new_commit?: string | null }
@@ -521,6 +522,17 @@ export interface RankedAttempt {
   evidence: AttemptEvidence;
   /** Why it is above the next one, in the rule's words. */
   above_next: string | null;
+  /** The evaluator's word on it and the next, once the person asked for a comparison. */
+  evaluator?: EvaluatorWord | null;
+}
+
+/** Its sentence calls the attempts "the first" and "the second", as they were shown to it. */
+export interface EvaluatorWord {
+  first: string;
+  second: string;
+  /** The attempt it prefers; null: equally good. */
+  prefers: string | null;
+  reason: string;
 }
 
 export interface GroupRanking {
@@ -763,6 +775,8 @@ export const ipc = {
   cancelAttempts: (group: string) => call<number>("cancel_attempts", { group }),
   /** Choose none: every attempt rejected and its worktree removed, once none is running. */
   rejectAttempts: (group: string) => call<number>("reject_attempts", { group }),
+  /** Asks the evaluator model to compare each attempt with the next; the ranking with its word. */
+  compareAttempts: (group: string) => call<GroupRanking>("compare_attempts", { group }),
   getSession: (sessionId: string) => call<Timeline>("get_session", { sessionId }),
   exportSession: (sessionId: string, format: "md" | "json") => call<string>("export_session", { sessionId, format }),
   /** Asks where in a save dialog the shell shows, and writes the export there; null when cancelled. */

@@ -211,6 +211,13 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
         if let Some(why) = &a.above_next {
             println!("     above the next: {why}");
         }
+        if let Some(w) = &a.evaluator {
+            let verdict = match &w.prefers {
+                Some(p) => format!("prefers {p}"),
+                None => "finds them equally good".into(),
+            };
+            println!("     the evaluator, shown {} first and {} second, {verdict}: {}", w.first, w.second, w.reason);
+        }
     }
 }
 
@@ -283,10 +290,11 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
     }
 }
 
-/// `finishline sessions attempts GROUP [--choose N|SESSION] [--cancel]`.
-pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: bool, opts: RunOptions) -> u8 {
+/// `finishline sessions attempts GROUP [--choose N|SESSION | --cancel | --reject | --compare]`.
+pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: bool, compare: bool, opts: RunOptions) -> u8 {
     let json = opts.common.json;
-    let Opened { engine, .. } = match open_for(&opts, Need::Decision) {
+    // Comparing asks the evaluator model; the rest only records decisions.
+    let Opened { engine, .. } = match open_for(&opts, if compare { Need::Model } else { Need::Decision }) {
         Ok(o) => o,
         Err(code) => return code,
     };
@@ -311,6 +319,15 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
                 exit::OK
             }
             Err(e) => fail(exit::USAGE, json, &e.to_string()),
+        };
+    }
+    if compare {
+        return match engine.compare_attempts(&group).await {
+            Ok(r) => {
+                print_ranking(&r, json);
+                exit::OK
+            }
+            Err(e) => fail(exit::FAILED, json, &e.to_string()),
         };
     }
     let ranking = match engine.rank_group(&group) {

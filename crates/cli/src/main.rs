@@ -121,7 +121,7 @@ enum SessionsCommand {
     },
     /// A group of attempts (`run --attempts`): its ranking, or land the one you choose (by its
     /// rank or session id) and reject the others, or cancel those still running, or reject them
-    /// all.
+    /// all, or ask the evaluator to compare them.
     Attempts {
         group: String,
         #[arg(long, value_name = "RANK|SESSION")]
@@ -131,6 +131,10 @@ enum SessionsCommand {
         /// Choose none: reject every attempt and remove their worktrees.
         #[arg(long, conflicts_with_all = ["choose", "cancel"])]
         reject: bool,
+        /// Ask the evaluator model which of each attempt and the next better does the task, and
+        /// why; where the rule finds two equal, its preference orders them. Once all have ended.
+        #[arg(long, conflicts_with_all = ["choose", "cancel", "reject"])]
+        compare: bool,
         #[command(flatten)]
         opts: RunOptions,
     },
@@ -352,7 +356,9 @@ fn main() -> ExitCode {
                 SessionsCommand::Export { id, format, common } => sessions::export(&id, matches!(format, Format::Json), &common),
                 SessionsCommand::Resume { id, message, opts } => run::run(run::Start::Resume(id, message), opts).await,
                 SessionsCommand::Cancel { id, common } => sessions::cancel(&id, &common),
-                SessionsCommand::Attempts { group, choose, cancel, reject, opts } => attempts::group(group, choose, cancel, reject, opts).await,
+                SessionsCommand::Attempts { group, choose, cancel, reject, compare, opts } => {
+                    attempts::group(group, choose, cancel, reject, compare, opts).await
+                }
                 SessionsCommand::Review { id, approve, reject, revert, request_changes, comments, opts } => {
                     run::review(id, run::Verdict { approve, reject, revert, request_changes, comments }, opts).await
                 }

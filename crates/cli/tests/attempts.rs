@@ -382,3 +382,47 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
     let again = finishline(&["sessions", "attempts", &group, "--reject", "--workspace", &r.to_string_lossy()], &e.data);
     assert_eq!(again.status.code(), Some(2), "already put away: {}", String::from_utf8_lossy(&again.stderr));
 }
+
+/// The evaluator compares the attempts when the person asks: its sentence is shown on each
+/// attempt against the next, its preference orders two the rule finds equal, its tokens are
+/// not the attempts' own, and a later review of either attempt makes its word stale.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_evaluator_compares_attempts_on_request_and_orders_only_what_the_rule_finds_equal() {
+    let Waiting { _server, e, r, url, group, .. } = waiting(json!([
+        {"when": {"kind": "evaluator", "last_message_contains": "<attempt name=\"second\">"}, "reply": {"text": "{\"better\": \"second\", \"reason\": \"the second keeps a docstring the project asks for\"}"}},
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 2},
+        {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+    ]))
+    .await;
+    let before = ranking_of(&e, &r, &group, &url);
+    let order = |ranking: &Value| -> Vec<String> {
+        ranking["ranking"].as_array().unwrap().iter().map(|a| a["evidence"]["session"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(before["ranking"][0]["above_next"], Value::Null, "the same work twice: the rule finds them equal: {before}");
+    let tokens_before: Vec<Value> = before["ranking"].as_array().unwrap().iter().map(|a| a["evidence"]["tokens"].clone()).collect();
+
+    let ws = r.to_string_lossy().into_owned();
+    let compared = finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &ws, "--base-url", &url, "--model", "m"], &e.data);
+    assert_eq!(compared.status.code(), Some(0), "{}", String::from_utf8_lossy(&compared.stderr));
+    let text = String::from_utf8_lossy(&compared.stdout);
+    assert!(
+        text.contains("the evaluator, shown Finishline's agent (a) first and Finishline's agent (b) second, prefers Finishline's agent (b): the second keeps a docstring the project asks for"),
+        "its word is printed, naming the attempts: {text}"
+    );
+
+    let after = ranking_of(&e, &r, &group, &url);
+    let mut swapped = order(&before);
+    swapped.reverse();
+    assert_eq!(order(&after), swapped, "the evaluator's preference orders the tie: {after}");
+    assert_eq!(after["ranking"][0]["above_next"], "the rule finds them equal; the evaluator prefers it");
+    let tokens_after: Vec<Value> = after["ranking"].as_array().unwrap().iter().rev().map(|a| a["evidence"]["tokens"].clone()).collect();
+    assert_eq!(tokens_after, tokens_before, "asking the evaluator adds nothing to an attempt's own tokens");
+
+    let first = after["ranking"][0]["evidence"]["session"].as_str().unwrap().to_string();
+    let sent_back =
+        finishline(&["sessions", "review", &first, "--request-changes", "once more", "--base-url", &url, "--model", "m", "--allow", "all"], &e.data);
+    assert_eq!(sent_back.status.code(), Some(6), "{}", String::from_utf8_lossy(&sent_back.stderr));
+    let stale = ranking_of(&e, &r, &group, &url);
+    assert!(stale["ranking"].as_array().unwrap().iter().all(|a| a["evaluator"].is_null()), "a new review makes the comparison stale: {stale}");
+}

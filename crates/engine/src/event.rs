@@ -349,6 +349,19 @@ pub enum EngineEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// The evaluator compared two attempts of this session's group, when the person asked: which
+    /// better does the task and why. Recorded on both; a later review of either makes it stale.
+    /// Its tokens are not the attempt's, so that asking cannot change the ranking's cost.
+    AttemptsCompared {
+        first: SessionId,
+        second: SessionId,
+        /// The attempt it prefers; `None` when it finds them equally good.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prefers: Option<SessionId>,
+        reason: String,
+        model: String,
+        tokens: u64,
+    },
     /// The task's worktree exists, with the untracked files it was given (`.env`, local config).
     WorktreeReady {
         copied: Vec<String>,
@@ -442,6 +455,7 @@ impl EngineEvent {
             EngineEvent::TaskWorkspace { .. } => "task_workspace",
             EngineEvent::AttemptStarted { .. } => "attempt_started",
             EngineEvent::AttemptChosen { .. } => "attempt_chosen",
+            EngineEvent::AttemptsCompared { .. } => "attempts_compared",
             EngineEvent::WorktreeReady { .. } => "worktree_ready",
             EngineEvent::TaskCommitted { .. } => "task_committed",
             EngineEvent::LandingStarted { .. } => "landing_started",

@@ -8,9 +8,11 @@
 //! - [`stuck`]: stuck patterns across steps, pure; [`runaway`]: one step's output running away;
 //! - [`audit`]: gamed checks in a run's changes (assertions removed, tests skipped), pure;
 //! - [`criteria`]: the person's line comments as criteria the next run is judged on;
-//! - [`ranking`]: attempts of one task side by side, ranked by a rule the person can read, pure.
+//! - [`ranking`]: attempts of one task side by side, ranked by a rule the person can read, pure;
+//! - [`comparison`]: the evaluator's word on two attempts, which never overrides the rule, pure.
 
 pub mod audit;
+pub mod comparison;
 pub mod completion;
 pub mod criteria;
 pub mod evaluator;

@@ -3,7 +3,7 @@
 // differently; land the one the person chooses (the others are put away), or open one to send
 // it back. Updates live as attempts end.
 import { lazy, Suspense, useCallback, useEffect, useRef, useState } from "react";
-import { ExternalLink, GitMerge, Square, Trash2 } from "lucide-react";
+import { ExternalLink, GitMerge, Scale, Square, Trash2 } from "lucide-react";
 import { AlertDialog } from "../components/AlertDialog";
 import { RANKING_RULE } from "../components/AttemptsPicker";
 import { AppError, ipc, type FileDifference, type GroupRanking, type RankedAttempt, type SessionSummary } from "../ipc";
@@ -64,6 +64,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [confirmReject, setConfirmReject] = useState(false);
+  const [comparing, setComparing] = useState(false);
 
   const load = useCallback(() => {
     ipc.attemptGroup(group).then(setRanking, (e: AppError) => setError(e.message));
@@ -114,6 +115,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
   const choose = async (a: RankedAttempt) => {
     setBusy(true);
     setError(null);
+    setNotice(null);
     try {
       const out = await ipc.chooseAttempt(group, a.evidence.session);
       if (out.outcome === "landing_blocked") setError(`${a.evidence.label} could not land: ${out.detail} Open it to resolve this, or keep its branch.`);
@@ -129,6 +131,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
     setConfirmReject(false);
     setBusy(true);
     setError(null);
+    setNotice(null);
     try {
       const n = await ipc.rejectAttempts(group);
       setNotice(`${n} attempt${n === 1 ? " was" : "s were"} rejected and their worktrees removed. Nothing landed.`);
@@ -137,6 +140,21 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
       setError((e as AppError).message);
     } finally {
       setBusy(false);
+    }
+  };
+  const withWork = ranking.ranking.filter((a) => a.evidence.reviewed).length;
+  const compared = ranking.ranking.some((a) => a.evaluator);
+  const compare = async () => {
+    setComparing(true);
+    setError(null);
+    setNotice(null);
+    try {
+      setRanking(await ipc.compareAttempts(group));
+      setNotice("The evaluator compared each attempt with the next. Its word orders only attempts the rule finds equal.");
+    } catch (e) {
+      setError(`The attempts were not compared: ${(e as AppError).message}`);
+    } finally {
+      setComparing(false);
     }
   };
   const cancelRunning = async () => {
@@ -156,16 +174,30 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
         <p className="muted" data-testid="attempts-state">
           {ranking.ranking.length} attempts side by side · {state}
         </p>
-        {running.length > 0 && (
-          <button className="btn" onClick={cancelRunning} data-testid="attempts-cancel">
-            <Square size={14} aria-hidden /> Cancel the running attempts
-          </button>
-        )}
-        {!decided && running.length === 0 && (
-          <button className="btn" disabled={busy} onClick={() => setConfirmReject(true)} data-testid="attempts-reject-all" title="Choose none: reject every attempt and remove its worktree">
-            <Trash2 size={14} aria-hidden /> Reject every attempt
-          </button>
-        )}
+        <div className="actions left">
+          {running.length > 0 && (
+            <button className="btn" onClick={cancelRunning} data-testid="attempts-cancel">
+              <Square size={14} aria-hidden /> Cancel the running attempts
+            </button>
+          )}
+          {!decided && running.length === 0 && withWork >= 2 && (
+            <button
+              className="btn"
+              disabled={busy || comparing}
+              aria-busy={comparing}
+              onClick={compare}
+              data-testid="attempts-compare"
+              title="Ask the evaluator model which of each attempt and the next better does the task, and why. It never overrides the rule; where the rule finds two equal, its preference orders them."
+            >
+              <Scale size={14} aria-hidden /> {comparing ? "Comparing…" : compared ? "Ask the evaluator again" : "Ask the evaluator to compare"}
+            </button>
+          )}
+          {!decided && running.length === 0 && (
+            <button className="btn" disabled={busy || comparing} onClick={() => setConfirmReject(true)} data-testid="attempts-reject-all" title="Choose none: reject every attempt and remove its worktree">
+              <Trash2 size={14} aria-hidden /> Reject every attempt
+            </button>
+          )}
+        </div>
       </header>
       {confirmReject && <ConfirmRejectAll count={ranking.ranking.length} onKeep={() => setConfirmReject(false)} onReject={rejectAll} />}
       <p className="muted small" data-testid="ranking-rule">
@@ -222,16 +254,33 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
                     {e.error && <span className="field-error">{e.error}</span>}
                   </p>
                 )}
-                {rank > 0 && a.above_next && (
-                  <p className="small" data-testid="attempt-reason">
-                    Above the next: <strong>{a.above_next}</strong>
-                  </p>
+                {rank > 0 && (a.above_next || a.evaluator) && (
+                  <div className="attempt-reasons small">
+                    {a.above_next && (
+                      <p data-testid="attempt-reason">
+                        Above the next: <strong>{a.above_next}</strong>
+                      </p>
+                    )}
+                    {a.evaluator && (
+                      <p data-testid="attempt-evaluator">
+                        The evaluator, shown {a.evaluator.first} first and {a.evaluator.second} second,{" "}
+                        {a.evaluator.prefers ? (
+                          <>
+                            prefers <strong>{a.evaluator.prefers}</strong>
+                          </>
+                        ) : (
+                          "finds them equally good"
+                        )}
+                        : <q>{a.evaluator.reason}</q>
+                      </p>
+                    )}
+                  </div>
                 )}
                 <div className="actions left">
                   {!decided && e.review && (
                     <button
                       className={`btn${rank === 1 ? " primary" : ""}`}
-                      disabled={busy}
+                      disabled={busy || comparing}
                       onClick={() => choose(a)}
                       data-testid="attempt-land"
                       title={

@@ -204,6 +204,62 @@ describe("attempts side by side", () => {
     expect(screen.queryByTestId("attempts-reject-all")).toBeNull();
   });
 
+  it("the evaluator compares the attempts on request: progress while it thinks, then its sentence, shown as text", async () => {
+    let compared: unknown = null;
+    let answer: (r: GroupRanking) => void = () => {};
+    const tie = (): GroupRanking => ({
+      ...ranking(),
+      ranking: [
+        { rank: 1, evidence: evidence("s1", "Codex"), above_next: null },
+        { rank: 2, evidence: evidence("s2", "Claude Code"), above_next: null },
+      ],
+    });
+    mockIPC((cmd, args) => {
+      if (cmd === "attempt_group") return tie();
+      if (cmd === "list_sessions") return [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2)];
+      if (cmd === "compare_attempts") {
+        compared = args;
+        return new Promise<GroupRanking>((resolve) => (answer = resolve));
+      }
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    await userEvent.click(await screen.findByTestId("attempts-compare"));
+    expect(compared).toMatchObject({ group: "g1" });
+    const button = screen.getByTestId("attempts-compare");
+    expect(button.textContent).toMatch(/Comparing…/);
+    expect((button as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getAllByTestId("attempt-land").every((b) => (b as HTMLButtonElement).disabled)).toBe(true);
+    answer({
+      ...tie(),
+      ranking: [
+        { rank: 1, evidence: evidence("s2", "Claude Code"), above_next: "the rule finds them equal; the evaluator prefers it", evaluator: { first: "Codex", second: "Claude Code", prefers: "Claude Code", reason: "<img src=x onerror=alert(1)> the second keeps the old name working" } },
+        { rank: 2, evidence: evidence("s1", "Codex"), above_next: null, evaluator: null },
+      ],
+    });
+    const said = await screen.findByTestId("attempt-evaluator");
+    expect(said.textContent).toContain("The evaluator, shown Codex first and Claude Code second, prefers Claude Code");
+    expect(said.textContent).toContain("<img src=x onerror=alert(1)> the second keeps the old name working");
+    expect(said.querySelector("img")).toBeNull();
+    expect(screen.getAllByTestId("attempt-label").map((l) => l.textContent)).toEqual(["Claude Code", "Codex"]);
+    expect(screen.getByText(/the evaluator prefers it/)).toBeTruthy();
+    expect(screen.getByTestId("attempts-compare").textContent).toMatch(/Ask the evaluator again/);
+  });
+
+  it("a comparison that fails says why and keeps the ranking as it was", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return ranking();
+      if (cmd === "list_sessions") return [];
+      if (cmd === "compare_attempts") return Promise.reject({ code: "provider_unreachable", message: "The evaluator could not compare Codex and Finishline's agent (m): the model could not be reached" });
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    await userEvent.click(await screen.findByTestId("attempts-compare"));
+    expect((await screen.findByRole("alert")).textContent).toMatch(/not compared: The evaluator could not compare Codex/);
+    expect(screen.getAllByTestId("attempt-label").map((l) => l.textContent)).toEqual(["Codex", "Finishline's agent (m)"]);
+    expect((screen.getByTestId("attempts-compare") as HTMLButtonElement).disabled).toBe(false);
+  });
+
   it("an attempt that failed shows why instead of evidence it never gathered, and no rank while others run", async () => {
     mockIPC((cmd) => {
       if (cmd === "attempt_group")

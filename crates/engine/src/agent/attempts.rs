@@ -9,12 +9,14 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::changes::current_worktree;
+use super::comparison::fresh_comparisons;
 use super::decision::{ReviewChoice, ReviewOutcome};
 use super::{Engine, TaskOptions, WhenBusy};
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::{EngineEvent, Envelope};
 use crate::external::ExternalAgent;
+use crate::judge::comparison::{self, Comparison};
 use crate::judge::ranking::{self, AttemptEvidence, Ranked};
 use crate::store::{ListQuery, SessionSummary, Store};
 use crate::workspace::checkpoint::{ChangeKind, FileChange};
@@ -351,13 +353,21 @@ pub fn group_attempts(store: &Store, group: &GroupId) -> Result<Vec<SessionSumma
 pub fn rank_group(store: &Store, group: &GroupId) -> Result<GroupRanking> {
     let attempts = group_attempts(store, group)?;
     let mut evidence = Vec::new();
+    let mut compared: Vec<Vec<Comparison>> = Vec::new();
     for s in &attempts {
-        evidence.push(attempt_evidence(s, &store.events(&s.id, 0)?, store.pending_requests(&s.id)?));
+        let events = store.events(&s.id, 0)?;
+        evidence.push(attempt_evidence(s, &events, store.pending_requests(&s.id)?));
+        compared.push(fresh_comparisons(&events));
     }
+    // An opinion holds while neither attempt has been reviewed again since: it is recorded on
+    // both, so it holds when both still list it.
+    let comparisons: Vec<Comparison> = compared.iter().flatten().filter(|c| compared.iter().filter(|list| list.contains(c)).count() >= 2).cloned().collect();
     let all_ended = evidence.iter().all(|e| e.ended);
     let chosen = attempts.iter().find(|s| s.attempt.as_ref().is_some_and(|a| a.chosen)).map(|s| s.id.clone());
     let put_away = chosen.is_none() && attempts.iter().all(|s| s.status == SessionStatus::Rejected);
-    Ok(GroupRanking { group: group.clone(), task: attempts[0].task.clone(), ranking: ranking::rank(&evidence), all_ended, chosen, put_away })
+    let mut ranking = ranking::rank(&evidence);
+    comparison::apply(&mut ranking, &comparisons);
+    Ok(GroupRanking { group: group.clone(), task: attempts[0].task.clone(), ranking, all_ended, chosen, put_away })
 }
 
 /// The files the attempts changed, each as every attempt left it; those they left
@@ -424,7 +434,7 @@ fn label_of(s: &SessionSummary) -> String {
 }
 
 /// The files of the session's last review, as the review listed them.
-fn last_review_files(events: &[Envelope]) -> Option<Vec<FileChange>> {
+pub(super) fn last_review_files(events: &[Envelope]) -> Option<Vec<FileChange>> {
     events.iter().rev().find_map(|e| match &e.event {
         EngineEvent::ReviewRequested { files_changed, .. } => Some(files_changed.iter().filter_map(|v| serde_json::from_value(v.clone()).ok()).collect()),
         _ => None,

@@ -56,6 +56,9 @@ pub struct Ranked {
     pub evidence: AttemptEvidence,
     /// Why it is above the next one (`None` for the last, or when they cannot be told apart).
     pub above_next: Option<String>,
+    /// The evaluator's word on it and the next, when the person asked for a comparison
+    /// ([`super::comparison`]).
+    pub evaluator: Option<super::comparison::EvaluatorWord>,
 }
 
 /// The rule, criterion by criterion: which is better, and the words for why.
@@ -106,10 +109,10 @@ pub fn rank(attempts: &[AttemptEvidence]) -> Vec<Ranked> {
             let (order, why) = compare(a, next);
             (order == Ordering::Less).then_some(why).flatten()
         });
-        out.push(Ranked { rank: i + 1, evidence: a.clone(), above_next });
+        out.push(Ranked { rank: i + 1, evidence: a.clone(), above_next, evaluator: None });
     }
     for a in attempts.iter().filter(|a| !a.ended) {
-        out.push(Ranked { rank: 0, evidence: a.clone(), above_next: None });
+        out.push(Ranked { rank: 0, evidence: a.clone(), above_next: None, evaluator: None });
     }
     out
 }

@@ -53,6 +53,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         }
         EngineEvent::Continuation { .. } => {}
         EngineEvent::Activity { .. }
+        | EngineEvent::AttemptsCompared { .. }
         | EngineEvent::Verification { .. }
         | EngineEvent::Reverted { .. }
         | EngineEvent::RevertStarted { .. }
