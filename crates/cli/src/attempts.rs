@@ -183,7 +183,8 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
     );
     for a in &r.ranking {
         let e = &a.evidence;
-        let place = if a.rank == 0 { "–".to_string() } else { a.rank.to_string() };
+        // Ranked only once all have ended, and only with work to land (as the window shows it).
+        let place = if a.rank == 0 || !r.all_ended || !a.evidence.reviewed { "–".to_string() } else { a.rank.to_string() };
         let end = if e.ended { e.end_reason.map(|x| x.as_str()).unwrap_or("ended") } else { "still running" };
         let cost = e.cost_usd.map(|c| format!("${c:.4}")).unwrap_or_else(|| format!("{} tokens", e.tokens));
         let chosen = if r.chosen.as_ref() == Some(&e.session) { " · chosen" } else { "" };
@@ -327,7 +328,17 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
                 print_ranking(&r, json);
                 exit::OK
             }
-            Err(e) => fail(exit::FAILED, json, &e.to_string()),
+            // Asked at the wrong moment (still running, decided, too few) is a usage error; an
+            // evaluator that could not answer is a failure.
+            Err(e) => fail(
+                if matches!(e.code(), finishline_engine::ErrorCode::InvalidInput | finishline_engine::ErrorCode::AlreadyDecided) {
+                    exit::USAGE
+                } else {
+                    exit::FAILED
+                },
+                json,
+                &e.to_string(),
+            ),
         };
     }
     let ranking = match engine.rank_group(&group) {

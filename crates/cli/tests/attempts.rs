@@ -371,6 +371,9 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
     let failed = ranking["ranking"].as_array().unwrap().iter().find(|a| a["evidence"]["session"] == sessions["b"].as_str()).unwrap()["evidence"].clone();
     assert!(failed["error"].as_str().is_some_and(|m| m.contains("not served here")), "the failed attempt says why, in the provider's words: {failed}");
     assert_eq!(worktrees(&r), 3, "both attempts' worktrees wait: one for review, the failed one as undecided work");
+    let compare = finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &r.to_string_lossy(), "--base-url", &url, "--model", "m"], &e.data);
+    assert_eq!(compare.status.code(), Some(2), "one attempt has nothing to compare: {}", String::from_utf8_lossy(&compare.stderr));
+    assert!(String::from_utf8_lossy(&compare.stderr).contains("only 1 of the 2 attempts has work to compare"), "{}", String::from_utf8_lossy(&compare.stderr));
 
     let out = finishline(&["sessions", "attempts", &group, "--reject", "--workspace", &r.to_string_lossy()], &e.data);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -425,4 +428,27 @@ async fn the_evaluator_compares_attempts_on_request_and_orders_only_what_the_rul
     assert_eq!(sent_back.status.code(), Some(6), "{}", String::from_utf8_lossy(&sent_back.stderr));
     let stale = ranking_of(&e, &r, &group, &url);
     assert!(stale["ranking"].as_array().unwrap().iter().all(|a| a["evaluator"].is_null()), "a new review makes the comparison stale: {stale}");
+}
+
+/// An evaluator whose answer gives no reason (a weak model repeats "first") is asked once more,
+/// then the comparison fails saying why and what to try; the rule's ranking stands untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_evaluator_that_gives_no_reason_leaves_the_ranking_to_the_rule_and_says_so() {
+    let Waiting { _server, e, r, url, group, .. } = waiting(json!([
+        // Asked again with what was wrong, it answers the same.
+        {"when": {"kind": "evaluator", "any_message_contains": "<attempt name=\"second\">"}, "reply": {"text": "{\"better\": \"first\", \"reason\": \"first\"}"}},
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 2},
+        {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+    ]))
+    .await;
+    let before = ranking_of(&e, &r, &group, &url);
+    let compared = finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &r.to_string_lossy(), "--base-url", &url, "--model", "m"], &e.data);
+    assert_eq!(compared.status.code(), Some(4), "{}", String::from_utf8_lossy(&compared.stderr));
+    let said = String::from_utf8_lossy(&compared.stderr);
+    assert!(
+        said.contains("could not compare") && said.contains("in a sentence") && said.contains("A stronger evaluator model"),
+        "why, and what to try: {said}"
+    );
+    assert_eq!(ranking_of(&e, &r, &group, &url), before, "nothing recorded, nothing reordered");
 }

@@ -31,7 +31,11 @@ impl Engine {
         }
         let with_work: Vec<&AttemptEvidence> = ranked.ranking.iter().map(|r| &r.evidence).filter(|e| e.reviewed).collect();
         if with_work.len() < 2 {
-            return Err(Error::InvalidInput("fewer than two attempts have work to compare".into()));
+            return Err(Error::InvalidInput(format!(
+                "only {} of the {} attempts has work to compare (the others ended without a review): there is nothing to compare it with",
+                with_work.len(),
+                ranked.ranking.len()
+            )));
         }
         let endpoint = self.config.evaluator.clone().unwrap_or_else(|| self.config.agent.clone());
         let cancel = CancellationToken::new();
@@ -43,8 +47,11 @@ impl Engine {
                 return Err(Error::Internal("the comparison was cancelled".into()));
             };
             let opinion = answer.value.map_err(|why| {
-                let kind = if matches!(why, Unusable::Unreachable(_)) { ProviderErrorKind::Network } else { ProviderErrorKind::Api };
-                Error::Provider(ProviderError::new(kind, format!("The evaluator could not compare {} and {}: {}", a.label, b.label, why.describe())))
+                let (kind, next) = match why {
+                    Unusable::Unreachable(_) => (ProviderErrorKind::Network, "Check the evaluator's provider in Settings, then ask again"),
+                    _ => (ProviderErrorKind::Api, "A stronger evaluator model (Settings → Evaluator) may answer; the ranking by the rule stands"),
+                };
+                Error::Provider(ProviderError::new(kind, format!("The evaluator could not compare {} and {}: {}. {next}.", a.label, b.label, why.describe())))
             })?;
             let c = comparison::record(&a.session, &b.session, opinion);
             let tokens = answer.usage.input_tokens + answer.usage.output_tokens;

@@ -135,6 +135,10 @@ pub fn parse_opinion(text: &str) -> Result<Opinion, String> {
     if reason.is_empty() {
         return Err("the answer has no \"reason\"".into());
     }
+    // A weak model answers "first" again as its reason: no reason the person can use.
+    if reason.split_whitespace().count() < 3 {
+        return Err(format!("\"reason\" must say in a sentence what differs, not {reason:?}"));
+    }
     Ok(Opinion { better, reason: clip(reason, REASON_CHARS) })
 }
 
@@ -249,12 +253,13 @@ mod tests {
     #[test]
     fn an_answer_is_read_leniently_and_refused_when_it_names_no_attempt() {
         assert_eq!(
-            parse_opinion("Sure:\n```json\n{\"better\": \"A\", \"reason\": \" tests kept \"}\n```").unwrap(),
-            Opinion { better: Better::First, reason: "tests kept".into() }
+            parse_opinion("Sure:\n```json\n{\"better\": \"A\", \"reason\": \" its tests are kept \"}\n```").unwrap(),
+            Opinion { better: Better::First, reason: "its tests are kept".into() }
         );
-        assert_eq!(parse_opinion(r#"{"better":"second","reason":"x"}"#).unwrap().better, Better::Second);
+        assert_eq!(parse_opinion(r#"{"better":"second","reason":"it keeps the tests"}"#).unwrap().better, Better::Second);
         assert!(parse_opinion(r#"{"better":"maybe","reason":"x"}"#).unwrap_err().contains("first, second or neither"));
         assert!(parse_opinion(r#"{"better":"first","reason":""}"#).unwrap_err().contains("reason"));
+        assert!(parse_opinion(r#"{"better":"first","reason":"first"}"#).unwrap_err().contains("in a sentence"), "a reason that only repeats the choice");
         assert!(parse_opinion("no json here").is_err());
     }
 
