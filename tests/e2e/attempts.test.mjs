@@ -1,7 +1,7 @@
 // Attempts side by side in the real window: one task by two attempts of Finishline's agent, each
 // in its own worktree; the sidebar shows them under one entry while they run; the group screen
-// ranks them with the reason, shows where they differ, and lands the one chosen as one commit,
-// putting the other away.
+// ranks them with the reason, asks the evaluator to compare them, shows where they differ, and
+// lands the one chosen as one commit, putting the other away.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -26,16 +26,21 @@ function repository() {
   return repo;
 }
 
-test("two attempts run under one entry, are ranked, compared by the evaluator on request, and the chosen one lands", async () => {
-  const repo = repository();
-  const before = git(repo, "rev-parse", "HEAD");
+/** New Task with the repository and the task filled in and Attempts on; the Run button is next. */
+async function attemptsForm(repo, task) {
   await waitForScreen(win.app, "new-task-form");
   await typeInto(win.app, await testid("workspace-path"), repo);
   await (await testid("workspace-isolation")).waitForDisplayed({ timeout: 10_000 });
-  await typeInto(win.app, await testid("task-input"), "write greet.txt");
+  await typeInto(win.app, await testid("task-input"), task);
   const toggle = await testid("attempts-toggle");
   await toggle.waitForEnabled({ timeout: 10_000 });
-  await clickAway(toggle);
+  if (!(await toggle.isSelected())) await clickAway(toggle);
+}
+
+test("two attempts run under one entry, are ranked, compared by the evaluator on request, and the chosen one lands", async () => {
+  const repo = repository();
+  const before = git(repo, "rev-parse", "HEAD");
+  await attemptsForm(repo, "write greet.txt");
   assert.match(await (await testid("attempts-total")).getText(), /2 of at most 4 attempts/, "two attempts of the built-in agent by default");
   assert.match(await (await testid("run")).getText(), /Run attempts/);
   await shot(win.app, "attempts-new-task");
@@ -108,13 +113,7 @@ test("two attempts run under one entry, are ranked, compared by the evaluator on
 test("attempts cancelled with nothing to land are rejected as a group, which the screen says at once", async () => {
   const repo = repository();
   await clickAway(await testid("nav-new"));
-  await waitForScreen(win.app, "new-task-form");
-  await typeInto(win.app, await testid("workspace-path"), repo);
-  await (await testid("workspace-isolation")).waitForDisplayed({ timeout: 10_000 });
-  await typeInto(win.app, await testid("task-input"), "a slow task");
-  const toggle = await testid("attempts-toggle");
-  await toggle.waitForEnabled({ timeout: 10_000 });
-  if (!(await toggle.isSelected())) await clickAway(toggle);
+  await attemptsForm(repo, "a slow task");
   await clickAway(await testid("run"));
   const view = await testid("attempts-view");
   await view.waitForDisplayed({ timeout: 10_000 });
