@@ -91,9 +91,10 @@ pub async fn reject_attempts(app: AppHandle, state: State<'_, AppState>, group: 
 /// it; returns the ranking with its sentences. Once every attempt has ended.
 #[tauri::command]
 pub async fn compare_attempts(app: AppHandle, state: State<'_, AppState>, group: GroupId) -> Result<GroupRanking, Error> {
-    let first =
-        attempts::group_attempts(&state.store, &group)?.into_iter().next().map(|s| s.id).ok_or_else(|| Error::NotFound(format!("attempt group {group}")))?;
-    let engine = engine_for_session(&app, &state, &first, Need::Model)?;
+    let first = attempts::group_attempts(&state.store, &group)?.into_iter().next().ok_or_else(|| Error::NotFound(format!("attempt group {group}")))?;
+    // The evaluator (or model) of the settings, not the first attempt's own: an attempt's model
+    // does not judge the contest it is in.
+    let engine = state.engine_from(&settings(&app)?, &first.workspace, None)?;
     engine.compare_attempts(&group).await
 }
 

@@ -230,6 +230,11 @@ async fn a_real_agent_and_finishlines_own_are_judged_alike_and_the_one_that_did_
 }
 
 /// How many worktrees the repository has, its own checkout included.
+/// Where the attempt that wrote "# one" is shown first and the one that wrote "# two" second in
+/// the evaluator's question, and the other way round (the end of one diff, then the next block).
+const ONE_THEN_TWO: &str = "# one\n\n</diff>\n</attempt>\n<attempt name=\"second\">";
+const TWO_THEN_ONE: &str = "# two\n\n</diff>\n</attempt>\n<attempt name=\"second\">";
+
 fn worktrees(r: &Path) -> usize {
     git(r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count()
 }
@@ -373,7 +378,11 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
     assert_eq!(worktrees(&r), 3, "both attempts' worktrees wait: one for review, the failed one as undecided work");
     let compare = finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &r.to_string_lossy(), "--base-url", &url, "--model", "m"], &e.data);
     assert_eq!(compare.status.code(), Some(2), "one attempt has nothing to compare: {}", String::from_utf8_lossy(&compare.stderr));
-    assert!(String::from_utf8_lossy(&compare.stderr).contains("only 1 of the 2 attempts has work to compare"), "{}", String::from_utf8_lossy(&compare.stderr));
+    assert!(
+        String::from_utf8_lossy(&compare.stderr).contains("only 1 of the 2 attempts has work waiting to land"),
+        "{}",
+        String::from_utf8_lossy(&compare.stderr)
+    );
 
     let out = finishline(&["sessions", "attempts", &group, "--reject", "--workspace", &r.to_string_lossy()], &e.data);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -386,15 +395,23 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
     assert_eq!(again.status.code(), Some(2), "already put away: {}", String::from_utf8_lossy(&again.stderr));
 }
 
-/// The evaluator compares the attempts when the person asks: its sentence is shown on each
-/// attempt against the next, its preference orders two the rule finds equal, its tokens are
-/// not the attempts' own, and a later review of either attempt makes its word stale.
+/// The evaluator compares the attempts when the person asks: its word is shown on each attempt
+/// against the next, and where the rule finds two equal it is asked both ways round and its
+/// preference, when both answers agree, orders them. Its tokens are not the attempts' own, and a
+/// later review of either attempt makes its word stale.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_evaluator_compares_attempts_on_request_and_orders_only_what_the_rule_finds_equal() {
-    let Waiting { _server, e, r, url, group, .. } = waiting(json!([
-        {"when": {"kind": "evaluator", "last_message_contains": "<attempt name=\"second\">"}, "reply": {"text": "{\"better\": \"second\", \"reason\": \"the second keeps a docstring the project asks for\"}"}},
+    // The same function with a different comment, the same size: the rule finds them equal.
+    let single = write_file("greet.py", "def hello():\n    return 'hello'  # one\n");
+    let double = write_file("greet.py", "def hello():\n    return 'hello'  # two\n");
+    let prefer = |better: &str| json!({"text": format!("{{\"better\": \"{better}\", \"reason\": \"the comment of the second names the case\"}}")});
+    let Waiting { _server, e, r, url, group, sessions } = waiting(json!([
+        // Whichever place it is shown in, the evaluator prefers the one with "# two".
+        {"when": {"kind": "evaluator", "last_message_contains": ONE_THEN_TWO}, "reply": prefer("second")},
+        {"when": {"kind": "evaluator", "last_message_contains": TWO_THEN_ONE}, "reply": prefer("first")},
         {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-        {"when": {"kind": "agent", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 2},
+        {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [single]}, "times": 1},
+        {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [double]}, "times": 1},
         {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
     ]))
     .await;
@@ -402,7 +419,8 @@ async fn the_evaluator_compares_attempts_on_request_and_orders_only_what_the_rul
     let order = |ranking: &Value| -> Vec<String> {
         ranking["ranking"].as_array().unwrap().iter().map(|a| a["evidence"]["session"].as_str().unwrap().to_string()).collect()
     };
-    assert_eq!(before["ranking"][0]["above_next"], Value::Null, "the same work twice: the rule finds them equal: {before}");
+    assert_eq!(order(&before), vec![sessions["a"].clone(), sessions["b"].clone()], "equal by the rule, in the order they started: {before}");
+    assert_eq!(before["ranking"][0]["above_next"], Value::Null, "the rule finds them equal: {before}");
     let tokens_before: Vec<Value> = before["ranking"].as_array().unwrap().iter().map(|a| a["evidence"]["tokens"].clone()).collect();
 
     let ws = r.to_string_lossy().into_owned();
@@ -410,24 +428,46 @@ async fn the_evaluator_compares_attempts_on_request_and_orders_only_what_the_rul
     assert_eq!(compared.status.code(), Some(0), "{}", String::from_utf8_lossy(&compared.stderr));
     let text = String::from_utf8_lossy(&compared.stdout);
     assert!(
-        text.contains("the evaluator, shown Finishline's agent (a) first and Finishline's agent (b) second, prefers Finishline's agent (b): the second keeps a docstring the project asks for"),
+        text.contains("the evaluator, shown Finishline's agent (a) first and Finishline's agent (b) second, prefers Finishline's agent (b): the comment of the second names the case"),
         "its word is printed, naming the attempts: {text}"
     );
-
     let after = ranking_of(&e, &r, &group, &url);
-    let mut swapped = order(&before);
-    swapped.reverse();
-    assert_eq!(order(&after), swapped, "the evaluator's preference orders the tie: {after}");
+    assert_eq!(order(&after), vec![sessions["b"].clone(), sessions["a"].clone()], "both ways round it prefers b, which orders the tie: {after}");
     assert_eq!(after["ranking"][0]["above_next"], "the rule finds them equal; the evaluator prefers it");
     let tokens_after: Vec<Value> = after["ranking"].as_array().unwrap().iter().rev().map(|a| a["evidence"]["tokens"].clone()).collect();
     assert_eq!(tokens_after, tokens_before, "asking the evaluator adds nothing to an attempt's own tokens");
 
-    let first = after["ranking"][0]["evidence"]["session"].as_str().unwrap().to_string();
     let sent_back =
-        finishline(&["sessions", "review", &first, "--request-changes", "once more", "--base-url", &url, "--model", "m", "--allow", "all"], &e.data);
+        finishline(&["sessions", "review", &sessions["a"], "--request-changes", "once more", "--base-url", &url, "--model", "m", "--allow", "all"], &e.data);
     assert_eq!(sent_back.status.code(), Some(6), "{}", String::from_utf8_lossy(&sent_back.stderr));
     let stale = ranking_of(&e, &r, &group, &url);
-    assert!(stale["ranking"].as_array().unwrap().iter().all(|a| a["evaluator"].is_null()), "a new review makes the comparison stale: {stale}");
+    assert!(stale["ranking"].as_array().unwrap().iter().all(|a| a["evaluator"].is_null()), "a new review of a makes the comparison stale: {stale}");
+    assert!(!stale.to_string().contains("the evaluator prefers it"), "nor does its preference order anything: {stale}");
+}
+
+/// An evaluator that prefers whichever attempt it is shown first has no preference the ranking
+/// can use: asked both ways round, its answers disagree, and the screen says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preference_that_follows_the_order_of_asking_orders_nothing() {
+    let single = write_file("greet.py", "def hello():\n    return 'hello'  # one\n");
+    let double = write_file("greet.py", "def hello():\n    return 'hello'  # two\n");
+    let Waiting { _server, e, r, url, group, sessions } = waiting(json!([
+        {"when": {"kind": "evaluator", "last_message_contains": "<attempt name=\"second\">"}, "reply": {"text": "{\"better\": \"second\", \"reason\": \"the second one reads better\"}"}},
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [single]}, "times": 1},
+        {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [double]}, "times": 1},
+        {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+    ]))
+    .await;
+    let compared =
+        finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &r.to_string_lossy(), "--base-url", &url, "--model", "m", "--json"], &e.data);
+    assert_eq!(compared.status.code(), Some(0), "{}", String::from_utf8_lossy(&compared.stderr));
+    let ranking = ranking_of(&e, &r, &group, &url);
+    assert_eq!(ranking["ranking"][0]["evidence"]["session"], sessions["a"].as_str(), "the order stays: {ranking}");
+    assert_eq!(ranking["ranking"][0]["above_next"], Value::Null);
+    let word = &ranking["ranking"][0]["evaluator"];
+    assert_eq!(word["prefers"], Value::Null, "{ranking}");
+    assert!(word["reason"].as_str().unwrap().contains("asked both ways round"), "{ranking}");
 }
 
 /// An evaluator whose answer gives no reason (a weak model repeats "first") is asked once more,

@@ -350,7 +350,7 @@ pub enum EngineEvent {
         reason: Option<String>,
     },
     /// The evaluator compared two attempts of this session's group, when the person asked: which
-    /// better does the task and why. Recorded on both; a later review of either makes it stale.
+    /// better does the task and why. Recorded on both attempts.
     /// Its tokens are not the attempt's, so that asking cannot change the ranking's cost.
     AttemptsCompared {
         first: SessionId,
@@ -361,6 +361,11 @@ pub enum EngineEvent {
         reason: String,
         model: String,
         tokens: u64,
+        /// The reviews it judged, each attempt's then: a later review of either makes it stale.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first_review: Option<RequestId>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        second_review: Option<RequestId>,
     },
     /// The task's worktree exists, with the untracked files it was given (`.env`, local config).
     WorktreeReady {

@@ -153,6 +153,8 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
       setNotice("The evaluator compared each attempt with the next. Its word orders only attempts the rule finds equal.");
     } catch (e) {
       setError(`The attempts were not compared: ${(e as AppError).message}`);
+      // A pair answered before the failure is kept: show it.
+      load();
     } finally {
       setComparing(false);
     }

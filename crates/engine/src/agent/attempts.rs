@@ -16,7 +16,7 @@ use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::{EngineEvent, Envelope};
 use crate::external::ExternalAgent;
-use crate::judge::comparison::{self, Comparison};
+use crate::judge::comparison;
 use crate::judge::ranking::{self, AttemptEvidence, Ranked};
 use crate::store::{ListQuery, SessionSummary, Store};
 use crate::workspace::checkpoint::{ChangeKind, FileChange};
@@ -353,15 +353,13 @@ pub fn group_attempts(store: &Store, group: &GroupId) -> Result<Vec<SessionSumma
 pub fn rank_group(store: &Store, group: &GroupId) -> Result<GroupRanking> {
     let attempts = group_attempts(store, group)?;
     let mut evidence = Vec::new();
-    let mut compared: Vec<Vec<Comparison>> = Vec::new();
+    let mut events = BTreeMap::new();
     for s in &attempts {
-        let events = store.events(&s.id, 0)?;
-        evidence.push(attempt_evidence(s, &events, store.pending_requests(&s.id)?));
-        compared.push(fresh_comparisons(&events));
+        let its = store.events(&s.id, 0)?;
+        evidence.push(attempt_evidence(s, &its, store.pending_requests(&s.id)?));
+        events.insert(s.id.clone(), its);
     }
-    // An opinion holds while neither attempt has been reviewed again since: it is recorded on
-    // both, so it holds when both still list it.
-    let comparisons: Vec<Comparison> = compared.iter().flatten().filter(|c| compared.iter().filter(|list| list.contains(c)).count() >= 2).cloned().collect();
+    let comparisons = fresh_comparisons(&events);
     let all_ended = evidence.iter().all(|e| e.ended);
     let chosen = attempts.iter().find(|s| s.attempt.as_ref().is_some_and(|a| a.chosen)).map(|s| s.id.clone());
     let put_away = chosen.is_none() && attempts.iter().all(|s| s.status == SessionStatus::Rejected);

@@ -2,12 +2,13 @@
 //! with work to land against the one ranked below it. The question, the reading of the answer
 //! and what it may change in the ranking are [`crate::judge::comparison`]'s.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
 use super::attempts::{last_review_files, GroupRanking};
-use super::Engine;
+use super::{Engine, ModelEndpoint};
 use crate::domain::*;
 use crate::error::{Error, Result};
 use crate::event::{EngineEvent, Envelope};
@@ -19,8 +20,10 @@ use crate::provider::{ProviderError, ProviderErrorKind};
 impl Engine {
     /// Asks the evaluator about each attempt with work to land and the one ranked below it,
     /// records each answer on both attempts before going on to the next pair, and returns the
-    /// ranking with the answers. Only once every attempt has ended and none is chosen. The
-    /// evaluator's tokens are recorded with its answer, not added to the attempts' own.
+    /// ranking with the answers. Where the rule finds the two equal, and so the answer may order
+    /// them, it is asked both ways round and its preference kept only when both agree. Only once
+    /// every attempt has ended and none is chosen. The evaluator's tokens are recorded with its
+    /// answer, not added to the attempts' own.
     pub async fn compare_attempts(self: &Arc<Self>, group: &GroupId) -> Result<GroupRanking> {
         let ranked = self.rank_group(group)?;
         if ranked.chosen.is_some() || ranked.put_away {
@@ -29,32 +32,25 @@ impl Engine {
         if !ranked.all_ended {
             return Err(Error::InvalidInput("some attempts are still running: compare them once every one has ended".into()));
         }
-        let with_work: Vec<&AttemptEvidence> = ranked.ranking.iter().map(|r| &r.evidence).filter(|e| e.reviewed).collect();
+        let with_work: Vec<&AttemptEvidence> = ranked.ranking.iter().map(|r| &r.evidence).filter(|e| e.review.is_some()).collect();
         if with_work.len() < 2 {
             return Err(Error::InvalidInput(format!(
-                "only {} of the {} attempts has work to compare (the others ended without a review): there is nothing to compare it with",
+                "only {} of the {} attempts has work waiting to land: there is nothing to compare it with",
                 with_work.len(),
                 ranked.ranking.len()
             )));
         }
         let endpoint = self.config.evaluator.clone().unwrap_or_else(|| self.config.agent.clone());
-        let cancel = CancellationToken::new();
         for pair in with_work.windows(2) {
             let (a, b) = (pair[0], pair[1]);
             let (first, second) = (side(a, &self.store.events(&a.session, 0)?), side(b, &self.store.events(&b.session, 0)?));
-            let build = |mode| comparison::build_request(&endpoint.model, &ranked.task, &first, &second, mode);
-            let Some(answer) = ladder::ask(endpoint.provider.clone(), build, comparison::parse_opinion, self.config.retry, &cancel).await else {
-                return Err(Error::Internal("the comparison was cancelled".into()));
-            };
-            let opinion = answer.value.map_err(|why| {
-                let (kind, next) = match why {
-                    Unusable::Unreachable(_) => (ProviderErrorKind::Network, "Check the evaluator's provider in Settings, then ask again"),
-                    _ => (ProviderErrorKind::Api, "A stronger evaluator model (Settings → Evaluator) may answer; the ranking by the rule stands"),
-                };
-                Error::Provider(ProviderError::new(kind, format!("The evaluator could not compare {} and {}: {}. {next}.", a.label, b.label, why.describe())))
-            })?;
-            let c = comparison::record(&a.session, &b.session, opinion);
-            let tokens = answer.usage.input_tokens + answer.usage.output_tokens;
+            let tied = crate::judge::ranking::equal_by_rule(a, b);
+            let (mut c, mut tokens) = self.ask_pair(&endpoint, &ranked.task, (a, &first), (b, &second)).await?;
+            if tied {
+                let (backward, more) = self.ask_pair(&endpoint, &ranked.task, (b, &second), (a, &first)).await?;
+                c = comparison::agree(c, &backward);
+                tokens += more;
+            }
             for session in [&a.session, &b.session] {
                 let event = EngineEvent::AttemptsCompared {
                     first: c.first.clone(),
@@ -63,11 +59,36 @@ impl Engine {
                     reason: c.reason.clone(),
                     model: endpoint.model.clone(),
                     tokens,
+                    first_review: a.review.clone(),
+                    second_review: b.review.clone(),
                 };
                 self.store.append(session, None, event)?;
             }
         }
         self.rank_group(group)
+    }
+
+    /// One question about two attempts, `first` shown first; the answer and the tokens it took.
+    async fn ask_pair(
+        &self,
+        endpoint: &ModelEndpoint,
+        task: &str,
+        (a, first): (&AttemptEvidence, &Side),
+        (b, second): (&AttemptEvidence, &Side),
+    ) -> Result<(Comparison, u64)> {
+        let build = |mode| comparison::build_request(&endpoint.model, task, first, second, mode);
+        let cancel = CancellationToken::new();
+        let Some(answer) = ladder::ask(endpoint.provider.clone(), build, comparison::parse_opinion, self.config.retry, &cancel).await else {
+            return Err(Error::Internal("the comparison was cancelled".into()));
+        };
+        let opinion = answer.value.map_err(|why| {
+            let (kind, next) = match why {
+                Unusable::Unreachable(_) => (ProviderErrorKind::Network, "Check the evaluator's provider in Settings, then ask again"),
+                _ => (ProviderErrorKind::Api, "A stronger evaluator model (Settings → Evaluator) may answer; the ranking by the rule stands"),
+            };
+            Error::Provider(ProviderError::new(kind, format!("The evaluator could not compare {} and {}: {}. {next}.", a.label, b.label, why.describe())))
+        })?;
+        Ok((comparison::record(&a.session, &b.session, opinion), answer.usage.input_tokens + answer.usage.output_tokens))
     }
 }
 
@@ -92,13 +113,27 @@ fn side(e: &AttemptEvidence, events: &[Envelope]) -> Side {
     Side { evidence, diff }
 }
 
-/// The comparisons that still hold for a session: those recorded since its last review.
-pub(super) fn fresh_comparisons(events: &[Envelope]) -> Vec<Comparison> {
-    let since = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewRequested { .. })).map(|i| i + 1).unwrap_or(0);
-    events[since..]
-        .iter()
+/// The session's last review, which a comparison must have judged to still hold.
+pub(super) fn last_review(events: &[Envelope]) -> Option<RequestId> {
+    events.iter().rev().find_map(|e| match &e.event {
+        EngineEvent::ReviewRequested { review_id, .. } => Some(review_id.clone()),
+        _ => None,
+    })
+}
+
+/// The comparisons recorded in the group's attempts that judged each attempt's last review: a
+/// review since (the attempt sent back and reviewed again, even while the evaluator was being
+/// asked) makes one stale.
+pub(super) fn fresh_comparisons(events: &BTreeMap<SessionId, Vec<Envelope>>) -> Vec<Comparison> {
+    let last: BTreeMap<&SessionId, Option<RequestId>> = events.iter().map(|(s, ev)| (s, last_review(ev))).collect();
+    let holds = |s: &SessionId, review: &Option<RequestId>| review.is_some() && last.get(s).is_some_and(|l| l == review);
+    events
+        .values()
+        .flatten()
         .filter_map(|e| match &e.event {
-            EngineEvent::AttemptsCompared { first, second, prefers, reason, .. } => {
+            EngineEvent::AttemptsCompared { first, second, prefers, reason, first_review, second_review, .. }
+                if holds(first, first_review) && holds(second, second_review) =>
+            {
                 Some(Comparison { first: first.clone(), second: second.clone(), prefers: prefers.clone(), reason: reason.clone() })
             }
             _ => None,

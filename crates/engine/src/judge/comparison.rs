@@ -8,19 +8,21 @@
 //! "first" and "second", not by agent, so that a name cannot sway it. Pure: the question, the
 //! reading of the answer, and its effect on a ranking.
 
+use std::cmp::Ordering;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::domain::SessionId;
 use crate::judge::evaluator::{clip, escape, extract_object};
-use crate::judge::ranking::Ranked;
+use crate::judge::ranking::{compare, Ranked};
 use crate::provider::{ChatMessage, CompletionRequest, StructuredMode, StructuredOutput};
 
 const TASK_CHARS: usize = 4000;
 /// Each attempt's diff is cut to this, so that two large diffs still fit a small model's window.
 const DIFF_CHARS: usize = 6000;
 /// The longest reason kept: one sentence, not an essay.
-const REASON_CHARS: usize = 300;
+const REASON_CHARS: usize = 200;
 
 /// What the rule's order says when the evaluator's preference decided it.
 pub const TIE_BROKEN: &str = "the rule finds them equal; the evaluator prefers it";
@@ -131,7 +133,9 @@ pub fn parse_opinion(text: &str) -> Result<Opinion, String> {
         Some(other) => return Err(format!("\"better\" must be first, second or neither, not {other:?}")),
         None => return Err("the answer has no \"better\" field".into()),
     };
-    let reason = v.get("reason").and_then(Value::as_str).map(str::trim).unwrap_or_default();
+    // Printed in a terminal too: no control characters from the model (an escape sequence).
+    let reason: String = v.get("reason").and_then(Value::as_str).unwrap_or_default().chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let reason = reason.trim();
     if reason.is_empty() {
         return Err("the answer has no \"reason\"".into());
     }
@@ -152,31 +156,66 @@ pub fn record(first: &SessionId, second: &SessionId, opinion: Opinion) -> Compar
     Comparison { first: first.clone(), second: second.clone(), prefers, reason: opinion.reason }
 }
 
-/// Puts the evaluator's sentences on the ranking, each on the attempt above the pair it is
-/// about, and lets its preference order two attempts the rule finds equal. A difference the rule
-/// found is never reversed.
+/// What the evaluator is said to have answered when it preferred whichever attempt it was shown
+/// in one place: a preference that follows the order of asking is not about the attempts.
+pub const ORDER_BIASED: &str = "asked both ways round, it preferred whichever attempt it was shown in the same place, so its preference is not used";
+
+/// The opinion on a pair the rule finds equal, asked both ways round: kept only when both
+/// answers prefer the same attempt (or both find them equal).
+pub fn agree(forward: Comparison, backward: &Comparison) -> Comparison {
+    if forward.prefers == backward.prefers {
+        forward
+    } else {
+        Comparison { prefers: None, reason: ORDER_BIASED.into(), ..forward }
+    }
+}
+
+/// Orders the ranking's neighbours the rule finds equal by the evaluator's preference, then
+/// says for each attempt why it is above the next (the rule's words, or that the evaluator's
+/// preference decided) and puts the evaluator's word on the pair beside it. A difference the
+/// rule found is never reversed: only neighbours the rule finds equal trade places.
 pub fn apply(ranking: &mut [Ranked], comparisons: &[Comparison]) {
-    let ranked = ranking.iter().take_while(|r| r.rank > 0).count();
-    for i in 0..ranked.saturating_sub(1) {
-        let (a, b) = (ranking[i].evidence.session.clone(), ranking[i + 1].evidence.session.clone());
-        let Some(c) = comparisons.iter().rev().find(|c| c.is_about(&a, &b)) else { continue };
-        if ranking[i].above_next.is_none() {
-            if c.prefers.as_ref() == Some(&b) {
-                // The pair trades places; what the lower one said of the attempt after it still
-                // holds, since the rule finds the two equal.
+    let n = ranking.iter().take_while(|r| r.rank > 0).count();
+    let opinion = |a: &SessionId, b: &SessionId| comparisons.iter().rev().find(|c| c.is_about(a, b));
+    // A pass per attempt at most: the evaluator's answers may go round in a circle.
+    for _ in 0..n {
+        let mut swapped = false;
+        for i in 0..n.saturating_sub(1) {
+            let (a, b) = (&ranking[i].evidence, &ranking[i + 1].evidence);
+            let tied = compare(a, b).0 == Ordering::Equal;
+            if tied && opinion(&a.session, &b.session).is_some_and(|c| c.prefers.as_ref() == Some(&b.session)) {
                 ranking.swap(i, i + 1);
-                let below = ranking[i].above_next.take();
-                ranking[i + 1].above_next = below;
-                ranking[i].rank = i + 1;
-                ranking[i + 1].rank = i + 2;
-            }
-            if c.prefers.is_some() {
-                ranking[i].above_next = Some(TIE_BROKEN.into());
+                swapped = true;
             }
         }
-        let label = |id: &SessionId| ranking[i..=i + 1].iter().find(|r| &r.evidence.session == id).map(|r| r.evidence.label.clone()).unwrap_or_default();
-        let word = EvaluatorWord { first: label(&c.first), second: label(&c.second), prefers: c.prefers.as_ref().map(label), reason: c.reason.clone() };
-        ranking[i].evaluator = Some(word);
+        if !swapped {
+            break;
+        }
+    }
+    for i in 0..n {
+        ranking[i].rank = i + 1;
+        let (above_next, evaluator) = match ranking.get(i + 1).filter(|_| i + 1 < n) {
+            None => (None, None),
+            Some(next) => {
+                let (upper, lower) = (&ranking[i].evidence, &next.evidence);
+                let c = opinion(&upper.session, &lower.session);
+                let above_next = match compare(upper, lower) {
+                    (Ordering::Less, why) => why,
+                    (Ordering::Equal, _) if c.is_some_and(|c| c.prefers.as_ref() == Some(&upper.session)) => Some(TIE_BROKEN.into()),
+                    _ => None,
+                };
+                let label = |id: &SessionId| if id == &upper.session { upper.label.clone() } else { lower.label.clone() };
+                let word = c.map(|c| EvaluatorWord {
+                    first: label(&c.first),
+                    second: label(&c.second),
+                    prefers: c.prefers.as_ref().map(label),
+                    reason: c.reason.clone(),
+                });
+                (above_next, word)
+            }
+        };
+        ranking[i].above_next = above_next;
+        ranking[i].evaluator = evaluator;
     }
 }
 
@@ -251,6 +290,50 @@ mod tests {
     }
 
     #[test]
+    fn three_equal_attempts_are_ordered_by_every_answer_and_each_row_speaks_of_its_own_neighbour() {
+        let mut r = rank(&[attempt("a", 4), attempt("b", 4), attempt("c", 4)]);
+        apply(&mut r, &[says("a", "b", Some("b"), "b over a"), says("b", "c", Some("c"), "c over b"), says("a", "c", Some("c"), "c over a")]);
+        assert_eq!(order(&r), vec![(1, "c"), (2, "b"), (3, "a")]);
+        assert_eq!(r[0].evaluator.as_ref().map(|w| w.reason.as_str()), Some("c over b"), "the sentence about c and b sits on c, above b");
+        assert_eq!(r[1].evaluator.as_ref().map(|w| w.reason.as_str()), Some("b over a"));
+        assert_eq!((r[0].above_next.as_deref(), r[1].above_next.as_deref(), r[2].above_next.as_deref()), (Some(TIE_BROKEN), Some(TIE_BROKEN), None));
+    }
+
+    #[test]
+    fn answers_that_go_round_in_a_circle_end() {
+        let mut r = rank(&[attempt("a", 4), attempt("b", 4), attempt("c", 4)]);
+        apply(&mut r, &[says("a", "b", Some("b"), "b"), says("b", "c", Some("c"), "c"), says("c", "a", Some("a"), "a")]);
+        assert_eq!(r.len(), 3, "it stops, with every attempt still there");
+    }
+
+    #[test]
+    fn every_reason_shown_is_the_rules_own_for_the_pair_it_sits_between() {
+        // The rule compares items left only between two judged attempts, so it is not
+        // transitive here: a and b are equal, b is above c, and c is above a.
+        let a = AttemptEvidence { remaining: 5, ..attempt("a", 4) };
+        let b = AttemptEvidence { evaluated: false, ..attempt("b", 4) };
+        let c = attempt("c", 9);
+        let mut r = rank(&[a, b, c]);
+        apply(&mut r, &[says("a", "b", Some("b"), "b is tidier")]);
+        for pair in r.windows(2) {
+            let (order, why) = compare(&pair[0].evidence, &pair[1].evidence);
+            match pair[0].above_next.as_deref() {
+                Some(TIE_BROKEN) => assert_eq!(order, Ordering::Equal, "{r:?}"),
+                Some(shown) => assert_eq!((order, why.as_deref()), (Ordering::Less, Some(shown)), "{r:?}"),
+                None => assert_ne!(order, Ordering::Less, "a reason the rule has is not left out: {r:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_preference_that_follows_the_order_of_asking_is_not_used() {
+        let forward = says("a", "b", Some("a"), "the first is better");
+        assert_eq!(agree(forward.clone(), &says("b", "a", Some("a"), "the second is better")), forward, "both ways round it prefers a");
+        let biased = agree(forward, &says("b", "a", Some("b"), "the first is better"));
+        assert_eq!((biased.prefers, biased.reason.as_str()), (None, ORDER_BIASED));
+    }
+
+    #[test]
     fn an_answer_is_read_leniently_and_refused_when_it_names_no_attempt() {
         assert_eq!(
             parse_opinion("Sure:\n```json\n{\"better\": \"A\", \"reason\": \" its tests are kept \"}\n```").unwrap(),
@@ -261,6 +344,11 @@ mod tests {
         assert!(parse_opinion(r#"{"better":"first","reason":""}"#).unwrap_err().contains("reason"));
         assert!(parse_opinion(r#"{"better":"first","reason":"first"}"#).unwrap_err().contains("in a sentence"), "a reason that only repeats the choice");
         assert!(parse_opinion("no json here").is_err());
+        assert_eq!(
+            parse_opinion("{\"better\":\"first\",\"reason\":\"it \\u001b[31mkeeps\\n the tests\"}").unwrap().reason,
+            "it  [31mkeeps  the tests",
+            "no control characters reach a terminal"
+        );
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub struct Ranked {
 }
 
 /// The rule, criterion by criterion: which is better, and the words for why.
-fn compare(a: &AttemptEvidence, b: &AttemptEvidence) -> (Ordering, Option<String>) {
+pub(super) fn compare(a: &AttemptEvidence, b: &AttemptEvidence) -> (Ordering, Option<String>) {
     let rules: [(Ordering, String); 7] = [
         (b.verified().cmp(&a.verified()), "verified done".into()),
         (b.reviewed.cmp(&a.reviewed), format!("it has work to review (the other ended {})", b.end_reason.map(|e| e.as_str()).unwrap_or("without a review"))),
@@ -97,6 +97,11 @@ fn compare(a: &AttemptEvidence, b: &AttemptEvidence) -> (Ordering, Option<String
         }
     }
     (Ordering::Equal, None)
+}
+
+/// The rule finds nothing to tell the two apart.
+pub fn equal_by_rule(a: &AttemptEvidence, b: &AttemptEvidence) -> bool {
+    compare(a, b).0 == Ordering::Equal
 }
 
 /// Ranks the attempts that have ended; those still running follow, unranked.
