@@ -16,6 +16,7 @@ pub fn defaults(data_dir: &Path, agent: ModelEndpoint) -> EngineConfig {
         retry: Default::default(),
         permissions: Default::default(),
         verify_commands: vec![],
+        extra_verify: vec![],
         context_window: 1_000_000,
         learn_context_window: false,
         max_output_tokens: None,

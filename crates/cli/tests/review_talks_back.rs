@@ -108,3 +108,52 @@ async fn comments_on_diff_lines_reach_the_agent_as_a_continuation_and_come_back_
     );
     assert!(out.contains("☑ met: notes.md:1: say pear instead"), "the next review shows the comment as a criterion, met: {out}");
 }
+
+/// A task started with `--verify` keeps its check: "Request changes" later, without repeating
+/// the flag, still runs the command before the work goes back to the person, so a follow-up
+/// that breaks it is sent back instead of coming back "verified done".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_runs_the_verify_commands_the_task_was_started_with() {
+    let server = FakeServer::start(
+        serde_json::from_value(json!({"rules": [
+            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+            {"when": {"kind": "agent", "last_message_contains": "say bye instead"}, "reply": {"text": "Changing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "greet.txt", "content": "bye\n"}}]}, "times": 1},
+            {"when": {"kind": "agent", "last_message_contains": "greet.txt ("}, "reply": {"text": "Done! greet.txt is written."}},
+            {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "greet.txt", "content": "hello\n"}}]}}
+        ]}))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let (ws, data, u) = (e.ws.to_string_lossy().into_owned(), e.data.clone(), url.clone());
+    let first = tokio::task::spawn_blocking(move || {
+        finishline(
+            &["run", "write greet.txt saying hello", "--workspace", &ws, "--base-url", &u, "--model", "m", "--json", "--verify", "grep -q hello greet.txt"],
+            &data,
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(first.status.code(), Some(6), "it waits for the person: {}", String::from_utf8_lossy(&first.stderr));
+    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+
+    let data = e.data.clone();
+    let again = tokio::task::spawn_blocking(move || {
+        finishline(&["sessions", "review", &id, "--request-changes", "say bye instead", "--base-url", &url, "--model", "m", "--allow", "all", "--json"], &data)
+    })
+    .await
+    .unwrap();
+    let events = lines(&again);
+    let checks: Vec<&serde_json::Value> = events.iter().filter(|l| l["type"] == "verification").collect();
+    assert!(
+        checks.iter().any(|v| v["command"] == "grep -q hello greet.txt" && v["exit_code"] != 0),
+        "the follow-up ran the task's check, and it failed on \"bye\": {}",
+        String::from_utf8_lossy(&again.stdout)
+    );
+    // Sent back by the failed check, the agent put it right, and only then is it verified done.
+    let summary = events.last().unwrap();
+    assert_eq!((summary["end_reason"].as_str(), summary["counts"]["continuations"].as_u64()), (Some("verified_done"), Some(1)), "{summary}");
+    assert_eq!(std::fs::read_to_string(e.ws.join("greet.txt")).unwrap(), "hello\n");
+}

@@ -75,6 +75,9 @@ pub struct EngineConfig {
     pub retry: RetryPolicy,
     pub permissions: PermissionPolicy,
     pub verify_commands: Vec<String>,
+    /// Those of `verify_commands` the front end added for this task (the CLI's `--verify`), not
+    /// the settings': recorded with a task it starts, so that its later runs run them too.
+    pub extra_verify: Vec<String>,
     /// The model's context window in tokens; compaction starts at 80 % of it.
     pub context_window: u64,
     /// Nobody set the window for this model: ask the server once (llama.cpp's `/props`, the
@@ -322,6 +325,9 @@ impl Engine {
             Worker::Builtin { model } => (self.config.agent.provider_name.clone(), model.clone().unwrap_or_else(|| self.config.agent.model.clone())),
         };
         let (sid, _) = self.store.create_session(&NewSession { task: task.to_string(), workspace: ws.clone(), provider, model })?;
+        if !self.config.extra_verify.is_empty() {
+            self.store.append(&sid, None, EngineEvent::TaskVerify { commands: self.config.extra_verify.clone() })?;
+        }
         let place = match &repo {
             Some(r) => {
                 let mut wt = crate::workspace::worktree::plan(r, &self.config.tasks.worktrees, sid.as_str(), task, opts.base.as_deref(), 1)?;

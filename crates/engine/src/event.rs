@@ -367,6 +367,11 @@ pub enum EngineEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         second_review: Option<RequestId>,
     },
+    /// Verify commands the task was started with beyond the workspace's own in the settings
+    /// (the CLI's `--verify`): every later run of the task (a follow-up, a resume) runs them too.
+    TaskVerify {
+        commands: Vec<String>,
+    },
     /// The task's worktree exists, with the untracked files it was given (`.env`, local config).
     WorktreeReady {
         copied: Vec<String>,
@@ -461,6 +466,7 @@ impl EngineEvent {
             EngineEvent::AttemptStarted { .. } => "attempt_started",
             EngineEvent::AttemptChosen { .. } => "attempt_chosen",
             EngineEvent::AttemptsCompared { .. } => "attempts_compared",
+            EngineEvent::TaskVerify { .. } => "task_verify",
             EngineEvent::WorktreeReady { .. } => "worktree_ready",
             EngineEvent::TaskCommitted { .. } => "task_committed",
             EngineEvent::LandingStarted { .. } => "landing_started",

@@ -354,7 +354,7 @@ impl Run {
         let Ok(texts) = tokio::task::block_in_place(|| cp.owned_texts(&changes)) else { return vec![] };
         let files: Vec<crate::judge::audit::AuditFile> =
             texts.iter().map(|(p, b, a)| crate::judge::audit::AuditFile { path: p, before: b.as_deref(), after: a.as_deref() }).collect();
-        let found = crate::judge::audit::audit(&files, &self.engine.config.verify_commands);
+        let found = crate::judge::audit::audit(&files, &self.verify_commands);
         let dismissed: Vec<(crate::judge::audit::AuditRule, String, String)> = self
             .engine
             .store

@@ -134,11 +134,13 @@ pub fn owned_mcp_servers(
 pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEndpoint, evaluator: Option<ModelEndpoint>) -> EngineConfig {
     let l = &settings.limits;
     let mut verify_commands = settings.verify_commands_for(ctx.workspace);
+    let mut extra_verify: Vec<String> = Vec::new();
     for c in ctx.extra_verify {
-        if !verify_commands.contains(&c) {
-            verify_commands.push(c);
+        if !verify_commands.contains(&c) && !extra_verify.contains(&c) {
+            extra_verify.push(c);
         }
     }
+    verify_commands.extend(extra_verify.iter().cloned());
     let secret_env = hidden_env(settings);
     let context_window = settings.context_window_for(&agent.model) as u64;
     // The manager plans on the evaluator's provider, with its own model when one is set.
@@ -167,6 +169,7 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
             continue_after_denial: settings.completion.continue_after_denial,
         },
         verify_commands,
+        extra_verify,
         context_window,
         // Only where it costs nothing: a local server answers at once; a cloud provider's
         // windows are known and would add a round trip before every first step.

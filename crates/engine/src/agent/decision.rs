@@ -450,7 +450,7 @@ impl Engine {
     /// After a rebase, the workspace's verification commands run again in the worktree; a
     /// failure keeps the task from landing.
     fn verify_again(&self, session: &SessionId, wt: &TaskWorktree) -> Result<Option<Blocked>> {
-        let commands = self.config.verify_commands.clone();
+        let commands = self.verify_commands_of(&self.store.events(session, 0)?);
         let dir = wt.work_dir();
         let of = commands.len() as u32;
         for (nth, command) in (1..).zip(&commands) {

@@ -194,7 +194,7 @@ impl Run {
     async fn final_check(&mut self, state: PlanState, ending: StepEnding) -> Result<(), Halt> {
         self.judge_whole = true;
         // The task's own verification commands, now that every step is done.
-        let commands = self.engine.config.verify_commands.clone();
+        let commands = self.verify_commands.clone();
         if !commands.is_empty() {
             let v = self.verify(&commands).await?;
             if let Some(f) = v.failure {

@@ -107,6 +107,8 @@ pub struct Run {
     pub(super) criteria: Vec<crate::judge::criteria::Comment>,
     /// How they were found at the last check.
     pub(super) criteria_results: Vec<crate::judge::criteria::CriterionResult>,
+    /// The person's verify commands for this task ([`Engine::verify_commands_of`]).
+    pub(super) verify_commands: Vec<String>,
 }
 
 impl Run {
@@ -209,6 +211,7 @@ impl Run {
             engine.config.agent.model.clone()
         };
         Ok(Run {
+            verify_commands: engine.verify_commands_of(&events),
             agent_model,
             criteria,
             criteria_results: Vec::new(),

@@ -18,7 +18,7 @@ impl Run {
     /// The verification commands of this run: at a plan step, the step's own and those of the
     /// task its criteria name (the rest run at the end of the plan); otherwise the task's.
     pub(super) fn run_verify_commands(&self) -> Vec<String> {
-        let all = &self.engine.config.verify_commands;
+        let all = &self.verify_commands;
         match self.plan_step.as_ref().filter(|_| !self.judge_whole) {
             Some(s) => {
                 let mut out: Vec<String> = checks::named_commands(&s.step.criteria, all).into_iter().cloned().collect();

@@ -5,11 +5,30 @@
 
 use super::run::{Halt, Run};
 use crate::domain::*;
-use crate::event::EngineEvent;
+use crate::event::{EngineEvent, Envelope};
 use crate::judge::completion::{VerificationFailure, VerificationOutcome};
 
 /// The last lines of a command's output that verification keeps.
 const TAIL_LINES: usize = 40;
+
+impl super::Engine {
+    /// The person's verify commands for a task: the workspace's own from the settings of the
+    /// moment, and those the task was started with (the CLI's `--verify`), which a follow-up
+    /// run from anywhere runs too.
+    pub(super) fn verify_commands_of(&self, events: &[Envelope]) -> Vec<String> {
+        let mut all = self.config.verify_commands.clone();
+        for env in events {
+            if let EngineEvent::TaskVerify { commands } = &env.event {
+                for c in commands {
+                    if !all.contains(c) {
+                        all.push(c.clone());
+                    }
+                }
+            }
+        }
+        all
+    }
+}
 
 impl Run {
     pub(super) async fn verify(&mut self, commands: &[String]) -> Result<VerificationOutcome, Halt> {
@@ -27,7 +46,7 @@ impl Run {
         let of = commands.len() as u32;
         for (nth, command) in (1..).zip(commands) {
             self.emit(EngineEvent::Activity { phase: ActivityPhase::Verifying, detail: command.clone() })?;
-            let persons_own = self.engine.config.verify_commands.contains(command);
+            let persons_own = self.verify_commands.contains(command);
             if !persons_own {
                 let reason = "The agent named this command to verify its work. It runs in a shell in the workspace.".to_string();
                 match self.permit_command("run_command", serde_json::json!({"command": command}), reason, None).await {

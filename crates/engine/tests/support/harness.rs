@@ -113,6 +113,7 @@ impl Harness {
                 },
                 permissions: setup.permissions,
                 verify_commands: setup.verify_commands,
+                extra_verify: vec![],
                 context_window: setup.context_window,
                 learn_context_window: setup.learn_context_window,
                 max_output_tokens: Some(1024),
