@@ -10,21 +10,22 @@ use fake_llm::{FakeServer, Protocol};
 use serde_json::json;
 use support::cli::*;
 
+/// The fake provider, answering by `rules`.
+async fn fake(rules: serde_json::Value) -> FakeServer {
+    FakeServer::start(serde_json::from_value(json!({ "rules": rules })).unwrap()).await.unwrap()
+}
+
 const VERDICT_DONE: &str =
     "{\"done\": true, \"summary\": \"the test passes now\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_assertion_is_flagged_and_never_approved_automatically() {
-    let server = FakeServer::start(
-        serde_json::from_value(json!({"rules": [
-            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-            {"when": {"kind": "agent", "last_message_contains": "Wrote test_calc.py"}, "reply": {"text": "Done! The test passes now."}},
-            {"when": {"kind": "agent"}, "reply": {"text": "Making the test pass.", "tool_calls": [{"name": "write_file", "arguments": {"path": "test_calc.py", "content": "from calc import add\n\ndef test_add():\n    result = add(2, 2)\n\ntest_add()\n"}}]}}
-        ]}))
-        .unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = fake(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "Wrote test_calc.py"}, "reply": {"text": "Done! The test passes now."}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Making the test pass.", "tool_calls": [{"name": "write_file", "arguments": {"path": "test_calc.py", "content": "from calc import add\n\ndef test_add():\n    result = add(2, 2)\n\ntest_add()\n"}}]}}
+    ]))
+    .await;
     let e = env();
     std::fs::write(e.ws.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
     std::fs::write(e.ws.join("test_calc.py"), "from calc import add\n\ndef test_add():\n    result = add(2, 2)\n    assert result == 4\n\ntest_add()\n")
@@ -64,18 +65,14 @@ async fn a_deleted_assertion_is_flagged_and_never_approved_automatically() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn comments_on_diff_lines_reach_the_agent_as_a_continuation_and_come_back_as_a_checklist() {
-    let server = FakeServer::start(
-        serde_json::from_value(json!({"rules": [
-            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-            {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md now says pear."}},
-            {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Changing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n"}}]}},
-            {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
-            {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}
-        ]}))
-        .unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = fake(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md now says pear."}},
+        {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Changing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n"}}]}},
+        {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}
+    ]))
+    .await;
     let e = env();
     let url = server.base_url(Protocol::Openai);
     let (ws, data, u) = (e.ws.to_string_lossy().into_owned(), e.data.clone(), url.clone());
@@ -114,17 +111,13 @@ async fn comments_on_diff_lines_reach_the_agent_as_a_continuation_and_come_back_
 /// that breaks it is sent back instead of coming back "verified done".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follow_up_runs_the_verify_commands_the_task_was_started_with() {
-    let server = FakeServer::start(
-        serde_json::from_value(json!({"rules": [
-            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-            {"when": {"kind": "agent", "last_message_contains": "say bye instead"}, "reply": {"text": "Changing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "greet.txt", "content": "bye\n"}}]}, "times": 1},
-            {"when": {"kind": "agent", "last_message_contains": "greet.txt ("}, "reply": {"text": "Done! greet.txt is written."}},
-            {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "greet.txt", "content": "hello\n"}}]}}
-        ]}))
-        .unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = fake(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "say bye instead"}, "reply": {"text": "Changing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "greet.txt", "content": "bye\n"}}]}, "times": 1},
+        {"when": {"kind": "agent", "last_message_contains": "greet.txt ("}, "reply": {"text": "Done! greet.txt is written."}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "greet.txt", "content": "hello\n"}}]}}
+    ]))
+    .await;
     let e = env();
     let url = server.base_url(Protocol::Openai);
     let (ws, data, u) = (e.ws.to_string_lossy().into_owned(), e.data.clone(), url.clone());

@@ -226,25 +226,7 @@ mod tests {
     use crate::judge::ranking::{rank, AttemptEvidence};
 
     fn attempt(id: &str, diff_lines: usize) -> AttemptEvidence {
-        AttemptEvidence {
-            session: SessionId(id.into()),
-            label: id.into(),
-            ended: true,
-            end_reason: Some(EndReason::VerifiedDone),
-            review: None,
-            reviewed: true,
-            findings: 0,
-            checks_passed: 1,
-            checks_run: 1,
-            evaluated: true,
-            remaining: 0,
-            diff_lines,
-            files: 1,
-            cost_usd: None,
-            tokens: 100,
-            wall_ms: 1000,
-            error: None,
-        }
+        AttemptEvidence { diff_lines, ..crate::judge::ranking::tests::attempt(id, EndReason::VerifiedDone) }
     }
 
     fn says(first: &str, second: &str, prefers: Option<&str>, reason: &str) -> Comparison {

@@ -128,10 +128,11 @@ pub fn diff_lines(diff: &str) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn attempt(label: &str, end: EndReason) -> AttemptEvidence {
+    /// An attempt that ended with a review, its evidence middling: a test changes what it tells.
+    pub(in crate::judge) fn attempt(label: &str, end: EndReason) -> AttemptEvidence {
         AttemptEvidence {
             session: SessionId(label.into()),
             label: label.into(),
