@@ -138,8 +138,13 @@ impl View {
             }
             EngineEvent::Verification { command, exit_code, skipped, nth, of, .. } => {
                 let which = if *of > 1 { format!(" {nth}/{of}") } else { String::new() };
+                let mark = match (skipped, exit_code) {
+                    (true, _) => "–",
+                    (false, Some(0)) => "✓",
+                    _ => "✗",
+                };
                 self.line(&format!(
-                    "  ✓ verify{which} `{command}`: {}",
+                    "  {mark} verify{which} `{command}`: {}",
                     if *skipped { "skipped".into() } else { format!("exit {}", exit_code.map(|c| c.to_string()).unwrap_or("?".into())) }
                 ))
             }
