@@ -544,6 +544,8 @@ export interface GroupRanking {
   chosen: string | null;
   /** None chosen, and none left to choose: the person rejected them all. */
   put_away?: boolean;
+  /** What asking the evaluator to compare them has cost so far, not the attempts' own. */
+  comparison_tokens?: number;
 }
 
 export interface FileDifference {

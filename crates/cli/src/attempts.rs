@@ -181,6 +181,9 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
     println!(
         "Ranking (verified done first; then work to review; no audit findings; more verification passing; fewer items left; a smaller diff; a lower cost, or fewer tokens without prices):"
     );
+    if r.comparison_tokens > 0 {
+        println!("  (asking the evaluator to compare them took {} tokens so far, not counted as the attempts' own)", r.comparison_tokens);
+    }
     for a in &r.ranking {
         let e = &a.evidence;
         // Ranked only once all have ended, and only with work to land (as the window shows it).

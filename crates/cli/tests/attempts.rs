@@ -436,6 +436,8 @@ async fn the_evaluator_compares_attempts_on_request_and_orders_only_what_the_rul
     assert_eq!(after["ranking"][0]["above_next"], "the rule finds them equal; the evaluator prefers it");
     let tokens_after: Vec<Value> = after["ranking"].as_array().unwrap().iter().rev().map(|a| a["evidence"]["tokens"].clone()).collect();
     assert_eq!(tokens_after, tokens_before, "asking the evaluator adds nothing to an attempt's own tokens");
+    assert!(after["comparison_tokens"].as_u64().is_some_and(|t| t > 0), "what it cost is shown on its own: {after}");
+    assert!(text.contains("asking the evaluator to compare them took"), "{text}");
 
     let sent_back =
         finishline(&["sessions", "review", &sessions["a"], "--request-changes", "once more", "--base-url", &url, "--model", "m", "--allow", "all"], &e.data);

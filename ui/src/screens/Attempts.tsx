@@ -204,6 +204,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
       {confirmReject && <ConfirmRejectAll count={ranking.ranking.length} onKeep={() => setConfirmReject(false)} onReject={rejectAll} />}
       <p className="muted small" data-testid="ranking-rule">
         Ranked by: {RANKING_RULE}.
+        {(ranking.comparison_tokens ?? 0) > 0 && ` Asking the evaluator to compare them took ${ranking.comparison_tokens?.toLocaleString()} tokens so far, not counted as the attempts' own.`}
       </p>
       {notice && (
         <p className="notice" role="status" data-testid="attempts-notice">

@@ -232,6 +232,7 @@ describe("attempts side by side", () => {
     expect(screen.getAllByTestId("attempt-land").every((b) => (b as HTMLButtonElement).disabled)).toBe(true);
     answer({
       ...tie(),
+      comparison_tokens: 2400,
       ranking: [
         { rank: 1, evidence: evidence("s2", "Claude Code"), above_next: "the rule finds them equal; the evaluator prefers it", evaluator: { first: "Codex", second: "Claude Code", prefers: "Claude Code", reason: "<img src=x onerror=alert(1)> the second keeps the old name working" } },
         { rank: 2, evidence: evidence("s1", "Codex"), above_next: null, evaluator: null },
@@ -244,6 +245,7 @@ describe("attempts side by side", () => {
     expect(screen.getAllByTestId("attempt-label").map((l) => l.textContent)).toEqual(["Claude Code", "Codex"]);
     expect(screen.getByText(/the evaluator prefers it/)).toBeTruthy();
     expect(screen.getByTestId("attempts-compare").textContent).toMatch(/Ask the evaluator again/);
+    expect(screen.getByTestId("ranking-rule").textContent).toMatch(/compare them took 2,400 tokens so far, not counted as the attempts' own/);
   });
 
   it("a comparison that fails says why and keeps the ranking as it was", async () => {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::changes::current_worktree;
-use super::comparison::fresh_comparisons;
+use super::comparison::{fresh_comparisons, spent_on_comparisons};
 use super::decision::{ReviewChoice, ReviewOutcome};
 use super::{Engine, TaskOptions, WhenBusy};
 use crate::domain::*;
@@ -102,6 +102,9 @@ pub struct GroupRanking {
     pub chosen: Option<SessionId>,
     /// None was chosen: the person rejected every attempt.
     pub put_away: bool,
+    /// What asking the evaluator to compare them has cost so far, in tokens (every answer, a
+    /// stale one too): not the attempts' own, so shown on its own.
+    pub comparison_tokens: u64,
 }
 
 /// One file some attempt changed, as each attempt left it.
@@ -360,12 +363,13 @@ pub fn rank_group(store: &Store, group: &GroupId) -> Result<GroupRanking> {
         events.insert(s.id.clone(), its);
     }
     let comparisons = fresh_comparisons(&events);
+    let comparison_tokens = spent_on_comparisons(&events);
     let all_ended = evidence.iter().all(|e| e.ended);
     let chosen = attempts.iter().find(|s| s.attempt.as_ref().is_some_and(|a| a.chosen)).map(|s| s.id.clone());
     let put_away = chosen.is_none() && attempts.iter().all(|s| s.status == SessionStatus::Rejected);
     let mut ranking = ranking::rank(&evidence);
     comparison::apply(&mut ranking, &comparisons);
-    Ok(GroupRanking { group: group.clone(), task: attempts[0].task.clone(), ranking, all_ended, chosen, put_away })
+    Ok(GroupRanking { group: group.clone(), task: attempts[0].task.clone(), ranking, all_ended, chosen, put_away, comparison_tokens })
 }
 
 /// The files the attempts changed, each as every attempt left it; those they left

@@ -140,3 +140,15 @@ pub(super) fn fresh_comparisons(events: &BTreeMap<SessionId, Vec<Envelope>>) -> 
         })
         .collect()
 }
+
+/// The tokens every answer took, each counted once though recorded on both attempts.
+pub(super) fn spent_on_comparisons(events: &BTreeMap<SessionId, Vec<Envelope>>) -> u64 {
+    events
+        .values()
+        .flatten()
+        .map(|e| match &e.event {
+            EngineEvent::AttemptsCompared { first, tokens, .. } if first == &e.session_id => *tokens,
+            _ => 0,
+        })
+        .sum()
+}
