@@ -292,6 +292,21 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
           </div>
         </div>
       );
+    case "compared":
+      return (
+        <div className="card evaluation compared" data-testid="compared-card" data-prefers={item.prefers}>
+          <div className="card-head static">
+            <Scale size={14} aria-hidden /> Evaluator{item.model ? ` (${item.model})` : ""}, comparing this attempt with another of the task:{" "}
+            <strong>{item.prefers === "this" ? "prefers this one" : item.prefers === "other" ? "prefers the other" : "finds them equally good"}</strong>
+          </div>
+          <div className="card-body">
+            <p>{item.reason}</p>
+            <p className="muted small">
+              It was shown this attempt {item.shownFirst ? "first" : "second"}. Its word breaks a tie of the ranking rule only, never a difference the rule sees.
+            </p>
+          </div>
+        </div>
+      );
     case "verification":
       return (
         <div className="card verification" data-testid="verification-card">
@@ -637,6 +652,13 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               <span data-testid="session-instructions" title={model.instructions.truncated ? "Long: only its first part is sent" : "The agent and the evaluator follow it"}>
                 {" "}
                 · following {model.instructions.file}
+              </span>
+            )}
+            {model.extraVerify && (
+              <span data-testid="session-verify" title={`Started with these commands to check its work, beside the workspace's own: ${model.extraVerify.join(", ")}`}>
+                {" "}
+                · also checked by <code>{model.extraVerify[0]}</code>
+                {model.extraVerify.length > 1 ? ` and ${model.extraVerify.length - 1} more` : ""}
               </span>
             )}
             {model.tokens.agent + model.tokens.evaluator > 0 && (

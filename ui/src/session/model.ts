@@ -71,6 +71,9 @@ export type Item =
   | { kind: "plan_step"; key: string; number: number; of: number; title: string }
   | { kind: "plan_revised"; key: string; cause: string; titles: string[] }
   | { kind: "landing"; key: string; text: string; tone: "ok" | "warn" }
+  /** The evaluator compared this attempt with another of its group: which it prefers, and why.
+   * `shownFirst`: this attempt was "the first" in its sentence. */
+  | { kind: "compared"; key: string; shownFirst: boolean; prefers: "this" | "other" | "neither"; reason: string; model: string }
   | { kind: "error"; key: string; message: string };
 
 export interface Review {
@@ -120,6 +123,8 @@ export interface SessionModel {
   /** The external agent doing the work (ACP), as it introduced itself. */
   agent?: { name: string; version: string | null };
   place?: Place;
+  /** Commands the task was started with to check its work, beyond the workspace's own (`--verify`). */
+  extraVerify?: string[];
   /** One attempt of a group doing the task side by side. */
   attempt?: { group: string; number: number; of: number; label: string; chosen: boolean };
   status: SessionStatus;
@@ -400,6 +405,15 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "attempt_chosen":
       if (next.attempt) next.attempt = { ...next.attempt, chosen: true };
       break;
+    case "task_verify":
+      if (e.commands.length > 0) next.extraVerify = e.commands;
+      break;
+    case "attempts_compared": {
+      const shownFirst = e.first === e.session_id;
+      const prefers = !e.prefers ? "neither" : e.prefers === e.session_id ? "this" : "other";
+      push({ kind: "compared", key: `cmp-${e.seq}`, shownFirst, prefers, reason: e.reason, model: e.model });
+      break;
+    }
     case "task_workspace":
       next.place = { folder: e.folder, worktree: e.worktree ?? undefined };
       break;

@@ -153,3 +153,40 @@ describe("Esc closes the innermost box first", () => {
     expect(await screen.findByTestId("feedback-input"), "the words are not lost").toHaveValue("use tabs");
   });
 });
+
+describe("what the task was started with and what the evaluator said of its attempts", () => {
+  it("says which commands beyond the workspace's own check the task, as started from the CLI", async () => {
+    script([...start(), ev({ type: "task_verify", commands: ["cargo test", "npm run lint"] })]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const line = await screen.findByTestId("session-verify");
+    expect(line.textContent).toContain("also checked by cargo test and 1 more");
+    expect(line.getAttribute("title")).toContain("cargo test, npm run lint");
+  });
+
+  it("shows the evaluator's comparison with which attempt it prefers, from this attempt's side", async () => {
+    script([
+      ...start(),
+      ...review(5),
+      ev({ type: "attempts_compared", first: "s0", second: "s1", prefers: "s0", reason: "The first adds the test the task asked for.", model: "judge-m", tokens: 40 }, 9),
+      ev({ type: "attempts_compared", first: "s1", second: "s2", prefers: null, reason: "Both write the same file.", model: "judge-m", tokens: 30 }, 9),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getAllByTestId("compared-card")).toHaveLength(2));
+    const [other, tie] = screen.getAllByTestId("compared-card");
+    expect(other.textContent).toContain("prefers the other");
+    expect(other.textContent).toContain("The first adds the test the task asked for.");
+    expect(other.textContent).toContain("It was shown this attempt second");
+    expect(other.textContent).toContain("judge-m");
+    expect(tie.textContent).toContain("finds them equally good");
+    expect(tie.textContent).toContain("It was shown this attempt first");
+  });
+
+  it("shows a reason that looks like markup as text", async () => {
+    script([...start(), ev({ type: "attempts_compared", first: "s1", second: "s2", prefers: "s1", reason: "<img src=x onerror=alert(1)> is better", model: "m", tokens: 1 })]);
+    const { container } = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const card = await screen.findByTestId("compared-card");
+    expect(card.textContent).toContain("<img src=x onerror=alert(1)> is better");
+    expect(card.textContent).toContain("prefers this one");
+    expect(container.querySelector("img")).toBeNull();
+  });
+});
