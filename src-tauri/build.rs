@@ -37,6 +37,7 @@ fn main() {
         "cancel_attempts",
         "reject_attempts",
         "compare_attempts",
+        "stop_comparing",
         "agent_trust",
         "get_session",
         "export_session",

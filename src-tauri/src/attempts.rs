@@ -3,6 +3,7 @@
 //! and each agent's record.
 
 use finishline_engine::agent::attempts::{self, FileDifference, GroupRanking, Worker};
+use finishline_engine::agent::comparison::Compared;
 use finishline_engine::agent::{ReviewOutcome, TaskOptions};
 use finishline_engine::domain::*;
 use finishline_engine::store::trust::AgentTrust;
@@ -90,12 +91,29 @@ pub async fn reject_attempts(app: AppHandle, state: State<'_, AppState>, group: 
 /// Asks the evaluator model to compare each attempt with work to land and the one ranked below
 /// it; returns the ranking with its sentences. Once every attempt has ended.
 #[tauri::command]
-pub async fn compare_attempts(app: AppHandle, state: State<'_, AppState>, group: GroupId) -> Result<GroupRanking, Error> {
+pub async fn compare_attempts(app: AppHandle, state: State<'_, AppState>, group: GroupId) -> Result<Compared, Error> {
     let first = attempts::group_attempts(&state.store, &group)?.into_iter().next().ok_or_else(|| Error::NotFound(format!("attempt group {group}")))?;
     // The evaluator (or model) of the settings, not the first attempt's own: an attempt's model
     // does not judge the contest it is in.
     let engine = state.engine_from(&settings(&app)?, &first.workspace, None)?;
-    engine.compare_attempts(&group).await
+    let cancel = {
+        let mut asking = state.comparisons.lock().map_err(|e| Error::Internal(e.to_string()))?;
+        if asking.contains_key(&group) {
+            return Err(Error::InvalidInput("the evaluator is already comparing these attempts: wait for its answer, or stop it".into()));
+        }
+        asking.entry(group.clone()).or_default().clone()
+    };
+    let out = engine.compare_attempts(&group, &cancel).await;
+    state.comparisons.lock().map_err(|e| Error::Internal(e.to_string()))?.remove(&group);
+    out
+}
+
+/// Stops the evaluator's comparison of the group under way; the pairs it answered are kept.
+/// Whether one was under way.
+#[tauri::command]
+pub fn stop_comparing(state: State<'_, AppState>, group: GroupId) -> Result<bool, Error> {
+    let asking = state.comparisons.lock().map_err(|e| Error::Internal(e.to_string()))?;
+    Ok(asking.get(&group).map(|c| c.cancel()).is_some())
 }
 
 #[tauri::command]

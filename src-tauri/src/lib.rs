@@ -142,6 +142,7 @@ pub fn run() {
             attempts::cancel_attempts,
             attempts::reject_attempts,
             attempts::compare_attempts,
+            attempts::stop_comparing,
             attempts::agent_trust,
             commands::get_session,
             files::export_session,

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use finishline_engine::agent::{config, Engine, ModelEndpoint, Runtime};
 use finishline_engine::clock::SystemClock;
 use finishline_engine::config::secret::Keys;
-use finishline_engine::domain::SessionId;
+use finishline_engine::domain::{GroupId, SessionId};
 use finishline_engine::mcp::McpServers;
 use finishline_engine::store::Store;
 use finishline_engine::{Error, Settings};
@@ -38,6 +38,9 @@ pub struct AppState {
     slots: Arc<finishline_engine::agent::queue::TaskSlots>,
     /// Every process group the app starts (agents, MCP servers), ended when it quits.
     pub processes: Arc<finishline_engine::process_groups::ProcessGroups>,
+    /// The evaluator's comparisons of attempt groups under way, to stop one, and to refuse a
+    /// second of the same group meanwhile.
+    pub comparisons: Mutex<HashMap<GroupId, finishline_engine::CancellationToken>>,
 }
 
 impl AppState {
@@ -58,6 +61,7 @@ impl AppState {
             import: Mutex::new(None),
             quitting: Default::default(),
             subscriptions: Mutex::new(HashMap::new()),
+            comparisons: Mutex::new(HashMap::new()),
             next_subscription: Default::default(),
             startup: Mutex::new(crate::commands::startup_action_from(&std::env::args().collect::<Vec<_>>())),
         })

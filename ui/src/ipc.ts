@@ -407,7 +407,7 @@ export type EngineEvent =
   | { type: "attempt_started"; group: string; number: number; of: number; label: string }
   | { type: "attempt_chosen"; group: string; reason?: string | null }
   | { type: "task_verify"; commands: string[] }
-  | { type: "attempts_compared"; first: string; second: string; prefers?: string | null; reason: string; model: string; tokens: number }
+  | { type: "attempts_compared"; first: string; second: string; prefers?: string | null; reason: string; disagreed?: boolean; model: string; tokens: number }
   | { type: "worktree_ready"; copied: string[] }
   | { type: "task_committed"; commit: string; branch: string; files_since_start?: string[] }
   | { type: "landing_started"; review_id: string; mode: LandingMode; target_branch: string; old_tip: string; new_commit?: string | null }
@@ -531,9 +531,11 @@ export interface RankedAttempt {
 export interface EvaluatorWord {
   first: string;
   second: string;
-  /** The attempt it prefers; null: equally good. */
+  /** The attempt it prefers; null: equally good, or its answers disagreed. */
   prefers: string | null;
   reason: string;
+  /** Asked both ways round, its answers disagreed, so it prefers neither. */
+  disagreed?: boolean;
 }
 
 export interface GroupRanking {
@@ -546,6 +548,13 @@ export interface GroupRanking {
   put_away?: boolean;
   /** What asking the evaluator to compare them has cost so far, not the attempts' own. */
   comparison_tokens?: number;
+}
+
+/** What asking the evaluator came to: the ranking, and how many pairs it was asked about this
+ * time (none when each already had this model's answer). */
+export interface Compared extends GroupRanking {
+  asked: number;
+  model: string;
 }
 
 export interface FileDifference {
@@ -779,7 +788,9 @@ export const ipc = {
   /** Choose none: every attempt rejected and its worktree removed, once none is running. */
   rejectAttempts: (group: string) => call<number>("reject_attempts", { group }),
   /** Asks the evaluator model to compare each attempt with the next; the ranking with its word. */
-  compareAttempts: (group: string) => call<GroupRanking>("compare_attempts", { group }),
+  compareAttempts: (group: string) => call<Compared>("compare_attempts", { group }),
+  /** Stops the comparison under way; the pairs answered are kept. Whether one was under way. */
+  stopComparing: (group: string) => call<boolean>("stop_comparing", { group }),
   getSession: (sessionId: string) => call<Timeline>("get_session", { sessionId }),
   exportSession: (sessionId: string, format: "md" | "json") => call<string>("export_session", { sessionId, format }),
   /** Asks where in a save dialog the shell shows, and writes the export there; null when cancelled. */

@@ -218,6 +218,7 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
         if let Some(w) = &a.evaluator {
             let verdict = match &w.prefers {
                 Some(p) => format!("prefers {p}"),
+                None if w.disagreed => "gave two answers that disagree".into(),
                 None => "finds them equally good".into(),
             };
             println!("     the evaluator, shown {} first and {} second, {verdict}: {}", w.first, w.second, w.reason);
@@ -326,9 +327,36 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         };
     }
     if compare {
-        return match engine.compare_attempts(&group).await {
-            Ok(r) => {
-                print_ranking(&r, json);
+        // Ctrl+C (or a SIGTERM) stops the evaluator: the pairs it answered are kept and shown.
+        let stop = finishline_engine::CancellationToken::new();
+        let on_signal = tokio::spawn({
+            let stop = stop.clone();
+            async move {
+                use tokio::signal::unix::{signal, SignalKind};
+                let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else { return };
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+                stop.cancel();
+            }
+        });
+        let outcome = engine.compare_attempts(&group, &stop).await;
+        on_signal.abort();
+        return match outcome {
+            Ok(c) if stop.is_cancelled() => {
+                print_ranking(&c.ranking, json);
+                eprintln!("Stopped: the evaluator's answers given before it was stopped are kept; `--compare` asks about the rest.");
+                exit::CANCELLED
+            }
+            Ok(c) => {
+                print_ranking(&c.ranking, json);
+                if c.asked == 0 {
+                    eprintln!(
+                        "Each pair already has {}'s answer, and asked again it would answer the same: another evaluator model (--evaluator-model) gives its own.",
+                        c.model
+                    );
+                }
                 exit::OK
             }
             // Asked at the wrong moment (still running, decided, too few) is a usage error; an

@@ -229,12 +229,12 @@ async fn a_real_agent_and_finishlines_own_are_judged_alike_and_the_one_that_did_
     assert_eq!(builtin["false_claims"], 1, "Finishline's own agent was caught claiming done: {stats:?}");
 }
 
-/// How many worktrees the repository has, its own checkout included.
 /// Where the attempt that wrote "# one" is shown first and the one that wrote "# two" second in
 /// the evaluator's question, and the other way round (the end of one diff, then the next block).
 const ONE_THEN_TWO: &str = "# one\n\n</diff>\n</attempt>\n<attempt name=\"second\">";
 const TWO_THEN_ONE: &str = "# two\n\n</diff>\n</attempt>\n<attempt name=\"second\">";
 
+/// How many worktrees the repository has, its own checkout included.
 fn worktrees(r: &Path) -> usize {
     git(r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count()
 }
@@ -258,17 +258,22 @@ struct Waiting {
 /// The fake provider answering by `rules`, and two attempts (`builtin:a`, `builtin:b`) of the
 /// task run to their ends.
 async fn waiting(rules: Value) -> Waiting {
+    waiting_for(rules, "builtin:a,builtin:b").await
+}
+
+/// The fake provider answering by `rules`, and the attempts `spec` names run to their ends.
+async fn waiting_for(rules: Value, spec: &str) -> Waiting {
     let server = FakeServer::start(serde_json::from_value(json!({ "rules": rules })).unwrap()).await.unwrap();
     let e = env();
     let r = repo(e._dir.path());
     let url = server.base_url(Protocol::Openai);
-    let (group, sessions) = waiting_attempts(&e, &r, &url);
+    let (group, sessions) = waiting_attempts(&e, &r, &url, spec);
     Waiting { _server: server, e, r, url, group, sessions }
 }
 
-/// Two attempts (`builtin:a`, `builtin:b`) run to their reviews and wait for the person; the
-/// group and each model's session.
-fn waiting_attempts(e: &Env, r: &Path, url: &str) -> (String, std::collections::HashMap<String, String>) {
+/// The attempts `spec` names (`builtin:a,builtin:b`) run to their reviews and wait for the
+/// person; the group and each model's session.
+fn waiting_attempts(e: &Env, r: &Path, url: &str, spec: &str) -> (String, std::collections::HashMap<String, String>) {
     let out = finishline(
         &[
             "run",
@@ -281,7 +286,7 @@ fn waiting_attempts(e: &Env, r: &Path, url: &str) -> (String, std::collections::
             "m",
             "--json",
             "--attempts",
-            "builtin:a,builtin:b",
+            spec,
             "--verify",
             "python3 check.py",
             "--allow",
@@ -445,6 +450,140 @@ async fn the_evaluator_compares_attempts_on_request_and_orders_only_what_the_rul
     let stale = ranking_of(&e, &r, &group, &url);
     assert!(stale["ranking"].as_array().unwrap().iter().all(|a| a["evaluator"].is_null()), "a new review of a makes the comparison stale: {stale}");
     assert!(!stale.to_string().contains("the evaluator prefers it"), "nor does its preference order anything: {stale}");
+}
+
+/// Three attempts the rule finds equal, where the evaluator consistently prefers c to b to a:
+/// each answer that reorders the tie makes new neighbours, and they are asked in turn, so the
+/// ranking ends c, b, a. Asked again, it asks nothing: each pair already has its answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_equal_attempts_are_ordered_by_asking_about_each_new_pair_of_neighbours() {
+    let file = |word: &str| write_file("greet.py", &format!("def hello():\n    return 'hello'  # {word}\n"));
+    // "# X" ends the first attempt's diff: which comes first in the question.
+    let first_is = |word: &str| format!("# {word}\n\n</diff>\n</attempt>\n<attempt name=\"second\">");
+    let prefer = |better: &str| json!({"text": format!("{{\"better\": \"{better}\", \"reason\": \"the {better} one names its case\"}}")});
+    let Waiting { _server, e, r, url, group, sessions } = waiting_for(
+        json!([
+            {"when": {"kind": "evaluator", "last_message_contains": first_is("one")}, "reply": prefer("second")},
+            {"when": {"kind": "evaluator", "last_message_contains": first_is("six")}, "reply": prefer("first")},
+            // "# two" first: better than "# one" second, worse than "# six" second.
+            {"when": {"kind": "evaluator", "last_message_contains": first_is("two"), "last_message_not_contains": "# six"}, "reply": prefer("first")},
+            {"when": {"kind": "evaluator", "last_message_contains": first_is("two")}, "reply": prefer("second")},
+            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+            {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [file("one")]}, "times": 1},
+            {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [file("two")]}, "times": 1},
+            {"when": {"kind": "agent", "model": "c", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [file("six")]}, "times": 1},
+            {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+        ]),
+        "builtin:a,builtin:b,builtin:c",
+    )
+    .await;
+    let order = |ranking: &Value| -> Vec<String> {
+        ranking["ranking"].as_array().unwrap().iter().map(|a| a["evidence"]["session"].as_str().unwrap().to_string()).collect()
+    };
+    let before = ranking_of(&e, &r, &group, &url);
+    assert_eq!(order(&before), vec![sessions["a"].clone(), sessions["b"].clone(), sessions["c"].clone()], "equal by the rule: {before}");
+    _server.clear_requests();
+
+    let ws = r.to_string_lossy().into_owned();
+    let compare = || finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &ws, "--base-url", &url, "--model", "m"], &e.data);
+    let compared = compare();
+    assert_eq!(compared.status.code(), Some(0), "{}", String::from_utf8_lossy(&compared.stderr));
+    let after = ranking_of(&e, &r, &group, &url);
+    assert_eq!(order(&after), vec![sessions["c"].clone(), sessions["b"].clone(), sessions["a"].clone()], "c above b above a: {after}");
+    for place in [0, 1] {
+        assert_eq!(after["ranking"][place]["above_next"], "the rule finds them equal; the evaluator prefers it", "{after}");
+        assert!(after["ranking"][place]["evaluator"].is_object(), "its word on each pair shown: {after}");
+    }
+    let questions = |server: &FakeServer| server.requests().iter().filter(|q| q.last_message.contains("<attempt name=\"second\">")).count();
+    assert_eq!(questions(&_server), 6, "three pairs, each asked both ways round, each once");
+
+    let again = compare();
+    assert_eq!(again.status.code(), Some(0), "{}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(questions(&_server), 6, "asked again, it asks nothing: each pair has its answer");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("Each pair already has m's answer"), "{}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(order(&ranking_of(&e, &r, &group, &url)), order(&after));
+}
+
+/// The evaluator's answer is about reviews waiting for the person: once one of them is decided
+/// (here the attempt is rejected on its own), the answer no longer orders anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comparison_goes_stale_once_either_review_is_decided() {
+    let single = write_file("greet.py", "def hello():\n    return 'hello'  # one\n");
+    let double = write_file("greet.py", "def hello():\n    return 'hello'  # two\n");
+    let prefer = |better: &str| json!({"text": format!("{{\"better\": \"{better}\", \"reason\": \"the comment of the second names the case\"}}")});
+    let Waiting { _server, e, r, url, group, sessions } = waiting(json!([
+        {"when": {"kind": "evaluator", "last_message_contains": ONE_THEN_TWO}, "reply": prefer("second")},
+        {"when": {"kind": "evaluator", "last_message_contains": TWO_THEN_ONE}, "reply": prefer("first")},
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [single]}, "times": 1},
+        {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [double]}, "times": 1},
+        {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+    ]))
+    .await;
+    let ws = r.to_string_lossy().into_owned();
+    let compared = finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &ws, "--base-url", &url, "--model", "m"], &e.data);
+    assert_eq!(compared.status.code(), Some(0), "{}", String::from_utf8_lossy(&compared.stderr));
+    assert_eq!(ranking_of(&e, &r, &group, &url)["ranking"][0]["evidence"]["session"], sessions["b"].as_str(), "the evaluator's preference orders the tie");
+
+    let rejected = finishline(&["sessions", "review", &sessions["b"], "--reject", "--base-url", &url, "--model", "m"], &e.data);
+    assert_eq!(rejected.status.code(), Some(3), "{}", String::from_utf8_lossy(&rejected.stderr));
+    let after = ranking_of(&e, &r, &group, &url);
+    assert!(after["ranking"].as_array().unwrap().iter().all(|a| a["evaluator"].is_null()), "the answer about b's decided review is stale: {after}");
+    assert!(!after.to_string().contains("the evaluator prefers it"), "{after}");
+    assert_eq!(after["ranking"][0]["evidence"]["session"], sessions["a"].as_str(), "a, still waiting, is first: {after}");
+}
+
+/// Ctrl+C while the evaluator is slow to compare stops it at once, records no half-answered
+/// pair, and leaves the attempts to be compared again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_a_slow_comparison_at_once_and_it_can_be_asked_again() {
+    let single = write_file("greet.py", "def hello():\n    return 'hello'  # one\n");
+    let double = write_file("greet.py", "def hello():\n    return 'hello'  # two\n");
+    let Waiting { _server, e, r, url, group, .. } = waiting(json!([
+        // The first time it is asked to compare, the evaluator says nothing for a minute.
+        {"when": {"kind": "evaluator", "last_message_contains": "<attempt name=\"second\">"}, "reply": {"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}}, "times": 1},
+        {"when": {"kind": "evaluator", "last_message_contains": "<attempt name=\"second\">"}, "reply": {"text": "{\"better\": \"neither\", \"reason\": \"both write the same function\"}"}},
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [single]}, "times": 1},
+        {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [double]}, "times": 1},
+        {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+    ]))
+    .await;
+    let ws = r.to_string_lossy().into_owned();
+    let args = ["sessions", "attempts", &group, "--compare", "--workspace", &ws, "--base-url", &url, "--model", "m", "--data-dir"];
+    let child = Command::new(bin())
+        .args(args)
+        .arg(&e.data)
+        .env_remove("OPENAI_API_KEY")
+        .env("XDG_DATA_HOME", e.data.join("xdg"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let asked = |server: &FakeServer| server.requests().iter().any(|q| q.last_message.contains("<attempt name=\"second\">"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !asked(&_server) {
+        assert!(std::time::Instant::now() < deadline, "the evaluator was never asked to compare");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let stopped_at = std::time::Instant::now();
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let took = stopped_at.elapsed();
+    assert_eq!(out.status.code(), Some(5), "stopped is cancelled: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(took < std::time::Duration::from_secs(20), "it stopped at once, not when the evaluator answered: {took:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Stopped: the evaluator's answers given before it was stopped are kept"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = ranking_of(&e, &r, &group, &url);
+    assert!(after["ranking"].as_array().unwrap().iter().all(|a| a["evaluator"].is_null()), "no half-answered pair is recorded: {after}");
+
+    let again = finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &ws, "--base-url", &url, "--model", "m"], &e.data);
+    assert_eq!(again.status.code(), Some(0), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(String::from_utf8_lossy(&again.stdout).contains("both write the same function"), "{}", String::from_utf8_lossy(&again.stdout));
 }
 
 /// An evaluator that prefers whichever attempt it is shown first has no preference the ranking

@@ -5,7 +5,7 @@
 
 pub mod attempts;
 pub mod changes;
-mod comparison;
+pub mod comparison;
 pub mod config;
 pub mod decision;
 mod dispatch;

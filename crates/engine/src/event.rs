@@ -359,6 +359,9 @@ pub enum EngineEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         prefers: Option<SessionId>,
         reason: String,
+        /// Asked both ways round, its answers disagreed, so it prefers neither.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        disagreed: bool,
         model: String,
         tokens: u64,
         /// The reviews it judged, each attempt's then: a later review of either makes it stale.

@@ -23,3 +23,5 @@ pub mod workspace;
 
 pub use config::settings::{Limits, ProviderKind, ProviderSettings, Settings, SettingsView, Theme};
 pub use error::{Error, ErrorCode, Result};
+/// How a front end stops what it asked the engine for (a comparison of attempts, a run).
+pub use tokio_util::sync::CancellationToken;

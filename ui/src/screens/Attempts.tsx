@@ -6,7 +6,7 @@ import { lazy, Suspense, useCallback, useEffect, useRef, useState } from "react"
 import { ExternalLink, GitMerge, Scale, Square, Trash2 } from "lucide-react";
 import { AlertDialog } from "../components/AlertDialog";
 import { RANKING_RULE } from "../components/AttemptsPicker";
-import { AppError, ipc, type FileDifference, type GroupRanking, type RankedAttempt, type SessionSummary } from "../ipc";
+import { AppError, ipc, type Compared, type FileDifference, type GroupRanking, type RankedAttempt, type SessionSummary } from "../ipc";
 import { END_LABEL, STATUS_LABEL } from "../session/model";
 
 const DiffView = lazy(() => import("../components/DiffView"));
@@ -54,6 +54,10 @@ function Evidence({ a }: { a: RankedAttempt }) {
   );
 }
 
+/** Comparisons under way, by group: they go on when the person leaves the screen, and the screen
+ * shows them again when the person comes back. */
+const asking = new Map<string, Promise<Compared>>();
+
 export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSession: (id: string) => void }) {
   const [ranking, setRanking] = useState<GroupRanking | null>(null);
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
@@ -65,6 +69,13 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
   const [notice, setNotice] = useState<string | null>(null);
   const [confirmReject, setConfirmReject] = useState(false);
   const [comparing, setComparing] = useState(false);
+  const [stopping, setStopping] = useState(false);
+  const stopped = useRef(false);
+  const mounted = useRef(true);
+  useEffect(() => {
+    mounted.current = true;
+    return () => void (mounted.current = false);
+  }, []);
 
   const load = useCallback(() => {
     ipc.attemptGroup(group).then(setRanking, (e: AppError) => setError(e.message));
@@ -75,6 +86,48 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
     const off = ipc.onHistoryChanged(load);
     return () => void off.then((f) => f()).catch(() => undefined);
   }, [load]);
+  /** Asks the evaluator (`start`), or follows the comparison of this group already under way,
+   * and shows what it came to. */
+  const follow = useCallback(
+    async (start: boolean) => {
+      let pending = asking.get(group);
+      if (!pending && !start) return;
+      setError(null);
+      setNotice(null);
+      setComparing(true);
+      stopped.current = false;
+      if (!pending) {
+        pending = ipc.compareAttempts(group);
+        asking.set(group, pending);
+        const forget = () => void asking.delete(group);
+        pending.then(forget, forget);
+      }
+      try {
+        const c = await pending;
+        if (!mounted.current) return;
+        setRanking(c);
+        setNotice(
+          stopped.current
+            ? `Stopped. ${c.asked === 0 ? "No pair was answered" : c.asked === 1 ? "One pair was answered" : `${c.asked} pairs were answered`} before; those answers are kept, and asking again asks about the rest.`
+            : c.asked === 0
+            ? `Each pair already has ${c.model}'s answer, and asked again it would answer the same. Another evaluator model (Settings → Evaluator) gives its own.`
+            : `The evaluator (${c.model}) compared ${c.asked === 1 ? "one pair" : `${c.asked} pairs`} of neighbours. Its word orders only attempts the rule finds equal.`,
+        );
+      } catch (e) {
+        if (!mounted.current) return;
+        setError(`The attempts were not compared: ${(e as AppError).message}`);
+        // A pair answered before the failure is kept: show it.
+        load();
+      } finally {
+        if (mounted.current) {
+          setComparing(false);
+          setStopping(false);
+        }
+      }
+    },
+    [group, load],
+  );
+  useEffect(() => void follow(false), [follow]);
   useEffect(() => {
     if (tab === "differences") ipc.attemptDifferences(group).then(setDiffs, (e: AppError) => setError(e.message));
   }, [tab, group, ranking]);
@@ -142,21 +195,19 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
       setBusy(false);
     }
   };
-  const withWork = ranking.ranking.filter((a) => a.evidence.reviewed).length;
-  const compared = ranking.ranking.some((a) => a.evaluator);
-  const compare = async () => {
-    setComparing(true);
-    setError(null);
-    setNotice(null);
+  // Neighbours both waiting to land, and whether the evaluator's word on them holds.
+  const pairs = ranking.ranking.slice(0, -1).filter((a, i) => a.evidence.review !== null && ranking.ranking[i + 1].evidence.review !== null);
+  const unanswered = pairs.filter((a) => !a.evaluator).length;
+  const compareLabel = unanswered === pairs.length ? "Ask the evaluator to compare" : unanswered > 0 ? "Ask the evaluator about the rest" : "Ask the evaluator again";
+  const compare = () => void follow(true);
+  const stopComparing = async () => {
+    setStopping(true);
+    stopped.current = true;
     try {
-      setRanking(await ipc.compareAttempts(group));
-      setNotice("The evaluator compared each attempt with the next. Its word orders only attempts the rule finds equal.");
+      await ipc.stopComparing(group);
     } catch (e) {
-      setError(`The attempts were not compared: ${(e as AppError).message}`);
-      // A pair answered before the failure is kept: show it.
-      load();
-    } finally {
-      setComparing(false);
+      setError((e as AppError).message);
+      setStopping(false);
     }
   };
   const cancelRunning = async () => {
@@ -182,7 +233,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
               <Square size={14} aria-hidden /> Cancel the running attempts
             </button>
           )}
-          {!decided && running.length === 0 && withWork >= 2 && (
+          {!decided && running.length === 0 && landable.length >= 2 && (
             <button
               className="btn"
               disabled={busy || comparing}
@@ -191,7 +242,12 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
               data-testid="attempts-compare"
               title="Ask the evaluator model which of each attempt and the next better does the task, and why. It never overrides the rule; where the rule finds two equal, its preference orders them."
             >
-              <Scale size={14} aria-hidden /> {comparing ? "Comparing…" : compared ? "Ask the evaluator again" : "Ask the evaluator to compare"}
+              <Scale size={14} aria-hidden /> {comparing ? "Comparing…" : compareLabel}
+            </button>
+          )}
+          {comparing && (
+            <button className="btn" disabled={stopping} onClick={stopComparing} data-testid="attempts-stop-comparing" title="Stop asking the evaluator; the answers it gave are kept">
+              <Square size={14} aria-hidden /> {stopping ? "Stopping…" : "Stop comparing"}
             </button>
           )}
           {!decided && running.length === 0 && (
@@ -271,6 +327,8 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
                           <>
                             prefers <strong>{a.evaluator.prefers}</strong>
                           </>
+                        ) : a.evaluator.disagreed ? (
+                          "gave two answers that disagree"
                         ) : (
                           "finds them equally good"
                         )}

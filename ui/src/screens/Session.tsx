@@ -297,7 +297,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
         <div className="card evaluation compared" data-testid="compared-card" data-prefers={item.prefers}>
           <div className="card-head static">
             <Scale size={14} aria-hidden /> Evaluator{item.model ? ` (${item.model})` : ""}, comparing this attempt with another of the task:{" "}
-            <strong>{item.prefers === "this" ? "prefers this one" : item.prefers === "other" ? "prefers the other" : "finds them equally good"}</strong>
+            <strong>{{ this: "prefers this one", other: "prefers the other", neither: "finds them equally good", disagreed: "gave two answers that disagree" }[item.prefers]}</strong>
           </div>
           <div className="card-body">
             <p>{item.reason}</p>

@@ -73,7 +73,7 @@ export type Item =
   | { kind: "landing"; key: string; text: string; tone: "ok" | "warn" }
   /** The evaluator compared this attempt with another of its group: which it prefers, and why.
    * `shownFirst`: this attempt was "the first" in its sentence. */
-  | { kind: "compared"; key: string; shownFirst: boolean; prefers: "this" | "other" | "neither"; reason: string; model: string }
+  | { kind: "compared"; key: string; shownFirst: boolean; prefers: "this" | "other" | "neither" | "disagreed"; reason: string; model: string }
   | { kind: "error"; key: string; message: string };
 
 export interface Review {
@@ -410,7 +410,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "attempts_compared": {
       const shownFirst = e.first === e.session_id;
-      const prefers = !e.prefers ? "neither" : e.prefers === e.session_id ? "this" : "other";
+      const prefers = e.disagreed ? "disagreed" : !e.prefers ? "neither" : e.prefers === e.session_id ? "this" : "other";
       push({ kind: "compared", key: `cmp-${e.seq}`, shownFirst, prefers, reason: e.reason, model: e.model });
       break;
     }

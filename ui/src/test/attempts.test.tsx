@@ -2,7 +2,7 @@ import { fireEvent, render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it } from "vitest";
-import type { GroupRanking, SessionSummary } from "../ipc";
+import type { Compared, GroupRanking, SessionSummary } from "../ipc";
 import { AttemptsView } from "../screens/Attempts";
 import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, withModel } from "../components/AttemptsPicker";
 import { attemptLabel, sidebarEntries, sidebarGroups, waitingCount } from "../sidebar";
@@ -206,7 +206,7 @@ describe("attempts side by side", () => {
 
   it("the evaluator compares the attempts on request: progress while it thinks, then its sentence, shown as text", async () => {
     let compared: unknown = null;
-    let answer: (r: GroupRanking) => void = () => {};
+    let answer: (r: Compared) => void = () => {};
     const tie = (): GroupRanking => ({
       ...ranking(),
       ranking: [
@@ -219,7 +219,7 @@ describe("attempts side by side", () => {
       if (cmd === "list_sessions") return [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2)];
       if (cmd === "compare_attempts") {
         compared = args;
-        return new Promise<GroupRanking>((resolve) => (answer = resolve));
+        return new Promise<Compared>((resolve) => (answer = resolve));
       }
       return null;
     });
@@ -232,6 +232,8 @@ describe("attempts side by side", () => {
     expect(screen.getAllByTestId("attempt-land").every((b) => (b as HTMLButtonElement).disabled)).toBe(true);
     answer({
       ...tie(),
+      asked: 1,
+      model: "judge-m",
       comparison_tokens: 2400,
       ranking: [
         { rank: 1, evidence: evidence("s2", "Claude Code"), above_next: "the rule finds them equal; the evaluator prefers it", evaluator: { first: "Codex", second: "Claude Code", prefers: "Claude Code", reason: "<img src=x onerror=alert(1)> the second keeps the old name working" } },
@@ -246,6 +248,79 @@ describe("attempts side by side", () => {
     expect(screen.getByText(/the evaluator prefers it/)).toBeTruthy();
     expect(screen.getByTestId("attempts-compare").textContent).toMatch(/Ask the evaluator again/);
     expect(screen.getByTestId("ranking-rule").textContent).toMatch(/compare them took 2,400 tokens so far, not counted as the attempts' own/);
+    expect(screen.getByTestId("attempts-notice").textContent).toContain("The evaluator (judge-m) compared one pair of neighbours");
+    expect(screen.queryByTestId("attempts-stop-comparing")).toBeNull();
+  });
+
+  const tied = (): GroupRanking => ({
+    ...ranking(),
+    ranking: [
+      { rank: 1, evidence: evidence("s1", "Codex"), above_next: null },
+      { rank: 2, evidence: evidence("s2", "Claude Code"), above_next: null },
+    ],
+  });
+
+  it("a comparison under way goes on when the person leaves the screen, and shows again when they come back", async () => {
+    let asked = 0;
+    let answer: (r: Compared) => void = () => {};
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return tied();
+      if (cmd === "list_sessions") return [];
+      if (cmd === "compare_attempts") {
+        asked += 1;
+        return new Promise<Compared>((resolve) => (answer = resolve));
+      }
+      return null;
+    });
+    const first = render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    await userEvent.click(await screen.findByTestId("attempts-compare"));
+    first.unmount();
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const button = await screen.findByTestId("attempts-compare");
+    expect(button.textContent).toMatch(/Comparing…/);
+    expect((button as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getAllByTestId("attempt-land").every((b) => (b as HTMLButtonElement).disabled)).toBe(true);
+    expect(screen.getByTestId("attempts-stop-comparing")).toBeTruthy();
+    expect(asked).toBe(1);
+    answer({ ...tied(), asked: 1, model: "judge-m", ranking: [{ ...tied().ranking[0], evaluator: { first: "Codex", second: "Claude Code", prefers: null, reason: "both write the same function", disagreed: true } }, tied().ranking[1]] });
+    expect((await screen.findByTestId("attempt-evaluator")).textContent).toContain("gave two answers that disagree");
+    expect(screen.getByTestId("attempts-compare").textContent).toMatch(/Ask the evaluator again/);
+    expect(asked).toBe(1);
+  });
+
+  it("Stop comparing stops the evaluator and says how many pairs it answered before", async () => {
+    let stopped: unknown = null;
+    let answer: (r: Compared) => void = () => {};
+    mockIPC((cmd, args) => {
+      if (cmd === "attempt_group") return tied();
+      if (cmd === "list_sessions") return [];
+      if (cmd === "compare_attempts") return new Promise<Compared>((resolve) => (answer = resolve));
+      if (cmd === "stop_comparing") {
+        stopped = args;
+        answer({ ...tied(), asked: 0, model: "judge-m" });
+        return true;
+      }
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    await userEvent.click(await screen.findByTestId("attempts-compare"));
+    await userEvent.click(await screen.findByTestId("attempts-stop-comparing"));
+    expect(stopped).toMatchObject({ group: "g1" });
+    expect((await screen.findByTestId("attempts-notice")).textContent).toContain("Stopped. No pair was answered before");
+    expect(screen.queryByTestId("attempts-stop-comparing")).toBeNull();
+    expect(screen.getByTestId("attempts-compare").textContent).toMatch(/Ask the evaluator to compare/);
+  });
+
+  it("offers no comparison when only one attempt still has work waiting, though two were reviewed", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return { ...tied(), ranking: [tied().ranking[0], { ...tied().ranking[1], evidence: evidence("s2", "Claude Code", { review: null, reviewed: true }) }] };
+      if (cmd === "list_sessions") return [];
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    await screen.findAllByTestId("attempt-label");
+    expect(screen.queryByTestId("attempts-compare")).toBeNull();
+    expect(screen.getByTestId("attempts-reject-all")).toBeTruthy();
   });
 
   it("a comparison that fails says why and keeps the ranking as it was", async () => {

@@ -16,7 +16,7 @@ use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::{EngineEvent, Envelope};
 use crate::external::ExternalAgent;
-use crate::judge::comparison;
+use crate::judge::comparison::{self, Comparison};
 use crate::judge::ranking::{self, AttemptEvidence, Ranked};
 use crate::store::{ListQuery, SessionSummary, Store};
 use crate::workspace::checkpoint::{ChangeKind, FileChange};
@@ -354,6 +354,16 @@ pub fn group_attempts(store: &Store, group: &GroupId) -> Result<Vec<SessionSumma
 
 /// The group ranked by the rule, from each attempt's last review; needs only the history.
 pub fn rank_group(store: &Store, group: &GroupId) -> Result<GroupRanking> {
+    Ok(standing(store, group)?.ranking)
+}
+
+/// A group's ranking with the evaluator's answers it used, and the model that gave each.
+pub(super) struct Standing {
+    pub ranking: GroupRanking,
+    pub answers: Vec<(Comparison, String)>,
+}
+
+pub(super) fn standing(store: &Store, group: &GroupId) -> Result<Standing> {
     let attempts = group_attempts(store, group)?;
     let mut evidence = Vec::new();
     let mut events = BTreeMap::new();
@@ -362,14 +372,16 @@ pub fn rank_group(store: &Store, group: &GroupId) -> Result<GroupRanking> {
         evidence.push(attempt_evidence(s, &its, store.pending_requests(&s.id)?));
         events.insert(s.id.clone(), its);
     }
-    let comparisons = fresh_comparisons(&events);
+    let waiting: BTreeMap<SessionId, RequestId> = evidence.iter().filter_map(|e| Some((e.session.clone(), e.review.clone()?))).collect();
+    let answers = fresh_comparisons(&events, &waiting);
     let comparison_tokens = spent_on_comparisons(&events);
     let all_ended = evidence.iter().all(|e| e.ended);
     let chosen = attempts.iter().find(|s| s.attempt.as_ref().is_some_and(|a| a.chosen)).map(|s| s.id.clone());
     let put_away = chosen.is_none() && attempts.iter().all(|s| s.status == SessionStatus::Rejected);
     let mut ranking = ranking::rank(&evidence);
-    comparison::apply(&mut ranking, &comparisons);
-    Ok(GroupRanking { group: group.clone(), task: attempts[0].task.clone(), ranking, all_ended, chosen, put_away, comparison_tokens })
+    comparison::apply(&mut ranking, &answers.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>());
+    let ranking = GroupRanking { group: group.clone(), task: attempts[0].task.clone(), ranking, all_ended, chosen, put_away, comparison_tokens };
+    Ok(Standing { ranking, answers })
 }
 
 /// The files the attempts changed, each as every attempt left it; those they left

@@ -7,47 +7,75 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::attempts::{last_review_files, GroupRanking};
+use super::attempts::{last_review_files, standing, GroupRanking, Standing};
 use super::{Engine, ModelEndpoint};
 use crate::domain::*;
 use crate::error::{Error, Result};
 use crate::event::{EngineEvent, Envelope};
 use crate::judge::comparison::{self, Comparison, Side};
+
+/// What asking the evaluator came to: the ranking with its answers, how many pairs it was
+/// asked about this time (none when each already had this model's answer) and the model.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Compared {
+    #[serde(flatten)]
+    pub ranking: GroupRanking,
+    pub asked: usize,
+    pub model: String,
+}
 use crate::judge::ladder::{self, Unusable};
 use crate::judge::ranking::AttemptEvidence;
 use crate::provider::{ProviderError, ProviderErrorKind};
 
 impl Engine {
-    /// Asks the evaluator about each attempt with work to land and the one ranked below it,
-    /// records each answer on both attempts before going on to the next pair, and returns the
-    /// ranking with the answers. Where the rule finds the two equal, and so the answer may order
-    /// them, it is asked both ways round and its preference kept only when both agree. Only once
-    /// every attempt has ended and none is chosen. The evaluator's tokens are recorded with its
-    /// answer, not added to the attempts' own.
-    pub async fn compare_attempts(self: &Arc<Self>, group: &GroupId) -> Result<GroupRanking> {
-        let ranked = self.rank_group(group)?;
-        if ranked.chosen.is_some() || ranked.put_away {
-            return Err(Error::AlreadyDecided("this group's attempts are already decided".into()));
-        }
-        if !ranked.all_ended {
-            return Err(Error::InvalidInput("some attempts are still running: compare them once every one has ended".into()));
-        }
-        let with_work: Vec<&AttemptEvidence> = ranked.ranking.iter().map(|r| &r.evidence).filter(|e| e.review.is_some()).collect();
-        if with_work.len() < 2 {
-            return Err(Error::InvalidInput(format!(
-                "only {} of the {} attempts has work waiting to land: there is nothing to compare it with",
-                with_work.len(),
-                ranked.ranking.len()
-            )));
-        }
+    /// Asks the evaluator about each pair of neighbours with work to land that has no answer
+    /// from this evaluator model yet, recording each answer on both attempts before the next
+    /// question, until every such pair in the ranking has one: an answer that reorders a tie
+    /// makes new neighbours, and they are asked in turn. Where the rule finds the two equal, and
+    /// so the answer may order them, it is asked both ways round and its preference kept only
+    /// when both agree. Only once every attempt has ended and none is chosen; a choice made
+    /// meanwhile stops it. The evaluator's tokens are recorded with its answer, not added to the
+    /// attempts' own. Cancelled, it stops at once and returns the ranking with the answers
+    /// recorded so far: a pair is recorded whole or not at all.
+    pub async fn compare_attempts(self: &Arc<Self>, group: &GroupId, cancel: &CancellationToken) -> Result<Compared> {
         let endpoint = self.config.evaluator.clone().unwrap_or_else(|| self.config.agent.clone());
-        for pair in with_work.windows(2) {
-            let (a, b) = (pair[0], pair[1]);
+        let mut asked = 0;
+        // Each pair is asked once at most: new reviews meanwhile cannot keep it going.
+        let mut limit = None;
+        loop {
+            let Standing { ranking, answers } = standing(&self.store, group)?;
+            if ranking.chosen.is_some() || ranking.put_away {
+                return Err(Error::AlreadyDecided("this group's attempts are already decided".into()));
+            }
+            if !ranking.all_ended {
+                return Err(Error::InvalidInput("some attempts are still running: compare them once every one has ended".into()));
+            }
+            let with_work = ranking.ranking.iter().filter(|r| r.evidence.review.is_some()).count();
+            if with_work < 2 {
+                return Err(Error::InvalidInput(format!(
+                    "only {with_work} of the {} attempts has work waiting to land: there is nothing to compare it with",
+                    ranking.ranking.len()
+                )));
+            }
+            let limit = *limit.get_or_insert(with_work * (with_work - 1) / 2);
+            let answered = |a: &SessionId, b: &SessionId| answers.iter().any(|(c, model)| c.is_about(a, b) && model == &endpoint.model);
+            let next = ranking
+                .ranking
+                .windows(2)
+                .map(|w| (&w[0].evidence, &w[1].evidence))
+                .find(|(a, b)| a.review.is_some() && b.review.is_some() && !answered(&a.session, &b.session));
+            let Some((a, b)) = next.filter(|_| asked < limit && !cancel.is_cancelled()) else {
+                return Ok(Compared { ranking, asked, model: endpoint.model.clone() });
+            };
             let (first, second) = (side(a, &self.store.events(&a.session, 0)?), side(b, &self.store.events(&b.session, 0)?));
             let tied = crate::judge::ranking::equal_by_rule(a, b);
-            let (mut c, mut tokens) = self.ask_pair(&endpoint, &ranked.task, (a, &first), (b, &second)).await?;
+            let Some((mut c, mut tokens)) = self.ask_pair(&endpoint, &ranking.task, (a, &first), (b, &second), cancel).await? else {
+                continue;
+            };
             if tied {
-                let (backward, more) = self.ask_pair(&endpoint, &ranked.task, (b, &second), (a, &first)).await?;
+                let Some((backward, more)) = self.ask_pair(&endpoint, &ranking.task, (b, &second), (a, &first), cancel).await? else {
+                    continue;
+                };
                 c = comparison::agree(c, &backward);
                 tokens += more;
             }
@@ -57,6 +85,7 @@ impl Engine {
                     second: c.second.clone(),
                     prefers: c.prefers.clone(),
                     reason: c.reason.clone(),
+                    disagreed: c.disagreed,
                     model: endpoint.model.clone(),
                     tokens,
                     first_review: a.review.clone(),
@@ -64,22 +93,23 @@ impl Engine {
                 };
                 self.store.append(session, None, event)?;
             }
+            asked += 1;
         }
-        self.rank_group(group)
     }
 
-    /// One question about two attempts, `first` shown first; the answer and the tokens it took.
+    /// One question about two attempts, `first` shown first; the answer and the tokens it took,
+    /// or `None` once cancelled.
     async fn ask_pair(
         &self,
         endpoint: &ModelEndpoint,
         task: &str,
         (a, first): (&AttemptEvidence, &Side),
         (b, second): (&AttemptEvidence, &Side),
-    ) -> Result<(Comparison, u64)> {
+        cancel: &CancellationToken,
+    ) -> Result<Option<(Comparison, u64)>> {
         let build = |mode| comparison::build_request(&endpoint.model, task, first, second, mode);
-        let cancel = CancellationToken::new();
-        let Some(answer) = ladder::ask(endpoint.provider.clone(), build, comparison::parse_opinion, self.config.retry, &cancel).await else {
-            return Err(Error::Internal("the comparison was cancelled".into()));
+        let Some(answer) = ladder::ask(endpoint.provider.clone(), build, comparison::parse_opinion, self.config.retry, cancel).await else {
+            return Ok(None);
         };
         let opinion = answer.value.map_err(|why| {
             let (kind, next) = match why {
@@ -88,7 +118,7 @@ impl Engine {
             };
             Error::Provider(ProviderError::new(kind, format!("The evaluator could not compare {} and {}: {}. {next}.", a.label, b.label, why.describe())))
         })?;
-        Ok((comparison::record(&a.session, &b.session, opinion), answer.usage.input_tokens + answer.usage.output_tokens))
+        Ok(Some((comparison::record(&a.session, &b.session, opinion), answer.usage.input_tokens + answer.usage.output_tokens)))
     }
 }
 
@@ -113,28 +143,22 @@ fn side(e: &AttemptEvidence, events: &[Envelope]) -> Side {
     Side { evidence, diff }
 }
 
-/// The session's last review, which a comparison must have judged to still hold.
-pub(super) fn last_review(events: &[Envelope]) -> Option<RequestId> {
-    events.iter().rev().find_map(|e| match &e.event {
-        EngineEvent::ReviewRequested { review_id, .. } => Some(review_id.clone()),
-        _ => None,
-    })
-}
-
-/// The comparisons recorded in the group's attempts that judged each attempt's last review: a
-/// review since (the attempt sent back and reviewed again, even while the evaluator was being
-/// asked) makes one stale.
-pub(super) fn fresh_comparisons(events: &BTreeMap<SessionId, Vec<Envelope>>) -> Vec<Comparison> {
-    let last: BTreeMap<&SessionId, Option<RequestId>> = events.iter().map(|(s, ev)| (s, last_review(ev))).collect();
-    let holds = |s: &SessionId, review: &Option<RequestId>| review.is_some() && last.get(s).is_some_and(|l| l == review);
+/// The comparisons recorded in the group's attempts that judged reviews still waiting for the
+/// person (`waiting`: each attempt's), with the model that answered: once a review is decided
+/// (the attempt sent back, rejected) or a new one is asked for, an answer about it is stale.
+pub(super) fn fresh_comparisons(events: &BTreeMap<SessionId, Vec<Envelope>>, waiting: &BTreeMap<SessionId, RequestId>) -> Vec<(Comparison, String)> {
+    let holds = |s: &SessionId, review: &Option<RequestId>| review.as_ref().is_some_and(|r| waiting.get(s) == Some(r));
     events
         .values()
         .flatten()
+        // Recorded on both attempts: read once, from the first's.
+        .filter(|e| matches!(&e.event, EngineEvent::AttemptsCompared { first, .. } if first == &e.session_id))
         .filter_map(|e| match &e.event {
-            EngineEvent::AttemptsCompared { first, second, prefers, reason, first_review, second_review, .. }
+            EngineEvent::AttemptsCompared { first, second, prefers, reason, disagreed, model, first_review, second_review, .. }
                 if holds(first, first_review) && holds(second, second_review) =>
             {
-                Some(Comparison { first: first.clone(), second: second.clone(), prefers: prefers.clone(), reason: reason.clone() })
+                let c = Comparison { first: first.clone(), second: second.clone(), prefers: prefers.clone(), reason: reason.clone(), disagreed: *disagreed };
+                Some((c, model.clone()))
             }
             _ => None,
         })

@@ -56,9 +56,13 @@ pub struct Opinion {
 pub struct Comparison {
     pub first: SessionId,
     pub second: SessionId,
-    /// The attempt it prefers; `None` when it finds them equally good.
+    /// The attempt it prefers; `None` when it finds them equally good, or its answers disagreed.
     pub prefers: Option<SessionId>,
     pub reason: String,
+    /// Asked both ways round, its two answers disagreed: `prefers` is `None` for that, not
+    /// because it found them equal.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disagreed: bool,
 }
 
 /// The evaluator's word on an attempt and the next, as the person reads it: the attempts by
@@ -68,13 +72,15 @@ pub struct EvaluatorWord {
     /// The attempt it was shown first.
     pub first: String,
     pub second: String,
-    /// The one it prefers; `None`: equally good.
+    /// The one it prefers; `None`: equally good, or its answers disagreed.
     pub prefers: Option<String>,
     pub reason: String,
+    /// Asked both ways round, its answers disagreed, so it prefers neither.
+    pub disagreed: bool,
 }
 
 impl Comparison {
-    fn is_about(&self, a: &SessionId, b: &SessionId) -> bool {
+    pub fn is_about(&self, a: &SessionId, b: &SessionId) -> bool {
         (&self.first == a && &self.second == b) || (&self.first == b && &self.second == a)
     }
 }
@@ -153,21 +159,25 @@ pub fn record(first: &SessionId, second: &SessionId, opinion: Opinion) -> Compar
         Better::Second => Some(second.clone()),
         Better::Neither => None,
     };
-    Comparison { first: first.clone(), second: second.clone(), prefers, reason: opinion.reason }
+    Comparison { first: first.clone(), second: second.clone(), prefers, reason: opinion.reason, disagreed: false }
 }
 
 /// What the evaluator is said to have answered when it preferred whichever attempt it was shown
 /// in one place: a preference that follows the order of asking is not about the attempts.
 pub const ORDER_BIASED: &str = "asked both ways round, it preferred whichever attempt it was shown in the same place, so its preference is not used";
 
+/// What it is said to have answered when, asked both ways round, it preferred an attempt once
+/// and found them equal once.
+pub const UNSURE: &str = "asked both ways round, it preferred one attempt once and found them equally good once, so its preference is not used";
+
 /// The opinion on a pair the rule finds equal, asked both ways round: kept only when both
 /// answers prefer the same attempt (or both find them equal).
 pub fn agree(forward: Comparison, backward: &Comparison) -> Comparison {
     if forward.prefers == backward.prefers {
-        forward
-    } else {
-        Comparison { prefers: None, reason: ORDER_BIASED.into(), ..forward }
+        return forward;
     }
+    let reason = if forward.prefers.is_some() && backward.prefers.is_some() { ORDER_BIASED } else { UNSURE };
+    Comparison { prefers: None, reason: reason.into(), disagreed: true, ..forward }
 }
 
 /// Orders the ranking's neighbours the rule finds equal by the evaluator's preference, then
@@ -210,6 +220,7 @@ pub fn apply(ranking: &mut [Ranked], comparisons: &[Comparison]) {
                     second: label(&c.second),
                     prefers: c.prefers.as_ref().map(label),
                     reason: c.reason.clone(),
+                    disagreed: c.disagreed,
                 });
                 (above_next, word)
             }
@@ -230,7 +241,13 @@ mod tests {
     }
 
     fn says(first: &str, second: &str, prefers: Option<&str>, reason: &str) -> Comparison {
-        Comparison { first: SessionId(first.into()), second: SessionId(second.into()), prefers: prefers.map(|p| SessionId(p.into())), reason: reason.into() }
+        Comparison {
+            first: SessionId(first.into()),
+            second: SessionId(second.into()),
+            prefers: prefers.map(|p| SessionId(p.into())),
+            reason: reason.into(),
+            disagreed: false,
+        }
     }
 
     fn order(r: &[Ranked]) -> Vec<(usize, &str)> {
@@ -311,8 +328,12 @@ mod tests {
     fn a_preference_that_follows_the_order_of_asking_is_not_used() {
         let forward = says("a", "b", Some("a"), "the first is better");
         assert_eq!(agree(forward.clone(), &says("b", "a", Some("a"), "the second is better")), forward, "both ways round it prefers a");
-        let biased = agree(forward, &says("b", "a", Some("b"), "the first is better"));
-        assert_eq!((biased.prefers, biased.reason.as_str()), (None, ORDER_BIASED));
+        let biased = agree(forward.clone(), &says("b", "a", Some("b"), "the first is better"));
+        assert_eq!((biased.prefers, biased.reason.as_str(), biased.disagreed), (None, ORDER_BIASED, true));
+        let unsure = agree(forward, &says("b", "a", None, "both are as good"));
+        assert_eq!((unsure.prefers, unsure.reason.as_str(), unsure.disagreed), (None, UNSURE, true), "one preference and one tie is not a bias of order");
+        let equal = agree(says("a", "b", None, "both are as good"), &says("b", "a", None, "both are the same"));
+        assert!(!equal.disagreed, "both ways equal: it finds them equally good");
     }
 
     #[test]
