@@ -407,6 +407,7 @@ export type EngineEvent =
   | { type: "attempt_started"; group: string; number: number; of: number; label: string }
   | { type: "attempt_chosen"; group: string; reason?: string | null }
   | { type: "task_verify"; commands: string[] }
+  | { type: "comparison_failed"; first: string; second: string; model: string; tokens: number; error: string }
   | { type: "attempts_compared"; first: string; second: string; prefers?: string | null; reason: string; disagreed?: boolean; model: string; tokens: number }
   | { type: "worktree_ready"; copied: string[] }
   | { type: "task_committed"; commit: string; branch: string; files_since_start?: string[] }

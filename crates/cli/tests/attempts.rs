@@ -612,7 +612,8 @@ async fn a_preference_that_follows_the_order_of_asking_orders_nothing() {
 }
 
 /// An evaluator whose answer gives no reason (a weak model repeats "first") is asked once more,
-/// then the comparison fails saying why and what to try; the rule's ranking stands untouched.
+/// then the comparison fails saying why and what to try; the rule's ranking stands untouched, and
+/// the tokens it took are counted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_evaluator_that_gives_no_reason_leaves_the_ranking_to_the_rule_and_says_so() {
     let Waiting { _server, e, r, url, group, .. } = waiting(json!([
@@ -631,5 +632,8 @@ async fn an_evaluator_that_gives_no_reason_leaves_the_ranking_to_the_rule_and_sa
         said.contains("could not compare") && said.contains("in a sentence") && said.contains("A stronger evaluator model"),
         "why, and what to try: {said}"
     );
-    assert_eq!(ranking_of(&e, &r, &group, &url), before, "nothing recorded, nothing reordered");
+    let mut after = ranking_of(&e, &r, &group, &url);
+    assert!(after["comparison_tokens"].as_u64().is_some_and(|t| t > 0), "what the evaluator was paid for is counted: {after}");
+    after["comparison_tokens"] = before["comparison_tokens"].clone();
+    assert_eq!(after, before, "no answer recorded, nothing reordered");
 }

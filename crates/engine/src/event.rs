@@ -370,6 +370,15 @@ pub enum EngineEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         second_review: Option<RequestId>,
     },
+    /// The evaluator gave no usable comparison of two attempts (unreachable, or answers it could
+    /// not read): what it cost, counted with the comparisons'. Recorded on the first attempt.
+    ComparisonFailed {
+        first: SessionId,
+        second: SessionId,
+        model: String,
+        tokens: u64,
+        error: String,
+    },
     /// Verify commands the task was started with beyond the workspace's own in the settings
     /// (the CLI's `--verify`): every later run of the task (a follow-up, a resume) runs them too.
     TaskVerify {
@@ -469,6 +478,7 @@ impl EngineEvent {
             EngineEvent::AttemptStarted { .. } => "attempt_started",
             EngineEvent::AttemptChosen { .. } => "attempt_chosen",
             EngineEvent::AttemptsCompared { .. } => "attempts_compared",
+            EngineEvent::ComparisonFailed { .. } => "comparison_failed",
             EngineEvent::TaskVerify { .. } => "task_verify",
             EngineEvent::WorktreeReady { .. } => "worktree_ready",
             EngineEvent::TaskCommitted { .. } => "task_committed",

@@ -69,16 +69,28 @@ impl Engine {
             };
             let (first, second) = (side(a, &self.store.events(&a.session, 0)?), side(b, &self.store.events(&b.session, 0)?));
             let tied = crate::judge::ranking::equal_by_rule(a, b);
-            let Some((mut c, mut tokens)) = self.ask_pair(&endpoint, &ranking.task, (a, &first), (b, &second), cancel).await? else {
-                continue;
-            };
-            if tied {
-                let Some((backward, more)) = self.ask_pair(&endpoint, &ranking.task, (b, &second), (a, &first), cancel).await? else {
-                    continue;
+            let mut tokens = 0;
+            let asked_both = async {
+                let Some(mut c) = self.ask_pair(&endpoint, &ranking.task, (a, &first), (b, &second), cancel, &mut tokens).await? else {
+                    return Ok(None);
                 };
-                c = comparison::agree(c, &backward);
-                tokens += more;
+                if tied {
+                    let Some(backward) = self.ask_pair(&endpoint, &ranking.task, (b, &second), (a, &first), cancel, &mut tokens).await? else {
+                        return Ok(None);
+                    };
+                    c = comparison::agree(c, &backward);
+                }
+                Ok::<_, Error>(Some(c))
+            };
+            let outcome = asked_both.await;
+            // What the evaluator was paid for is counted, though it gave nothing usable (one
+            // answer of two, then stopped or failed).
+            if tokens > 0 && !matches!(outcome, Ok(Some(_))) {
+                let error = outcome.as_ref().err().map_or_else(|| "stopped before it answered".to_string(), |e| e.to_string());
+                let event = EngineEvent::ComparisonFailed { first: a.session.clone(), second: b.session.clone(), model: endpoint.model.clone(), tokens, error };
+                self.store.append(&a.session, None, event)?;
             }
+            let Some(c) = outcome? else { continue };
             for session in [&a.session, &b.session] {
                 let event = EngineEvent::AttemptsCompared {
                     first: c.first.clone(),
@@ -97,8 +109,8 @@ impl Engine {
         }
     }
 
-    /// One question about two attempts, `first` shown first; the answer and the tokens it took,
-    /// or `None` once cancelled.
+    /// One question about two attempts, `first` shown first: the answer, or `None` once
+    /// cancelled. The tokens it took are added to `tokens`, an answer or not.
     async fn ask_pair(
         &self,
         endpoint: &ModelEndpoint,
@@ -106,11 +118,13 @@ impl Engine {
         (a, first): (&AttemptEvidence, &Side),
         (b, second): (&AttemptEvidence, &Side),
         cancel: &CancellationToken,
-    ) -> Result<Option<(Comparison, u64)>> {
+        tokens: &mut u64,
+    ) -> Result<Option<Comparison>> {
         let build = |mode| comparison::build_request(&endpoint.model, task, first, second, mode);
         let Some(answer) = ladder::ask(endpoint.provider.clone(), build, comparison::parse_opinion, self.config.retry, cancel).await else {
             return Ok(None);
         };
+        *tokens += answer.usage.input_tokens + answer.usage.output_tokens;
         let opinion = answer.value.map_err(|why| {
             let (kind, next) = match why {
                 Unusable::Unreachable(_) => (ProviderErrorKind::Network, "Check the evaluator's provider in Settings, then ask again"),
@@ -118,7 +132,7 @@ impl Engine {
             };
             Error::Provider(ProviderError::new(kind, format!("The evaluator could not compare {} and {}: {}. {next}.", a.label, b.label, why.describe())))
         })?;
-        Ok(Some((comparison::record(&a.session, &b.session, opinion), answer.usage.input_tokens + answer.usage.output_tokens)))
+        Ok(Some(comparison::record(&a.session, &b.session, opinion)))
     }
 }
 
@@ -171,7 +185,7 @@ pub(super) fn spent_on_comparisons(events: &BTreeMap<SessionId, Vec<Envelope>>) 
         .values()
         .flatten()
         .map(|e| match &e.event {
-            EngineEvent::AttemptsCompared { first, tokens, .. } if first == &e.session_id => *tokens,
+            EngineEvent::AttemptsCompared { first, tokens, .. } | EngineEvent::ComparisonFailed { first, tokens, .. } if first == &e.session_id => *tokens,
             _ => 0,
         })
         .sum()

@@ -193,7 +193,11 @@ pub fn apply(ranking: &mut [Ranked], comparisons: &[Comparison]) {
         for i in 0..n.saturating_sub(1) {
             let (a, b) = (&ranking[i].evidence, &ranking[i + 1].evidence);
             let tied = compare(a, b).0 == Ordering::Equal;
-            if tied && opinion(&a.session, &b.session).is_some_and(|c| c.prefers.as_ref() == Some(&b.session)) {
+            // The rule is not transitive (items left count only between two the evaluator
+            // judged): a swap must not put either next to one the rule orders the other way.
+            let fits = (i == 0 || compare(&ranking[i - 1].evidence, b).0 != Ordering::Greater)
+                && (i + 2 >= n || compare(a, &ranking[i + 2].evidence).0 != Ordering::Greater);
+            if tied && fits && opinion(&a.session, &b.session).is_some_and(|c| c.prefers.as_ref() == Some(&b.session)) {
                 ranking.swap(i, i + 1);
                 swapped = true;
             }
@@ -322,6 +326,29 @@ mod tests {
                 None => assert_ne!(order, Ordering::Less, "a reason the rule has is not left out: {r:?}"),
             }
         }
+    }
+
+    /// Items left count only between two the evaluator judged, so the rule can find a equal to
+    /// b, b better than c, and c better than a. Putting b above a would put a directly above c,
+    /// which the rule orders the other way: the preference gives way to the rule.
+    #[test]
+    fn a_preference_never_puts_an_attempt_above_one_the_rule_finds_better() {
+        let a = AttemptEvidence { evaluated: false, ..attempt("a", 4) };
+        let b = AttemptEvidence { remaining: 0, ..attempt("b", 4) };
+        let c = AttemptEvidence { remaining: 1, ..attempt("c", 2) };
+        let mut r = rank(&[a, b, c]);
+        assert_eq!(order(&r), vec![(1, "a"), (2, "b"), (3, "c")]);
+        apply(&mut r, &[says("a", "b", Some("b"), "b names its case")]);
+        for pair in r.windows(2) {
+            assert_ne!(
+                compare(&pair[0].evidence, &pair[1].evidence).0,
+                Ordering::Greater,
+                "{:?} above {:?}",
+                pair[0].evidence.session,
+                pair[1].evidence.session
+            );
+        }
+        assert_eq!(order(&r), vec![(1, "a"), (2, "b"), (3, "c")]);
     }
 
     #[test]

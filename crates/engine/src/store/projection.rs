@@ -54,6 +54,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         EngineEvent::Continuation { .. } => {}
         EngineEvent::Activity { .. }
         | EngineEvent::AttemptsCompared { .. }
+        | EngineEvent::ComparisonFailed { .. }
         | EngineEvent::TaskVerify { .. }
         | EngineEvent::Verification { .. }
         | EngineEvent::Reverted { .. }
