@@ -68,14 +68,10 @@ pub async fn choose_attempt(
 
 /// Cancels every attempt of the group still running; how many were.
 #[tauri::command]
-pub fn cancel_attempts(state: State<'_, AppState>, group: GroupId) -> Result<usize, Error> {
-    let mut n = 0;
-    for s in attempts::group_attempts(&state.store, &group)? {
-        if state.runtime.is_running(&s.id) && state.runtime.cancel(&s.id) {
-            n += 1;
-        }
-    }
-    Ok(n)
+pub fn cancel_attempts(app: AppHandle, state: State<'_, AppState>, group: GroupId) -> Result<usize, Error> {
+    let first =
+        attempts::group_attempts(&state.store, &group)?.into_iter().next().map(|s| s.id).ok_or_else(|| Error::NotFound(format!("attempt group {group}")))?;
+    engine_for_session(&app, &state, &first, Need::Decision)?.cancel_group(&group)
 }
 
 /// Chooses none: rejects every attempt of the group and removes their worktrees, once none is
