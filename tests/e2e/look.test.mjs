@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { shot, typeInto, waitForScreen } from "./app.mjs";
+import { clickAway, shot, typeInto, waitForScreen } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 const win = appWindow({ scenario: "e2e-workday.json", port: 4580, name: "look" });
@@ -168,6 +168,13 @@ test("a narrow window folds the sidebar to icons and History still fits", async 
     const sidebar = await win.app.execute(() => document.querySelector("nav.sidebar").getBoundingClientRect().width);
     assert.ok(sidebar < 80, `the sidebar folds to its icons (${sidebar}px)`);
     assert.equal(await (await q(".nav-item .nav-label")).isDisplayed(), false, "nav labels are hidden; the buttons keep their titles");
+    // The session the test before left waiting for review stays one click away.
+    const waiting = await testid("side-compact-waiting");
+    assert.ok(await waiting.isDisplayed(), "what waits for the person shows as a count");
+    assert.match(await waiting.getAttribute("aria-label"), /^[1-9]\d* waiting for you$/);
+    await shot(win.app, "narrow-sidebar");
+    await clickAway(waiting);
+    await waitForScreen(win.app, "session-view");
     await (await testid("nav-history")).click();
     await waitForScreen(win.app, "history");
     const overflow = await win.app.execute(() => document.querySelector("main.content").scrollWidth - document.querySelector("main.content").clientWidth);

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from "react";
 import { ipc, type SessionSummary } from "../ipc";
 import { attemptLabel, sidebarEntries, sidebarGroups, startOfToday, waitingCount, WAITING, WORKING, type SidebarEntry } from "../sidebar";
 import { STATUS_LABEL } from "../session/model";
+import { Inbox, LoaderCircle } from "lucide-react";
 
 /** Sessions one click away: working, waiting for you (counted), and today's. Updates live. */
 export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGroup }: { current: string | null; currentGroup?: string | null; onOpen: (id: string) => void; onOpenGroup?: (group: string) => void }) {
@@ -64,11 +65,29 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
         {list.map(row)}
       </div>
     );
+  // Folded to icons (a narrow window), the lists give way to two buttons: how many wait for
+  // the person and how many work, each opening the first of them.
+  const open = (e: SidebarEntry) => (e.kind === "session" ? onOpen(e.session.id) : onOpenGroup?.(e.group));
+  const folded = (list: SidebarEntry[], count: number, what: string, testid: string, Icon: typeof Inbox) =>
+    list.length > 0 && (
+      <button className="nav-item side-folded" data-testid={testid} onClick={() => open(list[0])} title={`${what}: open the first`} aria-label={what}>
+        <Icon size={16} aria-hidden />
+        <span className="count-badge">{count}</span>
+      </button>
+    );
+  const waiting = waitingCount(entries.waiting);
+  const working = entries.working.length;
   return (
-    <div className="side-sessions" aria-label="Sessions">
-      {section("Working", entries.working, "side-working")}
-      {section("Waiting for you", entries.waiting, "side-waiting", waitingCount(entries.waiting))}
-      {section("Today", entries.today, "side-today")}
-    </div>
+    <>
+      <div className="side-sessions" aria-label="Sessions">
+        {section("Working", entries.working, "side-working")}
+        {section("Waiting for you", entries.waiting, "side-waiting", waiting)}
+        {section("Today", entries.today, "side-today")}
+      </div>
+      <div className="side-compact" aria-label="Sessions">
+        {folded(entries.waiting, waiting, `${waiting} waiting for you`, "side-compact-waiting", Inbox)}
+        {folded(entries.working, working, `${working} working`, "side-compact-working", LoaderCircle)}
+      </div>
+    </>
   );
 }

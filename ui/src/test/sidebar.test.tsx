@@ -4,6 +4,7 @@ import { emit } from "@tauri-apps/api/event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it } from "vitest";
 import { App } from "../App";
+import { SidebarSessions } from "../components/SidebarSessions";
 import type { SessionStatus, SessionSummary } from "../ipc";
 import { sidebarGroups } from "../sidebar";
 import { view } from "./fixtures";
@@ -60,5 +61,28 @@ describe("the sidebar in the window", () => {
     await emit("history-changed", "s-work");
     await waitFor(() => expect(screen.getByTestId("waiting-count")).toHaveTextContent("2"));
     expect(screen.queryByTestId("side-working"), "nothing is working any more").not.toBeInTheDocument();
+  });
+});
+
+describe("the sidebar folded to icons (a narrow window)", () => {
+  it("keeps what waits for the person one click away: a count, opening the first that waits", async () => {
+    const group = { group: "g1", number: 1, of: 2, label: "Codex", chosen: false };
+    const list: SessionSummary[] = [
+      s("s-work", "busy", Date.now()),
+      { ...s("s-a1", "awaiting_review", Date.now() - 1000), attempt: group },
+      { ...s("s-a2", "awaiting_review", Date.now() - 2000), attempt: { ...group, number: 2, label: "Claude Code" } },
+      s("s-wait", "awaiting_review", Date.now() - 3000),
+    ];
+    mockIPC((cmd) => (cmd === "list_sessions" ? list : null));
+    const opened: string[] = [];
+    render(<SidebarSessions current={null} onOpen={(id) => opened.push(`session ${id}`)} onOpenGroup={(g) => opened.push(`group ${g}`)} />);
+    const waiting = await screen.findByTestId("side-compact-waiting");
+    expect(waiting.getAttribute("aria-label")).toBe("2 waiting for you");
+    expect(waiting.textContent).toBe("2");
+    await userEvent.click(waiting);
+    expect(opened, "the newest that waits is the attempts of one task: their screen opens").toEqual(["group g1"]);
+    await userEvent.click(screen.getByTestId("side-compact-working"));
+    expect(opened[1]).toBe("session s-work");
+    expect(screen.getByTestId("side-compact-working").getAttribute("title")).toBe("1 working: open the first");
   });
 });
