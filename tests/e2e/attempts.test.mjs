@@ -62,11 +62,26 @@ test("two attempts run under one entry, are ranked, compared by the evaluator on
   const attempts = await win.app.$$('[data-testid="attempt"]');
   assert.equal(await attempts[0].getAttribute("data-rank"), "1");
   assert.match(await (await attempts[0].$('[data-testid="attempt-reason"]')).getText(), /Above the next: a smaller diff/, "both verified: the smaller diff ranks first");
-  assert.match(await (await attempts[0].$('[data-testid="attempt-checks"]')).getText(), /not run|pass/);
+  assert.match(await (await attempts[0].$('[data-testid="attempt-checks"]')).getText(), /no command|pass/);
   const first = await attempts[0].getAttribute("data-session");
   await shot(win.app, "attempts-ranked");
 
-  // The evaluator, asked, prefers the second; the rule's smaller diff still decides the order.
+  // The first time it is asked, the evaluator says nothing. The comparison goes on while the
+  // person looks elsewhere, shows again when they come back, and stops when they say so.
+  await clickAway(await testid("attempts-compare"));
+  await win.app.waitUntil(async () => /Comparing…/.test(await (await testid("attempts-compare")).getText()), { timeout: 5_000, timeoutMsg: "the button should say it is comparing" });
+  await clickAway(await testid("nav-history"));
+  await waitForScreen(win.app, "history");
+  await clickAway(await win.app.$(`[data-testid="side-group"][data-group="${group}"] [data-testid="side-group-open"]`));
+  await (await testid("attempts-view")).waitForDisplayed({ timeout: 10_000 });
+  assert.match(await (await testid("attempts-compare")).getText(), /Comparing…/, "still comparing when the person comes back");
+  assert.equal(await (await win.app.$$('[data-testid="attempt-land"]'))[0].isEnabled(), false, "nothing lands while the evaluator is asked");
+  await shot(win.app, "attempts-comparing");
+  await clickAway(await testid("attempts-stop-comparing"));
+  await win.app.waitUntil(async () => /Stopped before the evaluator answered/.test(await (await testid("attempts-notice")).getText()), { timeout: 10_000, timeoutMsg: "stopping should say what was kept" });
+  assert.equal((await win.app.$$('[data-testid="attempts-stop-comparing"]')).length, 0);
+
+  // Asked again, the evaluator prefers the second; the rule's smaller diff still decides the order.
   await clickAway(await testid("attempts-compare"));
   const said = await testid("attempt-evaluator");
   await said.waitForDisplayed({ timeout: 20_000 });
@@ -75,8 +90,18 @@ test("two attempts run under one entry, are ranked, compared by the evaluator on
   assert.ok((await said.getText()).includes(`The evaluator, shown ${upper} first and ${lower} second, prefers ${lower}`), await said.getText());
   assert.match(await said.getText(), /the second greets the reader at more length/);
   assert.equal(await (await win.app.$$('[data-testid="attempt"]'))[0].getAttribute("data-session"), first, "its word never reverses the rule");
+  assert.match(await (await testid("attempt-evaluator-overruled")).getText(), /The rule decides here \(a smaller diff/, "and the attempt says so, for as long as it is shown");
   assert.match(await (await testid("attempts-notice")).getText(), /orders only attempts the rule finds equal/);
   await shot(win.app, "attempts-compared");
+
+  // The attempt's own session shows the evaluator's word in its timeline.
+  await clickAway(await (await win.app.$(`[data-testid="attempt"][data-session="${first}"]`)).$('[data-testid="attempt-open"]'));
+  const card = await testid("compared-card");
+  await card.waitForExist({ timeout: 10_000 });
+  assert.match(await card.getText(), /prefers the other/);
+  assert.match(await card.getText(), /the second greets the reader at more length/);
+  await clickAway(await testid("open-attempts"));
+  await (await testid("attempts-view")).waitForDisplayed({ timeout: 10_000 });
 
   await clickAway(await testid("tab-differences"));
   const diff = await testid("difference");
@@ -89,6 +114,7 @@ test("two attempts run under one entry, are ranked, compared by the evaluator on
   await clickAway(await testid("tab-ranking"));
   const land = await (await win.app.$(`[data-testid="attempt"][data-session="${first}"]`)).$('[data-testid="attempt-land"]');
   await clickAway(land);
+  await clickAway(await testid("attempt-land-confirm"));
   // Looked up afresh: the comparison's notice goes when the choice starts.
   const landed = async () => {
     const notice = await win.app.$('[data-testid="attempts-notice"]');

@@ -502,6 +502,12 @@ async fn three_equal_attempts_are_ordered_by_asking_about_each_new_pair_of_neigh
     assert_eq!(questions(&_server), 6, "asked again, it asks nothing: each pair has its answer");
     assert!(String::from_utf8_lossy(&again.stderr).contains("Each pair already has m's answer"), "{}", String::from_utf8_lossy(&again.stderr));
     assert_eq!(order(&ranking_of(&e, &r, &group, &url)), order(&after));
+
+    let chose = finishline(&["sessions", "attempts", &group, "--choose", "1", "--workspace", &ws, "--base-url", &url, "--model", "m"], &e.data);
+    assert_eq!(chose.status.code(), Some(0), "{}", String::from_utf8_lossy(&chose.stderr));
+    let decided = ranking_of(&e, &r, &group, &url);
+    assert_eq!(decided["chosen"], sessions["c"].as_str(), "{decided}");
+    assert!(decided["ranking"][0]["evaluator"].is_object(), "once decided, what the evaluator said stays shown: {decided}");
 }
 
 /// The evaluator's answer is about reviews waiting for the person: once one of them is decided

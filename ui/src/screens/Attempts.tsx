@@ -24,7 +24,9 @@ function Evidence({ a }: { a: RankedAttempt }) {
     <dl className="attempt-evidence" data-testid="attempt-evidence">
       <div>
         <dt>Verification</dt>
-        <dd data-testid="attempt-checks">{e.checks_run === 0 ? "not run" : `${e.checks_passed}/${e.checks_run} pass`}</dd>
+        <dd data-testid="attempt-checks" title={e.checks_run === 0 ? "No verification command was set for this workspace or named by the agent" : undefined}>
+          {e.checks_run === 0 ? "no command" : `${e.checks_passed}/${e.checks_run} pass`}
+        </dd>
       </div>
       <div>
         <dt>Audit</dt>
@@ -68,6 +70,8 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [confirmReject, setConfirmReject] = useState(false);
+  /** The attempt the person chose to land, while they confirm that the others go. */
+  const [confirmLand, setConfirmLand] = useState<RankedAttempt | null>(null);
   const [comparing, setComparing] = useState(false);
   const [stopping, setStopping] = useState(false);
   const stopped = useRef(false);
@@ -108,7 +112,9 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
         setRanking(c);
         setNotice(
           stopped.current
-            ? `Stopped. ${c.asked === 0 ? "No pair was answered" : c.asked === 1 ? "One pair was answered" : `${c.asked} pairs were answered`} before; those answers are kept, and asking again asks about the rest.`
+            ? c.asked === 0
+              ? "Stopped before the evaluator answered. Asking again asks about every pair."
+              : `Stopped. The ${c.asked === 1 ? "pair" : `${c.asked} pairs`} it answered before ${c.asked === 1 ? "is" : "are"} kept; asking again asks about the rest.`
             : c.asked === 0
             ? `Each pair already has ${c.model}'s answer, and asked again it would answer the same. Another evaluator model (Settings → Evaluator) gives its own.`
             : `The evaluator (${c.model}) compared ${c.asked === 1 ? "one pair" : `${c.asked} pairs`} of neighbours. Its word orders only attempts the rule finds equal.`,
@@ -198,7 +204,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
   // Neighbours both waiting to land, and whether the evaluator's word on them holds.
   const pairs = ranking.ranking.slice(0, -1).filter((a, i) => a.evidence.review !== null && ranking.ranking[i + 1].evidence.review !== null);
   const unanswered = pairs.filter((a) => !a.evaluator).length;
-  const compareLabel = unanswered === pairs.length ? "Ask the evaluator to compare" : unanswered > 0 ? "Ask the evaluator about the rest" : "Ask the evaluator again";
+  const compareLabel = unanswered === pairs.length ? "Ask the evaluator to compare" : "Ask the evaluator about the rest";
   const compare = () => void follow(true);
   const stopComparing = async () => {
     setStopping(true);
@@ -233,14 +239,14 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
               <Square size={14} aria-hidden /> Cancel the running attempts
             </button>
           )}
-          {!decided && running.length === 0 && landable.length >= 2 && (
+          {!decided && running.length === 0 && landable.length >= 2 && (unanswered > 0 || comparing) && (
             <button
               className="btn"
               disabled={busy || comparing}
               aria-busy={comparing}
               onClick={compare}
               data-testid="attempts-compare"
-              title="Ask the evaluator model which of each attempt and the next better does the task, and why. It never overrides the rule; where the rule finds two equal, its preference orders them."
+              title="Ask the evaluator model, for each attempt and the one ranked below it, which does the task better and why. It never overrides the rule; where the rule finds two equal, its preference orders them."
             >
               <Scale size={14} aria-hidden /> {comparing ? "Comparing…" : compareLabel}
             </button>
@@ -257,9 +263,23 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
           )}
         </div>
       </header>
+      {confirmLand && (
+        <ConfirmLand
+          attempt={confirmLand}
+          others={ranking.ranking.length - 1}
+          running={running.length}
+          onKeep={() => setConfirmLand(null)}
+          onLand={() => {
+            const a = confirmLand;
+            setConfirmLand(null);
+            void choose(a);
+          }}
+        />
+      )}
       {confirmReject && <ConfirmRejectAll count={ranking.ranking.length} onKeep={() => setConfirmReject(false)} onReject={rejectAll} />}
       <p className="muted small" data-testid="ranking-rule">
         Ranked by: {RANKING_RULE}.
+        {pairs.length > 0 && unanswered === 0 && !comparing && " The evaluator has compared each attempt with the next."}
         {(ranking.comparison_tokens ?? 0) > 0 && ` Asking the evaluator to compare them took ${ranking.comparison_tokens?.toLocaleString()} tokens so far, not counted as the attempts' own.`}
       </p>
       {notice && (
@@ -333,6 +353,12 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
                           "finds them equally good"
                         )}
                         : <q>{a.evaluator.reason}</q>
+                        {a.evaluator.prefers && a.evaluator.prefers !== e.label && a.above_next && (
+                          <span className="muted" data-testid="attempt-evaluator-overruled">
+                            {" "}
+                            The rule decides here ({a.above_next}): the evaluator's word orders only attempts the rule finds equal.
+                          </span>
+                        )}
                       </p>
                     )}
                   </div>
@@ -342,7 +368,8 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
                     <button
                       className={`btn${rank === 1 ? " primary" : ""}`}
                       disabled={busy || comparing}
-                      onClick={() => choose(a)}
+                      // The others' work goes with the choice: asked first, as Reject every attempt is.
+                      onClick={() => (landable.length > 1 || running.length > 0 ? setConfirmLand(a) : void choose(a))}
                       data-testid="attempt-land"
                       title={
                         (e.files === 0 ? "It changed no file: choosing it lands nothing and puts the others away" : "Lands it on the branch; the others are rejected") +
@@ -388,6 +415,29 @@ function ConfirmRejectAll({ count, onKeep, onReject }: { count: number; onKeep: 
         </button>
         <button className="btn danger" onClick={onReject} data-testid="attempts-reject-all-confirm">
           Reject every attempt
+        </button>
+      </div>
+    </AlertDialog>
+  );
+}
+
+function ConfirmLand({ attempt, others, running, onKeep, onLand }: { attempt: RankedAttempt; others: number; running: number; onKeep: () => void; onLand: () => void }) {
+  const land = useRef<HTMLButtonElement>(null);
+  useEffect(() => land.current?.focus(), []);
+  const nothing = attempt.evidence.files === 0;
+  return (
+    <AlertDialog title={nothing ? `Choose ${attempt.evidence.label}?` : `Land ${attempt.evidence.label}?`} testid="attempt-land-dialog" onEscape={onKeep} describedBy="land-body">
+      <p id="land-body">
+        {nothing ? "It changed no file, so nothing lands. " : "It lands on your branch as one commit. "}
+        The other {others === 1 ? "attempt is" : `${others} attempts are`} rejected{running > 0 ? ` (${running} still running cancelled first)` : ""} and
+        {others === 1 ? " its worktree removed, with whatever it wrote there" : " their worktrees removed, with whatever they wrote there"}. Each session stays in History with its diff.
+      </p>
+      <div className="actions">
+        <button className="btn" onClick={onKeep}>
+          Not yet
+        </button>
+        <button ref={land} className="btn primary" onClick={onLand} data-testid="attempt-land-confirm">
+          {nothing ? "Choose it" : "Land it"}
         </button>
       </div>
     </AlertDialog>

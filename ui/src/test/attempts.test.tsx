@@ -246,7 +246,8 @@ describe("attempts side by side", () => {
     expect(said.querySelector("img")).toBeNull();
     expect(screen.getAllByTestId("attempt-label").map((l) => l.textContent)).toEqual(["Claude Code", "Codex"]);
     expect(screen.getByText(/the evaluator prefers it/)).toBeTruthy();
-    expect(screen.getByTestId("attempts-compare").textContent).toMatch(/Ask the evaluator again/);
+    expect(screen.queryByTestId("attempts-compare"), "each pair has its answer: nothing left to ask").toBeNull();
+    expect(screen.getByTestId("ranking-rule").textContent).toContain("The evaluator has compared each attempt with the next.");
     expect(screen.getByTestId("ranking-rule").textContent).toMatch(/compare them took 2,400 tokens so far, not counted as the attempts' own/);
     expect(screen.getByTestId("attempts-notice").textContent).toContain("The evaluator (judge-m) compared one pair of neighbours");
     expect(screen.queryByTestId("attempts-stop-comparing")).toBeNull();
@@ -284,7 +285,7 @@ describe("attempts side by side", () => {
     expect(asked).toBe(1);
     answer({ ...tied(), asked: 1, model: "judge-m", ranking: [{ ...tied().ranking[0], evaluator: { first: "Codex", second: "Claude Code", prefers: null, reason: "both write the same function", disagreed: true } }, tied().ranking[1]] });
     expect((await screen.findByTestId("attempt-evaluator")).textContent).toContain("gave two answers that disagree");
-    expect(screen.getByTestId("attempts-compare").textContent).toMatch(/Ask the evaluator again/);
+    expect(screen.queryByTestId("attempts-compare")).toBeNull();
     expect(asked).toBe(1);
   });
 
@@ -306,9 +307,27 @@ describe("attempts side by side", () => {
     await userEvent.click(await screen.findByTestId("attempts-compare"));
     await userEvent.click(await screen.findByTestId("attempts-stop-comparing"));
     expect(stopped).toMatchObject({ group: "g1" });
-    expect((await screen.findByTestId("attempts-notice")).textContent).toContain("Stopped. No pair was answered before");
+    expect((await screen.findByTestId("attempts-notice")).textContent).toContain("Stopped before the evaluator answered. Asking again asks about every pair.");
     expect(screen.queryByTestId("attempts-stop-comparing")).toBeNull();
     expect(screen.getByTestId("attempts-compare").textContent).toMatch(/Ask the evaluator to compare/);
+  });
+
+  it("says where the rule decides against the evaluator's preference, whenever the screen is opened", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group")
+        return {
+          ...tied(),
+          ranking: [
+            { rank: 1, evidence: evidence("s1", "Codex", { diff_lines: 1 }), above_next: "a smaller diff (1 line against 2)", evaluator: { first: "Codex", second: "Claude Code", prefers: "Claude Code", reason: "the second says more" } },
+            tied().ranking[1],
+          ],
+        };
+      if (cmd === "list_sessions") return [];
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const overruled = await screen.findByTestId("attempt-evaluator-overruled");
+    expect(overruled.textContent).toContain("The rule decides here (a smaller diff (1 line against 2)): the evaluator's word orders only attempts the rule finds equal.");
   });
 
   it("offers no comparison when only one attempt still has work waiting, though two were reviewed", async () => {
@@ -394,6 +413,15 @@ describe("attempts side by side", () => {
     expect(within(diff).getAllByTestId("difference-version")[0]).toHaveTextContent("@@ -0,0 +1,2 @@");
     await user.click(screen.getByTestId("tab-ranking"));
     await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
+    const asked = await screen.findByTestId("attempt-land-dialog");
+    expect(asked).toHaveTextContent("Land Codex?");
+    expect(asked).toHaveTextContent("The other attempt is rejected and its worktree removed, with whatever it wrote there.");
+    expect(chosen, "nothing lands before the person confirms").toBeNull();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("attempt-land-dialog")).toBeNull();
+    expect(chosen).toBeNull();
+    await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
+    await user.click(await screen.findByTestId("attempt-land-confirm"));
     expect(await screen.findByTestId("attempts-notice")).toHaveTextContent("Codex landed. The other attempts were rejected");
     expect(chosen).toMatchObject({ group: "g1", sessionId: "s2" });
   });

@@ -357,6 +357,14 @@ pub fn rank_group(store: &Store, group: &GroupId) -> Result<GroupRanking> {
     Ok(standing(store, group)?.ranking)
 }
 
+/// The session's last review asked for, decided or not.
+fn last_review(events: &[Envelope]) -> Option<RequestId> {
+    events.iter().rev().find_map(|e| match &e.event {
+        EngineEvent::ReviewRequested { review_id, .. } => Some(review_id.clone()),
+        _ => None,
+    })
+}
+
 /// A group's ranking with the evaluator's answers it used, and the model that gave each.
 pub(super) struct Standing {
     pub ranking: GroupRanking,
@@ -372,12 +380,18 @@ pub(super) fn standing(store: &Store, group: &GroupId) -> Result<Standing> {
         evidence.push(attempt_evidence(s, &its, store.pending_requests(&s.id)?));
         events.insert(s.id.clone(), its);
     }
-    let waiting: BTreeMap<SessionId, RequestId> = evidence.iter().filter_map(|e| Some((e.session.clone(), e.review.clone()?))).collect();
-    let answers = fresh_comparisons(&events, &waiting);
-    let comparison_tokens = spent_on_comparisons(&events);
     let all_ended = evidence.iter().all(|e| e.ended);
     let chosen = attempts.iter().find(|s| s.attempt.as_ref().is_some_and(|a| a.chosen)).map(|s| s.id.clone());
     let put_away = chosen.is_none() && attempts.iter().all(|s| s.status == SessionStatus::Rejected);
+    // The reviews an answer must have judged to hold: those waiting for the person; once the
+    // group is decided, those it was decided on, so that what the evaluator said stays shown.
+    let judged: BTreeMap<SessionId, RequestId> = if chosen.is_some() || put_away {
+        events.iter().filter_map(|(s, its)| Some((s.clone(), last_review(its)?))).collect()
+    } else {
+        evidence.iter().filter_map(|e| Some((e.session.clone(), e.review.clone()?))).collect()
+    };
+    let answers = fresh_comparisons(&events, &judged);
+    let comparison_tokens = spent_on_comparisons(&events);
     let mut ranking = ranking::rank(&evidence);
     comparison::apply(&mut ranking, &answers.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>());
     let ranking = GroupRanking { group: group.clone(), task: attempts[0].task.clone(), ranking, all_ended, chosen, put_away, comparison_tokens };

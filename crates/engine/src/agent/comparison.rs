@@ -126,14 +126,27 @@ impl Engine {
         };
         *tokens += answer.usage.input_tokens + answer.usage.output_tokens;
         let opinion = answer.value.map_err(|why| {
-            let (kind, next) = match why {
-                Unusable::Unreachable(_) => (ProviderErrorKind::Network, "Check the evaluator's provider in Settings, then ask again"),
-                _ => (ProviderErrorKind::Api, "A stronger evaluator model (Settings → Evaluator) may answer; the ranking by the rule stands"),
+            let (kind, what, next) = match &why {
+                // The provider's own words say what failed (refused, cut off, not reached).
+                Unusable::Unreachable(said) => {
+                    (ProviderErrorKind::Network, said.trim().trim_end_matches('.').to_string(), "Check the evaluator's provider in Settings, then ask again")
+                }
+                _ => (
+                    ProviderErrorKind::Api,
+                    sentence(&why.describe()),
+                    "A stronger evaluator model (Settings → Evaluator) may answer; the ranking by the rule stands",
+                ),
             };
-            Error::Provider(ProviderError::new(kind, format!("The evaluator could not compare {} and {}: {}. {next}.", a.label, b.label, why.describe())))
+            Error::Provider(ProviderError::new(kind, format!("The evaluator could not compare {} with {}. {what}. {next}.", a.label, b.label)))
         })?;
         Ok(Some(comparison::record(&a.session, &b.session, opinion)))
     }
+}
+
+/// `text` with a capital first letter, to stand as a sentence of its own.
+fn sentence(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
 /// The attempt as the evaluator sees it: its evidence in a line and its last review's diff.
@@ -157,11 +170,12 @@ fn side(e: &AttemptEvidence, events: &[Envelope]) -> Side {
     Side { evidence, diff }
 }
 
-/// The comparisons recorded in the group's attempts that judged reviews still waiting for the
-/// person (`waiting`: each attempt's), with the model that answered: once a review is decided
-/// (the attempt sent back, rejected) or a new one is asked for, an answer about it is stale.
-pub(super) fn fresh_comparisons(events: &BTreeMap<SessionId, Vec<Envelope>>, waiting: &BTreeMap<SessionId, RequestId>) -> Vec<(Comparison, String)> {
-    let holds = |s: &SessionId, review: &Option<RequestId>| review.as_ref().is_some_and(|r| waiting.get(s) == Some(r));
+/// The comparisons recorded in the group's attempts that judged the reviews in `judged` (each
+/// attempt's: while the group is undecided, the one waiting for the person), with the model
+/// that answered: once a review is decided on its own (the attempt sent back, rejected) or a new
+/// one is asked for, an answer about it is stale.
+pub(super) fn fresh_comparisons(events: &BTreeMap<SessionId, Vec<Envelope>>, judged: &BTreeMap<SessionId, RequestId>) -> Vec<(Comparison, String)> {
+    let holds = |s: &SessionId, review: &Option<RequestId>| review.as_ref().is_some_and(|r| judged.get(s) == Some(r));
     events
         .values()
         .flatten()
