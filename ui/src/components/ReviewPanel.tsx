@@ -2,6 +2,7 @@ import { lazy, Suspense, useEffect, useState } from "react";
 import { AppError, ipc, TRUST_SHOWN_FROM, type AuditFinding, type EvaluatorTrust, type LandingBlock, type LandingMode } from "../ipc";
 import { END_LABEL, landedText, STUCK_LABEL, type Place, type PlanView, type Review } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
+import { useComparing } from "../comparing";
 
 // The diff (with its highlighter) loads when a review first opens, not with the first screen.
 const DiffView = lazy(() => import("./DiffView"));
@@ -30,7 +31,7 @@ interface Props {
   /** The settings' landing choice, the default of the menu. */
   defaultLanding?: LandingMode;
   /** One attempt of a group: approving it chooses it, and the others are rejected. */
-  attempt?: { number: number; of: number } | null;
+  attempt?: { group: string; number: number; of: number } | null;
 }
 
 const LANDING_LABEL: Record<LandingMode, string> = {
@@ -68,6 +69,7 @@ function TrackRecord({ model }: { model: string }) {
 }
 
 export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding, attempt }: Props) {
+  const comparing = useComparing(attempt?.group);
   const worktree = place?.worktree && !place.removed ? place.worktree : undefined;
   const [landing, setLanding] = useState<LandingMode>(defaultLanding ?? "squash");
   // The menu starts at the settings' choice.
@@ -132,6 +134,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
     if (!paletteAction || review.decided) return;
     setPaletteAction(null);
     if (paletteAction === "request_changes") setAsking(true); // the feedback box opens, focused
+    else if (paletteAction === "approve" && comparing) setError("The evaluator is comparing the attempts: wait for its answer, or stop it on the attempts' screen, then choose.");
     else void decide(paletteAction);
     // decide reads the current revert choice; the action runs once per palette pick
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -423,10 +426,16 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         )}
         <button
           className="btn primary"
-          disabled={busy}
+          disabled={busy || comparing}
           onClick={() => decide("approve")}
           data-testid="approve"
-          title={attempt ? `Chooses attempt ${attempt.number} of ${attempt.of}: the other attempts are rejected and their worktrees removed` : undefined}
+          title={
+            comparing
+              ? "The evaluator is comparing the attempts: wait for its answer, or stop it on the attempts' screen"
+              : attempt
+                ? `Chooses attempt ${attempt.number} of ${attempt.of}: the other attempts are rejected and their worktrees removed`
+                : undefined
+          }
         >
           {attempt ? "Choose this attempt" : "Approve"}
           {worktree && worktree.base_branch && landing !== "branch" ? ` and land on ${worktree.base_branch}` : ""}

@@ -6,7 +6,8 @@ import { lazy, Suspense, useCallback, useEffect, useRef, useState } from "react"
 import { ExternalLink, GitMerge, Scale, Square, Trash2 } from "lucide-react";
 import { AlertDialog } from "../components/AlertDialog";
 import { RANKING_RULE } from "../components/AttemptsPicker";
-import { AppError, ipc, type Compared, type FileDifference, type GroupRanking, type RankedAttempt, type SessionSummary } from "../ipc";
+import { compareOnce, comparisonOf } from "../comparing";
+import { AppError, ipc, type FileDifference, type GroupRanking, type RankedAttempt, type SessionSummary } from "../ipc";
 import { END_LABEL, STATUS_LABEL } from "../session/model";
 
 const DiffView = lazy(() => import("../components/DiffView"));
@@ -56,10 +57,6 @@ function Evidence({ a }: { a: RankedAttempt }) {
   );
 }
 
-/** Comparisons under way, by group: they go on when the person leaves the screen, and the screen
- * shows them again when the person comes back. */
-const asking = new Map<string, Promise<Compared>>();
-
 export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSession: (id: string) => void }) {
   const [ranking, setRanking] = useState<GroupRanking | null>(null);
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
@@ -94,18 +91,12 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
    * and shows what it came to. */
   const follow = useCallback(
     async (start: boolean) => {
-      let pending = asking.get(group);
-      if (!pending && !start) return;
+      if (!comparisonOf(group) && !start) return;
       setError(null);
       setNotice(null);
       setComparing(true);
       stopped.current = false;
-      if (!pending) {
-        pending = ipc.compareAttempts(group);
-        asking.set(group, pending);
-        const forget = () => void asking.delete(group);
-        pending.then(forget, forget);
-      }
+      const pending = compareOnce(group, () => ipc.compareAttempts(group));
       try {
         const c = await pending;
         if (!mounted.current) return;

@@ -420,6 +420,7 @@ describe("attempts side by side", () => {
     await user.keyboard("{Escape}");
     expect(screen.queryByTestId("attempt-land-dialog")).toBeNull();
     expect(chosen).toBeNull();
+    expect(document.activeElement, "the focus goes back to the button that asked").toBe(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
     await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
     await user.click(await screen.findByTestId("attempt-land-confirm"));
     expect(await screen.findByTestId("attempts-notice")).toHaveTextContent("Codex landed. The other attempts were rejected");

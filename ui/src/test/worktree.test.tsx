@@ -1,8 +1,9 @@
-import { render, screen } from "@testing-library/react";
+import { render, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
-import type { EngineEvent, Envelope } from "../ipc";
+import { compareOnce } from "../comparing";
+import type { Compared, EngineEvent, Envelope } from "../ipc";
 import { SessionView } from "../screens/Session";
 
 let seq = 0;
@@ -45,6 +46,22 @@ describe("a task in its own worktree", () => {
     const approve = await screen.findByTestId("approve");
     expect(approve).toHaveTextContent("Choose this attempt and land on main");
     expect(approve.getAttribute("title")).toMatch(/other attempts are rejected/);
+  });
+
+  it("an attempt cannot be chosen from its session while the evaluator compares its group, and can once it answered", async () => {
+    const [created, ...rest] = reviewWaiting();
+    seq = 0;
+    const events = [created, { type: "attempt_started", group: "g1", number: 2, of: 3, label: "Codex" } as EngineEvent, ...rest].map((e) => ev(e as EngineEvent));
+    script(events, () => undefined);
+    let answer: (c: Compared) => void = () => {};
+    const pending = compareOnce("g1", () => new Promise<Compared>((resolve) => (answer = resolve)));
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const approve = await screen.findByTestId("approve");
+    expect(approve).toBeDisabled();
+    expect(approve.getAttribute("title")).toMatch(/The evaluator is comparing the attempts/);
+    answer({ group: "g1", task: "fix the parser", ranking: [], all_ended: true, chosen: null, asked: 1, model: "m" });
+    await pending;
+    await waitFor(() => expect(screen.getByTestId("approve")).toBeEnabled());
   });
 
   it("the header names its branch, and approve lands it on the branch it started from as chosen", async () => {
