@@ -99,6 +99,7 @@ test("two attempts run under one entry, are ranked, compared by the evaluator on
   const card = await testid("compared-card");
   await card.waitForExist({ timeout: 10_000 });
   assert.match(await card.getText(), /prefers the other/);
+  await win.app.waitUntil(async () => (await card.getText()).includes(`comparing this attempt with ${lower}`), { timeout: 5_000, timeoutMsg: `the card should name the other attempt, ${lower}` });
   assert.match(await card.getText(), /the second greets the reader at more length/);
   await clickAway(await testid("open-attempts"));
   await (await testid("attempts-view")).waitForDisplayed({ timeout: 10_000 });

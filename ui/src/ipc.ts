@@ -117,6 +117,8 @@ export interface WorktreeUsage {
   status: SessionStatus;
   folder: string;
   branch: string | null;
+  /** Which attempt of its task it is, when one of several. */
+  attempt?: string | null;
   bytes: number;
   /** Its task is decided: clean-up removes it. */
   leftover: boolean;

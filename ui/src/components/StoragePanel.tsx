@@ -97,7 +97,8 @@ export function WorktreeStorage() {
           {rows.map((r) => (
             <li key={r.session_id} className="row" data-testid="worktree-row">
               <span className="grow clamp" title={r.folder}>
-                {r.title} <span className="muted small">{r.branch}</span>
+                {r.title}
+                {r.attempt ? ` · ${r.attempt}` : ""} <span className="muted small">{r.branch}</span>
               </span>
               <span>{mb(r.bytes)}</span>
               <span className="muted">{r.leftover ? "decided, left behind" : STATUS_LABEL[r.status]}</span>

@@ -2,7 +2,7 @@ import { isTextField } from "../keys";
 import { AgentLogin } from "../components/AgentLogin";
 import { editDiff, outputTail, summarizeTool } from "../session/cardSummary";
 import { watchFrames, report } from "../perf";
-import { memo, useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
+import { createContext, memo, useCallback, useContext, useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { ArrowDown, Bot, ChevronRight, CircleSlash, ListChecks, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
 import { AppError, ipc, type Envelope, type StepState } from "../ipc";
@@ -194,7 +194,12 @@ function Question({ item }: { item: Extract<Item, { kind: "question" }> }) {
 
 // Items keep their identity until an event changes them, so memo skips re-rendering (and
 // re-parsing the Markdown of) everything but the item that is streaming.
+/** The names of the attempts of this session's group, by session: the evaluator's comparison
+ * names the other attempt. */
+const AttemptNames = createContext<Record<string, string>>({});
+
 const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
+  const names = useContext(AttemptNames);
   switch (item.kind) {
     case "run":
       // A plan step's run is introduced by its own "Step n/m" divider.
@@ -296,7 +301,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       return (
         <div className="card evaluation compared" data-testid="compared-card" data-prefers={item.prefers}>
           <div className="card-head static">
-            <Scale size={14} aria-hidden /> Evaluator{item.model ? ` (${item.model})` : ""}, comparing this attempt with another of the task:{" "}
+            <Scale size={14} aria-hidden /> Evaluator{item.model ? ` (${item.model})` : ""}, comparing this attempt with {names[item.other] ?? "another of the task"}:{" "}
             <strong>{{ this: "prefers this one", other: "prefers the other", neither: "finds them equally good", disagreed: "gave two answers that disagree" }[item.prefers]}</strong>
           </div>
           <div className="card-body">
@@ -479,6 +484,17 @@ function lastEvaluatorModel(items: Item[]): string | undefined {
 
 export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGroup }: { sessionId: string; onOpenHistory: () => void; onOpenSettings?: () => void; onOpenGroup?: (group: string) => void }) {
   const [model, dispatch] = useReducer(reducer, undefined, emptyModel);
+  // The group's attempts by name, once the evaluator's comparison is in the timeline.
+  const [names, setNames] = useState<Record<string, string>>({});
+  const group = model.attempt?.group;
+  const compared = model.items.some((it) => it.kind === "compared");
+  useEffect(() => {
+    if (!group || !compared) return;
+    ipc.listSessions({ group, limit: 64 }).then(
+      (list) => setNames(Object.fromEntries((list ?? []).map((s) => [s.id, s.attempt?.label ?? s.title]))),
+      () => undefined, // the card says "another of the task" without them
+    );
+  }, [group, compared]);
   const [error, setError] = useState<string | null>(null);
   const [openError, setOpenError] = useState<string | null>(null);
   const [attempt, setAttempt] = useState(0);
@@ -747,11 +763,13 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       )}
       <div className="session-body">
         <div className="timeline" data-testid="timeline">
-          {shown.length > VIRTUALIZE_ABOVE ? (
-            <VirtualTimeline items={shown} scrollRef={scroller} follow={following} />
-          ) : (
-            shown.map((it) => <ShownItem key={it.key} shown={it} />)
-          )}
+          <AttemptNames.Provider value={names}>
+            {shown.length > VIRTUALIZE_ABOVE ? (
+              <VirtualTimeline items={shown} scrollRef={scroller} follow={following} />
+            ) : (
+              shown.map((it) => <ShownItem key={it.key} shown={it} />)
+            )}
+          </AttemptNames.Provider>
           {running && model.activity && <div className="typing muted">{PHASE[model.activity.phase] ?? ""}…</div>}
           <div ref={bottom} />
           {!following && running && (

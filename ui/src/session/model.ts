@@ -73,7 +73,7 @@ export type Item =
   | { kind: "landing"; key: string; text: string; tone: "ok" | "warn" }
   /** The evaluator compared this attempt with another of its group: which it prefers, and why.
    * `shownFirst`: this attempt was "the first" in its sentence. */
-  | { kind: "compared"; key: string; shownFirst: boolean; prefers: "this" | "other" | "neither" | "disagreed"; reason: string; model: string }
+  | { kind: "compared"; key: string; other: string; shownFirst: boolean; prefers: "this" | "other" | "neither" | "disagreed"; reason: string; model: string }
   | { kind: "error"; key: string; message: string };
 
 export interface Review {
@@ -411,7 +411,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "attempts_compared": {
       const shownFirst = e.first === e.session_id;
       const prefers = e.disagreed ? "disagreed" : !e.prefers ? "neither" : e.prefers === e.session_id ? "this" : "other";
-      push({ kind: "compared", key: `cmp-${e.seq}`, shownFirst, prefers, reason: e.reason, model: e.model });
+      push({ kind: "compared", key: `cmp-${e.seq}`, other: shownFirst ? e.second : e.first, shownFirst, prefers, reason: e.reason, model: e.model });
       break;
     }
     case "task_workspace":

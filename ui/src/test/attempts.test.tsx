@@ -8,6 +8,7 @@ import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, withModel
 import { attemptLabel, sidebarEntries, sidebarGroups, waitingCount } from "../sidebar";
 import { collapseGroups, History } from "../screens/History";
 import { TasksSection } from "../components/TasksSection";
+import { WorktreeStorage } from "../components/StoragePanel";
 import type { Settings, TaskSettings } from "../ipc";
 
 const evidence = (session: string, label: string, over: Partial<GroupRanking["ranking"][number]["evidence"]> = {}) => ({
@@ -425,5 +426,15 @@ describe("attempts side by side", () => {
     await user.click(await screen.findByTestId("attempt-land-confirm"));
     expect(await screen.findByTestId("attempts-notice")).toHaveTextContent("Codex landed. The other attempts were rejected");
     expect(chosen).toMatchObject({ group: "g1", sessionId: "s2" });
+  });
+});
+
+describe("the worktrees in Settings → Storage", () => {
+  it("tell the attempts of one task apart by their agent", async () => {
+    const row = (session_id: string, attempt: string | null) => ({ session_id, title: "write greet.txt", status: "awaiting_review", folder: `/data/worktrees/${session_id}`, branch: `finishline/${session_id}`, attempt, bytes: 2_000_000, leftover: false });
+    mockIPC((cmd) => (cmd === "worktree_usage" ? [row("a1", "Codex"), row("a2", "Claude Code"), row("t1", null)] : null));
+    render(<WorktreeStorage />);
+    const rows = await screen.findAllByTestId("worktree-row");
+    expect(rows.map((r) => r.textContent?.split("finishline/")[0])).toEqual(["write greet.txt · Codex ", "write greet.txt · Claude Code ", "write greet.txt "]);
   });
 });

@@ -24,6 +24,9 @@ function script(events: Envelope[], calls: Record<string, unknown>[] = []) {
       return 7;
     }
     if (cmd === "evaluator_trust") return [];
+    // The attempts of group g1, by name.
+    if (cmd === "list_sessions" && (args as { filter?: { group?: string } }).filter?.group === "g1")
+      return ["s0", "s1", "s2"].map((id, i) => ({ id, title: "write hello.txt", attempt: { group: "g1", number: i + 1, of: 3, label: ["Codex", "Claude Code", "Gemini CLI"][i], chosen: false } }));
     if (cmd === "get_settings") return null;
   });
 }
@@ -166,6 +169,7 @@ describe("what the task was started with and what the evaluator said of its atte
   it("shows the evaluator's comparison with which attempt it prefers, from this attempt's side", async () => {
     script([
       ...start(),
+      ev({ type: "attempt_started", group: "g1", number: 2, of: 3, label: "Claude Code" }),
       ...review(5),
       ev({ type: "attempts_compared", first: "s0", second: "s1", prefers: "s0", reason: "The first adds the test the task asked for.", model: "judge-m", tokens: 40 }, 9),
       ev({ type: "attempts_compared", first: "s1", second: "s2", prefers: null, reason: "Both write the same file.", model: "judge-m", tokens: 30 }, 9),
@@ -173,6 +177,8 @@ describe("what the task was started with and what the evaluator said of its atte
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     await waitFor(() => expect(screen.getAllByTestId("compared-card")).toHaveLength(2));
     const [other, tie] = screen.getAllByTestId("compared-card");
+    await waitFor(() => expect(other.textContent).toContain("comparing this attempt with Codex"));
+    expect(tie.textContent).toContain("comparing this attempt with Gemini CLI");
     expect(other.textContent).toContain("prefers the other");
     expect(other.textContent).toContain("The first adds the test the task asked for.");
     expect(other.textContent).toContain("It was shown this attempt second");
@@ -187,6 +193,7 @@ describe("what the task was started with and what the evaluator said of its atte
     const card = await screen.findByTestId("compared-card");
     expect(card.textContent).toContain("<img src=x onerror=alert(1)> is better");
     expect(card.textContent).toContain("prefers this one");
+    expect(card.textContent, "without its group's names, the other is not named").toContain("comparing this attempt with another of the task");
     expect(container.querySelector("img")).toBeNull();
   });
 });

@@ -902,6 +902,8 @@ pub struct WorktreeUsage {
     pub status: SessionStatus,
     pub folder: String,
     pub branch: Option<String>,
+    /// Which attempt of its task it is (`Codex`, `Finishline's agent (m) #2`), when one of several.
+    pub attempt: Option<String>,
     pub bytes: u64,
     /// Its task is decided: clean-up removes it.
     pub leftover: bool,
@@ -924,6 +926,7 @@ pub fn worktree_usage(store: &Store) -> Result<Vec<WorktreeUsage>> {
                 status: s.status,
                 folder,
                 branch: s.branch,
+                attempt: s.attempt.map(|a| a.label),
             })
         })
         .collect();
