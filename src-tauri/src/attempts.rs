@@ -88,20 +88,40 @@ pub async fn reject_attempts(app: AppHandle, state: State<'_, AppState>, group: 
 /// it; returns the ranking with its sentences. Once every attempt has ended.
 #[tauri::command]
 pub async fn compare_attempts(app: AppHandle, state: State<'_, AppState>, group: GroupId) -> Result<Compared, Error> {
+    // Registered first, so that Stop works from the moment the person can press it.
+    let asking = Asking::start(&state, &group)?;
     let first = attempts::group_attempts(&state.store, &group)?.into_iter().next().ok_or_else(|| Error::NotFound(format!("attempt group {group}")))?;
     // The evaluator (or model) of the settings, not the first attempt's own: an attempt's model
     // does not judge the contest it is in.
     let engine = state.engine_from(&settings(&app)?, &first.workspace, None)?;
-    let cancel = {
+    engine.compare_attempts(&group, &asking.cancel).await
+}
+
+/// A comparison under way in the shell's list, taken off it however the command ends (an error,
+/// a panic), so that the group can always be compared again.
+struct Asking<'a> {
+    state: &'a AppState,
+    group: GroupId,
+    cancel: finishline_engine::CancellationToken,
+}
+
+impl<'a> Asking<'a> {
+    fn start(state: &'a AppState, group: &GroupId) -> Result<Asking<'a>, Error> {
         let mut asking = state.comparisons.lock().map_err(|e| Error::Internal(e.to_string()))?;
-        if asking.contains_key(&group) {
+        if asking.contains_key(group) {
             return Err(Error::InvalidInput("the evaluator is already comparing these attempts: wait for its answer, or stop it".into()));
         }
-        asking.entry(group.clone()).or_default().clone()
-    };
-    let out = engine.compare_attempts(&group, &cancel).await;
-    state.comparisons.lock().map_err(|e| Error::Internal(e.to_string()))?.remove(&group);
-    out
+        let cancel = asking.entry(group.clone()).or_default().clone();
+        Ok(Asking { state, group: group.clone(), cancel })
+    }
+}
+
+impl Drop for Asking<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut asking) = self.state.comparisons.lock() {
+            asking.remove(&self.group);
+        }
+    }
 }
 
 /// Stops the evaluator's comparison of the group under way; the pairs it answered are kept.

@@ -29,13 +29,12 @@ export function compareOnce(group: string, ask: () => Promise<Compared>): Promis
   return pending;
 }
 
+const subscribe = (l: () => void) => {
+  listeners.add(l);
+  return () => void listeners.delete(l);
+};
+
 /** Whether the evaluator is comparing `group`'s attempts now; follows changes. */
 export function useComparing(group: string | undefined): boolean {
-  return useSyncExternalStore(
-    (l) => {
-      listeners.add(l);
-      return () => void listeners.delete(l);
-    },
-    () => (group ? asking.has(group) : false),
-  );
+  return useSyncExternalStore(subscribe, () => (group ? asking.has(group) : false));
 }

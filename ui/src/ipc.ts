@@ -539,6 +539,8 @@ export interface EvaluatorWord {
   reason: string;
   /** Asked both ways round, its answers disagreed, so it prefers neither. */
   disagreed?: boolean;
+  /** The evaluator model that answered: another model, asked, gives its own. */
+  model?: string;
 }
 
 export interface GroupRanking {

@@ -510,6 +510,41 @@ async fn three_equal_attempts_are_ordered_by_asking_about_each_new_pair_of_neigh
     assert!(decided["ranking"][0]["evaluator"].is_object(), "once decided, what the evaluator said stays shown: {decided}");
 }
 
+/// An attempt rejected on its own still ranks between the two others, which the evaluator is
+/// asked about as neighbours: the one put away is out of the contest, not a wall between them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_attempts_with_work_are_compared_past_one_rejected_between_them() {
+    let file = |word: &str| write_file("greet.py", &format!("def hello():\n    return 'hello'  # {word}\n"));
+    let Waiting { _server, e, r, url, group, sessions } = waiting_for(
+        json!([
+            {"when": {"kind": "evaluator", "last_message_contains": "<attempt name=\"second\">"}, "reply": {"text": "{\"better\": \"neither\", \"reason\": \"both write the same function\"}"}},
+            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+            {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [file("one")]}, "times": 1},
+            {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [file("two")]}, "times": 1},
+            {"when": {"kind": "agent", "model": "c", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [file("six")]}, "times": 1},
+            {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+        ]),
+        "builtin:a,builtin:b,builtin:c",
+    )
+    .await;
+    let rejected = finishline(&["sessions", "review", &sessions["b"], "--reject", "--base-url", &url, "--model", "m"], &e.data);
+    assert_eq!(rejected.status.code(), Some(3), "{}", String::from_utf8_lossy(&rejected.stderr));
+    let before = ranking_of(&e, &r, &group, &url);
+    assert_eq!(before["ranking"][1]["evidence"]["session"], sessions["b"].as_str(), "b, put away, still ranks between: {before}");
+    _server.clear_requests();
+
+    let ws = r.to_string_lossy().into_owned();
+    let compared = finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &ws, "--base-url", &url, "--model", "m"], &e.data);
+    assert_eq!(compared.status.code(), Some(0), "{}", String::from_utf8_lossy(&compared.stderr));
+    let asked = _server.requests().iter().filter(|q| q.last_message.contains("<attempt name=\"second\">")).count();
+    assert_eq!(asked, 2, "a and c, tied by the rule, asked both ways round");
+    let after = ranking_of(&e, &r, &group, &url);
+    let word = &after["ranking"][0]["evaluator"];
+    assert_eq!(word["first"], "Finishline's agent (a)", "{after}");
+    assert_eq!(word["second"], "Finishline's agent (c)", "the word on a is about c, past b: {after}");
+    assert!(after["ranking"][1]["evaluator"].is_null(), "{after}");
+}
+
 /// The evaluator's answer is about reviews waiting for the person: once one of them is decided
 /// (here the attempt is rejected on its own), the answer no longer orders anything.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,7 @@ import { ExternalLink, GitMerge, Scale, Square, Trash2 } from "lucide-react";
 import { AlertDialog } from "../components/AlertDialog";
 import { RANKING_RULE } from "../components/AttemptsPicker";
 import { compareOnce, comparisonOf } from "../comparing";
-import { AppError, ipc, type FileDifference, type GroupRanking, type RankedAttempt, type SessionSummary } from "../ipc";
+import { AppError, ipc, type Settings, type FileDifference, type GroupRanking, type RankedAttempt, type SessionSummary } from "../ipc";
 import { END_LABEL, STATUS_LABEL } from "../session/model";
 
 const DiffView = lazy(() => import("../components/DiffView"));
@@ -57,6 +57,12 @@ function Evidence({ a }: { a: RankedAttempt }) {
   );
 }
 
+/** The model the evaluator's questions go to, as the engine picks it from the settings: the
+ * evaluator model, else the evaluator provider's, else the agent's. */
+export function evaluatorOf(s: Settings): string {
+  return s.evaluator_model?.trim() || s.evaluator_provider?.model?.trim() || s.provider.model;
+}
+
 export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSession: (id: string) => void }) {
   const [ranking, setRanking] = useState<GroupRanking | null>(null);
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
@@ -71,6 +77,11 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
   const [confirmLand, setConfirmLand] = useState<RankedAttempt | null>(null);
   const [comparing, setComparing] = useState(false);
   const [stopping, setStopping] = useState(false);
+  // The evaluator model that asking would ask now (Settings), to tell its answers from another's.
+  const [evaluatorModel, setEvaluatorModel] = useState<string | null>(null);
+  useEffect(() => {
+    ipc.getSettings().then((v) => setEvaluatorModel(v?.settings ? evaluatorOf(v.settings) : null), () => undefined);
+  }, []);
   const stopped = useRef(false);
   const mounted = useRef(true);
   useEffect(() => {
@@ -193,9 +204,14 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
     }
   };
   // Neighbours both waiting to land, and whether the evaluator's word on them holds.
-  const pairs = ranking.ranking.slice(0, -1).filter((a, i) => a.evidence.review !== null && ranking.ranking[i + 1].evidence.review !== null);
-  const unanswered = pairs.filter((a) => !a.evaluator).length;
-  const compareLabel = unanswered === pairs.length ? "Ask the evaluator to compare" : "Ask the evaluator about the rest";
+  // The evaluator is asked about neighbours among the attempts with work waiting (one put away on
+  // its own between them is skipped); its word sits on the upper one of each pair. A pair it has
+  // answered is not asked again, unless the evaluator in Settings is another model.
+  const pairs = landable.slice(0, -1);
+  const answered = (a: RankedAttempt) => a.evaluator && (!evaluatorModel || a.evaluator.model === evaluatorModel);
+  const unanswered = pairs.filter((a) => !answered(a)).length;
+  const compareLabel =
+    pairs.every((a) => !a.evaluator) ? "Ask the evaluator to compare" : pairs.every((a) => a.evaluator) && evaluatorModel ? `Ask ${evaluatorModel} too` : "Ask the evaluator about the rest";
   const compare = () => void follow(true);
   const stopComparing = async () => {
     setStopping(true);
@@ -257,7 +273,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
       {confirmLand && (
         <ConfirmLand
           attempt={confirmLand}
-          others={ranking.ranking.length - 1}
+          others={ranking.ranking.filter((a) => a.evidence.session !== confirmLand.evidence.session && statusOf(a.evidence.session) !== "rejected").length}
           running={running.length}
           onKeep={() => setConfirmLand(null)}
           onLand={() => {

@@ -1,4 +1,4 @@
-import { fireEvent, render, screen, within } from "@testing-library/react";
+import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it } from "vitest";
@@ -329,6 +329,43 @@ describe("attempts side by side", () => {
     render(<AttemptsView group="g1" onOpenSession={() => {}} />);
     const overruled = await screen.findByTestId("attempt-evaluator-overruled");
     expect(overruled.textContent).toContain("The rule decides here (a smaller diff (1 line against 2)): the evaluator's word orders only attempts the rule finds equal.");
+  });
+
+  it("offers to ask the evaluator in Settings when the answers are another model's, and not when they are its own", async () => {
+    let model = "judge-a";
+    const word = { first: "Codex", second: "Claude Code", prefers: null, reason: "both write the same function", model: "judge-a" };
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return { ...tied(), ranking: [{ ...tied().ranking[0], evaluator: word }, tied().ranking[1]] };
+      if (cmd === "list_sessions") return [];
+      if (cmd === "get_settings") return { settings: { provider: { model: "agent-m" }, evaluator_model: model } };
+      return null;
+    });
+    const first = render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    await screen.findByTestId("attempt-evaluator");
+    await waitFor(() => expect(screen.queryByTestId("attempts-compare")).toBeNull());
+    expect(screen.getByTestId("ranking-rule").textContent).toContain("The evaluator has compared each attempt with the next.");
+    first.unmount();
+    model = "judge-b";
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    expect((await screen.findByTestId("attempts-compare")).textContent).toMatch(/Ask judge-b too/);
+  });
+
+  it("says how many pairs the evaluator answered before it was stopped", async () => {
+    let answer: (r: Compared) => void = () => {};
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return tied();
+      if (cmd === "list_sessions") return [];
+      if (cmd === "compare_attempts") return new Promise<Compared>((resolve) => (answer = resolve));
+      if (cmd === "stop_comparing") {
+        answer({ ...tied(), asked: 2, model: "judge-m" });
+        return true;
+      }
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    await userEvent.click(await screen.findByTestId("attempts-compare"));
+    await userEvent.click(await screen.findByTestId("attempts-stop-comparing"));
+    expect((await screen.findByTestId("attempts-notice")).textContent).toBe("Stopped. The 2 pairs it answered before are kept; asking again asks about the rest.");
   });
 
   it("offers no comparison when only one attempt still has work waiting, though two were reviewed", async () => {

@@ -44,26 +44,28 @@ impl Engine {
         let mut limit = None;
         loop {
             let Standing { ranking, answers } = standing(&self.store, group)?;
+            // Once it has answered something, a change meanwhile (an attempt chosen, sent back,
+            // rejected) ends it with what it answered; before, it is refused and says why.
+            let stop_here = |e: Error| if asked > 0 { Ok(Compared { ranking: ranking.clone(), asked, model: endpoint.model.clone() }) } else { Err(e) };
             if ranking.chosen.is_some() || ranking.put_away {
-                return Err(Error::AlreadyDecided("this group's attempts are already decided".into()));
+                return stop_here(Error::AlreadyDecided("this group's attempts are already decided".into()));
             }
             if !ranking.all_ended {
-                return Err(Error::InvalidInput("some attempts are still running: compare them once every one has ended".into()));
+                return stop_here(Error::InvalidInput("some attempts are still running: compare them once every one has ended".into()));
             }
-            let with_work = ranking.ranking.iter().filter(|r| r.evidence.review.is_some()).count();
-            if with_work < 2 {
-                return Err(Error::InvalidInput(format!(
-                    "only {with_work} of the {} attempts has work waiting to land: there is nothing to compare it with",
+            // Neighbours among the attempts with work waiting: one put away on its own between
+            // two of them is not in the contest.
+            let with_work: Vec<&AttemptEvidence> = ranking.ranking.iter().map(|r| &r.evidence).filter(|e| e.review.is_some()).collect();
+            if with_work.len() < 2 {
+                return stop_here(Error::InvalidInput(format!(
+                    "only {} of the {} attempts has work waiting to land: there is nothing to compare it with",
+                    with_work.len(),
                     ranking.ranking.len()
                 )));
             }
-            let limit = *limit.get_or_insert(with_work * (with_work - 1) / 2);
+            let limit = *limit.get_or_insert(with_work.len() * (with_work.len() - 1) / 2);
             let answered = |a: &SessionId, b: &SessionId| answers.iter().any(|(c, model)| c.is_about(a, b) && model == &endpoint.model);
-            let next = ranking
-                .ranking
-                .windows(2)
-                .map(|w| (&w[0].evidence, &w[1].evidence))
-                .find(|(a, b)| a.review.is_some() && b.review.is_some() && !answered(&a.session, &b.session));
+            let next = with_work.windows(2).map(|w| (w[0], w[1])).find(|(a, b)| !answered(&a.session, &b.session));
             let Some((a, b)) = next.filter(|_| asked < limit && !cancel.is_cancelled()) else {
                 return Ok(Compared { ranking, asked, model: endpoint.model.clone() });
             };
@@ -176,16 +178,29 @@ fn side(e: &AttemptEvidence, events: &[Envelope]) -> Side {
 /// one is asked for, an answer about it is stale.
 pub(super) fn fresh_comparisons(events: &BTreeMap<SessionId, Vec<Envelope>>, judged: &BTreeMap<SessionId, RequestId>) -> Vec<(Comparison, String)> {
     let holds = |s: &SessionId, review: &Option<RequestId>| review.as_ref().is_some_and(|r| judged.get(s) == Some(r));
-    events
+    let mut recorded: Vec<&Envelope> = events
         .values()
         .flatten()
         // Recorded on both attempts: read once, from the first's.
         .filter(|e| matches!(&e.event, EngineEvent::AttemptsCompared { first, .. } if first == &e.session_id))
+        .collect();
+    // Oldest first: where two answers are about one pair (another model's, asked since), the
+    // newest counts.
+    recorded.sort_by(|x, y| x.at.cmp(&y.at).then(x.seq.cmp(&y.seq)));
+    recorded
+        .into_iter()
         .filter_map(|e| match &e.event {
             EngineEvent::AttemptsCompared { first, second, prefers, reason, disagreed, model, first_review, second_review, .. }
                 if holds(first, first_review) && holds(second, second_review) =>
             {
-                let c = Comparison { first: first.clone(), second: second.clone(), prefers: prefers.clone(), reason: reason.clone(), disagreed: *disagreed };
+                let c = Comparison {
+                    first: first.clone(),
+                    second: second.clone(),
+                    prefers: prefers.clone(),
+                    reason: reason.clone(),
+                    disagreed: *disagreed,
+                    model: model.clone(),
+                };
                 Some((c, model.clone()))
             }
             _ => None,
@@ -203,4 +218,41 @@ pub(super) fn spent_on_comparisons(events: &BTreeMap<SessionId, Vec<Envelope>>) 
             _ => 0,
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(on: &str, at: &str, first: &str, second: &str, prefers: &str, model: &str) -> Envelope {
+        Envelope {
+            seq: 1,
+            session_id: SessionId(on.into()),
+            run_id: None,
+            at: at.into(),
+            event: EngineEvent::AttemptsCompared {
+                first: SessionId(first.into()),
+                second: SessionId(second.into()),
+                prefers: Some(SessionId(prefers.into())),
+                reason: format!("{model} says so"),
+                disagreed: false,
+                model: model.into(),
+                tokens: 10,
+                first_review: Some(RequestId(format!("r-{first}"))),
+                second_review: Some(RequestId(format!("r-{second}"))),
+            },
+        }
+    }
+
+    /// Two models answered about one pair, asked in opposite orders, so each answer is read from
+    /// a different attempt's events: the newer one comes last, to be the one that counts.
+    #[test]
+    fn of_two_answers_about_one_pair_the_newer_counts_whichever_attempt_holds_it() {
+        let newer = answer("a", "2026-11-27T10:00:00.000Z", "a", "b", "a", "judge-b");
+        let older = answer("b", "2026-11-27T09:00:00.000Z", "b", "a", "b", "judge-a");
+        let events = BTreeMap::from([(SessionId("a".into()), vec![newer]), (SessionId("b".into()), vec![older])]);
+        let judged = BTreeMap::from([(SessionId("a".into()), RequestId("r-a".into())), (SessionId("b".into()), RequestId("r-b".into()))]);
+        let models: Vec<String> = fresh_comparisons(&events, &judged).into_iter().map(|(_, m)| m).collect();
+        assert_eq!(models, vec!["judge-a", "judge-b"], "oldest first, so the newest is the last word");
+    }
 }

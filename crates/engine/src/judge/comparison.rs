@@ -63,6 +63,9 @@ pub struct Comparison {
     /// because it found them equal.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disagreed: bool,
+    /// The evaluator model that answered (empty until recorded).
+    #[serde(default)]
+    pub model: String,
 }
 
 /// The evaluator's word on an attempt and the next, as the person reads it: the attempts by
@@ -77,6 +80,8 @@ pub struct EvaluatorWord {
     pub reason: String,
     /// Asked both ways round, its answers disagreed, so it prefers neither.
     pub disagreed: bool,
+    /// The evaluator model that answered: another model, asked, gives its own.
+    pub model: String,
 }
 
 impl Comparison {
@@ -159,7 +164,7 @@ pub fn record(first: &SessionId, second: &SessionId, opinion: Opinion) -> Compar
         Better::Second => Some(second.clone()),
         Better::Neither => None,
     };
-    Comparison { first: first.clone(), second: second.clone(), prefers, reason: opinion.reason, disagreed: false }
+    Comparison { first: first.clone(), second: second.clone(), prefers, reason: opinion.reason, disagreed: false, model: String::new() }
 }
 
 /// What the evaluator is said to have answered when it preferred whichever attempt it was shown
@@ -218,13 +223,22 @@ pub fn apply(ranking: &mut [Ranked], comparisons: &[Comparison]) {
                     (Ordering::Equal, _) if c.is_some_and(|c| c.prefers.as_ref() == Some(&upper.session)) => Some(TIE_BROKEN.into()),
                     _ => None,
                 };
-                let label = |id: &SessionId| if id == &upper.session { upper.label.clone() } else { lower.label.clone() };
+                // The word is on the pair it was asked about: an attempt with work waiting and the
+                // next one with work, past any put away on its own between them.
+                let asked_with = if upper.review.is_some() && lower.review.is_none() {
+                    ranking[i + 1..n].iter().map(|r| &r.evidence).find(|e| e.review.is_some()).unwrap_or(lower)
+                } else {
+                    lower
+                };
+                let c = opinion(&upper.session, &asked_with.session);
+                let label = |id: &SessionId| if id == &upper.session { upper.label.clone() } else { asked_with.label.clone() };
                 let word = c.map(|c| EvaluatorWord {
                     first: label(&c.first),
                     second: label(&c.second),
                     prefers: c.prefers.as_ref().map(label),
                     reason: c.reason.clone(),
                     disagreed: c.disagreed,
+                    model: c.model.clone(),
                 });
                 (above_next, word)
             }
@@ -251,6 +265,7 @@ mod tests {
             prefers: prefers.map(|p| SessionId(p.into())),
             reason: reason.into(),
             disagreed: false,
+            model: "judge".into(),
         }
     }
 
@@ -349,6 +364,20 @@ mod tests {
             );
         }
         assert_eq!(order(&r), vec![(1, "a"), (2, "b"), (3, "c")]);
+    }
+
+    /// An attempt put away on its own (no work waiting) between two that have work: the two are
+    /// neighbours for the evaluator, and its word on them is shown on the upper one.
+    #[test]
+    fn the_word_on_two_attempts_with_work_skips_one_put_away_between_them() {
+        let waiting = |id: &str, diff| AttemptEvidence { review: Some(crate::domain::RequestId(format!("r-{id}"))), ..attempt(id, diff) };
+        let mut r = rank(&[waiting("a", 2), attempt("b", 4), waiting("c", 6)]);
+        apply(&mut r, &[says("a", "c", Some("a"), "a is smaller and still complete")]);
+        assert_eq!(order(&r), vec![(1, "a"), (2, "b"), (3, "c")]);
+        let word = r[0].evaluator.as_ref().expect("the word on a and c, shown on a");
+        assert_eq!((word.first.as_str(), word.second.as_str(), word.prefers.as_deref()), ("a", "c", Some("a")));
+        assert!(r[0].above_next.as_deref().unwrap().starts_with("a smaller diff"), "the rule's reason is still about the next: {:?}", r[0].above_next);
+        assert!(r[1].evaluator.is_none());
     }
 
     #[test]
