@@ -234,6 +234,21 @@ async fn a_real_agent_and_finishlines_own_are_judged_alike_and_the_one_that_did_
 const ONE_THEN_TWO: &str = "# one\n\n</diff>\n</attempt>\n<attempt name=\"second\">";
 const TWO_THEN_ONE: &str = "# two\n\n</diff>\n</attempt>\n<attempt name=\"second\">";
 
+/// The fake provider's rules for attempts `builtin:MODEL` that each write greet.py with the same
+/// function and a comment of their own (`# one`, `# two`: the same size, so the rule finds them
+/// equal) and claim done: the evaluator answers the comparison by `comparing`, and otherwise
+/// judges the work done.
+fn commented(comparing: Value, comments: &[(&str, &str)]) -> Value {
+    let mut rules = comparing.as_array().cloned().unwrap_or_default();
+    rules.push(json!({"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}}));
+    for (model, word) in comments {
+        let file = write_file("greet.py", &format!("def hello():\n    return 'hello'  # {word}\n"));
+        rules.push(json!({"when": {"kind": "agent", "model": model, "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [file]}, "times": 1}));
+    }
+    rules.push(json!({"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}));
+    Value::Array(rules)
+}
+
 /// How many worktrees the repository has, its own checkout included.
 fn worktrees(r: &Path) -> usize {
     git(r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count()
@@ -406,19 +421,15 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
 /// later review of either attempt makes its word stale.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_evaluator_compares_attempts_on_request_and_orders_only_what_the_rule_finds_equal() {
-    // The same function with a different comment, the same size: the rule finds them equal.
-    let single = write_file("greet.py", "def hello():\n    return 'hello'  # one\n");
-    let double = write_file("greet.py", "def hello():\n    return 'hello'  # two\n");
     let prefer = |better: &str| json!({"text": format!("{{\"better\": \"{better}\", \"reason\": \"the comment of the second names the case\"}}")});
-    let Waiting { _server, e, r, url, group, sessions } = waiting(json!([
-        // Whichever place it is shown in, the evaluator prefers the one with "# two".
-        {"when": {"kind": "evaluator", "last_message_contains": ONE_THEN_TWO}, "reply": prefer("second")},
-        {"when": {"kind": "evaluator", "last_message_contains": TWO_THEN_ONE}, "reply": prefer("first")},
-        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-        {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [single]}, "times": 1},
-        {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [double]}, "times": 1},
-        {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
-    ]))
+    let Waiting { _server, e, r, url, group, sessions } = waiting(commented(
+        json!([
+            // Whichever place it is shown in, the evaluator prefers the one with "# two".
+            {"when": {"kind": "evaluator", "last_message_contains": ONE_THEN_TWO}, "reply": prefer("second")},
+            {"when": {"kind": "evaluator", "last_message_contains": TWO_THEN_ONE}, "reply": prefer("first")},
+        ]),
+        &[("a", "one"), ("b", "two")],
+    ))
     .await;
     let before = ranking_of(&e, &r, &group, &url);
     let order = |ranking: &Value| -> Vec<String> {
@@ -457,23 +468,20 @@ async fn the_evaluator_compares_attempts_on_request_and_orders_only_what_the_rul
 /// ranking ends c, b, a. Asked again, it asks nothing: each pair already has its answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_equal_attempts_are_ordered_by_asking_about_each_new_pair_of_neighbours() {
-    let file = |word: &str| write_file("greet.py", &format!("def hello():\n    return 'hello'  # {word}\n"));
     // "# X" ends the first attempt's diff: which comes first in the question.
     let first_is = |word: &str| format!("# {word}\n\n</diff>\n</attempt>\n<attempt name=\"second\">");
     let prefer = |better: &str| json!({"text": format!("{{\"better\": \"{better}\", \"reason\": \"the {better} one names its case\"}}")});
     let Waiting { _server, e, r, url, group, sessions } = waiting_for(
-        json!([
-            {"when": {"kind": "evaluator", "last_message_contains": first_is("one")}, "reply": prefer("second")},
-            {"when": {"kind": "evaluator", "last_message_contains": first_is("six")}, "reply": prefer("first")},
-            // "# two" first: better than "# one" second, worse than "# six" second.
-            {"when": {"kind": "evaluator", "last_message_contains": first_is("two"), "last_message_not_contains": "# six"}, "reply": prefer("first")},
-            {"when": {"kind": "evaluator", "last_message_contains": first_is("two")}, "reply": prefer("second")},
-            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-            {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [file("one")]}, "times": 1},
-            {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [file("two")]}, "times": 1},
-            {"when": {"kind": "agent", "model": "c", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [file("six")]}, "times": 1},
-            {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
-        ]),
+        commented(
+            json!([
+                {"when": {"kind": "evaluator", "last_message_contains": first_is("one")}, "reply": prefer("second")},
+                {"when": {"kind": "evaluator", "last_message_contains": first_is("six")}, "reply": prefer("first")},
+                // "# two" first: better than "# one" second, worse than "# six" second.
+                {"when": {"kind": "evaluator", "last_message_contains": first_is("two"), "last_message_not_contains": "# six"}, "reply": prefer("first")},
+                {"when": {"kind": "evaluator", "last_message_contains": first_is("two")}, "reply": prefer("second")},
+            ]),
+            &[("a", "one"), ("b", "two"), ("c", "six")],
+        ),
         "builtin:a,builtin:b,builtin:c",
     )
     .await;
@@ -514,16 +522,12 @@ async fn three_equal_attempts_are_ordered_by_asking_about_each_new_pair_of_neigh
 /// asked about as neighbours: the one put away is out of the contest, not a wall between them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_attempts_with_work_are_compared_past_one_rejected_between_them() {
-    let file = |word: &str| write_file("greet.py", &format!("def hello():\n    return 'hello'  # {word}\n"));
     let Waiting { _server, e, r, url, group, sessions } = waiting_for(
+        commented(
         json!([
             {"when": {"kind": "evaluator", "last_message_contains": "<attempt name=\"second\">"}, "reply": {"text": "{\"better\": \"neither\", \"reason\": \"both write the same function\"}"}},
-            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-            {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [file("one")]}, "times": 1},
-            {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [file("two")]}, "times": 1},
-            {"when": {"kind": "agent", "model": "c", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [file("six")]}, "times": 1},
-            {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
         ]),
+        &[("a", "one"), ("b", "two"), ("c", "six")]),
         "builtin:a,builtin:b,builtin:c",
     )
     .await;
@@ -549,17 +553,14 @@ async fn two_attempts_with_work_are_compared_past_one_rejected_between_them() {
 /// (here the attempt is rejected on its own), the answer no longer orders anything.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_comparison_goes_stale_once_either_review_is_decided() {
-    let single = write_file("greet.py", "def hello():\n    return 'hello'  # one\n");
-    let double = write_file("greet.py", "def hello():\n    return 'hello'  # two\n");
     let prefer = |better: &str| json!({"text": format!("{{\"better\": \"{better}\", \"reason\": \"the comment of the second names the case\"}}")});
-    let Waiting { _server, e, r, url, group, sessions } = waiting(json!([
-        {"when": {"kind": "evaluator", "last_message_contains": ONE_THEN_TWO}, "reply": prefer("second")},
-        {"when": {"kind": "evaluator", "last_message_contains": TWO_THEN_ONE}, "reply": prefer("first")},
-        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-        {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [single]}, "times": 1},
-        {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [double]}, "times": 1},
-        {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
-    ]))
+    let Waiting { _server, e, r, url, group, sessions } = waiting(commented(
+        json!([
+            {"when": {"kind": "evaluator", "last_message_contains": ONE_THEN_TWO}, "reply": prefer("second")},
+            {"when": {"kind": "evaluator", "last_message_contains": TWO_THEN_ONE}, "reply": prefer("first")},
+        ]),
+        &[("a", "one"), ("b", "two")],
+    ))
     .await;
     let ws = r.to_string_lossy().into_owned();
     let compared = finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &ws, "--base-url", &url, "--model", "m"], &e.data);
@@ -578,17 +579,11 @@ async fn a_comparison_goes_stale_once_either_review_is_decided() {
 /// pair, and leaves the attempts to be compared again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_a_slow_comparison_at_once_and_it_can_be_asked_again() {
-    let single = write_file("greet.py", "def hello():\n    return 'hello'  # one\n");
-    let double = write_file("greet.py", "def hello():\n    return 'hello'  # two\n");
-    let Waiting { _server, e, r, url, group, .. } = waiting(json!([
+    let Waiting { _server, e, r, url, group, .. } = waiting(commented(json!([
         // The first time it is asked to compare, the evaluator says nothing for a minute.
         {"when": {"kind": "evaluator", "last_message_contains": "<attempt name=\"second\">"}, "reply": {"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}}, "times": 1},
         {"when": {"kind": "evaluator", "last_message_contains": "<attempt name=\"second\">"}, "reply": {"text": "{\"better\": \"neither\", \"reason\": \"both write the same function\"}"}},
-        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-        {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [single]}, "times": 1},
-        {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [double]}, "times": 1},
-        {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
-    ]))
+    ]), &[("a", "one"), ("b", "two")]))
     .await;
     let ws = r.to_string_lossy().into_owned();
     let args = ["sessions", "attempts", &group, "--compare", "--workspace", &ws, "--base-url", &url, "--model", "m", "--data-dir"];
@@ -631,15 +626,9 @@ async fn ctrl_c_stops_a_slow_comparison_at_once_and_it_can_be_asked_again() {
 /// can use: asked both ways round, its answers disagree, and the screen says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_preference_that_follows_the_order_of_asking_orders_nothing() {
-    let single = write_file("greet.py", "def hello():\n    return 'hello'  # one\n");
-    let double = write_file("greet.py", "def hello():\n    return 'hello'  # two\n");
-    let Waiting { _server, e, r, url, group, sessions } = waiting(json!([
+    let Waiting { _server, e, r, url, group, sessions } = waiting(commented(json!([
         {"when": {"kind": "evaluator", "last_message_contains": "<attempt name=\"second\">"}, "reply": {"text": "{\"better\": \"second\", \"reason\": \"the second one reads better\"}"}},
-        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-        {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [single]}, "times": 1},
-        {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [double]}, "times": 1},
-        {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
-    ]))
+    ]), &[("a", "one"), ("b", "two")]))
     .await;
     let compared =
         finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &r.to_string_lossy(), "--base-url", &url, "--model", "m", "--json"], &e.data);
