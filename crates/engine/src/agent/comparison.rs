@@ -13,6 +13,9 @@ use crate::domain::*;
 use crate::error::{Error, Result};
 use crate::event::{EngineEvent, Envelope};
 use crate::judge::comparison::{self, Comparison, Side};
+use crate::judge::ladder::{self, Unusable};
+use crate::judge::ranking::AttemptEvidence;
+use crate::provider::{ProviderError, ProviderErrorKind};
 
 /// What asking the evaluator came to: the ranking with its answers, how many pairs it was
 /// asked about this time (none when each already had this model's answer) and the model.
@@ -23,9 +26,6 @@ pub struct Compared {
     pub asked: usize,
     pub model: String,
 }
-use crate::judge::ladder::{self, Unusable};
-use crate::judge::ranking::AttemptEvidence;
-use crate::provider::{ProviderError, ProviderErrorKind};
 
 impl Engine {
     /// Asks the evaluator about each pair of neighbours with work to land that has no answer
