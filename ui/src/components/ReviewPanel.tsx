@@ -4,6 +4,9 @@ import { END_LABEL, landedText, STUCK_LABEL, type Place, type PlanView, type Rev
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 import { useComparing } from "../comparing";
 
+/** Why an attempt's decisions wait: deciding would change what the evaluator is comparing. */
+const WHILE_COMPARING = "The evaluator is comparing the attempts: wait for its answer, or stop it on the attempts' screen";
+
 // The diff (with its highlighter) loads when a review first opens, not with the first screen.
 const DiffView = lazy(() => import("./DiffView"));
 
@@ -133,8 +136,8 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   useEffect(() => {
     if (!paletteAction || review.decided) return;
     setPaletteAction(null);
-    if (paletteAction === "request_changes") setAsking(true); // the feedback box opens, focused
-    else if (paletteAction === "approve" && comparing) setError("The evaluator is comparing the attempts: wait for its answer, or stop it on the attempts' screen, then choose.");
+    if (paletteAction === "request_changes" && !comparing) setAsking(true); // the feedback box opens, focused
+    else if (comparing) setError(`${WHILE_COMPARING}, then decide.`);
     else void decide(paletteAction);
     // decide reads the current revert choice; the action runs once per palette pick
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -412,7 +415,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             <input type="checkbox" checked={revert} onChange={(e) => setRevert(e.target.checked)} data-testid="revert-checkbox" /> Also undo the agent's changes to my files
           </label>
         )}
-        <button className="btn danger" disabled={busy} onClick={() => decide("reject")} data-testid="reject" title={worktree ? "Removes the task's worktree and branch" : undefined}>
+        <button className="btn danger" disabled={busy || comparing} onClick={() => decide("reject")} data-testid="reject" title={comparing ? WHILE_COMPARING : worktree ? "Removes the task's worktree and branch" : undefined}>
           Reject
         </button>
         {asking ? (
@@ -420,7 +423,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             {review.comments.length > 0 ? `Send feedback and ${review.comments.length} comment${review.comments.length === 1 ? "" : "s"}` : "Send feedback"}
           </button>
         ) : (
-          <button className="btn" disabled={busy} onClick={() => setAsking(true)} data-testid="request-changes">
+          <button className="btn" disabled={busy || comparing} onClick={() => setAsking(true)} data-testid="request-changes" title={comparing ? WHILE_COMPARING : undefined}>
             {review.comments.length > 0 ? `Request changes (${review.comments.length} comment${review.comments.length === 1 ? "" : "s"})` : "Request changes"}
           </button>
         )}
@@ -431,7 +434,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           data-testid="approve"
           title={
             comparing
-              ? "The evaluator is comparing the attempts: wait for its answer, or stop it on the attempts' screen"
+              ? WHILE_COMPARING
               : attempt
                 ? `Chooses attempt ${attempt.number} of ${attempt.of}: the other attempts are rejected and their worktrees removed`
                 : undefined

@@ -299,11 +299,30 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
           {error}
         </p>
       )}
-      <div className="segmented" role="tablist" aria-label="View">
-        <button role="tab" aria-selected={tab === "ranking"} className={tab === "ranking" ? "selected" : ""} onClick={() => setTab("ranking")} data-testid="tab-ranking">
+      <div
+        className="segmented"
+        role="tablist"
+        aria-label="View"
+        onKeyDown={(ev) => {
+          // Tabs as a person expects them: the arrow keys (and Home, End) move between them.
+          const to = { ArrowLeft: "ranking", Home: "ranking", ArrowRight: "differences", End: "differences" }[ev.key] as typeof tab | undefined;
+          if (!to) return;
+          ev.preventDefault();
+          setTab(to);
+          ev.currentTarget.querySelector<HTMLButtonElement>(`[data-testid="tab-${to}"]`)?.focus();
+        }}
+      >
+        <button role="tab" aria-selected={tab === "ranking"} tabIndex={tab === "ranking" ? 0 : -1} className={tab === "ranking" ? "selected" : ""} onClick={() => setTab("ranking")} data-testid="tab-ranking">
           Ranking
         </button>
-        <button role="tab" aria-selected={tab === "differences"} className={tab === "differences" ? "selected" : ""} onClick={() => setTab("differences")} data-testid="tab-differences">
+        <button
+          role="tab"
+          aria-selected={tab === "differences"}
+          tabIndex={tab === "differences" ? 0 : -1}
+          className={tab === "differences" ? "selected" : ""}
+          onClick={() => setTab("differences")}
+          data-testid="tab-differences"
+        >
           Differences between attempts
         </button>
       </div>

@@ -368,6 +368,25 @@ describe("attempts side by side", () => {
     expect((await screen.findByTestId("attempts-notice")).textContent).toBe("Stopped. The 2 pairs it answered before are kept; asking again asks about the rest.");
   });
 
+  it("moves between Ranking and Differences with the arrow keys, as tabs do", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return tied();
+      if (cmd === "list_sessions") return [];
+      if (cmd === "attempt_differences") return [];
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const ranking = await screen.findByTestId("tab-ranking");
+    ranking.focus();
+    await userEvent.keyboard("{ArrowRight}");
+    expect(screen.getByTestId("tab-differences")).toHaveAttribute("aria-selected", "true");
+    expect(document.activeElement).toBe(screen.getByTestId("tab-differences"));
+    expect(screen.queryByTestId("attempt-list")).toBeNull();
+    await userEvent.keyboard("{Home}");
+    expect(screen.getByTestId("tab-ranking")).toHaveAttribute("aria-selected", "true");
+    expect(screen.getByTestId("tab-differences")).toHaveAttribute("tabindex", "-1");
+  });
+
   it("offers no comparison when only one attempt still has work waiting, though two were reviewed", async () => {
     mockIPC((cmd) => {
       if (cmd === "attempt_group") return { ...tied(), ranking: [tied().ranking[0], { ...tied().ranking[1], evidence: evidence("s2", "Claude Code", { review: null, reviewed: true }) }] };

@@ -59,9 +59,12 @@ describe("a task in its own worktree", () => {
     const approve = await screen.findByTestId("approve");
     expect(approve).toBeDisabled();
     expect(approve.getAttribute("title")).toMatch(/The evaluator is comparing the attempts/);
+    expect(screen.getByTestId("reject")).toBeDisabled();
+    expect(screen.getByTestId("request-changes")).toBeDisabled();
     answer({ group: "g1", task: "fix the parser", ranking: [], all_ended: true, chosen: null, asked: 1, model: "m" });
     await pending;
     await waitFor(() => expect(screen.getByTestId("approve")).toBeEnabled());
+    expect(screen.getByTestId("reject")).toBeEnabled();
   });
 
   it("the header names its branch, and approve lands it on the branch it started from as chosen", async () => {
