@@ -249,6 +249,17 @@ fn commented(comparing: Value, comments: &[(&str, &str)]) -> Value {
     Value::Array(rules)
 }
 
+/// Two attempts the rule finds equal (`a` writes `# one`, `b` writes `# two`), waiting for the
+/// person, and an evaluator that prefers the one with "# two" whichever place it is shown in.
+async fn two_preferred() -> Waiting {
+    let prefer = |better: &str| json!({"text": format!("{{\"better\": \"{better}\", \"reason\": \"the comment of the second names the case\"}}")});
+    let comparing = json!([
+        {"when": {"kind": "evaluator", "last_message_contains": ONE_THEN_TWO}, "reply": prefer("second")},
+        {"when": {"kind": "evaluator", "last_message_contains": TWO_THEN_ONE}, "reply": prefer("first")},
+    ]);
+    waiting(commented(comparing, &[("a", "one"), ("b", "two")])).await
+}
+
 /// How many worktrees the repository has, its own checkout included.
 fn worktrees(r: &Path) -> usize {
     git(r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count()
@@ -421,16 +432,7 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
 /// later review of either attempt makes its word stale.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_evaluator_compares_attempts_on_request_and_orders_only_what_the_rule_finds_equal() {
-    let prefer = |better: &str| json!({"text": format!("{{\"better\": \"{better}\", \"reason\": \"the comment of the second names the case\"}}")});
-    let Waiting { _server, e, r, url, group, sessions } = waiting(commented(
-        json!([
-            // Whichever place it is shown in, the evaluator prefers the one with "# two".
-            {"when": {"kind": "evaluator", "last_message_contains": ONE_THEN_TWO}, "reply": prefer("second")},
-            {"when": {"kind": "evaluator", "last_message_contains": TWO_THEN_ONE}, "reply": prefer("first")},
-        ]),
-        &[("a", "one"), ("b", "two")],
-    ))
-    .await;
+    let Waiting { _server, e, r, url, group, sessions } = two_preferred().await;
     let before = ranking_of(&e, &r, &group, &url);
     let order = |ranking: &Value| -> Vec<String> {
         ranking["ranking"].as_array().unwrap().iter().map(|a| a["evidence"]["session"].as_str().unwrap().to_string()).collect()
@@ -553,15 +555,7 @@ async fn two_attempts_with_work_are_compared_past_one_rejected_between_them() {
 /// (here the attempt is rejected on its own), the answer no longer orders anything.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_comparison_goes_stale_once_either_review_is_decided() {
-    let prefer = |better: &str| json!({"text": format!("{{\"better\": \"{better}\", \"reason\": \"the comment of the second names the case\"}}")});
-    let Waiting { _server, e, r, url, group, sessions } = waiting(commented(
-        json!([
-            {"when": {"kind": "evaluator", "last_message_contains": ONE_THEN_TWO}, "reply": prefer("second")},
-            {"when": {"kind": "evaluator", "last_message_contains": TWO_THEN_ONE}, "reply": prefer("first")},
-        ]),
-        &[("a", "one"), ("b", "two")],
-    ))
-    .await;
+    let Waiting { _server, e, r, url, group, sessions } = two_preferred().await;
     let ws = r.to_string_lossy().into_owned();
     let compared = finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &ws, "--base-url", &url, "--model", "m"], &e.data);
     assert_eq!(compared.status.code(), Some(0), "{}", String::from_utf8_lossy(&compared.stderr));
