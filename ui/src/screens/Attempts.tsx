@@ -18,6 +18,13 @@ function seconds(ms: number) {
 }
 
 /** The evidence of one attempt, as the ranking reads it. */
+/** "1st", "2nd": a rank that cannot be read as the "#2" of an attempt's label beside it. */
+export function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : (["th", "st", "nd", "rd"][n % 10] ?? "th");
+  return `${n}${suffix}`;
+}
+
 function Evidence({ a }: { a: RankedAttempt }) {
   const e = a.evidence;
   const cost = e.cost_usd !== null ? `$${e.cost_usd.toFixed(4)}` : `${e.tokens.toLocaleString()} tokens`;
@@ -340,8 +347,8 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
             return (
               <li key={e.session} className={`panel attempt${chosen ? " chosen" : ""}`} data-testid="attempt" data-session={e.session} data-rank={rank}>
                 <div className="attempt-head">
-                  <span className="rank" aria-label={rank ? `Rank ${rank}` : e.ended ? "Ranked once every attempt has ended" : "Still running"}>
-                    {rank || (e.ended ? "–" : "…")}
+                  <span className="rank" data-testid="attempt-rank" aria-label={rank ? `Ranked ${ordinal(rank)}` : e.ended ? "Ranked once every attempt has ended" : "Still running"}>
+                    {rank ? ordinal(rank) : e.ended ? "–" : "…"}
                   </span>
                   <strong data-testid="attempt-label">{e.label}</strong>
                   <span className={`badge badge-${status ?? "idle"}`}>{statusLabel}</span>

@@ -457,6 +457,9 @@ describe("attempts side by side", () => {
     render(<AttemptsView group="g1" onOpenSession={() => {}} />);
     const items = await screen.findAllByTestId("attempt");
     expect(within(items[0]).getByTestId("attempt-label")).toHaveTextContent("Codex");
+    expect(within(items[0]).getByTestId("attempt-rank"), "a rank reads as a place, not as an attempt's number").toHaveTextContent("1st");
+    expect(within(items[1]).getByTestId("attempt-rank")).toHaveTextContent("2nd");
+    expect(within(items[1]).getByTestId("attempt-rank")).toHaveAccessibleName("Ranked 2nd");
     expect(within(items[0]).getByTestId("attempt-reason")).toHaveTextContent("Above the next: verified done");
     expect(within(items[1]).getByTestId("attempt-evidence")).toHaveTextContent("1 finding");
     expect(within(items[1]).getByTestId("attempt-checks")).toHaveTextContent("0/1 pass");
