@@ -22,26 +22,10 @@ const VERDICT_DONE: &str =
     "{\"done\": true, \"summary\": \"greet.py says hello\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
 const VERDICT_NOTHING_WRITTEN: &str = "{\"done\": false, \"summary\": \"greet.py was never written\", \"remaining\": [\"write greet.py\"], \"continuation_prompt\": \"Write greet.py.\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 /// A repository on `main` whose check needs `greet.hello()` to say hello, and the person's own
 /// uncommitted edit in it.
 fn repo(dir: &Path) -> PathBuf {
-    let r = dir.join("repo");
-    std::fs::create_dir_all(&r).unwrap();
-    git(&r, &["init", "-q", "-b", "main"]);
-    git(&r, &["config", "user.name", "Person"]);
-    git(&r, &["config", "user.email", "person@example.com"]);
-    std::fs::write(r.join("README.md"), "hello\n").unwrap();
-    std::fs::write(r.join("check.py"), "import greet\nassert greet.hello() == 'hello', greet.hello()\nprint('ok')\n").unwrap();
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "-q", "-m", "init"]);
-    std::fs::write(r.join("README.md"), "hello\nmy own edit, not committed\n").unwrap();
-    r
+    person_repo(dir, &[("check.py", "import greet\nassert greet.hello() == 'hello', greet.hello()\nprint('ok')\n")])
 }
 
 fn claim() -> Value {

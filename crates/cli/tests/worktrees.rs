@@ -50,25 +50,9 @@ fn scenario(rules: Vec<Vec<Value>>) -> fake_llm::Scenario {
     serde_json::from_value(json!({ "rules": all })).unwrap()
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 /// A repository on `main` with one commit, and the person's own uncommitted edit in it.
 fn repo(dir: &Path) -> PathBuf {
-    let r = dir.join("repo");
-    std::fs::create_dir_all(&r).unwrap();
-    git(&r, &["init", "-q", "-b", "main"]);
-    git(&r, &["config", "user.name", "Person"]);
-    git(&r, &["config", "user.email", "person@example.com"]);
-    std::fs::write(r.join("README.md"), "hello\n").unwrap();
-    std::fs::write(r.join(".gitignore"), ".env\n").unwrap();
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "-q", "-m", "init"]);
-    std::fs::write(r.join("README.md"), "hello\nmy own edit, not committed\n").unwrap();
-    r
+    person_repo(dir, &[(".gitignore", ".env\n")])
 }
 
 struct Cli {

@@ -45,3 +45,28 @@ pub fn env() -> Env {
     std::fs::create_dir_all(&ws).unwrap();
     Env { _dir: dir, data, ws }
 }
+
+/// Runs git in `dir`, failing the test with git's own words when it fails; its output trimmed.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A repository on `main` whose one commit holds a README and `files`, with the person's own
+/// uncommitted edit to the README: what every run must leave as it found it.
+pub fn person_repo(dir: &Path, files: &[(&str, &str)]) -> PathBuf {
+    let r = dir.join("repo");
+    std::fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "-q", "-b", "main"]);
+    git(&r, &["config", "user.name", "Person"]);
+    git(&r, &["config", "user.email", "person@example.com"]);
+    std::fs::write(r.join("README.md"), "hello\n").unwrap();
+    for (path, content) in files {
+        std::fs::write(r.join(path), content).unwrap();
+    }
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "-q", "-m", "init"]);
+    std::fs::write(r.join("README.md"), "hello\nmy own edit, not committed\n").unwrap();
+    r
+}
