@@ -600,6 +600,41 @@ async fn ctrl_c_stops_a_slow_comparison_at_once_and_it_can_be_asked_again() {
     assert!(String::from_utf8_lossy(&again.stdout).contains("both write the same function"), "{}", String::from_utf8_lossy(&again.stdout));
 }
 
+/// A comparison stopped while the evaluator is asked again (its first answer gave no reason)
+/// still counts the tokens of the answer it was paid for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comparison_stopped_while_asked_again_counts_the_tokens_of_the_answer_before() {
+    let Waiting { _server, e, r, url, group, .. } = waiting(commented(json!([
+        {"when": {"kind": "evaluator", "any_message_contains": "could not be used"}, "reply": {"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}}},
+        {"when": {"kind": "evaluator", "last_message_contains": "<attempt name=\"second\">"}, "reply": {"text": "{\"better\": \"first\", \"reason\": \"first\"}"}},
+    ]), &[("a", "one"), ("b", "two")]))
+    .await;
+    let ws = r.to_string_lossy().into_owned();
+    let args = ["sessions", "attempts", &group, "--compare", "--workspace", &ws, "--base-url", &url, "--model", "m", "--data-dir"];
+    let child = Command::new(bin())
+        .args(args)
+        .arg(&e.data)
+        .env_remove("OPENAI_API_KEY")
+        .env("XDG_DATA_HOME", e.data.join("xdg"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let asked_again = |server: &FakeServer| server.requests().iter().any(|q| q.last_message.contains("could not be used"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !asked_again(&_server) {
+        assert!(std::time::Instant::now() < deadline, "the evaluator was never asked again");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    assert_eq!(out.status.code(), Some(5), "stopped is cancelled: {}", String::from_utf8_lossy(&out.stderr));
+    let after = ranking_of(&e, &r, &group, &url);
+    assert!(after["ranking"].as_array().unwrap().iter().all(|a| a["evaluator"].is_null()), "no answer is recorded: {after}");
+    assert!(after["comparison_tokens"].as_u64().is_some_and(|t| t > 0), "the first answer's tokens are counted: {after}");
+}
+
 /// An evaluator that prefers whichever attempt it is shown first has no preference the ranking
 /// can use: asked both ways round, its answers disagree, and the screen says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -123,10 +123,13 @@ impl Engine {
         tokens: &mut u64,
     ) -> Result<Option<Comparison>> {
         let build = |mode| comparison::build_request(&endpoint.model, task, first, second, mode);
-        let Some(answer) = ladder::ask(endpoint.provider.clone(), build, comparison::parse_opinion, self.config.retry, cancel).await else {
-            return Ok(None);
+        let answer = ladder::ask(endpoint.provider.clone(), build, comparison::parse_opinion, self.config.retry, cancel).await;
+        let usage = match &answer {
+            Ok(a) => a.usage,
+            Err(stopped) => stopped.usage,
         };
-        *tokens += answer.usage.input_tokens + answer.usage.output_tokens;
+        *tokens += usage.input_tokens + usage.output_tokens;
+        let Ok(answer) = answer else { return Ok(None) };
         let opinion = answer.value.map_err(|why| {
             let (kind, what, next) = match &why {
                 // The provider's own words say what failed (refused, cut off, not reached).

@@ -382,7 +382,8 @@ pub async fn evaluate(
     cancel: &CancellationToken,
 ) -> Option<EvaluatorResult> {
     let question = input.question.unwrap_or(EvaluationQuestion::Done);
-    let answer = crate::judge::ladder::ask(provider, |mode| build_request(model, input, mode), |text| parse_verdict(text, question), policy, cancel).await?;
+    let answer =
+        crate::judge::ladder::ask(provider, |mode| build_request(model, input, mode), |text| parse_verdict(text, question), policy, cancel).await.ok()?;
     let (outcome, parse_ok) = match answer.value {
         Ok(outcome) => (outcome, true),
         Err(Unusable::Unreachable(msg)) => (unavailable(format!("The evaluator could not be reached: {msg}")), false),

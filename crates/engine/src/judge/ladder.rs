@@ -48,15 +48,23 @@ impl Unusable {
     }
 }
 
+/// A structured call cancelled: its request dropped at once. `usage` is what the calls that
+/// finished before it took (an answer that needed a repair was still paid for); the dropped
+/// call's own tokens are never reported by the provider.
+#[derive(Debug)]
+pub struct Cancelled {
+    pub usage: Usage,
+}
+
 /// Asks with `build(mode)` and reads the answer with `parse`, which returns what was wrong for
-/// the repair message. `None` when cancelled: the request is dropped at once.
+/// the repair message.
 pub async fn ask<T>(
     provider: Arc<dyn Provider>,
     build: impl Fn(StructuredMode) -> CompletionRequest,
     parse: impl Fn(&str) -> Result<T, String>,
     policy: RetryPolicy,
     cancel: &CancellationToken,
-) -> Option<Answer<T>> {
+) -> Result<Answer<T>, Cancelled> {
     let mut request = build(StructuredMode::Native);
     let mut usage = Usage::default();
     let mut calls = 0;
@@ -78,7 +86,7 @@ pub async fn ask<T>(
         loop {
             let item = tokio::select! {
                 item = stream.next() => item,
-                _ = cancel.cancelled() => return None,
+                _ = cancel.cancelled() => return Err(Cancelled { usage }),
             };
             match item {
                 None => break,
@@ -104,7 +112,7 @@ pub async fn ask<T>(
                 }
             }
         }
-        let done = |value| Some(Answer { value, usage, calls });
+        let done = |value| Ok(Answer { value, usage, calls });
         if let Some(e) = failed {
             // Many OpenAI-compatible servers answer 400 to `json_schema`: ask by instruction
             // instead (the parsing ladder still applies) before giving up.
