@@ -275,3 +275,35 @@ async fn links_that_stay_inside_still_work_for_reads_writes_and_new_files() {
     assert!(w.ws.join("sub/c.txt").exists());
     secret_intact(&w);
 }
+
+/// Git runs what its own folder says (`core.fsmonitor`, hooks) the next time Finishline asks it
+/// anything, so a file tool that could write there would run the agent's commands without the
+/// command permission. Files beside it (`.gitignore`, `.github/`) are the project's, and stay
+/// writable.
+#[tokio::test]
+async fn the_file_tools_never_write_into_gits_own_folder() {
+    let w = world();
+    let git = |args: &[&str]| assert!(std::process::Command::new("git").arg("-C").arg(&w.ws).args(args).output().unwrap().status.success());
+    git(&["init", "-q"]);
+    std::fs::create_dir_all(w.ws.join("vendor/lib/.git")).unwrap();
+    // Links a repository may hold, to its own folder and into it.
+    std::os::unix::fs::symlink(".git", w.ws.join("gitlink")).unwrap();
+    std::os::unix::fs::symlink(".git/config", w.ws.join("cfg")).unwrap();
+    let config = std::fs::read(w.ws.join(".git/config")).unwrap();
+    let planted = "[core]\n\tfsmonitor = \"touch ran\"\n";
+    for path in [".git/config", ".git/hooks/pre-commit", "./.git/config", "sub/../.git/config", ".GIT/config", "vendor/lib/.git/config", ".git", "gitlink/config", "gitlink/hooks/pre-commit", "cfg"] {
+        let (out, err) = call(&w, "write_file", json!({"path": path, "content": planted})).await;
+        assert!(err && out.contains("git's own folder"), "write_file `{path}` must be refused, saying why: {out}");
+    }
+    let (out, err) = call(&w, "edit_file", json!({"path": ".git/config", "old_text": "[core]", "new_text": planted})).await;
+    assert!(err && out.contains("git's own folder"), "edit_file into .git must be refused: {out}");
+    assert_eq!(std::fs::read(w.ws.join(".git/config")).unwrap(), config, "git's config is as it was");
+    assert!(!w.ws.join(".git/hooks/pre-commit").exists(), "no hook was planted");
+    assert!(!w.ws.join("vendor/lib/.git/config").exists(), "nor in a nested repository's folder");
+    git(&["status", "--short"]);
+    assert!(!w.ws.join("ran").exists(), "git ran nothing of the agent's");
+    for path in [".gitignore", ".github/workflows/ci.yml", "docs/.gitkeep"] {
+        let (out, err) = call(&w, "write_file", json!({"path": path, "content": "x\n"})).await;
+        assert!(!err, "the project's own `{path}` is writable: {out}");
+    }
+}

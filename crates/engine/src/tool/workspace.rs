@@ -38,6 +38,10 @@ pub enum PathError {
     HardLink(String),
     #[error("the path is empty")]
     Empty,
+    /// Git runs what its folder says (`core.fsmonitor`, hooks) on its next call, Finishline's
+    /// own included: a write there would be a command run without the command permission.
+    #[error("`{0}` is in git's own folder (.git), which only git may change")]
+    GitFolder(String),
 }
 
 impl Workspace {
@@ -141,10 +145,14 @@ impl Workspace {
     }
 
     /// Opens (creating parents and the file as needed) a file for writing, truncated, confined.
-    /// Returns whether the file was created.
+    /// Never in a `.git` folder (or over a worktree's `.git` file), at any depth: a nested
+    /// repository's is as live as the workspace's. Returns whether the file was created.
     pub fn open_write(&self, raw: &str) -> Result<(PathBuf, File, bool), ConfinedError> {
         let path = self.resolve(raw)?;
         let mut rel = self.rel(&path);
+        if self.in_git_folder(&rel) {
+            return Err(PathError::GitFolder(raw.to_string()).into());
+        }
         let (Some(parent), Some(name)) = (rel.parent().map(Path::to_path_buf), rel.file_name().map(|n| n.to_os_string())) else {
             return Err(PathError::Empty.into());
         };
@@ -169,6 +177,24 @@ impl Workspace {
         self.verify_opened(&file, raw)?;
         file.set_len(0)?;
         Ok((path, file, created))
+    }
+
+    /// Whether `rel` names a `.git`, or leads into one through a link inside the workspace (what
+    /// exists of it, resolved: a repository may hold a link to its own `.git`).
+    fn in_git_folder(&self, rel: &Path) -> bool {
+        let named = |p: &Path| p.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git"));
+        if named(rel) {
+            return true;
+        }
+        let mut probe = self.root.join(rel);
+        loop {
+            if let Ok(real) = probe.canonicalize() {
+                return real.strip_prefix(&self.root).is_ok_and(named);
+            }
+            if !probe.pop() {
+                return false;
+            }
+        }
     }
 
     fn rel(&self, path: &Path) -> PathBuf {
