@@ -136,9 +136,10 @@ export function App() {
       { id: "settings", label: "Go to Settings", hint: "Alt+3", run: go("settings") },
       { id: "shortcuts", label: "Keyboard shortcuts", hint: "?", run: () => setOverlay("shortcuts") },
     ];
-    // Offered only while a review waits on screen.
+    // Offered only while a review waits on screen, and after the others: Ctrl+K then Enter, out
+    // of habit, must not decide a review nobody read. A decision is picked by name.
     if (screen === "session" && document.querySelector('[data-testid="review-panel"] [data-testid="approve"]')) {
-      list.unshift(
+      list.push(
         { id: "approve", label: "Approve the result", run: () => requestReview("approve") },
         { id: "request_changes", label: "Request changes", run: () => requestReview("request_changes") },
         { id: "reject", label: "Reject the result", run: () => requestReview("reject") },

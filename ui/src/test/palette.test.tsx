@@ -77,6 +77,9 @@ describe("the command palette", () => {
     await user.click(await screen.findByRole("button", { name: /fix the login page/ }));
     await screen.findByTestId("approve");
     await user.keyboard("{Control>}k{/Control}");
+    const first = (await screen.findAllByTestId("palette-item"))[0];
+    expect(first, "Ctrl+K then Enter, out of habit, decides nothing: a decision is picked by name").not.toHaveTextContent(/Approve|Reject|Request changes/);
+    expect(screen.getAllByTestId("palette-item").map((i) => i.textContent)).toEqual(expect.arrayContaining([expect.stringContaining("Approve the result")]));
     await user.keyboard("approve{Enter}");
     await waitFor(() => expect(calls.find((c) => c.cmd === "submit_review")?.args).toMatchObject({ input: { review_id: "r1", decision: "approve" } }));
   });
