@@ -71,6 +71,15 @@ function TrackRecord({ model }: { model: string }) {
   );
 }
 
+/** Brings what a decision just opened (a question, a notice, the feedback box) to the middle of
+ * the window: the review panel is long, and what appears at its foot would otherwise sit below
+ * the window or behind the sticky buttons, so the buttons look dead. A question takes the focus. */
+function reveal(el: HTMLElement | null) {
+  if (!el) return;
+  el.scrollIntoView?.({ block: "center" });
+  if (el.tabIndex >= 0 || el.getAttribute("tabindex") !== null) el.focus({ preventScroll: true });
+}
+
 export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding, attempt }: Props) {
   const comparing = useComparing(attempt?.group);
   const worktree = place?.worktree && !place.removed ? place.worktree : undefined;
@@ -303,7 +312,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         </p>
       )}
       {conflicts && (
-        <div className="callout panel" role="alertdialog" data-testid="revert-conflicts">
+        <div className="callout panel" role="alertdialog" aria-label="Files changed after the agent" tabIndex={-1} ref={reveal} data-testid="revert-conflicts">
           <p>These files changed after the agent (your edits, or another task's). Reverting is safe for everything else; tick a file only to put back the agent's starting point over those changes:</p>
           <ul className="overwrite-list">
             {conflicts.map((c) => (
@@ -325,7 +334,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         </div>
       )}
       {review.blocked && (
-        <div className="callout panel" role="alert" data-testid="landing-blocked" data-reason={review.blocked.reason}>
+        <div className="callout panel" role="alert" ref={reveal} data-testid="landing-blocked" data-reason={review.blocked.reason}>
           <p>
             <strong>{BLOCK_TITLE[review.blocked.reason] ?? "Not landed"}.</strong> {review.blocked.detail}. Nothing was overwritten.
           </p>
@@ -370,6 +379,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         <label className="field">
           <span>{review.comments.length > 0 ? "Anything else? (optional: your comments on the diff go with it)" : "What should change?"}</span>
           <textarea
+            ref={reveal}
             data-testid="feedback-input"
             value={feedback}
             onChange={(e) => setFeedback(e.target.value)}

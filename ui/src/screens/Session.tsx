@@ -772,7 +772,9 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
           </AttemptNames.Provider>
           {running && model.activity && <div className="typing muted">{PHASE[model.activity.phase] ?? ""}…</div>}
           <div ref={bottom} />
-          {!following && running && (
+          {/* Not while the agent waits for the person: what is latest is then the question at
+              the window's foot, and the button would lie over its buttons. */}
+          {!following && running && !ask && (
             <button className="btn jump-latest" onClick={jumpToLatest} data-testid="jump-latest">
               <ArrowDown size={14} aria-hidden /> Jump to latest
             </button>

@@ -137,10 +137,19 @@ describe("Session view", () => {
       ev({ type: "status_changed", status: "awaiting_review" }),
     ];
     script(events, calls);
+    const shown: Element[] = [];
+    const original = Element.prototype.scrollIntoView;
+    Element.prototype.scrollIntoView = function (this: Element) {
+      shown.push(this);
+    };
+    onTestFinished(() => {
+      Element.prototype.scrollIntoView = original;
+    });
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const user = userEvent.setup();
     await user.click(await screen.findByTestId("request-changes"));
     const box = await screen.findByTestId("feedback-input");
+    expect(shown, "the box is brought to the middle of the window, not left behind the buttons").toContain(box);
     await user.keyboard("use tabs{Shift>}{Enter}{/Shift}not spaces");
     expect(box).toHaveValue("use tabs\nnot spaces");
     expect(calls.some((c) => c.cmd === "submit_review")).toBe(false);
@@ -206,6 +215,14 @@ describe("Session view", () => {
     into.mockClear();
     push(ev({ type: "text_delta", message_id: "m2", text: " and more" }));
     await waitFor(() => expect(into, "at the bottom, the view follows the stream").toHaveBeenCalled());
+    main.scrollTop = 300;
+    main.dispatchEvent(new Event("scroll"));
+    push(ev({ type: "text_delta", message_id: "m2", text: " and more again" }));
+    await screen.findByTestId("jump-latest");
+    push(ev({ type: "permission_requested", request_id: "p1", tool: "run_command", input: { command: "ls" }, reason: "the shell" }));
+    push(ev({ type: "status_changed", status: "awaiting_approval" }));
+    await screen.findByTestId("permission-prompt");
+    await waitFor(() => expect(screen.queryByTestId("jump-latest"), "a question waits at the foot of the window: nothing is laid over its buttons").toBeNull());
   });
 
   it("says whether it waits for the model or the answer is streaming in", async () => {
