@@ -273,12 +273,19 @@ fn row_14_require_complete_task_asks_for_the_claim() {
 }
 
 #[test]
-fn row_15_verification_runs_when_files_changed_or_a_command_was_given() {
+fn row_15_verification_runs_when_files_changed_a_command_was_given_or_success_is_claimed() {
     let mut e = stop();
     e.verify_commands = vec!["cargo test".into()];
     assert_eq!(decide(&e, &cfg()), Action::Verify { commands: vec!["cargo test".into()] });
     e.files_changed = false;
-    assert_eq!(decide(&e, &cfg()), Action::Evaluate { question: EvaluationQuestion::Done }, "nothing changed: nothing to verify");
+    e.claim = None;
+    assert_eq!(decide(&e, &cfg()), Action::Evaluate { question: EvaluationQuestion::Done }, "nothing changed and nothing claimed: nothing to verify");
+    e.claim = claim(Claim::Success);
+    assert_eq!(
+        decide(&e, &cfg()),
+        Action::Verify { commands: vec!["cargo test".into()] },
+        "“make the tests pass”, claimed done with no file changed, is verified before it can be called done"
+    );
     e.claim = Some(ClaimEvidence { verify_command: Some("make check".into()), ..ClaimEvidence::new(Claim::Success) });
     assert_eq!(decide(&e, &cfg()), Action::Verify { commands: vec!["cargo test".into(), "make check".into()] }, "a command given with the claim runs too");
 }

@@ -26,7 +26,7 @@
 //! | 12 | claim `partial`                                                       | review, `claimed_partial` |
 //! | 13 | open todos, budget left                                               | continue, `todo_gate` |
 //! | 14 | "require complete_task" is on, no claim, budget left                   | continue, `missing_completion` |
-//! | 15 | verify commands exist, files changed or a command was given, not yet run this cycle | verify |
+//! | 15 | verify commands exist, files changed, a command was given or success is claimed, not yet run this cycle | verify |
 //! | 16 | verification failed exactly as in the previous cycle                   | review, `stuck` |
 //! | 17 | verification failed, budget left                                      | continue, `verification` |
 //! | 18 | not yet evaluated this cycle                                          | evaluate: is it done? |
@@ -357,7 +357,10 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
             commands.push(c.clone());
         }
     }
-    let should_verify = !commands.is_empty() && (e.files_changed || claimed_command.is_some());
+    // A claim of success is checked even when no file changed ("make the tests pass", said of
+    // a suite that still fails): only a run that neither changed nor claimed anything, a look
+    // around, has nothing to verify.
+    let should_verify = !commands.is_empty() && (e.files_changed || claimed_command.is_some() || claim == Claim::Success);
     match &e.verification {
         None if should_verify => return Action::Verify { commands },
         Some(VerificationOutcome { failure: Some(f) }) => {
