@@ -14,6 +14,7 @@ use finishline_engine::event::EngineEvent;
 use finishline_engine::store::Store;
 use serde_json::json;
 
+use crate::output::outln;
 use crate::run::{ask_permission, fail, open, open_for, prompt_line, report_review, task_options, Need, Opened};
 use crate::{exit, ReviewMode, RunOptions};
 
@@ -38,20 +39,22 @@ pub async fn run(task: String, spec: String, opts: RunOptions) -> u8 {
     {
         let (engine, group) = (engine.clone(), group.clone());
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                let _ = engine.cancel_group(&group);
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = crate::output::closed() => {}
             }
+            let _ = engine.cancel_group(&group);
         });
     }
     let labels: HashMap<SessionId, String> =
         engine.attempts(&group).unwrap_or_default().into_iter().map(|s| (s.id.clone(), s.attempt.map(|a| a.label).unwrap_or(s.model))).collect();
     if json {
-        println!("{}", json!({"type": "attempts_started", "group": group, "sessions": sessions}));
+        outln!("{}", json!({"type": "attempts_started", "group": group, "sessions": sessions}));
     } else {
-        println!("{} attempts of “{task}” side by side ({group}):", sessions.len());
+        outln!("{} attempts of “{task}” side by side ({group}):", sessions.len());
         for (i, s) in sessions.iter().enumerate() {
             let folder = store.session(s).ok().and_then(|x| x.work_dir).unwrap_or_default();
-            println!(
+            outln!(
                 "  {}. {} — {s}{}",
                 i + 1,
                 labels.get(s).cloned().unwrap_or_default(),
@@ -95,7 +98,7 @@ async fn follow_all(
             for env in events {
                 seen.insert(sid.clone(), env.seq);
                 if json {
-                    println!("{}", serde_json::to_string(&env).unwrap_or_default());
+                    outln!("{}", serde_json::to_string(&env).unwrap_or_default());
                 }
                 let who = labels.get(sid).map(String::as_str).unwrap_or("");
                 match &env.event {
@@ -117,30 +120,30 @@ async fn follow_all(
                         let _ = engine.answer_question(request_id, answer);
                     }
                     _ if json => {}
-                    EngineEvent::AgentConnected { name, version, .. } => println!("[{who}] connected: {} {}", name, version.as_deref().unwrap_or("")),
+                    EngineEvent::AgentConnected { name, version, .. } => outln!("[{who}] connected: {} {}", name, version.as_deref().unwrap_or("")),
                     EngineEvent::Continuation { source, attempt, max, refused_claim, .. } => {
-                        println!(
+                        outln!(
                             "[{who}] ↻ sent back by Finishline ({}, {attempt}/{max}){}",
                             source_words(*source),
                             if *refused_claim { ": it claimed done" } else { "" }
                         )
                     }
                     EngineEvent::Verification { command, exit_code, skipped: false, .. } => {
-                        println!(
+                        outln!(
                             "[{who}] {} verify `{command}`: exit {}",
                             if *exit_code == Some(0) { "✓" } else { "✗" },
                             exit_code.map(|c| c.to_string()).unwrap_or("none".into())
                         )
                     }
-                    EngineEvent::Evaluation { verdict, .. } => println!("[{who}] evaluator: {}", verdict.as_str()),
+                    EngineEvent::Evaluation { verdict, .. } => outln!("[{who}] evaluator: {}", verdict.as_str()),
                     EngineEvent::ReviewRequested { end_reason, files_changed, .. } => {
-                        println!("[{who}] ended {} · {} file(s) changed", end_reason.as_str(), files_changed.len())
+                        outln!("[{who}] ended {} · {} file(s) changed", end_reason.as_str(), files_changed.len())
                     }
-                    EngineEvent::Error { message, .. } => println!("[{who}] error: {message}"),
+                    EngineEvent::Error { message, .. } => outln!("[{who}] error: {message}"),
                     EngineEvent::StatusChanged { status: SessionStatus::Failed, message, .. } => {
-                        println!("[{who}] failed{}", message.as_ref().map(|m| format!(": {m}")).unwrap_or_default())
+                        outln!("[{who}] failed{}", message.as_ref().map(|m| format!(": {m}")).unwrap_or_default())
                     }
-                    EngineEvent::StatusChanged { status: SessionStatus::Cancelled, .. } => println!("[{who}] cancelled"),
+                    EngineEvent::StatusChanged { status: SessionStatus::Cancelled, .. } => outln!("[{who}] cancelled"),
                     _ => {}
                 }
             }
@@ -174,15 +177,15 @@ fn source_words(s: ContinuationSource) -> &'static str {
 /// The ranking, with the rule and why each attempt is above the next.
 pub fn print_ranking(r: &GroupRanking, json: bool) {
     if json {
-        println!("{}", json!({"type": "ranking", "ranking": r}));
+        outln!("{}", json!({"type": "ranking", "ranking": r}));
         return;
     }
-    println!();
-    println!(
+    outln!();
+    outln!(
         "Ranking (verified done first; then work to review; no audit findings; more verification passing; fewer items left; a smaller diff; a lower cost, or fewer tokens without prices):"
     );
     if r.comparison_tokens > 0 {
-        println!("  (asking the evaluator to compare them took {} tokens so far, not counted as the attempts' own)", r.comparison_tokens);
+        outln!("  (asking the evaluator to compare them took {} tokens so far, not counted as the attempts' own)", r.comparison_tokens);
     }
     for a in &r.ranking {
         let e = &a.evidence;
@@ -193,15 +196,15 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
         let chosen = if r.chosen.as_ref() == Some(&e.session) { " · chosen" } else { "" };
         if e.ended && !e.reviewed {
             // No review: no evidence to show, only why.
-            println!("  {place}. {} — {end}, no work to review{chosen}", e.label);
+            outln!("  {place}. {} — {end}, no work to review{chosen}", e.label);
             if let Some(error) = &e.error {
-                println!("     {error}");
+                outln!("     {error}");
             }
-            println!("     {}", e.session);
+            outln!("     {}", e.session);
             continue;
         }
         let left = if e.evaluated { e.remaining.to_string() } else { "not judged".into() };
-        println!(
+        outln!(
             "  {place}. {} — {end} · audit findings {} · verification {}/{} · items left {left} · diff {} lines in {} file(s) · {cost} · {:.1} s{chosen}",
             e.label,
             e.findings,
@@ -211,9 +214,9 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
             e.files,
             e.wall_ms as f64 / 1000.0
         );
-        println!("     {}", e.session);
+        outln!("     {}", e.session);
         if let Some(why) = &a.above_next {
-            println!("     above the next: {why}");
+            outln!("     above the next: {why}");
         }
         if let Some(w) = &a.evaluator {
             let verdict = match &w.prefers {
@@ -221,7 +224,7 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
                 None if w.disagreed => "gave two answers that disagree".into(),
                 None => "finds them equally good".into(),
             };
-            println!("     the evaluator, shown {} first and {} second, {verdict}: {}", w.first, w.second, w.reason);
+            outln!("     the evaluator, shown {} first and {} second, {verdict}: {}", w.first, w.second, w.reason);
         }
     }
 }
@@ -241,8 +244,8 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
         let outcome = tokio::task::block_in_place(|| engine.choose_attempt(&r.group, sid, land));
         if json {
             match &outcome {
-                Ok(o) => println!("{}", json!({"type": "attempt_chosen", "session_id": sid, "outcome": o})),
-                Err(e) => println!("{}", serde_json::to_string(e).unwrap_or_default()),
+                Ok(o) => outln!("{}", json!({"type": "attempt_chosen", "session_id": sid, "outcome": o})),
+                Err(e) => outln!("{}", serde_json::to_string(e).unwrap_or_default()),
             }
         }
         let code = match &outcome {
@@ -337,6 +340,7 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
                 tokio::select! {
                     _ = term.recv() => {}
                     _ = int.recv() => {}
+                    _ = crate::output::closed() => {}
                 }
                 stop.cancel();
             }
@@ -390,8 +394,8 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
     let outcome = tokio::task::block_in_place(|| engine.choose_attempt(&group, &sid, opts.land.map(|l| l.mode())));
     if json {
         match &outcome {
-            Ok(o) => println!("{}", serde_json::to_string(o).unwrap_or_default()),
-            Err(e) => println!("{}", serde_json::to_string(e).unwrap_or_default()),
+            Ok(o) => outln!("{}", serde_json::to_string(o).unwrap_or_default()),
+            Err(e) => outln!("{}", serde_json::to_string(e).unwrap_or_default()),
         }
     }
     let code = match &outcome {

@@ -13,6 +13,7 @@ use finishline_engine::store::Store;
 use futures_util::StreamExt;
 use serde_json::json;
 
+use crate::output::outln;
 use crate::view::View;
 use crate::{config, exit, ReviewMode, RunOptions};
 
@@ -23,7 +24,7 @@ pub enum Start {
 
 pub(crate) fn fail(code: u8, json: bool, message: &str) -> u8 {
     if json {
-        println!("{}", json!({"type": "error", "code": if code == exit::USAGE { "usage" } else { "failed" }, "message": message}));
+        outln!("{}", json!({"type": "error", "code": if code == exit::USAGE { "usage" } else { "failed" }, "message": message}));
     }
     eprintln!("finishline: {message}");
     code
@@ -324,15 +325,19 @@ async fn settled(store: &Store, sid: &SessionId, status: SessionStatus, opts: &R
 /// the CLI ends what it started and exits anyway.
 const STOP_GRACE: Duration = Duration::from_secs(4);
 
-/// Ctrl-C, SIGTERM (a `timeout`, CI, systemd) and SIGHUP (the terminal closed) all stop the run
-/// the same way: it is cancelled and recorded so, then the follow loop ends, and the process
-/// groups the run started go with the CLI. A run that does not record its end in time, or a
+/// Ctrl-C, SIGTERM (a `timeout`, CI, systemd), SIGHUP (the terminal closed) and a closed standard
+/// output all stop the run the same way: it is cancelled and recorded so, then the follow loop
+/// ends, and the process groups the run started go with the CLI. A run that does not record its end in time, or a
 /// second signal, ends them and exits at once: an agent must never outlive the CLI.
 async fn stop_on_signal(engine: Arc<Engine>, sid: SessionId) {
     use tokio::signal::unix::{signal, SignalKind};
     let (Ok(term), Ok(hup), Ok(int)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup()), signal(SignalKind::interrupt())) else { return };
     let mut signals = [term, hup, int];
-    any_of(&mut signals).await;
+    // A reader that went away (`| head`) stops the run too: nothing it does can be shown.
+    tokio::select! {
+        _ = any_of(&mut signals) => {}
+        _ = crate::output::closed() => {}
+    }
     engine.cancel(&sid);
     tokio::select! {
         _ = tokio::time::sleep(STOP_GRACE) => {}
@@ -585,8 +590,8 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     let outcome = tokio::task::block_in_place(|| engine.decide(&review_id, choice));
     if json {
         match &outcome {
-            Ok(o) => println!("{}", serde_json::to_string(o).unwrap_or_default()),
-            Err(e) => println!("{}", serde_json::to_string(e).unwrap_or_default()),
+            Ok(o) => outln!("{}", serde_json::to_string(o).unwrap_or_default()),
+            Err(e) => outln!("{}", serde_json::to_string(e).unwrap_or_default()),
         }
     }
     let code = match &outcome {

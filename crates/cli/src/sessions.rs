@@ -6,6 +6,7 @@ use finishline_engine::clock::SystemClock;
 use finishline_engine::domain::{SessionId, SessionStatus};
 use finishline_engine::store::{export, ListQuery, Store};
 
+use crate::output::{out, outln};
 use crate::{config, exit, Common};
 
 pub fn open(common: &Common) -> Result<Store, u8> {
@@ -50,14 +51,14 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
         Ok(rows) => {
             if common.json {
                 for r in rows {
-                    println!("{}", serde_json::to_string(&r).unwrap_or_default());
+                    outln!("{}", serde_json::to_string(&r).unwrap_or_default());
                 }
             } else if rows.is_empty() {
-                println!("No sessions.");
+                outln!("No sessions.");
             } else {
                 for r in rows {
                     let plan = if r.plan_steps > 0 { format!("  [plan {}/{} steps]", r.plan_done, r.plan_steps) } else { String::new() };
-                    println!("{}  {:<16} {:<20} {}  {}{plan}", r.id, r.status.as_str(), r.end_reason.map(|e| e.as_str()).unwrap_or("—"), r.created_at, r.title);
+                    outln!("{}  {:<16} {:<20} {}  {}{plan}", r.id, r.status.as_str(), r.end_reason.map(|e| e.as_str()).unwrap_or("—"), r.created_at, r.title);
                 }
             }
             exit::OK
@@ -74,7 +75,7 @@ pub fn cancel(id: &str, common: &Common) -> u8 {
     let sid = SessionId(id.into());
     match finishline_engine::agent::cancel_waiting(&store, &sid) {
         Ok(true) => {
-            println!("Cancelled {id}: nothing more runs in it; its history stays.");
+            outln!("Cancelled {id}: nothing more runs in it; its history stays.");
             exit::OK
         }
         Ok(false) => {
@@ -111,9 +112,9 @@ pub fn search(text: &str, common: &Common) -> u8 {
         Ok(hits) => {
             for h in hits {
                 if common.json {
-                    println!("{}", serde_json::to_string(&h).unwrap_or_default());
+                    outln!("{}", serde_json::to_string(&h).unwrap_or_default());
                 } else {
-                    println!("{}  {:<16} {}\n    {}", h.session_id, h.status.as_str(), h.title, h.snippet_text());
+                    outln!("{}  {:<16} {}\n    {}", h.session_id, h.status.as_str(), h.title, h.snippet_text());
                 }
             }
             exit::OK
@@ -133,9 +134,9 @@ pub fn export(id: &str, as_json: bool, common: &Common) -> u8 {
         }
         Ok(t) => {
             if as_json {
-                println!("{}", serde_json::to_string_pretty(&export::to_json(&t)).unwrap_or_default());
+                outln!("{}", serde_json::to_string_pretty(&export::to_json(&t)).unwrap_or_default());
             } else {
-                print!("{}", export::to_markdown(&t));
+                out!("{}", export::to_markdown(&t));
             }
             exit::OK
         }

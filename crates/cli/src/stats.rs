@@ -4,6 +4,7 @@
 use finishline_engine::store::trust::EvaluatorTrust;
 
 use crate::exit;
+use crate::output::outln;
 use crate::sessions::open;
 use crate::Common;
 
@@ -42,15 +43,15 @@ pub fn evaluator(common: &Common) -> u8 {
             exit::FAILED
         }
         Ok(rows) if rows.is_empty() && !common.json => {
-            println!("No reviews decided by a person after an evaluator verdict yet.");
+            outln!("No reviews decided by a person after an evaluator verdict yet.");
             exit::OK
         }
         Ok(rows) => {
             for t in &rows {
                 if common.json {
-                    println!("{}", serde_json::to_string(t).unwrap_or_default());
+                    outln!("{}", serde_json::to_string(t).unwrap_or_default());
                 } else {
-                    println!("{}", line(t));
+                    outln!("{}", line(t));
                 }
             }
             exit::OK
@@ -78,16 +79,16 @@ pub fn agents(common: &Common) -> u8 {
             exit::FAILED
         }
         Ok(rows) if rows.is_empty() && !common.json => {
-            println!("No tasks yet.");
+            outln!("No tasks yet.");
             exit::OK
         }
         Ok(rows) => {
             for t in &rows {
                 if common.json {
-                    println!("{}", serde_json::to_string(t).unwrap_or_default());
+                    outln!("{}", serde_json::to_string(t).unwrap_or_default());
                 } else {
                     let name = if t.model.is_empty() { t.agent.clone() } else { format!("{} ({})", t.agent, t.model) };
-                    println!(
+                    outln!(
                         "{name}\n  verified done {} · chosen among attempts {} · approved {} · claimed done without being done {}",
                         share(t.verified_done, t.tasks),
                         share(t.chosen, t.attempts_decided),

@@ -1,12 +1,12 @@
 //! What the CLI prints: the engine's events as JSON lines (`--json`), or a readable live view.
 //! Continuations and verdicts are marked as Finishline's, never shown as the person's words.
 
-use std::io::Write;
-
 use finishline_engine::domain::*;
 use finishline_engine::event::{EngineEvent, Envelope};
 use finishline_engine::store::Store;
 use serde_json::json;
+
+use crate::output::{out, outln};
 
 pub struct View {
     json: bool,
@@ -32,10 +32,10 @@ impl View {
 
     fn line(&mut self, s: &str) {
         if self.in_text {
-            println!();
+            outln!();
             self.in_text = false;
         }
-        println!("{s}");
+        outln!("{s}");
     }
 
     pub fn show(&mut self, env: &Envelope) {
@@ -59,7 +59,7 @@ impl View {
             _ => {}
         }
         if self.json {
-            println!("{}", serde_json::to_string(env).unwrap_or_default());
+            outln!("{}", serde_json::to_string(env).unwrap_or_default());
             return;
         }
         match &env.event {
@@ -109,8 +109,7 @@ impl View {
                 self.line(&format!("  … {what} {detail}"))
             }
             EngineEvent::TextDelta { text, .. } => {
-                print!("{text}");
-                let _ = std::io::stdout().flush();
+                out!("{text}");
                 self.in_text = true;
             }
             EngineEvent::ToolCall { tool, input, state: ToolState::Running, .. } => {
@@ -270,7 +269,7 @@ impl View {
             "landed_commit": store.events(session, 0).ok().and_then(|ev| ev.iter().rev().find_map(|e| if let EngineEvent::Landed { commit, .. } = &e.event { commit.clone() } else { None })),
         });
         if self.json {
-            println!("{v}");
+            outln!("{v}");
         } else {
             self.line(&format!(
                 "■ {} — status {}, end reason {}, claim {}, verdict {}, decision {} · {} steps, {} tool calls, {} continuations · tokens: agent {}, evaluator {}",

@@ -374,3 +374,67 @@ async fn a_plan_left_waiting_for_its_go_ahead_is_run_from_the_terminal_with_sess
     assert_eq!(twice.status.code(), Some(2), "a session that no longer waits has nothing to cancel, and says so");
     assert!(String::from_utf8_lossy(&twice.stderr).contains("not waiting"), "{}", String::from_utf8_lossy(&twice.stderr));
 }
+
+/// `finishline … | head -1`: once the reader has gone, a run stops as Ctrl-C stops it (recorded
+/// cancelled, its agents ended) and every command ends quietly, never with a panic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_that_goes_away_stops_the_run_quietly_and_records_it_cancelled() {
+    use std::io::BufRead;
+    let slow: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "agent"}, "reply": {"text": "Thinking it over at some length before writing anything at all.", "chunks": 60, "chunk_delay_ms": 100}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(slow).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let spawn = |args: &[&str]| {
+        Command::new(bin())
+            .args(args)
+            .arg("--data-dir")
+            .arg(&e.data)
+            .env_remove("OPENAI_API_KEY")
+            .env("XDG_DATA_HOME", e.data.join("xdg"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut child = spawn(&["run", "write notes.md", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "m", "--json"]);
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.contains("session_created"), "{first}");
+    // The reader (and with it the pipe) is gone here, as `head -1` leaves it.
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains("panicked"), "no panic: {said}");
+    assert_eq!(out.status.code(), Some(5), "stopped, as by Ctrl-C: {said}");
+    let rows = lines(&finishline(&["sessions", "list", "--json"], &e.data));
+    assert_eq!(rows[0]["status"], "cancelled", "recorded cancelled, not left interrupted: {rows:?}");
+
+    let mut list = spawn(&["sessions", "list"]);
+    drop(list.stdout.take());
+    let out = tokio::task::spawn_blocking(move || list.wait_with_output().unwrap()).await.unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains("panicked") && out.status.code() != Some(101), "a listing whose reader went away ends quietly: {said}");
+}
+
+/// What a model writes cannot drive the person's terminal: an escape that clears the screen or
+/// retitles the window is dropped from the readable view, the words around it kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminal_escapes_in_the_models_words_never_reach_the_terminal() {
+    let escapes: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"all \\u001b[31mred\\u001b[0m and done\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Hello \u{1b}[2J\u{1b}]0;pwned\u{7}there."}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(escapes).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let (data, ws) = (e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let out =
+        tokio::task::spawn_blocking(move || finishline(&["run", "say hello", "--workspace", &ws, "--base-url", &url, "--model", "m"], &data)).await.unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.stdout.iter().any(|b| *b == 0x1b || *b == 0x07), "no escape or bell reaches the terminal: {shown:?}");
+    assert!(shown.contains("Hello") && shown.contains("there."), "the words are kept: {shown}");
+}
