@@ -291,7 +291,18 @@ async fn the_file_tools_never_write_into_gits_own_folder() {
     std::os::unix::fs::symlink(".git/config", w.ws.join("cfg")).unwrap();
     let config = std::fs::read(w.ws.join(".git/config")).unwrap();
     let planted = "[core]\n\tfsmonitor = \"touch ran\"\n";
-    for path in [".git/config", ".git/hooks/pre-commit", "./.git/config", "sub/../.git/config", ".GIT/config", "vendor/lib/.git/config", ".git", "gitlink/config", "gitlink/hooks/pre-commit", "cfg"] {
+    for path in [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        "./.git/config",
+        "sub/../.git/config",
+        ".GIT/config",
+        "vendor/lib/.git/config",
+        ".git",
+        "gitlink/config",
+        "gitlink/hooks/pre-commit",
+        "cfg",
+    ] {
         let (out, err) = call(&w, "write_file", json!({"path": path, "content": planted})).await;
         assert!(err && out.contains("git's own folder"), "write_file `{path}` must be refused, saying why: {out}");
     }
