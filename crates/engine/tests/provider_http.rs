@@ -235,6 +235,40 @@ macro_rules! for_each_protocol {
                 assert_eq!(s.requests().len(), 1);
             }
 
+            /// What a wrong base URL answers: a web page, one JSON document, or nothing, all
+            /// with 200. Each fails at once saying what came back and what to check; none is
+            /// taken for a cut-off stream and continued.
+            #[tokio::test]
+            async fn an_answer_that_is_not_a_stream_fails_at_once_saying_what_it_was() {
+                let page = "<!DOCTYPE html><html><head><title>Welcome to nginx!</title></head><body><h1>Welcome to nginx!</h1><p>If you see this page, the web server works.</p></body></html>";
+                let answers: [(&str, &str, &str); 3] = [
+                    ("text/html; charset=utf-8", page, "a web page"),
+                    ("application/json", r#"{"id":"x","choices":[{"message":{"content":"hi"}}]}"#, "one JSON document"),
+                    ("text/event-stream", "", "no events"),
+                ];
+                for (content_type, body, said) in answers {
+                    let status = Fault::Status { status: 200, headers: vec![("content-type".into(), content_type.into())], body: Some(body.into()) };
+                    let s = server(vec![always(Reply { fault: Some(status), ..Default::default() })]).await;
+                    let o = run(&s, P).await;
+                    assert_eq!(o.error_kind(), Some(ProviderErrorKind::MalformedStream), "{content_type}: {:?}", o.error);
+                    assert_eq!(s.requests().len(), 1, "{content_type}: asking again cannot help");
+                    let msg = o.error.unwrap().message;
+                    assert!(msg.contains(said) && msg.contains("base URL"), "{content_type}: what came back and what to check: {msg}");
+                    assert!(!msg.contains('<'), "no markup in the message: {msg}");
+                }
+            }
+
+            #[tokio::test]
+            async fn a_server_that_does_not_implement_the_request_is_not_retried_and_its_page_is_summed_up() {
+                let page = "<!DOCTYPE HTML>\n<html><head><title>Error response</title></head><body><h1>Error response</h1><p>Error code: 501</p><p>Message: Unsupported method ('POST').</p></body></html>";
+                let s = server(vec![always(Reply { fault: Some(Fault::Status { status: 501, headers: vec![("content-type".into(), "text/html".into())], body: Some(page.into()) }), ..Default::default() })]).await;
+                let o = run(&s, P).await;
+                assert_eq!(s.requests().len(), 1, "a 501 is the server's answer to every try");
+                let msg = o.error.unwrap().message;
+                assert!(msg.contains("Unsupported method ('POST')") && msg.contains("base URL"), "{msg}");
+                assert!(!msg.contains('<'), "no markup in the message: {msg}");
+            }
+
             #[tokio::test]
             async fn a_reset_before_headers_is_retried() {
                 let s = server(vec![once(Fault::ResetBeforeHeaders, ""), always(ok_reply("second try"))]).await;

@@ -209,7 +209,12 @@ fn respond(protocol: Protocol, reply: &Reply, seen: &SeenRequest) -> Response {
             let body = body
                 .clone()
                 .unwrap_or_else(|| json!({"error": {"message": format!("fake status {status}"), "type": "fake_fault", "code": status}}).to_string());
-            let mut resp = Response::builder().status(code).header("content-type", "application/json");
+            // A content-type of the fault's own replaces the default (a web page, an empty stream).
+            let own_type = headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
+            let mut resp = Response::builder().status(code);
+            if !own_type {
+                resp = resp.header("content-type", "application/json");
+            }
             for (k, v) in headers {
                 resp = resp.header(k.as_str(), v.as_str());
             }

@@ -73,6 +73,15 @@ impl ProviderError {
             529 => (Overloaded, format!("The provider is overloaded (529): {detail}")),
             408 | 500 | 502 | 503 | 504 => (Server, format!("The provider had a server error ({status}): {detail}")),
             404 => (NotFound, format!("Not found (404): {detail}. Check the base URL and the model name.")),
+            // A web server that is not the API (`python -m http.server` answers POST so): the same
+            // answer on every try.
+            501 => (
+                BadRequest,
+                format!(
+                    "The server does not implement this request (501): {}. Check the base URL: it should be the provider's API, most often ending in /v1.",
+                    detail.trim_end_matches('.')
+                ),
+            ),
             413 => (ContextTooLong, format!("The request is too large for the model (413): {detail}")),
             _ if is_context_message(&lower) => (ContextTooLong, format!("The conversation no longer fits the model's context window: {detail}")),
             400..=499 => (BadRequest, format!("The provider rejected the request ({status}): {detail}")),
@@ -198,6 +207,9 @@ fn error_detail(body: &str) -> String {
             return m.to_string();
         }
     }
+    if let Some(text) = page_text(body) {
+        return text;
+    }
     let t = body.trim();
     if t.is_empty() {
         return "no details".into();
@@ -223,6 +235,61 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap, now: SystemTime) -> Opt
     }
     let at = httpdate::parse_http_date(value).ok()?;
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// The words of a web page (a proxy's or a plain web server's error page), without its markup:
+/// `None` when `body` is not one.
+pub(super) fn page_text(body: &str) -> Option<String> {
+    let head: String = body.trim_start().chars().take(200).collect::<String>().to_ascii_lowercase();
+    if !(head.starts_with("<!doctype html") || head.starts_with("<html") || head.contains("<head") || head.contains("<body")) {
+        return None;
+    }
+    // Scripts and styles are not words; everything else between tags is.
+    let mut words = String::new();
+    let mut rest = body;
+    while let Some(open) = rest.find('<') {
+        words.push_str(&rest[..open]);
+        words.push(' ');
+        let tag = rest[open..].to_ascii_lowercase();
+        let skip_to = ["script", "style"].iter().find(|t| tag[1..].starts_with(*t)).map(|t| format!("</{t}"));
+        rest = &rest[open..];
+        if let Some(end) = skip_to.and_then(|close| rest.to_ascii_lowercase().find(&close)) {
+            rest = &rest[end..];
+        }
+        rest = rest.find('>').map_or("", |close| &rest[close + 1..]);
+    }
+    words.push_str(rest);
+    let words = words
+        .replace("&nbsp;", " ")
+        .replace("&amp;", "&")
+        .replace("&lt;", "‹")
+        .replace("&gt;", "›")
+        .replace("&quot;", "\"")
+        .replace("&#x27;", "'")
+        .replace("&#39;", "'");
+    let mut text = words.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.chars().count() > 300 {
+        text = text.chars().take(300).collect::<String>() + "…";
+    }
+    Some(if text.is_empty() { "an empty web page".into() } else { text })
+}
+
+/// What a 200 answer held when no event could be read from it: a web page, one JSON document,
+/// nothing, or other text, said so with what to check.
+pub fn not_a_stream(head: &[u8]) -> ProviderError {
+    let text = String::from_utf8_lossy(head);
+    let what = if text.trim().is_empty() {
+        "no events at all, only an empty answer".to_string()
+    } else if let Some(words) = page_text(&text) {
+        format!("a web page (“{words}”)")
+    } else if text.trim_start().starts_with('{') || text.trim_start().starts_with('[') {
+        format!("one JSON document (“{}”), which is how a server answers a request that asked for no stream or went to another endpoint", error_detail(&text))
+    } else {
+        format!("text that is not a stream of events (“{}”)", text.trim().chars().take(120).collect::<String>())
+    };
+    ProviderError::malformed(format!(
+        "The provider answered with {what}, not a stream of model events. Check the base URL: it should be the provider's API, most often ending in /v1."
+    ))
 }
 
 #[cfg(test)]

@@ -203,6 +203,9 @@ impl Provider for HttpProvider {
     }
 }
 
+/// How much of an answer's start is kept for [`super::error::not_a_stream`].
+const HEAD_KEPT: usize = 2048;
+
 /// Bytes of one response in, common events out: SSE parsing, the protocol's mapper, and the
 /// end-of-stream check. The first error ends the stream.
 pub fn map_stream<S, E>(bytes: S, idle: Duration, mut mapper: Box<dyn WireMapper>) -> EventStream
@@ -210,12 +213,38 @@ where
     S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Send + Unpin + 'static,
     E: std::fmt::Display + Send + 'static,
 {
+    // The first bytes, kept to say what came instead of events when none could be read (a web
+    // page or one JSON document, from a wrong base URL): until then nothing has been shown.
+    let head = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let bytes = {
+        let head = head.clone();
+        bytes.inspect(move |item| {
+            if let Ok(b) = item {
+                let mut h = head.lock().unwrap_or_else(|e| e.into_inner());
+                if h.len() < HEAD_KEPT {
+                    let room = HEAD_KEPT - h.len();
+                    h.extend_from_slice(&b[..b.len().min(room)]);
+                }
+            }
+        })
+    };
     Box::pin(async_stream::stream! {
         let mut events = Box::pin(sse_events(bytes, idle));
+        let mut read_any = false;
         while let Some(item) = events.next().await {
+            read_any |= item.is_ok();
             match item.and_then(|ev| mapper.on_event(&ev)) {
                 Ok(out) => for e in out { yield Ok(e) },
                 Err(e) => { yield Err(e); return; }
+            }
+        }
+        if !read_any {
+            let head = head.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            // Only keep-alive comments, then the end: a stream that was cut, as below.
+            let sse = [":", "data:", "event:", "id:", "retry:"].iter().any(|f| String::from_utf8_lossy(&head).trim_start().starts_with(f));
+            if !sse {
+                yield Err(super::error::not_a_stream(&head));
+                return;
             }
         }
         match mapper.finish() {
