@@ -354,6 +354,13 @@ pub async fn make_repository(folder: String) -> Result<(), Error> {
         .map_err(|e| Error::Internal(e.to_string()))?
 }
 
+/// Puts away a task that ended without a review: recorded as rejected, then its worktree and
+/// branch removed.
+#[tauri::command]
+pub fn discard_session(app: AppHandle, state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {
+    engine_for_session(&app, &state, &session_id, Need::Decision)?.discard(&session_id)
+}
+
 /// Opens a task's worktree in the file manager. The page names the session, never a path.
 #[tauri::command]
 pub fn open_worktree(app: AppHandle, state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {

@@ -129,6 +129,7 @@ pub fn run() {
             commands::workspace_info,
             commands::make_repository,
             commands::open_worktree,
+            commands::discard_session,
             files::worktree_usage,
             files::clean_up_worktrees,
             commands::send_message,

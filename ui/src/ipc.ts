@@ -709,6 +709,8 @@ export const ipc = {
   makeRepository: (folder: string) => call<void>("make_repository", { folder }),
   /** Opens the session's worktree in the file manager. */
   openWorktree: (sessionId: string) => call<void>("open_worktree", { sessionId }),
+  /** Puts away a task that ended without a review: recorded as rejected, its worktree and branch removed. */
+  discardSession: (sessionId: string) => call<void>("discard_session", { sessionId }),
   /** Merges the moved branch into the task's worktree and sends the agent back to resolve it. */
   resolveConflict: (reviewId: string) => call<void>("resolve_conflict", { reviewId }),
   /** Adds (empty id) or edits a comment on lines of a waiting review's diff. */

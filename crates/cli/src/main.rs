@@ -98,6 +98,13 @@ enum SessionsCommand {
         #[command(flatten)]
         opts: RunOptions,
     },
+    /// Put away a task that ended without a review (failed, cancelled, interrupted): recorded
+    /// as rejected, its worktree and branch removed. Its history stays.
+    Discard {
+        id: String,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Decide a session waiting for your review: approve it (in a worktree, it lands on the branch
     /// it started from), reject it, or request changes (the next run starts at once).
     Review {
@@ -357,6 +364,7 @@ fn main() -> ExitCode {
                 SessionsCommand::Export { id, format, common } => sessions::export(&id, matches!(format, Format::Json), &common),
                 SessionsCommand::Resume { id, message, opts } => run::run(run::Start::Resume(id, message), opts).await,
                 SessionsCommand::Cancel { id, common } => sessions::cancel(&id, &common),
+                SessionsCommand::Discard { id, common } => sessions::discard(&id, &common),
                 SessionsCommand::Attempts { group, choose, cancel, reject, compare, opts } => {
                     attempts::group(group, choose, cancel, reject, compare, opts).await
                 }

@@ -94,6 +94,29 @@ pub fn cancel(id: &str, common: &Common) -> u8 {
     }
 }
 
+/// `sessions discard`: an ended task's worktree and branch removed, recorded as rejected.
+pub fn discard(id: &str, common: &Common) -> u8 {
+    let store = match open(common) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let data_dir = config::data_dir(common);
+    match finishline_engine::agent::discard::discard(&store, &data_dir, &SessionId(id.into())) {
+        Ok(wt) => {
+            outln!("Discarded {id}: recorded as rejected; its worktree {} and branch {} are removed. Its history stays.", wt.folder, wt.branch);
+            exit::OK
+        }
+        Err(e) if matches!(e.code(), finishline_engine::ErrorCode::NotFound | finishline_engine::ErrorCode::InvalidInput) => {
+            eprintln!("finishline: {e}");
+            exit::USAGE
+        }
+        Err(e) => {
+            eprintln!("finishline: {e}");
+            exit::FAILED
+        }
+    }
+}
+
 /// One session's timeline: the Markdown export, or the JSON export with `--json`.
 pub fn show(id: &str, common: &Common) -> u8 {
     export(id, common.json, common)

@@ -810,3 +810,44 @@ async fn with_a_git_older_than_add_sparse_a_task_still_commits_and_lands() {
     );
     assert_eq!(git(&r, &["show", "main:old.txt"]), "old git");
 }
+
+/// A task that failed after writing keeps its worktree (its work is undecided, so the start-up
+/// sweep keeps it too): `sessions discard` puts it away as a reject would, recorded first; a
+/// task that waits for its review is rejected there instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_failed_is_discarded_with_its_worktree_and_branch_and_the_persons_edit_stays() {
+    let failing = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "Created broken.txt"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"the model went away\"}}"}}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "write broken.txt"}, "reply": {"text": "Writing.", "tool_calls": [write_call("broken.txt", "half\n")]}}),
+    ];
+    let (_s, dir, cli) = server(vec![failing, writes("kept.txt", "kept\n", 0)]).await;
+    let r = repo(dir.path());
+    let failed = cli.run("write broken.txt", &r, &[]);
+    assert_eq!(failed.status.code(), Some(4), "it failed: {}", String::from_utf8_lossy(&failed.stderr));
+    let id = session_of(&failed);
+    let folder = lines(&failed).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"]["folder"].as_str().unwrap().to_string();
+    assert!(Path::new(&folder).join("broken.txt").exists(), "what it wrote waits in its worktree");
+    let branches = || git(&r, &["branch", "--list", "finishline/*"]);
+    assert!(!branches().is_empty());
+
+    let waiting = cli.run("write kept.txt", &r, &[]);
+    let refused = cli.cmd(&["sessions", "discard", &session_of(&waiting)]).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("waits for your review: reject it there"), "{}", String::from_utf8_lossy(&refused.stderr));
+
+    let discarded = cli.cmd(&["sessions", "discard", &id]).output().unwrap();
+    assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));
+    assert!(String::from_utf8_lossy(&discarded.stdout).contains("Discarded"), "{}", String::from_utf8_lossy(&discarded.stdout));
+    assert!(!Path::new(&folder).exists(), "its worktree is gone");
+    assert!(!git(&r, &["worktree", "list"]).contains(&folder), "and git no longer lists it");
+    let events = stored(&cli.data, &id);
+    let rejected = events
+        .iter()
+        .position(|e| matches!(e, finishline_engine::event::EngineEvent::StatusChanged { status: finishline_engine::domain::SessionStatus::Rejected, .. }));
+    let removed = events.iter().position(|e| matches!(e, finishline_engine::event::EngineEvent::WorktreeRemoved { .. }));
+    assert!(rejected.is_some() && rejected < removed, "recorded rejected before anything was removed: {events:?}");
+    assert!(!r.join("broken.txt").exists(), "nothing of it reached the person's checkout");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit stays");
+    let again = cli.cmd(&["sessions", "discard", &id]).output().unwrap();
+    assert_eq!(again.status.code(), Some(2), "a second discard is refused: {}", String::from_utf8_lossy(&again.stderr));
+}

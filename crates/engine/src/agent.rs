@@ -8,6 +8,7 @@ pub mod changes;
 pub mod comparison;
 pub mod config;
 pub mod decision;
+pub mod discard;
 mod dispatch;
 mod evaluation;
 pub mod evidence;

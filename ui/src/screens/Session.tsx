@@ -13,6 +13,7 @@ import { StatusBadge } from "../components/StatusBadge";
 import { applyAll, emptyModel, END_LABEL, isRunning, SOURCE_LABEL, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
 import { foldRepeats, type Shown, type ToolRun } from "../session/fold";
 import { ConfirmCancel } from "../components/ConfirmCancel";
+import { ConfirmDiscard } from "../components/ConfirmDiscard";
 
 function reducer(m: SessionModel, batch: Envelope[]): SessionModel {
   return applyAll(m, batch);
@@ -599,6 +600,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
 
   // Esc asks before it cancels: it is also the key that closes things, and a run is minutes of work.
   const [confirmCancel, setConfirmCancel] = useState(false);
+  const [confirmDiscard, setConfirmDiscard] = useState(false);
   useEffect(() => {
     if (!running) setConfirmCancel(false);
   }, [running]);
@@ -841,6 +843,18 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               Completed. <button className="link" onClick={onOpenHistory}>Back to history</button>
             </p>
           )}
+          {/* Ended without a review, its work waits undecided in its worktree: continue it, or put
+              it away as a reject would. An attempt is put away with its group. */}
+          {ENDED_UNREVIEWED.includes(model.status) && model.place?.worktree && !model.place.removed && !model.attempt && (
+            <div className="notice row" data-testid="discard-offer">
+              <span className="grow">
+                Its work waits in its worktree on <code>{model.place.worktree.branch}</code>: send a message to go on with it, or discard it.
+              </span>
+              <button className="btn danger" onClick={() => setConfirmDiscard(true)} data-testid="discard-work">
+                Discard its work
+              </button>
+            </div>
+          )}
           <div className="row">
             <input value={message} onChange={(e) => setMessage(e.target.value)} placeholder={model.status === "interrupted" ? "Optional note for the agent" : "Send a message to continue"} aria-label="Message" data-testid="message-input" onKeyDown={(e) => {
                 if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing && (model.status === "interrupted" || message.trim())) {
@@ -855,6 +869,16 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
         </div>
       )}
       </div>
+      {confirmDiscard && model.place?.worktree && (
+        <ConfirmDiscard
+          branch={model.place.worktree.branch}
+          onKeep={() => setConfirmDiscard(false)}
+          onDiscard={() => {
+            setConfirmDiscard(false);
+            ipc.discardSession(sessionId).catch((e) => setError((e as AppError).message));
+          }}
+        />
+      )}
       {confirmCancel && (
         <ConfirmCancel
           onKeep={() => setConfirmCancel(false)}
@@ -867,6 +891,9 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
     </section>
   );
 }
+
+/** Statuses in which a task ended without a review, its work (if any) undecided. */
+const ENDED_UNREVIEWED: string[] = ["failed", "cancelled", "interrupted", "idle"];
 
 type Ask = Extract<Item, { kind: "permission" } | { kind: "question" }>;
 

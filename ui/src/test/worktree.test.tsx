@@ -155,6 +155,38 @@ describe("a task in its own worktree", () => {
   });
 });
 
+describe("a task that ended without a review", () => {
+  it("offers to discard the work its worktree holds, asks first, and the offer goes once it is done", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "fix the parser", workspace: "/repo", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "worktree", folder: worktree.folder, worktree }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "failed" }),
+    ];
+    const asked: unknown[] = [];
+    script(events, (cmd, args, push) => {
+      if (cmd !== "discard_session") return null;
+      asked.push(args);
+      push({ type: "status_changed", status: "rejected" });
+      push({ type: "worktree_removed", folder: worktree.folder, why: "rejected", branch_deleted: worktree.branch });
+      return null;
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    expect(await screen.findByTestId("discard-offer")).toHaveTextContent("finishline/abc-fix");
+    await user.click(screen.getByTestId("discard-work"));
+    expect(await screen.findByTestId("confirm-discard")).toHaveTextContent("with whatever the agent wrote there");
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("confirm-discard")).toBeNull();
+    expect(asked, "Esc keeps the work").toEqual([]);
+    await user.click(screen.getByTestId("discard-work"));
+    await user.click(await screen.findByTestId("confirm-discard-go"));
+    await waitFor(() => expect(asked).toEqual([{ sessionId: "s1" }]));
+    await waitFor(() => expect(screen.queryByTestId("discard-offer"), "nothing is left to discard").toBeNull());
+  });
+});
+
 describe("reject in the folder itself", () => {
   it("lists files changed after the run, keeps them unless ticked one by one, and says which were kept", async () => {
     seq = 0;

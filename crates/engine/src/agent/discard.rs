@@ -1,0 +1,53 @@
+//! Putting away a task that ended without a review (it failed, was cancelled, or its process
+//! died): its work sits undecided in its worktree, which the start-up sweep rightly keeps, so the
+//! person says what a reject would: record it rejected, then remove the worktree and its branch.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::changes::current_worktree;
+use super::decision::{remove_worktree, status_event};
+use super::Engine;
+use crate::domain::*;
+use crate::error::{Error, Result};
+use crate::store::Store;
+use crate::workspace::worktree::TaskWorktree;
+
+/// Records the task rejected and returns its worktree, still to be removed. The decision comes
+/// first: a crash before the removal leaves a rejected session, whose worktree the start-up
+/// sweep removes.
+fn put_away(store: &Store, session: &SessionId) -> Result<TaskWorktree> {
+    let s = store.session(session)?;
+    if !matches!(s.status, SessionStatus::Idle | SessionStatus::Failed | SessionStatus::Cancelled | SessionStatus::Interrupted) {
+        let what = match s.status {
+            SessionStatus::AwaitingReview => "it waits for your review: reject it there",
+            st if st.is_running() || st == SessionStatus::AwaitingApproval || st == SessionStatus::Queued => "it is still running: cancel it first",
+            _ => "only a task that ended without a review (failed, cancelled, interrupted or idle) is discarded so",
+        };
+        return Err(Error::InvalidInput(format!("{session} is {}: {what}", s.status.as_str())));
+    }
+    let wt = current_worktree(&store.events(session, 0)?)
+        .ok_or_else(|| Error::InvalidInput(format!("{session} has no worktree of its own: there is nothing to discard (its history stays)")))?;
+    store.append(session, None, status_event(SessionStatus::Rejected))?;
+    Ok(wt)
+}
+
+/// Discards an ended task's worktree and branch, recorded as rejected; the CLI's way, which waits
+/// for the removal.
+pub fn discard(store: &Store, data_dir: &Path, session: &SessionId) -> Result<TaskWorktree> {
+    let wt = put_away(store, session)?;
+    remove_worktree(store, data_dir, session, &wt, WorktreeEnd::Rejected, true)?;
+    Ok(wt)
+}
+
+impl Engine {
+    /// [`discard`] with the removal off the caller's path, as a reject's is.
+    pub fn discard(self: &Arc<Self>, session: &SessionId) -> Result<()> {
+        if self.is_running(session) {
+            return Err(Error::InvalidInput(format!("{session} is still running: cancel it first")));
+        }
+        let wt = put_away(&self.store, session)?;
+        self.remove_worktree_soon(session, &wt, WorktreeEnd::Rejected, true);
+        Ok(())
+    }
+}
