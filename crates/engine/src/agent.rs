@@ -320,6 +320,9 @@ impl Engine {
         });
         let (provider, model) = match &worker {
             Worker::External(a) => {
+                // Refused before anything is made: a task that cannot start must not leave a
+                // session and a worktree behind.
+                a.installed().map_err(Error::InvalidInput)?;
                 self.live().agents.insert(a.name.clone(), a.clone());
                 (crate::external::ACP_PROVIDER.to_string(), a.name.clone())
             }

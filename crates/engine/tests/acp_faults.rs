@@ -109,15 +109,15 @@ async fn a_file_the_agent_changes_as_it_starts_is_recorded_before_and_reject_put
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_preset_that_is_not_installed_says_how_to_install_it() {
+async fn a_preset_that_is_not_installed_says_how_to_install_it_before_anything_is_made() {
     let mut agent = ExternalAgent::preset("gemini").unwrap();
     agent.command = "gemini-not-installed-here".into();
     let h = Harness::new(rules(json!([evaluator(done_verdict())])), Setup { external: Some(agent), ..Setup::default() }).await;
-    let o = h.run("Do the thing").await;
-    assert_eq!(o.status, SessionStatus::Failed);
-    let (code, message) = error_of(&o).unwrap();
-    assert_eq!(code, "external_agent");
+    let refused = h.engine.start_session("Do the thing", &h.ws()).expect_err("a task whose agent is not installed does not start");
+    assert_eq!(refused.code(), finishline_engine::ErrorCode::InvalidInput);
+    let message = refused.to_string();
     assert!(message.contains("Gemini CLI is not installed here") && message.contains("npm i -g @google/gemini-cli"), "{message}");
+    assert!(h.store.list_sessions(&Default::default()).unwrap().is_empty(), "no session (and so no worktree) is left behind");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

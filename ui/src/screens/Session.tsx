@@ -848,7 +848,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
           {ENDED_UNREVIEWED.includes(model.status) && model.place?.worktree && !model.place.removed && !model.attempt && (
             <div className="notice row" data-testid="discard-offer">
               <span className="grow">
-                Its work waits in its worktree on <code>{model.place.worktree.branch}</code>: send a message to go on with it, or discard it.
+                Its worktree on <code>{model.place.worktree.branch}</code> stays until you send a message to go on, or discard it with whatever the agent wrote there.
               </span>
               <button className="btn danger" onClick={() => setConfirmDiscard(true)} data-testid="discard-work">
                 Discard its work
@@ -893,7 +893,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
 }
 
 /** Statuses in which a task ended without a review, its work (if any) undecided. */
-const ENDED_UNREVIEWED: string[] = ["failed", "cancelled", "interrupted", "idle"];
+const ENDED_UNREVIEWED: string[] = ["failed", "cancelled", "interrupted"];
 
 type Ask = Extract<Item, { kind: "permission" } | { kind: "question" }>;
 

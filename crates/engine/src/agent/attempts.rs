@@ -152,10 +152,7 @@ impl Engine {
         })?;
         for w in &workers {
             if let Worker::External(a) = w {
-                if a.locate().is_none() {
-                    let how = a.install_hint().map(|h| format!(": install it with {h}")).unwrap_or_default();
-                    return Err(Error::InvalidInput(format!("{} (`{}`) is not installed here{how}", a.label(), a.command)));
-                }
+                a.installed().map_err(Error::InvalidInput)?;
             }
         }
         let base_commit = crate::workspace::worktree::plan(&repo, &self.config.tasks.worktrees, "base", task, opts.base.as_deref(), 1)?.base_commit;

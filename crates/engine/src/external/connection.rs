@@ -643,14 +643,7 @@ fn serve_client(side: ClientSide) {
 /// One start of the agent; `initialized` turns true once it has answered `initialize`.
 async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Connected, AgentFault> {
     let agent = launch.agent;
-    let Some(program) = agent.locate() else {
-        let install = agent.install_hint().map(|i| format!(" Install it with: {i}")).unwrap_or_default();
-        return Err(AgentFault::new(format!(
-            "{} is not installed here: `{}` is neither on PATH nor where npm, bun or nvm install programs.{install}",
-            agent.label(),
-            agent.command
-        )));
-    };
+    let program = agent.installed().map_err(AgentFault::new)?;
     let mut cmd = command(&launch, &program);
     let mut child = cmd.spawn().map_err(|e| AgentFault::new(format!("{} could not be started ({}): {e}", agent.label(), program.display())))?;
     // Owned from its first moment: a connection that fails below still ends the group.

@@ -147,6 +147,15 @@ impl ExternalAgent {
         self.locate_in(&dirs)
     }
 
+    /// Where its command is, or why it cannot run here, in words for the person with how to
+    /// install it.
+    pub fn installed(&self) -> Result<PathBuf, String> {
+        self.locate().ok_or_else(|| {
+            let install = self.install_hint().map(|i| format!(" Install it with: {i}")).unwrap_or_default();
+            format!("{} is not installed here: `{}` is neither on PATH nor where npm, bun or nvm install programs.{install}", self.label(), self.command)
+        })
+    }
+
     /// [`ExternalAgent::locate`] over the given folders.
     pub fn locate_in(&self, dirs: &[PathBuf]) -> Option<PathBuf> {
         let cmd = Path::new(&self.command);
