@@ -184,3 +184,17 @@ test("a narrow window folds the sidebar to icons and History still fits", async 
     resize(width, height);
   }
 });
+
+test("a pasted URL longer than the window breaks in the task's bubble and in History, never widening the page", async () => {
+  const url = `https://example.com/${"a".repeat(260)}`;
+  await runTask(`Look at ${url} then write a.txt with the letter A`, mkdtempSync(path.join(tmpdir(), "finishline-ws-")));
+  await waitStatus("awaiting_review", 30_000);
+  const over = () => win.app.execute(() => document.querySelector("main.content").scrollWidth - document.querySelector("main.content").clientWidth);
+  assert.ok((await over()) <= 1, `the session fits the window without sideways scrolling (${await over()}px over)`);
+  await (await testid("nav-history")).click();
+  await waitForScreen(win.app, "history");
+  assert.ok((await over()) <= 1, `History fits the window without sideways scrolling (${await over()}px over)`);
+  const right = await win.app.execute(() => [document.querySelector('[data-testid="export-md"]').getBoundingClientRect().right, window.innerWidth]);
+  assert.ok(right[0] <= right[1], `the row's buttons are in view (${right[0]} of ${right[1]}px)`);
+  await shot(win.app, "long-url-history");
+});
