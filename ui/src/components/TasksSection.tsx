@@ -1,5 +1,5 @@
-import { useEffect, useState } from "react";
 import type { Isolation, LandingMode, Settings, TaskSettings } from "../ipc";
+import { NumberInput } from "./NumberInput";
 import { StoragePanel } from "./StoragePanel";
 
 const DEFAULTS: TaskSettings = { isolation: "worktree", worktree_dir: "", worktree_include: [".env", ".env.*", "!.env.example"], parallel_limit: 4, landing: "squash", max_attempts: 4 };
@@ -22,12 +22,12 @@ export function TasksSection({ draft, onChange }: { draft: Settings; onChange: (
       </label>
       <label className="field">
         <span>Tasks at once</span>
-        <input type="number" min={1} max={32} data-testid="parallel-limit" value={t.parallel_limit} onChange={(e) => set({ parallel_limit: Math.max(1, Math.min(32, Number(e.target.value) || 1)) })} />
+        <NumberInput min={1} max={32} data-testid="parallel-limit" value={t.parallel_limit} onChange={(n) => set({ parallel_limit: n })} />
         <span className="muted small">More wait, visibly queued, until one ends.</span>
       </label>
       <label className="field">
         <span>Attempts side by side, at most</span>
-        <AttemptsLimit value={t.max_attempts ?? 4} onChange={(n) => set({ max_attempts: n })} />
+        <NumberInput min={1} max={16} data-testid="max-attempts" value={t.max_attempts ?? 4} onChange={(n) => set({ max_attempts: n })} />
         <span className="muted small">New Task can run one task by several agents at once, each in its own worktree, and rank them; this is the most attempts one task may have in all (1 turns attempts off).</span>
       </label>
       <label className="field">
@@ -62,25 +62,3 @@ export function TasksSection({ draft, onChange }: { draft: Settings; onChange: (
   );
 }
 
-/** The attempts limit as typed: the box may be emptied on the way to a new number (a number box
- * that puts a value back while the person types turns "1" into "11"); a number from 1 to 16 is
- * kept as it comes, and leaving the box shows what is kept. */
-function AttemptsLimit({ value, onChange }: { value: number; onChange: (n: number) => void }) {
-  const [text, setText] = useState(String(value));
-  useEffect(() => setText(String(value)), [value]);
-  return (
-    <input
-      type="number"
-      min={1}
-      max={16}
-      data-testid="max-attempts"
-      value={text}
-      onChange={(e) => {
-        setText(e.target.value);
-        const n = Number(e.target.value);
-        if (e.target.value.trim() !== "" && Number.isInteger(n) && n >= 1 && n <= 16) onChange(n);
-      }}
-      onBlur={() => setText(String(value))}
-    />
-  );
-}

@@ -2,6 +2,7 @@ import { AboutPanel } from "../components/AboutPanel";
 import { AgentSection } from "../components/AgentSection";
 import { TasksSection } from "../components/TasksSection";
 import { useEffect, useRef, useState, type FormEvent, type MutableRefObject } from "react";
+import { NumberInput } from "../components/NumberInput";
 import { SettingsIndex } from "../components/SettingsIndex";
 import { showTheme } from "../theme";
 import { McpSection } from "../components/McpSection";
@@ -136,13 +137,26 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
     setSaved(false);
     setDraft((d) => ({ ...d, provider: { ...d.provider, ...patch } }));
   };
-  const setLimit = (key: keyof Settings["limits"], value: string) => {
+  const setLimit = (key: keyof Settings["limits"], value: number) => {
     setSaved(false);
-    setDraft((d) => ({ ...d, limits: { ...d.limits, [key]: Number(value) } }));
+    setDraft((d) => ({ ...d, limits: { ...d.limits, [key]: value } }));
   };
 
+  const form = useRef<HTMLFormElement>(null);
   const saveNow = async (): Promise<boolean> => {
     setError(null);
+    // The window shows no bubble of its own for a number out of range: name the field, say what
+    // it takes, and take the focus there (Save, Ctrl+S and "Save your changes?" alike).
+    const invalid = Array.from(form.current?.querySelectorAll<HTMLInputElement>("input") ?? []).find((i) => !i.validity.valid);
+    if (invalid) {
+      const name = invalid.closest("label")?.querySelector("span")?.textContent?.trim() || "A field";
+      const v = invalid.validity;
+      const why = v.rangeUnderflow ? `takes ${invalid.min} or more` : v.rangeOverflow ? `takes ${invalid.max} or less` : v.badInput || v.valueMissing ? "needs a number" : invalid.validationMessage || "is not valid";
+      setError(new AppError("invalid_settings", `“${name}” ${why}${invalid.value === "" ? "" : ` (it is ${invalid.value})`}. Nothing was saved.`));
+      invalid.focus();
+      invalid.scrollIntoView?.({ block: "center" });
+      return false;
+    }
     const bad = badPriceLines(pricesText);
     if (bad.length > 0) {
       // Never drop what the person typed: say which line and how it should look.
@@ -192,7 +206,9 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
 
   return (
     <form
+      ref={form}
       className="screen settings-screen"
+      noValidate
       onSubmit={save}
       // Ctrl+S saves, as in every editor, from any field.
       onKeyDown={(e) => {
@@ -308,49 +324,47 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
         <div className="grid3">
           <label className="field">
             <span>Max steps per run</span>
-            <input type="number" min={1} value={draft.limits.max_steps} onChange={(e) => setLimit("max_steps", e.target.value)} />
+            <NumberInput min={1} value={draft.limits.max_steps} onChange={(n) => setLimit("max_steps", n)} />
           </label>
           <label className="field">
             <span>Continuation budget</span>
-            <input type="number" min={1} value={draft.limits.continuation_budget} onChange={(e) => setLimit("continuation_budget", e.target.value)} />
+            <NumberInput min={1} value={draft.limits.continuation_budget} onChange={(n) => setLimit("continuation_budget", n)} />
           </label>
           <label className="field">
             <span>Max retries</span>
-            <input type="number" min={1} data-testid="max-retries" value={draft.limits.max_retries} onChange={(e) => setLimit("max_retries", e.target.value)} />
+            <NumberInput min={1} data-testid="max-retries" value={draft.limits.max_retries} onChange={(n) => setLimit("max_retries", n)} />
           </label>
           <label className="field">
             <span>Truncations in a row</span>
-            <input type="number" min={1} data-testid="truncation-cap" value={draft.limits.truncation_cap ?? 3} onChange={(e) => setLimit("truncation_cap", e.target.value)} />
+            <NumberInput min={1} data-testid="truncation-cap" value={draft.limits.truncation_cap ?? 3} onChange={(n) => setLimit("truncation_cap", n)} />
           </label>
           <label className="field">
             <span>Short stop (output tokens)</span>
-            <input type="number" min={0} value={draft.limits.short_stop_tokens ?? 10} onChange={(e) => setLimit("short_stop_tokens", e.target.value)} />
+            <NumberInput min={0} value={draft.limits.short_stop_tokens ?? 10} onChange={(n) => setLimit("short_stop_tokens", n)} />
           </label>
           <label className="field">
             <span>Max output tokens</span>
-            <input type="number" min={16} value={draft.limits.max_output_tokens ?? 4096} onChange={(e) => setLimit("max_output_tokens", e.target.value)} />
+            <NumberInput min={16} value={draft.limits.max_output_tokens ?? 4096} onChange={(n) => setLimit("max_output_tokens", n)} />
           </label>
           <label className="field">
             <span>Step time limit (seconds)</span>
-            <input type="number" min={10} data-testid="step-timeout" value={draft.limits.step_timeout_secs ?? 600} onChange={(e) => setLimit("step_timeout_secs", e.target.value)} />
+            <NumberInput min={10} data-testid="step-timeout" value={draft.limits.step_timeout_secs ?? 600} onChange={(n) => setLimit("step_timeout_secs", n)} />
           </label>
           <label className="field">
             <span>Repeats that stop an answer</span>
-            <input type="number" min={3} data-testid="repeat-threshold" value={draft.limits.repeat_threshold ?? 8} onChange={(e) => setLimit("repeat_threshold", e.target.value)} />
+            <NumberInput min={3} data-testid="repeat-threshold" value={draft.limits.repeat_threshold ?? 8} onChange={(n) => setLimit("repeat_threshold", n)} />
           </label>
           <label className="field">
             <span>Checkpoint file size limit (MB)</span>
-            <input type="number" min={1} data-testid="checkpoint-max-file" value={draft.limits.checkpoint_max_file_mb ?? 10} onChange={(e) => setLimit("checkpoint_max_file_mb", e.target.value)} />
+            <NumberInput min={1} data-testid="checkpoint-max-file" value={draft.limits.checkpoint_max_file_mb ?? 10} onChange={(n) => setLimit("checkpoint_max_file_mb", n)} />
           </label>
           <label className="field">
             <span>Context window of {draft.provider.model || "the model"} (tokens)</span>
-            <input
-              type="number"
+            <NumberInput
               min={1024}
               data-testid="context-window"
               value={draft.context_windows?.[draft.provider.model] ?? draft.limits.context_window ?? 32000}
-              onChange={(e) => {
-                const v = Number(e.target.value);
+              onChange={(v) => {
                 setSaved(false);
                 setDraft((d) => (d.provider.model ? { ...d, context_windows: { ...(d.context_windows ?? {}), [d.provider.model]: v } } : { ...d, limits: { ...d.limits, context_window: v } }));
               }}

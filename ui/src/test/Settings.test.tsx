@@ -204,6 +204,32 @@ describe("Settings, saving from the keyboard", () => {
   });
 });
 
+describe("Settings, numbers out of range", () => {
+  it("Save and Ctrl+S name the field and what it takes, keep the number typed and save nothing", async () => {
+    const saved: unknown[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "provider_presets") return [];
+      if (cmd === "save_settings") {
+        saved.push(args);
+        return view();
+      }
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    const retries = screen.getByTestId("max-retries");
+    await user.clear(retries);
+    await user.type(retries, "-3");
+    await user.click(screen.getByTestId("save-settings"));
+    expect(await screen.findByTestId("settings-error")).toHaveTextContent("“Max retries” takes 1 or more (it is -3). Nothing was saved.");
+    expect(retries, "the focus goes to the field to fix").toHaveFocus();
+    await user.click(screen.getByTestId("prices"));
+    await user.keyboard("{Control>}s{/Control}");
+    expect(await screen.findByTestId("settings-error")).toHaveTextContent("“Max retries” takes 1 or more");
+    expect(saved, "nothing reached the engine, whose own message would name no field").toHaveLength(0);
+    expect(retries).toHaveValue(-3);
+  });
+});
+
 describe("Settings, providers and keys", () => {
   it("a preset fills protocol, URL, model and key variable in one click", async () => {
     mockIPC((cmd) => {

@@ -1,0 +1,26 @@
+import { useEffect, useState, type InputHTMLAttributes } from "react";
+
+/** A number box that keeps what is typed: it may be emptied, or hold a "-", on the way to a new
+ * number (a box that puts the value back while the person types turns "-3" into "03" and "1"
+ * into "11"). Every number typed reaches `onChange`, in range or not: the form names one out of
+ * range when it is saved. Leaving a box that holds no number shows the value kept. */
+export function NumberInput({ value, onChange, ...rest }: { value: number; onChange: (n: number) => void } & Omit<InputHTMLAttributes<HTMLInputElement>, "value" | "onChange" | "type">) {
+  const [text, setText] = useState(String(value));
+  useEffect(() => setText((t) => (Number(t) === value && t.trim() !== "" ? t : String(value))), [value]);
+  return (
+    <input
+      {...rest}
+      type="number"
+      value={text}
+      onChange={(e) => {
+        setText(e.target.value);
+        const n = Number(e.target.value);
+        if (e.target.value.trim() !== "" && Number.isFinite(n)) onChange(n);
+      }}
+      onBlur={(e) => {
+        if (e.target.value.trim() === "" || !Number.isFinite(Number(e.target.value))) setText(String(value));
+        rest.onBlur?.(e);
+      }}
+    />
+  );
+}
