@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
+import { useCallback, useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { FolderOpen, Play } from "lucide-react";
 import { AppError, ipc, type AgentPreset, type ExternalAgent, type PlanMode, type SessionSummary, type WhenBusy, type WorkspaceInfo, type WorkspaceSurvey } from "../ipc";
 import { gradeOf } from "../modelGrades";
@@ -32,7 +32,24 @@ const PLAN_CHOICES: { mode: PlanMode; label: string; hint: string }[] = [
 /** Tasks larger than this are refused in the form, before anything is sent anywhere. */
 export const MAX_TASK_CHARS = 100_000;
 
-const DRAFT_KEY = "finishline.taskDraft";
+/** What New Task keeps while the person visits Settings or History: this window's storage, so a
+ * half-typed task and its folder survive the visit and nothing outlives the window. */
+function useWindowDraft(key: string): [string, (v: string) => void] {
+  const [value, setValue] = useState(() => sessionStorage.getItem(key) ?? "");
+  const set = useCallback(
+    (v: string) => {
+      setValue(v);
+      try {
+        if (v) sessionStorage.setItem(key, v);
+        else sessionStorage.removeItem(key);
+      } catch {
+        /* storage full: the draft lives as long as the screen */
+      }
+    },
+    [key],
+  );
+  return [value, set];
+}
 
 /** Distinct workspaces of these sessions, most recent first, at most five. */
 export function recentWorkspaces(sessions: SessionSummary[], max = 5): string[] {
@@ -71,18 +88,10 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
     ]);
   }, [installed, model, defaultModel, defaultAgent]);
   const external = !attemptsOn && agentName !== "builtin";
-  // A half-typed task survives a visit to Settings or History (kept for this window only).
-  const [task, setTaskState] = useState(() => sessionStorage.getItem(DRAFT_KEY) ?? "");
-  const setTask = (t: string) => {
-    setTaskState(t);
-    try {
-      if (t) sessionStorage.setItem(DRAFT_KEY, t);
-      else sessionStorage.removeItem(DRAFT_KEY);
-    } catch {
-      /* storage full: the draft lives as long as the screen */
-    }
-  };
-  const [workspace, setWorkspace] = useState<string | null>(null);
+  const [task, setTask] = useWindowDraft("finishline.taskDraft");
+  const [folder, setFolder] = useWindowDraft("finishline.workspaceDraft");
+  const workspace = folder || null;
+  const setWorkspace = (w: string | null) => setFolder(w ?? "");
   const [starting, setStarting] = useState(false);
   const [error, setError] = useState<string | null>(null);
 
@@ -94,9 +103,9 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
   // A folder dropped on the window becomes the workspace.
   useEffect(() => {
     // Outside the app's window (a test, a browser) there is nothing to drop onto.
-    const off = ipc.onPathDropped((p) => setWorkspace(p)).catch(() => undefined);
+    const off = ipc.onPathDropped((p) => setFolder(p)).catch(() => undefined);
     return () => void off.then((f) => f?.());
-  }, []);
+  }, [setFolder]);
 
   const [survey, setSurvey] = useState<WorkspaceSurvey | null>(null);
   // Where the task will work: its own worktree (a git repository), or the folder itself.

@@ -250,10 +250,12 @@ describe("New task", () => {
     const first = render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
     const user = userEvent.setup();
     await user.type(screen.getByTestId("task-input"), "rename the photos");
+    await user.click(screen.getByTestId("pick-workspace"));
+    await vi.waitFor(() => expect(screen.getByTestId("workspace-path")).toHaveValue("/home/me/notes"));
     first.unmount();
     const second = render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
     expect(screen.getByTestId("task-input"), "back from Settings, the words are still there").toHaveValue("rename the photos");
-    await user.click(screen.getByTestId("pick-workspace"));
+    expect(screen.getByTestId("workspace-path"), "and so is the folder").toHaveValue("/home/me/notes");
     await vi.waitFor(() => expect(screen.getByTestId("run")).toBeEnabled());
     await user.click(screen.getByTestId("run"));
     await vi.waitFor(() => expect(screen.getByTestId("task-input")).toHaveValue(""));
