@@ -117,6 +117,9 @@ export async function shot(browser, name) {
 /** Types into a field with real key events. */
 export async function typeInto(_browser, element, text) {
   await element.waitForDisplayed();
+  // What a box holds from before (New Task keeps its folder for the window) is replaced, as a
+  // person selecting it all and typing would.
+  if (await element.getValue()) await element.clearValue();
   await element.addValue(text);
 }
 

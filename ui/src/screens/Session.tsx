@@ -628,6 +628,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
     setError(null);
     try {
       await ipc.sendMessage(sessionId, "");
+      jumpToLatest();
     } catch (e) {
       setError((e as AppError).message);
     } finally {
@@ -641,6 +642,8 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
     try {
       await ipc.sendMessage(sessionId, message);
       setMessage("");
+      // What the person just sent, and what it starts, is what they look at next.
+      jumpToLatest();
     } catch (e) {
       setError((e as AppError).message);
     } finally {
@@ -818,7 +821,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               {reviewFolded ? "Show the evidence" : "Fold to read the transcript"}
             </button>
           )}
-          <ReviewPanel review={model.review} tokens={model.tokens} onDecided={() => undefined} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} attempt={model.attempt} />
+          <ReviewPanel review={model.review} tokens={model.tokens} onDecided={jumpToLatest} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} attempt={model.attempt} />
         </div>
       )}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (

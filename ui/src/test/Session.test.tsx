@@ -225,6 +225,44 @@ describe("Session view", () => {
     await waitFor(() => expect(screen.queryByTestId("jump-latest"), "a question waits at the foot of the window: nothing is laid over its buttons").toBeNull());
   });
 
+  it("a message the person sends brings the view back to the latest, though they had scrolled up to read", async () => {
+    seq = 0;
+    const calls: Record<string, unknown>[] = [];
+    script(
+      [
+        ev({ type: "session_created", task: "t", workspace: "/ws", provider: "openai", model: "m" }),
+        ev({ type: "run_started", trigger: "task" }),
+        ev({ type: "message_created", message_id: "m1", role: "assistant" }),
+        ev({ type: "text_delta", message_id: "m1", text: "An answer." }),
+        ev({ type: "status_changed", status: "idle" }),
+      ],
+      calls,
+    );
+    const into = vi.fn();
+    const original = Element.prototype.scrollIntoView;
+    Element.prototype.scrollIntoView = into;
+    onTestFinished(() => {
+      Element.prototype.scrollIntoView = original;
+    });
+    render(
+      <main className="content">
+        <SessionView sessionId="s1" onOpenHistory={() => {}} />
+      </main>,
+    );
+    const box = await screen.findByTestId("message-input");
+    const main = document.querySelector("main.content") as HTMLElement;
+    Object.defineProperty(main, "scrollHeight", { configurable: true, value: 2000 });
+    Object.defineProperty(main, "clientHeight", { configurable: true, value: 500 });
+    main.scrollTop = 300;
+    main.dispatchEvent(new Event("scroll"));
+    into.mockClear();
+    const user = userEvent.setup();
+    await user.type(box, "and now b.txt");
+    await user.click(screen.getByTestId("send-message"));
+    await waitFor(() => expect(calls.some((c) => c.cmd === "send_message")).toBe(true));
+    await waitFor(() => expect(into, "the view goes to the bottom, where the run starts").toHaveBeenCalled());
+  });
+
   it("says whether it waits for the model or the answer is streaming in", async () => {
     seq = 0;
     const base = [
