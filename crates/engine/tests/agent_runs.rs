@@ -508,3 +508,18 @@ async fn every_step_says_how_many_continuations_the_run_has_used_of_its_budget()
     assert!(first.max > 0, "the budget is known from the start");
     assert_eq!(cycles.last().unwrap().map(|c| c.used), Some(1), "after the evaluator's continuation, one of the budget is used");
 }
+
+/// A request the provider refused before any model read it cost nothing: the session counts no
+/// tokens for it. An estimate stands only for a step whose answer began and was cut.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_refused_before_any_model_read_it_counts_no_tokens() {
+    let h = Harness::new(
+        rules(json!([{"when": {"kind": "agent"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"unknown field\"}}"}}}])),
+        Setup::default(),
+    )
+    .await;
+    let o = h.run("write a.txt").await;
+    assert_eq!(o.status, SessionStatus::Failed);
+    let tokens = h.store.session(&o.session).unwrap().tokens;
+    assert_eq!(tokens.agent, 0, "the refused request is not counted as if a model had read it: {tokens:?}");
+}

@@ -280,6 +280,11 @@ impl Run {
                 _ => None,
             };
             let usage = usage.unwrap_or_else(|| {
+                // Refused before anything came back (an HTTP error, no connection): no model read
+                // it, so it cost nothing. A step whose answer began and was cut is estimated.
+                if !shown && calls.is_empty() && matches!(end, StepEnd::Failed { .. }) {
+                    return Usage::default();
+                }
                 let args: usize = calls.iter().map(|c| crate::provider::openai::arguments_text(&c.input).len()).sum();
                 Usage {
                     input_tokens: crate::agent::worker::estimate_tokens(&self.history),
