@@ -134,15 +134,17 @@ pub async fn cancel_mid_turn_ends_its_whole_process_group_and_records_the_sessio
     }
 }
 
+/// An agent that is not installed: the task is refused before a session or a worktree is made,
+/// saying the exact install command.
 pub async fn not_installed_says_the_exact_install_command(real: Real) {
     let mut agent = finishline_engine::external::ExternalAgent::preset(real.preset()).unwrap();
     let install = agent.install_hint().unwrap();
     agent.command = format!("{}-not-installed-here", agent.command);
     let h = Harness::new(rules(json!([finishline_evaluator(done_verdict(), None)])), Setup { external: Some(agent.clone()), ..Setup::default() }).await;
-    let o = h.run("Do the thing").await;
-    assert_eq!(o.status, SessionStatus::Failed);
-    let message = o.events.iter().rev().find_map(|e| if let EngineEvent::Error { message, .. } = &e.event { Some(message.clone()) } else { None }).unwrap();
+    let refused = h.engine.start_session("Do the thing", &h.ws()).expect_err("a task whose agent is not installed does not start");
+    let message = refused.to_string();
     assert!(message.contains(&format!("{} is not installed here", agent.label())) && message.contains(&format!("Install it with: {install}")), "{message}");
+    assert!(h.store.list_sessions(&Default::default()).unwrap().is_empty(), "no session (and so no worktree) is left behind");
 }
 
 /// Without a key or a login, the run fails with what to do, taken from the agent's own auth
