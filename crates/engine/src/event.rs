@@ -161,6 +161,13 @@ pub enum EngineEvent {
         #[serde(default)]
         persons_own: bool,
     },
+    /// Tokens spent outside an agent step and an evaluation: the manager's plan or revision
+    /// (counted with the evaluator, whose provider it uses) and compacting the conversation. An
+    /// event, so that the window's running total and History's agree.
+    TokensSpent {
+        source: UsageSource,
+        usage: Usage,
+    },
     Evaluation {
         cycle: u32,
         verdict: Verdict,
@@ -464,6 +471,7 @@ impl EngineEvent {
             EngineEvent::RequestCancelled { .. } => "request_cancelled",
             EngineEvent::Verification { .. } => "verification",
             EngineEvent::Evaluation { .. } => "evaluation",
+            EngineEvent::TokensSpent { .. } => "tokens_spent",
             EngineEvent::Continuation { .. } => "continuation",
             EngineEvent::ReviewRequested { .. } => "review_requested",
             EngineEvent::ReviewResolved { .. } => "review_resolved",

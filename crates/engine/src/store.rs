@@ -432,12 +432,6 @@ impl Store {
         Ok(out)
     }
 
-    /// Records tokens spent outside an agent step (compaction).
-    pub fn add_usage(&self, session: &SessionId, run: Option<&RunId>, source: UsageSource, input: u64, output: u64) -> Result<()> {
-        let now = self.clock.now_ms();
-        self.transact(|tx, _| projection::add_usage(tx, session, run.map(|r| r.0.as_str()), source, input, output, now))
-    }
-
     /// The session, kind and decision (if any) of a permission, question or review request.
     pub fn request_state(&self, request: &RequestId) -> Result<Option<(SessionId, String, Option<String>)>> {
         Ok(decisions::state(&self.read(), request)?.map(|(s, k, d)| (s, k.0, d)))

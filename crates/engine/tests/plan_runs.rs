@@ -600,3 +600,37 @@ async fn a_plan_that_spends_its_budget_goes_to_the_person_with_what_is_done() {
     assert_eq!(plan.budget_calls, Some(8));
     assert!(plan.spent.total() >= 8, "every call counted, the manager's revision too: {:?}", plan.spent);
 }
+
+/// Every token the session spends is in its events, the manager's plan included, so the window's
+/// running total (read from events) and History's (the store's) are the same figure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_manager_call_is_counted_in_the_events_as_in_history() {
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&THREE)),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = start(&h, "write a.txt, b.txt and c.txt", PlanMode::On).await;
+    let from_events: u64 = o
+        .events
+        .iter()
+        .map(|e| match &e.event {
+            EngineEvent::StepFinished { usage, .. } | EngineEvent::Evaluation { usage, .. } | EngineEvent::TokensSpent { usage, .. } => {
+                usage.input_tokens + usage.output_tokens
+            }
+            _ => 0,
+        })
+        .sum();
+    let manager: u64 =
+        o.events.iter().map(|e| if let EngineEvent::TokensSpent { usage, .. } = &e.event { usage.input_tokens + usage.output_tokens } else { 0 }).sum();
+    assert!(manager > 0, "the manager's plan is an event of its own");
+    let t = h.store.session(&o.session).unwrap().tokens;
+    assert_eq!(from_events, t.agent + t.evaluator + t.compaction, "the events add up to what History shows");
+}

@@ -349,6 +349,13 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "verification":
       push({ kind: "verification", key: `v-${e.seq}`, command: e.command, exitCode: e.exit_code, outputTail: e.output_tail, skipped: e.skipped, nth: e.nth ?? 0, of: e.of ?? 0, personsOwn: e.persons_own ?? false });
       break;
+    case "tokens_spent": {
+      // Compacting keeps the agent's conversation in its window: counted with the agent's. The
+      // manager plans on the evaluator's provider: counted with the evaluator's, as History does.
+      const n = e.usage.input_tokens + e.usage.output_tokens;
+      next.tokens = e.source === "evaluator" ? { ...next.tokens, evaluator: next.tokens.evaluator + n } : { ...next.tokens, agent: next.tokens.agent + n };
+      break;
+    }
     case "evaluation":
       next.tokens = { ...next.tokens, evaluator: next.tokens.evaluator + e.usage.input_tokens + e.usage.output_tokens };
       push({ kind: "evaluation", key: `e-${e.seq}`, cycle: e.cycle, verdict: e.verdict, summary: e.summary, remaining: e.remaining, parseOk: e.parse_ok, stuckReason: e.stuck_reason, question: e.question ?? "done", model: e.model });

@@ -58,6 +58,15 @@ describe("session model", () => {
     m = apply(m, ev({ type: "review_resolved", review_id: "r", decision: "approve", by: "person", feedback: null, reverted: false }));
     expect(m.review?.decided).toEqual({ decision: "approve", by: "person" });
   });
+
+  it("counts the manager's plan and compacting in the running total, as History does", () => {
+    seq = 0;
+    const usage = (input_tokens: number, output_tokens: number) => ({ input_tokens, output_tokens }) as never;
+    let m = apply(emptyModel(), ev({ type: "tokens_spent", source: "evaluator", usage: usage(700, 100) }));
+    m = apply(m, ev({ type: "step_finished", step: 1, stop_reason: "end_turn", usage: usage(1000, 200) } as EngineEvent));
+    m = apply(m, ev({ type: "tokens_spent", source: "compaction", usage: usage(300, 50) }));
+    expect(m.tokens).toEqual({ agent: 1550, evaluator: 800 });
+  });
 });
 
 describe("step timing", () => {

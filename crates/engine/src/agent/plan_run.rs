@@ -54,7 +54,7 @@ impl Run {
         let Some(result) = plan::make_plan(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await else {
             return Err(Halt::Cancelled);
         };
-        self.engine.store.add_usage(&self.session, Some(&self.run), UsageSource::Evaluator, result.usage.input_tokens, result.usage.output_tokens)?;
+        self.emit(EngineEvent::TokensSpent { source: UsageSource::Evaluator, usage: result.usage })?;
         match result.plan {
             Ok(p) if p.is_single() => {
                 self.emit(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: "one step is enough: running the task as one run".into() })?;
@@ -290,7 +290,7 @@ impl Run {
         let Some(result) = plan::revise_plan(endpoint.provider.clone(), &endpoint.model, input, self.engine.config.retry, &self.cancel).await else {
             return Err(Halt::Cancelled);
         };
-        self.engine.store.add_usage(&self.session, Some(&self.run), UsageSource::Evaluator, result.usage.input_tokens, result.usage.output_tokens)?;
+        self.emit(EngineEvent::TokensSpent { source: UsageSource::Evaluator, usage: result.usage })?;
         Ok(result.revision)
     }
 
