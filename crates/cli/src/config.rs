@@ -34,6 +34,16 @@ pub fn settings(data_dir: &Path) -> Result<Settings, String> {
         Err(_) => Ok(Settings::default()),
         Ok(text) => {
             let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("the settings file {} is not valid JSON: {e}", path.display()))?;
+            let Some(file) = v.as_object() else {
+                return Err(format!("the settings file {} is not a settings object: the app writes {{\"{STORE_KEY}\": {{…}}}}", path.display()));
+            };
+            // Settings written by hand at the top level would be read as none at all.
+            if !file.contains_key(STORE_KEY) && !file.is_empty() {
+                return Err(format!(
+                    "the settings file {} holds no \"{STORE_KEY}\" object, so none of it is read: put what it holds inside {{\"{STORE_KEY}\": {{…}}}}, as the app writes it",
+                    path.display()
+                ));
+            }
             Settings::from_store_value(v.get(STORE_KEY).cloned()).map_err(|e| format!("{} ({})", e, path.display()))
         }
     }

@@ -125,6 +125,28 @@ fn no_model_is_a_configuration_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no model"), "the message says what to pass");
 }
 
+/// A settings file written by hand says what is wrong with it, by field, instead of being taken
+/// for no settings at all.
+#[test]
+fn a_settings_file_that_cannot_be_used_says_where_it_is_wrong() {
+    let e = env();
+    std::fs::create_dir_all(&e.data).unwrap();
+    let run = || finishline(&["run", "hello", "--workspace", &e.ws.to_string_lossy()], &e.data);
+    let file = e.data.join("settings.json");
+    std::fs::write(&file, r#"{"provider": {"kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}}"#).unwrap();
+    let out = run();
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("\"settings\"") && said.contains("settings.json"), "the settings sit at the top level, where the app does not read them: {said}");
+    std::fs::write(&file, r#"{"settings": {"limits": {"max_steps": "ten"}}}"#).unwrap();
+    let said = String::from_utf8_lossy(&run().stderr).to_string();
+    assert!(said.contains("limits.max_steps"), "the wrong value is named by where it is: {said}");
+    std::fs::write(&file, "[]").unwrap();
+    let out = run();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a settings object"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 #[test]
 fn a_remote_provider_without_a_key_is_a_configuration_error() {
     let e = env();

@@ -217,7 +217,7 @@ impl Settings {
     pub fn from_store_value(value: Option<serde_json::Value>) -> Result<Settings> {
         match value {
             None | Some(serde_json::Value::Null) => Ok(Settings::default()),
-            Some(v) => serde_json::from_value(v).map_err(|e| Error::SettingsUnreadable(e.to_string())),
+            Some(v) => from_json(v).map_err(Error::SettingsUnreadable),
         }
     }
 
@@ -409,6 +409,19 @@ impl Settings {
     }
 }
 
+/// Settings from JSON, a wrong value named by where it is (`limits.max_steps: invalid type: …`):
+/// serde alone says only what it expected.
+fn from_json(value: serde_json::Value) -> std::result::Result<Settings, String> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            e.inner().to_string()
+        } else {
+            format!("{path}: {}", e.inner())
+        }
+    })
+}
+
 /// What front ends show: the settings and whether they are enough to run a task. The readiness
 /// rule lives here so that the UI and the CLI cannot disagree about it.
 #[derive(Debug, Clone, Serialize)]
@@ -477,7 +490,7 @@ impl Settings {
         if !body.is_object() {
             return Err(Error::InvalidInput("the file holds no settings object".into()));
         }
-        let settings: Settings = serde_json::from_value(body).map_err(|e| Error::InvalidInput(format!("the settings in the file are not valid: {e}")))?;
+        let settings: Settings = from_json(body).map_err(|e| Error::InvalidInput(format!("the settings in the file are not valid: {e}")))?;
         settings.validate()?;
         Ok(settings)
     }
