@@ -255,14 +255,18 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
               // Long and the same shape every step: folded, one click away.
               <details className="brief">
                 <summary className="muted small">Finishline briefed the agent for this step — not your words</summary>
-                <p className="continuation-text">{item.text}</p>
+                <div className="continuation-text">
+                  <Markdown text={item.text} />
+                </div>
               </details>
             ) : (
               <>
                 <p className="muted small">
                   {item.source === "review_comments" ? "Finishline sent your comments on the diff to the agent, with the lines they are on:" : "Finishline sent the agent back to work — not your words:"}
                 </p>
-                <p className="continuation-text">{item.text}</p>
+                <div className="continuation-text">
+                  <Markdown text={item.text} />
+                </div>
               </>
             )}
           </div>

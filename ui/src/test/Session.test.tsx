@@ -225,6 +225,27 @@ describe("Session view", () => {
     await waitFor(() => expect(screen.queryByTestId("jump-latest"), "a question waits at the foot of the window: nothing is laid over its buttons").toBeNull());
   });
 
+  it("a verification continuation shows the command and its output as code, not as literal fences", async () => {
+    seq = 0;
+    script([
+      ev({ type: "session_created", task: "t", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({
+        type: "continuation",
+        source: "verification",
+        text: "The verification command `pytest -q` failed (exit code 1). The end of its output:\n```\nFAILED test_calc.py::test_add\n```\nFix the cause, then finish.",
+        attempt: 1,
+        max: 5,
+        remaining: [],
+      } as EngineEvent),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const card = await screen.findByTestId("continuation-card");
+    expect(card).not.toHaveTextContent("```");
+    expect(card.querySelector("pre")?.textContent, "the output is a code block").toContain("FAILED test_calc.py::test_add");
+    expect(card.querySelector("code")?.textContent).toBe("pytest -q");
+  });
+
   it("a message the person sends brings the view back to the latest, though they had scrolled up to read", async () => {
     seq = 0;
     const calls: Record<string, unknown>[] = [];
