@@ -435,3 +435,15 @@ fn only_servers_on_this_machine_or_the_local_network_are_asked_for_their_context
     }
     assert!(is_loopback_url("http://127.0.0.1:8931/v1") && !is_loopback_url("http://192.168.1.20:11434/v1"), "only this machine's servers need no key");
 }
+
+/// A stream that begins with a byte-order mark (some proxies add one) is read like any other;
+/// the SSE parser sliced inside the mark and panicked.
+#[tokio::test]
+async fn a_stream_that_begins_with_a_byte_order_mark_is_read_whole() {
+    let wire = "\u{FEFF}data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello\"},\"finish_reason\":null}]}\n\n\
+data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n\
+data: [DONE]\n\n";
+    let out = run(openai(), vec![wire.as_bytes().to_vec()]).await;
+    assert_eq!(text(&out), "hello");
+    assert!(out.iter().all(|e| e.is_ok()), "{out:?}");
+}

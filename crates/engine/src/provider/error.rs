@@ -43,11 +43,15 @@ pub struct ProviderError {
     /// From `retry-after-ms` or `retry-after` (seconds or an HTTP date).
     #[serde(skip)]
     pub retry_after: Option<Duration>,
+    /// Refused before any model read the request: an HTTP error status, or no connection. Such
+    /// a request cost nothing; one that failed after the server took it may have.
+    #[serde(skip)]
+    pub refused: bool,
 }
 
 impl ProviderError {
     pub fn new(kind: ProviderErrorKind, message: impl Into<String>) -> Self {
-        ProviderError { kind, status: None, message: message.into(), retry_after: None }
+        ProviderError { kind, status: None, message: message.into(), retry_after: None, refused: false }
     }
 
     pub fn malformed(message: impl Into<String>) -> Self {
@@ -87,7 +91,7 @@ impl ProviderError {
             400..=499 => (BadRequest, format!("The provider rejected the request ({status}): {detail}")),
             _ => (Server, format!("Unexpected HTTP status {status}: {detail}")),
         };
-        ProviderError { kind, status: Some(status), message, retry_after: retry_after(headers, SystemTime::now()) }
+        ProviderError { kind, status: Some(status), message, retry_after: retry_after(headers, SystemTime::now()), refused: true }
     }
 
     /// Classifies an error object that arrived inside a 200 stream (OpenAI `{"error":…}`,
@@ -117,7 +121,13 @@ impl ProviderError {
             Api
         };
         let label = if error_type.is_empty() { "error".to_string() } else { error_type.to_string() };
-        ProviderError { kind, status: code, message: format!("The provider reported an error mid-stream ({label}): {message}"), retry_after: None }
+        ProviderError {
+            kind,
+            status: code,
+            message: format!("The provider reported an error mid-stream ({label}): {message}"),
+            retry_after: None,
+            refused: false,
+        }
     }
 }
 
@@ -244,21 +254,24 @@ pub(super) fn page_text(body: &str) -> Option<String> {
     if !(head.starts_with("<!doctype html") || head.starts_with("<html") || head.contains("<head") || head.contains("<body")) {
         return None;
     }
-    // Scripts and styles are not words; everything else between tags is.
+    // The words that matter are at the top, and a proxy's page can be megabytes: one pass over
+    // its first 16 KB.
+    let end = body.char_indices().nth(16 * 1024).map_or(body.len(), |(i, _)| i);
+    let lower = body[..end].to_ascii_lowercase();
+    // Scripts and styles are not words; everything else between tags is. (ASCII lowercasing
+    // keeps every byte where it was, so positions in `lower` are positions in `body`.)
     let mut words = String::new();
-    let mut rest = body;
-    while let Some(open) = rest.find('<') {
-        words.push_str(&rest[..open]);
+    let mut at = 0;
+    while let Some(open) = lower[at..].find('<').map(|i| at + i) {
+        words.push_str(&body[at..open]);
         words.push(' ');
-        let tag = rest[open..].to_ascii_lowercase();
-        let skip_to = ["script", "style"].iter().find(|t| tag[1..].starts_with(*t)).map(|t| format!("</{t}"));
-        rest = &rest[open..];
-        if let Some(end) = skip_to.and_then(|close| rest.to_ascii_lowercase().find(&close)) {
-            rest = &rest[end..];
+        let mut next = open;
+        if let Some(t) = ["script", "style"].iter().find(|t| lower[open + 1..].starts_with(*t)) {
+            next = lower[open..].find(&format!("</{t}")).map_or(end, |i| open + i);
         }
-        rest = rest.find('>').map_or("", |close| &rest[close + 1..]);
+        at = lower[next..].find('>').map_or(end, |i| next + i + 1);
     }
-    words.push_str(rest);
+    words.push_str(&body[at..end]);
     let words = words
         .replace("&nbsp;", " ")
         .replace("&amp;", "&")
@@ -278,9 +291,14 @@ pub(super) fn page_text(body: &str) -> Option<String> {
 /// nothing, or other text, said so with what to check.
 pub fn not_a_stream(head: &[u8]) -> ProviderError {
     let text = String::from_utf8_lossy(head);
-    let what = if text.trim().is_empty() {
-        "no events at all, only an empty answer".to_string()
-    } else if let Some(words) = page_text(&text) {
+    if text.trim().is_empty() {
+        // A proxy that closed the answer at once: asked again, it may answer.
+        return ProviderError::new(
+            ProviderErrorKind::Network,
+            "The provider answered with no events at all, only an empty answer. Check the base URL (it should be the provider's API, most often ending in /v1) and that the server is well.",
+        );
+    }
+    let what = if let Some(words) = page_text(&text) {
         format!("a web page (“{words}”)")
     } else if text.trim_start().starts_with('{') || text.trim_start().starts_with('[') {
         format!("one JSON document (“{}”), which is how a server answers a request that asked for no stream or went to another endpoint", error_detail(&text))
@@ -294,7 +312,7 @@ pub fn not_a_stream(head: &[u8]) -> ProviderError {
 
 #[cfg(test)]
 mod tests {
-    use super::ContextOverflow;
+    use super::{page_text, ContextOverflow};
 
     #[test]
     fn the_servers_context_size_and_the_refused_request_are_read_from_each_wording() {
@@ -320,5 +338,17 @@ mod tests {
         assert!(m.contains("context of 4096 tokens") && m.contains("4217") && m.contains("-c ") && m.contains("llama"), "{m}");
         let unknown = ContextOverflow::default().explain("the input length exceeds the context length");
         assert!(unknown.contains("the input length exceeds the context length") && unknown.contains("-c "), "{unknown}");
+    }
+
+    #[test]
+    fn a_web_page_is_summed_up_in_its_words_without_scripts_and_a_huge_one_is_read_only_at_its_top() {
+        let page = "<!DOCTYPE html><html><head><title>Bad Gateway</title><script>var x = '<b>';</script><style>p{}</style></head><body><h1>502 Bad Gateway</h1><p>nginx &amp; friends</p></body></html>";
+        assert_eq!(page_text(page).as_deref(), Some("Bad Gateway 502 Bad Gateway nginx & friends"));
+        assert_eq!(page_text("{\"error\": \"x\"}"), None, "JSON is not a page");
+        // Megabytes of markup and words in many scripts: no slicing inside a character (a pass
+        // over the whole page per tag would not end in a test's lifetime).
+        let huge = format!("<html><body><p>Über ünd çà</p>{}</body></html>", "<div>é漢字</div>".repeat(200_000));
+        let words = page_text(&huge).unwrap();
+        assert!(words.starts_with("Über ünd çà é漢字"), "{words}");
     }
 }

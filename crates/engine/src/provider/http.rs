@@ -216,6 +216,19 @@ where
     // The first bytes, kept to say what came instead of events when none could be read (a web
     // page or one JSON document, from a wrong base URL): until then nothing has been shown.
     let head = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    // A byte-order mark before the first event: eventsource-stream slices inside it (a panic),
+    // so it goes before parsing. Only a mark at the very start, whole in the first bytes.
+    let mut first = true;
+    let bytes = bytes.map(move |item| {
+        item.map(|b: bytes::Bytes| {
+            let at_start = std::mem::take(&mut first);
+            if at_start && b.starts_with(&[0xEF, 0xBB, 0xBF]) {
+                b.slice(3..)
+            } else {
+                b
+            }
+        })
+    });
     let bytes = {
         let head = head.clone();
         bytes.inspect(move |item| {
@@ -262,5 +275,7 @@ fn network_error(base: &str, e: &reqwest::Error) -> ProviderError {
         source = s.source();
     }
     let what = if e.is_connect() { "Could not connect to the provider" } else { "The request to the provider failed" };
-    ProviderError::new(ProviderErrorKind::Network, format!("{what} at {base} ({detail}). Check the base URL and that the server is running."))
+    let mut error = ProviderError::new(ProviderErrorKind::Network, format!("{what} at {base} ({detail}). Check the base URL and that the server is running."));
+    error.refused = e.is_connect();
+    error
 }
