@@ -227,6 +227,7 @@ impl Run {
                 self.read_stream(&mut stream, &message_id, &retried).await?;
             let mut in_history = false;
             let mut repeating = None;
+            let refused = matches!(&outcome, Err(e) if e.refused);
             let end = match outcome {
                 Ok(()) if timed_out => StepEnd::Failed {
                     code: ErrorCode::StepTimeout,
@@ -280,9 +281,10 @@ impl Run {
                 _ => None,
             };
             let usage = usage.unwrap_or_else(|| {
-                // Refused before anything came back (an HTTP error, no connection): no model read
-                // it, so it cost nothing. A step whose answer began and was cut is estimated.
-                if !shown && calls.is_empty() && matches!(end, StepEnd::Failed { .. }) {
+                // Refused before any model read it (an HTTP error, no connection): it cost
+                // nothing. A step the server took and then lost (a stall, a step time limit, a
+                // broken stream) is estimated, though it showed nothing: the model may have worked.
+                if refused {
                     return Usage::default();
                 }
                 let args: usize = calls.iter().map(|c| crate::provider::openai::arguments_text(&c.input).len()).sum();
