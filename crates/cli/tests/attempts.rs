@@ -680,3 +680,14 @@ async fn an_evaluator_that_gives_no_reason_leaves_the_ranking_to_the_rule_and_sa
     after["comparison_tokens"] = before["comparison_tokens"].clone();
     assert_eq!(after, before, "no answer recorded, nothing reordered");
 }
+
+/// An attempt is put away with its group, never alone by `sessions discard`: the group's
+/// ranking and choice would lose one of theirs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attempt_is_not_discarded_on_its_own() {
+    let Waiting { _server, e, group, sessions, .. } = waiting(commented(json!([]), &[("a", "one"), ("b", "two")])).await;
+    let out = finishline(&["sessions", "discard", sessions["a"].as_str()], &e.data);
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("put away with their group") && said.contains(&format!("sessions attempts {group} --reject")), "{said}");
+}

@@ -198,6 +198,21 @@ impl Store {
         })
     }
 
+    /// Stores one event if `allowed` accepts the session's status as it is at that moment, in
+    /// one write: a run another process starts in between either comes first (and `allowed`
+    /// sees it busy) or after.
+    pub fn append_if(&self, session: &SessionId, event: EngineEvent, allowed: impl FnOnce(SessionStatus) -> Result<()>) -> Result<Envelope> {
+        use rusqlite::OptionalExtension;
+        self.transact(|tx, out| {
+            let status: Option<String> = tx.query_row("SELECT status FROM sessions WHERE id = ?", params![session.0], |r| r.get(0)).optional()?;
+            let status = status.ok_or_else(|| Error::NotFound(format!("session {session}")))?;
+            allowed(SessionStatus::parse(&status).unwrap_or(SessionStatus::Idle))?;
+            let env = self.append_in(tx, session, None, event)?;
+            out.push(env.clone());
+            Ok(env)
+        })
+    }
+
     /// Stores several events atomically, then delivers them in order.
     pub fn append_all(&self, session: &SessionId, run: Option<&RunId>, events: Vec<EngineEvent>) -> Result<Vec<Envelope>> {
         self.transact(|tx, out| {

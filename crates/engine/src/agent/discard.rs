@@ -18,17 +18,27 @@ use crate::workspace::worktree::TaskWorktree;
 /// sweep removes.
 fn put_away(store: &Store, session: &SessionId) -> Result<TaskWorktree> {
     let s = store.session(session)?;
-    if !matches!(s.status, SessionStatus::Idle | SessionStatus::Failed | SessionStatus::Cancelled | SessionStatus::Interrupted) {
-        let what = match s.status {
+    if let Some(a) = &s.attempt {
+        return Err(Error::InvalidInput(format!(
+            "{session} is an attempt of group {}: attempts are put away with their group (finishline sessions attempts {} --reject)",
+            a.group, a.group
+        )));
+    }
+    let wt = current_worktree(&store.events(session, 0)?)
+        .ok_or_else(|| Error::InvalidInput(format!("{session} has no worktree of its own: there is nothing to discard (its history stays)")))?;
+    // The status is read again where the decision is written: a run started meanwhile, here or
+    // in another process, wins, and nothing is removed under it.
+    store.append_if(session, status_event(SessionStatus::Rejected), |status| {
+        if matches!(status, SessionStatus::Idle | SessionStatus::Failed | SessionStatus::Cancelled | SessionStatus::Interrupted) {
+            return Ok(());
+        }
+        let what = match status {
             SessionStatus::AwaitingReview => "it waits for your review: reject it there",
             st if st.is_running() || st == SessionStatus::AwaitingApproval || st == SessionStatus::Queued => "it is still running: cancel it first",
             _ => "only a task that ended without a review (failed, cancelled, interrupted or idle) is discarded so",
         };
-        return Err(Error::InvalidInput(format!("{session} is {}: {what}", s.status.as_str())));
-    }
-    let wt = current_worktree(&store.events(session, 0)?)
-        .ok_or_else(|| Error::InvalidInput(format!("{session} has no worktree of its own: there is nothing to discard (its history stays)")))?;
-    store.append(session, None, status_event(SessionStatus::Rejected))?;
+        Err(Error::InvalidInput(format!("{session} is {}: {what}", status.as_str())))
+    })?;
     Ok(wt)
 }
 
