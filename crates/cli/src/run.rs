@@ -1,7 +1,7 @@
 //! `finishline run` and `sessions resume`: start the run, print its events as they are stored,
 //! answer or refuse what it asks, and exit with the code of how it ended.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,7 +26,7 @@ pub(crate) fn fail(code: u8, json: bool, message: &str) -> u8 {
     if json {
         outln!("{}", json!({"type": "error", "code": if code == exit::USAGE { "usage" } else { "failed" }, "message": message}));
     }
-    eprintln!("finishline: {message}");
+    crate::output::say(&format!("finishline: {message}\n"));
     code
 }
 
@@ -617,8 +617,8 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
 }
 
 pub(crate) fn prompt_line(q: &str) -> Option<String> {
-    eprint!("{q}");
-    let _ = std::io::stderr().flush();
+    // The question may be the agent's words.
+    crate::output::say(q);
     let mut s = String::new();
     std::io::stdin().lock().read_line(&mut s).ok()?;
     let s = s.trim().to_string();

@@ -6,7 +6,7 @@ use finishline_engine::event::{EngineEvent, Envelope};
 use finishline_engine::store::Store;
 use serde_json::json;
 
-use crate::output::{out, outln};
+use crate::output::outln;
 
 pub struct View {
     json: bool,
@@ -35,7 +35,7 @@ impl View {
             outln!();
             self.in_text = false;
         }
-        outln!("{s}");
+        crate::output::human(&format!("{s}\n"));
     }
 
     pub fn show(&mut self, env: &Envelope) {
@@ -109,7 +109,7 @@ impl View {
                 self.line(&format!("  … {what} {detail}"))
             }
             EngineEvent::TextDelta { text, .. } => {
-                out!("{text}");
+                crate::output::human(text);
                 self.in_text = true;
             }
             EngineEvent::ToolCall { tool, input, state: ToolState::Running, .. } => {
