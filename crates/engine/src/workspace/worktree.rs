@@ -60,10 +60,20 @@ pub const DEFAULT_INCLUDES: &[&str] = &[".env", ".env.*", "!.env.example"];
 /// The file at a repository's top listing more untracked files to copy (gitignore syntax).
 pub const INCLUDE_FILE: &str = ".worktreeinclude";
 
-/// A `git` for the person's repository (or a worktree of it), with their hooks off.
+/// A `git` for the person's repository (or a worktree of it), with their hooks and any
+/// `core.fsmonitor` command off: git runs neither for Finishline, whatever a config says.
 pub(crate) fn git_in(dir: &Path) -> Command {
     let mut c = Command::new("git");
-    c.arg("-C").arg(dir).args(["-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", "-c", "advice.detachedHead=false"]);
+    c.arg("-C").arg(dir).args([
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "commit.gpgsign=false",
+        "-c",
+        "advice.detachedHead=false",
+    ]);
     c.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE").env_remove("GIT_INDEX_FILE").env_remove("GIT_OBJECT_DIRECTORY").stdin(std::process::Stdio::null());
     c
 }
