@@ -1,4 +1,4 @@
-import { useEffect, useState, type InputHTMLAttributes } from "react";
+import { useState, type InputHTMLAttributes } from "react";
 
 /** A number box that keeps what is typed: it may be emptied, or hold a "-", on the way to a new
  * number (a box that puts the value back while the person types turns "-3" into "03" and "1"
@@ -6,7 +6,13 @@ import { useEffect, useState, type InputHTMLAttributes } from "react";
  * range when it is saved. Leaving a box that holds no number shows the value kept. */
 export function NumberInput({ value, onChange, ...rest }: { value: number; onChange: (n: number) => void } & Omit<InputHTMLAttributes<HTMLInputElement>, "value" | "onChange" | "type">) {
   const [text, setText] = useState(String(value));
-  useEffect(() => setText((t) => (Number(t) === value && t.trim() !== "" ? t : String(value))), [value]);
+  // A value from outside (an import, a preset) shows in the same render, not one effect later;
+  // one the box itself just reported keeps the text as typed ("-3", "07").
+  const [shown, setShown] = useState(value);
+  if (value !== shown) {
+    setShown(value);
+    if (!(text.trim() !== "" && Number(text) === value)) setText(String(value));
+  }
   return (
     <input
       {...rest}
