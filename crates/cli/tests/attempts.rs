@@ -564,23 +564,8 @@ async fn ctrl_c_stops_a_slow_comparison_at_once_and_it_can_be_asked_again() {
     ]), &[("a", "one"), ("b", "two")]))
     .await;
     let ws = r.to_string_lossy().into_owned();
-    let args = ["sessions", "attempts", &group, "--compare", "--workspace", &ws, "--base-url", &url, "--model", "m", "--data-dir"];
-    let child = Command::new(bin())
-        .args(args)
-        .arg(&e.data)
-        .env_remove("OPENAI_API_KEY")
-        .env("XDG_DATA_HOME", e.data.join("xdg"))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let asked = |server: &FakeServer| server.requests().iter().any(|q| q.last_message.contains("<attempt name=\"second\">"));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !asked(&_server) {
-        assert!(std::time::Instant::now() < deadline, "the evaluator was never asked to compare");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let child = spawn_finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &ws, "--base-url", &url, "--model", "m"], &e.data);
+    until_asked(&_server, "<attempt name=\"second\">", "the evaluator was never asked to compare").await;
     let stopped_at = std::time::Instant::now();
     assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
     let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
@@ -610,29 +595,23 @@ async fn a_comparison_stopped_while_asked_again_counts_the_tokens_of_the_answer_
     ]), &[("a", "one"), ("b", "two")]))
     .await;
     let ws = r.to_string_lossy().into_owned();
-    let args = ["sessions", "attempts", &group, "--compare", "--workspace", &ws, "--base-url", &url, "--model", "m", "--data-dir"];
-    let child = Command::new(bin())
-        .args(args)
-        .arg(&e.data)
-        .env_remove("OPENAI_API_KEY")
-        .env("XDG_DATA_HOME", e.data.join("xdg"))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let asked_again = |server: &FakeServer| server.requests().iter().any(|q| q.last_message.contains("could not be used"));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !asked_again(&_server) {
-        assert!(std::time::Instant::now() < deadline, "the evaluator was never asked again");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let child = spawn_finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &ws, "--base-url", &url, "--model", "m"], &e.data);
+    until_asked(&_server, "could not be used", "the evaluator was never asked again").await;
     assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
     let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
     assert_eq!(out.status.code(), Some(5), "stopped is cancelled: {}", String::from_utf8_lossy(&out.stderr));
     let after = ranking_of(&e, &r, &group, &url);
     assert!(after["ranking"].as_array().unwrap().iter().all(|a| a["evaluator"].is_null()), "no answer is recorded: {after}");
     assert!(after["comparison_tokens"].as_u64().is_some_and(|t| t > 0), "the first answer's tokens are counted: {after}");
+}
+
+/// Waits until the fake provider was sent a last message holding `words` (at most 30 s).
+async fn until_asked(server: &FakeServer, words: &str, never: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !server.requests().iter().any(|q| q.last_message.contains(words)) {
+        assert!(std::time::Instant::now() < deadline, "{never}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 /// An evaluator that prefers whichever attempt it is shown first has no preference the ranking

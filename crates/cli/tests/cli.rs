@@ -409,19 +409,7 @@ async fn a_reader_that_goes_away_stops_the_run_quietly_and_records_it_cancelled(
     let server = FakeServer::start(slow).await.unwrap();
     let e = env();
     let url = server.base_url(Protocol::Openai);
-    let spawn = |args: &[&str]| {
-        Command::new(bin())
-            .args(args)
-            .arg("--data-dir")
-            .arg(&e.data)
-            .env_remove("OPENAI_API_KEY")
-            .env("XDG_DATA_HOME", e.data.join("xdg"))
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
+    let spawn = |args: &[&str]| spawn_finishline(args, &e.data);
     let mut child = spawn(&["run", "write notes.md", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "m", "--json"]);
     let mut first = String::new();
     std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();

@@ -71,9 +71,9 @@ fn finished(o: &Outcome) -> Vec<(usize, EndReason)> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_three_step_plan_runs_each_step_fresh_and_checks_the_whole_task_before_review() {
-    let h = Harness::new(
+/// A manager that plans THREE, an agent that writes each step's file, an evaluator that says done.
+async fn three_steps() -> Harness {
+    Harness::new(
         rules(json!([
             manager(json!({}), plan_json(&THREE)),
             evaluator(done_verdict()),
@@ -84,7 +84,12 @@ async fn a_three_step_plan_runs_each_step_fresh_and_checks_the_whole_task_before
         ])),
         Setup::default(),
     )
-    .await;
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_three_step_plan_runs_each_step_fresh_and_checks_the_whole_task_before_review() {
+    let h = three_steps().await;
     let o = start(&h, "write a.txt, b.txt and c.txt", PlanMode::On).await;
     assert_eq!(o.status, SessionStatus::AwaitingReview, "a plan ends at the review gate like any task");
     assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
@@ -605,18 +610,7 @@ async fn a_plan_that_spends_its_budget_goes_to_the_person_with_what_is_done() {
 /// running total (read from events) and History's (the store's) are the same figure.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_manager_call_is_counted_in_the_events_as_in_history() {
-    let h = Harness::new(
-        rules(json!([
-            manager(json!({}), plan_json(&THREE)),
-            evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
-            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
-        ])),
-        Setup::default(),
-    )
-    .await;
+    let h = three_steps().await;
     let o = start(&h, "write a.txt, b.txt and c.txt", PlanMode::On).await;
     let from_events: u64 = o
         .events

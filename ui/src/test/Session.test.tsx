@@ -1,9 +1,10 @@
 import { render, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
-import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { EngineEvent, Envelope, PlanProjection, StepState } from "../ipc";
 import { SessionView } from "../screens/Session";
+import { spyOnScrollIntoView } from "./fixtures";
 
 let seq = 0;
 const ev = (e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s1", at: "2026-11-21T00:00:00Z" }) as Envelope;
@@ -137,14 +138,7 @@ describe("Session view", () => {
       ev({ type: "status_changed", status: "awaiting_review" }),
     ];
     script(events, calls);
-    const shown: Element[] = [];
-    const original = Element.prototype.scrollIntoView;
-    Element.prototype.scrollIntoView = function (this: Element) {
-      shown.push(this);
-    };
-    onTestFinished(() => {
-      Element.prototype.scrollIntoView = original;
-    });
+    const shown = spyOnScrollIntoView().mock.contexts;
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const user = userEvent.setup();
     await user.click(await screen.findByTestId("request-changes"));
@@ -186,12 +180,7 @@ describe("Session view", () => {
         return 1;
       }
     });
-    const into = vi.fn();
-    const original = Element.prototype.scrollIntoView;
-    Element.prototype.scrollIntoView = into;
-    onTestFinished(() => {
-      Element.prototype.scrollIntoView = original;
-    });
+    const into = spyOnScrollIntoView();
     render(
       <main className="content">
         <SessionView sessionId="s1" onOpenHistory={() => {}} />
@@ -259,12 +248,7 @@ describe("Session view", () => {
       ],
       calls,
     );
-    const into = vi.fn();
-    const original = Element.prototype.scrollIntoView;
-    Element.prototype.scrollIntoView = into;
-    onTestFinished(() => {
-      Element.prototype.scrollIntoView = original;
-    });
+    const into = spyOnScrollIntoView();
     render(
       <main className="content">
         <SessionView sessionId="s1" onOpenHistory={() => {}} />

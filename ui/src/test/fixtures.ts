@@ -1,4 +1,17 @@
+import { onTestFinished, vi } from "vitest";
 import type { Settings, SettingsView } from "../ipc";
+
+/** Element.scrollIntoView watched until the test ends (jsdom has none): the calls say what the
+ * window brought into view, `mock.contexts` the elements. */
+export function spyOnScrollIntoView() {
+  const into = vi.fn(function (this: Element) {});
+  const original = Element.prototype.scrollIntoView;
+  Element.prototype.scrollIntoView = into;
+  onTestFinished(() => {
+    Element.prototype.scrollIntoView = original;
+  });
+  return into;
+}
 
 export function settings(patch: Partial<Settings["provider"]> = {}): Settings {
   return {

@@ -1,10 +1,11 @@
 import { render, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
-import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { compareOnce } from "../comparing";
 import type { Compared, EngineEvent, Envelope } from "../ipc";
 import { SessionView } from "../screens/Session";
+import { spyOnScrollIntoView } from "./fixtures";
 
 let seq = 0;
 const ev = (e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s1", at: "2026-11-25T00:00:00Z" }) as Envelope;
@@ -34,19 +35,6 @@ function script(events: Envelope[], onCommand: (cmd: string, args: unknown, push
     }
     return onCommand(cmd, args, push);
   });
-}
-
-/** The elements the window scrolled into view, from now until the test ends. */
-function spyOnScrollIntoView(): () => Element[] {
-  const seen: Element[] = [];
-  const original = Element.prototype.scrollIntoView;
-  Element.prototype.scrollIntoView = function (this: Element) {
-    seen.push(this);
-  };
-  onTestFinished(() => {
-    Element.prototype.scrollIntoView = original;
-  });
-  return () => seen;
 }
 
 describe("a task in its own worktree", () => {
@@ -125,7 +113,7 @@ describe("a task in its own worktree", () => {
     const user = userEvent.setup();
     await user.click(await screen.findByTestId("approve"));
     const blocked = await screen.findByTestId("landing-blocked");
-    expect(shown(), "the notice is brought into view: below the window the button looks dead").toContain(blocked);
+    expect(shown.mock.contexts, "the notice is brought into view: below the window the button looks dead").toContain(blocked);
     expect(blocked).toHaveTextContent("the branch moved and the task's changes conflict");
     expect(blocked).toHaveTextContent("parser.rs");
     expect(blocked).toHaveTextContent("Nothing was overwritten");
@@ -214,7 +202,7 @@ describe("reject in the folder itself", () => {
     await user.click(await screen.findByTestId("revert-checkbox"));
     await user.click(screen.getByTestId("reject"));
     const ask = await screen.findByTestId("revert-conflicts");
-    expect(shown(), "the question is brought into view").toContain(ask);
+    expect(shown.mock.contexts, "the question is brought into view").toContain(ask);
     expect(ask, "and takes the focus").toHaveFocus();
     expect(ask).toHaveTextContent("a.md");
     expect(screen.getByTestId("revert-anyway")).toHaveTextContent("keeping these");

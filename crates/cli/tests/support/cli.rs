@@ -24,6 +24,22 @@ pub fn finishline(args: &[&str], data: &Path) -> Output {
         .unwrap()
 }
 
+/// `finishline` started as [`finishline`] starts it, not waited for, its output piped: for a test
+/// that stops it (a signal, a closed pipe) while it works.
+pub fn spawn_finishline(args: &[&str], data: &Path) -> std::process::Child {
+    Command::new(bin())
+        .args(args)
+        .arg("--data-dir")
+        .arg(data)
+        .env_remove("OPENAI_API_KEY")
+        .env("XDG_DATA_HOME", data.join("xdg"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 pub fn lines(o: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&o.stdout)
         .lines()
