@@ -377,7 +377,7 @@ pub(crate) fn engine_loop(a: &mut Agent, sc: &Scenario, checked: bool) -> Ended 
                 Action::Verify { commands } => {
                     let failure =
                         (!a.bug_fixed).then(|| VerificationFailure { command: commands[0].clone(), exit_code: Some(1), output_tail: "1 test failed".into() });
-                    e.verification = Some(VerificationOutcome { failure });
+                    e.verification = Some(VerificationOutcome { failures: failure.into_iter().collect() });
                 }
                 other => break other,
             }
@@ -393,7 +393,7 @@ pub(crate) fn engine_loop(a: &mut Agent, sc: &Scenario, checked: bool) -> Ended 
                     counters.truncations_in_row = 0;
                     counters.continuations_used += 1;
                     previous_remaining = e.evaluation.as_ref().map(|ev| ev.remaining.clone());
-                    prev_failure = e.verification.as_ref().and_then(|v| v.failure.clone());
+                    prev_failure = e.verification.as_ref().and_then(|v| v.failure().cloned());
                     prompt = match source {
                         ContinuationSource::Verification => Prompt::VerificationFailed,
                         ContinuationSource::MissingCompletion => Prompt::Generic,

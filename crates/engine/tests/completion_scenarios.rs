@@ -406,6 +406,38 @@ fn verification() -> Vec<Case> {
             model_calls: 4,
         },
         Case {
+            // A question answered with a success claim in a workspace whose suite already fails:
+            // nothing changed, so the run cannot have broken it; the evaluator sees the failure.
+            name: "a question answered changes nothing and is not sent to fix a suite that already failed",
+            protocol: Protocol::Openai,
+            rules: json!([evaluator(done_verdict()), agent(json!({}), calls(vec![complete("success")]))]),
+            setup: |s| {
+                s.verify_commands = vec!["echo an unrelated test fails; exit 1".into()];
+            },
+            prepare: no_files,
+            status: SessionStatus::AwaitingReview,
+            claim: Claim::Success,
+            end: EndReason::VerifiedDone,
+            continuations: vec![],
+            model_calls: 2,
+        },
+        Case {
+            // "Make the tests pass", claimed done with nothing changed, against the command given
+            // for this task: a false pass unless it is sent back.
+            name: "a success claimed with nothing changed is sent back while the task's own command fails",
+            protocol: Protocol::Openai,
+            rules: json!([evaluator(done_verdict()), agent(json!({}), calls(vec![complete("success")]))]),
+            setup: |s| {
+                s.extra_verify = vec!["echo 1 test still fails; exit 1".into()];
+            },
+            prepare: no_files,
+            status: SessionStatus::AwaitingReview,
+            claim: Claim::Success,
+            end: EndReason::Stuck,
+            continuations: vec![C::Verification],
+            model_calls: 2,
+        },
+        Case {
             // The person's own verify commands run without asking; one the agent names asks, and
             // with nobody to ask it is declined.
             name: "a declined verification is skipped and the checks go on",

@@ -290,12 +290,45 @@ fn row_15_verification_runs_when_files_changed_a_command_was_given_or_success_is
     assert_eq!(decide(&e, &cfg()), Action::Verify { commands: vec!["cargo test".into(), "make check".into()] }, "a command given with the claim runs too");
 }
 
+fn failed(command: &str) -> VerificationFailure {
+    VerificationFailure { command: command.into(), exit_code: Some(1), output_tail: "2 failed".into() }
+}
+
+#[test]
+fn row_15_with_no_file_changed_a_failure_of_a_command_the_task_did_not_name_is_evidence_not_an_order() {
+    // A question answered with a success claim, in a workspace whose suite already fails: the
+    // run cannot have broken it, and nobody asked it to fix it. The evaluator sees the failure.
+    let mut e = stop();
+    e.files_changed = false;
+    e.claim = claim(Claim::Success);
+    e.verify_commands = vec!["cargo test".into()];
+    e.verification = Some(VerificationOutcome { failures: vec![failed("cargo test")] });
+    assert_eq!(decide(&e, &cfg()), Action::Evaluate { question: EvaluationQuestion::Done });
+
+    e.task_commands = vec!["cargo test".into()];
+    assert_eq!(source(&decide(&e, &cfg())), Some(ContinuationSource::Verification), "the task's own command (`--verify`) must pass");
+
+    e.task_commands = vec![];
+    e.files_changed = true;
+    assert_eq!(source(&decide(&e, &cfg())), Some(ContinuationSource::Verification), "a run that changed files answers for every command");
+
+    e.files_changed = false;
+    e.claim = Some(ClaimEvidence { verify_command: Some("make check".into()), ..ClaimEvidence::new(Claim::Success) });
+    e.verification = Some(VerificationOutcome { failures: vec![failed("cargo test"), failed("make check")] });
+    match decide(&e, &cfg()) {
+        Action::Continue { source: ContinuationSource::Verification, text, .. } => {
+            assert!(text.contains("make check") && !text.contains("cargo test"), "the agent is sent back for the command it named: {text}")
+        }
+        other => panic!("expected the claimed command's failure back, got {other:?}"),
+    }
+}
+
 #[test]
 fn row_16_the_same_verification_failure_twice_is_stuck() {
     let f = VerificationFailure { command: "cargo test".into(), exit_code: Some(101), output_tail: "1 failed".into() };
     let mut e = stop();
     e.verify_commands = vec!["cargo test".into()];
-    e.verification = Some(VerificationOutcome { failure: Some(f.clone()) });
+    e.verification = Some(VerificationOutcome { failures: vec![f.clone()] });
     e.previous_verification_failure = Some(f);
     assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::Stuck));
     assert_eq!(
@@ -310,7 +343,7 @@ fn row_17_a_verification_failure_continues_with_the_command_and_output() {
     let mut e = stop();
     e.verify_commands = vec!["cargo test".into()];
     e.verification = Some(VerificationOutcome {
-        failure: Some(VerificationFailure { command: "cargo test".into(), exit_code: Some(101), output_tail: "test foo ... FAILED".into() }),
+        failures: vec![VerificationFailure { command: "cargo test".into(), exit_code: Some(101), output_tail: "test foo ... FAILED".into() }],
     });
     match decide(&e, &cfg()) {
         Action::Continue { source: ContinuationSource::Verification, text, .. } => {
@@ -324,7 +357,7 @@ fn row_17_a_verification_failure_continues_with_the_command_and_output() {
 fn row_17_a_declined_verification_does_not_end_the_run() {
     let mut e = stop();
     e.verify_commands = vec!["cargo test".into()];
-    e.verification = Some(VerificationOutcome { failure: None });
+    e.verification = Some(VerificationOutcome { failures: vec![] });
     assert_eq!(decide(&e, &cfg()), Action::Evaluate { question: EvaluationQuestion::Done });
 }
 

@@ -148,3 +148,18 @@ fn an_import_that_brings_a_new_or_changed_mcp_command_names_it_for_the_person() 
     let names: Vec<String> = current.mcp_changes(&incoming).into_iter().map(|s| s.name).collect();
     assert_eq!(names, vec!["files".to_string(), "new".to_string()], "changed arguments and a new server are shown; a disabled one runs nothing");
 }
+
+#[test]
+fn a_verify_command_given_for_the_task_is_its_own_even_when_the_settings_list_it_too() {
+    use finishline_engine::agent::config::{endpoints, engine_config, ConfigContext};
+    let mut s = Settings::default();
+    s.provider.base_url = "http://127.0.0.1:9/v1".into();
+    s.provider.model = "m".into();
+    s.verify_commands.insert("/w".into(), vec!["cargo test".into()]);
+    let (agent, evaluator) = endpoints(&s, None, &|_| None).unwrap();
+    let extra_verify = vec!["cargo test".into(), "make lint".into(), "make lint".into()];
+    let ctx = ConfigContext { data_dir: "/tmp/x".into(), workspace: "/w", model: None, mcp: None, nobody_to_ask: false, allow_all: false, extra_verify };
+    let c = engine_config(&s, ctx, agent, evaluator);
+    assert_eq!(c.verify_commands, vec!["cargo test".to_string(), "make lint".into()], "each runs once");
+    assert_eq!(c.extra_verify, vec!["cargo test".to_string(), "make lint".into()], "both were asked of this task");
+}

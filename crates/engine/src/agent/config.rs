@@ -135,12 +135,16 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
     let l = &settings.limits;
     let mut verify_commands = settings.verify_commands_for(ctx.workspace);
     let mut extra_verify: Vec<String> = Vec::new();
+    // Every command given for the task is recorded as its own, even one the settings list too:
+    // the task's own must pass even when nothing changed (completion row 17).
     for c in ctx.extra_verify {
-        if !verify_commands.contains(&c) && !extra_verify.contains(&c) {
+        if !extra_verify.contains(&c) {
+            if !verify_commands.contains(&c) {
+                verify_commands.push(c.clone());
+            }
             extra_verify.push(c);
         }
     }
-    verify_commands.extend(extra_verify.iter().cloned());
     let secret_env = hidden_env(settings);
     let context_window = settings.context_window_for(&agent.model) as u64;
     // The manager plans on the evaluator's provider, with its own model when one is set.

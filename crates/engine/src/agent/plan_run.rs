@@ -197,7 +197,7 @@ impl Run {
         let commands = self.verify_commands.clone();
         if !commands.is_empty() {
             let v = self.verify(&commands).await?;
-            if let Some(f) = v.failure {
+            if let Some(f) = v.failure() {
                 let mut ledger = PlanLedger { stalls: 0, replans: state.replans() };
                 let current = self.plan_step.clone().expect("a plan step");
                 let failing = StepEnding { end_reason: EndReason::ClaimedPartial, remaining: vec![format!("make `{}` pass", f.command)], ..ending };

@@ -109,6 +109,8 @@ pub struct Run {
     pub(super) criteria_results: Vec<crate::judge::criteria::CriterionResult>,
     /// The person's verify commands for this task ([`Engine::verify_commands_of`]).
     pub(super) verify_commands: Vec<String>,
+    /// Those of them given for this task (the CLI's `--verify`), not the workspace's own.
+    pub(super) task_verify: Vec<String>,
 }
 
 impl Run {
@@ -212,6 +214,7 @@ impl Run {
         };
         Ok(Run {
             verify_commands: engine.verify_commands_of(&events),
+            task_verify: super::verify::task_verify_of(&events),
             agent_model,
             criteria,
             criteria_results: Vec::new(),
@@ -541,8 +544,8 @@ impl Run {
                     evidence.evaluation = Some(ev);
                 }
                 Action::Continue { source, text, remaining } => {
-                    if let Some(v) = &evidence.verification {
-                        self.evidence.previous_verification_failure = v.failure.clone();
+                    if evidence.verification.is_some() {
+                        self.evidence.previous_verification_failure = completion::deciding_failure(&evidence).cloned();
                     }
                     if let Some(ev) = &evidence.evaluation {
                         // In a plan step, an evaluation that leaves the same work open is a stall;
@@ -647,6 +650,7 @@ impl Run {
             counters: self.evidence.counters,
             stuck_pattern,
             verify_commands: self.run_verify_commands(),
+            task_commands: self.task_verify_commands(),
             verification: None,
             previous_verification_failure: self.evidence.previous_verification_failure.clone(),
             evaluation: None,

@@ -33,6 +33,16 @@ impl Run {
         }
     }
 
+    /// The commands of this run given for this task rather than the workspace: at a plan step,
+    /// the step's own as well.
+    pub(super) fn task_verify_commands(&self) -> Vec<String> {
+        let mut out = self.task_verify.clone();
+        if let Some(s) = self.plan_step.as_ref().filter(|_| !self.judge_whole) {
+            out.extend(s.step.verify.iter().filter(|c| !self.task_verify.contains(c)).cloned());
+        }
+        out
+    }
+
     /// Whether a file check holds in the workspace (paths confined as the file tools'are).
     fn file_check(&self, check: &Check) -> bool {
         let read = |p: &str| self.workspace.resolve(p).ok().and_then(|full| std::fs::read(full).ok());
@@ -66,7 +76,7 @@ impl Run {
         for c in checks {
             let ok = match c {
                 Check::CommandPasses(cmd) if just_verified.contains(cmd) => true,
-                Check::CommandPasses(cmd) => self.verify(std::slice::from_ref(cmd)).await?.failure.is_none(),
+                Check::CommandPasses(cmd) => self.verify(std::slice::from_ref(cmd)).await?.failures.is_empty(),
                 other => self.file_check(other),
             };
             results.push((c.describe(), ok));

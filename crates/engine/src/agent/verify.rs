@@ -30,6 +30,17 @@ impl super::Engine {
     }
 }
 
+/// The verify commands given for this task (the CLI's `--verify`), not the workspace's own.
+pub(super) fn task_verify_of(events: &[Envelope]) -> Vec<String> {
+    let mut own: Vec<String> = Vec::new();
+    for env in events {
+        if let EngineEvent::TaskVerify { commands } = &env.event {
+            own.extend(commands.iter().filter(|c| !own.contains(c)).cloned().collect::<Vec<_>>());
+        }
+    }
+    own
+}
+
 impl Run {
     pub(super) async fn verify(&mut self, commands: &[String]) -> Result<VerificationOutcome, Halt> {
         // A command that writes (a formatter, a build) changes files for this run.
@@ -96,8 +107,8 @@ impl Run {
                 persons_own,
             })?;
             self.evidence.verification_log.push(format!("`{command}`: exit {}\n{}", code.map(|c| c.to_string()).unwrap_or("none".into()), tail));
-            if code != Some(0) && outcome.failure.is_none() {
-                outcome.failure = Some(VerificationFailure { command: command.clone(), exit_code: code, output_tail: tail });
+            if code != Some(0) {
+                outcome.failures.push(VerificationFailure { command: command.clone(), exit_code: code, output_tail: tail });
             }
         }
         Ok(outcome)

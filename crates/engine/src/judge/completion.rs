@@ -28,7 +28,7 @@
 //! | 14 | "require complete_task" is on, no claim, budget left                   | continue, `missing_completion` |
 //! | 15 | verify commands exist, files changed, a command was given or success is claimed, not yet run this cycle | verify |
 //! | 16 | verification failed exactly as in the previous cycle                   | review, `stuck` |
-//! | 17 | verification failed, budget left                                      | continue, `verification` |
+//! | 17 | verification failed, budget left (with no file changed, only a command given for this task or with the claim counts; another failure goes to the evaluator) | continue, `verification` |
 //! | 18 | not yet evaluated this cycle                                          | evaluate: is it done? |
 //! | 19 | verdict stuck (or done and stuck)                                      | review, `stuck` |
 //! | 20 | verdict done                                                          | review, `verified_done` |
@@ -111,8 +111,14 @@ pub struct VerificationFailure {
 /// The verification of this cycle, once run.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct VerificationOutcome {
-    /// The first failure; `None` when every command passed or was declined.
-    pub failure: Option<VerificationFailure>,
+    /// Every command that failed, in the order run; empty when every command passed or was declined.
+    pub failures: Vec<VerificationFailure>,
+}
+
+impl VerificationOutcome {
+    pub fn failure(&self) -> Option<&VerificationFailure> {
+        self.failures.first()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -143,6 +149,9 @@ pub struct Evidence {
     pub counters: Counters,
     pub stuck_pattern: Option<Stuck>,
     pub verify_commands: Vec<String>,
+    /// Those of `verify_commands` given for this task (the CLI's `--verify`, a plan step's own),
+    /// not the workspace's from Settings.
+    pub task_commands: Vec<String>,
     pub verification: Option<VerificationOutcome>,
     pub previous_verification_failure: Option<VerificationFailure>,
     pub evaluation: Option<EvaluationOutcome>,
@@ -168,6 +177,7 @@ impl Evidence {
             counters: Counters::default(),
             stuck_pattern: None,
             verify_commands: vec![],
+            task_commands: vec![],
             verification: None,
             previous_verification_failure: None,
             evaluation: None,
@@ -216,6 +226,19 @@ pub enum Action {
         code: ErrorCode,
         message: String,
     },
+}
+
+/// The verification failure the agent is sent back for. A run that changed files answers for
+/// every command. One that changed nothing cannot have broken the workspace's suite, and a
+/// question answered is no order to fix it: only the commands given for this task, or named with
+/// the claim, send it back; another failure is evidence the evaluator reads.
+pub fn deciding_failure(e: &Evidence) -> Option<&VerificationFailure> {
+    let failures = &e.verification.as_ref()?.failures;
+    if e.files_changed {
+        return failures.first();
+    }
+    let claimed = e.claim.as_ref().and_then(|c| c.verify_command.as_deref()).map(str::trim);
+    failures.iter().find(|f| e.task_commands.contains(&f.command) || claimed == Some(f.command.trim()))
 }
 
 /// The claim this evidence makes: `complete_task`, else the marker, else none.
@@ -361,15 +384,14 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
     // a suite that still fails): only a run that neither changed nor claimed anything, a look
     // around, has nothing to verify.
     let should_verify = !commands.is_empty() && (e.files_changed || claimed_command.is_some() || claim == Claim::Success);
-    match &e.verification {
-        None if should_verify => return Action::Verify { commands },
-        Some(VerificationOutcome { failure: Some(f) }) => {
-            if e.previous_verification_failure.as_ref() == Some(f) {
-                return stuck(StuckPattern::SameVerificationFailure, f.command.clone());
-            }
-            return continue_or_exhaust(ContinuationSource::Verification, crate::judge::prompt::verification(f), vec![format!("make `{}` pass", f.command)]);
+    if e.verification.is_none() && should_verify {
+        return Action::Verify { commands };
+    }
+    if let Some(f) = deciding_failure(e) {
+        if e.previous_verification_failure.as_ref() == Some(f) {
+            return stuck(StuckPattern::SameVerificationFailure, f.command.clone());
         }
-        _ => {}
+        return continue_or_exhaust(ContinuationSource::Verification, crate::judge::prompt::verification(f), vec![format!("make `{}` pass", f.command)]);
     }
     // Rows 18-24.
     let Some(ev) = &e.evaluation else {
