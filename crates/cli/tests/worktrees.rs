@@ -721,6 +721,35 @@ async fn a_follow_up_after_a_landing_lands_as_a_second_commit_named_after_what_w
     assert_eq!(git(&r, &["show", "main:second.txt"]), "second");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_sent_while_a_rejected_tasks_worktree_is_still_being_removed_works_in_a_new_one_and_lands() {
+    let (_s, dir, cli) = server(vec![writes("first.txt", "first\n", 0), writes("second.txt", "second\n", 0)]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write first.txt", &r, &[]));
+    // The reject is recorded; the removal of its worktree has not started (the window removes it
+    // off the decision's path, so a message can come first).
+    let marker = dir.path().join("paused");
+    let mut rejecting = cli.cmd(&["sessions", "review", &id, "--reject"]);
+    rejecting.env("FINISHLINE_FAULT_PAUSE", "before-worktree-removal").env("FINISHLINE_FAULT_MARKER", &marker).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let rejecting = rejecting.spawn().unwrap();
+    let t = Instant::now();
+    while !marker.exists() && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(marker.exists(), "the reject is recorded and its worktree is about to go");
+    let follow = cli.cmd(&["sessions", "resume", &id, "then write second.txt", "--base-url", &cli.url, "--model", "m", "--json"]).output().unwrap();
+    assert_eq!(follow.status.code(), Some(6), "the follow-up waits for review: {}", String::from_utf8_lossy(&follow.stderr));
+    std::fs::remove_file(&marker).unwrap();
+    let out = rejecting.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "rejected: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(reviewed(&follow), vec!["second.txt"], "the follow-up's review lists only what it changed");
+    let approved = cli.review(&id, &["--approve"]);
+    assert_eq!(approved.status.code(), Some(0), "the follow-up's work outlived the old worktree's removal: {}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(git(&r, &["show", "main:second.txt"]), "second");
+    assert!(!r.join("first.txt").exists(), "the rejected work never landed");
+    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "no worktree is left");
+}
+
 /// A repository whose checkout holds `src/` only (a sparse checkout), with `docs/old.md` outside.
 fn sparse_repo(dir: &Path) -> PathBuf {
     let r = repo(dir);

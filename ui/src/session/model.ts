@@ -425,7 +425,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       next.place = { folder: e.folder, worktree: e.worktree ?? undefined };
       break;
     case "worktree_removed":
-      if (next.place) next.place = { ...next.place, removed: true };
+      // Only the current one: an older worktree's removal can be recorded after a follow-up made a new one.
+      if (next.place && next.place.worktree?.folder === e.folder) next.place = { ...next.place, removed: true };
       break;
     case "landing_blocked":
       if (next.review && !next.review.decided) next.review = { ...next.review, blocked: { reason: e.reason, files: e.files, detail: e.detail } };

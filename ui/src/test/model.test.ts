@@ -21,6 +21,21 @@ describe("session model", () => {
     expect(m.cycle).toEqual({ n: 2, max: 5 });
   });
 
+  it("keeps a follow-up's new worktree when the old one's removal is recorded after it", () => {
+    seq = 0;
+    const wt = (folder: string) => ({ repo: "/repo", folder, subdir: "", branch: `finishline/${folder}`, base_branch: "main", base_commit: "1111111" });
+    const events = [
+      ev({ type: "task_workspace", isolation: "worktree", folder: "/w/first", worktree: wt("/w/first") }),
+      ev({ type: "status_changed", status: "rejected" }),
+      ev({ type: "task_workspace", isolation: "worktree", folder: "/w/second", worktree: wt("/w/second") }),
+      ev({ type: "worktree_removed", folder: "/w/first", why: "rejected", branch_deleted: "finishline//w/first" }),
+    ];
+    const m = events.reduce(apply, emptyModel());
+    expect(m.place?.worktree?.folder).toBe("/w/second");
+    expect(m.place?.removed, "the task's current worktree is still there").toBeFalsy();
+    expect(apply(m, ev({ type: "worktree_removed", folder: "/w/second", why: "landed" })).place?.removed).toBe(true);
+  });
+
   it("streams text into the right message and ignores events it already has", () => {
     seq = 0;
     const created = ev({ type: "message_created", message_id: "m", role: "assistant" });

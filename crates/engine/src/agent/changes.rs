@@ -83,9 +83,18 @@ fn latest_workspace(events: &[Envelope]) -> Option<(Isolation, String, Option<Ta
     let at = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. }))?;
     let EngineEvent::TaskWorkspace { isolation, folder, worktree } = &events[at].event else { return None };
     let later = &events[at + 1..];
-    let removed = later.iter().any(|e| matches!(e.event, EngineEvent::WorktreeRemoved { .. }));
+    // Its own removal: an older worktree's removal, done late, may be recorded after this one.
+    let own = worktree.as_ref().map(|w| w.folder.as_str());
+    let removed = later.iter().any(|e| matches!(&e.event, EngineEvent::WorktreeRemoved { folder: f, .. } if Some(f.as_str()) == own));
     let ready = later.iter().any(|e| matches!(e.event, EngineEvent::WorktreeReady { .. }));
     Some((*isolation, folder.clone(), worktree.clone(), removed, ready))
+}
+
+/// Whether the task's current worktree was decided (landed or rejected) since it was made: its
+/// removal follows the decision.
+fn decided_since(events: &[Envelope]) -> bool {
+    let Some(at) = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })) else { return false };
+    events[at + 1..].iter().any(|e| matches!(e.event, EngineEvent::StatusChanged { status: SessionStatus::Completed | SessionStatus::Rejected, .. }))
 }
 
 /// The untracked files copied into the task's current worktree.
@@ -151,7 +160,9 @@ impl Engine {
                 filling: Filling::default(),
             });
         };
-        if removed {
+        // Decided (landed or rejected), its removal may still be under way, here or in another
+        // process: the task goes on in a new worktree, never in the one being removed.
+        if removed || decided_since(events) {
             let repo = worktree::repo_of(Path::new(&wt.repo), &self.config.tasks.worktrees).ok_or_else(|| {
                 crate::Error::Worktree(format!("{} is no longer a git repository with a commit, so the task cannot continue in a worktree of it", wt.repo))
             })?;

@@ -148,8 +148,10 @@ fn apply_run(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         EngineEvent::AttemptChosen { .. } => {
             conn.prepare_cached("UPDATE sessions SET chosen = 1 WHERE id = ?1")?.execute(params![s.0])?;
         }
-        EngineEvent::WorktreeRemoved { .. } => {
-            conn.prepare_cached("UPDATE sessions SET work_dir = NULL WHERE id = ?1")?.execute(params![s.0])?;
+        // Only when it is the task's current worktree: an older one's removal, finished late,
+        // says nothing of the one the task works in now.
+        EngineEvent::WorktreeRemoved { folder, .. } => {
+            conn.prepare_cached("UPDATE sessions SET work_dir = NULL WHERE id = ?1 AND work_dir = ?2")?.execute(params![s.0, folder])?;
         }
         EngineEvent::StepStarted { step, .. } => {
             conn.prepare_cached("UPDATE runs SET steps = MAX(steps, ?2), model_calls = model_calls + 1 WHERE id = ?1")?.execute(params![run, *step as i64])?;
