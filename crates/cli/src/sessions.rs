@@ -58,7 +58,16 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
             } else {
                 for r in rows {
                     let plan = if r.plan_steps > 0 { format!("  [plan {}/{} steps]", r.plan_done, r.plan_steps) } else { String::new() };
-                    outln!("{}  {:<16} {:<20} {}  {}{plan}", r.id, r.status.as_str(), r.end_reason.map(|e| e.as_str()).unwrap_or("—"), r.created_at, r.title);
+                    // Rejected (or failed) now, the task may have landed before: say so.
+                    let approved = if r.approvals > 0 && r.status != SessionStatus::Completed { "  [earlier work approved]" } else { "" };
+                    outln!(
+                        "{}  {:<16} {:<20} {}  {}{plan}{approved}",
+                        r.id,
+                        r.status.as_str(),
+                        r.end_reason.map(|e| e.as_str()).unwrap_or("—"),
+                        r.created_at,
+                        r.title
+                    );
                 }
             }
             exit::OK

@@ -750,6 +750,22 @@ async fn a_follow_up_sent_while_a_rejected_tasks_worktree_is_still_being_removed
     assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "no worktree is left");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_landed_and_whose_follow_up_was_rejected_is_listed_as_rejected_with_its_earlier_work_approved() {
+    let (_s, dir, cli) = server(vec![writes("first.txt", "first\n", 0), writes("second.txt", "second\n", 0)]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write first.txt", &r, &["--review", "approve"]));
+    let follow =
+        cli.cmd(&["sessions", "resume", &id, "now write second.txt", "--base-url", &cli.url, "--model", "m", "--json", "--review", "reject"]).output().unwrap();
+    assert_eq!(follow.status.code(), Some(3), "the follow-up is rejected: {}", String::from_utf8_lossy(&follow.stderr));
+    let listed = String::from_utf8_lossy(&cli.cmd(&["sessions", "list"]).output().unwrap().stdout).into_owned();
+    let row = listed.lines().find(|l| l.starts_with(&id)).unwrap_or_else(|| panic!("{listed}"));
+    assert!(row.contains("rejected") && row.contains("[earlier work approved]"), "{row}");
+    assert_eq!(git(&r, &["show", "main:first.txt"]), "first", "what was approved stays landed");
+    let json = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap());
+    assert_eq!(json.iter().find(|s| s["id"] == id.as_str()).unwrap()["approvals"], 1);
+}
+
 /// A repository whose checkout holds `src/` only (a sparse checkout), with `docs/old.md` outside.
 fn sparse_repo(dir: &Path) -> PathBuf {
     let r = repo(dir);

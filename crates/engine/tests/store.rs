@@ -557,7 +557,8 @@ fn history_lists_a_plan_sessions_steps_done_and_in_the_plan_also_after_an_upgrad
         "DROP INDEX sessions_by_group; ALTER TABLE sessions DROP COLUMN group_id; ALTER TABLE sessions DROP COLUMN attempt; ALTER TABLE sessions DROP COLUMN attempts;
          ALTER TABLE sessions DROP COLUMN attempt_label; ALTER TABLE sessions DROP COLUMN chosen;
          DROP INDEX sessions_by_workspace; ALTER TABLE sessions DROP COLUMN isolation; ALTER TABLE sessions DROP COLUMN work_dir; ALTER TABLE sessions DROP COLUMN branch;
-         ALTER TABLE sessions DROP COLUMN plan_steps; ALTER TABLE sessions DROP COLUMN plan_done; PRAGMA user_version = 7;",
+         ALTER TABLE sessions DROP COLUMN plan_steps; ALTER TABLE sessions DROP COLUMN plan_done; ALTER TABLE sessions DROP COLUMN approvals;
+         PRAGMA user_version = 7;",
     )
     .unwrap();
     drop(conn);
@@ -682,4 +683,73 @@ fn a_streamed_answer_writes_log_in_proportion_to_its_length_not_its_square() {
     // times the log, and a long answer reached the backstop where a commit syncs the disk.
     let (short, long) = (log_of_one_answer(100), log_of_one_answer(200));
     assert!(long * 10 < short * 25, "twice the answer wrote {:.1}× the log ({short} then {long} bytes)", long as f64 / short as f64);
+}
+
+/// One run of `sid` that asks for a review and gets `decision`, ending `then`.
+fn reviewed_round(store: &Store, sid: &SessionId, decision: Decision, then: SessionStatus) {
+    let run = RunId::new();
+    let review = RequestId::new();
+    store
+        .append_all(
+            sid,
+            Some(&run),
+            vec![
+                EngineEvent::RunStarted { trigger: RunTrigger::Task },
+                EngineEvent::ReviewRequested {
+                    review_id: review.clone(),
+                    claim: Claim::Success,
+                    verdict: Some(Verdict::Done),
+                    end_reason: EndReason::VerifiedDone,
+                    remaining: vec![],
+                    files_changed: vec![],
+                    verification: vec![],
+                    tokens: Default::default(),
+                    cost_usd: None,
+                    claim_words: None,
+                    verdict_summary: None,
+                    stuck: None,
+                    not_covered: vec![],
+                    audit: vec![],
+                    auto_approve: None,
+                    criteria: vec![],
+                },
+                status(SessionStatus::AwaitingReview),
+            ],
+        )
+        .unwrap();
+    store
+        .resolve_request(
+            &review,
+            RequestKind::Review,
+            SessionStatus::AwaitingReview,
+            Some(&run),
+            vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision, by: DecidedBy::Person, feedback: None, reverted: false }, status(then)],
+        )
+        .unwrap();
+}
+
+#[test]
+fn a_task_whose_follow_up_was_rejected_still_says_its_earlier_work_was_approved_also_after_an_upgrade() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.db");
+    let (landed, plain) = {
+        let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+        let (landed, _) = store.create_session(&new_session("landed, then a follow-up rejected")).unwrap();
+        reviewed_round(&store, &landed, Decision::Approve, SessionStatus::Completed);
+        reviewed_round(&store, &landed, Decision::Reject, SessionStatus::Rejected);
+        let (plain, _) = store.create_session(&new_session("rejected")).unwrap();
+        reviewed_round(&store, &plain, Decision::Reject, SessionStatus::Rejected);
+        let s = store.session(&landed).unwrap();
+        assert_eq!((s.status, s.approvals), (SessionStatus::Rejected, 1), "rejected now, its first work approved");
+        assert_eq!(store.session(&plain).unwrap().approvals, 0);
+        (landed, plain)
+    };
+    // The same history as a build before the count wrote it: the upgrade counts what was approved.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("ALTER TABLE sessions DROP COLUMN approvals; PRAGMA user_version = 10;").unwrap();
+    drop(conn);
+    let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
+    let listed = store.list_sessions(&ListQuery { limit: 50, ..Default::default() }).unwrap();
+    assert_eq!(listed.iter().find(|s| s.id == landed).unwrap().approvals, 1);
+    assert_eq!(listed.iter().find(|s| s.id == plain).unwrap().approvals, 0);
 }

@@ -194,7 +194,8 @@ fn apply_request(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         }
         EngineEvent::ReviewResolved { review_id, decision, by, .. } => {
             decisions::mark_decided(conn, review_id, decision.as_str(), now_ms)?;
-            conn.prepare_cached("UPDATE sessions SET decision = ?2, decided_by = ?3 WHERE id = ?1")?.execute(params![s.0, decision.as_str(), by.as_str()])?;
+            conn.prepare_cached("UPDATE sessions SET decision = ?2, decided_by = ?3, approvals = approvals + (?2 = 'approve') WHERE id = ?1")?
+                .execute(params![s.0, decision.as_str(), by.as_str()])?;
             conn.prepare_cached("UPDATE runs SET decision = ?2 WHERE id = (SELECT run_id FROM requests WHERE id = ?1)")?
                 .execute(params![review_id.0, decision.as_str()])?;
         }

@@ -76,6 +76,10 @@ ALTER TABLE sessions ADD COLUMN attempt_label TEXT;
 ALTER TABLE sessions ADD COLUMN chosen INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX sessions_by_group ON sessions(group_id) WHERE group_id IS NOT NULL;";
 
+/// How many of a task's reviews the person approved: a task rejected now may have landed before.
+pub const APPROVALS_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN approvals INTEGER NOT NULL DEFAULT 0;
+UPDATE sessions SET approvals = (SELECT COUNT(*) FROM requests WHERE requests.session_id = sessions.id AND kind = 'review' AND decision = 'approve');";
+
 pub const WORKSPACE_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN isolation TEXT;
 ALTER TABLE sessions ADD COLUMN work_dir TEXT;
 ALTER TABLE sessions ADD COLUMN branch TEXT;
@@ -149,6 +153,8 @@ pub struct SessionSummary {
     /// Which attempt of a group it is, when several agents (or tries) do the task side by side.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt: Option<AttemptOf>,
+    /// How many of its reviews the person approved: a task rejected now may have landed before.
+    pub approvals: u32,
 }
 
 /// One attempt of a group.
@@ -164,7 +170,7 @@ pub struct AttemptOf {
 
 pub use crate::domain::Tokens;
 
-pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, decision, created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen";
+pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, decision, created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals";
 
 pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     let word = |i: usize| -> rusqlite::Result<Option<String>> { r.get(i) };
@@ -201,6 +207,7 @@ pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
             }),
             None => None,
         },
+        approvals: r.get::<_, i64>(27)? as u32,
     })
 }
 
