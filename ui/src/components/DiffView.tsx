@@ -42,6 +42,18 @@ function lineOf(change: ChangeData): { side: DiffSide; line: number } {
   return { side: "new", line: change.newLineNumber };
 }
 
+/** Lines on one side, from and to inclusive: what a comment names. */
+type Range = { side: DiffSide; from: number; to: number };
+
+/** The keys of the changes a range covers, to mark them. */
+function keysIn(changes: ChangeData[], range: Range | null): string[] {
+  if (!range) return [];
+  return changes.filter((c) => {
+    const { side, line } = lineOf(c);
+    return side === range.side && line >= range.from && line <= range.to;
+  }).map(getChangeKey);
+}
+
 /** Files past this many are collapsed until opened, so a large review renders only what is read. */
 const OPEN_UP_TO = 6;
 /** Hunks past this many lines of a file are rendered on request. */
@@ -80,7 +92,7 @@ export default function DiffView({ files, reviewId, comments, editable, onChange
     <div className="diff-view" ref={root} onKeyDown={onKeyDown} data-testid="diff-view">
       <div className="row diff-toolbar">
         <span className="muted small">
-          {Object.values(viewed).filter(Boolean).length} of {files.length} viewed · j/k files, n/p changes
+          {Object.values(viewed).filter(Boolean).length} of {files.length} viewed · j/k files, n/p changes{editable ? ", ↑/↓ lines, Enter comments" : ""}
         </span>
         <span className="grow" />
         <div className="segmented" role="radiogroup" aria-label="Diff layout">
@@ -186,22 +198,63 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     }
   }, [shown, file.path]);
   // Selection: a click on a line's number picks it, a shift-click extends the range on that side.
-  const [selection, setSelection] = useState<{ side: DiffSide; from: number; to: number } | null>(null);
+  const [selection, setSelection] = useState<Range | null>(null);
   const [draft, setDraft] = useState("");
   const [editing, setEditing] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const selectedKeys = useMemo(() => {
-    if (!selection) return [];
-    return shown.flatMap((h) => h.changes).filter((c) => {
-      const { side, line } = lineOf(c);
-      return side === selection.side && line >= selection.from && line <= selection.to;
-    }).map(getChangeKey);
-  }, [selection, shown]);
+  const changes = useMemo(() => shown.flatMap((h) => h.changes), [shown]);
+  // The lines as one Tab stop, and whether the open box came from the keyboard there.
+  const region = useRef<HTMLDivElement>(null);
+  const byKeys = useRef(false);
+  const selectedKeys = useMemo(() => keysIn(changes, selection), [selection, changes]);
   const pick = (change: ChangeData | null, extend: boolean) => {
     if (!editable || !change) return;
     const { side, line } = lineOf(change);
+    byKeys.current = false;
     setEditing(null);
     setSelection((s) => (extend && s && s.side === side ? { side, from: Math.min(s.from, line), to: Math.max(s.to, line) } : { side, from: line, to: line }));
+  };
+  // The keyboard's way to the same box: the lines are one Tab stop, where Up/Down move the current
+  // line, Shift+Up/Down extend it on its side (as a shift-click does) and Enter or c opens the box.
+  const [cursor, setCursor] = useState<{ anchor: string; head: string } | null>(null);
+  const cursorRange = useMemo((): Range | null => {
+    const anchor = changes.find((c) => getChangeKey(c) === cursor?.anchor);
+    const head = changes.find((c) => getChangeKey(c) === cursor?.head);
+    if (!anchor || !head) return null;
+    const { side, line } = lineOf(anchor);
+    return { side, from: Math.min(line, lineOf(head).line), to: Math.max(line, lineOf(head).line) };
+  }, [cursor, changes]);
+  const currentKeys = useMemo(() => new Set(keysIn(changes, cursorRange)), [changes, cursorRange]);
+  useEffect(() => {
+    if (cursor) region.current?.querySelector(".diff-line-current")?.scrollIntoView?.({ block: "nearest" });
+  }, [cursor]);
+  const onLineKeys = (e: React.KeyboardEvent<HTMLDivElement>) => {
+    if (e.target !== e.currentTarget || e.ctrlKey || e.metaKey || e.altKey || changes.length === 0) return;
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      e.preventDefault();
+      const at = changes.findIndex((c) => getChangeKey(c) === cursor?.head);
+      const anchor = changes.find((c) => getChangeKey(c) === cursor?.anchor);
+      if (at < 0 || !anchor) return setCursor({ anchor: getChangeKey(changes[0]), head: getChangeKey(changes[0]) });
+      // Extending stays on the anchor's side: the other side's lines are stepped over.
+      const side = e.shiftKey ? lineOf(anchor).side : null;
+      const step = e.key === "ArrowDown" ? 1 : -1;
+      let i = at + step;
+      while (side && changes[i] && lineOf(changes[i]).side !== side) i += step;
+      if (!changes[i]) return;
+      const key = getChangeKey(changes[i]);
+      setCursor({ anchor: e.shiftKey ? getChangeKey(anchor) : key, head: key });
+    } else if ((e.key === "Enter" || e.key === "c") && cursorRange) {
+      e.preventDefault();
+      byKeys.current = true;
+      setEditing(null);
+      setSelection(cursorRange);
+    }
+  };
+  // A box the keyboard opened gives the focus back to the lines when it closes.
+  const closeBox = () => {
+    setSelection(null);
+    if (byKeys.current) region.current?.focus();
+    byKeys.current = false;
   };
   const save = async (id?: string) => {
     const target = id ? comments.find((c) => c.id === id) : undefined;
@@ -211,7 +264,8 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     try {
       await ipc.commentOnReview(reviewId, { id: target?.id ?? "", path: file.path, start_line: at.from, end_line: at.to, side: at.side, quote: target?.quote ?? "", text: draft.trim() });
       setDraft("");
-      setSelection(null);
+      if (id) setSelection(null);
+      else closeBox();
       setEditing(null);
       onChanged?.();
     } catch (e) {
@@ -273,7 +327,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
             <span className="muted small">
               Comment on {selection.from === selection.to ? `line ${selection.from}` : `lines ${selection.from}–${selection.to}`} (shift-click a line number to extend)
             </span>
-            <CommentBox value={draft} onChange={setDraft} onSave={() => save()} onCancel={() => setSelection(null)} />
+            <CommentBox value={draft} onChange={setDraft} onSave={() => save()} onCancel={closeBox} />
             {error && <p className="field-error">{error}</p>}
           </div>
         </>
@@ -293,53 +347,63 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   const total = oldSource ? oldSource.split("\n").length : 0;
   return (
     <>
-      <Diff
-        viewType={view}
-        diffType={diffType}
-        hunks={shown}
-        tokens={tokens}
-        widgets={widgets}
-        selectedChanges={selectedKeys}
-        gutterEvents={{ onClick: ({ change }, e) => pick(change, (e as React.MouseEvent).shiftKey) }}
-        codeClassName="diff-code"
+      <div
+        className="diff-lines"
+        ref={region}
+        tabIndex={editable ? 0 : undefined}
+        role={editable ? "group" : undefined}
+        aria-label={editable ? `Diff of ${file.path}: arrow keys choose a line, Shift+arrows extend it, Enter comments` : undefined}
+        onKeyDown={editable ? onLineKeys : undefined}
       >
-        {(hs) =>
-          hs.flatMap((h, i) => {
-            const out = [];
-            const before = i === 0 ? h.oldStart - 1 : h.oldStart - (hs[i - 1].oldStart + hs[i - 1].oldLines);
-            if (canExpand && oldSource && before > 0) {
-              const start = i === 0 ? 1 : hs[i - 1].oldStart + hs[i - 1].oldLines;
+        <Diff
+          viewType={view}
+          diffType={diffType}
+          hunks={shown}
+          tokens={tokens}
+          widgets={widgets}
+          selectedChanges={selectedKeys}
+          generateLineClassName={({ changes: on }) => (on.some((c) => c && currentKeys.has(getChangeKey(c))) ? "diff-line-current" : undefined)}
+          gutterEvents={{ onClick: ({ change }, e) => pick(change, (e as React.MouseEvent).shiftKey) }}
+          codeClassName="diff-code"
+        >
+          {(hs) =>
+            hs.flatMap((h, i) => {
+              const out = [];
+              const before = i === 0 ? h.oldStart - 1 : h.oldStart - (hs[i - 1].oldStart + hs[i - 1].oldLines);
+              if (canExpand && oldSource && before > 0) {
+                const start = i === 0 ? 1 : hs[i - 1].oldStart + hs[i - 1].oldLines;
+                out.push(
+                  <Decoration key={`x-${h.content}`}>
+                    <button className="link-btn small diff-expand" onClick={() => expandRange(Math.max(start, h.oldStart - 20), h.oldStart)} data-testid="expand-context">
+                      Show {Math.min(20, before)} more of {before} unchanged lines
+                    </button>
+                  </Decoration>,
+                );
+              }
               out.push(
-                <Decoration key={`x-${h.content}`}>
-                  <button className="link-btn small diff-expand" onClick={() => expandRange(Math.max(start, h.oldStart - 20), h.oldStart)} data-testid="expand-context">
-                    Show {Math.min(20, before)} more of {before} unchanged lines
-                  </button>
+                <Decoration key={`d-${h.content}`}>
+                  <span className="diff-hunk-anchor muted small" tabIndex={0}>
+                    {h.content}
+                  </span>
                 </Decoration>,
               );
-            }
-            out.push(
-              <Decoration key={`d-${h.content}`}>
-                <span className="diff-hunk-anchor muted small" tabIndex={0}>
-                  {h.content}
-                </span>
-              </Decoration>,
-            );
-            out.push(<Hunk key={`h-${h.content}`} hunk={h} />);
-            const lastHunk = i === hs.length - 1;
-            const after = total - (h.oldStart + h.oldLines - 1);
-            if (canExpand && oldSource && lastHunk && after > 1) {
-              out.push(
-                <Decoration key={`y-${h.content}`}>
-                  <button className="link-btn small diff-expand" onClick={() => expandRange(h.oldStart + h.oldLines, Math.min(total + 1, h.oldStart + h.oldLines + 20))} data-testid="expand-context">
-                    Show {Math.min(20, after - 1)} more of {after - 1} unchanged lines
-                  </button>
-                </Decoration>,
-              );
-            }
-            return out;
-          })
-        }
-      </Diff>
+              out.push(<Hunk key={`h-${h.content}`} hunk={h} />);
+              const lastHunk = i === hs.length - 1;
+              const after = total - (h.oldStart + h.oldLines - 1);
+              if (canExpand && oldSource && lastHunk && after > 1) {
+                out.push(
+                  <Decoration key={`y-${h.content}`}>
+                    <button className="link-btn small diff-expand" onClick={() => expandRange(h.oldStart + h.oldLines, Math.min(total + 1, h.oldStart + h.oldLines + 20))} data-testid="expand-context">
+                      Show {Math.min(20, after - 1)} more of {after - 1} unchanged lines
+                    </button>
+                  </Decoration>,
+                );
+              }
+              return out;
+            })
+          }
+        </Diff>
+      </div>
       {shown !== hunks && (
         <button className="btn small" onClick={() => setAll(true)} data-testid="show-whole-diff">
           Show the rest of this file's {lines.toLocaleString()} changed lines

@@ -1,6 +1,7 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { Inbox, Search } from "lucide-react";
 import { AppError, ipc, type EndReason, type SearchHit, type SessionStatus, type SessionSummary } from "../ipc";
+import { AlertDialog } from "../components/AlertDialog";
 import { StatusBadge } from "../components/StatusBadge";
 import { AgentTrustPanel, TrustPanel } from "../components/TrustPanel";
 import { StoragePanel } from "../components/StoragePanel";
@@ -147,10 +148,11 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
   const remove = async (id: string) => {
     try {
       await ipc.deleteSession(id);
-      setConfirm(null);
       load();
     } catch (e) {
       setError((e as AppError).message);
+    } finally {
+      setConfirm(null);
     }
   };
 
@@ -340,19 +342,13 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
                       <span className="muted small" data-testid="delete-running" title="A running session cannot be deleted">
                         Cancel it to delete
                       </span>
-                    ) : confirm === r.id ? (
-                      <>
-                        <button className="btn small danger" onClick={() => remove(r.id)} data-testid="confirm-delete">
-                          Delete for good
-                        </button>
-                        <button className="btn small" onClick={() => setConfirm(null)}>
-                          Keep
-                        </button>
-                      </>
                     ) : (
-                      <button className="btn small" onClick={() => setConfirm(r.id)} data-testid="delete">
-                        Delete
-                      </button>
+                      <>
+                        <button className="btn small" onClick={() => setConfirm(r.id)} data-testid="delete">
+                          Delete
+                        </button>
+                        {confirm === r.id && <ConfirmDelete title={r.title} attempts={0} onKeep={() => setConfirm(null)} onDelete={() => remove(r.id)} />}
+                      </>
                     )}
                   </td>
                 )}
@@ -393,12 +389,11 @@ function GroupActions({
   const removeAll = async () => {
     try {
       for (const a of attempts) await ipc.deleteSession(a.id);
-      onConfirm(false);
-      onDeleted();
     } catch (e) {
       onError((e as AppError).message);
-      onDeleted();
     }
+    onConfirm(false);
+    onDeleted();
   };
   return (
     <>
@@ -417,21 +412,37 @@ function GroupActions({
         <span className="muted small" data-testid="delete-running" title="A running attempt cannot be deleted">
           Cancel them to delete
         </span>
-      ) : confirming ? (
-        <>
-          <button className="btn small danger" onClick={removeAll} data-testid="confirm-delete">
-            Delete all {attempts.length} for good
-          </button>
-          <button className="btn small" onClick={() => onConfirm(false)}>
-            Keep
-          </button>
-        </>
       ) : (
-        <button className="btn small" onClick={() => onConfirm(true)} data-testid="delete">
-          Delete
-        </button>
+        <>
+          <button className="btn small" onClick={() => onConfirm(true)} data-testid="delete">
+            Delete
+          </button>
+          {confirming && <ConfirmDelete title={attempts[0].title} attempts={attempts.length} onKeep={() => onConfirm(false)} onDelete={removeAll} />}
+        </>
       )}
     </>
+  );
+}
+
+/** Asked before a session, or every attempt of a group, leaves History: it cannot be undone.
+ * Keeping it is the default (Enter and Esc both keep it); closed, the focus is back on Delete. */
+function ConfirmDelete({ title, attempts, onKeep, onDelete }: { title: string; attempts: number; onKeep: () => void; onDelete: () => void }) {
+  const keep = useRef<HTMLButtonElement>(null);
+  useEffect(() => keep.current?.focus(), []);
+  return (
+    <AlertDialog title={attempts ? `Delete all ${attempts} attempts for good?` : "Delete this session for good?"} testid="confirm-delete-dialog" onEscape={onKeep} describedBy="confirm-delete-body">
+      <p id="confirm-delete-body">
+        {attempts ? "Every attempt at " : ""}“{title}” leaves History with everything recorded of it, and its worktree if one is left. This cannot be undone; your own checkout is not touched.
+      </p>
+      <div className="actions">
+        <button ref={keep} className="btn primary" onClick={onKeep}>
+          Keep
+        </button>
+        <button className="btn danger" onClick={onDelete} data-testid="confirm-delete">
+          {attempts ? `Delete all ${attempts} for good` : "Delete for good"}
+        </button>
+      </div>
+    </AlertDialog>
   );
 }
 

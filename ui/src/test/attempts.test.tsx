@@ -1,7 +1,7 @@
 import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import type { Compared, GroupRanking, SessionSummary } from "../ipc";
 import { AttemptsView } from "../screens/Attempts";
 import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, withModel } from "../components/AttemptsPicker";
@@ -167,6 +167,33 @@ describe("attempts side by side", () => {
     await userEvent.click(within(row).getByTestId("delete"));
     await userEvent.click(within(row).getByText("Delete all 2 for good"));
     expect(deleted).toEqual(["a", "b"]);
+  });
+
+  it("Esc in History's delete question keeps the session, gives the focus back to Delete, and does nothing else", async () => {
+    const deleted: unknown[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "list_sessions") return [summary("s", "completed"), summary("a", "rejected", "g1", 1), summary("b", "failed", "g1", 2)];
+      if (cmd === "delete_session") return void deleted.push((args as { sessionId: string }).sessionId);
+      return null;
+    });
+    const elsewhere: string[] = [];
+    const listen = (e: KeyboardEvent) => elsewhere.push(e.key);
+    window.addEventListener("keydown", listen);
+    onTestFinished(() => window.removeEventListener("keydown", listen));
+    render(<History onNewTask={() => {}} onOpen={() => {}} onOpenGroup={() => {}} />);
+    const user = userEvent.setup();
+    for (const row of await screen.findAllByTestId("history-row")) {
+      const del = within(row).getByTestId("delete");
+      del.focus();
+      await user.keyboard("{Enter}");
+      expect(await screen.findByTestId("confirm-delete")).toHaveTextContent(row.dataset.group ? "Delete all 2 for good" : "Delete for good");
+      await user.keyboard("{Escape}");
+      expect(screen.queryByTestId("confirm-delete"), "Esc closes the question").toBeNull();
+      expect(within(row).getByTestId("delete"), "the focus is back where the question was asked from").toHaveFocus();
+    }
+    expect(deleted, "nothing is deleted").toEqual([]);
+    expect(screen.getAllByTestId("history-row")).toHaveLength(2);
+    expect(elsewhere, "no other Esc handler of the window sees it").not.toContain("Escape");
   });
 
   it("a group whose attempts all ended with nothing to land says so and can be put away whole", async () => {

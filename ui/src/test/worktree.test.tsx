@@ -263,6 +263,55 @@ describe("review that talks back", () => {
     expect(sent[1]).toMatchObject({ review_id: "r1", decision: "request_changes" });
   });
 
+  it("a line range is commented from the keyboard alone: arrows choose it, Shift extends it, Enter opens the box, Esc closes it", async () => {
+    const sent: unknown[] = [];
+    script(waiting(), (cmd, args, push) => {
+      if (cmd === "review_file") return "fn a() {\n    let x = 1;\n}\n";
+      if (cmd === "comment_review") {
+        const c = (args as { comment: Record<string, unknown> }).comment;
+        sent.push(c);
+        const saved = { ...c, id: "cmt_1", quote: "    let x = 2;" };
+        push({ type: "review_comment", review_id: "r1", comment: saved as never });
+        return saved;
+      }
+      return null;
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
+    // One Tab stop after the file's head, however long the file: the lines are chosen with the arrows.
+    screen.getByTestId("file-viewed").focus();
+    await user.tab();
+    const lines = screen.getByRole("group", { name: /^Diff of src\/a\.rs: arrow keys choose a line.*Enter comments/ });
+    expect(lines).toHaveFocus();
+    // Line 1 is marked as the current line; Shift+Down extends to line 2 of the new file (over
+    // the deleted line, which is the old file's); Enter opens the box.
+    const current = () => [...lines.querySelectorAll(".diff-line-current")];
+    await user.keyboard("{ArrowDown}");
+    expect(current()).toHaveLength(1);
+    expect(current()[0]).toHaveTextContent("fn a() {");
+    await user.keyboard("{Shift>}{ArrowDown}{/Shift}");
+    expect(current()).toHaveLength(2);
+    expect(current()[1]).toHaveTextContent("let x = 2;");
+    await user.keyboard("{Enter}");
+    expect(await screen.findByTestId("comment-box")).toHaveTextContent("Comment on lines 1–2");
+    expect(screen.getByTestId("comment-input")).toHaveFocus();
+    await user.keyboard("use a named constant{Enter}");
+    await vi.waitFor(() => expect(screen.getByTestId("diff-comment")).toHaveTextContent("use a named constant"));
+    expect(sent[0]).toMatchObject({ path: "src/a.rs", start_line: 1, end_line: 2, side: "new", text: "use a named constant" });
+    expect(screen.getByTestId("diff-comment")).toHaveTextContent("Lines 1–2");
+    expect(screen.getByTestId("request-changes")).toHaveTextContent("1 comment");
+    expect(lines, "the focus is back on the lines, to go on").toHaveFocus();
+    // Another line, "c" opens its box too; Esc closes it, and the comment made stays.
+    await user.keyboard("{ArrowDown}c");
+    expect(await screen.findByTestId("comment-box")).toHaveTextContent("Comment on line 3");
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("comment-box")).toBeNull();
+    expect(screen.getAllByTestId("diff-comment")).toHaveLength(1);
+    expect(lines).toHaveFocus();
+    expect(sent).toHaveLength(1);
+  });
+
   it("shows the audit's findings, why auto-approve did not take it, and the last review's comments as a checklist", async () => {
     script(
       waiting({
