@@ -488,6 +488,8 @@ export interface SessionSummary {
   branch?: string | null;
   /** Which attempt of a group it is, when several agents do the task side by side. */
   attempt?: AttemptOf | null;
+  /** How many of its reviews the person approved: a task rejected now may have landed before. */
+  approvals: number;
 }
 
 export interface AttemptOf {

@@ -308,6 +308,11 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
                 </td>
                 <td>
                   <StatusBadge status={r.status} />
+                  {r.approvals > 0 && r.status !== "completed" && (
+                    <div className="muted small" data-testid="history-approved-before" title="You approved an earlier round of this task; that work stays where it landed.">
+                      earlier work approved
+                    </div>
+                  )}
                 </td>
                 <td>{r.end_reason ? END_LABEL[r.end_reason] : "—"}</td>
                 <td className="small optional">{new Date(r.created_ms).toLocaleString()}</td>

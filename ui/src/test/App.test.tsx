@@ -239,6 +239,24 @@ describe("History search", () => {
     last_seq: 3,
     plan_steps: 0,
     plan_done: 0,
+    approvals: 0,
+  });
+
+  it("says of a rejected task that its earlier work was approved", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [{ ...row("a", "Write the report"), status: "rejected", decision: "reject", approvals: 1 }, { ...row("b", "Rename a file"), status: "rejected", decision: "reject" }];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await waitFor(() => expect(screen.getAllByTestId("history-row")).toHaveLength(2));
+    const [landed, rejected] = screen.getAllByTestId("history-row");
+    expect(within(landed).getByTestId("history-approved-before"), "its first work landed; only a follow-up was rejected").toHaveTextContent("earlier work approved");
+    expect(within(rejected).queryByTestId("history-approved-before")).toBeNull();
   });
 
   it("marks a session that ran a plan with its steps done", async () => {

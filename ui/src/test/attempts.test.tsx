@@ -62,6 +62,7 @@ const summary = (id: string, status: SessionSummary["status"], group?: string, n
     last_seq: 1,
     plan_steps: 0,
     plan_done: 0,
+    approvals: 0,
     attempt: group ? { group, number, of: 2, label: `attempt ${number}`, chosen: false } : null,
   }) as SessionSummary;
 
