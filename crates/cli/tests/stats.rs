@@ -48,6 +48,7 @@ fn decided(store: &Store, task: &str, decision: Decision) -> SessionId {
                     verdict_summary: None,
                     stuck: None,
                     not_covered: vec![],
+                    not_landed: vec![],
                     audit: vec![],
                     auto_approve: None,
                     criteria: vec![],

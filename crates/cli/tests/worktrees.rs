@@ -309,6 +309,8 @@ async fn worktreeinclude_files_reach_the_task_but_never_its_commit() {
     let ready = lines(&out).into_iter().find(|e| e["type"] == "worktree_ready").unwrap();
     assert_eq!(ready["copied"], json!([".env", "local.json"]), "the default .env and the repository's .worktreeinclude");
     assert_eq!(reviewed(&out), vec!["app.txt".to_string()], "the copied files are the person's, not the task's changes");
+    let review = lines(&out).into_iter().find(|e| e["type"] == "review_requested").unwrap();
+    assert_eq!(review["not_landed"], Value::Null, "nor are they named as the task's own left behind");
     let files = git(&r, &["show", "--name-only", "--format=", "main"]);
     assert_eq!(files, "app.txt", "the copied files stay out of the landed commit");
 }
@@ -764,6 +766,17 @@ async fn a_task_that_landed_and_whose_follow_up_was_rejected_is_listed_as_reject
     assert_eq!(git(&r, &["show", "main:first.txt"]), "first", "what was approved stays landed");
     let json = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap());
     assert_eq!(json.iter().find(|s| s["id"] == id.as_str()).unwrap()["approvals"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_review_names_what_the_task_wrote_that_gitignore_hides_since_it_never_lands() {
+    let calls = vec![write_call(".env", "TOKEN=made-by-the-task\n"), write_call("build/out.txt", "built\n"), write_call("notes.txt", "notes\n")];
+    let (_s, dir, cli) = server(vec![calls_then_done("write the notes", calls, "Created notes.txt")]).await;
+    let r = person_repo(dir.path(), &[(".gitignore", ".env\nbuild/\n")]);
+    let waiting = cli.run("write the notes", &r, &[]);
+    assert_eq!(reviewed(&waiting), vec!["notes.txt"], "{}", String::from_utf8_lossy(&waiting.stderr));
+    let review = lines(&waiting).into_iter().rev().find(|e| e["type"] == "review_requested").unwrap();
+    assert_eq!(review["not_landed"], json!([".env", "build/"]), "what never lands is named, a wholly ignored folder once");
 }
 
 /// A repository whose checkout holds `src/` only (a sparse checkout), with `docs/old.md` outside.

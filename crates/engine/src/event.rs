@@ -222,6 +222,10 @@ pub enum EngineEvent {
         /// Files left out of checkpoints (over the size limit): Reject cannot restore them.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         not_covered: Vec<String>,
+        /// In a worktree, what the run wrote that the repository's ignore rules hide: it is in
+        /// no diff, never lands, and goes with the worktree.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        not_landed: Vec<String>,
         /// What the audit of the changes found (gamed checks), less what the person dismissed.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         audit: Vec<crate::judge::audit::Finding>,

@@ -45,6 +45,7 @@ fn reviewed(store: &Store, sid: &SessionId, verdicts: &[Verdict], model: &str, d
         verdict_summary: None,
         stuck: None,
         not_covered: vec![],
+        not_landed: vec![],
         audit: vec![],
         auto_approve: None,
         criteria: vec![],

@@ -311,6 +311,11 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           Not covered by revert (over the checkpoint size limit, so never copied): {review.notCovered!.join(", ")}
         </p>
       )}
+      {(review.notLanded?.length ?? 0) > 0 && (
+        <p className="muted small" data-testid="review-not-landed">
+          Not in the diff and never landed (your .gitignore hides them; they go with the task's worktree): {review.notLanded!.join(", ")}
+        </p>
+      )}
       {conflicts && (
         <div className="callout panel" role="alertdialog" aria-label="Files changed after the agent" tabIndex={-1} ref={reveal} data-testid="revert-conflicts">
           <p>These files changed after the agent (your edits, or another task's). Reverting is safe for everything else; tick a file only to put back the agent's starting point over those changes:</p>

@@ -91,6 +91,8 @@ export interface Review {
   stuck?: Stuck;
   /** Files left out of checkpoints for their size: revert cannot restore them. */
   notCovered?: string[];
+  /** In a worktree, what the run wrote that the repository's ignore rules hide: it never lands. */
+  notLanded?: string[];
   /** No claim was made, yet the agent's last words say the work is done ("Done!"). */
   saidDone?: boolean;
   decided?: { decision: string; by: string; reverted?: { restored: string[]; deleted: string[]; kept: string[] }; landed?: Landed };
@@ -379,6 +381,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         verdictSummary: e.verdict_summary,
         stuck: e.stuck,
         notCovered: e.not_covered,
+        notLanded: e.not_landed,
         audit: e.audit ?? [],
         criteria: e.criteria ?? [],
         autoApprove: e.auto_approve,

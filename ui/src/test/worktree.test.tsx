@@ -143,6 +143,20 @@ describe("a task in its own worktree", () => {
   });
 });
 
+describe("what a worktree's review cannot land", () => {
+  it("names the files the task wrote that .gitignore hides, as text, since they go with the worktree", async () => {
+    const events = reviewWaiting();
+    const review = events.find((e) => e.type === "review_requested")!;
+    Object.assign(review, { not_landed: [".env", "build/", "<img src=x onerror=alert(1)>"] });
+    script(events, () => undefined);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const note = await screen.findByTestId("review-not-landed");
+    expect(note).toHaveTextContent("your .gitignore hides them");
+    expect(note).toHaveTextContent(".env, build/, <img src=x onerror=alert(1)>");
+    expect(note.querySelector("img"), "a file name is text").toBeNull();
+  });
+});
+
 describe("a task that ended without a review", () => {
   it("offers to discard the work its worktree holds, asks first, and the offer goes once it is done", async () => {
     seq = 0;

@@ -447,8 +447,9 @@ impl Run {
 
     /// In a worktree, the task's changes so far become a commit on its branch, which is what
     /// approve lands; the files copied in at the start stay out.
-    pub(super) fn commit_to_branch(&mut self) -> crate::Result<()> {
-        let Some(wt) = self.folder.worktree.clone() else { return Ok(()) };
+    /// Returns what the branch leaves out: files the run wrote that the ignore rules hide.
+    pub(super) fn commit_to_branch(&mut self) -> crate::Result<Vec<String>> {
+        let Some(wt) = self.folder.worktree.clone() else { return Ok(vec![]) };
         let events = self.engine.store.events(&self.session, 0)?;
         let copied = copied_files(&events);
         // Named, and its rounds counted, after the work of this worktree: a follow-up's own.
@@ -467,7 +468,8 @@ impl Run {
             let files_since_start = files_since_start.ok();
             self.emit(EngineEvent::TaskCommitted { commit, branch: wt.branch.clone(), files_since_start })?;
         }
-        Ok(())
+        // Only named: a failure to list them must not keep the review from the person.
+        Ok(tokio::task::block_in_place(|| worktree::ignored_written(&wt, &copied)).unwrap_or_default())
     }
 }
 

@@ -25,7 +25,7 @@ impl Run {
 
     pub(super) fn review(&mut self, r: ReviewInput) -> crate::Result<()> {
         let review_id = RequestId::new();
-        self.commit_to_branch()?;
+        let not_landed = self.commit_to_branch()?;
         let files: Vec<Value> = self.changes().into_iter().map(|c| serde_json::to_value(c).unwrap_or_default()).collect();
         let verification: Vec<Value> = self.evidence.verification_log.iter().map(|v| json!(v)).collect();
         let audit = self.audit(true);
@@ -57,6 +57,7 @@ impl Run {
                 verdict_summary: self.evidence.last_verdict_summary.clone(),
                 stuck: r.stuck.clone(),
                 not_covered: self.checkpoints.as_ref().map(|c| c.not_covered()).unwrap_or_default(),
+                not_landed,
                 audit,
                 auto_approve: self.engine.config.auto_approve.then_some(crate::event::AutoApproval { approved: auto, reason: why }),
                 criteria: self.criteria_results.clone(),

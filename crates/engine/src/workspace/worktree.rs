@@ -108,6 +108,14 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// What the task (or a command it ran) wrote in its worktree that the repository's ignore rules
+/// hide: no commit holds it, so it never lands and goes with the worktree. Files copied in at the
+/// start are left out; a folder ignored as a whole is one entry (`target/`).
+pub fn ignored_written(wt: &TaskWorktree, copied: &[String]) -> Result<Vec<String>> {
+    let out = git(Path::new(&wt.folder), &["-c", "core.quotePath=false", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"])?;
+    Ok(out.split('\0').filter(|p| !p.is_empty() && !copied.iter().any(|c| c == p || (p.ends_with('/') && c.starts_with(p)))).map(String::from).collect())
+}
+
 /// Runs git and says only whether it succeeded.
 pub(crate) fn git_ok(dir: &Path, args: &[&str]) -> bool {
     git_in(dir).args(args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status().is_ok_and(|s| s.success())
