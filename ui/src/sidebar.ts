@@ -73,3 +73,35 @@ export function attemptLabel(s: SessionSummary): string {
 export function waitingCount(entries: SidebarEntry[]): number {
   return entries.length;
 }
+
+/** The last part of a folder's path: what the person calls the project. */
+const folderName = (path: string) => path.replace(/[\\/]+$/, "").split(/[\\/]/).pop() || path;
+const clock = (ms: number) => {
+  const d = new Date(ms);
+  return `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
+};
+
+/**
+ * Each session's label in the sidebar: its title, and where two listed sessions share one, what
+ * tells them apart: their folder when the folders differ, the time they started when it does not.
+ */
+export function sidebarTitles(sessions: SessionSummary[]): Map<string, string> {
+  const title = (s: SessionSummary) => s.title || s.task;
+  const byTitle = new Map<string, SessionSummary[]>();
+  for (const s of sessions) byTitle.set(title(s), [...(byTitle.get(title(s)) ?? []).filter((o) => o.id !== s.id), s]);
+  const out = new Map<string, string>();
+  for (const [t, same] of byTitle) {
+    const folders = new Set(same.map((s) => folderName(s.workspace)));
+    for (const s of same) {
+      if (same.length === 1) {
+        out.set(s.id, t);
+        continue;
+      }
+      const folder = folderName(s.workspace);
+      const folderTells = folders.size > 1 && same.filter((o) => folderName(o.workspace) === folder).length === 1;
+      const parts = [...(folders.size > 1 ? [folder] : []), ...(folderTells ? [] : [clock(s.created_ms)])];
+      out.set(s.id, `${t} · ${parts.join(", ")}`);
+    }
+  }
+  return out;
+}

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from "react";
 import { ipc, type SessionSummary } from "../ipc";
-import { attemptLabel, sidebarEntries, sidebarGroups, startOfToday, waitingCount, WAITING, WORKING, type SidebarEntry } from "../sidebar";
+import { attemptLabel, sidebarEntries, sidebarGroups, sidebarTitles, startOfToday, waitingCount, WAITING, WORKING, type SidebarEntry } from "../sidebar";
 import { STATUS_LABEL } from "../session/model";
 import { Inbox, LoaderCircle } from "lucide-react";
 
@@ -23,6 +23,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
 
   const groups = sidebarGroups(sessions, new Date());
   const entries = sidebarEntries(groups);
+  const titles = sidebarTitles([...groups.working, ...groups.waiting, ...groups.today].filter((s) => !s.attempt));
   const one = (s: SessionSummary, label?: string) => (
     <button
       key={s.id}
@@ -34,7 +35,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
       onClick={() => onOpen(s.id)}
       title={s.attempt ? `${s.attempt.label}: attempt ${s.attempt.number} of ${s.attempt.of} at ${s.task}` : s.task}
     >
-      <span className="side-session-title">{label ?? (s.title || s.task)}</span>
+      <span className="side-session-title">{label ?? titles.get(s.id) ?? (s.title || s.task)}</span>
       {/* Not StatusBadge: its test id belongs to the open session's header. */}
       <span className={`badge side-badge badge-${s.status}`}>{STATUS_LABEL[s.status]}</span>
     </button>

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { App } from "../App";
 import { SidebarSessions } from "../components/SidebarSessions";
 import type { SessionStatus, SessionSummary } from "../ipc";
-import { sidebarGroups } from "../sidebar";
+import { sidebarGroups, sidebarTitles } from "../sidebar";
 import { view } from "./fixtures";
 
 const now = new Date(2026, 10, 23, 15, 0, 0);
@@ -27,6 +27,15 @@ describe("the sidebar's grouping", () => {
     const g = sidebarGroups([s("old-wait", "awaiting_review", at(10, -1)), s("old-done", "completed", at(10, -1))], now);
     expect(g.waiting.map((x) => x.id), "it still needs the person").toEqual(["old-wait"]);
     expect(g.today, "yesterday's finished work belongs to History").toEqual([]);
+  });
+
+  it("tells apart two sessions with the same title by their folder, else by when they started", () => {
+    const same = (id: string, workspace: string, h: number) => ({ ...s(id, "completed", at(h)), title: "Fix the tests", workspace });
+    const titles = sidebarTitles([same("a", "/work/api", 9), same("b", "/work/web", 10), same("c", "/work/web", 11), s("d", "busy", at(12))]);
+    expect(titles.get("a")).toBe("Fix the tests · api");
+    expect(titles.get("b"), "the same folder too: the time tells them apart").toBe("Fix the tests · web, 10:00");
+    expect(titles.get("c")).toBe("Fix the tests · web, 11:00");
+    expect(titles.get("d"), "a title of its own is left alone").toBe("task d");
   });
 
   it("shows at most a handful of today's sessions", () => {
