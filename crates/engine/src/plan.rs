@@ -26,7 +26,7 @@ pub const MAX_STEPS: usize = 7;
 
 /// Plan mode Auto runs a task this short (one line, at most this many words) at once, without
 /// asking the manager: "rename this file" never pays for planning, and a weak manager cannot
-/// turn "say hello" into seven steps.
+/// turn "say hello" into seven steps. New Task's hint for Auto names this number.
 pub const AUTO_SKIP_WORDS: usize = 12;
 
 /// Whether Auto asks the manager about this task at all.

@@ -24,7 +24,7 @@ interface Props {
 }
 
 const PLAN_CHOICES: { mode: PlanMode; label: string; hint: string }[] = [
-  { mode: "auto", label: "Auto", hint: "A manager splits long tasks into checked steps; a one-line task runs at once, and a small one as one run." },
+  { mode: "auto", label: "Auto", hint: "A manager splits long tasks into checked steps. One short line (12 words or fewer) runs at once, without asking it; a task it finds small runs as one." },
   { mode: "on", label: "On", hint: "Always split the task into checked steps, each judged against its own criteria." },
   { mode: "off", label: "Off", hint: "One run, judged once at the end." },
 ];
