@@ -103,5 +103,15 @@ export function sidebarTitles(sessions: SessionSummary[]): Map<string, string> {
       out.set(s.id, `${t} · ${parts.join(", ")}`);
     }
   }
+  // Still the same (folders of one name, started in one minute): numbered in the order they started.
+  const labels = [...out.values()];
+  const byStart = [...sessions].sort((a, b) => a.created_ms - b.created_ms || a.id.localeCompare(b.id));
+  const nth = new Map<string, number>();
+  for (const s of byStart) {
+    const label = out.get(s.id)!;
+    if (labels.filter((l) => l === label).length < 2) continue;
+    nth.set(label, (nth.get(label) ?? 0) + 1);
+    out.set(s.id, `${label} #${nth.get(label)}`);
+  }
   return out;
 }

@@ -225,9 +225,14 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     return { side, from: Math.min(line, lineOf(head).line), to: Math.max(line, lineOf(head).line) };
   }, [cursor, changes]);
   const currentKeys = useMemo(() => new Set(keysIn(changes, cursorRange)), [changes, cursorRange]);
+  // The line just moved to is the one brought into view (not the range's start).
   useEffect(() => {
-    if (cursor) region.current?.querySelector(".diff-line-current")?.scrollIntoView?.({ block: "nearest" });
+    if (cursor) region.current?.querySelector(".diff-line-head")?.scrollIntoView?.({ block: "nearest" });
   }, [cursor]);
+  // Tabbed into, the lines start at the first: the person sees where the arrows begin.
+  const onLinesFocus = (e: React.FocusEvent<HTMLDivElement>) => {
+    if (e.target === e.currentTarget && !cursor && changes.length > 0) setCursor({ anchor: getChangeKey(changes[0]), head: getChangeKey(changes[0]) });
+  };
   const onLineKeys = (e: React.KeyboardEvent<HTMLDivElement>) => {
     if (e.target !== e.currentTarget || e.ctrlKey || e.metaKey || e.altKey || changes.length === 0) return;
     if (e.key === "ArrowDown" || e.key === "ArrowUp") {
@@ -253,6 +258,8 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   // A box the keyboard opened gives the focus back to the lines when it closes.
   const closeBox = () => {
     setSelection(null);
+    // A draft cancelled is gone: it must not reappear in the next box.
+    setDraft("");
     if (byKeys.current) region.current?.focus();
     byKeys.current = false;
   };
@@ -296,7 +303,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
             {c.side === "old" ? " (before)" : ""}
           </span>
           {editing === c.id ? (
-            <CommentBox value={draft} onChange={setDraft} onSave={() => save(c.id)} onCancel={() => setEditing(null)} />
+            <CommentBox value={draft} onChange={setDraft} onSave={() => save(c.id)} onCancel={() => { setEditing(null); setDraft(""); }} />
           ) : (
             <>
               <p>{c.text}</p>
@@ -325,7 +332,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
           {widgets[key]}
           <div className="diff-comment new" data-testid="comment-box">
             <span className="muted small">
-              Comment on {selection.from === selection.to ? `line ${selection.from}` : `lines ${selection.from}–${selection.to}`} (shift-click a line number to extend)
+              Comment on {selection.from === selection.to ? `line ${selection.from}` : `lines ${selection.from}–${selection.to}`} ({byKeys.current ? "Esc, then Shift+↑/↓ to change the lines" : "shift-click a line number to extend"})
             </span>
             <CommentBox value={draft} onChange={setDraft} onSave={() => save()} onCancel={closeBox} />
             {error && <p className="field-error">{error}</p>}
@@ -354,6 +361,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
         role={editable ? "group" : undefined}
         aria-label={editable ? `Diff of ${file.path}: arrow keys choose a line, Shift+arrows extend it, Enter comments` : undefined}
         onKeyDown={editable ? onLineKeys : undefined}
+        onFocus={editable ? onLinesFocus : undefined}
       >
         <Diff
           viewType={view}
@@ -362,7 +370,11 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
           tokens={tokens}
           widgets={widgets}
           selectedChanges={selectedKeys}
-          generateLineClassName={({ changes: on }) => (on.some((c) => c && currentKeys.has(getChangeKey(c))) ? "diff-line-current" : undefined)}
+          generateLineClassName={({ changes: on }) => {
+            const keys = on.filter((c): c is ChangeData => !!c).map(getChangeKey);
+            if (!keys.some((k) => currentKeys.has(k))) return undefined;
+            return keys.includes(cursor?.head ?? "") ? "diff-line-current diff-line-head" : "diff-line-current";
+          }}
           gutterEvents={{ onClick: ({ change }, e) => pick(change, (e as React.MouseEvent).shiftKey) }}
           codeClassName="diff-code"
         >
@@ -414,8 +426,11 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
 }
 
 function CommentBox({ value, onChange, onSave, onCancel }: { value: string; onChange: (v: string) => void; onSave: () => void; onCancel: () => void }) {
+  // Opened low in the review, the box would sit under its sticky buttons (its CSS keeps a margin).
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => box.current?.scrollIntoView?.({ block: "nearest" }), []);
   return (
-    <div className="comment-box">
+    <div className="comment-box" ref={box}>
       <textarea
         autoFocus
         rows={2}

@@ -36,6 +36,10 @@ describe("the sidebar's grouping", () => {
     expect(titles.get("b"), "the same folder too: the time tells them apart").toBe("Fix the tests · web, 10:00");
     expect(titles.get("c")).toBe("Fix the tests · web, 11:00");
     expect(titles.get("d"), "a title of its own is left alone").toBe("task d");
+    // Folders of the same name, started in the same minute: numbered in the order they started.
+    const minute = (id: string, workspace: string, ms: number) => ({ ...s(id, "completed", at(9) + ms), title: "Tidy", workspace });
+    const twins = sidebarTitles([minute("y", "/b/repo", 2000), minute("x", "/a/repo", 1000)]);
+    expect([twins.get("x"), twins.get("y")]).toEqual(["Tidy · 09:00 #1", "Tidy · 09:00 #2"]);
   });
 
   it("shows at most a handful of today's sessions", () => {

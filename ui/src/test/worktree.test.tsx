@@ -298,11 +298,13 @@ describe("review that talks back", () => {
     await user.tab();
     const lines = screen.getByRole("group", { name: /^Diff of src\/a\.rs: arrow keys choose a line.*Enter comments/ });
     expect(lines).toHaveFocus();
-    // Line 1 is marked as the current line; Shift+Down extends to line 2 of the new file (over
-    // the deleted line, which is the old file's); Enter opens the box.
+    // Tabbed into, line 1 is the current line at once; Down moves on and Up comes back; Shift+Down
+    // extends to line 2 of the new file (over the deleted line, which is the old file's); Enter
+    // opens the box.
     const current = () => [...lines.querySelectorAll(".diff-line-current")];
-    await user.keyboard("{ArrowDown}");
     expect(current()).toHaveLength(1);
+    expect(current()[0]).toHaveTextContent("fn a() {");
+    await user.keyboard("{ArrowDown}{ArrowUp}");
     expect(current()[0]).toHaveTextContent("fn a() {");
     await user.keyboard("{Shift>}{ArrowDown}{/Shift}");
     expect(current()).toHaveLength(2);
@@ -319,10 +321,12 @@ describe("review that talks back", () => {
     // Another line, "c" opens its box too; Esc closes it, and the comment made stays.
     await user.keyboard("{ArrowDown}c");
     expect(await screen.findByTestId("comment-box")).toHaveTextContent("Comment on line 3");
-    await user.keyboard("{Escape}");
+    await user.keyboard("a draft given up{Escape}");
     expect(screen.queryByTestId("comment-box")).toBeNull();
     expect(screen.getAllByTestId("diff-comment")).toHaveLength(1);
     expect(lines).toHaveFocus();
+    await user.keyboard("c");
+    expect(screen.getByTestId("comment-input"), "a draft given up does not come back in the next box").toHaveValue("");
     expect(sent).toHaveLength(1);
   });
 
