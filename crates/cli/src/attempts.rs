@@ -15,7 +15,7 @@ use finishline_engine::store::Store;
 use serde_json::json;
 
 use crate::output::outln;
-use crate::run::{ask_permission, fail, open, open_for, prompt_line, report_review, task_options, Need, Opened};
+use crate::run::{ask_permission, fail, open, open_for, prompt_line, report_review, task_options, Again, Need, Opened};
 use crate::{exit, ReviewMode, RunOptions};
 
 /// Runs the attempts to their ends, prints the ranking, and decides as `--review` says:
@@ -257,7 +257,7 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
             if code == exit::OK {
                 eprintln!("Chose {sid}; the other attempts were rejected and their worktrees removed.");
             }
-            report_review(outcome);
+            report_review(outcome, Again::Attempt(&r.group, sid));
         }
         code
     };
@@ -296,6 +296,16 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
             exit::WAITING
         }
     }
+}
+
+/// `--choose K` where no attempt is ranked K: the ranks there are, and where to see them.
+fn no_such_rank(k: usize, r: &GroupRanking) -> String {
+    let ranked = r.ranking.iter().filter(|a| a.rank > 0).count();
+    let there = match ranked {
+        0 => "none is ranked until one has ended".to_string(),
+        n => format!("choose from 1 to {n}, or by session id"),
+    };
+    format!("there is no attempt ranked {k}: {there}; `finishline sessions attempts {}` shows the ranking", r.group)
 }
 
 /// `finishline sessions attempts GROUP [--choose N|SESSION | --cancel | --reject | --compare]`.
@@ -385,9 +395,10 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         return exit::OK;
     };
     let sid = match choice.parse::<usize>() {
-        Ok(k) => match ranking.ranking.iter().find(|a| a.rank == k) {
+        // Rank 0 is no rank: an attempt still running has it.
+        Ok(k) => match ranking.ranking.iter().find(|a| a.rank == k && k > 0) {
             Some(a) => a.evidence.session.clone(),
-            None => return fail(exit::USAGE, json, &format!("there is no attempt ranked {k}")),
+            None => return fail(exit::USAGE, json, &no_such_rank(k, &ranking)),
         },
         Err(_) => SessionId(choice),
     };
@@ -412,7 +423,7 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         Err(_) => exit::FAILED,
     };
     if !json {
-        report_review(outcome);
+        report_review(outcome, Again::Attempt(&group, &sid));
     }
     tokio::task::block_in_place(|| engine.settle());
     code

@@ -24,9 +24,14 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a task in a workspace folder.
+    // One of the two, so that naming neither says both ways to give it.
+    #[command(group(clap::ArgGroup::new("the_task").required(true).args(["task", "task_file"])))]
     Run {
         /// What you want done.
-        task: String,
+        task: Option<String>,
+        /// Read what you want done from this file instead (UTF-8 text, at most 1 MB).
+        #[arg(long, value_name = "PATH")]
+        task_file: Option<std::path::PathBuf>,
         #[command(flatten)]
         opts: RunOptions,
     },
@@ -353,10 +358,17 @@ fn main() -> ExitCode {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime");
     let code = rt.block_on(async move {
         match cli.command {
-            Command::Run { task, opts } => match opts.attempts.clone() {
-                Some(spec) => attempts::run(task, spec, opts).await,
-                None => run::run(run::Start::Task(task), opts).await,
-            },
+            Command::Run { task, task_file, opts } => {
+                let task = match task_file.map(|path| run::task_from_file(&path)) {
+                    None => task.unwrap_or_default(),
+                    Some(Ok(task)) => task,
+                    Some(Err(problem)) => return run::fail(exit::USAGE, opts.common.json, &problem),
+                };
+                match opts.attempts.clone() {
+                    Some(spec) => attempts::run(task, spec, opts).await,
+                    None => run::run(run::Start::Task(task), opts).await,
+                }
+            }
             Command::Sessions { command } => match command {
                 SessionsCommand::List { status, limit, common } => sessions::list(status, limit, &common),
                 SessionsCommand::Show { id, common } => sessions::show(&id, &common),

@@ -22,6 +22,35 @@ pub enum Start {
     Resume(String, String),
 }
 
+/// `run --task-file PATH`: the task as the file holds it, refused where the same text as the
+/// argument would be (empty, over the engine's limit), but before anything is opened, so a file
+/// that cannot be the task leaves nothing behind. Its last line breaks go, as `"$(cat PATH)"`
+/// drops them: the same task as the same text typed.
+pub fn task_from_file(path: &std::path::Path) -> Result<String, String> {
+    use finishline_engine::store::MAX_TASK_BYTES;
+    use std::io::Read;
+    let shown = path.display();
+    let unreadable = |e: std::io::Error| format!("--task-file {shown} cannot be read: {e}");
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    // Never more than the limit is read: a huge file (or a device) cannot fill the memory.
+    let mut bytes = Vec::new();
+    (&file).take(MAX_TASK_BYTES as u64 + 1).read_to_end(&mut bytes).map_err(unreadable)?;
+    if bytes.len() > MAX_TASK_BYTES {
+        let size = file.metadata().ok().map(|m| m.len()).filter(|n| *n > MAX_TASK_BYTES as u64);
+        return Err(format!(
+            "--task-file {shown} is {} bytes; a task may be at most {MAX_TASK_BYTES} bytes (1 MB). Put long material in a file in the workspace and refer to it",
+            size.map_or_else(|| format!("more than {MAX_TASK_BYTES}"), |n| n.to_string())
+        ));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|e| format!("--task-file {shown} is not UTF-8 text (at byte offset {}): save it as UTF-8", e.utf8_error().valid_up_to()))?;
+    let task = text.trim_end_matches(['\n', '\r']);
+    if task.trim().is_empty() {
+        return Err(format!("--task-file {shown}: the task is empty; describe what you want done"));
+    }
+    Ok(task.to_string())
+}
+
 pub(crate) fn fail(code: u8, json: bool, message: &str) -> u8 {
     if json {
         outln!("{}", json!({"type": "error", "code": if code == exit::USAGE { "usage" } else { "failed" }, "message": message}));
@@ -241,7 +270,13 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
             }
             EngineEvent::RunFinished { .. } => runs_finished += 1,
             // Approved, but it could not land: the review stays open for a person.
-            EngineEvent::LandingBlocked { .. } if !interactive || opts.review != ReviewMode::Prompt => break exit::WAITING,
+            EngineEvent::LandingBlocked { reason, .. } if !interactive || opts.review != ReviewMode::Prompt => {
+                eprintln!(
+                    "finishline: approved, but not landed; the review waits for you: {}",
+                    landing_ways(*reason, &format!("finishline sessions review {sid} --approve"))
+                );
+                break exit::WAITING;
+            }
             EngineEvent::ReviewRequested { review_id, end_reason, claim, auto_approve, .. } => {
                 // The engine decides what auto-approve takes (never a change the audit flagged).
                 let auto_ok = opts.review == ReviewMode::Approve
@@ -257,7 +292,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                     ReviewMode::Reject => {
                         // Without a person to ask, only `--force-revert` may touch files.
                         let revert = opts.force_revert;
-                        report_review(engine.submit_review(review_id, Decision::Reject, None, revert, revert, DecidedBy::Person));
+                        report_review(engine.submit_review(review_id, Decision::Reject, None, revert, revert, DecidedBy::Person), Again::Asked);
                     }
                     ReviewMode::Prompt if interactive => {
                         if let Some((d, fb)) = prompt_review() {
@@ -472,7 +507,7 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
                         landing: Some(LandingMode::Branch),
                         ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, DecidedBy::Person)
                     };
-                    report_review(engine.decide(review, choice));
+                    report_review(engine.decide(review, choice), Again::Asked);
                     false
                 } else if a.starts_with('r') {
                     engine.resolve_conflict(review).map(|_| false).unwrap_or_else(|e| {
@@ -484,13 +519,13 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
                 }
             }
             other => {
-                report_review(other);
+                report_review(other, Again::Asked);
                 false
             }
         };
     }
     if decision != Decision::Reject {
-        report_review(engine.submit_review(review, decision, feedback, false, false, DecidedBy::Person));
+        report_review(engine.submit_review(review, decision, feedback, false, false, DecidedBy::Person), Again::Asked);
         return false;
     }
     let revert = force_revert || yes("Also revert the agent's changes to your files? [y/N]: ");
@@ -503,14 +538,36 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
                 overwrite: if overwrite { finishline_engine::agent::Overwrite::All } else { finishline_engine::agent::Overwrite::Files(vec![]) },
                 ..finishline_engine::agent::ReviewChoice::new(Decision::Reject, DecidedBy::Person)
             };
-            report_review(engine.decide(review, choice));
+            report_review(engine.decide(review, choice), Again::Asked);
         }
-        other => report_review(other),
+        other => report_review(other, Again::Asked),
     }
     false
 }
 
-pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>) {
+/// Where a decision that stopped short can be made again, to name the command that does.
+pub(crate) enum Again<'a> {
+    /// At the terminal, which offers the ways out itself.
+    Asked,
+    /// `sessions review ID`.
+    Review(&'a SessionId),
+    /// `sessions attempts GROUP --choose ID`.
+    Attempt(&'a GroupId, &'a SessionId),
+}
+
+/// A landing that stopped, and the other `--land` choices that can still go through, as the
+/// command to run: keeping the branch always can; where uncommitted changes cannot hold the
+/// task's files, a commit can. `approve` is the command that approved it.
+fn landing_ways(reason: LandingBlock, approve: &str) -> String {
+    let keep = format!("to keep the task's branch for later instead: `{approve} --land branch`");
+    match reason {
+        LandingBlock::OutsideSparseCheckout => format!("to land it as a commit instead: `{approve} --land squash` (or `--land merge`); {keep}"),
+        _ => keep,
+    }
+}
+
+pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, again: Again) {
+    let next = next_step(&outcome, &again);
     match outcome {
         Ok(ReviewOutcome::Decided { revert: Some(r), .. }) if r.applied => {
             eprintln!("Reverted: {} restored, {} removed.", r.restored.len(), r.deleted.len());
@@ -536,6 +593,26 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>) {
             eprintln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) })
         }
         Err(e) => eprintln!("finishline: {e}"),
+    }
+    if let Some(next) = next {
+        eprintln!("finishline: {next}");
+    }
+}
+
+/// What to do about a decision that stopped short, as the command that does it.
+fn next_step(outcome: &finishline_engine::Result<ReviewOutcome>, again: &Again) -> Option<String> {
+    match (outcome, again) {
+        (Ok(ReviewOutcome::LandingBlocked { reason, .. }), Again::Review(sid)) => {
+            Some(landing_ways(*reason, &format!("finishline sessions review {sid} --approve")))
+        }
+        (Ok(ReviewOutcome::LandingBlocked { reason, .. }), Again::Attempt(group, sid)) => {
+            Some(landing_ways(*reason, &format!("finishline sessions attempts {group} --choose {sid}")))
+        }
+        // The review is still open: the same reject may overwrite those files too, or revert none.
+        (Ok(ReviewOutcome::NeedsConfirmation { .. }), Again::Review(sid)) => Some(format!(
+            "to overwrite them too: `finishline sessions review {sid} --reject --revert --force-revert`; to reject without reverting anything: `finishline sessions review {sid} --reject`"
+        )),
+        _ => None,
     }
 }
 
@@ -603,7 +680,7 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         Err(_) => exit::FAILED,
     };
     if !json {
-        report_review(outcome);
+        report_review(outcome, Again::Review(&sid));
     }
     if decision == Decision::RequestChanges && code == exit::OK {
         // The next run started here: follow it to its end as `sessions resume` would.

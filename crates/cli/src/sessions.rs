@@ -13,7 +13,10 @@ pub fn open(common: &Common) -> Result<Store, u8> {
     let dir = config::data_dir(common);
     let path = dir.join("history.db");
     if !path.exists() {
-        eprintln!("finishline: no history yet in {}", dir.display());
+        eprintln!(
+            "finishline: no history yet in {}: run a task first (`finishline run \"…\"`), or name the folder that holds it with --data-dir",
+            dir.display()
+        );
         return Err(exit::USAGE);
     }
     let store = Store::open(&path, Arc::new(SystemClock)).map_err(|e| {

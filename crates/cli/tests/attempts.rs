@@ -670,3 +670,46 @@ async fn an_attempt_is_not_discarded_on_its_own() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("put away with their group") && said.contains(&format!("sessions attempts {group} --reject")), "{said}");
 }
+
+/// `--choose` with a rank no attempt has lands nothing and says which ranks there are, and how
+/// to see them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn choosing_a_rank_no_attempt_has_names_the_ranks_there_are_and_lands_nothing() {
+    let Waiting { _server, e, r, group, .. } = waiting(commented(json!([]), &[("a", "one"), ("b", "two")])).await;
+    for rank in ["3", "0"] {
+        let out = finishline(&["sessions", "attempts", &group, "--choose", rank], &e.data);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--choose {rank}: {said}");
+        assert!(said.contains("from 1 to 2"), "--choose {rank}: it names the ranks there are: {said}");
+        assert!(said.contains(&format!("`finishline sessions attempts {group}`")), "--choose {rank}: and how to see the ranking: {said}");
+    }
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
+    assert_eq!(worktrees(&r), 3, "both attempts still wait");
+}
+
+/// An attempt chosen over the person's uncommitted edit of a file it changed does not land; the
+/// message names the command that keeps its branch instead, and that command does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attempt_that_cannot_land_over_the_persons_edit_says_how_to_keep_its_branch_instead() {
+    let readme = write_file("README.md", "the attempt's readme\n");
+    let Waiting { _server, e, r, group, sessions, .. } = waiting(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello"), readme]}, "times": 1},
+        {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 1},
+        {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+    ]))
+    .await;
+    let a = sessions["a"].as_str();
+    let chose = finishline(&["sessions", "attempts", &group, "--choose", a], &e.data);
+    let said = String::from_utf8_lossy(&chose.stderr);
+    assert_eq!(chose.status.code(), Some(6), "it waits for the person: {said}");
+    assert!(said.contains(&format!("`finishline sessions attempts {group} --choose {a} --land branch`")), "it says how to keep the branch instead: {said}");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit is kept");
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
+
+    let kept = finishline(&["sessions", "attempts", &group, "--choose", a, "--land", "branch"], &e.data);
+    assert_eq!(kept.status.code(), Some(0), "{}", String::from_utf8_lossy(&kept.stderr));
+    let branches = git(&r, &["branch", "--list", "finishline/*", "--format=%(refname:short)"]);
+    assert_eq!(branches.lines().count(), 1, "a's branch is kept, b's removed with it: {branches}");
+    assert_eq!(git(&r, &["show", &format!("{branches}:README.md")]), "the attempt's readme");
+}

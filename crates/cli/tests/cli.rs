@@ -448,3 +448,89 @@ async fn terminal_escapes_in_the_models_words_never_reach_the_terminal() {
     assert!(!out.stdout.iter().any(|b| *b == 0x1b || *b == 0x07), "no escape or bell reaches the terminal: {shown:?}");
     assert!(shown.contains("Hello") && shown.contains("there."), "the words are kept: {shown}");
 }
+
+/// `run --task-file PATH`: the task as a file holds it, run exactly as the same text given as
+/// the argument (the file's last line break is not part of the task, as with `"$(cat PATH)"`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_read_from_a_file_runs_as_the_same_text_given_as_the_argument() {
+    let task = "create notes.md listing three fruits";
+    let mut runs = Vec::new();
+    for from_file in [false, true] {
+        let server = FakeServer::start(fruits()).await.unwrap();
+        let e = env();
+        let file = e._dir.path().join("task.txt");
+        std::fs::write(&file, format!("{task}\n")).unwrap();
+        let (url, data, ws, file) =
+            (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned(), file.to_string_lossy().into_owned());
+        let out = tokio::task::spawn_blocking(move || {
+            let mut args = if from_file { vec!["run", "--task-file", &file] } else { vec!["run", task] };
+            args.extend_from_slice(&["--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--review", "approve", "--json"]);
+            finishline(&args, &data)
+        })
+        .await
+        .unwrap();
+        assert_eq!(out.status.code(), Some(0), "from a file: {from_file}; stderr: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(std::fs::read_to_string(e.ws.join("notes.md")).unwrap(), "- apple\n- banana\n- cherry\n", "from a file: {from_file}");
+        let events = lines(&out);
+        let created = events.iter().find(|e| e["type"] == "session_created").expect("a session").clone();
+        let summary = events.last().unwrap().clone();
+        runs.push((created["task"].clone(), summary["status"].clone(), summary["end_reason"].clone(), summary["decision"].clone()));
+    }
+    assert_eq!(runs[0].0, task);
+    assert_eq!(runs[1], runs[0], "the task from the file is the same task, and it ends the same way");
+}
+
+/// A task file that cannot be the task is refused before anything starts (exit 2, no session,
+/// no history), saying which file and why; so is one given beside a task, or neither.
+#[test]
+fn a_task_file_that_cannot_be_the_task_is_refused_with_the_reason_and_nothing_is_created() {
+    let e = env();
+    let dir = e._dir.path();
+    let missing = dir.join("missing.txt");
+    let blank = dir.join("blank.txt");
+    std::fs::write(&blank, " \n\t\n").unwrap();
+    let huge = dir.join("huge.txt");
+    std::fs::write(&huge, "x".repeat(1_000_001)).unwrap();
+    let latin1 = dir.join("latin1.txt");
+    std::fs::write(&latin1, b"caf\xe9 au lait\n").unwrap();
+    let ws = e.ws.to_string_lossy().into_owned();
+    let run = |given: &[&str]| {
+        let mut args = vec!["run"];
+        args.extend_from_slice(given);
+        args.extend_from_slice(&["--workspace", &ws, "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]);
+        finishline(&args, &e.data)
+    };
+    let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
+    for (file, says) in [
+        (path(&missing), vec![path(&missing), "No such file or directory".to_string()]),
+        (path(dir), vec![path(dir), "Is a directory".to_string()]),
+        (path(&blank), vec![path(&blank), "the task is empty".to_string()]),
+        (path(&huge), vec![path(&huge), "1000001 bytes".to_string(), "1000000 bytes".to_string()]),
+        (path(&latin1), vec![path(&latin1), "UTF-8".to_string()]),
+    ] {
+        let out = run(&["--task-file", &file]);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file}: {said}");
+        for s in says {
+            assert!(said.contains(&s), "{file}: the message says `{s}`: {said}");
+        }
+        assert!(!e.data.exists(), "{file}: nothing is created in the data folder");
+    }
+    let both = run(&["a task", "--task-file", &path(&blank)]);
+    assert_eq!(both.status.code(), Some(2), "a task and a task file: {}", String::from_utf8_lossy(&both.stderr));
+    let neither = run(&[]);
+    assert_eq!(neither.status.code(), Some(2), "no task at all: {}", String::from_utf8_lossy(&neither.stderr));
+    assert!(String::from_utf8_lossy(&neither.stderr).contains("<TASK|--task-file <PATH>>"), "it names both ways to give it");
+    assert!(!e.data.exists());
+}
+
+/// The history commands before any task has run say where they looked and how to look elsewhere.
+#[test]
+fn history_commands_with_no_history_say_where_they_looked_and_how_to_point_elsewhere() {
+    let e = env();
+    let out = finishline(&["sessions", "list"], &e.data);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains(&e.data.to_string_lossy().into_owned()), "where it looked: {said}");
+    assert!(said.contains("--data-dir") && said.contains("finishline run"), "and the ways forward: {said}");
+}

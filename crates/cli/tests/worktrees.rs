@@ -215,8 +215,14 @@ async fn landing_stops_without_overwriting_when_the_person_edits_a_file_the_task
     assert_eq!(blocked["files"], json!(["README.md"]));
     assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "nothing of the person's is overwritten");
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
-    // The person keeps the task's branch for later instead.
-    let kept = cli.review(&session_of(&run), &["--approve", "--land", "branch"]);
+    let id = session_of(&run);
+    let keep = format!("`finishline sessions review {id} --approve --land branch`");
+    assert!(String::from_utf8_lossy(&run.stderr).contains(&keep), "it says how to keep the branch instead: {}", String::from_utf8_lossy(&run.stderr));
+    let again = cli.review(&id, &["--approve"]);
+    assert_eq!(again.status.code(), Some(6), "approved again over the same edit, it still waits: {}", String::from_utf8_lossy(&again.stderr));
+    assert!(String::from_utf8_lossy(&again.stderr).contains(&keep), "and says so again: {}", String::from_utf8_lossy(&again.stderr));
+    // The person keeps the task's branch for later instead, as the message says.
+    let kept = cli.review(&id, &["--approve", "--land", "branch"]);
     assert_eq!(kept.status.code(), Some(0), "{}", String::from_utf8_lossy(&kept.stderr));
     let branch = git(&r, &["branch", "--list", "finishline/*", "--format=%(refname:short)"]);
     assert!(branch.starts_with("finishline/"), "the task's branch is kept");
@@ -522,7 +528,9 @@ async fn a_reject_never_overwrites_a_file_someone_changed_after_the_task_unless_
     std::fs::write(ws.join("notes.md"), "the person's notes\n").unwrap();
     let refused = cli.review(&id, &["--reject", "--revert"]);
     assert_eq!(refused.status.code(), Some(6), "the revert stops and asks: {}", String::from_utf8_lossy(&refused.stderr));
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("notes.md"), "naming the file");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("notes.md"), "naming the file: {said}");
+    assert!(said.contains(&format!("`finishline sessions review {id} --reject --revert --force-revert`")), "and how to overwrite it all the same: {said}");
     assert_eq!(std::fs::read_to_string(ws.join("notes.md")).unwrap(), "the person's notes\n", "nothing is overwritten");
     let forced = cli.review(&id, &["--reject", "--revert", "--force-revert"]);
     assert_eq!(forced.status.code(), Some(3));
@@ -777,6 +785,10 @@ async fn the_review_names_what_the_task_wrote_that_gitignore_hides_since_it_neve
     assert_eq!(reviewed(&waiting), vec!["notes.txt"], "{}", String::from_utf8_lossy(&waiting.stderr));
     let review = lines(&waiting).into_iter().rev().find(|e| e["type"] == "review_requested").unwrap();
     assert_eq!(review["not_landed"], json!([".env", "build/"]), "what never lands is named, a wholly ignored folder once");
+    // And in words, where a person reads the run.
+    let said = cli.cmd(&["run", "write the notes", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]).output().unwrap();
+    let said = String::from_utf8_lossy(&said.stdout);
+    assert!(said.contains("never landed (.gitignore hides them; they go with the worktree): .env, build/"), "{said}");
 }
 
 /// A repository whose checkout holds `src/` only (a sparse checkout), with `docs/old.md` outside.
@@ -808,7 +820,12 @@ async fn landed_as_uncommitted_changes_into_a_sparse_checkout_a_task_that_wrote_
     assert_eq!((blocked["reason"].as_str(), &blocked["files"]), (Some("outside_sparse_checkout"), &json!(["docs/guide.md"])));
     assert!(!r.join("docs").exists(), "nothing was written outside the person's sparse set");
     assert_eq!(std::fs::read_to_string(r.join("src/lib.rs")).unwrap(), "old\n", "nor inside it: the landing is all or nothing");
-    let squash = cli.review(&session_of(&run), &["--approve", "--land", "squash"]);
+    let id = session_of(&run);
+    let said = String::from_utf8_lossy(&run.stderr);
+    for way in ["--land squash", "--land branch"] {
+        assert!(said.contains(&format!("`finishline sessions review {id} --approve {way}`")), "it names the ways that can land it ({way}): {said}");
+    }
+    let squash = cli.review(&id, &["--approve", "--land", "squash"]);
     assert_eq!(squash.status.code(), Some(0), "as a commit it lands: {}", String::from_utf8_lossy(&squash.stderr));
     assert_eq!(git(&r, &["show", "main:docs/guide.md"]), "the task's guide");
 }
