@@ -294,7 +294,7 @@ export type EndReason =
   | "failed"
   | "plan_failed";
 export type Decision = "approve" | "request_changes" | "reject";
-export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume" | "plan_step" | "landing_conflict" | "review_comments";
+export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume" | "plan_step" | "landing_conflict" | "review_comments" | "new_worktree";
 export type PlanMode = "off" | "on" | "auto";
 export type StepState = "pending" | "running" | "done" | "failed" | "skipped" | "replaced";
 export interface PlanStep {

@@ -753,9 +753,16 @@ async fn a_follow_up_sent_while_a_rejected_tasks_worktree_is_still_being_removed
     let out = rejecting.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(3), "rejected: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(reviewed(&follow), vec!["second.txt"], "the follow-up's review lists only what it changed");
+    // The agent's conversation still holds "Created first.txt": it is told that work is gone,
+    // in Finishline's words, never the person's.
+    let note = lines(&follow).into_iter().find(|e| e["type"] == "continuation").expect("a note from Finishline");
+    assert_eq!(note["source"], "new_worktree");
+    assert!(note["text"].as_str().unwrap().contains("were rejected"), "{note}");
     let approved = cli.review(&id, &["--approve"]);
     assert_eq!(approved.status.code(), Some(0), "the follow-up's work outlived the old worktree's removal: {}", String::from_utf8_lossy(&approved.stderr));
     assert_eq!(git(&r, &["show", "main:second.txt"]), "second");
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "then write second.txt", "the commit is named after what it holds, not the rejected task");
+    assert!(git(&r, &["log", "-1", "--format=%b", "main"]).contains("Follow-up to “write first.txt”"), "and says what it follows");
     assert!(!r.join("first.txt").exists(), "the rejected work never landed");
     assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "no worktree is left");
 }

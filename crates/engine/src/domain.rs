@@ -168,6 +168,9 @@ pub enum ContinuationSource {
     /// The person's comments on lines of the diff, sent with Request changes; and again while
     /// one of them is plainly not addressed.
     ReviewComments,
+    /// A follow-up works in a new worktree, made after the last one was landed or rejected: the
+    /// agent's conversation still shows the files it wrote there. Engine text; no budget spent.
+    NewWorktree,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -441,6 +444,7 @@ impl ContinuationSource {
             ContinuationSource::Resume => "resume",
             ContinuationSource::PlanStep => "plan_step",
             ContinuationSource::LandingConflict => "landing_conflict",
+            ContinuationSource::NewWorktree => "new_worktree",
             ContinuationSource::ReviewComments => "review_comments",
         }
     }
@@ -455,6 +459,7 @@ impl ContinuationSource {
             "resume" => ContinuationSource::Resume,
             "plan_step" => ContinuationSource::PlanStep,
             "landing_conflict" => ContinuationSource::LandingConflict,
+            "new_worktree" => ContinuationSource::NewWorktree,
             "review_comments" => ContinuationSource::ReviewComments,
             _ => return None,
         })
@@ -580,7 +585,14 @@ impl ContinuationSource {
     /// Whether a continuation from this source spends the run's shared budget. Truncation has its
     /// own cap, and the resume note is not a continuation of the agent's work.
     pub fn spends_budget(self) -> bool {
-        !matches!(self, ContinuationSource::Truncation | ContinuationSource::Resume | ContinuationSource::PlanStep | ContinuationSource::LandingConflict)
+        !matches!(
+            self,
+            ContinuationSource::Truncation
+                | ContinuationSource::Resume
+                | ContinuationSource::PlanStep
+                | ContinuationSource::LandingConflict
+                | ContinuationSource::NewWorktree
+        )
     }
 }
 

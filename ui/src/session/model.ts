@@ -511,6 +511,7 @@ export const SOURCE_LABEL: Record<ContinuationSource, string> = {
   plan_step: "The step's brief",
   landing_conflict: "Resolve the conflict with the moved branch",
   review_comments: "Your comments on the diff",
+  new_worktree: "A new worktree",
 };
 
 /** Stuck patterns in plain words. */

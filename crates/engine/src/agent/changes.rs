@@ -31,6 +31,9 @@ pub struct TaskFolder {
     pub made_now: bool,
     /// The checkout, under way since the worktree was added.
     pub filling: Filling,
+    /// Made after the task's last worktree was decided: whether that one landed (else it was
+    /// rejected). The agent is told, since its conversation still shows what it wrote there.
+    pub after_landed: Option<bool>,
 }
 
 /// A worktree's checkout, started the moment the run knows it needs one, so that it goes on
@@ -103,13 +106,13 @@ pub(super) fn copied_files(events: &[Envelope]) -> Vec<String> {
     events[at..].iter().rev().find_map(|e| if let EngineEvent::WorktreeReady { copied } = &e.event { Some(copied.clone()) } else { None }).unwrap_or_default()
 }
 
-/// What the work of the task's current worktree was asked as, when it follows a landing: the
+/// What the work of the task's current worktree was asked as, when it follows an earlier
+/// worktree's (landed, or rejected: a new worktree holds only what was asked since): the
 /// person's message whose run made the worktree's first commit (a question before it changes
-/// nothing, and a request whose worktree was rejected left nothing that lands). `None` for the
-/// task's worktree before any landing: the task's title names that work.
+/// nothing). `None` for the task's first worktree: the task's title names that work.
 pub(super) fn follow_up_asked(events: &[Envelope]) -> Option<&str> {
     let ws = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. }))?;
-    if !events[..ws].iter().any(|e| matches!(&e.event, EngineEvent::Landed { mode, .. } if *mode != LandingMode::Branch)) {
+    if !events[..ws].iter().any(|e| matches!(&e.event, EngineEvent::TaskWorkspace { .. })) {
         return None;
     }
     let upto = events[ws..].iter().position(|e| matches!(e.event, EngineEvent::TaskCommitted { .. })).map_or(events.len(), |i| ws + i);
@@ -149,7 +152,14 @@ impl Engine {
         let person = PathBuf::from(person_folder);
         let Some((isolation, folder, wt, removed, ready)) = latest_workspace(events) else {
             // Sessions from before tasks had worktrees worked in place.
-            return Ok(TaskFolder { person_folder: person, worktree: None, checkout_pending: false, made_now: false, filling: Filling::default() });
+            return Ok(TaskFolder {
+                person_folder: person,
+                worktree: None,
+                checkout_pending: false,
+                made_now: false,
+                filling: Filling::default(),
+                after_landed: None,
+            });
         };
         let Some(mut wt) = wt.filter(|_| isolation == Isolation::Worktree) else {
             return Ok(TaskFolder {
@@ -158,6 +168,7 @@ impl Engine {
                 checkout_pending: false,
                 made_now: false,
                 filling: Filling::default(),
+                after_landed: None,
             });
         };
         // Decided (landed or rejected), its removal may still be under way, here or in another
@@ -183,15 +194,17 @@ impl Engine {
             wt = next;
             worktree::add_empty(&wt, session.as_str())?;
             let filling = Filling::start(&wt, &self.config.tasks.includes);
-            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true, filling });
+            let ws = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })).unwrap_or(0);
+            let landed = events[ws..].iter().any(|e| matches!(e.event, EngineEvent::Landed { .. }));
+            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true, filling, after_landed: Some(landed) });
         }
         if !Path::new(&wt.folder).join(".git").exists() {
             worktree::add_empty(&wt, session.as_str())?;
             let filling = Filling::start(&wt, &self.config.tasks.includes);
-            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true, filling });
+            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true, filling, after_landed: None });
         }
         let filling = if ready { Filling::default() } else { Filling::start(&wt, &self.config.tasks.includes) };
-        Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: !ready, made_now: false, filling })
+        Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: !ready, made_now: false, filling, after_landed: None })
     }
 }
 

@@ -339,6 +339,17 @@ impl Run {
         &self.engine.config.completion
     }
 
+    /// Finishline's own words to the agent, outside the judge's cycle: stored and shown as a
+    /// note of their source, and tagged for the model as never the person's.
+    fn note(&mut self, source: ContinuationSource, text: String) -> crate::Result<()> {
+        self.emit_all(vec![
+            EngineEvent::Continuation { source, attempt: 0, max: 0, remaining: vec![], text: text.clone(), answers_call: None, refused_claim: false },
+            EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Continuation, source: Some(source), text: Some(text.clone()) },
+        ])?;
+        self.history.push(ChatMessage::User { content: prompt::tagged(source, 0, 0, &text) });
+        Ok(())
+    }
+
     async fn main(&mut self, start: RunStart) -> crate::Result<()> {
         if let Some(why) = self.checkpoints_off.take() {
             self.emit(EngineEvent::Error {
@@ -365,8 +376,13 @@ impl Run {
                 return self.halted(h);
             }
         } else if start.user_message.is_some() || start.continuation.is_some() {
-            // The person's words first (feedback), then Finishline's (their comments on the diff,
-            // or the conflict to resolve), each stored and shown as what it is.
+            // A new worktree's note first: it is the context the person's words come in. Then the
+            // person's words (feedback), then Finishline's (their comments on the diff, or the
+            // conflict to resolve), each stored and shown as what it is.
+            if let Some(landed) = self.folder.after_landed {
+                let base = self.folder.worktree.as_ref().and_then(|w| w.base_branch.clone());
+                self.note(ContinuationSource::NewWorktree, prompt::new_worktree(landed, base.as_deref()))?;
+            }
             if let Some(msg) = start.user_message {
                 self.emit(EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::User, source: None, text: Some(msg.clone()) })?;
                 if start.trigger == RunTrigger::Feedback {
@@ -383,41 +399,14 @@ impl Run {
                 self.history.push(ChatMessage::User { content: msg });
             }
             if let Some((source, text)) = start.continuation {
-                self.emit_all(vec![
-                    EngineEvent::Continuation { source, attempt: 0, max: 0, remaining: vec![], text: text.clone(), answers_call: None, refused_claim: false },
-                    EngineEvent::MessageCreated {
-                        message_id: MessageId::new(),
-                        role: MessageRole::Continuation,
-                        source: Some(source),
-                        text: Some(text.clone()),
-                    },
-                ])?;
-                self.history.push(ChatMessage::User { content: prompt::tagged(source, 0, 0, &text) });
+                self.note(source, text)?;
             }
         } else if self.history.is_empty() {
             // A resumed session with nothing to say still needs the task in front of the model.
             self.history.push(ChatMessage::User { content: self.task.clone() });
         } else if start.trigger == RunTrigger::Resume {
             // Engine text, never the person's: stored and shown as Finishline's own note.
-            let note = prompt::resume_note();
-            self.emit_all(vec![
-                EngineEvent::Continuation {
-                    source: ContinuationSource::Resume,
-                    attempt: 0,
-                    max: 0,
-                    remaining: vec![],
-                    text: note.clone(),
-                    answers_call: None,
-                    refused_claim: false,
-                },
-                EngineEvent::MessageCreated {
-                    message_id: MessageId::new(),
-                    role: MessageRole::Continuation,
-                    source: Some(ContinuationSource::Resume),
-                    text: Some(note.clone()),
-                },
-            ])?;
-            self.history.push(ChatMessage::User { content: prompt::tagged(ContinuationSource::Resume, 0, 0, &note) });
+            self.note(ContinuationSource::Resume, prompt::resume_note())?;
         }
         let plans = match start.plan {
             PlanMode::On => true,

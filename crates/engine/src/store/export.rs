@@ -203,6 +203,7 @@ fn source_label(s: ContinuationSource) -> &'static str {
         ContinuationSource::Resume => "resumed after a restart",
         ContinuationSource::PlanStep => "plan step: the step's brief",
         ContinuationSource::LandingConflict => "resolve the conflict with the moved branch",
+        ContinuationSource::NewWorktree => "a new worktree",
         ContinuationSource::ReviewComments => "the person's comments on the diff",
     }
 }
