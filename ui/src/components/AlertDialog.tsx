@@ -12,7 +12,8 @@ export function AlertDialog({ title, testid, onEscape, describedBy, children }: 
     };
   }, []);
   return (
-    <div className="modal-backdrop">
+    // A click beside the question leaves the focus in it: Esc and Tab still answer to it.
+    <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && e.preventDefault()}>
       <div
         className="panel modal"
         role="alertdialog"
@@ -24,6 +25,17 @@ export function AlertDialog({ title, testid, onEscape, describedBy, children }: 
           if (e.key === "Escape") {
             e.stopPropagation();
             onEscape();
+          } else if (e.key === "Tab") {
+            // Tab goes round the question's own controls, never to the page behind it.
+            const all = [...e.currentTarget.querySelectorAll<HTMLElement>("button:not([disabled]), input:not([disabled]), textarea, select, [tabindex]:not([tabindex='-1'])")];
+            const [first, last] = [all[0], all[all.length - 1]];
+            if (first && e.shiftKey && document.activeElement === first) {
+              e.preventDefault();
+              last.focus();
+            } else if (last && !e.shiftKey && document.activeElement === last) {
+              e.preventDefault();
+              first.focus();
+            }
           }
         }}
       >

@@ -392,7 +392,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
               // Enter sends, Shift+Enter is a new line: as in every chat box.
               if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
                 e.preventDefault();
-                if (feedback.trim() && !busy) decide("request_changes");
+                if ((feedback.trim() || review.comments.length > 0) && !busy) decide("request_changes");
               }
             }}
             rows={3}

@@ -188,6 +188,15 @@ describe("attempts side by side", () => {
       del.focus();
       await user.keyboard("{Enter}");
       expect(await screen.findByTestId("confirm-delete")).toHaveTextContent(row.dataset.group ? "Delete all 2 for good" : "Delete for good");
+      // Tab stays in the question: past its last button to its first, and back.
+      const keep = screen.getByRole("button", { name: "Keep" });
+      expect(keep).toHaveFocus();
+      await user.tab({ shift: true });
+      expect(screen.getByTestId("confirm-delete"), "Shift+Tab from the first goes round to the last").toHaveFocus();
+      await user.tab();
+      expect(keep, "Tab from the last goes round to the first").toHaveFocus();
+      // A click beside the question leaves the focus in it, so Esc still answers it.
+      await user.click(document.querySelector(".modal-backdrop")!);
       await user.keyboard("{Escape}");
       expect(screen.queryByTestId("confirm-delete"), "Esc closes the question").toBeNull();
       expect(within(row).getByTestId("delete"), "the focus is back where the question was asked from").toHaveFocus();

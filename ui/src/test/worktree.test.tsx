@@ -272,7 +272,9 @@ describe("review that talks back", () => {
     expect(sent[0]).toMatchObject({ path: "src/a.rs", start_line: 1, end_line: 2, side: "new", text: "use a named constant" });
     expect(screen.getByTestId("request-changes")).toHaveTextContent("1 comment");
     await user.click(screen.getByTestId("request-changes"));
-    await user.click(screen.getByTestId("send-feedback"));
+    expect(screen.getByTestId("feedback-input")).toHaveFocus();
+    // The comments say it all: Enter in the empty box sends them, as the box's hint says.
+    await user.keyboard("{Enter}");
     await vi.waitFor(() => expect(sent).toHaveLength(2));
     expect(sent[1]).toMatchObject({ review_id: "r1", decision: "request_changes" });
   });
