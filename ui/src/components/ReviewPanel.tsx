@@ -294,6 +294,12 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         </p>
       )}
       <h3>Files changed ({review.files.length})</h3>
+      {/* Beside the count, where it is read: these files exist but are in no diff and never land. */}
+      {(review.notLanded?.length ?? 0) > 0 && (
+        <p className="panel callout small" data-testid="review-not-landed">
+          Also written, not in the diff and never landed (your .gitignore hides them; they go with the task's worktree): {review.notLanded!.join(", ")}
+        </p>
+      )}
       {review.files.length === 0 ? (
         <p className="muted">No files changed.</p>
       ) : (
@@ -309,11 +315,6 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       {(review.notCovered?.length ?? 0) > 0 && (
         <p className="muted small" data-testid="review-not-covered">
           Not covered by revert (over the checkpoint size limit, so never copied): {review.notCovered!.join(", ")}
-        </p>
-      )}
-      {(review.notLanded?.length ?? 0) > 0 && (
-        <p className="muted small" data-testid="review-not-landed">
-          Not in the diff and never landed (your .gitignore hides them; they go with the task's worktree): {review.notLanded!.join(", ")}
         </p>
       )}
       {conflicts && (

@@ -86,6 +86,14 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
       );
   }, [filter, outcome, since]);
   useEffect(load, [load]);
+  // A deleted row took the focus with it: once the list is back, it goes to the search box.
+  const searchBox = useRef<HTMLInputElement>(null);
+  const refocus = useRef(false);
+  useEffect(() => {
+    if (!refocus.current) return;
+    refocus.current = false;
+    searchBox.current?.focus();
+  }, [rows]);
   useEffect(() => {
     const un = ipc.onHistoryChanged(load);
     return () => {
@@ -148,6 +156,7 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
   const remove = async (id: string) => {
     try {
       await ipc.deleteSession(id);
+      refocus.current = true;
       load();
     } catch (e) {
       setError((e as AppError).message);
@@ -171,6 +180,7 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
           }}
         >
           <input
+            ref={searchBox}
             data-testid="history-search"
             value={query}
             onChange={(e) => setQuery(e.target.value)}

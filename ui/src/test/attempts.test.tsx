@@ -206,6 +206,22 @@ describe("attempts side by side", () => {
     expect(elsewhere, "no other Esc handler of the window sees it").not.toContain("Escape");
   });
 
+  it("after Delete for good the row goes and the focus lands on the search box, not the page", async () => {
+    let rows = [summary("s", "completed"), summary("t", "rejected")];
+    mockIPC((cmd, args) => {
+      if (cmd === "list_sessions") return rows;
+      if (cmd === "delete_session") rows = rows.filter((r) => r.id !== (args as { sessionId: string }).sessionId);
+      return null;
+    });
+    render(<History onNewTask={() => {}} onOpen={() => {}} onOpenGroup={() => {}} />);
+    const user = userEvent.setup();
+    const [first] = await screen.findAllByTestId("history-row");
+    await user.click(within(first).getByTestId("delete"));
+    await user.click(await screen.findByTestId("confirm-delete"));
+    await waitFor(() => expect(screen.getAllByTestId("history-row")).toHaveLength(1));
+    await waitFor(() => expect(screen.getByTestId("history-search")).toHaveFocus());
+  });
+
   it("a group whose attempts all ended with nothing to land says so and can be put away whole", async () => {
     let rejected: unknown = null;
     let state: GroupRanking = {
