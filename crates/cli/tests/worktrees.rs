@@ -62,9 +62,7 @@ struct Cli {
 
 impl Cli {
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(bin());
-        c.args(args).arg("--data-dir").arg(&self.data).env_remove("OPENAI_API_KEY").env("XDG_DATA_HOME", self.data.join("xdg")).stdin(Stdio::null());
-        c
+        command(args, &self.data)
     }
 
     /// `finishline run TASK` in `ws` with the given flags, JSON out.
@@ -369,15 +367,9 @@ async fn a_cli_whose_task_is_approved_for_it_exits_only_once_the_tasks_worktree_
     let (_s, dir, cli) = server(vec![writes("land.txt", "land\n", 0)]).await;
     let r = repo(dir.path());
     let marker = dir.path().join("paused");
-    let mut running =
+    let running =
         cli.cmd(&["run", "write land.txt", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--json", "--review", "approve"]);
-    running.env("FINISHLINE_FAULT_PAUSE", "before-worktree-removal").env("FINISHLINE_FAULT_MARKER", &marker).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let child = running.spawn().unwrap();
-    let t = Instant::now();
-    while !marker.exists() && t.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(marker.exists(), "the task landed and its worktree is about to go");
+    let child = paused_at(running, "before-worktree-removal", &marker, "the task landed and its worktree is about to go");
     // The landing is recorded: time enough for the CLI to see the task completed, and to exit
     // were it not waiting for the decision to finish.
     std::thread::sleep(Duration::from_millis(500));
@@ -392,14 +384,20 @@ async fn a_cli_whose_task_is_approved_for_it_exits_only_once_the_tasks_worktree_
 /// `sessions review ID --approve` paused at the fault point `point`: the child, and the marker
 /// it writes there (remove it and the landing goes on).
 fn approve_paused_at(cli: &Cli, id: &str, point: &str, marker: &Path) -> std::process::Child {
-    let mut approving = cli.cmd(&["sessions", "review", id, "--approve", "--base-url", &cli.url, "--model", "m"]);
-    approving.env("FINISHLINE_FAULT_PAUSE", point).env("FINISHLINE_FAULT_MARKER", marker).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let child = approving.spawn().unwrap();
+    let approving = cli.cmd(&["sessions", "review", id, "--approve", "--base-url", &cli.url, "--model", "m"]);
+    paused_at(approving, point, marker, &format!("the landing reached {point}"))
+}
+
+/// `cmd` started with the fault point `point` set, once it got there (`reached` says what that
+/// means): the child, waiting until the test removes `marker`.
+fn paused_at(mut cmd: Command, point: &str, marker: &Path, reached: &str) -> std::process::Child {
+    cmd.env("FINISHLINE_FAULT_PAUSE", point).env("FINISHLINE_FAULT_MARKER", marker).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
     let t = Instant::now();
     while !marker.exists() && t.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(marker.exists(), "the landing reached {point}");
+    assert!(marker.exists(), "{reached}");
     child
 }
 
@@ -496,14 +494,8 @@ async fn killed_in_the_middle_of_a_revert_the_next_start_puts_back_the_rest_and_
     assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
     let id = session_of(&waiting);
     let marker = dir.path().join("paused");
-    let mut rejecting = cli.cmd(&["sessions", "review", &id, "--reject", "--revert", "--base-url", &cli.url, "--model", "m"]);
-    rejecting.env("FINISHLINE_FAULT_PAUSE", "revert-after-first-file").env("FINISHLINE_FAULT_MARKER", &marker);
-    let mut child = rejecting.spawn().unwrap();
-    let t = Instant::now();
-    while !marker.exists() && t.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(marker.exists());
+    let rejecting = cli.cmd(&["sessions", "review", &id, "--reject", "--revert", "--base-url", &cli.url, "--model", "m"]);
+    let mut child = paused_at(rejecting, "revert-after-first-file", &marker, "the revert put back its first file");
     child.kill().unwrap();
     let _ = child.wait();
     let _ = cli.run("hello", &ws, &["--when-busy", "run"]);
@@ -739,14 +731,12 @@ async fn a_follow_up_sent_while_a_rejected_tasks_worktree_is_still_being_removed
     // The reject is recorded; the removal of its worktree has not started (the window removes it
     // off the decision's path, so a message can come first).
     let marker = dir.path().join("paused");
-    let mut rejecting = cli.cmd(&["sessions", "review", &id, "--reject"]);
-    rejecting.env("FINISHLINE_FAULT_PAUSE", "before-worktree-removal").env("FINISHLINE_FAULT_MARKER", &marker).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let rejecting = rejecting.spawn().unwrap();
-    let t = Instant::now();
-    while !marker.exists() && t.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(marker.exists(), "the reject is recorded and its worktree is about to go");
+    let rejecting = paused_at(
+        cli.cmd(&["sessions", "review", &id, "--reject"]),
+        "before-worktree-removal",
+        &marker,
+        "the reject is recorded and its worktree is about to go",
+    );
     let follow = cli.cmd(&["sessions", "resume", &id, "then write second.txt", "--base-url", &cli.url, "--model", "m", "--json"]).output().unwrap();
     assert_eq!(follow.status.code(), Some(6), "the follow-up waits for review: {}", String::from_utf8_lossy(&follow.stderr));
     std::fs::remove_file(&marker).unwrap();

@@ -294,37 +294,7 @@ fn export_marks_continuations_and_verdicts_as_the_engines_not_the_persons() {
 fn a_second_decision_on_the_same_review_is_reported_as_already_decided() {
     let store = Store::open_in_memory().unwrap();
     let (sid, _) = store.create_session(&new_session("task")).unwrap();
-    let run = RunId::new();
-    let review = RequestId::new();
-    store
-        .append_all(
-            &sid,
-            Some(&run),
-            vec![
-                EngineEvent::RunStarted { trigger: RunTrigger::Task },
-                EngineEvent::ReviewRequested {
-                    review_id: review.clone(),
-                    claim: Claim::Success,
-                    verdict: Some(Verdict::Done),
-                    end_reason: EndReason::VerifiedDone,
-                    remaining: vec![],
-                    files_changed: vec![],
-                    verification: vec![],
-                    tokens: Default::default(),
-                    cost_usd: None,
-                    claim_words: None,
-                    verdict_summary: None,
-                    stuck: None,
-                    not_covered: vec![],
-                    not_landed: vec![],
-                    audit: vec![],
-                    auto_approve: None,
-                    criteria: vec![],
-                },
-                status(SessionStatus::AwaitingReview),
-            ],
-        )
-        .unwrap();
+    let (run, review) = awaiting_review(&store, &sid);
     let decide = |d: Decision| {
         store.resolve_request(
             &review,
@@ -686,8 +656,8 @@ fn a_streamed_answer_writes_log_in_proportion_to_its_length_not_its_square() {
     assert!(long * 10 < short * 25, "twice the answer wrote {:.1}× the log ({short} then {long} bytes)", long as f64 / short as f64);
 }
 
-/// One run of `sid` that asks for a review and gets `decision`, ending `then`.
-fn reviewed_round(store: &Store, sid: &SessionId, decision: Decision, then: SessionStatus) {
+/// A run of `sid` that asks for a review of a verified success: its run and review.
+fn awaiting_review(store: &Store, sid: &SessionId) -> (RunId, RequestId) {
     let run = RunId::new();
     let review = RequestId::new();
     store
@@ -719,6 +689,12 @@ fn reviewed_round(store: &Store, sid: &SessionId, decision: Decision, then: Sess
             ],
         )
         .unwrap();
+    (run, review)
+}
+
+/// One run of `sid` that asks for a review and gets `decision`, ending `then`.
+fn reviewed_round(store: &Store, sid: &SessionId, decision: Decision, then: SessionStatus) {
+    let (run, review) = awaiting_review(store, sid);
     store
         .resolve_request(
             &review,

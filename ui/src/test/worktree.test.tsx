@@ -240,8 +240,8 @@ describe("review that talks back", () => {
     ];
   }
 
-  it("a line range picked in the diff takes a comment, which Request changes sends back", async () => {
-    const sent: unknown[] = [];
+  /** The review waiting, with a file to comment on: each comment saved and each decision sent goes into `sent`. */
+  function commenting(sent: unknown[]) {
     script(waiting(), (cmd, args, push) => {
       if (cmd === "review_file") return "fn a() {\n    let x = 1;\n}\n";
       if (cmd === "comment_review") {
@@ -257,6 +257,11 @@ describe("review that talks back", () => {
       }
       return null;
     });
+  }
+
+  it("a line range picked in the diff takes a comment, which Request changes sends back", async () => {
+    const sent: unknown[] = [];
+    commenting(sent);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const user = userEvent.setup();
     await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
@@ -281,17 +286,7 @@ describe("review that talks back", () => {
 
   it("a line range is commented from the keyboard alone: arrows choose it, Shift extends it, Enter opens the box, Esc closes it", async () => {
     const sent: unknown[] = [];
-    script(waiting(), (cmd, args, push) => {
-      if (cmd === "review_file") return "fn a() {\n    let x = 1;\n}\n";
-      if (cmd === "comment_review") {
-        const c = (args as { comment: Record<string, unknown> }).comment;
-        sent.push(c);
-        const saved = { ...c, id: "cmt_1", quote: "    let x = 2;" };
-        push({ type: "review_comment", review_id: "r1", comment: saved as never });
-        return saved;
-      }
-      return null;
-    });
+    commenting(sent);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const user = userEvent.setup();
     await screen.findByTestId("diff-view", {}, { timeout: 10_000 });

@@ -12,32 +12,21 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_finishline")
 }
 
+/// `finishline ARGS --data-dir DATA`, with no key from the environment and no stdin.
+pub fn command(args: &[&str], data: &Path) -> Command {
+    let mut c = Command::new(bin());
+    c.args(args).arg("--data-dir").arg(data).env_remove("OPENAI_API_KEY").env("XDG_DATA_HOME", data.join("xdg")).stdin(Stdio::null());
+    c
+}
+
 pub fn finishline(args: &[&str], data: &Path) -> Output {
-    Command::new(bin())
-        .args(args)
-        .arg("--data-dir")
-        .arg(data)
-        .env_remove("OPENAI_API_KEY")
-        .env("XDG_DATA_HOME", data.join("xdg"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+    command(args, data).output().unwrap()
 }
 
 /// `finishline` started as [`finishline`] starts it, not waited for, its output piped: for a test
 /// that stops it (a signal, a closed pipe) while it works.
 pub fn spawn_finishline(args: &[&str], data: &Path) -> std::process::Child {
-    Command::new(bin())
-        .args(args)
-        .arg("--data-dir")
-        .arg(data)
-        .env_remove("OPENAI_API_KEY")
-        .env("XDG_DATA_HOME", data.join("xdg"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    command(args, data).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
 }
 
 pub fn lines(o: &Output) -> Vec<Value> {
