@@ -1,6 +1,6 @@
 import { lazy, Suspense, useEffect, useState } from "react";
 import { AppError, ipc, TRUST_SHOWN_FROM, type AuditFinding, type EvaluatorTrust, type LandingBlock, type LandingMode } from "../ipc";
-import { END_LABEL, landedText, STUCK_LABEL, type Place, type PlanView, type Review } from "../session/model";
+import { END_LABEL, landedText, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 import { useComparing } from "../comparing";
 
@@ -465,6 +465,18 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
 }
 
 /** "2 files restored, 1 deleted", as the CLI and the export say it. */
+/** A decided review as the timeline keeps it: who decided, and what a revert undid and left. */
+export function decisionText({ decision, by, reverted }: { decision: string; by: string; reverted?: Reverted }): string {
+  const what = { approve: "Approved", reject: "Rejected" }[decision] ?? "Changes requested";
+  let text = `${what} by ${by === "auto" ? "auto-approve" : "you"}.`;
+  if (reverted) {
+    const files = [...reverted.restored, ...reverted.deleted];
+    text += ` The agent's changes were undone: ${revertSummary(reverted)}${files.length > 0 ? ` (${files.join(", ")})` : ""}.`;
+    if (reverted.kept.length > 0) text += ` Left as they were, because they changed after the agent: ${reverted.kept.join(", ")}.`;
+  }
+  return text;
+}
+
 export function revertSummary({ restored, deleted }: { restored: string[]; deleted: string[] }): string {
   const files = (n: number) => (n === 1 ? "1 file" : `${n} files`);
   if (!restored.length && !deleted.length) return "no file needed restoring";

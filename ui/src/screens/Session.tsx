@@ -8,7 +8,7 @@ import { ArrowDown, Bot, ChevronRight, CircleSlash, ListChecks, RefreshCw, Scale
 import { AppError, ipc, type Envelope, type StepState } from "../ipc";
 import { Markdown } from "../components/Markdown";
 import { PlanReview } from "../components/PlanReview";
-import { ReviewPanel } from "../components/ReviewPanel";
+import { decisionText, ReviewPanel } from "../components/ReviewPanel";
 import { StatusBadge } from "../components/StatusBadge";
 import { applyAll, emptyModel, END_LABEL, isRunning, SOURCE_LABEL, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
 import { foldRepeats, type Shown, type ToolRun } from "../session/fold";
@@ -352,6 +352,12 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
           {item.text}
         </p>
       );
+    case "decision":
+      return (
+        <p className="notice decision-note" role="status" data-testid="decision-note">
+          {decisionText(item)}
+        </p>
+      );
     case "plan_revised":
       return (
         <div className="card plan-revised" data-testid="plan-revised">
@@ -620,7 +626,11 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, [running]);
-  const shown = useMemo(() => foldRepeats(model.items), [model.items]);
+  // A decided review stays in the bottom bar until the next run (a request for changes starts one
+  // at once); meanwhile its decision is not said twice in the timeline.
+  const decidedInPanel = !!model.review?.decided && model.review.decided.decision !== "request_changes" && !running;
+  const panelDecision = decidedInPanel && model.review ? `dec-${model.review.reviewId}` : undefined;
+  const shown = useMemo(() => foldRepeats(panelDecision ? model.items.filter((it) => it.key !== panelDecision) : model.items), [model.items, panelDecision]);
   const [reviewFolded, setReviewFolded] = useState(false);
 
   // One start at a time: a second click (or Enter) while the first is on its way does nothing.
@@ -816,7 +826,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       {ask && (ask.kind === "permission" ? <Permission item={ask} /> : <Question item={ask} />)}
       {model.plan?.awaitingReview && model.status === "awaiting_approval" && <PlanReview sessionId={sessionId} steps={model.plan.steps.map((s) => s.step)} />}
       {/* After Approve or Reject the panel stays, saying what was decided (and what a revert undid). */}
-      {model.review && (model.status === "awaiting_review" || (model.review.decided && model.review.decided.decision !== "request_changes" && !running)) && (
+      {model.review && (model.status === "awaiting_review" || decidedInPanel) && (
         // The review shares the height with the transcript: at most part of the window, its
         // buttons always in view; folded, only its title and buttons stay.
         <div className={reviewFolded && !model.review.decided ? "review-dock folded" : "review-dock"} data-testid="review-dock">

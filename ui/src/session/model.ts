@@ -71,10 +71,19 @@ export type Item =
   | { kind: "plan_step"; key: string; number: number; of: number; title: string }
   | { kind: "plan_revised"; key: string; cause: string; titles: string[] }
   | { kind: "landing"; key: string; text: string; tone: "ok" | "warn" }
+  /** A review decided, kept in the timeline: the review panel gives way to the next run's. */
+  | { kind: "decision"; key: string; decision: string; by: string; reverted?: Reverted }
   /** The evaluator compared this attempt with another of its group: which it prefers, and why.
    * `shownFirst`: this attempt was "the first" in its sentence. */
   | { kind: "compared"; key: string; other: string; shownFirst: boolean; prefers: "this" | "other" | "neither" | "disagreed"; reason: string; model: string }
   | { kind: "error"; key: string; message: string };
+
+/** What a Reject with revert undid, and what it left because it changed after the agent. */
+export interface Reverted {
+  restored: string[];
+  deleted: string[];
+  kept: string[];
+}
 
 export interface Review {
   reviewId: string;
@@ -95,7 +104,7 @@ export interface Review {
   notLanded?: string[];
   /** No claim was made, yet the agent's last words say the work is done ("Done!"). */
   saidDone?: boolean;
-  decided?: { decision: string; by: string; reverted?: { restored: string[]; deleted: string[]; kept: string[] }; landed?: Landed };
+  decided?: { decision: string; by: string; reverted?: Reverted; landed?: Landed };
   /** Approve could not land the task: why, and the files concerned. The review stays open. */
   blocked?: { reason: LandingBlock; files: string[]; detail: string };
   /** What the audit of the diff found (gamed checks), less what the person dismissed. */
@@ -391,10 +400,17 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "review_resolved":
       if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, blocked: undefined, decided: { decision: e.decision, by: e.by } };
+      push({ kind: "decision", key: `dec-${e.review_id}`, decision: e.decision, by: e.by });
       break;
-    case "reverted":
-      if (next.review?.decided) next.review = { ...next.review, decided: { ...next.review.decided, reverted: { restored: e.restored, deleted: e.deleted, kept: e.kept ?? [] } } };
+    case "reverted": {
+      const reverted = { restored: e.restored, deleted: e.deleted, kept: e.kept ?? [] };
+      if (next.review?.decided) {
+        next.review = { ...next.review, decided: { ...next.review.decided, reverted } };
+        const i = find(`dec-${next.review.reviewId}`, ["decision"]);
+        if (i >= 0) items()[i] = { ...(next.items[i] as Extract<Item, { kind: "decision" }>), reverted };
+      }
       break;
+    }
     case "review_comment":
       if (next.review?.reviewId === e.review_id) {
         const others = next.review.comments.filter((c) => c.id !== e.comment.id);

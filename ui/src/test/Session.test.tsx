@@ -129,6 +129,32 @@ describe("Session view", () => {
     expect(await screen.findByTestId("revert-summary"), "the person sees the revert happened, and to which files").toHaveTextContent("The agent's changes were undone: 2 files restored, 1 deleted. (a.txt, b.txt, new.txt)");
   });
 
+  it("keeps each decision in the timeline once a follow-up runs: who decided, and what a revert undid", async () => {
+    script([
+      ...running(),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: null, reverted: true }),
+      ev({ type: "status_changed", status: "rejected" }),
+      ev({ type: "reverted", restored: ["a.txt"], deleted: ["new.txt"], kept: ["mine.txt"] }),
+      ev({ type: "message_created", message_id: "u2", role: "user", text: "try again, smaller" }),
+      ev({ type: "run_started", trigger: "message" }),
+      ev({ type: "review_requested", review_id: "r2", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "review_resolved", review_id: "r2", decision: "approve", by: "auto", feedback: null, reverted: false }),
+      ev({ type: "status_changed", status: "completed" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const notes = await screen.findAllByTestId("decision-note");
+    expect(notes.map((n) => n.textContent), "the first review's Reject is still on the record, before the follow-up").toEqual([
+      "Rejected by you. The agent's changes were undone: 1 file restored, 1 deleted (a.txt, new.txt). Left as they were, because they changed after the agent: mine.txt.",
+    ]);
+    expect(screen.getByTestId("review-panel"), "the latest decision is said once, where the buttons were").toHaveTextContent("ApprovedDecided by auto-approve.");
+    const timeline = screen.getByTestId("timeline");
+    const text = timeline.textContent ?? "";
+    expect(text.indexOf("Rejected by you"), "in the order it happened").toBeLessThan(text.indexOf("try again, smaller"));
+  });
+
   it("Enter sends the review feedback; Shift+Enter makes a new line", async () => {
     const calls: Record<string, unknown>[] = [];
     const events = [
