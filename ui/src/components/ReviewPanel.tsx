@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useState } from "react";
+import { lazy, Suspense, useEffect, useRef, useState } from "react";
 import { AppError, ipc, TRUST_SHOWN_FROM, type AuditFinding, type EvaluatorTrust, type LandingBlock, type LandingMode } from "../ipc";
 import { END_LABEL, landedText, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
@@ -152,9 +152,20 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [paletteAction]);
 
+  // The button pressed is gone once the review is decided: the focus goes to what was decided
+  // (read out, and Tab goes on to the message box) unless the person had moved it elsewhere.
+  const decidedPanel = useRef<HTMLElement>(null);
+  const isDecided = review.decided !== undefined;
+  const wasDecided = useRef(isDecided);
+  useEffect(() => {
+    const lost = document.activeElement === null || document.activeElement === document.body;
+    if (isDecided && !wasDecided.current && lost) decidedPanel.current?.focus();
+    wasDecided.current = isDecided;
+  }, [isDecided]);
+
   if (review.decided) {
     return (
-      <section className="panel review" data-testid="review-panel">
+      <section className="panel review" data-testid="review-panel" ref={decidedPanel} tabIndex={-1} aria-label="What was decided">
         <h2>{{ approve: "Approved", reject: "Rejected" }[review.decided.decision] ?? "Changes requested"}</h2>
         <p className="muted">Decided by {review.decided.by === "auto" ? "auto-approve" : "you"}.</p>
         {review.decided.landed && (
