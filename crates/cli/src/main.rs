@@ -129,6 +129,11 @@ enum SessionsCommand {
         /// run: `FILE:LINE=TEXT` or `FILE:FIRST-LAST=TEXT` (repeatable).
         #[arg(long = "comment", value_name = "FILE:LINE=TEXT")]
         comments: Vec<String>,
+        /// Copy into your checkout, before deciding, a file or folder the task wrote that
+        /// .gitignore hides (the review names them: they never land); nothing of yours is
+        /// overwritten (repeatable).
+        #[arg(long = "copy-ignored", value_name = "PATH")]
+        copy_ignored: Vec<String>,
         #[command(flatten)]
         opts: RunOptions,
     },
@@ -380,8 +385,8 @@ fn main() -> ExitCode {
                 SessionsCommand::Attempts { group, choose, cancel, reject, compare, opts } => {
                     attempts::group(group, choose, cancel, reject, compare, opts).await
                 }
-                SessionsCommand::Review { id, approve, reject, revert, request_changes, comments, opts } => {
-                    run::review(id, run::Verdict { approve, reject, revert, request_changes, comments }, opts).await
+                SessionsCommand::Review { id, approve, reject, revert, request_changes, comments, copy_ignored, opts } => {
+                    run::review(id, run::Verdict { approve, reject, revert, request_changes, comments, copy_ignored }, opts).await
                 }
             },
             Command::Stats { command: StatsCommand::Evaluator { common } } => stats::evaluator(&common),

@@ -624,6 +624,8 @@ pub struct Verdict {
     pub request_changes: Option<String>,
     /// `FILE:LINE[-LINE]=TEXT`, each a comment on the diff.
     pub comments: Vec<String>,
+    /// What the review names as never landing, to copy into the person's checkout first.
+    pub copy_ignored: Vec<String>,
 }
 
 /// `finishline sessions review ID --approve | --reject [--revert] | --request-changes TEXT`.
@@ -655,6 +657,20 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         };
         if let Err(e) = engine.comment(&review_id, comment) {
             return fail(exit::USAGE, json, &e.to_string());
+        }
+    }
+    if !v.copy_ignored.is_empty() {
+        match tokio::task::block_in_place(|| engine.copy_ignored(&review_id, &v.copy_ignored)) {
+            Ok(c) if !json => {
+                if !c.copied.is_empty() {
+                    crate::output::say(&format!("Copied into your checkout: {}.\n", c.copied.join(", ")));
+                }
+                if !c.left.is_empty() {
+                    crate::output::say(&format!("Left as it was, already in your checkout: {}.\n", c.left.join(", ")));
+                }
+            }
+            Ok(_) => {}
+            Err(e) => return fail(if e.code() == finishline_engine::ErrorCode::InvalidInput { exit::USAGE } else { exit::FAILED }, json, &e.to_string()),
         }
     }
     let choice = finishline_engine::agent::ReviewChoice {

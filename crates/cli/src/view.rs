@@ -72,6 +72,7 @@ impl View {
             | EngineEvent::Rebased { .. }
             | EngineEvent::Landed { .. }
             | EngineEvent::LandingBlocked { .. }
+            | EngineEvent::IgnoredCopied { .. }
             | EngineEvent::WorktreeRemoved { .. }
             | EngineEvent::Reverted { .. }
             | EngineEvent::ReviewRequested { .. }
@@ -203,6 +204,7 @@ impl View {
                 self.line(&format!("⚑ review: claim {}, end reason {}, {} file(s) changed", claim.as_str(), end_reason.as_str(), files_changed.len()));
                 if !not_landed.is_empty() {
                     self.line(&format!("    not in the diff and never landed (.gitignore hides them; they go with the worktree): {}", not_landed.join(", ")));
+                    self.line("    to keep one in your checkout, decide with `--copy-ignored PATH` (nothing of yours is overwritten)");
                 }
                 for r in remaining {
                     self.line(&format!("    remaining: {r}"));
@@ -240,6 +242,11 @@ impl View {
             EngineEvent::LandingBlocked { detail, files, .. } => {
                 self.line(&format!("  ! not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) }))
             }
+            EngineEvent::IgnoredCopied { copied, left } => self.line(&format!(
+                "  copied into your checkout (.gitignore hides them): {}{}",
+                if copied.is_empty() { "nothing".to_string() } else { copied.join(", ") },
+                if left.is_empty() { String::new() } else { format!("; left as they were, already there: {}", left.join(", ")) }
+            )),
             EngineEvent::WorktreeRemoved { folder, branch_deleted, .. } => self
                 .line(&format!("  ⎇ removed the worktree {folder}{}", branch_deleted.as_deref().map(|b| format!(" and the branch {b}")).unwrap_or_default())),
             EngineEvent::Reverted { restored, deleted, kept } if !kept.is_empty() => self.line(&format!(

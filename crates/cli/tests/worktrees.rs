@@ -786,6 +786,44 @@ async fn the_review_names_what_the_task_wrote_that_gitignore_hides_since_it_neve
     let said = cli.cmd(&["run", "write the notes", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]).output().unwrap();
     let said = String::from_utf8_lossy(&said.stdout);
     assert!(said.contains("never landed (.gitignore hides them; they go with the worktree): .env, build/"), "{said}");
+    assert!(said.contains("to keep one in your checkout, decide with `--copy-ignored PATH`"), "and how to keep them: {said}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_gitignore_hides_is_copied_into_the_checkout_when_the_person_asks_and_nothing_of_theirs_is_overwritten() {
+    let calls = vec![
+        write_call(".env", "TOKEN=made-by-the-task\n"),
+        write_call("build/out.txt", "built\n"),
+        write_call("build/keep.txt", "the task's\n"),
+        write_call("notes.txt", "notes\n"),
+    ];
+    let (_s, dir, cli) = server(vec![calls_then_done("write the notes", calls, "Created notes.txt")]).await;
+    let r = person_repo(dir.path(), &[(".gitignore", ".env\nbuild/\n")]);
+    std::fs::create_dir_all(r.join("build")).unwrap();
+    std::fs::write(r.join("build/keep.txt"), "the person's own\n").unwrap();
+    let waiting = cli.run("write the notes", &r, &[]);
+    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
+    let id = session_of(&waiting);
+
+    let named_nowhere = cli.review(&id, &["--approve", "--copy-ignored", "notes.txt"]);
+    assert_eq!(named_nowhere.status.code(), Some(2), "only what the review named as not landing can be copied");
+    assert!(String::from_utf8_lossy(&named_nowhere.stderr).contains("the review names: .env, build/"), "{}", String::from_utf8_lossy(&named_nowhere.stderr));
+    assert!(!r.join("notes.txt").exists() && !r.join(".env").exists(), "and nothing was done");
+
+    let approved = cli.review(&id, &["--approve", "--copy-ignored", ".env", "--copy-ignored", "build/"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(std::fs::read_to_string(r.join(".env")).unwrap(), "TOKEN=made-by-the-task\n", "the task's hidden file is kept");
+    assert_eq!(std::fs::read_to_string(r.join("build/out.txt")).unwrap(), "built\n");
+    assert_eq!(std::fs::read_to_string(r.join("build/keep.txt")).unwrap(), "the person's own\n", "a file of the person's is never overwritten");
+    assert_eq!(std::fs::read_to_string(r.join("notes.txt")).unwrap(), "notes\n", "and the task landed");
+    let said = String::from_utf8_lossy(&approved.stderr);
+    assert!(said.contains("Copied into your checkout: .env, build/out.txt."), "{said}");
+    assert!(said.contains("Left as it was, already in your checkout: build/keep.txt."), "{said}");
+    assert!(
+        stored(&cli.data, &id).iter().any(|e| matches!(e, finishline_engine::event::EngineEvent::IgnoredCopied { copied, left }
+            if copied == &[".env".to_string(), "build/out.txt".to_string()] && left == &["build/keep.txt".to_string()])),
+        "the session keeps what was copied"
+    );
 }
 
 /// A repository whose checkout holds `src/` only (a sparse checkout), with `docs/old.md` outside.

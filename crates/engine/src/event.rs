@@ -436,6 +436,12 @@ pub enum EngineEvent {
         files: Vec<String>,
         detail: String,
     },
+    /// At the person's word, what the task wrote that `.gitignore` hides (it never lands) was
+    /// copied from its worktree into their checkout; a file already there was left as it was.
+    IgnoredCopied {
+        copied: Vec<String>,
+        left: Vec<String>,
+    },
     /// The task's branch was moved onto the branch it lands on, which had moved on.
     Rebased {
         onto: String,
@@ -497,6 +503,7 @@ impl EngineEvent {
             EngineEvent::LandingStarted { .. } => "landing_started",
             EngineEvent::Landed { .. } => "landed",
             EngineEvent::LandingBlocked { .. } => "landing_blocked",
+            EngineEvent::IgnoredCopied { .. } => "ignored_copied",
             EngineEvent::Rebased { .. } => "rebased",
             EngineEvent::WorktreeRemoved { .. } => "worktree_removed",
             EngineEvent::PlanCreated { .. } => "plan_created",

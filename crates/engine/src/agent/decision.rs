@@ -68,6 +68,14 @@ impl ReviewChoice {
     }
 }
 
+/// What [`Engine::copy_ignored`] copied into the person's checkout, and what it left there as it
+/// was (already there).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IgnoredCopy {
+    pub copied: Vec<String>,
+    pub left: Vec<String>,
+}
+
 /// Where an approved task landed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LandedSummary {
@@ -544,6 +552,35 @@ impl Engine {
             crate::judge::criteria::DiffSide::New => a,
             crate::judge::criteria::DiffSide::Old => b,
         }))
+    }
+
+    /// Copies into the person's checkout what a waiting review names as never landing (what the
+    /// task wrote that `.gitignore` hides), before its worktree goes: only entries the review
+    /// names, and nothing there overwritten. Recorded with the session.
+    pub fn copy_ignored(&self, review: &RequestId, entries: &[String]) -> Result<IgnoredCopy> {
+        let summary = self.pending_review_session(review)?;
+        let events = self.store.events(&summary.id, 0)?;
+        let named = events
+            .iter()
+            .rev()
+            .find_map(|e| match &e.event {
+                EngineEvent::ReviewRequested { review_id, not_landed, .. } if review_id == review => Some(not_landed.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let wt = current_worktree(&events)
+            .ok_or_else(|| Error::InvalidInput("this task works in the folder itself: everything it wrote is there already".into()))?;
+        let mut wanted = Vec::new();
+        for entry in entries {
+            let Some(found) = named.iter().find(|n| n.trim_end_matches('/') == entry.trim_end_matches('/')) else {
+                let names = if named.is_empty() { "nothing".to_string() } else { named.join(", ") };
+                return Err(Error::InvalidInput(format!("{entry} is not among what this review names as never landing; the review names: {names}")));
+            };
+            wanted.push(found.clone());
+        }
+        let (copied, left) = worktree::copy_ignored_out(&wt, &wanted)?;
+        self.store.append(&summary.id, None, EngineEvent::IgnoredCopied { copied: copied.clone(), left: left.clone() })?;
+        Ok(IgnoredCopy { copied, left })
     }
 
     /// Removes a comment from a waiting review.

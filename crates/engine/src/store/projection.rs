@@ -70,6 +70,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         | EngineEvent::LandingStarted { .. }
         | EngineEvent::Landed { .. }
         | EngineEvent::LandingBlocked { .. }
+        | EngineEvent::IgnoredCopied { .. }
         | EngineEvent::Rebased { .. }
         | EngineEvent::ProjectInstructions { .. }
         | EngineEvent::AgentConnected { .. }

@@ -116,6 +116,59 @@ pub fn ignored_written(wt: &TaskWorktree, copied: &[String]) -> Result<Vec<Strin
     Ok(out.split('\0').filter(|p| !p.is_empty() && !copied.iter().any(|c| c == p || (p.ends_with('/') && c.starts_with(p)))).map(String::from).collect())
 }
 
+/// Copies entries of [`ignored_written`] (a file, or a folder ignored whole) from the task's
+/// worktree into the person's checkout, at the same place. Nothing there is overwritten: a file
+/// (or link) already there is left as it is. Returns the files copied and the files left.
+pub fn copy_ignored_out(wt: &TaskWorktree, entries: &[String]) -> Result<(Vec<String>, Vec<String>)> {
+    let (mut copied, mut left) = (Vec::new(), Vec::new());
+    for entry in entries {
+        let rel = entry.trim_end_matches('/');
+        if rel.is_empty() || Path::new(rel).components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
+            return Err(Error::InvalidInput(format!("“{entry}” is not a path inside the repository")));
+        }
+        copy_new(Path::new(&wt.folder), Path::new(&wt.repo), Path::new(rel), &mut copied, &mut left)?;
+    }
+    Ok((copied, left))
+}
+
+/// [`copy_ignored_out`] of one path, relative to both tops.
+fn copy_new(from_top: &Path, to_top: &Path, rel: &Path, copied: &mut Vec<String>, left: &mut Vec<String>) -> Result<()> {
+    let (from, to) = (from_top.join(rel), to_top.join(rel));
+    let meta = std::fs::symlink_metadata(&from)?;
+    let name = || rel.to_string_lossy().into_owned();
+    if meta.is_dir() {
+        if std::fs::symlink_metadata(&to).is_ok_and(|m| !m.is_dir()) {
+            left.push(name());
+            return Ok(());
+        }
+        std::fs::create_dir_all(&to)?;
+        let mut children: Vec<_> = std::fs::read_dir(&from)?.flatten().map(|e| e.file_name()).collect();
+        children.sort();
+        for child in children {
+            copy_new(from_top, to_top, &rel.join(child), copied, left)?;
+        }
+        return Ok(());
+    }
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let made = if meta.file_type().is_symlink() {
+        std::os::unix::fs::symlink(std::fs::read_link(&from)?, &to)
+    } else {
+        // Created only when nothing is there, in one step: a file that appears meanwhile is kept.
+        std::fs::OpenOptions::new().write(true).create_new(true).open(&to).and_then(|mut out| {
+            std::io::copy(&mut std::fs::File::open(&from)?, &mut out)?;
+            out.set_permissions(meta.permissions())
+        })
+    };
+    match made {
+        Ok(()) => copied.push(name()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => left.push(name()),
+        Err(e) => return Err(e.into()),
+    }
+    Ok(())
+}
+
 /// Runs git and says only whether it succeeded.
 pub(crate) fn git_ok(dir: &Path, args: &[&str]) -> bool {
     git_in(dir).args(args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status().is_ok_and(|s| s.success())
