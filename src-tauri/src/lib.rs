@@ -124,6 +124,7 @@ pub fn run() {
             commands::resolve_conflict,
             commands::comment_review,
             commands::remove_review_comment,
+            commands::copy_ignored,
             commands::review_file,
             commands::dismiss_finding,
             commands::workspace_info,

@@ -306,11 +306,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       )}
       <h3>Files changed ({review.files.length})</h3>
       {/* Beside the count, where it is read: these files exist but are in no diff and never land. */}
-      {(review.notLanded?.length ?? 0) > 0 && (
-        <p className="panel callout small" data-testid="review-not-landed">
-          Also written, not in the diff and never landed (your .gitignore hides them; they go with the task's worktree): {review.notLanded!.join(", ")}
-        </p>
-      )}
+      {(review.notLanded?.length ?? 0) > 0 && <NotLanded review={review} onError={setError} />}
       {review.files.length === 0 ? (
         <p className="muted">No files changed.</p>
       ) : (
@@ -476,6 +472,48 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
 }
 
 /** "2 files restored, 1 deleted", as the CLI and the export say it. */
+/** What the task wrote that .gitignore hides: named (it never lands), and each entry can be
+ * copied into the person's checkout before the worktree goes; nothing there is overwritten. */
+function NotLanded({ review, onError }: { review: Review; onError: (message: string) => void }) {
+  const [copying, setCopying] = useState<string | null>(null);
+  const done = review.ignoredCopied ?? { copied: [], left: [] };
+  const handled = (entry: string) => [...done.copied, ...done.left].some((f) => f === entry || (entry.endsWith("/") && f.startsWith(entry)));
+  const copy = async (entry: string) => {
+    setCopying(entry);
+    try {
+      await ipc.copyIgnored(review.reviewId, [entry]);
+    } catch (e) {
+      onError((e as AppError).message);
+    } finally {
+      setCopying(null);
+    }
+  };
+  return (
+    <div className="panel callout small" data-testid="review-not-landed">
+      <p>Also written, not in the diff and never landed (your .gitignore hides them; they go with the task's worktree): {review.notLanded!.join(", ")}</p>
+      {!review.decided && (
+        <ul className="not-landed">
+          {review.notLanded!.filter((entry) => !handled(entry)).map((entry) => (
+            <li key={entry}>
+              <code>{entry}</code>{" "}
+              <button className="btn small" onClick={() => void copy(entry)} disabled={copying !== null} aria-label={`Copy ${entry} into your checkout`} title="Copies it into your checkout; a file of yours already there is left as it is">
+                {copying === entry ? "Copying…" : "Copy into your checkout"}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {(done.copied.length > 0 || done.left.length > 0) && (
+        <p role="status" data-testid="ignored-copied">
+          {[done.copied.length > 0 && `Copied into your checkout: ${done.copied.join(", ")}.`, done.left.length > 0 && `Left as it was, already in your checkout: ${done.left.join(", ")}.`]
+            .filter(Boolean)
+            .join(" ")}
+        </p>
+      )}
+    </div>
+  );
+}
+
 /** A decided review as the timeline keeps it: who decided, and what a revert undid and left. */
 export function decisionText({ decision, by, reverted }: { decision: string; by: string; reverted?: Reverted }): string {
   const what = { approve: "Approved", reject: "Rejected" }[decision] ?? "Changes requested";

@@ -102,6 +102,8 @@ export interface Review {
   notCovered?: string[];
   /** In a worktree, what the run wrote that the repository's ignore rules hide: it never lands. */
   notLanded?: string[];
+  /** Of those, the files the person had copied into their checkout, and those left as they were there. */
+  ignoredCopied?: { copied: string[]; left: string[] };
   /** No claim was made, yet the agent's last words say the work is done ("Done!"). */
   saidDone?: boolean;
   decided?: { decision: string; by: string; reverted?: Reverted; landed?: Landed };
@@ -446,6 +448,12 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "worktree_removed":
       // Only the current one: an older worktree's removal can be recorded after a follow-up made a new one.
       if (next.place && next.place.worktree?.folder === e.folder) next.place = { ...next.place, removed: true };
+      break;
+    case "ignored_copied":
+      if (next.review && !next.review.decided) {
+        const was = next.review.ignoredCopied ?? { copied: [], left: [] };
+        next.review = { ...next.review, ignoredCopied: { copied: [...was.copied, ...e.copied], left: [...was.left, ...e.left] } };
+      }
       break;
     case "landing_blocked":
       if (next.review && !next.review.decided) next.review = { ...next.review, blocked: { reason: e.reason, files: e.files, detail: e.detail } };

@@ -156,6 +156,25 @@ describe("what a worktree's review cannot land", () => {
     expect(note).toHaveTextContent(".env, build/, <img src=x onerror=alert(1)>");
     expect(note.querySelector("img"), "a file name is text").toBeNull();
   });
+
+  it("copies one of them into the checkout at the person's word, and says what was copied and what was left", async () => {
+    const events = reviewWaiting();
+    Object.assign(events.find((e) => e.type === "review_requested")!, { not_landed: [".env", "build/"] });
+    const asked: unknown[] = [];
+    script(events, (cmd, args, push) => {
+      if (cmd !== "copy_ignored") return undefined;
+      asked.push(args);
+      push({ type: "ignored_copied", copied: [".env"], left: [] });
+      return { copied: [".env"], left: [] };
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole("button", { name: "Copy .env into your checkout" }));
+    expect(asked).toEqual([{ reviewId: "r1", entries: [".env"] }]);
+    expect(await screen.findByTestId("ignored-copied"), "what happened is said").toHaveTextContent("Copied into your checkout: .env.");
+    expect(screen.queryByRole("button", { name: "Copy .env into your checkout" }), "a copied entry has no button left").toBeNull();
+    expect(screen.getByRole("button", { name: "Copy build/ into your checkout" }), "the other can still be copied").toBeEnabled();
+  });
 });
 
 describe("a task that ended without a review", () => {
