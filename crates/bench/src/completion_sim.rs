@@ -352,6 +352,7 @@ pub(crate) fn engine_loop(a: &mut Agent, sc: &Scenario, checked: bool) -> Ended 
                             continuation_prompt: String::new(),
                             stuck_reason: None,
                             output_data: None,
+                            comments: vec![],
                         }
                     } else if remaining.is_empty() {
                         EvaluationOutcome {
@@ -361,6 +362,7 @@ pub(crate) fn engine_loop(a: &mut Agent, sc: &Scenario, checked: bool) -> Ended 
                             continuation_prompt: String::new(),
                             stuck_reason: None,
                             output_data: None,
+                            comments: vec![],
                         }
                     } else {
                         EvaluationOutcome {
@@ -370,6 +372,7 @@ pub(crate) fn engine_loop(a: &mut Agent, sc: &Scenario, checked: bool) -> Ended 
                             remaining,
                             stuck_reason: None,
                             output_data: None,
+                            comments: vec![],
                         }
                     };
                     e.evaluation = Some(outcome);

@@ -65,7 +65,10 @@ async fn a_deleted_assertion_is_flagged_and_never_approved_automatically() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn comments_on_diff_lines_reach_the_agent_as_a_continuation_and_come_back_as_a_checklist() {
+    let judged = json!({"done": true, "summary": "notes.md lists pear", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": "",
+        "comments": [{"n": 1, "addressed": true, "evidence": "notes.md line 1 now reads pear"}]});
     let server = fake(json!([
+        {"when": {"kind": "evaluator", "last_message_contains": "say pear instead"}, "reply": {"text": judged.to_string()}},
         {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
         {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md now says pear."}},
         {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Changing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n"}}]}},
@@ -103,7 +106,10 @@ async fn comments_on_diff_lines_reach_the_agent_as_a_continuation_and_come_back_
         "with the file, the line and the quoted code: {}",
         sent.last_message
     );
-    assert!(out.contains("☑ met: notes.md:1: say pear instead"), "the next review shows the comment as a criterion, met: {out}");
+    assert!(
+        out.contains("☑ met: notes.md:1: say pear instead (the evaluator: notes.md line 1 now reads pear)"),
+        "the next review shows the comment as a criterion, met, with the evaluator's word on that comment: {out}"
+    );
 }
 
 /// A task started with `--verify` keeps its check: "Request changes" later, without repeating

@@ -23,6 +23,7 @@ fn verdict(v: Verdict, remaining: &[&str], prompt: &str) -> EvaluationOutcome {
         continuation_prompt: prompt.into(),
         stuck_reason: None,
         output_data: None,
+        comments: vec![],
     }
 }
 

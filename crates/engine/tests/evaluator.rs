@@ -72,6 +72,28 @@ fn the_transcript_is_passed_as_delimited_untrusted_data() {
 }
 
 #[test]
+fn with_review_comments_the_evaluator_answers_for_each_by_its_number() {
+    let mut i = input_with_transcript(1000);
+    let plain = build_request("judge", &i, StructuredMode::Native);
+    assert!(plain.structured.as_ref().unwrap().schema["properties"].get("comments").is_none(), "no comments, no question about them");
+    i.criteria = vec!["src/a.rs:3: handle the empty input".into(), "src/b.rs:1: add a docstring".into()];
+    let r = build_request("judge", &i, StructuredMode::Native);
+    let ChatMessage::User { content } = &r.messages[0] else { panic!() };
+    assert!(content.contains("1. src/a.rs:3: handle the empty input\n2. src/b.rs:1: add a docstring"), "{content}");
+    let schema = &r.structured.as_ref().unwrap().schema;
+    assert!(schema["required"].as_array().unwrap().contains(&json!("comments")), "strict structured output: the answer must carry them");
+    assert_eq!(schema["properties"]["comments"]["items"]["required"], json!(["n", "addressed", "evidence"]));
+
+    let answer = r#"{"done": true, "summary": "ok", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": "",
+        "comments": [{"n": 1, "addressed": true, "evidence": "returns early"}, {"n": "2", "addressed": "no", "evidence": "none added"}, {"addressed": true}, "junk"]}"#;
+    let v = parse_verdict(answer, EvaluationQuestion::Done).unwrap();
+    let got: Vec<(usize, bool, &str)> = v.comments.iter().map(|c| (c.n, c.addressed, c.evidence.as_str())).collect();
+    assert_eq!(got, vec![(1, true, "returns early"), (2, false, "none added")], "a weak model's strings are read; an answer without a number is dropped");
+    let without = r#"{"done": true, "summary": "ok", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": ""}"#;
+    assert!(parse_verdict(without, EvaluationQuestion::Done).unwrap().comments.is_empty(), "an answer without them is still a verdict");
+}
+
+#[test]
 fn lenient_extraction_reads_a_verdict_wrapped_in_prose_or_fences() {
     let text = "Sure! Here is my verdict:\n```json\n{\"done\": \"yes\", \"summary\": \"ok {braces} inside\", \"remaining\": \"nothing\", \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}\n```";
     assert_eq!(extract_object(text).unwrap().chars().next(), Some('{'));

@@ -403,13 +403,19 @@ impl Run {
     }
 
     /// Judges the criteria after an evaluation (or without one) and records the result.
-    pub(super) fn check_criteria(&mut self, verdict_done: Option<bool>, remaining: &[String], summary: &str) -> crate::Result<()> {
+    pub(super) fn check_criteria(
+        &mut self,
+        verdict_done: Option<bool>,
+        remaining: &[String],
+        summary: &str,
+        answers: &[crate::judge::criteria::CommentAnswer],
+    ) -> crate::Result<()> {
         if self.criteria.is_empty() {
             return Ok(());
         }
         let changed: Vec<String> = self.since(Since::Decision).changes().into_iter().map(|c| c.path).collect();
         let found = crate::judge::criteria::check_without_model(&self.criteria, &changed);
-        let results = crate::judge::criteria::settle(&self.criteria, found, verdict_done, remaining, summary);
+        let results = crate::judge::criteria::settle(&self.criteria, found, verdict_done, remaining, summary, answers);
         self.criteria_results = results.clone();
         self.emit(EngineEvent::CriteriaChecked { results })
     }

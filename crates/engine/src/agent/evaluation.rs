@@ -117,7 +117,7 @@ impl Run {
                 Verdict::NotDone | Verdict::Stuck => Some(false),
                 Verdict::Unavailable => None,
             };
-            self.check_criteria(done, &r.outcome.remaining, &r.outcome.summary)?;
+            self.check_criteria(done, &r.outcome.remaining, &r.outcome.summary, &r.outcome.comments)?;
         }
         Ok(r.outcome)
     }

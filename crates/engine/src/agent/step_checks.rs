@@ -99,6 +99,7 @@ impl Run {
             remaining: failed,
             stuck_reason: None,
             output_data: None,
+            comments: vec![],
         })
     }
 }

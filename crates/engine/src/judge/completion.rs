@@ -130,6 +130,8 @@ pub struct EvaluationOutcome {
     pub stuck_reason: Option<String>,
     /// A plan step's: what later steps need from its work.
     pub output_data: Option<String>,
+    /// Its word on each of the person's review comments, when it was asked about them.
+    pub comments: Vec<crate::judge::criteria::CommentAnswer>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

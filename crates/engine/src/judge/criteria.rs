@@ -114,6 +114,14 @@ pub struct CriterionResult {
     pub evidence: String,
 }
 
+/// The evaluator's word on one comment, by its number in the request (from 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommentAnswer {
+    pub n: usize,
+    pub addressed: bool,
+    pub evidence: String,
+}
+
 /// What needs no model: a comment on a file the run never touched is unmet.
 pub fn check_without_model(comments: &[Comment], changed: &[String]) -> Vec<Option<CriterionResult>> {
     comments
@@ -130,21 +138,28 @@ pub fn check_without_model(comments: &[Comment], changed: &[String]) -> Vec<Opti
 }
 
 /// The criteria's results once the evaluator has answered: what needs no model stays as it was
-/// found; the rest follow the verdict (done: met; not done: unmet when its remaining items name
-/// the criterion's file or words, else unverifiable).
+/// found; then the evaluator's own answer for the comment (`answers`, by number); the rest follow
+/// the verdict (done: met, and said to rest on the whole; not done: unmet when its remaining items
+/// name the criterion's file or words, else unverifiable).
 pub fn settle(
     comments: &[Comment],
     found: Vec<Option<CriterionResult>>,
     verdict_done: Option<bool>,
     remaining: &[String],
     summary: &str,
+    answers: &[CommentAnswer],
 ) -> Vec<CriterionResult> {
     comments
         .iter()
         .zip(found)
-        .map(|(c, f)| {
+        .enumerate()
+        .map(|(i, (c, f))| {
             f.unwrap_or_else(|| {
                 let text = format!("{}: {}", c.location(), c.text.trim());
+                if let Some(a) = answers.iter().find(|a| a.n == i + 1) {
+                    let state = if a.addressed { CriterionState::Met } else { CriterionState::Unmet };
+                    return CriterionResult { id: c.id.clone(), text, state, evidence: format!("the evaluator: {}", a.evidence.trim()) };
+                }
                 let named = remaining
                     .iter()
                     .find(|r| r.contains(&c.path) || significant_words(&c.text).iter().filter(|w| r.to_lowercase().contains(w.as_str())).count() >= 2);
@@ -153,7 +168,7 @@ pub fn settle(
                         id: c.id.clone(),
                         text,
                         state: CriterionState::Met,
-                        evidence: format!("the evaluator found the work done: {summary}"),
+                        evidence: format!("the evaluator found the whole work done ({summary}) but gave no word on this comment of its own"),
                     },
                     (Some(false), Some(r)) => CriterionResult { id: c.id.clone(), text, state: CriterionState::Unmet, evidence: format!("the evaluator: {r}") },
                     _ => CriterionResult { id: c.id.clone(), text, state: CriterionState::Unverifiable, evidence: "the evaluator did not say".into() },
@@ -212,12 +227,36 @@ mod tests {
     }
 
     #[test]
-    fn the_rest_follow_the_verdict() {
+    fn without_an_answer_for_each_the_rest_follow_the_verdict_and_say_so() {
         let cs = [comment("src/a.rs", "handle the empty input"), comment("src/b.rs", "add a docstring")];
-        let done = settle(&cs, vec![None, None], Some(true), &[], "all addressed");
+        let done = settle(&cs, vec![None, None], Some(true), &[], "all addressed", &[]);
         assert!(done.iter().all(|r| r.state == CriterionState::Met));
-        let not = settle(&cs, vec![None, None], Some(false), &["src/a.rs still panics on empty input".into()], "");
+        assert_eq!(
+            done[0].evidence, "the evaluator found the whole work done (all addressed) but gave no word on this comment of its own",
+            "met on the overall verdict is called that, not presented as evidence for the comment"
+        );
+        let not = settle(&cs, vec![None, None], Some(false), &["src/a.rs still panics on empty input".into()], "", &[]);
         assert_eq!(not[0].state, CriterionState::Unmet);
         assert_eq!(not[1].state, CriterionState::Unverifiable);
+    }
+
+    #[test]
+    fn each_comment_follows_the_evaluators_own_answer_for_it() {
+        let cs = [comment("src/a.rs", "handle the empty input"), comment("src/b.rs", "add a docstring"), comment("src/c.rs", "untouched")];
+        let answers = [
+            CommentAnswer { n: 2, addressed: false, evidence: "src/b.rs has no docstring".into() },
+            CommentAnswer { n: 1, addressed: true, evidence: "src/a.rs returns early on empty input".into() },
+            CommentAnswer { n: 3, addressed: true, evidence: "it says so".into() },
+            CommentAnswer { n: 9, addressed: false, evidence: "no such comment".into() },
+        ];
+        let untouched = check_without_model(&cs, &["src/a.rs".into(), "src/b.rs".into()]);
+        let r = settle(&cs, untouched, Some(true), &[], "done", &answers);
+        assert_eq!((r[0].state, r[0].evidence.as_str()), (CriterionState::Met, "the evaluator: src/a.rs returns early on empty input"));
+        assert_eq!(
+            (r[1].state, r[1].evidence.as_str()),
+            (CriterionState::Unmet, "the evaluator: src/b.rs has no docstring"),
+            "a comment the evaluator finds unaddressed is unmet, whatever its overall verdict"
+        );
+        assert_eq!(r[2].state, CriterionState::Unmet, "what needs no model is not overruled: src/c.rs was never touched");
     }
 }

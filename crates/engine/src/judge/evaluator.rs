@@ -79,6 +79,30 @@ pub fn step_verdict_schema() -> Value {
     schema
 }
 
+/// `schema` with `comments`, the evaluator's word on each of the person's review comments by its
+/// number: required (strict structured output allows no optional fields), so asked only when
+/// there are comments.
+pub fn with_comments(mut schema: Value) -> Value {
+    schema["properties"]["comments"] = json!({
+        "type": "array",
+        "maxItems": 50,
+        "items": {
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer"},
+                "addressed": {"type": "boolean"},
+                "evidence": {"type": "string", "maxLength": 200}
+            },
+            "required": ["n", "addressed", "evidence"],
+            "additionalProperties": false
+        }
+    });
+    if let Some(required) = schema["required"].as_array_mut() {
+        required.push(json!("comments"));
+    }
+    schema
+}
+
 pub fn announced_action_schema() -> Value {
     json!({
         "type": "object",
@@ -153,7 +177,12 @@ pub fn build_request(model: &str, input: &EvaluatorInput, mode: StructuredMode) 
                 } else {
                     ""
                 },
-            if input.plan_step { step_verdict_schema() } else { verdict_schema() },
+            match (input.plan_step, input.criteria.is_empty()) {
+                (true, true) => step_verdict_schema(),
+                (true, false) => with_comments(step_verdict_schema()),
+                (false, true) => verdict_schema(),
+                (false, false) => with_comments(verdict_schema()),
+            },
             "verdict",
         ),
         EvaluationQuestion::AnnouncedAction => (
@@ -181,9 +210,12 @@ pub fn build_request(model: &str, input: &EvaluatorInput, mode: StructuredMode) 
     }
     if !input.criteria.is_empty() {
         // The person's own words: each comment must be addressed for the work to be done.
-        user.push_str("The criteria block lists the person's comments on lines of the last review: the work is done only when every one is addressed; name any that is not in remaining.\n<criteria>\n");
-        for c in input.criteria.iter().take(50) {
-            user.push_str(&format!("- {}\n", escape(&clip(c, 600))));
+        user.push_str(
+            "The criteria block lists the person's comments on lines of the last review, numbered: the work is done only when every one is addressed; \
+             name any that is not in remaining. In comments, answer for each by its number n: addressed, and the evidence (the file and what it now does).\n<criteria>\n",
+        );
+        for (i, c) in input.criteria.iter().take(50).enumerate() {
+            user.push_str(&format!("{}. {}\n", i + 1, escape(&clip(c, 600))));
         }
         user.push_str("</criteria>\n");
     }
@@ -248,6 +280,27 @@ struct RawVerdict {
     stuck_reason: Option<String>,
     #[serde(default)]
     output_data: Option<Value>,
+    #[serde(default)]
+    comments: Option<Value>,
+}
+
+/// The answers for the person's comments, read leniently (a weak model writes numbers and
+/// booleans as strings); an answer without a usable number or `addressed` is dropped.
+fn comment_answers(v: Option<Value>) -> Vec<crate::judge::criteria::CommentAnswer> {
+    let Some(Value::Array(items)) = v else { return vec![] };
+    items
+        .iter()
+        .filter_map(|item| {
+            let n = match item.get("n")? {
+                Value::Number(n) => n.as_u64()?,
+                Value::String(s) => s.trim().parse().ok()?,
+                _ => return None,
+            };
+            let addressed = truthy(item.get("addressed")?)?;
+            let evidence = item.get("evidence").and_then(Value::as_str).unwrap_or_default().chars().take(400).collect();
+            Some(crate::judge::criteria::CommentAnswer { n: usize::try_from(n).ok()?, addressed, evidence })
+        })
+        .collect()
 }
 
 fn truthy(v: &Value) -> Option<bool> {
@@ -320,6 +373,7 @@ pub fn parse_verdict(text: &str, question: EvaluationQuestion) -> Result<Evaluat
                 continuation_prompt: if flag && !action.is_empty() { format!("Do it now: {action}") } else { String::new() },
                 stuck_reason: None,
                 output_data: None,
+                comments: vec![],
             })
         }
         EvaluationQuestion::Done => {
@@ -364,13 +418,22 @@ pub fn parse_verdict(text: &str, question: EvaluationQuestion) -> Result<Evaluat
                 }
                 .map(|s| s.trim().chars().take(OUTPUT_DATA_CHARS).collect::<String>())
                 .filter(|s| !s.is_empty()),
+                comments: comment_answers(raw.comments),
             })
         }
     }
 }
 
 fn unavailable(summary: String) -> EvaluationOutcome {
-    EvaluationOutcome { verdict: Verdict::Unavailable, summary, remaining: vec![], continuation_prompt: String::new(), stuck_reason: None, output_data: None }
+    EvaluationOutcome {
+        verdict: Verdict::Unavailable,
+        summary,
+        remaining: vec![],
+        continuation_prompt: String::new(),
+        stuck_reason: None,
+        output_data: None,
+        comments: vec![],
+    }
 }
 
 /// One evaluator call with the parsing ladder. Cancelling drops the request at once.
