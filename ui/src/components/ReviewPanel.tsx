@@ -306,7 +306,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       )}
       <h3>Files changed ({review.files.length})</h3>
       {/* Beside the count, where it is read: these files exist but are in no diff and never land. */}
-      {(review.notLanded?.length ?? 0) > 0 && <NotLanded review={review} onError={setError} />}
+      {(review.notLanded?.length ?? 0) > 0 && <NotLanded review={review} />}
       {review.files.length === 0 ? (
         <p className="muted">No files changed.</p>
       ) : (
@@ -474,40 +474,55 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
 /** "2 files restored, 1 deleted", as the CLI and the export say it. */
 /** What the task wrote that .gitignore hides: named (it never lands), and each entry can be
  * copied into the person's checkout before the worktree goes; nothing there is overwritten. */
-function NotLanded({ review, onError }: { review: Review; onError: (message: string) => void }) {
+function NotLanded({ review }: { review: Review }) {
   const [copying, setCopying] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const box = useRef<HTMLDivElement>(null);
   const done = review.ignoredCopied ?? { copied: [], left: [] };
   const handled = (entry: string) => [...done.copied, ...done.left].some((f) => f === entry || (entry.endsWith("/") && f.startsWith(entry)));
+  const open = review.decided ? [] : review.notLanded!.filter((entry) => !handled(entry));
   const copy = async (entry: string) => {
     setCopying(entry);
+    setError(null);
     try {
       await ipc.copyIgnored(review.reviewId, [entry]);
+      // The pressed button goes with its entry: the focus stays in the box, not on the page.
+      box.current?.focus();
     } catch (e) {
-      onError((e as AppError).message);
+      setError((e as AppError).message);
     } finally {
       setCopying(null);
     }
   };
   return (
-    <div className="panel callout small" data-testid="review-not-landed">
-      <p>Also written, not in the diff and never landed (your .gitignore hides them; they go with the task's worktree): {review.notLanded!.join(", ")}</p>
-      {!review.decided && (
-        <ul className="not-landed">
-          {review.notLanded!.filter((entry) => !handled(entry)).map((entry) => (
-            <li key={entry}>
-              <code>{entry}</code>{" "}
-              <button className="btn small" onClick={() => void copy(entry)} disabled={copying !== null} aria-label={`Copy ${entry} into your checkout`} title="Copies it into your checkout; a file of yours already there is left as it is">
-                {copying === entry ? "Copying…" : "Copy into your checkout"}
-              </button>
-            </li>
-          ))}
-        </ul>
+    <div className="panel callout small" data-testid="review-not-landed" ref={box} tabIndex={-1}>
+      {open.length > 0 ? (
+        <>
+          <p>Also written, not in the diff: your .gitignore hides these, so they never land and go with the task's worktree unless you copy them.</p>
+          <ul className="not-landed">
+            {open.map((entry) => (
+              <li key={entry}>
+                <code>{entry}</code>
+                <button className="btn small" onClick={() => void copy(entry)} disabled={copying !== null} aria-label={`Copy ${entry} into your checkout`} title="A file of yours already there is left as it is">
+                  {copying === entry ? "Copying…" : "Copy into your checkout"}
+                </button>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : (
+        <p>Also written, not in the diff, and never landed (your .gitignore hides them): {review.notLanded!.join(", ")}</p>
       )}
       {(done.copied.length > 0 || done.left.length > 0) && (
         <p role="status" data-testid="ignored-copied">
           {[done.copied.length > 0 && `Copied into your checkout: ${done.copied.join(", ")}.`, done.left.length > 0 && `Left as it was, already in your checkout: ${done.left.join(", ")}.`]
             .filter(Boolean)
             .join(" ")}
+        </p>
+      )}
+      {error && (
+        <p className="error" role="alert">
+          {error}
         </p>
       )}
     </div>
@@ -520,7 +535,7 @@ export function decisionText({ decision, by, reverted }: { decision: string; by:
   let text = `${what} by ${by === "auto" ? "auto-approve" : "you"}.`;
   if (reverted) {
     const files = [...reverted.restored, ...reverted.deleted];
-    text += ` The agent's changes were undone: ${revertSummary(reverted)}${files.length > 0 ? ` (${files.join(", ")})` : ""}.`;
+    text += files.length > 0 ? ` The agent's changes were undone: ${revertSummary(reverted)} (${files.join(", ")}).` : " Nothing was undone.";
     if (reverted.kept.length > 0) text += ` Left as they were, because they changed after the agent: ${reverted.kept.join(", ")}.`;
   }
   return text;

@@ -4,7 +4,7 @@ import { editDiff, outputTail, summarizeTool } from "../session/cardSummary";
 import { watchFrames, report } from "../perf";
 import { createContext, memo, useCallback, useContext, useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { ArrowDown, Bot, ChevronRight, CircleSlash, ListChecks, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
+import { ArrowDown, Bot, ChevronRight, CircleCheck, CircleSlash, CircleX, ListChecks, MessageSquare, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
 import { AppError, ipc, type Envelope, type StepState } from "../ipc";
 import { Markdown } from "../components/Markdown";
 import { PlanReview } from "../components/PlanReview";
@@ -354,8 +354,10 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       );
     case "decision":
       return (
-        <p className="notice decision-note" role="status" data-testid="decision-note">
-          {decisionText(item)}
+        // A record of the review, set apart from the person's messages: an icon and a rule, no bubble.
+        <p className={`decision-note decision-${item.decision}`} role="status" data-testid="decision-note">
+          {item.decision === "approve" ? <CircleCheck size={14} aria-hidden /> : item.decision === "reject" ? <CircleX size={14} aria-hidden /> : <MessageSquare size={14} aria-hidden />}
+          <span>{decisionText(item)}</span>
         </p>
       );
     case "plan_revised":

@@ -152,8 +152,8 @@ describe("what a worktree's review cannot land", () => {
     script(events, () => undefined);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const note = await screen.findByTestId("review-not-landed");
-    expect(note).toHaveTextContent("your .gitignore hides them");
-    expect(note).toHaveTextContent(".env, build/, <img src=x onerror=alert(1)>");
+    expect(note).toHaveTextContent("your .gitignore hides these, so they never land and go with the task's worktree unless you copy them");
+    expect([...note.querySelectorAll("code")].map((c) => c.textContent)).toEqual([".env", "build/", "<img src=x onerror=alert(1)>"]);
     expect(note.querySelector("img"), "a file name is text").toBeNull();
   });
 
@@ -164,6 +164,10 @@ describe("what a worktree's review cannot land", () => {
     script(events, (cmd, args, push) => {
       if (cmd !== "copy_ignored") return undefined;
       asked.push(args);
+      if ((args as { entries: string[] }).entries[0] === "build/") {
+        push({ type: "ignored_copied", copied: ["build/out.txt"], left: ["build/keep.txt"] });
+        return { copied: ["build/out.txt"], left: ["build/keep.txt"] };
+      }
       push({ type: "ignored_copied", copied: [".env"], left: [] });
       return { copied: [".env"], left: [] };
     });
@@ -173,7 +177,29 @@ describe("what a worktree's review cannot land", () => {
     expect(asked).toEqual([{ reviewId: "r1", entries: [".env"] }]);
     expect(await screen.findByTestId("ignored-copied"), "what happened is said").toHaveTextContent("Copied into your checkout: .env.");
     expect(screen.queryByRole("button", { name: "Copy .env into your checkout" }), "a copied entry has no button left").toBeNull();
-    expect(screen.getByRole("button", { name: "Copy build/ into your checkout" }), "the other can still be copied").toBeEnabled();
+    expect(screen.getByTestId("review-not-landed"), "the focus stays in the box the button was in, not on the page").toHaveFocus();
+    await user.click(screen.getByRole("button", { name: "Copy build/ into your checkout" }));
+    await waitFor(() =>
+      expect(screen.getByTestId("ignored-copied")).toHaveTextContent("Copied into your checkout: .env, build/out.txt. Left as it was, already in your checkout: build/keep.txt."),
+    );
+    const note = screen.getByTestId("review-not-landed");
+    expect(note.querySelector("ul"), "nothing left to copy: no empty list").toBeNull();
+    expect(note, "and no offer to copy what was copied").not.toHaveTextContent("unless you copy them");
+  });
+
+  it("says why a copy failed inside the box, beside its button", async () => {
+    const events = reviewWaiting();
+    Object.assign(events.find((e) => e.type === "review_requested")!, { not_landed: [".env"] });
+    script(events, (cmd) => {
+      if (cmd === "copy_ignored") throw { code: "internal", message: "the worktree is gone" };
+      return undefined;
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole("button", { name: "Copy .env into your checkout" }));
+    const alert = await screen.findByRole("alert");
+    expect(screen.getByTestId("review-not-landed")).toContainElement(alert);
+    expect(alert).toHaveTextContent("the worktree is gone");
   });
 });
 
