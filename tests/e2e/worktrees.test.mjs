@@ -99,3 +99,42 @@ test("three tasks side by side: one approved lands one commit, one rejected leav
   assert.equal(worktrees.length, 2, `the repository and one task worktree: ${worktrees.join(", ")}`);
   assert.ok(existsSync(path.join(worktrees[1], "more.txt")), "the worktree left is the one with changes requested");
 });
+
+test("what .gitignore hides is kept at the person's word, and a cancelled task's work is discarded", async () => {
+  const repo = repository();
+  writeFileSync(path.join(repo, ".gitignore"), ".env\n");
+  git(repo, "add", ".gitignore");
+  git(repo, "commit", "-q", "-m", "ignore .env");
+
+  const id = await start(repo, "write the config");
+  await open(id);
+  await waitStatus("awaiting_review");
+  const hidden = await testid("review-not-landed");
+  assert.match(await hidden.getText(), /your \.gitignore hides these/, "the review names what never lands");
+  await clickAway(await win.app.$('button[aria-label="Copy .env into your checkout"]'));
+  const copied = await testid("ignored-copied");
+  await copied.waitForDisplayed({ timeout: 10_000 });
+  assert.match(await copied.getText(), /Copied into your checkout: \.env\./);
+  assert.equal(readFileSync(path.join(repo, ".env"), "utf8"), "TOKEN=from-the-task\n", "the file is in the person's checkout");
+  await shot(win.app, "worktrees-copied-ignored");
+  await clickAway(await testid("approve"));
+  await waitStatus("completed");
+  assert.equal(readFileSync(path.join(repo, "config.txt"), "utf8"), "config\n", "the task landed");
+  assert.equal(readFileSync(path.join(repo, ".env"), "utf8"), "TOKEN=from-the-task\n", "and the copy stays after its worktree went");
+
+  const slow = await start(repo, "write slowly");
+  await open(slow);
+  await waitStatus("busy");
+  await clickAway(await testid("cancel"));
+  await waitStatus("cancelled");
+  await clickAway(await testid("discard-work"));
+  await clickAway(await testid("confirm-discard-go"));
+  await waitStatus("rejected");
+  const offer = await testid("discard-offer");
+  await offer.waitForExist({ reverse: true, timeout: 10_000 });
+  await win.app.waitUntil(() => git(repo, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree ")).length === 1, {
+    timeout: 15_000,
+    timeoutMsg: "the discarded task's worktree was never removed",
+  });
+  assert.ok(!existsSync(path.join(repo, "slow.txt")), "nothing of the discarded task reached the checkout");
+});
