@@ -35,7 +35,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
       onClick={() => onOpen(s.id)}
       title={s.attempt ? `${s.attempt.label}: attempt ${s.attempt.number} of ${s.attempt.of} at ${s.task}` : s.task}
     >
-      <span className="side-session-title">{label ?? titles.get(s.id) ?? (s.title || s.task)}</span>
+      {label ? <span className="side-session-title">{label}</span> : <SideTitle title={s.title || s.task} label={titles.get(s.id)} />}
       {/* Not StatusBadge: its test id belongs to the open session's header. */}
       <span className={`badge side-badge badge-${s.status}`}>{STATUS_LABEL[s.status]}</span>
     </button>
@@ -90,5 +90,17 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
         {folded(entries.working, working, `${working} working`, "side-compact-working", LoaderCircle)}
       </div>
     </>
+  );
+}
+
+/** A session's title; what tells it from another of the same title (its folder, its start)
+ * stays in view when the title is cut to the sidebar's width. */
+function SideTitle({ title, label }: { title: string; label?: string }) {
+  const tell = label?.startsWith(`${title} · `) ? label.slice(title.length) : null;
+  return (
+    <span className="side-session-title split">
+      <span className="side-title-text">{title}</span>
+      {tell && <span className="side-tell">{tell}</span>}
+    </span>
   );
 }
