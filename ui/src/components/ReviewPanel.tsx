@@ -173,6 +173,11 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             {landedText(review.decided.landed)}
           </p>
         )}
+        {uncopied(review).length > 0 && (
+          <p className="muted small" data-testid="not-kept">
+            Not kept: {uncopied(review).join(", ")} (your .gitignore hides {uncopied(review).length === 1 ? "it; it" : "them; they"} went with the task's worktree).
+          </p>
+        )}
         {review.decided.reverted && review.decided.reverted.kept.length > 0 && (
           <p className="notice warn" role="status" data-testid="revert-kept">
             Left as they are, because they changed after the agent: {review.decided.reverted.kept.join(", ")}.
@@ -472,6 +477,13 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
 }
 
 /** "2 files restored, 1 deleted", as the CLI and the export say it. */
+/** The entries .gitignore hides that no copy has handled yet (a folder once any file of it was). */
+function uncopied(review: Review): string[] {
+  const done = review.ignoredCopied ?? { copied: [], left: [] };
+  const handled = (entry: string) => [...done.copied, ...done.left].some((f) => f === entry || (entry.endsWith("/") && f.startsWith(entry)));
+  return (review.notLanded ?? []).filter((entry) => !handled(entry));
+}
+
 /** What the task wrote that .gitignore hides: named (it never lands), and each entry can be
  * copied into the person's checkout before the worktree goes; nothing there is overwritten. */
 function NotLanded({ review }: { review: Review }) {
@@ -479,8 +491,7 @@ function NotLanded({ review }: { review: Review }) {
   const [error, setError] = useState<string | null>(null);
   const box = useRef<HTMLDivElement>(null);
   const done = review.ignoredCopied ?? { copied: [], left: [] };
-  const handled = (entry: string) => [...done.copied, ...done.left].some((f) => f === entry || (entry.endsWith("/") && f.startsWith(entry)));
-  const open = review.decided ? [] : review.notLanded!.filter((entry) => !handled(entry));
+  const open = review.decided ? [] : uncopied(review);
   const copy = async (entry: string) => {
     setCopying(entry);
     setError(null);

@@ -187,6 +187,18 @@ describe("what a worktree's review cannot land", () => {
     expect(note, "and no offer to copy what was copied").not.toHaveTextContent("unless you copy them");
   });
 
+  it("once decided, says which of them went with the worktree, uncopied", async () => {
+    const events = reviewWaiting();
+    Object.assign(events.find((e) => e.type === "review_requested")!, { not_landed: [".env", "build/"] });
+    events.push(ev({ type: "ignored_copied", copied: ["build/out.txt"], left: [] }));
+    events.push(ev({ type: "review_resolved", review_id: "r1", decision: "approve", by: "person", feedback: null, reverted: false }));
+    events.push(ev({ type: "landed", mode: "squash", target_branch: "main", commit: "abcdef1234", files: ["parser.rs"] }));
+    events.push(ev({ type: "status_changed", status: "completed" }));
+    script(events, () => undefined);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("not-kept")).toHaveTextContent("Not kept: .env (your .gitignore hides it; it went with the task's worktree).");
+  });
+
   it("says why a copy failed inside the box, beside its button", async () => {
     const events = reviewWaiting();
     Object.assign(events.find((e) => e.type === "review_requested")!, { not_landed: [".env"] });
