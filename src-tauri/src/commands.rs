@@ -268,7 +268,12 @@ pub async fn remove_review_comment(app: AppHandle, state: State<'_, AppState>, r
 /// Copies into the person's checkout what the waiting review names as never landing (hidden by
 /// `.gitignore`); nothing there is overwritten.
 #[tauri::command]
-pub async fn copy_ignored(app: AppHandle, state: State<'_, AppState>, review_id: RequestId, entries: Vec<String>) -> Result<finishline_engine::agent::IgnoredCopy, Error> {
+pub async fn copy_ignored(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    review_id: RequestId,
+    entries: Vec<String>,
+) -> Result<finishline_engine::workspace::worktree::CopiedOut, Error> {
     let engine = engine_for_request(&app, &state, &review_id, Need::Decision)?;
     tauri::async_runtime::spawn_blocking(move || engine.copy_ignored(&review_id, &entries)).await.map_err(|e| Error::Internal(e.to_string()))?
 }

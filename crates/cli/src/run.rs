@@ -661,16 +661,20 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     }
     if !v.copy_ignored.is_empty() {
         match tokio::task::block_in_place(|| engine.copy_ignored(&review_id, &v.copy_ignored)) {
-            Ok(c) if !json => {
-                if !c.copied.is_empty() {
-                    crate::output::say(&format!("Copied into your checkout: {}.\n", c.copied.join(", ")));
-                }
-                if !c.left.is_empty() {
-                    crate::output::say(&format!("Left as it was, already in your checkout: {}.\n", c.left.join(", ")));
+            Ok(c) if json => outln!("{}", serde_json::json!({"type": "ignored_copied", "copied": c.copied, "left": c.left, "failed": c.failed})),
+            Ok(c) => {
+                for (words, list) in
+                    [("Copied into your checkout", &c.copied), ("Left as it was, already in your checkout", &c.left), ("Not copied", &c.failed)]
+                {
+                    if !list.is_empty() {
+                        crate::output::say(&format!("{words}: {}.\n", few(list)));
+                    }
                 }
             }
-            Ok(_) => {}
-            Err(e) => return fail(if e.code() == finishline_engine::ErrorCode::InvalidInput { exit::USAGE } else { exit::FAILED }, json, &e.to_string()),
+            Err(e) => {
+                let usage = matches!(e.code(), finishline_engine::ErrorCode::InvalidInput | finishline_engine::ErrorCode::AlreadyDecided);
+                return fail(if usage { exit::USAGE } else { exit::FAILED }, json, &e.to_string());
+            }
         }
     }
     let choice = finishline_engine::agent::ReviewChoice {
@@ -707,6 +711,15 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     }
     tokio::task::block_in_place(|| engine.settle());
     code
+}
+
+/// A list of paths for a sentence: the first ten, then how many more (a copied `node_modules/`
+/// is thousands of files).
+pub(crate) fn few(list: &[String]) -> String {
+    match list.len() {
+        0..=10 => list.join(", "),
+        n => format!("{} and {} more", list[..10].join(", "), n - 10),
+    }
 }
 
 pub(crate) fn prompt_line(q: &str) -> Option<String> {

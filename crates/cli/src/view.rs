@@ -242,10 +242,11 @@ impl View {
             EngineEvent::LandingBlocked { detail, files, .. } => {
                 self.line(&format!("  ! not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) }))
             }
-            EngineEvent::IgnoredCopied { copied, left } => self.line(&format!(
-                "  copied into your checkout (.gitignore hides them): {}{}",
-                if copied.is_empty() { "nothing".to_string() } else { copied.join(", ") },
-                if left.is_empty() { String::new() } else { format!("; left as they were, already there: {}", left.join(", ")) }
+            EngineEvent::IgnoredCopied { copied, left, failed } => self.line(&format!(
+                "  copied into your checkout (.gitignore hides them): {}{}{}",
+                if copied.is_empty() { "nothing".to_string() } else { crate::run::few(copied) },
+                if left.is_empty() { String::new() } else { format!("; left as they were, already there: {}", crate::run::few(left)) },
+                if failed.is_empty() { String::new() } else { format!("; not copied: {}", crate::run::few(failed)) }
             )),
             EngineEvent::WorktreeRemoved { folder, branch_deleted, .. } => self
                 .line(&format!("  ⎇ removed the worktree {folder}{}", branch_deleted.as_deref().map(|b| format!(" and the branch {b}")).unwrap_or_default())),

@@ -820,7 +820,7 @@ async fn what_gitignore_hides_is_copied_into_the_checkout_when_the_person_asks_a
     assert!(said.contains("Copied into your checkout: .env, build/out.txt."), "{said}");
     assert!(said.contains("Left as it was, already in your checkout: build/keep.txt."), "{said}");
     assert!(
-        stored(&cli.data, &id).iter().any(|e| matches!(e, finishline_engine::event::EngineEvent::IgnoredCopied { copied, left }
+        stored(&cli.data, &id).iter().any(|e| matches!(e, finishline_engine::event::EngineEvent::IgnoredCopied { copied, left, .. }
             if copied == &[".env".to_string(), "build/out.txt".to_string()] && left == &["build/keep.txt".to_string()])),
         "the session keeps what was copied"
     );

@@ -441,6 +441,9 @@ pub enum EngineEvent {
     IgnoredCopied {
         copied: Vec<String>,
         left: Vec<String>,
+        /// Not copied, each `path: why` (a link out of the repository, a socket, an error).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        failed: Vec<String>,
     },
     /// The task's branch was moved onto the branch it lands on, which had moved on.
     Rebased {

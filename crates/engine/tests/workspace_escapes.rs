@@ -318,3 +318,52 @@ async fn the_file_tools_never_write_into_gits_own_folder() {
         assert!(!err, "the project's own `{path}` is writable: {out}");
     }
 }
+
+/// Copying what a task wrote that `.gitignore` hides into the person's checkout, at their word:
+/// nothing there is overwritten, nothing outside it is written, and what is not copied is named.
+#[test]
+fn copying_what_gitignore_hides_writes_nothing_outside_the_checkout_and_overwrites_nothing() {
+    use finishline_engine::workspace::worktree::{copy_ignored_out, TaskWorktree};
+    let root = tempfile::tempdir().unwrap();
+    let (wt_dir, repo, outside) = (root.path().join("wt"), root.path().join("repo"), root.path().join("outside"));
+    for d in [wt_dir.join("build"), wt_dir.join("cfg"), wt_dir.join("dist"), repo.join("build"), outside.clone()] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    // What the task wrote in its worktree.
+    std::fs::write(wt_dir.join(".env"), "TOKEN=task").unwrap();
+    std::fs::write(wt_dir.join("build/out.txt"), "built").unwrap();
+    std::fs::write(wt_dir.join("build/keep.txt"), "the task's").unwrap();
+    std::os::unix::fs::symlink("out.txt", wt_dir.join("build/ok-link")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", wt_dir.join("build/abs-link")).unwrap();
+    std::os::unix::fs::symlink("../../outside", wt_dir.join("build/up-link")).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(wt_dir.join("build/pipe")).status().unwrap().success());
+    let _socket = std::os::unix::net::UnixListener::bind(wt_dir.join("build/sock")).unwrap();
+    std::fs::write(wt_dir.join("cfg/local.env"), "the task's").unwrap();
+    std::fs::write(wt_dir.join("dist/app.js"), "bundle").unwrap();
+    // The person's checkout: their own file, a folder that is a link out, a file where a folder goes.
+    std::fs::write(repo.join("build/keep.txt"), "the person's").unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join("cfg")).unwrap();
+    std::fs::write(repo.join("dist"), "the person's").unwrap();
+    let wt = TaskWorktree {
+        repo: repo.to_string_lossy().into_owned(),
+        folder: wt_dir.to_string_lossy().into_owned(),
+        subdir: String::new(),
+        branch: "finishline/t".into(),
+        base_branch: None,
+        base_commit: "0".repeat(40),
+    };
+    let entries = [".env", "build/", "cfg/local.env", "dist/"].map(String::from);
+    let done = copy_ignored_out(&wt, &entries).unwrap();
+    assert_eq!(done.copied, vec![".env", "build/ok-link", "build/out.txt"]);
+    assert_eq!(done.left, vec!["build/keep.txt", "dist/"], "what is there already stays");
+    let failed: Vec<&str> = done.failed.iter().map(|f| f.split(": ").next().unwrap()).collect();
+    assert_eq!(failed, vec!["build/abs-link", "build/pipe", "build/sock", "build/up-link", "cfg/local.env"], "{:?}", done.failed);
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "nothing written through the link in the checkout");
+    assert_eq!(std::fs::read_to_string(repo.join("build/keep.txt")).unwrap(), "the person's");
+    assert_eq!(std::fs::read_to_string(repo.join("dist")).unwrap(), "the person's");
+    assert_eq!(std::fs::read_to_string(repo.join("build/ok-link")).unwrap(), "built", "a link inside the repository is kept as a link");
+    assert!(!repo.join("build/pipe").exists() && !repo.join("build/sock").exists(), "no empty file stands in for what was not copied");
+    for bad in ["../x", "/etc/passwd", "./.env"] {
+        assert!(copy_ignored_out(&wt, &[bad.to_string()]).is_err(), "{bad} is refused");
+    }
+}

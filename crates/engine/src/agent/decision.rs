@@ -68,14 +68,6 @@ impl ReviewChoice {
     }
 }
 
-/// What [`Engine::copy_ignored`] copied into the person's checkout, and what it left there as it
-/// was (already there).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct IgnoredCopy {
-    pub copied: Vec<String>,
-    pub left: Vec<String>,
-}
-
 /// Where an approved task landed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LandedSummary {
@@ -556,9 +548,13 @@ impl Engine {
 
     /// Copies into the person's checkout what a waiting review names as never landing (what the
     /// task wrote that `.gitignore` hides), before its worktree goes: only entries the review
-    /// names, and nothing there overwritten. Recorded with the session.
-    pub fn copy_ignored(&self, review: &RequestId, entries: &[String]) -> Result<IgnoredCopy> {
+    /// names, nothing there overwritten, nothing outside it written. Under the session's lock, as
+    /// a decision is, so no decision removes the worktree meanwhile; what was done is recorded
+    /// with the session, failures too.
+    pub fn copy_ignored(&self, review: &RequestId, entries: &[String]) -> Result<worktree::CopiedOut> {
         let summary = self.pending_review_session(review)?;
+        let _lock = FolderLock::acquire(&self.config.data_dir.join("locks").join(format!("{}.lock", summary.id)))?;
+        self.pending_review_session(review)?;
         let events = self.store.events(&summary.id, 0)?;
         let named = events
             .iter()
@@ -570,17 +566,26 @@ impl Engine {
             .unwrap_or_default();
         let wt = current_worktree(&events)
             .ok_or_else(|| Error::InvalidInput("this task works in the folder itself: everything it wrote is there already".into()))?;
-        let mut wanted = Vec::new();
+        if !Path::new(&wt.folder).is_dir() {
+            return Err(Error::NotFound(format!("the task's worktree {} is gone, and what it held with it", wt.folder)));
+        }
+        let mut wanted: Vec<String> = Vec::new();
         for entry in entries {
             let Some(found) = named.iter().find(|n| n.trim_end_matches('/') == entry.trim_end_matches('/')) else {
                 let names = if named.is_empty() { "nothing".to_string() } else { named.join(", ") };
                 return Err(Error::InvalidInput(format!("{entry} is not among what this review names as never landing; the review names: {names}")));
             };
-            wanted.push(found.clone());
+            if !wanted.contains(found) {
+                wanted.push(found.clone());
+            }
         }
-        let (copied, left) = worktree::copy_ignored_out(&wt, &wanted)?;
-        self.store.append(&summary.id, None, EngineEvent::IgnoredCopied { copied: copied.clone(), left: left.clone() })?;
-        Ok(IgnoredCopy { copied, left })
+        let done = worktree::copy_ignored_out(&wt, &wanted)?;
+        self.store.append(
+            &summary.id,
+            None,
+            EngineEvent::IgnoredCopied { copied: done.copied.clone(), left: done.left.clone(), failed: done.failed.clone() },
+        )?;
+        Ok(done)
     }
 
     /// Removes a comment from a waiting review.

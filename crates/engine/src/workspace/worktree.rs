@@ -116,57 +116,129 @@ pub fn ignored_written(wt: &TaskWorktree, copied: &[String]) -> Result<Vec<Strin
     Ok(out.split('\0').filter(|p| !p.is_empty() && !copied.iter().any(|c| c == p || (p.ends_with('/') && c.starts_with(p)))).map(String::from).collect())
 }
 
+/// What a copy out of the worktree did, path by path (folders end in `/`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CopiedOut {
+    /// Files (and links) now in the person's checkout.
+    pub copied: Vec<String>,
+    /// Already there: left as they are.
+    pub left: Vec<String>,
+    /// Not copied, each with why: `path: reason`.
+    pub failed: Vec<String>,
+}
+
 /// Copies entries of [`ignored_written`] (a file, or a folder ignored whole) from the task's
-/// worktree into the person's checkout, at the same place. Nothing there is overwritten: a file
-/// (or link) already there is left as it is. Returns the files copied and the files left.
-pub fn copy_ignored_out(wt: &TaskWorktree, entries: &[String]) -> Result<(Vec<String>, Vec<String>)> {
-    let (mut copied, mut left) = (Vec::new(), Vec::new());
+/// worktree into the person's checkout, at the same place. Nothing there is overwritten (a file,
+/// link or folder already there is left as it is) and nothing is written outside it: an entry
+/// whose way in the checkout passes a link is not copied, nor a link that points out of the
+/// repository, nor what is not a file (a socket, a pipe). A failure is named and the rest goes on.
+pub fn copy_ignored_out(wt: &TaskWorktree, entries: &[String]) -> Result<CopiedOut> {
+    let mut out = CopiedOut::default();
+    let (from_top, to_top) = (Path::new(&wt.folder), Path::new(&wt.repo));
     for entry in entries {
-        let rel = entry.trim_end_matches('/');
-        if rel.is_empty() || Path::new(rel).components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
+        let rel = Path::new(entry.trim_end_matches('/'));
+        if rel.as_os_str().is_empty() || rel.components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
             return Err(Error::InvalidInput(format!("“{entry}” is not a path inside the repository")));
         }
-        copy_new(Path::new(&wt.folder), Path::new(&wt.repo), Path::new(rel), &mut copied, &mut left)?;
+        // Each folder on the way must be a real folder of the checkout (or not there yet).
+        let mut way = to_top.to_path_buf();
+        let mut through_link = false;
+        for part in rel.parent().into_iter().flat_map(Path::components) {
+            way.push(part);
+            through_link |= std::fs::symlink_metadata(&way).is_ok_and(|m| !m.is_dir());
+        }
+        if through_link {
+            out.failed.push(format!("{entry}: a folder on its way in your checkout is a link or a file"));
+            continue;
+        }
+        if let Err(e) = std::fs::create_dir_all(&way) {
+            out.failed.push(format!("{entry}: {e}"));
+            continue;
+        }
+        copy_new(from_top, to_top, rel, &mut out);
     }
-    Ok((copied, left))
+    Ok(out)
 }
 
 /// [`copy_ignored_out`] of one path, relative to both tops.
-fn copy_new(from_top: &Path, to_top: &Path, rel: &Path, copied: &mut Vec<String>, left: &mut Vec<String>) -> Result<()> {
+fn copy_new(from_top: &Path, to_top: &Path, rel: &Path, out: &mut CopiedOut) {
     let (from, to) = (from_top.join(rel), to_top.join(rel));
-    let meta = std::fs::symlink_metadata(&from)?;
-    let name = || rel.to_string_lossy().into_owned();
+    let name = rel.to_string_lossy().into_owned();
+    let meta = match std::fs::symlink_metadata(&from) {
+        Ok(m) => m,
+        Err(e) => return out.failed.push(format!("{name}: {e}")),
+    };
     if meta.is_dir() {
-        if std::fs::symlink_metadata(&to).is_ok_and(|m| !m.is_dir()) {
-            left.push(name());
-            return Ok(());
+        let made = match std::fs::symlink_metadata(&to) {
+            Ok(m) if !m.is_dir() => return out.left.push(format!("{name}/")),
+            Ok(_) => false,
+            Err(_) => match std::fs::create_dir(&to) {
+                Ok(()) => true,
+                Err(e) => return out.failed.push(format!("{name}/: {e}")),
+            },
+        };
+        let mut children: Vec<_> = match std::fs::read_dir(&from) {
+            Ok(d) => d.flatten().map(|e| e.file_name()).collect(),
+            Err(e) => return out.failed.push(format!("{name}/: {e}")),
+        };
+        if children.is_empty() && made {
+            out.copied.push(format!("{name}/"));
         }
-        std::fs::create_dir_all(&to)?;
-        let mut children: Vec<_> = std::fs::read_dir(&from)?.flatten().map(|e| e.file_name()).collect();
         children.sort();
         for child in children {
-            copy_new(from_top, to_top, &rel.join(child), copied, left)?;
+            copy_new(from_top, to_top, &rel.join(child), out);
         }
-        return Ok(());
-    }
-    if let Some(parent) = to.parent() {
-        std::fs::create_dir_all(parent)?;
+        return;
     }
     let made = if meta.file_type().is_symlink() {
-        std::os::unix::fs::symlink(std::fs::read_link(&from)?, &to)
+        match std::fs::read_link(&from) {
+            Ok(target) if stays_inside(rel, &target) => std::os::unix::fs::symlink(target, &to),
+            Ok(_) => return out.failed.push(format!("{name}: a link that points out of the repository")),
+            Err(e) => Err(e),
+        }
+    } else if meta.is_file() {
+        copy_file(&from, &to, &meta)
     } else {
-        // Created only when nothing is there, in one step: a file that appears meanwhile is kept.
-        std::fs::OpenOptions::new().write(true).create_new(true).open(&to).and_then(|mut out| {
-            std::io::copy(&mut std::fs::File::open(&from)?, &mut out)?;
-            out.set_permissions(meta.permissions())
-        })
+        return out.failed.push(format!("{name}: not a file (a socket or a pipe)"));
     };
     match made {
-        Ok(()) => copied.push(name()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => left.push(name()),
-        Err(e) => return Err(e.into()),
+        Ok(()) => out.copied.push(name),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => out.left.push(name),
+        Err(e) => out.failed.push(format!("{name}: {e}")),
     }
-    Ok(())
+}
+
+/// Copies a regular file to where nothing is: created in one step (a file that appears meanwhile
+/// is kept), after the source opened; a copy that fails takes back the file it made.
+fn copy_file(from: &Path, to: &Path, meta: &std::fs::Metadata) -> std::io::Result<()> {
+    let mut source = std::fs::File::open(from)?;
+    let mut made = std::fs::OpenOptions::new().write(true).create_new(true).open(to)?;
+    let copied = std::io::copy(&mut source, &mut made).and_then(|_| made.set_permissions(meta.permissions()));
+    if copied.is_err() {
+        drop(made);
+        let _ = std::fs::remove_file(to);
+    }
+    copied
+}
+
+/// Whether a link at `rel` pointing at `target` stays inside the repository: relative, and never
+/// climbing above the top.
+fn stays_inside(rel: &Path, target: &Path) -> bool {
+    let mut depth = rel.components().count() as i64 - 1;
+    for c in target.components() {
+        match c {
+            std::path::Component::Normal(_) => depth += 1,
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            std::path::Component::RootDir | std::path::Component::Prefix(_) => return false,
+        }
+    }
+    true
 }
 
 /// Runs git and says only whether it succeeded.
