@@ -83,6 +83,7 @@ fn with_review_comments_the_evaluator_answers_for_each_by_its_number() {
     let schema = &r.structured.as_ref().unwrap().schema;
     assert!(schema["required"].as_array().unwrap().contains(&json!("comments")), "strict structured output: the answer must carry them");
     assert_eq!(schema["properties"]["comments"]["items"]["required"], json!(["n", "addressed", "evidence"]));
+    assert!(r.max_tokens.unwrap() > plain.max_tokens.unwrap() + 100, "room for a word on each, so the verdict is not cut off");
 
     let answer = r#"{"done": true, "summary": "ok", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": "",
         "comments": [{"n": 1, "addressed": true, "evidence": "returns early"}, {"n": "2", "addressed": "no", "evidence": "none added"}, {"addressed": true}, "junk"]}"#;

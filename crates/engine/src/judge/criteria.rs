@@ -114,6 +114,10 @@ pub struct CriterionResult {
     pub evidence: String,
 }
 
+/// How many comments the evaluator is shown (and may answer for), in order; those after are
+/// unverifiable.
+pub const SHOWN: usize = 50;
+
 /// The evaluator's word on one comment, by its number in the request (from 1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommentAnswer {
@@ -156,9 +160,24 @@ pub fn settle(
         .map(|(i, (c, f))| {
             f.unwrap_or_else(|| {
                 let text = format!("{}: {}", c.location(), c.text.trim());
-                if let Some(a) = answers.iter().find(|a| a.n == i + 1) {
+                if i >= SHOWN {
+                    return CriterionResult {
+                        id: c.id.clone(),
+                        text,
+                        state: CriterionState::Unverifiable,
+                        evidence: format!("only the first {SHOWN} comments are shown to the evaluator"),
+                    };
+                }
+                // Two answers for one comment: the cautious one holds.
+                let mine: Vec<&CommentAnswer> = answers.iter().filter(|a| a.n == i + 1).collect();
+                if let Some(a) = mine.iter().find(|a| !a.addressed).or(mine.first()) {
                     let state = if a.addressed { CriterionState::Met } else { CriterionState::Unmet };
-                    return CriterionResult { id: c.id.clone(), text, state, evidence: format!("the evaluator: {}", a.evidence.trim()) };
+                    let evidence = match a.evidence.trim() {
+                        "" if a.addressed => "the evaluator found it addressed, without saying where".to_string(),
+                        "" => "the evaluator found it not addressed, without saying why".to_string(),
+                        said => format!("the evaluator: {said}"),
+                    };
+                    return CriterionResult { id: c.id.clone(), text, state, evidence };
                 }
                 let named = remaining
                     .iter()
@@ -258,5 +277,18 @@ mod tests {
             "a comment the evaluator finds unaddressed is unmet, whatever its overall verdict"
         );
         assert_eq!(r[2].state, CriterionState::Unmet, "what needs no model is not overruled: src/c.rs was never touched");
+    }
+
+    #[test]
+    fn two_answers_for_one_comment_count_as_the_cautious_one_and_comments_past_those_shown_are_unverifiable() {
+        let cs: Vec<Comment> = (0..SHOWN + 1).map(|i| comment("src/a.rs", &format!("change {i}"))).collect();
+        let answers = [
+            CommentAnswer { n: 1, addressed: true, evidence: "done".into() },
+            CommentAnswer { n: 1, addressed: false, evidence: String::new() },
+            CommentAnswer { n: SHOWN + 1, addressed: true, evidence: "made up".into() },
+        ];
+        let r = settle(&cs, vec![None; SHOWN + 1], Some(true), &[], "done", &answers);
+        assert_eq!((r[0].state, r[0].evidence.as_str()), (CriterionState::Unmet, "the evaluator found it not addressed, without saying why"));
+        assert_eq!(r[SHOWN].state, CriterionState::Unverifiable, "a comment the evaluator never saw is not met by a number it made up");
     }
 }

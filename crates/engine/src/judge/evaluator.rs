@@ -85,7 +85,7 @@ pub fn step_verdict_schema() -> Value {
 pub fn with_comments(mut schema: Value) -> Value {
     schema["properties"]["comments"] = json!({
         "type": "array",
-        "maxItems": 50,
+        "maxItems": crate::judge::criteria::SHOWN,
         "items": {
             "type": "object",
             "properties": {
@@ -214,7 +214,7 @@ pub fn build_request(model: &str, input: &EvaluatorInput, mode: StructuredMode) 
             "The criteria block lists the person's comments on lines of the last review, numbered: the work is done only when every one is addressed; \
              name any that is not in remaining. In comments, answer for each by its number n: addressed, and the evidence (the file and what it now does).\n<criteria>\n",
         );
-        for (i, c) in input.criteria.iter().take(50).enumerate() {
+        for (i, c) in input.criteria.iter().take(crate::judge::criteria::SHOWN).enumerate() {
             user.push_str(&format!("{}. {}\n", i + 1, escape(&clip(c, 600))));
         }
         user.push_str("</criteria>\n");
@@ -259,7 +259,8 @@ pub fn build_request(model: &str, input: &EvaluatorInput, mode: StructuredMode) 
         system,
         messages: vec![ChatMessage::User { content: user }],
         tools: vec![],
-        max_tokens: Some(1500),
+        // A word on each comment is up to about 80 tokens more, beside the verdict's own.
+        max_tokens: Some(1500 + 80 * input.criteria.len().min(crate::judge::criteria::SHOWN) as u32),
         structured: Some(StructuredOutput { name: name.into(), schema, mode }),
         temperature: Some(0.0),
     }
