@@ -418,7 +418,7 @@ export type EngineEvent =
   | { type: "landing_started"; review_id: string; mode: LandingMode; target_branch: string; old_tip: string; new_commit?: string | null }
   | { type: "landed"; mode: LandingMode; target_branch?: string | null; commit?: string | null; branch_kept?: string | null; files: string[] }
   | { type: "landing_blocked"; reason: LandingBlock; files: string[]; detail: string }
-  | { type: "ignored_copied"; copied: string[]; left: string[] }
+  | { type: "ignored_copied"; copied: string[]; left: string[]; failed?: string[] }
   | { type: "rebased"; onto: string }
   | { type: "worktree_removed"; folder: string; why: string; branch_deleted?: string | null }
   | { type: "project_instructions"; file: string; chars: number; truncated: boolean }
@@ -722,7 +722,7 @@ export const ipc = {
   commentOnReview: (reviewId: string, comment: ReviewComment) => call<ReviewComment>("comment_review", { reviewId, comment }),
   removeReviewComment: (reviewId: string, commentId: string) => call<void>("remove_review_comment", { reviewId, commentId }),
   /** Copies into the person's checkout entries the waiting review names as never landing; nothing there is overwritten. */
-  copyIgnored: (reviewId: string, entries: string[]) => call<{ copied: string[]; left: string[] }>("copy_ignored", { reviewId, entries }),
+  copyIgnored: (reviewId: string, entries: string[]) => call<{ copied: string[]; left: string[]; failed: string[] }>("copy_ignored", { reviewId, entries }),
   /** A reviewed file's whole text, as the run left it ("new") or found it ("old"); null when not text. */
   reviewFile: (reviewId: string, path: string, side: DiffSide) => call<string | null>("review_file", { reviewId, path, side }),
   /** Dismisses an audit finding for this session (recorded). */

@@ -311,7 +311,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       )}
       <h3>Files changed ({review.files.length})</h3>
       {/* Beside the count, where it is read: these files exist but are in no diff and never land. */}
-      {(review.notLanded?.length ?? 0) > 0 && <NotLanded review={review} />}
+      {(review.notLanded?.length ?? 0) > 0 && <NotLanded review={review} onBusy={setBusy} />}
       {review.files.length === 0 ? (
         <p className="muted">No files changed.</p>
       ) : (
@@ -476,33 +476,41 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   );
 }
 
-/** "2 files restored, 1 deleted", as the CLI and the export say it. */
+/** Paths for a sentence: the first ten, then how many more (a copied node_modules/ is thousands). */
+function few(list: string[]): string {
+  return list.length <= 10 ? list.join(", ") : `${list.slice(0, 10).join(", ")} and ${list.length - 10} more`;
+}
+
 /** The entries .gitignore hides that no copy has handled yet (a folder once any file of it was). */
 function uncopied(review: Review): string[] {
-  const done = review.ignoredCopied ?? { copied: [], left: [] };
+  const done = review.ignoredCopied ?? { copied: [], left: [], failed: [] };
   const handled = (entry: string) => [...done.copied, ...done.left].some((f) => f === entry || (entry.endsWith("/") && f.startsWith(entry)));
   return (review.notLanded ?? []).filter((entry) => !handled(entry));
 }
 
 /** What the task wrote that .gitignore hides: named (it never lands), and each entry can be
  * copied into the person's checkout before the worktree goes; nothing there is overwritten. */
-function NotLanded({ review }: { review: Review }) {
+function NotLanded({ review, onBusy }: { review: Review; onBusy: (busy: boolean) => void }) {
   const [copying, setCopying] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const box = useRef<HTMLDivElement>(null);
-  const done = review.ignoredCopied ?? { copied: [], left: [] };
+  const done = review.ignoredCopied ?? { copied: [], left: [], failed: [] };
   const open = review.decided ? [] : uncopied(review);
   const copy = async (entry: string) => {
     setCopying(entry);
+    onBusy(true); // no decision removes the worktree while it is copied from
     setError(null);
     try {
       await ipc.copyIgnored(review.reviewId, [entry]);
-      // The pressed button goes with its entry: the focus stays in the box, not on the page.
-      box.current?.focus();
+      // The pressed button goes with its entry: the focus stays in the box, unless the person
+      // took it elsewhere meanwhile.
+      const at = document.activeElement;
+      if (at === null || at === document.body || box.current?.contains(at)) box.current?.focus();
     } catch (e) {
       setError((e as AppError).message);
     } finally {
       setCopying(null);
+      onBusy(false);
     }
   };
   return (
@@ -524,9 +532,13 @@ function NotLanded({ review }: { review: Review }) {
       ) : (
         <p>Also written, not in the diff, and never landed (your .gitignore hides them): {review.notLanded!.join(", ")}</p>
       )}
-      {(done.copied.length > 0 || done.left.length > 0) && (
+      {(done.copied.length > 0 || done.left.length > 0 || done.failed.length > 0) && (
         <p role="status" data-testid="ignored-copied">
-          {[done.copied.length > 0 && `Copied into your checkout: ${done.copied.join(", ")}.`, done.left.length > 0 && `Left as it was, already in your checkout: ${done.left.join(", ")}.`]
+          {[
+            done.copied.length > 0 && `Copied into your checkout: ${few(done.copied)}.`,
+            done.left.length > 0 && `Left as it was, already in your checkout: ${few(done.left)}.`,
+            done.failed.length > 0 && `Not copied: ${few(done.failed)}.`,
+          ]
             .filter(Boolean)
             .join(" ")}
         </p>
@@ -552,6 +564,7 @@ export function decisionText({ decision, by, reverted }: { decision: string; by:
   return text;
 }
 
+/** "2 files restored, 1 deleted", as the CLI and the export say it. */
 export function revertSummary({ restored, deleted }: { restored: string[]; deleted: string[] }): string {
   const files = (n: number) => (n === 1 ? "1 file" : `${n} files`);
   if (!restored.length && !deleted.length) return "no file needed restoring";

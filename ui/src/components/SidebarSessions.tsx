@@ -96,6 +96,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
 /** A session's title; what tells it from another of the same title (its folder, its start)
  * stays in view when the title is cut to the sidebar's width. */
 function SideTitle({ title, label }: { title: string; label?: string }) {
+  if (label && label !== title && !label.startsWith(`${title} · `)) return <span className="side-session-title">{label}</span>;
   const tell = label?.startsWith(`${title} · `) ? label.slice(title.length) : null;
   return (
     <span className="side-session-title split">

@@ -355,7 +355,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
     case "decision":
       return (
         // A record of the review, set apart from the person's messages: an icon and a rule, no bubble.
-        <p className={`decision-note decision-${item.decision}`} role="status" data-testid="decision-note">
+        <p className={`decision-note decision-${item.decision}`} data-testid="decision-note">
           {item.decision === "approve" ? <CircleCheck size={14} aria-hidden /> : item.decision === "reject" ? <CircleX size={14} aria-hidden /> : <MessageSquare size={14} aria-hidden />}
           <span>{decisionText(item)}</span>
         </p>

@@ -103,7 +103,7 @@ export interface Review {
   /** In a worktree, what the run wrote that the repository's ignore rules hide: it never lands. */
   notLanded?: string[];
   /** Of those, the files the person had copied into their checkout, and those left as they were there. */
-  ignoredCopied?: { copied: string[]; left: string[] };
+  ignoredCopied?: { copied: string[]; left: string[]; failed: string[] };
   /** No claim was made, yet the agent's last words say the work is done ("Done!"). */
   saidDone?: boolean;
   decided?: { decision: string; by: string; reverted?: Reverted; landed?: Landed };
@@ -451,8 +451,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "ignored_copied":
       if (next.review && !next.review.decided) {
-        const was = next.review.ignoredCopied ?? { copied: [], left: [] };
-        next.review = { ...next.review, ignoredCopied: { copied: [...was.copied, ...e.copied], left: [...was.left, ...e.left] } };
+        const was = next.review.ignoredCopied ?? { copied: [], left: [], failed: [] };
+        next.review = { ...next.review, ignoredCopied: { copied: [...was.copied, ...e.copied], left: [...was.left, ...e.left], failed: [...was.failed, ...(e.failed ?? [])] } };
       }
       break;
     case "landing_blocked":

@@ -199,6 +199,30 @@ describe("what a worktree's review cannot land", () => {
     expect(await screen.findByTestId("not-kept")).toHaveTextContent("Not kept: .env (your .gitignore hides it; it went with the task's worktree).");
   });
 
+  it("keeps the decision buttons off while a copy runs, and names what could not be copied", async () => {
+    const events = reviewWaiting();
+    Object.assign(events.find((e) => e.type === "review_requested")!, { not_landed: ["cfg/local.env"] });
+    let finish: () => void = () => {};
+    script(events, (cmd, _args, push) => {
+      if (cmd !== "copy_ignored") return undefined;
+      return new Promise((resolve) => {
+        finish = () => {
+          const out = { copied: [], left: [], failed: ["cfg/local.env: a folder on its way in your checkout is a link or a file"] };
+          push({ type: "ignored_copied", ...out });
+          resolve(out);
+        };
+      });
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole("button", { name: "Copy cfg/local.env into your checkout" }));
+    await waitFor(() => expect(screen.getByTestId("approve"), "no decision removes the worktree while it is copied from").toBeDisabled());
+    expect(screen.getByTestId("reject")).toBeDisabled();
+    finish();
+    expect(await screen.findByTestId("ignored-copied")).toHaveTextContent("Not copied: cfg/local.env: a folder on its way in your checkout is a link or a file.");
+    await waitFor(() => expect(screen.getByTestId("approve")).toBeEnabled());
+  });
+
   it("says why a copy failed inside the box, beside its button", async () => {
     const events = reviewWaiting();
     Object.assign(events.find((e) => e.type === "review_requested")!, { not_landed: [".env"] });
