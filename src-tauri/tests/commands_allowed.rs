@@ -8,12 +8,39 @@ fn read(path: &str) -> String {
     std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
 }
 
-/// The commands in `generate_handler![…]`.
+/// The commands in `generate_handler![…]`: its items, comments and attributes left out, up to
+/// the bracket that closes it.
 fn registered() -> BTreeSet<String> {
     let lib = read("src/lib.rs");
-    let start = lib.find("generate_handler![").expect("lib.rs registers its commands");
-    let end = start + lib[start..].find(']').unwrap();
-    lib[start..end].split(',').filter_map(|s| s.trim().rsplit("::").next().map(str::to_string)).filter(|s| !s.is_empty() && !s.contains('[')).collect()
+    let start = lib.find("generate_handler![").expect("lib.rs registers its commands") + "generate_handler![".len();
+    let mut body = String::new();
+    let mut depth = 1;
+    let mut rest = &lib[start..];
+    while let Some(c) = rest.chars().next() {
+        if rest.starts_with("//") {
+            rest = &rest[rest.find('\n').unwrap_or(rest.len())..];
+            continue;
+        }
+        if rest.starts_with("/*") {
+            rest = &rest[rest.find("*/").map_or(rest.len(), |e| e + 2)..];
+            continue;
+        }
+        if rest.starts_with("#[") {
+            rest = &rest[rest.find(']').map_or(rest.len(), |e| e + 1)..];
+            continue;
+        }
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 {
+            break;
+        }
+        body.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    body.split(',').map(|item| item.trim().rsplit("::").next().unwrap_or("").to_string()).filter(|name| !name.is_empty()).collect()
 }
 
 #[test]
