@@ -116,13 +116,18 @@ describe("Session view", () => {
     expect(round.map((r) => r.textContent)).toEqual(["Verification 1 of 2`npm test`: exit 0\nok", "Verification 2 of 2`npm run lint`: exit 0\nclean"]);
   });
 
+  /** A review of a run that changed nothing, rejected by the person (with revert). */
+  const rejected = (review: string) => [
+    ev({ type: "review_requested", review_id: review, claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+    ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+    ev({ type: "review_resolved", review_id: review, decision: "reject", by: "person", feedback: null, reverted: true }),
+    ev({ type: "status_changed", status: "rejected" }),
+  ];
+
   it("after Reject with revert, says what was undone where the buttons were", async () => {
     script([
       ...running(),
-      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
-      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
-      ev({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: null, reverted: true }),
-      ev({ type: "status_changed", status: "rejected" }),
+      ...rejected("r1"),
       ev({ type: "reverted", restored: ["a.txt", "b.txt"], deleted: ["new.txt"] }),
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
@@ -132,10 +137,7 @@ describe("Session view", () => {
   it("keeps each decision in the timeline once a follow-up runs: who decided, and what a revert undid", async () => {
     script([
       ...running(),
-      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
-      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
-      ev({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: null, reverted: true }),
-      ev({ type: "status_changed", status: "rejected" }),
+      ...rejected("r1"),
       ev({ type: "reverted", restored: ["a.txt"], deleted: ["new.txt"], kept: ["mine.txt"] }),
       ev({ type: "message_created", message_id: "u2", role: "user", text: "try again, smaller" }),
       ev({ type: "run_started", trigger: "message" }),
