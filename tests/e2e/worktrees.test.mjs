@@ -42,9 +42,23 @@ async function start(repo, task) {
 }
 
 async function open(id) {
-  const entry = await win.app.$(`[data-testid="side-session"][data-session="${id}"]`);
-  await entry.waitForExist({ timeout: 10_000 });
-  await clickAway(entry);
+  const selector = `[data-testid="side-session"][data-session="${id}"]`;
+  // Looked up afresh on each try: the entry moves between the sidebar's sections as statuses
+  // change, and WebKit's driver can find it just as it is replaced ("stale element", one CI run).
+  await win.app.waitUntil(
+    async () => {
+      try {
+        const entry = await win.app.$(selector);
+        if (!(await entry.isExisting())) return false;
+        await clickAway(entry);
+        return true;
+      } catch (e) {
+        if (/stale/i.test(String(e.message))) return false;
+        throw e;
+      }
+    },
+    { timeout: 10_000, timeoutMsg: `the sidebar never offered ${id}` },
+  );
   await win.app.waitUntil(async () => (await (await testid("session-view")).getAttribute("data-session")) === id, { timeout: 10_000 });
 }
 
