@@ -112,6 +112,60 @@ async fn comments_on_diff_lines_reach_the_agent_as_a_continuation_and_come_back_
     );
 }
 
+/// The evaluator finds the work done but one of the person's comments not addressed: the agent
+/// is sent back with that comment and the evaluator's reason, and the review comes only once
+/// the comment is met.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_the_evaluator_finds_not_addressed_sends_the_agent_back_even_when_it_calls_the_rest_done() {
+    let verdict = |addressed: bool, evidence: &str| {
+        json!({"done": true, "summary": "notes.md lists three fruits", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": "",
+            "comments": [{"n": 1, "addressed": addressed, "evidence": evidence}]})
+        .to_string()
+    };
+    let server = fake(json!([
+        {"when": {"kind": "evaluator", "last_message_contains": "Fixing line 1"}, "reply": {"text": verdict(true, "notes.md line 1 now reads pear")}},
+        {"when": {"kind": "evaluator", "last_message_contains": "say pear instead"}, "reply": {"text": verdict(false, "line 1 still says apple")}},
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "independent review finds"}, "reply": {"text": "Fixing line 1.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n- cherry\n"}}]}},
+        {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md is updated."}},
+        {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Adding a fruit.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n- cherry\n"}}]}},
+        {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}
+    ]))
+    .await;
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let (ws, data, u) = (e.ws.to_string_lossy().into_owned(), e.data.clone(), url.clone());
+    let first = tokio::task::spawn_blocking(move || {
+        finishline(&["run", "create notes.md with fruits", "--workspace", &ws, "--base-url", &u, "--model", "m", "--json"], &data)
+    })
+    .await
+    .unwrap();
+    assert_eq!(first.status.code(), Some(6), "waits for review");
+    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let (data, u) = (e.data.clone(), url.clone());
+    let second = tokio::task::spawn_blocking(move || {
+        finishline(&["sessions", "review", &id, "--request-changes", "--comment", "notes.md:1=say pear instead", "--base-url", &u, "--model", "m"], &data)
+    })
+    .await
+    .unwrap();
+    let out = String::from_utf8_lossy(&second.stdout);
+    assert_eq!(second.status.code(), Some(6), "the next run ends at the next review: {out}\n{}", String::from_utf8_lossy(&second.stderr));
+    let sent = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.kind == fake_llm::RequestKind::Agent)
+        .find(|r| r.last_message.contains("independent review finds"))
+        .unwrap_or_else(|| panic!("the agent was sent back with the comment the evaluator found not addressed: {out}"));
+    assert!(
+        sent.last_message.contains("notes.md:1: say pear instead") && sent.last_message.contains("line 1 still says apple"),
+        "naming the comment and why: {}",
+        sent.last_message
+    );
+    assert!(out.contains("☑ met: notes.md:1: say pear instead (the evaluator: notes.md line 1 now reads pear)"), "then met: {out}");
+    assert_eq!(std::fs::read_to_string(e.ws.join("notes.md")).unwrap(), "- pear\n- banana\n- cherry\n", "a plain folder: the work is in place");
+}
+
 /// A task started with `--verify` keeps its check: "Request changes" later, without repeating
 /// the flag, still runs the command before the work goes back to the person, so a follow-up
 /// that breaks it is sent back instead of coming back "verified done".

@@ -81,7 +81,7 @@ impl Run {
             // The last step has no later steps to feed.
             plan_step: self.plan_step.as_ref().is_some_and(|s| !s.last) && !self.judge_whole,
             audit,
-            criteria: self.criteria.iter().map(|c| format!("{}: {}", c.location(), c.text.trim())).collect(),
+            criteria: self.criteria.iter().map(|c| c.criterion()).collect(),
         };
         let result = evaluator::evaluate(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await;
         let Some(r) = result else { return Err(Halt::Cancelled) };

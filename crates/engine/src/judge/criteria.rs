@@ -33,6 +33,11 @@ pub struct Comment {
 
 impl Comment {
     /// `src/a.rs:12-14`.
+    /// The comment as a criterion: where and what, `src/a.rs:12: rename x`.
+    pub fn criterion(&self) -> String {
+        format!("{}: {}", self.location(), self.text.trim())
+    }
+
     pub fn location(&self) -> String {
         if self.start_line == self.end_line {
             format!("{}:{}", self.path, self.start_line)
@@ -133,7 +138,7 @@ pub fn check_without_model(comments: &[Comment], changed: &[String]) -> Vec<Opti
         .map(|c| {
             (!changed.contains(&c.path)).then(|| CriterionResult {
                 id: c.id.clone(),
-                text: format!("{}: {}", c.location(), c.text.trim()),
+                text: c.criterion(),
                 state: CriterionState::Unmet,
                 evidence: format!("{} was not changed since the comment", c.path),
             })
@@ -159,7 +164,7 @@ pub fn settle(
         .enumerate()
         .map(|(i, (c, f))| {
             f.unwrap_or_else(|| {
-                let text = format!("{}: {}", c.location(), c.text.trim());
+                let text = c.criterion();
                 if i >= SHOWN {
                     return CriterionResult {
                         id: c.id.clone(),

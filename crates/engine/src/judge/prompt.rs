@@ -62,6 +62,12 @@ pub fn open_criteria(open: &[String]) -> String {
     )
 }
 
+/// The person's review comments the evaluator found not addressed, with its reasons.
+pub fn unaddressed_comments(open: &[(String, String)]) -> String {
+    let list: String = open.iter().map(|(c, why)| if why.is_empty() { format!("\n- {c}") } else { format!("\n- {c} (found: {why})") }).collect();
+    format!("You stopped, but an independent review finds these comments from the person's review not addressed yet:{list}\nAddress each of them, then finish.")
+}
+
 /// The todo gate for an external agent, which keeps its list in its own tool or ACP plan.
 pub fn todo_gate_external(open: &[String]) -> String {
     let list: String = open.iter().map(|t| format!("\n- [ ] {t}")).collect();
