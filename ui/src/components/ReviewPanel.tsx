@@ -553,9 +553,10 @@ function NotLanded({ review, onBusy }: { review: Review; onBusy: (busy: boolean)
 }
 
 /** A decided review as the timeline keeps it: who decided, and what a revert undid and left. */
-export function decisionText({ decision, by, reverted }: { decision: string; by: string; reverted?: Reverted }): string {
+export function decisionText({ decision, by, reverted, copied }: { decision: string; by: string; reverted?: Reverted; copied?: string[] }): string {
   const what = { approve: "Approved", reject: "Rejected" }[decision] ?? "Changes requested";
   let text = `${what} by ${by === "auto" ? "auto-approve" : "you"}.`;
+  if (copied && copied.length > 0) text += ` Copied into your checkout: ${few(copied)}.`;
   if (reverted) {
     const files = [...reverted.restored, ...reverted.deleted];
     text += files.length > 0 ? ` The agent's changes were undone: ${revertSummary(reverted)} (${files.join(", ")}).` : " Nothing was undone.";

@@ -72,7 +72,7 @@ export type Item =
   | { kind: "plan_revised"; key: string; cause: string; titles: string[] }
   | { kind: "landing"; key: string; text: string; tone: "ok" | "warn" }
   /** A review decided, kept in the timeline: the review panel gives way to the next run's. */
-  | { kind: "decision"; key: string; decision: string; by: string; reverted?: Reverted }
+  | { kind: "decision"; key: string; decision: string; by: string; reverted?: Reverted; copied?: string[] }
   /** The evaluator compared this attempt with another of its group: which it prefers, and why.
    * `shownFirst`: this attempt was "the first" in its sentence. */
   | { kind: "compared"; key: string; other: string; shownFirst: boolean; prefers: "this" | "other" | "neither" | "disagreed"; reason: string; model: string }
@@ -402,7 +402,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "review_resolved":
       if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, blocked: undefined, decided: { decision: e.decision, by: e.by } };
-      push({ kind: "decision", key: `dec-${e.review_id}`, decision: e.decision, by: e.by });
+      // What was copied out of the worktree before the decision stays on its record.
+      push({ kind: "decision", key: `dec-${e.review_id}`, decision: e.decision, by: e.by, copied: next.review?.reviewId === e.review_id ? next.review.ignoredCopied?.copied : undefined });
       break;
     case "reverted": {
       const reverted = { restored: e.restored, deleted: e.deleted, kept: e.kept ?? [] };

@@ -157,6 +157,23 @@ describe("Session view", () => {
     expect(text.indexOf("Rejected by you"), "in the order it happened").toBeLessThan(text.indexOf("try again, smaller"));
   });
 
+  it("keeps what was copied out of the worktree in the decision's note once a follow-up runs", async () => {
+    script([
+      ...running(),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [], not_landed: [".env", "build/"] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "ignored_copied", copied: [".env"], left: [], failed: [] }),
+      ev({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: "and a README", reverted: false }),
+      ev({ type: "message_created", message_id: "u2", role: "user", text: "and a README" }),
+      ev({ type: "run_started", trigger: "message" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const notes = await screen.findAllByTestId("decision-note");
+    expect(notes.map((n) => n.textContent), "the copy is on the record with the decision it came before").toEqual([
+      "Changes requested by you. Copied into your checkout: .env.",
+    ]);
+  });
+
   it("Enter sends the review feedback; Shift+Enter makes a new line", async () => {
     const calls: Record<string, unknown>[] = [];
     const events = [
