@@ -576,6 +576,13 @@ pub fn remove(wt: &TaskWorktree, delete_branch: bool) -> Result<bool> {
     let repo = Path::new(&wt.repo);
     let folder = Path::new(&wt.folder);
     if repo.join(".git").exists() {
+        // Under the lock `add_empty` takes: the prune below removed the git folder of a worktree
+        // another task was adding that moment ("could not open .git/worktrees/…/gitdir"), and
+        // that task failed to start.
+        let _one_at_a_time = match common_dir(repo) {
+            Some(dir) => Some(crate::workspace::lock::FolderLock::acquire(&dir.join("finishline-worktree-add.lock"))?),
+            None => None,
+        };
         // Twice forced: the worktree is locked, and may hold changes nobody wants any more.
         if !git_ok(repo, &["worktree", "remove", "--force", "--force", &wt.folder]) && folder.exists() {
             std::fs::remove_dir_all(folder)?;

@@ -1,0 +1,49 @@
+//! Worktrees added while others are removed, in one repository, as when one task is decided
+//! while the next starts.
+
+use finishline_engine::workspace::worktree;
+use std::process::Command;
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_worktree_removed_while_another_is_added_fails_neither() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]);
+    let worktrees = dir.path().join("worktrees");
+    let r = worktree::repo_of(&repo, &worktrees).unwrap();
+    let rounds = 100;
+    let made: Vec<worktree::TaskWorktree> =
+        (0..rounds).map(|i| worktree::plan(&r, &worktrees, &format!("ses_{i:06}"), &format!("task {i}"), None, 0).unwrap()).collect();
+    // Half exist first; then the other half is added while the first half goes.
+    for wt in &made[..rounds / 2] {
+        worktree::add_empty(wt, "s").unwrap();
+    }
+    std::thread::scope(|s| {
+        let adds = s.spawn(|| made[rounds / 2..].iter().map(|wt| worktree::add_empty(wt, "s").map_err(|e| e.to_string())).collect::<Vec<_>>());
+        let removes = s.spawn(|| made[..rounds / 2].iter().map(|wt| worktree::remove(wt, true).map(|_| ()).map_err(|e| e.to_string())).collect::<Vec<_>>());
+        let (adds, removes) = (adds.join().unwrap(), removes.join().unwrap());
+        let failed: Vec<&String> = adds.iter().chain(removes.iter()).filter_map(|r| r.as_ref().err()).collect();
+        assert!(failed.is_empty(), "every add and removal went through: {failed:?}");
+    });
+    let out = Command::new("git").arg("-C").arg(&repo).args(["worktree", "list", "--porcelain"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    let out = Command::new("git").arg("-C").arg(&repo).args(["branch", "--format=%(refname:short)"]).output().unwrap();
+    let branches = String::from_utf8_lossy(&out.stdout).into_owned();
+    for wt in &made[..rounds / 2] {
+        assert!(!listed.contains(&wt.folder) && !std::path::Path::new(&wt.folder).exists(), "{} is gone: {listed}", wt.folder);
+        assert!(!branches.lines().any(|b| b == wt.branch), "and its branch {}: {branches}", wt.branch);
+    }
+    for wt in &made[rounds / 2..] {
+        assert!(listed.contains(&wt.folder), "{} is a worktree of the repository: {listed}", wt.folder);
+        assert!(branches.lines().any(|b| b == wt.branch), "on its branch {}: {branches}", wt.branch);
+    }
+}
