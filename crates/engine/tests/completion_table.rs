@@ -382,47 +382,6 @@ fn row_20_done_goes_to_review_as_verified() {
     assert_eq!(decide(&e, &cfg()), Action::Review { end_reason: EndReason::VerifiedDone, claim: Claim::Success, stuck: None });
 }
 
-fn answer(n: usize, addressed: bool, evidence: &str) -> finishline_engine::judge::criteria::CommentAnswer {
-    finishline_engine::judge::criteria::CommentAnswer { n, addressed, evidence: evidence.into() }
-}
-
-#[test]
-fn row_20b_done_but_a_review_comment_the_evaluator_finds_not_addressed_sends_it_back() {
-    let mut e = stop();
-    e.claim = claim(Claim::Success);
-    e.criteria = vec!["src/a.rs:3: rename x".into(), "src/b.rs:9: keep the log line".into()];
-    let mut v = verdict(Verdict::Done, &[], "");
-    v.comments = vec![answer(1, true, "renamed"), answer(2, false, "the log line was deleted")];
-    e.evaluation = Some(v);
-    match decide(&e, &cfg()) {
-        Action::Continue { source: ContinuationSource::ReviewComments, text, remaining } => {
-            assert!(text.contains("src/b.rs:9: keep the log line"), "it names the comment: {text}");
-            assert!(text.contains("the log line was deleted"), "and the evaluator's reason: {text}");
-            assert!(!text.contains("rename x"), "not the addressed one: {text}");
-            assert_eq!(remaining, vec!["src/b.rs:9: keep the log line".to_string()]);
-        }
-        other => panic!("expected the comment back, got {other:?}"),
-    }
-    // The same comments open a second time: stuck, not a loop.
-    e.previous_remaining = Some(vec!["src/b.rs:9: keep the log line".into()]);
-    assert_eq!(stuck_of(&decide(&e, &cfg())).map(|s| s.pattern), Some(StuckPattern::RemainingUnchanged));
-    // No budget left: the person decides; it is never verified done (no auto-approve).
-    e.previous_remaining = None;
-    e.counters.continuations_used = cfg().continuation_budget;
-    assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::CyclesExhausted));
-}
-
-#[test]
-fn row_20b_answers_that_name_no_shown_comment_or_agree_leave_a_done_verdict_done() {
-    let mut e = stop();
-    e.claim = claim(Claim::Success);
-    e.criteria = vec!["src/a.rs:3: rename x".into()];
-    let mut v = verdict(Verdict::Done, &[], "");
-    v.comments = vec![answer(1, true, ""), answer(0, false, "no such"), answer(7, false, "no such")];
-    e.evaluation = Some(v);
-    assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::VerifiedDone));
-}
-
 #[test]
 fn row_21_an_unavailable_verdict_is_unverified_never_done() {
     let mut e = stop();

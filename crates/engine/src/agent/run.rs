@@ -540,8 +540,7 @@ impl Run {
                         // In a plan step, an evaluation that leaves the same work open is a stall;
                         // too many and the step ends for the manager to replan.
                         let progress = self.evidence.previous_remaining.as_ref() != Some(&ev.remaining) || self.evidence.previous_remaining.is_none();
-                        // Done with a comment left (row 20b): what stays open is that comment.
-                        let remaining_now = if ev.verdict == crate::domain::Verdict::Done { remaining.clone() } else { ev.remaining.clone() };
+                        let remaining_now = ev.remaining.clone();
                         self.evidence.previous_remaining = Some(remaining_now.clone());
                         if self.step_stalled(progress) {
                             let stuck =
@@ -646,7 +645,6 @@ impl Run {
             evaluation: None,
             previous_remaining: self.evidence.previous_remaining.clone(),
             open_criteria: self.open_criteria(),
-            criteria: self.criteria.iter().map(|c| c.criterion()).collect(),
         };
         // A cut-off step continues the one before it, so it leaves "work open" as it was.
         let cut = matches!(out.end, StepEnd::Cut | StepEnd::Stopped(StopReason::Length))

@@ -160,9 +160,6 @@ pub struct Evidence {
     pub previous_remaining: Option<Vec<String>>,
     /// The person's review comments this run plainly has not addressed (found without a model).
     pub open_criteria: Vec<String>,
-    /// Every review comment, as the evaluator was shown them (`path:line: text`, in order): its
-    /// answers name them by number.
-    pub criteria: Vec<String>,
 }
 
 impl Evidence {
@@ -188,7 +185,6 @@ impl Evidence {
             evaluation: None,
             previous_remaining: None,
             open_criteria: vec![],
-            criteria: vec![],
         }
     }
 }
@@ -405,17 +401,7 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
     };
     match ev.verdict {
         Verdict::Stuck => stuck(StuckPattern::EvaluatorStuck, ev.stuck_reason.clone().unwrap_or_default()),
-        // Row 20b: done, but a comment of the person's not addressed in the evaluator's own words.
-        Verdict::Done => match unaddressed(e, ev) {
-            open if open.is_empty() => review(EndReason::VerifiedDone),
-            open => {
-                let remaining: Vec<String> = open.iter().map(|(c, _)| c.clone()).collect();
-                if e.previous_remaining.as_ref() == Some(&remaining) {
-                    return stuck(StuckPattern::RemainingUnchanged, remaining.join("; "));
-                }
-                continue_or_exhaust(ContinuationSource::ReviewComments, crate::judge::prompt::unaddressed_comments(&open), remaining)
-            }
-        },
+        Verdict::Done => review(EndReason::VerifiedDone),
         Verdict::Unavailable => review(EndReason::Unverified),
         Verdict::NotDone => {
             if e.previous_remaining.as_ref().is_some_and(|p| !p.is_empty() && *p == ev.remaining) {
@@ -427,13 +413,4 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
             continue_or_exhaust(ContinuationSource::Evaluator, crate::judge::prompt::evaluator(&ev.continuation_prompt, &ev.remaining), ev.remaining.clone())
         }
     }
-}
-
-/// The review comments the evaluator answered "not addressed" (a cautious answer holds), each
-/// with its reason, in the order shown. An answer naming no comment shown counts for nothing.
-fn unaddressed(e: &Evidence, ev: &EvaluationOutcome) -> Vec<(String, String)> {
-    let shown = e.criteria.len().min(crate::judge::criteria::SHOWN);
-    (1..=shown)
-        .filter_map(|n| ev.comments.iter().find(|a| a.n == n && !a.addressed).map(|a| (e.criteria[n - 1].clone(), a.evidence.trim().to_string())))
-        .collect()
 }

@@ -576,17 +576,21 @@ pub fn remove(wt: &TaskWorktree, delete_branch: bool) -> Result<bool> {
     let repo = Path::new(&wt.repo);
     let folder = Path::new(&wt.folder);
     if repo.join(".git").exists() {
-        // Under the lock `add_empty` takes: the prune below removed the git folder of a worktree
+        // The checkout goes first, outside the lock below: deleting a large one takes long, and
+        // a task starting in the repository waits for that lock. The worktree's own git folder
+        // stays whole meanwhile, as an add reading it expects.
+        if folder.exists() {
+            std::fs::remove_dir_all(folder)?;
+        }
+        // Under the lock `add_empty` takes: the prune removed the git folder of a worktree
         // another task was adding that moment ("could not open .git/worktrees/…/gitdir"), and
         // that task failed to start.
         let _one_at_a_time = match common_dir(repo) {
             Some(dir) => Some(crate::workspace::lock::FolderLock::acquire(&dir.join("finishline-worktree-add.lock"))?),
             None => None,
         };
-        // Twice forced: the worktree is locked, and may hold changes nobody wants any more.
-        if !git_ok(repo, &["worktree", "remove", "--force", "--force", &wt.folder]) && folder.exists() {
-            std::fs::remove_dir_all(folder)?;
-        }
+        // Twice forced: the worktree is locked. Its folder is gone; git forgets it.
+        let _ = git_ok(repo, &["worktree", "remove", "--force", "--force", &wt.folder]);
         let _ = git_ok(repo, &["worktree", "prune"]);
         if delete_branch && git_ok(repo, &["rev-parse", "-q", "--verify", &format!("refs/heads/{}", wt.branch)]) {
             return Ok(git_ok(repo, &["branch", "-D", &wt.branch]));
