@@ -126,7 +126,7 @@ async fn a_comment_the_evaluator_finds_not_addressed_sends_the_agent_back_even_w
         {"when": {"kind": "evaluator", "last_message_contains": "Fixing line 1"}, "reply": {"text": verdict(true, "notes.md line 1 now reads pear")}},
         {"when": {"kind": "evaluator", "last_message_contains": "say pear instead"}, "reply": {"text": verdict(false, "line 1 still says apple")}},
         {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-        {"when": {"kind": "agent", "last_message_contains": "independent review finds"}, "reply": {"text": "Fixing line 1.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n- cherry\n"}}]}},
+        {"when": {"kind": "agent", "last_message_contains": "An independent check found comments"}, "reply": {"text": "Fixing line 1.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n- cherry\n"}}]}},
         {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md is updated."}},
         {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Adding a fruit.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n- cherry\n"}}]}},
         {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
@@ -155,7 +155,7 @@ async fn a_comment_the_evaluator_finds_not_addressed_sends_the_agent_back_even_w
         .requests()
         .into_iter()
         .filter(|r| r.kind == fake_llm::RequestKind::Agent)
-        .find(|r| r.last_message.contains("independent review finds"))
+        .find(|r| r.last_message.contains("An independent check found comments"))
         .unwrap_or_else(|| panic!("the agent was sent back with the comment the evaluator found not addressed: {out}"));
     assert!(
         sent.last_message.contains("notes.md:1: say pear instead") && sent.last_message.contains("line 1 still says apple"),

@@ -471,6 +471,60 @@ async fn a_final_check_that_finds_work_missing_replans_and_the_added_step_finish
     );
 }
 
+/// A plan's final check is judged on the person's review comments too: the evaluator calls the
+/// work done but one comment not addressed, so the plan is revised with that comment and the task
+/// ends verified only once it is met.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_final_check_that_calls_the_work_done_with_a_review_comment_not_addressed_replans_for_it() {
+    let verdict = |addressed: bool, evidence: &str| {
+        json!({"text": json!({"done": true, "summary": "all done", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": "",
+            "comments": [{"n": 1, "addressed": addressed, "evidence": evidence}]}).to_string()})
+    };
+    let more = json!({"cause": "the person also wants d.txt", "steps": [{"title": "Write d.txt", "instructions": "Write d.txt.", "criteria": ["d.txt exists"], "depends_on": []}]});
+    let fix = json!({"cause": "a.txt still says what the comment asked to change", "steps": [{"title": "Fix a.txt", "instructions": "Write hello into a.txt.", "criteria": ["a.txt says hello"], "depends_on": []}]});
+    let h = Harness::new(
+        rules(json!([
+            {"when": {"kind": "manager"}, "reply": {"text": plan_json(&THREE[..2])}, "times": 1},
+            {"when": {"kind": "manager"}, "reply": {"text": more.to_string()}, "times": 1},
+            manager(json!({}), fix.to_string()),
+            {"when": {"kind": "evaluator", "any_message_contains": "<criteria>"}, "reply": verdict(false, "a.txt still says a.txt contents"), "times": 1},
+            evaluator_when(json!({"any_message_contains": "<criteria>"}), verdict(true, "a.txt says hello")),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "Wrote"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write d.txt"}), write("d.txt")),
+            agent(json!({"last_message_contains": "This step: Fix a.txt"}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "hello"}}]})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = start(&h, "write a.txt and b.txt", PlanMode::On).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    let review = o.review_id();
+    let comment = finishline_engine::judge::criteria::Comment {
+        id: String::new(),
+        path: "a.txt".into(),
+        start_line: 1,
+        end_line: 1,
+        side: finishline_engine::judge::criteria::DiffSide::New,
+        quote: "a.txt contents".into(),
+        text: "say hello".into(),
+    };
+    h.engine.comment(&review, comment).unwrap();
+    h.engine.submit_review(&review, Decision::RequestChanges, Some("also write d.txt".into()), false, false, DecidedBy::Person).unwrap();
+    let o = h.wait_idle(&o.session).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    assert_eq!(h.read("a.txt").as_deref(), Some("hello"), "a step was added for the comment the evaluator found not addressed, and it ran");
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "then the task is done");
+    let causes: Vec<String> =
+        o.events.iter().filter_map(|e| if let EngineEvent::PlanRevised { cause, .. } = &e.event { Some(cause.clone()) } else { None }).collect();
+    assert_eq!(causes.len(), 2, "once for the feedback, once for the comment: {causes:?}");
+    let asked = h.server.requests().into_iter().filter(|r| r.kind == RequestKind::Manager).any(|r| r.body.to_string().contains("say hello"));
+    assert!(asked, "the manager was told which comment is open");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manager_that_cannot_revise_the_plan_sends_the_task_to_review_as_plan_failed() {
     let h = Harness::new(

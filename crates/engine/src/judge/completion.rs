@@ -25,18 +25,19 @@
 //! | 11 | claim `blocked`                                                       | review, `claimed_blocked` |
 //! | 12 | claim `partial`                                                       | review, `claimed_partial` |
 //! | 13 | open todos, budget left                                               | continue, `todo_gate` |
+//! | 13b | a comment from the last review is on a file the run never touched, budget left | continue, `review_comments` |
 //! | 14 | "require complete_task" is on, no claim, budget left                   | continue, `missing_completion` |
 //! | 15 | verify commands exist, files changed, a command was given or success is claimed, not yet run this cycle | verify |
 //! | 16 | verification failed exactly as in the previous cycle                   | review, `stuck` |
 //! | 17 | verification failed, budget left (with no file changed, only a command given for this task or with the claim counts; another failure goes to the evaluator) | continue, `verification` |
 //! | 18 | not yet evaluated this cycle                                          | evaluate: is it done? |
 //! | 19 | verdict stuck (or done and stuck)                                      | review, `stuck` |
-//! | 20 | verdict done                                                          | review, `verified_done` |
+//! | 20 | verdict done (one that answers a review comment "not addressed" is read as not done where it comes in: `criteria::cautious`) | review, `verified_done` |
 //! | 21 | verdict unavailable                                                   | review, `unverified` |
 //! | 22 | not done, the remaining list is the same as the previous cycle's      | review, `stuck` |
 //! | 23 | not done with nothing remaining and no prompt                         | review, `unverified` |
 //! | 24 | not done, budget left                                                 | continue, `evaluator` |
-//! | 25 | a continuation is due (rows 13, 14, 17, 24) but the budget is spent   | review, `cycles_exhausted` |
+//! | 25 | a continuation is due (rows 13, 13b, 14, 17, 24) but the budget is spent | review, `cycles_exhausted` |
 
 use serde::Serialize;
 

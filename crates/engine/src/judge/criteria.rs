@@ -32,12 +32,12 @@ pub struct Comment {
 }
 
 impl Comment {
-    /// `src/a.rs:12-14`.
     /// The comment as a criterion: where and what, `src/a.rs:12: rename x`.
     pub fn criterion(&self) -> String {
         format!("{}: {}", self.location(), self.text.trim())
     }
 
+    /// `src/a.rs:12-14`.
     pub fn location(&self) -> String {
         if self.start_line == self.end_line {
             format!("{}:{}", self.path, self.start_line)
@@ -202,6 +202,31 @@ pub fn settle(
         .collect()
 }
 
+/// A verdict of done that answers one of the person's comments "not addressed" contradicts itself
+/// (the evaluator is told the work is done only when every comment is): it is read as not done,
+/// those comments remaining, each with the evaluator's reason. Read here, where the verdict comes
+/// in, every use of it agrees: the continuation, a plan's last step and final check, the review's
+/// remaining list, the stall count. `criteria` as the evaluator was shown them; an answer for no
+/// comment shown counts for nothing, and of two answers for one the cautious holds.
+pub fn cautious(mut outcome: crate::judge::completion::EvaluationOutcome, criteria: &[String]) -> crate::judge::completion::EvaluationOutcome {
+    if outcome.verdict != crate::domain::Verdict::Done {
+        return outcome;
+    }
+    let open: Vec<(String, String)> = criteria
+        .iter()
+        .take(SHOWN)
+        .enumerate()
+        .filter_map(|(i, c)| outcome.comments.iter().find(|a| a.n == i + 1 && !a.addressed).map(|a| (c.clone(), a.evidence.trim().to_string())))
+        .collect();
+    if open.is_empty() {
+        return outcome;
+    }
+    outcome.verdict = crate::domain::Verdict::NotDone;
+    outcome.continuation_prompt = crate::judge::prompt::unaddressed_comments(&open);
+    outcome.remaining.extend(open.into_iter().map(|(c, _)| c));
+    outcome
+}
+
 fn significant_words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric() && c != '_').filter(|w| w.len() >= 4).map(|w| w.to_lowercase()).collect()
 }
@@ -220,6 +245,47 @@ mod tests {
             quote: "let x = 1;\nlet y = 2;".into(),
             text: text.into(),
         }
+    }
+
+    fn done_answering(answers: Vec<CommentAnswer>) -> crate::judge::completion::EvaluationOutcome {
+        crate::judge::completion::EvaluationOutcome {
+            verdict: crate::domain::Verdict::Done,
+            summary: "all done".into(),
+            remaining: vec![],
+            continuation_prompt: String::new(),
+            stuck_reason: None,
+            output_data: None,
+            comments: answers,
+        }
+    }
+
+    fn answer(n: usize, addressed: bool, evidence: &str) -> CommentAnswer {
+        CommentAnswer { n, addressed, evidence: evidence.into() }
+    }
+
+    #[test]
+    fn done_with_a_comment_answered_not_addressed_is_read_as_not_done_naming_it_and_why() {
+        let criteria = vec!["src/a.rs:3: rename x".to_string(), "src/b.rs:9: keep the log line".to_string()];
+        let read = cautious(done_answering(vec![answer(1, true, "renamed"), answer(2, false, "the log line was deleted")]), &criteria);
+        assert_eq!(read.verdict, crate::domain::Verdict::NotDone);
+        assert_eq!(read.remaining, vec!["src/b.rs:9: keep the log line".to_string()], "only the open one remains");
+        assert!(read.continuation_prompt.contains("src/b.rs:9: keep the log line: the log line was deleted"), "{}", read.continuation_prompt);
+        assert!(!read.continuation_prompt.contains("rename x"));
+        // Two answers for one comment: the cautious one holds.
+        let read = cautious(done_answering(vec![answer(1, true, ""), answer(1, false, "still x")]), &criteria[..1]);
+        assert_eq!(read.verdict, crate::domain::Verdict::NotDone);
+    }
+
+    #[test]
+    fn answers_for_no_comment_shown_or_all_addressed_leave_done_done() {
+        let criteria = vec!["src/a.rs:3: rename x".to_string()];
+        let read = cautious(done_answering(vec![answer(1, true, ""), answer(0, false, "?"), answer(2, false, "?")]), &criteria);
+        assert_eq!(read, done_answering(vec![answer(1, true, ""), answer(0, false, "?"), answer(2, false, "?")]));
+        let many: Vec<String> = (0..SHOWN + 5).map(|i| format!("f.rs:{i}: c")).collect();
+        let read = cautious(done_answering(vec![answer(SHOWN + 1, false, "never shown")]), &many);
+        assert_eq!(read.verdict, crate::domain::Verdict::Done, "a comment past those shown was never asked about");
+        let not_done = crate::judge::completion::EvaluationOutcome { verdict: crate::domain::Verdict::NotDone, ..done_answering(vec![answer(1, false, "x")]) };
+        assert_eq!(cautious(not_done.clone(), &criteria), not_done, "a verdict of not done keeps its own words");
     }
 
     #[test]

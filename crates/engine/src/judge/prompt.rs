@@ -62,10 +62,11 @@ pub fn open_criteria(open: &[String]) -> String {
     )
 }
 
-/// The person's review comments the evaluator found not addressed, with its reasons.
+/// What an evaluator that called the work done said of the person's review comments it found not
+/// addressed: the opening of its continuation (the comments follow as what is still to do).
 pub fn unaddressed_comments(open: &[(String, String)]) -> String {
-    let list: String = open.iter().map(|(c, why)| if why.is_empty() { format!("\n- {c}") } else { format!("\n- {c} (found: {why})") }).collect();
-    format!("You stopped, but an independent review finds these comments from the person's review not addressed yet:{list}\nAddress each of them, then finish.")
+    let list: String = open.iter().map(|(c, why)| if why.is_empty() { format!("\n- {c}") } else { format!("\n- {c}: {why}") }).collect();
+    format!("An independent check found comments from the person's review not addressed yet:{list}\nAddress each of them, then finish.")
 }
 
 /// The todo gate for an external agent, which keeps its list in its own tool or ACP plan.
