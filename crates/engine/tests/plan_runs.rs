@@ -480,7 +480,10 @@ async fn a_final_check_that_calls_the_work_done_with_a_review_comment_not_addres
         json!({"text": json!({"done": true, "summary": "all done", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": "",
             "comments": [{"n": 1, "addressed": addressed, "evidence": evidence}]}).to_string()})
     };
-    let more = json!({"cause": "the person also wants d.txt", "steps": [{"title": "Write d.txt", "instructions": "Write d.txt.", "criteria": ["d.txt exists"], "depends_on": []}]});
+    let more = json!({"cause": "the person also wants d.txt", "steps": [
+        {"title": "Write d.txt", "instructions": "Write d.txt.", "criteria": ["d.txt lists the fruits"], "depends_on": []},
+        {"title": "Write e.txt", "instructions": "Write e.txt.", "criteria": ["e.txt exists"], "depends_on": []}
+    ]});
     let fix = json!({"cause": "a.txt still says what the comment asked to change", "steps": [{"title": "Fix a.txt", "instructions": "Write hello into a.txt.", "criteria": ["a.txt says hello"], "depends_on": []}]});
     let h = Harness::new(
         rules(json!([
@@ -494,7 +497,12 @@ async fn a_final_check_that_calls_the_work_done_with_a_review_comment_not_addres
             agent(json!({"last_message_contains": "Wrote"}), json!({"text": DONE})),
             agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
             agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
-            agent(json!({"last_message_contains": "This step: Write d.txt"}), write("d.txt")),
+            // d.txt's step touches a.txt too, not as the comment asked.
+            agent(
+                json!({"last_message_contains": "This step: Write d.txt"}),
+                json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "d.txt", "content": "apple, pear"}}, {"name": "write_file", "arguments": {"path": "a.txt", "content": "a.txt contents, again"}}]})
+            ),
+            agent(json!({"last_message_contains": "This step: Write e.txt"}), write("e.txt")),
             agent(json!({"last_message_contains": "This step: Fix a.txt"}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "hello"}}]})),
         ])),
         Setup::default(),
@@ -523,6 +531,17 @@ async fn a_final_check_that_calls_the_work_done_with_a_review_comment_not_addres
     assert_eq!(causes.len(), 2, "once for the feedback, once for the comment: {causes:?}");
     let asked = h.server.requests().into_iter().filter(|r| r.kind == RequestKind::Manager).any(|r| r.body.to_string().contains("say hello"));
     assert!(asked, "the manager was told which comment is open");
+    // A step before the last is judged on its own work: the comments are the whole task's.
+    let step_judged =
+        h.server.requests().into_iter().filter(|r| r.kind == RequestKind::Evaluator && r.body.to_string().contains("judge only this step")).count();
+    assert!(step_judged > 0, "d.txt's criterion needs a reader");
+    let with_comments = h
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.kind == RequestKind::Evaluator && r.body.to_string().contains("judge only this step") && r.body.to_string().contains("<criteria>"))
+        .count();
+    assert_eq!(with_comments, 0, "no step before the last is judged on the person's comments");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -393,13 +393,19 @@ impl Run {
     /// The review comments this run plainly has not addressed: their files are untouched since
     /// the review. Found without a model; the evaluator judges the rest.
     pub(super) fn open_criteria(&mut self) -> Vec<String> {
-        if self.criteria.is_empty() {
+        if self.criteria.is_empty() || !self.judges_whole() {
             return vec![];
         }
         // A comment is addressed by the runs since it was made, even in an attempt.
         let changed: Vec<String> = self.since(Since::Decision).changes().into_iter().map(|c| c.path).collect();
         let found = crate::judge::criteria::check_without_model(&self.criteria, &changed);
         found.into_iter().flatten().map(|r| r.text).collect()
+    }
+
+    /// Whether this run's judgement is of the whole task: not a plan step before the last, which
+    /// is judged on its own work. The person's review comments are the whole task's criteria.
+    pub(super) fn judges_whole(&self) -> bool {
+        self.plan_step.as_ref().is_none_or(|s| s.last) || self.judge_whole
     }
 
     /// Judges the criteria after an evaluation (or without one) and records the result.
@@ -410,7 +416,7 @@ impl Run {
         summary: &str,
         answers: &[crate::judge::criteria::CommentAnswer],
     ) -> crate::Result<()> {
-        if self.criteria.is_empty() {
+        if self.criteria.is_empty() || !self.judges_whole() {
             return Ok(());
         }
         let changed: Vec<String> = self.since(Since::Decision).changes().into_iter().map(|c| c.path).collect();

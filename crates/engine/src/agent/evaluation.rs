@@ -79,9 +79,9 @@ impl Run {
             question: Some(question),
             instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
             // The last step has no later steps to feed.
-            plan_step: self.plan_step.as_ref().is_some_and(|s| !s.last) && !self.judge_whole,
+            plan_step: !self.judges_whole(),
             audit,
-            criteria: self.criteria.iter().map(|c| c.criterion()).collect(),
+            criteria: if self.judges_whole() { self.criteria.iter().map(|c| c.criterion()).collect() } else { vec![] },
         };
         let result = evaluator::evaluate(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await;
         let Some(r) = result else { return Err(Halt::Cancelled) };
