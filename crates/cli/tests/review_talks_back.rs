@@ -166,6 +166,63 @@ async fn a_comment_the_evaluator_finds_not_addressed_sends_the_agent_back_even_w
     assert_eq!(std::fs::read_to_string(e.ws.join("notes.md")).unwrap(), "- pear\n- banana\n- cherry\n", "a plain folder: the work is in place");
 }
 
+/// The evaluator keeps calling the work done with one comment open: the run stops as stuck on that
+/// comment, and the checklist quotes only what the evaluator said of each comment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_left_open_twice_is_stuck_and_the_checklist_quotes_only_the_evaluators_words() {
+    let open = json!({"done": true, "summary": "notes.md lists three fruits", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": "",
+        "comments": [{"n": 1, "addressed": false, "evidence": "line 1 still says apple"}]});
+    let server = fake(json!([
+        {"when": {"kind": "evaluator", "last_message_contains": "say pear instead"}, "reply": {"text": open.to_string()}},
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md is updated."}},
+        {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Adding a fruit.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n- cherry\n"}}]}},
+        {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}
+    ]))
+    .await;
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let (ws, data, u) = (e.ws.to_string_lossy().into_owned(), e.data.clone(), url.clone());
+    let first = tokio::task::spawn_blocking(move || {
+        finishline(&["run", "create notes.md with fruits", "--workspace", &ws, "--base-url", &u, "--model", "m", "--json"], &data)
+    })
+    .await
+    .unwrap();
+    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let (data, u) = (e.data.clone(), url.clone());
+    let second = tokio::task::spawn_blocking(move || {
+        finishline(
+            &[
+                "sessions",
+                "review",
+                &id,
+                "--request-changes",
+                "--comment",
+                "notes.md:1=say pear instead",
+                "--comment",
+                "notes.md:2=keep banana",
+                "--base-url",
+                &u,
+                "--model",
+                "m",
+            ],
+            &data,
+        )
+    })
+    .await
+    .unwrap();
+    let out = String::from_utf8_lossy(&second.stdout);
+    assert_eq!(second.status.code(), Some(6), "{out}\n{}", String::from_utf8_lossy(&second.stderr));
+    assert!(out.contains("end reason stuck"), "the same comment open twice is a stall, not a loop: {out}");
+    assert!(out.contains("⚖ evaluator: not_done — 1 of your review comments not addressed"), "never shown as done: {out}");
+    assert!(out.contains("☐ unmet: notes.md:1: say pear instead (the evaluator: line 1 still says apple)"), "{out}");
+    assert!(
+        out.contains("☑ met: notes.md:2: keep banana (the evaluator found the whole work done"),
+        "a comment it gave no word on follows its own verdict, never another comment's words: {out}"
+    );
+}
+
 /// A task started with `--verify` keeps its check: "Request changes" later, without repeating
 /// the flag, still runs the command before the work goes back to the person, so a follow-up
 /// that breaks it is sent back instead of coming back "verified done".

@@ -416,7 +416,7 @@ impl Run {
         summary: &str,
         answers: &[crate::judge::criteria::CommentAnswer],
     ) -> crate::Result<()> {
-        if self.criteria.is_empty() || !self.judges_whole() {
+        if self.criteria.is_empty() {
             return Ok(());
         }
         let changed: Vec<String> = self.since(Since::Decision).changes().into_iter().map(|c| c.path).collect();

@@ -89,36 +89,43 @@ impl Run {
             // A verdict that arrives after cancel belongs to nobody.
             return Err(Halt::Cancelled);
         }
+        // A done that leaves one of the person's comments open is read as not done, here, before
+        // anything uses it; the checklist settles on what the evaluator itself said.
+        let said = r.outcome.clone();
+        let outcome = match question {
+            EvaluationQuestion::Done => crate::judge::criteria::cautious(r.outcome, &input.criteria),
+            EvaluationQuestion::AnnouncedAction => r.outcome,
+        };
         // The narrow conversation question is not a verdict on the task: it is shown as what it
         // was, and never as "Evaluator: done".
         if question == EvaluationQuestion::Done {
             // The last step's evaluation judged the whole request too (see `judged_task`).
-            if self.plan_step.as_ref().is_some_and(|s| s.last) && !self.judge_whole && r.outcome.verdict == Verdict::Done {
+            if self.plan_step.as_ref().is_some_and(|s| s.last) && !self.judge_whole && outcome.verdict == Verdict::Done {
                 self.evidence.whole_judged = true;
             }
-            self.evidence.last_verdict = Some(r.outcome.verdict);
-            self.evidence.last_verdict_summary = Some(r.outcome.summary.clone()).filter(|s| !s.trim().is_empty());
-            self.evidence.last_verdict_output_data = r.outcome.output_data.clone();
+            self.evidence.last_verdict = Some(outcome.verdict);
+            self.evidence.last_verdict_summary = Some(outcome.summary.clone()).filter(|s| !s.trim().is_empty());
+            self.evidence.last_verdict_output_data = outcome.output_data.clone();
         }
         self.emit(EngineEvent::Evaluation {
             cycle,
-            verdict: r.outcome.verdict,
-            summary: r.outcome.summary.clone(),
-            remaining: r.outcome.remaining.clone(),
-            stuck_reason: r.outcome.stuck_reason.clone(),
+            verdict: outcome.verdict,
+            summary: outcome.summary.clone(),
+            remaining: outcome.remaining.clone(),
+            stuck_reason: outcome.stuck_reason.clone(),
             model: endpoint.model.clone(),
             parse_ok: r.parse_ok,
             usage: r.usage,
             question,
         })?;
-        if question == EvaluationQuestion::Done {
-            let done = match r.outcome.verdict {
+        if question == EvaluationQuestion::Done && self.judges_whole() {
+            let done = match said.verdict {
                 Verdict::Done => Some(true),
                 Verdict::NotDone | Verdict::Stuck => Some(false),
                 Verdict::Unavailable => None,
             };
-            self.check_criteria(done, &r.outcome.remaining, &r.outcome.summary, &r.outcome.comments)?;
+            self.check_criteria(done, &said.remaining, &said.summary, &said.comments)?;
         }
-        Ok(r.outcome)
+        Ok(outcome)
     }
 }

@@ -204,10 +204,12 @@ pub fn settle(
 
 /// A verdict of done that answers one of the person's comments "not addressed" contradicts itself
 /// (the evaluator is told the work is done only when every comment is): it is read as not done,
-/// those comments remaining, each with the evaluator's reason. Read here, where the verdict comes
-/// in, every use of it agrees: the continuation, a plan's last step and final check, the review's
-/// remaining list, the stall count. `criteria` as the evaluator was shown them; an answer for no
-/// comment shown counts for nothing, and of two answers for one the cautious holds.
+/// the open comments its remaining items (only they: the same ones open twice is a stall), its
+/// continuation naming each with the evaluator's reason, its summary saying so. The run reads
+/// every verdict through this, so each use agrees: the continuation, a plan's last step and final
+/// check, the review's remaining list, the stall count. `criteria` as the evaluator was shown
+/// them; an answer for no comment shown counts for nothing, and of two answers for one the
+/// cautious holds.
 pub fn cautious(mut outcome: crate::judge::completion::EvaluationOutcome, criteria: &[String]) -> crate::judge::completion::EvaluationOutcome {
     if outcome.verdict != crate::domain::Verdict::Done {
         return outcome;
@@ -221,9 +223,13 @@ pub fn cautious(mut outcome: crate::judge::completion::EvaluationOutcome, criter
     if open.is_empty() {
         return outcome;
     }
+    let said = outcome.summary.trim();
+    let of = format!("{} of your review comments", open.len());
+    outcome.summary =
+        if said.is_empty() { format!("{of} not addressed.") } else { format!("{of} not addressed (the evaluator called the rest done: {said}).") };
     outcome.verdict = crate::domain::Verdict::NotDone;
     outcome.continuation_prompt = crate::judge::prompt::unaddressed_comments(&open);
-    outcome.remaining.extend(open.into_iter().map(|(c, _)| c));
+    outcome.remaining = open.into_iter().map(|(c, _)| c).collect();
     outcome
 }
 
@@ -271,6 +277,7 @@ mod tests {
         assert_eq!(read.remaining, vec!["src/b.rs:9: keep the log line".to_string()], "only the open one remains");
         assert!(read.continuation_prompt.contains("src/b.rs:9: keep the log line: the log line was deleted"), "{}", read.continuation_prompt);
         assert!(!read.continuation_prompt.contains("rename x"));
+        assert_eq!(read.summary, "1 of your review comments not addressed (the evaluator called the rest done: all done).", "not shown as done");
         // Two answers for one comment: the cautious one holds.
         let read = cautious(done_answering(vec![answer(1, true, ""), answer(1, false, "still x")]), &criteria[..1]);
         assert_eq!(read.verdict, crate::domain::Verdict::NotDone);

@@ -449,7 +449,7 @@ pub async fn evaluate(
     let answer =
         crate::judge::ladder::ask(provider, |mode| build_request(model, input, mode), |text| parse_verdict(text, question), policy, cancel).await.ok()?;
     let (outcome, parse_ok) = match answer.value {
-        Ok(outcome) => (crate::judge::criteria::cautious(outcome, &input.criteria), true),
+        Ok(outcome) => (outcome, true),
         Err(Unusable::Unreachable(msg)) => (unavailable(format!("The evaluator could not be reached: {msg}")), false),
         Err(Unusable::Refused) => (unavailable("The evaluator refused to judge.".into()), false),
         Err(Unusable::CutOff) => (unavailable("The evaluator's answer was cut off.".into()), false),
