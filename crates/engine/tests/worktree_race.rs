@@ -54,3 +54,44 @@ fn add_while_removing() {
         assert!(branches.lines().any(|b| b == wt.branch), "on its branch {}: {branches}", wt.branch);
     }
 }
+
+/// Takes the immutable flag off again however the test ends, so its folder can go.
+struct Immutable(std::path::PathBuf);
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_worktree_whose_files_cannot_all_be_deleted_is_unlocked_so_git_can_forget_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]);
+    let worktrees = dir.path().join("worktrees");
+    let r = worktree::repo_of(&repo, &worktrees).unwrap();
+    let wt = worktree::plan(&r, &worktrees, "ses_000001", "task", None, 0).unwrap();
+    worktree::add_empty(&wt, "s").unwrap();
+    // A file nothing may delete (what a file held open elsewhere, or a folder a tool locked, is).
+    let stuck = std::path::Path::new(&wt.folder).join("sub").join("held");
+    std::fs::create_dir_all(stuck.parent().unwrap()).unwrap();
+    std::fs::write(&stuck, "x").unwrap();
+    let flagged = Command::new("chattr").arg("+i").arg(&stuck).output().unwrap();
+    assert!(flagged.status.success(), "this test needs chattr +i (root, ext4): {}", String::from_utf8_lossy(&flagged.stderr));
+    let _unflag = Immutable(stuck.clone());
+    assert!(worktree::remove(&wt, true).is_err(), "the failure is told");
+    let out = Command::new("git").arg("-C").arg(&repo).args(["worktree", "list", "--porcelain"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(!listed.contains("locked"), "what is left is no longer a locked worktree of the person's repository: {listed}");
+    drop(_unflag);
+    // Once it can go, a prune forgets it (as the next start's sweep, or the person's own, does).
+    std::fs::remove_dir_all(&wt.folder).unwrap();
+    git(&repo, &["worktree", "prune"]);
+    let out = Command::new("git").arg("-C").arg(&repo).args(["worktree", "list", "--porcelain"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(&wt.folder), "then it is gone from the list");
+}

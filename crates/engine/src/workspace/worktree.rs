@@ -579,9 +579,7 @@ pub fn remove(wt: &TaskWorktree, delete_branch: bool) -> Result<bool> {
         // The checkout goes first, outside the lock below: deleting a large one takes long, and
         // a task starting in the repository waits for that lock. The worktree's own git folder
         // stays whole meanwhile, as an add reading it expects.
-        if folder.exists() {
-            std::fs::remove_dir_all(folder)?;
-        }
+        let deleted = if folder.exists() { std::fs::remove_dir_all(folder) } else { Ok(()) };
         // Under the lock `add_empty` takes: the prune removed the git folder of a worktree
         // another task was adding that moment ("could not open .git/worktrees/…/gitdir"), and
         // that task failed to start.
@@ -589,9 +587,21 @@ pub fn remove(wt: &TaskWorktree, delete_branch: bool) -> Result<bool> {
             Some(dir) => Some(crate::workspace::lock::FolderLock::acquire(&dir.join("finishline-worktree-add.lock"))?),
             None => None,
         };
-        // Twice forced: the worktree is locked. Its folder is gone; git forgets it.
-        let _ = git_ok(repo, &["worktree", "remove", "--force", "--force", &wt.folder]);
+        // Twice forced: the worktree is locked. Git forgets it, and deletes what a failed delete
+        // above left where it can.
+        let forgotten = git_ok(repo, &["worktree", "remove", "--force", "--force", &wt.folder]);
+        if !forgotten {
+            // Something in it cannot be deleted: unlocked, so `git worktree prune` (ours below,
+            // the person's, the next start's sweep) forgets it once it is gone, instead of the
+            // person's repository keeping a locked worktree for good.
+            let _ = git_ok(repo, &["worktree", "unlock", &wt.folder]);
+        }
         let _ = git_ok(repo, &["worktree", "prune"]);
+        if let Err(e) = deleted {
+            if folder.exists() {
+                return Err(e.into());
+            }
+        }
         if delete_branch && git_ok(repo, &["rev-parse", "-q", "--verify", &format!("refs/heads/{}", wt.branch)]) {
             return Ok(git_ok(repo, &["branch", "-D", &wt.branch]));
         }
