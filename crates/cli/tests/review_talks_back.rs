@@ -18,6 +18,23 @@ async fn fake(rules: serde_json::Value) -> FakeServer {
 const VERDICT_DONE: &str =
     "{\"done\": true, \"summary\": \"the test passes now\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
 
+/// A first run that ends waiting for review, then Request changes on it with `comments`
+/// (`path:line=text`): what that second command printed and how it ended.
+async fn run_then_comment(e: &Env, url: &str, task: &str, comments: &[&str]) -> std::process::Output {
+    let run: Vec<String> = ["run", task, "--workspace", &e.ws.to_string_lossy(), "--base-url", url, "--model", "m", "--json"].map(String::from).to_vec();
+    let data = e.data.clone();
+    let first = tokio::task::spawn_blocking(move || finishline(&run.iter().map(String::as_str).collect::<Vec<_>>(), &data)).await.unwrap();
+    assert_eq!(first.status.code(), Some(6), "waits for review");
+    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let mut review: Vec<String> = ["sessions", "review", &id, "--request-changes"].map(String::from).to_vec();
+    for c in comments {
+        review.extend(["--comment".to_string(), c.to_string()]);
+    }
+    review.extend(["--base-url", url, "--model", "m"].map(String::from));
+    let data = e.data.clone();
+    tokio::task::spawn_blocking(move || finishline(&review.iter().map(String::as_str).collect::<Vec<_>>(), &data)).await.unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_assertion_is_flagged_and_never_approved_automatically() {
     let server = fake(json!([
@@ -78,20 +95,7 @@ async fn comments_on_diff_lines_reach_the_agent_as_a_continuation_and_come_back_
     .await;
     let e = env();
     let url = server.base_url(Protocol::Openai);
-    let (ws, data, u) = (e.ws.to_string_lossy().into_owned(), e.data.clone(), url.clone());
-    let first = tokio::task::spawn_blocking(move || {
-        finishline(&["run", "create notes.md with two fruits", "--workspace", &ws, "--base-url", &u, "--model", "m", "--json"], &data)
-    })
-    .await
-    .unwrap();
-    assert_eq!(first.status.code(), Some(6), "waits for review");
-    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
-    let (data, u) = (e.data.clone(), url.clone());
-    let second = tokio::task::spawn_blocking(move || {
-        finishline(&["sessions", "review", &id, "--request-changes", "--comment", "notes.md:1=say pear instead", "--base-url", &u, "--model", "m"], &data)
-    })
-    .await
-    .unwrap();
+    let second = run_then_comment(&e, &url, "create notes.md with two fruits", &["notes.md:1=say pear instead"]).await;
     let out = String::from_utf8_lossy(&second.stdout);
     assert_eq!(second.status.code(), Some(6), "the next run ends at the next review: {out}\n{}", String::from_utf8_lossy(&second.stderr));
     let sent = server
@@ -135,20 +139,7 @@ async fn a_comment_the_evaluator_finds_not_addressed_sends_the_agent_back_even_w
     .await;
     let e = env();
     let url = server.base_url(Protocol::Openai);
-    let (ws, data, u) = (e.ws.to_string_lossy().into_owned(), e.data.clone(), url.clone());
-    let first = tokio::task::spawn_blocking(move || {
-        finishline(&["run", "create notes.md with fruits", "--workspace", &ws, "--base-url", &u, "--model", "m", "--json"], &data)
-    })
-    .await
-    .unwrap();
-    assert_eq!(first.status.code(), Some(6), "waits for review");
-    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
-    let (data, u) = (e.data.clone(), url.clone());
-    let second = tokio::task::spawn_blocking(move || {
-        finishline(&["sessions", "review", &id, "--request-changes", "--comment", "notes.md:1=say pear instead", "--base-url", &u, "--model", "m"], &data)
-    })
-    .await
-    .unwrap();
+    let second = run_then_comment(&e, &url, "create notes.md with fruits", &["notes.md:1=say pear instead"]).await;
     let out = String::from_utf8_lossy(&second.stdout);
     assert_eq!(second.status.code(), Some(6), "the next run ends at the next review: {out}\n{}", String::from_utf8_lossy(&second.stderr));
     let sent = server
@@ -183,35 +174,7 @@ async fn a_comment_left_open_twice_is_stuck_and_the_checklist_quotes_only_the_ev
     .await;
     let e = env();
     let url = server.base_url(Protocol::Openai);
-    let (ws, data, u) = (e.ws.to_string_lossy().into_owned(), e.data.clone(), url.clone());
-    let first = tokio::task::spawn_blocking(move || {
-        finishline(&["run", "create notes.md with fruits", "--workspace", &ws, "--base-url", &u, "--model", "m", "--json"], &data)
-    })
-    .await
-    .unwrap();
-    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
-    let (data, u) = (e.data.clone(), url.clone());
-    let second = tokio::task::spawn_blocking(move || {
-        finishline(
-            &[
-                "sessions",
-                "review",
-                &id,
-                "--request-changes",
-                "--comment",
-                "notes.md:1=say pear instead",
-                "--comment",
-                "notes.md:2=keep banana",
-                "--base-url",
-                &u,
-                "--model",
-                "m",
-            ],
-            &data,
-        )
-    })
-    .await
-    .unwrap();
+    let second = run_then_comment(&e, &url, "create notes.md with fruits", &["notes.md:1=say pear instead", "notes.md:2=keep banana"]).await;
     let out = String::from_utf8_lossy(&second.stdout);
     assert_eq!(second.status.code(), Some(6), "{out}\n{}", String::from_utf8_lossy(&second.stderr));
     assert!(out.contains("end reason stuck"), "the same comment open twice is a stall, not a loop: {out}");

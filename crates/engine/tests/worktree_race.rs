@@ -9,6 +9,19 @@ fn git(dir: &std::path::Path, args: &[&str]) {
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// A repository with one commit, and the folder it is in (worktrees go beside it).
+fn repository() -> (tempfile::TempDir, std::path::PathBuf, worktree::Repo) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]);
+    let r = worktree::repo_of(&repo, &dir.path().join("worktrees")).unwrap();
+    (dir, repo, r)
+}
+
 #[test]
 fn a_worktree_removed_while_another_is_added_fails_neither() {
     // Three times over: once, the race was lost in about three runs of four without the lock.
@@ -18,15 +31,8 @@ fn a_worktree_removed_while_another_is_added_fails_neither() {
 }
 
 fn add_while_removing() {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    git(&repo, &["init", "-q", "-b", "main"]);
-    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
-    git(&repo, &["add", "."]);
-    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]);
+    let (dir, repo, r) = repository();
     let worktrees = dir.path().join("worktrees");
-    let r = worktree::repo_of(&repo, &worktrees).unwrap();
     let rounds = 100;
     let made: Vec<worktree::TaskWorktree> =
         (0..rounds).map(|i| worktree::plan(&r, &worktrees, &format!("ses_{i:06}"), &format!("task {i}"), None, 0).unwrap()).collect();
@@ -66,15 +72,8 @@ impl Drop for Immutable {
 
 #[test]
 fn a_worktree_whose_files_cannot_all_be_deleted_is_unlocked_so_git_can_forget_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    git(&repo, &["init", "-q", "-b", "main"]);
-    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
-    git(&repo, &["add", "."]);
-    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]);
+    let (dir, repo, r) = repository();
     let worktrees = dir.path().join("worktrees");
-    let r = worktree::repo_of(&repo, &worktrees).unwrap();
     let wt = worktree::plan(&r, &worktrees, "ses_000001", "task", None, 0).unwrap();
     worktree::add_empty(&wt, "s").unwrap();
     // A file nothing may delete (what a file held open elsewhere, or a folder a tool locked, is).
