@@ -33,17 +33,28 @@ fn line(t: &EvaluatorTrust) -> String {
 }
 
 pub fn evaluator(common: &Common) -> u8 {
+    print_rows(common, |store| store.evaluator_trust(), "No reviews decided by a person after an evaluator verdict yet.", line)
+}
+
+/// Prints the store's rows, one JSON object a line with `--json`, else in words (`none` when
+/// there are none yet).
+fn print_rows<T: serde::Serialize>(
+    common: &Common,
+    rows: impl FnOnce(&finishline_engine::store::Store) -> finishline_engine::Result<Vec<T>>,
+    none: &str,
+    words: impl Fn(&T) -> String,
+) -> u8 {
     let store = match open(common) {
         Ok(s) => s,
         Err(c) => return c,
     };
-    match store.evaluator_trust() {
+    match rows(&store) {
         Err(e) => {
             eprintln!("finishline: {e}");
             exit::FAILED
         }
         Ok(rows) if rows.is_empty() && !common.json => {
-            outln!("No reviews decided by a person after an evaluator verdict yet.");
+            outln!("{none}");
             exit::OK
         }
         Ok(rows) => {
@@ -51,7 +62,7 @@ pub fn evaluator(common: &Common) -> u8 {
                 if common.json {
                     outln!("{}", serde_json::to_string(t).unwrap_or_default());
                 } else {
-                    outln!("{}", line(t));
+                    outln!("{}", words(t));
                 }
             }
             exit::OK
@@ -69,35 +80,19 @@ fn share(part: u32, of: u32) -> String {
 
 /// `finishline stats agents`: which agent to send which task to, from the person's own history.
 pub fn agents(common: &Common) -> u8 {
-    let store = match open(common) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    match store.agent_trust() {
-        Err(e) => {
-            eprintln!("finishline: {e}");
-            exit::FAILED
-        }
-        Ok(rows) if rows.is_empty() && !common.json => {
-            outln!("No tasks yet.");
-            exit::OK
-        }
-        Ok(rows) => {
-            for t in &rows {
-                if common.json {
-                    outln!("{}", serde_json::to_string(t).unwrap_or_default());
-                } else {
-                    let name = if t.model.is_empty() { t.agent.clone() } else { format!("{} ({})", t.agent, t.model) };
-                    outln!(
-                        "{name}\n  verified done {} · chosen among attempts {} · approved {} · claimed done without being done {}",
-                        share(t.verified_done, t.tasks),
-                        share(t.chosen, t.attempts_decided),
-                        share(t.approved, t.reviews_decided),
-                        share(t.false_claims, t.tasks)
-                    );
-                }
-            }
-            exit::OK
-        }
-    }
+    print_rows(
+        common,
+        |store| store.agent_trust(),
+        "No tasks yet.",
+        |t| {
+            let name = if t.model.is_empty() { t.agent.clone() } else { format!("{} ({})", t.agent, t.model) };
+            format!(
+                "{name}\n  verified done {} · chosen among attempts {} · approved {} · claimed done without being done {}",
+                share(t.verified_done, t.tasks),
+                share(t.chosen, t.attempts_decided),
+                share(t.approved, t.reviews_decided),
+                share(t.false_claims, t.tasks)
+            )
+        },
+    )
 }

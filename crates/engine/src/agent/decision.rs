@@ -343,15 +343,7 @@ impl Engine {
         };
         if mode == LandingMode::Branch {
             let landed = LandedSummary { mode, target_branch: None, commit: None, branch_kept: Some(wt.branch.clone()), files: vec![] };
-            self.store.resolve_request(
-                review,
-                RequestKind::Review,
-                SessionStatus::AwaitingReview,
-                None,
-                vec![resolved, landed_event(&landed), status_event(SessionStatus::Completed)],
-            )?;
-            self.remove_worktree_soon(session, wt, WorktreeEnd::Landed, false);
-            return Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: Some(landed) });
+            return self.landed(session, review, wt, resolved, landed);
         }
         let composed = match early {
             Some(composed) => composed,
@@ -373,6 +365,12 @@ impl Engine {
             branch_kept: None,
             files: composed.files.clone(),
         };
+        self.landed(session, review, wt, resolved, landed)
+    }
+
+    /// Records the approval and where the task landed, then removes its worktree; its branch
+    /// goes too unless the person keeps it as what landed.
+    fn landed(&self, session: &SessionId, review: &RequestId, wt: &TaskWorktree, resolved: EngineEvent, landed: LandedSummary) -> Result<ReviewOutcome> {
         self.store.resolve_request(
             review,
             RequestKind::Review,
@@ -380,7 +378,7 @@ impl Engine {
             None,
             vec![resolved, landed_event(&landed), status_event(SessionStatus::Completed)],
         )?;
-        self.remove_worktree_soon(session, wt, WorktreeEnd::Landed, true);
+        self.remove_worktree_soon(session, wt, WorktreeEnd::Landed, landed.branch_kept.is_none());
         Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: Some(landed) })
     }
 

@@ -113,6 +113,15 @@ pub struct Run {
     pub(super) task_verify: Vec<String>,
 }
 
+/// What a run that failed records: the error, its end, and the failed status.
+fn failed(e: &crate::Error, verdict: Option<Verdict>) -> Vec<EngineEvent> {
+    vec![
+        EngineEvent::Error { code: e.code(), message: e.to_string() },
+        EngineEvent::RunFinished { status: SessionStatus::Failed, claim: Claim::None, verdict, end_reason: EndReason::Failed, stuck: None },
+        EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
+    ]
+}
+
 impl Run {
     /// Runs to the end and records how it ended. Never panics on bad input or provider faults:
     /// every way out ends in a status. Returns the run it handed the session to, if any (the
@@ -122,40 +131,12 @@ impl Run {
             Ok(r) => r,
             Err(e) => {
                 // The run started (`run_started` is recorded): it finishes, failed, as any run does.
-                let _ = engine.store.append_all(
-                    &session,
-                    Some(&run_id),
-                    vec![
-                        EngineEvent::Error { code: e.code(), message: e.to_string() },
-                        EngineEvent::RunFinished {
-                            status: SessionStatus::Failed,
-                            claim: Claim::None,
-                            verdict: None,
-                            end_reason: EndReason::Failed,
-                            stuck: None,
-                        },
-                        EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
-                    ],
-                );
+                let _ = engine.store.append_all(&session, Some(&run_id), failed(&e, None));
                 return None;
             }
         };
         if let Err(e) = run.main(start).await {
-            let _ = engine.store.append_all(
-                &session,
-                Some(&run_id),
-                vec![
-                    EngineEvent::Error { code: e.code(), message: e.to_string() },
-                    EngineEvent::RunFinished {
-                        status: SessionStatus::Failed,
-                        claim: Claim::None,
-                        verdict: run.evidence.last_verdict,
-                        end_reason: EndReason::Failed,
-                        stuck: None,
-                    },
-                    EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
-                ],
-            );
+            let _ = engine.store.append_all(&session, Some(&run_id), failed(&e, run.evidence.last_verdict));
             return None;
         }
         run.next.take()

@@ -182,6 +182,26 @@ pub struct Launch<'a> {
     pub secrets: BTreeMap<String, String>,
 }
 
+impl<'a> Launch<'a> {
+    /// A start with no task: to check the agent or log in to it. No tools, no terminal, no
+    /// process group recorded for a later sweep.
+    pub fn bare(agent: &'a ExternalAgent, cwd: &'a Path, start_timeout: Duration, secrets: &BTreeMap<String, String>, authenticate: Option<String>) -> Self {
+        Launch {
+            agent,
+            cwd,
+            hidden_env: &[],
+            start_timeout,
+            mcp_servers: vec![],
+            reopen: None,
+            files: None,
+            terminals: false,
+            processes: ProcessGroups::unrecorded(),
+            authenticate,
+            secrets: secrets.clone(),
+        }
+    }
+}
+
 /// An MCP server for the agent's session: started by the agent over stdio when there is a
 /// command for it (every ACP agent takes those), else at its URL if the agent takes HTTP.
 #[derive(Debug, Clone)]
@@ -778,20 +798,7 @@ impl AgentConnection for Acp {
 
 /// Used by Settings' Check button and `finishline agents`: start, introduce, stop.
 pub async fn check(agent: &ExternalAgent, cwd: &Path, timeout: Duration, secrets: &BTreeMap<String, String>) -> Result<AgentInfo, AgentFault> {
-    let (conn, _rx) = connect(Launch {
-        agent,
-        cwd,
-        hidden_env: &[],
-        start_timeout: timeout,
-        mcp_servers: vec![],
-        reopen: None,
-        files: None,
-        terminals: false,
-        processes: ProcessGroups::unrecorded(),
-        authenticate: None,
-        secrets: secrets.clone(),
-    })
-    .await?;
+    let (conn, _rx) = connect(Launch::bare(agent, cwd, timeout, secrets, None)).await?;
     let mut info = conn.info().clone();
     // Claude Code and Codex open a session whoever is logged in and say who is once a probe of
     // their CLI lands (Claude Code gives that probe 5 s): silence before it is not a login.

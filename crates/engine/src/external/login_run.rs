@@ -9,7 +9,6 @@ use std::time::Duration;
 use super::connection::{self, AgentFault, Launch};
 use super::login::LoginMethod;
 use super::ExternalAgent;
-use crate::process_groups::ProcessGroups;
 
 /// The longest a login in a terminal may take (a browser, a code typed by hand).
 const TERMINAL_LOGIN_LIMIT: Duration = Duration::from_secs(15 * 60);
@@ -115,20 +114,7 @@ impl Drop for RemoveOnDrop {
 /// opens a session to see that the login took. `secrets`: the keychain's values for the agent
 /// (a key the method reads from its environment).
 pub async fn authenticate(agent: &ExternalAgent, cwd: &Path, method: &str, secrets: &BTreeMap<String, String>, timeout: Duration) -> Result<(), AgentFault> {
-    let launch = Launch {
-        agent,
-        cwd,
-        hidden_env: &[],
-        start_timeout: timeout,
-        mcp_servers: vec![],
-        reopen: None,
-        files: None,
-        terminals: false,
-        processes: ProcessGroups::unrecorded(),
-        authenticate: Some(method.to_string()),
-        secrets: secrets.clone(),
-    };
-    connection::connect(launch).await.map(|_| ())
+    connection::connect(Launch::bare(agent, cwd, timeout, secrets, Some(method.to_string()))).await.map(|_| ())
 }
 
 #[cfg(test)]
