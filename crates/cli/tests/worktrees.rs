@@ -790,6 +790,34 @@ async fn the_review_names_what_the_task_wrote_that_gitignore_hides_since_it_neve
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_approve_waits_for_the_person_when_the_agent_wrote_a_file_gitignore_hides_and_not_for_what_its_commands_left() {
+    let calls = vec![write_call(".env", "TOKEN=made-by-the-task\n"), write_call("notes.txt", "notes\n")];
+    let built = json!({"name": "run_command", "arguments": {"command": "mkdir -p build && echo built > build/out.txt"}});
+    let (_s, dir, cli) = server(vec![
+        calls_then_done("write the notes", calls, "Created notes.txt"),
+        calls_then_done("build it", vec![built, write_call("made.txt", "made\n")], "Created made.txt"),
+    ])
+    .await;
+    let r = person_repo(dir.path(), &[(".gitignore", ".env\nbuild/\n")]);
+
+    let waiting = cli.run("write the notes", &r, &["--review", "approve"]);
+    assert_eq!(waiting.status.code(), Some(6), "the task's own .env would go with its worktree: {}", String::from_utf8_lossy(&waiting.stderr));
+    let review = lines(&waiting).into_iter().rev().find(|e| e["type"] == "review_requested").unwrap();
+    let why = review["auto_approve"]["reason"].as_str().unwrap();
+    assert!(why.contains("the agent wrote .env, which .gitignore hides"), "{why}");
+    assert!(!r.join("notes.txt").exists(), "nothing landed behind the person's back");
+    let id = session_of(&waiting);
+    let approved = cli.review(&id, &["--approve", "--copy-ignored", ".env"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(std::fs::read_to_string(r.join(".env")).unwrap(), "TOKEN=made-by-the-task\n", "the person kept it");
+
+    // What a command left behind (a build folder, node_modules) is no reason to wait.
+    let built = cli.run("build it", &r, &["--review", "approve", "--allow", "all"]);
+    assert_eq!(built.status.code(), Some(0), "{}", String::from_utf8_lossy(&built.stderr));
+    assert_eq!(std::fs::read_to_string(r.join("made.txt")).unwrap(), "made\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_gitignore_hides_is_copied_into_the_checkout_when_the_person_asks_and_nothing_of_theirs_is_overwritten() {
     let calls = vec![
         write_call(".env", "TOKEN=made-by-the-task\n"),

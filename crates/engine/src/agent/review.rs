@@ -39,6 +39,18 @@ impl Run {
             // Landing one attempt on its own would decide the group behind the person's back.
             (auto, why) = (false, format!("it is attempt {} of {}: you choose between them", a.number, a.of));
         }
+        if auto && !not_landed.is_empty() {
+            // A file the agent wrote on purpose would go with the worktree unseen; what its
+            // commands left (a build folder, node_modules) is no reason to wait.
+            let events = self.engine.store.events(&self.session, 0)?;
+            let hidden = written_and_hidden(&events, &not_landed);
+            if !hidden.is_empty() {
+                (auto, why) = (
+                    false,
+                    format!("the agent wrote {}, which .gitignore hides: it would not land, and goes with the worktree unless you keep it", hidden.join(", ")),
+                );
+            }
+        }
         let tokens = summary.map(|s| s.tokens).unwrap_or_default();
         let cost_usd = self.cost();
         let verdict = self.evidence.last_verdict;
@@ -98,6 +110,29 @@ impl Run {
     }
 }
 
+/// Of what never lands (`not_landed`: files and folders `.gitignore` hides), the entries holding
+/// a file the agent wrote with its file tools in the task's current worktree.
+fn written_and_hidden(events: &[crate::event::Envelope], not_landed: &[String]) -> Vec<String> {
+    let since = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })).unwrap_or(0);
+    let mut out: Vec<String> = Vec::new();
+    for e in &events[since..] {
+        let EngineEvent::ToolCall { tool, input, state: ToolState::Done, .. } = &e.event else { continue };
+        if !matches!(tool.as_str(), "write_file" | "edit_file") {
+            continue;
+        }
+        let Some(path) = input.get("path").and_then(Value::as_str) else { continue };
+        let path = path.trim_start_matches("./");
+        let entry = not_landed.iter().find(|n| match n.strip_suffix('/') {
+            Some(folder) => path.strip_prefix(folder).is_some_and(|rest| rest.starts_with('/')),
+            None => path == n.as_str(),
+        });
+        if let Some(entry) = entry.filter(|e| !out.contains(e)) {
+            out.push(entry.clone());
+        }
+    }
+    out
+}
+
 /// Whether auto-approve takes a review, and why (not): only a verified completion with a success
 /// claim or none, and never one whose changes the audit flagged.
 pub(super) fn auto_approval(enabled: bool, end: EndReason, claim: Claim, findings: usize) -> (bool, String) {
@@ -129,5 +164,24 @@ mod tests {
         assert!(!auto_approval(true, EndReason::Unverified, Claim::Success, 0).0);
         assert!(!auto_approval(true, EndReason::VerifiedDone, Claim::Partial, 0).0);
         assert!(!auto_approval(false, EndReason::VerifiedDone, Claim::Success, 0).0);
+    }
+
+    fn wrote(tool: &str, path: &str, state: ToolState) -> crate::event::Envelope {
+        let event = EngineEvent::ToolCall { call_id: path.into(), message_id: None, tool: tool.into(), input: json!({ "path": path }), state, output: None };
+        crate::event::Envelope { seq: 0, session_id: SessionId("s".into()), run_id: None, at: String::new(), event }
+    }
+
+    #[test]
+    fn a_hidden_entry_counts_only_when_the_file_tools_wrote_into_it() {
+        let hidden = [".env".to_string(), "build/".to_string(), "node_modules/".to_string()];
+        let events = [
+            wrote("write_file", "./build/out.js", ToolState::Done),
+            wrote("edit_file", ".env", ToolState::Done),
+            wrote("write_file", "build/again.js", ToolState::Done),
+            wrote("write_file", "node_modules_notes.txt", ToolState::Done),
+            wrote("write_file", "node_modules/x.js", ToolState::Denied),
+            wrote("read_file", "node_modules/y.js", ToolState::Done),
+        ];
+        assert_eq!(written_and_hidden(&events, &hidden), vec!["build/".to_string(), ".env".to_string()]);
     }
 }
