@@ -904,6 +904,27 @@ async fn landed_as_uncommitted_changes_a_task_never_writes_over_a_file_the_perso
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landed_as_uncommitted_changes_the_task_writes_its_own_files_whatever_the_persons_diff_settings() {
+    let calls = vec![write_call("sub/conf.txt", "the task's\n"), write_call("sub/new.txt", "new\n")];
+    let (_s, dir, cli) = server(vec![calls_then_done("edit the sub config", calls, "Created sub/new.txt")]).await;
+    let r = person_repo(dir.path(), &[("conf.txt", "the person's top config\n")]);
+    std::fs::create_dir_all(r.join("sub")).unwrap();
+    std::fs::write(r.join("sub/conf.txt"), "old\n").unwrap();
+    git(&r, &["add", "sub/conf.txt"]);
+    git(&r, &["commit", "-q", "-m", "sub"]);
+    // Settings people keep in their git config, which shape what `git diff` prints.
+    for (key, value) in [("diff.noprefix", "true"), ("color.ui", "always"), ("diff.external", "false"), ("diff.relative", "true")] {
+        git(&r, &["config", key, value]);
+    }
+    let run = cli.run("edit the sub config", &r, &["--review", "approve", "--land", "uncommitted"]);
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
+    assert_eq!(std::fs::read_to_string(r.join("sub/conf.txt")).unwrap(), "the task's\n", "the task's file has its change");
+    assert_eq!(std::fs::read_to_string(r.join("sub/new.txt")).unwrap(), "new\n");
+    assert_eq!(std::fs::read_to_string(r.join("conf.txt")).unwrap(), "the person's top config\n", "a file of the same name elsewhere is left alone");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follow_up_is_named_after_the_request_whose_work_lands_not_a_question_or_a_rejected_one_before_it() {
     let (_s, dir, cli) = server(vec![writes("first.txt", "first\n", 0), writes("second.txt", "second\n", 0), writes("third.txt", "third\n", 0)]).await;
     let r = repo(dir.path());

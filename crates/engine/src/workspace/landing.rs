@@ -431,12 +431,18 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
         }
         (LandingMode::Uncommitted, _) => {
             let task_tip = tip(wt)?;
-            let patch = git_in(repo).args(["diff", "--binary", "--no-renames", &c.old_tip, &task_tip]).output()?;
-            let check = pipe(repo, &["apply", "--check"], &patch.stdout)?;
+            // Plumbing, with every option that shapes a patch spelled out: the person's git
+            // config (`diff.noprefix`, `color.ui=always`, `diff.external`, `diff.relative`)
+            // would otherwise make a patch that writes another file or none.
+            let patch = git_in(repo)
+                .args(["diff-tree", "-p", "--binary", "--full-index", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"])
+                .args(["--src-prefix=a/", "--dst-prefix=b/", &c.old_tip, &task_tip])
+                .output()?;
+            let check = pipe(repo, &["apply", "--check", "--whitespace=nowarn"], &patch.stdout)?;
             if let Err(why) = check {
                 return Ok(Err(Blocked::new(LandingBlock::Conflict, c.files.clone(), format!("the task's changes do not apply to your working tree: {why}"))));
             }
-            if let Err(why) = pipe(repo, &["apply"], &patch.stdout)? {
+            if let Err(why) = pipe(repo, &["apply", "--whitespace=nowarn"], &patch.stdout)? {
                 return Ok(Err(Blocked::new(LandingBlock::Git, c.files.clone(), why)));
             }
             Ok(Ok(()))
