@@ -925,6 +925,51 @@ async fn landed_as_uncommitted_changes_the_task_writes_its_own_files_whatever_th
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_the_person_is_rebasing_or_has_checked_out_in_another_worktree_is_never_moved_under_them() {
+    let (_s, dir, cli) = server(vec![writes("notes.txt", "notes\n", 0), writes("dev.txt", "dev\n", 0)]).await;
+    let r = person_repo(dir.path(), &[("c.txt", "base\n")]);
+    git(&r, &["checkout", "-q", "--", "README.md"]);
+    git(&r, &["branch", "upstream"]);
+    git(&r, &["checkout", "-q", "upstream"]);
+    std::fs::write(r.join("c.txt"), "upstream\n").unwrap();
+    git(&r, &["commit", "-qam", "upstream"]);
+    git(&r, &["checkout", "-q", "main"]);
+    std::fs::write(r.join("c.txt"), "mine\n").unwrap();
+    git(&r, &["commit", "-qam", "mine"]);
+    let main_before = git(&r, &["rev-parse", "main"]);
+
+    let waiting = cli.run("write notes.txt", &r, &[]);
+    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
+    let id = session_of(&waiting);
+    // The person rebases main and stops at a conflict: main is theirs until they finish.
+    let rebase = Command::new("git").args(["-C", r.to_str().unwrap(), "rebase", "upstream"]).output().unwrap();
+    assert!(!rebase.status.success(), "the rebase stops at the conflict");
+    let blocked = cli.review(&id, &["--approve"]);
+    assert_eq!(blocked.status.code(), Some(6), "{}", String::from_utf8_lossy(&blocked.stderr));
+    let said = String::from_utf8_lossy(&blocked.stderr);
+    assert!(said.contains("“main” is being rebased in your checkout"), "{said}");
+    assert_eq!(git(&r, &["rev-parse", "main"]), main_before, "main did not move under the rebase");
+    git(&r, &["rebase", "--abort"]);
+    let landed = cli.review(&id, &["--approve"]);
+    assert_eq!(landed.status.code(), Some(0), "once the rebase is over it lands: {}", String::from_utf8_lossy(&landed.stderr));
+    assert_eq!(git(&r, &["show", "main:notes.txt"]), "notes");
+
+    // A branch checked out in another worktree of the person's: moving it would leave that
+    // checkout behind its branch, and its next commit would undo the task.
+    let dev = dir.path().join("dev-checkout");
+    git(&r, &["worktree", "add", "-q", "-b", "dev", dev.to_str().unwrap()]);
+    let waiting = cli.run("write dev.txt", &r, &["--base", "dev"]);
+    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
+    let dev_before = git(&r, &["rev-parse", "dev"]);
+    let blocked = cli.review(&session_of(&waiting), &["--approve"]);
+    assert_eq!(blocked.status.code(), Some(6), "{}", String::from_utf8_lossy(&blocked.stderr));
+    let said = String::from_utf8_lossy(&blocked.stderr);
+    assert!(said.contains(&format!("“dev” is checked out in your worktree at {}", dev.display())), "{said}");
+    assert_eq!(git(&r, &["rev-parse", "dev"]), dev_before);
+    assert!(!dev.join("dev.txt").exists() && git(&dev, &["status", "--porcelain"]).is_empty(), "that checkout is as it was");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follow_up_is_named_after_the_request_whose_work_lands_not_a_question_or_a_rejected_one_before_it() {
     let (_s, dir, cli) = server(vec![writes("first.txt", "first\n", 0), writes("second.txt", "second\n", 0), writes("third.txt", "third\n", 0)]).await;
     let r = repo(dir.path());

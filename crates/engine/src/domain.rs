@@ -783,6 +783,10 @@ pub enum LandingBlock {
     VerificationFailed,
     /// The branch the task started from is gone, or the task started on a detached HEAD.
     NoBranch,
+    /// The branch is the person's to move right now: checked out in another worktree, or in the
+    /// middle of a rebase or bisect (or their checkout is in the middle of a merge, cherry-pick
+    /// or revert, for changes written into it). Git itself refuses to move such a branch.
+    BranchInUse,
     /// A landing was cut short (the process died); nothing landed.
     Interrupted,
     /// git refused for another reason, named in the detail.

@@ -394,6 +394,11 @@ fn commit_tree(repo: &Path, args: &[String], message: &str) -> Result<std::resul
 pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), Blocked>> {
     let repo = Path::new(&wt.repo);
     let target_ref = format!("refs/heads/{}", c.target_branch);
+    if c.mode != LandingMode::Branch {
+        if let Some(b) = in_use(repo, &c.target_branch, c.mode == LandingMode::Uncommitted) {
+            return Ok(Err(b));
+        }
+    }
     match (c.mode, &c.new_commit) {
         (LandingMode::Squash | LandingMode::Merge, Some(new)) => {
             // The person's checkout first, when it is on the branch: git refuses to overwrite an
@@ -449,6 +454,61 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
         }
         _ => Ok(Ok(())),
     }
+}
+
+/// Whether `branch` is the person's to move right now, as git itself judges before moving a
+/// branch: checked out in another worktree, or being rebased or bisected in any (their own
+/// checkout included, whose HEAD a rebase detaches). With `into_checkout` (changes written into
+/// their working tree), also a merge, cherry-pick or revert under way there, which would take
+/// the task's changes into its own commit.
+fn in_use(repo: &Path, branch: &str, into_checkout: bool) -> Option<Blocked> {
+    let dirs = git(repo, &["rev-parse", "--git-dir", "--git-common-dir"]).ok()?;
+    let mut dirs = dirs.lines().map(|d| repo.join(d.trim()));
+    let (own, common) = (dirs.next()?, dirs.next()?);
+    let own = own.canonicalize().unwrap_or(own);
+    let read = |dir: &Path, file: &str| std::fs::read_to_string(dir.join(file)).map(|s| s.trim().to_string()).unwrap_or_default();
+    let full = format!("refs/heads/{branch}");
+    let mut gitdirs = vec![common.clone()];
+    if let Ok(linked) = std::fs::read_dir(common.join("worktrees")) {
+        gitdirs.extend(linked.flatten().map(|e| e.path()));
+    }
+    let keep = "or keep the task's branch";
+    for dir in gitdirs {
+        let dir = dir.canonicalize().unwrap_or(dir);
+        let mine = dir == own;
+        let (where_, worktree) = if mine {
+            ("in your checkout".to_string(), repo.to_path_buf())
+        } else {
+            let checkout = Path::new(&read(&dir, "gitdir")).parent().map(Path::to_path_buf).unwrap_or_else(|| dir.parent().unwrap_or(&dir).to_path_buf());
+            (format!("in your worktree at {}", checkout.display()), checkout)
+        };
+        let why = if read(&dir, "rebase-merge/head-name") == full || read(&dir, "rebase-apply/head-name") == full {
+            Some(format!("“{branch}” is being rebased {where_}: finish or abort the rebase, then approve again, {keep}"))
+        } else if read(&dir, "BISECT_START") == branch || read(&dir, "BISECT_START") == full {
+            Some(format!("“{branch}” is being bisected {where_}: end it with `git bisect reset`, then approve again, {keep}"))
+        } else if !mine && read(&dir, "HEAD") == format!("ref: {full}") && worktree.exists() {
+            Some(format!(
+                "“{branch}” is checked out {where_}, which would be left behind its branch: switch that checkout to another branch, then approve again, {keep}"
+            ))
+        } else if mine && into_checkout {
+            let under_way = [
+                ("MERGE_HEAD", "merge"),
+                ("CHERRY_PICK_HEAD", "cherry-pick"),
+                ("REVERT_HEAD", "revert"),
+                ("rebase-merge", "rebase"),
+                ("rebase-apply", "rebase"),
+            ];
+            under_way.iter().find(|(file, _)| dir.join(file).exists()).map(|(_, what)| {
+                format!("your checkout is in the middle of a {what}, which would take the task's changes into its commit: finish or abort it, then approve again, {keep}")
+            })
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Some(Blocked::new(LandingBlock::BranchInUse, vec![], why));
+        }
+    }
+    None
 }
 
 /// Brings the person's checkout (on the landing's branch) from `old` to `new`, index and files,
