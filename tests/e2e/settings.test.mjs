@@ -2,7 +2,9 @@
 // Settings survives a restart of the app.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { launchApp, shot, startDriver } from "./app.mjs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { appDataDir, launchApp, shot, startDriver } from "./app.mjs";
 
 let driver;
 before(async () => {
@@ -57,5 +59,30 @@ test("a provider base URL saved in Settings is still there after a restart", asy
     assert.equal(await (await app.$('[data-testid="provider-model"]')).getValue(), "smollm2");
   } finally {
     await app.deleteSession();
+  }
+});
+
+test("a settings file that is not JSON is named, never read as empty nor saved over, and read once fixed", async () => {
+  const file = path.join(appDataDir(driver.home), "settings.json");
+  const broken = '{"settings": {"provider": {"kind": "openai", "base_url": "http://127.0.0.1:8931/v1", "model": "smollm2"},';
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, broken);
+  const app = await launchApp(driver);
+  try {
+    const alert = await app.$(".error-panel");
+    await alert.waitForDisplayed({ timeout: 20_000, timeoutMsg: "the window said nothing of the broken file" });
+    const said = await alert.getText();
+    assert.match(said, /Settings could not be loaded/);
+    assert.ok(said.includes(`${file} is not valid JSON`), `the file is named: ${said}`);
+    await shot(app, "settings-broken");
+    assert.equal(readFileSync(file, "utf8"), broken, "nothing was written over it");
+
+    writeFileSync(file, `${broken.slice(0, -1)}}}`);
+    await (await alert.$("button=Try again")).click();
+    await (await app.$('[data-testid="new-task-form"]')).waitForDisplayed({ timeout: 10_000 });
+    assert.equal(await (await app.$('[data-testid="first-run"]')).isExisting(), false, "the fixed file's provider is read");
+  } finally {
+    await app.deleteSession();
+    rmSync(file, { force: true });
   }
 });

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use finishline_engine::agent::ModelEndpoint;
-use finishline_engine::config::settings::STORE_KEY;
 use finishline_engine::provider::ApiKey;
 use finishline_engine::{ProviderKind, ProviderSettings, Settings};
 
@@ -29,24 +28,7 @@ pub fn data_dir(common: &Common) -> PathBuf {
 
 /// The app's settings, if its settings file exists. A broken file is an error, not a silent reset.
 pub fn settings(data_dir: &Path) -> Result<Settings, String> {
-    let path = data_dir.join("settings.json");
-    match std::fs::read_to_string(&path) {
-        Err(_) => Ok(Settings::default()),
-        Ok(text) => {
-            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("the settings file {} is not valid JSON: {e}", path.display()))?;
-            let Some(file) = v.as_object() else {
-                return Err(format!("the settings file {} is not a settings object: the app writes {{\"{STORE_KEY}\": {{…}}}}", path.display()));
-            };
-            // Settings written by hand at the top level would be read as none at all.
-            if !file.contains_key(STORE_KEY) && !file.is_empty() {
-                return Err(format!(
-                    "the settings file {} holds no \"{STORE_KEY}\" object, so none of it is read: put what it holds inside {{\"{STORE_KEY}\": {{…}}}}, as the app writes it",
-                    path.display()
-                ));
-            }
-            Settings::from_store_value(v.get(STORE_KEY).cloned()).map_err(|e| format!("{} ({})", e, path.display()))
-        }
-    }
+    Settings::read_file(&data_dir.join(finishline_engine::config::settings::STORE_FILE)).map_err(|e| e.to_string())
 }
 
 /// The settings with the flags applied, and the agent's key as the flags found it.

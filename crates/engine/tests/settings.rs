@@ -32,6 +32,22 @@ fn a_broken_settings_file_is_reported_not_replaced() {
 }
 
 #[test]
+fn a_settings_file_that_cannot_be_read_is_named_and_only_a_missing_one_is_a_fresh_install() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("settings.json");
+    assert!(!Settings::read_file(&file).unwrap().provider_ready(), "no file: a fresh install");
+    std::fs::write(&file, r#"{"settings": {"provider": {"base_url": "http://127.0.0.1:8931/v1", "model": "m"},"#).unwrap();
+    let err = Settings::read_file(&file).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::SettingsUnreadable);
+    assert!(err.to_string().contains(&format!("{} is not valid JSON", file.display())), "{err}");
+    std::fs::write(&file, r#"{"settings": {"provider": {"base_url": "http://127.0.0.1:8931/v1", "model": "m"}}}"#).unwrap();
+    assert!(Settings::read_file(&file).unwrap().provider_ready(), "once fixed it is read");
+    let folder = dir.path().join("folder.json");
+    std::fs::create_dir(&folder).unwrap();
+    assert_eq!(Settings::read_file(&folder).unwrap_err().code(), ErrorCode::SettingsUnreadable, "a file that cannot be read is not a fresh install");
+}
+
+#[test]
 fn a_base_url_that_is_not_a_url_names_the_field() {
     let mut s = Settings::default();
     s.provider.base_url = "localhost 8080".into();

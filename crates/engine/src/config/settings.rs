@@ -211,7 +211,37 @@ impl Default for McpServerSettings {
     }
 }
 
+/// The settings file's name in the app's data folder; the window and the CLI read the same one.
+pub const STORE_FILE: &str = "settings.json";
+
 impl Settings {
+    /// Reads the settings file at `path`; a missing file is a fresh install. A file that cannot
+    /// be read, is not JSON, or is not what the app writes is an error naming the file: none of
+    /// it is read, and nothing may be written over it (the window's store would read such a
+    /// file as empty, and its next save would replace everything the person had in it).
+    pub fn read_file(path: &std::path::Path) -> Result<Settings> {
+        let text = match std::fs::read_to_string(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
+            Err(e) => return Err(Error::SettingsUnreadable(format!("{}: {e}", path.display()))),
+            Ok(text) => text,
+        };
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::SettingsUnreadable(format!("{} is not valid JSON: {e}", path.display())))?;
+        let Some(file) = v.as_object() else {
+            return Err(Error::SettingsUnreadable(format!("{} is not a settings object: the app writes {{\"{STORE_KEY}\": {{…}}}}", path.display())));
+        };
+        // Settings written by hand at the top level would be read as none at all.
+        if !file.contains_key(STORE_KEY) && !file.is_empty() {
+            return Err(Error::SettingsUnreadable(format!(
+                "{} holds no \"{STORE_KEY}\" object, so none of it is read: put what it holds inside {{\"{STORE_KEY}\": {{…}}}}, as the app writes it",
+                path.display()
+            )));
+        }
+        Settings::from_store_value(v.get(STORE_KEY).cloned()).map_err(|e| match e {
+            Error::SettingsUnreadable(why) => Error::SettingsUnreadable(format!("{why} ({})", path.display())),
+            other => other,
+        })
+    }
+
     /// Reads settings from the JSON the store holds. A missing value is a fresh install; a value
     /// of the wrong shape is reported, never silently replaced, so nothing the person typed is lost.
     pub fn from_store_value(value: Option<serde_json::Value>) -> Result<Settings> {
