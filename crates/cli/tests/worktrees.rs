@@ -925,6 +925,26 @@ async fn landed_as_uncommitted_changes_the_task_writes_its_own_files_whatever_th
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landed_as_uncommitted_changes_a_file_where_the_person_keeps_files_in_a_folder_is_refused_before_anything_is_written() {
+    let flatten = json!({"name": "run_command", "arguments": {"command": "rm -rf pkg && echo now-a-file > pkg && echo done > made.txt"}});
+    let (_s, dir, cli) = server(vec![calls_then_done("flatten pkg", vec![flatten], "exit code 0")]).await;
+    let r = person_repo(dir.path(), &[]);
+    std::fs::create_dir_all(r.join("pkg")).unwrap();
+    std::fs::write(r.join("pkg/p.txt"), "tracked\n").unwrap();
+    git(&r, &["add", "pkg"]);
+    git(&r, &["commit", "-q", "-m", "pkg"]);
+    std::fs::write(r.join("pkg/mine.txt"), "the person's, not in git\n").unwrap();
+    let run = cli.run("flatten pkg", &r, &["--review", "approve", "--land", "uncommitted", "--allow", "all"]);
+    assert_eq!(run.status.code(), Some(6), "{}", String::from_utf8_lossy(&run.stderr));
+    let blocked = lines(&run).into_iter().find(|e| e["type"] == "landing_blocked").expect("the landing says why it stopped");
+    assert_eq!(blocked["files"], json!(["pkg/mine.txt"]), "{blocked}");
+    assert_eq!(std::fs::read_to_string(r.join("pkg/p.txt")).unwrap(), "tracked\n", "nothing was half done");
+    assert_eq!(std::fs::read_to_string(r.join("pkg/mine.txt")).unwrap(), "the person's, not in git\n");
+    assert!(!r.join("made.txt").exists());
+    assert_eq!(git(&r, &["status", "--porcelain"]), "M README.md\n?? pkg/mine.txt".replace('\n', "\n"), "the person's checkout is as it was");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_branch_the_person_is_rebasing_or_has_checked_out_in_another_worktree_is_never_moved_under_them() {
     let (_s, dir, cli) = server(vec![writes("notes.txt", "notes\n", 0), writes("dev.txt", "dev\n", 0)]).await;
     let r = person_repo(dir.path(), &[("c.txt", "base\n")]);

@@ -276,6 +276,14 @@ fn compose_from(
         if !clash.is_empty() {
             return Ok(Err(your_edits_block(clash)));
         }
+        let kept = kept_in_folders(repo, &files);
+        if !kept.is_empty() {
+            return Ok(Err(Blocked::new(
+                LandingBlock::YourEdits,
+                kept,
+                "the task puts a file where your checkout has a folder holding files git does not track, which would be lost: move them, then approve again, or land the task as a commit, or keep its branch",
+            )));
+        }
     }
     let new_commit = match commit_args {
         None => None,
@@ -285,6 +293,30 @@ fn compose_from(
         },
     };
     Ok(Ok(Composed { mode, target_branch: branch, old_tip, new_commit, files, on_target }))
+}
+
+/// Files in the person's checkout under a folder standing where the landing changes a path (the
+/// task made a file of a folder) that the landing does not itself change: files git does not
+/// track, or ignores, which writing the task's file there would fail over, halfway. The first
+/// few are enough to name.
+fn kept_in_folders(repo: &Path, files: &[String]) -> Vec<String> {
+    const ENOUGH: usize = 20;
+    let changed: std::collections::HashSet<&str> = files.iter().map(String::as_str).collect();
+    let mut kept = Vec::new();
+    let mut folders: Vec<String> = files.iter().filter(|f| repo.join(f).symlink_metadata().is_ok_and(|m| m.is_dir())).cloned().collect();
+    while let Some(folder) = folders.pop().filter(|_| kept.len() < ENOUGH) {
+        let Ok(entries) = std::fs::read_dir(repo.join(&folder)) else { continue };
+        for entry in entries.flatten() {
+            let path = format!("{folder}/{}", entry.file_name().to_string_lossy());
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                folders.push(path);
+            } else if !changed.contains(path.as_str()) && kept.len() < ENOUGH {
+                kept.push(path);
+            }
+        }
+    }
+    kept.sort();
+    kept
 }
 
 fn your_edits_block(files: Vec<String>) -> Blocked {
