@@ -90,6 +90,7 @@ test("three tasks side by side: one approved lands one commit, one rejected leav
   await open(rejected);
   await waitStatus("awaiting_review");
   await clickAway(await testid("reject"));
+  await clickAway(await testid("confirm-reject-go")); // the worktree goes: asked first
   await waitStatus("rejected");
 
   await open(changes);

@@ -1,22 +1,36 @@
 import { useEffect, useRef } from "react";
 import { AlertDialog } from "./AlertDialog";
 
-/** Asked before a task that ended without a review is put away: what it wrote goes with its
- * worktree. Keeping it is the default (Enter and Esc both keep it). */
-export function ConfirmDiscard({ branch, onKeep, onDiscard }: { branch: string; onKeep: () => void; onDiscard: () => void }) {
+/** Asked before a task's worktree goes: a task that ended without a review put away, or a
+ * review rejected. What the agent wrote there goes with it. Keeping it is the default (Enter and
+ * Esc both keep it). */
+export function ConfirmDiscard({
+  branch,
+  onKeep,
+  onDiscard,
+  rejecting = false,
+}: {
+  branch: string;
+  onKeep: () => void;
+  onDiscard: () => void;
+  /** Asked for Reject rather than Discard. */
+  rejecting?: boolean;
+}) {
   const keep = useRef<HTMLButtonElement>(null);
   useEffect(() => keep.current?.focus(), []);
+  const id = rejecting ? "confirm-reject" : "confirm-discard";
   return (
-    <AlertDialog title="Discard this task's work?" testid="confirm-discard" onEscape={onKeep} describedBy="confirm-discard-body">
-      <p id="confirm-discard-body">
-        Its worktree and the branch <code>{branch}</code> are removed, with whatever the agent wrote there. Your checkout is not touched, and History keeps the session.
+    <AlertDialog title={rejecting ? "Reject this task's work?" : "Discard this task's work?"} testid={id} onEscape={onKeep} describedBy={`${id}-body`}>
+      <p id={`${id}-body`}>
+        Its worktree and the branch <code>{branch}</code> are removed, with whatever the agent wrote there. Your checkout is not touched, and History keeps the session
+        {rejecting ? " and its diff" : ""}.
       </p>
       <div className="actions">
-        <button ref={keep} className="btn primary" onClick={onKeep} data-testid="confirm-discard-keep">
+        <button ref={keep} className="btn primary" onClick={onKeep} data-testid={`${id}-keep`}>
           Keep it
         </button>
-        <button className="btn danger" onClick={onDiscard} data-testid="confirm-discard-go">
-          Discard the work
+        <button className="btn danger" onClick={onDiscard} data-testid={`${id}-go`}>
+          {rejecting ? "Reject and remove it" : "Discard the work"}
         </button>
       </div>
     </AlertDialog>

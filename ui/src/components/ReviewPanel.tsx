@@ -3,6 +3,7 @@ import { AppError, ipc, TRUST_SHOWN_FROM, type AuditFinding, type EvaluatorTrust
 import { END_LABEL, landedText, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 import { useComparing } from "../comparing";
+import { ConfirmDiscard } from "./ConfirmDiscard";
 
 /** Why an attempt's decisions wait: deciding would change what the evaluator is comparing. */
 const WHILE_COMPARING = "The evaluator is comparing the attempts: wait for its answer, or stop it on the attempts' screen";
@@ -143,11 +144,16 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
     }
   };
 
+  // In a worktree, Reject removes what the agent wrote: asked first, keeping it the default.
+  const [confirmReject, setConfirmReject] = useState(false);
+  const reject = () => (worktree ? setConfirmReject(true) : void decide("reject"));
+
   useEffect(() => {
     if (!paletteAction || review.decided) return;
     setPaletteAction(null);
     if (paletteAction === "request_changes" && !comparing) setAsking(true); // the feedback box opens, focused
     else if (comparing) setError(`${WHILE_COMPARING}, then decide.`);
+    else if (paletteAction === "reject") reject();
     else void decide(paletteAction);
     // decide reads the current revert choice; the action runs once per palette pick
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -444,7 +450,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             <input type="checkbox" checked={revert} onChange={(e) => setRevert(e.target.checked)} data-testid="revert-checkbox" /> Also undo the agent's changes to my files
           </label>
         )}
-        <button className="btn danger" disabled={busy || comparing} onClick={() => decide("reject")} data-testid="reject" title={comparing ? WHILE_COMPARING : worktree ? "Removes the task's worktree and branch" : undefined}>
+        <button className="btn danger" disabled={busy || comparing} onClick={reject} data-testid="reject" title={comparing ? WHILE_COMPARING : worktree ? "Removes the task's worktree and branch" : undefined}>
           Reject
         </button>
         {asking ? (
@@ -473,6 +479,17 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           {worktree && worktree.base_branch && landing !== "branch" ? ` and land on ${worktree.base_branch}` : ""}
         </button>
       </div>
+      {confirmReject && worktree && (
+        <ConfirmDiscard
+          rejecting
+          branch={worktree.branch}
+          onKeep={() => setConfirmReject(false)}
+          onDiscard={() => {
+            setConfirmReject(false);
+            void decide("reject");
+          }}
+        />
+      )}
     </section>
   );
 }

@@ -455,8 +455,9 @@ function ConfirmRejectAll({ count, onKeep, onReject }: { count: number; onKeep: 
 }
 
 function ConfirmLand({ attempt, others, running, onKeep, onLand }: { attempt: RankedAttempt; others: number; running: number; onKeep: () => void; onLand: () => void }) {
-  const land = useRef<HTMLButtonElement>(null);
-  useEffect(() => land.current?.focus(), []);
+  // Landing one rejects the others and removes their worktrees: Enter keeps them, as Esc does.
+  const keep = useRef<HTMLButtonElement>(null);
+  useEffect(() => keep.current?.focus(), []);
   const nothing = attempt.evidence.files === 0;
   return (
     <AlertDialog title={nothing ? `Choose ${attempt.evidence.label}?` : `Land ${attempt.evidence.label}?`} testid="attempt-land-dialog" onEscape={onKeep} describedBy="land-body">
@@ -466,10 +467,10 @@ function ConfirmLand({ attempt, others, running, onKeep, onLand }: { attempt: Ra
         {others === 1 ? " its worktree removed, with whatever it wrote there" : " their worktrees removed, with whatever they wrote there"}. Each session stays in History with its diff.
       </p>
       <div className="actions">
-        <button className="btn" onClick={onKeep}>
+        <button ref={keep} className="btn" onClick={onKeep} data-testid="attempt-land-keep">
           Not yet
         </button>
-        <button ref={land} className="btn primary" onClick={onLand} data-testid="attempt-land-confirm">
+        <button className="btn primary" onClick={onLand} data-testid="attempt-land-confirm">
           {nothing ? "Choose it" : "Land it"}
         </button>
       </div>

@@ -530,6 +530,7 @@ describe("attempts side by side", () => {
     expect(asked).toHaveTextContent("Land Codex?");
     expect(asked).toHaveTextContent("The other attempt is rejected and its worktree removed, with whatever it wrote there.");
     expect(chosen, "nothing lands before the person confirms").toBeNull();
+    expect(screen.getByTestId("attempt-land-keep"), "Enter keeps the other attempts").toHaveFocus();
     await user.keyboard("{Escape}");
     expect(screen.queryByTestId("attempt-land-dialog")).toBeNull();
     expect(chosen).toBeNull();

@@ -68,6 +68,30 @@ describe("a task in its own worktree", () => {
     expect(screen.getByTestId("reject")).toBeEnabled();
   });
 
+  it("reject asks before the worktree goes, keeping it by default, and rejects once confirmed", async () => {
+    const sent: { input: { decision: string } }[] = [];
+    script(reviewWaiting(), (cmd, args, push) => {
+      if (cmd !== "submit_review") return undefined;
+      sent.push(args as { input: { decision: string } });
+      push({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: null, reverted: false });
+      push({ type: "status_changed", status: "rejected" });
+      return { outcome: "decided", status: "rejected", revert: null };
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("reject"));
+    const ask = await screen.findByTestId("confirm-reject");
+    expect(ask).toHaveTextContent("finishline/abc-fix");
+    expect(screen.getByTestId("confirm-reject-keep"), "keeping it is the default").toHaveFocus();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("confirm-reject")).toBeNull();
+    expect(sent, "nothing was decided").toHaveLength(0);
+    await user.click(screen.getByTestId("reject"));
+    await user.click(await screen.findByTestId("confirm-reject-go"));
+    await vi.waitFor(() => expect(sent).toHaveLength(1));
+    expect(sent[0].input.decision).toBe("reject");
+  });
+
   it("the header names its branch, and approve lands it on the branch it started from as chosen", async () => {
     let sent: { input: { decision: string; landing?: string; revert?: boolean } } | null = null;
     script(reviewWaiting(), (cmd, args, push) => {
