@@ -621,7 +621,7 @@ export interface Landed {
 }
 
 export type ReviewOutcome =
-  | { outcome: "decided"; status: SessionStatus; revert: { restored: string[]; deleted: string[]; conflicts: string[]; applied: boolean } | null; landed?: Landed }
+  | { outcome: "decided"; status: SessionStatus; revert: { restored: string[]; deleted: string[]; conflicts: string[]; applied: boolean } | null; landed?: Landed; kept?: { branch: string; files: string[] } }
   | { outcome: "needs_confirmation"; conflicts: string[] }
   | { outcome: "landing_blocked"; reason: LandingBlock; files: string[]; detail: string };
 

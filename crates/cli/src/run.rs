@@ -584,6 +584,12 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
             (_, _, Some(k)) => eprintln!("Kept the task's branch {k}."),
             _ => {}
         },
+        Ok(ReviewOutcome::Decided { kept: Some(k), .. }) => eprintln!(
+            "Rejected; kept the branch {}: it holds what changed in the worktree after the review ({}). Delete it with `git branch -D {}` once you no longer need it.",
+            k.branch,
+            few(&k.files),
+            k.branch
+        ),
         // Said, so a decision never passes without a word.
         Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, .. }) => eprintln!("Rejected."),
         Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, .. }) => eprintln!("Approved."),

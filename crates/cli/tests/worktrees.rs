@@ -941,7 +941,51 @@ async fn landed_as_uncommitted_changes_a_file_where_the_person_keeps_files_in_a_
     assert_eq!(std::fs::read_to_string(r.join("pkg/p.txt")).unwrap(), "tracked\n", "nothing was half done");
     assert_eq!(std::fs::read_to_string(r.join("pkg/mine.txt")).unwrap(), "the person's, not in git\n");
     assert!(!r.join("made.txt").exists());
-    assert_eq!(git(&r, &["status", "--porcelain"]), "M README.md\n?? pkg/mine.txt".replace('\n', "\n"), "the person's checkout is as it was");
+    assert_eq!(git(&r, &["status", "--porcelain"]), "M README.md\n?? pkg/mine.txt", "the person's checkout is as it was");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reject_keeps_on_the_tasks_branch_what_changed_in_its_worktree_after_the_review() {
+    let (_s, dir, cli) = server(vec![writes("a.txt", "the task's\n", 0)]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write a.txt", &r, &[]);
+    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
+    let place = lines(&waiting).into_iter().find(|e| e["type"] == "task_workspace").unwrap();
+    let (folder, branch) = (PathBuf::from(place["folder"].as_str().unwrap()), place["worktree"]["branch"].as_str().unwrap().to_string());
+    // The person works in the task's worktree after reading the review.
+    std::fs::write(folder.join("person_notes.txt"), "mine, written after the review\n").unwrap();
+    let rejected = cli.review(&session_of(&waiting), &["--reject"]);
+    assert_eq!(rejected.status.code(), Some(3), "{}", String::from_utf8_lossy(&rejected.stderr));
+    let said = String::from_utf8_lossy(&rejected.stderr);
+    assert!(said.contains(&format!("kept the branch {branch}: it holds what changed in the worktree after the review (person_notes.txt)")), "{said}");
+    assert!(!folder.exists(), "the worktree itself goes");
+    assert_eq!(git(&r, &["show", &format!("{branch}:person_notes.txt")]), "mine, written after the review", "nothing of theirs is lost");
+
+    // Killed after the reject is recorded and before the worktree goes: the next start's sweep
+    // keeps the branch too.
+    let waiting = cli.run("write a.txt", &r, &[]);
+    let place = lines(&waiting).into_iter().find(|e| e["type"] == "task_workspace").unwrap();
+    let (folder, branch) = (PathBuf::from(place["folder"].as_str().unwrap()), place["worktree"]["branch"].as_str().unwrap().to_string());
+    std::fs::write(
+        folder.join("more_notes.txt"),
+        "mine too
+",
+    )
+    .unwrap();
+    let rejecting = cli.cmd(&["sessions", "review", &session_of(&waiting), "--reject"]);
+    let mut child = paused_at(rejecting, "before-worktree-removal", &dir.path().join("paused"), "the reject was recorded");
+    child.kill().unwrap();
+    let _ = child.wait();
+    let _ = cli.run("hello", &r, &["--isolation", "in-place"]);
+    assert!(!folder.exists(), "the next start removed the worktree");
+    assert_eq!(git(&r, &["show", &format!("{branch}:more_notes.txt")]), "mine too", "and kept the branch with what was written after the review");
+
+    // Without such a change, both go.
+    let waiting = cli.run("write a.txt", &r, &[]);
+    let place = lines(&waiting).into_iter().find(|e| e["type"] == "task_workspace").unwrap();
+    let branch = place["worktree"]["branch"].as_str().unwrap().to_string();
+    assert_eq!(cli.review(&session_of(&waiting), &["--reject"]).status.code(), Some(3));
+    assert!(git(&r, &["branch", "--list", &branch]).is_empty(), "an untouched rejected task leaves no branch");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

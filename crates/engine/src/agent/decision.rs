@@ -86,11 +86,22 @@ pub enum ReviewOutcome {
         revert: Option<RevertReport>,
         #[serde(skip_serializing_if = "Option::is_none")]
         landed: Option<LandedSummary>,
+        /// A rejected task's branch, kept since its worktree changed after the review.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        kept: Option<KeptBranch>,
     },
     /// Reject with revert found files someone changed after the run: ask before touching them.
     NeedsConfirmation { conflicts: Vec<String> },
     /// Approve could not land the task; nothing was overwritten and the review is still open.
     LandingBlocked { reason: LandingBlock, files: Vec<String>, detail: String },
+}
+
+/// What changed in a rejected task's worktree after its review (an edit the person made there,
+/// a late write), committed to the task's branch, which is kept rather than deleted with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeptBranch {
+    pub branch: String,
+    pub files: Vec<String>,
 }
 
 /// The comments on a review as they stand (edits replace, removals remove), in the order made.
@@ -175,7 +186,7 @@ impl Engine {
                     run,
                     run::RunStart { trigger: RunTrigger::Feedback, user_message: feedback, answer: None, plan: PlanMode::Off, continuation },
                 );
-                Ok(ReviewOutcome::Decided { status: SessionStatus::Busy, revert: None, landed: None })
+                Ok(ReviewOutcome::Decided { status: SessionStatus::Busy, revert: None, landed: None, kept: None })
             }
             (Decision::Approve, Some(wt)) => self.land(&summary.id, review, &wt, &choice, &events),
             (Decision::Approve, None) => {
@@ -187,9 +198,12 @@ impl Engine {
                     None,
                     vec![resolved, status_event(SessionStatus::Completed)],
                 )?;
-                Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: None })
+                Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: None, kept: None })
             }
             (Decision::Reject, Some(wt)) => {
+                // Kept first: committing to the task's branch is harmless if the decision never
+                // gets recorded (an approve lands such changes anyway).
+                let kept = self.keep_after_review(&summary.id, &wt, &events)?;
                 let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::Reject, by: choice.by, feedback, reverted: false };
                 self.store.resolve_request(
                     review,
@@ -198,8 +212,8 @@ impl Engine {
                     None,
                     vec![resolved, status_event(SessionStatus::Rejected)],
                 )?;
-                self.remove_worktree_soon(&summary.id, &wt, WorktreeEnd::Rejected, true);
-                Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None })
+                self.remove_worktree_soon(&summary.id, &wt, WorktreeEnd::Rejected, kept.is_none());
+                Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None, kept })
             }
             (Decision::Reject, None) => self.reject_in_place(&summary, review, &choice, feedback, &events),
         }
@@ -223,7 +237,7 @@ impl Engine {
                 None,
                 vec![resolved, status_event(SessionStatus::Rejected)],
             )?;
-            return Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None });
+            return Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None, kept: None });
         }
         let folder = in_place_folder(summary, events);
         let cp = self.checkpoints(&summary.id, &folder)?;
@@ -255,7 +269,7 @@ impl Engine {
             None,
             EngineEvent::Reverted { restored: report.restored.clone(), deleted: report.deleted.clone(), kept: report.conflicts.clone() },
         )?;
-        Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(report), landed: None })
+        Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(report), landed: None, kept: None })
     }
 
     /// A review recorded before runs owned their changes: revert between the session's marks.
@@ -284,7 +298,7 @@ impl Engine {
         )?;
         let (Some(base), Some(agent)) = marks else {
             self.store.append(&summary.id, None, EngineEvent::Reverted { restored: vec![], deleted: vec![], kept: vec![] })?;
-            return Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None });
+            return Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None, kept: None });
         };
         match cp.revert(&base, &agent, force) {
             Ok(r) => {
@@ -293,7 +307,7 @@ impl Engine {
                     None,
                     EngineEvent::Reverted { restored: r.restored.clone(), deleted: r.deleted.clone(), kept: r.conflicts.clone() },
                 )?;
-                Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(r), landed: None })
+                Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(r), landed: None, kept: None })
             }
             Err(e) => {
                 self.store.append(&summary.id, None, EngineEvent::Error { code: e.code(), message: format!("Rejected, but the revert failed: {e}") })?;
@@ -379,7 +393,7 @@ impl Engine {
             vec![resolved, landed_event(&landed), status_event(SessionStatus::Completed)],
         )?;
         self.remove_worktree_soon(session, wt, WorktreeEnd::Landed, landed.branch_kept.is_none());
-        Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: Some(landed) })
+        Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, revert: None, landed: Some(landed), kept: None })
     }
 
     /// Composes the landing when it could not be straight away: the person's branch moved on
@@ -400,6 +414,19 @@ impl Engine {
             }
         };
         landing::compose(wt, &tips, mode, message)
+    }
+
+    /// Commits what changed in the worktree since the run left it (and finds commits made there
+    /// since) so that a reject keeps it on the task's branch. `None` when nothing did.
+    fn keep_after_review(&self, session: &SessionId, wt: &TaskWorktree, events: &[Envelope]) -> Result<Option<KeptBranch>> {
+        let left = left_at(events, wt);
+        let message = format!("Changed in the worktree after the review\n\nFinishline-Session: {session}\n");
+        if let Some(commit) = worktree::commit_all(wt, &message, &copied_files(events))? {
+            self.store.append(session, None, EngineEvent::TaskCommitted { commit, branch: wt.branch.clone(), files_since_start: None })?;
+        }
+        let tip = worktree::git(Path::new(&wt.repo), &["rev-parse", &format!("refs/heads/{}", wt.branch)])?;
+        let files = worktree::changed_between(wt, &left.commit, tip.trim())?;
+        Ok((!files.is_empty()).then(|| KeptBranch { branch: wt.branch.clone(), files }))
     }
 
     /// Removes a decided task's worktree off the decision's path: deleting a large checkout takes
@@ -893,8 +920,13 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, worktrees: &Path, sessions: &
         owned.insert(std::path::PathBuf::from(&wt.folder));
         // A landed task's branch was kept only when the person chose so.
         let keep = events.iter().any(|e| matches!(&e.event, EngineEvent::Landed { branch_kept: Some(_), .. }));
-        let delete_branch =
-            passed_over || s.status == SessionStatus::Rejected || (!keep && events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. })));
+        // A rejected task's branch is kept when something was committed to it after its review
+        // (what changed in the worktree then: [`Engine::keep_after_review`]).
+        let review_at = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewRequested { .. }));
+        let kept_after_review = review_at.is_some_and(|at| events[at..].iter().any(|e| matches!(e.event, EngineEvent::TaskCommitted { .. })));
+        let delete_branch = passed_over
+            || (s.status == SessionStatus::Rejected && !kept_after_review)
+            || (!keep && events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. })));
         if remove_worktree(store, data_dir, &s.id, &wt, WorktreeEnd::Orphaned, delete_branch).is_ok() {
             touched.push(s.id.clone());
         }
