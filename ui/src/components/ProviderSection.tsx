@@ -1,5 +1,6 @@
 import { useEffect, useState } from "react";
 import { rememberGrade } from "../modelGrades";
+import { Ticks } from "./Ticks";
 import { AppError, ipc, type CheckKind, type ConnectionReport, type KeyPlace, type KeyStatus, type ProviderKind, type ProviderPreset, type Settings } from "../ipc";
 
 const KINDS: { id: ProviderKind; label: string }[] = [
@@ -74,6 +75,10 @@ export function ProviderSection({ draft, setProvider }: Props) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [p.preset, p.kind, p.base_url, p.api_key_env]);
 
+  // A report is about the address and key it tested: another one makes it stale. (Not the
+  // model: Test connection itself fills that in.)
+  useEffect(() => setReport(null), [p.base_url, p.kind, p.api_key_env]);
+
   const applyPreset = (x: ProviderPreset) => {
     setReport(null);
     setProvider({
@@ -146,7 +151,11 @@ export function ProviderSection({ draft, setProvider }: Props) {
           </button>
         ))}
       </div>
-      {current && <p className="muted hint">{current.hint}</p>}
+      {current && (
+        <p className="muted hint">
+          <Ticks text={current.hint} />
+        </p>
+      )}
       <label className="field">
         <span>Protocol</span>
         <select data-testid="provider-kind" value={p.kind} onChange={(e) => setProvider({ kind: e.target.value as ProviderKind })}>

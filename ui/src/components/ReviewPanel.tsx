@@ -4,6 +4,7 @@ import { END_LABEL, landedText, STUCK_LABEL, type Place, type PlanView, type Rev
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 import { useComparing } from "../comparing";
 import { ConfirmDiscard } from "./ConfirmDiscard";
+import { Ticks } from "./Ticks";
 
 /** Why an attempt's decisions wait: deciding would change what the evaluator is comparing. */
 const WHILE_COMPARING = "The evaluator is comparing the attempts: wait for its answer, or stop it on the attempts' screen";
@@ -361,7 +362,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       {review.blocked && (
         <div className="callout panel" role="alert" ref={reveal} data-testid="landing-blocked" data-reason={review.blocked.reason}>
           <p>
-            <strong>{BLOCK_TITLE[review.blocked.reason] ?? "Not landed"}.</strong> {review.blocked.detail}. Nothing was overwritten.
+            <strong>{BLOCK_TITLE[review.blocked.reason] ?? "Not landed"}.</strong> <Ticks text={review.blocked.detail} />. Nothing was overwritten.
           </p>
           {review.blocked.files.length > 0 && (
             <ul>

@@ -14,6 +14,7 @@ import { applyAll, emptyModel, END_LABEL, isRunning, SOURCE_LABEL, STUCK_LABEL, 
 import { foldRepeats, type Shown, type ToolRun } from "../session/fold";
 import { ConfirmCancel } from "../components/ConfirmCancel";
 import { ConfirmDiscard } from "../components/ConfirmDiscard";
+import { Ticks } from "../components/Ticks";
 
 function reducer(m: SessionModel, batch: Envelope[]): SessionModel {
   return applyAll(m, batch);
@@ -383,7 +384,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       return (
         <div className="card error" role="alert">
           <div className="card-head static">
-            <CircleSlash size={14} aria-hidden /> {item.message}
+            <CircleSlash size={14} aria-hidden /> <Ticks text={item.message} />
           </div>
         </div>
       );

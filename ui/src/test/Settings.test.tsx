@@ -96,6 +96,8 @@ describe("Settings, more", () => {
     await user.click(screen.getByTestId("test-connection"));
     await vi.waitFor(() => expect(screen.getByTestId("connection-report")).toHaveTextContent("Nothing answered at this URL."));
     expect(screen.getByTestId("connection-report")).toHaveTextContent("server is running");
+    await user.type(screen.getByTestId("provider-base-url"), "1");
+    expect(screen.queryByTestId("connection-report"), "a report about another address is not shown under this one").toBeNull();
   });
 
   it("a URL without /v1 that is not the API gets a one-click 'Did you mean …/v1?'", async () => {

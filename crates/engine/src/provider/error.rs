@@ -69,7 +69,8 @@ impl ProviderError {
     /// to spot context-length errors that providers report as 400.
     pub fn from_status(status: u16, headers: &reqwest::header::HeaderMap, body: &str) -> Self {
         use ProviderErrorKind::*;
-        let detail = error_detail(body);
+        // Put inside sentences of ours: its own full stop would make two.
+        let detail = error_detail(body).trim_end_matches('.').to_string();
         let lower = detail.to_ascii_lowercase();
         let (kind, message) = match status {
             401 | 403 => (Auth, format!("The provider refused the API key ({status}): {detail}. Check the key, or the environment variable it comes from.")),
@@ -330,6 +331,13 @@ mod tests {
         for (message, limit, requested) in cases {
             assert_eq!(ContextOverflow::parse(message), ContextOverflow { limit, requested }, "{message}");
         }
+    }
+
+    #[test]
+    fn a_providers_own_full_stop_does_not_make_two_in_our_sentence() {
+        let body = r#"{"error": {"message": "Incorrect API key provided: sk-wr***ng."}}"#;
+        let e = super::ProviderError::from_status(401, &reqwest::header::HeaderMap::new(), body);
+        assert!(e.message.contains("Incorrect API key provided: sk-wr***ng. Check the key"), "{}", e.message);
     }
 
     #[test]
