@@ -11,11 +11,21 @@ export interface AttemptChoice {
   count: number;
 }
 
+/** The agent chosen in Settings, by name, when it is not an installed preset (listed with those):
+ * a preset that is not installed here says so before Run fails on it. */
+export function settingsAgentLabel(settingsAgent: ExternalAgent | null, presets: AgentPreset[]): string | null {
+  if (!settingsAgent) return null;
+  const preset = presets.find((p) => p.name === settingsAgent.name);
+  if (preset?.found) return null;
+  return preset ? `${preset.label} (from Settings, not installed here)` : `${settingsAgent.name} (from Settings)`;
+}
+
 /** The agents one could send the task to: the built-in one, the one from Settings, installed presets. */
-export function attemptChoices(model: string, settingsAgent: ExternalAgent | null, installed: AgentPreset[]): AttemptChoice[] {
+export function attemptChoices(model: string, settingsAgent: ExternalAgent | null, presets: AgentPreset[]): AttemptChoice[] {
   const out: AttemptChoice[] = [{ agent: "builtin", label: `Finishline's agent${model ? ` (${model})` : ""}`, count: 0 }];
-  if (settingsAgent && !installed.some((p) => p.name === settingsAgent.name)) out.push({ agent: settingsAgent.name, label: `${settingsAgent.name} (from Settings)`, count: 0 });
-  for (const p of installed) out.push({ agent: p.name, label: p.label, count: 0 });
+  const fromSettings = settingsAgentLabel(settingsAgent, presets);
+  if (settingsAgent && fromSettings) out.push({ agent: settingsAgent.name, label: fromSettings, count: 0 });
+  for (const p of presets.filter((p) => p.found)) out.push({ agent: p.name, label: p.label, count: 0 });
   return out;
 }
 

@@ -3,7 +3,7 @@ import { FolderOpen, Play } from "lucide-react";
 import { AppError, ipc, type AgentPreset, type ExternalAgent, type PlanMode, type SessionSummary, type WhenBusy, type WorkspaceInfo, type WorkspaceSurvey } from "../ipc";
 import { gradeOf } from "../modelGrades";
 import { AlertDialog } from "../components/AlertDialog";
-import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, type AttemptChoice } from "../components/AttemptsPicker";
+import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, settingsAgentLabel, type AttemptChoice } from "../components/AttemptsPicker";
 
 interface Props {
   providerReady: boolean;
@@ -71,10 +71,12 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
   // Who does this task: the Settings choice, the built-in agent, or an installed ACP preset.
   const defaultAgentName = defaultAgent?.name ?? "builtin";
   const [agentName, setAgentName] = useState(defaultAgentName);
-  const [installed, setInstalled] = useState<AgentPreset[]>([]);
+  const [presets, setPresets] = useState<AgentPreset[]>([]);
   useEffect(() => {
-    ipc.agentPresets().then((ps) => setInstalled((ps ?? []).filter((p) => p.found)), () => setInstalled([]));
+    ipc.agentPresets().then((ps) => setPresets(ps ?? []), () => setPresets([]));
   }, []);
+  const installed = presets.filter((p) => p.found);
+  const fromSettings = settingsAgentLabel(defaultAgent, presets);
   // Attempts side by side: how many tries each agent gets.
   const [attemptsAsked, setAttemptsOn] = useState(false);
   // A limit under two (Settings → Tasks) turns attempts off.
@@ -82,11 +84,11 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
   const [choices, setChoices] = useState<AttemptChoice[]>([]);
   useEffect(() => {
     setChoices((old) => [
-      ...attemptChoices(model.trim() || defaultModel, defaultAgent, installed).map((c) => ({ ...c, count: old.find((o) => o.agent === c.agent)?.count ?? (c.agent === "builtin" ? 2 : 0) })),
+      ...attemptChoices(model.trim() || defaultModel, defaultAgent, presets).map((c) => ({ ...c, count: old.find((o) => o.agent === c.agent)?.count ?? (c.agent === "builtin" ? 2 : 0) })),
       // Models the person added for Finishline's agent stay.
       ...old.filter((o) => o.agent.startsWith("builtin:")),
     ]);
-  }, [installed, model, defaultModel, defaultAgent]);
+  }, [presets, model, defaultModel, defaultAgent]);
   const external = !attemptsOn && agentName !== "builtin";
   const [task, setTask] = useWindowDraft("finishline.taskDraft");
   const [folder, setFolder] = useWindowDraft("finishline.workspaceDraft");
@@ -341,7 +343,7 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
           <span>Agent</span>
           <select data-testid="task-agent" value={agentName} onChange={(e) => setAgentName(e.target.value)}>
             <option value="builtin">Finishline's built-in agent</option>
-            {defaultAgent && !installed.some((p) => p.name === defaultAgent.name) && <option value={defaultAgent.name}>{defaultAgent.name} (from Settings)</option>}
+            {defaultAgent && fromSettings && <option value={defaultAgent.name}>{fromSettings}</option>}
             {installed.map((p) => (
               <option key={p.name} value={p.name}>
                 {p.label} (ACP)

@@ -79,6 +79,14 @@ describe("attempts side by side", () => {
     expect(attemptsProblem(choices, 4)).toMatch(/At most 4/);
   });
 
+  it("the agent chosen in Settings that is not installed here says so, beside the installed ones", () => {
+    const presets = [{ name: "codex", label: "Codex", found: "/bin/codex" }, { name: "claude-code", label: "Claude Code", found: null }] as never[];
+    const labels = (agent: string) => attemptChoices("m", { name: agent } as never, presets).map((c) => c.label);
+    expect(labels("claude-code")).toEqual(["Finishline's agent (m)", "Claude Code (from Settings, not installed here)", "Codex"]);
+    expect(labels("codex"), "an installed one is listed once").toEqual(["Finishline's agent (m)", "Codex"]);
+    expect(labels("my-agent"), "one of the person's own").toEqual(["Finishline's agent (m)", "my-agent (from Settings)", "Codex"]);
+  });
+
   it("New Task says attempts are off when Settings allows fewer than two, and keeps a count over the limit as typed", () => {
     const choices = attemptChoices("m", null, []);
     const { rerender } = render(<AttemptsPicker on onToggle={() => {}} choices={choices} onChange={() => {}} limit={1} available />);
