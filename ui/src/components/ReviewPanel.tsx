@@ -58,6 +58,20 @@ const BLOCK_TITLE: Record<LandingBlock, string> = {
   git: "Not landed: git refused",
 };
 
+/** A follow-up's review shows what changed since the last decision; Approve lands the whole
+ * branch, earlier rounds too: said, so that "Landed (5 files)" after a review of one is no surprise. */
+function EarlierRounds({ shown, lands }: { shown: { path: string }[]; lands?: string[] }) {
+  const here = new Set(shown.map((f) => f.path));
+  const earlier = (lands ?? []).filter((f) => !here.has(f));
+  if (earlier.length === 0) return null;
+  const names = earlier.length <= 5 ? earlier.join(", ") : `${earlier.slice(0, 5).join(", ")} and ${earlier.length - 5} more`;
+  return (
+    <p className="muted small" data-testid="earlier-rounds">
+      Approve lands {earlier.length} more file{earlier.length === 1 ? "" : "s"} from earlier rounds of this task, reviewed before: {names}.
+    </p>
+  );
+}
+
 /** "judge-a has called 3 of its last 40 `done` verdicts wrongly": once there are enough reviews. */
 function TrackRecord({ model }: { model: string }) {
   const [trust, setTrust] = useState<EvaluatorTrust | null>(null);
@@ -318,6 +332,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         </p>
       )}
       <h3>Files changed ({review.files.length})</h3>
+      <EarlierRounds shown={review.files} lands={worktree && !review.decided ? place?.lands : undefined} />
       {/* Beside the count, where it is read: these files exist but are in no diff and never land. */}
       {(review.notLanded?.length ?? 0) > 0 && <NotLanded review={review} onBusy={setBusy} />}
       {review.files.length === 0 ? (

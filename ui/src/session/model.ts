@@ -124,6 +124,9 @@ export interface Place {
   worktree?: TaskWorktree;
   /** The worktree is gone (landed, rejected, cleaned up). */
   removed?: boolean;
+  /** Every file the task's branch changes since the worktree started: what Approve lands, also
+   * the earlier rounds' files a follow-up's review does not show again. */
+  lands?: string[];
 }
 
 export interface SessionModel {
@@ -445,6 +448,9 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     }
     case "task_workspace":
       next.place = { folder: e.folder, worktree: e.worktree ?? undefined };
+      break;
+    case "task_committed":
+      if (e.files_since_start && next.place) next.place = { ...next.place, lands: e.files_since_start };
       break;
     case "worktree_removed":
       // Only the current one: an older worktree's removal can be recorded after a follow-up made a new one.

@@ -68,6 +68,18 @@ describe("a task in its own worktree", () => {
     expect(screen.getByTestId("reject")).toBeEnabled();
   });
 
+  it("a follow-up's review says Approve lands the earlier rounds' files too", async () => {
+    const events = reviewWaiting() as EngineEvent[];
+    events.splice(3, 0, { type: "task_committed", commit: "2222222", branch: worktree.branch, files_since_start: ["first.rs", "parser.rs"] });
+    seq = 0;
+    script(
+      events.map((e) => ev(e)),
+      () => undefined,
+    );
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("earlier-rounds")).toHaveTextContent("Approve lands 1 more file from earlier rounds of this task, reviewed before: first.rs.");
+  });
+
   it("reject asks before the worktree goes, keeping it by default, and rejects once confirmed", async () => {
     const sent: { input: { decision: string } }[] = [];
     script(reviewWaiting(), (cmd, args, push) => {
