@@ -48,4 +48,11 @@ describe("links in model output", () => {
     await userEvent.click(screen.getByText("a file"));
     expect(screen.queryByTestId("link-open"), "a file: link has no Open button").toBeNull();
   });
+
+  it("keeps a review comment apart from the lines it quotes, as the engine sends it", () => {
+    const text = "The person reviewed your changes.\n\n1. hello.txt:2\n   > world\n\n   say pear instead\n";
+    const { container } = render(<Markdown text={text} />);
+    expect(container.querySelector("blockquote")?.textContent?.trim()).toBe("world");
+    expect(container.querySelector("li")?.textContent).toContain("say pear instead");
+  });
 });

@@ -94,6 +94,9 @@ pub fn continuation(comments: &[Comment]) -> String {
             for l in c.quote.lines().take(20) {
                 text.push_str(&format!("   > {l}\n"));
             }
+            // Ends the quote: read as Markdown (the window shows it so), the words on the next
+            // line would join the quoted code's last line.
+            text.push('\n');
         }
         text.push_str(&format!("   {}\n", c.text.trim()));
     }
@@ -313,6 +316,7 @@ mod tests {
         assert!(text.contains("1. src/a.rs:3-4"));
         assert!(text.contains("> let x = 1;") && text.contains("> let y = 2;"));
         assert!(text.contains("name these better"));
+        assert!(text.contains("   > let y = 2;\n\n   name these better"), "the quote ends before the person's words: {text}");
     }
 
     #[test]
