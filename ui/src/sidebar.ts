@@ -66,7 +66,10 @@ export function sidebarEntries(g: SidebarGroups): { working: SidebarEntry[]; wai
  * attempts of the same agent apart ("2. Finishline's agent (m)", not "Finishline's agent (m) #2"). */
 export function attemptLabel(s: SessionSummary): string {
   if (!s.attempt) return s.title || s.task;
-  return `${s.attempt.number}. ${s.attempt.label.replace(/ #\d+$/, "")}`;
+  const label = s.attempt.label.replace(/ #\d+$/, "");
+  // The model tells the built-in agent's attempts apart: first, where a narrow sidebar cuts last.
+  const builtin = /^Finishline's agent \((.+)\)$/.exec(label);
+  return `${s.attempt.number}. ${builtin ? `${builtin[1]} · built-in` : label}`;
 }
 
 /** How many decisions wait for the person: a group's attempts are one decision. */

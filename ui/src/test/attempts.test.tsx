@@ -135,7 +135,7 @@ describe("attempts side by side", () => {
   it("the sidebar names an attempt by its number first, and counts a waiting group as one decision", () => {
     const a = summary("a", "awaiting_review", "g1", 1);
     a.attempt = { ...a.attempt!, label: "Finishline's agent (m) #1" };
-    expect(attemptLabel(a)).toBe("1. Finishline's agent (m)");
+    expect(attemptLabel(a), "the model first, where a narrow sidebar cuts last").toBe("1. m · built-in");
     const e = sidebarEntries(sidebarGroups([a, summary("b", "awaiting_review", "g1", 2), summary("c", "awaiting_review", "g1", 3), summary("d", "awaiting_review")], new Date()));
     expect(waitingCount(e.waiting)).toBe(2);
   });
