@@ -45,6 +45,17 @@ export function App() {
     else go();
   };
   const [sessionId, setSessionId] = useState<string | null>(null);
+  // A new screen whose button went with the old one (Run, "Set up a provider") leaves the focus
+  // on the page: it goes to the screen instead, so Tab goes on from there. A screen that took
+  // the focus itself (New Task's box) keeps it.
+  const mainRef = useRef<HTMLElement>(null);
+  useEffect(() => {
+    const frame = requestAnimationFrame(() => {
+      const lost = document.activeElement === null || document.activeElement === document.body;
+      if (lost) mainRef.current?.focus({ preventScroll: true });
+    });
+    return () => cancelAnimationFrame(frame);
+  }, [screen, sessionId]);
   const openSession = (id: string) => {
     setSessionId(id);
     setScreen("session");
@@ -186,7 +197,7 @@ export function App() {
         ))}
         <SidebarSessions current={screen === "session" ? sessionId : null} currentGroup={screen === "attempts" ? groupId : null} onOpen={openSession} onOpenGroup={openGroup} />
       </nav>
-      <main className="content">
+      <main className="content" ref={mainRef} tabIndex={-1}>
         {loadError ? (
           <div className="panel error-panel" role="alert">
             <h2>Settings could not be loaded</h2>

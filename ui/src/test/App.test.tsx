@@ -1,7 +1,7 @@
 import { render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { App } from "../App";
 import { view } from "./fixtures";
 
@@ -34,6 +34,7 @@ describe("App shell", () => {
     render(<App />);
     await userEvent.setup().click(await screen.findByTestId("open-settings"));
     expect(await screen.findByTestId("provider-base-url"), "the guide must lead straight to the provider fields").toBeInTheDocument();
+    await vi.waitFor(() => expect(document.activeElement, "the focus goes to the new screen, not the page").toBe(document.querySelector("main.content")));
   });
 
   it("starts on the settings the shell handed over, without asking for them", async () => {
