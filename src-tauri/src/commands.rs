@@ -3,7 +3,7 @@
 use finishline_engine::agent::ReviewOutcome;
 use finishline_engine::config::check_provider;
 use finishline_engine::config::secret::{KeyPlace, KeyStatus, Keys};
-use finishline_engine::config::settings::{STORE_FILE, STORE_KEY};
+use finishline_engine::config::settings::STORE_FILE;
 use finishline_engine::domain::*;
 use finishline_engine::domain::{Isolation, LandingMode};
 use finishline_engine::event::Envelope;
@@ -16,16 +16,10 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, Manager, State};
-use tauri_plugin_store::StoreExt;
 
 use crate::state::AppState;
 
-fn store_error(e: tauri_plugin_store::Error) -> Error {
-    Error::SettingsUnreadable(e.to_string())
-}
-
-/// The settings file, where tauri-plugin-store keeps it (the app's data folder); the CLI reads
-/// the same file.
+/// The settings file, in the app's data folder; the CLI reads the same file.
 fn settings_file(app: &AppHandle) -> Result<std::path::PathBuf, Error> {
     Ok(app.path().app_data_dir().map_err(|e| Error::SettingsUnreadable(e.to_string()))?.join(STORE_FILE))
 }
@@ -67,13 +61,11 @@ pub async fn save_settings(app: AppHandle, state: State<'_, AppState>, settings:
     Ok(settings.into())
 }
 
-/// Writes the settings file (never with a key: those are in the keychain by now).
+/// Writes the settings file (never with a key: those are in the keychain by now). Written by us,
+/// not tauri-plugin-store: the plugin keeps what it read in memory and writes that back at quit,
+/// over any edit made to the file meanwhile.
 pub(crate) fn store_settings(app: &AppHandle, settings: &Settings) -> Result<(), Error> {
-    // Never over a file that cannot be read: the person fixes or moves it first.
-    Settings::read_file(&settings_file(app)?)?;
-    let store = app.store(STORE_FILE).map_err(store_error)?;
-    store.set(STORE_KEY, serde_json::to_value(settings).map_err(|e| Error::Internal(e.to_string()))?);
-    store.save().map_err(|e| Error::Io(std::io::Error::other(e.to_string())))
+    settings.write_file(&settings_file(app)?)
 }
 
 // Commands that start runs are async so they execute on the Tokio runtime the runs spawn onto.

@@ -101,7 +101,6 @@ pub fn run() {
         // First, so a second launch hands over its arguments and exits before opening anything.
         .plugin(tauri_plugin_single_instance::Builder::new().dbus_id(instance).callback(|app, argv, _cwd| desktop::second_launch(app, argv)).build())
         .plugin(tauri_plugin_window_state::Builder::default().build())
-        .plugin(tauri_plugin_store::Builder::default().build())
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_opener::init())

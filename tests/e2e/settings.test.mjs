@@ -86,3 +86,26 @@ test("a settings file that is not JSON is named, never read as empty nor saved o
     rmSync(file, { force: true });
   }
 });
+
+test("an edit made to the settings file while the app runs is not written over when it quits", async () => {
+  const file = path.join(appDataDir(driver.home), "settings.json");
+  const app = await launchApp(driver);
+  try {
+    await (await app.$('[data-testid="new-task-form"]')).waitForDisplayed({ timeout: 20_000 });
+    await (await app.$('[data-testid="nav-settings"]')).click();
+    const model = await app.$('[data-testid="provider-model"]');
+    await model.waitForDisplayed();
+    await (await app.$('[data-testid="provider-base-url"]')).setValue("http://127.0.0.1:8931/v1");
+    await model.setValue("from-the-window");
+    await (await app.$('[data-testid="save-settings"]')).click();
+    const status = await app.$('[data-testid="settings-status"]');
+    await status.waitUntil(async () => (await status.getText()) === "Saved", { timeout: 10_000, timeoutMsg: "Save never confirmed" });
+    assert.match(readFileSync(file, "utf8"), /from-the-window/);
+    writeFileSync(file, readFileSync(file, "utf8").replace("from-the-window", "edited-by-hand"));
+  } finally {
+    await app.deleteSession();
+  }
+  await new Promise((r) => setTimeout(r, 1000));
+  assert.match(readFileSync(file, "utf8"), /edited-by-hand/, "quitting kept the person's edit");
+  rmSync(file, { force: true });
+});

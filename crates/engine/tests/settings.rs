@@ -48,6 +48,23 @@ fn a_settings_file_that_cannot_be_read_is_named_and_only_a_missing_one_is_a_fres
 }
 
 #[test]
+fn settings_are_written_whole_as_the_app_reads_them_and_never_over_a_file_that_cannot_be_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("data").join("settings.json");
+    let mut s = Settings::read_file(&file).unwrap();
+    s.provider.base_url = "http://127.0.0.1:8931/v1".into();
+    s.provider.model = "m".into();
+    s.write_file(&file).unwrap();
+    assert_eq!(Settings::read_file(&file).unwrap().provider.model, "m", "read back as written");
+    let on_disk: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(on_disk["settings"]["provider"]["model"], "m", "the shape the app always wrote");
+    std::fs::write(&file, "{\"settings\": {").unwrap();
+    assert_eq!(s.write_file(&file).unwrap_err().code(), ErrorCode::SettingsUnreadable);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "{\"settings\": {", "the person's broken file is left for them to fix");
+    assert_eq!(std::fs::read_dir(file.parent().unwrap()).unwrap().count(), 1, "no temporary file left beside it");
+}
+
+#[test]
 fn a_base_url_that_is_not_a_url_names_the_field() {
     let mut s = Settings::default();
     s.provider.base_url = "localhost 8080".into();

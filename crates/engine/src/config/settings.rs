@@ -242,6 +242,21 @@ impl Settings {
         })
     }
 
+    /// Writes the settings file at `path` as the app always has (`{"settings": {…}}`), never
+    /// over a file that cannot be read (the person fixes or moves it first), and whole or not at
+    /// all: a crash mid-write leaves the old file, not half a new one.
+    pub fn write_file(&self, path: &std::path::Path) -> Result<()> {
+        Settings::read_file(path)?;
+        let dir = path.parent().ok_or_else(|| Error::Internal(format!("{} has no folder", path.display())))?;
+        std::fs::create_dir_all(dir)?;
+        let body = serde_json::to_vec_pretty(&serde_json::json!({ STORE_KEY: self })).map_err(|e| Error::Internal(e.to_string()))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        std::io::Write::write_all(&mut tmp, &body)?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(path).map_err(|e| Error::Io(e.error))?;
+        Ok(())
+    }
+
     /// Reads settings from the JSON the store holds. A missing value is a fresh install; a value
     /// of the wrong shape is reported, never silently replaced, so nothing the person typed is lost.
     pub fn from_store_value(value: Option<serde_json::Value>) -> Result<Settings> {
