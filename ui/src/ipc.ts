@@ -420,6 +420,7 @@ export type EngineEvent =
   | { type: "landing_blocked"; reason: LandingBlock; files: string[]; detail: string }
   | { type: "ignored_copied"; copied: string[]; left: string[]; failed?: string[] }
   | { type: "rebased"; onto: string }
+  | { type: "branch_kept"; branch: string; files: string[] }
   | { type: "worktree_removed"; folder: string; why: string; branch_deleted?: string | null }
   | { type: "project_instructions"; file: string; chars: number; truncated: boolean }
   | { type: "agent_connected"; agent: string; name: string; version?: string | null; acp_session: string; loaded: boolean; claims: boolean }

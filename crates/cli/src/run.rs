@@ -585,9 +585,9 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
             _ => {}
         },
         Ok(ReviewOutcome::Decided { kept: Some(k), .. }) => eprintln!(
-            "Rejected; kept the branch {}: it holds what changed in the worktree after the review ({}). Delete it with `git branch -D {}` once you no longer need it.",
+            "Rejected; kept the branch {}: it holds what changed in the worktree after the review{}. Delete it with `git branch -D {}` once you no longer need it.",
             k.branch,
-            few(&k.files),
+            if k.files.is_empty() { String::new() } else { format!(" ({})", few(&k.files)) },
             k.branch
         ),
         // Said, so a decision never passes without a word.

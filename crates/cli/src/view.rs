@@ -74,6 +74,7 @@ impl View {
             | EngineEvent::LandingBlocked { .. }
             | EngineEvent::IgnoredCopied { .. }
             | EngineEvent::WorktreeRemoved { .. }
+            | EngineEvent::BranchKept { .. }
             | EngineEvent::Reverted { .. }
             | EngineEvent::ReviewRequested { .. }
             | EngineEvent::ReviewResolved { .. } => self.show_review_and_landing(&env.event),
@@ -247,6 +248,10 @@ impl View {
                 if copied.is_empty() { "nothing".to_string() } else { crate::run::few(copied) },
                 if left.is_empty() { String::new() } else { format!("; left as they were, already there: {}", crate::run::few(left)) },
                 if failed.is_empty() { String::new() } else { format!("; not copied: {}", crate::run::few(failed)) }
+            )),
+            EngineEvent::BranchKept { branch, files } => self.line(&format!(
+                "  ⎇ kept the branch {branch}: it holds what changed in the worktree after the review{}",
+                if files.is_empty() { String::new() } else { format!(" ({})", crate::run::few(files)) }
             )),
             EngineEvent::WorktreeRemoved { folder, branch_deleted, .. } => self
                 .line(&format!("  ⎇ removed the worktree {folder}{}", branch_deleted.as_deref().map(|b| format!(" and the branch {b}")).unwrap_or_default())),

@@ -980,6 +980,19 @@ async fn a_reject_keeps_on_the_tasks_branch_what_changed_in_its_worktree_after_t
     assert!(!folder.exists(), "the next start removed the worktree");
     assert_eq!(git(&r, &["show", &format!("{branch}:more_notes.txt")]), "mine too", "and kept the branch with what was written after the review");
 
+    // An approve that committed such an edit, then could not land (the person has their own
+    // a.txt), and a reject after it: the edit stays too.
+    let waiting = cli.run("write a.txt", &r, &[]);
+    let place = lines(&waiting).into_iter().find(|e| e["type"] == "task_workspace").unwrap();
+    let (folder, branch) = (PathBuf::from(place["folder"].as_str().unwrap()), place["worktree"]["branch"].as_str().unwrap().to_string());
+    std::fs::write(folder.join("after.txt"), "mine, then approved\n").unwrap();
+    std::fs::write(r.join("a.txt"), "the person's own a\n").unwrap();
+    let id = session_of(&waiting);
+    assert_eq!(cli.review(&id, &["--approve"]).status.code(), Some(6), "the landing stops at the person's a.txt");
+    assert_eq!(cli.review(&id, &["--reject"]).status.code(), Some(3));
+    assert_eq!(git(&r, &["show", &format!("{branch}:after.txt")]), "mine, then approved");
+    std::fs::remove_file(r.join("a.txt")).unwrap();
+
     // Without such a change, both go.
     let waiting = cli.run("write a.txt", &r, &[]);
     let place = lines(&waiting).into_iter().find(|e| e["type"] == "task_workspace").unwrap();

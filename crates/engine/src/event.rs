@@ -449,6 +449,13 @@ pub enum EngineEvent {
     Rebased {
         onto: String,
     },
+    /// A rejected task's branch is kept, not deleted with its worktree: the worktree changed
+    /// after the review (an edit the person made there, a late write, a landing's rebase), and
+    /// that is on the branch. `files`: what changed since the reviewed commit, when it is below.
+    BranchKept {
+        branch: String,
+        files: Vec<String>,
+    },
     /// The task's worktree is gone (and its branch, unless kept).
     WorktreeRemoved {
         folder: String,
@@ -508,6 +515,7 @@ impl EngineEvent {
             EngineEvent::LandingBlocked { .. } => "landing_blocked",
             EngineEvent::IgnoredCopied { .. } => "ignored_copied",
             EngineEvent::Rebased { .. } => "rebased",
+            EngineEvent::BranchKept { .. } => "branch_kept",
             EngineEvent::WorktreeRemoved { .. } => "worktree_removed",
             EngineEvent::PlanCreated { .. } => "plan_created",
             EngineEvent::PlanRevised { .. } => "plan_revised",

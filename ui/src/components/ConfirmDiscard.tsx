@@ -22,7 +22,8 @@ export function ConfirmDiscard({
   return (
     <AlertDialog title={rejecting ? "Reject this task's work?" : "Discard this task's work?"} testid={id} onEscape={onKeep} describedBy={`${id}-body`}>
       <p id={`${id}-body`}>
-        Its worktree and the branch <code>{branch}</code> are removed, with whatever the agent wrote there. Your checkout is not touched, and History keeps the session
+        Its worktree and the branch <code>{branch}</code> are removed, with whatever the agent wrote there
+        {rejecting ? " (what changed there after the review is kept on the branch)" : ""}. Your checkout is not touched, and History keeps the session
         {rejecting ? " and its diff" : ""}.
       </p>
       <div className="actions">

@@ -455,10 +455,14 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "worktree_removed":
       // Only the current one: an older worktree's removal can be recorded after a follow-up made a new one.
       if (next.place && next.place.worktree?.folder === e.folder) next.place = { ...next.place, removed: true };
-      // A rejected task's branch stays when its worktree changed after the review.
-      if (e.why === "rejected" && !e.branch_deleted && next.place?.worktree?.folder === e.folder) {
-        push({ kind: "landing", key: `wk-${e.seq}`, text: `Kept the branch ${next.place.worktree.branch}: it holds what changed in the worktree after the review.`, tone: "ok" });
-      }
+      break;
+    case "branch_kept":
+      push({
+        kind: "landing",
+        key: `bk-${e.seq}`,
+        text: `Kept the branch ${e.branch}: it holds what changed in the worktree after the review${e.files.length > 0 ? ` (${e.files.join(", ")})` : ""}.`,
+        tone: "ok",
+      });
       break;
     case "ignored_copied":
       if (next.review && !next.review.decided) {

@@ -36,15 +36,10 @@ describe("session model", () => {
     expect(apply(m, ev({ type: "worktree_removed", folder: "/w/second", why: "landed" })).place?.removed).toBe(true);
   });
 
-  it("says a rejected task's branch was kept when its worktree changed after the review, and not otherwise", () => {
+  it("says a rejected task's branch was kept, with what changed after the review", () => {
     seq = 0;
-    const wt = { repo: "/repo", folder: "/w/one", subdir: "", branch: "finishline/one", base_branch: "main", base_commit: "1111111" };
-    const start = [ev({ type: "task_workspace", isolation: "worktree", folder: "/w/one", worktree: wt }), ev({ type: "status_changed", status: "rejected" })].reduce(apply, emptyModel());
-    const notes = (m: ReturnType<typeof emptyModel>) => m.items.filter((i) => i.kind === "landing").map((i) => (i.kind === "landing" ? i.text : ""));
-    expect(notes(apply(start, ev({ type: "worktree_removed", folder: "/w/one", why: "rejected" })))).toEqual([
-      "Kept the branch finishline/one: it holds what changed in the worktree after the review.",
-    ]);
-    expect(notes(apply(start, ev({ type: "worktree_removed", folder: "/w/one", why: "rejected", branch_deleted: "finishline/one" })))).toEqual([]);
+    const notes = [ev({ type: "branch_kept", branch: "finishline/one", files: ["notes.txt"] })].reduce(apply, emptyModel()).items.filter((i) => i.kind === "landing");
+    expect(notes.map((i) => (i.kind === "landing" ? i.text : ""))).toEqual(["Kept the branch finishline/one: it holds what changed in the worktree after the review (notes.txt)."]);
   });
 
   it("streams text into the right message and ignores events it already has", () => {

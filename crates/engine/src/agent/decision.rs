@@ -96,6 +96,21 @@ pub enum ReviewOutcome {
     LandingBlocked { reason: LandingBlock, files: Vec<String>, detail: String },
 }
 
+/// The commit the task's last review showed: the run's last commit before it (in this worktree),
+/// else where the worktree started.
+fn reviewed_commit(events: &[Envelope], wt: &TaskWorktree) -> String {
+    let start = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })).unwrap_or(0);
+    let review = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewRequested { .. })).unwrap_or(events.len());
+    events[start..review.max(start)]
+        .iter()
+        .rev()
+        .find_map(|e| match &e.event {
+            EngineEvent::TaskCommitted { commit, .. } => Some(commit.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| wt.base_commit.clone())
+}
+
 /// What changed in a rejected task's worktree after its review (an edit the person made there,
 /// a late write), committed to the task's branch, which is kept rather than deleted with it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -205,13 +220,12 @@ impl Engine {
                 // gets recorded (an approve lands such changes anyway).
                 let kept = self.keep_after_review(&summary.id, &wt, &events)?;
                 let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::Reject, by: choice.by, feedback, reverted: false };
-                self.store.resolve_request(
-                    review,
-                    RequestKind::Review,
-                    SessionStatus::AwaitingReview,
-                    None,
-                    vec![resolved, status_event(SessionStatus::Rejected)],
-                )?;
+                // Kept is part of the decision, recorded with it: a removal cut short is finished
+                // at the next start by what was recorded, not by guessing again.
+                let mut decided = vec![resolved];
+                decided.extend(kept.as_ref().map(|k| EngineEvent::BranchKept { branch: k.branch.clone(), files: k.files.clone() }));
+                decided.push(status_event(SessionStatus::Rejected));
+                self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, decided)?;
                 self.remove_worktree_soon(&summary.id, &wt, WorktreeEnd::Rejected, kept.is_none());
                 Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None, kept })
             }
@@ -416,17 +430,27 @@ impl Engine {
         landing::compose(wt, &tips, mode, message)
     }
 
-    /// Commits what changed in the worktree since the run left it (and finds commits made there
-    /// since) so that a reject keeps it on the task's branch. `None` when nothing did.
+    /// Commits what changed in the worktree after the review, so that a reject keeps it on the
+    /// task's branch: `Some` when the branch is no longer the commit the review showed (that
+    /// commit, an edit or commit of the person's there, an approve that committed such an edit
+    /// and was then blocked, its rebase). A worktree or branch already gone keeps nothing.
     fn keep_after_review(&self, session: &SessionId, wt: &TaskWorktree, events: &[Envelope]) -> Result<Option<KeptBranch>> {
-        let left = left_at(events, wt);
-        let message = format!("Changed in the worktree after the review\n\nFinishline-Session: {session}\n");
-        if let Some(commit) = worktree::commit_all(wt, &message, &copied_files(events))? {
-            self.store.append(session, None, EngineEvent::TaskCommitted { commit, branch: wt.branch.clone(), files_since_start: None })?;
+        if Path::new(&wt.folder).is_dir() {
+            let message = format!("Changed in the worktree after the review\n\nFinishline-Session: {session}\n");
+            if let Some(commit) = worktree::commit_all(wt, &message, &copied_files(events))? {
+                self.store.append(session, None, EngineEvent::TaskCommitted { commit, branch: wt.branch.clone(), files_since_start: None })?;
+            }
         }
-        let tip = worktree::git(Path::new(&wt.repo), &["rev-parse", &format!("refs/heads/{}", wt.branch)])?;
-        let files = worktree::changed_between(wt, &left.commit, tip.trim())?;
-        Ok((!files.is_empty()).then(|| KeptBranch { branch: wt.branch.clone(), files }))
+        let repo = Path::new(&wt.repo);
+        let Ok(tip) = worktree::git(repo, &["rev-parse", "-q", "--verify", &format!("refs/heads/{}^{{commit}}", wt.branch)]) else { return Ok(None) };
+        let (tip, reviewed) = (tip.trim(), reviewed_commit(events, wt));
+        if tip == reviewed {
+            return Ok(None);
+        }
+        // Rebased since: what it gained from the person's branch is not "changed after the review".
+        let below = worktree::git_ok(repo, &["merge-base", "--is-ancestor", &reviewed, tip]);
+        let files = if below { worktree::changed_between(wt, &reviewed, tip)? } else { vec![] };
+        Ok(Some(KeptBranch { branch: wt.branch.clone(), files }))
     }
 
     /// Removes a decided task's worktree off the decision's path: deleting a large checkout takes
@@ -920,10 +944,9 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, worktrees: &Path, sessions: &
         owned.insert(std::path::PathBuf::from(&wt.folder));
         // A landed task's branch was kept only when the person chose so.
         let keep = events.iter().any(|e| matches!(&e.event, EngineEvent::Landed { branch_kept: Some(_), .. }));
-        // A rejected task's branch is kept when something was committed to it after its review
-        // (what changed in the worktree then: [`Engine::keep_after_review`]).
-        let review_at = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewRequested { .. }));
-        let kept_after_review = review_at.is_some_and(|at| events[at..].iter().any(|e| matches!(e.event, EngineEvent::TaskCommitted { .. })));
+        // A rejected task's branch kept by the decision (what changed in its worktree after the
+        // review is on it).
+        let kept_after_review = events.iter().any(|e| matches!(&e.event, EngineEvent::BranchKept { branch, .. } if *branch == wt.branch));
         let delete_branch = passed_over
             || (s.status == SessionStatus::Rejected && !kept_after_review)
             || (!keep && events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. })));

@@ -71,6 +71,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         | EngineEvent::Landed { .. }
         | EngineEvent::LandingBlocked { .. }
         | EngineEvent::IgnoredCopied { .. }
+        | EngineEvent::BranchKept { .. }
         | EngineEvent::Rebased { .. }
         | EngineEvent::ProjectInstructions { .. }
         | EngineEvent::AgentConnected { .. }
