@@ -1044,6 +1044,15 @@ async fn a_branch_the_person_is_rebasing_or_has_checked_out_in_another_worktree_
     assert!(said.contains(&format!("“dev” is checked out in your worktree at {}", dev.display())), "{said}");
     assert_eq!(git(&r, &["rev-parse", "dev"]), dev_before);
     assert!(!dev.join("dev.txt").exists() && git(&dev, &["status", "--porcelain"]).is_empty(), "that checkout is as it was");
+
+    // A bare repository's HEAD names a branch nobody has checked out: a worktree of it lands.
+    let bare = dir.path().join("bare.git");
+    git(dir.path(), &["clone", "-q", "--bare", r.to_str().unwrap(), bare.to_str().unwrap()]);
+    let checkout = dir.path().join("from-bare");
+    git(&bare, &["worktree", "add", "-q", checkout.to_str().unwrap(), "main"]);
+    let landed = cli.run("write dev.txt", &checkout, &["--review", "approve"]);
+    assert_eq!(landed.status.code(), Some(0), "{}", String::from_utf8_lossy(&landed.stderr));
+    assert_eq!(git(&bare, &["show", "main:dev.txt"]), "dev");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,7 +5,7 @@
 //! kept: git refuses to bring their checkout along over an edit of theirs, and that refusal
 //! comes before anything moves.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::worktree::{git, git_in, git_ok, git_with_input, identity_args, TaskWorktree};
 use crate::beside::beside;
@@ -497,42 +497,51 @@ fn in_use(repo: &Path, branch: &str, into_checkout: bool) -> Option<Blocked> {
     let dirs = git(repo, &["rev-parse", "--git-dir", "--git-common-dir"]).ok()?;
     let mut dirs = dirs.lines().map(|d| repo.join(d.trim()));
     let (own, common) = (dirs.next()?, dirs.next()?);
-    let own = own.canonicalize().unwrap_or(own);
+    let canonical = |p: PathBuf| p.canonicalize().unwrap_or(p);
+    let (own, common) = (canonical(own), canonical(common));
     let read = |dir: &Path, file: &str| std::fs::read_to_string(dir.join(file)).map(|s| s.trim().to_string()).unwrap_or_default();
-    let full = format!("refs/heads/{branch}");
-    let mut gitdirs = vec![common.clone()];
-    if let Ok(linked) = std::fs::read_dir(common.join("worktrees")) {
-        gitdirs.extend(linked.flatten().map(|e| e.path()));
-    }
     let keep = "or keep the task's branch";
-    for dir in gitdirs {
-        let dir = dir.canonicalize().unwrap_or(dir);
-        let mine = dir == own;
-        let (where_, worktree) = if mine {
-            ("in your checkout".to_string(), repo.to_path_buf())
-        } else {
-            let checkout = Path::new(&read(&dir, "gitdir")).parent().map(Path::to_path_buf).unwrap_or_else(|| dir.parent().unwrap_or(&dir).to_path_buf());
-            (format!("in your worktree at {}", checkout.display()), checkout)
-        };
+    if into_checkout {
+        // Changes written into the checkout move no branch: only what is under way there counts.
+        let under_way = [
+            ("MERGE_HEAD", "merge"),
+            ("CHERRY_PICK_HEAD", "cherry-pick"),
+            ("REVERT_HEAD", "revert"),
+            ("rebase-merge", "rebase"),
+            ("rebase-apply", "rebase or `git am`"),
+        ];
+        return under_way.iter().find(|(file, _)| own.join(file).exists()).map(|(_, what)| {
+            Blocked::new(
+                LandingBlock::BranchInUse,
+                vec![],
+                format!("your checkout is in the middle of a {what}, which would take the task's changes into its commit: finish or abort it, then approve again, {keep}"),
+            )
+        });
+    }
+    let full = format!("refs/heads/{branch}");
+    // Each worktree's git folder and its checkout. The main one is the common folder's, unless the
+    // repository is bare (its HEAD names a branch nobody has checked out).
+    let mut gitdirs: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
+    let main = common.parent().map(Path::to_path_buf).filter(|m| canonical(m.join(".git")) == common);
+    gitdirs.push((common.clone(), main));
+    if let Ok(linked) = std::fs::read_dir(common.join("worktrees")) {
+        for dir in linked.flatten().map(|e| canonical(e.path())) {
+            // `gitdir` names the checkout's `.git` file, relative to this folder with
+            // `worktree.useRelativePaths`.
+            let checkout = Some(dir.join(read(&dir, "gitdir"))).and_then(|g| g.parent().map(Path::to_path_buf));
+            gitdirs.push((dir, checkout));
+        }
+    }
+    for (dir, checkout) in gitdirs {
+        let where_ = if dir == own { "in your checkout".to_string() } else { format!("in your worktree at {}", checkout.as_deref().unwrap_or(&dir).display()) };
         let why = if read(&dir, "rebase-merge/head-name") == full || read(&dir, "rebase-apply/head-name") == full {
             Some(format!("“{branch}” is being rebased {where_}: finish or abort the rebase, then approve again, {keep}"))
         } else if read(&dir, "BISECT_START") == branch || read(&dir, "BISECT_START") == full {
             Some(format!("“{branch}” is being bisected {where_}: end it with `git bisect reset`, then approve again, {keep}"))
-        } else if !mine && read(&dir, "HEAD") == format!("ref: {full}") && worktree.exists() {
+        } else if dir != own && read(&dir, "HEAD") == format!("ref: {full}") && checkout.is_some_and(|c| c.exists()) {
             Some(format!(
                 "“{branch}” is checked out {where_}, which would be left behind its branch: switch that checkout to another branch, then approve again, {keep}"
             ))
-        } else if mine && into_checkout {
-            let under_way = [
-                ("MERGE_HEAD", "merge"),
-                ("CHERRY_PICK_HEAD", "cherry-pick"),
-                ("REVERT_HEAD", "revert"),
-                ("rebase-merge", "rebase"),
-                ("rebase-apply", "rebase"),
-            ];
-            under_way.iter().find(|(file, _)| dir.join(file).exists()).map(|(_, what)| {
-                format!("your checkout is in the middle of a {what}, which would take the task's changes into its commit: finish or abort it, then approve again, {keep}")
-            })
         } else {
             None
         };
