@@ -43,7 +43,7 @@ impl Run {
             // A file the agent wrote on purpose would go with the worktree unseen; what its
             // commands left (a build folder, node_modules) is no reason to wait.
             let events = self.engine.store.events(&self.session, 0)?;
-            let hidden = written_and_hidden(&events, &not_landed);
+            let hidden = self.folder.worktree.as_ref().map(|wt| written_and_hidden(&events, &not_landed, wt)).unwrap_or_default();
             if !hidden.is_empty() {
                 (auto, why) = (
                     false,
@@ -112,7 +112,7 @@ impl Run {
 
 /// Of what never lands (`not_landed`: files and folders `.gitignore` hides), the entries holding
 /// a file the agent wrote with its file tools in the task's current worktree.
-fn written_and_hidden(events: &[crate::event::Envelope], not_landed: &[String]) -> Vec<String> {
+fn written_and_hidden(events: &[crate::event::Envelope], not_landed: &[String], wt: &crate::workspace::worktree::TaskWorktree) -> Vec<String> {
     let since = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })).unwrap_or(0);
     let mut out: Vec<String> = Vec::new();
     for e in &events[since..] {
@@ -120,8 +120,8 @@ fn written_and_hidden(events: &[crate::event::Envelope], not_landed: &[String]) 
         if !matches!(tool.as_str(), "write_file" | "edit_file") {
             continue;
         }
-        let Some(path) = input.get("path").and_then(Value::as_str) else { continue };
-        let path = path.trim_start_matches("./");
+        let Some(path) = input.get("path").and_then(Value::as_str).and_then(|p| in_repository(p, wt)) else { continue };
+        let path = path.as_str();
         let entry = not_landed.iter().find(|n| match n.strip_suffix('/') {
             Some(folder) => path.strip_prefix(folder).is_some_and(|rest| rest.starts_with('/')),
             None => path == n.as_str(),
@@ -131,6 +131,25 @@ fn written_and_hidden(events: &[crate::event::Envelope], not_landed: &[String]) 
         }
     }
     out
+}
+
+/// A file tool's path as the repository names it: the tools take paths relative to the folder
+/// the task works in (a subfolder of the worktree) or absolute inside it, `..` included.
+fn in_repository(path: &str, wt: &crate::workspace::worktree::TaskWorktree) -> Option<String> {
+    use std::path::{Component, Path};
+    let top = Path::new(&wt.folder);
+    let full = top.join(&wt.subdir).join(path);
+    let mut parts: Vec<String> = Vec::new();
+    for c in full.strip_prefix(top).ok()?.components() {
+        match c {
+            Component::Normal(n) => parts.push(n.to_string_lossy().into_owned()),
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            _ => {}
+        }
+    }
+    Some(parts.join("/"))
 }
 
 /// Whether auto-approve takes a review, and why (not): only a verified completion with a success
@@ -182,6 +201,23 @@ mod tests {
             wrote("write_file", "node_modules/x.js", ToolState::Denied),
             wrote("read_file", "node_modules/y.js", ToolState::Done),
         ];
-        assert_eq!(written_and_hidden(&events, &hidden), vec!["build/".to_string(), ".env".to_string()]);
+        let at = |subdir: &str| crate::workspace::worktree::TaskWorktree {
+            repo: "/r".into(),
+            folder: "/w/t".into(),
+            subdir: subdir.into(),
+            branch: "b".into(),
+            base_branch: None,
+            base_commit: "c".into(),
+        };
+        let wt = at("app");
+        assert_eq!(written_and_hidden(&events, &hidden, &wt), vec![] as Vec<String>, "paths are the task folder's, app/ here");
+        let top = at("");
+        assert_eq!(written_and_hidden(&events, &hidden, &top), vec!["build/".to_string(), ".env".to_string()]);
+        let more = [wrote("write_file", "/w/t/app/.env", ToolState::Done), wrote("write_file", "../build/x.js", ToolState::Done)];
+        assert_eq!(
+            written_and_hidden(&more, &[".env".into(), "app/.env".into(), "build/".into()], &wt),
+            vec!["app/.env".to_string(), "build/".to_string()],
+            "absolute and `..` paths too"
+        );
     }
 }
