@@ -332,7 +332,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         </p>
       )}
       <h3>Files changed ({review.files.length})</h3>
-      <EarlierRounds shown={review.files} lands={worktree && !review.decided ? place?.lands : undefined} />
+      <EarlierRounds shown={review.files} lands={worktree && !review.decided && place?.reviewedBefore ? place.lands : undefined} />
       {/* Beside the count, where it is read: these files exist but are in no diff and never land. */}
       {(review.notLanded?.length ?? 0) > 0 && <NotLanded review={review} onBusy={setBusy} />}
       {review.files.length === 0 ? (

@@ -127,6 +127,9 @@ export interface Place {
   /** Every file the task's branch changes since the worktree started: what Approve lands, also
    * the earlier rounds' files a follow-up's review does not show again. */
   lands?: string[];
+  /** A review in this worktree was answered with Request changes: the next one shows only what
+   * changed since, and the earlier rounds' files were reviewed then. */
+  reviewedBefore?: boolean;
 }
 
 export interface SessionModel {
@@ -407,6 +410,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, blocked: undefined, decided: { decision: e.decision, by: e.by } };
       // What was copied out of the worktree before the decision stays on its record.
       push({ kind: "decision", key: `dec-${e.review_id}`, decision: e.decision, by: e.by, copied: next.review?.reviewId === e.review_id ? next.review.ignoredCopied?.copied : undefined });
+      // The next review in this worktree shows only what changed since: the rest was reviewed.
+      if (e.decision === "request_changes" && next.place) next.place = { ...next.place, reviewedBefore: true };
       break;
     case "reverted": {
       const reverted = { restored: e.restored, deleted: e.deleted, kept: e.kept ?? [] };

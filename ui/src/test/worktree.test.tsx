@@ -70,7 +70,14 @@ describe("a task in its own worktree", () => {
 
   it("a follow-up's review says Approve lands the earlier rounds' files too", async () => {
     const events = reviewWaiting() as EngineEvent[];
-    events.splice(3, 0, { type: "task_committed", commit: "2222222", branch: worktree.branch, files_since_start: ["first.rs", "parser.rs"] });
+    // A first round answered with Request changes, then the follow-up's commit and review.
+    events.splice(
+      3,
+      0,
+      { type: "review_requested", review_id: "r0", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "first.rs", kind: "created", diff: "+a" }], verification: [] },
+      { type: "review_resolved", review_id: "r0", decision: "request_changes", by: "person", feedback: "also parser.rs", reverted: false },
+      { type: "task_committed", commit: "2222222", branch: worktree.branch, files_since_start: ["first.rs", "parser.rs"] },
+    );
     seq = 0;
     script(
       events.map((e) => ev(e)),
@@ -78,6 +85,19 @@ describe("a task in its own worktree", () => {
     );
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     expect(await screen.findByTestId("earlier-rounds")).toHaveTextContent("Approve lands 1 more file from earlier rounds of this task, reviewed before: first.rs.");
+  });
+
+  it("a first review says nothing of earlier rounds, even when its diff shows fewer files than the branch holds", async () => {
+    const events = reviewWaiting() as EngineEvent[];
+    events.splice(3, 0, { type: "task_committed", commit: "2222222", branch: worktree.branch, files_since_start: ["big.bin", "parser.rs"] });
+    seq = 0;
+    script(
+      events.map((e) => ev(e)),
+      () => undefined,
+    );
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await screen.findByTestId("approve");
+    expect(screen.queryByTestId("earlier-rounds")).toBeNull();
   });
 
   it("reject asks before the worktree goes, keeping it by default, and rejects once confirmed", async () => {
