@@ -185,6 +185,26 @@ async fn two_tasks_side_by_side_in_a_plain_folder_reject_one_and_the_others_appr
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_tasks_run_at_once_in_a_plain_folder_each_own_only_their_file_even_when_they_write_at_the_same_moment() {
+    let (_s, dir, cli) = server(vec![writes("u.txt", "u\n", 400), writes("v.txt", "v\n", 400)]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    for round in 0..3 {
+        let _ = std::fs::remove_file(ws.join("u.txt"));
+        let _ = std::fs::remove_file(ws.join("v.txt"));
+        let u = cli.spawn("write u.txt", &ws, &["--when-busy", "run"]);
+        let v = cli.spawn("write v.txt", &ws, &["--when-busy", "run"]);
+        let (u, v) = (u.wait_with_output().unwrap(), v.wait_with_output().unwrap());
+        assert_eq!(reviewed(&u), vec!["u.txt"], "round {round}: {}", String::from_utf8_lossy(&u.stderr));
+        assert_eq!(reviewed(&v), vec!["v.txt"], "round {round}: the other task's file is not this one's");
+        assert_eq!(cli.review(&session_of(&v), &["--reject", "--revert"]).status.code(), Some(3));
+        assert!(!ws.join("v.txt").exists());
+        assert_eq!(std::fs::read_to_string(ws.join("u.txt")).unwrap(), "u\n", "round {round}: rejecting one never deletes the other's file");
+        assert_eq!(cli.review(&session_of(&u), &["--approve"]).status.code(), Some(0));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_task_in_a_busy_plain_folder_queues_by_default_and_starts_when_the_first_ends() {
     let (_s, dir, cli) = server(vec![writes("slow.txt", "slow\n", 1500), writes("fast.txt", "fast\n", 0)]).await;
     let ws = dir.path().join("plain");

@@ -287,6 +287,9 @@ impl Run {
             return Ok(());
         }
         let Some(cp) = self.checkpoints.clone() else { return Ok(()) };
+        if self.folder.worktree.is_none() {
+            self.window_lock = Some(self.wait_for_the_folder().await?);
+        }
         // In the task's own worktree nothing else writes: the window starts where the run's
         // last snapshot left it, with no walk of its own.
         let snap = match (&self.folder.worktree, self.last_snapshot()) {
@@ -295,6 +298,32 @@ impl Run {
         };
         self.evidence.window_open = Some(snap);
         Ok(())
+    }
+
+    /// Windows of tasks that share a folder (a plain folder, "run anyway") take turns, across
+    /// processes: a file another task writes while this one's window is open would be counted
+    /// as this one's, shown in its review and deleted by its revert. Waits while another task's
+    /// tools run, saying so, and gives up when the run is cancelled.
+    async fn wait_for_the_folder(&mut self) -> Result<std::fs::File, super::run::Halt> {
+        use rustix::fs::{flock, FlockOperation};
+        let folder = self.workspace.root().canonicalize().unwrap_or_else(|_| self.workspace.root().to_path_buf());
+        let name = format!("window-{:016x}.lock", crate::stable_hash::fnv1a(folder.to_string_lossy().as_bytes()));
+        let path = self.engine.config.data_dir.join("locks").join(name);
+        std::fs::create_dir_all(path.parent().unwrap_or(&path)).map_err(crate::Error::from)?;
+        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(crate::Error::from)?;
+        let mut told = false;
+        while flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
+            if self.cancel.is_cancelled() {
+                return Err(super::run::Halt::Cancelled);
+            }
+            if !told {
+                told = true;
+                let detail = "another task's tools in this folder: changes are counted one task at a time".to_string();
+                self.emit(EngineEvent::Activity { phase: ActivityPhase::Waiting, detail })?;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        Ok(file)
     }
 
     /// The run's latest snapshot: the end of its last window, else its start.
@@ -306,7 +335,10 @@ impl Run {
     pub(super) fn close_window(&mut self) -> crate::Result<()> {
         let Some(before) = self.evidence.window_open.take() else { return Ok(()) };
         let Some(cp) = &self.checkpoints else { return Ok(()) };
-        let after = tokio::task::block_in_place(|| cp.snapshot("after"))?;
+        let after = tokio::task::block_in_place(|| cp.snapshot("after"));
+        // Closing the file lets the next task's window open.
+        self.window_lock = None;
+        let after = after?;
         cp.mark("agent", &after)?;
         self.evidence.windows.push((before, after));
         Ok(())

@@ -111,6 +111,8 @@ pub struct Run {
     pub(super) verify_commands: Vec<String>,
     /// Those of them given for this task (the CLI's `--verify`), not the workspace's own.
     pub(super) task_verify: Vec<String>,
+    /// Held while a window is open in a folder tasks share ([`Run::open_window`]).
+    pub(super) window_lock: Option<std::fs::File>,
 }
 
 /// What a run that failed records: the error, its end, and the failed status.
@@ -196,6 +198,7 @@ impl Run {
         Ok(Run {
             verify_commands: engine.verify_commands_of(&events),
             task_verify: super::verify::task_verify_of(&events),
+            window_lock: None,
             agent_model,
             criteria,
             criteria_results: Vec::new(),
