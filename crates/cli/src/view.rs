@@ -201,11 +201,17 @@ impl View {
     /// Where the task works, the review, and what the decision did: landing, revert, clean-up.
     fn show_review_and_landing(&mut self, event: &EngineEvent) {
         match event {
-            EngineEvent::ReviewRequested { claim, end_reason, remaining, files_changed, audit, auto_approve, criteria, not_landed, .. } => {
+            EngineEvent::ReviewRequested { claim, end_reason, remaining, files_changed, audit, auto_approve, criteria, not_landed, in_submodules, .. } => {
                 self.line(&format!("⚑ review: claim {}, end reason {}, {} file(s) changed", claim.as_str(), end_reason.as_str(), files_changed.len()));
                 if !not_landed.is_empty() {
                     self.line(&format!("    not in the diff and never landed (.gitignore hides them; they go with the worktree): {}", not_landed.join(", ")));
                     self.line("    to keep one in your checkout, decide with `--copy-ignored PATH` (nothing of yours is overwritten)");
+                }
+                if !in_submodules.is_empty() {
+                    self.line(&format!(
+                        "    changed inside a submodule, which the task's branch cannot carry (they go with the worktree; make them in the submodule's own repository): {}",
+                        in_submodules.join(", ")
+                    ));
                 }
                 for r in remaining {
                     self.line(&format!("    remaining: {r}"));

@@ -49,6 +49,7 @@ fn decided(store: &Store, task: &str, decision: Decision) -> SessionId {
                     stuck: None,
                     not_covered: vec![],
                     not_landed: vec![],
+                    in_submodules: vec![],
                     audit: vec![],
                     auto_approve: None,
                     criteria: vec![],

@@ -1161,3 +1161,55 @@ async fn a_task_that_failed_is_discarded_with_its_worktree_and_branch_and_the_pe
     let again = cli.cmd(&["sessions", "discard", &id]).output().unwrap();
     assert_eq!(again.status.code(), Some(2), "a second discard is refused: {}", String::from_utf8_lossy(&again.stderr));
 }
+
+/// A person's repository with a submodule `lib` (its `api.txt` says "v1 of the library"),
+/// checked out in their folder as `git clone --recurse-submodules` leaves it.
+fn repo_with_submodule(dir: &Path) -> PathBuf {
+    let lib = dir.join("lib-origin");
+    std::fs::create_dir_all(&lib).unwrap();
+    git(&lib, &["init", "-q", "-b", "main"]);
+    std::fs::write(lib.join("api.txt"), "v1 of the library\n").unwrap();
+    git(&lib, &["add", "."]);
+    git(&lib, &["-c", "user.name=L", "-c", "user.email=l@example.com", "commit", "-q", "-m", "lib"]);
+    let r = person_repo(dir, &[]);
+    git(&r, &["-c", "protocol.file.allow=always", "submodule", "add", "-q", lib.to_str().unwrap(), "lib"]);
+    git(&r, &["commit", "-q", "-m", "the library as a submodule"]);
+    r
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submodule_the_person_checked_out_is_in_the_tasks_worktree_and_what_the_task_changes_inside_it_is_named_as_never_landing() {
+    let calls = vec![
+        json!({"name": "read_file", "arguments": {"path": "lib/api.txt"}}),
+        write_call("lib/api.txt", "v2 by the task\n"),
+        write_call("lib/extra.txt", "more\n"),
+        write_call("notes.txt", "notes\n"),
+    ];
+    let (_s, dir, cli) = server(vec![calls_then_done("use the library", calls, "Created notes.txt")]).await;
+    let r = repo_with_submodule(dir.path());
+    std::fs::remove_dir_all(dir.path().join("lib-origin")).unwrap();
+
+    let waiting = cli.run("use the library", &r, &["--review", "approve"]);
+    assert_eq!(waiting.status.code(), Some(6), "changes that would go with the worktree wait for the person: {}", String::from_utf8_lossy(&waiting.stderr));
+    let id = session_of(&waiting);
+    let read = stored(&cli.data, &id).into_iter().find_map(|e| match e {
+        finishline_engine::event::EngineEvent::ToolCall { tool, output: Some(output), .. } if tool == "read_file" => Some(output),
+        _ => None,
+    });
+    assert!(read.as_deref().is_some_and(|o| o.contains("v1 of the library")), "the agent read the submodule's file, filled offline from the person's checkout: {read:?}");
+    assert_eq!(reviewed(&waiting), vec!["notes.txt"]);
+    let review = lines(&waiting).into_iter().rev().find(|e| e["type"] == "review_requested").unwrap();
+    assert_eq!(review["in_submodules"], json!(["lib/api.txt", "lib/extra.txt"]), "what changed inside the submodule is named");
+    let why = review["auto_approve"]["reason"].as_str().unwrap();
+    assert!(why.contains("the agent changed lib/api.txt, lib/extra.txt inside a submodule"), "{why}");
+    // And in words, where a person reads the run (a second task, side by side).
+    let said = cli.cmd(&["run", "use the library", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]).output().unwrap();
+    let said = String::from_utf8_lossy(&said.stdout);
+    assert!(said.contains("changed inside a submodule, which the task's branch cannot carry"), "{said}");
+
+    let approved = cli.review(&id, &["--approve"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(std::fs::read_to_string(r.join("notes.txt")).unwrap(), "notes\n");
+    assert_eq!(std::fs::read_to_string(r.join("lib/api.txt")).unwrap(), "v1 of the library\n", "the person's submodule is left alone");
+    assert_eq!(git(&r, &["status", "--porcelain", "--", "lib"]), "", "and its link in the repository too");
+}

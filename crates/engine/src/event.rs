@@ -226,6 +226,11 @@ pub enum EngineEvent {
         /// no diff, never lands, and goes with the worktree.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         not_landed: Vec<String>,
+        /// In a worktree, what the run changed inside a submodule (paths from the repository's
+        /// top): the task's branch records only which commit a submodule is at, so none of it
+        /// lands, and it goes with the worktree.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        in_submodules: Vec<String>,
         /// What the audit of the changes found (gamed checks), less what the person dismissed.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         audit: Vec<crate::judge::audit::Finding>,

@@ -46,6 +46,7 @@ fn reviewed(store: &Store, sid: &SessionId, verdicts: &[Verdict], model: &str, d
         stuck: None,
         not_covered: vec![],
         not_landed: vec![],
+        in_submodules: vec![],
         audit: vec![],
         auto_approve: None,
         criteria: vec![],

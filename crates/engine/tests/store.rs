@@ -681,6 +681,7 @@ fn awaiting_review(store: &Store, sid: &SessionId) -> (RunId, RequestId) {
                     stuck: None,
                     not_covered: vec![],
                     not_landed: vec![],
+                    in_submodules: vec![],
                     audit: vec![],
                     auto_approve: None,
                     criteria: vec![],

@@ -335,6 +335,14 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       <EarlierRounds shown={review.files} lands={worktree && !review.decided && place?.reviewedBefore ? place.lands : undefined} />
       {/* Beside the count, where it is read: these files exist but are in no diff and never land. */}
       {(review.notLanded?.length ?? 0) > 0 && <NotLanded review={review} onBusy={setBusy} />}
+      {(review.inSubmodules?.length ?? 0) > 0 && (
+        <div className="panel callout small" data-testid="review-in-submodules">
+          <p>
+            Also changed, inside a submodule: the task&apos;s branch records only which commit a submodule is at, so these never land and go with the
+            task&apos;s worktree. Make them in the submodule&apos;s own repository: {few(review.inSubmodules!)}
+          </p>
+        </div>
+      )}
       {review.files.length === 0 ? (
         <p className="muted">No files changed.</p>
       ) : (

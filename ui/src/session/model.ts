@@ -102,6 +102,8 @@ export interface Review {
   notCovered?: string[];
   /** In a worktree, what the run wrote that the repository's ignore rules hide: it never lands. */
   notLanded?: string[];
+  /** Changed inside a submodule: the task's branch cannot carry it. */
+  inSubmodules?: string[];
   /** Of those, the files the person had copied into their checkout, and those left as they were there. */
   ignoredCopied?: { copied: string[]; left: string[]; failed: string[] };
   /** No claim was made, yet the agent's last words say the work is done ("Done!"). */
@@ -399,6 +401,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         stuck: e.stuck,
         notCovered: e.not_covered,
         notLanded: e.not_landed,
+        inSubmodules: e.in_submodules,
         audit: e.audit ?? [],
         criteria: e.criteria ?? [],
         autoApprove: e.auto_approve,

@@ -213,6 +213,18 @@ describe("what a worktree's review cannot land", () => {
     expect(note.querySelector("img"), "a file name is text").toBeNull();
   });
 
+  it("names what the task changed inside a submodule, which the branch cannot carry, as text", async () => {
+    const events = reviewWaiting();
+    Object.assign(events.find((e) => e.type === "review_requested")!, { in_submodules: ["lib/api.txt", "lib/<b>x</b>.txt"] });
+    script(events, () => undefined);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const note = await screen.findByTestId("review-in-submodules");
+    expect(note).toHaveTextContent("inside a submodule");
+    expect(note).toHaveTextContent("these never land and go with the task's worktree");
+    expect(note).toHaveTextContent("lib/api.txt, lib/<b>x</b>.txt");
+    expect(note.querySelector("b"), "a file name is text").toBeNull();
+  });
+
   it("copies one of them into the checkout at the person's word, and says what was copied and what was left", async () => {
     const events = reviewWaiting();
     Object.assign(events.find((e) => e.type === "review_requested")!, { not_landed: [".env", "build/"] });

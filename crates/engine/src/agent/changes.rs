@@ -504,9 +504,9 @@ impl Run {
 
     /// In a worktree, the task's changes so far become a commit on its branch, which is what
     /// approve lands; the files copied in at the start stay out.
-    /// Returns what the branch leaves out: files the run wrote that the ignore rules hide.
-    pub(super) fn commit_to_branch(&mut self) -> crate::Result<Vec<String>> {
-        let Some(wt) = self.folder.worktree.clone() else { return Ok(vec![]) };
+    /// Returns what the branch leaves out.
+    pub(super) fn commit_to_branch(&mut self) -> crate::Result<LeftOut> {
+        let Some(wt) = self.folder.worktree.clone() else { return Ok(LeftOut::default()) };
         let events = self.engine.store.events(&self.session, 0)?;
         let copied = copied_files(&events);
         // Named, and its rounds counted, after the work of this worktree: a follow-up's own.
@@ -526,8 +526,20 @@ impl Run {
             self.emit(EngineEvent::TaskCommitted { commit, branch: wt.branch.clone(), files_since_start })?;
         }
         // Only named: a failure to list them must not keep the review from the person.
-        Ok(tokio::task::block_in_place(|| worktree::ignored_written(&wt, &copied)).unwrap_or_default())
+        Ok(tokio::task::block_in_place(|| LeftOut {
+            ignored: worktree::ignored_written(&wt, &copied).unwrap_or_default(),
+            in_submodules: worktree::changed_in_submodules(&wt),
+        }))
     }
+}
+
+/// What a task's branch leaves out of the worktree, so never lands.
+#[derive(Debug, Default)]
+pub(super) struct LeftOut {
+    /// Files the run wrote that the ignore rules hide.
+    pub ignored: Vec<String>,
+    /// Files the run changed inside a submodule.
+    pub in_submodules: Vec<String>,
 }
 
 /// Where the changes a review covers start.

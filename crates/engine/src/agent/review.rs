@@ -25,7 +25,8 @@ impl Run {
 
     pub(super) fn review(&mut self, r: ReviewInput) -> crate::Result<()> {
         let review_id = RequestId::new();
-        let not_landed = self.commit_to_branch()?;
+        let left_out = self.commit_to_branch()?;
+        let not_landed = left_out.ignored;
         let files: Vec<Value> = self.changes().into_iter().map(|c| serde_json::to_value(c).unwrap_or_default()).collect();
         let verification: Vec<Value> = self.evidence.verification_log.iter().map(|v| json!(v)).collect();
         let audit = self.audit(true);
@@ -51,6 +52,9 @@ impl Run {
                 );
             }
         }
+        if auto && !left_out.in_submodules.is_empty() {
+            (auto, why) = (false, in_submodules_reason(&left_out.in_submodules));
+        }
         let tokens = summary.map(|s| s.tokens).unwrap_or_default();
         let cost_usd = self.cost();
         let verdict = self.evidence.last_verdict;
@@ -70,6 +74,7 @@ impl Run {
                 stuck: r.stuck.clone(),
                 not_covered: self.checkpoints.as_ref().map(|c| c.not_covered()).unwrap_or_default(),
                 not_landed,
+                in_submodules: left_out.in_submodules,
                 audit,
                 auto_approve: self.engine.config.auto_approve.then_some(crate::event::AutoApproval { approved: auto, reason: why }),
                 criteria: self.criteria_results.clone(),
@@ -168,6 +173,16 @@ pub(super) fn auto_approval(enabled: bool, end: EndReason, claim: Claim, finding
         return (false, format!("the audit found {findings} change(s) that weaken or bypass the checks"));
     }
     (true, "verified done, and the audit found nothing".into())
+}
+
+/// Why auto-approve leaves changes inside submodules to the person: named by submodule.
+fn in_submodules_reason(files: &[String]) -> String {
+    let shown: Vec<&str> = files.iter().take(5).map(String::as_str).collect();
+    let more = if files.len() > shown.len() { format!(" and {} more", files.len() - shown.len()) } else { String::new() };
+    format!(
+        "the agent changed {}{more} inside a submodule: the task's branch cannot carry that, and it goes with the worktree unless you make it in the submodule's own repository",
+        shown.join(", ")
+    )
 }
 
 #[cfg(test)]
