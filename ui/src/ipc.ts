@@ -430,7 +430,9 @@ export type EngineEvent =
   | { type: "plan_revised"; first: number; cause: string; steps: PlanStep[]; for_feedback?: boolean }
   | { type: "plan_step_started"; index: number; number: number; of: number; title: string }
   | { type: "plan_step_finished"; index: number; end_reason: EndReason; summary: string; output_data?: string; decided_by?: string | null }
-  | { type: "error"; code: ErrorCode; message: string };
+  | { type: "error"; code: ErrorCode; message: string }
+  /** A stored event this version cannot read (a newer Finishline wrote it): left out of the view. */
+  | { type: "unreadable"; was: string };
 
 /** The session's plan as the engine folds it (`plan::state::PlanState`); the window never folds it. */
 export interface PlanProjection {

@@ -472,6 +472,13 @@ pub enum EngineEvent {
         code: crate::error::ErrorCode,
         message: String,
     },
+    /// A stored event this build cannot read: written by a newer Finishline (a type or a value it
+    /// does not know), read back after going back to an older one. Never written; it stands in
+    /// its place so the rest of the session still reads, in order and without a gap.
+    Unreadable {
+        /// The type the event was stored as.
+        was: String,
+    },
 }
 
 impl EngineEvent {
@@ -531,6 +538,7 @@ impl EngineEvent {
             EngineEvent::AgentConnected { .. } => "agent_connected",
             EngineEvent::AgentLoginNeeded { .. } => "agent_login_needed",
             EngineEvent::Error { .. } => "error",
+            EngineEvent::Unreadable { .. } => "unreadable",
         }
     }
 }

@@ -732,3 +732,36 @@ fn a_task_whose_follow_up_was_rejected_still_says_its_earlier_work_was_approved_
     assert_eq!(listed.iter().find(|s| s.id == landed).unwrap().approvals, 1);
     assert_eq!(listed.iter().find(|s| s.id == plain).unwrap().approvals, 0);
 }
+
+#[test]
+fn a_session_a_newer_finishline_wrote_events_into_still_reads_with_those_events_standing_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let store = Store::open(&db, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let (sid, _) = store.create_session(&new_session("a task from a newer version")).unwrap();
+    store.append(&sid, None, status(SessionStatus::Busy)).unwrap();
+    drop(store);
+    // What a newer version writes: a type this one does not know, and a known type with a value
+    // it does not know.
+    let raw = rusqlite::Connection::open(&db).unwrap();
+    let row = |seq: i64, ty: &str, body: serde_json::Value| {
+        raw.execute(
+            "INSERT INTO events (session_id, seq, run_id, type, at, body) VALUES (?1, ?2, NULL, ?3, '2026-11-29T05:00:00.000Z', ?4)",
+            rusqlite::params![sid.0, seq, ty, body.to_string()],
+        )
+        .unwrap();
+    };
+    row(3, "branch_renamed", serde_json::json!({"seq": 3, "session_id": sid.0, "at": "2026-11-29T05:00:00.000Z", "type": "branch_renamed", "to": "x"}));
+    row(4, "status_changed", serde_json::json!({"seq": 4, "session_id": sid.0, "at": "2026-11-29T05:00:00.000Z", "type": "status_changed", "status": "hibernating"}));
+    raw.execute("UPDATE sessions SET last_seq = 4 WHERE id = ?1", [&sid.0]).unwrap();
+    drop(raw);
+    let store = Store::open(&db, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    store.append(&sid, None, status(SessionStatus::Idle)).unwrap();
+
+    let events = store.events(&sid, 0).expect("the session still reads");
+    assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![1, 2, 3, 4, 5], "in order, without a gap");
+    assert_eq!(events[2].event, EngineEvent::Unreadable { was: "branch_renamed".into() });
+    assert_eq!(events[3].event, EngineEvent::Unreadable { was: "status_changed".into() });
+    assert_eq!(events[4].event, status(SessionStatus::Idle), "and what came after is there");
+    assert!(export::to_markdown(&store.timeline(&sid).unwrap()).contains("a task from a newer version"), "it exports");
+}

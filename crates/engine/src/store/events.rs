@@ -4,7 +4,7 @@ use rusqlite::{params, Connection};
 
 use crate::domain::SessionId;
 use crate::error::Result;
-use crate::event::Envelope;
+use crate::event::{EngineEvent, Envelope};
 
 pub const MIGRATION: &str = "
 CREATE TABLE events (
@@ -38,8 +38,25 @@ pub fn read(conn: &Connection, session: &SessionId, after: u64, until: Option<u6
     let rows = stmt.query_map(params![session.0, after as i64, until], |r| r.get::<_, String>(0))?;
     let mut out = Vec::new();
     for body in rows {
-        let body = body?;
-        out.push(serde_json::from_str(&body).map_err(|e| crate::Error::Storage(format!("a stored event could not be read: {e}")))?);
+        out.push(envelope(&body?)?);
     }
     Ok(out)
+}
+
+/// A stored event, or in its place [`EngineEvent::Unreadable`] when a newer Finishline wrote what
+/// this one does not know: going back a version must not make a session unreadable.
+fn envelope(body: &str) -> Result<Envelope> {
+    serde_json::from_str(body).or_else(|e| {
+        #[derive(serde::Deserialize)]
+        struct Bare {
+            seq: u64,
+            session_id: SessionId,
+            run_id: Option<crate::domain::RunId>,
+            at: String,
+            #[serde(rename = "type")]
+            was: String,
+        }
+        let bare: Bare = serde_json::from_str(body).map_err(|_| crate::Error::Storage(format!("a stored event could not be read: {e}")))?;
+        Ok(Envelope { seq: bare.seq, session_id: bare.session_id, run_id: bare.run_id, at: bare.at, event: EngineEvent::Unreadable { was: bare.was } })
+    })
 }

@@ -76,7 +76,8 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         | EngineEvent::ProjectInstructions { .. }
         | EngineEvent::AgentConnected { .. }
         | EngineEvent::AgentLoginNeeded { .. }
-        | EngineEvent::Error { .. } => {}
+        | EngineEvent::Error { .. }
+        | EngineEvent::Unreadable { .. } => {}
         EngineEvent::PlanCreated { .. }
         | EngineEvent::PlanRevised { .. }
         | EngineEvent::PlanReviewed { .. }
