@@ -1213,3 +1213,24 @@ async fn a_submodule_the_person_checked_out_is_in_the_tasks_worktree_and_what_th
     assert_eq!(std::fs::read_to_string(r.join("lib/api.txt")).unwrap(), "v1 of the library\n", "the person's submodule is left alone");
     assert_eq!(git(&r, &["status", "--porcelain", "--", "lib"]), "", "and its link in the repository too");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_person_asked_at_review_is_named_in_the_tasks_round_commit_and_in_what_lands() {
+    let (_s, dir, cli) = server(vec![writes("more.txt", "more\n", 0), writes("app.txt", "app\n", 0)]).await;
+    let r = repo(dir.path());
+    let first = cli.run("write app.txt", &r, &[]);
+    assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
+    let id = session_of(&first);
+    let second = cli.review(&id, &["--request-changes", "also write more.txt\nand keep it short", "--json"]);
+    assert_eq!(second.status.code(), Some(6), "{}", String::from_utf8_lossy(&second.stderr));
+    let branch = summary(&second)["branch"].as_str().unwrap().to_string();
+    let rounds: Vec<String> = git(&r, &["log", "--format=%s", &format!("main..{branch}")]).lines().map(String::from).collect();
+    assert_eq!(rounds, vec!["write app.txt (round 2: also write more.txt)", "write app.txt"], "the round's commit says what it answers");
+    assert!(git(&r, &["log", "-1", "--format=%b", &branch]).contains("Asked at review: also write more.txt\nand keep it short"));
+
+    let approved = cli.review(&id, &["--approve"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "write app.txt");
+    let body = git(&r, &["log", "-1", "--format=%b", "main"]);
+    assert!(body.contains("Asked at review:\n- also write more.txt and keep it short"), "what lands says what the person asked for on the way: {body}");
+}

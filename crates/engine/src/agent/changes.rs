@@ -81,9 +81,19 @@ impl TaskFolder {
     }
 }
 
+/// Where the events of the task's current worktree begin: its latest `task_workspace` record.
+pub(super) fn worktree_start(events: &[Envelope]) -> Option<usize> {
+    events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. }))
+}
+
+/// The events since the task's current worktree was made (all of them before it had one).
+pub(super) fn since_worktree(events: &[Envelope]) -> &[Envelope] {
+    &events[worktree_start(events).unwrap_or(0)..]
+}
+
 /// The task's latest `task_workspace` record, and whether its worktree was removed since.
 fn latest_workspace(events: &[Envelope]) -> Option<(Isolation, String, Option<TaskWorktree>, bool, bool)> {
-    let at = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. }))?;
+    let at = worktree_start(events)?;
     let EngineEvent::TaskWorkspace { isolation, folder, worktree } = &events[at].event else { return None };
     let later = &events[at + 1..];
     // Its own removal: an older worktree's removal, done late, may be recorded after this one.
@@ -96,14 +106,13 @@ fn latest_workspace(events: &[Envelope]) -> Option<(Isolation, String, Option<Ta
 /// Whether the task's current worktree was decided (landed or rejected) since it was made: its
 /// removal follows the decision.
 fn decided_since(events: &[Envelope]) -> bool {
-    let Some(at) = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })) else { return false };
+    let Some(at) = worktree_start(events) else { return false };
     events[at + 1..].iter().any(|e| matches!(e.event, EngineEvent::StatusChanged { status: SessionStatus::Completed | SessionStatus::Rejected, .. }))
 }
 
 /// The untracked files copied into the task's current worktree.
 pub(super) fn copied_files(events: &[Envelope]) -> Vec<String> {
-    let at = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })).unwrap_or(0);
-    events[at..].iter().rev().find_map(|e| if let EngineEvent::WorktreeReady { copied } = &e.event { Some(copied.clone()) } else { None }).unwrap_or_default()
+    since_worktree(events).iter().rev().find_map(|e| if let EngineEvent::WorktreeReady { copied } = &e.event { Some(copied.clone()) } else { None }).unwrap_or_default()
 }
 
 /// What the work of the task's current worktree was asked as, when it follows an earlier
@@ -111,7 +120,7 @@ pub(super) fn copied_files(events: &[Envelope]) -> Vec<String> {
 /// person's message whose run made the worktree's first commit (a question before it changes
 /// nothing). `None` for the task's first worktree: the task's title names that work.
 pub(super) fn follow_up_asked(events: &[Envelope]) -> Option<&str> {
-    let ws = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. }))?;
+    let ws = worktree_start(events)?;
     if !events[..ws].iter().any(|e| matches!(&e.event, EngineEvent::TaskWorkspace { .. })) {
         return None;
     }
@@ -122,11 +131,22 @@ pub(super) fn follow_up_asked(events: &[Envelope]) -> Option<&str> {
     })
 }
 
+/// What the person asked for with Request changes in the task's current worktree, in order: the
+/// work a landing carries answers each.
+pub(super) fn asked_at_review(events: &[Envelope]) -> Vec<&str> {
+    since_worktree(events)
+        .iter()
+        .filter_map(|e| match &e.event {
+            EngineEvent::ReviewResolved { decision: Decision::RequestChanges, feedback: Some(f), .. } if !f.trim().is_empty() => Some(f.trim()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Where the task's branch was left in its current worktree, as recorded: its last commit and
 /// the files it changes since the task started; its start when it committed nothing.
 pub(super) fn left_at(events: &[Envelope], wt: &TaskWorktree) -> Left {
-    let at = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })).unwrap_or(0);
-    events[at..]
+    since_worktree(events)
         .iter()
         .rev()
         .find_map(|e| match &e.event {
@@ -194,8 +214,7 @@ impl Engine {
             wt = next;
             worktree::add_empty(&wt, session.as_str())?;
             let filling = Filling::start(&wt, &self.config.tasks.includes);
-            let ws = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })).unwrap_or(0);
-            let landed = events[ws..].iter().any(|e| matches!(e.event, EngineEvent::Landed { .. }));
+            let landed = since_worktree(events).iter().any(|e| matches!(e.event, EngineEvent::Landed { .. }));
             return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true, filling, after_landed: Some(landed) });
         }
         if !Path::new(&wt.folder).join(".git").exists() {
@@ -510,10 +529,14 @@ impl Run {
         let events = self.engine.store.events(&self.session, 0)?;
         let copied = copied_files(&events);
         // Named, and its rounds counted, after the work of this worktree: a follow-up's own.
-        let ws = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })).unwrap_or(0);
-        let runs = events[ws..].iter().filter(|e| matches!(e.event, EngineEvent::TaskCommitted { .. })).count();
+        let runs = since_worktree(&events).iter().filter(|e| matches!(e.event, EngineEvent::TaskCommitted { .. })).count();
         let title = crate::store::sessions::title_of(follow_up_asked(&events).unwrap_or(&self.task));
-        let message = if runs == 0 { title } else { format!("{title} (changes, round {})", runs + 1) };
+        let asked = asked_at_review(&events);
+        let message = match (runs, asked.last()) {
+            (0, _) => title,
+            (_, Some(asked)) => format!("{title} (round {}: {})\n\nAsked at review: {asked}", runs + 1, crate::store::sessions::title_of(asked)),
+            (_, None) => format!("{title} (changes, round {})", runs + 1),
+        };
         let message = format!("{message}\n\nFinishline-Session: {}\n", self.session);
         if let Some(commit) = tokio::task::block_in_place(|| worktree::commit_all(&wt, &message, &copied))? {
             // Beside listing what the branch changes, one look at the worktree leaves its index

@@ -99,7 +99,7 @@ pub enum ReviewOutcome {
 /// The commit the task's last review showed: the run's last commit before it (in this worktree),
 /// else where the worktree started.
 fn reviewed_commit(events: &[Envelope], wt: &TaskWorktree) -> String {
-    let start = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })).unwrap_or(0);
+    let start = super::changes::worktree_start(events).unwrap_or(0);
     let review = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewRequested { .. })).unwrap_or(events.len());
     events[start..review.max(start)]
         .iter()
@@ -342,7 +342,8 @@ impl Engine {
             }
         });
         let follow_up = follow_up_asked(events).map(crate::store::sessions::title_of);
-        let message = landing::message(&summary.title, follow_up.as_deref(), verdict_summary.as_deref(), &agent_name(&summary), session.as_str());
+        let asked = super::changes::asked_at_review(events);
+        let message = landing::message(&summary.title, follow_up.as_deref(), &asked, verdict_summary.as_deref(), &agent_name(&summary), session.as_str());
         let blocked = |b: Blocked| -> Result<ReviewOutcome> {
             self.store.append(session, None, EngineEvent::LandingBlocked { reason: b.reason, files: b.files.clone(), detail: b.detail.clone() })?;
             Ok(ReviewOutcome::LandingBlocked { reason: b.reason, files: b.files, detail: b.detail })

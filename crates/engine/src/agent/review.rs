@@ -118,9 +118,8 @@ impl Run {
 /// Of what never lands (`not_landed`: files and folders `.gitignore` hides), the entries holding
 /// a file the agent wrote with its file tools in the task's current worktree.
 fn written_and_hidden(events: &[crate::event::Envelope], not_landed: &[String], wt: &crate::workspace::worktree::TaskWorktree) -> Vec<String> {
-    let since = events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. })).unwrap_or(0);
     let mut out: Vec<String> = Vec::new();
-    for e in &events[since..] {
+    for e in super::changes::since_worktree(events) {
         let EngineEvent::ToolCall { tool, input, state: ToolState::Done, .. } = &e.event else { continue };
         if !matches!(tool.as_str(), "write_file" | "edit_file") {
             continue;

@@ -198,14 +198,20 @@ pub struct Composed {
 const PATHSPEC_LIMIT: usize = 2000;
 
 /// The commit message: the task's title (for a follow-up after an earlier landing, the title of
-/// what the person asked then, and which task it follows), the evaluator's summary, and who did
-/// it.
-pub fn message(title: &str, follow_up: Option<&str>, summary: Option<&str>, agent: &str, session: &str) -> String {
+/// what the person asked then, and which task it follows), what they asked for at review on the
+/// way, the evaluator's summary, and who did it.
+pub fn message(title: &str, follow_up: Option<&str>, asked_at_review: &[&str], summary: Option<&str>, agent: &str, session: &str) -> String {
     let title = title.trim();
     let mut m = match follow_up {
         Some(asked) => format!("{}\n\nFollow-up to “{title}”.", asked.trim()),
         None => title.to_string(),
     };
+    if !asked_at_review.is_empty() {
+        m.push_str("\n\nAsked at review:");
+        for asked in asked_at_review {
+            m.push_str(&format!("\n- {}", asked.split_whitespace().collect::<Vec<_>>().join(" ")));
+        }
+    }
     if let Some(s) = summary.map(str::trim).filter(|s| !s.is_empty()) {
         m.push_str("\n\n");
         m.push_str(s);
@@ -627,11 +633,11 @@ mod tests {
 
     #[test]
     fn a_follow_ups_commit_is_named_by_what_was_asked_and_says_which_task_it_follows() {
-        let m = message("write the parser", Some("rename the parser's functions"), Some("renamed"), "Finishline", "ses_1");
+        let m = message("write the parser", Some("rename the parser's functions"), &[], Some("renamed"), "Finishline", "ses_1");
         assert_eq!(
             m,
             "rename the parser's functions\n\nFollow-up to “write the parser”.\n\nrenamed\n\nLanded-by: Finishline (Finishline)\nFinishline-Session: ses_1\n"
         );
-        assert!(message("write the parser", None, None, "a", "s").starts_with("write the parser\n\nLanded-by"), "a first landing is named by the task");
+        assert!(message("write the parser", None, &[], None, "a", "s").starts_with("write the parser\n\nLanded-by"), "a first landing is named by the task");
     }
 }
