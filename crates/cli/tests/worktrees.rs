@@ -1196,7 +1196,10 @@ async fn a_submodule_the_person_checked_out_is_in_the_tasks_worktree_and_what_th
         finishline_engine::event::EngineEvent::ToolCall { tool, output: Some(output), .. } if tool == "read_file" => Some(output),
         _ => None,
     });
-    assert!(read.as_deref().is_some_and(|o| o.contains("v1 of the library")), "the agent read the submodule's file, filled offline from the person's checkout: {read:?}");
+    assert!(
+        read.as_deref().is_some_and(|o| o.contains("v1 of the library")),
+        "the agent read the submodule's file, filled offline from the person's checkout: {read:?}"
+    );
     assert_eq!(reviewed(&waiting), vec!["notes.txt"]);
     let review = lines(&waiting).into_iter().rev().find(|e| e["type"] == "review_requested").unwrap();
     assert_eq!(review["in_submodules"], json!(["lib/api.txt", "lib/extra.txt"]), "what changed inside the submodule is named");

@@ -752,7 +752,11 @@ fn a_session_a_newer_finishline_wrote_events_into_still_reads_with_those_events_
         .unwrap();
     };
     row(3, "branch_renamed", serde_json::json!({"seq": 3, "session_id": sid.0, "at": "2026-11-29T05:00:00.000Z", "type": "branch_renamed", "to": "x"}));
-    row(4, "status_changed", serde_json::json!({"seq": 4, "session_id": sid.0, "at": "2026-11-29T05:00:00.000Z", "type": "status_changed", "status": "hibernating"}));
+    row(
+        4,
+        "status_changed",
+        serde_json::json!({"seq": 4, "session_id": sid.0, "at": "2026-11-29T05:00:00.000Z", "type": "status_changed", "status": "hibernating"}),
+    );
     raw.execute("UPDATE sessions SET last_seq = 4 WHERE id = ?1", [&sid.0]).unwrap();
     drop(raw);
     let store = Store::open(&db, Arc::new(finishline_engine::clock::SystemClock)).unwrap();

@@ -112,7 +112,11 @@ fn decided_since(events: &[Envelope]) -> bool {
 
 /// The untracked files copied into the task's current worktree.
 pub(super) fn copied_files(events: &[Envelope]) -> Vec<String> {
-    since_worktree(events).iter().rev().find_map(|e| if let EngineEvent::WorktreeReady { copied } = &e.event { Some(copied.clone()) } else { None }).unwrap_or_default()
+    since_worktree(events)
+        .iter()
+        .rev()
+        .find_map(|e| if let EngineEvent::WorktreeReady { copied } = &e.event { Some(copied.clone()) } else { None })
+        .unwrap_or_default()
 }
 
 /// What the work of the task's current worktree was asked as, when it follows an earlier

@@ -484,8 +484,11 @@ fn submodules_changed(top: &Path, prefix: &str, out: &mut Vec<String>) {
         let dir = top.join(&path);
         let inner = format!("{prefix}{path}/");
         if dir.join(".git").exists() {
-            let listed = git(&dir, &["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"])
-                .unwrap_or_default();
+            let listed = git(
+                &dir,
+                &["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"],
+            )
+            .unwrap_or_default();
             out.extend(listed.split('\0').filter(|e| e.len() > 3).map(|e| format!("{inner}{}", &e[3..])));
             submodules_changed(&dir, &inner, out);
         } else {
