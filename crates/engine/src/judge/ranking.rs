@@ -82,8 +82,8 @@ pub(super) fn compare(a: &AttemptEvidence, b: &AttemptEvidence) -> (Ordering, Op
         ),
         (
             match (a.cost_usd, b.cost_usd) {
-                (Some(x), Some(y)) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
-                _ => a.tokens.cmp(&b.tokens),
+                (Some(x), Some(y)) => clearly(x, y),
+                _ => clearly(a.tokens as f64, b.tokens as f64),
             },
             match (a.cost_usd, b.cost_usd) {
                 (Some(x), Some(y)) => format!("a lower cost (${x:.4} against ${y:.4})"),
@@ -99,6 +99,18 @@ pub(super) fn compare(a: &AttemptEvidence, b: &AttemptEvidence) -> (Ordering, Op
     (Ordering::Equal, None)
 }
 
+/// How two costs compare, when they differ by more than a tenth of the larger: a few words more
+/// in one answer is how runs of one model vary, no reason to prefer an attempt (a ranking that
+/// said "fewer tokens (3134 against 3136)" read as a verdict on nothing). Near ones are left to
+/// the evaluator's comparison, which orders only what the rule finds equal.
+fn clearly(x: f64, y: f64) -> Ordering {
+    if (x - y).abs() <= 0.1 * x.abs().max(y.abs()) {
+        Ordering::Equal
+    } else {
+        x.partial_cmp(&y).unwrap_or(Ordering::Equal)
+    }
+}
+
 /// The rule finds nothing to tell the two apart.
 pub fn equal_by_rule(a: &AttemptEvidence, b: &AttemptEvidence) -> bool {
     compare(a, b).0 == Ordering::Equal
@@ -107,7 +119,15 @@ pub fn equal_by_rule(a: &AttemptEvidence, b: &AttemptEvidence) -> bool {
 /// Ranks the attempts that have ended; those still running follow, unranked.
 pub fn rank(attempts: &[AttemptEvidence]) -> Vec<Ranked> {
     let mut ended: Vec<AttemptEvidence> = attempts.iter().filter(|a| a.ended).cloned().collect();
-    ended.sort_by(|a, b| compare(a, b).0);
+    // Sorted by insertion, stable: the rule is no total order (items left compare only between
+    // two the evaluator judged, near costs are one), and the standard sort may panic on such.
+    for i in 1..ended.len() {
+        let mut j = i;
+        while j > 0 && compare(&ended[j - 1], &ended[j]).0 == Ordering::Greater {
+            ended.swap(j - 1, j);
+            j -= 1;
+        }
+    }
     let mut out: Vec<Ranked> = Vec::new();
     for (i, a) in ended.iter().enumerate() {
         let above_next = ended.get(i + 1).and_then(|next| {
@@ -182,6 +202,41 @@ pub(super) mod tests {
         let mut pricier = attempt("pricier", EndReason::VerifiedDone);
         pricier.tokens = 5000;
         assert!(rank(&[pricier, base])[0].above_next.as_deref().unwrap().starts_with("fewer tokens"));
+    }
+
+    #[test]
+    fn costs_a_tenth_apart_or_less_decide_nothing_and_are_left_to_the_evaluator() {
+        let (mut a, mut b) = (attempt("a", EndReason::VerifiedDone), attempt("b", EndReason::VerifiedDone));
+        (a.tokens, b.tokens) = (3136, 3134);
+        let r = rank(&[a.clone(), b.clone()]);
+        assert_eq!((r[0].evidence.label.as_str(), r[0].above_next.as_deref()), ("a", None), "two tokens more is no reason: the order they came in stays");
+        assert!(equal_by_rule(&a, &b), "so the evaluator's comparison may order them");
+        b.tokens = 2500;
+        assert_eq!(rank(&[a.clone(), b.clone()])[0].above_next.as_deref(), Some("fewer tokens (2500 against 3136)"));
+        (a.cost_usd, b.cost_usd) = (Some(0.0105), Some(0.0100));
+        assert!(equal_by_rule(&a, &b), "priced, the same: cents apart on a cent");
+        a.cost_usd = Some(0.02);
+        assert_eq!(rank(&[a, b])[0].above_next.as_deref(), Some("a lower cost ($0.0100 against $0.0200)"));
+    }
+
+    #[test]
+    fn many_attempts_the_rule_cannot_order_wholly_are_ranked_without_a_fault() {
+        // Near costs chain (1000 ~ 1090 ~ 1180 but 1000 < 1180), and items left count only
+        // between attempts the evaluator judged: no total order.
+        let many: Vec<AttemptEvidence> = (0..40)
+            .map(|i| {
+                let mut a = attempt(&format!("a{i}"), EndReason::VerifiedDone);
+                a.tokens = 1000 + (i * 37 % 11) * 90;
+                a.evaluated = i % 3 != 0;
+                a.remaining = (i % 4) as usize;
+                a
+            })
+            .collect();
+        let r = rank(&many);
+        assert_eq!(r.len(), 40);
+        for pair in r.windows(2) {
+            assert_ne!(compare(&pair[0].evidence, &pair[1].evidence).0, Ordering::Greater, "no attempt is right above one the rule puts before it");
+        }
     }
 
     #[test]
