@@ -121,10 +121,7 @@ fn written_and_hidden(events: &[crate::event::Envelope], not_landed: &[String], 
     let mut out: Vec<String> = Vec::new();
     for e in super::changes::since_worktree(events) {
         let EngineEvent::ToolCall { tool, input, state: ToolState::Done, .. } = &e.event else { continue };
-        if !matches!(tool.as_str(), "write_file" | "edit_file") {
-            continue;
-        }
-        let Some(path) = input.get("path").and_then(Value::as_str).and_then(|p| in_repository(p, wt)) else { continue };
+        let Some(path) = written_path(tool, input).and_then(|p| in_repository(p, wt)) else { continue };
         let path = path.as_str();
         let entry = not_landed.iter().find(|n| match n.strip_suffix('/') {
             Some(folder) => path.strip_prefix(folder).is_some_and(|rest| rest.starts_with('/')),
@@ -135,6 +132,20 @@ fn written_and_hidden(events: &[crate::event::Envelope], not_landed: &[String], 
         }
     }
     out
+}
+
+/// The file a file tool's call named, unless the tool only reads: Finishline's own (`write_file`,
+/// `edit_file`) or an ACP agent's, as it names them and their path (OpenCode `write` with
+/// `filePath`; Claude Code `Write /abs/path` with `file_path`; Gemini CLI's titles describe the
+/// call). A tool this does not know counts as writing: the worst is a review that waits for the
+/// person. A command's output is not named here: what a build leaves is no reason to wait.
+fn written_path<'a>(tool: &str, input: &'a Value) -> Option<&'a str> {
+    let verb: String = tool.split_whitespace().next()?.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase();
+    let reads = ["read", "view", "list", "ls", "glob", "grep", "search", "find", "fetch", "open", "cat", "readfile", "readmanyfiles", "listdir", "reading"];
+    if reads.contains(&verb.as_str()) {
+        return None;
+    }
+    ["path", "filePath", "file_path", "absolute_path"].iter().find_map(|k| input.get(k).and_then(Value::as_str))
 }
 
 /// A file tool's path as the repository names it: the tools take paths relative to the folder
@@ -233,5 +244,34 @@ mod tests {
             vec!["app/.env".to_string(), "build/".to_string()],
             "absolute and `..` paths too"
         );
+    }
+
+    #[test]
+    fn a_hidden_file_an_acp_agents_own_file_tools_wrote_counts_too() {
+        let call = |tool: &str, input: Value| crate::event::Envelope {
+            seq: 0,
+            session_id: SessionId("s".into()),
+            run_id: None,
+            at: String::new(),
+            event: EngineEvent::ToolCall { call_id: tool.into(), message_id: None, tool: tool.into(), input, state: ToolState::Done, output: None },
+        };
+        let wt = crate::workspace::worktree::TaskWorktree {
+            repo: "/r".into(),
+            folder: "/w/t".into(),
+            subdir: String::new(),
+            branch: "b".into(),
+            base_branch: None,
+            base_commit: "c".into(),
+        };
+        let hidden = [".env".to_string(), "secrets/".to_string(), "build/".to_string(), "dist/".to_string()];
+        let events = [
+            call("write", json!({"filePath": "/w/t/.env", "content": "x"})),                  // OpenCode
+            call("Write /w/t/secrets/key.pem", json!({"file_path": "/w/t/secrets/key.pem"})), // Claude Code
+            call("WriteFile", json!({"file_path": "build/out.js"})),                          // Gemini CLI
+            call("Read /w/t/dist/x.js", json!({"file_path": "/w/t/dist/x.js"})),              // read, not written
+            call("ReadFile", json!({"absolute_path": "/w/t/dist/y.js"})),
+            call("list_dir", json!({"path": "dist"})),
+        ];
+        assert_eq!(written_and_hidden(&events, &hidden, &wt), vec![".env".to_string(), "secrets/".to_string(), "build/".to_string()]);
     }
 }
