@@ -1237,3 +1237,69 @@ async fn what_the_person_asked_at_review_is_named_in_the_tasks_round_commit_and_
     let body = git(&r, &["log", "-1", "--format=%b", "main"]);
     assert!(body.contains("Asked at review:\n- also write more.txt and keep it short"), "what lands says what the person asked for on the way: {body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_autocrlf_set_the_review_lists_only_what_the_task_changed_and_line_endings_land_as_the_person_keeps_them() {
+    let (_s, dir, cli) = server(vec![writes("notes.txt", "notes\n", 0)]).await;
+    let r = person_repo(dir.path(), &[("a.txt", "one\ntwo\n"), ("b.md", "# b\n")]);
+    // The person's own git configuration, as a Windows-minded one keeps it.
+    let global = dir.path().join("gitconfig");
+    std::fs::write(&global, "[core]\n\tautocrlf = true\n").unwrap();
+    let run = cli
+        .cmd(&["run", "write notes.txt", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--json"])
+        .env("GIT_CONFIG_GLOBAL", &global)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(6), "{}", String::from_utf8_lossy(&run.stderr));
+    assert_eq!(reviewed(&run), vec!["notes.txt"], "a file the task did not touch is not in its review");
+    let id = session_of(&run);
+    let approved =
+        cli.cmd(&["sessions", "review", &id, "--approve", "--base-url", &cli.url, "--model", "m"]).env("GIT_CONFIG_GLOBAL", &global).output().unwrap();
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    let landed: Vec<String> = git(&r, &["diff", "--name-only", "HEAD~1", "HEAD"]).lines().map(String::from).collect();
+    assert_eq!(landed, vec!["notes.txt"], "only the task's file lands");
+    assert_eq!(std::fs::read_to_string(r.join("a.txt")).unwrap(), "one\ntwo\n", "the person's files are as they were");
+    assert_eq!(std::fs::read_to_string(r.join("notes.txt")).unwrap(), "notes\r\n", "the task's file reaches their checkout with their line endings");
+    assert_eq!(git(&r, &["show", "HEAD:notes.txt"]), "notes", "and the commit holds it as git keeps text");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_autocrlf_set_a_task_that_edits_a_file_lands_both_as_a_commit_and_as_uncommitted_changes() {
+    let (_s, dir, cli) = server(vec![writes("a.txt", "one\nTWO\n", 0)]).await;
+    let r = person_repo(dir.path(), &[("a.txt", "one\ntwo\n")]);
+    let global = dir.path().join("gitconfig");
+    std::fs::write(&global, "[core]\n\tautocrlf = true\n").unwrap();
+    // Their checkout as autocrlf makes it: CRLF in every text file.
+    let with_config = |args: &[&str]| Command::new("git").arg("-C").arg(&r).args(args).env("GIT_CONFIG_GLOBAL", &global).output().unwrap();
+    std::fs::remove_file(r.join("a.txt")).unwrap();
+    assert!(with_config(&["checkout", "--", "a.txt"]).status.success());
+    assert_eq!(std::fs::read_to_string(r.join("a.txt")).unwrap(), "one\r\ntwo\r\n");
+    for land in ["uncommitted", "squash"] {
+        let run = cli
+            .cmd(&[
+                "run",
+                "write a.txt",
+                "--workspace",
+                r.to_str().unwrap(),
+                "--base-url",
+                &cli.url,
+                "--model",
+                "m",
+                "--json",
+                "--review",
+                "approve",
+                "--land",
+                land,
+            ])
+            .env("GIT_CONFIG_GLOBAL", &global)
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(0), "{land}: {}", String::from_utf8_lossy(&run.stderr));
+        assert_eq!(reviewed(&run), vec!["a.txt"], "{land}");
+        assert_eq!(std::fs::read_to_string(r.join("a.txt")).unwrap().replace('\r', ""), "one\nTWO\n", "{land}: the task's edit is in their checkout");
+        if land == "uncommitted" {
+            // Put back as it was, for the second way.
+            assert!(with_config(&["checkout", "--", "a.txt"]).status.success());
+        }
+    }
+}

@@ -426,7 +426,11 @@ fn checkout(folder: &Path) -> Result<()> {
     // Parallel checkout, a worker per core (git 2.32 and later; older ones ignore the setting):
     // creating 30,000 files from one process took 18-20 s here, nearly all of it in the kernel's
     // file creation, against under a second from two workers (docs/benchmarks.md, section 10).
-    cmd.args(["-c", "checkout.workers=0", "reset", "--hard", "--quiet"]);
+    // The branch's bytes as committed, whatever the person's `core.autocrlf`: the task's
+    // checkpoints start from this worktree's index and compare bytes, so files converted to CRLF
+    // on checkout all looked changed by the task. Their own checkout gets their line endings
+    // when the task lands.
+    cmd.args(["-c", "checkout.workers=0", "-c", "core.autocrlf=false", "reset", "--hard", "--quiet"]);
     in_background(&mut cmd);
     let out = cmd.output().map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
     if !out.status.success() {
