@@ -152,7 +152,8 @@ pub fn catch_up(wt: &TaskWorktree) -> Result<std::result::Result<CatchUp, Blocke
     let folder = Path::new(&wt.folder);
     let out = git_in(folder)
         .args(identity_args(folder))
-        .args(["rebase", "--no-autostash", "--onto", &target_tip, &wt.base_commit])
+        // Files as committed, as the worktree was filled (`worktree::checkout`).
+        .args(["-c", "core.autocrlf=false", "rebase", "--no-autostash", "--onto", &target_tip, &wt.base_commit])
         .output()
         .map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
     if out.status.success() {
