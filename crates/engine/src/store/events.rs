@@ -43,8 +43,10 @@ pub fn read(conn: &Connection, session: &SessionId, after: u64, until: Option<u6
     Ok(out)
 }
 
-/// A stored event, or in its place [`EngineEvent::Unreadable`] when a newer Finishline wrote what
-/// this one does not know: going back a version must not make a session unreadable.
+/// A stored event, or in its place [`EngineEvent::Unreadable`] when a newer Finishline wrote a type
+/// this one does not know: going back a version must not make a session unreadable. An event of a
+/// known type that does not read stays an error: standing in for one the engine decides by (where
+/// the task's worktree is) would have it act on an older record.
 fn envelope(body: &str) -> Result<Envelope> {
     serde_json::from_str(body).or_else(|e| {
         #[derive(serde::Deserialize)]
@@ -56,7 +58,20 @@ fn envelope(body: &str) -> Result<Envelope> {
             #[serde(rename = "type")]
             was: String,
         }
-        let bare: Bare = serde_json::from_str(body).map_err(|_| crate::Error::Storage(format!("a stored event could not be read: {e}")))?;
+        let unreadable = || crate::Error::Storage(format!("a stored event could not be read: {e}"));
+        let bare: Bare = serde_json::from_str(body).map_err(|_| unreadable())?;
+        if known_type(&bare.was) {
+            return Err(unreadable());
+        }
         Ok(Envelope { seq: bare.seq, session_id: bare.session_id, run_id: bare.run_id, at: bare.at, event: EngineEvent::Unreadable { was: bare.was } })
     })
+}
+
+/// Whether this build has an event of that type: asked of the event's own reading, which names a
+/// type it does not have as an unknown variant.
+fn known_type(name: &str) -> bool {
+    match serde_json::from_value::<EngineEvent>(serde_json::json!({ "type": name })) {
+        Ok(_) => true,
+        Err(e) => !e.to_string().starts_with("unknown variant"),
+    }
 }
