@@ -329,7 +329,8 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
                 <td className="small optional">{duration(r.duration_ms)}</td>
                 <td className="small optional">{(r.tokens.agent + r.tokens.evaluator + r.tokens.compaction).toLocaleString()}</td>
                 {attempts.length > 0 ? (
-                  <td className="row-actions">
+                  <td>
+                    <div className="row-actions">
                     <GroupActions
                       attempts={attempts}
                       onOpenGroup={onOpenGroup}
@@ -339,9 +340,11 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
                       onDeleted={load}
                       onError={setError}
                     />
+                    </div>
                   </td>
                 ) : (
-                  <td className="row-actions">
+                  <td>
+                    <div className="row-actions">
                     {r.status === "interrupted" && (
                       <button className="btn small" onClick={() => onOpen(r.id)}>
                         Resume
@@ -365,6 +368,7 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
                         {confirm === r.id && <ConfirmDelete title={r.title} attempts={0} onKeep={() => setConfirm(null)} onDelete={() => remove(r.id)} />}
                       </>
                     )}
+                    </div>
                   </td>
                 )}
               </tr>
