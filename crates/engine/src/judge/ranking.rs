@@ -111,6 +111,14 @@ fn clearly(x: f64, y: f64) -> Ordering {
     }
 }
 
+/// Cost, exactly: priced when both are, else tokens.
+fn exact_cost(a: &AttemptEvidence, b: &AttemptEvidence) -> Ordering {
+    match (a.cost_usd, b.cost_usd) {
+        (Some(x), Some(y)) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
+        _ => a.tokens.cmp(&b.tokens),
+    }
+}
+
 /// The rule finds nothing to tell the two apart.
 pub fn equal_by_rule(a: &AttemptEvidence, b: &AttemptEvidence) -> bool {
     compare(a, b).0 == Ordering::Equal
@@ -120,10 +128,13 @@ pub fn equal_by_rule(a: &AttemptEvidence, b: &AttemptEvidence) -> bool {
 pub fn rank(attempts: &[AttemptEvidence]) -> Vec<Ranked> {
     let mut ended: Vec<AttemptEvidence> = attempts.iter().filter(|a| a.ended).cloned().collect();
     // Sorted by insertion, stable: the rule is no total order (items left compare only between
-    // two the evaluator judged, near costs are one), and the standard sort may panic on such.
+    // two the evaluator judged), and the standard sort may panic on such. Near costs, which the
+    // rule finds equal, are ordered by the exact figure here, so that the order does not depend
+    // on the order the attempts came in (1000, 1090, 1180 would stay as they came otherwise).
+    let order = |a: &AttemptEvidence, b: &AttemptEvidence| compare(a, b).0.then_with(|| exact_cost(a, b));
     for i in 1..ended.len() {
         let mut j = i;
-        while j > 0 && compare(&ended[j - 1], &ended[j]).0 == Ordering::Greater {
+        while j > 0 && order(&ended[j - 1], &ended[j]) == Ordering::Greater {
             ended.swap(j - 1, j);
             j -= 1;
         }
@@ -209,8 +220,16 @@ pub(super) mod tests {
         let (mut a, mut b) = (attempt("a", EndReason::VerifiedDone), attempt("b", EndReason::VerifiedDone));
         (a.tokens, b.tokens) = (3136, 3134);
         let r = rank(&[a.clone(), b.clone()]);
-        assert_eq!((r[0].evidence.label.as_str(), r[0].above_next.as_deref()), ("a", None), "two tokens more is no reason: the order they came in stays");
+        assert_eq!((r[0].evidence.label.as_str(), r[0].above_next.as_deref()), ("b", None), "the cheaper first, but two tokens are no reason given");
         assert!(equal_by_rule(&a, &b), "so the evaluator's comparison may order them");
+        // Near costs in a chain: the order is the costs', whatever order they came in.
+        let chain = |tokens: [u64; 3]| {
+            let many: Vec<AttemptEvidence> =
+                tokens.iter().map(|t| AttemptEvidence { tokens: *t, label: t.to_string(), ..attempt("x", EndReason::VerifiedDone) }).collect();
+            rank(&many).into_iter().map(|r| r.evidence.label).collect::<Vec<_>>()
+        };
+        assert_eq!(chain([1180, 1090, 1000]), vec!["1000", "1090", "1180"]);
+        assert_eq!(chain([1000, 1180, 1090]), vec!["1000", "1090", "1180"]);
         b.tokens = 2500;
         assert_eq!(rank(&[a.clone(), b.clone()])[0].above_next.as_deref(), Some("fewer tokens (2500 against 3136)"));
         (a.cost_usd, b.cost_usd) = (Some(0.0105), Some(0.0100));
