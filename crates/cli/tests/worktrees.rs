@@ -1219,7 +1219,7 @@ async fn a_submodule_the_person_checked_out_is_in_the_tasks_worktree_and_what_th
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_the_person_asked_at_review_is_named_in_the_tasks_round_commit_and_in_what_lands() {
-    let (_s, dir, cli) = server(vec![writes("more.txt", "more\n", 0), writes("app.txt", "app\n", 0)]).await;
+    let (_s, dir, cli) = server(vec![writes("more.txt", "more\n", 0), writes("app.txt", "app\n", 0), writes("extra.txt", "extra\n", 0)]).await;
     let r = repo(dir.path());
     let first = cli.run("write app.txt", &r, &[]);
     assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
@@ -1230,6 +1230,11 @@ async fn what_the_person_asked_at_review_is_named_in_the_tasks_round_commit_and_
     let rounds: Vec<String> = git(&r, &["log", "--format=%s", &format!("main..{branch}")]).lines().map(String::from).collect();
     assert_eq!(rounds, vec!["write app.txt (round 2: also write more.txt)", "write app.txt"], "the round's commit says what it answers");
     assert!(git(&r, &["log", "-1", "--format=%b", &branch]).contains("Asked at review: also write more.txt\nand keep it short"));
+
+    // A round asked with comments alone is not named after the request before it.
+    let third = cli.review(&id, &["--request-changes", "--comment", "more.txt:1=now write extra.txt", "--json"]);
+    assert_eq!(third.status.code(), Some(6), "{}", String::from_utf8_lossy(&third.stderr));
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", &branch]), "write app.txt (changes, round 3)");
 
     let approved = cli.review(&id, &["--approve"]);
     assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));

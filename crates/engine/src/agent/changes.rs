@@ -147,6 +147,21 @@ pub(super) fn asked_at_review(events: &[Envelope]) -> Vec<&str> {
         .collect()
 }
 
+/// What the person asked with the Request changes this run answers: the last decision, when it
+/// was that and said something (comments alone, or the round a merge conflict started, say
+/// nothing here).
+fn answers_request(events: &[Envelope]) -> Option<&str> {
+    since_worktree(events)
+        .iter()
+        .rev()
+        .find_map(|e| match &e.event {
+            EngineEvent::ReviewResolved { decision, feedback, .. } => Some((*decision == Decision::RequestChanges).then_some(feedback.as_deref()).flatten()),
+            _ => None,
+        })?
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+}
+
 /// Where the task's branch was left in its current worktree, as recorded: its last commit and
 /// the files it changes since the task started; its start when it committed nothing.
 pub(super) fn left_at(events: &[Envelope], wt: &TaskWorktree) -> Left {
@@ -535,8 +550,7 @@ impl Run {
         // Named, and its rounds counted, after the work of this worktree: a follow-up's own.
         let runs = since_worktree(&events).iter().filter(|e| matches!(e.event, EngineEvent::TaskCommitted { .. })).count();
         let title = crate::store::sessions::title_of(follow_up_asked(&events).unwrap_or(&self.task));
-        let asked = asked_at_review(&events);
-        let message = match (runs, asked.last()) {
+        let message = match (runs, answers_request(&events)) {
             (0, _) => title,
             (_, Some(asked)) => format!("{title} (round {}: {})\n\nAsked at review: {asked}", runs + 1, crate::store::sessions::title_of(asked)),
             (_, None) => format!("{title} (changes, round {})", runs + 1),
