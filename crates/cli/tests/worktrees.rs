@@ -1308,3 +1308,28 @@ async fn with_autocrlf_set_a_task_that_edits_a_file_lands_both_as_a_commit_and_a
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_the_agent_makes_inside_a_submodule_never_lands_as_a_link_to_nothing_nor_reaches_the_persons_copy() {
+    let commit =
+        "cd lib && git -c user.name=A -c user.email=a@example.com commit -qam 'by the agent' && (git push -q origin HEAD:refs/heads/agent 2>&1 || true)";
+    let calls = vec![
+        write_call("lib/api.txt", "v2 by the task\n"),
+        json!({"name": "run_command", "arguments": {"command": commit}}),
+        write_call("notes.txt", "notes\n"),
+    ];
+    let (_s, dir, cli) = server(vec![calls_then_done("use the library", calls, "Created notes.txt")]).await;
+    let r = repo_with_submodule(dir.path());
+    let linked = git(&r, &["rev-parse", "HEAD:lib"]);
+
+    let waiting = cli.run("use the library", &r, &["--review", "approve", "--allow", "all"]);
+    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
+    let review = lines(&waiting).into_iter().rev().find(|e| e["type"] == "review_requested").unwrap();
+    assert_eq!(review["in_submodules"], json!(["lib/ (commits made in the task's worktree)"]), "the commit is named, not its files twice");
+    assert_eq!(reviewed(&waiting), vec!["notes.txt"], "the submodule's link is not among what lands");
+    let approved = cli.review(&session_of(&waiting), &["--approve"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(git(&r, &["rev-parse", "HEAD:lib"]), linked, "the person's branch still links a commit their submodule has");
+    assert_eq!(git(&r.join("lib"), &["branch", "--list", "agent"]), "", "a push from the task's copy had nowhere to go");
+    assert_eq!(std::fs::read_to_string(r.join("lib/api.txt")).unwrap(), "v1 of the library\n");
+}

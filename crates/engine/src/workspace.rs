@@ -5,6 +5,7 @@
 //! - [`ownership`]: a run's changes, window by window (pure);
 //! - [`lock`]: one writer at a time in a git folder, across processes;
 //! - [`worktree`]: a task's worktree and branch, the files it copies in, and cleaning up;
+//! - [`submodules`]: the person's submodules filled in a task's worktree, and what changed in them;
 //! - [`landing`]: approve puts the task's branch on the branch it started from;
 //! - [`checkpoint`]: snapshots in a shadow git repository, for the review's diff and revert;
 //! - [`instructions`]: the workspace's own rules for agents (`AGENTS.md`).
@@ -14,4 +15,5 @@ pub mod instructions;
 pub mod landing;
 pub mod lock;
 pub mod ownership;
+pub mod submodules;
 pub mod worktree;

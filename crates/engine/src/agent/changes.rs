@@ -569,7 +569,8 @@ impl Run {
         // Only named: a failure to list them must not keep the review from the person.
         Ok(tokio::task::block_in_place(|| LeftOut {
             ignored: worktree::ignored_written(&wt, &copied).unwrap_or_default(),
-            in_submodules: worktree::changed_in_submodules(&wt),
+            in_submodules: crate::workspace::submodules::changed(&wt),
+            stranded: crate::workspace::submodules::stranded(&wt),
         }))
     }
 }
@@ -581,6 +582,8 @@ pub(super) struct LeftOut {
     pub ignored: Vec<String>,
     /// Files the run changed inside a submodule.
     pub in_submodules: Vec<String>,
+    /// Submodules the run moved to commits only its worktree has: their links stay as they were.
+    pub stranded: Vec<String>,
 }
 
 /// Where the changes a review covers start.

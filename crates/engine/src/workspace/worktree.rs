@@ -395,7 +395,7 @@ pub fn fill(wt: &TaskWorktree, includes: &[String]) -> Result<Vec<String>> {
     // worktree, off the way to the task's first tool.
     let (wanted, filled) = crate::beside::beside(|| includes_to_copy(repo, includes), || checkout(folder));
     let wanted = filled.and(wanted)?;
-    fill_submodules(repo, folder);
+    super::submodules::fill(repo, folder);
     for rel in &wanted {
         copy_path(&repo.join(rel), &folder.join(rel))?;
     }
@@ -441,70 +441,6 @@ fn checkout(folder: &Path) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// The submodules a checkout's index links (paths from its top), read only when it has a
-/// `.gitmodules`: listing a large index costs more than that look.
-fn submodules(folder: &Path) -> Vec<String> {
-    if !folder.join(".gitmodules").exists() {
-        return vec![];
-    }
-    let listed = git(folder, &["-c", "core.quotePath=false", "ls-files", "--stage", "-z"]).unwrap_or_default();
-    listed.split('\0').filter_map(|e| e.strip_prefix("160000 ")).filter_map(|e| e.split_once('\t')).map(|(_, path)| path.to_string()).collect()
-}
-
-/// Fills each submodule of a fresh worktree that the person has checked out, at the commit the
-/// task's branch links, by a clone of their checkout of it: offline, its objects linked rather
-/// than copied, the person's own left untouched. `git worktree add` fills none, so the agent
-/// would find the folder empty and could neither read nor build against it. One the person has
-/// not checked out, or whose checkout lacks that commit, stays empty, as in a fresh clone.
-fn fill_submodules(repo: &Path, folder: &Path) {
-    for path in submodules(folder) {
-        let (theirs, ours) = (repo.join(&path), folder.join(&path));
-        let Some(commit) = git(folder, &["rev-parse", &format!("HEAD:{path}")]).ok().map(|c| c.trim().to_string()) else { continue };
-        if !theirs.join(".git").exists() || !git_ok(&theirs, &["cat-file", "-e", &format!("{commit}^{{commit}}")]) {
-            continue;
-        }
-        let mut clone = git_in(folder);
-        clone.args(["clone", "--quiet", "--no-checkout", "--"]).arg(&theirs).arg(&ours);
-        in_background(&mut clone);
-        if clone.output().is_ok_and(|o| o.status.success()) && git_ok(&ours, &["-c", "checkout.workers=0", "checkout", "--quiet", "--detach", &commit]) {
-            fill_submodules(&theirs, &ours);
-        }
-    }
-}
-
-/// What differs inside the worktree's submodules from the commit each is at, as paths from the
-/// worktree's top: a task's branch records only which commit a submodule is at, so none of it
-/// lands, and it goes with the worktree. In a submodule the fill left empty, every file is new.
-pub fn changed_in_submodules(wt: &TaskWorktree) -> Vec<String> {
-    let mut out = Vec::new();
-    submodules_changed(Path::new(&wt.folder), "", &mut out);
-    out
-}
-
-fn submodules_changed(top: &Path, prefix: &str, out: &mut Vec<String>) {
-    for path in submodules(top) {
-        let dir = top.join(&path);
-        let inner = format!("{prefix}{path}/");
-        if dir.join(".git").exists() {
-            let listed = git(
-                &dir,
-                &["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"],
-            )
-            .unwrap_or_default();
-            out.extend(listed.split('\0').filter(|e| e.len() > 3).map(|e| format!("{inner}{}", &e[3..])));
-            submodules_changed(&dir, &inner, out);
-        } else {
-            let files = ignore::WalkBuilder::new(&dir).hidden(false).git_ignore(false).ignore(false).parents(false).build().flatten();
-            let mut found: Vec<String> = files
-                .filter(|e| e.file_type().is_some_and(|t| !t.is_dir()))
-                .filter_map(|e| e.path().strip_prefix(&dir).ok().map(|p| format!("{inner}{}", p.to_string_lossy())))
-                .collect();
-            found.sort();
-            out.extend(found);
-        }
-    }
 }
 
 /// The untracked files of the person's checkout that the include patterns name (a folder whole
@@ -578,7 +514,9 @@ fn copy_path(from: &Path, to: &Path) -> Result<()> {
 /// (`normal`), the mode git's untracked cache serves, and the status keeps that cache in the
 /// worktree's index, so the next look (at landing) reads no folder of the checkout again.
 pub fn changed_paths(wt: &TaskWorktree) -> Result<Vec<String>> {
-    let args = ["-c", "core.untrackedCache=true", "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames"];
+    // A submodule whose files changed is not listed (the branch cannot carry that, and git would
+    // read every file of it on each look); one now at another commit is.
+    let args = ["-c", "core.untrackedCache=true", "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames", "--ignore-submodules=dirty"];
     let out = git(Path::new(&wt.folder), &args)?;
     Ok(out.split('\0').filter(|e| e.len() > 3).map(|e| e[3..].to_string()).collect())
 }
@@ -616,7 +554,10 @@ fn add_paths(folder: &Path, paths: &[String]) -> Result<()> {
 pub fn commit_all(wt: &TaskWorktree, message: &str, copied: &[String]) -> Result<Option<String>> {
     let folder = Path::new(&wt.folder);
     // One status says what changed and only that is added: no second walk of the checkout.
-    let changed = changed_paths(wt)?;
+    let mut changed = changed_paths(wt)?;
+    // A submodule at a commit only this worktree has would land as a link to nothing.
+    let stranded = super::submodules::stranded(wt);
+    changed.retain(|p| !stranded.contains(p));
     if changed.is_empty() {
         return Ok(None);
     }
