@@ -666,7 +666,10 @@ impl Engine {
             self.store.append(&summary.id, None, EngineEvent::TaskCommitted { commit, branch: wt.branch.clone(), files_since_start: None })?;
         }
         let folder = Path::new(&wt.folder);
-        let merged = worktree::git_in(folder).args(worktree::identity_args(folder)).args(["-c", "core.autocrlf=false", "merge", "--no-ff", "--no-commit", &target]).output()?;
+        let merged = worktree::git_in(folder)
+            .args(worktree::identity_args(folder))
+            .args(["-c", "core.autocrlf=false", "merge", "--no-ff", "--no-commit", &target])
+            .output()?;
         let conflicted: Vec<String> =
             worktree::git(folder, &["diff", "--name-only", "--diff-filter=U"]).unwrap_or_default().lines().map(str::to_string).collect();
         let text = if conflicted.is_empty() {
