@@ -324,7 +324,7 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
                     </div>
                   )}
                 </td>
-                <td>{r.end_reason ? END_LABEL[r.end_reason] : "—"}</td>
+                <td className="nowrap">{r.end_reason ? END_LABEL[r.end_reason] : "—"}</td>
                 <td className="small optional">{new Date(r.created_ms).toLocaleString()}</td>
                 <td className="small optional">{duration(r.duration_ms)}</td>
                 <td className="small optional">{(r.tokens.agent + r.tokens.evaluator + r.tokens.compaction).toLocaleString()}</td>

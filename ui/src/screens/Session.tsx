@@ -602,6 +602,23 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
     if (model.items.length <= VIRTUALIZE_ABOVE && followingRef.current) bottom.current?.scrollIntoView?.({ block: "end" });
   }, [model.items.length, lastText]);
 
+  // The review's panel takes the foot of the window. When it arrives while the person follows
+  // the run, the window goes to the very end, where the panel sits after the timeline: the
+  // agent's last words and the verdict stay above it (the foot of the timeline alone, brought
+  // into view, lay under the panel).
+  const reviewShown = model.review && model.status === "awaiting_review" ? model.review.reviewId : null;
+  useEffect(() => {
+    if (!reviewShown || !followingRef.current) return;
+    const toEnd = () => {
+      const el = scroller.current;
+      if (el) el.scrollTop = el.scrollHeight;
+    };
+    toEnd();
+    // Once more after the panel's diff has drawn.
+    const frame = requestAnimationFrame(toEnd);
+    return () => cancelAnimationFrame(frame);
+  }, [reviewShown]);
+
   const running = isRunning(model);
   const ask = pendingAsk(model.items);
   // Frame pacing is measured while text streams in (FINISHLINE_PERF=1 only).

@@ -200,6 +200,34 @@ describe("a task in its own worktree", () => {
   });
 });
 
+describe("the review arriving", () => {
+  it("takes the window to the timeline's end, so the agent's last words and the verdict sit above the panel, not under it", async () => {
+    const events = reviewWaiting();
+    const later = events.splice(3);
+    let channel: { onmessage: (e: Envelope) => void } | null = null;
+    mockIPC((cmd, args) => {
+      if (cmd !== "subscribe_session") return undefined;
+      channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
+      setTimeout(() => events.forEach((e) => channel!.onmessage(e)), 0);
+      return 1;
+    });
+    render(
+      <main className="content">
+        <SessionView sessionId="s1" onOpenHistory={() => {}} />
+      </main>,
+    );
+    await waitFor(() => expect(channel).not.toBeNull());
+    const main = document.querySelector("main.content") as HTMLElement;
+    // Following the run at its foot; the review's panel then makes the page taller.
+    Object.defineProperty(main, "scrollHeight", { configurable: true, value: 1400 });
+    Object.defineProperty(main, "clientHeight", { configurable: true, value: 800 });
+    main.scrollTop = 0;
+    later.forEach((e) => channel!.onmessage(e));
+    await screen.findByTestId("review-dock");
+    await waitFor(() => expect(main.scrollTop).toBe(1400));
+  });
+});
+
 describe("what a worktree's review cannot land", () => {
   it("names the files the task wrote that .gitignore hides, as text, since they go with the worktree", async () => {
     const events = reviewWaiting();
