@@ -1325,11 +1325,64 @@ async fn a_commit_the_agent_makes_inside_a_submodule_never_lands_as_a_link_to_no
     let waiting = cli.run("use the library", &r, &["--review", "approve", "--allow", "all"]);
     assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
     let review = lines(&waiting).into_iter().rev().find(|e| e["type"] == "review_requested").unwrap();
-    assert_eq!(review["in_submodules"], json!(["lib/ (commits made in the task's worktree)"]), "the commit is named, not its files twice");
+    let named = review["in_submodules"].as_array().unwrap();
+    assert_eq!(named.len(), 1, "the commit is named, not its files twice: {named:?}");
+    assert!(named[0].as_str().unwrap().starts_with("lib/ (at another commit, "), "{named:?}");
     assert_eq!(reviewed(&waiting), vec!["notes.txt"], "the submodule's link is not among what lands");
     let approved = cli.review(&session_of(&waiting), &["--approve"]);
     assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
     assert_eq!(git(&r, &["rev-parse", "HEAD:lib"]), linked, "the person's branch still links a commit their submodule has");
     assert_eq!(git(&r.join("lib"), &["branch", "--list", "agent"]), "", "a push from the task's copy had nowhere to go");
     assert_eq!(std::fs::read_to_string(r.join("lib/api.txt")).unwrap(), "v1 of the library\n");
+}
+
+/// A task in a repository with a submodule whose agent runs `command`, auto-approve on; the
+/// person has an uncommitted edit inside their submodule.
+async fn submodule_task(command: &str, land: &str) -> (tempfile::TempDir, PathBuf, String, Output) {
+    let calls = vec![json!({"name": "run_command", "arguments": {"command": command}}), write_call("notes.txt", "notes\n")];
+    let (s, dir, cli) = server(vec![calls_then_done("change the library", calls, "Created notes.txt")]).await;
+    let r = repo_with_submodule(dir.path());
+    std::fs::write(r.join("lib/api.txt"), "v1 of the library\nmy own edit in the submodule\n").unwrap();
+    let linked = git(&r, &["rev-parse", "HEAD:lib"]);
+    let out = cli.run("change the library", &r, &["--review", "approve", "--allow", "all", "--land", land]);
+    drop(s);
+    (dir, r, linked, out)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_never_removes_replaces_or_moves_a_submodule_on_the_persons_branch_and_waits_for_them() {
+    let commit_lib = "cd lib && echo more >> api.txt && git -c user.name=A -c user.email=a@example.com commit -qam 'by the agent'";
+    let cases = [
+        ("rm -rf lib && echo hi > lib", "squash", "lib (removed or replaced by the task"),
+        (
+            "rm -rf lib && echo hi > lib && git add -A && git -c user.name=A -c user.email=a@example.com commit -qm gone",
+            "merge",
+            "lib (removed or replaced by the task",
+        ),
+        (
+            &*format!("{commit_lib} && cd .. && git add lib && git -c user.name=A -c user.email=a@example.com commit -qm bump"),
+            "squash",
+            "lib/ (at another commit",
+        ),
+        ("cd lib && git -c user.name=A -c user.email=a@example.com commit -q --allow-empty -m moved", "squash", "lib/ (at another commit"),
+        ("git rm -q lib", "uncommitted", "lib (removed or replaced by the task"),
+    ];
+    for (command, land, named) in cases {
+        let (_dir, r, linked, out) = submodule_task(command, land).await;
+        assert_eq!(out.status.code(), Some(6), "{command}: waits for the person: {}", String::from_utf8_lossy(&out.stderr));
+        let review = lines(&out).into_iter().rev().find(|e| e["type"] == "review_requested").unwrap();
+        let named_all = review["in_submodules"].to_string();
+        assert!(named_all.contains(named), "{command}: {named_all}");
+        assert_eq!(reviewed(&out), vec!["notes.txt"], "{command}: the submodule is not among what lands");
+        let cli = Cli { url: String::new(), data: _dir.path().join("data") };
+        let approved = cli.cmd(&["sessions", "review", &session_of(&out), "--approve"]).output().unwrap();
+        assert_eq!(approved.status.code(), Some(0), "{command}: {}", String::from_utf8_lossy(&approved.stderr));
+        assert_eq!(git(&r, &["rev-parse", "HEAD:lib"]), linked, "{command}: the person's branch links what it linked");
+        assert_eq!(
+            std::fs::read_to_string(r.join("lib/api.txt")).unwrap(),
+            "v1 of the library\nmy own edit in the submodule\n",
+            "{command}: their submodule and their edit in it are untouched"
+        );
+        assert_eq!(std::fs::read_to_string(r.join("notes.txt")).unwrap(), "notes\n", "{command}: the rest lands");
+    }
 }

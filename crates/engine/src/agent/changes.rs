@@ -570,7 +570,7 @@ impl Run {
         Ok(tokio::task::block_in_place(|| LeftOut {
             ignored: worktree::ignored_written(&wt, &copied).unwrap_or_default(),
             in_submodules: crate::workspace::submodules::changed(&wt),
-            stranded: crate::workspace::submodules::stranded(&wt),
+            submodules: crate::workspace::submodules::base_paths(&wt),
         }))
     }
 }
@@ -582,8 +582,8 @@ pub(super) struct LeftOut {
     pub ignored: Vec<String>,
     /// Files the run changed inside a submodule.
     pub in_submodules: Vec<String>,
-    /// Submodules the run moved to commits only its worktree has: their links stay as they were.
-    pub stranded: Vec<String>,
+    /// The repository's submodules: their links stay as they were, whatever the run did.
+    pub submodules: Vec<String>,
 }
 
 /// Where the changes a review covers start.

@@ -27,8 +27,12 @@ impl Run {
         let review_id = RequestId::new();
         let left_out = self.commit_to_branch()?;
         let not_landed = left_out.ignored;
-        let files: Vec<Value> =
-            self.changes().into_iter().filter(|c| !left_out.stranded.contains(&c.path)).map(|c| serde_json::to_value(c).unwrap_or_default()).collect();
+        let files: Vec<Value> = self
+            .changes()
+            .into_iter()
+            .filter(|c| !crate::workspace::submodules::within(&c.path, &left_out.submodules))
+            .map(|c| serde_json::to_value(c).unwrap_or_default())
+            .collect();
         let verification: Vec<Value> = self.evidence.verification_log.iter().map(|v| json!(v)).collect();
         let audit = self.audit(true);
         if !self.criteria.is_empty() && self.criteria_results.is_empty() {

@@ -78,32 +78,82 @@ pub(crate) fn fill(repo: &Path, folder: &Path) {
     }
 }
 
-/// The worktree's submodules now at a commit the person's copy does not have (made in the task's
-/// worktree): the branch keeps its old link to them, as landing the new one would link to nothing.
-pub(crate) fn stranded(wt: &TaskWorktree) -> Vec<String> {
-    let (repo, folder) = (Path::new(&wt.repo), Path::new(&wt.folder));
-    links(folder)
-        .into_iter()
-        .filter(|l| head(&folder.join(&l.path)).is_some_and(|h| h != l.commit && !theirs_has(&repo.join(&l.path), &h)))
-        .map(|l| l.path)
-        .collect()
+/// What a task's branch leaves as the base commit has it: the submodules its `.gitmodules` names
+/// (paths from the top) and that file itself, which must go on naming them; none without one.
+pub(crate) fn base_paths(wt: &TaskWorktree) -> Vec<String> {
+    let folder = Path::new(&wt.folder);
+    let blob = format!("{}:.gitmodules", wt.base_commit);
+    let listed = git(folder, &["config", "--blob", &blob, "--get-regexp", r"^submodule\..*\.path$"]).unwrap_or_default();
+    let mut paths: Vec<String> = listed.lines().filter_map(|l| l.split_once(' ').map(|(_, p)| p.trim().to_string())).filter(|p| !p.is_empty()).collect();
+    if !paths.is_empty() {
+        paths.push(MODULES.into());
+    }
+    paths
+}
+
+const MODULES: &str = ".gitmodules";
+
+/// Whether `path` is one of `submodules` or inside one.
+pub(crate) fn within(path: &str, submodules: &[String]) -> bool {
+    let path = path.trim_end_matches('/');
+    submodules.iter().any(|s| path == s || path.strip_prefix(s.as_str()).is_some_and(|rest| rest.starts_with('/')))
+}
+
+/// Puts every submodule link in the worktree's index back as the base commit has it, whatever
+/// the task did (moved, removed, replaced by a file, a new one added, committed by the agent
+/// itself): a branch that changes one would land a link to a commit only the worktree had, or
+/// delete the person's submodule checkout with their edits in it. What the task did there is
+/// named in the review instead ([`changed`]). Returns whether the index changed.
+pub(crate) fn keep_links(wt: &TaskWorktree) -> crate::error::Result<bool> {
+    let folder = Path::new(&wt.folder);
+    if !folder.join(".gitmodules").exists() && base_paths(wt).is_empty() {
+        return Ok(false);
+    }
+    let raw = git(folder, &["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", &wt.base_commit])?;
+    let mut fields = raw.split('\0');
+    let mut info = String::new();
+    let mut remove: Vec<String> = Vec::new();
+    while let (Some(head), Some(path)) = (fields.next(), fields.next()) {
+        let parts: Vec<&str> = head.trim_start_matches(':').split(' ').collect();
+        let [old_mode, new_mode, old_sha, ..] = parts[..] else { continue };
+        if old_mode != "160000" && new_mode != "160000" && path != MODULES {
+            continue;
+        }
+        // The path and anything the task put under it go; then it is as the base had it.
+        remove.push(path.to_string());
+        if old_mode != "000000" {
+            info.push_str(&format!("{old_mode} {old_sha} 0\t{path}\n"));
+        }
+    }
+    if remove.is_empty() {
+        return Ok(false);
+    }
+    let mut args = vec!["rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--"];
+    args.extend(remove.iter().map(String::as_str));
+    git(folder, &args)?;
+    if !info.is_empty() {
+        let mut cmd = git_in(folder);
+        cmd.args(["update-index", "--index-info"]);
+        super::worktree::git_with_input(cmd, info.as_bytes())?;
+    }
+    Ok(true)
 }
 
 fn head(dir: &Path) -> Option<String> {
     dir.join(".git").exists().then(|| git(dir, &["rev-parse", "-q", "--verify", "HEAD"]).ok()).flatten().map(|h| h.trim().to_string())
 }
 
-/// What differs inside the worktree's submodules from the commit the branch links, as paths from
-/// the worktree's top (a folder new in one as `dir/`; a submodule moved to commits made in the
-/// worktree as `path/ (…)`). None of it lands, and it goes with the worktree. In a submodule the
-/// fill left empty, every file is new.
+/// What the task did to the worktree's submodules that its branch does not carry, as paths from
+/// the worktree's top: files changed inside one (a folder new in it as `dir/`; in one the fill
+/// left empty, every file), one moved to another commit (`path/ (at another commit…)`), one
+/// removed or replaced. None of it lands, and it goes with the worktree.
 pub fn changed(wt: &TaskWorktree) -> Vec<String> {
     let mut out = Vec::new();
     let folder = Path::new(&wt.folder);
-    changed_in(folder, "", &mut out);
-    for path in stranded(wt) {
-        out.push(format!("{path}/ (commits made in the task's worktree)"));
+    if base_paths(wt).iter().any(|p| p == MODULES) && !super::worktree::git_ok(folder, &["diff", "--quiet", &wt.base_commit, "--", MODULES]) {
+        out.push(format!("{MODULES} (changed by the task: a task's branch leaves submodules as they are)"));
     }
+    changed_in(folder, "", &mut out);
     if out.len() > LISTED {
         let more = out.len() - LISTED;
         out.truncate(LISTED);
@@ -116,7 +166,14 @@ fn changed_in(top: &Path, prefix: &str, out: &mut Vec<String>) {
     for link in links(top) {
         let dir = top.join(&link.path);
         let inner = format!("{prefix}{}/", link.path);
-        if dir.join(".git").exists() {
+        if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            out.push(format!("{prefix}{} (removed or replaced by the task: a task's branch leaves submodules as they are)", link.path));
+            continue;
+        }
+        if let Some(at) = head(&dir) {
+            if at != link.commit {
+                out.push(format!("{inner} (at another commit, {}: a task's branch leaves submodules where they are)", &at[..at.len().min(12)]));
+            }
             let args = ["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames", "--ignore-submodules=all"];
             let listed = git(&dir, &args).unwrap_or_default();
             out.extend(listed.split('\0').filter(|e| e.len() > 3).map(|e| format!("{inner}{}", &e[3..])));

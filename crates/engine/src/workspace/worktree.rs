@@ -555,13 +555,18 @@ pub fn commit_all(wt: &TaskWorktree, message: &str, copied: &[String]) -> Result
     let folder = Path::new(&wt.folder);
     // One status says what changed and only that is added: no second walk of the checkout.
     let mut changed = changed_paths(wt)?;
-    // A submodule at a commit only this worktree has would land as a link to nothing.
-    let stranded = super::submodules::stranded(wt);
-    changed.retain(|p| !stranded.contains(p));
-    if changed.is_empty() {
+    // A branch leaves submodules as they are (`submodules::keep_links`): nothing in or of one is
+    // staged.
+    let submodules = super::submodules::base_paths(wt);
+    changed.retain(|p| !super::submodules::within(p, &submodules));
+    if !changed.is_empty() {
+        add_paths(folder, &changed)?;
+    }
+    // Also what the agent staged or committed itself.
+    let links_put_back = super::submodules::keep_links(wt)?;
+    if changed.is_empty() && !links_put_back {
         return Ok(None);
     }
-    add_paths(folder, &changed)?;
     if !copied.is_empty() {
         // Back out of the index as they are in the branch (for files new to it: not there).
         let mut args: Vec<&str> = vec!["reset", "--quiet", "--"];
