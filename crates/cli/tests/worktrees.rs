@@ -1231,16 +1231,23 @@ async fn what_the_person_asked_at_review_is_named_in_the_tasks_round_commit_and_
     assert_eq!(rounds, vec!["write app.txt (round 2: also write more.txt)", "write app.txt"], "the round's commit says what it answers");
     assert!(git(&r, &["log", "-1", "--format=%b", &branch]).contains("Asked at review: also write more.txt\nand keep it short"));
 
-    // A round asked with comments alone is not named after the request before it.
+    // A round asked with comments alone is named after them, not after the request before it.
     let third = cli.review(&id, &["--request-changes", "--comment", "more.txt:1=now write extra.txt", "--json"]);
     assert_eq!(third.status.code(), Some(6), "{}", String::from_utf8_lossy(&third.stderr));
-    assert_eq!(git(&r, &["log", "-1", "--format=%s", &branch]), "write app.txt (changes, round 3)");
+    assert_eq!(
+        git(&r, &["log", "-1", "--format=%s", &branch]),
+        "write app.txt (round 3: more.txt:1: now write extra.txt)",
+        "a round asked by a comment alone is named after it"
+    );
 
     let approved = cli.review(&id, &["--approve"]);
     assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
     assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "write app.txt");
     let body = git(&r, &["log", "-1", "--format=%b", "main"]);
-    assert!(body.contains("Asked at review:\n- also write more.txt and keep it short"), "what lands says what the person asked for on the way: {body}");
+    assert!(
+        body.contains("Asked at review:\n- also write more.txt and keep it short\n- more.txt:1: now write extra.txt"),
+        "what lands says what the person asked for on the way, comments too: {body}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

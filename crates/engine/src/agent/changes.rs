@@ -136,30 +136,34 @@ pub(super) fn follow_up_asked(events: &[Envelope]) -> Option<&str> {
 }
 
 /// What the person asked for with Request changes in the task's current worktree, in order: the
-/// work a landing carries answers each.
-pub(super) fn asked_at_review(events: &[Envelope]) -> Vec<&str> {
-    since_worktree(events)
-        .iter()
-        .filter_map(|e| match &e.event {
-            EngineEvent::ReviewResolved { decision: Decision::RequestChanges, feedback: Some(f), .. } if !f.trim().is_empty() => Some(f.trim()),
-            _ => None,
-        })
-        .collect()
+/// words they wrote and each line comment (`more.txt:1: write extra.txt`). The work a landing
+/// carries answers each.
+pub(super) fn asked_at_review(events: &[Envelope]) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in since_worktree(events) {
+        match &e.event {
+            EngineEvent::ReviewResolved { decision: Decision::RequestChanges, feedback: Some(f), .. } if !f.trim().is_empty() => out.push(f.trim().to_string()),
+            EngineEvent::CriteriaSet { criteria } => out.extend(criteria.iter().map(|c| c.criterion())),
+            _ => {}
+        }
+    }
+    out
 }
 
-/// What the person asked with the Request changes this run answers: the last decision, when it
-/// was that and said something (comments alone, or the round a merge conflict started, say
-/// nothing here).
-fn answers_request(events: &[Envelope]) -> Option<&str> {
-    since_worktree(events)
+/// What the person asked with the Request changes this run answers, when the last decision was
+/// that: their words, else their line comments (the round a merge conflict started asks nothing).
+fn answers_request(events: &[Envelope]) -> Option<String> {
+    let events = since_worktree(events);
+    let at = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewResolved { .. }))?;
+    let EngineEvent::ReviewResolved { decision: Decision::RequestChanges, feedback, .. } = &events[at].event else { return None };
+    if let Some(f) = feedback.as_deref().map(str::trim).filter(|f| !f.is_empty()) {
+        return Some(f.to_string());
+    }
+    let comments: Vec<String> = events[at..]
         .iter()
-        .rev()
-        .find_map(|e| match &e.event {
-            EngineEvent::ReviewResolved { decision, feedback, .. } => Some((*decision == Decision::RequestChanges).then_some(feedback.as_deref()).flatten()),
-            _ => None,
-        })?
-        .map(str::trim)
-        .filter(|f| !f.is_empty())
+        .find_map(|e| if let EngineEvent::CriteriaSet { criteria } = &e.event { Some(criteria.iter().map(|c| c.criterion()).collect()) } else { None })
+        .unwrap_or_default();
+    (!comments.is_empty()).then(|| comments.join("\n"))
 }
 
 /// Where the task's branch was left in its current worktree, as recorded: its last commit and
@@ -552,7 +556,7 @@ impl Run {
         let title = crate::store::sessions::title_of(follow_up_asked(&events).unwrap_or(&self.task));
         let message = match (runs, answers_request(&events)) {
             (0, _) => title,
-            (_, Some(asked)) => format!("{title} (round {}: {})\n\nAsked at review: {asked}", runs + 1, crate::store::sessions::title_of(asked)),
+            (_, Some(asked)) => format!("{title} (round {}: {})\n\nAsked at review: {asked}", runs + 1, crate::store::sessions::title_of(&asked)),
             (_, None) => format!("{title} (changes, round {})", runs + 1),
         };
         let message = format!("{message}\n\nFinishline-Session: {}\n", self.session);

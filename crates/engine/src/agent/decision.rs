@@ -343,6 +343,7 @@ impl Engine {
         });
         let follow_up = follow_up_asked(events).map(crate::store::sessions::title_of);
         let asked = super::changes::asked_at_review(events);
+        let asked: Vec<&str> = asked.iter().map(String::as_str).collect();
         let message = landing::message(&summary.title, follow_up.as_deref(), &asked, verdict_summary.as_deref(), &agent_name(&summary), session.as_str());
         let blocked = |b: Blocked| -> Result<ReviewOutcome> {
             self.store.append(session, None, EngineEvent::LandingBlocked { reason: b.reason, files: b.files.clone(), detail: b.detail.clone() })?;
