@@ -99,24 +99,25 @@ pub(crate) fn within(path: &str, submodules: &[String]) -> bool {
     submodules.iter().any(|s| path == s || path.strip_prefix(s.as_str()).is_some_and(|rest| rest.starts_with('/')))
 }
 
-/// Puts every submodule link in the worktree's index back as the base commit has it, whatever
-/// the task did (moved, removed, replaced by a file, a new one added, committed by the agent
-/// itself): a branch that changes one would land a link to a commit only the worktree had, or
-/// delete the person's submodule checkout with their edits in it. What the task did there is
-/// named in the review instead ([`changed`]). Returns whether the index changed.
-pub(crate) fn keep_links(wt: &TaskWorktree) -> crate::error::Result<bool> {
-    let folder = Path::new(&wt.folder);
-    if !folder.join(".gitmodules").exists() && base_paths(wt).is_empty() {
+/// Puts each submodule link of the base commit (`base`: [`base_paths`]) back in the worktree's
+/// index as the base has it, and its `.gitmodules`, whatever the task did (moved one, removed
+/// it, replaced it by a file, committed that itself): a branch that changes one would land a
+/// link to a commit only the worktree had, or delete the person's submodule checkout with their
+/// edits in it. What the task did there is named in the review instead ([`changed`]). A
+/// submodule the task adds is its own work and left to land. Returns whether the index changed.
+pub(crate) fn keep_links(wt: &TaskWorktree, base: &[String]) -> crate::error::Result<bool> {
+    if base.is_empty() {
         return Ok(false);
     }
+    let folder = Path::new(&wt.folder);
     let raw = git(folder, &["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", &wt.base_commit])?;
     let mut fields = raw.split('\0');
     let mut info = String::new();
     let mut remove: Vec<String> = Vec::new();
     while let (Some(head), Some(path)) = (fields.next(), fields.next()) {
         let parts: Vec<&str> = head.trim_start_matches(':').split(' ').collect();
-        let [old_mode, new_mode, old_sha, ..] = parts[..] else { continue };
-        if old_mode != "160000" && new_mode != "160000" && path != MODULES {
+        let [old_mode, _, old_sha, ..] = parts[..] else { continue };
+        if old_mode != "160000" && path != MODULES {
             continue;
         }
         // The path and anything the task put under it go; then it is as the base had it.

@@ -563,7 +563,7 @@ pub fn commit_all(wt: &TaskWorktree, message: &str, copied: &[String]) -> Result
         add_paths(folder, &changed)?;
     }
     // Also what the agent staged or committed itself.
-    let links_put_back = super::submodules::keep_links(wt)?;
+    let links_put_back = super::submodules::keep_links(wt, &submodules)?;
     if changed.is_empty() && !links_put_back {
         return Ok(None);
     }
