@@ -1393,3 +1393,17 @@ async fn a_task_never_removes_replaces_or_moves_a_submodule_on_the_persons_branc
         assert_eq!(std::fs::read_to_string(r.join("notes.txt")).unwrap(), "notes\n", "{command}: the rest lands");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_a_stale_gitmodules_still_names_is_an_ordinary_folder_whose_changes_are_reviewed_and_land() {
+    let (_s, dir, cli) = server(vec![writes("vendor/x/f.txt", "changed by the task\n", 0)]).await;
+    let r = person_repo(dir.path(), &[(".gitmodules", "[submodule \"x\"]\n\tpath = vendor/x\n\turl = https://example.invalid/x.git\n")]);
+    std::fs::create_dir_all(r.join("vendor/x")).unwrap();
+    std::fs::write(r.join("vendor/x/f.txt"), "ordinary file\n").unwrap();
+    git(&r, &["add", "vendor"]);
+    git(&r, &["commit", "-q", "-m", "vendor x is a folder now"]);
+    let out = cli.run("write vendor/x/f.txt", &r, &["--review", "approve"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(reviewed(&out), vec!["vendor/x/f.txt"]);
+    assert_eq!(std::fs::read_to_string(r.join("vendor/x/f.txt")).unwrap(), "changed by the task\n", "it landed");
+}

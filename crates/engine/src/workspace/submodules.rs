@@ -78,13 +78,23 @@ pub(crate) fn fill(repo: &Path, folder: &Path) {
     }
 }
 
-/// What a task's branch leaves as the base commit has it: the submodules its `.gitmodules` names
-/// (paths from the top) and that file itself, which must go on naming them; none without one.
+/// What a task's branch leaves as the base commit has it: its submodules (paths from the top)
+/// and `.gitmodules`, which must go on naming them; none without one. Only a path the base's
+/// tree really links counts: a stale `.gitmodules` entry can name an ordinary folder, whose
+/// changes are the task's to land.
 pub(crate) fn base_paths(wt: &TaskWorktree) -> Vec<String> {
     let folder = Path::new(&wt.folder);
     let blob = format!("{}:.gitmodules", wt.base_commit);
     let listed = git(folder, &["config", "--blob", &blob, "--get-regexp", r"^submodule\..*\.path$"]).unwrap_or_default();
-    let mut paths: Vec<String> = listed.lines().filter_map(|l| l.split_once(' ').map(|(_, p)| p.trim().to_string())).filter(|p| !p.is_empty()).collect();
+    let named: Vec<&str> = listed.lines().filter_map(|l| l.split_once(' ').map(|(_, p)| p.trim())).filter(|p| !p.is_empty()).collect();
+    if named.is_empty() {
+        return vec![];
+    }
+    let mut args = vec!["-c", "core.quotePath=false", "ls-tree", "-z", &wt.base_commit, "--"];
+    args.extend(named.iter().copied());
+    let tree = git(folder, &args).unwrap_or_default();
+    let mut paths: Vec<String> =
+        tree.split('\0').filter_map(|e| e.strip_prefix("160000 commit ")).filter_map(|e| e.split_once('\t')).map(|(_, p)| p.to_string()).collect();
     if !paths.is_empty() {
         paths.push(MODULES.into());
     }
