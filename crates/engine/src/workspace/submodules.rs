@@ -78,19 +78,36 @@ pub(crate) fn fill(repo: &Path, folder: &Path) {
     }
 }
 
+/// The commit the task's branch is based on now: where it meets the branch it lands on (after a
+/// catch-up rebase or merge, that branch's tip then), else where it started. Against the start
+/// alone, a commit after a rebase put back the links the person had moved since.
+fn base_of(wt: &TaskWorktree) -> String {
+    let folder = Path::new(&wt.folder);
+    wt.base_branch
+        .as_ref()
+        .and_then(|b| git(folder, &["merge-base", "HEAD", &format!("refs/heads/{b}")]).ok())
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| wt.base_commit.clone())
+}
+
 /// What a task's branch leaves as the base commit has it: its submodules (paths from the top)
 /// and `.gitmodules`, which must go on naming them; none without one. Only a path the base's
 /// tree really links counts: a stale `.gitmodules` entry can name an ordinary folder, whose
 /// changes are the task's to land.
 pub(crate) fn base_paths(wt: &TaskWorktree) -> Vec<String> {
+    paths_at(wt, &base_of(wt))
+}
+
+fn paths_at(wt: &TaskWorktree, base: &str) -> Vec<String> {
     let folder = Path::new(&wt.folder);
-    let blob = format!("{}:.gitmodules", wt.base_commit);
+    let blob = format!("{base}:.gitmodules");
     let listed = git(folder, &["config", "--blob", &blob, "--get-regexp", r"^submodule\..*\.path$"]).unwrap_or_default();
     let named: Vec<&str> = listed.lines().filter_map(|l| l.split_once(' ').map(|(_, p)| p.trim())).filter(|p| !p.is_empty()).collect();
     if named.is_empty() {
         return vec![];
     }
-    let mut args = vec!["-c", "core.quotePath=false", "ls-tree", "-z", &wt.base_commit, "--"];
+    let mut args = vec!["-c", "core.quotePath=false", "ls-tree", "-z", base, "--"];
     args.extend(named.iter().copied());
     let tree = git(folder, &args).unwrap_or_default();
     let mut paths: Vec<String> =
@@ -120,32 +137,43 @@ pub(crate) fn keep_links(wt: &TaskWorktree, base: &[String]) -> crate::error::Re
         return Ok(false);
     }
     let folder = Path::new(&wt.folder);
-    let raw = git(folder, &["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", &wt.base_commit])?;
+    // Every link, whatever `submodule.*.ignore` or `diff.ignoreSubmodules` says.
+    let raw = git(folder, &["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", "--ignore-submodules=none", &base_of(wt)])?;
     let mut fields = raw.split('\0');
     let mut info = String::new();
     let mut remove: Vec<String> = Vec::new();
     while let (Some(head), Some(path)) = (fields.next(), fields.next()) {
         let parts: Vec<&str> = head.trim_start_matches(':').split(' ').collect();
-        let [old_mode, _, old_sha, ..] = parts[..] else { continue };
-        if old_mode != "160000" && path != MODULES {
+        let [old_mode, new_mode, old_sha, ..] = parts[..] else { continue };
+        // A link the task added goes too: `.gitmodules` is put back, so it would name nothing.
+        if old_mode != "160000" && new_mode != "160000" && path != MODULES {
             continue;
         }
         // The path and anything the task put under it go; then it is as the base had it.
         remove.push(path.to_string());
         if old_mode != "000000" {
-            info.push_str(&format!("{old_mode} {old_sha} 0\t{path}\n"));
+            info.push_str(&format!("{old_mode} {old_sha} 0\t{path}\0"));
         }
     }
     if remove.is_empty() {
         return Ok(false);
     }
-    let mut args = vec!["rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--"];
-    args.extend(remove.iter().map(String::as_str));
-    git(folder, &args)?;
+    // Paths as they are: a submodule at `v[12]` must not take the files `v1` and `v2` with it.
+    let mut rm = git_in(folder);
+    rm.env("GIT_LITERAL_PATHSPECS", "1").args(["rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--"]).args(&remove);
+    let put_back = |cmd: Command, input: &[u8]| -> crate::error::Result<()> {
+        let out = super::worktree::git_with_input(cmd, input).map_err(|e| crate::Error::Worktree(format!("git could not run: {e}")))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(crate::Error::Worktree(format!("the task's submodules could not be kept as they were: {}", String::from_utf8_lossy(&out.stderr).trim())))
+        }
+    };
+    put_back(rm, b"")?;
     if !info.is_empty() {
         let mut cmd = git_in(folder);
-        cmd.args(["update-index", "--index-info"]);
-        super::worktree::git_with_input(cmd, info.as_bytes())?;
+        cmd.args(["update-index", "-z", "--index-info"]);
+        put_back(cmd, info.as_bytes())?;
     }
     Ok(true)
 }
@@ -161,7 +189,8 @@ fn head(dir: &Path) -> Option<String> {
 pub fn changed(wt: &TaskWorktree) -> Vec<String> {
     let mut out = Vec::new();
     let folder = Path::new(&wt.folder);
-    if base_paths(wt).iter().any(|p| p == MODULES) && !super::worktree::git_ok(folder, &["diff", "--quiet", &wt.base_commit, "--", MODULES]) {
+    let base = base_of(wt);
+    if paths_at(wt, &base).iter().any(|p| p == MODULES) && !super::worktree::git_ok(folder, &["diff", "--quiet", &base, "--", MODULES]) {
         out.push(format!("{MODULES} (changed by the task: a task's branch leaves submodules as they are)"));
     }
     changed_in(folder, "", &mut out);
