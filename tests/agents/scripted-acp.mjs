@@ -15,7 +15,9 @@
 // ends the turn until cancelled; "deaf" ignores the cancel too and goes on editing (a line in
 // edits.log every 100 ms). A permission may list its own "options" ([{optionId, name, kind}]).
 // With "children": true the agent starts a child of its own (`sleep`) at once, as real agents
-// start the CLI they drive; both pids go to pids.log ({agent, child}). Turns are used in
+// start the CLI they drive; both pids go to pids.log ({agent, child}). With "escaped_child":
+// true it also starts one in a session of its own (as `setsid` or a daemon's double fork does),
+// outside its process group, whose pid goes to pids.log as "escaped". Turns are used in
 // order; the last one repeats. Every prompt's text is appended to prompts.log, each permission
 // answer to permissions.log and each cancel to cancel.log, in $SCRIPTED_ACP_LOGS (else the cwd).
 // Logging in: with "auth": true every session/new asks for a login (a method without a type);
@@ -43,7 +45,10 @@ if (process.argv[3] === "--login") {
 if (script.startup_write) writeFileSync(join(process.cwd(), script.startup_write.path), script.startup_write.content);
 if (script.children) {
   const child = spawn("sleep", ["300"], { stdio: "ignore" });
-  log("pids.log", JSON.stringify({ agent: process.pid, child: child.pid }) + "\n");
+  // `detached` makes the child call setsid(): it leads a session and a group of its own.
+  const escaped = script.escaped_child ? spawn("sleep", ["301"], { stdio: "ignore", detached: true }) : null;
+  escaped?.unref();
+  log("pids.log", JSON.stringify({ agent: process.pid, child: child.pid, escaped: escaped?.pid ?? null }) + "\n");
 }
 const send = (msg) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n");
 let turn = 0;

@@ -34,13 +34,14 @@ impl Agent {
     fn log(&self, name: &str) -> String {
         std::fs::read_to_string(self.logs.path().join(name)).unwrap_or_default()
     }
-    /// The agent's and its child's pids once its turn has begun.
-    fn started(&self) -> (u32, u32) {
+    /// The agent's, its child's and its escaped child's pids (see [`deaf`]) once its turn has
+    /// begun.
+    fn started(&self) -> (u32, u32, u32) {
         let until = Instant::now() + Duration::from_secs(30);
         while Instant::now() < until {
             if let (Some(line), true) = (self.log("pids.log").lines().next().map(String::from), !self.log("prompts.log").is_empty()) {
                 let v: Value = serde_json::from_str(&line).unwrap();
-                return (v["agent"].as_u64().unwrap() as u32, v["child"].as_u64().unwrap() as u32);
+                return (v["agent"].as_u64().unwrap() as u32, v["child"].as_u64().unwrap() as u32, v["escaped"].as_u64().unwrap_or(0) as u32);
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -48,10 +49,11 @@ impl Agent {
     }
 }
 
-/// A deaf agent: it starts a child, begins its turn, and ignores `session/cancel`.
+/// A deaf agent: it starts a child, and another in a session of its own (outside its process
+/// group, as `setsid` and daemons do), begins its turn, and ignores `session/cancel`.
 fn deaf() -> Agent {
     scripted(
-        json!({"children": true, "turns": [{"updates": [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Editing"}}], "end": "deaf"}]}),
+        json!({"children": true, "escaped_child": true, "turns": [{"updates": [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Editing"}}], "end": "deaf"}]}),
     )
 }
 
@@ -111,26 +113,29 @@ async fn a_stop_signal_cancels_and_leaves_nothing_running(sig: &'static str) {
     let e = env();
     let out = tokio::task::spawn_blocking(move || {
         let mut cli = start(&agent, &url, &e);
-        let (pgid, child) = agent.started();
+        let (pgid, child, escaped) = agent.started();
+        assert!(escaped > 0 && proc_stat(escaped).is_some_and(|s| s.pgrp == escaped), "the escaped child leads a group of its own");
         let sent = Instant::now();
         signal(cli.id(), sig);
         let code = wait_exit(&mut cli, Duration::from_secs(10));
         let gone = gone_within(pgid, sent + Duration::from_secs(5));
         let child_alive = proc_stat(child).is_some();
+        let escaped_alive = !gone_within(escaped, sent + Duration::from_secs(5));
         let status = last_status(&e.data);
         let stderr = cli.stderr.take().map(|mut s| {
             let mut t = String::new();
             std::io::Read::read_to_string(&mut s, &mut t).unwrap();
             t
         });
-        (code, gone, child_alive, status, stderr, sent.elapsed())
+        (code, gone, child_alive, escaped_alive, status, stderr, sent.elapsed())
     })
     .await
     .unwrap();
-    let (code, gone, child_alive, status, stderr, _) = out;
+    let (code, gone, child_alive, escaped_alive, status, stderr, _) = out;
     assert_eq!(code, Some(5), "SIG{sig} ends `finishline run` as cancelled (exit 5): {stderr:?}");
     assert!(gone, "the agent's whole process group is gone within 5 s of SIG{sig}, though it ignored session/cancel");
     assert!(!child_alive, "the child the agent started went with it");
+    assert!(!escaped_alive, "the child that left the agent's process group (setsid) went with it too");
     assert_eq!(status, "cancelled", "the session is recorded as cancelled, not left running");
 }
 
@@ -160,18 +165,19 @@ async fn the_next_start_after_a_crash_ends_the_agent_the_crashed_run_left_runnin
     let e = env();
     let (left_running, ended) = tokio::task::spawn_blocking(move || {
         let mut cli = start(&agent, &url, &e);
-        let (pgid, _) = agent.started();
+        let (pgid, _, escaped) = agent.started();
         signal(cli.id(), "KILL");
         let _ = wait_exit(&mut cli, Duration::from_secs(5));
         std::thread::sleep(Duration::from_millis(300));
-        let left_running = group_alive(pgid);
+        let left_running = group_alive(pgid) && group_alive(escaped);
         let mut next = start(&quick, &url, &e);
-        let ended = gone_within(pgid, Instant::now() + Duration::from_secs(10));
+        let until = Instant::now() + Duration::from_secs(10);
+        let ended = gone_within(pgid, until) && gone_within(escaped, until);
         let _ = wait_exit(&mut next, Duration::from_secs(30));
         (left_running, ended)
     })
     .await
     .unwrap();
-    assert!(left_running, "a crash (SIGKILL) cannot end anything itself: the agent was still running");
-    assert!(ended, "the next `finishline run` found the crashed run's record and ended the agent's group");
+    assert!(left_running, "a crash (SIGKILL) cannot end anything itself: the agent and its escaped child were still running");
+    assert!(ended, "the next `finishline run` found the crashed run's record and ended the agent's group and the child that had left it");
 }

@@ -3,6 +3,10 @@
 //! group: it is ended on cancel, on a step timeout, when the CLI gets SIGTERM or SIGHUP, when the
 //! app quits, and, after a crash, at the next start.
 //!
+//! A process can leave its group (`setsid`, a daemon's double fork), so every process Finishline
+//! starts also carries a mark in its environment, which everything it starts inherits: ending a
+//! group also ends every process that carries the group's mark, wherever it went.
+//!
 //! The next start finds what a crashed Finishline left running through a record kept in the data
 //! folder: one small file per group, naming the group and when its leader started (and which
 //! Finishline process owned it). A group is ended only when its owner is gone and its leader is
@@ -27,6 +31,9 @@ struct Record {
     boot_id: String,
     /// What it is, for the person reading the log ("Claude Code", "MCP server fs").
     what: String,
+    /// The mark its processes carry (see [`mark`]); empty in a record from before marks.
+    #[serde(default)]
+    mark: String,
 }
 
 /// The groups this Finishline process owns, and where their records are kept.
@@ -40,6 +47,7 @@ pub struct ProcessGroups {
 #[derive(Debug)]
 struct Live {
     leader_start: Option<u64>,
+    mark: String,
 }
 
 /// A group Finishline started: ended (SIGKILL to the whole group) when this is dropped or
@@ -95,12 +103,21 @@ impl ProcessGroups {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Takes ownership of the group led by `pid` (started with `process_group(0)`), recording it.
-    pub fn own(self: &Arc<Self>, pid: u32, what: &str) -> OwnedGroup {
+    /// Takes ownership of the group led by `pid` (started with `process_group(0)` and given `mark`
+    /// by [`mark`]), recording it.
+    pub fn own(self: &Arc<Self>, pid: u32, what: &str, mark: &str) -> OwnedGroup {
         let leader_start = proc_stat(pid).map(|s| s.start);
-        self.live().insert(pid, Live { leader_start });
+        self.live().insert(pid, Live { leader_start, mark: mark.to_string() });
         if let (Some(dir), Some(leader_start), Some(owner_start)) = (&self.dir, leader_start, proc_stat(std::process::id()).map(|s| s.start)) {
-            let record = Record { pgid: pid, leader_start, owner_pid: std::process::id(), owner_start, boot_id: boot_id(), what: what.to_string() };
+            let record = Record {
+                pgid: pid,
+                leader_start,
+                owner_pid: std::process::id(),
+                owner_start,
+                boot_id: boot_id(),
+                what: what.to_string(),
+                mark: mark.to_string(),
+            };
             // Without the record the group is still ended with this process; only a crash would
             // leave it behind, so a folder that cannot be written does not stop the work.
             let _ = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(dir.join(record_name(pid)), serde_json::to_vec(&record).unwrap_or_default()));
@@ -131,6 +148,7 @@ impl ProcessGroups {
         if !reused {
             kill_group(pgid);
         }
+        end_marked(&live.mark);
         if let Some(dir) = &self.dir {
             let _ = std::fs::remove_file(dir.join(record_name(pgid)));
         }
@@ -153,7 +171,10 @@ impl ProcessGroups {
             if record.boot_id == boot && proc_stat(record.owner_pid).is_some_and(|s| s.start == record.owner_start) {
                 continue; // its owner is alive and ends it itself
             }
-            let ended = record.boot_id == boot && left_running(&record) && kill_group(record.pgid);
+            let same_boot = record.boot_id == boot;
+            let ended_group = same_boot && left_running(&record) && kill_group(record.pgid);
+            // What left the group is found by its mark, which no other program's process carries.
+            let ended = (same_boot && end_marked(&record.mark) > 0) || ended_group;
             let _ = std::fs::remove_file(&path);
             found.push(LeftBehind { pgid: record.pgid, what: record.what, ended });
         }
@@ -172,9 +193,58 @@ fn left_running(record: &Record) -> bool {
     }
 }
 
+/// The environment variable that carries a group's mark.
+pub const MARK_VAR: &str = "FINISHLINE_PROCESS_MARK";
+
+/// Gives `cmd` a mark of its own, and returns it: everything the process starts inherits it (a
+/// process that empties its environment on purpose is the one way out).
+pub fn mark(cmd: &mut tokio::process::Command) -> String {
+    let mark = uuid::Uuid::new_v4().simple().to_string();
+    cmd.env(MARK_VAR, &mark);
+    mark
+}
+
+/// Ends (SIGKILL) every process that carries `mark`, however it left its group; returns how
+/// many. Each is held by a pidfd from before its environment is read, so a pid the system gives
+/// to another program meanwhile is never signalled.
+pub fn end_marked(mark: &str) -> usize {
+    if mark.is_empty() {
+        return 0;
+    }
+    let wanted = format!("{MARK_VAR}={mark}");
+    let mut ended = std::collections::HashSet::new();
+    // A marked process may start another while it is being looked for: look again until a pass
+    // finds nobody new.
+    for _ in 0..5 {
+        let before = ended.len();
+        let fresh: Vec<u32> = pids().filter(|p| *p != std::process::id() && !ended.contains(p)).collect();
+        ended.extend(fresh.into_iter().filter(|pid| signal_if_marked(*pid, &wanted)));
+        if ended.len() == before {
+            break;
+        }
+    }
+    ended.len()
+}
+
+fn pids() -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc").into_iter().flatten().flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+}
+
+#[cfg(target_os = "linux")]
+fn signal_if_marked(pid: u32, wanted: &str) -> bool {
+    use rustix::process::{pidfd_open, pidfd_send_signal, Pid, PidfdFlags, Signal};
+    let Some(fd) = Pid::from_raw(pid as i32).and_then(|p| pidfd_open(p, PidfdFlags::empty()).ok()) else { return false };
+    let marked = std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == wanted.as_bytes()));
+    marked && pidfd_send_signal(&fd, Signal::KILL).is_ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn signal_if_marked(_pid: u32, _wanted: &str) -> bool {
+    false
+}
+
 fn members(pgid: u32) -> Vec<ProcStat> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return vec![] };
-    entries.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok())).filter_map(proc_stat).filter(|s| s.pgrp == pgid).collect()
+    pids().filter_map(proc_stat).filter(|s| s.pgrp == pgid).collect()
 }
 
 fn record_name(pgid: u32) -> String {

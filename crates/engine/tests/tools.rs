@@ -114,6 +114,21 @@ async fn a_command_that_leaves_a_background_child_returns_when_the_shell_exits_w
 }
 
 #[tokio::test]
+async fn a_process_a_command_starts_in_a_session_of_its_own_does_not_outlive_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let shell = Toolbox::standard();
+    // `setsid` leaves the command's process group, which is what ends the rest of a command.
+    let command = "setsid sh -c 'sleep 2; echo late > late.txt' > /dev/null 2>&1 < /dev/null & echo started";
+    let out = shell.get("run_command").unwrap().call(&ctx(dir.path()), json!({"command": command, "timeout_secs": 20})).await;
+    assert!(!out.is_error && out.content.contains("started"), "{}", out.content);
+    tokio::time::sleep(std::time::Duration::from_millis(3500)).await;
+    assert!(
+        !dir.path().join("late.txt").exists(),
+        "nothing the command started writes into the workspace after it returned, where the review would not see it"
+    );
+}
+
+#[tokio::test]
 async fn a_command_that_times_out_keeps_the_output_it_printed() {
     let dir = tempfile::tempdir().unwrap();
     let shell = Toolbox::standard();

@@ -665,9 +665,10 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
     let agent = launch.agent;
     let program = agent.installed().map_err(AgentFault::new)?;
     let mut cmd = command(&launch, &program);
+    let mark = crate::process_groups::mark(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| AgentFault::new(format!("{} could not be started ({}): {e}", agent.label(), program.display())))?;
     // Owned from its first moment: a connection that fails below still ends the group.
-    let group = child.id().map(|pid| launch.processes.own(pid, &agent.label()));
+    let group = child.id().map(|pid| launch.processes.own(pid, &agent.label(), &mark));
     let stdin = child.stdin.take().ok_or_else(|| AgentFault::new("the agent's stdin could not be opened"))?;
     let stdout = child.stdout.take().ok_or_else(|| AgentFault::new("the agent's stdout could not be opened"))?;
     let tail = keep_tail(child.stderr.take());

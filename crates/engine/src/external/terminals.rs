@@ -98,13 +98,14 @@ impl Terminals {
         }
         #[cfg(unix)]
         cmd.process_group(0);
+        let mark = crate::process_groups::mark(&mut cmd);
         let mut child = cmd.spawn().map_err(|e| format!("{command} could not be started: {e}"))?;
         let (tx, rx) = watch::channel(None);
         let term = Arc::new(Term {
             output: Mutex::new((String::new(), false)),
             limit: limit.map(|l| l as usize).unwrap_or(DEFAULT_LIMIT),
             exit: rx,
-            group: child.id().map(|pid| self.processes.own(pid, &format!("terminal command {command}"))),
+            group: child.id().map(|pid| self.processes.own(pid, &format!("terminal command {command}"), &mark)),
         });
         let id = format!("term-{}", uuid::Uuid::new_v4().simple());
         let readers: Vec<_> = [

@@ -55,13 +55,14 @@ impl StdioConnection {
         for (k, v) in &config.env {
             cmd.env(k, expand(config, k, v, env)?);
         }
+        let mark = crate::process_groups::mark(&mut cmd);
         let (transport, stderr) = TokioChildProcess::builder(cmd)
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("could not run `{}` ({e}); check the command and that it is installed", config.command))?;
         let pid = transport.id();
         let processes = env.processes.clone().unwrap_or_else(crate::process_groups::ProcessGroups::unrecorded);
-        let group = pid.map(|p| processes.own(p, &format!("MCP server {}", config.name)));
+        let group = pid.map(|p| processes.own(p, &format!("MCP server {}", config.name), &mark));
         let tail = Arc::new(StdMutex::new(Vec::new()));
         if let Some(mut err) = stderr {
             let tail = tail.clone();

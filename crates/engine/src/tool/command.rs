@@ -53,7 +53,8 @@ pub struct CommandResult {
 
 /// Runs `command` with `sh -c` in `dir`. Extra secret names (a custom key variable) are removed
 /// too. Returns when the shell exits, even if it left something running in the background (that
-/// is killed with the rest of its process group); on a timeout or cancel the output so far is kept.
+/// is killed with the rest of its process group, and so is what left the group with `setsid`,
+/// found by its mark); on a timeout or cancel the output so far is kept.
 pub async fn run_shell(
     command: &str,
     dir: &std::path::Path,
@@ -64,6 +65,7 @@ pub async fn run_shell(
     let mut cmd = tokio::process::Command::new("sh");
     cmd.arg("-c").arg(command).current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
     remove_secrets(&mut cmd, extra_secrets);
+    let mark = crate::process_groups::mark(&mut cmd);
     let mut child = cmd.spawn()?;
     let pgid = child.id().map(|p| p as i32);
     let (out, err) = (Arc::new(Mutex::new(Vec::new())), Arc::new(Mutex::new(Vec::new())));
@@ -87,8 +89,11 @@ pub async fn run_shell(
         // What the shell wrote just before it exited may still be in the pipes.
         settle(&readers).await;
     }
-    // Anything left running (a backgrounded child still holding the pipes) ends here.
+    // Anything left running (a backgrounded child still holding the pipes) ends here, and
+    // anything that left the group: nothing the command started may write into the workspace
+    // after the tool has returned, unseen by the agent and, at the end, by the review.
     kill_group();
+    let _ = tokio::task::spawn_blocking(move || crate::process_groups::end_marked(&mark)).await;
     if status.is_none() {
         let _ = child.wait().await;
     }
