@@ -143,6 +143,27 @@ async fn two_tasks_at_once_in_a_repository_one_rejected_one_approved_leave_one_c
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asking_for_a_worktree_where_there_can_be_none_is_refused_before_the_agent_touches_the_folder() {
+    let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0)]).await;
+    let plain = dir.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let fresh = dir.path().join("fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    git(&fresh, &["init", "-q", "-b", "main"]);
+    std::fs::write(fresh.join("mine.txt"), "mine\n").unwrap();
+    for (ws, why) in [(&plain, "not a git repository"), (&fresh, "no commit yet")] {
+        let out = cli.run("write a.txt", ws, &["--isolation", "worktree"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--isolation worktree in a folder with {why} is refused as bad input: {err}");
+        assert!(err.contains("worktree") && err.contains("--isolation in-place") && err.contains("commit"), "the error says why and both ways forward: {err}");
+        assert!(!ws.join("a.txt").exists(), "the agent never wrote into the person's folder ({why})");
+    }
+    assert_eq!(std::fs::read_to_string(fresh.join("mine.txt")).unwrap(), "mine\n");
+    let list = cli.cmd(&["sessions", "list", "--json"]).output().unwrap();
+    assert!(lines(&list).is_empty(), "a refused task leaves no session behind");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follow_up_in_a_plain_folder_reviews_and_reverts_only_its_own_changes() {
     let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0), writes("c.txt", "c\n", 0)]).await;
     let ws = dir.path().join("plain");

@@ -300,6 +300,13 @@ impl Engine {
             Isolation::InPlace => None,
         };
         if repo.is_none() {
+            if opts.isolation == Some(Isolation::Worktree) {
+                // Asked for by name: working in the folder itself instead would do what the
+                // person ruled out.
+                return Err(Error::InvalidInput(format!(
+                    "a task's own worktree needs a git repository with a commit: {ws} is not one. Make a first commit there (git init; git add -A; git commit), or let the task work in the folder itself (--isolation in-place)"
+                )));
+            }
             if let Some(base) = &opts.base {
                 return Err(Error::InvalidInput(format!(
                     "--base {base}: {ws} is not worked on in a worktree of a git repository with a commit, so there is no branch to start from"
