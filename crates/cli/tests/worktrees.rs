@@ -620,6 +620,29 @@ async fn a_task_waiting_for_review_keeps_no_second_index_and_its_next_round_sees
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_only_talks_back_to_requested_changes_leaves_the_work_waiting_for_a_decision_not_idle() {
+    let talks = vec![json!({"when": {"kind": "agent", "last_message_contains": "make it louder"}, "reply": {"text": "I think it is fine as it is."}})];
+    let (_s, dir, cli) = server(vec![talks, writes("app.txt", "app\n", 0)]).await;
+    let r = repo(dir.path());
+    let first = cli.run("write app.txt", &r, &[]);
+    assert_eq!(first.status.code(), Some(6), "waits for review: {}", String::from_utf8_lossy(&first.stderr));
+    let id = session_of(&first);
+    let second = cli.review(&id, &["--request-changes", "make it louder", "--json"]);
+    let end = summary(&second);
+    assert_eq!(
+        second.status.code(),
+        Some(6),
+        "the round that changed nothing still ends at a review of the undecided work, not idle with nothing to approve or reject: {end}"
+    );
+    assert_eq!(end["status"], "awaiting_review", "{end}");
+    assert_ne!(end["end_reason"], "conversation", "{end}");
+    assert!(reviewed(&second).is_empty(), "the round's review shows what the round changed: nothing");
+    let approved = cli.review(&id, &["--approve"]);
+    assert_eq!(approved.status.code(), Some(0), "and the work can be approved: {}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(std::fs::read_to_string(r.join("app.txt")).unwrap(), "app\n", "the first round's work landed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approving_and_rejecting_need_no_model_and_each_says_what_it_did() {
     let (_s, dir, cli) = server(vec![writes("kept.txt", "kept\n", 0), writes("dropped.txt", "dropped\n", 0)]).await;
     let r = repo(dir.path());

@@ -202,6 +202,21 @@ fn row_9_an_announced_action_not_taken_gets_missing_action() {
 }
 
 #[test]
+fn row_8_a_run_answering_requested_changes_that_only_talks_is_judged_as_work_not_a_conversation() {
+    let mut e = Evidence::new(StepEnd::Stopped(StopReason::EndTurn));
+    e.answers_review = true;
+    assert_eq!(decide(&e, &cfg()), Action::Evaluate { question: EvaluationQuestion::Done }, "asked whether the work is done, not about an announced action");
+    e.evaluation = Some(verdict(Verdict::Unavailable, &[], ""));
+    assert!(
+        matches!(decide(&e, &cfg()), Action::Review { end_reason: EndReason::Unverified, .. }),
+        "the work the person asked to change goes back to them for a decision; it never goes idle with nothing to approve or reject"
+    );
+    e.evaluation = None;
+    e.open_criteria = vec!["app.txt:1: make it louder".into()];
+    assert_eq!(source(&decide(&e, &cfg())), Some(ContinuationSource::ReviewComments), "a comment it did not address sends it back to work");
+}
+
+#[test]
 fn row_10_a_greeting_goes_idle_and_never_loops() {
     let mut e = Evidence::new(StepEnd::Stopped(StopReason::EndTurn));
     e.evaluation = Some(verdict(Verdict::Done, &[], ""));

@@ -51,6 +51,8 @@ pub struct RunEvidence {
     pub decided_by: Option<String>,
     /// The last step's evaluation found the whole request done: the final check needs no call.
     pub whole_judged: bool,
+    /// The run answers Request changes or a landing conflict (kept when it resumes).
+    pub answers_review: bool,
 }
 
 impl RunEvidence {

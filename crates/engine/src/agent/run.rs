@@ -186,6 +186,7 @@ impl Run {
                     ..Default::default()
                 },
             },
+            RunTrigger::Feedback => RunEvidence { answers_review: true, ..Default::default() },
             _ => RunEvidence::default(),
         };
         let worker = super::worker::for_session(&engine, &summary, &events).await?;
@@ -629,6 +630,7 @@ impl Run {
             evaluation: None,
             previous_remaining: self.evidence.previous_remaining.clone(),
             open_criteria: self.open_criteria(),
+            answers_review: self.evidence.answers_review,
         };
         // A cut-off step continues the one before it, so it leaves "work open" as it was.
         let cut = matches!(out.end, StepEnd::Cut | StepEnd::Stopped(StopReason::Length))

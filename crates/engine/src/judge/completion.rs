@@ -19,7 +19,7 @@
 //! | 5  | cut off, the truncation cap is reached                                | review, `truncation_exhausted` |
 //! | 6  | the step called tools (other than `complete_task`) or paused, under the step limit | next step |
 //! | 7  | the step limit is reached                                             | review, `step_limit` |
-//! | 8  | conversation turn (no tools, todos, file changes or claim in the run), not yet asked | evaluate: announced action? |
+//! | 8  | conversation turn (no tools, todos, file changes or claim in the run, and not a run answering Request changes: that work still awaits a decision), not yet asked | evaluate: announced action? |
 //! | 9  | conversation turn, the evaluator says an announced action was not taken, budget left | continue, `missing_action` |
 //! | 10 | conversation turn, otherwise (including no usable verdict)            | idle, `conversation` |
 //! | 11 | claim `blocked`                                                       | review, `claimed_blocked` |
@@ -161,6 +161,10 @@ pub struct Evidence {
     pub previous_remaining: Option<Vec<String>>,
     /// The person's review comments this run plainly has not addressed (found without a model).
     pub open_criteria: Vec<String>,
+    /// This run answers the person's Request changes (or a landing conflict): the work they
+    /// asked to change still awaits their decision, so a run that only talks is not a
+    /// conversation turn (idle, with nothing left to approve or reject) but judged as work.
+    pub answers_review: bool,
 }
 
 impl Evidence {
@@ -186,6 +190,7 @@ impl Evidence {
             evaluation: None,
             previous_remaining: None,
             open_criteria: vec![],
+            answers_review: false,
         }
     }
 }
@@ -345,7 +350,7 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
         return Action::NextStep;
     }
     // Rows 8-10: conversation turns.
-    let conversation = !e.run_used_tools && !e.run_wrote_todos && !e.files_changed && claim == Claim::None;
+    let conversation = !e.run_used_tools && !e.run_wrote_todos && !e.files_changed && claim == Claim::None && !e.answers_review;
     if conversation {
         return match &e.evaluation {
             None => Action::Evaluate { question: EvaluationQuestion::AnnouncedAction },
