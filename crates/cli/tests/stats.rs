@@ -91,7 +91,7 @@ fn stats_evaluator_prints_each_judges_false_done_rate_and_the_sessions_behind_it
 
     let text = finishline(&["stats", "evaluator"], &e.data);
     let out = String::from_utf8_lossy(&text.stdout);
-    assert!(out.contains("judge") && out.contains("false done 1 (50%)") && out.contains(rejected.as_str()), "a person reads the same figures: {out}");
+    assert!(out.contains("judge") && out.contains("false done 1 review(s) (50%)") && out.contains(rejected.as_str()), "a person reads the same figures: {out}");
 }
 
 #[test]

@@ -112,3 +112,33 @@ fn no_reviews_means_no_figures_rather_than_a_zero_rate() {
     store.append(&s, Some(&RunId::new()), EngineEvent::RunStarted { trigger: RunTrigger::Task }).unwrap();
     assert!(store.evaluator_trust().unwrap().is_empty(), "a rate from nothing would read as a perfect judge");
 }
+
+fn attempt(store: &Store, group: &GroupId, number: u32) -> SessionId {
+    let sid = session(store, "one task, two attempts");
+    store.append(&sid, None, EngineEvent::AttemptStarted { group: group.clone(), number, of: 2, label: format!("#{number}") }).unwrap();
+    sid
+}
+
+#[test]
+fn an_attempt_rejected_because_another_was_chosen_is_no_false_done() {
+    let store = Store::open_in_memory().unwrap();
+    let group = GroupId::new();
+    let (chosen, other) = (attempt(&store, &group, 1), attempt(&store, &group, 2));
+    reviewed(&store, &other, &[Verdict::Done], "judge", Decision::RequestChanges, DecidedBy::Person);
+    reviewed(&store, &chosen, &[Verdict::Done], "judge", Decision::Approve, DecidedBy::Person);
+    store.append(&chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason: None }).unwrap();
+    reviewed(&store, &other, &[Verdict::Done], "judge", Decision::Reject, DecidedBy::Person);
+    let all_rejected = GroupId::new();
+    let (first, second) = (attempt(&store, &all_rejected, 1), attempt(&store, &all_rejected, 2));
+    reviewed(&store, &first, &[Verdict::Done], "judge", Decision::Reject, DecidedBy::Person);
+    reviewed(&store, &second, &[Verdict::NotDone], "judge", Decision::Reject, DecidedBy::Person);
+
+    let t = &store.evaluator_trust().unwrap()[0];
+    assert_eq!(
+        t.reviews, 4,
+        "the attempt set aside when its sibling was chosen was not judged on its own: its rejection is left out; its earlier Request changes and a group rejected whole count"
+    );
+    assert_eq!(t.false_done_reviews, 2, "the person's Request changes on a done attempt, and a done attempt of a group they rejected whole");
+    assert_eq!(t.false_done, vec![other.clone(), first.clone()]);
+    assert_eq!(t.false_done_rate, Some(2.0 / 3.0));
+}

@@ -79,13 +79,18 @@ pub fn summarize(runs: &[ReviewedRun]) -> Vec<EvaluatorTrust> {
     out
 }
 
-/// Every decided review with the evaluator's verdicts of its run, oldest first.
+/// Every decided review with the evaluator's verdicts of its run, oldest first. An attempt's
+/// rejection because the person chose another of its group is left out: it says which attempt
+/// was better, not that this one's `done` was wrong.
 pub fn reviewed_runs(conn: &Connection) -> Result<Vec<ReviewedRun>> {
     let mut reviews = conn.prepare_cached(
         "SELECT r.session_id, r.run_id, r.decision, json_extract(e.body, '$.by')
          FROM requests r
          JOIN events e ON e.session_id = r.session_id AND e.type = 'review_resolved' AND json_extract(e.body, '$.review_id') = r.id
+         JOIN sessions s ON s.id = r.session_id
          WHERE r.kind = 'review' AND r.decided_ms IS NOT NULL AND r.run_id IS NOT NULL
+           AND NOT (r.decision = 'reject' AND s.group_id IS NOT NULL AND COALESCE(s.chosen, 0) = 0
+                    AND EXISTS (SELECT 1 FROM sessions g WHERE g.group_id = s.group_id AND g.chosen = 1))
          ORDER BY r.decided_ms",
     )?;
     let rows: Vec<(String, String, Option<String>, Option<String>)> =
