@@ -90,6 +90,20 @@ test("three tasks side by side: one approved lands one commit, one rejected leav
   await open(rejected);
   await waitStatus("awaiting_review");
   await clickAway(await testid("reject"));
+  await testid("confirm-reject");
+  // The question dims and covers the whole window, as every other one does. Drawn inside the
+  // review's dock, a box that scrolls, WebKit painted it clipped to the dock (its title cut off
+  // under the timeline) though its geometry and hit-testing said the whole window: so what is
+  // checked is that no box that scrolls or clips holds it.
+  const clippedBy = await win.app.execute(() => {
+    const out = [];
+    for (let el = document.querySelector('[data-testid="confirm-reject"]').parentElement; el && el !== document.body; el = el.parentElement) {
+      if (getComputedStyle(el).overflowY !== "visible") out.push(el.className);
+    }
+    return out;
+  });
+  assert.deepEqual(clippedBy, [], "nothing that scrolls or clips holds the Reject question");
+  await shot(win.app, "worktrees-reject-question");
   await clickAway(await testid("confirm-reject-go")); // the worktree goes: asked first
   await waitStatus("rejected");
 

@@ -1,8 +1,10 @@
 import { useEffect, type ReactNode } from "react";
+import { createPortal } from "react-dom";
 
 /** A question the person must answer before going on, over everything: Esc takes `onEscape`
  * (always the safe choice). The quit and leave-Settings questions share it; closed, it gives the
- * focus back to what had it. */
+ * focus back to what had it. It is drawn at the top of the page, wherever it is asked from: inside
+ * the review's sticky dock the timeline painted over half of it. */
 export function AlertDialog({ title, testid, onEscape, describedBy, children }: { title: string; testid: string; onEscape: () => void; describedBy?: string; children: ReactNode }) {
   // Closed, the focus goes back where it was (the button that opened it), not to the page.
   useEffect(() => {
@@ -11,7 +13,7 @@ export function AlertDialog({ title, testid, onEscape, describedBy, children }: 
       if (before instanceof HTMLElement && before.isConnected) before.focus();
     };
   }, []);
-  return (
+  return createPortal(
     // A click beside the question leaves the focus in it: Esc and Tab still answer to it.
     <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && e.preventDefault()}>
       <div
@@ -42,6 +44,7 @@ export function AlertDialog({ title, testid, onEscape, describedBy, children }: 
         <h2 id={`${testid}-title`}>{title}</h2>
         {children}
       </div>
-    </div>
+    </div>,
+    document.body,
   );
 }

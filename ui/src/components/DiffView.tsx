@@ -376,6 +376,17 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
             return keys.includes(cursor?.head ?? "") ? "diff-line-current diff-line-head" : "diff-line-current";
           }}
           gutterEvents={{ onClick: ({ change }, e) => pick(change, (e as React.MouseEvent).shiftKey) }}
+          // A click on a line's code makes it the current line: Enter then comments on the line
+          // the person pointed at, not on the hunk's first (where focusing the lines starts).
+          codeEvents={
+            editable
+              ? {
+                  onClick: ({ change }) => {
+                    if (change) setCursor({ anchor: getChangeKey(change), head: getChangeKey(change) });
+                  },
+                }
+              : undefined
+          }
           codeClassName="diff-code"
         >
           {(hs) =>

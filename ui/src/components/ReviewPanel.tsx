@@ -3,6 +3,7 @@ import { AppError, ipc, TRUST_SHOWN_FROM, type AuditFinding, type EvaluatorTrust
 import { END_LABEL, landedText, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 import { useComparing } from "../comparing";
+import { AlertDialog } from "./AlertDialog";
 import { ConfirmDiscard } from "./ConfirmDiscard";
 import { Ticks } from "./Ticks";
 
@@ -162,6 +163,10 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   // In a worktree, Reject removes what the agent wrote: asked first, keeping it the default.
   const [confirmReject, setConfirmReject] = useState(false);
   const reject = () => (worktree ? setConfirmReject(true) : void decide("reject"));
+  // Comments on the diff go to the agent only with Request changes: approving would leave them
+  // unsent without a word, so it asks first.
+  const [confirmApprove, setConfirmApprove] = useState(false);
+  const approve = () => (review.comments.length > 0 ? setConfirmApprove(true) : void decide("approve"));
 
   useEffect(() => {
     if (!paletteAction || review.decided) return;
@@ -169,6 +174,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
     if (paletteAction === "request_changes" && !comparing) setAsking(true); // the feedback box opens, focused
     else if (comparing) setError(`${WHILE_COMPARING}, then decide.`);
     else if (paletteAction === "reject") reject();
+    else if (paletteAction === "approve") approve();
     else void decide(paletteAction);
     // decide reads the current revert choice; the action runs once per palette pick
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -489,7 +495,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         <button
           className="btn primary"
           disabled={busy || comparing}
-          onClick={() => decide("approve")}
+          onClick={approve}
           data-testid="approve"
           title={
             comparing
@@ -503,6 +509,29 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           {worktree && worktree.base_branch && landing !== "branch" ? ` and land on ${worktree.base_branch}` : ""}
         </button>
       </div>
+      {confirmApprove && (
+        <AlertDialog title="Approve without sending your comments?" testid="confirm-approve" onEscape={() => setConfirmApprove(false)} describedBy="confirm-approve-body">
+          <p id="confirm-approve-body">
+            You wrote {review.comments.length} comment{review.comments.length === 1 ? "" : "s"} on the diff. Only Request changes sends {review.comments.length === 1 ? "it" : "them"} to the
+            agent; approving leaves {review.comments.length === 1 ? "it" : "them"} unsent.
+          </p>
+          <div className="actions">
+            <button autoFocus className="btn primary" onClick={() => setConfirmApprove(false)} data-testid="confirm-approve-keep">
+              Keep reviewing
+            </button>
+            <button
+              className="btn"
+              onClick={() => {
+                setConfirmApprove(false);
+                void decide("approve");
+              }}
+              data-testid="confirm-approve-go"
+            >
+              {attempt ? "Choose it anyway" : "Approve anyway"}
+            </button>
+          </div>
+        </AlertDialog>
+      )}
       {confirmReject && worktree && (
         <ConfirmDiscard
           rejecting

@@ -124,6 +124,31 @@ describe("a task in its own worktree", () => {
     expect(sent[0].input.decision).toBe("reject");
   });
 
+  it("approving with comments on the diff asks first, since only Request changes sends them, and keeps reviewing by default", async () => {
+    const sent: { input: { decision: string } }[] = [];
+    const comment = { id: "c1", path: "parser.rs", start_line: 1, end_line: 1, side: "new", quote: "fixed", text: "name the constant" } as const;
+    script([...reviewWaiting(), ev({ type: "review_comment", review_id: "r1", comment })], (cmd, args, push) => {
+      if (cmd !== "submit_review") return undefined;
+      sent.push(args as { input: { decision: string } });
+      push({ type: "review_resolved", review_id: "r1", decision: "approve", by: "person", feedback: null, reverted: false });
+      push({ type: "status_changed", status: "completed" });
+      return { outcome: "decided", status: "completed", revert: null };
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("approve"));
+    const ask = await screen.findByTestId("confirm-approve");
+    expect(ask).toHaveTextContent("1 comment");
+    expect(screen.getByTestId("confirm-approve-keep"), "going back to the review is the default").toHaveFocus();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("confirm-approve")).toBeNull();
+    expect(sent, "nothing was decided, the comment is still there to send").toHaveLength(0);
+    await user.click(screen.getByTestId("approve"));
+    await user.click(await screen.findByTestId("confirm-approve-go"));
+    await vi.waitFor(() => expect(sent).toHaveLength(1));
+    expect(sent[0].input.decision).toBe("approve");
+  });
+
   it("the header names its branch, and approve lands it on the branch it started from as chosen", async () => {
     let sent: { input: { decision: string; landing?: string; revert?: boolean } } | null = null;
     script(reviewWaiting(), (cmd, args, push) => {
@@ -460,6 +485,18 @@ describe("review that talks back", () => {
     await user.keyboard("{Enter}");
     await vi.waitFor(() => expect(sent).toHaveLength(2));
     expect(sent[1]).toMatchObject({ review_id: "r1", decision: "request_changes" });
+  });
+
+  it("a click on a line's code makes it the current line, so Enter comments on the line clicked", async () => {
+    const sent: unknown[] = [];
+    commenting(sent);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
+    const code = [...document.querySelectorAll("td.diff-code")].find((td) => td.textContent === "}")!;
+    await user.click(code);
+    await user.keyboard("{Enter}");
+    expect(await screen.findByTestId("comment-box"), "the line clicked, not the hunk's first").toHaveTextContent("Comment on line 3");
   });
 
   it("a line range is commented from the keyboard alone: arrows choose it, Shift extends it, Enter opens the box, Esc closes it", async () => {
