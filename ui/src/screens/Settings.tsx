@@ -510,13 +510,16 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
         </label>
       </fieldset>
 
-      {error && (
-        <p className="field-error" role="alert" data-testid="settings-error">
-          {error.message}
-        </p>
-      )}
-      {/* Pinned to the bottom of the window, so Save is in view however long the page is. */}
+      <AboutPanel />
+      {/* Pinned to the bottom of the window, so Save is in view however long the page is, and
+          why it did not save with it: the page's end may be far below the field at fault. It
+          comes last, so it covers nothing when the page is scrolled to its end. */}
       <div className="actions settings-actions">
+        {error && (
+          <p className="field-error" role="alert" data-testid="settings-error">
+            {error.message}
+          </p>
+        )}
         <span className={dirty ? "hint warn-text" : "muted hint"} role="status" data-testid="settings-status">
           {dirty ? "Unsaved changes" : saved ? "Saved" : ""}
         </span>
@@ -524,7 +527,6 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
           {saving ? "Saving…" : "Save"}
         </button>
       </div>
-      <AboutPanel />
     </form>
   );
 }

@@ -223,6 +223,10 @@ describe("Settings, numbers out of range", () => {
     await user.type(retries, "-3");
     await user.click(screen.getByTestId("save-settings"));
     expect(await screen.findByTestId("settings-error")).toHaveTextContent("“Max retries” takes 1 or more (it is -3). Nothing was saved.");
+    expect(
+      screen.getByTestId("save-settings").closest(".settings-actions")?.contains(screen.getByTestId("settings-error")),
+      "why it did not save sits beside Save, in the bar pinned to the window, not at the page's far end",
+    ).toBe(true);
     expect(retries, "the focus goes to the field to fix").toHaveFocus();
     await user.click(screen.getByTestId("prices"));
     await user.keyboard("{Control>}s{/Control}");
