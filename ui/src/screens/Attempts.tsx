@@ -421,7 +421,8 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
                     <ExternalLink size={14} aria-hidden /> Open
                   </button>
                 </div>
-                {shown === e.session && <AttemptDiff session={e.session} review={e.review} />}
+                {/* Once decided there is no review to read files from: its session keeps the diff. */}
+                {shown === e.session && e.review && <AttemptDiff session={e.session} review={e.review} />}
               </li>
             );
           })}
@@ -479,7 +480,7 @@ function ConfirmLand({ attempt, others, running, onKeep, onLand }: { attempt: Ra
 }
 
 /** One attempt's diff, from its review as the session holds it. */
-function AttemptDiff({ session, review }: { session: string; review: string | null }) {
+function AttemptDiff({ session, review }: { session: string; review: string }) {
   const [files, setFiles] = useState<import("../ipc").FileChange[] | null>(null);
   useEffect(() => {
     ipc.getSession(session).then((t) => {
@@ -487,7 +488,7 @@ function AttemptDiff({ session, review }: { session: string; review: string | nu
       setFiles(last?.files_changed ?? []);
     }, () => setFiles([]));
   }, [session]);
-  if (!files || !review) return <p className="muted small">Loading the diff…</p>;
+  if (!files) return <p className="muted small">Loading the diff…</p>;
   return (
     <Suspense fallback={<p className="muted small">Loading the diff…</p>}>
       <DiffView files={files} reviewId={review} comments={[]} editable={false} />

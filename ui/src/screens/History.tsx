@@ -15,8 +15,10 @@ function duration(ms: number) {
   return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
 }
 
-/** Attempts of one task side by side are one entry: the first of them met, with its group's size. */
-export function collapseGroups(rows: SessionSummary[]): { row: SessionSummary; attempts: SessionSummary[] }[] {
+/** Attempts of one task side by side are one entry: the first of them met, with its group's size.
+ * A group's attempts come from `all` (every session listed): a search that met one attempt
+ * still shows the whole group, counted and decided as it is. */
+export function collapseGroups(rows: SessionSummary[], all: SessionSummary[] = rows): { row: SessionSummary; attempts: SessionSummary[] }[] {
   const seen = new Set<string>();
   const out: { row: SessionSummary; attempts: SessionSummary[] }[] = [];
   for (const r of rows) {
@@ -25,7 +27,7 @@ export function collapseGroups(rows: SessionSummary[]): { row: SessionSummary; a
       out.push({ row: r, attempts: [] });
     } else if (!seen.has(g)) {
       seen.add(g);
-      const attempts = rows.filter((x) => x.attempt?.group === g);
+      const attempts = all.filter((x) => x.attempt?.group === g);
       out.push({ row: groupRow(attempts), attempts });
     }
   }
@@ -296,7 +298,7 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
             </tr>
           </thead>
           <tbody>
-            {collapseGroups(shown!).map(({ row: r, attempts }) => (
+            {collapseGroups(shown!, rows ?? []).map(({ row: r, attempts }) => (
               <tr key={r.id} data-testid="history-row" data-status={r.status} data-session={r.id} data-group={r.attempt?.group}>
                 <td>
                   <button className="link" onClick={() => (r.attempt && onOpenGroup ? onOpenGroup(r.attempt.group) : onOpen(r.id))} title={r.workspace}>

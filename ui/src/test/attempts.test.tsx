@@ -163,6 +163,15 @@ describe("attempts side by side", () => {
     expect(running.row.status).toBe("busy");
   });
 
+  it("History's search that matches one attempt of a group still counts the whole group and tells the chosen one's outcome", () => {
+    const matched = { ...summary("a", "rejected", "g1", 1), end_reason: "stuck" as const };
+    const chosen = { ...summary("b", "completed", "g1", 2), end_reason: "verified_done" as const };
+    chosen.attempt = { ...chosen.attempt!, chosen: true };
+    const [row] = collapseGroups([matched], [matched, chosen, summary("c", "completed")]);
+    expect(row.attempts.map((x) => x.id), "every attempt of the group, not only the one the search met").toEqual(["a", "b"]);
+    expect([row.row.status, row.row.end_reason]).toEqual(["completed", "verified_done"]);
+  });
+
   it("History's Delete on a group deletes every attempt, not only the first", async () => {
     const deleted: unknown[] = [];
     mockIPC((cmd, args) => {
@@ -174,7 +183,7 @@ describe("attempts side by side", () => {
     const row = await screen.findByTestId("history-row");
     expect(within(row).queryByText("Markdown")).toBeNull();
     await userEvent.click(within(row).getByTestId("delete"));
-    await userEvent.click(within(row).getByText("Delete all 2 for good"));
+    await userEvent.click(screen.getByText("Delete all 2 for good"));
     expect(deleted).toEqual(["a", "b"]);
   });
 
@@ -547,6 +556,33 @@ describe("attempts side by side", () => {
     await user.click(await screen.findByTestId("attempt-land-confirm"));
     expect(await screen.findByTestId("attempts-notice")).toHaveTextContent("Codex landed. The other attempts were rejected");
     expect(chosen).toMatchObject({ group: "g1", sessionId: "s2" });
+  });
+});
+
+describe("an attempt's diff", () => {
+  it("shown while the person lands that attempt, it does not hang on Loading once the review is decided", async () => {
+    let state = ranking();
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return state;
+      if (cmd === "list_sessions") return [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2)];
+      if (cmd === "get_session")
+        return { summary: summary("s2", "awaiting_review", "g1", 2), events: [{ type: "review_requested", review_id: "req-s2", files_changed: [{ path: "greet.py", kind: "created", diff: "+def hello():" }] }] };
+      if (cmd === "choose_attempt") {
+        // Decided: the ranking no longer names a review to show.
+        state = { ...state, chosen: "s2", ranking: state.ranking.map((r) => ({ ...r, evidence: { ...r.evidence, review: null } })) };
+        return { outcome: "decided", status: "completed", revert: null };
+      }
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-diff-toggle"));
+    expect(await screen.findByTestId("diff-view", {}, { timeout: 10_000 })).toBeInTheDocument();
+    await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
+    await user.click(await screen.findByTestId("attempt-land-confirm"));
+    await screen.findByTestId("attempts-notice");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(screen.queryByText("Loading the diff…"), "nothing is loading: the decided review's diff is in its session").toBeNull();
   });
 });
 
