@@ -34,6 +34,9 @@ const PHASE: Record<string, string> = {
  * model yet (the server is working, or slow), or its answer is streaming in. */
 export function activityText(activity: { phase: string; detail: string }, clock?: { chars: number; finishedAt?: number }): string {
   if (activity.phase === "thinking" && clock && clock.finishedAt === undefined) return clock.chars > 0 ? "Writing" : "Waiting for the model";
+  // The engine says what is waited for ("a free place: 4 tasks are running", "your review"): a
+  // queued task waits for its turn, not for the person.
+  if (activity.phase === "waiting") return activity.detail && activity.detail !== "you" ? `Waiting for ${activity.detail}` : PHASE.waiting;
   const label = PHASE[activity.phase] ?? activity.phase;
   if (activity.detail && activity.phase === "tool") return `${label} ${activity.detail}`;
   // The engine's detail is a whole phrase saying how many files are being recorded.
@@ -809,7 +812,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               shown.map((it) => <ShownItem key={it.key} shown={it} />)
             )}
           </AttemptNames.Provider>
-          {running && model.activity && <div className="typing muted">{PHASE[model.activity.phase] ?? ""}…</div>}
+          {running && model.activity && <div className="typing muted">{model.activity.phase === "waiting" ? activityText(model.activity) : (PHASE[model.activity.phase] ?? "")}…</div>}
           <div ref={bottom} />
           {/* Not while the agent waits for the person: what is latest is then the question at
               the window's foot, and the button would lie over its buttons. */}

@@ -425,6 +425,20 @@ describe("Session view", () => {
     expect(screen.getByTestId("permission-decision")).toHaveTextContent("Allowed once");
   });
 
+  it("a queued task says what it waits for, a free place, never that it waits for the person", async () => {
+    seq = 0;
+    const detail = "a free place: 1 tasks are running (the limit is 1; Settings → Tasks)";
+    script([
+      ev({ type: "session_created", task: "write greet.txt", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "queued", message: detail }),
+      ev({ type: "activity", phase: "waiting", detail }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getByTestId("activity")).toHaveTextContent("Waiting for a free place: 1 tasks are running"));
+    expect(screen.getByTestId("timeline")).not.toHaveTextContent("Waiting for you");
+  });
+
   it("asks for permission inline", async () => {
     const calls: Record<string, unknown>[] = [];
     seq = 0;

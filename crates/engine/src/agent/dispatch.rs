@@ -186,7 +186,7 @@ impl Run {
         self.emit_saving(vec![
             self.tool_event(call, ToolState::AwaitingPermission, None),
             EngineEvent::QuestionAsked { request_id: request.clone(), question: input.question.clone(), call_id: Some(call.id.clone()) },
-            EngineEvent::Activity { phase: ActivityPhase::Waiting, detail: "a question for you".into() },
+            EngineEvent::Activity { phase: ActivityPhase::Waiting, detail: "your answer to its question".into() },
             Self::status(SessionStatus::AwaitingApproval),
         ])?;
         match self.wait_for(&request, RequestKind::Question, rx).await? {
