@@ -74,7 +74,11 @@ pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
         model: model.clone(),
     };
     let (key, key_env) = match &opts.api_key_env {
-        Some(var) => (std::env::var(var).ok().and_then(ApiKey::new), Some(var.clone())),
+        // Named on purpose: a local server may need no key, but then the flag would not be there.
+        Some(var) => match std::env::var(var).ok().and_then(ApiKey::new) {
+            Some(key) => (Some(key), Some(var.clone())),
+            None => return Err(format!("--api-key-env {var}: that variable is not set (or is empty) in this shell; export it, or leave the flag out")),
+        },
         None => (finishline_engine::config::secret::Keys::os().resolve(&provider).0, Some(provider.key_env())),
     };
     if key.is_none() && !finishline_engine::provider::is_loopback_url(&base_url) {

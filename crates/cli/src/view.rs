@@ -203,6 +203,13 @@ impl View {
         match event {
             EngineEvent::ReviewRequested { claim, end_reason, remaining, files_changed, audit, auto_approve, criteria, not_landed, in_submodules, .. } => {
                 self.line(&format!("⚑ review: claim {}, end reason {}, {} file(s) changed", claim.as_str(), end_reason.as_str(), files_changed.len()));
+                // What is being approved, before the question: each file and how much of it.
+                for f in files_changed.iter().take(LISTED_FILES) {
+                    self.line(&format!("    {}", file_line(f)));
+                }
+                if files_changed.len() > LISTED_FILES {
+                    self.line(&format!("    … and {} more (every diff: --json)", files_changed.len() - LISTED_FILES));
+                }
                 if !not_landed.is_empty() {
                     self.line(&format!("    not in the diff and never landed (.gitignore hides them; they go with the worktree): {}", not_landed.join(", ")));
                     self.line("    to keep one in your checkout, decide with `--copy-ignored PATH` (nothing of yours is overwritten)");
@@ -309,4 +316,17 @@ impl View {
             ));
         }
     }
+}
+
+/// Files a review lists by name in the readable view; `--json` has every one, with its diff.
+const LISTED_FILES: usize = 20;
+
+/// `created  src/a.rs (+12 −0)`: the path with control characters escaped (a newline in a
+/// file's name must not end the line).
+fn file_line(f: &serde_json::Value) -> String {
+    let (path, kind, diff) = (f["path"].as_str().unwrap_or("?"), f["kind"].as_str().unwrap_or("changed"), f["diff"].as_str().unwrap_or(""));
+    let lines = diff.lines();
+    let added = lines.clone().filter(|l| l.starts_with('+') && !l.starts_with("+++")).count();
+    let removed = lines.filter(|l| l.starts_with('-') && !l.starts_with("---")).count();
+    format!("{kind:<8} {} (+{added} −{removed})", path.escape_debug())
 }

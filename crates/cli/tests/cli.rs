@@ -86,6 +86,23 @@ async fn run_prints_events_and_a_summary_then_history_shows_the_session() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readable_view_lists_each_changed_file_before_asking_for_a_decision() {
+    let server = FakeServer::start(fruits()).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let (data, ws) = (e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(&["run", "create notes.md listing three fruits", "--workspace", &ws, "--base-url", &url, "--model", "fake-model"], &data)
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(6), "waits for review: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let review = text.find("⚑ review").unwrap_or_else(|| panic!("a review line: {text}"));
+    assert!(text[review..].contains("created  notes.md (+3 −0)"), "the file and its size, under the review: {text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn provider_openai_responses_runs_the_task_over_the_responses_api() {
     let server = FakeServer::start(fruits()).await.unwrap();
     let e = env();
@@ -153,6 +170,21 @@ fn a_remote_provider_without_a_key_is_a_configuration_error() {
     let out = finishline(&["run", "hello", "--workspace", &e.ws.to_string_lossy(), "--model", "gpt-x"], &e.data);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("OPENAI_API_KEY"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_key_variable_named_with_api_key_env_that_is_not_set_is_a_configuration_error_even_for_a_local_server() {
+    let e = env();
+    let out = command(
+        &["run", "hello", "--workspace", &e.ws.to_string_lossy(), "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--api-key-env", "NOPE_KEY"],
+        &e.data,
+    )
+    .env_remove("NOPE_KEY")
+    .output()
+    .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "nothing is sent without the key the person named: {said}");
+    assert!(said.contains("NOPE_KEY") && said.contains("not set"), "it names the variable and what is wrong with it: {said}");
 }
 
 #[test]
