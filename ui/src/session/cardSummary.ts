@@ -52,7 +52,8 @@ function phrases(tool: string, input: Input, output: string | undefined): [strin
     case "write_file": {
       const n = lines(str(input.content) ?? "");
       const created = output?.startsWith("Created");
-      return [`Writing ${path}`, `${created ? "Created" : "Wrote"} ${path} (+${n} line${n === 1 ? "" : "s"})`];
+      // A file written over is not n lines added: its diff says what changed; the card says how long it is now.
+      return [`Writing ${path}`, created ? `Created ${path} (+${n} line${n === 1 ? "" : "s"})` : `Wrote ${path} (${n} line${n === 1 ? "" : "s"})`];
     }
     case "edit_file": {
       const removed = lines(str(input.old_text) ?? "");

@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { editDiff, outputTail, summarizeTool } from "../session/cardSummary";
 
 describe("a collapsed tool card says what happened", () => {
-  it("file writes and edits name the file and the lines", () => {
+  it("file writes and edits name the file and the lines; a file written over says its length, not lines added", () => {
     expect(summarizeTool("write_file", { path: "notes.md", content: "a\nb\nc\n" }, "done", "Created notes.md (6 bytes).").text).toBe("Created notes.md (+3 lines)");
-    expect(summarizeTool("write_file", { path: "notes.md", content: "one" }, "done", "Wrote notes.md (3 bytes).").text).toBe("Wrote notes.md (+1 line)");
+    expect(summarizeTool("write_file", { path: "notes.md", content: "one" }, "done", "Wrote notes.md (3 bytes).").text).toBe("Wrote notes.md (1 line)");
     expect(summarizeTool("edit_file", { path: "src/app.ts", old_text: "a\nb", new_text: "c" }, "done").text).toBe("Edited src/app.ts (−2 +1)");
   });
 
@@ -20,7 +20,7 @@ describe("a collapsed tool card says what happened", () => {
   it("fetches name the host; MCP tools name their server; unknown input does not crash", () => {
     expect(summarizeTool("fetch_url", { url: "https://example.com/a/b?c" }, "done").text).toBe("Fetched example.com");
     expect(summarizeTool("github__search_issues", { q: "x" }, "done").text).toBe("Used search_issues (github)");
-    expect(summarizeTool("write_file", null, "done").text).toBe("Wrote a file (+0 lines)");
+    expect(summarizeTool("write_file", null, "done").text).toBe("Wrote a file (0 lines)");
     expect(summarizeTool("list_dir", { path: "." }, "done").text).toBe("Listed the workspace");
   });
 
