@@ -131,7 +131,9 @@ impl View {
             }
             EngineEvent::Continuation { source, attempt, max, remaining, .. } => {
                 let rest = if remaining.is_empty() { String::new() } else { format!(": {}", remaining.join("; ")) };
-                self.line(&format!("  ↻ Finishline continues the agent ({}, {attempt}/{max}){rest}", source.as_str()))
+                // One that opens a run (review comments, a new worktree) is from no budget: no count.
+                let count = if *max > 0 { format!(", {attempt}/{max}") } else { String::new() };
+                self.line(&format!("  ↻ Finishline continues the agent ({}{count}){rest}", source.as_str()))
             }
             EngineEvent::Evaluation { verdict, summary, remaining, .. } => {
                 let rest = if remaining.is_empty() { String::new() } else { format!(" — remaining: {}", remaining.join("; ")) };

@@ -106,6 +106,10 @@ async fn comments_on_diff_lines_reach_the_agent_as_a_continuation_and_come_back_
         .expect("the agent was sent the comment");
     assert!(sent.last_message.contains("review_comments"), "as Finishline's continuation, tagged, not as the person's message: {}", sent.last_message);
     assert!(
+        out.contains("↻ Finishline continues the agent (review_comments)") && !out.contains("0/0"),
+        "the comments open the run from no budget, so no count is shown: {out}"
+    );
+    assert!(
         sent.last_message.contains("notes.md:1") && sent.last_message.contains("> - apple"),
         "with the file, the line and the quoted code: {}",
         sent.last_message
