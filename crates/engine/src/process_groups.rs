@@ -5,7 +5,10 @@
 //!
 //! A process can leave its group (`setsid`, a daemon's double fork), so every process Finishline
 //! starts also carries a mark in its environment, which everything it starts inherits: ending a
-//! group also ends every process that carries the group's mark, wherever it went.
+//! group also ends every process that carries the group's mark, wherever it went. Except a
+//! terminal: a process on a terminal that is not Finishline's own, or one that hosts such a
+//! process (a tmux server an agent started, whose panes the person then opens; an editor started
+//! with `code .`, whose terminals they type in), is the person's to end.
 //!
 //! The next start finds what a crashed Finishline left running through a record kept in the data
 //! folder: one small file per group, naming the group and when its leader started (and which
@@ -204,26 +207,53 @@ pub fn mark(cmd: &mut tokio::process::Command) -> String {
     mark
 }
 
-/// Ends (SIGKILL) every process that carries `mark`, however it left its group; returns how
-/// many. Each is held by a pidfd from before its environment is read, so a pid the system gives
-/// to another program meanwhile is never signalled.
+/// Ends (SIGKILL) every process that carries `mark`, however it left its group, unless it is on
+/// or hosts another terminal (see the top); returns how many. Each is held by a pidfd before its
+/// environment is read again and it is signalled, so a pid the system gives to another program
+/// meanwhile is never signalled.
 pub fn end_marked(mark: &str) -> usize {
     if mark.is_empty() {
         return 0;
     }
     let wanted = format!("{MARK_VAR}={mark}");
-    let mut ended = std::collections::HashSet::new();
+    let me = std::process::id();
+    let own_tty = proc_stat(me).map_or(0, |s| s.tty);
+    let (mut ended, mut seen) = (std::collections::HashSet::new(), std::collections::HashSet::new());
     // A marked process may start another while it is being looked for: look again until a pass
     // finds nobody new.
     for _ in 0..5 {
-        let before = ended.len();
-        let fresh: Vec<u32> = pids().filter(|p| *p != std::process::id() && !ended.contains(p)).collect();
-        ended.extend(fresh.into_iter().filter(|pid| signal_if_marked(*pid, &wanted)));
-        if ended.len() == before {
+        let all: Vec<(u32, ProcStat)> = pids().filter(|p| *p != me).filter_map(|p| proc_stat(p).map(|s| (p, s))).collect();
+        let marked: Vec<u32> = all.iter().map(|(p, _)| *p).filter(|p| !seen.contains(p) && carries(*p, &wanted)).collect();
+        if marked.is_empty() {
             break;
+        }
+        let terminals = on_other_terminals(&all, own_tty);
+        for pid in marked {
+            seen.insert(pid);
+            if !terminals.contains(&pid) && signal_if_marked(pid, &wanted) {
+                ended.insert(pid);
+            }
         }
     }
     ended.len()
+}
+
+fn carries(pid: u32, wanted: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == wanted.as_bytes()))
+}
+
+/// The processes on a terminal other than `own_tty` (Finishline's, 0 for none) and every process
+/// above one of them: a person's terminal sessions and what hosts them.
+fn on_other_terminals(all: &[(u32, ProcStat)], own_tty: i64) -> std::collections::HashSet<u32> {
+    let parent: std::collections::HashMap<u32, u32> = all.iter().map(|(p, s)| (*p, s.ppid)).collect();
+    let mut out = std::collections::HashSet::new();
+    for (pid, _) in all.iter().filter(|(_, s)| s.tty != 0 && s.tty != own_tty) {
+        let mut at = Some(*pid);
+        while let Some(p) = at.filter(|p| *p > 1 && out.insert(*p)) {
+            at = parent.get(&p).copied();
+        }
+    }
+    out
 }
 
 fn pids() -> impl Iterator<Item = u32> {
@@ -234,8 +264,8 @@ fn pids() -> impl Iterator<Item = u32> {
 fn signal_if_marked(pid: u32, wanted: &str) -> bool {
     use rustix::process::{pidfd_open, pidfd_send_signal, Pid, PidfdFlags, Signal};
     let Some(fd) = Pid::from_raw(pid as i32).and_then(|p| pidfd_open(p, PidfdFlags::empty()).ok()) else { return false };
-    let marked = std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == wanted.as_bytes()));
-    marked && pidfd_send_signal(&fd, Signal::KILL).is_ok()
+    // Read again through the pidfd's lifetime: the pid is this process's until it is reaped.
+    carries(pid, wanted) && pidfd_send_signal(&fd, Signal::KILL).is_ok()
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -266,7 +296,10 @@ fn kill_group(pgid: u32) -> bool {
 /// What `/proc/PID/stat` says of a process that is alive (a zombie counts as gone).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ProcStat {
+    pub ppid: u32,
     pub pgrp: u32,
+    /// Its controlling terminal's device number; 0 for none.
+    pub tty: i64,
     pub start: u64,
 }
 
@@ -283,7 +316,12 @@ fn parse_stat(text: &str) -> Option<ProcStat> {
     if matches!(fields.first(), Some(&"Z") | Some(&"X") | Some(&"x")) {
         return None;
     }
-    Some(ProcStat { pgrp: fields.get(2)?.parse().ok()?, start: fields.get(19)?.parse().ok()? })
+    Some(ProcStat {
+        ppid: fields.get(1)?.parse().ok()?,
+        pgrp: fields.get(2)?.parse().ok()?,
+        tty: fields.get(4)?.parse().ok()?,
+        start: fields.get(19)?.parse().ok()?,
+    })
 }
 
 fn boot_id() -> String {
@@ -302,7 +340,7 @@ mod tests {
     #[test]
     fn the_stat_line_is_read_past_a_command_name_with_spaces_and_parentheses() {
         let line = "4242 (node (agent) x) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 11 0 987654 100000 2000 0";
-        assert_eq!(parse_stat(line), Some(ProcStat { pgrp: 4242, start: 987654 }));
+        assert_eq!(parse_stat(line), Some(ProcStat { ppid: 1, pgrp: 4242, tty: 0, start: 987654 }));
         let zombie = "4243 (sleep) Z 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 11 0 987655 0 0 0";
         assert_eq!(parse_stat(zombie), None, "a zombie is gone: only its exit status is left to collect");
     }

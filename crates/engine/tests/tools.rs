@@ -150,3 +150,46 @@ async fn grep_skips_a_huge_file_by_its_size_without_reading_it() {
     assert!(out.content.contains("notes.txt:1: needle in the notes"), "{}", out.content);
     assert!(out.content.contains("video.bin"), "the skipped file is named, so the agent knows it was not searched: {}", out.content);
 }
+
+/// The live processes whose command line is `words` and that carry `mark`.
+fn marked_pids(words: &[&str], mark: &str) -> Vec<u32> {
+    let cmdline: Vec<u8> = words.iter().flat_map(|w| w.bytes().chain([0])).collect();
+    let wanted = format!("{}={mark}", finishline_engine::process_groups::MARK_VAR);
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c == cmdline))
+        .filter(|p| std::fs::read(format!("/proc/{p}/environ")).is_ok_and(|e| e.split(|b| *b == 0).any(|v| v == wanted.as_bytes())))
+        .filter(|p| finishline_engine::process_groups::proc_stat(*p).is_some())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_terminal_a_marked_process_opened_is_the_persons_and_is_left_running_while_what_escaped_without_one_ends() {
+    use finishline_engine::process_groups::{end_marked, mark};
+    // Both leave the command's group. One runs on a terminal of its own, as a tmux server's panes
+    // and an editor's terminals do (the person may type in them); the other has none.
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg("setsid script -qec 'sleep 47' /dev/null < /dev/null > /dev/null 2>&1 & setsid sleep 48 < /dev/null > /dev/null 2>&1 & echo started")
+        .process_group(0)
+        .stdin(std::process::Stdio::null());
+    let m = mark(&mut cmd);
+    assert!(cmd.output().await.unwrap().status.success());
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while (marked_pids(&["sleep", "47"], &m).is_empty() || marked_pids(&["sleep", "48"], &m).is_empty()) && std::time::Instant::now() < until {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let (on_terminal, host, bare) =
+        (marked_pids(&["sleep", "47"], &m), marked_pids(&["script", "-qec", "sleep 47", "/dev/null"], &m), marked_pids(&["sleep", "48"], &m));
+    assert!(on_terminal.len() == 1 && host.len() == 1 && bare.len() == 1, "{on_terminal:?} {host:?} {bare:?}");
+    end_marked(&m);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let left = (marked_pids(&["sleep", "47"], &m), marked_pids(&["script", "-qec", "sleep 47", "/dev/null"], &m), marked_pids(&["sleep", "48"], &m));
+    for p in on_terminal.iter().chain(&host) {
+        let _ = std::process::Command::new("kill").arg("-9").arg(p.to_string()).status();
+    }
+    assert!(left.2.is_empty(), "what escaped with no terminal is ended");
+    assert_eq!((left.0, left.1), (on_terminal, host), "the process on a terminal of its own, and what hosts it, are left running");
+}
