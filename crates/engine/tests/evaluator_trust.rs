@@ -27,6 +27,15 @@ fn evaluation(cycle: u32, verdict: Verdict, model: &str) -> EngineEvent {
 
 /// One run judged by `model` with these verdicts, ending in a review the person (or auto) decides.
 fn reviewed(store: &Store, sid: &SessionId, verdicts: &[Verdict], model: &str, decision: Decision, by: DecidedBy) {
+    reviewed_by(store, sid, verdicts, model, decision, by, None);
+}
+
+/// [`reviewed`] by the person, with their words.
+fn reviewed_with(store: &Store, sid: &SessionId, verdicts: &[Verdict], model: &str, decision: Decision, feedback: Option<&str>) {
+    reviewed_by(store, sid, verdicts, model, decision, DecidedBy::Person, feedback);
+}
+
+fn reviewed_by(store: &Store, sid: &SessionId, verdicts: &[Verdict], model: &str, decision: Decision, by: DecidedBy, feedback: Option<&str>) {
     let run = RunId::new();
     let review = RequestId::new();
     let mut events = vec![EngineEvent::RunStarted { trigger: RunTrigger::Task }];
@@ -60,7 +69,7 @@ fn reviewed(store: &Store, sid: &SessionId, verdicts: &[Verdict], model: &str, d
             RequestKind::Review,
             SessionStatus::AwaitingReview,
             Some(&run),
-            vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision, by, feedback: None, reverted: false }, status(after)],
+            vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision, by, feedback: feedback.map(String::from), reverted: false }, status(after)],
         )
         .unwrap();
 }
@@ -127,7 +136,13 @@ fn an_attempt_rejected_because_another_was_chosen_is_no_false_done() {
     reviewed(&store, &other, &[Verdict::Done], "judge", Decision::RequestChanges, DecidedBy::Person);
     reviewed(&store, &chosen, &[Verdict::Done], "judge", Decision::Approve, DecidedBy::Person);
     store.append(&chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason: None }).unwrap();
-    reviewed(&store, &other, &[Verdict::Done], "judge", Decision::Reject, DecidedBy::Person);
+    reviewed_with(&store, &other, &[Verdict::Done], "judge", Decision::Reject, Some(finishline_engine::store::trust::SET_ASIDE));
+    // The person's own Reject of an attempt, before they chose another, is their judgement.
+    let third_group = GroupId::new();
+    let (kept, judged) = (attempt(&store, &third_group, 1), attempt(&store, &third_group, 2));
+    reviewed(&store, &judged, &[Verdict::Done], "judge", Decision::Reject, DecidedBy::Person);
+    reviewed(&store, &kept, &[Verdict::Done], "judge", Decision::Approve, DecidedBy::Person);
+    store.append(&kept, None, EngineEvent::AttemptChosen { group: third_group.clone(), reason: None }).unwrap();
     let all_rejected = GroupId::new();
     let (first, second) = (attempt(&store, &all_rejected, 1), attempt(&store, &all_rejected, 2));
     reviewed(&store, &first, &[Verdict::Done], "judge", Decision::Reject, DecidedBy::Person);
@@ -135,10 +150,13 @@ fn an_attempt_rejected_because_another_was_chosen_is_no_false_done() {
 
     let t = &store.evaluator_trust().unwrap()[0];
     assert_eq!(
-        t.reviews, 4,
-        "the attempt set aside when its sibling was chosen was not judged on its own: its rejection is left out; its earlier Request changes and a group rejected whole count"
+        t.reviews, 6,
+        "the attempt set aside when its sibling was chosen was not judged on its own: its rejection is left out; its earlier Request changes, a Reject the person gave one and a group rejected whole count"
     );
-    assert_eq!(t.false_done_reviews, 2, "the person's Request changes on a done attempt, and a done attempt of a group they rejected whole");
-    assert_eq!(t.false_done, vec![other.clone(), first.clone()]);
-    assert_eq!(t.false_done_rate, Some(2.0 / 3.0));
+    assert_eq!(
+        t.false_done_reviews, 3,
+        "the person's Request changes on a done attempt, their own Reject of one, and a done attempt of a group they rejected whole"
+    );
+    assert_eq!(t.false_done, vec![other.clone(), judged.clone(), first.clone()]);
+    assert_eq!(t.false_done_rate, Some(3.0 / 5.0));
 }

@@ -232,7 +232,7 @@ impl Engine {
         // decided group whose leftovers the start-up sweep removes.
         self.store.append(chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason })?;
         for other in ranked.ranking.iter().filter(|r| &r.evidence.session != chosen) {
-            if let Err(e) = self.discard_attempt(&other.evidence, "Another attempt was chosen.") {
+            if let Err(e) = self.discard_attempt(&other.evidence, crate::store::trust::SET_ASIDE) {
                 let _ = self.store.append(
                     &other.evidence.session,
                     None,

@@ -79,9 +79,13 @@ pub fn summarize(runs: &[ReviewedRun]) -> Vec<EvaluatorTrust> {
     out
 }
 
+/// The words an attempt is rejected with when the person chooses another of its group.
+pub const SET_ASIDE: &str = "Another attempt was chosen.";
+
 /// Every decided review with the evaluator's verdicts of its run, oldest first. An attempt's
-/// rejection because the person chose another of its group is left out: it says which attempt
-/// was better, not that this one's `done` was wrong.
+/// rejection made by choosing another of its group ([`SET_ASIDE`]) is left out: it says which
+/// attempt was better, not that this one's `done` was wrong. A Reject the person gave it
+/// themselves still counts.
 pub fn reviewed_runs(conn: &Connection) -> Result<Vec<ReviewedRun>> {
     let mut reviews = conn.prepare_cached(
         "SELECT r.session_id, r.run_id, r.decision, json_extract(e.body, '$.by')
@@ -89,12 +93,11 @@ pub fn reviewed_runs(conn: &Connection) -> Result<Vec<ReviewedRun>> {
          JOIN events e ON e.session_id = r.session_id AND e.type = 'review_resolved' AND json_extract(e.body, '$.review_id') = r.id
          JOIN sessions s ON s.id = r.session_id
          WHERE r.kind = 'review' AND r.decided_ms IS NOT NULL AND r.run_id IS NOT NULL
-           AND NOT (r.decision = 'reject' AND s.group_id IS NOT NULL AND COALESCE(s.chosen, 0) = 0
-                    AND EXISTS (SELECT 1 FROM sessions g WHERE g.group_id = s.group_id AND g.chosen = 1))
+           AND NOT (r.decision = 'reject' AND s.group_id IS NOT NULL AND COALESCE(json_extract(e.body, '$.feedback'), '') = ?1)
          ORDER BY r.decided_ms",
     )?;
     let rows: Vec<(String, String, Option<String>, Option<String>)> =
-        reviews.query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?.collect::<std::result::Result<_, _>>()?;
+        reviews.query_map([SET_ASIDE], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?.collect::<std::result::Result<_, _>>()?;
     let mut verdicts = conn.prepare_cached("SELECT verdict, model FROM evaluations WHERE run_id = ?1 ORDER BY at_ms, cycle")?;
     let mut out = Vec::new();
     for (session, run, decision, by) in rows {
