@@ -327,8 +327,9 @@ const LISTED_FILES: usize = 20;
 /// file's name must not end the line).
 fn file_line(f: &serde_json::Value) -> String {
     let (path, kind, diff) = (f["path"].as_str().unwrap_or("?"), f["kind"].as_str().unwrap_or("changed"), f["diff"].as_str().unwrap_or(""));
-    let lines = diff.lines();
-    let added = lines.clone().filter(|l| l.starts_with('+') && !l.starts_with("+++")).count();
-    let removed = lines.filter(|l| l.starts_with('-') && !l.starts_with("---")).count();
+    // Only the hunks' lines: a removed line reading "-- comment" is a line, not a header.
+    let body = diff.lines().skip_while(|l| !l.starts_with("@@")).filter(|l| !l.starts_with("@@"));
+    let added = body.clone().filter(|l| l.starts_with('+')).count();
+    let removed = body.filter(|l| l.starts_with('-')).count();
     format!("{kind:<8} {} (+{added} −{removed})", path.escape_debug())
 }

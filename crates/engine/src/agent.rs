@@ -304,7 +304,7 @@ impl Engine {
                 // Asked for by name: working in the folder itself instead would do what the
                 // person ruled out.
                 return Err(Error::InvalidInput(format!(
-                    "a task's own worktree needs a git repository with a commit: {ws} is not one. Make a first commit there (git init; git add -A; git commit), or let the task work in the folder itself (--isolation in-place)"
+                    "a task's own worktree needs a git repository with a commit that git can read: {ws} is not one (or is inside Finishline's worktrees). Make a first commit there (git init; git add -A; git commit), or let the task work in the folder itself (--isolation in-place)"
                 )));
             }
             if let Some(base) = &opts.base {

@@ -36,7 +36,8 @@ export function activityText(activity: { phase: string; detail: string }, clock?
   if (activity.phase === "thinking" && clock && clock.finishedAt === undefined) return clock.chars > 0 ? "Writing" : "Waiting for the model";
   // The engine says what is waited for ("a free place: 4 tasks are running", "your review"): a
   // queued task waits for its turn, not for the person.
-  if (activity.phase === "waiting") return activity.detail && activity.detail !== "you" ? `Waiting for ${activity.detail}` : PHASE.waiting;
+  // ("a question for you" is how sessions recorded before said "your answer to its question").
+  if (activity.phase === "waiting") return activity.detail && activity.detail !== "you" && activity.detail !== "a question for you" ? `Waiting for ${activity.detail}` : PHASE.waiting;
   const label = PHASE[activity.phase] ?? activity.phase;
   if (activity.detail && activity.phase === "tool") return `${label} ${activity.detail}`;
   // The engine's detail is a whole phrase saying how many files are being recorded.
