@@ -212,8 +212,14 @@ fn row_8_a_run_answering_requested_changes_that_only_talks_is_judged_as_work_not
         "the work the person asked to change goes back to them for a decision; it never goes idle with nothing to approve or reject"
     );
     e.evaluation = None;
-    e.open_criteria = vec!["app.txt:1: make it louder".into()];
-    assert_eq!(source(&decide(&e, &cfg())), Some(ContinuationSource::ReviewComments), "a comment it did not address sends it back to work");
+    e.open_criteria = vec!["app.txt:1: why three retries?".into()];
+    assert_eq!(
+        decide(&e, &cfg()),
+        Action::Evaluate { question: EvaluationQuestion::Done },
+        "a reply in words to a comment on a file it did not touch is for the evaluator: the comment may be a question, answered"
+    );
+    e.run_used_tools = true;
+    assert_eq!(source(&decide(&e, &cfg())), Some(ContinuationSource::ReviewComments), "a run that worked but never touched the comment's file is sent back to it");
 }
 
 #[test]

@@ -25,7 +25,7 @@
 //! | 11 | claim `blocked`                                                       | review, `claimed_blocked` |
 //! | 12 | claim `partial`                                                       | review, `claimed_partial` |
 //! | 13 | open todos, budget left                                               | continue, `todo_gate` |
-//! | 13b | a comment from the last review is on a file the run never touched, budget left | continue, `review_comments` |
+//! | 13b | a comment from the last review is on a file the run never touched, the run did more than talk, budget left | continue, `review_comments` |
 //! | 14 | "require complete_task" is on, no claim, budget left                   | continue, `missing_completion` |
 //! | 15 | verify commands exist, files changed, a command was given or success is claimed, not yet run this cycle | verify |
 //! | 16 | verification failed exactly as in the previous cycle                   | review, `stuck` |
@@ -350,7 +350,8 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
         return Action::NextStep;
     }
     // Rows 8-10: conversation turns.
-    let conversation = !e.run_used_tools && !e.run_wrote_todos && !e.files_changed && claim == Claim::None && !e.answers_review;
+    let talk_only = !e.run_used_tools && !e.run_wrote_todos && !e.files_changed && claim == Claim::None;
+    let conversation = talk_only && !e.answers_review;
     if conversation {
         return match &e.evaluation {
             None => Action::Evaluate { question: EvaluationQuestion::AnnouncedAction },
@@ -372,8 +373,9 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
     if !e.open_todos.is_empty() {
         return continue_or_exhaust(ContinuationSource::TodoGate, crate::judge::prompt::todo_gate(&e.open_todos), e.open_todos.clone());
     }
-    // Row 13b.
-    if !e.open_criteria.is_empty() {
+    // Row 13b. A reply that only talks goes to the evaluator instead: a comment may be a
+    // question, answered in words, and the evaluator answers for each comment.
+    if !e.open_criteria.is_empty() && !talk_only {
         return continue_or_exhaust(ContinuationSource::ReviewComments, crate::judge::prompt::open_criteria(&e.open_criteria), e.open_criteria.clone());
     }
     // Row 14.
