@@ -63,8 +63,14 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
                     let plan = if r.plan_steps > 0 { format!("  [plan {}/{} steps]", r.plan_done, r.plan_steps) } else { String::new() };
                     // Rejected (or failed) now, the task may have landed before: say so.
                     let approved = if r.approvals > 0 && r.status != SessionStatus::Completed { "  [earlier work approved]" } else { "" };
+                    // The group's id is what `sessions attempts` takes.
+                    let attempt = r
+                        .attempt
+                        .as_ref()
+                        .map(|a| format!("  [attempt {} of {}, {}{}]", a.number, a.of, a.group, if a.chosen { ", chosen" } else { "" }))
+                        .unwrap_or_default();
                     outln!(
-                        "{}  {:<16} {:<20} {}  {}{plan}{approved}",
+                        "{}  {:<16} {:<20} {}  {}{plan}{approved}{attempt}",
                         r.id,
                         r.status.as_str(),
                         r.end_reason.map(|e| e.as_str()).unwrap_or("—"),

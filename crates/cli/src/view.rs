@@ -316,6 +316,17 @@ impl View {
                 s.tokens.agent,
                 s.tokens.evaluator
             ));
+            // Work left in a worktree with nobody to decide on it: say how to go on or put it away.
+            if let (Some(folder), SessionStatus::Cancelled | SessionStatus::Failed | SessionStatus::Idle | SessionStatus::Interrupted) = (&s.work_dir, s.status)
+            {
+                self.line(&format!(
+                    "  its worktree {folder} is kept: go on with `finishline sessions resume {} \"…\"`, or put it away with `finishline sessions discard {}`",
+                    s.id, s.id
+                ));
+            }
+            if let Some(a) = &s.attempt {
+                self.line(&format!("  attempt {} of {} in {}: `finishline sessions attempts {}` ranks them", a.number, a.of, a.group, a.group));
+            }
         }
     }
 }

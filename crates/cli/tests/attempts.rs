@@ -338,6 +338,9 @@ async fn approving_an_attempt_in_its_own_session_chooses_it_for_the_group() {
     ]))
     .await;
 
+    // `sessions list` names each attempt's group, which `sessions attempts` takes.
+    let list = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).to_string();
+    assert_eq!(list.matches(&format!("of 2, {group}")).count(), 2, "both attempts are tagged with their group: {list}");
     let approved = finishline(&["sessions", "review", &sessions["b"], "--approve", "--json"], &e.data);
     assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
     assert_eq!(git(&r, &["show", "main:greet.py"]), "def hello():\n    return 'hel' + 'lo'", "b's work landed");

@@ -643,6 +643,26 @@ async fn an_agent_that_only_talks_back_to_requested_changes_leaves_the_work_wait
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_stops_with_work_in_its_worktree_and_no_review_says_how_to_go_on_or_put_it_away() {
+    let command = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "run the build"}, "reply": {"text": "Building.", "tool_calls": [{"name": "run_command", "arguments": {"command": "echo built"}}]}}),
+    ];
+    let (_s, dir, cli) = server(vec![command]).await;
+    let r = repo(dir.path());
+    // Nobody at a terminal to allow the command: it is denied and the task stops, idle.
+    let out = cli.cmd(&["run", "run the build", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("status idle"), "{text}");
+    assert!(
+        text.contains("worktree")
+            && text.contains("is kept")
+            && text.contains("finishline sessions resume ses_")
+            && text.contains("finishline sessions discard ses_"),
+        "it says the worktree stays, and both ways on: {text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approving_and_rejecting_need_no_model_and_each_says_what_it_did() {
     let (_s, dir, cli) = server(vec![writes("kept.txt", "kept\n", 0), writes("dropped.txt", "dropped\n", 0)]).await;
     let r = repo(dir.path());

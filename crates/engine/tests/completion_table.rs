@@ -219,7 +219,11 @@ fn row_8_a_run_answering_requested_changes_that_only_talks_is_judged_as_work_not
         "a reply in words to a comment on a file it did not touch is for the evaluator: the comment may be a question, answered"
     );
     e.run_used_tools = true;
-    assert_eq!(source(&decide(&e, &cfg())), Some(ContinuationSource::ReviewComments), "a run that worked but never touched the comment's file is sent back to it");
+    assert_eq!(
+        source(&decide(&e, &cfg())),
+        Some(ContinuationSource::ReviewComments),
+        "a run that worked but never touched the comment's file is sent back to it"
+    );
 }
 
 #[test]
