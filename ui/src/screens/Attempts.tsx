@@ -335,7 +335,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
       </div>
       {tab === "ranking" ? (
         <ol className="attempt-list" data-testid="attempt-list">
-          {ranking.ranking.map((a) => {
+          {ranking.ranking.map((a, i) => {
             const e = a.evidence;
             const chosen = ranking.chosen === e.session;
             const status = statusOf(e.session);
@@ -344,6 +344,9 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
             // A rank only once every attempt has ended: one that failed first is not "first".
             // Nor for one with nothing to land: there is nothing to rank it on.
             const rank = ranking.all_ended && e.reviewed ? a.rank : 0;
+            // Above the next for no reason: the rule found them equal (1st and 2nd alone would say otherwise).
+            const next = ranking.ranking[i + 1]?.evidence;
+            const level = rank > 0 && !a.above_next && next?.reviewed === true;
             return (
               <li key={e.session} className={`panel attempt${chosen ? " chosen" : ""}`} data-testid="attempt" data-session={e.session} data-rank={rank}>
                 <div className="attempt-head">
@@ -366,8 +369,11 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
                     {e.error && <span className="field-error">{e.error}</span>}
                   </p>
                 )}
-                {rank > 0 && (a.above_next || a.evaluator) && (
+                {rank > 0 && (a.above_next || a.evaluator || level) && (
                   <div className="attempt-reasons small">
+                    {level && !a.evaluator && (
+                      <p data-testid="attempt-level">Level with the next on every rule: only the evaluator's comparison can order them.</p>
+                    )}
                     {a.above_next && (
                       <p data-testid="attempt-reason">
                         Above the next: <strong>{a.above_next}</strong>

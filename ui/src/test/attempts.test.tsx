@@ -559,6 +559,21 @@ describe("attempts side by side", () => {
   });
 });
 
+describe("equal attempts", () => {
+  it("say they are level with the next, instead of a bare 1st and 2nd", async () => {
+    const level = ranking();
+    level.ranking = [
+      { rank: 1, evidence: evidence("s2", "Codex"), above_next: null },
+      { rank: 2, evidence: evidence("s1", "Finishline's agent (m)"), above_next: null },
+    ];
+    mockIPC((cmd) => (cmd === "attempt_group" ? level : cmd === "list_sessions" ? [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2)] : null));
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const items = await screen.findAllByTestId("attempt");
+    expect(within(items[0]).getByTestId("attempt-level")).toHaveTextContent("Level with the next on every rule");
+    expect(within(items[1]).queryByTestId("attempt-level"), "the last has no next").toBeNull();
+  });
+});
+
 describe("an attempt's diff", () => {
   it("shown while the person lands that attempt, it does not hang on Loading once the review is decided", async () => {
     let state = ranking();
