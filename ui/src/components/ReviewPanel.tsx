@@ -391,7 +391,9 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       {review.blocked && (
         <div className="callout panel" role="alert" ref={reveal} data-testid="landing-blocked" data-reason={review.blocked.reason}>
           <p>
-            <strong>{BLOCK_TITLE[review.blocked.reason] ?? "Not landed"}.</strong> <Ticks text={review.blocked.detail} />. Nothing was overwritten.
+            {/* The engine's detail is a clause: after the title's full stop it starts a sentence. */}
+            <strong>{BLOCK_TITLE[review.blocked.reason] ?? "Not landed"}.</strong> <Ticks text={review.blocked.detail.charAt(0).toUpperCase() + review.blocked.detail.slice(1)} />. Nothing was
+            overwritten.
           </p>
           {review.blocked.files.length > 0 && (
             <ul>

@@ -220,6 +220,7 @@ describe("a task in its own worktree", () => {
     expect(blocked).toHaveTextContent("Not landed: it would replace files your .gitignore hides");
     expect(blocked).toHaveTextContent("local.json");
     expect(blocked).toHaveTextContent("move or rename them");
+    expect(blocked, "the detail starts its own sentence after the title").toHaveTextContent("hides. The task would replace");
     expect(screen.queryByTestId("resolve-with-agent")).toBeNull();
     expect(screen.getByTestId("blocked-open-worktree")).toBeEnabled();
   });
