@@ -489,6 +489,7 @@ export interface SessionSummary {
   isolation?: Isolation | null;
   /** The task's own worktree, while it has one. */
   work_dir?: string | null;
+  /** The task's branch while it exists; with no worktree, a branch kept where its work waits. */
   branch?: string | null;
   /** Which attempt of a group it is, when several agents do the task side by side. */
   attempt?: AttemptOf | null;

@@ -69,8 +69,13 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
                         .as_ref()
                         .map(|a| format!("  [attempt {} of {}, {}{}]", a.number, a.of, a.group, if a.chosen { ", chosen" } else { "" }))
                         .unwrap_or_default();
+                    // A branch named with no worktree is one kept for later: the task's work waits there.
+                    let kept = match (&r.branch, &r.work_dir) {
+                        (Some(b), None) => format!("  [branch kept: {b}]"),
+                        _ => String::new(),
+                    };
                     outln!(
-                        "{}  {:<16} {:<20} {}  {}{plan}{approved}{attempt}",
+                        "{}  {:<16} {:<20} {}  {}{plan}{approved}{attempt}{kept}",
                         r.id,
                         r.status.as_str(),
                         r.end_reason.map(|e| e.as_str()).unwrap_or("—"),

@@ -1471,3 +1471,26 @@ async fn a_folder_a_stale_gitmodules_still_names_is_an_ordinary_folder_whose_cha
     assert_eq!(reviewed(&out), vec!["vendor/x/f.txt"]);
     assert_eq!(std::fs::read_to_string(r.join("vendor/x/f.txt")).unwrap(), "changed by the task\n", "it landed");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_branch_is_kept_names_it_and_one_that_landed_names_no_branch_that_is_gone() {
+    let (_s, dir, cli) = server(vec![writes("landed.txt", "landed\n", 0), writes("kept.txt", "kept\n", 0)]).await;
+    let r = repo(dir.path());
+    let landed = session_of(&cli.run("write landed.txt", &r, &[]));
+    let kept = session_of(&cli.run("write kept.txt", &r, &[]));
+    let approved = cli.review(&landed, &["--approve", "--json"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    let put_aside = cli.review(&kept, &["--approve", "--land", "branch", "--json"]);
+    assert_eq!(put_aside.status.code(), Some(0), "{}", String::from_utf8_lossy(&put_aside.stderr));
+    let branch = git(&r, &["branch", "--list", "finishline/*", "--format=%(refname:short)"]);
+    assert!(branch.starts_with("finishline/"), "the branch is kept: {branch:?}");
+
+    let rows = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap());
+    let row = |id: &str| rows.iter().find(|r| r["id"] == id).unwrap().clone();
+    assert_eq!(row(&landed)["branch"], Value::Null, "the landed task's branch is deleted, so none is named");
+    assert_eq!(row(&kept)["branch"], branch.as_str(), "the kept one is named where the work waits");
+    let text = String::from_utf8_lossy(&cli.cmd(&["sessions", "list"]).output().unwrap().stdout).to_string();
+    let line = |id: &str| text.lines().find(|l| l.starts_with(id)).unwrap().to_string();
+    assert!(line(&kept).contains(&format!("[branch kept: {branch}]")), "the list says where the kept work is: {text}");
+    assert!(!line(&landed).contains("branch kept"), "{text}");
+}

@@ -775,3 +775,45 @@ fn a_session_a_newer_finishline_wrote_events_into_still_reads_with_those_events_
     let err = store.events(&sid, 0).unwrap_err();
     assert!(err.to_string().contains("could not be read"), "{err}");
 }
+
+/// A task that worked in its own worktree on `branch`, and the worktree removed with the branch
+/// (`deleted`) or with the branch kept.
+fn worked_in_a_worktree(store: &Store, task: &str, branch: &str, deleted: bool) -> SessionId {
+    let (id, _) = store.create_session(&new_session(task)).unwrap();
+    let folder = format!("/data/worktrees/{branch}");
+    let worktree = finishline_engine::workspace::worktree::TaskWorktree {
+        repo: "/tmp/ws".into(),
+        folder: folder.clone(),
+        subdir: String::new(),
+        branch: branch.into(),
+        base_branch: Some("main".into()),
+        base_commit: "0".repeat(40),
+    };
+    store.append(&id, None, EngineEvent::TaskWorkspace { isolation: Isolation::Worktree, folder: folder.clone(), worktree: Some(worktree) }).unwrap();
+    assert_eq!(store.session(&id).unwrap().branch.as_deref(), Some(branch), "named while the task works on it");
+    let why = if deleted { WorktreeEnd::Landed } else { WorktreeEnd::Rejected };
+    store.append(&id, None, EngineEvent::WorktreeRemoved { folder, why, branch_deleted: deleted.then(|| branch.to_string()) }).unwrap();
+    id
+}
+
+#[test]
+fn a_tasks_branch_is_named_only_while_it_exists_also_after_an_upgrade() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.db");
+    let (landed, kept) = {
+        let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+        let landed = worked_in_a_worktree(&store, "landed", "finishline/a-landed", true);
+        let kept = worked_in_a_worktree(&store, "kept", "finishline/b-kept", false);
+        assert_eq!(store.session(&landed).unwrap().branch, None, "its branch went with the worktree");
+        assert_eq!(store.session(&kept).unwrap().branch.as_deref(), Some("finishline/b-kept"), "the kept branch is where its work waits");
+        (landed, kept)
+    };
+    // The same history as a build before wrote it, naming the deleted branch too.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("UPDATE sessions SET branch = 'finishline/a-landed' WHERE id = ?1", [&landed.0]).unwrap();
+    conn.execute_batch("PRAGMA user_version = 11;").unwrap();
+    drop(conn);
+    let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
+    assert_eq!(store.session(&landed).unwrap().branch, None);
+    assert_eq!(store.session(&kept).unwrap().branch.as_deref(), Some("finishline/b-kept"));
+}

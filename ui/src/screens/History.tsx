@@ -311,6 +311,11 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
                       {attempts.find((a) => a.attempt?.chosen) ? ` · chose ${attempts.find((a) => a.attempt?.chosen)!.attempt!.label}` : ""}
                     </span>
                   )}
+                  {r.branch && !r.work_dir && (
+                    <span className="tag small" data-testid="history-branch" title="The task's work waits on this branch in your repository: merge it when you like, or delete it with git.">
+                      Branch kept: <code>{r.branch}</code>
+                    </span>
+                  )}
                   {r.plan_steps > 0 && (
                     <span className="tag small" data-testid="history-plan" title="This task ran as a plan of checked steps">
                       Plan: {r.plan_done}/{r.plan_steps} steps

@@ -260,6 +260,29 @@ describe("History search", () => {
     expect(within(rejected).queryByTestId("history-approved-before")).toBeNull();
   });
 
+  it("says where a task's kept branch holds its work, and names no branch of a task that landed", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions")
+          return [
+            { ...row("a", "Write the report"), isolation: "worktree", branch: "finishline/a-write-the-report", work_dir: null },
+            { ...row("b", "Rename a file"), isolation: "worktree", branch: null, work_dir: null },
+            { ...row("c", "Still at work"), status: "awaiting_review", decision: null, isolation: "worktree", branch: "finishline/c-still", work_dir: "/data/worktrees/c" },
+          ];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await waitFor(() => expect(screen.getAllByTestId("history-row")).toHaveLength(3));
+    const [kept, landed, working] = screen.getAllByTestId("history-row");
+    expect(within(kept).getByTestId("history-branch")).toHaveTextContent("Branch kept: finishline/a-write-the-report");
+    expect(within(landed).queryByTestId("history-branch")).toBeNull();
+    expect(within(working).queryByTestId("history-branch"), "a task still in its worktree is not put away on a branch").toBeNull();
+  });
+
   it("marks a session that ran a plan with its steps done", async () => {
     mockIPC(
       (cmd) => {

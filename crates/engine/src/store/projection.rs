@@ -153,8 +153,13 @@ fn apply_run(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         }
         // Only when it is the task's current worktree: an older one's removal, finished late,
         // says nothing of the one the task works in now.
-        EngineEvent::WorktreeRemoved { folder, .. } => {
+        EngineEvent::WorktreeRemoved { folder, branch_deleted, .. } => {
             conn.prepare_cached("UPDATE sessions SET work_dir = NULL WHERE id = ?1 AND work_dir = ?2")?.execute(params![s.0, folder])?;
+            // The branch is named only while it exists: one left after the worktree (kept at
+            // Approve, or holding edits made after a Reject) is where the task's work waits.
+            if let Some(b) = branch_deleted {
+                conn.prepare_cached("UPDATE sessions SET branch = NULL WHERE id = ?1 AND branch = ?2")?.execute(params![s.0, b])?;
+            }
         }
         EngineEvent::StepStarted { step, .. } => {
             conn.prepare_cached("UPDATE runs SET steps = MAX(steps, ?2), model_calls = model_calls + 1 WHERE id = ?1")?.execute(params![run, *step as i64])?;

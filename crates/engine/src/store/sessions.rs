@@ -119,6 +119,31 @@ pub fn backfill_plans(conn: &rusqlite::Connection) -> Result<()> {
     Ok(())
 }
 
+/// A task's branch is named only while it exists (since version 12): a database from before
+/// named the branches of landed and rejected tasks too. Folds each such session's worktree
+/// events as the projection now does.
+pub const BRANCH_MIGRATION: &str = "";
+
+pub fn backfill_branches(conn: &rusqlite::Connection) -> Result<()> {
+    let ids: Vec<String> =
+        conn.prepare("SELECT id FROM sessions WHERE branch IS NOT NULL AND work_dir IS NULL")?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare("SELECT body FROM events WHERE session_id = ?1 AND type IN ('task_workspace', 'worktree_removed') ORDER BY seq")?;
+    for id in ids {
+        let mut branch: Option<String> = None;
+        for body in stmt.query_map([&id], |r| r.get::<_, String>(0))? {
+            match serde_json::from_str::<crate::event::Envelope>(&body?).map(|e| e.event) {
+                Ok(crate::event::EngineEvent::TaskWorkspace { worktree, .. }) => branch = worktree.map(|w| w.branch),
+                Ok(crate::event::EngineEvent::WorktreeRemoved { branch_deleted: Some(b), .. }) if branch.as_ref() == Some(&b) => branch = None,
+                _ => {}
+            }
+        }
+        if branch.is_none() {
+            conn.execute("UPDATE sessions SET branch = NULL WHERE id = ?1", [&id])?;
+        }
+    }
+    Ok(())
+}
+
 /// One row of the history list.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SessionSummary {
@@ -147,7 +172,8 @@ pub struct SessionSummary {
     /// The task's own worktree, while it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_dir: Option<String>,
-    /// The task's branch in the person's repository.
+    /// The task's branch in the person's repository, while it exists: with no `work_dir`, a
+    /// branch kept (at Approve, or holding edits after a Reject) where the task's work waits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// Which attempt of a group it is, when several agents (or tries) do the task side by side.
