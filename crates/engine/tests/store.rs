@@ -817,3 +817,38 @@ fn a_tasks_branch_is_named_only_while_it_exists_also_after_an_upgrade() {
     assert_eq!(store.session(&landed).unwrap().branch, None);
     assert_eq!(store.session(&kept).unwrap().branch.as_deref(), Some("finishline/b-kept"));
 }
+
+#[test]
+fn a_tasks_active_time_leaves_out_its_wait_in_the_queue_and_for_the_persons_answer() {
+    let clock = Arc::new(finishline_engine::clock::ManualClock::new(1_700_000_000_000));
+    let store = Store::open_in_memory_with(clock.clone()).unwrap();
+    let (sid, _) = store.create_session(&new_session("waits, then works")).unwrap();
+    let run = RunId::new();
+    store.append(&sid, Some(&run), EngineEvent::RunStarted { trigger: RunTrigger::Task }).unwrap();
+    store.append(&sid, Some(&run), status(SessionStatus::Queued)).unwrap();
+    clock.advance(10 * 60_000);
+    store.append(&sid, Some(&run), status(SessionStatus::Busy)).unwrap();
+    clock.advance(2_000);
+    store.append(&sid, Some(&run), status(SessionStatus::AwaitingApproval)).unwrap();
+    clock.advance(5 * 60_000);
+    store.append(&sid, Some(&run), status(SessionStatus::Busy)).unwrap();
+    clock.advance(1_000);
+    store.append(&sid, Some(&run), status(SessionStatus::Retry)).unwrap();
+    clock.advance(2_000);
+    store
+        .append(
+            &sid,
+            Some(&run),
+            EngineEvent::RunFinished {
+                status: SessionStatus::Completed,
+                claim: Claim::Success,
+                verdict: Some(Verdict::Done),
+                end_reason: EndReason::VerifiedDone,
+                stuck: None,
+            },
+        )
+        .unwrap();
+    store.append(&sid, Some(&run), status(SessionStatus::Completed)).unwrap();
+    clock.advance(60_000);
+    assert_eq!(store.session(&sid).unwrap().duration_ms, 5_000, "2 s and 3 s of work (a retry's wait is the run's own); not the 15 minutes it waited");
+}

@@ -120,6 +120,20 @@ fn apply_run(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         }
         EngineEvent::StatusChanged { status, .. } => {
             conn.prepare_cached("UPDATE sessions SET status = ?2 WHERE id = ?1")?.execute(params![s.0, status.as_str()])?;
+            // Active time is a run's working time: a wait in the queue or for the person's answer
+            // stops its clock (the run's end adds what is left), and work starts it again.
+            match status {
+                SessionStatus::Queued | SessionStatus::AwaitingApproval => {
+                    conn.prepare_cached(
+                        "UPDATE sessions SET active_ms = active_ms + MAX(0, ?2 - run_started_ms), run_started_ms = NULL WHERE id = ?1 AND run_started_ms IS NOT NULL",
+                    )?
+                    .execute(params![s.0, now_ms])?;
+                }
+                SessionStatus::Busy | SessionStatus::Retry if run.is_some() => {
+                    conn.prepare_cached("UPDATE sessions SET run_started_ms = ?2 WHERE id = ?1 AND run_started_ms IS NULL")?.execute(params![s.0, now_ms])?;
+                }
+                _ => {}
+            }
             // A run that settles frees its session in the same step, so the next start never
             // finds the session idle but still held by a run that is on its way out.
             if !status.is_running() && *status != SessionStatus::AwaitingApproval {
