@@ -651,10 +651,14 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
     return () => window.removeEventListener("keydown", onKey);
   }, [running]);
   // A decided review stays in the bottom bar until the next run (a request for changes starts one
-  // at once); meanwhile its decision is not said twice in the timeline.
+  // at once); meanwhile its decision, and where it landed, are not said twice in the timeline.
   const decidedInPanel = !!model.review?.decided && model.review.decided.decision !== "request_changes" && !running;
   const panelDecision = decidedInPanel && model.review ? `dec-${model.review.reviewId}` : undefined;
-  const shown = useMemo(() => foldRepeats(panelDecision ? model.items.filter((it) => it.key !== panelDecision) : model.items), [model.items, panelDecision]);
+  const panelLanding = decidedInPanel ? model.review?.decided?.landedKey : undefined;
+  const shown = useMemo(
+    () => foldRepeats(panelDecision ? model.items.filter((it) => it.key !== panelDecision && it.key !== panelLanding) : model.items),
+    [model.items, panelDecision, panelLanding],
+  );
   const [reviewFolded, setReviewFolded] = useState(false);
 
   // One start at a time: a second click (or Enter) while the first is on its way does nothing.

@@ -108,7 +108,8 @@ export interface Review {
   ignoredCopied?: { copied: string[]; left: string[]; failed: string[] };
   /** No claim was made, yet the agent's last words say the work is done ("Done!"). */
   saidDone?: boolean;
-  decided?: { decision: string; by: string; reverted?: Reverted; landed?: Landed };
+  /** `landedKey`: the timeline's note of that landing, not repeated while this panel says it. */
+  decided?: { decision: string; by: string; reverted?: Reverted; landed?: Landed; landedKey?: string };
   /** Approve could not land the task: why, and the files concerned. The review stays open. */
   blocked?: { reason: LandingBlock; files: string[]; detail: string };
   /** What the audit of the diff found (gamed checks), less what the person dismissed. */
@@ -487,7 +488,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "landed": {
       const landed: Landed = { mode: e.mode, target_branch: e.target_branch ?? null, commit: e.commit ?? null, branch_kept: e.branch_kept ?? null, files: e.files };
-      if (next.review?.decided) next.review = { ...next.review, decided: { ...next.review.decided, landed } };
+      if (next.review?.decided) next.review = { ...next.review, decided: { ...next.review.decided, landed, landedKey: `ld-${e.seq}` } };
       push({ kind: "landing", key: `ld-${e.seq}`, text: landedText(landed), tone: "ok" });
       break;
     }

@@ -169,6 +169,7 @@ describe("a task in its own worktree", () => {
     expect(screen.getByTestId("approve")).toHaveTextContent("Approve and land on main");
     await user.click(screen.getByTestId("approve"));
     expect(await screen.findByTestId("landed-summary")).toHaveTextContent("Landed on main as abcdef1 (1 file)");
+    expect(screen.getAllByText(/Landed on main as abcdef1/), "said once: the decided review holds it, the timeline does not repeat it").toHaveLength(1);
     await waitFor(() => expect(screen.getByTestId("review-panel"), "the focus goes to what was decided, not to the page with the button gone").toHaveFocus());
     expect(sent!.input.landing).toBe("merge");
     expect(sent!.input.revert).toBe(false);
