@@ -114,10 +114,15 @@ enum SessionsCommand {
     /// it started from), reject it, or request changes (the next run starts at once).
     Review {
         id: String,
-        #[arg(long, conflicts_with_all = ["reject", "request_changes"])]
+        #[arg(long, conflicts_with_all = ["reject", "request_changes", "resolve"])]
         approve: bool,
-        #[arg(long, conflicts_with = "request_changes")]
+        #[arg(long, conflicts_with_all = ["request_changes", "resolve"])]
         reject: bool,
+        /// When Approve could not land because the branch moved on (its changes conflict, or
+        /// verification fails on top of it): merge the branch into the task's worktree and send
+        /// the task back to its agent to resolve it; it comes back for review.
+        #[arg(long, conflicts_with = "request_changes")]
+        resolve: bool,
         /// With --reject, in place: put back the files the task changed (files you changed
         /// since are kept unless --force-revert).
         #[arg(long, requires = "reject")]
@@ -385,8 +390,8 @@ fn main() -> ExitCode {
                 SessionsCommand::Attempts { group, choose, cancel, reject, compare, opts } => {
                     attempts::group(group, choose, cancel, reject, compare, opts).await
                 }
-                SessionsCommand::Review { id, approve, reject, revert, request_changes, comments, copy_ignored, opts } => {
-                    run::review(id, run::Verdict { approve, reject, revert, request_changes, comments, copy_ignored }, opts).await
+                SessionsCommand::Review { id, approve, reject, resolve, revert, request_changes, comments, copy_ignored, opts } => {
+                    run::review(id, run::Verdict { approve, reject, resolve, revert, request_changes, comments, copy_ignored }, opts).await
                 }
             },
             Command::Stats { command: StatsCommand::Evaluator { common } } => stats::evaluator(&common),

@@ -273,7 +273,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
             EngineEvent::LandingBlocked { reason, .. } if !interactive || opts.review != ReviewMode::Prompt => {
                 eprintln!(
                     "finishline: approved, but not landed; the review waits for you: {}",
-                    landing_ways(*reason, &format!("finishline sessions review {sid} --approve"))
+                    landing_ways(*reason, &format!("finishline sessions review {sid} --approve"), Some(&format!("finishline sessions review {sid} --resolve")))
                 );
                 break exit::WAITING;
             }
@@ -497,11 +497,16 @@ fn yes(q: &str) -> bool {
 fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decision, feedback: Option<String>, force_revert: bool) -> bool {
     if decision == Decision::Approve {
         return match engine.submit_review(review, decision, None, false, false, DecidedBy::Person) {
-            Ok(ReviewOutcome::LandingBlocked { detail, files, .. }) => {
+            Ok(ReviewOutcome::LandingBlocked { reason, detail, files }) => {
                 eprintln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) });
-                let a = prompt_line("[k]eep the task's branch for later / let the agent [r]esolve it / [l]eave the review open: ")
-                    .unwrap_or_default()
-                    .to_ascii_lowercase();
+                // Only a moved branch is the agent's to resolve (the window offers the same).
+                let resolvable = matches!(reason, LandingBlock::Conflict | LandingBlock::VerificationFailed);
+                let q = if resolvable {
+                    "[k]eep the task's branch for later / let the agent [r]esolve it / [l]eave the review open: "
+                } else {
+                    "[k]eep the task's branch for later / [l]eave the review open: "
+                };
+                let a = prompt_line(q).unwrap_or_default().to_ascii_lowercase();
                 if a.starts_with('k') {
                     let choice = finishline_engine::agent::ReviewChoice {
                         landing: Some(LandingMode::Branch),
@@ -509,7 +514,7 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
                     };
                     report_review(engine.decide(review, choice), Again::Asked);
                     false
-                } else if a.starts_with('r') {
+                } else if resolvable && a.starts_with('r') {
                     engine.resolve_conflict(review).map(|_| false).unwrap_or_else(|e| {
                         eprintln!("finishline: {e}");
                         true
@@ -558,10 +563,11 @@ pub(crate) enum Again<'a> {
 /// A landing that stopped, and the other `--land` choices that can still go through, as the
 /// command to run: keeping the branch always can; where uncommitted changes cannot hold the
 /// task's files, a commit can. `approve` is the command that approved it.
-fn landing_ways(reason: LandingBlock, approve: &str) -> String {
+fn landing_ways(reason: LandingBlock, approve: &str, resolve: Option<&str>) -> String {
     let keep = format!("to keep the task's branch for later instead: `{approve} --land branch`");
-    match reason {
-        LandingBlock::OutsideSparseCheckout => format!("to land it as a commit instead: `{approve} --land squash` (or `--land merge`); {keep}"),
+    match (reason, resolve) {
+        (LandingBlock::OutsideSparseCheckout, _) => format!("to land it as a commit instead: `{approve} --land squash` (or `--land merge`); {keep}"),
+        (LandingBlock::Conflict | LandingBlock::VerificationFailed, Some(resolve)) => format!("to let the agent resolve it: `{resolve}`; {keep}"),
         _ => keep,
     }
 }
@@ -609,10 +615,10 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
 fn next_step(outcome: &finishline_engine::Result<ReviewOutcome>, again: &Again) -> Option<String> {
     match (outcome, again) {
         (Ok(ReviewOutcome::LandingBlocked { reason, .. }), Again::Review(sid)) => {
-            Some(landing_ways(*reason, &format!("finishline sessions review {sid} --approve")))
+            Some(landing_ways(*reason, &format!("finishline sessions review {sid} --approve"), Some(&format!("finishline sessions review {sid} --resolve"))))
         }
         (Ok(ReviewOutcome::LandingBlocked { reason, .. }), Again::Attempt(group, sid)) => {
-            Some(landing_ways(*reason, &format!("finishline sessions attempts {group} --choose {sid}")))
+            Some(landing_ways(*reason, &format!("finishline sessions attempts {group} --choose {sid}"), None))
         }
         // The review is still open: the same reject may overwrite those files too, or revert none.
         (Ok(ReviewOutcome::NeedsConfirmation { .. }), Again::Review(sid)) => Some(format!(
@@ -626,6 +632,8 @@ fn next_step(outcome: &finishline_engine::Result<ReviewOutcome>, again: &Again) 
 pub struct Verdict {
     pub approve: bool,
     pub reject: bool,
+    /// Send a landing that conflicts back to the agent, as the window's "Let the agent resolve it".
+    pub resolve: bool,
     pub revert: bool,
     pub request_changes: Option<String>,
     /// `FILE:LINE[-LINE]=TEXT`, each a comment on the diff.
@@ -640,7 +648,9 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     let decision = match (v.approve, v.reject, &v.request_changes) {
         (true, _, _) => Decision::Approve,
         (_, true, _) => Decision::Reject,
+        // The agent's run answers the review, as a request for changes does.
         (_, _, Some(_)) => Decision::RequestChanges,
+        _ if v.resolve => Decision::RequestChanges,
         _ => return fail(exit::USAGE, json, "say --approve, --reject or --request-changes \"what should change\""),
     };
     let need = if decision == Decision::RequestChanges { Need::Model } else { Need::Decision };
@@ -653,8 +663,21 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     let Some((review_id, _, _)) = pending.into_iter().find(|(_, k, _)| k == "review") else {
         return fail(exit::USAGE, json, &format!("session {sid} is not waiting for a review"));
     };
-    if !v.comments.is_empty() && decision != Decision::RequestChanges {
+    if !v.comments.is_empty() && (decision != Decision::RequestChanges || v.resolve) {
         return fail(exit::USAGE, json, "--comment goes with --request-changes: comments are sent back to the agent");
+    }
+    if v.resolve {
+        let after = store.session(&sid).map(|s| s.last_seq).unwrap_or(0);
+        if let Err(e) = tokio::task::block_in_place(|| engine.resolve_conflict(&review_id)) {
+            let usage = matches!(e.code(), finishline_engine::ErrorCode::InvalidInput | finishline_engine::ErrorCode::AlreadyDecided);
+            return fail(if usage { exit::USAGE } else { exit::FAILED }, json, &e.to_string());
+        }
+        if !json {
+            crate::output::say("Sent back to the agent to resolve the merge.\n");
+        }
+        let code = follow(&engine, &store, &sid, &opts, after, false).await;
+        tokio::task::block_in_place(|| engine.settle());
+        return code;
     }
     for (i, c) in v.comments.iter().enumerate() {
         let comment = match finishline_engine::judge::criteria::parse_cli_comment(c, format!("cli{}", i + 1)) {

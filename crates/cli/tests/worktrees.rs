@@ -1494,3 +1494,37 @@ async fn a_task_whose_branch_is_kept_names_it_and_one_that_landed_names_no_branc
     assert!(line(&kept).contains(&format!("[branch kept: {branch}]")), "the list says where the kept work is: {text}");
     assert!(!line(&landed).contains("branch kept"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_landing_that_conflicts_can_go_back_to_the_agent_from_a_script_and_then_lands() {
+    let mut rules = writes("notes.md", "the task's notes\n", 0);
+    rules.insert(
+        0,
+        json!({"when": {"kind": "agent", "last_message_contains": "conflicts in: notes.md"}, "reply": {"text": "Merging both.",
+            "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "the person's notes\nthe task's notes\n"}}]}}),
+    );
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let r = repo(dir.path());
+    let first = cli.run("write notes.md", &r, &[]);
+    assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
+    let id = session_of(&first);
+    // Meanwhile the person commits their own notes.md on main.
+    std::fs::write(r.join("notes.md"), "the person's notes\n").unwrap();
+    git(&r, &["add", "notes.md"]);
+    git(&r, &["commit", "-q", "-m", "the person's notes"]);
+    let blocked = cli.review(&id, &["--approve"]);
+    assert_eq!(blocked.status.code(), Some(6), "{}", String::from_utf8_lossy(&blocked.stderr));
+    let said = String::from_utf8_lossy(&blocked.stderr).to_string();
+    let resolve = format!("`finishline sessions review {id} --resolve`");
+    assert!(said.contains(&resolve), "it names the way to let the agent resolve it, as the window does: {said}");
+
+    let resolved = cli.review(&id, &["--resolve", "--json"]);
+    assert_eq!(resolved.status.code(), Some(6), "the agent's resolution waits for review: {}", String::from_utf8_lossy(&resolved.stderr));
+    let landed = cli.review(&id, &["--approve"]);
+    assert_eq!(landed.status.code(), Some(0), "{}", String::from_utf8_lossy(&landed.stderr));
+    assert_eq!(git(&r, &["show", "main:notes.md"]), "the person's notes\nthe task's notes");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit is untouched");
+
+    let not_waiting = cli.review(&id, &["--resolve"]);
+    assert_eq!(not_waiting.status.code(), Some(2), "nothing to resolve once decided: {}", String::from_utf8_lossy(&not_waiting.stderr));
+}
