@@ -338,9 +338,6 @@ const LISTED_FILES: usize = 20;
 /// file's name must not end the line).
 fn file_line(f: &serde_json::Value) -> String {
     let (path, kind, diff) = (f["path"].as_str().unwrap_or("?"), f["kind"].as_str().unwrap_or("changed"), f["diff"].as_str().unwrap_or(""));
-    // Only the hunks' lines: a removed line reading "-- comment" is a line, not a header.
-    let body = diff.lines().skip_while(|l| !l.starts_with("@@")).filter(|l| !l.starts_with("@@"));
-    let added = body.clone().filter(|l| l.starts_with('+')).count();
-    let removed = body.filter(|l| l.starts_with('-')).count();
+    let (added, removed) = finishline_engine::workspace::checkpoint::line_counts(diff);
     format!("{kind:<8} {} (+{added} −{removed})", path.escape_debug())
 }

@@ -155,7 +155,8 @@ pub fn rank(attempts: &[AttemptEvidence]) -> Vec<Ranked> {
 
 /// Lines added and removed in a unified diff.
 pub fn diff_lines(diff: &str) -> usize {
-    diff.lines().filter(|l| (l.starts_with('+') && !l.starts_with("+++")) || (l.starts_with('-') && !l.starts_with("---"))).count()
+    let (added, removed) = crate::workspace::checkpoint::line_counts(diff);
+    added + removed
 }
 
 #[cfg(test)]
@@ -294,5 +295,7 @@ pub(super) mod tests {
     #[test]
     fn a_diff_counts_its_added_and_removed_lines_only() {
         assert_eq!(diff_lines("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n c\n"), 2);
+        // In SQL or Lua a line may start with `--`: removed, it reads `--- …`, and is a line.
+        assert_eq!(diff_lines("diff --git a/x.sql b/x.sql\n--- a/x.sql\n+++ b/x.sql\n@@ -1,2 +1,2 @@\n--- a comment\n+++ counter\n keep\n"), 2);
     }
 }

@@ -41,6 +41,24 @@ pub enum ChangeKind {
     Deleted,
 }
 
+/// Lines added and removed in a unified diff (a file's, or several files'): only the hunks'
+/// lines count, so a removed line reading `-- a comment` is a line, not a file header.
+pub fn line_counts(diff: &str) -> (usize, usize) {
+    let (mut added, mut removed, mut in_hunk) = (0, 0, false);
+    for l in diff.lines() {
+        if l.starts_with("@@") {
+            in_hunk = true;
+        } else if l.starts_with("diff ") {
+            in_hunk = false;
+        } else if in_hunk && l.starts_with('+') {
+            added += 1;
+        } else if in_hunk && l.starts_with('-') {
+            removed += 1;
+        }
+    }
+    (added, removed)
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct FileChange {
     pub path: String,
