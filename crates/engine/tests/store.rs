@@ -831,7 +831,8 @@ fn a_tasks_active_time_leaves_out_its_wait_in_the_queue_and_for_the_persons_answ
     clock.advance(2_000);
     store.append(&sid, Some(&run), status(SessionStatus::AwaitingApproval)).unwrap();
     clock.advance(5 * 60_000);
-    store.append(&sid, Some(&run), status(SessionStatus::Busy)).unwrap();
+    // The person's answer sets the session busy again from outside the run (`Engine::deliver`).
+    store.append(&sid, None, status(SessionStatus::Busy)).unwrap();
     clock.advance(1_000);
     store.append(&sid, Some(&run), status(SessionStatus::Retry)).unwrap();
     clock.advance(2_000);

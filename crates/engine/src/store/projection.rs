@@ -129,7 +129,8 @@ fn apply_run(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
                     )?
                     .execute(params![s.0, now_ms])?;
                 }
-                SessionStatus::Busy | SessionStatus::Retry if run.is_some() => {
+                // An answer to a permission or a question sets Busy outside the run's own events.
+                SessionStatus::Busy | SessionStatus::Retry => {
                     conn.prepare_cached("UPDATE sessions SET run_started_ms = ?2 WHERE id = ?1 AND run_started_ms IS NULL")?.execute(params![s.0, now_ms])?;
                 }
                 _ => {}
