@@ -500,7 +500,7 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
             Ok(ReviewOutcome::LandingBlocked { reason, detail, files }) => {
                 eprintln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) });
                 // Only a moved branch is the agent's to resolve (the window offers the same).
-                let resolvable = matches!(reason, LandingBlock::Conflict | LandingBlock::VerificationFailed);
+                let resolvable = reason.agent_can_resolve();
                 let q = if resolvable {
                     "[k]eep the task's branch for later / let the agent [r]esolve it / [l]eave the review open: "
                 } else {
@@ -567,7 +567,7 @@ fn landing_ways(reason: LandingBlock, approve: &str, resolve: Option<&str>) -> S
     let keep = format!("to keep the task's branch for later instead: `{approve} --land branch`");
     match (reason, resolve) {
         (LandingBlock::OutsideSparseCheckout, _) => format!("to land it as a commit instead: `{approve} --land squash` (or `--land merge`); {keep}"),
-        (LandingBlock::Conflict | LandingBlock::VerificationFailed, Some(resolve)) => format!("to let the agent resolve it: `{resolve}`; {keep}"),
+        (r, Some(resolve)) if r.agent_can_resolve() => format!("to let the agent resolve it: `{resolve}`; {keep}"),
         _ => keep,
     }
 }
@@ -648,10 +648,10 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     let decision = match (v.approve, v.reject, &v.request_changes) {
         (true, _, _) => Decision::Approve,
         (_, true, _) => Decision::Reject,
-        // The agent's run answers the review, as a request for changes does.
         (_, _, Some(_)) => Decision::RequestChanges,
+        // The agent's run answers the review, as a request for changes does.
         _ if v.resolve => Decision::RequestChanges,
-        _ => return fail(exit::USAGE, json, "say --approve, --reject or --request-changes \"what should change\""),
+        _ => return fail(exit::USAGE, json, "say --approve, --reject, --request-changes \"what should change\" or --resolve"),
     };
     let need = if decision == Decision::RequestChanges { Need::Model } else { Need::Decision };
     let Opened { engine, store, .. } = match open_for(&opts, need) {

@@ -1508,6 +1508,9 @@ async fn a_landing_that_conflicts_can_go_back_to_the_agent_from_a_script_and_the
     let first = cli.run("write notes.md", &r, &[]);
     assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
     let id = session_of(&first);
+    let early = cli.review(&id, &["--resolve"]);
+    assert_eq!(early.status.code(), Some(2), "nothing to resolve before a landing was refused: {}", String::from_utf8_lossy(&early.stderr));
+    assert_eq!(git(&r, &["branch", "--list", "finishline/*"]).lines().count(), 1, "and nothing was merged or sent");
     // Meanwhile the person commits their own notes.md on main.
     std::fs::write(r.join("notes.md"), "the person's notes\n").unwrap();
     git(&r, &["add", "notes.md"]);
@@ -1527,4 +1530,30 @@ async fn a_landing_that_conflicts_can_go_back_to_the_agent_from_a_script_and_the
 
     let not_waiting = cli.review(&id, &["--resolve"]);
     assert_eq!(not_waiting.status.code(), Some(2), "nothing to resolve once decided: {}", String::from_utf8_lossy(&not_waiting.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conflict_markers_an_agent_left_behind_never_land_on_the_persons_branch() {
+    let mut rules = writes("notes.md", "the task's notes\n", 0);
+    // Asked to resolve the conflict, this agent says it did and touches nothing.
+    rules.insert(0, json!({"when": {"kind": "agent", "last_message_contains": "conflicts in: notes.md"}, "reply": {"text": "Done! Resolved."}}));
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write notes.md", &r, &[]));
+    std::fs::write(r.join("notes.md"), "the person's notes\n").unwrap();
+    git(&r, &["add", "notes.md"]);
+    git(&r, &["commit", "-q", "-m", "the person's notes"]);
+    assert_eq!(cli.review(&id, &["--approve"]).status.code(), Some(6), "the branch moved and the changes conflict");
+    let resolved = cli.review(&id, &["--resolve"]);
+    assert_eq!(resolved.status.code(), Some(6), "{}", String::from_utf8_lossy(&resolved.stderr));
+
+    let approved = cli.review(&id, &["--approve", "--json"]);
+    assert_eq!(approved.status.code(), Some(6), "not landed: {}", String::from_utf8_lossy(&approved.stdout));
+    let outcome: Value = serde_json::from_slice(&approved.stdout).unwrap();
+    assert_eq!((outcome["reason"].as_str(), outcome["files"].clone()), (Some("conflict_markers"), json!(["notes.md"])), "{outcome}");
+    assert_eq!(git(&r, &["show", "main:notes.md"]), "the person's notes", "the person's branch never gets the markers");
+    assert_eq!(std::fs::read_to_string(r.join("notes.md")).unwrap(), "the person's notes\n", "nor their checkout");
+    // What the task has stays on its branch, for the agent (or the person) to resolve.
+    let resolve_again = cli.review(&id, &["--resolve"]);
+    assert_eq!(resolve_again.status.code(), Some(6), "{}", String::from_utf8_lossy(&resolve_again.stderr));
 }

@@ -779,6 +779,9 @@ pub enum LandingBlock {
     OutsideSparseCheckout,
     /// The branch moved and the task's commits do not apply on it cleanly.
     Conflict,
+    /// The task's changes hold conflict markers (`<<<<<<<` … `>>>>>>>`) it added: a merge left
+    /// unresolved, which would land as text in the person's files.
+    ConflictMarkers,
     /// Rebased onto the moved branch, the verification commands fail.
     VerificationFailed,
     /// The branch the task started from is gone, or the task started on a detached HEAD.
@@ -791,6 +794,14 @@ pub enum LandingBlock {
     Interrupted,
     /// git refused for another reason, named in the detail.
     Git,
+}
+
+impl LandingBlock {
+    /// The branch moved and the task's changes do not hold on it: merging it into the task's
+    /// worktree and sending the task back is the agent's to do. The others are the person's.
+    pub fn agent_can_resolve(self) -> bool {
+        matches!(self, LandingBlock::Conflict | LandingBlock::ConflictMarkers | LandingBlock::VerificationFailed)
+    }
 }
 
 /// How a task's worktree and branch came to be gone.

@@ -53,6 +53,7 @@ const BLOCK_TITLE: Record<LandingBlock, string> = {
   outside_sparse_checkout: "Not landed as uncommitted changes: the task changed files outside your sparse checkout",
   branch_in_use: "Not landed: the branch is in use (a rebase, a bisect or another worktree)",
   conflict: "Not landed: the branch moved and the task's changes conflict",
+  conflict_markers: "Not landed: a merge in the task was left unresolved",
   verification_failed: "Not landed: verification fails on top of the moved branch",
   no_branch: "Not landed: there is no branch to land on",
   interrupted: "Not landed: Finishline stopped while landing",
@@ -405,7 +406,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             </ul>
           )}
           <div className="actions">
-            {(review.blocked.reason === "conflict" || review.blocked.reason === "verification_failed") && (
+            {["conflict", "conflict_markers", "verification_failed"].includes(review.blocked.reason) && (
               <button
                 className="btn"
                 disabled={busy}

@@ -661,6 +661,14 @@ impl Engine {
         let summary = self.pending_review_session(review)?;
         let _lock = FolderLock::acquire(&self.config.data_dir.join("locks").join(format!("{}.lock", summary.id)))?;
         let events = self.store.events(&summary.id, 0)?;
+        // Only after Approve could not land for a reason that is the agent's to resolve.
+        let asked = events.iter().rposition(|e| matches!(&e.event, EngineEvent::ReviewRequested { review_id, .. } if review_id == review)).unwrap_or(0);
+        let blocked = events[asked..].iter().rev().find_map(|e| if let EngineEvent::LandingBlocked { reason, .. } = &e.event { Some(*reason) } else { None });
+        if !blocked.is_some_and(LandingBlock::agent_can_resolve) {
+            return Err(Error::InvalidInput(
+                "there is no landing for the agent to resolve: approve first; only a branch that moved on (a conflict, conflict markers, or verification failing on top of it) is sent back".into(),
+            ));
+        }
         let wt = current_worktree(&events).ok_or_else(|| Error::InvalidInput("this task has no worktree: there is no branch to merge".into()))?;
         let target = wt.base_branch.clone().ok_or_else(|| Error::InvalidInput("the task started on a detached HEAD: there is no branch to merge".into()))?;
         if let Some(commit) = worktree::commit_all(&wt, &format!("{} (before merging {target})", summary.title), &copied_files(&events))? {
@@ -671,8 +679,12 @@ impl Engine {
             .args(worktree::identity_args(folder))
             .args(["-c", "core.autocrlf=false", "merge", "--no-ff", "--no-commit", &target])
             .output()?;
-        let conflicted: Vec<String> =
+        let mut conflicted: Vec<String> =
             worktree::git(folder, &["diff", "--name-only", "--diff-filter=U"]).unwrap_or_default().lines().map(str::to_string).collect();
+        if conflicted.is_empty() {
+            // Merged before, and the markers of that merge were committed unresolved.
+            conflicted = crate::workspace::landing::conflict_markers_in(folder, &target, "HEAD")?;
+        }
         let text = if conflicted.is_empty() {
             let _ = merged;
             format!("The branch `{target}` moved on while you worked. It is now merged into your work. Check that everything still works together, run the project's checks, and finish.")

@@ -241,6 +241,14 @@ fn compose_from(
         Some(files) => files,
         None => super::worktree::changed_between(wt, &old_tip, &task_tip)?,
     };
+    let marked = conflict_markers_in(repo, &old_tip, &task_tip)?;
+    if !marked.is_empty() {
+        return Ok(Err(Blocked::new(
+            LandingBlock::ConflictMarkers,
+            marked,
+            "the task's changes still hold conflict markers (<<<<<<< … >>>>>>>) from a merge left unresolved: let the agent resolve them, or keep the task's branch",
+        )));
+    }
     // Written into the working tree as uncommitted changes, the task's files must not meet an
     // edit of the person's. Moving their checkout along a branch, git's own check refuses the
     // same (see [`apply`]) except over a file their `.gitignore` hides, which git overwrites: a
@@ -332,6 +340,37 @@ fn your_edits_block(files: Vec<String>) -> Blocked {
         files,
         "you have uncommitted edits in files the task changed: commit or stash them, then approve again, or keep the task's branch",
     )
+}
+
+/// The files in which the task's changes from `from` to `to` add both ends of a conflict (a
+/// line starting `<<<<<<<` and one starting `>>>>>>>`): a merge left unresolved. Markers the
+/// file already had (a test's fixture) are not added, and a lone `=======` is a heading's rule.
+/// `-G` keeps git's output to the files whose change has such a line.
+pub fn conflict_markers_in(repo: &Path, from: &str, to: &str) -> Result<Vec<String>> {
+    let regex = "-G^(<<<<<<<|>>>>>>>)( |$)";
+    let out = git(repo, &["-c", "core.quotePath=false", "diff", "-U0", "--no-renames", "--no-color", "--no-ext-diff", regex, from, to])?;
+    let mut marked = Vec::new();
+    let (mut file, mut in_hunk, mut opens, mut closes) = (String::new(), false, false, false);
+    for l in out.lines().chain(std::iter::once("diff (end)")) {
+        if l.starts_with("diff ") {
+            if opens && closes {
+                marked.push(std::mem::take(&mut file));
+            }
+            (in_hunk, opens, closes) = (false, false, false);
+        } else if !in_hunk {
+            if let Some(path) = l.strip_prefix("+++ ") {
+                // git ends a name that has a space with a tab, so a patch tool reads it whole.
+                let path = path.strip_suffix('\t').unwrap_or(path);
+                file = path.strip_prefix("b/").unwrap_or(path).to_string();
+            }
+            in_hunk = l.starts_with("@@");
+        } else if let Some(added) = l.strip_prefix('+') {
+            let marker = |m: &str| added.strip_prefix(m).is_some_and(|rest| rest.is_empty() || rest.starts_with(' '));
+            opens |= marker("<<<<<<<");
+            closes |= marker(">>>>>>>");
+        }
+    }
+    Ok(marked)
 }
 
 /// The paths of the person's checkout, hidden by their `.gitignore`, that landing `files` would
@@ -630,7 +669,25 @@ fn pipe(repo: &Path, args: &[&str], input: &[u8]) -> Result<std::result::Result<
 
 #[cfg(test)]
 mod tests {
-    use super::message;
+    use super::{conflict_markers_in, message};
+
+    #[test]
+    fn only_a_conflict_the_change_adds_both_ends_of_counts_as_left_unresolved() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        let git = |args: &[&str]| assert!(std::process::Command::new("git").current_dir(repo).args(args).output().unwrap().status.success(), "git {args:?}");
+        git(&["init", "-q", "-b", "main"]);
+        std::fs::write(repo.join("fixture.txt"), "<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n").unwrap();
+        git(&["add", "."]);
+        git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base"]);
+        // A heading's rule, a fixture that keeps its markers and gains a line, and a merge left as it was.
+        std::fs::write(repo.join("README.md"), "Title\n=======\n").unwrap();
+        std::fs::write(repo.join("fixture.txt"), "<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\nmore\n").unwrap();
+        std::fs::write(repo.join("notes ü.md"), "<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> main\n").unwrap();
+        git(&["add", "."]);
+        git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "task"]);
+        assert_eq!(conflict_markers_in(repo, "HEAD~1", "HEAD").unwrap(), vec!["notes ü.md".to_string()]);
+    }
 
     #[test]
     fn a_follow_ups_commit_is_named_by_what_was_asked_and_says_which_task_it_follows() {
