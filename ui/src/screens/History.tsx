@@ -292,7 +292,9 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
               <th>Status</th>
               <th>Outcome</th>
               <th className="optional">Started</th>
-              <th className="optional">Active</th>
+              <th className="optional" title="Time the agent worked: not its wait in the queue, nor for your answers and reviews">
+                Active
+              </th>
               <th className="optional">Tokens</th>
               <th />
             </tr>
