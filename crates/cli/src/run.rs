@@ -661,7 +661,7 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     let sid = SessionId(id);
     let pending = store.pending_requests(&sid).unwrap_or_default();
     let Some((review_id, _, _)) = pending.into_iter().find(|(_, k, _)| k == "review") else {
-        return fail(exit::USAGE, json, &format!("session {sid} is not waiting for a review"));
+        return fail(exit::USAGE, json, &no_review(&store, &sid));
     };
     if !v.comments.is_empty() && (decision != Decision::RequestChanges || v.resolve) {
         return fail(exit::USAGE, json, "--comment goes with --request-changes: comments are sent back to the agent");
@@ -740,6 +740,27 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     }
     tokio::task::block_in_place(|| engine.settle());
     code
+}
+
+/// Why a session has no review to decide, and what can be done with it instead.
+fn no_review(store: &Store, sid: &SessionId) -> String {
+    let Ok(s) = store.session(sid) else {
+        return format!("there is no session {sid} in this history: `finishline sessions list` shows them");
+    };
+    let status = s.status.as_str();
+    match s.status {
+        SessionStatus::Completed | SessionStatus::Rejected => format!("session {sid} is already decided ({status})"),
+        SessionStatus::Busy | SessionStatus::Retry | SessionStatus::Queued => {
+            format!("session {sid} is still running ({status}): its review comes when it ends")
+        }
+        SessionStatus::AwaitingApproval => {
+            format!("session {sid} waits for a permission or an answer, not a review: answer it where it runs, or `finishline sessions cancel {sid}`")
+        }
+        _ => {
+            let discard = if s.work_dir.is_some() { format!(", or put its work away with `finishline sessions discard {sid}`") } else { String::new() };
+            format!("session {sid} is {status}, not waiting for a review: go on with `finishline sessions resume {sid} \"what to do next\"`{discard}")
+        }
+    }
 }
 
 /// A list of paths for a sentence: the first ten, then how many more (a copied `node_modules/`

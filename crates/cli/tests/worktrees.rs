@@ -1557,3 +1557,29 @@ async fn conflict_markers_an_agent_left_behind_never_land_on_the_persons_branch(
     let resolve_again = cli.review(&id, &["--resolve"]);
     assert_eq!(resolve_again.status.code(), Some(6), "{}", String::from_utf8_lossy(&resolve_again.stderr));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_asked_of_a_session_with_none_says_what_it_is_and_what_can_be_done_instead() {
+    let denied = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "list the files"}, "reply": {"text": "Listing.", "tool_calls": [{"name": "run_command", "arguments": {"command": "ls"}}]}}),
+    ];
+    let (_s, dir, cli) = server(vec![denied, writes("done.txt", "done\n", 0)]).await;
+    let r = repo(dir.path());
+    // Nobody at a terminal to allow the command: denied, the session idle with its worktree.
+    let idle = session_of(&cli.run("list the files", &r, &[]));
+    let said = |o: &Output| String::from_utf8_lossy(&o.stderr).to_string();
+    let asked = cli.review(&idle, &["--approve"]);
+    assert_eq!(asked.status.code(), Some(2));
+    assert!(said(&asked).contains(&format!("`finishline sessions resume {idle} ")), "the way on: {}", said(&asked));
+    assert!(said(&asked).contains(&format!("`finishline sessions discard {idle}`")), "and the way to put it away: {}", said(&asked));
+
+    let done = session_of(&cli.run("write done.txt", &r, &[]));
+    assert_eq!(cli.review(&done, &["--approve"]).status.code(), Some(0));
+    let again = cli.review(&done, &["--reject"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(said(&again).contains("already decided"), "{}", said(&again));
+
+    let unknown = cli.review("ses_nothing_like_it", &["--approve"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(said(&unknown).contains("no session ses_nothing_like_it") && said(&unknown).contains("sessions list"), "{}", said(&unknown));
+}
