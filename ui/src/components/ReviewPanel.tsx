@@ -52,8 +52,9 @@ const BLOCK_TITLE: Record<LandingBlock, string> = {
   your_ignored_files: "Not landed: it would replace files your .gitignore hides",
   outside_sparse_checkout: "Not landed as uncommitted changes: the task changed files outside your sparse checkout",
   branch_in_use: "Not landed: the branch is in use (a rebase, a bisect or another worktree)",
-  conflict: "Not landed: the branch moved and the task's changes conflict",
-  conflict_markers: "Not landed: a merge in the task was left unresolved",
+  // The engine's detail names the branch and what conflicts: a title would say it twice.
+  conflict: "Not landed",
+  conflict_markers: "Not landed",
   verification_failed: "Not landed: verification fails on top of the moved branch",
   no_branch: "Not landed: there is no branch to land on",
   interrupted: "Not landed: Finishline stopped while landing",

@@ -15,6 +15,16 @@ function duration(ms: number) {
   return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
 }
 
+/** When a session started, as short as the person reads it: today's by the time alone, this
+ * year's without the year. The whole date and time is the cell's tooltip. */
+export function started(ms: number, now: Date): string {
+  const d = new Date(ms);
+  const time = d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  if (d.toDateString() === now.toDateString()) return time;
+  if (d.getFullYear() === now.getFullYear()) return `${d.toLocaleDateString(undefined, { month: "short", day: "numeric" })}, ${time}`;
+  return d.toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric" });
+}
+
 /** Attempts of one task side by side are one entry: the first of them met, with its group's size.
  * A group's attempts come from `all` (every session listed): a search that met one attempt
  * still shows the whole group, counted and decided as it is. */
@@ -313,10 +323,11 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
                       {attempts.find((a) => a.attempt?.chosen) ? ` · chose ${attempts.find((a) => a.attempt?.chosen)!.attempt!.label}` : ""}
                     </span>
                   )}
+                  {/* Not a tag: a branch's name is long and unbroken, and a tag never wraps. */}
                   {r.branch && !r.work_dir && (
-                    <span className="tag small" data-testid="history-branch" title="The task's work waits on this branch in your repository: merge it when you like, or delete it with git.">
+                    <div className="muted small branch-kept" data-testid="history-branch" title="The task's work waits on this branch in your repository: merge it when you like, or delete it with git.">
                       Branch kept: <code>{r.branch}</code>
-                    </span>
+                    </div>
                   )}
                   {r.plan_steps > 0 && (
                     <span className="tag small" data-testid="history-plan" title="This task ran as a plan of checked steps">
@@ -334,7 +345,9 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
                   )}
                 </td>
                 <td className="nowrap">{r.end_reason ? END_LABEL[r.end_reason] : "—"}</td>
-                <td className="small optional">{new Date(r.created_ms).toLocaleString()}</td>
+                <td className="small optional" title={new Date(r.created_ms).toLocaleString()}>
+                  {started(r.created_ms, new Date())}
+                </td>
                 <td className="small optional">{duration(r.duration_ms)}</td>
                 <td className="small optional">{(r.tokens.agent + r.tokens.evaluator + r.tokens.compaction).toLocaleString()}</td>
                 {attempts.length > 0 ? (

@@ -3,6 +3,7 @@ import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
 import { App } from "../App";
+import { started } from "../screens/History";
 import { view } from "./fixtures";
 
 describe("App shell", () => {
@@ -258,6 +259,16 @@ describe("History search", () => {
     const [landed, rejected] = screen.getAllByTestId("history-row");
     expect(within(landed).getByTestId("history-approved-before"), "its first work landed; only a follow-up was rejected").toHaveTextContent("earlier work approved");
     expect(within(rejected).queryByTestId("history-approved-before")).toBeNull();
+  });
+
+  it("says when a session started as short as it can: today's by the time, this year's without the year", () => {
+    const now = new Date(2026, 10, 29, 15, 0);
+    const today = started(new Date(2026, 10, 29, 10, 18).getTime(), now);
+    expect(today).toBe(new Date(2026, 10, 29, 10, 18).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" }));
+    const thisYear = started(new Date(2026, 1, 3, 9, 5).getTime(), now);
+    expect(thisYear).toContain(new Date(2026, 1, 3, 9, 5).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" }));
+    expect(thisYear).not.toContain("2026");
+    expect(started(new Date(2025, 11, 31, 23, 0).getTime(), now)).toContain("2025");
   });
 
   it("says where a task's kept branch holds its work, and names no branch of a task that landed", async () => {

@@ -197,7 +197,7 @@ describe("a task in its own worktree", () => {
     await user.click(await screen.findByTestId("approve"));
     const blocked = await screen.findByTestId("landing-blocked");
     expect(shown.mock.contexts, "the notice is brought into view: below the window the button looks dead").toContain(blocked);
-    expect(blocked).toHaveTextContent("the branch moved and the task's changes conflict");
+    expect(blocked, "the engine's detail says what happened, once").toHaveTextContent("Not landed. “main” moved on since the task started, and the task's changes conflict with what landed there. Nothing was overwritten.");
     expect(blocked).toHaveTextContent("parser.rs");
     expect(blocked).toHaveTextContent("Nothing was overwritten");
     expect(screen.getByTestId("resolve-with-agent")).toBeEnabled();
