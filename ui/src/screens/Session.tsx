@@ -127,7 +127,11 @@ function Permission({ item }: { item: Extract<Item, { kind: "permission" }> }) {
   return (
     <div className="card permission" data-testid="permission-prompt">
       <div className="card-head static">
-        <ShieldQuestion size={14} aria-hidden /> {item.verification ? "Run the agent's verify command with" : "Allow"} <code>{item.tool}</code>?
+        {/* One flex item: the head's gap would set the question mark apart. */}
+        <ShieldQuestion size={14} aria-hidden />{" "}
+        <span>
+          {item.verification ? "Run the agent's verify command with" : "Allow"} <code>{item.tool}</code>?
+        </span>
       </div>
       <div className="card-body">
         <pre className="output">{pretty(item.input)}</pre>
@@ -742,7 +746,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
             </p>
           )}
           {model.place?.worktree && !model.place.removed && (
-            <p className="muted small clamp" data-testid="session-worktree" title={`Its own worktree: ${model.place.worktree.folder}. Your checkout is untouched until you approve.`}>
+            <p className="muted small" data-testid="session-worktree" title={`Its own worktree: ${model.place.worktree.folder}. Your checkout is untouched until you approve.`}>
               Works on <code>{model.place.worktree.branch}</code>
               {model.place.worktree.base_branch ? ` from ${model.place.worktree.base_branch}` : ""}, in its own worktree ·{" "}
               <button className="link-btn" onClick={() => void ipc.openWorktree(sessionId).catch((e) => setError((e as AppError).message))} data-testid="open-worktree">
@@ -817,7 +821,8 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               shown.map((it) => <ShownItem key={it.key} shown={it} />)
             )}
           </AttemptNames.Provider>
-          {running && model.activity && <div className="typing muted">{model.activity.phase === "waiting" ? activityText(model.activity) : (PHASE[model.activity.phase] ?? "")}…</div>}
+          {/* A question waiting below says itself that the run waits for the person. */}
+          {running && model.activity && !(model.activity.phase === "waiting" && ask) && <div className="typing muted">{model.activity.phase === "waiting" ? activityText(model.activity) : (PHASE[model.activity.phase] ?? "")}…</div>}
           <div ref={bottom} />
           {/* Not while the agent waits for the person: what is latest is then the question at
               the window's foot, and the button would lie over its buttons. */}

@@ -255,7 +255,11 @@ describe("Session view", () => {
     await screen.findByTestId("jump-latest");
     push(ev({ type: "permission_requested", request_id: "p1", tool: "run_command", input: { command: "ls" }, reason: "the shell" }));
     push(ev({ type: "status_changed", status: "awaiting_approval" }));
+    push(ev({ type: "activity", phase: "waiting", detail: "you" }));
     await screen.findByTestId("permission-prompt");
+    expect(screen.getByTestId("permission-prompt")).toHaveTextContent("Allow run_command?");
+    await waitFor(() => expect(screen.getByTestId("activity")).toHaveTextContent("Waiting for you"));
+    expect(screen.queryByText("Waiting for you…"), "the question itself says the run waits: no line above it says so again").toBeNull();
     await waitFor(() => expect(screen.queryByTestId("jump-latest"), "a question waits at the foot of the window: nothing is laid over its buttons").toBeNull());
   });
 
