@@ -1583,3 +1583,27 @@ async fn a_review_asked_of_a_session_with_none_says_what_it_is_and_what_can_be_d
     assert_eq!(unknown.status.code(), Some(2));
     assert!(said(&unknown).contains("no session ses_nothing_like_it") && said(&unknown).contains("sessions list"), "{}", said(&unknown));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conflict_the_agent_resolves_by_keeping_its_own_version_lands_once_approved() {
+    let mut rules = writes("notes.md", "the task's notes\n", 0);
+    // Asked to resolve, the agent keeps what it wrote: the file as its branch already has it.
+    rules.insert(
+        0,
+        json!({"when": {"kind": "agent", "last_message_contains": "conflicts in: notes.md"}, "reply": {"text": "Keeping mine.",
+            "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "the task's notes\n"}}]}}),
+    );
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write notes.md", &r, &[]));
+    std::fs::write(r.join("notes.md"), "the person's notes\n").unwrap();
+    git(&r, &["add", "notes.md"]);
+    git(&r, &["commit", "-q", "-m", "the person's notes"]);
+    assert_eq!(cli.review(&id, &["--approve"]).status.code(), Some(6), "the branch moved and the changes conflict");
+    let resolved = cli.review(&id, &["--resolve"]);
+    assert_eq!(resolved.status.code(), Some(6), "{}", String::from_utf8_lossy(&resolved.stderr));
+    let landed = cli.review(&id, &["--approve"]);
+    assert_eq!(landed.status.code(), Some(0), "the merge the agent finished lands, not the same conflict again: {}", String::from_utf8_lossy(&landed.stderr));
+    assert_eq!(git(&r, &["show", "main:notes.md"]), "the task's notes");
+    assert_eq!(git(&r, &["log", "--format=%s", "-2", "main"]).lines().nth(1), Some("the person's notes"), "on top of the person's commit");
+}

@@ -564,7 +564,11 @@ pub fn commit_all(wt: &TaskWorktree, message: &str, copied: &[String]) -> Result
     }
     // Also what the agent staged or committed itself.
     let links_put_back = super::submodules::keep_links(wt, &submodules)?;
-    if changed.is_empty() && !links_put_back {
+    // A merge (`resolve_conflict`'s) is concluded even when its result is the task's own tree:
+    // an agent that resolves by keeping its version changes nothing, and left uncommitted the
+    // merge would be lost and the same conflict met again at the next landing.
+    let merging = git_ok(folder, &["rev-parse", "-q", "--verify", "MERGE_HEAD"]);
+    if changed.is_empty() && !links_put_back && !merging {
         return Ok(None);
     }
     if !copied.is_empty() {
@@ -573,7 +577,7 @@ pub fn commit_all(wt: &TaskWorktree, message: &str, copied: &[String]) -> Result
         args.extend(copied.iter().map(String::as_str));
         git(folder, &args)?;
     }
-    if git_ok(folder, &["diff", "--cached", "--quiet"]) {
+    if !merging && git_ok(folder, &["diff", "--cached", "--quiet"]) {
         return Ok(None);
     }
     let mut cmd = git_in(folder);
