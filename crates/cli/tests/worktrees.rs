@@ -1607,3 +1607,34 @@ async fn a_conflict_the_agent_resolves_by_keeping_its_own_version_lands_once_app
     assert_eq!(git(&r, &["show", "main:notes.md"]), "the task's notes");
     assert_eq!(git(&r, &["log", "--format=%s", "-2", "main"]).lines().nth(1), Some("the person's notes"), "on top of the person's commit");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resolution_that_undoes_the_persons_other_changes_never_lands() {
+    let mut rules = writes("notes.md", "the task's notes\n", 0);
+    // Asked to resolve, the agent keeps its notes and also puts the person's other file back.
+    rules.insert(
+        0,
+        json!({"when": {"kind": "agent", "last_message_contains": "conflicts in: notes.md"}, "reply": {"text": "Keeping mine.",
+            "tool_calls": [write_call("notes.md", "the task's notes\n"), write_call("other.txt", "v1\n")]}}),
+    );
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let r = repo(dir.path());
+    // A folder named as the branch: git must never read `main` as a path.
+    std::fs::create_dir(r.join("main")).unwrap();
+    std::fs::write(r.join("main/readme.txt"), "a folder named main\n").unwrap();
+    std::fs::write(r.join("other.txt"), "v1\n").unwrap();
+    git(&r, &["add", "main", "other.txt"]);
+    git(&r, &["commit", "-q", "-m", "other v1"]);
+    let id = session_of(&cli.run("write notes.md", &r, &[]));
+    std::fs::write(r.join("notes.md"), "the person's notes\n").unwrap();
+    std::fs::write(r.join("other.txt"), "v2, the person's\n").unwrap();
+    git(&r, &["add", "notes.md", "other.txt"]);
+    git(&r, &["commit", "-q", "-m", "the person's notes and other v2"]);
+    assert_eq!(cli.review(&id, &["--approve"]).status.code(), Some(6));
+    let resolved = cli.review(&id, &["--resolve"]);
+    assert_eq!(resolved.status.code(), Some(6), "{}", String::from_utf8_lossy(&resolved.stderr));
+    let approved = cli.review(&id, &["--approve"]);
+    assert_eq!(approved.status.code(), Some(6), "not landed: {}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(git(&r, &["show", "main:other.txt"]), "v2, the person's", "the person's change is never undone on their branch");
+    assert_eq!(std::fs::read_to_string(r.join("other.txt")).unwrap(), "v2, the person's\n");
+}

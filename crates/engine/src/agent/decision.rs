@@ -383,6 +383,15 @@ impl Engine {
             Ok(c) => c,
             Err(b) => return blocked(b),
         };
+        // A merge Finishline started for the agent to resolve may have been committed with its
+        // markers: they never land. Only then: a fixture or a document may hold them on purpose.
+        let merged_for_the_agent = events.iter().any(|e| matches!(e.event, EngineEvent::Continuation { source: ContinuationSource::LandingConflict, .. }));
+        if merged_for_the_agent {
+            let marked = landing::conflict_markers_in(Path::new(&wt.repo), &composed.old_tip, &format!("refs/heads/{}", wt.branch))?;
+            if !marked.is_empty() {
+                return blocked(Blocked::conflict_markers(marked));
+            }
+        }
         self.store.append(session, None, started_event(review, &composed))?;
         crate::fault::pause_at("landing-started");
         if let Err(b) = landing::apply(wt, &composed)? {
@@ -683,7 +692,7 @@ impl Engine {
             worktree::git(folder, &["diff", "--name-only", "--diff-filter=U"]).unwrap_or_default().lines().map(str::to_string).collect();
         if conflicted.is_empty() {
             // Merged before, and the markers of that merge were committed unresolved.
-            conflicted = crate::workspace::landing::conflict_markers_in(folder, &target, "HEAD")?;
+            conflicted = crate::workspace::landing::conflict_markers_in(folder, &format!("refs/heads/{target}"), "HEAD").unwrap_or_default();
         }
         let text = if conflicted.is_empty() {
             let _ = merged;

@@ -24,6 +24,15 @@ impl Blocked {
     fn new(reason: LandingBlock, files: Vec<String>, detail: impl Into<String>) -> Blocked {
         Blocked { reason, files, detail: detail.into() }
     }
+
+    /// [`conflict_markers_in`] found these files.
+    pub fn conflict_markers(files: Vec<String>) -> Blocked {
+        Blocked::new(
+            LandingBlock::ConflictMarkers,
+            files,
+            "the task's changes still hold conflict markers (<<<<<<< … >>>>>>>) from a merge left unresolved: let the agent resolve them, or keep the task's branch",
+        )
+    }
 }
 
 /// The branch the task lands on, and where it is now.
@@ -241,14 +250,6 @@ fn compose_from(
         Some(files) => files,
         None => super::worktree::changed_between(wt, &old_tip, &task_tip)?,
     };
-    let marked = conflict_markers_in(repo, &old_tip, &task_tip)?;
-    if !marked.is_empty() {
-        return Ok(Err(Blocked::new(
-            LandingBlock::ConflictMarkers,
-            marked,
-            "the task's changes still hold conflict markers (<<<<<<< … >>>>>>>) from a merge left unresolved: let the agent resolve them, or keep the task's branch",
-        )));
-    }
     // Written into the working tree as uncommitted changes, the task's files must not meet an
     // edit of the person's. Moving their checkout along a branch, git's own check refuses the
     // same (see [`apply`]) except over a file their `.gitignore` hides, which git overwrites: a
@@ -345,10 +346,15 @@ fn your_edits_block(files: Vec<String>) -> Blocked {
 /// The files in which the task's changes from `from` to `to` add both ends of a conflict (a
 /// line starting `<<<<<<<` and one starting `>>>>>>>`): a merge left unresolved. Markers the
 /// file already had (a test's fixture) are not added, and a lone `=======` is a heading's rule.
-/// `-G` keeps git's output to the files whose change has such a line.
+/// `-G` keeps git's output to the files whose change has such a line; renames are found, so a
+/// fixture moved whole adds nothing. Plumbing, so neither the person's diff settings (prefixes)
+/// nor the repository's textconv drivers reach it.
 pub fn conflict_markers_in(repo: &Path, from: &str, to: &str) -> Result<Vec<String>> {
     let regex = "-G^(<<<<<<<|>>>>>>>)( |$)";
-    let out = git(repo, &["-c", "core.quotePath=false", "diff", "-U0", "--no-renames", "--no-color", "--no-ext-diff", regex, from, to])?;
+    let out = git(
+        repo,
+        &["-c", "core.quotePath=false", "diff-tree", "-r", "-p", "-U0", "-M", "--no-textconv", "--no-color", "--no-ext-diff", regex, from, to, "--"],
+    )?;
     let mut marked = Vec::new();
     let (mut file, mut in_hunk, mut opens, mut closes) = (String::new(), false, false, false);
     for l in out.lines().chain(std::iter::once("diff (end)")) {
@@ -687,6 +693,11 @@ mod tests {
         git(&["add", "."]);
         git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "task"]);
         assert_eq!(conflict_markers_in(repo, "HEAD~1", "HEAD").unwrap(), vec!["notes ü.md".to_string()]);
+        // A fixture moved whole adds no marker: renames are found.
+        std::fs::create_dir(repo.join("fixtures")).unwrap();
+        git(&["mv", "fixture.txt", "fixtures/merge.txt"]);
+        git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "move"]);
+        assert_eq!(conflict_markers_in(repo, "HEAD~1", "HEAD").unwrap(), Vec::<String>::new());
     }
 
     #[test]

@@ -580,6 +580,12 @@ pub fn commit_all(wt: &TaskWorktree, message: &str, copied: &[String]) -> Result
     if !merging && git_ok(folder, &["diff", "--cached", "--quiet"]) {
         return Ok(None);
     }
+    if merging && !keeps_their_side(folder) {
+        // Concluded, the merge would record the person's branch as taken in while undoing some
+        // of it, and landing would carry that undoing onto their branch: it stays open, and the
+        // next landing meets the conflict again rather than reverting their work.
+        return Ok(None);
+    }
     let mut cmd = git_in(folder);
     cmd.args(identity_args(folder)).args(["commit", "--quiet", "--no-verify", "-F", "-"]);
     let out = git_with_input(cmd, message.as_bytes()).map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
@@ -587,6 +593,21 @@ pub fn commit_all(wt: &TaskWorktree, message: &str, copied: &[String]) -> Result
         return Err(Error::Worktree(format!("the task's changes could not be committed: {}", String::from_utf8_lossy(&out.stderr).trim())));
     }
     Ok(Some(git(folder, &["rev-parse", "HEAD"])?.trim().to_string()))
+}
+
+/// The merge in progress keeps every file only the merged branch changed as that branch has it
+/// (a file both sides changed is the resolution's to choose).
+fn keeps_their_side(folder: &Path) -> bool {
+    let names = |args: &[&str]| -> Option<std::collections::HashSet<String>> {
+        git(folder, args).ok().map(|o| o.split('\0').filter(|p| !p.is_empty()).map(str::to_string).collect())
+    };
+    let Some(base) = git(folder, &["merge-base", "HEAD", "MERGE_HEAD"]).ok().map(|b| b.trim().to_string()) else { return false };
+    let theirs = names(&["diff", "--name-only", "--no-renames", "-z", &base, "MERGE_HEAD", "--"]);
+    let ours = names(&["diff", "--name-only", "--no-renames", "-z", &base, "HEAD", "--"]);
+    // What the merge would record differs from their branch in these files.
+    let differ = names(&["diff", "--cached", "--name-only", "--no-renames", "-z", "MERGE_HEAD", "--"]);
+    let (Some(theirs), Some(ours), Some(differ)) = (theirs, ours, differ) else { return false };
+    !differ.iter().any(|p| theirs.contains(p) && !ours.contains(p))
 }
 
 /// Removes the worktree (and the branch, when `delete_branch`). A worktree whose repository is
