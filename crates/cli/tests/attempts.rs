@@ -360,8 +360,10 @@ async fn an_attempt_sent_back_is_ranked_on_everything_it_would_land() {
     let Waiting { _server, e, r, url, group, sessions } = waiting(json!([
         {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
         {"when": {"kind": "agent", "model": "a", "last_message_contains": "also write NOTES.md"}, "reply": {"text": "Adding notes.", "tool_calls": [notes]}, "times": 1},
-        {"when": {"kind": "agent", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 2},
+        // One rule per attempt: shared, whichever attempt asked twice first took both writes.
         {"when": {"kind": "agent", "model": "b", "last_message_contains": "Created greet.py"}, "reply": {"text": "Adding notes.", "tool_calls": [notes]}, "times": 1},
+        {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 1},
+        {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 1},
         {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
     ]))
     .await;
