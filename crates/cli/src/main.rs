@@ -121,7 +121,7 @@ enum SessionsCommand {
         /// When Approve could not land because the branch moved on (its changes conflict, or
         /// verification fails on top of it): merge the branch into the task's worktree and send
         /// the task back to its agent to resolve it; it comes back for review.
-        #[arg(long, conflicts_with_all = ["request_changes", "copy_ignored", "comments"])]
+        #[arg(long, conflicts_with_all = ["request_changes", "copy_ignored", "comments", "land"])]
         resolve: bool,
         /// With --reject, in place: put back the files the task changed (files you changed
         /// since are kept unless --force-revert).
