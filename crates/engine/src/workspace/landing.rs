@@ -344,25 +344,30 @@ fn your_edits_block(files: Vec<String>) -> Blocked {
 }
 
 /// The files in which the task's changes from `from` to `to` add both ends of a conflict (a
-/// line starting `<<<<<<<` and one starting `>>>>>>>`): a merge left unresolved. Markers the
-/// file already had (a test's fixture) are not added, and a lone `=======` is a heading's rule.
+/// line starting `<<<<<<<` and one starting `>>>>>>>`, each alone or before a label, as long as
+/// each other: a file's `conflict-marker-size` makes them longer): a merge left unresolved.
+/// Markers the file already had (a test's fixture) are not added, and a lone `=======` is a
+/// heading's rule.
 /// `-G` keeps git's output to the files whose change has such a line; renames are found, so a
 /// fixture moved whole adds nothing. Plumbing, so neither the person's diff settings (prefixes)
 /// nor the repository's textconv drivers reach it.
 pub fn conflict_markers_in(repo: &Path, from: &str, to: &str) -> Result<Vec<String>> {
-    let regex = "-G^(<<<<<<<|>>>>>>>)( |$)";
+    // A carriage return ends a Windows file's marker that has no label.
+    let regex = "-G^(<{7,}|>{7,})( |\r|$)";
     let out = git(
         repo,
         &["-c", "core.quotePath=false", "diff-tree", "-r", "-p", "-U0", "-M", "--no-textconv", "--no-color", "--no-ext-diff", regex, from, to, "--"],
     )?;
     let mut marked = Vec::new();
-    let (mut file, mut in_hunk, mut opens, mut closes) = (String::new(), false, false, false);
+    let (mut file, mut in_hunk) = (String::new(), false);
+    // The lengths of the markers added, opening and closing.
+    let (mut opens, mut closes) = (Vec::new(), Vec::new());
     for l in out.lines().chain(std::iter::once("diff (end)")) {
         if l.starts_with("diff ") {
-            if opens && closes {
+            if opens.iter().any(|n| closes.contains(n)) {
                 marked.push(std::mem::take(&mut file));
             }
-            (in_hunk, opens, closes) = (false, false, false);
+            (in_hunk, opens, closes) = (false, Vec::new(), Vec::new());
         } else if !in_hunk {
             if let Some(path) = l.strip_prefix("+++ ") {
                 // git ends a name that has a space with a tab, so a patch tool reads it whole.
@@ -371,9 +376,13 @@ pub fn conflict_markers_in(repo: &Path, from: &str, to: &str) -> Result<Vec<Stri
             }
             in_hunk = l.starts_with("@@");
         } else if let Some(added) = l.strip_prefix('+') {
-            let marker = |m: &str| added.strip_prefix(m).is_some_and(|rest| rest.is_empty() || rest.starts_with(' '));
-            opens |= marker("<<<<<<<");
-            closes |= marker(">>>>>>>");
+            let marker = |c: char| {
+                let rest = added.trim_start_matches(c);
+                let n = added.len() - rest.len();
+                (n >= 7 && (rest.is_empty() || rest == "\r" || rest.starts_with(' '))).then_some(n)
+            };
+            opens.extend(marker('<'));
+            closes.extend(marker('>'));
         }
     }
     Ok(marked)
@@ -698,6 +707,25 @@ mod tests {
         git(&["mv", "fixture.txt", "fixtures/merge.txt"]);
         git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "move"]);
         assert_eq!(conflict_markers_in(repo, "HEAD~1", "HEAD").unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn markers_in_a_crlf_file_or_of_a_longer_marker_size_count_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        let git = |args: &[&str]| assert!(std::process::Command::new("git").current_dir(repo).args(args).output().unwrap().status.success(), "git {args:?}");
+        git(&["init", "-q", "-b", "main"]);
+        std::fs::write(repo.join("base.txt"), "base\n").unwrap();
+        git(&["add", "."]);
+        git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base"]);
+        // A Windows file's markers with no label end in a carriage return; a file whose
+        // `conflict-marker-size` is 10 gets ten of each. A rule of `<` with nothing to close it is text.
+        std::fs::write(repo.join("win.txt"), "<<<<<<<\r\nmine\r\n=======\r\ntheirs\r\n>>>>>>>\r\n").unwrap();
+        std::fs::write(repo.join("long.md"), "<<<<<<<<<< HEAD\nmine\n==========\ntheirs\n>>>>>>>>>> main\n").unwrap();
+        std::fs::write(repo.join("art.txt"), "<<<<<<<<<<<<<<<<\nart\n>>>>>>>\n").unwrap();
+        git(&["add", "."]);
+        git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "task"]);
+        assert_eq!(conflict_markers_in(repo, "HEAD~1", "HEAD").unwrap(), vec!["long.md".to_string(), "win.txt".to_string()]);
     }
 
     #[test]
