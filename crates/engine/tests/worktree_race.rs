@@ -94,3 +94,18 @@ fn a_worktree_whose_files_cannot_all_be_deleted_is_unlocked_so_git_can_forget_it
     let out = Command::new("git").arg("-C").arg(&repo).args(["worktree", "list", "--porcelain"]).output().unwrap();
     assert!(!String::from_utf8_lossy(&out.stdout).contains(&wt.folder), "then it is gone from the list");
 }
+
+#[test]
+fn a_branch_the_person_already_deleted_counts_as_gone_when_its_task_is_removed() {
+    let (dir, repo, r) = repository();
+    let wt = worktree::plan(&r, &dir.path().join("worktrees"), "ses_000001", "task", None, 0).unwrap();
+    worktree::add_empty(&wt, "s").unwrap();
+    // The person cleaned up by hand: the worktree forgotten, its branch deleted.
+    git(&repo, &["worktree", "remove", "--force", "--force", &wt.folder]);
+    git(&repo, &["branch", "-D", &wt.branch]);
+    assert!(worktree::remove(&wt, true).unwrap(), "the branch is gone, so History must not name it as kept");
+    // Kept on purpose, it is not gone.
+    let kept = worktree::plan(&r, &dir.path().join("worktrees"), "ses_000002", "task", None, 0).unwrap();
+    worktree::add_empty(&kept, "s").unwrap();
+    assert!(!worktree::remove(&kept, false).unwrap());
+}

@@ -611,7 +611,7 @@ fn keeps_their_side(folder: &Path) -> bool {
 }
 
 /// Removes the worktree (and the branch, when `delete_branch`). A worktree whose repository is
-/// gone is removed as a folder. Returns whether the branch went.
+/// gone is removed as a folder. Returns whether the branch is gone (deleted, or already gone).
 pub fn remove(wt: &TaskWorktree, delete_branch: bool) -> Result<bool> {
     let repo = Path::new(&wt.repo);
     let folder = Path::new(&wt.folder);
@@ -642,10 +642,12 @@ pub fn remove(wt: &TaskWorktree, delete_branch: bool) -> Result<bool> {
                 return Err(e.into());
             }
         }
-        if delete_branch && git_ok(repo, &["rev-parse", "-q", "--verify", &format!("refs/heads/{}", wt.branch)]) {
-            return Ok(git_ok(repo, &["branch", "-D", &wt.branch]));
+        if !delete_branch {
+            return Ok(false);
         }
-        return Ok(false);
+        // A branch the person deleted themselves is gone as well: History must not name it kept.
+        let exists = git_ok(repo, &["rev-parse", "-q", "--verify", &format!("refs/heads/{}", wt.branch)]);
+        return Ok(!exists || git_ok(repo, &["branch", "-D", &wt.branch]));
     }
     if folder.exists() {
         std::fs::remove_dir_all(folder)?;
