@@ -112,6 +112,38 @@ async fn reject_with_revert_restores_every_file_including_ones_the_shell_created
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revert_keeps_a_private_files_permissions_and_puts_back_an_executable_bit() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut setup = Setup::default();
+    allow_shell(&mut setup);
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "exit code: 0"}), json!({"text": DONE})),
+            agent(
+                json!({"last_message_contains": "Wrote secret.txt"}),
+                json!({"tool_calls": [{"name": "run_command", "arguments": {"command": "chmod -x run.sh"}}]})
+            ),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "secret.txt", "content": "changed by the agent"}}]})),
+        ])),
+        setup,
+    )
+    .await;
+    let mode = |rel: &str| std::fs::metadata(h.workspace.path().join(rel)).unwrap().permissions().mode() & 0o7777;
+    h.write("secret.txt", "only mine");
+    h.write("run.sh", "#!/bin/sh\n");
+    std::fs::set_permissions(h.workspace.path().join("secret.txt"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(h.workspace.path().join("run.sh"), std::fs::Permissions::from_mode(0o750)).unwrap();
+    let o = h.run("change the secret").await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    assert_eq!(mode("run.sh"), 0o640, "the agent took the executable bit away");
+    h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
+    assert_eq!(h.read("secret.txt").as_deref(), Some("only mine"));
+    assert_eq!(mode("secret.txt"), 0o600, "a file only the person could read is not made readable by everyone");
+    assert_eq!(mode("run.sh"), 0o750, "the executable bit is back, for those who could read it");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revert_asks_before_touching_a_file_the_person_edited_after_the_agent() {
     let h = Harness::new(
         rules(json!([

@@ -936,7 +936,21 @@ impl Checkpoints {
                 } else {
                     use std::os::unix::fs::PermissionsExt;
                     std::fs::write(&tmp, &content)?;
-                    let bits = if mode == "100755" { 0o755 } else { 0o644 };
+                    let executable = mode == "100755";
+                    // Git keeps only the executable bit. The file's own permissions stay: a
+                    // private file (0600) must not come back readable by everyone.
+                    let bits = match std::fs::symlink_metadata(&full) {
+                        Ok(m) if m.is_file() => {
+                            let now = m.permissions().mode() & 0o7777;
+                            if executable {
+                                now | ((now & 0o444) >> 2)
+                            } else {
+                                now & !0o111
+                            }
+                        }
+                        _ if executable => 0o755,
+                        _ => 0o644,
+                    };
                     std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(bits))?;
                 }
                 std::fs::rename(&tmp, &full)?;
