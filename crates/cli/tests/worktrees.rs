@@ -1523,6 +1523,18 @@ async fn a_landing_that_conflicts_can_go_back_to_the_agent_from_a_script_and_the
 
     let resolved = cli.review(&id, &["--resolve", "--json"]);
     assert_eq!(resolved.status.code(), Some(6), "the agent's resolution waits for review: {}", String::from_utf8_lossy(&resolved.stderr));
+    // The review shows what Approve lands on the person's branch as it is now, not the round's
+    // edit of a file full of conflict markers.
+    let review = String::from_utf8_lossy(&resolved.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .rfind(|e| e["type"] == "review_requested")
+        .expect("a review was asked for");
+    let files = review["files_changed"].as_array().unwrap();
+    assert_eq!(files.iter().map(|f| f["path"].as_str().unwrap()).collect::<Vec<_>>(), vec!["notes.md"], "{review}");
+    let diff = files[0]["diff"].as_str().unwrap();
+    let changed: Vec<&str> = diff.lines().filter(|l| (l.starts_with('+') || l.starts_with('-')) && !l.starts_with("+++") && !l.starts_with("---")).collect();
+    assert_eq!(changed, vec!["+the task's notes"], "the task's line on top of the person's notes: {diff}");
     let landed = cli.review(&id, &["--approve"]);
     assert_eq!(landed.status.code(), Some(0), "{}", String::from_utf8_lossy(&landed.stderr));
     assert_eq!(git(&r, &["show", "main:notes.md"]), "the person's notes\nthe task's notes");

@@ -110,6 +110,13 @@ fn decided_since(events: &[Envelope]) -> bool {
     events[at + 1..].iter().any(|e| matches!(e.event, EngineEvent::StatusChanged { status: SessionStatus::Completed | SessionStatus::Rejected, .. }))
 }
 
+/// Whether the person's last decision sent the task back to resolve a merge of their branch:
+/// a `LandingConflict` continuation since that decision.
+fn resolving_a_merge(events: &[Envelope]) -> bool {
+    let decided = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewResolved { .. })).unwrap_or(0);
+    events[decided..].iter().any(|e| matches!(e.event, EngineEvent::Continuation { source: ContinuationSource::LandingConflict, .. }))
+}
+
 /// The untracked files copied into the task's current worktree.
 pub(super) fn copied_files(events: &[Envelope]) -> Vec<String> {
     since_worktree(events)
@@ -433,8 +440,36 @@ impl Run {
     /// The changes the person decides on, with diffs.
     pub(super) fn changes(&mut self) -> Vec<FileChange> {
         let Some(cp) = self.checkpoints.clone() else { return vec![] };
+        if let Some(landing) = self.merged_changes(&cp) {
+            return landing;
+        }
         let all = self.scoped(true);
         tokio::task::block_in_place(|| cp.owned_diffs(&all.changes())).unwrap_or_default()
+    }
+
+    /// After the person's branch was merged into the task's for the agent to resolve (their
+    /// last decision was "let the agent resolve it"), the round's own edits are of files full of
+    /// conflict markers, which says nothing about what Approve would land. The person decides on
+    /// the task's branch against their branch as merged: exactly what lands. `None` otherwise, or
+    /// while the merge is still open (the next landing meets the conflict again).
+    fn merged_changes(&self, cp: &crate::workspace::checkpoint::Checkpoints) -> Option<Vec<FileChange>> {
+        let wt = self.folder.worktree.as_ref()?;
+        let target = wt.base_branch.as_deref()?;
+        let events = self.engine.store.events(&self.session, 0).ok()?;
+        if !resolving_a_merge(&events) {
+            return None;
+        }
+        let folder = Path::new(&wt.folder);
+        if worktree::git_ok(folder, &["rev-parse", "-q", "--verify", "MERGE_HEAD"]) {
+            return None;
+        }
+        let head = worktree::git(folder, &["rev-parse", "HEAD"]).ok()?.trim().to_string();
+        let theirs = worktree::git(folder, &["merge-base", "HEAD", &format!("refs/heads/{target}")]).ok()?.trim().to_string();
+        // The store reads the repository's objects, so it can tell the two commits apart.
+        let changes = tokio::task::block_in_place(|| cp.window_changes(&theirs, &head)).ok()?;
+        let landing: Vec<_> =
+            changes.into_iter().map(|c| crate::workspace::ownership::OwnedChange { path: c.path, before: c.before, after: c.after }).collect();
+        tokio::task::block_in_place(|| cp.owned_diffs(&landing)).ok()
     }
 
     /// This run's changes alone, with diffs (a plan step is judged on its own).
