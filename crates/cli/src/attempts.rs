@@ -269,7 +269,7 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
         ReviewMode::Approve => match may_land_unasked(r) {
             Some(sid) => choose(sid),
             None => {
-                eprintln!("finishline: no attempt is verified done with a clean audit, so none lands without you: choose with `finishline sessions attempts {} --choose N`", r.group);
+                eprintln!("finishline: no attempt is verified done with a clean audit, so none lands without you: choose with `{}`", choose_cmd(r));
                 exit::WAITING
             }
         },
@@ -286,16 +286,21 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
             match answer.and_then(|a| a.parse::<usize>().ok()).and_then(|k| r.ranking.iter().find(|a| a.rank == k)) {
                 Some(a) => choose(&a.evidence.session),
                 None => {
-                    eprintln!("The attempts wait: `finishline sessions attempts {} --choose N` lands one.", r.group);
+                    eprintln!("The attempts wait: `{}` lands one.", choose_cmd(r));
                     exit::WAITING
                 }
             }
         }
         ReviewMode::Prompt => {
-            eprintln!("finishline: the attempts wait for your choice: `finishline sessions attempts {} --choose N`, or the window", r.group);
+            eprintln!("finishline: the attempts wait for your choice: `{}`, or the window", choose_cmd(r));
             exit::WAITING
         }
     }
+}
+
+/// The command that lands one of the group's attempts.
+fn choose_cmd(r: &GroupRanking) -> String {
+    crate::hint::command(&format!("sessions attempts {} --choose N", r.group))
 }
 
 /// `--choose K` where no attempt is ranked K: the ranks there are, and where to see them.
@@ -305,7 +310,7 @@ fn no_such_rank(k: usize, r: &GroupRanking) -> String {
         0 => "none is ranked until one has ended".to_string(),
         n => format!("choose from 1 to {n}, or by session id"),
     };
-    format!("there is no attempt ranked {k}: {there}; `finishline sessions attempts {}` shows the ranking", r.group)
+    format!("there is no attempt ranked {k}: {there}; `{}` shows the ranking", crate::hint::command(&format!("sessions attempts {}", r.group)))
 }
 
 /// `finishline sessions attempts GROUP [--choose N|SESSION | --cancel | --reject | --compare]`.

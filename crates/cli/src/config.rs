@@ -23,7 +23,11 @@ pub fn data_dir(common: &Common) -> PathBuf {
     let dir = common.data_dir.clone().unwrap_or_else(default_data_dir);
     // Absolute, so worktrees and checkpoints are the same folders from every command's cwd
     // (and from git, which runs in the worktree).
-    std::path::absolute(&dir).unwrap_or(dir)
+    let dir = std::path::absolute(&dir).unwrap_or(dir);
+    if common.data_dir.is_some() {
+        crate::hint::remember_data_dir(&dir);
+    }
+    dir
 }
 
 /// The app's settings, if its settings file exists. A broken file is an error, not a silent reset.

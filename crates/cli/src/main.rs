@@ -4,6 +4,7 @@
 
 mod attempts;
 mod config;
+mod hint;
 mod output;
 mod run;
 mod sessions;

@@ -249,7 +249,11 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
             }
             EngineEvent::PlanCreated { awaiting_review: true, .. } => {
                 if !interactive {
-                    eprintln!("finishline: the plan waits for your go-ahead: run it with `finishline sessions resume {sid}`, edit it in the window, or cancel it with `finishline sessions cancel {sid}`");
+                    eprintln!(
+                        "finishline: the plan waits for your go-ahead: run it with `{}`, edit it in the window, or cancel it with `{}`",
+                        crate::hint::command(&format!("sessions resume {sid}")),
+                        crate::hint::command(&format!("sessions cancel {sid}"))
+                    );
                     break exit::WAITING;
                 }
                 let yes = prompt_line("Run this plan? [Y/n] ").is_none_or(|a| a.to_lowercase().starts_with('y'));
@@ -273,7 +277,11 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
             EngineEvent::LandingBlocked { reason, .. } if !interactive || opts.review != ReviewMode::Prompt => {
                 eprintln!(
                     "finishline: approved, but not landed; the review waits for you: {}",
-                    landing_ways(*reason, &format!("finishline sessions review {sid} --approve"), Some(&format!("finishline sessions review {sid} --resolve")))
+                    landing_ways(
+                        *reason,
+                        &crate::hint::command(&format!("sessions review {sid} --approve")),
+                        Some(&crate::hint::command(&format!("sessions review {sid} --resolve")))
+                    )
                 );
                 break exit::WAITING;
             }
@@ -414,7 +422,11 @@ fn run_waiting_plan(
         crate::PlanReview::Prompt => false,
     };
     if !go {
-        eprintln!("finishline: the plan still waits: run it with `finishline sessions resume {sid}`, edit it in the window, or cancel it with `finishline sessions cancel {sid}`");
+        eprintln!(
+            "finishline: the plan still waits: run it with `{}`, edit it in the window, or cancel it with `{}`",
+            crate::hint::command(&format!("sessions resume {sid}")),
+            crate::hint::command(&format!("sessions cancel {sid}"))
+        );
         return Err(exit::WAITING);
     }
     engine.run_plan(sid, None).map(|_| ()).map_err(|e| fail(exit::FAILED, json, &e.to_string()))
@@ -433,7 +445,10 @@ fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &
         return Err(fail(
             exit::FAILED,
             json,
-            &format!("the session waits for an answer but has no open request; cancel it with `finishline sessions cancel {sid}` or resume it from the app"),
+            &format!(
+                "the session waits for an answer but has no open request; cancel it with `{}` or resume it from the app",
+                crate::hint::command(&format!("sessions cancel {sid}"))
+            ),
         ));
     };
     let answered = if kind == "permission" {
@@ -614,15 +629,19 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
 /// What to do about a decision that stopped short, as the command that does it.
 fn next_step(outcome: &finishline_engine::Result<ReviewOutcome>, again: &Again) -> Option<String> {
     match (outcome, again) {
-        (Ok(ReviewOutcome::LandingBlocked { reason, .. }), Again::Review(sid)) => {
-            Some(landing_ways(*reason, &format!("finishline sessions review {sid} --approve"), Some(&format!("finishline sessions review {sid} --resolve"))))
-        }
+        (Ok(ReviewOutcome::LandingBlocked { reason, .. }), Again::Review(sid)) => Some(landing_ways(
+            *reason,
+            &crate::hint::command(&format!("sessions review {sid} --approve")),
+            Some(&crate::hint::command(&format!("sessions review {sid} --resolve"))),
+        )),
         (Ok(ReviewOutcome::LandingBlocked { reason, .. }), Again::Attempt(group, sid)) => {
-            Some(landing_ways(*reason, &format!("finishline sessions attempts {group} --choose {sid}"), None))
+            Some(landing_ways(*reason, &crate::hint::command(&format!("sessions attempts {group} --choose {sid}")), None))
         }
         // The review is still open: the same reject may overwrite those files too, or revert none.
         (Ok(ReviewOutcome::NeedsConfirmation { .. }), Again::Review(sid)) => Some(format!(
-            "to overwrite them too: `finishline sessions review {sid} --reject --revert --force-revert`; to reject without reverting anything: `finishline sessions review {sid} --reject`"
+            "to overwrite them too: `{}`; to reject without reverting anything: `{}`",
+            crate::hint::command(&format!("sessions review {sid} --reject --revert --force-revert")),
+            crate::hint::command(&format!("sessions review {sid} --reject"))
         )),
         _ => None,
     }
@@ -745,7 +764,7 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
 /// Why a session has no review to decide, and what can be done with it instead.
 fn no_review(store: &Store, sid: &SessionId) -> String {
     let Ok(s) = store.session(sid) else {
-        return format!("there is no session {sid} in this history: `finishline sessions list` shows them");
+        return format!("there is no session {sid} in this history: `{}` shows them", crate::hint::command("sessions list"));
     };
     let status = s.status.as_str();
     match s.status {
@@ -754,11 +773,18 @@ fn no_review(store: &Store, sid: &SessionId) -> String {
             format!("session {sid} is still running ({status}): its review comes when it ends")
         }
         SessionStatus::AwaitingApproval => {
-            format!("session {sid} waits for a permission or an answer, not a review: answer it where it runs, or `finishline sessions cancel {sid}`")
+            format!(
+                "session {sid} waits for a permission or an answer, not a review: answer it where it runs, or `{}`",
+                crate::hint::command(&format!("sessions cancel {sid}"))
+            )
         }
         _ => {
-            let discard = if s.work_dir.is_some() { format!(", or put its work away with `finishline sessions discard {sid}`") } else { String::new() };
-            format!("session {sid} is {status}, not waiting for a review: go on with `finishline sessions resume {sid} \"what to do next\"`{discard}")
+            let discard = match s.work_dir {
+                Some(_) => format!(", or put its work away with `{}`", crate::hint::command(&format!("sessions discard {sid}"))),
+                None => String::new(),
+            };
+            let resume = crate::hint::command(&format!("sessions resume {sid} \"what to do next\""));
+            format!("session {sid} is {status}, not waiting for a review: go on with `{resume}`{discard}")
         }
     }
 }

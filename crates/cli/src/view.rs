@@ -320,12 +320,19 @@ impl View {
             if let (Some(folder), SessionStatus::Cancelled | SessionStatus::Failed | SessionStatus::Idle | SessionStatus::Interrupted) = (&s.work_dir, s.status)
             {
                 self.line(&format!(
-                    "  its worktree {folder} is kept: go on with `finishline sessions resume {} \"…\"`, or put it away with `finishline sessions discard {}`",
-                    s.id, s.id
+                    "  its worktree {folder} is kept: go on with `{}`, or put it away with `{}`",
+                    crate::hint::command(&format!("sessions resume {} \"…\"", s.id)),
+                    crate::hint::command(&format!("sessions discard {}", s.id))
                 ));
             }
             if let Some(a) = &s.attempt {
-                self.line(&format!("  attempt {} of {} in {}: `finishline sessions attempts {}` ranks them", a.number, a.of, a.group, a.group));
+                self.line(&format!(
+                    "  attempt {} of {} in {}: `{}` ranks them",
+                    a.number,
+                    a.of,
+                    a.group,
+                    crate::hint::command(&format!("sessions attempts {}", a.group))
+                ));
             }
         }
     }

@@ -686,7 +686,10 @@ async fn choosing_a_rank_no_attempt_has_names_the_ranks_there_are_and_lands_noth
         let said = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "--choose {rank}: {said}");
         assert!(said.contains("from 1 to 2"), "--choose {rank}: it names the ranks there are: {said}");
-        assert!(said.contains(&format!("`finishline sessions attempts {group}`")), "--choose {rank}: and how to see the ranking: {said}");
+        assert!(
+            said.contains(&format!("`finishline sessions attempts {group} --data-dir {}`", e.data.display())),
+            "--choose {rank}: and how to see the ranking: {said}"
+        );
     }
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
     assert_eq!(worktrees(&r), 3, "both attempts still wait");
@@ -708,7 +711,10 @@ async fn an_attempt_that_cannot_land_over_the_persons_edit_says_how_to_keep_its_
     let chose = finishline(&["sessions", "attempts", &group, "--choose", a], &e.data);
     let said = String::from_utf8_lossy(&chose.stderr);
     assert_eq!(chose.status.code(), Some(6), "it waits for the person: {said}");
-    assert!(said.contains(&format!("`finishline sessions attempts {group} --choose {a} --land branch`")), "it says how to keep the branch instead: {said}");
+    assert!(
+        said.contains(&format!("`finishline sessions attempts {group} --choose {a} --data-dir {} --land branch`", e.data.display())),
+        "it says how to keep the branch instead: {said}"
+    );
     assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit is kept");
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
 

@@ -255,7 +255,7 @@ async fn landing_stops_without_overwriting_when_the_person_edits_a_file_the_task
     assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "nothing of the person's is overwritten");
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
     let id = session_of(&run);
-    let keep = format!("`finishline sessions review {id} --approve --land branch`");
+    let keep = format!("`finishline sessions review {id} --approve --data-dir {} --land branch`", cli.data.display());
     assert!(String::from_utf8_lossy(&run.stderr).contains(&keep), "it says how to keep the branch instead: {}", String::from_utf8_lossy(&run.stderr));
     let again = cli.review(&id, &["--approve"]);
     assert_eq!(again.status.code(), Some(6), "approved again over the same edit, it still waits: {}", String::from_utf8_lossy(&again.stderr));
@@ -563,7 +563,7 @@ async fn a_reject_never_overwrites_a_file_someone_changed_after_the_task_unless_
     assert_eq!(refused.status.code(), Some(6), "the revert stops and asks: {}", String::from_utf8_lossy(&refused.stderr));
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(said.contains("notes.md"), "naming the file: {said}");
-    assert!(said.contains(&format!("`finishline sessions review {id} --reject --revert --force-revert`")), "and how to overwrite it all the same: {said}");
+    assert!(said.contains(&format!("`finishline sessions review {id} --reject --revert --force-revert --data-dir {}`", cli.data.display())), "and how to overwrite it all the same: {said}");
     assert_eq!(std::fs::read_to_string(ws.join("notes.md")).unwrap(), "the person's notes\n", "nothing is overwritten");
     let forced = cli.review(&id, &["--reject", "--revert", "--force-revert"]);
     assert_eq!(forced.status.code(), Some(3));
@@ -970,7 +970,7 @@ async fn landed_as_uncommitted_changes_into_a_sparse_checkout_a_task_that_wrote_
     let id = session_of(&run);
     let said = String::from_utf8_lossy(&run.stderr);
     for way in ["--land squash", "--land branch"] {
-        assert!(said.contains(&format!("`finishline sessions review {id} --approve {way}`")), "it names the ways that can land it ({way}): {said}");
+        assert!(said.contains(&format!("`finishline sessions review {id} --approve --data-dir {} {way}`", cli.data.display())), "it names the ways that can land it ({way}): {said}");
     }
     let squash = cli.review(&id, &["--approve", "--land", "squash"]);
     assert_eq!(squash.status.code(), Some(0), "as a commit it lands: {}", String::from_utf8_lossy(&squash.stderr));
@@ -1518,7 +1518,8 @@ async fn a_landing_that_conflicts_can_go_back_to_the_agent_from_a_script_and_the
     let blocked = cli.review(&id, &["--approve"]);
     assert_eq!(blocked.status.code(), Some(6), "{}", String::from_utf8_lossy(&blocked.stderr));
     let said = String::from_utf8_lossy(&blocked.stderr).to_string();
-    let resolve = format!("`finishline sessions review {id} --resolve`");
+    // Pasted as it is, it finds this history: the folder the person named is in it.
+    let resolve = format!("`finishline sessions review {id} --resolve --data-dir {}`", cli.data.display());
     assert!(said.contains(&resolve), "it names the way to let the agent resolve it, as the window does: {said}");
 
     let resolved = cli.review(&id, &["--resolve", "--json"]);
@@ -1583,7 +1584,7 @@ async fn a_review_asked_of_a_session_with_none_says_what_it_is_and_what_can_be_d
     let asked = cli.review(&idle, &["--approve"]);
     assert_eq!(asked.status.code(), Some(2));
     assert!(said(&asked).contains(&format!("`finishline sessions resume {idle} ")), "the way on: {}", said(&asked));
-    assert!(said(&asked).contains(&format!("`finishline sessions discard {idle}`")), "and the way to put it away: {}", said(&asked));
+    assert!(said(&asked).contains(&format!("`finishline sessions discard {idle} --data-dir {}`", cli.data.display())), "and the way to put it away: {}", said(&asked));
 
     let done = session_of(&cli.run("write done.txt", &r, &[]));
     assert_eq!(cli.review(&done, &["--approve"]).status.code(), Some(0));
