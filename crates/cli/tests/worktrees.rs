@@ -41,6 +41,21 @@ fn write_call(path: &str, content: &str) -> Value {
     json!({"name": "write_file", "arguments": {"path": path, "content": content}})
 }
 
+/// Rules for a task asked to "write notes.md" whose agent, sent back to resolve a conflict in it,
+/// answers with `reply`.
+fn notes_then_resolve(reply: Value) -> Vec<Value> {
+    let mut rules = writes("notes.md", "the task's notes\n", 0);
+    rules.insert(0, json!({"when": {"kind": "agent", "last_message_contains": "conflicts in: notes.md"}, "reply": reply}));
+    rules
+}
+
+/// Meanwhile the person commits their own notes.md on main: the task's conflicts with it.
+fn person_commits_notes(r: &Path) {
+    std::fs::write(r.join("notes.md"), "the person's notes\n").unwrap();
+    git(r, &["add", "notes.md"]);
+    git(r, &["commit", "-q", "-m", "the person's notes"]);
+}
+
 fn scenario(rules: Vec<Vec<Value>>) -> fake_llm::Scenario {
     let mut all: Vec<Value> = vec![json!({"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}})];
     for r in rules {
@@ -563,7 +578,10 @@ async fn a_reject_never_overwrites_a_file_someone_changed_after_the_task_unless_
     assert_eq!(refused.status.code(), Some(6), "the revert stops and asks: {}", String::from_utf8_lossy(&refused.stderr));
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(said.contains("notes.md"), "naming the file: {said}");
-    assert!(said.contains(&format!("`finishline sessions review {id} --reject --revert --force-revert --data-dir {}`", cli.data.display())), "and how to overwrite it all the same: {said}");
+    assert!(
+        said.contains(&format!("`finishline sessions review {id} --reject --revert --force-revert --data-dir {}`", cli.data.display())),
+        "and how to overwrite it all the same: {said}"
+    );
     assert_eq!(std::fs::read_to_string(ws.join("notes.md")).unwrap(), "the person's notes\n", "nothing is overwritten");
     let forced = cli.review(&id, &["--reject", "--revert", "--force-revert"]);
     assert_eq!(forced.status.code(), Some(3));
@@ -970,7 +988,10 @@ async fn landed_as_uncommitted_changes_into_a_sparse_checkout_a_task_that_wrote_
     let id = session_of(&run);
     let said = String::from_utf8_lossy(&run.stderr);
     for way in ["--land squash", "--land branch"] {
-        assert!(said.contains(&format!("`finishline sessions review {id} --approve --data-dir {} {way}`", cli.data.display())), "it names the ways that can land it ({way}): {said}");
+        assert!(
+            said.contains(&format!("`finishline sessions review {id} --approve --data-dir {} {way}`", cli.data.display())),
+            "it names the ways that can land it ({way}): {said}"
+        );
     }
     let squash = cli.review(&id, &["--approve", "--land", "squash"]);
     assert_eq!(squash.status.code(), Some(0), "as a commit it lands: {}", String::from_utf8_lossy(&squash.stderr));
@@ -1497,12 +1518,7 @@ async fn a_task_whose_branch_is_kept_names_it_and_one_that_landed_names_no_branc
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_landing_that_conflicts_can_go_back_to_the_agent_from_a_script_and_then_lands() {
-    let mut rules = writes("notes.md", "the task's notes\n", 0);
-    rules.insert(
-        0,
-        json!({"when": {"kind": "agent", "last_message_contains": "conflicts in: notes.md"}, "reply": {"text": "Merging both.",
-            "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "the person's notes\nthe task's notes\n"}}]}}),
-    );
+    let rules = notes_then_resolve(json!({"text": "Merging both.", "tool_calls": [write_call("notes.md", "the person's notes\nthe task's notes\n")]}));
     let (_s, dir, cli) = server(vec![rules]).await;
     let r = repo(dir.path());
     let first = cli.run("write notes.md", &r, &[]);
@@ -1511,10 +1527,7 @@ async fn a_landing_that_conflicts_can_go_back_to_the_agent_from_a_script_and_the
     let early = cli.review(&id, &["--resolve"]);
     assert_eq!(early.status.code(), Some(2), "nothing to resolve before a landing was refused: {}", String::from_utf8_lossy(&early.stderr));
     assert_eq!(git(&r, &["branch", "--list", "finishline/*"]).lines().count(), 1, "and nothing was merged or sent");
-    // Meanwhile the person commits their own notes.md on main.
-    std::fs::write(r.join("notes.md"), "the person's notes\n").unwrap();
-    git(&r, &["add", "notes.md"]);
-    git(&r, &["commit", "-q", "-m", "the person's notes"]);
+    person_commits_notes(&r);
     let blocked = cli.review(&id, &["--approve"]);
     assert_eq!(blocked.status.code(), Some(6), "{}", String::from_utf8_lossy(&blocked.stderr));
     let said = String::from_utf8_lossy(&blocked.stderr).to_string();
@@ -1547,15 +1560,11 @@ async fn a_landing_that_conflicts_can_go_back_to_the_agent_from_a_script_and_the
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conflict_markers_an_agent_left_behind_never_land_on_the_persons_branch() {
-    let mut rules = writes("notes.md", "the task's notes\n", 0);
     // Asked to resolve the conflict, this agent says it did and touches nothing.
-    rules.insert(0, json!({"when": {"kind": "agent", "last_message_contains": "conflicts in: notes.md"}, "reply": {"text": "Done! Resolved."}}));
-    let (_s, dir, cli) = server(vec![rules]).await;
+    let (_s, dir, cli) = server(vec![notes_then_resolve(json!({"text": "Done! Resolved."}))]).await;
     let r = repo(dir.path());
     let id = session_of(&cli.run("write notes.md", &r, &[]));
-    std::fs::write(r.join("notes.md"), "the person's notes\n").unwrap();
-    git(&r, &["add", "notes.md"]);
-    git(&r, &["commit", "-q", "-m", "the person's notes"]);
+    person_commits_notes(&r);
     assert_eq!(cli.review(&id, &["--approve"]).status.code(), Some(6), "the branch moved and the changes conflict");
     let resolved = cli.review(&id, &["--resolve"]);
     assert_eq!(resolved.status.code(), Some(6), "{}", String::from_utf8_lossy(&resolved.stderr));
@@ -1584,7 +1593,11 @@ async fn a_review_asked_of_a_session_with_none_says_what_it_is_and_what_can_be_d
     let asked = cli.review(&idle, &["--approve"]);
     assert_eq!(asked.status.code(), Some(2));
     assert!(said(&asked).contains(&format!("`finishline sessions resume {idle} ")), "the way on: {}", said(&asked));
-    assert!(said(&asked).contains(&format!("`finishline sessions discard {idle} --data-dir {}`", cli.data.display())), "and the way to put it away: {}", said(&asked));
+    assert!(
+        said(&asked).contains(&format!("`finishline sessions discard {idle} --data-dir {}`", cli.data.display())),
+        "and the way to put it away: {}",
+        said(&asked)
+    );
 
     let done = session_of(&cli.run("write done.txt", &r, &[]));
     assert_eq!(cli.review(&done, &["--approve"]).status.code(), Some(0));
@@ -1599,19 +1612,11 @@ async fn a_review_asked_of_a_session_with_none_says_what_it_is_and_what_can_be_d
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conflict_the_agent_resolves_by_keeping_its_own_version_lands_once_approved() {
-    let mut rules = writes("notes.md", "the task's notes\n", 0);
     // Asked to resolve, the agent keeps what it wrote: the file as its branch already has it.
-    rules.insert(
-        0,
-        json!({"when": {"kind": "agent", "last_message_contains": "conflicts in: notes.md"}, "reply": {"text": "Keeping mine.",
-            "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "the task's notes\n"}}]}}),
-    );
-    let (_s, dir, cli) = server(vec![rules]).await;
+    let (_s, dir, cli) = server(vec![notes_then_resolve(json!({"text": "Keeping mine.", "tool_calls": [write_call("notes.md", "the task's notes\n")]}))]).await;
     let r = repo(dir.path());
     let id = session_of(&cli.run("write notes.md", &r, &[]));
-    std::fs::write(r.join("notes.md"), "the person's notes\n").unwrap();
-    git(&r, &["add", "notes.md"]);
-    git(&r, &["commit", "-q", "-m", "the person's notes"]);
+    person_commits_notes(&r);
     assert_eq!(cli.review(&id, &["--approve"]).status.code(), Some(6), "the branch moved and the changes conflict");
     let resolved = cli.review(&id, &["--resolve"]);
     assert_eq!(resolved.status.code(), Some(6), "{}", String::from_utf8_lossy(&resolved.stderr));
@@ -1623,14 +1628,9 @@ async fn a_conflict_the_agent_resolves_by_keeping_its_own_version_lands_once_app
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resolution_that_undoes_the_persons_other_changes_never_lands() {
-    let mut rules = writes("notes.md", "the task's notes\n", 0);
     // Asked to resolve, the agent keeps its notes and also puts the person's other file back.
-    rules.insert(
-        0,
-        json!({"when": {"kind": "agent", "last_message_contains": "conflicts in: notes.md"}, "reply": {"text": "Keeping mine.",
-            "tool_calls": [write_call("notes.md", "the task's notes\n"), write_call("other.txt", "v1\n")]}}),
-    );
-    let (_s, dir, cli) = server(vec![rules]).await;
+    let reply = json!({"text": "Keeping mine.", "tool_calls": [write_call("notes.md", "the task's notes\n"), write_call("other.txt", "v1\n")]});
+    let (_s, dir, cli) = server(vec![notes_then_resolve(reply)]).await;
     let r = repo(dir.path());
     // A folder named as the branch: git must never read `main` as a path.
     std::fs::create_dir(r.join("main")).unwrap();
