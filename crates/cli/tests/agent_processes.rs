@@ -181,3 +181,60 @@ async fn the_next_start_after_a_crash_ends_the_agent_the_crashed_run_left_runnin
     assert!(left_running, "a crash (SIGKILL) cannot end anything itself: the agent and its escaped child were still running");
     assert!(ended, "the next `finishline run` found the crashed run's record and ended the agent's group and the child that had left it");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_start_after_a_crash_ends_a_command_the_built_in_agent_left_running() {
+    let pids = tempfile::tempdir().unwrap();
+    let pid_file = pids.path().join("command.pid");
+    // The built-in agent runs a command that would go on for ten minutes (a dev server, a watcher).
+    let command = format!("echo $$ > {}; exec sleep 600", pid_file.display());
+    let rules = json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "last_message_contains": "serve the site"}, "reply": {"text": "Starting it.", "tool_calls": [{"name": "run_command", "arguments": {"command": command}}]}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Done! Nothing else to do."}}
+    ]});
+    let server = FakeServer::start(serde_json::from_value(rules).unwrap()).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let e = env();
+    let run = move |task: &str| {
+        Command::new(bin())
+            .args(["run", task, "--workspace"])
+            .arg(&e.ws)
+            .args(["--base-url", &url, "--model", "m", "--allow", "all", "--review", "approve", "--data-dir"])
+            .arg(&e.data)
+            .env_remove("OPENAI_API_KEY")
+            .env("XDG_DATA_HOME", e.data.join("xdg"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let (left_running, ended) = tokio::task::spawn_blocking(move || {
+        let mut cli = run("serve the site");
+        let until = Instant::now() + Duration::from_secs(30);
+        let pgid = loop {
+            if let Some(p) = std::fs::read_to_string(&pid_file).ok().and_then(|s| s.trim().parse::<u32>().ok()) {
+                break p;
+            }
+            assert!(Instant::now() < until, "the command did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        signal(cli.id(), "KILL");
+        let _ = wait_exit(&mut cli, Duration::from_secs(5));
+        std::thread::sleep(Duration::from_millis(300));
+        let left_running = group_alive(pgid);
+        let mut next = run("say hello");
+        let ended = gone_within(pgid, Instant::now() + Duration::from_secs(10));
+        let _ = wait_exit(&mut next, Duration::from_secs(30));
+        if !ended {
+            // Not left behind by the test either.
+            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{pgid}")]).status();
+        }
+        (left_running, ended)
+    })
+    .await
+    .unwrap();
+    assert!(left_running, "a crash (SIGKILL) cannot end anything itself: the command was still running");
+    assert!(ended, "the next `finishline run` found the crashed run's record of the command and ended it");
+}

@@ -51,11 +51,13 @@ pub struct ToolContext {
     /// Variable names to keep out of child processes besides the secret-looking ones: the
     /// configured key variables (`--api-key-env`, a provider's custom variable).
     pub hidden_env: Vec<String>,
+    /// Where a command's process group is recorded, so the next start ends it after a crash.
+    pub processes: Option<std::sync::Arc<crate::process_groups::ProcessGroups>>,
 }
 
 impl ToolContext {
     pub fn new(workspace: Workspace, cancel: CancellationToken) -> ToolContext {
-        ToolContext { workspace, cancel, hidden_env: Vec::new() }
+        ToolContext { workspace, cancel, hidden_env: Vec::new(), processes: None }
     }
 }
 

@@ -519,7 +519,7 @@ impl Engine {
                 None,
                 EngineEvent::Activity { phase: ActivityPhase::Verifying, detail: format!("after moving the task onto the branch: {command}") },
             )?;
-            let (cmd, dir2, secrets) = (command.clone(), dir.clone(), self.config.secret_env.clone());
+            let (cmd, dir2, secrets, processes) = (command.clone(), dir.clone(), self.config.secret_env.clone(), self.config.processes.clone());
             let result = std::thread::spawn(move || {
                 let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
                 rt.block_on(crate::tool::command::run_shell(
@@ -528,6 +528,7 @@ impl Engine {
                     crate::tool::command::DEFAULT_TIMEOUT,
                     &tokio_util::sync::CancellationToken::new(),
                     &secrets,
+                    Some(&processes),
                 ))
             })
             .join()

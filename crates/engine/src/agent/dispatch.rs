@@ -131,7 +131,12 @@ impl Run {
             return Ok(ToolOutput::error(format!("There is no tool named `{name}`. Use one of the tools you were given.")));
         };
         self.emit_all(vec![self.tool_event(call, ToolState::Running, None), EngineEvent::Activity { phase: ActivityPhase::Tool, detail: name.to_string() }])?;
-        let ctx = ToolContext { workspace: self.workspace.clone(), cancel: self.cancel.clone(), hidden_env: self.engine.config.secret_env.clone() };
+        let ctx = ToolContext {
+            workspace: self.workspace.clone(),
+            cancel: self.cancel.clone(),
+            hidden_env: self.engine.config.secret_env.clone(),
+            processes: Some(self.engine.config.processes.clone()),
+        };
         let o = t.call(&ctx, value).await;
         if self.cancel.is_cancelled() {
             self.emit(self.tool_event(call, ToolState::Error, Some("Cancelled.".into())))?;

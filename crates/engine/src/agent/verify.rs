@@ -84,6 +84,7 @@ impl Run {
                 crate::tool::command::DEFAULT_TIMEOUT,
                 &self.cancel,
                 &self.engine.config.secret_env,
+                Some(&self.engine.config.processes),
             )
             .await;
             if self.cancel.is_cancelled() {

@@ -54,13 +54,16 @@ pub struct CommandResult {
 /// Runs `command` with `sh -c` in `dir`. Extra secret names (a custom key variable) are removed
 /// too. Returns when the shell exits, even if it left something running in the background (that
 /// is killed with the rest of its process group, and so is what left the group with `setsid`,
-/// found by its mark); on a timeout or cancel the output so far is kept.
+/// found by its mark); on a timeout or cancel the output so far is kept. With `processes`, the
+/// command's group is recorded while it runs, so a crash of Finishline does not leave it running
+/// for good: the next start ends it.
 pub async fn run_shell(
     command: &str,
     dir: &std::path::Path,
     timeout: Duration,
     cancel: &CancellationToken,
     extra_secrets: &[String],
+    processes: Option<&std::sync::Arc<crate::process_groups::ProcessGroups>>,
 ) -> std::io::Result<CommandResult> {
     let mut cmd = tokio::process::Command::new("sh");
     cmd.arg("-c").arg(command).current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
@@ -68,6 +71,8 @@ pub async fn run_shell(
     let mark = crate::process_groups::mark(&mut cmd);
     let mut child = cmd.spawn()?;
     let pgid = child.id().map(|p| p as i32);
+    let what: String = format!("command {}", command.chars().take(60).collect::<String>());
+    let owned = processes.zip(child.id()).map(|(groups, pid)| groups.own(pid, &what, &mark));
     let (out, err) = (Arc::new(Mutex::new(Vec::new())), Arc::new(Mutex::new(Vec::new())));
     let readers = [
         tokio::spawn(read_capped(child.stdout.take().expect("piped"), out.clone())),
@@ -93,7 +98,14 @@ pub async fn run_shell(
     // anything that left the group: nothing the command started may write into the workspace
     // after the tool has returned, unseen by the agent and, at the end, by the review.
     kill_group();
-    let _ = tokio::task::spawn_blocking(move || crate::process_groups::end_marked(&mark)).await;
+    // Ending the owned group also ends what carries its mark, and forgets its record.
+    let _ = tokio::task::spawn_blocking(move || match owned {
+        Some(group) => drop(group),
+        None => {
+            crate::process_groups::end_marked(&mark);
+        }
+    })
+    .await;
     if status.is_none() {
         let _ = child.wait().await;
     }
@@ -190,7 +202,7 @@ impl Tool for RunCommand {
             return ToolOutput::error("The command is empty.");
         }
         let timeout = input.timeout_secs.map(Duration::from_secs).unwrap_or(DEFAULT_TIMEOUT).min(MAX_TIMEOUT);
-        match run_shell(&input.command, ctx.workspace.root(), timeout, &ctx.cancel, &ctx.hidden_env).await {
+        match run_shell(&input.command, ctx.workspace.root(), timeout, &ctx.cancel, &ctx.hidden_env, ctx.processes.as_ref()).await {
             Err(e) => ToolOutput::error(format!("Could not start the command: {e}")),
             Ok(r) if r.cancelled => ToolOutput::error("The command was cancelled."),
             Ok(r) if r.timed_out => {
