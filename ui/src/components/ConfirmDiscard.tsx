@@ -22,9 +22,10 @@ export function ConfirmDiscard({
   return (
     <AlertDialog title={rejecting ? "Reject this task's work?" : "Discard this task's work?"} testid={id} onEscape={onKeep} describedBy={`${id}-body`}>
       <p id={`${id}-body`}>
-        Its worktree and the branch <code>{branch}</code> are removed, with whatever the agent wrote there
-        {rejecting ? " (what changed there after the review is kept on the branch)" : ""}. Your checkout is not touched, and History keeps the session
-        {rejecting ? " and its diff" : ""}.
+        Its worktree and the branch <code>{branch}</code> are removed, with whatever the agent wrote there.
+        {/* The engine keeps the branch when the worktree changed after the review (keep_after_review). */}
+        {rejecting ? " If anything changed in the worktree after this review, the branch is kept with it instead." : ""} Your checkout is not touched, and History keeps the
+        session{rejecting ? " and its diff" : ""}.
       </p>
       <div className="actions">
         <button ref={keep} className="btn primary" onClick={onKeep} data-testid={`${id}-keep`}>
