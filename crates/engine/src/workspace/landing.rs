@@ -344,8 +344,8 @@ fn your_edits_block(files: Vec<String>) -> Blocked {
 }
 
 /// The files in which the task's changes from `from` to `to` add both ends of a conflict (a
-/// line starting `<<<<<<<` and one starting `>>>>>>>`, each alone or before a label, as long as
-/// each other: a file's `conflict-marker-size` makes them longer): a merge left unresolved.
+/// line starting `<<<<<<<`, a `=======` alone and one starting `>>>>>>>`, each as long as the
+/// others: a file's `conflict-marker-size` makes them longer): a merge left unresolved.
 /// Markers the file already had (a test's fixture) are not added, and a lone `=======` is a
 /// heading's rule.
 /// `-G` keeps git's output to the files whose change has such a line; renames are found, so a
@@ -360,14 +360,14 @@ pub fn conflict_markers_in(repo: &Path, from: &str, to: &str) -> Result<Vec<Stri
     )?;
     let mut marked = Vec::new();
     let (mut file, mut in_hunk) = (String::new(), false);
-    // The lengths of the markers added, opening and closing.
-    let (mut opens, mut closes) = (Vec::new(), Vec::new());
+    // The lengths of the markers added: opening, separating (`=======` alone) and closing.
+    let (mut opens, mut seps, mut closes) = (Vec::new(), Vec::new(), Vec::new());
     for l in out.lines().chain(std::iter::once("diff (end)")) {
         if l.starts_with("diff ") {
-            if opens.iter().any(|n| closes.contains(n)) {
+            if opens.iter().any(|n| seps.contains(n) && closes.contains(n)) {
                 marked.push(std::mem::take(&mut file));
             }
-            (in_hunk, opens, closes) = (false, Vec::new(), Vec::new());
+            (in_hunk, opens, seps, closes) = (false, Vec::new(), Vec::new(), Vec::new());
         } else if !in_hunk {
             if let Some(path) = l.strip_prefix("+++ ") {
                 // git ends a name that has a space with a tab, so a patch tool reads it whole.
@@ -376,13 +376,14 @@ pub fn conflict_markers_in(repo: &Path, from: &str, to: &str) -> Result<Vec<Stri
             }
             in_hunk = l.starts_with("@@");
         } else if let Some(added) = l.strip_prefix('+') {
-            let marker = |c: char| {
+            let marker = |c: char, labelled: bool| {
                 let rest = added.trim_start_matches(c);
                 let n = added.len() - rest.len();
-                (n >= 7 && (rest.is_empty() || rest == "\r" || rest.starts_with(' '))).then_some(n)
+                (n >= 7 && (rest.is_empty() || rest == "\r" || (labelled && rest.starts_with(' ')))).then_some(n)
             };
-            opens.extend(marker('<'));
-            closes.extend(marker('>'));
+            opens.extend(marker('<', true));
+            seps.extend(marker('=', false));
+            closes.extend(marker('>', true));
         }
     }
     Ok(marked)
@@ -719,10 +720,11 @@ mod tests {
         git(&["add", "."]);
         git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base"]);
         // A Windows file's markers with no label end in a carriage return; a file whose
-        // `conflict-marker-size` is 10 gets ten of each. A rule of `<` with nothing to close it is text.
+        // `conflict-marker-size` is 10 gets ten of each. Rules of `<` and `>` with no `=` between are text.
         std::fs::write(repo.join("win.txt"), "<<<<<<<\r\nmine\r\n=======\r\ntheirs\r\n>>>>>>>\r\n").unwrap();
         std::fs::write(repo.join("long.md"), "<<<<<<<<<< HEAD\nmine\n==========\ntheirs\n>>>>>>>>>> main\n").unwrap();
         std::fs::write(repo.join("art.txt"), "<<<<<<<<<<<<<<<<\nart\n>>>>>>>\n").unwrap();
+        std::fs::write(repo.join("rules.md"), "<<<<<<<<\nbetween two rules\n>>>>>>>>\n").unwrap();
         git(&["add", "."]);
         git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "task"]);
         assert_eq!(conflict_markers_in(repo, "HEAD~1", "HEAD").unwrap(), vec!["long.md".to_string(), "win.txt".to_string()]);
