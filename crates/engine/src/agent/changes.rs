@@ -111,7 +111,7 @@ fn decided_since(events: &[Envelope]) -> bool {
 }
 
 /// Whether the person's last decision sent the task back to resolve a merge of their branch:
-/// a `LandingConflict` continuation since that decision.
+/// a `LandingConflict` continuation since that decision (in `events`, the current worktree's).
 fn resolving_a_merge(events: &[Envelope]) -> bool {
     let decided = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewResolved { .. })).unwrap_or(0);
     events[decided..].iter().any(|e| matches!(e.event, EngineEvent::Continuation { source: ContinuationSource::LandingConflict, .. }))
@@ -454,9 +454,8 @@ impl Run {
     /// while the merge is still open (the next landing meets the conflict again).
     fn merged_changes(&self, cp: &crate::workspace::checkpoint::Checkpoints) -> Option<Vec<FileChange>> {
         let wt = self.folder.worktree.as_ref()?;
-        let target = wt.base_branch.as_deref()?;
         let events = self.engine.store.events(&self.session, 0).ok()?;
-        if !resolving_a_merge(&events) {
+        if !resolving_a_merge(since_worktree(&events)) {
             return None;
         }
         let folder = Path::new(&wt.folder);
@@ -464,7 +463,15 @@ impl Run {
             return None;
         }
         let head = worktree::git(folder, &["rev-parse", "HEAD"]).ok()?.trim().to_string();
-        let theirs = worktree::git(folder, &["merge-base", "HEAD", &format!("refs/heads/{target}")]).ok()?.trim().to_string();
+        // The person's branch as it was merged: the second parent of the task's latest merge
+        // (only a resolve merges into a task's branch). Not their branch's tip, nor the two's
+        // merge-base: a branch they amended or rebased since would no longer hold that commit.
+        let since_base = format!("{}..HEAD", wt.base_commit);
+        let merge = worktree::git(folder, &["rev-list", "--first-parent", "--merges", "-n", "1", &since_base]).ok()?.trim().to_string();
+        if merge.is_empty() {
+            return None;
+        }
+        let theirs = worktree::git(folder, &["rev-parse", "-q", "--verify", &format!("{merge}^2")]).ok()?.trim().to_string();
         // The store reads the repository's objects, so it can tell the two commits apart.
         let changes = tokio::task::block_in_place(|| cp.window_changes(&theirs, &head)).ok()?;
         let landing: Vec<_> =
