@@ -112,7 +112,7 @@ async fn reject_with_revert_restores_every_file_including_ones_the_shell_created
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn revert_keeps_a_private_files_permissions_and_puts_back_an_executable_bit() {
+async fn revert_keeps_a_private_files_permissions_puts_back_an_executable_bit_and_no_set_id_bit() {
     use std::os::unix::fs::PermissionsExt;
     let mut setup = Setup::default();
     allow_shell(&mut setup);
@@ -122,7 +122,7 @@ async fn revert_keeps_a_private_files_permissions_and_puts_back_an_executable_bi
             agent(json!({"last_message_contains": "exit code: 0"}), json!({"text": DONE})),
             agent(
                 json!({"last_message_contains": "Wrote secret.txt"}),
-                json!({"tool_calls": [{"name": "run_command", "arguments": {"command": "chmod -x run.sh"}}]})
+                json!({"tool_calls": [{"name": "run_command", "arguments": {"command": "chmod a-x,u+s run.sh"}}]})
             ),
             agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "secret.txt", "content": "changed by the agent"}}]})),
         ])),
@@ -136,11 +136,11 @@ async fn revert_keeps_a_private_files_permissions_and_puts_back_an_executable_bi
     std::fs::set_permissions(h.workspace.path().join("run.sh"), std::fs::Permissions::from_mode(0o750)).unwrap();
     let o = h.run("change the secret").await;
     assert_eq!(o.status, SessionStatus::AwaitingReview);
-    assert_eq!(mode("run.sh"), 0o640, "the agent took the executable bit away");
+    assert_eq!(mode("run.sh"), 0o4640, "the agent took the executable bit away, and set the set-user-id bit");
     h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
     assert_eq!(h.read("secret.txt").as_deref(), Some("only mine"));
     assert_eq!(mode("secret.txt"), 0o600, "a file only the person could read is not made readable by everyone");
-    assert_eq!(mode("run.sh"), 0o750, "the executable bit is back, for those who could read it");
+    assert_eq!(mode("run.sh"), 0o750, "the executable bit is back, for those who could read it, and no set-user-id bit");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -934,24 +934,29 @@ impl Checkpoints {
                 if mode == "120000" {
                     std::os::unix::fs::symlink(String::from_utf8_lossy(&content).as_ref(), &tmp)?;
                 } else {
-                    use std::os::unix::fs::PermissionsExt;
-                    std::fs::write(&tmp, &content)?;
+                    use std::io::Write;
+                    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
                     let executable = mode == "100755";
                     // Git keeps only the executable bit. The file's own permissions stay: a
-                    // private file (0600) must not come back readable by everyone.
-                    let bits = match std::fs::symlink_metadata(&full) {
-                        Ok(m) if m.is_file() => {
-                            let now = m.permissions().mode() & 0o7777;
-                            if executable {
-                                now | ((now & 0o444) >> 2)
-                            } else {
-                                now & !0o111
-                            }
-                        }
-                        _ if executable => 0o755,
-                        _ => 0o644,
+                    // private file (0600) must not come back readable by everyone. Never a
+                    // set-id or sticky bit, whoever set it.
+                    let now = std::fs::symlink_metadata(&full).ok().filter(|m| m.is_file()).map(|m| m.permissions().mode() & 0o777);
+                    let bits = match (now, executable) {
+                        (Some(now), true) => now | ((now & 0o444) >> 2),
+                        (Some(now), false) => now & !0o111,
+                        // A file that is gone is made as any new file is: the person's umask applies.
+                        (None, true) => 0o777,
+                        (None, false) => 0o666,
                     };
-                    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(bits))?;
+                    // Made with its permissions, so its content is never readable by more people
+                    // than it will be, even for a moment.
+                    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(bits).open(&tmp)?;
+                    file.write_all(&content)?;
+                    drop(file);
+                    if now.is_some() {
+                        // Exactly as it was, beyond what the umask lets a new file have.
+                        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(bits))?;
+                    }
                 }
                 std::fs::rename(&tmp, &full)?;
                 Ok(())
