@@ -652,7 +652,8 @@ pub fn remove(wt: &TaskWorktree, delete_branch: bool) -> Result<bool> {
     if folder.exists() {
         std::fs::remove_dir_all(folder)?;
     }
-    Ok(false)
+    // The repository is gone, and its branches with it.
+    Ok(delete_branch)
 }
 
 /// Makes `folder` a git repository with one commit of everything in it (its ignore files
