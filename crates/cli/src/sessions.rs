@@ -124,6 +124,11 @@ pub fn discard(id: &str, common: &Common) -> u8 {
         Err(c) => return c,
     };
     let data_dir = config::data_dir(common);
+    if let Some(a) = store.session(&SessionId(id.into())).ok().and_then(|s| s.attempt) {
+        let reject = crate::hint::command(&format!("sessions attempts {} --reject", a.group));
+        eprintln!("finishline: {id} is an attempt of group {}: attempts are put away with their group: `{reject}`", a.group);
+        return exit::USAGE;
+    }
     match finishline_engine::agent::discard::discard(&store, &data_dir, &SessionId(id.into())) {
         Ok(wt) => {
             outln!("Discarded {id}: recorded as rejected; its worktree {} and branch {} are removed. Its history stays.", wt.folder, wt.branch);

@@ -19,10 +19,7 @@ use crate::workspace::worktree::TaskWorktree;
 fn put_away(store: &Store, session: &SessionId) -> Result<TaskWorktree> {
     let s = store.session(session)?;
     if let Some(a) = &s.attempt {
-        return Err(Error::InvalidInput(format!(
-            "{session} is an attempt of group {}: attempts are put away with their group (finishline sessions attempts {} --reject)",
-            a.group, a.group
-        )));
+        return Err(Error::InvalidInput(format!("{session} is an attempt of group {}: attempts are put away with their group, by rejecting it", a.group)));
     }
     let wt = current_worktree(&store.events(session, 0)?)
         .ok_or_else(|| Error::InvalidInput(format!("{session} has no worktree of its own: there is nothing to discard (its history stays)")))?;
