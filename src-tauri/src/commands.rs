@@ -399,6 +399,8 @@ pub struct ListInput {
     limit: usize,
     before: Option<(i64, SessionId)>,
     group: Option<GroupId>,
+    #[serde(default)]
+    with_worktree: bool,
 }
 
 #[tauri::command]
@@ -412,6 +414,7 @@ pub fn list_sessions(state: State<'_, AppState>, filter: Option<ListInput>) -> R
         limit: f.limit,
         before: f.before,
         group: f.group,
+        with_worktree: f.with_worktree,
     })
 }
 

@@ -614,6 +614,8 @@ export interface ListFilter {
   limit?: number;
   /** Only the attempts of this group. */
   group?: string;
+  /** Only sessions whose worktree is still there. */
+  with_worktree?: boolean;
 }
 
 export interface Landed {

@@ -4,6 +4,14 @@ import type { SessionStatus, SessionSummary } from "./ipc";
 
 export const WORKING: SessionStatus[] = ["busy", "retry", "queued"];
 export const WAITING: SessionStatus[] = ["awaiting_review", "awaiting_approval"];
+/** Ended without a decision: with its worktree kept, the task's work waits to be resumed or put away. */
+export const STOPPED: SessionStatus[] = ["cancelled", "failed", "interrupted", "idle"];
+
+/** Whether the session waits for the person: a review or an answer, or work kept in a worktree
+ * with nothing decided (an attempt's is decided with its group). */
+export function waitsForPerson(s: SessionSummary): boolean {
+  return WAITING.includes(s.status) || (STOPPED.includes(s.status) && !!s.work_dir && !s.attempt);
+}
 
 export interface SidebarGroups {
   working: SessionSummary[];
@@ -21,7 +29,8 @@ export function startOfToday(now: Date): number {
 /**
  * Groups sessions for the sidebar. Every session appears once: working first, then waiting for
  * the person, then the rest of today's (newest first, at most `recentLimit`). A waiting session
- * from an earlier day is still listed: it still needs the person.
+ * from an earlier day is still listed: it still needs the person, as a stopped task's kept work
+ * does.
  */
 export function sidebarGroups(sessions: SessionSummary[], now: Date, recentLimit = 6): SidebarGroups {
   const seen = new Set<string>();
@@ -29,8 +38,8 @@ export function sidebarGroups(sessions: SessionSummary[], now: Date, recentLimit
   const since = startOfToday(now);
   return {
     working: unique.filter((s) => WORKING.includes(s.status)),
-    waiting: unique.filter((s) => WAITING.includes(s.status)),
-    today: unique.filter((s) => !WORKING.includes(s.status) && !WAITING.includes(s.status) && s.created_ms >= since).slice(0, recentLimit),
+    waiting: unique.filter(waitsForPerson),
+    today: unique.filter((s) => !WORKING.includes(s.status) && !waitsForPerson(s) && s.created_ms >= since).slice(0, recentLimit),
   };
 }
 

@@ -853,3 +853,23 @@ fn a_tasks_active_time_leaves_out_its_wait_in_the_queue_and_for_the_persons_answ
     clock.advance(60_000);
     assert_eq!(store.session(&sid).unwrap().duration_ms, 5_000, "2 s and 3 s of work (a retry's wait is the run's own); not the 15 minutes it waited");
 }
+
+#[test]
+fn the_list_of_sessions_whose_worktree_is_still_there_leaves_out_those_removed_and_those_without() {
+    let store = Store::open_in_memory().unwrap();
+    let removed = worked_in_a_worktree(&store, "removed", "finishline/a-removed", true);
+    let (in_place, _) = store.create_session(&new_session("in place")).unwrap();
+    let (kept, _) = store.create_session(&new_session("cancelled, its work kept")).unwrap();
+    let folder = "/data/worktrees/kept".to_string();
+    let worktree = finishline_engine::workspace::worktree::TaskWorktree {
+        repo: "/tmp/ws".into(),
+        folder: folder.clone(),
+        subdir: String::new(),
+        branch: "finishline/kept".into(),
+        base_branch: Some("main".into()),
+        base_commit: "0".repeat(40),
+    };
+    store.append(&kept, None, EngineEvent::TaskWorkspace { isolation: Isolation::Worktree, folder, worktree: Some(worktree) }).unwrap();
+    let listed: Vec<SessionId> = store.list_sessions(&ListQuery { with_worktree: true, ..Default::default() }).unwrap().into_iter().map(|s| s.id).collect();
+    assert_eq!(listed, vec![kept], "not {removed:?} nor {in_place:?}");
+}

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from "react";
 import { ipc, type SessionSummary } from "../ipc";
-import { attemptLabel, sidebarEntries, sidebarGroups, sidebarTitles, startOfToday, waitingCount, WAITING, WORKING, type SidebarEntry } from "../sidebar";
+import { attemptLabel, sidebarEntries, sidebarGroups, sidebarTitles, startOfToday, STOPPED, waitingCount, WAITING, WORKING, type SidebarEntry } from "../sidebar";
 import { STATUS_LABEL } from "../session/model";
 import { Inbox, LoaderCircle } from "lucide-react";
 
@@ -10,8 +10,10 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
   const load = useCallback(() => {
     const active = ipc.listSessions({ statuses: [...WORKING, ...WAITING], limit: 50 });
     const today = ipc.listSessions({ since_ms: startOfToday(new Date()), limit: 20 });
-    Promise.all([active, today]).then(
-      ([a, t]) => setSessions([...(a ?? []), ...(t ?? [])]),
+    // Work kept in a worktree that nobody decided on, from any day.
+    const kept = ipc.listSessions({ statuses: STOPPED, with_worktree: true, limit: 50 });
+    Promise.all([active, today, kept]).then(
+      ([a, t, k]) => setSessions([...(a ?? []), ...(t ?? []), ...(k ?? [])]),
       () => {}, // History shows the error and a retry; the sidebar keeps what it had.
     );
   }, []);

@@ -42,6 +42,13 @@ describe("the sidebar's grouping", () => {
     expect([twins.get("x"), twins.get("y")]).toEqual(["Tidy · 09:00 #1", "Tidy · 09:00 #2"]);
   });
 
+  it("puts a stopped task whose worktree still holds its work under waiting for you, whatever day it ran", () => {
+    const kept = (id: string, status: SessionStatus, h: number, day = 0) => ({ ...s(id, status, at(h, day)), work_dir: `/data/worktrees/${id}` });
+    const g = sidebarGroups([kept("cancelled", "cancelled", 9), kept("failed-yesterday", "failed", 9, -1), s("failed-no-worktree", "failed", at(10)), kept("idle", "idle", 11)], now);
+    expect(g.waiting.map((x) => x.id), "its work waits to be resumed or put away").toEqual(["idle", "cancelled", "failed-yesterday"]);
+    expect(g.today.map((x) => x.id), "with nothing kept it is only today's").toEqual(["failed-no-worktree"]);
+  });
+
   it("shows at most a handful of today's sessions", () => {
     const many = Array.from({ length: 20 }, (_, i) => s(`t${i}`, "completed", at(1) + i));
     expect(sidebarGroups(many, now, 6).today).toHaveLength(6);

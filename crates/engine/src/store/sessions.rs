@@ -250,6 +250,8 @@ pub struct ListQuery {
     pub before: Option<(i64, SessionId)>,
     /// Only the attempts of this group.
     pub group: Option<GroupId>,
+    /// Only sessions whose worktree is still there.
+    pub with_worktree: bool,
 }
 
 pub fn list(conn: &rusqlite::Connection, q: &ListQuery) -> Result<Vec<SessionSummary>> {
@@ -266,6 +268,9 @@ pub fn list(conn: &rusqlite::Connection, q: &ListQuery) -> Result<Vec<SessionSum
     if let Some(g) = &q.group {
         sql.push_str(" AND group_id = ?");
         args.push(g.0.clone().into());
+    }
+    if q.with_worktree {
+        sql.push_str(" AND work_dir IS NOT NULL");
     }
     if let Some(s) = q.since_ms {
         sql.push_str(" AND created_ms >= ?");
