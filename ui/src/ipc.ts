@@ -376,7 +376,7 @@ export interface AutoApproval {
 
 /** The engine's events, as stored and delivered (section 10 of the spec). */
 export type EngineEvent =
-  | { type: "session_created"; task: string; workspace: string; provider: string; model: string }
+  | { type: "session_created"; task: string; workspace: string; provider: string; model: string; base_url?: string }
   | { type: "run_started"; trigger: "task" | "feedback" | "message" | "resume" | "plan_step" }
   | { type: "run_finished"; status: SessionStatus; claim: Claim; verdict: Verdict | null; end_reason: EndReason; stuck?: Stuck }
   | { type: "status_changed"; status: SessionStatus; attempt?: number; next_retry_at?: string; message?: string }

@@ -190,6 +190,7 @@ pub fn run(smoke: bool) -> Result<Table, String> {
             workspace: "/tmp".into(),
             provider: "openai".into(),
             model: "fake-model".into(),
+            base_url: None,
         };
         let (sid, _) = store.create_session(&new).map_err(|e| e.to_string())?;
         store.append_all(&sid, None, crate::history::session_events(7, parts)).map_err(|e| e.to_string())?;

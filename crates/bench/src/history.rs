@@ -75,7 +75,13 @@ pub fn generate_sqlite(dir: &Path, scale: &Scale) -> (Arc<Store>, SessionId, Dur
     let mut big = None;
     for i in 0..scale.sessions {
         clock.advance(1000);
-        let new = NewSession { task: task_text(i), workspace: format!("/home/me/project{}", i % 13), provider: "openai".into(), model: "gpt-4.1".into() };
+        let new = NewSession {
+            task: task_text(i),
+            workspace: format!("/home/me/project{}", i % 13),
+            provider: "openai".into(),
+            model: "gpt-4.1".into(),
+            base_url: None,
+        };
         let (sid, _) = store.create_session(&new).expect("create session");
         let parts = if i == scale.sessions / 2 { scale.big_session_parts } else { scale.parts_per_session };
         store.append_all(&sid, None, session_events(i, parts)).expect("append");

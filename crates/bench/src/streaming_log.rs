@@ -35,8 +35,13 @@ pub fn run(smoke: bool) -> Table {
         .map(|i| {
             let (store, commits, batch) = (store.clone(), commits.clone(), batch.clone());
             std::thread::spawn(move || {
-                let new =
-                    NewSession { task: format!("stream for a minute {i}"), workspace: "/tmp".into(), provider: "fake".into(), model: "fake-model".into() };
+                let new = NewSession {
+                    task: format!("stream for a minute {i}"),
+                    workspace: "/tmp".into(),
+                    provider: "fake".into(),
+                    model: "fake-model".into(),
+                    base_url: None,
+                };
                 let (s, _) = store.create_session(&new).expect("session");
                 while started.elapsed() < Duration::from_secs(secs) {
                     let m = MessageId::new();

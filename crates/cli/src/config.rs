@@ -156,3 +156,32 @@ fn apply_flags(settings: &mut Settings, opts: &RunOptions, provider: &ProviderSe
 pub fn endpoints(settings: &Settings, key_for: &dyn Fn(&ProviderSettings) -> Option<ApiKey>) -> Result<(ModelEndpoint, Option<ModelEndpoint>), String> {
     finishline_engine::agent::config::endpoints(settings, None, key_for).map_err(|e| e.to_string())
 }
+
+/// For a command on a session the built-in agent worked on (resume, review) that names no
+/// provider, with no model in the settings either: the provider, server and model the session
+/// was started with, so that the commands Finishline suggests work as printed. The key still
+/// comes from `--api-key-env`, the keychain or the environment, as for any run.
+pub fn with_sessions_endpoint(mut opts: RunOptions, id: &str) -> RunOptions {
+    if opts.model.is_some() || opts.base_url.is_some() || opts.provider.is_some() || opts.agent.is_some() {
+        return opts;
+    }
+    let data = data_dir(&opts.common);
+    if settings(&data).is_ok_and(|s| !s.provider.model.trim().is_empty()) {
+        return opts;
+    }
+    let clock = std::sync::Arc::new(finishline_engine::clock::SystemClock);
+    let Ok(store) = finishline_engine::store::Store::open(&data.join("history.db"), clock) else { return opts };
+    let created = store.events(&finishline_engine::domain::SessionId(id.to_string()), 0).ok().and_then(|events| {
+        events.into_iter().find_map(|e| match e.event {
+            finishline_engine::event::EngineEvent::SessionCreated { provider, model, base_url: Some(url), .. } => Some((provider, model, url)),
+            _ => None,
+        })
+    });
+    if let Some((provider, model, url)) = created.filter(|(p, ..)| p != finishline_engine::external::ACP_PROVIDER) {
+        // The name the session records (`ProviderKind::name`) as `--provider` spells it.
+        opts.provider = Some(if provider == ProviderKind::OpenaiResponses.name() { "openai-responses".into() } else { provider });
+        opts.base_url = Some(url);
+        opts.model = Some(model);
+    }
+    opts
+}

@@ -384,14 +384,20 @@ fn main() -> ExitCode {
                 SessionsCommand::List { status, limit, common } => sessions::list(status, limit, &common),
                 SessionsCommand::Show { id, common } => sessions::show(&id, &common),
                 SessionsCommand::Search { text, common } => sessions::search(&text, &common),
-                SessionsCommand::Export { id, format, common } => sessions::export(&id, matches!(format, Format::Json), &common),
-                SessionsCommand::Resume { id, message, opts } => run::run(run::Start::Resume(id, message), opts).await,
+                SessionsCommand::Export { id, format, common } => {
+                    sessions::export(&id, matches!(format, Format::Json).then_some(sessions::JsonLayout::Indented), &common)
+                }
+                SessionsCommand::Resume { id, message, opts } => {
+                    let opts = config::with_sessions_endpoint(opts, &id);
+                    run::run(run::Start::Resume(id, message), opts).await
+                }
                 SessionsCommand::Cancel { id, common } => sessions::cancel(&id, &common),
                 SessionsCommand::Discard { id, common } => sessions::discard(&id, &common),
                 SessionsCommand::Attempts { group, choose, cancel, reject, compare, opts } => {
                     attempts::group(group, choose, cancel, reject, compare, opts).await
                 }
                 SessionsCommand::Review { id, approve, reject, resolve, revert, request_changes, comments, copy_ignored, opts } => {
+                    let opts = config::with_sessions_endpoint(opts, &id);
                     run::review(id, run::Verdict { approve, reject, resolve, revert, request_changes, comments, copy_ignored }, opts).await
                 }
             },

@@ -147,7 +147,8 @@ pub fn discard(id: &str, common: &Common) -> u8 {
 
 /// One session's timeline: the Markdown export, or the JSON export with `--json`.
 pub fn show(id: &str, common: &Common) -> u8 {
-    export(id, common.json, common)
+    // `--json` is one object per line, as everywhere; `export --format json` is a file to read.
+    export(id, common.json.then_some(JsonLayout::OneLine), common)
 }
 
 pub fn search(text: &str, common: &Common) -> u8 {
@@ -173,7 +174,15 @@ pub fn search(text: &str, common: &Common) -> u8 {
     }
 }
 
-pub fn export(id: &str, as_json: bool, common: &Common) -> u8 {
+/// How a JSON export is laid out.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum JsonLayout {
+    OneLine,
+    Indented,
+}
+
+/// The session as Markdown, or as JSON laid out as `json` says.
+pub fn export(id: &str, json: Option<JsonLayout>, common: &Common) -> u8 {
     let store = match open(common) {
         Ok(s) => s,
         Err(c) => return c,
@@ -184,10 +193,10 @@ pub fn export(id: &str, as_json: bool, common: &Common) -> u8 {
             exit::USAGE
         }
         Ok(t) => {
-            if as_json {
-                outln!("{}", serde_json::to_string_pretty(&export::to_json(&t)).unwrap_or_default());
-            } else {
-                out!("{}", export::to_markdown(&t));
+            match json {
+                Some(JsonLayout::OneLine) => outln!("{}", serde_json::to_string(&export::to_json(&t)).unwrap_or_default()),
+                Some(JsonLayout::Indented) => outln!("{}", serde_json::to_string_pretty(&export::to_json(&t)).unwrap_or_default()),
+                None => out!("{}", export::to_markdown(&t)),
             }
             exit::OK
         }

@@ -14,7 +14,10 @@ use finishline_engine::store::{NewSession, Store};
 use support::cli::{env, finishline, lines};
 
 fn decided(store: &Store, task: &str, decision: Decision) -> SessionId {
-    let sid = store.create_session(&NewSession { task: task.into(), workspace: "/ws".into(), provider: "openai".into(), model: "agent".into() }).unwrap().0;
+    let sid = store
+        .create_session(&NewSession { task: task.into(), workspace: "/ws".into(), provider: "openai".into(), model: "agent".into(), base_url: None })
+        .unwrap()
+        .0;
     let (run, review) = (RunId::new(), RequestId::new());
     let status = |s| EngineEvent::StatusChanged { status: s, attempt: None, next_retry_at: None, message: None };
     store

@@ -696,11 +696,14 @@ async fn approving_and_rejecting_need_no_model_and_each_says_what_it_did() {
     assert_eq!(std::fs::read_to_string(r.join("kept.txt")).unwrap(), "kept\n");
     assert!(!r.join("dropped.txt").exists());
     assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit is untouched");
-    // Asking for changes starts work for a model: refused up front, saying what to pass.
+    // Asking for changes starts work for a model: with none named, the server and model the
+    // task was started with; a provider named without a model is refused up front.
     let third = session_of(&cli.run("write kept.txt", &r, &[]));
+    let half = cli.cmd(&["sessions", "review", &third, "--request-changes", "more", "--provider", "anthropic"]).output().unwrap();
+    assert_eq!(half.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&half.stderr).contains("--model"), "it says what to pass: {}", String::from_utf8_lossy(&half.stderr));
     let asked = cli.cmd(&["sessions", "review", &third, "--request-changes", "more"]).output().unwrap();
-    assert_eq!(asked.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&asked.stderr).contains("--model"), "{}", String::from_utf8_lossy(&asked.stderr));
+    assert_eq!(asked.status.code(), Some(6), "the task's own model worked on it, and it waits for review again: {}", String::from_utf8_lossy(&asked.stderr));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1535,7 +1538,16 @@ async fn a_landing_that_conflicts_can_go_back_to_the_agent_from_a_script_and_the
     let resolve = format!("`finishline sessions review {id} --resolve --data-dir {}`", cli.data.display());
     assert!(said.contains(&resolve), "it names the way to let the agent resolve it, as the window does: {said}");
 
-    let resolved = cli.review(&id, &["--resolve", "--json"]);
+    // Pasted as printed, with nothing added: the session's own model and server answer it.
+    let pasted: Vec<&str> = resolve.trim_matches('`').split_whitespace().skip(1).collect();
+    let resolved = Command::new(bin())
+        .args(&pasted)
+        .arg("--json")
+        .env_remove("OPENAI_API_KEY")
+        .env("XDG_DATA_HOME", cli.data.join("xdg"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     assert_eq!(resolved.status.code(), Some(6), "the agent's resolution waits for review: {}", String::from_utf8_lossy(&resolved.stderr));
     // The review shows what Approve lands on the person's branch as it is now, not the round's
     // edit of a file full of conflict markers.

@@ -48,19 +48,22 @@ pub struct ModelEndpoint {
     pub provider: Arc<dyn Provider>,
     pub provider_name: String,
     pub model: String,
+    /// The server's address (empty when there is none).
+    pub base_url: String,
 }
 
 impl ModelEndpoint {
     pub fn http(config: ProviderConfig, model: impl Into<String>) -> Result<ModelEndpoint> {
         let provider_name = config.kind.name();
+        let base_url = config.base_url.clone();
         let provider = HttpProvider::new(config).map_err(|e| Error::InvalidSettings { field: "provider", problem: e.message })?;
-        Ok(ModelEndpoint { provider: Arc::new(provider), provider_name, model: model.into() })
+        Ok(ModelEndpoint { provider: Arc::new(provider), provider_name, model: model.into(), base_url })
     }
 
     /// No provider works with these settings: see [`crate::provider::Unconfigured`].
     pub fn unconfigured(problem: impl Into<String>) -> ModelEndpoint {
         let provider = crate::provider::Unconfigured { problem: problem.into() };
-        ModelEndpoint { provider: Arc::new(provider), provider_name: "unconfigured".into(), model: String::new() }
+        ModelEndpoint { provider: Arc::new(provider), provider_name: "unconfigured".into(), model: String::new(), base_url: String::new() }
     }
 }
 
@@ -325,17 +328,21 @@ impl Engine {
             Some(a) => Worker::External(a.clone()),
             None => Worker::Builtin { model: None },
         });
-        let (provider, model) = match &worker {
+        let (provider, model, base_url) = match &worker {
             Worker::External(a) => {
                 // Refused before anything is made: a task that cannot start must not leave a
                 // session and a worktree behind.
                 a.installed().map_err(Error::InvalidInput)?;
                 self.live().agents.insert(a.name.clone(), a.clone());
-                (crate::external::ACP_PROVIDER.to_string(), a.name.clone())
+                (crate::external::ACP_PROVIDER.to_string(), a.name.clone(), None)
             }
-            Worker::Builtin { model } => (self.config.agent.provider_name.clone(), model.clone().unwrap_or_else(|| self.config.agent.model.clone())),
+            Worker::Builtin { model } => (
+                self.config.agent.provider_name.clone(),
+                model.clone().unwrap_or_else(|| self.config.agent.model.clone()),
+                Some(self.config.agent.base_url.clone()).filter(|u| !u.is_empty()),
+            ),
         };
-        let (sid, _) = self.store.create_session(&NewSession { task: task.to_string(), workspace: ws.clone(), provider, model })?;
+        let (sid, _) = self.store.create_session(&NewSession { task: task.to_string(), workspace: ws.clone(), provider, model, base_url })?;
         if !self.config.extra_verify.is_empty() {
             self.store.append(&sid, None, EngineEvent::TaskVerify { commands: self.config.extra_verify.clone() })?;
         }

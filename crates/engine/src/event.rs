@@ -18,6 +18,10 @@ pub enum EngineEvent {
         workspace: String,
         provider: String,
         model: String,
+        /// The built-in agent's server, so a later command on the session (the CLI's resume or
+        /// review) can reach it again without being told.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base_url: Option<String>,
     },
     RunStarted {
         trigger: RunTrigger,

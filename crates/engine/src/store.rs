@@ -55,12 +55,14 @@ pub struct Timeline {
 }
 
 /// What a new session starts with.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct NewSession {
     pub task: String,
     pub workspace: String,
     pub provider: String,
     pub model: String,
+    /// The built-in agent's server (`None` for an external agent).
+    pub base_url: Option<String>,
 }
 
 impl Store {
@@ -277,7 +279,13 @@ impl Store {
                 tx,
                 &id,
                 None,
-                EngineEvent::SessionCreated { task: new.task.clone(), workspace: new.workspace.clone(), provider: new.provider.clone(), model: new.model.clone() },
+                EngineEvent::SessionCreated {
+                    task: new.task.clone(),
+                    workspace: new.workspace.clone(),
+                    provider: new.provider.clone(),
+                    model: new.model.clone(),
+                    base_url: new.base_url.clone(),
+                },
             )?;
             out.push(env.clone());
             Ok(env)

@@ -27,6 +27,7 @@ fn idle_session(store: &Store, ws: &std::path::Path) -> SessionId {
             workspace: ws.to_string_lossy().into_owned(),
             provider: "openai".into(),
             model: "fake-model".into(),
+            base_url: None,
         })
         .unwrap();
     sid

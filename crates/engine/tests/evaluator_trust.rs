@@ -75,7 +75,10 @@ fn reviewed_by(store: &Store, sid: &SessionId, verdicts: &[Verdict], model: &str
 }
 
 fn session(store: &Store, task: &str) -> SessionId {
-    store.create_session(&NewSession { task: task.into(), workspace: "/ws".into(), provider: "openai".into(), model: "agent-model".into() }).unwrap().0
+    store
+        .create_session(&NewSession { task: task.into(), workspace: "/ws".into(), provider: "openai".into(), model: "agent-model".into(), base_url: None })
+        .unwrap()
+        .0
 }
 
 #[test]

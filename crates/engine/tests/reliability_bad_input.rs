@@ -33,7 +33,7 @@ async fn the_bad_input_corpus_gets_clear_errors_and_loses_nothing() {
 
     // Tasks.
     let store = Store::open_in_memory().unwrap();
-    let task = |t: &str| NewSession { task: t.into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() };
+    let task = |t: &str| NewSession { task: t.into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into(), base_url: None };
     for (case, t) in [("empty task", String::new()), ("whitespace-only task", " \n\t ".into()), ("task over 1 MB", "x".repeat(1_000_001))] {
         let e = store.create_session(&task(&t)).err().unwrap_or_else(|| panic!("{case} accepted"));
         r.held(case, &e.to_string());
@@ -138,8 +138,9 @@ fn a_full_disk_is_reported_clearly_and_loses_nothing_already_saved() {
     use finishline_engine::event::EngineEvent;
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
-    let (sid, _) =
-        store.create_session(&NewSession { task: "fill the disk".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() }).unwrap();
+    let (sid, _) = store
+        .create_session(&NewSession { task: "fill the disk".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into(), base_url: None })
+        .unwrap();
     let m = MessageId::new();
     store.append(&sid, None, EngineEvent::MessageCreated { message_id: m.clone(), role: MessageRole::Assistant, source: None, text: None }).unwrap();
     let pages: u64 = rusqlite::Connection::open(dir.path().join("history.db")).unwrap().query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap();
@@ -171,7 +172,13 @@ fn a_real_full_tmpfs_is_reported_clearly_and_loses_nothing_already_saved() {
         let store =
             Store::open(&dir.join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).expect("the store opens on the small disk");
         let (sid, _) = store
-            .create_session(&NewSession { task: "fill a real disk".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() })
+            .create_session(&NewSession {
+                task: "fill a real disk".into(),
+                workspace: "/tmp".into(),
+                provider: "openai".into(),
+                model: "m".into(),
+                base_url: None,
+            })
             .unwrap();
         let m = MessageId::new();
         store.append(&sid, None, EngineEvent::MessageCreated { message_id: m.clone(), role: MessageRole::Assistant, source: None, text: None }).unwrap();

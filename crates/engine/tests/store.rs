@@ -13,7 +13,7 @@ use finishline_engine::ErrorCode;
 use futures_util::StreamExt;
 
 fn new_session(task: &str) -> NewSession {
-    NewSession { task: task.into(), workspace: "/tmp/ws".into(), provider: "openai".into(), model: "fake-model".into() }
+    NewSession { task: task.into(), workspace: "/tmp/ws".into(), provider: "openai".into(), model: "fake-model".into(), base_url: None }
 }
 
 fn status(s: SessionStatus) -> EngineEvent {
@@ -429,7 +429,8 @@ fn unsafe_is_root() -> bool {
 #[test]
 fn a_running_or_waiting_session_cannot_be_deleted_until_it_is_cancelled() {
     let store = Store::open_in_memory().unwrap();
-    let (sid, _) = store.create_session(&NewSession { task: "t".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() }).unwrap();
+    let (sid, _) =
+        store.create_session(&NewSession { task: "t".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into(), base_url: None }).unwrap();
     for status in [SessionStatus::Busy, SessionStatus::AwaitingApproval] {
         store.append(&sid, None, EngineEvent::StatusChanged { status, attempt: None, next_retry_at: None, message: None }).unwrap();
         let err = store.delete_session(&sid).unwrap_err();

@@ -52,7 +52,13 @@ extern "C" {
 async fn writer_child(db: PathBuf) {
     let store = Arc::new(open(&db));
     let (sid, _) = store
-        .create_session(&NewSession { task: "stream until killed".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() })
+        .create_session(&NewSession {
+            task: "stream until killed".into(),
+            workspace: "/tmp".into(),
+            provider: "openai".into(),
+            model: "m".into(),
+            base_url: None,
+        })
         .unwrap();
     store.acquire_lease(&sid, &RunId::new()).unwrap();
     let run = RunId::new();
@@ -159,8 +165,9 @@ async fn sigkill_mid_stream_leaves_an_intact_database_with_every_delivered_event
 /// Child: holds a session's lease with a live heartbeat until killed.
 async fn holder_child(db: PathBuf) {
     let store = open(&db);
-    let (sid, _) =
-        store.create_session(&NewSession { task: "held elsewhere".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() }).unwrap();
+    let (sid, _) = store
+        .create_session(&NewSession { task: "held elsewhere".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into(), base_url: None })
+        .unwrap();
     store.acquire_lease(&sid, &RunId::new()).unwrap();
     store.append(&sid, None, EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None }).unwrap();
     println!("holding {sid}");
@@ -203,8 +210,9 @@ async fn waiting_sessions_keep_waiting_after_a_restart() {
     let db = dir.path().join("history.db");
     let sid = {
         let store = open(&db);
-        let (sid, _) =
-            store.create_session(&NewSession { task: "review me".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into() }).unwrap();
+        let (sid, _) = store
+            .create_session(&NewSession { task: "review me".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into(), base_url: None })
+            .unwrap();
         store
             .append(&sid, None, EngineEvent::StatusChanged { status: SessionStatus::AwaitingReview, attempt: None, next_retry_at: None, message: None })
             .unwrap();
