@@ -124,8 +124,9 @@ enum SessionsCommand {
         /// the task back to its agent to resolve it; it comes back for review.
         #[arg(long, conflicts_with_all = ["request_changes", "copy_ignored", "comments", "land"])]
         resolve: bool,
-        /// With --reject, in place: put back the files the task changed (files you changed
-        /// since are kept unless --force-revert).
+        /// With --reject, in place: put back the files the task changed. If you changed one of
+        /// them since, nothing is reverted and they are named (in a terminal you are asked);
+        /// --force-revert overwrites them too.
         #[arg(long, requires = "reject")]
         revert: bool,
         /// Send it back: what should change (optional when --comment says it).

@@ -749,6 +749,10 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     };
     if !json {
         report_review(outcome, Again::Review(&sid));
+        if code == exit::REJECTED && !v.revert && worked_in_place(&store, &sid) {
+            // Revert is chosen with the reject; a decided review cannot be asked again.
+            eprintln!("What the task changed stays in your folder: `--reject --revert` puts it back.");
+        }
     }
     if decision == Decision::RequestChanges && code == exit::OK {
         // The next run started here: follow it to its end as `sessions resume` would.
@@ -759,6 +763,12 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     }
     tokio::task::block_in_place(|| engine.settle());
     code
+}
+
+/// Whether the task worked in the person's folder itself (no worktree of its own).
+fn worked_in_place(store: &Store, sid: &SessionId) -> bool {
+    let events = store.events(sid, 0).unwrap_or_default();
+    !events.iter().rev().any(|e| matches!(&e.event, EngineEvent::TaskWorkspace { worktree: Some(_), .. }))
 }
 
 /// Why a session has no review to decide, and what can be done with it instead.

@@ -589,6 +589,19 @@ async fn a_reject_never_overwrites_a_file_someone_changed_after_the_task_unless_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reject_in_place_without_revert_says_the_tasks_changes_stay_in_the_folder() {
+    let (_s, dir, cli) = server(vec![writes("notes.md", "the task's notes\n", 0)]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let id = session_of(&cli.run("write notes.md", &ws, &[]));
+    let rejected = cli.review(&id, &["--reject"]);
+    assert_eq!(rejected.status.code(), Some(3));
+    let said = String::from_utf8_lossy(&rejected.stderr);
+    assert!(said.contains("stays in your folder") && said.contains("`--reject --revert`"), "nobody is left thinking it was undone: {said}");
+    assert_eq!(std::fs::read_to_string(ws.join("notes.md")).unwrap(), "the task's notes\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_relative_data_folder_keeps_a_waiting_tasks_worktree_through_the_next_command() {
     let (_s, dir, cli) = server(vec![writes("notes.txt", "notes\n", 0)]).await;
     let r = repo(dir.path());
