@@ -1578,6 +1578,15 @@ async fn a_landing_that_conflicts_can_go_back_to_the_agent_from_a_script_and_the
     assert_eq!(landed.status.code(), Some(0), "{}", String::from_utf8_lossy(&landed.stderr));
     assert_eq!(git(&r, &["show", "main:notes.md"]), "the person's notes\nthe task's notes");
     assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit is untouched");
+    // The session's story tells the refused landing, the resolve and where it landed.
+    let md = String::from_utf8_lossy(&cli.cmd(&["sessions", "show", &id]).output().unwrap().stdout).to_string();
+    assert!(md.contains("**Not landed** (conflict)") && md.contains("notes.md"), "{md}");
+    assert!(md.contains("(resolve the conflict with the moved branch)") && !md.contains("0/0"), "a continuation from no budget has no count: {md}");
+    let commit = git(&r, &["rev-parse", "--short=10", "main"]);
+    assert!(md.contains(&format!("**Landed** on main as {commit}")), "{md}");
+    let json = String::from_utf8_lossy(&cli.cmd(&["sessions", "show", &id, "--json"]).output().unwrap().stdout).to_string();
+    assert_eq!(json.lines().count(), 1, "--json is one object per line, here one");
+    assert_eq!(serde_json::from_str::<Value>(&json).unwrap()["format"], "finishline-session");
 
     let not_waiting = cli.review(&id, &["--resolve"]);
     assert_eq!(not_waiting.status.code(), Some(2), "nothing to resolve once decided: {}", String::from_utf8_lossy(&not_waiting.stderr));

@@ -797,6 +797,22 @@ pub enum LandingBlock {
 }
 
 impl LandingBlock {
+    /// Its name, as the events spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LandingBlock::YourEdits => "your_edits",
+            LandingBlock::YourIgnoredFiles => "your_ignored_files",
+            LandingBlock::OutsideSparseCheckout => "outside_sparse_checkout",
+            LandingBlock::Conflict => "conflict",
+            LandingBlock::ConflictMarkers => "conflict_markers",
+            LandingBlock::VerificationFailed => "verification_failed",
+            LandingBlock::NoBranch => "no_branch",
+            LandingBlock::BranchInUse => "branch_in_use",
+            LandingBlock::Interrupted => "interrupted",
+            LandingBlock::Git => "git",
+        }
+    }
+
     /// The branch moved and the task's changes do not hold on it: merging it into the task's
     /// worktree and sending the task back is the agent's to do. The others are the person's.
     pub fn agent_can_resolve(self) -> bool {

@@ -72,6 +72,18 @@ pub enum Entry {
         restored: Vec<String>,
         deleted: Vec<String>,
     },
+    /// Approve could not land the task.
+    LandingBlocked {
+        reason: LandingBlock,
+        detail: String,
+        files: Vec<String>,
+    },
+    Landed {
+        mode: LandingMode,
+        target_branch: Option<String>,
+        commit: Option<String>,
+        branch_kept: Option<String>,
+    },
     Instructions {
         file: String,
         truncated: bool,
@@ -163,6 +175,12 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
                 out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone() })
             }
             EngineEvent::Reverted { restored, deleted, .. } => out.push(Entry::Reverted { restored: restored.clone(), deleted: deleted.clone() }),
+            EngineEvent::LandingBlocked { reason, files, detail } => {
+                out.push(Entry::LandingBlocked { reason: *reason, detail: detail.clone(), files: files.clone() })
+            }
+            EngineEvent::Landed { mode, target_branch, commit, branch_kept, .. } => {
+                out.push(Entry::Landed { mode: *mode, target_branch: target_branch.clone(), commit: commit.clone(), branch_kept: branch_kept.clone() })
+            }
             EngineEvent::ProjectInstructions { file, truncated, .. } => out.push(Entry::Instructions { file: file.clone(), truncated: *truncated }),
             EngineEvent::PlanCreated { steps, .. } => out.push(Entry::Plan { revised_because: None, steps: steps.clone() }),
             EngineEvent::PlanRevised { cause, steps, .. } => out.push(Entry::Plan { revised_because: Some(cause.clone()), steps: steps.clone() }),
@@ -288,7 +306,9 @@ fn write_message(md: &mut String, e: Entry) {
 fn write_judgement(md: &mut String, e: Entry) {
     match e {
         Entry::Continuation { source, attempt, max, remaining } => {
-            let _ = writeln!(md, "- ↻ *Continuation {attempt}/{max}* ({}){}\n", source_label(source), list_inline(&remaining));
+            // One that opens a run (review comments, a resolve) is from no budget: no count.
+            let count = if max > 0 { format!(" {attempt}/{max}") } else { String::new() };
+            let _ = writeln!(md, "- ↻ *Continuation{count}* ({}){}\n", source_label(source), list_inline(&remaining));
         }
         Entry::Evaluation { cycle, verdict, summary, remaining, parse_ok } => {
             let _ = writeln!(
@@ -388,6 +408,18 @@ fn write_other(md: &mut String, e: Entry) {
         }
         Entry::Reverted { restored, deleted } => {
             let _ = writeln!(md, "**Reverted:** {}\n", revert_summary(restored.len(), deleted.len()));
+        }
+        Entry::LandingBlocked { reason, detail, files } => {
+            let _ = writeln!(md, "**Not landed** ({}): {detail}{}\n", reason.as_str(), list_inline(&files));
+        }
+        Entry::Landed { mode, target_branch, commit, branch_kept } => {
+            let line = match (commit, target_branch, branch_kept) {
+                (Some(c), Some(b), _) => format!("on {b} as {}", &c[..c.len().min(10)]),
+                (None, Some(b), None) => format!("in the working tree of {b}, not committed"),
+                (_, _, Some(k)) => format!("not landed: the branch {k} is kept"),
+                _ => "with nothing to land".to_string(),
+            };
+            let _ = writeln!(md, "**Landed** {line} ({})\n", mode.as_str());
         }
         Entry::RunEnd { status, end_reason } => {
             let _ = writeln!(md, "*Run ended: {} ({})*\n", status.as_str(), end_reason.as_str());
