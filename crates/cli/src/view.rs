@@ -303,16 +303,16 @@ impl View {
             outln!("{v}");
         } else {
             self.line(&format!(
-                "■ {} — status {}, end reason {}, claim {}, verdict {}, decision {} · {} steps, {} tool calls, {} continuations · tokens: agent {}, evaluator {}",
+                "■ {} — status {}, end reason {}, claim {}, verdict {}, decision {} · {}, {}, {} · tokens: agent {}, evaluator {}",
                 s.id,
                 s.status.as_str(),
                 s.end_reason.map(|e| e.as_str()).unwrap_or("—"),
                 s.claim.map(|e| e.as_str()).unwrap_or("—"),
                 s.verdict.map(|e| e.as_str()).unwrap_or("—"),
                 s.decision.map(|e| e.as_str()).unwrap_or("—"),
-                self.steps,
-                self.tool_calls.len(),
-                self.continuations,
+                counted(self.steps as usize, "step"),
+                counted(self.tool_calls.len(), "tool call"),
+                counted(self.continuations as usize, "continuation"),
                 s.tokens.agent,
                 s.tokens.evaluator
             ));
@@ -346,5 +346,32 @@ const LISTED_FILES: usize = 20;
 fn file_line(f: &serde_json::Value) -> String {
     let (path, kind, diff) = (f["path"].as_str().unwrap_or("?"), f["kind"].as_str().unwrap_or("changed"), f["diff"].as_str().unwrap_or(""));
     let (added, removed) = finishline_engine::workspace::checkpoint::line_counts(diff);
-    format!("{kind:<8} {} (+{added} −{removed})", path.escape_debug())
+    // A change of mode alone (chmod -x) changes no line: say what it is.
+    let mode = |which: &str| diff.lines().find_map(|l| l.strip_prefix(which)).map(|m| m.trim().to_string());
+    let modes = match (mode("old mode "), mode("new mode ")) {
+        (Some(old), Some(new)) => format!(", mode {old} → {new}"),
+        _ => String::new(),
+    };
+    format!("{kind:<8} {} (+{added} −{removed}{modes})", path.escape_debug())
+}
+
+/// `n` and the word, in the plural unless `n` is one: "1 step", "3 tool calls".
+fn counted(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{counted, file_line};
+
+    #[test]
+    fn a_file_whose_mode_alone_changed_says_which_modes() {
+        let f = serde_json::json!({"path": "run.sh", "kind": "modified", "diff": "diff --git a/run.sh b/run.sh\nold mode 100755\nnew mode 100644\n"});
+        assert_eq!(file_line(&f), "modified run.sh (+0 −0, mode 100755 → 100644)");
+        assert_eq!((counted(1, "step"), counted(2, "tool call")), ("1 step".to_string(), "2 tool calls".to_string()));
+    }
 }

@@ -253,6 +253,7 @@ impl Run {
                 said = Some(count);
                 let detail = match count {
                     0 => "recording the workspace before the first change".to_string(),
+                    1 => "recording the workspace's one file before the first change (once per workspace)".to_string(),
                     n => format!("recording {} files of the workspace before the first change (once per workspace)", grouped(n)),
                 };
                 self.emit(EngineEvent::Activity { phase: ActivityPhase::Checkpointing, detail })?;
