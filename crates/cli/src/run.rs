@@ -602,7 +602,7 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
         Ok(ReviewOutcome::Decided { landed: Some(l), .. }) => match (&l.commit, &l.target_branch, &l.branch_kept) {
             (Some(c), Some(b), _) => eprintln!("Landed on {b} as {}.", &c[..c.len().min(10)]),
             (None, Some(b), _) => eprintln!("The task's changes are in your working tree (on {b}), not committed."),
-            (_, _, Some(k)) => eprintln!("Kept the task's branch {k}."),
+            (_, _, Some(k)) => eprintln!("Kept the task's branch {k} for later; its worktree is removed (`git switch {k}` picks it up)."),
             _ => {}
         },
         Ok(ReviewOutcome::Decided { kept: Some(k), .. }) => eprintln!(
