@@ -51,15 +51,11 @@ pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
         None => settings.provider.kind,
     };
     let from_settings = opts.provider.is_none() || settings.provider.kind == kind;
-    let base_url =
-        opts.base_url.clone().or_else(|| from_settings.then(|| settings.provider.base_url.clone()).filter(|u| !u.trim().is_empty())).unwrap_or_else(|| {
-            match kind {
-                ProviderKind::Openai | ProviderKind::OpenaiResponses => "https://api.openai.com/v1",
-                ProviderKind::Anthropic => "https://api.anthropic.com/v1",
-                ProviderKind::Gemini => "https://generativelanguage.googleapis.com/v1beta",
-            }
-            .to_string()
-        });
+    let base_url = opts
+        .base_url
+        .clone()
+        .or_else(|| from_settings.then(|| settings.provider.base_url.clone()).filter(|u| !u.trim().is_empty()))
+        .unwrap_or_else(|| default_base_url(kind).to_string());
     if url::Url::parse(&base_url).map(|u| !matches!(u.scheme(), "http" | "https")).unwrap_or(true) {
         return Err(format!("--base-url {base_url} is not an http(s) URL"));
     }
@@ -158,11 +154,13 @@ pub fn endpoints(settings: &Settings, key_for: &dyn Fn(&ProviderSettings) -> Opt
 }
 
 /// For a command on a session the built-in agent worked on (resume, review) that names no
-/// provider, with no model in the settings either: the provider, server and model the session
-/// was started with, so that the commands Finishline suggests work as printed. The key still
-/// comes from `--api-key-env`, the keychain or the environment, as for any run.
+/// server, with no model in the settings either: the provider, server and model (unless one is
+/// named) the session was started with, so that the commands Finishline suggests work as
+/// printed. Only a server on this machine or the provider's own: the key comes from the
+/// keychain or the environment as for any run, and the variable the session's key came from is
+/// not known, so another server could be sent a key that is not its own.
 pub fn with_sessions_endpoint(mut opts: RunOptions, id: &str) -> RunOptions {
-    if opts.model.is_some() || opts.base_url.is_some() || opts.provider.is_some() || opts.agent.is_some() {
+    if opts.base_url.is_some() || opts.provider.is_some() || opts.agent.is_some() {
         return opts;
     }
     let data = data_dir(&opts.common);
@@ -177,11 +175,51 @@ pub fn with_sessions_endpoint(mut opts: RunOptions, id: &str) -> RunOptions {
             _ => None,
         })
     });
-    if let Some((provider, model, url)) = created.filter(|(p, ..)| p != finishline_engine::external::ACP_PROVIDER) {
-        // The name the session records (`ProviderKind::name`) as `--provider` spells it.
-        opts.provider = Some(if provider == ProviderKind::OpenaiResponses.name() { "openai-responses".into() } else { provider });
-        opts.base_url = Some(url);
-        opts.model = Some(model);
+    let Some((provider, model, url)) = created else { return opts };
+    // An external agent's session records the agent, not a server.
+    let kinds = [ProviderKind::Openai, ProviderKind::OpenaiResponses, ProviderKind::Anthropic, ProviderKind::Gemini];
+    let Some(kind) = kinds.into_iter().find(|k| k.name() == provider) else { return opts };
+    let own = default_base_url(kind).trim_end_matches('/') == url.trim_end_matches('/');
+    if !own && !on_this_machine(&url) {
+        return opts;
     }
+    // As `--provider` spells it.
+    opts.provider = Some(if kind == ProviderKind::OpenaiResponses { "openai-responses".to_string() } else { provider });
+    opts.base_url = Some(url);
+    opts.model = opts.model.or(Some(model));
     opts
+}
+
+/// Where a provider's own API is.
+fn default_base_url(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::Openai | ProviderKind::OpenaiResponses => "https://api.openai.com/v1",
+        ProviderKind::Anthropic => "https://api.anthropic.com/v1",
+        ProviderKind::Gemini => "https://generativelanguage.googleapis.com/v1beta",
+    }
+}
+
+/// Whether `url` names a server on this machine (loopback).
+fn on_this_machine(url: &str) -> bool {
+    match url::Url::parse(url).ok().and_then(|u| u.host().map(|h| h.to_owned())) {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::on_this_machine;
+
+    #[test]
+    fn only_a_server_on_this_machine_counts_as_one() {
+        for url in ["http://127.0.0.1:8931/v1", "http://localhost:11434/v1", "http://[::1]:8080/v1"] {
+            assert!(on_this_machine(url), "{url}");
+        }
+        for url in ["https://llm.corp.example/v1", "http://10.0.0.5:8080/v1", "not a url"] {
+            assert!(!on_this_machine(url), "{url}");
+        }
+    }
 }

@@ -339,7 +339,7 @@ impl Engine {
             Worker::Builtin { model } => (
                 self.config.agent.provider_name.clone(),
                 model.clone().unwrap_or_else(|| self.config.agent.model.clone()),
-                Some(self.config.agent.base_url.clone()).filter(|u| !u.is_empty()),
+                recorded_url(&self.config.agent.base_url),
             ),
         };
         let (sid, _) = self.store.create_session(&NewSession { task: task.to_string(), workspace: ws.clone(), provider, model, base_url })?;
@@ -697,4 +697,13 @@ pub fn cancel_waiting(store: &Store, session: &SessionId) -> Result<bool> {
 
 fn plan_waiting(store: &Store, session: &SessionId) -> Result<Option<crate::plan::state::PlanState>> {
     Ok(crate::plan::state::PlanState::from_events(&store.events(session, 0)?).filter(|p| p.awaiting_review))
+}
+
+/// A server's address as a session records it: without a user name or password in it, which
+/// would otherwise sit in the history and its exports.
+fn recorded_url(url: &str) -> Option<String> {
+    let mut parsed = url::Url::parse(url).ok()?;
+    let _ = parsed.set_username("");
+    let _ = parsed.set_password(None);
+    Some(parsed.to_string().trim_end_matches('/').to_string())
 }
