@@ -83,6 +83,7 @@ pub enum Entry {
         target_branch: Option<String>,
         commit: Option<String>,
         branch_kept: Option<String>,
+        files: Vec<String>,
     },
     Instructions {
         file: String,
@@ -178,9 +179,13 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
             EngineEvent::LandingBlocked { reason, files, detail } => {
                 out.push(Entry::LandingBlocked { reason: *reason, detail: detail.clone(), files: files.clone() })
             }
-            EngineEvent::Landed { mode, target_branch, commit, branch_kept, .. } => {
-                out.push(Entry::Landed { mode: *mode, target_branch: target_branch.clone(), commit: commit.clone(), branch_kept: branch_kept.clone() })
-            }
+            EngineEvent::Landed { mode, target_branch, commit, branch_kept, files } => out.push(Entry::Landed {
+                mode: *mode,
+                target_branch: target_branch.clone(),
+                commit: commit.clone(),
+                branch_kept: branch_kept.clone(),
+                files: files.clone(),
+            }),
             EngineEvent::ProjectInstructions { file, truncated, .. } => out.push(Entry::Instructions { file: file.clone(), truncated: *truncated }),
             EngineEvent::PlanCreated { steps, .. } => out.push(Entry::Plan { revised_because: None, steps: steps.clone() }),
             EngineEvent::PlanRevised { cause, steps, .. } => out.push(Entry::Plan { revised_because: Some(cause.clone()), steps: steps.clone() }),
@@ -412,14 +417,15 @@ fn write_other(md: &mut String, e: Entry) {
         Entry::LandingBlocked { reason, detail, files } => {
             let _ = writeln!(md, "**Not landed** ({}): {detail}{}\n", reason.as_str(), list_inline(&files));
         }
-        Entry::Landed { mode, target_branch, commit, branch_kept } => {
-            let line = match (commit, target_branch, branch_kept) {
-                (Some(c), Some(b), _) => format!("on {b} as {}", &c[..c.len().min(10)]),
-                (None, Some(b), None) => format!("in the working tree of {b}, not committed"),
-                (_, _, Some(k)) => format!("not landed: the branch {k} is kept"),
-                _ => "with nothing to land".to_string(),
+        Entry::Landed { mode, target_branch, commit, branch_kept, files } => {
+            let on = target_branch.map(|b| format!(" on {b}")).unwrap_or_default();
+            let line = match (mode, commit, branch_kept) {
+                (LandingMode::Branch, _, Some(k)) => format!("**Branch kept:** {k}, for later; nothing landed{on}"),
+                _ if files.is_empty() => "**Approved:** the task changed no file, so nothing landed".to_string(),
+                (_, Some(c), _) => format!("**Landed**{on} as {} ({})", &c[..c.len().min(10)], mode.as_str()),
+                (_, None, _) => format!("**Landed**{on} as changes in your working tree, not committed"),
             };
-            let _ = writeln!(md, "**Landed** {line} ({})\n", mode.as_str());
+            let _ = writeln!(md, "{line}\n");
         }
         Entry::RunEnd { status, end_reason } => {
             let _ = writeln!(md, "*Run ended: {} ({})*\n", status.as_str(), end_reason.as_str());
