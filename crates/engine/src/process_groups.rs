@@ -123,7 +123,12 @@ impl ProcessGroups {
             };
             // Without the record the group is still ended with this process; only a crash would
             // leave it behind, so a folder that cannot be written does not stop the work.
-            let _ = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(dir.join(record_name(pid)), serde_json::to_vec(&record).unwrap_or_default()));
+            // Written whole, then renamed into place: a sweep starting in another process
+            // never reads half a record (and drops it as unreadable).
+            let part = dir.join(format!("{pid}.json.part"));
+            let _ = std::fs::create_dir_all(dir)
+                .and_then(|_| std::fs::write(&part, serde_json::to_vec(&record).unwrap_or_default()))
+                .and_then(|_| std::fs::rename(&part, dir.join(record_name(pid))));
         }
         OwnedGroup { pgid: pid, groups: self.clone() }
     }
@@ -167,6 +172,14 @@ impl ProcessGroups {
         let mut found = Vec::new();
         for entry in entries.flatten() {
             let path = entry.path();
+            if path.extension().is_some_and(|e| e == "part") {
+                // Being written by a live process, or left by one that died writing it.
+                let stale = entry.metadata().and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|age| age.as_secs() > 60));
+                if stale {
+                    let _ = std::fs::remove_file(&path);
+                }
+                continue;
+            }
             let Some(record) = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<Record>(&b).ok()) else {
                 let _ = std::fs::remove_file(&path);
                 continue;
@@ -343,5 +356,23 @@ mod tests {
         assert_eq!(parse_stat(line), Some(ProcStat { ppid: 1, pgrp: 4242, tty: 0, start: 987654 }));
         let zombie = "4243 (sleep) Z 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 11 0 987655 0 0 0";
         assert_eq!(parse_stat(zombie), None, "a zombie is gone: only its exit status is left to collect");
+    }
+
+    #[tokio::test]
+    async fn a_record_being_written_is_left_to_its_writer_and_a_whole_one_is_kept_while_its_owner_lives() {
+        let data = tempfile::tempdir().unwrap();
+        let groups = ProcessGroups::in_data_dir(data.path());
+        let mut cmd = tokio::process::Command::new("sleep");
+        cmd.arg("30").process_group(0);
+        let m = mark(&mut cmd);
+        let child = cmd.spawn().unwrap();
+        let owned = groups.own(child.id().unwrap(), "sleep", &m);
+        let dir = data.path().join("processes");
+        std::fs::write(dir.join("99999.json.part"), "{\"pgid\": 999").unwrap();
+        assert!(ProcessGroups::end_left_behind(data.path()).is_empty(), "this process owns its group: nothing is ended");
+        assert!(dir.join("99999.json.part").exists(), "half a record is another process's to finish");
+        assert!(dir.join(record_name(owned.pgid())).exists(), "the whole record stays while its owner lives");
+        drop(owned);
+        assert!(!dir.join(record_name(child.id().unwrap())).exists(), "ended, its record goes");
     }
 }
