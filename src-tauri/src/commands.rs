@@ -400,7 +400,7 @@ pub struct ListInput {
     before: Option<(i64, SessionId)>,
     group: Option<GroupId>,
     #[serde(default)]
-    with_worktree: bool,
+    kept_work: bool,
 }
 
 #[tauri::command]
@@ -414,7 +414,7 @@ pub fn list_sessions(state: State<'_, AppState>, filter: Option<ListInput>) -> R
         limit: f.limit,
         before: f.before,
         group: f.group,
-        with_worktree: f.with_worktree,
+        kept_work: f.kept_work,
     })
 }
 

@@ -614,8 +614,8 @@ export interface ListFilter {
   limit?: number;
   /** Only the attempts of this group. */
   group?: string;
-  /** Only sessions whose worktree is still there. */
-  with_worktree?: boolean;
+  /** Only sessions whose worktree is still there, attempts left out (a group's are decided with it). */
+  kept_work?: boolean;
 }
 
 export interface Landed {

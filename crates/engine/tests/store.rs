@@ -871,6 +871,6 @@ fn the_list_of_sessions_whose_worktree_is_still_there_leaves_out_those_removed_a
         base_commit: "0".repeat(40),
     };
     store.append(&kept, None, EngineEvent::TaskWorkspace { isolation: Isolation::Worktree, folder, worktree: Some(worktree) }).unwrap();
-    let listed: Vec<SessionId> = store.list_sessions(&ListQuery { with_worktree: true, ..Default::default() }).unwrap().into_iter().map(|s| s.id).collect();
+    let listed: Vec<SessionId> = store.list_sessions(&ListQuery { kept_work: true, ..Default::default() }).unwrap().into_iter().map(|s| s.id).collect();
     assert_eq!(listed, vec![kept], "not {removed:?} nor {in_place:?}");
 }

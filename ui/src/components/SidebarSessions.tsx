@@ -11,7 +11,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
     const active = ipc.listSessions({ statuses: [...WORKING, ...WAITING], limit: 50 });
     const today = ipc.listSessions({ since_ms: startOfToday(new Date()), limit: 20 });
     // Work kept in a worktree that nobody decided on, from any day.
-    const kept = ipc.listSessions({ statuses: STOPPED, with_worktree: true, limit: 50 });
+    const kept = ipc.listSessions({ statuses: STOPPED, kept_work: true, limit: 50 });
     Promise.all([active, today, kept]).then(
       ([a, t, k]) => setSessions([...(a ?? []), ...(t ?? []), ...(k ?? [])]),
       () => {}, // History shows the error and a retry; the sidebar keeps what it had.

@@ -250,8 +250,9 @@ pub struct ListQuery {
     pub before: Option<(i64, SessionId)>,
     /// Only the attempts of this group.
     pub group: Option<GroupId>,
-    /// Only sessions whose worktree is still there.
-    pub with_worktree: bool,
+    /// Only sessions whose worktree is still there, attempts left out (a group's are decided
+    /// with it): work kept for the person to decide on.
+    pub kept_work: bool,
 }
 
 pub fn list(conn: &rusqlite::Connection, q: &ListQuery) -> Result<Vec<SessionSummary>> {
@@ -269,8 +270,8 @@ pub fn list(conn: &rusqlite::Connection, q: &ListQuery) -> Result<Vec<SessionSum
         sql.push_str(" AND group_id = ?");
         args.push(g.0.clone().into());
     }
-    if q.with_worktree {
-        sql.push_str(" AND work_dir IS NOT NULL");
+    if q.kept_work {
+        sql.push_str(" AND work_dir IS NOT NULL AND group_id IS NULL");
     }
     if let Some(s) = q.since_ms {
         sql.push_str(" AND created_ms >= ?");
