@@ -284,7 +284,7 @@ async fn landing_stops_without_overwriting_when_the_person_edits_a_file_the_task
     assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "its worktree is gone");
     assert!(String::from_utf8_lossy(&kept.stderr).contains("its worktree is removed"), "{}", String::from_utf8_lossy(&kept.stderr));
     let md = String::from_utf8_lossy(&cli.cmd(&["sessions", "show", &id]).output().unwrap().stdout).to_string();
-    assert!(md.contains(&format!("**Branch kept:** {branch}, for later; nothing landed on main")), "its story says where its work is: {md}");
+    assert!(md.contains(&format!("**Branch kept:** {branch}, for later; nothing landed")), "its story says where its work is: {md}");
 }
 
 /// A repository whose `.gitignore` hides the person's `local.json`, and a task ("track the
