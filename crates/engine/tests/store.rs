@@ -777,9 +777,8 @@ fn a_session_a_newer_finishline_wrote_events_into_still_reads_with_those_events_
     assert!(err.to_string().contains("could not be read"), "{err}");
 }
 
-/// A task that worked in its own worktree on `branch`, and the worktree removed with the branch
-/// (`deleted`) or with the branch kept.
-fn worked_in_a_worktree(store: &Store, task: &str, branch: &str, deleted: bool) -> SessionId {
+/// A task working in its own worktree on `branch`, and the worktree's folder.
+fn working_in_a_worktree(store: &Store, task: &str, branch: &str) -> (SessionId, String) {
     let (id, _) = store.create_session(&new_session(task)).unwrap();
     let folder = format!("/data/worktrees/{branch}");
     let worktree = finishline_engine::workspace::worktree::TaskWorktree {
@@ -791,6 +790,13 @@ fn worked_in_a_worktree(store: &Store, task: &str, branch: &str, deleted: bool) 
         base_commit: "0".repeat(40),
     };
     store.append(&id, None, EngineEvent::TaskWorkspace { isolation: Isolation::Worktree, folder: folder.clone(), worktree: Some(worktree) }).unwrap();
+    (id, folder)
+}
+
+/// A task that worked in its own worktree on `branch`, and the worktree removed with the branch
+/// (`deleted`) or with the branch kept.
+fn worked_in_a_worktree(store: &Store, task: &str, branch: &str, deleted: bool) -> SessionId {
+    let (id, folder) = working_in_a_worktree(store, task, branch);
     assert_eq!(store.session(&id).unwrap().branch.as_deref(), Some(branch), "named while the task works on it");
     let why = if deleted { WorktreeEnd::Landed } else { WorktreeEnd::Rejected };
     store.append(&id, None, EngineEvent::WorktreeRemoved { folder, why, branch_deleted: deleted.then(|| branch.to_string()) }).unwrap();
@@ -860,17 +866,7 @@ fn the_list_of_sessions_whose_worktree_is_still_there_leaves_out_those_removed_a
     let store = Store::open_in_memory().unwrap();
     let removed = worked_in_a_worktree(&store, "removed", "finishline/a-removed", true);
     let (in_place, _) = store.create_session(&new_session("in place")).unwrap();
-    let (kept, _) = store.create_session(&new_session("cancelled, its work kept")).unwrap();
-    let folder = "/data/worktrees/kept".to_string();
-    let worktree = finishline_engine::workspace::worktree::TaskWorktree {
-        repo: "/tmp/ws".into(),
-        folder: folder.clone(),
-        subdir: String::new(),
-        branch: "finishline/kept".into(),
-        base_branch: Some("main".into()),
-        base_commit: "0".repeat(40),
-    };
-    store.append(&kept, None, EngineEvent::TaskWorkspace { isolation: Isolation::Worktree, folder, worktree: Some(worktree) }).unwrap();
+    let (kept, _) = working_in_a_worktree(&store, "cancelled, its work kept", "finishline/kept");
     let listed: Vec<SessionId> = store.list_sessions(&ListQuery { kept_work: true, ..Default::default() }).unwrap().into_iter().map(|s| s.id).collect();
     assert_eq!(listed, vec![kept], "not {removed:?} nor {in_place:?}");
 }
