@@ -273,6 +273,35 @@ async fn cancel_while_streaming_ends_cancelled_and_nothing_follows() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_cancelled_while_streaming_counts_the_tokens_it_was_shown_as_an_estimate() {
+    let h = Harness::new(
+        rules(json!([agent(json!({}), json!({"text": (0..200).map(|i| format!("essay{i} ")).collect::<String>(), "chunk_delay_ms": 20}))])),
+        Setup::default(),
+    )
+    .await;
+    let (sid, handle) = h.engine.start_session("write a long essay", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    while let Some(e) = sub.next().await {
+        if matches!(e.unwrap().event, EngineEvent::TextDelta { .. }) {
+            break;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(h.engine.cancel(&sid));
+    tokio::time::timeout(Duration::from_secs(5), handle).await.expect("cancel stops the run quickly").unwrap();
+    let events = h.store.events(&sid, 0).unwrap();
+    let usage = events
+        .iter()
+        .find_map(|e| if let EngineEvent::StepFinished { usage, .. } = &e.event { Some(*usage) } else { None })
+        .expect("the cut step is finished with what it cost");
+    assert!(usage.estimated, "the server sent no count: it is an estimate, and says so");
+    assert!(usage.output_tokens > 0 && usage.input_tokens > 0, "{usage:?}");
+    let summary = h.store.session(&sid).unwrap();
+    assert!(summary.tokens.agent > 0, "History shows what the cancelled task spent, not 0");
+    assert_eq!(summary.end_reason, Some(EndReason::Cancelled));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_while_a_command_runs_kills_its_whole_process_group() {
     let mut setup = Setup::default();
     allow_shell(&mut setup);

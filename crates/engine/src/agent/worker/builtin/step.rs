@@ -30,6 +30,8 @@ struct Streamed {
     shown: bool,
     runaway: Option<Runaway>,
     timed_out: bool,
+    /// The person cancelled mid-answer: the step is finished with what it cost, then the run halts.
+    cancelled: bool,
     outcome: Result<(), crate::provider::ProviderError>,
 }
 
@@ -99,14 +101,15 @@ impl Run {
         let mut watch = RunawayWatch::new(self.engine.config.runaway);
         let mut runaway = None;
         let mut timed_out = false;
+        let mut cancelled = false;
         let step_deadline = tokio::time::Instant::now() + self.engine.config.step_limit;
         let outcome: Result<(), crate::provider::ProviderError> = loop {
             let deadline = batcher.deadline().map(tokio::time::Instant::from_std);
             let item = tokio::select! {
                 biased;
                 _ = self.cancel.cancelled() => {
-                    if let Some(e) = batcher.take() { self.emit(e)?; }
-                    return Err(Halt::Cancelled);
+                    cancelled = true;
+                    break Ok(());
                 }
                 _ = async { tokio::time::sleep_until(deadline.unwrap()).await }, if deadline.is_some() => {
                     if let Some(e) = batcher.take() { self.emit(e)?; }
@@ -158,7 +161,7 @@ impl Run {
         if let Some(e) = batcher.take() {
             self.emit(e)?;
         }
-        Ok(Streamed { text, calls, usage, stop, reasoning_chars, shown, runaway, timed_out, outcome })
+        Ok(Streamed { text, calls, usage, stop, reasoning_chars, shown, runaway, timed_out, cancelled, outcome })
     }
 
     /// An answer cut by a full window is kept and the conversation compacted (the step goes on
@@ -189,6 +192,17 @@ impl Run {
             end = StepEnd::Stopped(StopReason::PauseTurn);
         }
         Ok(end)
+    }
+
+    /// A step's tokens counted by us (about 4 characters a token) when the server sent none.
+    fn estimated_usage(&self, text: &str, reasoning_chars: usize, calls: &[ToolCall]) -> Usage {
+        let args: usize = calls.iter().map(|c| crate::provider::openai::arguments_text(&c.input).len()).sum();
+        Usage {
+            input_tokens: crate::agent::worker::estimate_tokens(&self.history),
+            output_tokens: ((text.len() + reasoning_chars + args) as u64).div_ceil(4),
+            estimated: true,
+            ..Default::default()
+        }
     }
 
     pub(in crate::agent) async fn stream_step(&mut self, window: &mut u64) -> Result<StepOutput, Halt> {
@@ -223,8 +237,16 @@ impl Run {
                 );
             });
             let mut stream = stream_with_retry(self.engine.config.agent.provider.clone(), self.request(), self.engine.config.retry, on_retry);
-            let Streamed { text, mut calls, usage, stop, reasoning_chars, shown, runaway, timed_out, outcome } =
+            let Streamed { text, mut calls, usage, stop, reasoning_chars, shown, runaway, timed_out, cancelled, outcome } =
                 self.read_stream(&mut stream, &message_id, &retried).await?;
+            if cancelled {
+                // What was shown was paid for: History counts it (estimated, as no usage came),
+                // not 0. Nothing shown yet is counted as nothing, as a refused request is.
+                if let Some(usage) = usage.or_else(|| shown.then(|| self.estimated_usage(&text, reasoning_chars, &calls))) {
+                    self.emit(EngineEvent::StepFinished { step, stop_reason: None, usage })?;
+                }
+                return Err(Halt::Cancelled);
+            }
             let mut in_history = false;
             let mut repeating = None;
             let refused = matches!(&outcome, Err(e) if e.refused);
@@ -287,13 +309,7 @@ impl Run {
                 if refused {
                     return Usage::default();
                 }
-                let args: usize = calls.iter().map(|c| crate::provider::openai::arguments_text(&c.input).len()).sum();
-                Usage {
-                    input_tokens: crate::agent::worker::estimate_tokens(&self.history),
-                    output_tokens: ((text.len() + reasoning_chars + args) as u64).div_ceil(4),
-                    estimated: true,
-                    ..Default::default()
-                }
+                self.estimated_usage(&text, reasoning_chars, &calls)
             });
             self.emit(EngineEvent::StepFinished { step, stop_reason, usage })?;
             return Ok(StepOutput { text, calls, end, usage, in_history, repeating, ran: vec![], claim: None });
