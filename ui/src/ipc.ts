@@ -404,7 +404,7 @@ export type EngineEvent =
   | { type: "criteria_set"; criteria: ReviewComment[] }
   | { type: "criteria_checked"; results: CriterionResult[] }
   | { type: "audit_dismissed"; rule: AuditRule; path: string; excerpt?: string }
-  | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean }
+  | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean; resolve_landing?: boolean }
   | { type: "reverted"; restored: string[]; deleted: string[]; kept?: string[] }
   | { type: "revert_started"; overwrite?: string[] }
   | { type: "task_workspace"; isolation: Isolation; folder: string; worktree?: TaskWorktree | null }

@@ -240,7 +240,9 @@ impl View {
                     self.line(&format!("    not approved automatically: {}", a.reason));
                 }
             }
-            EngineEvent::ReviewResolved { decision, by, .. } => self.line(&format!("  decision: {} by {}", decision.as_str(), by.as_str())),
+            EngineEvent::ReviewResolved { decision, by, resolve_landing, .. } => {
+                self.line(&format!("  decision: {} by {}", decision.told(*resolve_landing), by.as_str()))
+            }
             EngineEvent::TaskWorkspace { worktree: Some(wt), .. } => self.line(&format!(
                 "  ⎇ works in its own worktree {} on branch {}{}",
                 wt.work_dir().display(),

@@ -68,7 +68,17 @@ fn decided(store: &Store, task: &str, decision: Decision) -> SessionId {
             RequestKind::Review,
             SessionStatus::AwaitingReview,
             Some(&run),
-            vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision, by: DecidedBy::Person, feedback: None, reverted: false }, status(after)],
+            vec![
+                EngineEvent::ReviewResolved {
+                    review_id: review.clone(),
+                    decision,
+                    by: DecidedBy::Person,
+                    feedback: None,
+                    reverted: false,
+                    resolve_landing: false,
+                },
+                status(after),
+            ],
         )
         .unwrap();
     sid

@@ -1585,6 +1585,11 @@ async fn a_landing_that_conflicts_can_go_back_to_the_agent_from_a_script_and_the
     let md = String::from_utf8_lossy(&cli.cmd(&["sessions", "show", &id]).output().unwrap().stdout).to_string();
     assert!(md.contains("**Not landed** (conflict)") && md.contains("notes.md"), "{md}");
     assert!(md.contains("(resolve the conflict with the moved branch)") && !md.contains("0/0"), "a continuation from no budget has no count: {md}");
+    assert!(
+        md.contains("**Review decision:** let the agent resolve the landing (by person)"),
+        "the person sent it back to resolve, wrote no change request: {md}"
+    );
+    assert!(!md.contains("request_changes"), "{md}");
     let commit = git(&r, &["rev-parse", "--short=10", "main"]);
     assert!(md.contains(&format!("**Landed** on main as {commit}")), "{md}");
     let json = String::from_utf8_lossy(&cli.cmd(&["sessions", "show", &id, "--json"]).output().unwrap().stdout).to_string();

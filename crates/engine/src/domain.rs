@@ -360,6 +360,15 @@ impl Decision {
             Decision::Reject => "reject",
         }
     }
+    /// How a session's story tells the decision: "let the agent resolve it" is stored as request
+    /// changes (the review is answered and the agent goes on) but is not the person's request.
+    pub fn told(self, resolve_landing: bool) -> &'static str {
+        if resolve_landing && self == Decision::RequestChanges {
+            "let the agent resolve the landing"
+        } else {
+            self.as_str()
+        }
+    }
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "approve" => Decision::Approve,

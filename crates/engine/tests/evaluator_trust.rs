@@ -69,7 +69,17 @@ fn reviewed_by(store: &Store, sid: &SessionId, verdicts: &[Verdict], model: &str
             RequestKind::Review,
             SessionStatus::AwaitingReview,
             Some(&run),
-            vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision, by, feedback: feedback.map(String::from), reverted: false }, status(after)],
+            vec![
+                EngineEvent::ReviewResolved {
+                    review_id: review.clone(),
+                    decision,
+                    by,
+                    feedback: feedback.map(String::from),
+                    reverted: false,
+                    resolve_landing: false,
+                },
+                status(after),
+            ],
         )
         .unwrap();
 }

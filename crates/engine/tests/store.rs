@@ -291,6 +291,39 @@ fn export_marks_continuations_and_verdicts_as_the_engines_not_the_persons() {
 }
 
 #[test]
+fn the_export_marks_a_failing_verification_as_failed_not_with_a_tick() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("make the tests pass")).unwrap();
+    let check = |command: &str, exit_code: Option<i32>, skipped: bool| EngineEvent::Verification {
+        command: command.into(),
+        exit_code,
+        output_tail: String::new(),
+        skipped,
+        nth: 0,
+        of: 0,
+        persons_own: true,
+    };
+    store
+        .append_all(
+            &sid,
+            Some(&RunId::new()),
+            vec![
+                EngineEvent::RunStarted { trigger: RunTrigger::Task },
+                check("python3 check.py", Some(1), false),
+                check("cargo test", Some(0), false),
+                check("npm test", None, true),
+                check("make slow", None, false),
+            ],
+        )
+        .unwrap();
+    let md = export::to_markdown(&store.timeline(&sid).unwrap());
+    assert!(md.contains("**✗ Verification** `python3 check.py`: exit 1"), "{md}");
+    assert!(md.contains("**✓ Verification** `cargo test`: exit 0"), "{md}");
+    assert!(md.contains("**– Verification** `npm test`: skipped"), "{md}");
+    assert!(md.contains("**✗ Verification** `make slow`: exit ?"), "a command with no exit code did not pass: {md}");
+}
+
+#[test]
 fn a_second_decision_on_the_same_review_is_reported_as_already_decided() {
     let store = Store::open_in_memory().unwrap();
     let (sid, _) = store.create_session(&new_session("task")).unwrap();
@@ -302,7 +335,14 @@ fn a_second_decision_on_the_same_review_is_reported_as_already_decided() {
             SessionStatus::AwaitingReview,
             Some(&run),
             vec![
-                EngineEvent::ReviewResolved { review_id: review.clone(), decision: d, by: DecidedBy::Person, feedback: None, reverted: false },
+                EngineEvent::ReviewResolved {
+                    review_id: review.clone(),
+                    decision: d,
+                    by: DecidedBy::Person,
+                    feedback: None,
+                    reverted: false,
+                    resolve_landing: false,
+                },
                 status(SessionStatus::Completed),
             ],
         )
@@ -703,7 +743,17 @@ fn reviewed_round(store: &Store, sid: &SessionId, decision: Decision, then: Sess
             RequestKind::Review,
             SessionStatus::AwaitingReview,
             Some(&run),
-            vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision, by: DecidedBy::Person, feedback: None, reverted: false }, status(then)],
+            vec![
+                EngineEvent::ReviewResolved {
+                    review_id: review.clone(),
+                    decision,
+                    by: DecidedBy::Person,
+                    feedback: None,
+                    reverted: false,
+                    resolve_landing: false,
+                },
+                status(then),
+            ],
         )
         .unwrap();
 }

@@ -196,7 +196,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   if (review.decided) {
     return (
       <section className="panel review" data-testid="review-panel" ref={decidedPanel} tabIndex={-1} aria-label="What was decided">
-        <h2>{{ approve: "Approved", reject: "Rejected" }[review.decided.decision] ?? "Changes requested"}</h2>
+        <h2>{decisionWord(review.decided.decision, review.decided.resolveLanding)}</h2>
         <p className="muted">Decided by {review.decided.by === "auto" ? "auto-approve" : "you"}.</p>
         {review.decided.landed && (
           <p className="notice" role="status" data-testid="landed-summary">
@@ -628,9 +628,15 @@ function NotLanded({ review, onBusy }: { review: Review; onBusy: (busy: boolean)
 }
 
 /** A decided review as the timeline keeps it: who decided, and what a revert undid and left. */
-export function decisionText({ decision, by, reverted, copied }: { decision: string; by: string; reverted?: Reverted; copied?: string[] }): string {
-  const what = { approve: "Approved", reject: "Rejected" }[decision] ?? "Changes requested";
-  let text = `${what} by ${by === "auto" ? "auto-approve" : "you"}.`;
+/** The decision's headline. "Let the agent resolve it" is answered as request changes, but the
+ * words sent were Finishline's, not the person's. */
+export function decisionWord(decision: string, resolveLanding?: boolean): string {
+  if (resolveLanding) return "Sent back to resolve the landing";
+  return { approve: "Approved", reject: "Rejected" }[decision] ?? "Changes requested";
+}
+
+export function decisionText({ decision, by, resolveLanding, reverted, copied }: { decision: string; by: string; resolveLanding?: boolean; reverted?: Reverted; copied?: string[] }): string {
+  let text = resolveLanding ? "You let the agent resolve the landing." : `${decisionWord(decision)} by ${by === "auto" ? "auto-approve" : "you"}.`;
   if (copied && copied.length > 0) text += ` Copied into your checkout: ${few(copied)}.`;
   if (reverted) {
     const files = [...reverted.restored, ...reverted.deleted];

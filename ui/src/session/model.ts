@@ -72,7 +72,7 @@ export type Item =
   | { kind: "plan_revised"; key: string; cause: string; titles: string[] }
   | { kind: "landing"; key: string; text: string; tone: "ok" | "warn" }
   /** A review decided, kept in the timeline: the review panel gives way to the next run's. */
-  | { kind: "decision"; key: string; decision: string; by: string; reverted?: Reverted; copied?: string[] }
+  | { kind: "decision"; key: string; decision: string; by: string; resolveLanding?: boolean; reverted?: Reverted; copied?: string[] }
   /** The evaluator compared this attempt with another of its group: which it prefers, and why.
    * `shownFirst`: this attempt was "the first" in its sentence. */
   | { kind: "compared"; key: string; other: string; shownFirst: boolean; prefers: "this" | "other" | "neither" | "disagreed"; reason: string; model: string }
@@ -109,7 +109,7 @@ export interface Review {
   /** No claim was made, yet the agent's last words say the work is done ("Done!"). */
   saidDone?: boolean;
   /** `landedKey`: the timeline's note of that landing, not repeated while this panel says it. */
-  decided?: { decision: string; by: string; reverted?: Reverted; landed?: Landed; landedKey?: string };
+  decided?: { decision: string; by: string; resolveLanding?: boolean; reverted?: Reverted; landed?: Landed; landedKey?: string };
   /** Approve could not land the task: why, and the files concerned. The review stays open. */
   blocked?: { reason: LandingBlock; files: string[]; detail: string };
   /** What the audit of the diff found (gamed checks), less what the person dismissed. */
@@ -411,9 +411,9 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       };
       break;
     case "review_resolved":
-      if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, blocked: undefined, decided: { decision: e.decision, by: e.by } };
+      if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, blocked: undefined, decided: { decision: e.decision, by: e.by, resolveLanding: e.resolve_landing } };
       // What was copied out of the worktree before the decision stays on its record.
-      push({ kind: "decision", key: `dec-${e.review_id}`, decision: e.decision, by: e.by, copied: next.review?.reviewId === e.review_id ? next.review.ignoredCopied?.copied : undefined });
+      push({ kind: "decision", key: `dec-${e.review_id}`, decision: e.decision, by: e.by, resolveLanding: e.resolve_landing, copied: next.review?.reviewId === e.review_id ? next.review.ignoredCopied?.copied : undefined });
       // The next review in this worktree shows only what changed since: the rest was reviewed.
       if (e.decision === "request_changes" && next.place) next.place = { ...next.place, reviewedBefore: true };
       break;

@@ -174,6 +174,20 @@ describe("Session view", () => {
     ]);
   });
 
+  it("tells a landing sent back to the agent to resolve apart from a change the person asked for", async () => {
+    script([
+      ...running(),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "landing_blocked", reason: "conflict", files: ["notes.md"], detail: "main moved on" }),
+      ev({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: null, reverted: false, resolve_landing: true }),
+      ev({ type: "run_started", trigger: "feedback" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const notes = await screen.findAllByTestId("decision-note");
+    expect(notes.map((n) => n.textContent), "the person asked for no change: they let the agent resolve the conflict").toEqual(["You let the agent resolve the landing."]);
+  });
+
   it("Enter sends the review feedback; Shift+Enter makes a new line", async () => {
     const calls: Record<string, unknown>[] = [];
     const events = [

@@ -189,6 +189,7 @@ impl Engine {
                     by: choice.by,
                     feedback: feedback.clone(),
                     reverted: false,
+                    resolve_landing: false,
                 }];
                 // The comments go with the decision: the next run is judged on each one.
                 let continuation = (!comments.is_empty()).then(|| (ContinuationSource::ReviewComments, crate::judge::criteria::continuation(&comments)));
@@ -205,7 +206,14 @@ impl Engine {
             }
             (Decision::Approve, Some(wt)) => self.land(&summary.id, review, &wt, &choice, &events),
             (Decision::Approve, None) => {
-                let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::Approve, by: choice.by, feedback, reverted: false };
+                let resolved = EngineEvent::ReviewResolved {
+                    review_id: review.clone(),
+                    decision: Decision::Approve,
+                    by: choice.by,
+                    feedback,
+                    reverted: false,
+                    resolve_landing: false,
+                };
                 self.store.resolve_request(
                     review,
                     RequestKind::Review,
@@ -219,7 +227,14 @@ impl Engine {
                 // Kept first: committing to the task's branch is harmless if the decision never
                 // gets recorded (an approve lands such changes anyway).
                 let kept = self.keep_after_review(&summary.id, &wt, &events)?;
-                let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::Reject, by: choice.by, feedback, reverted: false };
+                let resolved = EngineEvent::ReviewResolved {
+                    review_id: review.clone(),
+                    decision: Decision::Reject,
+                    by: choice.by,
+                    feedback,
+                    reverted: false,
+                    resolve_landing: false,
+                };
                 // Kept is part of the decision, recorded with it: a removal cut short is finished
                 // at the next start by what was recorded, not by guessing again.
                 let mut decided = vec![resolved];
@@ -242,7 +257,14 @@ impl Engine {
         feedback: Option<String>,
         events: &[Envelope],
     ) -> Result<ReviewOutcome> {
-        let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::Reject, by: choice.by, feedback, reverted: choice.revert };
+        let resolved = EngineEvent::ReviewResolved {
+            review_id: review.clone(),
+            decision: Decision::Reject,
+            by: choice.by,
+            feedback,
+            reverted: choice.revert,
+            resolve_landing: false,
+        };
         if !choice.revert {
             self.store.resolve_request(
                 review,
@@ -349,7 +371,14 @@ impl Engine {
             self.store.append(session, None, EngineEvent::LandingBlocked { reason: b.reason, files: b.files.clone(), detail: b.detail.clone() })?;
             Ok(ReviewOutcome::LandingBlocked { reason: b.reason, files: b.files, detail: b.detail })
         };
-        let resolved = EngineEvent::ReviewResolved { review_id: review.clone(), decision: Decision::Approve, by: choice.by, feedback: None, reverted: false };
+        let resolved = EngineEvent::ReviewResolved {
+            review_id: review.clone(),
+            decision: Decision::Approve,
+            by: choice.by,
+            feedback: None,
+            reverted: false,
+            resolve_landing: false,
+        };
         if mode != LandingMode::Branch {
             self.store.append(session, None, EngineEvent::Activity { phase: ActivityPhase::Landing, detail: "checking where the task lands".into() })?;
         }
@@ -711,6 +740,7 @@ impl Engine {
             by: DecidedBy::Person,
             feedback: None,
             reverted: false,
+            resolve_landing: true,
         };
         let session = self.store.resolve_and_begin(review, RequestKind::Review, SessionStatus::AwaitingReview, vec![resolved], &run, RunTrigger::Feedback)?;
         self.spawn_begun(
@@ -931,6 +961,7 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
                 by: DecidedBy::Person,
                 feedback: None,
                 reverted: false,
+                resolve_landing: false,
             };
             if store
                 .resolve_request(

@@ -67,6 +67,7 @@ pub enum Entry {
         decision: Decision,
         by: DecidedBy,
         feedback: Option<String>,
+        resolve_landing: bool,
     },
     Reverted {
         restored: Vec<String>,
@@ -172,8 +173,8 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
             EngineEvent::ReviewRequested { claim, verdict, end_reason, remaining, .. } => {
                 out.push(Entry::Review { claim: *claim, verdict: *verdict, end_reason: *end_reason, remaining: remaining.clone() })
             }
-            EngineEvent::ReviewResolved { decision, by, feedback, .. } => {
-                out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone() })
+            EngineEvent::ReviewResolved { decision, by, feedback, resolve_landing, .. } => {
+                out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone(), resolve_landing: *resolve_landing })
             }
             EngineEvent::Reverted { restored, deleted, .. } => out.push(Entry::Reverted { restored: restored.clone(), deleted: deleted.clone() }),
             EngineEvent::LandingBlocked { reason, files, detail } => {
@@ -327,12 +328,18 @@ fn write_judgement(md: &mut String, e: Entry) {
         }
         Entry::Verification { command, exit_code, output_tail, skipped, nth, of } => {
             let which = if of > 1 { format!(" {nth} of {of}") } else { String::new() };
+            // Marked as the CLI marks it live: only exit 0 passed.
+            let mark = match (skipped, exit_code) {
+                (true, _) => "–",
+                (false, Some(0)) => "✓",
+                _ => "✗",
+            };
             if skipped {
-                let _ = writeln!(md, "**✓ Verification{which}** `{command}`: skipped\n");
+                let _ = writeln!(md, "**{mark} Verification{which}** `{command}`: skipped\n");
             } else {
                 let _ = writeln!(
                     md,
-                    "**✓ Verification{which}** `{command}`: exit {}\n\n```\n{}\n```\n",
+                    "**{mark} Verification{which}** `{command}`: exit {}\n\n```\n{}\n```\n",
                     exit_code.map(|c| c.to_string()).unwrap_or("?".into()),
                     output_tail.trim_end()
                 );
@@ -348,8 +355,14 @@ fn write_judgement(md: &mut String, e: Entry) {
                 list_block(&remaining)
             );
         }
-        Entry::Decision { decision, by, feedback } => {
-            let _ = writeln!(md, "**Review decision:** {} (by {}){}\n", decision.as_str(), by.as_str(), feedback.map(|f| format!(": {f}")).unwrap_or_default());
+        Entry::Decision { decision, by, feedback, resolve_landing } => {
+            let _ = writeln!(
+                md,
+                "**Review decision:** {} (by {}){}\n",
+                decision.told(resolve_landing),
+                by.as_str(),
+                feedback.map(|f| format!(": {f}")).unwrap_or_default()
+            );
         }
         _ => {}
     }
