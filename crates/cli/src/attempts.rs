@@ -262,8 +262,18 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
         code
     };
     if r.ranking.iter().all(|a| a.evidence.review.is_none()) {
-        eprintln!("finishline: no attempt has work to land: each one failed or was cancelled (see its session for why)");
-        return exit::FAILED;
+        // Stopped (Ctrl+C) is a cancelled run, as a single task's is; what the attempts wrote is
+        // still in their worktrees, so the way on is said, not "nothing to land".
+        let cancelled = r.ranking.iter().any(|a| a.evidence.end_reason == Some(EndReason::Cancelled));
+        eprintln!(
+            "finishline: no attempt reached a review: {} (see each session for why). Their worktrees keep whatever they wrote:",
+            if cancelled { "they were stopped" } else { "each one failed" }
+        );
+        for a in &r.ranking {
+            eprintln!("  {}: go on with `{}`", a.evidence.label, crate::hint::command(&format!("sessions resume {} \"what to do next\"", a.evidence.session)));
+        }
+        eprintln!("  or remove them all with `{}`", crate::hint::command(&format!("sessions attempts {} --reject", r.group)));
+        return if cancelled { exit::CANCELLED } else { exit::FAILED };
     }
     match opts.review {
         ReviewMode::Approve => match may_land_unasked(r) {

@@ -724,3 +724,63 @@ async fn an_attempt_that_cannot_land_over_the_persons_edit_says_how_to_keep_its_
     assert_eq!(branches.lines().count(), 1, "a's branch is kept, b's removed with it: {branches}");
     assert_eq!(git(&r, &["show", &format!("{branches}:README.md")]), "the attempt's readme");
 }
+
+/// Ctrl+C while attempts work stops them all, and the run says so as a cancelled run does (exit
+/// 5), not as a failure. What they wrote stays in their worktrees, and the printed command, pasted
+/// as it is, takes one of them on to a review it can land from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_during_attempts_exits_cancelled_and_says_how_to_go_on_with_what_they_wrote() {
+    let server = FakeServer::start(
+        serde_json::from_value(json!({"rules": [
+            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+            {"when": {"kind": "agent", "last_message_contains": "go on"}, "reply": {"text": "Done.", "tool_calls": [claim()]}},
+            // Each attempt writes its file, then thinks for a minute.
+            {"when": {"kind": "agent", "last_message_contains": "Created slow.txt"}, "reply": {"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}}},
+            {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [write_file("slow.txt", "half of the work\n")]}},
+        ]}))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let e = env();
+    let r = repo(e._dir.path());
+    let url = server.base_url(Protocol::Openai);
+    let ws = r.to_string_lossy().into_owned();
+    let child = spawn_finishline(
+        &["run", "write the slow file", "--workspace", &ws, "--base-url", &url, "--model", "m", "--attempts", "builtin*2", "--allow", "all"],
+        &e.data,
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while server.requests().iter().filter(|q| q.last_message.contains("Created slow.txt")).count() < 2 {
+        assert!(std::time::Instant::now() < deadline, "both attempts wrote their file");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(5), "stopped is cancelled, as a single run's Ctrl+C is: {said}");
+    assert!(said.contains("Their worktrees keep whatever they wrote"), "{said}");
+    assert_eq!(worktrees(&r), 3, "the person's checkout and both attempts' worktrees, kept");
+
+    // The printed way on, pasted as it is (its placeholder filled in).
+    let resume = said.split('`').find(|c| c.starts_with("finishline sessions resume ")).unwrap_or_else(|| panic!("a resume command: {said}"));
+    let pasted: Vec<String> =
+        resume.replace("\"what to do next\"", "go-on").split_whitespace().skip(1).map(|w| if w == "go-on" { "go on".into() } else { w.to_string() }).collect();
+    let resumed = Command::new(bin())
+        .args(&pasted)
+        .env_remove("OPENAI_API_KEY")
+        .env("XDG_DATA_HOME", e.data.join("xdg"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(resumed.status.code(), Some(6), "it goes on to a review: {}", String::from_utf8_lossy(&resumed.stderr));
+    let remove = said.split('`').find(|c| c.contains("sessions attempts ") && c.contains("--reject")).unwrap_or_else(|| panic!("a way to remove them: {said}"));
+    let group = remove.split_whitespace().nth(3).unwrap().to_string();
+    let ranking = ranking_of(&e, &r, &group, &url);
+    let first = &ranking["ranking"].as_array().unwrap()[0]["evidence"];
+    assert_eq!(first["end_reason"], "verified_done", "the resumed attempt is ranked on its review: {ranking}");
+    let chosen = finishline(&["sessions", "attempts", &group, "--choose", "1", "--workspace", &ws], &e.data);
+    assert_eq!(chosen.status.code(), Some(0), "{}", String::from_utf8_lossy(&chosen.stderr));
+    assert_eq!(git(&r, &["show", "main:slow.txt"]), "half of the work");
+    assert_eq!(worktrees(&r), 1, "no worktree is left");
+}
