@@ -50,6 +50,7 @@ test("comments on two lines go back as a continuation and come back as a checkli
   assert.match(text, /say plum instead/);
   await win.app.waitUntil(async () => (await win.app.$$('[data-testid="criterion"]')).length === 2, { timeout: 30_000, timeoutMsg: "the next review never showed the checklist" });
   const items = await win.app.$$('[data-testid="criterion"]');
-  for (const item of items) assert.match(await item.getText(), /met/, "each comment is checked at the next review");
+  for (const item of items) assert.match(await item.getText(), /✓ met/, "each comment is checked at the next review");
+  assert.match(await items[0].getText(), /line 1 reads pear/, "with the evaluator's word on it");
   await shot(win.app, "comments-checklist");
 });

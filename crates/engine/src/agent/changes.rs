@@ -529,7 +529,6 @@ impl Run {
         &mut self,
         verdict_done: Option<bool>,
         remaining: &[String],
-        summary: &str,
         answers: &[crate::judge::criteria::CommentAnswer],
     ) -> crate::Result<()> {
         if self.criteria.is_empty() {
@@ -537,7 +536,7 @@ impl Run {
         }
         let changed: Vec<String> = self.since(Since::Decision).changes().into_iter().map(|c| c.path).collect();
         let found = crate::judge::criteria::check_without_model(&self.criteria, &changed);
-        let results = crate::judge::criteria::settle(&self.criteria, found, verdict_done, remaining, summary, answers);
+        let results = crate::judge::criteria::settle(&self.criteria, found, verdict_done, remaining, answers);
         self.criteria_results = results.clone();
         self.emit(EngineEvent::CriteriaChecked { results })
     }

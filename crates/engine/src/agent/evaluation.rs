@@ -124,7 +124,7 @@ impl Run {
                 Verdict::NotDone | Verdict::Stuck => Some(false),
                 Verdict::Unavailable => None,
             };
-            self.check_criteria(done, &said.remaining, &said.summary, &said.comments)?;
+            self.check_criteria(done, &said.remaining, &said.comments)?;
         }
         Ok(outcome)
     }

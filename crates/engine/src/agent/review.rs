@@ -37,7 +37,7 @@ impl Run {
         let audit = self.audit(true);
         if !self.criteria.is_empty() && self.criteria_results.is_empty() {
             // Reviewed without an evaluation (a claim of partial work, stuck): what needs no model.
-            self.check_criteria(None, &[], "", &[])?;
+            self.check_criteria(None, &[], &[])?;
         }
         let summary = self.engine.store.session(&self.session).ok();
         let (mut auto, mut why) = auto_approval(self.engine.config.auto_approve, r.end_reason, r.claim, audit.len());

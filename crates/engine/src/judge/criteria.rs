@@ -150,15 +150,14 @@ pub fn check_without_model(comments: &[Comment], changed: &[String]) -> Vec<Opti
 }
 
 /// The criteria's results once the evaluator has answered: what needs no model stays as it was
-/// found; then the evaluator's own answer for the comment (`answers`, by number); the rest follow
-/// the verdict (done: met, and said to rest on the whole; not done: unmet when its remaining items
-/// name the criterion's file or words, else unverifiable).
+/// found; then the evaluator's own answer for the comment (`answers`, by number); the rest are
+/// unmet when a verdict of not done names the criterion's file or words among its remaining
+/// items, else unverifiable.
 pub fn settle(
     comments: &[Comment],
     found: Vec<Option<CriterionResult>>,
     verdict_done: Option<bool>,
     remaining: &[String],
-    summary: &str,
     answers: &[CommentAnswer],
 ) -> Vec<CriterionResult> {
     comments
@@ -190,15 +189,16 @@ pub fn settle(
                 let named = remaining
                     .iter()
                     .find(|r| r.contains(&c.path) || significant_words(&c.text).iter().filter(|w| r.to_lowercase().contains(w.as_str())).count() >= 2);
+                // A verdict of done on the whole is no check of this comment: ticking it "met"
+                // would show a check nobody made (two walkthroughs read it so).
                 match (verdict_done, named) {
-                    (Some(true), _) => CriterionResult {
+                    (Some(false), Some(r)) => CriterionResult { id: c.id.clone(), text, state: CriterionState::Unmet, evidence: format!("the evaluator: {r}") },
+                    _ => CriterionResult {
                         id: c.id.clone(),
                         text,
-                        state: CriterionState::Met,
-                        evidence: format!("the evaluator found the whole work done ({summary}) but gave no word on this comment of its own"),
+                        state: CriterionState::Unverifiable,
+                        evidence: "the evaluator gave no word on this comment: check it yourself".into(),
                     },
-                    (Some(false), Some(r)) => CriterionResult { id: c.id.clone(), text, state: CriterionState::Unmet, evidence: format!("the evaluator: {r}") },
-                    _ => CriterionResult { id: c.id.clone(), text, state: CriterionState::Unverifiable, evidence: "the evaluator did not say".into() },
                 }
             })
         })
@@ -328,15 +328,12 @@ mod tests {
     }
 
     #[test]
-    fn without_an_answer_for_each_the_rest_follow_the_verdict_and_say_so() {
+    fn a_comment_the_evaluator_gave_no_word_on_is_not_ticked_met_on_the_overall_verdict() {
         let cs = [comment("src/a.rs", "handle the empty input"), comment("src/b.rs", "add a docstring")];
-        let done = settle(&cs, vec![None, None], Some(true), &[], "all addressed", &[]);
-        assert!(done.iter().all(|r| r.state == CriterionState::Met));
-        assert_eq!(
-            done[0].evidence, "the evaluator found the whole work done (all addressed) but gave no word on this comment of its own",
-            "met on the overall verdict is called that, not presented as evidence for the comment"
-        );
-        let not = settle(&cs, vec![None, None], Some(false), &["src/a.rs still panics on empty input".into()], "", &[]);
+        let done = settle(&cs, vec![None, None], Some(true), &[], &[]);
+        assert!(done.iter().all(|r| r.state == CriterionState::Unverifiable), "nobody checked it: {done:?}");
+        assert_eq!(done[0].evidence, "the evaluator gave no word on this comment: check it yourself");
+        let not = settle(&cs, vec![None, None], Some(false), &["src/a.rs still panics on empty input".into()], &[]);
         assert_eq!(not[0].state, CriterionState::Unmet);
         assert_eq!(not[1].state, CriterionState::Unverifiable);
     }
@@ -351,7 +348,7 @@ mod tests {
             CommentAnswer { n: 9, addressed: false, evidence: "no such comment".into() },
         ];
         let untouched = check_without_model(&cs, &["src/a.rs".into(), "src/b.rs".into()]);
-        let r = settle(&cs, untouched, Some(true), &[], "done", &answers);
+        let r = settle(&cs, untouched, Some(true), &[], &answers);
         assert_eq!((r[0].state, r[0].evidence.as_str()), (CriterionState::Met, "the evaluator: src/a.rs returns early on empty input"));
         assert_eq!(
             (r[1].state, r[1].evidence.as_str()),
@@ -369,7 +366,7 @@ mod tests {
             CommentAnswer { n: 1, addressed: false, evidence: String::new() },
             CommentAnswer { n: SHOWN + 1, addressed: true, evidence: "made up".into() },
         ];
-        let r = settle(&cs, vec![None; SHOWN + 1], Some(true), &[], "done", &answers);
+        let r = settle(&cs, vec![None; SHOWN + 1], Some(true), &[], &answers);
         assert_eq!((r[0].state, r[0].evidence.as_str()), (CriterionState::Unmet, "the evaluator found it not addressed, without saying why"));
         assert_eq!(r[SHOWN].state, CriterionState::Unverifiable, "a comment the evaluator never saw is not met by a number it made up");
     }
