@@ -294,6 +294,8 @@ export type EndReason =
   | "failed"
   | "plan_failed";
 export type Decision = "approve" | "request_changes" | "reject";
+/** How a decision came about when it was not the person's own verdict on the work. */
+export type DecisionOccasion = "resolve_landing" | "another_attempt_chosen";
 export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume" | "plan_step" | "landing_conflict" | "review_comments" | "new_worktree";
 export type PlanMode = "off" | "on" | "auto";
 export type StepState = "pending" | "running" | "done" | "failed" | "skipped" | "replaced";
@@ -404,7 +406,7 @@ export type EngineEvent =
   | { type: "criteria_set"; criteria: ReviewComment[] }
   | { type: "criteria_checked"; results: CriterionResult[] }
   | { type: "audit_dismissed"; rule: AuditRule; path: string; excerpt?: string }
-  | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean; resolve_landing?: boolean }
+  | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean; occasion?: DecisionOccasion }
   | { type: "reverted"; restored: string[]; deleted: string[]; kept?: string[] }
   | { type: "revert_started"; overwrite?: string[] }
   | { type: "task_workspace"; isolation: Isolation; folder: string; worktree?: TaskWorktree | null }

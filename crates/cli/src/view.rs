@@ -240,9 +240,7 @@ impl View {
                     self.line(&format!("    not approved automatically: {}", a.reason));
                 }
             }
-            EngineEvent::ReviewResolved { decision, by, resolve_landing, .. } => {
-                self.line(&format!("  decision: {} by {}", decision.told(*resolve_landing), by.as_str()))
-            }
+            EngineEvent::ReviewResolved { decision, by, occasion, .. } => self.line(&format!("  decision: {} by {}", decision.told(*occasion), by.as_str())),
             EngineEvent::TaskWorkspace { worktree: Some(wt), .. } => self.line(&format!(
                 "  ⎇ works in its own worktree {} on branch {}{}",
                 wt.work_dir().display(),

@@ -127,6 +127,11 @@ async fn three_attempts_are_ranked_by_the_evidence_and_the_verified_one_lands_as
     assert_eq!((row("good")["verified_done"].as_u64(), row("good")["chosen"].as_u64(), row("good")["attempts_decided"].as_u64()), (Some(1), Some(1), Some(1)));
     assert_eq!((row("liar")["false_claims"].as_u64(), row("liar")["chosen"].as_u64()), (Some(1), Some(0)), "the liar was caught claiming done");
     assert_eq!(row("wrong")["false_claims"].as_u64(), Some(1), "so was the one whose check failed");
+    assert_eq!(row("wrong")["reviews_decided"].as_u64(), Some(0), "set aside for a better attempt is not work the person refused");
+    // A losing attempt's story says it was not chosen, not that the person rejected its work.
+    let wrong_id = wrong["evidence"]["session"].as_str().unwrap();
+    let md = String::from_utf8_lossy(&finishline(&["sessions", "show", wrong_id], &e.data).stdout).to_string();
+    assert!(md.contains("**Review decision:** not chosen: another attempt was landed (by person)"), "{md}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

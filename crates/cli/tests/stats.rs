@@ -69,14 +69,7 @@ fn decided(store: &Store, task: &str, decision: Decision) -> SessionId {
             SessionStatus::AwaitingReview,
             Some(&run),
             vec![
-                EngineEvent::ReviewResolved {
-                    review_id: review.clone(),
-                    decision,
-                    by: DecidedBy::Person,
-                    feedback: None,
-                    reverted: false,
-                    resolve_landing: false,
-                },
+                EngineEvent::ReviewResolved { review_id: review.clone(), decision, by: DecidedBy::Person, feedback: None, reverted: false, occasion: None },
                 status(after),
             ],
         )

@@ -119,6 +119,16 @@ pub enum Decision {
     Reject,
 }
 
+/// How a review's decision came about when it was not the person's own verdict on the work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionOccasion {
+    /// "Let the agent resolve it" after a landing was refused: answered as request changes.
+    ResolveLanding,
+    /// The person chose another attempt of the group: rejected, its worktree removed.
+    AnotherAttemptChosen,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DecidedBy {
@@ -361,12 +371,13 @@ impl Decision {
         }
     }
     /// How a session's story tells the decision: "let the agent resolve it" is stored as request
-    /// changes (the review is answered and the agent goes on) but is not the person's request.
-    pub fn told(self, resolve_landing: bool) -> &'static str {
-        if resolve_landing && self == Decision::RequestChanges {
-            "let the agent resolve the landing"
-        } else {
-            self.as_str()
+    /// changes (the review is answered and the agent goes on) but is not the person's request;
+    /// an attempt set aside for another is stored as a reject but was not refused.
+    pub fn told(self, occasion: Option<DecisionOccasion>) -> &'static str {
+        match occasion {
+            Some(DecisionOccasion::ResolveLanding) => "let the agent resolve the landing",
+            Some(DecisionOccasion::AnotherAttemptChosen) => "not chosen: another attempt was landed",
+            None => self.as_str(),
         }
     }
     pub fn parse(s: &str) -> Option<Self> {

@@ -251,10 +251,10 @@ pub enum EngineEvent {
         by: DecidedBy,
         feedback: Option<String>,
         reverted: bool,
-        /// "Let the agent resolve it" after a refused landing: answered as request changes, with
-        /// Finishline's words to the agent, not the person's. Told apart so the story says so.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        resolve_landing: bool,
+        /// A decision that came about other than by the person's own review (letting the agent
+        /// resolve a landing, choosing another attempt), so the story tells it as what it was.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        occasion: Option<crate::domain::DecisionOccasion>,
     },
     /// The manager split the task into these steps (only for plans of two or more).
     PlanCreated {

@@ -70,14 +70,7 @@ fn reviewed_by(store: &Store, sid: &SessionId, verdicts: &[Verdict], model: &str
             SessionStatus::AwaitingReview,
             Some(&run),
             vec![
-                EngineEvent::ReviewResolved {
-                    review_id: review.clone(),
-                    decision,
-                    by,
-                    feedback: feedback.map(String::from),
-                    reverted: false,
-                    resolve_landing: false,
-                },
+                EngineEvent::ReviewResolved { review_id: review.clone(), decision, by, feedback: feedback.map(String::from), reverted: false, occasion: None },
                 status(after),
             ],
         )

@@ -335,14 +335,7 @@ fn a_second_decision_on_the_same_review_is_reported_as_already_decided() {
             SessionStatus::AwaitingReview,
             Some(&run),
             vec![
-                EngineEvent::ReviewResolved {
-                    review_id: review.clone(),
-                    decision: d,
-                    by: DecidedBy::Person,
-                    feedback: None,
-                    reverted: false,
-                    resolve_landing: false,
-                },
+                EngineEvent::ReviewResolved { review_id: review.clone(), decision: d, by: DecidedBy::Person, feedback: None, reverted: false, occasion: None },
                 status(SessionStatus::Completed),
             ],
         )
@@ -744,14 +737,7 @@ fn reviewed_round(store: &Store, sid: &SessionId, decision: Decision, then: Sess
             SessionStatus::AwaitingReview,
             Some(&run),
             vec![
-                EngineEvent::ReviewResolved {
-                    review_id: review.clone(),
-                    decision,
-                    by: DecidedBy::Person,
-                    feedback: None,
-                    reverted: false,
-                    resolve_landing: false,
-                },
+                EngineEvent::ReviewResolved { review_id: review.clone(), decision, by: DecidedBy::Person, feedback: None, reverted: false, occasion: None },
                 status(then),
             ],
         )

@@ -1,5 +1,5 @@
 import { lazy, Suspense, useEffect, useRef, useState } from "react";
-import { AppError, ipc, TRUST_SHOWN_FROM, type AuditFinding, type EvaluatorTrust, type LandingBlock, type LandingMode } from "../ipc";
+import { AppError, ipc, TRUST_SHOWN_FROM, type AuditFinding, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode } from "../ipc";
 import { END_LABEL, landedText, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 import { useComparing } from "../comparing";
@@ -196,7 +196,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   if (review.decided) {
     return (
       <section className="panel review" data-testid="review-panel" ref={decidedPanel} tabIndex={-1} aria-label="What was decided">
-        <h2>{decisionWord(review.decided.decision, review.decided.resolveLanding)}</h2>
+        <h2>{decisionWord(review.decided.decision, review.decided.occasion)}</h2>
         <p className="muted">Decided by {review.decided.by === "auto" ? "auto-approve" : "you"}.</p>
         {review.decided.landed && (
           <p className="notice" role="status" data-testid="landed-summary">
@@ -629,14 +629,20 @@ function NotLanded({ review, onBusy }: { review: Review; onBusy: (busy: boolean)
 
 /** A decided review as the timeline keeps it: who decided, and what a revert undid and left. */
 /** The decision's headline. "Let the agent resolve it" is answered as request changes, but the
- * words sent were Finishline's, not the person's. */
-export function decisionWord(decision: string, resolveLanding?: boolean): string {
-  if (resolveLanding) return "Sent back to resolve the landing";
+ * words sent were Finishline's, not the person's; an attempt not chosen was set aside, not refused. */
+export function decisionWord(decision: string, occasion?: DecisionOccasion): string {
+  if (occasion === "resolve_landing") return "Sent back to resolve the landing";
+  if (occasion === "another_attempt_chosen") return "Not chosen";
   return { approve: "Approved", reject: "Rejected" }[decision] ?? "Changes requested";
 }
 
-export function decisionText({ decision, by, resolveLanding, reverted, copied }: { decision: string; by: string; resolveLanding?: boolean; reverted?: Reverted; copied?: string[] }): string {
-  let text = resolveLanding ? "You let the agent resolve the landing." : `${decisionWord(decision)} by ${by === "auto" ? "auto-approve" : "you"}.`;
+export function decisionText({ decision, by, occasion, reverted, copied }: { decision: string; by: string; occasion?: DecisionOccasion; reverted?: Reverted; copied?: string[] }): string {
+  let text =
+    occasion === "resolve_landing"
+      ? "You let the agent resolve the landing."
+      : occasion === "another_attempt_chosen"
+        ? "Not chosen: you landed another attempt of this task."
+        : `${decisionWord(decision)} by ${by === "auto" ? "auto-approve" : "you"}.`;
   if (copied && copied.length > 0) text += ` Copied into your checkout: ${few(copied)}.`;
   if (reverted) {
     const files = [...reverted.restored, ...reverted.deleted];

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
 import { ipc, type SessionSummary } from "../ipc";
-import { attemptLabel, sidebarEntries, sidebarGroups, sidebarTitles, startOfToday, STOPPED, waitingCount, WAITING, WORKING, type SidebarEntry } from "../sidebar";
-import { STATUS_LABEL } from "../session/model";
+import { attemptLabel, setAside, sidebarEntries, sidebarGroups, sidebarTitles, startOfToday, STOPPED, waitingCount, WAITING, WORKING, type SidebarEntry } from "../sidebar";
+import { NOT_CHOSEN, STATUS_LABEL } from "../session/model";
 import { Inbox, LoaderCircle } from "lucide-react";
 
 /** Sessions one click away: working, waiting for you (counted), and today's. Updates live. */
@@ -26,7 +26,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
   const groups = sidebarGroups(sessions, new Date());
   const entries = sidebarEntries(groups);
   const titles = sidebarTitles([...groups.working, ...groups.waiting, ...groups.today].filter((s) => !s.attempt));
-  const one = (s: SessionSummary, label?: string) => (
+  const one = (s: SessionSummary, label?: string, notChosen = false) => (
     <button
       key={s.id}
       className={`side-session${label ? " side-attempt" : ""}`}
@@ -39,7 +39,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
     >
       {label ? <span className="side-session-title">{label}</span> : <SideTitle title={s.title || s.task} label={titles.get(s.id)} />}
       {/* Not StatusBadge: its test id belongs to the open session's header. */}
-      <span className={`badge side-badge badge-${s.status}`}>{STATUS_LABEL[s.status]}</span>
+      <span className={`badge side-badge ${notChosen ? "badge-not-chosen" : `badge-${s.status}`}`}>{notChosen ? NOT_CHOSEN : STATUS_LABEL[s.status]}</span>
     </button>
   );
   const row = (e: SidebarEntry) =>
@@ -51,7 +51,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
           <span className="side-session-title">{e.task}</span>
           <span className="badge side-badge">{e.attempts.length} attempts</span>
         </button>
-        {e.attempts.map((s) => one(s, attemptLabel(s)))}
+        {e.attempts.map((s) => one(s, attemptLabel(s), setAside(s, e.attempts)))}
       </div>
     );
   const section = (title: string, list: SidebarEntry[], testid: string, count?: number) =>

@@ -1,22 +1,25 @@
 import { useEffect, useState } from "react";
 import type { SessionStatus } from "../ipc";
-import { STATUS_LABEL } from "../session/model";
+import { NOT_CHOSEN, STATUS_LABEL } from "../session/model";
 
-/** The session's one status; for `retry`, a countdown to the next attempt. */
-export function StatusBadge({ status, nextRetryAt }: { status: SessionStatus; nextRetryAt?: string }) {
+/**
+ * The session's one status; for `retry`, a countdown to the next attempt. An attempt set aside
+ * because the person landed another (`notChosen`) is stored rejected but was never refused.
+ */
+export function StatusBadge({ status, nextRetryAt, notChosen = false }: { status: SessionStatus; nextRetryAt?: string; notChosen?: boolean }) {
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
     if (status !== "retry") return;
     const t = setInterval(() => setNow(Date.now()), 250);
     return () => clearInterval(t);
   }, [status]);
-  let label = STATUS_LABEL[status];
+  let label = notChosen ? NOT_CHOSEN : STATUS_LABEL[status];
   if (status === "retry" && nextRetryAt) {
     const secs = Math.max(0, Math.ceil((Date.parse(nextRetryAt) - now) / 1000));
     label = `Retrying in ${secs} s`;
   }
   return (
-    <span className={`badge badge-${status}`} data-testid="status-badge" data-status={status}>
+    <span className={`badge ${notChosen ? "badge-not-chosen" : `badge-${status}`}`} data-testid="status-badge" data-status={status}>
       {label}
     </span>
   );

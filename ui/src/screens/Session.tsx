@@ -761,7 +761,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               Loading…
             </span>
           ) : (
-            <StatusBadge status={model.status} nextRetryAt={model.retry?.nextRetryAt} />
+            <StatusBadge status={model.status} nextRetryAt={model.retry?.nextRetryAt} notChosen={model.status === "rejected" && model.review?.decided?.occasion === "another_attempt_chosen"} />
           )}
           {running && (
             <button className="btn" onClick={cancel} data-testid="cancel" title="Cancel (Esc)">

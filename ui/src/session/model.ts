@@ -1,6 +1,6 @@
 // Folds a session's events into what the session view shows. Pure, so it is tested without a
 // window and replays and live updates go through the same code.
-import type { AuditFinding, AutoApproval, CriterionResult, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
+import type { AuditFinding, AutoApproval, CriterionResult, DecisionOccasion, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
 
 export interface PlanStepView {
   step: PlanStep;
@@ -72,7 +72,7 @@ export type Item =
   | { kind: "plan_revised"; key: string; cause: string; titles: string[] }
   | { kind: "landing"; key: string; text: string; tone: "ok" | "warn" }
   /** A review decided, kept in the timeline: the review panel gives way to the next run's. */
-  | { kind: "decision"; key: string; decision: string; by: string; resolveLanding?: boolean; reverted?: Reverted; copied?: string[] }
+  | { kind: "decision"; key: string; decision: string; by: string; occasion?: DecisionOccasion; reverted?: Reverted; copied?: string[] }
   /** The evaluator compared this attempt with another of its group: which it prefers, and why.
    * `shownFirst`: this attempt was "the first" in its sentence. */
   | { kind: "compared"; key: string; other: string; shownFirst: boolean; prefers: "this" | "other" | "neither" | "disagreed"; reason: string; model: string }
@@ -109,7 +109,7 @@ export interface Review {
   /** No claim was made, yet the agent's last words say the work is done ("Done!"). */
   saidDone?: boolean;
   /** `landedKey`: the timeline's note of that landing, not repeated while this panel says it. */
-  decided?: { decision: string; by: string; resolveLanding?: boolean; reverted?: Reverted; landed?: Landed; landedKey?: string };
+  decided?: { decision: string; by: string; occasion?: DecisionOccasion; reverted?: Reverted; landed?: Landed; landedKey?: string };
   /** Approve could not land the task: why, and the files concerned. The review stays open. */
   blocked?: { reason: LandingBlock; files: string[]; detail: string };
   /** What the audit of the diff found (gamed checks), less what the person dismissed. */
@@ -411,9 +411,9 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       };
       break;
     case "review_resolved":
-      if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, blocked: undefined, decided: { decision: e.decision, by: e.by, resolveLanding: e.resolve_landing } };
+      if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, blocked: undefined, decided: { decision: e.decision, by: e.by, occasion: e.occasion } };
       // What was copied out of the worktree before the decision stays on its record.
-      push({ kind: "decision", key: `dec-${e.review_id}`, decision: e.decision, by: e.by, resolveLanding: e.resolve_landing, copied: next.review?.reviewId === e.review_id ? next.review.ignoredCopied?.copied : undefined });
+      push({ kind: "decision", key: `dec-${e.review_id}`, decision: e.decision, by: e.by, occasion: e.occasion, copied: next.review?.reviewId === e.review_id ? next.review.ignoredCopied?.copied : undefined });
       // The next review in this worktree shows only what changed since: the rest was reviewed.
       if (e.decision === "request_changes" && next.place) next.place = { ...next.place, reviewedBefore: true };
       break;
@@ -575,6 +575,9 @@ export const STUCK_LABEL: Record<string, string> = {
   evaluator_stuck: "the evaluator judged the agent stuck",
   repeating_output: "one answer repeating itself over and over",
 };
+
+/** An attempt rejected because the person landed another of its group. */
+export const NOT_CHOSEN = "Not chosen";
 
 export const STATUS_LABEL: Record<SessionStatus, string> = {
   idle: "Idle",

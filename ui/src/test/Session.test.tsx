@@ -180,12 +180,27 @@ describe("Session view", () => {
       ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
       ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
       ev({ type: "landing_blocked", reason: "conflict", files: ["notes.md"], detail: "main moved on" }),
-      ev({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: null, reverted: false, resolve_landing: true }),
+      ev({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: null, reverted: false, occasion: "resolve_landing" }),
       ev({ type: "run_started", trigger: "feedback" }),
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const notes = await screen.findAllByTestId("decision-note");
     expect(notes.map((n) => n.textContent), "the person asked for no change: they let the agent resolve the conflict").toEqual(["You let the agent resolve the landing."]);
+  });
+
+  it("says an attempt set aside for another was not chosen, not rejected by the person", async () => {
+    script([
+      ...running(),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: "Another attempt was chosen.", reverted: false, occasion: "another_attempt_chosen" }),
+      ev({ type: "status_changed", status: "rejected" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const panel = await screen.findByTestId("review-panel");
+    expect(panel, "a red Rejected would say the person refused work they never looked at").toHaveTextContent("Not chosen");
+    expect(panel).not.toHaveTextContent("Rejected");
+    expect(screen.getByTestId("status-badge"), "nor does the header").toHaveTextContent("Not chosen");
   });
 
   it("Enter sends the review feedback; Shift+Enter makes a new line", async () => {

@@ -84,6 +84,34 @@ describe("the sidebar in the window", () => {
   });
 });
 
+describe("a decided group in the sidebar", () => {
+  it("badges the attempts set aside for the one landed as not chosen, not as rejected by the person", async () => {
+    const group = { group: "g1", number: 1, of: 3, label: "Codex", chosen: true };
+    const list: SessionSummary[] = [
+      { ...s("s-a1", "completed", Date.now() - 1000), attempt: group },
+      { ...s("s-a2", "rejected", Date.now() - 2000), attempt: { ...group, number: 2, label: "Claude Code", chosen: false } },
+      { ...s("s-a3", "rejected", Date.now() - 3000), attempt: { ...group, number: 3, label: "Gemini CLI", chosen: false } },
+    ];
+    mockIPC((cmd) => (cmd === "list_sessions" ? list : null));
+    render(<SidebarSessions current={null} onOpen={() => {}} />);
+    await screen.findByTestId("side-group");
+    const badges = screen.getAllByTestId("side-session").map((b) => b.querySelector(".side-badge")?.textContent);
+    expect(badges).toEqual(["Completed", "Not chosen", "Not chosen"]);
+  });
+
+  it("still says rejected when the person rejected every attempt", async () => {
+    const group = { group: "g1", number: 1, of: 2, label: "Codex", chosen: false };
+    const list: SessionSummary[] = [
+      { ...s("s-a1", "rejected", Date.now() - 1000), attempt: group },
+      { ...s("s-a2", "rejected", Date.now() - 2000), attempt: { ...group, number: 2, label: "Claude Code" } },
+    ];
+    mockIPC((cmd) => (cmd === "list_sessions" ? list : null));
+    render(<SidebarSessions current={null} onOpen={() => {}} />);
+    await screen.findByTestId("side-group");
+    expect(screen.getAllByTestId("side-session").map((b) => b.querySelector(".side-badge")?.textContent)).toEqual(["Rejected", "Rejected"]);
+  });
+});
+
 describe("the sidebar folded to icons (a narrow window)", () => {
   it("keeps what waits for the person one click away: a count, opening the first that waits", async () => {
     const group = { group: "g1", number: 1, of: 2, label: "Codex", chosen: false };

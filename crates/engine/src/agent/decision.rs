@@ -189,7 +189,7 @@ impl Engine {
                     by: choice.by,
                     feedback: feedback.clone(),
                     reverted: false,
-                    resolve_landing: false,
+                    occasion: None,
                 }];
                 // The comments go with the decision: the next run is judged on each one.
                 let continuation = (!comments.is_empty()).then(|| (ContinuationSource::ReviewComments, crate::judge::criteria::continuation(&comments)));
@@ -212,7 +212,7 @@ impl Engine {
                     by: choice.by,
                     feedback,
                     reverted: false,
-                    resolve_landing: false,
+                    occasion: None,
                 };
                 self.store.resolve_request(
                     review,
@@ -231,9 +231,9 @@ impl Engine {
                     review_id: review.clone(),
                     decision: Decision::Reject,
                     by: choice.by,
+                    occasion: set_aside(&feedback),
                     feedback,
                     reverted: false,
-                    resolve_landing: false,
                 };
                 // Kept is part of the decision, recorded with it: a removal cut short is finished
                 // at the next start by what was recorded, not by guessing again.
@@ -261,9 +261,9 @@ impl Engine {
             review_id: review.clone(),
             decision: Decision::Reject,
             by: choice.by,
+            occasion: set_aside(&feedback),
             feedback,
             reverted: choice.revert,
-            resolve_landing: false,
         };
         if !choice.revert {
             self.store.resolve_request(
@@ -377,7 +377,7 @@ impl Engine {
             by: choice.by,
             feedback: None,
             reverted: false,
-            resolve_landing: false,
+            occasion: None,
         };
         if mode != LandingMode::Branch {
             self.store.append(session, None, EngineEvent::Activity { phase: ActivityPhase::Landing, detail: "checking where the task lands".into() })?;
@@ -740,7 +740,7 @@ impl Engine {
             by: DecidedBy::Person,
             feedback: None,
             reverted: false,
-            resolve_landing: true,
+            occasion: Some(crate::domain::DecisionOccasion::ResolveLanding),
         };
         let session = self.store.resolve_and_begin(review, RequestKind::Review, SessionStatus::AwaitingReview, vec![resolved], &run, RunTrigger::Feedback)?;
         self.spawn_begun(
@@ -756,6 +756,11 @@ impl Engine {
         );
         Ok(())
     }
+}
+
+/// A reject made by choosing another attempt of the group (its words are the group's).
+fn set_aside(feedback: &Option<String>) -> Option<crate::domain::DecisionOccasion> {
+    (feedback.as_deref() == Some(crate::store::trust::SET_ASIDE)).then_some(crate::domain::DecisionOccasion::AnotherAttemptChosen)
 }
 
 /// The lines a comment names, from the reviewed file's diff (the new side's lines, or the old).
@@ -961,7 +966,7 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
                 by: DecidedBy::Person,
                 feedback: None,
                 reverted: false,
-                resolve_landing: false,
+                occasion: None,
             };
             if store
                 .resolve_request(

@@ -67,7 +67,7 @@ pub enum Entry {
         decision: Decision,
         by: DecidedBy,
         feedback: Option<String>,
-        resolve_landing: bool,
+        occasion: Option<crate::domain::DecisionOccasion>,
     },
     Reverted {
         restored: Vec<String>,
@@ -173,8 +173,8 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
             EngineEvent::ReviewRequested { claim, verdict, end_reason, remaining, .. } => {
                 out.push(Entry::Review { claim: *claim, verdict: *verdict, end_reason: *end_reason, remaining: remaining.clone() })
             }
-            EngineEvent::ReviewResolved { decision, by, feedback, resolve_landing, .. } => {
-                out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone(), resolve_landing: *resolve_landing })
+            EngineEvent::ReviewResolved { decision, by, feedback, occasion, .. } => {
+                out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone(), occasion: *occasion })
             }
             EngineEvent::Reverted { restored, deleted, .. } => out.push(Entry::Reverted { restored: restored.clone(), deleted: deleted.clone() }),
             EngineEvent::LandingBlocked { reason, files, detail } => {
@@ -355,13 +355,13 @@ fn write_judgement(md: &mut String, e: Entry) {
                 list_block(&remaining)
             );
         }
-        Entry::Decision { decision, by, feedback, resolve_landing } => {
+        Entry::Decision { decision, by, feedback, occasion } => {
             let _ = writeln!(
                 md,
                 "**Review decision:** {} (by {}){}\n",
-                decision.told(resolve_landing),
+                decision.told(occasion),
                 by.as_str(),
-                feedback.map(|f| format!(": {f}")).unwrap_or_default()
+                feedback.filter(|_| occasion.is_none()).map(|f| format!(": {f}")).unwrap_or_default()
             );
         }
         _ => {}

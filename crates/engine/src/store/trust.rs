@@ -167,7 +167,8 @@ pub fn summarize_agents(records: &[AgentRecord]) -> Vec<AgentTrust> {
             t.attempts_decided += 1;
             t.chosen += chosen as u32;
         }
-        if let Some(d) = r.decision {
+        // An attempt not chosen was set aside for a better one, not refused: "chosen" says so.
+        if let Some(d) = r.decision.filter(|_| r.attempt_chosen != Some(false)) {
             t.reviews_decided += 1;
             t.approved += (d == Decision::Approve) as u32;
         }
@@ -233,5 +234,20 @@ mod agent_tests {
         assert_eq!(t[0].agent, "Codex");
         assert_eq!((t[0].tasks, t[0].verified_done, t[0].attempts_decided, t[0].chosen, t[0].false_claims, t[0].approved), (2, 1, 2, 1, 1, 1));
         assert_eq!((t[1].agent.as_str(), t[1].model.as_str(), t[1].tasks), ("Finishline's agent", "gpt", 1));
+    }
+
+    #[test]
+    fn an_attempt_set_aside_for_another_is_not_counted_as_work_the_person_refused() {
+        let mut chosen = rec("openai", "m");
+        (chosen.verified_done, chosen.attempt_chosen, chosen.decision) = (true, Some(true), Some(Decision::Approve));
+        let mut others = [rec("openai", "m"), rec("openai", "m")];
+        for o in &mut others {
+            (o.verified_done, o.attempt_chosen, o.decision) = (true, Some(false), Some(Decision::Reject));
+        }
+        let mut single = rec("openai", "m");
+        single.decision = Some(Decision::Reject);
+        let t = summarize_agents(&[chosen, others[0].clone(), others[1].clone(), single]);
+        assert_eq!((t[0].attempts_decided, t[0].chosen), (3, 1), "not chosen is counted as that");
+        assert_eq!((t[0].reviews_decided, t[0].approved), (2, 1), "three verified attempts of which one landed are not 'approved 1 of 3'");
     }
 }
