@@ -324,6 +324,50 @@ fn the_export_marks_a_failing_verification_as_failed_not_with_a_tick() {
 }
 
 #[test]
+fn the_export_names_what_the_audit_found_in_the_reviewed_changes() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("make the tests pass")).unwrap();
+    let finding = finishline_engine::judge::audit::Finding {
+        rule: finishline_engine::judge::audit::AuditRule::SkipAdded,
+        path: "tests/test_math.py".into(),
+        line: Some(4),
+        detail: "a test is now skipped".into(),
+        excerpt: "@pytest.mark.skip".into(),
+    };
+    store
+        .append_all(
+            &sid,
+            Some(&RunId::new()),
+            vec![
+                EngineEvent::RunStarted { trigger: RunTrigger::Task },
+                EngineEvent::ReviewRequested {
+                    review_id: RequestId::new(),
+                    claim: Claim::Success,
+                    verdict: Some(Verdict::Done),
+                    end_reason: EndReason::VerifiedDone,
+                    remaining: vec![],
+                    files_changed: vec![],
+                    verification: vec![],
+                    tokens: Default::default(),
+                    cost_usd: None,
+                    claim_words: None,
+                    verdict_summary: None,
+                    stuck: None,
+                    not_covered: vec![],
+                    not_landed: vec![],
+                    in_submodules: vec![],
+                    audit: vec![finding.clone()],
+                    auto_approve: None,
+                    criteria: vec![],
+                },
+            ],
+        )
+        .unwrap();
+    let md = export::to_markdown(&store.timeline(&sid).unwrap());
+    assert!(md.contains(&format!("⚠ audit: {}", finding.describe())), "the story says what was found, not only that the review came: {md}");
+}
+
+#[test]
 fn a_second_decision_on_the_same_review_is_reported_as_already_decided() {
     let store = Store::open_in_memory().unwrap();
     let (sid, _) = store.create_session(&new_session("task")).unwrap();

@@ -62,6 +62,7 @@ pub enum Entry {
         verdict: Option<Verdict>,
         end_reason: EndReason,
         remaining: Vec<String>,
+        audit: Vec<crate::judge::audit::Finding>,
     },
     Decision {
         decision: Decision,
@@ -170,8 +171,8 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
                 of: *of,
             }),
             EngineEvent::TodosUpdated { todos } => out.push(Entry::Todos { todos: todos.clone() }),
-            EngineEvent::ReviewRequested { claim, verdict, end_reason, remaining, .. } => {
-                out.push(Entry::Review { claim: *claim, verdict: *verdict, end_reason: *end_reason, remaining: remaining.clone() })
+            EngineEvent::ReviewRequested { claim, verdict, end_reason, remaining, audit, .. } => {
+                out.push(Entry::Review { claim: *claim, verdict: *verdict, end_reason: *end_reason, remaining: remaining.clone(), audit: audit.clone() })
             }
             EngineEvent::ReviewResolved { decision, by, feedback, occasion, .. } => {
                 out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone(), occasion: *occasion })
@@ -345,7 +346,7 @@ fn write_judgement(md: &mut String, e: Entry) {
                 );
             }
         }
-        Entry::Review { claim, verdict, end_reason, remaining } => {
+        Entry::Review { claim, verdict, end_reason, remaining, audit } => {
             let _ = writeln!(
                 md,
                 "**Review requested:** claim {}, verdict {}, end reason {}{}\n",
@@ -354,6 +355,12 @@ fn write_judgement(md: &mut String, e: Entry) {
                 end_reason.as_str(),
                 list_block(&remaining)
             );
+            for f in &audit {
+                let _ = writeln!(md, "- ⚠ audit: {}", f.describe());
+            }
+            if !audit.is_empty() {
+                md.push('\n');
+            }
         }
         Entry::Decision { decision, by, feedback, occasion } => {
             let _ = writeln!(
