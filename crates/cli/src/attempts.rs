@@ -182,7 +182,7 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
     }
     outln!();
     outln!(
-        "Ranking (verified done first; then work to review; no audit findings; more verification passing; fewer items left; a smaller diff; a lower cost, or fewer tokens without prices):"
+        "Ranking (verified done first; then work to review, of changed files; no audit findings; more verification passing; fewer items left; a smaller diff; a lower cost, or fewer tokens without prices):"
     );
     if r.comparison_tokens > 0 {
         outln!("  (asking the evaluator to compare them took {} tokens so far, not counted as the attempts' own)", r.comparison_tokens);

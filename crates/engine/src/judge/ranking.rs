@@ -1,6 +1,6 @@
 //! Attempts side by side: one task done by several agents (or several tries), ranked by a rule
 //! the person can read. Verified done comes first; then having work to review at all (a failed
-//! or cancelled attempt has nothing to land); then no audit findings; then more of the
+//! or cancelled attempt, or one that changed nothing, has nothing to land); then no audit findings; then more of the
 //! verification commands passing; then fewer items the evaluator found remaining; then a smaller
 //! diff; then a lower cost. Each attempt says why it is above the next, naming the first of
 //! these that tells them apart. Pure.
@@ -47,6 +47,12 @@ impl AttemptEvidence {
     fn verified(&self) -> bool {
         self.end_reason == Some(EndReason::VerifiedDone)
     }
+
+    /// It has something to land: a review, of changes. An attempt that changed nothing is no
+    /// better for its "smaller diff" than one that did the work wrong.
+    fn has_work(&self) -> bool {
+        self.reviewed && self.files > 0
+    }
 }
 
 /// An attempt in the ranking.
@@ -65,7 +71,14 @@ pub struct Ranked {
 pub(super) fn compare(a: &AttemptEvidence, b: &AttemptEvidence) -> (Ordering, Option<String>) {
     let rules: [(Ordering, String); 7] = [
         (b.verified().cmp(&a.verified()), "verified done".into()),
-        (b.reviewed.cmp(&a.reviewed), format!("it has work to review (the other ended {})", b.end_reason.map(|e| e.as_str()).unwrap_or("without a review"))),
+        (
+            b.has_work().cmp(&a.has_work()),
+            if b.reviewed {
+                "it changed files (the other changed none)".into()
+            } else {
+                format!("it has work to review (the other ended {})", b.end_reason.map(|e| e.as_str()).unwrap_or("without a review"))
+            },
+        ),
         (
             a.findings.cmp(&b.findings),
             if a.findings == 0 { "no audit findings".into() } else { format!("fewer audit findings ({} against {})", a.findings, b.findings) },
@@ -268,6 +281,18 @@ pub(super) mod tests {
         let r = rank(&[failed, unverified]);
         assert_eq!(r[0].evidence.label, "unverified");
         assert!(r[0].above_next.as_deref().unwrap().starts_with("it has work to review"));
+    }
+
+    #[test]
+    fn an_attempt_that_changed_nothing_is_below_one_with_work_however_small_its_diff() {
+        // Both failed their check: one wrote the wrong greeting, the other wrote nothing.
+        let mut wrong = attempt("wrong", EndReason::Unverified);
+        (wrong.checks_passed, wrong.evaluated, wrong.diff_lines) = (0, false, 2);
+        let mut empty = attempt("empty", EndReason::Stuck);
+        (empty.checks_passed, empty.evaluated, empty.diff_lines, empty.files) = (0, false, 0, 0);
+        let r = rank(&[empty, wrong]);
+        assert_eq!(r[0].evidence.label, "wrong", "nothing to land is no smaller diff");
+        assert_eq!(r[0].above_next.as_deref(), Some("it changed files (the other changed none)"));
     }
 
     #[test]
