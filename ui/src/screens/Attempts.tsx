@@ -372,7 +372,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
                 {rank > 0 && (a.above_next || a.evaluator || level) && (
                   <div className="attempt-reasons small">
                     {level && !a.evaluator && (
-                      <p data-testid="attempt-level">Level with the next on every rule: only the evaluator's comparison can order them.</p>
+                      <p data-testid="attempt-level">Level with the next on every rule (costs within a tenth of each other count as equal): only the evaluator's comparison can order them.</p>
                     )}
                     {a.above_next && (
                       <p data-testid="attempt-reason">
@@ -391,11 +391,12 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
                         ) : (
                           "finds them equally good"
                         )}
-                        : <q>{a.evaluator.reason}</q>
+                        {/* Answers that disagree are told in Finishline's words, not quoted as the evaluator's. */}
+                        : {a.evaluator.disagreed ? a.evaluator.reason : <q>{a.evaluator.reason}</q>}
                         {a.evaluator.prefers && a.evaluator.prefers !== e.label && a.above_next && (
                           <span className="muted" data-testid="attempt-evaluator-overruled">
                             {" "}
-                            The rule decides here ({a.above_next}): the evaluator's word orders only attempts the rule finds equal.
+                            The rule decides here, on {a.above_next}: the evaluator's word orders only attempts the rule finds equal.
                           </span>
                         )}
                       </p>

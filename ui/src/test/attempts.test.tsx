@@ -355,7 +355,9 @@ describe("attempts side by side", () => {
     expect(screen.getByTestId("attempts-stop-comparing")).toBeTruthy();
     expect(asked).toBe(1);
     answer({ ...tied(), asked: 1, model: "judge-m", ranking: [{ ...tied().ranking[0], evaluator: { first: "Codex", second: "Claude Code", prefers: null, reason: "both write the same function", disagreed: true } }, tied().ranking[1]] });
-    expect((await screen.findByTestId("attempt-evaluator")).textContent).toContain("gave two answers that disagree");
+    const disagreed = await screen.findByTestId("attempt-evaluator");
+    expect(disagreed.textContent).toContain("gave two answers that disagree");
+    expect(disagreed.querySelector("q"), "Finishline's own words about the answers are not quoted as the evaluator's").toBeNull();
     expect(screen.queryByTestId("attempts-compare")).toBeNull();
     expect(asked).toBe(1);
   });
@@ -398,7 +400,7 @@ describe("attempts side by side", () => {
     });
     render(<AttemptsView group="g1" onOpenSession={() => {}} />);
     const overruled = await screen.findByTestId("attempt-evaluator-overruled");
-    expect(overruled.textContent).toContain("The rule decides here (a smaller diff (1 line against 2)): the evaluator's word orders only attempts the rule finds equal.");
+    expect(overruled.textContent).toContain("The rule decides here, on a smaller diff (1 line against 2): the evaluator's word orders only attempts the rule finds equal.");
   });
 
   it("offers to ask the evaluator in Settings when the answers are another model's, and not when they are its own", async () => {
