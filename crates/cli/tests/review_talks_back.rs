@@ -110,7 +110,7 @@ async fn comments_on_diff_lines_reach_the_agent_as_a_continuation_and_come_back_
         "the comments open the run from no budget, so no count is shown: {out}"
     );
     assert!(
-        sent.last_message.contains("notes.md:1") && sent.last_message.contains("> - apple"),
+        sent.last_message.contains("notes.md:1") && sent.last_message.contains("   ```\n   - apple\n   ```"),
         "with the file, the line and the quoted code: {}",
         sent.last_message
     );

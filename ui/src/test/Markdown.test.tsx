@@ -50,9 +50,10 @@ describe("links in model output", () => {
   });
 
   it("keeps a review comment apart from the lines it quotes, as the engine sends it", () => {
-    const text = "The person reviewed your changes.\n\n1. hello.txt:2\n   > world\n\n   say pear instead\n";
+    const text = "The person reviewed your changes.\n\n1. hello.txt:2\n   ```\n   - apple\n   ```\n\n   say pear instead\n";
     const { container } = render(<Markdown text={text} />);
-    expect(container.querySelector("blockquote")?.textContent?.trim()).toBe("world");
+    expect(container.querySelector("pre")?.textContent?.trim(), "the quoted line is code, its dash kept").toBe("- apple");
+    expect(container.querySelectorAll("li"), "not a bullet of its own").toHaveLength(1);
     expect(container.querySelector("li")?.textContent).toContain("say pear instead");
   });
 });

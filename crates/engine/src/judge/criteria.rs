@@ -91,16 +91,23 @@ pub fn continuation(comments: &[Comment]) -> String {
         }
         text.push('\n');
         if !c.quote.trim().is_empty() {
+            // Fenced as code: quoted with `>`, a line such as `- apple` read as Markdown (the
+            // window shows it so) became a list bullet. The fence is longer than any run of
+            // backticks in the code, so the code cannot close it.
+            let fence = "`".repeat(3.max(longest_backtick_run(&c.quote) + 1));
+            text.push_str(&format!("   {fence}\n"));
             for l in c.quote.lines().take(20) {
-                text.push_str(&format!("   > {l}\n"));
+                text.push_str(&format!("   {l}\n"));
             }
-            // Ends the quote: read as Markdown (the window shows it so), the words on the next
-            // line would join the quoted code's last line.
-            text.push('\n');
+            text.push_str(&format!("   {fence}\n\n"));
         }
         text.push_str(&format!("   {}\n", c.text.trim()));
     }
     text
+}
+
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -314,9 +321,16 @@ mod tests {
     fn the_continuation_carries_each_comments_place_quote_and_words() {
         let text = continuation(&[comment("src/a.rs", "name these better")]);
         assert!(text.contains("1. src/a.rs:3-4"));
-        assert!(text.contains("> let x = 1;") && text.contains("> let y = 2;"));
-        assert!(text.contains("name these better"));
-        assert!(text.contains("   > let y = 2;\n\n   name these better"), "the quote ends before the person's words: {text}");
+        assert!(text.contains("   ```\n   let x = 1;\n   let y = 2;\n   ```\n"), "the quoted code as code: {text}");
+        assert!(text.contains("   ```\n\n   name these better"), "the quote ends before the person's words: {text}");
+    }
+
+    #[test]
+    fn quoted_code_with_backticks_or_markdown_stays_code() {
+        let mut c = comment("notes.md", "say pear");
+        c.quote = "- apple\n```rust\n".into();
+        let text = continuation(&[c]);
+        assert!(text.contains("   ````\n   - apple\n   ```rust\n   ````\n"), "a fence longer than any in the code: {text}");
     }
 
     #[test]
