@@ -134,6 +134,13 @@ test("two attempts run under one entry, are ranked, compared by the evaluator on
   await win.app.waitUntil(async () => (await row.getAttribute("data-status")) === "completed", { timeout: 10_000, timeoutMsg: "the group's row should say completed, as its chosen attempt" });
   assert.match(await row.getText(), /2 attempts · chose /);
   assert.match(await row.getText(), /Verified done/);
+  // Every button of the row is in the window, none cut off behind a scroller at the edge.
+  const right = await win.app.execute(() => document.documentElement.clientWidth);
+  for (const button of await row.$$("button")) {
+    const { x } = await button.getLocation();
+    const { width } = await button.getSize();
+    assert.ok(x + width <= right, `"${await button.getText()}" ends at ${Math.round(x + width)} px, past the window's ${right} px`);
+  }
   await shot(win.app, "attempts-history");
 });
 

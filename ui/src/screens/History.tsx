@@ -318,7 +318,7 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
                   </button>
                   <div className="muted small clamp">{r.workspace}</div>
                   {r.attempt && (
-                    <span className="tag small" data-testid="history-attempts" title="One task by several agents side by side">
+                    <span className="tag small tag-wraps" data-testid="history-attempts" title="One task by several agents side by side">
                       {attempts.length} attempts
                       {attempts.find((a) => a.attempt?.chosen) ? ` · chose ${attempts.find((a) => a.attempt?.chosen)!.attempt!.label}` : ""}
                     </span>
@@ -352,7 +352,7 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
                 <td className="small optional">{(r.tokens.agent + r.tokens.evaluator + r.tokens.compaction).toLocaleString()}</td>
                 {attempts.length > 0 ? (
                   <td>
-                    <div className="row-actions">
+                    <div className="row-actions group-actions">
                     <GroupActions
                       attempts={attempts}
                       onOpenGroup={onOpenGroup}
