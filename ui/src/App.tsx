@@ -211,7 +211,7 @@ export function App() {
             Loading…
           </p>
         ) : screen === "new" ? (
-          <NewTask focusSignal={newTaskFocus} providerReady={view.provider_ready} defaultModel={view.settings.provider.model} defaultPlan={view.settings.plan_mode ?? "auto"} defaultAgent={view.settings.agent ?? null} attemptLimit={view.settings.tasks?.max_attempts ?? 4} onOpenSettings={() => setScreen("settings")} onStarted={openSession} onStartedGroup={openGroup} />
+          <NewTask focusSignal={newTaskFocus} providerReady={view.provider_ready} modelMissing={!!view.settings.provider.base_url.trim() && !view.settings.provider.model.trim()} defaultModel={view.settings.provider.model} defaultPlan={view.settings.plan_mode ?? "auto"} defaultAgent={view.settings.agent ?? null} attemptLimit={view.settings.tasks?.max_attempts ?? 4} onOpenSettings={() => setScreen("settings")} onStarted={openSession} onStartedGroup={openGroup} />
         ) : screen === "history" ? (
           <History onNewTask={() => setScreen("new")} onOpen={openSession} onOpenGroup={openGroup} />
         ) : screen === "attempts" && groupId ? (

@@ -185,6 +185,11 @@ export function ProviderSection({ draft, setProvider }: Props) {
             <option key={m} value={m} />
           ))}
         </datalist>
+        {p.base_url.trim() && !p.model.trim() && (
+          <span className="field-error" role="status" data-testid="model-missing">
+            No model: tasks cannot run until you name one. Test connection lists the models the server has.
+          </span>
+        )}
       </label>
       {report?.ok && report.r.models.length > 0 && (
         <label className="field">

@@ -7,6 +7,8 @@ import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, settingsA
 
 interface Props {
   providerReady: boolean;
+  /** A server is set but no model: the one thing Settings still needs. */
+  modelMissing?: boolean;
   /** The model from Settings; the task can use another. */
   defaultModel?: string;
   onOpenSettings: () => void;
@@ -61,7 +63,7 @@ export function recentWorkspaces(sessions: SessionSummary[], max = 5): string[] 
   return out;
 }
 
-export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onStarted, focusSignal = 0, defaultPlan = "auto", defaultAgent = null, attemptLimit = 4, onStartedGroup }: Props) {
+export function NewTask({ providerReady, modelMissing = false, defaultModel = "", onOpenSettings, onStarted, focusSignal = 0, defaultPlan = "auto", defaultAgent = null, attemptLimit = 4, onStartedGroup }: Props) {
   const taskBox = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
     if (providerReady) taskBox.current?.focus();
@@ -162,7 +164,9 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
   const noTools = gradeOf(model)?.find((c) => c.kind === "calls_tools" && !c.passed);
   const tooLong = task.length > MAX_TASK_CHARS;
   const blocker = !providerReady
-    ? "Set up a provider in Settings first"
+    ? modelMissing
+      ? "Choose a model in Settings first"
+      : "Set up a provider in Settings first"
     : !trimmed
       ? "Describe the task first"
       : tooLong
@@ -230,14 +234,18 @@ export function NewTask({ providerReady, defaultModel = "", onOpenSettings, onSt
 
       {!providerReady && (
         <div className="panel callout" data-testid="first-run">
-          <h2>Connect a model to get started</h2>
+          <h2>{modelMissing ? "Choose a model to get started" : "Connect a model to get started"}</h2>
+          {modelMissing ? (
+            <p data-testid="first-run-model">A server is set in Settings, but no model: name the one it serves (Test connection lists them).</p>
+          ) : (
           <p>
             Finishline needs a model provider. A local server works without a key: <strong>Ollama</strong>{" "}
             (<code>http://localhost:11434/v1</code>) or the <strong>llama.cpp</strong> server (
             <code>http://127.0.0.1:8080/v1</code>). OpenAI, Anthropic and Gemini work with a key.
           </p>
+          )}
           <button type="button" className="btn primary" onClick={onOpenSettings} data-testid="open-settings">
-            Set up a provider
+            {modelMissing ? "Choose a model" : "Set up a provider"}
           </button>
         </div>
       )}

@@ -17,6 +17,15 @@ describe("App shell", () => {
     expect(screen.getByTestId("run"), "no task can run without a provider").toBeDisabled();
   });
 
+  it("says the model is what is missing when a server is set without one, in New Task and in Settings", async () => {
+    mockIPC((cmd) => (cmd === "get_settings" ? view({ base_url: "http://127.0.0.1:8080/v1", model: "" }) : undefined));
+    render(<App />);
+    expect(await screen.findByTestId("first-run")).toHaveTextContent("Choose a model to get started");
+    expect(screen.getByTestId("first-run"), "not the guide to connecting a server it already has").not.toHaveTextContent(/Ollama/);
+    await userEvent.setup().click(screen.getByTestId("open-settings"));
+    expect(await screen.findByTestId("model-missing")).toHaveTextContent("No model: tasks cannot run until you name one");
+  });
+
   it("moves between the three screens from the sidebar", async () => {
     mockIPC((cmd) => (cmd === "get_settings" ? view() : cmd === "list_sessions" ? [] : undefined), { shouldMockEvents: true });
     render(<App />);
