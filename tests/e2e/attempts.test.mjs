@@ -90,7 +90,7 @@ test("two attempts run under one entry, are ranked, compared by the evaluator on
   assert.ok((await said.getText()).includes(`The evaluator, shown ${upper} first and ${lower} second, prefers ${lower}`), await said.getText());
   assert.match(await said.getText(), /the second greets the reader at more length/);
   assert.equal(await (await win.app.$$('[data-testid="attempt"]'))[0].getAttribute("data-session"), first, "its word never reverses the rule");
-  assert.match(await (await testid("attempt-evaluator-overruled")).getText(), /The rule decides here \(a smaller diff/, "and the attempt says so, for as long as it is shown");
+  assert.match(await (await testid("attempt-evaluator-overruled")).getText(), /The rule decides here, on a smaller diff/, "and the attempt says so, for as long as it is shown");
   assert.match(await (await testid("attempts-notice")).getText(), /orders only attempts the rule finds equal/);
   await shot(win.app, "attempts-compared");
 
