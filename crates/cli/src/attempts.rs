@@ -62,7 +62,9 @@ pub async fn run(task: String, spec: String, opts: RunOptions) -> u8 {
             );
         }
     }
-    follow_all(&engine, &store, &sessions, &labels, &opts, interactive).await;
+    // Each attempt's events, counted as a single run's are, for the summary that ends `--json`.
+    let mut views: HashMap<SessionId, crate::view::View> = sessions.iter().map(|s| (s.clone(), crate::view::View::new(json, 0))).collect();
+    follow_all(&engine, &store, &sessions, &labels, &opts, interactive, &mut views).await;
     let code = match engine.rank_group(&group) {
         Ok(ranking) => {
             print_ranking(&ranking, json);
@@ -74,6 +76,13 @@ pub async fn run(task: String, spec: String, opts: RunOptions) -> u8 {
         m.stop_all().await;
     }
     tokio::task::block_in_place(|| engine.settle());
+    if json {
+        for sid in &sessions {
+            if let Some(v) = views.get_mut(sid) {
+                v.summary(&store, sid);
+            }
+        }
+    }
     code
 }
 
@@ -86,6 +95,7 @@ async fn follow_all(
     labels: &HashMap<SessionId, String>,
     opts: &RunOptions,
     interactive: bool,
+    views: &mut HashMap<SessionId, crate::view::View>,
 ) {
     let json = opts.common.json;
     let mut seen: HashMap<SessionId, u64> = sessions.iter().map(|s| (s.clone(), 0)).collect();
@@ -98,7 +108,10 @@ async fn follow_all(
             for env in events {
                 seen.insert(sid.clone(), env.seq);
                 if json {
-                    outln!("{}", serde_json::to_string(&env).unwrap_or_default());
+                    // Printed as a single run prints it, and counted for its summary.
+                    if let Some(v) = views.get_mut(sid) {
+                        v.show(&env);
+                    }
                 }
                 let who = labels.get(sid).map(String::as_str).unwrap_or("");
                 match &env.event {

@@ -96,6 +96,13 @@ async fn three_attempts_are_ranked_by_the_evidence_and_the_verified_one_lands_as
     let label = |i: usize| ranked[i]["evidence"]["label"].as_str().unwrap().to_string();
     assert_eq!(ranked.len(), 3);
     assert_eq!(label(0), "Finishline's agent (good)", "the one that did the work is first: {ranking}");
+    // As every run with --json, it ends with a summary object: one per attempt, the decision in it.
+    let summaries: Vec<&Value> = all.iter().filter(|l| l["type"] == "summary").collect();
+    assert_eq!(summaries.len(), 3, "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(all.last().unwrap()["type"], "summary", "the summaries come last");
+    let good = summaries.iter().find(|s| s["session_id"] == ranked[0]["evidence"]["session"]).expect("the chosen attempt's summary");
+    assert_eq!((good["decision"].as_str(), good["end_reason"].as_str()), (Some("approve"), Some("verified_done")), "{good}");
+    assert!(good["counts"]["steps"].as_u64().unwrap() > 0 && good["landed_commit"].is_string(), "{good}");
     assert_eq!(ranked[0]["above_next"], "verified done", "and says why: {ranking}");
     assert_eq!(ranked[0]["evidence"]["checks_passed"], 1);
     let wrong = ranked.iter().find(|a| a["evidence"]["label"] == "Finishline's agent (wrong)").unwrap();
