@@ -124,9 +124,9 @@ pub fn discard(id: &str, common: &Common) -> u8 {
         Err(c) => return c,
     };
     let data_dir = config::data_dir(common);
-    if let Some(a) = store.session(&SessionId(id.into())).ok().and_then(|s| s.attempt) {
-        let reject = crate::hint::command(&format!("sessions attempts {} --reject", a.group));
-        eprintln!("finishline: {id} is an attempt of group {}: attempts are put away with their group: `{reject}`", a.group);
+    if let Ok(Some(group)) = finishline_engine::agent::discard::competing_group(&store, &SessionId(id.into())) {
+        let reject = crate::hint::command(&format!("sessions attempts {group} --reject"));
+        eprintln!("finishline: {id} is an attempt of group {group}: attempts are put away with their group: `{reject}`");
         return exit::USAGE;
     }
     match finishline_engine::agent::discard::discard(&store, &data_dir, &SessionId(id.into())) {

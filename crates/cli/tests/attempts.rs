@@ -796,3 +796,23 @@ async fn ctrl_c_during_attempts_exits_cancelled_and_says_how_to_go_on_with_what_
     assert_eq!(git(&r, &["show", "main:slow.txt"]), "half of the work");
     assert_eq!(worktrees(&r), 1, "no worktree is left");
 }
+
+/// An attempt set aside for another, then continued by a message that changes nothing, is in a
+/// worktree again and no longer competes: it can be discarded on its own, so its worktree does
+/// not stay forever (its group is decided and cannot be rejected any more).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attempt_continued_after_its_group_was_decided_can_be_discarded() {
+    let hello = json!([{"when": {"kind": "agent", "last_message_contains": "hello there"}, "reply": {"text": "Hi! How can I help?"}}]);
+    let Waiting { _server, e, r, url, group, sessions } = waiting(commented(hello, &[("a", "one"), ("b", "two")])).await;
+    let ws = r.to_string_lossy().into_owned();
+    let chosen = finishline(&["sessions", "attempts", &group, "--choose", sessions["a"].as_str(), "--workspace", &ws], &e.data);
+    assert_eq!(chosen.status.code(), Some(0), "{}", String::from_utf8_lossy(&chosen.stderr));
+    let resumed = finishline(&["sessions", "resume", sessions["b"].as_str(), "hello there", "--base-url", &url, "--model", "m"], &e.data);
+    assert!(String::from_utf8_lossy(&resumed.stdout).contains("Hi! How can I help?"), "{}", String::from_utf8_lossy(&resumed.stderr));
+    assert_eq!(worktrees(&r), 2, "the conversation went on in a worktree of its own");
+
+    let discarded = finishline(&["sessions", "discard", sessions["b"].as_str()], &e.data);
+    assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));
+    assert_eq!(worktrees(&r), 1, "its worktree is gone");
+    assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "and its branch");
+}

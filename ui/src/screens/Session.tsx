@@ -894,8 +894,9 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
             </p>
           )}
           {/* Ended without a review, its work waits undecided in its worktree: continue it, or put
-              it away as a reject would. An attempt is put away with its group. */}
-          {ENDED_UNREVIEWED.includes(model.status) && model.place?.worktree && !model.place.removed && !model.attempt && (
+              it away as a reject would. An attempt is put away with its group, until the group is
+              decided and it was continued since. */}
+          {ENDED_UNREVIEWED.includes(model.status) && model.place?.worktree && !model.place.removed && (!model.attempt || model.decidedOnce) && (
             <div className="notice row" data-testid="discard-offer">
               <span className="grow">
                 Its worktree on <code>{model.place.worktree.branch}</code> stays until you send a message to go on, or discard it with whatever the agent wrote there.
@@ -943,7 +944,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
 }
 
 /** Statuses in which a task ended without a review, its work (if any) undecided. */
-const ENDED_UNREVIEWED: string[] = ["failed", "cancelled", "interrupted"];
+const ENDED_UNREVIEWED: string[] = ["failed", "cancelled", "interrupted", "idle"];
 
 type Ask = Extract<Item, { kind: "permission" } | { kind: "question" }>;
 

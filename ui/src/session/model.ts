@@ -149,6 +149,9 @@ export interface SessionModel {
   extraVerify?: string[];
   /** One attempt of a group doing the task side by side. */
   attempt?: { group: string; number: number; of: number; label: string; chosen: boolean };
+  /** The person decided on it once (an attempt: its group was decided): continued since, it is
+   * put away on its own, no longer with its group. */
+  decidedOnce?: boolean;
   status: SessionStatus;
   statusMessage?: string;
   retry?: { attempt: number; nextRetryAt: string; message: string };
@@ -290,6 +293,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       next.statusMessage = e.message;
       next.retry = e.status === "retry" ? { attempt: e.attempt ?? 0, nextRetryAt: e.next_retry_at ?? "", message: e.message ?? "" } : undefined;
       if (!RUNNING.includes(e.status)) next.activity = e.status === "awaiting_approval" || e.status === "awaiting_review" ? { phase: "waiting", detail: "you" } : undefined;
+      if (e.status === "rejected" || e.status === "completed") next.decidedOnce = true;
       break;
     case "step_started": {
       next.step = e.step;

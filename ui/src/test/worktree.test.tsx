@@ -394,6 +394,25 @@ describe("a task that ended without a review", () => {
   });
 });
 
+describe("an attempt continued after its group was decided", () => {
+  it("offers to discard the worktree its conversation made, as a task on its own", async () => {
+    seq = 0;
+    script([
+      ev({ type: "session_created", task: "fix the parser", workspace: "/repo", provider: "openai", model: "m" }),
+      ev({ type: "attempt_started", group: "g1", number: 2, of: 2, label: "Codex" }),
+      ev({ type: "task_workspace", isolation: "worktree", folder: worktree.folder, worktree }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "rejected" }),
+      ev({ type: "worktree_removed", folder: worktree.folder, why: "rejected", branch_deleted: worktree.branch }),
+      ev({ type: "task_workspace", isolation: "worktree", folder: `${worktree.folder}-2`, worktree: { ...worktree, folder: `${worktree.folder}-2`, branch: "finishline/abc-fix-2" } }),
+      ev({ type: "run_started", trigger: "message" }),
+      ev({ type: "status_changed", status: "idle" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("discard-offer"), "its group is decided: the worktree would otherwise stay for ever").toHaveTextContent("finishline/abc-fix-2");
+  });
+});
+
 describe("reject in the folder itself", () => {
   it("lists files changed after the run, keeps them unless ticked one by one, and says which were kept", async () => {
     seq = 0;

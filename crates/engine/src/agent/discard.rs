@@ -17,11 +17,11 @@ use crate::workspace::worktree::TaskWorktree;
 /// first: a crash before the removal leaves a rejected session, whose worktree the start-up
 /// sweep removes.
 fn put_away(store: &Store, session: &SessionId) -> Result<TaskWorktree> {
-    let s = store.session(session)?;
-    if let Some(a) = &s.attempt {
-        return Err(Error::InvalidInput(format!("{session} is an attempt of group {}: attempts are put away with their group, by rejecting it", a.group)));
+    if let Some(group) = competing_group(store, session)? {
+        return Err(Error::InvalidInput(format!("{session} is an attempt of group {group}: attempts are put away with their group, by rejecting it")));
     }
-    let wt = current_worktree(&store.events(session, 0)?)
+    let events = store.events(session, 0)?;
+    let wt = current_worktree(&events)
         .ok_or_else(|| Error::InvalidInput(format!("{session} has no worktree of its own: there is nothing to discard (its history stays)")))?;
     // The status is read again where the decision is written: a run started meanwhile, here or
     // in another process, wins, and nothing is removed under it.
@@ -37,6 +37,19 @@ fn put_away(store: &Store, session: &SessionId) -> Result<TaskWorktree> {
         Err(Error::InvalidInput(format!("{session} is {}: {what}", status.as_str())))
     })?;
     Ok(wt)
+}
+
+/// The group of an attempt still competing in it, which is put away with its group, not alone.
+/// One continued after its group was decided (set aside, rejected or chosen) competes no more:
+/// discarding it is the only way its new worktree goes.
+pub fn competing_group(store: &Store, session: &SessionId) -> Result<Option<GroupId>> {
+    let Some(a) = store.session(session)?.attempt else { return Ok(None) };
+    Ok((!decided_before(&store.events(session, 0)?)).then_some(a.group))
+}
+
+/// The person decided on this session once already (its group's choice included).
+fn decided_before(events: &[crate::event::Envelope]) -> bool {
+    events.iter().any(|e| matches!(e.event, crate::event::EngineEvent::StatusChanged { status: SessionStatus::Rejected | SessionStatus::Completed, .. }))
 }
 
 /// Discards an ended task's worktree and branch, recorded as rejected; the CLI's way, which waits
