@@ -407,7 +407,7 @@ describe("an attempt continued after its group was decided", () => {
       ev({ type: "task_workspace", isolation: "worktree", folder: `${worktree.folder}-2`, worktree: { ...worktree, folder: `${worktree.folder}-2`, branch: "finishline/abc-fix-2" } }),
       ev({ type: "run_started", trigger: "message" }),
       ev({ type: "status_changed", status: "idle" }),
-    ]);
+    ], () => null);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     expect(await screen.findByTestId("discard-offer"), "its group is decided: the worktree would otherwise stay for ever").toHaveTextContent("finishline/abc-fix-2");
   });
