@@ -230,7 +230,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       <dl className="facts">
         <dt>Agent's claim</dt>
         <dd data-testid="review-claim">
-          {review.claim === "none" ? (review.saidDone ? "said it was done, without complete_task" : "no explicit claim") : review.claim}
+          {review.claim === "none" ? (review.saidDone ? "said it was done, without marking the task complete" : "no explicit claim") : review.claim}
           {review.claimWords?.summary && <span className="claim-words" data-testid="review-claim-words">: “{review.claimWords.summary}”</span>}
           {review.claimWords?.remaining_work && <span className="muted" data-testid="review-claim-remaining"> Remaining, in its words: “{review.claimWords.remaining_work}”</span>}
         </dd>

@@ -258,7 +258,8 @@ export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => v
           </pre>
         </section>
       )}
-      {hits && shown && (
+      {/* With no match, the empty state below says so and offers the one Clear search. */}
+      {hits && shown && shown.length > 0 && (
         <p className="row search-summary" role="status" data-testid="search-summary">
           <span className="grow">
             {shown.length} session{shown.length === 1 ? " matches" : "s match"} "{hits.query}"

@@ -364,6 +364,7 @@ describe("History search", () => {
     await user.type(screen.getByTestId("history-search"), "zebra{Enter}");
     expect(await screen.findByTestId("history-empty")).toHaveTextContent('No sessions match "zebra"');
     expect(screen.queryByTestId("history-row")).toBeNull();
+    expect(screen.getAllByRole("button", { name: "Clear search" }), "one way to clear it, not two").toHaveLength(1);
   });
 });
 
