@@ -155,7 +155,11 @@ async fn attempts_need_a_repository_and_say_how_to_get_one() {
         &["run", "anything", "--workspace", &e.ws.to_string_lossy(), "--base-url", "http://127.0.0.1:9", "--model", "m", "--attempts", "builtin*9"],
         &e.data,
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("more than the limit of 4"), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("more than the limit of 4") && said.contains("`tasks.max_attempts` in the settings file"),
+        "a way to raise it from the command line too: {said}"
+    );
 }
 
 /// The real Gemini CLI (npm, offline against the fake provider in Gemini's protocol) and

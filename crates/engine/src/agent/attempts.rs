@@ -141,7 +141,7 @@ impl Engine {
             return Err(Error::InvalidInput("attempts side by side need at least two: name two agents, or one with *2 (builtin*2)".into()));
         }
         if workers.len() as u32 > limit {
-            return Err(Error::InvalidInput(format!("{} attempts is more than the limit of {limit} (Settings → Tasks → Attempts at most)", workers.len())));
+            return Err(Error::InvalidInput(format!("{} attempts is more than the limit of {limit}: raise it in Settings → Tasks → Attempts at most, or as `tasks.max_attempts` in the settings file", workers.len())));
         }
         if opts.isolation == Some(Isolation::InPlace) {
             return Err(Error::InvalidInput("attempts each need their own worktree; they cannot share the folder in place".into()));
