@@ -240,8 +240,13 @@ pub async fn submit_review(app: AppHandle, state: State<'_, AppState>, input: Re
         (false, Some(files)) => Overwrite::Files(files),
         (false, None) => Overwrite::Nothing,
     };
-    let choice =
-        ReviewChoice { decision: input.decision, feedback: input.feedback, revert: input.revert, overwrite, landing: input.landing, by: DecidedBy::Person };
+    let choice = ReviewChoice {
+        feedback: input.feedback,
+        revert: input.revert,
+        overwrite,
+        landing: input.landing,
+        ..ReviewChoice::new(input.decision, DecidedBy::Person)
+    };
     let review = input.review_id;
     tauri::async_runtime::spawn_blocking(move || engine.decide(&review, choice)).await.map_err(|e| Error::Internal(e.to_string()))?
 }

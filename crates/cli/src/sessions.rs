@@ -130,8 +130,9 @@ pub fn discard(id: &str, common: &Common) -> u8 {
         return exit::USAGE;
     }
     match finishline_engine::agent::discard::discard(&store, &data_dir, &SessionId(id.into())) {
-        Ok(wt) => {
-            outln!("Discarded {id}: recorded as rejected; its worktree {} and branch {} are removed. Its history stays.", wt.folder, wt.branch);
+        Ok((wt, status)) => {
+            let recorded = if status == SessionStatus::Completed { "it stays completed (its earlier work landed)" } else { "recorded as rejected" };
+            outln!("Discarded {id}: {recorded}; its worktree {} and branch {} are removed. Its history stays.", wt.folder, wt.branch);
             exit::OK
         }
         Err(e) if matches!(e.code(), finishline_engine::ErrorCode::NotFound | finishline_engine::ErrorCode::InvalidInput) => {

@@ -1266,6 +1266,29 @@ async fn a_task_that_failed_is_discarded_with_its_worktree_and_branch_and_the_pe
     assert_eq!(again.status.code(), Some(2), "a second discard is refused: {}", String::from_utf8_lossy(&again.stderr));
 }
 
+/// A landed task the person then thanked (a reply that changes nothing, in a new worktree) is
+/// discarded with that worktree, and stays completed: its landed work is not called rejected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discarding_a_landed_tasks_conversation_keeps_it_completed() {
+    let thanks = vec![json!({"when": {"kind": "agent", "last_message_contains": "thanks a lot"}, "reply": {"text": "You're welcome!"}})];
+    let (_s, dir, cli) = server(vec![thanks, writes("done.txt", "done\n", 0)]).await;
+    let r = repo(dir.path());
+    let first = cli.run("write done.txt", &r, &[]);
+    let id = session_of(&first);
+    let landed = cli.review(&id, &["--approve"]);
+    assert_eq!(landed.status.code(), Some(0), "{}", String::from_utf8_lossy(&landed.stderr));
+    let thanked = cli.cmd(&["sessions", "resume", &id, "thanks a lot", "--base-url", &cli.url, "--model", "m"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&thanked.stdout).contains("You're welcome!"), "{}", String::from_utf8_lossy(&thanked.stderr));
+    let discarded = cli.cmd(&["sessions", "discard", &id]).output().unwrap();
+    assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));
+    assert!(String::from_utf8_lossy(&discarded.stdout).contains("it stays completed"), "{}", String::from_utf8_lossy(&discarded.stdout));
+    let shown = String::from_utf8_lossy(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap().stdout).to_string();
+    let row: Value = shown.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find(|v| v["id"] == id.as_str()).unwrap_or_else(|| panic!("{shown}"));
+    assert_eq!(row["status"], "completed", "{row}");
+    assert_eq!(git(&r, &["show", "main:done.txt"]), "done", "what landed stays");
+    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count(), 1);
+}
+
 /// A person's repository with a submodule `lib` (its `api.txt` says "v1 of the library"),
 /// checked out in their folder as `git clone --recurse-submodules` leaves it.
 fn repo_with_submodule(dir: &Path) -> PathBuf {

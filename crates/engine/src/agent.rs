@@ -512,7 +512,10 @@ impl Engine {
         force: bool,
         by: DecidedBy,
     ) -> Result<ReviewOutcome> {
-        self.decide(review, ReviewChoice { decision, feedback, revert, overwrite: if force { Overwrite::All } else { Overwrite::Nothing }, landing: None, by })
+        self.decide(
+            review,
+            ReviewChoice { feedback, revert, overwrite: if force { Overwrite::All } else { Overwrite::Nothing }, ..ReviewChoice::new(decision, by) },
+        )
     }
 
     fn pending_review_session(&self, review: &RequestId) -> Result<crate::store::SessionSummary> {

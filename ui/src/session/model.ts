@@ -468,6 +468,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "worktree_removed":
       // Only the current one: an older worktree's removal can be recorded after a follow-up made a new one.
       if (next.place && next.place.worktree?.folder === e.folder) next.place = { ...next.place, removed: true };
+      // An attempt's worktree goes only when its group is decided (set aside without a review).
+      if (next.attempt) next.decidedOnce = true;
       break;
     case "branch_kept":
       push({

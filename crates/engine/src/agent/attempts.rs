@@ -232,7 +232,7 @@ impl Engine {
         // decided group whose leftovers the start-up sweep removes.
         self.store.append(chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason })?;
         for other in ranked.ranking.iter().filter(|r| &r.evidence.session != chosen) {
-            if let Err(e) = self.discard_attempt(&other.evidence, crate::store::trust::SET_ASIDE) {
+            if let Err(e) = self.discard_attempt(&other.evidence, crate::store::trust::SET_ASIDE, Some(DecisionOccasion::AnotherAttemptChosen)) {
                 let _ = self.store.append(
                     &other.evidence.session,
                     None,
@@ -275,7 +275,7 @@ impl Engine {
             ranked.ranking.iter().map(|r| &r.evidence).filter(|e| statuses.get(&e.session) != Some(&SessionStatus::Rejected)).collect();
         for a in &left {
             match &a.review {
-                Some(_) => self.discard_attempt(a, "You rejected every attempt.")?,
+                Some(_) => self.discard_attempt(a, "You rejected every attempt.", None)?,
                 None => {
                     // The decision first (a failed or cancelled attempt becomes rejected): a crash
                     // after it leaves a rejected session, whose worktree the start-up sweep removes.
@@ -290,10 +290,10 @@ impl Engine {
     }
 
     /// An attempt that was not chosen: its review rejected, its run stopped, its worktree gone.
-    fn discard_attempt(self: &Arc<Self>, a: &AttemptEvidence, why: &str) -> Result<()> {
+    fn discard_attempt(self: &Arc<Self>, a: &AttemptEvidence, why: &str, occasion: Option<DecisionOccasion>) -> Result<()> {
         if let Some(review) = &a.review {
             let mut choice = ReviewChoice::new(Decision::Reject, DecidedBy::Person);
-            choice.feedback = Some(why.into());
+            (choice.feedback, choice.occasion) = (Some(why.into()), occasion);
             self.decide_one(review, choice)?;
             return Ok(());
         }
@@ -313,7 +313,7 @@ impl Engine {
             if let Ok(pending) = store.pending_requests(&session) {
                 if let Some((review, _, _)) = pending.into_iter().find(|(_, kind, _)| kind == "review") {
                     let mut choice = ReviewChoice::new(Decision::Reject, DecidedBy::Person);
-                    choice.feedback = Some(why);
+                    (choice.feedback, choice.occasion) = (Some(why), occasion);
                     let _ = engine.decide_one(&review, choice);
                     return;
                 }

@@ -86,6 +86,16 @@ pub(super) fn worktree_start(events: &[Envelope]) -> Option<usize> {
     events.iter().rposition(|e| matches!(e.event, EngineEvent::TaskWorkspace { .. }))
 }
 
+/// The task's current worktree was made after the person decided on it once: a task continued
+/// after it landed or was rejected, an attempt continued after its group was decided (whether
+/// its review was rejected or, without one, its worktree removed).
+pub(super) fn continued_after_decision(events: &[Envelope]) -> bool {
+    let decided = events.iter().position(|e| {
+        matches!(e.event, EngineEvent::StatusChanged { status: SessionStatus::Rejected | SessionStatus::Completed, .. } | EngineEvent::WorktreeRemoved { .. })
+    });
+    matches!((decided, worktree_start(events)), (Some(d), Some(made)) if made > d)
+}
+
 /// The events since the task's current worktree was made (all of them before it had one).
 pub(super) fn since_worktree(events: &[Envelope]) -> &[Envelope] {
     &events[worktree_start(events).unwrap_or(0)..]

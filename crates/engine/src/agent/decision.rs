@@ -60,11 +60,13 @@ pub struct ReviewChoice {
     /// Approve in a worktree: how it lands (the settings' choice when `None`).
     pub landing: Option<LandingMode>,
     pub by: DecidedBy,
+    /// How the decision came about when it is not the person's own verdict on this work.
+    pub occasion: Option<DecisionOccasion>,
 }
 
 impl ReviewChoice {
     pub fn new(decision: Decision, by: DecidedBy) -> ReviewChoice {
-        ReviewChoice { decision, feedback: None, revert: false, overwrite: Overwrite::Nothing, landing: None, by }
+        ReviewChoice { decision, feedback: None, revert: false, overwrite: Overwrite::Nothing, landing: None, by, occasion: None }
     }
 }
 
@@ -231,7 +233,7 @@ impl Engine {
                     review_id: review.clone(),
                     decision: Decision::Reject,
                     by: choice.by,
-                    occasion: set_aside(&feedback),
+                    occasion: choice.occasion,
                     feedback,
                     reverted: false,
                 };
@@ -261,7 +263,7 @@ impl Engine {
             review_id: review.clone(),
             decision: Decision::Reject,
             by: choice.by,
-            occasion: set_aside(&feedback),
+            occasion: choice.occasion,
             feedback,
             reverted: choice.revert,
         };
@@ -758,11 +760,6 @@ impl Engine {
     }
 }
 
-/// A reject made by choosing another attempt of the group (its words are the group's).
-fn set_aside(feedback: &Option<String>) -> Option<crate::domain::DecisionOccasion> {
-    (feedback.as_deref() == Some(crate::store::trust::SET_ASIDE)).then_some(crate::domain::DecisionOccasion::AnotherAttemptChosen)
-}
-
 /// The lines a comment names, from the reviewed file's diff (the new side's lines, or the old).
 fn quote_lines(files: &[FileChange], c: &crate::judge::criteria::Comment) -> String {
     let Some(f) = files.iter().find(|f| f.path == c.path) else { return String::new() };
@@ -1003,6 +1000,11 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, worktrees: &Path, sessions: &
             continue;
         }
         let Ok(events) = store.events(&s.id, 0) else { continue };
+        // Continued since its group passed it over: the new worktree holds the person's
+        // conversation with it, undecided.
+        if passed_over && super::changes::continued_after_decision(&events) {
+            continue;
+        }
         let Some(wt) = current_worktree(&events) else { continue };
         owned.insert(std::path::PathBuf::from(&wt.folder));
         // A landed task's branch was kept only when the person chose so.

@@ -16,16 +16,20 @@ use crate::workspace::worktree::TaskWorktree;
 /// Records the task rejected and returns its worktree, still to be removed. The decision comes
 /// first: a crash before the removal leaves a rejected session, whose worktree the start-up
 /// sweep removes.
-fn put_away(store: &Store, session: &SessionId) -> Result<TaskWorktree> {
+fn put_away(store: &Store, session: &SessionId) -> Result<(TaskWorktree, SessionStatus)> {
     if let Some(group) = competing_group(store, session)? {
         return Err(Error::InvalidInput(format!("{session} is an attempt of group {group}: attempts are put away with their group, by rejecting it")));
     }
     let events = store.events(session, 0)?;
     let wt = current_worktree(&events)
         .ok_or_else(|| Error::InvalidInput(format!("{session} has no worktree of its own: there is nothing to discard (its history stays)")))?;
+    // A task whose work landed before, continued since (a question after it landed), stays
+    // completed: only the new worktree is put away, and its landed work is not called rejected.
+    let after =
+        if events.iter().any(|e| matches!(e.event, crate::event::EngineEvent::Landed { .. })) { SessionStatus::Completed } else { SessionStatus::Rejected };
     // The status is read again where the decision is written: a run started meanwhile, here or
     // in another process, wins, and nothing is removed under it.
-    store.append_if(session, status_event(SessionStatus::Rejected), |status| {
+    store.append_if(session, status_event(after), |status| {
         if matches!(status, SessionStatus::Idle | SessionStatus::Failed | SessionStatus::Cancelled | SessionStatus::Interrupted) {
             return Ok(());
         }
@@ -36,7 +40,7 @@ fn put_away(store: &Store, session: &SessionId) -> Result<TaskWorktree> {
         };
         Err(Error::InvalidInput(format!("{session} is {}: {what}", status.as_str())))
     })?;
-    Ok(wt)
+    Ok((wt, after))
 }
 
 /// The group of an attempt still competing in it, which is put away with its group, not alone.
@@ -44,20 +48,16 @@ fn put_away(store: &Store, session: &SessionId) -> Result<TaskWorktree> {
 /// discarding it is the only way its new worktree goes.
 pub fn competing_group(store: &Store, session: &SessionId) -> Result<Option<GroupId>> {
     let Some(a) = store.session(session)?.attempt else { return Ok(None) };
-    Ok((!decided_before(&store.events(session, 0)?)).then_some(a.group))
-}
-
-/// The person decided on this session once already (its group's choice included).
-fn decided_before(events: &[crate::event::Envelope]) -> bool {
-    events.iter().any(|e| matches!(e.event, crate::event::EngineEvent::StatusChanged { status: SessionStatus::Rejected | SessionStatus::Completed, .. }))
+    Ok((!super::changes::continued_after_decision(&store.events(session, 0)?)).then_some(a.group))
 }
 
 /// Discards an ended task's worktree and branch, recorded as rejected; the CLI's way, which waits
 /// for the removal.
-pub fn discard(store: &Store, data_dir: &Path, session: &SessionId) -> Result<TaskWorktree> {
-    let wt = put_away(store, session)?;
+/// Returns the worktree and the status recorded (completed for a task whose work landed before).
+pub fn discard(store: &Store, data_dir: &Path, session: &SessionId) -> Result<(TaskWorktree, SessionStatus)> {
+    let (wt, after) = put_away(store, session)?;
     remove_worktree(store, data_dir, session, &wt, WorktreeEnd::Rejected, true)?;
-    Ok(wt)
+    Ok((wt, after))
 }
 
 impl Engine {
@@ -66,7 +66,7 @@ impl Engine {
         if self.is_running(session) {
             return Err(Error::InvalidInput(format!("{session} is still running: cancel it first")));
         }
-        let wt = put_away(&self.store, session)?;
+        let (wt, _) = put_away(&self.store, session)?;
         self.remove_worktree_soon(session, &wt, WorktreeEnd::Rejected, true);
         Ok(())
     }
