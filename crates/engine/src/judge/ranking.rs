@@ -48,10 +48,15 @@ impl AttemptEvidence {
         self.end_reason == Some(EndReason::VerifiedDone)
     }
 
-    /// It has something to land: a review, of changes. An attempt that changed nothing is no
-    /// better for its "smaller diff" than one that did the work wrong.
-    fn has_work(&self) -> bool {
-        self.reviewed && self.files > 0
+    /// How much it has to land: a review of changes, above a review of none (an attempt that
+    /// changed nothing is no better for its "smaller diff" than one that did the work wrong),
+    /// above no review at all (it failed or was cancelled).
+    fn work(&self) -> u8 {
+        match (self.reviewed, self.files > 0) {
+            (true, true) => 2,
+            (true, false) => 1,
+            (false, _) => 0,
+        }
     }
 }
 
@@ -72,7 +77,7 @@ pub(super) fn compare(a: &AttemptEvidence, b: &AttemptEvidence) -> (Ordering, Op
     let rules: [(Ordering, String); 7] = [
         (b.verified().cmp(&a.verified()), "verified done".into()),
         (
-            b.has_work().cmp(&a.has_work()),
+            b.work().cmp(&a.work()),
             if b.reviewed {
                 "it changed files (the other changed none)".into()
             } else {
@@ -293,6 +298,17 @@ pub(super) mod tests {
         let r = rank(&[empty, wrong]);
         assert_eq!(r[0].evidence.label, "wrong", "nothing to land is no smaller diff");
         assert_eq!(r[0].above_next.as_deref(), Some("it changed files (the other changed none)"));
+    }
+
+    #[test]
+    fn an_attempt_reviewed_with_no_changes_still_ranks_above_one_that_failed() {
+        let mut empty = attempt("empty", EndReason::Stuck);
+        (empty.checks_passed, empty.diff_lines, empty.files, empty.tokens) = (0, 0, 0, 5000);
+        let mut failed = attempt("failed", EndReason::Failed);
+        (failed.reviewed, failed.checks_passed, failed.diff_lines, failed.files, failed.tokens) = (false, 0, 0, 0, 10);
+        let r = rank(&[failed, empty]);
+        assert_eq!(r[0].evidence.label, "empty", "a cheap failure is not first: it has nothing to choose");
+        assert!(r[0].above_next.as_deref().unwrap().starts_with("it has work to review"), "{:?}", r[0].above_next);
     }
 
     #[test]
