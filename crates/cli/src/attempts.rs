@@ -36,13 +36,17 @@ pub async fn run(task: String, spec: String, opts: RunOptions) -> u8 {
         Err(e) => return fail(if e.code() == finishline_engine::ErrorCode::InvalidInput { exit::USAGE } else { exit::FAILED }, json, &e.to_string()),
     };
     let sessions: Vec<SessionId> = started.into_iter().map(|(s, _)| s).collect();
+    // Stopped by the person: nothing is decided for them afterwards, not even an attempt that
+    // had reached its review before (`--review approve` would have landed it).
+    let stopped = Arc::new(std::sync::atomic::AtomicBool::new(false));
     {
-        let (engine, group) = (engine.clone(), group.clone());
+        let (engine, group, stopped) = (engine.clone(), group.clone(), stopped.clone());
         tokio::spawn(async move {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => {}
                 _ = crate::output::closed() => {}
             }
+            stopped.store(true, std::sync::atomic::Ordering::SeqCst);
             let _ = engine.cancel_group(&group);
         });
     }
@@ -68,7 +72,13 @@ pub async fn run(task: String, spec: String, opts: RunOptions) -> u8 {
     let code = match engine.rank_group(&group) {
         Ok(ranking) => {
             print_ranking(&ranking, json);
-            decide(&engine, &ranking, &opts, interactive)
+            if stopped.load(std::sync::atomic::Ordering::SeqCst) {
+                eprintln!("finishline: stopped, so nothing lands.");
+                ways_on(&ranking);
+                exit::CANCELLED
+            } else {
+                decide(&engine, &ranking, &opts, interactive)
+            }
         }
         Err(e) => fail(exit::FAILED, json, &e.to_string()),
     };
@@ -242,6 +252,22 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
     }
 }
 
+/// What the person can do with a group left undecided: land one that reached its review, go on
+/// with one that did not (its worktree keeps whatever it wrote), or remove them all.
+fn ways_on(r: &GroupRanking) {
+    if r.ranking.iter().any(|a| a.evidence.review.is_some()) {
+        eprintln!("  land one that reached its review with `{}`", choose_cmd(r));
+    }
+    let unreviewed: Vec<_> = r.ranking.iter().filter(|a| a.evidence.review.is_none()).collect();
+    if !unreviewed.is_empty() {
+        eprintln!("  Their worktrees keep whatever they wrote:");
+    }
+    for a in unreviewed {
+        eprintln!("  {}: go on with `{}`", a.evidence.label, crate::hint::command(&format!("sessions resume {} \"what to do next\"", a.evidence.session)));
+    }
+    eprintln!("  or remove them all with `{}`", crate::hint::command(&format!("sessions attempts {} --reject", r.group)));
+}
+
 /// Whether the first attempt may land without asking: as auto-approve, only verified done with
 /// nothing found by the audit.
 fn may_land_unasked(r: &GroupRanking) -> Option<&SessionId> {
@@ -278,14 +304,8 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
         // Stopped (Ctrl+C) is a cancelled run, as a single task's is; what the attempts wrote is
         // still in their worktrees, so the way on is said, not "nothing to land".
         let cancelled = r.ranking.iter().any(|a| a.evidence.end_reason == Some(EndReason::Cancelled));
-        eprintln!(
-            "finishline: no attempt reached a review: {} (see each session for why). Their worktrees keep whatever they wrote:",
-            if cancelled { "they were stopped" } else { "each one failed" }
-        );
-        for a in &r.ranking {
-            eprintln!("  {}: go on with `{}`", a.evidence.label, crate::hint::command(&format!("sessions resume {} \"what to do next\"", a.evidence.session)));
-        }
-        eprintln!("  or remove them all with `{}`", crate::hint::command(&format!("sessions attempts {} --reject", r.group)));
+        eprintln!("finishline: no attempt reached a review: {} (see each session for why).", if cancelled { "they were stopped" } else { "each one failed" });
+        ways_on(r);
         return if cancelled { exit::CANCELLED } else { exit::FAILED };
     }
     match opts.review {

@@ -814,9 +814,69 @@ async fn an_attempt_continued_after_its_group_was_decided_can_be_discarded() {
     let resumed = finishline(&["sessions", "resume", sessions["b"].as_str(), "hello there", "--base-url", &url, "--model", "m"], &e.data);
     assert!(String::from_utf8_lossy(&resumed.stdout).contains("Hi! How can I help?"), "{}", String::from_utf8_lossy(&resumed.stderr));
     assert_eq!(worktrees(&r), 2, "the conversation went on in a worktree of its own");
+    // The next start's sweep (here, a command that opens the engine) keeps it: it is the
+    // person's conversation, undecided, not the leftover of an attempt passed over.
+    let _ = ranking_of(&e, &r, &group, &url);
+    assert_eq!(worktrees(&r), 2, "the next start keeps the continued attempt's worktree");
 
     let discarded = finishline(&["sessions", "discard", sessions["b"].as_str()], &e.data);
     assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));
     assert_eq!(worktrees(&r), 1, "its worktree is gone");
     assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "and its branch");
+}
+
+/// Ctrl+C after one attempt reached its review and while another still works: nothing lands,
+/// even with `--review approve`; the run exits as cancelled and says how to land the one that
+/// waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_lands_nothing_even_when_one_attempt_already_waits_for_review() {
+    let server = FakeServer::start(
+        serde_json::from_value(json!({"rules": [
+            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+            {"when": {"kind": "agent", "model": "fast", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 1},
+            {"when": {"kind": "agent", "model": "fast"}, "reply": {"text": "Done.", "tool_calls": [claim()]}},
+            {"when": {"kind": "agent", "model": "slow"}, "reply": {"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}}},
+        ]}))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let e = env();
+    let r = repo(e._dir.path());
+    let url = server.base_url(Protocol::Openai);
+    let ws = r.to_string_lossy().into_owned();
+    let child = spawn_finishline(
+        &[
+            "run",
+            "write greet.py with hello() returning 'hello'",
+            "--workspace",
+            &ws,
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--attempts",
+            "builtin:fast,builtin:slow",
+            "--verify",
+            "python3 check.py",
+            "--allow",
+            "all",
+            "--review",
+            "approve",
+        ],
+        &e.data,
+    );
+    // The fast one was judged (so it waits for review); give its review a moment to be recorded.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !server.requests().iter().any(|q| q.kind == fake_llm::RequestKind::Evaluator) {
+        assert!(std::time::Instant::now() < deadline, "the fast attempt was judged");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(5), "stopped is cancelled: {said}");
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed: {said}");
+    assert!(said.contains("stopped, so nothing lands") && said.contains("--choose N"), "{said}");
 }
