@@ -334,6 +334,7 @@ fn the_export_names_what_the_audit_found_in_the_reviewed_changes() {
         detail: "a test is now skipped".into(),
         excerpt: "@pytest.mark.skip".into(),
     };
+    let second = finishline_engine::judge::audit::Finding { path: "tests/test_io.py".into(), ..finding.clone() };
     store
         .append_all(
             &sid,
@@ -356,15 +357,17 @@ fn the_export_names_what_the_audit_found_in_the_reviewed_changes() {
                     not_covered: vec![],
                     not_landed: vec![],
                     in_submodules: vec![],
-                    audit: vec![finding.clone()],
+                    audit: vec![finding.clone(), second.clone()],
                     auto_approve: None,
                     criteria: vec![],
                 },
+                EngineEvent::AuditDismissed { rule: second.rule, path: second.path.clone(), excerpt: second.excerpt.clone() },
             ],
         )
         .unwrap();
     let md = export::to_markdown(&store.timeline(&sid).unwrap());
-    assert!(md.contains(&format!("⚠ audit: {}", finding.describe())), "the story says what was found, not only that the review came: {md}");
+    assert!(md.contains(&format!("⚠ audit: {}\n", finding.describe())), "the story says what was found, not only that the review came: {md}");
+    assert!(md.contains(&format!("⚠ audit: {} (dismissed by you)", second.describe())), "and what the person dismissed: {md}");
 }
 
 #[test]

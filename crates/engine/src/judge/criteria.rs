@@ -85,7 +85,11 @@ pub fn parse_cli_comment(arg: &str, id: String) -> Result<Comment, String> {
 pub fn continuation(comments: &[Comment]) -> String {
     let mut text = String::from("The person reviewed your changes and left comments on specific lines. Address every one of them; each is checked before your work goes back for review.\n");
     for (i, c) in comments.iter().enumerate() {
-        text.push_str(&format!("\n{}. {}", i + 1, c.location()));
+        let number = format!("{}. ", i + 1);
+        // Indented as far as the item's number reaches ("10. " is four), or Markdown ends the
+        // list item and the quote falls out of it.
+        let pad = " ".repeat(number.len());
+        text.push_str(&format!("\n{number}{}", c.location()));
         if c.side == DiffSide::Old {
             text.push_str(" (lines as they were before your change)");
         }
@@ -95,13 +99,13 @@ pub fn continuation(comments: &[Comment]) -> String {
             // window shows it so) became a list bullet. The fence is longer than any run of
             // backticks in the code, so the code cannot close it.
             let fence = "`".repeat(3.max(longest_backtick_run(&c.quote) + 1));
-            text.push_str(&format!("   {fence}\n"));
+            text.push_str(&format!("{pad}{fence}\n"));
             for l in c.quote.lines().take(20) {
-                text.push_str(&format!("   {l}\n"));
+                text.push_str(&format!("{pad}{l}\n"));
             }
-            text.push_str(&format!("   {fence}\n\n"));
+            text.push_str(&format!("{pad}{fence}\n\n"));
         }
-        text.push_str(&format!("   {}\n", c.text.trim()));
+        text.push_str(&format!("{pad}{}\n", c.text.trim()));
     }
     text
 }
@@ -323,6 +327,14 @@ mod tests {
         assert!(text.contains("1. src/a.rs:3-4"));
         assert!(text.contains("   ```\n   let x = 1;\n   let y = 2;\n   ```\n"), "the quoted code as code: {text}");
         assert!(text.contains("   ```\n\n   name these better"), "the quote ends before the person's words: {text}");
+    }
+
+    #[test]
+    fn the_tenth_comment_is_indented_under_its_wider_number() {
+        let cs: Vec<Comment> = (0..10).map(|_| comment("src/a.rs", "name these better")).collect();
+        let text = continuation(&cs);
+        assert!(text.contains("\n10. src/a.rs:3-4\n    ```\n    let x = 1;\n"), "{text}");
+        assert!(text.contains("\n9. src/a.rs:3-4\n   ```\n"), "{text}");
     }
 
     #[test]

@@ -11,6 +11,14 @@ use super::Timeline;
 use crate::domain::*;
 use crate::event::EngineEvent;
 
+/// A finding of the audit on a review, and whether the person dismissed it since.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditLine {
+    #[serde(flatten)]
+    pub finding: crate::judge::audit::Finding,
+    pub dismissed: bool,
+}
+
 /// One readable entry of a transcript, folded from the events.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -62,7 +70,7 @@ pub enum Entry {
         verdict: Option<Verdict>,
         end_reason: EndReason,
         remaining: Vec<String>,
-        audit: Vec<crate::judge::audit::Finding>,
+        audit: Vec<AuditLine>,
     },
     Decision {
         decision: Decision,
@@ -171,8 +179,20 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
                 of: *of,
             }),
             EngineEvent::TodosUpdated { todos } => out.push(Entry::Todos { todos: todos.clone() }),
-            EngineEvent::ReviewRequested { claim, verdict, end_reason, remaining, audit, .. } => {
-                out.push(Entry::Review { claim: *claim, verdict: *verdict, end_reason: *end_reason, remaining: remaining.clone(), audit: audit.clone() })
+            EngineEvent::ReviewRequested { claim, verdict, end_reason, remaining, audit, .. } => out.push(Entry::Review {
+                claim: *claim,
+                verdict: *verdict,
+                end_reason: *end_reason,
+                remaining: remaining.clone(),
+                audit: audit.iter().map(|f| AuditLine { finding: f.clone(), dismissed: false }).collect(),
+            }),
+            EngineEvent::AuditDismissed { rule, path, excerpt } => {
+                // Dismissed on the review it was found in: the story says so there.
+                if let Some(Entry::Review { audit, .. }) = out.iter_mut().rev().find(|e| matches!(e, Entry::Review { .. })) {
+                    for line in audit.iter_mut().filter(|l| l.finding.rule == *rule && l.finding.path == *path && l.finding.excerpt == *excerpt) {
+                        line.dismissed = true;
+                    }
+                }
             }
             EngineEvent::ReviewResolved { decision, by, feedback, occasion, .. } => {
                 out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone(), occasion: *occasion })
@@ -355,8 +375,8 @@ fn write_judgement(md: &mut String, e: Entry) {
                 end_reason.as_str(),
                 list_block(&remaining)
             );
-            for f in &audit {
-                let _ = writeln!(md, "- ⚠ audit: {}", f.describe());
+            for l in &audit {
+                let _ = writeln!(md, "- ⚠ audit: {}{}", l.finding.describe(), if l.dismissed { " (dismissed by you)" } else { "" });
             }
             if !audit.is_empty() {
                 md.push('\n');

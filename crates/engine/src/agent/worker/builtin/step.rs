@@ -240,9 +240,9 @@ impl Run {
             let Streamed { text, mut calls, usage, stop, reasoning_chars, shown, runaway, timed_out, cancelled, outcome } =
                 self.read_stream(&mut stream, &message_id, &retried).await?;
             if cancelled {
-                // What was shown was paid for: History counts it (estimated, as no usage came),
-                // not 0. Nothing shown yet is counted as nothing, as a refused request is.
-                if let Some(usage) = usage.or_else(|| shown.then(|| self.estimated_usage(&text, reasoning_chars, &calls))) {
+                // What was shown (or called) was paid for: History counts it (estimated, as no
+                // usage came), not 0. Nothing yet is counted as nothing, as a refused request is.
+                if let Some(usage) = usage.or_else(|| (shown || !calls.is_empty()).then(|| self.estimated_usage(&text, reasoning_chars, &calls))) {
                     self.emit(EngineEvent::StepFinished { step, stop_reason: None, usage })?;
                 }
                 return Err(Halt::Cancelled);
