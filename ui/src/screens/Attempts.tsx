@@ -8,7 +8,7 @@ import { AlertDialog } from "../components/AlertDialog";
 import { RANKING_RULE } from "../components/AttemptsPicker";
 import { compareOnce, comparisonOf } from "../comparing";
 import { AppError, ipc, type Settings, type FileDifference, type GroupRanking, type RankedAttempt, type SessionSummary } from "../ipc";
-import { END_LABEL, STATUS_LABEL } from "../session/model";
+import { END_LABEL, NOT_CHOSEN, STATUS_LABEL } from "../session/model";
 
 const DiffView = lazy(() => import("../components/DiffView"));
 
@@ -339,7 +339,9 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
             const e = a.evidence;
             const chosen = ranking.chosen === e.session;
             const status = statusOf(e.session);
-            const statusLabel = status ? STATUS_LABEL[status] : "";
+            // Set aside for the one landed: not refused by the person.
+            const notChosen = status === "rejected" && !!ranking.chosen && !chosen;
+            const statusLabel = notChosen ? NOT_CHOSEN : status ? STATUS_LABEL[status] : "";
             const end = e.ended ? (e.end_reason ? END_LABEL[e.end_reason] : "ended") : progressOf(e.session);
             // A rank only once every attempt has ended: one that failed first is not "first".
             // Nor for one with nothing to land: there is nothing to rank it on.
@@ -354,7 +356,9 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
                     {rank ? ordinal(rank) : e.ended ? "–" : "…"}
                   </span>
                   <strong data-testid="attempt-label">{e.label}</strong>
-                  <span className={`badge badge-${status ?? "idle"}`}>{statusLabel}</span>
+                  <span className={`badge ${notChosen ? "badge-not-chosen" : `badge-${status ?? "idle"}`}`} data-testid="attempt-status">
+                    {statusLabel}
+                  </span>
                   {end !== statusLabel && (
                     <span className="muted" data-testid="attempt-end">
                       {end}

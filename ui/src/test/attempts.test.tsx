@@ -514,12 +514,14 @@ describe("attempts side by side", () => {
   it("shows each attempt's evidence and why it ranks where it does, and lands the chosen one", async () => {
     let chosen: unknown = null;
     let state = ranking();
+    let statuses: [SessionSummary["status"], SessionSummary["status"]] = ["awaiting_review", "awaiting_review"];
     mockIPC((cmd, args) => {
       if (cmd === "attempt_group") return state;
-      if (cmd === "list_sessions") return [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2)];
+      if (cmd === "list_sessions") return [summary("s1", statuses[0], "g1", 1), summary("s2", statuses[1], "g1", 2)];
       if (cmd === "choose_attempt") {
         chosen = args;
         state = { ...state, chosen: "s2" };
+        statuses = ["rejected", "completed"];
         return { outcome: "decided", status: "completed", revert: null };
       }
       if (cmd === "attempt_differences")
@@ -558,6 +560,7 @@ describe("attempts side by side", () => {
     await user.click(await screen.findByTestId("attempt-land-confirm"));
     expect(await screen.findByTestId("attempts-notice")).toHaveTextContent("Codex landed. The other attempts were rejected");
     expect(chosen).toMatchObject({ group: "g1", sessionId: "s2" });
+    await waitFor(() => expect(screen.getAllByTestId("attempt-status").map((b) => b.textContent), "the one set aside was not refused by the person").toEqual(["Completed", "Not chosen"]));
   });
 });
 
