@@ -13,9 +13,9 @@ use crate::error::{Error, Result};
 use crate::store::Store;
 use crate::workspace::worktree::TaskWorktree;
 
-/// Records the task rejected and returns its worktree, still to be removed. The decision comes
-/// first: a crash before the removal leaves a rejected session, whose worktree the start-up
-/// sweep removes.
+/// Records the task rejected (completed, when its work landed before) and returns its worktree,
+/// still to be removed. The decision comes first: a crash before the removal leaves a decided
+/// session, whose worktree the start-up sweep removes.
 fn put_away(store: &Store, session: &SessionId) -> Result<(TaskWorktree, SessionStatus)> {
     if let Some(group) = competing_group(store, session)? {
         return Err(Error::InvalidInput(format!("{session} is an attempt of group {group}: attempts are put away with their group, by rejecting it")));
@@ -51,8 +51,7 @@ pub fn competing_group(store: &Store, session: &SessionId) -> Result<Option<Grou
     Ok((!super::changes::continued_after_decision(&store.events(session, 0)?)).then_some(a.group))
 }
 
-/// Discards an ended task's worktree and branch, recorded as rejected; the CLI's way, which waits
-/// for the removal.
+/// Discards an ended task's worktree and branch; the CLI's way, which waits for the removal.
 /// Returns the worktree and the status recorded (completed for a task whose work landed before).
 pub fn discard(store: &Store, data_dir: &Path, session: &SessionId) -> Result<(TaskWorktree, SessionStatus)> {
     let (wt, after) = put_away(store, session)?;
