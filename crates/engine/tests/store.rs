@@ -341,26 +341,7 @@ fn the_export_names_what_the_audit_found_in_the_reviewed_changes() {
             Some(&RunId::new()),
             vec![
                 EngineEvent::RunStarted { trigger: RunTrigger::Task },
-                EngineEvent::ReviewRequested {
-                    review_id: RequestId::new(),
-                    claim: Claim::Success,
-                    verdict: Some(Verdict::Done),
-                    end_reason: EndReason::VerifiedDone,
-                    remaining: vec![],
-                    files_changed: vec![],
-                    verification: vec![],
-                    tokens: Default::default(),
-                    cost_usd: None,
-                    claim_words: None,
-                    verdict_summary: None,
-                    stuck: None,
-                    not_covered: vec![],
-                    not_landed: vec![],
-                    in_submodules: vec![],
-                    audit: vec![finding.clone(), second.clone()],
-                    auto_approve: None,
-                    criteria: vec![],
-                },
+                verified_review(RequestId::new(), vec![finding.clone(), second.clone()]),
                 EngineEvent::AuditDismissed { rule: second.rule, path: second.path.clone(), excerpt: second.excerpt.clone() },
             ],
         )
@@ -737,6 +718,30 @@ fn a_streamed_answer_writes_log_in_proportion_to_its_length_not_its_square() {
     assert!(long * 10 < short * 25, "twice the answer wrote {:.1}× the log ({short} then {long} bytes)", long as f64 / short as f64);
 }
 
+/// A review asked for a verified success, with what the audit found.
+fn verified_review(review_id: RequestId, audit: Vec<finishline_engine::judge::audit::Finding>) -> EngineEvent {
+    EngineEvent::ReviewRequested {
+        review_id,
+        claim: Claim::Success,
+        verdict: Some(Verdict::Done),
+        end_reason: EndReason::VerifiedDone,
+        remaining: vec![],
+        files_changed: vec![],
+        verification: vec![],
+        tokens: Default::default(),
+        cost_usd: None,
+        claim_words: None,
+        verdict_summary: None,
+        stuck: None,
+        not_covered: vec![],
+        not_landed: vec![],
+        in_submodules: vec![],
+        audit,
+        auto_approve: None,
+        criteria: vec![],
+    }
+}
+
 /// A run of `sid` that asks for a review of a verified success: its run and review.
 fn awaiting_review(store: &Store, sid: &SessionId) -> (RunId, RequestId) {
     let run = RunId::new();
@@ -745,30 +750,7 @@ fn awaiting_review(store: &Store, sid: &SessionId) -> (RunId, RequestId) {
         .append_all(
             sid,
             Some(&run),
-            vec![
-                EngineEvent::RunStarted { trigger: RunTrigger::Task },
-                EngineEvent::ReviewRequested {
-                    review_id: review.clone(),
-                    claim: Claim::Success,
-                    verdict: Some(Verdict::Done),
-                    end_reason: EndReason::VerifiedDone,
-                    remaining: vec![],
-                    files_changed: vec![],
-                    verification: vec![],
-                    tokens: Default::default(),
-                    cost_usd: None,
-                    claim_words: None,
-                    verdict_summary: None,
-                    stuck: None,
-                    not_covered: vec![],
-                    not_landed: vec![],
-                    in_submodules: vec![],
-                    audit: vec![],
-                    auto_approve: None,
-                    criteria: vec![],
-                },
-                status(SessionStatus::AwaitingReview),
-            ],
+            vec![EngineEvent::RunStarted { trigger: RunTrigger::Task }, verified_review(review.clone(), vec![]), status(SessionStatus::AwaitingReview)],
         )
         .unwrap();
     (run, review)
