@@ -428,9 +428,6 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             <button className="btn" disabled={busy} onClick={() => decide("approve", false, "branch")} data-testid="keep-branch">
               Keep the branch for later
             </button>
-            <button className="btn primary" disabled={busy} onClick={() => decide("approve")} data-testid="land-again">
-              Try again
-            </button>
           </div>
         </div>
       )}
@@ -509,8 +506,10 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
                 : undefined
           }
         >
-          {attempt ? "Choose this attempt" : "Approve"}
-          {worktree && worktree.base_branch && landing !== "branch" ? ` and land on ${worktree.base_branch}` : ""}
+          {/* After a blocked landing this is the way to try again (the person may have moved the files): one button, not a second beside it. */}
+          {review.blocked && landing !== "branch"
+            ? `Try landing${worktree?.base_branch ? ` on ${worktree.base_branch}` : ""} again`
+            : `${attempt ? "Choose this attempt" : "Approve"}${worktree && worktree.base_branch && landing !== "branch" ? ` and land on ${worktree.base_branch}` : ""}`}
         </button>
       </div>
       {confirmApprove && (

@@ -202,6 +202,7 @@ describe("a task in its own worktree", () => {
     expect(blocked).toHaveTextContent("Nothing was overwritten");
     expect(screen.getByTestId("resolve-with-agent")).toBeEnabled();
     expect(screen.getByTestId("blocked-open-worktree")).toBeEnabled();
+    expect(screen.getAllByRole("button", { name: /again|land on main/ }).map((b) => b.textContent), "one button lands again, and says so: not two that do the same").toEqual(["Try landing on main again"]);
     await user.click(screen.getByTestId("keep-branch"));
     expect(await screen.findByTestId("landed-summary")).toHaveTextContent("Kept the task's branch finishline/abc-fix");
     expect(calls.filter((c) => c === "submit_review")).toHaveLength(2);
