@@ -564,6 +564,8 @@ export interface GroupRanking {
   put_away?: boolean;
   /** What asking the evaluator to compare them has cost so far, not the attempts' own. */
   comparison_tokens?: number;
+  /** The branch the attempts started from, which choosing one lands on. */
+  base_branch?: string | null;
 }
 
 /** What asking the evaluator came to: the ranking, and how many pairs it was asked about this

@@ -321,6 +321,8 @@ fn waiting_attempts(e: &Env, r: &Path, url: &str, spec: &str) -> (String, std::c
         &e.data,
     );
     assert_eq!(out.status.code(), Some(6), "both wait for the person: {}", String::from_utf8_lossy(&out.stderr));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("` lands one on main"), "it says where choosing lands: {said}");
     let all = lines(&out);
     let ranking = all.iter().find(|l| l["type"] == "ranking").expect("the ranking is printed")["ranking"].clone();
     let sessions = ranking["ranking"]
@@ -357,6 +359,8 @@ async fn approving_an_attempt_in_its_own_session_chooses_it_for_the_group() {
     // `sessions list` names each attempt's group, which `sessions attempts` takes.
     let list = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).to_string();
     assert_eq!(list.matches(&format!("of 2, {group}")).count(), 2, "both attempts are tagged with their group: {list}");
+    let before = ranking_of(&e, &r, &group, &url);
+    assert_eq!(before["base_branch"], "main", "the group names the branch choosing one lands on: {before}");
     let approved = finishline(&["sessions", "review", &sessions["b"], "--approve", "--json"], &e.data);
     assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
     assert_eq!(git(&r, &["show", "main:greet.py"]), "def hello():\n    return 'hel' + 'lo'", "b's work landed");

@@ -102,7 +102,8 @@ export function AttemptsPicker({ on, onToggle, choices, onChange, limit, availab
                 <input
                   type="number"
                   min={0}
-                  max={99}
+                  max={limit}
+                  aria-invalid={c.count > limit || undefined}
                   value={c.count}
                   onChange={(e) => set(i, Number(e.target.value) || 0)}
                   data-testid={`attempts-${c.agent}`}

@@ -7,8 +7,8 @@ import { ExternalLink, GitMerge, Scale, Square, Trash2 } from "lucide-react";
 import { AlertDialog } from "../components/AlertDialog";
 import { RANKING_RULE } from "../components/AttemptsPicker";
 import { compareOnce, comparisonOf } from "../comparing";
-import { AppError, ipc, type Settings, type FileDifference, type GroupRanking, type RankedAttempt, type SessionSummary } from "../ipc";
-import { END_LABEL, NOT_CHOSEN, STATUS_LABEL } from "../session/model";
+import { AppError, ipc, type Settings, type FileDifference, type GroupRanking, type LandingMode, type RankedAttempt, type SessionSummary } from "../ipc";
+import { END_LABEL, landedText, NOT_CHOSEN, STATUS_LABEL } from "../session/model";
 
 const DiffView = lazy(() => import("../components/DiffView"));
 
@@ -86,8 +86,16 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
   const [stopping, setStopping] = useState(false);
   // The evaluator model that asking would ask now (Settings), to tell its answers from another's.
   const [evaluatorModel, setEvaluatorModel] = useState<string | null>(null);
+  // How choosing one lands, as Settings → Tasks says: the engine lands it so.
+  const [landing, setLanding] = useState<LandingMode>("squash");
   useEffect(() => {
-    ipc.getSettings().then((v) => setEvaluatorModel(v?.settings ? evaluatorOf(v.settings) : null), () => undefined);
+    ipc.getSettings().then(
+      (v) => {
+        setEvaluatorModel(v?.settings ? evaluatorOf(v.settings) : null);
+        if (v?.settings?.tasks?.landing) setLanding(v.settings.tasks.landing);
+      },
+      () => undefined,
+    );
   }, []);
   const stopped = useRef(false);
   const mounted = useRef(true);
@@ -187,7 +195,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
     try {
       const out = await ipc.chooseAttempt(group, a.evidence.session);
       if (out.outcome === "landing_blocked") setError(`${a.evidence.label} could not land: ${out.detail} Open it to resolve this, or keep its branch.`);
-      else setNotice(`${a.evidence.label} landed. The other attempts were rejected and their worktrees removed.`);
+      else setNotice(`${a.evidence.label} ${out.outcome === "decided" && out.landed ? `chosen. ${landedText(out.landed)}` : "landed."} The other attempts were rejected and their worktrees removed.`);
       load();
     } catch (e) {
       setError((e as AppError).message);
@@ -280,6 +288,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
       {confirmLand && (
         <ConfirmLand
           attempt={confirmLand}
+          lands={landsAs(landing, ranking.base_branch ?? null)}
           others={ranking.ranking.filter((a) => a.evidence.session !== confirmLand.evidence.session && statusOf(a.evidence.session) !== "rejected").length}
           running={running.length}
           onKeep={() => setConfirmLand(null)}
@@ -466,7 +475,22 @@ function ConfirmRejectAll({ count, onKeep, onReject }: { count: number; onKeep: 
   );
 }
 
-function ConfirmLand({ attempt, others, running, onKeep, onLand }: { attempt: RankedAttempt; others: number; running: number; onKeep: () => void; onLand: () => void }) {
+/** Where and how choosing an attempt lands it, in the dialog's words. */
+export function landsAs(mode: LandingMode, branch: string | null): string {
+  const on = branch ?? "your branch";
+  switch (mode) {
+    case "squash":
+      return `It lands on ${on} as one commit.`;
+    case "merge":
+      return `It lands on ${on} with its commits (a merge).`;
+    case "uncommitted":
+      return `It lands in your checkout of ${on} as uncommitted changes.`;
+    case "branch":
+      return "Nothing lands yet: its branch is kept for later.";
+  }
+}
+
+function ConfirmLand({ attempt, lands, others, running, onKeep, onLand }: { attempt: RankedAttempt; lands: string; others: number; running: number; onKeep: () => void; onLand: () => void }) {
   // Landing one rejects the others and removes their worktrees: Enter keeps them, as Esc does.
   const keep = useRef<HTMLButtonElement>(null);
   useEffect(() => keep.current?.focus(), []);
@@ -474,7 +498,7 @@ function ConfirmLand({ attempt, others, running, onKeep, onLand }: { attempt: Ra
   return (
     <AlertDialog title={nothing ? `Choose ${attempt.evidence.label}?` : `Land ${attempt.evidence.label}?`} testid="attempt-land-dialog" onEscape={onKeep} describedBy="land-body">
       <p id="land-body">
-        {nothing ? "It changed no file, so nothing lands. " : "It lands on your branch as one commit. "}
+        {nothing ? "It changed no file, so nothing lands. " : `${lands} `}
         The other {others === 1 ? "attempt is" : `${others} attempts are`} rejected{running > 0 ? ` (${running} still running cancelled first)` : ""} and
         {others === 1 ? " its worktree removed, with whatever it wrote there" : " their worktrees removed, with whatever they wrote there"}. Each session stays in History with its diff.
       </p>

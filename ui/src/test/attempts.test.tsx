@@ -88,16 +88,20 @@ describe("attempts side by side", () => {
   });
 
   it("New Task says attempts are off when Settings allows fewer than two, and keeps a count over the limit as typed", () => {
-    const choices = attemptChoices("m", null, []);
+    const choices = attemptChoices("m", null, [{ name: "codex", label: "Codex", found: "/bin/codex" }] as never[]);
     const { rerender } = render(<AttemptsPicker on onToggle={() => {}} choices={choices} onChange={() => {}} limit={1} available />);
     expect(screen.getByTestId("attempts-toggle")).toBeDisabled();
     expect(screen.getByTestId("attempts-off")).toHaveTextContent("Raise it to 2 or more");
     expect(screen.queryByTestId("attempts-total")).toBeNull();
     let changed: typeof choices = [];
     rerender(<AttemptsPicker on onToggle={() => {}} choices={choices} onChange={(c) => (changed = c)} limit={4} available />);
+    expect(screen.getByTestId("attempts-builtin"), "one agent can have at most the limit").toHaveAttribute("max", "4");
     fireEvent.change(screen.getByTestId("attempts-builtin"), { target: { value: "9" } });
     expect(changed[0].count).toBe(9);
     expect(attemptsProblem(changed, 4)).toMatch(/At most 4/);
+    rerender(<AttemptsPicker on onToggle={() => {}} choices={changed} onChange={() => {}} limit={4} available />);
+    expect(screen.getByTestId("attempts-builtin"), "the box over the limit is marked, not only the total").toHaveAttribute("aria-invalid", "true");
+    expect(screen.getByTestId("attempts-codex")).not.toHaveAttribute("aria-invalid");
   });
 
   it("the sidebar lists a group's attempts under one entry, in the section of its most urgent attempt", () => {
@@ -513,16 +517,17 @@ describe("attempts side by side", () => {
 
   it("shows each attempt's evidence and why it ranks where it does, and lands the chosen one", async () => {
     let chosen: unknown = null;
-    let state = ranking();
+    let state: GroupRanking = { ...ranking(), base_branch: "main" };
     let statuses: [SessionSummary["status"], SessionSummary["status"]] = ["awaiting_review", "awaiting_review"];
     mockIPC((cmd, args) => {
       if (cmd === "attempt_group") return state;
+      if (cmd === "get_settings") return { settings: { provider: { model: "m" }, tasks: { landing: "merge" } } };
       if (cmd === "list_sessions") return [summary("s1", statuses[0], "g1", 1), summary("s2", statuses[1], "g1", 2)];
       if (cmd === "choose_attempt") {
         chosen = args;
         state = { ...state, chosen: "s2" };
         statuses = ["rejected", "completed"];
-        return { outcome: "decided", status: "completed", revert: null };
+        return { outcome: "decided", status: "completed", revert: null, landed: { mode: "merge", target_branch: "main", commit: "abcdef1234", branch_kept: null, files: ["greet.py"] } };
       }
       if (cmd === "attempt_differences")
         return [{ path: "greet.py", same: false, versions: [{ session: "s2", label: "Codex", kind: "created", diff: "diff --git a/greet.py b/greet.py\n--- /dev/null\n+++ b/greet.py\n@@ -0,0 +1,2 @@\n+def hello():\n+    return 'hello'" }, { session: "s1", label: "Finishline's agent (m)", kind: "created", diff: "+def hello():\n+    return 'bye'" }] }];
@@ -549,6 +554,7 @@ describe("attempts side by side", () => {
     await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
     const asked = await screen.findByTestId("attempt-land-dialog");
     expect(asked).toHaveTextContent("Land Codex?");
+    expect(asked, "it says where and how, as Settings → Tasks chose").toHaveTextContent("It lands on main with its commits (a merge).");
     expect(asked).toHaveTextContent("The other attempt is rejected and its worktree removed, with whatever it wrote there.");
     expect(chosen, "nothing lands before the person confirms").toBeNull();
     expect(screen.getByTestId("attempt-land-keep"), "Enter keeps the other attempts").toHaveFocus();
@@ -558,7 +564,7 @@ describe("attempts side by side", () => {
     expect(document.activeElement, "the focus goes back to the button that asked").toBe(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
     await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
     await user.click(await screen.findByTestId("attempt-land-confirm"));
-    expect(await screen.findByTestId("attempts-notice")).toHaveTextContent("Codex landed. The other attempts were rejected");
+    expect(await screen.findByTestId("attempts-notice")).toHaveTextContent("Codex chosen. Landed on main as abcdef1 (1 file). The other attempts were rejected");
     expect(chosen).toMatchObject({ group: "g1", sessionId: "s2" });
     await waitFor(() => expect(screen.getAllByTestId("attempt-status").map((b) => b.textContent), "the one set aside was not refused by the person").toEqual(["Completed", "Not chosen"]));
   });

@@ -105,6 +105,9 @@ pub struct GroupRanking {
     /// What asking the evaluator to compare them has cost so far, in tokens (every answer, a
     /// stale one too): not the attempts' own, so shown on its own.
     pub comparison_tokens: u64,
+    /// The branch the attempts started from, which choosing one lands on (none from a
+    /// detached HEAD): every attempt starts from the same one.
+    pub base_branch: Option<String>,
 }
 
 /// One file some attempt changed, as each attempt left it.
@@ -391,7 +394,11 @@ pub(super) fn standing(store: &Store, group: &GroupId) -> Result<Standing> {
     let comparison_tokens = spent_on_comparisons(&events);
     let mut ranking = ranking::rank(&evidence);
     comparison::apply(&mut ranking, &answers.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>());
-    let ranking = GroupRanking { group: group.clone(), task: attempts[0].task.clone(), ranking, all_ended, chosen, put_away, comparison_tokens };
+    let base_branch = events.values().flatten().find_map(|e| match &e.event {
+        EngineEvent::TaskWorkspace { worktree: Some(wt), .. } => wt.base_branch.clone(),
+        _ => None,
+    });
+    let ranking = GroupRanking { group: group.clone(), task: attempts[0].task.clone(), ranking, all_ended, chosen, put_away, comparison_tokens, base_branch };
     Ok(Standing { ranking, answers })
 }
 
