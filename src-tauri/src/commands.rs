@@ -329,8 +329,16 @@ pub async fn workspace_info(app: AppHandle, state: State<'_, AppState>, folder: 
             .map(|(id, title)| BusyTask { session_id: id, title })
             .collect();
         let is_git = path.join(".git").exists();
+        let worktrees = settings.tasks.isolation == Isolation::Worktree && repo.is_some();
+        // A task's worktree starts from the last commit: the person's edits since are not in it.
+        let uncommitted = match &repo {
+            Some(r) if worktrees => finishline_engine::workspace::worktree::uncommitted(&r.top).unwrap_or_default(),
+            _ => Vec::new(),
+        };
         Ok(WorkspaceInfo {
-            worktrees: settings.tasks.isolation == Isolation::Worktree && repo.is_some(),
+            worktrees,
+            uncommitted_count: uncommitted.len(),
+            uncommitted: uncommitted.into_iter().take(5).collect(),
             branch: repo.as_ref().and_then(|r| r.branch.clone()),
             branches: repo.as_ref().map(|r| finishline_engine::workspace::worktree::branches(&r.top)).unwrap_or_default(),
             repository: repo.map(|r| r.top.to_string_lossy().into_owned()),
@@ -346,6 +354,10 @@ pub async fn workspace_info(app: AppHandle, state: State<'_, AppState>, folder: 
 pub struct WorkspaceInfo {
     /// Tasks here get their own worktree.
     worktrees: bool,
+    /// With worktrees: the first few of the checkout's uncommitted changes, which a task's
+    /// worktree does not start with, and how many there are.
+    uncommitted: Vec<String>,
+    uncommitted_count: usize,
     repository: Option<String>,
     branch: Option<String>,
     branches: Vec<String>,

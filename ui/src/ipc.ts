@@ -99,6 +99,10 @@ export interface TaskWorktree {
 export interface WorkspaceInfo {
   /** Tasks here get their own worktree. */
   worktrees: boolean;
+  /** With worktrees: the first few uncommitted changes in the checkout, which a task's worktree
+   * starts without, and how many there are. */
+  uncommitted?: string[];
+  uncommitted_count?: number;
   repository: string | null;
   branch: string | null;
   branches: string[];

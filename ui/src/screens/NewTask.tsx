@@ -313,6 +313,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
                   <code>{info.branch ?? "the current commit"}</code>
                 )}
                 . Your checkout stays as it is; approving lands the task there. Several tasks can run side by side.
+                {(info.uncommitted_count ?? 0) > 0 && <Uncommitted names={info.uncommitted ?? []} count={info.uncommitted_count!} />}
               </>
             ) : (
               <>
@@ -419,5 +420,17 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
         </button>
       </div>
     </form>
+  );
+}
+
+/** A new worktree starts from the last commit: the person's edits since are not in it, and a
+ * task about them would not find them. */
+function Uncommitted({ names, count }: { names: string[]; count: number }) {
+  const more = count - names.length;
+  return (
+    <span className="block" data-testid="workspace-uncommitted">
+      {count === 1 ? "1 uncommitted change" : `${count} uncommitted changes`} in your checkout ({names.join(", ")}
+      {more > 0 ? ` and ${more} more` : ""}) {count === 1 ? "is" : "are"} not in the task's worktree: it starts from the last commit. Commit {count === 1 ? "it" : "them"} first if the task needs {count === 1 ? "it" : "them"}.
+    </span>
   );
 }

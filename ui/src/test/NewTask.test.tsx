@@ -85,6 +85,19 @@ describe("New task", () => {
     await user.type(screen.getByTestId("task-input"), "fix it");
     await user.click(screen.getByTestId("run"));
     await vi.waitFor(() => expect(started.base).toBe("release"));
+    expect(screen.queryByTestId("workspace-uncommitted"), "a clean checkout: nothing to say").toBeNull();
+  });
+
+  it("says the task will not see the checkout's uncommitted edits, naming the first few", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "plugin:dialog|open") return "/repo";
+      if (cmd === "workspace_info")
+        return { worktrees: true, repository: "/repo", branch: "main", branches: ["main"], unborn_repository: true, busy: [], uncommitted: ["app.py", "notes/", "a", "b", "c"], uncommitted_count: 7 };
+    });
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    await userEvent.setup().click(screen.getByTestId("pick-workspace"));
+    const said = await screen.findByTestId("workspace-uncommitted");
+    expect(said).toHaveTextContent("7 uncommitted changes in your checkout (app.py, notes/, a, b, c and 2 more) are not in the task's worktree: it starts from the last commit. Commit them first if the task needs them.");
   });
 
   it("holds the line where the task will work from the moment a folder is chosen, so Run does not move when it arrives", async () => {

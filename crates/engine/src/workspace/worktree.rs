@@ -516,9 +516,23 @@ fn copy_path(from: &Path, to: &Path) -> Result<()> {
 pub fn changed_paths(wt: &TaskWorktree) -> Result<Vec<String>> {
     // A submodule whose files changed is not listed (the branch cannot carry that, and git would
     // read every file of it on each look); one now at another commit is.
-    let args = ["-c", "core.untrackedCache=true", "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames", "--ignore-submodules=dirty"];
-    let out = git(Path::new(&wt.folder), &args)?;
+    status_paths(Path::new(&wt.folder), true)
+}
+
+/// `git status` in `dir`, each entry's path. `cache`: git keeps its untracked cache in the
+/// index, which a worktree of ours may have and the person's own checkout should not get.
+fn status_paths(dir: &Path, cache: bool) -> Result<Vec<String>> {
+    let cached = if cache { "core.untrackedCache=true" } else { "core.untrackedCache=keep" };
+    let args = ["-c", cached, "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames", "--ignore-submodules=dirty"];
+    let out = git(dir, &args)?;
     Ok(out.split('\0').filter(|e| e.len() > 3).map(|e| e[3..].to_string()).collect())
+}
+
+/// What in the person's checkout is not in its last commit (edited, staged, deleted or new;
+/// ignored files aside; a new folder as `dir/`): a task's new worktree starts from the commit,
+/// so New Task says it will not see these.
+pub fn uncommitted(top: &Path) -> Result<Vec<String>> {
+    status_paths(top, false)
 }
 
 /// The files that differ between two commits of the repository.
@@ -766,6 +780,22 @@ mod tests {
         );
         git(&repo, &["checkout", "-q", "--detach"]).unwrap();
         assert_eq!(repo_of(&repo, &worktrees).unwrap().branch, None, "a detached HEAD is on no branch");
+    }
+
+    #[test]
+    fn the_persons_uncommitted_edits_are_named_since_a_new_worktree_starts_without_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path();
+        git(f, &["init", "-q", "-b", "main"]).unwrap();
+        std::fs::write(f.join(".gitignore"), "local.env\n").unwrap();
+        std::fs::write(f.join("app.py"), "v1\n").unwrap();
+        make_repository(f).unwrap();
+        assert_eq!(uncommitted(f).unwrap(), Vec::<String>::new(), "a clean checkout has none");
+        std::fs::write(f.join("app.py"), "v2\n").unwrap();
+        std::fs::create_dir_all(f.join("notes")).unwrap();
+        std::fs::write(f.join("notes/todo é.md"), "x\n").unwrap();
+        std::fs::write(f.join("local.env"), "KEY=1\n").unwrap();
+        assert_eq!(uncommitted(f).unwrap(), vec!["app.py".to_string(), "notes/".to_string()], "edited and new, not what git ignores");
     }
 
     /// A repository of `files` (path, text) in a temporary folder, and a task's worktree of it,
