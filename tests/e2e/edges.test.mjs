@@ -142,6 +142,13 @@ test("Settings has an index: a section is one click away", async () => {
     { timeout: 3_000, timeoutMsg: "Appearance was not brought into view" },
   );
   assert.equal(await appearance.getAttribute("aria-current"), "true", "the index marks where the page is");
+  // Scrolled by hand (a wheel, then the page moves), it marks the section being read.
+  const limits = links[names.findIndex((n) => n === "Limits")];
+  await win.app.execute(() => {
+    window.dispatchEvent(new WheelEvent("wheel"));
+    [...document.querySelectorAll("fieldset.panel > legend")].find((l) => l.textContent === "Limits").parentElement.scrollIntoView({ block: "start" });
+  });
+  await win.app.waitUntil(async () => (await limits.getAttribute("aria-current")) === "true", { timeout: 3_000, timeoutMsg: "scrolled to Limits by hand, the index did not mark it" });
   await shot(win.app, "edges-settings-index");
 });
 

@@ -3,7 +3,7 @@ import { useState, type InputHTMLAttributes } from "react";
 /** A number box that keeps what is typed: it may be emptied, or hold a "-", on the way to a new
  * number (a box that puts the value back while the person types turns "-3" into "03" and "1"
  * into "11"). Every number typed reaches `onChange`, in range or not: the form names one out of
- * range when it is saved. Leaving a box that holds no number shows the value kept. */
+ * range when it is saved, and the box is marked meanwhile. Leaving a box that holds no number shows the value kept. */
 export function NumberInput({ value, onChange, ...rest }: { value: number; onChange: (n: number) => void } & Omit<InputHTMLAttributes<HTMLInputElement>, "value" | "onChange" | "type">) {
   const [text, setText] = useState(String(value));
   // A value from outside (an import, a preset) shows in the same render, not one effect later;
@@ -13,8 +13,12 @@ export function NumberInput({ value, onChange, ...rest }: { value: number; onCha
     setShown(value);
     if (!(text.trim() !== "" && Number(text) === value)) setText(String(value));
   }
+  // Out of range or no number: marked as typed, before Save names it.
+  const n = Number(text);
+  const bad = text.trim() === "" || !Number.isFinite(n) || (rest.min !== undefined && n < Number(rest.min)) || (rest.max !== undefined && n > Number(rest.max));
   return (
     <input
+      aria-invalid={bad || undefined}
       {...rest}
       type="number"
       value={text}

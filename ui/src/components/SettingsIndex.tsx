@@ -43,19 +43,35 @@ export function SettingsIndex() {
     return () => watch.disconnect();
   }, []);
 
+  // The section being read: the last whose heading has passed a line a third of the way down
+  // the window (a section whose tail is still in view is not it, nor one that has only just
+  // appeared below). At the very end of the page the last section, which may never reach the line.
   useEffect(() => {
-    if (sections.length === 0 || typeof IntersectionObserver === "undefined") return;
-    const visible = new Map<Element, boolean>();
-    const seen = new IntersectionObserver(
-      (entries) => {
-        entries.forEach((e) => visible.set(e.target, e.isIntersecting));
-        const first = sections.find((s) => visible.get(s.element));
-        if (first && !picked.current) setCurrent(first.element);
-      },
-      { rootMargin: "-90px 0px -40% 0px" },
-    );
-    sections.forEach((s) => seen.observe(s.element));
-    return () => seen.disconnect();
+    if (sections.length === 0) return;
+    let frame = 0;
+    const mark = (scroller: Element | null) => {
+      frame = 0;
+      if (picked.current) return;
+      const line = window.innerHeight / 3;
+      const atEnd = !!scroller && scroller.scrollHeight > scroller.clientHeight && scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 2;
+      const passed = sections.filter((s) => s.element.getBoundingClientRect().top <= line);
+      setCurrent((atEnd ? sections[sections.length - 1] : (passed[passed.length - 1] ?? sections[0])).element);
+    };
+    const onScroll = (e: Event) => {
+      const scroller = e.target instanceof Element ? e.target : document.scrollingElement;
+      if (!frame) frame = requestAnimationFrame(() => mark(scroller));
+    };
+    mark(null);
+    // Capture: the page may scroll in a container of the window, whose scroll events do not bubble.
+    document.addEventListener("scroll", onScroll, { capture: true, passive: true });
+    window.addEventListener("scroll", onScroll, { passive: true });
+    window.addEventListener("resize", onScroll);
+    return () => {
+      if (frame) cancelAnimationFrame(frame);
+      document.removeEventListener("scroll", onScroll, { capture: true });
+      window.removeEventListener("scroll", onScroll);
+      window.removeEventListener("resize", onScroll);
+    };
   }, [sections]);
 
   const go = (s: Section) => {

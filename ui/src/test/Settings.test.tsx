@@ -221,6 +221,7 @@ describe("Settings, numbers out of range", () => {
     const retries = screen.getByTestId("max-retries");
     await user.clear(retries);
     await user.type(retries, "-3");
+    expect(retries, "marked as it is typed, before Save").toHaveAttribute("aria-invalid", "true");
     await user.click(screen.getByTestId("save-settings"));
     expect(await screen.findByTestId("settings-error")).toHaveTextContent("“Max retries” takes 1 or more (it is -3). Nothing was saved.");
     expect(
@@ -233,6 +234,9 @@ describe("Settings, numbers out of range", () => {
     expect(await screen.findByTestId("settings-error")).toHaveTextContent("“Max retries” takes 1 or more");
     expect(saved, "nothing reached the engine, whose own message would name no field").toHaveLength(0);
     expect(retries).toHaveValue(-3);
+    await user.clear(retries);
+    await user.type(retries, "3");
+    expect(retries, "fixed, it is no longer marked").not.toHaveAttribute("aria-invalid");
   });
 });
 

@@ -1,0 +1,45 @@
+import { act, render, screen } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import { SettingsIndex } from "../components/SettingsIndex";
+
+/** A form of sections laid out at `tops` (their top edges, in window pixels, as scrolled now). */
+function page(names: string[]) {
+  render(
+    <form>
+      <SettingsIndex />
+      {names.map((n) => (
+        <fieldset key={n} className="panel">
+          <legend>{n}</legend>
+          <input aria-label={n} />
+        </fieldset>
+      ))}
+    </form>,
+  );
+  const sections = [...document.querySelectorAll<HTMLElement>("fieldset.panel")];
+  return (tops: number[]) =>
+    act(async () => {
+      sections.forEach((s, i) => (s.getBoundingClientRect = () => ({ top: tops[i], bottom: (tops[i + 1] ?? tops[i] + 400) - 16, left: 0, right: 0, width: 0, height: 0, x: 0, y: tops[i], toJSON: () => "" })));
+      window.dispatchEvent(new Event("scroll"));
+      // The index looks once a frame.
+      await new Promise((r) => requestAnimationFrame(r));
+    });
+}
+
+const marked = () => screen.getAllByTestId("settings-index-link").filter((l) => l.getAttribute("aria-current") === "true").map((l) => l.textContent);
+
+describe("Settings' index", () => {
+  it("marks the section the person is reading as they scroll: the last one whose top has passed the reading line", async () => {
+    Object.defineProperty(window, "innerHeight", { value: 800, configurable: true });
+    const scrollTo = page(["Provider", "Evaluator", "Limits"]);
+    await scrollTo([0, 500, 1100]);
+    expect(marked()).toEqual(["Provider"]);
+    // The Evaluator's heading is near the top; only Provider's last lines are above it.
+    await scrollTo([-420, 80, 680]);
+    expect(marked(), "not the section whose tail is still in view").toEqual(["Evaluator"]);
+    // Limits' heading is just below the middle: the Evaluator is still what is read.
+    await scrollTo([-900, -400, 420]);
+    expect(marked(), "not the next section before it is reached").toEqual(["Evaluator"]);
+    await scrollTo([-1100, -600, 200]);
+    expect(marked()).toEqual(["Limits"]);
+  });
+});
