@@ -15,13 +15,13 @@ use finishline_engine::store::Store;
 use serde_json::json;
 
 use crate::output::outln;
-use crate::run::{ask_permission, fail, open, open_for, prompt_line, report_review, task_options, Again, Need, Opened};
+use crate::run::{ask_permission, fail, open, open_for, prompt_line, report_review, Again, Need, Opened};
 use crate::{exit, ReviewMode, RunOptions};
 
 /// Runs the attempts to their ends, prints the ranking, and decides as `--review` says:
 /// `approve` lands the first when it is verified done with a clean audit, `reject` rejects them
 /// all, `prompt` asks which to land (in a terminal; elsewhere they wait).
-pub async fn run(task: String, spec: String, opts: RunOptions) -> u8 {
+pub async fn run(task: String, spec: String, how: finishline_engine::agent::TaskOptions, opts: RunOptions) -> u8 {
     let json = opts.common.json;
     let workers = match parse_attempts(&spec) {
         Ok(w) => w,
@@ -31,7 +31,7 @@ pub async fn run(task: String, spec: String, opts: RunOptions) -> u8 {
         Ok(o) => o,
         Err(code) => return code,
     };
-    let (group, started) = match engine.start_attempts(&task, &opts.workspace, workers, task_options(&opts)) {
+    let (group, started) = match engine.start_attempts(&task, &opts.workspace, workers, how) {
         Ok(g) => g,
         Err(e) => return fail(if e.code() == finishline_engine::ErrorCode::InvalidInput { exit::USAGE } else { exit::FAILED }, json, &e.to_string()),
     };

@@ -34,6 +34,8 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         task_file: Option<std::path::PathBuf>,
         #[command(flatten)]
+        task_args: TaskArgs,
+        #[command(flatten)]
         opts: RunOptions,
     },
     /// Browse, search, export and resume past sessions.
@@ -259,10 +261,6 @@ pub struct RunOptions {
     pub verify: Vec<String>,
     #[arg(long)]
     pub max_steps: Option<u32>,
-    /// Split the task into checked steps first: `on`, `auto` (the manager decides) or `off`.
-    /// Off by default here, so scripts keep their call counts; the window defaults to auto.
-    #[arg(long, value_enum, default_value_t = PlanArg::Off)]
-    pub plan: PlanArg,
     /// `prompt`: show the plan and ask before it runs (in a terminal; elsewhere the plan waits
     /// for the window). `approve`: run it as the manager made it.
     #[arg(long, value_enum, default_value_t = PlanReview::Approve)]
@@ -272,12 +270,6 @@ pub struct RunOptions {
     /// agent. Default: the settings' choice. Finishline's completion engine judges it either way.
     #[arg(long)]
     pub agent: Option<String>,
-    /// Attempts side by side: the same task by several agents, each in its own worktree,
-    /// ranked by the judge: `claude-code,codex,builtin`, `builtin*3` or
-    /// `builtin:small-model,builtin:large-model`. With --review approve the first lands when it
-    /// is verified done with a clean audit.
-    #[arg(long, value_name = "AGENTS", conflicts_with = "agent")]
-    pub attempts: Option<String>,
     /// The most tokens one model reply may have (default: the settings', 4096).
     #[arg(long)]
     pub max_output_tokens: Option<u32>,
@@ -293,6 +285,27 @@ pub struct RunOptions {
     /// A stop with at most this many output tokens while work is open is a truncation (default 10).
     #[arg(long)]
     pub short_stop_tokens: Option<u32>,
+    /// How an approved task lands: `squash` (one commit, the default), `merge` (its commits and
+    /// a merge commit), `uncommitted` (changes in your working tree) or `branch` (kept for later).
+    #[arg(long, value_enum)]
+    pub land: Option<LandArg>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// What only a new task takes: `run`'s own options, not those of a session resumed or reviewed.
+#[derive(Args, Clone)]
+pub struct TaskArgs {
+    /// Split the task into checked steps first: `on`, `auto` (the manager decides) or `off`.
+    /// Off by default here, so scripts keep their call counts; the window defaults to auto.
+    #[arg(long, value_enum, default_value_t = PlanArg::Off)]
+    pub plan: PlanArg,
+    /// Attempts side by side: the same task by several agents, each in its own worktree,
+    /// ranked by the judge: `claude-code,codex,builtin`, `builtin*3` or
+    /// `builtin:small-model,builtin:large-model`. With --review approve the first lands when it
+    /// is verified done with a clean audit.
+    #[arg(long, value_name = "AGENTS", conflicts_with = "agent")]
+    pub attempts: Option<String>,
     /// Where the task works: `worktree` (the default in a git repository: its own worktree and
     /// branch, your checkout untouched until approve lands it) or `in-place` (the folder itself).
     #[arg(long, value_enum)]
@@ -304,12 +317,6 @@ pub struct RunOptions {
     /// or `fail`.
     #[arg(long, value_enum, default_value_t = WhenBusyArg::Queue)]
     pub when_busy: WhenBusyArg,
-    /// How an approved task lands: `squash` (one commit, the default), `merge` (its commits and
-    /// a merge commit), `uncommitted` (changes in your working tree) or `branch` (kept for later).
-    #[arg(long, value_enum)]
-    pub land: Option<LandArg>,
-    #[command(flatten)]
-    pub common: Common,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -370,15 +377,16 @@ fn main() -> ExitCode {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime");
     let code = rt.block_on(async move {
         match cli.command {
-            Command::Run { task, task_file, opts } => {
+            Command::Run { task, task_file, task_args, opts } => {
                 let task = match task_file.map(|path| run::task_from_file(&path)) {
                     None => task.unwrap_or_default(),
                     Some(Ok(task)) => task,
                     Some(Err(problem)) => return run::fail(exit::USAGE, opts.common.json, &problem),
                 };
-                match opts.attempts.clone() {
-                    Some(spec) => attempts::run(task, spec, opts).await,
-                    None => run::run(run::Start::Task(task), opts).await,
+                let how = run::task_options(&task_args);
+                match task_args.attempts {
+                    Some(spec) => attempts::run(task, spec, how, opts).await,
+                    None => run::run(run::Start::Task(task, how), opts).await,
                 }
             }
             Command::Sessions { command } => match command {

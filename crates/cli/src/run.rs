@@ -18,7 +18,7 @@ use crate::view::View;
 use crate::{config, exit, ReviewMode, RunOptions};
 
 pub enum Start {
-    Task(String),
+    Task(String, finishline_engine::agent::TaskOptions),
     Resume(String, String),
 }
 
@@ -152,7 +152,7 @@ pub(crate) fn open_for(opts: &RunOptions, need: Need) -> Result<Opened, u8> {
     Ok(Opened { engine, store, mcp, interactive })
 }
 
-pub(crate) fn task_options(opts: &RunOptions) -> finishline_engine::agent::TaskOptions {
+pub(crate) fn task_options(opts: &crate::TaskArgs) -> finishline_engine::agent::TaskOptions {
     use finishline_engine::agent::{TaskOptions, WhenBusy};
     TaskOptions {
         plan: opts.plan.mode(),
@@ -179,7 +179,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
     // A resumed session prints only what this run adds; a new one prints from its creation.
     let mut after = 0;
     let started = match start {
-        Start::Task(task) => engine.start_task_with(&task, &opts.workspace, task_options(&opts)).map(|(sid, _)| sid),
+        Start::Task(task, how) => engine.start_task_with(&task, &opts.workspace, how).map(|(sid, _)| sid),
         Start::Resume(id, message) => {
             let sid = SessionId(id);
             let summary = store.session(&sid);

@@ -160,6 +160,14 @@ async fn attempts_need_a_repository_and_say_how_to_get_one() {
         said.contains("more than the limit of 4") && said.contains("`tasks.max_attempts` in the settings file"),
         "a way to raise it from the command line too: {said}"
     );
+    // A misspelt agent alone: its name is what is wrong, not the count.
+    let out = finishline(
+        &["run", "anything", "--workspace", &e.ws.to_string_lossy(), "--base-url", "http://127.0.0.1:9", "--model", "m", "--attempts", "nope"],
+        &e.data,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("nope is not installed here") && !said.contains("at least two"), "the agent's name first: {said}");
 }
 
 /// The real Gemini CLI (npm, offline against the fake provider in Gemini's protocol) and

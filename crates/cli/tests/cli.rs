@@ -194,6 +194,18 @@ fn bad_flags_are_usage_errors() {
     assert_eq!(out.status.code(), Some(2));
     let out = finishline(&["run", "x", "--workspace", "/definitely/not/here", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"], &e.data);
     assert_eq!(out.status.code(), Some(2), "a missing workspace is a usage error: {}", String::from_utf8_lossy(&out.stderr));
+    // What only starts a task is refused where no task starts, and not offered in the help there.
+    for (sub, id) in [("review", "ses_x"), ("resume", "ses_x")] {
+        for option in ["--attempts", "--base", "--isolation", "--when-busy", "--plan"] {
+            let out = finishline(&["sessions", sub, id, option, "x"], &e.data);
+            assert_eq!(out.status.code(), Some(2), "sessions {sub} {option}");
+            assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("unexpected argument '{option}'")), "sessions {sub} {option}");
+        }
+        let help = String::from_utf8_lossy(&finishline(&["sessions", sub, "--help"], &e.data).stdout).to_string();
+        assert!(!help.contains("--attempts") && help.contains("--model"), "sessions {sub} --help: {help}");
+    }
+    let help = String::from_utf8_lossy(&finishline(&["run", "--help"], &e.data).stdout).to_string();
+    assert!(["--attempts", "--base", "--isolation", "--when-busy", "--plan "].iter().all(|o| help.contains(o)), "run still takes them: {help}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -139,6 +139,12 @@ impl Engine {
         workers: Vec<Worker>,
         opts: TaskOptions,
     ) -> Result<(GroupId, Vec<(SessionId, tokio::task::JoinHandle<()>)>)> {
+        // A misspelt agent is what is wrong with `--attempts nope`, before how many it names.
+        for w in &workers {
+            if let Worker::External(a) = w {
+                a.installed().map_err(Error::InvalidInput)?;
+            }
+        }
         let limit = self.config.tasks.max_attempts;
         if workers.len() < 2 {
             return Err(Error::InvalidInput("attempts side by side need at least two: name two agents, or one with *2 (builtin*2)".into()));
@@ -153,11 +159,6 @@ impl Engine {
         let repo = crate::workspace::worktree::repo_of(&folder, &self.config.tasks.worktrees).ok_or_else(|| {
             Error::InvalidInput(format!("attempts side by side need a git repository with a commit, so that each attempt gets its own worktree: {} is not one (New Task → Make it a repository, or git init and commit)", folder.display()))
         })?;
-        for w in &workers {
-            if let Worker::External(a) = w {
-                a.installed().map_err(Error::InvalidInput)?;
-            }
-        }
         let base_commit = crate::workspace::worktree::plan(&repo, &self.config.tasks.worktrees, "base", task, opts.base.as_deref(), 1)?.base_commit;
         let group = GroupId::new();
         let of = workers.len() as u32;
