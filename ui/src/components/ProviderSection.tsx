@@ -53,6 +53,8 @@ export function ProviderSection({ draft, setProvider }: Props) {
   const [keyError, setKeyError] = useState<string | null>(null);
   const [testing, setTesting] = useState(false);
   const [report, setReport] = useState<Report | null>(null);
+  // The model Test connection filled in (the only one the server serves), to say so.
+  const [filled, setFilled] = useState<string | null>(null);
   const p = draft.provider;
   const current = presets.find((x) => x.id === p.preset);
 
@@ -96,11 +98,16 @@ export function ProviderSection({ draft, setProvider }: Props) {
   const test = async () => {
     setTesting(true);
     setReport(null);
+    setFilled(null);
     try {
       const r = await ipc.testConnection(draft);
       setReport({ ok: true, r });
       // One listed model and nothing typed: that is the one to use (a llama.cpp server).
-      if (!p.model.trim() && r.models.length === 1) setProvider({ model: r.models[0] });
+      if (!p.model.trim() && r.models.length === 1) {
+        setProvider({ model: r.models[0] });
+        // Said, or the "Unsaved changes" that follows a Save looks like a fault.
+        setFilled(r.models[0]);
+      }
       rememberGrade(p.model.trim() || (r.models.length === 1 ? r.models[0] : ""), r.checks ?? []);
     } catch (e) {
       const err = e as AppError;
@@ -261,6 +268,11 @@ export function ProviderSection({ draft, setProvider }: Props) {
           {testing ? "Testing…" : "Test connection"}
         </button>
         {report && <ConnectionResult report={report} model={p.model} />}
+        {report?.ok && filled && filled === p.model && (
+          <span className="muted small" role="status" data-testid="model-filled">
+            Model set to “{filled}”, the one the server serves: Save keeps it.
+          </span>
+        )}
         {report && !report.ok && report.code === "provider_not_found" && suggestV1(p.kind, p.base_url) && (
           <button
             type="button"

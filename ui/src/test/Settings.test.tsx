@@ -79,6 +79,16 @@ describe("Settings", () => {
 });
 
 describe("Settings, more", () => {
+  it("Test connection fills in the one model a server serves, and says that saving keeps it", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "test_connection") return { models: ["smollm2"], model_listed: null, tools: { state: "supported" } };
+    });
+    render(<SettingsScreen view={view({ base_url: "http://127.0.0.1:8931/v1", model: "" }, true)} onSaved={() => {}} />);
+    await userEvent.setup().click(screen.getByTestId("test-connection"));
+    expect(await screen.findByTestId("model-filled")).toHaveTextContent("Model set to “smollm2”, the one the server serves: Save keeps it.");
+    expect(screen.getByTestId("settings-status")).toHaveTextContent("Unsaved changes");
+  });
+
   it("Test connection reports the models, or says what is wrong", async () => {
     let fail = false;
     mockIPC((cmd) => {
