@@ -184,6 +184,48 @@ fn search_finds_each_answer_in_its_own_session_when_streams_interleave() {
 }
 
 #[test]
+fn search_finds_what_the_evaluator_said_its_verdicts_and_its_comparisons_of_attempts() {
+    let store = Store::open_in_memory().unwrap();
+    let (a, _) = store.create_session(&new_session("greet the user")).unwrap();
+    let (b, _) = store.create_session(&new_session("greet the user")).unwrap();
+    let verdict = EngineEvent::Evaluation {
+        cycle: 1,
+        verdict: Verdict::NotDone,
+        summary: "greet.py exists but hello() returns an empty string".into(),
+        remaining: vec![],
+        stuck_reason: None,
+        model: "judge".into(),
+        parse_ok: true,
+        usage: Default::default(),
+        question: Default::default(),
+    };
+    store.append(&a, None, verdict).unwrap();
+    let compared = EngineEvent::AttemptsCompared {
+        first: a.clone(),
+        second: b.clone(),
+        prefers: Some(b.clone()),
+        reason: "the second handles Unicode names; the first mangles them".into(),
+        disagreed: false,
+        model: "judge".into(),
+        tokens: 10,
+        first_review: None,
+        second_review: None,
+    };
+    // Recorded on both attempts, as the engine does.
+    store.append(&a, None, compared.clone()).unwrap();
+    store.append(&b, None, compared).unwrap();
+    let sessions = |q: &str| {
+        let mut found = store.search(q, 10).unwrap().into_iter().map(|h| h.session_id).collect::<Vec<_>>();
+        found.sort_by(|x, y| x.0.cmp(&y.0));
+        found
+    };
+    assert_eq!(sessions("empty string"), vec![a.clone()], "the evaluator's verdict");
+    let mut both = vec![a.clone(), b.clone()];
+    both.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(sessions("mangles Unicode"), both, "its reason for preferring one attempt, on both");
+}
+
+#[test]
 fn a_search_snippet_marks_matches_apart_from_brackets_in_the_text_itself() {
     let store = Store::open_in_memory().unwrap();
     let (sid, _) = store.create_session(&new_session("fix the parser")).unwrap();

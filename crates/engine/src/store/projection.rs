@@ -11,6 +11,12 @@ use crate::event::{EngineEvent, Envelope};
 pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
     let s = &env.session_id;
     let run = env.run_id.as_ref().map(|r| r.0.as_str());
+    // What the evaluator said is searched too: its verdicts, and why it prefers one attempt.
+    match &env.event {
+        EngineEvent::Evaluation { summary, .. } => search::index(conn, s, None, summary)?,
+        EngineEvent::AttemptsCompared { reason, .. } => search::index(conn, s, None, reason)?,
+        _ => {}
+    }
     match &env.event {
         EngineEvent::RunStarted { .. }
         | EngineEvent::RunFinished { .. }
