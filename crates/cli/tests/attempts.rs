@@ -837,6 +837,39 @@ async fn an_attempt_continued_after_its_group_was_decided_can_be_discarded() {
     assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "and its branch");
 }
 
+/// Once the group is decided, an attempt continued by the person is a task like any other: a
+/// follow-up of the chosen one lands on top of it, and one passed over, sent on, lands too when
+/// approved (it no longer competes: approving it chooses nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attempts_continued_after_the_choice_are_approved_like_any_task() {
+    let more = json!([
+        {"when": {"kind": "agent", "last_message_contains": "also write NOTES.md"}, "reply": {"text": "Adding notes.", "tool_calls": [write_file("NOTES.md", "notes\n")]}, "times": 1},
+        {"when": {"kind": "agent", "last_message_contains": "also write EXTRA.md"}, "reply": {"text": "Adding more.", "tool_calls": [write_file("EXTRA.md", "extra\n")]}, "times": 1},
+    ]);
+    let Waiting { _server, e, r, url, group, sessions } = waiting(commented(more, &[("a", "one"), ("b", "two")])).await;
+    let ws = r.to_string_lossy().into_owned();
+    let chosen = finishline(&["sessions", "attempts", &group, "--choose", sessions["a"].as_str(), "--workspace", &ws], &e.data);
+    assert_eq!(chosen.status.code(), Some(0), "{}", String::from_utf8_lossy(&chosen.stderr));
+
+    let follow_up =
+        finishline(&["sessions", "resume", sessions["a"].as_str(), "also write NOTES.md", "--base-url", &url, "--model", "m", "--allow", "all"], &e.data);
+    assert_eq!(follow_up.status.code(), Some(6), "the follow-up waits for review: {}", String::from_utf8_lossy(&follow_up.stderr));
+    let approved = finishline(&["sessions", "review", sessions["a"].as_str(), "--approve"], &e.data);
+    assert_eq!(approved.status.code(), Some(0), "the chosen attempt's follow-up lands: {}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(git(&r, &["show", "main:NOTES.md"]), "notes");
+
+    let sent_on =
+        finishline(&["sessions", "resume", sessions["b"].as_str(), "also write EXTRA.md", "--base-url", &url, "--model", "m", "--allow", "all"], &e.data);
+    assert_eq!(sent_on.status.code(), Some(6), "{}", String::from_utf8_lossy(&sent_on.stderr));
+    let approved = finishline(&["sessions", "review", sessions["b"].as_str(), "--approve"], &e.data);
+    let said = String::from_utf8_lossy(&approved.stderr);
+    assert_eq!(approved.status.code(), Some(0), "the one passed over, sent on, lands when approved: {said}");
+    assert_eq!(git(&r, &["show", "main:EXTRA.md"]), "extra");
+    assert_eq!(git(&r, &["show", "main:greet.py"]), "def hello():\n    return 'hello'  # one", "the choice stands: b's first round did not come back with it");
+    assert_eq!(ranking_of(&e, &r, &group, &url)["chosen"], sessions["a"].as_str(), "the group's choice is still a");
+    assert_eq!(worktrees(&r), 1, "every worktree is gone");
+}
+
 /// Ctrl+C after one attempt reached its review and while another still works: nothing lands,
 /// even with `--review approve`; the run exits as cancelled and says how to land the one that
 /// waits.

@@ -868,7 +868,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               {reviewFolded ? "Show the evidence" : "Fold to read the transcript"}
             </button>
           )}
-          <ReviewPanel review={model.review} tokens={model.tokens} onDecided={jumpToLatest} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} attempt={model.attempt} />
+          <ReviewPanel review={model.review} tokens={model.tokens} onDecided={jumpToLatest} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} attempt={model.decidedOnce ? null : model.attempt} />
         </div>
       )}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (

@@ -49,6 +49,23 @@ describe("a task in its own worktree", () => {
     expect(approve.getAttribute("title")).toMatch(/other attempts are rejected/);
   });
 
+  it("an attempt continued after its group was decided is approved as any task: it chooses nothing", async () => {
+    const [created, ...rest] = reviewWaiting();
+    seq = 0;
+    const decided: EngineEvent[] = [
+      { type: "attempt_started", group: "g1", number: 2, of: 3, label: "Codex" } as EngineEvent,
+      { type: "status_changed", status: "rejected" } as EngineEvent,
+      { type: "worktree_removed", folder: worktree.folder, why: "rejected" } as EngineEvent,
+    ];
+    const events = [created, ...decided, ...rest].map((e) => ev(e as EngineEvent));
+    script(events, () => undefined);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const approve = await screen.findByTestId("approve");
+    expect(approve).toHaveTextContent("Approve and land on main");
+    expect(approve.getAttribute("title") ?? "").not.toMatch(/other attempts/);
+    expect(screen.getByTestId("review-where")).not.toHaveTextContent("rejects the other attempts");
+  });
+
   it("an attempt cannot be chosen from its session while the evaluator compares its group, and can once it answered", async () => {
     const [created, ...rest] = reviewWaiting();
     seq = 0;

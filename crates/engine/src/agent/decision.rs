@@ -158,11 +158,13 @@ impl Engine {
     /// The person's review decision, applied once. See [`ReviewChoice`] and the module's notes.
     /// Approving an attempt of a group, wherever the person does it, is choosing it for the group
     /// ([`Engine::choose_attempt_with`]): the group is decided once and the others put away.
+    /// An attempt the person continued after that (the chosen one's follow-up, or one passed
+    /// over and sent on) competes no more: its approve is any task's.
     pub fn decide(self: &Arc<Self>, review: &RequestId, choice: ReviewChoice) -> Result<ReviewOutcome> {
         if choice.decision == Decision::Approve {
             let summary = self.pending_review_session(review)?;
-            if let Some(a) = summary.attempt {
-                return self.choose_attempt_with(&a.group, &summary.id, choice);
+            if let Some(group) = super::discard::competing_group(&self.store, &summary.id)? {
+                return self.choose_attempt_with(&group, &summary.id, choice);
             }
         }
         self.decide_one(review, choice)
