@@ -300,6 +300,7 @@ async fn an_agent_that_ignores_cancel_is_ended_with_its_whole_process_group() {
     assert!(h.engine.cancel(&sid));
     tokio::time::timeout(Duration::from_secs(30), handle).await.expect("cancel ends the run").unwrap();
     assert_eq!(h.outcome(&sid).status, SessionStatus::Cancelled);
+    assert!(h.store.session(&sid).unwrap().tokens.agent > 0, "History counts what the cancelled turn wrote, as an estimate, not 0");
     assert!(
         group_gone(agent, Duration::from_secs(5).saturating_sub(asked.elapsed())).await,
         "the agent and the child it started are gone within 5 s of the cancel, though the agent ignored session/cancel"

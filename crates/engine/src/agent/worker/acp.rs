@@ -486,7 +486,18 @@ impl Run {
         }
         let ran = self.record_turn(&text, &mut tools, matches!(halt, Some(Halt::Cancelled)))?;
 
-        let (end, result) = self.turn_end(ext, conn, rx, finished, halt)?;
+        let (end, result) = match self.turn_end(ext, conn, rx, finished, halt) {
+            Ok(ended) => ended,
+            Err(h) => {
+                // Stopped mid-turn (cancelled, timed out): what it wrote was paid for, though the
+                // agent never said how much. History counts it as an estimate, not 0.
+                if !text.is_empty() || reasoning_chars > 0 || !tools.is_empty() {
+                    let usage = turn_usage(None, text.len() + reasoning_chars, &self.history);
+                    self.emit(EngineEvent::StepFinished { step, stop_reason: None, usage })?;
+                }
+                return Err(h);
+            }
+        };
         let usage = turn_usage(result.as_ref(), text.len() + reasoning_chars, &self.history);
         let stop_reason = match &end {
             StepEnd::Stopped(r) => Some(*r),
