@@ -194,3 +194,26 @@ test("Esc closes the feedback box first, and asks before it cancels a running ta
   await (await testid("confirm-cancel-stop")).click();
   await waitStatus("cancelled", 10_000);
 });
+
+/** How far the window is from the end of the scrolling area, in pixels (0: at the end). */
+const fromEnd = () => win.app.execute(() => {
+  const m = document.querySelector("main.content");
+  return Math.round(m.scrollHeight - m.scrollTop - m.clientHeight);
+});
+
+test("after a decision, and when the session is opened again, the timeline's end sits above the bottom bar, not under it", async () => {
+  await runTask("write a.txt, b.txt and c.txt");
+  await waitStatus("awaiting_review");
+  await (await testid("approve")).click();
+  await waitStatus("completed");
+  await win.app.waitUntil(async () => (await fromEnd()) <= 2, { timeout: 3_000, timeoutMsg: "after approving, the window is not at the end: the last words lie under the decided panel" });
+  const id = await win.app.execute(() => document.querySelector('[data-testid="session-view"]')?.getAttribute("data-session") ?? null);
+  await (await testid("nav-history")).click();
+  const row = id ? await win.app.$(`[data-testid="history-row"][data-session="${id}"]`) : (await win.app.$$('[data-testid="history-row"]'))[0];
+  await row.waitForExist({ timeout: 10_000 });
+  await (await row.$("button.link")).click();
+  await (await testid("session-view")).waitForDisplayed({ timeout: 10_000 });
+  await waitStatus("completed");
+  await win.app.waitUntil(async () => (await fromEnd()) <= 2, { timeout: 3_000, timeoutMsg: `opened again, the window is not at the end (${await fromEnd()} px short)` });
+  await shot(win.app, "edges-opened-at-the-end");
+});

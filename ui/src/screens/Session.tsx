@@ -521,7 +521,6 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
   const [openError, setOpenError] = useState<string | null>(null);
   const [attempt, setAttempt] = useState(0);
   const [message, setMessage] = useState("");
-  const bottom = useRef<HTMLDivElement>(null);
   // The app's scrolling area, for the virtual timeline.
   const scroller = useRef<HTMLElement | null>(null);
   // Whether the view follows new output: only while the person is at the bottom. Scrolled up to
@@ -540,13 +539,29 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
     el.addEventListener("scroll", onScroll, { passive: true });
     return () => el.removeEventListener("scroll", onScroll);
   }, []);
+  // The very end of the scrolling area: the timeline's last words just above the bottom bar.
+  // (Bringing the timeline's foot into view instead put it at the window's foot, under the bar.)
+  const toEnd = useCallback(() => {
+    const el = scroller.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  }, []);
   const jumpToLatest = () => {
     followingRef.current = true;
     setFollowing(true);
-    const el = scroller.current;
-    if (el) el.scrollTop = el.scrollHeight;
-    bottom.current?.scrollIntoView?.({ block: "end" });
+    toEnd();
+    // Once more when what the decision changed (the bar's panel) has drawn.
+    requestAnimationFrame(toEnd);
   };
+  // While following, the end stays in view whatever grows: the timeline as a session opens, or
+  // the bottom bar as a decided review's panel replaces the open one.
+  const sectionRef = useRef<HTMLElement | null>(null);
+  useEffect(() => {
+    const el = sectionRef.current;
+    if (!el || typeof ResizeObserver === "undefined") return;
+    const seen = new ResizeObserver(() => followingRef.current && toEnd());
+    seen.observe(el);
+    return () => seen.disconnect();
+  }, [toEnd]);
 
   // Timing for the footprint benchmark (off unless FINISHLINE_PERF=1): when the replayed
   // timeline was last drawn after opening, and frame pacing while a run streams.
@@ -607,8 +622,8 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
   // New items and streamed text keep the bottom in view, unless the person scrolled up.
   const lastText = model.items.at(-1)?.kind === "assistant" ? (model.items.at(-1) as { text: string }).text.length : 0;
   useEffect(() => {
-    if (model.items.length <= VIRTUALIZE_ABOVE && followingRef.current) bottom.current?.scrollIntoView?.({ block: "end" });
-  }, [model.items.length, lastText]);
+    if (model.items.length <= VIRTUALIZE_ABOVE && followingRef.current) toEnd();
+  }, [model.items.length, lastText, toEnd]);
 
   // The review's panel takes the foot of the window. When it arrives while the person follows
   // the run, the window goes to the very end, where the panel sits after the timeline: the
@@ -699,7 +714,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
 
   const openTodos = model.todos.filter((t) => t.status === "pending" || t.status === "in_progress").length;
   return (
-    <section className="screen session" data-testid="session-view" data-session={sessionId}>
+    <section ref={sectionRef} className="screen session" data-testid="session-view" data-session={sessionId}>
       {/* Pinned: the task, its status, Cancel and the progress stay in view while the timeline scrolls. */}
       <div className="session-top">
       <header className="session-head">
@@ -823,7 +838,6 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
           </AttemptNames.Provider>
           {/* A question waiting below says itself that the run waits for the person. */}
           {running && model.activity && !(model.activity.phase === "waiting" && ask) && <div className="typing muted">{model.activity.phase === "waiting" ? activityText(model.activity) : (PHASE[model.activity.phase] ?? "")}…</div>}
-          <div ref={bottom} />
           {/* Not while the agent waits for the person: what is latest is then the question at
               the window's foot, and the button would lie over its buttons. */}
           {!following && running && !ask && (
