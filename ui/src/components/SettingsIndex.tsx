@@ -5,6 +5,9 @@ interface Section {
   element: HTMLElement;
 }
 
+/** How far below the page's top a heading counts as reached, in pixels. */
+const READING_LINE = 120;
+
 /** Settings' sections, read from the page's own headings, as a row of links pinned at the top:
  * a long page one click from any part of it. The section in view is marked. */
 export function SettingsIndex() {
@@ -43,16 +46,17 @@ export function SettingsIndex() {
     return () => watch.disconnect();
   }, []);
 
-  // The section being read: the last whose heading has passed a line a third of the way down
-  // the window (a section whose tail is still in view is not it, nor one that has only just
-  // appeared below). At the very end of the page the last section, which may never reach the line.
+  // The section being read: the last whose heading has reached the top of the page, give or take
+  // a line or two (a section whose tail is still in view is not it, nor one whose heading has
+  // only appeared below a short one). At the very end of the page the last section, which may
+  // never reach the top.
   useEffect(() => {
     if (sections.length === 0) return;
     let frame = 0;
     const mark = (scroller: Element | null) => {
       frame = 0;
       if (picked.current) return;
-      const line = window.innerHeight / 3;
+      const line = (scroller && scroller !== document.scrollingElement ? scroller.getBoundingClientRect().top : 0) + READING_LINE;
       const atEnd = !!scroller && scroller.scrollHeight > scroller.clientHeight && scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 2;
       const passed = sections.filter((s) => s.element.getBoundingClientRect().top <= line);
       setCurrent((atEnd ? sections[sections.length - 1] : (passed[passed.length - 1] ?? sections[0])).element);

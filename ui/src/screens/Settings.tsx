@@ -80,6 +80,8 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
   const [baseline, setBaseline] = useState<Settings>(view.settings);
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<AppError | null>(null);
+  // Why the last Save was refused is about the values then: an edit since makes it stale.
+  useEffect(() => setError((e) => (e?.code === "invalid_settings" ? null : e)), [draft]);
   const [saved, setSaved] = useState(false);
   const [verifyText, setVerifyText] = useState(() => verifyToText(view.settings.verify_commands ?? {}));
   const [pricesText, setPricesText] = useState(() => pricesToText(view.settings.prices ?? {}));

@@ -247,6 +247,7 @@ describe("Settings, numbers out of range", () => {
     await user.clear(retries);
     await user.type(retries, "3");
     expect(retries, "fixed, it is no longer marked").not.toHaveAttribute("aria-invalid");
+    expect(screen.queryByTestId("settings-error"), "nor does the message about -3 stay").toBeNull();
   });
 });
 

@@ -28,7 +28,7 @@ function page(names: string[]) {
 const marked = () => screen.getAllByTestId("settings-index-link").filter((l) => l.getAttribute("aria-current") === "true").map((l) => l.textContent);
 
 describe("Settings' index", () => {
-  it("marks the section the person is reading as they scroll: the last one whose top has passed the reading line", async () => {
+  it("marks the section the person is reading as they scroll: the last one whose heading has reached the top", async () => {
     Object.defineProperty(window, "innerHeight", { value: 800, configurable: true });
     const scrollTo = page(["Provider", "Evaluator", "Limits"]);
     await scrollTo([0, 500, 1100]);
@@ -39,7 +39,10 @@ describe("Settings' index", () => {
     // Limits' heading is just below the middle: the Evaluator is still what is read.
     await scrollTo([-900, -400, 420]);
     expect(marked(), "not the next section before it is reached").toEqual(["Evaluator"]);
-    await scrollTo([-1100, -600, 200]);
+    // A short section at the top, the next one's heading below it, high in the window.
+    await scrollTo([-900, 16, 226]);
+    expect(marked(), "the short section at the top, not the one under it").toEqual(["Evaluator"]);
+    await scrollTo([-1100, -600, 60]);
     expect(marked()).toEqual(["Limits"]);
   });
 });
