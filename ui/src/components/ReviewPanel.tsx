@@ -139,6 +139,10 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
     return () => window.removeEventListener("keydown", onKey);
   }, [asking, conflicts]);
 
+  // No file changed in this round nor in an earlier one that waits to land: Approve lands nothing.
+  const nothingToLand = review.files.length === 0 && (place?.lands?.length ?? 0) === 0;
+  // When the person last tried landing again and it was blocked again.
+  const [triedAgain, setTriedAgain] = useState<string | null>(null);
   const decide = async (decision: "approve" | "request_changes" | "reject", confirmed = false, landAs?: LandingMode) => {
     setBusy(true);
     setError(null);
@@ -153,7 +157,9 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       });
       if (out.outcome === "needs_confirmation") setConflicts(out.conflicts);
       else if (out.outcome === "landing_blocked") {
-        /* the blocked landing arrives as an event and shows below */
+        // The blocked landing arrives as an event and shows below; tried again and blocked
+        // again, the box would look as before: it says when it tried.
+        if (review.blocked) setTriedAgain(new Date().toLocaleTimeString());
       } else onDecided();
     } catch (e) {
       setError((e as AppError).message);
@@ -396,6 +402,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             {/* The engine's detail is a clause: after the title's full stop it starts a sentence. */}
             <strong>{BLOCK_TITLE[review.blocked.reason] ?? "Not landed"}.</strong> <Ticks text={review.blocked.detail.charAt(0).toUpperCase() + review.blocked.detail.slice(1)} />. Nothing was
             overwritten.
+            {triedAgain && <span data-testid="tried-again"> Tried again at {triedAgain}: still not landed.</span>}
           </p>
           {review.blocked.files.length > 0 && (
             <ul>
@@ -509,7 +516,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           {/* After a blocked landing this is the way to try again (the person may have moved the files): one button, not a second beside it. */}
           {review.blocked && landing !== "branch"
             ? `Try landing${worktree?.base_branch ? ` on ${worktree.base_branch}` : ""} again`
-            : `${attempt ? "Choose this attempt" : "Approve"}${worktree && worktree.base_branch && landing !== "branch" ? ` and land on ${worktree.base_branch}` : ""}`}
+            : `${attempt ? "Choose this attempt" : "Approve"}${worktree && worktree.base_branch && landing !== "branch" && !nothingToLand ? ` and land on ${worktree.base_branch}` : ""}`}
         </button>
       </div>
       {confirmApprove && (

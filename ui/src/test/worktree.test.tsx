@@ -66,6 +66,14 @@ describe("a task in its own worktree", () => {
     expect(screen.getByTestId("review-where")).not.toHaveTextContent("rejects the other attempts");
   });
 
+  it("a review with no file changed offers Approve, not a landing", async () => {
+    seq = 0;
+    const events = reviewWaiting().map((e) => ((e as { type: string }).type === "review_requested" ? { ...e, files_changed: [] } : e)) as Envelope[];
+    script(events, () => undefined);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("approve")).toHaveTextContent(/^Approve$/);
+  });
+
   it("an attempt cannot be chosen from its session while the evaluator compares its group, and can once it answered", async () => {
     const [created, ...rest] = reviewWaiting();
     seq = 0;
@@ -220,9 +228,12 @@ describe("a task in its own worktree", () => {
     expect(screen.getByTestId("resolve-with-agent")).toBeEnabled();
     expect(screen.getByTestId("blocked-open-worktree")).toBeEnabled();
     expect(screen.getAllByRole("button", { name: /again|land on main/ }).map((b) => b.textContent), "one button lands again, and says so: not two that do the same").toEqual(["Try landing on main again"]);
+    expect(screen.queryByTestId("tried-again")).toBeNull();
+    await user.click(screen.getByTestId("approve"));
+    expect(await screen.findByTestId("tried-again"), "blocked again, the box says it tried: it would look as before").toHaveTextContent(/Tried again at .+: still not landed\./);
     await user.click(screen.getByTestId("keep-branch"));
     expect(await screen.findByTestId("landed-summary")).toHaveTextContent("Kept the task's branch finishline/abc-fix");
-    expect(calls.filter((c) => c === "submit_review")).toHaveLength(2);
+    expect(calls.filter((c) => c === "submit_review")).toHaveLength(3);
   });
 
   it("a landing stopped by files the person's .gitignore hides names them and does not offer the agent", async () => {
