@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 static DATA_DIR: OnceLock<String> = OnceLock::new();
+static PROGRAM: OnceLock<String> = OnceLock::new();
 
 /// The `--data-dir` the person passed, for every suggestion that follows.
 pub fn remember_data_dir(dir: &Path) {
@@ -14,9 +15,26 @@ pub fn remember_data_dir(dir: &Path) {
 
 /// `finishline {rest}`, with the `--data-dir` the person passed.
 pub fn command(rest: &str) -> String {
+    let program = PROGRAM.get_or_init(|| {
+        let typed = std::env::args_os().next().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
+        program_named(&typed, std::env::current_exe().ok().as_deref(), std::env::var_os("PATH").as_deref())
+    });
     match DATA_DIR.get() {
-        Some(dir) => format!("finishline {rest} --data-dir {dir}"),
-        None => format!("finishline {rest}"),
+        Some(dir) => format!("{program} {rest} --data-dir {dir}"),
+        None => format!("{program} {rest}"),
+    }
+}
+
+/// How a suggestion names the program: `finishline` when that is what the person's shell finds,
+/// else the path they ran it by (`./target/release/finishline`, as the README builds it), which
+/// works pasted in the same folder.
+fn program_named(typed: &str, me: Option<&Path>, path: Option<&std::ffi::OsStr>) -> String {
+    let same = |p: &Path| p.canonicalize().ok().is_some_and(|p| me.and_then(|m| m.canonicalize().ok()).is_some_and(|m| m == p));
+    let found = path.into_iter().flat_map(std::env::split_paths).map(|d| d.join("finishline")).find(|c| c.is_file());
+    if !typed.contains('/') || found.as_deref().is_some_and(same) {
+        "finishline".into()
+    } else {
+        quoted(typed)
     }
 }
 
@@ -32,7 +50,31 @@ fn quoted(path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::quoted;
+    use super::{program_named, quoted};
+
+    #[test]
+    fn a_suggestion_names_the_program_as_the_shell_would_find_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (bin, other) = (dir.path().join("bin"), dir.path().join("build dir"));
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(bin.join("finishline"), "").unwrap();
+        std::fs::write(other.join("finishline"), "").unwrap();
+        let path = std::env::join_paths([&bin]).unwrap();
+        assert_eq!(program_named("finishline", Some(&bin.join("finishline")), Some(&path)), "finishline", "run from PATH");
+        assert_eq!(
+            program_named(&bin.join("finishline").to_string_lossy(), Some(&bin.join("finishline")), Some(&path)),
+            "finishline",
+            "the one on PATH, by its path"
+        );
+        let built = other.join("finishline");
+        assert_eq!(
+            program_named("./target/release/finishline", Some(&built), Some(&path)),
+            "./target/release/finishline",
+            "another build than the one on PATH: as typed"
+        );
+        assert_eq!(program_named(&built.to_string_lossy(), Some(&built), None), format!("'{}'", built.display()), "nothing on PATH: as typed, quoted");
+    }
 
     #[test]
     fn a_folder_with_spaces_or_quotes_is_quoted_as_a_shell_reads_it() {

@@ -14,8 +14,9 @@ pub fn open(common: &Common) -> Result<Store, u8> {
     let path = dir.join("history.db");
     if !path.exists() {
         eprintln!(
-            "finishline: no history yet in {}: run a task first (`finishline run \"…\"`), or name the folder that holds it with --data-dir",
-            dir.display()
+            "finishline: no history yet in {}: run a task first (`{}`), or name the folder that holds it with --data-dir",
+            dir.display(),
+            crate::hint::command("run \"…\"")
         );
         return Err(exit::USAGE);
     }

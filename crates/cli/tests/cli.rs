@@ -578,3 +578,22 @@ fn history_commands_with_no_history_say_where_they_looked_and_how_to_point_elsew
     assert!(said.contains(&e.data.to_string_lossy().into_owned()), "where it looked: {said}");
     assert!(said.contains("--data-dir") && said.contains("finishline run"), "and the ways forward: {said}");
 }
+
+/// Built and run by its path (`./target/release/finishline …`, as the README does) with no
+/// `finishline` on PATH, the commands it suggests name it as it was run, so they work pasted.
+#[test]
+fn suggestions_name_the_program_as_it_was_run_when_it_is_not_on_path() {
+    let e = env();
+    let bin = std::path::Path::new(bin());
+    let out = Command::new("./finishline")
+        .current_dir(bin.parent().unwrap())
+        .args(["sessions", "list", "--data-dir"])
+        .arg(&e.data)
+        .env("PATH", "/usr/bin:/bin")
+        .env("XDG_DATA_HOME", e.data.join("xdg"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("`./finishline run \"…\" --data-dir"), "pasted where it was run, it runs: {said}");
+}

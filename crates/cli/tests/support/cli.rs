@@ -12,10 +12,13 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_finishline")
 }
 
-/// `finishline ARGS --data-dir DATA`, with no key from the environment and no stdin.
+/// `finishline ARGS --data-dir DATA`, with no key from the environment and no stdin, found on
+/// PATH as an installed one is (the commands it suggests then read `finishline …`).
 pub fn command(args: &[&str], data: &Path) -> Command {
     let mut c = Command::new(bin());
-    c.args(args).arg("--data-dir").arg(data).env_remove("OPENAI_API_KEY").env("XDG_DATA_HOME", data.join("xdg")).stdin(Stdio::null());
+    let dir = Path::new(bin()).parent().unwrap().to_path_buf();
+    let path = std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
+    c.args(args).arg("--data-dir").arg(data).env_remove("OPENAI_API_KEY").env("XDG_DATA_HOME", data.join("xdg")).env("PATH", path).stdin(Stdio::null());
     c
 }
 
