@@ -933,6 +933,39 @@ fn a_tasks_branch_is_named_only_while_it_exists_also_after_an_upgrade() {
 }
 
 #[test]
+fn what_the_evaluator_said_before_an_upgrade_is_searchable_after_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.db");
+    let sid = {
+        let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+        let (sid, _) = store.create_session(&new_session("greet the user")).unwrap();
+        let verdict = EngineEvent::Evaluation {
+            cycle: 1,
+            verdict: Verdict::NotDone,
+            summary: "hello() returns an empty string".into(),
+            remaining: vec![],
+            stuck_reason: None,
+            model: "judge".into(),
+            parse_ok: true,
+            usage: Default::default(),
+            question: Default::default(),
+        };
+        store.append(&sid, None, verdict).unwrap();
+        sid
+    };
+    // The same history as a build before wrote it: the verdict was never indexed.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DELETE FROM search WHERE body LIKE '%empty string%'; PRAGMA user_version = 12;").unwrap();
+    drop(conn);
+    let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
+    assert_eq!(store.search("empty string", 10).unwrap().iter().map(|h| h.session_id.clone()).collect::<Vec<_>>(), vec![sid]);
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let rows: i64 = conn.query_row("SELECT count(*) FROM search WHERE body LIKE '%empty string%'", [], |r| r.get(0)).unwrap();
+    assert_eq!(rows, 1, "indexed once");
+}
+
+#[test]
 fn a_tasks_active_time_leaves_out_its_wait_in_the_queue_and_for_the_persons_answer() {
     let clock = Arc::new(finishline_engine::clock::ManualClock::new(1_700_000_000_000));
     let store = Store::open_in_memory_with(clock.clone()).unwrap();

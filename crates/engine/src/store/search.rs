@@ -23,6 +23,20 @@ pub fn index(conn: &Connection, session: &SessionId, message: Option<&MessageId>
     Ok(())
 }
 
+/// Migration 13's backfill: what the evaluator said before it was indexed as it was recorded
+/// (its verdicts, and why it preferred one attempt).
+pub fn backfill_evaluator(conn: &Connection) -> Result<()> {
+    conn.execute_batch(
+        "INSERT INTO search (body, session_id, message_id)
+           SELECT json_extract(body, '$.summary'), session_id, NULL FROM events
+            WHERE type = 'evaluation' AND trim(COALESCE(json_extract(body, '$.summary'), '')) <> '';
+         INSERT INTO search (body, session_id, message_id)
+           SELECT json_extract(body, '$.reason'), session_id, NULL FROM events
+            WHERE type = 'attempts_compared' AND trim(COALESCE(json_extract(body, '$.reason'), '')) <> '';",
+    )?;
+    Ok(())
+}
+
 /// Indexes the finished text of every message of the session not yet indexed.
 pub fn index_pending(conn: &Connection, session: &SessionId) -> Result<()> {
     let pending: Vec<String> = conn
