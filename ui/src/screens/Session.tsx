@@ -778,6 +778,11 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
           ) : (
             <StatusBadge status={model.status} nextRetryAt={model.retry?.nextRetryAt} notChosen={model.status === "rejected" && model.review?.decided?.occasion === "another_attempt_chosen"} />
           )}
+          {model.approvedBefore && model.status !== "completed" && (
+            <span className="muted small" data-testid="approved-before" title="You approved an earlier round of this task; that work stays where it landed.">
+              earlier work approved
+            </span>
+          )}
           {running && (
             <button className="btn" onClick={cancel} data-testid="cancel" title="Cancel (Esc)">
               Cancel

@@ -152,6 +152,9 @@ export interface SessionModel {
   /** The person decided on it once (an attempt: its group was decided): continued since, it is
    * put away on its own, no longer with its group. */
   decidedOnce?: boolean;
+  /** The person approved an earlier round: that work stays where it landed, whatever this one's
+   * status says. */
+  approvedBefore?: boolean;
   status: SessionStatus;
   statusMessage?: string;
   retry?: { attempt: number; nextRetryAt: string; message: string };
@@ -415,6 +418,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       };
       break;
     case "review_resolved":
+      if (e.decision === "approve") next.approvedBefore = true;
       if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, blocked: undefined, decided: { decision: e.decision, by: e.by, occasion: e.occasion } };
       // What was copied out of the worktree before the decision stays on its record.
       push({ kind: "decision", key: `dec-${e.review_id}`, decision: e.decision, by: e.by, occasion: e.occasion, copied: next.review?.reviewId === e.review_id ? next.review.ignoredCopied?.copied : undefined });

@@ -66,6 +66,32 @@ describe("a task in its own worktree", () => {
     expect(screen.getByTestId("review-where")).not.toHaveTextContent("rejects the other attempts");
   });
 
+  it("a follow-up rejected after earlier work landed says the earlier work stays approved, beside its Rejected badge", async () => {
+    const events = reviewWaiting() as EngineEvent[];
+    events.splice(
+      3,
+      0,
+      { type: "review_requested", review_id: "r0", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "first.rs", kind: "created", diff: "+a" }], verification: [] },
+      { type: "review_resolved", review_id: "r0", decision: "approve", by: "person", feedback: null, reverted: false },
+      { type: "status_changed", status: "completed" },
+    );
+    seq = 0;
+    script(events.map((e) => ev(e as EngineEvent)), (cmd, _args, push) => {
+      if (cmd === "submit_review") {
+        push({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: null, reverted: false });
+        push({ type: "status_changed", status: "rejected" });
+        return { outcome: "decided", status: "rejected", revert: null };
+      }
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await screen.findByTestId("approve");
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("reject"));
+    await user.click(await screen.findByTestId("confirm-reject-go"));
+    await waitFor(() => expect(screen.getByTestId("status-badge")).toHaveAttribute("data-status", "rejected"));
+    expect(screen.getByTestId("approved-before")).toHaveTextContent("earlier work approved");
+  });
+
   it("a review with no file changed offers Approve, not a landing", async () => {
     seq = 0;
     const events = reviewWaiting().map((e) => ((e as { type: string }).type === "review_requested" ? { ...e, files_changed: [] } : e)) as Envelope[];
