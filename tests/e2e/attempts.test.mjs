@@ -120,7 +120,7 @@ test("two attempts run under one entry, are ranked, compared by the evaluator on
   // Looked up afresh: the comparison's notice goes when the choice starts.
   const landed = async () => {
     const notice = await win.app.$('[data-testid="attempts-notice"]');
-    return (await notice.isExisting()) && /chosen\. Landed on main as [0-9a-f]{7} \(1 file\)\. The other attempts were rejected/.test(await notice.getText());
+    return (await notice.isExisting()) && /chosen\. Landed on main as [0-9a-f]{7} \(1 file\)\. The other attempt was rejected and its worktree removed/.test(await notice.getText());
   };
   await win.app.waitUntil(landed, { timeout: 20_000, timeoutMsg: "the screen should say the chosen attempt landed" });
   assert.deepEqual(git(repo, "log", "--format=%s", `${before}..main`).split("\n"), ["write greet.txt"], "exactly one new commit");

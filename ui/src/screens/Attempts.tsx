@@ -195,7 +195,11 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
     try {
       const out = await ipc.chooseAttempt(group, a.evidence.session);
       if (out.outcome === "landing_blocked") setError(`${a.evidence.label} could not land: ${out.detail} Open it to resolve this, or keep its branch.`);
-      else setNotice(`${a.evidence.label} ${out.outcome === "decided" && out.landed ? `chosen. ${landedText(out.landed)}` : "landed."} The other attempts were rejected and their worktrees removed.`);
+      else {
+        const others = ranking ? ranking.ranking.length - 1 : 0;
+        const rest = others === 1 ? "The other attempt was rejected and its worktree removed." : "The other attempts were rejected and their worktrees removed.";
+        setNotice(`${a.evidence.label} ${out.outcome === "decided" && out.landed ? `chosen. ${landedText(out.landed)}` : "landed."} ${rest}`);
+      }
       load();
     } catch (e) {
       setError((e as AppError).message);
