@@ -268,11 +268,6 @@ export function ProviderSection({ draft, setProvider }: Props) {
           {testing ? "Testing…" : "Test connection"}
         </button>
         {report && <ConnectionResult report={report} model={p.model} />}
-        {report?.ok && filled && filled === p.model && (
-          <span className="muted small" role="status" data-testid="model-filled">
-            Model set to “{filled}”, the one the server serves: Save keeps it.
-          </span>
-        )}
         {report && !report.ok && report.code === "provider_not_found" && suggestV1(p.kind, p.base_url) && (
           <button
             type="button"
@@ -287,6 +282,11 @@ export function ProviderSection({ draft, setProvider }: Props) {
           </button>
         )}
       </div>
+      {report?.ok && filled && filled === p.model && (
+        <p className="muted small" role="status" data-testid="model-filled">
+          Model set to “{filled}”, the one the server serves: Save keeps it.
+        </p>
+      )}
     </fieldset>
   );
 }
