@@ -870,6 +870,28 @@ async fn attempts_continued_after_the_choice_are_approved_like_any_task() {
     assert_eq!(worktrees(&r), 1, "every worktree is gone");
 }
 
+/// An attempt the person rejected on its own while the group was still open, then sent on and
+/// approved, is chosen for the group: the other attempt is put away, and only one lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attempt_rejected_alone_then_sent_on_and_approved_is_chosen_for_the_open_group() {
+    let more = json!([
+        {"when": {"kind": "agent", "last_message_contains": "try once more"}, "reply": {"text": "Writing again.", "tool_calls": [write_file("greet.py", "def hello():\n    return 'hello'  # again\n")]}, "times": 1},
+    ]);
+    let Waiting { _server, e, r, url, group, sessions } = waiting(commented(more, &[("a", "one"), ("b", "two")])).await;
+    let rejected = finishline(&["sessions", "review", sessions["a"].as_str(), "--reject"], &e.data);
+    assert_eq!(rejected.status.code(), Some(3), "{}", String::from_utf8_lossy(&rejected.stderr));
+    let sent_on = finishline(&["sessions", "resume", sessions["a"].as_str(), "try once more", "--base-url", &url, "--model", "m", "--allow", "all"], &e.data);
+    assert_eq!(sent_on.status.code(), Some(6), "{}", String::from_utf8_lossy(&sent_on.stderr));
+    let approved = finishline(&["sessions", "review", sessions["a"].as_str(), "--approve"], &e.data);
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    let ranking = ranking_of(&e, &r, &group, &url);
+    assert_eq!(ranking["chosen"], sessions["a"].as_str(), "approving it chose it for the group: {ranking}");
+    let b = finishline(&["sessions", "review", sessions["b"].as_str(), "--approve"], &e.data);
+    assert_eq!(b.status.code(), Some(2), "the other attempt was put away: {}", String::from_utf8_lossy(&b.stderr));
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2", "one commit landed, not two");
+    assert_eq!(worktrees(&r), 1, "no worktree is left");
+}
+
 /// Ctrl+C after one attempt reached its review and while another still works: nothing lands,
 /// even with `--review approve`; the run exits as cancelled and says how to land the one that
 /// waits.

@@ -642,6 +642,20 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
     return () => cancelAnimationFrame(frame);
   }, [reviewShown]);
 
+  // Whether an attempt of this session's group was chosen. Until one is, approving this attempt
+  // chooses it for the group and it is put away with the group; after, it is any task's (the
+  // engine's rule: `discard::competing_group`).
+  const [groupChosen, setGroupChosen] = useState(false);
+  useEffect(() => {
+    if (!group) return;
+    let live = true;
+    ipc.attemptGroup(group).then(
+      (r) => live && setGroupChosen(!!r?.chosen),
+      () => undefined,
+    );
+    return () => void (live = false);
+  }, [group, model.status]);
+
   const running = isRunning(model);
   const ask = pendingAsk(model.items);
   // Frame pacing is measured while text streams in (FINISHLINE_PERF=1 only).
@@ -887,7 +901,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               {reviewFolded ? "Show the evidence" : "Fold to read the transcript"}
             </button>
           )}
-          <ReviewPanel review={model.review} tokens={model.tokens} onDecided={jumpToLatest} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} attempt={model.decidedOnce ? null : model.attempt} />
+          <ReviewPanel review={model.review} tokens={model.tokens} onDecided={jumpToLatest} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} attempt={groupChosen ? null : model.attempt} />
         </div>
       )}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (
@@ -915,7 +929,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
           {/* Ended without a review, its work waits undecided in its worktree: continue it, or put
               it away as a reject would. An attempt is put away with its group, until the group is
               decided and it was continued since. */}
-          {ENDED_UNREVIEWED.includes(model.status) && model.place?.worktree && !model.place.removed && (!model.attempt || model.decidedOnce) && (
+          {ENDED_UNREVIEWED.includes(model.status) && model.place?.worktree && !model.place.removed && (!model.attempt || groupChosen) && (
             <div className="notice row" data-testid="discard-offer">
               <span className="grow">
                 Its worktree on <code>{model.place.worktree.branch}</code> stays until you send a message to go on, or discard it with whatever the agent wrote there.

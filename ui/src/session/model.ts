@@ -149,9 +149,6 @@ export interface SessionModel {
   extraVerify?: string[];
   /** One attempt of a group doing the task side by side. */
   attempt?: { group: string; number: number; of: number; label: string; chosen: boolean };
-  /** The person decided on it once (an attempt: its group was decided): continued since, it is
-   * put away on its own, no longer with its group. */
-  decidedOnce?: boolean;
   /** The person approved an earlier round: that work stays where it landed, whatever this one's
    * status says. */
   approvedBefore?: boolean;
@@ -296,7 +293,6 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       next.statusMessage = e.message;
       next.retry = e.status === "retry" ? { attempt: e.attempt ?? 0, nextRetryAt: e.next_retry_at ?? "", message: e.message ?? "" } : undefined;
       if (!RUNNING.includes(e.status)) next.activity = e.status === "awaiting_approval" || e.status === "awaiting_review" ? { phase: "waiting", detail: "you" } : undefined;
-      if (e.status === "rejected" || e.status === "completed") next.decidedOnce = true;
       break;
     case "step_started": {
       next.step = e.step;
@@ -472,8 +468,6 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "worktree_removed":
       // Only the current one: an older worktree's removal can be recorded after a follow-up made a new one.
       if (next.place && next.place.worktree?.folder === e.folder) next.place = { ...next.place, removed: true };
-      // An attempt's worktree goes only when its group is decided (set aside without a review).
-      if (next.attempt) next.decidedOnce = true;
       break;
     case "branch_kept":
       push({

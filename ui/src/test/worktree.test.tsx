@@ -49,7 +49,7 @@ describe("a task in its own worktree", () => {
     expect(approve.getAttribute("title")).toMatch(/other attempts are rejected/);
   });
 
-  it("an attempt continued after its group was decided is approved as any task: it chooses nothing", async () => {
+  it("an attempt continued after another of its group was chosen is approved as any task: it chooses nothing", async () => {
     const [created, ...rest] = reviewWaiting();
     seq = 0;
     const decided: EngineEvent[] = [
@@ -58,10 +58,15 @@ describe("a task in its own worktree", () => {
       { type: "worktree_removed", folder: worktree.folder, why: "rejected" } as EngineEvent,
     ];
     const events = [created, ...decided, ...rest].map((e) => ev(e as EngineEvent));
-    script(events, () => undefined);
+    let chosen: string | null = null;
+    script(events, (cmd) => (cmd === "attempt_group" ? { group: "g1", task: "fix the parser", ranking: [], all_ended: true, chosen } : undefined));
+    const view = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("approve"), "rejected on its own while the group is open, it still competes").toHaveTextContent("Choose this attempt and land on main");
+    view.unmount();
+    chosen = "s9";
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const approve = await screen.findByTestId("approve");
-    expect(approve).toHaveTextContent("Approve and land on main");
+    await waitFor(() => expect(approve).toHaveTextContent("Approve and land on main"));
     expect(approve.getAttribute("title") ?? "").not.toMatch(/other attempts/);
     expect(screen.getByTestId("review-where")).not.toHaveTextContent("rejects the other attempts");
   });
@@ -449,7 +454,7 @@ describe("a task that ended without a review", () => {
   });
 });
 
-describe("an attempt continued after its group was decided", () => {
+describe("an attempt continued after another of its group was chosen", () => {
   it("offers to discard the worktree its conversation made, as a task on its own", async () => {
     seq = 0;
     script([
@@ -462,7 +467,7 @@ describe("an attempt continued after its group was decided", () => {
       ev({ type: "task_workspace", isolation: "worktree", folder: `${worktree.folder}-2`, worktree: { ...worktree, folder: `${worktree.folder}-2`, branch: "finishline/abc-fix-2" } }),
       ev({ type: "run_started", trigger: "message" }),
       ev({ type: "status_changed", status: "idle" }),
-    ], () => null);
+    ], (cmd) => (cmd === "attempt_group" ? { group: "g1", task: "fix the parser", ranking: [], all_ended: true, chosen: "s9" } : null));
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     expect(await screen.findByTestId("discard-offer"), "its group is decided: the worktree would otherwise stay for ever").toHaveTextContent("finishline/abc-fix-2");
   });

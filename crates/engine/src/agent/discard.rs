@@ -43,12 +43,15 @@ fn put_away(store: &Store, session: &SessionId) -> Result<(TaskWorktree, Session
     Ok((wt, after))
 }
 
-/// The group of an attempt still competing in it, which is put away with its group, not alone.
-/// One continued after its group was decided (set aside, rejected or chosen) competes no more:
-/// discarding it is the only way its new worktree goes.
+/// The group of an attempt still competing in it: approving it chooses it for the group, and it
+/// is put away with its group, not alone. Once one attempt of the group is chosen, none competes
+/// any more: one continued after that (the chosen one's follow-up, one set aside and sent on) is
+/// approved, rejected or discarded as any task. Until then every attempt competes, also one the
+/// person rejected on its own and sent on, or the group could land two.
 pub fn competing_group(store: &Store, session: &SessionId) -> Result<Option<GroupId>> {
     let Some(a) = store.session(session)?.attempt else { return Ok(None) };
-    Ok((!super::changes::continued_after_decision(&store.events(session, 0)?)).then_some(a.group))
+    let chosen = super::attempts::group_attempts(store, &a.group)?.iter().any(|s| s.attempt.as_ref().is_some_and(|x| x.chosen));
+    Ok((!chosen).then_some(a.group))
 }
 
 /// Discards an ended task's worktree and branch; the CLI's way, which waits for the removal.
