@@ -325,25 +325,30 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
             exit::REJECTED
         }
         ReviewMode::Prompt if interactive => {
-            let answer = prompt_line(&format!("Land which attempt{}? [number, Enter to decide later]: ", on_base(r)));
+            let answer = prompt_line(&format!("Land which attempt{}? [number, Enter to decide later]: ", on_base(r, engine)));
             match answer.and_then(|a| a.parse::<usize>().ok()).and_then(|k| r.ranking.iter().find(|a| a.rank == k)) {
                 Some(a) => choose(&a.evidence.session),
                 None => {
-                    eprintln!("The attempts wait: `{}` lands one{}.", choose_cmd(r), on_base(r));
+                    eprintln!("The attempts wait: `{}` lands one{}.", choose_cmd(r), on_base(r, engine));
                     exit::WAITING
                 }
             }
         }
         ReviewMode::Prompt => {
-            eprintln!("finishline: the attempts wait for your choice: `{}` lands one{}, or the window", choose_cmd(r), on_base(r));
+            eprintln!("finishline: the attempts wait for your choice: `{}` lands one{}, or the window", choose_cmd(r), on_base(r, engine));
             exit::WAITING
         }
     }
 }
 
-/// " on main": where choosing an attempt lands it (nothing from a detached HEAD).
-fn on_base(r: &GroupRanking) -> String {
-    r.base_branch.as_deref().map(|b| format!(" on {b}")).unwrap_or_default()
+/// " on main": where choosing an attempt lands it (nothing from a detached HEAD, or when the
+/// landing keeps its branch only).
+fn on_base(r: &GroupRanking, engine: &Engine) -> String {
+    match engine.config.tasks.landing {
+        // Nothing lands: the chosen attempt's branch is kept.
+        LandingMode::Branch => String::new(),
+        _ => r.base_branch.as_deref().map(|b| format!(" on {b}")).unwrap_or_default(),
+    }
 }
 
 /// The command that lands one of the group's attempts.

@@ -589,7 +589,8 @@ fn suggestions_name_the_program_as_it_was_run_when_it_is_not_on_path() {
         .current_dir(bin.parent().unwrap())
         .args(["sessions", "list", "--data-dir"])
         .arg(&e.data)
-        .env("PATH", "/usr/bin:/bin")
+        // A PATH that holds no finishline, whatever this machine has installed.
+        .env("PATH", e._dir.path())
         .env("XDG_DATA_HOME", e.data.join("xdg"))
         .output()
         .unwrap();

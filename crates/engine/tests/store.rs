@@ -951,18 +951,38 @@ fn what_the_evaluator_said_before_an_upgrade_is_searchable_after_it_once() {
             question: Default::default(),
         };
         store.append(&sid, None, verdict).unwrap();
+        let compared = EngineEvent::AttemptsCompared {
+            first: sid.clone(),
+            second: SessionId::from("ses_other"),
+            prefers: Some(sid.clone()),
+            reason: "the first names the user; the second greets nobody".into(),
+            disagreed: false,
+            model: "judge".into(),
+            tokens: 10,
+            first_review: None,
+            second_review: None,
+        };
+        store.append(&sid, None, compared).unwrap();
         sid
     };
-    // The same history as a build before wrote it: the verdict was never indexed.
+    // The same history as a build before wrote it: neither was indexed.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DELETE FROM search WHERE body LIKE '%empty string%'; PRAGMA user_version = 12;").unwrap();
+    conn.execute_batch(
+        "DELETE FROM search WHERE session_id IN (SELECT id FROM sessions) AND message_id IS NULL AND body NOT LIKE 'greet the user'; PRAGMA user_version = 12;",
+    )
+    .unwrap();
+    assert!(
+        conn.query_row("SELECT count(*) FROM search WHERE body LIKE '%empty string%' OR body LIKE '%greets nobody%'", [], |r| r.get::<_, i64>(0)).unwrap() == 0
+    );
     drop(conn);
-    let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
-    assert_eq!(store.search("empty string", 10).unwrap().iter().map(|h| h.session_id.clone()).collect::<Vec<_>>(), vec![sid]);
-    drop(store);
+    for _ in 0..2 {
+        let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
+        assert_eq!(store.search("empty string", 10).unwrap().iter().map(|h| h.session_id.clone()).collect::<Vec<_>>(), vec![sid.clone()]);
+        assert_eq!(store.search("greets nobody", 10).unwrap().iter().map(|h| h.session_id.clone()).collect::<Vec<_>>(), vec![sid.clone()]);
+    }
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let rows: i64 = conn.query_row("SELECT count(*) FROM search WHERE body LIKE '%empty string%'", [], |r| r.get(0)).unwrap();
-    assert_eq!(rows, 1, "indexed once");
+    let rows: i64 = conn.query_row("SELECT count(*) FROM search WHERE body LIKE '%empty string%' OR body LIKE '%greets nobody%'", [], |r| r.get(0)).unwrap();
+    assert_eq!(rows, 2, "each indexed once, however often the history is opened");
 }
 
 #[test]

@@ -522,8 +522,10 @@ pub fn changed_paths(wt: &TaskWorktree) -> Result<Vec<String>> {
 /// `git status` in `dir`, each entry's path. `cache`: git keeps its untracked cache in the
 /// index, which a worktree of ours may have and the person's own checkout should not get.
 fn status_paths(dir: &Path, cache: bool) -> Result<Vec<String>> {
-    let cached = if cache { "core.untrackedCache=true" } else { "core.untrackedCache=keep" };
-    let args = ["-c", cached, "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames", "--ignore-submodules=dirty"];
+    // In the person's checkout git writes nothing (`--no-optional-locks`): a status that
+    // refreshed their index would hold its lock, and their own `git commit` at that moment fail.
+    let mut args = if cache { vec!["-c", "core.untrackedCache=true"] } else { vec!["--no-optional-locks"] };
+    args.extend(["status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames", "--ignore-submodules=dirty"]);
     let out = git(dir, &args)?;
     Ok(out.split('\0').filter(|e| e.len() > 3).map(|e| e[3..].to_string()).collect())
 }
@@ -796,6 +798,16 @@ mod tests {
         std::fs::write(f.join("notes/todo é.md"), "x\n").unwrap();
         std::fs::write(f.join("local.env"), "KEY=1\n").unwrap();
         assert_eq!(uncommitted(f).unwrap(), vec!["app.py".to_string(), "notes/".to_string()], "edited and new, not what git ignores");
+        // Looking writes nothing of the person's: a file rewritten with the same text would have
+        // a plain `git status` refresh (and lock) their index.
+        git(f, &["add", "-A"]).unwrap();
+        git(f, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "more"]).unwrap();
+        let index = f.join(".git/index");
+        let before = std::fs::metadata(&index).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        std::fs::write(f.join("app.py"), "v2\n").unwrap();
+        assert_eq!(uncommitted(f).unwrap(), Vec::<String>::new());
+        assert_eq!(std::fs::metadata(&index).unwrap().modified().unwrap(), before, "the index is left as it was");
     }
 
     /// A repository of `files` (path, text) in a temporary folder, and a task's worktree of it,

@@ -486,14 +486,17 @@ impl Run {
         }
         let ran = self.record_turn(&text, &mut tools, matches!(halt, Some(Halt::Cancelled)))?;
 
+        // What the agent said it spent, if it ended its turn: kept for a turn stopped after all.
+        let reported = finished.as_ref().and_then(|f| f.as_ref().ok()).cloned();
         let (end, result) = match self.turn_end(ext, conn, rx, finished, halt) {
             Ok(ended) => ended,
             Err(h) => {
-                // Stopped mid-turn (cancelled, timed out): what it wrote was paid for, though the
-                // agent never said how much. History counts it as an estimate, not 0.
-                if !text.is_empty() || reasoning_chars > 0 || !tools.is_empty() {
-                    let usage = turn_usage(None, text.len() + reasoning_chars, &self.history);
-                    self.emit(EngineEvent::StepFinished { step, stop_reason: None, usage })?;
+                // Stopped mid-turn (cancelled, timed out, refused): what it wrote was paid for.
+                // History counts it (an estimate when the agent never said), not 0. The halt is
+                // what the run ends with, whatever recording this meets.
+                if reported.is_some() || !text.is_empty() || reasoning_chars > 0 || !tools.is_empty() {
+                    let usage = turn_usage(reported.as_ref(), text.len() + reasoning_chars, &self.history);
+                    let _ = self.emit(EngineEvent::StepFinished { step, stop_reason: None, usage });
                 }
                 return Err(h);
             }
