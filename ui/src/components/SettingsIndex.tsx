@@ -53,19 +53,22 @@ export function SettingsIndex() {
   useEffect(() => {
     if (sections.length === 0) return;
     let frame = 0;
-    const mark = (scroller: Element | null) => {
+    // The page's own scrolling area (the app's main pane), not a text box or the sidebar.
+    const page: Element | null = nav.current?.closest("main") ?? document.scrollingElement;
+    const mark = () => {
       frame = 0;
-      if (picked.current) return;
-      const line = (scroller && scroller !== document.scrollingElement ? scroller.getBoundingClientRect().top : 0) + READING_LINE;
-      const atEnd = !!scroller && scroller.scrollHeight > scroller.clientHeight && scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 2;
+      if (picked.current || !page) return;
+      const line = (page === document.scrollingElement ? 0 : page.getBoundingClientRect().top) + READING_LINE;
+      const atEnd = page.scrollHeight > page.clientHeight && page.scrollTop + page.clientHeight >= page.scrollHeight - 2;
       const passed = sections.filter((s) => s.element.getBoundingClientRect().top <= line);
       setCurrent((atEnd ? sections[sections.length - 1] : (passed[passed.length - 1] ?? sections[0])).element);
     };
     const onScroll = (e: Event) => {
-      const scroller = e.target instanceof Element ? e.target : document.scrollingElement;
-      if (!frame) frame = requestAnimationFrame(() => mark(scroller));
+      const from = e.target instanceof Element ? e.target : document.scrollingElement;
+      if (e.type === "scroll" && from !== page) return;
+      if (!frame) frame = requestAnimationFrame(mark);
     };
-    mark(null);
+    mark();
     // Capture: the page may scroll in a container of the window, whose scroll events do not bubble.
     document.addEventListener("scroll", onScroll, { capture: true, passive: true });
     window.addEventListener("scroll", onScroll, { passive: true });

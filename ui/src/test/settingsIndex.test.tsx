@@ -5,21 +5,28 @@ import { SettingsIndex } from "../components/SettingsIndex";
 /** A form of sections laid out at `tops` (their top edges, in window pixels, as scrolled now). */
 function page(names: string[]) {
   render(
-    <form>
-      <SettingsIndex />
-      {names.map((n) => (
-        <fieldset key={n} className="panel">
-          <legend>{n}</legend>
-          <input aria-label={n} />
-        </fieldset>
-      ))}
-    </form>,
+    <main className="content">
+      <form>
+        <SettingsIndex />
+        {names.map((n) => (
+          <fieldset key={n} className="panel">
+            <legend>{n}</legend>
+            <textarea aria-label={n} />
+          </fieldset>
+        ))}
+      </form>
+    </main>,
   );
   const sections = [...document.querySelectorAll<HTMLElement>("fieldset.panel")];
-  return (tops: number[]) =>
+  const main = document.querySelector("main") as HTMLElement;
+  // The page scrolls in the app's main pane, as in the window: 2000 px in a 800 px pane.
+  Object.defineProperty(main, "scrollHeight", { configurable: true, value: 2000 });
+  Object.defineProperty(main, "clientHeight", { configurable: true, value: 800 });
+  return (tops: number[], from: Element = main) =>
     act(async () => {
       sections.forEach((s, i) => (s.getBoundingClientRect = () => ({ top: tops[i], bottom: (tops[i + 1] ?? tops[i] + 400) - 16, left: 0, right: 0, width: 0, height: 0, x: 0, y: tops[i], toJSON: () => "" })));
-      window.dispatchEvent(new Event("scroll"));
+      main.scrollTop = Math.max(0, -tops[0]);
+      from.dispatchEvent(new Event("scroll"));
       // The index looks once a frame.
       await new Promise((r) => requestAnimationFrame(r));
     });
@@ -44,5 +51,14 @@ describe("Settings' index", () => {
     expect(marked(), "the short section at the top, not the one under it").toEqual(["Evaluator"]);
     await scrollTo([-1100, -600, 60]);
     expect(marked()).toEqual(["Limits"]);
+    // A text box scrolled to its end is not the page at its end.
+    const box = screen.getByLabelText("Provider");
+    Object.defineProperty(box, "scrollHeight", { configurable: true, value: 300 });
+    Object.defineProperty(box, "clientHeight", { configurable: true, value: 100 });
+    box.scrollTop = 200;
+    await scrollTo([0, 500, 1100]);
+    expect(marked()).toEqual(["Provider"]);
+    await scrollTo([0, 500, 1100], box);
+    expect(marked(), "a text box scrolled to its end is not the page at its end").toEqual(["Provider"]);
   });
 });
