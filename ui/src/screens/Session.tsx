@@ -545,23 +545,36 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
     const el = scroller.current;
     if (el) el.scrollTop = el.scrollHeight;
   }, []);
+  // Until when what grows is followed to the end: a moment after the session opens or a
+  // decision is made (the timeline replaying, the bar's panel changing), and while a run streams;
+  // not when the person opens a card or a diff to read it.
+  const settleUntil = useRef(0);
+  const runningRef = useRef(false);
   const jumpToLatest = () => {
     followingRef.current = true;
     setFollowing(true);
+    settleUntil.current = performance.now() + 1500;
     toEnd();
-    // Once more when what the decision changed (the bar's panel) has drawn.
-    requestAnimationFrame(toEnd);
   };
-  // While following, the end stays in view whatever grows: the timeline as a session opens, or
-  // the bottom bar as a decided review's panel replaces the open one.
   const sectionRef = useRef<HTMLElement | null>(null);
   useEffect(() => {
+    settleUntil.current = performance.now() + 3000;
     const el = sectionRef.current;
     if (!el || typeof ResizeObserver === "undefined") return;
-    const seen = new ResizeObserver(() => followingRef.current && toEnd());
+    const seen = new ResizeObserver(() => {
+      if (followingRef.current && (runningRef.current || performance.now() < settleUntil.current)) toEnd();
+    });
     seen.observe(el);
-    return () => seen.disconnect();
-  }, [toEnd]);
+    // The person's own click or key ends the settling: what they open stays where it is.
+    const mine = () => (settleUntil.current = 0);
+    el.addEventListener("pointerdown", mine);
+    el.addEventListener("keydown", mine);
+    return () => {
+      seen.disconnect();
+      el.removeEventListener("pointerdown", mine);
+      el.removeEventListener("keydown", mine);
+    };
+  }, [toEnd, sessionId]);
 
   // Timing for the footprint benchmark (off unless FINISHLINE_PERF=1): when the replayed
   // timeline was last drawn after opening, and frame pacing while a run streams.
@@ -632,15 +645,11 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
   const reviewShown = model.review && model.status === "awaiting_review" ? model.review.reviewId : null;
   useEffect(() => {
     if (!reviewShown || !followingRef.current) return;
-    const toEnd = () => {
-      const el = scroller.current;
-      if (el) el.scrollTop = el.scrollHeight;
-    };
     toEnd();
     // Once more after the panel's diff has drawn.
     const frame = requestAnimationFrame(toEnd);
     return () => cancelAnimationFrame(frame);
-  }, [reviewShown]);
+  }, [reviewShown, toEnd]);
 
   // Whether an attempt of this session's group was chosen. Until one is, approving this attempt
   // chooses it for the group and it is put away with the group; after, it is any task's (the
@@ -657,6 +666,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
   }, [group, model.status]);
 
   const running = isRunning(model);
+  runningRef.current = running;
   const ask = pendingAsk(model.items);
   // Frame pacing is measured while text streams in (FINISHLINE_PERF=1 only).
   const streaming = running && model.items.some((i) => i.kind === "assistant" && i.text.length > 0);
