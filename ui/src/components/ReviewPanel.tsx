@@ -466,8 +466,14 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       )}
       {worktree && (
         <p className="muted small" data-testid="review-where">
-          The task worked in its own worktree on <code>{worktree.branch}</code>; your checkout is untouched. {attempt ? "Choosing this attempt" : "Approve"} lands it on{" "}
-          <code>{worktree.base_branch ?? "a branch"}</code>
+          The task worked in its own worktree on <code>{worktree.branch}</code>; your checkout is untouched. {attempt ? "Choosing this attempt" : "Approve"}{" "}
+          {nothingToLand ? (
+            "lands nothing, as no file changed"
+          ) : (
+            <>
+              lands it on <code>{worktree.base_branch ?? "a branch"}</code>
+            </>
+          )}
           {attempt ? " and rejects the other attempts" : ""}; Reject removes the worktree and the branch (History keeps the diff).
         </p>
       )}

@@ -193,7 +193,8 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
     setError(null);
     setNotice(null);
     try {
-      const out = await ipc.chooseAttempt(group, a.evidence.session);
+      // Landed as the dialog said it would be: the way shown is the way asked for.
+      const out = await ipc.chooseAttempt(group, a.evidence.session, landing);
       if (out.outcome === "landing_blocked") setError(`${a.evidence.label} could not land: ${out.detail} Open it to resolve this, or keep its branch.`);
       else {
         const others = ranking ? ranking.ranking.length - 1 : 0;
@@ -293,6 +294,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
         <ConfirmLand
           attempt={confirmLand}
           lands={landsAs(landing, ranking.base_branch ?? null)}
+          keepsBranch={landing === "branch"}
           others={ranking.ranking.filter((a) => a.evidence.session !== confirmLand.evidence.session && statusOf(a.evidence.session) !== "rejected").length}
           running={running.length}
           onKeep={() => setConfirmLand(null)}
@@ -494,13 +496,31 @@ export function landsAs(mode: LandingMode, branch: string | null): string {
   }
 }
 
-function ConfirmLand({ attempt, lands, others, running, onKeep, onLand }: { attempt: RankedAttempt; lands: string; others: number; running: number; onKeep: () => void; onLand: () => void }) {
+function ConfirmLand({
+  attempt,
+  lands,
+  keepsBranch,
+  others,
+  running,
+  onKeep,
+  onLand,
+}: {
+  attempt: RankedAttempt;
+  lands: string;
+  keepsBranch: boolean;
+  others: number;
+  running: number;
+  onKeep: () => void;
+  onLand: () => void;
+}) {
   // Landing one rejects the others and removes their worktrees: Enter keeps them, as Esc does.
   const keep = useRef<HTMLButtonElement>(null);
   useEffect(() => keep.current?.focus(), []);
   const nothing = attempt.evidence.files === 0;
+  // Nothing lands when it changed nothing, or when the landing keeps its branch only.
+  const choosing = nothing || keepsBranch;
   return (
-    <AlertDialog title={nothing ? `Choose ${attempt.evidence.label}?` : `Land ${attempt.evidence.label}?`} testid="attempt-land-dialog" onEscape={onKeep} describedBy="land-body">
+    <AlertDialog title={choosing ? `Choose ${attempt.evidence.label}?` : `Land ${attempt.evidence.label}?`} testid="attempt-land-dialog" onEscape={onKeep} describedBy="land-body">
       <p id="land-body">
         {nothing ? "It changed no file, so nothing lands. " : `${lands} `}
         The other {others === 1 ? "attempt is" : `${others} attempts are`} rejected{running > 0 ? ` (${running} still running cancelled first)` : ""} and
@@ -511,7 +531,7 @@ function ConfirmLand({ attempt, lands, others, running, onKeep, onLand }: { atte
           Not yet
         </button>
         <button className="btn primary" onClick={onLand} data-testid="attempt-land-confirm">
-          {nothing ? "Choose it" : "Land it"}
+          {choosing ? "Choose it" : "Land it"}
         </button>
       </div>
     </AlertDialog>

@@ -565,7 +565,7 @@ describe("attempts side by side", () => {
     await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
     await user.click(await screen.findByTestId("attempt-land-confirm"));
     expect(await screen.findByTestId("attempts-notice")).toHaveTextContent("Codex chosen. Landed on main as abcdef1 (1 file). The other attempt was rejected and its worktree removed.");
-    expect(chosen).toMatchObject({ group: "g1", sessionId: "s2" });
+    expect(chosen, "landed the way the dialog said").toMatchObject({ group: "g1", sessionId: "s2", landing: "merge" });
     await waitFor(() => expect(screen.getAllByTestId("attempt-status").map((b) => b.textContent), "the one set aside was not refused by the person").toEqual(["Completed", "Not chosen"]));
   });
 });

@@ -103,6 +103,7 @@ describe("a task in its own worktree", () => {
     script(events, () => undefined);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     expect(await screen.findByTestId("approve")).toHaveTextContent(/^Approve$/);
+    expect(screen.getByTestId("review-where")).toHaveTextContent("Approve lands nothing, as no file changed; Reject removes");
   });
 
   it("an attempt cannot be chosen from its session while the evaluator compares its group, and can once it answered", async () => {
