@@ -28,6 +28,36 @@ fn assistant(m: &MessageId) -> EngineEvent {
     EngineEvent::MessageCreated { message_id: m.clone(), role: MessageRole::Assistant, source: None, text: None }
 }
 
+/// The evaluator's verdict that the task is not done yet, in `summary`'s words.
+fn not_done_yet(summary: &str) -> EngineEvent {
+    EngineEvent::Evaluation {
+        cycle: 1,
+        verdict: Verdict::NotDone,
+        summary: summary.into(),
+        remaining: vec![],
+        stuck_reason: None,
+        model: "judge".into(),
+        parse_ok: true,
+        usage: Default::default(),
+        question: Default::default(),
+    }
+}
+
+/// The evaluator's comparison of two attempts, preferring `prefers`, for `reason`.
+fn compared(first: &SessionId, second: &SessionId, prefers: &SessionId, reason: &str) -> EngineEvent {
+    EngineEvent::AttemptsCompared {
+        first: first.clone(),
+        second: second.clone(),
+        prefers: Some(prefers.clone()),
+        reason: reason.into(),
+        disagreed: false,
+        model: "judge".into(),
+        tokens: 10,
+        first_review: None,
+        second_review: None,
+    }
+}
+
 #[test]
 fn seq_is_gap_free_and_per_session() {
     let store = Store::open_in_memory().unwrap();
@@ -188,32 +218,11 @@ fn search_finds_what_the_evaluator_said_its_verdicts_and_its_comparisons_of_atte
     let store = Store::open_in_memory().unwrap();
     let (a, _) = store.create_session(&new_session("greet the user")).unwrap();
     let (b, _) = store.create_session(&new_session("greet the user")).unwrap();
-    let verdict = EngineEvent::Evaluation {
-        cycle: 1,
-        verdict: Verdict::NotDone,
-        summary: "greet.py exists but hello() returns an empty string".into(),
-        remaining: vec![],
-        stuck_reason: None,
-        model: "judge".into(),
-        parse_ok: true,
-        usage: Default::default(),
-        question: Default::default(),
-    };
-    store.append(&a, None, verdict).unwrap();
-    let compared = EngineEvent::AttemptsCompared {
-        first: a.clone(),
-        second: b.clone(),
-        prefers: Some(b.clone()),
-        reason: "the second handles Unicode names; the first mangles them".into(),
-        disagreed: false,
-        model: "judge".into(),
-        tokens: 10,
-        first_review: None,
-        second_review: None,
-    };
+    store.append(&a, None, not_done_yet("greet.py exists but hello() returns an empty string")).unwrap();
     // Recorded on both attempts, as the engine does.
-    store.append(&a, None, compared.clone()).unwrap();
-    store.append(&b, None, compared).unwrap();
+    let reason = "the second handles Unicode names; the first mangles them";
+    store.append(&a, None, compared(&a, &b, &b, reason)).unwrap();
+    store.append(&b, None, compared(&a, &b, &b, reason)).unwrap();
     let sessions = |q: &str| {
         let mut found = store.search(q, 10).unwrap().into_iter().map(|h| h.session_id).collect::<Vec<_>>();
         found.sort_by(|x, y| x.0.cmp(&y.0));
@@ -939,30 +948,8 @@ fn what_the_evaluator_said_before_an_upgrade_is_searchable_after_it_once() {
     let sid = {
         let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
         let (sid, _) = store.create_session(&new_session("greet the user")).unwrap();
-        let verdict = EngineEvent::Evaluation {
-            cycle: 1,
-            verdict: Verdict::NotDone,
-            summary: "hello() returns an empty string".into(),
-            remaining: vec![],
-            stuck_reason: None,
-            model: "judge".into(),
-            parse_ok: true,
-            usage: Default::default(),
-            question: Default::default(),
-        };
-        store.append(&sid, None, verdict).unwrap();
-        let compared = EngineEvent::AttemptsCompared {
-            first: sid.clone(),
-            second: SessionId::from("ses_other"),
-            prefers: Some(sid.clone()),
-            reason: "the first names the user; the second greets nobody".into(),
-            disagreed: false,
-            model: "judge".into(),
-            tokens: 10,
-            first_review: None,
-            second_review: None,
-        };
-        store.append(&sid, None, compared).unwrap();
+        store.append(&sid, None, not_done_yet("hello() returns an empty string")).unwrap();
+        store.append(&sid, None, compared(&sid, &SessionId::from("ses_other"), &sid, "the first names the user; the second greets nobody")).unwrap();
         sid
     };
     // The same history as a build before wrote it: neither was indexed.
