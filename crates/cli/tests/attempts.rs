@@ -38,8 +38,7 @@ fn write_greet(word: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_attempts_are_ranked_by_the_evidence_and_the_verified_one_lands_as_one_commit() {
-    let server = FakeServer::start(
-        serde_json::from_value(json!({"rules": [
+    let (_server, e, r, url) = serving(json!([
             // The evaluator sees whether anything was written.
             {"when": {"kind": "evaluator", "any_message_contains": "Created greet.py"}, "reply": {"text": VERDICT_DONE}},
             {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_NOTHING_WRITTEN}},
@@ -51,14 +50,7 @@ async fn three_attempts_are_ranked_by_the_evidence_and_the_verified_one_lands_as
             // Writes the wrong greeting, so the person's check fails.
             {"when": {"kind": "agent", "model": "wrong", "last_message_contains": "greet.py"}, "reply": {"text": "Writing greet.py.", "tool_calls": [write_greet("bye")]}, "times": 1},
             {"when": {"kind": "agent", "model": "wrong"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
-        ]}))
-        .unwrap(),
-    )
-    .await
-    .unwrap();
-    let e = env();
-    let r = repo(e._dir.path());
-    let url = server.base_url(Protocol::Openai);
+        ])).await;
     let (ws, data, u) = (r.to_string_lossy().into_owned(), e.data.clone(), url.clone());
     let out = tokio::task::spawn_blocking(move || {
         finishline(
@@ -295,12 +287,19 @@ async fn waiting(rules: Value) -> Waiting {
     waiting_for(rules, "builtin:a,builtin:b").await
 }
 
-/// The fake provider answering by `rules`, and the attempts `spec` names run to their ends.
-async fn waiting_for(rules: Value, spec: &str) -> Waiting {
+/// The fake provider answering by `rules`, a fresh repository and data folder, and the
+/// provider's address.
+async fn serving(rules: Value) -> (FakeServer, Env, PathBuf, String) {
     let server = FakeServer::start(serde_json::from_value(json!({ "rules": rules })).unwrap()).await.unwrap();
     let e = env();
     let r = repo(e._dir.path());
     let url = server.base_url(Protocol::Openai);
+    (server, e, r, url)
+}
+
+/// The fake provider answering by `rules`, and the attempts `spec` names run to their ends.
+async fn waiting_for(rules: Value, spec: &str) -> Waiting {
+    let (server, e, r, url) = serving(rules).await;
     let (group, sessions) = waiting_attempts(&e, &r, &url, spec);
     Waiting { _server: server, e, r, url, group, sessions }
 }
@@ -758,21 +757,13 @@ async fn an_attempt_that_cannot_land_over_the_persons_edit_says_how_to_keep_its_
 /// as it is, takes one of them on to a review it can land from.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_during_attempts_exits_cancelled_and_says_how_to_go_on_with_what_they_wrote() {
-    let server = FakeServer::start(
-        serde_json::from_value(json!({"rules": [
+    let (server, e, r, url) = serving(json!([
             {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
             {"when": {"kind": "agent", "last_message_contains": "go on"}, "reply": {"text": "Done.", "tool_calls": [claim()]}},
             // Each attempt writes its file, then thinks for a minute.
             {"when": {"kind": "agent", "last_message_contains": "Created slow.txt"}, "reply": {"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}}},
             {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [write_file("slow.txt", "half of the work\n")]}},
-        ]}))
-        .unwrap(),
-    )
-    .await
-    .unwrap();
-    let e = env();
-    let r = repo(e._dir.path());
-    let url = server.base_url(Protocol::Openai);
+        ])).await;
     let ws = r.to_string_lossy().into_owned();
     let child = spawn_finishline(
         &["run", "write the slow file", "--workspace", &ws, "--base-url", &url, "--model", "m", "--attempts", "builtin*2", "--allow", "all"],
@@ -897,20 +888,12 @@ async fn an_attempt_rejected_alone_then_sent_on_and_approved_is_chosen_for_the_o
 /// waits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_lands_nothing_even_when_one_attempt_already_waits_for_review() {
-    let server = FakeServer::start(
-        serde_json::from_value(json!({"rules": [
+    let (server, e, r, url) = serving(json!([
             {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
             {"when": {"kind": "agent", "model": "fast", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 1},
             {"when": {"kind": "agent", "model": "fast"}, "reply": {"text": "Done.", "tool_calls": [claim()]}},
             {"when": {"kind": "agent", "model": "slow"}, "reply": {"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}}},
-        ]}))
-        .unwrap(),
-    )
-    .await
-    .unwrap();
-    let e = env();
-    let r = repo(e._dir.path());
-    let url = server.base_url(Protocol::Openai);
+        ])).await;
     let ws = r.to_string_lossy().into_owned();
     let child = spawn_finishline(
         &[
