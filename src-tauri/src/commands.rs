@@ -340,6 +340,7 @@ pub async fn workspace_info(app: AppHandle, state: State<'_, AppState>, folder: 
             uncommitted_count: uncommitted.len(),
             uncommitted: uncommitted.into_iter().take(5).collect(),
             branch: repo.as_ref().and_then(|r| r.branch.clone()),
+            under_way: repo.as_ref().filter(|r| r.branch.is_none()).and_then(|r| finishline_engine::workspace::worktree::under_way(&r.top)),
             branches: repo.as_ref().map(|r| finishline_engine::workspace::worktree::branches(&r.top)).unwrap_or_default(),
             repository: repo.map(|r| r.top.to_string_lossy().into_owned()),
             unborn_repository: is_git,
@@ -360,6 +361,8 @@ pub struct WorkspaceInfo {
     uncommitted_count: usize,
     repository: Option<String>,
     branch: Option<String>,
+    /// On no branch: what git is in the middle of that detached it ("a rebase of main").
+    under_way: Option<String>,
     branches: Vec<String>,
     /// A `.git` is there (maybe without a commit yet).
     unborn_repository: bool,

@@ -105,6 +105,8 @@ export interface WorkspaceInfo {
   uncommitted_count?: number;
   repository: string | null;
   branch: string | null;
+  /** On no branch: what detached it, "a rebase of main" or "a bisect", if anything. */
+  under_way?: string | null;
   branches: string[];
   unborn_repository: boolean;
   /** Tasks working in the folder itself right now. */

@@ -1716,3 +1716,25 @@ async fn a_resolution_that_undoes_the_persons_other_changes_never_lands() {
     assert_eq!(git(&r, &["show", "main:other.txt"]), "v2, the person's", "the person's change is never undone on their branch");
     assert_eq!(std::fs::read_to_string(r.join("other.txt")).unwrap(), "v2, the person's\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_started_on_no_branch_keeps_its_branch_when_approved_and_leaves_the_checkout_alone() {
+    let (_s, dir, cli) = server(vec![writes("notes.md", "the task's notes\n", 0)]).await;
+    let r = repo(dir.path());
+    // The person is between branches (a rebase or bisect detaches HEAD the same way).
+    git(&r, &["checkout", "-q", "--detach"]);
+    let head = git(&r, &["rev-parse", "HEAD"]);
+    let run = cli.run("write notes.md", &r, &[]);
+    assert_eq!(run.status.code(), Some(6), "{}", String::from_utf8_lossy(&run.stderr));
+    let id = session_of(&run);
+    let approved = cli.review(&id, &["--approve"]);
+    assert_eq!(approved.status.code(), Some(0), "the one landing there is, keeping the branch, goes through: {}", String::from_utf8_lossy(&approved.stderr));
+    let branch = git(&r, &["branch", "--list", "finishline/*", "--format=%(refname:short)"]);
+    assert!(branch.starts_with("finishline/"), "the task's branch is kept: {branch:?}");
+    assert_eq!(git(&r, &["show", &format!("{branch}:notes.md")]), "the task's notes");
+    assert_eq!(git(&r, &["rev-parse", "HEAD"]), head, "the person's checkout did not move");
+    assert!(!r.join("notes.md").exists(), "nor got the task's file");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n");
+    let said = String::from_utf8_lossy(&approved.stderr).to_string();
+    assert!(said.contains(&branch), "it names the branch where the work waits: {said}");
+}

@@ -103,13 +103,16 @@ function reveal(el: HTMLElement | null) {
 export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding, attempt }: Props) {
   const comparing = useComparing(attempt?.group);
   const worktree = place?.worktree && !place.removed ? place.worktree : undefined;
-  const [landing, setLanding] = useState<LandingMode>(defaultLanding ?? "squash");
+  // Started on a detached HEAD (a rebase or bisect under way), there is no branch to land on:
+  // Approve keeps the task's branch, the one landing that can go through.
+  const noBranch = worktree !== undefined && !worktree.base_branch;
+  const [landing, setLanding] = useState<LandingMode>(noBranch ? "branch" : (defaultLanding ?? "squash"));
   // The menu starts at the settings' choice.
   const inWorktree = worktree !== undefined;
   useEffect(() => {
-    if (!inWorktree || defaultLanding) return;
+    if (!inWorktree || defaultLanding || noBranch) return;
     ipc.getSettings().then((v) => v?.settings?.tasks?.landing && setLanding(v.settings.tasks.landing), () => undefined);
-  }, [inWorktree, defaultLanding]);
+  }, [inWorktree, defaultLanding, noBranch]);
   // Per file someone changed after the run: overwrite it anyway (unticked: keep it).
   const [overwrite, setOverwrite] = useState<Record<string, boolean>>({});
   const [feedback, setFeedback] = useState("");
@@ -469,6 +472,8 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           The task worked in its own worktree on <code>{worktree.branch}</code>; your checkout is untouched. {attempt ? "Choosing this attempt" : "Approve"}{" "}
           {nothingToLand ? (
             "lands nothing, as no file changed"
+          ) : noBranch ? (
+            "keeps its branch for you to merge: your checkout was on no branch when the task started"
           ) : (
             <>
               lands it on <code>{worktree.base_branch ?? "a branch"}</code>
@@ -478,7 +483,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         </p>
       )}
       <div className="actions review-actions">
-        {worktree ? (
+        {noBranch ? null : worktree ? (
           <label className="field inline" title="How the approved task lands on your branch">
             <span className="muted small">Land</span>
             <select value={landing} onChange={(e) => setLanding(e.target.value as LandingMode)} data-testid="landing-mode">

@@ -312,7 +312,14 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
                 ) : (
                   <code>{info.branch ?? "the current commit"}</code>
                 )}
-                . Your checkout stays as it is; approving lands the task there. Several tasks can run side by side.
+                .{" "}
+                {base || info.branch ? (
+                  <>Your checkout stays as it is; approving lands the task on {base || info.branch}.</>
+                ) : (
+                  // A detached HEAD (a rebase or bisect under way detaches it) has no branch to land on.
+                  <>Your checkout is on no branch{info.under_way ? ` (in the middle of ${info.under_way})` : ""}: approving keeps the task's branch for you to merge.</>
+                )}{" "}
+                Several tasks can run side by side.
                 {(info.uncommitted_count ?? 0) > 0 && <Uncommitted names={info.uncommitted ?? []} count={info.uncommitted_count!} />}
               </>
             ) : (

@@ -100,6 +100,22 @@ describe("New task", () => {
     expect(said).toHaveTextContent("7 uncommitted changes in your checkout (app.py, notes/, a, b, c and 2 more) are not in the task's worktree: it starts from the last commit. Commit them first if the task needs them.");
   });
 
+  it("on no branch (a rebase under way) it does not promise that approving lands the task: its branch is kept", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "plugin:dialog|open") return "/repo";
+      if (cmd === "workspace_info") return { worktrees: true, repository: "/repo", branch: null, under_way: "a rebase of main", branches: ["main", "release"], unborn_repository: true, busy: [] };
+    });
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("pick-workspace"));
+    const line = await screen.findByTestId("workspace-isolation");
+    expect(line).toHaveTextContent("Your checkout is on no branch (in the middle of a rebase of main): approving keeps the task's branch for you to merge.");
+    expect(line).not.toHaveTextContent("approving lands the task there");
+    // Started from a branch, it lands there as usual.
+    await user.selectOptions(screen.getByTestId("base-branch"), "release");
+    expect(line).toHaveTextContent("Your checkout stays as it is; approving lands the task on release.");
+  });
+
   it("holds the line where the task will work from the moment a folder is chosen, so Run does not move when it arrives", async () => {
     let answer: ((v: unknown) => void) | null = null;
     mockIPC((cmd) => {

@@ -38,6 +38,25 @@ function script(events: Envelope[], onCommand: (cmd: string, args: unknown, push
 }
 
 describe("a task in its own worktree", () => {
+  it("started on no branch, approving keeps its branch: it does not offer a landing that can only be refused", async () => {
+    const events = reviewWaiting().map((e) => (e.type === "task_workspace" ? { ...e, worktree: { ...worktree, base_branch: null } } : e));
+    let sent: { landing?: string } | null = null;
+    script(events, (cmd, args) => {
+      if (cmd === "get_settings") return { settings: { tasks: { landing: "squash" } } };
+      if (cmd === "submit_review") {
+        sent = (args as { input: { landing?: string } }).input;
+        return { outcome: "decided", status: "completed", revert: null };
+      }
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const approve = await screen.findByTestId("approve");
+    expect(approve).toHaveTextContent(/^Approve$/);
+    expect(screen.getByTestId("review-where")).toHaveTextContent("Approve keeps its branch for you to merge: your checkout was on no branch when the task started;");
+    expect(screen.queryByTestId("landing-mode"), "no landing on a branch to choose").toBeNull();
+    await userEvent.setup().click(approve);
+    await waitFor(() => expect(sent?.landing).toBe("branch"));
+  });
+
   it("an attempt's own review says approving it chooses it over the other attempts", async () => {
     const [created, ...rest] = reviewWaiting();
     seq = 0;

@@ -537,6 +537,17 @@ pub fn uncommitted(top: &Path) -> Result<Vec<String>> {
     status_paths(top, false)
 }
 
+/// What git is in the middle of that detached the checkout's HEAD ("a rebase of main", "a
+/// bisect"): New Task says so beside "on no branch", where a task's approve keeps its branch.
+pub fn under_way(top: &Path) -> Option<String> {
+    let dir = top.join(git(top, &["rev-parse", "--git-dir"]).ok()?.trim());
+    let read = |file: &str| std::fs::read_to_string(dir.join(file)).ok().map(|s| s.trim().to_string());
+    if let Some(head) = read("rebase-merge/head-name").or_else(|| read("rebase-apply/head-name")) {
+        return Some(head.strip_prefix("refs/heads/").map_or_else(|| "a rebase".to_string(), |b| format!("a rebase of {b}")));
+    }
+    dir.join("BISECT_START").exists().then(|| "a bisect".to_string())
+}
+
 /// The files that differ between two commits of the repository.
 pub fn changed_between(wt: &TaskWorktree, from: &str, to: &str) -> Result<Vec<String>> {
     let out = git(Path::new(&wt.repo), &["diff", "--name-only", "--no-renames", "-z", from, to])?;
@@ -782,6 +793,32 @@ mod tests {
         );
         git(&repo, &["checkout", "-q", "--detach"]).unwrap();
         assert_eq!(repo_of(&repo, &worktrees).unwrap().branch, None, "a detached HEAD is on no branch");
+    }
+
+    #[test]
+    fn a_rebase_or_bisect_that_detached_the_checkout_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path();
+        git(f, &["init", "-q", "-b", "main"]).unwrap();
+        std::fs::write(f.join("a.txt"), "one\n").unwrap();
+        make_repository(f).unwrap();
+        assert_eq!(under_way(f), None, "on a branch, nothing under way");
+        let commit = |text: &str| {
+            std::fs::write(f.join("a.txt"), text).unwrap();
+            git(f, &["-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qam", text]).unwrap();
+        };
+        git(f, &["checkout", "-q", "-b", "side"]).unwrap();
+        commit("side\n");
+        git(f, &["checkout", "-q", "main"]).unwrap();
+        commit("main\n");
+        // Stops at the conflict with HEAD detached, as the person would meet it.
+        assert!(git(f, &["-c", "user.name=p", "-c", "user.email=p@x", "rebase", "side"]).is_err());
+        assert_eq!(repo_of(f, &f.join("none")).unwrap().branch, None);
+        assert_eq!(under_way(f).as_deref(), Some("a rebase of main"));
+        git(f, &["rebase", "--abort"]).unwrap();
+        assert_eq!(under_way(f), None);
+        git(f, &["bisect", "start"]).unwrap();
+        assert_eq!(under_way(f).as_deref(), Some("a bisect"));
     }
 
     #[test]
