@@ -23,6 +23,7 @@ fn main() {
         "review_file",
         "dismiss_finding",
         "workspace_info",
+        "workspace_uncommitted",
         "make_repository",
         "open_worktree",
         "discard_session",

@@ -330,15 +330,8 @@ pub async fn workspace_info(app: AppHandle, state: State<'_, AppState>, folder: 
             .collect();
         let is_git = path.join(".git").exists();
         let worktrees = settings.tasks.isolation == Isolation::Worktree && repo.is_some();
-        // A task's worktree starts from the last commit: the person's edits since are not in it.
-        let uncommitted = match &repo {
-            Some(r) if worktrees => finishline_engine::workspace::worktree::uncommitted(&r.top).unwrap_or_default(),
-            _ => Vec::new(),
-        };
         Ok(WorkspaceInfo {
             worktrees,
-            uncommitted_count: uncommitted.len(),
-            uncommitted: uncommitted.into_iter().take(5).collect(),
             branch: repo.as_ref().and_then(|r| r.branch.clone()),
             under_way: repo.as_ref().filter(|r| r.branch.is_none()).and_then(|r| finishline_engine::workspace::worktree::under_way(&r.top)),
             branches: repo.as_ref().map(|r| finishline_engine::workspace::worktree::branches(&r.top)).unwrap_or_default(),
@@ -351,14 +344,32 @@ pub async fn workspace_info(app: AppHandle, state: State<'_, AppState>, folder: 
     .map_err(|e| Error::Internal(e.to_string()))?
 }
 
+/// The first few of the checkout's uncommitted changes, which a task's worktree does not start
+/// with (it starts from the last commit), and how many there are. Asked apart from
+/// [`workspace_info`]: on a huge checkout git's status takes a while, and the rest of New Task's
+/// line need not wait for it.
+#[tauri::command]
+pub async fn workspace_uncommitted(folder: String) -> Result<Uncommitted, Error> {
+    tauri::async_runtime::spawn_blocking(move || {
+        let path = std::path::Path::new(&folder).canonicalize().map_err(|e| Error::InvalidInput(format!("{folder} cannot be used: {e}")))?;
+        let top = finishline_engine::workspace::worktree::repo_of(&path, std::path::Path::new("")).map(|r| r.top);
+        let all = top.map(|t| finishline_engine::workspace::worktree::uncommitted(&t).unwrap_or_default()).unwrap_or_default();
+        Ok(Uncommitted { count: all.len(), names: all.into_iter().take(5).collect() })
+    })
+    .await
+    .map_err(|e| Error::Internal(e.to_string()))?
+}
+
+#[derive(serde::Serialize)]
+pub struct Uncommitted {
+    names: Vec<String>,
+    count: usize,
+}
+
 #[derive(serde::Serialize)]
 pub struct WorkspaceInfo {
     /// Tasks here get their own worktree.
     worktrees: bool,
-    /// With worktrees: the first few of the checkout's uncommitted changes, which a task's
-    /// worktree does not start with, and how many there are.
-    uncommitted: Vec<String>,
-    uncommitted_count: usize,
     repository: Option<String>,
     branch: Option<String>,
     /// On no branch: what git is in the middle of that detached it ("a rebase of main").

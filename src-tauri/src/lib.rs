@@ -127,6 +127,7 @@ pub fn run() {
             commands::review_file,
             commands::dismiss_finding,
             commands::workspace_info,
+            commands::workspace_uncommitted,
             commands::make_repository,
             commands::open_worktree,
             commands::discard_session,

@@ -99,10 +99,6 @@ export interface TaskWorktree {
 export interface WorkspaceInfo {
   /** Tasks here get their own worktree. */
   worktrees: boolean;
-  /** With worktrees: the first few uncommitted changes in the checkout, which a task's worktree
-   * starts without, and how many there are. */
-  uncommitted?: string[];
-  uncommitted_count?: number;
   repository: string | null;
   branch: string | null;
   /** On no branch: what detached it, "a rebase of main" or "a bisect", if anything. */
@@ -726,6 +722,9 @@ export const ipc = {
     }),
   /** Whether tasks in this folder get their own worktree, on which branch, and who works there now. */
   workspaceInfo: (folder: string) => call<WorkspaceInfo>("workspace_info", { folder }),
+  /** The first few uncommitted changes in the checkout, which a task's worktree starts without,
+   * and how many there are: asked apart, since git's status of a huge checkout takes a while. */
+  workspaceUncommitted: (folder: string) => call<{ names: string[]; count: number }>("workspace_uncommitted", { folder }),
   /** `git init` and a first commit of the folder as it is, so tasks can work side by side. */
   makeRepository: (folder: string) => call<void>("make_repository", { folder }),
   /** Opens the session's worktree in the file manager. */

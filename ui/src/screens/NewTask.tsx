@@ -121,9 +121,11 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   const [checking, setChecking] = useState(false);
   // Another task works in this plain folder: run anyway, queue after it, or cancel.
   const [busyAsk, setBusyAsk] = useState<string | null>(null);
+  const [uncommitted, setUncommitted] = useState<{ names: string[]; count: number } | null>(null);
   useEffect(() => {
     setSurvey(null);
     setInfo(null);
+    setUncommitted(null);
     setChecking(!!workspace);
     if (!workspace) return;
     let live = true;
@@ -140,6 +142,12 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
           if (!live || !i) return;
           setInfo(i);
           setBase(i.branch ?? "");
+          // A task's worktree starts from the last commit: the person's edits since are not in it.
+          if (i.worktrees)
+            ipc.workspaceUncommitted(workspace).then(
+              (u) => live && setUncommitted(u),
+              () => undefined,
+            );
         },
         () => live && setChecking(false),
       );
@@ -320,7 +328,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
                   <>Your checkout is on no branch{info.under_way ? ` (in the middle of ${info.under_way})` : ""}: approving keeps the task's branch for you to merge.</>
                 )}{" "}
                 Several tasks can run side by side.
-                {(info.uncommitted_count ?? 0) > 0 && <Uncommitted names={info.uncommitted ?? []} count={info.uncommitted_count!} />}
+                {uncommitted && uncommitted.count > 0 && <Uncommitted names={uncommitted.names} count={uncommitted.count} />}
               </>
             ) : (
               <>

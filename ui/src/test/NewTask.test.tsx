@@ -88,14 +88,20 @@ describe("New task", () => {
     expect(screen.queryByTestId("workspace-uncommitted"), "a clean checkout: nothing to say").toBeNull();
   });
 
-  it("says the task will not see the checkout's uncommitted edits, naming the first few", async () => {
+  it("says the task will not see the checkout's uncommitted edits, naming the first few, once git has looked (the rest of the line does not wait)", async () => {
+    let answer: ((v: unknown) => void) | null = null;
     mockIPC((cmd) => {
       if (cmd === "plugin:dialog|open") return "/repo";
-      if (cmd === "workspace_info")
-        return { worktrees: true, repository: "/repo", branch: "main", branches: ["main"], unborn_repository: true, busy: [], uncommitted: ["app.py", "notes/", "a", "b", "c"], uncommitted_count: 7 };
+      if (cmd === "workspace_info") return { worktrees: true, repository: "/repo", branch: "main", branches: ["main"], unborn_repository: true, busy: [] };
+      // A huge checkout's status takes a while.
+      if (cmd === "workspace_uncommitted") return new Promise((r) => (answer = r));
     });
     render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
     await userEvent.setup().click(screen.getByTestId("pick-workspace"));
+    expect(await screen.findByTestId("workspace-isolation")).toHaveTextContent("approving lands the task on main");
+    await vi.waitFor(() => expect(answer, "the checkout is being looked at").not.toBeNull());
+    expect(screen.queryByTestId("workspace-uncommitted")).toBeNull();
+    answer!({ names: ["app.py", "notes/", "a", "b", "c"], count: 7 });
     const said = await screen.findByTestId("workspace-uncommitted");
     expect(said).toHaveTextContent("7 uncommitted changes in your checkout (app.py, notes/, a, b, c and 2 more) are not in the task's worktree: it starts from the last commit. Commit them first if the task needs them.");
   });
