@@ -213,7 +213,11 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     byKeys.current = false;
     setEditing(null);
     setSelection((s) => (extend && s && s.side === side ? { side, from: Math.min(s.from, line), to: Math.max(s.to, line) } : { side, from: line, to: line }));
+    // The keyboard goes on from the line clicked.
+    if (!extend) setCursor({ anchor: getChangeKey(change), head: getChangeKey(change) });
   };
+  // A press inside the lines focuses them too: that is not the Tab that starts at the first line.
+  const pressed = useRef(false);
   // The keyboard's way to the same box: the lines are one Tab stop, where Up/Down move the current
   // line, Shift+Up/Down extend it on its side (as a shift-click does) and Enter or c opens the box.
   const [cursor, setCursor] = useState<{ anchor: string; head: string } | null>(null);
@@ -231,6 +235,11 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   }, [cursor]);
   // Tabbed into, the lines start at the first: the person sees where the arrows begin.
   const onLinesFocus = (e: React.FocusEvent<HTMLDivElement>) => {
+    const byPointer = pressed.current;
+    pressed.current = false;
+    // Moved to line 1 on a press, the view could scroll the line pressed from under the pointer
+    // before the click lands, and Enter would then comment on line 1.
+    if (byPointer) return;
     if (e.target === e.currentTarget && !cursor && changes.length > 0) setCursor({ anchor: getChangeKey(changes[0]), head: getChangeKey(changes[0]) });
   };
   const onLineKeys = (e: React.KeyboardEvent<HTMLDivElement>) => {
@@ -362,6 +371,20 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
         aria-label={editable ? `Diff of ${file.path}: arrow keys choose a line, Shift+arrows extend it, Enter comments` : undefined}
         onKeyDown={editable ? onLineKeys : undefined}
         onFocus={editable ? onLinesFocus : undefined}
+        onPointerDown={
+          editable
+            ? () => {
+                pressed.current = true;
+              }
+            : undefined
+        }
+        onPointerUp={
+          editable
+            ? () => {
+                pressed.current = false;
+              }
+            : undefined
+        }
       >
         <Diff
           viewType={view}
@@ -398,7 +421,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
                 out.push(
                   <Decoration key={`x-${h.content}`}>
                     <button className="link-btn small diff-expand" onClick={() => expandRange(Math.max(start, h.oldStart - 20), h.oldStart)} data-testid="expand-context">
-                      Show {Math.min(20, before)} more of {before} unchanged lines
+                      {unchangedLines(before)}
                     </button>
                   </Decoration>,
                 );
@@ -417,7 +440,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
                 out.push(
                   <Decoration key={`y-${h.content}`}>
                     <button className="link-btn small diff-expand" onClick={() => expandRange(h.oldStart + h.oldLines, Math.min(total + 1, h.oldStart + h.oldLines + 20))} data-testid="expand-context">
-                      Show {Math.min(20, after - 1)} more of {after - 1} unchanged lines
+                      {unchangedLines(after - 1)}
                     </button>
                   </Decoration>,
                 );
@@ -434,6 +457,12 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
       )}
     </>
   );
+}
+
+/** The words of a button that shows up to 20 of `n` unchanged lines. */
+export function unchangedLines(n: number): string {
+  if (n === 1) return "Show 1 unchanged line";
+  return n <= 20 ? `Show ${n} unchanged lines` : `Show 20 more of ${n} unchanged lines`;
 }
 
 function CommentBox({ value, onChange, onSave, onCancel }: { value: string; onChange: (v: string) => void; onSave: () => void; onCancel: () => void }) {

@@ -4,6 +4,7 @@ import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
 import { compareOnce } from "../comparing";
 import type { Compared, EngineEvent, Envelope } from "../ipc";
+import { unchangedLines } from "../components/DiffView";
 import { SessionView } from "../screens/Session";
 import { spyOnScrollIntoView } from "./fixtures";
 
@@ -598,6 +599,38 @@ describe("review that talks back", () => {
     await user.click(code);
     await user.keyboard("{Enter}");
     expect(await screen.findByTestId("comment-box"), "the line clicked, not the hunk's first").toHaveTextContent("Comment on line 3");
+  });
+
+  it("a click on a removed line's number opens its box at once: the press that focuses the lines does not first jump to the hunk's first line", async () => {
+    const sent: unknown[] = [];
+    commenting(sent);
+    const into = spyOnScrollIntoView();
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
+    into.mockClear();
+    // Line 2 of the old file: the removed `let x = 1;`.
+    const removed = document.querySelector("td.diff-gutter-delete")!;
+    expect(removed).toHaveTextContent("2");
+    await user.click(removed);
+    expect(await screen.findByTestId("comment-box")).toHaveTextContent("Comment on line 2");
+    const jumped = into.mock.contexts.filter((el) => (el as Element).classList?.contains("diff-line-head") && !(el as Element).textContent?.includes("let x = 1;"));
+    expect(jumped, "the view did not move to another line under the pointer").toHaveLength(0);
+    // Closed, Enter opens the box on the line clicked, not on line 1.
+    await user.keyboard("{Escape}");
+    screen.getByRole("group", { name: /^Diff of src\/a\.rs/ }).focus();
+    await user.keyboard("{Enter}");
+    expect(await screen.findByTestId("comment-box")).toHaveTextContent("Comment on line 2");
+  });
+
+  it("a button that shows unchanged lines counts them as a person would say it", () => {
+    expect([1, 2, 20, 21, 300].map(unchangedLines)).toEqual([
+      "Show 1 unchanged line",
+      "Show 2 unchanged lines",
+      "Show 20 unchanged lines",
+      "Show 20 more of 21 unchanged lines",
+      "Show 20 more of 300 unchanged lines",
+    ]);
   });
 
   it("a line range is commented from the keyboard alone: arrows choose it, Shift extends it, Enter opens the box, Esc closes it", async () => {
