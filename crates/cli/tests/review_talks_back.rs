@@ -229,3 +229,75 @@ async fn a_follow_up_runs_the_verify_commands_the_task_was_started_with() {
     assert!(shown.contains("end reason verified_done"), "{shown}");
     assert_eq!(std::fs::read_to_string(e.ws.join("greet.txt")).unwrap(), "hello\n");
 }
+
+/// A comment the evaluator found addressed, then undone by the agent's later edits: the run
+/// ends without asking the evaluator again (the comment's file is back as it was, which needs
+/// no model), and the review's checklist says so rather than keeping the earlier tick.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_met_and_then_undone_is_not_shown_met_at_the_review() {
+    let addressed = json!({"done": false, "summary": "pear is there; cherry is missing", "remaining": ["add cherry"], "continuation_prompt": "Add cherry to notes.md.",
+        "is_stuck": false, "stuck_reason": "", "comments": [{"n": 1, "addressed": true, "evidence": "notes.md line 1 now reads pear"}]});
+    let server = fake(json!([
+        {"when": {"kind": "evaluator", "any_message_contains": "say pear instead"}, "reply": {"text": addressed.to_string()}, "times": 1},
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "not addressed yet"}, "reply": {"text": "Done! It is as you asked."}},
+        {"when": {"kind": "agent", "last_message_contains": "Add cherry"}, "reply": {"text": "Starting over.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}},
+        {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md is updated."}},
+        {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Changing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n"}}]}, "times": 1},
+        {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}
+    ]))
+    .await;
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let second = run_then_comment(&e, &url, "create notes.md with fruits", &["notes.md:1=say pear instead"]).await;
+    let out = String::from_utf8_lossy(&second.stdout);
+    assert_eq!(second.status.code(), Some(6), "{out}\n{}", String::from_utf8_lossy(&second.stderr));
+    assert_eq!(std::fs::read_to_string(e.ws.join("notes.md")).unwrap(), "- apple\n- banana\n", "the agent undid its pear");
+    let review = out.rsplit("review requested").next().unwrap_or_default();
+    assert!(!review.contains("☑ met: notes.md:1"), "the file no longer says pear, so the comment is not met: {out}");
+    assert!(review.contains("☐ unmet: notes.md:1: say pear instead (notes.md was not changed since the comment)"), "{out}");
+}
+
+/// In its own worktree, a task whose first round deleted a test's assertion, sent back to fix the
+/// code instead, fixes the code and leaves the test as it was: the second review's audit still
+/// names the assertion, since Approve lands the earlier round's files too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_covers_what_approve_lands_from_earlier_rounds() {
+    let server = fake(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "Wrote calc.py"}, "reply": {"text": "Done! add is fixed."}},
+        {"when": {"kind": "agent", "last_message_contains": "fix add in calc.py"}, "reply": {"text": "Fixing add.", "tool_calls": [{"name": "write_file", "arguments": {"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}}]}},
+        {"when": {"kind": "agent", "last_message_contains": "Wrote test_calc.py"}, "reply": {"text": "Done! The test passes now."}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Making the test pass.", "tool_calls": [{"name": "write_file", "arguments": {"path": "test_calc.py", "content": "from calc import add\n\ndef test_add():\n    result = add(2, 2)\n\ntest_add()\n"}}]}}
+    ]))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let repo = person_repo(
+        dir.path(),
+        &[
+            ("calc.py", "def add(a, b):\n    return a - b\n"),
+            ("test_calc.py", "from calc import add\n\ndef test_add():\n    result = add(2, 2)\n    assert result == 4\n\ntest_add()\n"),
+        ],
+    );
+    let data = dir.path().join("data");
+    let url = server.base_url(Protocol::Openai);
+    let first = finishline(
+        &["run", "make the failing test in test_calc.py pass", "--workspace", repo.to_str().unwrap(), "--base-url", &url, "--model", "m", "--json"],
+        &data,
+    );
+    assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
+    let audit_of = |o: &std::process::Output| lines(o).into_iter().rfind(|e| e["type"] == "review_requested").expect("a review")["audit"].clone();
+    assert_eq!(audit_of(&first)[0]["path"], "test_calc.py", "the first round's audit names the test");
+    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let second =
+        finishline(&["sessions", "review", &id, "--request-changes", "fix add in calc.py instead", "--base-url", &url, "--model", "m", "--json"], &data);
+    assert_eq!(second.status.code(), Some(6), "{}", String::from_utf8_lossy(&second.stderr));
+    let audit = audit_of(&second);
+    assert!(
+        audit.as_array().is_some_and(|a| a.iter().any(|f| f["path"] == "test_calc.py" && f["rule"] == "assertion_removed")),
+        "the test Approve would land without its assertion is still named: {audit}"
+    );
+    let branch = git(&repo, &["branch", "--list", "finishline/*", "--format=%(refname:short)"]);
+    assert!(!git(&repo, &["show", &format!("{branch}:test_calc.py")]).contains("assert"), "as the task's branch holds it");
+}

@@ -496,11 +496,13 @@ impl Run {
         tokio::task::block_in_place(|| cp.owned_diffs(&own.changes())).unwrap_or_default()
     }
 
-    /// The audit of the changes in scope (see [`Run::scoped`]): gamed checks, less what the
+    /// The audit of what Approve would accept (`whole`), else of this run's changes: gamed checks, less what the
     /// person dismissed for this session.
     pub(super) fn audit(&mut self, whole: bool) -> Vec<crate::judge::audit::Finding> {
         let Some(cp) = self.checkpoints.clone() else { return vec![] };
-        let changes = self.scoped(whole).changes();
+        // Of the whole task, what Approve would accept: a round sent back with Request changes
+        // is not accepted, and its gamed test lands with the next round's fix.
+        let changes = if whole { self.since(Since::Accepted) } else { self.own() }.changes();
         let Ok(texts) = tokio::task::block_in_place(|| cp.owned_texts(&changes)) else { return vec![] };
         let files: Vec<crate::judge::audit::AuditFile> =
             texts.iter().map(|(p, b, a)| crate::judge::audit::AuditFile { path: p, before: b.as_deref(), after: a.as_deref() }).collect();
@@ -548,6 +550,51 @@ impl Run {
         let found = crate::judge::criteria::check_without_model(&self.criteria, &changed);
         let results = crate::judge::criteria::settle(&self.criteria, found, verdict_done, remaining, answers);
         self.criteria_results = results.clone();
+        self.criteria_checked_at = self.last_snapshot();
+        self.emit(EngineEvent::CriteriaChecked { results })
+    }
+
+    /// The checklist as the files stand at the review. A run can end without asking the
+    /// evaluator again (a comment's file back as it was sends the agent back with no model
+    /// call, until the budget runs out), so a comment's earlier tick may be of files since
+    /// changed: checked again without a model (unmet when its file is back as it was at the
+    /// comment), else left to the person, since the evaluator's word was on other contents.
+    pub(super) fn criteria_at_review(&mut self) -> crate::Result<()> {
+        use crate::judge::criteria::{CriterionResult, CriterionState};
+        if self.criteria.is_empty() {
+            return Ok(());
+        }
+        if self.criteria_results.len() != self.criteria.len() {
+            // Reviewed without an evaluation (a claim of partial work, stuck): what needs no model.
+            return self.check_criteria(None, &[], &[]);
+        }
+        let (Some(cp), Some(at), Some(now)) = (self.checkpoints.clone(), self.criteria_checked_at.clone(), self.last_snapshot()) else { return Ok(()) };
+        let moved: Vec<String> = tokio::task::block_in_place(|| cp.window_changes(&at, &now)).unwrap_or_default().into_iter().map(|c| c.path).collect();
+        if moved.is_empty() {
+            return Ok(());
+        }
+        let changed: Vec<String> = self.since(Since::Decision).changes().into_iter().map(|c| c.path).collect();
+        let found = crate::judge::criteria::check_without_model(&self.criteria, &changed);
+        let results: Vec<CriterionResult> = self
+            .criteria
+            .iter()
+            .zip(found)
+            .zip(self.criteria_results.clone())
+            .map(|((c, found), before)| match found {
+                Some(unmet) => unmet,
+                None if moved.contains(&c.path) && before.state != CriterionState::Unverifiable => CriterionResult {
+                    state: CriterionState::Unverifiable,
+                    evidence: format!("{} changed after the evaluator's word on it: check it yourself", c.path),
+                    ..before
+                },
+                None => before,
+            })
+            .collect();
+        self.criteria_checked_at = Some(now);
+        if results == self.criteria_results {
+            return Ok(());
+        }
+        self.criteria_results = results.clone();
         self.emit(EngineEvent::CriteriaChecked { results })
     }
 
@@ -563,7 +610,7 @@ impl Run {
             .iter()
             .rposition(|e| match e.event {
                 EngineEvent::TaskWorkspace { .. } => true,
-                EngineEvent::ReviewResolved { .. } => since == Since::Decision,
+                EngineEvent::ReviewResolved { decision, .. } => since == Since::Decision || (since == Since::Accepted && decision != Decision::RequestChanges),
                 _ => false,
             })
             .map(|i| i + 1)
@@ -648,4 +695,7 @@ enum Since {
     Decision,
     /// The worktree's start: everything the task's branch would land.
     Worktree,
+    /// The person's last approve or reject (or the worktree's start): what Approve would accept,
+    /// the rounds sent back with Request changes included.
+    Accepted,
 }

@@ -35,10 +35,7 @@ impl Run {
             .collect();
         let verification: Vec<Value> = self.evidence.verification_log.iter().map(|v| json!(v)).collect();
         let audit = self.audit(true);
-        if !self.criteria.is_empty() && self.criteria_results.is_empty() {
-            // Reviewed without an evaluation (a claim of partial work, stuck): what needs no model.
-            self.check_criteria(None, &[], &[])?;
-        }
+        self.criteria_at_review()?;
         let summary = self.engine.store.session(&self.session).ok();
         let (mut auto, mut why) = auto_approval(self.engine.config.auto_approve, r.end_reason, r.claim, audit.len());
         if let Some(a) = summary.as_ref().and_then(|s| s.attempt.as_ref()) {

@@ -107,6 +107,8 @@ pub struct Run {
     pub(super) criteria: Vec<crate::judge::criteria::Comment>,
     /// How they were found at the last check.
     pub(super) criteria_results: Vec<crate::judge::criteria::CriterionResult>,
+    /// The snapshot the files were at when they were last checked.
+    pub(super) criteria_checked_at: Option<String>,
     /// The person's verify commands for this task ([`Engine::verify_commands_of`]).
     pub(super) verify_commands: Vec<String>,
     /// Those of them given for this task (the CLI's `--verify`), not the workspace's own.
@@ -203,6 +205,7 @@ impl Run {
             agent_model,
             criteria,
             criteria_results: Vec::new(),
+            criteria_checked_at: None,
             folder,
             owned: Default::default(),
             owned_folded: 0,
