@@ -294,7 +294,8 @@ export type EndReason =
   | "conversation"
   | "cancelled"
   | "failed"
-  | "plan_failed";
+  | "plan_failed"
+  | "plan_budget_spent";
 export type Decision = "approve" | "request_changes" | "reject";
 /** How a decision came about when it was not the person's own verdict on the work. */
 export type DecisionOccasion = "resolve_landing" | "another_attempt_chosen";

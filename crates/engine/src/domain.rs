@@ -109,6 +109,8 @@ pub enum EndReason {
     Failed,
     /// Plan mode: a step could not be done and the replans are spent.
     PlanFailed,
+    /// Plan mode: the plan's budget of model calls is spent, whatever its steps had left.
+    PlanBudgetSpent,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -338,6 +340,7 @@ impl EndReason {
             EndReason::Cancelled => "cancelled",
             EndReason::Failed => "failed",
             EndReason::PlanFailed => "plan_failed",
+            EndReason::PlanBudgetSpent => "plan_budget_spent",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -356,6 +359,7 @@ impl EndReason {
             "cancelled" => EndReason::Cancelled,
             "failed" => EndReason::Failed,
             "plan_failed" => EndReason::PlanFailed,
+            "plan_budget_spent" => EndReason::PlanBudgetSpent,
             _ => return None,
         })
     }

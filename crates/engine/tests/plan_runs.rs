@@ -670,10 +670,18 @@ async fn a_plan_that_spends_its_budget_goes_to_the_person_with_what_is_done() {
     .await;
     let o = start(&h, "write a.txt, b.txt and c.txt", PlanMode::On).await;
     assert_eq!(o.status, SessionStatus::AwaitingReview);
-    assert_eq!(o.end_reason, Some(EndReason::CyclesExhausted), "the budget, not two more replans, ends it: {:?}", errors(&o));
-    let remaining =
-        o.events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { remaining, .. } = &e.event { Some(remaining.clone()) } else { None }).unwrap();
-    assert!(remaining.iter().any(|r| r.contains("budget of 8 model calls is spent")), "the review says so: {remaining:?}");
+    // Its own reason: not a step's continuation budget (the step may have had cycles left), nor the
+    // last step's stuck pattern.
+    assert_eq!(o.end_reason, Some(EndReason::PlanBudgetSpent), "the budget, not two more replans, ends it: {:?}", errors(&o));
+    let (remaining, stuck) = o
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| if let EngineEvent::ReviewRequested { remaining, stuck, .. } = &e.event { Some((remaining.clone(), stuck.clone())) } else { None })
+        .unwrap();
+    assert!(stuck.is_none(), "{stuck:?}");
+    assert!(remaining.iter().all(|r| !r.contains("model calls")), "the budget is the end reason, not a thing left to do: {remaining:?}");
+    assert!(remaining.iter().any(|r| r.starts_with("Step not done: ")), "what is not done is named by step: {remaining:?}");
     let plan = PlanState::from_events(&o.events).unwrap();
     assert_eq!(plan.budget_calls, Some(8));
     assert!(plan.spent.total() >= 8, "every call counted, the manager's revision too: {:?}", plan.spent);

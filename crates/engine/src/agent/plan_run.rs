@@ -164,11 +164,12 @@ impl Run {
         let last = state.next_pending().is_none();
         // The plan's budget: every call counts, whoever made it. Spent, the task goes to the
         // person with what is done.
-        if let Some(budget) = state.budget_calls.filter(|b| state.spent.total() >= *b) {
+        if state.budget_calls.is_some_and(|b| state.spent.total() >= b) {
             self.emit(finished)?;
-            let mut ending = ending;
-            ending.remaining.push(format!("the plan's budget of {budget} model calls is spent ({} made)", state.spent.total()));
-            return Ok(self.plan_review(&state, EndReason::CyclesExhausted, ending)?);
+            // The plan's meter shows the calls made against the budget; the step's own stall is
+            // not why the task stopped.
+            let ending = StepEnding { stuck: None, ..ending };
+            return Ok(self.plan_review(&state, EndReason::PlanBudgetSpent, ending)?);
         }
         match ledger.after_step(ending.end_reason, last) {
             PlanMove::NextStep => {
@@ -330,7 +331,7 @@ impl Run {
     /// The plan's review: the last step's claim, the task's end reason, what is left.
     fn plan_review(&mut self, state: &PlanState, end_reason: EndReason, ending: StepEnding) -> crate::Result<()> {
         let mut remaining = ending.remaining;
-        if end_reason == EndReason::PlanFailed {
+        if matches!(end_reason, EndReason::PlanFailed | EndReason::PlanBudgetSpent) {
             remaining.extend(
                 state.steps.iter().filter(|s| matches!(s.state, StepState::Pending | StepState::Failed)).map(|s| format!("Step not done: {}", s.step.title)),
             );

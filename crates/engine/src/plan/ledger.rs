@@ -70,9 +70,12 @@ impl PlanLedger {
                 }
             }
             // The person said no, or stopped it, or the provider failed: not the plan's to fix.
-            EndReason::PermissionDenied | EndReason::QuestionDeclined | EndReason::Cancelled | EndReason::Failed | EndReason::PlanFailed => {
-                PlanMove::Review(end)
-            }
+            EndReason::PermissionDenied
+            | EndReason::QuestionDeclined
+            | EndReason::Cancelled
+            | EndReason::Failed
+            | EndReason::PlanFailed
+            | EndReason::PlanBudgetSpent => PlanMove::Review(end),
             // The step was not done: cut off, stuck, out of budget or steps, or the agent says
             // it cannot. A step cut off mid-work is never reported upward as completed.
             EndReason::ClaimedBlocked
