@@ -58,7 +58,7 @@ pub fn todo_gate(open: &[String]) -> String {
 pub fn open_criteria(open: &[String]) -> String {
     let list: String = open.iter().map(|t| format!("\n- {t}")).collect();
     format!(
-        "You stopped, but these comments from the person's review are not addressed yet (their files are unchanged):{list}\nAddress each of them, then finish."
+        "You stopped, but these comments from the person's review are not addressed yet (their files are unchanged):{list}\n\nAddress each of them, then finish."
     )
 }
 
@@ -66,7 +66,7 @@ pub fn open_criteria(open: &[String]) -> String {
 /// addressed: the opening of its continuation (the comments follow as what is still to do).
 pub fn unaddressed_comments(open: &[(String, String)]) -> String {
     let list: String = open.iter().map(|(c, why)| if why.is_empty() { format!("\n- {c}") } else { format!("\n- {c}: {why}") }).collect();
-    format!("An independent check found comments from the person's review not addressed yet:{list}\nAddress each of them, then finish.")
+    format!("An independent check found comments from the person's review not addressed yet:{list}\n\nAddress each of them, then finish.")
 }
 
 /// The todo gate for an external agent, which keeps its list in its own tool or ACP plan.
@@ -104,7 +104,7 @@ pub fn evaluator(prompt: &str, remaining: &[String]) -> String {
     if !prompt.trim().is_empty() {
         let mut s = prompt.trim().to_string();
         if !remaining.is_empty() {
-            s.push_str("\nStill to do:");
+            s.push_str("\n\nStill to do:");
             for r in remaining {
                 s.push_str(&format!("\n- {r}"));
             }
@@ -126,5 +126,22 @@ pub fn new_worktree(landed: bool, base: Option<&str>) -> String {
         format!("Your earlier changes in this task were approved and landed on {base}. You now work in a new worktree made from {base} as it is now, with them in it.")
     } else {
         format!("Your earlier changes in this task were rejected and are gone: you now work in a new worktree made from {base} as it is now. Files you wrote before are not here; read the workspace before you rely on anything.")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Continuations are shown as Markdown: a line straight after a list item would read as part
+    /// of that item ("…instead. Address each of them"), and a line after a paragraph's as the
+    /// same sentence ("Write b.txt Still to do:").
+    #[test]
+    fn what_follows_a_list_or_a_paragraph_is_a_paragraph_of_its_own() {
+        let open = open_criteria(&["a.py:9: keep this".into()]);
+        assert!(open.ends_with("- a.py:9: keep this\n\nAddress each of them, then finish."), "{open}");
+        let unaddressed = unaddressed_comments(&[("a.py:9: keep this".into(), "it is gone".into())]);
+        assert!(unaddressed.ends_with("- a.py:9: keep this: it is gone\n\nAddress each of them, then finish."), "{unaddressed}");
+        assert_eq!(evaluator("Write banana into b.txt", &["b.txt".into()]), "Write banana into b.txt\n\nStill to do:\n- b.txt");
     }
 }
