@@ -75,8 +75,15 @@ export function PlanReview({ sessionId, steps }: { sessionId: string; steps: Pla
                 <Trash2 size={14} aria-hidden />
               </button>
             </div>
-            <textarea aria-label={`Step ${i + 1} instructions`} data-testid="plan-edit-instructions" rows={2} value={d.instructions} placeholder="Instructions for the agent" onChange={(e) => edit(i, { instructions: e.target.value })} />
-            <textarea className="criteria-box" aria-label={`Step ${i + 1} success criteria`} data-testid="plan-edit-criteria" rows={2} value={d.criteria} placeholder="Done when… (one per line)" onChange={(e) => edit(i, { criteria: e.target.value })} />
+            {/* Filled in, a box's placeholder is gone: a visible word says which box is which. */}
+            <label className="plan-edit-field">
+              <span className="muted small">Instructions</span>
+              <textarea aria-label={`Step ${i + 1} instructions`} data-testid="plan-edit-instructions" rows={2} value={d.instructions} placeholder="Instructions for the agent" onChange={(e) => edit(i, { instructions: e.target.value })} />
+            </label>
+            <label className="plan-edit-field">
+              <span className="muted small">Done when (one per line)</span>
+              <textarea className="criteria-box" aria-label={`Step ${i + 1} success criteria`} data-testid="plan-edit-criteria" rows={2} value={d.criteria} placeholder="Done when… (one per line)" onChange={(e) => edit(i, { criteria: e.target.value })} />
+            </label>
           </li>
         ))}
       </ol>

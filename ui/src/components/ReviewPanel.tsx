@@ -207,6 +207,11 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       <section className="panel review" data-testid="review-panel" ref={decidedPanel} tabIndex={-1} aria-label="What was decided">
         <h2>{decisionWord(review.decided.decision, review.decided.occasion)}</h2>
         <p className="muted">Decided by {review.decided.by === "auto" ? "auto-approve" : "you"}.</p>
+        {review.decided.decision === "reject" && place?.worktree && place.removed && (
+          <p className="muted small" data-testid="worktree-gone">
+            The task's worktree was removed{place.branchDeleted ? ` and its branch ${place.branchDeleted} deleted` : ""}; History keeps its diff.
+          </p>
+        )}
         {review.decided.landed && (
           <p className="notice" role="status" data-testid="landed-summary">
             {landedText(review.decided.landed)}
@@ -246,6 +251,11 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         <dt>Outcome</dt>
         <dd data-testid="review-end-reason">
           {END_LABEL[review.endReason]}
+          {review.audit.length > 0 && (
+            <strong className="audit-note" data-testid="review-outcome-audit">
+              , but the audit found {review.audit.length === 1 ? "1 change that weakens" : `${review.audit.length} changes that weaken`} the checks (below)
+            </strong>
+          )}
           {review.stuck && (
             <span data-testid="review-stuck">
               {" "}

@@ -10,7 +10,7 @@ import { Markdown } from "../components/Markdown";
 import { PlanReview } from "../components/PlanReview";
 import { decisionText, ReviewPanel } from "../components/ReviewPanel";
 import { StatusBadge } from "../components/StatusBadge";
-import { applyAll, emptyModel, END_LABEL, isRunning, SOURCE_LABEL, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
+import { applyAll, emptyModel, END_LABEL, isRunning, runLabel, SOURCE_LABEL, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
 import { foldRepeats, type Shown, type ToolRun } from "../session/fold";
 import { ConfirmCancel } from "../components/ConfirmCancel";
 import { ConfirmDiscard } from "../components/ConfirmDiscard";
@@ -214,7 +214,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
     case "run":
       // A plan step's run is introduced by its own "Step n/m" divider.
       if (item.trigger === "plan_step") return null;
-      return <div className="divider">{item.trigger === "task" ? "Task" : item.trigger === "feedback" ? "Your feedback" : item.trigger === "resume" ? "Resumed" : "New message"}</div>;
+      return <div className="divider">{runLabel(item)}</div>;
     case "user":
       return (
         <div className="bubble user" data-role="user" data-testid="user-bubble">

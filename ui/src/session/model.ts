@@ -57,7 +57,7 @@ export function planView(p: PlanProjection): PlanView {
 }
 
 export type Item =
-  | { kind: "run"; key: string; trigger: string; at: string }
+  | { kind: "run"; key: string; trigger: string; at: string; said?: boolean }
   | { kind: "user"; key: string; text: string }
   | { kind: "assistant"; key: string; text: string; reasoning: string }
   | { kind: "summary"; key: string; text: string }
@@ -127,6 +127,8 @@ export interface Place {
   worktree?: TaskWorktree;
   /** The worktree is gone (landed, rejected, cleaned up). */
   removed?: boolean;
+  /** The task's branch, deleted with it (not kept). */
+  branchDeleted?: string | null;
   /** Every file the task's branch changes since the worktree started: what Approve lands, also
    * the earlier rounds' files a follow-up's review does not show again. */
   lands?: string[];
@@ -311,7 +313,12 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "message_created":
       if (e.role === "assistant") push({ kind: "assistant", key: e.message_id, text: "", reasoning: "" });
-      else if (e.role === "user") push({ kind: "user", key: e.message_id, text: e.text ?? "" });
+      else if (e.role === "user") {
+        // The run this message started is the person's new message, not a Retry's try again.
+        const last = next.items[next.items.length - 1];
+        if (last?.kind === "run") next.items[next.items.length - 1] = { ...last, said: true };
+        push({ kind: "user", key: e.message_id, text: e.text ?? "" });
+      }
       else if (e.role === "summary") push({ kind: "summary", key: e.message_id, text: e.text ?? "" });
       // Continuations are shown from their own `continuation` event, as cards.
       break;
@@ -467,7 +474,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "worktree_removed":
       // Only the current one: an older worktree's removal can be recorded after a follow-up made a new one.
-      if (next.place && next.place.worktree?.folder === e.folder) next.place = { ...next.place, removed: true };
+      if (next.place && next.place.worktree?.folder === e.folder) next.place = { ...next.place, removed: true, branchDeleted: e.branch_deleted ?? null };
       break;
     case "branch_kept":
       push({
@@ -597,6 +604,21 @@ export const STATUS_LABEL: Record<SessionStatus, string> = {
   interrupted: "Interrupted",
 };
 
+/** The divider a run starts with in the timeline. */
+export function runLabel(run: Extract<Item, { kind: "run" }>): string {
+  switch (run.trigger) {
+    case "task":
+      return "Task";
+    case "feedback":
+      return "Your feedback";
+    case "resume":
+      return "Resumed";
+    default:
+      // Retry after a failure starts a run with no words of the person's.
+      return run.said ? "New message" : "Tried again";
+  }
+}
+
 export const END_LABEL: Record<EndReason, string> = {
   verified_done: "Verified done",
   unverified: "Not verified",
@@ -612,4 +634,5 @@ export const END_LABEL: Record<EndReason, string> = {
   cancelled: "Cancelled",
   failed: "Failed",
   plan_failed: "Plan failed",
+  plan_budget_spent: "The plan's budget spent",
 };

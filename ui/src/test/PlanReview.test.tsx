@@ -20,6 +20,9 @@ describe("Plan review", () => {
     const user = userEvent.setup();
     const criteria = screen.getAllByTestId("plan-edit-criteria");
     expect(criteria[1], "criteria show one per line").toHaveValue("summary.md exists\nnames every report");
+    // Filled in, each box still says what it holds.
+    expect(criteria[1].closest("label"), "the criteria box is named in words beside it").toHaveTextContent("Done when (one per line)");
+    expect(screen.getAllByTestId("plan-edit-instructions")[1].closest("label")).toHaveTextContent("Instructions");
     await user.clear(screen.getAllByTestId("plan-edit-title")[1]);
     await user.type(screen.getAllByTestId("plan-edit-title")[1], "Write a short summary");
     await user.click(screen.getAllByTestId("plan-edit-remove")[0]);

@@ -1,11 +1,25 @@
 import { describe, expect, it } from "vitest";
 import type { EngineEvent, Envelope } from "../ipc";
-import { apply, emptyModel } from "../session/model";
+import { apply, emptyModel, runLabel } from "../session/model";
 
 let seq = 0;
 const ev = (e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s", at: "2026-11-21T00:00:00Z" }) as Envelope;
 
 describe("session model", () => {
+  it("names a run the person started with words a new message, and one started without (Retry) a try again", () => {
+    seq = 0;
+    const events = [
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "failed" }),
+      ev({ type: "run_started", trigger: "message" }),
+      ev({ type: "status_changed", status: "failed" }),
+      ev({ type: "run_started", trigger: "message" }),
+      ev({ type: "message_created", message_id: "u", role: "user", text: "use the other endpoint" }),
+    ];
+    const m = events.reduce(apply, emptyModel());
+    expect(m.items.filter((i) => i.kind === "run").map((i) => runLabel(i as Extract<typeof i, { kind: "run" }>))).toEqual(["Task", "Tried again", "New message"]);
+  });
+
   it("shows a continuation as its own card, never as the person's message", () => {
     seq = 0;
     const events = [

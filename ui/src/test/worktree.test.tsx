@@ -183,6 +183,7 @@ describe("a task in its own worktree", () => {
       if (cmd !== "submit_review") return undefined;
       sent.push(args as { input: { decision: string } });
       push({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: null, reverted: false });
+      push({ type: "worktree_removed", folder: worktree.folder, why: "rejected", branch_deleted: worktree.branch });
       push({ type: "status_changed", status: "rejected" });
       return { outcome: "decided", status: "rejected", revert: null };
     });
@@ -199,6 +200,8 @@ describe("a task in its own worktree", () => {
     await user.click(await screen.findByTestId("confirm-reject-go"));
     await vi.waitFor(() => expect(sent).toHaveLength(1));
     expect(sent[0].input.decision).toBe("reject");
+    // The decided panel says what became of the work, as the question said it would.
+    expect(await screen.findByTestId("worktree-gone")).toHaveTextContent("The task's worktree was removed and its branch finishline/abc-fix deleted; History keeps its diff.");
   });
 
   it("approving with comments on the diff asks first, since only Request changes sends them, and keeps reviewing by default", async () => {
@@ -690,6 +693,8 @@ describe("review that talks back", () => {
     );
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const audit = await screen.findByTestId("review-audit");
+    // The outcome reads "Verified done": beside it, that the checks it passed were weakened.
+    expect(screen.getByTestId("review-end-reason")).toHaveTextContent("Verified done, but the audit found 1 change that weakens the checks (below)");
     expect(audit).toHaveTextContent("Assertion removed");
     expect(audit).toHaveTextContent("tests/a.rs:4");
     expect(screen.getByTestId("auto-approve-note")).toHaveTextContent("the audit found 1 change");
