@@ -1737,4 +1737,27 @@ async fn a_task_started_on_no_branch_keeps_its_branch_when_approved_and_leaves_t
     assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n");
     let said = String::from_utf8_lossy(&approved.stderr).to_string();
     assert!(said.contains(&branch), "it names the branch where the work waits: {said}");
+    // A follow-up works in a new worktree from the checkout as it is: the agent is told its
+    // earlier work is on the kept branch, not that it landed here.
+    let follow = cli.cmd(&["sessions", "resume", &id, "then write more.md", "--base-url", &cli.url, "--model", "m", "--json"]).output().unwrap();
+    let note = lines(&follow).into_iter().find(|e| e["type"] == "continuation").expect("a note from Finishline");
+    assert_eq!(note["source"], "new_worktree");
+    let text = note["text"].as_str().unwrap();
+    assert!(text.contains(&format!("kept on the branch `{branch}`")) && text.contains("not in this worktree") && !text.contains("landed"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_approve_on_no_branch_leaves_the_choice_to_the_person() {
+    // A script's checkout (CI's is often detached) expects approved work to land: keeping a branch
+    // instead is the person's call, not auto-approve's.
+    let (_s, dir, cli) = server(vec![writes("notes.md", "the task's notes\n", 0)]).await;
+    let r = repo(dir.path());
+    git(&r, &["checkout", "-q", "--detach"]);
+    let run = cli.run("write notes.md", &r, &["--review", "approve"]);
+    assert_eq!(run.status.code(), Some(6), "it waits for the person: {}", String::from_utf8_lossy(&run.stderr));
+    let review = lines(&run).into_iter().rfind(|e| e["type"] == "review_requested").expect("a review");
+    assert_eq!(review["auto_approve"]["approved"], false, "{review}");
+    assert!(review["auto_approve"]["reason"].as_str().unwrap().contains("no branch"), "{review}");
+    let id = session_of(&run);
+    assert_eq!(cli.review(&id, &["--approve"]).status.code(), Some(0), "the person's approve keeps the branch");
 }

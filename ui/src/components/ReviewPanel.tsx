@@ -156,7 +156,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         feedback: decision === "request_changes" ? feedback : undefined,
         revert: decision === "reject" && revert && !worktree,
         overwrite: confirmed ? Object.keys(overwrite).filter((f) => overwrite[f]) : undefined,
-        landing: decision === "approve" && worktree ? (landAs ?? landing) : undefined,
+        landing: decision === "approve" && worktree ? (landAs ?? (noBranch ? "branch" : landing)) : undefined,
       });
       if (out.outcome === "needs_confirmation") setConflicts(out.conflicts);
       else if (out.outcome === "landing_blocked") {
@@ -337,11 +337,18 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       )}
       {review.audit.length > 0 && (
         <div className="callout panel audit" role="note" data-testid="review-audit">
-          <h3>The audit of the diff found changes that weaken the checks</h3>
+          <h3>The audit of what Approve accepts found changes that weaken the checks</h3>
           <ul>
             {review.audit.map((f: AuditFinding, i) => (
               <li key={i} data-testid="audit-finding">
                 <strong>{AUDIT_LABEL[f.rule] ?? f.rule}</strong>: <code>{f.path}{f.line ? `:${f.line}` : ""}</code> — {f.detail}
+                {/* The audit covers what Approve accepts, earlier rounds sent back included. */}
+                {!review.files.some((c) => c.path === f.path) && (
+                  <span className="muted small" data-testid="audit-earlier">
+                    {" "}
+                    (from an earlier round; Approve accepts it too)
+                  </span>
+                )}
                 {f.excerpt && <pre className="output small">{f.excerpt}</pre>}
                 {sessionId && (
                   <button className="link-btn small" onClick={() => void ipc.dismissFinding(sessionId, f).catch((e) => setError((e as AppError).message))} data-testid="dismiss-finding">

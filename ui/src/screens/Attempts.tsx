@@ -97,6 +97,8 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
       () => undefined,
     );
   }, []);
+  // Started on no branch (a detached HEAD), nothing can land: choosing keeps the branch.
+  const landingNow: LandingMode = ranking?.base_branch === null ? "branch" : landing;
   const stopped = useRef(false);
   const mounted = useRef(true);
   useEffect(() => {
@@ -194,7 +196,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
     setNotice(null);
     try {
       // Landed as the dialog said it would be: the way shown is the way asked for.
-      const out = await ipc.chooseAttempt(group, a.evidence.session, landing);
+      const out = await ipc.chooseAttempt(group, a.evidence.session, landingNow);
       if (out.outcome === "landing_blocked") setError(`${a.evidence.label} could not land: ${out.detail} Open it to resolve this, or keep its branch.`);
       else {
         const others = ranking ? ranking.ranking.length - 1 : 0;
@@ -293,8 +295,8 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
       {confirmLand && (
         <ConfirmLand
           attempt={confirmLand}
-          lands={landsAs(landing, ranking.base_branch ?? null)}
-          keepsBranch={landing === "branch"}
+          lands={landsAs(landingNow, ranking.base_branch ?? null)}
+          keepsBranch={landingNow === "branch"}
           others={ranking.ranking.filter((a) => a.evidence.session !== confirmLand.evidence.session && statusOf(a.evidence.session) !== "rejected").length}
           running={running.length}
           onKeep={() => setConfirmLand(null)}

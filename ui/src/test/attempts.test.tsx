@@ -570,6 +570,28 @@ describe("attempts side by side", () => {
   });
 });
 
+describe("attempts started on no branch", () => {
+  it("are chosen by keeping the branch, which the dialog says, since nothing can land", async () => {
+    let chosen: unknown = null;
+    mockIPC((cmd, args) => {
+      if (cmd === "attempt_group") return { ...ranking(), base_branch: null };
+      if (cmd === "get_settings") return { settings: { provider: { model: "m" }, tasks: { landing: "squash" } } };
+      if (cmd === "list_sessions") return [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2)];
+      if (cmd === "choose_attempt") {
+        chosen = args;
+        return { outcome: "decided", status: "completed", revert: null };
+      }
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
+    expect(await screen.findByTestId("attempt-land-dialog")).toHaveTextContent("Nothing lands yet: its branch is kept for later.");
+    await user.click(await screen.findByTestId("attempt-land-confirm"));
+    await waitFor(() => expect(chosen).toMatchObject({ group: "g1", landing: "branch" }));
+  });
+});
+
 describe("equal attempts", () => {
   it("say they are level with the next, instead of a bare 1st and 2nd", async () => {
     const level = ranking();

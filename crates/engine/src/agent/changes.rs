@@ -31,9 +31,9 @@ pub struct TaskFolder {
     pub made_now: bool,
     /// The checkout, under way since the worktree was added.
     pub filling: Filling,
-    /// Made after the task's last worktree was decided: whether that one landed (else it was
-    /// rejected). The agent is told, since its conversation still shows what it wrote there.
-    pub after_landed: Option<bool>,
+    /// Made after the task's last worktree was decided: what became of that one. The agent is
+    /// told, since its conversation still shows what it wrote there.
+    pub earlier: Option<crate::judge::prompt::EarlierWork>,
 }
 
 /// A worktree's checkout, started the moment the run knows it needs one, so that it goes on
@@ -218,7 +218,7 @@ impl Engine {
                 checkout_pending: false,
                 made_now: false,
                 filling: Filling::default(),
-                after_landed: None,
+                earlier: None,
             });
         };
         let Some(mut wt) = wt.filter(|_| isolation == Isolation::Worktree) else {
@@ -228,7 +228,7 @@ impl Engine {
                 checkout_pending: false,
                 made_now: false,
                 filling: Filling::default(),
-                after_landed: None,
+                earlier: None,
             });
         };
         // Decided (landed or rejected), its removal may still be under way, here or in another
@@ -254,16 +254,25 @@ impl Engine {
             wt = next;
             worktree::add_empty(&wt, session.as_str())?;
             let filling = Filling::start(&wt, &self.config.tasks.includes);
-            let landed = since_worktree(events).iter().any(|e| matches!(e.event, EngineEvent::Landed { .. }));
-            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true, filling, after_landed: Some(landed) });
+            use crate::judge::prompt::EarlierWork;
+            let earlier = since_worktree(events)
+                .iter()
+                .rev()
+                .find_map(|e| match &e.event {
+                    EngineEvent::Landed { branch_kept: Some(b), .. } => Some(EarlierWork::Kept(b.clone())),
+                    EngineEvent::Landed { .. } => Some(EarlierWork::Landed),
+                    _ => None,
+                })
+                .unwrap_or(EarlierWork::Rejected);
+            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true, filling, earlier: Some(earlier) });
         }
         if !Path::new(&wt.folder).join(".git").exists() {
             worktree::add_empty(&wt, session.as_str())?;
             let filling = Filling::start(&wt, &self.config.tasks.includes);
-            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true, filling, after_landed: None });
+            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true, filling, earlier: None });
         }
         let filling = if ready { Filling::default() } else { Filling::start(&wt, &self.config.tasks.includes) };
-        Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: !ready, made_now: false, filling, after_landed: None })
+        Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: !ready, made_now: false, filling, earlier: None })
     }
 }
 
@@ -550,7 +559,7 @@ impl Run {
         let found = crate::judge::criteria::check_without_model(&self.criteria, &changed);
         let results = crate::judge::criteria::settle(&self.criteria, found, verdict_done, remaining, answers);
         self.criteria_results = results.clone();
-        self.criteria_checked_at = self.last_snapshot();
+        self.criteria_checked_at = Some(self.evidence.windows.len());
         self.emit(EngineEvent::CriteriaChecked { results })
     }
 
@@ -568,8 +577,11 @@ impl Run {
             // Reviewed without an evaluation (a claim of partial work, stuck): what needs no model.
             return self.check_criteria(None, &[], &[]);
         }
-        let (Some(cp), Some(at), Some(now)) = (self.checkpoints.clone(), self.criteria_checked_at.clone(), self.last_snapshot()) else { return Ok(()) };
-        let moved: Vec<String> = tokio::task::block_in_place(|| cp.window_changes(&at, &now)).unwrap_or_default().into_iter().map(|c| c.path).collect();
+        let (Some(cp), Some(at)) = (self.checkpoints.clone(), self.criteria_checked_at) else { return Ok(()) };
+        // What this run changed since (its own windows: in a plain folder, not the person's edits).
+        let later: Vec<(String, String)> = self.evidence.windows.get(at..).unwrap_or_default().to_vec();
+        let moved: Vec<String> =
+            later.iter().flat_map(|(b, a)| tokio::task::block_in_place(|| cp.window_changes(b, a)).unwrap_or_default()).map(|c| c.path).collect();
         if moved.is_empty() {
             return Ok(());
         }
@@ -590,7 +602,7 @@ impl Run {
                 None => before,
             })
             .collect();
-        self.criteria_checked_at = Some(now);
+        self.criteria_checked_at = Some(self.evidence.windows.len());
         if results == self.criteria_results {
             return Ok(());
         }

@@ -358,9 +358,11 @@ impl Engine {
 
     /// Approve in a worktree: the task lands on the branch it started from.
     fn land(self: &Arc<Self>, session: &SessionId, review: &RequestId, wt: &TaskWorktree, choice: &ReviewChoice, events: &[Envelope]) -> Result<ReviewOutcome> {
-        // Started on a detached HEAD there is no branch to land on: unless the person asked for
-        // another way, approve keeps the task's branch, the one landing that can go through.
-        let mode = choice.landing.unwrap_or(if wt.base_branch.is_some() { self.config.tasks.landing } else { LandingMode::Branch });
+        // Started on a detached HEAD there is no branch to land on: unless they asked for another
+        // way, the person's approve keeps the task's branch, the one landing that can go through
+        // (never auto-approve's: keeping is not landing).
+        let keep = wt.base_branch.is_none() && choice.by == DecidedBy::Person;
+        let mode = choice.landing.unwrap_or(if keep { LandingMode::Branch } else { self.config.tasks.landing });
         let summary = self.store.session(session)?;
         let verdict_summary = events.iter().rev().find_map(|e| {
             if let EngineEvent::ReviewRequested { review_id, verdict_summary, .. } = &e.event {

@@ -57,6 +57,11 @@ impl Run {
         if auto && !left_out.in_submodules.is_empty() {
             (auto, why) = (false, in_submodules_reason(&left_out.in_submodules));
         }
+        if auto && self.folder.worktree.as_ref().is_some_and(|wt| wt.base_branch.is_none()) {
+            // Nothing can land: keeping the branch instead is the person's call (a script on a
+            // detached checkout, as CI's often is, would go on without the work).
+            (auto, why) = (false, "the task started on no branch, so nothing can land: keeping its branch instead is yours to choose".into());
+        }
         let tokens = summary.map(|s| s.tokens).unwrap_or_default();
         let cost_usd = self.cost();
         let verdict = self.evidence.last_verdict;

@@ -107,8 +107,8 @@ pub struct Run {
     pub(super) criteria: Vec<crate::judge::criteria::Comment>,
     /// How they were found at the last check.
     pub(super) criteria_results: Vec<crate::judge::criteria::CriterionResult>,
-    /// The snapshot the files were at when they were last checked.
-    pub(super) criteria_checked_at: Option<String>,
+    /// How many of this run's windows had closed when they were last checked.
+    pub(super) criteria_checked_at: Option<usize>,
     /// The person's verify commands for this task ([`Engine::verify_commands_of`]).
     pub(super) verify_commands: Vec<String>,
     /// Those of them given for this task (the CLI's `--verify`), not the workspace's own.
@@ -368,9 +368,9 @@ impl Run {
             // A new worktree's note first: it is the context the person's words come in. Then the
             // person's words (feedback), then Finishline's (their comments on the diff, or the
             // conflict to resolve), each stored and shown as what it is.
-            if let Some(landed) = self.folder.after_landed {
+            if let Some(earlier) = self.folder.earlier.clone() {
                 let base = self.folder.worktree.as_ref().and_then(|w| w.base_branch.clone());
-                self.note(ContinuationSource::NewWorktree, prompt::new_worktree(landed, base.as_deref()))?;
+                self.note(ContinuationSource::NewWorktree, prompt::new_worktree(&earlier, base.as_deref()))?;
             }
             if let Some(msg) = start.user_message {
                 self.emit(EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::User, source: None, text: Some(msg.clone()) })?;

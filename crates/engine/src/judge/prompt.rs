@@ -118,14 +118,30 @@ pub fn evaluator(prompt: &str, remaining: &[String]) -> String {
     s
 }
 
+/// What became of a task's last worktree, when a follow-up works in a new one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EarlierWork {
+    Rejected,
+    Landed,
+    /// Approved onto a branch of its own, which the new worktree does not start from.
+    Kept(String),
+}
+
 /// What a follow-up's agent is told when its task works in a new worktree: the files of the last
-/// one are not here (rejected), or are, as the branch now holds them (landed).
-pub fn new_worktree(landed: bool, base: Option<&str>) -> String {
+/// one are not here (rejected, or kept on their branch), or are, as the branch now holds them
+/// (landed).
+pub fn new_worktree(earlier: &EarlierWork, base: Option<&str>) -> String {
     let base = base.map(|b| format!("`{b}`")).unwrap_or_else(|| "the person's checkout".into());
-    if landed {
-        format!("Your earlier changes in this task were approved and landed on {base}. You now work in a new worktree made from {base} as it is now, with them in it.")
-    } else {
-        format!("Your earlier changes in this task were rejected and are gone: you now work in a new worktree made from {base} as it is now. Files you wrote before are not here; read the workspace before you rely on anything.")
+    match earlier {
+        EarlierWork::Landed => format!(
+            "Your earlier changes in this task were approved and landed on {base}. You now work in a new worktree made from {base} as it is now, with them in it."
+        ),
+        EarlierWork::Kept(branch) => format!(
+            "Your earlier changes in this task were approved and kept on the branch `{branch}`; they are not in this worktree, which is made from {base} as it is now. Read the workspace before you rely on anything."
+        ),
+        EarlierWork::Rejected => format!(
+            "Your earlier changes in this task were rejected and are gone: you now work in a new worktree made from {base} as it is now. Files you wrote before are not here; read the workspace before you rely on anything."
+        ),
     }
 }
 
