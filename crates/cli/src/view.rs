@@ -226,7 +226,9 @@ impl View {
                     self.line(&format!("    remaining: {r}"));
                 }
                 for f in audit {
-                    self.line(&format!("    ⚠ audit: {}", f.describe()));
+                    // The audit covers what Approve accepts, earlier rounds sent back included.
+                    let shown = files_changed.iter().any(|c| c.get("path").and_then(|p| p.as_str()) == Some(f.path.as_str()));
+                    self.line(&format!("    ⚠ audit: {}{}", f.describe(), if shown { "" } else { " (from an earlier round; Approve accepts it too)" }));
                 }
                 for c in criteria {
                     let mark = match c.state {

@@ -301,3 +301,33 @@ async fn the_audit_covers_what_approve_lands_from_earlier_rounds() {
     let branch = git(&repo, &["branch", "--list", "finishline/*", "--format=%(refname:short)"]);
     assert!(!git(&repo, &["show", &format!("{branch}:test_calc.py")]).contains("assert"), "as the task's branch holds it");
 }
+
+/// The evaluator found a comment addressed; the agent then changed that file again and stopped,
+/// blocked, with no evaluation after: the tick was on other contents, so the checklist leaves
+/// the comment to the person rather than keep it met.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_whose_file_changed_after_the_evaluators_word_is_left_to_the_person() {
+    let addressed = json!({"done": false, "summary": "pear is there; cherry is missing", "remaining": ["add cherry"], "continuation_prompt": "Add cherry to notes.md.",
+        "is_stuck": false, "stuck_reason": "", "comments": [{"n": 1, "addressed": true, "evidence": "notes.md line 1 now reads pear"}]});
+    let blocked = json!({"name": "complete_task", "arguments": {"status": "blocked", "summary": "cherry needs a decision from you", "remaining_work": "cherry: which kind?"}});
+    let server = fake(json!([
+        {"when": {"kind": "evaluator", "any_message_contains": "say pear instead"}, "reply": {"text": addressed.to_string()}, "times": 1},
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "Add cherry"}, "reply": {"text": "Reordering.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- banana\n- apple\n"}}]}},
+        {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md", "any_message_contains": "Add cherry"}, "reply": {"text": "I cannot add cherry.", "tool_calls": [blocked]}},
+        {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md is updated."}},
+        {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Changing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n"}}]}, "times": 1},
+        {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}
+    ]))
+    .await;
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let second = run_then_comment(&e, &url, "create notes.md with fruits", &["notes.md:1=say pear instead"]).await;
+    let out = String::from_utf8_lossy(&second.stdout);
+    assert_eq!(second.status.code(), Some(6), "{out}\n{}", String::from_utf8_lossy(&second.stderr));
+    assert!(out.contains("end reason claimed_blocked"), "{out}");
+    let review = out.rsplit("review requested").next().unwrap_or_default();
+    assert!(!review.contains("☑ met: notes.md:1"), "{out}");
+    assert!(review.contains("? unverifiable: notes.md:1: say pear instead (notes.md changed after the evaluator's word on it: check it yourself)"), "{out}");
+}
