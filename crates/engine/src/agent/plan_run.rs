@@ -164,11 +164,18 @@ impl Run {
         let last = state.next_pending().is_none();
         // The plan's budget: every call counts, whoever made it. Spent, the task goes to the
         // person with what is done.
-        if state.budget_calls.is_some_and(|b| state.spent.total() >= b) {
+        if let Some(budget) = state.budget_calls.filter(|b| state.spent.total() >= *b) {
             self.emit(finished)?;
             // The plan's meter shows the calls made against the budget; the step's own stall is
             // not why the task stopped.
-            let ending = StepEnding { stuck: None, ..ending };
+            let mut ending = StepEnding { stuck: None, ..ending };
+            if state.next_pending().is_none() && !state.steps.iter().any(|s| s.state == StepState::Failed) {
+                // Every step done, but the whole request was never checked: that is what is left.
+                ending.remaining.push(format!(
+                    "the final check of the whole request was not made: the plan's budget of {budget} model calls is spent ({} made)",
+                    state.spent.total()
+                ));
+            }
             return Ok(self.plan_review(&state, EndReason::PlanBudgetSpent, ending)?);
         }
         match ledger.after_step(ending.end_reason, last) {

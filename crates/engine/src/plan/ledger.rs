@@ -69,7 +69,8 @@ impl PlanLedger {
                     PlanMove::NextStep
                 }
             }
-            // The person said no, or stopped it, or the provider failed: not the plan's to fix.
+            // The person said no, or stopped it, or the provider failed, or the plan as a whole
+            // already ended (failed, its budget spent): not a step's to fix by replanning.
             EndReason::PermissionDenied
             | EndReason::QuestionDeclined
             | EndReason::Cancelled

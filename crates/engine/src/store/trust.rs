@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use rusqlite::Connection;
 use serde::Serialize;
 
-use crate::domain::{DecidedBy, Decision, SessionId, Verdict};
+use crate::domain::{DecidedBy, Decision, EndReason, SessionId, Verdict};
 use crate::Result;
 
 /// One decided review: the evaluator's verdicts in its run, in order, and the decision.
@@ -193,7 +193,7 @@ pub fn agent_records(conn: &Connection) -> Result<Vec<AgentRecord>> {
         let status: String = r.get(2)?;
         let end: Option<String> = r.get(3)?;
         let claim: Option<String> = r.get(5)?;
-        let ended_unbacked = claim.as_deref() == Some("success") && !matches!(end.as_deref(), Some("verified_done") | Some("cancelled") | None);
+        let ended_unbacked = claim.as_deref() == Some("success") && end.as_deref().is_some_and(|e| !backs_a_success(e));
         Ok(AgentRecord {
             provider: r.get(0)?,
             model: r.get(1)?,
@@ -207,9 +207,22 @@ pub fn agent_records(conn: &Connection) -> Result<Vec<AgentRecord>> {
     Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
+/// An end that leaves a claim of success standing: verified, stopped by the person, or a plan
+/// stopped by its budget of model calls (its last step's claim was never contradicted).
+fn backs_a_success(end: &str) -> bool {
+    matches!(EndReason::parse(end), Some(EndReason::VerifiedDone | EndReason::Cancelled | EndReason::PlanBudgetSpent))
+}
+
 #[cfg(test)]
 mod agent_tests {
     use super::*;
+
+    #[test]
+    fn a_plan_stopped_by_its_budget_is_no_false_claim_but_a_success_left_unverified_is() {
+        assert!(backs_a_success("plan_budget_spent"));
+        assert!(backs_a_success("verified_done") && backs_a_success("cancelled"));
+        assert!(!backs_a_success("unverified") && !backs_a_success("stuck") && !backs_a_success("plan_failed"));
+    }
 
     fn rec(provider: &str, model: &str) -> AgentRecord {
         AgentRecord {
