@@ -385,6 +385,21 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
               }
             : undefined
         }
+        onPointerCancel={
+          editable
+            ? () => {
+                pressed.current = false;
+              }
+            : undefined
+        }
+        onBlur={
+          editable
+            ? (e) => {
+                // Only when the focus leaves the lines (not from a comment box to them).
+                if (!e.currentTarget.contains(e.relatedTarget as Node | null)) pressed.current = false;
+              }
+            : undefined
+        }
       >
         <Diff
           viewType={view}

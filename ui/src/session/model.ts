@@ -314,9 +314,12 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "message_created":
       if (e.role === "assistant") push({ kind: "assistant", key: e.message_id, text: "", reasoning: "" });
       else if (e.role === "user") {
-        // The run this message started is the person's new message, not a Retry's try again.
-        const last = next.items[next.items.length - 1];
-        if (last?.kind === "run") next.items[next.items.length - 1] = { ...last, said: true };
+        // The run this message started is the person's new message, not a Retry's try again
+        // (a new worktree's note may come between them).
+        let run = next.items.length - 1;
+        while (run >= 0 && next.items[run].kind !== "run") run--;
+        const last = next.items[run];
+        if (last?.kind === "run") next.items[run] = { ...last, said: true };
         push({ kind: "user", key: e.message_id, text: e.text ?? "" });
       }
       else if (e.role === "summary") push({ kind: "summary", key: e.message_id, text: e.text ?? "" });
@@ -634,5 +637,5 @@ export const END_LABEL: Record<EndReason, string> = {
   cancelled: "Cancelled",
   failed: "Failed",
   plan_failed: "Plan failed",
-  plan_budget_spent: "The plan's budget spent",
+  plan_budget_spent: "Plan budget spent",
 };

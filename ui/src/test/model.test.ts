@@ -15,9 +15,15 @@ describe("session model", () => {
       ev({ type: "status_changed", status: "failed" }),
       ev({ type: "run_started", trigger: "message" }),
       ev({ type: "message_created", message_id: "u", role: "user", text: "use the other endpoint" }),
+      ev({ type: "status_changed", status: "completed" }),
+      // After a decision the new worktree's note comes before the person's words.
+      ev({ type: "run_started", trigger: "message" }),
+      ev({ type: "continuation", source: "new_worktree", attempt: 0, max: 0, remaining: [], text: "You now work in a new worktree" }),
+      ev({ type: "message_created", message_id: "c", role: "continuation", source: "new_worktree", text: "You now work in a new worktree" }),
+      ev({ type: "message_created", message_id: "u2", role: "user", text: "also a README" }),
     ];
     const m = events.reduce(apply, emptyModel());
-    expect(m.items.filter((i) => i.kind === "run").map((i) => runLabel(i as Extract<typeof i, { kind: "run" }>))).toEqual(["Task", "Tried again", "New message"]);
+    expect(m.items.filter((i) => i.kind === "run").map((i) => runLabel(i as Extract<typeof i, { kind: "run" }>))).toEqual(["Task", "Tried again", "New message", "New message"]);
   });
 
   it("shows a continuation as its own card, never as the person's message", () => {

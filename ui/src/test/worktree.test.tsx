@@ -1,4 +1,4 @@
-import { render, screen, waitFor } from "@testing-library/react";
+import { render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
@@ -697,6 +697,8 @@ describe("review that talks back", () => {
     expect(screen.getByTestId("review-end-reason")).toHaveTextContent("Verified done, but the audit found 1 change that weakens the checks (below)");
     expect(audit).toHaveTextContent("Assertion removed");
     expect(audit).toHaveTextContent("tests/a.rs:4");
+    // tests/a.rs is not among this round's files: an earlier round changed it, and it lands too.
+    expect(within(audit).getByTestId("audit-earlier")).toHaveTextContent("(from an earlier round; Approve accepts it too)");
     expect(screen.getByTestId("auto-approve-note")).toHaveTextContent("the audit found 1 change");
     const items = screen.getAllByTestId("criterion");
     expect(items[0]).toHaveTextContent("✓ met");
