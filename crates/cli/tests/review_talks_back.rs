@@ -230,33 +230,46 @@ async fn a_follow_up_runs_the_verify_commands_the_task_was_started_with() {
     assert_eq!(std::fs::read_to_string(e.ws.join("greet.txt")).unwrap(), "hello\n");
 }
 
+/// "create notes.md with fruits", commented "say pear instead": the agent writes pear, and the
+/// evaluator's first word on it is "addressed, but cherry is missing". `then` is what the agent
+/// does after that (matched before the first round's rules). What the second command printed,
+/// from its review on, with the folder.
+async fn pear_then(then: Vec<serde_json::Value>) -> (Env, String) {
+    let addressed = json!({"done": false, "summary": "pear is there; cherry is missing", "remaining": ["add cherry"], "continuation_prompt": "Add cherry to notes.md.",
+        "is_stuck": false, "stuck_reason": "", "comments": [{"n": 1, "addressed": true, "evidence": "notes.md line 1 now reads pear"}]});
+    let mut rules = vec![
+        json!({"when": {"kind": "evaluator", "any_message_contains": "say pear instead"}, "reply": {"text": addressed.to_string()}, "times": 1}),
+        json!({"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}}),
+    ];
+    rules.extend(then);
+    rules.extend([
+        json!({"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md is updated."}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Changing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n"}}]}, "times": 1}),
+        json!({"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}}),
+        json!({"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}),
+    ]);
+    let server = fake(serde_json::Value::Array(rules)).await;
+    let e = env();
+    let second = run_then_comment(&e, &server.base_url(Protocol::Openai), "create notes.md with fruits", &["notes.md:1=say pear instead"]).await;
+    let out = String::from_utf8_lossy(&second.stdout).to_string();
+    assert_eq!(second.status.code(), Some(6), "{out}\n{}", String::from_utf8_lossy(&second.stderr));
+    let review = out.rsplit("⚑ review:").next().unwrap_or_default().to_string();
+    assert!(!review.contains("☑ met: notes.md:1"), "{out}");
+    (e, review)
+}
+
 /// A comment the evaluator found addressed, then undone by the agent's later edits: the run
 /// ends without asking the evaluator again (the comment's file is back as it was, which needs
 /// no model), and the review's checklist says so rather than keeping the earlier tick.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_comment_met_and_then_undone_is_not_shown_met_at_the_review() {
-    let addressed = json!({"done": false, "summary": "pear is there; cherry is missing", "remaining": ["add cherry"], "continuation_prompt": "Add cherry to notes.md.",
-        "is_stuck": false, "stuck_reason": "", "comments": [{"n": 1, "addressed": true, "evidence": "notes.md line 1 now reads pear"}]});
-    let server = fake(json!([
-        {"when": {"kind": "evaluator", "any_message_contains": "say pear instead"}, "reply": {"text": addressed.to_string()}, "times": 1},
-        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-        {"when": {"kind": "agent", "last_message_contains": "not addressed yet"}, "reply": {"text": "Done! It is as you asked."}},
-        {"when": {"kind": "agent", "last_message_contains": "Add cherry"}, "reply": {"text": "Starting over.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}},
-        {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md is updated."}},
-        {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Changing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n"}}]}, "times": 1},
-        {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
-        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}
-    ]))
+    let (e, review) = pear_then(vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "not addressed yet"}, "reply": {"text": "Done! It is as you asked."}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "Add cherry"}, "reply": {"text": "Starting over.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}),
+    ])
     .await;
-    let e = env();
-    let url = server.base_url(Protocol::Openai);
-    let second = run_then_comment(&e, &url, "create notes.md with fruits", &["notes.md:1=say pear instead"]).await;
-    let out = String::from_utf8_lossy(&second.stdout);
-    assert_eq!(second.status.code(), Some(6), "{out}\n{}", String::from_utf8_lossy(&second.stderr));
     assert_eq!(std::fs::read_to_string(e.ws.join("notes.md")).unwrap(), "- apple\n- banana\n", "the agent undid its pear");
-    let review = out.rsplit("review requested").next().unwrap_or_default();
-    assert!(!review.contains("☑ met: notes.md:1"), "the file no longer says pear, so the comment is not met: {out}");
-    assert!(review.contains("☐ unmet: notes.md:1: say pear instead (notes.md was not changed since the comment)"), "{out}");
+    assert!(review.contains("☐ unmet: notes.md:1: say pear instead (notes.md was not changed since the comment)"), "{review}");
 }
 
 /// In its own worktree, a task whose first round deleted a test's assertion, sent back to fix the
@@ -307,27 +320,12 @@ async fn the_audit_covers_what_approve_lands_from_earlier_rounds() {
 /// the comment to the person rather than keep it met.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_comment_whose_file_changed_after_the_evaluators_word_is_left_to_the_person() {
-    let addressed = json!({"done": false, "summary": "pear is there; cherry is missing", "remaining": ["add cherry"], "continuation_prompt": "Add cherry to notes.md.",
-        "is_stuck": false, "stuck_reason": "", "comments": [{"n": 1, "addressed": true, "evidence": "notes.md line 1 now reads pear"}]});
     let blocked = json!({"name": "complete_task", "arguments": {"status": "blocked", "summary": "cherry needs a decision from you", "remaining_work": "cherry: which kind?"}});
-    let server = fake(json!([
-        {"when": {"kind": "evaluator", "any_message_contains": "say pear instead"}, "reply": {"text": addressed.to_string()}, "times": 1},
-        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-        {"when": {"kind": "agent", "last_message_contains": "Add cherry"}, "reply": {"text": "Reordering.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- banana\n- apple\n"}}]}},
-        {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md", "any_message_contains": "Add cherry"}, "reply": {"text": "I cannot add cherry.", "tool_calls": [blocked]}},
-        {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md is updated."}},
-        {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Changing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n"}}]}, "times": 1},
-        {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
-        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}
-    ]))
+    let (_e, review) = pear_then(vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "Add cherry"}, "reply": {"text": "Reordering.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- banana\n- apple\n"}}]}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "Wrote notes.md", "any_message_contains": "Add cherry"}, "reply": {"text": "I cannot add cherry.", "tool_calls": [blocked]}}),
+    ])
     .await;
-    let e = env();
-    let url = server.base_url(Protocol::Openai);
-    let second = run_then_comment(&e, &url, "create notes.md with fruits", &["notes.md:1=say pear instead"]).await;
-    let out = String::from_utf8_lossy(&second.stdout);
-    assert_eq!(second.status.code(), Some(6), "{out}\n{}", String::from_utf8_lossy(&second.stderr));
-    assert!(out.contains("end reason claimed_blocked"), "{out}");
-    let review = out.rsplit("review requested").next().unwrap_or_default();
-    assert!(!review.contains("☑ met: notes.md:1"), "{out}");
-    assert!(review.contains("? unverifiable: notes.md:1: say pear instead (notes.md changed after the evaluator's word on it: check it yourself)"), "{out}");
+    assert!(review.contains("? unverifiable: notes.md:1: say pear instead (notes.md changed after the evaluator's word on it: check it yourself)"), "{review}");
+    assert!(review.contains("end reason claimed_blocked"), "reviewed without another evaluation: {review}");
 }
