@@ -654,6 +654,38 @@ async fn a_test_first_plan_finishes_verified_with_no_replan_each_step_judged_on_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_whose_budget_ends_with_its_last_step_says_the_whole_request_was_not_checked() {
+    let four = [("Write a.txt", "a.txt exists"), ("Write b.txt", "b.txt exists"), ("Write c.txt", "c.txt exists"), ("Write d.txt", "d.txt exists")];
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&four)),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+            agent(json!({"last_message_contains": "This step: Write d.txt"}), write("d.txt")),
+        ])),
+        // A single run may make 2 steps and no continuation, 3 calls: the plan may make 5, the
+        // manager's and one for each step (their files decide them, without a model).
+        Setup {
+            completion: finishline_engine::judge::completion::CompletionConfig { max_steps: 2, continuation_budget: 0, ..Default::default() },
+            ..Setup::default()
+        },
+    )
+    .await;
+    let o = start(&h, "write a.txt to d.txt", PlanMode::On).await;
+    assert_eq!(o.end_reason, Some(EndReason::PlanBudgetSpent), "{:?}", errors(&o));
+    let plan = PlanState::from_events(&o.events).unwrap();
+    assert!(plan.next_pending().is_none(), "every step was done: {:?}", plan.steps.iter().map(|s| s.state).collect::<Vec<_>>());
+    let remaining =
+        o.events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { remaining, .. } = &e.event { Some(remaining.clone()) } else { None }).unwrap();
+    assert!(
+        remaining.iter().any(|r| r.starts_with("the final check of the whole request was not made: the plan's budget of 5 model calls is spent")),
+        "not a finished-looking review: {remaining:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_that_spends_its_budget_goes_to_the_person_with_what_is_done() {
     let h = Harness::new(
         rules(json!([
@@ -682,6 +714,8 @@ async fn a_plan_that_spends_its_budget_goes_to_the_person_with_what_is_done() {
     assert!(stuck.is_none(), "{stuck:?}");
     assert!(remaining.iter().all(|r| !r.contains("model calls")), "the budget is the end reason, not a thing left to do: {remaining:?}");
     assert!(remaining.iter().any(|r| r.starts_with("Step not done: ")), "what is not done is named by step: {remaining:?}");
+    let unique: std::collections::HashSet<&String> = remaining.iter().collect();
+    assert_eq!(unique.len(), remaining.len(), "a step planned again under its title is named once: {remaining:?}");
     let plan = PlanState::from_events(&o.events).unwrap();
     assert_eq!(plan.budget_calls, Some(8));
     assert!(plan.spent.total() >= 8, "every call counted, the manager's revision too: {:?}", plan.spent);

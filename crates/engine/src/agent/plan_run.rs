@@ -339,9 +339,13 @@ impl Run {
     fn plan_review(&mut self, state: &PlanState, end_reason: EndReason, ending: StepEnding) -> crate::Result<()> {
         let mut remaining = ending.remaining;
         if matches!(end_reason, EndReason::PlanFailed | EndReason::PlanBudgetSpent) {
-            remaining.extend(
-                state.steps.iter().filter(|s| matches!(s.state, StepState::Pending | StepState::Failed)).map(|s| format!("Step not done: {}", s.step.title)),
-            );
+            for s in state.steps.iter().filter(|s| matches!(s.state, StepState::Pending | StepState::Failed)) {
+                // A step the manager planned again under the same title is one thing not done.
+                let line = format!("Step not done: {}", s.step.title);
+                if !remaining.contains(&line) {
+                    remaining.push(line);
+                }
+            }
         }
         let stuck = ending.stuck;
         self.review(ReviewInput { claim: ending.claim, claim_words: ending.claim_words, end_reason, remaining, stuck })
