@@ -822,7 +822,12 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               : `Step ${model.plan.number}/${model.plan.of}: ${model.plan.steps[model.plan.current]?.step.title ?? ""}`}
           </span>
         )}
-        <span>{model.plan ? "Turn" : "Step"} {model.step}</span>
+        {/* Agent steps are "turns" beside a plan's steps; none is counted before the first. */}
+        {model.step > 0 && (
+          <span>
+            {model.plan ? "Turn" : "Step"} {model.step}
+          </span>
+        )}
         {model.runClock && <RunTiming run={model.runClock} step={model.stepClock} live={running && model.runClock.finishedAt === undefined} />}
         <span data-testid="activity">{running && model.activity ? activityText(model.activity, model.stepClock) : model.endReason ? END_LABEL[model.endReason] : ""}</span>
         {model.cycle.max > 0 && <span>Cycle {model.cycle.n}/{model.cycle.max}</span>}

@@ -40,6 +40,19 @@ const running = () => {
 };
 
 describe("Session view", () => {
+  it("counts no step before the first: a run (or a plan) just started reads no 'Step 0' or 'Turn 0'", async () => {
+    seq = 0;
+    script([
+      ev({ type: "session_created", task: "write a", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "busy" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const strip = await screen.findByTestId("progress-strip");
+    await waitFor(() => expect(screen.getByTestId("status-badge")).toHaveTextContent("Working"));
+    expect(strip).not.toHaveTextContent(/(Step|Turn) 0/);
+  });
+
   it("shows the live timeline: progress, streamed text, tool card and a continuation card that is not the user's", async () => {
     script(running());
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
