@@ -529,7 +529,8 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           </button>
         )}
         <button
-          className="btn primary"
+          // Not the highlighted way on when the audit found the checks weakened.
+          className={review.audit.length > 0 ? "btn" : "btn primary"}
           disabled={busy || comparing}
           onClick={approve}
           data-testid="approve"

@@ -699,6 +699,7 @@ describe("review that talks back", () => {
     expect(audit).toHaveTextContent("tests/a.rs:4");
     // tests/a.rs is not among this round's files: an earlier round changed it, and it lands too.
     expect(within(audit).getByTestId("audit-earlier")).toHaveTextContent("(from an earlier round; Approve accepts it too)");
+    expect(screen.getByTestId("approve"), "approving weakened checks is not the highlighted way on").not.toHaveClass("primary");
     expect(screen.getByTestId("auto-approve-note")).toHaveTextContent("the audit found 1 change");
     const items = screen.getAllByTestId("criterion");
     expect(items[0]).toHaveTextContent("✓ met");
