@@ -341,7 +341,8 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
           {widgets[key]}
           <div className="diff-comment new" data-testid="comment-box">
             <span className="muted small">
-              Comment on {selection.from === selection.to ? `line ${selection.from}` : `lines ${selection.from}–${selection.to}`} ({byKeys.current ? "Esc, then Shift+↑/↓ to change the lines" : "shift-click a line number to extend"})
+              Comment on {selection.side === "old" ? "removed " : ""}
+              {selection.from === selection.to ? `line ${selection.from}` : `lines ${selection.from}–${selection.to}`} ({byKeys.current ? "Esc, then Shift+↑/↓ to change the lines" : "shift-click a line number to extend"})
             </span>
             <CommentBox value={draft} onChange={setDraft} onSave={() => save()} onCancel={closeBox} />
             {error && <p className="field-error">{error}</p>}

@@ -252,9 +252,12 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         <dd data-testid="review-end-reason">
           {END_LABEL[review.endReason]}
           {review.audit.length > 0 && (
-            <strong className="audit-note" data-testid="review-outcome-audit">
-              , but the audit found {review.audit.length === 1 ? "1 change that weakens" : `${review.audit.length} changes that weaken`} the checks (below)
-            </strong>
+            <>
+              ,{" "}
+              <strong className="audit-note" data-testid="review-outcome-audit">
+                but the audit found {review.audit.length === 1 ? "1 change that weakens" : `${review.audit.length} changes that weaken`} the checks (below)
+              </strong>
+            </>
           )}
           {review.stuck && (
             <span data-testid="review-stuck">
@@ -341,14 +344,15 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           <ul>
             {review.audit.map((f: AuditFinding, i) => (
               <li key={i} data-testid="audit-finding">
-                <strong>{AUDIT_LABEL[f.rule] ?? f.rule}</strong>: <code>{f.path}{f.line ? `:${f.line}` : ""}</code> — {f.detail}
+                <strong>{AUDIT_LABEL[f.rule] ?? f.rule}</strong>: <code>{f.path}{f.line ? `:${f.line}` : ""}</code>
                 {/* The audit covers what Approve accepts, earlier rounds sent back included. */}
                 {!review.files.some((c) => c.path === f.path) && (
                   <span className="muted small" data-testid="audit-earlier">
                     {" "}
                     (from an earlier round; Approve accepts it too)
                   </span>
-                )}
+                )}{" "}
+                — {f.detail}
                 {f.excerpt && <pre className="output small">{f.excerpt}</pre>}
                 {sessionId && (
                   <button className="link-btn small" onClick={() => void ipc.dismissFinding(sessionId, f).catch((e) => setError((e as AppError).message))} data-testid="dismiss-finding">

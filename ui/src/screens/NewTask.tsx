@@ -328,7 +328,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
                   <>Your checkout is on no branch{info.under_way ? ` (in the middle of ${info.under_way})` : ""}: approving keeps the task's branch for you to merge.</>
                 )}{" "}
                 Several tasks can run side by side.
-                {uncommitted && uncommitted.count > 0 && <Uncommitted names={uncommitted.names} count={uncommitted.count} />}
+                {uncommitted && uncommitted.count > 0 && <Uncommitted names={uncommitted.names} count={uncommitted.count} midway={!!info.under_way} />}
               </>
             ) : (
               <>
@@ -440,12 +440,15 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
 
 /** A new worktree starts from the last commit: the person's edits since are not in it, and a
  * task about them would not find them. */
-function Uncommitted({ names, count }: { names: string[]; count: number }) {
+function Uncommitted({ names, count, midway }: { names: string[]; count: number; midway: boolean }) {
   const more = count - names.length;
+  const it = count === 1 ? "it" : "them";
   return (
     <span className="block" data-testid="workspace-uncommitted">
       {count === 1 ? "1 uncommitted change" : `${count} uncommitted changes`} in your checkout ({names.join(", ")}
-      {more > 0 ? ` and ${more} more` : ""}) {count === 1 ? "is" : "are"} not in the task's worktree: it starts from the last commit. Commit {count === 1 ? "it" : "them"} first if the task needs {count === 1 ? "it" : "them"}.
+      {more > 0 ? ` and ${more} more` : ""}) {count === 1 ? "is" : "are"} not in the task's worktree: it starts from the {midway ? "current" : "last"} commit.
+      {/* In the middle of a rebase or bisect, "commit it first" is not the advice. */}
+      {midway ? "" : ` Commit ${it} first if the task needs ${it}.`}
     </span>
   );
 }

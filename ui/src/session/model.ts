@@ -558,7 +558,7 @@ export function landedText(l: Landed): string {
   if (l.files.length === 0 && !l.branch_kept) return "Nothing to land: the task changed no file.";
   if (l.commit && l.target_branch) return `Landed on ${l.target_branch} as ${l.commit.slice(0, 7)} (${files}).`;
   if (l.target_branch) return `The changes are in your working tree on ${l.target_branch}, not committed (${files}).`;
-  if (l.branch_kept) return `Kept the task's branch ${l.branch_kept} for later.`;
+  if (l.branch_kept) return `Kept the task's branch ${l.branch_kept} for later: \`git merge ${l.branch_kept}\` on the branch you want it on takes it.`;
   return "Nothing to land.";
 }
 

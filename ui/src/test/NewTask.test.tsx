@@ -110,6 +110,7 @@ describe("New task", () => {
     mockIPC((cmd) => {
       if (cmd === "plugin:dialog|open") return "/repo";
       if (cmd === "workspace_info") return { worktrees: true, repository: "/repo", branch: null, under_way: "a rebase of main", branches: ["main", "release"], unborn_repository: true, busy: [] };
+      if (cmd === "workspace_uncommitted") return { names: ["story.txt"], count: 1 };
     });
     render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
     const user = userEvent.setup();
@@ -117,6 +118,9 @@ describe("New task", () => {
     const line = await screen.findByTestId("workspace-isolation");
     expect(line).toHaveTextContent("Your checkout is on no branch (in the middle of a rebase of main): approving keeps the task's branch for you to merge.");
     expect(line).not.toHaveTextContent("approving lands the task there");
+    // The conflicted file of the rebase is no change to commit first.
+    expect(await screen.findByTestId("workspace-uncommitted")).toHaveTextContent("1 uncommitted change in your checkout (story.txt) is not in the task's worktree: it starts from the current commit.");
+    expect(screen.getByTestId("workspace-uncommitted")).not.toHaveTextContent("Commit it first");
     // Started from a branch, it lands there as usual.
     await user.selectOptions(screen.getByTestId("base-branch"), "release");
     expect(line).toHaveTextContent("Your checkout stays as it is; approving lands the task on release.");

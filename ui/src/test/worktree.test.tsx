@@ -287,7 +287,7 @@ describe("a task in its own worktree", () => {
     await user.click(screen.getByTestId("approve"));
     expect(await screen.findByTestId("tried-again"), "blocked again, the box says it tried: it would look as before").toHaveTextContent(/Tried again at .+: still not landed\./);
     await user.click(screen.getByTestId("keep-branch"));
-    expect(await screen.findByTestId("landed-summary")).toHaveTextContent("Kept the task's branch finishline/abc-fix");
+    expect(await screen.findByTestId("landed-summary")).toHaveTextContent("Kept the task's branch finishline/abc-fix for later: `git merge finishline/abc-fix` on the branch you want it on takes it.");
     expect(calls.filter((c) => c === "submit_review")).toHaveLength(3);
   });
 
@@ -616,14 +616,14 @@ describe("review that talks back", () => {
     const removed = document.querySelector("td.diff-gutter-delete")!;
     expect(removed).toHaveTextContent("2");
     await user.click(removed);
-    expect(await screen.findByTestId("comment-box")).toHaveTextContent("Comment on line 2");
+    expect(await screen.findByTestId("comment-box"), "the old file's line 2, said to be the removed one").toHaveTextContent("Comment on removed line 2");
     const jumped = into.mock.contexts.filter((el) => (el as Element).classList?.contains("diff-line-head") && !(el as Element).textContent?.includes("let x = 1;"));
     expect(jumped, "the view did not move to another line under the pointer").toHaveLength(0);
     // Closed, Enter opens the box on the line clicked, not on line 1.
     await user.keyboard("{Escape}");
     screen.getByRole("group", { name: /^Diff of src\/a\.rs/ }).focus();
     await user.keyboard("{Enter}");
-    expect(await screen.findByTestId("comment-box")).toHaveTextContent("Comment on line 2");
+    expect(await screen.findByTestId("comment-box")).toHaveTextContent("Comment on removed line 2");
   });
 
   it("a button that shows unchanged lines counts them as a person would say it", () => {
@@ -698,7 +698,8 @@ describe("review that talks back", () => {
     expect(audit).toHaveTextContent("Assertion removed");
     expect(audit).toHaveTextContent("tests/a.rs:4");
     // tests/a.rs is not among this round's files: an earlier round changed it, and it lands too.
-    expect(within(audit).getByTestId("audit-earlier")).toHaveTextContent("(from an earlier round; Approve accepts it too)");
+    expect(within(audit).getByTestId("audit-earlier")).toHaveTextContent("from an earlier round; Approve accepts it too");
+    expect(audit, "beside the path, not run together with the finding's own brackets").toHaveTextContent("tests/a.rs:4 (from an earlier round; Approve accepts it too) — an assertion was removed");
     expect(screen.getByTestId("approve"), "approving weakened checks is not the highlighted way on").not.toHaveClass("primary");
     expect(screen.getByTestId("auto-approve-note")).toHaveTextContent("the audit found 1 change");
     const items = screen.getAllByTestId("criterion");
