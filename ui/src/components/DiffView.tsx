@@ -218,6 +218,9 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   };
   // A press inside the lines focuses them too: that is not the Tab that starts at the first line.
   const pressed = useRef(false);
+  const released = () => {
+    pressed.current = false;
+  };
   // The keyboard's way to the same box: the lines are one Tab stop, where Up/Down move the current
   // line, Shift+Up/Down extend it on its side (as a shift-click does) and Enter or c opens the box.
   const [cursor, setCursor] = useState<{ anchor: string; head: string } | null>(null);
@@ -379,20 +382,8 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
               }
             : undefined
         }
-        onPointerUp={
-          editable
-            ? () => {
-                pressed.current = false;
-              }
-            : undefined
-        }
-        onPointerCancel={
-          editable
-            ? () => {
-                pressed.current = false;
-              }
-            : undefined
-        }
+        onPointerUp={editable ? released : undefined}
+        onPointerCancel={editable ? released : undefined}
         onBlur={
           editable
             ? (e) => {

@@ -106,13 +106,14 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   // Started on a detached HEAD (a rebase or bisect under way), there is no branch to land on:
   // Approve keeps the task's branch, the one landing that can go through.
   const noBranch = worktree !== undefined && !worktree.base_branch;
-  const [landing, setLanding] = useState<LandingMode>(noBranch ? "branch" : (defaultLanding ?? "squash"));
+  const [chosenLanding, setLanding] = useState<LandingMode>(defaultLanding ?? "squash");
+  const landing: LandingMode = noBranch ? "branch" : chosenLanding;
   // The menu starts at the settings' choice.
   const inWorktree = worktree !== undefined;
   useEffect(() => {
-    if (!inWorktree || defaultLanding || noBranch) return;
+    if (!inWorktree || defaultLanding) return;
     ipc.getSettings().then((v) => v?.settings?.tasks?.landing && setLanding(v.settings.tasks.landing), () => undefined);
-  }, [inWorktree, defaultLanding, noBranch]);
+  }, [inWorktree, defaultLanding]);
   // Per file someone changed after the run: overwrite it anyway (unticked: keep it).
   const [overwrite, setOverwrite] = useState<Record<string, boolean>>({});
   const [feedback, setFeedback] = useState("");
@@ -156,7 +157,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         feedback: decision === "request_changes" ? feedback : undefined,
         revert: decision === "reject" && revert && !worktree,
         overwrite: confirmed ? Object.keys(overwrite).filter((f) => overwrite[f]) : undefined,
-        landing: decision === "approve" && worktree ? (landAs ?? (noBranch ? "branch" : landing)) : undefined,
+        landing: decision === "approve" && worktree ? (landAs ?? landing) : undefined,
       });
       if (out.outcome === "needs_confirmation") setConflicts(out.conflicts);
       else if (out.outcome === "landing_blocked") {
