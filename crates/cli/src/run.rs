@@ -691,7 +691,12 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
             let usage = matches!(e.code(), finishline_engine::ErrorCode::InvalidInput | finishline_engine::ErrorCode::AlreadyDecided);
             return fail(if usage { exit::USAGE } else { exit::FAILED }, json, &e.to_string());
         }
-        if !json {
+        if json {
+            // What the decision did, first, as after `--request-changes --json`.
+            let status = store.session(&sid).map(|s| s.status).unwrap_or(SessionStatus::Busy);
+            let outcome = ReviewOutcome::Decided { status, revert: None, landed: None, kept: None };
+            outln!("{}", serde_json::to_string(&outcome).unwrap_or_default());
+        } else {
             crate::output::say("Sent back to the agent to resolve the merge.\n");
         }
         let code = follow(&engine, &store, &sid, &opts, after, false).await;

@@ -1588,6 +1588,10 @@ async fn a_landing_that_conflicts_can_go_back_to_the_agent_from_a_script_and_the
         .output()
         .unwrap();
     assert_eq!(resolved.status.code(), Some(6), "the agent's resolution waits for review: {}", String::from_utf8_lossy(&resolved.stderr));
+    // A script reads what its decision did first, as after `--request-changes --json`.
+    let first: Value = serde_json::from_str(String::from_utf8_lossy(&resolved.stdout).lines().next().unwrap_or_default()).unwrap_or_default();
+    assert_eq!(first["outcome"], "decided", "{first}");
+    assert!(matches!(first["status"].as_str(), Some("busy" | "queued")), "sent back to the agent, working: {first}");
     // The review shows what Approve lands on the person's branch as it is now, not the round's
     // edit of a file full of conflict markers.
     let review = String::from_utf8_lossy(&resolved.stdout)
