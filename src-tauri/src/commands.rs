@@ -334,6 +334,7 @@ pub async fn workspace_info(app: AppHandle, state: State<'_, AppState>, folder: 
             worktrees,
             branch: repo.as_ref().and_then(|r| r.branch.clone()),
             under_way: repo.as_ref().filter(|r| r.branch.is_none()).and_then(|r| finishline_engine::workspace::worktree::under_way(&r.top)),
+            rebasing: repo.as_ref().filter(|r| r.branch.is_none()).and_then(|r| finishline_engine::workspace::worktree::rebasing(&r.top)),
             branches: repo.as_ref().map(|r| finishline_engine::workspace::worktree::branches(&r.top)).unwrap_or_default(),
             repository: repo.map(|r| r.top.to_string_lossy().into_owned()),
             unborn_repository: is_git,
@@ -374,6 +375,8 @@ pub struct WorkspaceInfo {
     branch: Option<String>,
     /// On no branch: what git is in the middle of that detached it ("a rebase of main").
     under_way: Option<String>,
+    /// The branch a rebase there is rebasing: not one to land on until it is over.
+    rebasing: Option<String>,
     branches: Vec<String>,
     /// A `.git` is there (maybe without a commit yet).
     unborn_repository: bool,

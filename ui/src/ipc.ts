@@ -103,6 +103,8 @@ export interface WorkspaceInfo {
   branch: string | null;
   /** On no branch: what detached it, "a rebase of main" or "a bisect", if anything. */
   under_way?: string | null;
+  /** The branch a rebase in the checkout is rebasing: no place to land until it is over. */
+  rebasing?: string | null;
   branches: string[];
   unborn_repository: boolean;
   /** Tasks working in the folder itself right now. */

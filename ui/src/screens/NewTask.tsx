@@ -311,11 +311,18 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
                 {info.branches.length > 1 ? (
                   <select value={base} onChange={(e) => setBase(e.target.value)} data-testid="base-branch" aria-label="Branch the task starts from and lands on">
                     {info.branch === null && <option value="">the current commit</option>}
-                    {info.branches.map((b) => (
-                      <option key={b} value={b}>
-                        {b}
-                      </option>
-                    ))}
+                    {info.branches.map((b) =>
+                      b === info.rebasing ? (
+                        // Its landing would be refused until the rebase is over.
+                        <option key={b} value={b} disabled>
+                          {b} (being rebased)
+                        </option>
+                      ) : (
+                        <option key={b} value={b}>
+                          {b}
+                        </option>
+                      ),
+                    )}
                   </select>
                 ) : (
                   <code>{info.branch ?? "the current commit"}</code>

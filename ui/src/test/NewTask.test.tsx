@@ -109,7 +109,7 @@ describe("New task", () => {
   it("on no branch (a rebase under way) it does not promise that approving lands the task: its branch is kept", async () => {
     mockIPC((cmd) => {
       if (cmd === "plugin:dialog|open") return "/repo";
-      if (cmd === "workspace_info") return { worktrees: true, repository: "/repo", branch: null, under_way: "a rebase of main", branches: ["main", "release"], unborn_repository: true, busy: [] };
+      if (cmd === "workspace_info") return { worktrees: true, repository: "/repo", branch: null, under_way: "a rebase of main", rebasing: "main", branches: ["main", "release"], unborn_repository: true, busy: [] };
       if (cmd === "workspace_uncommitted") return { names: ["story.txt"], count: 1 };
     });
     render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
@@ -121,6 +121,9 @@ describe("New task", () => {
     // The conflicted file of the rebase is no change to commit first.
     expect(await screen.findByTestId("workspace-uncommitted")).toHaveTextContent("1 uncommitted change in your checkout (story.txt) is not in the task's worktree: it starts from the current commit.");
     expect(screen.getByTestId("workspace-uncommitted")).not.toHaveTextContent("Commit it first");
+    // The branch being rebased is no place to land until the rebase is over: shown, not offered.
+    const rebased = screen.getByRole("option", { name: "main (being rebased)" });
+    expect(rebased).toBeDisabled();
     // Started from a branch, it lands there as usual.
     await user.selectOptions(screen.getByTestId("base-branch"), "release");
     expect(line).toHaveTextContent("Your checkout stays as it is; approving lands the task on release.");

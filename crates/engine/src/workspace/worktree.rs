@@ -541,11 +541,23 @@ pub fn uncommitted(top: &Path) -> Result<Vec<String>> {
 /// bisect"): New Task says so beside "on no branch", where a task's approve keeps its branch.
 pub fn under_way(top: &Path) -> Option<String> {
     let dir = top.join(git(top, &["rev-parse", "--git-dir"]).ok()?.trim());
-    let read = |file: &str| std::fs::read_to_string(dir.join(file)).ok().map(|s| s.trim().to_string());
-    if let Some(head) = read("rebase-merge/head-name").or_else(|| read("rebase-apply/head-name")) {
+    if let Some(head) = rebase_head(&dir) {
         return Some(head.strip_prefix("refs/heads/").map_or_else(|| "a rebase".to_string(), |b| format!("a rebase of {b}")));
     }
     dir.join("BISECT_START").exists().then(|| "a bisect".to_string())
+}
+
+/// The branch a rebase in the checkout is rebasing: New Task does not offer it to land on until
+/// the rebase is over (a landing there is refused, `landing::in_use`).
+pub fn rebasing(top: &Path) -> Option<String> {
+    let dir = top.join(git(top, &["rev-parse", "--git-dir"]).ok()?.trim());
+    rebase_head(&dir)?.strip_prefix("refs/heads/").map(str::to_string)
+}
+
+/// What a rebase under way in a checkout's git folder started from (`refs/heads/main`).
+fn rebase_head(git_dir: &Path) -> Option<String> {
+    let read = |file: &str| std::fs::read_to_string(git_dir.join(file)).ok().map(|s| s.trim().to_string());
+    read("rebase-merge/head-name").or_else(|| read("rebase-apply/head-name"))
 }
 
 /// The files that differ between two commits of the repository.
@@ -815,8 +827,9 @@ mod tests {
         assert!(git(f, &["-c", "user.name=p", "-c", "user.email=p@x", "rebase", "side"]).is_err());
         assert_eq!(repo_of(f, &f.join("none")).unwrap().branch, None);
         assert_eq!(under_way(f).as_deref(), Some("a rebase of main"));
+        assert_eq!(rebasing(f).as_deref(), Some("main"));
         git(f, &["rebase", "--abort"]).unwrap();
-        assert_eq!(under_way(f), None);
+        assert_eq!((under_way(f), rebasing(f)), (None, None));
         git(f, &["bisect", "start"]).unwrap();
         assert_eq!(under_way(f).as_deref(), Some("a bisect"));
     }
