@@ -270,8 +270,11 @@ impl View {
                 "  ⎇ kept the branch {branch}: it holds what changed in the worktree after the review{}",
                 if files.is_empty() { String::new() } else { format!(" ({})", crate::run::few(files)) }
             )),
-            EngineEvent::WorktreeRemoved { folder, branch_deleted, .. } => self
-                .line(&format!("  ⎇ removed the worktree {folder}{}", branch_deleted.as_deref().map(|b| format!(" and the branch {b}")).unwrap_or_default())),
+            EngineEvent::WorktreeRemoved { folder, branch_deleted, why } => self.line(&format!(
+                "  ⎇ removed the worktree {folder}{}{}",
+                branch_deleted.as_deref().map(|b| format!(" and the branch {b}")).unwrap_or_default(),
+                if *why == finishline_engine::domain::WorktreeEnd::Unused { ": nothing was changed there" } else { "" }
+            )),
             EngineEvent::Reverted { restored, deleted, kept } if !kept.is_empty() => self.line(&format!(
                 "  reverted: {}; left as they are (changed after the agent): {}",
                 finishline_engine::store::export::revert_summary(restored.len(), deleted.len()),

@@ -1266,10 +1266,68 @@ async fn a_task_that_failed_is_discarded_with_its_worktree_and_branch_and_the_pe
     assert_eq!(again.status.code(), Some(2), "a second discard is refused: {}", String::from_utf8_lossy(&again.stderr));
 }
 
-/// A landed task the person then thanked (a reply that changes nothing, in a new worktree) is
-/// discarded with that worktree, and stays completed: its landed work is not called rejected.
+/// A task that stopped before it changed anything has nothing to decide: its worktree and branch
+/// go at once, it waits for nobody, and a message to go on starts a new worktree as its first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn discarding_a_landed_tasks_conversation_keeps_it_completed() {
+async fn a_task_that_failed_before_changing_anything_leaves_no_worktree_and_goes_on_as_new() {
+    let fails_once = json!({"when": {"kind": "agent", "last_message_contains": "write notes.md"}, "times": 1,
+        "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"the model went away\"}}"}}});
+    let (_s, dir, cli) = server(vec![vec![fails_once], writes("notes.md", "the task's notes\n", 0)]).await;
+    let r = repo(dir.path());
+    let failed = cli.run("write notes.md", &r, &[]);
+    assert_eq!(failed.status.code(), Some(4), "it failed: {}", String::from_utf8_lossy(&failed.stderr));
+    let id = session_of(&failed);
+    let folder = lines(&failed).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"]["folder"].as_str().unwrap().to_string();
+    assert!(!Path::new(&folder).exists(), "its empty worktree is gone");
+    assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "and its branch");
+    let events = stored(&cli.data, &id);
+    let removed = events
+        .iter()
+        .position(|e| matches!(e, finishline_engine::event::EngineEvent::WorktreeRemoved { why: finishline_engine::domain::WorktreeEnd::Unused, .. }));
+    let failed_at = events
+        .iter()
+        .position(|e| matches!(e, finishline_engine::event::EngineEvent::StatusChanged { status: finishline_engine::domain::SessionStatus::Failed, .. }));
+    assert!(removed.is_some() && removed < failed_at, "removed, as unused, before the task is said to have failed: {events:?}");
+    let listed = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).into_iter().find(|s| s["id"] == id.as_str()).unwrap();
+    assert!(listed["work_dir"].is_null() && listed["branch"].is_null(), "no work waits for the person: {listed}");
+    let shown = String::from_utf8_lossy(&cli.cmd(&["sessions", "show", &id]).output().unwrap().stdout).to_string();
+    assert!(!shown.contains("is kept"), "{shown}");
+
+    let again = cli.cmd(&["sessions", "resume", &id, "please try again: write notes.md", "--base-url", &cli.url, "--model", "m", "--json"]).output().unwrap();
+    assert_eq!(again.status.code(), Some(6), "it goes on to a review: {}", String::from_utf8_lossy(&again.stderr));
+    assert!(
+        !lines(&again).iter().any(|e| e["type"] == "continuation" && e["source"] == "new_worktree"),
+        "nothing earlier to tell the agent about: it never wrote anything"
+    );
+    assert_eq!(reviewed(&again), vec!["notes.md"]);
+    let approved = cli.review(&id, &["--approve"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(git(&r, &["show", "main:notes.md"]), "the task's notes");
+    let subject = git(&r, &["log", "-1", "--format=%s", "main"]);
+    assert!(subject.contains("notes.md") && !subject.contains("try again"), "named after the task, its first work: {subject}");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit stays");
+}
+
+/// A question answered with nothing changed leaves no worktree waiting either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_answered_without_changing_anything_leaves_no_worktree_waiting() {
+    let answer = json!({"when": {"kind": "agent", "last_message_contains": "what does README.md say"}, "reply": {"text": "It says hello."}});
+    let (_s, dir, cli) = server(vec![vec![answer]]).await;
+    let r = repo(dir.path());
+    let asked = cli.run("what does README.md say?", &r, &[]);
+    let id = session_of(&asked);
+    assert_eq!(summary(&asked)["status"], "idle", "{}", String::from_utf8_lossy(&asked.stderr));
+    let folder = lines(&asked).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"]["folder"].as_str().unwrap().to_string();
+    assert!(!Path::new(&folder).exists(), "its worktree is gone");
+    assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "and its branch");
+    let listed = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).into_iter().find(|s| s["id"] == id.as_str()).unwrap();
+    assert!(listed["work_dir"].is_null(), "{listed}");
+}
+
+/// A landed task the person then thanked (a reply that changes nothing, in a new worktree)
+/// leaves no worktree behind to discard, and what landed stays approved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_landed_tasks_thank_you_leaves_no_worktree_behind_and_what_landed_stays() {
     let thanks = vec![json!({"when": {"kind": "agent", "last_message_contains": "thanks a lot"}, "reply": {"text": "You're welcome!"}})];
     let (_s, dir, cli) = server(vec![thanks, writes("done.txt", "done\n", 0)]).await;
     let r = repo(dir.path());
@@ -1279,14 +1337,15 @@ async fn discarding_a_landed_tasks_conversation_keeps_it_completed() {
     assert_eq!(landed.status.code(), Some(0), "{}", String::from_utf8_lossy(&landed.stderr));
     let thanked = cli.cmd(&["sessions", "resume", &id, "thanks a lot", "--base-url", &cli.url, "--model", "m"]).output().unwrap();
     assert!(String::from_utf8_lossy(&thanked.stdout).contains("You're welcome!"), "{}", String::from_utf8_lossy(&thanked.stderr));
+    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count(), 1, "the reply's worktree is gone");
+    assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "and its branch");
     let discarded = cli.cmd(&["sessions", "discard", &id]).output().unwrap();
-    assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));
-    assert!(String::from_utf8_lossy(&discarded.stdout).contains("it stays completed"), "{}", String::from_utf8_lossy(&discarded.stdout));
+    assert_eq!(discarded.status.code(), Some(2), "nothing to discard: {}", String::from_utf8_lossy(&discarded.stdout));
+    assert!(String::from_utf8_lossy(&discarded.stderr).contains("nothing to discard"), "{}", String::from_utf8_lossy(&discarded.stderr));
     let shown = String::from_utf8_lossy(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap().stdout).to_string();
     let row: Value = shown.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find(|v| v["id"] == id.as_str()).unwrap_or_else(|| panic!("{shown}"));
-    assert_eq!(row["status"], "completed", "{row}");
+    assert!(row["work_dir"].is_null() && row["approvals"] == 1, "its landed work is counted approved: {row}");
     assert_eq!(git(&r, &["show", "main:done.txt"]), "done", "what landed stays");
-    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count(), 1);
 }
 
 /// A person's repository with a submodule `lib` (its `api.txt` says "v1 of the library"),

@@ -5,6 +5,8 @@ import { apply, emptyModel, runLabel } from "../session/model";
 let seq = 0;
 const ev = (e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s", at: "2026-11-21T00:00:00Z" }) as Envelope;
 
+const wt = (folder: string) => ({ repo: "/repo", folder, subdir: "", branch: `finishline/${folder}`, base_branch: "main", base_commit: "1111111" });
+
 describe("session model", () => {
   it("names a run the person started with words a new message, and one started without (Retry) a try again", () => {
     seq = 0;
@@ -43,7 +45,6 @@ describe("session model", () => {
 
   it("keeps a follow-up's new worktree when the old one's removal is recorded after it", () => {
     seq = 0;
-    const wt = (folder: string) => ({ repo: "/repo", folder, subdir: "", branch: `finishline/${folder}`, base_branch: "main", base_commit: "1111111" });
     const events = [
       ev({ type: "task_workspace", isolation: "worktree", folder: "/w/first", worktree: wt("/w/first") }),
       ev({ type: "status_changed", status: "rejected" }),
@@ -54,6 +55,17 @@ describe("session model", () => {
     expect(m.place?.worktree?.folder).toBe("/w/second");
     expect(m.place?.removed, "the task's current worktree is still there").toBeFalsy();
     expect(apply(m, ev({ type: "worktree_removed", folder: "/w/second", why: "landed" })).place?.removed).toBe(true);
+  });
+
+  it("says a worktree put away unused held nothing, and that a message starts a new one", () => {
+    seq = 0;
+    const m = [
+      ev({ type: "task_workspace", isolation: "worktree", folder: "/w/first", worktree: wt("/w/first") }),
+      ev({ type: "worktree_removed", folder: "/w/first", why: "unused", branch_deleted: "finishline/first" }),
+    ].reduce(apply, emptyModel());
+    expect(m.place?.removed).toBe(true);
+    const notes = m.items.flatMap((i) => (i.kind === "landing" ? [i.text] : []));
+    expect(notes).toEqual(["Nothing was changed, so its worktree and branch were removed: a message to go on starts a new one."]);
   });
 
   it("says a rejected task's branch was kept, with what changed after the review", () => {

@@ -91,9 +91,26 @@ pub(super) fn worktree_start(events: &[Envelope]) -> Option<usize> {
 /// its review was rejected or, without one, its worktree removed).
 pub(super) fn continued_after_decision(events: &[Envelope]) -> bool {
     let decided = events.iter().position(|e| {
-        matches!(e.event, EngineEvent::StatusChanged { status: SessionStatus::Rejected | SessionStatus::Completed, .. } | EngineEvent::WorktreeRemoved { .. })
+        matches!(e.event, EngineEvent::StatusChanged { status: SessionStatus::Rejected | SessionStatus::Completed, .. })
+            || matches!(&e.event, EngineEvent::WorktreeRemoved { why, .. } if *why != WorktreeEnd::Unused)
     });
     matches!((decided, worktree_start(events)), (Some(d), Some(made)) if made > d)
+}
+
+/// Whether the worktree at `folder` was removed because the task stopped before changing
+/// anything in it: no earlier work to speak of.
+fn removed_unused(events: &[Envelope], folder: &str) -> bool {
+    events.iter().any(|e| matches!(&e.event, EngineEvent::WorktreeRemoved { folder: f, why: WorktreeEnd::Unused, .. } if f == folder))
+}
+
+/// Whether the task had a worktree before its current one that held work (landed, rejected or
+/// kept): a worktree put away unused does not count, its task is still at its first work.
+fn worked_before(events: &[Envelope], current: usize) -> bool {
+    events[..current].iter().any(|e| match &e.event {
+        EngineEvent::TaskWorkspace { worktree: Some(wt), .. } => !removed_unused(events, &wt.folder),
+        EngineEvent::TaskWorkspace { .. } => true,
+        _ => false,
+    })
 }
 
 /// The events since the task's current worktree was made (all of them before it had one).
@@ -142,7 +159,7 @@ pub(super) fn copied_files(events: &[Envelope]) -> Vec<String> {
 /// nothing). `None` for the task's first worktree: the task's title names that work.
 pub(super) fn follow_up_asked(events: &[Envelope]) -> Option<&str> {
     let ws = worktree_start(events)?;
-    if !events[..ws].iter().any(|e| matches!(&e.event, EngineEvent::TaskWorkspace { .. })) {
+    if !worked_before(events, ws) {
         return None;
     }
     let upto = events[ws..].iter().position(|e| matches!(e.event, EngineEvent::TaskCommitted { .. })).map_or(events.len(), |i| ws + i);
@@ -234,6 +251,7 @@ impl Engine {
         // Decided (landed or rejected), its removal may still be under way, here or in another
         // process: the task goes on in a new worktree, never in the one being removed.
         if removed || decided_since(events) {
+            let unused = removed_unused(events, &wt.folder);
             let repo = worktree::repo_of(Path::new(&wt.repo), &self.config.tasks.worktrees).ok_or_else(|| {
                 crate::Error::Worktree(format!("{} is no longer a git repository with a commit, so the task cannot continue in a worktree of it", wt.repo))
             })?;
@@ -255,16 +273,19 @@ impl Engine {
             worktree::add_empty(&wt, session.as_str())?;
             let filling = Filling::start(&wt, &self.config.tasks.includes);
             use crate::judge::prompt::EarlierWork;
-            let earlier = since_worktree(events)
-                .iter()
-                .rev()
-                .find_map(|e| match &e.event {
-                    EngineEvent::Landed { branch_kept: Some(b), .. } => Some(EarlierWork::Kept(b.clone())),
-                    EngineEvent::Landed { .. } => Some(EarlierWork::Landed),
-                    _ => None,
-                })
-                .unwrap_or(EarlierWork::Rejected);
-            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true, filling, earlier: Some(earlier) });
+            // Put away unused, the last worktree held nothing to tell the agent about.
+            let earlier = (!unused).then(|| {
+                since_worktree(events)
+                    .iter()
+                    .rev()
+                    .find_map(|e| match &e.event {
+                        EngineEvent::Landed { branch_kept: Some(b), .. } => Some(EarlierWork::Kept(b.clone())),
+                        EngineEvent::Landed { .. } => Some(EarlierWork::Landed),
+                        _ => None,
+                    })
+                    .unwrap_or(EarlierWork::Rejected)
+            });
+            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true, filling, earlier });
         }
         if !Path::new(&wt.folder).join(".git").exists() {
             worktree::add_empty(&wt, session.as_str())?;
@@ -608,6 +629,40 @@ impl Run {
         }
         self.criteria_results = results.clone();
         self.emit(EngineEvent::CriteriaChecked { results })
+    }
+
+    /// A task that stopped (cancelled, failed, or answered in words) without changing anything
+    /// in its worktree leaves the person nothing to decide: the worktree and its branch go before the stop is
+    /// recorded, so the task does not wait for them, and a message to go on makes a new one as
+    /// its first. Anything of the task's there keeps it: a commit, a change its windows saw or
+    /// git sees, a file the ignore rules hide. So does a checkout still being filled, and an
+    /// attempt's worktree, which goes with its group's decision.
+    pub(super) fn put_away_if_unused(&mut self) {
+        let Some(wt) = self.folder.worktree.clone() else { return };
+        if self.first_snapshot.as_ref().is_some_and(|h| !h.is_finished()) || self.is_attempt() {
+            return;
+        }
+        let Ok(events) = self.engine.store.events(&self.session, 0) else { return };
+        let here = since_worktree(&events);
+        let filled = here.iter().any(|e| matches!(e.event, EngineEvent::WorktreeReady { .. }));
+        if !filled || here.iter().any(|e| matches!(e.event, EngineEvent::TaskCommitted { .. })) || !self.since(Since::Worktree).changes().is_empty() {
+            return;
+        }
+        let copied = copied_files(&events);
+        let unused = tokio::task::block_in_place(|| {
+            // The agent may have committed on the branch itself: that is its work too.
+            let at_start = worktree::git(Path::new(&wt.folder), &["rev-parse", "HEAD"]).is_ok_and(|h| h.trim() == wt.base_commit);
+            at_start
+                && worktree::changed_paths(&wt).is_ok_and(|c| c.iter().all(|p| copied.contains(p)))
+                && worktree::ignored_written(&wt, &copied).is_ok_and(|i| i.is_empty())
+        });
+        if !unused {
+            return;
+        }
+        let (store, data_dir) = (&self.engine.store, &self.engine.config.data_dir);
+        if tokio::task::block_in_place(|| super::decision::remove_worktree(store, data_dir, &self.session, &wt, WorktreeEnd::Unused, true)).is_ok() {
+            self.folder.worktree = None;
+        }
     }
 
     /// Whether this session is one attempt of a group.

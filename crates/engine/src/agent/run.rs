@@ -426,9 +426,13 @@ impl Run {
     /// Ends the run for a halt with the status it calls for.
     fn halted(&mut self, halt: Halt) -> crate::Result<()> {
         match halt {
-            Halt::Cancelled => self.finish(SessionStatus::Cancelled, EndReason::Cancelled, None),
+            Halt::Cancelled => {
+                self.put_away_if_unused();
+                self.finish(SessionStatus::Cancelled, EndReason::Cancelled, None)
+            }
             Halt::Failed { code, message } => {
                 self.emit(EngineEvent::Error { code, message: message.clone() })?;
+                self.put_away_if_unused();
                 self.finish(SessionStatus::Failed, EndReason::Failed, Some(message))
             }
             Halt::Denied => self.finish(SessionStatus::Idle, EndReason::PermissionDenied, None),
@@ -571,6 +575,8 @@ impl Run {
                             .await?;
                         return Ok(None);
                     }
+                    // An answer that changed nothing leaves no work to wait in a worktree.
+                    self.put_away_if_unused();
                     self.finish(SessionStatus::Idle, end_reason, None)?;
                     return Ok(None);
                 }
