@@ -1,10 +1,38 @@
-// Model and tool text rendered as Markdown, safely: react-markdown never renders raw HTML (it
-// shows as text), its URL filter drops `javascript:` and other unsafe links, and links never
-// navigate the app's webview. A click shows the whole address first; only a web link can then be
-// opened, and it opens in the system browser.
+// Model and tool text rendered as Markdown (with GitHub's tables, strikethrough and task lists),
+// safely: raw HTML is never rendered, it shows as the text it is, its URL filter drops
+// `javascript:` and other unsafe links, and links never navigate the app's webview. A click shows
+// the whole address first; only a web link can then be opened, and it opens in the system
+// browser.
 import { useState, type ReactNode } from "react";
 import ReactMarkdown, { type Components } from "react-markdown";
+import remarkGfm from "remark-gfm";
 import { AppError, ipc } from "../ipc";
+
+interface MdNode {
+  type: string;
+  value?: string;
+  children?: MdNode[];
+}
+
+/** Nodes that hold blocks, where an HTML block sits; anywhere else it is inline. */
+const BLOCKS = new Set(["root", "blockquote", "listItem", "footnoteDefinition"]);
+
+/** Raw HTML in the text becomes that text: an agent that writes "a <div> wrapper" or
+ * `Vec<String>` outside backticks means the words, which dropping the tag would change (and
+ * React escapes text, so nothing of it can run). A block of it becomes a paragraph. */
+function htmlAsText() {
+  const walk = (node: MdNode) => {
+    node.children = node.children?.map((child) => {
+      if (child.type !== "html") {
+        walk(child);
+        return child;
+      }
+      const text = { type: "text", value: child.value ?? "" };
+      return BLOCKS.has(node.type) ? { type: "paragraph", children: [text] } : text;
+    });
+  };
+  return (tree: MdNode) => walk(tree);
+}
 
 function isWebLink(href: string | undefined): href is string {
   try {
@@ -67,7 +95,7 @@ const components: Components = {
 export function Markdown({ text }: { text: string }) {
   return (
     <div className="md">
-      <ReactMarkdown components={components} skipHtml>
+      <ReactMarkdown components={components} remarkPlugins={[remarkGfm, htmlAsText]}>
         {text}
       </ReactMarkdown>
     </div>

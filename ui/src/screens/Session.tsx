@@ -206,6 +206,29 @@ function Question({ item }: { item: Extract<Item, { kind: "question" }> }) {
 // re-parsing the Markdown of) everything but the item that is streaming.
 /** The names of the attempts of this session's group, by session: the evaluator's comparison
  * names the other attempt. */
+/** Past this, the person's words (a pasted log, a long spec) are folded to their start. */
+const FOLD_LINES = 40;
+const FOLD_CHARS = 6000;
+
+/** The person's own words as they wrote them, line breaks kept (never Markdown: they are shown,
+ * not interpreted); a long paste is folded until asked for. */
+function PersonWords({ text }: { text: string }) {
+  const [all, setAll] = useState(false);
+  const lines = text.split("\n");
+  const long = lines.length > FOLD_LINES || text.length > FOLD_CHARS;
+  const shown = long && !all ? lines.slice(0, 30).join("\n").slice(0, 4000) : text;
+  return (
+    <div>
+      <div className="person-words">{shown}{long && !all ? "…" : ""}</div>
+      {long && (
+        <button type="button" className="link-btn small" onClick={() => setAll((a) => !a)} aria-expanded={all}>
+          {all ? "Show less" : lines.length > FOLD_LINES ? `Show all ${lines.length.toLocaleString("en")} lines` : `Show all ${text.length.toLocaleString("en")} characters`}
+        </button>
+      )}
+    </div>
+  );
+}
+
 const AttemptNames = createContext<Record<string, string>>({});
 
 const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
@@ -219,7 +242,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       return (
         <div className="bubble user" data-role="user" data-testid="user-bubble">
           <User size={14} aria-hidden />
-          <div>{item.text}</div>
+          <PersonWords text={item.text} />
         </div>
       );
     case "assistant":

@@ -28,6 +28,22 @@ describe("Markdown", () => {
   });
 });
 
+describe("what a coding agent writes", () => {
+  it("shows tags it names as text, never dropped and never made into elements", () => {
+    const text = 'I added a <div class="box"> wrapper and a <br> tag, plus <input type="text">. Generic Vec<String> too.\n\n<script>alert(1)</script> **bold** after it';
+    const { container } = render(<Markdown text={text} />);
+    expect(container.textContent).toContain('I added a <div class="box"> wrapper and a <br> tag, plus <input type="text">. Generic Vec<String> too.');
+    expect(container.textContent).toContain("<script>alert(1)</script>");
+    expect(container.querySelector("script, input, br, div.box"), "no raw HTML element is created").toBeNull();
+  });
+
+  it("draws a table, as agents summarise with them", () => {
+    const { container } = render(<Markdown text={"| file | lines |\n|---|---|\n| a.rs | 12 |\n| b.rs | 3 |"} />);
+    expect([...container.querySelectorAll("th")].map((c) => c.textContent)).toEqual(["file", "lines"]);
+    expect([...container.querySelectorAll("tbody tr")].map((r) => r.textContent)).toEqual(["a.rs12", "b.rs3"]);
+  });
+});
+
 describe("links in model output", () => {
   it("show the whole address first, then open only in the system browser", async () => {
     const { mockIPC } = await import("@tauri-apps/api/mocks");

@@ -53,6 +53,25 @@ describe("Session view", () => {
     expect(strip).not.toHaveTextContent(/(Step|Turn) 0/);
   });
 
+  it("shows the person's words with their line breaks, and a pasted log folded until asked for", async () => {
+    seq = 0;
+    const log = Array.from({ length: 300 }, (_, i) => `line ${i + 1} of the log`).join("\n");
+    const task = `fix this:\n${log}`;
+    script([
+      ev({ type: "session_created", task, workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "message_created", message_id: "u", role: "user", text: task }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const bubble = await screen.findByTestId("user-bubble");
+    expect(bubble.querySelector(".person-words")?.textContent?.split("\n").slice(0, 2)).toEqual(["fix this:", "line 1 of the log"]);
+    expect(bubble).not.toHaveTextContent("line 300 of the log");
+    await userEvent.click(screen.getByRole("button", { name: "Show all 301 lines" }));
+    expect(bubble).toHaveTextContent("line 300 of the log");
+    await userEvent.click(screen.getByRole("button", { name: "Show less" }));
+    expect(bubble).not.toHaveTextContent("line 300 of the log");
+  });
+
   it("shows the live timeline: progress, streamed text, tool card and a continuation card that is not the user's", async () => {
     script(running());
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
