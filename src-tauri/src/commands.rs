@@ -35,6 +35,21 @@ pub fn get_settings(app: AppHandle) -> Result<SettingsView, Error> {
     settings(&app).map(SettingsView::from)
 }
 
+/// A settings file that cannot be read is moved aside whole (`settings.json.unreadable-…`) and
+/// the app goes on from the defaults: the person's way out when they cannot fix it now. Says
+/// where it was kept, so they can copy what they need from it.
+#[tauri::command]
+pub fn set_aside_settings(app: AppHandle) -> Result<SetAside, Error> {
+    let kept = Settings::set_aside(&settings_file(&app)?)?;
+    Ok(SetAside { view: settings(&app)?.into(), kept_as: kept.to_string_lossy().into_owned() })
+}
+
+#[derive(serde::Serialize)]
+pub struct SetAside {
+    view: SettingsView,
+    kept_as: String,
+}
+
 /// Saves the settings. Values typed into an MCP server's environment go to the keychain first;
 /// the file keeps only where they are.
 #[tauri::command]

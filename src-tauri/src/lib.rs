@@ -107,6 +107,7 @@ pub fn run() {
         .setup(setup)
         .invoke_handler(tauri::generate_handler![
             commands::get_settings,
+            commands::set_aside_settings,
             commands::save_settings,
             commands::start_session,
             commands::run_plan,

@@ -7,7 +7,7 @@ import { report } from "./perf";
 import { NewTask } from "./screens/NewTask";
 // One bundle: loading the Session screen on first use made `--open-session` show a long session
 // 270 ms later and did not measurably shorten the cold start (docs/benchmarks.md, section 6).
-import { History } from "./screens/History";
+import { freshLook, History, type HistoryLook } from "./screens/History";
 import { SettingsScreen, type SettingsGuard } from "./screens/Settings";
 import { LeaveSettingsDialog } from "./components/LeaveSettingsDialog";
 import { SessionView } from "./screens/Session";
@@ -76,6 +76,20 @@ export function App() {
     setLoadError(null);
     ipc.getSettings().then(setView, (e: AppError) => setLoadError(e));
   }, []);
+  // History's search and filters, as the person left them.
+  const historyLook = useRef<HistoryLook>(freshLook());
+  // Where an unreadable settings file was kept when the person chose to start from the defaults.
+  const [keptAs, setKeptAs] = useState<string | null>(null);
+  const setAside = () => {
+    ipc.setAsideSettings().then(
+      (r) => {
+        setLoadError(null);
+        setView(r.view);
+        setKeptAs(r.kept_as);
+      },
+      (e: AppError) => setLoadError(e),
+    );
+  };
   useEffect(() => {
     if (!boot) load();
   }, [boot, load]);
@@ -198,13 +212,37 @@ export function App() {
         <SidebarSessions current={screen === "session" ? sessionId : null} currentGroup={screen === "attempts" ? groupId : null} onOpen={openSession} onOpenGroup={openGroup} />
       </nav>
       <main className="content" ref={mainRef} tabIndex={-1}>
-        {loadError ? (
+        {keptAs && (
+          <p className="notice row" role="status" data-testid="settings-set-aside">
+            <span className="grow">
+              Your unreadable settings file was kept as <code>{keptAs}</code>; the app starts from the default settings.
+            </span>
+            <button className="btn small" onClick={() => setKeptAs(null)}>
+              OK
+            </button>
+          </p>
+        )}
+        {/* History and the sessions need no settings: a review waiting there stays reachable
+            while the settings file cannot be read. */}
+        {screen === "history" ? (
+          <History onNewTask={() => setScreen("new")} onOpen={openSession} onOpenGroup={openGroup} look={historyLook.current} />
+        ) : screen === "attempts" && groupId ? (
+          <AttemptsView key={groupId} group={groupId} onOpenSession={openSession} />
+        ) : screen === "session" && sessionId ? (
+          <SessionView key={sessionId} sessionId={sessionId} onOpenHistory={() => setScreen("history")} onOpenSettings={() => setScreen("settings")} onOpenGroup={openGroup} />
+        ) : loadError ? (
           <div className="panel error-panel" role="alert">
             <h2>Settings could not be loaded</h2>
-            <p>{loadError.message}</p>
-            <button className="btn" onClick={load}>
-              Try again
-            </button>
+            <p>{loadError.message.charAt(0).toUpperCase() + loadError.message.slice(1)}</p>
+            <p className="muted">History and your sessions still open from the sidebar. Fix the file and try again, or set it aside (it is kept, renamed) and start from the default settings.</p>
+            <div className="row">
+              <button className="btn" onClick={load}>
+                Try again
+              </button>
+              <button className="btn" onClick={setAside}>
+                Start with default settings
+              </button>
+            </div>
           </div>
         ) : !view ? (
           <p className="muted" aria-busy="true">
@@ -212,12 +250,6 @@ export function App() {
           </p>
         ) : screen === "new" ? (
           <NewTask focusSignal={newTaskFocus} providerReady={view.provider_ready} modelMissing={!!view.settings.provider.base_url.trim() && !view.settings.provider.model.trim()} defaultModel={view.settings.provider.model} defaultPlan={view.settings.plan_mode ?? "auto"} defaultAgent={view.settings.agent ?? null} attemptLimit={view.settings.tasks?.max_attempts ?? 4} onOpenSettings={() => setScreen("settings")} onStarted={openSession} onStartedGroup={openGroup} />
-        ) : screen === "history" ? (
-          <History onNewTask={() => setScreen("new")} onOpen={openSession} onOpenGroup={openGroup} />
-        ) : screen === "attempts" && groupId ? (
-          <AttemptsView key={groupId} group={groupId} onOpenSession={openSession} />
-        ) : screen === "session" && sessionId ? (
-          <SessionView key={sessionId} sessionId={sessionId} onOpenHistory={() => setScreen("history")} onOpenSettings={() => setScreen("settings")} onOpenGroup={openGroup} />
         ) : (
           <SettingsScreen view={view} onSaved={setView} guard={settingsGuard} />
         )}

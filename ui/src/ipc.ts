@@ -294,6 +294,7 @@ export type EndReason =
   | "permission_denied"
   | "question_declined"
   | "conversation"
+  | "conversation_unchecked"
   | "cancelled"
   | "failed"
   | "plan_failed"
@@ -702,6 +703,8 @@ async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> 
 
 export const ipc = {
   getSettings: () => call<SettingsView>("get_settings"),
+  /** Moves a settings file that cannot be read aside and returns the defaults, and where it is. */
+  setAsideSettings: () => call<{ view: SettingsView; kept_as: string }>("set_aside_settings"),
   saveSettings: (settings: Settings) => call<SettingsView>("save_settings", { settings }),
   /** Opens the system folder picker; resolves to null when the person cancels. */
   pickWorkspace: async (): Promise<string | null> => {

@@ -65,6 +65,28 @@ fn settings_are_written_whole_as_the_app_reads_them_and_never_over_a_file_that_c
 }
 
 #[test]
+fn a_settings_file_that_cannot_be_read_is_set_aside_whole_and_the_defaults_start_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("settings.json");
+    let broken = r#"{"settings": {"provider": {"base_url": "http://127.0.0.1:8931/v1", "model": "m"},"#;
+    std::fs::write(&file, broken).unwrap();
+    let kept = Settings::set_aside(&file).unwrap();
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), broken, "the person's file is kept byte for byte");
+    assert!(kept.file_name().unwrap().to_string_lossy().starts_with("settings.json.unreadable-"), "{}", kept.display());
+    assert!(!file.exists());
+    assert!(!Settings::read_file(&file).unwrap().provider_ready(), "the defaults, as at a fresh install");
+    // A second broken file the same second is kept beside the first, never over it.
+    std::fs::write(&file, "{").unwrap();
+    let second = Settings::set_aside(&file).unwrap();
+    assert_ne!(second, kept);
+    assert_eq!((std::fs::read_to_string(&kept).unwrap().as_str(), std::fs::read_to_string(&second).unwrap().as_str()), (broken, "{"));
+    // A file that reads fine is nothing to set aside.
+    Settings::default().write_file(&file).unwrap();
+    assert_eq!(Settings::set_aside(&file).unwrap_err().code(), ErrorCode::InvalidInput);
+    assert!(file.exists());
+}
+
+#[test]
 fn a_base_url_that_is_not_a_url_names_the_field() {
     let mut s = Settings::default();
     s.provider.base_url = "localhost 8080".into();

@@ -67,13 +67,27 @@ function groupRow(attempts: SessionSummary[]): SessionSummary {
   };
 }
 
-export function History({ onNewTask, onOpen, onOpenGroup }: { onNewTask: () => void; onOpen: (id: string) => void; onOpenGroup?: (group: string) => void }) {
+/** What the person last searched and filtered History by, kept by the app while it runs: opening
+ * a session from the list and coming back finds the list as they left it. */
+export interface HistoryLook {
+  query: string;
+  filter: SessionStatus | "all";
+  outcome: EndReason | "all";
+  since: "all" | "day" | "week" | "month";
+}
+
+export const freshLook = (): HistoryLook => ({ query: "", filter: "all", outcome: "all", since: "all" });
+
+export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: { onNewTask: () => void; onOpen: (id: string) => void; onOpenGroup?: (group: string) => void; look?: HistoryLook }) {
   const [rows, setRows] = useState<SessionSummary[] | null>(null);
   const [hits, setHits] = useState<{ query: string; byId: Map<string, { hit: SearchHit; rank: number }> } | null>(null);
-  const [query, setQuery] = useState("");
-  const [filter, setFilter] = useState<SessionStatus | "all">("all");
-  const [outcome, setOutcome] = useState<EndReason | "all">("all");
-  const [since, setSince] = useState<"all" | "day" | "week" | "month">("all");
+  const [query, setQuery] = useState(look.query);
+  const [filter, setFilter] = useState<SessionStatus | "all">(look.filter);
+  const [outcome, setOutcome] = useState<EndReason | "all">(look.outcome);
+  const [since, setSince] = useState<HistoryLook["since"]>(look.since);
+  useEffect(() => {
+    Object.assign(look, { query, filter, outcome, since });
+  }, [look, query, filter, outcome, since]);
   const [error, setError] = useState<string | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<string | null>(null);

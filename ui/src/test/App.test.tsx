@@ -72,12 +72,32 @@ describe("App shell", () => {
     w.__FINISHLINE_BOOT__ = { settings: null, settings_error: { code: "settings_unreadable", message: "the settings file could not be read (expected value)" }, perf: false };
     try {
       render(<App />);
-      expect(screen.getByRole("alert")).toHaveTextContent("the settings file could not be read");
+      expect(screen.getByRole("alert")).toHaveTextContent("The settings file could not be read");
       await userEvent.setup().click(screen.getByRole("button", { name: "Try again" }));
       await waitFor(() => expect(screen.getByTestId("new-task-form")).toBeInTheDocument());
     } finally {
       delete w.__FINISHLINE_BOOT__;
     }
+  });
+
+  it("with a settings file it cannot read, History and the sessions still open, and the file can be set aside for defaults", async () => {
+    const asked: string[] = [];
+    mockIPC((cmd) => {
+      asked.push(cmd);
+      if (cmd === "get_settings") throw { code: "settings_unreadable", message: "/data/settings.json is not valid JSON: EOF while parsing" };
+      if (cmd === "list_sessions") return [];
+      if (cmd === "set_aside_settings") return { view: view(), kept_as: "/data/settings.json.unreadable-20261129-2350" };
+    }, { shouldMockEvents: true });
+    render(<App />);
+    expect(await screen.findByRole("alert")).toHaveTextContent("not valid JSON");
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("nav-history"));
+    expect(await screen.findByTestId("history-empty"), "History needs no settings: a review waiting there must stay reachable").toBeInTheDocument();
+    await user.click(screen.getByTestId("nav-new"));
+    await user.click(await screen.findByRole("button", { name: "Start with default settings" }));
+    expect(asked).toContain("set_aside_settings");
+    expect(await screen.findByTestId("new-task-form")).toBeInTheDocument();
+    expect(screen.getByTestId("settings-set-aside")).toHaveTextContent("Your unreadable settings file was kept as /data/settings.json.unreadable-20261129-2350");
   });
 
   it("shows a settings load failure with a way to retry", async () => {
@@ -89,7 +109,7 @@ describe("App shell", () => {
       return view();
     });
     render(<App />);
-    expect(await screen.findByRole("alert")).toHaveTextContent("the settings file could not be read");
+    expect(await screen.findByRole("alert")).toHaveTextContent("The settings file could not be read");
     await userEvent.setup().click(screen.getByRole("button", { name: "Try again" }));
     await waitFor(() => expect(screen.getByTestId("new-task-form")).toBeInTheDocument());
   });
@@ -251,6 +271,26 @@ describe("History search", () => {
     plan_steps: 0,
     plan_done: 0,
     approvals: 0,
+  });
+
+  it("comes back to the search and filters the person left, after they opened something else", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [row("a", "Write the report")];
+        if (cmd === "search_sessions") return [];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await user.type(await screen.findByTestId("history-search"), "report");
+    await user.selectOptions(screen.getByTestId("history-date"), "week");
+    await user.click(screen.getByTestId("nav-new"));
+    await user.click(screen.getByTestId("nav-history"));
+    expect(await screen.findByTestId("history-search")).toHaveValue("report");
+    expect(screen.getByTestId("history-date")).toHaveValue("week");
   });
 
   it("says of a rejected task that its earlier work was approved", async () => {

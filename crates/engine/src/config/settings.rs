@@ -257,6 +257,32 @@ impl Settings {
         Ok(())
     }
 
+    /// Moves a settings file that cannot be read aside, whole, to `settings.json.unreadable-<time>`
+    /// beside it (never over another), so the app starts from the defaults and the person can
+    /// still copy what they need out of it. Returns where it is kept. A file that reads fine is
+    /// refused: only an unreadable one may be set aside.
+    pub fn set_aside(path: &std::path::Path) -> Result<std::path::PathBuf> {
+        if Settings::read_file(path).is_ok() {
+            return Err(Error::InvalidInput(format!("{} can be read: there is nothing to set aside", path.display())));
+        }
+        let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| STORE_FILE.into());
+        for n in 0..1000 {
+            let suffix = if n == 0 { String::new() } else { format!("-{n}") };
+            let kept = path.with_file_name(format!("{name}.unreadable-{stamp}{suffix}"));
+            // A hard link never replaces a file already there; the original goes only once kept.
+            match std::fs::hard_link(path, &kept) {
+                Ok(()) => {
+                    std::fs::remove_file(path)?;
+                    return Ok(kept);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(Error::SettingsUnreadable(format!("{} could not be set aside: {e}", path.display()))),
+            }
+        }
+        Err(Error::SettingsUnreadable(format!("{} could not be set aside: too many kept already", path.display())))
+    }
+
     /// Reads settings from the JSON the store holds. A missing value is a fresh install; a value
     /// of the wrong shape is reported, never silently replaced, so nothing the person typed is lost.
     pub fn from_store_value(value: Option<serde_json::Value>) -> Result<Settings> {
