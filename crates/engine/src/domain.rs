@@ -105,6 +105,9 @@ pub enum EndReason {
     PermissionDenied,
     QuestionDeclined,
     Conversation,
+    /// A conversation turn whose check for an action announced and not taken got no usable
+    /// answer from the evaluator: it ends as an answer, but is not called one unchecked.
+    ConversationUnchecked,
     Cancelled,
     Failed,
     /// Plan mode: a step could not be done and the replans are spent.
@@ -337,6 +340,7 @@ impl EndReason {
             EndReason::PermissionDenied => "permission_denied",
             EndReason::QuestionDeclined => "question_declined",
             EndReason::Conversation => "conversation",
+            EndReason::ConversationUnchecked => "conversation_unchecked",
             EndReason::Cancelled => "cancelled",
             EndReason::Failed => "failed",
             EndReason::PlanFailed => "plan_failed",
@@ -356,6 +360,7 @@ impl EndReason {
             "permission_denied" => EndReason::PermissionDenied,
             "question_declined" => EndReason::QuestionDeclined,
             "conversation" => EndReason::Conversation,
+            "conversation_unchecked" => EndReason::ConversationUnchecked,
             "cancelled" => EndReason::Cancelled,
             "failed" => EndReason::Failed,
             "plan_failed" => EndReason::PlanFailed,

@@ -232,7 +232,11 @@ fn row_10_a_greeting_goes_idle_and_never_loops() {
     e.evaluation = Some(verdict(Verdict::Done, &[], ""));
     assert_eq!(decide(&e, &cfg()), Action::Idle { end_reason: EndReason::Conversation });
     e.evaluation = Some(verdict(Verdict::Unavailable, &[], ""));
-    assert_eq!(decide(&e, &cfg()), Action::Idle { end_reason: EndReason::Conversation }, "no usable verdict: there is nothing to review");
+    assert_eq!(
+        decide(&e, &cfg()),
+        Action::Idle { end_reason: EndReason::ConversationUnchecked },
+        "no usable verdict: nothing to review, but not called a plain answer either (it may have claimed work it never did)"
+    );
     e.evaluation = Some(verdict(Verdict::NotDone, &["x"], ""));
     e.counters.continuations_used = 5;
     assert_eq!(decide(&e, &cfg()), Action::Idle { end_reason: EndReason::Conversation }, "with the budget spent a conversation still ends quietly");

@@ -42,6 +42,7 @@ fn p6_a_step_that_was_not_done_is_replanned_never_reported_as_done() {
         EndReason::ClaimedBlocked,
         EndReason::ClaimedPartial,
         EndReason::Conversation,
+        EndReason::ConversationUnchecked,
     ] {
         let mut l = PlanLedger::default();
         assert_eq!(l.after_step(end, true), PlanMove::Replan, "{end:?} is not done: even as the last step it must not reach the final check");

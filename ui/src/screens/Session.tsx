@@ -406,10 +406,17 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       );
     case "run_end":
       return (
-        <div className="divider">
-          {item.status === "busy" ? "Step ended" : "Run ended"}: {END_LABEL[item.endReason]}
-          {item.stuck ? ` (${STUCK_LABEL[item.stuck.pattern] ?? item.stuck.pattern})` : ""}
-        </div>
+        <>
+          <div className="divider">
+            {item.status === "busy" ? "Step ended" : "Run ended"}: {END_LABEL[item.endReason]}
+            {item.stuck ? ` (${STUCK_LABEL[item.stuck.pattern] ?? item.stuck.pattern})` : ""}
+          </div>
+          {item.endReason === "conversation_unchecked" && (
+            <p className="muted small" data-testid="unchecked-note">
+              The evaluator gave no usable answer, so whether the agent only talked where it should have acted (or claimed work it did not do) was not checked. Read its reply, and send it back if there is work to do.
+            </p>
+          )}
+        </>
       );
     case "error":
       return (

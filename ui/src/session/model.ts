@@ -506,7 +506,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "landed": {
       const landed: Landed = { mode: e.mode, target_branch: e.target_branch ?? null, commit: e.commit ?? null, branch_kept: e.branch_kept ?? null, files: e.files };
       if (next.review?.decided) next.review = { ...next.review, decided: { ...next.review.decided, landed, landedKey: `ld-${e.seq}` } };
-      push({ kind: "landing", key: `ld-${e.seq}`, text: landedText(landed), tone: "ok" });
+      push({ kind: "landing", key: `ld-${e.seq}`, text: landedText(landed, next.review?.files.length ?? 0), tone: "ok" });
       break;
     }
     case "run_finished":
@@ -555,9 +555,12 @@ export function saysDone(text: string): boolean {
   return sentences.some((s) => !/\bnot\b|n't|\bnever\b|\balmost\b|\bnearly\b|\byet\b/.test(s) && DONE_SENTENCE.some((re) => re.test(s.replace(/^(great|ok|okay|alright|perfect|there)[,!]?\s+/, ""))));
 }
 
-/** "Landed on main as 1a2b3c4 (2 files)": what approve did, in the words the window uses. */
-export function landedText(l: Landed): string {
+/** "Landed on main as 1a2b3c4 (2 files)": what approve did, in the words the window uses.
+ * `reviewed`: how many files the review showed changed; none landing then means the branch
+ * already held them (it moved on with the same change), not that the task changed nothing. */
+export function landedText(l: Landed, reviewed = 0): string {
   const files = `${l.files.length} file${l.files.length === 1 ? "" : "s"}`;
+  if (l.files.length === 0 && !l.branch_kept && reviewed > 0) return `Nothing to land: ${l.target_branch ?? "the branch"} already holds everything the task changed.`;
   if (l.files.length === 0 && !l.branch_kept) return "Nothing to land: the task changed no file.";
   if (l.commit && l.target_branch) return `Landed on ${l.target_branch} as ${l.commit.slice(0, 7)} (${files}).`;
   if (l.target_branch) return `The changes are in your working tree on ${l.target_branch}, not committed (${files}).`;
@@ -637,6 +640,7 @@ export const END_LABEL: Record<EndReason, string> = {
   permission_denied: "Permission denied",
   question_declined: "Question declined",
   conversation: "Answered",
+  conversation_unchecked: "Answered, not checked",
   cancelled: "Cancelled",
   failed: "Failed",
   plan_failed: "Plan failed",

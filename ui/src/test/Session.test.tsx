@@ -72,6 +72,21 @@ describe("Session view", () => {
     expect(bubble).not.toHaveTextContent("line 300 of the log");
   });
 
+  it("does not call a reply an answer when the check of it could not be made", async () => {
+    seq = 0;
+    script([
+      ev({ type: "session_created", task: "write notes.md", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "message_created", message_id: "a", role: "assistant", text: "Done! I wrote notes.md as asked." }),
+      ev({ type: "run_finished", status: "idle", claim: "none", verdict: "unavailable", end_reason: "conversation_unchecked" }),
+      ev({ type: "status_changed", status: "idle" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const end = await screen.findByText(/Run ended/);
+    expect(end).toHaveTextContent("Run ended: Answered, not checked");
+    expect(screen.getByTestId("unchecked-note")).toHaveTextContent("The evaluator gave no usable answer, so whether the agent only talked where it should have acted (or claimed work it did not do) was not checked.");
+  });
+
   it("shows the live timeline: progress, streamed text, tool card and a continuation card that is not the user's", async () => {
     script(running());
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);

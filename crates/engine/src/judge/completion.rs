@@ -21,7 +21,7 @@
 //! | 7  | the step limit is reached                                             | review, `step_limit` |
 //! | 8  | conversation turn (no tools, todos, file changes or claim in the run, and not a run answering Request changes: that work still awaits a decision), not yet asked | evaluate: announced action? |
 //! | 9  | conversation turn, the evaluator says an announced action was not taken, budget left | continue, `missing_action` |
-//! | 10 | conversation turn, otherwise (including no usable verdict)            | idle, `conversation` |
+//! | 10 | conversation turn, otherwise                                          | idle, `conversation` (with no usable verdict, `conversation_unchecked`) |
 //! | 11 | claim `blocked`                                                       | review, `claimed_blocked` |
 //! | 12 | claim `partial`                                                       | review, `claimed_partial` |
 //! | 13 | open todos, budget left                                               | continue, `todo_gate` |
@@ -360,6 +360,7 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
                 text: crate::judge::prompt::missing_action(&ev.continuation_prompt),
                 remaining: ev.remaining.clone(),
             },
+            Some(ev) if ev.verdict == Verdict::Unavailable => Action::Idle { end_reason: EndReason::ConversationUnchecked },
             Some(_) => Action::Idle { end_reason: EndReason::Conversation },
         };
     }

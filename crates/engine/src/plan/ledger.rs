@@ -85,7 +85,8 @@ impl PlanLedger {
             | EndReason::CyclesExhausted
             | EndReason::TruncationExhausted
             | EndReason::StepLimit
-            | EndReason::Conversation => self.stop_step(),
+            | EndReason::Conversation
+            | EndReason::ConversationUnchecked => self.stop_step(),
         }
     }
 
