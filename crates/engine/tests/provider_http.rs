@@ -484,6 +484,10 @@ async fn test_connection_lists_models_and_says_what_is_wrong() {
     let unreachable = HttpProvider::new(ProviderConfig::new(ProviderKind::Openai, "http://127.0.0.1:9/v1", None)).unwrap();
     let e = unreachable.list_models().await.unwrap_err();
     assert_eq!(e.kind, ProviderErrorKind::Network, "an unreachable server is reported as such: {}", e.message);
+    assert_eq!(
+        e.message, "Could not connect to the provider at http://127.0.0.1:9/v1 (connection refused). Check the base URL and that the server is running.",
+        "in words a person reads, not the HTTP library's chain of errors"
+    );
     let wrong_url = HttpProvider::new(ProviderConfig::new(ProviderKind::Openai, format!("{}/nope", s.url()), None)).unwrap();
     let e = wrong_url.list_models().await.unwrap_err();
     assert_eq!(e.kind, ProviderErrorKind::NotFound, "a wrong URL says to check it: {}", e.message);

@@ -215,7 +215,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         )}
         {review.decided.landed && (
           <p className="notice" role="status" data-testid="landed-summary">
-            {landedText(review.decided.landed)}
+            {landedText(review.decided.landed, review.files.length)}
           </p>
         )}
         {uncopied(review).length > 0 && (

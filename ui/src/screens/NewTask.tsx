@@ -269,7 +269,11 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
           rows={7}
           aria-invalid={tooLong || undefined}
         />
-        {tooLong && <span className="field-error">Shorten the task to at most {MAX_TASK_CHARS.toLocaleString()} characters.</span>}
+        {tooLong && (
+          <span className="field-error" data-testid="task-too-long">
+            This task is {task.length.toLocaleString("en")} characters; a task here holds at most {MAX_TASK_CHARS.toLocaleString("en")}. Shorten the task: put a long log or spec in a file in the folder and name it, or run it from a terminal with <code>finishline run --task-file FILE</code> (up to 1 MB).
+          </span>
+        )}
       </label>
 
       <div className="field">

@@ -41,7 +41,9 @@ describe("New task", () => {
     render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
     const huge = "x".repeat(MAX_TASK_CHARS + 1);
     fireEvent.change(screen.getByTestId("task-input"), { target: { value: huge } });
-    expect(screen.getByText(/Shorten the task/)).toBeInTheDocument();
+    expect(screen.getByTestId("task-too-long")).toHaveTextContent(
+      "This task is 100,001 characters; a task here holds at most 100,000. Shorten the task: put a long log or spec in a file in the folder and name it, or run it from a terminal with finishline run --task-file FILE (up to 1 MB).",
+    );
     expect((screen.getByTestId("task-input") as HTMLTextAreaElement).value.length, "nothing the person typed is lost").toBe(MAX_TASK_CHARS + 1);
     expect(screen.getByTestId("run")).toBeDisabled();
   });

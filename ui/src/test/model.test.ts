@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { EngineEvent, Envelope } from "../ipc";
-import { apply, emptyModel, runLabel } from "../session/model";
+import { apply, emptyModel, landedText, runLabel } from "../session/model";
 
 let seq = 0;
 const ev = (e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s", at: "2026-11-21T00:00:00Z" }) as Envelope;
@@ -66,6 +66,12 @@ describe("session model", () => {
     expect(m.place?.removed).toBe(true);
     const notes = m.items.flatMap((i) => (i.kind === "landing" ? [i.text] : []));
     expect(notes).toEqual(["Nothing was changed, so its worktree and branch were removed: a message to go on starts a new one."]);
+  });
+
+  it("says the branch already held the change when a reviewed change lands as nothing, not that the task changed nothing", () => {
+    const l = { mode: "squash" as const, target_branch: "master", commit: null, branch_kept: null, files: [] };
+    expect(landedText(l, 1)).toBe("Nothing to land: master already holds everything the task changed.");
+    expect(landedText(l, 0)).toBe("Nothing to land: the task changed no file.");
   });
 
   it("says a rejected task's branch was kept, with what changed after the review", () => {

@@ -268,14 +268,34 @@ where
 }
 
 fn network_error(base: &str, e: &reqwest::Error) -> ProviderError {
-    let mut detail = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        detail = format!("{detail}: {s}");
-        source = s.source();
-    }
+    let detail = network_cause(e);
     let what = if e.is_connect() { "Could not connect to the provider" } else { "The request to the provider failed" };
     let mut error = ProviderError::new(ProviderErrorKind::Network, format!("{what} at {base} ({detail}). Check the base URL and that the server is running."));
     error.refused = e.is_connect();
     error
+}
+
+/// What went wrong under the HTTP library's layers ("error sending request for url (…): client
+/// error (Connect): tcp connect error: Connection refused (os error 111)"), in a person's words:
+/// the system's own error at the bottom ("connection refused"), else the innermost message.
+fn network_cause(e: &reqwest::Error) -> String {
+    let mut innermost: &dyn std::error::Error = e;
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            let words = match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
+                std::io::ErrorKind::ConnectionReset => "the connection was reset".to_string(),
+                std::io::ErrorKind::ConnectionAborted => "the connection was aborted".to_string(),
+                std::io::ErrorKind::TimedOut => "timed out".to_string(),
+                std::io::ErrorKind::HostUnreachable | std::io::ErrorKind::NetworkUnreachable => "no route to the server".to_string(),
+                // The system's message without its number: "(os error 111)" says nothing more.
+                _ => io.to_string().split(" (os error").next().unwrap_or_default().to_string(),
+            };
+            return words;
+        }
+        innermost = s;
+        source = s.source();
+    }
+    innermost.to_string()
 }
