@@ -29,7 +29,8 @@ test("model, tool, file-name and title payloads never run script; Markdown still
   assert.equal(await (await answer.$("code")).getText(), "code", "code still renders");
   assert.equal((await answer.$$("li")).length, 2, "lists still render");
   assert.equal(await (await answer.$('a[href="https://example.com"]')).getText(), "a normal link", "ordinary links still render");
-  assert.doesNotMatch(await answer.getHTML(), /onmouseover|onerror|<script/i, "raw HTML in the answer is dropped, never turned into elements");
+  assert.doesNotMatch(await answer.getHTML(), /<script|<img|<iframe|<div onmouseover/i, "raw HTML in the answer is never turned into elements");
+  assert.match(await answer.getText(), /<script>document\.title='pwned-script'<\/script>/, "it shows as the text it is, as an agent naming a tag means");
   const head = await win.app.$(".session-head h1");
   assert.match(await head.getProperty("textContent"), /<img src=x onerror=/, "the task title shows as text");
   await (await win.app.$('[data-testid="tool-card"] .card-head')).click();

@@ -151,9 +151,30 @@ test("what .gitignore hides is kept at the person's word, and a cancelled task's
   assert.equal(readFileSync(path.join(repo, "config.txt"), "utf8"), "config\n", "the task landed");
   assert.equal(readFileSync(path.join(repo, ".env"), "utf8"), "TOKEN=from-the-task\n", "and the copy stays after its worktree went");
 
+  // Cancelled before it changed anything, a task leaves no worktree and waits for nobody.
+  const quiet = await start(repo, "think quietly");
+  await open(quiet);
+  await waitStatus("busy");
+  await (await testid("agent-text")).waitForDisplayed({ timeout: 10_000 });
+  await clickAway(await testid("cancel"));
+  await waitStatus("cancelled");
+  const notes = async () => {
+    const texts = [];
+    for (const n of await win.app.$$('[data-testid="landing-note"]')) texts.push(await n.getText());
+    return texts;
+  };
+  await win.app.waitUntil(async () => (await notes()).some((t) => /Nothing was changed/.test(t)), { timeout: 10_000, timeoutMsg: "the window never said the worktree went" });
+  assert.ok((await notes()).some((t) => /its worktree and branch were removed: a message to go on starts a new one/.test(t)), String(await notes()));
+  assert.ok(!(await (await testid("discard-offer")).isExisting()), "no work to discard");
+  assert.equal(git(repo, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree ")).length, 1, "its worktree is gone");
+  assert.ok(!(await win.app.$(`[data-testid="side-waiting"] [data-session="${quiet}"]`).isExisting()), "it is not under Waiting for you");
+  await shot(win.app, "worktrees-cancelled-unchanged");
+
+  // Cancelled after it wrote a file, its work waits in its worktree until discarded.
   const slow = await start(repo, "write slowly");
   await open(slow);
   await waitStatus("busy");
+  await win.app.waitUntil(async () => (await win.app.$$('[data-testid="tool-card"][data-state="done"]')).length > 0, { timeout: 10_000, timeoutMsg: "the slow task never wrote its first file" });
   await clickAway(await testid("cancel"));
   await waitStatus("cancelled");
   await clickAway(await testid("discard-work"));
