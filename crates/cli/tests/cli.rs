@@ -271,6 +271,27 @@ async fn exit_codes_follow_how_the_session_ended() {
     assert_eq!(out.status.code(), Some(6));
     assert_eq!(lines(&out).last().unwrap()["end_reason"], "permission_denied");
     assert!(!e.ws.join("ran.txt").exists(), "the denied command did not run");
+
+    // 0 for an answer; 6 for a reply no check could read: "Done!" with nothing done may be a
+    // false claim, and a script must not take it for success.
+    for (evaluator, end, code) in
+        [("{\"announced_action_not_taken\": false, \"action\": \"\"}", "conversation", 0), ("not json at all", "conversation_unchecked", 6)]
+    {
+        let rules = json!({"rules": [
+            {"when": {"kind": "evaluator"}, "reply": {"text": evaluator}},
+            {"when": {"kind": "agent"}, "reply": {"text": "Done! I wrote notes.md as asked."}}
+        ]});
+        let server = FakeServer::start(serde_json::from_value(rules).unwrap()).await.unwrap();
+        let e = env();
+        let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
+        let out = tokio::task::spawn_blocking(move || {
+            finishline(&["run", "write notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &data)
+        })
+        .await
+        .unwrap();
+        assert_eq!(lines(&out).last().unwrap()["end_reason"], end, "{}", String::from_utf8_lossy(&out.stdout));
+        assert_eq!(out.status.code(), Some(code), "{end}");
+    }
 }
 
 /// The real local model (shared/tools/local-llm): every step streams, usage is recorded, and the
