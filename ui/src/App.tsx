@@ -234,7 +234,7 @@ export function App() {
           <div className="panel error-panel" role="alert">
             <h2>Settings could not be loaded</h2>
             <p>{loadError.message.charAt(0).toUpperCase() + loadError.message.slice(1)}</p>
-            <p className="muted">History and your sessions still open from the sidebar. Fix the file and try again, or set it aside (it is kept, renamed) and start from the default settings.</p>
+            <p className="muted">History and your sessions can still be read from the sidebar; running and deciding on tasks needs the settings. Fix the file and try again, or set it aside (it is kept, renamed) and start from the default settings.</p>
             <div className="row">
               <button className="btn" onClick={load}>
                 Try again

@@ -57,7 +57,11 @@ fn person_commits_notes(r: &Path) {
 }
 
 fn scenario(rules: Vec<Vec<Value>>) -> fake_llm::Scenario {
-    let mut all: Vec<Value> = vec![json!({"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}})];
+    let mut all: Vec<Value> = vec![
+        // Asked of a reply with no work in it: an answer, no action announced and not taken.
+        json!({"when": {"kind": "evaluator", "system_contains": "did the agent announce an action"}, "reply": {"text": "{\"announced_action_not_taken\": false, \"action\": \"\"}"}}),
+        json!({"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}}),
+    ];
     for r in rules {
         all.extend(r);
     }
@@ -1295,10 +1299,10 @@ async fn a_task_that_failed_before_changing_anything_leaves_no_worktree_and_goes
 
     let again = cli.cmd(&["sessions", "resume", &id, "please try again: write notes.md", "--base-url", &cli.url, "--model", "m", "--json"]).output().unwrap();
     assert_eq!(again.status.code(), Some(6), "it goes on to a review: {}", String::from_utf8_lossy(&again.stderr));
-    assert!(
-        !lines(&again).iter().any(|e| e["type"] == "continuation" && e["source"] == "new_worktree"),
-        "nothing earlier to tell the agent about: it never wrote anything"
-    );
+    let note = lines(&again).into_iter().find(|e| e["type"] == "continuation" && e["source"] == "new_worktree").expect("the agent is told its folder changed");
+    let note = note["text"].as_str().unwrap().to_string();
+    assert!(note.contains("held no changes") && note.contains("Work only in the current folder"), "{note}");
+    assert!(!note.contains("rejected") && !note.contains("landed"), "nothing was decided: {note}");
     assert_eq!(reviewed(&again), vec!["notes.md"]);
     let approved = cli.review(&id, &["--approve"]);
     assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
@@ -1345,6 +1349,7 @@ async fn a_landed_tasks_thank_you_leaves_no_worktree_behind_and_what_landed_stay
     let shown = String::from_utf8_lossy(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap().stdout).to_string();
     let row: Value = shown.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find(|v| v["id"] == id.as_str()).unwrap_or_else(|| panic!("{shown}"));
     assert!(row["work_dir"].is_null() && row["approvals"] == 1, "its landed work is counted approved: {row}");
+    assert_eq!(row["status"], "completed", "as it was decided, not idle: {row}");
     assert_eq!(git(&r, &["show", "main:done.txt"]), "done", "what landed stays");
 }
 

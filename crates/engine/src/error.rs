@@ -144,7 +144,7 @@ impl std::fmt::Display for ErrorCode {
 pub enum Error {
     #[error("{field}: {problem}")]
     InvalidSettings { field: &'static str, problem: String },
-    #[error("the settings file could not be read ({0}); fix or delete it, your other data is untouched")]
+    #[error("the settings file could not be read ({0}): fix it or set it aside; your other data is untouched")]
     SettingsUnreadable(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),

@@ -359,7 +359,8 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
                     </div>
                   )}
                 </td>
-                <td className="nowrap">{r.end_reason ? END_LABEL[r.end_reason] : "—"}</td>
+                {/* Wraps: a long outcome ("Continuation budget spent") on one line pushed the row's buttons out of a 1180 px window. */}
+                <td className="outcome">{r.end_reason ? END_LABEL[r.end_reason] : "—"}</td>
                 <td className="small optional" title={new Date(r.created_ms).toLocaleString()}>
                   {started(r.created_ms, new Date())}
                 </td>

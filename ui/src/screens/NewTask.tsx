@@ -178,7 +178,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
     : !trimmed
       ? "Describe the task first"
       : tooLong
-        ? `The task is longer than ${MAX_TASK_CHARS.toLocaleString()} characters`
+        ? `The task is longer than ${MAX_TASK_CHARS.toLocaleString("en")} characters`
         : !workspace
           ? "Choose a workspace folder first"
           : attemptsOn && info?.worktrees

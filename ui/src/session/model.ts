@@ -480,7 +480,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       if (next.place && next.place.worktree?.folder === e.folder) next.place = { ...next.place, removed: true, branchDeleted: e.branch_deleted ?? null };
       // Put away when the task stopped having changed nothing: said, since the worktree the
       // header named is gone without a decision.
-      if (e.why === "unused") push({ kind: "landing", key: `wu-${e.seq}`, text: "Nothing was changed, so its worktree and branch were removed: a message to go on starts a new one.", tone: "ok" });
+      if (e.why === "unused") push({ kind: "landing", key: `wu-${e.seq}`, text: `Nothing was changed, so its worktree${e.branch_deleted ? " and branch were" : " was"} removed: a message to go on starts a new one.`, tone: "ok" });
       break;
     case "branch_kept":
       push({

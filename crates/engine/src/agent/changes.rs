@@ -273,8 +273,9 @@ impl Engine {
             worktree::add_empty(&wt, session.as_str())?;
             let filling = Filling::start(&wt, &self.config.tasks.includes);
             use crate::judge::prompt::EarlierWork;
-            // Put away unused, the last worktree held nothing to tell the agent about.
-            let earlier = (!unused).then(|| {
+            let earlier = if unused {
+                EarlierWork::Unused
+            } else {
                 since_worktree(events)
                     .iter()
                     .rev()
@@ -284,8 +285,8 @@ impl Engine {
                         _ => None,
                     })
                     .unwrap_or(EarlierWork::Rejected)
-            });
-            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true, filling, earlier });
+            };
+            return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true, filling, earlier: Some(earlier) });
         }
         if !Path::new(&wt.folder).join(".git").exists() {
             worktree::add_empty(&wt, session.as_str())?;
@@ -632,37 +633,71 @@ impl Run {
     }
 
     /// A task that stopped (cancelled, failed, or answered in words) without changing anything
-    /// in its worktree leaves the person nothing to decide: the worktree and its branch go before the stop is
-    /// recorded, so the task does not wait for them, and a message to go on makes a new one as
-    /// its first. Anything of the task's there keeps it: a commit, a change its windows saw or
-    /// git sees, a file the ignore rules hide. So does a checkout still being filled, and an
-    /// attempt's worktree, which goes with its group's decision.
-    pub(super) fn put_away_if_unused(&mut self) {
-        let Some(wt) = self.folder.worktree.clone() else { return };
-        if self.first_snapshot.as_ref().is_some_and(|h| !h.is_finished()) || self.is_attempt() {
-            return;
+    /// in its worktree leaves the person nothing to decide: the worktree and its branch go, so
+    /// the task does not wait for them, and a message to go on makes a new one. The removal is
+    /// recorded before anything goes (a stop cut short, or a resume meanwhile, never works in a
+    /// half-deleted folder; the next start's sweep finishes it), and done in the background, so
+    /// the stop is not held up by deleting a large checkout. Returns whether it was put away.
+    ///
+    /// Anything that may be the task's or the person's keeps it: a commit (on the branch or
+    /// where HEAD is), a change a window saw (one a stop cut short is closed first) or git sees,
+    /// a file the ignore rules hide, a change inside a submodule, any file copied in at the start
+    /// (the agent or the person may have edited it). So do a checkout still being filled and an
+    /// attempt's worktree, which goes with its group's decision. Left: a file someone saves into
+    /// the worktree in the moment between this look and the removal.
+    pub(super) fn put_away_if_unused(&mut self) -> bool {
+        let Some(wt) = self.folder.worktree.clone() else { return false };
+        if self.first_snapshot.as_ref().is_some_and(|h| !h.is_finished()) || self.is_attempt() || self.close_window().is_err() {
+            return false;
         }
-        let Ok(events) = self.engine.store.events(&self.session, 0) else { return };
+        let Ok(events) = self.engine.store.events(&self.session, 0) else { return false };
         let here = since_worktree(&events);
         let filled = here.iter().any(|e| matches!(e.event, EngineEvent::WorktreeReady { .. }));
-        if !filled || here.iter().any(|e| matches!(e.event, EngineEvent::TaskCommitted { .. })) || !self.since(Since::Worktree).changes().is_empty() {
-            return;
+        let committed = here.iter().any(|e| matches!(e.event, EngineEvent::TaskCommitted { .. }));
+        if !filled || committed || !copied_files(&events).is_empty() || !self.since(Since::Worktree).changes().is_empty() {
+            return false;
         }
-        let copied = copied_files(&events);
         let unused = tokio::task::block_in_place(|| {
-            // The agent may have committed on the branch itself: that is its work too.
-            let at_start = worktree::git(Path::new(&wt.folder), &["rev-parse", "HEAD"]).is_ok_and(|h| h.trim() == wt.base_commit);
-            at_start
-                && worktree::changed_paths(&wt).is_ok_and(|c| c.iter().all(|p| copied.contains(p)))
-                && worktree::ignored_written(&wt, &copied).is_ok_and(|i| i.is_empty())
+            let folder = Path::new(&wt.folder);
+            let at_base = |rev: &str| worktree::git(folder, &["rev-parse", "--verify", "-q", rev]).is_ok_and(|h| h.trim() == wt.base_commit);
+            // The agent may have committed on the branch, and checked out another commit since.
+            at_base("HEAD")
+                && at_base(&format!("refs/heads/{}", wt.branch))
+                && worktree::changed_paths(&wt).is_ok_and(|c| c.is_empty())
+                && worktree::ignored_written(&wt, &[]).is_ok_and(|i| i.is_empty())
+                && crate::workspace::submodules::changed(&wt).is_empty()
+                && worktree::git_ok(folder, &["diff", "--quiet", "--ignore-submodules=none", "HEAD"])
         });
         if !unused {
-            return;
+            return false;
         }
-        let (store, data_dir) = (&self.engine.store, &self.engine.config.data_dir);
-        if tokio::task::block_in_place(|| super::decision::remove_worktree(store, data_dir, &self.session, &wt, WorktreeEnd::Unused, true)).is_ok() {
-            self.folder.worktree = None;
+        let removed = EngineEvent::WorktreeRemoved { folder: wt.folder.clone(), why: WorktreeEnd::Unused, branch_deleted: Some(wt.branch.clone()) };
+        if self.emit(removed).is_err() {
+            return false;
         }
+        self.folder.worktree = None;
+        let (store, data_dir, session) = (self.engine.store.clone(), self.engine.config.data_dir.clone(), self.session.clone());
+        let job = std::thread::spawn(move || {
+            if let Err(e) = super::decision::remove_worktree_files(&data_dir, &wt, true) {
+                let message = format!(
+                    "The task's unused worktree {} could not be removed ({e}); Settings → Tasks → Storage removes what is left, and `git branch -D {}` its branch",
+                    wt.folder, wt.branch
+                );
+                let _ = store.append(&session, None, EngineEvent::Error { code: crate::error::ErrorCode::Worktree, message });
+            }
+        });
+        self.engine.keep_background(job);
+        true
+    }
+
+    /// How the person decided the task before, if they did: completed once any of its work
+    /// landed, else rejected (as `sessions discard` records it).
+    pub(super) fn decided_before(&self) -> Option<SessionStatus> {
+        let events = self.engine.store.events(&self.session, 0).ok()?;
+        if events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. })) {
+            return Some(SessionStatus::Completed);
+        }
+        events.iter().any(|e| matches!(e.event, EngineEvent::StatusChanged { status: SessionStatus::Rejected, .. })).then_some(SessionStatus::Rejected)
     }
 
     /// Whether this session is one attempt of a group.

@@ -885,13 +885,20 @@ pub fn revert_owned(cp: &Checkpoints, owned: &[OwnedChange], overwrite: &[String
 /// Removes a task's worktree (its branch too, when asked) and its checkpoint store, and records
 /// it. The person's repository keeps no trace of a worktree no task owns.
 pub fn remove_worktree(store: &Store, data_dir: &Path, session: &SessionId, wt: &TaskWorktree, why: WorktreeEnd, delete_branch: bool) -> Result<()> {
+    let deleted = remove_worktree_files(data_dir, wt, delete_branch)?;
+    store.append(session, None, EngineEvent::WorktreeRemoved { folder: wt.folder.clone(), why, branch_deleted: deleted.then(|| wt.branch.clone()) })?;
+    Ok(())
+}
+
+/// Removes a task's worktree (its branch too, when asked) and its checkpoint store, recording
+/// nothing: for a removal recorded before it starts. Returns whether the branch was deleted.
+pub(super) fn remove_worktree_files(data_dir: &Path, wt: &TaskWorktree, delete_branch: bool) -> Result<bool> {
     let deleted = worktree::remove(wt, delete_branch)?;
     let shadow = data_dir.join("checkpoints").join(crate::workspace::checkpoint::store_name(Path::new(&wt.folder)));
     if shadow.join("HEAD").exists() {
         let _ = std::fs::remove_dir_all(&shadow);
     }
-    store.append(session, None, EngineEvent::WorktreeRemoved { folder: wt.folder.clone(), why, branch_deleted: deleted.then(|| wt.branch.clone()) })?;
-    Ok(())
+    Ok(deleted)
 }
 
 /// At start: finishes what a crash cut short. A revert under way is completed (files already

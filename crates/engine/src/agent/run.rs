@@ -575,9 +575,11 @@ impl Run {
                             .await?;
                         return Ok(None);
                     }
-                    // An answer that changed nothing leaves no work to wait in a worktree.
-                    self.put_away_if_unused();
-                    self.finish(SessionStatus::Idle, end_reason, None)?;
+                    // An answer that changed nothing leaves no work to wait in a worktree; a
+                    // task decided before (a thank-you after it landed) is then as it was decided,
+                    // as putting the worktree away by hand would leave it.
+                    let status = if self.put_away_if_unused() { self.decided_before().unwrap_or(SessionStatus::Idle) } else { SessionStatus::Idle };
+                    self.finish(status, end_reason, None)?;
                     return Ok(None);
                 }
                 Action::Fail { code, message } => return Err(Halt::Failed { code, message }),

@@ -270,15 +270,15 @@ impl Settings {
         for n in 0..1000 {
             let suffix = if n == 0 { String::new() } else { format!("-{n}") };
             let kept = path.with_file_name(format!("{name}.unreadable-{stamp}{suffix}"));
-            // A hard link never replaces a file already there; the original goes only once kept.
-            match std::fs::hard_link(path, &kept) {
-                Ok(()) => {
-                    std::fs::remove_file(path)?;
-                    return Ok(kept);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(Error::SettingsUnreadable(format!("{} could not be set aside: {e}", path.display()))),
+            if kept.symlink_metadata().is_ok() {
+                continue;
             }
+            // One rename: the file (or a link, itself) moves whole, whoever owns it, and what
+            // sits at the path at that moment is what is kept, a fix saved just then included.
+            return match std::fs::rename(path, &kept) {
+                Ok(()) => Ok(kept),
+                Err(e) => Err(Error::SettingsUnreadable(format!("{} could not be set aside: {e}", path.display()))),
+            };
         }
         Err(Error::SettingsUnreadable(format!("{} could not be set aside: too many kept already", path.display())))
     }

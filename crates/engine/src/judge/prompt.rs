@@ -125,6 +125,9 @@ pub enum EarlierWork {
     Landed,
     /// Approved onto a branch of its own, which the new worktree does not start from.
     Kept(String),
+    /// The last worktree held no changes and was removed when the run stopped: only its folder
+    /// changed (an agent keeping absolute paths must not write into the old one).
+    Unused,
 }
 
 /// What a follow-up's agent is told when its task works in a new worktree: the files of the last
@@ -138,6 +141,9 @@ pub fn new_worktree(earlier: &EarlierWork, base: Option<&str>) -> String {
         ),
         EarlierWork::Kept(branch) => format!(
             "Your earlier changes in this task were approved and kept on the branch `{branch}`; they are not in this worktree, which is made from {base} as it is now. Read the workspace before you rely on anything."
+        ),
+        EarlierWork::Unused => format!(
+            "The worktree you worked in before held no changes and was removed when your last run stopped: you now work in a new worktree made from {base} as it is now. Work only in the current folder; paths into the old one no longer exist."
         ),
         EarlierWork::Rejected => format!(
             "Your earlier changes in this task were rejected and are gone: you now work in a new worktree made from {base} as it is now. Files you wrote before are not here; read the workspace before you rely on anything."
