@@ -1312,6 +1312,57 @@ async fn a_task_that_failed_before_changing_anything_leaves_no_worktree_and_goes
     assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit stays");
 }
 
+/// An agent that committed on its branch and then checked out where it started has changed
+/// nothing in the worktree's files, but its commit is work: cancelled then, the worktree and the
+/// branch stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_cancelled_after_its_agent_committed_and_looked_back_keeps_its_branch() {
+    use std::io::BufRead;
+    let command =
+        "echo agent > made.txt && git add made.txt && git -c user.name=a -c user.email=a@a commit -qm agent && git checkout -q HEAD~1 && echo looked-back";
+    let rules = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "looked-back"}, "reply": {"text": "Thinking it over at length before anything else.", "chunks": 60, "chunk_delay_ms": 100}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "commit and look back"}, "reply": {"text": "Committing.", "tool_calls": [{"name": "run_command", "arguments": {"command": command}}]}}),
+    ];
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let r = repo(dir.path());
+    let mut child = cli
+        .cmd(&["run", "commit and look back", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--json", "--allow", "run_command"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    // The command's output, not its call (whose input names the same words).
+    while out.read_line(&mut line).unwrap() > 0 && !(line.contains("\"tool_call\"") && line.contains("\"state\":\"done\"") && line.contains("looked-back")) {
+        line.clear();
+    }
+    assert!(line.contains("looked-back"), "the command ran");
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap()).await.unwrap();
+    assert_eq!(status.code(), Some(5), "cancelled");
+    let branch = git(&r, &["branch", "--list", "finishline/*", "--format=%(refname:short)"]);
+    assert!(!branch.is_empty(), "the branch with the agent's commit stays");
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", &branch]), "agent", "and holds its commit: {}", git(&r, &["log", "--all", "--oneline", "--decorate"]));
+    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count(), 2, "so does its worktree");
+}
+
+/// Files copied into the worktree at the start (`.env`) are the person's, and the agent's shell
+/// may have edited one where no window saw it: a worktree holding any is never put away unasked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_given_the_persons_env_file_is_kept_after_a_question() {
+    let answer = json!({"when": {"kind": "agent", "last_message_contains": "what does README.md say"}, "reply": {"text": "It says hello."}});
+    let (_s, dir, cli) = server(vec![vec![answer]]).await;
+    let r = repo(dir.path());
+    std::fs::write(r.join(".env"), "TOKEN=mine\n").unwrap();
+    let asked = cli.run("what does README.md say?", &r, &[]);
+    assert_eq!(summary(&asked)["status"], "idle", "{}", String::from_utf8_lossy(&asked.stderr));
+    let folder = lines(&asked).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"]["folder"].as_str().unwrap().to_string();
+    assert_eq!(std::fs::read_to_string(Path::new(&folder).join(".env")).unwrap(), "TOKEN=mine\n", "the copy is there, and stays");
+    assert_eq!(std::fs::read_to_string(r.join(".env")).unwrap(), "TOKEN=mine\n");
+}
+
 /// A question answered with nothing changed leaves no worktree waiting either.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_answered_without_changing_anything_leaves_no_worktree_waiting() {
