@@ -1348,19 +1348,35 @@ async fn a_task_cancelled_after_its_agent_committed_and_looked_back_keeps_its_br
     assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count(), 2, "so does its worktree");
 }
 
-/// Files copied into the worktree at the start (`.env`) are the person's, and the agent's shell
-/// may have edited one where no window saw it: a worktree holding any is never put away unasked.
+/// Files copied into the worktree at the start (`.env`) are the person's: one still as theirs
+/// does not keep a worktree that holds nothing else, one edited there (here by the person, while
+/// the agent answers) does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worktree_given_the_persons_env_file_is_kept_after_a_question() {
-    let answer = json!({"when": {"kind": "agent", "last_message_contains": "what does README.md say"}, "reply": {"text": "It says hello."}});
+async fn a_copied_env_file_keeps_the_worktree_only_once_edited_there() {
+    let answer = json!({"when": {"kind": "agent", "last_message_contains": "what does README.md say"}, "reply": {"text": "It says hello.", "chunks": 30, "chunk_delay_ms": 100}});
     let (_s, dir, cli) = server(vec![vec![answer]]).await;
     let r = repo(dir.path());
     std::fs::write(r.join(".env"), "TOKEN=mine\n").unwrap();
     let asked = cli.run("what does README.md say?", &r, &[]);
-    assert_eq!(summary(&asked)["status"], "idle", "{}", String::from_utf8_lossy(&asked.stderr));
     let folder = lines(&asked).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"]["folder"].as_str().unwrap().to_string();
-    assert_eq!(std::fs::read_to_string(Path::new(&folder).join(".env")).unwrap(), "TOKEN=mine\n", "the copy is there, and stays");
-    assert_eq!(std::fs::read_to_string(r.join(".env")).unwrap(), "TOKEN=mine\n");
+    assert!(!Path::new(&folder).exists(), "the copy as given kept nothing");
+
+    let child = cli.spawn("what does README.md say?", &r, &[]);
+    let worktrees = cli.data.join("worktrees");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let copy = loop {
+        let found = std::fs::read_dir(&worktrees).into_iter().flatten().flatten().map(|e| e.path().join(".env")).find(|p| p.exists());
+        if let Some(p) = found {
+            break p;
+        }
+        assert!(std::time::Instant::now() < deadline, "the worktree was never filled");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::fs::write(&copy, "TOKEN=edited in the worktree\n").unwrap();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    assert_eq!(summary(&out)["status"], "idle", "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), "TOKEN=edited in the worktree\n", "the edited copy stays, with its worktree");
+    assert_eq!(std::fs::read_to_string(r.join(".env")).unwrap(), "TOKEN=mine\n", "the person's own is untouched");
 }
 
 /// A question answered with nothing changed leaves no worktree waiting either.

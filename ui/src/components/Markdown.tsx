@@ -19,7 +19,7 @@ const BLOCKS = new Set(["root", "blockquote", "listItem", "footnoteDefinition"])
 
 /** Raw HTML in the text becomes that text: an agent that writes "a <div> wrapper" or
  * `Vec<String>` outside backticks means the words, which dropping the tag would change (and
- * React escapes text, so nothing of it can run). A block of it becomes a paragraph. */
+ * React escapes text, so nothing of it can run). A block of it becomes a code block. */
 function htmlAsText() {
   const walk = (node: MdNode) => {
     node.children = node.children?.map((child) => {
@@ -28,7 +28,8 @@ function htmlAsText() {
         return child;
       }
       const text = { type: "text", value: child.value ?? "" };
-      return BLOCKS.has(node.type) ? { type: "paragraph", children: [text] } : text;
+      // A block of it is code, shown as a code block with its lines and indentation.
+      return BLOCKS.has(node.type) ? { type: "code", value: child.value ?? "" } : text;
     });
   };
   return (tree: MdNode) => walk(tree);

@@ -37,6 +37,12 @@ describe("what a coding agent writes", () => {
     expect(container.querySelector("script, input, br, div.box"), "no raw HTML element is created").toBeNull();
   });
 
+  it("keeps the lines of a block of HTML it shows as text", () => {
+    const { container } = render(<Markdown text={'<div class="card">\n  <p>hi</p>\n</div>'} />);
+    const block = container.querySelector("pre code");
+    expect(block?.textContent?.trimEnd()).toBe('<div class="card">\n  <p>hi</p>\n</div>');
+  });
+
   it("draws a table, as agents summarise with them", () => {
     const { container } = render(<Markdown text={"| file | lines |\n|---|---|\n| a.rs | 12 |\n| b.rs | 3 |"} />);
     expect([...container.querySelectorAll("th")].map((c) => c.textContent)).toEqual(["file", "lines"]);

@@ -200,6 +200,21 @@ fn answers_request(events: &[Envelope]) -> Option<String> {
     (!comments.is_empty()).then(|| comments.join("\n"))
 }
 
+/// Whether the files copied into the worktree at its start are still exactly the person's: the
+/// agent's shell or the person may have edited one. A folder copied whole, many files or a large
+/// one count as changed: telling would take too long, and keeping the worktree is safe.
+fn copies_as_given(wt: &TaskWorktree, copied: &[String]) -> bool {
+    const MAX_FILES: usize = 100;
+    const MAX_BYTES: u64 = 4 << 20;
+    copied.len() <= MAX_FILES
+        && copied.iter().all(|rel| {
+            let (theirs, ours) = (Path::new(&wt.repo).join(rel), Path::new(&wt.folder).join(rel));
+            !rel.ends_with('/')
+                && std::fs::symlink_metadata(&ours).is_ok_and(|m| m.is_file() && m.len() <= MAX_BYTES)
+                && matches!((std::fs::read(&theirs), std::fs::read(&ours)), (Ok(a), Ok(b)) if a == b)
+        })
+}
+
 /// Where the task's branch was left in its current worktree, as recorded: its last commit and
 /// the files it changes since the task started; its start when it committed nothing.
 pub(super) fn left_at(events: &[Envelope], wt: &TaskWorktree) -> Left {
@@ -641,8 +656,8 @@ impl Run {
     ///
     /// Anything that may be the task's or the person's keeps it: a commit (on the branch or
     /// where HEAD is), a change a window saw (one a stop cut short is closed first) or git sees,
-    /// a file the ignore rules hide, a change inside a submodule, any file copied in at the start
-    /// (the agent or the person may have edited it). So do a checkout still being filled and an
+    /// a file the ignore rules hide, a change inside a submodule, a file copied in at the start
+    /// that is no longer as the person's (the agent's shell or the person may have edited it). So do a checkout still being filled and an
     /// attempt's worktree, which goes with its group's decision. Left: a file someone saves into
     /// the worktree in the moment between this look and the removal.
     pub(super) fn put_away_if_unused(&mut self) -> bool {
@@ -654,17 +669,21 @@ impl Run {
         let here = since_worktree(&events);
         let filled = here.iter().any(|e| matches!(e.event, EngineEvent::WorktreeReady { .. }));
         let committed = here.iter().any(|e| matches!(e.event, EngineEvent::TaskCommitted { .. }));
-        if !filled || committed || !copied_files(&events).is_empty() || !self.since(Since::Worktree).changes().is_empty() {
+        if !filled || committed || !self.since(Since::Worktree).changes().is_empty() {
             return false;
         }
+        let copied = copied_files(&events);
         let unused = tokio::task::block_in_place(|| {
             let folder = Path::new(&wt.folder);
             let at_base = |rev: &str| worktree::git(folder, &["rev-parse", "--verify", "-q", rev]).is_ok_and(|h| h.trim() == wt.base_commit);
             // The agent may have committed on the branch, and checked out another commit since.
             at_base("HEAD")
                 && at_base(&format!("refs/heads/{}", wt.branch))
-                && worktree::changed_paths(&wt).is_ok_and(|c| c.is_empty())
-                && worktree::ignored_written(&wt, &[]).is_ok_and(|i| i.is_empty())
+                // What git lists beyond the branch is the copies, exactly: a folder it lists
+                // whole may hold a file the agent added beside one.
+                && worktree::changed_paths(&wt).is_ok_and(|c| c.iter().all(|p| copied.contains(p)))
+                && worktree::ignored_written(&wt, &[]).is_ok_and(|i| i.iter().all(|p| copied.contains(p)))
+                && copies_as_given(&wt, &copied)
                 && crate::workspace::submodules::changed(&wt).is_empty()
                 && worktree::git_ok(folder, &["diff", "--quiet", "--ignore-submodules=none", "HEAD"])
         });
