@@ -695,17 +695,7 @@ impl Run {
             return false;
         }
         self.folder.worktree = None;
-        let (store, data_dir, session) = (self.engine.store.clone(), self.engine.config.data_dir.clone(), self.session.clone());
-        let job = std::thread::spawn(move || {
-            if let Err(e) = super::decision::remove_worktree_files(&data_dir, &wt, true) {
-                let message = format!(
-                    "The task's unused worktree {} could not be removed ({e}); Settings → Tasks → Storage removes what is left, and `git branch -D {}` its branch",
-                    wt.folder, wt.branch
-                );
-                let _ = store.append(&session, None, EngineEvent::Error { code: crate::error::ErrorCode::Worktree, message });
-            }
-        });
-        self.engine.keep_background(job);
+        self.engine.remove_in_background(&self.session, &wt, true, None);
         true
     }
 

@@ -506,9 +506,19 @@ impl Engine {
     /// removal is swept at the next start). [`Engine::settle`] waits for it.
     pub(super) fn remove_worktree_soon(&self, session: &SessionId, wt: &TaskWorktree, why: WorktreeEnd, delete_branch: bool) {
         crate::fault::pause_at("before-worktree-removal");
+        self.remove_in_background(session, wt, delete_branch, Some(why));
+    }
+
+    /// Removes a task's worktree off the caller's path. `record`: why, appended as
+    /// `worktree_removed` once it is done; `None` when that was recorded before it started.
+    pub(super) fn remove_in_background(&self, session: &SessionId, wt: &TaskWorktree, delete_branch: bool, record: Option<WorktreeEnd>) {
         let (store, data_dir, session, wt) = (self.store.clone(), self.config.data_dir.clone(), session.clone(), wt.clone());
         let job = std::thread::spawn(move || {
-            if let Err(e) = remove_worktree(&store, &data_dir, &session, &wt, why, delete_branch) {
+            let removed = match record {
+                Some(why) => remove_worktree(&store, &data_dir, &session, &wt, why, delete_branch),
+                None => remove_worktree_files(&data_dir, &wt, delete_branch).map(|_| ()),
+            };
+            if let Err(e) = removed {
                 let _ = store.append(
                     &session,
                     None,
@@ -892,7 +902,7 @@ pub fn remove_worktree(store: &Store, data_dir: &Path, session: &SessionId, wt: 
 
 /// Removes a task's worktree (its branch too, when asked) and its checkpoint store, recording
 /// nothing: for a removal recorded before it starts. Returns whether the branch was deleted.
-pub(super) fn remove_worktree_files(data_dir: &Path, wt: &TaskWorktree, delete_branch: bool) -> Result<bool> {
+fn remove_worktree_files(data_dir: &Path, wt: &TaskWorktree, delete_branch: bool) -> Result<bool> {
     let deleted = worktree::remove(wt, delete_branch)?;
     let shadow = data_dir.join("checkpoints").join(crate::workspace::checkpoint::store_name(Path::new(&wt.folder)));
     if shadow.join("HEAD").exists() {
