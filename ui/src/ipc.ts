@@ -387,7 +387,7 @@ export type EngineEvent =
   | { type: "session_created"; task: string; workspace: string; provider: string; model: string; base_url?: string }
   | { type: "run_started"; trigger: "task" | "feedback" | "message" | "resume" | "plan_step" }
   | { type: "run_finished"; status: SessionStatus; claim: Claim; verdict: Verdict | null; end_reason: EndReason; stuck?: Stuck }
-  | { type: "status_changed"; status: SessionStatus; attempt?: number; next_retry_at?: string; message?: string }
+  | { type: "status_changed"; status: SessionStatus; attempt?: number; max_retries?: number; next_retry_at?: string; message?: string }
   | { type: "step_started"; step: number; cycle?: { used: number; max: number } }
   | { type: "step_finished"; step: number; stop_reason: string | null; usage: Usage }
   | { type: "activity"; phase: Phase; detail: string }

@@ -151,8 +151,8 @@ impl View {
                     if *skipped { "skipped".into() } else { format!("exit {}", exit_code.map(|c| c.to_string()).unwrap_or("?".into())) }
                 ))
             }
-            EngineEvent::StatusChanged { status, attempt, message, .. } => match status {
-                SessionStatus::Retry => self.line(&format!("  ⏳ retry {} — {}", attempt.unwrap_or(0), message.as_deref().unwrap_or(""))),
+            EngineEvent::StatusChanged { status, attempt, max_retries, message, .. } => match status {
+                SessionStatus::Retry => self.line(&retry_line(*attempt, *max_retries, message.as_deref())),
                 SessionStatus::Busy => {}
                 s => self.line(&format!("● {}{}", s.as_str(), message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())),
             },
@@ -369,9 +369,21 @@ fn counted(n: usize, word: &str) -> String {
     }
 }
 
+/// "⏳ retry 2 of 5 — connection refused": which try, of how many when the event says.
+fn retry_line(attempt: Option<u32>, max_retries: Option<u32>, message: Option<&str>) -> String {
+    let of = max_retries.map(|m| format!(" of {m}")).unwrap_or_default();
+    format!("  ⏳ retry {}{of} — {}", attempt.unwrap_or(0), message.unwrap_or(""))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{counted, file_line};
+    use super::{counted, file_line, retry_line};
+
+    #[test]
+    fn a_retry_says_which_try_of_how_many() {
+        assert_eq!(retry_line(Some(2), Some(5), Some("connection refused")), "  ⏳ retry 2 of 5 — connection refused");
+        assert_eq!(retry_line(Some(2), None, Some("429")), "  ⏳ retry 2 — 429", "an event from before the total was recorded");
+    }
 
     #[test]
     fn a_file_whose_mode_alone_changed_says_which_modes() {

@@ -19,7 +19,7 @@ fn decided(store: &Store, task: &str, decision: Decision) -> SessionId {
         .unwrap()
         .0;
     let (run, review) = (RunId::new(), RequestId::new());
-    let status = |s| EngineEvent::StatusChanged { status: s, attempt: None, next_retry_at: None, message: None };
+    let status = |s| EngineEvent::StatusChanged { status: s, attempt: None, max_retries: None, next_retry_at: None, message: None };
     store
         .append_all(
             &sid,

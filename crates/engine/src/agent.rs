@@ -407,7 +407,13 @@ impl Engine {
                                 end_reason: EndReason::Cancelled,
                                 stuck: None,
                             },
-                            EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None },
+                            EngineEvent::StatusChanged {
+                                status: SessionStatus::Cancelled,
+                                attempt: None,
+                                max_retries: None,
+                                next_retry_at: None,
+                                message: None,
+                            },
                         ],
                     );
                     return;
@@ -418,7 +424,13 @@ impl Engine {
                         Some(&run),
                         vec![
                             EngineEvent::Error { code: e.code(), message: e.to_string() },
-                            EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
+                            EngineEvent::StatusChanged {
+                                status: SessionStatus::Failed,
+                                attempt: None,
+                                max_retries: None,
+                                next_retry_at: None,
+                                message: Some(e.to_string()),
+                            },
                         ],
                     );
                     return;
@@ -485,7 +497,7 @@ impl Engine {
     pub fn respond_permission(self: &Arc<Self>, request: &RequestId, decision: PermissionDecision) -> Result<()> {
         let events = vec![
             EngineEvent::PermissionResolved { request_id: request.clone(), decision },
-            EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None },
+            EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, max_retries: None, next_retry_at: None, message: None },
         ];
         self.deliver(request, RequestKind::Permission, events, Answer::Permission(decision))
     }
@@ -496,7 +508,7 @@ impl Engine {
         let answer = if declined { None } else { answer };
         let events = vec![
             EngineEvent::QuestionAnswered { request_id: request.clone(), answer: answer.clone(), declined },
-            EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None },
+            EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, max_retries: None, next_retry_at: None, message: None },
         ];
         self.deliver(request, RequestKind::Question, events, Answer::Question(answer))
     }
@@ -667,7 +679,7 @@ pub fn cancel_waiting(store: &Store, session: &SessionId) -> Result<bool> {
             vec![
                 EngineEvent::PlanReviewed { approved: false, edited: false, steps: vec![] },
                 EngineEvent::RunFinished { status: SessionStatus::Cancelled, claim: Claim::None, verdict: None, end_reason: EndReason::Cancelled, stuck: None },
-                EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None },
+                EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, max_retries: None, next_retry_at: None, message: None },
             ],
         );
         let _ = store.release_lease(session, &holder);
@@ -689,7 +701,7 @@ pub fn cancel_waiting(store: &Store, session: &SessionId) -> Result<bool> {
                 end_reason: EndReason::Cancelled,
                 stuck: None,
             });
-            events.push(EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None });
+            events.push(EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, max_retries: None, next_retry_at: None, message: None });
         }
         cancelled |=
             store.resolve_request(&request, kind, if cancelled { SessionStatus::Cancelled } else { SessionStatus::AwaitingApproval }, None, events).is_ok();

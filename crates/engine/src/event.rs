@@ -67,6 +67,10 @@ pub enum EngineEvent {
         status: SessionStatus,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         attempt: Option<u32>,
+        /// How many retries a wait may come to, so the banner reads "attempt 3 of 5"; absent
+        /// in events from before it was recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_retries: Option<u32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         next_retry_at: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]

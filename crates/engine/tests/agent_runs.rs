@@ -181,13 +181,13 @@ async fn a_429_with_retry_after_shows_retry_then_succeeds() {
     .await;
     let o = h.run("hi").await;
     let retry = o.events.iter().find_map(|e| match &e.event {
-        EngineEvent::StatusChanged { status: SessionStatus::Retry, attempt, next_retry_at, message } => {
-            Some((*attempt, next_retry_at.clone(), message.clone()))
+        EngineEvent::StatusChanged { status: SessionStatus::Retry, attempt, max_retries, next_retry_at, message } => {
+            Some(((*attempt, *max_retries), next_retry_at.clone(), message.clone()))
         }
         _ => None,
     });
     let (attempt, at, msg) = retry.expect("the session showed `retry` while it waited");
-    assert_eq!(attempt, Some(1));
+    assert_eq!(attempt, (Some(1), Some(3)), "the first retry of at most three (the harness policy), so the banner reads \"attempt 1 of 3\"");
     assert!(at.is_some(), "the next retry time is shown for a countdown");
     assert!(msg.unwrap().contains("429"));
     assert_eq!(o.status, SessionStatus::Idle, "after the wait the answer arrived");

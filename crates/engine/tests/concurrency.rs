@@ -84,7 +84,13 @@ fn a_run_that_ends_frees_only_its_own_lease_never_a_newer_runs() {
     let again = store.begin_run(&sid, &RunId::new(), |_| Ok(RunTrigger::Message)).unwrap_err();
     assert_eq!(again.code(), ErrorCode::LeaseHeld, "a running session refuses a second run even from the same process: {again}");
     // The first run settles: its lease goes with its last status, before its task has cleaned up.
-    store.append(&sid, Some(&first), EngineEvent::StatusChanged { status: SessionStatus::Idle, attempt: None, next_retry_at: None, message: None }).unwrap();
+    store
+        .append(
+            &sid,
+            Some(&first),
+            EngineEvent::StatusChanged { status: SessionStatus::Idle, attempt: None, max_retries: None, next_retry_at: None, message: None },
+        )
+        .unwrap();
     store.begin_run(&sid, &second, |_| Ok(RunTrigger::Message)).expect("a settled session is free at once");
     // Now the first run's late cleanup runs: it must not free the second run's session.
     store.release_lease(&sid, &first).unwrap();
@@ -99,7 +105,11 @@ fn a_run_waiting_for_a_person_keeps_its_session() {
     let run = RunId::new();
     store.begin_run(&sid, &run, |_| Ok(RunTrigger::Message)).unwrap();
     store
-        .append(&sid, Some(&run), EngineEvent::StatusChanged { status: SessionStatus::AwaitingApproval, attempt: None, next_retry_at: None, message: None })
+        .append(
+            &sid,
+            Some(&run),
+            EngineEvent::StatusChanged { status: SessionStatus::AwaitingApproval, attempt: None, max_retries: None, next_retry_at: None, message: None },
+        )
         .unwrap();
     let err = store.begin_run(&sid, &RunId::new(), |_| Ok(RunTrigger::Message)).unwrap_err();
     assert_eq!(err.code(), ErrorCode::LeaseHeld, "a run waiting for a permission still owns its session: {err}");

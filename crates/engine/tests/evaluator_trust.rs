@@ -8,7 +8,7 @@ use finishline_engine::store::trust::TRUST_SHOWN_FROM;
 use finishline_engine::store::{NewSession, Store};
 
 fn status(s: SessionStatus) -> EngineEvent {
-    EngineEvent::StatusChanged { status: s, attempt: None, next_retry_at: None, message: None }
+    EngineEvent::StatusChanged { status: s, attempt: None, max_retries: None, next_retry_at: None, message: None }
 }
 
 fn evaluation(cycle: u32, verdict: Verdict, model: &str) -> EngineEvent {

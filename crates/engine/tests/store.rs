@@ -17,7 +17,7 @@ fn new_session(task: &str) -> NewSession {
 }
 
 fn status(s: SessionStatus) -> EngineEvent {
-    EngineEvent::StatusChanged { status: s, attempt: None, next_retry_at: None, message: None }
+    EngineEvent::StatusChanged { status: s, attempt: None, max_retries: None, next_retry_at: None, message: None }
 }
 
 fn delta(m: &MessageId, t: &str) -> EngineEvent {
@@ -544,11 +544,17 @@ fn a_running_or_waiting_session_cannot_be_deleted_until_it_is_cancelled() {
     let (sid, _) =
         store.create_session(&NewSession { task: "t".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into(), base_url: None }).unwrap();
     for status in [SessionStatus::Busy, SessionStatus::AwaitingApproval] {
-        store.append(&sid, None, EngineEvent::StatusChanged { status, attempt: None, next_retry_at: None, message: None }).unwrap();
+        store.append(&sid, None, EngineEvent::StatusChanged { status, attempt: None, max_retries: None, next_retry_at: None, message: None }).unwrap();
         let err = store.delete_session(&sid).unwrap_err();
         assert_eq!(err.code(), ErrorCode::InvalidInput, "{status:?}: deleting a live run would pull its history from under it: {err}");
     }
-    store.append(&sid, None, EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, next_retry_at: None, message: None }).unwrap();
+    store
+        .append(
+            &sid,
+            None,
+            EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, max_retries: None, next_retry_at: None, message: None },
+        )
+        .unwrap();
     store.delete_session(&sid).expect("a cancelled session can be deleted");
 }
 

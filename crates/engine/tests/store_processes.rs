@@ -69,7 +69,7 @@ async fn writer_child(db: PathBuf) {
             Some(&run),
             vec![
                 EngineEvent::RunStarted { trigger: RunTrigger::Task },
-                EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None },
+                EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, max_retries: None, next_retry_at: None, message: None },
                 EngineEvent::ToolCall {
                     call_id: "call_1".into(),
                     message_id: None,
@@ -169,7 +169,9 @@ async fn holder_child(db: PathBuf) {
         .create_session(&NewSession { task: "held elsewhere".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into(), base_url: None })
         .unwrap();
     store.acquire_lease(&sid, &RunId::new()).unwrap();
-    store.append(&sid, None, EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None }).unwrap();
+    store
+        .append(&sid, None, EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, max_retries: None, next_retry_at: None, message: None })
+        .unwrap();
     println!("holding {sid}");
     loop {
         store.heartbeat().unwrap();
@@ -214,7 +216,11 @@ async fn waiting_sessions_keep_waiting_after_a_restart() {
             .create_session(&NewSession { task: "review me".into(), workspace: "/tmp".into(), provider: "openai".into(), model: "m".into(), base_url: None })
             .unwrap();
         store
-            .append(&sid, None, EngineEvent::StatusChanged { status: SessionStatus::AwaitingReview, attempt: None, next_retry_at: None, message: None })
+            .append(
+                &sid,
+                None,
+                EngineEvent::StatusChanged { status: SessionStatus::AwaitingReview, attempt: None, max_retries: None, next_retry_at: None, message: None },
+            )
             .unwrap();
         sid
     };

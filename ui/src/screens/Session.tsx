@@ -870,7 +870,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       </div>
       {model.retry && (
         <p className="notice" role="status">
-          Retrying (attempt {model.retry.attempt}): {model.retry.message}
+          Retrying (attempt {model.retry.attempt}{model.retry.of ? ` of ${model.retry.of}` : ""}): {model.retry.message}
         </p>
       )}
       {error && (

@@ -156,7 +156,7 @@ export interface SessionModel {
   approvedBefore?: boolean;
   status: SessionStatus;
   statusMessage?: string;
-  retry?: { attempt: number; nextRetryAt: string; message: string };
+  retry?: { attempt: number; of?: number; nextRetryAt: string; message: string };
   step: number;
   activity?: { phase: Phase; detail: string };
   cycle: { n: number; max: number };
@@ -293,7 +293,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "status_changed":
       next.status = e.status;
       next.statusMessage = e.message;
-      next.retry = e.status === "retry" ? { attempt: e.attempt ?? 0, nextRetryAt: e.next_retry_at ?? "", message: e.message ?? "" } : undefined;
+      next.retry = e.status === "retry" ? { attempt: e.attempt ?? 0, of: e.max_retries, nextRetryAt: e.next_retry_at ?? "", message: e.message ?? "" } : undefined;
       if (!RUNNING.includes(e.status)) next.activity = e.status === "awaiting_approval" || e.status === "awaiting_review" ? { phase: "waiting", detail: "you" } : undefined;
       break;
     case "step_started": {

@@ -72,6 +72,18 @@ describe("Session view", () => {
     expect(bubble).not.toHaveTextContent("line 300 of the log");
   });
 
+  it("while the provider is retried, says which try of how many and why", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "write a", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "retry", attempt: 3, max_retries: 5, next_retry_at: "2026-11-21T00:00:05Z", message: "connection refused" }),
+    ];
+    script(events);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByText(/^Retrying \(attempt/)).toHaveTextContent("Retrying (attempt 3 of 5): connection refused");
+  });
+
   it("does not call a reply an answer when the check of it could not be made", async () => {
     seq = 0;
     script([

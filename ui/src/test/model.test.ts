@@ -94,7 +94,7 @@ describe("session model", () => {
   it("tracks retry with its next time and clears it when work resumes", () => {
     seq = 0;
     let m = apply(emptyModel(), ev({ type: "status_changed", status: "retry", attempt: 2, next_retry_at: "2026-11-21T00:00:05Z", message: "429" }));
-    expect(m.retry).toEqual({ attempt: 2, nextRetryAt: "2026-11-21T00:00:05Z", message: "429" });
+    expect(m.retry).toEqual({ attempt: 2, of: undefined, nextRetryAt: "2026-11-21T00:00:05Z", message: "429" });
     m = apply(m, ev({ type: "status_changed", status: "busy" }));
     expect(m.retry).toBeUndefined();
   });

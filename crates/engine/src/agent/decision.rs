@@ -151,7 +151,7 @@ fn reviewed_files(events: &[Envelope], review: &RequestId) -> Vec<FileChange> {
 }
 
 pub(super) fn status_event(status: SessionStatus) -> EngineEvent {
-    EngineEvent::StatusChanged { status, attempt: None, next_retry_at: None, message: None }
+    EngineEvent::StatusChanged { status, attempt: None, max_retries: None, next_retry_at: None, message: None }
 }
 
 impl Engine {

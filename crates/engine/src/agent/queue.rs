@@ -99,8 +99,16 @@ impl Engine {
             }
             let mut events = vec![EngineEvent::Activity { phase: ActivityPhase::Waiting, detail: detail.clone() }];
             if !*queued {
-                events
-                    .insert(0, EngineEvent::StatusChanged { status: SessionStatus::Queued, attempt: None, next_retry_at: None, message: Some(detail.clone()) });
+                events.insert(
+                    0,
+                    EngineEvent::StatusChanged {
+                        status: SessionStatus::Queued,
+                        attempt: None,
+                        max_retries: None,
+                        next_retry_at: None,
+                        message: Some(detail.clone()),
+                    },
+                );
                 *queued = true;
             }
             engine.store.append_all(session, Some(run), events)?;
@@ -151,7 +159,7 @@ impl Engine {
                 self.store.append_all(
                     session,
                     Some(run),
-                    vec![EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None }],
+                    vec![EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, max_retries: None, next_retry_at: None, message: None }],
                 )?;
             }
             return Ok(Some(slot));

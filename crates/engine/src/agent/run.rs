@@ -122,7 +122,7 @@ fn failed(e: &crate::Error, verdict: Option<Verdict>) -> Vec<EngineEvent> {
     vec![
         EngineEvent::Error { code: e.code(), message: e.to_string() },
         EngineEvent::RunFinished { status: SessionStatus::Failed, claim: Claim::None, verdict, end_reason: EndReason::Failed, stuck: None },
-        EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, next_retry_at: None, message: Some(e.to_string()) },
+        EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, max_retries: None, next_retry_at: None, message: Some(e.to_string()) },
     ]
 }
 
@@ -321,7 +321,7 @@ impl Run {
     }
 
     pub(super) fn status(status: SessionStatus) -> EngineEvent {
-        EngineEvent::StatusChanged { status, attempt: None, next_retry_at: None, message: None }
+        EngineEvent::StatusChanged { status, attempt: None, max_retries: None, next_retry_at: None, message: None }
     }
 
     pub(super) fn cfg(&self) -> &crate::judge::completion::CompletionConfig {
@@ -713,7 +713,7 @@ impl Run {
     fn finish(&mut self, status: SessionStatus, end_reason: EndReason, message: Option<String>) -> crate::Result<()> {
         self.emit_saving(vec![
             EngineEvent::RunFinished { status, claim: Claim::None, verdict: self.evidence.last_verdict, end_reason, stuck: None },
-            EngineEvent::StatusChanged { status, attempt: None, next_retry_at: None, message },
+            EngineEvent::StatusChanged { status, attempt: None, max_retries: None, next_retry_at: None, message },
         ])
     }
 }

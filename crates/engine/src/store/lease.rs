@@ -188,7 +188,7 @@ impl Store {
             tx,
             session,
             Some(run),
-            EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, next_retry_at: None, message: None },
+            EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, max_retries: None, next_retry_at: None, message: None },
         )?);
         Ok(())
     }
@@ -287,7 +287,7 @@ impl Store {
                     None,
                     EngineEvent::StatusChanged {
                         status: SessionStatus::Interrupted,
-                        attempt: None,
+                        attempt: None, max_retries: None,
                         next_retry_at: None,
                         message: Some("Finishline stopped while this session was running. Resume it to continue.".into()),
                     },

@@ -231,6 +231,7 @@ impl Run {
                     EngineEvent::StatusChanged {
                         status: SessionStatus::Retry,
                         attempt: Some(w.attempt),
+                        max_retries: Some(w.max_retries),
                         next_retry_at: Some(at),
                         message: Some(w.error.message.clone()),
                     },
