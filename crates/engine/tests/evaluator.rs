@@ -111,6 +111,16 @@ fn lenient_extraction_reads_a_verdict_wrapped_in_prose_or_fences() {
 }
 
 #[test]
+fn an_unusable_answer_says_in_plain_words_what_it_lacked_and_still_names_the_field_for_the_repair() {
+    let announced = parse_verdict(r#"{"action": "write notes.md"}"#, EvaluationQuestion::AnnouncedAction).unwrap_err();
+    assert_eq!(announced, "it did not say whether the agent announced an action and did not take it (`announced_action_not_taken` should be true or false)");
+    let done = parse_verdict(r#"{"summary": "no done field"}"#, EvaluationQuestion::Done).unwrap_err();
+    assert_eq!(done, "it did not say whether the task is done (`done` should be true or false)");
+    let not_bool = parse_verdict(r#"{"done": "perhaps", "summary": ""}"#, EvaluationQuestion::Done).unwrap_err();
+    assert_eq!(not_bool, "it did not say whether the task is done (`done` should be true or false)");
+}
+
+#[test]
 fn a_steps_output_data_is_kept_whatever_shape_a_weak_model_gives_it_and_bounded() {
     let as_object = parse_verdict(r#"{"done": true, "summary": "ok", "output_data": {"port": 8123}}"#, EvaluationQuestion::Done).unwrap();
     assert_eq!(as_object.output_data.as_deref(), Some(r#"{"port":8123}"#), "an object instead of a string still carries the facts later steps need");

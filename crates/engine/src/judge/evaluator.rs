@@ -354,6 +354,12 @@ pub fn extract_object(text: &str) -> Option<&str> {
     None
 }
 
+// Shown to the person on the evaluator's card ("The evaluator gave no usable verdict: …") and
+// sent to the model in the repair request, so in plain words that still name the field.
+const ANNOUNCED_UNSAID: &str =
+    "it did not say whether the agent announced an action and did not take it (`announced_action_not_taken` should be true or false)";
+const DONE_UNSAID: &str = "it did not say whether the task is done (`done` should be true or false)";
+
 /// Reads a verdict: strictly first, then leniently. The error says what was wrong, for the repair.
 pub fn parse_verdict(text: &str, question: EvaluationQuestion) -> Result<EvaluationOutcome, String> {
     let candidate = match serde_json::from_str::<Value>(text.trim()) {
@@ -365,7 +371,7 @@ pub fn parse_verdict(text: &str, question: EvaluationQuestion) -> Result<Evaluat
     };
     match question {
         EvaluationQuestion::AnnouncedAction => {
-            let flag = candidate.get("announced_action_not_taken").and_then(truthy).ok_or("announced_action_not_taken is missing or not a boolean")?;
+            let flag = candidate.get("announced_action_not_taken").and_then(truthy).ok_or(ANNOUNCED_UNSAID)?;
             let action = candidate.get("action").and_then(Value::as_str).unwrap_or_default().to_string();
             Ok(EvaluationOutcome {
                 verdict: if flag { Verdict::NotDone } else { Verdict::Done },
@@ -378,8 +384,9 @@ pub fn parse_verdict(text: &str, question: EvaluationQuestion) -> Result<Evaluat
             })
         }
         EvaluationQuestion::Done => {
+            candidate.get("done").and_then(truthy).ok_or(DONE_UNSAID)?;
             let raw: RawVerdict = serde_json::from_value(candidate).map_err(|e| format!("the verdict does not match the schema: {e}"))?;
-            let done = truthy(&raw.done).ok_or("`done` is not a boolean")?;
+            let done = truthy(&raw.done).ok_or(DONE_UNSAID)?;
             let stuck = raw.is_stuck.as_ref().and_then(truthy).unwrap_or(false);
             let remaining: Vec<String> = match raw.remaining {
                 Some(Value::Array(items)) => items
