@@ -1,7 +1,9 @@
 import { useCallback, useEffect, useState } from "react";
 import { ipc, type SessionSummary } from "../ipc";
 import { attemptLabel, setAside, sidebarEntries, sidebarGroups, sidebarTitles, startOfToday, STOPPED, waitingCount, WAITING, WORKING, type SidebarEntry } from "../sidebar";
-import { NOT_CHOSEN, STATUS_LABEL } from "../session/model";
+import { END_LABEL, NOT_CHOSEN, STATUS_LABEL } from "../session/model";
+
+const unchecked = (s: SessionSummary) => s.status === "idle" && s.end_reason === "conversation_unchecked";
 import { Inbox, LoaderCircle } from "lucide-react";
 
 /** Sessions one click away: working, waiting for you (counted), and today's. Updates live. */
@@ -39,7 +41,14 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
     >
       {label ? <span className="side-session-title">{label}</span> : <SideTitle title={s.title || s.task} label={titles.get(s.id)} />}
       {/* Not StatusBadge: its test id belongs to the open session's header. */}
-      <span className={`badge side-badge ${notChosen ? "badge-not-chosen" : `badge-${s.status}`}`}>{notChosen ? NOT_CHOSEN : STATUS_LABEL[s.status]}</span>
+      {unchecked(s) ? (
+        // An answer nobody could check (the evaluator gave nothing usable) is not a plain idle one.
+        <span className="badge side-badge badge-unchecked" title={`${END_LABEL.conversation_unchecked}: the evaluator gave no usable answer`}>
+          Not checked
+        </span>
+      ) : (
+        <span className={`badge side-badge ${notChosen ? "badge-not-chosen" : `badge-${s.status}`}`}>{notChosen ? NOT_CHOSEN : STATUS_LABEL[s.status]}</span>
+      )}
     </button>
   );
   const row = (e: SidebarEntry) =>

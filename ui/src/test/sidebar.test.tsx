@@ -134,3 +134,22 @@ describe("the sidebar folded to icons (a narrow window)", () => {
     expect(screen.getByTestId("side-compact-working").getAttribute("title")).toBe("1 working: open the first");
   });
 });
+
+describe("an answer in the sidebar", () => {
+  it("marks an answer whose check could not be made as not checked, apart from a checked one", async () => {
+    const list: SessionSummary[] = [
+      { ...s("s-checked", "idle", Date.now() - 1000), end_reason: "conversation" },
+      { ...s("s-unchecked", "idle", Date.now() - 2000), end_reason: "conversation_unchecked" },
+    ];
+    mockIPC((cmd) => (cmd === "list_sessions" ? list : null));
+    render(<SidebarSessions current={null} onOpen={() => {}} />);
+    await screen.findAllByTestId("side-session");
+    const badges = screen.getAllByTestId("side-session").map((b) => [b.dataset.session, b.querySelector(".side-badge")?.textContent]);
+    expect(badges).toEqual([
+      ["s-checked", "Idle"],
+      ["s-unchecked", "Not checked"],
+    ]);
+    const unchecked = screen.getAllByTestId("side-session")[1];
+    expect(unchecked.querySelector(".side-badge")).toHaveAttribute("title", "Answered, not checked: the evaluator gave no usable answer");
+  });
+});
