@@ -685,6 +685,41 @@ async fn a_plan_whose_budget_ends_with_its_last_step_says_the_whole_request_was_
     );
 }
 
+/// Request changes starts a new run with a fresh budget (spec §5): for a plan, the steps the
+/// feedback adds get the plan's budget anew, not what the first round left of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_changes_after_a_plan_spent_its_budget_gives_the_added_steps_a_fresh_budget() {
+    let four = [("Write a.txt", "a.txt exists"), ("Write b.txt", "b.txt exists"), ("Write c.txt", "c.txt exists"), ("Write d.txt", "d.txt exists")];
+    let more = json!({"cause": "the person also wants e.txt", "steps": [{"title": "Write e.txt", "instructions": "Write e.txt.", "criteria": ["e.txt exists"], "depends_on": []}]});
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({"any_message_contains": "<feedback>"}), more.to_string()),
+            manager(json!({}), plan_json(&four)),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+            agent(json!({"last_message_contains": "This step: Write d.txt"}), write("d.txt")),
+            agent(json!({"last_message_contains": "This step: Write e.txt"}), write("e.txt")),
+        ])),
+        // The plan may make 5 calls: the manager's and one per step spend it all.
+        Setup {
+            completion: finishline_engine::judge::completion::CompletionConfig { max_steps: 2, continuation_budget: 0, ..Default::default() },
+            ..Setup::default()
+        },
+    )
+    .await;
+    let o = start(&h, "write a.txt to d.txt", PlanMode::On).await;
+    assert_eq!(o.end_reason, Some(EndReason::PlanBudgetSpent), "{:?}", errors(&o));
+    h.engine.submit_review(&o.review_id(), Decision::RequestChanges, Some("also write e.txt".into()), false, false, DecidedBy::Person).unwrap();
+    let o = h.wait_idle(&o.session).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    assert_eq!(h.read("e.txt").as_deref(), Some("e.txt contents"), "the added step ran");
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "the feedback's round had a budget of its own, so the whole request was checked: {:?}", errors(&o));
+    let plan = PlanState::from_events(&o.events).unwrap();
+    assert!(plan.spent.total() <= 5, "the meter counts this round's calls against the budget, not 'n of 5' past it: {:?}", plan.spent);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_that_spends_its_budget_goes_to_the_person_with_what_is_done() {
     let h = Harness::new(

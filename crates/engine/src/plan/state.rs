@@ -100,10 +100,14 @@ impl PlanState {
                 }
             }
             EngineEvent::PlanRevised { first, cause, steps, for_feedback } => {
-                if !for_feedback {
+                if *for_feedback {
+                    // The person's feedback starts a new round with a fresh budget, as it gives a
+                    // single run one: counted from the revision's own call.
+                    self.spent = PlanSpend { manager: 1, ..PlanSpend::default() };
+                } else {
                     self.replans += 1;
+                    self.spent.manager += 1;
                 }
-                self.spent.manager += 1;
                 // New steps for the person's feedback reopen a plan that went to review.
                 self.concluded = false;
                 for s in self.steps.iter_mut().skip(*first) {
