@@ -477,6 +477,51 @@ async fn auto_approve_approves_only_a_verified_completion() {
     assert_eq!((o.status, o.end_reason), (SessionStatus::AwaitingReview, Some(EndReason::Unverified)), "an unverified completion keeps waiting for a person");
 }
 
+/// The person's comments are criteria the judge checks: a follow-up the evaluator called done
+/// without a word on a comment waits for the person, however auto-approve is set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_approve_leaves_a_follow_up_to_the_person_when_a_comment_of_theirs_was_not_confirmed_met() {
+    let h = Harness::new(
+        rules(json!([
+            // The follow-up's verdict: done, with no answer for the comment.
+            {"when": {"kind": "evaluator", "any_message_contains": "say pear instead"}, "reply": done_verdict()},
+            // The first run's: unusable, so it waits for the person rather than landing.
+            evaluator(json!({"text": "garbage"})),
+            agent(json!({"last_message_contains": "say pear instead"}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "pear\n"}}]})),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "Wrote"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "apple\n"}}]}))
+        ])),
+        Setup { auto_approve: true, ..Default::default() },
+    )
+    .await;
+    let o = h.run("write a.txt").await;
+    assert_eq!((o.status, o.end_reason), (SessionStatus::AwaitingReview, Some(EndReason::Unverified)));
+    let review = o.review_id();
+    let comment = finishline_engine::judge::criteria::Comment {
+        id: String::new(),
+        path: "a.txt".into(),
+        start_line: 1,
+        end_line: 1,
+        side: Default::default(),
+        quote: String::new(),
+        text: "say pear instead".into(),
+    };
+    h.engine.comment(&review, comment).unwrap();
+    h.engine.submit_review(&review, Decision::RequestChanges, None, false, false, DecidedBy::Person).unwrap();
+    let o = h.wait_idle(&o.session).await;
+    assert_eq!(h.read("a.txt").as_deref(), Some("pear\n"), "the follow-up did the work");
+    assert_eq!((o.status, o.end_reason), (SessionStatus::AwaitingReview, Some(EndReason::VerifiedDone)), "verified done, yet not landed");
+    let why = o
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| if let EngineEvent::ReviewRequested { auto_approve: Some(a), .. } = &e.event { Some(a.clone()) } else { None })
+        .expect("the review says what auto-approve did");
+    assert!(!why.approved, "{why:?}");
+    assert_eq!(why.reason, "1 of your comments was not confirmed met: check it yourself");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compacting_again_with_nothing_between_is_stuck() {
     let h = Harness::new(

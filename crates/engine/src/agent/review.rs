@@ -37,7 +37,8 @@ impl Run {
         let audit = self.audit(true);
         self.criteria_at_review()?;
         let summary = self.engine.store.session(&self.session).ok();
-        let (mut auto, mut why) = auto_approval(self.engine.config.auto_approve, r.end_reason, r.claim, audit.len());
+        let unconfirmed = self.criteria_results.iter().filter(|c| c.state != crate::judge::criteria::CriterionState::Met).count();
+        let (mut auto, mut why) = auto_approval(self.engine.config.auto_approve, r.end_reason, r.claim, audit.len(), unconfirmed);
         if let Some(a) = summary.as_ref().and_then(|s| s.attempt.as_ref()) {
             // Landing one attempt on its own would decide the group behind the person's back.
             (auto, why) = (false, format!("it is attempt {} of {}: you choose between them", a.number, a.of));
@@ -175,8 +176,9 @@ fn in_repository(path: &str, wt: &crate::workspace::worktree::TaskWorktree) -> O
 }
 
 /// Whether auto-approve takes a review, and why (not): only a verified completion with a success
-/// claim or none, and never one whose changes the audit flagged.
-pub(super) fn auto_approval(enabled: bool, end: EndReason, claim: Claim, findings: usize) -> (bool, String) {
+/// claim or none, never one whose changes the audit flagged, and never one with a comment of the
+/// person's that the judge did not find met (unmet, or left without a word).
+pub(super) fn auto_approval(enabled: bool, end: EndReason, claim: Claim, findings: usize, unconfirmed_comments: usize) -> (bool, String) {
     if !enabled {
         return (false, "auto-approve is off".into());
     }
@@ -188,6 +190,10 @@ pub(super) fn auto_approval(enabled: bool, end: EndReason, claim: Claim, finding
     }
     if findings > 0 {
         return (false, format!("the audit found {findings} change(s) that weaken or bypass the checks"));
+    }
+    if unconfirmed_comments > 0 {
+        let (was, it) = if unconfirmed_comments == 1 { ("was", "it") } else { ("were", "them") };
+        return (false, format!("{unconfirmed_comments} of your comments {was} not confirmed met: check {it} yourself"));
     }
     (true, "verified done, and the audit found nothing".into())
 }
@@ -208,13 +214,18 @@ mod tests {
 
     #[test]
     fn auto_approve_takes_only_a_verified_completion_the_audit_found_clean() {
-        assert!(auto_approval(true, EndReason::VerifiedDone, Claim::Success, 0).0);
-        assert!(auto_approval(true, EndReason::VerifiedDone, Claim::None, 0).0);
-        let (ok, why) = auto_approval(true, EndReason::VerifiedDone, Claim::Success, 1);
+        assert!(auto_approval(true, EndReason::VerifiedDone, Claim::Success, 0, 0).0);
+        assert!(auto_approval(true, EndReason::VerifiedDone, Claim::None, 0, 0).0);
+        let (ok, why) = auto_approval(true, EndReason::VerifiedDone, Claim::Success, 1, 0);
         assert!(!ok && why.contains("audit"), "a finding leaves it to the person: {why}");
-        assert!(!auto_approval(true, EndReason::Unverified, Claim::Success, 0).0);
-        assert!(!auto_approval(true, EndReason::VerifiedDone, Claim::Partial, 0).0);
-        assert!(!auto_approval(false, EndReason::VerifiedDone, Claim::Success, 0).0);
+        assert!(!auto_approval(true, EndReason::Unverified, Claim::Success, 0, 0).0);
+        assert!(!auto_approval(true, EndReason::VerifiedDone, Claim::Partial, 0, 0).0);
+        assert!(!auto_approval(false, EndReason::VerifiedDone, Claim::Success, 0, 0).0);
+        assert_eq!(
+            auto_approval(true, EndReason::VerifiedDone, Claim::Success, 0, 2),
+            (false, "2 of your comments were not confirmed met: check them yourself".to_string()),
+            "the person's comments are criteria: unchecked, they are the person's to check"
+        );
     }
 
     fn wrote(tool: &str, path: &str, state: ToolState) -> crate::event::Envelope {
