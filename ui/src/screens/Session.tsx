@@ -431,6 +431,9 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
 
 const STEP_STATE_LABEL: Record<StepState, string> = { pending: "Pending", running: "Running", done: "Done", failed: "Failed", skipped: "Skipped", replaced: "Replaced" };
 
+/** Step `i`'s number among the steps not replaced, 1-based. */
+const livePosition = (steps: PlanView["steps"], i: number) => steps.slice(0, i + 1).filter((s) => s.state !== "replaced").length;
+
 /** The plan: every step with its criteria, its state and outcome; replaced steps stay, with why. */
 function PlanPanel({ plan }: { plan: PlanView }) {
   return (
@@ -448,7 +451,8 @@ function PlanPanel({ plan }: { plan: PlanView }) {
       )}
       <ol>
         {plan.steps.map((s, i) => (
-          <li key={i} className={`plan-step step-${s.state}`} data-testid="plan-step" data-state={s.state}>
+          // Numbered as the progress strip counts ("Step 2/3"): replaced steps are not counted.
+          <li key={i} className={`plan-step step-${s.state}`} data-testid="plan-step" data-state={s.state} value={s.state === "replaced" ? undefined : livePosition(plan.steps, i)}>
             <div className="row">
               <strong className="grow">{s.step.title}</strong>
               <span className={`tag step-state state-${s.state}`}>{STEP_STATE_LABEL[s.state]}</span>

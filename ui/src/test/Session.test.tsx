@@ -665,6 +665,10 @@ describe("Session view, loading and errors", () => {
     expect(await screen.findByTestId("plan-progress")).toHaveTextContent("Step 2/3: Fetch the data");
     const steps = screen.getAllByTestId("plan-step");
     expect(steps.map((s) => s.getAttribute("data-state")), "old steps stay visible as replaced").toEqual(["done", "replaced", "replaced", "running", "pending"]);
+    expect(
+      steps.map((s) => s.getAttribute("value")),
+      "the panel numbers the steps as the strip does (Step 2/3 is the panel's 2.); a replaced step has no number",
+    ).toEqual(["1", null, null, "2", "3"]);
     expect(steps[0]).toHaveTextContent("Verified done: a.txt is written");
     expect(steps[0], "what a step produced for later steps is shown, as their briefs carry it").toHaveTextContent("For later steps: a.txt holds the port, 8123");
     expect(steps[1]).toHaveTextContent("Replaced: b needs the data first");
