@@ -49,6 +49,7 @@ fn decided(store: &Store, task: &str, decision: Decision) -> SessionId {
                     cost_usd: None,
                     claim_words: None,
                     verdict_summary: None,
+                    verdict_on_step: None,
                     stuck: None,
                     not_covered: vec![],
                     not_landed: vec![],

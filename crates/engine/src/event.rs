@@ -225,6 +225,10 @@ pub enum EngineEvent {
         /// The evaluator's summary of the last verdict, beside the claim.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         verdict_summary: Option<String>,
+        /// The verdict was on this plan step ("Step 2: Write b.txt"), not on the whole task: a
+        /// plan that stopped short of its steps.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        verdict_on_step: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stuck: Option<Stuck>,
         /// Files left out of checkpoints (over the size limit): Reject cannot restore them.

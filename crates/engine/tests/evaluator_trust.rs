@@ -52,6 +52,7 @@ fn reviewed_by(store: &Store, sid: &SessionId, verdicts: &[Verdict], model: &str
         cost_usd: None,
         claim_words: None,
         verdict_summary: None,
+        verdict_on_step: None,
         stuck: None,
         not_covered: vec![],
         not_landed: vec![],

@@ -720,6 +720,40 @@ async fn request_changes_after_a_plan_spent_its_budget_gives_the_added_steps_a_f
     assert!(plan.spent.total() <= 5, "the meter counts this round's calls against the budget, not 'n of 5' past it: {:?}", plan.spent);
 }
 
+/// A plan that stops short of its steps was last judged on a step: the review says which, so
+/// "Evaluator: done" does not read as the whole task's verdict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_stopped_short_says_its_last_verdict_was_on_a_step() {
+    let four = [("Write a.txt", "a.txt greets the reader"), ("Write b.txt", "b.txt greets"), ("Write c.txt", "c.txt greets"), ("Write d.txt", "d.txt greets")];
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&four)),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+        ])),
+        // 5 calls: the manager's, then an agent's and the evaluator's per step: spent at step 2.
+        Setup {
+            completion: finishline_engine::judge::completion::CompletionConfig { max_steps: 2, continuation_budget: 0, ..Default::default() },
+            ..Setup::default()
+        },
+    )
+    .await;
+    let o = start(&h, "write a.txt to d.txt", PlanMode::On).await;
+    assert_eq!(o.end_reason, Some(EndReason::PlanBudgetSpent), "{:?}", errors(&o));
+    let on_step = o
+        .events
+        .iter()
+        .rev()
+        .find_map(
+            |e| if let EngineEvent::ReviewRequested { verdict, verdict_on_step, .. } = &e.event { Some((*verdict, verdict_on_step.clone())) } else { None },
+        )
+        .unwrap();
+    assert_eq!(on_step.0, Some(Verdict::Done));
+    assert!(on_step.1.as_deref().is_some_and(|s| s.starts_with("Step ") && s.contains(": Write ")), "{on_step:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_that_spends_its_budget_goes_to_the_person_with_what_is_done() {
     let h = Harness::new(

@@ -789,6 +789,7 @@ fn verified_review(review_id: RequestId, audit: Vec<finishline_engine::judge::au
         cost_usd: None,
         claim_words: None,
         verdict_summary: None,
+        verdict_on_step: None,
         stuck: None,
         not_covered: vec![],
         not_landed: vec![],

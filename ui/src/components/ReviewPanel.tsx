@@ -101,6 +101,8 @@ function reveal(el: HTMLElement | null) {
 }
 
 export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding, attempt }: Props) {
+  // A plan that failed or spent its budget: the evaluator's last verdict was on a step.
+  const planUnfinished = review.endReason === "plan_failed" || review.endReason === "plan_budget_spent";
   const comparing = useComparing(attempt?.group);
   const worktree = place?.worktree && !place.removed ? place.worktree : undefined;
   // Started on a detached HEAD (a rebase or bisect under way), there is no branch to land on:
@@ -290,6 +292,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         <dt>Evaluator</dt>
         <dd data-testid="review-verdict">
           {review.verdict ? review.verdict.replace("_", " ") : "not asked"}
+          {review.verdict && review.verdictOnStep ? ` (its word on ${review.verdictOnStep}, not on the whole task)` : ""}
           {review.verdictSummary && <span className="muted">: {review.verdictSummary}</span>}
           {review.verdict && evaluatorModel && <TrackRecord model={evaluatorModel} />}
         </dd>
@@ -534,8 +537,9 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           </button>
         )}
         <button
-          // Not the highlighted way on when the audit found the checks weakened.
-          className={review.audit.length > 0 ? "btn" : "btn primary"}
+          // Not the highlighted way when the audit found the checks weakened, or the plan stopped
+          // short of its steps.
+          className={review.audit.length > 0 || planUnfinished ? "btn" : "btn primary"}
           disabled={busy || comparing}
           onClick={approve}
           data-testid="approve"

@@ -97,6 +97,8 @@ export interface Review {
   costUsd?: number;
   claimWords?: ClaimWords;
   verdictSummary?: string;
+  /** The plan step the verdict was on, when a plan stopped short: not the whole task's. */
+  verdictOnStep?: string;
   stuck?: Stuck;
   /** Files left out of checkpoints for their size: revert cannot restore them. */
   notCovered?: string[];
@@ -412,6 +414,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         costUsd: e.cost_usd,
         claimWords: e.claim_words,
         verdictSummary: e.verdict_summary,
+        verdictOnStep: e.verdict_on_step,
         stuck: e.stuck,
         notCovered: e.not_covered,
         notLanded: e.not_landed,

@@ -683,6 +683,56 @@ describe("Session view, loading and errors", () => {
   });
 });
 
+describe("the review of a plan that did not finish", () => {
+  it("says the evaluator's last word was on a step, not the whole task, and does not offer Approve as the way", async () => {
+    seq = 0;
+    const step = (title: string) => ({ title, instructions: `${title}.`, criteria: [`${title} is done`], depends_on: [] });
+    const view = (title: string, state: StepState, end_reason: PlanProjection["steps"][number]["end_reason"] = null) => ({
+      step: step(title),
+      state,
+      end_reason,
+      summary: null,
+      output_data: null,
+      replaced_because: null,
+      decided_by: null,
+    });
+    const plan: PlanProjection = {
+      mode: "on",
+      steps: [view("Write a.txt", "done", "verified_done"), view("Write b.txt", "skipped")],
+      revisions: [],
+      replans: 0,
+      current: 0,
+      number: 1,
+      of: 2,
+      concluded: true,
+      awaiting_review: false,
+      budget_calls: 3,
+      spent: { agent: 1, evaluator: 1, manager: 1 },
+    };
+    script([
+      ev({ type: "session_created", task: "write a.txt and b.txt", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      { ...ev({ type: "plan_created", mode: "on", steps: [step("Write a.txt"), step("Write b.txt")], budget_calls: 3 }), plan },
+      ev({
+        type: "review_requested",
+        review_id: "r1",
+        claim: "none",
+        verdict: "done",
+        verdict_summary: "the file is written",
+        verdict_on_step: "Step 1: Write a.txt",
+        end_reason: "plan_budget_spent",
+        remaining: ["Step not done: Write b.txt"],
+        files_changed: [],
+        verification: [],
+      }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("review-verdict")).toHaveTextContent("done (its word on Step 1: Write a.txt, not on the whole task): the file is written");
+    expect(screen.getByTestId("approve"), "approving partial work is possible, not the highlighted way").not.toHaveClass("primary");
+  });
+});
+
 describe("Log in to an external agent", () => {
   const needsLogin = () => {
     seq = 0;

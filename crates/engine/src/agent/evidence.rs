@@ -49,6 +49,9 @@ pub struct RunEvidence {
     pub window_open: Option<String>,
     /// A plan step: what decided it (its checks without a model), for the plan panel.
     pub decided_by: Option<String>,
+    /// The plan step the last verdict was on ("Step 2: Write b.txt"), when it judged a step and
+    /// not the whole task.
+    pub last_verdict_on_step: Option<String>,
     /// The last step's evaluation found the whole request done: the final check needs no call.
     pub whole_judged: bool,
     /// The run answers Request changes or a landing conflict (kept when it resumes).

@@ -79,6 +79,7 @@ impl Run {
                 cost_usd,
                 claim_words: r.claim_words,
                 verdict_summary: self.evidence.last_verdict_summary.clone(),
+                verdict_on_step: self.evidence.last_verdict_on_step.clone(),
                 stuck: r.stuck.clone(),
                 not_covered: self.checkpoints.as_ref().map(|c| c.not_covered()).unwrap_or_default(),
                 not_landed,
