@@ -373,6 +373,11 @@ fn unmatched<'a>(lines: &[(u32, &'a str)], others: &mut HashMap<String, usize>) 
         .collect()
 }
 
+/// How many characters two lines share from their start.
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
+}
+
 fn counts<'a>(lines: impl Iterator<Item = &'a str>) -> HashMap<String, usize> {
     let mut m = HashMap::new();
     for l in lines {
@@ -529,11 +534,23 @@ pub fn audit(files: &[AuditFile<'_>], verify: &[String]) -> Vec<Finding> {
             let gone = unmatched(&removed_assertions, &mut added_assertions);
             let mut removed_here = counts(removed.iter().map(|(_, l)| *l));
             let new_here: Vec<(u32, &str)> = added.iter().filter(|(_, l)| is_assertion(l) && !is_trivial_assertion(l)).copied().collect();
-            let replacements = unmatched(&new_here, &mut removed_here).len();
-            let lost = gone.len().saturating_sub(replacements);
+            let replacements = unmatched(&new_here, &mut removed_here);
+            // Each new assertion stands in for the gone one it reads most like: an equality check
+            // it replaced with a weaker one is weakened (named where it now reads); a gone one
+            // nothing stands in for is removed (named where it was).
+            let mut lost: Vec<(u32, &str)> = gone.clone();
+            let mut weakened: Vec<(u32, &str)> = Vec::new();
+            for (line, l) in &replacements {
+                let Some(best) = (0..lost.len()).max_by_key(|&i| common_prefix(&norm(l), &norm(lost[i].1))) else { break };
+                let (_, old) = lost.remove(best);
+                if is_equality_assertion(old) && !is_equality_assertion(l) {
+                    weakened.push((*line, *l));
+                }
+            }
+            let replaced_all = lost.is_empty();
             if f.after.is_none() {
                 // A whole test file deleted (not moved: its assertions did not reappear).
-                if lost > 0 {
+                if !lost.is_empty() {
                     findings.push(Finding {
                         rule: AuditRule::TestDeleted,
                         path: f.path.into(),
@@ -545,7 +562,7 @@ pub fn audit(files: &[AuditFile<'_>], verify: &[String]) -> Vec<Finding> {
                 removed_tests += removed.iter().filter(|(_, l)| declares_test(l, e)).count();
                 continue;
             }
-            for (line, l) in gone.iter().take(lost) {
+            for (line, l) in &lost {
                 findings.push(Finding {
                     rule: AuditRule::AssertionRemoved,
                     path: f.path.into(),
@@ -554,10 +571,20 @@ pub fn audit(files: &[AuditFile<'_>], verify: &[String]) -> Vec<Finding> {
                     excerpt: excerpt(l),
                 });
             }
-            // Equality checks replaced by weaker ones.
+            for (line, l) in &weakened {
+                findings.push(Finding {
+                    rule: AuditRule::AssertionWeakened,
+                    path: f.path.into(),
+                    line: Some(*line),
+                    detail: "an equality check was replaced by a weaker one".into(),
+                    excerpt: excerpt(l),
+                });
+            }
+            // Equality checks replaced by weaker ones that the pairing above did not see (the
+            // old check moved elsewhere in the change, say).
             let eq_removed = removed.iter().filter(|(_, l)| is_assertion(l) && is_equality_assertion(l)).count();
             let eq_added = added.iter().filter(|(_, l)| is_assertion(l) && is_equality_assertion(l)).count();
-            if lost == 0 && eq_removed > eq_added {
+            if replaced_all && weakened.is_empty() && eq_removed > eq_added {
                 if let Some((line, l)) = added.iter().find(|(_, l)| is_assertion(l) && !is_equality_assertion(l)) {
                     findings.push(Finding {
                         rule: AuditRule::AssertionWeakened,
@@ -663,6 +690,19 @@ mod tests {
         assert_eq!(rules(&f), vec![AuditRule::AssertionWeakened]);
         let f = one("tests/lib.rs", "#[test]\nfn t() {\n    assert_eq!(f(), 3);\n}\n", "#[test]\nfn t() {\n    assert!(true);\n}\n");
         assert!(rules(&f).contains(&AuditRule::AssertionWeakened), "{f:?}");
+    }
+
+    #[test]
+    fn an_assertion_weakened_beside_one_removed_is_named_weakened_where_it_is_and_the_removed_one_removed() {
+        let before = "def test_add():\n    assert add(2, 3) == 5\n\ndef test_sub():\n    assert sub(3, 2) == 1\n    assert sub(2, 2) == 0\n";
+        let after = "def test_add():\n    assert add(2, 3)\n\ndef test_sub():\n    assert sub(3, 2) == 1\n";
+        let f = one("tests/test_calc.py", before, after);
+        let found: Vec<(AuditRule, Option<u32>, &str)> = f.iter().map(|x| (x.rule, x.line, x.excerpt.as_str())).collect();
+        assert_eq!(
+            found,
+            vec![(AuditRule::AssertionWeakened, Some(2), "assert add(2, 3)"), (AuditRule::AssertionRemoved, Some(6), "assert sub(2, 2) == 0"),],
+            "the weakened line is where it now reads, the removed one where it was"
+        );
     }
 
     #[test]
