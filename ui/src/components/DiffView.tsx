@@ -267,12 +267,14 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
       setSelection(cursorRange);
     }
   };
-  // A box the keyboard opened gives the focus back to the lines when it closes.
+  // The box gives the focus back to the lines when it closes, whoever opened it: gone with the
+  // box, the focus would fall to the page, where the arrows and Enter do nothing.
   const closeBox = () => {
     setSelection(null);
     // A draft cancelled is gone: it must not reappear in the next box.
     setDraft("");
-    if (byKeys.current) region.current?.focus();
+    // Opened by a click, the view stays where the person is reading.
+    region.current?.focus(byKeys.current ? undefined : { preventScroll: true });
     byKeys.current = false;
   };
   const save = async (id?: string) => {

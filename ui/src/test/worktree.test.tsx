@@ -592,6 +592,22 @@ describe("review that talks back", () => {
     expect(sent[1]).toMatchObject({ review_id: "r1", decision: "request_changes" });
   });
 
+  it("a comment saved with Enter in a box a click opened leaves the focus on the lines, so the arrows go on from that line", async () => {
+    const sent: unknown[] = [];
+    commenting(sent);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
+    const gutter = [...document.querySelectorAll("td.diff-gutter")].find((td) => td.textContent === "1")!;
+    await user.click(gutter);
+    await user.type(await screen.findByTestId("comment-input"), "use a named constant{Enter}");
+    await vi.waitFor(() => expect(screen.getByTestId("diff-comment")).toHaveTextContent("use a named constant"));
+    const lines = screen.getByRole("group", { name: /^Diff of src\/a\.rs/ });
+    expect(lines, "not lost to the page, where the keys do nothing").toHaveFocus();
+    await user.keyboard("{ArrowDown}c");
+    expect(await screen.findByTestId("comment-box"), "the line after the one commented").toHaveTextContent("Comment on removed line 2");
+  });
+
   it("a click on a line's code makes it the current line, so Enter comments on the line clicked", async () => {
     const sent: unknown[] = [];
     commenting(sent);
