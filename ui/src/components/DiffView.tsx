@@ -198,9 +198,13 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     }
   }, [shown, file.path]);
   // Selection: a click on a line's number picks it, a shift-click extends the range on that side.
-  const [selection, setSelection] = useState<Range | null>(null);
-  const [draft, setDraft] = useState("");
-  const [editing, setEditing] = useState<string | null>(null);
+  // A comment half typed outlives the view: the person may look elsewhere and come back to it.
+  const draftKey = `finishline.commentDraft.${reviewId}.${file.path}`;
+  const [kept] = useState(() => readDraft(draftKey));
+  const [selection, setSelection] = useState<Range | null>(kept?.selection ?? null);
+  const [draft, setDraft] = useState(kept?.draft ?? "");
+  const [editing, setEditing] = useState<string | null>(kept?.editing ?? null);
+  useEffect(() => keepDraft(draftKey, editable && (selection || editing) && draft.trim() ? { selection, editing, draft } : null), [draftKey, editable, selection, editing, draft]);
   const [error, setError] = useState<string | null>(null);
   const changes = useMemo(() => shown.flatMap((h) => h.changes), [shown]);
   // The lines as one Tab stop, and whether the open box came from the keyboard there.
@@ -466,6 +470,30 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
       )}
     </>
   );
+}
+
+interface Draft {
+  selection: Range | null;
+  editing: string | null;
+  draft: string;
+}
+
+/** The draft kept for a file of a review, if any (for this run of the app). */
+function readDraft(key: string): Draft | null {
+  try {
+    return JSON.parse(sessionStorage.getItem(key) ?? "null") as Draft | null;
+  } catch {
+    return null;
+  }
+}
+
+function keepDraft(key: string, d: Draft | null) {
+  try {
+    if (d) sessionStorage.setItem(key, JSON.stringify(d));
+    else sessionStorage.removeItem(key);
+  } catch {
+    // Storage full or refused: the draft lives as long as the view, as before.
+  }
 }
 
 /** The words of a button that shows up to 20 of `n` unchanged lines. */

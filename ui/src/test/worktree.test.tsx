@@ -1,4 +1,4 @@
-import { render, screen, waitFor, within } from "@testing-library/react";
+import { cleanup, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
@@ -606,6 +606,27 @@ describe("review that talks back", () => {
     expect(lines, "not lost to the page, where the keys do nothing").toHaveFocus();
     await user.keyboard("{ArrowDown}c");
     expect(await screen.findByTestId("comment-box"), "the line after the one commented").toHaveTextContent("Comment on removed line 2");
+  });
+
+  it("a comment half typed survives leaving the session: back, its box is open on the same lines with the words", async () => {
+    const sent: unknown[] = [];
+    commenting(sent);
+    const first = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
+    await user.click([...document.querySelectorAll("td.diff-gutter")].find((td) => td.textContent === "3")!);
+    await user.type(await screen.findByTestId("comment-input"), "half a thought");
+    first.unmount();
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("comment-box", {}, { timeout: 10_000 })).toHaveTextContent("Comment on line 3");
+    expect(screen.getByTestId("comment-input")).toHaveValue("half a thought");
+    // Saved, it is not brought back again.
+    await user.click(screen.getByTestId("save-comment"));
+    await vi.waitFor(() => expect(sent).toHaveLength(1));
+    cleanup();
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
+    expect(screen.queryByTestId("comment-box")).toBeNull();
   });
 
   it("a click on a line's code makes it the current line, so Enter comments on the line clicked", async () => {
