@@ -270,12 +270,15 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       );
     case "tool":
       return <ToolCard item={item} />;
-    case "continuation":
+    case "continuation": {
+      // Sent with Request changes the comments open the run (no budget spent); sent again, it is
+      // Finishline's own check finding one not addressed, not the person writing again.
+      const commentsAgain = item.source === "review_comments" && item.attempt > 0;
       return (
         <div className="card continuation" data-role="continuation" data-source={item.source} data-testid="continuation-card">
           <div className="card-head static">
             <RefreshCw size={14} aria-hidden />
-            <strong>{SOURCE_LABEL[item.source]}</strong>
+            <strong>{commentsAgain ? "Your comments, not yet addressed" : SOURCE_LABEL[item.source]}</strong>
             {item.max > 0 && (
               <span className="muted">
                 {item.remaining.length > 0 ? `${item.remaining.length} item${item.remaining.length > 1 ? "s" : ""} remaining, ` : ""}continuing ({item.attempt}/{item.max})
@@ -294,7 +297,11 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
             ) : (
               <>
                 <p className="muted small">
-                  {item.source === "review_comments" ? "Finishline sent your comments on the diff to the agent, with the lines they are on:" : "Finishline sent the agent back to work — not your words:"}
+                  {commentsAgain
+                    ? "Finishline found a comment of yours not addressed yet and sent the agent back to it — not your words:"
+                    : item.source === "review_comments"
+                      ? "Finishline sent your comments on the diff to the agent, with the lines they are on:"
+                      : "Finishline sent the agent back to work — not your words:"}
                 </p>
                 <div className="continuation-text">
                   <Markdown text={item.text} />
@@ -304,6 +311,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
           </div>
         </div>
       );
+    }
     case "evaluation":
       return (
         <div className={`card evaluation verdict-${item.verdict}`} data-testid="verdict-card" data-verdict={item.verdict}>

@@ -84,6 +84,23 @@ describe("Session view", () => {
     expect(await screen.findByText(/^Retrying \(attempt/)).toHaveTextContent("Retrying (attempt 3 of 5): connection refused");
   });
 
+  it("tells the person's comments sent with Request changes apart from Finishline sending the agent back to one not addressed", async () => {
+    seq = 0;
+    script([
+      ev({ type: "session_created", task: "write notes.md", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "feedback" }),
+      ev({ type: "continuation", source: "review_comments", attempt: 0, max: 0, remaining: [], text: "1. notes.md:1: say pear instead" }),
+      ev({ type: "continuation", source: "review_comments", attempt: 1, max: 5, remaining: ["notes.md:1: say pear instead"], text: "notes.md was not changed since the comment" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getAllByTestId("continuation-card")).toHaveLength(2));
+    const [sent, again] = screen.getAllByTestId("continuation-card");
+    expect(sent).toHaveTextContent("Your comments on the diff");
+    expect(sent).toHaveTextContent("Finishline sent your comments on the diff to the agent, with the lines they are on:");
+    expect(again, "Finishline's own check, not the person writing again").toHaveTextContent("Your comments, not yet addressed");
+    expect(again).toHaveTextContent("Finishline found a comment of yours not addressed yet and sent the agent back to it — not your words:");
+  });
+
   it("does not call a reply an answer when the check of it could not be made", async () => {
     seq = 0;
     script([
