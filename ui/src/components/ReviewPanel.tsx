@@ -230,6 +230,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             Left as they are, because they changed after the agent: {review.decided.reverted.kept.join(", ")}.
           </p>
         )}
+        <Checklist criteria={review.criteria} />
         {review.decided.reverted && (
           <p className="notice" role="status" data-testid="revert-summary">
             The agent's changes were undone: {revertSummary(review.decided.reverted)}.
@@ -329,19 +330,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           ))}
         </>
       )}
-      {review.criteria.length > 0 && (
-        <>
-          <h3>Your comments from the last review</h3>
-          <ul className="criteria" data-testid="review-criteria">
-            {review.criteria.map((c) => (
-              <li key={c.id} data-state={c.state} data-testid="criterion">
-                <span className={`tag criterion-${c.state}`}>{c.state === "met" ? "✓ met" : c.state === "unmet" ? "✗ not met" : "? not verifiable"}</span> {c.text}
-                <span className="muted small"> — {c.evidence}</span>
-              </li>
-            ))}
-          </ul>
-        </>
-      )}
+      <Checklist criteria={review.criteria} />
       {review.audit.length > 0 && (
         <div className="callout panel audit" role="note" data-testid="review-audit">
           <h3>The audit of what Approve accepts found changes that weaken the checks</h3>
@@ -668,6 +657,25 @@ function NotLanded({ review, onBusy }: { review: Review; onBusy: (busy: boolean)
         </p>
       )}
     </div>
+  );
+}
+
+/** The person's comments from the last review as criteria, with the judge's word on each: kept
+ * once the review is decided, as the record of what became of them. */
+function Checklist({ criteria }: { criteria: Review["criteria"] }) {
+  if (criteria.length === 0) return null;
+  return (
+    <>
+      <h3>Your comments from the last review</h3>
+      <ul className="criteria" data-testid="review-criteria">
+        {criteria.map((c) => (
+          <li key={c.id} data-state={c.state} data-testid="criterion">
+            <span className={`tag criterion-${c.state}`}>{c.state === "met" ? "✓ met" : c.state === "unmet" ? "✗ not met" : "? not verifiable"}</span> {c.text}
+            <span className="muted small"> — {c.evidence}</span>
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }
 

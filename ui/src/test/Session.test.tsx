@@ -200,6 +200,29 @@ describe("Session view", () => {
     ev({ type: "status_changed", status: "rejected" }),
   ];
 
+  it("keeps the checklist of the person's comments once the review is decided", async () => {
+    script([
+      ...running(),
+      ev({
+        type: "review_requested",
+        review_id: "r1",
+        claim: "success",
+        verdict: "done",
+        end_reason: "verified_done",
+        remaining: [],
+        files_changed: [],
+        verification: [],
+        criteria: [{ id: "c1", text: "notes.md:1: say pear instead", state: "met", evidence: "the evaluator: line 1 reads pear" }],
+      }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "review_resolved", review_id: "r1", decision: "approve", by: "person", feedback: null, reverted: false }),
+      ev({ type: "status_changed", status: "completed" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByText("Approved")).toBeInTheDocument();
+    expect(screen.getByTestId("criterion"), "what became of each comment, after the decision too").toHaveTextContent("✓ met notes.md:1: say pear instead — the evaluator: line 1 reads pear");
+  });
+
   it("after Reject with revert, says what was undone where the buttons were", async () => {
     script([
       ...running(),
