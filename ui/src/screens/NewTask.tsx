@@ -439,7 +439,9 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
         </AlertDialog>
       )}
 
-      <div className="actions">
+      {/* Kept in view at the window's foot: notes above (uncommitted changes, attempts) must
+          not push Run below the fold. */}
+      <div className="actions new-task-actions">
         <span className="muted hint">{blocker ?? "Ctrl+Enter runs"}</span>
         <button type="submit" className="btn primary" disabled={!!blocker || starting} title={blocker ?? "Run (Ctrl+Enter)"} data-testid="run">
           <Play size={15} aria-hidden /> {attemptsOn && info?.worktrees ? "Run attempts" : "Run"}
