@@ -23,6 +23,7 @@ fn main() {
         "copy_ignored",
         "review_file",
         "dismiss_finding",
+        "restore_finding",
         "workspace_info",
         "workspace_uncommitted",
         "make_repository",

@@ -320,6 +320,17 @@ pub async fn dismiss_finding(
     engine_for_session(&app, &state, &session_id, Need::Decision)?.dismiss_finding(&session_id, &finding)
 }
 
+/// Takes back a dismissal of an audit finding: it counts again.
+#[tauri::command]
+pub async fn restore_finding(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    session_id: SessionId,
+    finding: finishline_engine::judge::audit::Finding,
+) -> Result<(), Error> {
+    engine_for_session(&app, &state, &session_id, Need::Decision)?.restore_finding(&session_id, &finding)
+}
+
 /// "Let the agent resolve it": the moved branch is merged into the task's worktree and the
 /// agent is sent back to resolve the conflicts.
 #[tauri::command]

@@ -127,6 +127,7 @@ pub fn run() {
             commands::copy_ignored,
             commands::review_file,
             commands::dismiss_finding,
+            commands::restore_finding,
             commands::workspace_info,
             commands::workspace_uncommitted,
             commands::make_repository,

@@ -412,6 +412,7 @@ export type EngineEvent =
   | { type: "criteria_set"; criteria: ReviewComment[] }
   | { type: "criteria_checked"; results: CriterionResult[] }
   | { type: "audit_dismissed"; rule: AuditRule; path: string; excerpt?: string }
+  | { type: "audit_restored"; rule: AuditRule; path: string; excerpt?: string }
   | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean; occasion?: DecisionOccasion }
   | { type: "reverted"; restored: string[]; deleted: string[]; kept?: string[] }
   | { type: "revert_started"; overwrite?: string[] }
@@ -748,6 +749,7 @@ export const ipc = {
   reviewFile: (reviewId: string, path: string, side: DiffSide) => call<string | null>("review_file", { reviewId, path, side }),
   /** Dismisses an audit finding for this session (recorded). */
   dismissFinding: (sessionId: string, finding: AuditFinding) => call<void>("dismiss_finding", { sessionId, finding }),
+  restoreFinding: (sessionId: string, finding: AuditFinding) => call<void>("restore_finding", { sessionId, finding }),
   /** Each task's worktree and its size. */
   worktreeUsage: () => call<WorktreeUsage[]>("worktree_usage"),
   /** Removes decided tasks' worktrees; the bytes freed. */

@@ -340,6 +340,14 @@ pub enum EngineEvent {
         #[serde(default)]
         excerpt: String,
     },
+    /// The person took back a dismissal: the finding counts again (blocks auto-approve, goes to
+    /// the evaluator).
+    AuditRestored {
+        rule: crate::judge::audit::AuditRule,
+        path: String,
+        #[serde(default)]
+        excerpt: String,
+    },
     /// Reject's revert is under way (recorded with the decision): the files someone changed
     /// after the run that the person chose to overwrite all the same.
     RevertStarted {
@@ -526,6 +534,7 @@ impl EngineEvent {
             EngineEvent::Reverted { .. } => "reverted",
             EngineEvent::RevertStarted { .. } => "revert_started",
             EngineEvent::AuditDismissed { .. } => "audit_dismissed",
+            EngineEvent::AuditRestored { .. } => "audit_restored",
             EngineEvent::ReviewComment { .. } => "review_comment",
             EngineEvent::ReviewCommentRemoved { .. } => "review_comment_removed",
             EngineEvent::CriteriaSet { .. } => "criteria_set",

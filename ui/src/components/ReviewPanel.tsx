@@ -357,6 +357,27 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           </ul>
         </div>
       )}
+      {review.dismissed.length > 0 && (
+        <ul className="muted small audit-dismissed" data-testid="audit-dismissed">
+          {review.dismissed.map((f: AuditFinding, i) => (
+            <li key={i}>
+              Dismissed by you for this task: {(AUDIT_LABEL[f.rule] ?? f.rule).toLowerCase()}{" "}
+              <code>
+                {f.path}
+                {f.line ? `:${f.line}` : ""}
+              </code>
+              {sessionId && (
+                <>
+                  {" "}
+                  <button className="link-btn small" onClick={() => void ipc.restoreFinding(sessionId, f).catch((e) => setError((e as AppError).message))} data-testid="restore-finding">
+                    Undo
+                  </button>
+                </>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
       {review.autoApprove && !review.autoApprove.approved && (
         <p className="muted small" data-testid="auto-approve-note">
           Not approved automatically: {review.autoApprove.reason}.

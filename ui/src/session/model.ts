@@ -116,6 +116,8 @@ export interface Review {
   blocked?: { reason: LandingBlock; files: string[]; detail: string };
   /** What the audit of the diff found (gamed checks), less what the person dismissed. */
   audit: AuditFinding[];
+  /** What the person dismissed for the task: shown apart, and Undo brings it back. */
+  dismissed: AuditFinding[];
   /** The last review's comments, as this run's work was found against them. */
   criteria: CriterionResult[];
   autoApprove?: AutoApproval | null;
@@ -420,6 +422,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         notLanded: e.not_landed,
         inSubmodules: e.in_submodules,
         audit: e.audit ?? [],
+        dismissed: [],
         criteria: e.criteria ?? [],
         autoApprove: e.auto_approve,
         comments: [],
@@ -455,8 +458,15 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       if (next.review?.reviewId === e.review_id) next.review = { ...next.review, comments: next.review.comments.filter((c) => c.id !== e.comment_id) };
       break;
     case "audit_dismissed":
-      if (next.review) next.review = { ...next.review, audit: next.review.audit.filter((f) => !(f.rule === e.rule && f.path === e.path && (f.excerpt ?? "") === (e.excerpt ?? ""))) };
+    case "audit_restored": {
+      if (!next.review) break;
+      const same = (f: AuditFinding) => f.rule === e.rule && f.path === e.path && (f.excerpt ?? "") === (e.excerpt ?? "");
+      const [from, to] = e.type === "audit_dismissed" ? [next.review.audit, next.review.dismissed] : [next.review.dismissed, next.review.audit];
+      const moved = [...to, ...from.filter(same)];
+      const left = from.filter((f) => !same(f));
+      next.review = e.type === "audit_dismissed" ? { ...next.review, audit: left, dismissed: moved } : { ...next.review, audit: moved, dismissed: left };
       break;
+    }
     case "attempt_started":
       next.attempt = { group: e.group, number: e.number, of: e.of, label: e.label, chosen: false };
       break;

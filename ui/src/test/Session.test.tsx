@@ -223,6 +223,24 @@ describe("Session view", () => {
     expect(screen.getByTestId("criterion"), "what became of each comment, after the decision too").toHaveTextContent("✓ met notes.md:1: say pear instead — the evaluator: line 1 reads pear");
   });
 
+  it("a finding dismissed for the task stays in sight as dismissed, and Undo takes the dismissal back", async () => {
+    const calls: Record<string, unknown>[] = [];
+    const finding = { rule: "assertion_removed" as const, path: "tests/test_calc.py", line: 5, detail: "an assertion was removed", excerpt: "assert add(2, 3) == 5" };
+    const events = [
+      ...running(),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [], audit: [finding] }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+      ev({ type: "audit_dismissed", rule: finding.rule, path: finding.path, excerpt: finding.excerpt }),
+    ];
+    script(events, calls);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const trace = await screen.findByTestId("audit-dismissed");
+    expect(trace, "not gone without a word").toHaveTextContent("Dismissed by you for this task: assertion removed tests/test_calc.py:5");
+    expect(screen.queryByTestId("audit-finding"), "no longer counted against the work").toBeNull();
+    await userEvent.click(screen.getByRole("button", { name: "Undo" }));
+    await waitFor(() => expect(calls.find((c) => c.cmd === "restore_finding")).toMatchObject({ sessionId: "s1", finding: { rule: "assertion_removed", path: "tests/test_calc.py" } }));
+  });
+
   it("after Reject with revert, says what was undone where the buttons were", async () => {
     script([
       ...running(),

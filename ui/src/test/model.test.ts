@@ -91,6 +91,16 @@ describe("session model", () => {
     expect(a.kind === "assistant" && a.text).toBe("Hello");
   });
 
+  it("moves a dismissed finding aside and back when the dismissal is taken back", () => {
+    seq = 0;
+    const finding = { rule: "skip_added" as const, path: "t.py", line: 3, detail: "skipped", excerpt: "@skip" };
+    let m = apply(emptyModel(), ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [], audit: [finding] }));
+    m = apply(m, ev({ type: "audit_dismissed", rule: "skip_added", path: "t.py", excerpt: "@skip" }));
+    expect([m.review?.audit, m.review?.dismissed]).toEqual([[], [finding]]);
+    m = apply(m, ev({ type: "audit_restored", rule: "skip_added", path: "t.py", excerpt: "@skip" }));
+    expect([m.review?.audit, m.review?.dismissed]).toEqual([[finding], []]);
+  });
+
   it("tracks retry with its next time and clears it when work resumes", () => {
     seq = 0;
     let m = apply(emptyModel(), ev({ type: "status_changed", status: "retry", attempt: 2, next_retry_at: "2026-11-21T00:00:05Z", message: "429" }));

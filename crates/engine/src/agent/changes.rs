@@ -553,14 +553,7 @@ impl Run {
         let files: Vec<crate::judge::audit::AuditFile> =
             texts.iter().map(|(p, b, a)| crate::judge::audit::AuditFile { path: p, before: b.as_deref(), after: a.as_deref() }).collect();
         let found = crate::judge::audit::audit(&files, &self.verify_commands);
-        let dismissed: Vec<(crate::judge::audit::AuditRule, String, String)> = self
-            .engine
-            .store
-            .events(&self.session, 0)
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|e| if let EngineEvent::AuditDismissed { rule, path, excerpt } = e.event { Some((rule, path, excerpt)) } else { None })
-            .collect();
+        let dismissed = dismissed_findings(&self.engine.store.events(&self.session, 0).unwrap_or_default());
         found.into_iter().filter(|f| !dismissed.iter().any(|(r, p, x)| *r == f.rule && *p == f.path && *x == f.excerpt)).collect()
     }
 
@@ -809,4 +802,39 @@ enum Since {
     /// The person's last approve or reject (or the worktree's start): what Approve would accept,
     /// the rounds sent back with Request changes included.
     Accepted,
+}
+
+/// The findings the person dismissed for the session and did not take back, in the order
+/// dismissed: (rule, path, excerpt).
+pub(crate) fn dismissed_findings(events: &[Envelope]) -> Vec<(crate::judge::audit::AuditRule, String, String)> {
+    let mut out: Vec<(crate::judge::audit::AuditRule, String, String)> = Vec::new();
+    for e in events {
+        match &e.event {
+            EngineEvent::AuditDismissed { rule, path, excerpt } => out.push((*rule, path.clone(), excerpt.clone())),
+            EngineEvent::AuditRestored { rule, path, excerpt } => out.retain(|(r, p, x)| !(r == rule && p == path && x == excerpt)),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::audit::AuditRule;
+
+    fn at(event: EngineEvent) -> Envelope {
+        Envelope { seq: 0, session_id: SessionId("s".into()), run_id: None, at: String::new(), event }
+    }
+
+    #[test]
+    fn a_finding_dismissed_then_taken_back_counts_again_and_dismissed_again_does_not() {
+        let f = |rule| (rule, "tests/t.py".to_string(), "assert x == 1".to_string());
+        let dismissed = |(rule, path, excerpt): (AuditRule, String, String)| at(EngineEvent::AuditDismissed { rule, path, excerpt });
+        let restored = |(rule, path, excerpt): (AuditRule, String, String)| at(EngineEvent::AuditRestored { rule, path, excerpt });
+        let events = [dismissed(f(AuditRule::AssertionRemoved)), dismissed(f(AuditRule::SkipAdded)), restored(f(AuditRule::AssertionRemoved))];
+        assert_eq!(dismissed_findings(&events), vec![f(AuditRule::SkipAdded)], "taken back, it counts again");
+        let again = [events.to_vec(), vec![dismissed(f(AuditRule::AssertionRemoved))]].concat();
+        assert_eq!(dismissed_findings(&again), vec![f(AuditRule::SkipAdded), f(AuditRule::AssertionRemoved)]);
+    }
 }

@@ -711,6 +711,19 @@ impl Engine {
         Ok(())
     }
 
+    /// Takes back a dismissal: the finding counts again from the next audit on (and the review
+    /// shows it again).
+    pub fn restore_finding(&self, session: &SessionId, finding: &crate::judge::audit::Finding) -> Result<()> {
+        self.store.session(session)?;
+        let events = self.store.events(session, 0)?;
+        let dismissed = super::changes::dismissed_findings(&events);
+        if !dismissed.iter().any(|(r, p, x)| *r == finding.rule && *p == finding.path && *x == finding.excerpt) {
+            return Err(Error::InvalidInput(format!("{}: {} was not dismissed for this task", finding.path, finding.rule.label())));
+        }
+        self.store.append(session, None, EngineEvent::AuditRestored { rule: finding.rule, path: finding.path.clone(), excerpt: finding.excerpt.clone() })?;
+        Ok(())
+    }
+
     /// "Let the agent resolve it": the moved branch is merged into the task's worktree, conflict
     /// markers and all, and the agent gets a continuation (Finishline's words, not the person's)
     /// to resolve them. The review is answered as request changes.

@@ -186,11 +186,12 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
                 remaining: remaining.clone(),
                 audit: audit.iter().map(|f| AuditLine { finding: f.clone(), dismissed: false }).collect(),
             }),
-            EngineEvent::AuditDismissed { rule, path, excerpt } => {
-                // Dismissed on the review it was found in: the story says so there.
+            EngineEvent::AuditDismissed { rule, path, excerpt } | EngineEvent::AuditRestored { rule, path, excerpt } => {
+                // Dismissed (or taken back) on the review it was found in: the story says so there.
+                let dismissed = matches!(env.event, EngineEvent::AuditDismissed { .. });
                 if let Some(Entry::Review { audit, .. }) = out.iter_mut().rev().find(|e| matches!(e, Entry::Review { .. })) {
                     for line in audit.iter_mut().filter(|l| l.finding.rule == *rule && l.finding.path == *path && l.finding.excerpt == *excerpt) {
-                        line.dismissed = true;
+                        line.dismissed = dismissed;
                     }
                 }
             }

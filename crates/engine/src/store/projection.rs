@@ -67,6 +67,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         | EngineEvent::Reverted { .. }
         | EngineEvent::RevertStarted { .. }
         | EngineEvent::AuditDismissed { .. }
+        | EngineEvent::AuditRestored { .. }
         | EngineEvent::ReviewComment { .. }
         | EngineEvent::ReviewCommentRemoved { .. }
         | EngineEvent::CriteriaSet { .. }
