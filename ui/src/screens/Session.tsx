@@ -217,14 +217,23 @@ function PersonWords({ text }: { text: string }) {
   const lines = text.split("\n");
   const long = lines.length > FOLD_LINES || text.length > FOLD_CHARS;
   const shown = long && !all ? lines.slice(0, 30).join("\n").slice(0, 4000) : text;
+  const top = useRef<HTMLDivElement>(null);
+  const toggle = () => {
+    // Folded from the foot of a long text, the view would be left far below it.
+    if (all) top.current?.scrollIntoView?.({ block: "nearest" });
+    setAll((a) => !a);
+  };
+  const button = (
+    <button type="button" className="link-btn small" onClick={toggle} aria-expanded={all}>
+      {all ? "Show less" : lines.length > FOLD_LINES ? `Show all ${lines.length.toLocaleString("en")} lines` : `Show all ${text.length.toLocaleString("en")} characters`}
+    </button>
+  );
   return (
-    <div>
+    <div ref={top}>
+      {/* Unfolded, the way back is at the top too, not only 300 lines down. */}
+      {long && all && button}
       <div className="person-words">{shown}{long && !all ? "…" : ""}</div>
-      {long && (
-        <button type="button" className="link-btn small" onClick={() => setAll((a) => !a)} aria-expanded={all}>
-          {all ? "Show less" : lines.length > FOLD_LINES ? `Show all ${lines.length.toLocaleString("en")} lines` : `Show all ${text.length.toLocaleString("en")} characters`}
-        </button>
-      )}
+      {long && button}
     </div>
   );
 }
