@@ -70,6 +70,10 @@ export function PlanReview({ sessionId, steps }: { sessionId: string; steps: Pla
         {drafts.map((d, i) => (
           <li key={i} data-testid="plan-edit-step">
             <div className="row">
+              {/* The list's own numbers are not drawn (its items are flex boxes); errors name steps by number. */}
+              <span className="step-number muted" aria-hidden>
+                {i + 1}.
+              </span>
               <input className="grow" aria-label={`Step ${i + 1} title`} data-testid="plan-edit-title" value={d.title} placeholder="What this step does" onChange={(e) => edit(i, { title: e.target.value })} />
               <button type="button" className="btn icon" onClick={() => remove(i)} title="Remove this step" aria-label={`Remove step ${i + 1}`} data-testid="plan-edit-remove" disabled={busy}>
                 <Trash2 size={14} aria-hidden />

@@ -18,6 +18,7 @@ describe("Plan review", () => {
     });
     render(<PlanReview sessionId="s1" steps={steps} />);
     const user = userEvent.setup();
+    expect(screen.getAllByTestId("plan-edit-step").map((s) => s.querySelector(".step-number")?.textContent), "each step shows its number, as the error names it").toEqual(["1.", "2."]);
     const criteria = screen.getAllByTestId("plan-edit-criteria");
     expect(criteria[1], "criteria show one per line").toHaveValue("summary.md exists\nnames every report");
     // Filled in, each box still says what it holds.
