@@ -416,12 +416,6 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
         </p>
       )}
 
-      {error && (
-        <p className="field-error" role="alert">
-          {error}
-        </p>
-      )}
-
       {busyAsk && (
         <AlertDialog title="Another task works in this folder" testid="workspace-busy-dialog" onEscape={() => setBusyAsk(null)}>
           <p>{busyAsk}</p>
@@ -442,6 +436,12 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
       {/* Kept in view at the window's foot: notes above (uncommitted changes, attempts) must
           not push Run below the fold. */}
       <div className="actions new-task-actions">
+        {/* In the bar, beside Run: below a long form it would be out of sight or under it. */}
+        {error && (
+          <p className="field-error" role="alert">
+            {error}
+          </p>
+        )}
         <span className="muted hint">{blocker ?? "Ctrl+Enter runs"}</span>
         <button type="submit" className="btn primary" disabled={!!blocker || starting} title={blocker ?? "Run (Ctrl+Enter)"} data-testid="run">
           <Play size={15} aria-hidden /> {attemptsOn && info?.worktrees ? "Run attempts" : "Run"}

@@ -258,6 +258,7 @@ describe("New task", () => {
     await user.type(screen.getByTestId("task-input"), "tidy up");
     await user.click(screen.getByTestId("run"));
     expect(await screen.findByRole("alert")).toHaveTextContent("cannot be used");
+    expect(screen.getByRole("alert").closest(".new-task-actions"), "beside Run, which stays in view: not above it, out of sight below a long form").toContainElement(screen.getByTestId("run"));
     expect(screen.getByTestId("task-input")).toHaveValue("tidy up");
   });
 
