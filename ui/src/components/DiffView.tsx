@@ -200,11 +200,14 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   // Selection: a click on a line's number picks it, a shift-click extends the range on that side.
   // A comment half typed outlives the view: the person may look elsewhere and come back to it.
   const draftKey = `finishline.commentDraft.${reviewId}.${file.path}`;
-  const [kept] = useState(() => readDraft(draftKey));
+  // Only where comments can be made: the same review's diff is also shown read-only (Attempts).
+  const [kept] = useState(() => (editable ? readDraft(draftKey) : null));
   const [selection, setSelection] = useState<Range | null>(kept?.selection ?? null);
   const [draft, setDraft] = useState(kept?.draft ?? "");
   const [editing, setEditing] = useState<string | null>(kept?.editing ?? null);
-  useEffect(() => keepDraft(draftKey, editable && (selection || editing) && draft.trim() ? { selection, editing, draft } : null), [draftKey, editable, selection, editing, draft]);
+  useEffect(() => {
+    if (editable) keepDraft(draftKey, (selection || editing) && draft.trim() ? { selection, editing, draft } : null);
+  }, [draftKey, editable, selection, editing, draft]);
   const [error, setError] = useState<string | null>(null);
   const changes = useMemo(() => shown.flatMap((h) => h.changes), [shown]);
   // The lines as one Tab stop, and whether the open box came from the keyboard there.
@@ -274,11 +277,23 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   // The box gives the focus back to the lines when it closes, whoever opened it: gone with the
   // box, the focus would fall to the page, where the arrows and Enter do nothing.
   const closeBox = () => {
+    const at = selection ? changeAt(selection.side, selection.to) : undefined;
     setSelection(null);
     // A draft cancelled is gone: it must not reappear in the next box.
     setDraft("");
-    // Opened by a click, the view stays where the person is reading.
-    region.current?.focus(byKeys.current ? undefined : { preventScroll: true });
+    // Saved after a wait, the person may have gone elsewhere meanwhile: the focus stays there.
+    const active = document.activeElement;
+    if (!active || active === document.body || region.current?.contains(active)) {
+      if (byKeys.current) region.current?.focus();
+      else {
+        // Opened by a click: the keys go on from the line commented, and the view stays where the
+        // person is reading (not a Tab into the lines, which starts at the first).
+        if (at) setCursor({ anchor: getChangeKey(at), head: getChangeKey(at) });
+        pressed.current = true;
+        region.current?.focus({ preventScroll: true });
+        pressed.current = false;
+      }
+    }
     byKeys.current = false;
   };
   const save = async (id?: string) => {

@@ -41,7 +41,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
     >
       {label ? <span className="side-session-title">{label}</span> : <SideTitle title={s.title || s.task} label={titles.get(s.id)} />}
       {/* Not StatusBadge: its test id belongs to the open session's header. */}
-      {unchecked(s) ? (
+      {unchecked(s) && !notChosen ? (
         // An answer nobody could check (the evaluator gave nothing usable) is not a plain idle one.
         <span className="badge side-badge badge-unchecked" title={`${END_LABEL.conversation_unchecked}: the evaluator gave no usable answer`}>
           Not checked

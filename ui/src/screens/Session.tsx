@@ -218,11 +218,17 @@ function PersonWords({ text }: { text: string }) {
   const long = lines.length > FOLD_LINES || text.length > FOLD_CHARS;
   const shown = long && !all ? lines.slice(0, 30).join("\n").slice(0, 4000) : text;
   const top = useRef<HTMLDivElement>(null);
+  const folded = useRef(false);
   const toggle = () => {
-    // Folded from the foot of a long text, the view would be left far below it.
-    if (all) top.current?.scrollIntoView?.({ block: "nearest" });
+    folded.current = all;
     setAll((a) => !a);
   };
+  // Folded from the foot of a long text, the view would be left far below it: its start is
+  // brought into view once it is short again.
+  useEffect(() => {
+    if (!all && folded.current) top.current?.scrollIntoView?.({ block: "nearest" });
+    folded.current = false;
+  }, [all]);
   const button = (
     <button type="button" className="link-btn small" onClick={toggle} aria-expanded={all}>
       {all ? "Show less" : lines.length > FOLD_LINES ? `Show all ${lines.length.toLocaleString("en")} lines` : `Show all ${text.length.toLocaleString("en")} characters`}

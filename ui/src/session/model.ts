@@ -422,7 +422,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         notLanded: e.not_landed,
         inSubmodules: e.in_submodules,
         audit: e.audit ?? [],
-        dismissed: [],
+        // Dismissed for the task, not for one round: the next review leaves them out too.
+        dismissed: next.review?.dismissed ?? [],
         criteria: e.criteria ?? [],
         autoApprove: e.auto_approve,
         comments: [],

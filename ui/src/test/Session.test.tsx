@@ -70,8 +70,10 @@ describe("Session view", () => {
     expect(bubble).toHaveTextContent("line 300 of the log");
     const less = screen.getAllByRole("button", { name: "Show less" });
     expect(less, "at the top too: the person need not scroll 300 lines down to fold it").toHaveLength(2);
-    await userEvent.click(less[0]);
+    const into = spyOnScrollIntoView();
+    await userEvent.click(less[1]);
     expect(bubble).not.toHaveTextContent("line 300 of the log");
+    expect(into.mock.contexts.some((el) => bubble.contains(el as Node)), "folded from the foot, the start of the text is brought into view").toBe(true);
   });
 
   it("while the provider is retried, says which try of how many and why", async () => {

@@ -97,6 +97,9 @@ describe("session model", () => {
     let m = apply(emptyModel(), ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [], audit: [finding] }));
     m = apply(m, ev({ type: "audit_dismissed", rule: "skip_added", path: "t.py", excerpt: "@skip" }));
     expect([m.review?.audit, m.review?.dismissed]).toEqual([[], [finding]]);
+    // The next round's review (which the engine gives without it) still shows it dismissed, to undo.
+    const next = apply(m, ev({ type: "review_requested", review_id: "r2", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [], audit: [] }));
+    expect([next.review?.reviewId, next.review?.dismissed]).toEqual(["r2", [finding]]);
     m = apply(m, ev({ type: "audit_restored", rule: "skip_added", path: "t.py", excerpt: "@skip" }));
     expect([m.review?.audit, m.review?.dismissed]).toEqual([[finding], []]);
   });

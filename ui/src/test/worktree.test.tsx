@@ -4,7 +4,7 @@ import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
 import { compareOnce } from "../comparing";
 import type { Compared, EngineEvent, Envelope } from "../ipc";
-import { unchangedLines } from "../components/DiffView";
+import DiffView, { unchangedLines } from "../components/DiffView";
 import { SessionView } from "../screens/Session";
 import { spyOnScrollIntoView } from "./fixtures";
 
@@ -619,6 +619,12 @@ describe("review that talks back", () => {
     first.unmount();
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     expect(await screen.findByTestId("comment-box", {}, { timeout: 10_000 })).toHaveTextContent("Comment on line 3");
+    expect(screen.getByTestId("comment-input")).toHaveValue("half a thought");
+    // The same review's diff shown read-only (Attempts compares it) offers no box, and keeps the draft.
+    const readOnly = render(<DiffView files={[{ path: "src/a.rs", kind: "modified", diff }]} reviewId="r1" comments={[]} editable={false} />);
+    await vi.waitFor(() => expect(readOnly.container.querySelector("td.diff-gutter")).not.toBeNull());
+    expect(within(readOnly.container).queryByTestId("comment-box")).toBeNull();
+    readOnly.unmount();
     expect(screen.getByTestId("comment-input")).toHaveValue("half a thought");
     // Saved, it is not brought back again.
     await user.click(screen.getByTestId("save-comment"));
