@@ -683,6 +683,45 @@ async fn a_plan_whose_budget_ends_with_its_last_step_says_the_whole_request_was_
         remaining.iter().any(|r| r.starts_with("the final check of the whole request was not made: the plan's budget of 5 model calls is spent")),
         "not a finished-looking review: {remaining:?}"
     );
+    let judged = o.events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { verdict, .. } = &e.event { Some(*verdict) } else { None });
+    assert_eq!(judged, Some(None), "no verdict, so none reads as the whole task's: its files decided each step");
+}
+
+/// A step decided by its own command checks is judged alone, the last one too: the review says
+/// which step the word was on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_stopped_short_after_a_step_its_commands_decided_says_which_step() {
+    let four = [
+        ("Write a.txt", "`test -f a.txt` passes"),
+        ("Write b.txt", "`test -f b.txt` passes"),
+        ("Write c.txt", "`test -f c.txt` passes"),
+        ("Write d.txt", "`test -f d.txt` passes"),
+    ];
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&four)),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+        ])),
+        Setup {
+            completion: finishline_engine::judge::completion::CompletionConfig { max_steps: 2, continuation_budget: 0, ..Default::default() },
+            ..Setup::default()
+        },
+    )
+    .await;
+    let o = start(&h, "write a.txt to d.txt", PlanMode::On).await;
+    assert_eq!(o.end_reason, Some(EndReason::PlanBudgetSpent), "{:?}", errors(&o));
+    let on_step = o
+        .events
+        .iter()
+        .rev()
+        .find_map(
+            |e| if let EngineEvent::ReviewRequested { verdict, verdict_on_step, .. } = &e.event { Some((*verdict, verdict_on_step.clone())) } else { None },
+        )
+        .unwrap();
+    assert_eq!(on_step, (Some(Verdict::Done), Some("Step 2: Write b.txt".to_string())), "its checks' word, on that step");
 }
 
 /// Request changes starts a new run with a fresh budget (spec §5): for a plan, the steps the
@@ -718,6 +757,8 @@ async fn request_changes_after_a_plan_spent_its_budget_gives_the_added_steps_a_f
     assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "the feedback's round had a budget of its own, so the whole request was checked: {:?}", errors(&o));
     let plan = PlanState::from_events(&o.events).unwrap();
     assert!(plan.spent.total() <= 5, "the meter counts this round's calls against the budget, not 'n of 5' past it: {:?}", plan.spent);
+    let asked = h.server.requests().into_iter().filter(|r| r.kind == RequestKind::Manager).find(|r| r.body.to_string().contains("<feedback>")).unwrap();
+    assert!(!asked.body.to_string().contains("<budget>"), "nor is the manager told the old round's budget is spent, to cut the person's feedback short");
 }
 
 /// A plan that stops short of its steps was last judged on a step: the review says which, so
@@ -750,8 +791,7 @@ async fn a_plan_stopped_short_says_its_last_verdict_was_on_a_step() {
             |e| if let EngineEvent::ReviewRequested { verdict, verdict_on_step, .. } = &e.event { Some((*verdict, verdict_on_step.clone())) } else { None },
         )
         .unwrap();
-    assert_eq!(on_step.0, Some(Verdict::Done));
-    assert!(on_step.1.as_deref().is_some_and(|s| s.starts_with("Step ") && s.contains(": Write ")), "{on_step:?}");
+    assert_eq!(on_step, (Some(Verdict::Done), Some("Step 2: Write b.txt".to_string())), "the step the budget ran out at");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

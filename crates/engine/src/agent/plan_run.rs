@@ -314,7 +314,9 @@ impl Run {
             done: done_steps(&state),
             instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
             feedback: Some(feedback.to_string()),
-            calls_left: self.calls_left(&state),
+            // The feedback's round has the plan's budget anew (`PlanRevised` for feedback starts
+            // its count over): what the last round left is not this one's to finish within.
+            calls_left: None,
             ..Default::default()
         };
         let revision = match self.ask_for_revision(&input).await? {
