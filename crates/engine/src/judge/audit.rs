@@ -373,6 +373,41 @@ fn unmatched<'a>(lines: &[(u32, &'a str)], others: &mut HashMap<String, usize>) 
         .collect()
 }
 
+/// Which gone assertions the new ones stand in for. A new assertion that reads like a gone one
+/// (sharing most of its start) replaces it: the closest pairs first, then the nearer line; an
+/// equality check replaced by a weaker one is weakened (named where it now reads). Of the gone
+/// ones no new one reads like, as many as the other new ones cannot account for are removed
+/// (named where they were): a test rewritten with different assertions is not flagged.
+fn stand_ins<'a>(gone: &[(u32, &'a str)], new: &[(u32, &'a str)]) -> (Vec<(u32, &'a str)>, Vec<(u32, &'a str)>) {
+    let mut pairs: Vec<(usize, u32, usize, usize)> = Vec::new();
+    for (ni, (nl, n)) in new.iter().enumerate() {
+        for (gi, (gl, g)) in gone.iter().enumerate() {
+            let (a, b) = (norm(n), norm(g));
+            let shared = common_prefix(&a, &b);
+            // Past the assertion's keyword, into what it checks.
+            if shared * 5 >= a.chars().count().min(b.chars().count()) * 3 {
+                pairs.push((shared, nl.abs_diff(*gl), ni, gi));
+            }
+        }
+    }
+    pairs.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)).then(x.3.cmp(&y.3)));
+    let (mut new_used, mut gone_used) = (vec![false; new.len()], vec![false; gone.len()]);
+    let mut weakened = Vec::new();
+    for (_, _, ni, gi) in pairs {
+        if new_used[ni] || gone_used[gi] {
+            continue;
+        }
+        (new_used[ni], gone_used[gi]) = (true, true);
+        if is_equality_assertion(gone[gi].1) && !is_equality_assertion(new[ni].1) {
+            weakened.push(new[ni]);
+        }
+    }
+    let unpaired: Vec<(u32, &str)> = gone.iter().zip(&gone_used).filter(|(_, used)| !**used).map(|(g, _)| *g).collect();
+    let spare = new_used.iter().filter(|used| !**used).count();
+    let lost = unpaired.iter().take(unpaired.len().saturating_sub(spare)).copied().collect();
+    (lost, weakened)
+}
+
 /// How many characters two lines share from their start.
 fn common_prefix(a: &str, b: &str) -> usize {
     a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
@@ -535,18 +570,7 @@ pub fn audit(files: &[AuditFile<'_>], verify: &[String]) -> Vec<Finding> {
             let mut removed_here = counts(removed.iter().map(|(_, l)| *l));
             let new_here: Vec<(u32, &str)> = added.iter().filter(|(_, l)| is_assertion(l) && !is_trivial_assertion(l)).copied().collect();
             let replacements = unmatched(&new_here, &mut removed_here);
-            // Each new assertion stands in for the gone one it reads most like: an equality check
-            // it replaced with a weaker one is weakened (named where it now reads); a gone one
-            // nothing stands in for is removed (named where it was).
-            let mut lost: Vec<(u32, &str)> = gone.clone();
-            let mut weakened: Vec<(u32, &str)> = Vec::new();
-            for (line, l) in &replacements {
-                let Some(best) = (0..lost.len()).max_by_key(|&i| common_prefix(&norm(l), &norm(lost[i].1))) else { break };
-                let (_, old) = lost.remove(best);
-                if is_equality_assertion(old) && !is_equality_assertion(l) {
-                    weakened.push((*line, *l));
-                }
-            }
+            let (lost, weakened) = stand_ins(&gone, &replacements);
             let replaced_all = lost.is_empty();
             if f.after.is_none() {
                 // A whole test file deleted (not moved: its assertions did not reappear).
@@ -703,6 +727,19 @@ mod tests {
             vec![(AuditRule::AssertionWeakened, Some(2), "assert add(2, 3)"), (AuditRule::AssertionRemoved, Some(6), "assert sub(2, 2) == 0"),],
             "the weakened line is where it now reads, the removed one where it was"
         );
+        // Two gone lines the weakened one reads alike: the nearer is the one it replaced.
+        let f = one(
+            "tests/test_api.py",
+            "def test_get():\n    resp = get()\n    assert resp == expected\n    assert resp.status == 200\n",
+            "def test_get():\n    resp = get()\n    assert resp\n",
+        );
+        let found: Vec<(AuditRule, Option<u32>)> = f.iter().map(|x| (x.rule, x.line)).collect();
+        assert_eq!(found, vec![(AuditRule::AssertionWeakened, Some(3)), (AuditRule::AssertionRemoved, Some(4))]);
+        // A new assertion above the weakened one does not take its place.
+        let f = one("tests/test_calc.py", "def test_add():\n    assert add(2, 3) == 5\n", "def test_add():\n    assert mul(2, 3) == 6\n    assert add(2, 3)\n");
+        assert_eq!(rules(&f), vec![AuditRule::AssertionWeakened], "{f:?}");
+        // A test rewritten with other assertions is not flagged.
+        assert!(one("tests/test_x.py", "def test_x():\n    assert x == 1\n", "def test_x():\n    assert y == 2\n").is_empty());
     }
 
     #[test]
