@@ -1024,3 +1024,23 @@ fn the_list_of_sessions_whose_worktree_is_still_there_leaves_out_those_removed_a
     let listed: Vec<SessionId> = store.list_sessions(&ListQuery { kept_work: true, ..Default::default() }).unwrap().into_iter().map(|s| s.id).collect();
     assert_eq!(listed, vec![kept], "not {removed:?} nor {in_place:?}");
 }
+
+#[test]
+fn the_export_tells_the_persons_comments_apart_from_finishline_sending_one_back() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("write notes.md")).unwrap();
+    let comments = |attempt, max| EngineEvent::Continuation {
+        source: ContinuationSource::ReviewComments,
+        attempt,
+        max,
+        remaining: vec!["notes.md:1: say pear".into()],
+        text: "notes.md:1: say pear".into(),
+        answers_call: None,
+        refused_claim: false,
+    };
+    store.append(&sid, None, comments(0, 0)).unwrap();
+    store.append(&sid, None, comments(1, 5)).unwrap();
+    let md = export::to_markdown(&store.timeline(&sid).unwrap());
+    assert!(md.contains("- ↻ *Continuation* (the person's comments on the diff)"), "{md}");
+    assert!(md.contains("- ↻ *Continuation 1/5* (the person's comments, not yet addressed)"), "Finishline's check, not the person writing again: {md}");
+}

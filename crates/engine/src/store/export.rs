@@ -336,7 +336,10 @@ fn write_judgement(md: &mut String, e: Entry) {
         Entry::Continuation { source, attempt, max, remaining } => {
             // One that opens a run (review comments, a resolve) is from no budget: no count.
             let count = if max > 0 { format!(" {attempt}/{max}") } else { String::new() };
-            let _ = writeln!(md, "- ↻ *Continuation{count}* ({}){}\n", source_label(source), list_inline(&remaining));
+            // The comments sent again are Finishline's check finding one not addressed yet.
+            let label =
+                if source == ContinuationSource::ReviewComments && attempt > 0 { "the person's comments, not yet addressed" } else { source_label(source) };
+            let _ = writeln!(md, "- ↻ *Continuation{count}* ({label}){}\n", list_inline(&remaining));
         }
         Entry::Evaluation { cycle, verdict, summary, remaining, parse_ok } => {
             let _ = writeln!(
