@@ -522,6 +522,41 @@ async fn auto_approve_leaves_a_follow_up_to_the_person_when_a_comment_of_theirs_
     assert_eq!(why.reason, "1 of your comments was not confirmed met: check it yourself");
 }
 
+/// …and one the evaluator confirmed met is no reason to wait: auto-approve lands it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_approve_lands_a_follow_up_whose_comments_the_evaluator_confirmed_met() {
+    let met = serde_json::json!({"done": true, "summary": "a.txt says pear", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": "",
+        "comments": [{"n": 1, "addressed": true, "evidence": "a.txt reads pear"}]});
+    let h = Harness::new(
+        rules(json!([
+            {"when": {"kind": "evaluator", "any_message_contains": "say pear instead"}, "reply": {"text": met.to_string()}},
+            evaluator(json!({"text": "garbage"})),
+            agent(json!({"last_message_contains": "say pear instead"}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "pear\n"}}]})),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "Wrote"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "apple\n"}}]}))
+        ])),
+        Setup { auto_approve: true, ..Default::default() },
+    )
+    .await;
+    let o = h.run("write a.txt").await;
+    let review = o.review_id();
+    let comment = finishline_engine::judge::criteria::Comment {
+        id: String::new(),
+        path: "a.txt".into(),
+        start_line: 1,
+        end_line: 1,
+        side: Default::default(),
+        quote: String::new(),
+        text: "say pear instead".into(),
+    };
+    h.engine.comment(&review, comment).unwrap();
+    h.engine.submit_review(&review, Decision::RequestChanges, None, false, false, DecidedBy::Person).unwrap();
+    let o = h.wait_idle(&o.session).await;
+    assert_eq!(o.status, SessionStatus::Completed, "every comment met: approved as before");
+    assert!(o.has(|e| matches!(e, EngineEvent::ReviewResolved { by: DecidedBy::Auto, decision: Decision::Approve, .. })));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compacting_again_with_nothing_between_is_stuck() {
     let h = Harness::new(
