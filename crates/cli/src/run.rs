@@ -596,9 +596,10 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
                 eprintln!("Left as they are (changed after the agent): {}.", r.conflicts.join(", "));
             }
         }
-        Ok(ReviewOutcome::Decided { landed: Some(l), .. }) if l.files.is_empty() && l.branch_kept.is_none() => {
-            eprintln!("Nothing to land: the task changed no file.")
-        }
+        Ok(ReviewOutcome::Decided { landed: Some(l), .. }) if l.files.is_empty() && l.branch_kept.is_none() => match (&l.target_branch, l.already_held) {
+            (Some(b), true) => eprintln!("Nothing to land: {b} already holds everything the task changed."),
+            _ => eprintln!("Nothing to land: the task changed no file."),
+        },
         Ok(ReviewOutcome::Decided { landed: Some(l), .. }) => match (&l.commit, &l.target_branch, &l.branch_kept) {
             (Some(c), Some(b), _) => eprintln!("Landed on {b} as {}.", &c[..c.len().min(10)]),
             (None, Some(b), _) => eprintln!("The task's changes are in your working tree (on {b}), not committed."),

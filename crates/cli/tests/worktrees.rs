@@ -726,6 +726,22 @@ async fn approving_and_rejecting_need_no_model_and_each_says_what_it_did() {
     assert_eq!(asked.status.code(), Some(6), "the task's own model worked on it, and it waits for review again: {}", String::from_utf8_lossy(&asked.stderr));
 }
 
+/// The person's branch moved on with the very change the task made: approving lands nothing,
+/// and says why in those words, not as a task that changed nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_a_change_the_moved_branch_already_holds_says_so() {
+    let (_s, dir, cli) = server(vec![writes("same.txt", "same\n", 0)]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write same.txt", &r, &[]));
+    std::fs::write(r.join("same.txt"), "same\n").unwrap();
+    git(&r, &["add", "same.txt"]);
+    git(&r, &["commit", "-q", "-m", "the same change, made by hand"]);
+    let approved = cli.cmd(&["sessions", "review", &id, "--approve"]).output().unwrap();
+    let said = String::from_utf8_lossy(&approved.stderr);
+    assert_eq!(approved.status.code(), Some(0), "{said}");
+    assert!(said.contains("Nothing to land: main already holds everything the task changed."), "{said}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approving_a_task_that_changed_nothing_leaves_no_empty_commit() {
     let (_s, dir, cli) = server(vec![writes("README.md", "hello\n", 0)]).await;

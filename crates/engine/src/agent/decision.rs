@@ -78,6 +78,9 @@ pub struct LandedSummary {
     pub commit: Option<String>,
     pub branch_kept: Option<String>,
     pub files: Vec<String>,
+    /// Nothing landed though the review showed changes: the branch moved on with them already.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub already_held: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -409,7 +412,7 @@ impl Engine {
             None
         };
         if mode == LandingMode::Branch {
-            let landed = LandedSummary { mode, target_branch: None, commit: None, branch_kept: Some(wt.branch.clone()), files: vec![] };
+            let landed = LandedSummary { mode, target_branch: None, commit: None, branch_kept: Some(wt.branch.clone()), files: vec![], already_held: false };
             return self.landed(session, review, wt, resolved, landed);
         }
         let composed = match early {
@@ -440,6 +443,7 @@ impl Engine {
             commit: composed.new_commit.clone(),
             branch_kept: None,
             files: composed.files.clone(),
+            already_held: composed.files.is_empty() && !reviewed_files(events, review).is_empty(),
         };
         self.landed(session, review, wt, resolved, landed)
     }
@@ -992,6 +996,7 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
                 commit: new_commit.clone(),
                 branch_kept: None,
                 files: c.files.clone(),
+                already_held: c.files.is_empty() && !reviewed_files(&events, review_id).is_empty(),
             };
             let resolved = EngineEvent::ReviewResolved {
                 review_id: review_id.clone(),
