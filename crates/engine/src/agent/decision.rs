@@ -996,7 +996,7 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
                 commit: new_commit.clone(),
                 branch_kept: None,
                 files: c.files.clone(),
-                already_held: c.files.is_empty() && !reviewed_files(&events, review_id).is_empty(),
+                already_held: c.files.is_empty() && !reviewed_files(events, review_id).is_empty(),
             };
             let resolved = EngineEvent::ReviewResolved {
                 review_id: review_id.clone(),
