@@ -284,6 +284,9 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     // Saved after a wait, the person may have gone elsewhere meanwhile: the focus stays there.
     const active = document.activeElement;
     if (!active || active === document.body || region.current?.contains(active)) {
+      // Focused from script after the box went, WebKit does not count it keyboard focus: the ring
+      // and the current line would not show until the next key. A press in the lines clears it.
+      if (region.current) region.current.dataset.keys = "on";
       if (byKeys.current) region.current?.focus();
       else {
         // Opened by a click: the keys go on from the line commented, and the view stays where the
@@ -398,8 +401,9 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
         onFocus={editable ? onLinesFocus : undefined}
         onPointerDown={
           editable
-            ? () => {
+            ? (e) => {
                 pressed.current = true;
+                delete e.currentTarget.dataset.keys;
               }
             : undefined
         }
@@ -520,10 +524,17 @@ export function unchangedLines(n: number): string {
 function CommentBox({ value, onChange, onSave, onCancel }: { value: string; onChange: (v: string) => void; onSave: () => void; onCancel: () => void }) {
   // Opened low in the review, the box would sit under its sticky buttons (its CSS keeps a margin).
   const box = useRef<HTMLDivElement>(null);
-  useEffect(() => box.current?.scrollIntoView?.({ block: "nearest" }), []);
+  const input = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    box.current?.scrollIntoView?.({ block: "nearest" });
+    // A draft brought back (or an edit) goes on from its end, not before its words.
+    const t = input.current;
+    t?.setSelectionRange(t.value.length, t.value.length);
+  }, []);
   return (
     <div className="comment-box" ref={box}>
       <textarea
+        ref={input}
         autoFocus
         rows={2}
         value={value}

@@ -1,6 +1,6 @@
 import { lazy, Suspense, useEffect, useRef, useState } from "react";
 import { AppError, ipc, TRUST_SHOWN_FROM, type AuditFinding, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode } from "../ipc";
-import { END_LABEL, landedText, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
+import { END_LABEL, landedText, stepSummary, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 import { useComparing } from "../comparing";
 import { AlertDialog } from "./AlertDialog";
@@ -282,8 +282,8 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
                   .filter((s) => s.state !== "replaced")
                   .map((s, i) => (
                     <li key={i} data-state={s.state}>
-                      <span className={`tag step-state state-${s.state}`}>{s.endReason ? END_LABEL[s.endReason] : s.state}</span> {s.step.title}
-                      {s.summary && <span className="muted">: {s.summary}</span>}
+                      <span className={`tag step-state state-${s.state}`}>{s.endReason ? END_LABEL[s.endReason] : s.state === "skipped" ? "not run" : s.state}</span> {s.step.title}
+                      {stepSummary(s.summary, s.endReason) && <span className="muted">: {s.summary}</span>}
                     </li>
                   ))}
               </ol>

@@ -10,7 +10,7 @@ import { Markdown } from "../components/Markdown";
 import { PlanReview } from "../components/PlanReview";
 import { decisionText, ReviewPanel } from "../components/ReviewPanel";
 import { StatusBadge } from "../components/StatusBadge";
-import { applyAll, emptyModel, END_LABEL, isRunning, runLabel, SOURCE_LABEL, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
+import { applyAll, decidedByText, emptyModel, END_LABEL, isRunning, runLabel, SOURCE_LABEL, stepSummary, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
 import { foldRepeats, type Shown, type ToolRun } from "../session/fold";
 import { ConfirmCancel } from "../components/ConfirmCancel";
 import { ConfirmDiscard } from "../components/ConfirmDiscard";
@@ -452,7 +452,8 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
   }
 });
 
-const STEP_STATE_LABEL: Record<StepState, string> = { pending: "Pending", running: "Running", done: "Done", failed: "Failed", skipped: "Skipped", replaced: "Replaced" };
+// A skipped step was never run: the plan stopped first (failed, its budget spent, refused).
+const STEP_STATE_LABEL: Record<StepState, string> = { pending: "Pending", running: "Running", done: "Done", failed: "Failed", skipped: "Not run", replaced: "Replaced" };
 
 /** Step `i`'s number among the steps not replaced, 1-based. */
 const livePosition = (steps: PlanView["steps"], i: number) => steps.slice(0, i + 1).filter((s) => s.state !== "replaced").length;
@@ -490,12 +491,12 @@ function PlanPanel({ plan }: { plan: PlanView }) {
             {s.endReason && (
               <p className="small">
                 {END_LABEL[s.endReason]}
-                {s.summary ? `: ${s.summary}` : ""}
+                {stepSummary(s.summary, s.endReason) ? `: ${s.summary}` : ""}
               </p>
             )}
             {s.decidedBy && (
               <p className="muted small" data-testid="step-decided-by">
-                Decided by {s.decidedBy}
+                {decidedByText(s.decidedBy)}
               </p>
             )}
             {s.outputData && <p className="muted small">For later steps: {s.outputData}</p>}

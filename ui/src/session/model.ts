@@ -596,6 +596,20 @@ export const SOURCE_LABEL: Record<ContinuationSource, string> = {
   new_worktree: "A new worktree",
 };
 
+/** A step's summary, unless it only repeats how the step ended ("ended: conversation"). */
+export function stepSummary(summary: string | undefined, endReason: EndReason | undefined): string | undefined {
+  return summary && endReason && summary === `ended: ${endReason}` ? undefined : summary;
+}
+
+/** What decided a step, as a sentence: its own checks, or how its run ended, or the evaluator. */
+export function decidedByText(d: string): string {
+  if (d.startsWith("checked without a model")) return `Checked without a model${d.slice("checked without a model".length)}`;
+  const ended = /^the run ended (.+)$/.exec(d);
+  const reason = ended?.[1].replace(/ /g, "_") as EndReason | undefined;
+  if (reason && END_LABEL[reason]) return `Decided by how its run ended: ${END_LABEL[reason]}`;
+  return `Decided by ${d}`;
+}
+
 /** Stuck patterns in plain words. */
 export const STUCK_LABEL: Record<string, string> = {
   same_action_same_observation: "the same action with the same result 4 times",

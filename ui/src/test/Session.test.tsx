@@ -695,7 +695,7 @@ describe("Session view, loading and errors", () => {
       spent: { agent: 0, evaluator: 0, manager: 1 },
       ...more,
     });
-    const a = view("Write a", "done", { end_reason: "verified_done", summary: "a.txt is written", output_data: "a.txt holds the port, 8123" });
+    const a = view("Write a", "done", { end_reason: "verified_done", summary: "a.txt is written", output_data: "a.txt holds the port, 8123", decided_by: "checked without a model: a.txt exists ✓" });
     const replaced = { replaced_because: "b needs the data first" };
     script([
       ev({ type: "session_created", task: "write a, b and c", workspace: "/ws", provider: "openai", model: "m" }),
@@ -734,6 +734,7 @@ describe("Session view, loading and errors", () => {
     expect(steps[0]).toHaveTextContent("Verified done: a.txt is written");
     expect(steps[0], "what a step produced for later steps is shown, as their briefs carry it").toHaveTextContent("For later steps: a.txt holds the port, 8123");
     expect(steps[1]).toHaveTextContent("Replaced: b needs the data first");
+    expect(steps[0].querySelector("[data-testid=step-decided-by]"), "what decided a step, in words").toHaveTextContent(/^Checked without a model: a\.txt exists ✓$/);
     expect(steps[3], "each step shows its success criteria").toHaveTextContent("Fetch the data is done");
     expect(screen.getByTestId("plan-revised")).toHaveTextContent("b needs the data first");
     expect(screen.getByTestId("plan-budget"), "every model call of the plan counts: the manager's two and the agent's one").toHaveTextContent("3 of 30 model calls");

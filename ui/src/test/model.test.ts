@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { EngineEvent, Envelope } from "../ipc";
-import { apply, emptyModel, landedText, runLabel } from "../session/model";
+import { apply, decidedByText, emptyModel, landedText, runLabel, stepSummary } from "../session/model";
 
 let seq = 0;
 const ev = (e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s", at: "2026-11-21T00:00:00Z" }) as Envelope;
@@ -102,6 +102,14 @@ describe("session model", () => {
     expect([next.review?.reviewId, next.review?.dismissed]).toEqual(["r2", [finding]]);
     m = apply(m, ev({ type: "audit_restored", rule: "skip_added", path: "t.py", excerpt: "@skip" }));
     expect([m.review?.audit, m.review?.dismissed]).toEqual([[finding], []]);
+  });
+
+  it("says what decided a plan step as a sentence, and drops a summary that only repeats how it ended", () => {
+    expect(decidedByText("checked without a model: a.txt exists ✓")).toBe("Checked without a model: a.txt exists ✓");
+    expect(decidedByText("the run ended conversation")).toBe("Decided by how its run ended: Answered");
+    expect(decidedByText("the evaluator (m): done")).toBe("Decided by the evaluator (m): done");
+    expect(stepSummary("ended: conversation", "conversation")).toBeUndefined();
+    expect(stepSummary("a.txt is written", "verified_done")).toBe("a.txt is written");
   });
 
   it("tracks retry with its next time and clears it when work resumes", () => {

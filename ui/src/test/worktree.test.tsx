@@ -604,6 +604,7 @@ describe("review that talks back", () => {
     await vi.waitFor(() => expect(screen.getByTestId("diff-comment")).toHaveTextContent("use a named constant"));
     const lines = screen.getByRole("group", { name: /^Diff of src\/a\.rs/ });
     expect(lines, "not lost to the page, where the keys do nothing").toHaveFocus();
+    expect(lines, "ringed, with its current line marked, as a Tab into it would be").toHaveAttribute("data-keys", "on");
     await user.keyboard("{ArrowDown}c");
     expect(await screen.findByTestId("comment-box"), "the line after the one commented").toHaveTextContent("Comment on removed line 2");
   });
@@ -620,6 +621,7 @@ describe("review that talks back", () => {
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     expect(await screen.findByTestId("comment-box", {}, { timeout: 10_000 })).toHaveTextContent("Comment on line 3");
     expect(screen.getByTestId("comment-input")).toHaveValue("half a thought");
+    expect((screen.getByTestId("comment-input") as HTMLTextAreaElement).selectionStart, "typing goes on after the words, not before them").toBe("half a thought".length);
     // The same review's diff shown read-only (Attempts compares it) offers no box, and keeps the draft.
     const readOnly = render(<DiffView files={[{ path: "src/a.rs", kind: "modified", diff }]} reviewId="r1" comments={[]} editable={false} />);
     await vi.waitFor(() => expect(readOnly.container.querySelector("td.diff-gutter")).not.toBeNull());
