@@ -477,14 +477,13 @@ async fn auto_approve_approves_only_a_verified_completion() {
     assert_eq!((o.status, o.end_reason), (SessionStatus::AwaitingReview, Some(EndReason::Unverified)), "an unverified completion keeps waiting for a person");
 }
 
-/// The person's comments are criteria the judge checks: a follow-up the evaluator called done
-/// without a word on a comment waits for the person, however auto-approve is set.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn auto_approve_leaves_a_follow_up_to_the_person_when_a_comment_of_theirs_was_not_confirmed_met() {
+/// A run that waits for review (its verdict unusable), a comment on a.txt line 1 ("say pear
+/// instead") and Request changes, with auto-approve on; the follow-up's evaluator answers
+/// `follow_up_verdict`. How the follow-up ended.
+async fn comment_then_follow_up(follow_up_verdict: serde_json::Value) -> (Harness, Outcome) {
     let h = Harness::new(
         rules(json!([
-            // The follow-up's verdict: done, with no answer for the comment.
-            {"when": {"kind": "evaluator", "any_message_contains": "say pear instead"}, "reply": done_verdict()},
+            {"when": {"kind": "evaluator", "any_message_contains": "say pear instead"}, "reply": follow_up_verdict},
             // The first run's: unusable, so it waits for the person rather than landing.
             evaluator(json!({"text": "garbage"})),
             agent(json!({"last_message_contains": "say pear instead"}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "pear\n"}}]})),
@@ -511,6 +510,14 @@ async fn auto_approve_leaves_a_follow_up_to_the_person_when_a_comment_of_theirs_
     h.engine.submit_review(&review, Decision::RequestChanges, None, false, false, DecidedBy::Person).unwrap();
     let o = h.wait_idle(&o.session).await;
     assert_eq!(h.read("a.txt").as_deref(), Some("pear\n"), "the follow-up did the work");
+    (h, o)
+}
+
+/// The person's comments are criteria the judge checks: a follow-up the evaluator called done
+/// without a word on a comment waits for the person, however auto-approve is set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_approve_leaves_a_follow_up_to_the_person_when_a_comment_of_theirs_was_not_confirmed_met() {
+    let (_h, o) = comment_then_follow_up(done_verdict()).await;
     assert_eq!((o.status, o.end_reason), (SessionStatus::AwaitingReview, Some(EndReason::VerifiedDone)), "verified done, yet not landed");
     let why = o
         .events
@@ -527,32 +534,7 @@ async fn auto_approve_leaves_a_follow_up_to_the_person_when_a_comment_of_theirs_
 async fn auto_approve_lands_a_follow_up_whose_comments_the_evaluator_confirmed_met() {
     let met = serde_json::json!({"done": true, "summary": "a.txt says pear", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": "",
         "comments": [{"n": 1, "addressed": true, "evidence": "a.txt reads pear"}]});
-    let h = Harness::new(
-        rules(json!([
-            {"when": {"kind": "evaluator", "any_message_contains": "say pear instead"}, "reply": {"text": met.to_string()}},
-            evaluator(json!({"text": "garbage"})),
-            agent(json!({"last_message_contains": "say pear instead"}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "pear\n"}}]})),
-            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "Wrote"}), json!({"text": DONE})),
-            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "apple\n"}}]}))
-        ])),
-        Setup { auto_approve: true, ..Default::default() },
-    )
-    .await;
-    let o = h.run("write a.txt").await;
-    let review = o.review_id();
-    let comment = finishline_engine::judge::criteria::Comment {
-        id: String::new(),
-        path: "a.txt".into(),
-        start_line: 1,
-        end_line: 1,
-        side: Default::default(),
-        quote: String::new(),
-        text: "say pear instead".into(),
-    };
-    h.engine.comment(&review, comment).unwrap();
-    h.engine.submit_review(&review, Decision::RequestChanges, None, false, false, DecidedBy::Person).unwrap();
-    let o = h.wait_idle(&o.session).await;
+    let (_h, o) = comment_then_follow_up(json!({"text": met.to_string()})).await;
     assert_eq!(o.status, SessionStatus::Completed, "every comment met: approved as before");
     assert!(o.has(|e| matches!(e, EngineEvent::ReviewResolved { by: DecidedBy::Auto, decision: Decision::Approve, .. })));
 }

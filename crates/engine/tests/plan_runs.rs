@@ -653,6 +653,14 @@ async fn a_test_first_plan_finishes_verified_with_no_replan_each_step_judged_on_
     assert_eq!(o.calls_of(RequestKind::Evaluator), 1, "the evaluator is asked once, about the whole task");
 }
 
+/// A single run may make 2 steps and no continuation, 3 calls: a plan may make 5.
+fn five_calls() -> Setup {
+    Setup {
+        completion: finishline_engine::judge::completion::CompletionConfig { max_steps: 2, continuation_budget: 0, ..Default::default() },
+        ..Setup::default()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_whose_budget_ends_with_its_last_step_says_the_whole_request_was_not_checked() {
     let four = [("Write a.txt", "a.txt exists"), ("Write b.txt", "b.txt exists"), ("Write c.txt", "c.txt exists"), ("Write d.txt", "d.txt exists")];
@@ -667,10 +675,7 @@ async fn a_plan_whose_budget_ends_with_its_last_step_says_the_whole_request_was_
         ])),
         // A single run may make 2 steps and no continuation, 3 calls: the plan may make 5, the
         // manager's and one for each step (their files decide them, without a model).
-        Setup {
-            completion: finishline_engine::judge::completion::CompletionConfig { max_steps: 2, continuation_budget: 0, ..Default::default() },
-            ..Setup::default()
-        },
+        five_calls(),
     )
     .await;
     let o = start(&h, "write a.txt to d.txt", PlanMode::On).await;
@@ -705,10 +710,7 @@ async fn a_plan_stopped_short_after_a_step_its_commands_decided_says_which_step(
             agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
             agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
         ])),
-        Setup {
-            completion: finishline_engine::judge::completion::CompletionConfig { max_steps: 2, continuation_budget: 0, ..Default::default() },
-            ..Setup::default()
-        },
+        five_calls(),
     )
     .await;
     let o = start(&h, "write a.txt to d.txt", PlanMode::On).await;
@@ -742,10 +744,7 @@ async fn request_changes_after_a_plan_spent_its_budget_gives_the_added_steps_a_f
             agent(json!({"last_message_contains": "This step: Write e.txt"}), write("e.txt")),
         ])),
         // The plan may make 5 calls: the manager's and one per step spend it all.
-        Setup {
-            completion: finishline_engine::judge::completion::CompletionConfig { max_steps: 2, continuation_budget: 0, ..Default::default() },
-            ..Setup::default()
-        },
+        five_calls(),
     )
     .await;
     let o = start(&h, "write a.txt to d.txt", PlanMode::On).await;
@@ -775,10 +774,7 @@ async fn a_plan_stopped_short_says_its_last_verdict_was_on_a_step() {
             agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
         ])),
         // 5 calls: the manager's, then an agent's and the evaluator's per step: spent at step 2.
-        Setup {
-            completion: finishline_engine::judge::completion::CompletionConfig { max_steps: 2, continuation_budget: 0, ..Default::default() },
-            ..Setup::default()
-        },
+        five_calls(),
     )
     .await;
     let o = start(&h, "write a.txt to d.txt", PlanMode::On).await;
