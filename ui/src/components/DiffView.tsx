@@ -206,13 +206,14 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   const [draft, setDraft] = useState(kept?.draft ?? "");
   const [editing, setEditing] = useState<string | null>(kept?.editing ?? null);
   useEffect(() => {
-    if (editable) keepDraft(draftKey, (selection || editing) && draft.trim() ? { selection, editing, draft } : null);
+    if (editable) keepDraft(draftKey, (selection || editing) && draft.trim() ? { selection, editing, draft, byKeys: byKeys.current } : null);
   }, [draftKey, editable, selection, editing, draft]);
   const [error, setError] = useState<string | null>(null);
   const changes = useMemo(() => shown.flatMap((h) => h.changes), [shown]);
   // The lines as one Tab stop, and whether the open box came from the keyboard there.
   const region = useRef<HTMLDivElement>(null);
-  const byKeys = useRef(false);
+  // A draft brought back keeps how its box was opened: its hint and where the focus goes after.
+  const byKeys = useRef(kept?.byKeys ?? false);
   const selectedKeys = useMemo(() => keysIn(changes, selection), [selection, changes]);
   const pick = (change: ChangeData | null, extend: boolean) => {
     if (!editable || !change) return;
@@ -495,6 +496,7 @@ interface Draft {
   selection: Range | null;
   editing: string | null;
   draft: string;
+  byKeys?: boolean;
 }
 
 /** The draft kept for a file of a review, if any (for this run of the app). */

@@ -637,6 +637,20 @@ describe("review that talks back", () => {
     expect(screen.queryByTestId("comment-box")).toBeNull();
   });
 
+  it("a draft the keyboard began comes back with the keyboard's hint", async () => {
+    commenting([]);
+    const first = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
+    screen.getByTestId("file-viewed").focus();
+    await user.tab();
+    await user.keyboard("{Enter}");
+    await user.type(await screen.findByTestId("comment-input"), "half");
+    first.unmount();
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("comment-box", {}, { timeout: 10_000 })).toHaveTextContent("Esc, then Shift+↑/↓ to change the lines");
+  });
+
   it("a click on a line's code makes it the current line, so Enter comments on the line clicked", async () => {
     const sent: unknown[] = [];
     commenting(sent);
