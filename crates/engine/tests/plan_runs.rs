@@ -788,6 +788,8 @@ async fn a_plan_stopped_short_says_its_last_verdict_was_on_a_step() {
         )
         .unwrap();
     assert_eq!(on_step, (Some(Verdict::Done), Some("Step 2: Write b.txt".to_string())), "the step the budget ran out at");
+    let md = finishline_engine::store::export::to_markdown(&h.store.timeline(&o.session).unwrap());
+    assert!(md.contains("verdict done (on Step 2: Write b.txt, not the whole task), end reason plan_budget_spent"), "the export says whose it was too: {md}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -27,6 +27,13 @@ pub struct StepRun {
     pub last: bool,
 }
 
+impl StepRun {
+    /// "Step 2: Write b.txt", as the review names the step a verdict was on.
+    pub fn label(&self) -> String {
+        format!("Step {}: {}", self.number, self.step.title)
+    }
+}
+
 /// How a step's run ended, as the plan needs it.
 pub(super) struct StepEnding {
     pub end_reason: EndReason,

@@ -89,7 +89,7 @@ impl Run {
         self.evidence.last_verdict = Some(if done { Verdict::Done } else { Verdict::NotDone });
         self.evidence.last_verdict_summary = Some(decided.clone());
         // A step's own checks judge the step alone, the last one too.
-        self.evidence.last_verdict_on_step = self.plan_step.as_ref().filter(|_| !self.judge_whole).map(|s| format!("Step {}: {}", s.number, s.step.title));
+        self.evidence.last_verdict_on_step = self.plan_step.as_ref().filter(|_| !self.judge_whole).map(super::plan_run::StepRun::label);
         Ok(EvaluationOutcome {
             verdict: if done { Verdict::Done } else { Verdict::NotDone },
             summary: decided,

@@ -68,6 +68,9 @@ pub enum Entry {
     Review {
         claim: Claim,
         verdict: Option<Verdict>,
+        /// The plan step the verdict was on, when a plan stopped short: not the whole task's.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        verdict_on_step: Option<String>,
         end_reason: EndReason,
         remaining: Vec<String>,
         audit: Vec<AuditLine>,
@@ -179,9 +182,10 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
                 of: *of,
             }),
             EngineEvent::TodosUpdated { todos } => out.push(Entry::Todos { todos: todos.clone() }),
-            EngineEvent::ReviewRequested { claim, verdict, end_reason, remaining, audit, .. } => out.push(Entry::Review {
+            EngineEvent::ReviewRequested { claim, verdict, verdict_on_step, end_reason, remaining, audit, .. } => out.push(Entry::Review {
                 claim: *claim,
                 verdict: *verdict,
+                verdict_on_step: verdict_on_step.clone(),
                 end_reason: *end_reason,
                 remaining: remaining.clone(),
                 audit: audit.iter().map(|f| AuditLine { finding: f.clone(), dismissed: false }).collect(),
@@ -370,12 +374,13 @@ fn write_judgement(md: &mut String, e: Entry) {
                 );
             }
         }
-        Entry::Review { claim, verdict, end_reason, remaining, audit } => {
+        Entry::Review { claim, verdict, verdict_on_step, end_reason, remaining, audit } => {
             let _ = writeln!(
                 md,
-                "**Review requested:** claim {}, verdict {}, end reason {}{}\n",
+                "**Review requested:** claim {}, verdict {}{}, end reason {}{}\n",
                 claim.as_str(),
                 verdict.map(|v| v.as_str()).unwrap_or("—"),
+                verdict_on_step.map(|s| format!(" (on {s}, not the whole task)")).unwrap_or_default(),
                 end_reason.as_str(),
                 list_block(&remaining)
             );
