@@ -63,6 +63,11 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// A finding on one line of the change, quoting the line (cut short).
+    fn on_line(rule: AuditRule, path: &str, line: u32, text: &str, detail: impl Into<String>) -> Self {
+        Finding { rule, path: path.into(), line: Some(line), detail: detail.into(), excerpt: excerpt(text) }
+    }
+
     /// `tests/a.rs:12: assertion removed (…)`, as the evaluator and the CLI read it.
     pub fn describe(&self) -> String {
         let at = self.line.map(|l| format!("{}:{l}", self.path)).unwrap_or_else(|| self.path.clone());
@@ -469,17 +474,13 @@ fn special_cased(path: &str, added: &[(u32, &str)], expected: &[String], finding
         let returns_literal = (lower.trim_start().starts_with("return ") || lower.contains("=> ") || lower.trim_start().starts_with("if "))
             && expected.iter().any(|x| l.contains(x.as_str()));
         if knows_test || returns_literal {
-            findings.push(Finding {
-                rule: AuditRule::SpecialCasedTest,
-                path: path.into(),
-                line: Some(*line),
-                detail: if knows_test {
-                    "the code checks whether it runs under a test".into()
-                } else {
-                    "the code returns a value a test expects, as a literal".into()
-                },
-                excerpt: excerpt(l),
-            });
+            findings.push(Finding::on_line(
+                AuditRule::SpecialCasedTest,
+                path,
+                *line,
+                l,
+                if knows_test { "the code checks whether it runs under a test" } else { "the code returns a value a test expects, as a literal" },
+            ));
         }
     }
 }
@@ -506,26 +507,20 @@ fn check_config_and_masks(path: &str, added: &[(u32, &str)], removed: &[(u32, &s
             excerpt: added.first().or(removed.first()).map(|(_, l)| excerpt(l)).unwrap_or_default(),
         });
     } else if let Some((line, l)) = manifest_lines.first() {
-        findings.push(Finding {
-            rule: AuditRule::CheckConfigChanged,
-            path: path.into(),
-            line: Some(*line),
-            detail: "how the tests run changed".into(),
-            excerpt: excerpt(l),
-        });
+        findings.push(Finding::on_line(AuditRule::CheckConfigChanged, path, *line, l, "how the tests run changed"));
     }
     // Failures masked in scripts and CI.
     if is_script(path) || config || named_by_check {
         let mut removed_masks = counts(removed.iter().filter(|(_, l)| masks_failure(l).is_some()).map(|(_, l)| *l));
         let added_masks: Vec<(u32, &str)> = added.iter().filter(|(_, l)| masks_failure(l).is_some()).copied().collect();
         for (line, l) in unmatched(&added_masks, &mut removed_masks) {
-            findings.push(Finding {
-                rule: AuditRule::FailureMasked,
-                path: path.into(),
-                line: Some(line),
-                detail: format!("`{}` turns a failure into success", masks_failure(l).unwrap_or("")),
-                excerpt: excerpt(l),
-            });
+            findings.push(Finding::on_line(
+                AuditRule::FailureMasked,
+                path,
+                line,
+                l,
+                format!("`{}` turns a failure into success", masks_failure(l).unwrap_or("")),
+            ));
         }
     }
 }
@@ -587,22 +582,16 @@ pub fn audit(files: &[AuditFile<'_>], verify: &[String]) -> Vec<Finding> {
                 continue;
             }
             for (line, l) in &lost {
-                findings.push(Finding {
-                    rule: AuditRule::AssertionRemoved,
-                    path: f.path.into(),
-                    line: Some(*line),
-                    detail: "an assertion was removed and not put back elsewhere (line in the file as it was)".into(),
-                    excerpt: excerpt(l),
-                });
+                findings.push(Finding::on_line(
+                    AuditRule::AssertionRemoved,
+                    f.path,
+                    *line,
+                    l,
+                    "an assertion was removed and not put back elsewhere (line in the file as it was)",
+                ));
             }
             for (line, l) in &weakened {
-                findings.push(Finding {
-                    rule: AuditRule::AssertionWeakened,
-                    path: f.path.into(),
-                    line: Some(*line),
-                    detail: "an equality check was replaced by a weaker one".into(),
-                    excerpt: excerpt(l),
-                });
+                findings.push(Finding::on_line(AuditRule::AssertionWeakened, f.path, *line, l, "an equality check was replaced by a weaker one"));
             }
             // Equality checks replaced by weaker ones that the pairing above did not see (the
             // old check moved elsewhere in the change, say).
@@ -610,47 +599,30 @@ pub fn audit(files: &[AuditFile<'_>], verify: &[String]) -> Vec<Finding> {
             let eq_added = added.iter().filter(|(_, l)| is_assertion(l) && is_equality_assertion(l)).count();
             if replaced_all && weakened.is_empty() && eq_removed > eq_added {
                 if let Some((line, l)) = added.iter().find(|(_, l)| is_assertion(l) && !is_equality_assertion(l)) {
-                    findings.push(Finding {
-                        rule: AuditRule::AssertionWeakened,
-                        path: f.path.into(),
-                        line: Some(*line),
-                        detail: "an equality check was replaced by a weaker one".into(),
-                        excerpt: excerpt(l),
-                    });
+                    findings.push(Finding::on_line(AuditRule::AssertionWeakened, f.path, *line, l, "an equality check was replaced by a weaker one"));
                 }
             }
             for (line, l) in added.iter().filter(|(_, l)| is_trivial_assertion(l)) {
-                findings.push(Finding {
-                    rule: AuditRule::AssertionWeakened,
-                    path: f.path.into(),
-                    line: Some(*line),
-                    detail: "an assertion that cannot fail".into(),
-                    excerpt: excerpt(l),
-                });
+                findings.push(Finding::on_line(AuditRule::AssertionWeakened, f.path, *line, l, "an assertion that cannot fail"));
             }
             // Skip markers added (not merely moved within the file).
             let mut removed_skips = counts(removed.iter().filter(|(_, l)| skip_marker(l, e).is_some()).map(|(_, l)| *l));
             let added_skips: Vec<(u32, &str)> = added.iter().filter(|(_, l)| skip_marker(l, e).is_some()).copied().collect();
             for (line, l) in unmatched(&added_skips, &mut removed_skips) {
-                findings.push(Finding {
-                    rule: AuditRule::SkipAdded,
-                    path: f.path.into(),
-                    line: Some(line),
-                    detail: format!("`{}` keeps a test from running", skip_marker(l, e).unwrap_or("skip")),
-                    excerpt: excerpt(l),
-                });
+                findings.push(Finding::on_line(
+                    AuditRule::SkipAdded,
+                    f.path,
+                    line,
+                    l,
+                    format!("`{}` keeps a test from running", skip_marker(l, e).unwrap_or("skip")),
+                ));
             }
             // Test cases removed (counted over the whole change: a rename adds one back).
             for (line, l) in removed.iter().filter(|(_, l)| declares_test(l, e)) {
                 removed_tests += 1;
                 if first_removed_test.is_none() {
-                    first_removed_test = Some(Finding {
-                        rule: AuditRule::TestDeleted,
-                        path: f.path.into(),
-                        line: Some(*line),
-                        detail: "a test case was removed (line in the file as it was)".into(),
-                        excerpt: excerpt(l),
-                    });
+                    first_removed_test =
+                        Some(Finding::on_line(AuditRule::TestDeleted, f.path, *line, l, "a test case was removed (line in the file as it was)"));
                 }
             }
         } else if f.after.is_some() && matches!(e, "rs" | "py" | "go" | "js" | "jsx" | "ts" | "tsx" | "mjs" | "cjs" | "java" | "kt" | "rb") {
