@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { showTheme } from "./theme";
 import { History as HistoryIcon, PlusSquare, Settings as SettingsIcon } from "lucide-react";
-import { AppError, ipc, type SettingsView } from "./ipc";
+import { AppError, ipc, sentence, type SettingsView } from "./ipc";
 import { bootSettings } from "./boot";
 import { report } from "./perf";
 import { NewTask } from "./screens/NewTask";
@@ -233,7 +233,7 @@ export function App() {
         ) : loadError ? (
           <div className="panel error-panel" role="alert">
             <h2>Settings could not be loaded</h2>
-            <p>{loadError.message.charAt(0).toUpperCase() + loadError.message.slice(1)}</p>
+            <p>{sentence(loadError.message)}</p>
             <p className="muted">History and your sessions can still be read from the sidebar; running and deciding on tasks needs the settings. Fix the file and try again, or set it aside (it is kept, renamed) and start from the default settings.</p>
             <div className="row">
               <button className="btn" onClick={load}>

@@ -490,6 +490,8 @@ export interface SessionSummary {
   created_at: string;
   created_ms: number;
   duration_ms: number;
+  /** When its last event was recorded: for a session waiting for the person, since when. */
+  updated_ms: number;
   tokens: Tokens;
   last_seq: number;
   /** The steps of its plan as it stands (0 without a plan), and how many are done. */
@@ -686,12 +688,21 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * A message as a sentence: the engine writes its errors to be composed into others ("finishline:
+ * the disk is full…" in a terminal), the window shows them on their own. Only a plain first
+ * word is capitalised: a path, a setting's name or `code` stays as it was written.
+ */
+export function sentence(text: string): string {
+  return /^[a-z][a-z']*(?![\w./`])/.test(text) ? text.charAt(0).toUpperCase() + text.slice(1) : text;
+}
+
 function toAppError(e: unknown): AppError {
   if (e && typeof e === "object" && "code" in e && "message" in e) {
     const { code, message } = e as { code: ErrorCode; message: string };
-    return new AppError(code, String(message));
+    return new AppError(code, sentence(String(message)));
   }
-  return new AppError("ipc", e instanceof Error ? e.message : String(e));
+  return new AppError("ipc", sentence(e instanceof Error ? e.message : String(e)));
 }
 
 async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {

@@ -1,5 +1,5 @@
 import { lazy, Suspense, useEffect, useRef, useState } from "react";
-import { AppError, ipc, TRUST_SHOWN_FROM, type AuditFinding, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode } from "../ipc";
+import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type AuditFinding, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode } from "../ipc";
 import { END_LABEL, landedText, stepSummary, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 import { useComparing } from "../comparing";
@@ -438,7 +438,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         <div className="callout panel" role="alert" ref={reveal} data-testid="landing-blocked" data-reason={review.blocked.reason}>
           <p>
             {/* The engine's detail is a clause: after the title's full stop it starts a sentence. */}
-            <strong>{BLOCK_TITLE[review.blocked.reason] ?? "Not landed"}.</strong> <Ticks text={review.blocked.detail.charAt(0).toUpperCase() + review.blocked.detail.slice(1)} />. Nothing was
+            <strong>{BLOCK_TITLE[review.blocked.reason] ?? "Not landed"}.</strong> <Ticks text={sentence(review.blocked.detail)} />. Nothing was
             overwritten.
             {triedAgain && <span data-testid="tried-again"> Tried again at {triedAgain}: still not landed.</span>}
           </p>

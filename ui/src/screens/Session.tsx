@@ -5,7 +5,7 @@ import { watchFrames, report } from "../perf";
 import { createContext, memo, useCallback, useContext, useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { ArrowDown, Bot, ChevronRight, CircleCheck, CircleSlash, CircleX, ListChecks, MessageSquare, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
-import { AppError, ipc, type Envelope, type StepState } from "../ipc";
+import { AppError, ipc, sentence, type Envelope, type StepState } from "../ipc";
 import { Markdown } from "../components/Markdown";
 import { PlanReview } from "../components/PlanReview";
 import { decisionText, ReviewPanel } from "../components/ReviewPanel";
@@ -41,7 +41,7 @@ export function activityText(activity: { phase: string; detail: string }, clock?
   const label = PHASE[activity.phase] ?? activity.phase;
   if (activity.detail && activity.phase === "tool") return `${label} ${activity.detail}`;
   // The engine's detail is a whole phrase saying how many files are being recorded.
-  if (activity.detail && activity.phase === "checkpointing") return activity.detail.charAt(0).toUpperCase() + activity.detail.slice(1);
+  if (activity.detail && activity.phase === "checkpointing") return sentence(activity.detail);
   return label;
 }
 

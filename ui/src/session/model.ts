@@ -1,6 +1,7 @@
 // Folds a session's events into what the session view shows. Pure, so it is tested without a
 // window and replays and live updates go through the same code.
 import type { AuditFinding, AutoApproval, CriterionResult, DecisionOccasion, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
+import { sentence } from "../ipc";
 
 export interface PlanStepView {
   step: PlanStep;
@@ -531,7 +532,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "error":
       next.lastErrorCode = e.code;
-      push({ kind: "error", key: `err-${e.seq}`, message: e.message });
+      push({ kind: "error", key: `err-${e.seq}`, message: sentence(e.message) });
       break;
   }
 }

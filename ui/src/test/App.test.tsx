@@ -188,6 +188,7 @@ describe("History, loading and errors", () => {
     answer = "fail";
     release!();
     expect(await screen.findByTestId("history-error")).toHaveTextContent("disk I/O error");
+    expect(screen.getByTestId("history-error").textContent, "the engine's message reads as a sentence on its own").toMatch(/The history database failed/);
     expect(screen.queryByTestId("history-loading"), "no endless Loading next to the error").toBeNull();
     answer = "ok";
     await user.click(screen.getByText("Try again"));

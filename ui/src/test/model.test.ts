@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { EngineEvent, Envelope } from "../ipc";
+import { sentence, type EngineEvent, type Envelope } from "../ipc";
 import { apply, decidedByText, emptyModel, landedText, runLabel, stepSummary } from "../session/model";
 
 let seq = 0;
@@ -160,5 +160,22 @@ describe("step timing", () => {
     expect(tokensPerSecond(m.stepClock!), "80 characters are about 20 tokens, in 4 s").toBeCloseTo(5);
     m = apply(m, { type: "step_finished", step: 1, stop_reason: "stop", usage: { input_tokens: 10, output_tokens: 50 }, seq: 4, session_id: "s", at: at(5) } as Envelope);
     expect(tokensPerSecond(m.stepClock!), "50 tokens in 5 s, from the provider's usage").toBeCloseTo(10);
+  });
+});
+
+describe("an error's words in the window", () => {
+  it("start with a capital when they start with a plain word, and keep a path, a setting or code as written", () => {
+    expect(sentence("the disk is full, so nothing more can be saved")).toBe("The disk is full, so nothing more can be saved");
+    expect(sentence("git could not run: No such file")).toBe("Git could not run: No such file");
+    expect(sentence("provider.base_url: not a URL"), "a setting's name").toBe("provider.base_url: not a URL");
+    expect(sentence("src/main.rs is gone"), "a path").toBe("src/main.rs is gone");
+    expect(sentence("old_text was not found")).toBe("old_text was not found");
+    expect(sentence("`git` is missing")).toBe("`git` is missing");
+    expect(sentence("")).toBe("");
+  });
+
+  it("shows a session's error event as a sentence", () => {
+    const m = apply(emptyModel(), ev({ type: "error", code: "io", message: "the task's worktree could not be removed" } as EngineEvent));
+    expect(m.items.at(-1)).toMatchObject({ kind: "error", message: "The task's worktree could not be removed" });
   });
 });

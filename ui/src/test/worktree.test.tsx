@@ -442,7 +442,7 @@ describe("what a worktree's review cannot land", () => {
     await user.click(await screen.findByRole("button", { name: "Copy .env into your checkout" }));
     const alert = await screen.findByRole("alert");
     expect(screen.getByTestId("review-not-landed")).toContainElement(alert);
-    expect(alert).toHaveTextContent("the worktree is gone");
+    expect(alert).toHaveTextContent("The worktree is gone");
   });
 });
 
