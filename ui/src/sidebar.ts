@@ -91,6 +91,19 @@ export function waitingCount(entries: SidebarEntry[]): number {
   return entries.length;
 }
 
+/**
+ * How long something has waited for the person, short enough for the sidebar ("now", "5 min",
+ * "3 h", "2 d"), and the moment in full for its tooltip: a task left waiting since yesterday
+ * should not read like one that just stopped.
+ */
+export function waitingFor(sinceMs: number, now: Date): { short: string; full: string } {
+  const minutes = Math.max(0, Math.floor((now.getTime() - sinceMs) / 60_000));
+  const short = minutes < 1 ? "now" : minutes < 60 ? `${minutes} min` : minutes < 24 * 60 ? `${Math.floor(minutes / 60)} h` : `${Math.floor(minutes / (24 * 60))} d`;
+  const d = new Date(sinceMs);
+  const day = d.toLocaleDateString(undefined, { weekday: "short", day: "numeric", month: "short" });
+  return { short, full: `Waiting since ${day}, ${clock(sinceMs)}` };
+}
+
 /** The last part of a folder's path: what the person calls the project. */
 const folderName = (path: string) => path.replace(/[\\/]+$/, "").split(/[\\/]/).pop() || path;
 const clock = (ms: number) => {

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from "react";
 import { ipc, type SessionSummary } from "../ipc";
-import { attemptLabel, setAside, sidebarEntries, sidebarGroups, sidebarTitles, startOfToday, STOPPED, waitingCount, WAITING, WORKING, type SidebarEntry } from "../sidebar";
+import { attemptLabel, setAside, sidebarEntries, sidebarGroups, sidebarTitles, startOfToday, STOPPED, waitingCount, waitingFor, WAITING, WORKING, type SidebarEntry } from "../sidebar";
 import { END_LABEL, NOT_CHOSEN, STATUS_LABEL } from "../session/model";
 
 const unchecked = (s: SessionSummary) => s.status === "idle" && s.end_reason === "conversation_unchecked";
@@ -28,7 +28,17 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
   const groups = sidebarGroups(sessions, new Date());
   const entries = sidebarEntries(groups);
   const titles = sidebarTitles([...groups.working, ...groups.waiting, ...groups.today].filter((s) => !s.attempt));
-  const one = (s: SessionSummary, label?: string, notChosen = false) => (
+  const now = new Date();
+  // Since when an entry has waited for the person: its last event (a group: its last attempt's).
+  const age = (sinceMs: number) => {
+    const w = waitingFor(sinceMs, now);
+    return (
+      <span className="side-age" data-testid="side-age" title={w.full}>
+        {w.short}
+      </span>
+    );
+  };
+  const one = (s: SessionSummary, label?: string, notChosen = false, waits = false) => (
     <button
       key={s.id}
       className={`side-session${label ? " side-attempt" : ""}`}
@@ -41,6 +51,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
     >
       {label ? <span className="side-session-title">{label}</span> : <SideTitle title={s.title || s.task} label={titles.get(s.id)} />}
       {/* Not StatusBadge: its test id belongs to the open session's header. */}
+      <span className="side-meta">
       {unchecked(s) && !notChosen ? (
         // An answer nobody could check (the evaluator gave nothing usable) is not a plain idle one.
         <span className="badge side-badge badge-unchecked" title={`${END_LABEL.conversation_unchecked}: the evaluator gave no usable answer`}>
@@ -49,16 +60,21 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
       ) : (
         <span className={`badge side-badge ${notChosen ? "badge-not-chosen" : `badge-${s.status}`}`}>{notChosen ? NOT_CHOSEN : STATUS_LABEL[s.status]}</span>
       )}
+      {waits && age(s.updated_ms)}
+      </span>
     </button>
   );
-  const row = (e: SidebarEntry) =>
+  const row = (waits: boolean) => (e: SidebarEntry) =>
     e.kind === "session" ? (
-      one(e.session)
+      one(e.session, undefined, false, waits)
     ) : (
       <div key={e.group} className="side-attempts" data-testid="side-group" data-group={e.group}>
         <button className="side-session side-group-head" aria-current={currentGroup === e.group ? "page" : undefined} onClick={() => onOpenGroup?.(e.group)} title={`${e.task}: compare the ${e.attempts.length} attempts`} data-testid="side-group-open">
           <span className="side-session-title">{e.task}</span>
-          <span className="badge side-badge">{e.attempts.length} attempts</span>
+          <span className="side-meta">
+            <span className="badge side-badge">{e.attempts.length} attempts</span>
+            {waits && age(Math.max(...e.attempts.map((a) => a.updated_ms)))}
+          </span>
         </button>
         {e.attempts.map((s) => one(s, attemptLabel(s), setAside(s, e.attempts)))}
       </div>
@@ -74,7 +90,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
             </span>
           )}
         </div>
-        {list.map(row)}
+        {list.map(row(testid === "side-waiting"))}
       </div>
     );
   // Folded to icons (a narrow window), the lists give way to two buttons: how many wait for

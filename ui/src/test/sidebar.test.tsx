@@ -6,13 +6,13 @@ import { describe, expect, it } from "vitest";
 import { App } from "../App";
 import { SidebarSessions } from "../components/SidebarSessions";
 import type { SessionStatus, SessionSummary } from "../ipc";
-import { sidebarGroups, sidebarTitles } from "../sidebar";
+import { sidebarGroups, sidebarTitles, waitingFor } from "../sidebar";
 import { view } from "./fixtures";
 
 const now = new Date(2026, 10, 23, 15, 0, 0);
 const at = (h: number, dayOffset = 0) => new Date(2026, 10, 23 + dayOffset, h, 0, 0).getTime();
 function s(id: string, status: SessionStatus, created_ms: number): SessionSummary {
-  return { id, title: `task ${id}`, task: `task ${id}`, workspace: "/ws", provider: "openai", model: "m", status, claim: null, verdict: null, end_reason: null, decision: null, created_at: "", created_ms, duration_ms: 0, tokens: { agent: 0, evaluator: 0, compaction: 0 }, last_seq: 1 } as SessionSummary;
+  return { id, title: `task ${id}`, task: `task ${id}`, workspace: "/ws", provider: "openai", model: "m", status, claim: null, verdict: null, end_reason: null, decision: null, created_at: "", created_ms, duration_ms: 0, updated_ms: created_ms, tokens: { agent: 0, evaluator: 0, compaction: 0 }, last_seq: 1 } as SessionSummary;
 }
 
 describe("the sidebar's grouping", () => {
@@ -81,6 +81,33 @@ describe("the sidebar in the window", () => {
     await emit("history-changed", "s-work");
     await waitFor(() => expect(screen.getByTestId("waiting-count")).toHaveTextContent("2"));
     expect(screen.queryByTestId("side-working"), "nothing is working any more").not.toBeInTheDocument();
+  });
+});
+
+describe("how long something has waited for the person", () => {
+  it("reads in minutes, hours or days, with the moment in full in its tooltip", () => {
+    const ago = (minutes: number) => waitingFor(now.getTime() - minutes * 60_000, now).short;
+    expect([ago(0), ago(5), ago(59), ago(60), ago(23 * 60 + 59), ago(24 * 60), ago(3 * 24 * 60)]).toEqual(["now", "5 min", "59 min", "1 h", "23 h", "1 d", "3 d"]);
+    expect(waitingFor(at(9, -1), now).full, "the day and the time it began waiting").toMatch(/^Waiting since .*22.*, 09:00$/);
+  });
+
+  it("shows each waiting entry's age, a group's once, from its last attempt, and none on working or today's entries", async () => {
+    const hour = 3_600_000;
+    const group = { group: "g1", number: 1, of: 2, label: "Codex", chosen: false };
+    const list: SessionSummary[] = [
+      s("s-work", "busy", Date.now()),
+      { ...s("s-old", "awaiting_review", Date.now() - 30 * hour), updated_ms: Date.now() - 26 * hour },
+      { ...s("s-a1", "awaiting_review", Date.now() - 3 * hour), attempt: group, updated_ms: Date.now() - 2 * hour },
+      { ...s("s-a2", "awaiting_review", Date.now() - 3 * hour), attempt: { ...group, number: 2, label: "Claude Code" }, updated_ms: Date.now() - 5 * 60_000 },
+      s("s-done", "completed", Date.now() - hour),
+    ];
+    mockIPC((cmd) => (cmd === "list_sessions" ? list : null));
+    render(<SidebarSessions current={null} onOpen={() => {}} />);
+    const waiting = await screen.findByTestId("side-waiting");
+    const ages = [...waiting.querySelectorAll("[data-testid=side-age]")].map((a) => a.textContent);
+    expect(ages, "the group (one decision) waits since its last attempt ended; yesterday's task says so").toEqual(["5 min", "1 d"]);
+    expect(screen.getByTestId("side-working").querySelector("[data-testid=side-age]"), "a working task is not waiting").toBeNull();
+    expect(screen.getByTestId("side-today").querySelector("[data-testid=side-age]"), "a finished task is not waiting").toBeNull();
   });
 });
 

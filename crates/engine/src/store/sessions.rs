@@ -161,6 +161,8 @@ pub struct SessionSummary {
     pub created_at: String,
     pub created_ms: i64,
     pub duration_ms: i64,
+    /// When its last event was recorded: for a session waiting for the person, since when.
+    pub updated_ms: i64,
     pub tokens: Tokens,
     pub last_seq: u64,
     /// The steps of its plan as it stands (0 without a plan), and how many are done.
@@ -196,7 +198,7 @@ pub struct AttemptOf {
 
 pub use crate::domain::Tokens;
 
-pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, decision, created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals";
+pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, decision, created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals, updated_ms";
 
 pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     let word = |i: usize| -> rusqlite::Result<Option<String>> { r.get(i) };
@@ -234,6 +236,7 @@ pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
             None => None,
         },
         approvals: r.get::<_, i64>(27)? as u32,
+        updated_ms: r.get(28)?,
     })
 }
 
