@@ -100,7 +100,10 @@ enum SessionsCommand {
     /// Continue a session (interrupted, idle or finished) with a new message, or answer the
     /// permission or question it was left waiting on (in the terminal, or with --allow).
     Resume {
+        /// The session's id (`sessions list` shows it).
         id: String,
+        /// What to do next. Without it, a run that stopped short (failed, cancelled,
+        /// interrupted) is tried again as it was.
         #[arg(default_value = "")]
         message: String,
         #[command(flatten)]

@@ -190,6 +190,11 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
                     Ok(()) => Ok(sid),
                     Err(code) => return code,
                 }
+            } else if message.trim().is_empty()
+                && summary.as_ref().is_ok_and(|s| matches!(s.status, SessionStatus::Idle | SessionStatus::Completed | SessionStatus::Rejected))
+            {
+                // Without words only a run that stopped short (failed, cancelled, interrupted) goes on.
+                return fail(exit::USAGE, json, &format!("say what to do next: {}", crate::hint::command(&format!("sessions resume {sid} \"…\""))));
             } else {
                 engine.send_message(&sid, &message).map(|_| sid)
             }
@@ -302,13 +307,15 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                         let revert = opts.force_revert;
                         report_review(engine.submit_review(review_id, Decision::Reject, None, revert, revert, DecidedBy::Person), Again::Asked);
                     }
-                    ReviewMode::Prompt if interactive => {
-                        if let Some((d, fb)) = prompt_review() {
+                    ReviewMode::Prompt if interactive => match prompt_review() {
+                        Some((d, fb)) => {
                             if decide_in_terminal(engine, review_id, d, fb, opts.force_revert) {
                                 break exit::WAITING;
                             }
                         }
-                    }
+                        // The input closed: the review stays open, said below.
+                        None => break exit::WAITING,
+                    },
                     _ => {}
                 }
             }
@@ -329,6 +336,12 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
         }
     }
     view.summary(store, &sid);
+    if code == exit::WAITING && store.session(&sid).is_ok_and(|s| s.status == SessionStatus::AwaitingReview) {
+        eprintln!(
+            "finishline: it waits for your review: {} (or --reject, --request-changes \"…\"), or decide in the app",
+            crate::hint::command(&format!("sessions review {sid} --approve"))
+        );
+    }
     code
 }
 
@@ -488,17 +501,31 @@ pub(crate) fn ask_permission(tool: &str, input: &serde_json::Value) -> Permissio
     }
 }
 
+/// The person's decision at the terminal; an answer it does not know asks again. `None` when
+/// the input closed (Ctrl+D): the review stays open.
 fn prompt_review() -> Option<(Decision, Option<String>)> {
-    let a = prompt_line("Review: [a]pprove / [c]hange (give feedback) / [r]eject: ")?.to_ascii_lowercase();
-    if a.starts_with('a') {
-        Some((Decision::Approve, None))
-    } else if a.starts_with('r') {
-        Some((Decision::Reject, None))
-    } else if a.starts_with('c') {
-        let fb = prompt_line("What should change? ")?;
-        Some((Decision::RequestChanges, Some(fb)))
-    } else {
-        None
+    loop {
+        let a = read_answer("Review: [a]pprove / [c]hange (give feedback) / [r]eject: ")?.to_ascii_lowercase();
+        if a.starts_with('a') {
+            return Some((Decision::Approve, None));
+        } else if a.starts_with('r') {
+            return Some((Decision::Reject, None));
+        } else if a.starts_with('c') {
+            let fb = read_answer("What should change? ")?;
+            return Some((Decision::RequestChanges, Some(fb)));
+        }
+        crate::output::say("Type a to approve, c to ask for changes or r to reject (Ctrl+D leaves the review open).\n");
+    }
+}
+
+/// A line typed at the terminal, trimmed (empty when only Enter was pressed); `None` once the
+/// input is closed.
+fn read_answer(q: &str) -> Option<String> {
+    crate::output::say(q);
+    let mut s = String::new();
+    match std::io::stdin().lock().read_line(&mut s) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(s.trim().to_string()),
     }
 }
 

@@ -7,6 +7,7 @@ mod support {
     pub mod cli;
 }
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -1465,6 +1466,40 @@ async fn an_unused_worktree_moved_aside_by_a_stop_cut_short_is_gone_after_the_ne
     assert_eq!(std::fs::read_to_string(r.join(".env")).unwrap(), "TOKEN=mine\n", "the person's own is untouched");
 }
 
+/// At the terminal's review question, an answer it does not know asks again, and the input
+/// closing (Ctrl+D) leaves the review open with the command that decides it: the run never waits
+/// on nothing. Run under `script`, which gives it a terminal and passes on the answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_answer_at_the_terminals_review_asks_again_and_closed_input_leaves_it_open() {
+    let (_s, dir, cli) = server(vec![writes("hello.txt", "hello\n", 0)]).await;
+    let r = repo(dir.path());
+    let run = cli.cmd(&["run", "write hello.txt", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]);
+    let line = std::iter::once(run.get_program()).chain(run.get_args()).map(|a| format!("'{}'", a.to_string_lossy())).collect::<Vec<_>>().join(" ");
+    let mut in_terminal = Command::new("timeout");
+    in_terminal.args(["60", "script", "-qec", &line, "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    for (k, v) in run.get_envs() {
+        match v {
+            Some(v) => in_terminal.env(k, v),
+            None => in_terminal.env_remove(k),
+        };
+    }
+    let mut child = in_terminal.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(b"x\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_ne!(out.status.code(), Some(124), "it waited on nothing after the answer: {said}");
+    assert!(said.contains("Type a to approve"), "an unknown answer asks again: {said}");
+    assert!(said.contains("sessions review") && said.contains("--approve"), "it says how to decide later: {said}");
+    assert_eq!(out.status.code(), Some(6), "the review waits: {said}");
+    let id = said
+        .split_whitespace()
+        .find(|w| w.starts_with("ses_"))
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_'))
+        .expect("the session is named");
+    let row = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).into_iter().find(|s| s["id"] == id).unwrap();
+    assert_eq!(row["status"], "awaiting_review", "{row}");
+}
+
 /// A landed task the person then thanked (a reply that changes nothing, in a new worktree)
 /// leaves no worktree behind to discard, and what landed stays approved.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1476,6 +1511,9 @@ async fn a_landed_tasks_thank_you_leaves_no_worktree_behind_and_what_landed_stay
     let id = session_of(&first);
     let landed = cli.review(&id, &["--approve"]);
     assert_eq!(landed.status.code(), Some(0), "{}", String::from_utf8_lossy(&landed.stderr));
+    let wordless = cli.cmd(&["sessions", "resume", &id, "--base-url", &cli.url, "--model", "m"]).output().unwrap();
+    assert_eq!(wordless.status.code(), Some(2), "a finished task goes on only with words: {}", String::from_utf8_lossy(&wordless.stdout));
+    assert!(String::from_utf8_lossy(&wordless.stderr).contains("say what to do next"), "{}", String::from_utf8_lossy(&wordless.stderr));
     let thanked = cli.cmd(&["sessions", "resume", &id, "thanks a lot", "--base-url", &cli.url, "--model", "m"]).output().unwrap();
     assert!(String::from_utf8_lossy(&thanked.stdout).contains("You're welcome!"), "{}", String::from_utf8_lossy(&thanked.stderr));
     assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count(), 1, "the reply's worktree is gone");
