@@ -1500,6 +1500,32 @@ async fn an_unknown_answer_at_the_terminals_review_asks_again_and_closed_input_l
     assert_eq!(row["status"], "awaiting_review", "{row}");
 }
 
+/// A reject that reverts, in place, in a folder that is gone says so and decides nothing: it
+/// never reports files "deleted" that it could not reach. Put back, the same reject reverts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reject_that_reverts_in_a_folder_that_is_gone_refuses_and_decides_nothing() {
+    let (_s, dir, cli) = server(vec![writes("notes.md", "the task's notes\n", 0)]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write notes.md", &r, &["--isolation", "in-place"]);
+    let id = session_of(&waiting);
+    assert_eq!(std::fs::read_to_string(r.join("notes.md")).unwrap(), "the task's notes\n");
+    let moved = dir.path().join("moved");
+    std::fs::rename(&r, &moved).unwrap();
+    let refused = cli.review(&id, &["--reject", "--revert"]);
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert_ne!(refused.status.code(), Some(3), "not rejected: {said}");
+    assert!(said.contains("is gone") && said.contains(r.to_str().unwrap()), "it names the folder: {said}");
+    assert!(!String::from_utf8_lossy(&refused.stdout).contains("deleted"), "{}", String::from_utf8_lossy(&refused.stdout));
+    let row = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).into_iter().find(|s| s["id"] == id.as_str()).unwrap();
+    assert_eq!(row["status"], "awaiting_review", "the review still waits: {row}");
+    assert_eq!(std::fs::read_to_string(moved.join("notes.md")).unwrap(), "the task's notes\n", "nothing was touched where it went");
+
+    std::fs::rename(&moved, &r).unwrap();
+    let rejected = cli.review(&id, &["--reject", "--revert"]);
+    assert_eq!(rejected.status.code(), Some(3), "{}", String::from_utf8_lossy(&rejected.stderr));
+    assert!(!r.join("notes.md").exists(), "put back, the revert undoes the task's file");
+}
+
 /// A landed task the person then thanked (a reply that changes nothing, in a new worktree)
 /// leaves no worktree behind to discard, and what landed stays approved.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

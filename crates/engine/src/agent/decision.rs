@@ -283,6 +283,14 @@ impl Engine {
             return Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None, kept: None });
         }
         let folder = in_place_folder(summary, events);
+        // Every file would read as already back (absent) in a folder that is not there: say so
+        // before anything is decided, rather than report files "removed" that it never reached.
+        if !folder.is_dir() {
+            return Err(Error::InvalidInput(format!(
+                "the task's folder {} is gone, so nothing can be reverted there: put it back and reject again, or reject without undoing",
+                folder.display()
+            )));
+        }
         let cp = self.checkpoints(&summary.id, &folder)?;
         let files = reviewed_files(events, review);
         let owned: Vec<OwnedChange> =
