@@ -153,7 +153,16 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
     if (invalid) {
       const name = invalid.closest("label")?.querySelector("span")?.textContent?.trim() || "A field";
       const v = invalid.validity;
-      const why = v.rangeUnderflow ? `takes ${invalid.min} or more` : v.rangeOverflow ? `takes ${invalid.max} or less` : v.badInput || v.valueMissing ? "needs a number" : invalid.validationMessage || "is not valid";
+      const bound = (n: string) => Number(n).toLocaleString("en-US");
+      const why = v.rangeUnderflow
+        ? `takes ${bound(invalid.min)} or more`
+        : v.rangeOverflow
+          ? `takes ${bound(invalid.max)} or less`
+          : v.badInput || v.valueMissing
+            ? "needs a number"
+            : v.stepMismatch
+              ? "takes a whole number"
+              : `is not valid (${invalid.validationMessage})`;
       setError(new AppError("invalid_settings", `“${name}” ${why}${invalid.value === "" ? "" : ` (it is ${invalid.value})`}. Nothing was saved.`));
       invalid.focus();
       invalid.scrollIntoView?.({ block: "center" });

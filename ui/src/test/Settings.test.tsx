@@ -251,6 +251,34 @@ describe("Settings, numbers out of range", () => {
   });
 });
 
+describe("Settings, numbers a person can type", () => {
+  it("a huge number, a fraction or an emptied box is named in words at Save, never reaching the engine's raw refusal", async () => {
+    const saved: unknown[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "provider_presets") return [];
+      if (cmd === "save_settings") {
+        saved.push(args);
+        return view();
+      }
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    const timeout = screen.getByTestId("step-timeout");
+    await user.clear(timeout);
+    await user.type(timeout, "5000000000");
+    await user.click(screen.getByTestId("save-settings"));
+    expect(await screen.findByTestId("settings-error")).toHaveTextContent("“Step time limit (seconds)” takes 100,000,000 or less (it is 5000000000). Nothing was saved.");
+    await user.clear(timeout);
+    await user.type(timeout, "60.5");
+    await user.click(screen.getByTestId("save-settings"));
+    expect(await screen.findByTestId("settings-error")).toHaveTextContent("“Step time limit (seconds)” takes a whole number (it is 60.5). Nothing was saved.");
+    await user.clear(timeout);
+    await user.keyboard("{Control>}s{/Control}");
+    expect(await screen.findByTestId("settings-error"), "an empty box is not the last number typed into it").toHaveTextContent("“Step time limit (seconds)” needs a number. Nothing was saved.");
+    expect(saved).toHaveLength(0);
+  });
+});
+
 describe("Settings, providers and keys", () => {
   it("a preset fills protocol, URL, model and key variable in one click", async () => {
     mockIPC((cmd) => {
