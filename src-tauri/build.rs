@@ -64,6 +64,7 @@ fn main() {
         "perf_enabled",
         "perf_report",
         "startup_action",
+        "history_set_aside",
         "about",
         "quit",
     ]);

@@ -684,6 +684,13 @@ pub fn startup_action_from(args: &[String]) -> Option<StartupAction> {
     }
 }
 
+/// Where the history file was kept when this start found it was no database and began a new
+/// one; `None` when the history opened as it was.
+#[tauri::command]
+pub fn history_set_aside(state: State<'_, AppState>) -> Option<String> {
+    state.history_set_aside.clone()
+}
+
 /// What the app was asked to do at launch; answered once, so a reload does not repeat it.
 #[tauri::command]
 pub fn startup_action(state: State<'_, AppState>) -> Option<StartupAction> {

@@ -168,6 +168,7 @@ pub fn run() {
             commands::perf_enabled,
             commands::perf_report,
             commands::startup_action,
+            commands::history_set_aside,
             desktop::about,
             desktop::quit,
         ])

@@ -41,11 +41,14 @@ pub struct AppState {
     /// The evaluator's comparisons of attempt groups under way, to stop one, and to refuse a
     /// second of the same group meanwhile.
     pub comparisons: Mutex<HashMap<GroupId, finishline_engine::CancellationToken>>,
+    /// Where a history file that was no database at all was kept when this start began a new one.
+    pub history_set_aside: Option<String>,
 }
 
 impl AppState {
     pub fn open(data_dir: PathBuf) -> Result<AppState, Error> {
-        let store = Arc::new(Store::open(&data_dir.join("history.db"), Arc::new(SystemClock))?);
+        let (store, history_set_aside) = Store::open_setting_aside_unreadable(&data_dir.join("history.db"), Arc::new(SystemClock))?;
+        let store = Arc::new(store);
         store.recover()?;
         // What a crashed app or CLI left running (an agent, an MCP server) ends now.
         finishline_engine::process_groups::ProcessGroups::end_left_behind(&data_dir);
@@ -64,6 +67,7 @@ impl AppState {
             comparisons: Mutex::new(HashMap::new()),
             next_subscription: Default::default(),
             startup: Mutex::new(crate::commands::startup_action_from(&std::env::args().collect::<Vec<_>>())),
+            history_set_aside: history_set_aside.map(|p| p.to_string_lossy().into_owned()),
         })
     }
 

@@ -2,7 +2,7 @@
 // Settings survives a restart of the app.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { appDataDir, launchApp, shot, startDriver } from "./app.mjs";
 
@@ -84,6 +84,33 @@ test("a settings file that is not JSON is named, never read as empty nor saved o
   } finally {
     await app.deleteSession();
     rmSync(file, { force: true });
+  }
+});
+
+test("a history file that is no database opens the app on a new history, the old file kept whole and named", async () => {
+  const dir = appDataDir(driver.home);
+  const file = path.join(dir, "history.db");
+  const garbage = "not a database: the person's file all the same\n".repeat(50);
+  mkdirSync(dir, { recursive: true });
+  // The history the earlier tests made goes aside with it; this test's own copy is what is checked.
+  writeFileSync(file, garbage);
+  rmSync(`${file}-wal`, { force: true });
+  rmSync(`${file}-shm`, { force: true });
+  const app = await launchApp(driver);
+  try {
+    const note = await app.$('[data-testid="history-set-aside"]');
+    await note.waitForDisplayed({ timeout: 20_000, timeoutMsg: "the window said nothing of the history it could not read" });
+    const said = await note.getText();
+    const kept = readdirSync(dir).find((n) => n.startsWith("history.db.unreadable-"));
+    assert.ok(kept, `the old file is kept beside the new one: ${readdirSync(dir)}`);
+    assert.equal(readFileSync(path.join(dir, kept), "utf8"), garbage, "byte for byte");
+    assert.ok(said.includes(path.join(dir, kept)), `the note names where: ${said}`);
+    await shot(app, "history-set-aside");
+    await (await app.$('[data-testid="new-task-form"]')).waitForDisplayed({ timeout: 10_000 });
+    await (await note.$("button=OK")).click();
+    await note.waitForDisplayed({ reverse: true, timeout: 5_000 });
+  } finally {
+    await app.deleteSession();
   }
 });
 

@@ -117,6 +117,15 @@ export function App() {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
+  // A history file that was no database was kept aside at this start: the person hears of it.
+  const [historyKept, setHistoryKept] = useState<string | null>(null);
+  useEffect(() => {
+    ipc.historySetAside().then(
+      (p) => setHistoryKept(p ?? null),
+      () => {},
+    );
+  }, []);
+
   // Closing over running tasks asks first: the close button (the shell holds the window) and Ctrl+Q.
   const [quitAsk, setQuitAsk] = useState<number | null>(null);
   useEffect(() => {
@@ -218,6 +227,16 @@ export function App() {
               Your unreadable settings file was kept as <code>{keptAs}</code>; the app starts from the default settings.
             </span>
             <button className="btn small" onClick={() => setKeptAs(null)}>
+              OK
+            </button>
+          </p>
+        )}
+        {historyKept && (
+          <p className="notice row" role="alert" data-testid="history-set-aside">
+            <span className="grow">
+              Your history file could not be read (it is not a database any more), so a new history was started. The old file is kept whole as <code>{historyKept}</code>; nothing was deleted.
+            </span>
+            <button className="btn small" onClick={() => setHistoryKept(null)}>
               OK
             </button>
           </p>

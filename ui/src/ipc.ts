@@ -849,6 +849,8 @@ export const ipc = {
   perfReport: (name: string, value: number) => call<void>("perf_report", { name, value }),
   /** What the app was asked to do at launch (`--open-session ID`, or `--task T --workspace W`). */
   startupAction: () => call<StartupAction | null>("startup_action"),
+  /** Where this start kept a history file that was no database, having begun a new one. */
+  historySetAside: () => call<string | null>("history_set_aside"),
   onHistoryChanged: (f: () => void): Promise<UnlistenFn> => listen("history-changed", () => f()),
   /** A second launch handed its `--task` / `--open-session` to this window: take it with startupAction. */
   onStartupAction: (f: () => void): Promise<UnlistenFn> => listen("startup-action", () => f()),

@@ -95,8 +95,13 @@ pub(crate) fn open_for(opts: &RunOptions, need: Need) -> Result<Opened, u8> {
         }
         (Err(e), Need::Model) => return Err(fail(exit::USAGE, json, &e)),
     };
-    let store = match Store::open(&data_dir.join("history.db"), Arc::new(SystemClock)) {
-        Ok(s) => Arc::new(s),
+    let store = match Store::open_setting_aside_unreadable(&data_dir.join("history.db"), Arc::new(SystemClock)) {
+        Ok((s, kept)) => {
+            if let Some(kept) = kept {
+                eprintln!("finishline: the history file was not a database any more: it is kept whole as {}, and a new history starts", kept.display());
+            }
+            Arc::new(s)
+        }
         Err(e) => return Err(fail(exit::USAGE, json, &format!("the history in {} cannot be opened: {e}", data_dir.display()))),
     };
     let _ = store.recover();

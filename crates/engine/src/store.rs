@@ -91,6 +91,44 @@ impl Store {
         Ok(store)
     }
 
+    /// [`Store::open`]; a file that is not a history database at all (garbage, or damaged past
+    /// SQLite's reading) is moved aside whole, with its log, as `history.db.unreadable-<time>`,
+    /// and a new history started, so the app opens and nothing is deleted. Returns where the old
+    /// one was kept. Any other failure (a lock, a read-only folder, a full disk) is the error it
+    /// was: those pass, and the file is fine.
+    pub fn open_setting_aside_unreadable(path: &Path, clock: Arc<dyn Clock>) -> Result<(Store, Option<std::path::PathBuf>)> {
+        // Looked at before it is opened for writing: a failed open deletes the log beside it.
+        let kept = if path.is_file() && Self::unreadable(path) { Some(Self::set_aside(path)?) } else { None };
+        Ok((Self::open(path, clock)?, kept))
+    }
+
+    /// Moves the file and its log to `<name>.unreadable-<time>`, whole; returns where.
+    fn set_aside(path: &Path) -> Result<std::path::PathBuf> {
+        let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "history.db".into());
+        let kept = (0..1000)
+            .map(|n| path.with_file_name(format!("{name}.unreadable-{stamp}{}", if n == 0 { String::new() } else { format!("-{n}") })))
+            .find(|k| k.symlink_metadata().is_err())
+            .ok_or_else(|| Error::Storage(format!("{} could not be set aside: too many kept already", path.display())))?;
+        std::fs::rename(path, &kept)?;
+        for log in ["-wal", "-shm"] {
+            let from = path.with_file_name(format!("{name}{log}"));
+            if from.exists() {
+                std::fs::rename(&from, kept.with_file_name(format!("{}{log}", kept.file_name().unwrap_or_default().to_string_lossy())))?;
+            }
+        }
+        Ok(kept)
+    }
+
+    /// Whether SQLite reads the file as no database at all: not a lock, not permissions.
+    fn unreadable(path: &Path) -> bool {
+        let Ok(conn) = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY) else { return false };
+        match conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0)) {
+            Err(rusqlite::Error::SqliteFailure(f, _)) => matches!(f.code, rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt),
+            _ => false,
+        }
+    }
+
     /// A private in-memory database, for tests.
     pub fn open_in_memory() -> Result<Store> {
         Self::open_in_memory_with(Arc::new(SystemClock))

@@ -1044,3 +1044,34 @@ fn the_export_tells_the_persons_comments_apart_from_finishline_sending_one_back(
     assert!(md.contains("- ↻ *Continuation* (the person's comments on the diff)"), "{md}");
     assert!(md.contains("- ↻ *Continuation 1/5* (the person's comments, not yet addressed)"), "Finishline's check, not the person writing again: {md}");
 }
+
+#[test]
+fn a_history_file_that_is_no_database_is_kept_aside_whole_and_a_new_history_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.db");
+    let garbage = b"this is not a database, but it is the person's file all the same".repeat(100);
+    std::fs::write(&path, &garbage).unwrap();
+    std::fs::write(dir.path().join("history.db-wal"), b"a log that goes with it").unwrap();
+    let (store, kept) = Store::open_setting_aside_unreadable(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let kept = kept.expect("it says where the old file is");
+    assert!(kept.file_name().unwrap().to_string_lossy().starts_with("history.db.unreadable-"), "{kept:?}");
+    assert_eq!(std::fs::read(&kept).unwrap(), garbage, "kept byte for byte");
+    let log = kept.with_file_name(format!("{}-wal", kept.file_name().unwrap().to_string_lossy()));
+    assert_eq!(std::fs::read(log).unwrap(), b"a log that goes with it", "with its log");
+    store.create_session(&new_session("after")).unwrap();
+    assert_eq!(store.list_sessions(&ListQuery { limit: 10, ..Default::default() }).unwrap().len(), 1, "a new history works");
+    drop(store);
+    let (_again, none) = Store::open_setting_aside_unreadable(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    assert!(none.is_none(), "a history that reads is never set aside");
+}
+
+#[test]
+fn a_history_that_cannot_be_opened_for_another_reason_is_left_where_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    // Its folder is a file: opening fails, and the file is nobody's database to move.
+    let blocker = dir.path().join("data");
+    std::fs::write(&blocker, b"a file where the folder should be").unwrap();
+    let path = blocker.join("history.db");
+    assert!(Store::open_setting_aside_unreadable(&path, Arc::new(finishline_engine::clock::SystemClock)).is_err());
+    assert_eq!(std::fs::read(&blocker).unwrap(), b"a file where the folder should be");
+}

@@ -100,6 +100,21 @@ describe("App shell", () => {
     expect(screen.getByTestId("settings-set-aside")).toHaveTextContent("Your unreadable settings file was kept as /data/settings.json.unreadable-20261129-2350");
   });
 
+  it("says a history file that was no database was kept whole and a new history started, until the person has read it", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "get_settings") return view();
+      if (cmd === "history_set_aside") return "/data/history.db.unreadable-20261130-0530";
+      if (cmd === "list_sessions") return [];
+    }, { shouldMockEvents: true });
+    render(<App />);
+    const said = await screen.findByTestId("history-set-aside");
+    expect(said).toHaveTextContent("Your history file could not be read");
+    expect(said, "where the old one is, so nothing is lost").toHaveTextContent("/data/history.db.unreadable-20261130-0530");
+    expect(screen.getByTestId("new-task-form"), "the app works meanwhile").toBeInTheDocument();
+    await userEvent.setup().click(within(said).getByRole("button", { name: "OK" }));
+    expect(screen.queryByTestId("history-set-aside")).toBeNull();
+  });
+
   it("shows a settings load failure with a way to retry", async () => {
     let calls = 0;
     mockIPC((cmd) => {
