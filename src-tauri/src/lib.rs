@@ -80,6 +80,19 @@ fn setup(app: &mut tauri::App) -> Result<(), Box<dyn std::error::Error>> {
             let _ = store.heartbeat();
         }
     });
+    // Sessions the CLI (or another app) starts and decides reach the sidebar and History too:
+    // their changes are not broadcast in this process, so the history is looked at every two
+    // seconds, and every list reloads when it moved.
+    let store = state.store.clone();
+    let handle = app.handle().clone();
+    tauri::async_runtime::spawn(async move {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+            if store.changed_elsewhere() {
+                let _ = handle.emit("history-changed", None::<finishline_engine::domain::SessionId>);
+            }
+        }
+    });
     app.manage(state);
     // A revert or a landing a crash cut short is finished, and worktrees no task needs
     // are removed, off the window's path.

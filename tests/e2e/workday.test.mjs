@@ -3,10 +3,11 @@
 // cancelling the run, the reading position kept while text streams, and the Trust view.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { shot, waitForScreen } from "./app.mjs";
+import { appDataDir, repoRoot, shot, waitForScreen } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -113,4 +114,20 @@ test("the Trust view shows the evaluator's reviews from the sessions approved ab
   assert.equal(await (await row.$('[data-testid="trust-reviews"]')).getText(), "2", "both approvals count");
   assert.match(await (await row.$('[data-testid="trust-false-done"]')).getText(), /0% \(0 of 2\)/, "no done verdict was rejected");
   await shot(win.app, "trust-view");
+});
+
+test("a task started in a terminal shows under Waiting for you without a reload, and opens", async () => {
+  const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
+  const ran = spawnSync(path.join(repoRoot, "target/debug/finishline"), ["run", "write a.txt from the terminal", "--workspace", ws, "--base-url", win.fake.baseUrl, "--model", "fake-model", "--data-dir", appDataDir(win.home)], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: 60_000,
+  });
+  assert.equal(ran.status, 6, `it waits for review: ${ran.stderr}`);
+  const waiting = () => win.app.execute(() => document.querySelector('[data-testid="side-waiting"]')?.textContent ?? "");
+  await win.app.waitUntil(async () => /from the terminal/.test(await waiting()), { timeout: 10_000, timeoutMsg: "the terminal's task never reached the sidebar" });
+  await shot(win.app, "sidebar-from-terminal");
+  const entry = await win.app.$('[data-testid="side-waiting"] [data-testid="side-session"][data-status="awaiting_review"]');
+  await entry.click();
+  await (await q('[data-testid="review-panel"]')).waitForDisplayed({ timeout: 10_000 });
 });

@@ -45,6 +45,8 @@ pub struct Store {
     clock: Arc<dyn Clock>,
     owner: LeaseOwner,
     lease_ttl_ms: i64,
+    /// The writer's `data_version` when [`Store::changed_elsewhere`] last looked.
+    seen_version: std::sync::atomic::AtomicI64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -177,7 +179,19 @@ impl Store {
             clock,
             owner: LeaseOwner::this_process(),
             lease_ttl_ms: 15_000,
+            seen_version: std::sync::atomic::AtomicI64::new(i64::MIN),
         })
+    }
+
+    /// Whether another process (the CLI, a second app) committed to the history since the last
+    /// look: this process's own changes are broadcast as they happen, theirs are not. SQLite's
+    /// `data_version` on the writer moves only for other connections' commits. The first look
+    /// only takes note.
+    pub fn changed_elsewhere(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        let Ok(now) = self.write().query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0)) else { return false };
+        let before = self.seen_version.swap(now, Ordering::Relaxed);
+        before != i64::MIN && before != now
     }
 
     /// How long a lease lives without a heartbeat.

@@ -1075,3 +1075,22 @@ fn a_history_that_cannot_be_opened_for_another_reason_is_left_where_it_is() {
     assert!(Store::open_setting_aside_unreadable(&path, Arc::new(finishline_engine::clock::SystemClock)).is_err());
     assert_eq!(std::fs::read(&blocker).unwrap(), b"a file where the folder should be");
 }
+
+#[test]
+fn a_change_another_process_commits_is_noticed_and_this_processs_own_are_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.db");
+    let app = Store::open_checkpointing_every(&path, Arc::new(finishline_engine::clock::SystemClock), Duration::from_millis(20)).unwrap();
+    let cli = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    assert!(!app.changed_elsewhere(), "the first look only takes note");
+    let (own, _) = app.create_session(&new_session("the window's own")).unwrap();
+    app.append(&own, None, status(SessionStatus::Busy)).unwrap();
+    app.heartbeat().unwrap();
+    std::thread::sleep(Duration::from_millis(100)); // the log is moved into the database meanwhile
+    assert!(!app.changed_elsewhere(), "its own changes reach the window as they happen");
+    cli.heartbeat().unwrap();
+    assert!(!app.changed_elsewhere(), "a heartbeat that changes nothing is nothing");
+    cli.create_session(&new_session("started in a terminal")).unwrap();
+    assert!(app.changed_elsewhere(), "a session the CLI started is noticed");
+    assert!(!app.changed_elsewhere(), "once");
+}
