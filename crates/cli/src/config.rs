@@ -24,6 +24,15 @@ pub fn data_dir(common: &Common) -> PathBuf {
     // Absolute, so worktrees and checkpoints are the same folders from every command's cwd
     // (and from git, which runs in the worktree).
     let dir = std::path::absolute(&dir).unwrap_or(dir);
+    if dir.exists() && !dir.is_dir() {
+        // Else every command misreads it: "the settings file could not be read", "no history yet".
+        let code = crate::run::fail(
+            crate::exit::USAGE,
+            common.json,
+            &format!("--data-dir {} is a file, not a folder: name a folder (it is made if missing)", dir.display()),
+        );
+        std::process::exit(code.into());
+    }
     if common.data_dir.is_some() {
         crate::hint::remember_data_dir(&dir);
     }

@@ -251,12 +251,9 @@ impl View {
             )),
             EngineEvent::TaskWorkspace { worktree: None, folder, .. } => self.line(&format!("  works in the folder itself: {folder}")),
             EngineEvent::Rebased { onto } => self.line(&format!("  ⎇ the branch moved on: the task's commits now sit on {}", &onto[..onto.len().min(10)])),
-            EngineEvent::Landed { target_branch, commit, branch_kept, files, .. } => self.line(&match (commit, target_branch, branch_kept) {
-                (Some(c), Some(b), _) => format!("  ✓ landed on {b} as {} ({} file(s))", &c[..c.len().min(10)], files.len()),
-                (None, Some(b), _) => format!("  ✓ the changes are in your working tree on {b}, not committed ({} file(s))", files.len()),
-                (_, _, Some(k)) => format!("  ✓ kept the branch {k}"),
-                _ => "  ✓ nothing to land".to_string(),
-            }),
+            EngineEvent::Landed { target_branch, commit, branch_kept, files, .. } => {
+                self.line(&landed_line(commit.as_deref(), target_branch.as_deref(), branch_kept.as_deref(), files.len()))
+            }
             EngineEvent::LandingBlocked { detail, files, .. } => {
                 self.line(&format!("  ! not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) }))
             }
@@ -375,9 +372,28 @@ fn retry_line(attempt: Option<u32>, max_retries: Option<u32>, message: Option<&s
     format!("  ⏳ retry {}{of} — {}", attempt.unwrap_or(0), message.unwrap_or(""))
 }
 
+/// Where the approved task went, as the log says it.
+fn landed_line(commit: Option<&str>, target_branch: Option<&str>, branch_kept: Option<&str>, files: usize) -> String {
+    match (commit, target_branch, branch_kept) {
+        (Some(c), Some(b), _) => format!("  ✓ landed on {b} as {} ({files} file(s))", &c[..c.len().min(10)]),
+        // Nothing was left to land (the branch held it all): not "in your working tree".
+        (None, Some(b), None) if files == 0 => format!("  ✓ nothing to land: {b} already holds it"),
+        (None, Some(b), _) => format!("  ✓ the changes are in your working tree on {b}, not committed ({files} file(s))"),
+        (_, _, Some(k)) => format!("  ✓ kept the branch {k}"),
+        _ => "  ✓ nothing to land".to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{counted, file_line, retry_line};
+    use super::{counted, file_line, landed_line, retry_line};
+
+    #[test]
+    fn an_approval_with_nothing_left_to_land_never_says_the_changes_are_in_the_working_tree() {
+        assert_eq!(landed_line(None, Some("main"), None, 0), "  ✓ nothing to land: main already holds it");
+        assert_eq!(landed_line(None, Some("main"), None, 2), "  ✓ the changes are in your working tree on main, not committed (2 file(s))");
+        assert_eq!(landed_line(Some("0123456789abcdef"), Some("main"), None, 1), "  ✓ landed on main as 0123456789 (1 file(s))");
+    }
 
     #[test]
     fn a_retry_says_which_try_of_how_many() {

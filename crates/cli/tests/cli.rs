@@ -590,6 +590,25 @@ fn a_task_file_that_cannot_be_the_task_is_refused_with_the_reason_and_nothing_is
     assert!(!e.data.exists());
 }
 
+/// A data folder that is a file is named as such by every command, not read as a broken
+/// settings file or an empty history, and the file is left as it was.
+#[test]
+fn a_data_dir_that_is_a_file_is_named_so_by_every_command() {
+    let e = env();
+    std::fs::write(&e.data, "my notes, not a folder\n").unwrap();
+    let json = finishline(&["sessions", "list", "--json"], &e.data);
+    assert_eq!(json.status.code(), Some(2));
+    let line: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&json.stdout).trim()).expect("one JSON line");
+    assert!(line["message"].as_str().unwrap().contains("is a file, not a folder"), "{line}");
+    for args in [&["sessions", "list"][..], &["run", "hello", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"], &["stats", "evaluator"]] {
+        let out = finishline(args, &e.data);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert!(said.contains("is a file, not a folder") && said.contains(&e.data.to_string_lossy().into_owned()), "{args:?}: {said}");
+    }
+    assert_eq!(std::fs::read_to_string(&e.data).unwrap(), "my notes, not a folder\n");
+}
+
 /// The history commands before any task has run say where they looked and how to look elsewhere.
 #[test]
 fn history_commands_with_no_history_say_where_they_looked_and_how_to_point_elsewhere() {

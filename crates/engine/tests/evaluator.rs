@@ -121,6 +121,15 @@ fn an_unusable_answer_says_in_plain_words_what_it_lacked_and_still_names_the_fie
 }
 
 #[test]
+fn an_announced_action_the_evaluator_did_not_name_reads_as_a_sentence_not_an_empty_label() {
+    let unnamed = parse_verdict(r#"{"announced_action_not_taken": true, "action": " "}"#, EvaluationQuestion::AnnouncedAction).unwrap();
+    assert_eq!(unnamed.verdict, Verdict::NotDone);
+    assert_eq!(unnamed.summary, "The agent announced an action and did not take it (the evaluator did not name it).");
+    let named = parse_verdict(r#"{"announced_action_not_taken": true, "action": "run the tests"}"#, EvaluationQuestion::AnnouncedAction).unwrap();
+    assert_eq!(named.summary, "Announced but not taken: run the tests");
+}
+
+#[test]
 fn a_steps_output_data_is_kept_whatever_shape_a_weak_model_gives_it_and_bounded() {
     let as_object = parse_verdict(r#"{"done": true, "summary": "ok", "output_data": {"port": 8123}}"#, EvaluationQuestion::Done).unwrap();
     assert_eq!(as_object.output_data.as_deref(), Some(r#"{"port":8123}"#), "an object instead of a string still carries the facts later steps need");

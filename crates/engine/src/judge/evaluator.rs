@@ -375,7 +375,12 @@ pub fn parse_verdict(text: &str, question: EvaluationQuestion) -> Result<Evaluat
             let action = candidate.get("action").and_then(Value::as_str).unwrap_or_default().to_string();
             Ok(EvaluationOutcome {
                 verdict: if flag { Verdict::NotDone } else { Verdict::Done },
-                summary: if flag { format!("Announced but not taken: {action}") } else { "No unfinished announcement.".into() },
+                summary: match (flag, action.trim()) {
+                    (false, _) => "No unfinished announcement.".into(),
+                    // The evaluator said yes without naming the action: say so, not an empty label.
+                    (true, "") => "The agent announced an action and did not take it (the evaluator did not name it).".into(),
+                    (true, action) => format!("Announced but not taken: {action}"),
+                },
                 remaining: if flag && !action.is_empty() { vec![action.clone()] } else { vec![] },
                 continuation_prompt: if flag && !action.is_empty() { format!("Do it now: {action}") } else { String::new() },
                 stuck_reason: None,
