@@ -4,6 +4,7 @@ import { attemptLabel, setAside, sidebarEntries, sidebarGroups, sidebarTitles, s
 import { END_LABEL, NOT_CHOSEN, STATUS_LABEL } from "../session/model";
 
 const unchecked = (s: SessionSummary) => s.status === "idle" && s.end_reason === "conversation_unchecked";
+const doubtful = (s: SessionSummary) => s.status === "awaiting_review" && !!s.end_reason && s.end_reason !== "verified_done";
 import { Inbox, LoaderCircle } from "lucide-react";
 
 /** Sessions one click away: working, waiting for you (counted), and today's. Updates live. */
@@ -56,6 +57,12 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
         // An answer nobody could check (the evaluator gave nothing usable) is not a plain idle one.
         <span className="badge side-badge badge-unchecked" title={`${END_LABEL.conversation_unchecked}: the evaluator gave no usable answer`}>
           Not checked
+        </span>
+      ) : doubtful(s) && !notChosen ? (
+        // A review of work not verified done (stuck, out of budget, said blocked) must not read
+        // like one of verified work: the badge says how the run ended.
+        <span className={`badge side-badge badge-${s.status} badge-doubt`} title={`${STATUS_LABEL[s.status]}: ${END_LABEL[s.end_reason!]}, not verified done`}>
+          {END_LABEL[s.end_reason!]}
         </span>
       ) : (
         <span className={`badge side-badge ${notChosen ? "badge-not-chosen" : `badge-${s.status}`}`}>{notChosen ? NOT_CHOSEN : STATUS_LABEL[s.status]}</span>

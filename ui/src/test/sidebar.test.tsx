@@ -111,6 +111,25 @@ describe("how long something has waited for the person", () => {
   });
 });
 
+describe("a review of work not verified done in the sidebar", () => {
+  it("says how the run ended (stuck, said blocked) instead of the same badge verified work gets", async () => {
+    const list: SessionSummary[] = [
+      { ...s("s-done", "awaiting_review", Date.now() - 1000), end_reason: "verified_done" },
+      { ...s("s-stuck", "awaiting_review", Date.now() - 2000), end_reason: "stuck" },
+      { ...s("s-blocked", "awaiting_review", Date.now() - 3000), end_reason: "claimed_blocked" },
+    ];
+    mockIPC((cmd) => (cmd === "list_sessions" ? list : null));
+    render(<SidebarSessions current={null} onOpen={() => {}} />);
+    await screen.findByTestId("side-waiting");
+    const badges = screen.getAllByTestId("side-session").map((b) => [b.dataset.session, b.querySelector(".side-badge")?.textContent]);
+    expect(badges).toEqual([
+      ["s-done", "Ready for review"],
+      ["s-stuck", "Stuck"],
+      ["s-blocked", "Agent says blocked"],
+    ]);
+  });
+});
+
 describe("a decided group in the sidebar", () => {
   it("badges the attempts set aside for the one landed as not chosen, not as rejected by the person", async () => {
     const group = { group: "g1", number: 1, of: 3, label: "Codex", chosen: true };
