@@ -27,12 +27,28 @@ export function matches(label: string, query: string): boolean {
     .every((w) => l.includes(w));
 }
 
+/** A dialog that closes gives the focus back to where it was when it opened, unless what it
+ * did put the focus somewhere on purpose (a screen that opened with its own field focused). */
+function useReturnFocus() {
+  useEffect(() => {
+    const before = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    return () => {
+      // After the close has settled: the dialog's own element still holds the focus as it goes.
+      requestAnimationFrame(() => {
+        const now = document.activeElement;
+        if (before?.isConnected && (!now || now === document.body)) before.focus();
+      });
+    };
+  }, []);
+}
+
 /** Ctrl+K: every action by name. Arrows move, Enter runs, Esc closes. */
 export function CommandPalette({ commands, onOpenSession, onClose }: { commands: PaletteCommand[]; onOpenSession: (id: string) => void; onClose: () => void }) {
   const [query, setQuery] = useState("");
   const [active, setActive] = useState(0);
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
   const input = useRef<HTMLInputElement>(null);
+  useReturnFocus();
   useEffect(() => {
     input.current?.focus();
     ipc.listSessions({ limit: 100 }).then((s) => setSessions(s ?? []), () => {});
@@ -110,6 +126,7 @@ export const SHORTCUTS: [string, string][] = [
 
 export function ShortcutList({ onClose }: { onClose: () => void }) {
   const close = useRef<HTMLButtonElement>(null);
+  useReturnFocus();
   useEffect(() => close.current?.focus(), []);
   return (
     <div className="modal-backdrop" onMouseDown={onClose}>

@@ -98,5 +98,19 @@ describe("the command palette", () => {
     expect(await screen.findByTestId("shortcuts")).toHaveTextContent("Ctrl+K");
     await user.keyboard("{Escape}");
     expect(screen.queryByTestId("shortcuts")).not.toBeInTheDocument();
+    await waitFor(() => expect(screen.getByTestId("nav-history"), "the focus is back where it was").toHaveFocus());
+  });
+
+  it("Esc gives the focus back to where it was before the palette opened", async () => {
+    mockIPC((cmd) => (cmd === "get_settings" ? view() : cmd === "list_sessions" ? [] : undefined), { shouldMockEvents: true });
+    render(<App />);
+    const user = userEvent.setup();
+    const task = await screen.findByTestId("task-input");
+    await user.click(task);
+    await user.keyboard("{Control>}k{/Control}");
+    expect(await screen.findByTestId("palette-input")).toHaveFocus();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("palette")).not.toBeInTheDocument();
+    await waitFor(() => expect(task, "a keyboard user goes on where they were, not from the page's top").toHaveFocus());
   });
 });
