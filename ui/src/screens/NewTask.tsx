@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState, type FormEvent, type Keyboard
 import { FolderOpen, Play } from "lucide-react";
 import { AppError, ipc, type AgentPreset, type ExternalAgent, type PlanMode, type SessionSummary, type WhenBusy, type WorkspaceInfo, type WorkspaceSurvey } from "../ipc";
 import { gradeOf } from "../modelGrades";
+import { keepAboveBar } from "../keepAboveBar";
 import { AlertDialog } from "../components/AlertDialog";
 import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, settingsAgentLabel, type AttemptChoice } from "../components/AttemptsPicker";
 
@@ -64,6 +65,7 @@ export function recentWorkspaces(sessions: SessionSummary[], max = 5): string[] 
 }
 
 export function NewTask({ providerReady, modelMissing = false, defaultModel = "", onOpenSettings, onStarted, focusSignal = 0, defaultPlan = "auto", defaultAgent = null, attemptLimit = 4, onStartedGroup }: Props) {
+  const bar = useRef<HTMLDivElement>(null);
   const taskBox = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
     if (providerReady) taskBox.current?.focus();
@@ -121,6 +123,8 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   const [checking, setChecking] = useState(false);
   // Another task works in this plain folder: run anyway, queue after it, or cancel.
   const [busyAsk, setBusyAsk] = useState<string | null>(null);
+  // The folder is a whole home folder or the disk's root: run there only at the person's word.
+  const [broadAsk, setBroadAsk] = useState<WorkspaceSurvey | null>(null);
   const [uncommitted, setUncommitted] = useState<{ names: string[]; count: number } | null>(null);
   useEffect(() => {
     setSurvey(null);
@@ -195,13 +199,21 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
     }
   };
 
-  const run = async (e?: FormEvent, whenBusy: WhenBusy = "ask") => {
+  const run = async (e?: FormEvent, whenBusy: WhenBusy = "ask", broadOk = false) => {
     e?.preventDefault();
     if (blocker || starting || !workspace) return;
     setStarting(true);
     setError(null);
     setBusyAsk(null);
+    setBroadAsk(null);
     try {
+      // A whole home folder or the disk's root asks first, also when Run came before its
+      // warning: the agent could change any file there.
+      const looked = broadOk ? null : (survey ?? (await ipc.surveyWorkspace(workspace).catch(() => null)));
+      if (looked?.too_broad) {
+        setBroadAsk(looked);
+        return;
+      }
       const baseChoice = info?.worktrees && base && base !== info.branch ? base : undefined;
       if (attemptsOn && info?.worktrees) {
         const m = model.trim();
@@ -234,7 +246,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   };
 
   return (
-    <form className="screen" onSubmit={run} onKeyDown={onKeyDown} data-testid="new-task-form">
+    <form className="screen" onSubmit={run} onKeyDown={onKeyDown} onFocus={(e) => keepAboveBar(e.target, bar.current)} data-testid="new-task-form">
       <header className="screen-head">
         <h1>New task</h1>
         <p className="muted">Describe what you want done. Finishline checks the work before it calls it finished.</p>
@@ -416,6 +428,32 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
         </p>
       )}
 
+      {broadAsk && (
+        <AlertDialog title={/^[\\/]*$/.test(workspace ?? "") ? "Run across the whole disk?" : "Run in your whole home folder?"} testid="broad-folder-dialog" onEscape={() => setBroadAsk(null)}>
+          <p>
+            {workspace} is your whole home folder or the root of the disk. It holds {broadAsk.capped ? "over " : ""}
+            {broadAsk.files.toLocaleString()} files, and the agent can change any of them. A project folder is usually what you mean.
+          </p>
+          <div className="actions">
+            <button
+              type="button"
+              className="btn primary"
+              onClick={() => {
+                setBroadAsk(null);
+                document.querySelector<HTMLInputElement>('[data-testid="workspace-path"]')?.focus();
+              }}
+              data-testid="broad-choose"
+              autoFocus
+            >
+              Choose another folder
+            </button>
+            <button type="button" className="btn" onClick={() => run(undefined, "ask", true)} data-testid="broad-run">
+              Run here anyway
+            </button>
+          </div>
+        </AlertDialog>
+      )}
+
       {busyAsk && (
         <AlertDialog title="Another task works in this folder" testid="workspace-busy-dialog" onEscape={() => setBusyAsk(null)}>
           <p>{busyAsk}</p>
@@ -423,10 +461,10 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
             <button type="button" className="btn" onClick={() => setBusyAsk(null)} data-testid="busy-cancel" autoFocus>
               Cancel
             </button>
-            <button type="button" className="btn" onClick={() => run(undefined, "run")} data-testid="busy-run">
+            <button type="button" className="btn" onClick={() => run(undefined, "run", true)} data-testid="busy-run">
               Run anyway
             </button>
-            <button type="button" className="btn primary" onClick={() => run(undefined, "queue")} data-testid="busy-queue">
+            <button type="button" className="btn primary" onClick={() => run(undefined, "queue", true)} data-testid="busy-queue">
               Queue after it
             </button>
           </div>
@@ -435,7 +473,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
 
       {/* Kept in view at the window's foot: notes above (uncommitted changes, attempts) must
           not push Run below the fold. */}
-      <div className="actions new-task-actions">
+      <div className="actions new-task-actions" ref={bar}>
         {/* In the bar, beside Run: below a long form it would be out of sight or under it. */}
         {error && (
           <p className="field-error" role="alert">

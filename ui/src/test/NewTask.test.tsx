@@ -276,6 +276,39 @@ describe("New task", () => {
     await vi.waitFor(() => expect(screen.queryByTestId("workspace-warning")).toBeNull());
   });
 
+  it("asks before a run in a home folder, even when Run is pressed before the warning came, and runs there only at the person's word", async () => {
+    const started: string[] = [];
+    let surveys = 0;
+    mockIPC(async (cmd, args) => {
+      if (cmd === "survey_workspace") {
+        surveys += 1;
+        // The first look is slow: Run is pressed before its warning shows.
+        if (surveys === 1) await new Promise((r) => setTimeout(r, 600));
+        return { files: 200000, capped: true, too_broad: true };
+      }
+      if (cmd === "start_session") {
+        started.push((args as { workspace: string }).workspace);
+        return "ses_1";
+      }
+    });
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    const user = userEvent.setup();
+    await user.type(screen.getByTestId("task-input"), "tidy up");
+    fireEvent.change(screen.getByTestId("workspace-path"), { target: { value: "/home/me" } });
+    await user.click(screen.getByTestId("run"));
+    const ask = await screen.findByTestId("broad-folder-dialog", {}, { timeout: 3000 });
+    expect(ask).toHaveTextContent("whole home folder");
+    expect(ask).toHaveTextContent("over 200,000 files");
+    expect(started, "nothing starts before the person answers").toEqual([]);
+    await user.click(screen.getByTestId("broad-choose"));
+    expect(screen.queryByTestId("broad-folder-dialog")).toBeNull();
+    expect(screen.getByTestId("workspace-path"), "back at the folder, to choose another").toHaveFocus();
+    expect(started).toEqual([]);
+    await user.click(screen.getByTestId("run"));
+    await user.click(await screen.findByTestId("broad-run"));
+    await vi.waitFor(() => expect(started).toEqual(["/home/me"]));
+  });
+
   it("says when the chosen folder has an AGENTS.md the agent and the evaluator will follow", async () => {
     mockIPC((cmd) => {
       if (cmd === "plugin:dialog|open") return "/home/me/project";
