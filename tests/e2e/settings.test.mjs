@@ -114,6 +114,35 @@ test("a history file that is no database opens the app on a new history, the old
   }
 });
 
+test("every Settings field the focus reaches is in view, never under the Save bar pinned to the window's foot", async () => {
+  const app = await launchApp(driver);
+  try {
+    await (await app.$('[data-testid="nav-settings"]')).click();
+    await (await app.$('[data-testid="save-settings"]')).waitForDisplayed({ timeout: 20_000 });
+    const count = await app.execute(() => document.querySelectorAll(".settings-screen input:not([type=hidden]), .settings-screen select, .settings-screen textarea").length);
+    const hidden = [];
+    for (let i = 0; i < count; i++) {
+      await app.execute((k) => {
+        const el = document.querySelectorAll(".settings-screen input:not([type=hidden]), .settings-screen select, .settings-screen textarea")[k];
+        if (el.offsetParent !== null && !el.closest(".settings-actions")) el.focus();
+      }, i);
+      // The window lifts the field at once and once more a moment later.
+      await new Promise((r) => setTimeout(r, 250));
+      const seen = await app.execute(() => {
+        const el = document.activeElement;
+        if (!el || el === document.body || el.closest(".settings-actions")) return null;
+        const r = el.getBoundingClientRect();
+        const at = document.elementFromPoint(r.left + Math.min(8, r.width / 2), r.top + r.height / 2);
+        return at && (at === el || el.contains(at) || at.contains(el) || at.closest("label") === el.closest("label")) ? null : (el.closest("label")?.textContent ?? el.outerHTML).trim().slice(0, 60);
+      });
+      if (seen) hidden.push(seen);
+    }
+    assert.deepEqual(hidden, [], "fields hidden where the focus went");
+  } finally {
+    await app.deleteSession();
+  }
+});
+
 test("an edit made to the settings file while the app runs is not written over when it quits", async () => {
   const file = path.join(appDataDir(driver.home), "settings.json");
   const app = await launchApp(driver);

@@ -70,6 +70,8 @@ enum StatsCommand {
 enum SessionsCommand {
     /// Newest first.
     List {
+        /// Only sessions in this status: idle, queued, busy, retry, awaiting_approval,
+        /// awaiting_review, completed, rejected, failed, cancelled or interrupted.
         #[arg(long)]
         status: Option<String>,
         #[arg(long, default_value_t = 50)]

@@ -13,17 +13,17 @@ pub fn open(common: &Common) -> Result<Store, u8> {
     let dir = config::data_dir(common);
     let path = dir.join("history.db");
     if !path.exists() {
-        eprintln!(
-            "finishline: no history yet in {}: run a task first (`{}`), or name the folder that holds it with --data-dir",
-            dir.display(),
-            crate::hint::command("run \"…\"")
-        );
-        return Err(exit::USAGE);
+        return Err(crate::run::fail(
+            exit::USAGE,
+            common.json,
+            &format!(
+                "no history yet in {}: run a task first (`{}`), or name the folder that holds it with --data-dir",
+                dir.display(),
+                crate::hint::command("run \"…\"")
+            ),
+        ));
     }
-    let store = Store::open(&path, Arc::new(SystemClock)).map_err(|e| {
-        eprintln!("finishline: {e}");
-        exit::FAILED
-    })?;
+    let store = Store::open(&path, Arc::new(SystemClock)).map_err(|e| crate::run::fail(exit::FAILED, common.json, &e.to_string()))?;
     // Every front end recovers runs whose process died before it shows anything, so a listing
     // never shows a dead run as running.
     if let Err(e) = store.recover() {
@@ -42,16 +42,13 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
         match SessionStatus::parse(&s) {
             Some(st) => q.statuses.push(st),
             None => {
-                eprintln!("finishline: unknown status `{s}`");
-                return exit::USAGE;
+                let known = "idle, queued, busy, retry, awaiting_approval, awaiting_review, completed, rejected, failed, cancelled, interrupted";
+                return crate::run::fail(exit::USAGE, common.json, &format!("unknown status `{s}`: one of {known}"));
             }
         }
     }
     match store.list_sessions(&q) {
-        Err(e) => {
-            eprintln!("finishline: {e}");
-            exit::FAILED
-        }
+        Err(e) => crate::run::fail(exit::FAILED, common.json, &e.to_string()),
         Ok(rows) => {
             if common.json {
                 for r in rows {
@@ -104,17 +101,14 @@ pub fn cancel(id: &str, common: &Common) -> u8 {
         }
         Ok(false) => {
             let status = store.session(&sid).map(|s| s.status.as_str()).unwrap_or("unknown");
-            eprintln!("finishline: {id} is not waiting for you (it is {status}), so there is nothing to cancel here; a running task is cancelled where it runs (Ctrl+C in its terminal, or the window)");
-            exit::USAGE
+            crate::run::fail(
+                exit::USAGE,
+                common.json,
+                &format!("{id} is not waiting for you (it is {status}), so there is nothing to cancel here; a running task is cancelled where it runs (Ctrl+C in its terminal, or the window)"),
+            )
         }
-        Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => {
-            eprintln!("finishline: {e}");
-            exit::USAGE
-        }
-        Err(e) => {
-            eprintln!("finishline: {e}");
-            exit::FAILED
-        }
+        Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => crate::run::fail(exit::USAGE, common.json, &e.to_string()),
+        Err(e) => crate::run::fail(exit::FAILED, common.json, &e.to_string()),
     }
 }
 
@@ -127,8 +121,7 @@ pub fn discard(id: &str, common: &Common) -> u8 {
     let data_dir = config::data_dir(common);
     if let Ok(Some(group)) = finishline_engine::agent::discard::competing_group(&store, &SessionId(id.into())) {
         let reject = crate::hint::command(&format!("sessions attempts {group} --reject"));
-        eprintln!("finishline: {id} is an attempt of group {group}: attempts are put away with their group: `{reject}`");
-        return exit::USAGE;
+        return crate::run::fail(exit::USAGE, common.json, &format!("{id} is an attempt of group {group}: attempts are put away with their group: `{reject}`"));
     }
     match finishline_engine::agent::discard::discard(&store, &data_dir, &SessionId(id.into())) {
         Ok((wt, status)) => {
@@ -137,13 +130,9 @@ pub fn discard(id: &str, common: &Common) -> u8 {
             exit::OK
         }
         Err(e) if matches!(e.code(), finishline_engine::ErrorCode::NotFound | finishline_engine::ErrorCode::InvalidInput) => {
-            eprintln!("finishline: {e}");
-            exit::USAGE
+            crate::run::fail(exit::USAGE, common.json, &e.to_string())
         }
-        Err(e) => {
-            eprintln!("finishline: {e}");
-            exit::FAILED
-        }
+        Err(e) => crate::run::fail(exit::FAILED, common.json, &e.to_string()),
     }
 }
 
@@ -159,10 +148,7 @@ pub fn search(text: &str, common: &Common) -> u8 {
         Err(c) => return c,
     };
     match store.search(text, 50) {
-        Err(e) => {
-            eprintln!("finishline: {e}");
-            exit::FAILED
-        }
+        Err(e) => crate::run::fail(exit::FAILED, common.json, &e.to_string()),
         Ok(hits) => {
             for h in hits {
                 if common.json {
@@ -190,10 +176,7 @@ pub fn export(id: &str, json: Option<JsonLayout>, common: &Common) -> u8 {
         Err(c) => return c,
     };
     match store.timeline(&SessionId(id.into())) {
-        Err(e) => {
-            eprintln!("finishline: {e}");
-            exit::USAGE
-        }
+        Err(e) => crate::run::fail(exit::USAGE, common.json, &e.to_string()),
         Ok(t) => {
             match json {
                 Some(JsonLayout::OneLine) => outln!("{}", serde_json::to_string(&export::to_json(&t)).unwrap_or_default()),

@@ -609,6 +609,31 @@ fn a_data_dir_that_is_a_file_is_named_so_by_every_command() {
     assert_eq!(std::fs::read_to_string(&e.data).unwrap(), "my notes, not a folder\n");
 }
 
+/// With --json every history command says its error as one JSON line, `{"type": "error", …}`,
+/// as `run` does: a script reading the output never meets plain text instead.
+#[test]
+fn every_history_command_says_its_error_as_one_json_line_with_json() {
+    let e = env();
+    std::fs::create_dir_all(&e.data).unwrap();
+    drop(finishline_engine::store::Store::open(&e.data.join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap());
+    for args in [
+        &["sessions", "show", "ses_nope", "--json"][..],
+        &["sessions", "list", "--status", "foo", "--json"],
+        &["sessions", "discard", "ses_nope", "--json"],
+        &["sessions", "cancel", "ses_nope", "--json"],
+        &["sessions", "export", "ses_nope", "--json"],
+    ] {
+        let out = finishline(args, &e.data);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let said = lines(&out);
+        assert_eq!(said.len(), 1, "{args:?}: one line: {}", String::from_utf8_lossy(&out.stdout));
+        assert_eq!(said[0]["type"], "error", "{args:?}: {}", said[0]);
+        assert!(!said[0]["message"].as_str().unwrap_or("").is_empty(), "{args:?}: {}", said[0]);
+    }
+    let status = lines(&finishline(&["sessions", "list", "--status", "foo", "--json"], &e.data));
+    assert!(status[0]["message"].as_str().unwrap().contains("awaiting_review"), "it names the statuses there are: {}", status[0]);
+}
+
 /// The history commands before any task has run say where they looked and how to look elsewhere.
 #[test]
 fn history_commands_with_no_history_say_where_they_looked_and_how_to_point_elsewhere() {

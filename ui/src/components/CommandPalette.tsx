@@ -34,10 +34,10 @@ function useReturnFocus() {
     const before = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     return () => {
       // After the close has settled: the dialog's own element still holds the focus as it goes.
-      requestAnimationFrame(() => {
+      setTimeout(() => {
         const now = document.activeElement;
         if (before?.isConnected && (!now || now === document.body)) before.focus();
-      });
+      }, 0);
     };
   }, []);
 }

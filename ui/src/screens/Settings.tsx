@@ -5,6 +5,7 @@ import { useEffect, useRef, useState, type FormEvent, type MutableRefObject } fr
 import { NumberInput } from "../components/NumberInput";
 import { SettingsIndex } from "../components/SettingsIndex";
 import { showTheme } from "../theme";
+import { keepAboveBar } from "../keepAboveBar";
 import { McpSection } from "../components/McpSection";
 import { ProviderSection } from "../components/ProviderSection";
 import { AppError, ipc, type PermissionDefault, type PlanMode, type Settings, type SettingsView, type Theme } from "../ipc";
@@ -145,6 +146,7 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
   };
 
   const form = useRef<HTMLFormElement>(null);
+  const bar = useRef<HTMLDivElement>(null);
   const saveNow = async (): Promise<boolean> => {
     setError(null);
     // The window shows no bubble of its own for a number out of range: name the field, say what
@@ -221,6 +223,7 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
       className="screen settings-screen"
       noValidate
       onSubmit={save}
+      onFocus={(e) => keepAboveBar(e.target, bar.current)}
       // Ctrl+S saves, as in every editor, from any field.
       onKeyDown={(e) => {
         if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === "s") {
@@ -525,7 +528,7 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
       {/* Pinned to the bottom of the window, so Save is in view however long the page is, and
           why it did not save with it: the page's end may be far below the field at fault. It
           comes last, so it covers nothing when the page is scrolled to its end. */}
-      <div className="actions settings-actions">
+      <div className="actions settings-actions" ref={bar}>
         {error && (
           <p className="field-error" role="alert" data-testid="settings-error">
             {error.message}
