@@ -383,7 +383,10 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           Not approved automatically: {review.autoApprove.reason}.
         </p>
       )}
-      <h3>Files changed ({review.files.length})</h3>
+      {/* A follow-up's diff is what changed since the person's last review, not the whole task. */}
+      <h3 data-testid="review-files-heading">
+        {!review.decided && place?.reviewedBefore ? "Files changed since your last review" : "Files changed"} ({review.files.length})
+      </h3>
       <EarlierRounds shown={review.files} lands={worktree && !review.decided && place?.reviewedBefore ? place.lands : undefined} />
       {/* Beside the count, where it is read: these files exist but are in no diff and never land. */}
       {(review.notLanded?.length ?? 0) > 0 && <NotLanded review={review} onBusy={setBusy} />}

@@ -162,6 +162,7 @@ describe("a task in its own worktree", () => {
     );
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     expect(await screen.findByTestId("earlier-rounds")).toHaveTextContent("Approve lands 1 more file from earlier rounds of this task, reviewed before: first.rs.");
+    expect(screen.getByTestId("review-files-heading"), "the diff is this round's: a file both rounds changed shows only the second change").toHaveTextContent("Files changed since your last review (1)");
   });
 
   it("a first review says nothing of earlier rounds, even when its diff shows fewer files than the branch holds", async () => {
@@ -175,6 +176,7 @@ describe("a task in its own worktree", () => {
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     await screen.findByTestId("approve");
     expect(screen.queryByTestId("earlier-rounds")).toBeNull();
+    expect(screen.getByTestId("review-files-heading")).toHaveTextContent(/^Files changed \(1\)$/);
   });
 
   it("reject asks before the worktree goes, keeping it by default, and rejects once confirmed", async () => {
