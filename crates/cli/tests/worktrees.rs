@@ -1412,60 +1412,6 @@ async fn a_question_answered_without_changing_anything_leaves_no_worktree_waitin
     assert!(listed["work_dir"].is_null(), "{listed}");
 }
 
-/// A file someone saves into a task's worktree just as it is put away as unused keeps it: the
-/// look is made again once the folder is moved aside, where nothing is saved into it any more.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_file_saved_into_an_unused_worktree_as_it_is_put_away_keeps_the_worktree() {
-    let answer = json!({"when": {"kind": "agent", "last_message_contains": "what does README.md say"}, "reply": {"text": "It says hello."}});
-    let (_s, dir, cli) = server(vec![vec![answer]]).await;
-    let r = repo(dir.path());
-    let marker = dir.path().join("paused");
-    let asking = cli.cmd(&["run", "what does README.md say?", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--json"]);
-    let child = paused_at(asking, "put-away-after-look", &marker, "the task found its worktree unused");
-    let listed = git(&r, &["worktree", "list", "--porcelain"]);
-    let folder = listed.lines().filter_map(|l| l.strip_prefix("worktree ")).find(|f| Path::new(f) != r.as_path()).expect("the task's worktree").to_string();
-    std::fs::write(Path::new(&folder).join("mine.txt"), "saved just now\n").unwrap();
-    std::fs::remove_file(&marker).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        std::fs::read_to_string(Path::new(&folder).join("mine.txt")).ok().as_deref(),
-        Some("saved just now\n"),
-        "the file saved meanwhile is where it was saved: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let id = session_of(&out);
-    assert!(
-        !stored(&cli.data, &id).iter().any(|e| matches!(e, finishline_engine::event::EngineEvent::WorktreeRemoved { .. })),
-        "nothing says the worktree went"
-    );
-    let row = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).into_iter().find(|s| s["id"] == id.as_str()).unwrap();
-    assert_eq!(row["work_dir"].as_str(), Some(folder.as_str()), "its work waits for the person: {row}");
-    assert!(!Path::new(&format!("{folder}.put-away")).exists(), "nothing is left beside it");
-}
-
-/// Killed once an unused worktree was moved aside and before it was deleted: the next start
-/// deletes it, and the repository forgets the worktree.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unused_worktree_moved_aside_by_a_stop_cut_short_is_gone_after_the_next_start() {
-    let answer = json!({"when": {"kind": "agent", "last_message_contains": "what does README.md say"}, "reply": {"text": "It says hello."}});
-    let (_s, dir, cli) = server(vec![vec![answer]]).await;
-    let r = repo(dir.path());
-    let marker = dir.path().join("paused");
-    let asking = cli.cmd(&["run", "what does README.md say?", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--json"]);
-    let mut child = paused_at(asking, "put-away-moved-aside", &marker, "the worktree was moved aside");
-    let listed = git(&r, &["worktree", "list", "--porcelain"]);
-    let folder = listed.lines().filter_map(|l| l.strip_prefix("worktree ")).find(|f| Path::new(f) != r.as_path()).expect("git still knows it").to_string();
-    let aside = format!("{folder}.put-away");
-    assert!(Path::new(&aside).is_dir() && !Path::new(&folder).exists(), "moved aside, not yet deleted");
-    child.kill().unwrap();
-    let _ = child.wait();
-    std::fs::write(r.join(".env"), "TOKEN=mine\n").unwrap();
-    let _ = cli.run("hello", &r, &["--isolation", "in-place"]);
-    assert!(!Path::new(&aside).exists(), "the next start deleted it");
-    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).lines().filter(|l| l.starts_with("worktree ")).count(), 1, "and the repository forgot it");
-    assert_eq!(std::fs::read_to_string(r.join(".env")).unwrap(), "TOKEN=mine\n", "the person's own is untouched");
-}
-
 /// At the terminal's review question, an answer it does not know asks again, and the input
 /// closing (Ctrl+D) leaves the review open with the command that decides it: the run never waits
 /// on nothing. Run under `script`, which gives it a terminal and passes on the answers.

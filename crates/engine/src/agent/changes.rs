@@ -203,22 +203,6 @@ fn answers_request(events: &[Envelope]) -> Option<String> {
 /// Whether the files copied into the worktree at its start are still exactly the person's: the
 /// agent's shell or the person may have edited one. A folder copied whole, many files or a large
 /// one count as changed: telling would take too long, and keeping the worktree is safe.
-/// Whether the worktree holds nothing of the task's or the person's (see `put_away_if_unused`).
-fn unused(wt: &TaskWorktree, copied: &[String]) -> bool {
-    let folder = Path::new(&wt.folder);
-    let at_base = |rev: &str| worktree::git(folder, &["rev-parse", "--verify", "-q", rev]).is_ok_and(|h| h.trim() == wt.base_commit);
-    // The agent may have committed on the branch, and checked out another commit since.
-    at_base("HEAD")
-        && at_base(&format!("refs/heads/{}", wt.branch))
-        // What git lists beyond the branch is the copies, exactly: a folder it lists
-        // whole may hold a file the agent added beside one.
-        && worktree::changed_paths(wt).is_ok_and(|c| c.iter().all(|p| copied.contains(p)))
-        && worktree::ignored_written(wt, &[]).is_ok_and(|i| i.iter().all(|p| copied.contains(p)))
-        && copies_as_given(wt, copied)
-        && crate::workspace::submodules::changed(wt).is_empty()
-        && worktree::git_ok(folder, &["diff", "--quiet", "--ignore-submodules=none", "HEAD"])
-}
-
 fn copies_as_given(wt: &TaskWorktree, copied: &[String]) -> bool {
     const MAX_FILES: usize = 100;
     const MAX_BYTES: u64 = 4 << 20;
@@ -666,9 +650,9 @@ impl Run {
     /// Anything that may be the task's or the person's keeps it: a commit (on the branch or
     /// where HEAD is), a change a window saw (one a stop cut short is closed first) or git sees,
     /// a file the ignore rules hide, a change inside a submodule, a file copied in at the start
-    /// that is no longer as the person's (the agent's shell or the person may have edited it).
-    /// So do a checkout still being filled and an attempt's worktree, which goes with its
-    /// group's decision, and a file someone saves into it while it is being put away.
+    /// that is no longer as the person's (the agent's shell or the person may have edited it). So do a checkout still being filled and an
+    /// attempt's worktree, which goes with its group's decision. Left: a file someone saves into
+    /// the worktree in the moment between this look and the removal.
     pub(super) fn put_away_if_unused(&mut self) -> bool {
         let Some(wt) = self.folder.worktree.clone() else { return false };
         if self.first_snapshot.as_ref().is_some_and(|h| !h.is_finished()) || self.is_attempt() || self.close_window().is_err() {
@@ -682,32 +666,29 @@ impl Run {
             return false;
         }
         let copied = copied_files(&events);
-        if !tokio::task::block_in_place(|| unused(&wt, &copied)) {
-            return false;
-        }
-        crate::fault::pause_at("put-away-after-look");
-        // Moved aside, then looked at once more: a file saved into it between the look and the
-        // move is seen there, and one saved after the move goes to a folder that is not there,
-        // never into one being deleted.
-        let aside = TaskWorktree { folder: format!("{}.put-away", wt.folder), ..wt.clone() };
-        if std::fs::rename(&wt.folder, &aside.folder).is_err() {
-            return false;
-        }
-        if !tokio::task::block_in_place(|| unused(&aside, &copied)) {
-            if let Err(e) = std::fs::rename(&aside.folder, &wt.folder) {
-                let message = format!("The task's worktree could not be put back where it was ({e}): everything in it is in {}", aside.folder);
-                let _ = self.emit(EngineEvent::Error { code: crate::error::ErrorCode::Worktree, message });
-            }
+        let unused = tokio::task::block_in_place(|| {
+            let folder = Path::new(&wt.folder);
+            let at_base = |rev: &str| worktree::git(folder, &["rev-parse", "--verify", "-q", rev]).is_ok_and(|h| h.trim() == wt.base_commit);
+            // The agent may have committed on the branch, and checked out another commit since.
+            at_base("HEAD")
+                && at_base(&format!("refs/heads/{}", wt.branch))
+                // What git lists beyond the branch is the copies, exactly: a folder it lists
+                // whole may hold a file the agent added beside one.
+                && worktree::changed_paths(&wt).is_ok_and(|c| c.iter().all(|p| copied.contains(p)))
+                && worktree::ignored_written(&wt, &[]).is_ok_and(|i| i.iter().all(|p| copied.contains(p)))
+                && copies_as_given(&wt, &copied)
+                && crate::workspace::submodules::changed(&wt).is_empty()
+                && worktree::git_ok(folder, &["diff", "--quiet", "--ignore-submodules=none", "HEAD"])
+        });
+        if !unused {
             return false;
         }
         let removed = EngineEvent::WorktreeRemoved { folder: wt.folder.clone(), why: WorktreeEnd::Unused, branch_deleted: Some(wt.branch.clone()) };
         if self.emit(removed).is_err() {
-            let _ = std::fs::rename(&aside.folder, &wt.folder);
             return false;
         }
         self.folder.worktree = None;
-        crate::fault::pause_at("put-away-moved-aside");
-        self.engine.remove_in_background(&self.session, &wt, true, None, Some(Path::new(&aside.folder)));
+        self.engine.remove_in_background(&self.session, &wt, true, None);
         true
     }
 

@@ -518,34 +518,14 @@ impl Engine {
     /// removal is swept at the next start). [`Engine::settle`] waits for it.
     pub(super) fn remove_worktree_soon(&self, session: &SessionId, wt: &TaskWorktree, why: WorktreeEnd, delete_branch: bool) {
         crate::fault::pause_at("before-worktree-removal");
-        self.remove_in_background(session, wt, delete_branch, Some(why), None);
+        self.remove_in_background(session, wt, delete_branch, Some(why));
     }
 
     /// Removes a task's worktree off the caller's path. `record`: why, appended as
     /// `worktree_removed` once it is done; `None` when that was recorded before it started.
-    /// `moved_aside`: where its checkout was moved before it was looked at a last time; it goes
-    /// first, and git forgets the worktree where it was.
-    pub(super) fn remove_in_background(
-        &self,
-        session: &SessionId,
-        wt: &TaskWorktree,
-        delete_branch: bool,
-        record: Option<WorktreeEnd>,
-        moved_aside: Option<&Path>,
-    ) {
+    pub(super) fn remove_in_background(&self, session: &SessionId, wt: &TaskWorktree, delete_branch: bool, record: Option<WorktreeEnd>) {
         let (store, data_dir, session, wt) = (self.store.clone(), self.config.data_dir.clone(), session.clone(), wt.clone());
-        let moved_aside = moved_aside.map(Path::to_path_buf);
         let job = std::thread::spawn(move || {
-            if let Some(aside) = &moved_aside {
-                if let Err(e) = std::fs::remove_dir_all(aside) {
-                    let message = format!(
-                        "The task's worktree, moved to {}, could not be removed ({e}); Settings → Tasks → Storage removes what is left",
-                        aside.display()
-                    );
-                    let _ = store.append(&session, None, EngineEvent::Error { code: ErrorCode::Worktree, message });
-                    return;
-                }
-            }
             let removed = match record {
                 Some(why) => remove_worktree(&store, &data_dir, &session, &wt, why, delete_branch),
                 None => remove_worktree_files(&data_dir, &wt, delete_branch).map(|_| ()),
@@ -1101,16 +1081,9 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, worktrees: &Path, sessions: &
         let Some(admin) = gitdir.trim().strip_prefix("gitdir: ").map(std::path::PathBuf::from) else { continue };
         // <repo>/.git/worktrees/<name>: the repository is two folders up from the admin folder.
         let Some(repo) = admin.parent().and_then(|p| p.parent()).and_then(|p| p.parent()) else { continue };
-        // A checkout moved aside to be put away, by a stop cut short before it was deleted: git
-        // knows it where it was, and forgets it there once it is gone.
-        let registered = std::fs::read_to_string(admin.join("gitdir")).ok().and_then(|g| g.trim().strip_suffix("/.git").map(std::path::PathBuf::from));
-        let moved_from = registered.filter(|at| *at != path && !at.exists());
-        if moved_from.is_some() && std::fs::remove_dir_all(&path).is_err() {
-            continue;
-        }
         let wt = TaskWorktree {
             repo: repo.to_string_lossy().into_owned(),
-            folder: moved_from.unwrap_or(path).to_string_lossy().into_owned(),
+            folder: path.to_string_lossy().into_owned(),
             subdir: String::new(),
             branch: String::new(),
             base_branch: None,
