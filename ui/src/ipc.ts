@@ -694,7 +694,7 @@ export class AppError extends Error {
  * word is capitalised: a path, a setting's name or `code` stays as it was written.
  */
 export function sentence(text: string): string {
-  return /^[a-z][a-z']*(?![\w./`])/.test(text) ? text.charAt(0).toUpperCase() + text.slice(1) : text;
+  return /^[a-z][a-z']*(?![\w./`:-])/.test(text) ? text.charAt(0).toUpperCase() + text.slice(1) : text;
 }
 
 function toAppError(e: unknown): AppError {

@@ -1,18 +1,18 @@
 /**
  * Scrolls a field the focus reached (Tab, a click, "take the focus there") out from under a bar
  * pinned to the window's foot (Save in Settings, Run in New Task): the browser only brings it to
- * the window's edge, behind the bar. Looked at again a moment later: WebKit may bring the field
- * into view after the focus event, undoing a scroll made before.
+ * the window's edge, behind the bar. Only a field, and never so far that its top leaves the
+ * window: a section the index focused is brought to the top on purpose.
  */
 export function keepAboveBar(target: EventTarget, bar: HTMLElement | null) {
-  if (!bar || !(target instanceof HTMLElement) || bar.contains(target)) return;
-  const lift = () => {
+  if (!bar || !(target instanceof HTMLElement) || bar.contains(target) || !target.matches("input, select, textarea")) return;
+  // A timer, not an animation frame: WebKit holds frames back while its window is hidden, and
+  // its own bringing of the field into view comes after the focus event.
+  setTimeout(() => {
     if (document.activeElement !== target) return;
-    const hidden = target.getBoundingClientRect().bottom - bar.getBoundingClientRect().top + 12;
+    const box = target.getBoundingClientRect();
+    const hidden = Math.min(box.bottom - bar.getBoundingClientRect().top + 12, box.top - 8);
     const scroller = target.closest("main");
     if (hidden > 0 && scroller) scroller.scrollTop += hidden;
-  };
-  // Timers, not animation frames: WebKit holds frames back while its window is hidden.
-  setTimeout(lift, 0);
-  setTimeout(lift, 150);
+  }, 0);
 }

@@ -45,8 +45,9 @@ pub struct Store {
     clock: Arc<dyn Clock>,
     owner: LeaseOwner,
     lease_ttl_ms: i64,
-    /// The writer's `data_version` when [`Store::changed_elsewhere`] last looked.
-    seen_version: std::sync::atomic::AtomicI64,
+    /// The writer's `data_version`, and the sessions' count and latest event, when
+    /// [`Store::changed_elsewhere`] last looked.
+    seen_version: Mutex<Option<(i64, (i64, i64))>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -179,19 +180,29 @@ impl Store {
             clock,
             owner: LeaseOwner::this_process(),
             lease_ttl_ms: 15_000,
-            seen_version: std::sync::atomic::AtomicI64::new(i64::MIN),
+            seen_version: Mutex::new(None),
         })
     }
 
-    /// Whether another process (the CLI, a second app) committed to the history since the last
-    /// look: this process's own changes are broadcast as they happen, theirs are not. SQLite's
-    /// `data_version` on the writer moves only for other connections' commits. The first look
-    /// only takes note.
+    /// Whether another process (the CLI, a second app) changed the sessions since the last look:
+    /// this process's own changes are broadcast as they happen, theirs are not. SQLite's
+    /// `data_version` on the writer moves only for other connections' commits; then the sessions'
+    /// count and latest event tell a real change from a lease's heartbeat, which lists need not
+    /// reload for. The first look only takes note.
     pub fn changed_elsewhere(&self) -> bool {
-        use std::sync::atomic::Ordering;
-        let Ok(now) = self.write().query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0)) else { return false };
-        let before = self.seen_version.swap(now, Ordering::Relaxed);
-        before != i64::MIN && before != now
+        let conn = self.write();
+        let Ok(version) = conn.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0)) else { return false };
+        let mut seen = self.seen_version.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.is_some_and(|(v, _)| v == version) {
+            return false;
+        }
+        let Ok(sessions) =
+            conn.query_row("SELECT COUNT(*), COALESCE(MAX(updated_ms), 0) FROM sessions", [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+        else {
+            return false;
+        };
+        let before = seen.replace((version, sessions));
+        before.is_some_and(|(_, s)| s != sessions)
     }
 
     /// How long a lease lives without a heartbeat.

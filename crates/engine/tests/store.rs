@@ -1090,7 +1090,10 @@ fn a_change_another_process_commits_is_noticed_and_this_processs_own_are_not() {
     assert!(!app.changed_elsewhere(), "its own changes reach the window as they happen");
     cli.heartbeat().unwrap();
     assert!(!app.changed_elsewhere(), "a heartbeat that changes nothing is nothing");
-    cli.create_session(&new_session("started in a terminal")).unwrap();
+    let (theirs, _) = cli.create_session(&new_session("started in a terminal")).unwrap();
     assert!(app.changed_elsewhere(), "a session the CLI started is noticed");
     assert!(!app.changed_elsewhere(), "once");
+    std::thread::sleep(Duration::from_millis(5));
+    cli.append(&theirs, None, status(SessionStatus::AwaitingReview)).unwrap();
+    assert!(app.changed_elsewhere(), "and so is its status moving on");
 }

@@ -29,6 +29,12 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
   const groups = sidebarGroups(sessions, new Date());
   const entries = sidebarEntries(groups);
   const titles = sidebarTitles([...groups.working, ...groups.waiting, ...groups.today].filter((s) => !s.attempt));
+  // The ages move on while the window stays open: once a minute is their grain.
+  const [, setMinute] = useState(0);
+  useEffect(() => {
+    const timer = setInterval(() => setMinute((n) => n + 1), 60_000);
+    return () => clearInterval(timer);
+  }, []);
   const now = new Date();
   // Since when an entry has waited for the person: its last event (a group: its last attempt's).
   const age = (sinceMs: number) => {

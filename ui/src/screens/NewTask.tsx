@@ -95,6 +95,9 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   }, [presets, model, defaultModel, defaultAgent]);
   const external = !attemptsOn && agentName !== "builtin";
   const [task, setTask] = useWindowDraft("finishline.taskDraft");
+  // The box's words as they are now, for a start that awaited something meanwhile.
+  const taskNow = useRef(task);
+  taskNow.current = task;
   const [folder, setFolder] = useWindowDraft("finishline.workspaceDraft");
   const workspace = folder || null;
   const setWorkspace = (w: string | null) => setFolder(w ?? "");
@@ -206,6 +209,9 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
     setError(null);
     setBusyAsk(null);
     setBroadAsk(null);
+    // What is sent: words typed while the folder is looked at stay in the box.
+    const sent = task;
+    const clearSent = () => taskNow.current === sent && setTask("");
     try {
       // A whole home folder or the disk's root asks first, also when Run came before its
       // warning: the agent could change any file there.
@@ -219,14 +225,14 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
         const m = model.trim();
         // The built-in agent's attempts use this task's model when it is not the Settings one.
         const agents = attemptList(choices).map((a) => (a === "builtin" && m && m !== defaultModel ? `builtin:${m}` : a));
-        const [group, ids] = await ipc.startAttempts(task, workspace, agents, plan, baseChoice);
-        setTask("");
+        const [group, ids] = await ipc.startAttempts(sent, workspace, agents, plan, baseChoice);
+        clearSent();
         if (onStartedGroup) onStartedGroup(group);
         else onStarted(ids[0]);
         return;
       }
-      const id = await ipc.startSession(task, workspace, model.trim() && model.trim() !== defaultModel ? model.trim() : undefined, plan, agentName !== defaultAgentName ? agentName : undefined, { base: baseChoice, whenBusy });
-      setTask("");
+      const id = await ipc.startSession(sent, workspace, model.trim() && model.trim() !== defaultModel ? model.trim() : undefined, plan, agentName !== defaultAgentName ? agentName : undefined, { base: baseChoice, whenBusy });
+      clearSent();
       onStarted(id);
     } catch (err) {
       // The task text stays in the box: nothing the person typed is lost.

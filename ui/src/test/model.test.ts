@@ -171,6 +171,8 @@ describe("an error's words in the window", () => {
     expect(sentence("src/main.rs is gone"), "a path").toBe("src/main.rs is gone");
     expect(sentence("old_text was not found")).toBe("old_text was not found");
     expect(sentence("`git` is missing")).toBe("`git` is missing");
+    expect(sentence("claude-3-opus is not served here"), "a model's name").toBe("claude-3-opus is not served here");
+    expect(sentence("prices: “x” is not a price"), "a setting named first").toBe("prices: “x” is not a price");
     expect(sentence("")).toBe("");
   });
 
