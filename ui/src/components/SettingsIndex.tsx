@@ -90,7 +90,7 @@ export function SettingsIndex() {
   };
 
   return (
-    <nav ref={nav} className="settings-index" aria-label="Settings sections" data-testid="settings-index">
+    <nav ref={nav} className="settings-index" aria-label="Settings sections" data-testid="settings-index" data-scrolls-itself>
       {sections.map((s) => (
         <button key={s.title} type="button" className="index-link" aria-current={current === s.element ? "true" : undefined} onClick={() => go(s)} data-testid="settings-index-link">
           {s.title}

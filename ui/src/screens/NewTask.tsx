@@ -252,7 +252,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   };
 
   return (
-    <form className="screen" onSubmit={run} onKeyDown={onKeyDown} onFocus={(e) => keepAboveBar(e.target, bar.current)} data-testid="new-task-form">
+    <form className="screen" onSubmit={run} onKeyDown={onKeyDown} onFocus={(e) => keepAboveBar(e.target, bar.current, e.relatedTarget)} data-testid="new-task-form">
       <header className="screen-head">
         <h1>New task</h1>
         <p className="muted">Describe what you want done. Finishline checks the work before it calls it finished.</p>

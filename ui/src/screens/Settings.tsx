@@ -223,7 +223,7 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
       className="screen settings-screen"
       noValidate
       onSubmit={save}
-      onFocus={(e) => keepAboveBar(e.target, bar.current)}
+      onFocus={(e) => keepAboveBar(e.target, bar.current, e.relatedTarget)}
       // Ctrl+S saves, as in every editor, from any field.
       onKeyDown={(e) => {
         if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === "s") {
