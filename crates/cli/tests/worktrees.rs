@@ -574,6 +574,39 @@ async fn killed_in_the_middle_of_a_revert_the_next_start_puts_back_the_rest_and_
     assert_eq!(reverted[0].1, vec!["one.txt", "three.txt"]);
 }
 
+/// A revert a kill cut short, whose folder is gone at the next start (moved, a drive not
+/// mounted), is left to finish later: nothing is recorded reverted that it never reached.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revert_cut_short_whose_folder_is_gone_at_the_next_start_waits_for_it_and_finishes_when_it_is_back() {
+    let rules = calls_then_done("write two files", vec![write_call("one.txt", "1\n"), write_call("two.txt", "2\n")], "Created two.txt");
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let waiting = cli.run("write two files", &ws, &[]);
+    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
+    let id = session_of(&waiting);
+    let marker = dir.path().join("paused");
+    let rejecting = cli.cmd(&["sessions", "review", &id, "--reject", "--revert", "--base-url", &cli.url, "--model", "m"]);
+    let mut child = paused_at(rejecting, "revert-after-first-file", &marker, "the revert put back its first file");
+    child.kill().unwrap();
+    let _ = child.wait();
+    let away = dir.path().join("away");
+    std::fs::rename(&ws, &away).unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let _ = cli.run("hello", &elsewhere, &[]);
+    let reverted = |events: Vec<finishline_engine::event::EngineEvent>| {
+        events.into_iter().filter(|e| matches!(e, finishline_engine::event::EngineEvent::Reverted { .. })).count()
+    };
+    assert_eq!(reverted(stored(&cli.data, &id)), 0, "nothing is recorded reverted while its folder is gone");
+    assert_eq!(std::fs::read_to_string(away.join("two.txt")).unwrap(), "2\n", "and nothing was touched where it went");
+
+    std::fs::rename(&away, &ws).unwrap();
+    let _ = cli.run("hello", &elsewhere, &[]);
+    assert!(!ws.join("one.txt").exists() && !ws.join("two.txt").exists(), "back, the revert is finished");
+    assert_eq!(reverted(stored(&cli.data, &id)), 1, "and recorded once");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reject_never_overwrites_a_file_someone_changed_after_the_task_unless_asked() {
     let (_s, dir, cli) = server(vec![writes("notes.md", "the task's notes\n", 0)]).await;

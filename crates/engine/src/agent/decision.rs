@@ -967,6 +967,11 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     let owned: Vec<OwnedChange> =
         reviewed_files(events, &review).into_iter().filter_map(|f| Some(OwnedChange { path: f.path, before: f.before?, after: f.after? })).collect();
     let folder = in_place_folder(s, events);
+    // Gone for now (moved, a drive not mounted): every file would read as already back. The
+    // revert waits for a start that finds the folder.
+    if !folder.is_dir() {
+        return false;
+    }
     let cp = match Checkpoints::open_shared(&data_dir.join("checkpoints"), &folder, s.id.as_str()) {
         Ok(c) => c,
         Err(_) => return false,
