@@ -216,18 +216,23 @@ describe("Settings, saving from the keyboard", () => {
   });
 });
 
+/** Settings on screen, with every save the engine would get kept in `saved`. */
+function settingsSavingInto() {
+  const saved: unknown[] = [];
+  mockIPC((cmd, args) => {
+    if (cmd === "provider_presets") return [];
+    if (cmd === "save_settings") {
+      saved.push(args);
+      return view();
+    }
+  });
+  render(<SettingsScreen view={view()} onSaved={() => {}} />);
+  return { saved, user: userEvent.setup() };
+}
+
 describe("Settings, numbers out of range", () => {
   it("Save and Ctrl+S name the field and what it takes, keep the number typed and save nothing", async () => {
-    const saved: unknown[] = [];
-    mockIPC((cmd, args) => {
-      if (cmd === "provider_presets") return [];
-      if (cmd === "save_settings") {
-        saved.push(args);
-        return view();
-      }
-    });
-    render(<SettingsScreen view={view()} onSaved={() => {}} />);
-    const user = userEvent.setup();
+    const { saved, user } = settingsSavingInto();
     const retries = screen.getByTestId("max-retries");
     await user.clear(retries);
     await user.type(retries, "-3");
@@ -253,16 +258,7 @@ describe("Settings, numbers out of range", () => {
 
 describe("Settings, numbers a person can type", () => {
   it("a huge number, a fraction or an emptied box is named in words at Save, never reaching the engine's raw refusal", async () => {
-    const saved: unknown[] = [];
-    mockIPC((cmd, args) => {
-      if (cmd === "provider_presets") return [];
-      if (cmd === "save_settings") {
-        saved.push(args);
-        return view();
-      }
-    });
-    render(<SettingsScreen view={view()} onSaved={() => {}} />);
-    const user = userEvent.setup();
+    const { saved, user } = settingsSavingInto();
     const timeout = screen.getByTestId("step-timeout");
     await user.clear(timeout);
     await user.type(timeout, "5000000000");
