@@ -178,13 +178,11 @@ pub async fn worktree_usage(state: State<'_, AppState>) -> Result<Vec<finishline
 
 /// Removes the worktrees of decided tasks; returns the bytes freed.
 #[tauri::command]
-pub async fn clean_up_worktrees(app: AppHandle, state: State<'_, AppState>) -> Result<u64, Error> {
-    let settings = crate::commands::settings(&app)?;
+pub async fn clean_up_worktrees(state: State<'_, AppState>) -> Result<u64, Error> {
     let (store, data_dir) = (state.store.clone(), state.data_dir.clone());
-    let worktrees = finishline_engine::agent::config::TaskPolicy::from_settings(&settings.tasks, &data_dir).worktrees;
     tauri::async_runtime::spawn_blocking(move || {
         let before: u64 = finishline_engine::agent::decision::worktree_usage(&store)?.iter().map(|w| w.bytes).sum();
-        finishline_engine::agent::decision::finish_interrupted(&store, &data_dir, &worktrees);
+        finishline_engine::agent::decision::finish_interrupted(&store, &data_dir);
         let after: u64 = finishline_engine::agent::decision::worktree_usage(&store)?.iter().map(|w| w.bytes).sum();
         Ok(before.saturating_sub(after))
     })

@@ -97,10 +97,7 @@ fn setup(app: &mut tauri::App) -> Result<(), Box<dyn std::error::Error>> {
     // A revert or a landing a crash cut short is finished, and worktrees no task needs
     // are removed, off the window's path.
     let handle = app.handle().clone();
-    tauri::async_runtime::spawn_blocking(move || {
-        let settings = commands::settings(&handle).unwrap_or_default();
-        handle.state::<state::AppState>().finish_interrupted(&settings);
-    });
+    tauri::async_runtime::spawn_blocking(move || handle.state::<state::AppState>().finish_interrupted());
     Ok(())
 }
 

@@ -116,9 +116,8 @@ impl AppState {
 
     /// What a crash cut short (a revert, a landing) is finished, and worktrees no task needs any
     /// more are removed; called once the settings can be read.
-    pub fn finish_interrupted(&self, settings: &Settings) {
-        let worktrees = config::TaskPolicy::from_settings(&settings.tasks, &self.data_dir).worktrees;
-        finishline_engine::agent::decision::finish_interrupted(&self.store, &self.data_dir, &worktrees);
+    pub fn finish_interrupted(&self) {
+        finishline_engine::agent::decision::finish_interrupted(&self.store, &self.data_dir);
     }
 
     /// The servers for these settings: the running set when the list is unchanged, so servers

@@ -152,7 +152,7 @@ pub(crate) fn open_for(opts: &RunOptions, need: Need) -> Result<Opened, u8> {
         engine_config.tasks.landing = l.mode();
     }
     // A revert or a landing that a crash cut short is finished before anything else.
-    finishline_engine::agent::decision::finish_interrupted(&store, &data_dir, &engine_config.tasks.worktrees);
+    finishline_engine::agent::decision::finish_interrupted(&store, &data_dir);
     let engine = Engine::new(store.clone(), engine_config);
     Ok(Opened { engine, store, mcp, interactive })
 }

@@ -384,23 +384,28 @@ async fn worktreeinclude_files_reach_the_task_but_never_its_commit() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worktree_no_task_owns_is_removed_at_the_next_start_and_undecided_work_is_kept() {
+async fn a_worktree_this_history_does_not_know_is_never_removed_at_start() {
     let (_s, dir, cli) = server(vec![writes("kept.txt", "kept\n", 0)]).await;
     let r = repo(dir.path());
     // An undecided task: it waits for review with its worktree.
     let waiting = cli.run("write kept.txt", &r, &[]);
     assert_eq!(waiting.status.code(), Some(6));
     let folder = lines(&waiting).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"]["folder"].as_str().unwrap().to_string();
-    // A worktree left behind by a deleted task.
-    let stray = cli.data.join("worktrees").join("repo-stray");
-    git(&r, &["worktree", "add", "-q", "-b", "finishline/stray", stray.to_str().unwrap()]);
-    let list = cli.cmd(&["sessions", "list"]).output().unwrap();
-    assert_eq!(list.status.code(), Some(0));
+    // The person's own worktree, in the folder they chose for Finishline's too, with work in it.
+    let own = cli.data.join("worktrees").join("repo-mine");
+    git(&r, &["worktree", "add", "-q", "-b", "mine", own.to_str().unwrap()]);
+    std::fs::write(own.join("draft.txt"), "the person's draft\n").unwrap();
+    // The history becomes unreadable: the next start sets it aside and begins a new one, which
+    // knows none of the tasks above.
+    std::fs::write(cli.data.join("history.db"), "not a database at all").unwrap();
+    for ext in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(cli.data.join(format!("history.db{ext}")));
+    }
     // Any run starts with the sweep.
     let _ = cli.run("hello", &dir.path().join("repo"), &["--isolation", "in-place"]);
-    assert!(!stray.exists(), "the orphan is gone");
-    assert!(!git(&r, &["worktree", "list"]).contains("repo-stray"), "and git forgot it");
-    assert!(Path::new(&folder).join("kept.txt").exists(), "the undecided task's worktree and work are kept");
+    assert!(own.join("draft.txt").exists(), "the person's own worktree and draft are kept");
+    assert!(git(&r, &["worktree", "list"]).contains("repo-mine"), "and git still knows it");
+    assert!(Path::new(&folder).join("kept.txt").exists(), "the set-aside history's undecided work is kept in its worktree");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

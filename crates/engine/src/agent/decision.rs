@@ -918,7 +918,7 @@ pub fn revert_owned(cp: &Checkpoints, owned: &[OwnedChange], overwrite: &[String
 }
 
 /// Removes a task's worktree (its branch too, when asked) and its checkpoint store, and records
-/// it. The person's repository keeps no trace of a worktree no task owns.
+/// it.
 pub fn remove_worktree(store: &Store, data_dir: &Path, session: &SessionId, wt: &TaskWorktree, why: WorktreeEnd, delete_branch: bool) -> Result<()> {
     let deleted = remove_worktree_files(data_dir, wt, delete_branch)?;
     store.append(session, None, EngineEvent::WorktreeRemoved { folder: wt.folder.clone(), why, branch_deleted: deleted.then(|| wt.branch.clone()) })?;
@@ -940,7 +940,7 @@ fn remove_worktree_files(data_dir: &Path, wt: &TaskWorktree, delete_branch: bool
 /// back count as back; a file changed since is left and named); a landing under way is finished
 /// when the branch had moved, or reported as not landed; worktrees of decided or deleted tasks
 /// are removed, never one that holds undecided work. Returns the sessions it touched.
-pub fn finish_interrupted(store: &Store, data_dir: &Path, worktrees: &Path) -> Vec<SessionId> {
+pub fn finish_interrupted(store: &Store, data_dir: &Path) -> Vec<SessionId> {
     let mut touched = Vec::new();
     let Ok(sessions) = store.list_sessions(&crate::store::ListQuery { limit: 100_000, ..Default::default() }) else { return touched };
     for s in &sessions {
@@ -949,7 +949,7 @@ pub fn finish_interrupted(store: &Store, data_dir: &Path, worktrees: &Path) -> V
             touched.push(s.id.clone());
         }
     }
-    sweep_worktrees(store, data_dir, worktrees, &sessions, &mut touched);
+    sweep_worktrees(store, data_dir, &sessions, &mut touched);
     touched
 }
 
@@ -1039,12 +1039,9 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
 }
 
 /// Worktrees nobody needs any more: a decided task's (a crash between the decision and the
-/// removal), and folders in the worktrees folder no task owns (a deleted task's).
-fn sweep_worktrees(store: &Store, data_dir: &Path, worktrees: &Path, sessions: &[crate::store::SessionSummary], touched: &mut Vec<SessionId>) {
-    let mut owned = std::collections::HashSet::new();
+/// removal).
+fn sweep_worktrees(store: &Store, data_dir: &Path, sessions: &[crate::store::SessionSummary], touched: &mut Vec<SessionId>) {
     for s in sessions {
-        let Some(dir) = &s.work_dir else { continue };
-        owned.insert(std::path::PathBuf::from(dir));
         // An attempt its group passed over, that had no review to reject (it failed or was
         // cancelled): its worktree goes as a rejected one's does.
         let passed_over =
@@ -1060,7 +1057,6 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, worktrees: &Path, sessions: &
             continue;
         }
         let Some(wt) = current_worktree(&events) else { continue };
-        owned.insert(std::path::PathBuf::from(&wt.folder));
         // A landed task's branch was kept only when the person chose so.
         let keep = events.iter().any(|e| matches!(&e.event, EngineEvent::Landed { branch_kept: Some(_), .. }));
         // A rejected task's branch kept by the decision (what changed in its worktree after the
@@ -1073,29 +1069,10 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, worktrees: &Path, sessions: &
             touched.push(s.id.clone());
         }
     }
-    // Folders of tasks that were deleted: their repositories forget them too.
-    let Ok(entries) = std::fs::read_dir(worktrees) else { return };
-    // Compared as the sessions recorded them: absolute, links resolved.
-    let owned: std::collections::HashSet<std::path::PathBuf> = owned.iter().map(|o| o.canonicalize().unwrap_or_else(|_| o.clone())).collect();
-    for e in entries.flatten() {
-        let path = e.path().canonicalize().unwrap_or_else(|_| e.path());
-        if owned.iter().any(|o| o.starts_with(&path) || path.starts_with(o)) || !path.join(".git").is_file() {
-            continue;
-        }
-        let gitdir = std::fs::read_to_string(path.join(".git")).unwrap_or_default();
-        let Some(admin) = gitdir.trim().strip_prefix("gitdir: ").map(std::path::PathBuf::from) else { continue };
-        // <repo>/.git/worktrees/<name>: the repository is two folders up from the admin folder.
-        let Some(repo) = admin.parent().and_then(|p| p.parent()).and_then(|p| p.parent()) else { continue };
-        let wt = TaskWorktree {
-            repo: repo.to_string_lossy().into_owned(),
-            folder: path.to_string_lossy().into_owned(),
-            subdir: String::new(),
-            branch: String::new(),
-            base_branch: None,
-            base_commit: String::new(),
-        };
-        let _ = worktree::remove(&wt, false);
-    }
+    // A folder in the worktrees folder that no task of this history owns is left alone: it may be
+    // the person's own worktree (the folder is theirs to choose), a task of another history
+    // sharing the folder, or undecided work of a history set aside as unreadable. A deleted
+    // task's worktree went before its history did (`forget_worktree`).
 }
 
 /// When a task is deleted: its worktree goes, and its branch too unless the person kept it when
