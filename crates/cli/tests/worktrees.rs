@@ -432,6 +432,51 @@ async fn killed_in_the_middle_of_a_landing_the_next_start_finishes_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_elsewhere_leaves_alone_a_landing_another_process_is_still_doing() {
+    let (_s, dir, cli) = server(vec![writes("land.txt", "land\n", 0)]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write land.txt", &r, &[]);
+    let id = session_of(&waiting);
+    let marker = dir.path().join("paused");
+    let child = approve_paused_at(&cli, &id, "landing-after-checkout", &marker);
+    // Meanwhile another command starts: the landing is not its to finish.
+    let _ = cli.run("hello", &r, &["--isolation", "in-place"]);
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "init", "the other start did not move the branch under the live landing");
+    std::fs::remove_file(&marker).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "the landing finished where it began: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "write land.txt");
+    assert_eq!(git(&r, &["status", "--porcelain", "--", "land.txt"]), "", "the person's index and files agree with the branch");
+    let events = stored(&cli.data, &id);
+    assert!(!events.iter().any(|e| matches!(e, finishline_engine::event::EngineEvent::LandingBlocked { .. })), "and history never says it did not land");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_elsewhere_never_removes_the_worktree_of_a_task_continued_since_it_looked() {
+    let (_s, dir, cli) = server(vec![writes("land.txt", "land\n", 0), writes("more.txt", "more\n", 0)]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write land.txt", &r, &[]);
+    let id = session_of(&waiting);
+    assert_eq!(cli.review(&id, &["--approve"]).status.code(), Some(0));
+    // Another start has read the list (the task landed) when the person continues the task.
+    let marker = dir.path().join("paused");
+    let mut other = cli.cmd(&["run", "hello", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--isolation", "in-place"]);
+    other.stdin(Stdio::null());
+    let other = paused_at(other, "sweep-listed", &marker, "the other start listed the sessions");
+    let resumed = cli.cmd(&["sessions", "resume", &id, "write more.txt", "--base-url", &cli.url, "--model", "m", "--json"]).output().unwrap();
+    assert_eq!(resumed.status.code(), Some(6), "the follow-up waits for review: {}", String::from_utf8_lossy(&resumed.stderr));
+    let folder = lines(&resumed).into_iter().rev().find(|e| e["type"] == "task_workspace").unwrap()["worktree"]["folder"].as_str().unwrap().to_string();
+    std::fs::remove_file(&marker).unwrap();
+    let _ = other.wait_with_output().unwrap();
+    assert!(Path::new(&folder).join("more.txt").exists(), "the follow-up's worktree and work are kept");
+    let events = stored(&cli.data, &id);
+    assert!(
+        !events.iter().any(|e| matches!(e, finishline_engine::event::EngineEvent::WorktreeRemoved { folder: f, .. } if *f == folder)),
+        "and history never says it was removed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cli_whose_task_is_approved_for_it_exits_only_once_the_tasks_worktree_is_gone() {
     let (_s, dir, cli) = server(vec![writes("land.txt", "land\n", 0)]).await;
     let r = repo(dir.path());

@@ -179,7 +179,7 @@ impl Engine {
         let summary = self.pending_review_session(review)?;
         let feedback = choice.feedback.as_ref().map(|f| f.trim().to_string()).filter(|f| !f.is_empty());
         // One decision at a time per session, across processes; the loser finds it decided.
-        let _lock = FolderLock::acquire(&self.config.data_dir.join("locks").join(format!("{}.lock", summary.id)))?;
+        let _lock = FolderLock::acquire(&session_lock(&self.config.data_dir, &summary.id))?;
         let summary = self.pending_review_session(review)?;
         let events = self.store.events(&summary.id, 0)?;
         let comments = comments_on(&events, review);
@@ -673,7 +673,7 @@ impl Engine {
     /// with the session, failures too.
     pub fn copy_ignored(&self, review: &RequestId, entries: &[String]) -> Result<worktree::CopiedOut> {
         let summary = self.pending_review_session(review)?;
-        let _lock = FolderLock::acquire(&self.config.data_dir.join("locks").join(format!("{}.lock", summary.id)))?;
+        let _lock = FolderLock::acquire(&session_lock(&self.config.data_dir, &summary.id))?;
         self.pending_review_session(review)?;
         let events = self.store.events(&summary.id, 0)?;
         let named = events
@@ -741,7 +741,7 @@ impl Engine {
     /// to resolve them. The review is answered as request changes.
     pub fn resolve_conflict(self: &Arc<Self>, review: &RequestId) -> Result<()> {
         let summary = self.pending_review_session(review)?;
-        let _lock = FolderLock::acquire(&self.config.data_dir.join("locks").join(format!("{}.lock", summary.id)))?;
+        let _lock = FolderLock::acquire(&session_lock(&self.config.data_dir, &summary.id))?;
         let events = self.store.events(&summary.id, 0)?;
         // Only after Approve could not land for a reason that is the agent's to resolve.
         let asked = events.iter().rposition(|e| matches!(&e.event, EngineEvent::ReviewRequested { review_id, .. } if review_id == review)).unwrap_or(0);
@@ -945,12 +945,33 @@ pub fn finish_interrupted(store: &Store, data_dir: &Path) -> Vec<SessionId> {
     let Ok(sessions) = store.list_sessions(&crate::store::ListQuery { limit: 100_000, ..Default::default() }) else { return touched };
     for s in &sessions {
         let Ok(events) = store.events(&s.id, 0) else { continue };
+        if !cut_short(&events) {
+            continue;
+        }
+        // A decision still under way in another process holds the session's lock: it is that
+        // process's to finish. Only a dead one's is finished here.
+        let Ok(Some(_lock)) = FolderLock::try_acquire(&session_lock(data_dir, &s.id)) else { continue };
+        let Ok(events) = store.events(&s.id, 0) else { continue };
         if finish_revert(store, data_dir, s, &events) || finish_landing(store, data_dir, s, &events) {
             touched.push(s.id.clone());
         }
     }
     sweep_worktrees(store, data_dir, &sessions, &mut touched);
     touched
+}
+
+/// The lock a decision on the session holds, in every process, for as long as it acts.
+fn session_lock(data_dir: &Path, session: &SessionId) -> std::path::PathBuf {
+    data_dir.join("locks").join(format!("{session}.lock"))
+}
+
+/// Whether a revert or a landing started and has no recorded end.
+fn cut_short(events: &[Envelope]) -> bool {
+    let started = |done: fn(&EngineEvent) -> bool, start: fn(&EngineEvent) -> bool| {
+        events.iter().rposition(|e| start(&e.event)).is_some_and(|at| !events[at..].iter().any(|e| done(&e.event)))
+    };
+    started(|e| matches!(e, EngineEvent::Reverted { .. }), |e| matches!(e, EngineEvent::RevertStarted { .. }))
+        || started(|e| matches!(e, EngineEvent::Landed { .. } | EngineEvent::LandingBlocked { .. }), |e| matches!(e, EngineEvent::LandingStarted { .. }))
 }
 
 fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummary, events: &[Envelope]) -> bool {
@@ -1041,6 +1062,7 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
 /// Worktrees nobody needs any more: a decided task's (a crash between the decision and the
 /// removal).
 fn sweep_worktrees(store: &Store, data_dir: &Path, sessions: &[crate::store::SessionSummary], touched: &mut Vec<SessionId>) {
+    crate::fault::pause_at("sweep-listed");
     for s in sessions {
         // An attempt its group passed over, that had no review to reject (it failed or was
         // cancelled): its worktree goes as a rejected one's does.
@@ -1050,7 +1072,18 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, sessions: &[crate::store::Ses
         if !passed_over && !matches!(s.status, SessionStatus::Completed | SessionStatus::Rejected) {
             continue;
         }
+        // Most decided tasks' worktrees are gone already.
+        if store.events(&s.id, 0).ok().and_then(|e| current_worktree(&e)).is_none() {
+            continue;
+        }
+        // Not while a decision on it is under way in another process, nor once it was continued
+        // since the list was read: the status read after its events says the events are of a
+        // decided task (a continuation records its new worktree only once it is running).
+        let Ok(Some(_lock)) = FolderLock::try_acquire(&session_lock(data_dir, &s.id)) else { continue };
         let Ok(events) = store.events(&s.id, 0) else { continue };
+        if store.session(&s.id).map(|now| now.status != s.status).unwrap_or(true) {
+            continue;
+        }
         // Continued since its group passed it over: the new worktree holds the person's
         // conversation with it, undecided.
         if passed_over && super::changes::continued_after_decision(&events) {

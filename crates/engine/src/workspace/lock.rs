@@ -37,6 +37,25 @@ impl FolderLock {
         Ok(FolderLock { file: Some(f) })
     }
 
+    /// The lock on `file` if nobody else holds it now; `None` when another holder has it (a
+    /// process at work on what the lock guards).
+    pub fn try_acquire(file: &Path) -> Result<Option<FolderLock>> {
+        if HELD.with(|h| h.borrow().iter().any(|(p, _)| p == file)) {
+            return Ok(Some(FolderLock { file: None }));
+        }
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(file)?;
+        match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::WOULDBLOCK) => return Ok(None),
+            Err(e) => return Err(Error::Internal(format!("could not lock {}: {e}", file.display()))),
+        }
+        HELD.with(|h| h.borrow_mut().push((file.to_path_buf(), f.as_raw_fd())));
+        Ok(Some(FolderLock { file: Some(f) }))
+    }
+
     /// The innermost lock held by this thread, if any: a git process started now inherits it.
     pub fn held() -> Option<RawFd> {
         HELD.with(|h| h.borrow().last().map(|(_, fd)| *fd))
@@ -74,6 +93,18 @@ pub fn inherit_held(cmd: &mut std::process::Command) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_try_while_another_holds_it_gets_nothing_and_gets_it_once_let_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.lock");
+        let first = FolderLock::acquire(&path).unwrap();
+        let p2 = path.clone();
+        assert!(std::thread::spawn(move || FolderLock::try_acquire(&p2).unwrap().is_none()).join().unwrap());
+        drop(first);
+        let p2 = path.clone();
+        assert!(std::thread::spawn(move || FolderLock::try_acquire(&p2).unwrap().is_some()).join().unwrap());
+    }
 
     #[test]
     fn a_second_holder_waits_until_the_first_lets_go() {
