@@ -624,6 +624,36 @@ async fn killed_in_the_middle_of_a_revert_the_next_start_puts_back_the_rest_and_
     assert_eq!(reverted[0].1, vec!["one.txt", "three.txt"]);
 }
 
+/// A revert the person allowed to overwrite their edit, cut short by a kill, and an edit they
+/// made since: the next start finishes the revert without overwriting what it never agreed to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revert_cut_short_never_overwrites_an_edit_made_after_the_kill() {
+    let rules = calls_then_done("write two files", vec![write_call("one.txt", "1\n"), write_call("two.txt", "2\n")], "Created two.txt");
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let waiting = cli.run("write two files", &ws, &[]);
+    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
+    let id = session_of(&waiting);
+    std::fs::write(ws.join("two.txt"), "2 and the person's first line\n").unwrap();
+    let marker = dir.path().join("paused");
+    let rejecting = cli.cmd(&["sessions", "review", &id, "--reject", "--revert", "--force-revert", "--base-url", &cli.url, "--model", "m"]);
+    let mut child = paused_at(rejecting, "revert-after-first-file", &marker, "the revert put back its first file");
+    child.kill().unwrap();
+    let _ = child.wait();
+    std::fs::write(ws.join("two.txt"), "the person's rewrite after the crash\n").unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let _ = cli.run("hello", &elsewhere, &[]);
+    assert_eq!(std::fs::read_to_string(ws.join("two.txt")).unwrap(), "the person's rewrite after the crash\n", "the later edit is kept");
+    assert!(!ws.join("one.txt").exists(), "what the revert had reached stays reverted");
+    let kept: Vec<Vec<String>> = stored(&cli.data, &id)
+        .into_iter()
+        .filter_map(|e| if let finishline_engine::event::EngineEvent::Reverted { kept, .. } = e { Some(kept) } else { None })
+        .collect();
+    assert_eq!(kept, vec![vec!["two.txt".to_string()]], "history names the file the revert left");
+}
+
 /// A revert a kill cut short, whose folder is gone at the next start (moved, a drive not
 /// mounted), is left to finish later: nothing is recorded reverted that it never reached.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -979,7 +979,9 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     if events[at..].iter().any(|e| matches!(e.event, EngineEvent::Reverted { .. })) {
         return false;
     }
-    let EngineEvent::RevertStarted { overwrite } = &events[at].event else { return false };
+    if !matches!(events[at].event, EngineEvent::RevertStarted { .. }) {
+        return false;
+    }
     let Some(review) =
         events[..at].iter().rev().find_map(|e| if let EngineEvent::ReviewResolved { review_id, .. } = &e.event { Some(review_id.clone()) } else { None })
     else {
@@ -997,7 +999,10 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
         Ok(c) => c,
         Err(_) => return false,
     };
-    match revert_owned(&cp, &owned, overwrite) {
+    // What the person allowed to be overwritten was a file as it was at their decision; it may
+    // have changed again since the crash, so a file that is not the task's any more is kept and
+    // named, never overwritten.
+    match revert_owned(&cp, &owned, &[]) {
         Ok(r) => store.append(&s.id, None, EngineEvent::Reverted { restored: r.restored, deleted: r.deleted, kept: r.conflicts }).is_ok(),
         Err(e) => store
             .append(&s.id, None, EngineEvent::Error { code: ErrorCode::Io, message: format!("The revert cut short by a restart could not be finished: {e}") })
