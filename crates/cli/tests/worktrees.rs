@@ -383,6 +383,31 @@ async fn worktreeinclude_files_reach_the_task_but_never_its_commit() {
     assert_eq!(files, "app.txt", "the copied files stay out of the landed commit");
 }
 
+/// The person's `.env` sits in a folder that, on the branch the task starts from, is a link
+/// leading out of the repository: the copy into the worktree never follows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copying_untracked_files_into_a_worktree_never_writes_through_a_link_the_branch_holds() {
+    let (_s, dir, cli) = server(vec![writes("app.txt", "app\n", 0)]).await;
+    let r = repo(dir.path());
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join(".env"), "the person's file elsewhere\n").unwrap();
+    // On `other`, cfg is a link leading outside; on main (checked out) it is a folder with the
+    // person's untracked cfg/.env.
+    git(&r, &["switch", "-q", "-c", "other"]);
+    std::os::unix::fs::symlink(&outside, r.join("cfg")).unwrap();
+    git(&r, &["add", "cfg"]);
+    git(&r, &["commit", "-q", "-m", "cfg is a link here"]);
+    git(&r, &["switch", "-q", "main"]);
+    std::fs::create_dir_all(r.join("cfg")).unwrap();
+    std::fs::write(r.join("cfg/.env"), "TOKEN=main checkout\n").unwrap();
+    let waiting = cli.run("write app.txt", &r, &["--base", "other"]);
+    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
+    assert_eq!(std::fs::read_to_string(outside.join(".env")).unwrap(), "the person's file elsewhere\n", "the file the link leads to is untouched");
+    let ready = lines(&waiting).into_iter().find(|e| e["type"] == "worktree_ready").unwrap();
+    assert_eq!(ready["copied"], json!([]), "and nothing is said copied that was not");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worktree_this_history_does_not_know_is_never_removed_at_start() {
     let (_s, dir, cli) = server(vec![writes("kept.txt", "kept\n", 0)]).await;

@@ -396,10 +396,31 @@ pub fn fill(wt: &TaskWorktree, includes: &[String]) -> Result<Vec<String>> {
     let (wanted, filled) = crate::beside::beside(|| includes_to_copy(repo, includes), || checkout(folder));
     let wanted = filled.and(wanted)?;
     super::submodules::fill(repo, folder);
-    for rel in &wanted {
-        copy_path(&repo.join(rel), &folder.join(rel))?;
+    let mut copied = Vec::with_capacity(wanted.len());
+    for rel in wanted {
+        if copy_into(repo, folder, &rel)? {
+            copied.push(rel);
+        }
     }
-    Ok(wanted)
+    Ok(copied)
+}
+
+/// Copies `rel` from the person's checkout into the worktree, never through a link the
+/// worktree holds: the branch the task starts from may have a link where the person's checkout
+/// has a folder, and it can lead anywhere. Such a path is not copied (false).
+fn copy_into(repo: &Path, folder: &Path, rel: &str) -> Result<bool> {
+    let mut at = folder.to_path_buf();
+    let parts: Vec<_> = Path::new(rel).components().collect();
+    for part in parts.iter().take(parts.len().saturating_sub(1)) {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Ok(false),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::create_dir(&at)?,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    copy_path(&repo.join(rel), &folder.join(rel))
 }
 
 /// The repository's own git directory (the one its worktrees share), read from the files git
@@ -488,25 +509,39 @@ fn includes_to_copy(repo: &Path, includes: &[String]) -> Result<Vec<String>> {
     Ok(wanted)
 }
 
-/// Copies a file, a link (as a link) or a folder, keeping modes.
-fn copy_path(from: &Path, to: &Path) -> Result<()> {
+/// Copies a file, a link (as a link) or a folder, keeping modes, into a folder whose parents
+/// are real folders ([`copy_into`]). A link already at `to` is not written through: it is left,
+/// and the copy says so (false; a folder is copied when it is made or was there).
+fn copy_path(from: &Path, to: &Path) -> Result<bool> {
     let meta = std::fs::symlink_metadata(from)?;
-    if let Some(parent) = to.parent() {
-        std::fs::create_dir_all(parent)?;
+    let there = std::fs::symlink_metadata(to).ok();
+    if there.as_ref().is_some_and(|t| t.file_type().is_symlink()) {
+        return Ok(false);
     }
     if meta.file_type().is_symlink() {
         let target = std::fs::read_link(from)?;
-        let _ = std::fs::remove_file(to);
+        if there.is_some() {
+            return Ok(false);
+        }
         std::os::unix::fs::symlink(target, to)?;
     } else if meta.is_dir() {
-        std::fs::create_dir_all(to)?;
+        if there.as_ref().is_some_and(|t| !t.is_dir()) {
+            return Ok(false);
+        }
+        if there.is_none() {
+            std::fs::create_dir(to)?;
+        }
+        // Listed as copied even when a link inside was left: what it holds is the person's.
         for e in std::fs::read_dir(from)?.flatten() {
             copy_path(&e.path(), &to.join(e.file_name()))?;
         }
     } else {
+        if there.as_ref().is_some_and(|t| t.is_dir()) {
+            return Ok(false);
+        }
         std::fs::copy(from, to)?;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// What in the worktree differs from the task's last commit: staged, changed, deleted or new
