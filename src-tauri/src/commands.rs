@@ -496,13 +496,7 @@ pub fn get_session(state: State<'_, AppState>, session_id: SessionId) -> Result<
 
 #[tauri::command]
 pub fn delete_session(app: AppHandle, state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {
-    let s = state.store.session(&session_id)?;
-    // Its worktree and branch go with it (a branch kept at landing stays: that was the person's choice).
-    finishline_engine::agent::decision::forget_worktree(&state.store, &state.data_dir, &session_id)?;
-    state.store.delete_session(&session_id)?;
-    // The history is gone either way; leftover checkpoint refs only cost space.
-    let _ =
-        finishline_engine::workspace::checkpoint::forget_session(&state.data_dir.join("checkpoints"), std::path::Path::new(&s.workspace), session_id.as_str());
+    finishline_engine::agent::decision::delete_task(&state.store, &state.data_dir, &session_id)?;
     // A deletion appends no event, so the lists (the sidebar's among them) are told here.
     let _ = app.emit("history-changed", &session_id);
     Ok(())

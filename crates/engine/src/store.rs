@@ -68,6 +68,14 @@ pub struct NewSession {
     pub base_url: Option<String>,
 }
 
+/// A session that runs or waits on a permission cannot be deleted: a process is at work on it.
+pub fn refuse_deleting(status: SessionStatus) -> Result<()> {
+    if status.is_running() || status == SessionStatus::AwaitingApproval {
+        return Err(Error::InvalidInput("the session is running; cancel it before deleting it".into()));
+    }
+    Ok(())
+}
+
 impl Store {
     /// Opens (creating if needed) the database at `path`, migrates it, and runs no recovery:
     /// call [`Store::recover`] once at start.
@@ -438,8 +446,8 @@ impl Store {
                 }
             })?;
             let status = status.ok_or_else(|| Error::NotFound(format!("session {id}")))?;
-            if SessionStatus::parse(&status).is_some_and(|s| s.is_running() || s == SessionStatus::AwaitingApproval) {
-                return Err(Error::InvalidInput("the session is running; cancel it before deleting it".into()));
+            if let Some(s) = SessionStatus::parse(&status) {
+                refuse_deleting(s)?;
             }
             tx.execute("DELETE FROM search WHERE session_id = ?", params![id.0])?;
             tx.execute("DELETE FROM sessions WHERE id = ?", params![id.0])?;

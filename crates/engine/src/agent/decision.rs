@@ -1095,14 +1095,11 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, sessions: &[crate::store::Ses
             continue;
         }
         let Some(wt) = current_worktree(&events) else { continue };
-        // A landed task's branch was kept only when the person chose so.
-        let keep = events.iter().any(|e| matches!(&e.event, EngineEvent::Landed { branch_kept: Some(_), .. }));
-        // A rejected task's branch kept by the decision (what changed in its worktree after the
-        // review is on it).
-        let kept_after_review = events.iter().any(|e| matches!(&e.event, EngineEvent::BranchKept { branch, .. } if *branch == wt.branch));
+        // A landed or rejected task's branch goes unless the person kept it (when landing, or a
+        // rejection that kept what changed in its worktree after the review).
         let delete_branch = passed_over
-            || (s.status == SessionStatus::Rejected && !kept_after_review)
-            || (!keep && events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. })));
+            || (matches!(s.status, SessionStatus::Rejected) || events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. })))
+                && !branch_kept(&events, &wt);
         if remove_worktree(store, data_dir, &s.id, &wt, WorktreeEnd::Orphaned, delete_branch).is_ok() {
             touched.push(s.id.clone());
         }
@@ -1110,17 +1107,33 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, sessions: &[crate::store::Ses
     // A folder in the worktrees folder that no task of this history owns is left alone: it may be
     // the person's own worktree (the folder is theirs to choose), a task of another history
     // sharing the folder, or undecided work of a history set aside as unreadable. A deleted
-    // task's worktree went before its history did (`forget_worktree`).
+    // task's worktree went before its history did (`delete_task`).
 }
 
-/// When a task is deleted: its worktree goes, and its branch too unless the person kept it when
-/// landing (that branch is theirs now).
-pub fn forget_worktree(store: &Store, data_dir: &Path, session: &SessionId) -> Result<()> {
+/// Deletes a task from History: its worktree goes first, and its branch too unless the person
+/// kept it (when landing or rejecting: that branch is theirs now), then its history and its
+/// checkpoint refs. A task that runs or waits on a permission is refused before anything goes,
+/// here or in another process: its worktree is in use.
+pub fn delete_task(store: &Store, data_dir: &Path, session: &SessionId) -> Result<()> {
+    let s = store.session(session)?;
+    crate::store::refuse_deleting(s.status)?;
     let events = store.events(session, 0)?;
     if let Some(wt) = current_worktree(&events) {
-        remove_worktree(store, data_dir, session, &wt, WorktreeEnd::Deleted, true)?;
+        remove_worktree(store, data_dir, session, &wt, WorktreeEnd::Deleted, !branch_kept(&events, &wt))?;
     }
+    store.delete_session(session)?;
+    // The history is gone either way; leftover checkpoint refs only cost space.
+    let _ = crate::workspace::checkpoint::forget_session(&data_dir.join("checkpoints"), Path::new(&s.workspace), session.as_str());
     Ok(())
+}
+
+/// Whether the person chose to keep the worktree's branch: when landing, or by a decision that
+/// kept what changed after the review.
+fn branch_kept(events: &[Envelope], wt: &TaskWorktree) -> bool {
+    events.iter().any(|e| match &e.event {
+        EngineEvent::Landed { branch_kept: Some(branch), .. } | EngineEvent::BranchKept { branch, .. } => *branch == wt.branch,
+        _ => false,
+    })
 }
 
 /// One task's worktree, as Settings → Storage shows it.

@@ -1,0 +1,83 @@
+//! Deleting a task from History: its worktree goes with it, but never while it runs, and never
+//! a branch the person chose to keep.
+
+use std::process::Command;
+
+use finishline_engine::agent::decision::delete_task;
+use finishline_engine::domain::{Isolation, SessionStatus};
+use finishline_engine::error::ErrorCode;
+use finishline_engine::event::EngineEvent;
+use finishline_engine::store::{NewSession, Store};
+use finishline_engine::workspace::worktree;
+
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A task recorded with its worktree (made, on its own branch) in a repository with one commit.
+fn task_with_worktree(dir: &std::path::Path, store: &Store) -> (finishline_engine::domain::SessionId, worktree::TaskWorktree) {
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]);
+    let r = worktree::repo_of(&repo, &dir.join("worktrees")).unwrap();
+    let (sid, _) = store
+        .create_session(&NewSession {
+            task: "t".into(),
+            workspace: repo.to_string_lossy().into_owned(),
+            provider: "openai".into(),
+            model: "m".into(),
+            base_url: None,
+        })
+        .unwrap();
+    let wt = worktree::plan(&r, &dir.join("worktrees"), sid.as_str(), "t", None, 0).unwrap();
+    worktree::add_empty(&wt, sid.as_str()).unwrap();
+    store
+        .append(
+            &sid,
+            None,
+            EngineEvent::TaskWorkspace { isolation: Isolation::Worktree, folder: wt.work_dir().to_string_lossy().into_owned(), worktree: Some(wt.clone()) },
+        )
+        .unwrap();
+    (sid, wt)
+}
+
+fn status(store: &Store, sid: &finishline_engine::domain::SessionId, status: SessionStatus) {
+    store.append(sid, None, EngineEvent::StatusChanged { status, attempt: None, max_retries: None, next_retry_at: None, message: None }).unwrap();
+}
+
+#[test]
+fn deleting_a_running_task_is_refused_before_its_worktree_or_branch_is_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let (sid, wt) = task_with_worktree(dir.path(), &store);
+    status(&store, &sid, SessionStatus::Busy);
+    let err = delete_task(&store, &dir.path().join("data"), &sid).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
+    assert!(std::path::Path::new(&wt.folder).join(".git").exists(), "the running task's worktree is kept");
+    assert_eq!(git(std::path::Path::new(&wt.repo), &["branch", "--list", &wt.branch]).trim_start_matches(['*', '+', ' ']), wt.branch, "and its branch");
+    assert!(store.session(&sid).is_ok(), "and its history");
+
+    status(&store, &sid, SessionStatus::Cancelled);
+    delete_task(&store, &dir.path().join("data"), &sid).unwrap();
+    assert!(!std::path::Path::new(&wt.folder).exists(), "once cancelled, its worktree goes with it");
+    assert_eq!(git(std::path::Path::new(&wt.repo), &["branch", "--list", &wt.branch]), "", "and its branch");
+    assert!(store.session(&sid).is_err(), "and its history");
+}
+
+#[test]
+fn deleting_a_task_whose_branch_the_person_kept_keeps_the_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let (sid, wt) = task_with_worktree(dir.path(), &store);
+    // Rejected keeping its branch, and the worktree's removal never happened (a crash).
+    store.append(&sid, None, EngineEvent::BranchKept { branch: wt.branch.clone(), files: vec![] }).unwrap();
+    status(&store, &sid, SessionStatus::Rejected);
+    delete_task(&store, &dir.path().join("data"), &sid).unwrap();
+    assert!(!std::path::Path::new(&wt.folder).exists(), "the worktree goes");
+    assert_eq!(git(std::path::Path::new(&wt.repo), &["branch", "--list", &wt.branch]).trim_start_matches(['*', '+', ' ']), wt.branch, "the kept branch stays");
+}
