@@ -103,6 +103,8 @@ function reveal(el: HTMLElement | null) {
 export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding, attempt }: Props) {
   // A plan that failed or spent its budget: the evaluator's last verdict was on a step.
   const planUnfinished = review.endReason === "plan_failed" || review.endReason === "plan_budget_spent";
+  // The person's comments from the last review that the judge could not confirm met.
+  const unmet = review.criteria.filter((c) => c.state !== "met").length;
   const comparing = useComparing(attempt?.group);
   const worktree = place?.worktree && !place.removed ? place.worktree : undefined;
   // Started on a detached HEAD (a rebase or bisect under way), there is no branch to land on:
@@ -260,6 +262,16 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
               ,{" "}
               <strong className="audit-note" data-testid="review-outcome-audit">
                 but the audit found {review.audit.length === 1 ? "1 change that weakens" : `${review.audit.length} changes that weaken`} the checks (below)
+              </strong>
+            </>
+          )}
+          {/* Beside the outcome, not only in the checklist far below: the evaluator's "done" is
+           * not the person's comment met. */}
+          {unmet > 0 && (
+            <>
+              {review.audit.length > 0 ? ", and " : ", but "}
+              <strong className="audit-note" data-testid="review-outcome-unmet">
+                {unmet === 1 ? "1 of your comments is" : `${unmet} of your comments are`} not confirmed met (below)
               </strong>
             </>
           )}
@@ -550,9 +562,9 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           </button>
         )}
         <button
-          // Not the highlighted way when the audit found the checks weakened, or the plan stopped
-          // short of its steps.
-          className={review.audit.length > 0 || planUnfinished ? "btn" : "btn primary"}
+          // Not the highlighted way when the audit found the checks weakened, the plan stopped
+          // short of its steps, or a comment of the person's is not confirmed met.
+          className={review.audit.length > 0 || planUnfinished || unmet > 0 ? "btn" : "btn primary"}
           disabled={busy || comparing}
           onClick={approve}
           data-testid="approve"

@@ -740,6 +740,22 @@ describe("review that talks back", () => {
     expect(sent).toHaveLength(1);
   });
 
+  it("says beside a verified outcome that a comment of the person's is not confirmed met, and does not highlight Approve", async () => {
+    script(
+      waiting({
+        criteria: [
+          { id: "c1", text: "keyboard.txt:1: say Enter, not Return", state: "unmet", evidence: "keyboard.txt was not changed since the comment" },
+          { id: "c2", text: "a.txt:1: shorter", state: "met", evidence: "the evaluator found the work done" },
+        ],
+      }),
+      () => null,
+    );
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const outcome = await screen.findByTestId("review-end-reason");
+    expect(outcome).toHaveTextContent("Verified done, but 1 of your comments is not confirmed met (below)");
+    expect(screen.getByTestId("approve")).not.toHaveClass("primary");
+  });
+
   it("shows the audit's findings, why auto-approve did not take it, and the last review's comments as a checklist", async () => {
     script(
       waiting({
@@ -755,7 +771,9 @@ describe("review that talks back", () => {
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const audit = await screen.findByTestId("review-audit");
     // The outcome reads "Verified done": beside it, that the checks it passed were weakened.
-    expect(screen.getByTestId("review-end-reason")).toHaveTextContent("Verified done, but the audit found 1 change that weakens the checks (below)");
+    expect(screen.getByTestId("review-end-reason")).toHaveTextContent(
+      "Verified done, but the audit found 1 change that weakens the checks (below), and 1 of your comments is not confirmed met (below)",
+    );
     expect(audit).toHaveTextContent("Assertion removed");
     expect(audit).toHaveTextContent("tests/a.rs:4");
     // tests/a.rs is not among this round's files: an earlier round changed it, and it lands too.
