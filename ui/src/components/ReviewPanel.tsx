@@ -433,8 +433,18 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           <ul className="overwrite-list">
             {conflicts.map((c) => (
               <li key={c}>
-                <label className="check">
-                  <input type="checkbox" checked={overwrite[c] ?? false} onChange={(e) => setOverwrite({ ...overwrite, [c]: e.target.checked })} data-testid="overwrite-file" /> Overwrite <code>{c}</code>
+                <label className="check" data-testid="overwrite-label">
+                  <input type="checkbox" checked={overwrite[c] ?? false} onChange={(e) => setOverwrite({ ...overwrite, [c]: e.target.checked })} data-testid="overwrite-file" />{" "}
+                  {/* The agent's starting point of a file it made is no file: ticked, it is deleted. */}
+                  {review.files.find((f) => f.path === c)?.kind === "created" ? (
+                    <>
+                      Delete <code>{c}</code> <span className="muted small">(the agent created it: your changes in it go too)</span>
+                    </>
+                  ) : (
+                    <>
+                      Overwrite <code>{c}</code>
+                    </>
+                  )}
                 </label>
               </li>
             ))}

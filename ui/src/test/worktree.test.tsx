@@ -529,6 +529,8 @@ describe("reject in the folder itself", () => {
     expect(shown.mock.contexts, "the question is brought into view").toContain(ask);
     expect(ask, "and takes the focus").toHaveFocus();
     expect(ask).toHaveTextContent("a.md");
+    // The agent made the file: putting back its start deletes it, the person's lines too.
+    expect(screen.getAllByTestId("overwrite-label")[0]).toHaveTextContent("Delete a.md (the agent created it: your changes in it go too)");
     expect(screen.getByTestId("revert-anyway")).toHaveTextContent("keeping these");
     await user.click(screen.getAllByTestId("overwrite-file")[1]);
     await user.click(screen.getByTestId("revert-anyway"));
