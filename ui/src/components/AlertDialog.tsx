@@ -1,17 +1,35 @@
-import { useEffect, type ReactNode } from "react";
+import { useEffect, type ReactNode, type RefObject } from "react";
 import { createPortal } from "react-dom";
 
 /** A question the person must answer before going on, over everything: Esc takes `onEscape`
  * (always the safe choice). The quit and leave-Settings questions share it; closed, it gives the
  * focus back to what had it. It is drawn at the top of the page, wherever it is asked from: inside
  * the review's sticky dock the timeline painted over half of it. */
-export function AlertDialog({ title, testid, onEscape, describedBy, children }: { title: string; testid: string; onEscape: () => void; describedBy?: string; children: ReactNode }) {
+export function AlertDialog({
+  title,
+  testid,
+  onEscape,
+  describedBy,
+  returnTo,
+  children,
+}: {
+  title: string;
+  testid: string;
+  onEscape: () => void;
+  describedBy?: string;
+  /** Where the focus goes when what had it is gone (the palette the question was asked from). */
+  returnTo?: RefObject<HTMLElement | null>;
+  children: ReactNode;
+}) {
   // Closed, the focus goes back where it was (the button that opened it), not to the page.
   useEffect(() => {
-    const before = document.activeElement;
+    const [before, fallback] = [document.activeElement, returnTo?.current];
     return () => {
-      if (before instanceof HTMLElement && before.isConnected) before.focus();
+      if (before instanceof HTMLElement && before !== document.body && before.isConnected) before.focus();
+      else if (fallback?.isConnected) fallback.focus();
     };
+    // Where it was when it opened: read once.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
   return createPortal(
     // A click beside the question leaves the focus in it: Esc and Tab still answer to it.

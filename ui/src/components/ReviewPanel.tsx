@@ -183,6 +183,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   // unsent without a word, so it asks first.
   const [confirmApprove, setConfirmApprove] = useState(false);
   const approve = () => (review.comments.length > 0 ? setConfirmApprove(true) : void decide("approve"));
+  const approveButton = useRef<HTMLButtonElement>(null);
 
   useEffect(() => {
     if (!paletteAction || review.decided) return;
@@ -577,6 +578,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           className={review.audit.length > 0 || planUnfinished || unmet > 0 ? "btn" : "btn primary"}
           disabled={busy || comparing}
           onClick={approve}
+          ref={approveButton}
           data-testid="approve"
           title={
             comparing
@@ -593,7 +595,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         </button>
       </div>
       {confirmApprove && (
-        <AlertDialog title="Approve without sending your comments?" testid="confirm-approve" onEscape={() => setConfirmApprove(false)} describedBy="confirm-approve-body">
+        <AlertDialog title="Approve without sending your comments?" testid="confirm-approve" onEscape={() => setConfirmApprove(false)} describedBy="confirm-approve-body" returnTo={approveButton}>
           <p id="confirm-approve-body">
             You wrote {review.comments.length} comment{review.comments.length === 1 ? "" : "s"} on the diff. Only Request changes sends {review.comments.length === 1 ? "it" : "them"} to the
             agent; approving leaves {review.comments.length === 1 ? "it" : "them"} unsent.

@@ -615,6 +615,25 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
     toEnd();
   };
   const sectionRef = useRef<HTMLElement | null>(null);
+  /** After a decision the review panel is gone, and the focus with it: it goes to the message
+   * box (or, while the agent works again, its Cancel) once that is shown, unless the person put
+   * it somewhere meanwhile. Timers, not frames: a hidden window holds frames back. */
+  const decided = () => {
+    jumpToLatest();
+    // The review panel holds the focus for a moment (the button pressed, then what was decided:
+    // an approve's stays, a request's goes as the next run starts): the focus lands only once it
+    // is on the page, and never takes it from where the person put it.
+    let tries = 0;
+    const land = () => {
+      const now = document.activeElement;
+      const lost = !now || now === document.body || !now.isConnected;
+      if (!lost && !now.closest('[data-testid="review-panel"]')) return;
+      const target = lost ? sectionRef.current?.querySelector<HTMLElement>('[data-testid="message-input"], [data-testid="cancel"]') : null;
+      if (target) target.focus();
+      else if (++tries < 20) setTimeout(land, 100);
+    };
+    setTimeout(land, 0);
+  };
   useEffect(() => {
     settleUntil.current = performance.now() + 3000;
     const el = sectionRef.current;
@@ -974,7 +993,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               {reviewFolded ? "Show the evidence" : "Fold to read the transcript"}
             </button>
           )}
-          <ReviewPanel review={model.review} tokens={model.tokens} onDecided={jumpToLatest} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} attempt={groupChosen ? null : model.attempt} />
+          <ReviewPanel review={model.review} tokens={model.tokens} onDecided={decided} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} attempt={groupChosen ? null : model.attempt} />
         </div>
       )}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (

@@ -1,4 +1,4 @@
-import { cleanup, render, screen, waitFor, within } from "@testing-library/react";
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
@@ -229,6 +229,38 @@ describe("a task in its own worktree", () => {
     await user.click(await screen.findByTestId("confirm-approve-go"));
     await vi.waitFor(() => expect(sent).toHaveLength(1));
     expect(sent[0].input.decision).toBe("approve");
+  });
+
+  it("feedback sent, the agent at work again: the focus goes to its Cancel, not the page, so the keyboard goes on", async () => {
+    script(reviewWaiting(), (cmd, _args, push) => {
+      if (cmd !== "submit_review") return undefined;
+      push({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: "shorter", reverted: false });
+      push({ type: "run_started", trigger: "feedback" });
+      push({ type: "status_changed", status: "busy" });
+      return { outcome: "decided", status: "busy", revert: null };
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("request-changes"));
+    await user.keyboard("shorter");
+    await user.click(screen.getByTestId("send-feedback"));
+    await vi.waitFor(() => expect(screen.getByTestId("cancel")).toHaveFocus(), { timeout: 3000 });
+  });
+
+  it("the approve question asked from the palette, which is gone when it closes, gives the focus to Approve", async () => {
+    const comment = { id: "c1", path: "parser.rs", start_line: 1, end_line: 1, side: "new", quote: "fixed", text: "name the constant" } as const;
+    script([...reviewWaiting(), ev({ type: "review_comment", review_id: "r1", comment })], () => undefined);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    // The palette's field had the focus when Approve was picked there; it closes meanwhile.
+    const palette = document.createElement("input");
+    document.body.appendChild(palette);
+    palette.focus();
+    fireEvent.click(await screen.findByTestId("approve"));
+    await screen.findByTestId("confirm-approve");
+    palette.remove();
+    await user.click(screen.getByTestId("confirm-approve-keep"));
+    await vi.waitFor(() => expect(screen.getByTestId("approve"), "not the page: the keyboard goes on from the review").toHaveFocus());
   });
 
   it("the header names its branch, and approve lands it on the branch it started from as chosen", async () => {
