@@ -408,6 +408,26 @@ async fn copying_untracked_files_into_a_worktree_never_writes_through_a_link_the
     assert_eq!(ready["copied"], json!([]), "and nothing is said copied that was not");
 }
 
+/// An agent that switches its worktree to a branch of the person's: Finishline commits nothing
+/// there, and says how to put the worktree back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_switched_to_the_persons_branch_gets_no_commit_of_the_task() {
+    let rules = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "Created x.txt"}, "reply": {"text": "Done! x.txt is written."}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "switch and write"}, "reply": {"text": "Switching.", "tool_calls": [
+            {"name": "run_command", "arguments": {"command": "git switch -q release"}}]}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "exit"}, "reply": {"text": "Writing.", "tool_calls": [write_call("x.txt", "x\n")]}}),
+    ];
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let r = repo(dir.path());
+    git(&r, &["branch", "release"]);
+    let before = git(&r, &["rev-parse", "release"]);
+    let out = cli.run("switch and write x.txt", &r, &["--allow", "all"]);
+    assert_eq!(git(&r, &["rev-parse", "release"]), before, "the person's branch has no commit of the task");
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("git switch"), "the way back is named: {text}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worktree_this_history_does_not_know_is_never_removed_at_start() {
     let (_s, dir, cli) = server(vec![writes("kept.txt", "kept\n", 0)]).await;
@@ -1905,6 +1925,30 @@ async fn a_task_whose_branch_is_kept_names_it_and_one_that_landed_names_no_branc
     let line = |id: &str| text.lines().find(|l| l.starts_with(id)).unwrap().to_string();
     assert!(line(&kept).contains(&format!("[branch kept: {branch}]")), "the list says where the kept work is: {text}");
     assert!(!line(&landed).contains("branch kept"), "{text}");
+}
+
+/// After the agent resolved a conflict (the person's branch merged into the task's), what
+/// Approve lands is the task's own files, not every file the person's branch gained meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_resolved_conflict_the_files_approve_lands_are_the_tasks_own() {
+    let rules = notes_then_resolve(json!({"text": "Merging both.", "tool_calls": [write_call("notes.md", "the person's notes\nthe task's notes\n")]}));
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let r = repo(dir.path());
+    let first = cli.run("write notes.md", &r, &[]);
+    let id = session_of(&first);
+    std::fs::write(r.join("theirs.md"), "another task's work, landed\n").unwrap();
+    git(&r, &["add", "theirs.md"]);
+    git(&r, &["commit", "-q", "-m", "another task landed"]);
+    person_commits_notes(&r);
+    assert_eq!(cli.review(&id, &["--approve"]).status.code(), Some(6), "the landing conflicts");
+    let resolved = cli.review(&id, &["--resolve", "--json"]);
+    assert_eq!(resolved.status.code(), Some(6), "{}", String::from_utf8_lossy(&resolved.stderr));
+    let lands = stored(&cli.data, &id)
+        .into_iter()
+        .rev()
+        .find_map(|e| if let finishline_engine::event::EngineEvent::TaskCommitted { files_since_start: Some(f), .. } = e { Some(f) } else { None })
+        .unwrap();
+    assert_eq!(lands, vec!["notes.md".to_string()], "theirs.md came with the person's branch and is not the task's to land");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -767,7 +767,7 @@ impl Run {
             // settled after the commit (git writes its untracked cache back), so the look at
             // landing, on the way of the person's approve, reads and writes nothing more.
             let (_, files_since_start) = tokio::task::block_in_place(|| {
-                crate::beside::beside(|| worktree::changed_paths(&wt), || worktree::changed_between(&wt, &wt.base_commit, &commit))
+                crate::beside::beside(|| worktree::changed_paths(&wt), || worktree::changed_between(&wt, &worktree::lands_from(&wt, &commit), &commit))
             });
             let files_since_start = files_since_start.ok();
             self.emit(EngineEvent::TaskCommitted { commit, branch: wt.branch.clone(), files_since_start })?;

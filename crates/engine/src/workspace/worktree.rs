@@ -423,6 +423,34 @@ fn copy_into(repo: &Path, folder: &Path, rel: &str) -> Result<bool> {
     copy_path(&repo.join(rel), &folder.join(rel))
 }
 
+/// Where what the task's branch at `commit` lands is counted from: the point where it last
+/// took in the branch it lands on (merged in to resolve a conflict, the files that branch gained
+/// meanwhile are not the task's), else where the task started.
+pub fn lands_from(wt: &TaskWorktree, commit: &str) -> String {
+    let repo = Path::new(&wt.repo);
+    wt.base_branch
+        .as_ref()
+        .and_then(|b| git(repo, &["merge-base", &format!("refs/heads/{b}"), commit]).ok())
+        .map(|m| m.trim().to_string())
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| wt.base_commit.clone())
+}
+
+/// Refuses when the worktree is not on the task's branch: an agent (or the person) switched it,
+/// and a commit there would land on another branch, perhaps the person's.
+fn on_own_branch(wt: &TaskWorktree) -> Result<()> {
+    let folder = Path::new(&wt.folder);
+    let head = git(folder, &["symbolic-ref", "-q", "HEAD"]).map(|h| h.trim().to_string()).unwrap_or_default();
+    if head == format!("refs/heads/{}", wt.branch) {
+        return Ok(());
+    }
+    let on = head.strip_prefix("refs/heads/").map(|b| format!("the branch {b}")).unwrap_or_else(|| "a detached HEAD".into());
+    Err(Error::Worktree(format!(
+        "the task's worktree {} is on {on} instead of the task's branch {}, so nothing of the task was committed: `git switch {}` there puts it back",
+        wt.folder, wt.branch, wt.branch
+    )))
+}
+
 /// The repository's own git directory (the one its worktrees share), read from the files git
 /// keeps rather than asked of git.
 fn common_dir(repo: &Path) -> Option<PathBuf> {
@@ -627,6 +655,7 @@ fn add_paths(folder: &Path, paths: &[String]) -> Result<()> {
 /// nothing changed since the last commit.
 pub fn commit_all(wt: &TaskWorktree, message: &str, copied: &[String]) -> Result<Option<String>> {
     let folder = Path::new(&wt.folder);
+    on_own_branch(wt)?;
     // One status says what changed and only that is added: no second walk of the checkout.
     let mut changed = changed_paths(wt)?;
     // A branch leaves submodules as they are (`submodules::keep_links`): nothing in or of one is
