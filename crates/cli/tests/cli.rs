@@ -609,6 +609,17 @@ fn a_data_dir_that_is_a_file_is_named_so_by_every_command() {
     assert_eq!(std::fs::read_to_string(&e.data).unwrap(), "my notes, not a folder\n");
 }
 
+#[test]
+fn a_workspace_that_does_not_exist_is_named_in_words_with_the_way_on() {
+    let e = env();
+    let missing = e.data.parent().unwrap().join("no-such-project");
+    let out = finishline(&["run", "hello", "--workspace", &missing.to_string_lossy(), "--base-url", "http://127.0.0.1:9/v1", "--model", "m"], &e.data);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains(&format!("there is no folder at {}", missing.display())), "{said}");
+    assert!(!said.contains("os error"), "no system error number: {said}");
+}
+
 /// With --json every history command says its error as one JSON line, `{"type": "error", …}`,
 /// as `run` does: a script reading the output never meets plain text instead.
 #[test]

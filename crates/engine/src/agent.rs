@@ -291,7 +291,7 @@ impl Engine {
     /// repository unless `isolation` says in place), the branch it starts from, and what to do
     /// when another task works in the same plain folder.
     pub fn start_task_with(self: &Arc<Self>, task: &str, workspace: &std::path::Path, opts: TaskOptions) -> Result<(SessionId, tokio::task::JoinHandle<()>)> {
-        let meta = std::fs::metadata(workspace).map_err(|e| Error::InvalidInput(format!("the workspace {} cannot be used: {e}", workspace.display())))?;
+        let meta = std::fs::metadata(workspace).map_err(|e| crate::workspace::unusable(workspace, &e))?;
         if !meta.is_dir() {
             return Err(Error::InvalidInput(format!("the workspace {} is not a folder", workspace.display())));
         }

@@ -17,3 +17,14 @@ pub mod lock;
 pub mod ownership;
 pub mod submodules;
 pub mod worktree;
+
+/// Why a folder the person named cannot be a task's workspace, in their words: which folder,
+/// and what to do, without the system's error number.
+pub fn unusable(path: &std::path::Path, e: &std::io::Error) -> crate::Error {
+    let message = match e.kind() {
+        std::io::ErrorKind::NotFound => format!("there is no folder at {}: choose another, or check the spelling", path.display()),
+        std::io::ErrorKind::PermissionDenied => format!("the folder {} cannot be read: permission denied", path.display()),
+        _ => format!("the workspace {} cannot be used: {}", path.display(), e.to_string().split(" (os error").next().unwrap_or_default()),
+    };
+    crate::Error::InvalidInput(message)
+}

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { FolderOpen, Play } from "lucide-react";
-import { AppError, ipc, type AgentPreset, type ExternalAgent, type PlanMode, type SessionSummary, type WhenBusy, type WorkspaceInfo, type WorkspaceSurvey } from "../ipc";
+import { AppError, ipc, sentence, type AgentPreset, type ExternalAgent, type PlanMode, type SessionSummary, type WhenBusy, type WorkspaceInfo, type WorkspaceSurvey } from "../ipc";
 import { gradeOf } from "../modelGrades";
 import { keepAboveBar } from "../keepAboveBar";
 import { AlertDialog } from "../components/AlertDialog";
@@ -117,6 +117,8 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   }, [setFolder]);
 
   const [survey, setSurvey] = useState<WorkspaceSurvey | null>(null);
+  // Why the folder cannot be looked at (none there, not readable): said at the field, before Run.
+  const [folderProblem, setFolderProblem] = useState<string | null>(null);
   // Where the task will work: its own worktree (a git repository), or the folder itself.
   const [info, setInfo] = useState<WorkspaceInfo | null>(null);
   const [base, setBase] = useState<string>("");
@@ -131,6 +133,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   const [uncommitted, setUncommitted] = useState<{ names: string[]; count: number } | null>(null);
   useEffect(() => {
     setSurvey(null);
+    setFolderProblem(null);
     setInfo(null);
     setUncommitted(null);
     setChecking(!!workspace);
@@ -140,7 +143,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
     const t = setTimeout(() => {
       ipc.surveyWorkspace(workspace).then(
         (s) => live && setSurvey(s),
-        () => undefined,
+        (e) => live && (e as AppError).code === "invalid_input" && setFolderProblem(sentence((e as AppError).message)),
       );
       ipc.workspaceInfo(workspace).then(
         (i) => {
@@ -375,6 +378,11 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
               </>
             )}
           </div>
+        )}
+        {folderProblem && (
+          <span className="field-error" role="status" data-testid="workspace-problem">
+            {folderProblem}.
+          </span>
         )}
         {survey?.instructions && (
           <p className="muted small" data-testid="workspace-instructions">

@@ -247,6 +247,17 @@ describe("New task", () => {
     await vi.waitFor(() => expect(started.plan, "the task runs with the picked plan mode").toBe("on"));
   });
 
+  it("a folder that is not there is said at the field, before Run", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "survey_workspace") throw { code: "invalid_input", message: "there is no folder at /gone: choose another, or check the spelling" };
+    });
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    fireEvent.change(screen.getByTestId("workspace-path"), { target: { value: "/gone" } });
+    expect(await screen.findByTestId("workspace-problem", {}, { timeout: 2000 })).toHaveTextContent("There is no folder at /gone: choose another, or check the spelling.");
+    fireEvent.change(screen.getByTestId("workspace-path"), { target: { value: "/gone/again" } });
+    expect(screen.queryByTestId("workspace-problem"), "a new path is looked at afresh").toBeNull();
+  });
+
   it("a refused start shows the engine's message and keeps the task", async () => {
     mockIPC((cmd) => {
       if (cmd === "plugin:dialog|open") return "/gone";

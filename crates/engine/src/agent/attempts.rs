@@ -155,7 +155,7 @@ impl Engine {
         if opts.isolation == Some(Isolation::InPlace) {
             return Err(Error::InvalidInput("attempts each need their own worktree; they cannot share the folder in place".into()));
         }
-        let folder = workspace.canonicalize().map_err(|e| Error::InvalidInput(format!("the workspace {} cannot be used: {e}", workspace.display())))?;
+        let folder = workspace.canonicalize().map_err(|e| crate::workspace::unusable(workspace, &e))?;
         let repo = crate::workspace::worktree::repo_of(&folder, &self.config.tasks.worktrees).ok_or_else(|| {
             Error::InvalidInput(format!("attempts side by side need a git repository with a commit, so that each attempt gets its own worktree: {} is not one (New Task → Make it a repository, or git init and commit)", folder.display()))
         })?;
