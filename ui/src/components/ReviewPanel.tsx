@@ -150,7 +150,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   // No file changed in this round nor in an earlier one that waits to land: Approve lands nothing.
   const nothingToLand = review.files.length === 0 && (place?.lands?.length ?? 0) === 0;
   // When the person last tried landing again and it was blocked again.
-  const [triedAgain, setTriedAgain] = useState<string | null>(null);
+  const [triedAgain, setTriedAgain] = useState<{ at: string; reason: LandingBlock } | null>(null);
   const decide = async (decision: "approve" | "request_changes" | "reject", confirmed = false, landAs?: LandingMode) => {
     setBusy(true);
     setError(null);
@@ -167,7 +167,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       else if (out.outcome === "landing_blocked") {
         // The blocked landing arrives as an event and shows below; tried again and blocked
         // again, the box would look as before: it says when it tried.
-        if (review.blocked) setTriedAgain(new Date().toLocaleTimeString());
+        if (review.blocked) setTriedAgain({ at: new Date().toLocaleTimeString(), reason: review.blocked.reason });
       } else onDecided();
     } catch (e) {
       setError((e as AppError).message);
@@ -466,7 +466,8 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             {/* The engine's detail is a clause: after the title's full stop it starts a sentence. */}
             <strong>{BLOCK_TITLE[review.blocked.reason] ?? "Not landed"}.</strong> <Ticks text={sentence(review.blocked.detail)} />. Nothing was
             overwritten.
-            {triedAgain && <span data-testid="tried-again"> Tried again at {triedAgain}: still not landed.</span>}
+            {/* Only for the same block: a new reason reads anew. */}
+            {triedAgain?.reason === review.blocked.reason && <span data-testid="tried-again"> Tried again at {triedAgain.at}: still not landed.</span>}
           </p>
           {review.blocked.files.length > 0 && (
             <ul>

@@ -325,6 +325,24 @@ describe("a task in its own worktree", () => {
     expect(calls.filter((c) => c === "submit_review")).toHaveLength(3);
   });
 
+  it("tried again and blocked for another reason, the box says the new reason, not 'still not landed'", async () => {
+    let tries = 0;
+    script(reviewWaiting(), (cmd, _args, push) => {
+      if (cmd !== "submit_review") return undefined;
+      tries += 1;
+      const [reason, detail] = tries === 1 ? (["your_edits", "you have uncommitted edits to parser.rs"] as const) : (["conflict", "“main” moved on since the task started, and the task's changes conflict with what landed there"] as const);
+      push({ type: "landing_blocked", reason, files: ["parser.rs"], detail });
+      return { outcome: "landing_blocked", reason, files: ["parser.rs"], detail };
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("approve"));
+    expect(await screen.findByTestId("landing-blocked")).toHaveAttribute("data-reason", "your_edits");
+    await user.click(screen.getByTestId("approve"));
+    await waitFor(() => expect(screen.getByTestId("landing-blocked")).toHaveAttribute("data-reason", "conflict"));
+    expect(screen.queryByTestId("tried-again"), "it is not the same block: it reads anew").toBeNull();
+  });
+
   it("a landing stopped by files the person's .gitignore hides names them and does not offer the agent", async () => {
     script(reviewWaiting(), (cmd, _args, push) => {
       if (cmd === "submit_review") {
