@@ -150,7 +150,8 @@ function FileDiff(props: {
   const kind = file.kind === "created" ? "created" : file.kind === "deleted" ? "deleted" : "modified";
   return (
     <div className="file-change" data-testid="file-change" data-path={file.path}>
-      <div className="file-head diff-file-head row" tabIndex={0} onKeyDown={(e) => e.key === "Enter" && e.currentTarget === e.target && props.onToggle()}>
+      {/* Focused by j/k, not a Tab stop of its own: its toggle is (one stop per file). */}
+      <div className="file-head diff-file-head row" tabIndex={-1} onKeyDown={(e) => e.key === "Enter" && e.currentTarget === e.target && props.onToggle()}>
         <button className="link-btn plain" onClick={props.onToggle} aria-expanded={open} data-testid="file-toggle">
           <span className={`kind kind-${file.kind}`}>{binary ? `${kind}, binary` : kind}</span> <code>{file.path}</code>
         </button>
@@ -461,7 +462,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
               }
               out.push(
                 <Decoration key={`d-${h.content}`}>
-                  <span className="diff-hunk-anchor muted small" tabIndex={0}>
+                  <span className="diff-hunk-anchor muted small" tabIndex={-1}>
                     {h.content}
                   </span>
                 </Decoration>,

@@ -717,6 +717,34 @@ describe("review that talks back", () => {
     expect(await screen.findByTestId("comment-box"), "the line clicked, not the hunk's first").toHaveTextContent("Comment on line 3");
   });
 
+  it("each file is one Tab stop (its toggle), and j/k, n/p still move between files and changes", async () => {
+    spyOnScrollIntoView();
+    const other = diff.replaceAll("src/a.rs", "src/b.rs");
+    const view = render(
+      <DiffView
+        files={[
+          { path: "src/a.rs", kind: "modified", diff },
+          { path: "src/b.rs", kind: "modified", diff: other },
+        ]}
+        reviewId="r1"
+        comments={[]}
+        editable={false}
+      />,
+    );
+    await vi.waitFor(() => expect(view.container.querySelectorAll(".diff-hunk-anchor")).toHaveLength(2));
+    const user = userEvent.setup();
+    const [firstToggle, secondToggle] = screen.getAllByTestId("file-toggle");
+    screen.getAllByTestId("file-viewed")[0].focus();
+    await user.tab();
+    expect(secondToggle, "from one file's Viewed, Tab goes to the next file's toggle: its head and the @@ line are no stops").toHaveFocus();
+    firstToggle.focus();
+    await user.keyboard("j");
+    expect(view.container.querySelectorAll(".diff-file-head")[1]).toHaveFocus();
+    await user.keyboard("p");
+    expect(view.container.querySelectorAll(".diff-hunk-anchor")[0]).toHaveFocus();
+    view.unmount();
+  });
+
   it("a click on a removed line's number opens its box at once: the press that focuses the lines does not first jump to the hunk's first line", async () => {
     const sent: unknown[] = [];
     commenting(sent);
