@@ -96,6 +96,7 @@ describe("the command palette", () => {
     await user.click(screen.getByTestId("nav-history"));
     await user.keyboard("?");
     expect(await screen.findByTestId("shortcuts")).toHaveTextContent("Ctrl+K");
+    expect(screen.getByTestId("shortcuts"), "the review's keys too").toHaveTextContent("j / kThe review's diff: next / previous file");
     await user.keyboard("{Escape}");
     expect(screen.queryByTestId("shortcuts")).not.toBeInTheDocument();
     await waitFor(() => expect(screen.getByTestId("nav-history"), "the focus is back where it was").toHaveFocus());
