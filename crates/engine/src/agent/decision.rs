@@ -898,7 +898,9 @@ pub fn revert_owned(cp: &Checkpoints, owned: &[OwnedChange], overwrite: &[String
             RevertStep::Restore => true,
             RevertStep::ChangedSince => overwrite.contains(&c.path),
         };
-        if step == RevertStep::ChangedSince && !go {
+        // Behind a folder that became a link since, it is left and named, as a file changed
+        // since is: putting it back would write wherever the link leads.
+        if (step == RevertStep::ChangedSince && !go) || (go && cp.through_link(&c.path)) {
             report.conflicts.push(c.path.clone());
             continue;
         }

@@ -432,7 +432,7 @@ impl Checkpoints {
     /// Records the files of each repository folder in `dirs` one by one, in place of a link.
     fn record_nested_repos(&self, dirs: &[&str]) -> Result<()> {
         for &dir in dirs {
-            self.git(&["rm", "--cached", "-q", "-f", "--ignore-unmatch", "-r", "--", dir])?;
+            self.git(&["--literal-pathspecs", "rm", "--cached", "-q", "-f", "--ignore-unmatch", "-r", "--", dir])?;
             let files: Vec<String> = ignore::WalkBuilder::new(self.work_tree.join(dir))
                 .hidden(false)
                 .git_ignore(true)
@@ -541,7 +541,7 @@ impl Checkpoints {
                 Some('D') => ChangeKind::Deleted,
                 _ => ChangeKind::Modified,
             };
-            let mut diff = self.git(&["diff", "--no-color", "--no-renames", from, to, "--", path])?;
+            let mut diff = self.git(&["--literal-pathspecs", "diff", "--no-color", "--no-renames", from, to, "--", path])?;
             if diff.len() > MAX_DIFF {
                 let mut cut = MAX_DIFF;
                 while !diff.is_char_boundary(cut) {
@@ -565,6 +565,11 @@ impl Checkpoints {
             return Ok(report);
         }
         for c in &agent_changes {
+            // Behind a folder that became a link: left, and named as kept.
+            if self.through_link(&c.path) {
+                report.conflicts.push(c.path.clone());
+                continue;
+            }
             match c.kind {
                 ChangeKind::Created => {
                     let p = self.work_tree.join(&c.path);
@@ -574,7 +579,9 @@ impl Checkpoints {
                     report.deleted.push(c.path.clone());
                 }
                 ChangeKind::Modified | ChangeKind::Deleted => {
-                    self.git(&["checkout", base, "--", &c.path])?;
+                    // The path is a name, not a pattern: `file[1].txt` would also match (and
+                    // overwrite) the person's `file1.txt`.
+                    self.git(&["--literal-pathspecs", "checkout", base, "--", &c.path])?;
                     report.restored.push(c.path.clone());
                 }
             }
@@ -913,9 +920,25 @@ impl Checkpoints {
         Ok(states)
     }
 
+    /// Whether a folder on the way to `path` in the workspace is a link (or a file) now: a
+    /// restore there would write or delete wherever it leads.
+    pub fn through_link(&self, path: &str) -> bool {
+        let mut at = self.work_tree.clone();
+        let parts: Vec<_> = Path::new(path).components().collect();
+        parts.iter().take(parts.len().saturating_sub(1)).any(|part| {
+            at.push(part);
+            std::fs::symlink_metadata(&at).is_ok_and(|m| !m.is_dir())
+        })
+    }
+
     /// Puts one file back in the state `to`: written whole (a temporary file renamed over it, so
     /// a crash leaves the old or the new file, never half of one) or deleted.
     pub fn restore_file(&self, path: &str, to: &FileState) -> Result<()> {
+        if self.through_link(path) {
+            return Err(Error::InvalidInput(format!(
+                "{path} is reached through a link or a file now, so it is not put back: that could change a file outside the workspace"
+            )));
+        }
         let full = self.work_tree.join(path);
         match to {
             FileState::Absent => match std::fs::symlink_metadata(&full) {

@@ -676,7 +676,8 @@ pub fn commit_all(wt: &TaskWorktree, message: &str, copied: &[String]) -> Result
     }
     if !copied.is_empty() {
         // Back out of the index as they are in the branch (for files new to it: not there).
-        let mut args: Vec<&str> = vec!["reset", "--quiet", "--"];
+        // Names, not patterns: `config[1].json` would also unstage the task's `config1.json`.
+        let mut args: Vec<&str> = vec!["--literal-pathspecs", "reset", "--quiet", "--"];
         args.extend(copied.iter().map(String::as_str));
         git(folder, &args)?;
     }
