@@ -124,9 +124,15 @@ pub fn discard(id: &str, common: &Common) -> u8 {
         return crate::run::fail(exit::USAGE, common.json, &format!("{id} is an attempt of group {group}: attempts are put away with their group: `{reject}`"));
     }
     match finishline_engine::agent::discard::discard(&store, &data_dir, &SessionId(id.into())) {
-        Ok((wt, status)) => {
-            let recorded = if status == SessionStatus::Completed { "it stays completed (its earlier work landed)" } else { "recorded as rejected" };
-            outln!("Discarded {id}: {recorded}; its worktree {} and branch {} are removed. Its history stays.", wt.folder, wt.branch);
+        Ok(d) => {
+            let recorded = if d.status == SessionStatus::Completed { "it stays completed (its earlier work landed)" } else { "recorded as rejected" };
+            match &d.branch_kept {
+                Some(branch) => outln!(
+                    "Discarded {id}: {recorded}; its worktree {} is removed, and its branch {branch} is kept: it holds commits Finishline did not make (yours, or the agent's own). Its history stays.",
+                    d.worktree.folder
+                ),
+                None => outln!("Discarded {id}: {recorded}; its worktree {} and branch {} are removed. Its history stays.", d.worktree.folder, d.worktree.branch),
+            }
             exit::OK
         }
         Err(e) if matches!(e.code(), finishline_engine::ErrorCode::NotFound | finishline_engine::ErrorCode::InvalidInput) => {

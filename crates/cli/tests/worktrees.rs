@@ -1445,6 +1445,32 @@ async fn a_task_that_failed_is_discarded_with_its_worktree_and_branch_and_the_pe
     assert_eq!(again.status.code(), Some(2), "a second discard is refused: {}", String::from_utf8_lossy(&again.stderr));
 }
 
+/// A commit made in a failed task's worktree (the person's, or the agent's own `git commit`) is
+/// not Finishline's to throw away: `sessions discard` keeps the branch that holds it, and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discarding_a_task_keeps_its_branch_when_it_holds_a_commit_finishline_did_not_make() {
+    let failing = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "Created broken.txt"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"the model went away\"}}"}}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "write broken.txt"}, "reply": {"text": "Writing.", "tool_calls": [write_call("broken.txt", "half\n")]}}),
+    ];
+    let (_s, dir, cli) = server(vec![failing]).await;
+    let r = repo(dir.path());
+    let failed = cli.run("write broken.txt", &r, &[]);
+    assert_eq!(failed.status.code(), Some(4), "it failed: {}", String::from_utf8_lossy(&failed.stderr));
+    let id = session_of(&failed);
+    let ws = lines(&failed).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"].clone();
+    let (folder, branch) = (PathBuf::from(ws["folder"].as_str().unwrap()), ws["branch"].as_str().unwrap().to_string());
+    std::fs::write(folder.join("mine.txt"), "the person's work\n").unwrap();
+    git(&folder, &["add", "mine.txt"]);
+    git(&folder, &["-c", "user.name=P", "-c", "user.email=p@p", "commit", "-q", "-m", "my own commit here"]);
+    let discarded = cli.cmd(&["sessions", "discard", &id]).output().unwrap();
+    assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));
+    let said = String::from_utf8_lossy(&discarded.stdout);
+    assert!(said.contains(&format!("its branch {branch} is kept")), "{said}");
+    assert!(!folder.exists(), "the worktree goes");
+    assert_eq!(git(&r, &["show", &format!("{branch}:mine.txt")]), "the person's work", "the commit stays on its branch");
+}
+
 /// A task that stopped before it changed anything has nothing to decide: its worktree and branch
 /// go at once, it waits for nobody, and a message to go on starts a new worktree as its first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

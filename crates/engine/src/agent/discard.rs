@@ -10,8 +10,9 @@ use super::decision::{remove_worktree, status_event};
 use super::Engine;
 use crate::domain::*;
 use crate::error::{Error, Result};
+use crate::event::EngineEvent;
 use crate::store::Store;
-use crate::workspace::worktree::TaskWorktree;
+use crate::workspace::worktree::{self, TaskWorktree};
 
 /// Records the task rejected (completed, when its work landed before) and returns its worktree,
 /// still to be removed. The decision comes first: a crash before the removal leaves a decided
@@ -54,12 +55,33 @@ pub fn competing_group(store: &Store, session: &SessionId) -> Result<Option<Grou
     Ok((!chosen).then_some(a.group))
 }
 
+/// A discarded task's branch is kept when it holds a commit Finishline did not make (the
+/// person's, made in the worktree, or the agent's own `git commit`): that work is not the run's
+/// to throw away. Recorded before the removal; `None` when the branch goes.
+fn keep_foreign_commits(store: &Store, session: &SessionId, wt: &TaskWorktree) -> Result<Option<String>> {
+    let events = store.events(session, 0)?;
+    let recorded = super::changes::left_at(&events, wt).commit;
+    let tip = worktree::git(Path::new(&wt.repo), &["rev-parse", "-q", "--verify", &format!("refs/heads/{}^{{commit}}", wt.branch)]).ok();
+    let Some(tip) = tip.map(|t| t.trim().to_string()).filter(|t| !t.is_empty() && *t != recorded) else { return Ok(None) };
+    let files = worktree::changed_between(wt, &recorded, &tip).unwrap_or_default();
+    store.append(session, None, EngineEvent::BranchKept { branch: wt.branch.clone(), files })?;
+    Ok(Some(wt.branch.clone()))
+}
+
+/// What a discard did: the worktree removed, the status recorded (completed for a task whose
+/// work landed before), and the branch kept for commits Finishline did not make.
+pub struct Discarded {
+    pub worktree: TaskWorktree,
+    pub status: SessionStatus,
+    pub branch_kept: Option<String>,
+}
+
 /// Discards an ended task's worktree and branch; the CLI's way, which waits for the removal.
-/// Returns the worktree and the status recorded (completed for a task whose work landed before).
-pub fn discard(store: &Store, data_dir: &Path, session: &SessionId) -> Result<(TaskWorktree, SessionStatus)> {
+pub fn discard(store: &Store, data_dir: &Path, session: &SessionId) -> Result<Discarded> {
     let (wt, after) = put_away(store, session)?;
-    remove_worktree(store, data_dir, session, &wt, WorktreeEnd::Rejected, true)?;
-    Ok((wt, after))
+    let kept = keep_foreign_commits(store, session, &wt)?;
+    remove_worktree(store, data_dir, session, &wt, WorktreeEnd::Rejected, kept.is_none())?;
+    Ok(Discarded { worktree: wt, status: after, branch_kept: kept })
 }
 
 impl Engine {
@@ -69,7 +91,8 @@ impl Engine {
             return Err(Error::InvalidInput(format!("{session} is still running: cancel it first")));
         }
         let (wt, _) = put_away(&self.store, session)?;
-        self.remove_worktree_soon(session, &wt, WorktreeEnd::Rejected, true);
+        let kept = keep_foreign_commits(&self.store, session, &wt)?;
+        self.remove_worktree_soon(session, &wt, WorktreeEnd::Rejected, kept.is_none());
         Ok(())
     }
 }
