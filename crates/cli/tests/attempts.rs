@@ -442,6 +442,37 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
     assert_eq!(again.status.code(), Some(2), "already put away: {}", String::from_utf8_lossy(&again.stderr));
 }
 
+/// Rejecting a group never throws away a commit Finishline did not make: the failed attempt's
+/// worktree, where the person committed their own work, goes, and its branch stays with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejecting_a_group_keeps_an_attempts_branch_that_holds_the_persons_commit() {
+    let Waiting { _server, e, r, url: _, group, sessions } = waiting(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "model": "b"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"model b is not served here\"}}"}}},
+        {"when": {"kind": "agent", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 1},
+        {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+    ]))
+    .await;
+    // The failed attempt's worktree and branch, found by its session id as its branch names it.
+    let id = sessions["b"].as_str();
+    let list = git(&r, &["worktree", "list", "--porcelain"]);
+    let entry = list.split("\n\n").find(|w| w.contains(&format!("-{}", &id[id.len() - 6..]))).expect("the failed attempt's worktree").to_string();
+    let folder = PathBuf::from(entry.lines().next().unwrap().trim_start_matches("worktree "));
+    let branch = entry.lines().find_map(|l| l.strip_prefix("branch refs/heads/")).unwrap().to_string();
+    std::fs::write(folder.join("mine.txt"), "the person's work\n").unwrap();
+    git(&folder, &["add", "mine.txt"]);
+    git(&folder, &["-c", "user.name=P", "-c", "user.email=p@p", "commit", "-q", "-m", "mine"]);
+    let out = finishline(&["sessions", "attempts", &group, "--reject", "--workspace", &r.to_string_lossy()], &e.data);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(worktrees(&r), 1, "no attempt's worktree is left");
+    assert_eq!(
+        git(&r, &["branch", "--list", "finishline/*"]).trim_start_matches(['*', '+', ' ']),
+        branch,
+        "the branch with the person's commit stays, the other goes"
+    );
+    assert_eq!(git(&r, &["show", &format!("{branch}:mine.txt")]), "the person's work");
+}
+
 /// The evaluator compares the attempts when the person asks: its word is shown on each attempt
 /// against the next, and where the rule finds two equal it is asked both ways round and its
 /// preference, when both answers agree, orders them. Its tokens are not the attempts' own, and a

@@ -285,7 +285,8 @@ impl Engine {
                     // after it leaves a rejected session, whose worktree the start-up sweep removes.
                     self.store.append(&a.session, None, super::decision::status_event(SessionStatus::Rejected))?;
                     if let Some(wt) = current_worktree(&self.store.events(&a.session, 0)?) {
-                        self.remove_worktree_soon(&a.session, &wt, WorktreeEnd::Rejected, true);
+                        let kept = super::discard::keep_foreign_commits(&self.store, &a.session, &wt)?;
+                        self.remove_worktree_soon(&a.session, &wt, WorktreeEnd::Rejected, kept.is_none());
                     }
                 }
             }
@@ -323,7 +324,8 @@ impl Engine {
                 }
             }
             if let Some(wt) = current_worktree(&events) {
-                if let Err(e) = super::decision::remove_worktree(&store, &engine.config.data_dir, &session, &wt, WorktreeEnd::Rejected, true) {
+                let delete_branch = matches!(super::discard::keep_foreign_commits(&store, &session, &wt), Ok(None));
+                if let Err(e) = super::decision::remove_worktree(&store, &engine.config.data_dir, &session, &wt, WorktreeEnd::Rejected, delete_branch) {
                     let _ = store.append(
                         &session,
                         None,

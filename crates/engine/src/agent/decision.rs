@@ -1099,8 +1099,8 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, sessions: &[crate::store::Ses
         let Some(wt) = current_worktree(&events) else { continue };
         // A landed or rejected task's branch goes unless the person kept it (when landing, or a
         // rejection that kept what changed in its worktree after the review).
-        let delete_branch = passed_over
-            || (matches!(s.status, SessionStatus::Rejected) || events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. })))
+        let delete_branch =
+            (passed_over || matches!(s.status, SessionStatus::Rejected) || events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. })))
                 && !branch_kept(&events, &wt);
         if remove_worktree(store, data_dir, &s.id, &wt, WorktreeEnd::Orphaned, delete_branch).is_ok() {
             touched.push(s.id.clone());

@@ -58,7 +58,7 @@ pub fn competing_group(store: &Store, session: &SessionId) -> Result<Option<Grou
 /// A discarded task's branch is kept when it holds a commit Finishline did not make (the
 /// person's, made in the worktree, or the agent's own `git commit`): that work is not the run's
 /// to throw away. Recorded before the removal; `None` when the branch goes.
-fn keep_foreign_commits(store: &Store, session: &SessionId, wt: &TaskWorktree) -> Result<Option<String>> {
+pub(super) fn keep_foreign_commits(store: &Store, session: &SessionId, wt: &TaskWorktree) -> Result<Option<String>> {
     let events = store.events(session, 0)?;
     let recorded = super::changes::left_at(&events, wt).commit;
     let tip = worktree::git(Path::new(&wt.repo), &["rev-parse", "-q", "--verify", &format!("refs/heads/{}^{{commit}}", wt.branch)]).ok();
