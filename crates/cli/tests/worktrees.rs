@@ -2056,6 +2056,14 @@ async fn conflict_markers_an_agent_left_behind_never_land_on_the_persons_branch(
     assert_eq!(cli.review(&id, &["--approve"]).status.code(), Some(6), "the branch moved and the changes conflict");
     let resolved = cli.review(&id, &["--resolve"]);
     assert_eq!(resolved.status.code(), Some(6), "{}", String::from_utf8_lossy(&resolved.stderr));
+    // The judge sees the markers still there: the agent is sent back to them, and the review
+    // never calls the work verified done.
+    use finishline_engine::event::EngineEvent;
+    let events = stored(&cli.data, &id);
+    let back = events.iter().filter(|e| matches!(e, EngineEvent::Continuation { source: finishline_engine::domain::ContinuationSource::LandingConflict, remaining, .. } if *remaining == vec!["notes.md".to_string()])).count();
+    assert!(back >= 1, "sent back to the markers in notes.md: {events:?}");
+    let ended = events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { end_reason, .. } = e { Some(*end_reason) } else { None });
+    assert_ne!(ended, Some(finishline_engine::domain::EndReason::VerifiedDone), "markers left are not verified done");
 
     let approved = cli.review(&id, &["--approve", "--json"]);
     assert_eq!(approved.status.code(), Some(6), "not landed: {}", String::from_utf8_lossy(&approved.stdout));

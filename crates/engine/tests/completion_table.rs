@@ -227,6 +227,24 @@ fn row_8_a_run_answering_requested_changes_that_only_talks_is_judged_as_work_not
 }
 
 #[test]
+fn row_13a_conflict_markers_left_in_a_merge_for_the_agent_send_it_back_even_when_it_only_talks() {
+    let mut e = Evidence::new(StepEnd::Stopped(StopReason::EndTurn));
+    e.answers_review = true;
+    e.last_text = "Done! Resolved.".into();
+    e.conflict_markers = vec!["notes.md".into()];
+    let action = decide(&e, &cfg());
+    assert_eq!(source(&action), Some(ContinuationSource::LandingConflict), "the markers are there to see: no evaluator can call it done");
+    let Action::Continue { text, remaining, .. } = action else { unreachable!() };
+    assert!(text.contains("notes.md") && text.contains("<<<<<<<"), "{text}");
+    assert_eq!(remaining, vec!["notes.md".to_string()]);
+    e.counters.continuations_used = cfg().continuation_budget;
+    assert!(
+        matches!(decide(&e, &cfg()), Action::Review { end_reason: EndReason::CyclesExhausted, .. }),
+        "with no budget left it goes to the person, never as verified done"
+    );
+}
+
+#[test]
 fn row_10_a_greeting_goes_idle_and_never_loops() {
     let mut e = Evidence::new(StepEnd::Stopped(StopReason::EndTurn));
     e.evaluation = Some(verdict(Verdict::Done, &[], ""));

@@ -25,6 +25,7 @@
 //! | 11 | claim `blocked`                                                       | review, `claimed_blocked` |
 //! | 12 | claim `partial`                                                       | review, `claimed_partial` |
 //! | 13 | open todos, budget left                                               | continue, `todo_gate` |
+//! | 13a | a merge Finishline started for the agent to resolve still has conflict markers in its files, budget left | continue, `landing_conflict` |
 //! | 13b | a comment from the last review is on a file the run never touched, the run did more than talk, budget left | continue, `review_comments` |
 //! | 14 | "require complete_task" is on, no claim, budget left                   | continue, `missing_completion` |
 //! | 15 | verify commands exist, files changed, a command was given or success is claimed, not yet run this cycle | verify |
@@ -37,7 +38,7 @@
 //! | 22 | not done, the remaining list is the same as the previous cycle's      | review, `stuck` |
 //! | 23 | not done with nothing remaining and no prompt                         | review, `unverified` |
 //! | 24 | not done, budget left                                                 | continue, `evaluator` |
-//! | 25 | a continuation is due (rows 13, 13b, 14, 17, 24) but the budget is spent | review, `cycles_exhausted` |
+//! | 25 | a continuation is due (rows 13, 13a, 13b, 14, 17, 24) but the budget is spent | review, `cycles_exhausted` |
 
 use serde::Serialize;
 
@@ -161,6 +162,9 @@ pub struct Evidence {
     pub previous_remaining: Option<Vec<String>>,
     /// The person's review comments this run plainly has not addressed (found without a model).
     pub open_criteria: Vec<String>,
+    /// Files of a merge Finishline started for the agent to resolve (a landing's conflict) that
+    /// still hold conflict markers.
+    pub conflict_markers: Vec<String>,
     /// This run answers the person's Request changes (or a landing conflict): the work they
     /// asked to change still awaits their decision, so a run that only talks is not a
     /// conversation turn (idle, with nothing left to approve or reject) but judged as work.
@@ -190,6 +194,7 @@ impl Evidence {
             evaluation: None,
             previous_remaining: None,
             open_criteria: vec![],
+            conflict_markers: vec![],
             answers_review: false,
         }
     }
@@ -373,6 +378,15 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
     // Row 13.
     if !e.open_todos.is_empty() {
         return continue_or_exhaust(ContinuationSource::TodoGate, crate::judge::prompt::todo_gate(&e.open_todos), e.open_todos.clone());
+    }
+    // Row 13a. Markers of the merge it was asked to resolve are still there: plain to see, so
+    // not for the evaluator, and a reply in words does not resolve them.
+    if !e.conflict_markers.is_empty() {
+        return continue_or_exhaust(
+            ContinuationSource::LandingConflict,
+            crate::judge::prompt::conflict_markers(&e.conflict_markers),
+            e.conflict_markers.clone(),
+        );
     }
     // Row 13b. A reply that only talks goes to the evaluator instead: a comment may be a
     // question, answered in words, and the evaluator answers for each comment.

@@ -62,6 +62,14 @@ pub fn open_criteria(open: &[String]) -> String {
     )
 }
 
+/// Files of the merge the agent was asked to resolve that still hold conflict markers.
+pub fn conflict_markers(files: &[String]) -> String {
+    let list: String = files.iter().map(|f| format!("\n- {f}")).collect();
+    format!(
+        "You stopped, but these files still hold conflict markers (<<<<<<<, =======, >>>>>>>) from the merge you were asked to resolve:{list}\n\nResolve each conflict in the file itself, keeping what both sides need, and remove every marker. Then finish."
+    )
+}
+
 /// What an evaluator that called the work done said of the person's review comments it found not
 /// addressed: the opening of its continuation (the comments follow as what is still to do).
 pub fn unaddressed_comments(open: &[(String, String)]) -> String {

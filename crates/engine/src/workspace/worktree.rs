@@ -436,6 +436,32 @@ pub fn lands_from(wt: &TaskWorktree, commit: &str) -> String {
         .unwrap_or_else(|| wt.base_commit.clone())
 }
 
+/// In a worktree in the middle of a merge (one Finishline started for the agent to resolve), the
+/// files git still counts as conflicted whose content holds a whole set of conflict markers.
+/// Nothing is read, and no git runs, when no merge is under way.
+pub fn unresolved_conflicts(wt: &TaskWorktree) -> Vec<String> {
+    let folder = Path::new(&wt.folder);
+    if !admin_dir(folder).is_some_and(|d| d.join("MERGE_HEAD").exists()) {
+        return vec![];
+    }
+    let Ok(out) = git(folder, &["diff", "--name-only", "--diff-filter=U", "-z"]) else { return vec![] };
+    out.split('\0').filter(|p| !p.is_empty() && holds_markers(&folder.join(p))).map(String::from).collect()
+}
+
+/// Whether a file holds an opening, a separating and a closing conflict marker, each at the
+/// start of a line (a large file is read only so far).
+fn holds_markers(path: &Path) -> bool {
+    use std::io::Read;
+    let mut text = Vec::new();
+    let Ok(f) = std::fs::File::open(path) else { return false };
+    if f.take(16 << 20).read_to_end(&mut text).is_err() {
+        return false;
+    }
+    let lines: Vec<&[u8]> = text.split(|b| *b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l)).collect();
+    let has = |prefix: &[u8], alone: bool| lines.iter().any(|l| l.starts_with(prefix) && (!alone || l.len() == prefix.len()));
+    has(b"<<<<<<<", false) && has(b"=======", true) && has(b">>>>>>>", false)
+}
+
 /// Refuses when the worktree is not on the task's branch: an agent (or the person) switched it,
 /// and a commit there would land on another branch, perhaps the person's.
 fn on_own_branch(wt: &TaskWorktree) -> Result<()> {
