@@ -199,6 +199,28 @@ pub fn with_sessions_endpoint(mut opts: RunOptions, id: &str) -> RunOptions {
     opts
 }
 
+/// For a command on a group of attempts that asks a model (`--compare`) and names no server:
+/// the server and model of the group's first attempt by Finishline's own agent, as
+/// [`with_sessions_endpoint`] finds them for one session.
+pub fn with_groups_endpoint(opts: RunOptions, group: &str) -> RunOptions {
+    if opts.base_url.is_some() || opts.provider.is_some() || opts.agent.is_some() {
+        return opts;
+    }
+    let clock = std::sync::Arc::new(finishline_engine::clock::SystemClock);
+    let Ok(store) = finishline_engine::store::Store::open(&data_dir(&opts.common).join("history.db"), clock) else { return opts };
+    let group = finishline_engine::domain::GroupId(group.to_string());
+    let Ok(attempts) = finishline_engine::agent::attempts::group_attempts(&store, &group) else { return opts };
+    drop(store);
+    let mut opts = opts;
+    for a in attempts {
+        opts = with_sessions_endpoint(opts, a.id.as_str());
+        if opts.base_url.is_some() {
+            break;
+        }
+    }
+    opts
+}
+
 /// Where a provider's own API is.
 fn default_base_url(kind: ProviderKind) -> &'static str {
     match kind {

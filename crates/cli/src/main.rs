@@ -408,6 +408,7 @@ fn main() -> ExitCode {
                 SessionsCommand::Cancel { id, common } => sessions::cancel(&id, &common),
                 SessionsCommand::Discard { id, common } => sessions::discard(&id, &common),
                 SessionsCommand::Attempts { group, choose, cancel, reject, compare, opts } => {
+                    let opts = if compare { config::with_groups_endpoint(opts, &group) } else { opts };
                     attempts::group(group, choose, cancel, reject, compare, opts).await
                 }
                 SessionsCommand::Review { id, approve, reject, resolve, revert, request_changes, comments, copy_ignored, opts } => {

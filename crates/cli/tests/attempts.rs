@@ -489,7 +489,8 @@ async fn the_evaluator_compares_attempts_on_request_and_orders_only_what_the_rul
     let tokens_before: Vec<Value> = before["ranking"].as_array().unwrap().iter().map(|a| a["evidence"]["tokens"].clone()).collect();
 
     let ws = r.to_string_lossy().into_owned();
-    let compared = finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &ws, "--base-url", &url, "--model", "m"], &e.data);
+    // Named no server: the attempts' own is asked, as `resume` and `review` do.
+    let compared = finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &ws], &e.data);
     assert_eq!(compared.status.code(), Some(0), "{}", String::from_utf8_lossy(&compared.stderr));
     let text = String::from_utf8_lossy(&compared.stdout);
     assert!(
