@@ -305,7 +305,8 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         )}
         <dt>Evaluator</dt>
         <dd data-testid="review-verdict">
-          {review.verdict ? review.verdict.replace("_", " ") : "not asked"}
+          {/* A run that ended before its last check (stuck, a failed verification) may have asked it earlier. */}
+          {review.verdict ? review.verdict.replace("_", " ") : evaluatorModel ? "not asked at the end; its earlier answers are in the timeline" : "not asked"}
           {review.verdict && review.verdictOnStep ? ` (its word on ${review.verdictOnStep}, not on the whole task)` : ""}
           {review.verdictSummary && <span className="muted">: {review.verdictSummary}</span>}
           {review.verdict && evaluatorModel && <TrackRecord model={evaluatorModel} />}

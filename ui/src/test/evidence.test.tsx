@@ -53,6 +53,17 @@ describe("evidence the person sees", () => {
     expect(screen.getByTestId("review-verdict")).toHaveTextContent("a.txt exists, b.txt does not");
   });
 
+  it("a stuck run's review says the evaluator was not asked at the end, not that it was never asked, when it answered earlier", async () => {
+    script([
+      ...start(),
+      ev({ type: "evaluation", cycle: 1, verdict: "not_done", summary: "b.txt is missing", remaining: ["b.txt"], stuck_reason: null, model: "judge", parse_ok: true, usage: { input_tokens: 1, output_tokens: 1 }, question: "done" }),
+      ev({ type: "review_requested", review_id: "r1", claim: "none", verdict: null, end_reason: "stuck", remaining: [], files_changed: [], verification: [], stuck: { pattern: "same_action_error", repeated: "read_file" } }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("review-verdict")).toHaveTextContent("not asked at the end; its earlier answers are in the timeline");
+  });
+
   it("shows the narrow conversation question as what was asked, never as a done verdict", async () => {
     script([
       ...start(),
