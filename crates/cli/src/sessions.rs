@@ -42,7 +42,7 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
         match SessionStatus::parse(&s) {
             Some(st) => q.statuses.push(st),
             None => {
-                let known = "idle, queued, busy, retry, awaiting_approval, awaiting_review, completed, rejected, failed, cancelled, interrupted";
+                let known = SessionStatus::ALL.map(SessionStatus::as_str).join(", ");
                 return crate::run::fail(exit::USAGE, common.json, &format!("unknown status `{s}`: one of {known}"));
             }
         }

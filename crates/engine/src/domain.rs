@@ -265,21 +265,23 @@ impl SessionStatus {
             SessionStatus::Interrupted => "interrupted",
         }
     }
+    /// Every status, in the order a session meets them.
+    pub const ALL: [SessionStatus; 11] = [
+        SessionStatus::Idle,
+        SessionStatus::Queued,
+        SessionStatus::Busy,
+        SessionStatus::Retry,
+        SessionStatus::AwaitingApproval,
+        SessionStatus::AwaitingReview,
+        SessionStatus::Completed,
+        SessionStatus::Rejected,
+        SessionStatus::Failed,
+        SessionStatus::Cancelled,
+        SessionStatus::Interrupted,
+    ];
+
     pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "idle" => SessionStatus::Idle,
-            "queued" => SessionStatus::Queued,
-            "busy" => SessionStatus::Busy,
-            "retry" => SessionStatus::Retry,
-            "awaiting_approval" => SessionStatus::AwaitingApproval,
-            "awaiting_review" => SessionStatus::AwaitingReview,
-            "completed" => SessionStatus::Completed,
-            "rejected" => SessionStatus::Rejected,
-            "failed" => SessionStatus::Failed,
-            "cancelled" => SessionStatus::Cancelled,
-            "interrupted" => SessionStatus::Interrupted,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|st| st.as_str() == s)
     }
 }
 
