@@ -547,6 +547,16 @@ fn approve_paused_at(cli: &Cli, id: &str, point: &str, marker: &Path) -> std::pr
     paused_at(approving, point, marker, &format!("the landing reached {point}"))
 }
 
+/// `sessions review ID --reject --revert` (with `extra`), killed once the revert put back its
+/// first file: a revert a crash cut short.
+fn reject_killed_after_first_file(cli: &Cli, id: &str, marker: &Path, extra: &[&str]) {
+    let mut args = vec!["sessions", "review", id, "--reject", "--revert", "--base-url", &cli.url, "--model", "m"];
+    args.extend_from_slice(extra);
+    let mut child = paused_at(cli.cmd(&args), "revert-after-first-file", marker, "the revert put back its first file");
+    child.kill().unwrap();
+    let _ = child.wait();
+}
+
 /// `cmd` started with the fault point `point` set, once it got there (`reached` says what that
 /// means): the child, waiting until the test removes `marker`.
 fn paused_at(mut cmd: Command, point: &str, marker: &Path, reached: &str) -> std::process::Child {
@@ -652,11 +662,7 @@ async fn killed_in_the_middle_of_a_revert_the_next_start_puts_back_the_rest_and_
     let waiting = cli.run("write three files", &ws, &[]);
     assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
     let id = session_of(&waiting);
-    let marker = dir.path().join("paused");
-    let rejecting = cli.cmd(&["sessions", "review", &id, "--reject", "--revert", "--base-url", &cli.url, "--model", "m"]);
-    let mut child = paused_at(rejecting, "revert-after-first-file", &marker, "the revert put back its first file");
-    child.kill().unwrap();
-    let _ = child.wait();
+    reject_killed_after_first_file(&cli, &id, &dir.path().join("paused"), &[]);
     let _ = cli.run("hello", &ws, &["--when-busy", "run"]);
     assert!(!ws.join("one.txt").exists() && !ws.join("three.txt").exists(), "every created file is gone");
     assert_eq!(std::fs::read_to_string(ws.join("keep.txt")).unwrap(), "old\n", "the edited file is back");
@@ -681,11 +687,7 @@ async fn a_revert_cut_short_never_overwrites_an_edit_made_after_the_kill() {
     assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
     let id = session_of(&waiting);
     std::fs::write(ws.join("two.txt"), "2 and the person's first line\n").unwrap();
-    let marker = dir.path().join("paused");
-    let rejecting = cli.cmd(&["sessions", "review", &id, "--reject", "--revert", "--force-revert", "--base-url", &cli.url, "--model", "m"]);
-    let mut child = paused_at(rejecting, "revert-after-first-file", &marker, "the revert put back its first file");
-    child.kill().unwrap();
-    let _ = child.wait();
+    reject_killed_after_first_file(&cli, &id, &dir.path().join("paused"), &["--force-revert"]);
     std::fs::write(ws.join("two.txt"), "the person's rewrite after the crash\n").unwrap();
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
@@ -710,11 +712,7 @@ async fn a_revert_cut_short_whose_folder_is_gone_at_the_next_start_waits_for_it_
     let waiting = cli.run("write two files", &ws, &[]);
     assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
     let id = session_of(&waiting);
-    let marker = dir.path().join("paused");
-    let rejecting = cli.cmd(&["sessions", "review", &id, "--reject", "--revert", "--base-url", &cli.url, "--model", "m"]);
-    let mut child = paused_at(rejecting, "revert-after-first-file", &marker, "the revert put back its first file");
-    child.kill().unwrap();
-    let _ = child.wait();
+    reject_killed_after_first_file(&cli, &id, &dir.path().join("paused"), &[]);
     let away = dir.path().join("away");
     std::fs::rename(&ws, &away).unwrap();
     let elsewhere = dir.path().join("elsewhere");
