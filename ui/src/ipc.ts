@@ -302,7 +302,7 @@ export type EndReason =
 export type Decision = "approve" | "request_changes" | "reject";
 /** How a decision came about when it was not the person's own verdict on the work. */
 export type DecisionOccasion = "resolve_landing" | "another_attempt_chosen";
-export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume" | "plan_step" | "landing_conflict" | "review_comments" | "new_worktree";
+export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume" | "plan_step" | "landing_conflict" | "review_comments" | "new_worktree" | "conflict_markers";
 export type PlanMode = "off" | "on" | "auto";
 export type StepState = "pending" | "running" | "done" | "failed" | "skipped" | "replaced";
 export interface PlanStep {

@@ -2058,7 +2058,7 @@ async fn conflict_markers_an_agent_left_behind_never_land_on_the_persons_branch(
     // never calls the work verified done.
     use finishline_engine::event::EngineEvent;
     let events = stored(&cli.data, &id);
-    let back = events.iter().filter(|e| matches!(e, EngineEvent::Continuation { source: finishline_engine::domain::ContinuationSource::LandingConflict, remaining, .. } if *remaining == vec!["notes.md".to_string()])).count();
+    let back = events.iter().filter(|e| matches!(e, EngineEvent::Continuation { source: finishline_engine::domain::ContinuationSource::ConflictMarkers, remaining, .. } if *remaining == vec!["notes.md".to_string()])).count();
     assert!(back >= 1, "sent back to the markers in notes.md: {events:?}");
     let ended = events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { end_reason, .. } = e { Some(*end_reason) } else { None });
     assert_ne!(ended, Some(finishline_engine::domain::EndReason::VerifiedDone), "markers left are not verified done");

@@ -183,6 +183,9 @@ pub enum ContinuationSource {
     /// The person's comments on lines of the diff, sent with Request changes; and again while
     /// one of them is plainly not addressed.
     ReviewComments,
+    /// The judge's: files of the merge the agent was asked to resolve still hold conflict
+    /// markers. Unlike the resolve request that started the run, it spends the budget.
+    ConflictMarkers,
     /// A follow-up works in a new worktree, made after the last one was landed or rejected: the
     /// agent's conversation still shows the files it wrote there. Engine text; no budget spent.
     NewWorktree,
@@ -477,6 +480,7 @@ impl ContinuationSource {
             ContinuationSource::LandingConflict => "landing_conflict",
             ContinuationSource::NewWorktree => "new_worktree",
             ContinuationSource::ReviewComments => "review_comments",
+            ContinuationSource::ConflictMarkers => "conflict_markers",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -492,6 +496,7 @@ impl ContinuationSource {
             "landing_conflict" => ContinuationSource::LandingConflict,
             "new_worktree" => ContinuationSource::NewWorktree,
             "review_comments" => ContinuationSource::ReviewComments,
+            "conflict_markers" => ContinuationSource::ConflictMarkers,
             _ => return None,
         })
     }

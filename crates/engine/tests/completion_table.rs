@@ -233,10 +233,11 @@ fn row_13a_conflict_markers_left_in_a_merge_for_the_agent_send_it_back_even_when
     e.last_text = "Done! Resolved.".into();
     e.conflict_markers = vec!["notes.md".into()];
     let action = decide(&e, &cfg());
-    assert_eq!(source(&action), Some(ContinuationSource::LandingConflict), "the markers are there to see: no evaluator can call it done");
+    assert_eq!(source(&action), Some(ContinuationSource::ConflictMarkers), "the markers are there to see: no evaluator can call it done");
     let Action::Continue { text, remaining, .. } = action else { unreachable!() };
     assert!(text.contains("notes.md") && text.contains("<<<<<<<"), "{text}");
     assert_eq!(remaining, vec!["notes.md".to_string()]);
+    assert!(ContinuationSource::ConflictMarkers.spends_budget(), "it counts against the budget: an agent that keeps stopping is not sent back for ever");
     e.counters.continuations_used = cfg().continuation_budget;
     assert!(
         matches!(decide(&e, &cfg()), Action::Review { end_reason: EndReason::CyclesExhausted, .. }),

@@ -595,6 +595,7 @@ export const SOURCE_LABEL: Record<ContinuationSource, string> = {
   landing_conflict: "Resolve the conflict with the moved branch",
   review_comments: "Your comments on the diff",
   new_worktree: "A new worktree",
+  conflict_markers: "Conflict markers left in the merge",
 };
 
 /** A step's summary, unless it only repeats how the step ended ("ended: conversation"). */

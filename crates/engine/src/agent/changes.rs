@@ -569,6 +569,17 @@ impl Run {
         found.into_iter().flatten().map(|r| r.text).collect()
     }
 
+    /// Files of the merge Finishline started for the agent to resolve that still hold conflict
+    /// markers (row 13a); none outside such a run: a merge the agent started itself is its own.
+    pub(super) fn markers_left(&self) -> Vec<String> {
+        let Some(wt) = self.folder.worktree.as_ref().filter(|wt| worktree::merging(wt)) else { return vec![] };
+        let Ok(events) = self.engine.store.events(&self.session, 0) else { return vec![] };
+        if !resolving_a_merge(since_worktree(&events)) {
+            return vec![];
+        }
+        tokio::task::block_in_place(|| worktree::unresolved_conflicts(wt))
+    }
+
     /// Whether this run's judgement is of the whole task: not a plan step before the last, which
     /// is judged on its own work. The person's review comments are the whole task's criteria.
     pub(super) fn judges_whole(&self) -> bool {

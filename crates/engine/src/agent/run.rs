@@ -641,12 +641,7 @@ impl Run {
             evaluation: None,
             previous_remaining: self.evidence.previous_remaining.clone(),
             open_criteria: self.open_criteria(),
-            conflict_markers: self
-                .folder
-                .worktree
-                .as_ref()
-                .map(|wt| tokio::task::block_in_place(|| crate::workspace::worktree::unresolved_conflicts(wt)))
-                .unwrap_or_default(),
+            conflict_markers: self.markers_left(),
             answers_review: self.evidence.answers_review,
         };
         // A cut-off step continues the one before it, so it leaves "work open" as it was.

@@ -25,7 +25,7 @@
 //! | 11 | claim `blocked`                                                       | review, `claimed_blocked` |
 //! | 12 | claim `partial`                                                       | review, `claimed_partial` |
 //! | 13 | open todos, budget left                                               | continue, `todo_gate` |
-//! | 13a | a merge Finishline started for the agent to resolve still has conflict markers in its files, budget left | continue, `landing_conflict` |
+//! | 13a | a merge Finishline started for the agent to resolve still has conflict markers in its files, budget left | continue, `conflict_markers` |
 //! | 13b | a comment from the last review is on a file the run never touched, the run did more than talk, budget left | continue, `review_comments` |
 //! | 14 | "require complete_task" is on, no claim, budget left                   | continue, `missing_completion` |
 //! | 15 | verify commands exist, files changed, a command was given or success is claimed, not yet run this cycle | verify |
@@ -383,7 +383,7 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
     // not for the evaluator, and a reply in words does not resolve them.
     if !e.conflict_markers.is_empty() {
         return continue_or_exhaust(
-            ContinuationSource::LandingConflict,
+            ContinuationSource::ConflictMarkers,
             crate::judge::prompt::conflict_markers(&e.conflict_markers),
             e.conflict_markers.clone(),
         );

@@ -255,6 +255,7 @@ fn source_label(s: ContinuationSource) -> &'static str {
         ContinuationSource::LandingConflict => "resolve the conflict with the moved branch",
         ContinuationSource::NewWorktree => "a new worktree",
         ContinuationSource::ReviewComments => "the person's comments on the diff",
+        ContinuationSource::ConflictMarkers => "conflict markers left in the merge",
     }
 }
 

@@ -441,11 +441,16 @@ pub fn lands_from(wt: &TaskWorktree, commit: &str) -> String {
 /// Nothing is read, and no git runs, when no merge is under way.
 pub fn unresolved_conflicts(wt: &TaskWorktree) -> Vec<String> {
     let folder = Path::new(&wt.folder);
-    if !admin_dir(folder).is_some_and(|d| d.join("MERGE_HEAD").exists()) {
+    if !merging(wt) {
         return vec![];
     }
     let Ok(out) = git(folder, &["diff", "--name-only", "--diff-filter=U", "-z"]) else { return vec![] };
     out.split('\0').filter(|p| !p.is_empty() && holds_markers(&folder.join(p))).map(String::from).collect()
+}
+
+/// Whether a merge is under way in the worktree: a look at one file, no git.
+pub fn merging(wt: &TaskWorktree) -> bool {
+    admin_dir(Path::new(&wt.folder)).is_some_and(|d| d.join("MERGE_HEAD").exists())
 }
 
 /// Whether a file holds an opening, a separating and a closing conflict marker, each at the
