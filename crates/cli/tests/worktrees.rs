@@ -1469,6 +1469,33 @@ async fn discarding_a_task_keeps_its_branch_when_it_holds_a_commit_finishline_di
     assert_eq!(git(&r, &["show", &format!("{branch}:mine.txt")]), "the person's work", "the commit stays on its branch");
 }
 
+/// A discard killed after it recorded the task rejected, before it said to keep the branch:
+/// the next start's sweep removes the worktree and still keeps the branch with the commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_discard_cut_short_keeps_the_branch_with_a_commit_finishline_did_not_make() {
+    let failing = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "Created broken.txt"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"the model went away\"}}"}}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "write broken.txt"}, "reply": {"text": "Writing.", "tool_calls": [write_call("broken.txt", "half\n")]}}),
+    ];
+    let (_s, dir, cli) = server(vec![failing]).await;
+    let r = repo(dir.path());
+    let failed = cli.run("write broken.txt", &r, &[]);
+    let id = session_of(&failed);
+    let ws = lines(&failed).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"].clone();
+    let (folder, branch) = (PathBuf::from(ws["folder"].as_str().unwrap()), ws["branch"].as_str().unwrap().to_string());
+    std::fs::write(folder.join("mine.txt"), "the person's work\n").unwrap();
+    git(&folder, &["add", "mine.txt"]);
+    git(&folder, &["-c", "user.name=P", "-c", "user.email=p@p", "commit", "-q", "-m", "mine"]);
+    let mut child = paused_at(cli.cmd(&["sessions", "discard", &id]), "discard-decided", &dir.path().join("paused"), "the discard recorded its decision");
+    child.kill().unwrap();
+    let _ = child.wait();
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let _ = cli.run("hello", &elsewhere, &[]);
+    assert!(!folder.exists(), "the sweep removed the decided task's worktree");
+    assert_eq!(git(&r, &["show", &format!("{branch}:mine.txt")]), "the person's work", "and kept the branch with the commit");
+}
+
 /// A task that stopped before it changed anything has nothing to decide: its worktree and branch
 /// go at once, it waits for nobody, and a message to go on starts a new worktree as its first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

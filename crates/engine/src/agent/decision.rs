@@ -1099,9 +1099,13 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, sessions: &[crate::store::Ses
         let Some(wt) = current_worktree(&events) else { continue };
         // A landed or rejected task's branch goes unless the person kept it (when landing, or a
         // rejection that kept what changed in its worktree after the review).
-        let delete_branch =
-            (passed_over || matches!(s.status, SessionStatus::Rejected) || events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. })))
-                && !branch_kept(&events, &wt);
+        let landed = events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. }));
+        // A put-away cut short between its decision and its `BranchKept` (a crash, or this
+        // sweep in another process meanwhile) is caught here: a commit Finishline did not make
+        // keeps the branch of a task that did not land.
+        let delete_branch = (passed_over || s.status == SessionStatus::Rejected || landed)
+            && !branch_kept(&events, &wt)
+            && (landed || super::discard::foreign_tip(&events, &wt).is_none());
         if remove_worktree(store, data_dir, &s.id, &wt, WorktreeEnd::Orphaned, delete_branch).is_ok() {
             touched.push(s.id.clone());
         }

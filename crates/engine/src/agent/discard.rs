@@ -60,12 +60,20 @@ pub fn competing_group(store: &Store, session: &SessionId) -> Result<Option<Grou
 /// to throw away. Recorded before the removal; `None` when the branch goes.
 pub(super) fn keep_foreign_commits(store: &Store, session: &SessionId, wt: &TaskWorktree) -> Result<Option<String>> {
     let events = store.events(session, 0)?;
-    let recorded = super::changes::left_at(&events, wt).commit;
-    let tip = worktree::git(Path::new(&wt.repo), &["rev-parse", "-q", "--verify", &format!("refs/heads/{}^{{commit}}", wt.branch)]).ok();
-    let Some(tip) = tip.map(|t| t.trim().to_string()).filter(|t| !t.is_empty() && *t != recorded) else { return Ok(None) };
+    let Some((recorded, tip)) = foreign_tip(&events, wt) else { return Ok(None) };
     let files = worktree::changed_between(wt, &recorded, &tip).unwrap_or_default();
     store.append(session, None, EngineEvent::BranchKept { branch: wt.branch.clone(), files })?;
     Ok(Some(wt.branch.clone()))
+}
+
+/// The task branch's tip and the last commit Finishline recorded on it, when they differ: a
+/// commit Finishline did not make is on the branch (or a landing's rebase moved it, which is
+/// kept too: keeping a branch is safe).
+pub(super) fn foreign_tip(events: &[crate::event::Envelope], wt: &TaskWorktree) -> Option<(String, String)> {
+    let recorded = super::changes::left_at(events, wt).commit;
+    let tip = worktree::git(Path::new(&wt.repo), &["rev-parse", "-q", "--verify", &format!("refs/heads/{}^{{commit}}", wt.branch)]).ok()?;
+    let tip = tip.trim().to_string();
+    (!tip.is_empty() && tip != recorded).then_some((recorded, tip))
 }
 
 /// What a discard did: the worktree removed, the status recorded (completed for a task whose
@@ -79,6 +87,7 @@ pub struct Discarded {
 /// Discards an ended task's worktree and branch; the CLI's way, which waits for the removal.
 pub fn discard(store: &Store, data_dir: &Path, session: &SessionId) -> Result<Discarded> {
     let (wt, after) = put_away(store, session)?;
+    crate::fault::pause_at("discard-decided");
     let kept = keep_foreign_commits(store, session, &wt)?;
     remove_worktree(store, data_dir, session, &wt, WorktreeEnd::Rejected, kept.is_none())?;
     Ok(Discarded { worktree: wt, status: after, branch_kept: kept })
