@@ -81,3 +81,29 @@ fn deleting_a_task_whose_branch_the_person_kept_keeps_the_branch() {
     assert!(!std::path::Path::new(&wt.folder).exists(), "the worktree goes");
     assert_eq!(git(std::path::Path::new(&wt.repo), &["branch", "--list", &wt.branch]).trim_start_matches(['*', '+', ' ']), wt.branch, "the kept branch stays");
 }
+
+#[test]
+fn deleting_a_task_a_decision_is_acting_on_is_refused_and_touches_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let (sid, wt) = task_with_worktree(dir.path(), &store);
+    status(&store, &sid, SessionStatus::AwaitingReview);
+    // A decision (a landing verifying again) holds the session's lock, in another thread as a
+    // process would.
+    let lock = dir.path().join("data").join("locks").join(format!("{sid}.lock"));
+    let (held, release) = (std::sync::mpsc::channel::<()>(), std::sync::mpsc::channel::<()>());
+    let holder = std::thread::spawn(move || {
+        let _l = finishline_engine::workspace::lock::FolderLock::acquire(&lock).unwrap();
+        held.0.send(()).unwrap();
+        let _ = release.1.recv();
+    });
+    held.1.recv().unwrap();
+    let err = delete_task(&store, &dir.path().join("data"), &sid).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
+    assert!(std::path::Path::new(&wt.folder).join(".git").exists(), "the worktree is kept");
+    assert!(store.session(&sid).is_ok(), "and its history");
+    release.0.send(()).unwrap();
+    holder.join().unwrap();
+    delete_task(&store, &dir.path().join("data"), &sid).unwrap();
+    assert!(!std::path::Path::new(&wt.folder).exists(), "once the decision is done, it can be deleted");
+}

@@ -1123,6 +1123,11 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, sessions: &[crate::store::Ses
 pub fn delete_task(store: &Store, data_dir: &Path, session: &SessionId) -> Result<()> {
     let s = store.session(session)?;
     crate::store::refuse_deleting(s.status)?;
+    // Not while a decision acts on it (a landing verifying again can take minutes), here or in
+    // another process.
+    let Some(_lock) = FolderLock::try_acquire(&session_lock(data_dir, session))? else {
+        return Err(Error::InvalidInput("a decision on this task is under way (landing or reverting): wait for it, then delete the task".into()));
+    };
     let events = store.events(session, 0)?;
     if let Some(wt) = current_worktree(&events) {
         remove_worktree(store, data_dir, session, &wt, WorktreeEnd::Deleted, !branch_kept(&events, &wt))?;

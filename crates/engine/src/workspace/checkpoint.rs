@@ -368,8 +368,10 @@ impl Checkpoints {
             if self.git_full(&["update-index", "--add", "--remove", "-z", "--stdin"], Some(&list)).is_err() {
                 // Whatever update-index could not take (a file that vanished or changed kind
                 // mid-step), `add` takes with its own error handling.
-                let (_, warnings) =
-                    self.git_full(&["add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"], Some(&files.join("\0")))?;
+                let (_, warnings) = self.git_full(
+                    &["--literal-pathspecs", "add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"],
+                    Some(&files.join("\0")),
+                )?;
                 self.note_unreadable(&warnings)?;
             }
         }
@@ -413,7 +415,8 @@ impl Checkpoints {
         std::fs::write(&exclude, text)?;
         std::fs::write(self.git_dir.join("info").join("too-big"), known.join("\n"))?;
         // A file that was small once is in the index: take it out so the exclude applies.
-        let mut args = vec!["rm", "--cached", "--quiet", "--ignore-unmatch", "--"];
+        // Names, not patterns: `data[1].bin` must not take `data1.bin` out too.
+        let mut args = vec!["--literal-pathspecs", "rm", "--cached", "--quiet", "--ignore-unmatch", "--"];
         args.extend(big.iter().map(String::as_str));
         self.git(&args)?;
         Ok(())

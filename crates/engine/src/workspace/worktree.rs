@@ -476,9 +476,16 @@ fn on_own_branch(wt: &TaskWorktree) -> Result<()> {
         return Ok(());
     }
     let on = head.strip_prefix("refs/heads/").map(|b| format!("the branch {b}")).unwrap_or_else(|| "a detached HEAD".into());
+    // In the middle of a rebase git refuses a switch: finishing or aborting it is the way back.
+    let rebasing = admin_dir(folder).is_some_and(|d| d.join("rebase-merge").exists() || d.join("rebase-apply").exists());
+    let way_back = if rebasing {
+        "a rebase is under way there: `git rebase --continue` or `git rebase --abort` in it puts it back".to_string()
+    } else {
+        format!("`git switch {}` there puts it back", wt.branch)
+    };
     Err(Error::Worktree(format!(
-        "the task's worktree {} is on {on} instead of the task's branch {}, so nothing of the task was committed: `git switch {}` there puts it back",
-        wt.folder, wt.branch, wt.branch
+        "the task's worktree {} is on {on} instead of the task's branch {}, so nothing of the task was committed: {way_back}",
+        wt.folder, wt.branch
     )))
 }
 
