@@ -777,9 +777,14 @@ impl Run {
             // Beside listing what the branch changes, one look at the worktree leaves its index
             // settled after the commit (git writes its untracked cache back), so the look at
             // landing, on the way of the person's approve, reads and writes nothing more.
-            let (_, files_since_start) = tokio::task::block_in_place(|| {
-                crate::beside::beside(|| worktree::changed_paths(&wt), || worktree::changed_between(&wt, &worktree::lands_from(&wt, &commit), &commit))
-            });
+            // Counted from where the task started (landing composes from that list while the
+            // person's branch is still there), unless the person's branch was merged in for the
+            // agent to resolve: what it brought is not the task's.
+            let merged =
+                since_worktree(&events).iter().any(|e| matches!(e.event, EngineEvent::Continuation { source: ContinuationSource::LandingConflict, .. }));
+            let from = if merged { worktree::lands_from(&wt, &commit) } else { wt.base_commit.clone() };
+            let (_, files_since_start) =
+                tokio::task::block_in_place(|| crate::beside::beside(|| worktree::changed_paths(&wt), || worktree::changed_between(&wt, &from, &commit)));
             let files_since_start = files_since_start.ok();
             self.emit(EngineEvent::TaskCommitted { commit, branch: wt.branch.clone(), files_since_start })?;
         }
