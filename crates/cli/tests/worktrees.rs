@@ -547,6 +547,19 @@ fn approve_paused_at(cli: &Cli, id: &str, point: &str, marker: &Path) -> std::pr
     paused_at(approving, point, marker, &format!("the landing reached {point}"))
 }
 
+/// A task that wrote one.txt and two.txt in a plain folder, waiting for review: the server, the
+/// test's folder, the CLI, the folder and the session.
+async fn two_files_waiting_in_a_plain_folder() -> (FakeServer, tempfile::TempDir, Cli, PathBuf, String) {
+    let rules = calls_then_done("write two files", vec![write_call("one.txt", "1\n"), write_call("two.txt", "2\n")], "Created two.txt");
+    let (s, dir, cli) = server(vec![rules]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let waiting = cli.run("write two files", &ws, &[]);
+    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
+    let id = session_of(&waiting);
+    (s, dir, cli, ws, id)
+}
+
 /// `sessions review ID --reject --revert` (with `extra`), killed once the revert put back its
 /// first file: a revert a crash cut short.
 fn reject_killed_after_first_file(cli: &Cli, id: &str, marker: &Path, extra: &[&str]) {
@@ -679,13 +692,7 @@ async fn killed_in_the_middle_of_a_revert_the_next_start_puts_back_the_rest_and_
 /// made since: the next start finishes the revert without overwriting what it never agreed to.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revert_cut_short_never_overwrites_an_edit_made_after_the_kill() {
-    let rules = calls_then_done("write two files", vec![write_call("one.txt", "1\n"), write_call("two.txt", "2\n")], "Created two.txt");
-    let (_s, dir, cli) = server(vec![rules]).await;
-    let ws = dir.path().join("plain");
-    std::fs::create_dir_all(&ws).unwrap();
-    let waiting = cli.run("write two files", &ws, &[]);
-    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
-    let id = session_of(&waiting);
+    let (_s, dir, cli, ws, id) = two_files_waiting_in_a_plain_folder().await;
     std::fs::write(ws.join("two.txt"), "2 and the person's first line\n").unwrap();
     reject_killed_after_first_file(&cli, &id, &dir.path().join("paused"), &["--force-revert"]);
     std::fs::write(ws.join("two.txt"), "the person's rewrite after the crash\n").unwrap();
@@ -705,13 +712,7 @@ async fn a_revert_cut_short_never_overwrites_an_edit_made_after_the_kill() {
 /// mounted), is left to finish later: nothing is recorded reverted that it never reached.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revert_cut_short_whose_folder_is_gone_at_the_next_start_waits_for_it_and_finishes_when_it_is_back() {
-    let rules = calls_then_done("write two files", vec![write_call("one.txt", "1\n"), write_call("two.txt", "2\n")], "Created two.txt");
-    let (_s, dir, cli) = server(vec![rules]).await;
-    let ws = dir.path().join("plain");
-    std::fs::create_dir_all(&ws).unwrap();
-    let waiting = cli.run("write two files", &ws, &[]);
-    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
-    let id = session_of(&waiting);
+    let (_s, dir, cli, ws, id) = two_files_waiting_in_a_plain_folder().await;
     reject_killed_after_first_file(&cli, &id, &dir.path().join("paused"), &[]);
     let away = dir.path().join("away");
     std::fs::rename(&ws, &away).unwrap();

@@ -25,21 +25,16 @@ impl FolderLock {
     /// Waits for the lock on `file` (created if missing). Taking it again on a thread that holds
     /// it is a no-op: an operation under the lock may call another that takes it.
     pub fn acquire(file: &Path) -> Result<FolderLock> {
-        if HELD.with(|h| h.borrow().iter().any(|(p, _)| p == file)) {
-            return Ok(FolderLock { file: None });
-        }
-        if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(file)?;
-        rustix::fs::flock(&f, rustix::fs::FlockOperation::LockExclusive).map_err(|e| Error::Internal(format!("could not lock {}: {e}", file.display())))?;
-        HELD.with(|h| h.borrow_mut().push((file.to_path_buf(), f.as_raw_fd())));
-        Ok(FolderLock { file: Some(f) })
+        Self::take(file, rustix::fs::FlockOperation::LockExclusive)?.ok_or_else(|| Error::Internal(format!("could not lock {}", file.display())))
     }
 
     /// The lock on `file` if nobody else holds it now; `None` when another holder has it (a
     /// process at work on what the lock guards).
     pub fn try_acquire(file: &Path) -> Result<Option<FolderLock>> {
+        Self::take(file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+    }
+
+    fn take(file: &Path, how: rustix::fs::FlockOperation) -> Result<Option<FolderLock>> {
         if HELD.with(|h| h.borrow().iter().any(|(p, _)| p == file)) {
             return Ok(Some(FolderLock { file: None }));
         }
@@ -47,7 +42,7 @@ impl FolderLock {
             std::fs::create_dir_all(dir)?;
         }
         let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(file)?;
-        match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        match rustix::fs::flock(&f, how) {
             Ok(()) => {}
             Err(rustix::io::Errno::WOULDBLOCK) => return Ok(None),
             Err(e) => return Err(Error::Internal(format!("could not lock {}: {e}", file.display()))),
