@@ -114,8 +114,8 @@ impl AppState {
         Engine::on(&self.runtime, cfg)
     }
 
-    /// What a crash cut short (a revert, a landing) is finished, and worktrees no task needs any
-    /// more are removed; called once the settings can be read.
+    /// What a crash cut short (a revert, a landing) is finished, and decided tasks' worktrees no
+    /// task needs any more are removed; called once the window is up.
     pub fn finish_interrupted(&self) {
         finishline_engine::agent::decision::finish_interrupted(&self.store, &self.data_dir);
     }

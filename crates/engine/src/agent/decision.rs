@@ -940,8 +940,9 @@ fn remove_worktree_files(data_dir: &Path, wt: &TaskWorktree, delete_branch: bool
 
 /// At start: finishes what a crash cut short. A revert under way is completed (files already
 /// back count as back; a file changed since is left and named); a landing under way is finished
-/// when the branch had moved, or reported as not landed; worktrees of decided or deleted tasks
-/// are removed, never one that holds undecided work. Returns the sessions it touched.
+/// when the branch had moved, or reported as not landed; worktrees of decided tasks are removed,
+/// never one that holds undecided work nor a folder no task of this history owns. Only what a
+/// dead process left: a live one holds the session's lock. Returns the sessions it touched.
 pub fn finish_interrupted(store: &Store, data_dir: &Path) -> Vec<SessionId> {
     let mut touched = Vec::new();
     let Ok(sessions) = store.list_sessions(&crate::store::ListQuery { limit: 100_000, ..Default::default() }) else { return touched };
