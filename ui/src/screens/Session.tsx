@@ -907,7 +907,12 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
         )}
         {model.runClock && <RunTiming run={model.runClock} step={model.stepClock} live={running && model.runClock.finishedAt === undefined} />}
         <span data-testid="activity">{running && model.activity ? activityText(model.activity, model.stepClock) : model.endReason ? END_LABEL[model.endReason] : ""}</span>
-        {model.cycle.max > 0 && <span>Cycle {model.cycle.n}/{model.cycle.max}</span>}
+        {/* The run's budget of continuations: "Cycle 0/5" read as nothing having happened. */}
+        {model.cycle.max > 0 && (
+          <span title="How many times Finishline sent the agent back in this run, of the run's budget (Settings → Limits → Continuation budget)">
+            Sent back {model.cycle.n} of {model.cycle.max}
+          </span>
+        )}
         {model.todos.length > 0 && (
           <span>
             Todos {model.todos.length - openTodos}/{model.todos.length}

@@ -132,7 +132,7 @@ describe("Session view", () => {
     expect(userBubbles.every((b) => !b.textContent?.includes("b.txt is still missing")), "no user bubble holds the continuation").toBe(true);
     expect(screen.getByTestId("progress-strip")).toHaveTextContent("Step 1");
     expect(screen.getByTestId("progress-strip")).toHaveTextContent("Running write_file");
-    expect(screen.getByTestId("progress-strip")).toHaveTextContent("Cycle 1/5");
+    expect(screen.getByTestId("progress-strip")).toHaveTextContent("Sent back 1 of 5");
     expect(screen.getByTestId("status-badge")).toHaveTextContent("Working");
   });
 
@@ -528,7 +528,7 @@ describe("Session view", () => {
       ev({ type: "step_started", step: 1, cycle: { used: 0, max: 5 } }),
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    await waitFor(() => expect(screen.getByTestId("progress-strip"), "the budget is visible before it is touched").toHaveTextContent("Cycle 0/5"));
+    await waitFor(() => expect(screen.getByTestId("progress-strip"), "the budget is visible before it is touched").toHaveTextContent("Sent back 0 of 5"));
   });
 
   it("the header counts tokens live as steps finish", async () => {
