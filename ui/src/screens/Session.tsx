@@ -405,6 +405,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       return (
         <p className={item.tone === "warn" ? "notice warn landing-note" : "notice landing-note"} role="status" data-testid="landing-note">
           {item.text}
+          {item.times && item.times > 1 ? ` (${item.times} tries)` : ""}
         </p>
       );
     case "decision":

@@ -71,7 +71,7 @@ export type Item =
   | { kind: "run_end"; key: string; status: SessionStatus; endReason: EndReason; stuck?: Stuck }
   | { kind: "plan_step"; key: string; number: number; of: number; title: string }
   | { kind: "plan_revised"; key: string; cause: string; titles: string[] }
-  | { kind: "landing"; key: string; text: string; tone: "ok" | "warn" }
+  | { kind: "landing"; key: string; text: string; tone: "ok" | "warn"; times?: number }
   /** A review decided, kept in the timeline: the review panel gives way to the next run's. */
   | { kind: "decision"; key: string; decision: string; by: string; occasion?: DecisionOccasion; reverted?: Reverted; copied?: string[] }
   /** The evaluator compared this attempt with another of its group: which it prefers, and why.
@@ -513,7 +513,13 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "landing_blocked":
       if (next.review && !next.review.decided) next.review = { ...next.review, blocked: { reason: e.reason, files: e.files, detail: e.detail } };
-      push({ kind: "landing", key: `lb-${e.seq}`, text: `Not landed: ${e.detail}`, tone: "warn" });
+      {
+        // Tried again and blocked the same way: one note that counts, not a pile of the same.
+        const text = `Not landed: ${e.detail}`;
+        const last = next.items[next.items.length - 1];
+        if (last?.kind === "landing" && last.text === text) next.items[next.items.length - 1] = { ...last, times: (last.times ?? 1) + 1 };
+        else push({ kind: "landing", key: `lb-${e.seq}`, text, tone: "warn" });
+      }
       break;
     case "rebased":
       push({ kind: "landing", key: `rb-${e.seq}`, text: "The branch moved on while the task ran: its commits now sit on top of it.", tone: "ok" });

@@ -8,6 +8,17 @@ const ev = (e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s", a
 const wt = (folder: string) => ({ repo: "/repo", folder, subdir: "", branch: `finishline/${folder}`, base_branch: "main", base_commit: "1111111" });
 
 describe("session model", () => {
+  it("a landing blocked the same way again counts its tries in one note, and a new reason gets its own", () => {
+    seq = 0;
+    const blocked = (detail: string) => ev({ type: "landing_blocked", reason: "your_edits", files: ["a.txt"], detail });
+    const m = [blocked("you are editing a.txt"), blocked("you are editing a.txt"), blocked("you are editing a.txt"), blocked("main moved on")].reduce(apply, emptyModel());
+    const notes = m.items.filter((i) => i.kind === "landing") as Extract<(typeof m.items)[number], { kind: "landing" }>[];
+    expect(notes.map((n) => [n.text, n.times ?? 1])).toEqual([
+      ["Not landed: you are editing a.txt", 3],
+      ["Not landed: main moved on", 1],
+    ]);
+  });
+
   it("names a run the person started with words a new message, and one started without (Retry) a try again", () => {
     seq = 0;
     const events = [
