@@ -9,6 +9,18 @@ import path from "node:path";
 import { clickAway, repoRoot, shot, typeInto, waitForScreen } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
+/** Opens a tool card, clicking until it says it is open: under load a click can land while the
+ * view still settles after the review arrived, and be taken by what moves over the card. */
+async function openCard(head) {
+  await head.waitUntil(
+    async () => {
+      if ((await head.getAttribute("aria-expanded")) !== "true") await head.click().catch(() => undefined);
+      return (await head.getAttribute("aria-expanded")) === "true";
+    },
+    { timeout: 10_000, interval: 300, timeoutMsg: "the tool card never opened" },
+  );
+}
+
 const win = appWindow({ scenario: "e2e-payloads.json", port: 4470, name: "sec" });
 
 test("model, tool, file-name and title payloads never run script; Markdown still renders", async () => {
@@ -33,7 +45,7 @@ test("model, tool, file-name and title payloads never run script; Markdown still
   assert.match(await answer.getText(), /<script>document\.title='pwned-script'<\/script>/, "it shows as the text it is, as an agent naming a tag means");
   const head = await win.app.$(".session-head h1");
   assert.match(await head.getProperty("textContent"), /<img src=x onerror=/, "the task title shows as text");
-  await (await win.app.$('[data-testid="tool-card"] .card-head')).click();
+  await openCard(await win.app.$('[data-testid="tool-card"] .card-head'));
   assert.match(await (await win.app.$('[data-testid="tool-card"]')).getProperty("textContent"), /pwned-output/, "tool output shows as text");
   await (await win.app.$('[data-testid="file-toggle"]')).click();
   assert.equal(await win.app.getTitle(), "Finishline", "still nothing ran after opening the cards");
@@ -80,7 +92,7 @@ test("an MCP server's tool description and output carrying payloads never run sc
   await (await win.app.$('[data-testid="allow-once"]')).click();
   const card = await win.app.$('[data-testid="tool-card"][data-tool="hostile__peek"]');
   await card.waitUntil(async () => (await card.getAttribute("data-state")) === "done", { timeout: 20_000, timeoutMsg: "the MCP call never finished" });
-  await (await card.$(".card-head")).click();
+  await openCard(await card.$(".card-head"));
   assert.match(await card.getProperty("textContent"), /pwned-mcp-output/, "the MCP output shows as text");
   const timeline = await win.app.$('[data-testid="timeline"]');
   for (const sel of ["script", "iframe", "img", "[onerror]", 'a[href^="javascript"]']) {
