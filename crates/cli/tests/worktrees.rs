@@ -1403,21 +1403,44 @@ async fn with_a_git_older_than_add_sparse_a_task_still_commits_and_lands() {
     assert_eq!(git(&r, &["show", "main:old.txt"]), "old git");
 }
 
+/// A task whose model went away after it wrote `broken.txt`: it failed with its work waiting in
+/// its worktree. `more` are further tasks the same fake provider answers.
+async fn a_task_that_failed_after_writing(more: Vec<Vec<Value>>) -> (FakeServer, tempfile::TempDir, Cli, PathBuf, FailedTask) {
+    let failing = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "Created broken.txt"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"the model went away\"}}"}}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "write broken.txt"}, "reply": {"text": "Writing.", "tool_calls": [write_call("broken.txt", "half\n")]}}),
+    ];
+    let (s, dir, cli) = server(std::iter::once(failing).chain(more).collect()).await;
+    let r = repo(dir.path());
+    let failed = cli.run("write broken.txt", &r, &[]);
+    assert_eq!(failed.status.code(), Some(4), "it failed: {}", String::from_utf8_lossy(&failed.stderr));
+    let ws = lines(&failed).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"].clone();
+    let task =
+        FailedTask { id: session_of(&failed), folder: PathBuf::from(ws["folder"].as_str().unwrap()), branch: ws["branch"].as_str().unwrap().to_string() };
+    (s, dir, cli, r, task)
+}
+
+struct FailedTask {
+    id: String,
+    folder: PathBuf,
+    branch: String,
+}
+
+/// The person commits a file of their own in a task's worktree: a commit Finishline did not make.
+fn persons_commit_in(folder: &Path) {
+    std::fs::write(folder.join("mine.txt"), "the person's work\n").unwrap();
+    git(folder, &["add", "mine.txt"]);
+    git(folder, &["-c", "user.name=P", "-c", "user.email=p@p", "commit", "-q", "-m", "my own commit here"]);
+}
+
 /// A task that failed after writing keeps its worktree (its work is undecided, so the start-up
 /// sweep keeps it too): `sessions discard` puts it away as a reject would, recorded first; a
 /// task that waits for its review is rejected there instead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_that_failed_is_discarded_with_its_worktree_and_branch_and_the_persons_edit_stays() {
-    let failing = vec![
-        json!({"when": {"kind": "agent", "last_message_contains": "Created broken.txt"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"the model went away\"}}"}}}),
-        json!({"when": {"kind": "agent", "last_message_contains": "write broken.txt"}, "reply": {"text": "Writing.", "tool_calls": [write_call("broken.txt", "half\n")]}}),
-    ];
-    let (_s, dir, cli) = server(vec![failing, writes("kept.txt", "kept\n", 0)]).await;
-    let r = repo(dir.path());
-    let failed = cli.run("write broken.txt", &r, &[]);
-    assert_eq!(failed.status.code(), Some(4), "it failed: {}", String::from_utf8_lossy(&failed.stderr));
-    let id = session_of(&failed);
-    let folder = lines(&failed).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"]["folder"].as_str().unwrap().to_string();
+    let (_s, _dir, cli, r, failed) = a_task_that_failed_after_writing(vec![writes("kept.txt", "kept\n", 0)]).await;
+    let id = failed.id;
+    let folder = failed.folder.to_str().unwrap().to_string();
     assert!(Path::new(&folder).join("broken.txt").exists(), "what it wrote waits in its worktree");
     let branches = || git(&r, &["branch", "--list", "finishline/*"]);
     assert!(!branches().is_empty());
@@ -1448,20 +1471,8 @@ async fn a_task_that_failed_is_discarded_with_its_worktree_and_branch_and_the_pe
 /// not Finishline's to throw away: `sessions discard` keeps the branch that holds it, and says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discarding_a_task_keeps_its_branch_when_it_holds_a_commit_finishline_did_not_make() {
-    let failing = vec![
-        json!({"when": {"kind": "agent", "last_message_contains": "Created broken.txt"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"the model went away\"}}"}}}),
-        json!({"when": {"kind": "agent", "last_message_contains": "write broken.txt"}, "reply": {"text": "Writing.", "tool_calls": [write_call("broken.txt", "half\n")]}}),
-    ];
-    let (_s, dir, cli) = server(vec![failing]).await;
-    let r = repo(dir.path());
-    let failed = cli.run("write broken.txt", &r, &[]);
-    assert_eq!(failed.status.code(), Some(4), "it failed: {}", String::from_utf8_lossy(&failed.stderr));
-    let id = session_of(&failed);
-    let ws = lines(&failed).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"].clone();
-    let (folder, branch) = (PathBuf::from(ws["folder"].as_str().unwrap()), ws["branch"].as_str().unwrap().to_string());
-    std::fs::write(folder.join("mine.txt"), "the person's work\n").unwrap();
-    git(&folder, &["add", "mine.txt"]);
-    git(&folder, &["-c", "user.name=P", "-c", "user.email=p@p", "commit", "-q", "-m", "my own commit here"]);
+    let (_s, _dir, cli, r, FailedTask { id, folder, branch }) = a_task_that_failed_after_writing(vec![]).await;
+    persons_commit_in(&folder);
     let discarded = cli.cmd(&["sessions", "discard", &id]).output().unwrap();
     assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));
     let said = String::from_utf8_lossy(&discarded.stdout);
@@ -1474,19 +1485,8 @@ async fn discarding_a_task_keeps_its_branch_when_it_holds_a_commit_finishline_di
 /// the next start's sweep removes the worktree and still keeps the branch with the commit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_discard_cut_short_keeps_the_branch_with_a_commit_finishline_did_not_make() {
-    let failing = vec![
-        json!({"when": {"kind": "agent", "last_message_contains": "Created broken.txt"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"the model went away\"}}"}}}),
-        json!({"when": {"kind": "agent", "last_message_contains": "write broken.txt"}, "reply": {"text": "Writing.", "tool_calls": [write_call("broken.txt", "half\n")]}}),
-    ];
-    let (_s, dir, cli) = server(vec![failing]).await;
-    let r = repo(dir.path());
-    let failed = cli.run("write broken.txt", &r, &[]);
-    let id = session_of(&failed);
-    let ws = lines(&failed).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"].clone();
-    let (folder, branch) = (PathBuf::from(ws["folder"].as_str().unwrap()), ws["branch"].as_str().unwrap().to_string());
-    std::fs::write(folder.join("mine.txt"), "the person's work\n").unwrap();
-    git(&folder, &["add", "mine.txt"]);
-    git(&folder, &["-c", "user.name=P", "-c", "user.email=p@p", "commit", "-q", "-m", "mine"]);
+    let (_s, dir, cli, r, FailedTask { id, folder, branch }) = a_task_that_failed_after_writing(vec![]).await;
+    persons_commit_in(&folder);
     let mut child = paused_at(cli.cmd(&["sessions", "discard", &id]), "discard-decided", &dir.path().join("paused"), "the discard recorded its decision");
     child.kill().unwrap();
     let _ = child.wait();
