@@ -517,7 +517,12 @@ fn prompt_review() -> Option<(Decision, Option<String>)> {
             return Some((Decision::Reject, None));
         } else if a.starts_with('c') {
             let fb = read_answer("What should change? ")?;
-            return Some((Decision::RequestChanges, Some(fb)));
+            if !fb.is_empty() {
+                return Some((Decision::RequestChanges, Some(fb)));
+            }
+            // The agent would be sent back with nothing to go on; the person probably hit Enter.
+            crate::output::say("Nothing was sent: the request was empty.\n");
+            continue;
         }
         crate::output::say("Type a to approve, c to ask for changes or r to reject (Ctrl+D leaves the review open).\n");
     }

@@ -1629,6 +1629,27 @@ async fn a_question_answered_without_changing_anything_leaves_no_worktree_waitin
 async fn an_unknown_answer_at_the_terminals_review_asks_again_and_closed_input_leaves_it_open() {
     let (_s, dir, cli) = server(vec![writes("hello.txt", "hello\n", 0)]).await;
     let r = repo(dir.path());
+    let (said, code) = review_typed_at_a_terminal(&cli, &r, b"x\n");
+    assert!(said.contains("Type a to approve"), "an unknown answer asks again: {said}");
+    assert!(said.contains("sessions review") && said.contains("--approve"), "it says how to decide later: {said}");
+    assert_eq!(code, Some(6), "the review waits: {said}");
+    assert_eq!(status_named_in(&cli, &said), "awaiting_review");
+}
+
+/// `c` and then only Enter sends the agent nothing: it says so and asks for the decision again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asking_for_changes_at_the_terminal_without_saying_which_sends_nothing_and_asks_again() {
+    let (_s, dir, cli) = server(vec![writes("hello.txt", "hello\n", 0)]).await;
+    let r = repo(dir.path());
+    let (said, code) = review_typed_at_a_terminal(&cli, &r, b"c\n   \n");
+    assert!(said.contains("Nothing was sent"), "an empty request is not sent: {said}");
+    assert_eq!(said.matches("Review: [a]pprove").count(), 2, "and the decision is asked again: {said}");
+    assert_eq!(code, Some(6), "the review still waits: {said}");
+    assert_eq!(status_named_in(&cli, &said), "awaiting_review");
+}
+
+/// Runs a task in a pseudo-terminal and types `input` at its review; what it said and its exit.
+fn review_typed_at_a_terminal(cli: &Cli, r: &Path, input: &[u8]) -> (String, Option<i32>) {
     let run = cli.cmd(&["run", "write hello.txt", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]);
     let line = std::iter::once(run.get_program()).chain(run.get_args()).map(|a| format!("'{}'", a.to_string_lossy())).collect::<Vec<_>>().join(" ");
     let mut in_terminal = Command::new("timeout");
@@ -1640,20 +1661,22 @@ async fn an_unknown_answer_at_the_terminals_review_asks_again_and_closed_input_l
         };
     }
     let mut child = in_terminal.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(b"x\n").unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
     let out = child.wait_with_output().unwrap();
     let said = String::from_utf8_lossy(&out.stdout).to_string();
     assert_ne!(out.status.code(), Some(124), "it waited on nothing after the answer: {said}");
-    assert!(said.contains("Type a to approve"), "an unknown answer asks again: {said}");
-    assert!(said.contains("sessions review") && said.contains("--approve"), "it says how to decide later: {said}");
-    assert_eq!(out.status.code(), Some(6), "the review waits: {said}");
+    (said, out.status.code())
+}
+
+/// The status of the session a terminal's output names.
+fn status_named_in(cli: &Cli, said: &str) -> String {
     let id = said
         .split_whitespace()
         .find(|w| w.starts_with("ses_"))
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_'))
         .expect("the session is named");
     let row = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).into_iter().find(|s| s["id"] == id).unwrap();
-    assert_eq!(row["status"], "awaiting_review", "{row}");
+    row["status"].as_str().unwrap().to_string()
 }
 
 /// A reject that reverts, in place, in a folder that is gone says so and decides nothing: it
