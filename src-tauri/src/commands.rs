@@ -165,7 +165,7 @@ pub fn unsubscribe_session(state: State<'_, AppState>, subscription: u64) -> boo
 /// keeps a task from being stopped.
 #[tauri::command]
 pub async fn cancel_run(state: State<'_, AppState>, session_id: SessionId) -> Result<bool, Error> {
-    Ok(state.runtime.cancel(&session_id))
+    Ok(state.runtime.cancel(&state.data_dir, &session_id))
 }
 
 /// Runs a plan that waited for the person: as edited (`steps`), or as the manager made it.

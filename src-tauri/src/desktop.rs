@@ -127,7 +127,7 @@ pub async fn quit(app: AppHandle, state: State<'_, AppState>, stop_running: bool
         return Ok(running.len());
     }
     for session in &running {
-        state.runtime.cancel(session);
+        state.runtime.cancel(&state.data_dir, session);
     }
     // A cancelled run records its end within moments; wait for that, but never hang the quit.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);

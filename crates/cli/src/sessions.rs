@@ -94,7 +94,7 @@ pub fn cancel(id: &str, common: &Common) -> u8 {
         Err(c) => return c,
     };
     let sid = SessionId(id.into());
-    match finishline_engine::agent::cancel_waiting(&store, &sid) {
+    match finishline_engine::agent::cancel_waiting(&store, &config::data_dir(common), &sid) {
         Ok(true) => {
             outln!("Cancelled {id}: nothing more runs in it; its history stays.");
             exit::OK

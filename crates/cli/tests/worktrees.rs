@@ -2241,3 +2241,31 @@ async fn auto_approve_on_no_branch_leaves_the_choice_to_the_person() {
     let id = session_of(&run);
     assert_eq!(cli.review(&id, &["--approve"]).status.code(), Some(0), "the person's approve keeps the branch");
 }
+
+/// A plan left waiting for its go-ahead and then cancelled from another terminal ran nothing in
+/// its worktree: the worktree and its branch go with the cancel, and nothing waits for the sweep
+/// or a discard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_plan_that_waits_for_its_go_ahead_removes_its_unused_worktree_and_branch() {
+    let plan = json!({"steps": [
+        {"title": "Write a.txt", "instructions": "Write a.txt.", "criteria": ["a.txt exists"], "depends_on": []},
+        {"title": "Write b.txt", "instructions": "Write b.txt.", "criteria": ["b.txt exists"], "depends_on": [0]}
+    ]});
+    let (_s, dir, cli) = server(vec![vec![json!({"when": {"kind": "manager"}, "reply": {"text": plan.to_string()}})]]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write a.txt and b.txt", &r, &["--plan", "on", "--plan-review", "prompt"]);
+    assert_eq!(waiting.status.code(), Some(6), "the plan waits: {}\n{}", String::from_utf8_lossy(&waiting.stderr), String::from_utf8_lossy(&waiting.stdout));
+    let id = session_of(&waiting);
+    let ws = lines(&waiting).into_iter().find(|e| e["type"] == "task_workspace").expect("the task has a worktree")["worktree"].clone();
+    let (folder, branch) = (PathBuf::from(ws["folder"].as_str().unwrap()), ws["branch"].as_str().unwrap().to_string());
+    assert!(folder.exists());
+
+    let cancelled = cli.cmd(&["sessions", "cancel", &id]).output().unwrap();
+    assert_eq!(cancelled.status.code(), Some(0), "{}", String::from_utf8_lossy(&cancelled.stderr));
+    assert!(!folder.exists(), "the unused worktree is gone");
+    assert!(!git(&r, &["worktree", "list"]).contains(folder.to_str().unwrap()), "git no longer lists it");
+    assert!(git(&r, &["branch", "--list", &branch]).is_empty(), "its branch is gone");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit stays");
+    let row = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).into_iter().find(|s| s["id"] == id.as_str()).unwrap();
+    assert_eq!(row["status"], "cancelled", "{row}");
+}

@@ -23,7 +23,7 @@ mod verify;
 pub mod worker;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 
 use tokio::sync::oneshot;
@@ -203,12 +203,20 @@ impl Runtime {
     /// session left waiting for a person by a process that is gone (the app or the CLI was
     /// restarted) has no run to stop: its open requests are resolved as cancelled and it ends
     /// `cancelled`. No settings are needed for either.
-    pub fn cancel(&self, session: &SessionId) -> bool {
+    /// A plan cancelled before its go-ahead leaves its worktree unused: it goes in the background
+    /// (recorded first, so a quit before it is done leaves it to the next start's sweep).
+    pub fn cancel(&self, data_dir: &Path, session: &SessionId) -> bool {
         if let Some((_, c)) = self.live().cancels.get(session) {
             c.cancel();
             return true;
         }
-        cancel_waiting(&self.store, session).unwrap_or(false)
+        let Ok((cancelled, unused)) = end_waiting(&self.store, session) else { return false };
+        if let Some(wt) = unused {
+            let (store, data_dir, session) = (self.store.clone(), data_dir.to_path_buf(), session.clone());
+            let job = std::thread::spawn(move || decision::remove_recorded(&store, &data_dir, &session, &wt, true));
+            self.background.lock().unwrap_or_else(|p| p.into_inner()).push(job);
+        }
+        cancelled
     }
 }
 
@@ -449,7 +457,7 @@ impl Engine {
 
     /// [`Runtime::cancel`].
     pub fn cancel(&self, session: &SessionId) -> bool {
-        self.runtime.cancel(session)
+        self.runtime.cancel(&self.config.data_dir, session)
     }
 
     /// [`Runtime::is_running`].
@@ -664,26 +672,37 @@ impl Drop for RunEnd {
 
 /// Cancels a session left waiting for the person by a process that is gone (its plan's go-ahead,
 /// a permission or a question): no engine needed, so the CLI can do it with only the history.
-/// False when the session is not waiting.
-pub fn cancel_waiting(store: &Store, session: &SessionId) -> Result<bool> {
+/// False when the session is not waiting. A plan cancelled before its go-ahead ran nothing: its
+/// worktree, unused, goes with its branch before this returns.
+pub fn cancel_waiting(store: &Store, data_dir: &Path, session: &SessionId) -> Result<bool> {
+    let (cancelled, unused) = end_waiting(store, session)?;
+    if let Some(wt) = unused {
+        decision::remove_recorded(store, data_dir, session, &wt, true);
+    }
+    Ok(cancelled)
+}
+
+/// [`cancel_waiting`]'s decision, recorded; with the worktree whose removal it recorded.
+fn end_waiting(store: &Store, session: &SessionId) -> Result<(bool, Option<crate::workspace::worktree::TaskWorktree>)> {
     if store.session(session)?.status != SessionStatus::AwaitingApproval {
-        return Ok(false);
+        return Ok((false, None));
     }
     let holder = RunId::new();
     store.acquire_lease(session, &holder)?;
     if plan_waiting(store, session)?.is_some() {
-        // A plan waiting for its go-ahead: not run at all.
-        let done = store.append_all(
-            session,
-            None,
-            vec![
-                EngineEvent::PlanReviewed { approved: false, edited: false, steps: vec![] },
-                EngineEvent::RunFinished { status: SessionStatus::Cancelled, claim: Claim::None, verdict: None, end_reason: EndReason::Cancelled, stuck: None },
-                EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, max_retries: None, next_retry_at: None, message: None },
-            ],
-        );
+        // A plan waiting for its go-ahead: not run at all, so its worktree holds nothing of the
+        // task's (the person may have worked in it meanwhile: then it stays, undecided).
+        let events = store.events(session, 0)?;
+        let unused = changes::current_worktree(&events).filter(|wt| changes::unused(&events, wt));
+        let mut ending = vec![
+            EngineEvent::PlanReviewed { approved: false, edited: false, steps: vec![] },
+            EngineEvent::RunFinished { status: SessionStatus::Cancelled, claim: Claim::None, verdict: None, end_reason: EndReason::Cancelled, stuck: None },
+            EngineEvent::StatusChanged { status: SessionStatus::Cancelled, attempt: None, max_retries: None, next_retry_at: None, message: None },
+        ];
+        ending.extend(unused.as_ref().map(changes::unused_removed));
+        let done = store.append_all(session, None, ending);
         let _ = store.release_lease(session, &holder);
-        return done.map(|_| true);
+        return done.map(|_| (true, unused));
     }
     let mut cancelled = false;
     for (request, kind, _) in store.pending_requests(session)? {
@@ -707,7 +726,7 @@ pub fn cancel_waiting(store: &Store, session: &SessionId) -> Result<bool> {
             store.resolve_request(&request, kind, if cancelled { SessionStatus::Cancelled } else { SessionStatus::AwaitingApproval }, None, events).is_ok();
     }
     let _ = store.release_lease(session, &holder);
-    Ok(cancelled)
+    Ok((cancelled, None))
 }
 
 fn plan_waiting(store: &Store, session: &SessionId) -> Result<Option<crate::plan::state::PlanState>> {

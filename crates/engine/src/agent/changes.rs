@@ -200,6 +200,38 @@ fn answers_request(events: &[Envelope]) -> Option<String> {
     (!comments.is_empty()).then(|| comments.join("\n"))
 }
 
+/// Whether the task's worktree holds nothing to decide, as far as its history and git can
+/// tell: filled, no commit of the task's, HEAD and the branch where they started, and nothing
+/// beyond the files copied in at the start, still as given (see [`Run::put_away_if_unused`],
+/// which also asks the window).
+pub(super) fn unused(events: &[Envelope], wt: &TaskWorktree) -> bool {
+    let here = since_worktree(events);
+    let filled = here.iter().any(|e| matches!(e.event, EngineEvent::WorktreeReady { .. }));
+    let committed = here.iter().any(|e| matches!(e.event, EngineEvent::TaskCommitted { .. }));
+    if !filled || committed {
+        return false;
+    }
+    let copied = copied_files(events);
+    let folder = Path::new(&wt.folder);
+    let at_base = |rev: &str| worktree::git(folder, &["rev-parse", "--verify", "-q", rev]).is_ok_and(|h| h.trim() == wt.base_commit);
+    // The agent may have committed on the branch, and checked out another commit since.
+    at_base("HEAD")
+        && at_base(&format!("refs/heads/{}", wt.branch))
+        // What git lists beyond the branch is the copies, exactly: a folder it lists whole may
+        // hold a file the agent added beside one.
+        && worktree::changed_paths(wt).is_ok_and(|c| c.iter().all(|p| copied.contains(p)))
+        && worktree::ignored_written(wt, &[]).is_ok_and(|i| i.iter().all(|p| copied.contains(p)))
+        && copies_as_given(wt, &copied)
+        && crate::workspace::submodules::changed(wt).is_empty()
+        && worktree::git_ok(folder, &["diff", "--quiet", "--ignore-submodules=none", "HEAD"])
+}
+
+/// The record of an unused worktree's removal, written before anything goes: a removal cut
+/// short is finished by the next start's sweep.
+pub(super) fn unused_removed(wt: &TaskWorktree) -> EngineEvent {
+    EngineEvent::WorktreeRemoved { folder: wt.folder.clone(), why: WorktreeEnd::Unused, branch_deleted: Some(wt.branch.clone()) }
+}
+
 /// Whether the files copied into the worktree at its start are still exactly the person's: the
 /// agent's shell or the person may have edited one. A folder copied whole, many files or a large
 /// one count as changed: telling would take too long, and keeping the worktree is safe.
@@ -670,32 +702,10 @@ impl Run {
             return false;
         }
         let Ok(events) = self.engine.store.events(&self.session, 0) else { return false };
-        let here = since_worktree(&events);
-        let filled = here.iter().any(|e| matches!(e.event, EngineEvent::WorktreeReady { .. }));
-        let committed = here.iter().any(|e| matches!(e.event, EngineEvent::TaskCommitted { .. }));
-        if !filled || committed || !self.since(Since::Worktree).changes().is_empty() {
+        if !self.since(Since::Worktree).changes().is_empty() || !tokio::task::block_in_place(|| unused(&events, &wt)) {
             return false;
         }
-        let copied = copied_files(&events);
-        let unused = tokio::task::block_in_place(|| {
-            let folder = Path::new(&wt.folder);
-            let at_base = |rev: &str| worktree::git(folder, &["rev-parse", "--verify", "-q", rev]).is_ok_and(|h| h.trim() == wt.base_commit);
-            // The agent may have committed on the branch, and checked out another commit since.
-            at_base("HEAD")
-                && at_base(&format!("refs/heads/{}", wt.branch))
-                // What git lists beyond the branch is the copies, exactly: a folder it lists
-                // whole may hold a file the agent added beside one.
-                && worktree::changed_paths(&wt).is_ok_and(|c| c.iter().all(|p| copied.contains(p)))
-                && worktree::ignored_written(&wt, &[]).is_ok_and(|i| i.iter().all(|p| copied.contains(p)))
-                && copies_as_given(&wt, &copied)
-                && crate::workspace::submodules::changed(&wt).is_empty()
-                && worktree::git_ok(folder, &["diff", "--quiet", "--ignore-submodules=none", "HEAD"])
-        });
-        if !unused {
-            return false;
-        }
-        let removed = EngineEvent::WorktreeRemoved { folder: wt.folder.clone(), why: WorktreeEnd::Unused, branch_deleted: Some(wt.branch.clone()) };
-        if self.emit(removed).is_err() {
+        if self.emit(unused_removed(&wt)).is_err() {
             return false;
         }
         self.folder.worktree = None;

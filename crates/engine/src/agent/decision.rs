@@ -525,21 +525,13 @@ impl Engine {
     /// `worktree_removed` once it is done; `None` when that was recorded before it started.
     pub(super) fn remove_in_background(&self, session: &SessionId, wt: &TaskWorktree, delete_branch: bool, record: Option<WorktreeEnd>) {
         let (store, data_dir, session, wt) = (self.store.clone(), self.config.data_dir.clone(), session.clone(), wt.clone());
-        let job = std::thread::spawn(move || {
-            let removed = match record {
-                Some(why) => remove_worktree(&store, &data_dir, &session, &wt, why, delete_branch),
-                None => remove_worktree_files(&data_dir, &wt, delete_branch).map(|_| ()),
-            };
-            if let Err(e) = removed {
-                let _ = store.append(
-                    &session,
-                    None,
-                    EngineEvent::Error {
-                        code: ErrorCode::Worktree,
-                        message: format!("The task's worktree {} could not be removed ({e}); Settings → Tasks → Storage removes what is left", wt.folder),
-                    },
-                );
+        let job = std::thread::spawn(move || match record {
+            Some(why) => {
+                if let Err(e) = remove_worktree(&store, &data_dir, &session, &wt, why, delete_branch) {
+                    not_removed(&store, &session, &wt, &e);
+                }
             }
+            None => remove_recorded(&store, &data_dir, &session, &wt, delete_branch),
         });
         self.keep_background(job);
     }
@@ -925,6 +917,19 @@ pub fn remove_worktree(store: &Store, data_dir: &Path, session: &SessionId, wt: 
     let deleted = remove_worktree_files(data_dir, wt, delete_branch)?;
     store.append(session, None, EngineEvent::WorktreeRemoved { folder: wt.folder.clone(), why, branch_deleted: deleted.then(|| wt.branch.clone()) })?;
     Ok(())
+}
+
+/// Removes a worktree whose removal was recorded before it started; what stops it is said in
+/// the session's history (the next start's sweep tries again).
+pub(super) fn remove_recorded(store: &Store, data_dir: &Path, session: &SessionId, wt: &TaskWorktree, delete_branch: bool) {
+    if let Err(e) = remove_worktree_files(data_dir, wt, delete_branch) {
+        not_removed(store, session, wt, &e);
+    }
+}
+
+fn not_removed(store: &Store, session: &SessionId, wt: &TaskWorktree, e: &Error) {
+    let message = format!("The task's worktree {} could not be removed ({e}); Settings → Tasks → Storage removes what is left", wt.folder);
+    let _ = store.append(session, None, EngineEvent::Error { code: ErrorCode::Worktree, message });
 }
 
 /// Removes a task's worktree (its branch too, when asked) and its checkpoint store, recording
