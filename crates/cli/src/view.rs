@@ -236,7 +236,9 @@ impl View {
                         finishline_engine::judge::criteria::CriterionState::Unmet => "☐ unmet",
                         finishline_engine::judge::criteria::CriterionState::Unverifiable => "? unverifiable",
                     };
-                    self.line(&format!("    {mark}: {} ({})", c.text, c.evidence));
+                    // Nobody checked it: the person is the one to, while the review waits.
+                    let advice = if c.state == finishline_engine::judge::criteria::CriterionState::Unverifiable { ": check it yourself" } else { "" };
+                    self.line(&format!("    {mark}: {} ({}{advice})", c.text, c.evidence));
                 }
                 if let Some(a) = auto_approve.as_ref().filter(|a| !a.approved) {
                     self.line(&format!("    not approved automatically: {}", a.reason));

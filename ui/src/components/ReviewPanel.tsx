@@ -233,7 +233,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             Left as they are, because they changed after the agent: {review.decided.reverted.kept.join(", ")}.
           </p>
         )}
-        <Checklist criteria={review.criteria} />
+        <Checklist criteria={review.criteria} decided />
         {review.decided.reverted && (
           <p className="notice" role="status" data-testid="revert-summary">
             The agent's changes were undone: {revertSummary(review.decided.reverted)}.
@@ -711,8 +711,9 @@ function NotLanded({ review, onBusy }: { review: Review; onBusy: (busy: boolean)
 }
 
 /** The person's comments from the last review as criteria, with the judge's word on each: kept
- * once the review is decided, as the record of what became of them. */
-function Checklist({ criteria }: { criteria: Review["criteria"] }) {
+ * once the review is decided, as the record of what became of them (then one nobody could check
+ * no longer asks the person to check it). */
+function Checklist({ criteria, decided = false }: { criteria: Review["criteria"]; decided?: boolean }) {
   if (criteria.length === 0) return null;
   return (
     <>
@@ -721,7 +722,11 @@ function Checklist({ criteria }: { criteria: Review["criteria"] }) {
         {criteria.map((c) => (
           <li key={c.id} data-state={c.state} data-testid="criterion">
             <span className={`tag criterion-${c.state}`}>{c.state === "met" ? "✓ met" : c.state === "unmet" ? "✗ not met" : "? not verifiable"}</span> {c.text}
-            <span className="muted small"> — {c.evidence}</span>
+            <span className="muted small">
+              {" "}
+              — {c.evidence}
+              {c.state === "unverifiable" && !decided ? ": check it yourself" : ""}
+            </span>
           </li>
         ))}
       </ul>

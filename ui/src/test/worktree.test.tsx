@@ -836,6 +836,22 @@ describe("review that talks back", () => {
     expect(screen.getByTestId("approve")).not.toHaveClass("primary");
   });
 
+  it("asks the person to check a comment nobody could while the review waits, and no longer once it is decided", async () => {
+    const unchecked = { id: "c1", text: "a.txt:1: shorter", state: "unverifiable" as const, evidence: "the evaluator gave no word on this comment" };
+    script(waiting({ criteria: [unchecked] }), () => null);
+    const { unmount } = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("criterion")).toHaveTextContent("? not verifiable a.txt:1: shorter — the evaluator gave no word on this comment: check it yourself");
+    unmount();
+    script(
+      [...waiting({ criteria: [unchecked] }), ev({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: null, reverted: false }), ev({ type: "status_changed", status: "rejected" })],
+      () => null,
+    );
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const kept = await screen.findByTestId("criterion");
+    expect(kept).toHaveTextContent("the evaluator gave no word on this comment");
+    expect(kept, "a rejected task has nothing left to check").not.toHaveTextContent("check it yourself");
+  });
+
   it("shows the audit's findings, why auto-approve did not take it, and the last review's comments as a checklist", async () => {
     script(
       waiting({

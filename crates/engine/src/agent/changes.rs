@@ -667,11 +667,9 @@ impl Run {
             .zip(self.criteria_results.clone())
             .map(|((c, found), before)| match found {
                 Some(unmet) => unmet,
-                None if moved.contains(&c.path) && before.state != CriterionState::Unverifiable => CriterionResult {
-                    state: CriterionState::Unverifiable,
-                    evidence: format!("{} changed after the evaluator's word on it: check it yourself", c.path),
-                    ..before
-                },
+                None if moved.contains(&c.path) && before.state != CriterionState::Unverifiable => {
+                    CriterionResult { state: CriterionState::Unverifiable, evidence: format!("{} changed after the evaluator's word on it", c.path), ..before }
+                }
                 None => before,
             })
             .collect();

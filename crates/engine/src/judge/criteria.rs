@@ -208,7 +208,7 @@ pub fn settle(
                         id: c.id.clone(),
                         text,
                         state: CriterionState::Unverifiable,
-                        evidence: "the evaluator gave no word on this comment: check it yourself".into(),
+                        evidence: "the evaluator gave no word on this comment".into(),
                     },
                 }
             })
@@ -358,7 +358,7 @@ mod tests {
         let cs = [comment("src/a.rs", "handle the empty input"), comment("src/b.rs", "add a docstring")];
         let done = settle(&cs, vec![None, None], Some(true), &[], &[]);
         assert!(done.iter().all(|r| r.state == CriterionState::Unverifiable), "nobody checked it: {done:?}");
-        assert_eq!(done[0].evidence, "the evaluator gave no word on this comment: check it yourself");
+        assert_eq!(done[0].evidence, "the evaluator gave no word on this comment");
         let not = settle(&cs, vec![None, None], Some(false), &["src/a.rs still panics on empty input".into()], &[]);
         assert_eq!(not[0].state, CriterionState::Unmet);
         assert_eq!(not[1].state, CriterionState::Unverifiable);
