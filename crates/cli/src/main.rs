@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
-#[command(name = "finishline", version, about = "Run AI-agent tasks and know when they are really finished")]
+#[command(name = "finishline", version, about = "Run AI-agent tasks and know when they are really finished", after_help = exit::HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -26,7 +26,7 @@ struct Cli {
 enum Command {
     /// Run a task in a workspace folder.
     // One of the two, so that naming neither says both ways to give it.
-    #[command(group(clap::ArgGroup::new("the_task").required(true).args(["task", "task_file"])))]
+    #[command(group(clap::ArgGroup::new("the_task").required(true).args(["task", "task_file"])), after_help = exit::HELP)]
     Run {
         /// What you want done.
         task: Option<String>,
@@ -358,6 +358,10 @@ impl LandArg {
 }
 
 pub mod exit {
+    /// What a script reads from the exit status, said under `--help`.
+    pub const HELP: &str = "Exit codes: 0 done (approved, or a question answered), 2 usage or configuration, 3 rejected, \
+4 failed, 5 cancelled, 6 waiting for you (a review, a plan's go-ahead, a permission or a question; \
+`finishline sessions list` names it)";
     pub const OK: u8 = 0;
     pub const USAGE: u8 = 2;
     pub const REJECTED: u8 = 3;

@@ -208,6 +208,18 @@ fn bad_flags_are_usage_errors() {
     assert!(["--attempts", "--base", "--isolation", "--when-busy", "--plan "].iter().all(|o| help.contains(o)), "run still takes them: {help}");
 }
 
+/// A script's author finds what each exit status means where they look first.
+#[test]
+fn the_help_says_what_each_exit_code_means() {
+    let e = env();
+    for args in [&["--help"][..], &["run", "--help"]] {
+        let help = String::from_utf8_lossy(&finishline(args, &e.data).stdout).to_string();
+        for code in ["0 done", "2 usage", "3 rejected", "4 failed", "5 cancelled", "6 waiting for you"] {
+            assert!(help.contains(code), "finishline {args:?} names exit code {code}: {help}");
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exit_codes_follow_how_the_session_ended() {
     // 4: a wrong key.
