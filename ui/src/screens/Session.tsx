@@ -902,7 +902,10 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
         )}
         {/* Agent steps are "turns" beside a plan's steps; none is counted before the first. */}
         {model.step > 0 && (
-          <span>
+          <span
+            data-testid="step-count"
+            title={`The agent's ${model.plan ? "turns" : "steps"} in this run. Each run (the task, a round after Request changes, a follow-up) counts from 1, within its step limit (Settings → Limits)`}
+          >
             {model.plan ? "Turn" : "Step"} {model.step}
           </span>
         )}

@@ -131,6 +131,7 @@ describe("Session view", () => {
     const userBubbles = screen.getAllByTestId("user-bubble");
     expect(userBubbles.every((b) => !b.textContent?.includes("b.txt is still missing")), "no user bubble holds the continuation").toBe(true);
     expect(screen.getByTestId("progress-strip")).toHaveTextContent("Step 1");
+    expect(screen.getByTestId("step-count"), "why the count starts over in the next run").toHaveAttribute("title", expect.stringContaining("Each run"));
     expect(screen.getByTestId("progress-strip")).toHaveTextContent("Running write_file");
     expect(screen.getByTestId("progress-strip")).toHaveTextContent("Sent back 1 of 5");
     expect(screen.getByTestId("status-badge")).toHaveTextContent("Working");
