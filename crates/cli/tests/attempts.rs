@@ -962,3 +962,150 @@ async fn ctrl_c_lands_nothing_even_when_one_attempt_already_waits_for_review() {
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed: {said}");
     assert!(said.contains("stopped, so nothing lands") && said.contains("--choose N"), "{said}");
 }
+
+/// Rules for two attempts: `a` writes greet.py and claims done (its review waits); `b` writes
+/// slow.txt and then thinks for a minute, until the person sends it on with "go on", when it
+/// writes more.txt and claims done.
+fn one_waits_one_thinks() -> Value {
+    json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "Created more.txt"}, "reply": {"text": "Done.", "tool_calls": [claim()]}},
+        {"when": {"kind": "agent", "last_message_contains": "go on"}, "reply": {"text": "Going on.", "tool_calls": [write_file("more.txt", "the work sent on\n")]}},
+        {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 1},
+        {"when": {"kind": "agent", "model": "a"}, "reply": {"text": "Done.", "tool_calls": [claim()]}},
+        {"when": {"kind": "agent", "model": "b", "last_message_contains": "Created slow.txt"}, "reply": {"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}}},
+        {"when": {"kind": "agent", "model": "b"}, "reply": {"text": "Writing.", "tool_calls": [write_file("slow.txt", "half of the work\n")]}},
+    ])
+}
+
+/// Starts [`one_waits_one_thinks`]'s attempts in a process of their own and waits until `a`'s
+/// review waits and `b` thinks: the running process, the group, and `a`'s and `b`'s sessions.
+async fn a_waits_while_b_runs(server: &FakeServer, e: &Env, r: &Path, url: &str) -> (std::process::Child, String, String, String) {
+    let ws = r.to_string_lossy().into_owned();
+    let child = spawn_finishline(
+        &[
+            "run",
+            "write greet.py with hello() returning 'hello'",
+            "--workspace",
+            &ws,
+            "--base-url",
+            url,
+            "--model",
+            "m",
+            "--attempts",
+            "builtin:a,builtin:b",
+            "--allow",
+            "all",
+        ],
+        &e.data,
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut rows = Vec::new();
+    while std::time::Instant::now() < deadline {
+        rows = lines(&finishline(&["sessions", "list", "--json"], &e.data));
+        let waiting = rows.iter().find(|s| s["status"] == "awaiting_review");
+        let thinking = server.requests().iter().any(|q| q.last_message.contains("Created slow.txt"));
+        if let (Some(a), true) = (waiting, thinking) {
+            let b = rows.iter().find(|s| s["id"] != a["id"]).expect("the other attempt");
+            let group = a["attempt"]["group"].as_str().unwrap().to_string();
+            return (child, group, a["id"].as_str().unwrap().to_string(), b["id"].as_str().unwrap().to_string());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let mut child = child;
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("a waits for its review while b thinks: {rows:?}");
+}
+
+/// The worktree a session works in now, as its history records it.
+fn worktree_of(e: &Env, session: &str) -> PathBuf {
+    let row = lines(&finishline(&["sessions", "list", "--json"], &e.data)).into_iter().find(|s| s["id"] == session).unwrap();
+    PathBuf::from(row["work_dir"].as_str().unwrap_or_else(|| panic!("a worktree: {row}")))
+}
+
+/// Choosing one attempt while another runs in a process this one cannot stop (another terminal,
+/// the window) is refused: removing its worktree would pull the folder from under its run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn choosing_while_another_attempt_runs_elsewhere_is_refused_and_its_worktree_stays() {
+    let (server, e, r, url) = serving(one_waits_one_thinks()).await;
+    let (child, group, a, b) = a_waits_while_b_runs(&server, &e, &r, &url).await;
+    let b_folder = worktree_of(&e, &b);
+    let chosen = finishline(&["sessions", "attempts", &group, "--choose", &a, "--workspace", &r.to_string_lossy()], &e.data);
+    let said = String::from_utf8_lossy(&chosen.stderr).to_string();
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let _ = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    assert_eq!(chosen.status.code(), Some(2), "refused: {said}");
+    assert!(said.contains("still running") && said.contains("cancel"), "it says what runs and how to stop it: {said}");
+    assert!(b_folder.join("slow.txt").exists(), "the running attempt's worktree is left as it was");
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
+}
+
+/// A set-aside attempt the person sends on while the choice is still putting it away keeps what
+/// its new run writes: the choice removes a worktree only if nothing happened to the attempt
+/// since it looked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attempt_sent_on_while_the_choice_puts_it_away_keeps_what_its_new_run_writes() {
+    let (server, e, r, url) = serving(one_waits_one_thinks()).await;
+    let (child, group, a, b) = a_waits_while_b_runs(&server, &e, &r, &url).await;
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let _ = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let marker = e.data.join("paused");
+    let mut choose = command(&["sessions", "attempts", &group, "--choose", &a, "--workspace", &r.to_string_lossy()], &e.data);
+    choose.env("FINISHLINE_FAULT_PAUSE", "attempt-set-aside").env("FINISHLINE_FAULT_MARKER", &marker);
+    let choosing = choose.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let t = std::time::Instant::now();
+    while !marker.exists() {
+        assert!(t.elapsed() < std::time::Duration::from_secs(30), "the choice reached the attempt it sets aside");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let resumed = finishline(&["sessions", "resume", &b, "go on", "--base-url", &url, "--model", "m", "--allow", "all"], &e.data);
+    assert_eq!(resumed.status.code(), Some(6), "its new run ends in a review: {}", String::from_utf8_lossy(&resumed.stderr));
+    std::fs::remove_file(&marker).unwrap();
+    let chosen = tokio::task::spawn_blocking(move || choosing.wait_with_output().unwrap()).await.unwrap();
+    assert_eq!(chosen.status.code(), Some(0), "a lands: {}", String::from_utf8_lossy(&chosen.stderr));
+    let folder = worktree_of(&e, &b);
+    assert_eq!(std::fs::read_to_string(folder.join("more.txt")).unwrap_or_default(), "the work sent on\n", "what b's new run wrote is there");
+    let row = lines(&finishline(&["sessions", "list", "--json"], &e.data)).into_iter().find(|s| s["id"] == b.as_str()).unwrap();
+    assert_eq!(row["status"], "awaiting_review", "b's new review waits for the person, not rejected by the choice: {row}");
+}
+
+/// A set-aside attempt whose worktree a killed choice left behind, sent on by the person while
+/// another command's start-up sweep removes that worktree: its new run works in a worktree of its
+/// own, and what it writes stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attempt_sent_on_while_a_start_sweeps_its_old_worktree_keeps_what_its_new_run_writes() {
+    let (server, e, r, url) = serving(one_waits_one_thinks()).await;
+    let (child, group, a, b) = a_waits_while_b_runs(&server, &e, &r, &url).await;
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let _ = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let paused = |args: &[&str], point: &str| {
+        let marker = e.data.join(point);
+        let mut cmd = command(args, &e.data);
+        cmd.env("FINISHLINE_FAULT_PAUSE", point).env("FINISHLINE_FAULT_MARKER", &marker);
+        let child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        let t = std::time::Instant::now();
+        while !marker.exists() {
+            assert!(t.elapsed() < std::time::Duration::from_secs(30), "reached {point}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        (child, marker)
+    };
+    // The choice lands `a` and is killed before it puts `b` away: b's worktree is left.
+    let (mut choosing, _) = paused(&["sessions", "attempts", &group, "--choose", &a, "--workspace", &r.to_string_lossy()], "attempt-set-aside");
+    choosing.kill().unwrap();
+    let _ = choosing.wait();
+    let old = worktree_of(&e, &b);
+    assert!(old.join("slow.txt").exists());
+    // Another command starts, and its sweep is about to remove the passed-over attempt's worktree.
+    let (sweeping, marker) =
+        paused(&["sessions", "attempts", &group, "--workspace", &r.to_string_lossy(), "--base-url", &url, "--model", "m"], "sweep-decided");
+    let resumed = finishline(&["sessions", "resume", &b, "go on", "--base-url", &url, "--model", "m", "--allow", "all"], &e.data);
+    assert_eq!(resumed.status.code(), Some(6), "its new run ends in a review: {}", String::from_utf8_lossy(&resumed.stderr));
+    std::fs::remove_file(&marker).unwrap();
+    let swept = sweeping.wait_with_output().unwrap();
+    assert_eq!(swept.status.code(), Some(0), "{}", String::from_utf8_lossy(&swept.stderr));
+    let now = worktree_of(&e, &b);
+    assert_eq!(std::fs::read_to_string(now.join("more.txt")).unwrap_or_default(), "the work sent on\n", "what b's new run wrote is there ({})", now.display());
+    assert!(!old.exists() || old == now, "the old worktree went, or is the one it works in");
+}

@@ -286,6 +286,22 @@ impl Store {
         })
     }
 
+    /// Stores `events` only if nothing was stored for the session after its event `seen` (the
+    /// last the caller read), in one write: a run started meanwhile, here or in another process,
+    /// wins, and the caller acts on nothing it did not see. False when something came between.
+    pub fn append_if_unchanged(&self, session: &SessionId, seen: u64, events: Vec<EngineEvent>) -> Result<bool> {
+        self.transact(|tx, out| {
+            let last: i64 = tx.query_row("SELECT last_seq FROM sessions WHERE id = ?", params![session.0], |r| r.get(0))?;
+            if last as u64 != seen {
+                return Ok(false);
+            }
+            for e in events {
+                out.push(self.append_in(tx, session, None, e)?);
+            }
+            Ok(true)
+        })
+    }
+
     /// Stores several events atomically, then delivers them in order.
     pub fn append_all(&self, session: &SessionId, run: Option<&RunId>, events: Vec<EngineEvent>) -> Result<Vec<Envelope>> {
         self.transact(|tx, out| {

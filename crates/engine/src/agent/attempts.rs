@@ -13,7 +13,7 @@ use super::comparison::{fresh_comparisons, spent_on_comparisons};
 use super::decision::{ReviewChoice, ReviewOutcome};
 use super::{Engine, TaskOptions, WhenBusy};
 use crate::domain::*;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 use crate::event::{EngineEvent, Envelope};
 use crate::external::ExternalAgent;
 use crate::judge::comparison::{self, Comparison};
@@ -227,6 +227,20 @@ impl Engine {
             };
             return Err(Error::InvalidInput(format!("{} cannot be chosen: {why}", mine.evidence.label)));
         };
+        // An attempt running in another process (a terminal, the window) cannot be stopped from
+        // here, and putting it away would pull its worktree from under its run.
+        let elsewhere: Vec<&str> = ranked
+            .ranking
+            .iter()
+            .filter(|r| &r.evidence.session != chosen && !r.evidence.ended && !self.is_running(&r.evidence.session))
+            .map(|r| r.evidence.label.as_str())
+            .collect();
+        if !elsewhere.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "{} still running in another window or terminal: cancel it there (or wait for its review), then choose",
+                elsewhere.join(", ")
+            )));
+        }
         let reason = (mine.rank == 1).then(|| mine.above_next.clone()).flatten();
         let outcome = self.decide_one(&review, choice)?;
         if !matches!(outcome, ReviewOutcome::Decided { .. }) {
@@ -315,6 +329,13 @@ impl Engine {
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
             let Ok(events) = store.events(&session, 0) else { return };
+            let seen = events.last().map_or(0, |e| e.seq);
+            crate::fault::pause_at("attempt-set-aside");
+            // The person may have sent it on since (here or in another process): once anything
+            // happened to it, it is theirs, a task like any other, and nothing here touches it.
+            if store.session(&session).map_or(true, |s| s.last_seq != seen) {
+                return;
+            }
             if let Ok(pending) = store.pending_requests(&session) {
                 if let Some((review, _, _)) = pending.into_iter().find(|(_, kind, _)| kind == "review") {
                     let mut choice = ReviewChoice::new(Decision::Reject, DecidedBy::Person);
@@ -323,21 +344,22 @@ impl Engine {
                     return;
                 }
             }
-            if let Some(wt) = current_worktree(&events) {
-                let delete_branch = matches!(super::discard::keep_foreign_commits(&store, &session, &wt), Ok(None));
-                if let Err(e) = super::decision::remove_worktree(&store, &engine.config.data_dir, &session, &wt, WorktreeEnd::Rejected, delete_branch) {
-                    let _ = store.append(
-                        &session,
-                        None,
-                        EngineEvent::Error {
-                            code: ErrorCode::Worktree,
-                            message: format!(
-                                "The attempt's worktree {} could not be removed ({e}); Settings → Tasks → Storage removes what is left",
-                                wt.folder
-                            ),
-                        },
-                    );
-                }
+            let Some(wt) = current_worktree(&events) else { return };
+            // Recorded before anything goes, and only if still nothing happened: a run started
+            // after this sees the worktree gone and works in a new one.
+            let foreign = super::discard::foreign_tip(&events, &wt);
+            let mut put_away = Vec::new();
+            if let Some((recorded, tip)) = &foreign {
+                let files = crate::workspace::worktree::changed_between(&wt, recorded, tip).unwrap_or_default();
+                put_away.push(EngineEvent::BranchKept { branch: wt.branch.clone(), files });
+            }
+            put_away.push(EngineEvent::WorktreeRemoved {
+                folder: wt.folder.clone(),
+                why: WorktreeEnd::Rejected,
+                branch_deleted: foreign.is_none().then(|| wt.branch.clone()),
+            });
+            if matches!(store.append_if_unchanged(&session, seen, put_away), Ok(true)) {
+                super::decision::remove_recorded(&store, &engine.config.data_dir, &session, &wt, foreign.is_none());
             }
         });
         self.keep_background(job);

@@ -1112,7 +1112,15 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, sessions: &[crate::store::Ses
         let delete_branch = (passed_over || s.status == SessionStatus::Rejected || landed)
             && !branch_kept(&events, &wt)
             && (landed || super::discard::foreign_tip(&events, &wt).is_none());
-        if remove_worktree(store, data_dir, &s.id, &wt, WorktreeEnd::Orphaned, delete_branch).is_ok() {
+        // Recorded before anything goes, and only if nothing happened since the events were
+        // read: a run that starts after this (the person sending it on) sees the worktree gone
+        // and works in a new one; one that started before keeps it.
+        let seen = events.last().map_or(0, |e| e.seq);
+        crate::fault::pause_at("sweep-decided");
+        let removed =
+            EngineEvent::WorktreeRemoved { folder: wt.folder.clone(), why: WorktreeEnd::Orphaned, branch_deleted: delete_branch.then(|| wt.branch.clone()) };
+        if matches!(store.append_if_unchanged(&s.id, seen, vec![removed]), Ok(true)) {
+            remove_recorded(store, data_dir, &s.id, &wt, delete_branch);
             touched.push(s.id.clone());
         }
     }
