@@ -156,15 +156,18 @@ enum SessionsCommand {
     /// all, or ask the evaluator to compare them.
     Attempts {
         group: String,
+        /// Land this attempt (its rank, or its session id) and reject the others.
         #[arg(long, value_name = "RANK|SESSION")]
         choose: Option<String>,
+        /// Cancel every attempt still running.
         #[arg(long, conflicts_with = "choose")]
         cancel: bool,
         /// Choose none: reject every attempt and remove their worktrees.
         #[arg(long, conflicts_with_all = ["choose", "cancel"])]
         reject: bool,
-        /// Ask the evaluator model which of each attempt and the next better does the task, and
-        /// why; where the rule finds two equal, its preference orders them. Once all have ended.
+        /// Ask the evaluator model, of each attempt and the next one in the ranking, which does
+        /// the task better and why; where the rule finds two equal, its preference orders them.
+        /// Once all have ended.
         #[arg(long, conflicts_with_all = ["choose", "cancel", "reject"])]
         compare: bool,
         #[command(flatten)]

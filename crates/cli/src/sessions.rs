@@ -99,6 +99,14 @@ pub fn cancel(id: &str, common: &Common) -> u8 {
             outln!("Cancelled {id}: nothing more runs in it; its history stays.");
             exit::OK
         }
+        Ok(false) if store.session(&sid).is_ok_and(|s| s.status == finishline_engine::domain::SessionStatus::AwaitingReview) => crate::run::fail(
+            exit::USAGE,
+            common.json,
+            &format!(
+                "{id} waits for your review, which cancelling does not answer: decide it with `{}`, `--reject` or `--request-changes \"what to change\"`",
+                crate::hint::command(&format!("sessions review {id} --approve"))
+            ),
+        ),
         Ok(false) => {
             let status = store.session(&sid).map(|s| s.status.as_str()).unwrap_or("unknown");
             crate::run::fail(

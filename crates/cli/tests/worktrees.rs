@@ -2269,3 +2269,17 @@ async fn cancelling_a_plan_that_waits_for_its_go_ahead_removes_its_unused_worktr
     let row = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).into_iter().find(|s| s["id"] == id.as_str()).unwrap();
     assert_eq!(row["status"], "cancelled", "{row}");
 }
+
+/// `sessions cancel` of a task whose review waits says how to decide it instead of calling it
+/// "not waiting for you".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_task_whose_review_waits_names_the_review_command_instead() {
+    let (_s, dir, cli) = server(vec![writes("notes.md", "the task's notes\n", 0)]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write notes.md", &r, &[]));
+    let out = cli.cmd(&["sessions", "cancel", &id]).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("waits for your review") && said.contains(&format!("sessions review {id} --approve")), "{said}");
+    assert!(!said.contains("not waiting for you"), "{said}");
+}

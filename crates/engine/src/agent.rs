@@ -644,8 +644,12 @@ fn may_start(status: SessionStatus) -> Result<()> {
     if status.is_running() {
         return Err(Error::InvalidInput("the session is still running; wait for it or cancel it first".into()));
     }
-    if matches!(status, SessionStatus::AwaitingApproval | SessionStatus::AwaitingReview) {
-        return Err(Error::InvalidInput("the session is waiting for your decision; answer that first".into()));
+    if status == SessionStatus::AwaitingReview {
+        // Sending it on with words is what a request for changes does.
+        return Err(Error::InvalidInput("the task waits for your review: approve it, reject it, or request changes to send it on".into()));
+    }
+    if status == SessionStatus::AwaitingApproval {
+        return Err(Error::InvalidInput("the session waits for your answer (a plan's go-ahead, a permission or a question); answer that first".into()));
     }
     Ok(())
 }
