@@ -131,9 +131,9 @@ enum SessionsCommand {
         /// the task back to its agent to resolve it; it comes back for review.
         #[arg(long, conflicts_with_all = ["request_changes", "copy_ignored", "comments", "land"])]
         resolve: bool,
-        /// With --reject, in place: put back the files the task changed. If you changed one of
-        /// them since, nothing is reverted and they are named (in a terminal you are asked);
-        /// --force-revert overwrites them too.
+        /// With --reject, in place: put back the files the task changed; also later, for a task
+        /// rejected without it. If you changed one of them since, nothing is reverted and they
+        /// are named; --force-revert overwrites them too.
         #[arg(long, requires = "reject")]
         revert: bool,
         /// Send it back: what should change (optional when --comment says it).
@@ -258,7 +258,8 @@ pub struct RunOptions {
     #[arg(long, value_enum, default_value_t = ReviewMode::Prompt)]
     pub review: ReviewMode,
     /// On reject, put the workspace back as it was before the agent, even files you edited
-    /// after it. Without it, a reject in a terminal asks first, and elsewhere reverts nothing.
+    /// after it. Without it, the review at the end of a run in a terminal asks first, and
+    /// elsewhere nothing you edited after the agent is overwritten.
     #[arg(long)]
     pub force_revert: bool,
     /// Tools to allow without asking, comma-separated, or `all`.

@@ -307,11 +307,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                     continue; // the engine approves it itself
                 }
                 match opts.review {
-                    ReviewMode::Reject => {
-                        // Without a person to ask, only `--force-revert` may touch files.
-                        let revert = opts.force_revert;
-                        report_review(engine.submit_review(review_id, Decision::Reject, None, revert, revert, DecidedBy::Person), Again::Asked);
-                    }
+                    ReviewMode::Reject => reject_unattended(engine, store, &sid, review_id, opts.force_revert),
                     ReviewMode::Prompt if interactive => match prompt_review() {
                         Some((d, fb)) => {
                             if decide_in_terminal(engine, review_id, d, fb, opts.force_revert) {
@@ -716,6 +712,9 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         Err(code) => return code,
     };
     let sid = SessionId(id);
+    if decision == Decision::Reject && v.revert && store.session(&sid).is_ok_and(|s| s.status == SessionStatus::Rejected) {
+        return revert_later(&engine, &sid, opts.force_revert, json);
+    }
     let pending = store.pending_requests(&sid).unwrap_or_default();
     let Some((review_id, _, _)) = pending.into_iter().find(|(_, k, _)| k == "review") else {
         return fail(exit::USAGE, json, &no_review(&store, &sid));
@@ -792,9 +791,8 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     };
     if !json {
         report_review(outcome, Again::Review(&sid));
-        if code == exit::REJECTED && !v.revert && worked_in_place(&store, &sid) {
-            // Revert is chosen with the reject; a decided review cannot be asked again.
-            eprintln!("What the task changed stays in your folder: `--reject --revert` puts it back.");
+        if code == exit::REJECTED && !v.revert {
+            say_changes_stay(&store, &sid);
         }
     }
     if decision == Decision::RequestChanges && code == exit::OK {
@@ -812,6 +810,56 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
 fn worked_in_place(store: &Store, sid: &SessionId) -> bool {
     let events = store.events(sid, 0).unwrap_or_default();
     !events.iter().rev().any(|e| matches!(&e.event, EngineEvent::TaskWorkspace { worktree: Some(_), .. }))
+}
+
+/// `--review reject`: without a person to ask, only `--force-revert` may touch files.
+fn reject_unattended(engine: &Arc<Engine>, store: &Store, sid: &SessionId, review: &RequestId, revert: bool) {
+    report_review(engine.submit_review(review, Decision::Reject, None, revert, revert, DecidedBy::Person), Again::Asked);
+    if !revert {
+        say_changes_stay(store, sid);
+    }
+}
+
+/// After a reject without revert in the person's folder: what the task changed is still there,
+/// and the command that puts it back.
+fn say_changes_stay(store: &Store, sid: &SessionId) {
+    if worked_in_place(store, sid) {
+        let back = crate::hint::command(&format!("sessions review {sid} --reject --revert"));
+        eprintln!("What the task changed stays in your folder: `{back}` puts it back.");
+    }
+}
+
+/// `sessions review ID --reject --revert` of a task rejected without a revert: its changes undone
+/// now, as the reject's revert would have.
+fn revert_later(engine: &Arc<Engine>, sid: &SessionId, force: bool, json: bool) -> u8 {
+    let overwrite = if force { finishline_engine::agent::Overwrite::All } else { finishline_engine::agent::Overwrite::Nothing };
+    let outcome = tokio::task::block_in_place(|| engine.revert_rejected(sid, overwrite));
+    if json {
+        match &outcome {
+            Ok(o) => outln!("{}", serde_json::to_string(o).unwrap_or_default()),
+            Err(e) => outln!("{}", serde_json::to_string(e).unwrap_or_default()),
+        }
+    }
+    match outcome {
+        Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => {
+            if !json {
+                eprintln!("Not reverted: {} changed after the agent.", conflicts.join(", "));
+                let force = crate::hint::command(&format!("sessions review {sid} --reject --revert --force-revert"));
+                eprintln!("To overwrite them too: `{force}`.");
+            }
+            exit::WAITING
+        }
+        Ok(o) => {
+            if !json {
+                report_review(Ok(o), Again::Review(sid));
+            }
+            exit::REJECTED
+        }
+        Err(e) => {
+            let usage = matches!(e.code(), finishline_engine::ErrorCode::InvalidInput | finishline_engine::ErrorCode::AlreadyDecided);
+            fail(if usage { exit::USAGE } else { exit::FAILED }, json, &e.to_string())
+        }
+    }
 }
 
 /// Why a session has no review to decide, and what can be done with it instead.

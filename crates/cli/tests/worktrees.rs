@@ -762,8 +762,49 @@ async fn a_reject_in_place_without_revert_says_the_tasks_changes_stay_in_the_fol
     let rejected = cli.review(&id, &["--reject"]);
     assert_eq!(rejected.status.code(), Some(3));
     let said = String::from_utf8_lossy(&rejected.stderr);
-    assert!(said.contains("stays in your folder") && said.contains("`--reject --revert`"), "nobody is left thinking it was undone: {said}");
+    assert!(
+        said.contains("stays in your folder") && said.contains(&format!("sessions review {id} --reject --revert")),
+        "nobody is left thinking it was undone: {said}"
+    );
     assert_eq!(std::fs::read_to_string(ws.join("notes.md")).unwrap(), "the task's notes\n");
+}
+
+/// The command a reject without revert names does what it says, later: the task's changes go,
+/// the person's files stay, a file they edited since is kept unless they say otherwise, and a
+/// second time there is nothing left to revert.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_rejected_in_place_without_revert_is_reverted_later_by_the_command_it_names() {
+    let rules = vec![
+        writes("notes.md", "the task's notes\n", 0),
+        calls_then_done("rewrite mine.txt", vec![write_call("mine.txt", "the agent's words\n")], "Updated mine.txt"),
+    ];
+    let (_s, dir, cli) = server(rules).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("keep.txt"), "the person's own file\n").unwrap();
+    std::fs::write(ws.join("mine.txt"), "my precious content\n").unwrap();
+    let id = session_of(&cli.run("write notes.md", &ws, &[]));
+    assert_eq!(cli.review(&id, &["--reject"]).status.code(), Some(3));
+    let later = cli.review(&id, &["--reject", "--revert"]);
+    let said = String::from_utf8_lossy(&later.stderr);
+    assert_eq!(later.status.code(), Some(3), "{said}");
+    assert!(said.contains("Reverted: 0 restored, 1 removed"), "{said}");
+    assert!(!ws.join("notes.md").exists(), "the task's file is gone");
+    assert_eq!(std::fs::read_to_string(ws.join("keep.txt")).unwrap(), "the person's own file\n", "the person's file stays");
+    let again = cli.review(&id, &["--reject", "--revert"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already reverted"), "{}", String::from_utf8_lossy(&again.stderr));
+
+    // An overwrite of the person's file, edited again by them after the reject: kept unless forced.
+    let id = session_of(&cli.run("rewrite mine.txt", &ws, &[]));
+    let rejected = cli.review(&id, &["--reject"]);
+    assert_eq!(rejected.status.code(), Some(3), "{}", String::from_utf8_lossy(&rejected.stderr));
+    std::fs::write(ws.join("mine.txt"), "the agent's words\nand mine after\n").unwrap();
+    let kept = cli.review(&id, &["--reject", "--revert"]);
+    assert_eq!(std::fs::read_to_string(ws.join("mine.txt")).unwrap(), "the agent's words\nand mine after\n", "{}", String::from_utf8_lossy(&kept.stderr));
+    let forced = cli.review(&id, &["--reject", "--revert", "--force-revert"]);
+    assert_eq!(forced.status.code(), Some(3), "{}", String::from_utf8_lossy(&forced.stderr));
+    assert_eq!(std::fs::read_to_string(ws.join("mine.txt")).unwrap(), "my precious content\n", "put back as it was before the task");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

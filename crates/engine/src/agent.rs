@@ -13,6 +13,7 @@ mod dispatch;
 mod evaluation;
 pub mod evidence;
 pub mod history;
+mod late_revert;
 pub mod permission;
 mod plan_run;
 pub mod queue;

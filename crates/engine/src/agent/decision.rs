@@ -40,7 +40,7 @@ pub enum Overwrite {
 }
 
 impl Overwrite {
-    fn allows(&self, path: &str) -> bool {
+    pub(super) fn allows(&self, path: &str) -> bool {
         match self {
             Overwrite::Nothing => false,
             Overwrite::Files(f) => f.iter().any(|p| p == path),
@@ -141,7 +141,7 @@ pub fn comments_on(events: &[Envelope], review: &RequestId) -> Vec<crate::judge:
 }
 
 /// The files a review showed, as recorded in it.
-fn reviewed_files(events: &[Envelope], review: &RequestId) -> Vec<FileChange> {
+pub(super) fn reviewed_files(events: &[Envelope], review: &RequestId) -> Vec<FileChange> {
     events
         .iter()
         .find_map(|e| match &e.event {
@@ -869,7 +869,7 @@ fn started_event(review: &RequestId, c: &Composed) -> EngineEvent {
 }
 
 /// The folder an in-place task works in.
-fn in_place_folder(summary: &crate::store::SessionSummary, events: &[Envelope]) -> std::path::PathBuf {
+pub(super) fn in_place_folder(summary: &crate::store::SessionSummary, events: &[Envelope]) -> std::path::PathBuf {
     events
         .iter()
         .rev()
@@ -969,7 +969,7 @@ pub fn finish_interrupted(store: &Store, data_dir: &Path) -> Vec<SessionId> {
 }
 
 /// The lock a decision on the session holds, in every process, for as long as it acts.
-fn session_lock(data_dir: &Path, session: &SessionId) -> std::path::PathBuf {
+pub(super) fn session_lock(data_dir: &Path, session: &SessionId) -> std::path::PathBuf {
     data_dir.join("locks").join(format!("{session}.lock"))
 }
 

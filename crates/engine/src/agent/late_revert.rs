@@ -1,0 +1,83 @@
+//! Reverting, after the fact, a task the person rejected in their own folder without undoing
+//! what it changed: the reject said its changes stay and named the command that puts them back.
+//! The same guarantees as a revert chosen with the reject: only the task's own changes go, a file
+//! someone changed since is kept unless the person says otherwise, and the intent is recorded
+//! before any file is touched (a crash is finished by the next start, overwriting nothing).
+
+use std::sync::Arc;
+
+use super::decision::{in_place_folder, revert_owned, reviewed_files, session_lock, Overwrite, ReviewOutcome};
+use super::Engine;
+use crate::domain::*;
+use crate::error::{Error, Result};
+use crate::event::{EngineEvent, Envelope};
+use crate::workspace::lock::FolderLock;
+use crate::workspace::ownership::{revert_step, OwnedChange, RevertStep};
+
+/// The review a reject without revert decided, when nothing was undone or run since.
+fn rejected_unreverted(events: &[Envelope]) -> std::result::Result<RequestId, &'static str> {
+    let at = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewResolved { .. })).ok_or("it has no decided review")?;
+    let EngineEvent::ReviewResolved { review_id, decision: Decision::Reject, .. } = &events[at].event else {
+        return Err("its last review was not rejected");
+    };
+    let after = &events[at + 1..];
+    if after.iter().any(|e| matches!(e.event, EngineEvent::RevertStarted { .. } | EngineEvent::Reverted { .. })) {
+        return Err("its changes were already reverted");
+    }
+    if after.iter().any(|e| matches!(e.event, EngineEvent::RunStarted { .. })) {
+        return Err("it ran again after the reject");
+    }
+    Ok(review_id.clone())
+}
+
+impl Engine {
+    /// Undoes what a task rejected in place without a revert changed, as the reject's revert
+    /// would have. A task that worked in a worktree never touched the person's folder: nothing
+    /// to undo there.
+    pub fn revert_rejected(self: &Arc<Self>, session: &SessionId, overwrite: Overwrite) -> Result<ReviewOutcome> {
+        let _deciding = self.runtime.deciding();
+        // One decision at a time per session, across processes.
+        let _lock = FolderLock::acquire(&session_lock(&self.config.data_dir, session))?;
+        let summary = self.store.session(session)?;
+        let events = self.store.events(session, 0)?;
+        let refuse = |why: &str| Err(Error::InvalidInput(format!("{session} cannot be reverted now: {why}")));
+        if summary.status != SessionStatus::Rejected {
+            return refuse(&format!("it is {}, and only a rejected task's changes are undone so", summary.status.as_str()));
+        }
+        if summary.isolation == Some(Isolation::Worktree) {
+            return refuse("it worked in its own worktree, so your folder never had its changes");
+        }
+        let review = match rejected_unreverted(&events) {
+            Ok(r) => r,
+            Err(why) => return refuse(why),
+        };
+        let folder = in_place_folder(&summary, &events);
+        if !folder.is_dir() {
+            return refuse(&format!("its folder {} is gone", folder.display()));
+        }
+        let files = reviewed_files(&events, &review);
+        let owned: Vec<OwnedChange> =
+            files.iter().filter_map(|f| Some(OwnedChange { path: f.path.clone(), before: f.before.clone()?, after: f.after.clone()? })).collect();
+        if owned.len() < files.len() {
+            return refuse("it was recorded before tasks kept what each file was, so which changes are its own is not known");
+        }
+        let cp = self.checkpoints(session, &folder)?;
+        let paths: Vec<&str> = owned.iter().map(|c| c.path.as_str()).collect();
+        let now = cp.file_states(&paths)?;
+        let changed_since: Vec<String> =
+            owned.iter().zip(&now).filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince).map(|(c, _)| c.path.clone()).collect();
+        if !changed_since.is_empty() && overwrite == Overwrite::Nothing {
+            return Ok(ReviewOutcome::NeedsConfirmation { conflicts: changed_since });
+        }
+        let overwrite: Vec<String> = changed_since.into_iter().filter(|p| overwrite.allows(p)).collect();
+        // The intent first; the files follow.
+        self.store.append(session, None, EngineEvent::RevertStarted { overwrite: overwrite.clone() })?;
+        let report = revert_owned(&cp, &owned, &overwrite)?;
+        self.store.append(
+            session,
+            None,
+            EngineEvent::Reverted { restored: report.restored.clone(), deleted: report.deleted.clone(), kept: report.conflicts.clone() },
+        )?;
+        Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(report), landed: None, kept: None })
+    }
+}
