@@ -17,6 +17,7 @@ fn main() {
         "respond_permission",
         "answer_question",
         "submit_review",
+        "revert_rejected",
         "resolve_conflict",
         "comment_review",
         "remove_review_comment",

@@ -266,6 +266,16 @@ pub async fn submit_review(app: AppHandle, state: State<'_, AppState>, input: Re
     tauri::async_runtime::spawn_blocking(move || engine.decide(&review, choice)).await.map_err(|e| Error::Internal(e.to_string()))?
 }
 
+/// Undoes what a task rejected in place without a revert changed (`overwrite`: also files the
+/// person changed after it).
+#[tauri::command]
+pub async fn revert_rejected(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, overwrite: bool) -> Result<ReviewOutcome, Error> {
+    use finishline_engine::agent::Overwrite;
+    let engine = engine_for_session(&app, &state, &session_id, Need::Decision)?;
+    let overwrite = if overwrite { Overwrite::All } else { Overwrite::Nothing };
+    tauri::async_runtime::spawn_blocking(move || engine.revert_rejected(&session_id, overwrite)).await.map_err(|e| Error::Internal(e.to_string()))?
+}
+
 /// Adds or edits a comment on lines of a waiting review's diff.
 #[tauri::command]
 pub async fn comment_review(

@@ -131,6 +131,7 @@ pub fn run() {
             commands::respond_permission,
             commands::answer_question,
             commands::submit_review,
+            commands::revert_rejected,
             commands::resolve_conflict,
             commands::comment_review,
             commands::remove_review_comment,

@@ -819,6 +819,8 @@ export const ipc = {
   answerQuestion: (requestId: string, answer: string | null) => call<void>("answer_question", { requestId, answer }),
   submitReview: (input: { review_id: string; decision: Decision; feedback?: string; revert?: boolean; force?: boolean; overwrite?: string[]; landing?: LandingMode }) =>
     call<ReviewOutcome>("submit_review", { input }),
+  /** Undoes, later, what a task rejected in place without a revert changed. */
+  revertRejected: (sessionId: string, overwrite: boolean) => call<ReviewOutcome>("revert_rejected", { sessionId, overwrite }),
   sendMessage: (sessionId: string, message: string) => call<void>("send_message", { sessionId, message }),
   listSessions: (filter?: ListFilter) => call<SessionSummary[]>("list_sessions", { filter: filter ?? null }),
   searchSessions: (text: string) => call<SearchHit[]>("search_sessions", { text }),

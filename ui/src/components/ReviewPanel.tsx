@@ -234,6 +234,9 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           </p>
         )}
         <Checklist criteria={review.criteria} decided />
+        {review.decided.decision === "reject" && !review.decided.reverted && !place?.worktree && review.files.length > 0 && sessionId && (
+          <UndoLater sessionId={sessionId} files={review.files.length} />
+        )}
         {review.decided.reverted && (
           <p className="notice" role="status" data-testid="revert-summary">
             The agent's changes were undone: {revertSummary(review.decided.reverted)}.
@@ -699,6 +702,51 @@ function NotLanded({ review, onBusy }: { review: Review; onBusy: (busy: boolean)
           ]
             .filter(Boolean)
             .join(" ")}
+        </p>
+      )}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** A task rejected in the person's folder without undoing its changes: they stay, said so, and
+ * can be undone from here later, with the same care as Reject's revert (a file changed since
+ * the agent is kept unless the person says to overwrite it too). */
+function UndoLater({ sessionId, files }: { sessionId: string; files: number }) {
+  const [conflicts, setConflicts] = useState<string[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const undo = async (overwrite: boolean) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const out = await ipc.revertRejected(sessionId, overwrite);
+      // Done, the summary arrives as an event and replaces this box.
+      setConflicts(out.outcome === "needs_confirmation" ? out.conflicts : null);
+    } catch (e) {
+      setError((e as AppError).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div className="notice" role="status" data-testid="undo-later">
+      <p>
+        What the task changed stays in your folder ({files} {files === 1 ? "file" : "files"}).{" "}
+        <button className="btn" disabled={busy} onClick={() => void undo(false)} data-testid="undo-later-button">
+          Undo its changes
+        </button>
+      </p>
+      {conflicts && (
+        <p data-testid="undo-later-conflicts">
+          Not undone: {conflicts.join(", ")} changed after the agent.{" "}
+          <button className="btn danger" disabled={busy} onClick={() => void undo(true)} data-testid="undo-later-overwrite">
+            Overwrite {conflicts.length === 1 ? "it" : "them"} too
+          </button>
         </p>
       )}
       {error && (

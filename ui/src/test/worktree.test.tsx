@@ -836,6 +836,31 @@ describe("review that talks back", () => {
     expect(screen.getByTestId("approve")).not.toHaveClass("primary");
   });
 
+  it("a task rejected in place without undoing its changes says they stay and undoes them later, asking before overwriting a file changed since", async () => {
+    const calls: unknown[] = [];
+    script(
+      [...waiting(), ev({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: null, reverted: false }), ev({ type: "status_changed", status: "rejected" })],
+      (cmd, args, push) => {
+        if (cmd !== "revert_rejected") return null;
+        calls.push(args);
+        if (!(args as { overwrite: boolean }).overwrite) return { outcome: "needs_confirmation", conflicts: ["src/a.rs"] };
+        push({ type: "revert_started", overwrite: ["src/a.rs"] } as never);
+        push({ type: "reverted", restored: ["src/a.rs"], deleted: [], kept: [] });
+        return { outcome: "decided", status: "rejected", revert: { restored: ["src/a.rs"], deleted: [], conflicts: [], applied: true } };
+      },
+    );
+    const user = userEvent.setup();
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("undo-later")).toHaveTextContent("What the task changed stays in your folder (1 file)");
+    await user.click(screen.getByTestId("undo-later-button"));
+    expect(await screen.findByTestId("undo-later-conflicts")).toHaveTextContent("Not undone: src/a.rs changed after the agent.");
+    expect(calls[0]).toMatchObject({ sessionId: "s1", overwrite: false });
+    await user.click(screen.getByTestId("undo-later-overwrite"));
+    expect(await screen.findByTestId("revert-summary")).toHaveTextContent("The agent's changes were undone");
+    expect(calls[1]).toMatchObject({ sessionId: "s1", overwrite: true });
+    expect(screen.queryByTestId("undo-later"), "nothing is left to undo").toBeNull();
+  });
+
   it("asks the person to check a comment nobody could while the review waits, and no longer once it is decided", async () => {
     const unchecked = { id: "c1", text: "a.txt:1: shorter", state: "unverifiable" as const, evidence: "the evaluator gave no word on this comment" };
     script(waiting({ criteria: [unchecked] }), () => null);
