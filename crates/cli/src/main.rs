@@ -9,6 +9,7 @@ mod output;
 mod run;
 mod sessions;
 mod stats;
+mod typed;
 mod view;
 
 use std::process::ExitCode;

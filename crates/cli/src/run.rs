@@ -1,7 +1,7 @@
 //! `finishline run` and `sessions resume`: start the run, print its events as they are stored,
 //! answer or refuse what it asks, and exit with the code of how it ended.
 
-use std::io::{BufRead, IsTerminal};
+use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,6 +11,8 @@ use finishline_engine::domain::*;
 use finishline_engine::event::{EngineEvent, Envelope};
 use finishline_engine::store::Store;
 use futures_util::StreamExt;
+
+use crate::typed::Typed;
 use serde_json::json;
 
 use crate::output::outln;
@@ -308,14 +310,15 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                 }
                 match opts.review {
                     ReviewMode::Reject => reject_unattended(engine, store, &sid, review_id, opts.force_revert),
-                    ReviewMode::Prompt if interactive => match prompt_review() {
-                        Some((d, fb)) => {
+                    ReviewMode::Prompt if interactive => match prompt_review(store, &sid, review_id).await {
+                        Reviewed::Decided(d, fb) => {
                             if decide_in_terminal(engine, review_id, d, fb, opts.force_revert) {
                                 break exit::WAITING;
                             }
                         }
                         // The input closed: the review stays open, said below.
-                        None => break exit::WAITING,
+                        Reviewed::Closed => break exit::WAITING,
+                        Reviewed::Elsewhere => break decided_elsewhere(store, &sid),
                     },
                     _ => {}
                 }
@@ -378,6 +381,22 @@ async fn settled(store: &Store, sid: &SessionId, status: SessionStatus, opts: &R
     }
 }
 
+/// The review was decided in another process while this terminal asked: its events reach only
+/// that process, so the decision is read from the history, said, and this ends as the task did.
+fn decided_elsewhere(store: &Store, sid: &SessionId) -> u8 {
+    let status = store.session(sid).map(|s| s.status).unwrap_or(SessionStatus::Failed);
+    let (what, code) = match status {
+        SessionStatus::Completed => ("approved", exit::OK),
+        SessionStatus::Rejected => ("rejected", exit::REJECTED),
+        SessionStatus::Cancelled => ("cancelled", exit::CANCELLED),
+        SessionStatus::Failed => ("failed", exit::FAILED),
+        // Changes were requested: the task goes on in the process that asked for them.
+        _ => ("sent back to the agent, which goes on where that was decided", exit::OK),
+    };
+    crate::output::say(&format!("\nDecided elsewhere (another terminal or the window): {what}.\n"));
+    code
+}
+
 /// How long a run has, after Ctrl-C, SIGTERM or SIGHUP, to record that it was cancelled before
 /// the CLI ends what it started and exits anyway.
 const STOP_GRACE: Duration = Duration::from_secs(4);
@@ -394,6 +413,15 @@ async fn stop_on_signal(engine: Arc<Engine>, sid: SessionId) {
     tokio::select! {
         _ = any_of(&mut signals) => {}
         _ = crate::output::closed() => {}
+    }
+    // Nothing runs while the review waits at the terminal: stopping leaves it open, as Ctrl+D
+    // does, rather than calling a task that ended cancelled.
+    if !engine.is_running(&sid) && engine.store.session(&sid).is_ok_and(|s| s.status == SessionStatus::AwaitingReview) {
+        eprintln!(
+            "\nfinishline: stopped; the review waits for you: `{}` (or --reject, --request-changes)",
+            crate::hint::command(&format!("sessions review {sid} --approve"))
+        );
+        std::process::exit(exit::WAITING as i32);
     }
     engine.cancel(&sid);
     tokio::select! {
@@ -502,36 +530,44 @@ pub(crate) fn ask_permission(tool: &str, input: &serde_json::Value) -> Permissio
     }
 }
 
-/// The person's decision at the terminal; an answer it does not know asks again. `None` when
-/// the input closed (Ctrl+D): the review stays open.
-fn prompt_review() -> Option<(Decision, Option<String>)> {
+/// What came of asking for the review at the terminal.
+enum Reviewed {
+    Decided(Decision, Option<String>),
+    /// The input closed (Ctrl+D): the review stays open.
+    Closed,
+    /// Decided meanwhile from another terminal or the window.
+    Elsewhere,
+}
+
+/// The person's decision at the terminal; an answer it does not know asks again. While it waits,
+/// a decision made elsewhere ends the question.
+async fn prompt_review(store: &Store, sid: &SessionId, review: &RequestId) -> Reviewed {
+    let open = || store.pending_requests(sid).is_ok_and(|p| p.iter().any(|(r, k, _)| r == review && k == "review"));
+    let answer = |q: &str| {
+        crate::output::say(q);
+        crate::typed::line_unless(move || !open())
+    };
     loop {
-        let a = read_answer("Review: [a]pprove / [c]hange (give feedback) / [r]eject: ")?.to_ascii_lowercase();
+        let a = match answer("Review: [a]pprove / [c]hange (give feedback) / [r]eject: ").await {
+            Typed::Line(a) => a.to_ascii_lowercase(),
+            Typed::Closed => return Reviewed::Closed,
+            Typed::Stopped => return Reviewed::Elsewhere,
+        };
         if a.starts_with('a') {
-            return Some((Decision::Approve, None));
+            return Reviewed::Decided(Decision::Approve, None);
         } else if a.starts_with('r') {
-            return Some((Decision::Reject, None));
+            return Reviewed::Decided(Decision::Reject, None);
         } else if a.starts_with('c') {
-            let fb = read_answer("What should change? ")?;
-            if !fb.is_empty() {
-                return Some((Decision::RequestChanges, Some(fb)));
+            match answer("What should change? ").await {
+                Typed::Line(fb) if !fb.is_empty() => return Reviewed::Decided(Decision::RequestChanges, Some(fb)),
+                // The agent would be sent back with nothing to go on; the person probably hit Enter.
+                Typed::Line(_) => crate::output::say("Nothing was sent: the request was empty.\n"),
+                Typed::Closed => return Reviewed::Closed,
+                Typed::Stopped => return Reviewed::Elsewhere,
             }
-            // The agent would be sent back with nothing to go on; the person probably hit Enter.
-            crate::output::say("Nothing was sent: the request was empty.\n");
             continue;
         }
         crate::output::say("Type a to approve, c to ask for changes or r to reject (Ctrl+D leaves the review open).\n");
-    }
-}
-
-/// A line typed at the terminal, trimmed (empty when only Enter was pressed); `None` once the
-/// input is closed.
-fn read_answer(q: &str) -> Option<String> {
-    crate::output::say(q);
-    let mut s = String::new();
-    match std::io::stdin().lock().read_line(&mut s) {
-        Ok(0) | Err(_) => None,
-        Ok(_) => Some(s.trim().to_string()),
     }
 }
 
@@ -902,8 +938,6 @@ pub(crate) fn few(list: &[String]) -> String {
 pub(crate) fn prompt_line(q: &str) -> Option<String> {
     // The question may be the agent's words.
     crate::output::say(q);
-    let mut s = String::new();
-    std::io::stdin().lock().read_line(&mut s).ok()?;
-    let s = s.trim().to_string();
+    let s = crate::typed::line()?;
     (!s.is_empty()).then_some(s)
 }

@@ -2324,3 +2324,74 @@ async fn cancelling_a_task_whose_review_waits_names_the_review_command_instead()
     assert!(said.contains("waits for your review") && said.contains(&format!("sessions review {id} --approve")), "{said}");
     assert!(!said.contains("not waiting for you"), "{said}");
 }
+
+/// A task run in a pseudo-terminal, its input kept open, waiting at its review prompt: the
+/// terminal's process, the input, and the session.
+fn at_the_review_prompt(cli: &Cli, r: &Path) -> (std::process::Child, std::process::ChildStdin, String) {
+    let run = cli.cmd(&["run", "write hello.txt", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]);
+    let line = std::iter::once(run.get_program()).chain(run.get_args()).map(|a| format!("'{}'", a.to_string_lossy())).collect::<Vec<_>>().join(" ");
+    let mut in_terminal = Command::new("timeout");
+    in_terminal.args(["60", "script", "-qec", &line, "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    for (k, v) in run.get_envs() {
+        match v {
+            Some(v) => in_terminal.env(k, v),
+            None => in_terminal.env_remove(k),
+        };
+    }
+    let mut child = in_terminal.spawn().unwrap();
+    let input = child.stdin.take().unwrap();
+    let t = Instant::now();
+    let mut rows = Vec::new();
+    while t.elapsed() < Duration::from_secs(30) {
+        rows = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap());
+        if let Some(s) = rows.iter().find(|s| s["status"] == "awaiting_review") {
+            // The prompt is printed right after the review is recorded.
+            std::thread::sleep(Duration::from_millis(500));
+            return (child, input, s["id"].as_str().unwrap().to_string());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("the task reached its review: {rows:?}");
+}
+
+/// The review decided from another terminal while the first waits at its prompt: the first
+/// says so and ends as the decision ended the task, instead of asking on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_decided_in_another_terminal_ends_the_question_in_the_first() {
+    let (_s, dir, cli) = server(vec![writes("hello.txt", "hello\n", 0)]).await;
+    let r = repo(dir.path());
+    let (child, input, id) = at_the_review_prompt(&cli, &r);
+    let approved = cli.review(&id, &["--approve"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    let out = child.wait_with_output().unwrap();
+    drop(input);
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_ne!(out.status.code(), Some(124), "it kept asking: {said}");
+    assert!(said.contains("Decided elsewhere"), "{said}");
+    assert_eq!(out.status.code(), Some(0), "it ends as the task did, approved: {said}");
+}
+
+/// Ctrl+C (SIGINT) at the review prompt stops the terminal at once and leaves the review open,
+/// saying how to decide it: nothing was running to cancel.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signal_at_the_review_prompt_leaves_the_review_open_and_says_how_to_decide_it() {
+    let (_s, dir, cli) = server(vec![writes("hello.txt", "hello\n", 0)]).await;
+    let r = repo(dir.path());
+    let (child, input, id) = at_the_review_prompt(&cli, &r);
+    let pids = Command::new("pgrep").args(["-f", r.to_str().unwrap()]).output().unwrap();
+    let ours: Vec<String> = String::from_utf8_lossy(&pids.stdout)
+        .lines()
+        .filter(|p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e.file_name().is_some_and(|n| n == "finishline")))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(ours.len(), 1, "one finishline process: {ours:?}");
+    assert!(Command::new("kill").args(["-INT", &ours[0]]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    drop(input);
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(6), "stopped, the review waits: {said}");
+    assert!(said.contains("the review waits for you") && said.contains(&format!("sessions review {id} --approve")), "{said}");
+    assert_eq!(status_named_in(&cli, &said), "awaiting_review");
+}
