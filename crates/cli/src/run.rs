@@ -255,6 +255,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                 let d = ask_permission(tool, input);
                 let _ = engine.respond_permission(request_id, d);
             }
+            EngineEvent::ToolCall { state: ToolState::Denied, tool, output: Some(why), .. } if why.contains("nobody to ask") => say_unasked(&sid, tool),
             EngineEvent::QuestionAsked { request_id, question, .. } => {
                 let answer = if interactive { prompt_line(&format!("The agent asks: {question}\nYour answer (empty to decline): ")) } else { None };
                 let _ = engine.answer_question(request_id, answer);
@@ -519,6 +520,13 @@ fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &
             Err(exit::WAITING)
         }
     }
+}
+
+/// A tool that needed the person's permission, with no terminal to ask it in, was not run: said
+/// on stderr, with the command that goes on with it allowed.
+pub(crate) fn say_unasked(sid: &SessionId, tool: &str) {
+    let again = crate::hint::command(&format!("sessions resume {sid} \"go on\" --allow {tool}"));
+    eprintln!("finishline: {tool} needs your permission and there is no terminal to ask, so it was not run; to go on with it allowed: `{again}` (or run in a terminal)");
 }
 
 pub(crate) fn ask_permission(tool: &str, input: &serde_json::Value) -> PermissionDecision {

@@ -2395,3 +2395,26 @@ async fn a_signal_at_the_review_prompt_leaves_the_review_open_and_says_how_to_de
     assert!(said.contains("the review waits for you") && said.contains(&format!("sessions review {id} --approve")), "{said}");
     assert_eq!(status_named_in(&cli, &said), "awaiting_review");
 }
+
+/// With no terminal to ask, a tool that needs permission is denied and the run says so on
+/// stderr, with the command that goes on with it allowed; that command works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permission_nobody_can_be_asked_is_denied_with_the_command_that_allows_it() {
+    let shell = json!({"name": "run_command", "arguments": {"command": "echo hi > c.txt"}});
+    let (_s, dir, cli) = server(vec![calls_then_done("make c.txt", vec![shell.clone()], "hi"), calls_then_done("go on", vec![shell], "exit code 0")]).await;
+    let r = repo(dir.path());
+    let denied = cli.run("make c.txt", &r, &[]);
+    let said = String::from_utf8_lossy(&denied.stderr).to_string();
+    let id = session_of(&denied);
+    assert!(said.contains("run_command needs your permission and there is no terminal to ask, so it was not run"), "{said}");
+    let again = format!("sessions resume {id} \"go on\" --allow run_command");
+    assert!(said.contains(&again), "{said}");
+    let allowed = cli.cmd(&["sessions", "resume", &id, "go on", "--allow", "run_command", "--base-url", &cli.url, "--model", "m", "--json"]).output().unwrap();
+    assert!(
+        lines(&allowed).iter().any(|e| e["type"] == "tool_finished" && e["tool"] == "run_command" && e["ok"] == true)
+            || String::from_utf8_lossy(&allowed.stdout).contains("\"run_command\""),
+        "the command ran this time: {}",
+        String::from_utf8_lossy(&allowed.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&allowed.stderr).contains("needs your permission"), "{}", String::from_utf8_lossy(&allowed.stderr));
+}

@@ -17,6 +17,9 @@ use crate::store::decisions::RequestKind;
 use crate::tool::{self, CompleteTaskInput, CompletionStatus, ToolContext, ToolOutput};
 
 pub(super) const DENIED: &str = "The person denied this call.";
+/// A call refused because it needs the person's permission and nobody can be asked (the CLI with
+/// no terminal): not the person's denial.
+pub(super) const UNASKED: &str = "Not run: it needs the person's permission, and there was nobody to ask (no terminal; `--allow` allows it).";
 const DECLINED: &str = "The person declined to answer.";
 
 /// A step's tool results, and the claim its `complete_task` call made (with that call's id).
@@ -86,7 +89,8 @@ impl Run {
                         let reason = format!("{name} can change things outside Finishline's checkpoints or reach the network.");
                         match self.permit_command(name, value.clone(), reason, Some(call)).await {
                             Err(Halt::Denied) => {
-                                let o = ToolOutput::error(DENIED);
+                                let unasked = self.engine.config.permissions.refused_unasked(&self.toolbox, name, &self.allowed);
+                                let o = ToolOutput::error(if unasked { UNASKED } else { DENIED });
                                 self.emit(self.tool_event(call, ToolState::Denied, Some(o.content.clone())))?;
                                 results.push(o);
                                 if !self.engine.config.permissions.continue_after_denial {

@@ -35,6 +35,15 @@ impl PermissionPolicy {
         }
     }
 
+    /// Whether `tool` is refused only because it would ask and nobody can be asked: not the
+    /// person's denial, and said so.
+    pub fn refused_unasked(&self, toolbox: &Toolbox, tool: &str, allowed_for_session: &HashSet<String>) -> bool {
+        self.nobody_to_ask
+            && self.overrides.get(tool).copied().unwrap_or_else(|| toolbox.default_permission(tool)) == Permission::Ask
+            && !self.allow_all
+            && !allowed_for_session.contains(tool)
+    }
+
     /// An external agent's tool: the agent asked, so unless the settings or the person already
     /// decided for this tool, the person is asked.
     pub fn gate_external(&self, tool: &str, allowed_for_session: &HashSet<String>) -> Gate {
