@@ -19,11 +19,24 @@ pub struct View {
     tool_calls: std::collections::HashSet<String>,
     continuations: u32,
     evaluations: u32,
+    /// In a worktree, every file the task's branch changes since it started: Approve lands them
+    /// all, also those of rounds before the one a review shows.
+    lands: Vec<String>,
 }
 
 impl View {
     pub fn new(json: bool, after: u64) -> Self {
-        View { json, last_seq: after, in_text: false, steps: 0, model_calls: 0, tool_calls: Default::default(), continuations: 0, evaluations: 0 }
+        View {
+            json,
+            last_seq: after,
+            in_text: false,
+            steps: 0,
+            model_calls: 0,
+            tool_calls: Default::default(),
+            continuations: 0,
+            evaluations: 0,
+            lands: vec![],
+        }
     }
 
     pub fn last_seq(&self) -> u64 {
@@ -52,6 +65,8 @@ impl View {
                 self.tool_calls.insert(call_id.clone());
             }
             EngineEvent::Continuation { .. } => self.continuations += 1,
+            EngineEvent::TaskWorkspace { .. } => self.lands.clear(),
+            EngineEvent::TaskCommitted { files_since_start: Some(files), .. } => self.lands = files.clone(),
             EngineEvent::Evaluation { .. } => {
                 self.evaluations += 1;
                 self.model_calls += 1;
@@ -211,6 +226,11 @@ impl View {
                 }
                 if files_changed.len() > LISTED_FILES {
                     self.line(&format!("    … and {} more (every diff: --json)", files_changed.len() - LISTED_FILES));
+                }
+                let shown: Vec<&str> = files_changed.iter().filter_map(|f| f.get("path").and_then(|p| p.as_str())).collect();
+                let earlier: Vec<String> = self.lands.iter().filter(|p| !shown.contains(&p.as_str())).cloned().collect();
+                if !earlier.is_empty() {
+                    self.line(&format!("    and from earlier rounds, which Approve lands too: {}", crate::run::few(&earlier)));
                 }
                 if !not_landed.is_empty() {
                     self.line(&format!("    not in the diff and never landed (.gitignore hides them; they go with the worktree): {}", not_landed.join(", ")));

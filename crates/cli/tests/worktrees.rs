@@ -2418,3 +2418,17 @@ async fn a_permission_nobody_can_be_asked_is_denied_with_the_command_that_allows
     );
     assert!(!String::from_utf8_lossy(&allowed.stderr).contains("needs your permission"), "{}", String::from_utf8_lossy(&allowed.stderr));
 }
+
+/// After a request for changes, the terminal's review names what earlier rounds changed too:
+/// Approve lands the whole branch, not only the round the review shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_after_requested_changes_names_the_earlier_rounds_files_that_approve_lands_too() {
+    let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0), writes("notes.md", "the task's notes\n", 0)]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write notes.md", &r, &[]));
+    let round = cli.review(&id, &["--request-changes", "also write a.txt"]);
+    let said = String::from_utf8_lossy(&round.stdout).to_string() + &String::from_utf8_lossy(&round.stderr);
+    assert_eq!(round.status.code(), Some(6), "{said}");
+    assert!(said.contains("created  a.txt"), "this round's file: {said}");
+    assert!(said.contains("and from earlier rounds, which Approve lands too: notes.md"), "{said}");
+}
