@@ -748,7 +748,7 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         (_, _, Some(_)) => Decision::RequestChanges,
         // The agent's run answers the review, as a request for changes does.
         _ if v.resolve => Decision::RequestChanges,
-        _ => return fail(exit::USAGE, json, "say --approve, --reject, --request-changes \"what should change\" or --resolve"),
+        _ => return show_waiting_review(&id, &opts),
     };
     let need = if decision == Decision::RequestChanges { Need::Model } else { Need::Decision };
     let Opened { engine, store, .. } = match open_for(&opts, need) {
@@ -862,6 +862,36 @@ fn reject_unattended(engine: &Arc<Engine>, store: &Store, sid: &SessionId, revie
     if !revert {
         say_changes_stay(store, sid);
     }
+}
+
+/// `sessions review ID` with no decision: what the waiting review decides on, each file's diff
+/// included, so a second terminal sees what it approves; then how to decide.
+fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
+    let json = opts.common.json;
+    let usage = "say --approve, --reject, --request-changes \"what should change\" or --resolve";
+    let Ok(store) = crate::sessions::open(&opts.common) else { return fail(exit::USAGE, json, usage) };
+    let sid = SessionId(id.to_string());
+    let Some((review, _, _)) = store.pending_requests(&sid).unwrap_or_default().into_iter().find(|(_, k, _)| k == "review") else {
+        return fail(exit::USAGE, json, &format!("{}; and {}", usage, no_review(&store, &sid)));
+    };
+    let events = store.events(&sid, 0).unwrap_or_default();
+    let files = events
+        .iter()
+        .find_map(|e| match &e.event {
+            EngineEvent::ReviewRequested { review_id, files_changed, .. } if *review_id == review => Some(files_changed.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    if json {
+        outln!("{}", json!({"type": "review_waiting", "session_id": sid, "review_id": review, "files_changed": files}));
+    } else {
+        crate::output::human(&format!("{sid} waits for your review: {} file(s) changed\n", files.len()));
+        for f in &files {
+            crate::output::human(&format!("\n{}\n{}\n", crate::view::file_line(f), f["diff"].as_str().unwrap_or("").trim_end()));
+        }
+    }
+    eprintln!("finishline: decide it: {usage}");
+    exit::WAITING
 }
 
 /// After a reject without revert in the person's folder: what the task changed is still there,

@@ -367,7 +367,7 @@ const LISTED_FILES: usize = 20;
 
 /// `created  src/a.rs (+12 −0)`: the path with control characters escaped (a newline in a
 /// file's name must not end the line).
-fn file_line(f: &serde_json::Value) -> String {
+pub(crate) fn file_line(f: &serde_json::Value) -> String {
     let (path, kind, diff) = (f["path"].as_str().unwrap_or("?"), f["kind"].as_str().unwrap_or("changed"), f["diff"].as_str().unwrap_or(""));
     let (added, removed) = finishline_engine::workspace::checkpoint::line_counts(diff);
     // A change of mode alone (chmod -x) changes no line: say what it is.

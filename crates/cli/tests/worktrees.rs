@@ -2432,3 +2432,20 @@ async fn a_review_after_requested_changes_names_the_earlier_rounds_files_that_ap
     assert!(said.contains("created  a.txt"), "this round's file: {said}");
     assert!(said.contains("and from earlier rounds, which Approve lands too: notes.md"), "{said}");
 }
+
+/// `sessions review ID` with no decision, from a second terminal, shows what the review decides
+/// on (each file and its diff) and how to decide, and decides nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_asked_with_no_decision_shows_each_files_diff_and_decides_nothing() {
+    let (_s, dir, cli) = server(vec![writes("notes.md", "the task's notes\n", 0)]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write notes.md", &r, &[]));
+    let shown = cli.cmd(&["sessions", "review", &id]).output().unwrap();
+    let out = String::from_utf8_lossy(&shown.stdout);
+    let err = String::from_utf8_lossy(&shown.stderr);
+    assert_eq!(shown.status.code(), Some(6), "{err}");
+    assert!(out.contains("created  notes.md (+1 −0)") && out.contains("+the task's notes"), "{out}");
+    assert!(err.contains("--approve"), "{err}");
+    let row = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).into_iter().find(|s| s["id"] == id.as_str()).unwrap();
+    assert_eq!(row["status"], "awaiting_review");
+}
