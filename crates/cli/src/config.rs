@@ -169,13 +169,7 @@ pub fn endpoints(settings: &Settings, key_for: &dyn Fn(&ProviderSettings) -> Opt
 /// keychain or the environment as for any run, and the variable the session's key came from is
 /// not known, so another server could be sent a key that is not its own.
 pub fn with_sessions_endpoint(mut opts: RunOptions, id: &str) -> RunOptions {
-    if opts.base_url.is_some() || opts.provider.is_some() || opts.agent.is_some() {
-        return opts;
-    }
     let data = data_dir(&opts.common);
-    if settings(&data).is_ok_and(|s| !s.provider.model.trim().is_empty()) {
-        return opts;
-    }
     let clock = std::sync::Arc::new(finishline_engine::clock::SystemClock);
     let Ok(store) = finishline_engine::store::Store::open(&data.join("history.db"), clock) else { return opts };
     let created = store.events(&finishline_engine::domain::SessionId(id.to_string()), 0).ok().and_then(|events| {
@@ -185,6 +179,17 @@ pub fn with_sessions_endpoint(mut opts: RunOptions, id: &str) -> RunOptions {
         })
     });
     let Some((provider, model, url)) = created else { return opts };
+    if opts.base_url.is_some() || opts.provider.is_some() || opts.agent.is_some() {
+        // Another server for the same session: the model it ran with, unless one is named (a
+        // provider named is another family of models, whose model must be named too).
+        if opts.provider.is_none() && opts.agent.is_none() && opts.model.is_none() {
+            opts.model = Some(model);
+        }
+        return opts;
+    }
+    if settings(&data).is_ok_and(|s| !s.provider.model.trim().is_empty()) {
+        return opts;
+    }
     // An external agent's session records the agent, not a server.
     let kinds = [ProviderKind::Openai, ProviderKind::OpenaiResponses, ProviderKind::Anthropic, ProviderKind::Gemini];
     let Some(kind) = kinds.into_iter().find(|k| k.name() == provider) else { return opts };

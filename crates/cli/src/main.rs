@@ -410,10 +410,14 @@ fn main() -> ExitCode {
                 SessionsCommand::Export { id, format, common } => {
                     sessions::export(&id, matches!(format, Format::Json).then_some(sessions::JsonLayout::Indented), &common)
                 }
-                SessionsCommand::Resume { id, message, opts } => {
-                    let opts = config::with_sessions_endpoint(opts, &id);
-                    run::run(run::Start::Resume(id, message), opts).await
-                }
+                // An unknown id is said as such, before any question of model or key.
+                SessionsCommand::Resume { id, message, opts } => match sessions::known(&id, &opts.common) {
+                    Err(code) => code,
+                    Ok(()) => {
+                        let opts = config::with_sessions_endpoint(opts, &id);
+                        run::run(run::Start::Resume(id, message), opts).await
+                    }
+                },
                 SessionsCommand::Cancel { id, common } => sessions::cancel(&id, &common),
                 SessionsCommand::Discard { id, common } => sessions::discard(&id, &common),
                 SessionsCommand::Attempts { group, choose, cancel, reject, compare, opts } => {

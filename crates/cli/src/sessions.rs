@@ -87,6 +87,19 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
     }
 }
 
+/// Whether this history has the session; if not, says so (and how to see the ones it has).
+pub fn known(id: &str, common: &Common) -> Result<(), u8> {
+    let store = open(common)?;
+    match store.session(&SessionId(id.into())) {
+        Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => Err(crate::run::fail(
+            exit::USAGE,
+            common.json,
+            &format!("there is no session {id} in this history: `{}` shows them", crate::hint::command("sessions list")),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Ends a session that waits for the person, left so by a process that is gone.
 pub fn cancel(id: &str, common: &Common) -> u8 {
     let store = match open(common) {

@@ -2449,3 +2449,20 @@ async fn a_review_asked_with_no_decision_shows_each_files_diff_and_decides_nothi
     let row = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).into_iter().find(|s| s["id"] == id.as_str()).unwrap();
     assert_eq!(row["status"], "awaiting_review");
 }
+
+/// Resuming an id this history does not have says so first, whatever else is missing; a known
+/// session resumed on another server keeps the model it ran with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resuming_an_unknown_session_says_so_and_a_new_server_keeps_the_sessions_model() {
+    let (_s, dir, cli) = server(vec![writes("notes.md", "the task's notes\n", 0)]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let out = cli.run("hello", &ws, &[]);
+    let id = session_of(&out);
+    let bogus = cli.cmd(&["sessions", "resume", "ses_bogus", "go on"]).output().unwrap();
+    let said = String::from_utf8_lossy(&bogus.stderr);
+    assert_eq!(bogus.status.code(), Some(2), "{said}");
+    assert!(said.contains("there is no session ses_bogus in this history"), "{said}");
+    let resumed = cli.cmd(&["sessions", "resume", &id, "hello again", "--base-url", &cli.url, "--json"]).output().unwrap();
+    assert_eq!(resumed.status.code(), Some(0), "no --model needed: {}", String::from_utf8_lossy(&resumed.stderr));
+}
