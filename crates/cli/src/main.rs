@@ -123,8 +123,10 @@ enum SessionsCommand {
     /// it started from), reject it, or request changes (the next run starts at once).
     Review {
         id: String,
+        /// Approve it: in a worktree it lands (see --land); in place its changes stay.
         #[arg(long, conflicts_with_all = ["reject", "request_changes", "resolve"])]
         approve: bool,
+        /// Reject it: a worktree and its branch are removed; in place, see --revert.
         #[arg(long, conflicts_with_all = ["request_changes", "resolve"])]
         reject: bool,
         /// When Approve could not land because the branch moved on (its changes conflict, or
@@ -225,19 +227,27 @@ pub enum PlanReview {
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReviewMode {
+    /// Ask at the terminal (elsewhere the review waits for you).
     Prompt,
+    /// Approve what the judge verified done (never a change the audit flagged).
     Approve,
+    /// Reject, reverting nothing unless --force-revert.
     Reject,
 }
 
 #[derive(Args, Clone)]
 pub struct RunOptions {
+    /// The folder the task works on (in a git repository, in a worktree of its own).
     #[arg(long, default_value = ".")]
     pub workspace: std::path::PathBuf,
+    /// The model server's protocol (default: the settings', else `openai`).
     #[arg(long, value_parser = ["openai", "openai-responses", "anthropic", "gemini"])]
     pub provider: Option<String>,
+    /// The model server, e.g. http://127.0.0.1:8931/v1 (default: the settings', else the
+    /// provider's own).
     #[arg(long)]
     pub base_url: Option<String>,
+    /// The agent's model (default: the settings'; a later command on a session: its model).
     #[arg(long)]
     pub model: Option<String>,
     /// The evaluator's model (default: the settings', else the agent's model).
@@ -256,6 +266,7 @@ pub struct RunOptions {
     /// The environment variable that holds the API key.
     #[arg(long)]
     pub api_key_env: Option<String>,
+    /// Who decides the review at the end of the run.
     #[arg(long, value_enum, default_value_t = ReviewMode::Prompt)]
     pub review: ReviewMode,
     /// On reject, put the workspace back as it was before the agent, even files you edited
@@ -269,6 +280,7 @@ pub struct RunOptions {
     /// A command that verifies the work (repeatable).
     #[arg(long)]
     pub verify: Vec<String>,
+    /// Model steps per run before it ends as "step limit reached" (default: the settings', 60).
     #[arg(long)]
     pub max_steps: Option<u32>,
     /// `prompt`: show the plan and ask before it runs (in a terminal; elsewhere the plan waits
