@@ -170,6 +170,13 @@ pub fn show(id: &str, common: &Common) -> u8 {
 }
 
 pub fn search(text: &str, common: &Common) -> u8 {
+    if text.trim().is_empty() {
+        return crate::run::fail(
+            exit::USAGE,
+            common.json,
+            "say what to search for: `finishline sessions search \"words\"` (`sessions list` shows every session)",
+        );
+    }
     let store = match open(common) {
         Ok(s) => s,
         Err(c) => return c,
@@ -177,6 +184,9 @@ pub fn search(text: &str, common: &Common) -> u8 {
     match store.search(text, 50) {
         Err(e) => crate::run::fail(exit::FAILED, common.json, &e.to_string()),
         Ok(hits) => {
+            if hits.is_empty() && !common.json {
+                crate::output::say(&format!("No session mentions “{}”.\n", text.trim()));
+            }
             for h in hits {
                 if common.json {
                     outln!("{}", serde_json::to_string(&h).unwrap_or_default());

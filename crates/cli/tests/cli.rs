@@ -83,6 +83,11 @@ async fn run_prints_events_and_a_summary_then_history_shows_the_session() {
     );
     let found = finishline(&["sessions", "search", "asked", "--json"], &e.data);
     assert_eq!(lines(&found).len(), 1, "search finds the session by a word the agent wrote");
+    let empty = finishline(&["sessions", "search", "  "], &e.data);
+    assert_eq!(empty.status.code(), Some(2), "nothing to search for is a usage error");
+    assert!(String::from_utf8_lossy(&empty.stderr).contains("say what to search for"), "{}", String::from_utf8_lossy(&empty.stderr));
+    let none = finishline(&["sessions", "search", "zebra"], &e.data);
+    assert!(String::from_utf8_lossy(&none.stderr).contains("No session mentions “zebra”"), "a search that finds nothing says so");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
