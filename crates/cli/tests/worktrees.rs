@@ -1691,6 +1691,17 @@ async fn asking_for_changes_at_the_terminal_without_saying_which_sends_nothing_a
 
 /// Runs a task in a pseudo-terminal and types `input` at its review; what it said and its exit.
 fn review_typed_at_a_terminal(cli: &Cli, r: &Path, input: &[u8]) -> (String, Option<i32>) {
+    let mut child = in_a_terminal(cli, r).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_ne!(out.status.code(), Some(124), "it waited on nothing after the answer: {said}");
+    (said, out.status.code())
+}
+
+/// `finishline run "write hello.txt"` in `r`, in a pseudo-terminal (`script`), its input and
+/// output piped; given a minute at most.
+fn in_a_terminal(cli: &Cli, r: &Path) -> Command {
     let run = cli.cmd(&["run", "write hello.txt", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]);
     let line = std::iter::once(run.get_program()).chain(run.get_args()).map(|a| format!("'{}'", a.to_string_lossy())).collect::<Vec<_>>().join(" ");
     let mut in_terminal = Command::new("timeout");
@@ -1701,12 +1712,7 @@ fn review_typed_at_a_terminal(cli: &Cli, r: &Path, input: &[u8]) -> (String, Opt
             None => in_terminal.env_remove(k),
         };
     }
-    let mut child = in_terminal.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let said = String::from_utf8_lossy(&out.stdout).to_string();
-    assert_ne!(out.status.code(), Some(124), "it waited on nothing after the answer: {said}");
-    (said, out.status.code())
+    in_terminal
 }
 
 /// The status of the session a terminal's output names.
@@ -2328,17 +2334,7 @@ async fn cancelling_a_task_whose_review_waits_names_the_review_command_instead()
 /// A task run in a pseudo-terminal, its input kept open, waiting at its review prompt: the
 /// terminal's process, the input, and the session.
 fn at_the_review_prompt(cli: &Cli, r: &Path) -> (std::process::Child, std::process::ChildStdin, String) {
-    let run = cli.cmd(&["run", "write hello.txt", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]);
-    let line = std::iter::once(run.get_program()).chain(run.get_args()).map(|a| format!("'{}'", a.to_string_lossy())).collect::<Vec<_>>().join(" ");
-    let mut in_terminal = Command::new("timeout");
-    in_terminal.args(["60", "script", "-qec", &line, "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    for (k, v) in run.get_envs() {
-        match v {
-            Some(v) => in_terminal.env(k, v),
-            None => in_terminal.env_remove(k),
-        };
-    }
-    let mut child = in_terminal.spawn().unwrap();
+    let mut child = in_a_terminal(cli, r).spawn().unwrap();
     let input = child.stdin.take().unwrap();
     let t = Instant::now();
     let mut rows = Vec::new();

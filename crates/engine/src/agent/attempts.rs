@@ -347,19 +347,15 @@ impl Engine {
             let Some(wt) = current_worktree(&events) else { return };
             // Recorded before anything goes, and only if still nothing happened: a run started
             // after this sees the worktree gone and works in a new one.
-            let foreign = super::discard::foreign_tip(&events, &wt);
-            let mut put_away = Vec::new();
-            if let Some((recorded, tip)) = &foreign {
-                let files = crate::workspace::worktree::changed_between(&wt, recorded, tip).unwrap_or_default();
-                put_away.push(EngineEvent::BranchKept { branch: wt.branch.clone(), files });
-            }
-            put_away.push(EngineEvent::WorktreeRemoved {
+            let kept = super::discard::branch_kept(&events, &wt);
+            let delete_branch = kept.is_none();
+            let removed = EngineEvent::WorktreeRemoved {
                 folder: wt.folder.clone(),
                 why: WorktreeEnd::Rejected,
-                branch_deleted: foreign.is_none().then(|| wt.branch.clone()),
-            });
-            if matches!(store.append_if_unchanged(&session, seen, put_away), Ok(true)) {
-                super::decision::remove_recorded(&store, &engine.config.data_dir, &session, &wt, foreign.is_none());
+                branch_deleted: delete_branch.then(|| wt.branch.clone()),
+            };
+            if matches!(store.append_if_unchanged(&session, seen, kept.into_iter().chain([removed]).collect()), Ok(true)) {
+                super::decision::remove_recorded(&store, &engine.config.data_dir, &session, &wt, delete_branch);
             }
         });
         self.keep_background(job);

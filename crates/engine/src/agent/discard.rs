@@ -60,10 +60,16 @@ pub fn competing_group(store: &Store, session: &SessionId) -> Result<Option<Grou
 /// to throw away. Recorded before the removal; `None` when the branch goes.
 pub(super) fn keep_foreign_commits(store: &Store, session: &SessionId, wt: &TaskWorktree) -> Result<Option<String>> {
     let events = store.events(session, 0)?;
-    let Some((recorded, tip)) = foreign_tip(&events, wt) else { return Ok(None) };
-    let files = worktree::changed_between(wt, &recorded, &tip).unwrap_or_default();
-    store.append(session, None, EngineEvent::BranchKept { branch: wt.branch.clone(), files })?;
+    let Some(kept) = branch_kept(&events, wt) else { return Ok(None) };
+    store.append(session, None, kept)?;
     Ok(Some(wt.branch.clone()))
+}
+
+/// The `branch_kept` a put-away records when the branch holds a commit Finishline did not make.
+pub(super) fn branch_kept(events: &[crate::event::Envelope], wt: &TaskWorktree) -> Option<EngineEvent> {
+    let (recorded, tip) = foreign_tip(events, wt)?;
+    let files = worktree::changed_between(wt, &recorded, &tip).unwrap_or_default();
+    Some(EngineEvent::BranchKept { branch: wt.branch.clone(), files })
 }
 
 /// The task branch's tip and the last commit Finishline recorded on it, when they differ: a
