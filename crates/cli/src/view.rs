@@ -333,7 +333,8 @@ impl View {
                 s.end_reason.map(|e| e.as_str()).unwrap_or("—"),
                 s.claim.map(|e| e.as_str()).unwrap_or("—"),
                 s.verdict.map(|e| e.as_str()).unwrap_or("—"),
-                s.decision.map(|e| e.as_str()).unwrap_or("—"),
+                // The last decision was on an earlier review while a new one waits: not this one's.
+                if s.status == SessionStatus::AwaitingReview { "yours, waiting" } else { s.decision.map(|e| e.as_str()).unwrap_or("—") },
                 counted(self.steps as usize, "step"),
                 counted(self.tool_calls.len(), "tool call"),
                 counted(self.continuations as usize, "continuation"),

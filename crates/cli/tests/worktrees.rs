@@ -2427,6 +2427,10 @@ async fn a_review_after_requested_changes_names_the_earlier_rounds_files_that_ap
     assert_eq!(round.status.code(), Some(6), "{said}");
     assert!(said.contains("created  a.txt"), "this round's file: {said}");
     assert!(said.contains("and from earlier rounds, which Approve lands too: notes.md"), "{said}");
+    assert!(
+        said.contains("decision yours, waiting") && !said.contains("decision request_changes"),
+        "the earlier round's decision is not this review's: {said}"
+    );
 }
 
 /// `sessions review ID` with no decision, from a second terminal, shows what the review decides
