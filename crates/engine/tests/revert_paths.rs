@@ -44,3 +44,33 @@ fn a_revert_of_a_name_with_pattern_characters_puts_back_that_file_only() {
     assert_eq!(std::fs::read_to_string(work.join("file[1].txt")).unwrap(), "before\n");
     assert_eq!(std::fs::read_to_string(work.join("file1.txt")).unwrap(), "the person's edit\n", "a file the pattern would match is untouched");
 }
+
+/// A name that starts with a double quote is a name, not git's quoting of another: the state of
+/// `"q.txt"` is read from that file, so the person's edit of it after the agent counts as
+/// theirs and a revert keeps it (it was read as `q.txt`, and deleted).
+#[test]
+fn a_name_that_starts_with_a_quote_is_read_as_itself_and_an_edit_of_it_is_kept() {
+    use finishline_engine::workspace::ownership::{revert_step, OwnedChange, RevertStep};
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let cp = Checkpoints::open(&dir.path().join("store"), &work).unwrap();
+    cp.snapshot("start").unwrap();
+    let names = ["q.txt", "\"q.txt\"", "tab\there", "line\nbreak", "back\\slash"];
+    let before = cp.file_states(&names).unwrap();
+    for n in names {
+        std::fs::write(work.join(n), "Q\n").unwrap();
+    }
+    cp.snapshot("agent").unwrap();
+    let after = cp.file_states(&names).unwrap();
+    // The person's edit of every name but q.txt.
+    for n in &names[1..] {
+        std::fs::write(work.join(n), "my edit\n").unwrap();
+    }
+    let now = cp.file_states(&names).unwrap();
+    for (i, n) in names.iter().enumerate() {
+        let change = OwnedChange { path: n.to_string(), before: before[i].clone(), after: after[i].clone() };
+        let expected = if i == 0 { RevertStep::Restore } else { RevertStep::ChangedSince };
+        assert_eq!(revert_step(&change, &now[i]), expected, "{n:?}");
+    }
+}

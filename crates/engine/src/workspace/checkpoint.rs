@@ -89,6 +89,27 @@ const MAX_DIFF: usize = 64 * 1024;
 /// for the person's repository, not for the store.
 const STORE_CONFIG: &[&str] = &["-c", "core.ignoreStat=false", "-c", "core.fsmonitor=false"];
 
+/// `path` quoted as git reads a path given one per line (`--stdin-paths`, `--index-info`): a
+/// line that starts with `"` is unquoted, so a name that itself starts with one (`"q.txt"`) was
+/// read as another file (`q.txt`), and a name with a line break as two. Quoting every name
+/// leaves nothing to guess.
+fn c_quoted(path: &str) -> String {
+    let mut out = String::with_capacity(path.len() + 2);
+    out.push('"');
+    for c in path.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// The note a store leaves while its index is lent back: the lender's index file.
 const LENT_INDEX: &str = "finishline-lent-index";
 
@@ -450,14 +471,15 @@ impl Checkpoints {
             if files.is_empty() {
                 continue;
             }
-            let (hashes, _) = self.git_full(&["hash-object", "-w", "--stdin-paths"], Some(&(files.join("\n") + "\n")))?;
+            let listed: String = files.iter().map(|f| c_quoted(f) + "\n").collect();
+            let (hashes, _) = self.git_full(&["hash-object", "-w", "--stdin-paths"], Some(&listed))?;
             let mut info = String::new();
             for (path, sha) in files.iter().zip(hashes.lines()) {
                 let exec = std::fs::metadata(self.work_tree.join(path)).is_ok_and(|m| {
                     use std::os::unix::fs::PermissionsExt;
                     m.permissions().mode() & 0o111 != 0
                 });
-                info.push_str(&format!("{} {sha} 0\t{path}\n", if exec { "100755" } else { "100644" }));
+                info.push_str(&format!("{} {sha} 0\t{}\n", if exec { "100755" } else { "100644" }, c_quoted(path)));
             }
             self.git_full(&["update-index", "--index-info"], Some(&info))?;
         }
@@ -912,7 +934,7 @@ impl Checkpoints {
             }
         }
         if !hashed.is_empty() {
-            let list = hashed.iter().map(|i| paths[*i]).collect::<Vec<_>>().join("\n") + "\n";
+            let list: String = hashed.iter().map(|i| c_quoted(paths[*i]) + "\n").collect();
             let (out, _) = self.git_full(&["hash-object", "--stdin-paths"], Some(&list))?;
             for (i, oid) in hashed.iter().zip(out.lines()) {
                 if let FileState::Blob { oid: o, .. } = &mut states[*i] {
