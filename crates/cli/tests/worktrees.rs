@@ -769,6 +769,26 @@ async fn a_reject_in_place_without_revert_says_the_tasks_changes_stay_in_the_fol
     assert_eq!(std::fs::read_to_string(ws.join("notes.md")).unwrap(), "the task's notes\n");
 }
 
+/// A later task in the same folder that wrote the same file, to the very same words, and was
+/// approved: the late revert of the earlier, rejected one leaves that file alone (it reads as
+/// the rejected task's own by its content) and names it, unless told to overwrite it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_revert_keeps_a_file_a_later_task_wrote_the_same_and_had_approved() {
+    let same = |asked: &str| calls_then_done(asked, vec![write_call("a.txt", "A1\n")], "a.txt (");
+    let (_s, dir, cli) = server(vec![same("first write a.txt"), same("again write a.txt")]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let first = session_of(&cli.run("first write a.txt", &ws, &[]));
+    assert_eq!(cli.review(&first, &["--reject"]).status.code(), Some(3));
+    std::fs::remove_file(ws.join("a.txt")).unwrap();
+    let second = session_of(&cli.run("again write a.txt", &ws, &[]));
+    assert_eq!(cli.review(&second, &["--approve"]).status.code(), Some(0));
+    let late = cli.review(&first, &["--reject", "--revert"]);
+    let said = String::from_utf8_lossy(&late.stderr);
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap_or_default(), "A1\n", "the approved file stays: {said}");
+    assert!(said.contains("a.txt"), "and is named: {said}");
+}
+
 /// The command a reject without revert names does what it says, later: the task's changes go,
 /// the person's files stay, a file they edited since is kept unless they say otherwise, and a
 /// second time there is nothing left to revert.

@@ -14,8 +14,26 @@ use crate::event::{EngineEvent, Envelope};
 use crate::workspace::lock::FolderLock;
 use crate::workspace::ownership::{revert_step, OwnedChange, RevertStep};
 
-/// The review a reject without revert decided, when nothing was undone or run since.
-fn rejected_unreverted(events: &[Envelope]) -> std::result::Result<RequestId, &'static str> {
+/// The files other tasks in the same folder showed for review after `since` (an RFC 3339 time):
+/// they may hold that work, even to the same words as this task's, which a check of content
+/// alone would take for this task's own and undo.
+fn reviewed_by_later_tasks(store: &crate::store::Store, session: &SessionId, workspace: &str, since: &str) -> Result<Vec<String>> {
+    let all = store.list_sessions(&crate::store::ListQuery { limit: 100_000, ..Default::default() })?;
+    let mut paths = Vec::new();
+    for other in all.iter().filter(|o| o.id != *session && o.workspace == workspace && o.isolation != Some(Isolation::Worktree)) {
+        for e in store.events(&other.id, 0)? {
+            if let EngineEvent::ReviewRequested { files_changed, .. } = &e.event {
+                if e.at.as_str() > since {
+                    paths.extend(files_changed.iter().filter_map(|f| f.get("path").and_then(|p| p.as_str()).map(str::to_string)));
+                }
+            }
+        }
+    }
+    Ok(paths)
+}
+
+/// The review a reject without revert decided, and when, when nothing was undone or run since.
+fn rejected_unreverted(events: &[Envelope]) -> std::result::Result<(RequestId, String), &'static str> {
     let at = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewResolved { .. })).ok_or("it has no decided review")?;
     let EngineEvent::ReviewResolved { review_id, decision: Decision::Reject, .. } = &events[at].event else {
         return Err("its last review was not rejected");
@@ -27,7 +45,7 @@ fn rejected_unreverted(events: &[Envelope]) -> std::result::Result<RequestId, &'
     if after.iter().any(|e| matches!(e.event, EngineEvent::RunStarted { .. })) {
         return Err("it ran again after the reject");
     }
-    Ok(review_id.clone())
+    Ok((review_id.clone(), events[at].at.clone()))
 }
 
 impl Engine {
@@ -47,7 +65,7 @@ impl Engine {
         if summary.isolation == Some(Isolation::Worktree) {
             return refuse("it worked in its own worktree, so your folder never had its changes");
         }
-        let review = match rejected_unreverted(&events) {
+        let (review, rejected_at) = match rejected_unreverted(&events) {
             Ok(r) => r,
             Err(why) => return refuse(why),
         };
@@ -64,8 +82,13 @@ impl Engine {
         let cp = self.checkpoints(session, &folder)?;
         let paths: Vec<&str> = owned.iter().map(|c| c.path.as_str()).collect();
         let now = cp.file_states(&paths)?;
-        let changed_since: Vec<String> =
-            owned.iter().zip(&now).filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince).map(|(c, _)| c.path.clone()).collect();
+        let later = reviewed_by_later_tasks(&self.store, session, &summary.workspace, &rejected_at)?;
+        let changed_since: Vec<String> = owned
+            .iter()
+            .zip(&now)
+            .filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince || later.contains(&c.path))
+            .map(|(c, _)| c.path.clone())
+            .collect();
         if !changed_since.is_empty() && overwrite == Overwrite::Nothing {
             return Ok(ReviewOutcome::NeedsConfirmation { conflicts: changed_since });
         }
