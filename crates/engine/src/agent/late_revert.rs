@@ -39,8 +39,11 @@ fn rejected_unreverted(events: &[Envelope]) -> std::result::Result<(RequestId, S
         return Err("its last review was not rejected");
     };
     let after = &events[at + 1..];
-    if after.iter().any(|e| matches!(e.event, EngineEvent::RevertStarted { .. } | EngineEvent::Reverted { .. })) {
+    if after.iter().any(|e| matches!(e.event, EngineEvent::Reverted { .. })) {
         return Err("its changes were already reverted");
+    }
+    if after.iter().any(|e| matches!(e.event, EngineEvent::RevertStarted { .. })) {
+        return Err("a revert of it was cut short; the next start of Finishline (any command, or the app) finishes it");
     }
     if after.iter().any(|e| matches!(e.event, EngineEvent::RunStarted { .. })) {
         return Err("it ran again after the reject");
