@@ -74,3 +74,51 @@ fn a_name_that_starts_with_a_quote_is_read_as_itself_and_an_edit_of_it_is_kept()
         assert_eq!(revert_step(&change, &now[i]), expected, "{n:?}");
     }
 }
+
+/// Putting a file back writes it beside itself first, under a name no file of the person's has:
+/// a file the person named `.a.txt.finishline-restore` (the temporary name once used) is neither
+/// replaced nor deleted, whether the file put back is text or a link.
+#[test]
+fn putting_a_file_back_keeps_a_file_of_the_persons_named_as_its_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("a.txt"), "before\n").unwrap();
+    std::os::unix::fs::symlink("a.txt", work.join("l")).unwrap();
+    let cp = Checkpoints::open(&dir.path().join("store"), &work).unwrap();
+    cp.snapshot("start").unwrap();
+    let before = cp.file_states(&["a.txt", "l"]).unwrap();
+    std::fs::write(work.join("a.txt"), "the agent's\n").unwrap();
+    std::fs::remove_file(work.join("l")).unwrap();
+    std::fs::write(work.join("l"), "the agent's\n").unwrap();
+    for name in [".a.txt.finishline-restore", ".l.finishline-restore"] {
+        std::fs::write(work.join(name), "the person's own\n").unwrap();
+    }
+    cp.restore_file("a.txt", &before[0]).unwrap();
+    cp.restore_file("l", &before[1]).unwrap();
+    assert_eq!(std::fs::read_to_string(work.join("a.txt")).unwrap(), "before\n");
+    assert_eq!(std::fs::read_link(work.join("l")).unwrap(), std::path::Path::new("a.txt"));
+    for name in [".a.txt.finishline-restore", ".l.finishline-restore"] {
+        assert_eq!(std::fs::read_to_string(work.join(name)).unwrap(), "the person's own\n", "{name} kept");
+    }
+    let mut left: Vec<_> = std::fs::read_dir(&work).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    left.sort();
+    assert_eq!(left, [".a.txt.finishline-restore", ".l.finishline-restore", "a.txt", "l"], "no temporary file left");
+}
+
+/// A name as long as the disk allows is put back too: its temporary name still fits.
+#[test]
+fn a_file_with_a_name_of_the_longest_length_is_put_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let long = format!("{}.txt", "é".repeat(125));
+    assert_eq!(long.len(), 254);
+    std::fs::write(work.join(&long), "before\n").unwrap();
+    let cp = Checkpoints::open(&dir.path().join("store"), &work).unwrap();
+    cp.snapshot("start").unwrap();
+    let before = cp.file_states(&[long.as_str()]).unwrap().remove(0);
+    std::fs::write(work.join(&long), "the agent's\n").unwrap();
+    cp.restore_file(&long, &before).unwrap();
+    assert_eq!(std::fs::read_to_string(work.join(&long)).unwrap(), "before\n");
+}

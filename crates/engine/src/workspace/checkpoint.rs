@@ -976,39 +976,60 @@ impl Checkpoints {
                 if let Some(dir) = full.parent() {
                     std::fs::create_dir_all(dir)?;
                 }
-                let tmp =
-                    full.with_file_name(format!(".{}.finishline-restore", full.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()));
-                let _ = std::fs::remove_file(&tmp);
-                if mode == "120000" {
-                    std::os::unix::fs::symlink(String::from_utf8_lossy(&content).as_ref(), &tmp)?;
-                } else {
-                    use std::io::Write;
-                    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-                    let executable = mode == "100755";
-                    // Git keeps only the executable bit. The file's own permissions stay: a
-                    // private file (0600) must not come back readable by everyone. Never a
-                    // set-id or sticky bit, whoever set it.
-                    let now = std::fs::symlink_metadata(&full).ok().filter(|m| m.is_file()).map(|m| m.permissions().mode() & 0o777);
-                    let bits = match (now, executable) {
-                        (Some(now), true) => now | ((now & 0o444) >> 2),
-                        (Some(now), false) => now & !0o111,
-                        // A file that is gone is made as any new file is: the person's umask applies.
-                        (None, true) => 0o777,
-                        (None, false) => 0o666,
-                    };
-                    // Made with its permissions, so its content is never readable by more people
-                    // than it will be, even for a moment.
-                    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(bits).open(&tmp)?;
-                    file.write_all(&content)?;
-                    drop(file);
-                    if now.is_some() {
-                        // Exactly as it was, beyond what the umask lets a new file have.
-                        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(bits))?;
-                    }
+                let tmp = written_beside(&full, &content, mode)?;
+                if let Err(e) = std::fs::rename(&tmp, &full) {
+                    let _ = std::fs::remove_file(&tmp);
+                    return Err(e.into());
                 }
-                std::fs::rename(&tmp, &full)?;
                 Ok(())
             }
+        }
+    }
+}
+
+/// Writes `content` as a new file beside `full`, under a name nothing there has (a file of the
+/// person's with that name is never replaced), with the permissions `full` will have; returns its
+/// path. A crash before the rename leaves that hidden file behind, never a half-written `full`.
+fn written_beside(full: &Path, content: &[u8], mode: &str) -> Result<PathBuf> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let name = full.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    // A name near the 255-byte limit still leaves room for the suffix.
+    let name: String = name.chars().scan(0, |len, c| (*len + c.len_utf8() <= 200).then(|| *len += c.len_utf8()).map(|()| c)).collect();
+    // Git keeps only the executable bit. The file's own permissions stay: a private file (0600)
+    // must not come back readable by everyone. Never a set-id or sticky bit, whoever set it.
+    let now = std::fs::symlink_metadata(full).ok().filter(|m| m.is_file()).map(|m| m.permissions().mode() & 0o777);
+    let bits = match (now, mode == "100755") {
+        (Some(now), true) => now | ((now & 0o444) >> 2),
+        (Some(now), false) => now & !0o111,
+        // A file that is gone is made as any new file is: the person's umask applies.
+        (None, true) => 0o777,
+        (None, false) => 0o666,
+    };
+    let mut tries = 0;
+    loop {
+        let tmp = full.with_file_name(format!(".{name}.{}.finishline-restore", &uuid::Uuid::new_v4().simple().to_string()[..12]));
+        let made = if mode == "120000" {
+            std::os::unix::fs::symlink(String::from_utf8_lossy(content).as_ref(), &tmp)
+        } else {
+            // Made with its permissions, so its content is never readable by more people than
+            // it will be, even for a moment.
+            std::fs::OpenOptions::new().write(true).create_new(true).mode(bits).open(&tmp).and_then(|mut file| {
+                let written = file.write_all(content).and_then(|()| match now {
+                    // Exactly as it was, beyond what the umask lets a new file have.
+                    Some(_) => std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(bits)),
+                    None => Ok(()),
+                });
+                if written.is_err() {
+                    let _ = std::fs::remove_file(&tmp);
+                }
+                written
+            })
+        };
+        match made {
+            Ok(()) => return Ok(tmp),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 8 => tries += 1,
+            Err(e) => return Err(e.into()),
         }
     }
 }
