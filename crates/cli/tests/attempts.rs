@@ -18,6 +18,8 @@ use fake_llm::{FakeServer, Protocol};
 use serde_json::{json, Value};
 use support::cli::*;
 
+/// The task every attempt here is given.
+const GREET: &str = "write greet.py with hello() returning 'hello'";
 const VERDICT_DONE: &str =
     "{\"done\": true, \"summary\": \"greet.py says hello\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
 const VERDICT_NOTHING_WRITTEN: &str = "{\"done\": false, \"summary\": \"greet.py was never written\", \"remaining\": [\"write greet.py\"], \"continuation_prompt\": \"Write greet.py.\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
@@ -56,7 +58,7 @@ async fn three_attempts_are_ranked_by_the_evidence_and_the_verified_one_lands_as
         finishline(
             &[
                 "run",
-                "write greet.py with hello() returning 'hello'",
+                GREET,
                 "--workspace",
                 &ws,
                 "--base-url",
@@ -197,7 +199,7 @@ async fn a_real_agent_and_finishlines_own_are_judged_alike_and_the_one_that_did_
     let (ws, data) = (r.to_string_lossy().into_owned(), e.data.clone());
     let out = tokio::task::spawn_blocking(move || {
         Command::new(bin())
-            .args(["run", "write greet.py with hello() returning 'hello'", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"])
+            .args(["run", GREET, "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"])
             .args(["--attempts", "builtin,gemini", "--verify", "python3 check.py", "--continuation-budget", "1", "--allow", "all", "--review", "approve"])
             .arg("--data-dir")
             .arg(&data)
@@ -310,7 +312,7 @@ fn waiting_attempts(e: &Env, r: &Path, url: &str, spec: &str) -> (String, std::c
     let out = finishline(
         &[
             "run",
-            "write greet.py with hello() returning 'hello'",
+            GREET,
             "--workspace",
             &r.to_string_lossy(),
             "--base-url",
@@ -796,11 +798,7 @@ async fn ctrl_c_during_attempts_exits_cancelled_and_says_how_to_go_on_with_what_
             {"when": {"kind": "agent", "last_message_contains": "Created slow.txt"}, "reply": {"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}}},
             {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [write_file("slow.txt", "half of the work\n")]}},
         ])).await;
-    let ws = r.to_string_lossy().into_owned();
-    let child = spawn_finishline(
-        &["run", "write the slow file", "--workspace", &ws, "--base-url", &url, "--model", "m", "--attempts", "builtin*2", "--allow", "all"],
-        &e.data,
-    );
+    let child = spawn_attempts(&e, &r, &url, "write the slow file", "builtin*2", &[]);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while server.requests().iter().filter(|q| q.last_message.contains("Created slow.txt")).count() < 2 {
         assert!(std::time::Instant::now() < deadline, "both attempts wrote their file");
@@ -830,7 +828,7 @@ async fn ctrl_c_during_attempts_exits_cancelled_and_says_how_to_go_on_with_what_
     let ranking = ranking_of(&e, &r, &group, &url);
     let first = &ranking["ranking"].as_array().unwrap()[0]["evidence"];
     assert_eq!(first["end_reason"], "verified_done", "the resumed attempt is ranked on its review: {ranking}");
-    let chosen = finishline(&["sessions", "attempts", &group, "--choose", "1", "--workspace", &ws], &e.data);
+    let chosen = finishline(&["sessions", "attempts", &group, "--choose", "1", "--workspace", &r.to_string_lossy()], &e.data);
     assert_eq!(chosen.status.code(), Some(0), "{}", String::from_utf8_lossy(&chosen.stderr));
     assert_eq!(git(&r, &["show", "main:slow.txt"]), "half of the work");
     assert_eq!(worktrees(&r), 1, "no worktree is left");
@@ -926,28 +924,7 @@ async fn ctrl_c_lands_nothing_even_when_one_attempt_already_waits_for_review() {
             {"when": {"kind": "agent", "model": "fast"}, "reply": {"text": "Done.", "tool_calls": [claim()]}},
             {"when": {"kind": "agent", "model": "slow"}, "reply": {"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}}},
         ])).await;
-    let ws = r.to_string_lossy().into_owned();
-    let child = spawn_finishline(
-        &[
-            "run",
-            "write greet.py with hello() returning 'hello'",
-            "--workspace",
-            &ws,
-            "--base-url",
-            &url,
-            "--model",
-            "m",
-            "--attempts",
-            "builtin:fast,builtin:slow",
-            "--verify",
-            "python3 check.py",
-            "--allow",
-            "all",
-            "--review",
-            "approve",
-        ],
-        &e.data,
-    );
+    let child = spawn_attempts(&e, &r, &url, GREET, "builtin:fast,builtin:slow", &["--verify", "python3 check.py", "--review", "approve"]);
     // The fast one was judged (so it waits for review); give its review a moment to be recorded.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !server.requests().iter().any(|q| q.kind == fake_llm::RequestKind::Evaluator) {
@@ -961,6 +938,15 @@ async fn ctrl_c_lands_nothing_even_when_one_attempt_already_waits_for_review() {
     assert_eq!(out.status.code(), Some(5), "stopped is cancelled: {said}");
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed: {said}");
     assert!(said.contains("stopped, so nothing lands") && said.contains("--choose N"), "{said}");
+}
+
+/// `finishline run TASK --attempts ATTEMPTS` in `r` against the fake provider at `url`, every
+/// tool allowed, in a process of its own (`more` adds flags).
+fn spawn_attempts(e: &Env, r: &Path, url: &str, task: &str, attempts: &str, more: &[&str]) -> std::process::Child {
+    let ws = r.to_string_lossy().into_owned();
+    let mut args = vec!["run", task, "--workspace", &ws, "--base-url", url, "--model", "m", "--attempts", attempts, "--allow", "all"];
+    args.extend_from_slice(more);
+    spawn_finishline(&args, &e.data)
 }
 
 /// Rules for two attempts: `a` writes greet.py and claims done (its review waits); `b` writes
@@ -981,24 +967,7 @@ fn one_waits_one_thinks() -> Value {
 /// Starts [`one_waits_one_thinks`]'s attempts in a process of their own and waits until `a`'s
 /// review waits and `b` thinks: the running process, the group, and `a`'s and `b`'s sessions.
 async fn a_waits_while_b_runs(server: &FakeServer, e: &Env, r: &Path, url: &str) -> (std::process::Child, String, String, String) {
-    let ws = r.to_string_lossy().into_owned();
-    let child = spawn_finishline(
-        &[
-            "run",
-            "write greet.py with hello() returning 'hello'",
-            "--workspace",
-            &ws,
-            "--base-url",
-            url,
-            "--model",
-            "m",
-            "--attempts",
-            "builtin:a,builtin:b",
-            "--allow",
-            "all",
-        ],
-        &e.data,
-    );
+    let child = spawn_attempts(e, r, url, GREET, "builtin:a,builtin:b", &[]);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let mut rows = Vec::new();
     while std::time::Instant::now() < deadline {
