@@ -20,6 +20,7 @@ import tsx from "refractor/tsx";
 import typescript from "refractor/typescript";
 import yaml from "refractor/yaml";
 import { AppError, ipc, type DiffSide, type FileChange, type ReviewComment } from "../ipc";
+import { draftKey, keepDraft, readDraft } from "./commentDrafts";
 
 for (const lang of [bash, css, go, javascript, json, jsx, markdown, python, rust, toml, typescript, tsx, yaml]) refractor.register(lang);
 
@@ -43,7 +44,7 @@ function lineOf(change: ChangeData): { side: DiffSide; line: number } {
 }
 
 /** Lines on one side, from and to inclusive: what a comment names. */
-type Range = { side: DiffSide; from: number; to: number };
+export type Range = { side: DiffSide; from: number; to: number };
 
 /** The keys of the changes a range covers, to mark them. */
 function keysIn(changes: ChangeData[], range: Range | null): string[] {
@@ -200,15 +201,15 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   }, [shown, file.path]);
   // Selection: a click on a line's number picks it, a shift-click extends the range on that side.
   // A comment half typed outlives the view: the person may look elsewhere and come back to it.
-  const draftKey = `finishline.commentDraft.${reviewId}.${file.path}`;
+  const key = draftKey(reviewId, file.path);
   // Only where comments can be made: the same review's diff is also shown read-only (Attempts).
-  const [kept] = useState(() => (editable ? readDraft(draftKey) : null));
+  const [kept] = useState(() => (editable ? readDraft(key) : null));
   const [selection, setSelection] = useState<Range | null>(kept?.selection ?? null);
   const [draft, setDraft] = useState(kept?.draft ?? "");
   const [editing, setEditing] = useState<string | null>(kept?.editing ?? null);
   useEffect(() => {
-    if (editable) keepDraft(draftKey, (selection || editing) && draft.trim() ? { selection, editing, draft, byKeys: byKeys.current } : null);
-  }, [draftKey, editable, selection, editing, draft]);
+    if (editable) keepDraft(key, (selection || editing) && draft.trim() ? { selection, editing, draft, byKeys: byKeys.current } : null);
+  }, [key, editable, selection, editing, draft]);
   const [error, setError] = useState<string | null>(null);
   const changes = useMemo(() => shown.flatMap((h) => h.changes), [shown]);
   // The lines as one Tab stop, and whether the open box came from the keyboard there.
@@ -491,31 +492,6 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
       )}
     </>
   );
-}
-
-interface Draft {
-  selection: Range | null;
-  editing: string | null;
-  draft: string;
-  byKeys?: boolean;
-}
-
-/** The draft kept for a file of a review, if any (for this run of the app). */
-function readDraft(key: string): Draft | null {
-  try {
-    return JSON.parse(sessionStorage.getItem(key) ?? "null") as Draft | null;
-  } catch {
-    return null;
-  }
-}
-
-function keepDraft(key: string, d: Draft | null) {
-  try {
-    if (d) sessionStorage.setItem(key, JSON.stringify(d));
-    else sessionStorage.removeItem(key);
-  } catch {
-    // Storage full or refused: the draft lives as long as the view, as before.
-  }
 }
 
 /** The words of a button that shows up to 20 of `n` unchanged lines. */

@@ -5,6 +5,7 @@ import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 import { useComparing } from "../comparing";
 import { AlertDialog } from "./AlertDialog";
 import { ConfirmDiscard } from "./ConfirmDiscard";
+import { unaddedComments } from "./commentDrafts";
 import { Ticks } from "./Ticks";
 
 /** Why an attempt's decisions wait: deciding would change what the evaluator is comparing. */
@@ -181,9 +182,25 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   const reject = () => (worktree ? setConfirmReject(true) : void decide("reject"));
   // Comments on the diff go to the agent only with Request changes: approving would leave them
   // unsent without a word, so it asks first.
+  // A comment typed but not added (its Comment button not pressed) goes nowhere: approving or
+  // sending feedback past it asks too, naming its files.
   const [confirmApprove, setConfirmApprove] = useState(false);
-  const approve = () => (review.comments.length > 0 ? setConfirmApprove(true) : void decide("approve"));
+  const [unadded, setUnadded] = useState<string[]>([]);
+  const approve = () => {
+    const typed = unaddedComments(review.reviewId);
+    setUnadded(typed);
+    if (review.comments.length > 0 || typed.length > 0) setConfirmApprove(true);
+    else void decide("approve");
+  };
   const approveButton = useRef<HTMLButtonElement>(null);
+  const [confirmUnsent, setConfirmUnsent] = useState(false);
+  const sendFeedback = () => {
+    const typed = unaddedComments(review.reviewId);
+    setUnadded(typed);
+    if (typed.length > 0) setConfirmUnsent(true);
+    else void decide("request_changes");
+  };
+  const sendButton = useRef<HTMLButtonElement>(null);
 
   useEffect(() => {
     if (!paletteAction || review.decided) return;
@@ -519,7 +536,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
               // Enter sends, Shift+Enter is a new line: as in every chat box.
               if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
                 e.preventDefault();
-                if ((feedback.trim() || review.comments.length > 0) && !busy) decide("request_changes");
+                if ((feedback.trim() || review.comments.length > 0) && !busy) sendFeedback();
               }
             }}
             rows={3}
@@ -569,7 +586,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           Reject
         </button>
         {asking ? (
-          <button className="btn" disabled={busy || (!feedback.trim() && review.comments.length === 0)} onClick={() => decide("request_changes")} data-testid="send-feedback">
+          <button className="btn" disabled={busy || (!feedback.trim() && review.comments.length === 0)} onClick={sendFeedback} ref={sendButton} data-testid="send-feedback">
             {review.comments.length > 0 ? `Send feedback and ${review.comments.length} comment${review.comments.length === 1 ? "" : "s"}` : "Send feedback"}
           </button>
         ) : (
@@ -602,8 +619,13 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       {confirmApprove && (
         <AlertDialog title="Approve without sending your comments?" testid="confirm-approve" onEscape={() => setConfirmApprove(false)} describedBy="confirm-approve-body" returnTo={approveButton}>
           <p id="confirm-approve-body">
-            You wrote {review.comments.length} comment{review.comments.length === 1 ? "" : "s"} on the diff. Only Request changes sends {review.comments.length === 1 ? "it" : "them"} to the
-            agent; approving leaves {review.comments.length === 1 ? "it" : "them"} unsent.
+            {review.comments.length > 0 && (
+              <>
+                You wrote {review.comments.length} comment{review.comments.length === 1 ? "" : "s"} on the diff. Only Request changes sends {review.comments.length === 1 ? "it" : "them"} to the
+                agent; approving leaves {review.comments.length === 1 ? "it" : "them"} unsent.{" "}
+              </>
+            )}
+            {unadded.length > 0 && <Unadded files={unadded} />}
           </p>
           <div className="actions">
             <button autoFocus className="btn primary" onClick={() => setConfirmApprove(false)} data-testid="confirm-approve-keep">
@@ -622,6 +644,28 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           </div>
         </AlertDialog>
       )}
+      {confirmUnsent && (
+        <AlertDialog title="Send without the comment you typed?" testid="confirm-unsaved" onEscape={() => setConfirmUnsent(false)} describedBy="confirm-unsaved-body" returnTo={sendButton}>
+          <p id="confirm-unsaved-body">
+            <Unadded files={unadded} /> Press Comment under it to send it with your feedback.
+          </p>
+          <div className="actions">
+            <button autoFocus className="btn primary" onClick={() => setConfirmUnsent(false)} data-testid="confirm-unsaved-keep">
+              Go back to it
+            </button>
+            <button
+              className="btn"
+              onClick={() => {
+                setConfirmUnsent(false);
+                void decide("request_changes");
+              }}
+              data-testid="confirm-unsaved-go"
+            >
+              Send without it
+            </button>
+          </div>
+        </AlertDialog>
+      )}
       {confirmReject && worktree && (
         <ConfirmDiscard
           rejecting
@@ -634,6 +678,16 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         />
       )}
     </section>
+  );
+}
+
+/** What a comment typed but not added is, and where. */
+function Unadded({ files }: { files: string[] }) {
+  return (
+    <>
+      You typed a comment on {files.length === 1 ? <code>{files[0]}</code> : `${files.length} files (${files.join(", ")})`} but did not add it: it is not sent, and
+      goes nowhere if you decide now.
+    </>
   );
 }
 

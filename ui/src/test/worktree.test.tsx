@@ -646,6 +646,48 @@ describe("review that talks back", () => {
     expect(sent[1]).toMatchObject({ review_id: "r1", decision: "request_changes" });
   });
 
+  it("a comment typed but not added is not lost to Send feedback: it asks first, going back to the comment is the default", async () => {
+    const sent: unknown[] = [];
+    commenting(sent);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
+    await user.click([...document.querySelectorAll("td.diff-gutter")].find((td) => td.textContent === "1")!);
+    await user.type(await screen.findByTestId("comment-input"), "name the constant");
+    await user.click(screen.getByTestId("request-changes"));
+    await user.keyboard("shorter{Enter}");
+    const ask = await screen.findByTestId("confirm-unsaved");
+    expect(ask).toHaveTextContent("src/a.rs");
+    expect(screen.getByTestId("confirm-unsaved-keep"), "going back to the comment is the default").toHaveFocus();
+    await user.keyboard("{Escape}");
+    expect(sent, "nothing was sent").toHaveLength(0);
+    expect(screen.getByTestId("comment-input"), "the words are still there to add").toHaveValue("name the constant");
+    await user.click(screen.getByTestId("send-feedback"));
+    await user.click(await screen.findByTestId("confirm-unsaved-go"));
+    await vi.waitFor(() => expect(sent).toHaveLength(1));
+    expect(sent[0]).toMatchObject({ decision: "request_changes", feedback: "shorter" });
+  });
+
+  it("approving with a comment typed but not added asks first, as with comments added", async () => {
+    const sent: unknown[] = [];
+    commenting(sent);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
+    await user.click([...document.querySelectorAll("td.diff-gutter")].find((td) => td.textContent === "1")!);
+    await user.type(await screen.findByTestId("comment-input"), "name the constant");
+    await user.click(screen.getByTestId("approve"));
+    const ask = await screen.findByTestId("confirm-approve");
+    expect(ask).toHaveTextContent("did not add it");
+    expect(ask).toHaveTextContent("src/a.rs");
+    await user.click(screen.getByTestId("confirm-approve-keep"));
+    expect(sent, "nothing was decided").toHaveLength(0);
+    await user.click(screen.getByTestId("approve"));
+    await user.click(await screen.findByTestId("confirm-approve-go"));
+    await vi.waitFor(() => expect(sent).toHaveLength(1));
+    expect(sent[0]).toMatchObject({ decision: "approve" });
+  });
+
   it("a comment saved with Enter in a box a click opened leaves the focus on the lines, so the arrows go on from that line", async () => {
     const sent: unknown[] = [];
     commenting(sent);
