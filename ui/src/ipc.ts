@@ -428,7 +428,7 @@ export type EngineEvent =
   | { type: "landed"; mode: LandingMode; target_branch?: string | null; commit?: string | null; branch_kept?: string | null; files: string[] }
   | { type: "landing_blocked"; reason: LandingBlock; files: string[]; detail: string }
   | { type: "ignored_copied"; copied: string[]; left: string[]; failed?: string[] }
-  | { type: "rebased"; onto: string }
+  | { type: "rebased"; onto: string; tip?: string }
   | { type: "branch_kept"; branch: string; files: string[] }
   | { type: "worktree_removed"; folder: string; why: string; branch_deleted?: string | null }
   | { type: "project_instructions"; file: string; chars: number; truncated: boolean }

@@ -272,7 +272,7 @@ impl View {
                 wt.base_branch.as_deref().map(|b| format!(", from {b}")).unwrap_or_default()
             )),
             EngineEvent::TaskWorkspace { worktree: None, folder, .. } => self.line(&format!("  works in the folder itself: {folder}")),
-            EngineEvent::Rebased { onto } => self.line(&format!("  ⎇ the branch moved on: the task's commits now sit on {}", &onto[..onto.len().min(10)])),
+            EngineEvent::Rebased { onto, .. } => self.line(&format!("  ⎇ the branch moved on: the task's commits now sit on {}", &onto[..onto.len().min(10)])),
             EngineEvent::Landed { target_branch, commit, branch_kept, files, .. } => {
                 self.line(&landed_line(commit.as_deref(), target_branch.as_deref(), branch_kept.as_deref(), files.len()))
             }

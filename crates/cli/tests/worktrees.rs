@@ -292,6 +292,32 @@ async fn landing_stops_without_overwriting_when_the_person_edits_a_file_the_task
     assert!(md.contains(&format!("**Branch kept:** {branch}, for later; nothing landed")), "its story says where its work is: {md}");
 }
 
+/// Approve rebased the task onto the person's moved branch, then stopped at their uncommitted
+/// edit; rejected then, the branch goes as promised: the rebase moved only the task's own
+/// commits, nothing changed after the review (it was kept, "holding what changed after the
+/// review", with nothing in the app pointing to it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejected_after_a_blocked_landing_rebased_it_the_tasks_branch_is_deleted_as_promised() {
+    let (_s, dir, cli) = server(vec![writes("README.md", "the task's readme\n", 0)]).await;
+    let r = repo(dir.path());
+    let run = cli.run("write README.md", &r, &[]);
+    assert_eq!(run.status.code(), Some(6), "it waits for review");
+    let id = session_of(&run);
+    std::fs::write(r.join("moved.txt"), "moved\n").unwrap();
+    git(&r, &["add", "moved.txt"]);
+    git(&r, &["commit", "-q", "-m", "the person's own commit"]);
+    let approved = cli.review(&id, &["--approve"]);
+    assert_eq!(approved.status.code(), Some(6), "blocked by the person's edit: {}", String::from_utf8_lossy(&approved.stderr));
+    assert!(stored(&cli.data, &id).iter().any(|e| matches!(e, finishline_engine::event::EngineEvent::Rebased { .. })), "the landing rebased it first");
+    let rejected = cli.review(&id, &["--reject"]);
+    let said = String::from_utf8_lossy(&rejected.stderr).to_string();
+    assert_eq!(rejected.status.code(), Some(3), "rejected: {said}");
+    assert!(!said.contains("kept the branch"), "{said}");
+    assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "its branch is deleted: {said}");
+    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "its worktree is gone");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit is as it was");
+}
+
 /// A repository whose `.gitignore` hides the person's `local.json`, and a task ("track the
 /// config") that un-ignores it and writes its own.
 async fn unignoring_task() -> (FakeServer, tempfile::TempDir, Cli, PathBuf) {

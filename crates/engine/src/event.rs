@@ -477,6 +477,10 @@ pub enum EngineEvent {
     /// The task's branch was moved onto the branch it lands on, which had moved on.
     Rebased {
         onto: String,
+        /// The branch's tip the rebase made: the task's own commits, moved (a reject deletes a
+        /// branch still there as it deletes one the rebase did not touch).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tip: Option<String>,
     },
     /// A rejected task's branch is kept, not deleted with its worktree: the worktree changed
     /// after the review (an edit the person made there, a late write, a landing's rebase), and

@@ -116,6 +116,17 @@ fn reviewed_commit(events: &[Envelope], wt: &TaskWorktree) -> String {
         .unwrap_or_else(|| wt.base_commit.clone())
 }
 
+/// The tip a landing's rebase gave the task's branch, when nothing was committed to it since:
+/// the reviewed commits moved onto the person's branch, Finishline's own still.
+pub(super) fn rebased_to(events: &[Envelope]) -> Option<&str> {
+    let start = super::changes::worktree_start(events).unwrap_or(0);
+    events[start..].iter().rev().find_map(|e| match &e.event {
+        EngineEvent::Rebased { tip, .. } => Some(tip.as_deref()),
+        EngineEvent::TaskCommitted { .. } => Some(None),
+        _ => None,
+    })?
+}
+
 /// What changed in a rejected task's worktree after its review (an edit the person made there,
 /// a late write), committed to the task's branch, which is kept rather than deleted with it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -476,8 +487,8 @@ impl Engine {
         let tips = match landing::catch_up(wt)? {
             Err(b) => return Ok(Err(b)),
             Ok(CatchUp::UpToDate(tips)) => tips,
-            Ok(CatchUp::Rebased { onto }) => {
-                self.store.append(session, None, EngineEvent::Rebased { onto })?;
+            Ok(CatchUp::Rebased { onto, tip }) => {
+                self.store.append(session, None, EngineEvent::Rebased { onto, tip })?;
                 if let Some(b) = self.verify_again(session, wt)? {
                     return Ok(Err(b));
                 }
@@ -504,7 +515,7 @@ impl Engine {
         let repo = Path::new(&wt.repo);
         let Ok(tip) = worktree::git(repo, &["rev-parse", "-q", "--verify", &format!("refs/heads/{}^{{commit}}", wt.branch)]) else { return Ok(None) };
         let (tip, reviewed) = (tip.trim(), reviewed_commit(events, wt));
-        if tip == reviewed {
+        if tip == reviewed || rebased_to(events).is_some_and(|moved| moved == tip) {
             return Ok(None);
         }
         // Rebased since: what it gained from the person's branch is not "changed after the review".

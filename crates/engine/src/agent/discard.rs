@@ -73,13 +73,14 @@ pub(super) fn branch_kept(events: &[crate::event::Envelope], wt: &TaskWorktree) 
 }
 
 /// The task branch's tip and the last commit Finishline recorded on it, when they differ: a
-/// commit Finishline did not make is on the branch (or a landing's rebase moved it, which is
-/// kept too: keeping a branch is safe).
+/// commit Finishline did not make is on the branch. A landing's rebase that moved the task's
+/// own commits is Finishline's too.
 pub(super) fn foreign_tip(events: &[crate::event::Envelope], wt: &TaskWorktree) -> Option<(String, String)> {
     let recorded = super::changes::left_at(events, wt).commit;
     let tip = worktree::git(Path::new(&wt.repo), &["rev-parse", "-q", "--verify", &format!("refs/heads/{}^{{commit}}", wt.branch)]).ok()?;
     let tip = tip.trim().to_string();
-    (!tip.is_empty() && tip != recorded).then_some((recorded, tip))
+    let rebased = super::decision::rebased_to(events) == Some(tip.as_str());
+    (!tip.is_empty() && tip != recorded && !rebased).then_some((recorded, tip))
 }
 
 /// What a discard did: the worktree removed, the status recorded (completed for a task whose

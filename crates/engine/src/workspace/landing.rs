@@ -97,7 +97,8 @@ pub enum CatchUp {
     /// The person's branch is where the task started (or already below the task's commits).
     UpToDate(Tips),
     /// It moved on; the task's commits now sit on top of it (verify again before landing).
-    Rebased { onto: String },
+    /// `tip`: the task's branch after the rebase, still only the task's own commits.
+    Rebased { onto: String, tip: Option<String> },
 }
 
 /// The person's branch is where the task started, or below the task's commits.
@@ -166,7 +167,8 @@ pub fn catch_up(wt: &TaskWorktree) -> Result<std::result::Result<CatchUp, Blocke
         .output()
         .map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
     if out.status.success() {
-        return Ok(Ok(CatchUp::Rebased { onto: target_tip }));
+        let tip = git(folder, &["rev-parse", "-q", "--verify", "HEAD^{commit}"]).ok().map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
+        return Ok(Ok(CatchUp::Rebased { onto: target_tip, tip }));
     }
     let files: Vec<String> = git(folder, &["diff", "--name-only", "--diff-filter=U"]).unwrap_or_default().lines().map(str::to_string).collect();
     let _ = git_ok(folder, &["rebase", "--abort"]);
