@@ -176,6 +176,23 @@ fn search_finds_a_word_from_the_middle_of_a_long_assistant_message() {
     assert!(store.search("\"unbalanced AND OR (", 10).is_ok(), "query syntax in the input must not break search");
 }
 
+/// Search as a person types: a word's first letters find it ("farewel" finds farewell), as in
+/// every search box, and what the box holds is still never query syntax.
+#[test]
+fn search_finds_a_word_from_its_first_letters() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("add a farewell function to README.md")).unwrap();
+    for typed in ["farewel", "fare", "READM", "add farew", "Farewell"] {
+        let hits = store.search(typed, 10).unwrap();
+        assert_eq!(hits.len(), 1, "{typed:?} finds it");
+        assert_eq!(hits[0].session_id, sid);
+    }
+    let matched: Vec<String> = store.search("farewel", 10).unwrap()[0].snippet.iter().filter(|p| p.matched).map(|p| p.text.clone()).collect();
+    assert_eq!(matched, vec!["farewell"], "the whole word is marked");
+    assert!(store.search("arewell", 10).unwrap().is_empty(), "a word's first letters, not any part of it");
+    assert!(store.search("farewel*) OR \"", 10).is_ok(), "query syntax in the input is still taken literally");
+}
+
 #[test]
 fn search_finds_each_answer_in_its_own_session_when_streams_interleave() {
     let store = Store::open_in_memory().unwrap();

@@ -99,10 +99,11 @@ impl SearchHit {
     }
 }
 
-/// Turns what a person typed into an FTS5 query: every word must appear, as typed (operators
-/// and quotes in the input are taken literally, never as query syntax).
+/// Turns what a person typed into an FTS5 query: every word must appear, or a word it begins
+/// (a search box is read as it is typed: "farewel" finds farewell). Operators and quotes in the
+/// input are taken literally, never as query syntax.
 pub fn fts_query(text: &str) -> Option<String> {
-    let terms: Vec<String> = text.split_whitespace().map(|w| format!("\"{}\"", w.replace('"', "\"\""))).collect();
+    let terms: Vec<String> = text.split_whitespace().map(|w| format!("\"{}\"*", w.replace('"', "\"\""))).collect();
     (!terms.is_empty()).then(|| terms.join(" "))
 }
 
