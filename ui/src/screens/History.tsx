@@ -44,6 +44,12 @@ export function collapseGroups(rows: SessionSummary[], all: SessionSummary[] = r
   return out;
 }
 
+/** How many rows a search shows, counted as the list shows them (a group of attempts is one). */
+function matchCount(rows: number, sessions: number, query: string): string {
+  if (rows === sessions) return `${sessions} session${sessions === 1 ? " matches" : "s match"} "${query}"`;
+  return `${rows} task${rows === 1 ? " matches" : "s match"} "${query}" (${sessions} sessions: a group's attempts are one row)`;
+}
+
 const RUNNING: SessionStatus[] = ["busy", "retry", "queued", "awaiting_approval"];
 
 /** A group's row: the chosen attempt's outcome (else the most urgent state of any attempt), with
@@ -276,7 +282,7 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
       {hits && shown && shown.length > 0 && (
         <p className="row search-summary" role="status" data-testid="search-summary">
           <span className="grow">
-            {shown.length} session{shown.length === 1 ? " matches" : "s match"} "{hits.query}"
+            {matchCount(collapseGroups(shown, rows ?? []).length, shown.length, hits.query)}
           </span>
           <button className="btn small" onClick={clearSearch} data-testid="clear-search">
             Clear search

@@ -376,6 +376,25 @@ describe("History search", () => {
     expect(within(plain).queryByTestId("history-plan"), "a session without a plan has no plan mark").toBeNull();
   });
 
+  it("counts what a search shows as the list shows it: a group of attempts is one task, its sessions said beside", async () => {
+    const attempt = (number: number) => ({ group: "g1", number, of: 2, label: "Finishline's agent (m)", chosen: false });
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [{ ...row("a1", "Say hello"), attempt: attempt(1) }, { ...row("a2", "Say hello"), attempt: attempt(2) }, row("b", "Say hello twice")];
+        if (cmd === "search_sessions")
+          return ["a1", "a2", "b"].map((id) => ({ session_id: id, title: "Say hello", status: "completed", created_at: "", snippet: [{ text: "hello", matched: true }] }));
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await user.type(await screen.findByTestId("history-search"), "hello");
+    await waitFor(() => expect(screen.getByTestId("search-summary")).toHaveTextContent('2 tasks match "hello" (3 sessions: a group\'s attempts are one row)'));
+    expect(screen.getAllByTestId("history-row")).toHaveLength(2);
+  });
+
   it("filters the list to the sessions that match, highlights the words, and clears back to all", async () => {
     mockIPC(
       (cmd, args) => {
