@@ -582,12 +582,12 @@ function Differences({ diffs }: { diffs: FileDifference[] | null }) {
   return (
     <div className="differences" data-testid="differences">
       <p className="muted small">
-        {differ === 0 ? "Every attempt left every file the same." : `${differ} of ${diffs.length} file${diffs.length === 1 ? "" : "s"} ${differ === 1 ? "differs" : "differ"} between the attempts.`}
+        {differ === 0 ? "Every attempt made the same changes: choosing between them changes nothing in the files." : `${differ} of ${diffs.length} file${diffs.length === 1 ? "" : "s"} ${differ === 1 ? "differs" : "differ"} between the attempts.`}
       </p>
       {diffs.map((d) => (
         <details key={d.path} className="panel difference" open={!d.same} data-testid="difference" data-path={d.path} data-same={d.same ? "yes" : "no"}>
           <summary>
-            <code>{d.path}</code> {d.same ? <span className="muted">the same in every attempt</span> : <span className="tag">differs</span>}
+            <code>{d.path}</code> {d.same ? <span className="muted">changed the same way by every attempt</span> : <span className="tag">differs</span>}
           </summary>
           <div className="difference-columns" style={{ gridTemplateColumns: `repeat(${d.versions.length}, minmax(0, 1fr))` }}>
             {d.versions.map((v) => (
