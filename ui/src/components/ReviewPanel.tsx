@@ -1,5 +1,5 @@
 import { lazy, Suspense, useEffect, useRef, useState } from "react";
-import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type AuditFinding, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode } from "../ipc";
+import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode } from "../ipc";
 import { END_LABEL, landedText, stepSummary, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 import { useComparing } from "../comparing";
@@ -262,6 +262,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             )}
           </p>
         )}
+        <DecidedDiff reviewId={review.reviewId} files={review.files} comments={review.comments} />
       </section>
     );
   }
@@ -833,6 +834,26 @@ function Checklist({ criteria, decided = false }: { criteria: Review["criteria"]
         ))}
       </ul>
     </>
+  );
+}
+
+/** The diff a decided review showed, folded in its record in the timeline: History keeps what
+ * was rejected or landed readable after its worktree and branch are gone. Read only. */
+export function DecidedDiff({ reviewId, files, comments = [] }: { reviewId: string; files: FileChange[]; comments?: ReviewComment[] }) {
+  const [open, setOpen] = useState(false);
+  if (files.length === 0) return null;
+  return (
+    <details className="decided-diff" onToggle={(e) => setOpen(e.currentTarget.open)} data-testid="decided-diff">
+      <summary className="muted small">
+        Its diff ({files.length} file{files.length === 1 ? "" : "s"}
+        {comments.length > 0 ? `, ${comments.length} comment${comments.length === 1 ? "" : "s"}` : ""})
+      </summary>
+      {open && (
+        <Suspense fallback={<p className="muted">Loading the diff…</p>}>
+          <DiffView files={files} reviewId={reviewId} comments={comments} editable={false} />
+        </Suspense>
+      )}
+    </details>
   );
 }
 

@@ -8,7 +8,7 @@ import { ArrowDown, Bot, ChevronRight, CircleCheck, CircleSlash, CircleX, ListCh
 import { AppError, ipc, sentence, type Envelope, type StepState } from "../ipc";
 import { Markdown } from "../components/Markdown";
 import { PlanReview } from "../components/PlanReview";
-import { decisionText, ReviewPanel } from "../components/ReviewPanel";
+import { DecidedDiff, decisionText, ReviewPanel } from "../components/ReviewPanel";
 import { StatusBadge } from "../components/StatusBadge";
 import { applyAll, decidedByText, emptyModel, END_LABEL, isRunning, runLabel, SOURCE_LABEL, stepSummary, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
 import { foldRepeats, type Shown, type ToolRun } from "../session/fold";
@@ -411,10 +411,13 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
     case "decision":
       return (
         // A record of the review, set apart from the person's messages: an icon and a rule, no bubble.
-        <p className={`decision-note decision-${item.decision}`} data-testid="decision-note">
-          {item.decision === "approve" ? <CircleCheck size={14} aria-hidden /> : item.decision === "reject" ? <CircleX size={14} aria-hidden /> : <MessageSquare size={14} aria-hidden />}
-          <span>{decisionText(item)}</span>
-        </p>
+        <div className="decision-record">
+          <p className={`decision-note decision-${item.decision}`} data-testid="decision-note">
+            {item.decision === "approve" ? <CircleCheck size={14} aria-hidden /> : item.decision === "reject" ? <CircleX size={14} aria-hidden /> : <MessageSquare size={14} aria-hidden />}
+            <span>{decisionText(item)}</span>
+          </p>
+          {item.reviewId && item.files && <DecidedDiff reviewId={item.reviewId} files={item.files} comments={item.comments} />}
+        </div>
       );
     case "plan_revised":
       return (

@@ -73,7 +73,19 @@ export type Item =
   | { kind: "plan_revised"; key: string; cause: string; titles: string[] }
   | { kind: "landing"; key: string; text: string; tone: "ok" | "warn"; times?: number }
   /** A review decided, kept in the timeline: the review panel gives way to the next run's. */
-  | { kind: "decision"; key: string; decision: string; by: string; occasion?: DecisionOccasion; reverted?: Reverted; copied?: string[] }
+  | {
+      kind: "decision";
+      key: string;
+      decision: string;
+      by: string;
+      occasion?: DecisionOccasion;
+      reverted?: Reverted;
+      copied?: string[];
+      /** What the decided review showed, and the person's comments on it: the record keeps them. */
+      reviewId?: string;
+      files?: FileChange[];
+      comments?: ReviewComment[];
+    }
   /** The evaluator compared this attempt with another of its group: which it prefers, and why.
    * `shownFirst`: this attempt was "the first" in its sentence. */
   | { kind: "compared"; key: string; other: string; shownFirst: boolean; prefers: "this" | "other" | "neither" | "disagreed"; reason: string; model: string }
@@ -435,7 +447,20 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       if (e.decision === "approve") next.approvedBefore = true;
       if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, blocked: undefined, decided: { decision: e.decision, by: e.by, occasion: e.occasion } };
       // What was copied out of the worktree before the decision stays on its record.
-      push({ kind: "decision", key: `dec-${e.review_id}`, decision: e.decision, by: e.by, occasion: e.occasion, copied: next.review?.reviewId === e.review_id ? next.review.ignoredCopied?.copied : undefined });
+      {
+        const reviewed = next.review?.reviewId === e.review_id ? next.review : undefined;
+        push({
+          kind: "decision",
+          key: `dec-${e.review_id}`,
+          decision: e.decision,
+          by: e.by,
+          occasion: e.occasion,
+          copied: reviewed?.ignoredCopied?.copied,
+          reviewId: e.review_id,
+          files: reviewed?.files,
+          comments: reviewed?.comments,
+        });
+      }
       // The next review in this worktree shows only what changed since: the rest was reviewed.
       if (e.decision === "request_changes" && next.place) next.place = { ...next.place, reviewedBefore: true };
       break;

@@ -58,6 +58,35 @@ describe("a task in its own worktree", () => {
     await waitFor(() => expect(sent?.landing).toBe("branch"));
   });
 
+  it("a decided review keeps its diff in the timeline, as Reject's question promised: opened from History, the rejected work can be read", async () => {
+    const diff = "diff --git a/parser.rs b/parser.rs\n--- a/parser.rs\n+++ b/parser.rs\n@@ -1,1 +1,1 @@\n-broken\n+fixed\n";
+    const events = (reviewWaiting().map((e) => (e.type === "review_requested" ? { ...e, files_changed: [{ path: "parser.rs", kind: "modified" as const, diff }] } : e)) as Envelope[]).filter(
+      (e) => e.type !== "status_changed",
+    );
+    const decided = [
+      ...events,
+      ev({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: null, reverted: false }),
+      ev({ type: "worktree_removed", folder: worktree.folder, why: "rejected", branch_deleted: worktree.branch }),
+      ev({ type: "status_changed", status: "rejected" }),
+    ];
+    script(decided, () => null);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    // The latest decision is said where the buttons were.
+    const record = within(await screen.findByTestId("review-panel")).getByTestId("decided-diff");
+    expect(record).toHaveTextContent("Its diff (1 file)");
+    await userEvent.setup().click(within(record).getByText(/Its diff/));
+    const shown = await within(record).findByTestId("diff-view", {}, { timeout: 10_000 });
+    await waitFor(() => expect(shown).toHaveTextContent("fixed"));
+    expect(within(shown).queryByTestId("comment-box"), "read only: the review is decided").toBeNull();
+    // A follow-up later, the decision is a record in the timeline, its diff with it.
+    cleanup();
+    seq = decided.length;
+    script([...decided, ev({ type: "message_created", message_id: "u2", role: "user", text: "try again" }), ev({ type: "run_started", trigger: "message" })], () => null);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const note = await screen.findByTestId("decision-note", {}, { timeout: 10_000 });
+    expect(note.parentElement!.querySelector("[data-testid=decided-diff]")).toHaveTextContent("Its diff (1 file)");
+  });
+
   it("an attempt's own review says approving it chooses it over the other attempts", async () => {
     const [created, ...rest] = reviewWaiting();
     seq = 0;
