@@ -419,6 +419,25 @@ fn the_export_names_what_the_audit_found_in_the_reviewed_changes() {
     assert!(md.contains(&format!("⚠ audit: {} (dismissed by you)", second.describe())), "and what the person dismissed: {md}");
 }
 
+/// The story of a task keeps what its review showed: each file changed and its diff, so a
+/// rejected task's work can be read after its worktree and branch are gone.
+#[test]
+fn the_export_keeps_the_reviewed_files_and_their_diffs() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("fix the parser")).unwrap();
+    let diff = "diff --git a/parser.rs b/parser.rs\n--- a/parser.rs\n+++ b/parser.rs\n@@ -1 +1 @@\n-broken\n+fixed\n";
+    let mut review = verified_review(RequestId::new(), vec![]);
+    if let EngineEvent::ReviewRequested { files_changed, .. } = &mut review {
+        *files_changed = vec![serde_json::json!({"path": "parser.rs", "kind": "modified", "diff": diff})];
+    }
+    store.append_all(&sid, Some(&RunId::new()), vec![EngineEvent::RunStarted { trigger: RunTrigger::Task }, review]).unwrap();
+    let md = export::to_markdown(&store.timeline(&sid).unwrap());
+    assert!(md.contains("Files changed: parser.rs (modified)"), "{md}");
+    assert!(md.contains(&format!("```diff\n{diff}```")), "with its diff: {md}");
+    let json = export::to_json(&store.timeline(&sid).unwrap()).to_string();
+    assert!(json.contains("+fixed"), "the JSON export too: {json}");
+}
+
 #[test]
 fn a_second_decision_on_the_same_review_is_reported_as_already_decided() {
     let store = Store::open_in_memory().unwrap();

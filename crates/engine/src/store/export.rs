@@ -74,6 +74,9 @@ pub enum Entry {
         end_reason: EndReason,
         remaining: Vec<String>,
         audit: Vec<AuditLine>,
+        /// What the review showed: kept in the story after the task's worktree is gone.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<ReviewedFile>,
     },
     Decision {
         decision: Decision,
@@ -182,13 +185,14 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
                 of: *of,
             }),
             EngineEvent::TodosUpdated { todos } => out.push(Entry::Todos { todos: todos.clone() }),
-            EngineEvent::ReviewRequested { claim, verdict, verdict_on_step, end_reason, remaining, audit, .. } => out.push(Entry::Review {
+            EngineEvent::ReviewRequested { claim, verdict, verdict_on_step, end_reason, remaining, audit, files_changed, .. } => out.push(Entry::Review {
                 claim: *claim,
                 verdict: *verdict,
                 verdict_on_step: verdict_on_step.clone(),
                 end_reason: *end_reason,
                 remaining: remaining.clone(),
                 audit: audit.iter().map(|f| AuditLine { finding: f.clone(), dismissed: false }).collect(),
+                files: files_changed.iter().filter_map(ReviewedFile::from_value).collect(),
             }),
             EngineEvent::AuditDismissed { rule, path, excerpt } | EngineEvent::AuditRestored { rule, path, excerpt } => {
                 // Dismissed (or taken back) on the review it was found in: the story says so there.
@@ -375,7 +379,7 @@ fn write_judgement(md: &mut String, e: Entry) {
                 );
             }
         }
-        Entry::Review { claim, verdict, verdict_on_step, end_reason, remaining, audit } => {
+        Entry::Review { claim, verdict, verdict_on_step, end_reason, remaining, audit, files } => {
             let _ = writeln!(
                 md,
                 "**Review requested:** claim {}, verdict {}{}, end reason {}{}\n",
@@ -391,6 +395,7 @@ fn write_judgement(md: &mut String, e: Entry) {
             if !audit.is_empty() {
                 md.push('\n');
             }
+            write_reviewed_files(md, &files);
         }
         Entry::Decision { decision, by, feedback, occasion } => {
             let _ = writeln!(
@@ -402,6 +407,36 @@ fn write_judgement(md: &mut String, e: Entry) {
             );
         }
         _ => {}
+    }
+}
+
+/// A file a review showed, as `review_requested` records it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReviewedFile {
+    pub path: String,
+    pub kind: String,
+    pub diff: String,
+}
+
+impl ReviewedFile {
+    fn from_value(v: &Value) -> Option<ReviewedFile> {
+        let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        Some(ReviewedFile { path: v.get("path")?.as_str()?.to_string(), kind: text("kind"), diff: text("diff") })
+    }
+}
+
+/// The files a review showed, then each one's diff in a fence no line of it can close.
+fn write_reviewed_files(md: &mut String, files: &[ReviewedFile]) {
+    if files.is_empty() {
+        return;
+    }
+    let names: Vec<String> = files.iter().map(|f| if f.kind.is_empty() { f.path.clone() } else { format!("{} ({})", f.path, f.kind) }).collect();
+    let _ = writeln!(md, "Files changed: {}\n", names.join(", "));
+    for f in files.iter().filter(|f| !f.diff.trim().is_empty()) {
+        let longest = f.diff.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+        let fence = "`".repeat(longest.max(2) + 1);
+        let end = if f.diff.ends_with('\n') { "" } else { "\n" };
+        let _ = writeln!(md, "{fence}diff\n{}{end}{fence}\n", f.diff);
     }
 }
 
