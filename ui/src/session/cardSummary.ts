@@ -20,6 +20,30 @@ const short = (s: string, max = 60): string => {
 };
 const firstLine = (s: string | undefined): string | undefined => str(s?.split("\n").find((l) => l.trim())?.trim());
 
+/**
+ * Lines an edit removed and added, as a diff counts them: lines it kept (before, after or
+ * between its changes) are neither. Past a million line pairs, every line counts.
+ */
+export function lineChanges(before: string, after: string): [number, number] {
+  const split = (s: string) => (s.length === 0 ? [] : s.replace(/\n$/, "").split("\n"));
+  let [a, b] = [split(before), split(after)];
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  [a, b] = [a.slice(head, a.length - tail), b.slice(head, b.length - tail)];
+  if (a.length * b.length > 1_000_000) return [a.length, b.length];
+  // The longest run of lines both keep, in order.
+  let row = new Array<number>(b.length + 1).fill(0);
+  for (const line of a) {
+    const next = new Array<number>(b.length + 1).fill(0);
+    for (let j = 0; j < b.length; j++) next[j + 1] = line === b[j] ? row[j] + 1 : Math.max(row[j + 1], next[j]);
+    row = next;
+  }
+  const common = row[b.length];
+  return [a.length - common, b.length - common];
+}
+
 function host(url: string): string {
   try {
     return new URL(url).host || url;
@@ -56,8 +80,7 @@ function phrases(tool: string, input: Input, output: string | undefined): [strin
       return [`Writing ${path}`, created ? `Created ${path} (+${n} line${n === 1 ? "" : "s"})` : `Wrote ${path} (${n} line${n === 1 ? "" : "s"})`];
     }
     case "edit_file": {
-      const removed = lines(str(input.old_text) ?? "");
-      const added = lines(str(input.new_text) ?? "");
+      const [removed, added] = lineChanges(str(input.old_text) ?? "", str(input.new_text) ?? "");
       return [`Editing ${path}`, `Edited ${path} (−${removed} +${added})`];
     }
     case "read_file": {

@@ -6,6 +6,11 @@ describe("a collapsed tool card says what happened", () => {
     expect(summarizeTool("write_file", { path: "notes.md", content: "a\nb\nc\n" }, "done", "Created notes.md (6 bytes).").text).toBe("Created notes.md (+3 lines)");
     expect(summarizeTool("write_file", { path: "notes.md", content: "one" }, "done", "Wrote notes.md (3 bytes).").text).toBe("Wrote notes.md (1 line)");
     expect(summarizeTool("edit_file", { path: "src/app.ts", old_text: "a\nb", new_text: "c" }, "done").text).toBe("Edited src/app.ts (−2 +1)");
+    // Counted as its diff counts: lines the edit kept are not removed and added again.
+    const kept = { path: "greet.py", old_text: "def hello():", new_text: "def hello():\n    return 'hi'\n\ndef bye():\n    return 'bye'" };
+    expect(summarizeTool("edit_file", kept, "done").text).toBe("Edited greet.py (−0 +4)");
+    const middle = { path: "a.txt", old_text: "one\ntwo\nthree\nfour", new_text: "one\n2\nthree\nfour\nfive" };
+    expect(summarizeTool("edit_file", middle, "done").text).toBe("Edited a.txt (−1 +2)");
   });
 
   it("reads say which lines; commands say the exit code and how long they took", () => {
