@@ -440,7 +440,7 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
                       <GitMerge size={14} aria-hidden /> {e.files === 0 ? "Choose this one (no changes)" : "Land this one"}
                     </button>
                   )}
-                  {e.review && e.files > 0 && (
+                  {e.files > 0 && (
                     <button className="btn" onClick={() => setShown(shown === e.session ? null : e.session)} aria-expanded={shown === e.session} data-testid="attempt-diff-toggle">
                       {shown === e.session ? "Hide its diff" : "Show its diff"}
                     </button>
@@ -449,8 +449,8 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
                     <ExternalLink size={14} aria-hidden /> Open
                   </button>
                 </div>
-                {/* Once decided there is no review to read files from: its session keeps the diff. */}
-                {shown === e.session && e.review && <AttemptDiff session={e.session} review={e.review} />}
+                {/* Read from its session, which keeps the diff after the group is decided. */}
+                {shown === e.session && <AttemptDiff session={e.session} review={e.review ?? e.session} />}
               </li>
             );
           })}
@@ -549,11 +549,18 @@ function AttemptDiff({ session, review }: { session: string; review: string }) {
       setFiles(last?.files_changed ?? []);
     }, () => setFiles([]));
   }, [session]);
+  // Opened below the last card, it would be out of sight: it comes into view.
+  const at = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (files) at.current?.scrollIntoView?.({ block: "nearest" });
+  }, [files]);
   if (!files) return <p className="muted small">Loading the diff…</p>;
   return (
-    <Suspense fallback={<p className="muted small">Loading the diff…</p>}>
-      <DiffView files={files} reviewId={review} comments={[]} editable={false} />
-    </Suspense>
+    <div ref={at}>
+      <Suspense fallback={<p className="muted small">Loading the diff…</p>}>
+        <DiffView files={files} reviewId={review} comments={[]} editable={false} />
+      </Suspense>
+    </div>
   );
 }
 

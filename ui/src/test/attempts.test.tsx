@@ -631,6 +631,12 @@ describe("an attempt's diff", () => {
     await screen.findByTestId("attempts-notice");
     await new Promise((r) => setTimeout(r, 300));
     expect(screen.queryByText("Loading the diff…"), "nothing is loading: the decided review's diff is in its session").toBeNull();
+    expect(screen.getByTestId("diff-view"), "the diff stays: it is the record of what landed").toBeInTheDocument();
+    const cards = await screen.findAllByTestId("attempt");
+    expect(
+      cards.map((c) => within(c).queryByTestId("attempt-diff-toggle")?.textContent),
+      "every attempt's diff can still be read once the group is decided",
+    ).toEqual(["Hide its diff", "Show its diff"]);
   });
 });
 
