@@ -142,6 +142,10 @@ async fn follow_all(
                             if interactive { prompt_line(&format!("[{who}] The agent asks: {question}\nYour answer (empty to decline): ")) } else { None };
                         let _ = engine.answer_question(request_id, answer);
                     }
+                    EngineEvent::ToolCall { state: ToolState::Denied, tool, output: Some(why), .. } if why.contains("nobody to ask") => {
+                        eprint!("[{who}] ");
+                        crate::run::say_unasked(sid, tool);
+                    }
                     _ if json => {}
                     EngineEvent::AgentConnected { name, version, .. } => outln!("[{who}] connected: {} {}", name, version.as_deref().unwrap_or("")),
                     EngineEvent::Continuation { source, attempt, max, refused_claim, .. } => {

@@ -949,6 +949,42 @@ fn spawn_attempts(e: &Env, r: &Path, url: &str, task: &str, attempts: &str, more
     spawn_finishline(&args, &e.data)
 }
 
+/// Attempts without a terminal, as a single run: a tool that needs the person's permission is
+/// not run, and the output names the command that goes on with it allowed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attempts_without_a_terminal_name_the_command_that_allows_a_tool_nobody_could_be_asked_for() {
+    let (_server, e, r, url) = serving(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_NOTHING_WRITTEN}},
+        {"when": {"kind": "agent", "last_message_contains": "nobody to ask"}, "reply": {"text": "I could not run it.", "tool_calls": [claim()]}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Running.", "tool_calls": [{"name": "run_command", "arguments": {"command": "echo hi > c.txt"}}]}},
+    ]))
+    .await;
+    let ws = r.to_string_lossy().into_owned();
+    let out = finishline(
+        &[
+            "run",
+            "make c.txt",
+            "--workspace",
+            &ws,
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--attempts",
+            "builtin*2",
+            "--continuation-budget",
+            "1",
+            "--review",
+            "reject",
+        ],
+        &e.data,
+    );
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(said.contains("run_command needs your permission and there is no terminal to ask, so it was not run"), "{said}");
+    assert!(said.contains("\"go on\" --allow run_command"), "the command that goes on with it allowed: {said}");
+    assert!(!r.join("c.txt").exists());
+}
+
 /// Rules for two attempts: `a` writes greet.py and claims done (its review waits); `b` writes
 /// slow.txt and then thinks for a minute, until the person sends it on with "go on", when it
 /// writes more.txt and claims done.
