@@ -100,6 +100,22 @@ pub fn known(id: &str, common: &Common) -> Result<(), u8> {
     }
 }
 
+/// Whether this history has the attempt group; if not, says so as [`known`] does for a session.
+pub fn known_group(group: &str, common: &Common) -> Result<(), u8> {
+    let store = open(common)?;
+    match finishline_engine::agent::attempts::group_attempts(&store, &finishline_engine::domain::GroupId(group.into())) {
+        Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => Err(crate::run::fail(
+            exit::USAGE,
+            common.json,
+            &format!(
+                "there is no attempt group {group} in this history: `{}` shows the sessions, a group's attempts with its id",
+                crate::hint::command("sessions list")
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Ends a session that waits for the person, left so by a process that is gone.
 pub fn cancel(id: &str, common: &Common) -> u8 {
     let store = match open(common) {

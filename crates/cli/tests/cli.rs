@@ -662,6 +662,34 @@ fn every_history_command_says_its_error_as_one_json_line_with_json() {
     assert!(status[0]["message"].as_str().unwrap().contains("awaiting_review"), "it names the statuses there are: {}", status[0]);
 }
 
+/// An id this history does not have is said the same way by every command that takes one, with
+/// the command that lists the ones it has; a group's id too.
+#[test]
+fn every_command_says_an_unknown_id_the_same_way_and_how_to_see_the_ones_there_are() {
+    let e = env();
+    std::fs::create_dir_all(&e.data).unwrap();
+    drop(finishline_engine::store::Store::open(&e.data.join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap());
+    for args in [
+        &["sessions", "show", "ses_nope"][..],
+        &["sessions", "export", "ses_nope"],
+        &["sessions", "cancel", "ses_nope"],
+        &["sessions", "discard", "ses_nope"],
+        &["sessions", "review", "ses_nope", "--approve"],
+        &["sessions", "resume", "ses_nope", "go on"],
+    ] {
+        let out = finishline(args, &e.data);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert!(said.contains("there is no session ses_nope in this history") && said.contains("sessions list"), "{args:?}: {said}");
+    }
+    for args in [&["sessions", "attempts", "grp_nope"][..], &["sessions", "attempts", "grp_nope", "--reject"]] {
+        let out = finishline(args, &e.data);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert!(said.contains("there is no attempt group grp_nope in this history") && said.contains("sessions list"), "{args:?}: {said}");
+    }
+}
+
 /// The history commands before any task has run say where they looked and how to look elsewhere.
 #[test]
 fn history_commands_with_no_history_say_where_they_looked_and_how_to_point_elsewhere() {
