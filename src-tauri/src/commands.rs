@@ -443,10 +443,24 @@ pub fn discard_session(app: AppHandle, state: State<'_, AppState>, session_id: S
 }
 
 /// Opens a task's worktree in the file manager. The page names the session, never a path.
+/// Which folder of a task to open.
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+pub enum FolderOfTask {
+    Worktree,
+    Checkout,
+}
+
 #[tauri::command]
-pub fn open_worktree(app: AppHandle, state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {
+pub fn open_worktree(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, which: Option<FolderOfTask>) -> Result<(), Error> {
     let s = state.store.session(&session_id)?;
-    let dir = s.work_dir.ok_or_else(|| Error::InvalidInput("this task has no worktree (it landed, was rejected, or works in its folder)".into()))?;
+    let dir = match which.unwrap_or(FolderOfTask::Worktree) {
+        FolderOfTask::Worktree => {
+            s.work_dir.ok_or_else(|| Error::InvalidInput("this task has no worktree (it landed, was rejected, or works in its folder)".into()))?
+        }
+        // The person's own folder: where a landing stopped by their edits or files looks.
+        FolderOfTask::Checkout => s.workspace,
+    };
     use tauri_plugin_opener::OpenerExt;
     app.opener().open_path(dir, None::<&str>).map_err(|e| Error::Internal(format!("the folder could not be opened: {e}")))
 }

@@ -746,7 +746,8 @@ export const ipc = {
   /** `git init` and a first commit of the folder as it is, so tasks can work side by side. */
   makeRepository: (folder: string) => call<void>("make_repository", { folder }),
   /** Opens the session's worktree in the file manager. */
-  openWorktree: (sessionId: string) => call<void>("open_worktree", { sessionId }),
+  /** The task's worktree, or with "checkout" the person's own folder it lands in. */
+  openWorktree: (sessionId: string, which: "worktree" | "checkout" = "worktree") => call<void>("open_worktree", { sessionId, which }),
   /** Puts away a task that ended without a review: recorded as rejected, its worktree and branch removed. */
   discardSession: (sessionId: string) => call<void>("discard_session", { sessionId }),
   /** Merges the moved branch into the task's worktree and sends the agent back to resolve it. */

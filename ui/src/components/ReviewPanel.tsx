@@ -8,6 +8,9 @@ import { ConfirmDiscard } from "./ConfirmDiscard";
 import { unaddedComments } from "./commentDrafts";
 import { Ticks } from "./Ticks";
 
+/** Landings stopped by something in the person's checkout, which is where to look. */
+const IN_CHECKOUT: LandingBlock[] = ["your_edits", "your_ignored_files", "outside_sparse_checkout", "branch_in_use"];
+
 /** Why an attempt's decisions wait: deciding would change what the evaluator is comparing. */
 const WHILE_COMPARING = "The evaluator is comparing the attempts: wait for its answer, or stop it on the attempts' screen";
 
@@ -514,11 +517,17 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
                 Let the agent resolve it
               </button>
             )}
-            {sessionId && worktree && (
+            {/* Where what stops the landing is: the person's checkout (their edits, their
+                ignored files, their branch), or the task's worktree (its changes). */}
+            {sessionId && worktree && (IN_CHECKOUT.includes(review.blocked.reason) ? (
+              <button className="btn" onClick={() => void ipc.openWorktree(sessionId, "checkout").catch((e) => setError((e as AppError).message))} data-testid="blocked-open-checkout">
+                Open your checkout
+              </button>
+            ) : (
               <button className="btn" onClick={() => void ipc.openWorktree(sessionId).catch((e) => setError((e as AppError).message))} data-testid="blocked-open-worktree">
                 Open the worktree
               </button>
-            )}
+            ))}
             <button className="btn" disabled={busy} onClick={() => decide("approve", false, "branch")} data-testid="keep-branch">
               Keep the branch for later
             </button>

@@ -373,7 +373,9 @@ describe("a task in its own worktree", () => {
   });
 
   it("a landing stopped by files the person's .gitignore hides names them and does not offer the agent", async () => {
-    script(reviewWaiting(), (cmd, _args, push) => {
+    const opened: unknown[] = [];
+    script(reviewWaiting(), (cmd, args, push) => {
+      if (cmd === "open_worktree") opened.push(args);
       if (cmd === "submit_review") {
         const detail = "the task would replace files your .gitignore hides, which are not in git and could not be brought back: move or rename them, then approve again, or keep the task's branch";
         push({ type: "landing_blocked", reason: "your_ignored_files", files: ["local.json"], detail });
@@ -388,7 +390,10 @@ describe("a task in its own worktree", () => {
     expect(blocked).toHaveTextContent("move or rename them");
     expect(blocked, "the detail starts its own sentence after the title").toHaveTextContent("hides. The task would replace");
     expect(screen.queryByTestId("resolve-with-agent")).toBeNull();
-    expect(screen.getByTestId("blocked-open-worktree")).toBeEnabled();
+    // The files in the way are in the person's checkout, not in the task's worktree.
+    expect(screen.queryByTestId("blocked-open-worktree")).toBeNull();
+    await userEvent.setup().click(screen.getByTestId("blocked-open-checkout"));
+    await waitFor(() => expect(opened).toEqual([{ sessionId: "s1", which: "checkout" }]));
   });
 });
 
