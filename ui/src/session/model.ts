@@ -547,7 +547,11 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       }
       break;
     case "rebased":
-      push({ kind: "landing", key: `rb-${e.seq}`, text: "The branch moved on while the task ran: its commits now sit on top of it.", tone: "ok" });
+      {
+        // Named: "the branch" reads as the task's own.
+        const on = next.place?.worktree?.base_branch;
+        push({ kind: "landing", key: `rb-${e.seq}`, text: `${on ? `“${on}”` : "Your branch"} moved on while the task ran: the task's commits were moved on top of it (rebased), to land there.`, tone: "ok" });
+      }
       break;
     case "landed": {
       const landed: Landed = { mode: e.mode, target_branch: e.target_branch ?? null, commit: e.commit ?? null, branch_kept: e.branch_kept ?? null, files: e.files };

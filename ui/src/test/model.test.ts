@@ -19,6 +19,16 @@ describe("session model", () => {
     ]);
   });
 
+  it("a rebase before landing names the person's branch it moved the task's commits onto", () => {
+    seq = 0;
+    const m = [
+      ev({ type: "task_workspace", isolation: "worktree", folder: "/w/first", worktree: wt("/w/first") }),
+      ev({ type: "rebased", onto: "2222222" }),
+    ].reduce(apply, emptyModel());
+    const note = m.items.find((i) => i.kind === "landing") as Extract<(typeof m.items)[number], { kind: "landing" }>;
+    expect(note.text).toBe("“main” moved on while the task ran: the task's commits were moved on top of it (rebased), to land there.");
+  });
+
   it("names a run the person started with words a new message, and one started without (Retry) a try again", () => {
     seq = 0;
     const events = [
