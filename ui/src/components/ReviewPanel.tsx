@@ -204,6 +204,19 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
     else void decide("request_changes");
   };
   const sendButton = useRef<HTMLButtonElement>(null);
+  // "Go back to it" goes to the comment's box, brought into view, once the question is gone
+  // (which gives the focus back to the button that asked first).
+  const backToUnadded = () => {
+    const file = unadded[0];
+    setTimeout(() => {
+      const box = [...document.querySelectorAll<HTMLElement>('[data-testid="file-change"]')]
+        .find((f) => f.dataset.path === file)
+        ?.querySelector<HTMLTextAreaElement>('[data-testid="comment-input"]');
+      if (!box) return;
+      box.focus();
+      box.scrollIntoView?.({ block: "center" });
+    }, 0);
+  };
 
   useEffect(() => {
     if (!paletteAction || review.decided) return;
@@ -627,7 +640,16 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         </button>
       </div>
       {confirmApprove && (
-        <AlertDialog title="Approve without sending your comments?" testid="confirm-approve" onEscape={() => setConfirmApprove(false)} describedBy="confirm-approve-body" returnTo={approveButton}>
+        <AlertDialog
+          title={review.comments.length + unadded.length === 1 ? "Approve without sending your comment?" : "Approve without sending your comments?"}
+          testid="confirm-approve"
+          onEscape={() => {
+            setConfirmApprove(false);
+            if (unadded.length > 0) backToUnadded();
+          }}
+          describedBy="confirm-approve-body"
+          returnTo={approveButton}
+        >
           <p id="confirm-approve-body">
             {review.comments.length > 0 && (
               <>
@@ -638,8 +660,16 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             {unadded.length > 0 && <Unadded files={unadded} />}
           </p>
           <div className="actions">
-            <button autoFocus className="btn primary" onClick={() => setConfirmApprove(false)} data-testid="confirm-approve-keep">
-              Keep reviewing
+            <button
+              autoFocus
+              className="btn primary"
+              onClick={() => {
+                setConfirmApprove(false);
+                if (unadded.length > 0) backToUnadded();
+              }}
+              data-testid="confirm-approve-keep"
+            >
+              {unadded.length > 0 ? "Go back to it" : "Keep reviewing"}
             </button>
             <button
               className="btn"
@@ -655,12 +685,29 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         </AlertDialog>
       )}
       {confirmUnsent && (
-        <AlertDialog title="Send without the comment you typed?" testid="confirm-unsaved" onEscape={() => setConfirmUnsent(false)} describedBy="confirm-unsaved-body" returnTo={sendButton}>
+        <AlertDialog
+          title="Send without the comment you typed?"
+          testid="confirm-unsaved"
+          onEscape={() => {
+            setConfirmUnsent(false);
+            backToUnadded();
+          }}
+          describedBy="confirm-unsaved-body"
+          returnTo={sendButton}
+        >
           <p id="confirm-unsaved-body">
             <Unadded files={unadded} /> Press Comment under it to send it with your feedback.
           </p>
           <div className="actions">
-            <button autoFocus className="btn primary" onClick={() => setConfirmUnsent(false)} data-testid="confirm-unsaved-keep">
+            <button
+              autoFocus
+              className="btn primary"
+              onClick={() => {
+                setConfirmUnsent(false);
+                backToUnadded();
+              }}
+              data-testid="confirm-unsaved-keep"
+            >
               Go back to it
             </button>
             <button

@@ -696,6 +696,7 @@ describe("review that talks back", () => {
     await user.keyboard("{Escape}");
     expect(sent, "nothing was sent").toHaveLength(0);
     expect(screen.getByTestId("comment-input"), "the words are still there to add").toHaveValue("name the constant");
+    await waitFor(() => expect(screen.getByTestId("comment-input"), "and the focus is back in their box").toHaveFocus());
     await user.click(screen.getByTestId("send-feedback"));
     await user.click(await screen.findByTestId("confirm-unsaved-go"));
     await vi.waitFor(() => expect(sent).toHaveLength(1));
@@ -714,8 +715,10 @@ describe("review that talks back", () => {
     const ask = await screen.findByTestId("confirm-approve");
     expect(ask).toHaveTextContent("did not add it");
     expect(ask).toHaveTextContent("src/a.rs");
+    expect(ask, "one comment, said as one").toHaveTextContent("Approve without sending your comment?");
     await user.click(screen.getByTestId("confirm-approve-keep"));
     expect(sent, "nothing was decided").toHaveLength(0);
+    await waitFor(() => expect(screen.getByTestId("comment-input")).toHaveFocus());
     await user.click(screen.getByTestId("approve"));
     await user.click(await screen.findByTestId("confirm-approve-go"));
     await vi.waitFor(() => expect(sent).toHaveLength(1));
