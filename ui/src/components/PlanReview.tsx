@@ -1,4 +1,4 @@
-import { useState, type KeyboardEvent } from "react";
+import { useEffect, useState, type KeyboardEvent } from "react";
 import { ListChecks, Plus, Trash2 } from "lucide-react";
 import { AppError, ipc, type PlanStep } from "../ipc";
 
@@ -16,12 +16,43 @@ interface Draft {
 const toDraft = (s: PlanStep): Draft => ({ title: s.title, instructions: s.instructions, criteria: s.criteria.join("\n"), depends_on: s.depends_on });
 const toStep = (d: Draft): PlanStep => ({ title: d.title, instructions: d.instructions, criteria: d.criteria.split("\n"), depends_on: d.depends_on });
 
+/** The edits kept for this session's plan, if they were made to the same plan. */
+function keptDrafts(key: string, planned: string): Draft[] | null {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(key) ?? "null") as { planned: string; drafts: Draft[] } | null;
+    return kept && kept.planned === planned ? kept.drafts : null;
+  } catch {
+    return null;
+  }
+}
+
+function keepDrafts(key: string, planned: string, drafts: Draft[]) {
+  try {
+    sessionStorage.setItem(key, JSON.stringify({ planned, drafts }));
+  } catch {
+    // Storage full or refused: the edits live as long as the view.
+  }
+}
+
+function forgetDrafts(key: string) {
+  try {
+    sessionStorage.removeItem(key);
+  } catch {
+    // Nothing kept.
+  }
+}
+
 /**
  * The manager's plan before it runs: each step's text and success criteria can be edited, steps
  * removed or added; Run sends the plan as it stands, Cancel ends the task with nothing run.
  */
 export function PlanReview({ sessionId, steps }: { sessionId: string; steps: PlanStep[] }) {
-  const [drafts, setDrafts] = useState<Draft[]>(() => steps.map(toDraft));
+  // The person's edits outlive the view (they may look at the transcript and come back), for
+  // this plan as the manager wrote it: a revised plan starts from its own steps.
+  const key = `finishline.planDraft.${sessionId}`;
+  const planned = JSON.stringify(steps);
+  const [drafts, setDrafts] = useState<Draft[]>(() => keptDrafts(key, planned) ?? steps.map(toDraft));
+  useEffect(() => keepDrafts(key, planned, drafts), [key, planned, drafts]);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const edit = (i: number, patch: Partial<Draft>) => setDrafts((ds) => ds.map((d, j) => (j === i ? { ...d, ...patch } : d)));
@@ -38,6 +69,7 @@ export function PlanReview({ sessionId, steps }: { sessionId: string; steps: Pla
     setError(null);
     try {
       await ipc.runPlan(sessionId, drafts.map(toStep));
+      forgetDrafts(key);
     } catch (e) {
       // Nothing typed is lost: the editor stays as it was.
       setError((e as AppError).message);

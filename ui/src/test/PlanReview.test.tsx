@@ -1,4 +1,4 @@
-import { render, screen } from "@testing-library/react";
+import { cleanup, render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
@@ -37,6 +37,30 @@ describe("Plan review", () => {
     expect(sent.steps!.map((s) => s.title)).toEqual(["Write a short summary", "Check the links"]);
     expect(sent.steps![0].depends_on, "a removed step is no longer waited for").toEqual([]);
     expect(sent.steps![0].criteria).toEqual(["summary.md exists", "names every report"]);
+  });
+
+  it("keeps the person's edits when they leave the plan and come back, and not once it ran", async () => {
+    mockIPC(() => undefined);
+    const first = render(<PlanReview sessionId="s1" steps={steps} />);
+    const user = userEvent.setup();
+    await user.type(screen.getAllByTestId("plan-edit-title")[0], " twice");
+    await user.click(screen.getByTestId("plan-edit-add"));
+    await user.type(screen.getAllByTestId("plan-edit-title")[2], "Check the links");
+    first.unmount();
+    const again = render(<PlanReview sessionId="s1" steps={steps} />);
+    expect(screen.getAllByTestId("plan-edit-title").map((t) => (t as HTMLInputElement).value), "the edits are as the person left them").toEqual([
+      "Read the reports twice",
+      "Write the summary",
+      "Check the links",
+    ]);
+    again.unmount();
+    // Another plan (the manager revised it) starts from its own steps.
+    render(<PlanReview sessionId="s1" steps={[steps[1]]} />);
+    expect(screen.getAllByTestId("plan-edit-title").map((t) => (t as HTMLInputElement).value)).toEqual(["Write the summary"]);
+    await user.click(screen.getByTestId("plan-run"));
+    cleanup();
+    render(<PlanReview sessionId="s1" steps={steps} />);
+    expect(screen.getAllByTestId("plan-edit-title").map((t) => (t as HTMLInputElement).value), "run, its drafts are gone").toEqual(["Read the reports", "Write the summary"]);
   });
 
   it("stops adding at the most steps a plan may have, and Cancel ends the task", async () => {
