@@ -183,6 +183,48 @@ async fn asking_for_a_worktree_where_there_can_be_none_is_refused_before_the_age
     assert!(lines(&list).is_empty(), "a refused task leaves no session behind");
 }
 
+/// Reject with revert after Request changes undoes every round the person never approved, not
+/// only the last: the first round's file goes too. A file the person edited between the rounds
+/// comes back as they left it, not as it was before the task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reject_with_revert_after_requested_changes_undoes_every_round_not_approved() {
+    let (_s, dir, cli) = server(vec![
+        calls_then_done(
+            "first round",
+            vec![write_call("a.txt", "a\n"), write_call("keep.txt", "the agent's\n"), write_call("notes.md", "the agent's notes\n")],
+            "notes.md",
+        ),
+        calls_then_done(
+            "second round",
+            vec![write_call("c.txt", "c\n"), write_call("keep.txt", "the agent's again\n"), write_call("notes.md", "the agent's again\n")],
+            "notes.md",
+        ),
+    ])
+    .await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("keep.txt"), "the person's start\n").unwrap();
+    std::fs::write(ws.join("notes.md"), "my notes\n").unwrap();
+    let first = cli.run("first round", &ws, &[]);
+    assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
+    let id = session_of(&first);
+    // Between the rounds the person edits notes.md, which the agent changed.
+    std::fs::write(ws.join("notes.md"), "my notes, edited between the rounds\n").unwrap();
+    let round = cli.review(&id, &["--request-changes", "second round"]);
+    assert_eq!(round.status.code(), Some(6), "{}", String::from_utf8_lossy(&round.stderr));
+    let rejected = cli.review(&id, &["--reject", "--revert"]);
+    let said = String::from_utf8_lossy(&rejected.stderr).to_string() + &String::from_utf8_lossy(&rejected.stdout);
+    assert_eq!(rejected.status.code(), Some(3), "{said}");
+    assert!(!ws.join("a.txt").exists(), "the first round's file is undone too: {said}");
+    assert!(!ws.join("c.txt").exists(), "and the last round's: {said}");
+    assert_eq!(std::fs::read_to_string(ws.join("keep.txt")).unwrap(), "the person's start\n", "{said}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.md")).unwrap(),
+        "my notes, edited between the rounds\n",
+        "the person's edit between the rounds stays: {said}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follow_up_in_a_plain_folder_reviews_and_reverts_only_its_own_changes() {
     let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0), writes("c.txt", "c\n", 0)]).await;

@@ -272,7 +272,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         )}
         {review.decided.reverted && (
           <p className="notice" role="status" data-testid="revert-summary">
-            The agent's changes were undone: {revertSummary(review.decided.reverted)}.
+            {undoneText(review.decided.reverted)}
             {[...review.decided.reverted.restored, ...review.decided.reverted.deleted].length > 0 && (
               <span className="muted small"> ({[...review.decided.reverted.restored, ...review.decided.reverted.deleted].join(", ")})</span>
             )}
@@ -932,10 +932,16 @@ export function decisionText({ decision, by, occasion, reverted, copied }: { dec
   if (copied && copied.length > 0) text += ` Copied into your checkout: ${few(copied)}.`;
   if (reverted) {
     const files = [...reverted.restored, ...reverted.deleted];
-    text += files.length > 0 ? ` The agent's changes were undone: ${revertSummary(reverted)} (${files.join(", ")}).` : " Nothing was undone.";
+    text += files.length > 0 ? ` The agent's changes were undone: ${revertSummary(reverted)} (${files.join(", ")}).` : ` ${undoneText(reverted)}`;
     if (reverted.kept.length > 0) text += ` Left as they were, because they changed after the agent: ${reverted.kept.join(", ")}.`;
   }
   return text;
+}
+
+/** What a revert did, in one sentence; the panel and the timeline's record say it alike. */
+export function undoneText(reverted: Reverted): string {
+  if (reverted.restored.length + reverted.deleted.length > 0) return `The agent's changes were undone: ${revertSummary(reverted)}.`;
+  return reverted.kept.length > 0 ? "Nothing was undone." : "Nothing needed undoing: the files were already as the task found them.";
 }
 
 /** "2 files restored, 1 deleted", as the CLI and the export say it. */

@@ -256,6 +256,12 @@ describe("Session view", () => {
     expect(await screen.findByTestId("revert-summary"), "the person sees the revert happened, and to which files").toHaveTextContent("The agent's changes were undone: 2 files restored, 1 deleted. (a.txt, b.txt, new.txt)");
   });
 
+  it("a revert with nothing to undo says so, not that the changes were undone", async () => {
+    script([...running(), ...rejected("r1"), ev({ type: "reverted", restored: [], deleted: [], kept: [] })]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("revert-summary")).toHaveTextContent(/^Nothing needed undoing: the files were already as the task found them\.$/);
+  });
+
   it("keeps each decision in the timeline once a follow-up runs: who decided, and what a revert undid", async () => {
     script([
       ...running(),

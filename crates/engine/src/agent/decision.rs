@@ -164,6 +164,41 @@ pub(super) fn reviewed_files(events: &[Envelope], review: &RequestId) -> Vec<Fil
         .unwrap_or_default()
 }
 
+/// What a reject's revert undoes in the person's folder, up to `review`: every round since the
+/// task's last approve or reject, since Request changes approves nothing. A file changed in
+/// several rounds goes back to how the earliest of them found it, unless it changed between
+/// rounds (the person's edit): then to how the round after that found it. A file the rounds
+/// left as they found it is not named. `None` when a round was recorded before tasks kept
+/// what each file was.
+pub(super) fn unapproved_changes(events: &[Envelope], review: &RequestId) -> Option<Vec<OwnedChange>> {
+    let mut rounds: Vec<&RequestId> = Vec::new();
+    for e in events {
+        match &e.event {
+            EngineEvent::ReviewRequested { review_id, .. } => {
+                rounds.push(review_id);
+                if review_id == review {
+                    break;
+                }
+            }
+            EngineEvent::ReviewResolved { decision: Decision::Approve | Decision::Reject, .. } => rounds.clear(),
+            _ => {}
+        }
+    }
+    let mut owned: Vec<OwnedChange> = Vec::new();
+    for round in rounds {
+        for f in reviewed_files(events, round) {
+            let (before, after) = (f.before?, f.after?);
+            match owned.iter_mut().find(|c| c.path == f.path) {
+                Some(c) if c.after == before => c.after = after,
+                Some(c) => *c = OwnedChange { path: f.path, before, after },
+                None => owned.push(OwnedChange { path: f.path, before, after }),
+            }
+        }
+    }
+    owned.retain(|c| c.before != c.after);
+    Some(owned)
+}
+
 pub(super) fn status_event(status: SessionStatus) -> EngineEvent {
     EngineEvent::StatusChanged { status, attempt: None, max_retries: None, next_retry_at: None, message: None }
 }
@@ -303,12 +338,9 @@ impl Engine {
             )));
         }
         let cp = self.checkpoints(&summary.id, &folder)?;
-        let files = reviewed_files(events, review);
-        let owned: Vec<OwnedChange> =
-            files.iter().filter_map(|f| Some(OwnedChange { path: f.path.clone(), before: f.before.clone()?, after: f.after.clone()? })).collect();
-        if owned.len() < files.len() {
+        let Some(owned) = unapproved_changes(events, review) else {
             return self.reject_legacy(summary, review, choice, resolved, &cp);
-        }
+        };
         let paths: Vec<&str> = owned.iter().map(|c| c.path.as_str()).collect();
         let now = cp.file_states(&paths)?;
         let changed_since: Vec<String> =
@@ -1006,8 +1038,7 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     else {
         return false;
     };
-    let owned: Vec<OwnedChange> =
-        reviewed_files(events, &review).into_iter().filter_map(|f| Some(OwnedChange { path: f.path, before: f.before?, after: f.after? })).collect();
+    let Some(owned) = unapproved_changes(events, &review) else { return false };
     let folder = in_place_folder(s, events);
     // Gone for now (moved, a drive not mounted): every file would read as already back. The
     // revert waits for a start that finds the folder.

@@ -6,13 +6,13 @@
 
 use std::sync::Arc;
 
-use super::decision::{in_place_folder, revert_owned, reviewed_files, session_lock, Overwrite, ReviewOutcome};
+use super::decision::{in_place_folder, revert_owned, session_lock, unapproved_changes, Overwrite, ReviewOutcome};
 use super::Engine;
 use crate::domain::*;
 use crate::error::{Error, Result};
 use crate::event::{EngineEvent, Envelope};
 use crate::workspace::lock::FolderLock;
-use crate::workspace::ownership::{revert_step, OwnedChange, RevertStep};
+use crate::workspace::ownership::{revert_step, RevertStep};
 
 /// The files other tasks in the same folder showed for review after `since` (an RFC 3339 time):
 /// they may hold that work, even to the same words as this task's, which a check of content
@@ -76,12 +76,9 @@ impl Engine {
         if !folder.is_dir() {
             return refuse(&format!("its folder {} is gone", folder.display()));
         }
-        let files = reviewed_files(&events, &review);
-        let owned: Vec<OwnedChange> =
-            files.iter().filter_map(|f| Some(OwnedChange { path: f.path.clone(), before: f.before.clone()?, after: f.after.clone()? })).collect();
-        if owned.len() < files.len() {
+        let Some(owned) = unapproved_changes(&events, &review) else {
             return refuse("it was recorded before tasks kept what each file was, so which changes are its own is not known");
-        }
+        };
         let cp = self.checkpoints(session, &folder)?;
         let paths: Vec<&str> = owned.iter().map(|c| c.path.as_str()).collect();
         let now = cp.file_states(&paths)?;
