@@ -267,8 +267,9 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           </p>
         )}
         <Checklist criteria={review.criteria} decided />
-        {review.decided.decision === "reject" && !review.decided.reverted && !place?.worktree && review.files.length > 0 && sessionId && (
-          <UndoLater sessionId={sessionId} files={review.files.length} />
+        {/* After Request changes, earlier rounds' files are the task's to undo too. */}
+        {review.decided.decision === "reject" && !review.decided.reverted && !place?.worktree && (review.files.length > 0 || place?.reviewedBefore) && sessionId && (
+          <UndoLater sessionId={sessionId} files={review.files.length} earlierRounds={!!place?.reviewedBefore} />
         )}
         {review.decided.reverted && (
           <p className="notice" role="status" data-testid="revert-summary">
@@ -827,7 +828,7 @@ function NotLanded({ review, onBusy }: { review: Review; onBusy: (busy: boolean)
 /** A task rejected in the person's folder without undoing its changes: they stay, said so, and
  * can be undone from here later, with the same care as Reject's revert (a file changed since
  * the agent is kept unless the person says to overwrite it too). */
-function UndoLater({ sessionId, files }: { sessionId: string; files: number }) {
+function UndoLater({ sessionId, files, earlierRounds }: { sessionId: string; files: number; earlierRounds: boolean }) {
   const [conflicts, setConflicts] = useState<string[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -847,7 +848,9 @@ function UndoLater({ sessionId, files }: { sessionId: string; files: number }) {
   return (
     <div className="notice" role="status" data-testid="undo-later">
       <p>
-        What the task changed stays in your folder ({files} {files === 1 ? "file" : "files"}).{" "}
+        {earlierRounds
+          ? "What the task changed in its rounds since your last approval stays in your folder."
+          : `What the task changed stays in your folder (${files} ${files === 1 ? "file" : "files"}).`}{" "}
         <button className="btn" disabled={busy} onClick={() => void undo(false)} data-testid="undo-later-button">
           Undo its changes
         </button>

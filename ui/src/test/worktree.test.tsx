@@ -940,6 +940,23 @@ describe("review that talks back", () => {
     expect(screen.queryByTestId("undo-later"), "nothing is left to undo").toBeNull();
   });
 
+  it("rejected in place after Request changes, a last round that changed nothing still offers to undo the earlier rounds", async () => {
+    const [created, ...rest] = waiting();
+    const events = [
+      created,
+      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
+      ...rest.filter((e) => e.type !== "status_changed"),
+      ev({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: "and more", reverted: false }),
+      ev({ type: "run_started", trigger: "feedback" }),
+      ev({ type: "review_requested", review_id: "r2", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "review_resolved", review_id: "r2", decision: "reject", by: "person", feedback: null, reverted: false }),
+      ev({ type: "status_changed", status: "rejected" }),
+    ];
+    script(events, () => null);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("undo-later")).toHaveTextContent("What the task changed in its rounds since your last approval stays in your folder.");
+  });
+
   it("asks the person to check a comment nobody could while the review waits, and no longer once it is decided", async () => {
     const unchecked = { id: "c1", text: "a.txt:1: shorter", state: "unverifiable" as const, evidence: "the evaluator gave no word on this comment" };
     script(waiting({ criteria: [unchecked] }), () => null);
