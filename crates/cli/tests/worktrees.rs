@@ -225,6 +225,34 @@ async fn reject_with_revert_after_requested_changes_undoes_every_round_not_appro
     );
 }
 
+/// Between a task's rounds another task in the folder wrote, and the person approved, a file the
+/// first round had written, to the same words: the reject's revert of every round keeps it and
+/// names it (content alone would take it for the rejected task's own and delete approved work).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reject_with_revert_of_every_round_keeps_another_tasks_approved_file_written_between_rounds() {
+    let (_s, dir, cli) = server(vec![
+        calls_then_done("first round", vec![write_call("notes.txt", "hello\n")], "notes.txt"),
+        calls_then_done("second round", vec![write_call("other.txt", "other\n")], "other.txt"),
+        calls_then_done("another task", vec![write_call("notes.txt", "hello\n")], "notes.txt"),
+    ])
+    .await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let first = cli.run("first round", &ws, &[]);
+    assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
+    let id = session_of(&first);
+    // The person removes the file; another task writes it again, to the same words, and lands.
+    std::fs::remove_file(ws.join("notes.txt")).unwrap();
+    let other = cli.run("another task", &ws, &["--review", "approve"]);
+    assert_eq!(other.status.code(), Some(0), "{}", String::from_utf8_lossy(&other.stderr));
+    let round = cli.review(&id, &["--request-changes", "second round"]);
+    assert_eq!(round.status.code(), Some(6), "{}", String::from_utf8_lossy(&round.stderr));
+    let rejected = cli.review(&id, &["--reject", "--revert"]);
+    let said = String::from_utf8_lossy(&rejected.stderr).to_string() + &String::from_utf8_lossy(&rejected.stdout);
+    assert_eq!(std::fs::read_to_string(ws.join("notes.txt")).unwrap(), "hello\n", "the other task's approved file stays: {said}");
+    assert!(said.contains("notes.txt"), "and is named: {said}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follow_up_in_a_plain_folder_reviews_and_reverts_only_its_own_changes() {
     let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0), writes("c.txt", "c\n", 0)]).await;

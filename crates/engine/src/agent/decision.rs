@@ -170,11 +170,16 @@ pub(super) fn reviewed_files(events: &[Envelope], review: &RequestId) -> Vec<Fil
 /// rounds (the person's edit): then to how the round after that found it. A file the rounds
 /// left as they found it is not named. `None` when a round was recorded before tasks kept
 /// what each file was.
-pub(super) fn unapproved_changes(events: &[Envelope], review: &RequestId) -> Option<Vec<OwnedChange>> {
+pub(super) fn unapproved_changes(events: &[Envelope], review: &RequestId) -> Option<Unapproved> {
     let mut rounds: Vec<&RequestId> = Vec::new();
+    let (mut run_started, mut since) = (None, None);
     for e in events {
         match &e.event {
+            EngineEvent::RunStarted { .. } => run_started = Some(e.at.clone()),
             EngineEvent::ReviewRequested { review_id, .. } => {
+                if rounds.is_empty() {
+                    since = run_started.clone().or_else(|| Some(e.at.clone()));
+                }
                 rounds.push(review_id);
                 if review_id == review {
                     break;
@@ -196,7 +201,31 @@ pub(super) fn unapproved_changes(events: &[Envelope], review: &RequestId) -> Opt
         }
     }
     owned.retain(|c| c.before != c.after);
-    Some(owned)
+    Some(Unapproved { owned, since: since.unwrap_or_default() })
+}
+
+/// The changes a reject's revert undoes, and when the first of their rounds started.
+pub(super) struct Unapproved {
+    pub owned: Vec<OwnedChange>,
+    pub since: String,
+}
+
+/// The files other tasks in the same folder showed for review after `since` (an RFC 3339 time):
+/// they may hold that work, even to the same words as this task's, which a check of content
+/// alone would take for this task's own and undo.
+pub(super) fn reviewed_by_other_tasks(store: &Store, session: &SessionId, workspace: &str, since: &str) -> Result<Vec<String>> {
+    let all = store.list_sessions(&crate::store::ListQuery { limit: 100_000, ..Default::default() })?;
+    let mut paths = Vec::new();
+    for other in all.iter().filter(|o| o.id != *session && o.workspace == workspace && o.isolation != Some(Isolation::Worktree)) {
+        for e in store.events(&other.id, 0)? {
+            if let EngineEvent::ReviewRequested { files_changed, .. } = &e.event {
+                if e.at.as_str() > since {
+                    paths.extend(files_changed.iter().filter_map(|f| f.get("path").and_then(|p| p.as_str()).map(str::to_string)));
+                }
+            }
+        }
+    }
+    Ok(paths)
 }
 
 pub(super) fn status_event(status: SessionStatus) -> EngineEvent {
@@ -338,13 +367,18 @@ impl Engine {
             )));
         }
         let cp = self.checkpoints(&summary.id, &folder)?;
-        let Some(owned) = unapproved_changes(events, review) else {
+        let Some(Unapproved { owned, since }) = unapproved_changes(events, review) else {
             return self.reject_legacy(summary, review, choice, resolved, &cp);
         };
         let paths: Vec<&str> = owned.iter().map(|c| c.path.as_str()).collect();
         let now = cp.file_states(&paths)?;
-        let changed_since: Vec<String> =
-            owned.iter().zip(&now).filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince).map(|(c, _)| c.path.clone()).collect();
+        let others = reviewed_by_other_tasks(&self.store, &summary.id, &summary.workspace, &since)?;
+        let changed_since: Vec<String> = owned
+            .iter()
+            .zip(&now)
+            .filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince || others.contains(&c.path))
+            .map(|(c, _)| c.path.clone())
+            .collect();
         if !changed_since.is_empty() && choice.overwrite == Overwrite::Nothing {
             return Ok(ReviewOutcome::NeedsConfirmation { conflicts: changed_since });
         }
@@ -1038,7 +1072,7 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     else {
         return false;
     };
-    let Some(owned) = unapproved_changes(events, &review) else { return false };
+    let Some(Unapproved { owned, .. }) = unapproved_changes(events, &review) else { return false };
     let folder = in_place_folder(s, events);
     // Gone for now (moved, a drive not mounted): every file would read as already back. The
     // revert waits for a start that finds the folder.

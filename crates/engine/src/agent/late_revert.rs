@@ -6,31 +6,13 @@
 
 use std::sync::Arc;
 
-use super::decision::{in_place_folder, revert_owned, session_lock, unapproved_changes, Overwrite, ReviewOutcome};
+use super::decision::{in_place_folder, revert_owned, reviewed_by_other_tasks, session_lock, unapproved_changes, Overwrite, ReviewOutcome, Unapproved};
 use super::Engine;
 use crate::domain::*;
 use crate::error::{Error, Result};
 use crate::event::{EngineEvent, Envelope};
 use crate::workspace::lock::FolderLock;
 use crate::workspace::ownership::{revert_step, RevertStep};
-
-/// The files other tasks in the same folder showed for review after `since` (an RFC 3339 time):
-/// they may hold that work, even to the same words as this task's, which a check of content
-/// alone would take for this task's own and undo.
-fn reviewed_by_later_tasks(store: &crate::store::Store, session: &SessionId, workspace: &str, since: &str) -> Result<Vec<String>> {
-    let all = store.list_sessions(&crate::store::ListQuery { limit: 100_000, ..Default::default() })?;
-    let mut paths = Vec::new();
-    for other in all.iter().filter(|o| o.id != *session && o.workspace == workspace && o.isolation != Some(Isolation::Worktree)) {
-        for e in store.events(&other.id, 0)? {
-            if let EngineEvent::ReviewRequested { files_changed, .. } = &e.event {
-                if e.at.as_str() > since {
-                    paths.extend(files_changed.iter().filter_map(|f| f.get("path").and_then(|p| p.as_str()).map(str::to_string)));
-                }
-            }
-        }
-    }
-    Ok(paths)
-}
 
 /// The review a reject without revert decided, and when, when nothing was undone or run since.
 fn rejected_unreverted(events: &[Envelope]) -> std::result::Result<(RequestId, String), &'static str> {
@@ -76,13 +58,14 @@ impl Engine {
         if !folder.is_dir() {
             return refuse(&format!("its folder {} is gone", folder.display()));
         }
-        let Some(owned) = unapproved_changes(&events, &review) else {
+        let Some(Unapproved { owned, since }) = unapproved_changes(&events, &review) else {
             return refuse("it was recorded before tasks kept what each file was, so which changes are its own is not known");
         };
         let cp = self.checkpoints(session, &folder)?;
         let paths: Vec<&str> = owned.iter().map(|c| c.path.as_str()).collect();
         let now = cp.file_states(&paths)?;
-        let later = reviewed_by_later_tasks(&self.store, session, &summary.workspace, &rejected_at)?;
+        // Since its first round: another task may have written one of its files between rounds.
+        let later = reviewed_by_other_tasks(&self.store, session, &summary.workspace, since.as_str().min(rejected_at.as_str()))?;
         let changed_since: Vec<String> = owned
             .iter()
             .zip(&now)
