@@ -93,7 +93,7 @@ export default function DiffView({ files, reviewId, comments, editable, onChange
     <div className="diff-view" ref={root} onKeyDown={onKeyDown} data-testid="diff-view">
       <div className="row diff-toolbar">
         <span className="muted small">
-          {Object.values(viewed).filter(Boolean).length} of {files.length} viewed · j/k files, n/p changes{editable ? ", ↑/↓ lines, Enter comments" : ""}
+          {editable ? `${Object.values(viewed).filter(Boolean).length} of ${files.length} viewed · ` : ""}j/k files, n/p changes{editable ? ", ↑/↓ lines, Enter comments" : ""}
         </span>
         <span className="grow" />
         <div className="segmented" role="radiogroup" aria-label="Diff layout">
@@ -158,9 +158,12 @@ function FileDiff(props: {
         </button>
         {props.comments.length > 0 && <span className="muted small">{props.comments.length} comment{props.comments.length === 1 ? "" : "s"}</span>}
         <span className="grow" />
-        <label className="check small">
-          <input type="checkbox" checked={props.viewed} onChange={(e) => props.onViewed(e.target.checked)} data-testid="file-viewed" /> Viewed
-        </label>
+        {/* Marking files viewed is part of reviewing: a decided review's diff is a record. */}
+        {props.editable && (
+          <label className="check small">
+            <input type="checkbox" checked={props.viewed} onChange={(e) => props.onViewed(e.target.checked)} data-testid="file-viewed" /> Viewed
+          </label>
+        )}
       </div>
       {open &&
         (binary ? (

@@ -902,7 +902,16 @@ export function DecidedDiff({ reviewId, files, comments = [] }: { reviewId: stri
   const [open, setOpen] = useState(false);
   if (files.length === 0) return null;
   return (
-    <details className="decided-diff" onToggle={(e) => setOpen(e.currentTarget.open)} data-testid="decided-diff">
+    <details
+      className="decided-diff"
+      onToggle={(e) => {
+        const el = e.currentTarget;
+        setOpen(el.open);
+        // Opened low in the timeline it would unfold under the pinned panel: its top comes up.
+        if (el.open) requestAnimationFrame(() => el.scrollIntoView?.({ block: "start" }));
+      }}
+      data-testid="decided-diff"
+    >
       <summary className="muted small">
         Its diff ({files.length} file{files.length === 1 ? "" : "s"}
         {comments.length > 0 ? `, ${comments.length} comment${comments.length === 1 ? "" : "s"}` : ""})

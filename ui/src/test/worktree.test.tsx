@@ -74,10 +74,13 @@ describe("a task in its own worktree", () => {
     // The latest decision is said where the buttons were.
     const record = within(await screen.findByTestId("review-panel")).getByTestId("decided-diff");
     expect(record).toHaveTextContent("Its diff (1 file)");
+    const scrolled = spyOnScrollIntoView();
     await userEvent.setup().click(within(record).getByText(/Its diff/));
+    await waitFor(() => expect(scrolled.mock.contexts, "opened, it comes into view").toContain(record));
     const shown = await within(record).findByTestId("diff-view", {}, { timeout: 10_000 });
     await waitFor(() => expect(shown).toHaveTextContent("fixed"));
     expect(within(shown).queryByTestId("comment-box"), "read only: the review is decided").toBeNull();
+    expect(within(shown).queryByTestId("file-viewed"), "nothing to mark viewed in a record").toBeNull();
     // A follow-up later, the decision is a record in the timeline, its diff with it.
     cleanup();
     seq = decided.length;
@@ -813,9 +816,9 @@ describe("review that talks back", () => {
     await vi.waitFor(() => expect(view.container.querySelectorAll(".diff-hunk-anchor")).toHaveLength(2));
     const user = userEvent.setup();
     const [firstToggle, secondToggle] = screen.getAllByTestId("file-toggle");
-    screen.getAllByTestId("file-viewed")[0].focus();
+    firstToggle.focus();
     await user.tab();
-    expect(secondToggle, "from one file's Viewed, Tab goes to the next file's toggle: its head and the @@ line are no stops").toHaveFocus();
+    expect(secondToggle, "read only, from one file's toggle Tab goes to the next file's: its head and the @@ line are no stops").toHaveFocus();
     firstToggle.focus();
     await user.keyboard("j");
     expect(view.container.querySelectorAll(".diff-file-head")[1]).toHaveFocus();
