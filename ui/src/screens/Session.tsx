@@ -1069,6 +1069,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       )}
       {confirmCancel && (
         <ConfirmCancel
+          planWaiting={!!model.plan?.awaitingReview && model.status === "awaiting_approval"}
           onKeep={() => setConfirmCancel(false)}
           onCancel={() => {
             setConfirmCancel(false);

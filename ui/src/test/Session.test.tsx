@@ -753,6 +753,40 @@ describe("Session view, loading and errors", () => {
   });
 });
 
+describe("a plan that waits for its go-ahead", () => {
+  it("Esc asks before cancelling it in words that fit: nothing ran yet, no agent stops", async () => {
+    seq = 0;
+    const step = (title: string) => ({ title, instructions: `${title}.`, criteria: [`${title} is done`], depends_on: [] });
+    const view = (title: string) => ({ step: step(title), state: "pending" as StepState, end_reason: null, summary: null, output_data: null, replaced_because: null, decided_by: null });
+    const plan: PlanProjection = {
+      mode: "on",
+      steps: [view("Write a.txt"), view("Write b.txt")],
+      revisions: [],
+      replans: 0,
+      current: null,
+      number: null,
+      of: null,
+      concluded: false,
+      awaiting_review: true,
+      budget_calls: 30,
+      spent: { agent: 0, evaluator: 0, manager: 1 },
+    };
+    script([
+      ev({ type: "session_created", task: "write a.txt and b.txt", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      { ...ev({ type: "plan_created", mode: "on", steps: [step("Write a.txt"), step("Write b.txt")], budget_calls: 30, awaiting_review: true }), plan },
+      ev({ type: "status_changed", status: "awaiting_approval" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await screen.findByTestId("plan-review");
+    await userEvent.setup().keyboard("{Escape}");
+    const ask = await screen.findByTestId("confirm-cancel");
+    expect(ask).toHaveTextContent("Cancel the task?");
+    expect(ask).toHaveTextContent("Its plan has not run, so nothing was changed");
+    expect(ask).not.toHaveTextContent("The agent stops where it is");
+  });
+});
+
 describe("the review of a plan that did not finish", () => {
   it("says the evaluator's last word was on a step, not the whole task, and does not offer Approve as the way", async () => {
     seq = 0;
