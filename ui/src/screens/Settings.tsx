@@ -173,7 +173,7 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
     const bad = badPriceLines(pricesText);
     if (bad.length > 0) {
       // Never drop what the person typed: say which line and how it should look.
-      setError(new AppError("invalid_settings", `prices: “${bad[0]}” is not “model: input output” in US dollars per million tokens (for example “gpt-4.1-mini: 0.4 1.6”)`));
+      setError(new AppError("invalid_settings", `Prices: “${bad[0]}” is not “model: input output” in US dollars per million tokens (for example “gpt-4.1-mini: 0.4 1.6”)`));
       return false;
     }
     setSaving(true);
@@ -531,7 +531,7 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
       <div className="actions settings-actions" ref={bar}>
         {error && (
           <p className="field-error" role="alert" data-testid="settings-error">
-            {error.message}
+            {settingsErrorInWords(error.message)}
           </p>
         )}
         <span className={dirty ? "hint warn-text" : "muted hint"} role="status" data-testid="settings-status">
@@ -543,4 +543,41 @@ export function SettingsScreen({ view, onSaved, guard }: Props) {
       </div>
     </form>
   );
+}
+
+/** The fields the settings file names (`provider.base_url`), as this screen labels them. */
+const FIELD_LABEL: Record<string, string> = {
+  "provider.base_url": "Base URL",
+  "provider.model": "Model",
+  "provider.api_key_env": "API key environment variable",
+  "provider.preset": "Provider",
+  evaluator_model: "Evaluator model",
+  "evaluator_provider.base_url": "Evaluator server",
+  mcp_servers: "MCP servers",
+  prices: "Prices",
+  verify_commands: "Verify commands",
+  context_windows: "Context window",
+  "completion.marker": "Completion marker",
+  "tasks.worktree_dir": "Worktree folder",
+  "tasks.worktree_include": "Untracked files each worktree gets",
+  "tasks.parallel_limit": "Tasks at once",
+  "tasks.max_attempts": "Attempts side by side",
+  "limits.max_steps": "Max steps per run",
+  "limits.continuation_budget": "Continuation budget",
+  "limits.max_retries": "Max retries",
+  "limits.truncation_cap": "Truncations in a row",
+  "limits.short_stop_tokens": "Short stop (output tokens)",
+  "limits.max_output_tokens": "Max output tokens",
+  "limits.step_timeout_secs": "Step time limit (seconds)",
+  "limits.repeat_threshold": "Repeats that stop an answer",
+  "limits.checkpoint_max_file_mb": "Checkpoint file size limit (MB)",
+  "limits.context_window": "Context window",
+};
+
+/** An error from saving, with the field named as the screen labels it, not as the file does
+ * ("provider.base_url: …" reads “Base URL”: …). */
+export function settingsErrorInWords(message: string): string {
+  const m = /^([a-z_]+(?:\.[a-z_]+)*)((?:\[[^\]]*\])?)(?:\.[a-z_.]+)?: ([\s\S]*)$/.exec(message);
+  const label = m && FIELD_LABEL[m[1]];
+  return label ? `“${label}”${m[2] ? ` ${m[2]}` : ""}: ${m[3]}` : message;
 }

@@ -73,7 +73,9 @@ describe("Settings", () => {
     const user = userEvent.setup();
     await user.type(screen.getByTestId("provider-base-url"), "localhost 8080");
     await user.click(screen.getByTestId("save-settings"));
-    expect(await screen.findByTestId("settings-error")).toHaveTextContent("is not a URL");
+    expect(await screen.findByTestId("settings-error"), "the field named as the screen labels it, not as the file does").toHaveTextContent(
+      "“Base URL”: “localhost 8080” is not a URL",
+    );
     expect(screen.getByTestId("provider-base-url")).toHaveValue("localhost 8080");
   });
 });
