@@ -253,6 +253,30 @@ async fn reject_with_revert_of_every_round_keeps_another_tasks_approved_file_wri
     assert!(said.contains("notes.txt"), "and is named: {said}");
 }
 
+/// Another task that worked in a subfolder of this task's folder showed, and the person approved,
+/// a file this task had written there, to the same words: the reject's revert keeps it (its path
+/// is read from the other task's folder, not compared as text).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reject_with_revert_keeps_a_file_a_task_in_a_subfolder_showed_for_review_since() {
+    let (_s, dir, cli) = server(vec![
+        calls_then_done("first round", vec![write_call("sub/notes.txt", "hello\n")], "notes.txt"),
+        calls_then_done("another task", vec![write_call("notes.txt", "hello\n")], "notes.txt"),
+    ])
+    .await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    let first = cli.run("first round", &ws, &[]);
+    assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
+    let id = session_of(&first);
+    std::fs::remove_file(ws.join("sub/notes.txt")).unwrap();
+    let other = cli.run("another task", &ws.join("sub"), &["--review", "approve"]);
+    assert_eq!(other.status.code(), Some(0), "{}", String::from_utf8_lossy(&other.stderr));
+    let rejected = cli.review(&id, &["--reject", "--revert"]);
+    let said = String::from_utf8_lossy(&rejected.stderr).to_string() + &String::from_utf8_lossy(&rejected.stdout);
+    assert_eq!(std::fs::read_to_string(ws.join("sub/notes.txt")).unwrap(), "hello\n", "the other task's approved file stays: {said}");
+    assert!(said.contains("sub/notes.txt"), "and is named: {said}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follow_up_in_a_plain_folder_reviews_and_reverts_only_its_own_changes() {
     let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0), writes("c.txt", "c\n", 0)]).await;

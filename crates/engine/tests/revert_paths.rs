@@ -122,3 +122,27 @@ fn a_file_with_a_name_of_the_longest_length_is_put_back() {
     cp.restore_file(&long, &before).unwrap();
     assert_eq!(std::fs::read_to_string(work.join(&long)).unwrap(), "before\n");
 }
+
+/// A file another task showed for review is kept by a revert unless the person named it to be
+/// overwritten, even when its content is what this task left: answering "no" to overwriting
+/// (an empty list) keeps it.
+#[test]
+fn a_revert_keeps_a_file_another_task_showed_unless_the_person_named_it() {
+    use finishline_engine::agent::decision::revert_owned;
+    use finishline_engine::workspace::ownership::OwnedChange;
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let cp = Checkpoints::open(&dir.path().join("store"), &work).unwrap();
+    cp.snapshot("start").unwrap();
+    std::fs::write(work.join("notes.txt"), "hello\n").unwrap();
+    let after = cp.file_states(&["notes.txt"]).unwrap().remove(0);
+    let owned = vec![OwnedChange { path: "notes.txt".into(), before: FileState::Absent, after }];
+    let others = vec!["notes.txt".to_string()];
+    let report = revert_owned(&cp, &owned, &[], &others).unwrap();
+    assert_eq!(report.conflicts, vec!["notes.txt".to_string()], "kept and named");
+    assert_eq!(std::fs::read_to_string(work.join("notes.txt")).unwrap(), "hello\n");
+    let report = revert_owned(&cp, &owned, &["notes.txt".to_string()], &others).unwrap();
+    assert_eq!(report.deleted, vec!["notes.txt".to_string()], "named by the person, it goes");
+    assert!(!work.join("notes.txt").exists());
+}

@@ -213,15 +213,30 @@ pub(super) struct Unapproved {
 /// The files other tasks in the same folder showed for review after `since` (an RFC 3339 time):
 /// they may hold that work, even to the same words as this task's, which a check of content
 /// alone would take for this task's own and undo.
+/// A task in a folder inside this one, or around it, names the same files by other paths: read
+/// from its folder, they are paths of this one.
 pub(super) fn reviewed_by_other_tasks(store: &Store, session: &SessionId, workspace: &str, since: &str) -> Result<Vec<String>> {
     let all = store.list_sessions(&crate::store::ListQuery { limit: 100_000, ..Default::default() })?;
+    let here = Path::new(workspace);
     let mut paths = Vec::new();
-    for other in all.iter().filter(|o| o.id != *session && o.workspace == workspace && o.isolation != Some(Isolation::Worktree)) {
+    for other in all.iter().filter(|o| o.id != *session && o.isolation != Some(Isolation::Worktree)) {
+        let there = Path::new(&other.workspace);
+        let (inside, around) = (there.strip_prefix(here).ok(), here.strip_prefix(there).ok());
+        if inside.is_none() && around.is_none() {
+            continue;
+        }
         for e in store.events(&other.id, 0)? {
-            if let EngineEvent::ReviewRequested { files_changed, .. } = &e.event {
-                if e.at.as_str() > since {
-                    paths.extend(files_changed.iter().filter_map(|f| f.get("path").and_then(|p| p.as_str()).map(str::to_string)));
-                }
+            let EngineEvent::ReviewRequested { files_changed, .. } = &e.event else { continue };
+            if e.at.as_str() <= since {
+                continue;
+            }
+            for path in files_changed.iter().filter_map(|f| f.get("path").and_then(|p| p.as_str())) {
+                let mine = match (inside, around) {
+                    (Some(sub), _) => Some(sub.join(path)),
+                    (None, Some(sub)) => Path::new(path).strip_prefix(sub).ok().map(Path::to_path_buf),
+                    (None, None) => None,
+                };
+                paths.extend(mine.map(|p| p.to_string_lossy().into_owned()));
             }
         }
     }
@@ -391,7 +406,7 @@ impl Engine {
             None,
             vec![resolved, EngineEvent::RevertStarted { overwrite: overwrite.clone() }, status_event(SessionStatus::Rejected)],
         )?;
-        let report = revert_owned(&cp, &owned, &overwrite)?;
+        let report = revert_owned(&cp, &owned, &overwrite, &others)?;
         self.store.append(
             &summary.id,
             None,
@@ -957,11 +972,16 @@ pub(super) fn in_place_folder(summary: &crate::store::SessionSummary, events: &[
 /// Puts the run's files back as the run found them, one by one. A file is left as it is when
 /// someone changed it after the run (unless it is in `overwrite`); each file is looked at again
 /// just before it is touched, so an edit made a moment ago is never lost.
-pub fn revert_owned(cp: &Checkpoints, owned: &[OwnedChange], overwrite: &[String]) -> Result<RevertReport> {
+pub fn revert_owned(cp: &Checkpoints, owned: &[OwnedChange], overwrite: &[String], others: &[String]) -> Result<RevertReport> {
     let mut report = RevertReport { applied: true, ..Default::default() };
     for (i, c) in owned.iter().enumerate() {
         let now = cp.file_states(&[c.path.as_str()])?.remove(0);
-        let step = revert_step(c, &now);
+        // Another task showed this file for review since: it may hold that task's work, even to
+        // the same words, so it counts as changed since unless the person named it.
+        let step = match revert_step(c, &now) {
+            RevertStep::Restore if others.contains(&c.path) => RevertStep::ChangedSince,
+            step => step,
+        };
         let go = match step {
             RevertStep::AlreadyBack => false,
             RevertStep::Restore => true,
@@ -1072,7 +1092,7 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     else {
         return false;
     };
-    let Some(Unapproved { owned, .. }) = unapproved_changes(events, &review) else { return false };
+    let Some(Unapproved { owned, since }) = unapproved_changes(events, &review) else { return false };
     let folder = in_place_folder(s, events);
     // Gone for now (moved, a drive not mounted): every file would read as already back. The
     // revert waits for a start that finds the folder.
@@ -1086,7 +1106,8 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     // What the person allowed to be overwritten was a file as it was at their decision; it may
     // have changed again since the crash, so a file that is not the task's any more is kept and
     // named, never overwritten.
-    match revert_owned(&cp, &owned, &[]) {
+    let Ok(others) = reviewed_by_other_tasks(store, &s.id, &s.workspace, &since) else { return false };
+    match revert_owned(&cp, &owned, &[], &others) {
         Ok(r) => store.append(&s.id, None, EngineEvent::Reverted { restored: r.restored, deleted: r.deleted, kept: r.conflicts }).is_ok(),
         Err(e) => store
             .append(&s.id, None, EngineEvent::Error { code: ErrorCode::Io, message: format!("The revert cut short by a restart could not be finished: {e}") })

@@ -78,7 +78,7 @@ impl Engine {
         let overwrite: Vec<String> = changed_since.into_iter().filter(|p| overwrite.allows(p)).collect();
         // The intent first; the files follow.
         self.store.append(session, None, EngineEvent::RevertStarted { overwrite: overwrite.clone() })?;
-        let report = revert_owned(&cp, &owned, &overwrite)?;
+        let report = revert_owned(&cp, &owned, &overwrite, &later)?;
         self.store.append(
             session,
             None,
