@@ -74,6 +74,8 @@ impl AppState {
     /// An engine built from the current settings, for a session in `workspace`; `model`
     /// overrides the settings' model for this task. The engine's one config builder does the rest.
     pub fn engine_from(&self, settings: &Settings, workspace: &str, model: Option<&str>) -> Result<Arc<Engine>, Error> {
+        // A server set up without a model runs a task with the model New Task names.
+        let settings = &settings.with_task_model(model);
         if !settings.provider_ready() {
             return Err(Error::InvalidSettings { field: "provider", problem: "set up a provider (base URL and model) in Settings first".into() });
         }

@@ -22,6 +22,19 @@ fn a_provider_with_url_and_model_is_ready() {
     assert!(s.provider_ready(), "a loopback URL and a model are all a local server needs");
 }
 
+/// New Task's Model field runs a task on a server set up without a model; a model set up stays.
+#[test]
+fn a_server_without_a_model_is_ready_with_the_model_a_task_names() {
+    let s = Settings::from_store_value(Some(json!({"provider": {"base_url": "http://127.0.0.1:8931/v1"}}))).unwrap();
+    assert!(!s.provider_ready());
+    assert!(!s.with_task_model(Some("  ")).provider_ready(), "blank is no model");
+    let named = s.with_task_model(Some("qwen3"));
+    assert!(named.provider_ready());
+    assert_eq!(named.provider.model, "qwen3");
+    let set = Settings::from_store_value(Some(json!({"provider": {"base_url": "http://127.0.0.1:8931/v1", "model": "smollm2"}}))).unwrap();
+    assert_eq!(set.with_task_model(Some("qwen3")).provider.model, "smollm2", "the settings' own model is left as saved");
+}
+
 #[test]
 fn a_broken_settings_file_is_reported_not_replaced() {
     let err = Settings::from_store_value(Some(json!({"provider": {"kind": "skynet"}}))).unwrap_err();

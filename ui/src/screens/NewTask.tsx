@@ -181,7 +181,8 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   // Not a blocker: a weak model may still do a small task, but the person should know.
   const noTools = gradeOf(model)?.find((c) => c.kind === "calls_tools" && !c.passed);
   const tooLong = task.length > MAX_TASK_CHARS;
-  const blocker = !providerReady
+  // A server is set but no model: the one typed here will do (for this task).
+  const blocker = !providerReady && !(modelMissing && model.trim() && !external)
     ? modelMissing
       ? "Choose a model in Settings first"
       : "Set up a provider in Settings first"

@@ -68,6 +68,29 @@ describe("New task", () => {
     expect(started).toEqual({ task: "hello", workspace: "/w", model: null, plan: "auto", agent: null, isolation: null, base: null, whenBusy: "ask" });
   });
 
+  it("with a server in Settings but no model there, the model typed here runs the task", async () => {
+    let started: { model?: string | null } = {};
+    mockIPC((cmd, args) => {
+      if (cmd === "plugin:dialog|open") return "/w";
+      if (cmd === "start_session") {
+        started = args as { model?: string | null };
+        return "ses_1";
+      }
+    });
+    const onStarted = vi.fn();
+    render(<NewTask providerReady={false} modelMissing onOpenSettings={() => {}} onStarted={onStarted} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("pick-workspace"));
+    await vi.waitFor(() => expect(screen.getByTestId("workspace-path")).toHaveValue("/w"));
+    await user.type(screen.getByTestId("task-input"), "hello");
+    expect(screen.getByTestId("run"), "no model anywhere yet").toBeDisabled();
+    await user.type(screen.getByTestId("task-model"), "qwen3");
+    expect(screen.getByTestId("run")).toBeEnabled();
+    await user.click(screen.getByTestId("run"));
+    await vi.waitFor(() => expect(onStarted).toHaveBeenCalledWith("ses_1"));
+    expect(started.model).toBe("qwen3");
+  });
+
   it("in a git repository it says the task gets its own worktree, and the branch it starts from can be picked", async () => {
     let started: { base?: string | null } = {};
     mockIPC((cmd, args) => {

@@ -478,6 +478,19 @@ impl Settings {
     pub fn provider_ready(&self) -> bool {
         !self.provider.base_url.trim().is_empty() && !self.provider.model.trim().is_empty() && self.validate().is_ok()
     }
+
+    /// The settings for one task started with `model` (New Task's Model field): a server set up
+    /// without a model gets that one, so the task runs; a model set here stays, and the task's
+    /// own replaces it where the task's endpoints are made.
+    pub fn with_task_model(&self, model: Option<&str>) -> Settings {
+        let mut settings = self.clone();
+        if let Some(m) = model.map(str::trim).filter(|m| !m.is_empty()) {
+            if settings.provider.model.trim().is_empty() {
+                settings.provider.model = m.to_string();
+            }
+        }
+        settings
+    }
 }
 
 /// Settings from JSON, a wrong value named by where it is (`limits.max_steps: invalid type: …`):
