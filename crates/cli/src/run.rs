@@ -818,7 +818,9 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         landing: opts.land.map(|l| l.mode()),
         ..finishline_engine::agent::ReviewChoice::new(decision, DecidedBy::Person)
     };
+    let before = store.session(&sid).map(|s| s.last_seq).unwrap_or(0);
     let outcome = tokio::task::block_in_place(|| engine.decide(&review_id, choice));
+    tokio::task::block_in_place(|| finishline_engine::fault::pause_at("review-decided"));
     if json {
         match &outcome {
             Ok(o) => outln!("{}", serde_json::to_string(o).unwrap_or_default()),
@@ -840,14 +842,21 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         }
     }
     if decision == Decision::RequestChanges && code == exit::OK {
-        // The next run started here: follow it to its end as `sessions resume` would.
-        let after = store.session(&sid).map(|s| s.last_seq).unwrap_or(0);
-        let code = follow(&engine, &store, &sid, &opts, after, false).await;
+        // The next run started here: follow it to its end as `sessions resume` would, from its
+        // start (it may have said its first words already, while the decision was reported).
+        let code = follow(&engine, &store, &sid, &opts, next_run_from(&store, &sid, before), false).await;
         tokio::task::block_in_place(|| engine.settle());
         return code;
     }
     tokio::task::block_in_place(|| engine.settle());
     code
+}
+
+/// Where to follow the run a decision started: from just before its start when it is recorded,
+/// else from the decision's own events (its start comes after them).
+fn next_run_from(store: &Store, sid: &SessionId, before: u64) -> u64 {
+    let since = store.events(sid, before).unwrap_or_default();
+    since.iter().find(|e| matches!(e.event, EngineEvent::RunStarted { .. })).map(|e| e.seq - 1).unwrap_or_else(|| since.last().map_or(before, |e| e.seq))
 }
 
 /// Whether the task worked in the person's folder itself (no worktree of its own).

@@ -329,3 +329,44 @@ async fn a_comment_whose_file_changed_after_the_evaluators_word_is_left_to_the_p
     assert!(review.contains("? unverifiable: notes.md:1: say pear instead (notes.md changed after the evaluator's word on it: check it yourself)"), "{review}");
     assert!(review.contains("end reason claimed_blocked"), "reviewed without another evaluation: {review}");
 }
+
+/// The run Request changes starts may say its first words while the decision is still being
+/// reported: the terminal shows them all the same, from the run's start (they were lost when
+/// the follow began after them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_run_request_changes_starts_is_shown_from_its_start_however_fast_it_begins() {
+    let server = fake(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md now says pear."}},
+        {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Changing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n"}}]}},
+        {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}
+    ]))
+    .await;
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().into_owned();
+    let first = finishline(&["run", "create notes.md with two fruits", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &e.data);
+    assert_eq!(first.status.code(), Some(6), "waits for review");
+    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let marker = e.data.join("paused");
+    let review =
+        command(&["sessions", "review", &id, "--request-changes", "--comment", "notes.md:1=say pear instead", "--base-url", &url, "--model", "m"], &e.data)
+            .env("FINISHLINE_FAULT_PAUSE", "review-decided")
+            .env("FINISHLINE_FAULT_MARKER", &marker)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+    // Paused after the decision, until the new run has asked the model with the comment.
+    let t = std::time::Instant::now();
+    while !(marker.exists() && server.requests().iter().any(|r| r.kind == fake_llm::RequestKind::Agent && r.last_message.contains("say pear instead"))) {
+        assert!(t.elapsed() < std::time::Duration::from_secs(60), "the run started while the decision was reported");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    std::fs::remove_file(&marker).unwrap();
+    let out = tokio::task::spawn_blocking(move || review.wait_with_output().unwrap()).await.unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(6), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("↻ Finishline continues the agent (review_comments)") && said.contains("Changing it."), "the run from its start: {said}");
+}
