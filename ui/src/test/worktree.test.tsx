@@ -683,7 +683,8 @@ describe("review that talks back", () => {
     expect(sent[1]).toMatchObject({ review_id: "r1", decision: "request_changes" });
   });
 
-  it("a comment typed but not added is not lost to Send feedback: it asks first, going back to the comment is the default", async () => {
+  /** The review waiting, with "name the constant" typed on line 1 and not added. */
+  async function typedNotAdded() {
     const sent: unknown[] = [];
     commenting(sent);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
@@ -691,6 +692,11 @@ describe("review that talks back", () => {
     await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
     await user.click([...document.querySelectorAll("td.diff-gutter")].find((td) => td.textContent === "1")!);
     await user.type(await screen.findByTestId("comment-input"), "name the constant");
+    return { sent, user };
+  }
+
+  it("a comment typed but not added is not lost to Send feedback: it asks first, going back to the comment is the default", async () => {
+    const { sent, user } = await typedNotAdded();
     await user.click(screen.getByTestId("request-changes"));
     await user.keyboard("shorter{Enter}");
     const ask = await screen.findByTestId("confirm-unsaved");
@@ -707,13 +713,7 @@ describe("review that talks back", () => {
   });
 
   it("approving with a comment typed but not added asks first, as with comments added", async () => {
-    const sent: unknown[] = [];
-    commenting(sent);
-    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    const user = userEvent.setup();
-    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
-    await user.click([...document.querySelectorAll("td.diff-gutter")].find((td) => td.textContent === "1")!);
-    await user.type(await screen.findByTestId("comment-input"), "name the constant");
+    const { sent, user } = await typedNotAdded();
     await user.click(screen.getByTestId("approve"));
     const ask = await screen.findByTestId("confirm-approve");
     expect(ask).toHaveTextContent("did not add it");
