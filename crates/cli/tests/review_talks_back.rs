@@ -18,6 +18,18 @@ async fn fake(rules: serde_json::Value) -> FakeServer {
 const VERDICT_DONE: &str =
     "{\"done\": true, \"summary\": \"the test passes now\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
 
+/// `evaluator` rules, then an agent that writes notes.md with apple and banana and, asked in a
+/// comment to say pear instead, changes it.
+fn with_pear_agent(evaluator: Vec<serde_json::Value>) -> serde_json::Value {
+    let agent = json!([
+        {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md now says pear."}},
+        {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Changing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n"}}]}},
+        {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}
+    ]);
+    serde_json::Value::Array(evaluator.into_iter().chain(agent.as_array().unwrap().iter().cloned()).collect())
+}
+
 /// A first run that ends waiting for review, then Request changes on it with `comments`
 /// (`path:line=text`): what that second command printed and how it ended.
 async fn run_then_comment(e: &Env, url: &str, task: &str, comments: &[&str]) -> std::process::Output {
@@ -84,13 +96,9 @@ async fn a_deleted_assertion_is_flagged_and_never_approved_automatically() {
 async fn comments_on_diff_lines_reach_the_agent_as_a_continuation_and_come_back_as_a_checklist() {
     let judged = json!({"done": true, "summary": "notes.md lists pear", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": "",
         "comments": [{"n": 1, "addressed": true, "evidence": "notes.md line 1 now reads pear"}]});
-    let server = fake(json!([
-        {"when": {"kind": "evaluator", "last_message_contains": "say pear instead"}, "reply": {"text": judged.to_string()}},
-        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-        {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md now says pear."}},
-        {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Changing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n"}}]}},
-        {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
-        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}
+    let server = fake(with_pear_agent(vec![
+        json!({"when": {"kind": "evaluator", "last_message_contains": "say pear instead"}, "reply": {"text": judged.to_string()}}),
+        json!({"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}}),
     ]))
     .await;
     let e = env();
@@ -335,14 +343,7 @@ async fn a_comment_whose_file_changed_after_the_evaluators_word_is_left_to_the_p
 /// the follow began after them).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_run_request_changes_starts_is_shown_from_its_start_however_fast_it_begins() {
-    let server = fake(json!([
-        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-        {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md now says pear."}},
-        {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Changing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n"}}]}},
-        {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
-        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}
-    ]))
-    .await;
+    let server = fake(with_pear_agent(vec![json!({"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}})])).await;
     let e = env();
     let url = server.base_url(Protocol::Openai);
     let ws = e.ws.to_string_lossy().into_owned();
