@@ -204,6 +204,14 @@ pub(super) fn unapproved_changes(events: &[Envelope], review: &RequestId) -> Opt
     Some(Unapproved { owned, since: since.unwrap_or_default() })
 }
 
+/// The task's files someone changed since the task did, or another task showed for review: a
+/// revert overwrites them only when the person names them.
+pub(super) fn changed_since(cp: &Checkpoints, owned: &[OwnedChange], others: &[String]) -> Result<Vec<String>> {
+    let paths: Vec<&str> = owned.iter().map(|c| c.path.as_str()).collect();
+    let now = cp.file_states(&paths)?;
+    Ok(owned.iter().zip(&now).filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince || others.contains(&c.path)).map(|(c, _)| c.path.clone()).collect())
+}
+
 /// The changes a reject's revert undoes, and when the first of their rounds started.
 pub(super) struct Unapproved {
     pub owned: Vec<OwnedChange>,
@@ -385,15 +393,8 @@ impl Engine {
         let Some(Unapproved { owned, since }) = unapproved_changes(events, review) else {
             return self.reject_legacy(summary, review, choice, resolved, &cp);
         };
-        let paths: Vec<&str> = owned.iter().map(|c| c.path.as_str()).collect();
-        let now = cp.file_states(&paths)?;
         let others = reviewed_by_other_tasks(&self.store, &summary.id, &summary.workspace, &since)?;
-        let changed_since: Vec<String> = owned
-            .iter()
-            .zip(&now)
-            .filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince || others.contains(&c.path))
-            .map(|(c, _)| c.path.clone())
-            .collect();
+        let changed_since = changed_since(&cp, &owned, &others)?;
         if !changed_since.is_empty() && choice.overwrite == Overwrite::Nothing {
             return Ok(ReviewOutcome::NeedsConfirmation { conflicts: changed_since });
         }

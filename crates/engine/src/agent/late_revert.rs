@@ -6,13 +6,14 @@
 
 use std::sync::Arc;
 
-use super::decision::{in_place_folder, revert_owned, reviewed_by_other_tasks, session_lock, unapproved_changes, Overwrite, ReviewOutcome, Unapproved};
+use super::decision::{
+    changed_since, in_place_folder, revert_owned, reviewed_by_other_tasks, session_lock, unapproved_changes, Overwrite, ReviewOutcome, Unapproved,
+};
 use super::Engine;
 use crate::domain::*;
 use crate::error::{Error, Result};
 use crate::event::{EngineEvent, Envelope};
 use crate::workspace::lock::FolderLock;
-use crate::workspace::ownership::{revert_step, RevertStep};
 
 /// The review a reject without revert decided, and when, when nothing was undone or run since.
 fn rejected_unreverted(events: &[Envelope]) -> std::result::Result<(RequestId, String), &'static str> {
@@ -62,16 +63,9 @@ impl Engine {
             return refuse("it was recorded before tasks kept what each file was, so which changes are its own is not known");
         };
         let cp = self.checkpoints(session, &folder)?;
-        let paths: Vec<&str> = owned.iter().map(|c| c.path.as_str()).collect();
-        let now = cp.file_states(&paths)?;
         // Since its first round: another task may have written one of its files between rounds.
         let later = reviewed_by_other_tasks(&self.store, session, &summary.workspace, since.as_str().min(rejected_at.as_str()))?;
-        let changed_since: Vec<String> = owned
-            .iter()
-            .zip(&now)
-            .filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince || later.contains(&c.path))
-            .map(|(c, _)| c.path.clone())
-            .collect();
+        let changed_since = changed_since(&cp, &owned, &later)?;
         if !changed_since.is_empty() && overwrite == Overwrite::Nothing {
             return Ok(ReviewOutcome::NeedsConfirmation { conflicts: changed_since });
         }
