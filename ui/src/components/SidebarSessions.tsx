@@ -1,10 +1,9 @@
 import { useCallback, useEffect, useState } from "react";
 import { ipc, type SessionSummary } from "../ipc";
 import { attemptLabel, setAside, sidebarEntries, sidebarGroups, sidebarTitles, startOfToday, STOPPED, waitingCount, waitingFor, WAITING, WORKING, type SidebarEntry } from "../sidebar";
-import { END_LABEL, NOT_CHOSEN, STATUS_LABEL } from "../session/model";
+import { doubtTitle, END_LABEL, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL } from "../session/model";
 
 const unchecked = (s: SessionSummary) => s.status === "idle" && s.end_reason === "conversation_unchecked";
-const doubtful = (s: SessionSummary) => s.status === "awaiting_review" && !!s.end_reason && s.end_reason !== "verified_done";
 import { Inbox, LoaderCircle } from "lucide-react";
 
 /** Sessions one click away: working, waiting for you (counted), and today's. Updates live. */
@@ -64,11 +63,9 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
         <span className="badge side-badge badge-unchecked" title={`${END_LABEL.conversation_unchecked}: the evaluator gave no usable answer`}>
           Not checked
         </span>
-      ) : doubtful(s) && !notChosen ? (
-        // A review of work not verified done (stuck, out of budget, said blocked) must not read
-        // like one of verified work: the badge says how the run ended.
-        <span className={`badge side-badge badge-${s.status} badge-doubt`} title={`${STATUS_LABEL[s.status]}: ${END_LABEL[s.end_reason!]}, not verified done`}>
-          {END_LABEL[s.end_reason!]}
+      ) : reviewInDoubt(s.status, s.end_reason) && !notChosen ? (
+        <span className={`badge side-badge badge-${s.status} badge-doubt`} title={doubtTitle(s.status, s.end_reason)}>
+          {END_LABEL[s.end_reason]}
         </span>
       ) : (
         <span className={`badge side-badge ${notChosen ? "badge-not-chosen" : `badge-${s.status}`}`}>{notChosen ? NOT_CHOSEN : STATUS_LABEL[s.status]}</span>

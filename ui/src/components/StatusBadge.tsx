@@ -1,12 +1,13 @@
 import { useEffect, useState } from "react";
-import type { SessionStatus } from "../ipc";
-import { NOT_CHOSEN, STATUS_LABEL } from "../session/model";
+import type { EndReason, SessionStatus } from "../ipc";
+import { doubtTitle, END_LABEL, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL } from "../session/model";
 
 /**
  * The session's one status; for `retry`, a countdown to the next attempt. An attempt set aside
- * because the person landed another (`notChosen`) is stored rejected but was never refused.
+ * because the person landed another (`notChosen`) is stored rejected but was never refused. A
+ * review of work not verified done says how the run ended (`endReason`), as the sidebar does.
  */
-export function StatusBadge({ status, nextRetryAt, notChosen = false }: { status: SessionStatus; nextRetryAt?: string; notChosen?: boolean }) {
+export function StatusBadge({ status, nextRetryAt, notChosen = false, endReason }: { status: SessionStatus; nextRetryAt?: string; notChosen?: boolean; endReason?: EndReason }) {
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
     if (status !== "retry") return;
@@ -17,6 +18,13 @@ export function StatusBadge({ status, nextRetryAt, notChosen = false }: { status
   if (status === "retry" && nextRetryAt) {
     const secs = Math.max(0, Math.ceil((Date.parse(nextRetryAt) - now) / 1000));
     label = `Retrying in ${secs} s`;
+  }
+  if (reviewInDoubt(status, endReason)) {
+    return (
+      <span className={`badge badge-${status} badge-doubt`} data-testid="status-badge" data-status={status} title={doubtTitle(status, endReason)}>
+        {END_LABEL[endReason]}
+      </span>
+    );
   }
   return (
     <span className={`badge ${notChosen ? "badge-not-chosen" : `badge-${status}`}`} data-testid="status-badge" data-status={status}>

@@ -358,7 +358,7 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
                   {hits?.byId.get(r.id) && <Snippet parts={hits.byId.get(r.id)!.hit.snippet} />}
                 </td>
                 <td>
-                  <StatusBadge status={r.status} />
+                  <StatusBadge status={r.status} endReason={r.end_reason ?? undefined} />
                   {r.approvals > 0 && r.status !== "completed" && (
                     <div className="muted small" data-testid="history-approved-before" title="You approved an earlier round of this task; that work stays where it landed.">
                       earlier work approved

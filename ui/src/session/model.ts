@@ -664,6 +664,14 @@ export const STUCK_LABEL: Record<string, string> = {
 /** An attempt rejected because the person landed another of its group. */
 export const NOT_CHOSEN = "Not chosen";
 
+/**
+ * A review of work not verified done (stuck, out of budget, said blocked): its badge says how
+ * the run ended, so it never reads like one of verified work.
+ */
+export function reviewInDoubt(status: SessionStatus, endReason: EndReason | null | undefined): endReason is EndReason {
+  return status === "awaiting_review" && !!endReason && endReason !== "verified_done";
+}
+
 export const STATUS_LABEL: Record<SessionStatus, string> = {
   idle: "Idle",
   queued: "Queued",
@@ -677,6 +685,11 @@ export const STATUS_LABEL: Record<SessionStatus, string> = {
   cancelled: "Cancelled",
   interrupted: "Interrupted",
 };
+
+/** What a badge of a review in doubt says on hover. */
+export function doubtTitle(status: SessionStatus, endReason: EndReason): string {
+  return `${STATUS_LABEL[status]}: ${END_LABEL[endReason]}, not verified done`;
+}
 
 /** The divider a run starts with in the timeline. */
 export function runLabel(run: Extract<Item, { kind: "run" }>): string {

@@ -197,6 +197,21 @@ describe("Session view", () => {
     expect(round.map((r) => r.textContent)).toEqual(["Verification 1 of 2`npm test`: exit 0\nok", "Verification 2 of 2`npm run lint`: exit 0\nclean"]);
   });
 
+  it("the header of a review of work not verified done says how the run ended, as the sidebar does, not 'Ready for review'", async () => {
+    script([
+      ...running(),
+      ev({ type: "review_requested", review_id: "r1", claim: "none", verdict: "not_done", end_reason: "stuck", remaining: ["write b.txt"], files_changed: [], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "none", verdict: "not_done", end_reason: "stuck" }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getByTestId("status-badge")).toHaveAttribute("data-status", "awaiting_review"));
+    const badge = screen.getByTestId("status-badge");
+    expect(badge).toHaveTextContent("Stuck");
+    expect(badge).not.toHaveTextContent("Ready for review");
+    expect(badge.getAttribute("title")).toMatch(/Ready for review: Stuck, not verified done/);
+  });
+
   /** A review of a run that changed nothing, rejected by the person (with revert). */
   const rejected = (review: string) => [
     ev({ type: "review_requested", review_id: review, claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
