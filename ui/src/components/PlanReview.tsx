@@ -1,6 +1,7 @@
-import { useEffect, useState, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { ListChecks, Plus, Trash2 } from "lucide-react";
 import { AppError, ipc, type PlanStep } from "../ipc";
+import { ConfirmCancel } from "./ConfirmCancel";
 
 /** The most steps a plan may have; the engine refuses more. */
 export const MAX_STEPS = 7;
@@ -59,7 +60,21 @@ export function PlanReview({ sessionId, steps }: { sessionId: string; steps: Pla
   const remove = (i: number) =>
     // Later steps' dependencies shift with the removed step; one on it is dropped.
     setDrafts((ds) => ds.filter((_, j) => j !== i).map((d) => ({ ...d, depends_on: d.depends_on.filter((x) => x !== i).map((x) => (x > i ? x - 1 : x)) })));
-  const add = () => setDrafts((ds) => [...ds, { title: "", instructions: "", criteria: "", depends_on: [] }]);
+  // An added step's title takes the focus: adding one is the start of typing it.
+  const focusTitle = useRef<number | null>(null);
+  const titles = useRef<(HTMLInputElement | null)[]>([]);
+  useEffect(() => {
+    if (focusTitle.current === null) return;
+    titles.current[focusTitle.current]?.focus();
+    focusTitle.current = null;
+  }, [drafts.length]);
+  const add = () => {
+    focusTitle.current = drafts.length;
+    setDrafts((ds) => [...ds, { title: "", instructions: "", criteria: "", depends_on: [] }]);
+  };
+  // Cancel says what it does; it asks first only when it would throw away the person's edits.
+  const edited = JSON.stringify(drafts) !== JSON.stringify(steps.map(toDraft));
+  const [confirmCancel, setConfirmCancel] = useState(false);
   const empty = drafts.findIndex((d) => !d.title.trim() && !d.instructions.trim());
   const blocker = drafts.length === 0 ? "Add a step, or cancel the task" : empty >= 0 ? `Step ${empty + 1} is empty: give it a title, or remove it` : null;
 
@@ -77,9 +92,11 @@ export function PlanReview({ sessionId, steps }: { sessionId: string; steps: Pla
     }
   };
   const cancel = async () => {
+    setConfirmCancel(false);
     setBusy(true);
     try {
       await ipc.cancelRun(sessionId);
+      forgetDrafts(key);
     } catch (e) {
       setError((e as AppError).message);
       setBusy(false);
@@ -106,7 +123,12 @@ export function PlanReview({ sessionId, steps }: { sessionId: string; steps: Pla
               <span className="step-number muted" aria-hidden>
                 {i + 1}.
               </span>
-              <input className="grow" aria-label={`Step ${i + 1} title`} data-testid="plan-edit-title" value={d.title} placeholder="What this step does" onChange={(e) => edit(i, { title: e.target.value })} />
+              <input
+                ref={(el) => {
+                  titles.current[i] = el;
+                }}
+                className="grow"
+                aria-label={`Step ${i + 1} title`} data-testid="plan-edit-title" value={d.title} placeholder="What this step does" onChange={(e) => edit(i, { title: e.target.value })} />
               <button type="button" className="btn icon" onClick={() => remove(i)} title="Remove this step" aria-label={`Remove step ${i + 1}`} data-testid="plan-edit-remove" disabled={busy}>
                 <Trash2 size={14} aria-hidden />
               </button>
@@ -133,13 +155,14 @@ export function PlanReview({ sessionId, steps }: { sessionId: string; steps: Pla
           <Plus size={14} aria-hidden /> Add step
         </button>
         <span className="grow muted small">{blocker ?? "Ctrl+Enter runs"}</span>
-        <button type="button" className="btn" onClick={cancel} disabled={busy} data-testid="plan-cancel">
+        <button type="button" className="btn" onClick={() => (edited ? setConfirmCancel(true) : cancel())} disabled={busy} data-testid="plan-cancel">
           Cancel task
         </button>
         <button type="button" className="btn primary" onClick={run} disabled={!!blocker || busy} title={blocker ?? "Run the plan (Ctrl+Enter)"} data-testid="plan-run">
           Run plan
         </button>
       </div>
+      {confirmCancel && <ConfirmCancel planWaiting planEdited onKeep={() => setConfirmCancel(false)} onCancel={cancel} />}
     </section>
   );
 }

@@ -63,17 +63,43 @@ describe("Plan review", () => {
     expect(screen.getAllByTestId("plan-edit-title").map((t) => (t as HTMLInputElement).value), "run, its drafts are gone").toEqual(["Read the reports", "Write the summary"]);
   });
 
-  it("stops adding at the most steps a plan may have, and Cancel ends the task", async () => {
+  it("stops adding at the most steps a plan may have, each added step's title taking the focus", async () => {
+    mockIPC(() => undefined);
+    render(<PlanReview sessionId="s1" steps={steps} />);
+    const user = userEvent.setup();
+    for (let i = steps.length; i < MAX_STEPS; i++) {
+      await user.click(screen.getByTestId("plan-edit-add"));
+      expect(screen.getAllByTestId("plan-edit-title")[i], "the new step is where the typing goes").toHaveFocus();
+    }
+    expect(screen.getByTestId("plan-edit-add")).toBeDisabled();
+  });
+
+  it("Cancel ends an unedited plan's task at once, and asks first when the person's edits would be lost", async () => {
     const calls: string[] = [];
     mockIPC((cmd) => {
       calls.push(cmd);
       if (cmd === "cancel_run") return true;
     });
-    render(<PlanReview sessionId="s1" steps={steps} />);
+    const first = render(<PlanReview sessionId="s1" steps={steps} />);
     const user = userEvent.setup();
-    for (let i = steps.length; i < MAX_STEPS; i++) await user.click(screen.getByTestId("plan-edit-add"));
-    expect(screen.getByTestId("plan-edit-add")).toBeDisabled();
     await user.click(screen.getByTestId("plan-cancel"));
+    await vi.waitFor(() => expect(calls).toContain("cancel_run"));
+    expect(screen.queryByTestId("confirm-cancel"), "nothing of the person's to lose: the button does what it says").toBeNull();
+    first.unmount();
+    calls.length = 0;
+
+    render(<PlanReview sessionId="s2" steps={steps} />);
+    await user.type(screen.getAllByTestId("plan-edit-title")[0], " twice");
+    await user.click(screen.getByTestId("plan-cancel"));
+    const dialog = await screen.findByTestId("confirm-cancel");
+    expect(dialog).toHaveTextContent("your edits to the plan are lost with it");
+    expect(screen.getByTestId("confirm-cancel-keep"), "keeping the plan is the default").toHaveFocus();
+    await user.keyboard("{Enter}");
+    expect(screen.queryByTestId("confirm-cancel")).toBeNull();
+    expect(calls).not.toContain("cancel_run");
+    expect(screen.getAllByTestId("plan-edit-title")[0]).toHaveValue("Read the reports twice");
+    await user.click(screen.getByTestId("plan-cancel"));
+    await user.click(await screen.findByTestId("confirm-cancel-stop"));
     await vi.waitFor(() => expect(calls).toContain("cancel_run"));
   });
 
