@@ -56,6 +56,15 @@ export function App() {
     });
     return () => cancelAnimationFrame(frame);
   }, [screen, sessionId]);
+  // "Choose a model" opens Settings on the Model field; the sidebar's Settings, on the screen.
+  const [settingsFocus, setSettingsFocus] = useState<"provider-model" | undefined>(undefined);
+  const openSettings = (field?: "provider-model") => {
+    setSettingsFocus(field);
+    setScreen("settings");
+  };
+  useEffect(() => {
+    if (screen !== "settings") setSettingsFocus(undefined);
+  }, [screen]);
   const openSession = (id: string) => {
     setSessionId(id);
     setScreen("session");
@@ -268,9 +277,9 @@ export function App() {
             Loading…
           </p>
         ) : screen === "new" ? (
-          <NewTask focusSignal={newTaskFocus} providerReady={view.provider_ready} modelMissing={!!view.settings.provider.base_url.trim() && !view.settings.provider.model.trim()} defaultModel={view.settings.provider.model} defaultPlan={view.settings.plan_mode ?? "auto"} defaultAgent={view.settings.agent ?? null} attemptLimit={view.settings.tasks?.max_attempts ?? 4} onOpenSettings={() => setScreen("settings")} onStarted={openSession} onStartedGroup={openGroup} />
+          <NewTask focusSignal={newTaskFocus} providerReady={view.provider_ready} modelMissing={!!view.settings.provider.base_url.trim() && !view.settings.provider.model.trim()} defaultModel={view.settings.provider.model} defaultPlan={view.settings.plan_mode ?? "auto"} defaultAgent={view.settings.agent ?? null} attemptLimit={view.settings.tasks?.max_attempts ?? 4} onOpenSettings={() => openSettings(!!view.settings.provider.base_url.trim() && !view.settings.provider.model.trim() ? "provider-model" : undefined)} onStarted={openSession} onStartedGroup={openGroup} />
         ) : (
-          <SettingsScreen view={view} onSaved={setView} guard={settingsGuard} />
+          <SettingsScreen view={view} onSaved={setView} guard={settingsGuard} focusField={settingsFocus} />
         )}
       </main>
       {leaving && (

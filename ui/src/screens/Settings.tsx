@@ -67,6 +67,8 @@ interface Props {
   onSaved: (view: SettingsView) => void;
   /** Where the screen says whether it holds unsaved changes and how to save them. */
   guard?: MutableRefObject<SettingsGuard>;
+  /** The field to take the focus on opening, when the screen was opened to fill it in. */
+  focusField?: "provider-model";
 }
 
 export interface SettingsGuard {
@@ -75,7 +77,13 @@ export interface SettingsGuard {
   save: () => Promise<boolean>;
 }
 
-export function SettingsScreen({ view, onSaved, guard }: Props) {
+export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
+  useEffect(() => {
+    if (!focusField) return;
+    const field = document.querySelector<HTMLElement>(`[data-testid="${focusField}"]`);
+    field?.focus();
+    field?.scrollIntoView?.({ block: "center" });
+  }, [focusField]);
   const [draft, setDraft] = useState<Settings>(view.settings);
   // The settings as last saved: what "unsaved changes" are measured against.
   const [baseline, setBaseline] = useState<Settings>(view.settings);

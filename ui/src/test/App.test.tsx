@@ -24,6 +24,7 @@ describe("App shell", () => {
     expect(screen.getByTestId("first-run"), "not the guide to connecting a server it already has").not.toHaveTextContent(/Ollama/);
     await userEvent.setup().click(screen.getByTestId("open-settings"));
     expect(await screen.findByTestId("model-missing")).toHaveTextContent("No model: tasks cannot run until you name one");
+    await vi.waitFor(() => expect(screen.getByTestId("provider-model"), "'Choose a model' leads to the Model field, ready to type in").toHaveFocus());
   });
 
   it("moves between the three screens from the sidebar", async () => {
