@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { AppError, ipc, type McpServerSettings, type McpServerStatus, type Settings } from "../ipc";
 
 /** "KEY=value" lines ⇄ the env map. */
@@ -34,8 +34,27 @@ export function McpSection({ draft, setServers }: Props) {
   const [error, setError] = useState<string | null>(null);
 
   const update = (i: number, patch: Partial<McpServerSettings>) => setServers(servers.map((s, j) => (j === i ? { ...s, ...patch } : s)));
-  const add = () => setServers([...servers, { name: `server${servers.length + 1}`, command: "", args: [], env: {}, enabled: true }]);
-  const remove = (i: number) => setServers(servers.filter((_, j) => j !== i));
+  // An added server's name takes the focus, its suggested name selected: typing replaces it.
+  const focusName = useRef<number | null>(null);
+  const section = useRef<HTMLFieldSetElement>(null);
+  useEffect(() => {
+    if (focusName.current === null) return;
+    const name = section.current?.querySelector<HTMLInputElement>(`[data-testid="mcp-name-${focusName.current}"]`);
+    name?.focus();
+    name?.select();
+    focusName.current = null;
+  }, [servers.length]);
+  const add = () => {
+    focusName.current = servers.length;
+    setServers([...servers, { name: `server${servers.length + 1}`, command: "", args: [], env: {}, enabled: true }]);
+  };
+  // A removed server's check result goes with it, so no failure is left standing for a server
+  // that is no longer there.
+  const remove = (i: number) => {
+    const gone = servers[i]?.name;
+    setServers(servers.filter((_, j) => j !== i));
+    setStatus((st) => st?.filter((x) => x.name !== gone) ?? null);
+  };
 
   const check = async () => {
     setChecking(true);
@@ -51,7 +70,7 @@ export function McpSection({ draft, setServers }: Props) {
   };
 
   return (
-    <fieldset className="panel" data-testid="mcp-section">
+    <fieldset className="panel" data-testid="mcp-section" ref={section}>
       <legend>MCP servers</legend>
       <p className="muted hint">
         Tools of these servers join the agent's, named <code>server__tool</code>, and ask before each use. Servers start when a task first needs them.

@@ -369,8 +369,9 @@ describe("Settings, MCP servers and transfer", () => {
     const { container } = render(<SettingsScreen view={view()} onSaved={() => {}} />);
     const user = userEvent.setup();
     await user.click(screen.getByTestId("mcp-add"));
-    await user.clear(screen.getByTestId("mcp-name-0"));
-    await user.type(screen.getByTestId("mcp-name-0"), "everything");
+    expect(screen.getByTestId("mcp-name-0"), "the new server's name takes the focus, its suggested name selected").toHaveFocus();
+    await user.keyboard("everything");
+    expect(screen.getByTestId("mcp-name-0")).toHaveValue("everything");
     await user.type(screen.getByTestId("mcp-command-0"), "npx");
     await user.type(screen.getByTestId("mcp-args-0"), "-y{enter}@modelcontextprotocol/server-everything");
     await user.click(screen.getByTestId("mcp-check"));
@@ -379,6 +380,27 @@ describe("Settings, MCP servers and transfer", () => {
     expect(checked?.mcp_servers?.[0], "the form's server reaches the check").toEqual({ name: "everything", command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"], env: {}, enabled: true });
     expect(container.querySelector("img"), "a tool description is text, never markup").toBeNull();
     expect(tools[0]).toHaveTextContent("<img src=x");
+  });
+
+  it("a removed MCP server's check result goes with it; the others' stay", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "mcp_status")
+        return [
+          { name: "broken", state: "failed", pid: null, tools: [], message: "could not start `nope`: No such file or directory" },
+          { name: "files", state: "running", pid: 42, tools: [{ name: "read", description: "Reads", input_schema: {} }] },
+        ];
+    });
+    const servers = [
+      { name: "broken", command: "nope", args: [], env: {}, enabled: true },
+      { name: "files", command: "npx", args: [], env: {}, enabled: true },
+    ];
+    render(<SettingsScreen view={{ settings: { ...view({}, true).settings, mcp_servers: servers }, provider_ready: true }} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("mcp-check"));
+    expect(await screen.findByTestId("mcp-status")).toHaveTextContent("could not start `nope`");
+    await user.click(screen.getByTestId("mcp-remove-0"));
+    expect(screen.getByTestId("mcp-status"), "the removed server's failure is not left standing").not.toHaveTextContent("broken");
+    expect(screen.getByTestId("mcp-status")).toHaveTextContent("files: 1 tools");
   });
 
   it("exports and imports settings through dialogs the shell shows, never a path from the page", async () => {
