@@ -1,3 +1,4 @@
+import { repeatedInWords } from "../session/cardSummary";
 import { lazy, Suspense, useEffect, useRef, useState } from "react";
 import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode } from "../ipc";
 import { END_LABEL, landedText, stepSummary, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
@@ -318,7 +319,12 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             <span data-testid="review-stuck">
               {" "}
               ({STUCK_LABEL[review.stuck.pattern] ?? review.stuck.pattern}
-              {review.stuck.repeated ? <>: <code>{review.stuck.repeated}</code></> : null})
+              {review.stuck.repeated ? (
+                <>
+                  : <span title={review.stuck.repeated}>{repeatedInWords(review.stuck.repeated)}</span>
+                </>
+              ) : null}
+              )
             </span>
           )}
         </dd>

@@ -165,3 +165,47 @@ export function outputTail(output: string, maxLines = 40): string {
   const all = output.replace(/\n$/, "").split("\n");
   return all.length > maxLines ? [`… ${all.length - maxLines} earlier lines`, ...all.slice(-maxLines)].join("\n") : all.join("\n");
 }
+
+/** Where the JSON object starting at `from` (a `{`) ends, just past its `}`; -1 if it does not. */
+function objectEnd(text: string, from: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = from; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "{") depth++;
+    else if (c === "}" && --depth === 0) return i + 1;
+  }
+  return -1;
+}
+
+/**
+ * What a stuck run repeated (tool calls recorded as `name({json})`, joined by ", " or " / "), with
+ * each whole call said as its card says it. What is not a whole call (a message, arguments cut
+ * short at 300 characters) stays as it was.
+ */
+export function repeatedInWords(repeated: string): string {
+  const call = /[A-Za-z_][\w-]*\(\{/g;
+  let out = "";
+  let at = 0;
+  for (let m = call.exec(repeated); m; m = call.exec(repeated)) {
+    if (m.index < at) continue;
+    const open = m.index + m[0].length - 1;
+    const end = objectEnd(repeated, open);
+    if (end < 0 || repeated[end] !== ")") continue;
+    let input: unknown;
+    try {
+      input = JSON.parse(repeated.slice(open, end));
+    } catch {
+      continue;
+    }
+    const tool = m[0].slice(0, -2);
+    out += repeated.slice(at, m.index) + phrases(tool, input as Input, undefined)[1];
+    at = end + 1;
+    call.lastIndex = at;
+  }
+  return out + repeated.slice(at);
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { editDiff, outputTail, summarizeTool } from "../session/cardSummary";
+import { editDiff, outputTail, summarizeTool, repeatedInWords } from "../session/cardSummary";
 
 describe("a collapsed tool card says what happened", () => {
   it("file writes and edits name the file and the lines; a file written over says its length, not lines added", () => {
@@ -58,5 +58,19 @@ describe("an opened card shows the change or the output's end", () => {
     const tail = outputTail(out, 40).split("\n");
     expect(tail[0]).toBe("… 60 earlier lines");
     expect(tail.at(-1)).toBe("line 100");
+  });
+});
+
+describe("what a stuck run repeated, in words", () => {
+  it("says each tool call as its card does, never as its raw arguments", () => {
+    expect(repeatedInWords('run_command({"command":"npm test"})')).toBe("Ran `npm test`");
+    expect(repeatedInWords('read_file({"path":"src/a.ts"}), run_command({"command":"ls, -la"})')).toBe("Read src/a.ts, Ran `ls, -la`");
+    expect(repeatedInWords('read_file({"path":"a.txt"}) / write_file({"path":"a.txt","content":"x) y"})')).toBe("Read a.txt / Wrote a.txt (1 line)");
+  });
+
+  it("leaves what is not a whole call as it was: a message, or arguments cut short", () => {
+    expect(repeatedInWords("I am done, the task is complete")).toBe("I am done, the task is complete");
+    expect(repeatedInWords('write_file({"path":"a.txt","content":"aaaa…')).toBe('write_file({"path":"a.txt","content":"aaaa…');
+    expect(repeatedInWords("")).toBe("");
   });
 });
