@@ -16,22 +16,42 @@ use crate::event::{EngineEvent, Envelope};
 use crate::workspace::lock::FolderLock;
 
 /// The review a reject without revert decided, and when, when nothing was undone or run since.
-fn rejected_unreverted(events: &[Envelope]) -> std::result::Result<(RequestId, String), &'static str> {
+fn rejected_unreverted(events: &[Envelope]) -> std::result::Result<(RequestId, String), String> {
     let at = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewResolved { .. })).ok_or("it has no decided review")?;
     let EngineEvent::ReviewResolved { review_id, decision: Decision::Reject, .. } = &events[at].event else {
-        return Err("its last review was not rejected");
+        return Err("its last review was not rejected".into());
     };
     let after = &events[at + 1..];
-    if after.iter().any(|e| matches!(e.event, EngineEvent::Reverted { .. })) {
-        return Err("its changes were already reverted");
+    if let Some(kept) = after.iter().find_map(|e| match &e.event {
+        EngineEvent::Reverted { kept, .. } => Some(kept),
+        _ => None,
+    }) {
+        return Err(already_reverted(kept));
     }
     if after.iter().any(|e| matches!(e.event, EngineEvent::RevertStarted { .. })) {
-        return Err("a revert of it was cut short; the next start of Finishline (any command, or the app) finishes it");
+        return Err("a revert of it was cut short; the next start of Finishline (any command, or the app) finishes it".into());
     }
     if after.iter().any(|e| matches!(e.event, EngineEvent::RunStarted { .. })) {
-        return Err("it ran again after the reject");
+        return Err("it ran again after the reject".into());
     }
     Ok((review_id.clone(), events[at].at.clone()))
+}
+
+/// Why a second revert does nothing, naming what the first one kept: the person asking again is
+/// often looking for exactly those files.
+fn already_reverted(kept: &[String]) -> String {
+    const NAMED: usize = 5;
+    if kept.is_empty() {
+        return "its changes were already reverted".into();
+    }
+    let mut names = kept.iter().take(NAMED).cloned().collect::<Vec<_>>().join(", ");
+    if kept.len() > NAMED {
+        names.push_str(&format!(" and {} more", kept.len() - NAMED));
+    }
+    format!(
+        "its changes were already reverted; that revert kept {names} as changed after the task, so change {} yourself if it should go",
+        if kept.len() == 1 { "it" } else { "them" }
+    )
 }
 
 impl Engine {
@@ -53,7 +73,7 @@ impl Engine {
         }
         let (review, rejected_at) = match rejected_unreverted(&events) {
             Ok(r) => r,
-            Err(why) => return refuse(why),
+            Err(why) => return refuse(&why),
         };
         let folder = in_place_folder(&summary, &events);
         if !folder.is_dir() {
@@ -79,5 +99,37 @@ impl Engine {
             EngineEvent::Reverted { restored: report.restored.clone(), deleted: report.deleted.clone(), kept: report.conflicts.clone() },
         )?;
         Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(report), landed: None, kept: None })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(event: EngineEvent) -> Envelope {
+        Envelope { seq: 0, session_id: SessionId("s".into()), run_id: None, at: String::new(), event }
+    }
+
+    fn rejected_then(revert: EngineEvent) -> Vec<Envelope> {
+        let reject = EngineEvent::ReviewResolved {
+            review_id: RequestId("r".into()),
+            decision: Decision::Reject,
+            by: DecidedBy::Person,
+            feedback: None,
+            reverted: false,
+            occasion: None,
+        };
+        vec![at(reject), at(EngineEvent::RevertStarted { overwrite: vec![] }), at(revert)]
+    }
+
+    #[test]
+    fn asked_again_a_late_revert_names_the_files_the_first_one_kept() {
+        let kept = |k: &[&str]| EngineEvent::Reverted { restored: vec![], deleted: vec!["notes.md".into()], kept: k.iter().map(|s| s.to_string()).collect() };
+        assert_eq!(rejected_unreverted(&rejected_then(kept(&[]))).unwrap_err(), "its changes were already reverted");
+        let why = rejected_unreverted(&rejected_then(kept(&["a.txt"]))).unwrap_err();
+        assert!(why.contains("already reverted") && why.contains("kept a.txt") && why.contains("change it yourself"), "{why}");
+        let many: Vec<String> = (1..=7).map(|i| format!("f{i}.txt")).collect();
+        let why = rejected_unreverted(&rejected_then(kept(&many.iter().map(String::as_str).collect::<Vec<_>>()))).unwrap_err();
+        assert!(why.contains("f5.txt and 2 more") && !why.contains("f6.txt"), "{why}");
     }
 }
