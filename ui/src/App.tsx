@@ -26,6 +26,9 @@ const NAV: { id: Screen; label: string; icon: typeof PlusSquare; key: string }[]
   { id: "settings", label: "Settings", icon: SettingsIcon, key: "3" },
 ];
 
+/** A server is set but no model: what New Task asks for, and where its button leads. */
+const modelMissing = (v: SettingsView) => !!v.settings.provider.base_url.trim() && !v.settings.provider.model.trim();
+
 export function App() {
   const [screen, setScreenState] = useState<Screen>("new");
   // Going to New Task (again) puts the cursor in the task box, however it was reached.
@@ -277,7 +280,7 @@ export function App() {
             Loading…
           </p>
         ) : screen === "new" ? (
-          <NewTask focusSignal={newTaskFocus} providerReady={view.provider_ready} modelMissing={!!view.settings.provider.base_url.trim() && !view.settings.provider.model.trim()} defaultModel={view.settings.provider.model} defaultPlan={view.settings.plan_mode ?? "auto"} defaultAgent={view.settings.agent ?? null} attemptLimit={view.settings.tasks?.max_attempts ?? 4} onOpenSettings={() => openSettings(!!view.settings.provider.base_url.trim() && !view.settings.provider.model.trim() ? "provider-model" : undefined)} onStarted={openSession} onStartedGroup={openGroup} />
+          <NewTask focusSignal={newTaskFocus} providerReady={view.provider_ready} modelMissing={modelMissing(view)} defaultModel={view.settings.provider.model} defaultPlan={view.settings.plan_mode ?? "auto"} defaultAgent={view.settings.agent ?? null} attemptLimit={view.settings.tasks?.max_attempts ?? 4} onOpenSettings={openSettings} onStarted={openSession} onStartedGroup={openGroup} />
         ) : (
           <SettingsScreen view={view} onSaved={setView} guard={settingsGuard} focusField={settingsFocus} />
         )}

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { ipc, type SessionSummary } from "../ipc";
-import { STATUS_LABEL } from "../session/model";
+import { doubtTitle, reviewInDoubt, STATUS_LABEL } from "../session/model";
 
 export interface PaletteCommand {
   id: string;
@@ -56,7 +56,7 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
   const all = useMemo<PaletteCommand[]>(
     () => [
       ...commands,
-      ...sessions.map((s) => ({ id: `session-${s.id}`, label: `Open: ${s.title || s.task}`, hint: STATUS_LABEL[s.status], run: () => onOpenSession(s.id) })),
+      ...sessions.map((s) => ({ id: `session-${s.id}`, label: `Open: ${s.title || s.task}`, hint: reviewInDoubt(s.status, s.end_reason) ? doubtTitle(s.status, s.end_reason) : STATUS_LABEL[s.status], run: () => onOpenSession(s.id) })),
     ],
     [commands, sessions, onOpenSession],
   );

@@ -36,47 +36,59 @@ export function McpSection({ draft, setServers }: Props) {
   const update = (i: number, patch: Partial<McpServerSettings>) => setServers(servers.map((s, j) => (j === i ? { ...s, ...patch } : s)));
   // An added server's name takes the focus, its suggested name selected: typing replaces it.
   const focusName = useRef<number | null>(null);
-  const section = useRef<HTMLFieldSetElement>(null);
+  const names = useRef<(HTMLInputElement | null)[]>([]);
   useEffect(() => {
     if (focusName.current === null) return;
-    const name = section.current?.querySelector<HTMLInputElement>(`[data-testid="mcp-name-${focusName.current}"]`);
-    name?.focus();
-    name?.select();
+    names.current[focusName.current]?.focus();
+    names.current[focusName.current]?.select();
     focusName.current = null;
   }, [servers.length]);
   const add = () => {
     focusName.current = servers.length;
     setServers([...servers, { name: `server${servers.length + 1}`, command: "", args: [], env: {}, enabled: true }]);
   };
-  // A removed server's check result goes with it, so no failure is left standing for a server
-  // that is no longer there.
+  // A check's results are of the servers as they were: a removed one must leave no failure
+  // standing, and a check still on its way when one is removed is not shown at all.
+  const checks = useRef(0);
   const remove = (i: number) => {
-    const gone = servers[i]?.name;
+    checks.current++;
     setServers(servers.filter((_, j) => j !== i));
-    setStatus((st) => st?.filter((x) => x.name !== gone) ?? null);
+    setStatus(null);
+    setChecking(false);
   };
 
   const check = async () => {
+    const mine = ++checks.current;
     setChecking(true);
     setError(null);
     setStatus(null);
     try {
-      setStatus(await ipc.mcpStatus(draft));
+      const st = await ipc.mcpStatus(draft);
+      if (mine === checks.current) setStatus(st);
     } catch (e) {
-      setError((e as AppError).message);
+      if (mine === checks.current) setError((e as AppError).message);
     } finally {
-      setChecking(false);
+      if (mine === checks.current) setChecking(false);
     }
   };
 
   return (
-    <fieldset className="panel" data-testid="mcp-section" ref={section}>
+    <fieldset className="panel" data-testid="mcp-section">
       <legend>MCP servers</legend>
       <p className="muted hint">
         Tools of these servers join the agent's, named <code>server__tool</code>, and ask before each use. Servers start when a task first needs them.
       </p>
       {servers.map((s, i) => (
-        <ServerRow key={`${i}/${servers.length}`} i={i} server={s} update={(patch) => update(i, patch)} remove={() => remove(i)} />
+        <ServerRow
+          key={`${i}/${servers.length}`}
+          i={i}
+          server={s}
+          update={(patch) => update(i, patch)}
+          remove={() => remove(i)}
+          nameRef={(el) => {
+            names.current[i] = el;
+          }}
+        />
       ))}
       <div className="row">
         <button type="button" className="btn" onClick={add} data-testid="mcp-add">
@@ -121,7 +133,7 @@ export function McpSection({ draft, setServers }: Props) {
 
 /** One server's fields. Arguments and environment keep the raw text being typed (a trailing
  * newline, a line without "=" yet) and hand the parsed values up. */
-function ServerRow({ i, server: s, update, remove }: { i: number; server: McpServerSettings; update: (p: Partial<McpServerSettings>) => void; remove: () => void }) {
+function ServerRow({ i, server: s, update, remove, nameRef }: { i: number; server: McpServerSettings; update: (p: Partial<McpServerSettings>) => void; remove: () => void; nameRef: (el: HTMLInputElement | null) => void }) {
   const [argsText, setArgsText] = useState(() => argsToText(s.args));
   const [envText, setEnvText] = useState(() => envToText(s.env));
   return (
@@ -129,7 +141,7 @@ function ServerRow({ i, server: s, update, remove }: { i: number; server: McpSer
       <div className="grid3">
         <label className="field">
           <span>Name</span>
-          <input value={s.name} onChange={(e) => update({ name: e.target.value })} spellCheck={false} data-testid={`mcp-name-${i}`} />
+          <input ref={nameRef} value={s.name} onChange={(e) => update({ name: e.target.value })} spellCheck={false} data-testid={`mcp-name-${i}`} />
         </label>
         <label className="field span2">
           <span>Command</span>

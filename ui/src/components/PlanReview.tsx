@@ -27,6 +27,14 @@ function keptDrafts(key: string, planned: string): Draft[] | null {
   }
 }
 
+const draftKey = (sessionId: string) => `finishline.planDraft.${sessionId}`;
+
+/** Whether the person has edits to this plan, kept while it waits: cancelling would lose them. */
+export function planEdited(sessionId: string, steps: PlanStep[]): boolean {
+  const drafts = keptDrafts(draftKey(sessionId), JSON.stringify(steps));
+  return !!drafts && JSON.stringify(drafts) !== JSON.stringify(steps.map(toDraft));
+}
+
 function keepDrafts(key: string, planned: string, drafts: Draft[]) {
   try {
     sessionStorage.setItem(key, JSON.stringify({ planned, drafts }));
@@ -50,7 +58,7 @@ function forgetDrafts(key: string) {
 export function PlanReview({ sessionId, steps }: { sessionId: string; steps: PlanStep[] }) {
   // The person's edits outlive the view (they may look at the transcript and come back), for
   // this plan as the manager wrote it: a revised plan starts from its own steps.
-  const key = `finishline.planDraft.${sessionId}`;
+  const key = draftKey(sessionId);
   const planned = JSON.stringify(steps);
   const [drafts, setDrafts] = useState<Draft[]>(() => keptDrafts(key, planned) ?? steps.map(toDraft));
   useEffect(() => keepDrafts(key, planned, drafts), [key, planned, drafts]);
@@ -103,6 +111,8 @@ export function PlanReview({ sessionId, steps }: { sessionId: string; steps: Pla
     }
   };
   const onKeyDown = (e: KeyboardEvent) => {
+    // The dialog asking about Cancel is drawn elsewhere, but its keys still bubble up here.
+    if (confirmCancel) return;
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
       e.preventDefault();
       run();

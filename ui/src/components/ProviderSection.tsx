@@ -180,6 +180,7 @@ export function ProviderSection({ draft, setProvider }: Props) {
       <label className="field">
         <span>Model</span>
         <input
+          id="provider-model"
           data-testid="provider-model"
           value={p.model}
           onChange={(e) => setProvider({ model: e.target.value })}

@@ -1,6 +1,6 @@
-import { repeatedInWords } from "../session/cardSummary";
 import { lazy, Suspense, useEffect, useRef, useState } from "react";
 import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode } from "../ipc";
+import { repeatedInWords } from "../session/cardSummary";
 import { END_LABEL, landedText, stepSummary, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 import { useComparing } from "../comparing";
@@ -8,6 +8,9 @@ import { AlertDialog } from "./AlertDialog";
 import { ConfirmDiscard } from "./ConfirmDiscard";
 import { unaddedComments } from "./commentDrafts";
 import { Ticks } from "./Ticks";
+
+/** Stuck patterns whose "repeated" is tool calls, said in words; the others quote text as it was. */
+const ACTION_PATTERNS: string[] = ["same_action_error", "same_action_same_observation", "alternation"];
 
 /** Landings stopped by something in the person's checkout, which is where to look. */
 const IN_CHECKOUT: LandingBlock[] = ["your_edits", "your_ignored_files", "outside_sparse_checkout", "branch_in_use"];
@@ -321,7 +324,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
               ({STUCK_LABEL[review.stuck.pattern] ?? review.stuck.pattern}
               {review.stuck.repeated ? (
                 <>
-                  : <span title={review.stuck.repeated}>{repeatedInWords(review.stuck.repeated)}</span>
+                  : {ACTION_PATTERNS.includes(review.stuck.pattern) ? <span title={review.stuck.repeated}>{repeatedInWords(review.stuck.repeated)}</span> : <code>{review.stuck.repeated}</code>}
                 </>
               ) : null}
               )

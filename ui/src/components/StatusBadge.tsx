@@ -22,6 +22,8 @@ export function StatusBadge({ status, nextRetryAt, notChosen = false, endReason 
   if (reviewInDoubt(status, endReason)) {
     return (
       <span className={`badge badge-${status} badge-doubt`} data-testid="status-badge" data-status={status} title={doubtTitle(status, endReason)}>
+        {/* Said, not only shown on hover: a decision waits. */}
+        <span className="sr-only">{STATUS_LABEL[status]}: </span>
         {END_LABEL[endReason]}
       </span>
     );

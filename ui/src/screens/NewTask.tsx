@@ -12,7 +12,8 @@ interface Props {
   modelMissing?: boolean;
   /** The model from Settings; the task can use another. */
   defaultModel?: string;
-  onOpenSettings: () => void;
+  /** Opens Settings, with the focus in `field` when the person is sent there to fill it in. */
+  onOpenSettings: (field?: "provider-model") => void;
   onStarted: (sessionId: string) => void;
   /** Changes each time the person goes to New Task: the cursor goes to the task box. */
   focusSignal?: number;
@@ -274,7 +275,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
             <code>http://127.0.0.1:8080/v1</code>). OpenAI, Anthropic and Gemini work with a key.
           </p>
           )}
-          <button type="button" className="btn primary" onClick={onOpenSettings} data-testid="open-settings">
+          <button type="button" className="btn primary" onClick={() => onOpenSettings(modelMissing ? "provider-model" : undefined)} data-testid="open-settings">
             {modelMissing ? "Choose a model" : "Set up a provider"}
           </button>
         </div>
@@ -436,7 +437,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
       {noTools && !external && (
         <p className="notice" role="status" data-testid="model-warning">
           In Test connection, {model.trim()} did not call a tool when asked ({noTools.detail}). It can answer, but it will rarely act on files. Pick another model in{" "}
-          <button type="button" className="link" onClick={onOpenSettings}>
+          <button type="button" className="link" onClick={() => onOpenSettings("provider-model")}>
             Settings
           </button>
           , or run anyway.

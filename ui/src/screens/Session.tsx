@@ -7,7 +7,7 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import { ArrowDown, Bot, ChevronRight, CircleCheck, CircleSlash, CircleX, ListChecks, MessageSquare, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
 import { AppError, ipc, sentence, type Envelope, type StepState } from "../ipc";
 import { Markdown } from "../components/Markdown";
-import { PlanReview } from "../components/PlanReview";
+import { planEdited, PlanReview } from "../components/PlanReview";
 import { DecidedDiff, decisionText, ReviewPanel } from "../components/ReviewPanel";
 import { StatusBadge } from "../components/StatusBadge";
 import { applyAll, decidedByText, emptyModel, END_LABEL, isRunning, runLabel, SOURCE_LABEL, stepSummary, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
@@ -1070,6 +1070,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       {confirmCancel && (
         <ConfirmCancel
           planWaiting={!!model.plan?.awaitingReview && model.status === "awaiting_approval"}
+          planEdited={!!model.plan?.awaitingReview && planEdited(sessionId, model.plan.steps.map((s) => s.step))}
           onKeep={() => setConfirmCancel(false)}
           onCancel={() => {
             setConfirmCancel(false);

@@ -80,7 +80,7 @@ export interface SettingsGuard {
 export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
   useEffect(() => {
     if (!focusField) return;
-    const field = document.querySelector<HTMLElement>(`[data-testid="${focusField}"]`);
+    const field = document.getElementById(focusField);
     field?.focus();
     field?.scrollIntoView?.({ block: "center" });
   }, [focusField]);

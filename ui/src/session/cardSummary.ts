@@ -184,11 +184,12 @@ function objectEnd(text: string, from: number): number {
 
 /**
  * What a stuck run repeated (tool calls recorded as `name({json})`, joined by ", " or " / "), with
- * each whole call said as its card says it. What is not a whole call (a message, arguments cut
- * short at 300 characters) stays as it was.
+ * each whole call said in the words its card uses, in the neutral form ("read b.src"): the calls
+ * may have failed every time. Only a call that starts the text or follows a separator is one;
+ * what is not a whole call (arguments cut short at 300 characters) stays as it was.
  */
 export function repeatedInWords(repeated: string): string {
-  const call = /[A-Za-z_][\w-]*\(\{/g;
+  const call = /(^|, | \/ )([A-Za-z_][\w-]*)\(\{/g;
   let out = "";
   let at = 0;
   for (let m = call.exec(repeated); m; m = call.exec(repeated)) {
@@ -202,8 +203,7 @@ export function repeatedInWords(repeated: string): string {
     } catch {
       continue;
     }
-    const tool = m[0].slice(0, -2);
-    out += repeated.slice(at, m.index) + phrases(tool, input as Input, undefined)[1];
+    out += repeated.slice(at, m.index) + m[1] + base(phrases(m[2], input as Input, undefined)[0]);
     at = end + 1;
     call.lastIndex = at;
   }

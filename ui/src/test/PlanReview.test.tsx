@@ -99,6 +99,9 @@ describe("Plan review", () => {
     expect(calls).not.toContain("cancel_run");
     expect(screen.getAllByTestId("plan-edit-title")[0]).toHaveValue("Read the reports twice");
     await user.click(screen.getByTestId("plan-cancel"));
+    await screen.findByTestId("confirm-cancel");
+    await user.keyboard("{Control>}{Enter}{/Control}");
+    expect(calls, "Ctrl+Enter in the dialog does not run the plan behind it").not.toContain("run_plan");
     await user.click(await screen.findByTestId("confirm-cancel-stop"));
     await vi.waitFor(() => expect(calls).toContain("cancel_run"));
   });

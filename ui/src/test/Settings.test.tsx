@@ -382,7 +382,7 @@ describe("Settings, MCP servers and transfer", () => {
     expect(tools[0]).toHaveTextContent("<img src=x");
   });
 
-  it("a removed MCP server's check result goes with it; the others' stay", async () => {
+  it("a removed MCP server's check result goes with it, and a check on its way when one is removed is not shown", async () => {
     mockIPC((cmd) => {
       if (cmd === "mcp_status")
         return [
@@ -399,8 +399,18 @@ describe("Settings, MCP servers and transfer", () => {
     await user.click(screen.getByTestId("mcp-check"));
     expect(await screen.findByTestId("mcp-status")).toHaveTextContent("could not start `nope`");
     await user.click(screen.getByTestId("mcp-remove-0"));
-    expect(screen.getByTestId("mcp-status"), "the removed server's failure is not left standing").not.toHaveTextContent("broken");
-    expect(screen.getByTestId("mcp-status")).toHaveTextContent("files: 1 tools");
+    expect(screen.queryByTestId("mcp-status"), "the removed server's failure is not left standing").toBeNull();
+    expect(screen.getByTestId("mcp-check"), "the servers left can be checked again").toBeEnabled();
+
+    // A check still on its way when a server is removed: its answer is of servers no longer there.
+    let answer: (v: unknown) => void = () => {};
+    mockIPC((cmd) => (cmd === "mcp_status" ? new Promise((r) => (answer = r)) : undefined));
+    await user.click(screen.getByTestId("mcp-add"));
+    await user.click(screen.getByTestId("mcp-check"));
+    await user.click(screen.getByTestId("mcp-remove-1"));
+    answer([{ name: "server2", state: "failed", pid: null, tools: [], message: "could not start ``" }]);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(screen.queryByTestId("mcp-status"), "a stale check shows nothing").toBeNull();
   });
 
   it("exports and imports settings through dialogs the shell shows, never a path from the page", async () => {

@@ -62,14 +62,15 @@ describe("an opened card shows the change or the output's end", () => {
 });
 
 describe("what a stuck run repeated, in words", () => {
-  it("says each tool call as its card does, never as its raw arguments", () => {
-    expect(repeatedInWords('run_command({"command":"npm test"})')).toBe("Ran `npm test`");
-    expect(repeatedInWords('read_file({"path":"src/a.ts"}), run_command({"command":"ls, -la"})')).toBe("Read src/a.ts, Ran `ls, -la`");
-    expect(repeatedInWords('read_file({"path":"a.txt"}) / write_file({"path":"a.txt","content":"x) y"})')).toBe("Read a.txt / Wrote a.txt (1 line)");
+  it("says each tool call as its card does, in the neutral form (the calls may have failed), never as raw arguments", () => {
+    expect(repeatedInWords('run_command({"command":"npm test"})')).toBe("run `npm test`");
+    expect(repeatedInWords('read_file({"path":"src/a.ts"}), run_command({"command":"ls, -la"})')).toBe("read src/a.ts, run `ls, -la`");
+    expect(repeatedInWords('read_file({"path":"a.txt"}) / write_file({"path":"a.txt","content":"x) y"})')).toBe("read a.txt / write a.txt");
   });
 
-  it("leaves what is not a whole call as it was: a message, or arguments cut short", () => {
+  it("leaves what is not a whole call as it was: a message, code in it, arguments cut short", () => {
     expect(repeatedInWords("I am done, the task is complete")).toBe("I am done, the task is complete");
+    expect(repeatedInWords('console.log({"a":1}) again')).toBe('console.log({"a":1}) again');
     expect(repeatedInWords('write_file({"path":"a.txt","content":"aaaa…')).toBe('write_file({"path":"a.txt","content":"aaaa…');
     expect(repeatedInWords("")).toBe("");
   });

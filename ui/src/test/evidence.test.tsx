@@ -48,7 +48,7 @@ describe("evidence the person sees", () => {
     expect(await screen.findByTestId("review-claim-words")).toHaveTextContent("Wrote a.txt");
     expect(screen.getByTestId("review-claim-remaining")).toHaveTextContent("b.txt: I lack its contents");
     expect(screen.getByTestId("review-stuck")).toHaveTextContent("the same action failing 3 times");
-    expect(screen.getByTestId("review-stuck"), "what repeated is said in words, as its card says it").toHaveTextContent("the same action failing 3 times: Read b.src");
+    expect(screen.getByTestId("review-stuck"), "what repeated is said in words, as its card says it").toHaveTextContent("the same action failing 3 times: read b.src");
     expect(screen.getByTestId("review-stuck"), "not as raw arguments").not.toHaveTextContent('{"path"');
     expect(screen.getByTestId("review-not-covered"), "the review says which files revert cannot restore").toHaveTextContent("media/take1.mov");
     expect(screen.getByTestId("review-verdict")).toHaveTextContent("a.txt exists, b.txt does not");
