@@ -1,6 +1,6 @@
 // Drives the real built app: tauri-driver in front of WebKitWebDriver, one app process per
 // WebDriver session. Each test file gets a fresh data folder so runs never see each other.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createWriteStream, mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -77,28 +77,33 @@ async function spawnDriver(port, env, log) {
     } catch {
       /* not listening yet */
     }
-    if (child.exitCode !== null) throw new Error(`tauri-driver exited: ${stderr}`);
-    if (Date.now() > deadline) throw new Error(`tauri-driver did not answer in 30 s: ${stderr}`);
+    const failed = child.exitCode !== null ? `tauri-driver exited: ${stderr}` : Date.now() > deadline ? `tauri-driver did not answer in 30 s: ${stderr}` : null;
+    if (failed) {
+      await stopGroup(child);
+      throw new Error(failed);
+    }
     await sleep(200);
   }
 }
 
+/**
+ * Stops a driver's process group: SIGTERM, then SIGKILL for whatever is left of the group (the
+ * driver exits on SIGTERM at once, but an app that hung need not), and waits until it is gone.
+ */
 async function stopGroup(child) {
-  try {
-    process.kill(-child.pid, "SIGTERM");
-  } catch {
-    /* already gone */
-  }
-  for (let i = 0; i < 50 && child.exitCode === null; i++) await sleep(100);
-  if (child.exitCode === null) {
+  const signal = (sig) => {
     try {
-      process.kill(-child.pid, "SIGKILL");
+      process.kill(-child.pid, sig);
     } catch {
-      /* gone */
+      /* already gone */
     }
-  }
-  // What the group held (the app's window, WebKitWebDriver's port) goes with its last process.
+  };
+  signal("SIGTERM");
   for (let i = 0; i < 50 && groupAlive(child.pid); i++) await sleep(100);
+  if (!groupAlive(child.pid)) return;
+  signal("SIGKILL");
+  for (let i = 0; i < 50 && groupAlive(child.pid); i++) await sleep(100);
+  if (groupAlive(child.pid)) throw new Error(`tauri-driver's process group ${child.pid} outlived SIGKILL`);
 }
 
 function groupAlive(pgid) {
@@ -134,15 +139,31 @@ export async function launchApp(driver, application = appBinary) {
   try {
     return await session(60_000);
   } catch (e) {
-    // WebKitWebDriver now and then never hears back from the browser it launched (seen once in
-    // CI on a loaded machine: the session request hung for two minutes, and the app it had
-    // launched lingered on the data folder and stalled the file's next windows). A driver that
-    // stuck is restarted, with all it launched, and the window asked for once more; the first
-    // failure stays in the log.
-    if (!driver.restart) throw e;
-    console.warn(`the WebDriver session did not start (${e.message}); restarting tauri-driver on port ${driver.port} and trying once more`);
+    // WebKitWebDriver now and then never hears back from the browser it launched (seen in CI on
+    // a loaded machine: the session request hung, and the app it had launched lingered on the
+    // data folder and stalled the file's next windows). Only that, a session that timed out,
+    // is tried again, on a restarted driver (its process group, the stuck app in it, goes);
+    // what was running is kept in artifacts, and the test's output says it happened.
+    if (!driver.restart || !/TIMEOUT|timed? ?out/i.test(String(e.message))) throw e;
+    const seen = path.join(artifacts, `stuck-session-${driver.port}-${Date.now()}.txt`);
+    writeFileSync(seen, `${e.message}\n\n${processesOf(driver.child.pid)}`);
+    console.warn(`::warning:: the WebDriver session on port ${driver.port} did not start (${e.message}); what ran is in ${seen}; restarting tauri-driver and trying once more`);
     await driver.restart();
-    return await session(120_000);
+    try {
+      return await session(120_000);
+    } catch (again) {
+      throw new Error(`the WebDriver session did not start twice: ${again.message}`, { cause: e });
+    }
+  }
+}
+
+/** The processes of a process group, for a record of what a stuck session left running. */
+function processesOf(pgid) {
+  try {
+    const all = execFileSync("ps", ["-eo", "pgid,pid,stat,etime,pcpu,rss,args"], { encoding: "utf8" }).split("\n");
+    return [all[0], ...all.filter((l) => l.trim().split(/\s+/)[0] === String(pgid))].join("\n");
+  } catch (e) {
+    return `(ps failed: ${e.message})`;
   }
 }
 
