@@ -40,6 +40,23 @@ export function withModel(choices: AttemptChoice[], model: string, current: stri
   return [...choices, { agent, label: `Finishline's agent (${m})`, count: 1 }];
 }
 
+/**
+ * The choices again for agents or a model that changed (`fresh`, from [`attemptChoices`]), with
+ * the counts the person gave: Finishline's agent starts at two, models they added stay, and an
+ * added model that is now the one the agent runs on joins its row rather than showing twice.
+ */
+export function refreshedChoices(old: AttemptChoice[], fresh: AttemptChoice[], model: string): AttemptChoice[] {
+  const current = `builtin:${model.trim()}`;
+  const merged = old.find((o) => o.agent === current)?.count ?? 0;
+  return [
+    ...fresh.map((c) => {
+      const count = old.find((o) => o.agent === c.agent)?.count ?? (c.agent === "builtin" ? 2 : 0);
+      return { ...c, count: c.agent === "builtin" ? count + merged : count };
+    }),
+    ...old.filter((o) => o.agent.startsWith("builtin:") && o.agent !== current),
+  ];
+}
+
 /** One entry per attempt, in order: `["builtin", "builtin", "codex"]`. */
 export function attemptList(choices: AttemptChoice[]): string[] {
   return choices.flatMap((c) => Array.from({ length: c.count }, () => c.agent));

@@ -4,7 +4,7 @@ import { AppError, ipc, sentence, type AgentPreset, type ExternalAgent, type Pla
 import { gradeOf } from "../modelGrades";
 import { keepAboveBar } from "../keepAboveBar";
 import { AlertDialog } from "../components/AlertDialog";
-import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, settingsAgentLabel, type AttemptChoice } from "../components/AttemptsPicker";
+import { attemptChoices, refreshedChoices, attemptList, AttemptsPicker, attemptsProblem, settingsAgentLabel, type AttemptChoice } from "../components/AttemptsPicker";
 
 interface Props {
   providerReady: boolean;
@@ -88,11 +88,8 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   const attemptsOn = attemptsAsked && attemptLimit >= 2;
   const [choices, setChoices] = useState<AttemptChoice[]>([]);
   useEffect(() => {
-    setChoices((old) => [
-      ...attemptChoices(model.trim() || defaultModel, defaultAgent, presets).map((c) => ({ ...c, count: old.find((o) => o.agent === c.agent)?.count ?? (c.agent === "builtin" ? 2 : 0) })),
-      // Models the person added for Finishline's agent stay.
-      ...old.filter((o) => o.agent.startsWith("builtin:")),
-    ]);
+    const running = model.trim() || defaultModel;
+    setChoices((old) => refreshedChoices(old, attemptChoices(running, defaultAgent, presets), running));
   }, [presets, model, defaultModel, defaultAgent]);
   const external = !attemptsOn && agentName !== "builtin";
   const [task, setTask] = useWindowDraft("finishline.taskDraft");

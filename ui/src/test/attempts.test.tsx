@@ -4,7 +4,7 @@ import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { Compared, GroupRanking, SessionSummary } from "../ipc";
 import { AttemptsView } from "../screens/Attempts";
-import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, withModel } from "../components/AttemptsPicker";
+import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, refreshedChoices, withModel } from "../components/AttemptsPicker";
 import { attemptLabel, sidebarEntries, sidebarGroups, waitingCount } from "../sidebar";
 import { collapseGroups, History } from "../screens/History";
 import { TasksSection } from "../components/TasksSection";
@@ -134,6 +134,19 @@ describe("attempts side by side", () => {
     expect(choices[1].label).toBe("Finishline's agent (large)");
     expect(attemptList(withModel(choices, "large", "small"))).toEqual(["builtin", "builtin:large", "builtin:large"]);
     expect(attemptList(withModel(choices, "small", "small"))).toEqual(["builtin", "builtin", "builtin:large"]);
+  });
+
+  it("a model typed in New Task that was already added for Finishline's agent is one row, not two alike", () => {
+    let choices = refreshedChoices([], attemptChoices("small", null, []), "small");
+    choices = withModel(choices, "large", "small");
+    expect(attemptList(choices), "two tries on the task's model by default, one on the model added").toEqual(["builtin", "builtin", "builtin:large"]);
+    // The person now types "large" in New Task's Model field: Finishline's agent runs on it.
+    choices = refreshedChoices(choices, attemptChoices("large", null, []), "large");
+    expect(choices.map((c) => c.label), "one row says (large)").toEqual(["Finishline's agent (large)"]);
+    expect(attemptList(choices), "with both rows' attempts").toEqual(["builtin", "builtin", "builtin"]);
+    // Another model typed: the rows added by hand stay as they were.
+    const other = refreshedChoices(withModel(choices, "tiny", "large"), attemptChoices("small", null, []), "small");
+    expect(other.map((c) => `${c.label}×${c.count}`)).toEqual(["Finishline's agent (small)×3", "Finishline's agent (tiny)×1"]);
   });
 
   it("the sidebar names an attempt by its number first, and counts a waiting group as one decision", () => {
