@@ -95,6 +95,14 @@ async fn test_connection_names_a_wrong_url_and_an_unreachable_server() {
     let e = check_provider(&wrong, ApiKey::new(KEY)).await.expect_err("a URL with no API behind it must not pass");
     assert_eq!(e.code(), ErrorCode::ProviderNotFound, "a server that answers 404 is the wrong URL: {e}");
 
+    // The server's own address without its version segment: the model is there, the URL is not.
+    let mut bare = settings(&s, Protocol::Openai, "fake-model");
+    bare.base_url = s.url();
+    let e = check_provider(&bare, ApiKey::new(KEY)).await.expect_err("no API answers at the bare address");
+    assert_eq!(e.code(), ErrorCode::ProviderNotFound, "{e}");
+    assert!(!e.to_string().contains("no model called"), "the model is not what is wrong: {e}");
+    assert!(e.to_string().contains(&format!("{}/v1", s.url())), "the URL to try is named: {e}");
+
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let gone = ProviderSettings { base_url: format!("http://127.0.0.1:{free}/v1"), model: "m".into(), ..Default::default() };
     let e = check_provider(&gone, None).await.expect_err("nothing listens there");

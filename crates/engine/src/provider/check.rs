@@ -65,10 +65,10 @@ const PROBE_TIME: std::time::Duration = std::time::Duration::from_secs(20);
 /// Lists the models, then sends the model one tiny request that offers a tool: servers that
 /// cannot do tools (many small Ollama models) reject it with a 400 that says so.
 pub async fn check_connection(provider: &HttpProvider, model: &str) -> Result<ConnectionReport, ProviderError> {
-    let models = match provider.list_models().await {
-        Ok(m) => m,
+    let (models, unlisted) = match provider.list_models().await {
+        Ok(m) => (m, false),
         // Some OpenAI-compatible servers have no model list; the probe below still tells.
-        Err(e) if e.kind == ProviderErrorKind::NotFound => Vec::new(),
+        Err(e) if e.kind == ProviderErrorKind::NotFound => (Vec::new(), true),
         Err(e) => return Err(e),
     };
     // A server with one model (llama.cpp, a single LM Studio model) needs no typing: test that one.
@@ -80,11 +80,27 @@ pub async fn check_connection(provider: &HttpProvider, model: &str) -> Result<Co
     let tools = if model.is_empty() {
         ToolSupport::Unknown { message: "Type or pick a model to check that it can use tools.".into() }
     } else {
-        probe_tools(provider, model).await?
+        probe_tools(provider, model).await.map_err(|e| match e.kind {
+            ProviderErrorKind::NotFound if unlisted => no_api_at(provider, e),
+            ProviderErrorKind::NotFound => ProviderError::new(ProviderErrorKind::NotFound, format!("The server has no model called “{model}”: {}", e.message)),
+            _ => e,
+        })?
     };
     let checks = if tools == ToolSupport::Supported { grade(provider, model).await } else { Vec::new() };
     let context_window = if model.is_empty() { None } else { provider.context_window(model).await };
     Ok(ConnectionReport { models, model_listed, tools, checks, context_window })
+}
+
+/// Neither the model list nor the chat endpoint is there: the URL is wrong, not the model. The
+/// most common slip is a base URL without its version segment (`http://127.0.0.1:8080`).
+fn no_api_at(provider: &HttpProvider, e: ProviderError) -> ProviderError {
+    let base = provider.base_url().trim_end_matches('/');
+    let version = if provider.kind() == crate::ProviderKind::Gemini { "/v1beta" } else { "/v1" };
+    let hint = if base.ends_with(version) { String::new() } else { format!(" Servers like this one usually answer under {base}{version}.") };
+    ProviderError::new(
+        ProviderErrorKind::NotFound,
+        format!("Nothing answers as a model API at {base} (no model list, no chat endpoint): check the base URL.{hint} ({})", e.message),
+    )
 }
 
 /// What one probe request brought back.
@@ -230,10 +246,8 @@ async fn probe_tools(provider: &HttpProvider, model: &str) -> Result<ToolSupport
         ))
         | None => Ok(ToolSupport::Supported),
         Some(Err(e)) => match e.kind {
-            ProviderErrorKind::Auth | ProviderErrorKind::Network => Err(e),
-            ProviderErrorKind::NotFound => {
-                Err(ProviderError::new(ProviderErrorKind::NotFound, format!("The server has no model called “{model}”: {}", e.message)))
-            }
+            // A 404 is the wrong model or the wrong URL: the caller knows which.
+            ProviderErrorKind::Auth | ProviderErrorKind::Network | ProviderErrorKind::NotFound => Err(e),
             ProviderErrorKind::BadRequest if mentions_tools(&e.message) => Ok(ToolSupport::Unsupported {
                 message: format!("The model “{model}” does not support tools, so it cannot act as an agent. Pick another model. ({})", e.message),
             }),

@@ -56,6 +56,15 @@ pub struct HttpProvider {
 }
 
 impl HttpProvider {
+    /// The base URL as configured, version segment included.
+    pub fn base_url(&self) -> &str {
+        &self.config.base_url
+    }
+
+    pub fn kind(&self) -> ProviderKind {
+        self.config.kind
+    }
+
     pub fn new(config: ProviderConfig) -> Result<Self, ProviderError> {
         let client = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
