@@ -159,23 +159,12 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
     setError(null);
     // The window shows no bubble of its own for a number out of range: name the field, say what
     // it takes, and take the focus there (Save, Ctrl+S and "Save your changes?" alike).
-    const invalid = Array.from(form.current?.querySelectorAll<HTMLInputElement>("input") ?? []).find((i) => !i.validity.valid);
-    if (invalid) {
-      const name = invalid.closest("label")?.querySelector("span")?.textContent?.trim() || "A field";
-      const v = invalid.validity;
-      const bound = (n: string) => Number(n).toLocaleString("en-US");
-      const why = v.rangeUnderflow
-        ? `takes ${bound(invalid.min)} or more`
-        : v.rangeOverflow
-          ? `takes ${bound(invalid.max)} or less`
-          : v.badInput || v.valueMissing
-            ? "needs a number"
-            : v.stepMismatch
-              ? "takes a whole number"
-              : `is not valid (${invalid.validationMessage})`;
-      setError(new AppError("invalid_settings", `“${name}” ${why}${invalid.value === "" ? "" : ` (it is ${invalid.value})`}. Nothing was saved.`));
-      invalid.focus();
-      invalid.scrollIntoView?.({ block: "center" });
+    const invalid = Array.from(form.current?.querySelectorAll<HTMLInputElement>("input") ?? []).filter((i) => !i.validity.valid);
+    if (invalid.length > 0) {
+      // Every field wrong at once is named: one at a time would take a Save for each.
+      setError(new AppError("invalid_settings", `${invalid.map(whyInvalid).join("; ")}. Nothing was saved.`));
+      invalid[0].focus();
+      invalid[0].scrollIntoView?.({ block: "center" });
       return false;
     }
     const bad = badPriceLines(pricesText);
@@ -584,6 +573,23 @@ const FIELD_LABEL: Record<string, string> = {
 
 /** An error from saving, with the field named as the screen labels it, not as the file does
  * ("provider.base_url: …" reads “Base URL”: …). */
+/** A number field the window refused, named as its label says, with what it takes. */
+function whyInvalid(input: HTMLInputElement): string {
+  const name = input.closest("label")?.querySelector("span")?.textContent?.trim() || "A field";
+  const v = input.validity;
+  const bound = (n: string) => Number(n).toLocaleString("en-US");
+  const why = v.rangeUnderflow
+    ? `takes ${bound(input.min)} or more`
+    : v.rangeOverflow
+      ? `takes ${bound(input.max)} or less`
+      : v.badInput || v.valueMissing
+        ? "needs a number"
+        : v.stepMismatch
+          ? "takes a whole number"
+          : `is not valid (${input.validationMessage})`;
+  return `“${name}” ${why}${input.value === "" ? "" : ` (it is ${input.value})`}`;
+}
+
 export function settingsErrorInWords(message: string): string {
   const m = /^([a-z_]+(?:\.[a-z_]+)*)((?:\[[^\]]*\])?)(?:\.[a-z_.]+)?: ([\s\S]*)$/.exec(message);
   const label = m && FIELD_LABEL[m[1]];

@@ -275,6 +275,23 @@ describe("Settings, numbers a person can type", () => {
     expect(await screen.findByTestId("settings-error"), "an empty box is not the last number typed into it").toHaveTextContent("“Step time limit (seconds)” needs a number. Nothing was saved.");
     expect(saved).toHaveLength(0);
   });
+
+  it("several fields wrong at once are all named at Save, the focus on the first", async () => {
+    const { saved, user } = settingsSavingInto();
+    const retries = screen.getByTestId("max-retries");
+    const timeout = screen.getByTestId("step-timeout");
+    await user.clear(retries);
+    await user.type(retries, "-3");
+    await user.clear(timeout);
+    await user.type(timeout, "60.5");
+    await user.click(screen.getByTestId("save-settings"));
+    const said = await screen.findByTestId("settings-error");
+    expect(said).toHaveTextContent("“Max retries” takes 1 or more (it is -3)");
+    expect(said, "not one at a time, a Save for each").toHaveTextContent("“Step time limit (seconds)” takes a whole number (it is 60.5)");
+    expect(said).toHaveTextContent(/Nothing was saved\.$/);
+    expect(saved).toHaveLength(0);
+    expect(document.activeElement === retries || document.activeElement === timeout, "the focus is on a field to fix").toBe(true);
+  });
 });
 
 describe("Settings, providers and keys", () => {
