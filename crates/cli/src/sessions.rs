@@ -1,4 +1,5 @@
-//! `finishline sessions …`: list, show, search, export. Read-only over the same store.
+//! `finishline sessions …`: list, show, search, export over the same store. They only read it,
+//! after finishing, as every start does, what a crash cut short.
 
 use std::sync::Arc;
 
@@ -25,10 +26,12 @@ pub fn open(common: &Common) -> Result<Store, u8> {
     }
     let store = Store::open(&path, Arc::new(SystemClock)).map_err(|e| crate::run::fail(exit::FAILED, common.json, &e.to_string()))?;
     // Every front end recovers runs whose process died before it shows anything, so a listing
-    // never shows a dead run as running.
+    // never shows a dead run as running, and finishes a revert or a landing a crash cut short
+    // (what a refused revert promises: "the next start, any command").
     if let Err(e) = store.recover() {
         eprintln!("finishline: {e}");
     }
+    finishline_engine::agent::decision::finish_interrupted(&store, &dir);
     Ok(store)
 }
 

@@ -796,7 +796,9 @@ async fn killed_in_the_middle_of_a_revert_the_next_start_puts_back_the_rest_and_
     assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
     let id = session_of(&waiting);
     reject_killed_after_first_file(&cli, &id, &dir.path().join("paused"), &[]);
-    let _ = cli.run("hello", &ws, &["--when-busy", "run"]);
+    // Any command is the next start, as the late revert's refusal says: a listing too.
+    let listed = cli.cmd(&["sessions", "list"]).output().unwrap();
+    assert_eq!(listed.status.code(), Some(0), "{}", String::from_utf8_lossy(&listed.stderr));
     assert!(!ws.join("one.txt").exists() && !ws.join("three.txt").exists(), "every created file is gone");
     assert_eq!(std::fs::read_to_string(ws.join("keep.txt")).unwrap(), "old\n", "the edited file is back");
     let reverted: Vec<(Vec<String>, Vec<String>)> = stored(&cli.data, &id)
