@@ -383,6 +383,12 @@ export interface AutoApproval {
 }
 
 /** The engine's events, as stored and delivered (section 10 of the spec). */
+/** A file of the person's a revert overwrote because they said so, and where their version is kept. */
+export interface OverwrittenCopy {
+  path: string;
+  copy: string;
+}
+
 export type EngineEvent =
   | { type: "session_created"; task: string; workspace: string; provider: string; model: string; base_url?: string }
   | { type: "run_started"; trigger: "task" | "feedback" | "message" | "resume" | "plan_step" }
@@ -414,7 +420,7 @@ export type EngineEvent =
   | { type: "audit_dismissed"; rule: AuditRule; path: string; excerpt?: string }
   | { type: "audit_restored"; rule: AuditRule; path: string; excerpt?: string }
   | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean; occasion?: DecisionOccasion }
-  | { type: "reverted"; restored: string[]; deleted: string[]; kept?: string[] }
+  | { type: "reverted"; restored: string[]; deleted: string[]; kept?: string[]; copies?: OverwrittenCopy[] }
   | { type: "revert_started"; overwrite?: string[] }
   | { type: "task_workspace"; isolation: Isolation; folder: string; worktree?: TaskWorktree | null }
   | { type: "attempt_started"; group: string; number: number; of: number; label: string }
@@ -640,7 +646,7 @@ export interface Landed {
 }
 
 export type ReviewOutcome =
-  | { outcome: "decided"; status: SessionStatus; revert: { restored: string[]; deleted: string[]; conflicts: string[]; applied: boolean } | null; landed?: Landed; kept?: { branch: string; files: string[] } }
+  | { outcome: "decided"; status: SessionStatus; revert: { restored: string[]; deleted: string[]; conflicts: string[]; copies?: OverwrittenCopy[]; applied: boolean } | null; landed?: Landed; kept?: { branch: string; files: string[] } }
   | { outcome: "needs_confirmation"; conflicts: string[] }
   | { outcome: "landing_blocked"; reason: LandingBlock; files: string[]; detail: string };
 

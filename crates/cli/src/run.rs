@@ -628,7 +628,10 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
     let revert = force_revert || yes("Also revert the agent's changes to your files? [y/N]: ");
     match engine.submit_review(review, decision, None, revert, force_revert, DecidedBy::Person) {
         Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => {
-            let overwrite = yes(&format!("Someone changed {} after the agent. Overwrite those changes too? [y/N]: ", conflicts.join(", ")));
+            let overwrite = yes(&format!(
+                "Someone changed {} after the agent. Overwrite those changes too (a copy of your version is kept)? [y/N]: ",
+                conflicts.join(", ")
+            ));
             // Either way the rest is reverted; those files only when the person says so.
             let choice = finishline_engine::agent::ReviewChoice {
                 revert: true,
@@ -671,6 +674,9 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
             eprintln!("Reverted: {} restored, {} removed.", r.restored.len(), r.deleted.len());
             if !r.conflicts.is_empty() {
                 eprintln!("Left as they are (changed after the agent): {}.", r.conflicts.join(", "));
+            }
+            for c in &r.copies {
+                eprintln!("Your version of {} (overwritten, as you said) is kept at {}.", c.path, c.copy);
             }
         }
         Ok(ReviewOutcome::Decided { landed: Some(l), .. }) if l.files.is_empty() && l.branch_kept.is_none() => match (&l.target_branch, l.already_held) {
@@ -928,7 +934,7 @@ fn revert_later(engine: &Arc<Engine>, sid: &SessionId, force: bool, json: bool) 
             if !json {
                 eprintln!("Not reverted: {} changed after the agent.", conflicts.join(", "));
                 let force = crate::hint::command(&format!("sessions review {sid} --reject --revert --force-revert"));
-                eprintln!("To overwrite them too: `{force}`.");
+                eprintln!("To overwrite them too (a copy of your version is kept): `{force}`.");
             }
             exit::WAITING
         }

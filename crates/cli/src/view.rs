@@ -294,13 +294,15 @@ impl View {
                 branch_deleted.as_deref().map(|b| format!(" and the branch {b}")).unwrap_or_default(),
                 if *why == finishline_engine::domain::WorktreeEnd::Unused { ": nothing was changed there" } else { "" }
             )),
-            EngineEvent::Reverted { restored, deleted, kept } if !kept.is_empty() => self.line(&format!(
-                "  reverted: {}; left as they are (changed after the agent): {}",
-                finishline_engine::store::export::revert_summary(restored.len(), deleted.len()),
-                kept.join(", ")
-            )),
-            EngineEvent::Reverted { restored, deleted, .. } => {
-                self.line(&format!("  reverted: {}", finishline_engine::store::export::revert_summary(restored.len(), deleted.len())))
+            EngineEvent::Reverted { restored, deleted, kept, copies } => {
+                let mut line = format!("  reverted: {}", finishline_engine::store::export::revert_summary(restored.len(), deleted.len()));
+                if !kept.is_empty() {
+                    line.push_str(&format!("; left as they are (changed after the agent): {}", kept.join(", ")));
+                }
+                for c in copies {
+                    line.push_str(&format!("; your version of {} is kept at {}", c.path, c.copy));
+                }
+                self.line(&line);
             }
 
             _ => {}

@@ -873,6 +873,11 @@ async fn a_reject_never_overwrites_a_file_someone_changed_after_the_task_unless_
     let forced = cli.review(&id, &["--reject", "--revert", "--force-revert"]);
     assert_eq!(forced.status.code(), Some(3));
     assert!(!ws.join("notes.md").exists(), "forced, the task's file goes");
+    // The person's version it overwrote is not lost: a copy is kept, and its place is said.
+    let said = String::from_utf8_lossy(&forced.stderr);
+    let copy = cli.data.join("overwritten").join(&id).join("notes.md");
+    assert_eq!(std::fs::read_to_string(&copy).unwrap_or_default(), "the person's notes\n", "the copy holds their words: {said}");
+    assert!(said.contains(&copy.display().to_string()), "and the reject says where it is: {said}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

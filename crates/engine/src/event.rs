@@ -362,6 +362,10 @@ pub enum EngineEvent {
         /// The run's files someone changed after the run did: left as they are.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         kept: Vec<String>,
+        /// Files someone changed after the run that the person said to overwrite: where their
+        /// version is kept.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        copies: Vec<crate::workspace::checkpoint::OverwrittenCopy>,
     },
     /// Where the task works: its own worktree and branch in the person's repository, or the
     /// folder itself. Recorded before anything touches a file.

@@ -127,7 +127,7 @@ fn a_file_with_a_name_of_the_longest_length_is_put_back() {
 /// overwritten, even when its content is what this task left: answering "no" to overwriting
 /// (an empty list) keeps it.
 #[test]
-fn a_revert_keeps_a_file_another_task_showed_unless_the_person_named_it() {
+fn a_revert_keeps_a_file_another_task_showed_unless_the_person_named_it_and_then_keeps_a_copy_of_it() {
     use finishline_engine::agent::decision::revert_owned;
     use finishline_engine::workspace::ownership::OwnedChange;
     let dir = tempfile::tempdir().unwrap();
@@ -139,10 +139,30 @@ fn a_revert_keeps_a_file_another_task_showed_unless_the_person_named_it() {
     let after = cp.file_states(&["notes.txt"]).unwrap().remove(0);
     let owned = vec![OwnedChange { path: "notes.txt".into(), before: FileState::Absent, after }];
     let others = vec!["notes.txt".to_string()];
-    let report = revert_owned(&cp, &owned, &[], &others).unwrap();
+    let copies = dir.path().join("copies");
+    let report = revert_owned(&cp, &owned, &[], &others, &copies).unwrap();
     assert_eq!(report.conflicts, vec!["notes.txt".to_string()], "kept and named");
     assert_eq!(std::fs::read_to_string(work.join("notes.txt")).unwrap(), "hello\n");
-    let report = revert_owned(&cp, &owned, &["notes.txt".to_string()], &others).unwrap();
+    assert!(report.copies.is_empty() && !copies.exists(), "nothing overwritten, nothing copied");
+
+    // Where no copy can be made, nothing of theirs is overwritten, though they named it.
+    let blocked = dir.path().join("a file, not a folder");
+    std::fs::write(&blocked, "").unwrap();
+    let report = revert_owned(&cp, &owned, &["notes.txt".to_string()], &others, &blocked).unwrap();
+    assert_eq!(report.conflicts, vec!["notes.txt".to_string()], "kept and named: {report:?}");
+    assert_eq!(std::fs::read_to_string(work.join("notes.txt")).unwrap(), "hello\n");
+
+    let report = revert_owned(&cp, &owned, &["notes.txt".to_string()], &others, &copies).unwrap();
     assert_eq!(report.deleted, vec!["notes.txt".to_string()], "named by the person, it goes");
     assert!(!work.join("notes.txt").exists());
+    let copy = copies.join("notes.txt");
+    assert_eq!(report.copies.iter().map(|c| (c.path.as_str(), c.copy.clone())).collect::<Vec<_>>(), vec![("notes.txt", copy.display().to_string())]);
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), "hello\n", "the version it overwrote is kept");
+
+    // A second overwrite of the same file keeps the first copy too.
+    std::fs::write(work.join("notes.txt"), "hello again\n").unwrap();
+    let report = revert_owned(&cp, &owned, &["notes.txt".to_string()], &others, &copies).unwrap();
+    assert_eq!(report.copies[0].copy, copies.join("notes.txt.2").display().to_string());
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), "hello\n");
+    assert_eq!(std::fs::read_to_string(copies.join("notes.txt.2")).unwrap(), "hello again\n");
 }

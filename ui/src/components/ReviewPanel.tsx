@@ -283,6 +283,15 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             )}
           </p>
         )}
+        {review.decided.reverted && review.decided.reverted.copies.length > 0 && (
+          <ul className="notice" data-testid="revert-copies">
+            {review.decided.reverted.copies.map((c) => (
+              <li key={c.copy}>
+                Your version of {c.path}, overwritten as you said, is kept at <code>{c.copy}</code>.
+              </li>
+            ))}
+          </ul>
+        )}
         <DecidedDiff reviewId={review.reviewId} files={review.files} comments={review.comments} />
       </section>
     );
@@ -478,7 +487,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       )}
       {conflicts && (
         <div className="callout panel" role="alertdialog" aria-label="Files changed after the agent" tabIndex={-1} ref={reveal} data-testid="revert-conflicts">
-          <p>These files changed after the agent (your edits, or another task's). Reverting is safe for everything else; tick a file only to put back the agent's starting point over those changes:</p>
+          <p>These files changed after the agent (your edits, or another task's). Reverting is safe for everything else; tick a file only to put back the agent's starting point over those changes (a copy of the version it replaces is kept, and the result says where):</p>
           <ul className="overwrite-list">
             {conflicts.map((c) => (
               <li key={c}>
@@ -955,6 +964,7 @@ export function decisionText({ decision, by, occasion, reverted, copied }: { dec
     const files = [...reverted.restored, ...reverted.deleted];
     text += files.length > 0 ? ` The agent's changes were undone: ${revertSummary(reverted)} (${files.join(", ")}).` : ` ${undoneText(reverted)}`;
     if (reverted.kept.length > 0) text += ` Left as they were, because they changed after the agent: ${reverted.kept.join(", ")}.`;
+    for (const c of reverted.copies) text += ` Your version of ${c.path}, overwritten as you said, is kept at ${c.copy}.`;
   }
   return text;
 }

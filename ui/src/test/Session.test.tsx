@@ -272,6 +272,13 @@ describe("Session view", () => {
     expect(await screen.findByTestId("revert-summary"), "the person sees the revert happened, and to which files").toHaveTextContent("The agent's changes were undone: 2 files restored, 1 deleted. (a.txt, b.txt, new.txt)");
   });
 
+  it("a revert that overwrote the person's edit, as they said, says where their version is kept", async () => {
+    const copy = "/home/p/.local/share/dev.finishline.app/overwritten/s1/notes.md";
+    script([...running(), ...rejected("r1"), ev({ type: "reverted", restored: [], deleted: ["notes.md"], kept: [], copies: [{ path: "notes.md", copy }] })]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("revert-copies")).toHaveTextContent(`Your version of notes.md, overwritten as you said, is kept at ${copy}.`);
+  });
+
   it("a revert with nothing to undo says so, not that the changes were undone", async () => {
     script([...running(), ...rejected("r1"), ev({ type: "reverted", restored: [], deleted: [], kept: [] })]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);

@@ -9,7 +9,7 @@
 //!   person says otherwise, file by file) any that someone changed after the run did;
 //! - request changes keeps the worktree and starts the next run in it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -22,7 +22,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::event::{EngineEvent, Envelope};
 use crate::store::decisions::RequestKind;
 use crate::store::Store;
-use crate::workspace::checkpoint::{Checkpoints, FileChange, RevertReport};
+use crate::workspace::checkpoint::{Checkpoints, FileChange, OverwrittenCopy, RevertReport};
 use crate::workspace::landing::{self, Blocked, CatchUp, Composed};
 use crate::workspace::lock::FolderLock;
 use crate::workspace::ownership::{revert_step, FileState, OwnedChange, RevertStep};
@@ -83,6 +83,9 @@ pub struct LandedSummary {
     pub already_held: bool,
 }
 
+// One value per decision, returned and shown once: its size costs nothing, and boxing its
+// parts would only make every place that builds or reads one longer.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum ReviewOutcome {
@@ -407,12 +410,8 @@ impl Engine {
             None,
             vec![resolved, EngineEvent::RevertStarted { overwrite: overwrite.clone() }, status_event(SessionStatus::Rejected)],
         )?;
-        let report = revert_owned(&cp, &owned, &overwrite, &others)?;
-        self.store.append(
-            &summary.id,
-            None,
-            EngineEvent::Reverted { restored: report.restored.clone(), deleted: report.deleted.clone(), kept: report.conflicts.clone() },
-        )?;
+        let report = revert_owned(&cp, &owned, &overwrite, &others, &copies_folder(&self.config.data_dir, &summary.id))?;
+        self.store.append(&summary.id, None, reverted_event(&report))?;
         Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(report), landed: None, kept: None })
     }
 
@@ -441,16 +440,12 @@ impl Engine {
             vec![resolved, EngineEvent::RevertStarted { overwrite: vec![] }, status_event(SessionStatus::Rejected)],
         )?;
         let (Some(base), Some(agent)) = marks else {
-            self.store.append(&summary.id, None, EngineEvent::Reverted { restored: vec![], deleted: vec![], kept: vec![] })?;
+            self.store.append(&summary.id, None, reverted_event(&RevertReport::default()))?;
             return Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None, kept: None });
         };
         match cp.revert(&base, &agent, force) {
             Ok(r) => {
-                self.store.append(
-                    &summary.id,
-                    None,
-                    EngineEvent::Reverted { restored: r.restored.clone(), deleted: r.deleted.clone(), kept: r.conflicts.clone() },
-                )?;
+                self.store.append(&summary.id, None, reverted_event(&r))?;
                 Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(r), landed: None, kept: None })
             }
             Err(e) => {
@@ -973,7 +968,39 @@ pub(super) fn in_place_folder(summary: &crate::store::SessionSummary, events: &[
 /// Puts the run's files back as the run found them, one by one. A file is left as it is when
 /// someone changed it after the run (unless it is in `overwrite`); each file is looked at again
 /// just before it is touched, so an edit made a moment ago is never lost.
-pub fn revert_owned(cp: &Checkpoints, owned: &[OwnedChange], overwrite: &[String], others: &[String]) -> Result<RevertReport> {
+/// What a revert did, as history records it.
+pub(super) fn reverted_event(r: &RevertReport) -> EngineEvent {
+    EngineEvent::Reverted { restored: r.restored.clone(), deleted: r.deleted.clone(), kept: r.conflicts.clone(), copies: r.copies.clone() }
+}
+
+/// Where the person's version of the files a revert of `session` overwrites is kept.
+pub(super) fn copies_folder(data_dir: &Path, session: &SessionId) -> PathBuf {
+    data_dir.join("overwritten").join(session.as_str())
+}
+
+/// Copies the person's version of `path` into `folder` before a revert overwrites it, under a
+/// name no earlier copy there has. None when there is nothing to copy (the file is gone, or is
+/// no plain file).
+fn keep_copy(cp: &Checkpoints, path: &str, folder: &Path) -> Result<Option<OverwrittenCopy>> {
+    let from = cp.work_tree().join(path);
+    match std::fs::symlink_metadata(&from) {
+        Ok(m) if m.is_file() => {}
+        _ => return Ok(None),
+    }
+    let mut to = folder.join(path);
+    let mut n = 1;
+    while to.symlink_metadata().is_ok() {
+        n += 1;
+        to = folder.join(format!("{path}.{n}"));
+    }
+    if let Some(dir) = to.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::copy(&from, &to)?;
+    Ok(Some(OverwrittenCopy { path: path.to_string(), copy: to.display().to_string() }))
+}
+
+pub fn revert_owned(cp: &Checkpoints, owned: &[OwnedChange], overwrite: &[String], others: &[String], copies_in: &Path) -> Result<RevertReport> {
     let mut report = RevertReport { applied: true, ..Default::default() };
     for (i, c) in owned.iter().enumerate() {
         let now = cp.file_states(&[c.path.as_str()])?.remove(0);
@@ -993,6 +1020,16 @@ pub fn revert_owned(cp: &Checkpoints, owned: &[OwnedChange], overwrite: &[String
         if (step == RevertStep::ChangedSince && !go) || (go && cp.through_link(&c.path)) {
             report.conflicts.push(c.path.clone());
             continue;
+        }
+        if go && step == RevertStep::ChangedSince {
+            // Their version first; without a copy, nothing of theirs is overwritten.
+            match keep_copy(cp, &c.path, copies_in) {
+                Ok(copy) => report.copies.extend(copy),
+                Err(_) => {
+                    report.conflicts.push(c.path.clone());
+                    continue;
+                }
+            }
         }
         if go {
             cp.restore_file(&c.path, &c.before)?;
@@ -1108,8 +1145,8 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     // have changed again since the crash, so a file that is not the task's any more is kept and
     // named, never overwritten.
     let Ok(others) = reviewed_by_other_tasks(store, &s.id, &s.workspace, &since) else { return false };
-    match revert_owned(&cp, &owned, &[], &others) {
-        Ok(r) => store.append(&s.id, None, EngineEvent::Reverted { restored: r.restored, deleted: r.deleted, kept: r.conflicts }).is_ok(),
+    match revert_owned(&cp, &owned, &[], &others, &copies_folder(data_dir, &s.id)) {
+        Ok(r) => store.append(&s.id, None, reverted_event(&r)).is_ok(),
         Err(e) => store
             .append(&s.id, None, EngineEvent::Error { code: ErrorCode::Io, message: format!("The revert cut short by a restart could not be finished: {e}") })
             .is_ok(),

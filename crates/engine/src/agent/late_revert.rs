@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use super::decision::{
-    changed_since, in_place_folder, revert_owned, reviewed_by_other_tasks, session_lock, unapproved_changes, Overwrite, ReviewOutcome, Unapproved,
+    changed_since, copies_folder, in_place_folder, revert_owned, reverted_event, reviewed_by_other_tasks, session_lock, unapproved_changes, Overwrite,
+    ReviewOutcome, Unapproved,
 };
 use super::Engine;
 use crate::domain::*;
@@ -92,12 +93,8 @@ impl Engine {
         let overwrite: Vec<String> = changed_since.into_iter().filter(|p| overwrite.allows(p)).collect();
         // The intent first; the files follow.
         self.store.append(session, None, EngineEvent::RevertStarted { overwrite: overwrite.clone() })?;
-        let report = revert_owned(&cp, &owned, &overwrite, &later)?;
-        self.store.append(
-            session,
-            None,
-            EngineEvent::Reverted { restored: report.restored.clone(), deleted: report.deleted.clone(), kept: report.conflicts.clone() },
-        )?;
+        let report = revert_owned(&cp, &owned, &overwrite, &later, &copies_folder(&self.config.data_dir, session))?;
+        self.store.append(session, None, reverted_event(&report))?;
         Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(report), landed: None, kept: None })
     }
 }
@@ -124,7 +121,12 @@ mod tests {
 
     #[test]
     fn asked_again_a_late_revert_names_the_files_the_first_one_kept() {
-        let kept = |k: &[&str]| EngineEvent::Reverted { restored: vec![], deleted: vec!["notes.md".into()], kept: k.iter().map(|s| s.to_string()).collect() };
+        let kept = |k: &[&str]| EngineEvent::Reverted {
+            restored: vec![],
+            deleted: vec!["notes.md".into()],
+            kept: k.iter().map(|s| s.to_string()).collect(),
+            copies: vec![],
+        };
         assert_eq!(rejected_unreverted(&rejected_then(kept(&[]))).unwrap_err(), "its changes were already reverted");
         let why = rejected_unreverted(&rejected_then(kept(&["a.txt"]))).unwrap_err();
         assert!(why.contains("already reverted") && why.contains("kept a.txt") && why.contains("change it yourself"), "{why}");

@@ -79,7 +79,19 @@ pub struct RevertReport {
     pub deleted: Vec<String>,
     /// Files the person edited after the agent's last change; left alone unless forced.
     pub conflicts: Vec<String>,
+    /// The person's version of each file they allowed to be overwritten, kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub copies: Vec<OverwrittenCopy>,
     pub applied: bool,
+}
+
+/// A file of the person's that a revert overwrote because they said so, and where their version
+/// is kept: a "yes" to overwrite is not a "yes" to lose it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct OverwrittenCopy {
+    pub path: String,
+    /// Where the copy is, in the app's data folder.
+    pub copy: String,
 }
 
 const MAX_DIFF: usize = 64 * 1024;
@@ -160,6 +172,11 @@ pub fn forget_session(stores: &Path, workspace: &Path, session: &str) -> Result<
 
 impl Checkpoints {
     /// The session's checkpoints in the workspace's shared store under `stores`.
+    /// The folder whose files this store checkpoints.
+    pub fn work_tree(&self) -> &Path {
+        &self.work_tree
+    }
+
     pub fn open_shared(stores: &Path, work_tree: &Path, session: &str) -> Result<Checkpoints> {
         let git_dir = stores.join(store_name(work_tree));
         let cp =
