@@ -830,6 +830,25 @@ async fn a_revert_cut_short_never_overwrites_an_edit_made_after_the_kill() {
     assert_eq!(kept, vec![vec!["two.txt".to_string()]], "history names the file the revert left");
 }
 
+/// A revert told to overwrite the person's edit, killed just after it copied and overwrote that
+/// file: the start that finishes it says where the copy is, so it is never kept unnamed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revert_cut_short_after_overwriting_names_the_copy_it_kept_when_it_is_finished() {
+    let (_s, dir, cli, ws, id) = two_files_waiting_in_a_plain_folder().await;
+    std::fs::write(ws.join("one.txt"), "1 and the person's line\n").unwrap();
+    reject_killed_after_first_file(&cli, &id, &dir.path().join("paused"), &["--force-revert"]);
+    assert!(!ws.join("one.txt").exists(), "the first file was overwritten (the task created it) before the kill");
+    let listed = cli.cmd(&["sessions", "list"]).output().unwrap();
+    assert_eq!(listed.status.code(), Some(0), "{}", String::from_utf8_lossy(&listed.stderr));
+    let copies: Vec<_> = stored(&cli.data, &id)
+        .into_iter()
+        .filter_map(|e| if let finishline_engine::event::EngineEvent::Reverted { copies, .. } = e { Some(copies) } else { None })
+        .collect();
+    assert_eq!(copies.len(), 1, "the revert is finished once");
+    assert_eq!(copies[0].iter().map(|c| c.path.as_str()).collect::<Vec<_>>(), vec!["one.txt"], "and names the copy: {copies:?}");
+    assert_eq!(std::fs::read_to_string(&copies[0][0].copy).unwrap(), "1 and the person's line\n");
+}
+
 /// A revert a kill cut short, whose folder is gone at the next start (moved, a drive not
 /// mounted), is left to finish later: nothing is recorded reverted that it never reached.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -159,7 +159,21 @@ fn a_revert_keeps_a_file_another_task_showed_unless_the_person_named_it_and_then
     assert_eq!(report.copies.iter().map(|c| (c.path.as_str(), c.copy.clone())).collect::<Vec<_>>(), vec![("notes.txt", copy.display().to_string())]);
     assert_eq!(std::fs::read_to_string(&copy).unwrap(), "hello\n", "the version it overwrote is kept");
 
+    // A link the person put there is copied as a link; a folder cannot be copied, so it stays.
+    std::os::unix::fs::symlink("elsewhere.txt", work.join("notes.txt")).unwrap();
+    let report = revert_owned(&cp, &owned, &["notes.txt".to_string()], &others, &copies).unwrap();
+    assert_eq!(std::fs::read_link(&report.copies[0].copy).unwrap(), std::path::PathBuf::from("elsewhere.txt"), "{report:?}");
+    std::fs::create_dir_all(work.join("notes.txt")).unwrap();
+    std::fs::write(work.join("notes.txt/inside.txt"), "the person's\n").unwrap();
+    let report = revert_owned(&cp, &owned, &["notes.txt".to_string()], &others, &copies).unwrap();
+    assert_eq!(report.conflicts, vec!["notes.txt".to_string()], "no copy, no overwrite: {report:?}");
+    assert_eq!(std::fs::read_to_string(work.join("notes.txt/inside.txt")).unwrap(), "the person's\n");
+    std::fs::remove_dir_all(work.join("notes.txt")).unwrap();
+    std::fs::remove_dir_all(&copies).unwrap();
+
     // A second overwrite of the same file keeps the first copy too.
+    std::fs::write(work.join("notes.txt"), "hello\n").unwrap();
+    revert_owned(&cp, &owned, &["notes.txt".to_string()], &others, &copies).unwrap();
     std::fs::write(work.join("notes.txt"), "hello again\n").unwrap();
     let report = revert_owned(&cp, &owned, &["notes.txt".to_string()], &others, &copies).unwrap();
     assert_eq!(report.copies[0].copy, copies.join("notes.txt.2").display().to_string());

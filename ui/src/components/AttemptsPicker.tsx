@@ -9,6 +9,9 @@ export interface AttemptChoice {
   agent: string;
   label: string;
   count: number;
+  /** On Finishline's agent's row: a model added by hand that is the one it runs on now, whose
+   * attempts this row counts for as long as it is. */
+  absorbed?: AttemptChoice;
 }
 
 /** The agent chosen in Settings, by name, when it is not an installed preset (listed with those):
@@ -43,17 +46,24 @@ export function withModel(choices: AttemptChoice[], model: string, current: stri
 /**
  * The choices again for agents or a model that changed (`fresh`, from [`attemptChoices`]), with
  * the counts the person gave: Finishline's agent starts at two, models they added stay, and an
- * added model that is now the one the agent runs on joins its row rather than showing twice.
+ * added model that is now the one the agent runs on joins its row rather than showing twice. It
+ * is held there (`absorbed`), not dropped: the Model field changes with every key, and a model
+ * typed on past ("gpt-4o" on the way to "gpt-4o-mini") gives it back its own row.
  */
 export function refreshedChoices(old: AttemptChoice[], fresh: AttemptChoice[], model: string): AttemptChoice[] {
   const current = `builtin:${model.trim()}`;
-  const merged = old.find((o) => o.agent === current)?.count ?? 0;
+  const held = old.find((o) => o.agent === "builtin")?.absorbed;
+  const released = held && held.agent !== current ? held : undefined;
+  const added = [...old.filter((o) => o.agent.startsWith("builtin:")), ...(released ? [released] : [])];
+  const joining = added.find((o) => o.agent === current);
+  const absorbed = joining ?? (held && !released ? held : undefined);
   return [
     ...fresh.map((c) => {
       const count = old.find((o) => o.agent === c.agent)?.count ?? (c.agent === "builtin" ? 2 : 0);
-      return { ...c, count: c.agent === "builtin" ? count + merged : count };
+      if (c.agent !== "builtin") return { ...c, count };
+      return { ...c, count: Math.max(0, count - (released?.count ?? 0)) + (joining?.count ?? 0), absorbed };
     }),
-    ...old.filter((o) => o.agent.startsWith("builtin:") && o.agent !== current),
+    ...added.filter((o) => o !== joining),
   ];
 }
 

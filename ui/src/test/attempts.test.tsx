@@ -144,9 +144,12 @@ describe("attempts side by side", () => {
     choices = refreshedChoices(choices, attemptChoices("large", null, []), "large");
     expect(choices.map((c) => c.label), "one row says (large)").toEqual(["Finishline's agent (large)"]);
     expect(attemptList(choices), "with both rows' attempts").toEqual(["builtin", "builtin", "builtin"]);
-    // Another model typed: the rows added by hand stay as they were.
-    const other = refreshedChoices(withModel(choices, "tiny", "large"), attemptChoices("small", null, []), "small");
-    expect(other.map((c) => `${c.label}×${c.count}`)).toEqual(["Finishline's agent (small)×3", "Finishline's agent (tiny)×1"]);
+    // Typed on past it ("large" on the way to "large-v2"), the added model gets its own row back.
+    const typedOn = refreshedChoices(choices, attemptChoices("large-v2", null, []), "large-v2");
+    expect(typedOn.map((c) => `${c.label}×${c.count}`)).toEqual(["Finishline's agent (large-v2)×2", "Finishline's agent (large)×1"]);
+    // Other rows added by hand stay as they were.
+    const other = refreshedChoices(withModel(typedOn, "tiny", "large-v2"), attemptChoices("small", null, []), "small");
+    expect(other.map((c) => `${c.label}×${c.count}`)).toEqual(["Finishline's agent (small)×2", "Finishline's agent (large)×1", "Finishline's agent (tiny)×1"]);
   });
 
   it("the sidebar names an attempt by its number first, and counts a waiting group as one decision", () => {

@@ -424,12 +424,23 @@ impl Engine {
         resolved: EngineEvent,
         cp: &Checkpoints,
     ) -> Result<ReviewOutcome> {
-        let force = choice.overwrite == Overwrite::All;
+        let mut force = choice.overwrite == Overwrite::All;
         let marks = (cp.marked("base"), cp.marked("agent"));
+        let mut copies = Vec::new();
         if let (Some(base), Some(agent)) = &marks {
             let conflicts = cp.revert_conflicts(base, agent)?;
             if !conflicts.is_empty() && !force {
                 return Ok(ReviewOutcome::NeedsConfirmation { conflicts });
+            }
+            // The person's versions first, as for any revert told to overwrite; without every
+            // copy, nothing of theirs is overwritten.
+            if force {
+                for c in &conflicts {
+                    match keep_copy(cp, c, &copies_folder(&self.config.data_dir, &summary.id)) {
+                        Ok(copy) => copies.extend(copy),
+                        Err(_) => force = false,
+                    }
+                }
             }
         }
         self.store.resolve_request(
@@ -444,7 +455,10 @@ impl Engine {
             return Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None, kept: None });
         };
         match cp.revert(&base, &agent, force) {
-            Ok(r) => {
+            Ok(mut r) => {
+                if force {
+                    r.copies = copies;
+                }
                 self.store.append(&summary.id, None, reverted_event(&r))?;
                 Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(r), landed: None, kept: None })
             }
@@ -965,9 +979,6 @@ pub(super) fn in_place_folder(summary: &crate::store::SessionSummary, events: &[
         .unwrap_or_else(|| std::path::PathBuf::from(&summary.workspace))
 }
 
-/// Puts the run's files back as the run found them, one by one. A file is left as it is when
-/// someone changed it after the run (unless it is in `overwrite`); each file is looked at again
-/// just before it is touched, so an edit made a moment ago is never lost.
 /// What a revert did, as history records it.
 pub(super) fn reverted_event(r: &RevertReport) -> EngineEvent {
     EngineEvent::Reverted { restored: r.restored.clone(), deleted: r.deleted.clone(), kept: r.conflicts.clone(), copies: r.copies.clone() }
@@ -979,27 +990,68 @@ pub(super) fn copies_folder(data_dir: &Path, session: &SessionId) -> PathBuf {
 }
 
 /// Copies the person's version of `path` into `folder` before a revert overwrites it, under a
-/// name no earlier copy there has. None when there is nothing to copy (the file is gone, or is
-/// no plain file).
+/// name no earlier copy there has, on disk before this returns (the overwrite follows at once).
+/// A link is copied as a link. None when nothing is there; an error for anything that cannot be
+/// copied (a folder), so that it is not overwritten either.
 fn keep_copy(cp: &Checkpoints, path: &str, folder: &Path) -> Result<Option<OverwrittenCopy>> {
     let from = cp.work_tree().join(path);
-    match std::fs::symlink_metadata(&from) {
-        Ok(m) if m.is_file() => {}
-        _ => return Ok(None),
-    }
+    let kind = match std::fs::symlink_metadata(&from) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+        Ok(m) => m.file_type(),
+    };
     let mut to = folder.join(path);
     let mut n = 1;
     while to.symlink_metadata().is_ok() {
         n += 1;
         to = folder.join(format!("{path}.{n}"));
     }
-    if let Some(dir) = to.parent() {
-        std::fs::create_dir_all(dir)?;
+    let dir = to.parent().unwrap_or(folder);
+    std::fs::create_dir_all(dir)?;
+    let copied = if kind.is_file() {
+        std::fs::copy(&from, &to).and_then(|_| std::fs::File::open(&to)?.sync_all())
+    } else if kind.is_symlink() {
+        std::fs::read_link(&from).and_then(|target| std::os::unix::fs::symlink(target, &to))
+    } else {
+        Err(std::io::Error::other(format!("{path} is no file: nothing of it can be copied")))
+    };
+    if let Err(e) = copied {
+        // Half a copy is no copy: it goes, and the file stays as the person left it.
+        let _ = std::fs::remove_file(&to);
+        return Err(e.into());
     }
-    std::fs::copy(&from, &to)?;
+    // The copy's name in its folder is on disk too before the original is replaced.
+    std::fs::File::open(dir).and_then(|d| d.sync_all())?;
     Ok(Some(OverwrittenCopy { path: path.to_string(), copy: to.display().to_string() }))
 }
 
+/// Copies in `folder` that no `Reverted` event of `events` names: made by a revert a crash cut
+/// short after the copy, so the one that finishes it says where they are.
+fn unrecorded_copies(folder: &Path, events: &[Envelope]) -> Vec<OverwrittenCopy> {
+    let recorded: std::collections::HashSet<String> = events
+        .iter()
+        .filter_map(|e| if let EngineEvent::Reverted { copies, .. } = &e.event { Some(copies.iter().map(|c| c.copy.clone())) } else { None })
+        .flatten()
+        .collect();
+    let mut found: Vec<OverwrittenCopy> = ignore::WalkBuilder::new(folder)
+        .standard_filters(false)
+        .build()
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| entry.file_type().is_some_and(|t| !t.is_dir()))
+        .filter_map(|entry| {
+            let copy = entry.path().display().to_string();
+            let path = entry.path().strip_prefix(folder).ok()?.to_string_lossy().into_owned();
+            (!recorded.contains(&copy)).then_some(OverwrittenCopy { path, copy })
+        })
+        .collect();
+    found.sort_by(|a, b| a.copy.cmp(&b.copy));
+    found
+}
+
+/// Puts the run's files back as the run found them, one by one. A file is left as it is when
+/// someone changed it after the run (unless it is in `overwrite`); each file is looked at again
+/// just before it is touched, so an edit made a moment ago is never lost. The person's
+/// version of a file in `overwrite` is copied into `copies_in` first; without a copy it stays.
 pub fn revert_owned(cp: &Checkpoints, owned: &[OwnedChange], overwrite: &[String], others: &[String], copies_in: &Path) -> Result<RevertReport> {
     let mut report = RevertReport { applied: true, ..Default::default() };
     for (i, c) in owned.iter().enumerate() {
@@ -1145,8 +1197,13 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     // have changed again since the crash, so a file that is not the task's any more is kept and
     // named, never overwritten.
     let Ok(others) = reviewed_by_other_tasks(store, &s.id, &s.workspace, &since) else { return false };
-    match revert_owned(&cp, &owned, &[], &others, &copies_folder(data_dir, &s.id)) {
-        Ok(r) => store.append(&s.id, None, reverted_event(&r)).is_ok(),
+    let copies = copies_folder(data_dir, &s.id);
+    match revert_owned(&cp, &owned, &[], &others, &copies) {
+        Ok(mut r) => {
+            // What the cut-short revert copied before it overwrote is said here, or never.
+            r.copies = unrecorded_copies(&copies, events);
+            store.append(&s.id, None, reverted_event(&r)).is_ok()
+        }
         Err(e) => store
             .append(&s.id, None, EngineEvent::Error { code: ErrorCode::Io, message: format!("The revert cut short by a restart could not be finished: {e}") })
             .is_ok(),

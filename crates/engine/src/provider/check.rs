@@ -81,7 +81,7 @@ pub async fn check_connection(provider: &HttpProvider, model: &str) -> Result<Co
         ToolSupport::Unknown { message: "Type or pick a model to check that it can use tools.".into() }
     } else {
         probe_tools(provider, model).await.map_err(|e| match e.kind {
-            ProviderErrorKind::NotFound if unlisted => no_api_at(provider, e),
+            ProviderErrorKind::NotFound if unlisted && !names_a_model(&e.message) => no_api_at(provider, e),
             ProviderErrorKind::NotFound => ProviderError::new(ProviderErrorKind::NotFound, format!("The server has no model called “{model}”: {}", e.message)),
             _ => e,
         })?
@@ -89,6 +89,12 @@ pub async fn check_connection(provider: &HttpProvider, model: &str) -> Result<Co
     let checks = if tools == ToolSupport::Supported { grade(provider, model).await } else { Vec::new() };
     let context_window = if model.is_empty() { None } else { provider.context_window(model).await };
     Ok(ConnectionReport { models, model_listed, tools, checks, context_window })
+}
+
+/// Whether a 404's own words (not the advice our message adds) are about a model: a server with
+/// no model list that says "model not found" has the API, and the model name is what is wrong.
+fn names_a_model(message: &str) -> bool {
+    message.to_ascii_lowercase().replace("check the base url and the model name", "").contains("model")
 }
 
 /// Neither the model list nor the chat endpoint is there: the URL is wrong, not the model. The
@@ -259,4 +265,16 @@ async fn probe_tools(provider: &HttpProvider, model: &str) -> Result<ToolSupport
 fn mentions_tools(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
     m.contains("tool") || m.contains("function call")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_a_model;
+
+    #[test]
+    fn a_404_that_names_a_model_is_about_the_model_and_a_bare_one_about_the_url() {
+        assert!(names_a_model("Not found (404): model 'qwen3:7b' not found, try pulling it first. Check the base URL and the model name."));
+        assert!(!names_a_model("Not found (404): no details. Check the base URL and the model name."));
+        assert!(!names_a_model("Not found (404): 404 page not found. Check the base URL and the model name."));
+    }
 }

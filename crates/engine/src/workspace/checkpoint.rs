@@ -171,12 +171,12 @@ pub fn forget_session(stores: &Path, workspace: &Path, session: &str) -> Result<
 }
 
 impl Checkpoints {
-    /// The session's checkpoints in the workspace's shared store under `stores`.
     /// The folder whose files this store checkpoints.
     pub fn work_tree(&self) -> &Path {
         &self.work_tree
     }
 
+    /// The session's checkpoints in the workspace's shared store under `stores`.
     pub fn open_shared(stores: &Path, work_tree: &Path, session: &str) -> Result<Checkpoints> {
         let git_dir = stores.join(store_name(work_tree));
         let cp =
