@@ -418,20 +418,21 @@ fn main() -> ExitCode {
             Command::Sessions { command } => match command {
                 SessionsCommand::List { status, limit, common } => sessions::list(status, limit, &common),
                 // An unknown id is said one way by every command that takes one.
-                SessionsCommand::Show { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |()| sessions::show(&id, &common)),
+                // A unique start of an id is taken for the id.
+                SessionsCommand::Show { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |id| sessions::show(&id, &common)),
                 SessionsCommand::Search { text, common } => sessions::search(&text, &common),
                 SessionsCommand::Export { id, format, common } => sessions::known(&id, &common)
-                    .map_or_else(|c| c, |()| sessions::export(&id, matches!(format, Format::Json).then_some(sessions::JsonLayout::Indented), &common)),
+                    .map_or_else(|c| c, |id| sessions::export(&id, matches!(format, Format::Json).then_some(sessions::JsonLayout::Indented), &common)),
                 // An unknown id is said as such, before any question of model or key.
                 SessionsCommand::Resume { id, message, opts } => match sessions::known(&id, &opts.common) {
                     Err(code) => code,
-                    Ok(()) => {
+                    Ok(id) => {
                         let opts = config::with_sessions_endpoint(opts, &id);
                         run::run(run::Start::Resume(id, message), opts).await
                     }
                 },
-                SessionsCommand::Cancel { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |()| sessions::cancel(&id, &common)),
-                SessionsCommand::Discard { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |()| sessions::discard(&id, &common)),
+                SessionsCommand::Cancel { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |id| sessions::cancel(&id, &common)),
+                SessionsCommand::Discard { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |id| sessions::discard(&id, &common)),
                 SessionsCommand::Attempts { group, choose, cancel, reject, compare, opts } => match sessions::known_group(&group, &opts.common) {
                     Err(code) => code,
                     Ok(()) => {
@@ -440,8 +441,13 @@ fn main() -> ExitCode {
                     }
                 },
                 SessionsCommand::Review { id, approve, reject, resolve, revert, request_changes, comments, copy_ignored, opts } => {
-                    let opts = config::with_sessions_endpoint(opts, &id);
-                    run::review(id, run::Verdict { approve, reject, resolve, revert, request_changes, comments, copy_ignored }, opts).await
+                    match sessions::known(&id, &opts.common) {
+                        Err(code) => code,
+                        Ok(id) => {
+                            let opts = config::with_sessions_endpoint(opts, &id);
+                            run::review(id, run::Verdict { approve, reject, resolve, revert, request_changes, comments, copy_ignored }, opts).await
+                        }
+                    }
                 }
             },
             Command::Stats { command: StatsCommand::Evaluator { common } } => stats::evaluator(&common),

@@ -1,5 +1,4 @@
-//! `finishline sessions …`: list, show, search, export over the same store. They only read it,
-//! after finishing, as every start does, what a crash cut short.
+//! `finishline sessions …`: list, show, search, export. Read-only over the same store.
 
 use std::sync::Arc;
 
@@ -26,12 +25,11 @@ pub fn open(common: &Common) -> Result<Store, u8> {
     }
     let store = Store::open(&path, Arc::new(SystemClock)).map_err(|e| crate::run::fail(exit::FAILED, common.json, &e.to_string()))?;
     // Every front end recovers runs whose process died before it shows anything, so a listing
-    // never shows a dead run as running, and finishes a revert or a landing a crash cut short
-    // (what a refused revert promises: "the next start, any command").
+    // never shows a dead run as running. Finishing a revert or a landing a crash cut short (and
+    // sweeping worktrees) is left to the commands that act: a listing changes no file.
     if let Err(e) = store.recover() {
         eprintln!("finishline: {e}");
     }
-    finishline_engine::agent::decision::finish_interrupted(&store, &dir);
     Ok(store)
 }
 
@@ -91,17 +89,36 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
 }
 
 /// Whether this history has the session; if not, says so (and how to see the ones it has).
-pub fn known(id: &str, common: &Common) -> Result<(), u8> {
+pub fn known(id: &str, common: &Common) -> Result<String, u8> {
     let store = open(common)?;
+    let unknown = || {
+        crate::run::fail(exit::USAGE, common.json, &format!("there is no session {id} in this history: `{}` shows them", crate::hint::command("sessions list")))
+    };
     match store.session(&SessionId(id.into())) {
-        Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => Err(crate::run::fail(
+        Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => {}
+        _ => return Ok(id.to_string()),
+    }
+    // The start of an id, as `sessions list` shows it, is enough when only one id starts so.
+    if id.len() < MIN_PREFIX {
+        return Err(unknown());
+    }
+    let all =
+        store.list_sessions(&ListQuery { limit: 100_000, ..Default::default() }).map_err(|e| crate::run::fail(exit::FAILED, common.json, &e.to_string()))?;
+    let matching: Vec<&str> = all.iter().map(|s| s.id.as_str()).filter(|s| s.starts_with(id)).collect();
+    match matching[..] {
+        [] => Err(unknown()),
+        [one] => Ok(one.to_string()),
+        ref many => Err(crate::run::fail(
             exit::USAGE,
             common.json,
-            &format!("there is no session {id} in this history: `{}` shows them", crate::hint::command("sessions list")),
+            &format!("{} sessions start with {id}: {}; give more of the id", many.len(), many.iter().take(5).copied().collect::<Vec<_>>().join(", ")),
         )),
-        _ => Ok(()),
     }
 }
+
+/// The fewest characters of an id taken as its start: "ses_" and a few more, so that a typo of a
+/// few letters is not quietly read as some session.
+const MIN_PREFIX: usize = 8;
 
 /// Whether this history has the attempt group; if not, says so as [`known`] does for a session.
 pub fn known_group(group: &str, common: &Common) -> Result<(), u8> {

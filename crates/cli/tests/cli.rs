@@ -75,6 +75,14 @@ async fn run_prints_events_and_a_summary_then_history_shows_the_session() {
     let id = rows[0]["id"].as_str().unwrap().to_string();
     assert_eq!(id, summary["session_id"].as_str().unwrap());
 
+    // The start of the id, as one reads it off the list, is enough.
+    let shown = finishline(&["sessions", "show", &id[..12]], &e.data);
+    assert_eq!(shown.status.code(), Some(0), "{}", String::from_utf8_lossy(&shown.stderr));
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("create notes.md listing three fruits"));
+    let short = finishline(&["sessions", "show", &id[..6]], &e.data);
+    assert_eq!(short.status.code(), Some(2), "a few letters are not taken for an id");
+    assert!(String::from_utf8_lossy(&short.stderr).contains(&format!("there is no session {} in this history", &id[..6])));
+
     let md = finishline(&["sessions", "export", &id, "--format", "md"], &e.data);
     let md = String::from_utf8_lossy(&md.stdout);
     assert!(
@@ -719,4 +727,29 @@ fn suggestions_name_the_program_as_it_was_run_when_it_is_not_on_path() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(said.contains("`./finishline run \"…\" --data-dir"), "pasted where it was run, it runs: {said}");
+}
+
+/// Sessions made one after another share the start of their ids: a start two of them share is
+/// not taken for either, and the answer names both.
+#[test]
+fn the_start_of_an_id_two_sessions_share_names_both_and_picks_neither() {
+    let e = env();
+    std::fs::create_dir_all(&e.data).unwrap();
+    let store = finishline_engine::store::Store::open(&e.data.join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let new = |task: &str| finishline_engine::store::NewSession {
+        task: task.into(),
+        workspace: "/ws".into(),
+        provider: "openai".into(),
+        model: "m".into(),
+        base_url: None,
+    };
+    let a = store.create_session(&new("first")).unwrap().0 .0;
+    let b = store.create_session(&new("second")).unwrap().0 .0;
+    drop(store);
+    let shared = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    assert!(shared >= 8, "ids made together share their start: {a} {b}");
+    let out = finishline(&["sessions", "show", &a[..shared]], &e.data);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("2 sessions start with") && said.contains(&a) && said.contains(&b), "{said}");
 }
