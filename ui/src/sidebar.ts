@@ -115,6 +115,16 @@ const clock = (ms: number) => {
  * Each session's label in the sidebar: its title, and where two listed sessions share one, what
  * tells them apart: their folder when the folders differ, the time they started when it does not.
  */
+/** About the characters of a title a sidebar row shows before it cuts it short. */
+const ROW_CHARS = 24;
+
+/** How many characters two texts share from their start. */
+function commonStart(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
+
 export function sidebarTitles(sessions: SessionSummary[]): Map<string, string> {
   const title = (s: SessionSummary) => s.title || s.task;
   const byTitle = new Map<string, SessionSummary[]>();
@@ -132,6 +142,16 @@ export function sidebarTitles(sessions: SessionSummary[]): Map<string, string> {
       const parts = [...(folders.size > 1 ? [folder] : []), ...(folderTells ? [] : [clock(s.created_ms)])];
       out.set(s.id, `${t} · ${parts.join(", ")}`);
     }
+  }
+  // Titles that differ only past what a sidebar row shows read alike there: each gets the words
+  // where it parts from the other as its tell.
+  const shown = [...byTitle.keys()];
+  for (const [t, same] of byTitle) {
+    if (same.length > 1) continue;
+    const parted = Math.max(0, ...shown.filter((o) => o !== t).map((o) => commonStart(t, o)));
+    if (parted < ROW_CHARS) continue;
+    const from = t.lastIndexOf(" ", parted) + 1;
+    out.set(same[0].id, `${t} · …${t.slice(from, from + ROW_CHARS).trim()}`);
   }
   // Still the same (folders of one name, started in one minute): numbered in the order they started.
   const labels = [...out.values()];

@@ -42,6 +42,18 @@ describe("the sidebar's grouping", () => {
     expect([twins.get("x"), twins.get("y")]).toEqual(["Tidy · 09:00 #1", "Tidy · 09:00 #2"]);
   });
 
+  it("tells apart titles that differ only past what the sidebar shows by the words where they differ", () => {
+    const titled = (id: string, title: string) => ({ ...s(id, "completed", at(9)), title });
+    const titles = sidebarTitles([
+      titled("a", "Refactor the authentication module to use tokens"),
+      titled("b", "Refactor the authentication module to use sessions"),
+      titled("c", "Refactor the auth"),
+    ]);
+    expect(titles.get("a")).toBe("Refactor the authentication module to use tokens · …tokens");
+    expect(titles.get("b")).toBe("Refactor the authentication module to use sessions · …sessions");
+    expect(titles.get("c"), "a short title shows whole: left alone").toBe("Refactor the auth");
+  });
+
   it("puts a stopped task whose worktree still holds its work under waiting for you, whatever day it ran", () => {
     const kept = (id: string, status: SessionStatus, h: number, day = 0) => ({ ...s(id, status, at(h, day)), work_dir: `/data/worktrees/${id}` });
     const g = sidebarGroups([kept("cancelled", "cancelled", 9), kept("failed-yesterday", "failed", 9, -1), s("failed-no-worktree", "failed", at(10)), kept("idle", "idle", 11)], now);
