@@ -723,7 +723,7 @@ fn next_step(outcome: &finishline_engine::Result<ReviewOutcome>, again: &Again) 
         }
         // The review is still open: the same reject may overwrite those files too, or revert none.
         (Ok(ReviewOutcome::NeedsConfirmation { .. }), Again::Review(sid)) => Some(format!(
-            "to overwrite them too: `{}`; to reject without reverting anything: `{}`",
+            "to overwrite them too (a copy of your version is kept): `{}`; to reject without reverting anything: `{}`",
             crate::hint::command(&format!("sessions review {sid} --reject --revert --force-revert")),
             crate::hint::command(&format!("sessions review {sid} --reject"))
         )),

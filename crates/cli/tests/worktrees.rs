@@ -887,6 +887,7 @@ async fn a_reject_never_overwrites_a_file_someone_changed_after_the_task_unless_
         said.contains(&format!("`finishline sessions review {id} --reject --revert --force-revert --data-dir {}`", cli.data.display())),
         "and how to overwrite it all the same: {said}"
     );
+    assert!(said.contains("a copy of your version is kept"), "and that overwriting keeps their version: {said}");
     assert_eq!(std::fs::read_to_string(ws.join("notes.md")).unwrap(), "the person's notes\n", "nothing is overwritten");
     let forced = cli.review(&id, &["--reject", "--revert", "--force-revert"]);
     assert_eq!(forced.status.code(), Some(3));
