@@ -1,4 +1,5 @@
-import { useEffect, useRef, useState } from "react";
+import { useRef, useState } from "react";
+import { useFocusAdded } from "../focusAdded";
 import { AppError, ipc, type McpServerSettings, type McpServerStatus, type Settings } from "../ipc";
 
 /** "KEY=value" lines ⇄ the env map. */
@@ -35,16 +36,9 @@ export function McpSection({ draft, setServers }: Props) {
 
   const update = (i: number, patch: Partial<McpServerSettings>) => setServers(servers.map((s, j) => (j === i ? { ...s, ...patch } : s)));
   // An added server's name takes the focus, its suggested name selected: typing replaces it.
-  const focusName = useRef<number | null>(null);
-  const names = useRef<(HTMLInputElement | null)[]>([]);
-  useEffect(() => {
-    if (focusName.current === null) return;
-    names.current[focusName.current]?.focus();
-    names.current[focusName.current]?.select();
-    focusName.current = null;
-  }, [servers.length]);
+  const names = useFocusAdded(servers.length, true);
   const add = () => {
-    focusName.current = servers.length;
+    names.adding();
     setServers([...servers, { name: `server${servers.length + 1}`, command: "", args: [], env: {}, enabled: true }]);
   };
   // A check's results are of the servers as they were: a removed one must leave no failure
@@ -85,9 +79,7 @@ export function McpSection({ draft, setServers }: Props) {
           server={s}
           update={(patch) => update(i, patch)}
           remove={() => remove(i)}
-          nameRef={(el) => {
-            names.current[i] = el;
-          }}
+          nameRef={names.field(i)}
         />
       ))}
       <div className="row">

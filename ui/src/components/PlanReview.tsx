@@ -1,4 +1,5 @@
-import { useEffect, useRef, useState, type KeyboardEvent } from "react";
+import { useEffect, useState, type KeyboardEvent } from "react";
+import { useFocusAdded } from "../focusAdded";
 import { ListChecks, Plus, Trash2 } from "lucide-react";
 import { AppError, ipc, type PlanStep } from "../ipc";
 import { ConfirmCancel } from "./ConfirmCancel";
@@ -32,7 +33,12 @@ const draftKey = (sessionId: string) => `finishline.planDraft.${sessionId}`;
 /** Whether the person has edits to this plan, kept while it waits: cancelling would lose them. */
 export function planEdited(sessionId: string, steps: PlanStep[]): boolean {
   const drafts = keptDrafts(draftKey(sessionId), JSON.stringify(steps));
-  return !!drafts && JSON.stringify(drafts) !== JSON.stringify(steps.map(toDraft));
+  return !!drafts && differs(drafts, steps);
+}
+
+/** Whether the drafts say anything other than the manager's steps. */
+function differs(drafts: Draft[], steps: PlanStep[]): boolean {
+  return JSON.stringify(drafts) !== JSON.stringify(steps.map(toDraft));
 }
 
 function keepDrafts(key: string, planned: string, drafts: Draft[]) {
@@ -68,20 +74,13 @@ export function PlanReview({ sessionId, steps }: { sessionId: string; steps: Pla
   const remove = (i: number) =>
     // Later steps' dependencies shift with the removed step; one on it is dropped.
     setDrafts((ds) => ds.filter((_, j) => j !== i).map((d) => ({ ...d, depends_on: d.depends_on.filter((x) => x !== i).map((x) => (x > i ? x - 1 : x)) })));
-  // An added step's title takes the focus: adding one is the start of typing it.
-  const focusTitle = useRef<number | null>(null);
-  const titles = useRef<(HTMLInputElement | null)[]>([]);
-  useEffect(() => {
-    if (focusTitle.current === null) return;
-    titles.current[focusTitle.current]?.focus();
-    focusTitle.current = null;
-  }, [drafts.length]);
+  const titles = useFocusAdded(drafts.length);
   const add = () => {
-    focusTitle.current = drafts.length;
+    titles.adding();
     setDrafts((ds) => [...ds, { title: "", instructions: "", criteria: "", depends_on: [] }]);
   };
   // Cancel says what it does; it asks first only when it would throw away the person's edits.
-  const edited = JSON.stringify(drafts) !== JSON.stringify(steps.map(toDraft));
+  const edited = differs(drafts, steps);
   const [confirmCancel, setConfirmCancel] = useState(false);
   const empty = drafts.findIndex((d) => !d.title.trim() && !d.instructions.trim());
   const blocker = drafts.length === 0 ? "Add a step, or cancel the task" : empty >= 0 ? `Step ${empty + 1} is empty: give it a title, or remove it` : null;
@@ -134,9 +133,7 @@ export function PlanReview({ sessionId, steps }: { sessionId: string; steps: Pla
                 {i + 1}.
               </span>
               <input
-                ref={(el) => {
-                  titles.current[i] = el;
-                }}
+                ref={titles.field(i)}
                 className="grow"
                 aria-label={`Step ${i + 1} title`} data-testid="plan-edit-title" value={d.title} placeholder="What this step does" onChange={(e) => edit(i, { title: e.target.value })} />
               <button type="button" className="btn icon" onClick={() => remove(i)} title="Remove this step" aria-label={`Remove step ${i + 1}`} data-testid="plan-edit-remove" disabled={busy}>
