@@ -102,19 +102,21 @@ pub fn known(id: &str, common: &Common) -> Result<String, u8> {
     if id.len() < MIN_PREFIX {
         return Err(unknown());
     }
-    let all =
-        store.list_sessions(&ListQuery { limit: 100_000, ..Default::default() }).map_err(|e| crate::run::fail(exit::FAILED, common.json, &e.to_string()))?;
-    let matching: Vec<&str> = all.iter().map(|s| s.id.as_str()).filter(|s| s.starts_with(id)).collect();
+    let found = store.sessions_starting(id, SHOWN).map_err(|e| crate::run::fail(exit::FAILED, common.json, &e.to_string()))?;
+    let matching: Vec<&str> = found.iter().map(|s| s.as_str()).collect();
     match matching[..] {
         [] => Err(unknown()),
         [one] => Ok(one.to_string()),
         ref many => Err(crate::run::fail(
             exit::USAGE,
             common.json,
-            &format!("{} sessions start with {id}: {}; give more of the id", many.len(), many.iter().take(5).copied().collect::<Vec<_>>().join(", ")),
+            &format!("{}{} sessions start with {id}: {}; give more of the id", if many.len() == SHOWN { "at least " } else { "" }, many.len(), many.join(", ")),
         )),
     }
 }
+
+/// How many of the sessions sharing a start a refusal names.
+const SHOWN: usize = 5;
 
 /// The fewest characters of an id taken as its start: "ses_" and a few more, so that a typo of a
 /// few letters is not quietly read as some session.

@@ -408,6 +408,11 @@ impl Store {
         sessions::get(&self.read(), id)?.ok_or_else(|| Error::NotFound(format!("session {id}")))
     }
 
+    /// The sessions whose id starts so, at most `limit` (an id given by its start).
+    pub fn sessions_starting(&self, start: &str, limit: usize) -> Result<Vec<SessionId>> {
+        sessions::ids_starting(&self.read(), start, limit)
+    }
+
     pub fn list_sessions(&self, q: &ListQuery) -> Result<Vec<SessionSummary>> {
         sessions::list(&self.read(), q)
     }

@@ -301,6 +301,14 @@ pub fn get(conn: &rusqlite::Connection, id: &SessionId) -> Result<Option<Session
     Ok(stmt.query_row(params![id.0], summary_from_row).optional()?)
 }
 
+/// The ids that start with `start`, in order, at most `limit`: a range over the id's index, so a
+/// long history is not read to find one session.
+pub fn ids_starting(conn: &rusqlite::Connection, start: &str, limit: usize) -> Result<Vec<SessionId>> {
+    let mut stmt = conn.prepare_cached("SELECT id FROM sessions WHERE id >= ?1 AND id < ?1 || char(1114111) ORDER BY id LIMIT ?2")?;
+    let rows = stmt.query_map(params![start, limit as i64], |r| Ok(SessionId(r.get(0)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// A short title from the task: its first line, cut at a word near 80 characters.
 pub fn title_of(task: &str) -> String {
     let first = task.trim().lines().next().unwrap_or("").trim();
