@@ -389,6 +389,12 @@ export interface OverwrittenCopy {
   copy: string;
 }
 
+/** A file the person said a revert may overwrite, left because no copy of their version could be kept first. */
+export interface NotCopied {
+  path: string;
+  reason: string;
+}
+
 export type EngineEvent =
   | { type: "session_created"; task: string; workspace: string; provider: string; model: string; base_url?: string }
   | { type: "run_started"; trigger: "task" | "feedback" | "message" | "resume" | "plan_step" }
@@ -420,7 +426,7 @@ export type EngineEvent =
   | { type: "audit_dismissed"; rule: AuditRule; path: string; excerpt?: string }
   | { type: "audit_restored"; rule: AuditRule; path: string; excerpt?: string }
   | { type: "review_resolved"; review_id: string; decision: Decision; by: "person" | "auto"; feedback: string | null; reverted: boolean; occasion?: DecisionOccasion }
-  | { type: "reverted"; restored: string[]; deleted: string[]; kept?: string[]; copies?: OverwrittenCopy[] }
+  | { type: "reverted"; restored: string[]; deleted: string[]; kept?: string[]; copies?: OverwrittenCopy[]; not_copied?: NotCopied[] }
   | { type: "revert_started"; overwrite?: string[] }
   | { type: "task_workspace"; isolation: Isolation; folder: string; worktree?: TaskWorktree | null }
   | { type: "attempt_started"; group: string; number: number; of: number; label: string }
@@ -646,7 +652,7 @@ export interface Landed {
 }
 
 export type ReviewOutcome =
-  | { outcome: "decided"; status: SessionStatus; revert: { restored: string[]; deleted: string[]; conflicts: string[]; copies?: OverwrittenCopy[]; applied: boolean } | null; landed?: Landed; kept?: { branch: string; files: string[] } }
+  | { outcome: "decided"; status: SessionStatus; revert: { restored: string[]; deleted: string[]; conflicts: string[]; copies?: OverwrittenCopy[]; not_copied?: NotCopied[]; applied: boolean } | null; landed?: Landed; kept?: { branch: string; files: string[] } }
   | { outcome: "needs_confirmation"; conflicts: string[] }
   | { outcome: "landing_blocked"; reason: LandingBlock; files: string[]; detail: string };
 

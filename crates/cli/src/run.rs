@@ -678,6 +678,9 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
             for c in &r.copies {
                 eprintln!("Your version of {} (overwritten, as you said) is kept at {}.", c.path, c.copy);
             }
+            for n in &r.not_copied {
+                eprintln!("{}.", finishline_engine::store::export::not_copied_words(n));
+            }
         }
         Ok(ReviewOutcome::Decided { landed: Some(l), .. }) if l.files.is_empty() && l.branch_kept.is_none() => match (&l.target_branch, l.already_held) {
             (Some(b), true) => eprintln!("Nothing to land: {b} already holds everything the task changed."),

@@ -294,13 +294,16 @@ impl View {
                 branch_deleted.as_deref().map(|b| format!(" and the branch {b}")).unwrap_or_default(),
                 if *why == finishline_engine::domain::WorktreeEnd::Unused { ": nothing was changed there" } else { "" }
             )),
-            EngineEvent::Reverted { restored, deleted, kept, copies } => {
+            EngineEvent::Reverted { restored, deleted, kept, copies, not_copied } => {
                 let mut line = format!("  reverted: {}", finishline_engine::store::export::revert_summary(restored.len(), deleted.len()));
                 if !kept.is_empty() {
                     line.push_str(&format!("; left as they are (changed after the agent): {}", kept.join(", ")));
                 }
                 for c in copies {
                     line.push_str(&format!("; your version of {} is kept at {}", c.path, c.copy));
+                }
+                for n in not_copied {
+                    line.push_str(&format!("; {}", finishline_engine::store::export::not_copied_words(n)));
                 }
                 self.line(&line);
             }

@@ -808,6 +808,42 @@ async fn killed_in_the_middle_of_a_revert_the_next_start_puts_back_the_rest_and_
     assert_eq!(reverted[0].1, vec!["one.txt", "three.txt"]);
 }
 
+/// A revert cut short that the next starts cannot finish (the task's copy of a file is gone from
+/// its store) says so once, not again at every start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revert_cut_short_that_cannot_be_finished_says_why_once_not_at_every_start() {
+    let rules = calls_then_done(
+        "write a and edit z",
+        vec![write_call("a.txt", "1\n"), json!({"name": "edit_file", "arguments": {"path": "z.txt", "old_text": "old", "new_text": "new"}})],
+        "Edited z.txt",
+    );
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("z.txt"), "old\n").unwrap();
+    let id = session_of(&cli.run("write a and edit z", &ws, &[]));
+    reject_killed_after_first_file(&cli, &id, &dir.path().join("paused"), &[]);
+    // What z.txt held before the task is lost from the checkpoint store.
+    for store in std::fs::read_dir(cli.data.join("checkpoints")).unwrap().flatten() {
+        for object in std::fs::read_dir(store.path().join("objects")).unwrap().flatten() {
+            if object.file_name().len() == 2 || object.file_name() == "pack" {
+                std::fs::remove_dir_all(object.path()).unwrap();
+            }
+        }
+    }
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let _ = cli.run("hello", &elsewhere, &[]);
+    let _ = cli.run("hello", &elsewhere, &[]);
+    let said: Vec<String> = stored(&cli.data, &id)
+        .into_iter()
+        .filter_map(|e| if let finishline_engine::event::EngineEvent::Error { message, .. } = e { Some(message) } else { None })
+        .filter(|m| m.contains("could not be finished"))
+        .collect();
+    assert_eq!(said.len(), 1, "said once: {said:?}");
+    assert_eq!(std::fs::read_to_string(ws.join("z.txt")).unwrap(), "new\n", "the file it could not put back is as the task left it");
+}
+
 /// A revert the person allowed to overwrite their edit, cut short by a kill, and an edit they
 /// made since: the next start finishes the revert without overwriting what it never agreed to.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

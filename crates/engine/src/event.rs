@@ -366,6 +366,9 @@ pub enum EngineEvent {
         /// version is kept.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         copies: Vec<crate::workspace::checkpoint::OverwrittenCopy>,
+        /// Of `kept`, the files the person said to overwrite whose copy could not be made, and why.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        not_copied: Vec<crate::workspace::checkpoint::NotCopied>,
     },
     /// Where the task works: its own worktree and branch in the person's repository, or the
     /// folder itself. Recorded before anything touches a file.

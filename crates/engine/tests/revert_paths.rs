@@ -150,6 +150,9 @@ fn a_revert_keeps_a_file_another_task_showed_unless_the_person_named_it_and_then
     std::fs::write(&blocked, "").unwrap();
     let report = revert_owned(&cp, &owned, &["notes.txt".to_string()], &others, &blocked).unwrap();
     assert_eq!(report.conflicts, vec!["notes.txt".to_string()], "kept and named: {report:?}");
+    // Told to overwrite it and not done, the revert says why: the copy could not be made.
+    assert_eq!(report.not_copied.iter().map(|n| n.path.as_str()).collect::<Vec<_>>(), vec!["notes.txt"], "{report:?}");
+    assert!(!report.not_copied[0].reason.is_empty(), "{report:?}");
     assert_eq!(std::fs::read_to_string(work.join("notes.txt")).unwrap(), "hello\n");
 
     let report = revert_owned(&cp, &owned, &["notes.txt".to_string()], &others, &copies).unwrap();
@@ -167,6 +170,7 @@ fn a_revert_keeps_a_file_another_task_showed_unless_the_person_named_it_and_then
     std::fs::write(work.join("notes.txt/inside.txt"), "the person's\n").unwrap();
     let report = revert_owned(&cp, &owned, &["notes.txt".to_string()], &others, &copies).unwrap();
     assert_eq!(report.conflicts, vec!["notes.txt".to_string()], "no copy, no overwrite: {report:?}");
+    assert!(report.not_copied[0].reason.contains("folder"), "and says why: {report:?}");
     assert_eq!(std::fs::read_to_string(work.join("notes.txt/inside.txt")).unwrap(), "the person's\n");
     std::fs::remove_dir_all(work.join("notes.txt")).unwrap();
     std::fs::remove_dir_all(&copies).unwrap();

@@ -1,5 +1,5 @@
 import { lazy, Suspense, useEffect, useRef, useState } from "react";
-import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode } from "../ipc";
+import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode, type NotCopied } from "../ipc";
 import { repeatedInWords } from "../session/cardSummary";
 import { END_LABEL, landedText, stepSummary, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
@@ -265,9 +265,16 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             Not kept: {uncopied(review).join(", ")} (your .gitignore hides {uncopied(review).length === 1 ? "it; it" : "them; they"} went with the task's worktree).
           </p>
         )}
-        {review.decided.reverted && review.decided.reverted.kept.length > 0 && (
+        {review.decided.reverted && review.decided.reverted.notCopied.length > 0 && (
+          <ul className="notice warn" role="status" data-testid="revert-not-copied">
+            {review.decided.reverted.notCopied.map((n) => (
+              <li key={n.path}>{notCopiedText(n)}</li>
+            ))}
+          </ul>
+        )}
+        {review.decided.reverted && changedSince(review.decided.reverted).length > 0 && (
           <p className="notice warn" role="status" data-testid="revert-kept">
-            Left as they are, because they changed after the agent: {review.decided.reverted.kept.join(", ")}.
+            Left as they are, because they changed after the agent: {changedSince(review.decided.reverted).join(", ")}.
           </p>
         )}
         <Checklist criteria={review.criteria} decided />
@@ -963,10 +970,21 @@ export function decisionText({ decision, by, occasion, reverted, copied }: { dec
   if (reverted) {
     const files = [...reverted.restored, ...reverted.deleted];
     text += files.length > 0 ? ` The agent's changes were undone: ${revertSummary(reverted)} (${files.join(", ")}).` : ` ${undoneText(reverted)}`;
-    if (reverted.kept.length > 0) text += ` Left as they were, because they changed after the agent: ${reverted.kept.join(", ")}.`;
+    if (changedSince(reverted).length > 0) text += ` Left as they were, because they changed after the agent: ${changedSince(reverted).join(", ")}.`;
+    for (const n of reverted.notCopied) text += ` ${notCopiedText(n)}`;
     for (const c of reverted.copies) text += ` Your version of ${c.path}, overwritten as you said, is kept at ${c.copy}.`;
   }
   return text;
+}
+
+/** The files a revert left because they changed after the agent, and were not ones it was told to overwrite. */
+function changedSince(reverted: Reverted): string[] {
+  return reverted.kept.filter((k) => !reverted.notCopied.some((n) => n.path === k));
+}
+
+/** Why a file the person said to overwrite was left (the engine's `not_copied_words`). */
+function notCopiedText(n: NotCopied): string {
+  return `${n.path} was not overwritten: no copy of your version could be kept first (${n.reason}).`;
 }
 
 /** What a revert did, in one sentence; the panel and the timeline's record say it alike. */

@@ -1,6 +1,6 @@
 // Folds a session's events into what the session view shows. Pure, so it is tested without a
 // window and replays and live updates go through the same code.
-import type { AuditFinding, AutoApproval, CriterionResult, DecisionOccasion, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, OverwrittenCopy, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
+import type { AuditFinding, AutoApproval, CriterionResult, DecisionOccasion, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, NotCopied, OverwrittenCopy, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
 import { sentence } from "../ipc";
 
 export interface PlanStepView {
@@ -98,6 +98,8 @@ export interface Reverted {
   kept: string[];
   /** The person's version of each file they said to overwrite, and where it is kept. */
   copies: OverwrittenCopy[];
+  /** Of `kept`, the files the person said to overwrite whose copy could not be made, and why. */
+  notCopied: NotCopied[];
 }
 
 export interface Review {
@@ -467,7 +469,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       if (e.decision === "request_changes" && next.place) next.place = { ...next.place, reviewedBefore: true };
       break;
     case "reverted": {
-      const reverted = { restored: e.restored, deleted: e.deleted, kept: e.kept ?? [], copies: e.copies ?? [] };
+      const reverted = { restored: e.restored, deleted: e.deleted, kept: e.kept ?? [], copies: e.copies ?? [], notCopied: e.not_copied ?? [] };
       if (next.review?.decided) {
         next.review = { ...next.review, decided: { ...next.review.decided, reverted } };
         const i = find(`dec-${next.review.reviewId}`, ["decision"]);

@@ -279,6 +279,14 @@ describe("Session view", () => {
     expect(await screen.findByTestId("revert-copies")).toHaveTextContent(`Your version of notes.md, overwritten as you said, is kept at ${copy}.`);
   });
 
+  it("a file the person said to overwrite that was left says why: no copy of their version could be kept", async () => {
+    const reason = "No space left on device (os error 28)";
+    script([...running(), ...rejected("r1"), ev({ type: "reverted", restored: [], deleted: [], kept: ["notes.md"], not_copied: [{ path: "notes.md", reason }] })]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("revert-not-copied")).toHaveTextContent(`notes.md was not overwritten: no copy of your version could be kept first (${reason}).`);
+    expect(screen.queryByTestId("revert-kept"), "not only listed as changed after the agent").toBeNull();
+  });
+
   it("a revert with nothing to undo says so, not that the changes were undone", async () => {
     script([...running(), ...rejected("r1"), ev({ type: "reverted", restored: [], deleted: [], kept: [] })]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);

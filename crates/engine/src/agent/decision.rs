@@ -22,7 +22,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::event::{EngineEvent, Envelope};
 use crate::store::decisions::RequestKind;
 use crate::store::Store;
-use crate::workspace::checkpoint::{Checkpoints, FileChange, OverwrittenCopy, RevertReport};
+use crate::workspace::checkpoint::{Checkpoints, FileChange, NotCopied, OverwrittenCopy, RevertReport};
 use crate::workspace::landing::{self, Blocked, CatchUp, Composed};
 use crate::workspace::lock::FolderLock;
 use crate::workspace::ownership::{revert_step, FileState, OwnedChange, RevertStep};
@@ -981,7 +981,13 @@ pub(super) fn in_place_folder(summary: &crate::store::SessionSummary, events: &[
 
 /// What a revert did, as history records it.
 pub(super) fn reverted_event(r: &RevertReport) -> EngineEvent {
-    EngineEvent::Reverted { restored: r.restored.clone(), deleted: r.deleted.clone(), kept: r.conflicts.clone(), copies: r.copies.clone() }
+    EngineEvent::Reverted {
+        restored: r.restored.clone(),
+        deleted: r.deleted.clone(),
+        kept: r.conflicts.clone(),
+        copies: r.copies.clone(),
+        not_copied: r.not_copied.clone(),
+    }
 }
 
 /// Where the person's version of the files a revert of `session` overwrites is kept.
@@ -1013,7 +1019,11 @@ fn keep_copy(cp: &Checkpoints, path: &str, folder: &Path) -> Result<Option<Overw
     } else if kind.is_symlink() {
         std::fs::read_link(&from).and_then(|target| std::os::unix::fs::symlink(target, &to))
     } else {
-        Err(std::io::Error::other(format!("{path} is no file: nothing of it can be copied")))
+        Err(std::io::Error::other(if kind.is_dir() {
+            "it is a folder now, and a folder is not copied"
+        } else {
+            "it is not a file now: nothing of it can be copied"
+        }))
     };
     if let Err(e) = copied {
         // Half a copy is no copy: it goes, and the file stays as the person left it.
@@ -1077,8 +1087,9 @@ pub fn revert_owned(cp: &Checkpoints, owned: &[OwnedChange], overwrite: &[String
             // Their version first; without a copy, nothing of theirs is overwritten.
             match keep_copy(cp, &c.path, copies_in) {
                 Ok(copy) => report.copies.extend(copy),
-                Err(_) => {
+                Err(e) => {
                     report.conflicts.push(c.path.clone());
+                    report.not_copied.push(NotCopied { path: c.path.clone(), reason: e.to_string() });
                     continue;
                 }
             }
@@ -1204,9 +1215,12 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
             r.copies = unrecorded_copies(&copies, events);
             store.append(&s.id, None, reverted_event(&r)).is_ok()
         }
-        Err(e) => store
-            .append(&s.id, None, EngineEvent::Error { code: ErrorCode::Io, message: format!("The revert cut short by a restart could not be finished: {e}") })
-            .is_ok(),
+        Err(e) => {
+            // Every start tries again; what stops it is said once, not at each of them.
+            let message = format!("The revert cut short by a restart could not be finished: {e}. What it had not reached yet is as the task left it");
+            let said = events[at..].iter().any(|e| matches!(&e.event, EngineEvent::Error { message: m, .. } if *m == message));
+            !said && store.append(&s.id, None, EngineEvent::Error { code: ErrorCode::Io, message }).is_ok()
+        }
     }
 }
 

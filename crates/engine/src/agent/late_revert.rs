@@ -128,6 +128,7 @@ mod tests {
             deleted: vec!["notes.md".into()],
             kept: k.iter().map(|s| s.to_string()).collect(),
             copies: vec![],
+            not_copied: vec![],
         };
         assert_eq!(rejected_unreverted(&rejected_then(kept(&[]))).unwrap_err(), "its changes were already reverted");
         let why = rejected_unreverted(&rejected_then(kept(&["a.txt"]))).unwrap_err();

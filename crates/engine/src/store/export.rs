@@ -544,6 +544,11 @@ fn list_block(items: &[String]) -> String {
     s
 }
 
+/// Why a file the person said to overwrite was left, in the words the window uses.
+pub fn not_copied_words(n: &crate::workspace::checkpoint::NotCopied) -> String {
+    format!("{} was not overwritten: no copy of your version could be kept first ({})", n.path, n.reason)
+}
+
 /// "2 files restored, 1 deleted": what a revert did, in the words the window uses.
 pub fn revert_summary(restored: usize, deleted: usize) -> String {
     let files = |n: usize| if n == 1 { "1 file".to_string() } else { format!("{n} files") };

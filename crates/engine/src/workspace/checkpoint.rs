@@ -82,7 +82,20 @@ pub struct RevertReport {
     /// The person's version of each file they allowed to be overwritten, kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub copies: Vec<OverwrittenCopy>,
+    /// Files the person said to overwrite that were left (they are in `conflicts` too), because
+    /// their version could not be copied first; the reason says what stopped the copy.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_copied: Vec<NotCopied>,
     pub applied: bool,
+}
+
+/// A file the person said a revert may overwrite, left as it is because no copy of their version
+/// could be kept first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct NotCopied {
+    pub path: String,
+    /// What stopped the copy (a folder there now, a full disk).
+    pub reason: String,
 }
 
 /// A file of the person's that a revert overwrote because they said so, and where their version
