@@ -47,6 +47,16 @@ test("the local model is set up from its preset in under a minute, and a task ru
   await report.waitForExist({ timeout: 30_000 });
   await report.waitUntil(async () => (await report.getAttribute("data-tools")) === "supported", { timeout: 30_000, timeoutMsg: `Test connection did not succeed: ${await report.getText()}` });
   assert.match(await report.getText(), /Connected: 1 model listed/);
+  // The report beside it, however long, never squeezes the button onto two lines.
+  const [button, save] = [await (await testid("test-connection")).getSize(), await (await testid("save-settings")).getSize()];
+  assert.equal(button.height, save.height, `Test connection keeps its one line beside the report: ${JSON.stringify({ button, save })}`);
+  // The model's long name (a path to a .gguf) stays inside the page, not under Settings' index beside it.
+  const overlap = await win.app.execute(() => {
+    const index = document.querySelector('[data-testid="settings-index"]').getBoundingClientRect();
+    const widest = Math.max(...[...document.querySelectorAll("fieldset.panel")].map((f) => f.getBoundingClientRect().right));
+    return { index: index.left, widest };
+  });
+  assert.ok(overlap.widest <= overlap.index, `every section ends before the index: ${JSON.stringify(overlap)}`);
   assert.notEqual(await (await testid("provider-model")).getValue(), "", "the one listed model is filled in");
   await (await testid("save-settings")).click();
   await waitText("settings-status", /^Saved$/, 10_000, "Save never confirmed");

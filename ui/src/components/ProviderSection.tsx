@@ -264,7 +264,7 @@ export function ProviderSection({ draft, setProvider }: Props) {
         )}
       </div>
 
-      <div className="row">
+      <div className="row connection-row">
         <button type="button" className="btn" onClick={test} disabled={testing || !p.base_url.trim()} data-testid="test-connection">
           {testing ? "Testing…" : "Test connection"}
         </button>
