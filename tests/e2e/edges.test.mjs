@@ -63,6 +63,16 @@ test("the open review and the transcript share the height, with one scroll area 
   const run = await testid("tool-run");
   assert.equal(await run.getAttribute("data-count"), "3", "three identical listings are one card");
   assert.match(await run.getProperty("textContent"), /Listed the workspace\s*×3/);
+  // Given the window, the review's diff has most of it; the transcript keeps a strip.
+  await (await testid("review-tall")).click();
+  await sleep(300);
+  const tall = await win.app.execute(() => document.querySelector('[data-testid="bottom-bar"]').getBoundingClientRect().height / window.innerHeight);
+  assert.ok(tall >= 0.7, `given the window, the review takes most of it (${Math.round(tall * 100)}%)`);
+  assert.ok(await (await testid("approve")).isDisplayed(), "its buttons stay in view");
+  await shot(win.app, "edges-review-tall");
+  await (await testid("review-tall")).click();
+  await sleep(300);
+  assert.ok((await transcriptShare()) >= 0.3, "and shared again, the transcript has its share back");
   await (await testid("review-fold")).click();
   await sleep(300);
   const folded = await transcriptShare();

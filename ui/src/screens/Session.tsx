@@ -783,7 +783,8 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
     () => foldRepeats(panelDecision ? model.items.filter((it) => it.key !== panelDecision && it.key !== panelLanding) : model.items),
     [model.items, panelDecision, panelLanding],
   );
-  const [reviewFolded, setReviewFolded] = useState(false);
+  // How much of the height the review takes beside the transcript.
+  const [reviewSize, setReviewSize] = useState<"shared" | "folded" | "tall">("shared");
 
   // One start at a time: a second click (or Enter) while the first is on its way does nothing.
   const [sending, setSending] = useState(false);
@@ -999,11 +1000,19 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       {model.review && (model.status === "awaiting_review" || decidedInPanel) && (
         // The review shares the height with the transcript: at most part of the window, its
         // buttons always in view; folded, only its title and buttons stay.
-        <div className={reviewFolded && !model.review.decided ? "review-dock folded" : "review-dock"} data-testid="review-dock">
+        // Given the window, it has most of the height for a long diff; the transcript keeps a strip.
+        <div className={model.review.decided ? "review-dock" : `review-dock ${reviewSize}`} data-testid="review-dock">
           {!model.review.decided && (
-            <button className="link-btn review-fold" onClick={() => setReviewFolded(!reviewFolded)} aria-expanded={!reviewFolded} data-testid="review-fold">
-              {reviewFolded ? "Show the evidence" : "Fold to read the transcript"}
-            </button>
+            <span className="review-fold">
+              {reviewSize !== "folded" && (
+                <button className="link-btn" onClick={() => setReviewSize(reviewSize === "tall" ? "shared" : "tall")} aria-pressed={reviewSize === "tall"} data-testid="review-tall">
+                  {reviewSize === "tall" ? "Share the window" : "Give it the window"}
+                </button>
+              )}
+              <button className="link-btn" onClick={() => setReviewSize(reviewSize === "folded" ? "shared" : "folded")} aria-expanded={reviewSize !== "folded"} data-testid="review-fold">
+                {reviewSize === "folded" ? "Show the evidence" : "Fold to read the transcript"}
+              </button>
+            </span>
           )}
           <ReviewPanel review={model.review} tokens={model.tokens} onDecided={decided} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} attempt={groupChosen ? null : model.attempt} />
         </div>

@@ -347,6 +347,25 @@ describe("Session view", () => {
     expect(notes.map((n) => n.textContent), "the person asked for no change: they let the agent resolve the conflict").toEqual(["You let the agent resolve the landing."]);
   });
 
+  it("the open review can be given the window for a long diff, and share it again", async () => {
+    script([
+      ...running(),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const tall = await screen.findByRole("button", { name: "Give it the window" });
+    await userEvent.click(tall);
+    expect(screen.getByTestId("review-dock")).toHaveClass("tall");
+    expect(screen.getByRole("button", { name: "Share the window" })).toHaveAttribute("aria-pressed", "true");
+    await userEvent.click(screen.getByRole("button", { name: "Fold to read the transcript" }));
+    expect(screen.getByTestId("review-dock"), "folded, it gives the transcript the room").toHaveClass("folded");
+    expect(screen.queryByTestId("review-tall"), "folded, only the way back is offered").toBeNull();
+    await userEvent.click(screen.getByRole("button", { name: "Show the evidence" }));
+    expect(screen.getByTestId("review-dock")).not.toHaveClass("tall");
+  });
+
   it("says an attempt set aside for another was not chosen, not rejected by the person", async () => {
     script([
       ...running(),
