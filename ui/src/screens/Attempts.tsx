@@ -54,7 +54,7 @@ function Evidence({ a }: { a: RankedAttempt }) {
       </div>
       <div>
         <dt>Cost</dt>
-        <dd>{cost}</dd>
+        <dd title="What it spent to reach its first review: rounds you asked for after that are not counted against it">{cost}</dd>
       </div>
       <div>
         <dt>Time</dt>

@@ -494,6 +494,15 @@ pub(super) fn last_review_files(events: &[Envelope]) -> Option<Vec<FileChange>> 
     })
 }
 
+/// What an attempt spent on its own: its tokens and cost when it first came to review. Rounds the
+/// person asked for after that are their doing, and the attempts are compared on the task alone.
+fn own_cost(events: &[Envelope]) -> Option<(u64, Option<f64>)> {
+    events.iter().find_map(|env| match &env.event {
+        EngineEvent::ReviewRequested { tokens, cost_usd, .. } => Some((tokens.agent + tokens.evaluator + tokens.compaction, *cost_usd)),
+        _ => None,
+    })
+}
+
 /// What an attempt ended with: its last review's evidence, or only its end when it had none.
 pub fn attempt_evidence(s: &SessionSummary, events: &[Envelope], pending: Vec<(RequestId, String, serde_json::Value)>) -> AttemptEvidence {
     let ended = !(s.status.is_running() || s.status == SessionStatus::AwaitingApproval);
@@ -523,7 +532,7 @@ pub fn attempt_evidence(s: &SessionSummary, events: &[Envelope], pending: Vec<(R
         }
         _ => None,
     });
-    if let Some((end_reason, remaining, files, verification, cost, findings, evaluated)) = last {
+    if let Some((end_reason, remaining, files, verification, _, findings, evaluated)) = last {
         e.reviewed = true;
         e.evaluated = evaluated;
         e.end_reason = Some(end_reason);
@@ -532,8 +541,10 @@ pub fn attempt_evidence(s: &SessionSummary, events: &[Envelope], pending: Vec<(R
         e.diff_lines = files.iter().filter_map(|f| f.get("diff").and_then(|d| d.as_str())).map(ranking::diff_lines).sum();
         e.checks_run = verification.len();
         e.checks_passed = verification.iter().filter_map(|v| v.as_str()).filter(|v| v.lines().next().is_some_and(|l| l.ends_with(": exit 0"))).count();
-        e.cost_usd = cost;
         e.findings = findings;
+        if let Some((tokens, cost)) = own_cost(events) {
+            (e.tokens, e.cost_usd) = (tokens, cost);
+        }
     } else if ended {
         e.error = events.iter().rev().find_map(|env| match &env.event {
             EngineEvent::Error { message, .. } => Some(message.clone()),
@@ -546,6 +557,32 @@ pub fn attempt_evidence(s: &SessionSummary, events: &[Envelope], pending: Vec<(R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn review(tokens: u64, cost: f64) -> Envelope {
+        let event = serde_json::from_value(serde_json::json!({
+            "type": "review_requested", "review_id": "r", "claim": "success", "end_reason": "verified_done",
+            "remaining": [], "files_changed": [], "verification": [],
+            "tokens": {"agent": tokens, "evaluator": 0, "compaction": 0}, "cost_usd": cost,
+        }))
+        .unwrap();
+        Envelope { seq: 0, session_id: SessionId("s".into()), run_id: None, at: String::new(), event }
+    }
+
+    #[test]
+    fn an_attempt_costs_what_it_took_to_reach_its_first_review_not_the_rounds_the_person_asked_for() {
+        let changes = EngineEvent::ReviewResolved {
+            review_id: RequestId("r".into()),
+            decision: Decision::RequestChanges,
+            by: DecidedBy::Person,
+            feedback: Some("also b.txt".into()),
+            reverted: false,
+            occasion: None,
+        };
+        let events = [review(1_000, 0.01), Envelope { event: changes, ..review(0, 0.0) }, review(5_000, 0.05)];
+        assert_eq!(own_cost(&events), Some((1_000, Some(0.01))), "the person's round of feedback is not counted against it");
+        assert_eq!(own_cost(&events[2..]), Some((5_000, Some(0.05))));
+        assert_eq!(own_cost(&[]), None, "no review: the session's own count stands");
+    }
 
     #[test]
     fn attempts_are_named_agents_with_an_optional_count() {
