@@ -109,7 +109,7 @@ enum SessionsCommand {
         /// interrupted) is tried again as it was.
         #[arg(default_value = "")]
         message: String,
-        #[command(flatten)]
+        #[command(flatten, next_help_heading = RUN_IT_STARTS)]
         opts: RunOptions,
     },
     /// Put away a task that ended without a review (failed, cancelled, interrupted): recorded
@@ -151,7 +151,7 @@ enum SessionsCommand {
         /// overwritten (repeatable).
         #[arg(long = "copy-ignored", value_name = "PATH")]
         copy_ignored: Vec<String>,
-        #[command(flatten)]
+        #[command(flatten, next_help_heading = RUN_IT_STARTS)]
         opts: RunOptions,
     },
     /// A group of attempts (`run --attempts`): its ranking, or land the one you choose (by its
@@ -173,7 +173,7 @@ enum SessionsCommand {
         /// Once all have ended.
         #[arg(long, conflicts_with_all = ["choose", "cancel", "reject"])]
         compare: bool,
-        #[command(flatten)]
+        #[command(flatten, next_help_heading = "For the comparison and the landing (--compare, --choose)")]
         opts: RunOptions,
     },
     /// Cancel a session left waiting for you (its plan's go-ahead, a permission or a question).
@@ -184,6 +184,9 @@ enum SessionsCommand {
         common: Common,
     },
 }
+
+/// Where a session command's help lists what shapes the run it starts, after its own options.
+const RUN_IT_STARTS: &str = "For the run it starts (and --land for an approve)";
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {

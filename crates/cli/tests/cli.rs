@@ -216,7 +216,12 @@ fn bad_flags_are_usage_errors() {
         }
         let help = String::from_utf8_lossy(&finishline(&["sessions", sub, "--help"], &e.data).stdout).to_string();
         assert!(!help.contains("--attempts") && help.contains("--model"), "sessions {sub} --help: {help}");
+        // What shapes the run it starts is under a heading of its own, after the command's own.
+        let heading = help.find("\nFor the run it starts").unwrap_or_else(|| panic!("sessions {sub} --help: {help}"));
+        assert!(help.find("--max-steps").is_some_and(|at| at > heading), "sessions {sub} --help: {help}");
     }
+    let help = String::from_utf8_lossy(&finishline(&["sessions", "review", "--help"], &e.data).stdout).to_string();
+    assert!(help.find("--approve") < help.find("\nFor the run it starts"), "the decision's own options first: {help}");
     let help = String::from_utf8_lossy(&finishline(&["run", "--help"], &e.data).stdout).to_string();
     assert!(["--attempts", "--base", "--isolation", "--when-busy", "--plan "].iter().all(|o| help.contains(o)), "run still takes them: {help}");
 }
