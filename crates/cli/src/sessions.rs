@@ -98,11 +98,12 @@ pub fn known(id: &str, common: &Common) -> Result<String, u8> {
         Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => {}
         _ => return Ok(id.to_string()),
     }
-    // The start of an id, as `sessions list` shows it, is enough when only one id starts so.
-    if id.len() < MIN_PREFIX {
-        return Err(unknown());
-    }
-    let found = store.sessions_starting(id, SHOWN).map_err(|e| crate::run::fail(exit::FAILED, common.json, &e.to_string()))?;
+    // The start of an id, as `sessions list` shows it, is enough when only one id starts so;
+    // else its end, which names the task's worktree and branch (ids made together share a start).
+    let failed = |e: finishline_engine::Error| crate::run::fail(exit::FAILED, common.json, &e.to_string());
+    let starting = if id.len() >= MIN_PREFIX { store.sessions_starting(id, SHOWN).map_err(failed)? } else { vec![] };
+    let (found, how) =
+        if starting.is_empty() && id.chars().count() >= MIN_END { (store.sessions_ending(id, SHOWN).map_err(failed)?, "end") } else { (starting, "start") };
     let matching: Vec<&str> = found.iter().map(|s| s.as_str()).collect();
     match matching[..] {
         [] => Err(unknown()),
@@ -110,7 +111,7 @@ pub fn known(id: &str, common: &Common) -> Result<String, u8> {
         ref many => Err(crate::run::fail(
             exit::USAGE,
             common.json,
-            &format!("{}{} sessions start with {id}: {}; give more of the id", if many.len() == SHOWN { "at least " } else { "" }, many.len(), many.join(", ")),
+            &format!("{}{} sessions {how} with {id}: {}; give more of the id", if many.len() == SHOWN { "at least " } else { "" }, many.len(), many.join(", ")),
         )),
     }
 }
@@ -121,6 +122,9 @@ const SHOWN: usize = 5;
 /// The fewest characters of an id taken as its start: "ses_" and a few more, so that a typo of a
 /// few letters is not quietly read as some session.
 const MIN_PREFIX: usize = 8;
+
+/// The fewest characters of an id taken as its end: the six a task's worktree and branch show.
+const MIN_END: usize = 6;
 
 /// Whether this history has the attempt group; if not, says so as [`known`] does for a session.
 pub fn known_group(group: &str, common: &Common) -> Result<(), u8> {

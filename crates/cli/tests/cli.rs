@@ -737,7 +737,7 @@ fn suggestions_name_the_program_as_it_was_run_when_it_is_not_on_path() {
 /// Sessions made one after another share the start of their ids: a start two of them share is
 /// not taken for either, and the answer names both.
 #[test]
-fn the_start_of_an_id_two_sessions_share_names_both_and_picks_neither() {
+fn the_start_of_an_id_two_sessions_share_names_both_and_picks_neither_and_the_end_names_one() {
     let e = env();
     std::fs::create_dir_all(&e.data).unwrap();
     let store = finishline_engine::store::Store::open(&e.data.join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
@@ -757,4 +757,12 @@ fn the_start_of_an_id_two_sessions_share_names_both_and_picks_neither() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(said.contains("2 sessions start with") && said.contains(&a) && said.contains(&b), "{said}");
+
+    // Ids made together differ at their end, which is what a task's worktree and branch are
+    // named with (`finishline/793ccd-write-notes`): six characters of it name the session.
+    let out = finishline(&["sessions", "show", &b[b.len() - 6..]], &e.data);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("second"), "the session whose id ends so: {}", String::from_utf8_lossy(&out.stdout));
+    let out = finishline(&["sessions", "show", &b[b.len() - 5..]], &e.data);
+    assert_eq!(out.status.code(), Some(2), "five characters are too few to be taken for an id's end");
 }

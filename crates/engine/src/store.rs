@@ -413,6 +413,12 @@ impl Store {
         sessions::ids_starting(&self.read(), start, limit)
     }
 
+    /// The sessions whose id ends so, at most `limit` (an id given by its end, as a task's
+    /// worktree and branch are named).
+    pub fn sessions_ending(&self, end: &str, limit: usize) -> Result<Vec<SessionId>> {
+        sessions::ids_ending(&self.read(), end, limit)
+    }
+
     pub fn list_sessions(&self, q: &ListQuery) -> Result<Vec<SessionSummary>> {
         sessions::list(&self.read(), q)
     }

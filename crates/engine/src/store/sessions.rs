@@ -309,6 +309,14 @@ pub fn ids_starting(conn: &rusqlite::Connection, start: &str, limit: usize) -> R
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// The ids that end with `end`, in order, at most `limit`. An id's end is random where its start
+/// is the time it was made, so this reads every id: the history list's scale, not an event log's.
+pub fn ids_ending(conn: &rusqlite::Connection, end: &str, limit: usize) -> Result<Vec<SessionId>> {
+    let mut stmt = conn.prepare_cached("SELECT id FROM sessions WHERE substr(id, -?2) = ?1 ORDER BY id LIMIT ?3")?;
+    let rows = stmt.query_map(params![end, end.chars().count() as i64, limit as i64], |r| Ok(SessionId(r.get(0)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// A short title from the task: its first line, cut at a word near 80 characters.
 pub fn title_of(task: &str) -> String {
     let first = task.trim().lines().next().unwrap_or("").trim();
