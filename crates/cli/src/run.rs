@@ -672,8 +672,9 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
     match outcome {
         Ok(ReviewOutcome::Decided { revert: Some(r), .. }) if r.applied => {
             eprintln!("Reverted: {} restored, {} removed.", r.restored.len(), r.deleted.len());
-            if !r.conflicts.is_empty() {
-                eprintln!("Left as they are (changed after the agent): {}.", r.conflicts.join(", "));
+            let changed = finishline_engine::store::export::changed_since(&r.conflicts, &r.not_copied);
+            if !changed.is_empty() {
+                eprintln!("Left as they are (changed after the agent): {}.", changed.join(", "));
             }
             for c in &r.copies {
                 eprintln!("Your version of {} (overwritten, as you said) is kept at {}.", c.path, c.copy);

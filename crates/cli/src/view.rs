@@ -295,17 +295,9 @@ impl View {
                 if *why == finishline_engine::domain::WorktreeEnd::Unused { ": nothing was changed there" } else { "" }
             )),
             EngineEvent::Reverted { restored, deleted, kept, copies, not_copied } => {
-                let mut line = format!("  reverted: {}", finishline_engine::store::export::revert_summary(restored.len(), deleted.len()));
-                if !kept.is_empty() {
-                    line.push_str(&format!("; left as they are (changed after the agent): {}", kept.join(", ")));
-                }
-                for c in copies {
-                    line.push_str(&format!("; your version of {} is kept at {}", c.path, c.copy));
-                }
-                for n in not_copied {
-                    line.push_str(&format!("; {}", finishline_engine::store::export::not_copied_words(n)));
-                }
-                self.line(&line);
+                use finishline_engine::store::export::{changed_since, revert_left, revert_summary};
+                let left = revert_left(&changed_since(kept, not_copied), copies, not_copied);
+                self.line(&format!("  reverted: {}{left}", revert_summary(restored.len(), deleted.len())));
             }
 
             _ => {}

@@ -907,6 +907,26 @@ async fn a_revert_cut_short_whose_folder_is_gone_at_the_next_start_waits_for_it_
     assert_eq!(reverted(stored(&cli.data, &id)), 1, "and recorded once");
 }
 
+/// Told to overwrite the person's edit where no copy of it can be kept (the copies' folder is a
+/// file), the revert leaves it and says why, in the reply and in the session's history, not
+/// that it "changed after the agent".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_the_person_said_to_overwrite_left_for_want_of_a_copy_is_named_with_that_reason() {
+    let (_s, _dir, cli, ws, id) = two_files_waiting_in_a_plain_folder().await;
+    std::fs::write(ws.join("one.txt"), "1 and the person's line\n").unwrap();
+    std::fs::create_dir_all(cli.data.join("overwritten")).unwrap();
+    std::fs::write(cli.data.join("overwritten").join(&id), "in the way").unwrap();
+    let out = cli.review(&id, &["--reject", "--revert", "--force-revert"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(std::fs::read_to_string(ws.join("one.txt")).unwrap(), "1 and the person's line\n", "not overwritten without a copy: {said}");
+    assert!(!ws.join("two.txt").exists(), "the task's other file is reverted: {said}");
+    assert!(said.contains("one.txt was not overwritten: no copy of your version could be kept first ("), "{said}");
+    assert!(!said.contains("changed after the agent"), "not the other reason: {said}");
+    let shown = cli.cmd(&["sessions", "show", &id]).output().unwrap();
+    let history = String::from_utf8_lossy(&shown.stdout);
+    assert!(history.contains("one.txt was not overwritten: no copy") && !history.contains("changed after the agent"), "{history}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reject_never_overwrites_a_file_someone_changed_after_the_task_unless_asked() {
     let (_s, dir, cli) = server(vec![writes("notes.md", "the task's notes\n", 0)]).await;

@@ -87,6 +87,13 @@ pub enum Entry {
     Reverted {
         restored: Vec<String>,
         deleted: Vec<String>,
+        /// Left because they changed after the task.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        kept: Vec<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        copies: Vec<crate::workspace::checkpoint::OverwrittenCopy>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        not_copied: Vec<crate::workspace::checkpoint::NotCopied>,
     },
     /// Approve could not land the task.
     LandingBlocked {
@@ -206,7 +213,13 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
             EngineEvent::ReviewResolved { decision, by, feedback, occasion, .. } => {
                 out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone(), occasion: *occasion })
             }
-            EngineEvent::Reverted { restored, deleted, .. } => out.push(Entry::Reverted { restored: restored.clone(), deleted: deleted.clone() }),
+            EngineEvent::Reverted { restored, deleted, kept, copies, not_copied } => out.push(Entry::Reverted {
+                restored: restored.clone(),
+                deleted: deleted.clone(),
+                kept: changed_since(kept, not_copied).into_iter().map(String::from).collect(),
+                copies: copies.clone(),
+                not_copied: not_copied.clone(),
+            }),
             EngineEvent::LandingBlocked { reason, files, detail } => {
                 out.push(Entry::LandingBlocked { reason: *reason, detail: detail.clone(), files: files.clone() })
             }
@@ -496,8 +509,9 @@ fn write_other(md: &mut String, e: Entry) {
         Entry::Instructions { file, truncated } => {
             let _ = writeln!(md, "*Following the project's {file}{}*\n", if truncated { " (cut to its first part)" } else { "" });
         }
-        Entry::Reverted { restored, deleted } => {
-            let _ = writeln!(md, "**Reverted:** {}\n", revert_summary(restored.len(), deleted.len()));
+        Entry::Reverted { restored, deleted, kept, copies, not_copied } => {
+            let kept: Vec<&str> = kept.iter().map(String::as_str).collect();
+            let _ = writeln!(md, "**Reverted:** {}{}\n", revert_summary(restored.len(), deleted.len()), revert_left(&kept, &copies, &not_copied));
         }
         Entry::LandingBlocked { reason, detail, files } => {
             let _ = writeln!(md, "**Not landed** ({}): {detail}{}\n", reason.as_str(), list_inline(&files));
@@ -542,6 +556,33 @@ fn list_block(items: &[String]) -> String {
         let _ = writeln!(s, "- {i}");
     }
     s
+}
+
+/// Of the files a revert left, those left because they changed after the task: the others were
+/// to be overwritten, and are named with why they were not ([`not_copied_words`]).
+pub fn changed_since<'a>(kept: &'a [String], not_copied: &[crate::workspace::checkpoint::NotCopied]) -> Vec<&'a str> {
+    kept.iter().filter(|k| !not_copied.iter().any(|n| &n.path == *k)).map(String::as_str).collect()
+}
+
+/// What a revert left and kept, after its summary: "; left as they are (changed after the agent):
+/// a.txt; your version of b.txt is kept at …; c.txt was not overwritten: …". `changed` is
+/// [`changed_since`]'s.
+pub fn revert_left(
+    changed: &[&str],
+    copies: &[crate::workspace::checkpoint::OverwrittenCopy],
+    not_copied: &[crate::workspace::checkpoint::NotCopied],
+) -> String {
+    let mut line = String::new();
+    if !changed.is_empty() {
+        line.push_str(&format!("; left as they are (changed after the agent): {}", changed.join(", ")));
+    }
+    for c in copies {
+        line.push_str(&format!("; your version of {} is kept at {}", c.path, c.copy));
+    }
+    for n in not_copied {
+        line.push_str(&format!("; {}", not_copied_words(n)));
+    }
+    line
 }
 
 /// Why a file the person said to overwrite was left, in the words the window uses.
