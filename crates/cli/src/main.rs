@@ -151,7 +151,7 @@ enum SessionsCommand {
         /// overwritten (repeatable).
         #[arg(long = "copy-ignored", value_name = "PATH")]
         copy_ignored: Vec<String>,
-        #[command(flatten, next_help_heading = RUN_IT_STARTS)]
+        #[command(flatten, next_help_heading = "For the run it starts, the landing and the revert")]
         opts: RunOptions,
     },
     /// A group of attempts (`run --attempts`): its ranking, or land the one you choose (by its
@@ -186,7 +186,7 @@ enum SessionsCommand {
 }
 
 /// Where a session command's help lists what shapes the run it starts, after its own options.
-const RUN_IT_STARTS: &str = "For the run it starts (and --land for an approve)";
+const RUN_IT_STARTS: &str = "For the run it starts";
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {
@@ -194,7 +194,10 @@ enum Format {
     Json,
 }
 
+/// Under a heading of their own in every command's help: one given to the options around them
+/// would carry on to these.
 #[derive(Args, Clone)]
+#[command(next_help_heading = "History and output")]
 pub struct Common {
     /// Where history and checkpoints live (default: the desktop app's data folder).
     #[arg(long)]

@@ -219,9 +219,12 @@ fn bad_flags_are_usage_errors() {
         // What shapes the run it starts is under a heading of its own, after the command's own.
         let heading = help.find("\nFor the run it starts").unwrap_or_else(|| panic!("sessions {sub} --help: {help}"));
         assert!(help.find("--max-steps").is_some_and(|at| at > heading), "sessions {sub} --help: {help}");
+        let general = help.find("\nHistory and output:").unwrap_or_else(|| panic!("sessions {sub} --help: {help}"));
+        assert!(help.find("--json").is_some_and(|at| at > general) && general > heading, "sessions {sub} --help: {help}");
     }
     let help = String::from_utf8_lossy(&finishline(&["sessions", "review", "--help"], &e.data).stdout).to_string();
-    assert!(help.find("--approve") < help.find("\nFor the run it starts"), "the decision's own options first: {help}");
+    let (approve, heading) = (help.find("--approve").unwrap(), help.find("\nFor the run it starts").unwrap());
+    assert!(approve < heading, "the decision's own options first: {help}");
     let help = String::from_utf8_lossy(&finishline(&["run", "--help"], &e.data).stdout).to_string();
     assert!(["--attempts", "--base", "--isolation", "--when-busy", "--plan "].iter().all(|o| help.contains(o)), "run still takes them: {help}");
 }
