@@ -101,9 +101,9 @@ pub fn known(id: &str, common: &Common) -> Result<String, u8> {
     // The start of an id, as `sessions list` shows it, is enough when only one id starts so;
     // else its end, which names the task's worktree and branch (ids made together share a start).
     let failed = |e: finishline_engine::Error| crate::run::fail(exit::FAILED, common.json, &e.to_string());
-    let starting = if id.len() >= MIN_PREFIX { store.sessions_starting(id, SHOWN).map_err(failed)? } else { vec![] };
+    let starting = if id.len() >= MIN_PREFIX { store.sessions_starting(id, SHOWN + 1).map_err(failed)? } else { vec![] };
     let (found, how) =
-        if starting.is_empty() && id.chars().count() >= MIN_END { (store.sessions_ending(id, SHOWN).map_err(failed)?, "end") } else { (starting, "start") };
+        if starting.is_empty() && id.chars().count() >= MIN_END { (store.sessions_ending(id, SHOWN + 1).map_err(failed)?, "end") } else { (starting, "start") };
     let matching: Vec<&str> = found.iter().map(|s| s.as_str()).collect();
     match matching[..] {
         [] => Err(unknown()),
@@ -111,7 +111,11 @@ pub fn known(id: &str, common: &Common) -> Result<String, u8> {
         ref many => Err(crate::run::fail(
             exit::USAGE,
             common.json,
-            &format!("{}{} sessions {how} with {id}: {}; give more of the id", if many.len() == SHOWN { "at least " } else { "" }, many.len(), many.join(", ")),
+            &if many.len() > SHOWN {
+                format!("more than {SHOWN} sessions {how} with {id}, the newest {}; give more of the id", many[..SHOWN].join(", "))
+            } else {
+                format!("{} sessions {how} with {id}: {}; give more of the id", many.len(), many.join(", "))
+            },
         )),
     }
 }

@@ -54,7 +54,7 @@ function Evidence({ a }: { a: RankedAttempt }) {
       </div>
       <div>
         <dt>Cost</dt>
-        <dd title="What it spent to reach its first review: rounds you asked for after that are not counted against it">{cost}</dd>
+        <dd title={e.reviewed ? "What it spent to reach its first review: rounds you asked for after that are not counted against it" : undefined}>{cost}</dd>
       </div>
       <div>
         <dt>Time</dt>

@@ -1005,7 +1005,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
           {!model.review.decided && (
             <span className="review-fold">
               {reviewSize !== "folded" && (
-                <button className="link-btn" onClick={() => setReviewSize(reviewSize === "tall" ? "shared" : "tall")} aria-pressed={reviewSize === "tall"} data-testid="review-tall">
+                <button className="link-btn" onClick={() => setReviewSize(reviewSize === "tall" ? "shared" : "tall")} data-testid="review-tall">
                   {reviewSize === "tall" ? "Share the window" : "Give it the window"}
                 </button>
               )}

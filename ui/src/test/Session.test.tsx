@@ -358,7 +358,7 @@ describe("Session view", () => {
     const tall = await screen.findByRole("button", { name: "Give it the window" });
     await userEvent.click(tall);
     expect(screen.getByTestId("review-dock")).toHaveClass("tall");
-    expect(screen.getByRole("button", { name: "Share the window" })).toHaveAttribute("aria-pressed", "true");
+    expect(screen.getByRole("button", { name: "Share the window" }), "its words say what a click does now").toBeInTheDocument();
     await userEvent.click(screen.getByRole("button", { name: "Fold to read the transcript" }));
     expect(screen.getByTestId("review-dock"), "folded, it gives the transcript the room").toHaveClass("folded");
     expect(screen.queryByTestId("review-tall"), "folded, only the way back is offered").toBeNull();

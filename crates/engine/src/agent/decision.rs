@@ -1216,9 +1216,10 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
             store.append(&s.id, None, reverted_event(&r)).is_ok()
         }
         Err(e) => {
-            // Every start tries again; what stops it is said once, not at each of them.
-            let message = format!("The revert cut short by a restart could not be finished: {e}. What it had not reached yet is as the task left it");
-            let said = events[at..].iter().any(|e| matches!(&e.event, EngineEvent::Error { message: m, .. } if *m == message));
+            // Every start tries again; that it cannot is said once, not at each of them.
+            const CANNOT: &str = "The revert cut short by a restart could not be finished";
+            let message = format!("{CANNOT}: {e}. What it had not reached yet is as the task left it");
+            let said = events[at..].iter().any(|e| matches!(&e.event, EngineEvent::Error { message: m, .. } if m.starts_with(CANNOT)));
             !said && store.append(&s.id, None, EngineEvent::Error { code: ErrorCode::Io, message }).is_ok()
         }
     }

@@ -301,18 +301,18 @@ pub fn get(conn: &rusqlite::Connection, id: &SessionId) -> Result<Option<Session
     Ok(stmt.query_row(params![id.0], summary_from_row).optional()?)
 }
 
-/// The ids that start with `start`, in order, at most `limit`: a range over the id's index, so a
+/// The ids that start with `start`, newest first, at most `limit`: a range over the id's index, so a
 /// long history is not read to find one session.
 pub fn ids_starting(conn: &rusqlite::Connection, start: &str, limit: usize) -> Result<Vec<SessionId>> {
-    let mut stmt = conn.prepare_cached("SELECT id FROM sessions WHERE id >= ?1 AND id < ?1 || char(1114111) ORDER BY id LIMIT ?2")?;
+    let mut stmt = conn.prepare_cached("SELECT id FROM sessions WHERE id >= ?1 AND id < ?1 || char(1114111) ORDER BY id DESC LIMIT ?2")?;
     let rows = stmt.query_map(params![start, limit as i64], |r| Ok(SessionId(r.get(0)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// The ids that end with `end`, in order, at most `limit`. An id's end is random where its start
+/// The ids that end with `end`, newest first, at most `limit`. An id's end is random where its start
 /// is the time it was made, so this reads every id: the history list's scale, not an event log's.
 pub fn ids_ending(conn: &rusqlite::Connection, end: &str, limit: usize) -> Result<Vec<SessionId>> {
-    let mut stmt = conn.prepare_cached("SELECT id FROM sessions WHERE substr(id, -?2) = ?1 ORDER BY id LIMIT ?3")?;
+    let mut stmt = conn.prepare_cached("SELECT id FROM sessions WHERE substr(id, -?2) = ?1 ORDER BY id DESC LIMIT ?3")?;
     let rows = stmt.query_map(params![end, end.chars().count() as i64, limit as i64], |r| Ok(SessionId(r.get(0)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
