@@ -582,6 +582,37 @@ mod tests {
         assert_eq!(own_cost(&events), Some((1_000, Some(0.01))), "the person's round of feedback is not counted against it");
         assert_eq!(own_cost(&events[2..]), Some((5_000, Some(0.05))));
         assert_eq!(own_cost(&[]), None, "no review: the session's own count stands");
+
+        // What the ranking reads: the first review's cost beside the latest review's evidence.
+        let summary = SessionSummary {
+            id: SessionId("s".into()),
+            title: "t".into(),
+            task: "t".into(),
+            workspace: "/ws".into(),
+            provider: "openai".into(),
+            model: "m".into(),
+            status: SessionStatus::AwaitingReview,
+            claim: None,
+            verdict: None,
+            end_reason: None,
+            decision: None,
+            created_at: String::new(),
+            created_ms: 0,
+            duration_ms: 0,
+            updated_ms: 0,
+            tokens: Tokens { agent: 9_000, evaluator: 0, compaction: 0 },
+            last_seq: 0,
+            plan_steps: 0,
+            plan_done: 0,
+            isolation: None,
+            work_dir: None,
+            branch: None,
+            attempt: None,
+            approvals: 0,
+        };
+        let evidence = attempt_evidence(&summary, &events, vec![]);
+        assert_eq!((evidence.tokens, evidence.cost_usd, evidence.reviewed), (1_000, Some(0.01), true));
+        assert_eq!(attempt_evidence(&summary, &[], vec![]).tokens, 9_000, "without a review, all it spent");
     }
 
     #[test]
