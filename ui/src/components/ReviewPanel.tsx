@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useRef, useState } from "react";
+import { lazy, Suspense, useEffect, useRef, useState, type ReactNode, type RefObject } from "react";
 import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode, type NotCopied } from "../ipc";
 import { repeatedInWords } from "../session/cardSummary";
 import { END_LABEL, landedText, stepSummary, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
@@ -666,88 +666,48 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         </button>
       </div>
       {confirmApprove && (
-        <AlertDialog
+        <KeepOrGo
           title={review.comments.length + unadded.length === 1 ? "Approve without sending your comment?" : "Approve without sending your comments?"}
           testid="confirm-approve"
-          onEscape={() => {
+          returnTo={approveButton}
+          keep={unadded.length > 0 ? "Go back to it" : "Keep reviewing"}
+          onKeep={() => {
             setConfirmApprove(false);
             if (unadded.length > 0) backToUnadded();
           }}
-          describedBy="confirm-approve-body"
-          returnTo={approveButton}
+          go={attempt ? "Choose it anyway" : "Approve anyway"}
+          onGo={() => {
+            setConfirmApprove(false);
+            void decide("approve");
+          }}
         >
-          <p id="confirm-approve-body">
-            {review.comments.length > 0 && (
-              <>
-                You wrote {review.comments.length} comment{review.comments.length === 1 ? "" : "s"} on the diff. Only Request changes sends {review.comments.length === 1 ? "it" : "them"} to the
-                agent; approving leaves {review.comments.length === 1 ? "it" : "them"} unsent.{" "}
-              </>
-            )}
-            {unadded.length > 0 && <Unadded files={unadded} />}
-          </p>
-          <div className="actions">
-            <button
-              autoFocus
-              className="btn primary"
-              onClick={() => {
-                setConfirmApprove(false);
-                if (unadded.length > 0) backToUnadded();
-              }}
-              data-testid="confirm-approve-keep"
-            >
-              {unadded.length > 0 ? "Go back to it" : "Keep reviewing"}
-            </button>
-            <button
-              className="btn"
-              onClick={() => {
-                setConfirmApprove(false);
-                void decide("approve");
-              }}
-              data-testid="confirm-approve-go"
-            >
-              {attempt ? "Choose it anyway" : "Approve anyway"}
-            </button>
-          </div>
-        </AlertDialog>
+          {review.comments.length > 0 && (
+            <>
+              You wrote {review.comments.length} comment{review.comments.length === 1 ? "" : "s"} on the diff. Only Request changes sends {review.comments.length === 1 ? "it" : "them"} to the
+              agent; approving leaves {review.comments.length === 1 ? "it" : "them"} unsent.{" "}
+            </>
+          )}
+          {unadded.length > 0 && <Unadded files={unadded} />}
+        </KeepOrGo>
       )}
       {confirmUnsent && (
-        <AlertDialog
+        <KeepOrGo
           title="Send without the comment you typed?"
           testid="confirm-unsaved"
-          onEscape={() => {
+          returnTo={sendButton}
+          keep="Go back to it"
+          onKeep={() => {
             setConfirmUnsent(false);
             backToUnadded();
           }}
-          describedBy="confirm-unsaved-body"
-          returnTo={sendButton}
+          go="Send without it"
+          onGo={() => {
+            setConfirmUnsent(false);
+            void decide("request_changes");
+          }}
         >
-          <p id="confirm-unsaved-body">
-            <Unadded files={unadded} /> Press Comment under it to send it with your feedback.
-          </p>
-          <div className="actions">
-            <button
-              autoFocus
-              className="btn primary"
-              onClick={() => {
-                setConfirmUnsent(false);
-                backToUnadded();
-              }}
-              data-testid="confirm-unsaved-keep"
-            >
-              Go back to it
-            </button>
-            <button
-              className="btn"
-              onClick={() => {
-                setConfirmUnsent(false);
-                void decide("request_changes");
-              }}
-              data-testid="confirm-unsaved-go"
-            >
-              Send without it
-            </button>
-          </div>
-        </AlertDialog>
+          <Unadded files={unadded} /> Press Comment under it to send it with your feedback.
+        </KeepOrGo>
       )}
       {confirmReject && worktree && (
         <ConfirmDiscard
@@ -761,6 +721,36 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         />
       )}
     </section>
+  );
+}
+
+/**
+ * A question before a decision that would leave something of the person's behind: the safe
+ * answer first and focused (Esc gives it too), the decision second.
+ */
+function KeepOrGo(props: {
+  title: string;
+  testid: string;
+  returnTo: RefObject<HTMLButtonElement | null>;
+  keep: string;
+  onKeep: () => void;
+  go: string;
+  onGo: () => void;
+  children: ReactNode;
+}) {
+  const body = `${props.testid}-body`;
+  return (
+    <AlertDialog title={props.title} testid={props.testid} onEscape={props.onKeep} describedBy={body} returnTo={props.returnTo}>
+      <p id={body}>{props.children}</p>
+      <div className="actions">
+        <button autoFocus className="btn primary" onClick={props.onKeep} data-testid={`${props.testid}-keep`}>
+          {props.keep}
+        </button>
+        <button className="btn" onClick={props.onGo} data-testid={`${props.testid}-go`}>
+          {props.go}
+        </button>
+      </div>
+    </AlertDialog>
   );
 }
 
