@@ -75,7 +75,7 @@ export function attemptList(choices: AttemptChoice[]): string[] {
 /** The ranking rule in words, as `judge/ranking.rs` applies it; New Task and the group's screen
  * say it the same way. */
 export const RANKING_RULE =
-  "verified done first; then having work to review (changed files); no audit findings; more verification commands passing; fewer items the evaluator found left; a smaller diff; a lower cost (fewer tokens when a model has no price)";
+  "verified done first; then having work to review (changed files); no audit findings; more verification commands passing; fewer items the evaluator found left; a smaller diff; a lower cost to reach its first review (fewer tokens when a model has no price)";
 
 /** Why these attempts cannot start, or null. */
 export function attemptsProblem(choices: AttemptChoice[], limit: number): string | null {
