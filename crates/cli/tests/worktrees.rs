@@ -277,6 +277,34 @@ async fn reject_with_revert_keeps_a_file_a_task_in_a_subfolder_showed_for_review
     assert!(said.contains("sub/notes.txt"), "and is named: {said}");
 }
 
+/// Another task in the same folder wrote a file this task had written, to the same words, and
+/// never reached a review (its model went away): the reject's revert keeps that file, and names
+/// it, rather than take it for this task's and delete the other's work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reject_with_revert_keeps_a_file_another_task_wrote_since_even_when_it_never_reached_a_review() {
+    let (_s, dir, cli) = server(vec![
+        vec![
+            json!({"when": {"kind": "agent", "last_message_contains": "Created notes.txt", "any_message_contains": "another task"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"the model went away\"}}"}}}),
+            json!({"when": {"kind": "agent", "last_message_contains": "another task"}, "reply": {"text": "Writing.", "tool_calls": [write_call("notes.txt", "hello\n")]}}),
+        ],
+        calls_then_done("first round", vec![write_call("notes.txt", "hello\n")], "notes.txt"),
+    ])
+    .await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let first = cli.run("first round", &ws, &[]);
+    assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
+    let id = session_of(&first);
+    std::fs::remove_file(ws.join("notes.txt")).unwrap();
+    let other = cli.run("another task", &ws, &[]);
+    assert_eq!(other.status.code(), Some(4), "the other task failed after writing: {}", String::from_utf8_lossy(&other.stderr));
+    assert!(lines(&other).iter().all(|e| e["type"] != "review_requested"), "and never reached a review");
+    let rejected = cli.review(&id, &["--reject", "--revert"]);
+    let said = String::from_utf8_lossy(&rejected.stderr).to_string() + &String::from_utf8_lossy(&rejected.stdout);
+    assert_eq!(std::fs::read_to_string(ws.join("notes.txt")).unwrap(), "hello\n", "the other task's file stays: {said}");
+    assert!(said.contains("notes.txt"), "and is named: {said}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follow_up_in_a_plain_folder_reviews_and_reverts_only_its_own_changes() {
     let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0), writes("c.txt", "c\n", 0)]).await;

@@ -221,12 +221,14 @@ pub(super) struct Unapproved {
     pub since: String,
 }
 
-/// The files other tasks in the same folder showed for review after `since` (an RFC 3339 time):
-/// they may hold that work, even to the same words as this task's, which a check of content
-/// alone would take for this task's own and undo.
+/// The files other tasks in the same folder showed for review, or changed in their runs, after
+/// `since` (an RFC 3339 time): they may hold that work, even to the same words as this task's,
+/// which a check of content alone would take for this task's own and undo. A task that never
+/// reached a review (its model went away, it is still at work) counts by what its runs' windows
+/// changed.
 /// A task in a folder inside this one, or around it, names the same files by other paths: read
 /// from its folder, they are paths of this one.
-pub(super) fn reviewed_by_other_tasks(store: &Store, session: &SessionId, workspace: &str, since: &str) -> Result<Vec<String>> {
+pub(super) fn touched_by_other_tasks(store: &Store, stores: &Path, session: &SessionId, workspace: &str, since: &str) -> Result<Vec<String>> {
     let all = store.list_sessions(&crate::store::ListQuery { limit: 100_000, ..Default::default() })?;
     let here = Path::new(workspace);
     let mut paths = Vec::new();
@@ -236,22 +238,57 @@ pub(super) fn reviewed_by_other_tasks(store: &Store, session: &SessionId, worksp
         if inside.is_none() && around.is_none() {
             continue;
         }
-        for e in store.events(&other.id, 0)? {
-            let EngineEvent::ReviewRequested { files_changed, .. } = &e.event else { continue };
-            if e.at.as_str() <= since {
-                continue;
-            }
-            for path in files_changed.iter().filter_map(|f| f.get("path").and_then(|p| p.as_str())) {
-                let mine = match (inside, around) {
-                    (Some(sub), _) => Some(sub.join(path)),
-                    (None, Some(sub)) => Path::new(path).strip_prefix(sub).ok().map(Path::to_path_buf),
-                    (None, None) => None,
-                };
-                paths.extend(mine.map(|p| p.to_string_lossy().into_owned()));
+        let events = store.events(&other.id, 0)?;
+        let mut theirs: Vec<String> = Vec::new();
+        for e in events.iter().filter(|e| e.at.as_str() > since) {
+            if let EngineEvent::ReviewRequested { files_changed, .. } = &e.event {
+                theirs.extend(files_changed.iter().filter_map(|f| f.get("path").and_then(|p| p.as_str())).map(str::to_string));
             }
         }
+        theirs.extend(changed_in_runs_since(store, stores, other, &events, since));
+        for path in theirs {
+            let mine = match (inside, around) {
+                (Some(sub), _) => Some(sub.join(path)),
+                (None, Some(sub)) => Path::new(&path).strip_prefix(sub).ok().map(Path::to_path_buf),
+                (None, None) => None,
+            };
+            paths.extend(mine.map(|p| p.to_string_lossy().into_owned()));
+        }
     }
+    paths.sort();
+    paths.dedup();
     Ok(paths)
+}
+
+/// What another in-place task's runs at work after `since` changed in their windows, as paths of
+/// its folder. A store it never had, or one that cannot be read, says nothing.
+fn changed_in_runs_since(store: &Store, stores: &Path, other: &crate::store::SessionSummary, events: &[Envelope], since: &str) -> Vec<String> {
+    let folder = in_place_folder(other, events);
+    if !stores.join(crate::workspace::checkpoint::store_name(&folder)).join("HEAD").exists() {
+        return Vec::new();
+    }
+    // A run is at work from its start to its last event; one whose last event is after `since`
+    // may have changed files after it.
+    let mut last: Vec<(&RunId, &str)> = Vec::new();
+    for e in events {
+        let Some(run) = &e.run_id else { continue };
+        match last.iter_mut().find(|(r, _)| *r == run) {
+            Some(entry) => entry.1 = e.at.as_str(),
+            None => last.push((run, e.at.as_str())),
+        }
+    }
+    let windows: Vec<(String, String)> = last
+        .into_iter()
+        .filter(|(_, at)| *at > since)
+        .filter_map(|(run, _)| store.run_evidence(run).ok().flatten())
+        .filter_map(super::evidence::RunEvidence::from_json)
+        .flat_map(|ev| ev.windows)
+        .collect();
+    if windows.is_empty() {
+        return Vec::new();
+    }
+    let Ok(cp) = Checkpoints::open_shared(stores, &folder, other.id.as_str()) else { return Vec::new() };
+    windows.iter().filter_map(|(before, after)| cp.window_changes(before, after).ok()).flatten().map(|c| c.path).collect()
 }
 
 pub(super) fn status_event(status: SessionStatus) -> EngineEvent {
@@ -396,7 +433,7 @@ impl Engine {
         let Some(Unapproved { owned, since }) = unapproved_changes(events, review) else {
             return self.reject_legacy(summary, review, choice, resolved, &cp);
         };
-        let others = reviewed_by_other_tasks(&self.store, &summary.id, &summary.workspace, &since)?;
+        let others = touched_by_other_tasks(&self.store, &self.config.data_dir.join("checkpoints"), &summary.id, &summary.workspace, &since)?;
         let changed_since = changed_since(&cp, &owned, &others)?;
         if !changed_since.is_empty() && choice.overwrite == Overwrite::Nothing {
             return Ok(ReviewOutcome::NeedsConfirmation { conflicts: changed_since });
@@ -1207,7 +1244,7 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     // What the person allowed to be overwritten was a file as it was at their decision; it may
     // have changed again since the crash, so a file that is not the task's any more is kept and
     // named, never overwritten.
-    let Ok(others) = reviewed_by_other_tasks(store, &s.id, &s.workspace, &since) else { return false };
+    let Ok(others) = touched_by_other_tasks(store, &data_dir.join("checkpoints"), &s.id, &s.workspace, &since) else { return false };
     let copies = copies_folder(data_dir, &s.id);
     match revert_owned(&cp, &owned, &[], &others, &copies) {
         Ok(mut r) => {

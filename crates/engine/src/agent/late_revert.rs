@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::decision::{
-    changed_since, copies_folder, in_place_folder, revert_owned, reverted_event, reviewed_by_other_tasks, session_lock, unapproved_changes, Overwrite,
+    changed_since, copies_folder, in_place_folder, revert_owned, reverted_event, session_lock, touched_by_other_tasks, unapproved_changes, Overwrite,
     ReviewOutcome, Unapproved,
 };
 use super::Engine;
@@ -87,7 +87,13 @@ impl Engine {
         };
         let cp = self.checkpoints(session, &folder)?;
         // Since its first round: another task may have written one of its files between rounds.
-        let later = reviewed_by_other_tasks(&self.store, session, &summary.workspace, since.as_str().min(rejected_at.as_str()))?;
+        let later = touched_by_other_tasks(
+            &self.store,
+            &self.config.data_dir.join("checkpoints"),
+            session,
+            &summary.workspace,
+            since.as_str().min(rejected_at.as_str()),
+        )?;
         let changed_since = changed_since(&cp, &owned, &later)?;
         if !changed_since.is_empty() && overwrite == Overwrite::Nothing {
             return Ok(ReviewOutcome::NeedsConfirmation { conflicts: changed_since });
