@@ -58,7 +58,7 @@ function Evidence({ a }: { a: RankedAttempt }) {
       </div>
       <div>
         <dt>Time</dt>
-        <dd>{seconds(e.wall_ms)}</dd>
+        <dd title={e.reviewed ? "How long it was at work to reach its first review, as its cost" : undefined}>{seconds(e.wall_ms)}</dd>
       </div>
     </dl>
   );

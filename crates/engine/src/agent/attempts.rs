@@ -494,13 +494,33 @@ pub(super) fn last_review_files(events: &[Envelope]) -> Option<Vec<FileChange>> 
     })
 }
 
-/// What an attempt spent on its own: its tokens and cost when it first came to review. Rounds the
-/// person asked for after that are their doing, and the attempts are compared on the task alone.
-fn own_cost(events: &[Envelope]) -> Option<(u64, Option<f64>)> {
-    events.iter().find_map(|env| match &env.event {
-        EngineEvent::ReviewRequested { tokens, cost_usd, .. } => Some((tokens.agent + tokens.evaluator + tokens.compaction, *cost_usd)),
-        _ => None,
-    })
+/// What an attempt spent on its own, by its first review.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OwnCost {
+    tokens: u64,
+    cost_usd: Option<f64>,
+    /// How long its runs were at work: from each run's start to its last event (a gap while
+    /// the app was closed is nobody's time).
+    active_ms: i64,
+}
+
+/// What an attempt spent on its own: its tokens, cost and time when it first came to review.
+/// Rounds the person asked for after that are their doing, and the attempts are compared on the
+/// task alone.
+fn own_cost(events: &[Envelope]) -> Option<OwnCost> {
+    let ms = |at: &str| chrono::DateTime::parse_from_rfc3339(at).map(|t| t.timestamp_millis()).ok();
+    let mut runs: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
+    for env in events {
+        if let (Some(run), Some(t)) = (&env.run_id, ms(&env.at)) {
+            let span = runs.entry(run.0.as_str()).or_insert((t, t));
+            span.1 = span.1.max(t);
+        }
+        if let EngineEvent::ReviewRequested { tokens, cost_usd, .. } = &env.event {
+            let active_ms = runs.values().map(|(start, end)| end - start).sum();
+            return Some(OwnCost { tokens: tokens.agent + tokens.evaluator + tokens.compaction, cost_usd: *cost_usd, active_ms });
+        }
+    }
+    None
 }
 
 /// What an attempt ended with: its last review's evidence, or only its end when it had none.
@@ -542,8 +562,8 @@ pub fn attempt_evidence(s: &SessionSummary, events: &[Envelope], pending: Vec<(R
         e.checks_run = verification.len();
         e.checks_passed = verification.iter().filter_map(|v| v.as_str()).filter(|v| v.lines().next().is_some_and(|l| l.ends_with(": exit 0"))).count();
         e.findings = findings;
-        if let Some((tokens, cost)) = own_cost(events) {
-            (e.tokens, e.cost_usd) = (tokens, cost);
+        if let Some(own) = own_cost(events) {
+            (e.tokens, e.cost_usd, e.wall_ms) = (own.tokens, own.cost_usd, own.active_ms);
         }
     } else if ended {
         e.error = events.iter().rev().find_map(|env| match &env.event {
@@ -579,8 +599,9 @@ mod tests {
             occasion: None,
         };
         let events = [review(1_000, 0.01), Envelope { event: changes, ..review(0, 0.0) }, review(5_000, 0.05)];
-        assert_eq!(own_cost(&events), Some((1_000, Some(0.01))), "the person's round of feedback is not counted against it");
-        assert_eq!(own_cost(&events[2..]), Some((5_000, Some(0.05))));
+        let spent = |events: &[Envelope]| own_cost(events).map(|o| (o.tokens, o.cost_usd));
+        assert_eq!(spent(&events), Some((1_000, Some(0.01))), "the person's round of feedback is not counted against it");
+        assert_eq!(spent(&events[2..]), Some((5_000, Some(0.05))));
         assert_eq!(own_cost(&[]), None, "no review: the session's own count stands");
 
         // What the ranking reads: the first review's cost beside the latest review's evidence.
@@ -613,6 +634,31 @@ mod tests {
         let evidence = attempt_evidence(&summary, &events, vec![]);
         assert_eq!((evidence.tokens, evidence.cost_usd, evidence.reviewed), (1_000, Some(0.01), true));
         assert_eq!(attempt_evidence(&summary, &[], vec![]).tokens, 9_000, "without a review, all it spent");
+    }
+
+    #[test]
+    fn an_attempt_takes_the_time_its_runs_were_at_work_until_its_first_review() {
+        let at = |run: &str, at: &str, event: serde_json::Value| Envelope {
+            seq: 0,
+            session_id: SessionId("s".into()),
+            run_id: Some(RunId(run.into())),
+            at: format!("2026-11-30T10:{at}.000Z"),
+            event: serde_json::from_value(event).unwrap(),
+        };
+        let started = serde_json::json!({"type": "run_started", "trigger": "task"});
+        let step = serde_json::json!({"type": "activity", "phase": "thinking", "detail": ""});
+        let reviewed = |e: Envelope| Envelope { run_id: e.run_id.clone(), at: e.at.clone(), ..review(1_000, 0.01) };
+        let events = [
+            // A run cut short by a crash, resumed five minutes later, then the first review.
+            at("a", "00:00", started.clone()),
+            at("a", "00:01", step.clone()),
+            at("b", "05:00", started.clone()),
+            reviewed(at("b", "05:02", step.clone())),
+            // The round the person asked for afterwards.
+            at("c", "20:00", started),
+            reviewed(at("c", "21:00", step)),
+        ];
+        assert_eq!(own_cost(&events).map(|o| o.active_ms), Some(3_000), "1 s before the crash and 2 s after it; not the gap, nor the person's round");
     }
 
     #[test]

@@ -37,6 +37,7 @@ pub struct AttemptEvidence {
     /// In US dollars when every model has a price, else `None` (tokens decide then).
     pub cost_usd: Option<f64>,
     pub tokens: u64,
+    /// How long its runs were at work, to its first review as its cost is.
     pub wall_ms: i64,
     /// Why it ended without a review, in the words of its last error (a provider's refusal, an
     /// agent that would not start), so that the person sees it beside the others.
