@@ -305,6 +305,34 @@ async fn reject_with_revert_keeps_a_file_another_task_wrote_since_even_when_it_n
     assert!(said.contains("notes.txt"), "and is named: {said}");
 }
 
+/// A reject's revert never runs while another task's tools are changing the same folder: that
+/// task would count the files the revert removes as its own changes, show them in its review, and
+/// bring the rejected file back if it were rejected in turn. The revert waits for those tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revert_waits_for_another_tasks_tools_in_the_folder_and_is_never_counted_as_that_tasks_change() {
+    let command = json!({"name": "run_command", "arguments": {"command": "touch started.flag; sleep 3; echo slept"}});
+    let (_s, dir, cli) = server(vec![calls_then_done("take a while", vec![command], "slept"), writes("notes.txt", "hello\n", 0)]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let first = cli.run("write notes.txt", &ws, &[]);
+    assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
+    let mut other = cli.spawn("take a while", &ws, &["--when-busy", "run", "--allow", "run_command"]);
+    let began = Instant::now();
+    while !ws.join("started.flag").exists() {
+        if began.elapsed() > Duration::from_secs(30) {
+            other.kill().unwrap();
+            let out = other.wait_with_output().unwrap();
+            panic!("the other task's command never started: {} {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let rejected = cli.review(&session_of(&first), &["--reject", "--revert"]);
+    assert_eq!(rejected.status.code(), Some(3), "{}", String::from_utf8_lossy(&rejected.stderr));
+    assert!(!ws.join("notes.txt").exists(), "the rejected task's file is undone");
+    let other = other.wait_with_output().unwrap();
+    assert_eq!(reviewed(&other), vec!["started.flag"], "the other task's review holds only what its command did: {}", String::from_utf8_lossy(&other.stderr));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follow_up_in_a_plain_folder_reviews_and_reverts_only_its_own_changes() {
     let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0), writes("c.txt", "c\n", 0)]).await;

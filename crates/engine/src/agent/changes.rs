@@ -443,9 +443,7 @@ impl Run {
     /// tools run, saying so, and gives up when the run is cancelled.
     async fn wait_for_the_folder(&mut self) -> Result<std::fs::File, super::run::Halt> {
         use rustix::fs::{flock, FlockOperation};
-        let folder = self.workspace.root().canonicalize().unwrap_or_else(|_| self.workspace.root().to_path_buf());
-        let name = format!("window-{:016x}.lock", crate::stable_hash::fnv1a(folder.to_string_lossy().as_bytes()));
-        let path = self.engine.config.data_dir.join("locks").join(name);
+        let path = crate::workspace::lock::window_lock(&self.engine.config.data_dir, self.workspace.root());
         std::fs::create_dir_all(path.parent().unwrap_or(&path)).map_err(crate::Error::from)?;
         let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(crate::Error::from)?;
         let mut told = false;

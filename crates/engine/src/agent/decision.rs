@@ -291,6 +291,35 @@ fn changed_in_runs_since(store: &Store, stores: &Path, other: &crate::store::Ses
     windows.iter().filter_map(|(before, after)| cp.window_changes(before, after).ok()).flatten().map(|c| c.path).collect()
 }
 
+/// How long a revert waits for another task's tools in its folder before it says so: a tool
+/// call is seconds; an external agent's turn can be minutes, which nobody should sit through.
+pub(super) const FOLDER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The folder to itself for a revert, waiting up to `wait`; `None` when another task's tools
+/// still run there. While they run, a file the revert put back or removed would be counted as
+/// that task's change: shown in its review, and undone by its own revert.
+pub(super) fn hold_the_folder(data_dir: &Path, folder: &Path, wait: std::time::Duration) -> Result<Option<FolderLock>> {
+    let file = crate::workspace::lock::window_lock(data_dir, folder);
+    let until = std::time::Instant::now() + wait;
+    loop {
+        if let Some(lock) = FolderLock::try_acquire(&file)? {
+            return Ok(Some(lock));
+        }
+        if std::time::Instant::now() >= until {
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+}
+
+/// Why a revert did not start: another task's tools are at work in the folder.
+pub(super) fn busy_folder(folder: &Path, again: &str) -> Error {
+    Error::WorkspaceBusy(format!(
+        "another task's tools are changing files in {} right now, and what a revert did meanwhile would be counted as that task's: {again} when they finish; nothing was done yet",
+        folder.display()
+    ))
+}
+
 pub(super) fn status_event(status: SessionStatus) -> EngineEvent {
     EngineEvent::StatusChanged { status, attempt: None, max_retries: None, next_retry_at: None, message: None }
 }
@@ -429,6 +458,7 @@ impl Engine {
                 folder.display()
             )));
         }
+        let _folder = hold_the_folder(&self.config.data_dir, &folder, FOLDER_WAIT)?.ok_or_else(|| busy_folder(&folder, "reject again"))?;
         let cp = self.checkpoints(&summary.id, &folder)?;
         let Some(Unapproved { owned, since }) = unapproved_changes(events, review) else {
             return self.reject_legacy(summary, review, choice, resolved, &cp);
@@ -1237,6 +1267,8 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     if !folder.is_dir() {
         return false;
     }
+    // Another task's tools at work there: the next start tries again.
+    let Ok(Some(_folder)) = hold_the_folder(data_dir, &folder, std::time::Duration::ZERO) else { return false };
     let cp = match Checkpoints::open_shared(&data_dir.join("checkpoints"), &folder, s.id.as_str()) {
         Ok(c) => c,
         Err(_) => return false,
@@ -1460,4 +1492,25 @@ pub fn free_checkpoints(store: &Store, stores: &Path, id: &str) -> Result<u64> {
         }
     }
     crate::workspace::checkpoint::prune_store(stores, id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_revert_has_the_folder_only_once_another_tasks_tools_there_are_done() {
+        let data = tempfile::tempdir().unwrap();
+        let folder = tempfile::tempdir().unwrap();
+        let path = crate::workspace::lock::window_lock(data.path(), folder.path());
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        // Another task's window, as a run holds it: its own open file.
+        let window = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).unwrap();
+        rustix::fs::flock(&window, rustix::fs::FlockOperation::LockExclusive).unwrap();
+        assert!(hold_the_folder(data.path(), folder.path(), std::time::Duration::from_millis(100)).unwrap().is_none(), "busy while the window is open");
+        let message = busy_folder(folder.path(), "reject again").to_string();
+        assert!(message.contains("reject again when they finish"), "{message}");
+        drop(window);
+        assert!(hold_the_folder(data.path(), folder.path(), std::time::Duration::ZERO).unwrap().is_some(), "free once it closed");
+    }
 }

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use super::decision::{
-    changed_since, copies_folder, in_place_folder, revert_owned, reverted_event, session_lock, touched_by_other_tasks, unapproved_changes, Overwrite,
-    ReviewOutcome, Unapproved,
+    busy_folder, changed_since, copies_folder, hold_the_folder, in_place_folder, revert_owned, reverted_event, session_lock, touched_by_other_tasks,
+    unapproved_changes, Overwrite, ReviewOutcome, Unapproved, FOLDER_WAIT,
 };
 use super::Engine;
 use crate::domain::*;
@@ -85,6 +85,7 @@ impl Engine {
         let Some(Unapproved { owned, since }) = unapproved_changes(&events, &review) else {
             return refuse("it was recorded before tasks kept what each file was, so which changes are its own is not known");
         };
+        let _folder = hold_the_folder(&self.config.data_dir, &folder, FOLDER_WAIT)?.ok_or_else(|| busy_folder(&folder, "revert again"))?;
         let cp = self.checkpoints(session, &folder)?;
         // Since its first round: another task may have written one of its files between rounds.
         let later = touched_by_other_tasks(

@@ -16,6 +16,15 @@ thread_local! {
     static HELD: RefCell<Vec<(PathBuf, RawFd)>> = const { RefCell::new(Vec::new()) };
 }
 
+/// The lock a task working in place holds on its folder while its tools may change files (a
+/// *window*), and a revert holds while it puts files back: what changes while it is held is the
+/// holder's. One file per folder under the data folder, named by a hash of its real path.
+pub fn window_lock(data_dir: &Path, folder: &Path) -> PathBuf {
+    let folder = folder.canonicalize().unwrap_or_else(|_| folder.to_path_buf());
+    let name = format!("window-{:016x}.lock", crate::stable_hash::fnv1a(folder.to_string_lossy().as_bytes()));
+    data_dir.join("locks").join(name)
+}
+
 pub struct FolderLock {
     /// `None` when this thread already held the lock: the outer holder lets it go.
     file: Option<File>,
