@@ -383,10 +383,11 @@ export interface AutoApproval {
 }
 
 /** The engine's events, as stored and delivered (section 10 of the spec). */
-/** A file of the person's a revert overwrote because they said so, and where their version is kept. */
+/** A file a revert replaced after keeping a copy, and where the copy is: the person's version they said to overwrite, or (unattributed) a file that changed while a command ran, when their edit would look like the agent's. */
 export interface OverwrittenCopy {
   path: string;
   copy: string;
+  unattributed?: boolean;
 }
 
 /** A file the person said a revert may overwrite, left because no copy of their version could be kept first. */

@@ -333,6 +333,50 @@ async fn a_revert_waits_for_another_tasks_tools_in_the_folder_and_is_never_count
     assert_eq!(reviewed(&other), vec!["started.flag"], "the other task's review holds only what its command did: {}", String::from_utf8_lossy(&other.stderr));
 }
 
+/// While the agent's command runs, an edit the person saves looks exactly like the command's
+/// own: it is counted as the task's. A revert that puts such a file back keeps a copy of the
+/// version it replaced first, and says where; a file the agent's own file tool wrote needs none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revert_keeps_a_copy_of_a_file_changed_while_a_command_ran_since_the_persons_edit_may_be_in_it() {
+    let command = json!({"name": "run_command", "arguments": {"command": "touch started.flag; sleep 2; echo slept"}});
+    let (_s, dir, cli) = server(vec![
+        calls_then_done("Created notes.txt", vec![command], "slept"),
+        calls_then_done("take a while", vec![write_call("notes.txt", "the agent's notes\n")], "never said"),
+    ])
+    .await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("README.md"), "hello\n").unwrap();
+    let mut task = cli.spawn("take a while", &ws, &["--allow", "run_command"]);
+    let began = Instant::now();
+    while !ws.join("started.flag").exists() {
+        if began.elapsed() > Duration::from_secs(30) {
+            task.kill().unwrap();
+            panic!("the command never started: {}", String::from_utf8_lossy(&task.wait_with_output().unwrap().stderr));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The person saves an edit while the command runs.
+    std::fs::write(ws.join("README.md"), "hello\nmy edit, saved while the command ran\n").unwrap();
+    let task = task.wait_with_output().unwrap();
+    assert_eq!(task.status.code(), Some(6), "{}", String::from_utf8_lossy(&task.stderr));
+    assert_eq!(reviewed(&task), vec!["README.md", "notes.txt", "started.flag"], "nothing tells the edit from the command's");
+    let id = session_of(&task);
+    let rejected = cli.review(&id, &["--reject", "--revert"]);
+    assert_eq!(rejected.status.code(), Some(3), "{}", String::from_utf8_lossy(&rejected.stderr));
+    let said = String::from_utf8_lossy(&rejected.stderr).to_string() + &String::from_utf8_lossy(&rejected.stdout);
+    assert_eq!(std::fs::read_to_string(ws.join("README.md")).unwrap(), "hello\n", "put back as the task found it: {said}");
+    let copy = cli.data.join("overwritten").join(&id).join("README.md");
+    assert_eq!(std::fs::read_to_string(&copy).unwrap_or_default(), "hello\nmy edit, saved while the command ran\n", "the replaced version is kept: {said}");
+    assert!(said.contains(&copy.display().to_string()), "and the reject says where: {said}");
+    assert!(
+        said.contains("README.md changed while a command or an external agent was at work, so an edit of yours then would look like the agent's"),
+        "and why: {said}"
+    );
+    assert!(!ws.join("notes.txt").exists() && !ws.join("started.flag").exists(), "the rest is undone: {said}");
+    assert!(!cli.data.join("overwritten").join(&id).join("notes.txt").exists(), "what the agent's own file tool wrote needs no copy: {said}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follow_up_in_a_plain_folder_reviews_and_reverts_only_its_own_changes() {
     let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0), writes("c.txt", "c\n", 0)]).await;

@@ -100,6 +100,11 @@ pub const COMPLETE_TASK: &str = "complete_task";
 /// Plan mode only: an earlier step's transcript, when its summary in the brief is not enough.
 pub const SESSION_LOG: &str = "session_log";
 
+/// The built-in tools that write exactly the file they name, in a moment: what changed in a
+/// window of only these, at the paths they named, is the agent's. A command (or an MCP tool, an
+/// external agent's turn) may write anything while it runs, and so may the person meanwhile.
+pub const FILE_WRITERS: &[&str] = &["write_file", "edit_file"];
+
 /// Tools that never change a file: a step that calls only these needs no window around it
 /// (see `agent::changes`). Anything else, MCP tools included, may write.
 pub const READ_ONLY: &[&str] = &["read_file", "list_dir", "glob", "grep", "fetch_url", TODO_WRITE, ASK_USER, COMPLETE_TASK, SESSION_LOG];

@@ -1,5 +1,5 @@
 import { lazy, Suspense, useEffect, useRef, useState, type ReactNode, type RefObject } from "react";
-import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode, type NotCopied } from "../ipc";
+import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode, type NotCopied, type OverwrittenCopy } from "../ipc";
 import { repeatedInWords } from "../session/cardSummary";
 import { END_LABEL, landedText, stepSummary, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
@@ -294,7 +294,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           <ul className="notice" data-testid="revert-copies">
             {review.decided.reverted.copies.map((c) => (
               <li key={c.copy}>
-                Your version of {c.path}, overwritten as you said, is kept at <code>{c.copy}</code>.
+                {copyText(c)} <code>{c.copy}</code>.
               </li>
             ))}
           </ul>
@@ -962,9 +962,16 @@ export function decisionText({ decision, by, occasion, reverted, copied }: { dec
     text += files.length > 0 ? ` The agent's changes were undone: ${revertSummary(reverted)} (${files.join(", ")}).` : ` ${undoneText(reverted)}`;
     if (changedSince(reverted).length > 0) text += ` Left as they were, because they changed after the agent: ${changedSince(reverted).join(", ")}.`;
     for (const n of reverted.notCopied) text += ` ${notCopiedText(n)}`;
-    for (const c of reverted.copies) text += ` Your version of ${c.path}, overwritten as you said, is kept at ${c.copy}.`;
+    for (const c of reverted.copies) text += ` ${copyText(c)} ${c.copy}.`;
   }
   return text;
+}
+
+/** Why a revert kept a copy of what it replaced, up to where the copy is. */
+function copyText(c: OverwrittenCopy): string {
+  return c.unattributed
+    ? `${c.path} changed while a command or an external agent was at work, so an edit of yours then would look like the agent's: the version the revert replaced is kept at`
+    : `Your version of ${c.path}, overwritten as you said, is kept at`;
 }
 
 /** The files a revert left because they changed after the agent, and were not ones it was told to overwrite. */

@@ -279,6 +279,15 @@ describe("Session view", () => {
     expect(await screen.findByTestId("revert-copies")).toHaveTextContent(`Your version of notes.md, overwritten as you said, is kept at ${copy}.`);
   });
 
+  it("a revert that replaced a file changed while a command ran says a copy is kept, in case the person's edit is in it", async () => {
+    const copy = "/home/p/.local/share/dev.finishline.app/overwritten/s1/README.md";
+    script([...running(), ...rejected("r1"), ev({ type: "reverted", restored: ["README.md"], deleted: [], kept: [], copies: [{ path: "README.md", copy, unattributed: true }] })]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("revert-copies")).toHaveTextContent(
+      `README.md changed while a command or an external agent was at work, so an edit of yours then would look like the agent's: the version the revert replaced is kept at ${copy}.`,
+    );
+  });
+
   it("a file the person said to overwrite that was left says why: no copy of their version could be kept", async () => {
     const reason = "No space left on device (os error 28)";
     script([...running(), ...rejected("r1"), ev({ type: "reverted", restored: [], deleted: [], kept: ["notes.md"], not_copied: [{ path: "notes.md", reason }] })]);

@@ -418,9 +418,19 @@ impl Run {
     }
 
     /// Opens a window: what changes from now until [`Run::close_window`] is this run's.
-    pub(super) async fn open_window(&mut self) -> Result<(), super::run::Halt> {
+    /// `writes`: the paths the agent's own file tools will write in it, when nothing else runs in
+    /// it (see [`crate::workspace::ownership::OwnedChange::unattributed`]).
+    pub(super) async fn open_window(&mut self, writes: Option<Vec<String>>) -> Result<(), super::run::Halt> {
         self.checkpoint_ready().await?;
         if self.evidence.window_open.is_some() {
+            // Still open (tools cut short by a crash): what runs now adds to it.
+            self.evidence.open_writes = match (self.evidence.open_writes.take(), writes) {
+                (Some(mut was), Some(more)) => {
+                    was.extend(more);
+                    Some(was)
+                }
+                _ => None,
+            };
             return Ok(());
         }
         let Some(cp) = self.checkpoints.clone() else { return Ok(()) };
@@ -434,6 +444,7 @@ impl Run {
             _ => tokio::task::block_in_place(|| cp.snapshot("before"))?,
         };
         self.evidence.window_open = Some(snap);
+        self.evidence.open_writes = writes;
         Ok(())
     }
 
@@ -475,7 +486,11 @@ impl Run {
         self.window_lock = None;
         let after = after?;
         cp.mark("agent", &after)?;
+        // Evidence from before writes were kept has none beside its earlier windows.
+        let writes = self.evidence.open_writes.take();
+        self.evidence.window_writes.resize(self.evidence.windows.len(), None);
         self.evidence.windows.push((before, after));
+        self.evidence.window_writes.push(writes);
         Ok(())
     }
 
@@ -485,7 +500,7 @@ impl Run {
         while self.owned_folded < self.evidence.windows.len() {
             let (b, a) = &self.evidence.windows[self.owned_folded];
             if let Ok(w) = tokio::task::block_in_place(|| cp.window_changes(b, a)) {
-                self.owned.add_window(w);
+                self.owned.add_window(w, self.evidence.writes_of(self.owned_folded));
             }
             self.owned_folded += 1;
         }
@@ -515,9 +530,9 @@ impl Run {
     fn since(&mut self, since: Since) -> Ownership {
         let Some(cp) = self.checkpoints.clone() else { return Ownership::default() };
         let mut all = Ownership::default();
-        for (b, a) in self.earlier_windows(since).into_iter().chain(self.evidence.windows.clone()) {
+        for (b, a, writes) in self.earlier_windows(since).into_iter().chain(self.evidence.windows_with_writes()) {
             if let Ok(w) = tokio::task::block_in_place(|| cp.window_changes(&b, &a)) {
-                all.add_window(w);
+                all.add_window(w, writes.as_deref());
             }
         }
         all
@@ -560,8 +575,10 @@ impl Run {
         let theirs = worktree::git(folder, &["rev-parse", "-q", "--verify", &format!("{merge}^2")]).ok()?.trim().to_string();
         // The store reads the repository's objects, so it can tell the two commits apart.
         let changes = tokio::task::block_in_place(|| cp.window_changes(&theirs, &head)).ok()?;
-        let landing: Vec<_> =
-            changes.into_iter().map(|c| crate::workspace::ownership::OwnedChange { path: c.path, before: c.before, after: c.after }).collect();
+        let landing: Vec<_> = changes
+            .into_iter()
+            .map(|c| crate::workspace::ownership::OwnedChange { path: c.path, before: c.before, after: c.after, unattributed: false })
+            .collect();
         tokio::task::block_in_place(|| cp.owned_diffs(&landing)).ok()
     }
 
@@ -724,8 +741,9 @@ impl Run {
         self.engine.store.session(&self.session).is_ok_and(|s| s.attempt.is_some())
     }
 
-    /// Windows of the session's earlier runs since `since`.
-    fn earlier_windows(&self, since: Since) -> Vec<(String, String)> {
+    /// Windows of the session's earlier runs since `since`, each with what the agent's file tools
+    /// wrote in it.
+    fn earlier_windows(&self, since: Since) -> Vec<super::evidence::Window> {
         let Ok(events) = self.engine.store.events(&self.session, 0) else { return vec![] };
         let from = events
             .iter()
@@ -746,7 +764,7 @@ impl Run {
         for r in runs {
             if let Ok(Some(ev)) = self.engine.store.run_evidence(&r) {
                 if let Some(ev) = super::evidence::RunEvidence::from_json(ev) {
-                    out.extend(ev.windows);
+                    out.extend(ev.windows_with_writes());
                 }
             }
         }

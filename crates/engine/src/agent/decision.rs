@@ -197,9 +197,12 @@ pub(super) fn unapproved_changes(events: &[Envelope], review: &RequestId) -> Opt
         for f in reviewed_files(events, round) {
             let (before, after) = (f.before?, f.after?);
             match owned.iter_mut().find(|c| c.path == f.path) {
-                Some(c) if c.after == before => c.after = after,
-                Some(c) => *c = OwnedChange { path: f.path, before, after },
-                None => owned.push(OwnedChange { path: f.path, before, after }),
+                Some(c) if c.after == before => {
+                    c.after = after;
+                    c.unattributed |= f.unattributed;
+                }
+                Some(c) => *c = OwnedChange { path: f.path, before, after, unattributed: f.unattributed },
+                None => owned.push(OwnedChange { path: f.path, before, after, unattributed: f.unattributed }),
             }
         }
     }
@@ -819,7 +822,7 @@ impl Engine {
             None => in_place_folder(&summary, &events),
         };
         let cp = self.checkpoints(&session, &folder)?;
-        let change = OwnedChange { path: path.to_string(), before, after };
+        let change = OwnedChange { path: path.to_string(), before, after, unattributed: false };
         let texts = cp.owned_texts(std::slice::from_ref(&change))?;
         Ok(texts.into_iter().next().and_then(|(_, b, a)| match side {
             crate::judge::criteria::DiffSide::New => a,
@@ -1099,7 +1102,7 @@ fn keep_copy(cp: &Checkpoints, path: &str, folder: &Path) -> Result<Option<Overw
     }
     // The copy's name in its folder is on disk too before the original is replaced.
     std::fs::File::open(dir).and_then(|d| d.sync_all())?;
-    Ok(Some(OverwrittenCopy { path: path.to_string(), copy: to.display().to_string() }))
+    Ok(Some(OverwrittenCopy { path: path.to_string(), copy: to.display().to_string(), unattributed: false }))
 }
 
 /// Copies in `folder` that no `Reverted` event of `events` names: made by a revert a crash cut
@@ -1118,7 +1121,7 @@ fn unrecorded_copies(folder: &Path, events: &[Envelope]) -> Vec<OverwrittenCopy>
         .filter_map(|entry| {
             let copy = entry.path().display().to_string();
             let path = entry.path().strip_prefix(folder).ok()?.to_string_lossy().into_owned();
-            (!recorded.contains(&copy)).then_some(OverwrittenCopy { path, copy })
+            (!recorded.contains(&copy)).then_some(OverwrittenCopy { path, copy, unattributed: false })
         })
         .collect();
     found.sort_by(|a, b| a.copy.cmp(&b.copy));
@@ -1150,10 +1153,11 @@ pub fn revert_owned(cp: &Checkpoints, owned: &[OwnedChange], overwrite: &[String
             report.conflicts.push(c.path.clone());
             continue;
         }
-        if go && step == RevertStep::ChangedSince {
-            // Their version first; without a copy, nothing of theirs is overwritten.
+        // Their version first; without a copy, nothing of theirs is overwritten. A file changed
+        // while a command ran may hold their edit made meanwhile: it is copied too.
+        if go && (step == RevertStep::ChangedSince || c.unattributed) {
             match keep_copy(cp, &c.path, copies_in) {
-                Ok(copy) => report.copies.extend(copy),
+                Ok(copy) => report.copies.extend(copy.map(|k| OverwrittenCopy { unattributed: step != RevertStep::ChangedSince, ..k })),
                 Err(e) => {
                     report.conflicts.push(c.path.clone());
                     report.not_copied.push(NotCopied { path: c.path.clone(), reason: e.to_string() });
@@ -1280,8 +1284,23 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     let copies = copies_folder(data_dir, &s.id);
     match revert_owned(&cp, &owned, &[], &others, &copies) {
         Ok(mut r) => {
-            // What the cut-short revert copied before it overwrote is said here, or never.
-            r.copies = unrecorded_copies(&copies, events);
+            // What the cut-short revert copied before it overwrote is said here, or never. A copy
+            // of a file the person did not name was kept because a command changed it.
+            let named = match &events[at].event {
+                EngineEvent::RevertStarted { overwrite } => overwrite.clone(),
+                _ => Vec::new(),
+            };
+            r.copies = unrecorded_copies(&copies, events)
+                .into_iter()
+                .map(|k| {
+                    // `notes.md`, or `notes.md.2` beside an older copy.
+                    let numbered =
+                        |c: &&OwnedChange| k.path.strip_prefix(c.path.as_str()).and_then(|n| n.strip_prefix('.')).is_some_and(|n| n.parse::<u32>().is_ok());
+                    let original = owned.iter().find(|c| c.path == k.path).or_else(|| owned.iter().find(numbered));
+                    let unattributed = original.is_some_and(|c| c.unattributed && !named.contains(&c.path));
+                    OverwrittenCopy { path: original.map_or(k.path.clone(), |c| c.path.clone()), unattributed, ..k }
+                })
+                .collect();
             store.append(&s.id, None, reverted_event(&r)).is_ok()
         }
         Err(e) => {

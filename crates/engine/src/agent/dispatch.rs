@@ -250,7 +250,7 @@ impl Run {
     /// it was about runs (or is denied, or gets the answer), and its result replaces the "outcome
     /// unknown" the rebuilt conversation holds for it.
     pub(super) async fn apply_answer(&mut self, request: &RequestId, answer: Answer) -> Result<(), Halt> {
-        self.open_window().await?;
+        self.open_window(None).await?;
         let events = self.engine.store.events(&self.session, 0)?;
         let Some((call_id, name, input)) = super::evidence::call_of_request(&events, request) else {
             return Ok(()); // a verification command: the run goes on and checks again

@@ -47,6 +47,12 @@ pub struct RunEvidence {
     pub windows: Vec<(String, String)>,
     /// The snapshot of a window still open (a step's tools running when the process died).
     pub window_open: Option<String>,
+    /// Beside each of `windows`: the paths the agent's own file tools wrote in it, when nothing
+    /// else ran in it; `None` when a command or an external agent did (or for windows recorded
+    /// before this was kept), so a change there may hold the person's edit made meanwhile.
+    pub window_writes: Vec<Option<Vec<String>>>,
+    /// The same for the window still open.
+    pub open_writes: Option<Vec<String>>,
     /// A plan step: what decided it (its checks without a model), for the plan panel.
     pub decided_by: Option<String>,
     /// The plan step the last verdict was on ("Step 2: Write b.txt"), when it judged a step and
@@ -58,7 +64,20 @@ pub struct RunEvidence {
     pub answers_review: bool,
 }
 
+/// A window's snapshots before and after, and the paths the agent's own file tools wrote in it
+/// when nothing else ran there.
+pub type Window = (String, String, Option<Vec<String>>);
+
 impl RunEvidence {
+    /// What the agent's file tools wrote in window `i`, when nothing else ran in it.
+    pub fn writes_of(&self, i: usize) -> Option<&[String]> {
+        self.window_writes.get(i).and_then(|w| w.as_deref())
+    }
+
+    pub fn windows_with_writes(&self) -> Vec<Window> {
+        self.windows.iter().enumerate().map(|(i, (b, a))| (b.clone(), a.clone(), self.writes_of(i).map(<[String]>::to_vec))).collect()
+    }
+
     pub fn record(&mut self, record: StepRecord) {
         self.records.push(record);
         let extra = self.records.len().saturating_sub(KEPT_RECORDS);

@@ -440,6 +440,19 @@ impl Run {
         }
     }
 
+    /// The paths these calls write, as the workspace names them, when every call that may write
+    /// is one of the agent's own file tools; `None` when a command or an MCP tool is among them.
+    /// A path that cannot be read is simply not named: what changed there counts as unattributed.
+    fn file_tool_writes(&self, calls: &[crate::provider::ToolCall]) -> Option<Vec<String>> {
+        let writing: Vec<_> = calls.iter().filter(|c| !tool::READ_ONLY.contains(&c.name.as_str())).collect();
+        if !writing.iter().all(|c| tool::FILE_WRITERS.contains(&c.name.as_str())) {
+            return None;
+        }
+        let root = self.workspace.root();
+        let named = writing.iter().filter_map(|c| c.input.value()?.get("path")?.as_str().map(str::to_string));
+        Some(named.filter_map(|p| Some(self.workspace.resolve(&p).ok()?.strip_prefix(root).ok()?.to_string_lossy().into_owned())).collect())
+    }
+
     /// Runs the built-in agent's tool calls of the step (an external agent ran its own): the
     /// step's record of actions, and a `complete_task` claim among them.
     async fn run_step_tools(&mut self, out: &super::worker::StepOutput) -> Result<(StepRecord, Option<(ClaimEvidence, String)>), Halt> {
@@ -458,7 +471,8 @@ impl Run {
             self.emit_saving(vec![])?;
             self.history.push(ChatMessage::Assistant { text: out.text.clone(), tool_calls: out.calls.clone() });
             if out.calls.iter().any(|c| !tool::READ_ONLY.contains(&c.name.as_str())) {
-                self.open_window().await?;
+                let writes = self.file_tool_writes(&out.calls);
+                self.open_window(writes).await?;
             }
             let (results, complete) = self.run_tools(&out.calls, &mut record).await?;
             for (call, output) in out.calls.iter().zip(results.iter()) {

@@ -44,7 +44,7 @@ pub(super) fn task_verify_of(events: &[Envelope]) -> Vec<String> {
 impl Run {
     pub(super) async fn verify(&mut self, commands: &[String]) -> Result<VerificationOutcome, Halt> {
         // A command that writes (a formatter, a build) changes files for this run.
-        self.open_window().await?;
+        self.open_window(None).await?;
         let outcome = self.verify_in_window(commands).await;
         self.close_window()?;
         outcome

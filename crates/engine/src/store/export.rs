@@ -577,12 +577,24 @@ pub fn revert_left(
         line.push_str(&format!("; left as they are (changed after the agent): {}", changed.join(", ")));
     }
     for c in copies {
-        line.push_str(&format!("; your version of {} is kept at {}", c.path, c.copy));
+        line.push_str(&format!("; {}", copy_words(c)));
     }
     for n in not_copied {
         line.push_str(&format!("; {}", not_copied_words(n)));
     }
     line
+}
+
+/// Where a revert kept the version it replaced, and why, in the words the window uses.
+pub fn copy_words(c: &crate::workspace::checkpoint::OverwrittenCopy) -> String {
+    if c.unattributed {
+        format!(
+            "{} changed while a command or an external agent was at work, so an edit of yours then would look like the agent's: the version the revert replaced is kept at {}",
+            c.path, c.copy
+        )
+    } else {
+        format!("your version of {} (overwritten, as you said) is kept at {}", c.path, c.copy)
+    }
 }
 
 /// Why a file the person said to overwrite was left, in the words the window uses.

@@ -71,6 +71,9 @@ pub struct FileChange {
     pub before: Option<FileState>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<FileState>,
+    /// See [`OwnedChange::unattributed`]: a revert keeps a copy of what it replaces.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unattributed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -105,6 +108,10 @@ pub struct OverwrittenCopy {
     pub path: String,
     /// Where the copy is, in the app's data folder.
     pub copy: String,
+    /// Kept because the file changed while a command or an external agent ran (the person's
+    /// edit may be in it), not because the person said to overwrite their version.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unattributed: bool,
 }
 
 const MAX_DIFF: usize = 64 * 1024;
@@ -605,7 +612,7 @@ impl Checkpoints {
                 diff.truncate(cut);
                 diff.push_str("\n[… diff truncated …]\n");
             }
-            out.push(FileChange { path: path.to_string(), kind, diff, before: None, after: None });
+            out.push(FileChange { path: path.to_string(), kind, diff, before: None, after: None, unattributed: false });
         }
         Ok(out)
     }
@@ -873,6 +880,7 @@ impl Checkpoints {
                 diff: unified_diff(&c.path, &c.before, &c.after, old, new),
                 before: Some(c.before.clone()),
                 after: Some(c.after.clone()),
+                unattributed: c.unattributed,
             });
         }
         Ok(out)

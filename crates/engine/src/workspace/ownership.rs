@@ -56,12 +56,19 @@ pub struct OwnedChange {
     pub path: String,
     pub before: FileState,
     pub after: FileState,
+    /// It changed in a window where more than the agent's own file tools ran (a command, an
+    /// external agent's turn): an edit the person saved meanwhile looks the same, so a revert
+    /// keeps a copy of what it replaces.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unattributed: bool,
 }
 
 /// The run's changes so far, folded window by window (in order).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ownership {
-    files: BTreeMap<String, (FileState, FileState)>,
+    /// Each file's state before the run first touched it, as the run left it, and whether any
+    /// window that changed it is unattributed.
+    files: BTreeMap<String, (FileState, FileState, bool)>,
 }
 
 impl Ownership {
@@ -69,12 +76,18 @@ impl Ownership {
     /// `after` is the window's. Between windows the file may have been changed by someone else:
     /// the run's change still starts where the run first found it, because revert puts back
     /// what the run found, and only when nobody changed the file after the run.
-    pub fn add_window(&mut self, window: impl IntoIterator<Item = RawChange>) {
+    /// `writes` are the paths the agent's own file tools wrote in the window when nothing else
+    /// ran in it (`None` otherwise): a change elsewhere is unattributed.
+    pub fn add_window(&mut self, window: impl IntoIterator<Item = RawChange>, writes: Option<&[String]>) {
         for c in window {
+            let unattributed = !writes.is_some_and(|w| w.contains(&c.path));
             match self.files.get_mut(&c.path) {
-                Some(entry) => entry.1 = c.after,
+                Some(entry) => {
+                    entry.1 = c.after;
+                    entry.2 |= unattributed;
+                }
                 None => {
-                    self.files.insert(c.path, (c.before, c.after));
+                    self.files.insert(c.path, (c.before, c.after, unattributed));
                 }
             }
         }
@@ -83,7 +96,11 @@ impl Ownership {
     /// The files the run changed, by path; a file the run changed and then put back as it found
     /// it is not among them.
     pub fn changes(&self) -> Vec<OwnedChange> {
-        self.files.iter().filter(|(_, (b, a))| !b.same_as(a)).map(|(p, (b, a))| OwnedChange { path: p.clone(), before: b.clone(), after: a.clone() }).collect()
+        self.files
+            .iter()
+            .filter(|(_, (b, a, _))| !b.same_as(a))
+            .map(|(p, (b, a, u))| OwnedChange { path: p.clone(), before: b.clone(), after: a.clone(), unattributed: *u })
+            .collect()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -143,17 +160,17 @@ mod tests {
     #[test]
     fn a_file_changed_in_two_windows_goes_from_what_the_run_found_to_what_it_left() {
         let mut o = Ownership::default();
-        o.add_window([raw("a.txt", blob("1"), blob("2"))]);
+        o.add_window([raw("a.txt", blob("1"), blob("2"))], None);
         // Between the windows someone else wrote 3; the run then wrote 4.
-        o.add_window([raw("a.txt", blob("3"), blob("4"))]);
-        assert_eq!(o.changes(), vec![OwnedChange { path: "a.txt".into(), before: blob("1"), after: blob("4") }]);
+        o.add_window([raw("a.txt", blob("3"), blob("4"))], None);
+        assert_eq!(o.changes(), vec![OwnedChange { path: "a.txt".into(), before: blob("1"), after: blob("4"), unattributed: true }]);
     }
 
     #[test]
     fn a_file_the_run_created_and_then_deleted_is_not_its_change() {
         let mut o = Ownership::default();
-        o.add_window([raw("tmp.txt", FileState::Absent, blob("1"))]);
-        o.add_window([raw("tmp.txt", blob("1"), FileState::Absent)]);
+        o.add_window([raw("tmp.txt", FileState::Absent, blob("1"))], None);
+        o.add_window([raw("tmp.txt", blob("1"), FileState::Absent)], None);
         assert!(o.is_empty(), "nothing of the run's is left to review or revert");
     }
 
@@ -161,27 +178,42 @@ mod tests {
     fn files_changed_outside_the_runs_windows_are_never_its_own() {
         // The person's edit (b.txt) happened between windows: no window reports it.
         let mut o = Ownership::default();
-        o.add_window([raw("a.txt", FileState::Absent, blob("1"))]);
-        o.add_window(Vec::new());
+        o.add_window([raw("a.txt", FileState::Absent, blob("1"))], None);
+        o.add_window(Vec::new(), None);
         let paths: Vec<String> = o.changes().into_iter().map(|c| c.path).collect();
         assert_eq!(paths, vec!["a.txt".to_string()]);
     }
 
     #[test]
     fn revert_restores_only_a_file_still_as_the_run_left_it() {
-        let c = OwnedChange { path: "a".into(), before: blob("1"), after: blob("2") };
+        let c = OwnedChange { path: "a".into(), before: blob("1"), after: blob("2"), unattributed: false };
         assert_eq!(revert_step(&c, &blob("2")), RevertStep::Restore);
         assert_eq!(revert_step(&c, &blob("1")), RevertStep::AlreadyBack, "a revert finished before a crash is not done twice");
         assert_eq!(revert_step(&c, &blob("3")), RevertStep::ChangedSince, "someone's later edit is never overwritten without asking");
         assert_eq!(revert_step(&c, &FileState::Absent), RevertStep::ChangedSince, "a file deleted after the run is someone else's decision");
-        let created = OwnedChange { path: "n".into(), before: FileState::Absent, after: blob("5") };
+        let created = OwnedChange { path: "n".into(), before: FileState::Absent, after: blob("5"), unattributed: false };
         assert_eq!(revert_step(&created, &FileState::Absent), RevertStep::AlreadyBack);
+    }
+
+    #[test]
+    fn a_change_is_the_agents_own_only_where_its_file_tools_wrote_and_nothing_else_ran() {
+        let mut o = Ownership::default();
+        let wrote = ["a.txt".to_string()];
+        // The file tool wrote a.txt; b.txt changed in the same moment (the person's save).
+        o.add_window([raw("a.txt", FileState::Absent, blob("1")), raw("b.txt", blob("2"), blob("3"))], Some(&wrote));
+        // A command ran: whatever changed then may hold the person's edit.
+        o.add_window([raw("c.txt", blob("4"), blob("5"))], None);
+        let unattributed: Vec<(String, bool)> = o.changes().into_iter().map(|c| (c.path, c.unattributed)).collect();
+        assert_eq!(unattributed, vec![("a.txt".into(), false), ("b.txt".into(), true), ("c.txt".into(), true)]);
+        // Once a command touched a file, the file tool writing it again does not make it exact.
+        o.add_window([raw("c.txt", blob("5"), blob("6"))], Some(&["c.txt".to_string()]));
+        assert!(o.changes()[2].unattributed);
     }
 
     #[test]
     fn a_mode_change_alone_is_a_change() {
         let mut o = Ownership::default();
-        o.add_window([raw("run.sh", blob("1"), FileState::Blob { oid: "1".into(), mode: "100755".into() })]);
+        o.add_window([raw("run.sh", blob("1"), FileState::Blob { oid: "1".into(), mode: "100755".into() })], None);
         assert_eq!(o.changes().len(), 1);
     }
 

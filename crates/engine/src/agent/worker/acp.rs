@@ -59,7 +59,7 @@ impl AcpAgent {
 impl Worker for AcpAgent {
     async fn turn(&mut self, run: &mut Run) -> Result<StepOutput, Halt> {
         // Everything the agent does in its turn (its process starting included) is its own.
-        run.open_window().await?;
+        run.open_window(None).await?;
         run.external_turn(self).await
     }
 
