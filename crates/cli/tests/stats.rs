@@ -52,6 +52,7 @@ fn decided(store: &Store, task: &str, decision: Decision) -> SessionId {
                     verdict_on_step: None,
                     stuck: None,
                     not_covered: vec![],
+                    unrecorded: false,
                     not_landed: vec![],
                     in_submodules: vec![],
                     audit: vec![],

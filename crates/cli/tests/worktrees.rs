@@ -377,6 +377,35 @@ async fn a_revert_keeps_a_copy_of_a_file_changed_while_a_command_ran_since_the_p
     assert!(!cli.data.join("overwritten").join(&id).join("notes.txt").exists(), "what the agent's own file tool wrote needs no copy: {said}");
 }
 
+/// A task whose folder could not be recorded (here the checkpoint store cannot be made) changed
+/// files nobody can tell from the person's: a revert is refused, saying why and what to do,
+/// rather than report "nothing needed undoing" and leave its changes in place unsaid.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revert_of_work_done_while_the_folder_could_not_be_recorded_is_refused_and_says_why() {
+    let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0)]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&cli.data).unwrap();
+    std::fs::write(cli.data.join("checkpoints"), "not a folder").unwrap();
+    let task = cli.run("write a.txt", &ws, &[]);
+    assert_eq!(task.status.code(), Some(6), "{}", String::from_utf8_lossy(&task.stderr));
+    let id = session_of(&task);
+    let rejected = cli.review(&id, &["--reject", "--revert"]);
+    let said = String::from_utf8_lossy(&rejected.stderr).to_string();
+    assert_ne!(rejected.status.code(), Some(3), "not rejected: {said}");
+    assert!(said.contains("could not be recorded"), "it says why: {said}");
+    assert!(said.contains("reject without undoing"), "and what can be done: {said}");
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "a\n", "nothing was touched");
+    // The store can be made now (the disk was freed): the task's work is still not known.
+    std::fs::remove_file(cli.data.join("checkpoints")).unwrap();
+    let again = cli.review(&id, &["--reject", "--revert"]);
+    let said = String::from_utf8_lossy(&again.stderr).to_string();
+    assert!(said.contains("could not be recorded") && again.status.code() != Some(3), "never \"nothing needed undoing\": {said}");
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "a\n");
+    let plain = cli.review(&id, &["--reject"]);
+    assert_eq!(plain.status.code(), Some(3), "a reject without undoing still works: {}", String::from_utf8_lossy(&plain.stderr));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follow_up_in_a_plain_folder_reviews_and_reverts_only_its_own_changes() {
     let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0), writes("c.txt", "c\n", 0)]).await;

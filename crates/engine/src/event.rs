@@ -234,6 +234,10 @@ pub enum EngineEvent {
         /// Files left out of checkpoints (over the size limit): Reject cannot restore them.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         not_covered: Vec<String>,
+        /// The run worked while its folder could not be recorded (checkpoints off or failed):
+        /// what it changed is in no diff, and no revert can tell it from the person's work.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        unrecorded: bool,
         /// In a worktree, what the run wrote that the repository's ignore rules hide: it is in
         /// no diff, never lands, and goes with the worktree.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]

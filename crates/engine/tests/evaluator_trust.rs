@@ -55,6 +55,7 @@ fn reviewed_by(store: &Store, sid: &SessionId, verdicts: &[Verdict], model: &str
         verdict_on_step: None,
         stuck: None,
         not_covered: vec![],
+        unrecorded: false,
         not_landed: vec![],
         in_submodules: vec![],
         audit: vec![],

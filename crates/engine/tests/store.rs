@@ -828,6 +828,7 @@ fn verified_review(review_id: RequestId, audit: Vec<finishline_engine::judge::au
         verdict_on_step: None,
         stuck: None,
         not_covered: vec![],
+        unrecorded: false,
         not_landed: vec![],
         in_submodules: vec![],
         audit,

@@ -167,7 +167,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         review_id: review.reviewId,
         decision,
         feedback: decision === "request_changes" ? feedback : undefined,
-        revert: decision === "reject" && revert && !worktree,
+        revert: decision === "reject" && revert && !worktree && !review.unrecorded,
         overwrite: confirmed ? Object.keys(overwrite).filter((f) => overwrite[f]) : undefined,
         landing: decision === "approve" && worktree ? (landAs ?? landing) : undefined,
       });
@@ -487,6 +487,11 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           {review.comments.length} comment{review.comments.length === 1 ? "" : "s"} on the diff: Request changes sends {review.comments.length === 1 ? "it" : "them"} to the agent, and the next review checks each one.
         </p>
       )}
+      {review.unrecorded && !worktree && (
+        <p className="notice warn" role="status" data-testid="review-unrecorded">
+          {UNRECORDED}
+        </p>
+      )}
       {(review.notCovered?.length ?? 0) > 0 && (
         <p className="muted small" data-testid="review-not-covered">
           Not covered by revert (over the checkpoint size limit, so never copied): {review.notCovered!.join(", ")}
@@ -628,7 +633,15 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           </label>
         ) : (
           <label className="check">
-            <input type="checkbox" checked={revert} onChange={(e) => setRevert(e.target.checked)} data-testid="revert-checkbox" /> Also undo the agent's changes to my files
+            <input
+              type="checkbox"
+              checked={revert && !review.unrecorded}
+              disabled={review.unrecorded}
+              title={review.unrecorded ? UNRECORDED : undefined}
+              onChange={(e) => setRevert(e.target.checked)}
+              data-testid="revert-checkbox"
+            />{" "}
+            Also undo the agent's changes to my files
           </label>
         )}
         <button className="btn danger" disabled={busy || comparing} onClick={reject} data-testid="reject" title={comparing ? WHILE_COMPARING : worktree ? "Removes the task's worktree and branch" : undefined}>
@@ -966,6 +979,10 @@ export function decisionText({ decision, by, occasion, reverted, copied }: { dec
   }
   return text;
 }
+
+/** Why a task's changes cannot be shown or undone: its folder was not recorded while it worked. */
+const UNRECORDED =
+  "The task worked while its folder could not be recorded (checkpoints were off or failed), so what it changed is not shown here and cannot be told from your own work: Reject cannot undo it. Look at the folder yourself.";
 
 /** Why a revert kept a copy of what it replaced, up to where the copy is. */
 function copyText(c: OverwrittenCopy): string {

@@ -119,6 +119,8 @@ export interface Review {
   stuck?: Stuck;
   /** Files left out of checkpoints for their size: revert cannot restore them. */
   notCovered?: string[];
+  /** The run worked while its folder could not be recorded: no diff shows its changes, and no revert can undo them. */
+  unrecorded?: boolean;
   /** In a worktree, what the run wrote that the repository's ignore rules hide: it never lands. */
   notLanded?: string[];
   /** Changed inside a submodule: the task's branch cannot carry it. */
@@ -436,6 +438,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         verdictOnStep: e.verdict_on_step,
         stuck: e.stuck,
         notCovered: e.not_covered,
+        unrecorded: e.unrecorded,
         notLanded: e.not_landed,
         inSubmodules: e.in_submodules,
         audit: e.audit ?? [],

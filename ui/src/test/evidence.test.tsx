@@ -54,6 +54,18 @@ describe("evidence the person sees", () => {
     expect(screen.getByTestId("review-verdict")).toHaveTextContent("a.txt exists, b.txt does not");
   });
 
+  it("a task that worked while its folder could not be recorded says Reject cannot undo it, and offers no revert", async () => {
+    script([
+      ...start(),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [], unrecorded: true }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("review-unrecorded")).toHaveTextContent("could not be recorded");
+    expect(screen.getByTestId("review-unrecorded")).toHaveTextContent("Reject cannot undo it");
+    expect(screen.getByTestId("revert-checkbox"), "no revert offered that could only say nothing was undone").toBeDisabled();
+  });
+
   it("a stuck run's review says the evaluator was not asked at the end, not that it was never asked, when it answered earlier", async () => {
     script([
       ...start(),

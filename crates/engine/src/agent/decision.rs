@@ -193,7 +193,7 @@ pub(super) fn unapproved_changes(events: &[Envelope], review: &RequestId) -> Opt
         }
     }
     let mut owned: Vec<OwnedChange> = Vec::new();
-    for round in rounds {
+    for round in &rounds {
         for f in reviewed_files(events, round) {
             let (before, after) = (f.before?, f.after?);
             match owned.iter_mut().find(|c| c.path == f.path) {
@@ -207,7 +207,15 @@ pub(super) fn unapproved_changes(events: &[Envelope], review: &RequestId) -> Opt
         }
     }
     owned.retain(|c| c.before != c.after);
-    Some(Unapproved { owned, since: since.unwrap_or_default() })
+    let unrecorded = events.iter().any(|e| matches!(&e.event, EngineEvent::ReviewRequested { review_id, unrecorded: true, .. } if rounds.contains(&review_id)));
+    Some(Unapproved { owned, since: since.unwrap_or_default(), unrecorded })
+}
+
+/// Why a revert of work done while the folder could not be recorded is refused.
+pub(super) fn unrecorded_work(what: &str) -> Error {
+    Error::InvalidInput(format!(
+        "the task worked while its folder could not be recorded (checkpoints were off or failed), so what it changed cannot be told from your own work: {what}, and undo its changes yourself"
+    ))
 }
 
 /// The task's files someone changed since the task did, or another task showed for review: a
@@ -222,6 +230,8 @@ pub(super) fn changed_since(cp: &Checkpoints, owned: &[OwnedChange], others: &[S
 pub(super) struct Unapproved {
     pub owned: Vec<OwnedChange>,
     pub since: String,
+    /// A round worked while the folder could not be recorded: its changes are not in `owned`.
+    pub unrecorded: bool,
 }
 
 /// The files other tasks in the same folder showed for review, or changed in their runs, after
@@ -461,9 +471,13 @@ impl Engine {
                 folder.display()
             )));
         }
+        let unapproved = unapproved_changes(events, review);
+        if unapproved.as_ref().is_some_and(|u| u.unrecorded) {
+            return Err(unrecorded_work("reject without undoing"));
+        }
         let _folder = hold_the_folder(&self.config.data_dir, &folder, FOLDER_WAIT)?.ok_or_else(|| busy_folder(&folder, "reject again"))?;
         let cp = self.checkpoints(&summary.id, &folder)?;
-        let Some(Unapproved { owned, since }) = unapproved_changes(events, review) else {
+        let Some(Unapproved { owned, since, .. }) = unapproved else {
             return self.reject_legacy(summary, review, choice, resolved, &cp);
         };
         let others = touched_by_other_tasks(&self.store, &self.config.data_dir.join("checkpoints"), &summary.id, &summary.workspace, &since)?;
@@ -1264,7 +1278,7 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     else {
         return false;
     };
-    let Some(Unapproved { owned, since }) = unapproved_changes(events, &review) else { return false };
+    let Some(Unapproved { owned, since, .. }) = unapproved_changes(events, &review) else { return false };
     let folder = in_place_folder(s, events);
     // Gone for now (moved, a drive not mounted): every file would read as already back. The
     // revert waits for a start that finds the folder.

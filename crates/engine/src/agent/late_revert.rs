@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::decision::{
     busy_folder, changed_since, copies_folder, hold_the_folder, in_place_folder, revert_owned, reverted_event, session_lock, touched_by_other_tasks,
-    unapproved_changes, Overwrite, ReviewOutcome, Unapproved, FOLDER_WAIT,
+    unapproved_changes, unrecorded_work, Overwrite, ReviewOutcome, Unapproved, FOLDER_WAIT,
 };
 use super::Engine;
 use crate::domain::*;
@@ -82,9 +82,12 @@ impl Engine {
         if !folder.is_dir() {
             return refuse(&format!("its folder {} is gone", folder.display()));
         }
-        let Some(Unapproved { owned, since }) = unapproved_changes(&events, &review) else {
+        let Some(Unapproved { owned, since, unrecorded }) = unapproved_changes(&events, &review) else {
             return refuse("it was recorded before tasks kept what each file was, so which changes are its own is not known");
         };
+        if unrecorded {
+            return Err(unrecorded_work("it cannot be reverted"));
+        }
         let _folder = hold_the_folder(&self.config.data_dir, &folder, FOLDER_WAIT)?.ok_or_else(|| busy_folder(&folder, "revert again"))?;
         let cp = self.checkpoints(session, &folder)?;
         // Since its first round: another task may have written one of its files between rounds.

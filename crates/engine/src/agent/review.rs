@@ -82,6 +82,7 @@ impl Run {
                 verdict_on_step: self.evidence.last_verdict_on_step.clone(),
                 stuck: r.stuck.clone(),
                 not_covered: self.checkpoints.as_ref().map(|c| c.not_covered()).unwrap_or_default(),
+                unrecorded: self.checkpoints.is_none(),
                 not_landed,
                 in_submodules: left_out.in_submodules,
                 audit,
