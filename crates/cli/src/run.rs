@@ -677,8 +677,7 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
                 eprintln!("Left as they are (changed after the agent): {}.", changed.join(", "));
             }
             for c in &r.copies {
-                let words = finishline_engine::store::export::copy_words(c);
-                eprintln!("{}{}.", words[..1].to_uppercase(), &words[1..]);
+                eprintln!("{}.", finishline_engine::store::export::copy_words(c, true));
             }
             for n in &r.not_copied {
                 eprintln!("{}.", finishline_engine::store::export::not_copied_words(n));

@@ -987,7 +987,7 @@ const UNRECORDED =
 /** Why a revert kept a copy of what it replaced, up to where the copy is. */
 function copyText(c: OverwrittenCopy): string {
   return c.unattributed
-    ? `${c.path} changed while a command or an external agent was at work, so an edit of yours then would look like the agent's: the version the revert replaced is kept at`
+    ? `${c.path} changed while a command or an external agent was at work, so an edit of yours then would look like the agent's: a copy of it as it was before the revert is kept at`
     : `Your version of ${c.path}, overwritten as you said, is kept at`;
 }
 

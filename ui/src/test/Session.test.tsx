@@ -284,7 +284,7 @@ describe("Session view", () => {
     script([...running(), ...rejected("r1"), ev({ type: "reverted", restored: ["README.md"], deleted: [], kept: [], copies: [{ path: "README.md", copy, unattributed: true }] })]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     expect(await screen.findByTestId("revert-copies")).toHaveTextContent(
-      `README.md changed while a command or an external agent was at work, so an edit of yours then would look like the agent's: the version the revert replaced is kept at ${copy}.`,
+      `README.md changed while a command or an external agent was at work, so an edit of yours then would look like the agent's: a copy of it as it was before the revert is kept at ${copy}.`,
     );
   });
 

@@ -500,7 +500,8 @@ struct OwnCost {
     tokens: u64,
     cost_usd: Option<f64>,
     /// How long its runs were at work: from each run's start to its last event (a gap while
-    /// the app was closed is nobody's time).
+    /// the app was closed is nobody's time, nor a wait for a free place among the parallel
+    /// tasks before a run started).
     active_ms: i64,
 }
 
@@ -512,8 +513,11 @@ fn own_cost(events: &[Envelope]) -> Option<OwnCost> {
     let mut runs: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
     for env in events {
         if let (Some(run), Some(t)) = (&env.run_id, ms(&env.at)) {
-            let span = runs.entry(run.0.as_str()).or_insert((t, t));
-            span.1 = span.1.max(t);
+            if matches!(env.event, EngineEvent::RunStarted { .. }) {
+                runs.insert(run.0.as_str(), (t, t));
+            } else if let Some(span) = runs.get_mut(run.0.as_str()) {
+                span.1 = span.1.max(t);
+            }
         }
         if let EngineEvent::ReviewRequested { tokens, cost_usd, .. } = &env.event {
             let active_ms = runs.values().map(|(start, end)| end - start).sum();
@@ -563,7 +567,11 @@ pub fn attempt_evidence(s: &SessionSummary, events: &[Envelope], pending: Vec<(R
         e.checks_passed = verification.iter().filter_map(|v| v.as_str()).filter(|v| v.lines().next().is_some_and(|l| l.ends_with(": exit 0"))).count();
         e.findings = findings;
         if let Some(own) = own_cost(events) {
-            (e.tokens, e.cost_usd, e.wall_ms) = (own.tokens, own.cost_usd, own.active_ms);
+            (e.tokens, e.cost_usd) = (own.tokens, own.cost_usd);
+            // A history whose events name no run keeps the session's own count.
+            if own.active_ms > 0 {
+                e.wall_ms = own.active_ms;
+            }
         }
     } else if ended {
         e.error = events.iter().rev().find_map(|env| match &env.event {
@@ -649,16 +657,22 @@ mod tests {
         let step = serde_json::json!({"type": "activity", "phase": "thinking", "detail": ""});
         let reviewed = |e: Envelope| Envelope { run_id: e.run_id.clone(), at: e.at.clone(), ..review(1_000, 0.01) };
         let events = [
+            // Waiting for a free place among the parallel tasks is not work.
+            at("a", "00:00", step.clone()),
             // A run cut short by a crash, resumed five minutes later, then the first review.
-            at("a", "00:00", started.clone()),
-            at("a", "00:01", step.clone()),
+            at("a", "00:30", started.clone()),
+            at("a", "00:31", step.clone()),
             at("b", "05:00", started.clone()),
             reviewed(at("b", "05:02", step.clone())),
             // The round the person asked for afterwards.
             at("c", "20:00", started),
             reviewed(at("c", "21:00", step)),
         ];
-        assert_eq!(own_cost(&events).map(|o| o.active_ms), Some(3_000), "1 s before the crash and 2 s after it; not the gap, nor the person's round");
+        assert_eq!(
+            own_cost(&events).map(|o| o.active_ms),
+            Some(3_000),
+            "1 s before the crash and 2 s after it; not the wait for a place, the gap, nor the person's round"
+        );
     }
 
     #[test]

@@ -423,14 +423,13 @@ impl Run {
     pub(super) async fn open_window(&mut self, writes: Option<Vec<String>>) -> Result<(), super::run::Halt> {
         self.checkpoint_ready().await?;
         if self.evidence.window_open.is_some() {
-            // Still open (tools cut short by a crash): what runs now adds to it.
-            self.evidence.open_writes = match (self.evidence.open_writes.take(), writes) {
-                (Some(mut was), Some(more)) => {
-                    was.extend(more);
-                    Some(was)
-                }
-                _ => None,
-            };
+            // Still open (tools cut short by a crash): it spans the time the app was closed, when
+            // anyone may have changed anything, so nothing in it is surely the agent's own. Its
+            // tools take turns with other tasks' and reverts as any window's do.
+            self.evidence.open_writes = None;
+            if self.folder.worktree.is_none() && self.window_lock.is_none() && self.checkpoints.is_some() {
+                self.window_lock = Some(self.wait_for_the_folder().await?);
+            }
             return Ok(());
         }
         let Some(cp) = self.checkpoints.clone() else { return Ok(()) };
@@ -480,18 +479,26 @@ impl Run {
     /// Closes the open window, if any, and keeps it with the run's evidence.
     pub(super) fn close_window(&mut self) -> crate::Result<()> {
         let Some(before) = self.evidence.window_open.take() else { return Ok(()) };
-        let Some(cp) = &self.checkpoints else { return Ok(()) };
-        let after = tokio::task::block_in_place(|| cp.snapshot("after"));
-        // Closing the file lets the next task's window open.
-        self.window_lock = None;
-        let after = after?;
-        cp.mark("agent", &after)?;
+        let Some(cp) = self.checkpoints.clone() else { return Ok(()) };
+        let after = match tokio::task::block_in_place(|| cp.snapshot("after")) {
+            Ok(after) => after,
+            Err(e) => {
+                self.window_lock = None;
+                return Err(e);
+            }
+        };
+        let marked = cp.mark("agent", &after);
         // Evidence from before writes were kept has none beside its earlier windows.
         let writes = self.evidence.open_writes.take();
         self.evidence.window_writes.resize(self.evidence.windows.len(), None);
         self.evidence.windows.push((before, after));
         self.evidence.window_writes.push(writes);
-        Ok(())
+        // Saved while the folder is still this run's: a revert that takes it next reads this
+        // window among the run's changes. Closing the file lets the next window open.
+        let saved = self.emit_saving(vec![]);
+        self.window_lock = None;
+        marked?;
+        saved
     }
 
     /// This run's own changes so far.

@@ -328,7 +328,7 @@ pub(super) fn hold_the_folder(data_dir: &Path, folder: &Path, wait: std::time::D
 /// Why a revert did not start: another task's tools are at work in the folder.
 pub(super) fn busy_folder(folder: &Path, again: &str) -> Error {
     Error::WorkspaceBusy(format!(
-        "another task's tools are changing files in {} right now, and what a revert did meanwhile would be counted as that task's: {again} when they finish; nothing was done yet",
+        "another task is at work in {} (its tools or its agent are running, or it waits for your answer to one of its questions), and what a revert did meanwhile would be counted as that task's: {again} once that is done; nothing was done yet",
         folder.display()
     ))
 }
@@ -1147,6 +1147,18 @@ fn unrecorded_copies(folder: &Path, events: &[Envelope]) -> Vec<OverwrittenCopy>
 /// just before it is touched, so an edit made a moment ago is never lost. The person's
 /// version of a file in `overwrite` is copied into `copies_in` first; without a copy it stays.
 pub fn revert_owned(cp: &Checkpoints, owned: &[OwnedChange], overwrite: &[String], others: &[String], copies_in: &Path) -> Result<RevertReport> {
+    revert_owned_after(cp, owned, overwrite, others, copies_in, &[])
+}
+
+/// [`revert_owned`] finishing a revert cut short: the files in `copied` have their copy already.
+fn revert_owned_after(
+    cp: &Checkpoints,
+    owned: &[OwnedChange],
+    overwrite: &[String],
+    others: &[String],
+    copies_in: &Path,
+    copied: &[String],
+) -> Result<RevertReport> {
     let mut report = RevertReport { applied: true, ..Default::default() };
     for (i, c) in owned.iter().enumerate() {
         let now = cp.file_states(&[c.path.as_str()])?.remove(0);
@@ -1169,7 +1181,7 @@ pub fn revert_owned(cp: &Checkpoints, owned: &[OwnedChange], overwrite: &[String
         }
         // Their version first; without a copy, nothing of theirs is overwritten. A file changed
         // while a command ran may hold their edit made meanwhile: it is copied too.
-        if go && (step == RevertStep::ChangedSince || c.unattributed) {
+        if go && (step == RevertStep::ChangedSince || c.unattributed) && !copied.contains(&c.path) {
             match keep_copy(cp, &c.path, copies_in) {
                 Ok(copy) => report.copies.extend(copy.map(|k| OverwrittenCopy { unattributed: step != RevertStep::ChangedSince, ..k })),
                 Err(e) => {
@@ -1296,25 +1308,26 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     // named, never overwritten.
     let Ok(others) = touched_by_other_tasks(store, &data_dir.join("checkpoints"), &s.id, &s.workspace, &since) else { return false };
     let copies = copies_folder(data_dir, &s.id);
-    match revert_owned(&cp, &owned, &[], &others, &copies) {
+    // What the cut-short revert copied before the crash is said here, or never, and not copied
+    // again. A copy of a file the person did not name was kept because a command changed it.
+    let named = match &events[at].event {
+        EngineEvent::RevertStarted { overwrite } => overwrite.clone(),
+        _ => Vec::new(),
+    };
+    let earlier: Vec<OverwrittenCopy> = unrecorded_copies(&copies, events)
+        .into_iter()
+        .map(|k| {
+            // `notes.md`, or `notes.md.2` beside an older copy.
+            let numbered = |c: &&OwnedChange| k.path.strip_prefix(c.path.as_str()).and_then(|n| n.strip_prefix('.')).is_some_and(|n| n.parse::<u32>().is_ok());
+            let original = owned.iter().find(|c| c.path == k.path).or_else(|| owned.iter().find(numbered));
+            let unattributed = original.is_some_and(|c| c.unattributed && !named.contains(&c.path));
+            OverwrittenCopy { path: original.map_or(k.path.clone(), |c| c.path.clone()), unattributed, ..k }
+        })
+        .collect();
+    let copied: Vec<String> = earlier.iter().map(|k| k.path.clone()).collect();
+    match revert_owned_after(&cp, &owned, &[], &others, &copies, &copied) {
         Ok(mut r) => {
-            // What the cut-short revert copied before it overwrote is said here, or never. A copy
-            // of a file the person did not name was kept because a command changed it.
-            let named = match &events[at].event {
-                EngineEvent::RevertStarted { overwrite } => overwrite.clone(),
-                _ => Vec::new(),
-            };
-            r.copies = unrecorded_copies(&copies, events)
-                .into_iter()
-                .map(|k| {
-                    // `notes.md`, or `notes.md.2` beside an older copy.
-                    let numbered =
-                        |c: &&OwnedChange| k.path.strip_prefix(c.path.as_str()).and_then(|n| n.strip_prefix('.')).is_some_and(|n| n.parse::<u32>().is_ok());
-                    let original = owned.iter().find(|c| c.path == k.path).or_else(|| owned.iter().find(numbered));
-                    let unattributed = original.is_some_and(|c| c.unattributed && !named.contains(&c.path));
-                    OverwrittenCopy { path: original.map_or(k.path.clone(), |c| c.path.clone()), unattributed, ..k }
-                })
-                .collect();
+            r.copies = earlier.into_iter().chain(r.copies).collect();
             store.append(&s.id, None, reverted_event(&r)).is_ok()
         }
         Err(e) => {
@@ -1542,7 +1555,7 @@ mod tests {
         rustix::fs::flock(&window, rustix::fs::FlockOperation::LockExclusive).unwrap();
         assert!(hold_the_folder(data.path(), folder.path(), std::time::Duration::from_millis(100)).unwrap().is_none(), "busy while the window is open");
         let message = busy_folder(folder.path(), "reject again").to_string();
-        assert!(message.contains("reject again when they finish"), "{message}");
+        assert!(message.contains("reject again once that is done"), "{message}");
         drop(window);
         assert!(hold_the_folder(data.path(), folder.path(), std::time::Duration::ZERO).unwrap().is_some(), "free once it closed");
     }

@@ -143,3 +143,21 @@ pub fn call_of_request(events: &[Envelope], request: &RequestId) -> Option<(Stri
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_recorded_before_writes_were_kept_are_nobodys_for_sure() {
+        // Evidence saved by an earlier version: two windows and nothing beside them.
+        let mut ev = RunEvidence::from_json(serde_json::json!({"windows": [["a", "b"], ["b", "c"]]})).unwrap();
+        assert_eq!(ev.writes_of(0), None);
+        // A window closed since lines up with its own writes, not with the first window.
+        ev.window_writes.resize(ev.windows.len(), None);
+        ev.windows.push(("c".into(), "d".into()));
+        ev.window_writes.push(Some(vec!["x.txt".into()]));
+        let w = ev.windows_with_writes();
+        assert_eq!((w[1].2.clone(), w[2].2.clone()), (None, Some(vec!["x.txt".to_string()])));
+    }
+}

@@ -448,9 +448,12 @@ impl Run {
         if !writing.iter().all(|c| tool::FILE_WRITERS.contains(&c.name.as_str())) {
             return None;
         }
-        let root = self.workspace.root();
+        // Named as the checkpoint store names them: from the top of the folder it records (a
+        // worktree's top, when the task works in a folder inside it).
+        let recorded = self.checkpoints.as_ref().map(|c| c.work_tree().to_path_buf()).unwrap_or_else(|| self.workspace.root().to_path_buf());
+        let root = recorded.canonicalize().unwrap_or(recorded);
         let named = writing.iter().filter_map(|c| c.input.value()?.get("path")?.as_str().map(str::to_string));
-        Some(named.filter_map(|p| Some(self.workspace.resolve(&p).ok()?.strip_prefix(root).ok()?.to_string_lossy().into_owned())).collect())
+        Some(named.filter_map(|p| Some(self.workspace.resolve(&p).ok()?.strip_prefix(&root).ok()?.to_string_lossy().into_owned())).collect())
     }
 
     /// Runs the built-in agent's tool calls of the step (an external agent ran its own): the
@@ -475,6 +478,12 @@ impl Run {
                 self.open_window(writes).await?;
             }
             let (results, complete) = self.run_tools(&out.calls, &mut record).await?;
+            // A write denied or failed wrote nothing: what changed at its path meanwhile (an
+            // edit saved while the question waited) is not the agent's.
+            if self.evidence.open_writes.is_some() {
+                let wrote: Vec<_> = out.calls.iter().zip(results.iter()).filter(|(_, r)| !r.is_error).map(|(c, _)| c.clone()).collect();
+                self.evidence.open_writes = self.file_tool_writes(&wrote);
+            }
             for (call, output) in out.calls.iter().zip(results.iter()) {
                 if Some(&call.id) != complete.as_ref().map(|(_, id)| id) {
                     self.history.push(ChatMessage::Tool {

@@ -577,7 +577,7 @@ pub fn revert_left(
         line.push_str(&format!("; left as they are (changed after the agent): {}", changed.join(", ")));
     }
     for c in copies {
-        line.push_str(&format!("; {}", copy_words(c)));
+        line.push_str(&format!("; {}", copy_words(c, false)));
     }
     for n in not_copied {
         line.push_str(&format!("; {}", not_copied_words(n)));
@@ -585,15 +585,16 @@ pub fn revert_left(
     line
 }
 
-/// Where a revert kept the version it replaced, and why, in the words the window uses.
-pub fn copy_words(c: &crate::workspace::checkpoint::OverwrittenCopy) -> String {
+/// Where a revert kept the version it replaced or removed, and why, in the words the window
+/// uses; `sentence` starts it as a sentence (a path is never recased).
+pub fn copy_words(c: &crate::workspace::checkpoint::OverwrittenCopy, sentence: bool) -> String {
     if c.unattributed {
         format!(
-            "{} changed while a command or an external agent was at work, so an edit of yours then would look like the agent's: the version the revert replaced is kept at {}",
+            "{} changed while a command or an external agent was at work, so an edit of yours then would look like the agent's: a copy of it as it was before the revert is kept at {}",
             c.path, c.copy
         )
     } else {
-        format!("your version of {} (overwritten, as you said) is kept at {}", c.path, c.copy)
+        format!("{} version of {} (overwritten, as you said) is kept at {}", if sentence { "Your" } else { "your" }, c.path, c.copy)
     }
 }
 
