@@ -2,7 +2,7 @@ import { render, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { emit } from "@tauri-apps/api/event";
 import { mockIPC } from "@tauri-apps/api/mocks";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { App } from "../App";
 import { SidebarSessions } from "../components/SidebarSessions";
 import type { SessionStatus, SessionSummary } from "../ipc";
@@ -104,6 +104,12 @@ describe("how long something has waited for the person", () => {
   });
 
   it("shows each waiting entry's age, a group's once, from its last attempt, and none on working or today's entries", async () => {
+    // At noon: an hour ago is still today whenever the suite runs (it failed just after midnight).
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(new Date(2026, 10, 30, 12, 0, 0));
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const hour = 3_600_000;
     const group = { group: "g1", number: 1, of: 2, label: "Codex", chosen: false };
     const list: SessionSummary[] = [
