@@ -333,6 +333,35 @@ async fn a_revert_waits_for_another_tasks_tools_in_the_folder_and_is_never_count
     assert_eq!(reviewed(&other), vec!["started.flag"], "the other task's review holds only what its command did: {}", String::from_utf8_lossy(&other.stderr));
 }
 
+/// Folders inside one another are one place for a revert: another task's tools at work in the
+/// folder around this task's would count what the revert removes in the inner folder as their
+/// own change. The revert waits for them as it does in the same folder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revert_waits_for_another_tasks_tools_in_the_folder_around_its_own() {
+    let command = json!({"name": "run_command", "arguments": {"command": "touch started.flag; sleep 3; echo slept"}});
+    let (_s, dir, cli) = server(vec![calls_then_done("take a while", vec![command], "slept"), writes("notes.txt", "hello\n", 0)]).await;
+    let ws = dir.path().join("plain");
+    let inner = ws.join("sub");
+    std::fs::create_dir_all(&inner).unwrap();
+    let first = cli.run("write notes.txt", &inner, &[]);
+    assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
+    let mut other = cli.spawn("take a while", &ws, &["--when-busy", "run", "--allow", "run_command"]);
+    let began = Instant::now();
+    while !ws.join("started.flag").exists() {
+        if began.elapsed() > Duration::from_secs(30) {
+            other.kill().unwrap();
+            let out = other.wait_with_output().unwrap();
+            panic!("the other task's command never started: {} {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let rejected = cli.review(&session_of(&first), &["--reject", "--revert"]);
+    assert_eq!(rejected.status.code(), Some(3), "{}", String::from_utf8_lossy(&rejected.stderr));
+    assert!(!inner.join("notes.txt").exists(), "the rejected task's file is undone");
+    let other = other.wait_with_output().unwrap();
+    assert_eq!(reviewed(&other), vec!["started.flag"], "the other task's review holds only what its command did: {}", String::from_utf8_lossy(&other.stderr));
+}
+
 /// While the agent's command runs, an edit the person saves looks exactly like the command's
 /// own: it is counted as the task's. A revert that puts such a file back keeps a copy of the
 /// version it replaced first, and says where; a file the agent's own file tool wrote needs none.

@@ -451,13 +451,12 @@ impl Run {
     /// processes: a file another task writes while this one's window is open would be counted
     /// as this one's, shown in its review and deleted by its revert. Waits while another task's
     /// tools run, saying so, and gives up when the run is cancelled.
-    async fn wait_for_the_folder(&mut self) -> Result<std::fs::File, super::run::Halt> {
-        use rustix::fs::{flock, FlockOperation};
-        let path = crate::workspace::lock::window_lock(&self.engine.config.data_dir, self.workspace.root());
-        std::fs::create_dir_all(path.parent().unwrap_or(&path)).map_err(crate::Error::from)?;
-        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(crate::Error::from)?;
+    async fn wait_for_the_folder(&mut self) -> Result<crate::workspace::lock::WindowLock, super::run::Halt> {
         let mut told = false;
-        while flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
+        loop {
+            if let Some(lock) = crate::workspace::lock::WindowLock::try_take(&self.engine.config.data_dir, self.workspace.root())? {
+                return Ok(lock);
+            }
             if self.cancel.is_cancelled() {
                 return Err(super::run::Halt::Cancelled);
             }
@@ -468,7 +467,6 @@ impl Run {
             }
             tokio::time::sleep(std::time::Duration::from_millis(25)).await;
         }
-        Ok(file)
     }
 
     /// The run's latest snapshot: the end of its last window, else its start.

@@ -24,7 +24,7 @@ use crate::store::decisions::RequestKind;
 use crate::store::Store;
 use crate::workspace::checkpoint::{Checkpoints, FileChange, NotCopied, OverwrittenCopy, RevertReport};
 use crate::workspace::landing::{self, Blocked, CatchUp, Composed};
-use crate::workspace::lock::FolderLock;
+use crate::workspace::lock::{FolderLock, WindowLock};
 use crate::workspace::ownership::{revert_step, FileState, OwnedChange, RevertStep};
 use crate::workspace::worktree::{self, TaskWorktree};
 
@@ -311,11 +311,10 @@ pub(super) const FOLDER_WAIT: std::time::Duration = std::time::Duration::from_se
 /// The folder to itself for a revert, waiting up to `wait`; `None` when another task's tools
 /// still run there. While they run, a file the revert put back or removed would be counted as
 /// that task's change: shown in its review, and undone by its own revert.
-pub(super) fn hold_the_folder(data_dir: &Path, folder: &Path, wait: std::time::Duration) -> Result<Option<FolderLock>> {
-    let file = crate::workspace::lock::window_lock(data_dir, folder);
+pub(super) fn hold_the_folder(data_dir: &Path, folder: &Path, wait: std::time::Duration) -> Result<Option<WindowLock>> {
     let until = std::time::Instant::now() + wait;
     loop {
-        if let Some(lock) = FolderLock::try_acquire(&file)? {
+        if let Some(lock) = WindowLock::try_take(data_dir, folder)? {
             return Ok(Some(lock));
         }
         if std::time::Instant::now() >= until {
@@ -1548,11 +1547,8 @@ mod tests {
     fn a_revert_has_the_folder_only_once_another_tasks_tools_there_are_done() {
         let data = tempfile::tempdir().unwrap();
         let folder = tempfile::tempdir().unwrap();
-        let path = crate::workspace::lock::window_lock(data.path(), folder.path());
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        // Another task's window, as a run holds it: its own open file.
-        let window = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).unwrap();
-        rustix::fs::flock(&window, rustix::fs::FlockOperation::LockExclusive).unwrap();
+        // Another task's window, as a run holds it.
+        let window = WindowLock::try_take(data.path(), folder.path()).unwrap().unwrap();
         assert!(hold_the_folder(data.path(), folder.path(), std::time::Duration::from_millis(100)).unwrap().is_none(), "busy while the window is open");
         let message = busy_folder(folder.path(), "reject again").to_string();
         assert!(message.contains("reject again once that is done"), "{message}");

@@ -114,7 +114,7 @@ pub struct Run {
     /// Those of them given for this task (the CLI's `--verify`), not the workspace's own.
     pub(super) task_verify: Vec<String>,
     /// Held while a window is open in a folder tasks share ([`Run::open_window`]).
-    pub(super) window_lock: Option<std::fs::File>,
+    pub(super) window_lock: Option<crate::workspace::lock::WindowLock>,
 }
 
 /// What a run that failed records: the error, its end, and the failed status.

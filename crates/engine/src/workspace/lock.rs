@@ -16,13 +16,47 @@ thread_local! {
     static HELD: RefCell<Vec<(PathBuf, RawFd)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The lock a task working in place holds on its folder while its tools may change files (a
-/// *window*), and a revert holds while it puts files back: what changes while it is held is the
-/// holder's. One file per folder under the data folder, named by a hash of its real path.
-pub fn window_lock(data_dir: &Path, folder: &Path) -> PathBuf {
-    let folder = folder.canonicalize().unwrap_or_else(|_| folder.to_path_buf());
-    let name = format!("window-{:016x}.lock", crate::stable_hash::fnv1a(folder.to_string_lossy().as_bytes()));
+/// The file of a folder's [`WindowLock`]: one per folder under the data folder, named by a hash
+/// of its real path.
+fn window_file(data_dir: &Path, real: &Path) -> PathBuf {
+    let name = format!("window-{:016x}.lock", crate::stable_hash::fnv1a(real.to_string_lossy().as_bytes()));
     data_dir.join("locks").join(name)
+}
+
+/// The lock a task working in place holds on its folder while its tools may change files (a
+/// *window*), and a revert holds while it puts files back: what changes there while it is held
+/// is the holder's. A window in a folder sees every file inside it, so folders inside one
+/// another are one place: the holder has its folder's file to itself and shares the file of
+/// each folder around it. Tasks in sibling folders go on together; one in the folder around
+/// them waits for both, and they for it. Across processes (`flock`); the kernel lets go of it
+/// when the holder dies.
+pub struct WindowLock {
+    _files: Vec<File>,
+}
+
+impl WindowLock {
+    /// The lock on `folder` if no holder in it, inside it or around it has one now.
+    pub fn try_take(data_dir: &Path, folder: &Path) -> Result<Option<WindowLock>> {
+        use rustix::fs::FlockOperation::{NonBlockingLockExclusive, NonBlockingLockShared};
+        let real = folder.canonicalize().unwrap_or_else(|_| folder.to_path_buf());
+        let mut around: Vec<&Path> = real.ancestors().skip(1).collect();
+        // Outermost first, the same order for every holder.
+        around.reverse();
+        let wanted = around.into_iter().map(|a| (a, NonBlockingLockShared)).chain(std::iter::once((real.as_path(), NonBlockingLockExclusive)));
+        std::fs::create_dir_all(data_dir.join("locks"))?;
+        let mut files = Vec::new();
+        for (place, how) in wanted {
+            let path = window_file(data_dir, place);
+            let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path)?;
+            match rustix::fs::flock(&f, how) {
+                Ok(()) => files.push(f),
+                // Those taken so far are let go as `files` is dropped.
+                Err(rustix::io::Errno::WOULDBLOCK) => return Ok(None),
+                Err(e) => return Err(Error::Internal(format!("could not lock {}: {e}", path.display()))),
+            }
+        }
+        Ok(Some(WindowLock { _files: files }))
+    }
 }
 
 pub struct FolderLock {
@@ -97,6 +131,28 @@ pub fn inherit_held(cmd: &mut std::process::Command) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_excludes_one_in_the_same_folder_or_inside_or_around_it_and_never_a_sibling() {
+        let data = tempfile::tempdir().unwrap();
+        let top = tempfile::tempdir().unwrap();
+        let (a, b) = (top.path().join("a"), top.path().join("b"));
+        std::fs::create_dir_all(a.join("deep")).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        let take = |folder: &Path| WindowLock::try_take(data.path(), folder).unwrap();
+        let in_a = take(&a).expect("free at first");
+        assert!(take(&a).is_none(), "the same folder waits");
+        assert!(take(&a.join("deep")).is_none(), "a folder inside it waits");
+        assert!(take(top.path()).is_none(), "the folder around it waits");
+        let in_b = take(&b).expect("a sibling goes on");
+        drop(in_a);
+        assert!(take(top.path()).is_none(), "around waits for every folder inside");
+        drop(in_b);
+        let deep = take(&a.join("deep")).expect("free once both let go");
+        assert!(take(&a).is_none(), "a window inside makes the folder around it wait");
+        drop(deep);
+        assert!(take(top.path()).is_some(), "and nothing is left held");
+    }
 
     #[test]
     fn a_try_while_another_holds_it_gets_nothing_and_gets_it_once_let_go() {
