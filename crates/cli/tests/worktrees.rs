@@ -1042,6 +1042,36 @@ async fn a_revert_cut_short_after_overwriting_names_the_copy_it_kept_when_it_is_
     assert_eq!(std::fs::read_to_string(&copies[0][0].copy).unwrap(), "1 and the person's line\n");
 }
 
+/// A revert told to overwrite the person's edit, killed once it had copied the edit and before it
+/// overwrote it: the start that finishes it does as the person said, since the file still holds
+/// exactly what was copied, and the copy it names is of a version that was overwritten.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revert_cut_short_between_copying_and_overwriting_finishes_as_the_person_said() {
+    let (_s, dir, cli, ws, id) = two_files_waiting_in_a_plain_folder().await;
+    std::fs::write(ws.join("two.txt"), "2 and the person's line\n").unwrap();
+    let marker = dir.path().join("paused");
+    let args = ["sessions", "review", &id, "--reject", "--revert", "--force-revert", "--base-url", &cli.url, "--model", "m"];
+    let mut child = paused_at(cli.cmd(&args), "revert-after-copy", &marker, "the revert copied the person's edit");
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert_eq!(std::fs::read_to_string(ws.join("two.txt")).unwrap(), "2 and the person's line\n", "killed before it was overwritten");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let _ = cli.run("hello", &elsewhere, &[]);
+    assert!(!ws.join("two.txt").exists() && !ws.join("one.txt").exists(), "the next start finished the revert as the person said");
+    let reverted: Vec<(Vec<String>, Vec<String>)> = stored(&cli.data, &id)
+        .into_iter()
+        .filter_map(|e| {
+            if let finishline_engine::event::EngineEvent::Reverted { kept, copies, .. } = e {
+                Some((kept, copies.into_iter().map(|c| c.path).collect()))
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(reverted, vec![(vec![], vec!["two.txt".to_string()])], "nothing is named kept, and the copy of the overwritten version is");
+}
+
 /// A revert a kill cut short, whose folder is gone at the next start (moved, a drive not
 /// mounted), is left to finish later: nothing is recorded reverted that it never reached.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1182,7 +1182,10 @@ fn revert_owned_after(
         // while a command ran may hold their edit made meanwhile: it is copied too.
         if go && (step == RevertStep::ChangedSince || c.unattributed) && !copied.contains(&c.path) {
             match keep_copy(cp, &c.path, copies_in) {
-                Ok(copy) => report.copies.extend(copy.map(|k| OverwrittenCopy { unattributed: step != RevertStep::ChangedSince, ..k })),
+                Ok(copy) => {
+                    report.copies.extend(copy.map(|k| OverwrittenCopy { unattributed: step != RevertStep::ChangedSince, ..k }));
+                    crate::fault::pause_at("revert-after-copy");
+                }
                 Err(e) => {
                     report.conflicts.push(c.path.clone());
                     report.not_copied.push(NotCopied { path: c.path.clone(), reason: e.to_string() });
@@ -1304,7 +1307,7 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     };
     // What the person allowed to be overwritten was a file as it was at their decision; it may
     // have changed again since the crash, so a file that is not the task's any more is kept and
-    // named, never overwritten.
+    // named, never overwritten, unless it is still what the revert copied (below).
     let Ok(others) = touched_by_other_tasks(store, &data_dir.join("checkpoints"), &s.id, &s.workspace, &since) else { return false };
     let copies = copies_folder(data_dir, &s.id);
     // What the cut-short revert copied before the crash is said here, or never, and not copied
@@ -1324,7 +1327,14 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
         })
         .collect();
     let copied: Vec<String> = earlier.iter().map(|k| k.path.clone()).collect();
-    match revert_owned_after(&cp, &owned, &[], &others, &copies, &copied) {
+    // A file the person named, copied before the crash and holding exactly that still: their
+    // decision was about what it holds, and their version is kept.
+    let still_as_copied: Vec<String> = earlier
+        .iter()
+        .filter(|k| named.contains(&k.path) && std::fs::read(folder.join(&k.path)).ok().is_some_and(|now| std::fs::read(&k.copy).ok() == Some(now)))
+        .map(|k| k.path.clone())
+        .collect();
+    match revert_owned_after(&cp, &owned, &still_as_copied, &others, &copies, &copied) {
         Ok(mut r) => {
             r.copies = earlier.into_iter().chain(r.copies).collect();
             store.append(&s.id, None, reverted_event(&r)).is_ok()
