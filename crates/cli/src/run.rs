@@ -676,8 +676,8 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
             if !changed.is_empty() {
                 eprintln!("Left as they are (changed after the agent): {}.", changed.join(", "));
             }
-            for c in &r.copies {
-                eprintln!("{}.", finishline_engine::store::export::copy_words(c, true));
+            for words in finishline_engine::store::export::copies_words(&r.copies, true) {
+                eprintln!("{words}.");
             }
             for n in &r.not_copied {
                 eprintln!("{}.", finishline_engine::store::export::not_copied_words(n));

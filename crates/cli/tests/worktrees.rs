@@ -406,6 +406,32 @@ async fn a_revert_keeps_a_copy_of_a_file_changed_while_a_command_ran_since_the_p
     assert!(!cli.data.join("overwritten").join(&id).join("notes.txt").exists(), "what the agent's own file tool wrote needs no copy: {said}");
 }
 
+/// A command that made many files (a build, an install) is reverted with a copy of each, as any
+/// command's files are; what the reject says names them once, with where the copies are, rather
+/// than a sentence for each of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revert_of_many_files_a_command_made_says_where_their_copies_are_in_one_sentence() {
+    let command = json!({"name": "run_command", "arguments": {"command": "mkdir -p gen && for i in $(seq 40); do echo $i > gen/f$i.txt; done; echo made"}});
+    let (_s, dir, cli) = server(vec![calls_then_done("generate", vec![command], "made")]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let task = cli.run("generate", &ws, &["--allow", "run_command"]);
+    assert_eq!(task.status.code(), Some(6), "{}", String::from_utf8_lossy(&task.stderr));
+    let id = session_of(&task);
+    let rejected = cli.review(&id, &["--reject", "--revert"]);
+    assert_eq!(rejected.status.code(), Some(3), "{}", String::from_utf8_lossy(&rejected.stderr));
+    let said = String::from_utf8_lossy(&rejected.stderr).to_string();
+    assert!(!ws.join("gen").join("f40.txt").exists(), "the files are removed: {said}");
+    let copies = cli.data.join("overwritten").join(&id).join("gen");
+    assert_eq!(std::fs::read_dir(&copies).map(|d| d.count()).unwrap_or(0), 40, "each has its copy: {said}");
+    assert!(said.lines().count() < 10, "a few lines, not one a file: {said}");
+    assert!(
+        said.contains("40 files (gen/f1.txt, gen/f10.txt, gen/f11.txt and 37 more) changed while a command or an external agent was at work"),
+        "it says how many and why: {said}"
+    );
+    assert!(said.contains(&copies.display().to_string()), "and where their copies are: {said}");
+}
+
 /// A task whose folder could not be recorded (here the checkpoint store cannot be made) changed
 /// files nobody can tell from the person's: a revert is refused, saying why and what to do,
 /// rather than report "nothing needed undoing" and leave its changes in place unsaid.

@@ -286,15 +286,15 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           <p className="notice" role="status" data-testid="revert-summary">
             {undoneText(review.decided.reverted)}
             {[...review.decided.reverted.restored, ...review.decided.reverted.deleted].length > 0 && (
-              <span className="muted small"> ({[...review.decided.reverted.restored, ...review.decided.reverted.deleted].join(", ")})</span>
+              <span className="muted small"> ({few([...review.decided.reverted.restored, ...review.decided.reverted.deleted], 5)})</span>
             )}
           </p>
         )}
         {review.decided.reverted && review.decided.reverted.copies.length > 0 && (
           <ul className="notice" data-testid="revert-copies">
-            {review.decided.reverted.copies.map((c) => (
-              <li key={c.copy}>
-                {copyText(c)} <code>{c.copy}</code>.
+            {copyGroups(review.decided.reverted.copies).map((g) => (
+              <li key={g.where}>
+                {g.text} <code>{g.where}</code>.
               </li>
             ))}
           </ul>
@@ -778,8 +778,8 @@ function Unadded({ files }: { files: string[] }) {
 }
 
 /** Paths for a sentence: the first ten, then how many more (a copied node_modules/ is thousands). */
-function few(list: string[]): string {
-  return list.length <= 10 ? list.join(", ") : `${list.slice(0, 10).join(", ")} and ${list.length - 10} more`;
+function few(list: string[], named = 10): string {
+  return list.length <= named ? list.join(", ") : `${list.slice(0, named).join(", ")} and ${list.length - named} more`;
 }
 
 /** The entries .gitignore hides that no copy has handled yet (a folder once any file of it was). */
@@ -989,6 +989,39 @@ function copyText(c: OverwrittenCopy): string {
   return c.unattributed
     ? `${c.path} changed while a command or an external agent was at work, so an edit of yours then would look like the agent's: a copy of it as it was before the revert is kept at`
     : `Your version of ${c.path}, overwritten as you said, is kept at`;
+}
+
+/** More copies than this of files changed while a command ran are said in one sentence (the engine's `COPIES_NAMED`). */
+const COPIES_NAMED = 3;
+
+/**
+ * What to say of each copy a revert kept, and where it is; copies of files changed while a command
+ * ran (a build or an install may make thousands) in one sentence naming a few and the folder that
+ * holds them all, as the engine's `copies_words` does.
+ */
+function copyGroups(copies: OverwrittenCopy[]): { text: string; where: string }[] {
+  const each = (c: OverwrittenCopy) => ({ text: copyText(c), where: c.copy });
+  const unattributed = copies.filter((c) => c.unattributed);
+  const named = copies.filter((c) => !c.unattributed).map(each);
+  if (unattributed.length <= COPIES_NAMED) return [...named, ...unattributed.map(each)];
+  const some = unattributed
+    .slice(0, COPIES_NAMED)
+    .map((c) => c.path)
+    .join(", ");
+  const text = `${unattributed.length} files (${some} and ${unattributed.length - COPIES_NAMED} more) changed while a command or an external agent was at work, so an edit of yours then would look like the agent's: copies of them as they were before the revert are kept in`;
+  return [...named, { text, where: holdingFolder(unattributed.map((c) => c.copy)) }];
+}
+
+/** The innermost folder that holds every one of `files`. */
+function holdingFolder(files: string[]): string {
+  let common = files[0].split("/").slice(0, -1);
+  for (const f of files.slice(1)) {
+    const parts = f.split("/");
+    let i = 0;
+    while (i < common.length && i < parts.length - 1 && common[i] === parts[i]) i++;
+    common = common.slice(0, i);
+  }
+  return common.join("/") || "/";
 }
 
 /** The files a revert left because they changed after the agent, and were not ones it was told to overwrite. */

@@ -288,6 +288,22 @@ describe("Session view", () => {
     );
   });
 
+  it("a revert of many files a command made says so in a sentence, with where their copies are, not one line a file", async () => {
+    const folder = "/home/p/.local/share/dev.finishline.app/overwritten/s1/gen";
+    const names = Array.from({ length: 400 }, (_, i) => `gen/f${i}.txt`);
+    const copies = names.map((path) => ({ path, copy: `/home/p/.local/share/dev.finishline.app/overwritten/s1/${path}`, unattributed: true }));
+    script([...running(), ...rejected("r1"), ev({ type: "reverted", restored: [], deleted: names, kept: [], copies })]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const said = await screen.findByTestId("revert-copies");
+    expect(said.querySelectorAll("li")).toHaveLength(1);
+    expect(said).toHaveTextContent(
+      `400 files (gen/f0.txt, gen/f1.txt, gen/f2.txt and 397 more) changed while a command or an external agent was at work, so an edit of yours then would look like the agent's: copies of them as they were before the revert are kept in ${folder}.`,
+    );
+    expect(screen.getByTestId("revert-summary"), "the summary names a few, not four hundred").toHaveTextContent(
+      "The agent's changes were undone: 400 files deleted. (gen/f0.txt, gen/f1.txt, gen/f2.txt, gen/f3.txt, gen/f4.txt and 395 more)",
+    );
+  });
+
   it("a file the person said to overwrite that was left says why: no copy of their version could be kept", async () => {
     const reason = "No space left on device (os error 28)";
     script([...running(), ...rejected("r1"), ev({ type: "reverted", restored: [], deleted: [], kept: ["notes.md"], not_copied: [{ path: "notes.md", reason }] })]);

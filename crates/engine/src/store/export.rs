@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write;
+use std::path::Path;
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -576,8 +577,8 @@ pub fn revert_left(
     if !changed.is_empty() {
         line.push_str(&format!("; left as they are (changed after the agent): {}", changed.join(", ")));
     }
-    for c in copies {
-        line.push_str(&format!("; {}", copy_words(c, false)));
+    for words in copies_words(copies, false) {
+        line.push_str(&format!("; {words}"));
     }
     for n in not_copied {
         line.push_str(&format!("; {}", not_copied_words(n)));
@@ -596,6 +597,43 @@ pub fn copy_words(c: &crate::workspace::checkpoint::OverwrittenCopy, sentence: b
     } else {
         format!("{} version of {} (overwritten, as you said) is kept at {}", if sentence { "Your" } else { "your" }, c.path, c.copy)
     }
+}
+
+/// More copies than this of files changed while a command ran are said in one sentence.
+pub const COPIES_NAMED: usize = 3;
+
+/// [`copy_words`] for each copy a revert kept; those of files changed while a command ran (a
+/// build or an install may make thousands) in one sentence when there are more than
+/// [`COPIES_NAMED`], naming a few and the folder that holds them all.
+pub fn copies_words(copies: &[crate::workspace::checkpoint::OverwrittenCopy], sentence: bool) -> Vec<String> {
+    let (unattributed, named): (Vec<_>, Vec<_>) = copies.iter().partition(|c| c.unattributed);
+    let mut words: Vec<String> = named.iter().map(|c| copy_words(c, sentence)).collect();
+    if unattributed.len() <= COPIES_NAMED {
+        words.extend(unattributed.iter().map(|c| copy_words(c, sentence)));
+        return words;
+    }
+    let some = unattributed.iter().take(COPIES_NAMED).map(|c| c.path.as_str()).collect::<Vec<_>>().join(", ");
+    words.push(format!(
+        "{} files ({some} and {} more) changed while a command or an external agent was at work, so an edit of yours then would look like the agent's: copies of them as they were before the revert are kept in {}",
+        unattributed.len(),
+        unattributed.len() - COPIES_NAMED,
+        holding_folder(unattributed.iter().map(|c| c.copy.as_str())).display()
+    ));
+    words
+}
+
+/// The innermost folder that holds every one of `files`.
+fn holding_folder<'a>(mut files: impl Iterator<Item = &'a str>) -> std::path::PathBuf {
+    let Some(first) = files.next() else { return std::path::PathBuf::new() };
+    let mut common = Path::new(first).parent().map(Path::to_path_buf).unwrap_or_default();
+    for f in files {
+        while !Path::new(f).starts_with(&common) {
+            if !common.pop() {
+                break;
+            }
+        }
+    }
+    common
 }
 
 /// Why a file the person said to overwrite was left, in the words the window uses.
