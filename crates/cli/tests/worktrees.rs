@@ -1068,6 +1068,26 @@ async fn a_revert_cut_short_after_overwriting_names_the_copy_it_kept_when_it_is_
     assert_eq!(std::fs::read_to_string(&copies[0][0].copy).unwrap(), "1 and the person's line\n");
 }
 
+/// Each file is looked at again just before the revert touches it: an edit the person saves
+/// while the revert is under way, to the same length, is kept and named, never replaced by what
+/// the revert saw of the file when it began.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_saved_while_a_revert_is_under_way_is_kept() {
+    let (_s, dir, cli, ws, id) = two_files_waiting_in_a_plain_folder().await;
+    // Old enough that how the file looks (its size and times) can stand for what it holds.
+    std::thread::sleep(Duration::from_millis(1500));
+    let marker = dir.path().join("paused");
+    let args = ["sessions", "review", &id, "--reject", "--revert", "--base-url", &cli.url, "--model", "m"];
+    let child = paused_at(cli.cmd(&args), "revert-after-first-file", &marker, "the revert put back its first file");
+    std::fs::write(ws.join("two.txt"), "X\n").unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!ws.join("one.txt").exists(), "the file it reached first is undone");
+    assert_eq!(std::fs::read_to_string(ws.join("two.txt")).unwrap(), "X\n", "the edit saved meanwhile is kept");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("two.txt"), "and named: {}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// A revert told to overwrite the person's edit, killed once it had copied the edit and before it
 /// overwrote it: the start that finishes it does as the person said, since the file still holds
 /// exactly what was copied, and the copy it names is of a version that was overwritten.

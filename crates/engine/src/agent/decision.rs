@@ -1159,8 +1159,10 @@ fn revert_owned_after(
     copied: &[String],
 ) -> Result<RevertReport> {
     let mut report = RevertReport { applied: true, ..Default::default() };
+    // Read together (a command may have made thousands), then looked at again one by one.
+    let seen = cp.file_states_seen(&owned.iter().map(|c| c.path.as_str()).collect::<Vec<_>>())?;
     for (i, c) in owned.iter().enumerate() {
-        let now = cp.file_states(&[c.path.as_str()])?.remove(0);
+        let now = cp.file_state_again(&c.path, &seen[i])?;
         // Another task showed this file for review since: it may hold that task's work, even to
         // the same words, so it counts as changed since unless the person named it.
         let step = match revert_step(c, &now) {

@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::workspace::ownership::{FileState, OwnedChange, RawChange};
+use crate::workspace::stamp::{Seen, Stamp};
 
 #[derive(Debug, Clone)]
 pub struct Checkpoints {
@@ -981,6 +982,24 @@ impl Checkpoints {
             }
         }
         Ok(states)
+    }
+
+    /// [`Checkpoints::file_states`] of `paths`, each with its [`Stamp`] from before it was read:
+    /// for many files at once, looked at again one by one with [`Checkpoints::file_state_again`].
+    pub fn file_states_seen(&self, paths: &[&str]) -> Result<Vec<Seen>> {
+        let reading = std::time::SystemTime::now();
+        let stamps: Vec<Option<Stamp>> = paths.iter().map(|p| Stamp::of(&self.work_tree.join(p), reading)).collect();
+        let states = self.file_states(paths)?;
+        Ok(states.into_iter().zip(stamps).map(|(state, stamp)| Seen { state, stamp }).collect())
+    }
+
+    /// The state of `path` now: as `seen` while the file still looks as it did then, else read
+    /// again.
+    pub fn file_state_again(&self, path: &str, seen: &Seen) -> Result<FileState> {
+        if seen.stamp.as_ref().is_some_and(|s| s.holds(&self.work_tree.join(path))) {
+            return Ok(seen.state.clone());
+        }
+        Ok(self.file_states(&[path])?.remove(0))
     }
 
     /// Whether a folder on the way to `path` in the workspace is a link (or a file) now: a
