@@ -408,13 +408,15 @@ async fn a_revert_keeps_a_copy_of_a_file_changed_while_a_command_ran_since_the_p
 
 /// A command that made many files (a build, an install) is reverted with a copy of each, as any
 /// command's files are; what the reject says names them once, with where the copies are, rather
-/// than a sentence for each of them.
+/// than a sentence for each of them. The folders it made go with them; a folder the person had,
+/// even empty, stays.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revert_of_many_files_a_command_made_says_where_their_copies_are_in_one_sentence() {
-    let command = json!({"name": "run_command", "arguments": {"command": "mkdir -p gen && for i in $(seq 40); do echo $i > gen/f$i.txt; done; echo made"}});
+    let made = "mkdir -p gen/deep && for i in $(seq 40); do echo $i > gen/f$i.txt; done; echo x > gen/deep/x.txt; echo x > mine/x.txt; echo made";
+    let command = json!({"name": "run_command", "arguments": {"command": made}});
     let (_s, dir, cli) = server(vec![calls_then_done("generate", vec![command], "made")]).await;
     let ws = dir.path().join("plain");
-    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(ws.join("mine")).unwrap();
     let task = cli.run("generate", &ws, &["--allow", "run_command"]);
     assert_eq!(task.status.code(), Some(6), "{}", String::from_utf8_lossy(&task.stderr));
     let id = session_of(&task);
@@ -423,13 +425,15 @@ async fn a_revert_of_many_files_a_command_made_says_where_their_copies_are_in_on
     let said = String::from_utf8_lossy(&rejected.stderr).to_string();
     assert!(!ws.join("gen").join("f40.txt").exists(), "the files are removed: {said}");
     let copies = cli.data.join("overwritten").join(&id).join("gen");
-    assert_eq!(std::fs::read_dir(&copies).map(|d| d.count()).unwrap_or(0), 40, "each has its copy: {said}");
+    assert_eq!(std::fs::read_dir(&copies).map(|d| d.count()).unwrap_or(0), 41, "each has its copy: {said}");
     assert!(said.lines().count() < 10, "a few lines, not one a file: {said}");
     assert!(
-        said.contains("40 files (gen/f1.txt, gen/f10.txt, gen/f11.txt and 37 more) changed while a command or an external agent was at work"),
+        said.contains("42 files (gen/deep/x.txt, gen/f1.txt, gen/f10.txt and 39 more) changed while a command or an external agent was at work"),
         "it says how many and why: {said}"
     );
-    assert!(said.contains(&copies.display().to_string()), "and where their copies are: {said}");
+    assert!(said.contains(&cli.data.join("overwritten").join(&id).display().to_string()), "and where their copies are: {said}");
+    assert!(!ws.join("gen").exists(), "the folders it made are gone: {said}");
+    assert!(ws.join("mine").is_dir() && !ws.join("mine").join("x.txt").exists(), "the person's own folder stays, empty as it was: {said}");
 }
 
 /// A task whose folder could not be recorded (here the checkpoint store cannot be made) changed

@@ -494,6 +494,7 @@ impl Engine {
             vec![resolved, EngineEvent::RevertStarted { overwrite: overwrite.clone() }, status_event(SessionStatus::Rejected)],
         )?;
         let report = revert_owned(&cp, &owned, &overwrite, &others, &copies_folder(&self.config.data_dir, &summary.id))?;
+        remove_made_folders(&cp, &report.deleted, &since);
         self.store.append(&summary.id, None, reverted_event(&report))?;
         Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(report), landed: None, kept: None })
     }
@@ -1210,6 +1211,29 @@ fn revert_owned_after(
     Ok(report)
 }
 
+/// Removes the folders a revert emptied that were made after `since` (an RFC 3339 time: when the
+/// first of the task's rounds started), deepest first: an install the task ran, reverted, would
+/// otherwise leave its thousands of folders. A folder made before, even empty, is the person's
+/// and stays; so does one that holds anything, and one whose making time the disk does not keep.
+pub(super) fn remove_made_folders(cp: &Checkpoints, deleted: &[String], since: &str) {
+    let Ok(since) = chrono::DateTime::parse_from_rfc3339(since) else { return };
+    let since: std::time::SystemTime = since.into();
+    let mut folders: Vec<&Path> = deleted.iter().flat_map(|p| Path::new(p).ancestors().skip(1)).filter(|a| !a.as_os_str().is_empty()).collect();
+    folders.sort_by(|a, b| b.components().count().cmp(&a.components().count()).then(a.cmp(b)));
+    folders.dedup();
+    for folder in folders {
+        if cp.through_link(&folder.join("x").to_string_lossy()) {
+            continue;
+        }
+        let full = cp.work_tree().join(folder);
+        let made_since = std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir() && m.created().is_ok_and(|at| at > since));
+        if made_since {
+            // Fails, and leaves it, when anything is in it.
+            let _ = std::fs::remove_dir(&full);
+        }
+    }
+}
+
 /// Removes a task's worktree (its branch too, when asked) and its checkpoint store, and records
 /// it.
 pub fn remove_worktree(store: &Store, data_dir: &Path, session: &SessionId, wt: &TaskWorktree, why: WorktreeEnd, delete_branch: bool) -> Result<()> {
@@ -1338,6 +1362,7 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
         .collect();
     match revert_owned_after(&cp, &owned, &still_as_copied, &others, &copies, &copied) {
         Ok(mut r) => {
+            remove_made_folders(&cp, &r.deleted, &since);
             r.copies = earlier.into_iter().chain(r.copies).collect();
             store.append(&s.id, None, reverted_event(&r)).is_ok()
         }

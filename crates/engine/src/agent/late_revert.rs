@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use super::decision::{
-    busy_folder, changed_since, copies_folder, hold_the_folder, in_place_folder, revert_owned, reverted_event, session_lock, touched_by_other_tasks,
-    unapproved_changes, unrecorded_work, Overwrite, ReviewOutcome, Unapproved, FOLDER_WAIT,
+    busy_folder, changed_since, copies_folder, hold_the_folder, in_place_folder, remove_made_folders, revert_owned, reverted_event, session_lock,
+    touched_by_other_tasks, unapproved_changes, unrecorded_work, Overwrite, ReviewOutcome, Unapproved, FOLDER_WAIT,
 };
 use super::Engine;
 use crate::domain::*;
@@ -106,6 +106,7 @@ impl Engine {
         // The intent first; the files follow.
         self.store.append(session, None, EngineEvent::RevertStarted { overwrite: overwrite.clone() })?;
         let report = revert_owned(&cp, &owned, &overwrite, &later, &copies_folder(&self.config.data_dir, session))?;
+        remove_made_folders(&cp, &report.deleted, &since);
         self.store.append(session, None, reverted_event(&report))?;
         Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(report), landed: None, kept: None })
     }
