@@ -1120,6 +1120,35 @@ async fn a_revert_cut_short_between_copying_and_overwriting_finishes_as_the_pers
         })
         .collect();
     assert_eq!(reverted, vec![(vec![], vec!["two.txt".to_string()])], "nothing is named kept, and the copy of the overwritten version is");
+    let copy = cli.data.join("overwritten").join(&id).join("two.txt");
+    assert_eq!(std::fs::read_to_string(copy).unwrap(), "2 and the person's line\n", "which holds their version");
+}
+
+/// The same revert, and while the start that finishes it is at work, the person saves the file
+/// once more: that edit has no copy, so it is kept and named, never overwritten.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_saved_while_a_cut_short_revert_is_finished_is_kept() {
+    let (_s, dir, cli, ws, id) = two_files_waiting_in_a_plain_folder().await;
+    std::fs::write(ws.join("two.txt"), "2 and the person's line\n").unwrap();
+    let marker = dir.path().join("paused");
+    let args = ["sessions", "review", &id, "--reject", "--revert", "--force-revert", "--base-url", &cli.url, "--model", "m"];
+    let mut child = paused_at(cli.cmd(&args), "revert-after-copy", &marker, "the revert copied the person's edit");
+    child.kill().unwrap();
+    let _ = child.wait();
+    std::fs::remove_file(&marker).unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let next = cli.cmd(&["run", "hello", "--workspace", elsewhere.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]);
+    let next = paused_at(next, "revert-after-first-file", &marker, "the next start is finishing the revert");
+    std::fs::write(ws.join("two.txt"), "the person's newer edit\n").unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    let _ = next.wait_with_output().unwrap();
+    assert_eq!(std::fs::read_to_string(ws.join("two.txt")).unwrap(), "the person's newer edit\n", "the edit with no copy is kept");
+    let kept: Vec<Vec<String>> = stored(&cli.data, &id)
+        .into_iter()
+        .filter_map(|e| if let finishline_engine::event::EngineEvent::Reverted { kept, .. } = e { Some(kept) } else { None })
+        .collect();
+    assert_eq!(kept, vec![vec!["two.txt".to_string()]], "and named");
 }
 
 /// A revert a kill cut short, whose folder is gone at the next start (moved, a drive not

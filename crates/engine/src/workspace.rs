@@ -8,7 +8,6 @@
 //! - [`submodules`]: the person's submodules filled in a task's worktree, and what changed in them;
 //! - [`landing`]: approve puts the task's branch on the branch it started from;
 //! - [`checkpoint`]: snapshots in a shadow git repository, for the review's diff and revert;
-//! - [`stamp`]: how a file looks on disk, to trust what was read of it while it looks the same;
 //! - [`instructions`]: the workspace's own rules for agents (`AGENTS.md`).
 
 pub mod checkpoint;
@@ -16,7 +15,6 @@ pub mod instructions;
 pub mod landing;
 pub mod lock;
 pub mod ownership;
-pub mod stamp;
 pub mod submodules;
 pub mod worktree;
 

@@ -184,3 +184,31 @@ fn a_revert_keeps_a_file_another_task_showed_unless_the_person_named_it_and_then
     assert_eq!(std::fs::read_to_string(&copy).unwrap(), "hello\n");
     assert_eq!(std::fs::read_to_string(copies.join("notes.txt.2")).unwrap(), "hello again\n");
 }
+
+/// A revert reads each file through one running git just before it touches it: what it reads
+/// is the file as it is at that moment, the same as reading it alone, whatever its name, and a
+/// file gone meanwhile (which git cannot read) is read as gone, the next read working as before.
+#[test]
+fn a_file_read_just_before_it_is_touched_is_read_as_it_is_then_even_after_one_vanished() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let names = ["a.txt", "\"q.txt\"", "tab\there", "line\nbreak", "Übersicht.md"];
+    for n in names {
+        std::fs::write(work.join(n), format!("{n}\n")).unwrap();
+    }
+    let cp = Checkpoints::open(&dir.path().join("store"), &work).unwrap();
+    cp.snapshot("start").unwrap();
+    let mut reader = cp.reader();
+    for n in names {
+        assert_eq!(reader.state(n).unwrap(), cp.file_states(&[n]).unwrap().remove(0), "{n:?} as read alone");
+    }
+    let first = reader.state("a.txt").unwrap();
+    std::fs::write(work.join("a.txt"), "b\n").unwrap();
+    let now = reader.state("a.txt").unwrap();
+    assert_ne!(now, first, "an edit since the last read is seen");
+    assert_eq!(now, cp.file_states(&["a.txt"]).unwrap().remove(0));
+    std::fs::remove_file(work.join("a.txt")).unwrap();
+    assert_eq!(reader.state("a.txt").unwrap(), FileState::Absent);
+    assert_eq!(reader.state("Übersicht.md").unwrap(), cp.file_states(&["Übersicht.md"]).unwrap().remove(0), "and it goes on");
+}

@@ -462,7 +462,7 @@ impl Run {
             }
             if !told {
                 told = true;
-                let detail = "another task's tools in this folder: changes are counted one task at a time".to_string();
+                let detail = "another task's tools in this folder, or one around or inside it: changes are counted one task at a time".to_string();
                 self.emit(EngineEvent::Activity { phase: ActivityPhase::Waiting, detail })?;
             }
             tokio::time::sleep(std::time::Duration::from_millis(25)).await;

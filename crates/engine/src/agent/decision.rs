@@ -327,7 +327,7 @@ pub(super) fn hold_the_folder(data_dir: &Path, folder: &Path, wait: std::time::D
 /// Why a revert did not start: another task's tools are at work in the folder.
 pub(super) fn busy_folder(folder: &Path, again: &str) -> Error {
     Error::WorkspaceBusy(format!(
-        "another task is at work in {} (its tools or its agent are running, or it waits for your answer to one of its questions), and what a revert did meanwhile would be counted as that task's: {again} once that is done; nothing was done yet",
+        "another task is at work in {} or a folder around or inside it (its tools or its agent are running, or it waits for your answer to one of its questions), and what a revert did meanwhile would be counted as that task's: {again} once that is done; nothing was done yet",
         folder.display()
     ))
 }
@@ -1119,6 +1119,22 @@ fn keep_copy(cp: &Checkpoints, path: &str, folder: &Path) -> Result<Option<Overw
     Ok(Some(OverwrittenCopy { path: path.to_string(), copy: to.display().to_string(), unattributed: false }))
 }
 
+/// Whether `file` is what `copy` keeps of it: a link to the same place, or a file of the same
+/// bytes and kind (runnable or not).
+fn same_as_copy(file: &Path, copy: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let (Ok(a), Ok(b)) = (std::fs::symlink_metadata(file), std::fs::symlink_metadata(copy)) else { return false };
+    if a.file_type().is_symlink() || b.file_type().is_symlink() {
+        return a.file_type().is_symlink() && b.file_type().is_symlink() && std::fs::read_link(file).ok() == std::fs::read_link(copy).ok();
+    }
+    let runnable = |m: &std::fs::Metadata| m.permissions().mode() & 0o111 != 0;
+    a.is_file()
+        && b.is_file()
+        && a.len() == b.len()
+        && runnable(&a) == runnable(&b)
+        && std::fs::read(file).ok().is_some_and(|x| std::fs::read(copy).ok() == Some(x))
+}
+
 /// Copies in `folder` that no `Reverted` event of `events` names: made by a revert a crash cut
 /// short after the copy, so the one that finishes it says where they are.
 fn unrecorded_copies(folder: &Path, events: &[Envelope]) -> Vec<OverwrittenCopy> {
@@ -1150,20 +1166,22 @@ pub fn revert_owned(cp: &Checkpoints, owned: &[OwnedChange], overwrite: &[String
     revert_owned_after(cp, owned, overwrite, others, copies_in, &[])
 }
 
-/// [`revert_owned`] finishing a revert cut short: the files in `copied` have their copy already.
+/// [`revert_owned`] finishing a revert cut short: the files in `copied` have their copy already
+/// (each holding what the file held when the revert was taken up again).
 fn revert_owned_after(
     cp: &Checkpoints,
     owned: &[OwnedChange],
     overwrite: &[String],
     others: &[String],
     copies_in: &Path,
-    copied: &[String],
+    copied: &[OverwrittenCopy],
 ) -> Result<RevertReport> {
     let mut report = RevertReport { applied: true, ..Default::default() };
-    // Read together (a command may have made thousands), then looked at again one by one.
-    let seen = cp.file_states_seen(&owned.iter().map(|c| c.path.as_str()).collect::<Vec<_>>())?;
+    // One git process for every file (a command may have made thousands), each read just
+    // before it is touched.
+    let mut reader = cp.reader();
     for (i, c) in owned.iter().enumerate() {
-        let now = cp.file_state_again(&c.path, &seen[i])?;
+        let now = reader.state(&c.path)?;
         // Another task showed this file for review since: it may hold that task's work, even to
         // the same words, so it counts as changed since unless the person named it.
         let step = match revert_step(c, &now) {
@@ -1183,7 +1201,14 @@ fn revert_owned_after(
         }
         // Their version first; without a copy, nothing of theirs is overwritten. A file changed
         // while a command ran may hold their edit made meanwhile: it is copied too.
-        if go && (step == RevertStep::ChangedSince || c.unattributed) && !copied.contains(&c.path) {
+        let copy = copied.iter().find(|k| k.path == c.path);
+        // Named before the crash, and copied then: overwritten only while it still holds exactly
+        // that copy, looked at again now, since an edit saved meanwhile would have none.
+        if go && step == RevertStep::ChangedSince && copy.is_some_and(|k| !same_as_copy(&cp.work_tree().join(&c.path), Path::new(&k.copy))) {
+            report.conflicts.push(c.path.clone());
+            continue;
+        }
+        if go && (step == RevertStep::ChangedSince || c.unattributed) && copy.is_none() {
             match keep_copy(cp, &c.path, copies_in) {
                 Ok(copy) => {
                     report.copies.extend(copy.map(|k| OverwrittenCopy { unattributed: step != RevertStep::ChangedSince, ..k }));
@@ -1352,14 +1377,12 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
             OverwrittenCopy { path: original.map_or(k.path.clone(), |c| c.path.clone()), unattributed, ..k }
         })
         .collect();
-    let copied: Vec<String> = earlier.iter().map(|k| k.path.clone()).collect();
+    // A copy counts only while it holds what its file holds: one a kill cut short is half a
+    // copy, and a file changed since needs a new one.
+    let copied: Vec<OverwrittenCopy> = earlier.iter().filter(|k| same_as_copy(&folder.join(&k.path), Path::new(&k.copy))).cloned().collect();
     // A file the person named, copied before the crash and holding exactly that still: their
     // decision was about what it holds, and their version is kept.
-    let still_as_copied: Vec<String> = earlier
-        .iter()
-        .filter(|k| named.contains(&k.path) && std::fs::read(folder.join(&k.path)).ok().is_some_and(|now| std::fs::read(&k.copy).ok() == Some(now)))
-        .map(|k| k.path.clone())
-        .collect();
+    let still_as_copied: Vec<String> = copied.iter().filter(|k| named.contains(&k.path)).map(|k| k.path.clone()).collect();
     match revert_owned_after(&cp, &owned, &still_as_copied, &others, &copies, &copied) {
         Ok(mut r) => {
             remove_made_folders(&cp, &r.deleted, &since);

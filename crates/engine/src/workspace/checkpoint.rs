@@ -19,7 +19,6 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::workspace::ownership::{FileState, OwnedChange, RawChange};
-use crate::workspace::stamp::{Seen, Stamp};
 
 #[derive(Debug, Clone)]
 pub struct Checkpoints {
@@ -270,27 +269,33 @@ impl Checkpoints {
     }
 
     /// Runs git with `input` on its stdin; returns stdout and stderr.
+    /// git on this store and its work tree, its output piped.
+    fn git_command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.arg("--git-dir")
+            .arg(&self.git_dir)
+            .arg("--work-tree")
+            .arg(&self.work_tree)
+            .args(STORE_CONFIG)
+            .args(["-c", "user.name=Finishline", "-c", "user.email=checkpoints@finishline.local", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .current_dir(&self.work_tree)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        // The store's lock goes with git: held as long as the process lives.
+        crate::workspace::lock::inherit_held(&mut cmd);
+        crate::workspace::worktree::in_background(&mut cmd);
+        cmd
+    }
+
     fn git_full(&self, args: &[&str], input: Option<&str>) -> Result<(String, String)> {
         let mut tries = 0;
         loop {
-            let mut cmd = Command::new("git");
-            cmd.arg("--git-dir")
-                .arg(&self.git_dir)
-                .arg("--work-tree")
-                .arg(&self.work_tree)
-                .args(STORE_CONFIG)
-                .args(["-c", "user.name=Finishline", "-c", "user.email=checkpoints@finishline.local", "-c", "commit.gpgsign=false"])
-                .args(args)
-                .env_remove("GIT_DIR")
-                .env_remove("GIT_WORK_TREE")
-                .env_remove("GIT_INDEX_FILE")
-                .current_dir(&self.work_tree)
-                .stdin(if input.is_some() { std::process::Stdio::piped() } else { std::process::Stdio::null() })
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped());
-            // The store's lock goes with git: held as long as the process lives.
-            crate::workspace::lock::inherit_held(&mut cmd);
-            crate::workspace::worktree::in_background(&mut cmd);
+            let mut cmd = self.git_command(args);
+            cmd.stdin(if input.is_some() { std::process::Stdio::piped() } else { std::process::Stdio::null() });
             let mut child = cmd.spawn().map_err(|e| Error::Internal(format!("git is needed for checkpoints and could not run: {e}")))?;
             if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
                 use std::io::Write;
@@ -984,22 +989,10 @@ impl Checkpoints {
         Ok(states)
     }
 
-    /// [`Checkpoints::file_states`] of `paths`, each with its [`Stamp`] from before it was read:
-    /// for many files at once, looked at again one by one with [`Checkpoints::file_state_again`].
-    pub fn file_states_seen(&self, paths: &[&str]) -> Result<Vec<Seen>> {
-        let reading = std::time::SystemTime::now();
-        let stamps: Vec<Option<Stamp>> = paths.iter().map(|p| Stamp::of(&self.work_tree.join(p), reading)).collect();
-        let states = self.file_states(paths)?;
-        Ok(states.into_iter().zip(stamps).map(|(state, stamp)| Seen { state, stamp }).collect())
-    }
-
-    /// The state of `path` now: as `seen` while the file still looks as it did then, else read
-    /// again.
-    pub fn file_state_again(&self, path: &str, seen: &Seen) -> Result<FileState> {
-        if seen.stamp.as_ref().is_some_and(|s| s.holds(&self.work_tree.join(path))) {
-            return Ok(seen.state.clone());
-        }
-        Ok(self.file_states(&[path])?.remove(0))
+    /// Reads files' states one at a time, each just before it is needed, through one git process
+    /// (see [`FileReader`]).
+    pub fn reader(&self) -> FileReader<'_> {
+        FileReader { cp: self, git: None }
     }
 
     /// Whether a folder on the way to `path` in the workspace is a link (or a file) now: a
@@ -1041,6 +1034,66 @@ impl Checkpoints {
                 Ok(())
             }
         }
+    }
+}
+
+/// Reads a file's state just before it is needed, as [`Checkpoints::file_states`] does, through
+/// one `git hash-object --stdin-paths` kept running: git answers each path with a line as soon
+/// as it has read the file, so a revert of a command's thousands of files looks at each one at
+/// the moment it touches it for the cost of a line through a pipe, not a git process a file.
+pub struct FileReader<'a> {
+    cp: &'a Checkpoints,
+    git: Option<(std::process::Child, std::process::ChildStdin, std::io::BufReader<std::process::ChildStdout>)>,
+}
+
+impl FileReader<'_> {
+    /// The state of `path` now.
+    pub fn state(&mut self, path: &str) -> Result<FileState> {
+        use std::os::unix::fs::PermissionsExt;
+        if let Some(m) = std::fs::symlink_metadata(self.cp.work_tree.join(path)).ok().filter(|m| m.is_file()) {
+            let mode = if m.permissions().mode() & 0o111 != 0 { "100755" } else { "100644" };
+            if let Some(oid) = self.ask(path) {
+                return Ok(FileState::Blob { oid, mode: mode.into() });
+            }
+        }
+        // Absent, a link, a folder (no git needed, or rare), or one git could not read just now
+        // (gone or changed meanwhile): read alone.
+        Ok(self.cp.file_states(&[path])?.remove(0))
+    }
+
+    /// git's blob id of the file at `path`; `None` when git could not read it (it then exits, and
+    /// the next question starts another).
+    fn ask(&mut self, path: &str) -> Option<String> {
+        use std::io::{BufRead, Write};
+        if self.git.is_none() {
+            let mut cmd = self.cp.git_command(&["hash-object", "--stdin-paths"]);
+            let mut child = cmd.stdin(std::process::Stdio::piped()).stderr(std::process::Stdio::null()).spawn().ok()?;
+            let (stdin, stdout) = (child.stdin.take()?, child.stdout.take()?);
+            self.git = Some((child, stdin, std::io::BufReader::new(stdout)));
+        }
+        let (_, stdin, stdout) = self.git.as_mut()?;
+        let mut line = String::new();
+        let answered = writeln!(stdin, "{}", c_quoted(path)).and_then(|_| stdin.flush()).and_then(|_| stdout.read_line(&mut line));
+        let oid = line.trim();
+        if matches!(answered, Ok(n) if n > 0) && (oid.len() == 40 || oid.len() == 64) && oid.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Some(oid.to_string());
+        }
+        self.stop();
+        None
+    }
+
+    fn stop(&mut self) {
+        if let Some((mut child, stdin, _)) = self.git.take() {
+            drop(stdin);
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for FileReader<'_> {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 

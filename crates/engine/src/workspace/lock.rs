@@ -47,7 +47,11 @@ impl WindowLock {
         let mut files = Vec::new();
         for (place, how) in wanted {
             let path = window_file(data_dir, place);
-            let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path)?;
+            // A lock file this user cannot write (left by a run as another user) still locks.
+            let f = match std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path) {
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => File::open(&path)?,
+                opened => opened?,
+            };
             match rustix::fs::flock(&f, how) {
                 Ok(()) => files.push(f),
                 // Those taken so far are let go as `files` is dropped.
