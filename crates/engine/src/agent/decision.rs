@@ -494,7 +494,7 @@ impl Engine {
             vec![resolved, EngineEvent::RevertStarted { overwrite: overwrite.clone() }, status_event(SessionStatus::Rejected)],
         )?;
         let report = revert_owned(&cp, &owned, &overwrite, &others, &copies_folder(&self.config.data_dir, &summary.id))?;
-        remove_made_folders(&cp, &report.deleted, &since);
+        remove_made_folders(&cp, &report.deleted, events, &since);
         self.store.append(&summary.id, None, reverted_event(&report))?;
         Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(report), landed: None, kept: None })
     }
@@ -1202,16 +1202,11 @@ fn revert_owned_after(
         // Their version first; without a copy, nothing of theirs is overwritten. A file changed
         // while a command ran may hold their edit made meanwhile: it is copied too.
         let copy = copied.iter().find(|k| k.path == c.path);
-        // Named before the crash, and copied then: overwritten only while it still holds exactly
-        // that copy, looked at again now, since an edit saved meanwhile would have none.
-        if go && step == RevertStep::ChangedSince && copy.is_some_and(|k| !same_as_copy(&cp.work_tree().join(&c.path), Path::new(&k.copy))) {
-            report.conflicts.push(c.path.clone());
-            continue;
-        }
+        let mut made = None;
         if go && (step == RevertStep::ChangedSince || c.unattributed) && copy.is_none() {
             match keep_copy(cp, &c.path, copies_in) {
                 Ok(copy) => {
-                    report.copies.extend(copy.map(|k| OverwrittenCopy { unattributed: step != RevertStep::ChangedSince, ..k }));
+                    made = copy.map(|k| OverwrittenCopy { unattributed: step != RevertStep::ChangedSince, ..k });
                     crate::fault::pause_at("revert-after-copy");
                 }
                 Err(e) => {
@@ -1222,8 +1217,24 @@ fn revert_owned_after(
             }
         }
         if go {
-            cp.restore_file(&c.path, &c.before)?;
+            // The last look, once what goes in its place is ready: the file still holds what its
+            // copy keeps (made now, or before a crash), or else what was read of it above. An
+            // edit saved meanwhile has no copy: the file is left, and named.
+            let full = cp.work_tree().join(&c.path);
+            let against = made.as_ref().or(copy).map(|k| PathBuf::from(&k.copy));
+            let still = || match &against {
+                Some(k) => same_as_copy(&full, k),
+                None => reader.state(&c.path).is_ok_and(|s| s == now),
+            };
+            if !cp.restore_file_if(&c.path, &c.before, still)? {
+                if let Some(k) = made.take() {
+                    let _ = std::fs::remove_file(&k.copy);
+                }
+                report.conflicts.push(c.path.clone());
+                continue;
+            }
         }
+        report.copies.extend(made);
         if matches!(c.before, FileState::Absent) {
             report.deleted.push(c.path.clone());
         } else {
@@ -1236,14 +1247,26 @@ fn revert_owned_after(
     Ok(report)
 }
 
-/// Removes the folders a revert emptied that were made after `since` (an RFC 3339 time: when the
-/// first of the task's rounds started), deepest first: an install the task ran, reverted, would
-/// otherwise leave its thousands of folders. A folder made before, even empty, is the person's
-/// and stays; so does one that holds anything, and one whose making time the disk does not keep.
-pub(super) fn remove_made_folders(cp: &Checkpoints, deleted: &[String], since: &str) {
-    let Ok(since) = chrono::DateTime::parse_from_rfc3339(since) else { return };
-    let since: std::time::SystemTime = since.into();
+/// Removes the folders a revert emptied that were made while one of the task's runs since
+/// `since` (an RFC 3339 time: when the first of its rounds started) was at work, deepest first:
+/// an install the task ran, reverted, would otherwise leave its thousands of folders. A folder
+/// made before or between its runs, even empty, is the person's and stays; so does one that
+/// holds anything, and one whose making time the disk does not keep (or keeps in the future).
+pub(super) fn remove_made_folders(cp: &Checkpoints, deleted: &[String], events: &[Envelope], since: &str) {
+    let time = |at: &str| chrono::DateTime::parse_from_rfc3339(at).ok().map(std::time::SystemTime::from);
+    // Each run's span, from its first event to its last (a second more: the disk's clock ticks).
+    let mut spans: Vec<(&RunId, std::time::SystemTime, std::time::SystemTime)> = Vec::new();
+    for e in events.iter().filter(|e| e.at.as_str() >= since) {
+        let (Some(run), Some(at)) = (&e.run_id, time(&e.at)) else { continue };
+        match spans.iter_mut().find(|(r, ..)| *r == run) {
+            Some(span) => span.2 = at + std::time::Duration::from_secs(1),
+            None => spans.push((run, at, at + std::time::Duration::from_secs(1))),
+        }
+    }
+    let now = std::time::SystemTime::now();
+    let made_by_a_run = |at: std::time::SystemTime| at <= now && spans.iter().any(|(_, from, to)| (*from..=*to).contains(&at));
     let mut folders: Vec<&Path> = deleted.iter().flat_map(|p| Path::new(p).ancestors().skip(1)).filter(|a| !a.as_os_str().is_empty()).collect();
+    folders.retain(|f| f.components().all(|c| matches!(c, std::path::Component::Normal(_))));
     folders.sort_by(|a, b| b.components().count().cmp(&a.components().count()).then(a.cmp(b)));
     folders.dedup();
     for folder in folders {
@@ -1251,8 +1274,7 @@ pub(super) fn remove_made_folders(cp: &Checkpoints, deleted: &[String], since: &
             continue;
         }
         let full = cp.work_tree().join(folder);
-        let made_since = std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir() && m.created().is_ok_and(|at| at > since));
-        if made_since {
+        if std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir() && m.created().is_ok_and(made_by_a_run)) {
             // Fails, and leaves it, when anything is in it.
             let _ = std::fs::remove_dir(&full);
         }
@@ -1385,7 +1407,7 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     let still_as_copied: Vec<String> = copied.iter().filter(|k| named.contains(&k.path)).map(|k| k.path.clone()).collect();
     match revert_owned_after(&cp, &owned, &still_as_copied, &others, &copies, &copied) {
         Ok(mut r) => {
-            remove_made_folders(&cp, &r.deleted, &since);
+            remove_made_folders(&cp, &r.deleted, events, &since);
             r.copies = earlier.into_iter().chain(r.copies).collect();
             store.append(&s.id, None, reverted_event(&r)).is_ok()
         }

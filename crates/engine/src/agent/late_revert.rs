@@ -106,7 +106,7 @@ impl Engine {
         // The intent first; the files follow.
         self.store.append(session, None, EngineEvent::RevertStarted { overwrite: overwrite.clone() })?;
         let report = revert_owned(&cp, &owned, &overwrite, &later, &copies_folder(&self.config.data_dir, session))?;
-        remove_made_folders(&cp, &report.deleted, &since);
+        remove_made_folders(&cp, &report.deleted, &events, &since);
         self.store.append(session, None, reverted_event(&report))?;
         Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(report), landed: None, kept: None })
     }

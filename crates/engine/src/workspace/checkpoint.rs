@@ -268,7 +268,6 @@ impl Checkpoints {
         self.git_full(args, None).map(|(out, _)| out)
     }
 
-    /// Runs git with `input` on its stdin; returns stdout and stderr.
     /// git on this store and its work tree, its output piped.
     fn git_command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new("git");
@@ -291,6 +290,7 @@ impl Checkpoints {
         cmd
     }
 
+    /// Runs git with `input` on its stdin; returns stdout and stderr.
     fn git_full(&self, args: &[&str], input: Option<&str>) -> Result<(String, String)> {
         let mut tries = 0;
         loop {
@@ -1009,6 +1009,13 @@ impl Checkpoints {
     /// Puts one file back in the state `to`: written whole (a temporary file renamed over it, so
     /// a crash leaves the old or the new file, never half of one) or deleted.
     pub fn restore_file(&self, path: &str, to: &FileState) -> Result<()> {
+        self.restore_file_if(path, to, || true).map(|_| ())
+    }
+
+    /// [`Checkpoints::restore_file`], once `still` says the file is as it was looked at: asked at
+    /// the last moment (the old content fetched and written beside it first), so an edit saved
+    /// meanwhile is not replaced. Whether it was restored.
+    pub fn restore_file_if(&self, path: &str, to: &FileState, still: impl FnOnce() -> bool) -> Result<bool> {
         if self.through_link(path) {
             return Err(Error::InvalidInput(format!(
                 "{path} is reached through a link or a file now, so it is not put back: that could change a file outside the workspace"
@@ -1017,8 +1024,14 @@ impl Checkpoints {
         let full = self.work_tree.join(path);
         match to {
             FileState::Absent => match std::fs::symlink_metadata(&full) {
-                Ok(m) if !m.is_dir() => Ok(std::fs::remove_file(&full)?),
-                _ => Ok(()),
+                Ok(m) if !m.is_dir() => {
+                    if !still() {
+                        return Ok(false);
+                    }
+                    std::fs::remove_file(&full)?;
+                    Ok(true)
+                }
+                _ => Ok(true),
             },
             FileState::Blob { oid, mode } => {
                 let content =
@@ -1027,11 +1040,15 @@ impl Checkpoints {
                     std::fs::create_dir_all(dir)?;
                 }
                 let tmp = written_beside(&full, &content, mode)?;
+                if !still() {
+                    let _ = std::fs::remove_file(&tmp);
+                    return Ok(false);
+                }
                 if let Err(e) = std::fs::rename(&tmp, &full) {
                     let _ = std::fs::remove_file(&tmp);
                     return Err(e.into());
                 }
-                Ok(())
+                Ok(true)
             }
         }
     }
@@ -1067,6 +1084,8 @@ impl FileReader<'_> {
         use std::io::{BufRead, Write};
         if self.git.is_none() {
             let mut cmd = self.cp.git_command(&["hash-object", "--stdin-paths"]);
+            // Each answer flushed as it is written, whatever the person's environment says.
+            cmd.env("GIT_FLUSH", "1");
             let mut child = cmd.stdin(std::process::Stdio::piped()).stderr(std::process::Stdio::null()).spawn().ok()?;
             let (stdin, stdout) = (child.stdin.take()?, child.stdout.take()?);
             self.git = Some((child, stdin, std::io::BufReader::new(stdout)));
