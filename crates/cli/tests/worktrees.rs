@@ -125,6 +125,22 @@ fn reviewed(o: &Output) -> Vec<String> {
     review["files_changed"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect()
 }
 
+/// Waits until `task`'s command has written `flag` (it is at work), or says why it never did.
+fn until_started(task: &mut std::process::Child, flag: &Path) {
+    let began = Instant::now();
+    while !flag.exists() {
+        if began.elapsed() > Duration::from_secs(30) {
+            use std::io::Read;
+            task.kill().unwrap();
+            let _ = task.wait();
+            let mut said = String::new();
+            let _ = task.stderr.take().map(|mut e| e.read_to_string(&mut said));
+            panic!("the command never started: {said}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 async fn server(rules: Vec<Vec<Value>>) -> (FakeServer, tempfile::TempDir, Cli) {
     let server = FakeServer::start(scenario(rules)).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -317,15 +333,7 @@ async fn a_revert_waits_for_another_tasks_tools_in_the_folder_and_is_never_count
     let first = cli.run("write notes.txt", &ws, &[]);
     assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
     let mut other = cli.spawn("take a while", &ws, &["--when-busy", "run", "--allow", "run_command"]);
-    let began = Instant::now();
-    while !ws.join("started.flag").exists() {
-        if began.elapsed() > Duration::from_secs(30) {
-            other.kill().unwrap();
-            let out = other.wait_with_output().unwrap();
-            panic!("the other task's command never started: {} {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    until_started(&mut other, &ws.join("started.flag"));
     let rejected = cli.review(&session_of(&first), &["--reject", "--revert"]);
     assert_eq!(rejected.status.code(), Some(3), "{}", String::from_utf8_lossy(&rejected.stderr));
     assert!(!ws.join("notes.txt").exists(), "the rejected task's file is undone");
@@ -346,15 +354,7 @@ async fn a_revert_waits_for_another_tasks_tools_in_the_folder_around_its_own() {
     let first = cli.run("write notes.txt", &inner, &[]);
     assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
     let mut other = cli.spawn("take a while", &ws, &["--when-busy", "run", "--allow", "run_command"]);
-    let began = Instant::now();
-    while !ws.join("started.flag").exists() {
-        if began.elapsed() > Duration::from_secs(30) {
-            other.kill().unwrap();
-            let out = other.wait_with_output().unwrap();
-            panic!("the other task's command never started: {} {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    until_started(&mut other, &ws.join("started.flag"));
     let rejected = cli.review(&session_of(&first), &["--reject", "--revert"]);
     assert_eq!(rejected.status.code(), Some(3), "{}", String::from_utf8_lossy(&rejected.stderr));
     assert!(!inner.join("notes.txt").exists(), "the rejected task's file is undone");
@@ -377,14 +377,7 @@ async fn a_revert_keeps_a_copy_of_a_file_changed_while_a_command_ran_since_the_p
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("README.md"), "hello\n").unwrap();
     let mut task = cli.spawn("take a while", &ws, &["--allow", "run_command"]);
-    let began = Instant::now();
-    while !ws.join("started.flag").exists() {
-        if began.elapsed() > Duration::from_secs(30) {
-            task.kill().unwrap();
-            panic!("the command never started: {}", String::from_utf8_lossy(&task.wait_with_output().unwrap().stderr));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    until_started(&mut task, &ws.join("started.flag"));
     // The person saves an edit while the command runs.
     std::fs::write(ws.join("README.md"), "hello\nmy edit, saved while the command ran\n").unwrap();
     let task = task.wait_with_output().unwrap();
