@@ -141,6 +141,8 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   const [conflicts, setConflicts] = useState<string[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // A reject with revert under way: it may wait for another task's tools in the folder.
+  const [undoing, setUndoing] = useState(false);
   // Esc closes the innermost box the review opened (the overwrite question, then the feedback
   // box); what was typed stays for when it opens again.
   useEffect(() => {
@@ -162,12 +164,14 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   const decide = async (decision: "approve" | "request_changes" | "reject", confirmed = false, landAs?: LandingMode) => {
     setBusy(true);
     setError(null);
+    const reverting = decision === "reject" && revert && !worktree && !review.unrecorded;
+    setUndoing(reverting);
     try {
       const out = await ipc.submitReview({
         review_id: review.reviewId,
         decision,
         feedback: decision === "request_changes" ? feedback : undefined,
-        revert: decision === "reject" && revert && !worktree && !review.unrecorded,
+        revert: reverting,
         overwrite: confirmed ? Object.keys(overwrite).filter((f) => overwrite[f]) : undefined,
         landing: decision === "approve" && worktree ? (landAs ?? landing) : undefined,
       });
@@ -181,6 +185,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       setError((e as AppError).message);
     } finally {
       setBusy(false);
+      setUndoing(false);
     }
   };
 
@@ -598,6 +603,11 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           />
           <span className="muted hint">Enter sends · Shift+Enter for a new line</span>
         </label>
+      )}
+      {undoing && (
+        <p className="muted small" role="status" data-testid="deciding">
+          Undoing the task's changes… If another task's tools are at work in this folder, this waits for them (up to 10 s).
+        </p>
       )}
       {error && (
         <p className="field-error" role="alert">

@@ -70,6 +70,23 @@ describe("safety in the window", () => {
     const input = (calls.find((c) => c.cmd === "submit_review") as unknown as { input: { revert: boolean } }).input;
     expect(input.revert).toBe(false);
   });
+
+  it("says the revert is under way while it waits for another task's tools in the folder, and what stopped it", async () => {
+    const calls: Call[] = [];
+    let refuse: (e: unknown) => void = () => undefined;
+    script(awaitingReview(), calls, (cmd) => (cmd === "submit_review" ? new Promise((_, no) => (refuse = no)) : null));
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await userEvent.click(await screen.findByTestId("revert-checkbox"));
+    await userEvent.click(screen.getByTestId("reject"));
+    expect(await screen.findByTestId("deciding"), "not a row of dead buttons").toHaveTextContent(
+      "Undoing the task's changes… If another task's tools are at work in this folder, this waits for them (up to 10 s).",
+    );
+    const busy = "another task is at work in /ws or a folder around or inside it (its tools or its agent are running, or it waits for your answer to one of its questions), and what a revert did meanwhile would be counted as that task's: reject again once that is done; nothing was done yet";
+    refuse({ code: "workspace_busy", message: busy });
+    expect(await screen.findByRole("alert"), "said as a sentence").toHaveTextContent(busy.replace(/^a/, "A"));
+    expect(screen.queryByTestId("deciding")).toBeNull();
+    expect(screen.getByTestId("reject"), "and Reject can be tried again").toBeEnabled();
+  });
 });
 
 describe("History and live runs", () => {
