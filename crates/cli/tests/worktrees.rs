@@ -432,6 +432,48 @@ async fn a_revert_of_many_files_a_command_made_says_where_their_copies_are_in_on
     assert!(ws.join("mine").is_dir() && !ws.join("mine").join("x.txt").exists(), "the person's own folder stays, empty as it was: {said}");
 }
 
+/// A command that puts a named pipe where the person's file was (a dev server's socket, a
+/// `mkfifo`): git records only files and links, so the pipe is the file gone. The run goes on to
+/// its review, which shows the file as deleted, and a revert puts the person's file back, never
+/// hanging on reading the pipe. A pipe at a path nobody recorded is left where it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_named_pipe_a_command_left_where_the_persons_file_was_is_reviewed_as_the_file_gone_and_reverted() {
+    let made = "echo new > new.txt && mkfifo newpipe && rm notes.txt && mkfifo notes.txt && echo made";
+    let command = json!({"name": "run_command", "arguments": {"command": made}});
+    let (_s, dir, cli) = server(vec![calls_then_done("make pipes", vec![command], "made")]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("notes.txt"), "the person's notes\n").unwrap();
+    let task = cli.run("make pipes", &ws, &["--allow", "run_command"]);
+    assert_eq!(task.status.code(), Some(6), "the run ends for review: {}", String::from_utf8_lossy(&task.stderr));
+    assert_eq!(reviewed(&task), vec!["new.txt", "notes.txt"], "the file the pipe replaced is in the review");
+    let id = session_of(&task);
+    let rejected = cli.review(&id, &["--reject", "--revert"]);
+    let said = String::from_utf8_lossy(&rejected.stderr).to_string();
+    assert_eq!(rejected.status.code(), Some(3), "{said}");
+    // Read only once it is a file: reading the pipe would wait for ever.
+    assert!(std::fs::symlink_metadata(ws.join("notes.txt")).is_ok_and(|m| m.is_file()), "a file again, not the pipe: {said}");
+    assert_eq!(std::fs::read_to_string(ws.join("notes.txt")).unwrap(), "the person's notes\n", "the person's file is back: {said}");
+    assert!(!ws.join("new.txt").exists(), "the task's file is undone: {said}");
+    assert!(std::fs::symlink_metadata(ws.join("newpipe")).is_ok(), "the pipe no snapshot recorded is left: {said}");
+}
+
+/// In a repository the task's worktree holds the pipe: approving lands the file's deletion the
+/// review showed, and the worktree is removed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_left_a_named_pipe_in_its_worktree_lands_as_its_review_showed() {
+    let made = "echo new > new.txt && mkfifo newpipe && rm notes.txt && mkfifo notes.txt && echo made";
+    let command = json!({"name": "run_command", "arguments": {"command": made}});
+    let (_s, dir, cli) = server(vec![calls_then_done("make pipes", vec![command], "made")]).await;
+    let r = person_repo(dir.path(), &[("notes.txt", "the person's notes\n")]);
+    let task = cli.run("make pipes", &r, &["--allow", "run_command", "--review", "approve"]);
+    assert_eq!(task.status.code(), Some(0), "approved and landed: {}", String::from_utf8_lossy(&task.stderr));
+    assert_eq!(reviewed(&task), vec!["new.txt", "notes.txt"]);
+    assert_eq!(git(&r, &["show", "--name-status", "--format=", "main"]), "A\tnew.txt\nD\tnotes.txt", "one commit, as reviewed");
+    assert!(!r.join("notes.txt").exists() && r.join("new.txt").exists(), "the person's checkout has it");
+    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "no worktree is left");
+}
+
 /// A task whose folder could not be recorded (here the checkpoint store cannot be made) changed
 /// files nobody can tell from the person's: a revert is refused, saying why and what to do,
 /// rather than report "nothing needed undoing" and leave its changes in place unsaid.

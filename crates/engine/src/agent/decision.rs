@@ -1088,6 +1088,9 @@ fn keep_copy(cp: &Checkpoints, path: &str, folder: &Path) -> Result<Option<Overw
     let kind = match std::fs::symlink_metadata(&from) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e.into()),
+        // A pipe, a socket or a device holds nothing to copy (reading a pipe would wait for a
+        // writer): it is replaced as a file that is gone is.
+        Ok(m) if crate::workspace::ownership::holds_no_file(&m) => return Ok(None),
         Ok(m) => m.file_type(),
     };
     let mut to = folder.join(path);

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::workspace::ownership::{FileState, OwnedChange, RawChange};
+use crate::workspace::ownership::{holds_no_file, FileState, OwnedChange, RawChange};
 
 #[derive(Debug, Clone)]
 pub struct Checkpoints {
@@ -364,6 +364,7 @@ impl Checkpoints {
         let mut changed: Vec<&str> = listed.split('\0').filter(|e| e.len() > 3 && e.as_bytes()[1] != b' ').map(|e| &e[3..]).collect();
         changed.dedup();
         self.leave_out_big_files(&mut changed)?;
+        self.record_gone(&mut changed)?;
         recording.store(changed.len(), Ordering::Relaxed);
         if changed.len() > 5_000 {
             // Very many paths (the first snapshot) go faster as one `add --all`.
@@ -387,8 +388,10 @@ impl Checkpoints {
             // must read every file, or the checkout's own files would count as the task's.
             return self.walked(label, &AtomicUsize::new(0));
         }
+        let mut changed = changed.to_vec();
+        self.record_gone(&mut changed)?;
         if !changed.is_empty() {
-            self.record_paths(changed)?;
+            self.record_paths(&changed)?;
         }
         self.commit_index(label)
     }
@@ -406,6 +409,18 @@ impl Checkpoints {
         let moves = format!("update {}last {commit}\noption no-deref\nupdate HEAD {commit}\n", self.refs);
         self.git_full(&["update-ref", "--stdin"], Some(&moves))?;
         Ok(commit)
+    }
+
+    /// Takes out of `changed` each path that holds a pipe, a socket or a device now, and records
+    /// it as gone: git cannot add one (a whole `add` stops at it), and no file is there.
+    fn record_gone(&self, changed: &mut Vec<&str>) -> Result<()> {
+        let gone: Vec<&str> = changed.iter().copied().filter(|p| std::fs::symlink_metadata(self.work_tree.join(p)).is_ok_and(|m| holds_no_file(&m))).collect();
+        if gone.is_empty() {
+            return Ok(());
+        }
+        changed.retain(|p| !gone.contains(p));
+        self.git_full(&["update-index", "--force-remove", "-z", "--stdin"], Some(&(gone.join("\0") + "\0")))?;
+        Ok(())
     }
 
     /// Puts the paths a step's walk found changed into the index. `update-index` reads only
@@ -972,10 +987,11 @@ impl Checkpoints {
                 let mode = if meta.permissions().mode() & 0o111 != 0 { "100755" } else { "100644" };
                 states[i] = FileState::Blob { oid: String::new(), mode: mode.into() };
                 hashed.push(i);
-            } else {
-                // A folder (or a device) where the run left a file: not what anyone recorded.
+            } else if meta.is_dir() {
+                // A folder where the run left a file: not what anyone recorded.
                 states[i] = FileState::Blob { oid: String::new(), mode: "040000".into() };
             }
+            // A pipe, a socket or a device holds no file, as the snapshots record it: absent.
         }
         if !hashed.is_empty() {
             let list: String = hashed.iter().map(|i| c_quoted(paths[*i]) + "\n").collect();

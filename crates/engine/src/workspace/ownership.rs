@@ -10,6 +10,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+/// Whether what is at a path is a named pipe, a socket or a device: git records only files, links
+/// and folders, so to the snapshots (and to a revert's looks) no file is there. Reading one would
+/// wait for a writer that may never come.
+pub fn holds_no_file(meta: &std::fs::Metadata) -> bool {
+    let kind = meta.file_type();
+    !(kind.is_file() || kind.is_dir() || kind.is_symlink())
+}
+
 /// A file's state at one moment: absent, or a blob with its git mode (`100644`, `100755`,
 /// `120000` for a symbolic link).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -679,6 +679,21 @@ pub fn untouched(wt: &TaskWorktree) -> Result<bool> {
 /// and without it git refuses a file the task wrote outside them. A git before 2.34 knows no
 /// `--sparse` (nor copies sparse patterns to a worktree): the last try goes without it.
 fn add_paths(folder: &Path, paths: &[String]) -> Result<()> {
+    // A pipe, a socket or a device where a file was: git cannot add one (the whole `add` stops at
+    // it), and the review showed the file gone, so its removal is what is staged.
+    let (gone, paths): (Vec<String>, Vec<String>) =
+        paths.iter().cloned().partition(|p| std::fs::symlink_metadata(folder.join(p)).is_ok_and(|m| super::ownership::holds_no_file(&m)));
+    if !gone.is_empty() {
+        let mut cmd = git_in(folder);
+        cmd.args(["update-index", "--force-remove", "-z", "--stdin"]);
+        let out = git_with_input(cmd, (gone.join("\0") + "\0").as_bytes()).map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
+        if !out.status.success() {
+            return Err(Error::Worktree(format!("git could not record {} as gone: {}", gone.join(", "), String::from_utf8_lossy(&out.stderr).trim())));
+        }
+    }
+    if paths.is_empty() {
+        return Ok(());
+    }
     let mut cmd = git_in(folder);
     cmd.env("GIT_LITERAL_PATHSPECS", "1").args(["add", "--all", "--sparse", "--pathspec-from-file=-", "--pathspec-file-nul"]);
     let out = git_with_input(cmd, paths.join("\0").as_bytes()).map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
