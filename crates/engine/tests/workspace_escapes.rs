@@ -1,6 +1,7 @@
 //! Every file tool against a corpus of escape attempts. None may read, list, write or edit
 //! anything outside the workspace.
 
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 use finishline_engine::tool::{ToolContext, Toolbox, Workspace};
@@ -366,4 +367,34 @@ fn copying_what_gitignore_hides_writes_nothing_outside_the_checkout_and_overwrit
     for bad in ["../x", "/etc/passwd", "./.env"] {
         assert!(copy_ignored_out(&wt, &[bad.to_string()]).is_err(), "{bad} is refused");
     }
+}
+
+/// A named pipe in the workspace (a dev server's, a `mkfifo` of the agent's): opening one waits
+/// for the other end, which may never come, and would hold the run for ever. Every file tool
+/// answers at once, saying what is there, and the pipe stays.
+#[test]
+fn the_file_tools_answer_at_once_about_a_named_pipe_and_never_wait_on_it() {
+    let w = std::sync::Arc::new(world());
+    let made = std::process::Command::new("mkfifo").arg(w.ws.join("pipe")).status().unwrap();
+    assert!(made.success());
+    let asks = [
+        ("read_file", json!({"path": "pipe"})),
+        ("write_file", json!({"path": "pipe", "content": "x"})),
+        ("edit_file", json!({"path": "pipe", "old_text": "a", "new_text": "b"})),
+        ("grep", json!({"pattern": "anything"})),
+    ];
+    for (tool, input) in asks {
+        // On a thread of its own: a tool stuck in the kernel would never let a timer fire.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let world = w.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let _ = tx.send(rt.block_on(call(&world, tool, input)));
+        });
+        let Ok((out, err)) = rx.recv_timeout(std::time::Duration::from_secs(5)) else { panic!("{tool} waited on the pipe") };
+        if tool != "grep" {
+            assert!(err && out.contains("`pipe` is not a regular file"), "{tool}: {out}");
+        }
+    }
+    assert!(std::fs::symlink_metadata(w.ws.join("pipe")).unwrap().file_type().is_fifo(), "the pipe is left as it was");
 }

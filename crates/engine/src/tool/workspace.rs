@@ -38,6 +38,8 @@ pub enum PathError {
     HardLink(String),
     #[error("the path is empty")]
     Empty,
+    #[error("`{0}` is not a regular file but a named pipe, a socket or a device: it cannot be read or written as a file")]
+    NotAFile(String),
     /// Git runs what its folder says (`core.fsmonitor`, hooks) on its next call, Finishline's
     /// own included: a write there would be a command run without the command permission.
     #[error("`{0}` is in git's own folder (.git), which only git may change")]
@@ -130,6 +132,9 @@ impl Workspace {
             return Err(PathError::LinkOutside(raw.to_string()).into());
         }
         let meta = file.metadata()?;
+        if !meta.is_file() && !meta.is_dir() {
+            return Err(PathError::NotAFile(raw.to_string()).into());
+        }
         if meta.is_file() && meta.nlink() > 1 {
             return Err(PathError::HardLink(raw.to_string()).into());
         }
@@ -139,7 +144,9 @@ impl Workspace {
     /// Opens an existing file for reading, confined.
     pub fn open_read(&self, raw: &str) -> Result<(PathBuf, File), ConfinedError> {
         let path = self.resolve(raw)?;
-        let file = self.open_beneath(&self.rel(&path), raw, OFlags::RDONLY)?;
+        // Without waiting: a named pipe would hold the open until a writer came, perhaps never
+        // (it is refused once open). A regular file reads the same either way.
+        let file = self.open_beneath(&self.rel(&path), raw, OFlags::RDONLY | OFlags::NONBLOCK)?;
         self.verify_opened(&file, raw)?;
         Ok((path, file))
     }
@@ -171,7 +178,11 @@ impl Workspace {
         let (file, created) = match self.beneath.open(&rel, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL, Mode::from_raw_mode(0o666)) {
             Ok(f) => (f, true),
             // Not truncating before the check: a swapped link must not destroy the file it points to.
-            Err(Errno::EXIST) => (self.open_beneath(&rel, raw, OFlags::WRONLY)?, false),
+            // Without waiting for a named pipe's reader: with none the kernel says so at once.
+            Err(Errno::EXIST) => match self.open_beneath(&rel, raw, OFlags::WRONLY | OFlags::NONBLOCK) {
+                Err(ConfinedError::Io(e)) if e.raw_os_error() == Some(Errno::NXIO.raw_os_error()) => return Err(PathError::NotAFile(raw.to_string()).into()),
+                opened => (opened?, false),
+            },
             Err(e) => return Err(errno_error(e, raw)),
         };
         self.verify_opened(&file, raw)?;
