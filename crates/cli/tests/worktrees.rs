@@ -729,6 +729,34 @@ async fn worktreeinclude_files_reach_the_task_but_never_its_commit() {
     assert_eq!(files, "app.txt", "the copied files stay out of the landed commit");
 }
 
+/// The person's `.env` is a named pipe (a secrets manager serves it so, to keep the secrets off
+/// the disk): copying it would wait for ever on the pipe, or write the secrets to disk. It is left
+/// out, and the task starts and ends as any other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_named_pipe_the_worktree_would_copy_is_left_out_and_the_task_never_waits_on_it() {
+    let (_s, dir, cli) = server(vec![writes("app.txt", "app\n", 0)]).await;
+    let r = repo(dir.path());
+    std::fs::create_dir_all(r.join("config")).unwrap();
+    assert!(Command::new("mkfifo").arg(r.join("config/.env")).status().unwrap().success());
+    std::fs::write(r.join("config/local.json"), "{\"port\": 1}\n").unwrap();
+    std::fs::write(r.join(".gitignore"), ".env\nconfig/\n").unwrap();
+    std::fs::write(r.join(".worktreeinclude"), "config/\n").unwrap();
+    let mut task = cli.spawn("write app.txt", &r, &["--review", "approve", "--verify", "test -f config/local.json && ! test -e config/.env"]);
+    let began = Instant::now();
+    while task.try_wait().unwrap().is_none() {
+        if began.elapsed() > Duration::from_secs(60) {
+            task.kill().unwrap();
+            panic!("the task waited on the pipe");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = task.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let ready = lines(&out).into_iter().find(|e| e["type"] == "worktree_ready").unwrap();
+    assert_eq!(ready["copied"], json!(["config"]), "the folder is copied (its verification found the file and no pipe)");
+    assert_eq!(git(&r, &["show", "--name-only", "--format=", "main"]), "app.txt");
+}
+
 /// The person's `.env` sits in a folder that, on the branch the task starts from, is a link
 /// leading out of the repository: the copy into the worktree never follows it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -580,6 +580,11 @@ fn includes_to_copy(repo: &Path, includes: &[String]) -> Result<Vec<String>> {
 /// and the copy says so (false; a folder is copied when it is made or was there).
 fn copy_path(from: &Path, to: &Path) -> Result<bool> {
     let meta = std::fs::symlink_metadata(from)?;
+    // A named pipe (a secrets manager's `.env`), a socket or a device is not copied: reading a
+    // pipe waits for its writer, perhaps for ever, and would put what it serves on the disk.
+    if super::ownership::holds_no_file(&meta) {
+        return Ok(false);
+    }
     let there = std::fs::symlink_metadata(to).ok();
     if there.as_ref().is_some_and(|t| t.file_type().is_symlink()) {
         return Ok(false);
