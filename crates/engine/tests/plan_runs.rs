@@ -7,6 +7,7 @@ mod support {
     pub mod harness;
 }
 
+use std::os::unix::fs::FileTypeExt;
 use std::time::Duration;
 
 use fake_llm::RequestKind;
@@ -849,4 +850,48 @@ async fn the_manager_call_is_counted_in_the_events_as_in_history() {
     assert!(manager > 0, "the manager's plan is an event of its own");
     let t = h.store.session(&o.session).unwrap().tokens;
     assert_eq!(from_events, t.agent + t.evaluator + t.compaction, "the events add up to what History shows");
+}
+
+/// A step's check that a file holds some text, where a named pipe is (a dev server's, one the
+/// agent made): reading it would wait for a writer that never comes and hold the task for ever.
+/// A pipe holds no text: the check does not hold, and the step is judged as any other.
+#[test]
+fn a_step_check_on_a_named_pipe_does_not_hold_and_never_waits_on_it() {
+    // On a thread of its own: a read stuck in the kernel keeps the runtime's timers from firing.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        rt.block_on(a_step_check_on_a_named_pipe());
+        let _ = tx.send(());
+    });
+    match rx.recv_timeout(Duration::from_secs(90)) {
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("the task waited on the pipe"),
+        Err(e) => panic!("the check failed (above): {e}"),
+        Ok(()) => {}
+    }
+}
+
+async fn a_step_check_on_a_named_pipe() {
+    let steps = json!({"steps": [
+        {"title": "Write notes", "instructions": "Write notes.txt.", "criteria": ["notes.txt exists", "feed.txt contains \"ok\""], "depends_on": []},
+        {"title": "Write c.txt", "instructions": "Write c.txt.", "criteria": ["c.txt exists"], "depends_on": [0]}
+    ]});
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), steps.to_string()),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "do not hold yet"}), json!({"text": "The feed is a pipe; it cannot hold text."})),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write notes"}), write("notes.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    assert!(std::process::Command::new("mkfifo").arg(h.ws().join("feed.txt")).status().unwrap().success());
+    let o = start(&h, "write notes, then c.txt", PlanMode::On).await;
+    assert!(!finished(&o).is_empty(), "the step ended; errors: {:?}", errors(&o));
+    let told = h.server.requests().into_iter().any(|r| r.body.to_string().contains("do not hold yet: feed.txt contains"));
+    assert!(told, "the agent is told the check on the pipe does not hold");
+    assert!(std::fs::symlink_metadata(h.ws().join("feed.txt")).unwrap().file_type().is_fifo(), "the pipe is left");
 }

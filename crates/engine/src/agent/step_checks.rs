@@ -45,7 +45,11 @@ impl Run {
 
     /// Whether a file check holds in the workspace (paths confined as the file tools'are).
     fn file_check(&self, check: &Check) -> bool {
-        let read = |p: &str| self.workspace.resolve(p).ok().and_then(|full| std::fs::read(full).ok());
+        // Only a regular file holds text: a named pipe would hold the read (and the task) until
+        // a writer came, perhaps never.
+        let read = |p: &str| {
+            self.workspace.resolve(p).ok().filter(|full| std::fs::metadata(full).is_ok_and(|m| m.is_file())).and_then(|full| std::fs::read(full).ok())
+        };
         match check {
             Check::FileExists(p) => self.workspace.resolve(p).is_ok_and(|full| full.exists()),
             Check::FileContains(p, text) => read(p).is_some_and(|b| String::from_utf8_lossy(&b).contains(text.as_str())),
