@@ -217,3 +217,25 @@ fn a_file_read_just_before_it_is_touched_is_read_as_it_is_then_even_after_one_va
     assert_eq!(reader.state("a.txt").unwrap(), FileState::Absent);
     assert_eq!(reader.state("Übersicht.md").unwrap(), FileState::Blob { oid: id("Übersicht.md"), mode: "100644".into() }, "and it goes on");
 }
+
+/// A named pipe where a file was is the file gone, to a store of one session (as sessions made
+/// before shared stores have) as to a shared one: the snapshot is taken (git cannot add a pipe,
+/// and a whole `add` stopped at it), and a revert puts the file back in the pipe's place.
+#[test]
+fn a_named_pipe_where_a_file_was_is_recorded_as_the_file_gone_and_reverted() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("notes.txt"), "the person's notes\n").unwrap();
+    for store in [Checkpoints::open(&dir.path().join("own"), &work).unwrap(), Checkpoints::open_shared(&dir.path().join("shared"), &work, "s1").unwrap()] {
+        let base = store.snapshot("start").unwrap();
+        std::fs::remove_file(work.join("notes.txt")).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(work.join("notes.txt")).status().unwrap().success());
+        let after = store.snapshot("agent").expect("the snapshot is taken");
+        assert_eq!(store.file_states(&["notes.txt"]).unwrap(), vec![FileState::Absent], "no file is there");
+        let report = store.revert(&base, &after, false).unwrap();
+        assert_eq!(report.restored, vec!["notes.txt".to_string()]);
+        assert!(std::fs::symlink_metadata(work.join("notes.txt")).unwrap().is_file(), "a file again");
+        assert_eq!(std::fs::read_to_string(work.join("notes.txt")).unwrap(), "the person's notes\n");
+    }
+}

@@ -353,6 +353,9 @@ impl Checkpoints {
     /// A snapshot by one walk of the work tree (the caller holds the lock).
     fn walked(&self, label: &str, recording: &AtomicUsize) -> Result<String> {
         if !self.shared {
+            // A pipe where a tracked file was would stop the whole `add`: recorded as gone first.
+            let tracked = self.git(&["diff", "--name-only", "--no-renames", "-z"])?;
+            self.record_gone(&mut tracked.split('\0').filter(|p| !p.is_empty()).collect())?;
             self.git(&["add", "--all"])?;
             self.git(&["commit", "--quiet", "--allow-empty", "--no-verify", "-m", label])?;
             return Ok(self.git(&["rev-parse", "HEAD"])?.trim().to_string());
