@@ -141,6 +141,22 @@ fn until_started(task: &mut std::process::Child, flag: &Path) {
     }
 }
 
+/// `cmd`'s output, or a failure naming `what` when it has not ended within a minute (a regression
+/// that waits on a named pipe would otherwise hold the whole suite).
+fn within_a_minute(mut cmd: Command, what: &str) -> Output {
+    let mut task = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let began = Instant::now();
+    while task.try_wait().unwrap().is_none() {
+        if began.elapsed() > Duration::from_secs(60) {
+            task.kill().unwrap();
+            let _ = task.wait();
+            panic!("{what} waited on the pipe");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    task.wait_with_output().unwrap()
+}
+
 async fn server(rules: Vec<Vec<Value>>) -> (FakeServer, tempfile::TempDir, Cli) {
     let server = FakeServer::start(scenario(rules)).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -444,11 +460,14 @@ async fn a_named_pipe_a_command_left_where_the_persons_file_was_is_reviewed_as_t
     let ws = dir.path().join("plain");
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("notes.txt"), "the person's notes\n").unwrap();
-    let task = cli.run("make pipes", &ws, &["--allow", "run_command"]);
+    let args = ["run", "make pipes", "--workspace", ws.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--json", "--allow", "run_command"];
+    let task = within_a_minute(cli.cmd(&args), "the run");
     assert_eq!(task.status.code(), Some(6), "the run ends for review: {}", String::from_utf8_lossy(&task.stderr));
     assert_eq!(reviewed(&task), vec!["new.txt", "notes.txt"], "the file the pipe replaced is in the review");
+    let review = lines(&task).into_iter().rev().find(|e| e["type"] == "review_requested").unwrap();
+    assert_eq!(review["files_changed"][1]["kind"], "deleted", "shown as gone: {review}");
     let id = session_of(&task);
-    let rejected = cli.review(&id, &["--reject", "--revert"]);
+    let rejected = within_a_minute(cli.cmd(&["sessions", "review", &id, "--reject", "--revert"]), "the revert");
     let said = String::from_utf8_lossy(&rejected.stderr).to_string();
     assert_eq!(rejected.status.code(), Some(3), "{said}");
     // Read only once it is a file: reading the pipe would wait for ever.
@@ -466,7 +485,22 @@ async fn a_task_that_left_a_named_pipe_in_its_worktree_lands_as_its_review_showe
     let command = json!({"name": "run_command", "arguments": {"command": made}});
     let (_s, dir, cli) = server(vec![calls_then_done("make pipes", vec![command], "made")]).await;
     let r = person_repo(dir.path(), &[("notes.txt", "the person's notes\n")]);
-    let task = cli.run("make pipes", &r, &["--allow", "run_command", "--review", "approve"]);
+    let args = [
+        "run",
+        "make pipes",
+        "--workspace",
+        r.to_str().unwrap(),
+        "--base-url",
+        &cli.url,
+        "--model",
+        "m",
+        "--json",
+        "--allow",
+        "run_command",
+        "--review",
+        "approve",
+    ];
+    let task = within_a_minute(cli.cmd(&args), "the task");
     assert_eq!(task.status.code(), Some(0), "approved and landed: {}", String::from_utf8_lossy(&task.stderr));
     assert_eq!(reviewed(&task), vec!["new.txt", "notes.txt"]);
     assert_eq!(git(&r, &["show", "--name-status", "--format=", "main"]), "A\tnew.txt\nD\tnotes.txt", "one commit, as reviewed");
@@ -741,16 +775,10 @@ async fn a_named_pipe_the_worktree_would_copy_is_left_out_and_the_task_never_wai
     std::fs::write(r.join("config/local.json"), "{\"port\": 1}\n").unwrap();
     std::fs::write(r.join(".gitignore"), ".env\nconfig/\n").unwrap();
     std::fs::write(r.join(".worktreeinclude"), "config/\n").unwrap();
-    let mut task = cli.spawn("write app.txt", &r, &["--review", "approve", "--verify", "test -f config/local.json && ! test -e config/.env"]);
-    let began = Instant::now();
-    while task.try_wait().unwrap().is_none() {
-        if began.elapsed() > Duration::from_secs(60) {
-            task.kill().unwrap();
-            panic!("the task waited on the pipe");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = task.wait_with_output().unwrap();
+    let args = ["run", "write app.txt", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--json", "--review", "approve"];
+    let mut args = args.to_vec();
+    args.extend(["--verify", "test -f config/local.json && ! test -e config/.env"]);
+    let out = within_a_minute(cli.cmd(&args), "the task");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let ready = lines(&out).into_iter().find(|e| e["type"] == "worktree_ready").unwrap();
     assert_eq!(ready["copied"], json!(["config"]), "the folder is copied (its verification found the file and no pipe)");
