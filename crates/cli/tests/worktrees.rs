@@ -8,6 +8,7 @@ mod support {
 }
 
 use std::io::Write;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -783,6 +784,29 @@ async fn a_named_pipe_the_worktree_would_copy_is_left_out_and_the_task_never_wai
     let ready = lines(&out).into_iter().find(|e| e["type"] == "worktree_ready").unwrap();
     assert_eq!(ready["copied"], json!(["config"]), "the folder is copied (its verification found the file and no pipe)");
     assert_eq!(git(&r, &["show", "--name-only", "--format=", "main"]), "app.txt");
+}
+
+/// While a task that changes nothing runs, the person's copied `.env` becomes a named pipe (their
+/// secrets manager starts serving it), and the task then fails: telling whether its worktree is
+/// unused, and can go, would wait on the pipe for ever to compare the copy with it. A pipe is not
+/// what was copied: the task ends, and its worktree is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copied_file_the_person_made_a_named_pipe_meanwhile_never_holds_the_tasks_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = repo(dir.path());
+    std::fs::write(r.join(".env"), "TOKEN=local\n").unwrap();
+    let env = r.join(".env").display().to_string();
+    let command = json!({"name": "run_command", "arguments": {"command": format!("rm '{env}' && mkfifo '{env}' && echo served")}});
+    // No rule answers after the command: the provider refuses, and the task fails.
+    let rules = json!({"rules": [{"when": {"kind": "agent", "last_message_contains": "look around"}, "reply": {"text": "Looking.", "tool_calls": [command]}}]});
+    let server = FakeServer::start(serde_json::from_value(rules).unwrap()).await.unwrap();
+    let cli = Cli { url: server.base_url(Protocol::Openai), data: dir.path().join("data") };
+    let args = ["run", "look around", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--json", "--allow", "run_command"];
+    let out = within_a_minute(cli.cmd(&args), "the task");
+    assert_eq!(out.status.code(), Some(4), "it fails, and ends: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(lines(&out).iter().any(|e| e["type"] == "worktree_ready"), "it had a worktree");
+    assert!(!lines(&out).iter().any(|e| e["type"] == "worktree_removed"), "kept: the copy is no longer the person's file");
+    assert!(std::fs::symlink_metadata(r.join(".env")).unwrap().file_type().is_fifo(), "the person's pipe is left");
 }
 
 /// The person's `.env` sits in a folder that, on the branch the task starts from, is a link

@@ -241,8 +241,12 @@ fn copies_as_given(wt: &TaskWorktree, copied: &[String]) -> bool {
     copied.len() <= MAX_FILES
         && copied.iter().all(|rel| {
             let (theirs, ours) = (Path::new(&wt.repo).join(rel), Path::new(&wt.folder).join(rel));
+            let small_file = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.len() <= MAX_BYTES);
+            // The person's may be a named pipe now (a secrets manager serving it): not what was
+            // copied, and reading it would wait for its writer.
             !rel.ends_with('/')
-                && std::fs::symlink_metadata(&ours).is_ok_and(|m| m.is_file() && m.len() <= MAX_BYTES)
+                && small_file(&ours)
+                && small_file(&theirs)
                 && matches!((std::fs::read(&theirs), std::fs::read(&ours)), (Ok(a), Ok(b)) if a == b)
         })
 }
