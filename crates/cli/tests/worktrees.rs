@@ -2799,6 +2799,23 @@ async fn conflict_markers_an_agent_left_behind_never_land_on_the_persons_branch(
     assert_eq!(resolve_again.status.code(), Some(6), "{}", String::from_utf8_lossy(&resolve_again.stderr));
 }
 
+/// Sent back to resolve a conflict, the agent's shell puts a named pipe where the conflicted
+/// file was: looking for markers left in it would wait on the pipe for ever. A pipe holds no
+/// markers, and the round ends for its review.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conflicted_file_the_agent_made_a_named_pipe_never_holds_the_look_for_markers() {
+    let pipe = json!({"name": "run_command", "arguments": {"command": "rm notes.md && mkfifo notes.md && echo piped"}});
+    let (_s, dir, cli) = server(vec![notes_then_resolve(json!({"text": "Piping.", "tool_calls": [pipe]}))]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write notes.md", &r, &[]));
+    person_commits_notes(&r);
+    assert_eq!(cli.review(&id, &["--approve"]).status.code(), Some(6), "the branch moved and the changes conflict");
+    let resolved =
+        within_a_minute(cli.cmd(&["sessions", "review", &id, "--resolve", "--allow", "run_command", "--base-url", &cli.url, "--model", "m"]), "the round");
+    assert_eq!(resolved.status.code(), Some(6), "the round waits for its review: {}", String::from_utf8_lossy(&resolved.stderr));
+    assert_eq!(std::fs::read_to_string(r.join("notes.md")).unwrap(), "the person's notes\n", "the person's checkout is untouched");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_review_asked_of_a_session_with_none_says_what_it_is_and_what_can_be_done_instead() {
     let denied = vec![

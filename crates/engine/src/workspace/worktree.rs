@@ -458,6 +458,10 @@ pub fn merging(wt: &TaskWorktree) -> bool {
 fn holds_markers(path: &Path) -> bool {
     use std::io::Read;
     let mut text = Vec::new();
+    // Only a regular file holds markers: a named pipe would hold the read until a writer came.
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let Ok(f) = std::fs::File::open(path) else { return false };
     if f.take(16 << 20).read_to_end(&mut text).is_err() {
         return false;
