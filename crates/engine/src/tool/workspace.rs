@@ -135,6 +135,10 @@ impl Workspace {
         if !meta.is_file() && !meta.is_dir() {
             return Err(PathError::NotAFile(raw.to_string()).into());
         }
+        // Opened without waiting (see `open_read`); reads and writes wait as usual from here, on
+        // a file system that would honour the flag for a regular file too (FUSE, network).
+        let flags = rustix::fs::fcntl_getfl(file).map_err(io::Error::from)?;
+        rustix::fs::fcntl_setfl(file, flags - OFlags::NONBLOCK).map_err(io::Error::from)?;
         if meta.is_file() && meta.nlink() > 1 {
             return Err(PathError::HardLink(raw.to_string()).into());
         }
