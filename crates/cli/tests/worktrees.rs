@@ -86,17 +86,19 @@ impl Cli {
         command(args, &self.data)
     }
 
-    /// `finishline run TASK` in `ws` with the given flags, JSON out.
-    fn run(&self, task: &str, ws: &Path, extra: &[&str]) -> Output {
+    /// `finishline run TASK` in `ws` with the given flags, JSON out, not started yet.
+    fn run_cmd(&self, task: &str, ws: &Path, extra: &[&str]) -> Command {
         let mut args = vec!["run", task, "--workspace", ws.to_str().unwrap(), "--base-url", &self.url, "--model", "m", "--json"];
         args.extend_from_slice(extra);
-        self.cmd(&args).output().unwrap()
+        self.cmd(&args)
+    }
+
+    fn run(&self, task: &str, ws: &Path, extra: &[&str]) -> Output {
+        self.run_cmd(task, ws, extra).output().unwrap()
     }
 
     fn spawn(&self, task: &str, ws: &Path, extra: &[&str]) -> std::process::Child {
-        let mut args = vec!["run", task, "--workspace", ws.to_str().unwrap(), "--base-url", &self.url, "--model", "m", "--json"];
-        args.extend_from_slice(extra);
-        self.cmd(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+        self.run_cmd(task, ws, extra).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
     }
 
     fn review(&self, id: &str, extra: &[&str]) -> Output {
@@ -461,8 +463,7 @@ async fn a_named_pipe_a_command_left_where_the_persons_file_was_is_reviewed_as_t
     let ws = dir.path().join("plain");
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("notes.txt"), "the person's notes\n").unwrap();
-    let args = ["run", "make pipes", "--workspace", ws.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--json", "--allow", "run_command"];
-    let task = within_a_minute(cli.cmd(&args), "the run");
+    let task = within_a_minute(cli.run_cmd("make pipes", &ws, &["--allow", "run_command"]), "the run");
     assert_eq!(task.status.code(), Some(6), "the run ends for review: {}", String::from_utf8_lossy(&task.stderr));
     assert_eq!(reviewed(&task), vec!["new.txt", "notes.txt"], "the file the pipe replaced is in the review");
     let review = lines(&task).into_iter().rev().find(|e| e["type"] == "review_requested").unwrap();
@@ -486,22 +487,7 @@ async fn a_task_that_left_a_named_pipe_in_its_worktree_lands_as_its_review_showe
     let command = json!({"name": "run_command", "arguments": {"command": made}});
     let (_s, dir, cli) = server(vec![calls_then_done("make pipes", vec![command], "made")]).await;
     let r = person_repo(dir.path(), &[("notes.txt", "the person's notes\n")]);
-    let args = [
-        "run",
-        "make pipes",
-        "--workspace",
-        r.to_str().unwrap(),
-        "--base-url",
-        &cli.url,
-        "--model",
-        "m",
-        "--json",
-        "--allow",
-        "run_command",
-        "--review",
-        "approve",
-    ];
-    let task = within_a_minute(cli.cmd(&args), "the task");
+    let task = within_a_minute(cli.run_cmd("make pipes", &r, &["--allow", "run_command", "--review", "approve"]), "the task");
     assert_eq!(task.status.code(), Some(0), "approved and landed: {}", String::from_utf8_lossy(&task.stderr));
     assert_eq!(reviewed(&task), vec!["new.txt", "notes.txt"]);
     assert_eq!(git(&r, &["show", "--name-status", "--format=", "main"]), "A\tnew.txt\nD\tnotes.txt", "one commit, as reviewed");
@@ -776,10 +762,8 @@ async fn a_named_pipe_the_worktree_would_copy_is_left_out_and_the_task_never_wai
     std::fs::write(r.join("config/local.json"), "{\"port\": 1}\n").unwrap();
     std::fs::write(r.join(".gitignore"), ".env\nconfig/\n").unwrap();
     std::fs::write(r.join(".worktreeinclude"), "config/\n").unwrap();
-    let args = ["run", "write app.txt", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--json", "--review", "approve"];
-    let mut args = args.to_vec();
-    args.extend(["--verify", "test -f config/local.json && ! test -e config/.env"]);
-    let out = within_a_minute(cli.cmd(&args), "the task");
+    let verify = "test -f config/local.json && ! test -e config/.env";
+    let out = within_a_minute(cli.run_cmd("write app.txt", &r, &["--review", "approve", "--verify", verify]), "the task");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let ready = lines(&out).into_iter().find(|e| e["type"] == "worktree_ready").unwrap();
     assert_eq!(ready["copied"], json!(["config"]), "the folder is copied (its verification found the file and no pipe)");
@@ -801,8 +785,7 @@ async fn a_copied_file_the_person_made_a_named_pipe_meanwhile_never_holds_the_ta
     let rules = json!({"rules": [{"when": {"kind": "agent", "last_message_contains": "look around"}, "reply": {"text": "Looking.", "tool_calls": [command]}}]});
     let server = FakeServer::start(serde_json::from_value(rules).unwrap()).await.unwrap();
     let cli = Cli { url: server.base_url(Protocol::Openai), data: dir.path().join("data") };
-    let args = ["run", "look around", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--json", "--allow", "run_command"];
-    let out = within_a_minute(cli.cmd(&args), "the task");
+    let out = within_a_minute(cli.run_cmd("look around", &r, &["--allow", "run_command"]), "the task");
     assert_eq!(out.status.code(), Some(4), "it fails, and ends: {}", String::from_utf8_lossy(&out.stderr));
     assert!(lines(&out).iter().any(|e| e["type"] == "worktree_ready"), "it had a worktree");
     assert!(!lines(&out).iter().any(|e| e["type"] == "worktree_removed"), "kept: the copy is no longer the person's file");
