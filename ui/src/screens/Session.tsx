@@ -757,7 +757,10 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
   }, [sessionId]);
 
   // Esc asks before it cancels: it is also the key that closes things, and a run is minutes of work.
+  // The button says what it does and cancels at once, unless that would throw away the person's
+  // edits to a plan waiting for its go-ahead.
   const [confirmCancel, setConfirmCancel] = useState(false);
+  const planEditsAtStake = () => !!model.plan?.awaitingReview && planEdited(sessionId, model.plan.steps.map((s) => s.step));
   const [confirmDiscard, setConfirmDiscard] = useState(false);
   useEffect(() => {
     if (!running) setConfirmCancel(false);
@@ -890,7 +893,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
             </span>
           )}
           {running && (
-            <button className="btn" onClick={cancel} data-testid="cancel" title="Cancel (Esc)">
+            <button className="btn" onClick={() => (planEditsAtStake() ? setConfirmCancel(true) : cancel())} data-testid="cancel" title="Cancel (Esc)">
               Cancel
             </button>
           )}
@@ -1079,7 +1082,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       {confirmCancel && (
         <ConfirmCancel
           planWaiting={!!model.plan?.awaitingReview && model.status === "awaiting_approval"}
-          planEdited={!!model.plan?.awaitingReview && planEdited(sessionId, model.plan.steps.map((s) => s.step))}
+          planEdited={planEditsAtStake()}
           onKeep={() => setConfirmCancel(false)}
           onCancel={() => {
             setConfirmCancel(false);

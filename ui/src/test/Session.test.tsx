@@ -829,7 +829,7 @@ describe("Session view, loading and errors", () => {
 });
 
 describe("a plan that waits for its go-ahead", () => {
-  it("Esc asks before cancelling it in words that fit: nothing ran yet, no agent stops", async () => {
+  function waitingPlan(calls: Record<string, unknown>[] = []) {
     seq = 0;
     const step = (title: string) => ({ title, instructions: `${title}.`, criteria: [`${title} is done`], depends_on: [] });
     const view = (title: string) => ({ step: step(title), state: "pending" as StepState, end_reason: null, summary: null, output_data: null, replaced_because: null, decided_by: null });
@@ -846,12 +846,19 @@ describe("a plan that waits for its go-ahead", () => {
       budget_calls: 30,
       spent: { agent: 0, evaluator: 0, manager: 1 },
     };
-    script([
-      ev({ type: "session_created", task: "write a.txt and b.txt", workspace: "/ws", provider: "openai", model: "m" }),
-      ev({ type: "run_started", trigger: "task" }),
-      { ...ev({ type: "plan_created", mode: "on", steps: [step("Write a.txt"), step("Write b.txt")], budget_calls: 30, awaiting_review: true }), plan },
-      ev({ type: "status_changed", status: "awaiting_approval" }),
-    ]);
+    script(
+      [
+        ev({ type: "session_created", task: "write a.txt and b.txt", workspace: "/ws", provider: "openai", model: "m" }),
+        ev({ type: "run_started", trigger: "task" }),
+        { ...ev({ type: "plan_created", mode: "on", steps: [step("Write a.txt"), step("Write b.txt")], budget_calls: 30, awaiting_review: true }), plan },
+        ev({ type: "status_changed", status: "awaiting_approval" }),
+      ],
+      calls,
+    );
+  }
+
+  it("Esc asks before cancelling it in words that fit: nothing ran yet, no agent stops", async () => {
+    waitingPlan();
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     await screen.findByTestId("plan-review");
     await userEvent.setup().keyboard("{Escape}");
@@ -859,6 +866,32 @@ describe("a plan that waits for its go-ahead", () => {
     expect(ask).toHaveTextContent("Cancel the task?");
     expect(ask).toHaveTextContent("Its plan has not run, so nothing was changed");
     expect(ask).not.toHaveTextContent("The agent stops where it is");
+  });
+
+  it("the header's Cancel asks first when the person's edits to the plan would be lost, and keeps them when told to", async () => {
+    const calls: Record<string, unknown>[] = [];
+    waitingPlan(calls);
+    render(<SessionView sessionId="s-edited" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await screen.findByTestId("plan-review");
+    await user.type(screen.getAllByTestId("plan-edit-title")[0], " first");
+    await user.click(screen.getByTestId("cancel"));
+    const ask = await screen.findByTestId("confirm-cancel");
+    expect(ask).toHaveTextContent("your edits to the plan are lost with it");
+    expect(calls.some((c) => c.cmd === "cancel_run"), "nothing is cancelled before the person confirms").toBe(false);
+    await user.click(screen.getByTestId("confirm-cancel-keep"));
+    expect(screen.getAllByTestId("plan-edit-title")[0], "the edits are kept").toHaveValue("Write a.txt first");
+    expect(calls.some((c) => c.cmd === "cancel_run")).toBe(false);
+  });
+
+  it("the header's Cancel ends an unedited plan's task at once: it says what it does", async () => {
+    const calls: Record<string, unknown>[] = [];
+    waitingPlan(calls);
+    render(<SessionView sessionId="s-unedited" onOpenHistory={() => {}} />);
+    await screen.findByTestId("plan-review");
+    await userEvent.setup().click(screen.getByTestId("cancel"));
+    await waitFor(() => expect(calls.some((c) => c.cmd === "cancel_run")).toBe(true));
+    expect(screen.queryByTestId("confirm-cancel")).toBeNull();
   });
 });
 
