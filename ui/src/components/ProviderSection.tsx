@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { rememberGrade } from "../modelGrades";
 import { Ticks } from "./Ticks";
 import { AppError, ipc, type CheckKind, type ConnectionReport, type KeyPlace, type KeyStatus, type ProviderKind, type ProviderPreset, type Settings } from "../ipc";
@@ -44,9 +44,12 @@ function keyText(k: KeyStatus): string {
 interface Props {
   draft: Settings;
   setProvider: (patch: Partial<Settings["provider"]>) => void;
+  /** Told how to save a key typed but not yet saved (null when there is none), so that leaving
+   * the screen asks first and Save keeps it too. */
+  onKeyPending?: (save: (() => Promise<boolean>) | null) => void;
 }
 
-export function ProviderSection({ draft, setProvider }: Props) {
+export function ProviderSection({ draft, setProvider, onKeyPending }: Props) {
   const [presets, setPresets] = useState<ProviderPreset[]>([]);
   const [keys, setKeys] = useState<KeyStatus | null>(null);
   const [keyInput, setKeyInput] = useState("");
@@ -117,14 +120,16 @@ export function ProviderSection({ draft, setProvider }: Props) {
     }
   };
 
-  const saveKey = async (place: KeyPlace) => {
+  const saveKey = async (place: KeyPlace): Promise<boolean> => {
     setKeyError(null);
     try {
       const k = await ipc.saveKey(p, keyInput, place);
       setKeys(k?.source ? k : null);
       setKeyInput("");
+      return true;
     } catch (e) {
       setKeyError((e as AppError).message);
+      return false;
     }
   };
   const forgetKey = async () => {
@@ -138,6 +143,12 @@ export function ProviderSection({ draft, setProvider }: Props) {
   };
 
   const noKeychain = keys?.keychain.state === "unavailable" ? keys.keychain.reason : null;
+  // Where Enter (or Save) puts a typed key: the keychain, or this session where there is none.
+  const keyPlace: KeyPlace = noKeychain ? "session" : "keychain";
+  const typed = keyInput.trim() !== "";
+  const savePending = useRef<() => Promise<boolean>>(async () => true);
+  savePending.current = () => saveKey(keyPlace);
+  useEffect(() => onKeyPending?.(typed ? () => savePending.current() : null), [typed, onKeyPending]);
 
   return (
     <fieldset className="panel">
@@ -242,6 +253,14 @@ export function ProviderSection({ draft, setProvider }: Props) {
             data-testid="key-input"
             value={keyInput}
             onChange={(e) => setKeyInput(e.target.value)}
+            // Enter hands the key over, as its button would; it must not submit the settings form
+            // around it, which would say "Saved" and leave the key unsaved in the box.
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && !e.nativeEvent.isComposing) {
+                e.preventDefault();
+                if (typed) void saveKey(keyPlace);
+              }
+            }}
             placeholder="Paste an API key"
             spellCheck={false}
           />

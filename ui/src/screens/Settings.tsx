@@ -1,7 +1,7 @@
 import { AboutPanel } from "../components/AboutPanel";
 import { AgentSection } from "../components/AgentSection";
 import { TasksSection } from "../components/TasksSection";
-import { useEffect, useRef, useState, type FormEvent, type MutableRefObject } from "react";
+import { useCallback, useEffect, useRef, useState, type FormEvent, type MutableRefObject } from "react";
 import { NumberInput } from "../components/NumberInput";
 import { SettingsIndex } from "../components/SettingsIndex";
 import { showTheme } from "../theme";
@@ -155,6 +155,8 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
 
   const form = useRef<HTMLFormElement>(null);
   const bar = useRef<HTMLDivElement>(null);
+  const [pendingKey, setPendingKey] = useState<(() => Promise<boolean>) | null>(null);
+  const keyPending = useCallback((save: (() => Promise<boolean>) | null) => setPendingKey(() => save), []);
   const saveNow = async (): Promise<boolean> => {
     setError(null);
     // The window shows no bubble of its own for a number out of range: name the field, say what
@@ -181,6 +183,8 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
       setVerifyText(verifyToText(next.settings.verify_commands ?? {}));
       setPricesText(pricesToText(next.settings.prices ?? {}));
       onSaved(next);
+      // A key typed but not saved goes where Enter would put it, after the provider it is for.
+      if (pendingKey && !(await pendingKey())) return false;
       setSaved(true);
       return true;
     } catch (err) {
@@ -194,8 +198,9 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
     e.preventDefault();
     void saveNow();
   };
-  // Unsaved: the form differs from the settings last saved.
+  // Unsaved: the form differs from the settings last saved, or holds a key not yet handed over.
   const dirty =
+    pendingKey !== null ||
     JSON.stringify(draft) !== JSON.stringify(baseline) ||
     verifyText !== verifyToText(baseline.verify_commands ?? {}) ||
     pricesText !== pricesToText(baseline.prices ?? {});
@@ -273,7 +278,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
 
       <SettingsIndex />
 
-      <ProviderSection draft={draft} setProvider={setProvider} />
+      <ProviderSection draft={draft} setProvider={setProvider} onKeyPending={keyPending} />
 
       <AgentSection
         agent={draft.agent ?? null}

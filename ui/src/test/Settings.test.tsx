@@ -350,6 +350,39 @@ describe("Settings, providers and keys", () => {
     expect(screen.getByTestId("key-input"), "the key leaves the form once handed over").toHaveValue("");
   });
 
+  it("Enter in the key field saves the key, not the settings; a pasted key not yet saved is unsaved work that Save keeps", async () => {
+    const calls: { cmd: string; key?: string; place?: string }[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "provider_presets") return PRESETS;
+      const available = { state: "available" };
+      if (cmd === "key_status") return { source: { kind: "missing", var: "OPENAI_API_KEY" }, keychain: available, env_var: "OPENAI_API_KEY" };
+      if (cmd === "save_key") {
+        const a = args as { key: string; place: string };
+        calls.push({ cmd, key: a.key, place: a.place });
+        return { source: { kind: "keychain" }, keychain: available, env_var: "OPENAI_API_KEY" };
+      }
+      if (cmd === "save_settings") {
+        calls.push({ cmd });
+        return { settings: (args as { settings: Settings }).settings, provider_ready: true };
+      }
+    });
+    const guard = { current: { dirty: false, save: async () => true } };
+    render(<SettingsScreen view={view({ base_url: "https://api.openai.com/v1", model: "gpt-4.1" }, true)} onSaved={() => {}} guard={guard} />);
+    const user = userEvent.setup();
+    await screen.findByTestId("key-source");
+    await user.type(screen.getByTestId("key-input"), "sk-by-enter{Enter}");
+    await vi.waitFor(() => expect(calls).toEqual([{ cmd: "save_key", key: "sk-by-enter", place: "keychain" }]));
+    expect(screen.queryByText("Saved"), "Enter did not save the settings instead").toBeNull();
+    expect(screen.getByTestId("key-input")).toHaveValue("");
+    calls.length = 0;
+
+    await user.type(screen.getByTestId("key-input"), "sk-pasted");
+    await vi.waitFor(() => expect(guard.current.dirty, "leaving would lose the pasted key: asked first").toBe(true));
+    expect(await guard.current.save()).toBe(true);
+    expect(calls, "Save your changes? saves the key too").toEqual([{ cmd: "save_settings" }, { cmd: "save_key", key: "sk-pasted", place: "keychain" }]);
+    await vi.waitFor(() => expect(guard.current.dirty).toBe(false));
+  });
+
   it("Test connection names a wrong key and a model without tools", async () => {
     let answer: "auth" | "no-tools" = "auth";
     mockIPC((cmd) => {
