@@ -213,7 +213,13 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   useEffect(() => {
     if (editable) keepDraft(key, (selection || editing) && draft.trim() ? { selection, editing, draft, byKeys: byKeys.current } : null);
   }, [key, editable, selection, editing, draft]);
-  const [error, setError] = useState<string | null>(null);
+  // What failed and where to say it: under the new comment's box, or under the comment edited
+  // or removed.
+  const [error, setError] = useState<{ at: string; message: string } | null>(null);
+  // One save at a time: a second Enter (or click) while the first is on its way would add the
+  // comment twice, and the agent would be asked to meet it twice.
+  const [saving, setSaving] = useState(false);
+  const inFlight = useRef(false);
   const changes = useMemo(() => shown.flatMap((h) => h.changes), [shown]);
   // The lines as one Tab stop, and whether the open box came from the keyboard there.
   const region = useRef<HTMLDivElement>(null);
@@ -308,8 +314,10 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   const save = async (id?: string) => {
     const target = id ? comments.find((c) => c.id === id) : undefined;
     const at = target ? { side: target.side, from: target.start_line, to: target.end_line } : selection;
-    if (!at || !draft.trim()) return;
+    if (!at || !draft.trim() || inFlight.current) return;
     setError(null);
+    inFlight.current = true;
+    setSaving(true);
     try {
       await ipc.commentOnReview(reviewId, { id: target?.id ?? "", path: file.path, start_line: at.from, end_line: at.to, side: at.side, quote: target?.quote ?? "", text: draft.trim() });
       setDraft("");
@@ -318,17 +326,27 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
       setEditing(null);
       onChanged?.();
     } catch (e) {
-      setError((e as AppError).message);
+      setError({ at: id ?? "new", message: (e as AppError).message });
+    } finally {
+      inFlight.current = false;
+      setSaving(false);
     }
   };
   const remove = async (id: string) => {
+    setError(null);
     try {
       await ipc.removeReviewComment(reviewId, id);
       onChanged?.();
     } catch (e) {
-      setError((e as AppError).message);
+      setError({ at: id, message: (e as AppError).message });
     }
   };
+  const errorAt = (at: string) =>
+    error?.at === at && (
+      <p className="field-error" role="alert">
+        {error.message}
+      </p>
+    );
   // Widgets under a line: the comments that end there, and the box for a new one.
   const widgets: Record<string, ReactNode> = {};
   const changeAt = (side: DiffSide, line: number) => shown.flatMap((h) => h.changes).find((c) => lineOf(c).side === side && lineOf(c).line === line);
@@ -345,7 +363,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
             {c.side === "old" ? " (before)" : ""}
           </span>
           {editing === c.id ? (
-            <CommentBox value={draft} onChange={setDraft} onSave={() => save(c.id)} onCancel={() => { setEditing(null); setDraft(""); }} />
+            <CommentBox value={draft} busy={saving} onChange={setDraft} onSave={() => save(c.id)} onCancel={() => { setEditing(null); setDraft(""); setError(null); }} />
           ) : (
             <>
               <p>{c.text}</p>
@@ -361,6 +379,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
               )}
             </>
           )}
+          {errorAt(c.id)}
         </div>
       </>
     );
@@ -377,8 +396,8 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
               Comment on {selection.side === "old" ? "removed " : ""}
               {selection.from === selection.to ? `line ${selection.from}` : `lines ${selection.from}–${selection.to}`} ({byKeys.current ? "Esc, then Shift+↑/↓ to change the lines" : "shift-click a line number to extend"})
             </span>
-            <CommentBox value={draft} onChange={setDraft} onSave={() => save()} onCancel={closeBox} />
-            {error && <p className="field-error">{error}</p>}
+            <CommentBox value={draft} busy={saving} onChange={setDraft} onSave={() => save()} onCancel={closeBox} />
+            {errorAt("new")}
           </div>
         </>
       );
@@ -503,7 +522,7 @@ export function unchangedLines(n: number): string {
   return n <= 20 ? `Show ${n} unchanged lines` : `Show 20 more of ${n} unchanged lines`;
 }
 
-function CommentBox({ value, onChange, onSave, onCancel }: { value: string; onChange: (v: string) => void; onSave: () => void; onCancel: () => void }) {
+function CommentBox({ value, busy, onChange, onSave, onCancel }: { value: string; busy: boolean; onChange: (v: string) => void; onSave: () => void; onCancel: () => void }) {
   // Opened low in the review, the box would sit under its sticky buttons (its CSS keeps a margin).
   const box = useRef<HTMLDivElement>(null);
   const input = useRef<HTMLTextAreaElement>(null);
@@ -537,7 +556,7 @@ function CommentBox({ value, onChange, onSave, onCancel }: { value: string; onCh
         <button className="btn small" onClick={onCancel}>
           Cancel
         </button>
-        <button className="btn small primary" disabled={!value.trim()} onClick={onSave} data-testid="save-comment">
+        <button className="btn small primary" disabled={!value.trim() || busy} onClick={onSave} data-testid="save-comment">
           Comment
         </button>
       </div>

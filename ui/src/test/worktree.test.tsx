@@ -683,6 +683,56 @@ describe("review that talks back", () => {
     expect(sent[1]).toMatchObject({ review_id: "r1", decision: "request_changes" });
   });
 
+  it("a comment is added once however often Enter and Comment are pressed while it is on its way", async () => {
+    const sent: unknown[] = [];
+    let answer: () => void = () => {};
+    script(waiting(), (cmd, args, push) => {
+      if (cmd === "review_file") return "fn a() {\n    let x = 1;\n}\n";
+      if (cmd === "comment_review") {
+        const c = (args as { comment: Record<string, unknown> }).comment;
+        sent.push(c);
+        const saved = { ...c, id: `cmt_${sent.length}`, quote: "fn a() {" };
+        return new Promise((done) => {
+          answer = () => {
+            push({ type: "review_comment", review_id: "r1", comment: saved as never });
+            done(saved);
+          };
+        });
+      }
+      return null;
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
+    await user.click([...document.querySelectorAll("td.diff-gutter")].find((td) => td.textContent === "1")!);
+    await user.type(await screen.findByTestId("comment-input"), "name the constant{Enter}{Enter}");
+    expect(screen.getByTestId("save-comment"), "the Comment button waits with it").toBeDisabled();
+    await user.keyboard("{Enter}");
+    expect(sent, "one comment, sent once: a second would be a second criterion for the agent").toHaveLength(1);
+    answer();
+    await vi.waitFor(() => expect(screen.getAllByTestId("diff-comment")).toHaveLength(1));
+  });
+
+  it("an edit or a removal of a comment that fails says why, beside that comment", async () => {
+    script(
+      [...waiting(), ev({ type: "review_comment", review_id: "r1", comment: { id: "cmt_1", path: "src/a.rs", start_line: 1, end_line: 1, side: "new", quote: "fn a() {", text: "name it" } as never })],
+      (cmd) => {
+        if (cmd === "review_file") return "fn a() {\n    let x = 1;\n}\n";
+        if (cmd === "comment_review" || cmd === "remove_review_comment") throw { code: "invalid_input", message: "the review was already decided" };
+        return null;
+      },
+    );
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    const comment = await screen.findByTestId("diff-comment", {}, { timeout: 10_000 });
+    await user.click(within(comment).getByTestId("delete-comment"));
+    expect(await within(comment).findByRole("alert")).toHaveTextContent(/the review was already decided/i);
+    await user.click(within(comment).getByTestId("edit-comment"));
+    await user.type(within(comment).getByTestId("comment-input"), " constant{Enter}");
+    expect(await within(screen.getByTestId("diff-comment")).findByRole("alert")).toHaveTextContent(/the review was already decided/i);
+    expect(within(screen.getByTestId("diff-comment")).getByTestId("comment-input"), "the edit is kept to try again").toHaveValue("name it constant");
+  });
+
   /** The review waiting, with "name the constant" typed on line 1 and not added. */
   async function typedNotAdded() {
     const sent: unknown[] = [];
