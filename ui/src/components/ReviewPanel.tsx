@@ -143,6 +143,8 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   const [busy, setBusy] = useState(false);
   // A reject with revert under way: it may wait for another task's tools in the folder.
   const [undoing, setUndoing] = useState(false);
+  // The branch an approve is landing on while it does (a rebase and the checks again may take minutes).
+  const [landingOn, setLandingOn] = useState<string | null>(null);
   // Esc closes the innermost box the review opened (the overwrite question, then the feedback
   // box); what was typed stays for when it opens again.
   useEffect(() => {
@@ -166,6 +168,8 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
     setError(null);
     const reverting = decision === "reject" && revert && !worktree && !review.unrecorded;
     setUndoing(reverting);
+    const mode = landAs ?? landing;
+    setLandingOn(decision === "approve" && worktree?.base_branch && mode !== "branch" && !nothingToLand ? worktree.base_branch : null);
     try {
       const out = await ipc.submitReview({
         review_id: review.reviewId,
@@ -186,6 +190,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
     } finally {
       setBusy(false);
       setUndoing(false);
+      setLandingOn(null);
     }
   };
 
@@ -603,6 +608,11 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           />
           <span className="muted hint">Enter sends · Shift+Enter for a new line</span>
         </label>
+      )}
+      {landingOn && (
+        <p className="muted small" role="status" data-testid="deciding">
+          Landing the task on {landingOn}… If the branch moved since the task began, the task is rebased and checked again first.
+        </p>
       )}
       {undoing && (
         <p className="muted small" role="status" data-testid="deciding">

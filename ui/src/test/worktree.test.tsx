@@ -58,6 +58,21 @@ describe("a task in its own worktree", () => {
     await waitFor(() => expect(sent?.landing).toBe("branch"));
   });
 
+  it("says what Approve is doing while it lands the task, which may mean rebasing and checking it again", async () => {
+    let land: () => void = () => {};
+    script(reviewWaiting(), (cmd) => {
+      if (cmd === "get_settings") return { settings: { tasks: { landing: "squash" } } };
+      if (cmd === "submit_review") return new Promise((done) => (land = () => done({ outcome: "decided", status: "completed", revert: null })));
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await userEvent.setup().click(await screen.findByTestId("approve"));
+    const status = await screen.findByTestId("deciding");
+    expect(status).toHaveTextContent(`Landing the task on ${worktree.base_branch}…`);
+    expect(status, "a wait of minutes is explained").toHaveTextContent("If the branch moved since the task began, the task is rebased and checked again first");
+    land();
+    await waitFor(() => expect(screen.queryByTestId("deciding")).toBeNull());
+  });
+
   it("a decided review keeps its diff in the timeline, as Reject's question promised: opened from History, the rejected work can be read", async () => {
     const diff = "diff --git a/parser.rs b/parser.rs\n--- a/parser.rs\n+++ b/parser.rs\n@@ -1,1 +1,1 @@\n-broken\n+fixed\n";
     const events = (reviewWaiting().map((e) => (e.type === "review_requested" ? { ...e, files_changed: [{ path: "parser.rs", kind: "modified" as const, diff }] } : e)) as Envelope[]).filter(
