@@ -936,11 +936,6 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
           Retrying (attempt {model.retry.attempt}{model.retry.of ? ` of ${model.retry.of}` : ""}): {model.retry.message}
         </p>
       )}
-      {error && (
-        <p className="field-error" role="alert">
-          {error}
-        </p>
-      )}
       {openError && model.lastSeq === 0 && (
         <div className="panel error-panel" role="alert" data-testid="session-error">
           <p>This session could not be opened: {openError}</p>
@@ -997,6 +992,13 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       {/* Pinned to the bottom: whatever waits for the person (a permission, a question, the review,
           the message box), so it is in view however long the timeline grows. */}
       <div className="session-bottom" data-testid="bottom-bar">
+      {/* What failed (a message not sent, a cancel refused) shows here, beside the buttons just
+          used: above the timeline it would be out of sight. */}
+      {error && (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      )}
       {ask && (ask.kind === "permission" ? <Permission item={ask} /> : <Question item={ask} />)}
       {model.plan?.awaitingReview && model.status === "awaiting_approval" && <PlanReview sessionId={sessionId} steps={model.plan.steps.map((s) => s.step)} />}
       {/* After Approve or Reject the panel stays, saying what was decided (and what a revert undid). */}

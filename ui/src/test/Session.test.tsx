@@ -1,4 +1,4 @@
-import { render, screen, waitFor } from "@testing-library/react";
+import { render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
@@ -544,6 +544,29 @@ describe("Session view", () => {
     await user.click(screen.getByTestId("send-message"));
     await waitFor(() => expect(calls.some((c) => c.cmd === "send_message")).toBe(true));
     await waitFor(() => expect(main.scrollTop, "the view goes to the end, where the run starts").toBe(2000));
+  });
+
+  it("a message that could not be sent says why beside the message box, and the words stay to send again", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "write a.txt", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "idle" }),
+    ];
+    mockIPC((cmd, args) => {
+      if (cmd === "subscribe_session") {
+        const channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
+        setTimeout(() => events.forEach((e) => channel.onmessage(e)), 0);
+        return 7;
+      }
+      if (cmd === "send_message") throw { code: "workspace_busy", message: "another task is changing /ws; try again when it ends" };
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.type(await screen.findByTestId("message-input"), "and b.txt{Enter}");
+    // The timeline can be long: an error above it would be out of sight of the box just used.
+    expect(await within(screen.getByTestId("bottom-bar")).findByRole("alert")).toHaveTextContent(/another task is changing \/ws/i);
+    expect(screen.getByTestId("message-input")).toHaveValue("and b.txt");
   });
 
   it("says whether it waits for the model or the answer is streaming in", async () => {
