@@ -3,7 +3,7 @@
 // `javascript:` and other unsafe links, and links never navigate the app's webview. A click shows
 // the whole address first; only a web link can then be opened, and it opens in the system
 // browser.
-import { useState, type ReactNode } from "react";
+import { useRef, useState, type ReactNode } from "react";
 import ReactMarkdown, { type Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
 import { AppError, ipc } from "../ipc";
@@ -45,6 +45,13 @@ function isWebLink(href: string | undefined): href is string {
 
 function Link({ href, children }: { href?: string; children?: ReactNode }) {
   const [asking, setAsking] = useState(false);
+  const anchor = useRef<HTMLAnchorElement>(null);
+  // Esc closes the address shown, focus back on the link; it is taken here, so it does not also
+  // ask to cancel the run around it.
+  const close = () => {
+    setAsking(false);
+    anchor.current?.focus();
+  };
   const [error, setError] = useState<string | null>(null);
   const open = async () => {
     setError(null);
@@ -58,6 +65,7 @@ function Link({ href, children }: { href?: string; children?: ReactNode }) {
   return (
     <span className="link-out">
       <a
+        ref={anchor}
         href={href}
         title={href}
         rel="noreferrer noopener"
@@ -69,7 +77,19 @@ function Link({ href, children }: { href?: string; children?: ReactNode }) {
         {children}
       </a>
       {asking && (
-        <span className="link-confirm" role="dialog" aria-label="Open link" data-testid="link-confirm">
+        <span
+          className="link-confirm"
+          role="dialog"
+          aria-label="Open link"
+          data-testid="link-confirm"
+          onKeyDown={(e) => {
+            if (e.key === "Escape") {
+              e.preventDefault();
+              e.stopPropagation();
+              close();
+            }
+          }}
+        >
           <code data-testid="link-url">{href ?? "(no address)"}</code>
           {isWebLink(href) ? (
             <button type="button" className="btn small" onClick={open} data-testid="link-open" autoFocus>
@@ -78,7 +98,7 @@ function Link({ href, children }: { href?: string; children?: ReactNode }) {
           ) : (
             <span className="muted">Only web links open from here.</span>
           )}
-          <button type="button" className="btn small" onClick={() => setAsking(false)} data-testid="link-cancel">
+          <button type="button" className="btn small" onClick={close} data-testid="link-cancel">
             Cancel
           </button>
           {error && <span className="field-error">{error}</span>}

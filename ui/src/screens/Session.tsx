@@ -768,8 +768,9 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       // Esc in a text field (an answer, feedback, a message) belongs to that field, and a box or
-      // dialog that handled it has closed: only an Esc nothing else took asks about the run.
-      if (e.key === "Escape" && running && !e.defaultPrevented && !isTextField(e.target) && !document.querySelector('[role="alertdialog"], [role="dialog"]')) {
+      // dialog that handled it has closed: only an Esc nothing else took asks about the run. A
+      // link's address left open in the timeline is no dialog that holds the keys.
+      if (e.key === "Escape" && running && !e.defaultPrevented && !isTextField(e.target) && !document.querySelector('[role="alertdialog"], [role="dialog"]:not(.link-confirm)')) {
         e.preventDefault();
         setConfirmCancel(true);
       }

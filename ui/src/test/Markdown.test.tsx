@@ -71,6 +71,26 @@ describe("links in model output", () => {
     expect(screen.queryByTestId("link-open"), "a file: link has no Open button").toBeNull();
   });
 
+  it("Esc closes the address shown and gives the focus back to the link, and goes no further", async () => {
+    const { default: userEvent } = await import("@testing-library/user-event");
+    const { screen } = await import("@testing-library/react");
+    let reachedWindow = false;
+    const onKey = (e: KeyboardEvent) => (reachedWindow = e.key === "Escape" && !e.defaultPrevented);
+    window.addEventListener("keydown", onKey);
+    try {
+      render(<Markdown text={"See [the docs](https://docs.example.com/a)."} />);
+      const user = userEvent.setup();
+      await user.click(screen.getByText("the docs"));
+      expect(screen.getByTestId("link-open")).toHaveFocus();
+      await user.keyboard("{Escape}");
+      expect(screen.queryByTestId("link-confirm")).toBeNull();
+      expect(screen.getByText("the docs"), "the focus is back where it was").toHaveFocus();
+      expect(reachedWindow, "Esc closed the box only: it does not also ask to cancel the run").toBe(false);
+    } finally {
+      window.removeEventListener("keydown", onKey);
+    }
+  });
+
   it("keeps a review comment apart from the lines it quotes, as the engine sends it", () => {
     const text = "The person reviewed your changes.\n\n1. hello.txt:2\n   ```\n   - apple\n   ```\n\n   say pear instead\n";
     const { container } = render(<Markdown text={text} />);

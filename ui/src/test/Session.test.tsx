@@ -546,6 +546,18 @@ describe("Session view", () => {
     await waitFor(() => expect(main.scrollTop, "the view goes to the end, where the run starts").toBe(2000));
   });
 
+  it("a link's address left open in the timeline does not take Esc's question about the run away", async () => {
+    const calls: Record<string, unknown>[] = [];
+    script([...running(), ev({ type: "message_created", message_id: "m2", role: "assistant" }), ev({ type: "text_delta", message_id: "m2", text: "See [the docs](https://docs.example.com)." })], calls);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByText("the docs"));
+    await screen.findByTestId("link-confirm");
+    (document.activeElement as HTMLElement | null)?.blur();
+    await user.keyboard("{Escape}");
+    expect(await screen.findByTestId("confirm-cancel")).toBeInTheDocument();
+  });
+
   it("a message that could not be sent says why beside the message box, and the words stay to send again", async () => {
     seq = 0;
     const events = [
