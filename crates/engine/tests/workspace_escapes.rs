@@ -398,3 +398,75 @@ fn the_file_tools_answer_at_once_about_a_named_pipe_and_never_wait_on_it() {
     }
     assert!(std::fs::symlink_metadata(w.ws.join("pipe")).unwrap().file_type().is_fifo(), "the pipe is left as it was");
 }
+
+/// A person's program held in opening a named pipe (the kernel's "waiting for the other end");
+/// killed if the test fails before it is let go.
+struct Waiting(std::process::Child);
+
+impl Waiting {
+    fn spawn(script: &str) -> Waiting {
+        let null = std::process::Stdio::null;
+        let child = std::process::Command::new("sh").arg("-c").arg(script).stdout(null()).stderr(null()).spawn().unwrap();
+        let wchan = format!("/proc/{}/wchan", child.id());
+        let waiting = Waiting(child);
+        for _ in 0..500 {
+            if std::fs::read_to_string(&wchan).is_ok_and(|w| w.contains("wait_for_partner")) {
+                return waiting;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("the process never came to wait on the pipe");
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn refusing_a_named_pipe_never_opens_it_so_a_program_waiting_at_its_other_end_goes_on_waiting() {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let w = std::sync::Arc::new(world());
+    for name in ["to-read", "to-write"] {
+        assert!(std::process::Command::new("mkfifo").arg(w.ws.join(name)).status().unwrap().success());
+    }
+    // The person's programs: one waits to read what comes through `to-read`, one waits to hand
+    // "the person's words" to whoever reads `to-write`.
+    let out = w.ws.join("reader-got.txt");
+    let mut reader = Waiting::spawn(&format!("exec cat '{}' > '{}'", w.ws.join("to-read").display(), out.display()));
+    let mut writer = Waiting::spawn(&format!("printf \"the person's words\" > '{}'", w.ws.join("to-write").display()));
+    for (tool, input) in [
+        ("read_file", json!({"path": "to-write"})),
+        ("write_file", json!({"path": "to-read", "content": "the agent's words"})),
+        ("edit_file", json!({"path": "to-read", "old_text": "a", "new_text": "b"})),
+        ("read_file", json!({"path": "to-read"})),
+        ("write_file", json!({"path": "to-write", "content": "the agent's words"})),
+    ] {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (answer, err) = rt.block_on(call(&w, tool, input));
+        assert!(err && answer.contains("is not a regular file"), "{tool}: {answer}");
+    }
+    // Had a tool opened `to-read`, its reader would have met the end of the stream and left; had
+    // one opened `to-write`, the writer's words would have gone with the tool's closing.
+    let mut to_read = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(w.ws.join("to-read"))
+        .expect("the reader is still waiting at the other end");
+    std::io::Write::write_all(&mut to_read, b"the person's own words").unwrap();
+    drop(to_read);
+    assert!(reader.0.wait().unwrap().success());
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "the person's own words");
+    // Opened without waiting, then read as usual: with no writer left it reads nothing at once.
+    let mut to_write = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(w.ws.join("to-write")).unwrap();
+    let flags = rustix::fs::fcntl_getfl(&to_write).unwrap();
+    rustix::fs::fcntl_setfl(&to_write, flags - rustix::fs::OFlags::NONBLOCK).unwrap();
+    let mut got = String::new();
+    to_write.read_to_string(&mut got).unwrap();
+    assert!(writer.0.wait().unwrap().success());
+    assert_eq!(got, "the person's words", "the writer's words reach the person's reader");
+}

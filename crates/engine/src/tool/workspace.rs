@@ -135,10 +135,6 @@ impl Workspace {
         if !meta.is_file() && !meta.is_dir() {
             return Err(PathError::NotAFile(raw.to_string()).into());
         }
-        // Opened without waiting (see `open_read`); reads and writes wait as usual from here, on
-        // a file system that would honour the flag for a regular file too (FUSE, network).
-        let flags = rustix::fs::fcntl_getfl(file).map_err(io::Error::from)?;
-        rustix::fs::fcntl_setfl(file, flags - OFlags::NONBLOCK).map_err(io::Error::from)?;
         if meta.is_file() && meta.nlink() > 1 {
             return Err(PathError::HardLink(raw.to_string()).into());
         }
@@ -148,10 +144,7 @@ impl Workspace {
     /// Opens an existing file for reading, confined.
     pub fn open_read(&self, raw: &str) -> Result<(PathBuf, File), ConfinedError> {
         let path = self.resolve(raw)?;
-        // Without waiting: a named pipe would hold the open until a writer came, perhaps never
-        // (it is refused once open). A regular file reads the same either way.
-        let file = self.open_beneath(&self.rel(&path), raw, OFlags::RDONLY | OFlags::NONBLOCK)?;
-        self.verify_opened(&file, raw)?;
+        let file = self.open_checked(&self.rel(&path), raw, OFlags::RDONLY)?;
         Ok((path, file))
     }
 
@@ -180,16 +173,14 @@ impl Workspace {
         // Exclusive create first, so "created" is true only when this call made the file, and a
         // name that is a link is never created through.
         let (file, created) = match self.beneath.open(&rel, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL, Mode::from_raw_mode(0o666)) {
-            Ok(f) => (f, true),
+            Ok(f) => {
+                self.verify_opened(&f, raw)?;
+                (f, true)
+            }
             // Not truncating before the check: a swapped link must not destroy the file it points to.
-            // Without waiting for a named pipe's reader: with none the kernel says so at once.
-            Err(Errno::EXIST) => match self.open_beneath(&rel, raw, OFlags::WRONLY | OFlags::NONBLOCK) {
-                Err(ConfinedError::Io(e)) if e.raw_os_error() == Some(Errno::NXIO.raw_os_error()) => return Err(PathError::NotAFile(raw.to_string()).into()),
-                opened => (opened?, false),
-            },
+            Err(Errno::EXIST) => (self.open_checked(&rel, raw, OFlags::WRONLY)?, false),
             Err(e) => return Err(errno_error(e, raw)),
         };
-        self.verify_opened(&file, raw)?;
         file.set_len(0)?;
         Ok((path, file, created))
     }
@@ -214,6 +205,18 @@ impl Workspace {
 
     fn rel(&self, path: &Path) -> PathBuf {
         path.strip_prefix(&self.root).map(Path::to_path_buf).unwrap_or_default()
+    }
+
+    /// Opens beneath the workspace what is checked to be a file (or a folder) inside it. First as
+    /// a handle that reads and writes nothing (`O_PATH`): a named pipe or a device is never opened
+    /// itself, since opening a pipe wakes a program waiting at its other end (and closing it
+    /// then ends that program's stream), and a device may act on being opened. What passes is
+    /// opened for `flags` through that handle, so it is the very file checked.
+    fn open_checked(&self, rel: &Path, raw: &str, flags: OFlags) -> Result<File, ConfinedError> {
+        let handle = self.open_beneath(rel, raw, OFlags::PATH)?;
+        self.verify_opened(&handle, raw)?;
+        let file = rustix::fs::open(fd_path(&handle), flags | OFlags::CLOEXEC, Mode::empty()).map_err(io::Error::from)?;
+        Ok(File::from(file))
     }
 
     /// Opens beneath the workspace. A link written with an absolute target that is inside (the
@@ -247,9 +250,15 @@ fn errno_error(e: Errno, raw: &str) -> ConfinedError {
     }
 }
 
-fn opened_path(file: &File) -> io::Result<PathBuf> {
+/// The kernel's name for an open file: reading it as a link gives the file's path; opening it
+/// opens that same file, whatever its path has become since.
+fn fd_path(file: &File) -> String {
     use std::os::fd::AsRawFd;
-    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+    format!("/proc/self/fd/{}", file.as_raw_fd())
+}
+
+fn opened_path(file: &File) -> io::Result<PathBuf> {
+    std::fs::read_link(fd_path(file))
 }
 
 #[derive(Debug, thiserror::Error)]
