@@ -852,9 +852,10 @@ async fn the_manager_call_is_counted_in_the_events_as_in_history() {
     assert_eq!(from_events, t.agent + t.evaluator + t.compaction, "the events add up to what History shows");
 }
 
-/// A step's check that a file holds some text, where a named pipe is (a dev server's, one the
-/// agent made): reading it would wait for a writer that never comes and hold the task for ever.
-/// A pipe holds no text: the check does not hold, and the step is judged as any other.
+/// A step's checks that a file exists and holds some text, where a named pipe is (a dev server's,
+/// one the agent made): reading it would wait for a writer that never comes and hold the task for
+/// ever. A pipe is no file (its review shows the file gone) and holds no text: neither check
+/// holds, and the step is judged as any other.
 #[test]
 fn a_step_check_on_a_named_pipe_does_not_hold_and_never_waits_on_it() {
     // On a thread of its own: a read stuck in the kernel keeps the runtime's timers from firing.
@@ -873,7 +874,7 @@ fn a_step_check_on_a_named_pipe_does_not_hold_and_never_waits_on_it() {
 
 async fn a_step_check_on_a_named_pipe() {
     let steps = json!({"steps": [
-        {"title": "Write notes", "instructions": "Write notes.txt.", "criteria": ["notes.txt exists", "feed.txt contains \"ok\""], "depends_on": []},
+        {"title": "Write notes", "instructions": "Write notes.txt.", "criteria": ["notes.txt exists", "feed.txt exists", "feed.txt contains \"ok\""], "depends_on": []},
         {"title": "Write c.txt", "instructions": "Write c.txt.", "criteria": ["c.txt exists"], "depends_on": [0]}
     ]});
     let h = Harness::new(
@@ -891,7 +892,7 @@ async fn a_step_check_on_a_named_pipe() {
     assert!(std::process::Command::new("mkfifo").arg(h.ws().join("feed.txt")).status().unwrap().success());
     let o = start(&h, "write notes, then c.txt", PlanMode::On).await;
     assert!(!finished(&o).is_empty(), "the step ended; errors: {:?}", errors(&o));
-    let told = h.server.requests().into_iter().any(|r| r.body.to_string().contains("do not hold yet: feed.txt contains"));
-    assert!(told, "the agent is told the check on the pipe does not hold");
+    let told = h.server.requests().into_iter().any(|r| r.body.to_string().contains("do not hold yet: feed.txt exists; feed.txt contains"));
+    assert!(told, "the agent is told the checks on the pipe do not hold: a pipe is no file, as its review would show");
     assert!(std::fs::symlink_metadata(h.ws().join("feed.txt")).unwrap().file_type().is_fifo(), "the pipe is left");
 }

@@ -51,7 +51,8 @@ impl Run {
             self.workspace.resolve(p).ok().filter(|full| std::fs::metadata(full).is_ok_and(|m| m.is_file())).and_then(|full| std::fs::read(full).ok())
         };
         match check {
-            Check::FileExists(p) => self.workspace.resolve(p).is_ok_and(|full| full.exists()),
+            // A named pipe, a socket or a device is no file: the review shows a file gone there.
+            Check::FileExists(p) => self.workspace.resolve(p).is_ok_and(|full| std::fs::metadata(full).is_ok_and(|m| m.is_file() || m.is_dir())),
             Check::FileContains(p, text) => read(p).is_some_and(|b| String::from_utf8_lossy(&b).contains(text.as_str())),
             _ => false,
         }
