@@ -485,6 +485,8 @@ pub struct ListInput {
     group: Option<GroupId>,
     #[serde(default)]
     kept_work: bool,
+    #[serde(default)]
+    ids: Vec<SessionId>,
 }
 
 #[tauri::command]
@@ -499,6 +501,7 @@ pub fn list_sessions(state: State<'_, AppState>, filter: Option<ListInput>) -> R
         before: f.before,
         group: f.group,
         kept_work: f.kept_work,
+        ids: f.ids,
     })
 }
 

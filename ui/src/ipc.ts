@@ -642,6 +642,8 @@ export interface ListFilter {
   group?: string;
   /** Only sessions whose worktree is still there, attempts left out (a group's are decided with it). */
   kept_work?: boolean;
+  /** Only these sessions (a search's matches), however far back. */
+  ids?: string[];
 }
 
 export interface Landed {

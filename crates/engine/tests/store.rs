@@ -300,6 +300,10 @@ fn list_filters_by_status_end_reason_and_date_and_pages_newest_first() {
     let last = page1.last().unwrap();
     let page2 = store.list_sessions(&ListQuery { limit: 3, before: Some((last.created_ms, last.id.clone())), ..Default::default() }).unwrap();
     assert_eq!(page2.first().unwrap().id, ids[3], "the next page starts right after the previous one");
+    let found = store
+        .list_sessions(&ListQuery { ids: vec![ids[0].clone(), ids[5].clone()], statuses: vec![SessionStatus::Completed], limit: 1, ..Default::default() })
+        .unwrap();
+    assert_eq!(found.iter().map(|s| &s.id).collect::<Vec<_>>(), vec![&ids[0]], "a search's matches, within the other filters, however far back");
 }
 
 #[test]

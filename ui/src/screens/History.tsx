@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { Inbox, Search } from "lucide-react";
-import { AppError, ipc, type EndReason, type SearchHit, type SessionStatus, type SessionSummary } from "../ipc";
+import { AppError, ipc, type EndReason, type ListFilter, type SearchHit, type SessionStatus, type SessionSummary } from "../ipc";
 import { AlertDialog } from "../components/AlertDialog";
 import { StatusBadge } from "../components/StatusBadge";
 import { AgentTrustPanel, TrustPanel } from "../components/TrustPanel";
@@ -100,24 +100,40 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
   const [notice, setNotice] = useState<string | null>(null);
   const [exported, setExported] = useState<{ id: string; title: string; format: "md" | "json"; text: string } | null>(null);
 
-  const load = useCallback(() => {
+  const filters = useCallback((): ListFilter => {
     const days = { all: 0, day: 1, week: 7, month: 30 }[since];
-    ipc
-      .listSessions({
-        limit: 200,
-        statuses: filter === "all" ? undefined : [filter],
-        end_reasons: outcome === "all" ? undefined : [outcome],
-        since_ms: days ? Date.now() - days * 86_400_000 : undefined,
-      })
-      .then(
-        (r) => {
-          setLoadError(null);
-          setRows(r ?? []);
-        },
-        (e: AppError) => setLoadError(e.message),
-      );
+    return {
+      statuses: filter === "all" ? undefined : [filter],
+      end_reasons: outcome === "all" ? undefined : [outcome],
+      since_ms: days ? Date.now() - days * 86_400_000 : undefined,
+    };
   }, [filter, outcome, since]);
-  useEffect(load, [load]);
+  const loadList = useCallback(() => {
+    ipc.listSessions({ limit: 200, ...filters() }).then(
+      (r) => {
+        setLoadError(null);
+        setRows(r ?? []);
+      },
+      (e: AppError) => setLoadError(e.message),
+    );
+  }, [filters]);
+  // A search's matches are asked for by id, within the filters: the list holds only the newest
+  // 200, and a match may be far older.
+  const [hitRows, setHitRows] = useState<SessionSummary[] | null>(null);
+  const loadHits = useCallback(() => {
+    if (!hits || hits.byId.size === 0) return setHitRows(hits ? [] : null);
+    const ids = [...hits.byId.keys()];
+    ipc.listSessions({ ...filters(), ids, limit: ids.length }).then(
+      (r) => setHitRows(r ?? []),
+      (e: AppError) => setLoadError(e.message),
+    );
+  }, [filters, hits]);
+  const load = useCallback(() => {
+    loadList();
+    loadHits();
+  }, [loadList, loadHits]);
+  useEffect(loadList, [loadList]);
+  useEffect(loadHits, [loadHits]);
   // A deleted row took the focus with it: once the list is back, it goes to the search box.
   const searchBox = useRef<HTMLInputElement>(null);
   const refocus = useRef(false);
@@ -153,7 +169,8 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
     setHits(null);
   };
   // While searching, the list holds only the matches, best first, within the other filters.
-  const shown = rows && hits ? rows.filter((r) => hits.byId.has(r.id)).sort((a, b) => hits.byId.get(a.id)!.rank - hits.byId.get(b.id)!.rank) : rows;
+  // (Until the matches by id are in, those among the list's rows stand in.)
+  const shown = rows && hits ? (hitRows ?? rows).filter((r) => hits.byId.has(r.id)).sort((a, b) => hits.byId.get(a.id)!.rank - hits.byId.get(b.id)!.rank) : rows;
 
   const exportAs = async (id: string, title: string, format: "md" | "json") => {
     setError(null);

@@ -424,6 +424,31 @@ describe("History search", () => {
     expect(screen.getByTestId("history-search")).toHaveValue("");
   });
 
+  it("finds a session older than the newest 200 the list holds, within the filters chosen", async () => {
+    const asked: Record<string, unknown>[] = [];
+    const newest = Array.from({ length: 200 }, (_, i) => row(`new${i}`, `Recent task ${i}`));
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") {
+          const filter = (args as { filter: { ids?: string[] } | null }).filter ?? {};
+          asked.push(filter);
+          return filter.ids ? [row("old", "Fix the parser, months ago")].filter((r) => filter.ids!.includes(r.id)) : newest;
+        }
+        if (cmd === "search_sessions") return [{ session_id: "old", title: "Fix the parser, months ago", status: "completed", created_at: "", snippet: [{ text: "parser", matched: true }] }];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await waitFor(() => expect(screen.getAllByTestId("history-row")).toHaveLength(200));
+    await user.type(screen.getByTestId("history-search"), "parser");
+    await waitFor(() => expect(screen.getAllByTestId("history-row"), "the match is shown, not \"No sessions match\"").toHaveLength(1));
+    expect(screen.getByTestId("history-row")).toHaveTextContent("Fix the parser, months ago");
+    expect(asked.at(-1), "the matches are asked for by id").toMatchObject({ ids: ["old"] });
+  });
+
   it("says when nothing matches instead of showing the full list", async () => {
     mockIPC(
       (cmd) => {

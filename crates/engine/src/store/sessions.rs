@@ -256,6 +256,8 @@ pub struct ListQuery {
     /// Only sessions whose worktree is still there, attempts left out (a group's are decided
     /// with it): work kept for the person to decide on.
     pub kept_work: bool,
+    /// Only these sessions (a search's matches), however far back they are; empty for all.
+    pub ids: Vec<SessionId>,
 }
 
 pub fn list(conn: &rusqlite::Connection, q: &ListQuery) -> Result<Vec<SessionSummary>> {
@@ -275,6 +277,10 @@ pub fn list(conn: &rusqlite::Connection, q: &ListQuery) -> Result<Vec<SessionSum
     }
     if q.kept_work {
         sql.push_str(" AND work_dir IS NOT NULL AND group_id IS NULL");
+    }
+    if !q.ids.is_empty() {
+        sql.push_str(&format!(" AND id IN ({})", vec!["?"; q.ids.len()].join(",")));
+        args.extend(q.ids.iter().map(|id| id.0.clone().into()));
     }
     if let Some(s) = q.since_ms {
         sql.push_str(" AND created_ms >= ?");
