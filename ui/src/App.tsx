@@ -111,6 +111,10 @@ export function App() {
     if (hasView) requestAnimationFrame(() => report("ready", performance.now()));
   }, [hasView]);
 
+  // A `--task` that could not start (no such folder, no provider): said once, the task in New Task.
+  const [startupFailed, setStartupFailed] = useState<string | null>(null);
+  const [newTaskKey, setNewTaskKey] = useState(0);
+
   // `finishline-app --open-session ID` or `--task T --workspace W`: go straight there, at this
   // launch or when a second launch hands its arguments to this window.
   useEffect(() => {
@@ -118,7 +122,21 @@ export function App() {
       ipc.startupAction().then(
         async (a) => {
           if (a?.kind === "open_session") openSession(a.session_id);
-          if (a?.kind === "run_task") openSession(await ipc.startSession(a.task, a.workspace));
+          if (a?.kind !== "run_task") return;
+          try {
+            openSession(await ipc.startSession(a.task, a.workspace));
+          } catch (e) {
+            // Not lost: the task and its folder wait in New Task (its window drafts), with why.
+            try {
+              sessionStorage.setItem("finishline.taskDraft", a.task);
+              sessionStorage.setItem("finishline.workspaceDraft", a.workspace);
+            } catch {
+              /* storage full: the notice still says what was asked */
+            }
+            setStartupFailed((e as AppError).message);
+            setNewTaskKey((k) => k + 1);
+            setScreen("new");
+          }
         },
         () => {},
       );
@@ -243,6 +261,14 @@ export function App() {
             </button>
           </p>
         )}
+        {startupFailed && (
+          <p className="notice row" role="alert" data-testid="startup-failed">
+            <span className="grow">The task from the command line did not start: {startupFailed.replace(/[.\s]*$/, ".")} It waits in New Task to fix and run.</span>
+            <button className="btn small" onClick={() => setStartupFailed(null)}>
+              OK
+            </button>
+          </p>
+        )}
         {historyKept && (
           <p className="notice row" role="alert" data-testid="history-set-aside">
             <span className="grow">
@@ -258,7 +284,7 @@ export function App() {
         {screen === "history" ? (
           <History onNewTask={() => setScreen("new")} onOpen={openSession} onOpenGroup={openGroup} look={historyLook.current} />
         ) : screen === "attempts" && groupId ? (
-          <AttemptsView key={groupId} group={groupId} onOpenSession={openSession} />
+          <AttemptsView key={groupId} group={groupId} onOpenSession={openSession} onOpenHistory={() => setScreen("history")} />
         ) : screen === "session" && sessionId ? (
           <SessionView key={sessionId} sessionId={sessionId} onOpenHistory={() => setScreen("history")} onOpenSettings={() => setScreen("settings")} onOpenGroup={openGroup} />
         ) : loadError ? (
@@ -280,7 +306,7 @@ export function App() {
             Loading…
           </p>
         ) : screen === "new" ? (
-          <NewTask focusSignal={newTaskFocus} providerReady={view.provider_ready} modelMissing={modelMissing(view)} defaultModel={view.settings.provider.model} defaultPlan={view.settings.plan_mode ?? "auto"} defaultAgent={view.settings.agent ?? null} attemptLimit={view.settings.tasks?.max_attempts ?? 4} onOpenSettings={openSettings} onStarted={openSession} onStartedGroup={openGroup} />
+          <NewTask key={newTaskKey} focusSignal={newTaskFocus} providerReady={view.provider_ready} modelMissing={modelMissing(view)} defaultModel={view.settings.provider.model} defaultPlan={view.settings.plan_mode ?? "auto"} defaultAgent={view.settings.agent ?? null} attemptLimit={view.settings.tasks?.max_attempts ?? 4} onOpenSettings={openSettings} onStarted={openSession} onStartedGroup={openGroup} />
         ) : (
           <SettingsScreen view={view} onSaved={setView} guard={settingsGuard} focusField={settingsFocus} />
         )}

@@ -27,6 +27,23 @@ describe("App shell", () => {
     await vi.waitFor(() => expect(screen.getByTestId("provider-model"), "'Choose a model' leads to the Model field, ready to type in").toHaveFocus());
   });
 
+  it("a task from the command line that cannot start says why, and waits in New Task with its folder to fix and run", async () => {
+    sessionStorage.clear();
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view({}, true);
+        if (cmd === "startup_action") return { kind: "run_task", task: "fix the parser", workspace: "/no/such/folder" };
+        if (cmd === "start_session") throw { code: "workspace_missing", message: "the folder /no/such/folder does not exist" };
+        if (cmd === "list_sessions") return [];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    expect(await screen.findByTestId("startup-failed")).toHaveTextContent(/the task from the command line did not start: the folder \/no\/such\/folder does not exist/i);
+    expect(screen.getByTestId("task-input"), "the task is not lost").toHaveValue("fix the parser");
+    expect(screen.getByTestId("workspace-path")).toHaveValue("/no/such/folder");
+  });
+
   it("moves between the three screens from the sidebar", async () => {
     mockIPC((cmd) => (cmd === "get_settings" ? view() : cmd === "list_sessions" ? [] : undefined), { shouldMockEvents: true });
     render(<App />);
