@@ -70,7 +70,7 @@ export function evaluatorOf(s: Settings): string {
   return s.evaluator_model?.trim() || s.evaluator_provider?.model?.trim() || s.provider.model;
 }
 
-export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSession: (id: string) => void }) {
+export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: string; onOpenSession: (id: string) => void; onOpenHistory?: () => void }) {
   const [ranking, setRanking] = useState<GroupRanking | null>(null);
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
   const [diffs, setDiffs] = useState<FileDifference[] | null>(null);
@@ -166,7 +166,30 @@ export function AttemptsView({ group, onOpenSession }: { group: string; onOpenSe
     return () => clearInterval(t);
   }, [anyRunning]);
 
-  if (!ranking) return <p className="muted">{error ?? "Loading…"}</p>;
+  if (!ranking) {
+    if (!error) return <p className="muted">Loading…</p>;
+    return (
+      <div className="panel error-panel" role="alert" data-testid="attempts-error">
+        <p>These attempts could not be opened: {error}</p>
+        <div className="row">
+          <button
+            className="btn"
+            onClick={() => {
+              setError(null);
+              load();
+            }}
+          >
+            Try again
+          </button>
+          {onOpenHistory && (
+            <button className="btn" onClick={onOpenHistory}>
+              Back to History
+            </button>
+          )}
+        </div>
+      </div>
+    );
+  }
   const statusOf = (id: string) => sessions.find((s) => s.id === id)?.status;
   const progressOf = (id: string) => {
     const s = sessions.find((x) => x.id === id);
@@ -543,17 +566,28 @@ function ConfirmLand({
 /** One attempt's diff, from its review as the session holds it. */
 function AttemptDiff({ session, review }: { session: string; review: string }) {
   const [files, setFiles] = useState<import("../ipc").FileChange[] | null>(null);
+  // Unread, the diff is not an empty one: saying "no changes" would misjudge the attempt.
+  const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    ipc.getSession(session).then((t) => {
-      const last = [...t.events].reverse().find((e) => e.type === "review_requested") as { files_changed?: import("../ipc").FileChange[] } | undefined;
-      setFiles(last?.files_changed ?? []);
-    }, () => setFiles([]));
+    ipc.getSession(session).then(
+      (t) => {
+        const last = [...t.events].reverse().find((e) => e.type === "review_requested") as { files_changed?: import("../ipc").FileChange[] } | undefined;
+        setFiles(last?.files_changed ?? []);
+      },
+      (e: AppError) => setError(e.message),
+    );
   }, [session]);
   // Opened below the last card, it would be out of sight: it comes into view.
   const at = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (files) at.current?.scrollIntoView?.({ block: "nearest" });
   }, [files]);
+  if (error)
+    return (
+      <p className="field-error" role="alert" data-testid="attempt-diff-error">
+        The diff could not be read: {error.replace(/[.\s]*$/, "")}. Open the attempt's session to see its changes.
+      </p>
+    );
   if (!files) return <p className="muted small">Loading the diff…</p>;
   return (
     <div ref={at}>

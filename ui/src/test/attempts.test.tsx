@@ -295,6 +295,39 @@ describe("attempts side by side", () => {
     expect(screen.queryByTestId("attempts-reject-all")).toBeNull();
   });
 
+  it("a group that cannot be opened says why, with Try again and the way back to History", async () => {
+    let broken = true;
+    const back: string[] = [];
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") {
+        if (broken) throw { code: "storage", message: "database is locked" };
+        return ranking();
+      }
+      if (cmd === "list_sessions") return [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2)];
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} onOpenHistory={() => back.push("history")} />);
+    const panel = await screen.findByTestId("attempts-error");
+    expect(panel).toHaveTextContent(/these attempts could not be opened: database is locked/i);
+    await userEvent.click(within(panel).getByRole("button", { name: "Back to History" }));
+    expect(back).toEqual(["history"]);
+    broken = false;
+    await userEvent.click(within(panel).getByRole("button", { name: "Try again" }));
+    expect(await screen.findAllByTestId("attempt")).toHaveLength(2);
+  });
+
+  it("an attempt's diff that cannot be read says so, not that the attempt changed nothing", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return ranking();
+      if (cmd === "list_sessions") return [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2)];
+      if (cmd === "get_session") throw { code: "storage", message: "database is locked" };
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    await userEvent.click((await screen.findAllByTestId("attempt-diff-toggle"))[0]);
+    expect(await screen.findByTestId("attempt-diff-error")).toHaveTextContent(/the diff could not be read: database is locked/i);
+  });
+
   it("the evaluator compares the attempts on request: progress while it thinks, then its sentence, shown as text", async () => {
     let compared: unknown = null;
     let answer: (r: Compared) => void = () => {};
