@@ -4,6 +4,20 @@ import { STATUS_LABEL } from "../session/model";
 
 const mb = (b: number) => (b < 1_000_000 ? `${Math.max(1, Math.round(b / 1000))} KB` : `${(b / 1_000_000).toFixed(1)} MB`);
 
+/** A figure that could not be read: said, with a way to try again, where it would have shown. */
+function Unread({ what, why, testid, retry }: { what: string; why: string; testid: string; retry: () => void }) {
+  return (
+    <p className="field-error row" role="alert" data-testid={testid}>
+      <span className="grow">
+        {what} could not be read: {why}
+      </span>
+      <button type="button" className="btn small" onClick={retry}>
+        Try again
+      </button>
+    </p>
+  );
+}
+
 /** Disk the checkpoints take per workspace, and a way to give back what deleted sessions used. */
 export function CheckpointStorage() {
   const [stores, setStores] = useState<StoreUsage[] | null>(null);
@@ -13,6 +27,7 @@ export function CheckpointStorage() {
     ipc.checkpointUsage().then(setStores, (e) => setNote((e as AppError).message));
   }, []);
   useEffect(load, [load]);
+  if (!stores && note) return <Unread what="Checkpoints' disk use" why={note} testid="checkpoint-usage-error" retry={() => { setNote(null); load(); }} />;
   if (!stores || stores.length === 0) return null;
   const free = async (s: StoreUsage) => {
     setBusy(s.id);
@@ -69,6 +84,7 @@ export function WorktreeStorage() {
     const off = ipc.onHistoryChanged(load);
     return () => void off.then((f) => f()).catch(() => undefined);
   }, [load]);
+  if (!rows && note) return <Unread what="Worktrees' disk use" why={note} testid="worktree-usage-error" retry={() => { setNote(null); load(); }} />;
   if (!rows) return null;
   const leftovers = rows.filter((r) => r.leftover);
   const clean = async () => {

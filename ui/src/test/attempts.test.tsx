@@ -295,6 +295,23 @@ describe("attempts side by side", () => {
     expect(screen.queryByTestId("attempts-reject-all")).toBeNull();
   });
 
+  it("Settings → Storage says when the disk used could not be read, with Try again, instead of showing nothing", async () => {
+    let broken = true;
+    mockIPC((cmd) => {
+      if (cmd === "worktree_usage") {
+        if (broken) throw { code: "storage", message: "database is locked" };
+        return [];
+      }
+      return null;
+    });
+    render(<WorktreeStorage />);
+    const note = await screen.findByTestId("worktree-usage-error");
+    expect(note).toHaveTextContent(/worktrees' disk use could not be read: database is locked/i);
+    broken = false;
+    await userEvent.click(within(note).getByRole("button", { name: "Try again" }));
+    await waitFor(() => expect(screen.queryByTestId("worktree-usage-error")).toBeNull());
+  });
+
   it("a group that cannot be opened says why, with Try again and the way back to History", async () => {
     let broken = true;
     const back: string[] = [];
