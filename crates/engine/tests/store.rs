@@ -304,6 +304,22 @@ fn list_filters_by_status_end_reason_and_date_and_pages_newest_first() {
         .list_sessions(&ListQuery { ids: vec![ids[0].clone(), ids[5].clone()], statuses: vec![SessionStatus::Completed], limit: 1, ..Default::default() })
         .unwrap();
     assert_eq!(found.iter().map(|s| &s.id).collect::<Vec<_>>(), vec![&ids[0]], "a search's matches, within the other filters, however far back");
+    // A match that is one attempt of a group comes with the group's other attempts, which the
+    // list shows as one row with it.
+    let group = GroupId::new();
+    let attempts: Vec<SessionId> = (1..=2)
+        .map(|number| {
+            let (sid, _) = store.create_session(&new_session("the same task twice")).unwrap();
+            store.append(&sid, None, EngineEvent::AttemptStarted { group: group.clone(), number, of: 2, label: format!("agent {number}") }).unwrap();
+            sid
+        })
+        .collect();
+    let found = store.list_sessions(&ListQuery { ids: vec![attempts[0].clone(), ids[1].clone()], limit: 50, ..Default::default() }).unwrap();
+    let mut got: Vec<&SessionId> = found.iter().map(|s| &s.id).collect();
+    got.sort();
+    let mut want = vec![&attempts[0], &attempts[1], &ids[1]];
+    want.sort();
+    assert_eq!(got, want, "the match, its group's other attempt, and the other match");
 }
 
 #[test]

@@ -37,7 +37,9 @@ export function collapseGroups(rows: SessionSummary[], all: SessionSummary[] = r
       out.push({ row: r, attempts: [] });
     } else if (!seen.has(g)) {
       seen.add(g);
-      const attempts = all.filter((x) => x.attempt?.group === g);
+      const found = all.filter((x) => x.attempt?.group === g);
+      // Never none: the row met is one of its group's attempts, wherever `all` came from.
+      const attempts = found.length > 0 ? found : [r];
       out.push({ row: groupRow(attempts), attempts });
     }
   }
@@ -120,14 +122,20 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
   // A search's matches are asked for by id, within the filters: the list holds only the newest
   // 200, and a match may be far older.
   const [hitRows, setHitRows] = useState<SessionSummary[] | null>(null);
+  // Only the answer to the latest search counts: an earlier one may come back after it.
+  const hitsAsked = useRef(0);
   const loadHits = useCallback(() => {
+    const asked = ++hitsAsked.current;
     if (!hits || hits.byId.size === 0) return setHitRows(hits ? [] : null);
     const ids = [...hits.byId.keys()];
-    ipc.listSessions({ ...filters(), ids, limit: ids.length }).then(
-      (r) => setHitRows(r ?? []),
-      (e: AppError) => setLoadError(e.message),
+    // With the other attempts of a matched attempt's group, counted in its row.
+    ipc.listSessions({ ...filters(), ids, limit: 1000 }).then(
+      (r) => asked === hitsAsked.current && setHitRows(r ?? []),
+      (e: AppError) => asked === hitsAsked.current && setError(`The matches could not be listed: ${e.message}`),
     );
   }, [filters, hits]);
+  // A new search's matches are not the last one's: until they are in, the list's rows stand in.
+  useEffect(() => setHitRows(null), [hits]);
   const load = useCallback(() => {
     loadList();
     loadHits();
@@ -170,6 +178,8 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
   };
   // While searching, the list holds only the matches, best first, within the other filters.
   // (Until the matches by id are in, those among the list's rows stand in.)
+  // Where a matched attempt's group is looked up: the list, and the matches asked for by id.
+  const listed = hitRows ? [...(rows ?? []), ...hitRows.filter((h) => !rows?.some((r) => r.id === h.id))] : (rows ?? []);
   const shown = rows && hits ? (hitRows ?? rows).filter((r) => hits.byId.has(r.id)).sort((a, b) => hits.byId.get(a.id)!.rank - hits.byId.get(b.id)!.rank) : rows;
 
   const exportAs = async (id: string, title: string, format: "md" | "json") => {
@@ -299,7 +309,7 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
       {hits && shown && shown.length > 0 && (
         <p className="row search-summary" role="status" data-testid="search-summary">
           <span className="grow">
-            {matchCount(collapseGroups(shown, rows ?? []).length, shown.length, hits.query)}
+            {matchCount(collapseGroups(shown, listed).length, shown.length, hits.query)}
           </span>
           <button className="btn small" onClick={clearSearch} data-testid="clear-search">
             Clear search
@@ -348,7 +358,7 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
             </tr>
           </thead>
           <tbody>
-            {collapseGroups(shown!, rows ?? []).map(({ row: r, attempts }) => (
+            {collapseGroups(shown!, listed).map(({ row: r, attempts }) => (
               <tr key={r.id} data-testid="history-row" data-status={r.status} data-session={r.id} data-group={r.attempt?.group}>
                 <td>
                   <button className="link" onClick={() => (r.attempt && onOpenGroup ? onOpenGroup(r.attempt.group) : onOpen(r.id))} title={r.workspace}>

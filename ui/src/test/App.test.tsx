@@ -466,6 +466,28 @@ describe("History search", () => {
     expect(asked.at(-1), "the matches are asked for by id").toMatchObject({ ids: ["old"] });
   });
 
+  it("a match that is one attempt of an older group shows as its group's row, its attempts counted", async () => {
+    const attempt = (number: number) => ({ group: "g-old", number, of: 2, label: `agent ${number}`, chosen: false });
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") {
+          const filter = (args as { filter: { ids?: string[] } | null }).filter ?? {};
+          return filter.ids ? [{ ...row("old1", "Fix the parser"), attempt: attempt(1) }, { ...row("old2", "Fix the parser"), attempt: attempt(2) }] : [row("new", "Recent task")];
+        }
+        if (cmd === "search_sessions") return [{ session_id: "old1", title: "Fix the parser", status: "completed", created_at: "", snippet: [{ text: "parser", matched: true }] }];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await screen.findByTestId("history-row");
+    await user.type(screen.getByTestId("history-search"), "parser");
+    await waitFor(() => expect(screen.getByTestId("history-attempts")).toHaveTextContent("2 attempts"));
+    expect(screen.getAllByTestId("history-row")).toHaveLength(1);
+  });
+
   it("says when nothing matches instead of showing the full list", async () => {
     mockIPC(
       (cmd) => {

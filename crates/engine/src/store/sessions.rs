@@ -256,7 +256,8 @@ pub struct ListQuery {
     /// Only sessions whose worktree is still there, attempts left out (a group's are decided
     /// with it): work kept for the person to decide on.
     pub kept_work: bool,
-    /// Only these sessions (a search's matches), however far back they are; empty for all.
+    /// Only these sessions (a search's matches), however far back they are, with the other
+    /// attempts of their groups (the list shows a group as one row); empty for all.
     pub ids: Vec<SessionId>,
 }
 
@@ -279,8 +280,11 @@ pub fn list(conn: &rusqlite::Connection, q: &ListQuery) -> Result<Vec<SessionSum
         sql.push_str(" AND work_dir IS NOT NULL AND group_id IS NULL");
     }
     if !q.ids.is_empty() {
-        sql.push_str(&format!(" AND id IN ({})", vec!["?"; q.ids.len()].join(",")));
-        args.extend(q.ids.iter().map(|id| id.0.clone().into()));
+        let marks = vec!["?"; q.ids.len()].join(",");
+        sql.push_str(&format!(" AND (id IN ({marks}) OR group_id IN (SELECT group_id FROM sessions WHERE group_id IS NOT NULL AND id IN ({marks})))"));
+        for _ in 0..2 {
+            args.extend(q.ids.iter().map(|id| id.0.clone().into()));
+        }
     }
     if let Some(s) = q.since_ms {
         sql.push_str(" AND created_ms >= ?");
