@@ -8,7 +8,7 @@ use std::fs::File;
 use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{mkdirat, openat, openat2, Mode, OFlags, ResolveFlags, CWD};
+use rustix::fs::{fstat, mkdirat, openat, openat2, FileType, Mode, OFlags, ResolveFlags, CWD};
 use rustix::io::Errno;
 
 #[derive(Debug)]
@@ -51,11 +51,17 @@ impl Beneath {
             };
             dir = Some(next);
         }
-        match &dir {
+        let file = match &dir {
             None => openat(&self.root, *last, flags | OFlags::NOFOLLOW, mode),
             Some(d) => openat(d, *last, flags | OFlags::NOFOLLOW, mode),
         }
-        .map(File::from)
+        .map(File::from)?;
+        // A look (`O_PATH`) with `O_NOFOLLOW` opens a link itself, where any other open refuses it
+        // (`ELOOP`): refused the same, the caller goes by the link's real path, as for any open.
+        if flags.contains(OFlags::PATH) && FileType::from_raw_mode(fstat(&file)?.st_mode) == FileType::Symlink {
+            return Err(Errno::LOOP);
+        }
+        Ok(file)
     }
 
     /// Makes the folders of `rel` that are missing. Each is made by name inside a folder that was
@@ -77,5 +83,24 @@ impl Beneath {
             self.open(&prefix, OFlags::PATH | OFlags::DIRECTORY, Mode::empty())?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Kernels before 5.6 have no `openat2`; the walk stands in. A file tool looks at a path
+    /// (`O_PATH`) before it opens it, so a link must come back from a look as from an open.
+    #[test]
+    fn the_walk_refuses_a_link_to_a_look_as_to_an_open_so_it_is_followed_by_its_real_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("real.txt"), "x").unwrap();
+        std::os::unix::fs::symlink("real.txt", dir.path().join("link.txt")).unwrap();
+        let beneath = Beneath::new(dir.path()).unwrap();
+        for flags in [OFlags::RDONLY, OFlags::PATH] {
+            assert_eq!(beneath.walk(Path::new("link.txt"), flags, Mode::empty()).err(), Some(Errno::LOOP), "{flags:?}");
+        }
+        assert!(beneath.walk(Path::new("real.txt"), OFlags::PATH, Mode::empty()).is_ok(), "a file is looked at as before");
     }
 }
