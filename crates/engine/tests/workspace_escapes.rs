@@ -410,7 +410,8 @@ impl Waiting {
         let wchan = format!("/proc/{}/wchan", child.id());
         let waiting = Waiting(child);
         for _ in 0..500 {
-            if std::fs::read_to_string(&wchan).is_ok_and(|w| w.contains("wait_for_partner")) {
+            // The kernel's name for that wait: `wait_for_partner` since 5.9, `pipe_wait` before.
+            if std::fs::read_to_string(&wchan).is_ok_and(|w| ["wait_for_partner", "pipe_wait", "fifo_open"].iter().any(|n| w.contains(n))) {
                 return waiting;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));

@@ -46,9 +46,13 @@ impl Run {
     /// Whether a file check holds in the workspace (paths confined as the file tools'are).
     fn file_check(&self, check: &Check) -> bool {
         // Only a regular file holds text: a named pipe would hold the read (and the task) until
-        // a writer came, perhaps never.
+        // a writer came, perhaps never. Read through the file tools' own open, which looks at
+        // what is there before it opens it: a pipe swapped in after a separate look would not.
         let read = |p: &str| {
-            self.workspace.resolve(p).ok().filter(|full| std::fs::metadata(full).is_ok_and(|m| m.is_file())).and_then(|full| std::fs::read(full).ok())
+            let (_, mut file) = self.workspace.open_read(p).ok()?;
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
+            Some(bytes)
         };
         match check {
             // A named pipe, a socket or a device is no file: the review shows a file gone there.
