@@ -63,7 +63,18 @@ function Link({ href, children }: { href?: string; children?: ReactNode }) {
     }
   };
   return (
-    <span className="link-out">
+    <span
+      className="link-out"
+      // On the link too: with no button to take it (a link that does not open from here), the
+      // focus stays on the link.
+      onKeyDown={(e) => {
+        if (asking && e.key === "Escape") {
+          e.preventDefault();
+          e.stopPropagation();
+          close();
+        }
+      }}
+    >
       <a
         ref={anchor}
         href={href}
@@ -77,19 +88,7 @@ function Link({ href, children }: { href?: string; children?: ReactNode }) {
         {children}
       </a>
       {asking && (
-        <span
-          className="link-confirm"
-          role="dialog"
-          aria-label="Open link"
-          data-testid="link-confirm"
-          onKeyDown={(e) => {
-            if (e.key === "Escape") {
-              e.preventDefault();
-              e.stopPropagation();
-              close();
-            }
-          }}
-        >
+        <span className="link-confirm" role="dialog" aria-label="Open link" data-testid="link-confirm">
           <code data-testid="link-url">{href ?? "(no address)"}</code>
           {isWebLink(href) ? (
             <button type="button" className="btn small" onClick={open} data-testid="link-open" autoFocus>

@@ -78,7 +78,7 @@ describe("links in model output", () => {
     const onKey = (e: KeyboardEvent) => (reachedWindow = e.key === "Escape" && !e.defaultPrevented);
     window.addEventListener("keydown", onKey);
     try {
-      render(<Markdown text={"See [the docs](https://docs.example.com/a)."} />);
+      render(<Markdown text={"See [the docs](https://docs.example.com/a) or [a file](file:///etc/hosts)."} />);
       const user = userEvent.setup();
       await user.click(screen.getByText("the docs"));
       expect(screen.getByTestId("link-open")).toHaveFocus();
@@ -86,6 +86,12 @@ describe("links in model output", () => {
       expect(screen.queryByTestId("link-confirm")).toBeNull();
       expect(screen.getByText("the docs"), "the focus is back where it was").toHaveFocus();
       expect(reachedWindow, "Esc closed the box only: it does not also ask to cancel the run").toBe(false);
+      // A link that does not open from here has no button to take the focus: it stays on the link.
+      await user.click(screen.getByText("a file"));
+      expect(screen.getByTestId("link-confirm")).toBeInTheDocument();
+      await user.keyboard("{Escape}");
+      expect(screen.queryByTestId("link-confirm")).toBeNull();
+      expect(reachedWindow).toBe(false);
     } finally {
       window.removeEventListener("keydown", onKey);
     }
