@@ -126,15 +126,21 @@ export function App() {
           try {
             openSession(await ipc.startSession(a.task, a.workspace));
           } catch (e) {
-            // Not lost: the task and its folder wait in New Task (its window drafts), with why.
+            // Not lost: the task and its folder wait in New Task (its window drafts), with why;
+            // unless the person is writing a task of their own there, which stays as it was.
+            const why = (e as AppError).message.replace(/[.\s]*$/, ".");
+            let own = false;
             try {
-              sessionStorage.setItem("finishline.taskDraft", a.task);
-              sessionStorage.setItem("finishline.workspaceDraft", a.workspace);
+              own = !!sessionStorage.getItem("finishline.taskDraft")?.trim();
+              if (!own) {
+                sessionStorage.setItem("finishline.taskDraft", a.task);
+                sessionStorage.setItem("finishline.workspaceDraft", a.workspace);
+              }
             } catch {
-              /* storage full: the notice still says what was asked */
+              own = true; /* storage full: the notice says what was asked */
             }
-            setStartupFailed((e as AppError).message);
-            setNewTaskKey((k) => k + 1);
+            setStartupFailed(own ? `${why} It was “${a.task}” in ${a.workspace}; your own draft in New Task is kept.` : `${why} It waits in New Task to fix and run.`);
+            if (!own) setNewTaskKey((k) => k + 1);
             setScreen("new");
           }
         },
@@ -263,7 +269,7 @@ export function App() {
         )}
         {startupFailed && (
           <p className="notice row" role="alert" data-testid="startup-failed">
-            <span className="grow">The task from the command line did not start: {startupFailed.replace(/[.\s]*$/, ".")} It waits in New Task to fix and run.</span>
+            <span className="grow">The task from the command line did not start: {startupFailed}</span>
             <button className="btn small" onClick={() => setStartupFailed(null)}>
               OK
             </button>

@@ -42,6 +42,27 @@ describe("App shell", () => {
     expect(await screen.findByTestId("startup-failed")).toHaveTextContent(/the task from the command line did not start: the folder \/no\/such\/folder does not exist/i);
     expect(screen.getByTestId("task-input"), "the task is not lost").toHaveValue("fix the parser");
     expect(screen.getByTestId("workspace-path")).toHaveValue("/no/such/folder");
+    sessionStorage.clear();
+  });
+
+  it("a task from the command line that cannot start leaves a task the person was writing as it was, and names its own", async () => {
+    sessionStorage.clear();
+    sessionStorage.setItem("finishline.taskDraft", "my own half-written task");
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view({}, true);
+        if (cmd === "startup_action") return { kind: "run_task", task: "fix the parser", workspace: "/no/such/folder" };
+        if (cmd === "start_session") throw { code: "workspace_missing", message: "the folder /no/such/folder does not exist" };
+        if (cmd === "list_sessions") return [];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const notice = await screen.findByTestId("startup-failed");
+    expect(notice).toHaveTextContent("“fix the parser” in /no/such/folder");
+    expect(notice).toHaveTextContent("your own draft in New Task is kept");
+    expect(screen.getByTestId("task-input")).toHaveValue("my own half-written task");
+    sessionStorage.clear();
   });
 
   it("moves between the three screens from the sidebar", async () => {
