@@ -27,8 +27,8 @@ describe("App shell", () => {
     await vi.waitFor(() => expect(screen.getByTestId("provider-model"), "'Choose a model' leads to the Model field, ready to type in").toHaveFocus());
   });
 
-  it("a task from the command line that cannot start says why, and waits in New Task with its folder to fix and run", async () => {
-    sessionStorage.clear();
+  /** `--task "fix the parser" --workspace /no/such/folder`, refused by the engine. */
+  function launchWithTaskThatCannotStart() {
     mockIPC(
       (cmd) => {
         if (cmd === "get_settings") return view({}, true);
@@ -39,6 +39,11 @@ describe("App shell", () => {
       { shouldMockEvents: true },
     );
     render(<App />);
+  }
+
+  it("a task from the command line that cannot start says why, and waits in New Task with its folder to fix and run", async () => {
+    sessionStorage.clear();
+    launchWithTaskThatCannotStart();
     expect(await screen.findByTestId("startup-failed")).toHaveTextContent(/the task from the command line did not start: the folder \/no\/such\/folder does not exist/i);
     expect(screen.getByTestId("task-input"), "the task is not lost").toHaveValue("fix the parser");
     expect(screen.getByTestId("workspace-path")).toHaveValue("/no/such/folder");
@@ -48,16 +53,7 @@ describe("App shell", () => {
   it("a task from the command line that cannot start leaves a task the person was writing as it was, and names its own", async () => {
     sessionStorage.clear();
     sessionStorage.setItem("finishline.taskDraft", "my own half-written task");
-    mockIPC(
-      (cmd) => {
-        if (cmd === "get_settings") return view({}, true);
-        if (cmd === "startup_action") return { kind: "run_task", task: "fix the parser", workspace: "/no/such/folder" };
-        if (cmd === "start_session") throw { code: "workspace_missing", message: "the folder /no/such/folder does not exist" };
-        if (cmd === "list_sessions") return [];
-      },
-      { shouldMockEvents: true },
-    );
-    render(<App />);
+    launchWithTaskThatCannotStart();
     const notice = await screen.findByTestId("startup-failed");
     expect(notice).toHaveTextContent("“fix the parser” in /no/such/folder");
     expect(notice).toHaveTextContent("your own draft in New Task is kept");
