@@ -34,6 +34,20 @@ export function AgentLogin({ sessionId, login, onLoggedIn }: Props) {
     }
   };
 
+  // Logged in some other way (the agent's own command in a terminal): the task runs again.
+  const retry = async () => {
+    if (busy) return;
+    setBusy("retry");
+    setError(null);
+    try {
+      await onLoggedIn();
+    } catch (e) {
+      setError((e as AppError).message);
+    } finally {
+      setBusy(null);
+    }
+  };
+
   return (
     <div className="notice login" role="alert" data-testid="agent-login">
       <h3>Log in to {login.label}</h3>
@@ -65,7 +79,20 @@ export function AgentLogin({ sessionId, login, onLoggedIn }: Props) {
                       </>
                     ) : null}
                   </span>
-                  <input type="password" autoComplete="off" value={keys[m.id] ?? ""} onChange={(e) => setKeys({ ...keys, [m.id]: e.target.value })} data-testid={`login-key-${m.id}`} placeholder="Kept in the OS keychain, for this agent only" />
+                  <input
+                    type="password"
+                    autoComplete="off"
+                    value={keys[m.id] ?? ""}
+                    onChange={(e) => setKeys({ ...keys, [m.id]: e.target.value })}
+                    onKeyDown={(e) => {
+                      if (e.key === "Enter" && !e.nativeEvent.isComposing && (keys[m.id] ?? "").trim()) {
+                        e.preventDefault();
+                        void use(m);
+                      }
+                    }}
+                    data-testid={`login-key-${m.id}`}
+                    placeholder="Kept in the OS keychain, for this agent only"
+                  />
                 </label>
                 <button className="btn primary" onClick={() => void use(m)} disabled={busy !== null || !(keys[m.id] ?? "").trim()} aria-busy={busy === m.id} data-testid={`login-save-${m.id}`}>
                   <KeyRound size={14} aria-hidden /> Save and log in
@@ -83,6 +110,12 @@ export function AgentLogin({ sessionId, login, onLoggedIn }: Props) {
           </li>
         ))}
       </ul>
+      <p className="small">
+        {login.methods.length > 0 && <span className="muted">Logged in another way? </span>}
+        <button className="btn" onClick={() => void retry()} disabled={busy !== null} aria-busy={busy === "retry"} data-testid="login-retry">
+          {busy === "retry" ? "Retrying…" : "Retry"}
+        </button>
+      </p>
       {error && (
         <p className="field-error" data-testid="agent-login-error">
           {error}

@@ -1026,4 +1026,25 @@ describe("Log in to an external agent", () => {
     await user.click(screen.getByTestId("login-save-api-key"));
     await waitFor(() => expect(calls.find((c) => c.cmd === "agent_login")).toMatchObject({ methodId: "api-key", key: "sk-ant-123" }));
   });
+
+  it("Enter in the key field saves it, as its button would", async () => {
+    const calls: Record<string, unknown>[] = [];
+    script(needsLogin(), calls);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await userEvent.setup().type(await screen.findByTestId("login-key-api-key"), "sk-ant-456{Enter}");
+    await waitFor(() => expect(calls.find((c) => c.cmd === "agent_login")).toMatchObject({ methodId: "api-key", key: "sk-ant-456" }));
+  });
+
+  it("an agent that offers no way to log in from here has the Retry its words promise, for after a login in a terminal", async () => {
+    const calls: Record<string, unknown>[] = [];
+    script(
+      needsLogin().map((e) => (e.type === "agent_login_needed" ? { ...e, methods: [] } : e)),
+      calls,
+    );
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const card = await screen.findByTestId("agent-login");
+    expect(card).toHaveTextContent("then click Retry");
+    await userEvent.click(within(card).getByRole("button", { name: /Retry/ }));
+    await waitFor(() => expect(calls.find((c) => c.cmd === "send_message"), "the task runs again").toMatchObject({ sessionId: "s1", message: "" }));
+  });
 });
