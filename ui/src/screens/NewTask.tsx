@@ -190,8 +190,16 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
         ? `The task is longer than ${MAX_TASK_CHARS.toLocaleString("en")} characters`
         : !workspace
           ? "Choose a workspace folder first"
-          : attemptsOn && info?.worktrees
-            ? attemptsProblem(choices, attemptLimit)
+          : attemptsOn
+            ? // Attempts are never one run in their place: Run waits for the folder's answer, and
+              // a folder that cannot hold them says so.
+              !info
+              ? checking
+                ? "Looking at the folder…"
+                : "Attempts need a folder in a git repository with a commit: the folder could not be looked at"
+              : !info.worktrees
+                ? "Attempts need a folder in a git repository with a commit: untick Attempts to run it once"
+                : attemptsProblem(choices, attemptLimit)
             : null;
 
   const pick = async () => {

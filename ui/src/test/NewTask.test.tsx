@@ -171,6 +171,46 @@ describe("New task", () => {
     expect(screen.queryByTestId("workspace-checking"), "the answer takes the held line's place").toBeNull();
   });
 
+  it("with Attempts ticked, Run waits for the folder to be looked at, and a folder that cannot take attempts says so: never one run in their place", async () => {
+    sessionStorage.clear();
+    const started: string[] = [];
+    let folder = "/repo";
+    let answer: ((v: unknown) => void) | null = null;
+    mockIPC((cmd, args) => {
+      if (cmd === "plugin:dialog|open") return folder;
+      if (cmd === "workspace_info") {
+        if ((args as { folder: string }).folder === "/repo") return { worktrees: true, repository: "/repo", branch: "main", branches: ["main"], unborn_repository: false, busy: [] };
+        return new Promise((r) => (answer = r));
+      }
+      if (cmd === "workspace_uncommitted") return [];
+      if (cmd === "start_session" || cmd === "start_attempts") started.push(cmd);
+      return null;
+    });
+    render(<NewTask providerReady defaultModel="m" onOpenSettings={() => {}} onStarted={() => {}} />);
+    const user = userEvent.setup();
+    await user.type(screen.getByTestId("task-input"), "write greet.py");
+    await user.click(screen.getByTestId("pick-workspace"));
+    await vi.waitFor(() => expect(screen.getByTestId("attempts-toggle")).toBeEnabled());
+    await user.click(screen.getByTestId("attempts-toggle"));
+    await user.clear(screen.getByTestId("attempts-builtin"));
+    await user.type(screen.getByTestId("attempts-builtin"), "2");
+    folder = "/plain";
+    await user.click(screen.getByTestId("pick-workspace"));
+    await vi.waitFor(() => expect(answer, "the new folder is being looked at").not.toBeNull());
+    expect(screen.getByTestId("run"), "the attempts wait for the folder's answer").toBeDisabled();
+    expect(screen.getByTestId("run")).toHaveAttribute("title", "Looking at the folder…");
+    fireEvent.keyDown(screen.getByTestId("task-input"), { key: "Enter", ctrlKey: true });
+    answer!({ worktrees: false, repository: null, branch: null, branches: [], unborn_repository: false, busy: [] });
+    await vi.waitFor(() => expect(screen.getByTestId("run")).toHaveAttribute("title", expect.stringMatching(/attempts need a folder in a git repository/i)));
+    expect(screen.getByTestId("run")).toBeDisabled();
+    expect(started, "nothing started in their place").toEqual([]);
+    await user.click(screen.getByTestId("attempts-toggle"));
+    expect(screen.getByTestId("attempts-toggle"), "ticked, it can be unticked there").not.toBeChecked();
+    await user.click(screen.getByTestId("run"));
+    await vi.waitFor(() => expect(started).toEqual(["start_session"]));
+    sessionStorage.clear();
+  });
+
   it("a plain folder offers to become a git repository so tasks can run side by side", async () => {
     let made = "";
     let repo = false;
