@@ -165,14 +165,20 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
       clearTimeout(t);
     };
   }, [workspace, infoRound]);
+  // Committing a large folder takes seconds: said while it lasts, done once, and Run waits (the
+  // task would otherwise start in the folder itself).
+  const [makingRepository, setMakingRepository] = useState(false);
   const makeRepository = async () => {
-    if (!workspace) return;
+    if (!workspace || makingRepository) return;
     setError(null);
+    setMakingRepository(true);
     try {
       await ipc.makeRepository(workspace);
       setInfoRound((n) => n + 1);
     } catch (e) {
       setError((e as AppError).message);
+    } finally {
+      setMakingRepository(false);
     }
   };
   const trimmed = task.trim();
@@ -190,7 +196,9 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
         ? `The task is longer than ${MAX_TASK_CHARS.toLocaleString("en")} characters`
         : !workspace
           ? "Choose a workspace folder first"
-          : attemptsOn
+          : makingRepository
+            ? "Making the first commit…"
+            : attemptsOn
             ? // Attempts are never one run in their place: Run waits for the folder's answer, and
               // a folder that cannot hold them says so.
               !info
@@ -376,8 +384,8 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
                 {!info.repository && (
                   <>
                     To run tasks side by side, each in its own copy,{" "}
-                    <button type="button" className="link" onClick={makeRepository} data-testid="make-repository">
-                      {info.unborn_repository ? "make a first commit" : "make it a git repository"}
+                    <button type="button" className="link" onClick={makeRepository} disabled={makingRepository} aria-busy={makingRepository} data-testid="make-repository">
+                      {makingRepository ? "Making the first commit…" : info.unborn_repository ? "make a first commit" : "make it a git repository"}
                     </button>{" "}
                     (it commits the folder as it is now).
                   </>

@@ -234,6 +234,31 @@ describe("New task", () => {
     expect(made).toBe("/plain");
   });
 
+  it("making the folder a repository shows that it is under way, is done once however often clicked, and holds Run meanwhile", async () => {
+    const made: string[] = [];
+    let done: (() => void) | null = null;
+    mockIPC((cmd, args) => {
+      if (cmd === "plugin:dialog|open") return "/plain";
+      if (cmd === "workspace_info") return { worktrees: false, repository: null, branch: null, branches: [], unborn_repository: false, busy: [] };
+      if (cmd === "make_repository") {
+        made.push((args as { folder: string }).folder);
+        return new Promise<void>((r) => (done = r));
+      }
+    });
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    const user = userEvent.setup();
+    await user.type(screen.getByTestId("task-input"), "tidy up");
+    await user.click(screen.getByTestId("pick-workspace"));
+    await user.click(await screen.findByTestId("make-repository"));
+    expect(screen.getByTestId("make-repository")).toHaveTextContent("Making the first commit…");
+    expect(screen.getByTestId("make-repository")).toBeDisabled();
+    fireEvent.click(screen.getByTestId("make-repository"));
+    expect(made).toEqual(["/plain"]);
+    expect(screen.getByTestId("run"), "the task would start in the folder itself").toBeDisabled();
+    done!();
+    await vi.waitFor(() => expect(screen.getByTestId("run")).toBeEnabled());
+  });
+
   it("a busy plain folder asks first: run anyway, queue after the other task, or cancel", async () => {
     const calls: string[] = [];
     mockIPC((cmd, args) => {
