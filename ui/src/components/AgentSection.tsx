@@ -54,12 +54,15 @@ export function AgentSection({ agent, onChange }: Props) {
   const preset = agent ? presets.find((p) => p.name === agent.name) : undefined;
   const [all, setAll] = useState<AgentStatus[] | null>(null);
   const [checkingAll, setCheckingAll] = useState(false);
+  // Said beside its own button: the one agent's check error shows only with an agent chosen.
+  const [checkAllError, setCheckAllError] = useState<string | null>(null);
   const checkAll = async () => {
     setCheckingAll(true);
+    setCheckAllError(null);
     try {
       setAll(await ipc.checkAgents());
     } catch (e) {
-      setCheckError(e as AppError);
+      setCheckAllError((e as AppError).message);
     } finally {
       setCheckingAll(false);
     }
@@ -219,6 +222,11 @@ export function AgentSection({ agent, onChange }: Props) {
           {checkingAll ? "Checking every agent…" : "Check every agent"}
         </button>
       </div>
+      {checkAllError && (
+        <p className="field-error" role="alert" data-testid="agents-check-all-error">
+          {checkAllError}
+        </p>
+      )}
       {all && (
         <table className="agents-status small" data-testid="agents-status">
           <thead>

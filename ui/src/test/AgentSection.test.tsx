@@ -92,6 +92,16 @@ describe("Settings → Agent", () => {
     expect(screen.getByTestId("agent-status-gemini"), "a missing agent names its install command").toHaveTextContent("no: npm i -g @google/gemini-cli");
   });
 
+  it("Check every agent that fails says why beside its button, with Finishline's own agent chosen too", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "agent_presets") return presets;
+      if (cmd === "check_agents") throw { code: "internal", message: "the agents could not be checked: too many open files" };
+    });
+    render(<Harness />);
+    await userEvent.setup().click(await screen.findByTestId("agents-check-all"));
+    expect(await screen.findByTestId("agents-check-all-error")).toHaveTextContent(/too many open files/);
+  });
+
   it("a preset's program can be another install of it, and it stays that preset", async () => {
     mockIPC((cmd) => (cmd === "agent_presets" ? presets : undefined));
     let last: ExternalAgent | null = null;
