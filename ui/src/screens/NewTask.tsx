@@ -205,7 +205,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
               ? checking
                 ? "Looking at the folder…"
                 : "Attempts need a folder in a git repository with a commit: the folder could not be looked at"
-              : !info.worktrees
+              : !info.repository
                 ? "Attempts need a folder in a git repository with a commit: untick Attempts to run it once"
                 : attemptsProblem(choices, attemptLimit)
             : null;
@@ -239,7 +239,9 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
         return;
       }
       const baseChoice = info?.worktrees && base && base !== info.branch ? base : undefined;
-      if (attemptsOn && info?.worktrees) {
+      // Attempts need a repository with a commit, whatever Settings say of single tasks: each
+      // attempt gets its own worktree (`info.worktrees` is about single tasks).
+      if (attemptsOn && info?.repository) {
         const m = model.trim();
         // The built-in agent's attempts use this task's model when it is not the Settings one.
         const agents = attemptList(choices).map((a) => (a === "builtin" && m && m !== defaultModel ? `builtin:${m}` : a));
@@ -413,7 +415,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
         )}
       </div>
 
-      <AttemptsPicker on={attemptsOn} onToggle={setAttemptsOn} choices={choices} onChange={setChoices} limit={attemptLimit} available={!!info?.worktrees} model={model.trim() || defaultModel} />
+      <AttemptsPicker on={attemptsOn} onToggle={setAttemptsOn} choices={choices} onChange={setChoices} limit={attemptLimit} available={!!info?.repository} model={model.trim() || defaultModel} />
       {!attemptsOn && (defaultAgent || installed.length > 0) && (
         <label className="field">
           <span>Agent</span>
@@ -511,7 +513,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
         )}
         <span className="muted hint">{blocker ?? "Ctrl+Enter runs"}</span>
         <button type="submit" className="btn primary" disabled={!!blocker || starting} title={blocker ?? "Run (Ctrl+Enter)"} data-testid="run">
-          <Play size={15} aria-hidden /> {attemptsOn && info?.worktrees ? "Run attempts" : "Run"}
+          <Play size={15} aria-hidden /> {attemptsOn && info?.repository ? "Run attempts" : "Run"}
         </button>
       </div>
     </form>

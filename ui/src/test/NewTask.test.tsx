@@ -234,6 +234,16 @@ describe("New task", () => {
     expect(made).toBe("/plain");
   });
 
+  it("attempts are offered in a repository when Settings run single tasks in the folder itself: each attempt still gets its own worktree", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "plugin:dialog|open") return "/repo";
+      if (cmd === "workspace_info") return { worktrees: false, repository: "/repo", branch: "main", branches: ["main"], unborn_repository: true, busy: [] };
+    });
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    await userEvent.setup().click(screen.getByTestId("pick-workspace"));
+    await vi.waitFor(() => expect(screen.getByTestId("attempts-toggle")).toBeEnabled());
+  });
+
   it("making the folder a repository shows that it is under way, is done once however often clicked, and holds Run meanwhile", async () => {
     const made: string[] = [];
     let done: (() => void) | null = null;
