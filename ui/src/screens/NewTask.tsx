@@ -270,6 +270,20 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
       run();
     }
   };
+  // And when the focus is on the page around the form (after a click on blank space); what the
+  // form's own handler took is not taken twice.
+  const runNow = useRef(run);
+  runNow.current = run;
+  useEffect(() => {
+    const onKey = (e: globalThis.KeyboardEvent) => {
+      if (e.defaultPrevented || e.key !== "Enter" || !(e.ctrlKey || e.metaKey)) return;
+      if (document.querySelector('[role="alertdialog"], [role="dialog"]')) return;
+      e.preventDefault();
+      void runNow.current();
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
 
   return (
     <form className="screen" onSubmit={run} onKeyDown={onKeyDown} onFocus={(e) => keepAboveBar(e.target, bar.current, e.relatedTarget)} data-testid="new-task-form">

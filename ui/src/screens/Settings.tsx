@@ -213,6 +213,18 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
     },
     [guard],
   );
+  // Ctrl+S also when the focus is on the page around the form (after a click on blank space):
+  // what the form's own handler took is not taken twice.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.defaultPrevented || !(e.ctrlKey || e.metaKey) || e.altKey || e.key.toLowerCase() !== "s") return;
+      if (document.querySelector('[role="alertdialog"], [role="dialog"]')) return;
+      e.preventDefault();
+      form.current?.requestSubmit();
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
   // The theme shows as soon as it is picked; leaving without saving puts the saved one back.
   const savedTheme = useRef(baseline.theme);
   savedTheme.current = baseline.theme;

@@ -68,6 +68,33 @@ describe("New task", () => {
     expect(started).toEqual({ task: "hello", workspace: "/w", model: null, plan: "auto", agent: null, isolation: null, base: null, whenBusy: "ask" });
   });
 
+  it("Ctrl+Enter runs also after a click on blank space, where the focus is on the page around the form", async () => {
+    sessionStorage.clear();
+    let starts = 0;
+    mockIPC((cmd) => {
+      if (cmd === "plugin:dialog|open") return "/w";
+      if (cmd === "start_session") {
+        starts += 1;
+        return "ses_1";
+      }
+    });
+    const onStarted = vi.fn();
+    render(
+      <main className="content" tabIndex={-1}>
+        <NewTask providerReady onOpenSettings={() => {}} onStarted={onStarted} />
+      </main>,
+    );
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("pick-workspace"));
+    await vi.waitFor(() => expect(screen.getByTestId("workspace-path")).toHaveValue("/w"));
+    await user.type(screen.getByTestId("task-input"), "hello");
+    (document.querySelector("main.content") as HTMLElement).focus();
+    await user.keyboard("{Control>}{Enter}{/Control}");
+    await vi.waitFor(() => expect(onStarted).toHaveBeenCalledWith("ses_1"));
+    expect(starts).toBe(1);
+    sessionStorage.clear();
+  });
+
   it("with a server in Settings but no model there, the model typed here runs the task", async () => {
     let started: { model?: string | null } = {};
     mockIPC((cmd, args) => {

@@ -216,6 +216,28 @@ describe("Settings, saving from the keyboard", () => {
     expect(await screen.findByText("Saved"), "Ctrl+S does what the Save button does").toBeInTheDocument();
     expect(saved).toBe(1);
   });
+
+  it("Ctrl+S saves also after a click on blank space, where the focus is on the page around the form", async () => {
+    let saved = 0;
+    mockIPC((cmd, args) => {
+      if (cmd === "provider_presets") return [];
+      if (cmd === "save_settings") {
+        saved += 1;
+        return { settings: (args as { settings: unknown }).settings, provider_ready: true };
+      }
+    });
+    render(
+      <main className="content" tabIndex={-1}>
+        <SettingsScreen view={view()} onSaved={() => {}} />
+      </main>,
+    );
+    const user = userEvent.setup();
+    await user.type(screen.getByTestId("provider-model"), "smollm2");
+    (document.querySelector("main.content") as HTMLElement).focus();
+    await user.keyboard("{Control>}s{/Control}");
+    expect(await screen.findByText("Saved")).toBeInTheDocument();
+    expect(saved, "once, not once for the form and once for the window").toBe(1);
+  });
 });
 
 /** Settings on screen, with every save the engine would get kept in `saved`. */
