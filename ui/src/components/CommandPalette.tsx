@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from "react";
-import { ipc, type SessionSummary } from "../ipc";
+import { AppError, ipc, type SearchHit, type SessionSummary } from "../ipc";
 import { doubtTitle, reviewInDoubt, STATUS_LABEL } from "../session/model";
 
 export interface PaletteCommand {
@@ -47,19 +47,42 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
   const [query, setQuery] = useState("");
   const [active, setActive] = useState(0);
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
+  const [sessionsError, setSessionsError] = useState<string | null>(null);
   const input = useRef<HTMLInputElement>(null);
   useReturnFocus();
   useEffect(() => {
     input.current?.focus();
-    ipc.listSessions({ limit: 100 }).then((s) => setSessions(s ?? []), () => {});
+    ipc.listSessions({ limit: 100 }).then(
+      (s) => setSessions(s ?? []),
+      (e: AppError) => setSessionsError(e.message),
+    );
   }, []);
-  const all = useMemo<PaletteCommand[]>(
-    () => [
+  // The newest hundred are at hand; any older session is found by the history's search as the
+  // person types (its words, the title among them).
+  const [found, setFound] = useState<SearchHit[]>([]);
+  useEffect(() => {
+    const words = query.trim();
+    if (words.length < 2) return setFound([]);
+    let live = true;
+    const t = setTimeout(() => {
+      ipc.searchSessions(words).then(
+        (hits) => live && setFound(hits ?? []),
+        () => live && setFound([]),
+      );
+    }, 150);
+    return () => {
+      live = false;
+      clearTimeout(t);
+    };
+  }, [query]);
+  const all = useMemo<PaletteCommand[]>(() => {
+    const listed = new Set(sessions.map((s) => s.id));
+    return [
       ...commands,
       ...sessions.map((s) => ({ id: `session-${s.id}`, label: `Open: ${s.title || s.task}`, hint: reviewInDoubt(s.status, s.end_reason) ? doubtTitle(s.status, s.end_reason) : STATUS_LABEL[s.status], run: () => onOpenSession(s.id) })),
-    ],
-    [commands, sessions, onOpenSession],
-  );
+      ...found.filter((h) => !listed.has(h.session_id)).map((h) => ({ id: `session-${h.session_id}`, label: `Open: ${h.title}`, hint: STATUS_LABEL[h.status], run: () => onOpenSession(h.session_id) })),
+    ];
+  }, [commands, sessions, found, onOpenSession]);
   const shown = all.filter((c) => matches(c.label, query)).slice(0, 12);
   const pick = (c: PaletteCommand | undefined) => {
     if (!c) return;
@@ -106,6 +129,11 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
             </li>
           ))}
           {shown.length === 0 && <li className="muted palette-empty">Nothing matches “{query}”.</li>}
+          {sessionsError && (
+            <li className="field-error" role="alert" data-testid="palette-sessions-error">
+              The sessions could not be listed: {sessionsError}
+            </li>
+          )}
         </ul>
       </div>
     </div>

@@ -3,7 +3,7 @@ import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it } from "vitest";
 import { App } from "../App";
-import { matches } from "../components/CommandPalette";
+import { CommandPalette, matches } from "../components/CommandPalette";
 import type { Envelope, SessionSummary } from "../ipc";
 import { view } from "./fixtures";
 
@@ -47,6 +47,21 @@ describe("the command palette", () => {
     await screen.findByTestId("palette");
     await user.keyboard("{Escape}");
     expect(screen.queryByTestId("palette"), "Esc closes the palette").not.toBeInTheDocument();
+  });
+
+  it("finds a session by its title beyond the newest hundred, and says when the sessions could not be listed", async () => {
+    const opened: string[] = [];
+    mockIPC((cmd) => {
+      if (cmd === "list_sessions") throw { code: "storage", message: "database is locked" };
+      if (cmd === "search_sessions") return [{ session_id: "ses_old", title: "fix the parser", status: "completed", created_at: "", snippet: [] }];
+    });
+    render(<CommandPalette commands={[]} onOpenSession={(id) => opened.push(id)} onClose={() => {}} />);
+    const user = userEvent.setup();
+    expect(await screen.findByTestId("palette-sessions-error")).toHaveTextContent(/sessions could not be listed: database is locked/i);
+    await user.type(screen.getByTestId("palette-input"), "parser");
+    await waitFor(() => expect(screen.getAllByTestId("palette-item")[0]).toHaveTextContent("Open: fix the parser"));
+    await user.keyboard("{Enter}");
+    expect(opened).toEqual(["ses_old"]);
   });
 
   it("offers Approve while a review waits, and Approve decides it", async () => {
