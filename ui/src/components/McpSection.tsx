@@ -44,7 +44,9 @@ export function McpSection({ draft, setServers }: Props) {
   // A check's results are of the servers as they were: a removed one must leave no failure
   // standing, and a check still on its way when one is removed is not shown at all.
   const checks = useRef(0);
+  const addButton = useRef<HTMLButtonElement>(null);
   const remove = (i: number) => {
+    names.removing(i, addButton.current);
     checks.current++;
     setServers(servers.filter((_, j) => j !== i));
     setStatus(null);
@@ -83,7 +85,7 @@ export function McpSection({ draft, setServers }: Props) {
         />
       ))}
       <div className="row">
-        <button type="button" className="btn" onClick={add} data-testid="mcp-add">
+        <button ref={addButton} type="button" className="btn" onClick={add} data-testid="mcp-add">
           Add server
         </button>
         <button type="button" className="btn" onClick={check} disabled={checking || servers.length === 0} data-testid="mcp-check">

@@ -485,6 +485,20 @@ describe("Settings, MCP servers and transfer", () => {
     expect(screen.queryByTestId("mcp-status"), "a stale check shows nothing").toBeNull();
   });
 
+  it("removing an MCP server leaves the focus on the next one's name (or on Add server when none is left), not on the page", async () => {
+    const servers = [
+      { name: "first", command: "npx", args: [], env: {}, enabled: true },
+      { name: "second", command: "npx", args: [], env: {}, enabled: true },
+    ];
+    render(<SettingsScreen view={{ settings: { ...view({}, true).settings, mcp_servers: servers }, provider_ready: true }} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("mcp-remove-0"));
+    expect(screen.getByTestId("mcp-name-0"), "the server that took its place").toHaveFocus();
+    expect(screen.getByTestId("mcp-name-0")).toHaveValue("second");
+    await user.click(screen.getByTestId("mcp-remove-0"));
+    expect(screen.getByTestId("mcp-add")).toHaveFocus();
+  });
+
   it("exports and imports settings through dialogs the shell shows, never a path from the page", async () => {
     const calls: { cmd: string; args: unknown }[] = [];
     mockIPC((cmd, args) => {
