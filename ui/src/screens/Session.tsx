@@ -121,9 +121,43 @@ function ShownItem({ shown }: { shown: Shown }) {
   return shown.kind === "tool_run" ? <ToolRunCard run={shown} /> : <TimelineItem item={shown} />;
 }
 
+/** A prompt the run waits on takes the keys when it appears, unless the person is at something
+ * else (a field, a button): after the last answer the focus fell to the page with its card. */
+function useTakesFocus<T extends HTMLElement>() {
+  const first = useRef<T>(null);
+  useEffect(() => {
+    const at = document.activeElement;
+    if (!at || at === document.body || at.matches("main.content")) first.current?.focus();
+  }, []);
+  return first;
+}
+
+/** One answer at a time: a second click (or Enter) while the first is on its way does nothing. */
+function useOneAnswer(setError: (e: string | null) => void) {
+  const [sending, setSending] = useState(false);
+  const inFlight = useRef(false);
+  const send = async (answer: () => Promise<unknown>) => {
+    if (inFlight.current) return;
+    inFlight.current = true;
+    setSending(true);
+    setError(null);
+    try {
+      await answer();
+    } catch (e) {
+      setError((e as AppError).message);
+    } finally {
+      inFlight.current = false;
+      setSending(false);
+    }
+  };
+  return { sending, send };
+}
+
 function Permission({ item }: { item: Extract<Item, { kind: "permission" }> }) {
   const [error, setError] = useState<string | null>(null);
-  const answer = (d: "allow_once" | "allow_session" | "deny") => ipc.respondPermission(item.requestId, d).catch((e: AppError) => setError(e.message));
+  const { sending, send } = useOneAnswer(setError);
+  const answer = (d: "allow_once" | "allow_session" | "deny") => void send(() => ipc.respondPermission(item.requestId, d));
+  const first = useTakesFocus<HTMLButtonElement>();
   return (
     <div className="card permission" data-testid="permission-prompt">
       <div className="card-head static">
@@ -142,13 +176,13 @@ function Permission({ item }: { item: Extract<Item, { kind: "permission" }> }) {
           <p data-testid="permission-decision">{item.decision === "deny" ? "Denied" : item.decision === "allow_session" ? "Allowed for this session" : "Allowed once"}</p>
         ) : (
           <div className="actions start">
-            <button className="btn primary" onClick={() => answer("allow_once")} data-testid="allow-once">
+            <button ref={first} className="btn primary" onClick={() => answer("allow_once")} disabled={sending} data-testid="allow-once">
               Allow once
             </button>
-            <button className="btn" onClick={() => answer("allow_session")} data-testid="allow-session">
+            <button className="btn" onClick={() => answer("allow_session")} disabled={sending} data-testid="allow-session">
               Allow for this session
             </button>
-            <button className="btn danger" onClick={() => answer("deny")} data-testid="deny">
+            <button className="btn danger" onClick={() => answer("deny")} disabled={sending} data-testid="deny">
               Deny
             </button>
           </div>
@@ -162,7 +196,10 @@ function Permission({ item }: { item: Extract<Item, { kind: "permission" }> }) {
 function Question({ item }: { item: Extract<Item, { kind: "question" }> }) {
   const [text, setText] = useState("");
   const [error, setError] = useState<string | null>(null);
-  const send = (a: string | null) => ipc.answerQuestion(item.requestId, a).catch((e: AppError) => setError(e.message));
+  const one = useOneAnswer(setError);
+  const sending = one.sending;
+  const send = (a: string | null) => void one.send(() => ipc.answerQuestion(item.requestId, a));
+  const first = useTakesFocus<HTMLInputElement>();
   return (
     <div className="card question" data-testid="question">
       <div className="card-head static">
@@ -177,6 +214,7 @@ function Question({ item }: { item: Extract<Item, { kind: "question" }> }) {
         ) : (
           <div className="row">
             <input
+              ref={first}
               value={text}
               onChange={(e) => setText(e.target.value)}
               onKeyDown={(e) => {
@@ -188,10 +226,10 @@ function Question({ item }: { item: Extract<Item, { kind: "question" }> }) {
               placeholder="Your answer"
               aria-label="Your answer"
             />
-            <button className="btn primary" disabled={!text.trim()} onClick={() => send(text)}>
+            <button className="btn primary" disabled={!text.trim() || sending} onClick={() => send(text)}>
               Answer
             </button>
-            <button className="btn" onClick={() => send(null)}>
+            <button className="btn" disabled={sending} onClick={() => send(null)}>
               Decline
             </button>
           </div>
@@ -1000,7 +1038,8 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
           {error}
         </p>
       )}
-      {ask && (ask.kind === "permission" ? <Permission item={ask} /> : <Question item={ask} />)}
+      {/* Keyed by the request: the next question is a new box, not the last one's answer. */}
+      {ask && (ask.kind === "permission" ? <Permission key={ask.requestId} item={ask} /> : <Question key={ask.requestId} item={ask} />)}
       {model.plan?.awaitingReview && model.status === "awaiting_approval" && <PlanReview sessionId={sessionId} steps={model.plan.steps.map((s) => s.step)} />}
       {/* After Approve or Reject the panel stays, saying what was decided (and what a revert undid). */}
       {model.review && (model.status === "awaiting_review" || decidedInPanel) && (

@@ -1,4 +1,4 @@
-import { render, screen, waitFor, within } from "@testing-library/react";
+import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
@@ -492,6 +492,72 @@ describe("Session view", () => {
     await waitFor(() => expect(screen.getByTestId("activity")).toHaveTextContent("Waiting for you"));
     expect(screen.queryByText("Waiting for you…"), "the question itself says the run waits: no line above it says so again").toBeNull();
     await waitFor(() => expect(screen.queryByTestId("jump-latest"), "a question waits at the foot of the window: nothing is laid over its buttons").toBeNull());
+  });
+
+  it("a second question opens empty, with the focus in its box; an answer on its way is sent once", async () => {
+    seq = 0;
+    const answers: unknown[] = [];
+    let push: (e: Envelope) => void = () => {};
+    let answered: () => void = () => {};
+    const events = [...running(), ev({ type: "question_asked", request_id: "q1", question: "Which folder?" }), ev({ type: "status_changed", status: "awaiting_approval" })];
+    mockIPC((cmd, args) => {
+      if (cmd === "subscribe_session") {
+        const channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
+        push = (e) => channel.onmessage(e);
+        setTimeout(() => events.forEach(push), 0);
+        return 1;
+      }
+      if (cmd === "answer_question") {
+        answers.push(args);
+        return new Promise<void>((done) => (answered = done));
+      }
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.type(await screen.findByRole("textbox", { name: "Your answer" }), "src{Enter}");
+    await user.keyboard("{Enter}");
+    await user.click(screen.getByRole("button", { name: "Answer" }));
+    expect(answers, "one answer, however often sent while it is on its way").toHaveLength(1);
+    answered();
+    // The answer and the next question arrive together.
+    push(ev({ type: "question_answered", request_id: "q1", answer: "src", declined: false }));
+    push(ev({ type: "question_asked", request_id: "q2", question: "Which file?" }));
+    await screen.findByText("Which file?");
+    const box = screen.getByRole("textbox", { name: "Your answer" });
+    expect(box, "not the first question's answer").toHaveValue("");
+    expect(box, "the keys go on to the next question").toHaveFocus();
+  });
+
+  it("a permission answer is sent once however often clicked, and the next prompt takes the focus", async () => {
+    seq = 0;
+    const answers: unknown[] = [];
+    let push: (e: Envelope) => void = () => {};
+    let answered: () => void = () => {};
+    const events = [...running(), ev({ type: "permission_requested", request_id: "p1", tool: "run_command", input: { command: "ls" }, reason: "the shell" }), ev({ type: "status_changed", status: "awaiting_approval" })];
+    mockIPC((cmd, args) => {
+      if (cmd === "subscribe_session") {
+        const channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
+        push = (e) => channel.onmessage(e);
+        setTimeout(() => events.forEach(push), 0);
+        return 1;
+      }
+      if (cmd === "respond_permission") {
+        answers.push(args);
+        return new Promise<void>((done) => (answered = done));
+      }
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("allow-once"));
+    expect(screen.getByTestId("deny"), "the other answers wait with it").toBeDisabled();
+    fireEvent.click(screen.getByTestId("deny"));
+    expect(answers).toHaveLength(1);
+    answered();
+    push(ev({ type: "permission_resolved", request_id: "p1", decision: "allow_once" }));
+    push(ev({ type: "permission_requested", request_id: "p2", tool: "run_command", input: { command: "make" }, reason: "the shell" }));
+    await waitFor(() => expect(screen.getAllByTestId("permission-prompt").at(-1)).toHaveTextContent("make"));
+    expect(screen.getByTestId("allow-once")).toBeEnabled();
+    expect(screen.getByTestId("allow-once"), "the keys go on to the next prompt").toHaveFocus();
   });
 
   it("a verification continuation shows the command and its output as code, not as literal fences", async () => {
