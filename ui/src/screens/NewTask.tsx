@@ -151,7 +151,8 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
           setInfo(i);
           setBase(i.branch ?? "");
           // A task's worktree starts from the last commit: the person's edits since are not in it.
-          if (i.worktrees)
+          // Attempts get worktrees in any repository, whatever Settings say of single tasks.
+          if (i.repository)
             ipc.workspaceUncommitted(workspace).then(
               (u) => live && setUncommitted(u),
               () => undefined,
@@ -181,6 +182,8 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
       setMakingRepository(false);
     }
   };
+  // Where the task (or each of its attempts) works: a worktree of its own, or the folder itself.
+  const inWorktrees = !!info && (info.worktrees || (attemptsOn && !!info.repository));
   const trimmed = task.trim();
   // Not a blocker: a weak model may still do a small task, but the person should know.
   const noTools = gradeOf(model)?.find((c) => c.kind === "calls_tools" && !c.passed);
@@ -238,7 +241,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
         setBroadAsk(looked);
         return;
       }
-      const baseChoice = info?.worktrees && base && base !== info.branch ? base : undefined;
+      const baseChoice = inWorktrees && base && base !== info?.branch ? base : undefined;
       // Attempts need a repository with a commit, whatever Settings say of single tasks: each
       // attempt gets its own worktree (`info.worktrees` is about single tasks).
       if (attemptsOn && info?.repository) {
@@ -265,6 +268,9 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
 
   // Ctrl+Enter runs from any field of the form (Enter in a one-line field submits it too).
   const onKeyDown = (e: KeyboardEvent<HTMLFormElement>) => {
+    // Not from a dialog drawn over the form (a portal's keys bubble here too): its own buttons
+    // answer it, with the choice the person made there.
+    if (!e.currentTarget.contains(e.target as Node) || e.nativeEvent.isComposing) return;
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
       e.preventDefault();
       run();
@@ -276,7 +282,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   runNow.current = run;
   useEffect(() => {
     const onKey = (e: globalThis.KeyboardEvent) => {
-      if (e.defaultPrevented || e.key !== "Enter" || !(e.ctrlKey || e.metaKey)) return;
+      if (e.defaultPrevented || e.isComposing || e.key !== "Enter" || !(e.ctrlKey || e.metaKey)) return;
       if (document.querySelector('[role="alertdialog"], [role="dialog"]')) return;
       e.preventDefault();
       void runNow.current();
@@ -360,10 +366,10 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
           </div>
         )}
         {info && (
-          <div className="muted small where-it-works" data-testid="workspace-isolation" data-worktree={info.worktrees ? "yes" : "no"}>
-            {info.worktrees ? (
+          <div className="muted small where-it-works" data-testid="workspace-isolation" data-worktree={inWorktrees ? "yes" : "no"}>
+            {inWorktrees ? (
               <>
-                Works in its own worktree on a new branch from{" "}
+                {info.worktrees ? "Works" : "Each attempt works"} in its own worktree on a new branch from{" "}
                 {info.branches.length > 1 ? (
                   <select value={base} onChange={(e) => setBase(e.target.value)} data-testid="base-branch" aria-label="Branch the task starts from and lands on">
                     {info.branch === null && <option value="">the current commit</option>}

@@ -217,7 +217,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
   // what the form's own handler took is not taken twice.
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.defaultPrevented || !(e.ctrlKey || e.metaKey) || e.altKey || e.key.toLowerCase() !== "s") return;
+      if (e.defaultPrevented || e.isComposing || !(e.ctrlKey || e.metaKey) || e.altKey || e.key.toLowerCase() !== "s") return;
       if (document.querySelector('[role="alertdialog"], [role="dialog"]')) return;
       e.preventDefault();
       form.current?.requestSubmit();

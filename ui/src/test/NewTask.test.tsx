@@ -262,13 +262,33 @@ describe("New task", () => {
   });
 
   it("attempts are offered in a repository when Settings run single tasks in the folder itself: each attempt still gets its own worktree", async () => {
+    sessionStorage.clear();
+    const started: string[] = [];
     mockIPC((cmd) => {
       if (cmd === "plugin:dialog|open") return "/repo";
-      if (cmd === "workspace_info") return { worktrees: false, repository: "/repo", branch: "main", branches: ["main"], unborn_repository: true, busy: [] };
+      if (cmd === "workspace_info") return { worktrees: false, repository: "/repo", branch: "main", branches: ["main", "release"], unborn_repository: true, busy: [] };
+      if (cmd === "workspace_uncommitted") return { names: ["notes.txt"], count: 1 };
+      if (cmd === "start_session" || cmd === "start_attempts") {
+        started.push(cmd);
+        return cmd === "start_attempts" ? ["grp_1", ["s1", "s2"]] : "s1";
+      }
     });
-    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
-    await userEvent.setup().click(screen.getByTestId("pick-workspace"));
+    render(<NewTask providerReady defaultModel="m" onOpenSettings={() => {}} onStarted={() => {}} onStartedGroup={() => {}} />);
+    const user = userEvent.setup();
+    await user.type(screen.getByTestId("task-input"), "write greet.py");
+    await user.click(screen.getByTestId("pick-workspace"));
     await vi.waitFor(() => expect(screen.getByTestId("attempts-toggle")).toBeEnabled());
+    expect(screen.getByTestId("workspace-isolation"), "a single task works in place, as Settings say").toHaveTextContent("Works in the folder itself");
+    await user.click(screen.getByTestId("attempts-toggle"));
+    const line = screen.getByTestId("workspace-isolation");
+    expect(line, "the attempts each work in a worktree, and the line says so").toHaveTextContent("Each attempt works in its own worktree on a new branch from");
+    expect(screen.getByTestId("base-branch"), "from a branch the person chooses").toBeInTheDocument();
+    expect(screen.getByTestId("workspace-uncommitted"), "edits not in the last commit are not in any attempt").toHaveTextContent("notes.txt");
+    await user.clear(screen.getByTestId("attempts-builtin"));
+    await user.type(screen.getByTestId("attempts-builtin"), "2");
+    await user.click(screen.getByTestId("run"));
+    await vi.waitFor(() => expect(started).toEqual(["start_attempts"]));
+    sessionStorage.clear();
   });
 
   it("making the folder a repository shows that it is under way, is done once however often clicked, and holds Run meanwhile", async () => {
@@ -315,6 +335,9 @@ describe("New task", () => {
     await user.click(screen.getByTestId("run"));
     await vi.waitFor(() => expect(screen.getByTestId("workspace-busy-dialog")).toHaveTextContent("write slow.txt"));
     expect(onStarted).not.toHaveBeenCalled();
+    await vi.waitFor(() => expect(screen.getByTestId("busy-cancel")).toHaveFocus());
+    await user.keyboard("{Control>}{Enter}{/Control}");
+    expect(calls, "Ctrl+Enter in the question does not ask it again behind it").toEqual(["ask"]);
     await user.click(screen.getByTestId("busy-queue"));
     await vi.waitFor(() => expect(onStarted).toHaveBeenCalledWith("ses_2"));
     expect(calls).toEqual(["ask", "queue"]);
