@@ -208,7 +208,7 @@ export function App() {
     ];
     // Offered only while a review waits on screen, and after the others: Ctrl+K then Enter, out
     // of habit, must not decide a review nobody read. A decision is picked by name.
-    if (screen === "session" && document.querySelector('[data-testid="review-panel"] [data-testid="approve"]')) {
+    if (screen === "session" && document.querySelector('[data-testid="review-panel"] [data-testid="approve"]:not([disabled])')) {
       list.push(
         { id: "approve", label: "Approve the result", run: () => requestReview("approve") },
         { id: "request_changes", label: "Request changes", run: () => requestReview("request_changes") },

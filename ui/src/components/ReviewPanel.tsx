@@ -235,6 +235,8 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   useEffect(() => {
     if (!paletteAction || review.decided) return;
     setPaletteAction(null);
+    // A decision already on its way (a landing can take minutes) is not joined by another.
+    if (busy) return;
     if (paletteAction === "request_changes" && !comparing) setAsking(true); // the feedback box opens, focused
     else if (comparing) setError(`${WHILE_COMPARING}, then decide.`);
     else if (paletteAction === "reject") reject();
@@ -514,7 +516,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             {conflicts.map((c) => (
               <li key={c}>
                 <label className="check" data-testid="overwrite-label">
-                  <input type="checkbox" checked={overwrite[c] ?? false} onChange={(e) => setOverwrite({ ...overwrite, [c]: e.target.checked })} data-testid="overwrite-file" />{" "}
+                  <input type="checkbox" checked={overwrite[c] ?? false} onChange={(e) => setOverwrite({ ...overwrite, [c]: e.target.checked })} disabled={busy} data-testid="overwrite-file" />{" "}
                   {/* The agent's starting point of a file it made is no file: ticked, it is deleted. */}
                   {review.files.find((f) => f.path === c)?.kind === "created" ? (
                     <>
@@ -530,10 +532,11 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             ))}
           </ul>
           <div className="actions">
-            <button className="btn" onClick={() => setConflicts(null)}>
+            {/* Under way (it may wait for another task's tools), the choice sent stands. */}
+            <button className="btn" onClick={() => setConflicts(null)} disabled={busy}>
               Back
             </button>
-            <button className="btn danger" onClick={() => decide("reject", true)} data-testid="revert-anyway">
+            <button className="btn danger" onClick={() => decide("reject", true)} disabled={busy} data-testid="revert-anyway">
               {Object.values(overwrite).some(Boolean) ? "Reject and revert, overwriting the ticked files" : "Reject and revert the rest, keeping these"}
             </button>
           </div>

@@ -82,7 +82,8 @@ describe("the command palette", () => {
           setTimeout(() => events.forEach((e) => (args as { channel: { onmessage: (e: Envelope) => void } }).channel.onmessage(e)), 0);
           return 1;
         }
-        if (cmd === "submit_review") return { outcome: "decided", status: "completed", revert: null };
+        // The landing takes its time: meanwhile the review is being decided.
+        if (cmd === "submit_review") return new Promise(() => {});
       },
       { shouldMockEvents: true },
     );
@@ -97,6 +98,10 @@ describe("the command palette", () => {
     expect(screen.getAllByTestId("palette-item").map((i) => i.textContent)).toEqual(expect.arrayContaining([expect.stringContaining("Approve the result")]));
     await user.keyboard("approve{Enter}");
     await waitFor(() => expect(calls.find((c) => c.cmd === "submit_review")?.args).toMatchObject({ input: { review_id: "r1", decision: "approve" } }));
+    // While that decision is on its way, the palette offers no second one.
+    await user.keyboard("{Control>}k{/Control}");
+    await screen.findByTestId("palette");
+    expect(screen.getAllByTestId("palette-item").map((i) => i.textContent)).not.toEqual(expect.arrayContaining([expect.stringMatching(/Reject the result|Approve the result/)]));
   });
 
   it("? lists the shortcuts, but typing ? in a text field is just a question mark", async () => {

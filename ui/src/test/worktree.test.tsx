@@ -640,6 +640,35 @@ describe("reject in the folder itself", () => {
     expect(sent[1].overwrite).toEqual(["b.md"]);
     expect(await screen.findByTestId("revert-kept")).toHaveTextContent("a.md");
   });
+
+  it("while the reject and revert it confirmed is under way, its question cannot be changed or sent again", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "write notes", workspace: "/plain", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "a.md", kind: "created", diff: "" }], verification: [] }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    const sent: unknown[] = [];
+    script(events, (cmd, args) => {
+      if (cmd !== "submit_review") return null;
+      const input = (args as { input: { overwrite?: string[] } }).input;
+      sent.push(input);
+      if (input.overwrite === undefined) return { outcome: "needs_confirmation", conflicts: ["a.md"] };
+      return new Promise(() => {}); // waiting for another task's tools, up to 10 s
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("revert-checkbox"));
+    await user.click(screen.getByTestId("reject"));
+    await screen.findByTestId("revert-conflicts");
+    await user.click(screen.getByTestId("revert-anyway"));
+    await vi.waitFor(() => expect(sent).toHaveLength(2));
+    expect(screen.getByTestId("revert-anyway")).toBeDisabled();
+    expect(screen.getByTestId("overwrite-file"), "a tick now would never be sent").toBeDisabled();
+    expect(within(screen.getByTestId("revert-conflicts")).getByRole("button", { name: "Back" })).toBeDisabled();
+  });
 });
 
 describe("review that talks back", () => {
