@@ -132,7 +132,8 @@ pub fn stop_comparing(state: State<'_, AppState>, group: GroupId) -> Result<bool
     Ok(asking.get(&group).map(|c| c.cancel()).is_some())
 }
 
-#[tauri::command]
+// Off the window's thread: it reads (or deletes) as much as the history holds.
+#[tauri::command(async)]
 pub fn agent_trust(state: State<'_, AppState>) -> Result<Vec<AgentTrust>, Error> {
     state.store.agent_trust()
 }

@@ -437,7 +437,8 @@ pub async fn make_repository(folder: String) -> Result<(), Error> {
 
 /// Puts away a task that ended without a review: recorded as rejected, then its worktree and
 /// branch removed.
-#[tauri::command]
+// Off the window's thread: it reads (or deletes) as much as the history holds.
+#[tauri::command(async)]
 pub fn discard_session(app: AppHandle, state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {
     engine_for_session(&app, &state, &session_id, Need::Decision)?.discard(&session_id)
 }
@@ -505,23 +506,27 @@ pub fn list_sessions(state: State<'_, AppState>, filter: Option<ListInput>) -> R
     })
 }
 
-#[tauri::command]
+// Off the window's thread: it reads (or deletes) as much as the history holds.
+#[tauri::command(async)]
 pub fn search_sessions(state: State<'_, AppState>, text: String) -> Result<Vec<SearchHit>, Error> {
     state.store.search(&text, 50)
 }
 
 /// How far to trust each evaluator model, from the reviews people decided.
-#[tauri::command]
+// Off the window's thread: it reads (or deletes) as much as the history holds.
+#[tauri::command(async)]
 pub fn evaluator_trust(state: State<'_, AppState>) -> Result<Vec<finishline_engine::store::trust::EvaluatorTrust>, Error> {
     state.store.evaluator_trust()
 }
 
-#[tauri::command]
+// Off the window's thread: it reads (or deletes) as much as the history holds.
+#[tauri::command(async)]
 pub fn get_session(state: State<'_, AppState>, session_id: SessionId) -> Result<Timeline, Error> {
     state.store.timeline(&session_id)
 }
 
-#[tauri::command]
+// Off the window's thread: it reads (or deletes) as much as the history holds.
+#[tauri::command(async)]
 pub fn delete_session(app: AppHandle, state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {
     finishline_engine::agent::decision::delete_task(&state.store, &state.data_dir, &session_id)?;
     // A deletion appends no event, so the lists (the sidebar's among them) are told here.
