@@ -408,7 +408,11 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
                       onExport={exportAs}
                       confirming={confirm === r.id}
                       onConfirm={(yes) => setConfirm(yes ? r.id : null)}
-                      onDeleted={load}
+                      onDeleted={() => {
+                        // The row (and the focus on its Delete) goes: the focus waits in the search box.
+                        refocus.current = true;
+                        load();
+                      }}
                       onError={setError}
                     />
                     </div>
@@ -516,20 +520,31 @@ function GroupActions({
 
 /** Asked before a session, or every attempt of a group, leaves History: it cannot be undone.
  * Keeping it is the default (Enter and Esc both keep it); closed, the focus is back on Delete. */
-function ConfirmDelete({ title, attempts, onKeep, onDelete }: { title: string; attempts: number; onKeep: () => void; onDelete: () => void }) {
+function ConfirmDelete({ title, attempts, onKeep, onDelete }: { title: string; attempts: number; onKeep: () => void; onDelete: () => Promise<void> }) {
   const keep = useRef<HTMLButtonElement>(null);
   useEffect(() => keep.current?.focus(), []);
+  // Removing a worktree and its checkpoints takes a while: said, and done once.
+  const [deleting, setDeleting] = useState(false);
+  const remove = async () => {
+    if (deleting) return;
+    setDeleting(true);
+    try {
+      await onDelete();
+    } finally {
+      setDeleting(false);
+    }
+  };
   return (
     <AlertDialog title={attempts ? `Delete all ${attempts} attempts for good?` : "Delete this session for good?"} testid="confirm-delete-dialog" onEscape={onKeep} describedBy="confirm-delete-body">
       <p id="confirm-delete-body">
         {attempts ? "Every attempt at " : ""}“{title}” and everything recorded of it are removed from History, with its worktree and its branch if they are left (work not landed there goes too; a branch you chose to keep stays). This cannot be undone; your own checkout is not touched.
       </p>
       <div className="actions">
-        <button ref={keep} className="btn primary" onClick={onKeep}>
+        <button ref={keep} className="btn primary" onClick={onKeep} disabled={deleting}>
           Keep
         </button>
-        <button className="btn danger" onClick={onDelete} data-testid="confirm-delete">
-          {attempts ? `Delete all ${attempts} for good` : "Delete for good"}
+        <button className="btn danger" onClick={() => void remove()} disabled={deleting} aria-busy={deleting} data-testid="confirm-delete">
+          {deleting ? "Deleting…" : attempts ? `Delete all ${attempts} for good` : "Delete for good"}
         </button>
       </div>
     </AlertDialog>

@@ -1,7 +1,7 @@
 import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { Compared, GroupRanking, SessionSummary } from "../ipc";
 import { AttemptsView } from "../screens/Attempts";
 import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, refreshedChoices, withModel } from "../components/AttemptsPicker";
@@ -205,6 +205,34 @@ describe("attempts side by side", () => {
     await userEvent.click(within(row).getByTestId("delete"));
     await userEvent.click(screen.getByText("Delete all 2 for good"));
     expect(deleted).toEqual(["a", "b"]);
+  });
+
+  it("History's Delete for good says it is deleting, is done once, and leaves the focus in the search box once the group's row is gone", async () => {
+    const deleted: string[] = [];
+    let gone = false;
+    let finish: () => void = () => {};
+    mockIPC((cmd, args) => {
+      if (cmd === "list_sessions") return gone ? [] : [summary("a", "rejected", "g1", 1), summary("b", "failed", "g1", 2)];
+      if (cmd === "delete_session") {
+        deleted.push((args as { sessionId: string }).sessionId);
+        // A worktree and a checkpoint store take a while to remove.
+        return deleted.length === 2 ? new Promise<void>((done) => (finish = done)) : null;
+      }
+      return null;
+    });
+    render(<History onNewTask={() => {}} onOpen={() => {}} onOpenGroup={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(within(await screen.findByTestId("history-row")).getByTestId("delete"));
+    await user.click(screen.getByTestId("confirm-delete"));
+    await vi.waitFor(() => expect(deleted).toEqual(["a", "b"]));
+    expect(screen.getByTestId("confirm-delete")).toHaveTextContent("Deleting…");
+    expect(screen.getByTestId("confirm-delete")).toBeDisabled();
+    fireEvent.click(screen.getByTestId("confirm-delete"));
+    expect(deleted, "once").toEqual(["a", "b"]);
+    gone = true;
+    finish();
+    await vi.waitFor(() => expect(screen.queryByTestId("history-row")).toBeNull());
+    await vi.waitFor(() => expect(screen.getByTestId("history-search"), "not on the page").toHaveFocus());
   });
 
   it("Esc in History's delete question keeps the session, gives the focus back to Delete, and does nothing else", async () => {
