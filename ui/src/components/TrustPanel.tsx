@@ -1,5 +1,5 @@
-import { useEffect, useState } from "react";
-import { type AgentTrust, type EvaluatorTrust, ipc } from "../ipc";
+import { useCallback, useEffect, useState, type ReactNode } from "react";
+import { AppError, ipc } from "../ipc";
 
 const pct = (r: number | null) => (r === null ? "—" : `${Math.round(r * 100)}%`);
 
@@ -17,23 +17,46 @@ function Sessions({ ids, onOpen, label }: { ids: string[]; onOpen: (id: string) 
   );
 }
 
+/** Figures read from the whole history: read again whenever it changes (a session deleted, a
+ * review decided), and a load that failed says why with a way to try again. */
+function useHistoryFigures<T>(read: () => Promise<T[]>): { rows: T[] | null; failed: ReactNode } {
+  const [rows, setRows] = useState<T[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const load = useCallback(() => {
+    read().then(
+      (r) => {
+        setError(null);
+        setRows(r ?? []);
+      },
+      (e: AppError) => setError(e.message ?? String(e)),
+    );
+  }, [read]);
+  useEffect(() => {
+    load();
+    const off = ipc.onHistoryChanged(load);
+    return () => void off.then((f) => f()).catch(() => undefined);
+  }, [load]);
+  const failed = error && (
+    <p className="field-error row" role="alert">
+      <span className="grow">{error}</span>
+      <button type="button" className="btn small" onClick={load}>
+        Try again
+      </button>
+    </p>
+  );
+  return { rows, failed };
+}
+
 /** How far to trust each evaluator model, from the reviews the person decided. */
 export function TrustPanel({ onOpen }: { onOpen: (id: string) => void }) {
-  const [rows, setRows] = useState<EvaluatorTrust[] | null>(null);
-  const [failed, setFailed] = useState<string | null>(null);
-  useEffect(() => {
-    ipc.evaluatorTrust().then(
-      (r) => setRows(r ?? []),
-      (e) => setFailed(e.message ?? String(e)),
-    );
-  }, []);
+  const { rows, failed } = useHistoryFigures(ipc.evaluatorTrust);
   return (
     <details className="panel storage" data-testid="trust-view">
       <summary>How far to trust the evaluator</summary>
       <p className="muted hint">
         For every review you decided: how often the evaluator's <em>done</em> was then rejected or sent back by you (its false-done rate), and how often a run it sent back was then approved as delivered.
       </p>
-      {failed && <p className="field-error">{failed}</p>}
+      {failed}
       {rows && rows.length === 0 && <p className="muted">No reviews yet. The figures appear once you have approved, sent back or rejected work the evaluator judged.</p>}
       {rows && rows.length > 0 && (
         <table className="trust-table">
@@ -77,19 +100,12 @@ const share = (part: number, of: number) => (of === 0 ? "—" : `${part} of ${of
 
 /** Which agent to send which task to, from the person's own history. */
 export function AgentTrustPanel() {
-  const [rows, setRows] = useState<AgentTrust[] | null>(null);
-  const [failed, setFailed] = useState<string | null>(null);
-  useEffect(() => {
-    ipc.agentTrust().then(
-      (r) => setRows(r ?? []),
-      (e) => setFailed(e.message ?? String(e)),
-    );
-  }, []);
+  const { rows, failed } = useHistoryFigures(ipc.agentTrust);
   return (
     <details className="panel storage" data-testid="agent-trust-view">
       <summary>How each agent has done</summary>
       <p className="muted hint">Per agent and model, across your history: how often its tasks ended verified done, how often you chose its attempt over the others, how often you approved its work, and how often it claimed done without being done.</p>
-      {failed && <p className="field-error">{failed}</p>}
+      {failed}
       {rows && rows.length === 0 && <p className="muted">No tasks yet.</p>}
       {rows && rows.length > 0 && (
         <table className="trust-table">

@@ -1,5 +1,6 @@
 import { render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
+import { emit } from "@tauri-apps/api/event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it } from "vitest";
 import type { EngineEvent, Envelope, EvaluatorTrust } from "../ipc";
@@ -25,6 +26,32 @@ describe("the Trust view in History", () => {
     expect(within(rows[0]).getByTestId("trust-sent-back")).toHaveTextContent("1 of 1");
     await user.click(within(rows[0]).getAllByTestId("trust-session")[1]);
     expect(opened, "a number links to the sessions behind it").toEqual(["ses_c"]);
+  });
+
+  it("follows the history: a deleted session's figures go, and a failed load can be tried again", async () => {
+    let figures: EvaluatorTrust[] | "broken" = "broken";
+    mockIPC(
+      (cmd) => {
+        if (cmd === "list_sessions") return [];
+        if (cmd === "checkpoint_usage") return [];
+        if (cmd === "evaluator_trust") {
+          if (figures === "broken") throw { code: "storage", message: "database is locked" };
+          return figures;
+        }
+      },
+      { shouldMockEvents: true },
+    );
+    render(<History onNewTask={() => {}} onOpen={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByText("How far to trust the evaluator"));
+    const view = screen.getByTestId("trust-view");
+    expect(await within(view).findByRole("alert")).toHaveTextContent(/database is locked/i);
+    figures = [judge({})];
+    await user.click(within(view).getByRole("button", { name: "Try again" }));
+    expect(await within(view).findAllByTestId("trust-row")).toHaveLength(1);
+    figures = [];
+    await emit("history-changed", "ses_b");
+    await waitFor(() => expect(within(view).queryAllByTestId("trust-row"), "the deleted sessions' figures are gone").toHaveLength(0));
   });
 
   it("says there is nothing yet instead of showing a perfect 0%", async () => {
