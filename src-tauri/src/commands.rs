@@ -269,10 +269,17 @@ pub async fn submit_review(app: AppHandle, state: State<'_, AppState>, input: Re
 /// Undoes what a task rejected in place without a revert changed (`overwrite`: also files the
 /// person changed after it).
 #[tauri::command]
-pub async fn revert_rejected(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, overwrite: bool) -> Result<ReviewOutcome, Error> {
+pub async fn revert_rejected(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    session_id: SessionId,
+    overwrite: Option<Vec<String>>,
+) -> Result<ReviewOutcome, Error> {
     use finishline_engine::agent::Overwrite;
     let engine = engine_for_session(&app, &state, &session_id, Need::Decision)?;
-    let overwrite = if overwrite { Overwrite::All } else { Overwrite::Nothing };
+    // Not asked yet (none), or the person's answer to the files changed since: these are
+    // overwritten, the others kept as they are (an empty list undoes only the rest).
+    let overwrite = overwrite.map_or(Overwrite::Nothing, Overwrite::Files);
     tauri::async_runtime::spawn_blocking(move || engine.revert_rejected(&session_id, overwrite)).await.map_err(|e| Error::Internal(e.to_string()))?
 }
 

@@ -836,7 +836,8 @@ export const ipc = {
   submitReview: (input: { review_id: string; decision: Decision; feedback?: string; revert?: boolean; force?: boolean; overwrite?: string[]; landing?: LandingMode }) =>
     call<ReviewOutcome>("submit_review", { input }),
   /** Undoes, later, what a task rejected in place without a revert changed. */
-  revertRejected: (sessionId: string, overwrite: boolean) => call<ReviewOutcome>("revert_rejected", { sessionId, overwrite }),
+  /** Undoes a rejected task's changes; `overwrite` is the answer to the files changed since (none: not asked yet). */
+  revertRejected: (sessionId: string, overwrite?: string[]) => call<ReviewOutcome>("revert_rejected", { sessionId, overwrite: overwrite ?? null }),
   sendMessage: (sessionId: string, message: string) => call<void>("send_message", { sessionId, message }),
   listSessions: (filter?: ListFilter) => call<SessionSummary[]>("list_sessions", { filter: filter ?? null }),
   searchSessions: (text: string) => call<SearchHit[]>("search_sessions", { text }),

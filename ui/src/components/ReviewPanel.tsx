@@ -883,7 +883,7 @@ function UndoLater({ sessionId, files, earlierRounds }: { sessionId: string; fil
   const [conflicts, setConflicts] = useState<string[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const undo = async (overwrite: boolean) => {
+  const undo = async (overwrite?: string[]) => {
     setBusy(true);
     setError(null);
     try {
@@ -902,14 +902,18 @@ function UndoLater({ sessionId, files, earlierRounds }: { sessionId: string; fil
         {earlierRounds
           ? "What the task changed in its rounds since your last approval stays in your folder."
           : `What the task changed stays in your folder (${files} ${files === 1 ? "file" : "files"}).`}{" "}
-        <button className="btn" disabled={busy} onClick={() => void undo(false)} data-testid="undo-later-button">
+        <button className="btn" disabled={busy} onClick={() => void undo()} data-testid="undo-later-button">
           Undo its changes
         </button>
       </p>
       {conflicts && (
         <p data-testid="undo-later-conflicts">
-          Not undone: {conflicts.join(", ")} changed after the agent.{" "}
-          <button className="btn danger" disabled={busy} onClick={() => void undo(true)} data-testid="undo-later-overwrite">
+          {/* Asked before anything is undone: nothing is, yet. */}
+          Nothing is undone yet: {conflicts.join(", ")} changed after the agent (your edits, or another task's).{" "}
+          <button className="btn" disabled={busy} onClick={() => void undo([])} data-testid="undo-later-keep">
+            Undo the rest, keeping {conflicts.length === 1 ? "it" : "them"}
+          </button>{" "}
+          <button className="btn danger" disabled={busy} onClick={() => void undo(conflicts)} data-testid="undo-later-overwrite">
             Overwrite {conflicts.length === 1 ? "it" : "them"} too
           </button>
         </p>

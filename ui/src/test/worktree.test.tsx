@@ -1019,7 +1019,7 @@ describe("review that talks back", () => {
       (cmd, args, push) => {
         if (cmd !== "revert_rejected") return null;
         calls.push(args);
-        if (!(args as { overwrite: boolean }).overwrite) return { outcome: "needs_confirmation", conflicts: ["src/a.rs"] };
+        if (!(args as { overwrite: string[] | null }).overwrite) return { outcome: "needs_confirmation", conflicts: ["src/a.rs"] };
         push({ type: "revert_started", overwrite: ["src/a.rs"] } as never);
         push({ type: "reverted", restored: ["src/a.rs"], deleted: [], kept: [] });
         return { outcome: "decided", status: "rejected", revert: { restored: ["src/a.rs"], deleted: [], conflicts: [], applied: true } };
@@ -1029,12 +1029,33 @@ describe("review that talks back", () => {
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     expect(await screen.findByTestId("undo-later")).toHaveTextContent("What the task changed stays in your folder (1 file)");
     await user.click(screen.getByTestId("undo-later-button"));
-    expect(await screen.findByTestId("undo-later-conflicts")).toHaveTextContent("Not undone: src/a.rs changed after the agent.");
-    expect(calls[0]).toMatchObject({ sessionId: "s1", overwrite: false });
+    const asked = await screen.findByTestId("undo-later-conflicts");
+    // The engine asks before it undoes anything: nothing is undone yet.
+    expect(asked).toHaveTextContent("Nothing is undone yet: src/a.rs changed after the agent (your edits, or another task's).");
+    expect(calls[0]).toMatchObject({ sessionId: "s1", overwrite: null });
+    expect(screen.getByTestId("undo-later-keep"), "the rest can be undone without touching it").toHaveTextContent("Undo the rest, keeping it");
     await user.click(screen.getByTestId("undo-later-overwrite"));
     expect(await screen.findByTestId("revert-summary")).toHaveTextContent("The agent's changes were undone");
-    expect(calls[1]).toMatchObject({ sessionId: "s1", overwrite: true });
+    expect(calls[1]).toMatchObject({ sessionId: "s1", overwrite: ["src/a.rs"] });
     expect(screen.queryByTestId("undo-later"), "nothing is left to undo").toBeNull();
+  });
+
+  it("undoing a rejected task's changes later can keep the files changed since and undo the rest", async () => {
+    const calls: unknown[] = [];
+    script(
+      [...waiting(), ev({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: null, reverted: false }), ev({ type: "status_changed", status: "rejected" })],
+      (cmd, args) => {
+        if (cmd !== "revert_rejected") return null;
+        calls.push(args);
+        if (!(args as { overwrite: string[] | null }).overwrite) return { outcome: "needs_confirmation", conflicts: ["src/a.rs"] };
+        return { outcome: "decided", status: "rejected", revert: { restored: [], deleted: [], conflicts: ["src/a.rs"], applied: true } };
+      },
+    );
+    const user = userEvent.setup();
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await user.click(await screen.findByTestId("undo-later-button"));
+    await user.click(await screen.findByTestId("undo-later-keep"));
+    await vi.waitFor(() => expect(calls[1]).toMatchObject({ sessionId: "s1", overwrite: [] }));
   });
 
   it("rejected in place after Request changes, a last round that changed nothing still offers to undo the earlier rounds", async () => {
