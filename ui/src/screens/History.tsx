@@ -182,6 +182,15 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
   const listed = hitRows ? [...(rows ?? []), ...hitRows.filter((h) => !rows?.some((r) => r.id === h.id))] : (rows ?? []);
   const shown = rows && hits ? (hitRows ?? rows).filter((r) => hits.byId.has(r.id)).sort((a, b) => hits.byId.get(a.id)!.rank - hits.byId.get(b.id)!.rank) : rows;
 
+  // The export, and what an action says, show above the list: from a row far down they would be
+  // out of sight, so they come into view (the export with the focus, for its buttons).
+  const inView = useCallback((el: HTMLElement | null) => el?.scrollIntoView?.({ block: "nearest" }), []);
+  const exportPanel = useRef<HTMLElement>(null);
+  useEffect(() => {
+    if (!exported) return;
+    exportPanel.current?.scrollIntoView?.({ block: "nearest" });
+    exportPanel.current?.focus({ preventScroll: true });
+  }, [exported]);
   const exportAs = async (id: string, title: string, format: "md" | "json") => {
     setError(null);
     setNotice(null);
@@ -194,6 +203,8 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
 
   const saveExport = async () => {
     if (!exported) return;
+    setError(null);
+    setNotice(null);
     try {
       const path = await ipc.saveSessionExport(exported.id, exported.format);
       if (!path) return;
@@ -204,6 +215,8 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
   };
 
   const copyExport = async () => {
+    setError(null);
+    setNotice(null);
     try {
       await navigator.clipboard.writeText(exported?.text ?? "");
       setNotice("Copied to the clipboard.");
@@ -274,17 +287,17 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
         </select>
       </div>
       {error && (
-        <p className="field-error" role="alert">
+        <p className="field-error" role="alert" ref={inView}>
           {error}
         </p>
       )}
       {notice && (
-        <p className="notice" role="status">
+        <p className="notice" role="status" ref={inView}>
           {notice}
         </p>
       )}
       {exported && (
-        <section className="panel" data-testid="export-panel" aria-label="Export">
+        <section className="panel" data-testid="export-panel" aria-label="Export" tabIndex={-1} ref={exportPanel}>
           <div className="row">
             <h3 className="grow">
               {exported.format === "md" ? "Markdown" : "JSON"} export · {exported.text.length.toLocaleString()} characters

@@ -10,6 +10,7 @@ import { collapseGroups, History } from "../screens/History";
 import { TasksSection } from "../components/TasksSection";
 import { WorktreeStorage } from "../components/StoragePanel";
 import type { Settings, TaskSettings } from "../ipc";
+import { spyOnScrollIntoView } from "./fixtures";
 
 const evidence = (session: string, label: string, over: Partial<GroupRanking["ranking"][number]["evidence"]> = {}) => ({
   session,
@@ -233,6 +234,26 @@ describe("attempts side by side", () => {
     finish();
     await vi.waitFor(() => expect(screen.queryByTestId("history-row")).toBeNull());
     await vi.waitFor(() => expect(screen.getByTestId("history-search"), "not on the page").toHaveFocus());
+  });
+
+  it("History's export comes into view with the focus, from however far down the row was, and a failed save says why in view", async () => {
+    const shown = spyOnScrollIntoView();
+    mockIPC((cmd) => {
+      if (cmd === "list_sessions") return [summary("s", "completed")];
+      if (cmd === "export_session") return "# write greet.py";
+      if (cmd === "save_session_export") throw { code: "io", message: "the disk is full" };
+      return null;
+    });
+    render(<History onNewTask={() => {}} onOpen={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(within(await screen.findByTestId("history-row")).getByText("Markdown"));
+    const panel = await screen.findByTestId("export-panel");
+    expect(shown.mock.contexts, "brought into view").toContain(panel);
+    expect(panel).toHaveFocus();
+    await user.click(within(panel).getByRole("button", { name: "Save as…" }));
+    const said = await screen.findByRole("alert");
+    expect(said).toHaveTextContent(/the disk is full/i);
+    expect(shown.mock.contexts, "the error too").toContain(said);
   });
 
   it("Esc in History's delete question keeps the session, gives the focus back to Delete, and does nothing else", async () => {
