@@ -29,6 +29,36 @@ const NAV: { id: Screen; label: string; icon: typeof PlusSquare; key: string }[]
 /** A server is set but no model: what New Task asks for, and where its button leads. */
 const modelMissing = (v: SettingsView) => !!v.settings.provider.base_url.trim() && !v.settings.provider.model.trim();
 
+const TASK_DRAFT = "finishline.taskDraft";
+const FOLDER_DRAFT = "finishline.workspaceDraft";
+/** What a launch last put in New Task, to tell it from what the person wrote there since. */
+const LAUNCHED_DRAFT = "finishline.launchedDraft";
+
+/** Puts a task from the command line that could not start into New Task's drafts, unless the
+ * person has a task or a folder of their own there (one a launch put there and they left as it
+ * was is not theirs). Both or neither: a task beside another task's folder would mislead. */
+function placeLaunchedTask(task: string, folder: string): boolean {
+  try {
+    const draft = { task: sessionStorage.getItem(TASK_DRAFT) ?? "", folder: sessionStorage.getItem(FOLDER_DRAFT) ?? "" };
+    const launched = sessionStorage.getItem(LAUNCHED_DRAFT);
+    const untouched = launched === JSON.stringify(draft);
+    if (!untouched && (draft.task.trim() || draft.folder.trim())) return false;
+    try {
+      sessionStorage.setItem(TASK_DRAFT, task);
+      sessionStorage.setItem(FOLDER_DRAFT, folder);
+      sessionStorage.setItem(LAUNCHED_DRAFT, JSON.stringify({ task, folder }));
+      return true;
+    } catch {
+      // Storage full: what was there is put back, so no half is left.
+      sessionStorage.setItem(TASK_DRAFT, draft.task);
+      sessionStorage.setItem(FOLDER_DRAFT, draft.folder);
+      return false;
+    }
+  } catch {
+    return false;
+  }
+}
+
 export function App() {
   const [screen, setScreenState] = useState<Screen>("new");
   // Going to New Task (again) puts the cursor in the task box, however it was reached.
@@ -129,19 +159,12 @@ export function App() {
             // Not lost: the task and its folder wait in New Task (its window drafts), with why;
             // unless the person is writing a task of their own there, which stays as it was.
             const why = (e as AppError).message.replace(/[.\s]*$/, ".");
-            let own = false;
-            try {
-              own = !!sessionStorage.getItem("finishline.taskDraft")?.trim();
-              if (!own) {
-                sessionStorage.setItem("finishline.taskDraft", a.task);
-                sessionStorage.setItem("finishline.workspaceDraft", a.workspace);
-              }
-            } catch {
-              own = true; /* storage full: the notice says what was asked */
+            const placed = placeLaunchedTask(a.task, a.workspace);
+            setStartupFailed(placed ? `${why} It waits in New Task to fix and run.` : `${why} It was “${a.task}” in ${a.workspace}; your own draft in New Task is kept.`);
+            if (placed) {
+              setNewTaskKey((k) => k + 1);
+              setScreen("new");
             }
-            setStartupFailed(own ? `${why} It was “${a.task}” in ${a.workspace}; your own draft in New Task is kept.` : `${why} It waits in New Task to fix and run.`);
-            if (!own) setNewTaskKey((k) => k + 1);
-            setScreen("new");
           }
         },
         () => {},

@@ -1,4 +1,4 @@
-import { render, screen, waitFor, within } from "@testing-library/react";
+import { cleanup, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
@@ -58,6 +58,23 @@ describe("App shell", () => {
     expect(notice).toHaveTextContent("“fix the parser” in /no/such/folder");
     expect(notice).toHaveTextContent("your own draft in New Task is kept");
     expect(screen.getByTestId("task-input")).toHaveValue("my own half-written task");
+    sessionStorage.clear();
+  });
+
+  it("a second task from the command line that cannot start replaces the first one left untouched, but not a folder the person chose", async () => {
+    sessionStorage.clear();
+    sessionStorage.setItem("finishline.taskDraft", "an earlier launched task");
+    sessionStorage.setItem("finishline.workspaceDraft", "/old");
+    sessionStorage.setItem("finishline.launchedDraft", JSON.stringify({ task: "an earlier launched task", folder: "/old" }));
+    launchWithTaskThatCannotStart();
+    expect(await screen.findByTestId("startup-failed")).toHaveTextContent("It waits in New Task");
+    expect(screen.getByTestId("task-input"), "the earlier launch's task, left as it was, is no draft of the person's").toHaveValue("fix the parser");
+    cleanup();
+    sessionStorage.clear();
+    sessionStorage.setItem("finishline.workspaceDraft", "/my/project");
+    launchWithTaskThatCannotStart();
+    expect(await screen.findByTestId("startup-failed")).toHaveTextContent("your own draft in New Task is kept");
+    expect(screen.getByTestId("workspace-path"), "the folder the person chose stays").toHaveValue("/my/project");
     sessionStorage.clear();
   });
 
