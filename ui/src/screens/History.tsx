@@ -121,21 +121,22 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
   }, [filters]);
   // A search's matches are asked for by id, within the filters: the list holds only the newest
   // 200, and a match may be far older.
-  const [hitRows, setHitRows] = useState<SessionSummary[] | null>(null);
+  // Kept with the search and the filters they answer: another's are never shown, not even for
+  // the frame before they are replaced (until the right ones are in, the list's rows stand in).
+  const [hitAnswer, setHitAnswer] = useState<{ hits: typeof hits; filters: typeof filters; rows: SessionSummary[] } | null>(null);
+  const hitRows = hitAnswer && hitAnswer.hits === hits && hitAnswer.filters === filters ? hitAnswer.rows : null;
   // Only the answer to the latest search counts: an earlier one may come back after it.
   const hitsAsked = useRef(0);
   const loadHits = useCallback(() => {
     const asked = ++hitsAsked.current;
-    if (!hits || hits.byId.size === 0) return setHitRows(hits ? [] : null);
+    if (!hits || hits.byId.size === 0) return setHitAnswer(null);
     const ids = [...hits.byId.keys()];
     // With the other attempts of a matched attempt's group, counted in its row.
     ipc.listSessions({ ...filters(), ids, limit: 1000 }).then(
-      (r) => asked === hitsAsked.current && setHitRows(r ?? []),
+      (r) => asked === hitsAsked.current && setHitAnswer({ hits, filters, rows: r ?? [] }),
       (e: AppError) => asked === hitsAsked.current && setError(`The matches could not be listed: ${e.message}`),
     );
   }, [filters, hits]);
-  // A new search's matches are not the last one's: until they are in, the list's rows stand in.
-  useEffect(() => setHitRows(null), [hits]);
   const load = useCallback(() => {
     loadList();
     loadHits();

@@ -500,6 +500,28 @@ describe("History search", () => {
     expect(asked.at(-1), "the matches are asked for by id").toMatchObject({ ids: ["old"] });
   });
 
+  it("a filter changed during a search never shows the matches found under the old filter", async () => {
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") {
+          const filter = (args as { filter: { ids?: string[]; statuses?: string[] } | null }).filter ?? {};
+          if (filter.statuses) return filter.ids ? new Promise(() => {}) : [];
+          return filter.ids ? [row("old", "Fix the parser, months ago")] : [row("new", "Recent task")];
+        }
+        if (cmd === "search_sessions") return [{ session_id: "old", title: "Fix the parser, months ago", status: "completed", created_at: "", snippet: [{ text: "parser", matched: true }] }];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await user.type(await screen.findByTestId("history-search"), "parser");
+    await waitFor(() => expect(screen.getByTestId("history-row")).toHaveTextContent("Fix the parser, months ago"));
+    await user.selectOptions(screen.getByTestId("history-filter"), "failed");
+    await waitFor(() => expect(screen.queryByTestId("history-row"), "a completed session under Failed: the old filter's answer").toBeNull());
+  });
+
   it("a match that is one attempt of an older group shows as its group's row, its attempts counted", async () => {
     const attempt = (number: number) => ({ group: "g-old", number, of: 2, label: `agent ${number}`, chosen: false });
     mockIPC(
