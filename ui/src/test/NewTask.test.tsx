@@ -48,12 +48,14 @@ describe("New task", () => {
     expect(screen.getByTestId("run")).toBeDisabled();
   });
 
-  it("Ctrl+Enter runs the task and opens its session", async () => {
+  it("Ctrl+Enter runs the task and opens its session, once", async () => {
     let started: unknown;
+    let starts = 0;
     mockIPC((cmd, args) => {
       if (cmd === "plugin:dialog|open") return "/w";
       if (cmd === "start_session") {
         started = args;
+        starts += 1;
         return "ses_1";
       }
     });
@@ -66,6 +68,7 @@ describe("New task", () => {
     await user.keyboard("{Control>}{Enter}{/Control}");
     await vi.waitFor(() => expect(onStarted).toHaveBeenCalledWith("ses_1"));
     expect(started).toEqual({ task: "hello", workspace: "/w", model: null, plan: "auto", agent: null, isolation: null, base: null, whenBusy: "ask" });
+    expect(starts, "the form's key and the window's are one").toBe(1);
   });
 
   it("Ctrl+Enter runs also after a click on blank space, where the focus is on the page around the form", async () => {
