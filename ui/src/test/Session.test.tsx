@@ -494,12 +494,13 @@ describe("Session view", () => {
     await waitFor(() => expect(screen.queryByTestId("jump-latest"), "a question waits at the foot of the window: nothing is laid over its buttons").toBeNull());
   });
 
-  it("a second question opens empty, with the focus in its box; an answer on its way is sent once", async () => {
-    seq = 0;
+  /** A run waiting on `asked`, shown; each `answer` sent is kept and held until `answered.now()`;
+   * `push` delivers more events. */
+  function waitingOn(asked: () => Envelope, answer: string) {
     const answers: unknown[] = [];
+    const answered = { now: () => {} };
     let push: (e: Envelope) => void = () => {};
-    let answered: () => void = () => {};
-    const events = [...running(), ev({ type: "question_asked", request_id: "q1", question: "Which folder?" }), ev({ type: "status_changed", status: "awaiting_approval" })];
+    const events = [...running(), asked(), ev({ type: "status_changed", status: "awaiting_approval" })];
     mockIPC((cmd, args) => {
       if (cmd === "subscribe_session") {
         const channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
@@ -507,18 +508,23 @@ describe("Session view", () => {
         setTimeout(() => events.forEach(push), 0);
         return 1;
       }
-      if (cmd === "answer_question") {
+      if (cmd === answer) {
         answers.push(args);
-        return new Promise<void>((done) => (answered = done));
+        return new Promise<void>((done) => (answered.now = done));
       }
     });
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    return { answers, answered, push: (e: Envelope) => push(e) };
+  }
+
+  it("a second question opens empty, with the focus in its box; an answer on its way is sent once", async () => {
+    const { answers, push, answered } = waitingOn(() => ev({ type: "question_asked", request_id: "q1", question: "Which folder?" }), "answer_question");
     const user = userEvent.setup();
     await user.type(await screen.findByRole("textbox", { name: "Your answer" }), "src{Enter}");
     await user.keyboard("{Enter}");
     await user.click(screen.getByRole("button", { name: "Answer" }));
     expect(answers, "one answer, however often sent while it is on its way").toHaveLength(1);
-    answered();
+    answered.now();
     // The answer and the next question arrive together.
     push(ev({ type: "question_answered", request_id: "q1", answer: "src", declined: false }));
     push(ev({ type: "question_asked", request_id: "q2", question: "Which file?" }));
@@ -529,30 +535,13 @@ describe("Session view", () => {
   });
 
   it("a permission answer is sent once however often clicked, and the next prompt takes the focus", async () => {
-    seq = 0;
-    const answers: unknown[] = [];
-    let push: (e: Envelope) => void = () => {};
-    let answered: () => void = () => {};
-    const events = [...running(), ev({ type: "permission_requested", request_id: "p1", tool: "run_command", input: { command: "ls" }, reason: "the shell" }), ev({ type: "status_changed", status: "awaiting_approval" })];
-    mockIPC((cmd, args) => {
-      if (cmd === "subscribe_session") {
-        const channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
-        push = (e) => channel.onmessage(e);
-        setTimeout(() => events.forEach(push), 0);
-        return 1;
-      }
-      if (cmd === "respond_permission") {
-        answers.push(args);
-        return new Promise<void>((done) => (answered = done));
-      }
-    });
-    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const { answers, push, answered } = waitingOn(() => ev({ type: "permission_requested", request_id: "p1", tool: "run_command", input: { command: "ls" }, reason: "the shell" }), "respond_permission");
     const user = userEvent.setup();
     await user.click(await screen.findByTestId("allow-once"));
     expect(screen.getByTestId("deny"), "the other answers wait with it").toBeDisabled();
     fireEvent.click(screen.getByTestId("deny"));
     expect(answers).toHaveLength(1);
-    answered();
+    answered.now();
     push(ev({ type: "permission_resolved", request_id: "p1", decision: "allow_once" }));
     push(ev({ type: "permission_requested", request_id: "p2", tool: "run_command", input: { command: "make" }, reason: "the shell" }));
     await waitFor(() => expect(screen.getAllByTestId("permission-prompt").at(-1)).toHaveTextContent("make"));
