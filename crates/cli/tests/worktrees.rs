@@ -2243,7 +2243,13 @@ async fn a_copied_env_file_keeps_the_worktree_only_once_edited_there() {
     let worktrees = cli.data.join("worktrees");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     let copy = loop {
-        let found = std::fs::read_dir(&worktrees).into_iter().flatten().flatten().map(|e| e.path().join(".env")).find(|p| p.exists());
+        // Copied whole: a file made and not yet written is the copy still on its way.
+        let found = std::fs::read_dir(&worktrees)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path().join(".env"))
+            .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t == "TOKEN=mine\n"));
         if let Some(p) = found {
             break p;
         }
