@@ -486,6 +486,7 @@ describe("Settings, MCP servers and transfer", () => {
   });
 
   it("removing an MCP server leaves the focus on the next one's name (or on Add server when none is left), not on the page", async () => {
+    mockIPC(() => undefined, { shouldMockEvents: true });
     const servers = [
       { name: "first", command: "npx", args: [], env: {}, enabled: true },
       { name: "second", command: "npx", args: [], env: {}, enabled: true },
