@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { KeyRound, LogIn, SquareTerminal } from "lucide-react";
-import { AppError, ipc, type LoginMethod } from "../ipc";
+import { ipc, type LoginMethod } from "../ipc";
+import { useOneAction } from "../oneAction";
 
 interface Props {
   sessionId: string;
@@ -16,37 +17,19 @@ interface Props {
  * (`authenticate`). After it, the task runs again by itself.
  */
 export function AgentLogin({ sessionId, login, onLoggedIn }: Props) {
-  const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [keys, setKeys] = useState<Record<string, string>>({});
+  const one = useOneAction(setError);
+  const busy = one.busy;
 
-  const use = async (m: LoginMethod) => {
-    if (busy) return;
-    setBusy(m.id);
-    setError(null);
-    try {
+  const use = (m: LoginMethod) =>
+    one.run(m.id, async () => {
       await ipc.agentLogin(sessionId, m.id, m.type === "key" ? keys[m.id] : undefined);
       await onLoggedIn();
-    } catch (e) {
-      setError((e as AppError).message);
-    } finally {
-      setBusy(null);
-    }
-  };
+    });
 
   // Logged in some other way (the agent's own command in a terminal): the task runs again.
-  const retry = async () => {
-    if (busy) return;
-    setBusy("retry");
-    setError(null);
-    try {
-      await onLoggedIn();
-    } catch (e) {
-      setError((e as AppError).message);
-    } finally {
-      setBusy(null);
-    }
-  };
+  const retry = () => one.run("retry", async () => onLoggedIn());
 
   return (
     <div className="notice login" role="alert" data-testid="agent-login">

@@ -3,6 +3,7 @@
 // shown on request from the whole file, and comments on any line range that go back with
 // Request changes. Loaded only when a review is open, so the first screen never pays for it.
 import { useEffect, useMemo, useRef, useState, type ReactNode } from "react";
+import { useOneAction } from "../oneAction";
 import { Decoration, Diff, Hunk, getChangeKey, parseDiff, tokenize, useSourceExpansion, type ChangeData, type HunkData, type HunkTokens } from "react-diff-view";
 import "react-diff-view/style/index.css";
 import { refractor } from "refractor/core";
@@ -218,8 +219,8 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   const [error, setError] = useState<{ at: string; message: string } | null>(null);
   // One save at a time: a second Enter (or click) while the first is on its way would add the
   // comment twice, and the agent would be asked to meet it twice.
-  const [saving, setSaving] = useState(false);
-  const inFlight = useRef(false);
+  const one = useOneAction((message, at) => setError(message === null ? null : { at, message }));
+  const saving = one.busy !== null;
   const changes = useMemo(() => shown.flatMap((h) => h.changes), [shown]);
   // The lines as one Tab stop, and whether the open box came from the keyboard there.
   const region = useRef<HTMLDivElement>(null);
@@ -314,23 +315,15 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   const save = async (id?: string) => {
     const target = id ? comments.find((c) => c.id === id) : undefined;
     const at = target ? { side: target.side, from: target.start_line, to: target.end_line } : selection;
-    if (!at || !draft.trim() || inFlight.current) return;
-    setError(null);
-    inFlight.current = true;
-    setSaving(true);
-    try {
+    if (!at || !draft.trim()) return;
+    await one.run(id ?? "new", async () => {
       await ipc.commentOnReview(reviewId, { id: target?.id ?? "", path: file.path, start_line: at.from, end_line: at.to, side: at.side, quote: target?.quote ?? "", text: draft.trim() });
       setDraft("");
       if (id) setSelection(null);
       else closeBox();
       setEditing(null);
       onChanged?.();
-    } catch (e) {
-      setError({ at: id ?? "new", message: (e as AppError).message });
-    } finally {
-      inFlight.current = false;
-      setSaving(false);
-    }
+    });
   };
   const remove = async (id: string) => {
     setError(null);

@@ -15,6 +15,7 @@ import { foldRepeats, type Shown, type ToolRun } from "../session/fold";
 import { ConfirmCancel } from "../components/ConfirmCancel";
 import { ConfirmDiscard } from "../components/ConfirmDiscard";
 import { Ticks } from "../components/Ticks";
+import { useOneAction } from "../oneAction";
 
 function reducer(m: SessionModel, batch: Envelope[]): SessionModel {
   return applyAll(m, batch);
@@ -132,31 +133,11 @@ function useTakesFocus<T extends HTMLElement>() {
   return first;
 }
 
-/** One answer at a time: a second click (or Enter) while the first is on its way does nothing. */
-function useOneAnswer(setError: (e: string | null) => void) {
-  const [sending, setSending] = useState(false);
-  const inFlight = useRef(false);
-  const send = async (answer: () => Promise<unknown>) => {
-    if (inFlight.current) return;
-    inFlight.current = true;
-    setSending(true);
-    setError(null);
-    try {
-      await answer();
-    } catch (e) {
-      setError((e as AppError).message);
-    } finally {
-      inFlight.current = false;
-      setSending(false);
-    }
-  };
-  return { sending, send };
-}
-
 function Permission({ item }: { item: Extract<Item, { kind: "permission" }> }) {
   const [error, setError] = useState<string | null>(null);
-  const { sending, send } = useOneAnswer(setError);
-  const answer = (d: "allow_once" | "allow_session" | "deny") => void send(() => ipc.respondPermission(item.requestId, d));
+  const one = useOneAction(setError);
+  const sending = one.busy !== null;
+  const answer = (d: "allow_once" | "allow_session" | "deny") => void one.run(d, () => ipc.respondPermission(item.requestId, d));
   const first = useTakesFocus<HTMLButtonElement>();
   return (
     <div className="card permission" data-testid="permission-prompt">
@@ -196,9 +177,9 @@ function Permission({ item }: { item: Extract<Item, { kind: "permission" }> }) {
 function Question({ item }: { item: Extract<Item, { kind: "question" }> }) {
   const [text, setText] = useState("");
   const [error, setError] = useState<string | null>(null);
-  const one = useOneAnswer(setError);
-  const sending = one.sending;
-  const send = (a: string | null) => void one.send(() => ipc.answerQuestion(item.requestId, a));
+  const one = useOneAction(setError);
+  const sending = one.busy !== null;
+  const send = (a: string | null) => void one.run("answer", () => ipc.answerQuestion(item.requestId, a));
   const first = useTakesFocus<HTMLInputElement>();
   return (
     <div className="card question" data-testid="question">
