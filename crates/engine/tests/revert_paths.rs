@@ -239,3 +239,28 @@ fn a_named_pipe_where_a_file_was_is_recorded_as_the_file_gone_and_reverted() {
         assert_eq!(std::fs::read_to_string(work.join("notes.txt")).unwrap(), "the person's notes\n");
     }
 }
+
+/// A file that goes away between the look and git's read of it (a build removing its output as
+/// the person rejects) is gone, and the other files are still read: the look at all of them
+/// failed with git's "could not open", and the reject with it.
+#[test]
+fn a_file_gone_between_the_look_and_the_read_counts_as_gone_and_the_rest_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        std::fs::write(work.join(name), format!("{name}\n")).unwrap();
+    }
+    let store = dir.path().join("store");
+    let cp = Checkpoints::open(&store, &work).unwrap();
+    cp.snapshot("start").unwrap();
+    let before = cp.file_states(&["a.txt", "c.txt"]).unwrap();
+    // Reading a.txt removes b.txt, after the look and before git reaches it: git's clean filter
+    // runs as git reads a file, so the timing is exact.
+    std::fs::write(work.join(".gitattributes"), "a.txt filter=sweep\n").unwrap();
+    let mut config = std::fs::OpenOptions::new().append(true).open(store.join("config")).unwrap();
+    std::io::Write::write_all(&mut config, b"[filter \"sweep\"]\n\tclean = \"rm -f b.txt; cat\"\n").unwrap();
+    let now = cp.file_states(&["a.txt", "b.txt", "c.txt"]).expect("read although b.txt went");
+    assert!(!work.join("b.txt").exists(), "the filter ran");
+    assert_eq!(now, vec![before[0].clone(), FileState::Absent, before[1].clone()]);
+}

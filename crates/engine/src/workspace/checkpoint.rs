@@ -976,36 +976,76 @@ impl Checkpoints {
 
     /// Each path's state in the workspace now, hashed as the snapshots hash it.
     pub fn file_states(&self, paths: &[&str]) -> Result<Vec<FileState>> {
-        let mut states = vec![FileState::Absent; paths.len()];
+        let mut states = Vec::with_capacity(paths.len());
         let mut hashed = Vec::new();
         for (i, p) in paths.iter().enumerate() {
-            let full = self.work_tree.join(p);
-            let Ok(meta) = std::fs::symlink_metadata(&full) else { continue };
-            if meta.file_type().is_symlink() {
-                let target = std::fs::read_link(&full)?;
-                let oid = self.git_full(&["hash-object", "--stdin"], Some(&target.to_string_lossy()))?.0.trim().to_string();
-                states[i] = FileState::Blob { oid, mode: "120000".into() };
-            } else if meta.is_file() {
-                use std::os::unix::fs::PermissionsExt;
-                let mode = if meta.permissions().mode() & 0o111 != 0 { "100755" } else { "100644" };
-                states[i] = FileState::Blob { oid: String::new(), mode: mode.into() };
+            let state = self.look(p)?;
+            if unhashed_file(&state) {
                 hashed.push(i);
-            } else if meta.is_dir() {
-                // A folder where the run left a file: not what anyone recorded.
-                states[i] = FileState::Blob { oid: String::new(), mode: "040000".into() };
             }
-            // A pipe, a socket or a device holds no file, as the snapshots record it: absent.
+            states.push(state);
         }
-        if !hashed.is_empty() {
-            let list: String = hashed.iter().map(|i| c_quoted(paths[*i]) + "\n").collect();
-            let (out, _) = self.git_full(&["hash-object", "--stdin-paths"], Some(&list))?;
-            for (i, oid) in hashed.iter().zip(out.lines()) {
-                if let FileState::Blob { oid: o, .. } = &mut states[*i] {
-                    *o = oid.trim().to_string();
+        if hashed.is_empty() {
+            return Ok(states);
+        }
+        let list: String = hashed.iter().map(|i| c_quoted(paths[*i]) + "\n").collect();
+        match self.git_full(&["hash-object", "--stdin-paths"], Some(&list)) {
+            Ok((out, _)) => {
+                for (i, oid) in hashed.iter().zip(out.lines()) {
+                    if let FileState::Blob { oid: o, .. } = &mut states[*i] {
+                        *o = oid.trim().to_string();
+                    }
+                }
+            }
+            // A file went away (or became a folder) between the look and git's read: git stops
+            // there, and the rest are read again one by one, so one file going (a build removing
+            // its output as the person rejects) does not fail the look at all of them.
+            Err(_) => {
+                for i in hashed {
+                    states[i] = self.state_alone(paths[i])?;
                 }
             }
         }
         Ok(states)
+    }
+
+    /// What is at `path` now, without the content's id for a file (`oid` empty) unless it is a
+    /// link, whose id is its target's.
+    fn look(&self, path: &str) -> Result<FileState> {
+        let full = self.work_tree.join(path);
+        let Ok(meta) = std::fs::symlink_metadata(&full) else { return Ok(FileState::Absent) };
+        Ok(if meta.file_type().is_symlink() {
+            let Ok(target) = std::fs::read_link(&full) else { return Ok(FileState::Absent) };
+            let oid = self.git_full(&["hash-object", "--stdin"], Some(&target.to_string_lossy()))?.0.trim().to_string();
+            FileState::Blob { oid, mode: "120000".into() }
+        } else if meta.is_file() {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = if meta.permissions().mode() & 0o111 != 0 { "100755" } else { "100644" };
+            FileState::Blob { oid: String::new(), mode: mode.into() }
+        } else if meta.is_dir() {
+            // A folder where the run left a file: not what anyone recorded.
+            FileState::Blob { oid: String::new(), mode: "040000".into() }
+        } else {
+            // A pipe, a socket or a device holds no file, as the snapshots record it: absent.
+            FileState::Absent
+        })
+    }
+
+    /// One path's state, read alone: when git cannot read a file, it is looked at again, and a
+    /// file still there that git cannot read is an error.
+    fn state_alone(&self, path: &str) -> Result<FileState> {
+        let mut tries = 0;
+        loop {
+            let mode = match self.look(path)? {
+                FileState::Blob { oid, mode } if oid.is_empty() && mode != "040000" => mode,
+                state => return Ok(state),
+            };
+            match self.git_full(&["hash-object", "--stdin-paths"], Some(&(c_quoted(path) + "\n"))) {
+                Ok((out, _)) => return Ok(FileState::Blob { oid: out.trim().to_string(), mode }),
+                Err(e) if tries >= 2 || std::fs::symlink_metadata(self.work_tree.join(path)).is_ok_and(|m| m.is_file()) => return Err(e),
+                Err(_) => tries += 1,
+            }
+        }
     }
 
     /// Reads files' states one at a time, each just before it is needed, through one git process
@@ -1133,6 +1173,11 @@ impl Drop for FileReader<'_> {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// A file looked at and not yet hashed (not a link, whose id comes with the look, nor a folder).
+fn unhashed_file(state: &FileState) -> bool {
+    matches!(state, FileState::Blob { oid, mode } if oid.is_empty() && mode != "040000")
 }
 
 /// Writes `content` as a new file beside `full`, under a name nothing there has (a file of the
