@@ -1,6 +1,7 @@
 import { cleanup, render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
+import type { ReactNode } from "react";
 import { describe, expect, it, vi } from "vitest";
 import type { Settings } from "../ipc";
 import { SettingsScreen } from "../screens/Settings";
@@ -201,47 +202,30 @@ const PRESETS = [
 
 describe("Settings, saving from the keyboard", () => {
   it("Ctrl+S in any field saves", async () => {
-    let saved = 0;
-    mockIPC((cmd, args) => {
-      if (cmd === "provider_presets") return [];
-      if (cmd === "save_settings") {
-        saved += 1;
-        return { settings: (args as { settings: unknown }).settings, provider_ready: true };
-      }
-    });
-    render(<SettingsScreen view={view()} onSaved={() => {}} />);
-    const user = userEvent.setup();
+    const { saved, user } = settingsSavingInto();
     await user.click(screen.getByTestId("prices"));
     await user.keyboard("{Control>}s{/Control}");
     expect(await screen.findByText("Saved"), "Ctrl+S does what the Save button does").toBeInTheDocument();
-    expect(saved).toBe(1);
+    expect(saved).toHaveLength(1);
   });
 
   it("Ctrl+S saves also after a click on blank space, where the focus is on the page around the form", async () => {
-    let saved = 0;
-    mockIPC((cmd, args) => {
-      if (cmd === "provider_presets") return [];
-      if (cmd === "save_settings") {
-        saved += 1;
-        return { settings: (args as { settings: unknown }).settings, provider_ready: true };
-      }
-    });
-    render(
+    const { saved, user } = settingsSavingInto((form) => (
       <main className="content" tabIndex={-1}>
-        <SettingsScreen view={view()} onSaved={() => {}} />
-      </main>,
-    );
-    const user = userEvent.setup();
+        {form}
+      </main>
+    ));
     await user.type(screen.getByTestId("provider-model"), "smollm2");
     (document.querySelector("main.content") as HTMLElement).focus();
     await user.keyboard("{Control>}s{/Control}");
     expect(await screen.findByText("Saved")).toBeInTheDocument();
-    expect(saved, "once, not once for the form and once for the window").toBe(1);
+    expect(saved, "once, not once for the form and once for the window").toHaveLength(1);
   });
 });
 
-/** Settings on screen, with every save the engine would get kept in `saved`. */
-function settingsSavingInto() {
+/** Settings on screen (inside `around`, when given), with every save the engine would get kept
+ * in `saved`. */
+function settingsSavingInto(around: (form: ReactNode) => ReactNode = (form) => form) {
   const saved: unknown[] = [];
   mockIPC((cmd, args) => {
     if (cmd === "provider_presets") return [];
@@ -250,7 +234,7 @@ function settingsSavingInto() {
       return view();
     }
   });
-  render(<SettingsScreen view={view()} onSaved={() => {}} />);
+  render(around(<SettingsScreen view={view()} onSaved={() => {}} />));
   return { saved, user: userEvent.setup() };
 }
 
