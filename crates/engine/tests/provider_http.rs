@@ -437,6 +437,23 @@ for_each_protocol! {
     openai_responses => Protocol::Responses,
 }
 
+/// A server on this machine that refuses the connection is not running (or the port is wrong):
+/// the run says so after one retry, not after five retries and half a minute of waiting.
+#[tokio::test]
+async fn a_local_server_that_refuses_the_connection_is_retried_once_and_the_error_says_so() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    for base in [format!("http://127.0.0.1:{port}/v1"), format!("http://localhost:{port}/v1")] {
+        let provider = Arc::new(HttpProvider::new(ProviderConfig::new(ProviderKind::Openai, &base, None)).unwrap());
+        let waits = Arc::new(Mutex::new(Vec::new()));
+        let w = waits.clone();
+        let mut stream = stream_with_retry(provider, request(), fast_policy(5), Arc::new(move |wait| w.lock().unwrap().push((wait.attempt, wait.max_retries))));
+        let err = stream.next().await.unwrap().unwrap_err();
+        assert_eq!(err.kind, ProviderErrorKind::Network);
+        assert_eq!(*waits.lock().unwrap(), vec![(1, 1)], "{base}: one retry, shown as 1 of 1");
+        assert!(err.message.ends_with("(gave up after 1 retry)"), "{base}: {}", err.message);
+    }
+}
+
 #[tokio::test]
 async fn truncated_tool_arguments_reach_the_caller_as_invalid_input() {
     // Gemini sends function calls whole, so this fault exists only for the streaming-argument protocols.

@@ -47,11 +47,16 @@ pub struct ProviderError {
     /// a request cost nothing; one that failed after the server took it may have.
     #[serde(skip)]
     pub refused: bool,
+    /// The most retries this error is worth, when fewer than the settings allow: a server on
+    /// this machine that refuses the connection is not running, and waiting a minute for it only
+    /// delays saying so.
+    #[serde(skip)]
+    pub retries_worth: Option<u32>,
 }
 
 impl ProviderError {
     pub fn new(kind: ProviderErrorKind, message: impl Into<String>) -> Self {
-        ProviderError { kind, status: None, message: message.into(), retry_after: None, refused: false }
+        ProviderError { kind, status: None, message: message.into(), retry_after: None, refused: false, retries_worth: None }
     }
 
     pub fn malformed(message: impl Into<String>) -> Self {
@@ -92,7 +97,7 @@ impl ProviderError {
             400..=499 => (BadRequest, format!("The provider rejected the request ({status}): {detail}")),
             _ => (Server, format!("Unexpected HTTP status {status}: {detail}")),
         };
-        ProviderError { kind, status: Some(status), message, retry_after: retry_after(headers, SystemTime::now()), refused: true }
+        ProviderError { kind, status: Some(status), message, retry_after: retry_after(headers, SystemTime::now()), refused: true, retries_worth: None }
     }
 
     /// Classifies an error object that arrived inside a 200 stream (OpenAI `{"error":…}`,
@@ -128,6 +133,7 @@ impl ProviderError {
             message: format!("The provider reported an error mid-stream ({label}): {message}"),
             retry_after: None,
             refused: false,
+            retries_worth: None,
         }
     }
 }

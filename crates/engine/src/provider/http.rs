@@ -281,30 +281,55 @@ fn network_error(base: &str, e: &reqwest::Error) -> ProviderError {
     let what = if e.is_connect() { "Could not connect to the provider" } else { "The request to the provider failed" };
     let mut error = ProviderError::new(ProviderErrorKind::Network, format!("{what} at {base} ({detail}). Check the base URL and that the server is running."));
     error.refused = e.is_connect();
+    // Nothing listens on that port of this machine: a local server not started, or a wrong
+    // port. One retry covers a server that was restarting; five would keep the person waiting
+    // half a minute for an answer that is already known.
+    if io_error(e).is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused) && is_this_machine(base) {
+        error.retries_worth = Some(1);
+    }
     error
+}
+
+/// Whether `base` names this machine (`localhost`, `127.x.x.x`, `::1`).
+fn is_this_machine(base: &str) -> bool {
+    match reqwest::Url::parse(base).ok().and_then(|u| u.host().map(|h| h.to_owned())) {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost") || d.to_ascii_lowercase().ends_with(".localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// The system's own error under the HTTP library's layers, if there is one.
+fn io_error(e: &reqwest::Error) -> Option<&std::io::Error> {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            return Some(io);
+        }
+        source = s.source();
+    }
+    None
 }
 
 /// What went wrong under the HTTP library's layers ("error sending request for url (…): client
 /// error (Connect): tcp connect error: Connection refused (os error 111)"), in a person's words:
 /// the system's own error at the bottom ("connection refused"), else the innermost message.
 fn network_cause(e: &reqwest::Error) -> String {
+    if let Some(io) = io_error(e) {
+        return match io.kind() {
+            std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
+            std::io::ErrorKind::ConnectionReset => "the connection was reset".to_string(),
+            std::io::ErrorKind::ConnectionAborted => "the connection was aborted".to_string(),
+            std::io::ErrorKind::TimedOut => "timed out".to_string(),
+            std::io::ErrorKind::HostUnreachable | std::io::ErrorKind::NetworkUnreachable => "no route to the server".to_string(),
+            // The system's message without its number: "(os error 111)" says nothing more.
+            _ => io.to_string().split(" (os error").next().unwrap_or_default().to_string(),
+        };
+    }
     let mut innermost: &dyn std::error::Error = e;
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        if let Some(io) = s.downcast_ref::<std::io::Error>() {
-            let words = match io.kind() {
-                std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
-                std::io::ErrorKind::ConnectionReset => "the connection was reset".to_string(),
-                std::io::ErrorKind::ConnectionAborted => "the connection was aborted".to_string(),
-                std::io::ErrorKind::TimedOut => "timed out".to_string(),
-                std::io::ErrorKind::HostUnreachable | std::io::ErrorKind::NetworkUnreachable => "no route to the server".to_string(),
-                // The system's message without its number: "(os error 111)" says nothing more.
-                _ => io.to_string().split(" (os error").next().unwrap_or_default().to_string(),
-            };
-            return words;
-        }
+    while let Some(s) = innermost.source() {
         innermost = s;
-        source = s.source();
     }
     innermost.to_string()
 }

@@ -35,6 +35,11 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
+    /// How many retries `error` gets: the settings' number, or fewer when the error is worth fewer.
+    pub fn retries_for(&self, error: &ProviderError) -> u32 {
+        error.retries_worth.map_or(self.max_retries, |worth| worth.min(self.max_retries))
+    }
+
     /// The wait before retry number `attempt` (1-based). The provider's own `retry-after` wins.
     pub fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
         if let Some(ra) = retry_after {
@@ -70,9 +75,9 @@ pub fn stream_with_retry(provider: Arc<dyn Provider>, request: CompletionRequest
                         delivered = true;
                         yield Ok(ev);
                     }
-                    Err(e) if !delivered && e.is_retryable() && attempt < policy.max_retries => {
+                    Err(e) if !delivered && e.is_retryable() && attempt < policy.retries_for(&e) => {
                         attempt += 1;
-                        let wait = RetryWait { attempt, max_retries: policy.max_retries, delay: policy.delay(attempt, e.retry_after), error: e };
+                        let wait = RetryWait { attempt, max_retries: policy.retries_for(&e), delay: policy.delay(attempt, e.retry_after), error: e };
                         on_retry(&wait);
                         drop(stream);
                         tokio::time::sleep(wait.delay).await;
@@ -80,7 +85,7 @@ pub fn stream_with_retry(provider: Arc<dyn Provider>, request: CompletionRequest
                     }
                     Err(mut e) => {
                         if !delivered && e.is_retryable() && attempt > 0 {
-                            e.message = format!("{} (gave up after {attempt} retries)", e.message);
+                            e.message = format!("{} (gave up after {attempt} {})", e.message, if attempt == 1 { "retry" } else { "retries" });
                         }
                         yield Err(e);
                         break 'attempts;
