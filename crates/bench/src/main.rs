@@ -28,6 +28,9 @@ struct Args {
     only: Option<String>,
 }
 
+/// The sections `--only` can name.
+const SECTIONS: &[&str] = &["stream", "log", "history", "completion", "checkpoints", "audit", "worktrees", "attempts", "acp", "footprint"];
+
 fn args() -> Args {
     let mut a = Args { smoke: false, out: PathBuf::from("docs/benchmarks.md"), only: None };
     let mut it = std::env::args().skip(1);
@@ -35,9 +38,14 @@ fn args() -> Args {
         match arg.as_str() {
             "--smoke" => a.smoke = true,
             "--out" => a.out = it.next().expect("--out needs a path").into(),
-            "--only" => {
-                a.only = Some(it.next().expect("--only needs stream, log, history, completion, checkpoints, worktrees, audit, attempts, acp or footprint"))
-            }
+            "--only" => match it.next() {
+                Some(section) if SECTIONS.contains(&section.as_str()) => a.only = Some(section),
+                // An unknown name would run nothing and write an empty report.
+                _ => {
+                    eprintln!("--only needs one of: {}", SECTIONS.join(", "));
+                    std::process::exit(2);
+                }
+            },
             other => {
                 eprintln!("unknown argument {other}; use --smoke, --out PATH, --only SECTION");
                 std::process::exit(2);
