@@ -769,3 +769,34 @@ fn the_start_of_an_id_two_sessions_share_names_both_and_picks_neither_and_the_en
     let out = finishline(&["sessions", "show", &b[b.len() - 5..]], &e.data);
     assert_eq!(out.status.code(), Some(2), "five characters are too few to be taken for an id's end");
 }
+
+/// The data folder inside the workspace (the CLI run from the home folder, which holds the app's
+/// data folder) is Finishline's, not the task's: the review lists the task's file only, and a
+/// revert undoes it and leaves the history alone. Before, the review listed the history database
+/// and the checkpoints' own objects as the agent's work, and the revert of them failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_folder_inside_the_workspace_is_not_the_tasks_work_and_a_revert_leaves_it_alone() {
+    let server = FakeServer::start(fruits()).await.unwrap();
+    let e = env();
+    let data = e.ws.join(".local/share/dev.finishline.app");
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().into_owned();
+    let d = data.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(&["run", "create notes.md listing three fruits", "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--json"], &d)
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(6), "the review waits; stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let events = lines(&out);
+    let review = events.iter().find(|e| e["type"] == "review_requested").expect("a review");
+    let files: Vec<&str> = review["files_changed"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(files, vec!["notes.md"], "only the task's own file");
+    let id = events.last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let d = data.clone();
+    let rejected = tokio::task::spawn_blocking(move || finishline(&["sessions", "review", &id, "--reject", "--revert"], &d)).await.unwrap();
+    assert_eq!(rejected.status.code(), Some(3), "rejected and reverted: {}", String::from_utf8_lossy(&rejected.stderr));
+    assert!(!e.ws.join("notes.md").exists(), "the task's file is undone");
+    let list = finishline(&["sessions", "list", "--json"], &data);
+    assert_eq!(lines(&list)[0]["status"], "rejected", "the history is whole: {}", String::from_utf8_lossy(&list.stderr));
+}

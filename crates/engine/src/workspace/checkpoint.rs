@@ -202,6 +202,7 @@ impl Checkpoints {
         let cp =
             Checkpoints { shared: true, refs: format!("refs/finishline/{session}/"), git_dir, work_tree: work_tree.to_path_buf(), max_file: DEFAULT_MAX_FILE };
         cp.init()?;
+        cp.leave_out_own_data(stores)?;
         // Stores made before the index was tuned get the setting once.
         if !std::fs::read_to_string(cp.git_dir.join("config")).unwrap_or_default().to_ascii_lowercase().contains("showuntrackedfiles") {
             cp.tune_index()?;
@@ -248,6 +249,26 @@ impl Checkpoints {
                 std::fs::write(self.git_dir.join("workspace"), self.work_tree.to_string_lossy().as_bytes())?;
             }
         }
+        Ok(())
+    }
+
+    /// Finishline's own data folder, when it is inside the workspace (the CLI run from the home
+    /// folder, which holds it): its history and these checkpoints change while the task runs,
+    /// and are not the task's work to show, judge or undo. Stores made before get the line too.
+    fn leave_out_own_data(&self, stores: &Path) -> Result<()> {
+        let (Ok(work), Ok(stores)) = (self.work_tree.canonicalize(), stores.canonicalize()) else { return Ok(()) };
+        // The data folder, or only the stores when the data folder is the workspace itself.
+        let own = stores.parent().filter(|d| *d != work && d.starts_with(&work)).unwrap_or(&stores);
+        let Ok(rel) = own.strip_prefix(&work) else { return Ok(()) };
+        let Some(rel) = rel.to_str().filter(|r| !r.is_empty()) else { return Ok(()) };
+        let line = format!("/{}/", gitignore_literal(rel));
+        let file = self.git_dir.join("info").join("exclude");
+        if std::fs::read_to_string(&file).unwrap_or_default().lines().any(|l| l == line) {
+            return Ok(());
+        }
+        std::fs::create_dir_all(self.git_dir.join("info"))?;
+        let mut exclude = std::fs::OpenOptions::new().create(true).append(true).open(&file)?;
+        std::io::Write::write_all(&mut exclude, format!("{line}\n").as_bytes())?;
         Ok(())
     }
 
@@ -1173,6 +1194,18 @@ impl Drop for FileReader<'_> {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// `path` as a gitignore pattern that matches that path only: its pattern characters escaped.
+fn gitignore_literal(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        if matches!(c, '\\' | '*' | '?' | '[') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A file looked at and not yet hashed (not a link, whose id comes with the look, nor a folder).
