@@ -194,7 +194,7 @@ pub fn with_sessions_endpoint(mut opts: RunOptions, id: &str) -> RunOptions {
     let kinds = [ProviderKind::Openai, ProviderKind::OpenaiResponses, ProviderKind::Anthropic, ProviderKind::Gemini];
     let Some(kind) = kinds.into_iter().find(|k| k.name() == provider) else { return opts };
     let own = default_base_url(kind).trim_end_matches('/') == url.trim_end_matches('/');
-    if !own && !on_this_machine(&url) {
+    if !own && !finishline_engine::provider::is_loopback_url(&url) {
         return opts;
     }
     // As `--provider` spells it.
@@ -232,30 +232,5 @@ fn default_base_url(kind: ProviderKind) -> &'static str {
         ProviderKind::Openai | ProviderKind::OpenaiResponses => "https://api.openai.com/v1",
         ProviderKind::Anthropic => "https://api.anthropic.com/v1",
         ProviderKind::Gemini => "https://generativelanguage.googleapis.com/v1beta",
-    }
-}
-
-/// Whether `url` names a server on this machine (loopback).
-fn on_this_machine(url: &str) -> bool {
-    match url::Url::parse(url).ok().and_then(|u| u.host().map(|h| h.to_owned())) {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::on_this_machine;
-
-    #[test]
-    fn only_a_server_on_this_machine_counts_as_one() {
-        for url in ["http://127.0.0.1:8931/v1", "http://localhost:11434/v1", "http://[::1]:8080/v1"] {
-            assert!(on_this_machine(url), "{url}");
-        }
-        for url in ["https://llm.corp.example/v1", "http://10.0.0.5:8080/v1", "not a url"] {
-            assert!(!on_this_machine(url), "{url}");
-        }
     }
 }

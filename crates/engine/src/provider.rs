@@ -29,10 +29,15 @@ use futures_util::Stream;
 /// errors after output belong to the agent loop, which treats a lost stream as a truncation.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<CompletionEvent, ProviderError>> + Send>>;
 
-/// One method: stream a completion. Dropping the stream cancels the request.
-/// Whether a base URL points at this machine (a local server that needs no key).
+/// Whether a base URL points at this machine (`localhost`, `127.x.x.x`, `::1`): a local server,
+/// which needs no key.
 pub fn is_loopback_url(url: &str) -> bool {
-    url::Url::parse(url).ok().and_then(|u| u.host_str().map(|h| h == "localhost" || h == "::1" || h == "[::1]" || h.starts_with("127."))).unwrap_or(false)
+    match url::Url::parse(url).ok().and_then(|u| u.host().map(|h| h.to_owned())) {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
 }
 
 /// Whether a base URL points at this machine or the local network, where servers (llama.cpp,
@@ -48,6 +53,7 @@ pub fn is_local_url(url: &str) -> bool {
     }
 }
 
+/// One method: stream a completion. Dropping the stream cancels the request.
 #[async_trait::async_trait]
 pub trait Provider: Send + Sync {
     fn stream(&self, request: &CompletionRequest) -> EventStream;

@@ -433,7 +433,12 @@ fn only_servers_on_this_machine_or_the_local_network_are_asked_for_their_context
     for remote in ["https://api.openai.com/v1", "https://openrouter.ai/api/v1", "http://8.8.8.8/v1"] {
         assert!(!is_local_url(remote), "{remote}: no extra round trip before the first step");
     }
-    assert!(is_loopback_url("http://127.0.0.1:8931/v1") && !is_loopback_url("http://192.168.1.20:11434/v1"), "only this machine's servers need no key");
+    for here in ["http://127.0.0.1:8931/v1", "http://localhost:11434/v1", "http://LOCALHOST:1/v1", "http://[::1]:8080/v1", "http://127.1.2.3/v1"] {
+        assert!(is_loopback_url(here), "{here} is on this machine");
+    }
+    for elsewhere in ["http://192.168.1.20:11434/v1", "https://llm.corp.example/v1", "http://localhost.example.com/v1", "http://127.evil.com/v1", "not a url"] {
+        assert!(!is_loopback_url(elsewhere), "{elsewhere}: only this machine's servers need no key");
+    }
 }
 
 /// A stream that begins with a byte-order mark (some proxies add one) is read like any other;

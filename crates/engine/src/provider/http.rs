@@ -284,20 +284,10 @@ fn network_error(base: &str, e: &reqwest::Error) -> ProviderError {
     // Nothing listens on that port of this machine: a local server not started, or a wrong
     // port. One retry covers a server that was restarting; five would keep the person waiting
     // half a minute for an answer that is already known.
-    if io_error(e).is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused) && is_this_machine(base) {
+    if io_error(e).is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused) && super::is_loopback_url(base) {
         error.retries_worth = Some(1);
     }
     error
-}
-
-/// Whether `base` names this machine (`localhost`, `127.x.x.x`, `::1`).
-fn is_this_machine(base: &str) -> bool {
-    match reqwest::Url::parse(base).ok().and_then(|u| u.host().map(|h| h.to_owned())) {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost") || d.to_ascii_lowercase().ends_with(".localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
 }
 
 /// The system's own error under the HTTP library's layers, if there is one.
