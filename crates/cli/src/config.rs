@@ -204,6 +204,18 @@ pub fn with_sessions_endpoint(mut opts: RunOptions, id: &str) -> RunOptions {
     opts
 }
 
+/// A command on a session works in the session's own folder, wherever it is typed (the commands
+/// Finishline prints carry no `--workspace`): its settings for that folder (the verify commands)
+/// are the ones that apply, not those of the folder the person stands in.
+pub fn in_sessions_folder(mut opts: RunOptions, id: &str) -> RunOptions {
+    let clock = std::sync::Arc::new(finishline_engine::clock::SystemClock);
+    let Ok(store) = finishline_engine::store::Store::open(&data_dir(&opts.common).join("history.db"), clock) else { return opts };
+    if let Ok(session) = store.session(&finishline_engine::domain::SessionId(id.to_string())) {
+        opts.workspace = session.workspace.into();
+    }
+    opts
+}
+
 /// For a command on a group of attempts that asks a model (`--compare`) and names no server:
 /// the server and model of the group's first attempt by Finishline's own agent, as
 /// [`with_sessions_endpoint`] finds them for one session.

@@ -243,7 +243,8 @@ pub enum ReviewMode {
 
 #[derive(Args, Clone)]
 pub struct RunOptions {
-    /// The folder the task works on (in a git repository, in a worktree of its own).
+    /// The folder the task works on (in a git repository, in a worktree of its own). A command
+    /// on a session works in the session's own folder, whatever this says.
     #[arg(long, default_value = ".")]
     pub workspace: std::path::PathBuf,
     /// The model server's protocol (default: the settings', else `openai`).
@@ -433,7 +434,7 @@ fn main() -> ExitCode {
                 SessionsCommand::Resume { id, message, opts } => match sessions::known(&id, &opts.common) {
                     Err(code) => code,
                     Ok(id) => {
-                        let opts = config::with_sessions_endpoint(opts, &id);
+                        let opts = config::in_sessions_folder(config::with_sessions_endpoint(opts, &id), &id);
                         run::run(run::Start::Resume(id, message), opts).await
                     }
                 },
@@ -450,7 +451,7 @@ fn main() -> ExitCode {
                     match sessions::known(&id, &opts.common) {
                         Err(code) => code,
                         Ok(id) => {
-                            let opts = config::with_sessions_endpoint(opts, &id);
+                            let opts = config::in_sessions_folder(config::with_sessions_endpoint(opts, &id), &id);
                             run::review(id, run::Verdict { approve, reject, resolve, revert, request_changes, comments, copy_ignored }, opts).await
                         }
                     }

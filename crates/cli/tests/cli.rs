@@ -800,3 +800,52 @@ async fn a_data_folder_inside_the_workspace_is_not_the_tasks_work_and_a_revert_l
     let list = finishline(&["sessions", "list", "--json"], &data);
     assert_eq!(lines(&list)[0]["status"], "rejected", "the history is whole: {}", String::from_utf8_lossy(&list.stderr));
 }
+
+/// A command on a session (here a request for changes) runs the verify commands of the session's
+/// own folder, wherever it is typed: the commands Finishline prints carry no `--workspace`, so
+/// they are pasted from anywhere. It ran the commands of the folder it was typed in, inside the
+/// task's folder, and left the task's own unchecked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_typed_in_another_folder_runs_the_sessions_own_verify_commands() {
+    let scenario: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"written\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": "Done! The file is written as asked."}},
+        {"when": {"kind": "agent", "last_message_contains": "also write more.txt"}, "reply": {"text": "Adding it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "more.txt", "content": "more\n"}}]}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Writing it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "approved.txt", "content": "approved\n"}}]}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let e = env();
+    let elsewhere = e.ws.parent().unwrap().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::create_dir_all(&e.data).unwrap();
+    let settings = json!({"settings": {"verify_commands": {
+        e.ws.to_string_lossy(): ["echo ran >> own-check.log"],
+        elsewhere.to_string_lossy(): ["echo wrong >> elsewhere-check.log"]
+    }}});
+    std::fs::write(e.data.join("settings.json"), settings.to_string()).unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let (ws, data) = (e.ws.to_string_lossy().into_owned(), e.data.clone());
+    let (u, d) = (url.clone(), data.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(&["run", "write approved.txt", "--workspace", &ws, "--base-url", &u, "--model", "fake-model", "--json"], &d)
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(6), "the review waits; stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let id = lines(&out).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    assert_eq!(std::fs::read_to_string(e.ws.join("own-check.log")).unwrap(), "ran\n", "the folder's own check ran once");
+    let from = elsewhere.clone();
+    let followed = tokio::task::spawn_blocking(move || {
+        command(&["sessions", "review", &id, "--request-changes", "also write more.txt", "--base-url", &url, "--model", "fake-model"], &data)
+            .current_dir(&from)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(followed.status.code(), Some(6), "the next review waits: {}", String::from_utf8_lossy(&followed.stderr));
+    assert!(e.ws.join("more.txt").exists(), "the follow-up ran");
+    assert_eq!(std::fs::read_to_string(e.ws.join("own-check.log")).unwrap(), "ran\nran\n", "the session's folder's check ran again");
+    assert!(!e.ws.join("elsewhere-check.log").exists(), "the other folder's command never ran in the task's folder");
+}
