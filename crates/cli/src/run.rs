@@ -193,7 +193,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
             after = summary.as_ref().map(|s| s.last_seq).unwrap_or(0);
             if summary.as_ref().is_ok_and(|s| s.status == SessionStatus::AwaitingApproval) {
                 // Left waiting by a process that is gone: answering it resumes the run.
-                match answer_stranded(&engine, &store, &sid, &opts, interactive) {
+                match answer_stranded(&engine, &store, &sid, &opts, interactive, &message) {
                     Ok(()) => Ok(sid),
                     Err(code) => return code,
                 }
@@ -256,8 +256,17 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                 let _ = engine.respond_permission(request_id, d);
             }
             EngineEvent::ToolCall { state: ToolState::Denied, tool, output: Some(why), .. } if why.contains("nobody to ask") => say_unasked(&sid, tool),
+            // With nobody to answer, the question stays open for a later answer: declining it
+            // here would record a refusal nobody made.
+            EngineEvent::QuestionAsked { question, .. } if !interactive => {
+                eprintln!(
+                    "finishline: the agent asks: {question}\nThere is no terminal to answer in: answer with `{}`, or in the app",
+                    crate::hint::command(&format!("sessions resume {sid} \"YOUR ANSWER\""))
+                );
+                break exit::WAITING;
+            }
             EngineEvent::QuestionAsked { request_id, question, .. } => {
-                let answer = if interactive { prompt_line(&format!("The agent asks: {question}\nYour answer (empty to decline): ")) } else { None };
+                let answer = prompt_line(&format!("The agent asks: {question}\nYour answer (empty to decline): "));
                 let _ = engine.answer_question(request_id, answer);
             }
             EngineEvent::PlanCreated { awaiting_review: true, .. } => {
@@ -477,7 +486,7 @@ fn run_waiting_plan(
 
 /// Answers the requests a session was left waiting on, in the terminal (or by `--allow`). With
 /// nobody to ask, says so and exits as waiting: the request stays for the app or a terminal.
-fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &RunOptions, interactive: bool) -> Result<(), u8> {
+fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &RunOptions, interactive: bool, message: &str) -> Result<(), u8> {
     let json = opts.common.json;
     let events = store.events(sid, 0).map_err(|e| fail(exit::FAILED, json, &e.to_string()))?;
     if let Some(plan) = finishline_engine::plan::state::PlanState::from_events(&events).filter(|p| p.awaiting_review) {
@@ -506,6 +515,9 @@ fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &
             None
         };
         decision.map(|d| engine.respond_permission(&request, d))
+    } else if !message.trim().is_empty() {
+        // `sessions resume ID "ANSWER"`, as the question said.
+        Some(engine.answer_question(&request, Some(message.trim().to_string())))
     } else if interactive {
         let question = payload["question"].as_str().unwrap_or("(no question text)");
         Some(engine.answer_question(&request, prompt_line(&format!("The agent asked: {question}\nYour answer (empty to decline): "))))
@@ -516,7 +528,15 @@ fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &
         Some(Ok(())) => Ok(()),
         Some(Err(e)) => Err(fail(exit::FAILED, json, &e.to_string())),
         None => {
-            eprintln!("finishline: the session waits for your {kind}; answer it in a terminal, with --allow, or in the app");
+            if kind == "question" {
+                eprintln!(
+                    "finishline: the agent asks: {}\nanswer with `{}`, in a terminal, or in the app",
+                    payload["question"].as_str().unwrap_or("(no question text)"),
+                    crate::hint::command(&format!("sessions resume {sid} \"YOUR ANSWER\""))
+                );
+            } else {
+                eprintln!("finishline: the session waits for your {kind}; answer it in a terminal, with --allow, or in the app");
+            }
             Err(exit::WAITING)
         }
     }

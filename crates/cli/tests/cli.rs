@@ -849,3 +849,41 @@ async fn a_follow_up_typed_in_another_folder_runs_the_sessions_own_verify_comman
     assert_eq!(std::fs::read_to_string(e.ws.join("own-check.log")).unwrap(), "ran\nran\n", "the session's folder's check ran again");
     assert!(!e.ws.join("elsewhere-check.log").exists(), "the other folder's command never ran in the task's folder");
 }
+
+/// With nobody at a terminal, the agent's question is said with the command that answers it, and
+/// stays open: `sessions resume ID "ANSWER"` answers it and the task goes on. It was answered
+/// "declined" at once, recorded as the person's refusal, and never shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_with_nobody_to_ask_waits_and_resume_with_a_message_answers_it() {
+    let scenario: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"written\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": "Done! colour.txt says blue."}},
+        {"when": {"kind": "agent", "last_message_contains": "blue"}, "reply": {"text": "Blue it is.", "tool_calls": [{"name": "write_file", "arguments": {"path": "colour.txt", "content": "blue\n"}}]}},
+        {"when": {"kind": "agent"}, "reply": {"text": "I need to know one thing.", "tool_calls": [{"name": "ask_user", "arguments": {"question": "Which colour?"}}]}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let (ws, data) = (e.ws.to_string_lossy().into_owned(), e.data.clone());
+    let (u, d) = (url.clone(), data.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(&["run", "write my favourite colour", "--workspace", &ws, "--base-url", &u, "--model", "fake-model"], &d)
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "it waits for the answer: {stderr}");
+    assert!(stderr.contains("Which colour?"), "the question is said: {stderr}");
+    let list = finishline(&["sessions", "list", "--json"], &data);
+    let id = lines(&list)[0]["id"].as_str().unwrap().to_string();
+    assert!(stderr.contains(&format!("sessions resume {id} \"")), "with the command that answers it: {stderr}");
+    let d = data.clone();
+    let answered = tokio::task::spawn_blocking(move || {
+        finishline(&["sessions", "resume", &id, "blue", "--base-url", &url, "--model", "fake-model", "--review", "approve"], &d)
+    })
+    .await
+    .unwrap();
+    assert_eq!(answered.status.code(), Some(0), "answered, the task went on and was approved: {}", String::from_utf8_lossy(&answered.stderr));
+    assert_eq!(std::fs::read_to_string(e.ws.join("colour.txt")).unwrap(), "blue\n");
+}
