@@ -259,10 +259,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
             // With nobody to answer, the question stays open for a later answer: declining it
             // here would record a refusal nobody made.
             EngineEvent::QuestionAsked { question, .. } if !interactive => {
-                eprintln!(
-                    "finishline: the agent asks: {question}\nThere is no terminal to answer in: answer with `{}`, or in the app",
-                    crate::hint::command(&format!("sessions resume {sid} \"YOUR ANSWER\""))
-                );
+                say_question_waits(&sid, question);
                 break exit::WAITING;
             }
             EngineEvent::QuestionAsked { request_id, question, .. } => {
@@ -529,17 +526,20 @@ fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &
         Some(Err(e)) => Err(fail(exit::FAILED, json, &e.to_string())),
         None => {
             if kind == "question" {
-                eprintln!(
-                    "finishline: the agent asks: {}\nanswer with `{}`, in a terminal, or in the app",
-                    payload["question"].as_str().unwrap_or("(no question text)"),
-                    crate::hint::command(&format!("sessions resume {sid} \"YOUR ANSWER\""))
-                );
+                say_question_waits(sid, payload["question"].as_str().unwrap_or("(no question text)"));
             } else {
                 eprintln!("finishline: the session waits for your {kind}; answer it in a terminal, with --allow, or in the app");
             }
             Err(exit::WAITING)
         }
     }
+}
+
+/// The agent's question, with no terminal to answer it in: said on stderr, with the command
+/// that answers it.
+fn say_question_waits(sid: &SessionId, question: &str) {
+    let answer = crate::hint::command(&format!("sessions resume {sid} \"YOUR ANSWER\""));
+    eprintln!("finishline: the agent asks: {question}\nThere is no terminal to answer in: answer with `{answer}`, or in the app");
 }
 
 /// A tool that needed the person's permission, with no terminal to ask it in, was not run: said
