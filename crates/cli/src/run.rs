@@ -268,11 +268,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
             }
             EngineEvent::PlanCreated { awaiting_review: true, .. } => {
                 if !interactive {
-                    eprintln!(
-                        "finishline: the plan waits for your go-ahead: run it with `{}`, edit it in the window, or cancel it with `{}`",
-                        crate::hint::command(&format!("sessions resume {sid}")),
-                        crate::hint::command(&format!("sessions cancel {sid}"))
-                    );
+                    say_plan_waits(&sid, "waits for your go-ahead");
                     break exit::WAITING;
                 }
                 let yes = prompt_line("Run this plan? [Y/n] ").is_none_or(|a| a.to_lowercase().starts_with('y'));
@@ -471,11 +467,7 @@ fn run_waiting_plan(
         crate::PlanReview::Prompt => false,
     };
     if !go {
-        eprintln!(
-            "finishline: the plan still waits: run it with `{}`, edit it in the window, or cancel it with `{}`",
-            crate::hint::command(&format!("sessions resume {sid}")),
-            crate::hint::command(&format!("sessions cancel {sid}"))
-        );
+        say_plan_waits(sid, "still waits");
         return Err(exit::WAITING);
     }
     engine.run_plan(sid, None).map(|_| ()).map_err(|e| fail(exit::FAILED, json, &e.to_string()))
@@ -533,6 +525,15 @@ fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &
             Err(exit::WAITING)
         }
     }
+}
+
+/// A plan that waits for the person: said on stderr, with the commands that run or cancel it.
+fn say_plan_waits(sid: &SessionId, waits: &str) {
+    eprintln!(
+        "finishline: the plan {waits}: run it with `{}`, edit it in the window, or cancel it with `{}`",
+        crate::hint::command(&format!("sessions resume {sid}")),
+        crate::hint::command(&format!("sessions cancel {sid}"))
+    );
 }
 
 /// The agent's question, with no terminal to answer it in: said on stderr, with the command
