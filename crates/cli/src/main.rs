@@ -95,6 +95,7 @@ enum SessionsCommand {
     /// Export a session to Markdown or JSON.
     Export {
         id: String,
+        /// Markdown or JSON (`--json` is `--format json`).
         #[arg(long, value_enum, default_value_t = Format::Md)]
         format: Format,
         #[command(flatten)]
@@ -428,8 +429,10 @@ fn main() -> ExitCode {
                 // A unique start of an id is taken for the id.
                 SessionsCommand::Show { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |id| sessions::show(&id, &common)),
                 SessionsCommand::Search { text, common } => sessions::search(&text, &common),
-                SessionsCommand::Export { id, format, common } => sessions::known(&id, &common)
-                    .map_or_else(|c| c, |id| sessions::export(&id, matches!(format, Format::Json).then_some(sessions::JsonLayout::Indented), &common)),
+                SessionsCommand::Export { id, format, common } => sessions::known(&id, &common).map_or_else(
+                    |c| c,
+                    |id| sessions::export(&id, (matches!(format, Format::Json) || common.json).then_some(sessions::JsonLayout::Indented), &common),
+                ),
                 // An unknown id is said as such, before any question of model or key.
                 SessionsCommand::Resume { id, message, opts } => match sessions::known(&id, &opts.common) {
                     Err(code) => code,

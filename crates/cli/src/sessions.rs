@@ -101,7 +101,9 @@ pub fn known(id: &str, common: &Common) -> Result<String, u8> {
     // The start of an id, as `sessions list` shows it, is enough when only one id starts so;
     // else its end, which names the task's worktree and branch (ids made together share a start).
     let failed = |e: finishline_engine::Error| crate::run::fail(exit::FAILED, common.json, &e.to_string());
-    let starting = if id.len() >= MIN_PREFIX { store.sessions_starting(id, SHOWN + 1).map_err(failed)? } else { vec![] };
+    // Read off the list without its `ses_` (8 characters or more, as with it), it is a start too.
+    let start = if id.starts_with("ses_") { id.to_string() } else { format!("ses_{id}") };
+    let starting = if id.len() >= MIN_PREFIX { store.sessions_starting(&start, SHOWN + 1).map_err(failed)? } else { vec![] };
     let (found, how) =
         if starting.is_empty() && id.chars().count() >= MIN_END { (store.sessions_ending(id, SHOWN + 1).map_err(failed)?, "end") } else { (starting, "start") };
     let matching: Vec<&str> = found.iter().map(|s| s.as_str()).collect();

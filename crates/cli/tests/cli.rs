@@ -83,6 +83,13 @@ async fn run_prints_events_and_a_summary_then_history_shows_the_session() {
     assert_eq!(short.status.code(), Some(2), "a few letters are not taken for an id");
     assert!(String::from_utf8_lossy(&short.stderr).contains(&format!("there is no session {} in this history", &id[..6])));
 
+    let bare = finishline(&["sessions", "show", &id[4..12]], &e.data);
+    assert_eq!(bare.status.code(), Some(0), "the start of the id without its `ses_` is enough too: {}", String::from_utf8_lossy(&bare.stderr));
+    let as_json = finishline(&["sessions", "export", &id, "--json"], &e.data);
+    let exported: Value =
+        serde_json::from_slice(&as_json.stdout).unwrap_or_else(|e| panic!("--json exports JSON ({e}): {}", String::from_utf8_lossy(&as_json.stdout)));
+    assert_eq!(exported["session"]["id"], id.as_str(), "{exported}");
+
     let md = finishline(&["sessions", "export", &id, "--format", "md"], &e.data);
     let md = String::from_utf8_lossy(&md.stdout);
     assert!(
