@@ -86,6 +86,9 @@ pub(crate) fn open(opts: &RunOptions) -> Result<Opened, u8> {
 
 pub(crate) fn open_for(opts: &RunOptions, need: Need) -> Result<Opened, u8> {
     let json = opts.common.json;
+    if let Some(problem) = flags_problem(opts) {
+        return Err(fail(exit::USAGE, json, &problem));
+    }
     let data_dir = config::data_dir(&opts.common);
     // A decision with no provider to ask: the settings as they are (a broken settings file is
     // still an error), and a provider that fails any run that follows with what is missing.
@@ -525,6 +528,28 @@ fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &
             Err(exit::WAITING)
         }
     }
+}
+
+/// What is wrong with flags that would otherwise be taken quietly: a misspelt `--allow` would
+/// refuse the tool it meant to allow, an empty `--verify` would pass as a check, and a folder
+/// whose name is not text cannot be kept in the history by name.
+fn flags_problem(opts: &RunOptions) -> Option<String> {
+    let tools = finishline_engine::tool::Toolbox::standard();
+    // An MCP server's tools are named `server__tool`.
+    if let Some(unknown) = opts.allow.iter().map(|a| a.trim()).find(|a| *a != "all" && tools.get(a).is_none() && !a.contains("__")) {
+        let names: Vec<String> = tools.specs().into_iter().map(|s| s.name).filter(|n| tools.get(n).is_some()).collect();
+        return Some(format!("--allow {unknown}: there is no such tool; name one of {}, an MCP server's tool as server__tool, or all", names.join(", ")));
+    }
+    if opts.verify.iter().any(|v| v.trim().is_empty()) {
+        return Some("--verify needs a command (an empty one would pass as a check)".into());
+    }
+    if opts.workspace.to_str().is_none() {
+        return Some(format!(
+            "the folder {} has a name that is not UTF-8 text, which the history cannot keep: rename it, or work in another folder",
+            opts.workspace.display()
+        ));
+    }
+    None
 }
 
 /// A plan that waits for the person: said on stderr, with the commands that run or cancel it.

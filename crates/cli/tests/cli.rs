@@ -154,6 +154,34 @@ async fn provider_openai_responses_runs_the_task_over_the_responses_api() {
     assert!(!paths.is_empty() && paths.iter().all(|p| p == "/v1/responses"), "the agent and the evaluator asked /v1/responses: {paths:?}");
 }
 
+/// Flags that would be taken quietly and do something else are usage errors, before anything
+/// runs: a misspelt tool in `--allow` (the tool would be refused, not allowed), an empty
+/// `--verify` (it passed as a check), a folder whose name is not UTF-8 (a session was made, then
+/// failed saying there was no folder).
+#[test]
+fn a_misspelt_allow_an_empty_verify_and_a_folder_name_that_is_not_text_are_usage_errors() {
+    use std::os::unix::ffi::OsStrExt;
+    let e = env();
+    let ws = e.ws.to_string_lossy().into_owned();
+    let base = ["run", "hello", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"];
+    let misspelt = finishline(&[&base[..], &["--workspace", &ws, "--allow", "run-command"]].concat(), &e.data);
+    assert_eq!(misspelt.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&misspelt.stderr);
+    assert!(said.contains("--allow run-command: there is no such tool") && said.contains("run_command"), "names the tools there are: {said}");
+    let mcp = finishline(&[&base[..], &["--workspace", "/definitely/not/here", "--allow", "run_command,files__write"]].concat(), &e.data);
+    assert!(!String::from_utf8_lossy(&mcp.stderr).contains("no such tool"), "a known tool and an MCP tool are taken: {}", String::from_utf8_lossy(&mcp.stderr));
+    let empty = finishline(&[&base[..], &["--workspace", &ws, "--verify", " "]].concat(), &e.data);
+    assert_eq!(empty.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&empty.stderr).contains("--verify needs a command"), "{}", String::from_utf8_lossy(&empty.stderr));
+    let odd = e.ws.parent().unwrap().join(std::ffi::OsStr::from_bytes(b"nu\xffws"));
+    std::fs::create_dir_all(&odd).unwrap();
+    let out = command(&base, &e.data).arg("--workspace").arg(&odd).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not UTF-8"), "{}", String::from_utf8_lossy(&out.stderr));
+    let list = finishline(&["sessions", "list", "--json"], &e.data);
+    assert!(lines(&list).is_empty(), "no session was made by any of them");
+}
+
 #[test]
 fn no_model_is_a_configuration_error() {
     let e = env();
