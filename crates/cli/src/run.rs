@@ -923,7 +923,9 @@ fn worked_in_place(store: &Store, sid: &SessionId) -> bool {
 
 /// `--review reject`: without a person to ask, only `--force-revert` may touch files.
 fn reject_unattended(engine: &Arc<Engine>, store: &Store, sid: &SessionId, review: &RequestId, revert: bool) {
-    report_review(engine.submit_review(review, Decision::Reject, None, revert, revert, DecidedBy::Person), Again::Asked);
+    // A dry run: nobody looked at the work, so it is no person's verdict on it (the trust
+    // figures count only those).
+    report_review(engine.submit_review(review, Decision::Reject, None, revert, revert, DecidedBy::Auto), Again::Asked);
     if !revert {
         say_changes_stay(store, sid);
     }

@@ -922,3 +922,27 @@ async fn a_question_with_nobody_to_ask_waits_and_resume_with_a_message_answers_i
     assert_eq!(answered.status.code(), Some(0), "answered, the task went on and was approved: {}", String::from_utf8_lossy(&answered.stderr));
     assert_eq!(std::fs::read_to_string(e.ws.join("colour.txt")).unwrap(), "blue\n");
 }
+
+/// `--review reject` is a dry run: nobody looked at the work, so the trust figures do not take it
+/// for a person's verdict (it counted as the evaluator wrongly saying done, and as the agent's
+/// work refused).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_reject_is_no_persons_verdict_in_the_trust_figures() {
+    let server = FakeServer::start(fruits()).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let (ws, data) = (e.ws.to_string_lossy().into_owned(), e.data.clone());
+    let d = data.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(&["run", "create notes.md listing three fruits", "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--review", "reject"], &d)
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(3), "rejected: {}", String::from_utf8_lossy(&out.stderr));
+    let judges = finishline(&["stats", "evaluator", "--json"], &data);
+    assert!(lines(&judges).iter().all(|j| j["reviews"] == 0), "no review a person decided: {}", String::from_utf8_lossy(&judges.stdout));
+    let agents = finishline(&["stats", "agents", "--json"], &data);
+    let agents = lines(&agents);
+    assert_eq!(agents.len(), 1, "{agents:?}");
+    assert_eq!((agents[0]["tasks"].as_u64(), agents[0]["reviews_decided"].as_u64()), (Some(1), Some(0)), "the task counts, no verdict on it: {agents:?}");
+}

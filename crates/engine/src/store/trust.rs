@@ -144,6 +144,7 @@ pub struct AgentRecord {
     pub verified_done: bool,
     /// `Some(chosen)` for an attempt of a group the person decided.
     pub attempt_chosen: Option<bool>,
+    /// The person's decision: one made without them (auto-approve, a dry run's reject) is none.
     pub decision: Option<Decision>,
     pub false_claim: bool,
 }
@@ -183,7 +184,7 @@ pub fn summarize_agents(records: &[AgentRecord]) -> Vec<AgentTrust> {
 /// claim of done, or a run that ended on a claim of success it could not back.
 pub fn agent_records(conn: &Connection) -> Result<Vec<AgentRecord>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT s.provider, s.model, s.status, s.end_reason, s.decision, s.claim,
+        "SELECT s.provider, s.model, s.status, s.end_reason, CASE WHEN s.decided_by = 'auto' THEN NULL ELSE s.decision END, s.claim,
                 CASE WHEN s.group_id IS NULL THEN NULL
                      WHEN EXISTS (SELECT 1 FROM sessions g WHERE g.group_id = s.group_id AND g.chosen = 1) THEN s.chosen END,
                 EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND e.type = 'continuation' AND json_extract(e.body, '$.refused_claim') = 1)
