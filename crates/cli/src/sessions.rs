@@ -23,7 +23,19 @@ pub fn open(common: &Common) -> Result<Store, u8> {
             ),
         ));
     }
-    let store = Store::open(&path, Arc::new(SystemClock)).map_err(|e| crate::run::fail(exit::FAILED, common.json, &e.to_string()))?;
+    let store = Store::open(&path, Arc::new(SystemClock)).map_err(|e| {
+        // A file that is not a database (a copy gone wrong, a disk fault): reading changes no
+        // file, so it is left for the person, with what a run would do with it.
+        let way = if Store::unreadable(&path) {
+            format!(
+                "; move it aside to look at it, or run a task (`{}`), which keeps it whole beside as history.db.unreadable-… and starts a new history",
+                crate::hint::command("run \"…\"")
+            )
+        } else {
+            String::new()
+        };
+        crate::run::fail(exit::FAILED, common.json, &format!("the history {} cannot be read: {e}{way}", path.display()))
+    })?;
     // Every front end recovers runs whose process died before it shows anything, so a listing
     // never shows a dead run as running. Finishing a revert or a landing a crash cut short (and
     // sweeping worktrees) is left to the commands that act: a listing changes no file.

@@ -946,3 +946,17 @@ async fn a_dry_run_reject_is_no_persons_verdict_in_the_trust_figures() {
     assert_eq!(agents.len(), 1, "{agents:?}");
     assert_eq!((agents[0]["tasks"].as_u64(), agents[0]["reviews_decided"].as_u64()), (Some(1), Some(0)), "the task counts, no verdict on it: {agents:?}");
 }
+
+/// A history file that is no database: the commands that only read say so with the way forward,
+/// and change nothing; a run keeps it whole beside and starts a new history.
+#[test]
+fn a_history_that_is_no_database_is_named_with_the_way_forward_and_left_as_it_is() {
+    let e = env();
+    std::fs::create_dir_all(&e.data).unwrap();
+    std::fs::write(e.data.join("history.db"), "garbage, not a database\n").unwrap();
+    let list = finishline(&["sessions", "list"], &e.data);
+    assert_eq!(list.status.code(), Some(4));
+    let said = String::from_utf8_lossy(&list.stderr);
+    assert!(said.contains("history.db cannot be read") && said.contains("move it aside") && said.contains("history.db.unreadable-"), "{said}");
+    assert_eq!(std::fs::read_to_string(e.data.join("history.db")).unwrap(), "garbage, not a database\n", "a listing changes no file");
+}

@@ -132,7 +132,7 @@ impl Store {
     }
 
     /// Whether SQLite reads the file as no database at all: not a lock, not permissions.
-    fn unreadable(path: &Path) -> bool {
+    pub fn unreadable(path: &Path) -> bool {
         let Ok(conn) = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY) else { return false };
         match conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0)) {
             Err(rusqlite::Error::SqliteFailure(f, _)) => matches!(f.code, rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt),
