@@ -99,8 +99,36 @@ pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
     let evaluator_model = opts.evaluator_model.clone().or_else(|| settings.evaluator_model.clone());
     let mut settings = settings;
     apply_flags(&mut settings, opts, &provider, evaluator_model.clone())?;
-    settings.validate().map_err(|e| e.to_string())?;
+    settings.validate().map_err(|e| match e {
+        // Said as the person gave it: a flag by its name, else where the settings file holds it.
+        finishline_engine::Error::InvalidSettings { field, problem } => match flag_of(field, opts) {
+            Some(flag) => format!("{flag}: {problem}"),
+            None => format!(
+                "{field} in {}: {problem}; change it in the app's Settings or in that file",
+                data_dir(&opts.common).join(finishline_engine::config::settings::STORE_FILE).display()
+            ),
+        },
+        e => e.to_string(),
+    })?;
     Ok(Resolved { key, settings })
+}
+
+/// The flag that set a setting this run, if one did.
+fn flag_of(field: &str, opts: &RunOptions) -> Option<&'static str> {
+    match field {
+        "limits.max_steps" => opts.max_steps.is_some().then_some("--max-steps"),
+        "limits.continuation_budget" => opts.continuation_budget.is_some().then_some("--continuation-budget"),
+        "limits.truncation_cap" => opts.truncation_cap.is_some().then_some("--truncation-cap"),
+        "limits.short_stop_tokens" => opts.short_stop_tokens.is_some().then_some("--short-stop-tokens"),
+        "limits.max_output_tokens" => opts.max_output_tokens.is_some().then_some("--max-output-tokens"),
+        "context_windows" => opts.context_window.is_some().then_some("--context-window"),
+        "provider.base_url" => opts.base_url.is_some().then_some("--base-url"),
+        "provider.model" => opts.model.is_some().then_some("--model"),
+        "provider.api_key_env" => opts.api_key_env.is_some().then_some("--api-key-env"),
+        "evaluator_model" => opts.evaluator_model.is_some().then_some("--evaluator-model"),
+        "evaluator_provider.base_url" => opts.evaluator_base_url.is_some().then_some("--evaluator-base-url"),
+        _ => None,
+    }
 }
 
 /// The flags override the settings they name, so the engine is configured from one place.

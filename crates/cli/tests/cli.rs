@@ -206,6 +206,14 @@ fn a_settings_file_that_cannot_be_used_says_where_it_is_wrong() {
     std::fs::write(&file, r#"{"settings": {"limits": {"max_steps": "ten"}}}"#).unwrap();
     let said = String::from_utf8_lossy(&run().stderr).to_string();
     assert!(said.contains("limits.max_steps"), "the wrong value is named by where it is: {said}");
+    // A value out of range: named in the file that holds it, or as the flag that gave it.
+    std::fs::write(&file, r#"{"settings": {"provider": {"kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}, "limits": {"max_steps": 0}}}"#)
+        .unwrap();
+    let said = String::from_utf8_lossy(&run().stderr).to_string();
+    assert!(said.contains("limits.max_steps in ") && said.contains("settings.json: must be between 1 and 10000"), "{said}");
+    let flag = finishline(&["run", "hello", "--workspace", &e.ws.to_string_lossy(), "--max-steps", "20000"], &e.data);
+    let said = String::from_utf8_lossy(&flag.stderr).to_string();
+    assert!(said.contains("--max-steps: must be between 1 and 10000, not 20000"), "{said}");
     std::fs::write(&file, "[]").unwrap();
     let out = run();
     assert_eq!(out.status.code(), Some(2));
