@@ -674,7 +674,7 @@ export type ErrorCode =
   | "already_decided"
   | "lease_held"
   | "invalid_input"
-  | "provider_auth"
+  | "auth"
   | "provider_unreachable"
   | "provider_not_found"
   | "provider"

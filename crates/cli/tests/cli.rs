@@ -293,7 +293,11 @@ async fn exit_codes_follow_how_the_session_ended() {
     let out =
         tokio::task::spawn_blocking(move || finishline(&["run", "hi", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &data)).await.unwrap();
     assert_eq!(out.status.code(), Some(4), "a wrong key exits 4");
-    assert!(lines(&out).iter().any(|l| l["type"] == "error"), "and says why");
+    assert!(
+        lines(&out).iter().any(|l| l["type"] == "error" && l["code"] == "auth"),
+        "and says why, with the code `auth`: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 
     // 6: waiting for a review with nobody to answer.
     let server = FakeServer::start(fruits()).await.unwrap();

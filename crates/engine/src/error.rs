@@ -18,7 +18,9 @@ pub enum ErrorCode {
     AlreadyDecided,
     LeaseHeld,
     InvalidInput,
-    /// The provider refused the key (401/403).
+    /// The provider refused the key (401/403). `auth`, as the CLI's contract names it; events
+    /// stored before say `provider_auth`.
+    #[serde(rename = "auth", alias = "provider_auth")]
     ProviderAuth,
     /// Nothing answered at the base URL.
     ProviderUnreachable,
@@ -113,7 +115,7 @@ impl ErrorCode {
             ErrorCode::AlreadyDecided => "already_decided",
             ErrorCode::LeaseHeld => "lease_held",
             ErrorCode::InvalidInput => "invalid_input",
-            ErrorCode::ProviderAuth => "provider_auth",
+            ErrorCode::ProviderAuth => "auth",
             ErrorCode::ProviderUnreachable => "provider_unreachable",
             ErrorCode::ProviderNotFound => "provider_not_found",
             ErrorCode::Provider => "provider",
@@ -226,3 +228,15 @@ impl Serialize for Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorCode;
+
+    #[test]
+    fn a_refused_key_is_auth_and_events_stored_as_provider_auth_still_read() {
+        assert_eq!(serde_json::to_value(ErrorCode::ProviderAuth).unwrap(), "auth");
+        assert_eq!(ErrorCode::ProviderAuth.as_str(), "auth");
+        assert_eq!(serde_json::from_str::<ErrorCode>("\"provider_auth\"").unwrap(), ErrorCode::ProviderAuth);
+    }
+}

@@ -84,7 +84,7 @@ fn row_1_a_failed_step_keeps_its_error_code_so_a_wrong_key_says_auth() {
     let e = Evidence::new(StepEnd::Failed { code: finishline_engine::ErrorCode::ProviderAuth, message: "The provider refused the API key".into() });
     match decide(&e, &cfg()) {
         Action::Fail { code, .. } => {
-            assert_eq!(code, finishline_engine::ErrorCode::ProviderAuth, "the person must see `provider_auth`, not a generic provider error")
+            assert_eq!(code, finishline_engine::ErrorCode::ProviderAuth, "the person must see `auth`, not a generic provider error")
         }
         other => panic!("{other:?}"),
     }

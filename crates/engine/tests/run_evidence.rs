@@ -383,7 +383,7 @@ async fn complete_task_words_reach_the_review_and_partial_without_remaining_work
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_wrong_key_reaches_the_person_as_provider_auth_with_what_to_fix() {
+async fn a_wrong_key_reaches_the_person_as_auth_with_what_to_fix() {
     let h = Harness::new(
         rules(json!([agent(
             json!({}),

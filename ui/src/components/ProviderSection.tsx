@@ -12,7 +12,7 @@ const KINDS: { id: ProviderKind; label: string }[] = [
 
 /** What each failure means in a word, before the engine's message says what to do. */
 const HEADLINES: Record<string, string> = {
-  provider_auth: "Wrong or missing key.",
+  auth: "Wrong or missing key.",
   provider_unreachable: "Nothing answered at this URL.",
   provider_not_found: "This URL is not the provider's API.",
   invalid_settings: "Check the form.",

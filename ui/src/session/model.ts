@@ -195,7 +195,7 @@ export interface SessionModel {
   /** The timeline item an assistant message's next text goes to: a new one once a tool card or
    * anything else came after it, so the transcript reads in the order the agent worked. */
   segments?: Record<string, string>;
-  /** The code of the last error the run reported (`provider_unreachable`, `provider_auth`, …). */
+  /** The code of the last error the run reported (`provider_unreachable`, `auth`, …). */
   lastErrorCode?: string;
   plan?: PlanView;
   /** The agent needs a login: what it said and the ways it offers ("Log in to <label>"). */

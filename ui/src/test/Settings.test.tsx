@@ -395,7 +395,7 @@ describe("Settings, providers and keys", () => {
       if (cmd === "provider_presets") return PRESETS;
       if (cmd === "key_status") return { source: { kind: "env", var: "OPENAI_API_KEY" }, keychain: { state: "available" }, env_var: "OPENAI_API_KEY" };
       if (cmd === "test_connection") {
-        if (answer === "auth") throw { code: "provider_auth", message: "The provider refused the API key (401): Incorrect API key provided." };
+        if (answer === "auth") throw { code: "auth", message: "The provider refused the API key (401): Incorrect API key provided." };
         return { models: ["gemma:2b"], model_listed: true, tools: { state: "unsupported", message: "The model “gemma:2b” does not support tools, so it cannot act as an agent." } };
       }
     });
