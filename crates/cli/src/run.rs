@@ -213,7 +213,19 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
     let sid = match started {
         Ok(s) => s,
         Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => return fail(exit::USAGE, json, &e.to_string()),
-        Err(e) if e.code() == finishline_engine::ErrorCode::WorkspaceBusy => return fail(exit::FAILED, json, &format!("{e} (--when-busy queue or run)")),
+        // The window asks; here the flags are the answer.
+        Err(e) if e.code() == finishline_engine::ErrorCode::WorkspaceBusy => {
+            let ws = opts.workspace.canonicalize().unwrap_or(opts.workspace.clone()).to_string_lossy().into_owned();
+            let working = store.live_in_folder(&ws, &SessionId(String::new())).ok().and_then(|l| l.into_iter().next());
+            let Some((other, title)) = working else { return fail(exit::FAILED, json, &e.to_string()) };
+            return fail(
+                exit::FAILED,
+                json,
+                &format!(
+                    "“{title}” ({other}) is working in {ws} right now, so this task did not start: run it beside that one with --when-busy run (each one's review and revert cover only its own changes), or queue it to start when that one ends with --when-busy queue. In a git repository each task gets its own worktree instead."
+                ),
+            );
+        }
         Err(e) => return fail(if e.code() == finishline_engine::ErrorCode::InvalidInput { exit::USAGE } else { exit::FAILED }, json, &e.to_string()),
     };
     let code = follow(&engine, &store, &sid, &opts, after, interactive).await;

@@ -550,10 +550,11 @@ async fn two_tasks_side_by_side_in_a_plain_folder_reject_one_and_the_others_appr
     std::thread::sleep(Duration::from_millis(300));
     let refused = cli.run("write fast.txt", &ws, &["--when-busy", "fail"]);
     assert_eq!(refused.status.code(), Some(4), "with --when-busy fail a busy folder is refused");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("write slow.txt"), "the message names the task working there: {said}");
     assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("write slow.txt"),
-        "the message names the task working there: {}",
-        String::from_utf8_lossy(&refused.stderr)
+        said.contains("--when-busy run") && said.contains("--when-busy queue") && !said.contains("or cancel"),
+        "and the flags that answer, not the window's buttons: {said}"
     );
     let fast = cli.run("write fast.txt", &ws, &["--when-busy", "run", "--review", "approve"]);
     assert_eq!(fast.status.code(), Some(0));
