@@ -264,3 +264,40 @@ fn a_file_gone_between_the_look_and_the_read_counts_as_gone_and_the_rest_are_rea
     assert!(!work.join("b.txt").exists(), "the filter ran");
     assert_eq!(now, vec![before[0].clone(), FileState::Absent, before[1].clone()]);
 }
+
+/// Finishline's data folder inside the workspace is no task's change, even in a store made
+/// before it was left out, which recorded it: its snapshots' copies are never named as a change
+/// (so never undone over the live history), and what the task wrote still is.
+#[test]
+fn the_data_folder_inside_the_workspace_is_never_a_change_even_in_a_store_that_recorded_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("home");
+    let data = work.join(".local/share/app");
+    let stores = data.join("checkpoints");
+    std::fs::create_dir_all(&stores).unwrap();
+    std::fs::write(data.join("history.db"), "history, first\n").unwrap();
+    let cp = Checkpoints::open_shared(&stores, &work, "s1").unwrap();
+    // A store made before: its excludes without the data folder, which it then recorded.
+    let git_dir = std::fs::read_dir(&stores).unwrap().next().unwrap().unwrap().path();
+    let exclude = git_dir.join("info/exclude");
+    let kept: String = std::fs::read_to_string(&exclude).unwrap().lines().filter(|l| !l.contains(".local")).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&exclude, kept).unwrap();
+    let old = cp.snapshot("before the fix").unwrap();
+    assert!(cp.changes(&old, &old).unwrap().is_empty());
+    drop(cp);
+    let cp = Checkpoints::open_shared(&stores, &work, "s2").unwrap();
+    let start = cp.snapshot("start").unwrap();
+    std::fs::write(data.join("history.db"), "history, later\n").unwrap();
+    std::fs::write(work.join("notes.md"), "the task's\n").unwrap();
+    let end = cp.snapshot("end").unwrap();
+    for (from, to) in [(&old, &end), (&start, &end), (&old, &start)] {
+        let paths: Vec<String> = cp.changes(from, to).unwrap().into_iter().map(|c| c.path).collect();
+        assert!(paths.iter().all(|p| !p.starts_with(".local")), "{paths:?}");
+        let window: Vec<String> = cp.window_changes(from, to).unwrap().into_iter().map(|c| c.path).collect();
+        assert!(window.iter().all(|p| !p.starts_with(".local")), "{window:?}");
+    }
+    assert_eq!(cp.changes(&start, &end).unwrap().into_iter().map(|c| c.path).collect::<Vec<_>>(), vec!["notes.md".to_string()]);
+    let report = cp.revert(&old, &end, true).unwrap();
+    assert_eq!(std::fs::read_to_string(data.join("history.db")).unwrap(), "history, later\n", "the live history is never put back: {report:?}");
+    assert!(!work.join("notes.md").exists(), "the task's file is undone");
+}

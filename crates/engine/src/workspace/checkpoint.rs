@@ -31,6 +31,9 @@ pub struct Checkpoints {
     shared: bool,
     /// Where this session's refs live: `refs/finishline/<session>/` (or `refs/finishline/`).
     refs: String,
+    /// Finishline's own data folder, relative to the work tree, when it is inside it: never
+    /// shown, judged or undone as a task's change (see [`Checkpoints::leave_out_own_data`]).
+    own_data: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -199,10 +202,16 @@ impl Checkpoints {
     /// The session's checkpoints in the workspace's shared store under `stores`.
     pub fn open_shared(stores: &Path, work_tree: &Path, session: &str) -> Result<Checkpoints> {
         let git_dir = stores.join(store_name(work_tree));
-        let cp =
-            Checkpoints { shared: true, refs: format!("refs/finishline/{session}/"), git_dir, work_tree: work_tree.to_path_buf(), max_file: DEFAULT_MAX_FILE };
+        let mut cp = Checkpoints {
+            shared: true,
+            refs: format!("refs/finishline/{session}/"),
+            git_dir,
+            work_tree: work_tree.to_path_buf(),
+            max_file: DEFAULT_MAX_FILE,
+            own_data: None,
+        };
         cp.init()?;
-        cp.leave_out_own_data(stores)?;
+        cp.own_data = cp.leave_out_own_data(stores)?;
         // Stores made before the index was tuned get the setting once.
         if !std::fs::read_to_string(cp.git_dir.join("config")).unwrap_or_default().to_ascii_lowercase().contains("showuntrackedfiles") {
             cp.tune_index()?;
@@ -218,6 +227,7 @@ impl Checkpoints {
             shared: false,
             refs: "refs/finishline/".into(),
             max_file: DEFAULT_MAX_FILE,
+            own_data: None,
         };
         cp.init()?;
         Ok(cp)
@@ -254,22 +264,37 @@ impl Checkpoints {
 
     /// Finishline's own data folder, when it is inside the workspace (the CLI run from the home
     /// folder, which holds it): its history and these checkpoints change while the task runs,
-    /// and are not the task's work to show, judge or undo. Stores made before get the line too.
-    fn leave_out_own_data(&self, stores: &Path) -> Result<()> {
-        let (Ok(work), Ok(stores)) = (self.work_tree.canonicalize(), stores.canonicalize()) else { return Ok(()) };
+    /// and are not the task's work to show, judge or undo. Left out of every snapshot from now
+    /// on; a store made before, which recorded it, is rid of it in its index, and its older
+    /// snapshots' copies are never named as a change (see [`Checkpoints::outside_own_data`]).
+    /// Returns the folder, relative to the work tree.
+    fn leave_out_own_data(&self, stores: &Path) -> Result<Option<String>> {
+        let (Ok(work), Ok(stores)) = (self.work_tree.canonicalize(), stores.canonicalize()) else { return Ok(None) };
         // The data folder, or only the stores when the data folder is the workspace itself.
         let own = stores.parent().filter(|d| *d != work && d.starts_with(&work)).unwrap_or(&stores);
-        let Ok(rel) = own.strip_prefix(&work) else { return Ok(()) };
-        let Some(rel) = rel.to_str().filter(|r| !r.is_empty()) else { return Ok(()) };
-        let line = format!("/{}/", gitignore_literal(rel));
+        let Ok(rel) = own.strip_prefix(&work) else { return Ok(None) };
+        let Some(rel) = rel.to_str().filter(|r| !r.is_empty()).map(str::to_string) else { return Ok(None) };
+        let line = format!("/{}/", gitignore_literal(&rel));
         let file = self.git_dir.join("info").join("exclude");
         if std::fs::read_to_string(&file).unwrap_or_default().lines().any(|l| l == line) {
-            return Ok(());
+            return Ok(Some(rel));
         }
-        std::fs::create_dir_all(self.git_dir.join("info"))?;
-        let mut exclude = std::fs::OpenOptions::new().create(true).append(true).open(&file)?;
-        std::io::Write::write_all(&mut exclude, format!("{line}\n").as_bytes())?;
-        Ok(())
+        // The excludes file has one writer at a time (a snapshot rewrites it under the lock).
+        let _lock = self.lock()?;
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        if !text.lines().any(|l| l == line) {
+            std::fs::create_dir_all(self.git_dir.join("info"))?;
+            let sep = if text.is_empty() || text.ends_with('\n') { "" } else { "\n" };
+            std::fs::write(&file, format!("{text}{sep}{line}\n"))?;
+            self.git(&["--literal-pathspecs", "rm", "-r", "--cached", "--quiet", "--ignore-unmatch", "--", &rel])?;
+        }
+        Ok(Some(rel))
+    }
+
+    /// Whether `path` is outside Finishline's own data folder (always, when that is not in the
+    /// work tree).
+    fn outside_own_data(&self, path: &str) -> bool {
+        self.own_data.as_deref().is_none_or(|own| !(path == own || path.strip_prefix(own).is_some_and(|rest| rest.starts_with('/'))))
     }
 
     /// Settings that make a step's walk cost about one `git status` (git 2.41 and later; older
@@ -510,8 +535,7 @@ impl Checkpoints {
         for p in &big {
             if !known.iter().any(|k| k == p) {
                 // Anchored and escaped, so the pattern names this one file.
-                let escaped: String = p.chars().flat_map(|c| if matches!(c, '*' | '?' | '[' | '\\' | '!' | '#') { vec!['\\', c] } else { vec![c] }).collect();
-                text.push_str(&format!("/{escaped}\n"));
+                text.push_str(&format!("/{}\n", gitignore_literal(p)));
                 known.push(p.to_string());
             }
         }
@@ -634,7 +658,7 @@ impl Checkpoints {
 
     /// Whether any file differs between two checkpoints (cheap: no diffs are computed).
     pub fn differs(&self, from: &str, to: &str) -> Result<bool> {
-        Ok(!self.git(&["diff", "--name-only", "--no-renames", from, to])?.trim().is_empty())
+        Ok(self.git(&["diff", "--name-only", "--no-renames", "-z", from, to])?.split('\0').any(|p| !p.is_empty() && self.outside_own_data(p)))
     }
 
     /// Files that differ between two checkpoints, with diffs.
@@ -643,6 +667,9 @@ impl Checkpoints {
         let mut parts = names.split('\0').filter(|s| !s.is_empty());
         let mut out = Vec::new();
         while let (Some(status), Some(path)) = (parts.next(), parts.next()) {
+            if !self.outside_own_data(path) {
+                continue;
+            }
             let kind = match status.chars().next() {
                 Some('A') => ChangeKind::Created,
                 Some('D') => ChangeKind::Deleted,
@@ -902,7 +929,7 @@ impl Checkpoints {
             return Ok(vec![]);
         }
         let out = self.git(&["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-commit-id", before, after])?;
-        Ok(crate::workspace::ownership::parse_raw(&out))
+        Ok(crate::workspace::ownership::parse_raw(&out).into_iter().filter(|c| self.outside_own_data(&c.path)).collect())
     }
 
     /// The run's changes with their diffs, for the review and the evaluator.
@@ -1196,11 +1223,13 @@ impl Drop for FileReader<'_> {
     }
 }
 
-/// `path` as a gitignore pattern that matches that path only: its pattern characters escaped.
+/// `path` as a gitignore pattern that matches that path only: its pattern characters escaped
+/// (`!` and `#` mean something only at a line's start, which is the anchoring `/`; escaped
+/// anyway).
 fn gitignore_literal(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     for c in path.chars() {
-        if matches!(c, '\\' | '*' | '?' | '[') {
+        if matches!(c, '\\' | '*' | '?' | '[' | '!' | '#') {
             out.push('\\');
         }
         out.push(c);
@@ -1443,7 +1472,14 @@ pub fn prune_store(stores: &Path, id: &str) -> Result<u64> {
     }
     let dir = stores.join(id);
     let workspace = std::fs::read_to_string(dir.join("workspace")).map_err(|_| Error::NotFound(format!("checkpoint store {id}")))?;
-    let cp = Checkpoints { git_dir: dir.clone(), work_tree: PathBuf::from(workspace), max_file: DEFAULT_MAX_FILE, shared: true, refs: String::new() };
+    let cp = Checkpoints {
+        git_dir: dir.clone(),
+        work_tree: PathBuf::from(workspace),
+        max_file: DEFAULT_MAX_FILE,
+        shared: true,
+        refs: String::new(),
+        own_data: None,
+    };
     // Under the store's lock: no snapshot is between writing its objects and naming them.
     let _lock = cp.lock()?;
     let before = dir_size(&dir);
