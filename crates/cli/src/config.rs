@@ -241,6 +241,7 @@ pub fn in_sessions_folder(mut opts: RunOptions, id: &str) -> RunOptions {
     if let Ok(session) = store.session(&finishline_engine::domain::SessionId(id.to_string())) {
         opts.workspace = session.workspace.into();
     }
+    opts.on_session = true;
     opts
 }
 

@@ -244,6 +244,10 @@ pub enum ReviewMode {
 
 #[derive(Args, Clone)]
 pub struct RunOptions {
+    /// A command on a session already made (resume, review, a group of attempts): its agent
+    /// may be an external one, whose tools `--allow` names in its own words.
+    #[arg(skip)]
+    pub on_session: bool,
     /// The folder the task works on (in a git repository, in a worktree of its own). A command
     /// on a session works in the session's own folder, whatever this says.
     #[arg(long, default_value = ".")]

@@ -111,8 +111,11 @@ pub(crate) fn open_for(opts: &RunOptions, need: Need) -> Result<Opened, u8> {
     };
     let _ = store.recover();
     let interactive = std::io::stdin().is_terminal() && !json;
+    if let Some(problem) = unknown_tool(opts, &resolved.settings) {
+        return Err(fail(exit::USAGE, json, &problem));
+    }
     let mut settings = resolved.settings.clone();
-    for t in opts.allow.iter().filter(|a| *a != "all") {
+    for t in opts.allow.iter().map(|a| a.trim()).filter(|a| !a.is_empty() && *a != "all") {
         settings.permissions.insert(t.trim().to_string(), finishline_engine::config::settings::PermissionDefault::Allow);
     }
     let cli_key = resolved.key.clone();
@@ -546,22 +549,30 @@ fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &
 /// refuse the tool it meant to allow, an empty `--verify` would pass as a check, and a folder
 /// whose name is not text cannot be kept in the history by name.
 fn flags_problem(opts: &RunOptions) -> Option<String> {
-    let tools = finishline_engine::tool::Toolbox::standard();
-    // An MCP server's tools are named `server__tool`.
-    if let Some(unknown) = opts.allow.iter().map(|a| a.trim()).find(|a| *a != "all" && tools.get(a).is_none() && !a.contains("__")) {
-        let names: Vec<String> = tools.specs().into_iter().map(|s| s.name).filter(|n| tools.get(n).is_some()).collect();
-        return Some(format!("--allow {unknown}: there is no such tool; name one of {}, an MCP server's tool as server__tool, or all", names.join(", ")));
-    }
     if opts.verify.iter().any(|v| v.trim().is_empty()) {
         return Some("--verify needs a command (an empty one would pass as a check)".into());
     }
-    if opts.workspace.to_str().is_none() {
+    // The folder as the history will name it: `.` in a folder whose name is not text, too.
+    if opts.workspace.canonicalize().unwrap_or(opts.workspace.clone()).to_str().is_none() {
         return Some(format!(
             "the folder {} has a name that is not UTF-8 text, which the history cannot keep: rename it, or work in another folder",
             opts.workspace.display()
         ));
     }
     None
+}
+
+/// A tool `--allow` names that Finishline's own agent does not have, for a new task of that
+/// agent (an external agent's tools have its own names, known only once it asks).
+fn unknown_tool(opts: &RunOptions, settings: &finishline_engine::config::settings::Settings) -> Option<String> {
+    if opts.on_session || settings.agent.is_some() {
+        return None;
+    }
+    let tools = finishline_engine::tool::Toolbox::standard();
+    // An MCP server's tools are named `server__tool`; an empty name is a trailing comma.
+    let unknown = opts.allow.iter().map(|a| a.trim()).find(|a| !a.is_empty() && *a != "all" && tools.get(a).is_none() && !a.contains("__"))?;
+    let names: Vec<String> = tools.specs().into_iter().map(|s| s.name).filter(|n| tools.get(n).is_some()).collect();
+    Some(format!("--allow {unknown}: Finishline's agent has no such tool; name one of {}, an MCP server's tool as server__tool, or all", names.join(", ")))
 }
 
 /// A plan that waits for the person: said on stderr, with the commands that run or cancel it.

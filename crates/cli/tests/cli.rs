@@ -167,9 +167,19 @@ fn a_misspelt_allow_an_empty_verify_and_a_folder_name_that_is_not_text_are_usage
     let misspelt = finishline(&[&base[..], &["--workspace", &ws, "--allow", "run-command"]].concat(), &e.data);
     assert_eq!(misspelt.status.code(), Some(2));
     let said = String::from_utf8_lossy(&misspelt.stderr);
-    assert!(said.contains("--allow run-command: there is no such tool") && said.contains("run_command"), "names the tools there are: {said}");
-    let mcp = finishline(&[&base[..], &["--workspace", "/definitely/not/here", "--allow", "run_command,files__write"]].concat(), &e.data);
-    assert!(!String::from_utf8_lossy(&mcp.stderr).contains("no such tool"), "a known tool and an MCP tool are taken: {}", String::from_utf8_lossy(&mcp.stderr));
+    assert!(said.contains("--allow run-command: Finishline's agent has no such tool") && said.contains("run_command"), "names the tools there are: {said}");
+    let mcp = finishline(&[&base[..], &["--workspace", "/definitely/not/here", "--allow", "run_command,files__write,"]].concat(), &e.data);
+    assert!(
+        !String::from_utf8_lossy(&mcp.stderr).contains("no such tool"),
+        "a known tool, an MCP tool and a trailing comma are taken: {}",
+        String::from_utf8_lossy(&mcp.stderr)
+    );
+    let external = finishline(&[&base[..], &["--workspace", "/definitely/not/here", "--agent", "opencode", "--allow", "bash"]].concat(), &e.data);
+    assert!(
+        !String::from_utf8_lossy(&external.stderr).contains("no such tool"),
+        "an external agent's tools have its own names: {}",
+        String::from_utf8_lossy(&external.stderr)
+    );
     let empty = finishline(&[&base[..], &["--workspace", &ws, "--verify", " "]].concat(), &e.data);
     assert_eq!(empty.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&empty.stderr).contains("--verify needs a command"), "{}", String::from_utf8_lossy(&empty.stderr));
