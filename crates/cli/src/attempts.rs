@@ -137,9 +137,17 @@ async fn follow_all(
                         };
                         let _ = engine.respond_permission(request_id, d);
                     }
+                    // Attempts run side by side to the end, to be compared: with nobody to ask, a
+                    // question is declined (and said), not left open as a single task's is.
                     EngineEvent::QuestionAsked { request_id, question, .. } => {
-                        let answer =
-                            if interactive { prompt_line(&format!("[{who}] The agent asks: {question}\nYour answer (empty to decline): ")) } else { None };
+                        let answer = if interactive {
+                            prompt_line(&format!("[{who}] The agent asks: {question}\nYour answer (empty to decline): "))
+                        } else {
+                            eprintln!(
+                                "[{who}] the agent asks: {question}\n[{who}] nobody is at a terminal to answer, so it is declined and the attempt goes on"
+                            );
+                            None
+                        };
                         let _ = engine.answer_question(request_id, answer);
                     }
                     EngineEvent::ToolCall { state: ToolState::Denied, tool, output: Some(why), .. } if why.contains("nobody to ask") => {
