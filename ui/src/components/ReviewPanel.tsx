@@ -261,7 +261,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
     return (
       <section className="panel review" data-testid="review-panel" ref={decidedPanel} tabIndex={-1} aria-label="What was decided">
         <h2>{decisionWord(review.decided.decision, review.decided.occasion)}</h2>
-        <p className="muted">Decided by {review.decided.by === "auto" ? "auto-approve" : "you"}.</p>
+        <p className="muted">Decided by {decider(review.decided.decision, review.decided.by)}.</p>
         {review.decided.decision === "reject" && place?.worktree && place.removed && (
           <p className="muted small" data-testid="worktree-gone">
             The task's worktree was removed{place.branchDeleted ? ` and its branch ${place.branchDeleted} deleted` : ""}; History keeps its diff.
@@ -989,13 +989,20 @@ export function decisionWord(decision: string, occasion?: DecisionOccasion): str
   return { approve: "Approved", reject: "Rejected" }[decision] ?? "Changes requested";
 }
 
+/** Who decided: the person, or with nobody looking auto-approve (of a verified completion) or a
+ * dry run's reject (the CLI's `--review reject`). */
+function decider(decision: string, by: string): string {
+  if (by !== "auto") return "you";
+  return decision === "approve" ? "auto-approve" : "a dry run (--review reject), with nobody looking";
+}
+
 export function decisionText({ decision, by, occasion, reverted, copied }: { decision: string; by: string; occasion?: DecisionOccasion; reverted?: Reverted; copied?: string[] }): string {
   let text =
     occasion === "resolve_landing"
       ? "You let the agent resolve the landing."
       : occasion === "another_attempt_chosen"
         ? "Not chosen: you landed another attempt of this task."
-        : `${decisionWord(decision)} by ${by === "auto" ? "auto-approve" : "you"}.`;
+        : `${decisionWord(decision)} by ${decider(decision, by)}.`;
   if (copied && copied.length > 0) text += ` Copied into your checkout: ${few(copied)}.`;
   if (reverted) {
     const files = [...reverted.restored, ...reverted.deleted];

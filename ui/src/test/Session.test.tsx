@@ -318,6 +318,18 @@ describe("Session view", () => {
     expect(await screen.findByTestId("revert-summary")).toHaveTextContent(/^Nothing needed undoing: the files were already as the task found them\.$/);
   });
 
+  it("a reject nobody made (the CLI's --review reject) is not said to be auto-approve's or the person's", async () => {
+    script([
+      ...running(),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "review_resolved", review_id: "r1", decision: "reject", by: "auto", feedback: null, reverted: false }),
+      ev({ type: "status_changed", status: "rejected" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("review-panel")).toHaveTextContent("RejectedDecided by a dry run (--review reject), with nobody looking.");
+  });
+
   it("keeps each decision in the timeline once a follow-up runs: who decided, and what a revert undid", async () => {
     script([
       ...running(),
