@@ -81,7 +81,9 @@ pub async fn reject_attempts(app: AppHandle, state: State<'_, AppState>, group: 
     let first =
         attempts::group_attempts(&state.store, &group)?.into_iter().next().map(|s| s.id).ok_or_else(|| Error::NotFound(format!("attempt group {group}")))?;
     let engine = engine_for_session(&app, &state, &first, Need::Decision)?;
-    tauri::async_runtime::spawn_blocking(move || engine.reject_group(&group)).await.map_err(|e| Error::Internal(e.to_string()))?
+    tauri::async_runtime::spawn_blocking(move || engine.reject_group(&group, finishline_engine::domain::DecidedBy::Person))
+        .await
+        .map_err(|e| Error::Internal(e.to_string()))?
 }
 
 /// Asks the evaluator model to compare each attempt with work to land and the one ranked below

@@ -330,7 +330,8 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
         },
         ReviewMode::Reject => {
             // Every attempt, with the worktrees of those that failed or were cancelled.
-            match tokio::task::block_in_place(|| engine.reject_group(&r.group)) {
+            // A dry run: nobody looked at the attempts.
+            match tokio::task::block_in_place(|| engine.reject_group(&r.group, DecidedBy::Auto)) {
                 Ok(n) => eprintln!("{n} attempts rejected and their worktrees removed; nothing landed."),
                 Err(e) => eprintln!("finishline: {e}"),
             }
@@ -399,7 +400,7 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         };
     }
     if reject {
-        let outcome = tokio::task::block_in_place(|| engine.reject_group(&group));
+        let outcome = tokio::task::block_in_place(|| engine.reject_group(&group, DecidedBy::Person));
         tokio::task::block_in_place(|| engine.settle());
         return match outcome {
             Ok(n) => {

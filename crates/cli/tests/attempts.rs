@@ -985,6 +985,25 @@ async fn attempts_without_a_terminal_name_the_command_that_allows_a_tool_nobody_
     assert!(!r.join("c.txt").exists());
 }
 
+/// `--review reject` of attempts is a dry run, as a single task's: nobody looked at them, so the
+/// trust figures count no person's verdict (the evaluator's "done" was counted as wrong).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_reject_of_attempts_is_no_persons_verdict() {
+    let (_server, e, r, url) = serving(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "Created greet.py"}, "reply": {"text": "Done.", "tool_calls": [claim()]}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}},
+    ]))
+    .await;
+    let ws = r.to_string_lossy().into_owned();
+    let out = finishline(&["run", GREET, "--workspace", &ws, "--base-url", &url, "--model", "m", "--attempts", "builtin*2", "--review", "reject"], &e.data);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let agents = lines(&finishline(&["stats", "agents", "--json"], &e.data));
+    assert!(agents.len() == 1 && agents[0]["tasks"] == 2 && agents[0]["reviews_decided"] == 0, "{agents:?}");
+    let judges = lines(&finishline(&["stats", "evaluator", "--json"], &e.data));
+    assert!(judges.iter().all(|j| j["reviews"] == 0), "{judges:?}");
+}
+
 /// Rules for two attempts: `a` writes greet.py and claims done (its review waits); `b` writes
 /// slow.txt and then thinks for a minute, until the person sends it on with "go on", when it
 /// writes more.txt and claims done.

@@ -242,6 +242,7 @@ impl Engine {
             )));
         }
         let reason = (mine.rank == 1).then(|| mine.above_next.clone()).flatten();
+        let by = choice.by;
         let outcome = self.decide_one(&review, choice)?;
         if !matches!(outcome, ReviewOutcome::Decided { .. }) {
             return Ok(outcome);
@@ -250,7 +251,7 @@ impl Engine {
         // decided group whose leftovers the start-up sweep removes.
         self.store.append(chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason })?;
         for other in ranked.ranking.iter().filter(|r| &r.evidence.session != chosen) {
-            if let Err(e) = self.discard_attempt(&other.evidence, crate::store::trust::SET_ASIDE, Some(DecisionOccasion::AnotherAttemptChosen)) {
+            if let Err(e) = self.discard_attempt(&other.evidence, crate::store::trust::SET_ASIDE, Some(DecisionOccasion::AnotherAttemptChosen), by) {
                 let _ = self.store.append(
                     &other.evidence.session,
                     None,
@@ -275,8 +276,8 @@ impl Engine {
     /// Puts the whole group away, choosing none: every review rejected and every attempt's
     /// worktree removed; nothing lands. Only once every attempt has ended, so that no worktree
     /// goes from under a run (one in another process cannot be stopped from here). How many
-    /// attempts it put away.
-    pub fn reject_group(self: &Arc<Self>, group: &GroupId) -> Result<usize> {
+    /// attempts it put away. `by`: the person, or nobody (the CLI's `--review reject`).
+    pub fn reject_group(self: &Arc<Self>, group: &GroupId, by: DecidedBy) -> Result<usize> {
         let ranked = self.rank_group(group)?;
         if let Some(c) = &ranked.chosen {
             return Err(Error::AlreadyDecided(format!("this group's attempt {c} was already chosen")));
@@ -293,7 +294,7 @@ impl Engine {
             ranked.ranking.iter().map(|r| &r.evidence).filter(|e| statuses.get(&e.session) != Some(&SessionStatus::Rejected)).collect();
         for a in &left {
             match &a.review {
-                Some(_) => self.discard_attempt(a, "You rejected every attempt.", None)?,
+                Some(_) => self.discard_attempt(a, "You rejected every attempt.", None, by)?,
                 None => {
                     // The decision first (a failed or cancelled attempt becomes rejected): a crash
                     // after it leaves a rejected session, whose worktree the start-up sweep removes.
@@ -309,9 +310,9 @@ impl Engine {
     }
 
     /// An attempt that was not chosen: its review rejected, its run stopped, its worktree gone.
-    fn discard_attempt(self: &Arc<Self>, a: &AttemptEvidence, why: &str, occasion: Option<DecisionOccasion>) -> Result<()> {
+    fn discard_attempt(self: &Arc<Self>, a: &AttemptEvidence, why: &str, occasion: Option<DecisionOccasion>, by: DecidedBy) -> Result<()> {
         if let Some(review) = &a.review {
-            let mut choice = ReviewChoice::new(Decision::Reject, DecidedBy::Person);
+            let mut choice = ReviewChoice::new(Decision::Reject, by);
             (choice.feedback, choice.occasion) = (Some(why.into()), occasion);
             self.decide_one(review, choice)?;
             return Ok(());
@@ -338,7 +339,7 @@ impl Engine {
             }
             if let Ok(pending) = store.pending_requests(&session) {
                 if let Some((review, _, _)) = pending.into_iter().find(|(_, kind, _)| kind == "review") {
-                    let mut choice = ReviewChoice::new(Decision::Reject, DecidedBy::Person);
+                    let mut choice = ReviewChoice::new(Decision::Reject, by);
                     (choice.feedback, choice.occasion) = (Some(why), occasion);
                     let _ = engine.decide_one(&review, choice);
                     return;
