@@ -101,13 +101,16 @@ pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
     apply_flags(&mut settings, opts, &provider, evaluator_model.clone())?;
     settings.validate().map_err(|e| match e {
         // Said as the person gave it: a flag by its name, else where the settings file holds it.
-        finishline_engine::Error::InvalidSettings { field, problem } => match flag_of(field, opts) {
-            Some(flag) => format!("{flag}: {problem}"),
-            None => format!(
-                "{field} in {}: {problem}; change it in the app's Settings or in that file",
-                data_dir(&opts.common).join(finishline_engine::config::settings::STORE_FILE).display()
-            ),
-        },
+        // The flag's window is for this run's model; another model's is the file's.
+        finishline_engine::Error::InvalidSettings { field, problem } => {
+            match flag_of(field, opts).filter(|_| field != "context_windows" || problem.contains(&format!("“{}”", settings.provider.model))) {
+                Some(flag) => format!("{flag}: {problem}"),
+                None => format!(
+                    "{field} in {}: {problem}; change it in the app's Settings or in that file",
+                    data_dir(&opts.common).join(finishline_engine::config::settings::STORE_FILE).display()
+                ),
+            }
+        }
         e => e.to_string(),
     })?;
     Ok(Resolved { key, settings })
@@ -243,6 +246,20 @@ pub fn in_sessions_folder(mut opts: RunOptions, id: &str) -> RunOptions {
     }
     opts.on_session = true;
     opts
+}
+
+/// [`in_sessions_folder`] for a group of attempts: the folder its attempts were started in.
+pub fn in_groups_folder(opts: RunOptions, group: &str) -> RunOptions {
+    let clock = std::sync::Arc::new(finishline_engine::clock::SystemClock);
+    let Ok(store) = finishline_engine::store::Store::open(&data_dir(&opts.common).join("history.db"), clock) else { return opts };
+    let first = finishline_engine::agent::attempts::group_attempts(&store, &finishline_engine::domain::GroupId(group.to_string()))
+        .ok()
+        .and_then(|a| a.into_iter().next());
+    drop(store);
+    match first {
+        Some(a) => in_sessions_folder(opts, a.id.as_str()),
+        None => opts,
+    }
 }
 
 /// For a command on a group of attempts that asks a model (`--compare`) and names no server:

@@ -451,6 +451,7 @@ fn main() -> ExitCode {
                     Err(code) => code,
                     Ok(()) => {
                         let opts = if compare { config::with_groups_endpoint(opts, &group) } else { opts };
+                        let opts = config::in_groups_folder(opts, &group);
                         attempts::group(group, choose, cancel, reject, compare, opts).await
                     }
                 },

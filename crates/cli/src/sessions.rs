@@ -116,8 +116,19 @@ pub fn known(id: &str, common: &Common) -> Result<String, u8> {
     // Read off the list without its `ses_` (8 characters or more, as with it), it is a start too.
     let start = if id.starts_with("ses_") { id.to_string() } else { format!("ses_{id}") };
     let starting = if id.len() >= MIN_PREFIX { store.sessions_starting(&start, SHOWN + 1).map_err(failed)? } else { vec![] };
-    let (found, how) =
-        if starting.is_empty() && id.chars().count() >= MIN_END { (store.sessions_ending(id, SHOWN + 1).map_err(failed)?, "end") } else { (starting, "start") };
+    // Without its `ses_`, the same letters may be one id's start and another's end: both are
+    // looked for, and two different sessions are no answer.
+    let look_at_ends = id.chars().count() >= MIN_END && (starting.is_empty() || !id.starts_with("ses_"));
+    let ending = if look_at_ends { store.sessions_ending(id, SHOWN + 1).map_err(failed)? } else { vec![] };
+    let (found, how) = match (starting.is_empty(), ending.is_empty()) {
+        (false, true) => (starting, "start"),
+        (true, _) => (ending, "end"),
+        (false, false) => {
+            let mut both = starting;
+            both.extend(ending.into_iter().filter(|e| !both.contains(e)).collect::<Vec<_>>());
+            (both, "start or end")
+        }
+    };
     let matching: Vec<&str> = found.iter().map(|s| s.as_str()).collect();
     match matching[..] {
         [] => Err(unknown()),

@@ -224,6 +224,15 @@ fn a_settings_file_that_cannot_be_used_says_where_it_is_wrong() {
     let flag = finishline(&["run", "hello", "--workspace", &e.ws.to_string_lossy(), "--max-steps", "20000"], &e.data);
     let said = String::from_utf8_lossy(&flag.stderr).to_string();
     assert!(said.contains("--max-steps: must be between 1 and 10000, not 20000"), "{said}");
+    // Another model's window in the file is the file's, even when --context-window is given.
+    std::fs::write(
+        &file,
+        r#"{"settings": {"provider": {"kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}, "context_windows": {"other": 5}}}"#,
+    )
+    .unwrap();
+    let out = finishline(&["run", "hello", "--workspace", &e.ws.to_string_lossy(), "--context-window", "8192"], &e.data);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(said.contains("context_windows in ") && said.contains("“other”") && !said.contains("--context-window:"), "{said}");
     std::fs::write(&file, "[]").unwrap();
     let out = run();
     assert_eq!(out.status.code(), Some(2));
