@@ -284,7 +284,9 @@ fn network_error(base: &str, e: &reqwest::Error) -> ProviderError {
     // Nothing listens on that port of this machine: a local server not started, or a wrong
     // port. One retry covers a server that was restarting; five would keep the person waiting
     // half a minute for an answer that is already known.
-    if io_error(e).is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused) && super::is_loopback_url(base) {
+    // (`localhost` on a machine without IPv6 can end at `::1` with "address not available".)
+    let nothing_there = |k| matches!(k, std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::AddrNotAvailable);
+    if io_error(e).is_some_and(|io| nothing_there(io.kind())) && super::is_loopback_url(base) {
         error.retries_worth = Some(1);
     }
     error
