@@ -9,18 +9,25 @@ import { spyOnScrollIntoView } from "./fixtures";
 let seq = 0;
 const ev = (e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s1", at: "2026-11-21T00:00:00Z" }) as Envelope;
 
-function script(events: Envelope[], calls: Record<string, unknown>[] = []) {
+/** The engine as the session sees it: `events` delivered once subscribed, every command kept in
+ * `calls`, `other` answering commands first (a reviewed or cancelled run otherwise goes through).
+ * Returns what delivers more events. */
+function script(events: Envelope[], calls: Record<string, unknown>[] = [], other: (cmd: string, args: unknown) => unknown = () => undefined) {
+  let deliver: (e: Envelope) => void = () => {};
   mockIPC((cmd, args) => {
     calls.push({ cmd, ...(args as object) });
     if (cmd === "subscribe_session") {
       const channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
-      setTimeout(() => events.forEach((e) => channel.onmessage(e)), 0);
+      deliver = (e) => channel.onmessage(e);
+      setTimeout(() => events.forEach(deliver), 0);
       return 7;
     }
-    if (cmd === "subscribe_session") return 7;
+    const answered = other(cmd, args);
+    if (answered !== undefined) return answered;
     if (cmd === "submit_review") return { outcome: "decided", status: "completed", revert: null };
     if (cmd === "cancel_run") return true;
   });
+  return (e: Envelope) => deliver(e);
 }
 
 const running = () => {
@@ -458,17 +465,7 @@ describe("Session view", () => {
   });
 
   it("scrolled up while it streams, the view stays put and offers Jump to latest; at the bottom it follows", async () => {
-    seq = 0;
-    const events = running();
-    let push: (e: Envelope) => void = () => {};
-    mockIPC((cmd, args) => {
-      if (cmd === "subscribe_session") {
-        const channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
-        push = (e) => channel.onmessage(e);
-        setTimeout(() => events.forEach(push), 0);
-        return 1;
-      }
-    });
+    const push = script(running());
     render(
       <main className="content">
         <SessionView sessionId="s1" onOpenHistory={() => {}} />
@@ -511,22 +508,13 @@ describe("Session view", () => {
   function waitingOn(asked: () => Envelope, answer: string) {
     const answers: unknown[] = [];
     const answered = { now: () => {} };
-    let push: (e: Envelope) => void = () => {};
-    const events = [...running(), asked(), ev({ type: "status_changed", status: "awaiting_approval" })];
-    mockIPC((cmd, args) => {
-      if (cmd === "subscribe_session") {
-        const channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
-        push = (e) => channel.onmessage(e);
-        setTimeout(() => events.forEach(push), 0);
-        return 1;
-      }
-      if (cmd === answer) {
-        answers.push(args);
-        return new Promise<void>((done) => (answered.now = done));
-      }
+    const push = script([...running(), asked(), ev({ type: "status_changed", status: "awaiting_approval" })], [], (cmd, args) => {
+      if (cmd !== answer) return undefined;
+      answers.push(args);
+      return new Promise<void>((done) => (answered.now = done));
     });
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    return { answers, answered, push: (e: Envelope) => push(e) };
+    return { answers, answered, push };
   }
 
   it("a second question opens empty, with the focus in its box; an answer on its way is sent once", async () => {
@@ -632,12 +620,7 @@ describe("Session view", () => {
       ev({ type: "run_started", trigger: "task" }),
       ev({ type: "status_changed", status: "idle" }),
     ];
-    mockIPC((cmd, args) => {
-      if (cmd === "subscribe_session") {
-        const channel = (args as { channel: { onmessage: (e: Envelope) => void } }).channel;
-        setTimeout(() => events.forEach((e) => channel.onmessage(e)), 0);
-        return 7;
-      }
+    script(events, [], (cmd) => {
       if (cmd === "send_message") throw { code: "workspace_busy", message: "another task is changing /ws; try again when it ends" };
     });
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
