@@ -5,6 +5,7 @@ import { doubtTitle, END_LABEL, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL } from "
 
 const unchecked = (s: SessionSummary) => s.status === "idle" && s.end_reason === "conversation_unchecked";
 import { Inbox, LoaderCircle } from "lucide-react";
+import { useHistoryChanges } from "../historyChanges";
 
 /** Sessions one click away: working, waiting for you (counted), and today's. Updates live. */
 export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGroup }: { current: string | null; currentGroup?: string | null; onOpen: (id: string) => void; onOpenGroup?: (group: string) => void }) {
@@ -19,11 +20,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
       () => {}, // History shows the error and a retry; the sidebar keeps what it had.
     );
   }, []);
-  useEffect(() => {
-    load();
-    const off = ipc.onHistoryChanged(load);
-    return () => void off.then((f) => f()).catch(() => undefined);
-  }, [load]);
+  useHistoryChanges(load);
 
   const groups = sidebarGroups(sessions, new Date());
   const entries = sidebarEntries(groups);

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
 import { AppError, ipc, type StoreUsage, type WorktreeUsage } from "../ipc";
 import { STATUS_LABEL } from "../session/model";
+import { useHistoryChanges } from "../historyChanges";
 
 const mb = (b: number) => (b < 1_000_000 ? `${Math.max(1, Math.round(b / 1000))} KB` : `${(b / 1_000_000).toFixed(1)} MB`);
 
@@ -78,12 +79,8 @@ export function WorktreeStorage() {
   const load = useCallback(() => {
     ipc.worktreeUsage().then((r) => setRows(r ?? []), (e) => setNote((e as AppError).message));
   }, []);
-  useEffect(() => {
-    load();
     // A worktree goes a while after its task's decision, or with its deleted session.
-    const off = ipc.onHistoryChanged(load);
-    return () => void off.then((f) => f()).catch(() => undefined);
-  }, [load]);
+  useHistoryChanges(load);
   if (!rows && note) return <Unread what="Worktrees' disk use" why={note} testid="worktree-usage-error" retry={() => { setNote(null); load(); }} />;
   if (!rows) return null;
   const leftovers = rows.filter((r) => r.leftover);

@@ -1,5 +1,6 @@
-import { useCallback, useEffect, useState, type ReactNode } from "react";
+import { useCallback, useState, type ReactNode } from "react";
 import { AppError, ipc } from "../ipc";
+import { useHistoryChanges } from "../historyChanges";
 
 const pct = (r: number | null) => (r === null ? "—" : `${Math.round(r * 100)}%`);
 
@@ -31,11 +32,7 @@ function useHistoryFigures<T>(read: () => Promise<T[]>): { rows: T[] | null; fai
       (e: AppError) => setError(e.message ?? String(e)),
     );
   }, [read]);
-  useEffect(() => {
-    load();
-    const off = ipc.onHistoryChanged(load);
-    return () => void off.then((f) => f()).catch(() => undefined);
-  }, [load]);
+  useHistoryChanges(load);
   const failed = error && (
     <p className="field-error row" role="alert">
       <span className="grow">{error}</span>

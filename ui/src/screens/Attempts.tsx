@@ -9,6 +9,7 @@ import { RANKING_RULE } from "../components/AttemptsPicker";
 import { compareOnce, comparisonOf } from "../comparing";
 import { AppError, ipc, type Settings, type FileDifference, type GroupRanking, type LandingMode, type RankedAttempt, type SessionSummary } from "../ipc";
 import { END_LABEL, landedText, NOT_CHOSEN, STATUS_LABEL } from "../session/model";
+import { useHistoryChanges } from "../historyChanges";
 
 const DiffView = lazy(() => import("../components/DiffView"));
 
@@ -110,11 +111,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
     ipc.attemptGroup(group).then(setRanking, (e: AppError) => setError(e.message));
     ipc.listSessions({ group, limit: 64 }).then((l) => setSessions(l ?? []), () => undefined);
   }, [group]);
-  useEffect(() => {
-    load();
-    const off = ipc.onHistoryChanged(load);
-    return () => void off.then((f) => f()).catch(() => undefined);
-  }, [load]);
+  useHistoryChanges(load);
   /** Asks the evaluator (`start`), or follows the comparison of this group already under way,
    * and shows what it came to. */
   const follow = useCallback(
