@@ -193,17 +193,63 @@ pub fn endpoints(settings: &Settings, key_for: &dyn Fn(&ProviderSettings) -> Opt
     finishline_engine::agent::config::endpoints(settings, None, key_for).map_err(|e| e.to_string())
 }
 
-/// For a command on a session the built-in agent worked on (resume, review) that names no
-/// server, with no model in the settings either: the provider, server and model (unless one is
-/// named) the session was started with, so that the commands Finishline suggests work as
-/// printed. Only a server on this machine or the provider's own: the key comes from the
-/// keychain or the environment as for any run, and the variable the session's key came from is
-/// not known, so another server could be sent a key that is not its own.
-pub fn with_sessions_endpoint(mut opts: RunOptions, id: &str) -> RunOptions {
-    let data = data_dir(&opts.common);
+/// For a command on a session (resume, review): its own folder, and the server it ran with when
+/// the command names none (see [`with_endpoint_of`]). The history is opened once for both.
+pub fn for_session(opts: RunOptions, id: &str) -> RunOptions {
+    let Some(store) = history(&opts) else { return opts };
+    let sid = finishline_engine::domain::SessionId(id.to_string());
+    let opts = in_folder_of(opts, &store, &sid);
+    with_endpoint_of(opts, &store, &sid)
+}
+
+/// [`for_session`] for a group of attempts: the folder they were started in and, for a command
+/// that asks a model (`--compare`) and names no server, the server and model of the group's
+/// first attempt by Finishline's own agent.
+pub fn for_group(opts: RunOptions, group: &str, compare: bool) -> RunOptions {
+    let Some(store) = history(&opts) else { return opts };
+    let Ok(attempts) = finishline_engine::agent::attempts::group_attempts(&store, &finishline_engine::domain::GroupId(group.to_string())) else {
+        return opts;
+    };
+    let mut opts = match attempts.first() {
+        Some(a) => in_folder_of(opts, &store, &a.id),
+        None => opts,
+    };
+    if !compare || opts.base_url.is_some() || opts.provider.is_some() || opts.agent.is_some() {
+        return opts;
+    }
+    for a in &attempts {
+        opts = with_endpoint_of(opts, &store, &a.id);
+        if opts.base_url.is_some() {
+            break;
+        }
+    }
+    opts
+}
+
+fn history(opts: &RunOptions) -> Option<finishline_engine::store::Store> {
     let clock = std::sync::Arc::new(finishline_engine::clock::SystemClock);
-    let Ok(store) = finishline_engine::store::Store::open(&data.join("history.db"), clock) else { return opts };
-    let created = store.events(&finishline_engine::domain::SessionId(id.to_string()), 0).ok().and_then(|events| {
+    finishline_engine::store::Store::open(&data_dir(&opts.common).join("history.db"), clock).ok()
+}
+
+/// A command on a session works in the session's own folder, wherever it is typed (the commands
+/// Finishline prints carry no `--workspace`): its settings for that folder (the verify commands)
+/// are the ones that apply, not those of the folder the person stands in.
+fn in_folder_of(mut opts: RunOptions, store: &finishline_engine::store::Store, sid: &finishline_engine::domain::SessionId) -> RunOptions {
+    if let Ok(session) = store.session(sid) {
+        opts.workspace = session.workspace.into();
+    }
+    opts.on_session = true;
+    opts
+}
+
+/// For a command on a session the built-in agent worked on that names no server, with no model
+/// in the settings either: the provider, server and model (unless one is named) the session was
+/// started with, so that the commands Finishline suggests work as printed. Only a server on this
+/// machine or the provider's own: the key comes from the keychain or the environment as for any
+/// run, and the variable the session's key came from is not known, so another server could be
+/// sent a key that is not its own.
+fn with_endpoint_of(mut opts: RunOptions, store: &finishline_engine::store::Store, sid: &finishline_engine::domain::SessionId) -> RunOptions {
+    let created = store.events(sid, 0).ok().and_then(|events| {
         events.into_iter().find_map(|e| match e.event {
             finishline_engine::event::EngineEvent::SessionCreated { provider, model, base_url: Some(url), .. } => Some((provider, model, url)),
             _ => None,
@@ -218,7 +264,7 @@ pub fn with_sessions_endpoint(mut opts: RunOptions, id: &str) -> RunOptions {
         }
         return opts;
     }
-    if settings(&data).is_ok_and(|s| !s.provider.model.trim().is_empty()) {
+    if settings(&data_dir(&opts.common)).is_ok_and(|s| !s.provider.model.trim().is_empty()) {
         return opts;
     }
     // An external agent's session records the agent, not a server.
@@ -232,55 +278,6 @@ pub fn with_sessions_endpoint(mut opts: RunOptions, id: &str) -> RunOptions {
     opts.provider = Some(if kind == ProviderKind::OpenaiResponses { "openai-responses".to_string() } else { provider });
     opts.base_url = Some(url);
     opts.model = opts.model.or(Some(model));
-    opts
-}
-
-/// A command on a session works in the session's own folder, wherever it is typed (the commands
-/// Finishline prints carry no `--workspace`): its settings for that folder (the verify commands)
-/// are the ones that apply, not those of the folder the person stands in.
-pub fn in_sessions_folder(mut opts: RunOptions, id: &str) -> RunOptions {
-    let clock = std::sync::Arc::new(finishline_engine::clock::SystemClock);
-    let Ok(store) = finishline_engine::store::Store::open(&data_dir(&opts.common).join("history.db"), clock) else { return opts };
-    if let Ok(session) = store.session(&finishline_engine::domain::SessionId(id.to_string())) {
-        opts.workspace = session.workspace.into();
-    }
-    opts.on_session = true;
-    opts
-}
-
-/// [`in_sessions_folder`] for a group of attempts: the folder its attempts were started in.
-pub fn in_groups_folder(opts: RunOptions, group: &str) -> RunOptions {
-    let clock = std::sync::Arc::new(finishline_engine::clock::SystemClock);
-    let Ok(store) = finishline_engine::store::Store::open(&data_dir(&opts.common).join("history.db"), clock) else { return opts };
-    let first = finishline_engine::agent::attempts::group_attempts(&store, &finishline_engine::domain::GroupId(group.to_string()))
-        .ok()
-        .and_then(|a| a.into_iter().next());
-    drop(store);
-    match first {
-        Some(a) => in_sessions_folder(opts, a.id.as_str()),
-        None => opts,
-    }
-}
-
-/// For a command on a group of attempts that asks a model (`--compare`) and names no server:
-/// the server and model of the group's first attempt by Finishline's own agent, as
-/// [`with_sessions_endpoint`] finds them for one session.
-pub fn with_groups_endpoint(opts: RunOptions, group: &str) -> RunOptions {
-    if opts.base_url.is_some() || opts.provider.is_some() || opts.agent.is_some() {
-        return opts;
-    }
-    let clock = std::sync::Arc::new(finishline_engine::clock::SystemClock);
-    let Ok(store) = finishline_engine::store::Store::open(&data_dir(&opts.common).join("history.db"), clock) else { return opts };
-    let group = finishline_engine::domain::GroupId(group.to_string());
-    let Ok(attempts) = finishline_engine::agent::attempts::group_attempts(&store, &group) else { return opts };
-    drop(store);
-    let mut opts = opts;
-    for a in attempts {
-        opts = with_sessions_endpoint(opts, a.id.as_str());
-        if opts.base_url.is_some() {
-            break;
-        }
-    }
     opts
 }
 

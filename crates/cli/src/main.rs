@@ -441,7 +441,7 @@ fn main() -> ExitCode {
                 SessionsCommand::Resume { id, message, opts } => match sessions::known(&id, &opts.common) {
                     Err(code) => code,
                     Ok(id) => {
-                        let opts = config::in_sessions_folder(config::with_sessions_endpoint(opts, &id), &id);
+                        let opts = config::for_session(opts, &id);
                         run::run(run::Start::Resume(id, message), opts).await
                     }
                 },
@@ -450,8 +450,7 @@ fn main() -> ExitCode {
                 SessionsCommand::Attempts { group, choose, cancel, reject, compare, opts } => match sessions::known_group(&group, &opts.common) {
                     Err(code) => code,
                     Ok(()) => {
-                        let opts = if compare { config::with_groups_endpoint(opts, &group) } else { opts };
-                        let opts = config::in_groups_folder(opts, &group);
+                        let opts = config::for_group(opts, &group, compare);
                         attempts::group(group, choose, cancel, reject, compare, opts).await
                     }
                 },
@@ -459,7 +458,7 @@ fn main() -> ExitCode {
                     match sessions::known(&id, &opts.common) {
                         Err(code) => code,
                         Ok(id) => {
-                            let opts = config::in_sessions_folder(config::with_sessions_endpoint(opts, &id), &id);
+                            let opts = config::for_session(opts, &id);
                             run::review(id, run::Verdict { approve, reject, resolve, revert, request_changes, comments, copy_ignored }, opts).await
                         }
                     }
