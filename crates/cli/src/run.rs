@@ -571,7 +571,7 @@ fn unknown_tool(opts: &RunOptions, settings: &finishline_engine::config::setting
     let tools = finishline_engine::tool::Toolbox::standard();
     // An MCP server's tools are named `server__tool`; an empty name is a trailing comma.
     let unknown = opts.allow.iter().map(|a| a.trim()).find(|a| !a.is_empty() && *a != "all" && tools.get(a).is_none() && !a.contains("__"))?;
-    let names: Vec<String> = tools.specs().into_iter().map(|s| s.name).filter(|n| tools.get(n).is_some()).collect();
+    let names: Vec<&str> = tools.names().collect();
     Some(format!("--allow {unknown}: Finishline's agent has no such tool; name one of {}, an MCP server's tool as server__tool, or all", names.join(", ")))
 }
 

@@ -208,6 +208,11 @@ impl Toolbox {
         self.tools.get(name)
     }
 
+    /// The tools' names (not the loop's own: `todo_write`, `ask_user`, `complete_task`).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
+
     /// The default permission of a tool; the loop's own tools are allowed, `ask_user` asks the
     /// person by its nature, unknown tools are refused.
     pub fn default_permission(&self, name: &str) -> Permission {
