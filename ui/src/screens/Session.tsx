@@ -138,9 +138,19 @@ function Permission({ item }: { item: Extract<Item, { kind: "permission" }> }) {
   const one = useOneAction(setError);
   const sending = one.busy !== null;
   const answer = (d: "allow_once" | "allow_session" | "deny") => void one.run(d, () => ipc.respondPermission(item.requestId, d));
-  const first = useTakesFocus<HTMLButtonElement>();
+  // The card, not "Allow once", takes the focus: a Space or Enter meant for scrolling the
+  // timeline must not run a command. Tab reaches the answers.
+  const card = useTakesFocus<HTMLDivElement>();
+  const waiting = !item.cancelled && !item.decision;
   return (
-    <div className="card permission" data-testid="permission-prompt">
+    <div
+      ref={waiting ? card : undefined}
+      tabIndex={waiting ? -1 : undefined}
+      role="group"
+      aria-label={`${item.verification ? "Run the agent's verify command with" : "Allow"} ${item.tool}?`}
+      className="card permission"
+      data-testid="permission-prompt"
+    >
       <div className="card-head static">
         {/* One flex item: the head's gap would set the question mark apart. */}
         <ShieldQuestion size={14} aria-hidden />{" "}
@@ -157,7 +167,7 @@ function Permission({ item }: { item: Extract<Item, { kind: "permission" }> }) {
           <p data-testid="permission-decision">{item.decision === "deny" ? "Denied" : item.decision === "allow_session" ? "Allowed for this session" : "Allowed once"}</p>
         ) : (
           <div className="actions start">
-            <button ref={first} className="btn primary" onClick={() => answer("allow_once")} disabled={sending} data-testid="allow-once">
+            <button className="btn primary" onClick={() => answer("allow_once")} disabled={sending} data-testid="allow-once">
               Allow once
             </button>
             <button className="btn" onClick={() => answer("allow_session")} disabled={sending} data-testid="allow-session">

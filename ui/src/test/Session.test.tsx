@@ -546,7 +546,15 @@ describe("Session view", () => {
     push(ev({ type: "permission_requested", request_id: "p2", tool: "run_command", input: { command: "make" }, reason: "the shell" }));
     await waitFor(() => expect(screen.getAllByTestId("permission-prompt").at(-1)).toHaveTextContent("make"));
     expect(screen.getByTestId("allow-once")).toBeEnabled();
-    expect(screen.getByTestId("allow-once"), "the keys go on to the next prompt").toHaveFocus();
+    const next = screen.getAllByTestId("permission-prompt").at(-1)!;
+    expect(next, "the keys go on to the next prompt").toHaveFocus();
+    // A Space or Enter meant for scrolling the timeline allows nothing: the card has the focus,
+    // not one of its answers; Tab reaches them.
+    await user.keyboard(" ");
+    await user.keyboard("{Enter}");
+    expect(answers, "no keystroke answered the second prompt").toHaveLength(1);
+    await user.tab();
+    expect(screen.getByTestId("allow-once")).toHaveFocus();
   });
 
   it("a verification continuation shows the command and its output as code, not as literal fences", async () => {
