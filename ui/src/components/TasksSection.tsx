@@ -1,14 +1,26 @@
+import { useState } from "react";
 import type { Isolation, LandingMode, Settings, TaskSettings } from "../ipc";
 import { NumberInput } from "./NumberInput";
 import { StoragePanel } from "./StoragePanel";
 
 const DEFAULTS: TaskSettings = { isolation: "worktree", worktree_dir: "", worktree_include: [".env", ".env.*", "!.env.example"], parallel_limit: 4, landing: "squash", max_attempts: 4 };
 
+/** The patterns of the untracked-files box: one per line, blank lines left out. */
+const patterns = (text: string) =>
+  text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
+
 /** Settings → Tasks: where tasks work, how many at once, how approved ones land; and the disk
  * their worktrees and checkpoints take. */
 export function TasksSection({ draft, onChange }: { draft: Settings; onChange: (tasks: TaskSettings) => void }) {
   const t = { ...DEFAULTS, ...(draft.tasks ?? {}) };
   const set = (patch: Partial<TaskSettings>) => onChange({ ...t, ...patch });
+  // The patterns box keeps what is being typed (a new line, a trailing space); the settings get
+  // the patterns. Settings replaced from elsewhere (an import) show as theirs.
+  const [includeText, setIncludeText] = useState(() => t.worktree_include.join("\n"));
+  const includeShown = patterns(includeText).join("\n") === t.worktree_include.join("\n") ? includeText : t.worktree_include.join("\n");
   return (
     <fieldset className="panel" data-testid="tasks-section" id="settings-tasks">
       <legend>Tasks</legend>
@@ -44,8 +56,11 @@ export function TasksSection({ draft, onChange }: { draft: Settings; onChange: (
         <textarea
           rows={3}
           data-testid="worktree-include"
-          value={t.worktree_include.join("\n")}
-          onChange={(e) => set({ worktree_include: e.target.value.split("\n").map((l) => l.trim()).filter(Boolean) })}
+          value={includeShown}
+          onChange={(e) => {
+            setIncludeText(e.target.value);
+            set({ worktree_include: patterns(e.target.value) });
+          }}
           spellCheck={false}
         />
         <span className="muted small">

@@ -2,6 +2,7 @@ import { fireEvent, render, screen, waitFor, within } from "@testing-library/rea
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { useState } from "react";
 import type { Compared, GroupRanking, SessionSummary } from "../ipc";
 import { AttemptsView } from "../screens/Attempts";
 import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, refreshedChoices, withModel } from "../components/AttemptsPicker";
@@ -124,6 +125,29 @@ describe("attempts side by side", () => {
     await userEvent.type(box, "2");
     expect(seen).toEqual([2]);
     expect(box).toHaveValue(2);
+  });
+
+  it("Settings' untracked-file patterns take a new line and a space as typed; the settings get the trimmed patterns", async () => {
+    mockIPC(() => null);
+    let saved: string[] = [];
+    function Form() {
+      const [tasks, setTasks] = useState<TaskSettings | undefined>(undefined);
+      return (
+        <TasksSection
+          draft={{ tasks } as unknown as Settings}
+          onChange={(t) => {
+            saved = t.worktree_include;
+            setTasks(t);
+          }}
+        />
+      );
+    }
+    render(<Form />);
+    const box = screen.getByTestId("worktree-include");
+    await userEvent.clear(box);
+    await userEvent.type(box, ".env{Enter}my notes/*.txt {Enter}");
+    expect(box, "what was typed stays as typed").toHaveValue(".env\nmy notes/*.txt \n");
+    expect(saved).toEqual([".env", "my notes/*.txt"]);
   });
 
   it("New Task adds Finishline's agent on another model as its own attempt, as the CLI's builtin:MODEL", async () => {
