@@ -29,6 +29,22 @@ export function textToVerify(text: string): Record<string, string[]> {
   return out;
 }
 
+/** The lines of the verify box that would never run, each with why: not “folder: command”, or a
+ * folder that is no full path (a task's folder is matched by its full path, so `~/p` or `p`
+ * would never apply). Saving waits until there are none. */
+export function badVerifyLines(text: string): string[] {
+  return text
+    .split("\n")
+    .filter((l) => l.trim())
+    .flatMap((line) => {
+      const i = line.indexOf(": ");
+      const folder = i > 0 ? line.slice(0, i).trim() : "";
+      if (!folder || !line.slice(i + 2).trim()) return [`“${line.trim()}” is not “folder: command”`];
+      if (!folder.startsWith("/") && !/^[A-Za-z]:[\\/]/.test(folder)) return [`“${folder}” is no full path (write the folder as it is on disk, e.g. /home/me/project)`];
+      return [];
+    });
+}
+
 const ASKING_TOOLS = ["run_command", "fetch_url"];
 
 /** "model: input output" lines (dollars per million tokens) ⇄ the settings' prices. */
@@ -167,6 +183,11 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
       setError(new AppError("invalid_settings", `${invalid.map(whyInvalid).join("; ")}. Nothing was saved.`));
       invalid[0].focus();
       invalid[0].scrollIntoView?.({ block: "center" });
+      return false;
+    }
+    const badVerify = badVerifyLines(verifyText);
+    if (badVerify.length > 0) {
+      setError(new AppError("invalid_settings", `Verify commands: ${badVerify[0]}; each line is “folder: command”, as in “/home/me/project: cargo test”. Nothing was saved.`));
       return false;
     }
     const bad = badPriceLines(pricesText);
@@ -459,7 +480,13 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
             placeholder="/home/me/project: cargo test"
             spellCheck={false}
             data-testid="verify-commands"
+            aria-invalid={badVerifyLines(verifyText).length > 0 || undefined}
           />
+          {badVerifyLines(verifyText).length > 0 && (
+            <span className="field-error" data-testid="verify-error">
+              Would never run: {badVerifyLines(verifyText).join("; ")}
+            </span>
+          )}
         </label>
       </fieldset>
 

@@ -168,7 +168,7 @@ describe("Settings, more", () => {
     });
     render(<SettingsScreen view={view()} onSaved={() => {}} />);
     const user = userEvent.setup();
-    await user.type(screen.getByTestId("verify-commands"), "/home/me/p: cargo test{enter}/home/me/p: cargo clippy{enter}junk line");
+    await user.type(screen.getByTestId("verify-commands"), "/home/me/p: cargo test{enter}/home/me/p: cargo clippy");
     await user.click(screen.getByTestId("save-settings"));
     await screen.findByText("Saved");
     expect(sent?.verify_commands).toEqual({ "/home/me/p": ["cargo test", "cargo clippy"] });
@@ -566,5 +566,39 @@ describe("prices", () => {
     expect(await screen.findByRole("alert")).toHaveTextContent("is not “model: input output”");
     expect(saved, "the form keeps what was typed and saves nothing yet").toHaveLength(0);
     expect(screen.getByTestId("prices")).toHaveValue("gpt-4.1-mini: 0.4 1.6\nmy-model: cheap");
+  });
+});
+
+describe("verify commands", () => {
+  it("a verify line without “folder: command”, or with a folder that is no full path, is named and nothing is saved, instead of being dropped", async () => {
+    const saved: unknown[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "save_settings") {
+        saved.push(args);
+        return view();
+      }
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    const box = screen.getByTestId("verify-commands");
+    await user.type(box, "/home/me/p:cargo test");
+    expect(screen.getByTestId("verify-error")).toHaveTextContent("/home/me/p:cargo test");
+    await user.click(screen.getByTestId("save-settings"));
+    expect(await screen.findByRole("alert")).toHaveTextContent("is not “folder: command”");
+    expect(saved, "the form keeps what was typed and saves nothing yet").toHaveLength(0);
+    expect(box).toHaveValue("/home/me/p:cargo test");
+
+    await user.clear(box);
+    await user.type(box, "~/p: cargo test");
+    await user.click(screen.getByTestId("save-settings"));
+    expect(await screen.findByRole("alert"), "a folder is matched by its full path, so ~ would never apply").toHaveTextContent("full path");
+    expect(saved).toHaveLength(0);
+
+    await user.clear(box);
+    await user.type(box, "/home/me/p: cargo test{enter}{enter}");
+    expect(screen.queryByTestId("verify-error")).toBeNull();
+    await user.click(screen.getByTestId("save-settings"));
+    await vi.waitFor(() => expect(saved).toHaveLength(1));
+    expect((saved[0] as { settings: Settings }).settings.verify_commands).toEqual({ "/home/me/p": ["cargo test"] });
   });
 });
