@@ -50,8 +50,8 @@ pub struct SetAside {
     kept_as: String,
 }
 
-/// Saves the settings. Values typed into an MCP server's environment go to the keychain first;
-/// the file keeps only where they are.
+/// Saves the settings. Values typed into an MCP server's or the agent's environment go to the
+/// keychain first; the file keeps only where they are.
 #[tauri::command]
 pub async fn save_settings(app: AppHandle, state: State<'_, AppState>, settings: Settings) -> Result<SettingsView, Error> {
     settings.validate()?;
@@ -69,6 +69,7 @@ pub async fn save_settings(app: AppHandle, state: State<'_, AppState>, settings:
     let settings = with_keys(&state, move |k| {
         let mut settings = settings;
         k.keep_mcp_secrets(&mut settings)?;
+        k.keep_agent_secrets(&mut settings)?;
         Ok(settings)
     })
     .await?;

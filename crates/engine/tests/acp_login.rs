@@ -121,6 +121,33 @@ async fn a_key_is_kept_in_the_keychain_for_that_agent_alone_and_the_task_then_go
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_typed_into_the_agents_environment_is_kept_in_the_keychain_not_the_settings_file_and_the_agent_still_gets_it() {
+    let (s, h, sid, _, _) = needs_login("key").await;
+    let keys = Keys::new(Arc::new(MemorySecrets::default()));
+    let mut settings = Settings::default();
+    let mut agent = s.agent.clone();
+    agent.env.insert("SCRIPTED_KEY".into(), "sk-scripted".into());
+    agent.env.insert("FROM_FINISHLINE".into(), "${HOME}".into());
+    settings.agent = Some(agent);
+    assert!(!settings.export_json().contains("sk-scripted"), "an export, which says it is without keys, holds no typed value");
+    keys.keep_agent_secrets(&mut settings).unwrap();
+    let file = serde_json::to_string(&settings).unwrap();
+    assert!(!file.contains("sk-scripted"), "a value typed into the agent's environment never reaches the settings file: {file}");
+    let kept = settings.agent.as_ref().unwrap();
+    assert_eq!(kept.env["SCRIPTED_KEY"], finishline_engine::domain::IN_KEYCHAIN, "the file says where it is");
+    assert_eq!(kept.env["FROM_FINISHLINE"], "${HOME}", "a reference to Finishline's environment is no secret and stays");
+    keys.keep_agent_secrets(&mut settings).unwrap();
+    assert_eq!(keys.agent_secrets(&settings, "scripted").get("SCRIPTED_KEY").map(String::as_str), Some("sk-scripted"), "a second save keeps it");
+    let config = finishline_engine::agent::EngineConfig {
+        agent_secrets: keys.agent_secrets(&settings, "scripted"),
+        external: settings.agent.clone(),
+        ..h.engine.config.clone()
+    };
+    let o = again(&Engine::new(h.store.clone(), config), &h, &sid).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "the agent gets the typed key from the keychain, and works");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_method_logs_in_with_authenticate_and_the_task_then_goes_on() {
     let (s, h, sid, message, methods) = needs_login("agent").await;
     assert!(message.contains("Log in with the browser: Opens the scripted agent's login page"), "{message}");

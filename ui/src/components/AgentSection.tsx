@@ -178,7 +178,9 @@ export function AgentSection({ agent, onChange }: Props) {
             provider above), sends it back when it is not, and shows you every change to approve or revert.
           </p>
           <label className="field">
-            <span>Environment for {preset?.label ?? agent.name} (NAME=value, one per line; write a key as {"${VAR}"} to pass it from Finishline's environment instead of saving it here)</span>
+            <span title="A value typed here is a secret: Save keeps it in the OS keychain, for this agent only, and the settings file holds only @keychain.">
+              Environment for {preset?.label ?? agent.name} (NAME=value, one per line; typed values go to the keychain, {"${VAR}"} passes yours from Finishline's environment)
+            </span>
             <textarea
               data-testid="agent-env"
               rows={2}

@@ -136,7 +136,7 @@ describe("Settings → Agent", () => {
     render(<Harness start={{ name: "gemini", command: "gemini", args: ["--experimental-acp"], env: {} }} onAgent={(a) => (last = a)} />);
     const user = userEvent.setup();
     const env = await screen.findByTestId("agent-env");
-    expect(screen.getByTestId("agent-section"), "the hint shows the syntax exactly as it is typed").toHaveTextContent("write a key as ${VAR} to pass it");
+    expect(screen.getByTestId("agent-section"), "the hint shows the syntax exactly as it is typed").toHaveTextContent("${VAR} passes yours");
     expect(screen.getByTestId("agent-section")).not.toHaveTextContent("$${VAR}");
     await user.type(env, "GEMINI_API_KEY=${{GEMINI_API_KEY}{enter}not a line{enter}MODE = fast");
     expect(last!.env, "lines without = are dropped; ${VAR} is kept for the engine to read at start").toEqual({ GEMINI_API_KEY: "${GEMINI_API_KEY}", MODE: "fast" });

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
-use crate::config::settings::{McpServerSettings, ProviderSettings, Settings, IN_KEYCHAIN};
+use crate::config::settings::{is_env_reference, McpServerSettings, ProviderSettings, Settings, IN_KEYCHAIN};
 use crate::error::{Error, Result};
 use crate::provider::ApiKey;
 
@@ -220,6 +220,30 @@ impl Keys {
         Ok(())
     }
 
+    /// Moves every value typed into the external agent's environment into the keychain, for that
+    /// agent alone, leaving [`IN_KEYCHAIN`] in the settings, as for an MCP server: `GEMINI_API_KEY=…`
+    /// is what people type there. `${VAR}` references and empty values stay as they are.
+    pub fn keep_agent_secrets(&self, settings: &mut Settings) -> Result<()> {
+        let Some(agent) = settings.agent.as_mut() else { return Ok(()) };
+        let literals: Vec<(String, String)> = agent
+            .env
+            .iter()
+            .filter(|(_, v)| !v.trim().is_empty() && !is_env_reference(v) && v.as_str() != IN_KEYCHAIN)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (var, value) in literals {
+            self.keychain.set(&agent_account(&agent.name, &var), &value).map_err(|e| match e {
+                Error::KeychainUnavailable(why) => Error::KeychainUnavailable(format!(
+                    "{why}. The value of {var} for {} is kept as a secret and never written to the settings file: write ${{{var}}} instead and set {var} in Finishline's environment",
+                    agent.name
+                )),
+                other => other,
+            })?;
+            agent.env.insert(var, IN_KEYCHAIN.to_string());
+        }
+        Ok(())
+    }
+
     /// The keychain's values for the servers' environments, by (server, variable).
     pub fn mcp_env(&self, servers: &[McpServerSettings]) -> BTreeMap<(String, String), String> {
         let mut out = BTreeMap::new();
@@ -254,13 +278,16 @@ impl Keys {
         Ok(())
     }
 
-    /// The keys the keychain keeps for this agent, by variable (given to its process only).
+    /// The keys the keychain keeps for this agent, by variable (given to its process only): those
+    /// a login saved, and those typed into its environment in Settings.
     pub fn agent_secrets(&self, settings: &Settings, agent: &str) -> BTreeMap<String, String> {
+        let typed = settings.agent.iter().filter(|a| a.name == agent).flat_map(|a| a.env.iter().filter(|(_, v)| v.as_str() == IN_KEYCHAIN).map(|(k, _)| k));
         settings
             .agent_keys
             .get(agent)
             .into_iter()
             .flatten()
+            .chain(typed)
             .filter_map(|var| self.keychain.get(&agent_account(agent, var)).ok().flatten().map(|v| (var.clone(), v)))
             .collect()
     }

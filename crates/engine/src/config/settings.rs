@@ -528,12 +528,13 @@ const EXPORT_FORMAT: u32 = 1;
 
 impl Settings {
     /// Settings as a JSON file to share or keep. It never holds a secret: keys are not in the
-    /// settings at all, and an MCP server's environment values are dropped unless they are
-    /// `${VAR}` references, since a token is what people put there.
+    /// settings at all, and the environment values of an MCP server or the external agent are
+    /// dropped unless they are `${VAR}` references, since a token is what people put there.
     pub fn export_json(&self) -> String {
         let mut clean = self.clone();
-        for server in &mut clean.mcp_servers {
-            for value in server.env.values_mut() {
+        let agent_env = clean.agent.iter_mut().map(|a| &mut a.env);
+        for env in clean.mcp_servers.iter_mut().map(|s| &mut s.env).chain(agent_env) {
+            for value in env.values_mut() {
                 if !is_env_reference(value) {
                     value.clear();
                 }
