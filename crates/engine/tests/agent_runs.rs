@@ -169,6 +169,42 @@ async fn revert_asks_before_touching_a_file_the_person_edited_after_the_agent() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revert_keeps_an_edit_the_person_saved_between_two_of_the_agents_edits_of_the_file() {
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Replaced"}), json!({"text": DONE})),
+            // The second edit comes a moment later: the person saves theirs in between.
+            agent(
+                json!({"last_message_contains": "Wrote"}),
+                json!({"first_frame_delay_ms": 1500, "tool_calls": [{"name": "edit_file", "arguments": {"path": "notes.md", "old_text": "agent one", "new_text": "agent two"}}]})
+            ),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "agent one\n"}}]})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    h.write("notes.md", "mine\n");
+    let (sid, _handle) = h.engine.start_session("edit notes.md twice", &h.ws()).unwrap();
+    let waited = std::time::Instant::now();
+    while h.read("notes.md").as_deref() != Some("agent one\n") {
+        assert!(waited.elapsed() < std::time::Duration::from_secs(20), "the agent's first edit never came");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    h.write("notes.md", "agent one\nthe person's line\n");
+    let o = h.wait_idle(&sid).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    assert_eq!(h.read("notes.md").as_deref(), Some("agent two\nthe person's line\n"), "the agent's second edit went on top of the person's");
+    let r = h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
+    assert!(matches!(r, ReviewOutcome::Decided { .. }), "{r:?}");
+    assert_eq!(
+        h.read("notes.md").as_deref(),
+        Some("agent one\nthe person's line\n"),
+        "the revert undoes the agent's edit after the person's, and never the person's line"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_with_retry_after_shows_retry_then_succeeds() {
     let h = Harness::new(
         rules(json!([

@@ -81,9 +81,10 @@ pub struct Ownership {
 
 impl Ownership {
     /// Adds one window's changes. A file the run touched before keeps its first `before`; its
-    /// `after` is the window's. Between windows the file may have been changed by someone else:
-    /// the run's change still starts where the run first found it, because revert puts back
-    /// what the run found, and only when nobody changed the file after the run.
+    /// `after` is the window's. When the window found the file other than the run last left it,
+    /// someone changed it in between (the person's save): the run's change then starts where
+    /// this window found it, so a revert puts back their edit and never goes past it (as a
+    /// reject does for an edit between review rounds).
     /// `writes` are the paths the agent's own file tools wrote in the window when nothing else
     /// ran in it (`None` otherwise): a change elsewhere is unattributed.
     pub fn add_window(&mut self, window: impl IntoIterator<Item = RawChange>, writes: Option<&[String]>) {
@@ -91,6 +92,9 @@ impl Ownership {
             let unattributed = !writes.is_some_and(|w| w.contains(&c.path));
             match self.files.get_mut(&c.path) {
                 Some(entry) => {
+                    if entry.1 != c.before {
+                        entry.0 = c.before;
+                    }
                     entry.1 = c.after;
                     entry.2 |= unattributed;
                 }
@@ -168,10 +172,23 @@ mod tests {
     #[test]
     fn a_file_changed_in_two_windows_goes_from_what_the_run_found_to_what_it_left() {
         let mut o = Ownership::default();
-        o.add_window([raw("a.txt", blob("1"), blob("2"))], None);
+        o.add_window([raw("a.txt", blob("1"), blob("2"))], Some(&["a.txt".to_string()]));
+        o.add_window([raw("a.txt", blob("2"), blob("3"))], Some(&["a.txt".to_string()]));
+        assert_eq!(o.changes(), vec![OwnedChange { path: "a.txt".into(), before: blob("1"), after: blob("3"), unattributed: false }]);
+    }
+
+    #[test]
+    fn a_file_someone_changed_between_the_runs_windows_goes_back_to_their_version_never_past_it() {
+        let mut o = Ownership::default();
+        o.add_window([raw("a.txt", blob("1"), blob("2"))], Some(&["a.txt".to_string()]));
         // Between the windows someone else wrote 3; the run then wrote 4.
-        o.add_window([raw("a.txt", blob("3"), blob("4"))], None);
-        assert_eq!(o.changes(), vec![OwnedChange { path: "a.txt".into(), before: blob("1"), after: blob("4"), unattributed: true }]);
+        o.add_window([raw("a.txt", blob("3"), blob("4"))], Some(&["a.txt".to_string()]));
+        assert_eq!(o.changes(), vec![OwnedChange { path: "a.txt".into(), before: blob("3"), after: blob("4"), unattributed: false }]);
+        // Someone put it back as the run found it, and the run changed it again: still theirs.
+        let mut o = Ownership::default();
+        o.add_window([raw("b.txt", FileState::Absent, blob("1"))], None);
+        o.add_window([raw("b.txt", FileState::Absent, blob("2"))], None);
+        assert_eq!(o.changes()[0].before, FileState::Absent);
     }
 
     #[test]
