@@ -109,3 +109,23 @@ fn a_branch_the_person_already_deleted_counts_as_gone_when_its_task_is_removed()
     worktree::add_empty(&kept, "s").unwrap();
     assert!(!worktree::remove(&kept, false).unwrap());
 }
+
+#[test]
+fn removing_a_tasks_worktree_never_makes_git_forget_one_of_the_persons_own() {
+    let (dir, repo, r) = repository();
+    // The person's own worktree, with a staged file, on a drive that is not mounted now (moved
+    // without `git worktree move`, or on a removable disk): its folder is not where git expects.
+    let theirs = dir.path().join("mine");
+    git(&repo, &["worktree", "add", "-q", "-b", "mine", theirs.to_str().unwrap()]);
+    std::fs::write(theirs.join("staged.txt"), "staged\n").unwrap();
+    git(&theirs, &["add", "staged.txt"]);
+    let away = dir.path().join("unmounted");
+    std::fs::rename(&theirs, &away).unwrap();
+    let wt = worktree::plan(&r, &dir.path().join("worktrees"), "ses_000001", "task", None, 0).unwrap();
+    worktree::add_empty(&wt, "s").unwrap();
+    worktree::remove(&wt, true).unwrap();
+    std::fs::rename(&away, &theirs).unwrap();
+    let out = Command::new("git").arg("-C").arg(&theirs).args(["diff", "--cached", "--name-only"]).output().unwrap();
+    assert!(out.status.success(), "the person's worktree is still one: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "staged.txt", "with what they staged");
+}

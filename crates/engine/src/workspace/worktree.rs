@@ -795,14 +795,15 @@ pub fn remove(wt: &TaskWorktree, delete_branch: bool) -> Result<bool> {
         };
         // Twice forced: the worktree is locked. Git forgets it, and deletes what a failed delete
         // above left where it can.
+        // Never `git worktree prune`: it forgets every worktree whose folder is not there, the
+        // person's own on a drive not mounted now among them (with what they staged there).
         let forgotten = git_ok(repo, &["worktree", "remove", "--force", "--force", &wt.folder]);
         if !forgotten {
-            // Something in it cannot be deleted: unlocked, so `git worktree prune` (ours below,
-            // the person's, the next start's sweep) forgets it once it is gone, instead of the
-            // person's repository keeping a locked worktree for good.
+            // Something in it cannot be deleted: unlocked, so the next start's sweep (or the
+            // person's own prune) forgets it once it is gone, instead of the person's repository
+            // keeping a locked worktree for good.
             let _ = git_ok(repo, &["worktree", "unlock", &wt.folder]);
         }
-        let _ = git_ok(repo, &["worktree", "prune"]);
         if let Err(e) = deleted {
             if folder.exists() {
                 return Err(e.into());
