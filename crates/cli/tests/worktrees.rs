@@ -1553,6 +1553,24 @@ async fn approving_a_change_the_moved_branch_already_holds_says_so() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_the_person_took_off_their_branch_during_the_task_never_comes_back_with_its_landing() {
+    let (_s, dir, cli) = server(vec![writes("app.txt", "app\n", 0)]).await;
+    let r = repo(dir.path());
+    std::fs::write(r.join("secret.txt"), "a key, committed by mistake\n").unwrap();
+    git(&r, &["add", "secret.txt"]);
+    git(&r, &["commit", "-q", "-m", "oops"]);
+    let id = session_of(&cli.run("write app.txt", &r, &[]));
+    // While the task waits for review, the person takes that commit off their branch.
+    git(&r, &["reset", "-q", "--keep", "HEAD~1"]);
+    let approved = cli.cmd(&["sessions", "review", &id, "--approve"]).output().unwrap();
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    let tree = git(&r, &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(tree.lines().any(|f| f == "app.txt"), "the task's file lands: {tree}");
+    assert!(!tree.lines().any(|f| f == "secret.txt") && !r.join("secret.txt").exists(), "and nothing the person took off comes back: {tree}");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approving_a_task_that_changed_nothing_leaves_no_empty_commit() {
     let (_s, dir, cli) = server(vec![writes("README.md", "hello\n", 0)]).await;
     let r = repo(dir.path());

@@ -101,9 +101,15 @@ pub enum CatchUp {
     Rebased { onto: String, tip: Option<String> },
 }
 
-/// The person's branch is where the task started, or below the task's commits.
+/// The person's branch is where the task started, or between there and the task's commits (a
+/// rebase put them on top of it). A branch the person rewound below where the task started is
+/// below the task's commits too, but landing the task's tree there would bring back what they
+/// took off: it is caught up with like a branch that moved on.
 fn up_to_date(wt: &TaskWorktree, tips: &Tips) -> bool {
-    tips.target == wt.base_commit || git_ok(Path::new(&wt.repo), &["merge-base", "--is-ancestor", &tips.target, &tips.task])
+    let repo = Path::new(&wt.repo);
+    tips.target == wt.base_commit
+        || (git_ok(repo, &["merge-base", "--is-ancestor", &wt.base_commit, &tips.target])
+            && git_ok(repo, &["merge-base", "--is-ancestor", &tips.target, &tips.task]))
 }
 
 /// Where the run left the task's branch: its last commit, and the files it changes since the
