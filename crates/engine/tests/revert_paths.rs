@@ -301,3 +301,28 @@ fn the_data_folder_inside_the_workspace_is_never_a_change_even_in_a_store_that_r
     assert_eq!(std::fs::read_to_string(data.join("history.db")).unwrap(), "history, later\n", "the live history is never put back: {report:?}");
     assert!(!work.join("notes.md").exists(), "the task's file is undone");
 }
+
+/// A file is put back as git would check it out, through what the folder's `.gitattributes`
+/// ask (line endings, an encoding, a filter such as Git LFS's): a revert wrote back the bytes as
+/// git commits them (LF for a CRLF file, UTF-8 for a UTF-16 one, an LFS pointer for an image).
+#[test]
+fn a_revert_puts_back_a_file_as_git_checks_it_out_whatever_the_folders_gitattributes_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join(".gitattributes"), "*.txt text eol=crlf\n*.u16 text working-tree-encoding=UTF-16LE-BOM\n").unwrap();
+    let windows = "one\r\ntwo\r\n";
+    let utf16: Vec<u8> = [0xFF, 0xFE].into_iter().chain("héllo\n".encode_utf16().flat_map(u16::to_le_bytes)).collect();
+    std::fs::write(work.join("win.txt"), windows).unwrap();
+    std::fs::write(work.join("names.u16"), &utf16).unwrap();
+    let cp = Checkpoints::open(&dir.path().join("store"), &work).unwrap();
+    cp.snapshot("start").unwrap();
+    let before = cp.file_states(&["win.txt", "names.u16"]).unwrap();
+    std::fs::write(work.join("win.txt"), "the agent's\r\n").unwrap();
+    std::fs::remove_file(work.join("names.u16")).unwrap();
+    cp.snapshot("agent").unwrap();
+    cp.restore_file("win.txt", &before[0]).unwrap();
+    cp.restore_file("names.u16", &before[1]).unwrap();
+    assert_eq!(std::fs::read(work.join("win.txt")).unwrap(), windows.as_bytes(), "the line endings as they were");
+    assert_eq!(std::fs::read(work.join("names.u16")).unwrap(), utf16, "in its own encoding, not git's UTF-8");
+}

@@ -994,6 +994,21 @@ impl Checkpoints {
         Ok(map)
     }
 
+    /// A blob as `git checkout` writes it at `path`: a snapshot holds a file as git commits it,
+    /// after the folder's `.gitattributes` had their say (line endings, an encoding, Git LFS's
+    /// clean filter), so a file is put back through the same smudge, or a revert wrote an LF file
+    /// where a CRLF one was and an LFS pointer where an image was. A link's target is as stored.
+    fn checked_out(&self, path: &str, oid: &str, mode: &str) -> Result<Vec<u8>> {
+        let missing = || Error::Internal(format!("the checkpoint of {path} is missing"));
+        if mode == "120000" {
+            return self.blobs(&[oid])?.remove(oid).ok_or_else(missing);
+        }
+        self.git_bytes(&["cat-file", "--filters", &format!("--path={path}"), oid], b"").map_err(|e| match e {
+            Error::Internal(why) if why.contains("bad file") || why.contains("Not a valid object") => missing(),
+            other => other,
+        })
+    }
+
     /// git's stdout as bytes (file contents are not always text).
     fn git_bytes(&self, args: &[&str], input: &[u8]) -> Result<Vec<u8>> {
         let mut cmd = Command::new("git");
@@ -1141,8 +1156,7 @@ impl Checkpoints {
                 _ => Ok(true),
             },
             FileState::Blob { oid, mode } => {
-                let content =
-                    self.blobs(&[oid.as_str()])?.remove(oid.as_str()).ok_or_else(|| Error::Internal(format!("the checkpoint of {path} is missing")))?;
+                let content = self.checked_out(path, oid, mode)?;
                 if let Some(dir) = full.parent() {
                     std::fs::create_dir_all(dir)?;
                 }
