@@ -205,6 +205,33 @@ async fn revert_keeps_an_edit_the_person_saved_between_two_of_the_agents_edits_o
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revert_asks_before_deleting_a_file_of_the_persons_that_the_tasks_gitignore_edit_brought_into_view() {
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Wrote"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": ".gitignore", "content": "target/\n"}}]})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    // The person's local data, hidden by their ignore rules; the task drops that rule.
+    h.write(".gitignore", "target/\ndata/\n");
+    h.write("data/keep.csv", "the person's rows\n");
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let o = h.run("stop ignoring data").await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    let r = h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
+    match r {
+        ReviewOutcome::NeedsConfirmation { conflicts } => {
+            assert_eq!(conflicts, vec!["data/keep.csv".to_string()], "it is older than the task: it is asked about")
+        }
+        other => panic!("the revert must ask before deleting a file older than the task: {other:?}"),
+    }
+    assert_eq!(h.read("data/keep.csv").as_deref(), Some("the person's rows\n"), "nothing is touched before the person says");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_with_retry_after_shows_retry_then_succeeds() {
     let h = Harness::new(
         rules(json!([

@@ -226,6 +226,20 @@ pub(super) fn changed_since(cp: &Checkpoints, owned: &[OwnedChange], others: &[S
     Ok(owned.iter().zip(&now).filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince || others.contains(&c.path)).map(|(c, _)| c.path.clone()).collect())
 }
 
+/// The files the task counts as made by it that are older than its first round (`since`, an
+/// RFC 3339 time): a file the ignore rules hid until the task changed them (a `.gitignore` line
+/// it dropped) looks new to the snapshots, yet it is the person's. A revert treats them as
+/// changed since, asking before it deletes one. A disk that keeps no making time says nothing.
+pub(super) fn made_before(cp: &Checkpoints, owned: &[OwnedChange], since: &str) -> Vec<String> {
+    let Ok(since) = chrono::DateTime::parse_from_rfc3339(since).map(std::time::SystemTime::from) else { return Vec::new() };
+    owned
+        .iter()
+        .filter(|c| c.before == FileState::Absent)
+        .filter(|c| std::fs::symlink_metadata(cp.work_tree().join(&c.path)).and_then(|m| m.created()).is_ok_and(|made| made < since))
+        .map(|c| c.path.clone())
+        .collect()
+}
+
 /// The changes a reject's revert undoes, and when the first of their rounds started.
 pub(super) struct Unapproved {
     pub owned: Vec<OwnedChange>,
@@ -479,7 +493,8 @@ impl Engine {
         let Some(Unapproved { owned, since, .. }) = unapproved else {
             return self.reject_legacy(summary, review, choice, resolved, &cp);
         };
-        let others = touched_by_other_tasks(&self.store, &self.config.data_dir.join("checkpoints"), &summary.id, &summary.workspace, &since)?;
+        let mut others = touched_by_other_tasks(&self.store, &self.config.data_dir.join("checkpoints"), &summary.id, &summary.workspace, &since)?;
+        others.extend(made_before(&cp, &owned, &since));
         let changed_since = changed_since(&cp, &owned, &others)?;
         if !changed_since.is_empty() && choice.overwrite == Overwrite::Nothing {
             return Ok(ReviewOutcome::NeedsConfirmation { conflicts: changed_since });
@@ -1384,7 +1399,8 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     // What the person allowed to be overwritten was a file as it was at their decision; it may
     // have changed again since the crash, so a file that is not the task's any more is kept and
     // named, never overwritten, unless it is still what the revert copied (below).
-    let Ok(others) = touched_by_other_tasks(store, &data_dir.join("checkpoints"), &s.id, &s.workspace, &since) else { return false };
+    let Ok(mut others) = touched_by_other_tasks(store, &data_dir.join("checkpoints"), &s.id, &s.workspace, &since) else { return false };
+    others.extend(made_before(&cp, &owned, &since));
     let copies = copies_folder(data_dir, &s.id);
     // What the cut-short revert copied before the crash is said here, or never, and not copied
     // again. A copy of a file the person did not name was kept because a command changed it.

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::decision::{
-    busy_folder, changed_since, copies_folder, hold_the_folder, in_place_folder, remove_made_folders, revert_owned, reverted_event, session_lock,
+    busy_folder, changed_since, copies_folder, hold_the_folder, in_place_folder, made_before, remove_made_folders, revert_owned, reverted_event, session_lock,
     touched_by_other_tasks, unapproved_changes, unrecorded_work, Overwrite, ReviewOutcome, Unapproved, FOLDER_WAIT,
 };
 use super::Engine;
@@ -91,13 +91,14 @@ impl Engine {
         let _folder = hold_the_folder(&self.config.data_dir, &folder, FOLDER_WAIT)?.ok_or_else(|| busy_folder(&folder, "revert again"))?;
         let cp = self.checkpoints(session, &folder)?;
         // Since its first round: another task may have written one of its files between rounds.
-        let later = touched_by_other_tasks(
+        let mut later = touched_by_other_tasks(
             &self.store,
             &self.config.data_dir.join("checkpoints"),
             session,
             &summary.workspace,
             since.as_str().min(rejected_at.as_str()),
         )?;
+        later.extend(made_before(&cp, &owned, &since));
         let changed_since = changed_since(&cp, &owned, &later)?;
         if !changed_since.is_empty() && overwrite == Overwrite::Nothing {
             return Ok(ReviewOutcome::NeedsConfirmation { conflicts: changed_since });
