@@ -8,6 +8,7 @@ import { AlertDialog } from "./AlertDialog";
 import { ConfirmDiscard } from "./ConfirmDiscard";
 import { unaddedComments } from "./commentDrafts";
 import { Ticks } from "./Ticks";
+import { useWindowDraft } from "../windowDraft";
 
 /** Stuck patterns whose "repeated" is tool calls, said in words; the others quote text as it was. */
 const ACTION_PATTERNS: string[] = ["same_action_error", "same_action_same_observation", "alternation"];
@@ -128,8 +129,9 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   }, [inWorktree, defaultLanding]);
   // Per file someone changed after the run: overwrite it anyway (unticked: keep it).
   const [overwrite, setOverwrite] = useState<Record<string, boolean>>({});
-  const [feedback, setFeedback] = useState("");
-  const [asking, setAsking] = useState(false);
+  const [feedback, setFeedback] = useWindowDraft(`finishline.feedbackDraft.${review.reviewId}`);
+  // Feedback typed before a visit elsewhere opens its box again.
+  const [asking, setAsking] = useState(() => feedback.trim() !== "");
   // Approve / Request changes / Reject from the command palette.
   const [paletteAction, setPaletteAction] = useState<ReviewAction | null>(null);
   useEffect(() => {
@@ -184,7 +186,10 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         // The blocked landing arrives as an event and shows below; tried again and blocked
         // again, the box would look as before: it says when it tried.
         if (review.blocked) setTriedAgain({ at: new Date().toLocaleTimeString(), reason: review.blocked.reason });
-      } else onDecided();
+      } else {
+        setFeedback("");
+        onDecided();
+      }
     } catch (e) {
       setError((e as AppError).message);
     } finally {

@@ -1,10 +1,11 @@
-import { useCallback, useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { FolderOpen, Play } from "lucide-react";
 import { AppError, ipc, sentence, type AgentPreset, type ExternalAgent, type PlanMode, type SessionSummary, type WhenBusy, type WorkspaceInfo, type WorkspaceSurvey } from "../ipc";
 import { gradeOf } from "../modelGrades";
 import { keepAboveBar } from "../keepAboveBar";
 import { AlertDialog } from "../components/AlertDialog";
 import { attemptChoices, refreshedChoices, attemptList, AttemptsPicker, attemptsProblem, settingsAgentLabel, type AttemptChoice } from "../components/AttemptsPicker";
+import { useWindowDraft } from "../windowDraft";
 
 interface Props {
   providerReady: boolean;
@@ -35,25 +36,6 @@ const PLAN_CHOICES: { mode: PlanMode; label: string; hint: string }[] = [
 
 /** Tasks larger than this are refused in the form, before anything is sent anywhere. */
 export const MAX_TASK_CHARS = 100_000;
-
-/** What New Task keeps while the person visits Settings or History: this window's storage, so a
- * half-typed task and its folder survive the visit and nothing outlives the window. */
-function useWindowDraft(key: string): [string, (v: string) => void] {
-  const [value, setValue] = useState(() => sessionStorage.getItem(key) ?? "");
-  const set = useCallback(
-    (v: string) => {
-      setValue(v);
-      try {
-        if (v) sessionStorage.setItem(key, v);
-        else sessionStorage.removeItem(key);
-      } catch {
-        /* storage full: the draft lives as long as the screen */
-      }
-    },
-    [key],
-  );
-  return [value, set];
-}
 
 /** Distinct workspaces of these sessions, most recent first, at most five. */
 export function recentWorkspaces(sessions: SessionSummary[], max = 5): string[] {

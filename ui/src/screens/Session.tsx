@@ -16,6 +16,7 @@ import { ConfirmCancel } from "../components/ConfirmCancel";
 import { ConfirmDiscard } from "../components/ConfirmDiscard";
 import { Ticks } from "../components/Ticks";
 import { useOneAction } from "../oneAction";
+import { useWindowDraft } from "../windowDraft";
 
 function reducer(m: SessionModel, batch: Envelope[]): SessionModel {
   return applyAll(m, batch);
@@ -185,11 +186,15 @@ function Permission({ item }: { item: Extract<Item, { kind: "permission" }> }) {
 }
 
 function Question({ item }: { item: Extract<Item, { kind: "question" }> }) {
-  const [text, setText] = useState("");
+  const [text, setText] = useWindowDraft(`finishline.answerDraft.${item.requestId}`);
   const [error, setError] = useState<string | null>(null);
   const one = useOneAction(setError);
   const sending = one.busy !== null;
-  const send = (a: string | null) => void one.run("answer", () => ipc.answerQuestion(item.requestId, a));
+  const send = (a: string | null) =>
+    void one.run("answer", async () => {
+      await ipc.answerQuestion(item.requestId, a);
+      setText("");
+    });
   const first = useTakesFocus<HTMLInputElement>();
   return (
     <div className="card question" data-testid="question">
@@ -611,7 +616,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
   const [error, setError] = useState<string | null>(null);
   const [openError, setOpenError] = useState<string | null>(null);
   const [attempt, setAttempt] = useState(0);
-  const [message, setMessage] = useState("");
+  const [message, setMessage] = useWindowDraft(`finishline.messageDraft.${sessionId}`);
   // The app's scrolling area, for the virtual timeline.
   const scroller = useRef<HTMLElement | null>(null);
   // Whether the view follows new output: only while the person is at the bottom. Scrolled up to

@@ -621,6 +621,37 @@ describe("Session view", () => {
     expect(await screen.findByTestId("confirm-cancel")).toBeInTheDocument();
   });
 
+  it("a message, review feedback or answer half typed is there again after a visit to another screen", async () => {
+    seq = 0;
+    const events = [
+      ...running(),
+      ev({ type: "question_asked", request_id: "q1", question: "Which folder?" }),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    script(events, []);
+    const first = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.type(await screen.findByRole("textbox", { name: "Your answer" }), "src, I think");
+    await user.click(await screen.findByTestId("request-changes"));
+    await user.type(await screen.findByTestId("feedback-input"), "use tabs, and");
+    first.unmount();
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("feedback-input"), "the feedback box is open again with the words").toHaveValue("use tabs, and");
+    expect(screen.getByRole("textbox", { name: "Your answer" })).toHaveValue("src, I think");
+  });
+
+  it("a message half typed is there again after a visit to another session", async () => {
+    seq = 0;
+    script([ev({ type: "session_created", task: "t", workspace: "/ws", provider: "openai", model: "m" }), ev({ type: "run_started", trigger: "task" }), ev({ type: "status_changed", status: "idle" })], []);
+    const first = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await userEvent.type(await screen.findByTestId("message-input"), "and then b.txt");
+    first.unmount();
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("message-input")).toHaveValue("and then b.txt");
+  });
+
   it("a message that could not be sent says why beside the message box, and the words stay to send again", async () => {
     seq = 0;
     const events = [
