@@ -187,7 +187,8 @@ async fn revert_keeps_an_edit_the_person_saved_between_two_of_the_agents_edits_o
     h.write("notes.md", "mine\n");
     let (sid, _handle) = h.engine.start_session("edit notes.md twice", &h.ws()).unwrap();
     let waited = std::time::Instant::now();
-    while h.read("notes.md").as_deref() != Some("agent one\n") {
+    // The first edit's window has closed once the agent is asked for its next step.
+    while h.read("notes.md").as_deref() != Some("agent one\n") || h.server.requests().iter().filter(|r| r.kind == fake_llm::RequestKind::Agent).count() < 2 {
         assert!(waited.elapsed() < std::time::Duration::from_secs(20), "the agent's first edit never came");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
