@@ -608,7 +608,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
               // Enter sends, Shift+Enter is a new line: as in every chat box.
               if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
                 e.preventDefault();
-                if ((feedback.trim() || review.comments.length > 0) && !busy) sendFeedback();
+                if ((feedback.trim() || review.comments.length > 0) && !busy && !comparing) sendFeedback();
               }
             }}
             rows={3}
@@ -676,7 +676,14 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           Reject
         </button>
         {asking ? (
-          <button className="btn" disabled={busy || (!feedback.trim() && review.comments.length === 0)} onClick={sendFeedback} ref={sendButton} data-testid="send-feedback">
+          <button
+            className="btn"
+            disabled={busy || comparing || (!feedback.trim() && review.comments.length === 0)}
+            onClick={sendFeedback}
+            ref={sendButton}
+            data-testid="send-feedback"
+            title={comparing ? WHILE_COMPARING : undefined}
+          >
             {review.comments.length > 0 ? `Send feedback and ${review.comments.length} comment${review.comments.length === 1 ? "" : "s"}` : "Send feedback"}
           </button>
         ) : (

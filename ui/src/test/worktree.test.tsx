@@ -116,6 +116,28 @@ describe("a task in its own worktree", () => {
     expect(approve.getAttribute("title")).toMatch(/other attempts are rejected/);
   });
 
+  it("feedback kept from before stays unsent while the evaluator compares the attempts, as the other decisions wait", async () => {
+    const [created, ...rest] = reviewWaiting();
+    seq = 0;
+    const events = [created, { type: "attempt_started", group: "g-cmp", number: 2, of: 3, label: "Codex" } as EngineEvent, ...rest].map((e) => ev(e as EngineEvent));
+    const calls: string[] = [];
+    script(events, (cmd) => {
+      calls.push(cmd);
+      return undefined;
+    });
+    sessionStorage.setItem("finishline.feedbackDraft.r1", "use tabs");
+    let done: (c: Compared) => void = () => {};
+    void compareOnce("g-cmp", () => new Promise<Compared>((resolve) => (done = resolve)));
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const box = await screen.findByTestId("feedback-input");
+    expect(box).toHaveValue("use tabs");
+    expect(screen.getByTestId("send-feedback"), "a choice made while the evaluator compares would throw its answer away").toBeDisabled();
+    fireEvent.keyDown(box, { key: "Enter" });
+    expect(calls).not.toContain("submit_review");
+    done({ ranking: [], pairs: [] } as unknown as Compared);
+    await waitFor(() => expect(screen.getByTestId("send-feedback")).toBeEnabled());
+  });
+
   it("an attempt continued after another of its group was chosen is approved as any task: it chooses nothing", async () => {
     const [created, ...rest] = reviewWaiting();
     seq = 0;
