@@ -9,6 +9,7 @@ import { ConfirmDiscard } from "./ConfirmDiscard";
 import { unaddedComments } from "./commentDrafts";
 import { Ticks } from "./Ticks";
 import { useWindowDraft } from "../windowDraft";
+import { ErrorLine } from "./ErrorLine";
 
 /** Stuck patterns whose "repeated" is tool calls, said in words; the others quote text as it was. */
 const ACTION_PATTERNS: string[] = ["same_action_error", "same_action_same_observation", "alternation"];
@@ -47,6 +48,8 @@ interface Props {
   defaultLanding?: LandingMode;
   /** One attempt of a group: approving it chooses it, and the others are rejected. */
   attempt?: { group: string; number: number; of: number } | null;
+  /** Where a decision refused for want of a provider (or a refused key) is fixed. */
+  onOpenSettings?: () => void;
 }
 
 const LANDING_LABEL: Record<LandingMode, string> = {
@@ -109,7 +112,7 @@ function reveal(el: HTMLElement | null) {
   if (el.tabIndex >= 0 || el.getAttribute("tabindex") !== null) el.focus({ preventScroll: true });
 }
 
-export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding, attempt }: Props) {
+export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding, attempt, onOpenSettings }: Props) {
   // A plan that failed or spent its budget: the evaluator's last verdict was on a step.
   const planUnfinished = review.endReason === "plan_failed" || review.endReason === "plan_budget_spent";
   // The person's comments from the last review that the judge could not confirm met.
@@ -141,7 +144,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   }, []);
   const [revert, setRevert] = useState(false); // a reject keeps the files unless the person asks for the revert
   const [conflicts, setConflicts] = useState<string[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<string | AppError | null>(null);
   const [busy, setBusy] = useState(false);
   // A reject with revert under way: it may wait for another task's tools in the folder.
   const [undoing, setUndoing] = useState(false);
@@ -191,7 +194,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         onDecided();
       }
     } catch (e) {
-      setError((e as AppError).message);
+      setError(e as AppError);
     } finally {
       setBusy(false);
       setUndoing(false);
@@ -627,11 +630,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           Undoing the task's changes… If another task's tools are at work in this folder, this waits for them (up to 10 s).
         </p>
       )}
-      {error && (
-        <p className="field-error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorLine error={error} onOpenSettings={onOpenSettings} />
       {worktree && (
         <p className="muted small" data-testid="review-where">
           The task worked in its own worktree on <code>{worktree.branch}</code>; your checkout is untouched. {attempt ? "Choosing this attempt" : "Approve"}{" "}

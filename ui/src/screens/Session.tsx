@@ -17,6 +17,7 @@ import { ConfirmDiscard } from "../components/ConfirmDiscard";
 import { Ticks } from "../components/Ticks";
 import { useOneAction } from "../oneAction";
 import { useWindowDraft } from "../windowDraft";
+import { ErrorLine } from "../components/ErrorLine";
 
 function reducer(m: SessionModel, batch: Envelope[]): SessionModel {
   return applyAll(m, batch);
@@ -613,7 +614,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       () => undefined, // the card says "another of the task" without them
     );
   }, [group, compared]);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<string | AppError | null>(null);
   const [openError, setOpenError] = useState<string | null>(null);
   const [attempt, setAttempt] = useState(0);
   const [message, setMessage] = useWindowDraft(`finishline.messageDraft.${sessionId}`);
@@ -835,7 +836,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       await ipc.sendMessage(sessionId, "");
       jumpToLatest();
     } catch (e) {
-      setError((e as AppError).message);
+      setError(e as AppError);
     } finally {
       setSending(false);
     }
@@ -850,7 +851,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       // What the person just sent, and what it starts, is what they look at next.
       jumpToLatest();
     } catch (e) {
-      setError((e as AppError).message);
+      setError(e as AppError);
     } finally {
       setSending(false);
     }
@@ -1029,11 +1030,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       <div className="session-bottom" data-testid="bottom-bar">
       {/* What failed (a message not sent, a cancel refused) shows here, beside the buttons just
           used: above the timeline it would be out of sight. */}
-      {error && (
-        <p className="field-error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorLine error={error} onOpenSettings={onOpenSettings} />
       {/* Keyed by the request: the next question is a new box, not the last one's answer. */}
       {ask && (ask.kind === "permission" ? <Permission key={ask.requestId} item={ask} /> : <Question key={ask.requestId} item={ask} />)}
       {model.plan?.awaitingReview && model.status === "awaiting_approval" && <PlanReview sessionId={sessionId} steps={model.plan.steps.map((s) => s.step)} />}
@@ -1055,7 +1052,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               </button>
             </span>
           )}
-          <ReviewPanel review={model.review} tokens={model.tokens} onDecided={decided} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} attempt={groupChosen ? null : model.attempt} />
+          <ReviewPanel review={model.review} tokens={model.tokens} onDecided={decided} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} attempt={groupChosen ? null : model.attempt} onOpenSettings={onOpenSettings} />
         </div>
       )}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (

@@ -670,6 +670,29 @@ describe("Session view", () => {
     expect(screen.getByTestId("message-input")).toHaveValue("and b.txt");
   });
 
+  it("a message or feedback refused for want of a provider offers Open Settings beside the words", async () => {
+    seq = 0;
+    const events = [
+      ...running(),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    const refused = { code: "invalid_settings", message: "set up a provider (base URL and model) in Settings first" };
+    script(events, [], (cmd) => {
+      if (cmd === "submit_review") throw refused;
+    });
+    const opened = vi.fn();
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} onOpenSettings={opened} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("request-changes"));
+    await user.type(await screen.findByTestId("feedback-input"), "use tabs{Enter}");
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("Set up a provider");
+    await user.click(within(alert).getByRole("button", { name: "Open Settings" }));
+    expect(opened).toHaveBeenCalledOnce();
+  });
+
   it("says whether it waits for the model or the answer is streaming in", async () => {
     seq = 0;
     const base = [
