@@ -90,9 +90,15 @@ pub enum ImportOutcome {
         settings: SettingsView,
         path: String,
     },
-    /// The file would run commands the current settings do not: shown before anything is saved.
-    ConfirmServers {
+    /// The file would run programs, loosen a permission or send requests elsewhere, as the
+    /// current settings do not: shown before anything is saved.
+    Confirm {
         servers: Vec<ServerPreview>,
+        agent: Option<String>,
+        allowed: Vec<String>,
+        verify: Vec<String>,
+        addresses: Vec<String>,
+        auto_approve: bool,
         path: String,
     },
 }
@@ -113,7 +119,8 @@ impl From<McpServerSettings> for ServerPreview {
 }
 
 /// Reads a settings file the person picks; only a valid one replaces the current settings, and
-/// one that adds or changes MCP servers waits for [`confirm_import`].
+/// one that would run a program, loosen a permission or send requests elsewhere waits for
+/// [`confirm_import`].
 #[tauri::command]
 pub async fn import_settings(app: AppHandle, state: State<'_, AppState>) -> Result<ImportOutcome, Error> {
     let Some(path) = ask_which_file(&app, "Import settings").await? else { return Ok(ImportOutcome::Cancelled) };
@@ -123,16 +130,24 @@ pub async fn import_settings(app: AppHandle, state: State<'_, AppState>) -> Resu
     }
     let text = std::fs::read_to_string(&path).map_err(|e| Error::InvalidInput(format!("could not read {} as text: {e}", path.display())))?;
     let imported = Settings::import_json(&text)?;
-    let changes = settings(&app)?.mcp_changes(&imported);
+    let risks = settings(&app)?.import_risks(&imported);
     let shown = path.display().to_string();
-    if !changes.is_empty() {
+    if !risks.is_empty() {
         state.hold_import(imported);
-        return Ok(ImportOutcome::ConfirmServers { servers: changes.into_iter().map(ServerPreview::from).collect(), path: shown });
+        return Ok(ImportOutcome::Confirm {
+            servers: risks.servers.into_iter().map(ServerPreview::from).collect(),
+            agent: risks.agent,
+            allowed: risks.allowed,
+            verify: risks.verify,
+            addresses: risks.addresses,
+            auto_approve: risks.auto_approve,
+            path: shown,
+        });
     }
     Ok(ImportOutcome::Imported { settings: save_settings(app, state, imported).await?, path: shown })
 }
 
-/// The person's answer to an import that brings MCP servers: save it, or drop it.
+/// The person's answer to an import that waited for them: save it, or drop it.
 #[tauri::command]
 pub async fn confirm_import(app: AppHandle, state: State<'_, AppState>, accept: bool) -> Result<Option<SettingsView>, Error> {
     let held = state.take_import().ok_or_else(|| Error::InvalidInput("there is no import waiting; import the file again".into()))?;

@@ -258,7 +258,23 @@ export interface WorkspaceSurvey {
 export type ImportOutcome =
   | { outcome: "cancelled" }
   | { outcome: "imported"; settings: SettingsView; path: string }
-  | { outcome: "confirm_servers"; servers: { name: string; command: string; args: string[]; env: string[] }[]; path: string };
+  | ({ outcome: "confirm" } & ImportRisks);
+
+/** What an imported settings file would let run or send that the current settings do not. */
+export interface ImportRisks {
+  path: string;
+  /** MCP servers, new or running another command (environment names only). */
+  servers: { name: string; command: string; args: string[]; env: string[] }[];
+  /** The external agent's command line, when it is another program. */
+  agent: string | null;
+  /** Tools that would run without asking. */
+  allowed: string[];
+  /** New verify commands, as “folder: command”. */
+  verify: string[];
+  /** Where the provider's or the evaluator's requests, and a saved key, would go. */
+  addresses: string[];
+  auto_approve: boolean;
+}
 
 export interface SettingsView {
   settings: Settings;

@@ -8,7 +8,7 @@ import { showTheme } from "../theme";
 import { keepAboveBar } from "../keepAboveBar";
 import { McpSection } from "../components/McpSection";
 import { ProviderSection } from "../components/ProviderSection";
-import { AppError, ipc, type PermissionDefault, type PlanMode, type Settings, type SettingsView, type Theme } from "../ipc";
+import { AppError, ipc, type ImportRisks, type PermissionDefault, type PlanMode, type Settings, type SettingsView, type Theme } from "../ipc";
 
 /** "folder: command" lines ⇄ the settings' map, so the person edits plain text. */
 export function verifyToText(map: Record<string, string[]>): string {
@@ -112,7 +112,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
   const [pricesText, setPricesText] = useState(() => pricesToText(view.settings.prices ?? {}));
   const [transfer, setTransfer] = useState<string | null>(null);
 
-  const [pendingServers, setPendingServers] = useState<{ servers: { name: string; command: string; args: string[]; env: string[] }[]; path: string } | null>(null);
+  const [pendingImport, setPendingImport] = useState<ImportRisks | null>(null);
   const applyImported = (next: SettingsView, path: string) => {
     setDraft(next.settings);
     setBaseline(next.settings);
@@ -132,17 +132,22 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
   };
   const importSettings = async () => {
     setTransfer(null);
+    // An import replaces the whole form and saves it: what was typed here would be lost.
+    if (dirty) {
+      setTransfer("Save or discard your changes first: an import replaces every setting on this page.");
+      return;
+    }
     try {
       const out = await ipc.importSettings();
       if (out.outcome === "imported") applyImported(out.settings, out.path);
-      if (out.outcome === "confirm_servers") setPendingServers({ servers: out.servers, path: out.path });
+      if (out.outcome === "confirm") setPendingImport(out);
     } catch (e) {
       setTransfer((e as AppError).message);
     }
   };
   const confirmImport = async (accept: boolean) => {
-    const pending = pendingServers;
-    setPendingServers(null);
+    const pending = pendingImport;
+    setPendingImport(null);
     try {
       const next = await ipc.confirmImport(accept);
       if (next && pending) applyImported(next, pending.path);
@@ -284,29 +289,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
             </span>
           )}
         </div>
-        {pendingServers && (
-          <div className="callout panel" role="alertdialog" aria-labelledby="import-servers-title" data-testid="import-confirm">
-            <p id="import-servers-title">
-              <strong>{pendingServers.path}</strong> adds or changes MCP servers. Each is a program Finishline will run on this computer:
-            </p>
-            <ul>
-              {pendingServers.servers.map((srv) => (
-                <li key={srv.name} data-testid="import-server">
-                  <strong>{srv.name}</strong>: <code>{[srv.command, ...srv.args].join(" ")}</code>
-                  {srv.env.length > 0 && <span className="muted"> (environment: {srv.env.join(", ")})</span>}
-                </li>
-              ))}
-            </ul>
-            <div className="row">
-              <button type="button" className="btn primary" onClick={() => confirmImport(true)} data-testid="import-accept">
-                Import and allow these servers
-              </button>
-              <button type="button" className="btn" onClick={() => confirmImport(false)} data-testid="import-reject" autoFocus>
-                Cancel
-              </button>
-            </div>
-          </div>
-        )}
+        {pendingImport && <ImportConfirm risks={pendingImport} onAnswer={(accept) => void confirmImport(accept)} />}
       </header>
 
       <SettingsIndex />
@@ -638,4 +621,53 @@ export function settingsErrorInWords(message: string): string {
   const m = /^([a-z_]+(?:\.[a-z_]+)*)((?:\[[^\]]*\])?)(?:\.[a-z_.]+)?: ([\s\S]*)$/.exec(message);
   const label = m && FIELD_LABEL[m[1]];
   return label ? `“${label}”${m[2] ? ` ${m[2]}` : ""}: ${m[3]}` : message;
+}
+
+/** An import that would let something act that the current settings do not: each named, and
+ * nothing saved until the person allows it. */
+function ImportConfirm({ risks, onAnswer }: { risks: ImportRisks; onAnswer: (accept: boolean) => void }) {
+  return (
+    <div className="callout panel" role="alertdialog" aria-labelledby="import-confirm-title" data-testid="import-confirm">
+      <p id="import-confirm-title">
+        <strong>{risks.path}</strong> would let these act on this computer, or send your requests elsewhere, without asking again:
+      </p>
+      <ul>
+        {risks.servers.map((srv) => (
+          <li key={srv.name} data-testid="import-server">
+            MCP server <strong>{srv.name}</strong>, a program run at each task: <code>{[srv.command, ...srv.args].join(" ")}</code>
+            {srv.env.length > 0 && <span className="muted"> (environment: {srv.env.join(", ")})</span>}
+          </li>
+        ))}
+        {risks.agent && (
+          <li data-testid="import-agent">
+            The agent that does the tasks, a program run at the next task: <code>{risks.agent}</code>
+          </li>
+        )}
+        {risks.allowed.length > 0 && (
+          <li data-testid="import-allowed">
+            Run without asking: <code>{risks.allowed.join(", ")}</code>
+          </li>
+        )}
+        {risks.verify.map((v) => (
+          <li key={v} data-testid="import-verify">
+            A verify command, run without asking after each task there: <code>{v}</code>
+          </li>
+        ))}
+        {risks.addresses.map((a) => (
+          <li key={a} data-testid="import-address">
+            Requests to the model (with the key saved for it) go to <code>{a}</code>
+          </li>
+        ))}
+        {risks.auto_approve && <li data-testid="import-auto-approve">Finished tasks are approved with nobody looking (auto-approve)</li>}
+      </ul>
+      <div className="row">
+        <button type="button" className="btn primary" onClick={() => onAnswer(true)} data-testid="import-accept">
+          Import and allow these
+        </button>
+        <button type="button" className="btn" onClick={() => onAnswer(false)} data-testid="import-reject" autoFocus>
+          Cancel
+        </button>
+      </div>
+    </div>
+  );
 }

@@ -523,6 +523,30 @@ impl From<Settings> for SettingsView {
     }
 }
 
+/// What an imported settings file would let run or send that the current settings do not
+/// ([`Settings::import_risks`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ImportRisks {
+    /// Enabled MCP servers that are new or run another command.
+    pub servers: Vec<McpServerSettings>,
+    /// The external agent's command line, when it is another program.
+    pub agent: Option<String>,
+    /// Tools that would run without asking.
+    pub allowed: Vec<String>,
+    /// Verify commands new for a folder, as “folder: command” (they run without asking).
+    pub verify: Vec<String>,
+    /// Addresses the provider's or the evaluator's requests (and saved key) would go to.
+    pub addresses: Vec<String>,
+    /// Reviews approved with nobody looking.
+    pub auto_approve: bool,
+}
+
+impl ImportRisks {
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty() && self.agent.is_none() && self.allowed.is_empty() && self.verify.is_empty() && self.addresses.is_empty() && !self.auto_approve
+    }
+}
+
 /// The version tag of an exported settings file.
 const EXPORT_FORMAT: u32 = 1;
 
@@ -557,6 +581,40 @@ impl Settings {
             .filter(|new| !self.mcp_servers.iter().any(|old| old.enabled && old.name == new.name && runs_the_same(old, new)))
             .cloned()
             .collect()
+    }
+
+    /// What importing `incoming` would let run, or send, that these settings do not: a settings
+    /// file comes from someone else, and each of these acts without asking once saved. An import
+    /// that brings any shows them to the person first.
+    pub fn import_risks(&self, incoming: &Settings) -> ImportRisks {
+        let command_line =
+            |a: &crate::external::ExternalAgent| std::iter::once(a.command.as_str()).chain(a.args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ");
+        let agent = incoming.agent.as_ref().filter(|new| self.agent.as_ref().is_none_or(|old| command_line(old) != command_line(new))).map(command_line);
+        let allowed = incoming
+            .permissions
+            .iter()
+            .filter(|(tool, p)| **p == PermissionDefault::Allow && self.permissions.get(*tool) != Some(&PermissionDefault::Allow))
+            .map(|(tool, _)| tool.clone())
+            .collect();
+        let verify = incoming
+            .verify_commands
+            .iter()
+            .flat_map(|(folder, commands)| {
+                let known = self.verify_commands.get(folder);
+                commands.iter().filter(move |c| known.is_none_or(|k| !k.contains(c))).map(move |c| format!("{folder}: {c}"))
+            })
+            .collect();
+        // A saved key goes with its preset (or the evaluator's), wherever the address points.
+        let url = |p: Option<&ProviderSettings>| p.map(|p| p.base_url.trim().trim_end_matches('/').to_string()).filter(|u| !u.is_empty());
+        let mut addresses: Vec<String> = Vec::new();
+        for (old, new) in
+            [(url(Some(&self.provider)), url(Some(&incoming.provider))), (url(self.evaluator_provider.as_ref()), url(incoming.evaluator_provider.as_ref()))]
+        {
+            if let Some(new) = new.filter(|n| old.as_ref() != Some(n) && !addresses.contains(n)) {
+                addresses.push(new);
+            }
+        }
+        ImportRisks { servers: self.mcp_changes(incoming), agent, allowed, verify, addresses, auto_approve: incoming.auto_approve && !self.auto_approve }
     }
 
     /// Reads an exported settings file (or a bare settings object) and checks it like the form
