@@ -209,11 +209,15 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   // Only where comments can be made: the same review's diff is also shown read-only (Attempts).
   const [kept] = useState(() => (editable ? readDraft(key) : null));
   const [selection, setSelection] = useState<Range | null>(kept?.selection ?? null);
+  // A new comment's words and an edit's are apart: editing an added comment must not take the
+  // place of one half typed, nor a line clicked meanwhile start from the edit's words.
   const [draft, setDraft] = useState(kept?.draft ?? "");
   const [editing, setEditing] = useState<string | null>(kept?.editing ?? null);
+  const [editDraft, setEditDraft] = useState(kept?.editDraft ?? "");
   useEffect(() => {
-    if (editable) keepDraft(key, (selection || editing) && draft.trim() ? { selection, editing, draft, byKeys: byKeys.current } : null);
-  }, [key, editable, selection, editing, draft]);
+    const words = (selection && draft.trim()) || (editing && editDraft.trim());
+    if (editable) keepDraft(key, words ? { selection, editing, draft, editDraft, byKeys: byKeys.current } : null);
+  }, [key, editable, selection, editing, draft, editDraft]);
   // What failed and where to say it: under the new comment's box, or under the comment edited
   // or removed.
   const [error, setError] = useState<{ at: string; message: string } | null>(null);
@@ -232,6 +236,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     const { side, line } = lineOf(change);
     byKeys.current = false;
     setEditing(null);
+    setEditDraft("");
     setSelection((s) => (extend && s && s.side === side ? { side, from: Math.min(s.from, line), to: Math.max(s.to, line) } : { side, from: line, to: line }));
     // The keyboard goes on from the line clicked.
     if (!extend) setCursor({ anchor: getChangeKey(change), head: getChangeKey(change) });
@@ -284,6 +289,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
       e.preventDefault();
       byKeys.current = true;
       setEditing(null);
+      setEditDraft("");
       setSelection(cursorRange);
     }
   };
@@ -315,12 +321,15 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   const save = async (id?: string) => {
     const target = id ? comments.find((c) => c.id === id) : undefined;
     const at = target ? { side: target.side, from: target.start_line, to: target.end_line } : selection;
-    if (!at || !draft.trim()) return;
+    const words = (id ? editDraft : draft).trim();
+    if (!at || !words) return;
     await one.run(id ?? "new", async () => {
-      await ipc.commentOnReview(reviewId, { id: target?.id ?? "", path: file.path, start_line: at.from, end_line: at.to, side: at.side, quote: target?.quote ?? "", text: draft.trim() });
-      setDraft("");
-      if (id) setSelection(null);
-      else closeBox();
+      await ipc.commentOnReview(reviewId, { id: target?.id ?? "", path: file.path, start_line: at.from, end_line: at.to, side: at.side, quote: target?.quote ?? "", text: words });
+      if (id) setEditDraft("");
+      else {
+        setDraft("");
+        closeBox();
+      }
       setEditing(null);
       onChanged?.();
     });
@@ -356,13 +365,13 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
             {c.side === "old" ? " (before)" : ""}
           </span>
           {editing === c.id ? (
-            <CommentBox value={draft} busy={saving} onChange={setDraft} onSave={() => save(c.id)} onCancel={() => { setEditing(null); setDraft(""); setError(null); }} />
+            <CommentBox value={editDraft} busy={saving} onChange={setEditDraft} onSave={() => save(c.id)} onCancel={() => { setEditing(null); setEditDraft(""); setError(null); }} />
           ) : (
             <>
               <p>{c.text}</p>
               {editable && (
                 <div className="row">
-                  <button className="link-btn" onClick={() => { setEditing(c.id); setDraft(c.text); }} data-testid="edit-comment">
+                  <button className="link-btn" onClick={() => { setEditing(c.id); setEditDraft(c.text); }} data-testid="edit-comment">
                     Edit
                   </button>
                   <button className="link-btn" onClick={() => remove(c.id)} data-testid="delete-comment">

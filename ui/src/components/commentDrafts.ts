@@ -11,7 +11,10 @@ export const draftKey = (reviewId: string, path: string) => `${PREFIX}${reviewId
 export interface Draft {
   selection: Range | null;
   editing: string | null;
+  /** The new comment's words (its box open at `selection`). */
   draft: string;
+  /** The words of the added comment being edited (`editing`). */
+  editDraft?: string;
   byKeys?: boolean;
 }
 
@@ -53,6 +56,7 @@ export function unaddedComments(reviewId: string): string[] {
   } catch {
     // No storage: the drafts this view holds are all there are.
   }
-  return [...keys].filter((k) => (held.get(k) ?? readDraft(k))?.draft.trim()).map((k) => k.slice(prefix.length)).sort();
+  const typed = (d: Draft | null) => !!d && ((d.selection && d.draft.trim()) || (d.editing && d.editDraft?.trim()));
+  return [...keys].filter((k) => typed(held.get(k) ?? readDraft(k))).map((k) => k.slice(prefix.length)).sort();
 }
 

@@ -799,6 +799,26 @@ describe("review that talks back", () => {
     expect(within(screen.getByTestId("diff-comment")).getByTestId("comment-input"), "the edit is kept to try again").toHaveValue("name it constant");
   });
 
+  it("editing an added comment keeps a new comment half typed, and a line clicked while editing never gets the edited words", async () => {
+    script(
+      [...waiting(), ev({ type: "review_comment", review_id: "r1", comment: { id: "cmt_1", path: "src/a.rs", start_line: 1, end_line: 1, side: "new", quote: "fn a() {", text: "name it" } as never })],
+      (cmd) => (cmd === "review_file" ? "fn a() {\n    let x = 1;\n}\n" : null),
+    );
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    const comment = await screen.findByTestId("diff-comment", {}, { timeout: 10_000 });
+    await user.click([...document.querySelectorAll("td.diff-gutter")].find((td) => td.textContent === "2")!);
+    await user.type(await screen.findByTestId("comment-input"), "why a let?");
+    await user.click(within(comment).getByTestId("edit-comment"));
+    expect(within(comment).getByTestId("comment-input"), "the edit starts from the comment").toHaveValue("name it");
+    await user.keyboard("{Escape}");
+    expect(await screen.findByTestId("comment-input"), "the new comment is as it was left").toHaveValue("why a let?");
+    await user.click(within(screen.getByTestId("diff-comment")).getByTestId("edit-comment"));
+    await user.click([...document.querySelectorAll("td.diff-gutter")].find((td) => td.textContent === "3")!);
+    expect(screen.getAllByTestId("comment-input"), "one box").toHaveLength(1);
+    expect(screen.getByTestId("comment-input"), "not the edited comment's words").not.toHaveValue("name it");
+  });
+
   /** The review waiting, with "name the constant" typed on line 1 and not added. */
   async function typedNotAdded() {
     const sent: unknown[] = [];
