@@ -156,6 +156,7 @@ test("attempts cancelled with nothing to land are rejected as a group, which the
   await win.app.waitUntil(async () => worktrees() === 3, { timeout: 20_000, timeoutMsg: "each attempt should have its worktree" });
 
   await clickAway(await testid("attempts-cancel"));
+  await clickAway(await testid("attempts-cancel-confirm"));
   const state = async () => (await (await testid("attempts-state")).getText()) ?? "";
   await win.app.waitUntil(async () => /none has work to land/.test(await state()), { timeout: 20_000, timeoutMsg: "the group should say none has work to land" });
   await clickAway(await testid("attempts-reject-all"));

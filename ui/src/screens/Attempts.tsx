@@ -80,6 +80,10 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  // Cancel the running attempts: asked first, as a session's cancel is; sent once, however
+  // often pressed meanwhile.
+  const [confirmCancel, setConfirmCancel] = useState(false);
+  const [cancelling, setCancelling] = useState(false);
   const [confirmReject, setConfirmReject] = useState(false);
   /** The attempt the person chose to land, while they confirm that the others go. */
   const [confirmLand, setConfirmLand] = useState<RankedAttempt | null>(null);
@@ -266,12 +270,17 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
     }
   };
   const cancelRunning = async () => {
+    setConfirmCancel(false);
+    if (cancelling) return;
+    setCancelling(true);
     setError(null);
     try {
       const n = await ipc.cancelAttempts(group);
       setNotice(n === 0 ? "No attempt was running here." : `${n} attempt${n === 1 ? " was" : "s were"} cancelled.`);
     } catch (e) {
       setError((e as AppError).message);
+    } finally {
+      setCancelling(false);
     }
   };
 
@@ -284,7 +293,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
         </p>
         <div className="actions left">
           {running.length > 0 && (
-            <button className="btn" onClick={cancelRunning} data-testid="attempts-cancel">
+            <button className="btn" onClick={() => setConfirmCancel(true)} disabled={cancelling} aria-busy={cancelling} data-testid="attempts-cancel">
               <Square size={14} aria-hidden /> Cancel the running attempts
             </button>
           )}
@@ -327,6 +336,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
           }}
         />
       )}
+      {confirmCancel && <ConfirmCancelAttempts count={running.length} onKeep={() => setConfirmCancel(false)} onCancel={() => void cancelRunning()} />}
       {confirmReject && <ConfirmRejectAll count={ranking.ranking.length} onKeep={() => setConfirmReject(false)} onReject={rejectAll} />}
       <p className="muted small" data-testid="ranking-rule">
         Ranked by: {RANKING_RULE}.
@@ -479,6 +489,28 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
         <Differences diffs={diffs} />
       )}
     </section>
+  );
+}
+
+/** Asked before the running attempts are stopped: what they wrote so far stays for review. */
+function ConfirmCancelAttempts({ count, onKeep, onCancel }: { count: number; onKeep: () => void; onCancel: () => void }) {
+  const keep = useRef<HTMLButtonElement>(null);
+  useEffect(() => keep.current?.focus(), []);
+  return (
+    <AlertDialog title={`Cancel ${count === 1 ? "the running attempt" : `the ${count} running attempts`}?`} testid="attempts-cancel-dialog" onEscape={onKeep} describedBy="cancel-attempts-body">
+      <p id="cancel-attempts-body">
+        {count === 1 ? "1 attempt stops" : `${count} attempts stop`} where {count === 1 ? "it is" : "they are"}. What {count === 1 ? "it" : "they"} wrote so far stays in {count === 1 ? "its worktree" : "their worktrees"}, to compare and choose from or to
+        reject; a cancelled session can be resumed from History.
+      </p>
+      <div className="actions">
+        <button ref={keep} className="btn primary" onClick={onKeep}>
+          Keep them running
+        </button>
+        <button className="btn danger" onClick={onCancel} data-testid="attempts-cancel-confirm">
+          Cancel them
+        </button>
+      </div>
+    </AlertDialog>
   );
 }
 

@@ -654,6 +654,45 @@ describe("attempts side by side", () => {
     expect(within((await screen.findAllByTestId("attempt"))[1]).getByTestId("attempt-end")).toHaveTextContent(/working for \d+ s/);
   });
 
+  it("Cancel the running attempts asks first (Esc keeps them) and cancels once however often pressed", async () => {
+    const cancels: unknown[] = [];
+    let answer: (n: number) => void = () => {};
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group")
+        return {
+          group: "g1",
+          task: "write greet.py",
+          all_ended: false,
+          chosen: null,
+          put_away: false,
+          ranking: [
+            { rank: 0, evidence: evidence("s1", "attempt 1", { ended: false, review: null, reviewed: false }), above_next: null },
+            { rank: 0, evidence: evidence("s2", "attempt 2", { ended: false, review: null, reviewed: false }), above_next: null },
+          ],
+        };
+      if (cmd === "list_sessions") return [summary("s1", "busy", "g1", 1), summary("s2", "busy", "g1", 2)];
+      if (cmd === "cancel_attempts") {
+        cancels.push(cmd);
+        return new Promise<number>((done) => (answer = done));
+      }
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("attempts-cancel"));
+    expect(await screen.findByTestId("attempts-cancel-dialog")).toHaveTextContent("2 attempts");
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("attempts-cancel-dialog")).toBeNull();
+    expect(cancels, "Esc keeps them running").toHaveLength(0);
+    await user.click(screen.getByTestId("attempts-cancel"));
+    await user.click(await screen.findByTestId("attempts-cancel-confirm"));
+    expect(screen.getByTestId("attempts-cancel"), "cancelling, once").toBeDisabled();
+    fireEvent.click(screen.getByTestId("attempts-cancel"));
+    answer(2);
+    expect(await screen.findByText("2 attempts were cancelled.")).toBeTruthy();
+    expect(cancels).toHaveLength(1);
+  });
+
   it("shows each attempt's evidence and why it ranks where it does, and lands the chosen one", async () => {
     let chosen: unknown = null;
     let state: GroupRanking = { ...ranking(), base_branch: "main" };
