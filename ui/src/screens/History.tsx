@@ -46,6 +46,9 @@ export function collapseGroups(rows: SessionSummary[], all: SessionSummary[] = r
   return out;
 }
 
+/** How many sessions the list asks for at a time. */
+const PAGE = 200;
+
 /** How many rows a search shows, counted as the list shows them (a group of attempts is one). */
 function matchCount(rows: number, sessions: number, query: string): string {
   if (rows === sessions) return `${sessions} session${sessions === 1 ? " matches" : "s match"} "${query}"`;
@@ -110,17 +113,19 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
       since_ms: days ? Date.now() - days * 86_400_000 : undefined,
     };
   }, [filter, outcome, since]);
+  // The newest 200 first; "Show older sessions" asks for 200 more at a time.
+  const [limit, setLimit] = useState(PAGE);
   const loadList = useCallback(() => {
-    ipc.listSessions({ limit: 200, ...filters() }).then(
+    ipc.listSessions({ limit, ...filters() }).then(
       (r) => {
         setLoadError(null);
         setRows(r ?? []);
       },
       (e: AppError) => setLoadError(e.message),
     );
-  }, [filters]);
+  }, [filters, limit]);
   // A search's matches are asked for by id, within the filters: the list holds only the newest
-  // 200, and a match may be far older.
+  // sessions asked for, and a match may be far older.
   // Kept with the search and the filters they answer: another's are never shown, not even for
   // the frame before they are replaced (until the right ones are in, the list's rows stand in).
   const [hitAnswer, setHitAnswer] = useState<{ hits: typeof hits; filters: typeof filters; rows: SessionSummary[] } | null>(null);
@@ -464,6 +469,14 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
             ))}
           </tbody>
         </table>
+        {!hits && rows && rows.length >= limit && (
+          <div className="row">
+            <button type="button" className="btn" onClick={() => setLimit((l) => l + PAGE)} data-testid="history-more">
+              Show older sessions
+            </button>
+            <span className="muted small">The newest {rows.length} are shown; a search looks through all of them.</span>
+          </div>
+        )}
         </div>
       )}
       <TrustPanel onOpen={onOpen} />

@@ -208,6 +208,32 @@ describe("History filters", () => {
   });
 });
 
+describe("History beyond its newest 200", () => {
+  it("shows older sessions on request, 200 more at a time, and says when there are none left", async () => {
+    const limits: number[] = [];
+    const all = Array.from({ length: 250 }, (_, i) => ({ id: `s${i}`, title: `task ${i}`, task: `task ${i}`, workspace: "/ws", provider: "openai", model: "m", status: "completed", claim: null, verdict: null, end_reason: null, decision: null, created_at: "", created_ms: 1000 - i, duration_ms: 0, tokens: { agent: 0, evaluator: 0, compaction: 0 }, last_seq: 1 }));
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") {
+          const limit = (args as { filter: { limit: number } }).filter.limit;
+          limits.push(limit);
+          return all.slice(0, limit);
+        }
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await waitFor(() => expect(screen.getAllByTestId("history-row")).toHaveLength(200));
+    await user.click(screen.getByTestId("history-more"));
+    await waitFor(() => expect(screen.getAllByTestId("history-row")).toHaveLength(250));
+    expect(limits.at(-1)).toBe(400);
+    expect(screen.queryByTestId("history-more"), "all 250 are shown").toBeNull();
+  });
+});
+
 describe("History's status filter", () => {
   it("offers every status a person may look for, waiting-for-you and working included", async () => {
     const calls: unknown[] = [];
