@@ -615,6 +615,16 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
     );
   }, [group, compared]);
   const [error, setError] = useState<string | AppError | null>(null);
+  const [exportedTo, setExportedTo] = useState<string | null>(null);
+  const exportAttempt = async () => {
+    setError(null);
+    try {
+      const path = await ipc.saveSessionExport(sessionId, "md");
+      if (path) setExportedTo(path);
+    } catch (e) {
+      setError(e as AppError);
+    }
+  };
   const [openError, setOpenError] = useState<string | null>(null);
   const [attempt, setAttempt] = useState(0);
   const [message, setMessage] = useWindowDraft(`finishline.messageDraft.${sessionId}`);
@@ -902,7 +912,13 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               {model.attempt.chosen ? " · chosen" : ""} ·{" "}
               <button className="link-btn" onClick={() => onOpenGroup?.(model.attempt!.group)} data-testid="open-attempts">
                 compare the attempts
+              </button>{" "}
+              ·{" "}
+              {/* History exports a group by its chosen attempt: any other is exported here. */}
+              <button className="link-btn" onClick={() => void exportAttempt()} data-testid="session-export">
+                save its session as Markdown
               </button>
+              {exportedTo && <span role="status"> · Saved to {exportedTo}</span>}
             </p>
           )}
           {model.place?.worktree && !model.place.removed && (

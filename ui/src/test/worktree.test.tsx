@@ -138,6 +138,24 @@ describe("a task in its own worktree", () => {
     await waitFor(() => expect(screen.getByTestId("send-feedback")).toBeEnabled());
   });
 
+  it("an attempt's session can be exported from its own screen, chosen or not", async () => {
+    const [created, ...rest] = reviewWaiting();
+    seq = 0;
+    const events = [created, { type: "attempt_started", group: "g1", number: 2, of: 3, label: "Codex" } as EngineEvent, ...rest].map((e) => ev(e as EngineEvent));
+    const asked: unknown[] = [];
+    script(events, (cmd, args) => {
+      if (cmd === "save_session_export") {
+        asked.push(args);
+        return "/home/me/codex-attempt.md";
+      }
+      return undefined;
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await userEvent.click(await screen.findByTestId("session-export"));
+    expect(await screen.findByText(/Saved to \/home\/me\/codex-attempt.md/)).toBeTruthy();
+    expect(asked).toEqual([{ sessionId: "s1", format: "md" }]);
+  });
+
   it("an attempt continued after another of its group was chosen is approved as any task: it chooses nothing", async () => {
     const [created, ...rest] = reviewWaiting();
     seq = 0;
