@@ -9,15 +9,50 @@ interface Props {
 const BUILTIN = "builtin";
 const CUSTOM = "custom";
 
+/** A command line's words as a shell reads them: spaces part them, except inside '…' or "…"
+ * or after a backslash (`"/opt/My Agent/agent" --acp` is two words). An unclosed quote runs to
+ * the end. Nothing is expanded: no variables, no globs. */
+export function commandWords(line: string): string[] {
+  const words: string[] = [];
+  let word: string | null = null;
+  let quote: "'" | '"' | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (quote === "'") {
+      if (c === "'") quote = null;
+      else word += c;
+    } else if (quote === '"') {
+      if (c === '"') quote = null;
+      else if (c === "\\" && (line[i + 1] === '"' || line[i + 1] === "\\")) word += line[++i];
+      else word += c;
+    } else if (/\s/.test(c)) {
+      if (word !== null) words.push(word);
+      word = null;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      word ??= "";
+    } else if (c === "\\" && i + 1 < line.length) {
+      word = (word ?? "") + line[++i];
+    } else {
+      word = (word ?? "") + c;
+    }
+  }
+  if (word !== null) words.push(word);
+  return words;
+}
+
+/** A word as a shell would read it back: quoted when it holds a space, a quote or a backslash. */
+const shellWord = (w: string) => (w === "" ? "''" : /[\s"'\\]/.test(w) ? `'${w.replace(/'/g, `'\\''`)}'` : w);
+
 /** "my-agent --acp" as an agent named after its program. */
 export function customAgent(line: string, env: Record<string, string> = {}): ExternalAgent | null {
-  const words = line.trim().split(/\s+/).filter(Boolean);
-  if (words.length === 0) return null;
+  const words = commandWords(line);
+  if (words.length === 0 || !words[0]) return null;
   const name = words[0].split("/").pop() || words[0];
   return { name, command: words[0], args: words.slice(1), env };
 }
 
-export const commandLine = (a: ExternalAgent) => [a.command, ...a.args].join(" ");
+export const commandLine = (a: ExternalAgent) => [a.command, ...a.args].map(shellWord).join(" ");
 
 /** `NAME=value` lines as an environment; lines without `=` are dropped. */
 export function parseEnv(text: string): Record<string, string> {

@@ -3,7 +3,7 @@ import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { useState } from "react";
 import { describe, expect, it } from "vitest";
-import { AgentSection, customAgent } from "../components/AgentSection";
+import { AgentSection, commandLine, customAgent } from "../components/AgentSection";
 import type { ExternalAgent } from "../ipc";
 
 const presets = [
@@ -128,6 +128,13 @@ describe("Settings → Agent", () => {
     await user.selectOptions(screen.getByTestId("agent-select"), "builtin");
     expect(last, "the built-in agent is no external agent").toBeNull();
     expect(customAgent("   ")).toBeNull();
+  });
+
+  it("a custom agent's command line takes quotes as a shell does, and is shown back the same way", () => {
+    const agent = customAgent(`"/opt/My Agent/bin/agent" --acp --name 'two words' a\\ b`);
+    expect(agent).toEqual({ name: "agent", command: "/opt/My Agent/bin/agent", args: ["--acp", "--name", "two words", "a b"], env: {} });
+    expect(customAgent(commandLine(agent!)), "what is shown reads back as the same agent").toEqual(agent);
+    expect(customAgent(`node "unfinished`), "an unclosed quote runs to the end").toEqual({ name: "node", command: "node", args: ["unfinished"], env: {} });
   });
 
   it("the agent's environment is NAME=value lines, and a key can come from Finishline's environment", async () => {
