@@ -2684,6 +2684,30 @@ async fn a_task_whose_branch_is_kept_names_it_and_one_that_landed_names_no_branc
     assert!(!line(&landed).contains("branch kept"), "{text}");
 }
 
+/// Killed after "let the agent resolve it" merged the person's branch into the worktree (markers
+/// and all) and before the decision was recorded: the next Approve must not commit that merge
+/// and land its markers on the person's branch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_after_the_merge_for_the_agent_and_before_it_was_recorded_the_markers_never_land() {
+    let rules = notes_then_resolve(json!({"text": "Merging both.", "tool_calls": [write_call("notes.md", "the person's notes\nthe task's notes\n")]}));
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write notes.md", &r, &[]));
+    person_commits_notes(&r);
+    assert_eq!(cli.review(&id, &["--approve"]).status.code(), Some(6), "the landing conflicts");
+    let resolving = cli.cmd(&["sessions", "review", &id, "--resolve", "--base-url", &cli.url, "--model", "m"]);
+    let mut child = paused_at(resolving, "resolve-after-merge", &dir.path().join("paused"), "the merge for the agent was made");
+    child.kill().unwrap();
+    let _ = child.wait();
+    let approved = cli.review(&id, &["--approve"]);
+    let said = String::from_utf8_lossy(&approved.stderr).to_string();
+    assert_ne!(approved.status.code(), Some(0), "nothing lands: {said}");
+    let notes = std::fs::read_to_string(r.join("notes.md")).unwrap();
+    assert!(!notes.contains("<<<<<<<"), "no conflict marker reached the person's checkout: {notes}");
+    assert!(!git(&r, &["show", "HEAD:notes.md"]).contains("<<<<<<<"), "nor their branch");
+    assert!(said.contains("notes.md"), "the file is named: {said}");
+}
+
 /// After the agent resolved a conflict (the person's branch merged into the task's), what
 /// Approve lands is the task's own files, not every file the person's branch gained meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

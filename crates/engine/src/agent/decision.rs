@@ -607,6 +607,9 @@ impl Engine {
         // step) runs beside composing the landing from the branches as the run left them; when
         // something did change, it is committed first and the landing composed again.
         let left = left_at(events, wt);
+        // A merge for the agent that a crash cut short before it was recorded: committed below
+        // with whatever markers it left, which must not land.
+        let merging = worktree::merge_in_progress(wt);
         let (untouched, early) = beside(|| worktree::untouched(wt), || (mode != LandingMode::Branch).then(|| landing::prepare(wt, mode, &message, &left)));
         let early = if untouched? {
             early.transpose()?.flatten()
@@ -634,7 +637,8 @@ impl Engine {
         };
         // A merge Finishline started for the agent to resolve may have been committed with its
         // markers: they never land. Only then: a fixture or a document may hold them on purpose.
-        let merged_for_the_agent = events.iter().any(|e| matches!(e.event, EngineEvent::Continuation { source: ContinuationSource::LandingConflict, .. }));
+        let merged_for_the_agent =
+            merging || events.iter().any(|e| matches!(e.event, EngineEvent::Continuation { source: ContinuationSource::LandingConflict, .. }));
         if merged_for_the_agent {
             let marked = landing::conflict_markers_in(Path::new(&wt.repo), &composed.old_tip, &format!("refs/heads/{}", wt.branch))?;
             if !marked.is_empty() {
@@ -954,6 +958,7 @@ impl Engine {
             .args(worktree::identity_args(folder))
             .args(["-c", "core.autocrlf=false", "merge", "--no-ff", "--no-commit", &target])
             .output()?;
+        crate::fault::pause_at("resolve-after-merge");
         let mut conflicted: Vec<String> =
             worktree::git(folder, &["diff", "--name-only", "--diff-filter=U"]).unwrap_or_default().lines().map(str::to_string).collect();
         if conflicted.is_empty() {
