@@ -107,3 +107,21 @@ fn deleting_a_task_a_decision_is_acting_on_is_refused_and_touches_nothing() {
     delete_task(&store, &dir.path().join("data"), &sid).unwrap();
     assert!(!std::path::Path::new(&wt.folder).exists(), "once the decision is done, it can be deleted");
 }
+
+#[test]
+fn deleting_a_task_whose_branch_holds_a_commit_of_the_persons_keeps_the_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let (sid, wt) = task_with_worktree(dir.path(), &store);
+    // The person worked in the task's worktree and committed there.
+    let folder = std::path::Path::new(&wt.folder);
+    std::fs::write(folder.join("mine.txt"), "my own work\n").unwrap();
+    git(folder, &["add", "mine.txt"]);
+    git(folder, &["-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qm", "my own work"]);
+    status(&store, &sid, SessionStatus::Cancelled);
+    delete_task(&store, &dir.path().join("data"), &sid).unwrap();
+    assert!(!folder.exists(), "the worktree goes");
+    let repo = std::path::Path::new(&wt.repo);
+    assert_eq!(git(repo, &["branch", "--list", &wt.branch]).trim_start_matches(['*', '+', ' ']), wt.branch, "the branch with their commit stays");
+    assert_eq!(git(repo, &["show", &format!("{}:mine.txt", wt.branch)]), "my own work");
+}

@@ -564,7 +564,7 @@ function ConfirmDelete({ title, attempts, onKeep, onDelete }: { title: string; a
   return (
     <AlertDialog title={attempts ? `Delete all ${attempts} attempts for good?` : "Delete this session for good?"} testid="confirm-delete-dialog" onEscape={onKeep} describedBy="confirm-delete-body">
       <p id="confirm-delete-body">
-        {attempts ? "Every attempt at " : ""}“{title}” and everything recorded of it are removed from History, with its worktree and its branch if they are left (work not landed there goes too; a branch you chose to keep stays). This cannot be undone; your own checkout is not touched.
+        {attempts ? "Every attempt at " : ""}“{title}” and everything recorded of it are removed from History, with its worktree and its branch if they are left (work not landed there goes too; a branch you chose to keep, or one holding a commit of yours, stays). This cannot be undone; your own checkout is not touched.
       </p>
       <div className="actions">
         <button ref={keep} className="btn primary" onClick={onKeep} disabled={deleting}>

@@ -1571,7 +1571,10 @@ pub fn delete_task(store: &Store, data_dir: &Path, session: &SessionId) -> Resul
     };
     let events = store.events(session, 0)?;
     if let Some(wt) = current_worktree(&events) {
-        remove_worktree(store, data_dir, session, &wt, WorktreeEnd::Deleted, !branch_kept(&events, &wt))?;
+        // A branch the person chose to keep stays, and so does one holding a commit Finishline
+        // did not make (theirs, made in the worktree), as a discard keeps it.
+        let keep = branch_kept(&events, &wt) || super::discard::foreign_tip(&events, &wt).is_some();
+        remove_worktree(store, data_dir, session, &wt, WorktreeEnd::Deleted, !keep)?;
     }
     store.delete_session(session)?;
     // The history is gone either way; leftover checkpoint refs only cost space.
