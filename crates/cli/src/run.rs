@@ -701,10 +701,11 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
                 "Someone changed {} after the agent. Overwrite those changes too (a copy of your version is kept)? [y/N]: ",
                 conflicts.join(", ")
             ));
-            // Either way the rest is reverted; those files only when the person says so.
+            // Either way the rest is reverted; those files only when the person says so, and
+            // only those: one edited while the question waited is left, and named.
             let choice = finishline_engine::agent::ReviewChoice {
                 revert: true,
-                overwrite: if overwrite { finishline_engine::agent::Overwrite::All } else { finishline_engine::agent::Overwrite::Files(vec![]) },
+                overwrite: finishline_engine::agent::Overwrite::Files(if overwrite { conflicts } else { vec![] }),
                 ..finishline_engine::agent::ReviewChoice::new(Decision::Reject, DecidedBy::Person)
             };
             report_review(engine.decide(review, choice), Again::Asked);

@@ -2350,6 +2350,46 @@ fn in_a_terminal(cli: &Cli, r: &Path) -> Command {
     in_terminal
 }
 
+/// At the terminal, "overwrite those changes too?" is about the files it named: one the person
+/// edits while the question waits is left as they made it, and named, not overwritten.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overwrite_at_the_terminal_covers_the_files_it_named_not_one_edited_while_it_asked() {
+    let rules = calls_then_done("write two files", vec![write_call("one.txt", "1\n"), write_call("two.txt", "2\n")], "Created two.txt");
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let run = cli.cmd(&["run", "write two files", "--workspace", ws.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]);
+    let line = std::iter::once(run.get_program()).chain(run.get_args()).map(|a| format!("'{}'", a.to_string_lossy())).collect::<Vec<_>>().join(" ");
+    let mut terminal = Command::new("timeout");
+    terminal.args(["60", "script", "-qec", &line, "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    for (k, v) in run.get_envs() {
+        match v {
+            Some(v) => terminal.env(k, v),
+            None => terminal.env_remove(k),
+        };
+    }
+    let mut child = terminal.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let t = Instant::now();
+    while !lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).iter().any(|s| s["status"] == "awaiting_review") {
+        assert!(t.elapsed() < Duration::from_secs(30), "the task reached its review");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::write(ws.join("one.txt"), "my edit of one\n").unwrap();
+    // Reject, and revert: the revert asks about one.txt.
+    input.write_all(b"r\ny\n").unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    std::fs::write(ws.join("two.txt"), "my edit of two, while it asked\n").unwrap();
+    input.write_all(b"y\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(said.contains("Someone changed one.txt after the agent"), "{said}");
+    assert!(!ws.join("one.txt").exists(), "the file it named is reverted, as the person said: {said}");
+    assert_eq!(std::fs::read_to_string(ws.join("two.txt")).unwrap(), "my edit of two, while it asked\n", "the one edited while it asked is left: {said}");
+    assert!(said.contains("two.txt"), "and named: {said}");
+}
+
 /// The status of the session a terminal's output names.
 fn status_named_in(cli: &Cli, said: &str) -> String {
     let id = said
