@@ -7,6 +7,7 @@ import { SettingsIndex } from "../components/SettingsIndex";
 import { showTheme } from "../theme";
 import { keepAboveBar } from "../keepAboveBar";
 import { McpSection } from "../components/McpSection";
+import { EvaluatorServer } from "../components/EvaluatorServer";
 import { ProviderSection } from "../components/ProviderSection";
 import { AppError, ipc, type ImportRisks, type PermissionDefault, type PlanMode, type Settings, type SettingsView, type Theme } from "../ipc";
 
@@ -332,23 +333,13 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
             spellCheck={false}
           />
         </label>
-        <label className="field">
-          <span>Evaluator server (base URL, OpenAI-compatible; empty: the agent's provider)</span>
-          <input
-            data-testid="evaluator-base-url"
-            value={draft.evaluator_provider?.base_url ?? ""}
-            onChange={(e) => {
-              const url = e.target.value.trim();
-              setSaved(false);
-              setDraft((d) => ({
-                ...d,
-                evaluator_provider: url ? { ...(d.evaluator_provider ?? { preset: null, kind: "openai", model: "", api_key_env: null }), base_url: url } : null,
-              }));
-            }}
-            placeholder="e.g. http://127.0.0.1:8931/v1 for a cheaper local judge"
-            spellCheck={false}
-          />
-        </label>
+        <EvaluatorServer
+          draft={draft}
+          onChange={(evaluator_provider) => {
+            setSaved(false);
+            setDraft((d) => ({ ...d, evaluator_provider }));
+          }}
+        />
       </fieldset>
 
       <fieldset className="panel">

@@ -648,3 +648,32 @@ describe("verify commands", () => {
     expect((saved[0] as { settings: Settings }).settings.verify_commands).toEqual({ "/home/me/p": ["cargo test"] });
   });
 });
+
+describe("the evaluator's own server", () => {
+  it("takes its protocol and key variable, and Test asks that server for the evaluator's model", async () => {
+    const tested: Settings[] = [];
+    let saved: Settings | undefined;
+    mockIPC((cmd, args) => {
+      if (cmd === "test_connection") {
+        tested.push((args as { settings: Settings }).settings);
+        return { models: ["claude-haiku"], model_listed: true, tools: "unknown" };
+      }
+      if (cmd === "save_settings") {
+        saved = (args as { settings: Settings }).settings;
+        return { settings: saved, provider_ready: true };
+      }
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    expect(screen.queryByTestId("evaluator-kind"), "no protocol to choose while the agent's provider judges").toBeNull();
+    await user.type(screen.getByTestId("evaluator-model"), "claude-haiku");
+    await user.type(screen.getByTestId("evaluator-base-url"), "https://api.anthropic.com");
+    await user.selectOptions(screen.getByTestId("evaluator-kind"), "anthropic");
+    await user.type(screen.getByTestId("evaluator-key-env"), "JUDGE_KEY");
+    await user.click(screen.getByTestId("evaluator-test"));
+    expect(await screen.findByTestId("evaluator-test-result")).toHaveTextContent("Reached");
+    expect(tested[0].provider).toMatchObject({ base_url: "https://api.anthropic.com", kind: "anthropic", model: "claude-haiku", api_key_env: "JUDGE_KEY" });
+    await user.click(screen.getByTestId("save-settings"));
+    await vi.waitFor(() => expect(saved?.evaluator_provider).toMatchObject({ base_url: "https://api.anthropic.com", kind: "anthropic", api_key_env: "JUDGE_KEY" }));
+  });
+});
