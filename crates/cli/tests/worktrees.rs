@@ -1571,6 +1571,28 @@ async fn a_commit_the_person_took_off_their_branch_during_the_task_never_comes_b
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_the_person_took_off_after_a_landing_rebased_onto_it_never_comes_back() {
+    let (_s, dir, cli) = server(vec![writes("README.md", "the task's readme\n", 0)]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write README.md", &r, &[]));
+    // The person's branch moves on while the task waits; the first Approve rebases the task onto
+    // it, and is then stopped by the person's own uncommitted edit of README.md.
+    std::fs::write(r.join("secret.txt"), "a key, committed by mistake\n").unwrap();
+    git(&r, &["add", "secret.txt"]);
+    git(&r, &["commit", "-q", "-m", "oops"]);
+    let blocked = cli.review(&id, &["--approve"]);
+    assert_ne!(blocked.status.code(), Some(0), "{}", String::from_utf8_lossy(&blocked.stderr));
+    // They take that commit off again, put their edit away, and approve once more.
+    git(&r, &["reset", "-q", "--keep", "HEAD~1"]);
+    git(&r, &["checkout", "-q", "--", "README.md"]);
+    let approved = cli.review(&id, &["--approve"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    let tree = git(&r, &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(!tree.lines().any(|f| f == "secret.txt") && !r.join("secret.txt").exists(), "the commit they took off stays off: {tree}");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "the task's readme\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approving_a_task_that_changed_nothing_leaves_no_empty_commit() {
     let (_s, dir, cli) = server(vec![writes("README.md", "hello\n", 0)]).await;
     let r = repo(dir.path());
@@ -2746,6 +2768,11 @@ async fn killed_after_the_merge_for_the_agent_and_before_it_was_recorded_the_mar
     assert!(!notes.contains("<<<<<<<"), "no conflict marker reached the person's checkout: {notes}");
     assert!(!git(&r, &["show", "HEAD:notes.md"]).contains("<<<<<<<"), "nor their branch");
     assert!(said.contains("notes.md"), "the file is named: {said}");
+    // Asked again, with that merge committed by now: still nothing lands.
+    let again = cli.review(&id, &["--approve"]);
+    assert_ne!(again.status.code(), Some(0), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(!std::fs::read_to_string(r.join("notes.md")).unwrap().contains("<<<<<<<"), "not at the second Approve either");
+    assert!(!git(&r, &["show", "HEAD:notes.md"]).contains("<<<<<<<"));
 }
 
 /// After the agent resolved a conflict (the person's branch merged into the task's), what

@@ -130,6 +130,18 @@ pub(super) fn rebased_to(events: &[Envelope]) -> Option<&str> {
     })?
 }
 
+/// The task's worktree as a landing sees it: it starts where a landing's rebase last put its
+/// commits (on the person's branch as it was then), so a branch rewound below that since is caught
+/// up with, not taken as up to date, and a catch-up replays only the task's own commits.
+fn as_rebased(events: &[Envelope], wt: &TaskWorktree) -> TaskWorktree {
+    let start = super::changes::worktree_start(events).unwrap_or(0);
+    let onto = events[start..].iter().rev().find_map(|e| match &e.event {
+        EngineEvent::Rebased { onto, .. } => Some(onto.clone()),
+        _ => None,
+    });
+    TaskWorktree { base_commit: onto.unwrap_or_else(|| wt.base_commit.clone()), ..wt.clone() }
+}
+
 /// What changed in a rejected task's worktree after its review (an edit the person made there,
 /// a late write), committed to the task's branch, which is kept rather than deleted with it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -609,8 +621,10 @@ impl Engine {
         let left = left_at(events, wt);
         // A merge for the agent that a crash cut short before it was recorded: committed below
         // with whatever markers it left, which must not land.
-        let merging = worktree::merge_in_progress(wt);
-        let (untouched, early) = beside(|| worktree::untouched(wt), || (mode != LandingMode::Branch).then(|| landing::prepare(wt, mode, &message, &left)));
+        let merging = worktree::merging(wt);
+        let rebased = as_rebased(events, wt);
+        let (untouched, early) =
+            beside(|| worktree::untouched(wt), || (mode != LandingMode::Branch).then(|| landing::prepare(&rebased, mode, &message, &left)));
         let early = if untouched? {
             early.transpose()?.flatten()
         } else {
@@ -629,7 +643,7 @@ impl Engine {
         }
         let composed = match early {
             Some(composed) => composed,
-            None => self.catch_up_and_compose(session, wt, mode, &message)?,
+            None => self.catch_up_and_compose(session, &rebased, mode, &message)?,
         };
         let composed = match composed {
             Ok(c) => c,
@@ -637,8 +651,17 @@ impl Engine {
         };
         // A merge Finishline started for the agent to resolve may have been committed with its
         // markers: they never land. Only then: a fixture or a document may hold them on purpose.
-        let merged_for_the_agent =
-            merging || events.iter().any(|e| matches!(e.event, EngineEvent::Continuation { source: ContinuationSource::LandingConflict, .. }));
+        // Once found, such markers are looked for at every Approve after: the merge is committed
+        // by then, and no `MERGE_HEAD` tells of it.
+        let since_start = &events[super::changes::worktree_start(events).unwrap_or(0)..];
+        let merged_for_the_agent = merging
+            || since_start.iter().any(|e| {
+                matches!(
+                    e.event,
+                    EngineEvent::Continuation { source: ContinuationSource::LandingConflict, .. }
+                        | EngineEvent::LandingBlocked { reason: LandingBlock::ConflictMarkers, .. }
+                )
+            });
         if merged_for_the_agent {
             let marked = landing::conflict_markers_in(Path::new(&wt.repo), &composed.old_tip, &format!("refs/heads/{}", wt.branch))?;
             if !marked.is_empty() {

@@ -776,21 +776,6 @@ fn keeps_their_side(folder: &Path) -> bool {
     !differ.iter().any(|p| theirs.contains(p) && !ours.contains(p))
 }
 
-/// Whether a merge is under way in the task's worktree (its `MERGE_HEAD` is there): one that
-/// "let the agent resolve it" started, cut short before it was recorded, holds the conflict
-/// markers it left. Read from the worktree's git folder, without running git.
-pub fn merge_in_progress(wt: &TaskWorktree) -> bool {
-    let dot_git = Path::new(&wt.folder).join(".git");
-    let git_dir = match std::fs::read_to_string(&dot_git) {
-        Ok(text) => match text.trim().strip_prefix("gitdir:") {
-            Some(dir) => Path::new(&wt.folder).join(dir.trim()),
-            None => return false,
-        },
-        Err(_) => dot_git,
-    };
-    git_dir.join("MERGE_HEAD").is_file()
-}
-
 /// Removes the worktree (and the branch, when `delete_branch`). A worktree whose repository is
 /// gone is removed as a folder. Returns whether the branch is gone (deleted, or already gone).
 pub fn remove(wt: &TaskWorktree, delete_branch: bool) -> Result<bool> {
