@@ -190,7 +190,9 @@ pub(super) fn unapproved_changes(events: &[Envelope], review: &RequestId) -> Opt
     let (mut run_started, mut since) = (None, None);
     for e in events {
         match &e.event {
-            EngineEvent::RunStarted { .. } => run_started = Some(e.at.clone()),
+            // The first run since the last decision: a plan's steps, a resume, are runs of the
+            // same round, and the earliest made files too.
+            EngineEvent::RunStarted { .. } if run_started.is_none() => run_started = Some(e.at.clone()),
             EngineEvent::ReviewRequested { review_id, .. } => {
                 if rounds.is_empty() {
                     since = run_started.clone().or_else(|| Some(e.at.clone()));
@@ -200,7 +202,10 @@ pub(super) fn unapproved_changes(events: &[Envelope], review: &RequestId) -> Opt
                     break;
                 }
             }
-            EngineEvent::ReviewResolved { decision: Decision::Approve | Decision::Reject, .. } => rounds.clear(),
+            EngineEvent::ReviewResolved { decision: Decision::Approve | Decision::Reject, .. } => {
+                rounds.clear();
+                run_started = None;
+            }
             _ => {}
         }
     }
@@ -1674,6 +1679,32 @@ pub fn free_checkpoints(store: &Store, stores: &Path, id: &str) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rejects_changes_count_from_the_first_run_of_its_rounds_a_plans_first_step_not_its_last() {
+        let at = |t: &str, event: serde_json::Value| Envelope {
+            seq: 0,
+            session_id: SessionId("s".into()),
+            run_id: Some(RunId("r".into())),
+            at: t.into(),
+            event: serde_json::from_value(event).unwrap(),
+        };
+        let review = |id: &str| serde_json::json!({"type": "review_requested", "review_id": id, "claim": "success", "verdict": "done", "end_reason": "verified_done", "remaining": [], "files_changed": [], "verification": []});
+        let run = |trigger: &str| serde_json::json!({"type": "run_started", "trigger": trigger});
+        let mut events =
+            vec![at("2026-01-01T00:00:00.000Z", run("task")), at("2026-01-01T00:01:00.000Z", run("plan_step")), at("2026-01-01T00:02:00.000Z", review("r1"))];
+        let since = |events: &[Envelope], review: &str| unapproved_changes(events, &RequestId(review.into())).unwrap().since;
+        assert_eq!(since(&events, "r1"), "2026-01-01T00:00:00.000Z", "the plan's first step made files too");
+        // Approved; a follow-up's rounds count from its own first run.
+        events.push(at(
+            "2026-01-01T00:03:00.000Z",
+            serde_json::json!({"type": "review_resolved", "review_id": "r1", "decision": "approve", "by": "person", "feedback": null, "reverted": false}),
+        ));
+        events.push(at("2026-01-01T00:04:00.000Z", run("message")));
+        events.push(at("2026-01-01T00:05:00.000Z", run("resume")));
+        events.push(at("2026-01-01T00:06:00.000Z", review("r2")));
+        assert_eq!(since(&events, "r2"), "2026-01-01T00:04:00.000Z");
+    }
 
     #[test]
     fn a_revert_has_the_folder_only_once_another_tasks_tools_there_are_done() {
