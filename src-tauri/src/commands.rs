@@ -58,7 +58,8 @@ pub async fn save_settings(app: AppHandle, state: State<'_, AppState>, settings:
     // The window never edits which agent keys the keychain holds (a login adds them): a form
     // opened before the login must not forget them.
     let mut settings = settings;
-    for (agent, vars) in self::settings(&app).map(|s| s.agent_keys).unwrap_or_default() {
+    let before = self::settings(&app).unwrap_or_default();
+    for (agent, vars) in before.agent_keys.clone() {
         let kept = settings.agent_keys.entry(agent).or_default();
         for v in vars {
             if !kept.contains(&v) {
@@ -69,7 +70,7 @@ pub async fn save_settings(app: AppHandle, state: State<'_, AppState>, settings:
     let settings = with_keys(&state, move |k| {
         let mut settings = settings;
         k.keep_mcp_secrets(&mut settings)?;
-        k.keep_agent_secrets(&mut settings)?;
+        k.keep_agent_secrets(&mut settings, &before)?;
         Ok(settings)
     })
     .await?;

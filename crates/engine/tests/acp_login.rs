@@ -128,16 +128,26 @@ async fn a_key_typed_into_the_agents_environment_is_kept_in_the_keychain_not_the
     let mut agent = s.agent.clone();
     agent.env.insert("SCRIPTED_KEY".into(), "sk-scripted".into());
     agent.env.insert("FROM_FINISHLINE".into(), "${HOME}".into());
+    agent.env.insert("SCRIPTED_HOME".into(), "/opt/scripted".into());
     settings.agent = Some(agent);
-    assert!(!settings.export_json().contains("sk-scripted"), "an export, which says it is without keys, holds no typed value");
-    keys.keep_agent_secrets(&mut settings).unwrap();
+    let export = settings.export_json();
+    assert!(!export.contains("sk-scripted"), "an export, which says it is without keys, holds no typed key");
+    assert!(export.contains("/opt/scripted"), "a setting that is no secret travels with it");
+    keys.keep_agent_secrets(&mut settings, &Settings::default()).unwrap();
     let file = serde_json::to_string(&settings).unwrap();
     assert!(!file.contains("sk-scripted"), "a value typed into the agent's environment never reaches the settings file: {file}");
     let kept = settings.agent.as_ref().unwrap();
     assert_eq!(kept.env["SCRIPTED_KEY"], finishline_engine::domain::IN_KEYCHAIN, "the file says where it is");
     assert_eq!(kept.env["FROM_FINISHLINE"], "${HOME}", "a reference to Finishline's environment is no secret and stays");
-    keys.keep_agent_secrets(&mut settings).unwrap();
+    assert_eq!(kept.env["SCRIPTED_HOME"], "/opt/scripted", "nor is a setting whose name says no secret: it needs no keychain");
+    let before = settings.clone();
+    keys.keep_agent_secrets(&mut settings, &before).unwrap();
     assert_eq!(keys.agent_secrets(&settings, "scripted").get("SCRIPTED_KEY").map(String::as_str), Some("sk-scripted"), "a second save keeps it");
+    // The agent renamed (its command changed): its keys go with it.
+    let mut renamed = settings.clone();
+    renamed.agent.as_mut().unwrap().name = "scripted-2".into();
+    keys.keep_agent_secrets(&mut renamed, &settings).unwrap();
+    assert_eq!(keys.agent_secrets(&renamed, "scripted-2").get("SCRIPTED_KEY").map(String::as_str), Some("sk-scripted"), "a renamed agent keeps its key");
     let config = finishline_engine::agent::EngineConfig {
         agent_secrets: keys.agent_secrets(&settings, "scripted"),
         external: settings.agent.clone(),

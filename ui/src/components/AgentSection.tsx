@@ -213,8 +213,8 @@ export function AgentSection({ agent, onChange }: Props) {
             provider above), sends it back when it is not, and shows you every change to approve or revert.
           </p>
           <label className="field">
-            <span title="A value typed here is a secret: Save keeps it in the OS keychain, for this agent only, and the settings file holds only @keychain.">
-              Environment for {preset?.label ?? agent.name} (NAME=value, one per line; typed values go to the keychain, {"${VAR}"} passes yours from Finishline's environment)
+            <span title="A key (a name such as *_KEY, *_TOKEN, *_SECRET) typed here is kept in the OS keychain, for this agent only; the settings file holds only @keychain.">
+              Environment for {preset?.label ?? agent.name} (NAME=value, one per line; keys go to the keychain, {"${VAR}"} passes yours from Finishline's environment)
             </span>
             <textarea
               data-testid="agent-env"

@@ -220,15 +220,23 @@ impl Keys {
         Ok(())
     }
 
-    /// Moves every value typed into the external agent's environment into the keychain, for that
-    /// agent alone, leaving [`IN_KEYCHAIN`] in the settings, as for an MCP server: `GEMINI_API_KEY=…`
-    /// is what people type there. `${VAR}` references and empty values stay as they are.
-    pub fn keep_agent_secrets(&self, settings: &mut Settings) -> Result<()> {
+    /// Moves each key typed into the external agent's environment (a value whose name says it is
+    /// a secret: `GEMINI_API_KEY=…`, `*_TOKEN`) into the keychain, for that agent alone, leaving
+    /// [`IN_KEYCHAIN`] in the settings. Other values (`CODEX_HOME=…`) are settings and stay, as do
+    /// `${VAR}` references. An agent renamed since `before` (another command) takes its keys along.
+    pub fn keep_agent_secrets(&self, settings: &mut Settings, before: &Settings) -> Result<()> {
         let Some(agent) = settings.agent.as_mut() else { return Ok(()) };
+        if let Some(old) = before.agent.as_ref().filter(|old| old.name != agent.name) {
+            for (var, _) in agent.env.iter().filter(|(k, v)| v.as_str() == IN_KEYCHAIN && old.env.get(*k).is_some_and(|o| o == IN_KEYCHAIN)) {
+                if let (Ok(None), Ok(Some(value))) = (self.keychain.get(&agent_account(&agent.name, var)), self.keychain.get(&agent_account(&old.name, var))) {
+                    self.keychain.set(&agent_account(&agent.name, var), &value)?;
+                }
+            }
+        }
         let literals: Vec<(String, String)> = agent
             .env
             .iter()
-            .filter(|(_, v)| !v.trim().is_empty() && !is_env_reference(v) && v.as_str() != IN_KEYCHAIN)
+            .filter(|(k, v)| crate::tool::command::is_secret_var(k) && !v.trim().is_empty() && !is_env_reference(v) && v.as_str() != IN_KEYCHAIN)
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         for (var, value) in literals {

@@ -552,14 +552,21 @@ const EXPORT_FORMAT: u32 = 1;
 
 impl Settings {
     /// Settings as a JSON file to share or keep. It never holds a secret: keys are not in the
-    /// settings at all, and the environment values of an MCP server or the external agent are
-    /// dropped unless they are `${VAR}` references, since a token is what people put there.
+    /// settings at all, an MCP server's environment values are dropped unless they are `${VAR}`
+    /// references, since a token is what people put there, and so are the external agent's keys.
     pub fn export_json(&self) -> String {
         let mut clean = self.clone();
-        let agent_env = clean.agent.iter_mut().map(|a| &mut a.env);
-        for env in clean.mcp_servers.iter_mut().map(|s| &mut s.env).chain(agent_env) {
-            for value in env.values_mut() {
+        for server in &mut clean.mcp_servers {
+            for value in server.env.values_mut() {
                 if !is_env_reference(value) {
+                    value.clear();
+                }
+            }
+        }
+        // The agent's environment holds settings too (`CODEX_HOME=…`): only its keys are dropped.
+        for agent in &mut clean.agent {
+            for (var, value) in agent.env.iter_mut() {
+                if crate::tool::command::is_secret_var(var) && !is_env_reference(value) {
                     value.clear();
                 }
             }
