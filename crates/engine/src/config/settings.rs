@@ -564,7 +564,7 @@ impl Settings {
             }
         }
         // The agent's environment holds settings too (`CODEX_HOME=…`): only its keys are dropped.
-        for agent in &mut clean.agent {
+        if let Some(agent) = &mut clean.agent {
             for (var, value) in agent.env.iter_mut() {
                 if crate::tool::command::is_secret_var(var) && !is_env_reference(value) {
                     value.clear();
