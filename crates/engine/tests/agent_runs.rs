@@ -169,7 +169,7 @@ async fn revert_asks_before_touching_a_file_the_person_edited_after_the_agent() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn revert_keeps_an_edit_the_person_saved_between_two_of_the_agents_edits_of_the_file() {
+async fn revert_asks_before_going_past_an_edit_the_person_saved_between_two_of_the_agents_edits_of_the_file() {
     let h = Harness::new(
         rules(json!([
             evaluator(done_verdict()),
@@ -196,13 +196,19 @@ async fn revert_keeps_an_edit_the_person_saved_between_two_of_the_agents_edits_o
     let o = h.wait_idle(&sid).await;
     assert_eq!(o.status, SessionStatus::AwaitingReview);
     assert_eq!(h.read("notes.md").as_deref(), Some("agent two\nthe person's line\n"), "the agent's second edit went on top of the person's");
+    let diff = o.events.iter().rev().find_map(|e| match &e.event {
+        EngineEvent::ReviewRequested { files_changed, .. } => Some(serde_json::to_string(files_changed).unwrap()),
+        _ => None,
+    });
+    assert!(diff.unwrap().contains("-mine"), "the review shows all the agent did to the file, its first edit too");
     let r = h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
-    assert!(matches!(r, ReviewOutcome::Decided { .. }), "{r:?}");
-    assert_eq!(
-        h.read("notes.md").as_deref(),
-        Some("agent one\nthe person's line\n"),
-        "the revert undoes the agent's edit after the person's, and never the person's line"
-    );
+    match r {
+        ReviewOutcome::NeedsConfirmation { conflicts } => assert_eq!(conflicts, vec!["notes.md".to_string()]),
+        other => panic!("the revert must ask before going past the person's edit: {other:?}"),
+    }
+    assert_eq!(h.read("notes.md").as_deref(), Some("agent two\nthe person's line\n"), "nothing is touched before the person says");
+    h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, true, DecidedBy::Person).unwrap();
+    assert_eq!(h.read("notes.md").as_deref(), Some("mine\n"), "told to, it goes back to before the task");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

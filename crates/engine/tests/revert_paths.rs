@@ -69,7 +69,7 @@ fn a_name_that_starts_with_a_quote_is_read_as_itself_and_an_edit_of_it_is_kept()
     }
     let now = cp.file_states(&names).unwrap();
     for (i, n) in names.iter().enumerate() {
-        let change = OwnedChange { path: n.to_string(), before: before[i].clone(), after: after[i].clone(), unattributed: false };
+        let change = OwnedChange { path: n.to_string(), before: before[i].clone(), after: after[i].clone(), unattributed: false, edited_between: false };
         let expected = if i == 0 { RevertStep::Restore } else { RevertStep::ChangedSince };
         assert_eq!(revert_step(&change, &now[i]), expected, "{n:?}");
     }
@@ -137,7 +137,7 @@ fn a_revert_keeps_a_file_another_task_showed_unless_the_person_named_it_and_then
     cp.snapshot("start").unwrap();
     std::fs::write(work.join("notes.txt"), "hello\n").unwrap();
     let after = cp.file_states(&["notes.txt"]).unwrap().remove(0);
-    let owned = vec![OwnedChange { path: "notes.txt".into(), before: FileState::Absent, after, unattributed: false }];
+    let owned = vec![OwnedChange { path: "notes.txt".into(), before: FileState::Absent, after, unattributed: false, edited_between: false }];
     let others = vec!["notes.txt".to_string()];
     let copies = dir.path().join("copies");
     let report = revert_owned(&cp, &owned, &[], &others, &copies).unwrap();

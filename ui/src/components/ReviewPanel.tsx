@@ -519,7 +519,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       )}
       {conflicts && (
         <div className="callout panel" role="alertdialog" aria-label="Files changed after the agent" tabIndex={-1} ref={reveal} data-testid="revert-conflicts">
-          <p>These files changed after the agent (your edits, or another task's). Reverting is safe for everything else; tick a file only to put back the agent's starting point over those changes (a copy of the version it replaces is kept, and the result says where):</p>
+          <p>These files changed after the agent or while it worked (your edits, or another task's). Reverting is safe for everything else; tick a file only to put back the agent's starting point over those changes (a copy of the version it replaces is kept, and the result says where):</p>
           <ul className="overwrite-list">
             {conflicts.map((c) => (
               <li key={c}>

@@ -586,7 +586,7 @@ impl Run {
         let changes = tokio::task::block_in_place(|| cp.window_changes(&theirs, &head)).ok()?;
         let landing: Vec<_> = changes
             .into_iter()
-            .map(|c| crate::workspace::ownership::OwnedChange { path: c.path, before: c.before, after: c.after, unattributed: false })
+            .map(|c| crate::workspace::ownership::OwnedChange { path: c.path, before: c.before, after: c.after, unattributed: false, edited_between: false })
             .collect();
         tokio::task::block_in_place(|| cp.owned_diffs(&landing)).ok()
     }

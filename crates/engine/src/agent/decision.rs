@@ -217,9 +217,10 @@ pub(super) fn unapproved_changes(events: &[Envelope], review: &RequestId) -> Opt
                 Some(c) if c.after == before => {
                     c.after = after;
                     c.unattributed |= f.unattributed;
+                    c.edited_between |= f.edited_between;
                 }
-                Some(c) => *c = OwnedChange { path: f.path, before, after, unattributed: f.unattributed },
-                None => owned.push(OwnedChange { path: f.path, before, after, unattributed: f.unattributed }),
+                Some(c) => *c = OwnedChange { path: f.path, before, after, unattributed: f.unattributed, edited_between: f.edited_between },
+                None => owned.push(OwnedChange { path: f.path, before, after, unattributed: f.unattributed, edited_between: f.edited_between }),
             }
         }
     }
@@ -883,7 +884,7 @@ impl Engine {
             None => in_place_folder(&summary, &events),
         };
         let cp = self.checkpoints(&session, &folder)?;
-        let change = OwnedChange { path: path.to_string(), before, after, unattributed: false };
+        let change = OwnedChange { path: path.to_string(), before, after, unattributed: false, edited_between: false };
         let texts = cp.owned_texts(std::slice::from_ref(&change))?;
         Ok(texts.into_iter().next().and_then(|(_, b, a)| match side {
             crate::judge::criteria::DiffSide::New => a,

@@ -77,6 +77,9 @@ pub struct FileChange {
     /// See [`OwnedChange::unattributed`]: a revert keeps a copy of what it replaces.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unattributed: bool,
+    /// See [`OwnedChange::edited_between`]: a revert asks first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub edited_between: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -684,7 +687,7 @@ impl Checkpoints {
                 diff.truncate(cut);
                 diff.push_str("\n[… diff truncated …]\n");
             }
-            out.push(FileChange { path: path.to_string(), kind, diff, before: None, after: None, unattributed: false });
+            out.push(FileChange { path: path.to_string(), kind, diff, before: None, after: None, unattributed: false, edited_between: false });
         }
         Ok(out)
     }
@@ -953,6 +956,7 @@ impl Checkpoints {
                 before: Some(c.before.clone()),
                 after: Some(c.after.clone()),
                 unattributed: c.unattributed,
+                edited_between: c.edited_between,
             });
         }
         Ok(out)

@@ -69,22 +69,25 @@ pub struct OwnedChange {
     /// keeps a copy of what it replaces.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unattributed: bool,
+    /// Someone changed it between two of the run's windows (the person saved an edit while the
+    /// task worked): it goes back to before the run only when the person says so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub edited_between: bool,
 }
 
 /// The run's changes so far, folded window by window (in order).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ownership {
-    /// Each file's state before the run first touched it, as the run left it, and whether any
-    /// window that changed it is unattributed.
-    files: BTreeMap<String, (FileState, FileState, bool)>,
+    /// Each file's state before the run first touched it, as the run left it, whether any window
+    /// that changed it is unattributed, and whether it changed between windows.
+    files: BTreeMap<String, (FileState, FileState, bool, bool)>,
 }
 
 impl Ownership {
-    /// Adds one window's changes. A file the run touched before keeps its first `before`; its
-    /// `after` is the window's. When the window found the file other than the run last left it,
-    /// someone changed it in between (the person's save): the run's change then starts where
-    /// this window found it, so a revert puts back their edit and never goes past it (as a
-    /// reject does for an edit between review rounds).
+    /// Adds one window's changes. A file the run touched before keeps its first `before` (the
+    /// review shows all the run did to it); its `after` is the window's. When the window found
+    /// the file other than the run last left it, someone changed it in between (the person's
+    /// save): it is marked, and a revert asks before it goes past their edit.
     /// `writes` are the paths the agent's own file tools wrote in the window when nothing else
     /// ran in it (`None` otherwise): a change elsewhere is unattributed.
     pub fn add_window(&mut self, window: impl IntoIterator<Item = RawChange>, writes: Option<&[String]>) {
@@ -92,14 +95,12 @@ impl Ownership {
             let unattributed = !writes.is_some_and(|w| w.contains(&c.path));
             match self.files.get_mut(&c.path) {
                 Some(entry) => {
-                    if entry.1 != c.before {
-                        entry.0 = c.before;
-                    }
+                    entry.3 |= entry.1 != c.before;
                     entry.1 = c.after;
                     entry.2 |= unattributed;
                 }
                 None => {
-                    self.files.insert(c.path, (c.before, c.after, unattributed));
+                    self.files.insert(c.path, (c.before, c.after, unattributed, false));
                 }
             }
         }
@@ -110,8 +111,8 @@ impl Ownership {
     pub fn changes(&self) -> Vec<OwnedChange> {
         self.files
             .iter()
-            .filter(|(_, (b, a, _))| !b.same_as(a))
-            .map(|(p, (b, a, u))| OwnedChange { path: p.clone(), before: b.clone(), after: a.clone(), unattributed: *u })
+            .filter(|(_, (b, a, ..))| !b.same_as(a))
+            .map(|(p, (b, a, u, e))| OwnedChange { path: p.clone(), before: b.clone(), after: a.clone(), unattributed: *u, edited_between: *e })
             .collect()
     }
 
@@ -127,7 +128,8 @@ pub enum RevertStep {
     Restore,
     /// It is already as the run found it (reverted before a crash, or by hand): nothing to do.
     AlreadyBack,
-    /// Someone changed it after the run did: overwriting would lose their work.
+    /// Someone changed it after the run did, or between its edits: overwriting would lose their
+    /// work.
     ChangedSince,
 }
 
@@ -135,7 +137,7 @@ pub enum RevertStep {
 pub fn revert_step(change: &OwnedChange, now: &FileState) -> RevertStep {
     if now.same_as(&change.before) {
         RevertStep::AlreadyBack
-    } else if now.same_as(&change.after) {
+    } else if now.same_as(&change.after) && !change.edited_between {
         RevertStep::Restore
     } else {
         RevertStep::ChangedSince
@@ -174,21 +176,18 @@ mod tests {
         let mut o = Ownership::default();
         o.add_window([raw("a.txt", blob("1"), blob("2"))], Some(&["a.txt".to_string()]));
         o.add_window([raw("a.txt", blob("2"), blob("3"))], Some(&["a.txt".to_string()]));
-        assert_eq!(o.changes(), vec![OwnedChange { path: "a.txt".into(), before: blob("1"), after: blob("3"), unattributed: false }]);
+        assert_eq!(o.changes(), vec![OwnedChange { path: "a.txt".into(), before: blob("1"), after: blob("3"), unattributed: false, edited_between: false }]);
     }
 
     #[test]
-    fn a_file_someone_changed_between_the_runs_windows_goes_back_to_their_version_never_past_it() {
+    fn a_file_someone_changed_between_the_runs_windows_shows_all_the_run_did_and_is_reverted_only_when_asked() {
         let mut o = Ownership::default();
         o.add_window([raw("a.txt", blob("1"), blob("2"))], Some(&["a.txt".to_string()]));
         // Between the windows someone else wrote 3; the run then wrote 4.
         o.add_window([raw("a.txt", blob("3"), blob("4"))], Some(&["a.txt".to_string()]));
-        assert_eq!(o.changes(), vec![OwnedChange { path: "a.txt".into(), before: blob("3"), after: blob("4"), unattributed: false }]);
-        // Someone put it back as the run found it, and the run changed it again: still theirs.
-        let mut o = Ownership::default();
-        o.add_window([raw("b.txt", FileState::Absent, blob("1"))], None);
-        o.add_window([raw("b.txt", FileState::Absent, blob("2"))], None);
-        assert_eq!(o.changes()[0].before, FileState::Absent);
+        let change = OwnedChange { path: "a.txt".into(), before: blob("1"), after: blob("4"), unattributed: false, edited_between: true };
+        assert_eq!(o.changes(), vec![change.clone()]);
+        assert_eq!(revert_step(&change, &blob("4")), RevertStep::ChangedSince, "as the run left it, yet holding their edit: asked");
     }
 
     #[test]
@@ -211,12 +210,12 @@ mod tests {
 
     #[test]
     fn revert_restores_only_a_file_still_as_the_run_left_it() {
-        let c = OwnedChange { path: "a".into(), before: blob("1"), after: blob("2"), unattributed: false };
+        let c = OwnedChange { path: "a".into(), before: blob("1"), after: blob("2"), unattributed: false, edited_between: false };
         assert_eq!(revert_step(&c, &blob("2")), RevertStep::Restore);
         assert_eq!(revert_step(&c, &blob("1")), RevertStep::AlreadyBack, "a revert finished before a crash is not done twice");
         assert_eq!(revert_step(&c, &blob("3")), RevertStep::ChangedSince, "someone's later edit is never overwritten without asking");
         assert_eq!(revert_step(&c, &FileState::Absent), RevertStep::ChangedSince, "a file deleted after the run is someone else's decision");
-        let created = OwnedChange { path: "n".into(), before: FileState::Absent, after: blob("5"), unattributed: false };
+        let created = OwnedChange { path: "n".into(), before: FileState::Absent, after: blob("5"), unattributed: false, edited_between: false };
         assert_eq!(revert_step(&created, &FileState::Absent), RevertStep::AlreadyBack);
     }
 
