@@ -326,3 +326,28 @@ fn a_revert_puts_back_a_file_as_git_checks_it_out_whatever_the_folders_gitattrib
     assert_eq!(std::fs::read(work.join("win.txt")).unwrap(), windows.as_bytes(), "the line endings as they were");
     assert_eq!(std::fs::read(work.join("names.u16")).unwrap(), utf16, "in its own encoding, not git's UTF-8");
 }
+
+/// A file whose checkout filter fails now (the folder's `.gitattributes` changed since, an LFS
+/// object not fetched) is put back as stored: a revert that stopped at it would stop at it again
+/// at every start.
+#[test]
+fn a_file_whose_checkout_filter_fails_is_put_back_as_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("notes.txt"), "my notes\n").unwrap();
+    let cp = Checkpoints::open(&dir.path().join("store"), &work).unwrap();
+    cp.snapshot("start").unwrap();
+    let before = cp.file_states(&["notes.txt"]).unwrap().remove(0);
+    std::fs::write(work.join("notes.txt"), "the agent's\n").unwrap();
+    cp.snapshot("agent").unwrap();
+    // A required filter whose program fails, as the person's global config may name one.
+    let global = dir.path().join("gitconfig");
+    std::fs::write(&global, "[filter \"broken\"]\n\tsmudge = false\n\trequired = true\n").unwrap();
+    std::env::set_var("GIT_CONFIG_GLOBAL", &global);
+    std::fs::write(work.join(".gitattributes"), "notes.txt filter=broken\n").unwrap();
+    let restored = cp.restore_file("notes.txt", &before);
+    std::env::remove_var("GIT_CONFIG_GLOBAL");
+    restored.expect("put back");
+    assert_eq!(std::fs::read_to_string(work.join("notes.txt")).unwrap(), "my notes\n");
+}
