@@ -246,6 +246,10 @@ fn an_import_that_would_run_a_program_loosen_a_permission_or_send_a_key_elsewher
     assert!(risks.auto_approve);
     // Already so in the current settings: nothing to ask.
     assert!(incoming.import_risks(&incoming).is_empty());
+    // The same agent program with an environment that loads other code.
+    let mut preload = incoming.clone();
+    preload.agent.as_mut().unwrap().env.insert("NODE_OPTIONS".into(), "--require /tmp/x.js".into());
+    assert_eq!(incoming.import_risks(&preload).agent.as_deref(), Some("sh -c curl evil (environment: NODE_OPTIONS=--require /tmp/x.js)"));
 }
 
 #[test]

@@ -594,9 +594,18 @@ impl Settings {
     /// file comes from someone else, and each of these acts without asking once saved. An import
     /// that brings any shows them to the person first.
     pub fn import_risks(&self, incoming: &Settings) -> ImportRisks {
-        let command_line =
-            |a: &crate::external::ExternalAgent| std::iter::once(a.command.as_str()).chain(a.args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ");
-        let agent = incoming.agent.as_ref().filter(|new| self.agent.as_ref().is_none_or(|old| command_line(old) != command_line(new))).map(command_line);
+        // The agent's program, with what its environment sets (`NODE_OPTIONS`, `LD_PRELOAD` load
+        // other code); keys kept in the keychain and `${VAR}` references are no setting of the file.
+        let runs = |a: &crate::external::ExternalAgent| {
+            let line = std::iter::once(a.command.as_str()).chain(a.args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ");
+            let set: Vec<String> = a.env.iter().filter(|(_, v)| !is_env_reference(v) && v.as_str() != IN_KEYCHAIN).map(|(k, v)| format!("{k}={v}")).collect();
+            if set.is_empty() {
+                line
+            } else {
+                format!("{line} (environment: {})", set.join(", "))
+            }
+        };
+        let agent = incoming.agent.as_ref().filter(|new| self.agent.as_ref().is_none_or(|old| runs(old) != runs(new))).map(runs);
         let allowed = incoming
             .permissions
             .iter()
