@@ -546,6 +546,8 @@ impl Engine {
         let mut copies = Vec::new();
         if let (Some(base), Some(agent)) = &marks {
             let conflicts = cp.revert_conflicts(base, agent)?;
+            // This revert overwrites all or nothing: the files named must be every one it would.
+            force |= !conflicts.is_empty() && conflicts.iter().all(|c| choice.overwrite.allows(c));
             if !conflicts.is_empty() && !force {
                 return Ok(ReviewOutcome::NeedsConfirmation { conflicts });
             }
