@@ -231,8 +231,15 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   // A draft brought back keeps how its box was opened: its hint and where the focus goes after.
   const byKeys = useRef(kept?.byKeys ?? false);
   const selectedKeys = useMemo(() => keysIn(changes, selection), [selection, changes]);
+  // An edit whose words changed is not dropped for another line: it is saved or cancelled first.
+  const editChanged = () => {
+    const edited = editing ? comments.find((c) => c.id === editing) : undefined;
+    if (!edited || editDraft.trim() === edited.text.trim()) return false;
+    setError({ at: edited.id, message: "Save or cancel this edit first (Esc cancels it)." });
+    return true;
+  };
   const pick = (change: ChangeData | null, extend: boolean) => {
-    if (!editable || !change) return;
+    if (!editable || !change || editChanged()) return;
     const { side, line } = lineOf(change);
     byKeys.current = false;
     setEditing(null);
@@ -287,6 +294,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
       setCursor({ anchor: e.shiftKey ? getChangeKey(anchor) : key, head: key });
     } else if ((e.key === "Enter" || e.key === "c") && cursorRange) {
       e.preventDefault();
+      if (editChanged()) return;
       byKeys.current = true;
       setEditing(null);
       setEditDraft("");
@@ -325,12 +333,13 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     if (!at || !words) return;
     await one.run(id ?? "new", async () => {
       await ipc.commentOnReview(reviewId, { id: target?.id ?? "", path: file.path, start_line: at.from, end_line: at.to, side: at.side, quote: target?.quote ?? "", text: words });
-      if (id) setEditDraft("");
-      else {
+      if (id) {
+        setEditDraft("");
+        setEditing(null);
+      } else {
         setDraft("");
         closeBox();
       }
-      setEditing(null);
       onChanged?.();
     });
   };

@@ -817,7 +817,7 @@ describe("review that talks back", () => {
     expect(within(screen.getByTestId("diff-comment")).getByTestId("comment-input"), "the edit is kept to try again").toHaveValue("name it constant");
   });
 
-  it("editing an added comment keeps a new comment half typed, and a line clicked while editing never gets the edited words", async () => {
+  it("editing an added comment keeps a new comment half typed; a line clicked while editing never gets the edited words, nor drops changed ones", async () => {
     script(
       [...waiting(), ev({ type: "review_comment", review_id: "r1", comment: { id: "cmt_1", path: "src/a.rs", start_line: 1, end_line: 1, side: "new", quote: "fn a() {", text: "name it" } as never })],
       (cmd) => (cmd === "review_file" ? "fn a() {\n    let x = 1;\n}\n" : null),
@@ -835,6 +835,13 @@ describe("review that talks back", () => {
     await user.click([...document.querySelectorAll("td.diff-gutter")].find((td) => td.textContent === "3")!);
     expect(screen.getAllByTestId("comment-input"), "one box").toHaveLength(1);
     expect(screen.getByTestId("comment-input"), "not the edited comment's words").not.toHaveValue("name it");
+    // An edit with words changed is not dropped by a click on a line: it says to finish it first.
+    await user.click(within(screen.getByTestId("diff-comment")).getByTestId("edit-comment"));
+    await user.type(within(screen.getByTestId("diff-comment")).getByTestId("comment-input"), " constant");
+    await user.click([...document.querySelectorAll("td.diff-gutter")].find((td) => td.textContent === "3")!);
+    const editing = within(screen.getByTestId("diff-comment"));
+    expect(editing.getByTestId("comment-input"), "the edit stays with its words").toHaveValue("name it constant");
+    expect(editing.getByRole("alert")).toHaveTextContent("Save or cancel this edit first");
   });
 
   /** The review waiting, with "name the constant" typed on line 1 and not added. */
