@@ -101,7 +101,10 @@ impl ExternalAgent {
         if let Some(p) = Self::preset(choice) {
             return Some(p);
         }
-        let mut words = choice.split_whitespace().map(String::from);
+        // Words as a shell takes them (`"/opt/My Agent/agent" --acp`); an unclosed quote, which
+        // shlex refuses, is read word by word.
+        let words = shlex::split(choice).unwrap_or_else(|| choice.split_whitespace().map(String::from).collect());
+        let mut words = words.into_iter();
         let command = words.next()?;
         let name = std::path::Path::new(&command).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| command.clone());
         Some(ExternalAgent { name, command, args: words.collect(), env: BTreeMap::new() })
@@ -266,6 +269,10 @@ mod tests {
         assert!(ExternalAgent::from_choice("builtin").is_none(), "builtin is Finishline's own agent");
         assert!(ExternalAgent::from_choice("  ").is_none());
         assert_eq!(a.older_args(), None);
+        // Quoted as a shell takes it, as the window's Settings do.
+        let spaced = ExternalAgent::from_choice(r#""/opt/My Agent/bin/agent" --acp --name 'two words'"#).unwrap();
+        assert_eq!((spaced.name.as_str(), spaced.command.as_str()), ("agent", "/opt/My Agent/bin/agent"));
+        assert_eq!(spaced.args, vec!["--acp", "--name", "two words"]);
     }
 
     fn program(dir: &Path, name: &str) -> PathBuf {
