@@ -82,6 +82,10 @@ export function AgentSection({ agent, onChange }: Props) {
   const [checkError, setCheckError] = useState<AppError | null>(null);
   const [customLine, setCustomLine] = useState(agent ? commandLine(agent) : "");
   const [envDraft, setEnvDraft] = useState(agent ? envText(agent.env) : "");
+  // The box keeps what is being typed; settings replaced from elsewhere (a Save that put a key in
+  // the keychain, an import) show as theirs.
+  const sameEnv = (a: Record<string, string>, b: Record<string, string>) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+  const envShown = agent && !sameEnv(parseEnv(envDraft), agent.env) ? envText(agent.env) : envDraft;
   useEffect(() => {
     ipc.agentPresets().then((ps) => setPresets(ps ?? []), () => setPresets([]));
   }, []);
@@ -219,7 +223,7 @@ export function AgentSection({ agent, onChange }: Props) {
             <textarea
               data-testid="agent-env"
               rows={2}
-              value={envDraft}
+              value={envShown}
               onChange={(e) => {
                 setEnvDraft(e.target.value);
                 onChange({ ...agent, env: parseEnv(e.target.value) });

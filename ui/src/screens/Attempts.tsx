@@ -82,7 +82,8 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
   const [notice, setNotice] = useState<string | null>(null);
   // Cancel the running attempts: asked first, as a session's cancel is; sent once, however
   // often pressed meanwhile.
-  const [confirmCancel, setConfirmCancel] = useState(false);
+  // How many were running when asked: the question keeps its words while they end.
+  const [confirmCancel, setConfirmCancel] = useState<number | null>(null);
   const [cancelling, setCancelling] = useState(false);
   const [confirmReject, setConfirmReject] = useState(false);
   /** The attempt the person chose to land, while they confirm that the others go. */
@@ -270,7 +271,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
     }
   };
   const cancelRunning = async () => {
-    setConfirmCancel(false);
+    setConfirmCancel(null);
     if (cancelling) return;
     setCancelling(true);
     setError(null);
@@ -293,7 +294,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
         </p>
         <div className="actions left">
           {running.length > 0 && (
-            <button className="btn" onClick={() => setConfirmCancel(true)} disabled={cancelling} aria-busy={cancelling} data-testid="attempts-cancel">
+            <button className="btn" onClick={() => setConfirmCancel(running.length)} disabled={cancelling} aria-busy={cancelling} data-testid="attempts-cancel">
               <Square size={14} aria-hidden /> Cancel the running attempts
             </button>
           )}
@@ -336,7 +337,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
           }}
         />
       )}
-      {confirmCancel && <ConfirmCancelAttempts count={running.length} onKeep={() => setConfirmCancel(false)} onCancel={() => void cancelRunning()} />}
+      {confirmCancel !== null && <ConfirmCancelAttempts count={confirmCancel} onKeep={() => setConfirmCancel(null)} onCancel={() => void cancelRunning()} />}
       {confirmReject && <ConfirmRejectAll count={ranking.ranking.length} onKeep={() => setConfirmReject(false)} onReject={rejectAll} />}
       <p className="muted small" data-testid="ranking-rule">
         Ranked by: {RANKING_RULE}.

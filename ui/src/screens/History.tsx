@@ -113,8 +113,10 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
       since_ms: days ? Date.now() - days * 86_400_000 : undefined,
     };
   }, [filter, outcome, since]);
-  // The newest 200 first; "Show older sessions" asks for 200 more at a time.
+  // The newest 200 first; "Show older sessions" asks for 200 more at a time, until the filters
+  // change.
   const [limit, setLimit] = useState(PAGE);
+  useEffect(() => setLimit(PAGE), [filter, outcome, since]);
   const loadList = useCallback(() => {
     ipc.listSessions({ limit, ...filters() }).then(
       (r) => {

@@ -148,4 +148,15 @@ describe("Settings → Agent", () => {
     await user.type(env, "GEMINI_API_KEY=${{GEMINI_API_KEY}{enter}not a line{enter}MODE = fast");
     expect(last!.env, "lines without = are dropped; ${VAR} is kept for the engine to read at start").toEqual({ GEMINI_API_KEY: "${GEMINI_API_KEY}", MODE: "fast" });
   });
+
+  it("after Save puts a typed key in the keychain, the box shows @keychain, not the key", async () => {
+    mockIPC((cmd) => (cmd === "agent_presets" ? presets : undefined));
+    const gemini = { name: "gemini", command: "gemini", args: ["--experimental-acp"], env: {} };
+    const { rerender } = render(<AgentSection agent={gemini} onChange={() => {}} />);
+    const user = userEvent.setup();
+    await user.type(await screen.findByTestId("agent-env"), "GEMINI_API_KEY=AIza-secret");
+    // The saved settings come back, the key kept in the keychain.
+    rerender(<AgentSection agent={{ ...gemini, env: { GEMINI_API_KEY: "@keychain" } }} onChange={() => {}} />);
+    expect(screen.getByTestId("agent-env")).toHaveValue("GEMINI_API_KEY=@keychain");
+  });
 });

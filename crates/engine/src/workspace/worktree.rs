@@ -799,9 +799,9 @@ pub fn remove(wt: &TaskWorktree, delete_branch: bool) -> Result<bool> {
         // person's own on a drive not mounted now among them (with what they staged there).
         let forgotten = git_ok(repo, &["worktree", "remove", "--force", "--force", &wt.folder]);
         if !forgotten {
-            // Something in it cannot be deleted: unlocked, so the next start's sweep (or the
-            // person's own prune) forgets it once it is gone, instead of the person's repository
-            // keeping a locked worktree for good.
+            // Something in it cannot be deleted: unlocked, so a removal tried again (Settings →
+            // Tasks → Storage, a sweep that retries) or the person's own prune forgets it once it
+            // is gone, instead of the person's repository keeping a locked worktree for good.
             let _ = git_ok(repo, &["worktree", "unlock", &wt.folder]);
         }
         if let Err(e) = deleted {
