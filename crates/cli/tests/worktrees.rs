@@ -2359,7 +2359,12 @@ fn review_typed_at_a_terminal(cli: &Cli, r: &Path, input: &[u8]) -> (String, Opt
 /// `finishline run "write hello.txt"` in `r`, in a pseudo-terminal (`script`), its input and
 /// output piped; given a minute at most.
 fn in_a_terminal(cli: &Cli, r: &Path) -> Command {
-    let run = cli.cmd(&["run", "write hello.txt", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]);
+    task_in_a_terminal(cli, "write hello.txt", r)
+}
+
+/// `finishline run TASK` in `r`, in a pseudo-terminal, as [`in_a_terminal`].
+fn task_in_a_terminal(cli: &Cli, task: &str, r: &Path) -> Command {
+    let run = cli.cmd(&["run", task, "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]);
     let line = std::iter::once(run.get_program()).chain(run.get_args()).map(|a| format!("'{}'", a.to_string_lossy())).collect::<Vec<_>>().join(" ");
     let mut in_terminal = Command::new("timeout");
     in_terminal.args(["60", "script", "-qec", &line, "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -2380,17 +2385,7 @@ async fn overwrite_at_the_terminal_covers_the_files_it_named_not_one_edited_whil
     let (_s, dir, cli) = server(vec![rules]).await;
     let ws = dir.path().join("plain");
     std::fs::create_dir_all(&ws).unwrap();
-    let run = cli.cmd(&["run", "write two files", "--workspace", ws.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]);
-    let line = std::iter::once(run.get_program()).chain(run.get_args()).map(|a| format!("'{}'", a.to_string_lossy())).collect::<Vec<_>>().join(" ");
-    let mut terminal = Command::new("timeout");
-    terminal.args(["60", "script", "-qec", &line, "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    for (k, v) in run.get_envs() {
-        match v {
-            Some(v) => terminal.env(k, v),
-            None => terminal.env_remove(k),
-        };
-    }
-    let mut child = terminal.spawn().unwrap();
+    let mut child = task_in_a_terminal(&cli, "write two files", &ws).spawn().unwrap();
     let mut input = child.stdin.take().unwrap();
     let t = Instant::now();
     while !lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).iter().any(|s| s["status"] == "awaiting_review") {
