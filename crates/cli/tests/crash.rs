@@ -339,3 +339,56 @@ async fn a_machine_without_git_is_told_at_the_start_that_checkpoints_are_off() {
     let message = events[report]["message"].as_str().unwrap();
     assert!(message.contains("git is needed") && message.contains("Reject cannot revert"), "the message says why and what it costs: {message}");
 }
+
+/// Killed while the agent's next answer streams, after its write was recorded, then resumed: the
+/// resumed run goes on from the killed one's windows. A reject then reverts what the task wrote
+/// without asking about it as if someone had edited it (each window was counted twice, and the
+/// second looked like an edit made between the agent's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_killed_and_resumed_is_reverted_without_asking_about_its_own_files() {
+    let scn = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": "Done! a.txt is written, which is everything the task asked for.", "chunks": 30, "chunk_delay_ms": 100}},
+        {"when": {"kind": "agent"}, "reply": {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scn).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let dir = tempfile::tempdir().unwrap();
+    let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
+    std::fs::create_dir_all(&ws).unwrap();
+    let cli = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_finishline"));
+        c.args(args).arg("--data-dir").arg(&data).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        c
+    };
+    let mut run = cli(&["run", "write a.txt", "--workspace", ws.to_str().unwrap(), "--base-url", &url, "--model", "m"]).spawn().unwrap();
+    let t = Instant::now();
+    while !ws.join("a.txt").exists() {
+        assert!(t.elapsed() < Duration::from_secs(30), "the agent wrote a.txt");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Its window closes, and the next answer streams for 3 s: killed in the middle of it.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    run.kill().unwrap();
+    let _ = run.wait();
+    let store = Store::open(&data.join("history.db"), Arc::new(SystemClock)).unwrap();
+    let id = store.list_sessions(&Default::default()).unwrap()[0].id.clone();
+    drop(store);
+    let cli = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_finishline"));
+        c.args(args).arg("--data-dir").arg(&data).stdin(Stdio::null());
+        c
+    };
+    let resumed = tokio::task::spawn_blocking({
+        let mut c = cli(&["sessions", "resume", id.as_str(), "", "--base-url", &url, "--model", "m"]);
+        move || c.output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(resumed.status.code(), Some(6), "it waits for review: {}", String::from_utf8_lossy(&resumed.stderr));
+    let rejected = cli(&["sessions", "review", id.as_str(), "--reject", "--revert"]).output().unwrap();
+    let said = String::from_utf8_lossy(&rejected.stderr).to_string();
+    assert!(!said.contains("Not reverted"), "nobody but the agent touched a.txt: {said}");
+    assert!(!ws.join("a.txt").exists(), "what the task wrote is reverted: {said}");
+}

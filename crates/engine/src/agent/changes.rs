@@ -539,7 +539,13 @@ impl Run {
     fn since(&mut self, since: Since) -> Ownership {
         let Some(cp) = self.checkpoints.clone() else { return Ownership::default() };
         let mut all = Ownership::default();
+        // A resumed run goes on from the windows of the run it resumes: each is folded once, or
+        // its second fold would read as an edit someone made between the run's own.
+        let mut folded = std::collections::HashSet::new();
         for (b, a, writes) in self.earlier_windows(since).into_iter().chain(self.evidence.windows_with_writes()) {
+            if !folded.insert((b.clone(), a.clone())) {
+                continue;
+            }
             if let Ok(w) = tokio::task::block_in_place(|| cp.window_changes(&b, &a)) {
                 all.add_window(w, writes.as_deref());
             }
