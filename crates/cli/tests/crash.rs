@@ -359,10 +359,14 @@ async fn a_task_killed_and_resumed_is_reverted_without_asking_about_its_own_file
     std::fs::create_dir_all(&ws).unwrap();
     let cli = |args: &[&str]| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_finishline"));
-        c.args(args).arg("--data-dir").arg(&data).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        c.args(args).arg("--data-dir").arg(&data).stdin(Stdio::null());
         c
     };
-    let mut run = cli(&["run", "write a.txt", "--workspace", ws.to_str().unwrap(), "--base-url", &url, "--model", "m"]).spawn().unwrap();
+    let mut run = cli(&["run", "write a.txt", "--workspace", ws.to_str().unwrap(), "--base-url", &url, "--model", "m"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let t = Instant::now();
     while !ws.join("a.txt").exists() {
         assert!(t.elapsed() < Duration::from_secs(30), "the agent wrote a.txt");
@@ -375,11 +379,6 @@ async fn a_task_killed_and_resumed_is_reverted_without_asking_about_its_own_file
     let store = Store::open(&data.join("history.db"), Arc::new(SystemClock)).unwrap();
     let id = store.list_sessions(&Default::default()).unwrap()[0].id.clone();
     drop(store);
-    let cli = |args: &[&str]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_finishline"));
-        c.args(args).arg("--data-dir").arg(&data).stdin(Stdio::null());
-        c
-    };
     let resumed = tokio::task::spawn_blocking({
         let mut c = cli(&["sessions", "resume", id.as_str(), "", "--base-url", &url, "--model", "m"]);
         move || c.output().unwrap()
