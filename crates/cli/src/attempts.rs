@@ -332,10 +332,13 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
             // Every attempt, with the worktrees of those that failed or were cancelled.
             // A dry run: nobody looked at the attempts.
             match tokio::task::block_in_place(|| engine.reject_group(&r.group, DecidedBy::Auto)) {
-                Ok(n) => eprintln!("{n} attempts rejected and their worktrees removed; nothing landed."),
-                Err(e) => eprintln!("finishline: {e}"),
+                Ok(n) => {
+                    eprintln!("{n} attempts rejected and their worktrees removed; nothing landed.");
+                    exit::REJECTED
+                }
+                // Not rejected: the attempts still wait, and saying "rejected" would hide it.
+                Err(e) => fail(exit::FAILED, opts.common.json, &e.to_string()),
             }
-            exit::REJECTED
         }
         ReviewMode::Prompt if interactive => {
             let answer = prompt_line(&format!("Land which attempt{}? [number, Enter to decide later]: ", on_base(r, engine)));
@@ -403,9 +406,10 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         let outcome = tokio::task::block_in_place(|| engine.reject_group(&group, DecidedBy::Person));
         tokio::task::block_in_place(|| engine.settle());
         return match outcome {
+            // Rejected, as `sessions review --reject` and `run --review reject` say it (exit 3).
             Ok(n) => {
                 eprintln!("{n} attempts rejected and their worktrees removed; nothing landed.");
-                exit::OK
+                exit::REJECTED
             }
             Err(e) => fail(exit::USAGE, json, &e.to_string()),
         };

@@ -434,7 +434,7 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
     );
 
     let out = finishline(&["sessions", "attempts", &group, "--reject", "--workspace", &r.to_string_lossy()], &e.data);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "rejected, as `sessions review --reject` says it: {}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("2 attempts"), "it says what it put away: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(worktrees(&r), 1, "no attempt's worktree is left");
     assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "nor their branches");
@@ -465,7 +465,7 @@ async fn rejecting_a_group_keeps_an_attempts_branch_that_holds_the_persons_commi
     git(&folder, &["add", "mine.txt"]);
     git(&folder, &["-c", "user.name=P", "-c", "user.email=p@p", "commit", "-q", "-m", "mine"]);
     let out = finishline(&["sessions", "attempts", &group, "--reject", "--workspace", &r.to_string_lossy()], &e.data);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "rejected, as `sessions review --reject` says it: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(worktrees(&r), 1, "no attempt's worktree is left");
     assert_eq!(
         git(&r, &["branch", "--list", "finishline/*"]).trim_start_matches(['*', '+', ' ']),
