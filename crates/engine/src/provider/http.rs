@@ -212,6 +212,37 @@ impl Provider for HttpProvider {
     }
 }
 
+const BYTE_ORDER_MARK: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// Drops the byte-order marks a stream begins with, held back while the bytes so far could still
+/// be one (an empty chunk passes through the parser as nothing).
+#[derive(Default)]
+struct LeadingMarks {
+    held: Vec<u8>,
+    past: bool,
+}
+
+impl LeadingMarks {
+    fn strip(&mut self, b: bytes::Bytes) -> bytes::Bytes {
+        if self.past {
+            return b;
+        }
+        self.held.extend_from_slice(&b);
+        let mut start = 0;
+        while self.held[start..].starts_with(&BYTE_ORDER_MARK) {
+            start += BYTE_ORDER_MARK.len();
+        }
+        let rest = &self.held[start..];
+        if rest.len() < BYTE_ORDER_MARK.len() && BYTE_ORDER_MARK.starts_with(rest) {
+            // Still (part of) a mark, or nothing yet.
+            self.held.drain(..start);
+            return bytes::Bytes::new();
+        }
+        self.past = true;
+        bytes::Bytes::from(std::mem::take(&mut self.held).split_off(start))
+    }
+}
+
 /// How much of an answer's start is kept for [`super::error::not_a_stream`].
 const HEAD_KEPT: usize = 2048;
 
@@ -225,19 +256,10 @@ where
     // The first bytes, kept to say what came instead of events when none could be read (a web
     // page or one JSON document, from a wrong base URL): until then nothing has been shown.
     let head = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    // A byte-order mark before the first event: eventsource-stream slices inside it (a panic),
-    // so it goes before parsing. Only a mark at the very start, whole in the first bytes.
-    let mut first = true;
-    let bytes = bytes.map(move |item| {
-        item.map(|b: bytes::Bytes| {
-            let at_start = std::mem::take(&mut first);
-            if at_start && b.starts_with(&[0xEF, 0xBB, 0xBF]) {
-                b.slice(3..)
-            } else {
-                b
-            }
-        })
-    });
+    // Byte-order marks before the first event: eventsource-stream slices inside one (a panic),
+    // so they go before parsing, however the network cut them.
+    let mut marks = LeadingMarks::default();
+    let bytes = bytes.map(move |item| item.map(|b: bytes::Bytes| marks.strip(b)));
     let bytes = {
         let head = head.clone();
         bytes.inspect(move |item| {
