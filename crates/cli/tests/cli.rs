@@ -991,3 +991,39 @@ fn a_history_that_is_no_database_is_named_with_the_way_forward_and_left_as_it_is
     assert!(said.contains("history.db cannot be read") && said.contains("move it aside") && said.contains("history.db.unreadable-"), "{said}");
     assert_eq!(std::fs::read_to_string(e.data.join("history.db")).unwrap(), "garbage, not a database\n", "a listing changes no file");
 }
+
+/// A run that hits a bug (a panic) ends failed with the reason, at once: the terminal is not left
+/// waiting for events that never come, and the session takes a message that goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_panics_ends_failed_and_its_session_goes_on_with_a_message() {
+    let server = FakeServer::start(fruits()).await.unwrap();
+    let e = env();
+    let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut run = command(&["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &data);
+    run.env("FINISHLINE_FAULT_PANIC", "model-step");
+    let child = run.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let Ok(out) = rx.recv_timeout(std::time::Duration::from_secs(60)) else {
+        let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+        panic!("a run that panicked left the terminal waiting");
+    };
+    let out = out.unwrap();
+    assert_eq!(out.status.code(), Some(4), "failed: {}", String::from_utf8_lossy(&out.stderr));
+    let events = lines(&out);
+    let error = events.iter().find(|l| l["type"] == "error").unwrap_or_else(|| panic!("an error event: {events:?}"));
+    assert_eq!(error["code"], "internal");
+    assert!(error["message"].as_str().unwrap().contains("send a message to go on"), "{error}");
+    let summary = events.iter().find(|l| l["type"] == "summary").expect("a summary");
+    assert_eq!(summary["status"], "failed");
+
+    let id = summary["session_id"].as_str().unwrap().to_string();
+    let (url, data) = (server.base_url(Protocol::Openai), e.data.clone());
+    let resumed =
+        tokio::task::spawn_blocking(move || finishline(&["sessions", "resume", &id, "go on", "--base-url", &url, "--model", "m"], &data)).await.unwrap();
+    assert_eq!(resumed.status.code(), Some(6), "it goes on to its review: {}", String::from_utf8_lossy(&resumed.stderr));
+    assert!(e.ws.join("notes.md").exists());
+}

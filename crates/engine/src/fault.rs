@@ -17,3 +17,12 @@ pub fn pause_at(point: &str) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// A panic at a named point, for the tests that check a run which panics ends failed and frees
+/// its session, as no input should make it do. Inert unless `FINISHLINE_FAULT_PANIC` names the
+/// point.
+pub fn panic_at(point: &str) {
+    if std::env::var("FINISHLINE_FAULT_PANIC").ok().as_deref() == Some(point) {
+        panic!("a fault injected at {point}");
+    }
+}

@@ -131,6 +131,30 @@ impl Run {
     /// every way out ends in a status. Returns the run it handed the session to, if any (the
     /// next step of a plan), which the caller runs next under the same cancel token.
     pub async fn execute(engine: Arc<Engine>, session: SessionId, run_id: RunId, start: RunStart, cancel: CancellationToken) -> Option<(RunId, RunStart)> {
+        use futures_util::FutureExt;
+        let guarded = std::panic::AssertUnwindSafe(Self::execute_unguarded(engine.clone(), session.clone(), run_id.clone(), start, cancel));
+        match guarded.catch_unwind().await {
+            Ok(next) => next,
+            // A bug, not the person's doing: the run ends failed, saying so, and the session is
+            // free for a message that goes on; nothing of the task's work is touched.
+            Err(panic) => {
+                let what = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
+                let e = crate::Error::Internal(format!(
+                    "Finishline stopped this run on an internal error ({what}); what the task changed is kept: send a message to go on, and please report this"
+                ));
+                let _ = engine.store.append_all(&session, Some(&run_id), failed(&e, None));
+                None
+            }
+        }
+    }
+
+    async fn execute_unguarded(
+        engine: Arc<Engine>,
+        session: SessionId,
+        run_id: RunId,
+        start: RunStart,
+        cancel: CancellationToken,
+    ) -> Option<(RunId, RunStart)> {
         let mut run = match Run::prepare(engine.clone(), session.clone(), run_id.clone(), start.trigger, cancel).await {
             Ok(r) => r,
             Err(e) => {

@@ -213,6 +213,7 @@ impl Run {
             EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: String::new() },
             EngineEvent::MessageCreated { message_id: message_id.clone(), role: MessageRole::Assistant, source: None, text: None },
         ])?;
+        crate::fault::panic_at("model-step");
         let mut compacted_for_overflow = false;
         let mut overflow = ContextOverflow::default();
         loop {
