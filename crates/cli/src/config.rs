@@ -179,8 +179,11 @@ fn apply_flags(settings: &mut Settings, opts: &RunOptions, provider: &ProviderSe
     if let Some(v) = opts.context_window {
         settings.context_windows.insert(provider.model.clone(), v);
     }
-    if opts.review == crate::ReviewMode::Approve {
-        settings.auto_approve = true;
+    match opts.review {
+        crate::ReviewMode::Approve => settings.auto_approve = true,
+        // A dry run: the app's auto-approve must not land what it was asked to reject.
+        crate::ReviewMode::Reject => settings.auto_approve = false,
+        crate::ReviewMode::Prompt => {}
     }
     if let Some(choice) = &opts.agent {
         settings.agent = finishline_engine::external::ExternalAgent::from_choice(choice);

@@ -1027,3 +1027,28 @@ async fn a_run_that_panics_ends_failed_and_its_session_goes_on_with_a_message() 
     assert_eq!(resumed.status.code(), Some(6), "it goes on to its review: {}", String::from_utf8_lossy(&resumed.stderr));
     assert!(e.ws.join("notes.md").exists());
 }
+
+/// `--review reject` is a dry run even when the person turned on auto-approve in the app: the
+/// flag overrides the setting, so nothing is approved and nothing lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_reject_is_not_approved_by_the_auto_approve_setting() {
+    let server = FakeServer::start(fruits()).await.unwrap();
+    let e = env();
+    let repo = person_repo(&e.ws, &[("README.md", "hello\n")]);
+    std::fs::create_dir_all(&e.data).unwrap();
+    std::fs::write(e.data.join("settings.json"), json!({"settings": {"auto_approve": true}}).to_string()).unwrap();
+    let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), repo.to_string_lossy().into_owned());
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(
+            &["run", "create notes.md listing three fruits", "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "reject", "--json"],
+            &data,
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(3), "rejected: {}", String::from_utf8_lossy(&out.stderr));
+    let summary = lines(&out).into_iter().find(|l| l["type"] == "summary").expect("a summary");
+    assert_eq!(summary["status"], "rejected", "{summary}");
+    assert!(!repo.join("notes.md").exists(), "nothing landed on the person's branch");
+    assert_eq!(git(&repo, &["rev-list", "--count", "HEAD"]), "1", "no commit landed");
+}
