@@ -129,8 +129,11 @@ pub async fn import_settings(app: AppHandle, state: State<'_, AppState>) -> Resu
         return Err(Error::InvalidInput(format!("{} is over 4 MB; a settings file is a few kilobytes", path.display())));
     }
     let text = std::fs::read_to_string(&path).map_err(|e| Error::InvalidInput(format!("could not read {} as text: {e}", path.display())))?;
-    let imported = Settings::import_json(&text)?;
-    let risks = settings(&app)?.import_risks(&imported);
+    let current = settings(&app)?;
+    let mut imported = Settings::import_json(&text)?;
+    // One's own export, imported again, keeps the keys it left out.
+    imported.keep_secrets_of(&current);
+    let risks = current.import_risks(&imported);
     let shown = path.display().to_string();
     if !risks.is_empty() {
         state.hold_import(imported);

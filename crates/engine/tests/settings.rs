@@ -266,3 +266,44 @@ fn a_verify_command_given_for_the_task_is_its_own_even_when_the_settings_list_it
     assert_eq!(c.verify_commands, vec!["cargo test".to_string(), "make lint".into()], "each runs once");
     assert_eq!(c.extra_verify, vec!["cargo test".to_string(), "make lint".into()], "both were asked of this task");
 }
+
+/// Importing one's own export loses no key: the values it left empty keep pointing at what this
+/// machine's keychain holds for that server or agent; on a machine without them they stay empty
+/// for the person to fill in, and the keychain is not given an empty "secret".
+#[test]
+fn importing_ones_own_export_keeps_the_keys_in_the_keychain() {
+    use finishline_engine::config::secret::{Keys, MemorySecrets};
+    use std::sync::Arc;
+    let keys = Keys::new(Arc::new(MemorySecrets::default()));
+    let mut s = Settings {
+        mcp_servers: vec![finishline_engine::config::settings::McpServerSettings {
+            name: "github".into(),
+            command: "npx".into(),
+            args: vec![],
+            env: [("GITHUB_TOKEN".to_string(), "ghp_secret".to_string())].into(),
+            enabled: true,
+        }],
+        ..Default::default()
+    };
+    let mut agent = finishline_engine::external::ExternalAgent::from_choice("scripted --acp").unwrap();
+    agent.env.insert("SCRIPTED_API_KEY".into(), "sk-secret".into());
+    s.agent = Some(agent.clone());
+    keys.keep_mcp_secrets(&mut s).unwrap();
+    keys.keep_agent_secrets(&mut s, &Settings::default()).unwrap();
+
+    let mut back = Settings::import_json(&s.export_json()).unwrap();
+    back.keep_secrets_of(&s);
+    keys.keep_mcp_secrets(&mut back).unwrap();
+    keys.keep_agent_secrets(&mut back, &s).unwrap();
+    let mcp = keys.mcp_env(&back.mcp_servers);
+    assert_eq!(mcp.get(&("github".to_string(), "GITHUB_TOKEN".to_string())).map(String::as_str), Some("ghp_secret"), "the server keeps its token");
+    assert_eq!(keys.agent_secrets(&back, &agent.name).get("SCRIPTED_API_KEY").map(String::as_str), Some("sk-secret"), "the agent keeps its key");
+
+    // Another machine: nothing of its own to keep; the values stay empty, and no empty secret.
+    let other = Keys::new(Arc::new(MemorySecrets::default()));
+    let mut there = Settings::import_json(&s.export_json()).unwrap();
+    there.keep_secrets_of(&Settings::default());
+    other.keep_mcp_secrets(&mut there).unwrap();
+    assert_eq!(there.mcp_servers[0].env["GITHUB_TOKEN"], "", "left for the person to fill in");
+    assert!(other.mcp_env(&there.mcp_servers).is_empty());
+}

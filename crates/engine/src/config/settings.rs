@@ -191,7 +191,8 @@ pub use crate::domain::IN_KEYCHAIN;
 impl McpServerSettings {
     /// Values typed into the server's environment (not `${VAR}`, not yet in the keychain).
     pub fn literal_env(&self) -> impl Iterator<Item = (&String, &String)> {
-        self.env.iter().filter(|(_, v)| !is_env_reference(v) && v.as_str() != IN_KEYCHAIN)
+        // An empty value (an export's, to be filled in) is no secret to keep.
+        self.env.iter().filter(|(_, v)| !v.is_empty() && !is_env_reference(v) && v.as_str() != IN_KEYCHAIN)
     }
 
     /// The keychain account of one of this server's environment values.
@@ -573,6 +574,28 @@ impl Settings {
         }
         let doc = serde_json::json!({ "finishline_settings": EXPORT_FORMAT, "settings": clean });
         serde_json::to_string_pretty(&doc).unwrap_or_default()
+    }
+
+    /// An export leaves each secret value empty. Imported where `current` keeps that value in the
+    /// keychain (the same server or agent, by name), the empty value points there again, so that
+    /// importing one's own export loses no key; elsewhere it stays empty, to be filled in.
+    pub fn keep_secrets_of(&mut self, current: &Settings) {
+        for server in &mut self.mcp_servers {
+            let Some(had) = current.mcp_servers.iter().find(|c| c.name == server.name) else { continue };
+            for (var, value) in server.env.iter_mut().filter(|(_, v)| v.is_empty()) {
+                if had.env.get(var).is_some_and(|v| v == IN_KEYCHAIN) {
+                    *value = IN_KEYCHAIN.to_string();
+                }
+            }
+        }
+        let (Some(agent), Some(had)) = (self.agent.as_mut(), current.agent.as_ref()) else { return };
+        if agent.name == had.name {
+            for (var, value) in agent.env.iter_mut().filter(|(_, v)| v.is_empty()) {
+                if had.env.get(var).is_some_and(|v| v == IN_KEYCHAIN) {
+                    *value = IN_KEYCHAIN.to_string();
+                }
+            }
+        }
     }
 
     /// The enabled MCP servers in `incoming` that would run a command these settings do not: new
