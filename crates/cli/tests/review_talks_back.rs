@@ -371,3 +371,33 @@ async fn the_run_request_changes_starts_is_shown_from_its_start_however_fast_it_
     assert_eq!(out.status.code(), Some(6), "{said}{}", String::from_utf8_lossy(&out.stderr));
     assert!(said.contains("↻ Finishline continues the agent (review_comments)") && said.contains("Changing it."), "the run from its start: {said}");
 }
+
+/// The agent rewrites the script its own claim names to verify the work (`./check`, no dot in
+/// its name): the check passes, and the audit still names what it runs as changed, so auto-approve
+/// leaves it to the person.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rewriting_the_script_the_agents_own_claim_verifies_with_is_flagged() {
+    let server = fake(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Making the check pass.", "tool_calls": [{"name": "write_file", "arguments": {"path": "check", "content": "#!/bin/sh\necho all 12 tests passed\n"}}]}, "times": 1},
+        {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [{"name": "complete_task", "arguments": {"status": "success", "summary": "the check passes", "verify_command": "./check"}}]}}
+    ]))
+    .await;
+    let e = env();
+    std::fs::write(e.ws.join("check"), "#!/bin/sh\necho the parser is still broken\nexit 1\n").unwrap();
+    std::fs::set_permissions(e.ws.join("check"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let (ws, data) = (e.ws.to_string_lossy().into_owned(), e.data.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(
+            &["run", "fix the parser so that ./check passes", "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "approve", "--allow", "all"],
+            &data,
+        )
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("✓ verify `./check`: exit 0"), "the rewritten check passes: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("audit: check:2: check configuration changed"), "the audit names the script the claim ran: {stdout}");
+    assert_eq!(out.status.code(), Some(6), "left to the person: {stdout}");
+}

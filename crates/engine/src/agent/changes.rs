@@ -614,8 +614,19 @@ impl Run {
         let Ok(texts) = tokio::task::block_in_place(|| cp.owned_texts(&changes)) else { return vec![] };
         let files: Vec<crate::judge::audit::AuditFile> =
             texts.iter().map(|(p, b, a)| crate::judge::audit::AuditFile { path: p, before: b.as_deref(), after: a.as_deref() }).collect();
-        let found = crate::judge::audit::audit(&files, &self.verify_commands);
-        let dismissed = dismissed_findings(&self.engine.store.events(&self.session, 0).unwrap_or_default());
+        let events = self.engine.store.events(&self.session, 0).unwrap_or_default();
+        // What verified the task, the agent's own claims' commands too: rewriting what one runs
+        // makes it pass.
+        let mut commands = self.verify_commands.clone();
+        for e in &events {
+            if let EngineEvent::Verification { command, skipped: false, .. } = &e.event {
+                if !commands.contains(command) {
+                    commands.push(command.clone());
+                }
+            }
+        }
+        let found = crate::judge::audit::audit(&files, &commands);
+        let dismissed = dismissed_findings(&events);
         found.into_iter().filter(|f| !dismissed.iter().any(|(r, p, x)| *r == f.rule && *p == f.path && *x == f.excerpt)).collect()
     }
 

@@ -317,8 +317,11 @@ fn checked_files(verify: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     for cmd in verify {
         for word in cmd.split(|c: char| c.is_whitespace() || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
-            let w = word.trim_matches(|c| c == '"' || c == '\'').trim_start_matches("./");
-            if w.contains('.') && !w.starts_with('-') && w.len() > 2 && !w.contains("://") {
+            let quoted = word.trim_matches(|c| c == '"' || c == '\'');
+            let w = quoted.trim_start_matches("./");
+            // A file name (`run_tests.sh`), or a path in the workspace (`./check`, `script/test`).
+            let path = (quoted.starts_with("./") || w.contains('/')) && !w.starts_with('/') && !w.is_empty();
+            if (w.contains('.') && w.len() > 2 || path) && !w.starts_with('-') && !w.contains("://") {
                 out.push(w.to_string());
             }
         }
@@ -578,7 +581,18 @@ pub fn audit(files: &[AuditFile<'_>], verify: &[String]) -> Vec<Finding> {
                         excerpt: String::new(),
                     });
                 }
-                removed_tests += removed.iter().filter(|(_, l)| declares_test(l, e)).count();
+                let declared = removed.iter().filter(|(_, l)| declares_test(l, e)).count();
+                removed_tests += declared;
+                // Tests that assert nothing known here still ran: gone, unless added elsewhere.
+                if lost.is_empty() && declared > 0 && first_removed_test.is_none() {
+                    first_removed_test = Some(Finding {
+                        rule: AuditRule::TestDeleted,
+                        path: f.path.into(),
+                        line: None,
+                        detail: "the test file was deleted".into(),
+                        excerpt: String::new(),
+                    });
+                }
                 continue;
             }
             for (line, l) in &lost {
@@ -648,6 +662,31 @@ mod tests {
 
     fn rules(f: &[Finding]) -> Vec<AuditRule> {
         f.iter().map(|x| x.rule).collect()
+    }
+
+    /// What a check runs by its path, with no dot in its name, is what it runs too.
+    #[test]
+    fn a_script_the_check_runs_by_its_path_is_named_when_changed() {
+        for (cmd, path) in [("./check", "check"), ("script/test --all", "script/test"), ("bash ./ci/run", "ci/run")] {
+            let f = audit(&[AuditFile { path, before: Some("#!/bin/sh\npytest\n"), after: Some("#!/bin/sh\necho ok\n") }], &[cmd.to_string()]);
+            assert_eq!(rules(&f), vec![AuditRule::CheckConfigChanged], "{cmd}");
+        }
+        let f = audit(&[AuditFile { path: "notes/todo", before: Some("a\n"), after: Some("b\n") }], &["/usr/bin/env true".into(), "check".into()]);
+        assert!(f.is_empty(), "a program on PATH, or outside the workspace, names no file of the task: {f:?}");
+    }
+
+    /// A test file deleted whole is flagged though its tests assert nothing this audit knows
+    /// (a smoke test that only runs the code); one moved elsewhere is not.
+    #[test]
+    fn a_deleted_test_file_without_assertions_is_flagged_and_a_moved_one_is_not() {
+        let smoke = "#[test]\nfn runs() { app::main(); }\n";
+        let f = audit(&[AuditFile { path: "tests/smoke.rs", before: Some(smoke), after: None }], &[]);
+        assert_eq!(rules(&f), vec![AuditRule::TestDeleted]);
+        let moved = audit(
+            &[AuditFile { path: "tests/smoke.rs", before: Some(smoke), after: None }, AuditFile { path: "tests/run.rs", before: None, after: Some(smoke) }],
+            &[],
+        );
+        assert!(moved.is_empty(), "{moved:?}");
     }
 
     #[test]
