@@ -1052,3 +1052,23 @@ async fn a_dry_run_reject_is_not_approved_by_the_auto_approve_setting() {
     assert!(!repo.join("notes.md").exists(), "nothing landed on the person's branch");
     assert_eq!(git(&repo, &["rev-list", "--count", "HEAD"]), "1", "no commit landed");
 }
+
+/// Auto-approve never takes a task whose changes could not be recorded: the audit had nothing to
+/// look at, and a reject could not undo it, so the person decides.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_approve_leaves_a_task_whose_changes_were_not_recorded_to_the_person() {
+    let server = FakeServer::start(fruits()).await.unwrap();
+    let e = env();
+    std::fs::create_dir_all(&e.data).unwrap();
+    // Where the checkpoints go is taken by a file: the workspace cannot be recorded.
+    std::fs::write(e.data.join("checkpoints"), "not a folder\n").unwrap();
+    let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(&["run", "create notes.md listing three fruits", "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "approve"], &data)
+    })
+    .await
+    .unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(6), "left to the person: {said}");
+    assert!(said.contains("not approved automatically") && said.contains("not recorded"), "and says why: {said}");
+}

@@ -43,6 +43,10 @@ impl Run {
             // Landing one attempt on its own would decide the group behind the person's back.
             (auto, why) = (false, format!("it is attempt {} of {}: you choose between them", a.number, a.of));
         }
+        if auto && self.checkpoints.is_none() {
+            // The audit had no diff to look at, and a reject could not undo the work.
+            (auto, why) = (false, "the task's changes were not recorded, so the audit could not look at them: check them yourself".into());
+        }
         if auto && !not_landed.is_empty() {
             // A file the agent wrote on purpose would go with the worktree unseen; what its
             // commands left (a build folder, node_modules) is no reason to wait.
