@@ -280,19 +280,27 @@ fn ways_on(r: &GroupRanking) {
     eprintln!("  or remove them all with `{}`", crate::hint::command(&format!("sessions attempts {} --reject", r.group)));
 }
 
-/// Whether the first attempt may land without asking: as auto-approve, only verified done with
-/// nothing found by the audit.
-fn may_land_unasked(r: &GroupRanking) -> Option<&SessionId> {
-    let top = r.ranking.first()?;
-    (top.rank == 1 && top.evidence.end_reason == Some(EndReason::VerifiedDone) && top.evidence.findings == 0 && top.evidence.review.is_some())
-        .then_some(&top.evidence.session)
+/// Whether the first attempt may land without asking: only as auto-approve would take it were
+/// it a task alone (verified done, nothing found by the audit, no file .gitignore hides …);
+/// else why not.
+fn may_land_unasked(r: &GroupRanking) -> Result<&SessionId, String> {
+    const NONE: &str = "no attempt is verified done with a clean audit";
+    let top = r.ranking.first().ok_or(NONE)?;
+    if !(top.rank == 1 && top.evidence.end_reason == Some(EndReason::VerifiedDone) && top.evidence.findings == 0 && top.evidence.review.is_some()) {
+        return Err(NONE.into());
+    }
+    match &top.evidence.held_back {
+        Some(why) => Err(format!("the first, {}, waits for you: {why}", top.evidence.label)),
+        None => Ok(&top.evidence.session),
+    }
 }
 
 fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive: bool) -> u8 {
     let json = opts.common.json;
     let land = opts.land.map(|l| l.mode());
-    let choose = |sid: &SessionId| -> u8 {
-        let outcome = tokio::task::block_in_place(|| engine.choose_attempt(&r.group, sid, land));
+    let choose = |sid: &SessionId, by: DecidedBy| -> u8 {
+        let choice = finishline_engine::agent::ReviewChoice { landing: land, ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, by) };
+        let outcome = tokio::task::block_in_place(|| engine.choose_attempt_with(&r.group, sid, choice));
         if json {
             match &outcome {
                 Ok(o) => outln!("{}", json!({"type": "attempt_chosen", "session_id": sid, "outcome": o})),
@@ -322,9 +330,9 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
     }
     match opts.review {
         ReviewMode::Approve => match may_land_unasked(r) {
-            Some(sid) => choose(sid),
-            None => {
-                eprintln!("finishline: no attempt is verified done with a clean audit, so none lands without you: choose with `{}`", choose_cmd(r));
+            Ok(sid) => choose(sid, DecidedBy::Auto),
+            Err(why) => {
+                eprintln!("finishline: {why}, so none lands without you: choose with `{}`", choose_cmd(r));
                 exit::WAITING
             }
         },
@@ -343,7 +351,7 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
         ReviewMode::Prompt if interactive => {
             let answer = prompt_line(&format!("Land which attempt{}? [number, Enter to decide later]: ", on_base(r, engine)));
             match answer.and_then(|a| a.parse::<usize>().ok()).and_then(|k| r.ranking.iter().find(|a| a.rank == k)) {
-                Some(a) => choose(&a.evidence.session),
+                Some(a) => choose(&a.evidence.session, DecidedBy::Person),
                 None => {
                     eprintln!("The attempts wait: `{}` lands one{}.", choose_cmd(r), on_base(r, engine));
                     exit::WAITING

@@ -132,7 +132,10 @@ async fn three_attempts_are_ranked_by_the_evidence_and_the_verified_one_lands_as
     // A losing attempt's story says it was not chosen, not that the person rejected its work.
     let wrong_id = wrong["evidence"]["session"].as_str().unwrap();
     let md = String::from_utf8_lossy(&finishline(&["sessions", "show", wrong_id], &e.data).stdout).to_string();
-    assert!(md.contains("**Review decision:** not chosen: another attempt was landed (by person)"), "{md}");
+    assert!(md.contains("**Review decision:** not chosen: another attempt was landed (by auto)"), "{md}");
+    // Landed by --review approve, nobody looked: no person's verdict on the evaluator.
+    let judges = lines(&finishline(&["stats", "evaluator", "--json"], &e.data));
+    assert!(judges.iter().all(|j| j["reviews"] == 0), "{judges:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1132,4 +1135,55 @@ async fn an_attempt_sent_on_while_a_start_sweeps_its_old_worktree_keeps_what_its
     let now = worktree_of(&e, &b);
     assert_eq!(std::fs::read_to_string(now.join("more.txt")).unwrap_or_default(), "the work sent on\n", "what b's new run wrote is there ({})", now.display());
     assert!(!old.exists() || old == now, "the old worktree went, or is the one it works in");
+}
+
+/// `--review approve` lands the first attempt only as auto-approve would land a task alone: one
+/// that wrote a file .gitignore hides (it would not land, and would go with the worktree) waits
+/// for the person, who is told why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attempts_approved_unasked_wait_for_the_person_when_the_first_wrote_a_hidden_file() {
+    let server = FakeServer::start(
+        serde_json::from_value(json!({"rules": [
+            {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+            {"when": {"kind": "agent", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello"), write_file(".env.local", "TOKEN=mine\n")]}, "times": 2},
+            {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+        ]}))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let e = env();
+    let r = person_repo(&e.ws, &[("check.py", "import greet\nassert greet.hello() == 'hello'\n"), (".gitignore", ".env.local\n")]);
+    let url = server.base_url(Protocol::Openai);
+    let (ws, data) = (r.to_string_lossy().into_owned(), e.data.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(
+            &[
+                "run",
+                GREET,
+                "--workspace",
+                &ws,
+                "--base-url",
+                &url,
+                "--model",
+                "m",
+                "--attempts",
+                "builtin*2",
+                "--verify",
+                "python3 check.py",
+                "--allow",
+                "all",
+                "--review",
+                "approve",
+            ],
+            &data,
+        )
+    })
+    .await
+    .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "left to the person: {said}");
+    assert!(said.contains(".env.local"), "who is told which file: {said}");
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
+    assert_eq!(worktrees(&r), 3, "both attempts wait, with the file in their worktrees");
 }

@@ -588,6 +588,10 @@ impl EngineEvent {
 pub struct AutoApproval {
     pub approved: bool,
     pub reason: String,
+    /// An attempt that auto-approve would take were it a task alone: only the group's choice
+    /// holds it (`run --attempts --review approve` lands it unasked when it ranks first).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub group_decides: bool,
 }
 
 /// An event as stored and delivered: the event plus where and when it belongs.

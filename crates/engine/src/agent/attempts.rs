@@ -550,15 +550,21 @@ pub fn attempt_evidence(s: &SessionSummary, events: &[Envelope], pending: Vec<(R
         tokens: s.tokens.agent + s.tokens.evaluator + s.tokens.compaction,
         wall_ms: s.duration_ms,
         error: None,
+        held_back: None,
     };
     let last = events.iter().rev().find_map(|env| match &env.event {
-        EngineEvent::ReviewRequested { end_reason, remaining, files_changed, verification, cost_usd, audit, verdict, .. } => {
-            Some((*end_reason, remaining, files_changed, verification, *cost_usd, audit.len(), verdict.is_some()))
+        EngineEvent::ReviewRequested { end_reason, remaining, files_changed, verification, cost_usd, audit, verdict, auto_approve, .. } => {
+            Some((*end_reason, remaining, files_changed, verification, *cost_usd, audit.len(), verdict.is_some(), auto_approve))
         }
         _ => None,
     });
-    if let Some((end_reason, remaining, files, verification, _, findings, evaluated)) = last {
+    if let Some((end_reason, remaining, files, verification, _, findings, evaluated, auto)) = last {
         e.reviewed = true;
+        e.held_back = match auto {
+            Some(a) if a.group_decides => None,
+            Some(a) => Some(a.reason.clone()),
+            None => Some("auto-approve is off".into()),
+        };
         e.evaluated = evaluated;
         e.end_reason = Some(end_reason);
         e.remaining = remaining.len();

@@ -39,10 +39,6 @@ impl Run {
         let summary = self.engine.store.session(&self.session).ok();
         let unconfirmed = self.criteria_results.iter().filter(|c| c.state != crate::judge::criteria::CriterionState::Met).count();
         let (mut auto, mut why) = auto_approval(self.engine.config.auto_approve, r.end_reason, r.claim, audit.len(), unconfirmed);
-        if let Some(a) = summary.as_ref().and_then(|s| s.attempt.as_ref()) {
-            // Landing one attempt on its own would decide the group behind the person's back.
-            (auto, why) = (false, format!("it is attempt {} of {}: you choose between them", a.number, a.of));
-        }
         if auto && self.checkpoints.is_none() {
             // The audit had no diff to look at, and a reject could not undo the work.
             (auto, why) = (false, "the task's changes were not recorded, so the audit could not look at them: check them yourself".into());
@@ -67,6 +63,14 @@ impl Run {
             // detached checkout, as CI's often is, would go on without the work).
             (auto, why) = (false, "the task started on no branch, so nothing can land: keeping its branch instead is yours to choose".into());
         }
+        let mut group_decides = false;
+        if let Some(a) = summary.as_ref().and_then(|s| s.attempt.as_ref()) {
+            // Landing one attempt on its own would decide the group behind the person's back;
+            // a reason found above still holds it, whatever the group decides.
+            if auto {
+                (auto, why, group_decides) = (false, format!("it is attempt {} of {}: you choose between them", a.number, a.of), true);
+            }
+        }
         let tokens = summary.map(|s| s.tokens).unwrap_or_default();
         let cost_usd = self.cost();
         let verdict = self.evidence.last_verdict;
@@ -90,7 +94,7 @@ impl Run {
                 not_landed,
                 in_submodules: left_out.in_submodules,
                 audit,
-                auto_approve: self.engine.config.auto_approve.then_some(crate::event::AutoApproval { approved: auto, reason: why }),
+                auto_approve: self.engine.config.auto_approve.then_some(crate::event::AutoApproval { approved: auto, reason: why, group_decides }),
                 criteria: self.criteria_results.clone(),
             },
             EngineEvent::RunFinished { status: SessionStatus::AwaitingReview, claim: r.claim, verdict, end_reason: r.end_reason, stuck: r.stuck },

@@ -42,6 +42,10 @@ pub struct AttemptEvidence {
     /// Why it ended without a review, in the words of its last error (a provider's refusal, an
     /// agent that would not start), so that the person sees it beside the others.
     pub error: Option<String>,
+    /// Why it would not land without the person even were it alone (a file .gitignore hides,
+    /// auto-approve off), from its review; `None` when only the group's choice holds it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_back: Option<String>,
 }
 
 impl AttemptEvidence {
@@ -202,6 +206,7 @@ pub(super) mod tests {
             tokens: 1000,
             wall_ms: 1000,
             error: None,
+            held_back: None,
         }
     }
 
