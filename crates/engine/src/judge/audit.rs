@@ -348,9 +348,13 @@ fn checked_files(verify: &[String]) -> Vec<String> {
     out
 }
 
+/// How long one file's line diff may look for the smallest answer (a file rewritten whole took
+/// minutes); past it the answer is coarser, which can only add findings, never hide one.
+const LINE_DIFF_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Lines removed and added, with their 1-based line numbers in the old and the new file.
 fn line_changes<'a>(before: &'a str, after: &'a str) -> (Vec<(u32, &'a str)>, Vec<(u32, &'a str)>) {
-    let diff = similar::TextDiff::from_lines(before, after);
+    let diff = similar::TextDiff::configure().timeout(LINE_DIFF_DEADLINE).diff_lines(before, after);
     let (mut removed, mut added) = (Vec::new(), Vec::new());
     for change in diff.iter_all_changes() {
         match change.tag() {

@@ -121,6 +121,8 @@ pub struct OverwrittenCopy {
 }
 
 const MAX_DIFF: usize = 64 * 1024;
+/// How long one file's line diff may look for the smallest answer.
+const DIFF_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Settings of the person's own (global) git config that would make the store look away from
 /// files: `core.ignoreStat` marks every added entry assume-unchanged, and an fsmonitor answers
@@ -1343,7 +1345,10 @@ fn unified_diff(path: &str, before: &FileState, after: &FileState, old: &[u8], n
         return diff;
     }
     let (old, new) = (String::from_utf8_lossy(old), String::from_utf8_lossy(new));
-    diff.push_str(&similar::TextDiff::from_lines(old.as_ref(), new.as_ref()).unified_diff().context_radius(3).header(&a, &b).to_string());
+    // Past the deadline the diff is coarser, never missing: a file rewritten whole made the
+    // finest line diff take minutes, and the review waited for it.
+    let lines = similar::TextDiff::configure().timeout(DIFF_DEADLINE).diff_lines(old.as_ref(), new.as_ref());
+    diff.push_str(&lines.unified_diff().context_radius(3).header(&a, &b).to_string());
     if diff.len() > MAX_DIFF {
         let mut cut = MAX_DIFF;
         while !diff.is_char_boundary(cut) {
@@ -1507,4 +1512,24 @@ pub fn prune_store(stores: &Path, id: &str) -> Result<u64> {
     cp.git(&["reflog", "expire", "--expire=now", "--all"])?;
     cp.git(&["gc", "--prune=now", "--quiet"])?;
     Ok(before.saturating_sub(dir_size(&dir)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A large file rewritten whole (a lockfile, a data export) is no reason for the review to
+    /// hang: the line diff gives up on the finest answer after a deadline and still shows one.
+    #[test]
+    fn a_large_file_rewritten_whole_still_gets_its_diff() {
+        let old: String = (0..200_000).map(|i| format!("old line {i}\n")).collect();
+        let new: String = (0..200_000).map(|i| format!("new line {}\n", i * 7)).collect();
+        let blob = |mode: &str| FileState::Blob { oid: String::new(), mode: mode.into() };
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(unified_diff("data.csv", &blob("100644"), &blob("100644"), old.as_bytes(), new.as_bytes()));
+        });
+        let diff = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the diff of a large rewritten file came back");
+        assert!(diff.contains("-old line 0") && diff.ends_with("[… diff truncated …]\n"), "{}", &diff[..200]);
+    }
 }
