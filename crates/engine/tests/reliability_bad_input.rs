@@ -72,6 +72,7 @@ async fn the_bad_input_corpus_gets_clear_errors_and_loses_nothing() {
     std::fs::write(dir.path().join("bin.dat"), [0u8, 159, 146, 150, 0, 1]).unwrap();
     std::fs::write(dir.path().join("latin1.txt"), b"na\xefve caf\xe9").unwrap();
     std::fs::create_dir(dir.path().join("folder")).unwrap();
+    std::fs::write(dir.path().join("small.txt"), "a few words\n").unwrap();
     {
         use std::io::Write;
         let mut f = std::fs::File::create(dir.path().join("huge.txt")).unwrap();
@@ -95,7 +96,8 @@ async fn the_bad_input_corpus_gets_clear_errors_and_loses_nothing() {
         ("write_file: 6 MB of content", "write_file", json!({"path": "big.txt", "content": "z".repeat(6 * 1024 * 1024)}), "limit"),
         ("edit_file: empty old_text", "edit_file", json!({"path": "latin1.txt", "old_text": "", "new_text": "x"}), "empty"),
         ("edit_file: non-UTF-8 file", "edit_file", json!({"path": "latin1.txt", "old_text": "na", "new_text": "x"}), "UTF-8"),
-        ("edit_file: old_text not found", "edit_file", json!({"path": "huge.txt", "old_text": "zzz", "new_text": "x"}), "not found"),
+        ("edit_file: old_text not found", "edit_file", json!({"path": "small.txt", "old_text": "zzz", "new_text": "x"}), "not found"),
+        ("edit_file: a 100 MB file", "edit_file", json!({"path": "huge.txt", "old_text": "zzz", "new_text": "x"}), "too large to edit"),
         ("list_dir: a file", "list_dir", json!({"path": "bin.dat"}), "Could not list"),
         ("glob: invalid pattern", "glob", json!({"pattern": "a[b"}), "Invalid glob"),
         ("glob: pattern is null", "glob", json!({"pattern": null}), "Invalid arguments"),

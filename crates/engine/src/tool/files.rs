@@ -293,12 +293,20 @@ impl Tool for EditFile {
         if input.old_text.is_empty() {
             return ToolOutput::error("old_text is empty; to create a file use write_file.");
         }
-        let (_, mut file) = match ctx.workspace.open_read(&input.path) {
+        let (_, file) = match ctx.workspace.open_read(&input.path) {
             Ok(f) => f,
             Err(e) => return confined_error(e),
         };
+        // Held in memory twice while it is edited: a log or dump of gigabytes would take the app.
+        if file.metadata().is_ok_and(|m| m.len() > MAX_WRITE_BYTES as u64) {
+            return ToolOutput::error(format!(
+                "{} is too large to edit here (over {} MB): change it with run_command (sed, a script), or split it.",
+                input.path,
+                MAX_WRITE_BYTES >> 20
+            ));
+        }
         let mut text = String::new();
-        if file.read_to_string(&mut text).is_err() {
+        if file.take(MAX_WRITE_BYTES as u64 + 1).read_to_string(&mut text).is_err() {
             return ToolOutput::error(format!("{} is not a UTF-8 text file; it cannot be edited as text.", input.path));
         }
         let count = text.matches(&input.old_text).count();
