@@ -716,3 +716,33 @@ async fn a_request_refused_before_any_model_read_it_counts_no_tokens() {
     let tokens = h.store.session(&o.session).unwrap().tokens;
     assert_eq!(tokens.agent, 0, "the refused request is not counted as if a model had read it: {tokens:?}");
 }
+
+/// A follow-up message or feedback over the task's own limit is refused with the limit and the
+/// way on, before anything is recorded; the session stays as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_or_feedback_over_a_megabyte_is_refused_and_nothing_changes() {
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created notes.md"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple"}}]})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = h.run("create notes.md").await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    let huge = "x".repeat(2_000_000);
+    let before = h.store.events(&o.session, 0).unwrap().len();
+    let e = h.engine.submit_review(&o.review_id(), Decision::RequestChanges, Some(huge.clone()), false, false, DecidedBy::Person).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidInput);
+    assert!(e.to_string().contains("1 MB") && e.to_string().contains("file in the workspace"), "{e}");
+    h.engine.submit_review(&o.review_id(), Decision::Approve, None, false, false, DecidedBy::Person).unwrap();
+    let before_message = h.store.events(&o.session, 0).unwrap().len();
+    assert!(before_message > before);
+    let e = h.engine.send_message(&o.session, &huge).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidInput);
+    assert!(e.to_string().contains("1 MB"), "{e}");
+    assert_eq!(h.store.events(&o.session, 0).unwrap().len(), before_message, "nothing was recorded");
+    assert_eq!(h.store.session(&o.session).unwrap().status, SessionStatus::Completed);
+}

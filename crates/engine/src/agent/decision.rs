@@ -389,6 +389,9 @@ impl Engine {
         let _deciding = self.runtime.deciding();
         let summary = self.pending_review_session(review)?;
         let feedback = choice.feedback.as_ref().map(|f| f.trim().to_string()).filter(|f| !f.is_empty());
+        if let Some(f) = &feedback {
+            super::within_message_limit(f, "the feedback")?;
+        }
         // One decision at a time per session, across processes; the loser finds it decided.
         let _lock = FolderLock::acquire(&session_lock(&self.config.data_dir, &summary.id))?;
         let summary = self.pending_review_session(review)?;
