@@ -170,7 +170,7 @@ impl McpServers {
             _ => return ToolOutput::error(format!("The MCP server “{server}” is not running, so `{tool}` cannot be called.")),
         };
         match conn.call_tool(tool, arguments).await {
-            Ok(out) => ToolOutput { content: out.text, is_error: out.is_error },
+            Ok(out) => ToolOutput { content: crate::tool::start_and_end(out.text), is_error: out.is_error },
             Err(e) if conn.is_closed() => {
                 let message = format!("The MCP server “{server}” stopped while running `{tool}` ({e}); its tools are no longer offered.");
                 self.slots.lock().await.insert(server.to_string(), Slot::Failed { message: message.clone(), reported: false });

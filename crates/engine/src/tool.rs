@@ -36,6 +36,28 @@ pub struct ToolOutput {
     pub is_error: bool,
 }
 
+/// How much of another program's tool answer (an MCP server's, an external agent's) is kept:
+/// what a command's output keeps, about.
+pub const MAX_SHOWN_BYTES: usize = 100 * 1024;
+
+/// `text` as shown, stored and sent to the model: whole when short, else its start and end with
+/// what was left out counted, as a command's output is.
+pub fn start_and_end(text: String) -> String {
+    if text.len() <= MAX_SHOWN_BYTES {
+        return text;
+    }
+    let half = MAX_SHOWN_BYTES / 2;
+    let mut head = half;
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len() - half;
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!("{}\n[… {} bytes omitted …]\n{}", &text[..head], tail - head, &text[tail..])
+}
+
 impl ToolOutput {
     pub fn ok(content: impl Into<String>) -> Self {
         ToolOutput { content: content.into(), is_error: false }

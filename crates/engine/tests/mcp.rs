@@ -256,3 +256,22 @@ async fn an_mcp_server_runs_in_its_own_recorded_process_group_that_its_owner_end
     assert!(!group_alive(pid), "the server's group is gone");
     assert_eq!(std::fs::read_dir(data.path().join("processes")).unwrap().count(), 0, "and its record with it");
 }
+
+/// An MCP tool that answers with megabytes is shown, stored and sent to the model as its start
+/// and end with what was left out counted, as a command's output is: whole, it would fill the
+/// history and the model's context with one answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_huge_mcp_answer_is_kept_to_its_start_and_end() {
+    let servers = McpServers::new(vec![everything()], ServerEnv::default());
+    let (tools, _) = servers.tools().await;
+    let echo = tools.iter().find(|t| t.name() == "everything__echo").expect("the echo tool");
+    let ws = tempfile::tempdir().unwrap();
+    let ctx = finishline_engine::tool::ToolContext::new(finishline_engine::tool::Workspace::new(ws.path()).unwrap(), Default::default());
+    let message = format!("first words {} last words", "x".repeat(2_000_000));
+    let out = echo.call(&ctx, json!({"message": message})).await;
+    assert!(!out.is_error, "{}", &out.content[..200.min(out.content.len())]);
+    assert!(out.content.len() < 120_000, "{} bytes kept", out.content.len());
+    assert!(out.content.contains("first words") && out.content.ends_with("last words"), "its start and end are kept");
+    assert!(out.content.contains("bytes omitted"), "and what was left out is said");
+    servers.stop_all().await;
+}

@@ -60,14 +60,18 @@ fn output(content: &[ToolCallContent], raw: Option<&Value>) -> Option<String> {
             _ => {}
         }
     }
+    // Kept to its start and end: each update carries the whole output so far, and every one is
+    // stored and shown.
     if parts.is_empty() {
-        return raw.map(|v| match v {
-            Value::String(s) => s.clone(),
-            Value::Object(o) if o.get("output").and_then(Value::as_str).is_some() => o["output"].as_str().unwrap_or_default().to_string(),
-            other => other.to_string(),
-        });
+        return raw
+            .map(|v| match v {
+                Value::String(s) => s.clone(),
+                Value::Object(o) if o.get("output").and_then(Value::as_str).is_some() => o["output"].as_str().unwrap_or_default().to_string(),
+                other => other.to_string(),
+            })
+            .map(crate::tool::start_and_end);
     }
-    Some(parts.join("\n"))
+    Some(crate::tool::start_and_end(parts.join("\n")))
 }
 
 /// The report a `session/update` makes.
@@ -167,6 +171,20 @@ mod tests {
 
     fn update(v: Value) -> SessionUpdate {
         serde_json::from_value(v).expect("a valid session/update")
+    }
+
+    /// A tool's output of megabytes (a big diff, a command's log) is kept to its start and end:
+    /// each update carries all of it so far, and each is stored.
+    #[test]
+    fn a_huge_tool_output_is_kept_to_its_start_and_end() {
+        let text = format!("start {} end", "y".repeat(3_000_000));
+        for v in [
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": text}}]}),
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed", "rawOutput": {"output": text}}),
+        ] {
+            let TurnItem::Tool(ToolReport { output: Some(out), .. }) = map_update(&update(v)) else { panic!("a tool report") };
+            assert!(out.len() < 120_000 && out.starts_with("start ") && out.ends_with(" end") && out.contains("bytes omitted"), "{}", out.len());
+        }
     }
 
     #[test]
