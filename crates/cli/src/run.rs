@@ -673,8 +673,7 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
                         landing: Some(LandingMode::Branch),
                         ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, DecidedBy::Person)
                     };
-                    report_review(engine.decide(review, choice), Again::Asked);
-                    false
+                    reported(engine.decide(review, choice))
                 } else if resolvable && a.starts_with('r') {
                     engine.resolve_conflict(review).map(|_| false).unwrap_or_else(|e| {
                         eprintln!("finishline: {e}");
@@ -684,15 +683,11 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
                     true
                 }
             }
-            other => {
-                report_review(other, Again::Asked);
-                false
-            }
+            other => reported(other),
         };
     }
     if decision != Decision::Reject {
-        report_review(engine.submit_review(review, decision, feedback, false, false, DecidedBy::Person), Again::Asked);
-        return false;
+        return reported(engine.submit_review(review, decision, feedback, false, false, DecidedBy::Person));
     }
     let revert = force_revert || yes("Also revert the agent's changes to your files? [y/N]: ");
     match engine.submit_review(review, decision, None, revert, force_revert, DecidedBy::Person) {
@@ -708,11 +703,18 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
                 overwrite: finishline_engine::agent::Overwrite::Files(if overwrite { conflicts } else { vec![] }),
                 ..finishline_engine::agent::ReviewChoice::new(Decision::Reject, DecidedBy::Person)
             };
-            report_review(engine.decide(review, choice), Again::Asked);
+            reported(engine.decide(review, choice))
         }
-        other => report_review(other, Again::Asked),
+        other => reported(other),
     }
-    false
+}
+
+/// Says how a decision at the terminal went; true when the review is still open (the decision
+/// failed or stopped short), so the terminal stops waiting for events that will not come.
+fn reported(outcome: finishline_engine::Result<ReviewOutcome>) -> bool {
+    let open = !matches!(outcome, Ok(ReviewOutcome::Decided { .. }));
+    report_review(outcome, Again::Asked);
+    open
 }
 
 /// Where a decision that stopped short can be made again, to name the command that does.

@@ -2407,6 +2407,31 @@ async fn overwrite_at_the_terminal_covers_the_files_it_named_not_one_edited_whil
     assert!(said.contains("two.txt"), "and named: {said}");
 }
 
+/// A decision at the terminal that fails (here a revert of a folder that is gone) says why and
+/// leaves the review open, exit 6: the terminal is not left waiting for a decision never made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_that_fails_at_the_terminal_says_so_and_ends_waiting() {
+    let rules = calls_then_done("write two files", vec![write_call("one.txt", "1\n"), write_call("two.txt", "2\n")], "Created two.txt");
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let mut child = task_in_a_terminal(&cli, "write two files", &ws).spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let t = Instant::now();
+    while !lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).iter().any(|s| s["status"] == "awaiting_review") {
+        assert!(t.elapsed() < Duration::from_secs(30), "the task reached its review");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::remove_dir_all(&ws).unwrap();
+    // Reject, and revert: there is no folder to revert.
+    input.write_all(b"r\ny\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(6), "the review stays open, and the terminal is told: {said}");
+    assert_eq!(status_named_in(&cli, &said), "awaiting_review", "{said}");
+}
+
 /// The status of the session a terminal's output names.
 fn status_named_in(cli: &Cli, said: &str) -> String {
     let id = said
