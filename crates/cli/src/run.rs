@@ -866,12 +866,16 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         tokio::task::block_in_place(|| engine.settle());
         return code;
     }
+    // All the comments, or none: one that cannot be taken keeps the others off the review too.
+    let mut comments = Vec::new();
     for (i, c) in v.comments.iter().enumerate() {
-        let comment = match finishline_engine::judge::criteria::parse_cli_comment(c, format!("cli{}", i + 1)) {
-            Ok(c) => c,
+        match finishline_engine::judge::criteria::parse_cli_comment(c, format!("cli{}", i + 1)) {
+            Ok(c) => comments.push(c),
             Err(e) => return fail(exit::USAGE, json, &format!("--comment {e}")),
-        };
-        if let Err(e) = engine.comment(&review_id, comment) {
+        }
+    }
+    if !comments.is_empty() {
+        if let Err(e) = engine.comments(&review_id, comments) {
             return fail(exit::USAGE, json, &e.to_string());
         }
     }

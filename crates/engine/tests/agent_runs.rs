@@ -746,3 +746,29 @@ async fn a_follow_up_or_feedback_over_a_megabyte_is_refused_and_nothing_changes(
     assert_eq!(h.store.events(&o.session, 0).unwrap().len(), before_message, "nothing was recorded");
     assert_eq!(h.store.session(&o.session).unwrap().status, SessionStatus::Completed);
 }
+
+/// Comments given together (the CLI's repeated --comment) are recorded together or not at all:
+/// one that cannot be taken leaves none of the others on the review to be sent later unseen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn comments_given_together_are_recorded_together_or_not_at_all() {
+    use finishline_engine::judge::criteria::parse_cli_comment;
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created notes.md"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple"}}]})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = h.run("create notes.md").await;
+    let review = o.review_id();
+    let good = parse_cli_comment("notes.md:1=say pear", "cli1".into()).unwrap();
+    let elsewhere = parse_cli_comment("other.md:1=and this", "cli2".into()).unwrap();
+    let e = h.engine.comments(&review, vec![good.clone(), elsewhere]).unwrap_err();
+    assert!(e.to_string().contains("other.md"), "{e}");
+    let comments = |h: &Harness| h.store.events(&o.session, 0).unwrap().iter().filter(|e| matches!(e.event, EngineEvent::ReviewComment { .. })).count();
+    assert_eq!(comments(&h), 0, "the good one was not kept either");
+    h.engine.comments(&review, vec![good]).unwrap();
+    assert_eq!(comments(&h), 1);
+}

@@ -848,14 +848,32 @@ impl Engine {
     }
 
     /// Adds or edits a comment on lines of a waiting review's diff; kept with the session.
-    pub fn comment(&self, review: &RequestId, mut comment: crate::judge::criteria::Comment) -> Result<crate::judge::criteria::Comment> {
+    pub fn comment(&self, review: &RequestId, comment: crate::judge::criteria::Comment) -> Result<crate::judge::criteria::Comment> {
+        let mut kept = self.comments(review, vec![comment])?;
+        kept.pop().ok_or_else(|| Error::Internal("the comment was not kept".into()))
+    }
+
+    /// Adds comments given together (the CLI's repeated `--comment`): all of them, or, when one
+    /// cannot be taken, none, so that none is sent later without the person having seen it kept.
+    pub fn comments(&self, review: &RequestId, comments: Vec<crate::judge::criteria::Comment>) -> Result<Vec<crate::judge::criteria::Comment>> {
         let summary = self.pending_review_session(review)?;
+        let events = self.store.events(&summary.id, 0)?;
+        let files = reviewed_files(&events, review);
+        let mut kept = Vec::new();
+        for comment in comments {
+            kept.push(self.quoted(review, &files, comment)?);
+        }
+        let recorded = kept.iter().map(|c| EngineEvent::ReviewComment { review_id: review.clone(), comment: c.clone() }).collect();
+        self.store.append_all(&summary.id, None, recorded)?;
+        Ok(kept)
+    }
+
+    /// A comment checked against the review's files, with the lines it is on quoted.
+    fn quoted(&self, review: &RequestId, files: &[FileChange], mut comment: crate::judge::criteria::Comment) -> Result<crate::judge::criteria::Comment> {
         comment.check().map_err(Error::InvalidInput)?;
         if comment.id.trim().is_empty() {
             comment.id = format!("cmt_{}", uuid::Uuid::now_v7().simple());
         }
-        let events = self.store.events(&summary.id, 0)?;
-        let files = reviewed_files(&events, review);
         if !files.iter().any(|f| f.path == comment.path) {
             return Err(Error::InvalidInput(format!("{} is not among the files this review shows", comment.path)));
         }
@@ -868,9 +886,8 @@ impl Engine {
                 .map(|text| {
                     text.lines().skip(comment.start_line as usize - 1).take((comment.end_line - comment.start_line + 1) as usize).collect::<Vec<_>>().join("\n")
                 })
-                .unwrap_or_else(|| quote_lines(&files, &comment));
+                .unwrap_or_else(|| quote_lines(files, &comment));
         }
-        self.store.append(&summary.id, None, EngineEvent::ReviewComment { review_id: review.clone(), comment: comment.clone() })?;
         Ok(comment)
     }
 
