@@ -886,6 +886,31 @@ async fn killed_in_the_middle_of_a_landing_the_next_start_finishes_it() {
     assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "and the worktree is gone");
 }
 
+/// An auto-approval whose landing a crash cut short is finished at the next start as what it
+/// was: auto's, not the person's (the trust figures count only the person's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auto_approval_finished_after_a_crash_stays_auto() {
+    let (_s, dir, cli) = server(vec![writes("land.txt", "land\n", 0)]).await;
+    let r = repo(dir.path());
+    let mut child = paused_at(cli.run_cmd("write land.txt", &r, &["--review", "approve"]), "landing-after-checkout", &dir.path().join("paused"), "it landed");
+    child.kill().unwrap();
+    let _ = child.wait();
+    let _ = cli.run("hello", &r, &["--isolation", "in-place"]);
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "write land.txt", "the next start finished the landing");
+    let id = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).into_iter().find(|s| s["task"] == "write land.txt").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let by: Vec<_> = stored(&cli.data, &id)
+        .into_iter()
+        .filter_map(|e| match e {
+            finishline_engine::event::EngineEvent::ReviewResolved { by, .. } => Some(by),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(by, vec![finishline_engine::domain::DecidedBy::Auto]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_start_elsewhere_leaves_alone_a_landing_another_process_is_still_doing() {
     let (_s, dir, cli) = server(vec![writes("land.txt", "land\n", 0)]).await;

@@ -457,6 +457,10 @@ pub enum EngineEvent {
         old_tip: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         new_commit: Option<String>,
+        /// Who approved it, for the approval recorded when a landing cut short is finished at
+        /// the next start (older histories: the person).
+        #[serde(default = "person")]
+        by: DecidedBy,
     },
     /// The task landed: its commit on the branch it started from, or its changes in the
     /// person's working tree, or its branch kept.
@@ -605,4 +609,8 @@ pub struct Envelope {
     pub at: String,
     #[serde(flatten)]
     pub event: EngineEvent,
+}
+
+fn person() -> DecidedBy {
+    DecidedBy::Person
 }

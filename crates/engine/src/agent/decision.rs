@@ -679,7 +679,7 @@ impl Engine {
                 return blocked(Blocked::conflict_markers(marked));
             }
         }
-        self.store.append(session, None, started_event(review, &composed))?;
+        self.store.append(session, None, started_event(review, &composed, choice.by))?;
         crate::fault::pause_at("landing-started");
         if let Err(b) = landing::apply(wt, &composed)? {
             return blocked(b);
@@ -1115,13 +1115,14 @@ fn landed_event(l: &LandedSummary) -> EngineEvent {
     }
 }
 
-fn started_event(review: &RequestId, c: &Composed) -> EngineEvent {
+fn started_event(review: &RequestId, c: &Composed, by: DecidedBy) -> EngineEvent {
     EngineEvent::LandingStarted {
         review_id: review.clone(),
         mode: c.mode,
         target_branch: c.target_branch.clone(),
         old_tip: c.old_tip.clone(),
         new_commit: c.new_commit.clone(),
+        by,
     }
 }
 
@@ -1501,7 +1502,7 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
     if events[at..].iter().any(|e| matches!(e.event, EngineEvent::Landed { .. } | EngineEvent::LandingBlocked { .. })) {
         return false;
     }
-    let EngineEvent::LandingStarted { review_id, mode, target_branch, old_tip, new_commit } = &events[at].event else { return false };
+    let EngineEvent::LandingStarted { review_id, mode, target_branch, old_tip, new_commit, by } = &events[at].event else { return false };
     let Some(wt) = current_worktree(events) else { return false };
     let c = Composed {
         mode: *mode,
@@ -1526,7 +1527,7 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
             let resolved = EngineEvent::ReviewResolved {
                 review_id: review_id.clone(),
                 decision: Decision::Approve,
-                by: DecidedBy::Person,
+                by: *by,
                 feedback: None,
                 reverted: false,
                 occasion: None,
