@@ -574,3 +574,26 @@ fn a_new_worktrees_first_checkpoint_is_made_while_git_fills_it_and_files_copied_
     let after = cp.snapshot("after").unwrap();
     assert_eq!(files(&cp.marked("base").unwrap(), &after), vec![("src/lib.rs".into(), ChangeKind::Modified)], "only the task's edit is its change");
 }
+
+/// A file whose name is not UTF-8 text cannot be named back to git from here, so a step could
+/// not record its change: it is listed as not covered by revert, which the review shows, rather
+/// than silently missing from the review and the revert.
+#[test]
+fn a_file_whose_name_is_not_text_is_listed_as_not_covered() {
+    use finishline_engine::workspace::checkpoint::Checkpoints;
+    use std::os::unix::ffi::OsStrExt;
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let ws = ws.path().canonicalize().unwrap();
+    let odd = ws.join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt"));
+    std::fs::write(&odd, "orig").unwrap();
+    std::fs::write(ws.join("plain.txt"), "orig").unwrap();
+    let cp = Checkpoints::open_shared(data.path(), &ws, "s1").unwrap();
+    let first = cp.snapshot("first").unwrap();
+    std::fs::write(&odd, "changed by the agent").unwrap();
+    std::fs::write(ws.join("plain.txt"), "changed").unwrap();
+    let second = cp.snapshot("second").unwrap();
+    let changed: Vec<String> = cp.changes(&first, &second).unwrap().into_iter().map(|c| c.path).collect();
+    assert_eq!(changed, vec!["plain.txt"]);
+    assert_eq!(cp.not_covered(), vec!["caf\u{FFFD}.txt".to_string()], "the review says which file revert cannot restore");
+}
