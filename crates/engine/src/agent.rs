@@ -135,6 +135,21 @@ struct Live {
     /// External agents tasks were started with besides the engine's own (an attempt's), by name,
     /// so their later runs start the same command.
     agents: HashMap<String, crate::external::ExternalAgent>,
+    /// Approves landing now, and how to stop the checks they run again before anything moves.
+    landings: HashMap<SessionId, CancellationToken>,
+}
+
+/// An approve's landing while it may still be stopped; forgotten when it ends.
+pub(crate) struct LandingStop {
+    runtime: Arc<Runtime>,
+    session: SessionId,
+    pub(crate) token: CancellationToken,
+}
+
+impl Drop for LandingStop {
+    fn drop(&mut self) {
+        self.runtime.live().landings.remove(&self.session);
+    }
 }
 
 /// What every engine of one front end shares, whatever settings each was built from: the
@@ -189,6 +204,13 @@ impl Runtime {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Registers an approve's landing of `session`, which [`Runtime::cancel`] can then stop.
+    pub(crate) fn landing_stop(self: &Arc<Self>, session: &SessionId) -> LandingStop {
+        let token = CancellationToken::new();
+        self.live().landings.insert(session.clone(), token.clone());
+        LandingStop { runtime: self.clone(), session: session.clone(), token }
+    }
+
     /// Whether a run of this session is live in this process (streaming, running a tool, or
     /// waiting for a person's answer); the window asks before closing over one.
     pub fn is_running(&self, session: &SessionId) -> bool {
@@ -208,6 +230,11 @@ impl Runtime {
     /// (recorded first, so a quit before it is done leaves it to the next start's sweep).
     pub fn cancel(&self, data_dir: &Path, session: &SessionId) -> bool {
         if let Some((_, c)) = self.live().cancels.get(session) {
+            c.cancel();
+            return true;
+        }
+        // An approve checking the task again on a moved branch: stopped, nothing lands.
+        if let Some(c) = self.live().landings.get(session) {
             c.cancel();
             return true;
         }

@@ -772,3 +772,48 @@ async fn comments_given_together_are_recorded_together_or_not_at_all() {
     h.engine.comments(&review, vec![good]).unwrap();
     assert_eq!(comments(&h), 1);
 }
+
+/// The checks an approve runs again on a branch that moved can take minutes: the person can
+/// stop them (the window's Stop, as for a run), and then nothing lands and the review waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_the_checks_of_a_landing_lands_nothing_and_the_review_waits() {
+    let setup = Setup { verify_commands: vec!["if [ -f moved.txt ]; then sleep 60; fi; test -f notes.md".into()], ..Default::default() };
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created notes.md"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple"}}]})),
+        ])),
+        setup,
+    )
+    .await;
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").arg("-C").arg(h.ws()).args(["-c", "user.name=P", "-c", "user.email=p@p"]).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    h.write("README.md", "hello\n");
+    git(&["add", "."]);
+    git(&["commit", "-qm", "init"]);
+    let o = h.run("create notes.md").await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    // Meanwhile the person's branch moves, so the approve checks again, slowly.
+    h.write("moved.txt", "moved\n");
+    git(&["add", "moved.txt"]);
+    git(&["commit", "-qm", "moved"]);
+    let (engine, review) = (h.engine.clone(), o.review_id());
+    let approving = tokio::task::spawn_blocking(move || engine.submit_review(&review, Decision::Approve, None, false, false, DecidedBy::Person));
+    let t = std::time::Instant::now();
+    while !h.store.events(&o.session, 0).unwrap().iter().any(|e| matches!(&e.event, EngineEvent::Activity { detail, .. } if detail.starts_with("after moving")))
+    {
+        assert!(t.elapsed() < Duration::from_secs(30), "the checks started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(h.engine.cancel(&o.session), "there was something to stop");
+    let outcome = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("stopped at once").unwrap().unwrap();
+    assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::Interrupted, .. }), "{outcome:?}");
+    assert_eq!(git(&["log", "-1", "--format=%s", "main"]), "moved", "nothing landed");
+    assert_eq!(h.store.session(&o.session).unwrap().status, SessionStatus::AwaitingReview, "the review waits");
+}

@@ -622,7 +622,13 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       )}
       {landingOn && (
         <p className="muted small" role="status" data-testid="deciding">
-          Landing the task on {landingOn}… If the branch moved since the task began, the task is rebased and checked again first.
+          Landing the task on {landingOn}… If the branch moved since the task began, the task is rebased and checked again first.{" "}
+          {sessionId && (
+            // The checks again may take minutes; stopped before the branch moves, nothing lands.
+            <button className="btn small" onClick={() => void ipc.cancelRun(sessionId).catch((e) => setError(e as AppError))} title="Nothing lands; the review waits for you">
+              Stop landing
+            </button>
+          )}
         </p>
       )}
       {undoing && (

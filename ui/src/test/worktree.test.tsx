@@ -58,6 +58,27 @@ describe("a task in its own worktree", () => {
     await waitFor(() => expect(sent?.landing).toBe("branch"));
   });
 
+  it("stops a landing whose checks take too long: Stop asks the engine to stop it, and nothing lands", async () => {
+    let land: (v: unknown) => void = () => {};
+    let stopped: string | null = null;
+    script(reviewWaiting(), (cmd, args) => {
+      if (cmd === "get_settings") return { settings: { tasks: { landing: "squash" } } };
+      if (cmd === "submit_review") return new Promise((done) => (land = done));
+      if (cmd === "cancel_run") {
+        stopped = (args as { sessionId: string }).sessionId;
+        land({ outcome: "landing_blocked", reason: "interrupted", detail: "you stopped the landing before anything moved; nothing landed", files: [] });
+        return true;
+      }
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("approve"));
+    await user.click(await screen.findByRole("button", { name: "Stop landing" }));
+    await waitFor(() => expect(stopped).toBe("s1"));
+    await waitFor(() => expect(screen.queryByTestId("deciding")).toBeNull());
+    expect(screen.getByTestId("approve"), "the review waits, to approve again").toBeEnabled();
+  });
+
   it("says what Approve is doing while it lands the task, which may mean rebasing and checking it again", async () => {
     let land: () => void = () => {};
     script(reviewWaiting(), (cmd) => {

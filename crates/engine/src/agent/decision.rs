@@ -27,6 +27,7 @@ use crate::workspace::landing::{self, Blocked, CatchUp, Composed};
 use crate::workspace::lock::{FolderLock, WindowLock};
 use crate::workspace::ownership::{revert_step, FileState, OwnedChange, RevertStep};
 use crate::workspace::worktree::{self, TaskWorktree};
+use tokio_util::sync::CancellationToken;
 
 /// Which files someone changed after the run that a revert may overwrite all the same.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -625,6 +626,8 @@ impl Engine {
         if mode != LandingMode::Branch {
             self.store.append(session, None, EngineEvent::Activity { phase: ActivityPhase::Landing, detail: "checking where the task lands".into() })?;
         }
+        // Until the person's branch moves, Stop (the window's, as for a run) stops the landing.
+        let stop = self.runtime.landing_stop(session);
         // Whatever is in the worktree lands, also what changed there after the review. Looking
         // for such changes (a status of the whole checkout, in a small repository the slowest
         // step) runs beside composing the landing from the branches as the run left them; when
@@ -654,7 +657,7 @@ impl Engine {
         }
         let composed = match early {
             Some(composed) => composed,
-            None => self.catch_up_and_compose(session, &rebased, mode, &message)?,
+            None => self.catch_up_and_compose(session, &rebased, mode, &message, &stop.token)?,
         };
         let composed = match composed {
             Ok(c) => c,
@@ -678,6 +681,9 @@ impl Engine {
             if !marked.is_empty() {
                 return blocked(Blocked::conflict_markers(marked));
             }
+        }
+        if stop.token.is_cancelled() {
+            return blocked(Blocked::stopped());
         }
         self.store.append(session, None, started_event(review, &composed, choice.by))?;
         crate::fault::pause_at("landing-started");
@@ -711,13 +717,20 @@ impl Engine {
 
     /// Composes the landing when it could not be straight away: the person's branch moved on
     /// (the task is rebased onto it and verified again), or the worktree had changes to commit.
-    fn catch_up_and_compose(&self, session: &SessionId, wt: &TaskWorktree, mode: LandingMode, message: &str) -> Result<std::result::Result<Composed, Blocked>> {
+    fn catch_up_and_compose(
+        &self,
+        session: &SessionId,
+        wt: &TaskWorktree,
+        mode: LandingMode,
+        message: &str,
+        stop: &CancellationToken,
+    ) -> Result<std::result::Result<Composed, Blocked>> {
         let tips = match landing::catch_up(wt)? {
             Err(b) => return Ok(Err(b)),
             Ok(CatchUp::UpToDate(tips)) => tips,
             Ok(CatchUp::Rebased { onto, tip }) => {
                 self.store.append(session, None, EngineEvent::Rebased { onto, tip })?;
-                if let Some(b) = self.verify_again(session, wt)? {
+                if let Some(b) = self.verify_again(session, wt, stop)? {
                     return Ok(Err(b));
                 }
                 match landing::tips(wt)? {
@@ -799,7 +812,7 @@ impl Engine {
 
     /// After a rebase, the workspace's verification commands run again in the worktree; a
     /// failure keeps the task from landing.
-    fn verify_again(&self, session: &SessionId, wt: &TaskWorktree) -> Result<Option<Blocked>> {
+    fn verify_again(&self, session: &SessionId, wt: &TaskWorktree, stop: &CancellationToken) -> Result<Option<Blocked>> {
         let commands = self.verify_commands_of(&self.store.events(session, 0)?);
         let dir = wt.work_dir();
         let of = commands.len() as u32;
@@ -809,20 +822,17 @@ impl Engine {
                 None,
                 EngineEvent::Activity { phase: ActivityPhase::Verifying, detail: format!("after moving the task onto the branch: {command}") },
             )?;
-            let (cmd, dir2, secrets, processes) = (command.clone(), dir.clone(), self.config.secret_env.clone(), self.config.processes.clone());
+            let (cmd, dir2, secrets, processes, stop2) =
+                (command.clone(), dir.clone(), self.config.secret_env.clone(), self.config.processes.clone(), stop.clone());
             let result = std::thread::spawn(move || {
                 let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-                rt.block_on(crate::tool::command::run_shell(
-                    &cmd,
-                    &dir2,
-                    crate::tool::command::DEFAULT_TIMEOUT,
-                    &tokio_util::sync::CancellationToken::new(),
-                    &secrets,
-                    Some(&processes),
-                ))
+                rt.block_on(crate::tool::command::run_shell(&cmd, &dir2, crate::tool::command::DEFAULT_TIMEOUT, &stop2, &secrets, Some(&processes)))
             })
             .join()
             .map_err(|_| Error::Internal("the verification thread failed".into()))?;
+            if stop.is_cancelled() {
+                return Ok(Some(Blocked::stopped()));
+            }
             let (code, output) = match result {
                 Ok(r) => (r.exit_code, r.output),
                 Err(e) => (None, format!("could not start: {e}")),

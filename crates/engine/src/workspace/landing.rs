@@ -25,6 +25,15 @@ impl Blocked {
         Blocked { reason, files, detail: detail.into() }
     }
 
+    /// The person stopped the landing (its checks on the moved branch) before anything moved.
+    pub fn stopped() -> Blocked {
+        Blocked::new(
+            LandingBlock::Interrupted,
+            vec![],
+            "you stopped the landing before anything moved; nothing landed: approve again to land it (the checks run again), or keep the task's branch",
+        )
+    }
+
     /// [`conflict_markers_in`] found these files.
     pub fn conflict_markers(files: Vec<String>) -> Blocked {
         Blocked::new(
