@@ -709,6 +709,23 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
     }
 }
 
+/// While an approve lands: Ctrl+C (or a SIGTERM) stops it before the person's branch moves (its
+/// checks on a moved branch can take minutes), and it reports that nothing landed. Past that
+/// point, or in no landing, the signal ends the process as it would have.
+fn stop_landing_on_signal(engine: Arc<Engine>, sid: SessionId) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else { return };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        if !engine.cancel(&sid) {
+            std::process::exit(i32::from(exit::CANCELLED));
+        }
+    })
+}
+
 /// Says how a decision at the terminal went; true when the review is still open (the decision
 /// failed or stopped short), so the terminal stops waiting for events that will not come.
 fn reported(outcome: finishline_engine::Result<ReviewOutcome>) -> bool {
@@ -905,7 +922,11 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         ..finishline_engine::agent::ReviewChoice::new(decision, DecidedBy::Person)
     };
     let before = store.session(&sid).map(|s| s.last_seq).unwrap_or(0);
+    let on_signal = (decision == Decision::Approve).then(|| stop_landing_on_signal(engine.clone(), sid.clone()));
     let outcome = tokio::task::block_in_place(|| engine.decide(&review_id, choice));
+    if let Some(t) = on_signal {
+        t.abort();
+    }
     tokio::task::block_in_place(|| finishline_engine::fault::pause_at("review-decided"));
     if json {
         match &outcome {

@@ -886,6 +886,41 @@ async fn killed_in_the_middle_of_a_landing_the_next_start_finishes_it() {
     assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "and the worktree is gone");
 }
 
+/// Ctrl+C while an approve checks the task again on the person's moved branch stops the checks:
+/// nothing lands, the review waits, and the terminal says how to go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_during_the_checks_of_a_landing_lands_nothing() {
+    let (_s, dir, cli) = server(vec![writes("notes.md", "notes\n", 0)]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write notes.md", &r, &["--verify", "if [ -f moved.txt ]; then sleep 60; fi; test -f notes.md"]);
+    let id = session_of(&waiting);
+    std::fs::write(r.join("moved.txt"), "moved\n").unwrap();
+    git(&r, &["add", "moved.txt"]);
+    git(&r, &["commit", "-q", "-m", "moved meanwhile"]);
+    let child = cli
+        .cmd(&["sessions", "review", &id, "--approve", "--base-url", &cli.url, "--model", "m"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while !stored(&cli.data, &id)
+        .iter()
+        .any(|e| matches!(e, finishline_engine::event::EngineEvent::Activity { detail, .. } if detail.starts_with("after moving")))
+    {
+        assert!(t.elapsed() < Duration::from_secs(30), "the checks started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(t.elapsed() < Duration::from_secs(30), "stopped at once: {said}");
+    assert_eq!(out.status.code(), Some(6), "the review waits: {said}");
+    assert!(said.contains("you stopped the landing"), "{said}");
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "moved meanwhile", "nothing landed");
+}
+
 /// An auto-approval whose landing a crash cut short is finished at the next start as what it
 /// was: auto's, not the person's (the trust figures count only the person's).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
