@@ -331,8 +331,12 @@ async fn a_machine_without_git_is_told_at_the_start_that_checkpoints_are_off() {
     .await
     .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "the run still completes: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    // It runs on to its review, which waits for the person: with nothing recorded, the audit had
+    // nothing to look at, so auto-approve does not take it.
+    assert_eq!(out.status.code(), Some(6), "the run still reaches its review: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
     let events: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let review = events.iter().find(|e| e["type"] == "review_requested").expect("a review");
+    assert!(review["auto_approve"]["reason"].as_str().unwrap().contains("not recorded"), "{review}");
     let first_run_event = events.iter().position(|e| e["type"] == "step_started").expect("a step");
     let report = events.iter().position(|e| e["type"] == "error" && e["code"] == "checkpoints").expect("the missing git is reported");
     assert!(report < first_run_event, "said before the first step, not discovered at review");
