@@ -615,17 +615,17 @@ impl Run {
         let files: Vec<crate::judge::audit::AuditFile> =
             texts.iter().map(|(p, b, a)| crate::judge::audit::AuditFile { path: p, before: b.as_deref(), after: a.as_deref() }).collect();
         let events = self.engine.store.events(&self.session, 0).unwrap_or_default();
-        // What verified the task, the agent's own claims' commands too: rewriting what one runs
-        // makes it pass.
-        let mut commands = self.verify_commands.clone();
+        // What verified the task, the agent's own claims' commands too: rewriting the script one
+        // runs makes it pass.
+        let mut claimed: Vec<String> = Vec::new();
         for e in &events {
-            if let EngineEvent::Verification { command, skipped: false, .. } = &e.event {
-                if !commands.contains(command) {
-                    commands.push(command.clone());
+            if let EngineEvent::Verification { command, skipped: false, persons_own: false, .. } = &e.event {
+                if !claimed.contains(command) && !self.verify_commands.contains(command) {
+                    claimed.push(command.clone());
                 }
             }
         }
-        let found = crate::judge::audit::audit(&files, &commands);
+        let found = crate::judge::audit::audit_with_claims(&files, &self.verify_commands, &claimed);
         let dismissed = dismissed_findings(&events);
         found.into_iter().filter(|f| !dismissed.iter().any(|(r, p, x)| *r == f.rule && *p == f.path && *x == f.excerpt)).collect()
     }
