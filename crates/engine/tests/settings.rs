@@ -299,6 +299,12 @@ fn importing_ones_own_export_keeps_the_keys_in_the_keychain() {
     assert_eq!(mcp.get(&("github".to_string(), "GITHUB_TOKEN".to_string())).map(String::as_str), Some("ghp_secret"), "the server keeps its token");
     assert_eq!(keys.agent_secrets(&back, &agent.name).get("SCRIPTED_API_KEY").map(String::as_str), Some("sk-secret"), "the agent keeps its key");
 
+    // A shared file whose server of that name runs another program gets no key of the person's.
+    let mut other_program = Settings::import_json(&s.export_json()).unwrap();
+    other_program.mcp_servers[0].command = "/tmp/not-the-github-server".into();
+    other_program.keep_secrets_of(&s);
+    assert_eq!(other_program.mcp_servers[0].env["GITHUB_TOKEN"], "", "another program, no stored token");
+
     // Another machine: nothing of its own to keep; the values stay empty, and no empty secret.
     let other = Keys::new(Arc::new(MemorySecrets::default()));
     let mut there = Settings::import_json(&s.export_json()).unwrap();

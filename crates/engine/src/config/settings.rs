@@ -577,11 +577,14 @@ impl Settings {
     }
 
     /// An export leaves each secret value empty. Imported where `current` keeps that value in the
-    /// keychain (the same server or agent, by name), the empty value points there again, so that
-    /// importing one's own export loses no key; elsewhere it stays empty, to be filled in.
+    /// keychain (the same server or agent: its name, and the same program with the same
+    /// arguments, so a shared file's other program never gets the person's key), the empty value
+    /// points there again, so that importing one's own export loses no key; elsewhere it stays
+    /// empty, to be filled in.
     pub fn keep_secrets_of(&mut self, current: &Settings) {
         for server in &mut self.mcp_servers {
-            let Some(had) = current.mcp_servers.iter().find(|c| c.name == server.name) else { continue };
+            let same = |c: &&McpServerSettings| c.name == server.name && c.command.trim() == server.command.trim() && c.args == server.args;
+            let Some(had) = current.mcp_servers.iter().find(same) else { continue };
             for (var, value) in server.env.iter_mut().filter(|(_, v)| v.is_empty()) {
                 if had.env.get(var).is_some_and(|v| v == IN_KEYCHAIN) {
                     *value = IN_KEYCHAIN.to_string();
@@ -589,7 +592,7 @@ impl Settings {
             }
         }
         let (Some(agent), Some(had)) = (self.agent.as_mut(), current.agent.as_ref()) else { return };
-        if agent.name == had.name {
+        if agent.name == had.name && agent.command.trim() == had.command.trim() && agent.args == had.args {
             for (var, value) in agent.env.iter_mut().filter(|(_, v)| v.is_empty()) {
                 if had.env.get(var).is_some_and(|v| v == IN_KEYCHAIN) {
                     *value = IN_KEYCHAIN.to_string();
