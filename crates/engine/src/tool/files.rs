@@ -309,6 +309,14 @@ impl Tool for EditFile {
         if file.take(MAX_WRITE_BYTES as u64 + 1).read_to_string(&mut text).is_err() {
             return ToolOutput::error(format!("{} is not a UTF-8 text file; it cannot be edited as text.", input.path));
         }
+        // It grew past the limit while being read (a log appended to): written back, it would be cut.
+        if text.len() > MAX_WRITE_BYTES {
+            return ToolOutput::error(format!(
+                "{} is too large to edit here (over {} MB): change it with run_command, or split it.",
+                input.path,
+                MAX_WRITE_BYTES >> 20
+            ));
+        }
         let count = text.matches(&input.old_text).count();
         if count == 0 {
             return ToolOutput::error(format!("old_text was not found in {}. Read the file and copy the text exactly.", input.path));
