@@ -438,6 +438,15 @@ async fn stop_on_signal(engine: Arc<Engine>, sid: SessionId) {
     // Nothing runs while the review waits at the terminal: stopping leaves it open, as Ctrl+D
     // does, rather than calling a task that ended cancelled.
     if !engine.is_running(&sid) && engine.store.session(&sid).is_ok_and(|s| s.status == SessionStatus::AwaitingReview) {
+        // An approve given here, checking the task on a moved branch: its checks stop before
+        // anything moves, so nothing lands.
+        if engine.stop_landing(&sid) {
+            tokio::select! {
+                _ = tokio::time::sleep(STOP_GRACE) => {}
+                _ = any_of(&mut signals) => {}
+            }
+            engine.config.processes.end_all();
+        }
         eprintln!(
             "\nfinishline: stopped; the review waits for you: `{}` (or --reject, --request-changes)",
             crate::hint::command(&format!("sessions review {sid} --approve"))
@@ -673,7 +682,7 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
                         landing: Some(LandingMode::Branch),
                         ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, DecidedBy::Person)
                     };
-                    reported(engine.decide(review, choice))
+                    reported(engine, review, engine.decide(review, choice))
                 } else if resolvable && a.starts_with('r') {
                     engine.resolve_conflict(review).map(|_| false).unwrap_or_else(|e| {
                         eprintln!("finishline: {e}");
@@ -683,11 +692,11 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
                     true
                 }
             }
-            other => reported(other),
+            other => reported(engine, review, other),
         };
     }
     if decision != Decision::Reject {
-        return reported(engine.submit_review(review, decision, feedback, false, false, DecidedBy::Person));
+        return reported(engine, review, engine.submit_review(review, decision, feedback, false, false, DecidedBy::Person));
     }
     let revert = force_revert || yes("Also revert the agent's changes to your files? [y/N]: ");
     match engine.submit_review(review, decision, None, revert, force_revert, DecidedBy::Person) {
@@ -703,9 +712,9 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
                 overwrite: finishline_engine::agent::Overwrite::Files(if overwrite { conflicts } else { vec![] }),
                 ..finishline_engine::agent::ReviewChoice::new(Decision::Reject, DecidedBy::Person)
             };
-            reported(engine.decide(review, choice))
+            reported(engine, review, engine.decide(review, choice))
         }
-        other => reported(other),
+        other => reported(engine, review, other),
     }
 }
 
@@ -720,7 +729,7 @@ fn stop_landing_on_signal(engine: Arc<Engine>, sid: SessionId) -> tokio::task::J
             _ = term.recv() => {}
             _ = int.recv() => {}
         }
-        if !engine.cancel(&sid) {
+        if !engine.stop_landing(&sid) {
             std::process::exit(i32::from(exit::CANCELLED));
         }
     })
@@ -728,8 +737,10 @@ fn stop_landing_on_signal(engine: Arc<Engine>, sid: SessionId) -> tokio::task::J
 
 /// Says how a decision at the terminal went; true when the review is still open (the decision
 /// failed or stopped short), so the terminal stops waiting for events that will not come.
-fn reported(outcome: finishline_engine::Result<ReviewOutcome>) -> bool {
-    let open = !matches!(outcome, Ok(ReviewOutcome::Decided { .. }));
+fn reported(engine: &Engine, review: &RequestId, outcome: finishline_engine::Result<ReviewOutcome>) -> bool {
+    // Still undecided: a reject recorded before its revert failed is decided, and its end follows.
+    let open = !matches!(outcome, Ok(ReviewOutcome::Decided { .. }))
+        && engine.store.request_state(review).ok().flatten().is_none_or(|(_, _, decided)| decided.is_none());
     report_review(outcome, Again::Asked);
     open
 }

@@ -204,6 +204,12 @@ impl Runtime {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Stops an approve's landing of `session` while its checks run on a moved branch, before
+    /// the person's branch moves: nothing lands. False when none can be stopped.
+    pub fn stop_landing(&self, session: &SessionId) -> bool {
+        self.live().landings.get(session).map(|c| c.cancel()).is_some()
+    }
+
     /// Registers an approve's landing of `session`, which [`Runtime::cancel`] can then stop.
     pub(crate) fn landing_stop(self: &Arc<Self>, session: &SessionId) -> LandingStop {
         let token = CancellationToken::new();
@@ -229,13 +235,9 @@ impl Runtime {
     /// A plan cancelled before its go-ahead leaves its worktree unused: it goes in the background
     /// (recorded first, so a quit before it is done leaves it to the next start's sweep).
     pub fn cancel(&self, data_dir: &Path, session: &SessionId) -> bool {
-        if let Some((_, c)) = self.live().cancels.get(session) {
-            c.cancel();
-            return true;
-        }
-        // An approve checking the task again on a moved branch: stopped, nothing lands.
-        if let Some(c) = self.live().landings.get(session) {
-            c.cancel();
+        // A run, and an approve landing from it (auto-approve's): both stop.
+        let run = self.live().cancels.get(session).map(|(_, c)| c.cancel()).is_some();
+        if self.stop_landing(session) || run {
             return true;
         }
         let Ok((cancelled, unused)) = end_waiting(&self.store, session) else { return false };
@@ -486,6 +488,11 @@ impl Engine {
     /// [`Runtime::cancel`].
     pub fn cancel(&self, session: &SessionId) -> bool {
         self.runtime.cancel(&self.config.data_dir, session)
+    }
+
+    /// [`Runtime::stop_landing`].
+    pub fn stop_landing(&self, session: &SessionId) -> bool {
+        self.runtime.stop_landing(session)
     }
 
     /// [`Runtime::is_running`].

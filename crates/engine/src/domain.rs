@@ -828,6 +828,8 @@ pub enum LandingBlock {
     BranchInUse,
     /// A landing was cut short (the process died); nothing landed.
     Interrupted,
+    /// The person stopped the landing (its checks on a moved branch) before anything moved.
+    Stopped,
     /// git refused for another reason, named in the detail.
     Git,
 }
@@ -845,6 +847,7 @@ impl LandingBlock {
             LandingBlock::NoBranch => "no_branch",
             LandingBlock::BranchInUse => "branch_in_use",
             LandingBlock::Interrupted => "interrupted",
+            LandingBlock::Stopped => "stopped",
             LandingBlock::Git => "git",
         }
     }

@@ -813,7 +813,56 @@ async fn stopping_the_checks_of_a_landing_lands_nothing_and_the_review_waits() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(h.engine.cancel(&o.session), "there was something to stop");
     let outcome = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("stopped at once").unwrap().unwrap();
-    assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::Interrupted, .. }), "{outcome:?}");
+    assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped, .. }), "{outcome:?}");
     assert_eq!(git(&["log", "-1", "--format=%s", "main"]), "moved", "nothing landed");
     assert_eq!(h.store.session(&o.session).unwrap().status, SessionStatus::AwaitingReview, "the review waits");
+}
+
+/// Stop in the window while auto-approve lands the run's task stops the landing's checks on the
+/// moved branch too, not only the run: nothing lands, and the review waits for the person.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_while_auto_approve_lands_stops_the_landing_too() {
+    let setup = Setup { auto_approve: true, verify_commands: vec!["if [ -f moved.txt ]; then sleep 60; fi; test -f notes.md".into()], ..Default::default() };
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created notes.md"}), json!({"text": DONE, "chunks": 10, "chunk_delay_ms": 150})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple"}}]})),
+        ])),
+        setup,
+    )
+    .await;
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").arg("-C").arg(h.ws()).args(["-c", "user.name=P", "-c", "user.email=p@p"]).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    h.write("README.md", "hello\n");
+    git(&["add", "."]);
+    git(&["commit", "-qm", "init"]);
+    let (sid, _run) = h.engine.start_session("create notes.md", &h.ws()).unwrap();
+    let seen = |what: &dyn Fn(&EngineEvent) -> bool| h.store.events(&sid, 0).unwrap().iter().any(|e| what(&e.event));
+    let t = std::time::Instant::now();
+    while !seen(&|e| matches!(e, EngineEvent::ToolCall { state: ToolState::Done, .. })) {
+        assert!(t.elapsed() < Duration::from_secs(30), "the agent wrote its file");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The person's branch moves while the agent finishes: auto-approve rebases and checks again.
+    h.write("moved.txt", "moved\n");
+    git(&["add", "moved.txt"]);
+    git(&["commit", "-qm", "moved"]);
+    while !seen(&|e| matches!(e, EngineEvent::Activity { detail, .. } if detail.starts_with("after moving"))) {
+        assert!(t.elapsed() < Duration::from_secs(30), "auto-approve's checks started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(h.engine.cancel(&sid));
+    while !seen(&|e| matches!(e, EngineEvent::LandingBlocked { reason: LandingBlock::Stopped, .. })) {
+        assert!(t.elapsed() < Duration::from_secs(20), "the landing stopped at once");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(git(&["log", "-1", "--format=%s", "main"]), "moved", "nothing landed");
+    let o = h.wait_idle(&sid).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "the review waits for the person");
 }

@@ -70,6 +70,7 @@ const BLOCK_TITLE: Record<LandingBlock, string> = {
   verification_failed: "Not landed: verification fails on top of the moved branch",
   no_branch: "Not landed: there is no branch to land on",
   interrupted: "Not landed: Finishline stopped while landing",
+  stopped: "Not landed: you stopped it",
   git: "Not landed: git refused",
 };
 

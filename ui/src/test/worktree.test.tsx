@@ -66,7 +66,7 @@ describe("a task in its own worktree", () => {
       if (cmd === "submit_review") return new Promise((done) => (land = done));
       if (cmd === "cancel_run") {
         stopped = (args as { sessionId: string }).sessionId;
-        land({ outcome: "landing_blocked", reason: "interrupted", detail: "you stopped the landing before anything moved; nothing landed", files: [] });
+        land({ outcome: "landing_blocked", reason: "stopped", detail: "you stopped the landing before anything moved; nothing landed", files: [] });
         return true;
       }
     });

@@ -685,6 +685,8 @@ impl Engine {
         if stop.token.is_cancelled() {
             return blocked(Blocked::stopped());
         }
+        // From here the person's branch moves: too late to stop, so Stop no longer says it can.
+        drop(stop);
         self.store.append(session, None, started_event(review, &composed, choice.by))?;
         crate::fault::pause_at("landing-started");
         if let Err(b) = landing::apply(wt, &composed)? {

@@ -524,8 +524,6 @@ impl Checkpoints {
         self
     }
 
-    /// New or changed files over the size limit join the store's excludes before `git add`, so
-    /// they are never copied; the review lists them as not covered by revert.
     /// Takes out of `changed` each path whose name is not UTF-8 text: it reached here with its
     /// odd bytes replaced, so git would be given a name no file has and record nothing. Listed
     /// as not covered, the review says revert cannot restore it, instead of silently missing it.
@@ -545,6 +543,8 @@ impl Checkpoints {
         Ok(())
     }
 
+    /// New or changed files over the size limit join the store's excludes before `git add`, so
+    /// they are never copied; the review lists them as not covered by revert.
     fn leave_out_big_files(&self, changed: &mut Vec<&str>) -> Result<()> {
         let big: Vec<String> = changed
             .iter()

@@ -28,7 +28,7 @@ impl Blocked {
     /// The person stopped the landing (its checks on the moved branch) before anything moved.
     pub fn stopped() -> Blocked {
         Blocked::new(
-            LandingBlock::Interrupted,
+            LandingBlock::Stopped,
             vec![],
             "you stopped the landing before anything moved; nothing landed: approve again to land it (the checks run again), or keep the task's branch",
         )
