@@ -2437,22 +2437,22 @@ fn task_in_a_terminal(cli: &Cli, task: &str, r: &Path) -> Command {
     in_terminal
 }
 
+/// A task that wrote one.txt and two.txt in a plain folder, run in a terminal and waiting at its
+/// review prompt: the server, the test's folder, the CLI, the folder, the terminal and its input.
+async fn two_files_at_a_terminal_review() -> (FakeServer, tempfile::TempDir, Cli, PathBuf, std::process::Child, std::process::ChildStdin) {
+    let rules = calls_then_done("write two files", vec![write_call("one.txt", "1\n"), write_call("two.txt", "2\n")], "Created two.txt");
+    let (s, dir, cli) = server(vec![rules]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let (child, input, _) = at_the_review_prompt_of(&cli, task_in_a_terminal(&cli, "write two files", &ws));
+    (s, dir, cli, ws, child, input)
+}
+
 /// At the terminal, "overwrite those changes too?" is about the files it named: one the person
 /// edits while the question waits is left as they made it, and named, not overwritten.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn overwrite_at_the_terminal_covers_the_files_it_named_not_one_edited_while_it_asked() {
-    let rules = calls_then_done("write two files", vec![write_call("one.txt", "1\n"), write_call("two.txt", "2\n")], "Created two.txt");
-    let (_s, dir, cli) = server(vec![rules]).await;
-    let ws = dir.path().join("plain");
-    std::fs::create_dir_all(&ws).unwrap();
-    let mut child = task_in_a_terminal(&cli, "write two files", &ws).spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let t = Instant::now();
-    while !lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).iter().any(|s| s["status"] == "awaiting_review") {
-        assert!(t.elapsed() < Duration::from_secs(30), "the task reached its review");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_millis(500));
+    let (_s, _dir, _cli, ws, child, mut input) = two_files_at_a_terminal_review().await;
     std::fs::write(ws.join("one.txt"), "my edit of one\n").unwrap();
     // Reject, and revert: the revert asks about one.txt.
     input.write_all(b"r\ny\n").unwrap();
@@ -2471,18 +2471,7 @@ async fn overwrite_at_the_terminal_covers_the_files_it_named_not_one_edited_whil
 /// leaves the review open, exit 6: the terminal is not left waiting for a decision never made.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_decision_that_fails_at_the_terminal_says_so_and_ends_waiting() {
-    let rules = calls_then_done("write two files", vec![write_call("one.txt", "1\n"), write_call("two.txt", "2\n")], "Created two.txt");
-    let (_s, dir, cli) = server(vec![rules]).await;
-    let ws = dir.path().join("plain");
-    std::fs::create_dir_all(&ws).unwrap();
-    let mut child = task_in_a_terminal(&cli, "write two files", &ws).spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let t = Instant::now();
-    while !lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).iter().any(|s| s["status"] == "awaiting_review") {
-        assert!(t.elapsed() < Duration::from_secs(30), "the task reached its review");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_millis(500));
+    let (_s, _dir, cli, ws, child, mut input) = two_files_at_a_terminal_review().await;
     std::fs::remove_dir_all(&ws).unwrap();
     // Reject, and revert: there is no folder to revert.
     input.write_all(b"r\ny\n").unwrap();
@@ -3157,7 +3146,12 @@ async fn cancelling_a_task_whose_review_waits_names_the_review_command_instead()
 /// A task run in a pseudo-terminal, its input kept open, waiting at its review prompt: the
 /// terminal's process, the input, and the session.
 fn at_the_review_prompt(cli: &Cli, r: &Path) -> (std::process::Child, std::process::ChildStdin, String) {
-    let mut child = in_a_terminal(cli, r).spawn().unwrap();
+    at_the_review_prompt_of(cli, in_a_terminal(cli, r))
+}
+
+/// [`at_the_review_prompt`] for the task `terminal` runs.
+fn at_the_review_prompt_of(cli: &Cli, mut terminal: Command) -> (std::process::Child, std::process::ChildStdin, String) {
+    let mut child = terminal.spawn().unwrap();
     let input = child.stdin.take().unwrap();
     let t = Instant::now();
     let mut rows = Vec::new();

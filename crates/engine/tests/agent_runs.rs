@@ -773,6 +773,13 @@ async fn comments_given_together_are_recorded_together_or_not_at_all() {
     assert_eq!(comments(&h), 1);
 }
 
+/// git in `dir` as the person, its output trimmed; the test fails with git's words.
+fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git").arg("-C").arg(dir).args(["-c", "user.name=P", "-c", "user.email=p@p"]).args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 /// The checks an approve runs again on a branch that moved can take minutes: the person can
 /// stop them (the window's Stop, as for a run), and then nothing lands and the review waits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -787,11 +794,7 @@ async fn stopping_the_checks_of_a_landing_lands_nothing_and_the_review_waits() {
         setup,
     )
     .await;
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git").arg("-C").arg(h.ws()).args(["-c", "user.name=P", "-c", "user.email=p@p"]).args(args).output().unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
+    let git = |args: &[&str]| git_in(&h.ws(), args);
     git(&["init", "-q", "-b", "main"]);
     h.write("README.md", "hello\n");
     git(&["add", "."]);
@@ -832,11 +835,7 @@ async fn stop_while_auto_approve_lands_stops_the_landing_too() {
         setup,
     )
     .await;
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git").arg("-C").arg(h.ws()).args(["-c", "user.name=P", "-c", "user.email=p@p"]).args(args).output().unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
+    let git = |args: &[&str]| git_in(&h.ws(), args);
     git(&["init", "-q", "-b", "main"]);
     h.write("README.md", "hello\n");
     git(&["add", "."]);
