@@ -631,7 +631,7 @@ impl Engine {
     /// a conversation turn, or a finished session.
     pub fn send_message(self: &Arc<Self>, session: &SessionId, message: &str) -> Result<tokio::task::JoinHandle<()>> {
         let msg = message.trim();
-        within_message_limit(msg, "the message")?;
+        crate::store::within_message_limit(msg, "the message")?;
         let run = RunId::new();
         let trigger = self.store.begin_run(session, &run, |status| {
             may_start(status)?;
@@ -644,19 +644,6 @@ impl Engine {
             run::RunStart { trigger, user_message: (!msg.is_empty()).then(|| msg.to_string()), answer: None, plan: PlanMode::Off, continuation: None },
         ))
     }
-}
-
-/// A message to the agent (a follow-up, feedback) is held to the task's own limit: past it, the
-/// model would refuse it anyway, with a less useful error.
-pub(crate) fn within_message_limit(text: &str, what: &str) -> Result<()> {
-    if text.len() > crate::store::MAX_TASK_BYTES {
-        return Err(Error::InvalidInput(format!(
-            "{what} is {} bytes; the limit is {} bytes (1 MB). Put long material in a file in the workspace and refer to it",
-            text.len(),
-            crate::store::MAX_TASK_BYTES
-        )));
-    }
-    Ok(())
 }
 
 /// What to do when another task works in the same plain folder right now.

@@ -34,6 +34,18 @@ pub use sessions::{ListQuery, SessionSummary, Tokens};
 /// The longest task accepted: larger input is refused with a clear message, never truncated.
 pub const MAX_TASK_BYTES: usize = 1_000_000;
 
+/// A task, or a message to the agent (a follow-up, feedback), is held to [`MAX_TASK_BYTES`]:
+/// past it, the model would refuse it anyway, with a less useful error.
+pub fn within_message_limit(text: &str, what: &str) -> Result<()> {
+    if text.len() > MAX_TASK_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "{what} is {} bytes; the limit is {MAX_TASK_BYTES} bytes (1 MB). Put long material in a file in the workspace and refer to it",
+            text.len()
+        )));
+    }
+    Ok(())
+}
+
 pub struct Store {
     /// Declared first so it stops before the handles close (fields drop in order).
     _checkpoints: Option<checkpoint::Checkpointer>,
@@ -349,12 +361,7 @@ impl Store {
         if task.is_empty() {
             return Err(Error::InvalidInput("the task is empty; describe what you want done".into()));
         }
-        if new.task.len() > MAX_TASK_BYTES {
-            return Err(Error::InvalidInput(format!(
-                "the task is {} bytes; the limit is {MAX_TASK_BYTES} bytes (1 MB). Put long material in a file in the workspace and refer to it",
-                new.task.len()
-            )));
-        }
+        within_message_limit(&new.task, "the task")?;
         let id = SessionId::new();
         let now = self.clock.now_ms();
         let env = self.transact(|tx, out| {

@@ -717,19 +717,20 @@ async fn a_request_refused_before_any_model_read_it_counts_no_tokens() {
     assert_eq!(tokens.agent, 0, "the refused request is not counted as if a model had read it: {tokens:?}");
 }
 
+/// An agent that writes notes.md, then says it is done; the evaluator agrees.
+fn writes_notes() -> fake_llm::Scenario {
+    rules(json!([
+        evaluator(done_verdict()),
+        agent(json!({"last_message_contains": "Created notes.md"}), json!({"text": DONE})),
+        agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple"}}]})),
+    ]))
+}
+
 /// A follow-up message or feedback over the task's own limit is refused with the limit and the
 /// way on, before anything is recorded; the session stays as it was.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follow_up_or_feedback_over_a_megabyte_is_refused_and_nothing_changes() {
-    let h = Harness::new(
-        rules(json!([
-            evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "Created notes.md"}), json!({"text": DONE})),
-            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple"}}]})),
-        ])),
-        Setup::default(),
-    )
-    .await;
+    let h = Harness::new(writes_notes(), Setup::default()).await;
     let o = h.run("create notes.md").await;
     assert_eq!(o.status, SessionStatus::AwaitingReview);
     let huge = "x".repeat(2_000_000);
@@ -752,15 +753,7 @@ async fn a_follow_up_or_feedback_over_a_megabyte_is_refused_and_nothing_changes(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn comments_given_together_are_recorded_together_or_not_at_all() {
     use finishline_engine::judge::criteria::parse_cli_comment;
-    let h = Harness::new(
-        rules(json!([
-            evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "Created notes.md"}), json!({"text": DONE})),
-            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple"}}]})),
-        ])),
-        Setup::default(),
-    )
-    .await;
+    let h = Harness::new(writes_notes(), Setup::default()).await;
     let o = h.run("create notes.md").await;
     let review = o.review_id();
     let good = parse_cli_comment("notes.md:1=say pear", "cli1".into()).unwrap();
@@ -785,15 +778,7 @@ fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stopping_the_checks_of_a_landing_lands_nothing_and_the_review_waits() {
     let setup = Setup { verify_commands: vec!["if [ -f moved.txt ]; then sleep 60; fi; test -f notes.md".into()], ..Default::default() };
-    let h = Harness::new(
-        rules(json!([
-            evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "Created notes.md"}), json!({"text": DONE})),
-            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple"}}]})),
-        ])),
-        setup,
-    )
-    .await;
+    let h = Harness::new(writes_notes(), setup).await;
     let git = |args: &[&str]| git_in(&h.ws(), args);
     git(&["init", "-q", "-b", "main"]);
     h.write("README.md", "hello\n");

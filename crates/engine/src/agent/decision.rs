@@ -391,7 +391,7 @@ impl Engine {
         let summary = self.pending_review_session(review)?;
         let feedback = choice.feedback.as_ref().map(|f| f.trim().to_string()).filter(|f| !f.is_empty());
         if let Some(f) = &feedback {
-            super::within_message_limit(f, "the feedback")?;
+            crate::store::within_message_limit(f, "the feedback")?;
         }
         // One decision at a time per session, across processes; the loser finds it decided.
         let _lock = FolderLock::acquire(&session_lock(&self.config.data_dir, &summary.id))?;
