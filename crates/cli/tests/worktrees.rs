@@ -1225,11 +1225,12 @@ async fn a_revert_cut_short_after_overwriting_names_the_copy_it_kept_when_it_is_
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
     let _ = cli.run("hello", &elsewhere, &[]);
-    let copies: Vec<_> = stored(&cli.data, &id)
-        .into_iter()
-        .filter_map(|e| if let finishline_engine::event::EngineEvent::Reverted { copies, .. } = e { Some(copies) } else { None })
+    let events = stored(&cli.data, &id);
+    let copies: Vec<_> = events
+        .iter()
+        .filter_map(|e| if let finishline_engine::event::EngineEvent::Reverted { copies, .. } = e { Some(copies.clone()) } else { None })
         .collect();
-    assert_eq!(copies.len(), 1, "the revert is finished once");
+    assert_eq!(copies.len(), 1, "the revert is finished once: {:?}", &events[events.len().saturating_sub(4)..]);
     assert_eq!(copies[0].iter().map(|c| c.path.as_str()).collect::<Vec<_>>(), vec!["one.txt"], "and names the copy: {copies:?}");
     assert_eq!(std::fs::read_to_string(&copies[0][0].copy).unwrap(), "1 and the person's line\n");
 }

@@ -321,6 +321,15 @@ impl Checkpoints {
 
     /// git on this store and its work tree, its output piped.
     fn git_command(&self, args: &[&str]) -> Command {
+        let mut cmd = self.reading_git_command(args);
+        // The store's lock goes with git: held as long as the process lives.
+        crate::workspace::lock::inherit_held(&mut cmd);
+        cmd
+    }
+
+    /// A git that writes nothing: it takes no lock with it, so one that outlives its Finishline
+    /// (a reader noticing its closed input a moment late) keeps no decision from being finished.
+    fn reading_git_command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new("git");
         cmd.arg("--git-dir")
             .arg(&self.git_dir)
@@ -335,8 +344,6 @@ impl Checkpoints {
             .current_dir(&self.work_tree)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
-        // The store's lock goes with git: held as long as the process lives.
-        crate::workspace::lock::inherit_held(&mut cmd);
         crate::workspace::worktree::in_background(&mut cmd);
         cmd
     }
@@ -1232,7 +1239,7 @@ impl FileReader<'_> {
     fn ask(&mut self, path: &str) -> Option<String> {
         use std::io::{BufRead, Write};
         if self.git.is_none() {
-            let mut cmd = self.cp.git_command(&["hash-object", "--stdin-paths"]);
+            let mut cmd = self.cp.reading_git_command(&["hash-object", "--stdin-paths"]);
             // Each answer flushed as it is written, whatever the person's environment says.
             cmd.env("GIT_FLUSH", "1");
             let mut child = cmd.stdin(std::process::Stdio::piped()).stderr(std::process::Stdio::null()).spawn().ok()?;
@@ -1553,5 +1560,23 @@ mod tests {
         });
         let diff = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the diff of a large rewritten file came back");
         assert!(diff.contains("-old line 0") && diff.ends_with("[… diff truncated …]\n"), "{}", &diff[..200]);
+    }
+
+    /// The git a revert keeps running to read files writes nothing, so it never holds the lock
+    /// of the decision that started it: a Finishline killed mid-revert leaves that git to notice
+    /// its closed input a moment later, and the next start must find the decision free to finish.
+    #[test]
+    fn the_git_that_reads_files_for_a_revert_never_holds_the_deciders_lock() {
+        let data = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("a.txt"), "a\n").unwrap();
+        let cp = Checkpoints::open_shared(&data.path().join("checkpoints"), ws.path(), "s1").unwrap();
+        let lock_file = data.path().join("locks").join("s1.lock");
+        let held = crate::workspace::lock::FolderLock::acquire(&lock_file).unwrap();
+        let mut reader = cp.reader();
+        assert!(matches!(reader.state("a.txt").unwrap(), FileState::Blob { .. }), "the reader's git is running");
+        drop(held);
+        let again = crate::workspace::lock::FolderLock::try_acquire(&lock_file).unwrap();
+        assert!(again.is_some(), "the decision's lock is free once its holder lets go, while the reader's git still runs");
     }
 }
