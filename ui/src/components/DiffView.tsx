@@ -326,6 +326,17 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     }
     byKeys.current = false;
   };
+  // Esc in a box with words goes back to the lines and leaves the box open with them: the keys
+  // there choose other lines, and Enter moves the box, words and all. Cancel gives them up.
+  const backToLines = () => {
+    if (!selection) return;
+    const from = changeAt(selection.side, selection.from);
+    const to = changeAt(selection.side, selection.to);
+    if (from && to) setCursor({ anchor: getChangeKey(from), head: getChangeKey(to) });
+    byKeys.current = true;
+    if (region.current) region.current.dataset.keys = "on";
+    region.current?.focus({ preventScroll: true });
+  };
   const save = async (id?: string) => {
     const target = id ? comments.find((c) => c.id === id) : undefined;
     const at = target ? { side: target.side, from: target.start_line, to: target.end_line } : selection;
@@ -380,7 +391,15 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
               <p>{c.text}</p>
               {editable && (
                 <div className="row">
-                  <button className="link-btn" onClick={() => { setEditing(c.id); setEditDraft(c.text); }} data-testid="edit-comment">
+                  <button
+                    className="link-btn"
+                    onClick={() => {
+                      if (editChanged()) return;
+                      setEditing(c.id);
+                      setEditDraft(c.text);
+                    }}
+                    data-testid="edit-comment"
+                  >
                     Edit
                   </button>
                   <button className="link-btn" onClick={() => remove(c.id)} data-testid="delete-comment">
@@ -405,9 +424,9 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
           <div className="diff-comment new" data-testid="comment-box">
             <span className="muted small">
               Comment on {selection.side === "old" ? "removed " : ""}
-              {selection.from === selection.to ? `line ${selection.from}` : `lines ${selection.from}–${selection.to}`} ({byKeys.current ? "Esc, then Shift+↑/↓ to change the lines" : "shift-click a line number to extend"})
+              {selection.from === selection.to ? `line ${selection.from}` : `lines ${selection.from}–${selection.to}`} ({byKeys.current ? "Esc goes back to the lines: Shift+↑/↓, then Enter, moves this box" : "shift-click a line number to extend"})
             </span>
-            <CommentBox value={draft} busy={saving} onChange={setDraft} onSave={() => save()} onCancel={closeBox} />
+            <CommentBox value={draft} busy={saving} onChange={setDraft} onSave={() => save()} onCancel={closeBox} onEscape={draft.trim() ? backToLines : closeBox} />
             {errorAt("new")}
           </div>
         </>
@@ -533,7 +552,21 @@ export function unchangedLines(n: number): string {
   return n <= 20 ? `Show ${n} unchanged lines` : `Show 20 more of ${n} unchanged lines`;
 }
 
-function CommentBox({ value, busy, onChange, onSave, onCancel }: { value: string; busy: boolean; onChange: (v: string) => void; onSave: () => void; onCancel: () => void }) {
+function CommentBox({
+  value,
+  busy,
+  onChange,
+  onSave,
+  onCancel,
+  onEscape = onCancel,
+}: {
+  value: string;
+  busy: boolean;
+  onChange: (v: string) => void;
+  onSave: () => void;
+  onCancel: () => void;
+  onEscape?: () => void;
+}) {
   // Opened low in the review, the box would sit under its sticky buttons (its CSS keeps a margin).
   const box = useRef<HTMLDivElement>(null);
   const input = useRef<HTMLTextAreaElement>(null);
@@ -557,7 +590,7 @@ function CommentBox({ value, busy, onChange, onSave, onCancel }: { value: string
             if (value.trim()) onSave();
           } else if (e.key === "Escape") {
             e.stopPropagation();
-            onCancel();
+            onEscape();
           }
         }}
         placeholder="What should change here?"

@@ -205,7 +205,13 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
 
   // In a worktree, Reject removes what the agent wrote: asked first, keeping it the default.
   const [confirmReject, setConfirmReject] = useState(false);
-  const reject = () => (worktree ? setConfirmReject(true) : void decide("reject"));
+  const rejectNow = () => (worktree ? setConfirmReject(true) : void decide("reject"));
+  // Feedback typed and not sent (the box may be closed, the words kept) goes nowhere with an
+  // approve or a reject: either asks first.
+  const typedFeedback = feedback.trim();
+  const [confirmFeedbackReject, setConfirmFeedbackReject] = useState(false);
+  const rejectButton = useRef<HTMLButtonElement>(null);
+  const reject = () => (typedFeedback ? setConfirmFeedbackReject(true) : rejectNow());
   // Comments on the diff go to the agent only with Request changes: approving would leave them
   // unsent without a word, so it asks first.
   // A comment typed but not added (its Comment button not pressed) goes nowhere: approving or
@@ -215,7 +221,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   const approve = () => {
     const typed = unaddedComments(review.reviewId);
     setUnadded(typed);
-    if (review.comments.length > 0 || typed.length > 0) setConfirmApprove(true);
+    if (review.comments.length > 0 || typed.length > 0 || typedFeedback) setConfirmApprove(true);
     else void decide("approve");
   };
   const approveButton = useRef<HTMLButtonElement>(null);
@@ -487,7 +493,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       </h3>
       <EarlierRounds shown={review.files} lands={worktree && !review.decided && place?.reviewedBefore ? place.lands : undefined} />
       {/* Beside the count, where it is read: these files exist but are in no diff and never land. */}
-      {(review.notLanded?.length ?? 0) > 0 && <NotLanded review={review} onBusy={setBusy} />}
+      {(review.notLanded?.length ?? 0) > 0 && <NotLanded review={review} busy={busy} onBusy={setBusy} />}
       {(review.inSubmodules?.length ?? 0) > 0 && (
         <div className="panel callout small" data-testid="review-in-submodules">
           <p>
@@ -678,7 +684,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             Also undo the agent's changes to my files
           </label>
         )}
-        <button className="btn danger" disabled={busy || comparing} onClick={reject} data-testid="reject" title={comparing ? WHILE_COMPARING : worktree ? "Removes the task's worktree and branch" : undefined}>
+        <button className="btn danger" disabled={busy || comparing} onClick={reject} ref={rejectButton} data-testid="reject" title={comparing ? WHILE_COMPARING : worktree ? "Removes the task's worktree and branch" : undefined}>
           Reject
         </button>
         {asking ? (
@@ -721,13 +727,20 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
       </div>
       {confirmApprove && (
         <KeepOrGo
-          title={review.comments.length + unadded.length === 1 ? "Approve without sending your comment?" : "Approve without sending your comments?"}
+          title={
+            review.comments.length + unadded.length === 0
+              ? "Approve without sending your feedback?"
+              : review.comments.length + unadded.length === 1
+                ? "Approve without sending your comment?"
+                : "Approve without sending your comments?"
+          }
           testid="confirm-approve"
           returnTo={approveButton}
-          keep={unadded.length > 0 ? "Go back to it" : "Keep reviewing"}
+          keep={unadded.length > 0 || typedFeedback ? "Go back to it" : "Keep reviewing"}
           onKeep={() => {
             setConfirmApprove(false);
             if (unadded.length > 0) backToUnadded();
+            else if (typedFeedback) setAsking(true);
           }}
           go={attempt ? "Choose it anyway" : "Approve anyway"}
           onGo={() => {
@@ -742,6 +755,26 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             </>
           )}
           {unadded.length > 0 && <Unadded files={unadded} />}
+          {typedFeedback && <TypedFeedback text={typedFeedback} decision="approving" />}
+        </KeepOrGo>
+      )}
+      {confirmFeedbackReject && (
+        <KeepOrGo
+          title="Reject without sending your feedback?"
+          testid="confirm-feedback-reject"
+          returnTo={rejectButton}
+          keep="Go back to it"
+          onKeep={() => {
+            setConfirmFeedbackReject(false);
+            setAsking(true);
+          }}
+          go="Reject anyway"
+          onGo={() => {
+            setConfirmFeedbackReject(false);
+            rejectNow();
+          }}
+        >
+          <TypedFeedback text={typedFeedback} decision="rejecting" />
         </KeepOrGo>
       )}
       {confirmUnsent && (
@@ -818,6 +851,16 @@ function Unadded({ files }: { files: string[] }) {
   );
 }
 
+/** Feedback typed and not sent, quoted (cut short) so the person knows which words would go. */
+function TypedFeedback({ text, decision }: { text: string; decision: "approving" | "rejecting" }) {
+  const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  return (
+    <>
+      You typed feedback that only Request changes sends: “{shown}”. {decision === "approving" ? "Approving" : "Rejecting"} drops it.
+    </>
+  );
+}
+
 /** Paths for a sentence: the first ten, then how many more (a copied node_modules/ is thousands). */
 function few(list: string[], named = 10): string {
   return list.length <= named ? list.join(", ") : `${list.slice(0, named).join(", ")} and ${list.length - named} more`;
@@ -832,7 +875,7 @@ function uncopied(review: Review): string[] {
 
 /** What the task wrote that .gitignore hides: named (it never lands), and each entry can be
  * copied into the person's checkout before the worktree goes; nothing there is overwritten. */
-function NotLanded({ review, onBusy }: { review: Review; onBusy: (busy: boolean) => void }) {
+function NotLanded({ review, busy, onBusy }: { review: Review; busy: boolean; onBusy: (busy: boolean) => void }) {
   const [copying, setCopying] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const box = useRef<HTMLDivElement>(null);
@@ -864,7 +907,7 @@ function NotLanded({ review, onBusy }: { review: Review; onBusy: (busy: boolean)
             {open.map((entry) => (
               <li key={entry}>
                 <code>{entry}</code>
-                <button className="btn small" onClick={() => void copy(entry)} disabled={copying !== null} aria-label={`Copy ${entry} into your checkout`} title="A file of yours already there is left as it is">
+                <button className="btn small" onClick={() => void copy(entry)} disabled={copying !== null || busy} aria-label={`Copy ${entry} into your checkout`} title="A file of yours already there is left as it is">
                   {copying === entry ? "Copying…" : "Copy into your checkout"}
                 </button>
               </li>

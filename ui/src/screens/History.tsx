@@ -166,14 +166,19 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
   }, [load]);
 
   // Search as the person types (after a short pause) or at Enter; the list itself narrows.
+  // Only the latest search's answer counts: one answered after a newer search, or after the box
+  // was cleared, would filter the list by words no longer in it.
+  const searchAsked = useRef(0);
   const search = useCallback(async (text: string) => {
+    const asked = ++searchAsked.current;
     setError(null);
     if (!text.trim()) return setHits(null);
     try {
       const found = await ipc.searchSessions(text);
+      if (asked !== searchAsked.current) return;
       setHits({ query: text.trim(), byId: new Map(found.map((h, i) => [h.session_id, { hit: h, rank: i }])) });
     } catch (e) {
-      setError((e as AppError).message);
+      if (asked === searchAsked.current) setError((e as AppError).message);
     }
   }, []);
   useEffect(() => {
@@ -181,6 +186,7 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
     return () => clearTimeout(timer);
   }, [query, search]);
   const clearSearch = () => {
+    searchAsked.current++;
     setQuery("");
     setHits(null);
   };

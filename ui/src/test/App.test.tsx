@@ -501,6 +501,39 @@ describe("History search", () => {
     expect(screen.getByTestId("history-search")).toHaveValue("");
   });
 
+  it("a search answered after it was cleared, or after a newer one, does not filter the list", async () => {
+    const answers: Record<string, (v: unknown) => void> = {};
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [row("a", "Fix the parser"), row("b", "Write the release notes")];
+        if (cmd === "search_sessions") return new Promise((done) => (answers[(args as { text: string }).text] = done));
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await waitFor(() => expect(screen.getAllByTestId("history-row")).toHaveLength(2));
+    const hit = (id: string) => [{ session_id: id, title: "", status: "completed", created_at: "", snippet: [{ text: "x", matched: true }] }];
+    await user.type(screen.getByTestId("history-search"), "pa");
+    await waitFor(() => expect(answers.pa).toBeDefined());
+    await user.type(screen.getByTestId("history-search"), "r");
+    await waitFor(() => expect(answers.par).toBeDefined());
+    answers.par(hit("a"));
+    await waitFor(() => expect(screen.getAllByTestId("history-row")).toHaveLength(1));
+    answers.pa(hit("b"));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(screen.getByTestId("history-row"), "the older answer does not replace the newer").toHaveTextContent("Fix the parser");
+    await user.type(screen.getByTestId("history-search"), "s");
+    await waitFor(() => expect(answers.pars).toBeDefined());
+    await user.click(screen.getByTestId("clear-search"));
+    answers.pars(hit("a"));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(screen.queryByTestId("search-summary"), "no matches said under an empty box").toBeNull();
+    expect(screen.getAllByTestId("history-row")).toHaveLength(2);
+  });
+
   it("finds a session older than the newest 200 the list holds, within the filters chosen", async () => {
     const asked: Record<string, unknown>[] = [];
     const newest = Array.from({ length: 200 }, (_, i) => row(`new${i}`, `Recent task ${i}`));

@@ -339,6 +339,34 @@ describe("a task in its own worktree", () => {
     expect(sent[0].input.decision).toBe("approve");
   });
 
+  it("approving or rejecting past feedback typed and not sent asks first, and going back opens the box with the words", async () => {
+    const sent: { input: { decision: string } }[] = [];
+    script(reviewWaiting(), (cmd, args) => {
+      if (cmd !== "submit_review") return undefined;
+      sent.push(args as { input: { decision: string } });
+      return new Promise(() => {});
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("request-changes"));
+    await user.type(screen.getByTestId("feedback-input"), "also rename foo");
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("feedback-input"), "Esc put the box away, words and all").toBeNull();
+    await user.click(screen.getByTestId("approve"));
+    const ask = await screen.findByTestId("confirm-approve");
+    expect(ask).toHaveTextContent("Approve without sending your feedback?");
+    expect(ask).toHaveTextContent("also rename foo");
+    await user.click(screen.getByTestId("confirm-approve-keep"));
+    expect(await screen.findByTestId("feedback-input"), "back to the words").toHaveValue("also rename foo");
+    expect(sent, "nothing was decided").toHaveLength(0);
+    await user.keyboard("{Escape}");
+    await user.click(screen.getByTestId("reject"));
+    expect(await screen.findByTestId("confirm-feedback-reject")).toHaveTextContent("Reject without sending your feedback?");
+    await user.click(screen.getByTestId("confirm-feedback-reject-go"));
+    await user.click(await screen.findByTestId("confirm-reject-go"));
+    await vi.waitFor(() => expect(sent.map((s) => s.input.decision)).toEqual(["reject"]));
+  });
+
   it("feedback sent, the agent at work again: the focus goes to its Cancel, not the page, so the keyboard goes on", async () => {
     script(reviewWaiting(), (cmd, _args, push) => {
       if (cmd !== "submit_review") return undefined;
@@ -593,6 +621,26 @@ describe("what a worktree's review cannot land", () => {
     finish();
     expect(await screen.findByTestId("ignored-copied")).toHaveTextContent("Not copied: cfg/local.env: a folder on its way in your checkout is a link or a file.");
     await waitFor(() => expect(screen.getByTestId("approve")).toBeEnabled());
+  });
+
+  it("offers no copy while an approve is landing, so no copy ending turns the decision buttons back on mid-landing", async () => {
+    const events = reviewWaiting();
+    Object.assign(events.find((e) => e.type === "review_requested")!, { not_landed: [".env"] });
+    script(events, (cmd) => {
+      if (cmd === "get_settings") return { settings: { tasks: { landing: "squash" } } };
+      if (cmd === "submit_review") return new Promise(() => {});
+      if (cmd === "copy_ignored") return { copied: [".env"], left: [] };
+      return undefined;
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("approve"));
+    await screen.findByText(/Landing the task on main/);
+    const copy = screen.getByRole("button", { name: "Copy .env into your checkout" });
+    expect(copy, "the worktree may be gone by the time a copy runs").toBeDisabled();
+    await user.click(copy);
+    expect(screen.getByTestId("approve"), "the landing is still under way").toBeDisabled();
+    expect(screen.getByTestId("reject")).toBeDisabled();
   });
 
   it("says why a copy failed inside the box, beside its button", async () => {
@@ -865,6 +913,22 @@ describe("review that talks back", () => {
     expect(editing.getByRole("alert")).toHaveTextContent("Save or cancel this edit first");
   });
 
+  it("an edit with its words changed is not dropped for the Edit of another comment", async () => {
+    const on = (id: string, line: number, text: string) =>
+      ev({ type: "review_comment", review_id: "r1", comment: { id, path: "src/a.rs", start_line: line, end_line: line, side: "new", quote: "", text } as never });
+    script([...waiting(), on("cmt_1", 1, "name it"), on("cmt_2", 3, "close it")], (cmd) => (cmd === "review_file" ? "fn a() {\n    let x = 1;\n}\n" : null));
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await vi.waitFor(() => expect(screen.getAllByTestId("diff-comment")).toHaveLength(2), { timeout: 10_000 });
+    const [first, second] = screen.getAllByTestId("diff-comment");
+    await user.click(within(first).getByTestId("edit-comment"));
+    await user.type(within(first).getByTestId("comment-input"), " constant");
+    await user.click(within(second).getByTestId("edit-comment"));
+    expect(within(first).getByTestId("comment-input"), "the changed words stay").toHaveValue("name it constant");
+    expect(within(first).getByRole("alert")).toHaveTextContent("Save or cancel this edit first");
+    expect(within(second).queryByTestId("comment-input"), "the other is not opened over it").toBeNull();
+  });
+
   /** The review waiting, with "name the constant" typed on line 1 and not added. */
   async function typedNotAdded() {
     const sent: unknown[] = [];
@@ -966,7 +1030,7 @@ describe("review that talks back", () => {
     await user.type(await screen.findByTestId("comment-input"), "half");
     first.unmount();
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    expect(await screen.findByTestId("comment-box", {}, { timeout: 10_000 })).toHaveTextContent("Esc, then Shift+↑/↓ to change the lines");
+    expect(await screen.findByTestId("comment-box", {}, { timeout: 10_000 })).toHaveTextContent("Esc goes back to the lines");
   });
 
   it("a click on a line's code makes it the current line, so Enter comments on the line clicked", async () => {
@@ -1072,15 +1136,27 @@ describe("review that talks back", () => {
     expect(screen.getByTestId("diff-comment")).toHaveTextContent("Lines 1–2");
     expect(screen.getByTestId("request-changes")).toHaveTextContent("1 comment");
     expect(lines, "the focus is back on the lines, to go on").toHaveFocus();
-    // Another line, "c" opens its box too; Esc closes it, and the comment made stays.
+    // Another line, "c" opens its box too; with words in it, Esc goes back to the lines and the
+    // box stays with them: Shift+Up and Enter move it to the range chosen, words and all.
     await user.keyboard("{ArrowDown}c");
     expect(await screen.findByTestId("comment-box")).toHaveTextContent("Comment on line 3");
-    await user.keyboard("a draft given up{Escape}");
+    expect(screen.getByTestId("comment-box"), "the hint says what Esc does").toHaveTextContent("Esc goes back to the lines");
+    await user.keyboard("half a thought{Escape}");
+    expect(lines).toHaveFocus();
+    expect(screen.getByTestId("comment-input"), "the words are not lost to Esc").toHaveValue("half a thought");
+    await user.keyboard("{Shift>}{ArrowUp}{/Shift}{Enter}");
+    expect(await screen.findByTestId("comment-box")).toHaveTextContent("Comment on lines 2–3");
+    expect(screen.getByTestId("comment-input")).toHaveValue("half a thought");
+    // Cancel gives the words up; an empty box closes with Esc.
+    await user.click(screen.getByRole("button", { name: "Cancel" }));
     expect(screen.queryByTestId("comment-box")).toBeNull();
     expect(screen.getAllByTestId("diff-comment")).toHaveLength(1);
-    expect(lines).toHaveFocus();
+    lines.focus();
     await user.keyboard("c");
     expect(screen.getByTestId("comment-input"), "a draft given up does not come back in the next box").toHaveValue("");
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("comment-box")).toBeNull();
+    expect(lines).toHaveFocus();
     expect(sent).toHaveLength(1);
   });
 
