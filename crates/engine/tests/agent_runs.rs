@@ -806,6 +806,64 @@ async fn stopping_the_checks_of_a_landing_lands_nothing_and_the_review_waits() {
     assert_eq!(h.store.session(&o.session).unwrap().status, SessionStatus::AwaitingReview, "the review waits");
 }
 
+/// A landing whose checks on the moved branch failed, or were stopped, leaves the task rebased:
+/// approving again runs the checks again, never lands what was not checked there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_again_after_the_checks_on_a_moved_branch_failed_or_stopped_runs_them_again() {
+    let marks = tempfile::tempdir().unwrap();
+    let (fail, slow) = (marks.path().join("fail"), marks.path().join("slow"));
+    std::fs::write(&fail, "").unwrap();
+    let check = format!("if [ -f moved.txt ] && [ -f {s} ]; then sleep 60; fi; ! [ -f moved.txt ] || ! [ -f {f} ]", s = slow.display(), f = fail.display());
+    let h = Harness::new(writes_notes(), Setup { verify_commands: vec![check], ..Default::default() }).await;
+    let git = |args: &[&str]| git_in(&h.ws(), args);
+    git(&["init", "-q", "-b", "main"]);
+    h.write("README.md", "hello\n");
+    git(&["add", "."]);
+    git(&["commit", "-qm", "init"]);
+    let o = h.run("create notes.md").await;
+    h.write("moved.txt", "moved\n");
+    git(&["add", "moved.txt"]);
+    git(&["commit", "-qm", "moved"]);
+    let approve = |h: &Harness| h.engine.submit_review(&o.review_id(), Decision::Approve, None, false, false, DecidedBy::Person).unwrap();
+    let checks = |h: &Harness| {
+        h.store
+            .events(&o.session, 0)
+            .unwrap()
+            .iter()
+            .filter(|e| matches!(&e.event, EngineEvent::Activity { detail, .. } if detail.starts_with("after moving")))
+            .count()
+    };
+    let outcome = approve(&h);
+    assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::VerificationFailed, .. }), "{outcome:?}");
+    let outcome = approve(&h);
+    assert!(
+        matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::VerificationFailed, .. }),
+        "the checks ran again and failed again: {outcome:?}"
+    );
+    assert_eq!(checks(&h), 2);
+    assert_eq!(git(&["log", "-1", "--format=%s", "main"]), "moved", "nothing landed");
+    // Now slow (and passing): stopped, then approved again, the checks run a third time.
+    std::fs::remove_file(&fail).unwrap();
+    std::fs::write(&slow, "").unwrap();
+    let (engine, review) = (h.engine.clone(), o.review_id());
+    let approving = tokio::task::spawn_blocking(move || engine.submit_review(&review, Decision::Approve, None, false, false, DecidedBy::Person));
+    let t = std::time::Instant::now();
+    while checks(&h) < 3 {
+        assert!(t.elapsed() < Duration::from_secs(30), "the checks started again");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(h.engine.cancel(&o.session));
+    let outcome = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("stopped at once").unwrap().unwrap();
+    assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped, .. }), "{outcome:?}");
+    std::fs::remove_file(&slow).unwrap();
+    let outcome = approve(&h);
+    assert!(matches!(outcome, ReviewOutcome::Decided { .. }), "{outcome:?}");
+    assert_eq!(checks(&h), 4, "the stopped checks ran again before it landed");
+    assert_eq!(git(&["log", "-1", "--format=%s", "main"]).lines().count(), 1);
+    assert!(h.ws().join("notes.md").exists(), "landed");
+}
+
 /// Stop in the window while auto-approve lands the run's task stops the landing's checks on the
 /// moved branch too, not only the run: nothing lands, and the review waits for the person.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -131,6 +131,21 @@ pub(super) fn rebased_to(events: &[Envelope]) -> Option<&str> {
     })?
 }
 
+/// Whether the task's last rebase onto the moved branch (since its worktree started) was never
+/// checked through: its checks failed, were stopped, or a crash cut them short. Its worktree
+/// then starts where the branch is, so the landing would find it up to date and skip them: it
+/// runs them again instead. A block after the checks passed (markers, the person's edits) or
+/// a landing started says they were run.
+pub(super) fn rebase_unchecked(events: &[Envelope]) -> bool {
+    let start = super::changes::worktree_start(events).unwrap_or(0);
+    let Some(at) = events[start..].iter().rposition(|e| matches!(e.event, EngineEvent::Rebased { .. })) else { return false };
+    !events[start + at..].iter().any(|e| match &e.event {
+        EngineEvent::LandingStarted { .. } => true,
+        EngineEvent::LandingBlocked { reason, .. } => !matches!(reason, LandingBlock::VerificationFailed | LandingBlock::Stopped),
+        _ => false,
+    })
+}
+
 /// The task's worktree as a landing sees it: it starts where a landing's rebase last put its
 /// commits (on the person's branch as it was then), so a branch rewound below that since is caught
 /// up with, not taken as up to date, and a catch-up replays only the task's own commits.
@@ -637,8 +652,9 @@ impl Engine {
         // with whatever markers it left, which must not land.
         let merging = worktree::merging(wt);
         let rebased = as_rebased(events, wt);
+        let unchecked = rebase_unchecked(events);
         let (untouched, early) =
-            beside(|| worktree::untouched(wt), || (mode != LandingMode::Branch).then(|| landing::prepare(&rebased, mode, &message, &left)));
+            beside(|| worktree::untouched(wt), || (mode != LandingMode::Branch && !unchecked).then(|| landing::prepare(&rebased, mode, &message, &left)));
         let early = if untouched? {
             early.transpose()?.flatten()
         } else {
@@ -657,7 +673,7 @@ impl Engine {
         }
         let composed = match early {
             Some(composed) => composed,
-            None => self.catch_up_and_compose(session, &rebased, mode, &message, &stop.token)?,
+            None => self.catch_up_and_compose(session, &rebased, mode, &message, &stop.token, unchecked)?,
         };
         let composed = match composed {
             Ok(c) => c,
@@ -718,7 +734,8 @@ impl Engine {
     }
 
     /// Composes the landing when it could not be straight away: the person's branch moved on
-    /// (the task is rebased onto it and verified again), or the worktree had changes to commit.
+    /// (the task is rebased onto it and verified again), the worktree had changes to commit, or
+    /// an earlier rebase was not checked through (`unchecked`: verified now).
     fn catch_up_and_compose(
         &self,
         session: &SessionId,
@@ -726,9 +743,16 @@ impl Engine {
         mode: LandingMode,
         message: &str,
         stop: &CancellationToken,
+        unchecked: bool,
     ) -> Result<std::result::Result<Composed, Blocked>> {
         let tips = match landing::catch_up(wt)? {
             Err(b) => return Ok(Err(b)),
+            Ok(CatchUp::UpToDate(tips)) if unchecked => {
+                if let Some(b) = self.verify_again(session, wt, stop)? {
+                    return Ok(Err(b));
+                }
+                tips
+            }
             Ok(CatchUp::UpToDate(tips)) => tips,
             Ok(CatchUp::Rebased { onto, tip }) => {
                 self.store.append(session, None, EngineEvent::Rebased { onto, tip })?;
