@@ -323,7 +323,7 @@ impl Checkpoints {
     fn git_command(&self, args: &[&str]) -> Command {
         let mut cmd = self.reading_git_command(args);
         // The store's lock goes with git: held as long as the process lives.
-        crate::workspace::lock::inherit_held(&mut cmd);
+        crate::workspace::lock::inherit_held(&mut cmd, &self.lock_file());
         cmd
     }
 
@@ -377,7 +377,7 @@ impl Checkpoints {
                 // Every process that writes this store holds its lock, and the git processes it
                 // starts inherit it. So while this thread holds it, an `index.lock` can only be
                 // left over from a git that died: it goes. Without the lock (a reader), wait.
-                if crate::workspace::lock::FolderLock::held().is_some() {
+                if crate::workspace::lock::FolderLock::held_on(&self.lock_file()).is_some() {
                     let _ = std::fs::remove_file(self.git_dir.join("index.lock"));
                 }
                 std::thread::sleep(std::time::Duration::from_millis(20 * tries));
@@ -390,7 +390,11 @@ impl Checkpoints {
     /// Holds the store's lock: every process that writes to it takes turns.
     fn lock(&self) -> Result<crate::workspace::lock::FolderLock> {
         std::fs::create_dir_all(&self.git_dir)?;
-        crate::workspace::lock::FolderLock::acquire(&self.git_dir.join("finishline.lock"))
+        crate::workspace::lock::FolderLock::acquire(&self.lock_file())
+    }
+
+    fn lock_file(&self) -> PathBuf {
+        self.git_dir.join("finishline.lock")
     }
 
     /// Records the workspace as it is now; returns the checkpoint id.
@@ -727,6 +731,8 @@ impl Checkpoints {
     /// `base`: restores changed and deleted files, deletes created ones. Files the person edited
     /// after `agent_last` are conflicts: nothing is touched unless `force` is set.
     pub fn revert(&self, base: &str, agent_last: &str, force: bool) -> Result<RevertReport> {
+        // `git checkout` writes the store's index, which other sessions' snapshots write too.
+        let _store = self.lock()?;
         let (agent_changes, conflicts) = self.revert_plan(base, agent_last)?;
         let mut report = RevertReport { conflicts: conflicts.clone(), ..Default::default() };
         if !conflicts.is_empty() && !force {
@@ -1058,7 +1064,7 @@ impl Checkpoints {
             .env_remove("GIT_INDEX_FILE")
             .current_dir(&self.work_tree);
         cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-        crate::workspace::lock::inherit_held(&mut cmd);
+        crate::workspace::lock::inherit_held(&mut cmd, &self.lock_file());
         let mut child = cmd.spawn().map_err(|e| Error::Internal(format!("git is needed for checkpoints and could not run: {e}")))?;
         if let Some(mut stdin) = child.stdin.take() {
             use std::io::Write;
@@ -1560,6 +1566,30 @@ mod tests {
         });
         let diff = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the diff of a large rewritten file came back");
         assert!(diff.contains("-old line 0") && diff.ends_with("[… diff truncated …]\n"), "{}", &diff[..200]);
+    }
+
+    /// A file put back runs the person's smudge filter (git-lfs, git-crypt), which may leave a
+    /// process of its own behind: it must not take the lock of the decision doing the revert with
+    /// it, or a start after a kill would find that decision still under way and pass it by.
+    /// Only the store's own lock goes with its git.
+    #[test]
+    fn a_file_put_back_leaves_no_process_holding_the_deciders_lock() {
+        let data = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join(".gitattributes"), "a.txt filter=bg\n").unwrap();
+        std::fs::write(ws.path().join("a.txt"), "before\n").unwrap();
+        let cp = Checkpoints::open_shared(&data.path().join("checkpoints"), ws.path(), "s1").unwrap();
+        cp.git(&["config", "filter.bg.smudge", "sh -c '(sleep 5 </dev/null >/dev/null 2>&1 &); cat'"]).unwrap();
+        let before = cp.file_states(&["a.txt"]).unwrap().remove(0);
+        cp.snapshot("start").unwrap();
+        std::fs::write(ws.path().join("a.txt"), "after\n").unwrap();
+        let lock_file = data.path().join("locks").join("s1.lock");
+        let held = crate::workspace::lock::FolderLock::acquire(&lock_file).unwrap();
+        cp.restore_file("a.txt", &before).unwrap();
+        assert_eq!(std::fs::read_to_string(ws.path().join("a.txt")).unwrap(), "before\n");
+        drop(held);
+        let again = crate::workspace::lock::FolderLock::try_acquire(&lock_file).unwrap();
+        assert!(again.is_some(), "the filter's process does not hold the decision's lock");
     }
 
     /// The git a revert keeps running to read files writes nothing, so it never holds the lock

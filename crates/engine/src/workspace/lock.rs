@@ -98,9 +98,9 @@ impl FolderLock {
         Ok(Some(FolderLock { file: Some(f) }))
     }
 
-    /// The innermost lock held by this thread, if any: a git process started now inherits it.
-    pub fn held() -> Option<RawFd> {
-        HELD.with(|h| h.borrow().last().map(|(_, fd)| *fd))
+    /// This thread's descriptor of the lock on `file`, if it holds it.
+    pub fn held_on(file: &Path) -> Option<RawFd> {
+        HELD.with(|h| h.borrow().iter().rev().find(|(p, _)| p == file).map(|(_, fd)| *fd))
     }
 }
 
@@ -115,11 +115,12 @@ impl Drop for FolderLock {
     }
 }
 
-/// Lets `cmd`'s process inherit the lock this thread holds (descriptors are closed on exec by
-/// default; only this child keeps this one).
-pub fn inherit_held(cmd: &mut std::process::Command) {
+/// Lets `cmd`'s process inherit the lock on `file` when this thread holds it (descriptors are
+/// closed on exec by default; only this child keeps this one). Only that lock: another one held
+/// here (a decision's) would be kept by whatever the process leaves running.
+pub fn inherit_held(cmd: &mut std::process::Command, file: &Path) {
     use std::os::unix::process::CommandExt;
-    let Some(fd) = FolderLock::held() else { return };
+    let Some(fd) = FolderLock::held_on(file) else { return };
     // SAFETY: between fork and exec only async-signal-safe calls are allowed; fcntl is one.
     unsafe {
         cmd.pre_exec(move || {
@@ -194,9 +195,9 @@ mod tests {
         let outer = FolderLock::acquire(&path).unwrap();
         let inner = FolderLock::acquire(&path).unwrap();
         drop(inner);
-        assert!(FolderLock::held().is_some(), "the outer holder still holds it");
+        assert!(FolderLock::held_on(&path).is_some(), "the outer holder still holds it");
         drop(outer);
-        assert!(FolderLock::held().is_none());
+        assert!(FolderLock::held_on(&path).is_none());
     }
 
     #[test]
@@ -206,7 +207,7 @@ mod tests {
         let lock = FolderLock::acquire(&path).unwrap();
         let mut cmd = std::process::Command::new("sleep");
         cmd.arg("1");
-        inherit_held(&mut cmd);
+        inherit_held(&mut cmd, &path);
         let mut child = cmd.spawn().unwrap();
         drop(lock);
         let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
