@@ -187,12 +187,17 @@ export function App() {
 
   // Closing over running tasks asks first: the close button (the shell holds the window) and Ctrl+Q.
   const [quitAsk, setQuitAsk] = useState<number | null>(null);
+  const [quitFailed, setQuitFailed] = useState<string | null>(null);
   useEffect(() => {
     const off = ipc.onCloseRequested((n) => setQuitAsk(n));
     const onKey = (e: KeyboardEvent) => {
       if (e.ctrlKey && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "q") {
         e.preventDefault();
-        ipc.quit(false).then((n) => n > 0 && setQuitAsk(n), () => {});
+        setQuitFailed(null);
+        ipc.quit(false).then(
+          (n) => n > 0 && setQuitAsk(n),
+          (err: AppError) => setQuitFailed(err.message),
+        );
       }
     };
     window.addEventListener("keydown", onKey);
@@ -286,6 +291,14 @@ export function App() {
               Your unreadable settings file was kept as <code>{keptAs}</code>; the app starts from the default settings.
             </span>
             <button className="btn small" onClick={() => setKeptAs(null)}>
+              OK
+            </button>
+          </p>
+        )}
+        {quitFailed && (
+          <p className="notice row" role="alert" data-testid="quit-failed">
+            <span className="grow">Could not quit: {quitFailed}. Close the window to try again.</span>
+            <button className="btn small" onClick={() => setQuitFailed(null)}>
               OK
             </button>
           </p>

@@ -106,12 +106,20 @@ export function AgentSection({ agent, onChange }: Props) {
       setCheckingAll(false);
     }
   };
+  // The system's file chooser may be missing (no portal on a bare Linux desktop): said beside
+  // Choose…, with the way on.
+  const [pickError, setPickError] = useState<string | null>(null);
   const pickProgram = async () => {
     if (!agent) return;
-    const picked = await ipc.pickProgram().catch(() => null);
-    if (picked) {
-      setCheck(null);
-      onChange({ ...agent, command: picked });
+    setPickError(null);
+    try {
+      const picked = await ipc.pickProgram();
+      if (picked) {
+        setCheck(null);
+        onChange({ ...agent, command: picked });
+      }
+    } catch (e) {
+      setPickError((e as AppError).message);
     }
   };
   const choice = agent === null ? BUILTIN : preset ? preset.name : CUSTOM;
@@ -195,6 +203,11 @@ export function AgentSection({ agent, onChange }: Props) {
             Choose…
           </button>
         </div>
+      )}
+      {preset && agent && pickError && (
+        <p className="field-error" role="alert" data-testid="agent-pick-error">
+          The file chooser could not open ({pickError}): type the program&apos;s path above instead.
+        </p>
       )}
       {preset && (
         <p className="muted small" data-testid="agent-found">

@@ -145,6 +145,13 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   }, []);
   const [revert, setRevert] = useState(false); // a reject keeps the files unless the person asks for the revert
   const [conflicts, setConflicts] = useState<string[] | null>(null);
+  const requestChangesButton = useRef<HTMLButtonElement>(null);
+  const rejectButton = useRef<HTMLButtonElement>(null);
+  // The question goes with the focus in it: back to Reject, which asked it.
+  const backFromConflicts = () => {
+    setConflicts(null);
+    setTimeout(() => rejectButton.current?.focus(), 0);
+  };
   const [error, setError] = useState<string | AppError | null>(null);
   const [busy, setBusy] = useState(false);
   // A reject with revert under way: it may wait for another task's tools in the folder.
@@ -158,8 +165,12 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
     const onKey = (e: KeyboardEvent) => {
       if (e.key !== "Escape" || e.defaultPrevented) return;
       e.preventDefault();
-      if (conflicts) setConflicts(null);
-      else setAsking(false);
+      if (conflicts) backFromConflicts();
+      else {
+        setAsking(false);
+        // The box goes with the focus in it: back to the button that opened it, not the page.
+        setTimeout(() => requestChangesButton.current?.focus(), 0);
+      }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
@@ -210,7 +221,6 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   // approve or a reject: either asks first.
   const typedFeedback = feedback.trim();
   const [confirmFeedbackReject, setConfirmFeedbackReject] = useState(false);
-  const rejectButton = useRef<HTMLButtonElement>(null);
   const reject = () => (typedFeedback ? setConfirmFeedbackReject(true) : rejectNow());
   // Comments on the diff go to the agent only with Request changes: approving would leave them
   // unsent without a word, so it asks first.
@@ -548,7 +558,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           </ul>
           <div className="actions">
             {/* Under way (it may wait for another task's tools), the choice sent stands. */}
-            <button className="btn" onClick={() => setConflicts(null)} disabled={busy}>
+            <button className="btn" onClick={backFromConflicts} disabled={busy}>
               Back
             </button>
             <button className="btn danger" onClick={() => decide("reject", true)} disabled={busy} data-testid="revert-anyway">
@@ -699,7 +709,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             {review.comments.length > 0 ? `Send feedback and ${review.comments.length} comment${review.comments.length === 1 ? "" : "s"}` : "Send feedback"}
           </button>
         ) : (
-          <button className="btn" disabled={busy || comparing} onClick={() => setAsking(true)} data-testid="request-changes" title={comparing ? WHILE_COMPARING : undefined}>
+          <button className="btn" disabled={busy || comparing} onClick={() => setAsking(true)} ref={requestChangesButton} data-testid="request-changes" title={comparing ? WHILE_COMPARING : undefined}>
             {review.comments.length > 0 ? `Request changes (${review.comments.length} comment${review.comments.length === 1 ? "" : "s"})` : "Request changes"}
           </button>
         )}

@@ -25,6 +25,20 @@ function Harness({ start = null, onAgent }: { start?: ExternalAgent | null; onAg
 }
 
 describe("Settings → Agent", () => {
+  it("says so beside Choose… when the file chooser cannot open, and the program can still be typed", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "agent_presets") return presets;
+      if (cmd === "plugin:dialog|open") throw { code: "io", message: "no portal to open files with" };
+    });
+    render(<Harness start={{ name: "opencode", command: "opencode", args: ["acp"], env: {} }} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("agent-pick-program"));
+    const said = await screen.findByRole("alert");
+    expect(said).toHaveTextContent(/no portal to open files with/i);
+    expect(said).toHaveTextContent("type the program's path");
+    expect(screen.getByTestId("agent-program")).toBeEnabled();
+  });
+
   it("picks a preset, says where it runs from, and Check shows who answered", async () => {
     let checked: unknown;
     mockIPC((cmd, args) => {

@@ -332,6 +332,17 @@ describe("quitting over running tasks", () => {
     expect(screen.queryByTestId("quit-dialog"), "no question when nothing would be lost").not.toBeInTheDocument();
   });
 
+  it("Ctrl+Q that cannot quit says why, rather than seeming to do nothing", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "get_settings") return view();
+      if (cmd === "quit") throw { code: "internal", message: "the history could not be closed" };
+    }, { shouldMockEvents: true });
+    render(<App />);
+    await screen.findByTestId("new-task-form");
+    await userEvent.setup().keyboard("{Control>}q{/Control}");
+    expect(await screen.findByTestId("quit-failed")).toHaveTextContent(/could not quit: the history could not be closed/i);
+  });
+
   it("Settings shows the version and where the data lives", async () => {
     mockIPC((cmd) => {
       if (cmd === "get_settings") return view();

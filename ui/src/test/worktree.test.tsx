@@ -352,6 +352,7 @@ describe("a task in its own worktree", () => {
     await user.type(screen.getByTestId("feedback-input"), "also rename foo");
     await user.keyboard("{Escape}");
     expect(screen.queryByTestId("feedback-input"), "Esc put the box away, words and all").toBeNull();
+    await waitFor(() => expect(screen.getByTestId("request-changes"), "the focus goes back to the button that opened it").toHaveFocus());
     await user.click(screen.getByTestId("approve"));
     const ask = await screen.findByTestId("confirm-approve");
     expect(ask).toHaveTextContent("Approve without sending your feedback?");
@@ -740,13 +741,23 @@ describe("reject in the folder itself", () => {
     expect(shown.mock.contexts, "the question is brought into view").toContain(ask);
     expect(ask, "and takes the focus").toHaveFocus();
     expect(ask).toHaveTextContent("a.md");
+    // Back (or Esc) gives the focus to Reject, which asked, not to the page.
+    await user.click(within(ask).getByRole("button", { name: "Back" }));
+    await waitFor(() => expect(screen.getByTestId("reject")).toHaveFocus());
+    await user.click(screen.getByTestId("reject"));
+    await screen.findByTestId("revert-conflicts");
+    await user.keyboard("{Escape}");
+    await waitFor(() => expect(screen.getByTestId("reject")).toHaveFocus());
+    await user.click(screen.getByTestId("reject"));
+    await screen.findByTestId("revert-conflicts");
     // The agent made the file: putting back its start deletes it, the person's lines too.
     expect(screen.getAllByTestId("overwrite-label")[0]).toHaveTextContent("Delete a.md (the agent created it: your changes in it go too)");
     expect(screen.getByTestId("revert-anyway")).toHaveTextContent("keeping these");
     await user.click(screen.getAllByTestId("overwrite-file")[1]);
     await user.click(screen.getByTestId("revert-anyway"));
-    await vi.waitFor(() => expect(sent).toHaveLength(2));
-    expect(sent[1].overwrite).toEqual(["b.md"]);
+    // Three rejects asked (each answered with the question), then the one confirmed.
+    await vi.waitFor(() => expect(sent).toHaveLength(4));
+    expect(sent.map((s) => s.overwrite)).toEqual([undefined, undefined, undefined, ["b.md"]]);
     expect(await screen.findByTestId("revert-kept")).toHaveTextContent("a.md");
   });
 
