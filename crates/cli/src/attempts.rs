@@ -40,14 +40,24 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
     // had reached its review before (`--review approve` would have landed it).
     let stopped = Arc::new(std::sync::atomic::AtomicBool::new(false));
     {
-        let (engine, group, stopped) = (engine.clone(), group.clone(), stopped.clone());
+        let (engine, group, stopped, all) = (engine.clone(), group.clone(), stopped.clone(), sessions.clone());
         tokio::spawn(async move {
+            let Some(mut signals) = crate::signals::StopSignals::listen() else { return };
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
+                _ = signals.next() => {}
                 _ = crate::output::closed() => {}
             }
             stopped.store(true, std::sync::atomic::Ordering::SeqCst);
             let _ = engine.cancel_group(&group);
+            // An attempt being landed (`--review approve`): its checks stop before anything moves.
+            for s in &all {
+                engine.stop_landing(s);
+            }
+            // A second signal does not wait for the attempts to wind down.
+            signals.next().await;
+            engine.config.processes.end_all();
+            eprintln!("finishline: stopped");
+            std::process::exit(i32::from(exit::CANCELLED));
         });
     }
     let labels: HashMap<SessionId, String> =
@@ -85,6 +95,8 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
     if let Some(m) = &mcp {
         m.stop_all().await;
     }
+    // Whatever the attempts started and still runs ends with us.
+    engine.config.processes.end_all();
     tokio::task::block_in_place(|| engine.settle());
     if json {
         for sid in &sessions {
@@ -428,11 +440,9 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         let on_signal = tokio::spawn({
             let stop = stop.clone();
             async move {
-                use tokio::signal::unix::{signal, SignalKind};
-                let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else { return };
+                let Some(mut signals) = crate::signals::StopSignals::listen() else { return };
                 tokio::select! {
-                    _ = term.recv() => {}
-                    _ = int.recv() => {}
+                    _ = signals.next() => {}
                     _ = crate::output::closed() => {}
                 }
                 stop.cancel();
@@ -485,7 +495,10 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         },
         Err(_) => SessionId(choice),
     };
+    // Ctrl+C (or a SIGTERM) while the chosen attempt lands stops its checks before anything moves.
+    let on_signal = crate::run::stop_landing_on_signal(engine.clone(), sid.clone());
     let outcome = tokio::task::block_in_place(|| engine.choose_attempt(&group, &sid, opts.land.map(|l| l.mode())));
+    on_signal.abort();
     if json {
         match &outcome {
             Ok(o) => outln!("{}", serde_json::to_string(o).unwrap_or_default()),

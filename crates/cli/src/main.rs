@@ -8,6 +8,7 @@ mod hint;
 mod output;
 mod run;
 mod sessions;
+mod signals;
 mod stats;
 mod typed;
 mod view;

@@ -159,9 +159,11 @@ pub(crate) fn open_for(opts: &RunOptions, need: Need) -> Result<Opened, u8> {
     if let Some(l) = opts.land {
         engine_config.tasks.landing = l.mode();
     }
-    // A revert or a landing that a crash cut short is finished before anything else.
-    finishline_engine::agent::decision::finish_interrupted(&store, &data_dir);
+    // What a crashed Finishline left running ends first (as the engine is made), so that a
+    // command of its still writing cannot change a file while its revert is finished; then a
+    // revert or a landing that the crash cut short is finished before anything else.
     let engine = Engine::new(store.clone(), engine_config);
+    finishline_engine::agent::decision::finish_interrupted(&store, &data_dir);
     Ok(Opened { engine, store, mcp, interactive })
 }
 
@@ -427,12 +429,10 @@ const STOP_GRACE: Duration = Duration::from_secs(4);
 /// ends, and the process groups the run started go with the CLI. A run that does not record its end in time, or a
 /// second signal, ends them and exits at once: an agent must never outlive the CLI.
 async fn stop_on_signal(engine: Arc<Engine>, sid: SessionId) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(term), Ok(hup), Ok(int)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup()), signal(SignalKind::interrupt())) else { return };
-    let mut signals = [term, hup, int];
+    let Some(mut signals) = crate::signals::StopSignals::listen() else { return };
     // A reader that went away (`| head`) stops the run too: nothing it does can be shown.
     tokio::select! {
-        _ = any_of(&mut signals) => {}
+        _ = signals.next() => {}
         _ = crate::output::closed() => {}
     }
     // Nothing runs while the review waits at the terminal: stopping leaves it open, as Ctrl+D
@@ -443,10 +443,11 @@ async fn stop_on_signal(engine: Arc<Engine>, sid: SessionId) {
         if engine.stop_landing(&sid) {
             tokio::select! {
                 _ = tokio::time::sleep(STOP_GRACE) => {}
-                _ = any_of(&mut signals) => {}
+                _ = signals.next() => {}
             }
-            engine.config.processes.end_all();
         }
+        // What the run started and still runs (an MCP server, an agent kept for the next turn).
+        engine.config.processes.end_all();
         eprintln!(
             "\nfinishline: stopped; the review waits for you: `{}` (or --reject, --request-changes)",
             crate::hint::command(&format!("sessions review {sid} --approve"))
@@ -456,20 +457,11 @@ async fn stop_on_signal(engine: Arc<Engine>, sid: SessionId) {
     engine.cancel(&sid);
     tokio::select! {
         _ = tokio::time::sleep(STOP_GRACE) => {}
-        _ = any_of(&mut signals) => {}
+        _ = signals.next() => {}
     }
     engine.config.processes.end_all();
     eprintln!("finishline: stopped");
     std::process::exit(exit::CANCELLED as i32);
-}
-
-async fn any_of(signals: &mut [tokio::signal::unix::Signal; 3]) {
-    let [a, b, c] = signals;
-    tokio::select! {
-        _ = a.recv() => {}
-        _ = b.recv() => {}
-        _ = c.recv() => {}
-    }
 }
 
 /// A plan left waiting for its go-ahead: `--plan-review approve` (resume's default) runs it as the
@@ -721,15 +713,12 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
 /// While an approve lands: Ctrl+C (or a SIGTERM) stops it before the person's branch moves (its
 /// checks on a moved branch can take minutes), and it reports that nothing landed. Past that
 /// point, or in no landing, the signal ends the process as it would have.
-fn stop_landing_on_signal(engine: Arc<Engine>, sid: SessionId) -> tokio::task::JoinHandle<()> {
+pub(crate) fn stop_landing_on_signal(engine: Arc<Engine>, sid: SessionId) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        use tokio::signal::unix::{signal, SignalKind};
-        let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else { return };
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
+        let Some(mut signals) = crate::signals::StopSignals::listen() else { return };
+        signals.next().await;
         if !engine.stop_landing(&sid) {
+            engine.config.processes.end_all();
             std::process::exit(i32::from(exit::CANCELLED));
         }
     })

@@ -1187,3 +1187,85 @@ async fn attempts_approved_unasked_wait_for_the_person_when_the_first_wrote_a_hi
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
     assert_eq!(worktrees(&r), 3, "both attempts wait, with the file in their worktrees");
 }
+
+/// SIGTERM (a `timeout`, CI) or SIGHUP (a closed terminal) while attempts run stops them all as
+/// Ctrl-C does: each attempt's command (here a ten-minute server) ends with it, the attempts are
+/// recorded as cancelled, and nothing is left running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_while_attempts_run_cancels_them_all_and_ends_their_commands() {
+    use finishline_engine::process_groups::group_alive;
+    let pids = tempfile::tempdir().unwrap();
+    let command = format!("echo $$ >> {}; exec sleep 600", pids.path().join("pids").display());
+    let (_server, e, r, url) = serving(json!([
+        {"when": {"kind": "agent", "last_message_contains": "serve the site"}, "reply": {"text": "Starting it.", "tool_calls": [{"name": "run_command", "arguments": {"command": command}}]}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Done."}}
+    ]))
+    .await;
+    let (ws, data) = (r.to_string_lossy().into_owned(), e.data.clone());
+    let mut cli = Command::new(bin())
+        .args([
+            "run",
+            "serve the site",
+            "--workspace",
+            &ws,
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--attempts",
+            "builtin*2",
+            "--allow",
+            "all",
+            "--review",
+            "approve",
+            "--data-dir",
+        ])
+        .arg(&data)
+        .env_remove("OPENAI_API_KEY")
+        .env("XDG_DATA_HOME", data.join("xdg"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid_file = pids.path().join("pids");
+    let (code, left, stderr) = tokio::task::spawn_blocking(move || {
+        let started = |t: &std::time::Instant| {
+            while t.elapsed() < std::time::Duration::from_secs(60) {
+                let found: Vec<u32> = std::fs::read_to_string(&pid_file).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).collect();
+                if found.len() == 2 {
+                    return found;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            panic!("both attempts started their command");
+        };
+        let groups = started(&std::time::Instant::now());
+        assert!(Command::new("kill").args(["-TERM", &cli.id().to_string()]).status().unwrap().success());
+        let t = std::time::Instant::now();
+        let code = loop {
+            if let Some(s) = cli.try_wait().unwrap() {
+                break s.code();
+            }
+            if t.elapsed() > std::time::Duration::from_secs(15) {
+                let _ = cli.kill();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let left: Vec<u32> = groups.iter().copied().filter(|g| group_alive(*g)).collect();
+        for g in &left {
+            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{g}")]).status();
+        }
+        let mut stderr = String::new();
+        let _ = std::io::Read::read_to_string(&mut cli.stderr.take().unwrap(), &mut stderr);
+        (code, left, stderr)
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(5), "SIGTERM ends the attempts as cancelled (exit 5): {stderr}");
+    assert!(left.is_empty(), "no attempt's command is left running: {left:?}");
+    let rows = lines(&finishline(&["sessions", "list", "--json"], &e.data));
+    assert!(rows.iter().all(|s| s["status"] == "cancelled"), "{rows:?}");
+}
