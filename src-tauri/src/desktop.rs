@@ -126,7 +126,15 @@ pub async fn quit(app: AppHandle, state: State<'_, AppState>, stop_running: bool
     if !running.is_empty() && !stop_running {
         return Ok(running.len());
     }
-    for session in &running {
+    stop_all_and_exit(&app).await;
+    Ok(0)
+}
+
+/// Cancels every running task and exits; the exit ends what they started (an agent, a
+/// command, an MCP server).
+async fn stop_all_and_exit(app: &AppHandle) {
+    let state = app.state::<AppState>();
+    for session in &state.running_sessions() {
         state.runtime.cancel(&state.data_dir, session);
     }
     // A cancelled run records its end within moments; wait for that, but never hang the quit.
@@ -136,5 +144,32 @@ pub async fn quit(app: AppHandle, state: State<'_, AppState>, stop_running: bool
     }
     state.confirm_quit();
     app.exit(0);
-    Ok(0)
+}
+
+/// SIGTERM (a logout, `kill`, a service manager), SIGHUP and SIGINT (Ctrl-C in the terminal that
+/// started the app) quit as the window's Quit with "stop them" does: by default they would end
+/// the process at once, and every agent and command in a process group of its own would run on
+/// until the next start. A second signal does not wait.
+pub fn quit_on_stop_signals(app: &AppHandle) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup()), signal(SignalKind::interrupt())) else {
+            return;
+        };
+        for nth in 0.. {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = hup.recv() => {}
+                _ = int.recv() => {}
+            }
+            if nth == 0 {
+                let app = app.clone();
+                tauri::async_runtime::spawn(async move { stop_all_and_exit(&app).await });
+            } else {
+                app.state::<AppState>().stop_mcp();
+                std::process::exit(1);
+            }
+        }
+    });
 }

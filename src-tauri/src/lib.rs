@@ -98,6 +98,7 @@ fn setup(app: &mut tauri::App) -> Result<(), Box<dyn std::error::Error>> {
     // are removed, off the window's path.
     let handle = app.handle().clone();
     tauri::async_runtime::spawn_blocking(move || handle.state::<state::AppState>().finish_interrupted());
+    desktop::quit_on_stop_signals(app.handle());
     Ok(())
 }
 

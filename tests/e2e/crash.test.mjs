@@ -171,3 +171,52 @@ test("the app killed while a permission waits: after the restart the person answ
     shellFake.stop();
   }
 });
+
+test("SIGTERM to the app (a logout, `kill`, a service manager) ends the command its task started, not only the window", async () => {
+  const serverFake = await startFake("e2e-sigterm.json");
+  const appHome = mkdtempSync(path.join(tmpdir(), "finishline-e2e-sigterm-"));
+  seedSettings(appHome, { base_url: serverFake.baseUrl, model: "fake-model" }, { permissions: { run_command: "allow" } });
+  const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-sigterm-"));
+  const app = startAppOnTask(ws, "serve the site", appHome);
+  const exited = new Promise((r) => (app.exitCode !== null || app.signalCode ? r() : app.once("exit", r)));
+  const alive = (pgid) => {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  let pgid = null;
+  try {
+    const deadline = Date.now() + 60_000;
+    while (!pgid && Date.now() < deadline) {
+      await sleep(200);
+      try {
+        pgid = Number(readFileSync(path.join(ws, "server.pid"), "utf8").trim()) || null;
+      } catch {
+        /* not started yet */
+      }
+    }
+    assert.ok(pgid && alive(pgid), "the task started its ten-minute command");
+    process.kill(app.pid, "SIGTERM");
+    const ended = await Promise.race([exited.then(() => true), sleep(15_000).then(() => false)]);
+    assert.ok(ended, "the app exits on SIGTERM");
+    const until = Date.now() + 5_000;
+    while (alive(pgid) && Date.now() < until) await sleep(100);
+    assert.ok(!alive(pgid), "the command the task started went with the app, not left running until the next start");
+    const sessions = execFileSync(cli, ["sessions", "list", "--json", "--data-dir", appDataDir(appHome)], { encoding: "utf8" })
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      sessions.map((s) => s.status),
+      ["cancelled"],
+      "the task is recorded as stopped, as Quit's \"stop them\" records it",
+    );
+  } finally {
+    if (pgid && alive(pgid)) process.kill(-pgid, "SIGKILL");
+    if (app.exitCode === null && !app.signalCode) process.kill(-app.pid, "SIGKILL");
+    serverFake.stop();
+  }
+});
