@@ -439,10 +439,16 @@ async fn stop_on_signal(engine: Arc<Engine>, sid: SessionId) {
     // does, rather than calling a task that ended cancelled.
     if !engine.is_running(&sid) && engine.store.session(&sid).is_ok_and(|s| s.status == SessionStatus::AwaitingReview) {
         // An approve given here, checking the task on a moved branch: its checks stop before
-        // anything moves, so nothing lands.
+        // anything moves, so nothing lands. Past that point it finishes whole first.
         if engine.stop_landing(&sid) {
             tokio::select! {
                 _ = tokio::time::sleep(STOP_GRACE) => {}
+                _ = signals.next() => {}
+            }
+        } else if engine.deciding_now() {
+            let settled = engine.clone();
+            tokio::select! {
+                _ = tokio::task::spawn_blocking(move || settled.settle()) => {}
                 _ = signals.next() => {}
             }
         }
@@ -717,10 +723,14 @@ pub(crate) fn stop_landing_on_signal(engine: Arc<Engine>, sid: SessionId) -> tok
     tokio::spawn(async move {
         let Some(mut signals) = crate::signals::StopSignals::listen() else { return };
         signals.next().await;
-        if !engine.stop_landing(&sid) {
-            engine.config.processes.end_all();
-            std::process::exit(i32::from(exit::CANCELLED));
+        // Stopped before the branch moves, it reports that nothing landed; past that point it
+        // finishes whole (dying half way would leave the checkout half written), and reports.
+        // A second signal does not wait.
+        if engine.stop_landing(&sid) || engine.deciding_now() {
+            signals.next().await;
         }
+        engine.config.processes.end_all();
+        std::process::exit(i32::from(exit::CANCELLED));
     })
 }
 

@@ -1079,6 +1079,31 @@ async fn killed_after_the_landing_is_recorded_and_before_anything_moved_nothing_
     assert_eq!(std::fs::read_to_string(r.join("Übersicht.md")).unwrap(), "overview\n");
 }
 
+/// Ctrl-C in the terminal once the landing is past the point where it can be stopped (the
+/// person's branch is about to move): the landing finishes, whole, and says so; the CLI does not
+/// die half way, nor do the landing's own gits with it (Ctrl-C reaches the terminal's whole
+/// process group).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_once_the_landing_can_no_longer_stop_lets_it_finish_whole() {
+    use std::os::unix::process::CommandExt;
+    let (_s, dir, cli) = server(vec![writes("land.txt", "land\n", 0)]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write land.txt", &r, &[]));
+    let marker = dir.path().join("paused");
+    let mut approving = cli.cmd(&["sessions", "review", &id, "--approve", "--base-url", &cli.url, "--model", "m"]);
+    // Its own process group, as a terminal's foreground job is: Ctrl-C goes to the whole group.
+    approving.process_group(0);
+    let child = paused_at(approving, "landing-started", &marker, "the landing was recorded");
+    assert!(Command::new("kill").args(["-INT", "--", &format!("-{}", child.id())]).status().unwrap().success());
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::remove_file(&marker).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "landed: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "write land.txt", "the branch moved");
+    assert_eq!(std::fs::read_to_string(r.join("land.txt")).unwrap(), "land\n", "and the checkout with it");
+    assert_eq!(git(&r, &["status", "--porcelain", "--", "land.txt"]), "", "as committed, nothing half written");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_branch_that_moves_under_a_landing_whose_checkout_cannot_be_put_back_says_what_the_checkout_holds() {
     let (_s, dir, cli) = server(vec![writes("land.txt", "land\n", 0)]).await;

@@ -200,6 +200,12 @@ impl Runtime {
         }
     }
 
+    /// Whether a decision is under way in this process (a landing past the point where it can
+    /// be stopped, a revert): a front end that is asked to stop lets it finish.
+    pub fn deciding_now(&self) -> bool {
+        *self.deciding.0.lock().unwrap_or_else(|p| p.into_inner()) > 0
+    }
+
     fn live(&self) -> std::sync::MutexGuard<'_, Live> {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -493,6 +499,11 @@ impl Engine {
     /// [`Runtime::stop_landing`].
     pub fn stop_landing(&self, session: &SessionId) -> bool {
         self.runtime.stop_landing(session)
+    }
+
+    /// [`Runtime::deciding_now`].
+    pub fn deciding_now(&self) -> bool {
+        self.runtime.deciding_now()
     }
 
     /// [`Runtime::is_running`].

@@ -75,6 +75,10 @@ pub(crate) fn git_in(dir: &Path) -> Command {
         "advice.detachedHead=false",
     ]);
     c.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE").env_remove("GIT_INDEX_FILE").env_remove("GIT_OBJECT_DIRECTORY").stdin(std::process::Stdio::null());
+    // Out of the terminal's process group: a Ctrl-C there is Finishline's to act on (stop a
+    // landing before the branch moves, or let it finish), never a git's to die of half way
+    // through writing the person's checkout.
+    std::os::unix::process::CommandExt::process_group(&mut c, 0);
     c
 }
 
