@@ -167,7 +167,9 @@ pub fn quit_on_stop_signals(app: &AppHandle) {
                 let app = app.clone();
                 tauri::async_runtime::spawn(async move { stop_all_and_exit(&app).await });
             } else {
-                app.state::<AppState>().stop_mcp();
+                // Not `stop_mcp`, which blocks on this runtime: every process the tasks started,
+                // MCP servers with them, is in the registry.
+                app.state::<AppState>().processes.end_all();
                 std::process::exit(1);
             }
         }

@@ -53,10 +53,17 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
             for s in &all {
                 engine.stop_landing(s);
             }
-            // A second signal does not wait for the attempts to wind down.
-            signals.next().await;
+            // The attempts wind down and the ranking is printed; a second signal, or a terminal
+            // question that keeps them from ending, does not wait for that. A landing past the
+            // point where it can be stopped finishes first.
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(crate::run::STOP_GRACE * 3) => if !engine.deciding_now() { break },
+                    _ = signals.next() => break,
+                }
+            }
             engine.config.processes.end_all();
-            eprintln!("finishline: stopped");
+            crate::output::say("finishline: stopped\n");
             std::process::exit(i32::from(exit::CANCELLED));
         });
     }

@@ -422,7 +422,7 @@ fn decided_elsewhere(store: &Store, sid: &SessionId) -> u8 {
 
 /// How long a run has, after Ctrl-C, SIGTERM or SIGHUP, to record that it was cancelled before
 /// the CLI ends what it started and exits anyway.
-const STOP_GRACE: Duration = Duration::from_secs(4);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(4);
 
 /// Ctrl-C, SIGTERM (a `timeout`, CI, systemd), SIGHUP (the terminal closed) and a closed standard
 /// output all stop the run the same way: it is cancelled and recorded so, then the follow loop
@@ -446,18 +446,18 @@ async fn stop_on_signal(engine: Arc<Engine>, sid: SessionId) {
                 _ = signals.next() => {}
             }
         } else if engine.deciding_now() {
-            let settled = engine.clone();
-            tokio::select! {
-                _ = tokio::task::spawn_blocking(move || settled.settle()) => {}
-                _ = signals.next() => {}
-            }
+            // The decision the person gave here finishes, and the terminal reports it and exits;
+            // a second signal does not wait.
+            signals.next().await;
+            engine.config.processes.end_all();
+            std::process::exit(exit::CANCELLED as i32);
         }
         // What the run started and still runs (an MCP server, an agent kept for the next turn).
         engine.config.processes.end_all();
-        eprintln!(
-            "\nfinishline: stopped; the review waits for you: `{}` (or --reject, --request-changes)",
+        crate::output::say(&format!(
+            "\nfinishline: stopped; the review waits for you: `{}` (or --reject, --request-changes)\n",
             crate::hint::command(&format!("sessions review {sid} --approve"))
-        );
+        ));
         std::process::exit(exit::WAITING as i32);
     }
     engine.cancel(&sid);
@@ -466,7 +466,8 @@ async fn stop_on_signal(engine: Arc<Engine>, sid: SessionId) {
         _ = signals.next() => {}
     }
     engine.config.processes.end_all();
-    eprintln!("finishline: stopped");
+    // A closed terminal (SIGHUP) fails writes: said without a panic.
+    crate::output::say("finishline: stopped\n");
     std::process::exit(exit::CANCELLED as i32);
 }
 

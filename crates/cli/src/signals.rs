@@ -1,28 +1,61 @@
 //! The signals that stop what the CLI is doing: Ctrl-C, SIGTERM (a `timeout`, CI, a service
 //! manager) and SIGHUP (a closed terminal). Every wait on them takes all three, so none of them
-//! kills the process outright and leaves an agent's or a command's process group running.
+//! kills the process outright and leaves an agent's or a command's process group running. A
+//! signal the CLI was started ignoring (`nohup`, `cmd &` in a script) stays ignored.
+
+use std::sync::OnceLock;
 
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
-pub(crate) struct StopSignals([Signal; 3]);
+pub(crate) struct StopSignals([Option<Signal>; 3]);
+
+const WATCHED: [(libc::c_int, fn() -> SignalKind); 3] =
+    [(libc::SIGTERM, SignalKind::terminate), (libc::SIGHUP, SignalKind::hangup), (libc::SIGINT, SignalKind::interrupt)];
+
+/// Which of [`WATCHED`] the process was started ignoring: read once, before the first listen
+/// replaces the disposition.
+fn ignored_at_start() -> &'static [bool; 3] {
+    static IGNORED: OnceLock<[bool; 3]> = OnceLock::new();
+    IGNORED.get_or_init(|| {
+        WATCHED.map(|(sig, _)| {
+            // SAFETY: a null new action only reads the current one.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+            }
+        })
+    })
+}
 
 impl StopSignals {
     /// Listening from now on; `None` when the runtime could not listen (then the signals keep
     /// their default, which ends the process).
     pub(crate) fn listen() -> Option<StopSignals> {
-        let (Ok(term), Ok(hup), Ok(int)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup()), signal(SignalKind::interrupt())) else {
-            return None;
-        };
-        Some(StopSignals([term, hup, int]))
+        let ignored = ignored_at_start();
+        let mut out: [Option<Signal>; 3] = [None, None, None];
+        for (i, (_, kind)) in WATCHED.iter().enumerate() {
+            if !ignored[i] {
+                out[i] = Some(signal(kind()).ok()?);
+            }
+        }
+        Some(StopSignals(out))
     }
 
     /// The next of them.
     pub(crate) async fn next(&mut self) {
+        async fn one(s: &mut Option<Signal>) {
+            match s {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        }
         let [a, b, c] = &mut self.0;
         tokio::select! {
-            _ = a.recv() => {}
-            _ = b.recv() => {}
-            _ = c.recv() => {}
+            _ = one(a) => {}
+            _ = one(b) => {}
+            _ = one(c) => {}
         }
     }
 }

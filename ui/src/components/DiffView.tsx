@@ -335,7 +335,10 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     if (from && to) setCursor({ anchor: getChangeKey(from), head: getChangeKey(to) });
     byKeys.current = true;
     if (region.current) region.current.dataset.keys = "on";
+    // Not a Tab into the lines, which would start them at the first line.
+    pressed.current = true;
     region.current?.focus({ preventScroll: true });
+    pressed.current = false;
   };
   const save = async (id?: string) => {
     const target = id ? comments.find((c) => c.id === id) : undefined;

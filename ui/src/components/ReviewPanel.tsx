@@ -245,6 +245,11 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   const sendButton = useRef<HTMLButtonElement>(null);
   // "Go back to it" goes to the comment's box, brought into view, once the question is gone
   // (which gives the focus back to the button that asked first).
+  // "Go back to it" for feedback typed and not sent: its box, focused once the question is gone.
+  const backToFeedback = () => {
+    setAsking(true);
+    setTimeout(() => document.querySelector<HTMLTextAreaElement>('[data-testid="feedback-input"]')?.focus(), 0);
+  };
   const backToUnadded = () => {
     const file = unadded[0];
     setTimeout(() => {
@@ -750,7 +755,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           onKeep={() => {
             setConfirmApprove(false);
             if (unadded.length > 0) backToUnadded();
-            else if (typedFeedback) setAsking(true);
+            else if (typedFeedback) backToFeedback();
           }}
           go={attempt ? "Choose it anyway" : "Approve anyway"}
           onGo={() => {
@@ -776,7 +781,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           keep="Go back to it"
           onKeep={() => {
             setConfirmFeedbackReject(false);
-            setAsking(true);
+            backToFeedback();
           }}
           go="Reject anyway"
           onGo={() => {

@@ -359,6 +359,7 @@ describe("a task in its own worktree", () => {
     expect(ask).toHaveTextContent("also rename foo");
     await user.click(screen.getByTestId("confirm-approve-keep"));
     expect(await screen.findByTestId("feedback-input"), "back to the words").toHaveValue("also rename foo");
+    await waitFor(() => expect(screen.getByTestId("feedback-input"), "with the focus in them").toHaveFocus());
     expect(sent, "nothing was decided").toHaveLength(0);
     await user.keyboard("{Escape}");
     await user.click(screen.getByTestId("reject"));

@@ -131,19 +131,15 @@ pub(super) fn rebased_to(events: &[Envelope]) -> Option<&str> {
     })?
 }
 
-/// Whether the task's last rebase onto the moved branch (since its worktree started) was never
-/// checked through: its checks failed, were stopped, or a crash cut them short. Its worktree
-/// then starts where the branch is, so the landing would find it up to date and skip them: it
-/// runs them again instead. A block after the checks passed (markers, the person's edits) or
-/// a landing started says they were run.
+/// Whether the task's last rebase onto the moved branch (since its worktree started) never led
+/// to a landing: its checks failed, were stopped, a crash cut them short, or something blocked
+/// the landing after them. Its worktree then starts where the branch is, so the landing would
+/// find it up to date and skip the checks: they run again instead (once more than needed at
+/// worst). Only a landing started says they passed.
 pub(super) fn rebase_unchecked(events: &[Envelope]) -> bool {
     let start = super::changes::worktree_start(events).unwrap_or(0);
     let Some(at) = events[start..].iter().rposition(|e| matches!(e.event, EngineEvent::Rebased { .. })) else { return false };
-    !events[start + at..].iter().any(|e| match &e.event {
-        EngineEvent::LandingStarted { .. } => true,
-        EngineEvent::LandingBlocked { reason, .. } => !matches!(reason, LandingBlock::VerificationFailed | LandingBlock::Stopped),
-        _ => false,
-    })
+    !events[start + at..].iter().any(|e| matches!(e.event, EngineEvent::LandingStarted { .. }))
 }
 
 /// The task's worktree as a landing sees it: it starts where a landing's rebase last put its
@@ -747,11 +743,15 @@ impl Engine {
     ) -> Result<std::result::Result<Composed, Blocked>> {
         let tips = match landing::catch_up(wt)? {
             Err(b) => return Ok(Err(b)),
-            Ok(CatchUp::UpToDate(tips)) if unchecked => {
+            Ok(CatchUp::UpToDate(_)) if unchecked => {
                 if let Some(b) = self.verify_again(session, wt, stop)? {
                     return Ok(Err(b));
                 }
-                tips
+                // The checks may take minutes: the branches as they are now.
+                match landing::tips(wt)? {
+                    Ok(t) => t,
+                    Err(b) => return Ok(Err(b)),
+                }
             }
             Ok(CatchUp::UpToDate(tips)) => tips,
             Ok(CatchUp::Rebased { onto, tip }) => {

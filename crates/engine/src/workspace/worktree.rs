@@ -79,6 +79,9 @@ pub(crate) fn git_in(dir: &Path) -> Command {
     // landing before the branch moves, or let it finish), never a git's to die of half way
     // through writing the person's checkout.
     std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    // Nor, in a group of its own, may it ask at the terminal (an LFS filter's login, an ssh
+    // passphrase): it would stop there unseen. It fails and says why instead.
+    c.env("GIT_TERMINAL_PROMPT", "0").env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
     c
 }
 
