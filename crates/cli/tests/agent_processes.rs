@@ -238,3 +238,50 @@ async fn the_next_start_after_a_crash_ends_a_command_the_built_in_agent_left_run
     assert!(left_running, "a crash (SIGKILL) cannot end anything itself: the command was still running");
     assert!(ended, "the next `finishline run` found the crashed run's record of the command and ended it");
 }
+
+/// `nohup finishline run …`: started with SIGHUP ignored, a closed terminal does not stop the
+/// run (as `nohup` promises); SIGTERM still does, and ends the agent's group.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_started_under_nohup_goes_on_when_the_terminal_closes() {
+    let server = FakeServer::start(serde_json::from_value(json!({"rules": []})).unwrap()).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let agent = deaf();
+    let e = env();
+    let (survived, code, gone) = tokio::task::spawn_blocking(move || {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(bin());
+        cmd.args(["run", "Edit forever", "--workspace"])
+            .arg(&e.ws)
+            .args(["--base-url", &url, "--model", "fake-model", "--agent", &agent.command, "--review", "approve", "--data-dir"])
+            .arg(&e.data)
+            .env_remove("OPENAI_API_KEY")
+            .env("XDG_DATA_HOME", e.data.join("xdg"))
+            .env("SCRIPTED_ACP_LOGS", agent.logs.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // What `nohup` does before it starts the command.
+        // SAFETY: signal() is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGHUP, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+        let mut cli = cmd.spawn().unwrap();
+        let (pgid, _, _) = agent.started();
+        signal(cli.id(), "HUP");
+        // Longer than a stop's grace (4 s), after which a stopped run has exited.
+        std::thread::sleep(Duration::from_millis(5500));
+        let survived = cli.try_wait().unwrap().is_none() && group_alive(pgid);
+        signal(cli.id(), "TERM");
+        let code = wait_exit(&mut cli, Duration::from_secs(10));
+        let gone = gone_within(pgid, Instant::now() + Duration::from_secs(5));
+        (survived, code, gone)
+    })
+    .await
+    .unwrap();
+    assert!(survived, "SIGHUP, ignored at the start, did not stop the run");
+    assert_eq!(code, Some(5), "SIGTERM still stops it as cancelled");
+    assert!(gone, "and the agent's group with it");
+}
