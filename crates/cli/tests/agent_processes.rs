@@ -58,8 +58,13 @@ fn deaf() -> Agent {
 }
 
 fn start(agent: &Agent, url: &str, e: &Env) -> Child {
-    Command::new(bin())
-        .args(["run", "Edit forever", "--workspace"])
+    run_with(agent, url, e).spawn().unwrap()
+}
+
+/// `finishline run "Edit forever" --agent <agent>`, not started yet.
+fn run_with(agent: &Agent, url: &str, e: &Env) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.args(["run", "Edit forever", "--workspace"])
         .arg(&e.ws)
         .args(["--base-url", url, "--model", "fake-model", "--agent", &agent.command, "--review", "approve", "--data-dir"])
         .arg(&e.data)
@@ -68,9 +73,8 @@ fn start(agent: &Agent, url: &str, e: &Env) -> Child {
         .env("SCRIPTED_ACP_LOGS", agent.logs.path())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+        .stderr(Stdio::piped());
+    cmd
 }
 
 fn signal(pid: u32, sig: &str) {
@@ -249,17 +253,8 @@ async fn a_run_started_under_nohup_goes_on_when_the_terminal_closes() {
     let e = env();
     let (survived, code, gone) = tokio::task::spawn_blocking(move || {
         use std::os::unix::process::CommandExt;
-        let mut cmd = Command::new(bin());
-        cmd.args(["run", "Edit forever", "--workspace"])
-            .arg(&e.ws)
-            .args(["--base-url", &url, "--model", "fake-model", "--agent", &agent.command, "--review", "approve", "--data-dir"])
-            .arg(&e.data)
-            .env_remove("OPENAI_API_KEY")
-            .env("XDG_DATA_HOME", e.data.join("xdg"))
-            .env("SCRIPTED_ACP_LOGS", agent.logs.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+        let mut cmd = run_with(&agent, &url, &e);
+        cmd.stdout(Stdio::null()).stderr(Stdio::null());
         // What `nohup` does before it starts the command.
         // SAFETY: signal() is async-signal-safe.
         unsafe {

@@ -773,6 +773,21 @@ fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// "create notes.md" run in a repository on `main`, waiting for review, and then the person's
+/// `main` moved on (a commit of moved.txt): an approve rebases the task and checks it again.
+async fn waiting_while_the_branch_moved(h: &Harness) -> Outcome {
+    let git = |args: &[&str]| git_in(&h.ws(), args);
+    git(&["init", "-q", "-b", "main"]);
+    h.write("README.md", "hello\n");
+    git(&["add", "."]);
+    git(&["commit", "-qm", "init"]);
+    let o = h.run("create notes.md").await;
+    h.write("moved.txt", "moved\n");
+    git(&["add", "moved.txt"]);
+    git(&["commit", "-qm", "moved"]);
+    o
+}
+
 /// The checks an approve runs again on a branch that moved can take minutes: the person can
 /// stop them (the window's Stop, as for a run), and then nothing lands and the review waits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -780,16 +795,9 @@ async fn stopping_the_checks_of_a_landing_lands_nothing_and_the_review_waits() {
     let setup = Setup { verify_commands: vec!["if [ -f moved.txt ]; then sleep 60; fi; test -f notes.md".into()], ..Default::default() };
     let h = Harness::new(writes_notes(), setup).await;
     let git = |args: &[&str]| git_in(&h.ws(), args);
-    git(&["init", "-q", "-b", "main"]);
-    h.write("README.md", "hello\n");
-    git(&["add", "."]);
-    git(&["commit", "-qm", "init"]);
-    let o = h.run("create notes.md").await;
+    // The person's branch moves meanwhile, so the approve checks again, slowly.
+    let o = waiting_while_the_branch_moved(&h).await;
     assert_eq!(o.status, SessionStatus::AwaitingReview);
-    // Meanwhile the person's branch moves, so the approve checks again, slowly.
-    h.write("moved.txt", "moved\n");
-    git(&["add", "moved.txt"]);
-    git(&["commit", "-qm", "moved"]);
     let (engine, review) = (h.engine.clone(), o.review_id());
     let approving = tokio::task::spawn_blocking(move || engine.submit_review(&review, Decision::Approve, None, false, false, DecidedBy::Person));
     let t = std::time::Instant::now();
@@ -816,14 +824,7 @@ async fn approving_again_after_the_checks_on_a_moved_branch_failed_or_stopped_ru
     let check = format!("if [ -f moved.txt ] && [ -f {s} ]; then sleep 60; fi; ! [ -f moved.txt ] || ! [ -f {f} ]", s = slow.display(), f = fail.display());
     let h = Harness::new(writes_notes(), Setup { verify_commands: vec![check], ..Default::default() }).await;
     let git = |args: &[&str]| git_in(&h.ws(), args);
-    git(&["init", "-q", "-b", "main"]);
-    h.write("README.md", "hello\n");
-    git(&["add", "."]);
-    git(&["commit", "-qm", "init"]);
-    let o = h.run("create notes.md").await;
-    h.write("moved.txt", "moved\n");
-    git(&["add", "moved.txt"]);
-    git(&["commit", "-qm", "moved"]);
+    let o = waiting_while_the_branch_moved(&h).await;
     let approve = |h: &Harness| h.engine.submit_review(&o.review_id(), Decision::Approve, None, false, false, DecidedBy::Person).unwrap();
     let checks = |h: &Harness| {
         h.store
