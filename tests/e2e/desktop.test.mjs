@@ -62,8 +62,16 @@ test("a second launch hands its task to the running window and exits; one engine
 
     const view = await app.$('[data-testid="session-view"]');
     await view.waitForDisplayed({ timeout: 15_000, timeoutMsg: "the running window never opened the handed-over task" });
-    const badge = await app.$('[data-testid="status-badge"]');
-    await badge.waitUntil(async () => (await badge.getAttribute("data-status")) === "awaiting_review", { timeout: 20_000, timeoutMsg: "the handed-over task never reached review" });
+    // Looked up anew each time: the view re-renders as the task goes on, and a badge found once
+    // may be gone by the next look.
+    const status = async () => {
+      try {
+        return await (await app.$('[data-testid="status-badge"]')).getAttribute("data-status");
+      } catch {
+        return null;
+      }
+    };
+    await app.waitUntil(async () => (await status()) === "awaiting_review", { timeout: 20_000, timeoutMsg: "the handed-over task never reached review" });
     assert.equal(readFileSync(path.join(ws, "a.txt"), "utf8"), "A", "the running app ran the task");
     const listed = sessions();
     assert.equal(listed.length, 1, `exactly one session: the second launch started no engine of its own (${JSON.stringify(listed)})`);
