@@ -1219,6 +1219,30 @@ async fn a_revert_cut_short_that_cannot_be_finished_says_why_once_not_at_every_s
     assert_eq!(std::fs::read_to_string(ws.join("z.txt")).unwrap(), "new\n", "the file it could not put back is as the task left it");
 }
 
+/// A revert cut short whose folder another task is at work in at the next start waits for it
+/// (the files it would put back may be that task's): it says so once, and a later start with
+/// the folder free finishes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revert_cut_short_whose_folder_is_busy_at_the_next_start_says_it_waits_and_finishes_later() {
+    let (_s, dir, cli, ws, id) = two_files_waiting_in_a_plain_folder().await;
+    reject_killed_after_first_file(&cli, &id, &dir.path().join("paused"), &[]);
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let busy = finishline_engine::workspace::lock::WindowLock::try_take(&cli.data, &ws).unwrap().expect("free");
+    let _ = cli.run("hello", &elsewhere, &[]);
+    let _ = cli.run("hello", &elsewhere, &[]);
+    let said: Vec<String> = stored(&cli.data, &id)
+        .into_iter()
+        .filter_map(|e| if let finishline_engine::event::EngineEvent::Error { message, .. } = e { Some(message) } else { None })
+        .collect();
+    assert_eq!(said.len(), 1, "said once: {said:?}");
+    assert!(said[0].contains("another task is at work") && said[0].contains("next start"), "{}", said[0]);
+    assert!(ws.join("two.txt").exists(), "nothing more was put back while the folder was busy");
+    drop(busy);
+    let _ = cli.run("hello", &elsewhere, &[]);
+    assert!(!ws.join("one.txt").exists() && !ws.join("two.txt").exists(), "finished once the folder was free");
+}
+
 /// A revert the person allowed to overwrite their edit, cut short by a kill, and an edit they
 /// made since: the next start finishes the revert without overwriting what it never agreed to.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

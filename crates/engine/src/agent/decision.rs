@@ -1483,8 +1483,21 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
     if !folder.is_dir() {
         return false;
     }
-    // Another task's tools at work there: the next start tries again.
-    let Ok(Some(_folder)) = hold_the_folder(data_dir, &folder, std::time::Duration::ZERO) else { return false };
+    // Another task's tools at work there: what the revert would put back may be that task's
+    // now. The next start tries again; that it waits is said once.
+    let _folder = match hold_the_folder(data_dir, &folder, std::time::Duration::ZERO) {
+        Ok(Some(lock)) => lock,
+        Ok(None) => {
+            const WAITS: &str = "The revert cut short by a restart waits";
+            let said = events[at..].iter().any(|e| matches!(&e.event, EngineEvent::Error { message: m, .. } if m.starts_with(WAITS)));
+            let message = format!(
+                "{WAITS}: another task is at work in {} (its tools may be changing the files it would put back); the next start of the app or `finishline run` that finds the folder free finishes it",
+                folder.display()
+            );
+            return !said && store.append(&s.id, None, EngineEvent::Error { code: ErrorCode::WorkspaceBusy, message }).is_ok();
+        }
+        Err(_) => return false,
+    };
     let cp = match Checkpoints::open_shared(&data_dir.join("checkpoints"), &folder, s.id.as_str()) {
         Ok(c) => c,
         Err(_) => return false,

@@ -31,8 +31,8 @@ fn rejected_unreverted(events: &[Envelope]) -> std::result::Result<(RequestId, S
     }
     if after.iter().any(|e| matches!(e.event, EngineEvent::RevertStarted { .. })) {
         // Every command that acts (this one too) finishes such a revert first, when it can: this
-        // one could not, so its folder is missing or another process is deciding on it.
-        return Err("a revert of it was cut short and could not be finished yet (its folder is not there, or another Finishline is deciding on it); the next `finishline run`, `sessions review` or start of the app that finds the folder finishes it".into());
+        // one could not, so its folder is missing or busy, or another process is deciding on it.
+        return Err("a revert of it was cut short and could not be finished yet (its folder is not there, another task is at work in it, or another Finishline is deciding on it); the next `finishline run`, `sessions review` or start of the app that finds the folder finishes it".into());
     }
     if after.iter().any(|e| matches!(e.event, EngineEvent::RunStarted { .. })) {
         return Err("it ran again after the reject".into());
