@@ -74,8 +74,12 @@ export function App() {
       setScreenState(s);
       if (s === "new") setNewTaskFocus((n) => n + 1);
     };
-    if (screenRef.current === "settings" && s !== "settings" && settingsGuard.current.dirty) setLeaving(() => go);
-    else go();
+    const guard = settingsGuard.current;
+    if (screenRef.current !== "settings" || s === "settings" || !guard.dirty) go();
+    // Save was pressed a moment ago: what it saves is not unsaved. Gone once it is saved; asked
+    // only if it could not be (the screen says why).
+    else if (guard.saving) void guard.saving.then((ok) => (ok ? go() : setLeaving(() => go)));
+    else setLeaving(() => go);
   };
   const [sessionId, setSessionId] = useState<string | null>(null);
   // A new screen whose button went with the old one (Run, "Set up a provider") leaves the focus

@@ -92,6 +92,8 @@ export interface SettingsGuard {
   dirty: boolean;
   /** Saves the form as it is; false when it could not (the screen shows why). */
   save: () => Promise<boolean>;
+  /** The save under way (Save pressed a moment ago), if any: leaving waits for it, not asks. */
+  saving?: Promise<boolean> | null;
 }
 
 export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
@@ -221,9 +223,16 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
       setSaving(false);
     }
   };
+  const inFlight = useRef<Promise<boolean> | null>(null);
   const save = (e: FormEvent) => {
     e.preventDefault();
-    void saveNow();
+    const p = saveNow();
+    inFlight.current = p;
+    // Set before the next render, for a click that leaves at once.
+    if (guard) guard.current = { ...guard.current, saving: p };
+    void p.finally(() => {
+      if (inFlight.current === p) inFlight.current = null;
+    });
   };
   // Unsaved: the form differs from the settings last saved, or holds a key not yet handed over.
   const dirty =
@@ -232,7 +241,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
     verifyText !== verifyToText(baseline.verify_commands ?? {}) ||
     pricesText !== pricesToText(baseline.prices ?? {});
   useEffect(() => {
-    if (guard) guard.current = { dirty, save: saveNow };
+    if (guard) guard.current = { dirty, save: saveNow, saving: inFlight.current };
   });
   useEffect(
     () => () => {

@@ -678,4 +678,28 @@ describe("Settings never lose input", () => {
     await user.click(screen.getByTestId("nav-new"));
     expect(screen.queryByTestId("leave-settings"), "nothing unsaved: no question").toBeNull();
   });
+
+  it("leaving right after Save, while the save is on its way, waits for it and asks nothing", async () => {
+    let answer: (v: unknown) => void = () => {};
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [];
+        if (cmd === "save_settings") return new Promise((done) => (answer = () => done({ settings: (args as { settings: unknown }).settings, provider_ready: true })));
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-settings"));
+    const url = await screen.findByTestId("provider-base-url");
+    await user.clear(url);
+    await user.type(url, "http://127.0.0.1:9999/v1");
+    await user.click(screen.getByTestId("save-settings"));
+    await user.click(screen.getByTestId("nav-new"));
+    expect(screen.queryByTestId("leave-settings"), "the changes are being saved: no question").toBeNull();
+    answer(undefined);
+    await screen.findByTestId("new-task-form");
+    expect(screen.queryByTestId("leave-settings")).toBeNull();
+  });
 });
