@@ -679,10 +679,13 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       if (!lost && !now.closest('[data-testid="review-panel"]')) return;
       const target = lost ? sectionRef.current?.querySelector<HTMLElement>('[data-testid="message-input"], [data-testid="cancel"]') : null;
       if (target) target.focus();
-      else if (++tries < 20) setTimeout(land, 100);
+      else if (++tries < 20) landing.current = setTimeout(land, 100);
     };
-    setTimeout(land, 0);
+    landing.current = setTimeout(land, 0);
   };
+  // A view closed meanwhile (another session opened) has no focus to place.
+  const landing = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(landing.current), []);
   useEffect(() => {
     settleUntil.current = performance.now() + 3000;
     const el = sectionRef.current;
