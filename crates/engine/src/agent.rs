@@ -135,8 +135,9 @@ struct Live {
     /// External agents tasks were started with besides the engine's own (an attempt's), by name,
     /// so their later runs start the same command.
     agents: HashMap<String, crate::external::ExternalAgent>,
-    /// Approves landing now, and how to stop the checks they run again before anything moves.
-    landings: HashMap<SessionId, CancellationToken>,
+    /// Approves landing now, and how to stop the checks they run again before anything moves;
+    /// two approves of one session at once (a second waits its turn) share the token, counted.
+    landings: HashMap<SessionId, (CancellationToken, usize)>,
 }
 
 /// An approve's landing while it may still be stopped; forgotten when it ends.
@@ -148,7 +149,13 @@ pub(crate) struct LandingStop {
 
 impl Drop for LandingStop {
     fn drop(&mut self) {
-        self.runtime.live().landings.remove(&self.session);
+        let mut live = self.runtime.live();
+        if let Some((_, count)) = live.landings.get_mut(&self.session) {
+            *count -= 1;
+            if *count == 0 {
+                live.landings.remove(&self.session);
+            }
+        }
     }
 }
 
@@ -213,13 +220,25 @@ impl Runtime {
     /// Stops an approve's landing of `session` while its checks run on a moved branch, before
     /// the person's branch moves: nothing lands. False when none can be stopped.
     pub fn stop_landing(&self, session: &SessionId) -> bool {
-        self.live().landings.get(session).map(|c| c.cancel()).is_some()
+        self.live().landings.get(session).map(|(c, _)| c.cancel()).is_some()
+    }
+
+    /// Stops every approve's landing still checking (a quit): each ends before anything moves,
+    /// and says so. Returns how many there were.
+    pub fn stop_landings(&self) -> usize {
+        let live = self.live();
+        live.landings.values().for_each(|(c, _)| c.cancel());
+        live.landings.len()
     }
 
     /// Registers an approve's landing of `session`, which [`Runtime::cancel`] can then stop.
     pub(crate) fn landing_stop(self: &Arc<Self>, session: &SessionId) -> LandingStop {
-        let token = CancellationToken::new();
-        self.live().landings.insert(session.clone(), token.clone());
+        let token = {
+            let mut live = self.live();
+            let (token, count) = live.landings.entry(session.clone()).or_default();
+            *count += 1;
+            token.clone()
+        };
         LandingStop { runtime: self.clone(), session: session.clone(), token }
     }
 

@@ -909,3 +909,29 @@ async fn stop_while_auto_approve_lands_stops_the_landing_too() {
     let o = h.wait_idle(&sid).await;
     assert_eq!(o.status, SessionStatus::AwaitingReview, "the review waits for the person");
 }
+
+/// A stop asked the moment an approve starts (Ctrl-C at the terminal, Stop in the window), while
+/// it waits its turn behind another decision on the same session, stops its landing too: the
+/// checks on the moved branch never run and nothing lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_asked_while_an_approve_waits_its_turn_stops_the_landing_before_its_checks() {
+    let setup = Setup { verify_commands: vec!["if [ -f moved.txt ]; then sleep 60; fi; test -f notes.md".into()], ..Default::default() };
+    let h = Harness::new(writes_notes(), setup).await;
+    let git = |args: &[&str]| git_in(&h.ws(), args);
+    let o = waiting_while_the_branch_moved(&h).await;
+    // Another decision on this session holds its turn (another process, or a click just before).
+    let turn = h.data.path().join("locks").join(format!("{}.lock", o.session));
+    let held = finishline_engine::workspace::lock::FolderLock::acquire(&turn).unwrap();
+    let (engine, review) = (h.engine.clone(), o.review_id());
+    let approving = tokio::task::spawn_blocking(move || engine.submit_review(&review, Decision::Approve, None, false, false, DecidedBy::Person));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(h.engine.stop_landing(&o.session), "the approve under way had a landing to stop");
+    drop(held);
+    let outcome = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("stopped at once").unwrap().unwrap();
+    assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped, .. }), "{outcome:?}");
+    assert_eq!(git(&["log", "-1", "--format=%s", "main"]), "moved", "nothing landed");
+    assert_eq!(h.store.session(&o.session).unwrap().status, SessionStatus::AwaitingReview, "the review waits");
+    let checked =
+        h.store.events(&o.session, 0).unwrap().iter().any(|e| matches!(&e.event, EngineEvent::Activity { detail, .. } if detail.starts_with("after moving")));
+    assert!(!checked, "the checks on the moved branch did not start");
+}

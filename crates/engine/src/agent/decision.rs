@@ -15,7 +15,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::changes::{copied_files, current_worktree, follow_up_asked, left_at};
-use super::{run, Engine};
+use super::{run, Engine, LandingStop};
 use crate::beside::beside;
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
@@ -404,6 +404,9 @@ impl Engine {
         if let Some(f) = &feedback {
             crate::store::within_message_limit(f, "the feedback")?;
         }
+        // Stop reaches an approve from its start, also while it waits its turn below (behind a
+        // decision in another process): its landing then ends before anything is checked.
+        let stop = (choice.decision == Decision::Approve).then(|| self.runtime.landing_stop(&summary.id));
         // One decision at a time per session, across processes; the loser finds it decided.
         let _lock = FolderLock::acquire(&session_lock(&self.config.data_dir, &summary.id))?;
         let summary = self.pending_review_session(review)?;
@@ -437,7 +440,10 @@ impl Engine {
                 );
                 Ok(ReviewOutcome::Decided { status: SessionStatus::Busy, revert: None, landed: None, kept: None })
             }
-            (Decision::Approve, Some(wt)) => self.land(&summary.id, review, &wt, &choice, &events),
+            (Decision::Approve, Some(wt)) => {
+                let stop = stop.unwrap_or_else(|| self.runtime.landing_stop(&summary.id));
+                self.land(&summary.id, review, &wt, &choice, &events, stop)
+            }
             (Decision::Approve, None) => {
                 let resolved = EngineEvent::ReviewResolved {
                     review_id: review.clone(),
@@ -604,7 +610,15 @@ impl Engine {
     }
 
     /// Approve in a worktree: the task lands on the branch it started from.
-    fn land(self: &Arc<Self>, session: &SessionId, review: &RequestId, wt: &TaskWorktree, choice: &ReviewChoice, events: &[Envelope]) -> Result<ReviewOutcome> {
+    fn land(
+        self: &Arc<Self>,
+        session: &SessionId,
+        review: &RequestId,
+        wt: &TaskWorktree,
+        choice: &ReviewChoice,
+        events: &[Envelope],
+        stop: LandingStop,
+    ) -> Result<ReviewOutcome> {
         // Started on a detached HEAD there is no branch to land on: unless they asked for another
         // way, the person's approve keeps the task's branch, the one landing that can go through
         // (never auto-approve's: keeping is not landing).
@@ -634,11 +648,13 @@ impl Engine {
             reverted: false,
             occasion: None,
         };
+        // Until the person's branch moves, Stop (the window's, as for a run) stops the landing.
         if mode != LandingMode::Branch {
+            if stop.token.is_cancelled() {
+                return blocked(Blocked::stopped());
+            }
             self.store.append(session, None, EngineEvent::Activity { phase: ActivityPhase::Landing, detail: "checking where the task lands".into() })?;
         }
-        // Until the person's branch moves, Stop (the window's, as for a run) stops the landing.
-        let stop = self.runtime.landing_stop(session);
         // Whatever is in the worktree lands, also what changed there after the review. Looking
         // for such changes (a status of the whole checkout, in a small repository the slowest
         // step) runs beside composing the landing from the branches as the run left them; when
