@@ -90,7 +90,8 @@ interface Props {
 
 export interface SettingsGuard {
   dirty: boolean;
-  /** Saves the form as it is; false when it could not (the screen shows why). */
+  /** Saves the form as it is; false when it could not (the screen shows why), or when the form
+   *  changed while it saved (what changed is still unsaved). */
   save: () => Promise<boolean>;
   /** The save under way (Save pressed a moment ago), if any: leaving waits for it, not asks. */
   saving?: Promise<boolean> | null;
@@ -181,6 +182,10 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
   const bar = useRef<HTMLDivElement>(null);
   const [pendingKey, setPendingKey] = useState<(() => Promise<boolean>) | null>(null);
   const keyPending = useCallback((save: (() => Promise<boolean>) | null) => setPendingKey(() => save), []);
+  // The form as last rendered: a save on its way compares it with what it sent, since the fields
+  // stay open while it saves.
+  const latest = useRef({ draft, verifyText, pricesText });
+  latest.current = { draft, verifyText, pricesText };
   const saveNow = async (): Promise<boolean> => {
     setError(null);
     // The window shows no bubble of its own for a number out of range: name the field, say what
@@ -205,17 +210,23 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
       return false;
     }
     setSaving(true);
+    const sent = latest.current;
     try {
       const next = await ipc.saveSettings({ ...draft, verify_commands: textToVerify(verifyText), prices: textToPrices(pricesText) });
-      setDraft(next.settings);
+      const now = latest.current;
+      // Typed while it saved: kept, and unsaved (the form differs from what was saved).
+      const changedSince = now.draft !== sent.draft || now.verifyText !== sent.verifyText || now.pricesText !== sent.pricesText;
       setBaseline(next.settings);
-      setVerifyText(verifyToText(next.settings.verify_commands ?? {}));
-      setPricesText(pricesToText(next.settings.prices ?? {}));
+      if (!changedSince) {
+        setDraft(next.settings);
+        setVerifyText(verifyToText(next.settings.verify_commands ?? {}));
+        setPricesText(pricesToText(next.settings.prices ?? {}));
+      }
       onSaved(next);
       // A key typed but not saved goes where Enter would put it, after the provider it is for.
       if (pendingKey && !(await pendingKey())) return false;
-      setSaved(true);
-      return true;
+      setSaved(!changedSince);
+      return !changedSince;
     } catch (err) {
       setError(err as AppError);
       return false;
