@@ -84,13 +84,20 @@ pub fn second_launch(app: &AppHandle, argv: Vec<String>) {
 }
 
 /// The window's close button. With a task running the window stays and asks (the UI shows what
-/// closing would stop); otherwise it closes as any window does.
+/// closing would stop); otherwise it closes as any window does, and the app waits for a decision
+/// under way (see [`stop_all_and_exit`]).
 pub fn close_requested(window: &tauri::Window, api: &tauri::CloseRequestApi) {
     let state = window.state::<AppState>();
     let running = state.running_sessions().len();
     if running > 0 && !state.quit_confirmed() {
         api.prevent_close();
         let _ = window.emit("close-requested", running);
+    } else if state.runtime.deciding_now() && !state.quit_confirmed() {
+        // A decision under way: the window goes now, the app once the decision has ended.
+        api.prevent_close();
+        let _ = window.hide();
+        let app = window.app_handle().clone();
+        tauri::async_runtime::spawn(async move { stop_all_and_exit(&app).await });
     }
 }
 
@@ -137,9 +144,18 @@ async fn stop_all_and_exit(app: &AppHandle) {
     for session in &state.running_sessions() {
         state.runtime.cancel(&state.data_dir, session);
     }
-    // A cancelled run records its end within moments; wait for that, but never hang the quit.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while !state.running_sessions().is_empty() && std::time::Instant::now() < deadline {
+    // An approve still checking its landing stops before anything moves and records that it
+    // did; one past that point, and a reject's revert, finish: exiting half way would leave
+    // them for the next start to finish or report.
+    state.runtime.stop_landings();
+    // A cancelled run records its end within moments; wait for that and for a decision under
+    // way, but never hang the quit (a second signal does not wait at all).
+    let started = std::time::Instant::now();
+    let waits = || {
+        let runs = !state.running_sessions().is_empty() && started.elapsed() < std::time::Duration::from_secs(5);
+        runs || (state.runtime.deciding_now() && started.elapsed() < std::time::Duration::from_secs(30))
+    };
+    while waits() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     state.confirm_quit();
@@ -149,20 +165,14 @@ async fn stop_all_and_exit(app: &AppHandle) {
 /// SIGTERM (a logout, `kill`, a service manager), SIGHUP and SIGINT (Ctrl-C in the terminal that
 /// started the app) quit as the window's Quit with "stop them" does: by default they would end
 /// the process at once, and every agent and command in a process group of its own would run on
-/// until the next start. A second signal does not wait.
+/// until the next start. A second signal does not wait. One the app was started ignoring
+/// (`nohup finishline-app`) stays ignored.
 pub fn quit_on_stop_signals(app: &AppHandle) {
-    use tokio::signal::unix::{signal, SignalKind};
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
-        let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup()), signal(SignalKind::interrupt())) else {
-            return;
-        };
+        let Some(mut signals) = finishline_engine::stop_signals::StopSignals::listen() else { return };
         for nth in 0.. {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = hup.recv() => {}
-                _ = int.recv() => {}
-            }
+            signals.next().await;
             if nth == 0 {
                 let app = app.clone();
                 tauri::async_runtime::spawn(async move { stop_all_and_exit(&app).await });

@@ -40,8 +40,10 @@ print(json.dumps({"integrity": ok, "gaps": gaps}))`;
 }
 
 /** The app started directly (not through WebDriver) on a task, in its own process group. */
-function startAppOnTask(ws, task = "write the numbered words", appHome = home) {
-  return spawn(appBinary, ["--task", task, "--workspace", ws], {
+/** The app started on `task`; with `nohup`, as `nohup` starts it (SIGHUP ignored). */
+function startAppOnTask(ws, task = "write the numbered words", appHome = home, { nohup = false } = {}) {
+  const args = ["--task", task, "--workspace", ws];
+  return spawn(nohup ? "nohup" : appBinary, nohup ? [appBinary, ...args] : args, {
     env: { ...process.env, XDG_DATA_HOME: path.join(appHome, "data"), XDG_CONFIG_HOME: path.join(appHome, "config"), XDG_CACHE_HOME: path.join(appHome, "cache") },
     detached: true,
     stdio: "ignore",
@@ -177,7 +179,8 @@ test("SIGTERM to the app (a logout, `kill`, a service manager) ends the command 
   const appHome = mkdtempSync(path.join(tmpdir(), "finishline-e2e-sigterm-"));
   seedSettings(appHome, { base_url: serverFake.baseUrl, model: "fake-model" }, { permissions: { run_command: "allow" } });
   const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-sigterm-"));
-  const app = startAppOnTask(ws, "serve the site", appHome);
+  // Started as `nohup` starts it: a closed terminal (SIGHUP) must not quit it, SIGTERM must.
+  const app = startAppOnTask(ws, "serve the site", appHome, { nohup: true });
   const exited = new Promise((r) => (app.exitCode !== null || app.signalCode ? r() : app.once("exit", r)));
   const alive = (pgid) => {
     try {
@@ -199,6 +202,9 @@ test("SIGTERM to the app (a logout, `kill`, a service manager) ends the command 
       }
     }
     assert.ok(pgid && alive(pgid), "the task started its ten-minute command");
+    process.kill(app.pid, "SIGHUP");
+    const quitOnHup = await Promise.race([exited.then(() => true), sleep(3_000).then(() => false)]);
+    assert.ok(!quitOnHup && alive(pgid), "started under nohup, the app and its task go on when the terminal closes");
     process.kill(app.pid, "SIGTERM");
     const ended = await Promise.race([exited.then(() => true), sleep(15_000).then(() => false)]);
     assert.ok(ended, "the app exits on SIGTERM");

@@ -14,7 +14,7 @@ use finishline_engine::event::EngineEvent;
 use finishline_engine::store::Store;
 use serde_json::json;
 
-use crate::output::outln;
+use crate::output::{errln, outln};
 use crate::run::{ask_permission, fail, open, open_for, prompt_line, report_review, Again, Need, Opened};
 use crate::{exit, ReviewMode, RunOptions};
 
@@ -27,6 +27,13 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
         Ok(w) => w,
         Err(e) => return fail(exit::USAGE, json, &e.to_string()),
     };
+    if opts.plan_review == crate::PlanReview::Prompt {
+        return fail(
+            exit::USAGE,
+            json,
+            "--plan-review prompt does not go with --attempts: every attempt would stop at its plan and wait, and the ranking needs them ended; let the plans run (the default, --plan-review approve)",
+        );
+    }
     let Opened { engine, store, mcp, interactive } = match open(&opts) {
         Ok(o) => o,
         Err(code) => return code,
@@ -42,7 +49,7 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
     {
         let (engine, group, stopped, all) = (engine.clone(), group.clone(), stopped.clone(), sessions.clone());
         tokio::spawn(async move {
-            let Some(mut signals) = crate::signals::StopSignals::listen() else { return };
+            let Some(mut signals) = finishline_engine::stop_signals::StopSignals::listen() else { return };
             tokio::select! {
                 _ = signals.next() => {}
                 _ = crate::output::closed() => {}
@@ -90,7 +97,7 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
         Ok(ranking) => {
             print_ranking(&ranking, json);
             if stopped.load(std::sync::atomic::Ordering::SeqCst) {
-                eprintln!("finishline: stopped, so nothing lands.");
+                errln!("finishline: stopped, so nothing lands.");
                 ways_on(&ranking);
                 exit::CANCELLED
             } else {
@@ -149,7 +156,7 @@ async fn follow_all(
                         let d = if allowed {
                             PermissionDecision::AllowOnce
                         } else if interactive {
-                            eprintln!("[{who}]");
+                            errln!("[{who}]");
                             ask_permission(tool, input)
                         } else {
                             PermissionDecision::Deny
@@ -162,15 +169,13 @@ async fn follow_all(
                         let answer = if interactive {
                             prompt_line(&format!("[{who}] The agent asks: {question}\nYour answer (empty to decline): "))
                         } else {
-                            eprintln!(
-                                "[{who}] the agent asks: {question}\n[{who}] nobody is at a terminal to answer, so it is declined and the attempt goes on"
-                            );
+                            errln!("[{who}] the agent asks: {question}\n[{who}] nobody is at a terminal to answer, so it is declined and the attempt goes on");
                             None
                         };
                         let _ = engine.answer_question(request_id, answer);
                     }
                     EngineEvent::ToolCall { state: ToolState::Denied, tool, output: Some(why), .. } if why.contains("nobody to ask") => {
-                        eprint!("[{who}] ");
+                        crate::output::say(&format!("[{who}] "));
                         crate::run::say_unasked(sid, tool);
                     }
                     _ if json => {}
@@ -287,16 +292,16 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
 /// with one that did not (its worktree keeps whatever it wrote), or remove them all.
 fn ways_on(r: &GroupRanking) {
     if r.ranking.iter().any(|a| a.evidence.review.is_some()) {
-        eprintln!("  land one that reached its review with `{}`", choose_cmd(r));
+        errln!("  land one that reached its review with `{}`", choose_cmd(r));
     }
     let unreviewed: Vec<_> = r.ranking.iter().filter(|a| a.evidence.review.is_none()).collect();
     if !unreviewed.is_empty() {
-        eprintln!("  Their worktrees keep whatever they wrote:");
+        errln!("  Their worktrees keep whatever they wrote:");
     }
     for a in unreviewed {
-        eprintln!("  {}: go on with `{}`", a.evidence.label, crate::hint::command(&format!("sessions resume {} \"what to do next\"", a.evidence.session)));
+        errln!("  {}: go on with `{}`", a.evidence.label, crate::hint::command(&format!("sessions resume {} \"what to do next\"", a.evidence.session)));
     }
-    eprintln!("  or remove them all with `{}`", crate::hint::command(&format!("sessions attempts {} --reject", r.group)));
+    errln!("  or remove them all with `{}`", crate::hint::command(&format!("sessions attempts {} --reject", r.group)));
 }
 
 /// Whether the first attempt may land without asking: only as auto-approve would take it were
@@ -333,7 +338,7 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
         };
         if !json {
             if code == exit::OK {
-                eprintln!("Chose {sid}; the other attempts were rejected and their worktrees removed.");
+                errln!("Chose {sid}; the other attempts were rejected and their worktrees removed.");
             }
             report_review(outcome, Again::Attempt(&r.group, sid));
         }
@@ -343,7 +348,7 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
         // Stopped (Ctrl+C) is a cancelled run, as a single task's is; what the attempts wrote is
         // still in their worktrees, so the way on is said, not "nothing to land".
         let cancelled = r.ranking.iter().any(|a| a.evidence.end_reason == Some(EndReason::Cancelled));
-        eprintln!("finishline: no attempt reached a review: {} (see each session for why).", if cancelled { "they were stopped" } else { "each one failed" });
+        errln!("finishline: no attempt reached a review: {} (see each session for why).", if cancelled { "they were stopped" } else { "each one failed" });
         ways_on(r);
         return if cancelled { exit::CANCELLED } else { exit::FAILED };
     }
@@ -351,7 +356,7 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
         ReviewMode::Approve => match may_land_unasked(r) {
             Ok(sid) => choose(sid, DecidedBy::Auto),
             Err(why) => {
-                eprintln!("finishline: {why}, so none lands without you: choose with `{}`", choose_cmd(r));
+                errln!("finishline: {why}, so none lands without you: choose with `{}`", choose_cmd(r));
                 exit::WAITING
             }
         },
@@ -360,7 +365,7 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
             // A dry run: nobody looked at the attempts.
             match tokio::task::block_in_place(|| engine.reject_group(&r.group, DecidedBy::Auto)) {
                 Ok(n) => {
-                    eprintln!("{n} attempts rejected and their worktrees removed; nothing landed.");
+                    errln!("{n} attempts rejected and their worktrees removed; nothing landed.");
                     exit::REJECTED
                 }
                 // Not rejected: the attempts still wait, and saying "rejected" would hide it.
@@ -372,13 +377,13 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
             match answer.and_then(|a| a.parse::<usize>().ok()).and_then(|k| r.ranking.iter().find(|a| a.rank == k)) {
                 Some(a) => choose(&a.evidence.session, DecidedBy::Person),
                 None => {
-                    eprintln!("The attempts wait: `{}` lands one{}.", choose_cmd(r), on_base(r, engine));
+                    errln!("The attempts wait: `{}` lands one{}.", choose_cmd(r), on_base(r, engine));
                     exit::WAITING
                 }
             }
         }
         ReviewMode::Prompt => {
-            eprintln!("finishline: the attempts wait for your choice: `{}` lands one{}, or the window", choose_cmd(r), on_base(r, engine));
+            errln!("finishline: the attempts wait for your choice: `{}` lands one{}, or the window", choose_cmd(r), on_base(r, engine));
             exit::WAITING
         }
     }
@@ -421,9 +426,7 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
     if cancel {
         return match engine.cancel_group(&group) {
             Ok(n) => {
-                eprintln!(
-                    "{n} attempt(s) were running here and are cancelled. An attempt running in another process is cancelled there (Ctrl+C, or the window)."
-                );
+                errln!("{n} attempt(s) were running here and are cancelled. An attempt running in another process is cancelled there (Ctrl+C, or the window).");
                 exit::OK
             }
             Err(e) => fail(exit::USAGE, json, &e.to_string()),
@@ -435,7 +438,7 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         return match outcome {
             // Rejected, as `sessions review --reject` and `run --review reject` say it (exit 3).
             Ok(n) => {
-                eprintln!("{n} attempts rejected and their worktrees removed; nothing landed.");
+                errln!("{n} attempts rejected and their worktrees removed; nothing landed.");
                 exit::REJECTED
             }
             Err(e) => fail(exit::USAGE, json, &e.to_string()),
@@ -447,7 +450,7 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         let on_signal = tokio::spawn({
             let stop = stop.clone();
             async move {
-                let Some(mut signals) = crate::signals::StopSignals::listen() else { return };
+                let Some(mut signals) = finishline_engine::stop_signals::StopSignals::listen() else { return };
                 tokio::select! {
                     _ = signals.next() => {}
                     _ = crate::output::closed() => {}
@@ -460,13 +463,13 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         return match outcome {
             Ok(c) if stop.is_cancelled() => {
                 print_ranking(&c.ranking, json);
-                eprintln!("Stopped: the evaluator's answers given before it was stopped are kept; `--compare` asks about the rest.");
+                errln!("Stopped: the evaluator's answers given before it was stopped are kept; `--compare` asks about the rest.");
                 exit::CANCELLED
             }
             Ok(c) => {
                 print_ranking(&c.ranking, json);
                 if c.asked == 0 {
-                    eprintln!(
+                    errln!(
                         "Each pair already has {}'s answer, and asked again it would answer the same: another evaluator model (--evaluator-model) gives its own.",
                         c.model
                     );

@@ -8,7 +8,6 @@ mod hint;
 mod output;
 mod run;
 mod sessions;
-mod signals;
 mod stats;
 mod typed;
 mod view;

@@ -60,4 +60,10 @@ macro_rules! out {
     ($($t:tt)*) => { $crate::output::write(format_args!($($t)*)) };
 }
 
-pub(crate) use {out, outln};
+/// `eprintln!` for a terminal that may go away (SIGHUP, a closed window): see [`say`].
+macro_rules! errln {
+    () => { $crate::output::say("\n") };
+    ($($t:tt)*) => { $crate::output::say(&format!("{}\n", format_args!($($t)*))) };
+}
+
+pub(crate) use {errln, out, outln};

@@ -15,7 +15,7 @@ use futures_util::StreamExt;
 use crate::typed::Typed;
 use serde_json::json;
 
-use crate::output::outln;
+use crate::output::{errln, outln};
 use crate::view::View;
 use crate::{config, exit, ReviewMode, RunOptions};
 
@@ -103,7 +103,7 @@ pub(crate) fn open_for(opts: &RunOptions, need: Need) -> Result<Opened, u8> {
     let store = match Store::open_setting_aside_unreadable(&data_dir.join("history.db"), Arc::new(SystemClock)) {
         Ok((s, kept)) => {
             if let Some(kept) = kept {
-                eprintln!("finishline: the history file was not a database any more: it is kept whole as {}, and a new history starts", kept.display());
+                errln!("finishline: the history file was not a database any more: it is kept whole as {}, and a new history starts", kept.display());
             }
             Arc::new(s)
         }
@@ -310,7 +310,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
             EngineEvent::RunFinished { .. } => runs_finished += 1,
             // Approved, but it could not land: the review stays open for a person.
             EngineEvent::LandingBlocked { reason, .. } if !interactive || opts.review != ReviewMode::Prompt => {
-                eprintln!(
+                errln!(
                     "finishline: approved, but not landed; the review waits for you: {}",
                     landing_ways(
                         *reason,
@@ -364,7 +364,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
     }
     view.summary(store, &sid);
     if code == exit::WAITING && store.session(&sid).is_ok_and(|s| s.status == SessionStatus::AwaitingReview) {
-        eprintln!(
+        errln!(
             "finishline: it waits for your review: {} (or --reject, --request-changes \"…\"), or decide in the app",
             crate::hint::command(&format!("sessions review {sid} --approve"))
         );
@@ -429,7 +429,7 @@ pub(crate) const STOP_GRACE: Duration = Duration::from_secs(4);
 /// ends, and the process groups the run started go with the CLI. A run that does not record its end in time, or a
 /// second signal, ends them and exits at once: an agent must never outlive the CLI.
 async fn stop_on_signal(engine: Arc<Engine>, sid: SessionId) {
-    let Some(mut signals) = crate::signals::StopSignals::listen() else { return };
+    let Some(mut signals) = finishline_engine::stop_signals::StopSignals::listen() else { return };
     // A reader that went away (`| head`) stops the run too: nothing it does can be shown.
     tokio::select! {
         _ = signals.next() => {}
@@ -461,8 +461,16 @@ async fn stop_on_signal(engine: Arc<Engine>, sid: SessionId) {
         std::process::exit(exit::WAITING as i32);
     }
     engine.cancel(&sid);
+    // An auto-approve's landing past its stop point finishes whole, however long that takes
+    // (cut off, the checkout would be left half written); a second signal does not wait.
+    let ended = async {
+        tokio::time::sleep(STOP_GRACE).await;
+        while engine.deciding_now() {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    };
     tokio::select! {
-        _ = tokio::time::sleep(STOP_GRACE) => {}
+        _ = ended => {}
         _ = signals.next() => {}
     }
     engine.config.processes.end_all();
@@ -484,9 +492,9 @@ fn run_waiting_plan(
     let go = match opts.plan_review {
         crate::PlanReview::Approve => true,
         crate::PlanReview::Prompt if interactive => {
-            eprintln!("This session's plan waits for your go-ahead:");
+            errln!("This session's plan waits for your go-ahead:");
             for (i, s) in plan.steps.iter().enumerate() {
-                eprintln!("  {}. {} — done when: {}", i + 1, s.step.title, s.step.criteria.join("; "));
+                errln!("  {}. {} — done when: {}", i + 1, s.step.title, s.step.criteria.join("; "));
             }
             prompt_line("Run this plan? [Y/n] ").is_none_or(|a| a.to_lowercase().starts_with('y'))
         }
@@ -524,7 +532,7 @@ fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &
         let decision = if allowed {
             Some(PermissionDecision::AllowOnce)
         } else if interactive {
-            eprintln!("This session was left waiting for your permission.");
+            errln!("This session was left waiting for your permission.");
             Some(ask_permission(&tool, &payload["input"]))
         } else {
             None
@@ -546,7 +554,7 @@ fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &
             if kind == "question" {
                 say_question_waits(sid, payload["question"].as_str().unwrap_or("(no question text)"));
             } else {
-                eprintln!("finishline: the session waits for your {kind}; answer it in a terminal, with --allow, or in the app");
+                errln!("finishline: the session waits for your {kind}; answer it in a terminal, with --allow, or in the app");
             }
             Err(exit::WAITING)
         }
@@ -585,7 +593,7 @@ fn unknown_tool(opts: &RunOptions, settings: &finishline_engine::config::setting
 
 /// A plan that waits for the person: said on stderr, with the commands that run or cancel it.
 fn say_plan_waits(sid: &SessionId, waits: &str) {
-    eprintln!(
+    errln!(
         "finishline: the plan {waits}: run it with `{}`, edit it in the window, or cancel it with `{}`",
         crate::hint::command(&format!("sessions resume {sid}")),
         crate::hint::command(&format!("sessions cancel {sid}"))
@@ -596,14 +604,14 @@ fn say_plan_waits(sid: &SessionId, waits: &str) {
 /// that answers it.
 fn say_question_waits(sid: &SessionId, question: &str) {
     let answer = crate::hint::command(&format!("sessions resume {sid} \"YOUR ANSWER\""));
-    eprintln!("finishline: the agent asks: {question}\nThere is no terminal to answer in: answer with `{answer}`, or in the app");
+    errln!("finishline: the agent asks: {question}\nThere is no terminal to answer in: answer with `{answer}`, or in the app");
 }
 
 /// A tool that needed the person's permission, with no terminal to ask it in, was not run: said
 /// on stderr, with the command that goes on with it allowed.
 pub(crate) fn say_unasked(sid: &SessionId, tool: &str) {
     let again = crate::hint::command(&format!("sessions resume {sid} \"go on\" --allow {tool}"));
-    eprintln!("finishline: {tool} needs your permission and there is no terminal to ask, so it was not run; to go on with it allowed: `{again}` (or run in a terminal)");
+    errln!("finishline: {tool} needs your permission and there is no terminal to ask, so it was not run; to go on with it allowed: `{again}` (or run in a terminal)");
 }
 
 pub(crate) fn ask_permission(tool: &str, input: &serde_json::Value) -> PermissionDecision {
@@ -667,7 +675,7 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
     if decision == Decision::Approve {
         return match engine.submit_review(review, decision, None, false, false, DecidedBy::Person) {
             Ok(ReviewOutcome::LandingBlocked { reason, detail, files }) => {
-                eprintln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) });
+                errln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) });
                 // Only a moved branch is the agent's to resolve (the window offers the same).
                 let resolvable = reason.agent_can_resolve();
                 let q = if resolvable {
@@ -684,7 +692,7 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
                     reported(engine, review, engine.decide(review, choice))
                 } else if resolvable && a.starts_with('r') {
                     engine.resolve_conflict(review).map(|_| false).unwrap_or_else(|e| {
-                        eprintln!("finishline: {e}");
+                        errln!("finishline: {e}");
                         true
                     })
                 } else {
@@ -717,12 +725,40 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
     }
 }
 
+/// `--copy-ignored`: copies what `.gitignore` hid out of the task's worktree before the decision,
+/// and says what it did. Err(exit code) when the decision must not go on.
+fn copy_ignored_first(engine: &Arc<Engine>, review_id: &RequestId, paths: &[String], decision: Decision, json: bool) -> Result<(), u8> {
+    let c = match tokio::task::block_in_place(|| engine.copy_ignored(review_id, paths)) {
+        Ok(c) => c,
+        Err(e) => {
+            let usage = matches!(e.code(), finishline_engine::ErrorCode::InvalidInput | finishline_engine::ErrorCode::AlreadyDecided);
+            return Err(fail(if usage { exit::USAGE } else { exit::FAILED }, json, &e.to_string()));
+        }
+    };
+    if json {
+        outln!("{}", serde_json::json!({"type": "ignored_copied", "copied": c.copied, "left": c.left, "failed": c.failed}));
+    } else {
+        for (words, list) in [("Copied into your checkout", &c.copied), ("Left as it was, already in your checkout", &c.left), ("Not copied", &c.failed)] {
+            if !list.is_empty() {
+                crate::output::say(&format!("{words}: {}.\n", few(list)));
+            }
+        }
+    }
+    // A copy asked for and not made stops an approve or a reject: the worktree they remove
+    // holds the only one.
+    if !c.failed.is_empty() && decision != Decision::RequestChanges {
+        let why = "nothing was decided, since the task's worktree holds the only copy of what was not copied: the review waits; make room for it and decide again, or decide without that --copy-ignored to let it go with the worktree";
+        return Err(fail(exit::FAILED, json, why));
+    }
+    Ok(())
+}
+
 /// While an approve lands: Ctrl+C (or a SIGTERM) stops it before the person's branch moves (its
 /// checks on a moved branch can take minutes), and it reports that nothing landed. Past that
 /// point, or in no landing, the signal ends the process as it would have.
 pub(crate) fn stop_landing_on_signal(engine: Arc<Engine>, sid: SessionId) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let Some(mut signals) = crate::signals::StopSignals::listen() else { return };
+        let Some(mut signals) = finishline_engine::stop_signals::StopSignals::listen() else { return };
         signals.next().await;
         // Stopped before the branch moves, it reports that nothing landed; past that point it
         // finishes whole (dying half way would leave the checkout half written), and reports.
@@ -771,46 +807,46 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
     let next = next_step(&outcome, &again);
     match outcome {
         Ok(ReviewOutcome::Decided { revert: Some(r), .. }) if r.applied => {
-            eprintln!("Reverted: {} restored, {} removed.", r.restored.len(), r.deleted.len());
+            errln!("Reverted: {} restored, {} removed.", r.restored.len(), r.deleted.len());
             let changed = finishline_engine::store::export::changed_since(&r.conflicts, &r.not_copied);
             if !changed.is_empty() {
-                eprintln!("Left as they are (changed after the agent): {}.", changed.join(", "));
+                errln!("Left as they are (changed after the agent): {}.", changed.join(", "));
             }
             for words in finishline_engine::store::export::copies_words(&r.copies, true) {
-                eprintln!("{words}.");
+                errln!("{words}.");
             }
             for n in &r.not_copied {
-                eprintln!("{}.", finishline_engine::store::export::not_copied_words(n));
+                errln!("{}.", finishline_engine::store::export::not_copied_words(n));
             }
         }
         Ok(ReviewOutcome::Decided { landed: Some(l), .. }) if l.files.is_empty() && l.branch_kept.is_none() => match (&l.target_branch, l.already_held) {
-            (Some(b), true) => eprintln!("Nothing to land: {b} already holds everything the task changed."),
-            _ => eprintln!("Nothing to land: the task changed no file."),
+            (Some(b), true) => errln!("Nothing to land: {b} already holds everything the task changed."),
+            _ => errln!("Nothing to land: the task changed no file."),
         },
         Ok(ReviewOutcome::Decided { landed: Some(l), .. }) => match (&l.commit, &l.target_branch, &l.branch_kept) {
-            (Some(c), Some(b), _) => eprintln!("Landed on {b} as {}.", &c[..c.len().min(10)]),
-            (None, Some(b), _) => eprintln!("The task's changes are in your working tree (on {b}), not committed."),
-            (_, _, Some(k)) => eprintln!("Kept the task's branch {k} for later; its worktree is removed (`git switch {k}` picks it up)."),
+            (Some(c), Some(b), _) => errln!("Landed on {b} as {}.", &c[..c.len().min(10)]),
+            (None, Some(b), _) => errln!("The task's changes are in your working tree (on {b}), not committed."),
+            (_, _, Some(k)) => errln!("Kept the task's branch {k} for later; its worktree is removed (`git switch {k}` picks it up)."),
             _ => {}
         },
-        Ok(ReviewOutcome::Decided { kept: Some(k), .. }) => eprintln!(
+        Ok(ReviewOutcome::Decided { kept: Some(k), .. }) => errln!(
             "Rejected; kept the branch {}: it holds what changed in the worktree after the review{}. Delete it with `git branch -D {}` once you no longer need it.",
             k.branch,
             if k.files.is_empty() { String::new() } else { format!(" ({})", few(&k.files)) },
             k.branch
         ),
         // Said, so a decision never passes without a word.
-        Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, .. }) => eprintln!("Rejected."),
-        Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, .. }) => eprintln!("Approved."),
-        Ok(ReviewOutcome::Decided { .. }) => eprintln!("Sent back to the agent with your feedback."),
-        Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => eprintln!("Not reverted: {} changed after the agent.", conflicts.join(", ")),
+        Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, .. }) => errln!("Rejected."),
+        Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, .. }) => errln!("Approved."),
+        Ok(ReviewOutcome::Decided { .. }) => errln!("Sent back to the agent with your feedback."),
+        Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => errln!("Not reverted: {} changed after the agent.", conflicts.join(", ")),
         Ok(ReviewOutcome::LandingBlocked { detail, files, .. }) => {
-            eprintln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) })
+            errln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) })
         }
-        Err(e) => eprintln!("finishline: {e}"),
+        Err(e) => errln!("finishline: {e}"),
     }
     if let Some(next) = next {
-        eprintln!("finishline: {next}");
+        errln!("finishline: {next}");
     }
 }
 
@@ -858,6 +894,13 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         (_, _, Some(_)) => Decision::RequestChanges,
         // The agent's run answers the review, as a request for changes does.
         _ if v.resolve => Decision::RequestChanges,
+        // What goes with a decision is never dropped unsaid.
+        _ if !v.copy_ignored.is_empty() => {
+            return fail(exit::USAGE, opts.common.json, "--copy-ignored goes with a decision: add --approve or --reject (the copy is made first)")
+        }
+        _ if !v.comments.is_empty() => {
+            return fail(exit::USAGE, opts.common.json, "--comment goes with --request-changes: comments are sent back to the agent")
+        }
         _ => return show_waiting_review(&id, &opts),
     };
     let need = if decision == Decision::RequestChanges { Need::Model } else { Need::Decision };
@@ -908,21 +951,8 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         }
     }
     if !v.copy_ignored.is_empty() {
-        match tokio::task::block_in_place(|| engine.copy_ignored(&review_id, &v.copy_ignored)) {
-            Ok(c) if json => outln!("{}", serde_json::json!({"type": "ignored_copied", "copied": c.copied, "left": c.left, "failed": c.failed})),
-            Ok(c) => {
-                for (words, list) in
-                    [("Copied into your checkout", &c.copied), ("Left as it was, already in your checkout", &c.left), ("Not copied", &c.failed)]
-                {
-                    if !list.is_empty() {
-                        crate::output::say(&format!("{words}: {}.\n", few(list)));
-                    }
-                }
-            }
-            Err(e) => {
-                let usage = matches!(e.code(), finishline_engine::ErrorCode::InvalidInput | finishline_engine::ErrorCode::AlreadyDecided);
-                return fail(if usage { exit::USAGE } else { exit::FAILED }, json, &e.to_string());
-            }
+        if let Err(code) = copy_ignored_first(&engine, &review_id, &v.copy_ignored, decision, json) {
+            return code;
         }
     }
     let choice = finishline_engine::agent::ReviewChoice {
@@ -1019,7 +1049,7 @@ fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
             crate::output::human(&format!("\n{}\n{}\n", crate::view::file_line(f), f["diff"].as_str().unwrap_or("").trim_end()));
         }
     }
-    eprintln!("finishline: decide it: {usage}");
+    errln!("finishline: decide it: {usage}");
     exit::WAITING
 }
 
@@ -1028,7 +1058,7 @@ fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
 fn say_changes_stay(store: &Store, sid: &SessionId) {
     if worked_in_place(store, sid) {
         let back = crate::hint::command(&format!("sessions review {sid} --reject --revert"));
-        eprintln!("What the task changed stays in your folder: `{back}` puts it back.");
+        errln!("What the task changed stays in your folder: `{back}` puts it back.");
     }
 }
 
@@ -1046,9 +1076,9 @@ fn revert_later(engine: &Arc<Engine>, sid: &SessionId, force: bool, json: bool) 
     match outcome {
         Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => {
             if !json {
-                eprintln!("Not reverted: {} changed after the agent.", conflicts.join(", "));
+                errln!("Not reverted: {} changed after the agent.", conflicts.join(", "));
                 let force = crate::hint::command(&format!("sessions review {sid} --reject --revert --force-revert"));
-                eprintln!("To overwrite them too (a copy of your version is kept): `{force}`.");
+                errln!("To overwrite them too (a copy of your version is kept): `{force}`.");
             }
             exit::WAITING
         }

@@ -6,7 +6,7 @@ use finishline_engine::clock::SystemClock;
 use finishline_engine::domain::{SessionId, SessionStatus};
 use finishline_engine::store::{export, ListQuery, Store};
 
-use crate::output::{out, outln};
+use crate::output::{errln, out, outln};
 use crate::{config, exit, Common};
 
 pub fn open(common: &Common) -> Result<Store, u8> {
@@ -40,7 +40,7 @@ pub fn open(common: &Common) -> Result<Store, u8> {
     // never shows a dead run as running. Finishing a revert or a landing a crash cut short (and
     // sweeping worktrees) is left to the commands that act: a listing changes no file.
     if let Err(e) = store.recover() {
-        eprintln!("finishline: {e}");
+        errln!("finishline: {e}");
     }
     Ok(store)
 }

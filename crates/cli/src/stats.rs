@@ -4,7 +4,7 @@
 use finishline_engine::store::trust::EvaluatorTrust;
 
 use crate::exit;
-use crate::output::outln;
+use crate::output::{errln, outln};
 use crate::sessions::open;
 use crate::Common;
 
@@ -51,7 +51,7 @@ fn print_rows<T: serde::Serialize>(
     };
     match rows(&store) {
         Err(e) => {
-            eprintln!("finishline: {e}");
+            errln!("finishline: {e}");
             exit::FAILED
         }
         Ok(rows) if rows.is_empty() && !common.json => {

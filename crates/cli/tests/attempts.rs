@@ -167,6 +167,23 @@ async fn attempts_need_a_repository_and_say_how_to_get_one() {
     assert!(said.contains("nope is not installed here") && !said.contains("at least two"), "the agent's name first: {said}");
 }
 
+/// Attempts are judged when they end; a plan each one waits to have approved would leave them
+/// all waiting and read as failed. The pair is refused before anything starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attempts_with_plans_that_wait_for_a_go_ahead_are_refused_before_anything_starts() {
+    let e = env();
+    let r = repo(&e.ws);
+    let ws = r.to_string_lossy();
+    let args =
+        ["run", "anything", "--workspace", &ws, "--base-url", "http://127.0.0.1:9", "--model", "m", "--attempts", "builtin*2", "--plan-review", "prompt"];
+    let out = finishline(&args, &e.data);
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("--plan-review prompt") && said.contains("--attempts"), "{said}");
+    let listed = finishline(&["sessions", "list", "--json"], &e.data);
+    assert!(lines(&listed).iter().all(|l| l["type"] == "error"), "no attempt was started: {}", String::from_utf8_lossy(&listed.stdout));
+}
+
 /// The real Gemini CLI (npm, offline against the fake provider in Gemini's protocol) and
 /// Finishline's own agent attempt the same task: the agent that wrote the file and passed the
 /// person's check is ranked first for that reason and lands; the one that only claimed done is
@@ -445,6 +462,23 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
     assert_eq!(ranking_of(&e, &r, &group, &url)["put_away"], true, "the group says it was rejected whole, the failed attempt included");
     let again = finishline(&["sessions", "attempts", &group, "--reject", "--workspace", &r.to_string_lossy()], &e.data);
     assert_eq!(again.status.code(), Some(2), "already put away: {}", String::from_utf8_lossy(&again.stderr));
+}
+
+/// A terminal that went away (SIGHUP, a closed window) fails every write to standard error: the
+/// CLI says what it can and goes on, never a panic half way (which would skip ending what the
+/// attempts started).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_rejected_with_nobody_reading_standard_error_is_rejected_whole_without_a_panic() {
+    let Waiting { e, r, group, .. } = waiting(commented(json!([]), &[("a", "one"), ("b", "two")])).await;
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = command(&["sessions", "attempts", &group, "--reject", "--workspace", &r.to_string_lossy()], &e.data)
+        .stdout(std::process::Stdio::piped())
+        .stderr(writer)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "rejected, as with a terminal to read it");
+    assert_eq!(worktrees(&r), 1, "no attempt's worktree is left");
 }
 
 /// Rejecting a group never throws away a commit Finishline did not make: the failed attempt's

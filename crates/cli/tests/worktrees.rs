@@ -1104,6 +1104,29 @@ async fn ctrl_c_once_the_landing_can_no_longer_stop_lets_it_finish_whole() {
     assert_eq!(git(&r, &["status", "--porcelain", "--", "land.txt"]), "", "as committed, nothing half written");
 }
 
+/// The same for auto-approve's landing, at the end of `run --review approve`: Ctrl-C stops the
+/// run, and a landing past its stop point finishes whole however long it takes, not cut off
+/// after the few seconds a stopped run is given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_once_auto_approves_landing_can_no_longer_stop_lets_it_finish_whole() {
+    use std::os::unix::process::CommandExt;
+    let (_s, dir, cli) = server(vec![writes("land.txt", "land\n", 0)]).await;
+    let r = repo(dir.path());
+    let marker = dir.path().join("paused");
+    let mut running = cli.run_cmd("write land.txt", &r, &["--review", "approve"]);
+    running.process_group(0);
+    let child = paused_at(running, "landing-started", &marker, "auto-approve's landing was recorded");
+    assert!(Command::new("kill").args(["-INT", "--", &format!("-{}", child.id())]).status().unwrap().success());
+    // Longer than a stopped run is given to end.
+    std::thread::sleep(Duration::from_secs(6));
+    std::fs::remove_file(&marker).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "write land.txt", "the branch moved: {said}");
+    assert_eq!(std::fs::read_to_string(r.join("land.txt")).unwrap(), "land\n", "and the checkout with it");
+    assert_eq!(git(&r, &["status", "--porcelain", "--", "land.txt"]), "", "as committed, nothing half written");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_branch_that_moves_under_a_landing_whose_checkout_cannot_be_put_back_says_what_the_checkout_holds() {
     let (_s, dir, cli) = server(vec![writes("land.txt", "land\n", 0)]).await;
@@ -1953,6 +1976,39 @@ async fn what_gitignore_hides_is_copied_into_the_checkout_when_the_person_asks_a
             if copied == &[".env".to_string(), "build/out.txt".to_string()] && left == &["build/keep.txt".to_string()])),
         "the session keeps what was copied"
     );
+}
+
+/// A copy the person asked for that could not be made stops the decision: rejecting (or landing)
+/// would remove the worktree, which holds the only copy of what `.gitignore` hides.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_whose_copy_of_a_hidden_file_failed_waits_and_the_file_is_kept_in_the_worktree() {
+    let calls = vec![write_call("conf/.env", "TOKEN=made-by-the-task\n"), write_call("notes.txt", "notes\n")];
+    let (_s, dir, cli) = server(vec![calls_then_done("write the notes", calls, "Created notes.txt")]).await;
+    let r = person_repo(dir.path(), &[(".gitignore", ".env\n")]);
+    let waiting = cli.run("write the notes", &r, &[]);
+    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
+    let id = session_of(&waiting);
+    // In the person's checkout `conf` is a file of theirs: the copy has no folder to go in.
+    std::fs::write(r.join("conf"), "the person's own\n").unwrap();
+
+    // Asked for with no decision, the copy is not silently skipped.
+    let alone = cli.review(&id, &["--copy-ignored", "conf/.env"]);
+    assert_eq!(alone.status.code(), Some(2), "{}", String::from_utf8_lossy(&alone.stderr));
+    assert!(String::from_utf8_lossy(&alone.stderr).contains("--copy-ignored goes with a decision"), "{}", String::from_utf8_lossy(&alone.stderr));
+
+    let rejected = cli.review(&id, &["--reject", "--copy-ignored", "conf/.env"]);
+    let said = String::from_utf8_lossy(&rejected.stderr);
+    assert_eq!(rejected.status.code(), Some(4), "{said}");
+    assert!(said.contains("Not copied: conf/.env") && said.contains("nothing was decided"), "{said}");
+    let listed = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap());
+    assert_eq!(listed.iter().find(|s| s["id"] == id.as_str()).unwrap()["status"], "awaiting_review", "the review waits");
+    let kept = stored(&cli.data, &id)
+        .iter()
+        .rev()
+        .find_map(|e| if let finishline_engine::event::EngineEvent::TaskWorkspace { folder, .. } = e { Some(folder.clone()) } else { None })
+        .expect("the task had a worktree");
+    assert_eq!(std::fs::read_to_string(Path::new(&kept).join("conf/.env")).unwrap(), "TOKEN=made-by-the-task\n", "the only copy is still there");
+    assert_eq!(std::fs::read_to_string(r.join("conf")).unwrap(), "the person's own\n");
 }
 
 /// A repository whose checkout holds `src/` only (a sparse checkout), with `docs/old.md` outside.

@@ -17,6 +17,7 @@ pub mod plan;
 pub mod process_groups;
 pub mod provider;
 pub mod stable_hash;
+pub mod stop_signals;
 pub mod store;
 pub mod tool;
 pub mod workspace;

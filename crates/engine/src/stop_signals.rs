@@ -1,13 +1,14 @@
-//! The signals that stop what the CLI is doing: Ctrl-C, SIGTERM (a `timeout`, CI, a service
-//! manager) and SIGHUP (a closed terminal). Every wait on them takes all three, so none of them
-//! kills the process outright and leaves an agent's or a command's process group running. A
-//! signal the CLI was started ignoring (`nohup`, `cmd &` in a script) stays ignored.
+//! The signals that stop a front end (the CLI, the app): Ctrl-C, SIGTERM (a `timeout`, CI, a
+//! logout, a service manager) and SIGHUP (a closed terminal). Every wait on them takes all three,
+//! so none of them kills the process outright and leaves an agent's or a command's process group
+//! running. A signal the process was started ignoring (`nohup`, `cmd &` in a script) stays
+//! ignored.
 
 use std::sync::OnceLock;
 
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
-pub(crate) struct StopSignals([Option<Signal>; 3]);
+pub struct StopSignals([Option<Signal>; 3]);
 
 const WATCHED: [(libc::c_int, fn() -> SignalKind); 3] =
     [(libc::SIGTERM, SignalKind::terminate), (libc::SIGHUP, SignalKind::hangup), (libc::SIGINT, SignalKind::interrupt)];
@@ -30,7 +31,7 @@ fn ignored_at_start() -> &'static [bool; 3] {
 impl StopSignals {
     /// Listening from now on; `None` when the runtime could not listen (then the signals keep
     /// their default, which ends the process).
-    pub(crate) fn listen() -> Option<StopSignals> {
+    pub fn listen() -> Option<StopSignals> {
         let ignored = ignored_at_start();
         let mut out: [Option<Signal>; 3] = [None, None, None];
         for (i, (_, kind)) in WATCHED.iter().enumerate() {
@@ -42,7 +43,7 @@ impl StopSignals {
     }
 
     /// The next of them.
-    pub(crate) async fn next(&mut self) {
+    pub async fn next(&mut self) {
         async fn one(s: &mut Option<Signal>) {
             match s {
                 Some(s) => {
