@@ -80,8 +80,10 @@ pub(crate) fn git_in(dir: &Path) -> Command {
     // through writing the person's checkout.
     std::os::unix::process::CommandExt::process_group(&mut c, 0);
     // Nor, in a group of its own, may it ask at the terminal (an LFS filter's login, an ssh
-    // passphrase): it would stop there unseen. It fails and says why instead.
-    c.env("GIT_TERMINAL_PROMPT", "0").env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
+    // passphrase or host key): it would stop there unseen. It fails and says why instead. ssh is
+    // kept from the terminal by an askpass that answers no, not by a command of ours, which would
+    // override the person's own ssh command (`core.sshCommand`, `GIT_SSH_COMMAND`).
+    c.env("GIT_TERMINAL_PROMPT", "0").env("SSH_ASKPASS", "false").env("SSH_ASKPASS_REQUIRE", "force");
     c
 }
 
@@ -889,6 +891,20 @@ pub fn objects_dir(folder: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The person's own way to reach a remote over ssh (a key for work, a proxy) is the one git
+    /// uses for Finishline too: an LFS fetch as a worktree fills goes through it.
+    #[test]
+    fn the_persons_ssh_command_is_the_one_finishlines_git_uses() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path();
+        git(f, &["init", "-q", "-b", "main"]).unwrap();
+        let marker = f.join("their-ssh-ran");
+        git(f, &["config", "core.sshCommand", &format!("touch {} && false", marker.display())]).unwrap();
+        let _ =
+            git_in(f).args(["ls-remote", "ssh://example.invalid/repo.git"]).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status();
+        assert!(marker.exists(), "git ran the person's core.sshCommand");
+    }
 
     #[test]
     fn committing_takes_every_kind_of_change_and_only_those() {
