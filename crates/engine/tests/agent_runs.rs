@@ -766,6 +766,23 @@ async fn comments_given_together_are_recorded_together_or_not_at_all() {
     assert_eq!(comments(&h), 1);
 }
 
+/// A comment on lines the file does not have (a typo in `--comment notes.md:99=…`) is refused
+/// with how many lines the file has: it would reach the agent as a criterion quoting nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_past_the_end_of_its_file_is_refused_with_the_files_length() {
+    use finishline_engine::judge::criteria::parse_cli_comment;
+    let h = Harness::new(writes_notes(), Setup::default()).await;
+    let o = h.run("create notes.md").await;
+    let past = parse_cli_comment("notes.md:99=say pear", "cli1".into()).unwrap();
+    let e = h.engine.comments(&o.review_id(), vec![past]).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidInput);
+    assert!(e.to_string().contains("notes.md has 1 line") && e.to_string().contains("99"), "{e}");
+    let ending_past = parse_cli_comment("notes.md:1-3=say pear", "cli2".into()).unwrap();
+    assert!(h.engine.comments(&o.review_id(), vec![ending_past]).is_err(), "a range that runs past the end too");
+    let on_it = parse_cli_comment("notes.md:1=say pear", "cli3".into()).unwrap();
+    assert_eq!(h.engine.comments(&o.review_id(), vec![on_it]).unwrap()[0].quote, "- apple");
+}
+
 /// git in `dir` as the person, its output trimmed; the test fails with git's words.
 fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git").arg("-C").arg(dir).args(["-c", "user.name=P", "-c", "user.email=p@p"]).args(args).output().unwrap();

@@ -929,12 +929,31 @@ impl Engine {
         if !files.iter().any(|f| f.path == comment.path) {
             return Err(Error::InvalidInput(format!("{} is not among the files this review shows", comment.path)));
         }
+        let text = self.review_file(review, &comment.path, comment.side).ok().flatten();
+        // Lines the file does not have (a typo in the CLI's `path:line`) would reach the agent
+        // as a criterion quoting nothing.
+        if let Some(text) = &text {
+            let count = text.lines().count();
+            if comment.end_line as usize > count {
+                let side = match comment.side {
+                    crate::judge::criteria::DiffSide::New => "as the run left it",
+                    crate::judge::criteria::DiffSide::Old => "as the run found it",
+                };
+                let lines = if comment.start_line == comment.end_line {
+                    format!("line {}", comment.start_line)
+                } else {
+                    format!("lines {}-{}", comment.start_line, comment.end_line)
+                };
+                return Err(Error::InvalidInput(format!(
+                    "{} has {count} line{} ({side}): {lines} is not in it",
+                    comment.path,
+                    if count == 1 { "" } else { "s" }
+                )));
+            }
+        }
         if comment.quote.is_empty() {
             // From the whole file (a comment may be on lines the run did not change), else the diff.
-            comment.quote = self
-                .review_file(review, &comment.path, comment.side)
-                .ok()
-                .flatten()
+            comment.quote = text
                 .map(|text| {
                     text.lines().skip(comment.start_line as usize - 1).take((comment.end_line - comment.start_line + 1) as usize).collect::<Vec<_>>().join("\n")
                 })
