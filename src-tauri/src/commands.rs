@@ -30,9 +30,15 @@ pub(crate) fn settings(app: &AppHandle) -> Result<Settings, Error> {
     Settings::read_file(&settings_file(app)?)
 }
 
+/// The settings as the window shows them, with the keys in the file no setting takes.
+pub(crate) fn settings_view(app: &AppHandle) -> Result<SettingsView, Error> {
+    let (settings, unknown_keys) = Settings::read_file_noting_unknown(&settings_file(app)?)?;
+    Ok(SettingsView { unknown_keys, ..settings.into() })
+}
+
 #[tauri::command]
 pub fn get_settings(app: AppHandle) -> Result<SettingsView, Error> {
-    settings(&app).map(SettingsView::from)
+    settings_view(&app)
 }
 
 /// A settings file that cannot be read is moved aside whole (`settings.json.unreadable-…`) and
@@ -41,7 +47,7 @@ pub fn get_settings(app: AppHandle) -> Result<SettingsView, Error> {
 #[tauri::command]
 pub fn set_aside_settings(app: AppHandle) -> Result<SetAside, Error> {
     let kept = Settings::set_aside(&settings_file(&app)?)?;
-    Ok(SetAside { view: settings(&app)?.into(), kept_as: kept.to_string_lossy().into_owned() })
+    Ok(SetAside { view: settings_view(&app)?, kept_as: kept.to_string_lossy().into_owned() })
 }
 
 #[derive(serde::Serialize)]
@@ -75,7 +81,7 @@ pub async fn save_settings(app: AppHandle, state: State<'_, AppState>, settings:
     })
     .await?;
     store_settings(&app, &settings)?;
-    Ok(settings.into())
+    settings_view(&app)
 }
 
 /// Writes the settings file (never with a key: those are in the keychain by now). Written by us,

@@ -52,8 +52,8 @@ struct Boot {
 /// The main window, created here rather than from the config so that it starts with [`Boot`].
 pub fn open_main_window(app: &tauri::App) -> Result<(), Box<dyn std::error::Error>> {
     let config = app.config().app.windows.iter().find(|w| w.label == "main").ok_or("tauri.conf.json has no main window")?.clone();
-    let (settings, settings_error) = match crate::commands::settings(app.handle()) {
-        Ok(s) => (Some(s.into()), None),
+    let (settings, settings_error) = match crate::commands::settings_view(app.handle()) {
+        Ok(s) => (Some(s), None),
         Err(e) => (None, Some(e)),
     };
     let boot = Boot { settings, settings_error, perf: crate::commands::perf_enabled() };

@@ -282,6 +282,8 @@ export interface SettingsView {
   provider_ready: boolean;
   /** Folders checkpoints always leave out. */
   checkpoint_excludes?: string[];
+  /** Keys in the settings file no setting takes (a typo made by hand, a newer version's): kept, unused. */
+  unknown_keys?: string[];
 }
 
 export type SessionStatus =

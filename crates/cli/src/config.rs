@@ -40,8 +40,22 @@ pub fn data_dir(common: &Common) -> PathBuf {
 }
 
 /// The app's settings, if its settings file exists. A broken file is an error, not a silent reset.
+/// A key in it no setting takes (a typo made by hand, a newer version's setting) is named, once.
 pub fn settings(data_dir: &Path) -> Result<Settings, String> {
-    Settings::read_file(&data_dir.join(finishline_engine::config::settings::STORE_FILE)).map_err(|e| e.to_string())
+    let file = data_dir.join(finishline_engine::config::settings::STORE_FILE);
+    let (settings, unknown) = Settings::read_file_noting_unknown(&file).map_err(|e| e.to_string())?;
+    static SAID: std::sync::Once = std::sync::Once::new();
+    if !unknown.is_empty() {
+        SAID.call_once(|| {
+            let (them, are) = if unknown.len() == 1 { ("it", "is not a setting") } else { ("they", "are not settings") };
+            crate::output::say(&format!(
+                "finishline: {} {are} this version knows, in {}: {them} changed nothing (kept in the file; check the spelling)\n",
+                unknown.join(", "),
+                file.display()
+            ));
+        });
+    }
+    Ok(settings)
 }
 
 /// The settings with the flags applied, and the agent's key as the flags found it.

@@ -200,6 +200,23 @@ fn no_model_is_a_configuration_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no model"), "the message says what to pass");
 }
 
+/// A key no setting takes (a typo made by hand) is named once, so the person learns it does
+/// nothing; the run goes on with the rest.
+#[test]
+fn a_settings_key_no_setting_takes_is_named_and_the_run_goes_on() {
+    let e = env();
+    std::fs::create_dir_all(&e.data).unwrap();
+    let file = e.data.join("settings.json");
+    std::fs::write(&file, r#"{"settings": {"provider": {"kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}, "limits": {"max_step": 5}}}"#)
+        .unwrap();
+    let out = finishline(&["run", "hello", "--workspace", &e.ws.to_string_lossy()], &e.data);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(said.matches("limits.max_step ").count(), 1, "named once: {said}");
+    assert!(said.contains("limits.max_step is not a setting this version knows") && said.contains("settings.json"), "{said}");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("Could not connect to the provider at http://127.0.0.1:9/v1"), "and the run went on to the provider: {shown}");
+}
+
 /// A settings file written by hand says what is wrong with it, by field, instead of being taken
 /// for no settings at all.
 #[test]

@@ -313,3 +313,33 @@ fn importing_ones_own_export_keeps_the_keys_in_the_keychain() {
     assert_eq!(there.mcp_servers[0].env["GITHUB_TOKEN"], "", "left for the person to fill in");
     assert!(other.mcp_env(&there.mcp_servers).is_empty());
 }
+
+/// A key no setting takes (a typo made by hand, a setting of a newer version) is named, so the
+/// person learns it does nothing, and kept when the app saves: the file is theirs.
+#[test]
+fn a_key_no_setting_takes_is_named_and_kept_when_the_settings_are_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("settings.json");
+    let by_hand = serde_json::json!({"note": "mine", "settings": {
+        "provider": {"base_url": "http://127.0.0.1:8931/v1", "model": "m", "futurekey": {"a": 1}},
+        "limits": {"max_step": 5},
+        "evaluator_provider": {"base_url": "http://127.0.0.1:1/v1", "colour": "red"},
+        "mcp_servers": [{"name": "fs", "command": "mcp-fs", "commnd": "typo"}],
+    }});
+    std::fs::write(&file, serde_json::to_vec(&by_hand).unwrap()).unwrap();
+    let (mut s, unknown) = Settings::read_file_noting_unknown(&file).unwrap();
+    assert_eq!(unknown, ["provider.futurekey", "limits.max_step", "evaluator_provider.colour", "mcp_servers[0].commnd"]);
+    assert_eq!(s.limits.max_steps, Settings::default().limits.max_steps, "the typo set nothing");
+    // Saved from the window: the model changed, the evaluator's own provider removed.
+    s.provider.model = "m2".into();
+    s.evaluator_provider = None;
+    s.write_file(&file).unwrap();
+    let on_disk: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(on_disk["settings"]["provider"]["model"], "m2");
+    assert_eq!(on_disk["settings"]["provider"]["futurekey"], serde_json::json!({"a": 1}), "kept as written");
+    assert_eq!(on_disk["settings"]["limits"]["max_step"], 5);
+    assert!(on_disk["settings"]["evaluator_provider"].is_null(), "what the person removed stays removed: {on_disk}");
+    assert_eq!(on_disk["note"], "mine", "and what the file holds beside the settings");
+    let (_, unknown) = Settings::read_file_noting_unknown(&file).unwrap();
+    assert_eq!(unknown, ["provider.futurekey", "limits.max_step"], "a key inside a list is named, not carried over by its place");
+}

@@ -278,6 +278,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
   useEffect(() => showTheme(draft.theme), [draft.theme]);
   useEffect(() => () => showTheme(savedTheme.current), []);
 
+  const unknownKeys = view.unknown_keys ?? [];
   return (
     <form
       ref={form}
@@ -312,6 +313,14 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
         </div>
         {pendingImport && <ImportConfirm risks={pendingImport} onAnswer={(accept) => void confirmImport(accept)} />}
       </header>
+
+      {unknownKeys.length > 0 && (
+        <p className="notice warn" role="note" data-testid="settings-unknown-keys">
+          The settings file holds {unknownKeys.length === 1 ? "a key" : "keys"} no setting takes: {unknownKeys.join(", ")}.{" "}
+          {unknownKeys.length === 1 ? "It changes" : "They change"} nothing, and {unknownKeys.length === 1 ? "it is" : "they are"} kept in the file as written: check the spelling, or remove{" "}
+          {unknownKeys.length === 1 ? "it" : "them"} from the file.
+        </p>
+      )}
 
       <SettingsIndex />
 

@@ -8,6 +8,16 @@ import { SettingsScreen } from "../screens/Settings";
 import { view } from "./fixtures";
 
 describe("Settings", () => {
+  it("names the keys of the settings file no setting takes, which change nothing", () => {
+    render(<SettingsScreen view={{ ...view(), unknown_keys: ["limits.max_step"] }} onSaved={() => {}} />);
+    const note = screen.getByTestId("settings-unknown-keys");
+    expect(note).toHaveTextContent("a key no setting takes: limits.max_step");
+    expect(note).toHaveTextContent("It changes nothing, and it is kept in the file as written");
+    cleanup();
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    expect(screen.queryByTestId("settings-unknown-keys"), "nothing said when there are none").toBeNull();
+  });
+
   it("saves the provider fields through save_settings and says so", async () => {
     let sent: Settings | undefined;
     mockIPC((cmd, args) => {

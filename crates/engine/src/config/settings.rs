@@ -221,8 +221,20 @@ impl Settings {
     /// it is read, and nothing may be written over it (the window's store would read such a
     /// file as empty, and its next save would replace everything the person had in it).
     pub fn read_file(path: &std::path::Path) -> Result<Settings> {
+        Settings::read_file_noting_unknown(path).map(|(s, _)| s)
+    }
+
+    /// [`Settings::read_file`], and the keys in the file no setting takes (a typo made by hand, a
+    /// setting of a newer version), as `limits.max_step` or `mcp_servers[0].commnd`: they do
+    /// nothing, and the person should hear so.
+    pub fn read_file_noting_unknown(path: &std::path::Path) -> Result<(Settings, Vec<String>)> {
+        let (settings, unknown) = Settings::read_with_unknown(path)?;
+        Ok((settings, unknown.iter().map(|k| dotted(k)).collect()))
+    }
+
+    fn read_with_unknown(path: &std::path::Path) -> Result<(Settings, Vec<Vec<Step>>)> {
         let text = match std::fs::read_to_string(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Settings::default(), Vec::new())),
             Err(e) => return Err(Error::SettingsUnreadable(format!("{}: {e}", path.display()))),
             Ok(text) => text,
         };
@@ -237,20 +249,33 @@ impl Settings {
                 path.display()
             )));
         }
-        Settings::from_store_value(v.get(STORE_KEY).cloned()).map_err(|e| match e {
-            Error::SettingsUnreadable(why) => Error::SettingsUnreadable(format!("{why} ({})", path.display())),
-            other => other,
-        })
+        match v.get(STORE_KEY).cloned() {
+            None | Some(serde_json::Value::Null) => Ok((Settings::default(), Vec::new())),
+            Some(v) => from_json_noting_unknown(v).map_err(|why| Error::SettingsUnreadable(format!("{why} ({})", path.display()))),
+        }
     }
 
     /// Writes the settings file at `path` as the app always has (`{"settings": {…}}`), never
     /// over a file that cannot be read (the person fixes or moves it first), and whole or not at
     /// all: a crash mid-write leaves the old file, not half a new one.
+    /// Keys no setting takes are kept as the person wrote them, where what holds them is still
+    /// there (not inside a list, whose items may have moved, nor under a setting now removed).
     pub fn write_file(&self, path: &std::path::Path) -> Result<()> {
-        Settings::read_file(path)?;
+        let (_, unknown) = Settings::read_with_unknown(path)?;
         let dir = path.parent().ok_or_else(|| Error::Internal(format!("{} has no folder", path.display())))?;
         std::fs::create_dir_all(dir)?;
-        let body = serde_json::to_vec_pretty(&serde_json::json!({ STORE_KEY: self })).map_err(|e| Error::Internal(e.to_string()))?;
+        let mut value = serde_json::json!({ STORE_KEY: self });
+        let old: serde_json::Value = std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+        for key in &unknown {
+            carry_over(&old[STORE_KEY], &mut value[STORE_KEY], key);
+        }
+        // And whatever the file holds beside the settings.
+        if let (Some(old), Some(new)) = (old.as_object(), value.as_object_mut()) {
+            for (k, v) in old {
+                new.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        let body = serde_json::to_vec_pretty(&value).map_err(|e| Error::Internal(e.to_string()))?;
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
         std::io::Write::write_all(&mut tmp, &body)?;
         tmp.as_file().sync_all()?;
@@ -497,14 +522,69 @@ impl Settings {
 /// Settings from JSON, a wrong value named by where it is (`limits.max_steps: invalid type: …`):
 /// serde alone says only what it expected.
 fn from_json(value: serde_json::Value) -> std::result::Result<Settings, String> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
+    from_json_noting_unknown(value).map(|(s, _)| s)
+}
+
+/// One step on the way to a key in the settings' JSON.
+#[derive(Debug, Clone)]
+enum Step {
+    Key(String),
+    Item(usize),
+}
+
+/// [`from_json`], and where the value holds keys no setting takes.
+fn from_json_noting_unknown(value: serde_json::Value) -> std::result::Result<(Settings, Vec<Vec<Step>>), String> {
+    fn steps(path: &serde_ignored::Path<'_>) -> Vec<Step> {
+        use serde_ignored::Path;
+        match path {
+            Path::Root => Vec::new(),
+            Path::Seq { parent, index } => [steps(parent), vec![Step::Item(*index)]].concat(),
+            Path::Map { parent, key } => [steps(parent), vec![Step::Key(key.clone())]].concat(),
+            Path::Some { parent } | Path::NewtypeStruct { parent } | Path::NewtypeVariant { parent } => steps(parent),
+        }
+    }
+    let mut unknown = Vec::new();
+    let mut note = |path: serde_ignored::Path<'_>| unknown.push(steps(&path));
+    let settings = serde_path_to_error::deserialize(serde_ignored::Deserializer::new(value, &mut note)).map_err(|e| {
         let path = e.path().to_string();
         if path == "." {
             e.inner().to_string()
         } else {
             format!("{path}: {}", e.inner())
         }
-    })
+    })?;
+    Ok((settings, unknown))
+}
+
+/// `limits.max_step`, `mcp_servers[0].commnd`.
+fn dotted(key: &[Step]) -> String {
+    let mut out = String::new();
+    for step in key {
+        match step {
+            Step::Key(k) if out.is_empty() => out.push_str(k),
+            Step::Key(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            Step::Item(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// Copies the value at `key` in `old` into `new`, if every object on its way is still in `new`
+/// and no list is.
+fn carry_over(old: &serde_json::Value, new: &mut serde_json::Value, key: &[Step]) {
+    let Some((Step::Key(last), way)) = key.split_last() else { return };
+    let (mut from, mut to) = (old, new);
+    for step in way {
+        let Step::Key(k) = step else { return };
+        let (Some(f), Some(t)) = (from.get(k), to.get_mut(k)) else { return };
+        (from, to) = (f, t);
+    }
+    if let (Some(value), Some(object)) = (from.get(last), to.as_object_mut()) {
+        object.entry(last.clone()).or_insert_with(|| value.clone());
+    }
 }
 
 /// What front ends show: the settings and whether they are enough to run a task. The readiness
@@ -515,12 +595,15 @@ pub struct SettingsView {
     pub provider_ready: bool,
     /// Folders checkpoints always leave out (besides the workspace's own ignore files).
     pub checkpoint_excludes: &'static [&'static str],
+    /// Keys in the settings file no setting takes ([`Settings::read_file_noting_unknown`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unknown_keys: Vec<String>,
 }
 
 impl From<Settings> for SettingsView {
     fn from(settings: Settings) -> Self {
         let provider_ready = settings.provider_ready();
-        SettingsView { settings, provider_ready, checkpoint_excludes: crate::workspace::checkpoint::DEFAULT_EXCLUDES }
+        SettingsView { settings, provider_ready, checkpoint_excludes: crate::workspace::checkpoint::DEFAULT_EXCLUDES, unknown_keys: Vec::new() }
     }
 }
 
