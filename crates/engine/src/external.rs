@@ -14,6 +14,7 @@ pub mod claims_pipe;
 pub mod client_fs;
 pub mod connection;
 pub mod definition;
+pub mod line_cap;
 pub mod login;
 pub mod login_run;
 pub mod terminals;

@@ -71,6 +71,20 @@ async fn broken_json_rpc_from_the_agent_does_not_lose_the_turn() {
     assert!(o.has(|e| matches!(e, EngineEvent::TextDelta { text, .. } if text.contains("All of it is done"))), "the agent's text before the bad line is kept");
 }
 
+/// A message without end (a runaway dump on stdout, a binary by mistake) would be held whole in
+/// memory until the app or the CLI was killed: past 64 MB the agent is given up on, and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_sends_a_line_without_end_fails_the_session_with_why() {
+    let s = Scripted::new(json!({"turns": [{"updates": [text("Dumping it all")], "end": "endless_line"}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(30)).await;
+    let o = h.run("Do the thing").await;
+    assert_eq!(o.status, SessionStatus::Failed);
+    let (code, message) = error_of(&o).expect("the failure is explained");
+    assert_eq!(code, "external_agent", "{message}");
+    assert!(message.contains("more than 64 MB"), "{message}");
+    assert!(o.has(|e| matches!(e, EngineEvent::TextDelta { text, .. } if text.contains("Dumping it all"))), "what it said before is kept");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_that_needs_a_login_says_how_to_log_in() {
     let s = Scripted::new(json!({"auth": true, "turns": [{}]}));

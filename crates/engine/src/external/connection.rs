@@ -528,7 +528,9 @@ async fn open_session(
 /// What the client's side of the connection works with.
 struct ClientSide {
     stdin: tokio::process::ChildStdin,
-    stdout: super::auth_tap::AuthTap<tokio::process::ChildStdout>,
+    stdout: super::auth_tap::AuthTap<super::line_cap::LineCap<tokio::process::ChildStdout>>,
+    /// Why reading stopped, when the agent sent a message past [`super::line_cap::MAX_LINE`].
+    cut: Arc<Mutex<Option<String>>>,
     child: tokio::process::Child,
     /// The agent's updates and requests, to the run.
     tx: mpsc::UnboundedSender<AgentMessage>,
@@ -553,7 +555,7 @@ fn serve_client(side: ClientSide) {
     let (updates, asks, terminal_asks) = (side.tx.clone(), side.tx.clone(), side.tx);
     let (reads, writes, terminals) = (side.files.clone(), side.files, side.terminals);
     let (auth_status, terminal_offered, cx_tx, stop_rx) = (side.signed_in, side.terminal_offered, side.connected, side.stop);
-    let (mut child, tail, ended, ended_tx) = (side.child, side.tail, side.ended, side.ended_tx);
+    let (mut child, tail, ended, ended_tx, cut) = (side.child, side.tail, side.ended, side.ended_tx, side.cut);
     let (t_create, t_output, t_wait, t_kill, t_release) = (terminals.clone(), terminals.clone(), terminals.clone(), terminals.clone(), terminals);
     tokio::spawn(async move {
         let result = Client
@@ -655,7 +657,8 @@ fn serve_client(side: ClientSide) {
         // Give the process a moment to exit and its last stderr lines to arrive.
         let status = tokio::time::timeout(Duration::from_millis(500), child.wait()).await.ok().and_then(|s| s.ok());
         let stderr = tail.lock().unwrap().trim().to_string();
-        *ended.lock().unwrap() = Some(why_it_ended(result.as_ref().err(), status, &stderr));
+        let cut = cut.lock().unwrap().clone();
+        *ended.lock().unwrap() = Some(cut.unwrap_or_else(|| why_it_ended(result.as_ref().err(), status, &stderr)));
         let _ = ended_tx.send(true);
     });
 }
@@ -679,6 +682,7 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let (ended_tx, ended_rx) = tokio::sync::watch::channel(false);
     let ended = Arc::new(Mutex::new(None));
+    let (stdout, cut) = super::line_cap::LineCap::new(stdout, super::line_cap::MAX_LINE);
     let (stdout, raw_auth) = super::auth_tap::AuthTap::new(stdout);
     let fs_offered = launch.files.is_some();
     let terminals = Arc::new(super::terminals::Terminals::new(launch.cwd, launch.hidden_env, launch.processes.clone()));
@@ -697,6 +701,7 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
         tail,
         ended: ended.clone(),
         ended_tx,
+        cut,
     });
     let ended_now = |ended: &Arc<Mutex<Option<String>>>| ended.lock().unwrap().clone();
     let cx = match tokio::time::timeout(launch.start_timeout, cx_rx).await {
