@@ -46,8 +46,11 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
     // Stopped by the person: nothing is decided for them afterwards, not even an attempt that
     // had reached its review before (`--review approve` would have landed it).
     let stopped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Handed to the decision below: a signal that comes as it starts, before its landing
+    // exists to be stopped, stops it too.
+    let stop_deciding = finishline_engine::CancellationToken::new();
     {
-        let (engine, group, stopped, all) = (engine.clone(), group.clone(), stopped.clone(), sessions.clone());
+        let (engine, group, stopped, all, stop_deciding) = (engine.clone(), group.clone(), stopped.clone(), sessions.clone(), stop_deciding.clone());
         tokio::spawn(async move {
             let Some(mut signals) = finishline_engine::stop_signals::StopSignals::listen() else { return };
             tokio::select! {
@@ -55,6 +58,7 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
                 _ = crate::output::closed() => {}
             }
             stopped.store(true, std::sync::atomic::Ordering::SeqCst);
+            stop_deciding.cancel();
             let _ = engine.cancel_group(&group);
             // An attempt being landed (`--review approve`): its checks stop before anything moves.
             for s in &all {
@@ -101,7 +105,7 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
                 ways_on(&ranking);
                 exit::CANCELLED
             } else {
-                decide(&engine, &ranking, &opts, interactive)
+                decide(&engine, &ranking, &opts, interactive, &stop_deciding)
             }
         }
         Err(e) => fail(exit::FAILED, json, &e.to_string()),
@@ -319,11 +323,15 @@ fn may_land_unasked(r: &GroupRanking) -> Result<&SessionId, String> {
     }
 }
 
-fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive: bool) -> u8 {
+fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive: bool, stop: &finishline_engine::CancellationToken) -> u8 {
     let json = opts.common.json;
     let land = opts.land.map(|l| l.mode());
     let choose = |sid: &SessionId, by: DecidedBy| -> u8 {
-        let choice = finishline_engine::agent::ReviewChoice { landing: land, ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, by) };
+        let choice = finishline_engine::agent::ReviewChoice {
+            landing: land,
+            stop: Some(stop.clone()),
+            ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, by)
+        };
         let outcome = tokio::task::block_in_place(|| engine.choose_attempt_with(&r.group, sid, choice));
         if json {
             match &outcome {
@@ -506,8 +514,13 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         Err(_) => SessionId(choice),
     };
     // Ctrl+C (or a SIGTERM) while the chosen attempt lands stops its checks before anything moves.
-    let on_signal = crate::run::stop_landing_on_signal(engine.clone(), sid.clone());
-    let outcome = tokio::task::block_in_place(|| engine.choose_attempt(&group, &sid, opts.land.map(|l| l.mode())));
+    let (on_signal, stop) = crate::run::stop_landing_on_signal(engine.clone(), sid.clone());
+    let choice = finishline_engine::agent::ReviewChoice {
+        landing: opts.land.map(|l| l.mode()),
+        stop: Some(stop),
+        ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, DecidedBy::Person)
+    };
+    let outcome = tokio::task::block_in_place(|| engine.choose_attempt_with(&group, &sid, choice));
     on_signal.abort();
     if json {
         match &outcome {

@@ -755,11 +755,16 @@ fn copy_ignored_first(engine: &Arc<Engine>, review_id: &RequestId, paths: &[Stri
 
 /// While an approve lands: Ctrl+C (or a SIGTERM) stops it before the person's branch moves (its
 /// checks on a moved branch can take minutes), and it reports that nothing landed. Past that
-/// point, or in no landing, the signal ends the process as it would have.
-pub(crate) fn stop_landing_on_signal(engine: Arc<Engine>, sid: SessionId) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
+/// point, or in no landing, the signal ends the process as it would have. The token goes in the
+/// approve's [`finishline_engine::agent::ReviewChoice::stop`]: a signal as the approve starts,
+/// before its landing exists, stops it too.
+pub(crate) fn stop_landing_on_signal(engine: Arc<Engine>, sid: SessionId) -> (tokio::task::JoinHandle<()>, finishline_engine::CancellationToken) {
+    let stop = finishline_engine::CancellationToken::new();
+    let stopping = stop.clone();
+    let listening = tokio::spawn(async move {
         let Some(mut signals) = finishline_engine::stop_signals::StopSignals::listen() else { return };
         signals.next().await;
+        stopping.cancel();
         // Stopped before the branch moves, it reports that nothing landed; past that point it
         // finishes whole (dying half way would leave the checkout half written), and reports.
         // A second signal does not wait.
@@ -768,7 +773,8 @@ pub(crate) fn stop_landing_on_signal(engine: Arc<Engine>, sid: SessionId) -> tok
         }
         engine.config.processes.end_all();
         std::process::exit(i32::from(exit::CANCELLED));
-    })
+    });
+    (listening, stop)
 }
 
 /// Says how a decision at the terminal went; true when the review is still open (the decision
@@ -964,8 +970,9 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     };
     let before = store.session(&sid).map(|s| s.last_seq).unwrap_or(0);
     let on_signal = (decision == Decision::Approve).then(|| stop_landing_on_signal(engine.clone(), sid.clone()));
+    let choice = finishline_engine::agent::ReviewChoice { stop: on_signal.as_ref().map(|(_, stop)| stop.clone()), ..choice };
     let outcome = tokio::task::block_in_place(|| engine.decide(&review_id, choice));
-    if let Some(t) = on_signal {
+    if let Some((t, _)) = on_signal {
         t.abort();
     }
     tokio::task::block_in_place(|| finishline_engine::fault::pause_at("review-decided"));

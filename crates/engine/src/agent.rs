@@ -232,10 +232,12 @@ impl Runtime {
     }
 
     /// Registers an approve's landing of `session`, which [`Runtime::cancel`] can then stop.
-    pub(crate) fn landing_stop(self: &Arc<Self>, session: &SessionId) -> LandingStop {
+    /// A stop the front end already holds (`within`) stops it too, whenever it comes.
+    pub(crate) fn landing_stop(self: &Arc<Self>, session: &SessionId, within: Option<&CancellationToken>) -> LandingStop {
         let token = {
             let mut live = self.live();
-            let (token, count) = live.landings.entry(session.clone()).or_default();
+            let (token, count) =
+                live.landings.entry(session.clone()).or_insert_with(|| (within.map_or_else(CancellationToken::new, CancellationToken::child_token), 0));
             *count += 1;
             token.clone()
         };

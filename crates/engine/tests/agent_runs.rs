@@ -766,6 +766,29 @@ async fn comments_given_together_are_recorded_together_or_not_at_all() {
     assert_eq!(comments(&h), 1);
 }
 
+/// A stop the front end held before its approve began (Ctrl-C a moment before the landing
+/// existed) stops the landing as Stop does: nothing is checked, nothing lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_given_before_the_approve_began_stops_its_landing() {
+    let setup = Setup { verify_commands: vec!["if [ -f moved.txt ]; then sleep 60; fi; test -f notes.md".into()], ..Default::default() };
+    let h = Harness::new(writes_notes(), setup).await;
+    let git = |args: &[&str]| git_in(&h.ws(), args);
+    let o = waiting_while_the_branch_moved(&h).await;
+    let stop = finishline_engine::CancellationToken::new();
+    stop.cancel();
+    let choice =
+        finishline_engine::agent::ReviewChoice { stop: Some(stop), ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, DecidedBy::Person) };
+    let (engine, review) = (h.engine.clone(), o.review_id());
+    let outcome = tokio::time::timeout(Duration::from_secs(15), tokio::task::spawn_blocking(move || engine.decide(&review, choice)))
+        .await
+        .expect("stopped at once")
+        .unwrap()
+        .unwrap();
+    assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped, .. }), "{outcome:?}");
+    assert_eq!(git(&["log", "-1", "--format=%s", "main"]), "moved", "nothing landed");
+    assert!(!h.engine.stop_landing(&o.session), "and nothing is left registered");
+}
+
 /// A comment on lines the file does not have (a typo in `--comment notes.md:99=…`) is refused
 /// with how many lines the file has: it would reach the agent as a criterion quoting nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -63,11 +63,14 @@ pub struct ReviewChoice {
     pub by: DecidedBy,
     /// How the decision came about when it is not the person's own verdict on this work.
     pub occasion: Option<DecisionOccasion>,
+    /// A stop the front end held before the decision began (its Ctrl-C may come at any moment,
+    /// also before the landing exists): cancelled, it stops the landing as Stop does.
+    pub stop: Option<CancellationToken>,
 }
 
 impl ReviewChoice {
     pub fn new(decision: Decision, by: DecidedBy) -> ReviewChoice {
-        ReviewChoice { decision, feedback: None, revert: false, overwrite: Overwrite::Nothing, landing: None, by, occasion: None }
+        ReviewChoice { decision, feedback: None, revert: false, overwrite: Overwrite::Nothing, landing: None, by, occasion: None, stop: None }
     }
 }
 
@@ -406,7 +409,7 @@ impl Engine {
         }
         // Stop reaches an approve from its start, also while it waits its turn below (behind a
         // decision in another process): its landing then ends before anything is checked.
-        let stop = (choice.decision == Decision::Approve).then(|| self.runtime.landing_stop(&summary.id));
+        let stop = (choice.decision == Decision::Approve).then(|| self.runtime.landing_stop(&summary.id, choice.stop.as_ref()));
         // One decision at a time per session, across processes; the loser finds it decided.
         let _lock = FolderLock::acquire(&session_lock(&self.config.data_dir, &summary.id))?;
         let summary = self.pending_review_session(review)?;
@@ -441,7 +444,7 @@ impl Engine {
                 Ok(ReviewOutcome::Decided { status: SessionStatus::Busy, revert: None, landed: None, kept: None })
             }
             (Decision::Approve, Some(wt)) => {
-                let stop = stop.unwrap_or_else(|| self.runtime.landing_stop(&summary.id));
+                let stop = stop.unwrap_or_else(|| self.runtime.landing_stop(&summary.id, choice.stop.as_ref()));
                 self.land(&summary.id, review, &wt, &choice, &events, stop)
             }
             (Decision::Approve, None) => {
