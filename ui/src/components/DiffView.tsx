@@ -221,6 +221,9 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   // What failed and where to say it: under the new comment's box, or under the comment edited
   // or removed.
   const [error, setError] = useState<{ at: string; message: string } | null>(null);
+  // A comment just saved is brought into view once it is shown: at the foot of the review it sat
+  // half behind the review's buttons, its Edit and Delete out of sight.
+  const [reveal, setReveal] = useState<string | null>(null);
   // One save at a time: a second Enter (or click) while the first is on its way would add the
   // comment twice, and the agent would be asked to meet it twice.
   const one = useOneAction((message, at) => setError(message === null ? null : { at, message }));
@@ -346,7 +349,8 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     const words = (id ? editDraft : draft).trim();
     if (!at || !words) return;
     await one.run(id ?? "new", async () => {
-      await ipc.commentOnReview(reviewId, { id: target?.id ?? "", path: file.path, start_line: at.from, end_line: at.to, side: at.side, quote: target?.quote ?? "", text: words });
+      const saved = await ipc.commentOnReview(reviewId, { id: target?.id ?? "", path: file.path, start_line: at.from, end_line: at.to, side: at.side, quote: target?.quote ?? "", text: words });
+      setReveal(saved?.id ?? id ?? null);
       if (id) {
         setEditDraft("");
         setEditing(null);
@@ -382,7 +386,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     widgets[key] = (
       <>
         {widgets[key]}
-        <div className="diff-comment" data-testid="diff-comment">
+        <div className="diff-comment" data-testid="diff-comment" data-comment-id={c.id}>
           <span className="muted small">
             {c.start_line === c.end_line ? `Line ${c.start_line}` : `Lines ${c.start_line}–${c.end_line}`}
             {c.side === "old" ? " (before)" : ""}
@@ -447,6 +451,13 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [file.path]);
   const total = oldSource ? oldSource.split("\n").length : 0;
+  useEffect(() => {
+    if (!reveal) return;
+    const shown = [...(region.current?.querySelectorAll<HTMLElement>(".diff-comment") ?? [])].find((el) => el.dataset.commentId === reveal);
+    if (!shown) return;
+    shown.scrollIntoView?.({ block: "nearest" });
+    setReveal(null);
+  }, [reveal, comments]);
   return (
     <>
       <div

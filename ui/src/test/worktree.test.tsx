@@ -1003,6 +1003,27 @@ describe("review that talks back", () => {
     expect(await screen.findByTestId("comment-box"), "the line after the one commented").toHaveTextContent("Comment on removed line 2");
   });
 
+  it("a comment just saved is scrolled into view, not left behind the review's buttons", async () => {
+    const sent: unknown[] = [];
+    commenting(sent);
+    const shown: Element[] = [];
+    // jsdom lays nothing out and has no scrollIntoView: a stand-in records what was shown.
+    Element.prototype.scrollIntoView = function (this: Element) {
+      shown.push(this);
+    };
+    try {
+      render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+      const user = userEvent.setup();
+      await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
+      await user.click([...document.querySelectorAll("td.diff-gutter")].find((td) => td.textContent === "1")!);
+      await user.type(await screen.findByTestId("comment-input"), "use a named constant{Enter}");
+      const saved = await screen.findByTestId("diff-comment");
+      await vi.waitFor(() => expect(shown, "the saved comment was brought into view").toContain(saved));
+    } finally {
+      delete (Element.prototype as { scrollIntoView?: unknown }).scrollIntoView;
+    }
+  });
+
   it("a comment half typed survives leaving the session: back, its box is open on the same lines with the words", async () => {
     const sent: unknown[] = [];
     commenting(sent);
