@@ -452,10 +452,10 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
                         Resume
                       </button>
                     )}
-                    <button className="btn small" onClick={() => exportAs(r.id, r.title, "md")} data-testid="export-md">
+                    <button className="btn small" onClick={() => exportAs(r.id, r.title, "md")} data-testid="export-md" title="Export the session as Markdown">
                       Markdown
                     </button>
-                    <button className="btn small" onClick={() => exportAs(r.id, r.title, "json")}>
+                    <button className="btn small" onClick={() => exportAs(r.id, r.title, "json")} title="Export the session as JSON">
                       JSON
                     </button>
                     {["busy", "retry", "queued", "awaiting_approval"].includes(r.status) ? (
@@ -464,7 +464,7 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
                       </span>
                     ) : (
                       <>
-                        <button className="btn small" onClick={() => setConfirm(r.id)} data-testid="delete">
+                        <button className="btn small danger" onClick={() => setConfirm(r.id)} data-testid="delete">
                           Delete
                         </button>
                         {confirm === r.id && <ConfirmDelete title={r.title} attempts={0} onKeep={() => setConfirm(null)} onDelete={() => remove(r.id)} />}
