@@ -107,7 +107,9 @@ impl Run {
         if auto {
             // Approved as the person would: in a worktree it lands, and a landing that cannot
             // go through leaves the review open for the person.
-            let choice = super::decision::ReviewChoice::new(Decision::Approve, DecidedBy::Auto);
+            // A Stop that comes before its landing exists stops it too.
+            let choice =
+                super::decision::ReviewChoice { stop: Some(self.cancel.clone()), ..super::decision::ReviewChoice::new(Decision::Approve, DecidedBy::Auto) };
             let engine = self.engine.clone();
             tokio::task::block_in_place(|| engine.decide(&review_id, choice))?;
         } else {

@@ -75,14 +75,16 @@ pub(crate) fn git_in(dir: &Path) -> Command {
         "advice.detachedHead=false",
     ]);
     c.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE").env_remove("GIT_INDEX_FILE").env_remove("GIT_OBJECT_DIRECTORY").stdin(std::process::Stdio::null());
-    // Out of the terminal's process group: a Ctrl-C there is Finishline's to act on (stop a
-    // landing before the branch moves, or let it finish), never a git's to die of half way
-    // through writing the person's checkout.
-    std::os::unix::process::CommandExt::process_group(&mut c, 0);
-    // Nor, in a group of its own, may it ask at the terminal (an LFS filter's login, an ssh
-    // passphrase or host key): it would stop there unseen. It fails and says why instead. ssh is
-    // kept from the terminal by an askpass that answers no, not by a command of ours, which would
-    // override the person's own ssh command (`core.sshCommand`, `GIT_SSH_COMMAND`).
+    // In a session of its own, with no terminal: a Ctrl-C there is Finishline's to act on (stop
+    // a landing before the branch moves, or let it finish), never a git's to die of half way
+    // through writing the person's checkout. Nor may it ask at the terminal (an LFS filter's
+    // login, an ssh passphrase or host key): from a background group it would stop there unseen.
+    // Without one it fails and says why, whatever the ssh version (`SSH_ASKPASS_REQUIRE` needs
+    // OpenSSH 8.4), and the person's own ssh command (`core.sshCommand`) is still the one used.
+    // SAFETY: setsid is async-signal-safe and touches no memory of ours.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut c, || if libc::setsid() == -1 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+    }
     c.env("GIT_TERMINAL_PROMPT", "0").env("SSH_ASKPASS", "false").env("SSH_ASKPASS_REQUIRE", "force");
     c
 }
@@ -891,6 +893,17 @@ pub fn objects_dir(folder: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Finishline's git has no terminal to stop at (a prompt from a background process group
+    /// stops the process unseen): it runs in a session of its own.
+    #[test]
+    fn finishlines_git_runs_in_a_session_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = git_in(dir.path()).args(["-c", "alias.sid=!cut -d' ' -f6 /proc/$$/stat", "sid"]).output().unwrap();
+        let sid: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().expect("git printed its session");
+        // SAFETY: getsid(0) only reads.
+        assert_ne!(sid, unsafe { libc::getsid(0) }, "not the session of the process that started it");
+    }
 
     /// The person's own way to reach a remote over ssh (a key for work, a proxy) is the one git
     /// uses for Finishline too: an LFS fetch as a worktree fills goes through it.
