@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { clickAway, repoRoot, shot, typeInto, waitForScreen } from "./app.mjs";
+import { clickAway, repoRoot, shot, typeInto, waitForScreen, waitStatus as waitStatusIn } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 // OpenCode as a person would have it: on PATH. Its HOME is the test's, so it reads no one's
@@ -80,8 +80,7 @@ test("OpenCode picked in Settings does a task; its early 'Done!' gets a continua
   const offered = (await win.fake.requests()).filter((r) => r.kind === "agent").flatMap((r) => (r.body.tools ?? []).map((t) => t.function?.name ?? ""));
   assert.ok(offered.some((n) => n.includes("complete_task")), `OpenCode reached Finishline's complete_task through the app: ${offered}`);
   await (await testid("approve")).click();
-  const badge = await testid("status-badge");
-  await badge.waitUntil(async () => (await badge.getAttribute("data-status")) === "completed", { timeout: 10_000, timeoutMsg: "approval never showed" });
+  await waitStatusIn(win.app, "completed", 10_000);
   assert.equal(readFileSync(path.join(ws, "report.txt"), "utf8"), "all good\n");
 
   // A follow-up in the same session: the evaluator keeps the model set up in Settings (the

@@ -200,3 +200,16 @@ export async function clickAway(element) {
     if (!String(e.message).includes("unknown error")) throw e;
   }
 }
+
+/**
+ * The open session's status, read in the page. The badge is replaced as the status changes, and
+ * WebKit's driver could find it just as it was (a "stale element", also from `$` itself, in CI
+ * runs): nothing here holds an element handle.
+ */
+export const statusNow = (browser) => browser.execute(() => document.querySelector('[data-testid="status-badge"]')?.getAttribute("data-status") ?? null);
+
+/** Waits until the open session's status is one of `statuses` (a string or a list). */
+export const waitStatus = (browser, statuses, timeout = 30_000) => {
+  const wanted = [statuses].flat();
+  return browser.waitUntil(async () => wanted.includes(await statusNow(browser)), { timeout, timeoutMsg: `the session never reached ${wanted.join(" or ")}` });
+};

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { clickAway, repoRoot, shot, typeInto, waitForScreen } from "./app.mjs";
+import { clickAway, repoRoot, shot, typeInto, waitForScreen, statusNow as statusIn } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 const localLlm = process.env.FINISHLINE_LOCAL_LLM ?? path.join(repoRoot, "../shared/tools/local-llm");
@@ -75,7 +75,7 @@ test("the local model is set up from its preset in under a minute, and a task ru
   // in, and can stop it. Either way the run ends in a state they can act on.
   // The badge is read afresh each time: the session view re-renders as the run's first events
   // arrive, and a reference kept from before was stale in one CI run. No badge yet is "running".
-  const badgeStatus = () => win.app.execute(() => document.querySelector('[data-testid="status-badge"]')?.getAttribute("data-status") ?? null);
+  const badgeStatus = () => statusIn(win.app);
   const running = async () => {
     const status = await badgeStatus();
     return status === null || ["busy", "retry", "loading"].includes(status);

@@ -8,7 +8,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { appBinary, appDataDir, clickAway, launchApp, repoRoot, seedSettings, shot, startDriver, waitForScreen } from "./app.mjs";
+import { appBinary, appDataDir, clickAway, launchApp, repoRoot, seedSettings, shot, startDriver, waitForScreen, waitStatus as waitStatusIn } from "./app.mjs";
 import { startFake } from "./fake.mjs";
 
 const cli = path.join(repoRoot, "target/debug/finishline");
@@ -104,11 +104,7 @@ test("SIGKILL of the app mid-stream, three times: intact database, interrupted, 
       await (await win.$('[data-testid="session-view"]')).waitForDisplayed({ timeout: 15_000 });
       if (round === 0) await shot(win, "session-interrupted");
       await (await win.$('[data-testid="send-message"]')).click();
-      const status = await win.$('[data-testid="status-badge"]');
-      await status.waitUntil(async () => ["awaiting_review", "idle"].includes(await status.getAttribute("data-status")), {
-        timeout: 30_000,
-        timeoutMsg: "the resumed run did not finish",
-      });
+      await waitStatusIn(win, ["awaiting_review", "idle"]);
     } finally {
       await win.deleteSession().catch(() => {});
       await driver.stop();

@@ -7,7 +7,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { appBinary, appDataDir, appEnv, clickAway, launchApp, repoRoot, seedSettings, shot, startDriver, typeInto, waitForScreen } from "./app.mjs";
+import { appBinary, appDataDir, appEnv, clickAway, launchApp, repoRoot, seedSettings, shot, startDriver, typeInto, waitForScreen, statusNow as statusIn, waitStatus as waitStatusIn } from "./app.mjs";
 import { startFake } from "./fake.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -62,16 +62,7 @@ test("a second launch hands its task to the running window and exits; one engine
 
     const view = await app.$('[data-testid="session-view"]');
     await view.waitForDisplayed({ timeout: 15_000, timeoutMsg: "the running window never opened the handed-over task" });
-    // Looked up anew each time: the view re-renders as the task goes on, and a badge found once
-    // may be gone by the next look.
-    const status = async () => {
-      try {
-        return await (await app.$('[data-testid="status-badge"]')).getAttribute("data-status");
-      } catch {
-        return null;
-      }
-    };
-    await app.waitUntil(async () => (await status()) === "awaiting_review", { timeout: 20_000, timeoutMsg: "the handed-over task never reached review" });
+    await waitStatusIn(app, "awaiting_review", 20_000);
     assert.equal(readFileSync(path.join(ws, "a.txt"), "utf8"), "A", "the running app ran the task");
     const listed = sessions();
     assert.equal(listed.length, 1, `exactly one session: the second launch started no engine of its own (${JSON.stringify(listed)})`);
@@ -102,7 +93,7 @@ async function closeAndRemember(driver) {
     await clickAway(await app.$('[data-testid="run"]'));
     await (await app.$('[data-testid="session-view"]')).waitForDisplayed({ timeout: 10_000 });
     // Looked up afresh each time: the session view re-renders as events arrive.
-    const status = () => app.execute(() => document.querySelector('[data-testid="status-badge"]')?.getAttribute("data-status") ?? null);
+    const status = () => statusIn(app);
     await app.waitUntil(async () => (await status()) === "busy", { timeout: 15_000, timeoutMsg: "the slow task never showed as working" }).catch(async (e) => {
       await shot(app, "desktop-not-running");
       console.error("status seen:", await status());

@@ -9,14 +9,14 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { artifacts, shot, typeInto, waitForScreen } from "./app.mjs";
+import { artifacts, shot, typeInto, waitForScreen, statusNow as statusIn } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 const win = appWindow({ scenario: "e2e-edges.json", port: 4640, name: "edges", settings: { theme: "dark" } });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const testid = (id) => win.testid(id);
-const statusNow = () => win.app.execute(() => document.querySelector('[data-testid="status-badge"]')?.getAttribute("data-status") ?? null);
+const statusNow = () => statusIn(win.app);
 const waitStatus = (s, timeout = 30_000) => win.app.waitUntil(async () => (await statusNow()) === s, { timeout, timeoutMsg: `the session never reached ${s}` });
 /** Relative luminance of a CSS colour, 0 (black) to 1 (white). */
 const luminance = (css) => {

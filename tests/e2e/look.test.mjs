@@ -6,14 +6,14 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { clickAway, shot, typeInto, waitForScreen } from "./app.mjs";
+import { clickAway, shot, typeInto, waitForScreen, statusNow as statusIn } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 const win = appWindow({ scenario: "e2e-workday.json", port: 4580, name: "look" });
 
 const q = (sel) => win.app.$(sel);
 const testid = (id) => q(`[data-testid="${id}"]`);
-const statusNow = () => win.app.execute(() => document.querySelector('[data-testid="status-badge"]')?.getAttribute("data-status") ?? null);
+const statusNow = () => statusIn(win.app);
 /** Whether the element is inside the window, not scrolled away. */
 const inView = (id) =>
   win.app.execute((id) => {

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { clickAway, shot, typeInto, waitForScreen } from "./app.mjs";
+import { clickAway, shot, typeInto, waitForScreen, statusNow as statusIn, waitStatus as waitStatusIn } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 // The window's own default (Auto) is what a new user gets; this test picks On itself.
@@ -31,8 +31,7 @@ test("a task run with Plan On: the plan is edited before it runs, shows Step 2/3
   // The plan waits for the person (the window's default): one criterion is added to step 3.
   await (await testid("plan-review")).waitForDisplayed({ timeout: 15_000 });
   assert.equal((await win.app.$$('[data-testid="plan-edit-step"]')).length, 3, "the manager's three steps are shown to edit");
-  const badge = await testid("status-badge");
-  assert.equal(await badge.getAttribute("data-status"), "awaiting_approval", "nothing runs before the go-ahead");
+  assert.equal(await statusIn(win.app), "awaiting_approval", "nothing runs before the go-ahead");
   await shot(win.app, "plan-review-before-run");
   const criteria = (await win.app.$$('[data-testid="plan-edit-criteria"]'))[2];
   await criteria.click();
@@ -46,7 +45,7 @@ test("a task run with Plan On: the plan is edited before it runs, shows Step 2/3
   assert.deepEqual(await stepStates(), ["done", "running", "pending"], "the plan panel shows step 1 done and step 2 running");
   await shot(win.app, "plan-step-2");
 
-  await badge.waitUntil(async () => (await badge.getAttribute("data-status")) === "awaiting_review", { timeout: 30_000, timeoutMsg: "the plan never reached review" });
+  await waitStatusIn(win.app, "awaiting_review");
   assert.deepEqual(await stepStates(), ["done", "done", "done"]);
   const panel = await text("plan-panel");
   assert.match(panel, /a\.txt exists/, "each step shows its success criteria");

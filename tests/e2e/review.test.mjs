@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { clickAway, shot, typeInto, waitForScreen } from "./app.mjs";
+import { clickAway, shot, typeInto, waitForScreen, waitStatus as waitStatusIn } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 const win = appWindow({ scenario: "e2e-review.json", port: 4480, name: "review" });
@@ -24,10 +24,7 @@ async function startTask(task, files = {}) {
   return ws;
 }
 
-async function waitStatus(status) {
-  const badge = await testid("status-badge");
-  await badge.waitUntil(async () => (await badge.getAttribute("data-status")) === status, { timeout: 20_000, timeoutMsg: `never reached ${status}` });
-}
+const waitStatus = (status) => waitStatusIn(win.app, status, 20_000);
 
 test("request changes starts a second run, then approve completes", async () => {
   const ws = await startTask("write keep.txt");

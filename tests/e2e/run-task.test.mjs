@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { appDataDir, repoRoot, shot, typeInto, waitForScreen, clickAway } from "./app.mjs";
+import { appDataDir, repoRoot, shot, typeInto, waitForScreen, clickAway, waitStatus as waitStatusIn } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 const win = appWindow({ scenario: "e2e-flow.json", port: 4450, name: "run" });
@@ -47,8 +47,7 @@ test("run a task, follow it, see the continuation card, approve, find it in Hist
   await review.scrollIntoView();
   await shot(win.app, "review");
   await (await testid("approve")).click();
-  const badge = await testid("status-badge");
-  await badge.waitUntil(async () => (await badge.getAttribute("data-status")) === "completed", { timeout: 10_000, timeoutMsg: "approval never showed" });
+  await waitStatusIn(win.app, "completed", 10_000);
 
   assert.equal(readFileSync(path.join(ws, "a.txt"), "utf8"), "A");
   assert.equal(readFileSync(path.join(ws, "b.txt"), "utf8"), "B");

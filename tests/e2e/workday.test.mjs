@@ -7,14 +7,14 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { appDataDir, repoRoot, shot, waitForScreen } from "./app.mjs";
+import { appDataDir, repoRoot, shot, waitForScreen, statusNow as statusIn } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const win = appWindow({ scenario: "e2e-workday.json", port: 4560, name: "workday" });
 
 const q = (sel) => win.app.$(sel);
-const statusNow = () => win.app.execute(() => document.querySelector('[data-testid="status-badge"]')?.getAttribute("data-status") ?? null);
+const statusNow = () => statusIn(win.app);
 const waitStatus = (s, timeout = 20_000) => win.app.waitUntil(async () => (await statusNow()) === s, { timeout, timeoutMsg: `the session never reached ${s}` });
 
 /** Types a task and a folder with the keyboard and starts it with Enter. */

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { clickAway, shot, typeInto, waitForScreen } from "./app.mjs";
+import { clickAway, shot, typeInto, waitForScreen, waitStatus as waitStatusIn } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 const win = appWindow({ scenario: "e2e-worktrees.json", port: 4610, name: "worktrees" });
@@ -62,10 +62,7 @@ async function open(id) {
   await win.app.waitUntil(async () => (await (await testid("session-view")).getAttribute("data-session")) === id, { timeout: 10_000 });
 }
 
-async function waitStatus(status) {
-  const badge = await testid("status-badge");
-  await badge.waitUntil(async () => (await badge.getAttribute("data-status")) === status, { timeout: 30_000, timeoutMsg: `never reached ${status}` });
-}
+const waitStatus = (status) => waitStatusIn(win.app, status);
 
 test("three tasks side by side: one approved lands one commit, one rejected leaves nothing, one sent back keeps its worktree", async () => {
   const repo = repository();
