@@ -679,8 +679,9 @@ describe("Settings never lose input", () => {
     expect(screen.queryByTestId("leave-settings"), "nothing unsaved: no question").toBeNull();
   });
 
-  it("leaving right after Save, while the save is on its way, waits for it and asks nothing", async () => {
-    let answer: (v: unknown) => void = () => {};
+  /** Settings open, a new URL typed and Save pressed, its answer held until `answer()`. */
+  async function savingANewUrl() {
+    let answer: () => void = () => {};
     mockIPC(
       (cmd, args) => {
         if (cmd === "get_settings") return view();
@@ -696,34 +697,24 @@ describe("Settings never lose input", () => {
     await user.clear(url);
     await user.type(url, "http://127.0.0.1:9999/v1");
     await user.click(screen.getByTestId("save-settings"));
+    return { user, url, answer: () => answer() };
+  }
+
+  it("leaving right after Save, while the save is on its way, waits for it and asks nothing", async () => {
+    const { user, answer } = await savingANewUrl();
     await user.click(screen.getByTestId("nav-new"));
     expect(screen.queryByTestId("leave-settings"), "the changes are being saved: no question").toBeNull();
-    answer(undefined);
+    answer();
     await screen.findByTestId("new-task-form");
     expect(screen.queryByTestId("leave-settings")).toBeNull();
   });
 
   it("words typed while a save is on its way are kept, and leaving then asks about them", async () => {
-    let answer: (v: unknown) => void = () => {};
-    mockIPC(
-      (cmd, args) => {
-        if (cmd === "get_settings") return view();
-        if (cmd === "list_sessions") return [];
-        if (cmd === "save_settings") return new Promise((done) => (answer = () => done({ settings: (args as { settings: unknown }).settings, provider_ready: true })));
-      },
-      { shouldMockEvents: true },
-    );
-    render(<App />);
-    const user = userEvent.setup();
-    await user.click(await screen.findByTestId("nav-settings"));
-    const url = await screen.findByTestId("provider-base-url");
-    await user.clear(url);
-    await user.type(url, "http://127.0.0.1:9999/v1");
-    await user.click(screen.getByTestId("save-settings"));
+    const { user, url, answer } = await savingANewUrl();
     // The fields stay open while it saves: more is typed before the save comes back.
     await user.type(url, "/more");
     await user.click(screen.getByTestId("nav-new"));
-    answer(undefined);
+    answer();
     expect(await screen.findByTestId("leave-settings"), "what was typed after Save is not saved: asked").toBeTruthy();
     expect(screen.getByTestId<HTMLInputElement>("provider-base-url").value, "and not thrown away").toBe("http://127.0.0.1:9999/v1/more");
   });

@@ -228,13 +228,15 @@ impl Settings {
     /// setting of a newer version), as `limits.max_step` or `mcp_servers[0].commnd`: they do
     /// nothing, and the person should hear so.
     pub fn read_file_noting_unknown(path: &std::path::Path) -> Result<(Settings, Vec<String>)> {
-        let (settings, unknown) = Settings::read_with_unknown(path)?;
+        let (settings, unknown, _) = Settings::read_with_unknown(path)?;
         Ok((settings, unknown.iter().map(|k| dotted(k)).collect()))
     }
 
-    fn read_with_unknown(path: &std::path::Path) -> Result<(Settings, Vec<Vec<Step>>)> {
+    /// The settings, the keys no setting takes, and the file's whole JSON (null when there is
+    /// no file), read once.
+    fn read_with_unknown(path: &std::path::Path) -> Result<(Settings, Vec<Vec<Step>>, serde_json::Value)> {
         let text = match std::fs::read_to_string(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Settings::default(), Vec::new())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Settings::default(), Vec::new(), serde_json::Value::Null)),
             Err(e) => return Err(Error::SettingsUnreadable(format!("{}: {e}", path.display()))),
             Ok(text) => text,
         };
@@ -249,10 +251,11 @@ impl Settings {
                 path.display()
             )));
         }
-        match v.get(STORE_KEY).cloned() {
-            None | Some(serde_json::Value::Null) => Ok((Settings::default(), Vec::new())),
-            Some(v) => from_json_noting_unknown(v).map_err(|why| Error::SettingsUnreadable(format!("{why} ({})", path.display()))),
-        }
+        let (settings, unknown) = match v.get(STORE_KEY).cloned() {
+            None | Some(serde_json::Value::Null) => (Settings::default(), Vec::new()),
+            Some(v) => from_json_noting_unknown(v).map_err(|why| Error::SettingsUnreadable(format!("{why} ({})", path.display())))?,
+        };
+        Ok((settings, unknown, v))
     }
 
     /// Writes the settings file at `path` as the app always has (`{"settings": {…}}`), never
@@ -261,11 +264,10 @@ impl Settings {
     /// Keys no setting takes are kept as the person wrote them, where what holds them is still
     /// there (not inside a list, whose items may have moved, nor under a setting now removed).
     pub fn write_file(&self, path: &std::path::Path) -> Result<()> {
-        let (_, unknown) = Settings::read_with_unknown(path)?;
+        let (_, unknown, old) = Settings::read_with_unknown(path)?;
         let dir = path.parent().ok_or_else(|| Error::Internal(format!("{} has no folder", path.display())))?;
         std::fs::create_dir_all(dir)?;
         let mut value = serde_json::json!({ STORE_KEY: self });
-        let old: serde_json::Value = std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
         for key in &unknown {
             carry_over(&old[STORE_KEY], &mut value[STORE_KEY], key);
         }
