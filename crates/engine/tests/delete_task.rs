@@ -108,6 +108,28 @@ fn deleting_a_task_a_decision_is_acting_on_is_refused_and_touches_nothing() {
     assert!(!std::path::Path::new(&wt.folder).exists(), "once the decision is done, it can be deleted");
 }
 
+/// A process another thread was starting when a decision let go holds a copy of its lock until
+/// it runs its program: on a loaded machine, long enough that a delete right after the decision
+/// was refused (a CI run). Here a process that keeps the copy for 300 ms stands for it.
+#[test]
+fn deleting_a_task_just_after_its_decision_let_go_waits_out_a_process_still_holding_a_copy_of_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let (sid, wt) = task_with_worktree(dir.path(), &store);
+    status(&store, &sid, SessionStatus::AwaitingReview);
+    let lock = dir.path().join("data").join("locks").join(format!("{sid}.lock"));
+    let held = finishline_engine::workspace::lock::FolderLock::acquire(&lock).unwrap();
+    let mut starting = Command::new("sleep");
+    starting.arg("0.3");
+    finishline_engine::workspace::lock::inherit_held(&mut starting, &lock);
+    let mut starting = starting.spawn().unwrap();
+    drop(held);
+    delete_task(&store, &dir.path().join("data"), &sid).unwrap();
+    assert!(!std::path::Path::new(&wt.folder).exists(), "the worktree goes");
+    assert!(store.session(&sid).is_err(), "and its history");
+    starting.wait().unwrap();
+}
+
 #[test]
 fn deleting_a_task_whose_branch_holds_a_commit_of_the_persons_keeps_the_branch() {
     let dir = tempfile::tempdir().unwrap();

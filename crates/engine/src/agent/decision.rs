@@ -1705,7 +1705,7 @@ pub fn delete_task(store: &Store, data_dir: &Path, session: &SessionId) -> Resul
     crate::store::refuse_deleting(s.status)?;
     // Not while a decision acts on it (a landing verifying again can take minutes), here or in
     // another process.
-    let Some(_lock) = FolderLock::try_acquire(&session_lock(data_dir, session))? else {
+    let Some(_lock) = FolderLock::try_acquire_within(&session_lock(data_dir, session), std::time::Duration::from_secs(1))? else {
         return Err(Error::InvalidInput("a decision on this task is under way (landing or reverting): wait for it, then delete the task".into()));
     };
     let events = store.events(session, 0)?;

@@ -1588,7 +1588,7 @@ mod tests {
         cp.restore_file("a.txt", &before).unwrap();
         assert_eq!(std::fs::read_to_string(ws.path().join("a.txt")).unwrap(), "before\n");
         drop(held);
-        let again = crate::workspace::lock::FolderLock::try_acquire(&lock_file).unwrap();
+        let again = crate::workspace::lock::FolderLock::try_acquire_within(&lock_file, std::time::Duration::from_secs(1)).unwrap();
         assert!(again.is_some(), "the filter's process does not hold the decision's lock");
     }
 
@@ -1606,7 +1606,7 @@ mod tests {
         let mut reader = cp.reader();
         assert!(matches!(reader.state("a.txt").unwrap(), FileState::Blob { .. }), "the reader's git is running");
         drop(held);
-        let again = crate::workspace::lock::FolderLock::try_acquire(&lock_file).unwrap();
+        let again = crate::workspace::lock::FolderLock::try_acquire_within(&lock_file, std::time::Duration::from_secs(1)).unwrap();
         assert!(again.is_some(), "the decision's lock is free once its holder lets go, while the reader's git still runs");
     }
 }

@@ -81,6 +81,21 @@ impl FolderLock {
         Self::take(file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
     }
 
+    /// [`Self::try_acquire`], trying again for up to `wait` before saying another holder has it.
+    /// A process another thread of this one is starting holds a copy of every open descriptor
+    /// from its fork until it runs its program, so a lock let go a moment ago can look held for
+    /// that moment (seen on a loaded machine). A holder at work keeps it far longer than `wait`.
+    pub fn try_acquire_within(file: &Path, wait: std::time::Duration) -> Result<Option<FolderLock>> {
+        let until = std::time::Instant::now() + wait;
+        loop {
+            let lock = Self::try_acquire(file)?;
+            if lock.is_some() || std::time::Instant::now() >= until {
+                return Ok(lock);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     fn take(file: &Path, how: rustix::fs::FlockOperation) -> Result<Option<FolderLock>> {
         if HELD.with(|h| h.borrow().iter().any(|(p, _)| p == file)) {
             return Ok(Some(FolderLock { file: None }));
