@@ -135,24 +135,28 @@ struct Live {
     /// External agents tasks were started with besides the engine's own (an attempt's), by name,
     /// so their later runs start the same command.
     agents: HashMap<String, crate::external::ExternalAgent>,
-    /// Approves landing now, and how to stop the checks they run again before anything moves;
-    /// two approves of one session at once (a second waits its turn) share the token, counted.
-    landings: HashMap<SessionId, (CancellationToken, usize)>,
+    /// Approves landing now, and how to stop the checks they run again before anything moves.
+    /// Two approves of one session at once (a second waits its turn) each have their own, so a
+    /// front end's stop reaches its own approve only; Stop for the session reaches both.
+    landings: HashMap<SessionId, Vec<(u64, CancellationToken)>>,
+    /// The next landing's number, telling its entry apart from another of the same session.
+    next_landing: u64,
 }
 
 /// An approve's landing while it may still be stopped; forgotten when it ends.
 pub(crate) struct LandingStop {
     runtime: Arc<Runtime>,
     session: SessionId,
+    id: u64,
     pub(crate) token: CancellationToken,
 }
 
 impl Drop for LandingStop {
     fn drop(&mut self) {
         let mut live = self.runtime.live();
-        if let Some((_, count)) = live.landings.get_mut(&self.session) {
-            *count -= 1;
-            if *count == 0 {
+        if let Some(stops) = live.landings.get_mut(&self.session) {
+            stops.retain(|(id, _)| *id != self.id);
+            if stops.is_empty() {
                 live.landings.remove(&self.session);
             }
         }
@@ -220,28 +224,29 @@ impl Runtime {
     /// Stops an approve's landing of `session` while its checks run on a moved branch, before
     /// the person's branch moves: nothing lands. False when none can be stopped.
     pub fn stop_landing(&self, session: &SessionId) -> bool {
-        self.live().landings.get(session).map(|(c, _)| c.cancel()).is_some()
+        self.live().landings.get(session).map(|stops| stops.iter().for_each(|(_, c)| c.cancel())).is_some()
     }
 
     /// Stops every approve's landing still checking (a quit): each ends before anything moves,
     /// and says so. Returns how many there were.
     pub fn stop_landings(&self) -> usize {
         let live = self.live();
-        live.landings.values().for_each(|(c, _)| c.cancel());
-        live.landings.len()
+        live.landings.values().flatten().for_each(|(_, c)| c.cancel());
+        live.landings.values().map(Vec::len).sum()
     }
 
     /// Registers an approve's landing of `session`, which [`Runtime::cancel`] can then stop.
     /// A stop the front end already holds (`within`) stops it too, whenever it comes.
     pub(crate) fn landing_stop(self: &Arc<Self>, session: &SessionId, within: Option<&CancellationToken>) -> LandingStop {
-        let token = {
+        let token = within.map_or_else(CancellationToken::new, CancellationToken::child_token);
+        let id = {
             let mut live = self.live();
-            let (token, count) =
-                live.landings.entry(session.clone()).or_insert_with(|| (within.map_or_else(CancellationToken::new, CancellationToken::child_token), 0));
-            *count += 1;
-            token.clone()
+            let id = live.next_landing;
+            live.next_landing += 1;
+            live.landings.entry(session.clone()).or_default().push((id, token.clone()));
+            id
         };
-        LandingStop { runtime: self.clone(), session: session.clone(), token }
+        LandingStop { runtime: self.clone(), session: session.clone(), id, token }
     }
 
     /// Whether a run of this session is live in this process (streaming, running a tool, or

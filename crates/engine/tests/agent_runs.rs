@@ -975,3 +975,39 @@ async fn a_stop_asked_while_an_approve_waits_its_turn_stops_the_landing_before_i
         h.store.events(&o.session, 0).unwrap().iter().any(|e| matches!(&e.event, EngineEvent::Activity { detail, .. } if detail.starts_with("after moving")));
     assert!(!checked, "the checks on the moved branch did not start");
 }
+
+/// Two approves of one task at once in one process (two front ends' clicks, or a click and an
+/// auto-approve): each is stopped by its own front end's stop, never by the other's. Here the
+/// second one's stop comes while both wait their turn; the first lands nothing for its own
+/// reason (its checks fail on the moved branch) and the second ends stopped, before its checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_approves_of_one_task_at_once_are_each_stopped_only_by_their_own_stop() {
+    let setup = Setup { verify_commands: vec!["test ! -f moved.txt".into()], ..Default::default() };
+    let h = Harness::new(writes_notes(), setup).await;
+    let o = waiting_while_the_branch_moved(&h).await;
+    let turn = h.data.path().join("locks").join(format!("{}.lock", o.session));
+    let held = finishline_engine::workspace::lock::FolderLock::acquire(&turn).unwrap();
+    let approve = |stop: &finishline_engine::CancellationToken| {
+        let choice = finishline_engine::agent::ReviewChoice {
+            stop: Some(stop.clone()),
+            ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, DecidedBy::Person)
+        };
+        let (engine, review) = (h.engine.clone(), o.review_id());
+        tokio::task::spawn_blocking(move || engine.decide(&review, choice))
+    };
+    let (first_stop, second_stop) = (finishline_engine::CancellationToken::new(), finishline_engine::CancellationToken::new());
+    let first = approve(&first_stop);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let second = approve(&second_stop);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    second_stop.cancel();
+    drop(held);
+    let first = tokio::time::timeout(Duration::from_secs(30), first).await.expect("the first ended").unwrap().unwrap();
+    let second = tokio::time::timeout(Duration::from_secs(30), second).await.expect("the second ended").unwrap().unwrap();
+    assert!(matches!(second, ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped, .. }), "the second was stopped by its own stop: {second:?}");
+    assert!(
+        matches!(first, ReviewOutcome::LandingBlocked { reason: LandingBlock::VerificationFailed, .. }),
+        "the first was not stopped by the second's stop; its checks ran and failed: {first:?}"
+    );
+    assert!(!h.engine.stop_landing(&o.session), "nothing is left registered");
+}
