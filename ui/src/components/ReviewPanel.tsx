@@ -699,46 +699,49 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             Also undo the agent's changes to my files
           </label>
         )}
-        <button className="btn danger" disabled={busy || comparing} onClick={reject} ref={rejectButton} data-testid="reject" title={comparing ? WHILE_COMPARING : worktree ? "Removes the task's worktree and branch" : undefined}>
-          Reject
-        </button>
-        {asking ? (
+        {/* The three ways stay together: on a narrow window they wrap as one row below the option. */}
+        <span className="decide">
+          <button className="btn danger" disabled={busy || comparing} onClick={reject} ref={rejectButton} data-testid="reject" title={comparing ? WHILE_COMPARING : worktree ? "Removes the task's worktree and branch" : undefined}>
+            Reject
+          </button>
+          {asking ? (
+            <button
+              className="btn"
+              disabled={busy || comparing || (!feedback.trim() && review.comments.length === 0)}
+              onClick={sendFeedback}
+              ref={sendButton}
+              data-testid="send-feedback"
+              title={comparing ? WHILE_COMPARING : undefined}
+            >
+              {review.comments.length > 0 ? `Send feedback and ${review.comments.length} comment${review.comments.length === 1 ? "" : "s"}` : "Send feedback"}
+            </button>
+          ) : (
+            <button className="btn" disabled={busy || comparing} onClick={() => setAsking(true)} ref={requestChangesButton} data-testid="request-changes" title={comparing ? WHILE_COMPARING : undefined}>
+              {review.comments.length > 0 ? `Request changes (${review.comments.length} comment${review.comments.length === 1 ? "" : "s"})` : "Request changes"}
+            </button>
+          )}
           <button
-            className="btn"
-            disabled={busy || comparing || (!feedback.trim() && review.comments.length === 0)}
-            onClick={sendFeedback}
-            ref={sendButton}
-            data-testid="send-feedback"
-            title={comparing ? WHILE_COMPARING : undefined}
+            // Not the highlighted way when the audit found the checks weakened, the plan stopped
+            // short of its steps, or a comment of the person's is not confirmed met.
+            className={review.audit.length > 0 || planUnfinished || unmet > 0 ? "btn" : "btn primary"}
+            disabled={busy || comparing}
+            onClick={approve}
+            ref={approveButton}
+            data-testid="approve"
+            title={
+              comparing
+                ? WHILE_COMPARING
+                : attempt
+                  ? `Chooses attempt ${attempt.number} of ${attempt.of}: the other attempts are rejected and their worktrees removed`
+                  : undefined
+            }
           >
-            {review.comments.length > 0 ? `Send feedback and ${review.comments.length} comment${review.comments.length === 1 ? "" : "s"}` : "Send feedback"}
+            {/* After a blocked landing this is the way to try again (the person may have moved the files): one button, not a second beside it. */}
+            {review.blocked && landing !== "branch"
+              ? `Try landing${worktree?.base_branch ? ` on ${worktree.base_branch}` : ""} again`
+              : `${attempt ? "Choose this attempt" : "Approve"}${worktree && worktree.base_branch && landing !== "branch" && !nothingToLand ? ` and land on ${worktree.base_branch}` : ""}`}
           </button>
-        ) : (
-          <button className="btn" disabled={busy || comparing} onClick={() => setAsking(true)} ref={requestChangesButton} data-testid="request-changes" title={comparing ? WHILE_COMPARING : undefined}>
-            {review.comments.length > 0 ? `Request changes (${review.comments.length} comment${review.comments.length === 1 ? "" : "s"})` : "Request changes"}
-          </button>
-        )}
-        <button
-          // Not the highlighted way when the audit found the checks weakened, the plan stopped
-          // short of its steps, or a comment of the person's is not confirmed met.
-          className={review.audit.length > 0 || planUnfinished || unmet > 0 ? "btn" : "btn primary"}
-          disabled={busy || comparing}
-          onClick={approve}
-          ref={approveButton}
-          data-testid="approve"
-          title={
-            comparing
-              ? WHILE_COMPARING
-              : attempt
-                ? `Chooses attempt ${attempt.number} of ${attempt.of}: the other attempts are rejected and their worktrees removed`
-                : undefined
-          }
-        >
-          {/* After a blocked landing this is the way to try again (the person may have moved the files): one button, not a second beside it. */}
-          {review.blocked && landing !== "branch"
-            ? `Try landing${worktree?.base_branch ? ` on ${worktree.base_branch}` : ""} again`
-            : `${attempt ? "Choose this attempt" : "Approve"}${worktree && worktree.base_branch && landing !== "branch" && !nothingToLand ? ` and land on ${worktree.base_branch}` : ""}`}
-        </button>
+        </span>
       </div>
       {confirmApprove && (
         <KeepOrGo

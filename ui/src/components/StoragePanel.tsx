@@ -98,10 +98,11 @@ export function WorktreeStorage() {
     }
   };
   return (
-    <div className="panel storage" data-testid="worktree-storage">
-      <h3>
+    // Folded like the panels beside it when there is nothing in it; open while worktrees wait.
+    <details className="panel storage" data-testid="worktree-storage" open={rows.length > 0}>
+      <summary>
         Task worktrees: {rows.length === 0 ? "none" : `${mb(rows.reduce((n, r) => n + r.bytes, 0))} for ${rows.length}`}
-      </h3>
+      </summary>
       <p className="muted small">
         Each task in a git repository works in its own worktree. Approving or rejecting it removes the worktree; one waits here while its task is undecided (waiting for review, cancelled, or interrupted).
       </p>
@@ -129,7 +130,7 @@ export function WorktreeStorage() {
           {note}
         </p>
       )}
-    </div>
+    </details>
   );
 }
 

@@ -976,7 +976,8 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
         {/* The run's budget of continuations: "Cycle 0/5" read as nothing having happened. */}
         {model.cycle.max > 0 && (
           <span title="How many times Finishline sent the agent back in this run, of the run's budget (Settings → Limits → Continuation budget)">
-            Sent back {model.cycle.n} of {model.cycle.max}
+            {/* "Sent back 0 of 5" read like a score at review. */}
+            {model.cycle.n === 0 ? `Not sent back (up to ${model.cycle.max})` : `Sent back ${model.cycle.n} of ${model.cycle.max}`}
           </span>
         )}
         {model.todos.length > 0 && (

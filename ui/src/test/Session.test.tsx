@@ -757,7 +757,7 @@ describe("Session view", () => {
       ev({ type: "step_started", step: 1, cycle: { used: 0, max: 5 } }),
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    await waitFor(() => expect(screen.getByTestId("progress-strip"), "the budget is visible before it is touched").toHaveTextContent("Sent back 0 of 5"));
+    await waitFor(() => expect(screen.getByTestId("progress-strip"), "the budget is visible before it is touched").toHaveTextContent("Not sent back (up to 5)"));
   });
 
   it("the header counts tokens live as steps finish", async () => {
