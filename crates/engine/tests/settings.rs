@@ -333,6 +333,10 @@ fn a_key_no_setting_takes_is_named_and_kept_when_the_settings_are_saved() {
     // Saved from the window: the model changed, the evaluator's own provider removed.
     s.provider.model = "m2".into();
     s.evaluator_provider = None;
+    // And a server added before the one with the typo, which moves it down the list.
+    let mut web = s.mcp_servers[0].clone();
+    web.name = "web".into();
+    s.mcp_servers.insert(0, web);
     s.write_file(&file).unwrap();
     let on_disk: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(on_disk["settings"]["provider"]["model"], "m2");
@@ -341,5 +345,12 @@ fn a_key_no_setting_takes_is_named_and_kept_when_the_settings_are_saved() {
     assert!(on_disk["settings"]["evaluator_provider"].is_null(), "what the person removed stays removed: {on_disk}");
     assert_eq!(on_disk["note"], "mine", "and what the file holds beside the settings");
     let (_, unknown) = Settings::read_file_noting_unknown(&file).unwrap();
-    assert_eq!(unknown, ["provider.futurekey", "limits.max_step"], "a key inside a list is named, not carried over by its place");
+    assert_eq!(unknown, ["provider.futurekey", "limits.max_step", "mcp_servers[1].commnd"], "a key of a named server follows the server, wherever it moved");
+    assert!(on_disk["settings"]["mcp_servers"][0].get("commnd").is_none(), "and goes to no other server: {on_disk}");
+    // Once that server is removed, its key goes with it.
+    let (mut s, _) = Settings::read_file_noting_unknown(&file).unwrap();
+    s.mcp_servers.retain(|m| m.name != "fs");
+    s.write_file(&file).unwrap();
+    let (_, unknown) = Settings::read_file_noting_unknown(&file).unwrap();
+    assert_eq!(unknown, ["provider.futurekey", "limits.max_step"]);
 }

@@ -262,7 +262,7 @@ impl Settings {
     /// over a file that cannot be read (the person fixes or moves it first), and whole or not at
     /// all: a crash mid-write leaves the old file, not half a new one.
     /// Keys no setting takes are kept as the person wrote them, where what holds them is still
-    /// there (not inside a list, whose items may have moved, nor under a setting now removed).
+    /// there (not under a setting now removed; in a list, under the item of the same name).
     pub fn write_file(&self, path: &std::path::Path) -> Result<()> {
         let (_, unknown, old) = Settings::read_with_unknown(path)?;
         let dir = path.parent().ok_or_else(|| Error::Internal(format!("{} has no folder", path.display())))?;
@@ -574,14 +574,23 @@ fn dotted(key: &[Step]) -> String {
     out
 }
 
-/// Copies the value at `key` in `old` into `new`, if every object on its way is still in `new`
-/// and no list is.
+/// Copies the value at `key` in `old` into `new`, if every object on its way is still in `new`.
+/// An item of a list is found by its `name` (an MCP server's), since items move and go: one
+/// without a name, or whose name is gone, takes nothing.
 fn carry_over(old: &serde_json::Value, new: &mut serde_json::Value, key: &[Step]) {
     let Some((Step::Key(last), way)) = key.split_last() else { return };
     let (mut from, mut to) = (old, new);
     for step in way {
-        let Step::Key(k) = step else { return };
-        let (Some(f), Some(t)) = (from.get(k), to.get_mut(k)) else { return };
+        let (f, t) = match step {
+            Step::Key(k) => (from.get(k), to.get_mut(k)),
+            Step::Item(i) => {
+                let f = from.get(i);
+                let name = f.and_then(|f| f.get("name")).and_then(serde_json::Value::as_str);
+                let t = name.and_then(|n| to.as_array_mut()?.iter_mut().find(|t| t.get("name").and_then(serde_json::Value::as_str) == Some(n)));
+                (f, t)
+            }
+        };
+        let (Some(f), Some(t)) = (f, t) else { return };
         (from, to) = (f, t);
     }
     if let (Some(value), Some(object)) = (from.get(last), to.as_object_mut()) {
