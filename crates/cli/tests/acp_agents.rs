@@ -62,7 +62,7 @@ async fn a_signal_mid_turn_cancels_and_ends_the_agent(real: Real, sig: &'static 
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     while groups.iter().any(|g| group_alive(*g)) {
-        assert!(sent.elapsed() < Duration::from_secs(5), "every process of {real:?} is gone within 5 s of SIG{sig}");
+        assert!(sent.elapsed() < Duration::from_secs(15), "every process of {real:?} is gone within 15 s of SIG{sig}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let mut err = String::new();

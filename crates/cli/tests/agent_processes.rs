@@ -122,9 +122,10 @@ async fn a_stop_signal_cancels_and_leaves_nothing_running(sig: &'static str) {
         let sent = Instant::now();
         signal(cli.id(), sig);
         let code = wait_exit(&mut cli, Duration::from_secs(10));
-        let gone = gone_within(pgid, sent + Duration::from_secs(5));
+        // Generous: the run's grace for a deaf agent is 3 s, and the machine may be loaded.
+        let gone = gone_within(pgid, sent + Duration::from_secs(15));
         let child_alive = proc_stat(child).is_some();
-        let escaped_alive = !gone_within(escaped, sent + Duration::from_secs(5));
+        let escaped_alive = !gone_within(escaped, sent + Duration::from_secs(15));
         let status = last_status(&e.data);
         let stderr = cli.stderr.take().map(|mut s| {
             let mut t = String::new();
@@ -137,7 +138,7 @@ async fn a_stop_signal_cancels_and_leaves_nothing_running(sig: &'static str) {
     .unwrap();
     let (code, gone, child_alive, escaped_alive, status, stderr, _) = out;
     assert_eq!(code, Some(5), "SIG{sig} ends `finishline run` as cancelled (exit 5): {stderr:?}");
-    assert!(gone, "the agent's whole process group is gone within 5 s of SIG{sig}, though it ignored session/cancel");
+    assert!(gone, "the agent's whole process group is gone within 15 s of SIG{sig}, though it ignored session/cancel");
     assert!(!child_alive, "the child the agent started went with it");
     assert!(!escaped_alive, "the child that left the agent's process group (setsid) went with it too");
     assert_eq!(status, "cancelled", "the session is recorded as cancelled, not left running");
@@ -271,7 +272,7 @@ async fn a_run_started_under_nohup_goes_on_when_the_terminal_closes() {
         let survived = cli.try_wait().unwrap().is_none() && group_alive(pgid);
         signal(cli.id(), "TERM");
         let code = wait_exit(&mut cli, Duration::from_secs(10));
-        let gone = gone_within(pgid, Instant::now() + Duration::from_secs(5));
+        let gone = gone_within(pgid, Instant::now() + Duration::from_secs(15));
         (survived, code, gone)
     })
     .await

@@ -376,8 +376,13 @@ async fn a_task_killed_and_resumed_is_reverted_without_asking_about_its_own_file
         assert!(t.elapsed() < Duration::from_secs(30), "the agent wrote a.txt");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    // Its window closes, and the next answer streams for 3 s: killed in the middle of it.
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // Its window closes (the next request is sent only after), and the next answer streams for
+    // 3 s: killed in the middle of it.
+    while server.requests().iter().filter(|q| q.kind == fake_llm::RequestKind::Agent).count() < 2 {
+        assert!(t.elapsed() < Duration::from_secs(30), "the agent was asked again after its write");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
     run.kill().unwrap();
     let _ = run.wait();
     let store = Store::open(&data.join("history.db"), Arc::new(SystemClock)).unwrap();

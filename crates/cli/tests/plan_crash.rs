@@ -62,11 +62,10 @@ async fn a_plan_killed_in_step_two_resumes_at_step_two_and_finishes() {
             break;
         }
         if v["type"] == "plan_step_started" && v["index"] == 1 {
-            // Give the request a moment to reach the server.
-            for _ in 0..100 {
-                if server.requests().iter().any(|r| r.last_message.contains("This step: Write b.txt")) {
-                    break;
-                }
+            // Wait for the request to reach the server.
+            let t = std::time::Instant::now();
+            while !server.requests().iter().any(|r| r.last_message.contains("This step: Write b.txt")) {
+                assert!(t.elapsed() < std::time::Duration::from_secs(30), "step 2 asked its model");
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
             break;

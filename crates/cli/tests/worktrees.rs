@@ -167,6 +167,16 @@ async fn server(rules: Vec<Vec<Value>>) -> (FakeServer, tempfile::TempDir, Cli) 
     (server, dir, cli)
 }
 
+/// Returns once the agent was asked something containing `asked`: the task asking it is running
+/// (a fixed wait was not always enough on a loaded machine).
+fn wait_until_asked(server: &FakeServer, asked: &str) {
+    let t = Instant::now();
+    while !server.requests().iter().any(|q| q.last_message.contains(asked)) {
+        assert!(t.elapsed() < Duration::from_secs(60), "the agent was asked to {asked}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_tasks_at_once_in_a_repository_one_rejected_one_approved_leave_one_commit_and_the_persons_edit() {
     let (_s, dir, cli) = server(vec![writes("slow.txt", "slow\n", 1500), writes("fast.txt", "fast\n", 0)]).await;
@@ -543,11 +553,11 @@ async fn a_follow_up_in_a_plain_folder_reviews_and_reverts_only_its_own_changes(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_tasks_side_by_side_in_a_plain_folder_reject_one_and_the_others_approved_file_stays() {
-    let (_s, dir, cli) = server(vec![writes("slow.txt", "slow\n", 1500), writes("fast.txt", "fast\n", 0)]).await;
+    let (_s, dir, cli) = server(vec![writes("slow.txt", "slow\n", 4000), writes("fast.txt", "fast\n", 0)]).await;
     let ws = dir.path().join("plain");
     std::fs::create_dir_all(&ws).unwrap();
     let slow = cli.spawn("write slow.txt", &ws, &[]);
-    std::thread::sleep(Duration::from_millis(300));
+    wait_until_asked(&_s, "write slow.txt");
     let refused = cli.run("write fast.txt", &ws, &["--when-busy", "fail"]);
     assert_eq!(refused.status.code(), Some(4), "with --when-busy fail a busy folder is refused");
     let said = String::from_utf8_lossy(&refused.stderr);
@@ -589,11 +599,11 @@ async fn two_tasks_run_at_once_in_a_plain_folder_each_own_only_their_file_even_w
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_task_in_a_busy_plain_folder_queues_by_default_and_starts_when_the_first_ends() {
-    let (_s, dir, cli) = server(vec![writes("slow.txt", "slow\n", 1500), writes("fast.txt", "fast\n", 0)]).await;
+    let (_s, dir, cli) = server(vec![writes("slow.txt", "slow\n", 4000), writes("fast.txt", "fast\n", 0)]).await;
     let ws = dir.path().join("plain");
     std::fs::create_dir_all(&ws).unwrap();
     let slow = cli.spawn("write slow.txt", &ws, &["--review", "approve"]);
-    std::thread::sleep(Duration::from_millis(300));
+    wait_until_asked(&_s, "write slow.txt");
     let fast = cli.run("write fast.txt", &ws, &["--review", "approve"]);
     let slow = slow.wait_with_output().unwrap();
     assert_eq!(fast.status.code(), Some(0));
@@ -713,11 +723,11 @@ async fn a_task_lands_on_its_branch_while_the_person_works_on_another_and_their_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_branch_that_moved_during_the_task_is_rebased_onto_and_verified_again_before_landing() {
-    let (_s, dir, cli) = server(vec![writes("notes.md", "notes\n", 1500)]).await;
+    let (_s, dir, cli) = server(vec![writes("notes.md", "notes\n", 3000)]).await;
     let r = repo(dir.path());
     let task = cli.spawn("write notes.md", &r, &["--review", "approve", "--verify", "test -f notes.md"]);
-    std::thread::sleep(Duration::from_millis(400));
-    // Meanwhile the person commits on main.
+    // Once the task works in its worktree (made from main as it was), the person commits on main.
+    wait_until_asked(&_s, "write notes.md");
     std::fs::write(r.join("moved.txt"), "moved\n").unwrap();
     git(&r, &["add", "moved.txt"]);
     git(&r, &["commit", "-q", "-m", "the person's own commit"]);
@@ -2558,15 +2568,20 @@ async fn two_files_at_a_terminal_review() -> (FakeServer, tempfile::TempDir, Cli
 /// edits while the question waits is left as they made it, and named, not overwritten.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn overwrite_at_the_terminal_covers_the_files_it_named_not_one_edited_while_it_asked() {
-    let (_s, _dir, _cli, ws, child, mut input) = two_files_at_a_terminal_review().await;
+    let (_s, _dir, _cli, ws, mut child, mut input) = two_files_at_a_terminal_review().await;
     std::fs::write(ws.join("one.txt"), "my edit of one\n").unwrap();
+    let shown = read_along(&mut child);
     // Reject, and revert: the revert asks about one.txt.
     input.write_all(b"r\ny\n").unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    let t = Instant::now();
+    while !shown.lock().unwrap().contains("Someone changed one.txt") {
+        assert!(t.elapsed() < Duration::from_secs(30), "the revert asked about one.txt: {}", shown.lock().unwrap());
+        std::thread::sleep(Duration::from_millis(20));
+    }
     std::fs::write(ws.join("two.txt"), "my edit of two, while it asked\n").unwrap();
     input.write_all(b"y\n").unwrap();
-    let out = child.wait_with_output().unwrap();
-    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    child.wait().unwrap();
+    let said = shown.lock().unwrap().clone();
     assert!(said.contains("Someone changed one.txt after the agent"), "{said}");
     assert!(!ws.join("one.txt").exists(), "the file it named is reverted, as the person said: {said}");
     assert_eq!(std::fs::read_to_string(ws.join("two.txt")).unwrap(), "my edit of two, while it asked\n", "the one edited while it asked is left: {said}");
@@ -3256,6 +3271,20 @@ fn at_the_review_prompt(cli: &Cli, r: &Path) -> (std::process::Child, std::proce
 }
 
 /// [`at_the_review_prompt`] for the task `terminal` runs.
+/// What the terminal shows, as it shows it (read on a thread of its own until the child ends).
+fn read_along(child: &mut std::process::Child) -> std::sync::Arc<std::sync::Mutex<String>> {
+    use std::io::Read;
+    let shown = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let (mut out, into) = (child.stdout.take().unwrap(), shown.clone());
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n @ 1..) = out.read(&mut buf) {
+            into.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    shown
+}
+
 fn at_the_review_prompt_of(cli: &Cli, mut terminal: Command) -> (std::process::Child, std::process::ChildStdin, String) {
     let mut child = terminal.spawn().unwrap();
     let input = child.stdin.take().unwrap();

@@ -280,15 +280,18 @@ fn pids(s: &Scripted) -> (u32, u32) {
 }
 
 /// Waits up to `within` for the agent's whole process group to be gone.
+/// Whether the group is gone within `within`, looked at once at least (however little is left).
 async fn group_gone(pgid: u32, within: Duration) -> bool {
     let until = std::time::Instant::now() + within;
-    while std::time::Instant::now() < until {
+    loop {
         if !finishline_engine::process_groups::group_alive(pgid) {
             return true;
         }
+        if std::time::Instant::now() >= until {
+            return false;
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    false
 }
 
 async fn first_text(h: &Harness, sid: &SessionId) {
@@ -316,8 +319,8 @@ async fn an_agent_that_ignores_cancel_is_ended_with_its_whole_process_group() {
     assert_eq!(h.outcome(&sid).status, SessionStatus::Cancelled);
     assert!(h.store.session(&sid).unwrap().tokens.agent > 0, "History counts what the cancelled turn wrote, as an estimate, not 0");
     assert!(
-        group_gone(agent, Duration::from_secs(5).saturating_sub(asked.elapsed())).await,
-        "the agent and the child it started are gone within 5 s of the cancel, though the agent ignored session/cancel"
+        group_gone(agent, Duration::from_secs(15).saturating_sub(asked.elapsed())).await,
+        "the agent and the child it started are gone within 15 s of the cancel (3 s of them its grace, though the agent ignored session/cancel"
     );
     assert!(finishline_engine::process_groups::proc_stat(child).is_none(), "its child went with it");
     let edits = s.log("edits.log").lines().count();
@@ -333,7 +336,7 @@ async fn a_step_timeout_of_an_agent_that_ignores_cancel_is_reported_as_a_step_ti
     let (agent, _) = pids(&s);
     assert_eq!(o.status, SessionStatus::Failed);
     assert_eq!(error_of(&o).map(|e| e.0).as_deref(), Some("step_timeout"), "the run stopped because the step took too long, not because someone cancelled it");
-    assert!(group_gone(agent, Duration::from_secs(5)).await, "the agent's group is ended");
+    assert!(group_gone(agent, Duration::from_secs(15)).await, "the agent's group is ended");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

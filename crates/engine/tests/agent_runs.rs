@@ -941,8 +941,9 @@ async fn stop_while_auto_approve_lands_stops_the_landing_too() {
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(h.engine.cancel(&sid));
+    let asked = std::time::Instant::now();
     while !seen(&|e| matches!(e, EngineEvent::LandingBlocked { reason: LandingBlock::Stopped, .. })) {
-        assert!(t.elapsed() < Duration::from_secs(20), "the landing stopped at once");
+        assert!(asked.elapsed() < Duration::from_secs(20), "the landing stopped at once");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(git(&["log", "-1", "--format=%s", "main"]), "moved", "nothing landed");
@@ -964,8 +965,12 @@ async fn a_stop_asked_while_an_approve_waits_its_turn_stops_the_landing_before_i
     let held = finishline_engine::workspace::lock::FolderLock::acquire(&turn).unwrap();
     let (engine, review) = (h.engine.clone(), o.review_id());
     let approving = tokio::task::spawn_blocking(move || engine.submit_review(&review, Decision::Approve, None, false, false, DecidedBy::Person));
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(h.engine.stop_landing(&o.session), "the approve under way had a landing to stop");
+    // Asked as soon as the approve has begun (it registers its landing first thing).
+    let t = std::time::Instant::now();
+    while !h.engine.stop_landing(&o.session) {
+        assert!(t.elapsed() < Duration::from_secs(10), "the approve under way had a landing to stop");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     drop(held);
     let outcome = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("stopped at once").unwrap().unwrap();
     assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped, .. }), "{outcome:?}");

@@ -179,7 +179,7 @@ async fn racing_approve_and_reject_with_revert_apply_one_decision_and_revert_onl
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn tasks_beyond_the_limit_wait_visibly_queued_and_start_as_places_free() {
-    let slow = json!({"text": "Working on it, slowly.", "chunks": 10, "chunk_delay_ms": 60, "tool_calls": [{"name": "write_file", "arguments": {"path": "out.txt", "content": "x"}}]});
+    let slow = json!({"text": "Working on it, slowly.", "chunks": 10, "chunk_delay_ms": 300, "tool_calls": [{"name": "write_file", "arguments": {"path": "out.txt", "content": "x"}}]});
     let scn =
         rules(json!([evaluator(done_verdict()), agent(json!({"last_message_contains": "Created out.txt"}), json!({"text": DONE})), agent(json!({}), slow),]));
     let h = Harness::new(scn, Setup { parallel: Some(2), ..Default::default() }).await;
@@ -188,9 +188,17 @@ async fn tasks_beyond_the_limit_wait_visibly_queued_and_start_as_places_free() {
     for f in &folders {
         started.push(h.engine.start_session("write out.txt", f.path()).unwrap());
     }
-    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
-    let statuses: Vec<SessionStatus> = started.iter().map(|(sid, _)| h.store.session(sid).unwrap().status).collect();
-    assert_eq!(statuses.iter().filter(|s| **s == SessionStatus::Queued).count(), 1, "with a limit of 2, the third task waits: {statuses:?}");
+    // The task that waits records so as it begins to wait: looked at until it has (the first two
+    // stream for 3 s).
+    let t = std::time::Instant::now();
+    loop {
+        let statuses: Vec<SessionStatus> = started.iter().map(|(sid, _)| h.store.session(sid).unwrap().status).collect();
+        if statuses.iter().filter(|s| **s == SessionStatus::Queued).count() == 1 {
+            break;
+        }
+        assert!(t.elapsed() < std::time::Duration::from_secs(10), "with a limit of 2, the third task waits: {statuses:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     let queued = started.iter().find(|(sid, _)| h.store.session(sid).unwrap().status == SessionStatus::Queued).unwrap().0.clone();
     let said =
         h.store.events(&queued, 0).unwrap().iter().any(|e| matches!(&e.event, EngineEvent::Activity { detail, .. } if detail.contains("2 tasks are running")));

@@ -171,8 +171,9 @@ async fn a_verdict_that_runs_away_inside_a_string_is_stopped_and_unavailable() {
     // SmolLM2 under json_schema: `"action": "1.1.1.2.1.1.1.1…"` until the output limit, slowly.
     let runaway = format!("{{\"done\": false, \"summary\": \"{}", "1.".repeat(3000));
     let started = std::time::Instant::now();
-    let o = run_with_evaluator(json!({"text": runaway, "chunks": 600, "chunk_delay_ms": 20})).await;
-    assert!(started.elapsed() < std::time::Duration::from_secs(8), "stopped when it was clear, not after the whole answer ({:?})", started.elapsed());
+    // The whole answer would take 60 s; the bound leaves a loaded machine room.
+    let o = run_with_evaluator(json!({"text": runaway, "chunks": 600, "chunk_delay_ms": 100})).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "stopped when it was clear, not after the whole answer ({:?})", started.elapsed());
     assert_eq!(o.end_reason, Some(EndReason::Unverified), "a runaway verdict never counts");
     assert_eq!(o.evaluations(), vec![(Verdict::Unavailable, false)]);
     let evaluator_calls = o.requests.iter().filter(|r| r.kind == fake_llm::RequestKind::Evaluator).count();
@@ -204,7 +205,7 @@ async fn an_injection_in_a_tool_output_reaches_the_evaluator_only_inside_the_tra
 async fn cancel_during_evaluation_drops_the_verdict_and_the_request() {
     let h = Harness::new(
         scenario(json!({"rules": [
-            {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": false, \"summary\": \"slow\", \"remaining\": [\"x\"], \"continuation_prompt\": \"do x\", \"is_stuck\": false, \"stuck_reason\": \"\"}", "chunks": 40, "chunk_delay_ms": 100}},
+            {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": false, \"summary\": \"slow\", \"remaining\": [\"x\"], \"continuation_prompt\": \"do x\", \"is_stuck\": false, \"stuck_reason\": \"\"}", "chunks": 40, "chunk_delay_ms": 500}},
             {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": DONE}},
             {"when": {"kind": "agent"}, "reply": {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}}
         ]})),
@@ -221,8 +222,8 @@ async fn cancel_during_evaluation_drops_the_verdict_and_the_request() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let t = std::time::Instant::now();
     h.engine.cancel(&sid);
-    tokio::time::timeout(Duration::from_secs(2), handle).await.expect("cancel reaches the evaluator call").unwrap();
-    assert!(t.elapsed() < Duration::from_secs(2), "the 4 s evaluator answer was not waited for");
+    tokio::time::timeout(Duration::from_secs(10), handle).await.expect("cancel reaches the evaluator call").unwrap();
+    assert!(t.elapsed() < Duration::from_secs(10), "the 20 s evaluator answer was not waited for");
     tokio::time::sleep(Duration::from_secs(1)).await;
     let events = h.store.events(&sid, 0).unwrap();
     assert!(matches!(events.last().unwrap().event, EngineEvent::StatusChanged { status: SessionStatus::Cancelled, .. }), "nothing after cancelled");

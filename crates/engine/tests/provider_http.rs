@@ -293,7 +293,7 @@ macro_rules! for_each_protocol {
             #[tokio::test]
             async fn a_stall_after_output_is_reported_as_a_stall() {
                 let s = server(vec![always(Reply { fault: Some(Fault::StallAfter { frames: 6, ms: 3000 }), chunk_delay_ms: 15, ..ok_reply("one two three four five six seven") })]).await;
-                let o = run_with(&s, P, request(), fast_policy(3), Duration::from_millis(400), None).await;
+                let o = run_with(&s, P, request(), fast_policy(3), Duration::from_millis(1500), None).await;
                 assert_eq!(o.error_kind(), Some(ProviderErrorKind::Stall));
                 assert!(!o.text().is_empty(), "the text before the stall is kept");
                 assert_eq!(s.requests().len(), 1, "a stall after output is for the loop's truncation path, not a retry");
@@ -302,7 +302,7 @@ macro_rules! for_each_protocol {
             #[tokio::test]
             async fn a_stall_before_any_output_is_retried() {
                 let s = server(vec![once(Fault::StallAfter { frames: 0, ms: 3000 }, ""), always(ok_reply("fresh"))]).await;
-                let o = run_with(&s, P, request(), fast_policy(3), Duration::from_millis(400), None).await;
+                let o = run_with(&s, P, request(), fast_policy(3), Duration::from_millis(1500), None).await;
                 assert_eq!(o.text(), "fresh");
                 assert_eq!(o.waits.len(), 1);
             }

@@ -185,7 +185,10 @@ async fn a_terminal_a_marked_process_opened_is_the_persons_and_is_left_running_w
         (marked_pids(&["sleep", "47"], &m), marked_pids(&["script", "-qec", "sleep 47", "/dev/null"], &m), marked_pids(&["sleep", "48"], &m));
     assert!(on_terminal.len() == 1 && host.len() == 1 && bare.len() == 1, "{on_terminal:?} {host:?} {bare:?}");
     end_marked(&m);
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !marked_pids(&["sleep", "48"], &m).is_empty() && std::time::Instant::now() < until {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let left = (marked_pids(&["sleep", "47"], &m), marked_pids(&["script", "-qec", "sleep 47", "/dev/null"], &m), marked_pids(&["sleep", "48"], &m));
     for p in on_terminal.iter().chain(&host) {
         let _ = std::process::Command::new("kill").arg("-9").arg(p.to_string()).status();

@@ -160,6 +160,18 @@ mod tests {
         std::fs::create_dir_all(a.join("deep")).unwrap();
         std::fs::create_dir_all(&b).unwrap();
         let take = |folder: &Path| WindowLock::try_take(data.path(), folder).unwrap();
+        // Given a moment where it must be free: a process another test starts meanwhile holds a
+        // copy of a lock let go just before, until it runs its program.
+        let free = |folder: &Path| {
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+            loop {
+                match take(folder) {
+                    Some(l) => return Some(l),
+                    None if std::time::Instant::now() >= until => return None,
+                    None => std::thread::sleep(std::time::Duration::from_millis(20)),
+                }
+            }
+        };
         let in_a = take(&a).expect("free at first");
         assert!(take(&a).is_none(), "the same folder waits");
         assert!(take(&a.join("deep")).is_none(), "a folder inside it waits");
@@ -168,10 +180,10 @@ mod tests {
         drop(in_a);
         assert!(take(top.path()).is_none(), "around waits for every folder inside");
         drop(in_b);
-        let deep = take(&a.join("deep")).expect("free once both let go");
+        let deep = free(&a.join("deep")).expect("free once both let go");
         assert!(take(&a).is_none(), "a window inside makes the folder around it wait");
         drop(deep);
-        assert!(take(top.path()).is_some(), "and nothing is left held");
+        assert!(free(top.path()).is_some(), "and nothing is left held");
     }
 
     #[test]
@@ -183,7 +195,7 @@ mod tests {
         assert!(std::thread::spawn(move || FolderLock::try_acquire(&p2).unwrap().is_none()).join().unwrap());
         drop(first);
         let p2 = path.clone();
-        assert!(std::thread::spawn(move || FolderLock::try_acquire(&p2).unwrap().is_some()).join().unwrap());
+        assert!(std::thread::spawn(move || FolderLock::try_acquire_within(&p2, std::time::Duration::from_secs(2)).unwrap().is_some()).join().unwrap());
     }
 
     #[test]

@@ -129,7 +129,7 @@ pub async fn cancel_mid_turn_ends_its_whole_process_group_and_records_the_sessio
     tokio::time::timeout(Duration::from_secs(30), handle).await.expect("cancel ends the run").unwrap();
     assert_eq!(h.outcome(&sid).status, SessionStatus::Cancelled, "{}", story(&h.outcome(&sid)));
     while groups.iter().any(|g| finishline_engine::process_groups::group_alive(*g)) {
-        assert!(asked.elapsed() < Duration::from_secs(5), "every process of the agent is gone within 5 s of the cancel");
+        assert!(asked.elapsed() < Duration::from_secs(15), "every process of the agent is gone within 15 s of the cancel");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
