@@ -11,7 +11,7 @@
 // "write": {path, content}?, "fs": [{path, content?}]? (through the client: a read without
 // content, a write with it), "terminal": {command, args, env?, outputByteLimit?}? (through the
 // client's terminal), "end": "end_turn" | "max_tokens" | "max_turn_requests" | "refusal"
-// | "exit" | "hang" | "deaf" | "garbage" | "endless_line", "usage": {inputTokens, outputTokens}? }. "hang" never
+// | "exit" | "hang" | "deaf" | "garbage" | "garbled_answer" | "endless_line", "usage": {inputTokens, outputTokens}? }. "hang" never
 // ends the turn until cancelled; "deaf" ignores the cancel too and goes on editing (a line in
 // edits.log every 100 ms). A permission may list its own "options" ([{optionId, name, kind}]).
 // With "children": true the agent starts a child of its own (`sleep`) at once, as real agents
@@ -128,6 +128,12 @@ async function prompt(id, params) {
     case "garbage":
       process.stdout.write("{this is not json\n");
       return send({ id, result: { stopReason: "end_turn", usage: t.usage } });
+    case "garbled_answer":
+      // The turn's answer written broken (cut short): the client cannot read it, so for the
+      // client the turn never ends. A cancel is answered properly.
+      process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id, result: { stopReason: "end_turn" } }).slice(0, -1) + "\n");
+      cancelled = () => send({ id, result: { stopReason: "cancelled" } });
+      return;
     case "endless_line": {
       // 100 MB with no line break (a runaway dump), then nothing: the turn never ends by itself.
       const chunk = Buffer.alloc(1 << 20, "x");

@@ -55,7 +55,23 @@ async fn a_turn_that_never_ends_is_stopped_after_the_step_limit_with_a_clear_err
     let (code, message) = error_of(&o).unwrap();
     assert_eq!(code, "step_timeout");
     assert!(message.contains("reported nothing for 2 s"), "{message}");
+    assert!(!message.contains("no ACP message"), "an agent that wrote nothing wrong is not said to have: {message}");
     assert_eq!(s.log("cancel.log").lines().count(), 1, "the agent is asked to stop its turn");
+}
+
+/// An answer the agent wrote broken is skipped by the protocol's reader, so the turn looks
+/// silent until the step limit: the message then quotes the line, so the person learns the agent
+/// is at fault, not a slow model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_whose_answer_came_garbled_quotes_it_when_the_step_limit_stops_the_turn() {
+    let s = Scripted::new(json!({"turns": [{"updates": [text("Working")], "end": "garbled_answer"}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(2)).await;
+    let o = h.run("Do the thing").await;
+    assert_eq!(o.status, SessionStatus::Failed);
+    let (code, message) = error_of(&o).unwrap();
+    assert_eq!(code, "step_timeout");
+    assert!(message.contains("no ACP message") && message.contains(r#""stopReason":"end_turn""#), "{message}");
+    assert!(o.has(|e| matches!(e, EngineEvent::TextDelta { text, .. } if text.contains("Working"))), "what it said before is kept");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

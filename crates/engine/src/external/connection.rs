@@ -151,6 +151,9 @@ pub trait AgentConnection: Send + Sync {
     /// Whether it says it is logged in, waiting up to `within` for its word when it marks that
     /// it gives one and has not yet: `None` if it did not say.
     async fn says_logged_in(&self, within: Duration) -> Option<bool>;
+    /// The last line the agent wrote on its stdout that is no ACP message (skipped by the
+    /// reader) since this was last asked, if any: quoted when its turn then looks silent.
+    fn take_stray_line(&self) -> Option<String>;
 }
 
 /// Where and how the agent runs.
@@ -238,6 +241,8 @@ struct Acp {
     group: Option<OwnedGroup>,
     /// Its terminals' commands end with it.
     terminals: Arc<super::terminals::Terminals>,
+    /// See [`AgentConnection::take_stray_line`].
+    stray: Arc<Mutex<Option<String>>>,
 }
 
 const STDERR_TAIL: usize = 4000;
@@ -528,7 +533,7 @@ async fn open_session(
 /// What the client's side of the connection works with.
 struct ClientSide {
     stdin: tokio::process::ChildStdin,
-    stdout: super::auth_tap::AuthTap<super::line_cap::LineCap<tokio::process::ChildStdout>>,
+    stdout: super::auth_tap::AuthTap<super::stray_lines::StrayLines<super::line_cap::LineCap<tokio::process::ChildStdout>>>,
     /// Why reading stopped, when the agent sent a message past [`super::line_cap::MAX_LINE`].
     cut: Arc<Mutex<Option<String>>>,
     child: tokio::process::Child,
@@ -683,6 +688,7 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
     let (ended_tx, ended_rx) = tokio::sync::watch::channel(false);
     let ended = Arc::new(Mutex::new(None));
     let (stdout, cut) = super::line_cap::LineCap::new(stdout, super::line_cap::MAX_LINE);
+    let (stdout, stray) = super::stray_lines::StrayLines::new(stdout);
     let (stdout, raw_auth) = super::auth_tap::AuthTap::new(stdout);
     let fs_offered = launch.files.is_some();
     let terminals = Arc::new(super::terminals::Terminals::new(launch.cwd, launch.hidden_env, launch.processes.clone()));
@@ -712,7 +718,7 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
     info.signed_in = *login_said.borrow();
     let mut rx = rx;
     while rx.try_recv().is_ok() {}
-    let conn = Acp { info, label: agent.label(), cx, session, ended, ended_rx, login_said, _stop: stop_tx, group, terminals };
+    let conn = Acp { info, label: agent.label(), cx, session, ended, ended_rx, login_said, _stop: stop_tx, group, terminals, stray };
     Ok((Arc::new(conn), rx))
 }
 
@@ -799,6 +805,10 @@ impl AgentConnection for Acp {
         }
         let now = *said.borrow();
         now
+    }
+
+    fn take_stray_line(&self) -> Option<String> {
+        self.stray.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 }
 

@@ -398,6 +398,8 @@ impl Run {
             return Err(Halt::Failed { code: ErrorCode::Internal, message: "the agent's connection is gone".into() });
         };
         let turn_conn = conn.clone();
+        // A line from before this turn (a banner at its start) is no part of its answer.
+        let _ = conn.take_stray_line();
         // The turn's task holds the connection too: it is aborted whenever this step returns,
         // so no clone outlives a cancel and keeps the agent's process group alive.
         let mut turn = AbortOnDrop(tokio::spawn(async move { turn_conn.prompt(prompt).await }));
@@ -428,9 +430,14 @@ impl Run {
                 }
                 _ = tokio::time::sleep_until(last_heard + idle), if halt.is_none() => {
                     conn.cancel().await;
+                    let why = match conn.take_stray_line() {
+                        // Its answer may be that line, which no reader could take.
+                        Some(line) => format!("It also wrote a line that is no ACP message, which was skipped: “{line}”. If that was its answer, the agent is at fault, not the step limit."),
+                        None => "A slow model may need a longer step limit (Settings → Limits).".to_string(),
+                    };
                     halt = Some(Halt::Failed {
                         code: ErrorCode::StepTimeout,
-                        message: format!("{label} reported nothing for {} s and its turn was stopped; what it did is kept. A slow model may need a longer step limit (Settings → Limits).", idle.as_secs()),
+                        message: format!("{label} reported nothing for {} s and its turn was stopped; what it did is kept. {why}", idle.as_secs()),
                     });
                     grace_until = tokio::time::Instant::now() + CANCEL_GRACE;
                 }
