@@ -83,8 +83,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for StrayLines<R> {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
         if matches!(polled, Poll::Ready(Ok(()))) {
-            let new = buf.filled()[before..].to_vec();
-            self.look(&new);
+            self.look(&buf.filled()[before..]);
         }
         polled
     }
