@@ -75,6 +75,9 @@ pub fn focus_main(app: &AppHandle) {
 
 /// A second launch: its `--task` / `--open-session` go to this window, which comes to the front.
 pub fn second_launch(app: &AppHandle, argv: Vec<String>) {
+    // A launch while the closed window's app waits for a decision to finish wants the app: it
+    // stays (see [`close_requested`]), rather than exiting under the window shown again.
+    app.state::<AppState>().reopen();
     focus_main(app);
     if let Some(action) = startup_action_from(&argv) {
         app.state::<AppState>().set_startup_action(action);
@@ -93,9 +96,11 @@ pub fn close_requested(window: &tauri::Window, api: &tauri::CloseRequestApi) {
         api.prevent_close();
         let _ = window.emit("close-requested", running);
     } else if state.runtime.deciding_now() && !state.quit_confirmed() {
-        // A decision under way: the window goes now, the app once the decision has ended.
+        // A decision under way: the window goes now, the app once the decision has ended, unless
+        // the app is launched again meanwhile.
         api.prevent_close();
         let _ = window.hide();
+        window.state::<AppState>().close_hidden();
         let app = window.app_handle().clone();
         tauri::async_runtime::spawn(async move { stop_all_and_exit(&app).await });
     }
@@ -138,16 +143,11 @@ pub async fn quit(app: AppHandle, state: State<'_, AppState>, stop_running: bool
 }
 
 /// Cancels every running task and exits; the exit ends what they started (an agent, a
-/// command, an MCP server).
+/// command, an MCP server). After the close button hid the window, a launch meanwhile calls the
+/// exit off.
 async fn stop_all_and_exit(app: &AppHandle) {
     let state = app.state::<AppState>();
-    for session in &state.running_sessions() {
-        state.runtime.cancel(&state.data_dir, session);
-    }
-    // An approve still checking its landing stops before anything moves and records that it
-    // did; one past that point, and a reject's revert, finish: exiting half way would leave
-    // them for the next start to finish or report.
-    state.runtime.stop_landings();
+    let hidden = state.closing_hidden();
     // A cancelled run records its end within moments; wait for that and for a decision under
     // way, but never hang the quit (a second signal does not wait at all).
     let started = std::time::Instant::now();
@@ -155,7 +155,22 @@ async fn stop_all_and_exit(app: &AppHandle) {
         let runs = !state.running_sessions().is_empty() && started.elapsed() < std::time::Duration::from_secs(5);
         runs || (state.runtime.deciding_now() && started.elapsed() < std::time::Duration::from_secs(30))
     };
-    while waits() {
+    loop {
+        if hidden && !state.closing_hidden() {
+            return;
+        }
+        // Looked at again each time: a run or an approve started while the quit waits (a click
+        // in the window as it closes) is stopped too, not cut short by the exit.
+        for session in &state.running_sessions() {
+            state.runtime.cancel(&state.data_dir, session);
+        }
+        // An approve still checking its landing stops before anything moves and records that it
+        // did; one past that point, and a reject's revert, finish: exiting half way would leave
+        // them for the next start to finish or report.
+        state.runtime.stop_landings();
+        if !waits() {
+            break;
+        }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     state.confirm_quit();

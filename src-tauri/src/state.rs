@@ -29,6 +29,9 @@ pub struct AppState {
     /// Set once the person chose to quit over running tasks, so the close that follows is not
     /// asked about again.
     quitting: std::sync::atomic::AtomicBool,
+    /// Set while the close button's hidden window waits for a decision to finish before the app
+    /// exits; a launch meanwhile clears it and the app stays.
+    closing_hidden: std::sync::atomic::AtomicBool,
     /// Open session views' event followers, by the id their view holds.
     subscriptions: Mutex<HashMap<u64, tauri::async_runtime::JoinHandle<()>>>,
     next_subscription: std::sync::atomic::AtomicU64,
@@ -63,6 +66,7 @@ impl AppState {
             mcp: Mutex::new(None),
             import: Mutex::new(None),
             quitting: Default::default(),
+            closing_hidden: Default::default(),
             subscriptions: Mutex::new(HashMap::new()),
             comparisons: Mutex::new(HashMap::new()),
             next_subscription: Default::default(),
@@ -187,5 +191,21 @@ impl AppState {
 
     pub fn quit_confirmed(&self) -> bool {
         self.quitting.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub fn close_hidden(&self) {
+        self.closing_hidden.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn closing_hidden(&self) -> bool {
+        self.closing_hidden.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Calls off the exit a hidden close waits to make; once the app has decided to exit
+    /// (`quit_confirmed`) it is too late.
+    pub fn reopen(&self) {
+        if !self.quit_confirmed() {
+            self.closing_hidden.store(false, std::sync::atomic::Ordering::SeqCst);
+        }
     }
 }

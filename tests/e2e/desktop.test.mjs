@@ -4,7 +4,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { appBinary, appDataDir, appEnv, clickAway, launchApp, repoRoot, seedSettings, shot, startDriver, typeInto, waitForScreen, statusNow as statusIn, waitStatus as waitStatusIn } from "./app.mjs";
@@ -49,15 +49,7 @@ test("a second launch hands its task to the running window and exits; one engine
   try {
     await waitForScreen(app, "new-task-form");
     const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
-    const second = spawn(appBinary, ["--task", "write a.txt with the letter A", "--workspace", ws], { env: appEnv(driver, { DBUS_SESSION_BUS_ADDRESS: bus.address }), stdio: "ignore" });
-    const code = await new Promise((resolve) => {
-      const t = setTimeout(() => resolve("still running"), 20_000);
-      second.on("exit", (c) => {
-        clearTimeout(t);
-        resolve(c);
-      });
-    });
-    if (code === "still running") second.kill("SIGKILL");
+    const code = await launchAgain(driver, ["--task", "write a.txt with the letter A", "--workspace", ws]);
     assert.equal(code, 0, "the second launch gives its arguments to the running app and exits, instead of opening a second window on the same history");
 
     const view = await app.$('[data-testid="session-view"]');
@@ -67,6 +59,70 @@ test("a second launch hands its task to the running window and exits; one engine
     const listed = sessions();
     assert.equal(listed.length, 1, `exactly one session: the second launch started no engine of its own (${JSON.stringify(listed)})`);
     await shot(app, "desktop-handoff");
+  } finally {
+    await app.deleteSession().catch(() => {});
+    await driver.stop();
+  }
+});
+
+/** Launches the app again, as a person does from their launcher; its exit code (it hands its
+ * arguments to the running app and exits), or "still running". */
+async function launchAgain(driver, args = []) {
+  const second = spawn(appBinary, args, { env: appEnv(driver, { DBUS_SESSION_BUS_ADDRESS: bus.address }), stdio: "ignore" });
+  const code = await new Promise((resolve) => {
+    const t = setTimeout(() => resolve("still running"), 20_000);
+    second.on("exit", (c) => {
+      clearTimeout(t);
+      resolve(c);
+    });
+  });
+  if (code === "still running") second.kill("SIGKILL");
+  return code;
+}
+
+/** Whether the main window is shown on the display. */
+const windowShown = () => {
+  try {
+    return execFileSync("xdotool", ["search", "--onlyvisible", "--name", "^Finishline$"], { encoding: "utf8" }).trim().length > 0;
+  } catch {
+    return false;
+  }
+};
+
+test("closed while a reject's revert finishes, the window goes at once; launched again meanwhile, the app stays", async () => {
+  const marker = path.join(mkdtempSync(path.join(tmpdir(), "finishline-pause-")), "paused");
+  const driver = await startDriver({
+    port: 4545,
+    home,
+    env: { DBUS_SESSION_BUS_ADDRESS: bus.address, FINISHLINE_FAULT_PAUSE: "revert-after-first-file", FINISHLINE_FAULT_MARKER: marker },
+  });
+  const app = await launchApp(driver);
+  try {
+    await waitForScreen(app, "new-task-form");
+    const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
+    await typeInto(app, await app.$('[data-testid="workspace-path"]'), ws);
+    await typeInto(app, await app.$('[data-testid="task-input"]'), "write a.txt with the letter A");
+    await clickAway(await app.$('[data-testid="run"]'));
+    await waitStatusIn(app, "awaiting_review", 20_000);
+    await clickAway(await app.$('[data-testid="revert-checkbox"]'));
+    await clickAway(await app.$('[data-testid="reject"]'));
+    // The revert holds here, part way, until the marker goes: a decision under way.
+    const t = Date.now();
+    while (!existsSync(marker)) {
+      assert.ok(Date.now() - t < 20_000, "the revert started");
+      await sleep(50);
+    }
+    const ids = execFileSync("xdotool", ["search", "--name", "^Finishline$"], { encoding: "utf8" }).trim().split("\n").filter(Boolean);
+    execFileSync(path.join(repoRoot, "tests/e2e/tools/wm-close.py"), ids);
+    await app.waitUntil(async () => !windowShown(), { timeout: 10_000, timeoutMsg: "the close button hides the window at once, the decision still under way" });
+    assert.equal(await launchAgain(driver), 0, "the launch goes to the running app");
+    await app.waitUntil(async () => windowShown(), { timeout: 10_000, timeoutMsg: "the launch shows the window again" });
+    unlinkSync(marker);
+    await waitStatusIn(app, "rejected", 20_000);
+    assert.equal(existsSync(path.join(ws, "a.txt")), false, "the revert finished");
+    await sleep(2000);
+    assert.equal(await statusIn(app), "rejected", "the app is still there, not exited under the window shown again");
+    assert.ok(windowShown(), "and its window with it");
   } finally {
     await app.deleteSession().catch(() => {});
     await driver.stop();
