@@ -2570,7 +2570,7 @@ async fn two_files_at_a_terminal_review() -> (FakeServer, tempfile::TempDir, Cli
 async fn overwrite_at_the_terminal_covers_the_files_it_named_not_one_edited_while_it_asked() {
     let (_s, _dir, _cli, ws, mut child, mut input) = two_files_at_a_terminal_review().await;
     std::fs::write(ws.join("one.txt"), "my edit of one\n").unwrap();
-    let shown = read_along(&mut child);
+    let (shown, reading) = read_along(&mut child);
     // Reject, and revert: the revert asks about one.txt.
     input.write_all(b"r\ny\n").unwrap();
     let t = Instant::now();
@@ -2581,11 +2581,13 @@ async fn overwrite_at_the_terminal_covers_the_files_it_named_not_one_edited_whil
     std::fs::write(ws.join("two.txt"), "my edit of two, while it asked\n").unwrap();
     input.write_all(b"y\n").unwrap();
     child.wait().unwrap();
+    reading.join().unwrap();
     let said = shown.lock().unwrap().clone();
     assert!(said.contains("Someone changed one.txt after the agent"), "{said}");
     assert!(!ws.join("one.txt").exists(), "the file it named is reverted, as the person said: {said}");
     assert_eq!(std::fs::read_to_string(ws.join("two.txt")).unwrap(), "my edit of two, while it asked\n", "the one edited while it asked is left: {said}");
-    assert!(said.contains("two.txt"), "and named: {said}");
+    let after_asking = &said[said.find("Someone changed one.txt").unwrap()..];
+    assert!(after_asking.contains("two.txt"), "and named after the question, not only in the review before it: {said}");
 }
 
 /// A decision at the terminal that fails (here a revert of a folder that is gone) says why and
@@ -3270,21 +3272,22 @@ fn at_the_review_prompt(cli: &Cli, r: &Path) -> (std::process::Child, std::proce
     at_the_review_prompt_of(cli, in_a_terminal(cli, r))
 }
 
-/// [`at_the_review_prompt`] for the task `terminal` runs.
-/// What the terminal shows, as it shows it (read on a thread of its own until the child ends).
-fn read_along(child: &mut std::process::Child) -> std::sync::Arc<std::sync::Mutex<String>> {
+/// What the terminal shows, as it shows it, read on a thread of its own until the child's output
+/// ends (join the thread to have all of it).
+fn read_along(child: &mut std::process::Child) -> (std::sync::Arc<std::sync::Mutex<String>>, std::thread::JoinHandle<()>) {
     use std::io::Read;
     let shown = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
     let (mut out, into) = (child.stdout.take().unwrap(), shown.clone());
-    std::thread::spawn(move || {
+    let reading = std::thread::spawn(move || {
         let mut buf = [0u8; 4096];
         while let Ok(n @ 1..) = out.read(&mut buf) {
             into.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
         }
     });
-    shown
+    (shown, reading)
 }
 
+/// [`at_the_review_prompt`] for the task `terminal` runs.
 fn at_the_review_prompt_of(cli: &Cli, mut terminal: Command) -> (std::process::Child, std::process::ChildStdin, String) {
     let mut child = terminal.spawn().unwrap();
     let input = child.stdin.take().unwrap();

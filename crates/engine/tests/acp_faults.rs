@@ -336,7 +336,7 @@ async fn an_agent_that_ignores_cancel_is_ended_with_its_whole_process_group() {
     assert!(h.store.session(&sid).unwrap().tokens.agent > 0, "History counts what the cancelled turn wrote, as an estimate, not 0");
     assert!(
         group_gone(agent, Duration::from_secs(15).saturating_sub(asked.elapsed())).await,
-        "the agent and the child it started are gone within 15 s of the cancel (3 s of them its grace, though the agent ignored session/cancel"
+        "the agent and the child it started are gone within 15 s of the cancel (3 s of them its grace), though the agent ignored session/cancel"
     );
     assert!(finishline_engine::process_groups::proc_stat(child).is_none(), "its child went with it");
     let edits = s.log("edits.log").lines().count();

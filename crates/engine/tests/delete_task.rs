@@ -147,3 +147,31 @@ fn deleting_a_task_whose_branch_holds_a_commit_of_the_persons_keeps_the_branch()
     assert_eq!(git(repo, &["branch", "--list", &wt.branch]).trim_start_matches(['*', '+', ' ']), wt.branch, "the branch with their commit stays");
     assert_eq!(git(repo, &["show", &format!("{}:mine.txt", wt.branch)]), "my own work");
 }
+
+/// A decision that lets go of the task having started it running again (Request changes): a
+/// delete that waited for it reads the task afresh and is refused, touching nothing.
+#[test]
+fn a_delete_that_waited_for_a_decision_which_started_the_task_again_is_refused_and_touches_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(Store::open(&dir.path().join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap());
+    let (sid, wt) = task_with_worktree(dir.path(), &store);
+    status(&store, &sid, SessionStatus::AwaitingReview);
+    let lock = dir.path().join("data").join("locks").join(format!("{sid}.lock"));
+    let (held, go) = (std::sync::mpsc::channel::<()>(), std::sync::mpsc::channel::<()>());
+    let (deciding, session) = (store.clone(), sid.clone());
+    let decision = std::thread::spawn(move || {
+        let _l = finishline_engine::workspace::lock::FolderLock::acquire(&lock).unwrap();
+        held.0.send(()).unwrap();
+        go.1.recv().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        status(&deciding, &session, SessionStatus::Busy);
+    });
+    held.1.recv().unwrap();
+    go.0.send(()).unwrap();
+    let err = delete_task(&store, &dir.path().join("data"), &sid).unwrap_err();
+    decision.join().unwrap();
+    assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
+    assert!(std::path::Path::new(&wt.folder).join(".git").exists(), "the running task's worktree is kept");
+    assert_eq!(git(std::path::Path::new(&wt.repo), &["branch", "--list", &wt.branch]).trim_start_matches(['*', '+', ' ']), wt.branch, "and its branch");
+    assert!(store.session(&sid).is_ok(), "and its history");
+}

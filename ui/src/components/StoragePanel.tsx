@@ -98,8 +98,9 @@ export function WorktreeStorage() {
     }
   };
   return (
-    // Folded like the panels beside it when there is nothing in it; open while worktrees wait.
-    <details className="panel storage" data-testid="worktree-storage" open={rows.length > 0}>
+    // Folded like the panels beside it when there is nothing in it; open while worktrees wait,
+    // and while it says what a clean-up did (which may have emptied it).
+    <details className="panel storage" data-testid="worktree-storage" open={rows.length > 0 || note !== null}>
       <summary>
         Task worktrees: {rows.length === 0 ? "none" : `${mb(rows.reduce((n, r) => n + r.bytes, 0))} for ${rows.length}`}
       </summary>

@@ -1708,6 +1708,10 @@ pub fn delete_task(store: &Store, data_dir: &Path, session: &SessionId) -> Resul
     let Some(_lock) = FolderLock::try_acquire_within(&session_lock(data_dir, session), std::time::Duration::from_secs(1))? else {
         return Err(Error::InvalidInput("a decision on this task is under way (landing or reverting): wait for it, then delete the task".into()));
     };
+    // Read again now that no decision acts on it: the one waited for may have sent it on
+    // (Request changes), and its worktree is in use again.
+    let s = store.session(session)?;
+    crate::store::refuse_deleting(s.status)?;
     let events = store.events(session, 0)?;
     if let Some(wt) = current_worktree(&events) {
         // A branch the person chose to keep stays, and so does one holding a commit Finishline

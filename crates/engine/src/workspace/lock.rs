@@ -84,7 +84,8 @@ impl FolderLock {
     /// [`Self::try_acquire`], trying again for up to `wait` before saying another holder has it.
     /// A process another thread of this one is starting holds a copy of every open descriptor
     /// from its fork until it runs its program, so a lock let go a moment ago can look held for
-    /// that moment (seen on a loaded machine). A holder at work keeps it far longer than `wait`.
+    /// that moment (seen on a loaded machine). A caller that waited reads again what the holder
+    /// may have changed meanwhile.
     pub fn try_acquire_within(file: &Path, wait: std::time::Duration) -> Result<Option<FolderLock>> {
         let until = std::time::Instant::now() + wait;
         loop {

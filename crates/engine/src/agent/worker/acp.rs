@@ -430,15 +430,7 @@ impl Run {
                 }
                 _ = tokio::time::sleep_until(last_heard + idle), if halt.is_none() => {
                     conn.cancel().await;
-                    let why = match conn.take_stray_line() {
-                        // Its answer may be that line, which no reader could take.
-                        Some(line) => format!("It also wrote a line that is no ACP message, which was skipped: “{line}”. If that was its answer, the agent is at fault, not the step limit."),
-                        None => "A slow model may need a longer step limit (Settings → Limits).".to_string(),
-                    };
-                    halt = Some(Halt::Failed {
-                        code: ErrorCode::StepTimeout,
-                        message: format!("{label} reported nothing for {} s and its turn was stopped; what it did is kept. {why}", idle.as_secs()),
-                    });
+                    halt = Some(Halt::Failed { code: ErrorCode::StepTimeout, message: silent_turn(&label, idle, conn.take_stray_line()) });
                     grace_until = tokio::time::Instant::now() + CANCEL_GRACE;
                 }
                 m = rx.recv(), if rx_open => {
@@ -707,6 +699,17 @@ impl Run {
     }
 }
 
+/// Why a turn that reported nothing for `idle` was stopped. Its answer may be a line no reader
+/// could take (`stray`): then the agent is at fault, and the line is quoted.
+fn silent_turn(label: &str, idle: std::time::Duration, stray: Option<String>) -> String {
+    let stray = stray
+        .map(|line| format!(" It also wrote a line that is no ACP message, which was skipped: “{line}”; if that was its answer, the agent is at fault."))
+        .unwrap_or_default();
+    format!(
+        "{label} reported nothing for {} s and its turn was stopped; what it did is kept. A slow model may need a longer step limit (Settings → Limits).{stray}",
+        idle.as_secs()
+    )
+}
 #[cfg(test)]
 mod tests {
     use super::*;
