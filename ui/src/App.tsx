@@ -16,7 +16,7 @@ import { QuitDialog } from "./components/QuitDialog";
 import { Tooltips } from "./components/Tooltips";
 import { SidebarSessions } from "./components/SidebarSessions";
 import { CommandPalette, requestReview, ShortcutList, type PaletteCommand } from "./components/CommandPalette";
-import { isTextField } from "./keys";
+import { dialogAsks, isTextField } from "./keys";
 
 export type Screen = "new" | "history" | "settings" | "session" | "attempts";
 
@@ -219,6 +219,7 @@ export function App() {
   const [overlay, setOverlay] = useState<"palette" | "shortcuts" | null>(null);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
+      if (dialogAsks()) return;
       if (e.ctrlKey && !e.altKey && e.key.toLowerCase() === "k") {
         e.preventDefault();
         setOverlay("palette");
@@ -253,7 +254,7 @@ export function App() {
   // Alt+1..3 moves between screens without the mouse.
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (!e.altKey) return;
+      if (!e.altKey || dialogAsks()) return;
       const hit = NAV.find((n) => n.key === e.key);
       if (hit) {
         e.preventDefault();

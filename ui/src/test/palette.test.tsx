@@ -49,6 +49,29 @@ describe("the command palette", () => {
     expect(screen.queryByTestId("palette"), "Esc closes the palette").not.toBeInTheDocument();
   });
 
+  it("the window's shortcuts wait while a dialog asks: nothing opens under it, and the screen stays", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [];
+        if (cmd === "quit") return 1;
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await screen.findByTestId("new-task-form");
+    await user.keyboard("{Control>}q{/Control}");
+    expect(await screen.findByTestId("quit-dialog")).toBeInTheDocument();
+    await user.keyboard("{Control>}k{/Control}");
+    await user.keyboard("?");
+    await user.keyboard("{Alt>}2{/Alt}");
+    expect(screen.queryByTestId("palette"), "no palette under the question").not.toBeInTheDocument();
+    expect(screen.queryByTestId("shortcuts"), "nor the shortcut list").not.toBeInTheDocument();
+    expect(screen.getByTestId("new-task-form"), "and the screen behind it stays").toBeInTheDocument();
+    expect(screen.getByTestId("quit-dialog")).toBeInTheDocument();
+  });
+
   it("finds a session by its title beyond the newest hundred, and says when the sessions could not be listed", async () => {
     const opened: string[] = [];
     mockIPC((cmd) => {
