@@ -416,13 +416,18 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
           {review.verdictSummary && <span className="muted">: {review.verdictSummary}</span>}
           {review.verdict && evaluatorModel && <TrackRecord model={evaluatorModel} />}
         </dd>
-        <dt>Tokens</dt>
-        <dd data-testid="review-tokens">
-          agent {(review.tokens?.agent ?? tokens.agent).toLocaleString()} · evaluator {(review.tokens?.evaluator ?? tokens.evaluator).toLocaleString()}
-          {review.tokens && review.tokens.compaction > 0 ? ` · compaction ${review.tokens.compaction.toLocaleString()}` : ""}
+        {/* One row for both: every row above the diff pushes the diff out of a short window. */}
+        <dt>Used</dt>
+        <dd>
+          <span data-testid="review-tokens">
+            agent {(review.tokens?.agent ?? tokens.agent).toLocaleString()} · evaluator {(review.tokens?.evaluator ?? tokens.evaluator).toLocaleString()}
+            {review.tokens && review.tokens.compaction > 0 ? ` · compaction ${review.tokens.compaction.toLocaleString()}` : ""} tokens
+          </span>
+          {" · "}
+          <span data-testid="review-cost" className={review.costUsd === undefined ? "muted" : undefined}>
+            {review.costUsd === undefined ? "cost: set prices in Settings to see it" : `$${review.costUsd.toFixed(4)}`}
+          </span>
         </dd>
-        <dt>Cost</dt>
-        <dd data-testid="review-cost">{review.costUsd === undefined ? "set prices in Settings to see it" : `$${review.costUsd.toFixed(4)}`}</dd>
       </dl>
       {review.remaining.length > 0 && (
         <>
@@ -702,7 +707,8 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         {/* The three ways stay together: on a narrow window they wrap as one row below the option. */}
         <span className="decide">
           <button className="btn danger" disabled={busy || comparing} onClick={reject} ref={rejectButton} data-testid="reject" title={comparing ? WHILE_COMPARING : worktree ? "Removes the task's worktree and branch" : undefined}>
-            Reject
+            {/* The tick is Reject's alone: the button says so, beside an Approve it leaves as it is. */}
+            {!noBranch && !worktree && revert && !review.unrecorded ? "Reject and undo my files" : "Reject"}
           </button>
           {asking ? (
             <button

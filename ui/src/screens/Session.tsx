@@ -977,7 +977,8 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
         {model.cycle.max > 0 && (
           <span title="How many times Finishline sent the agent back in this run, of the run's budget (Settings → Limits → Continuation budget)">
             {/* "Sent back 0 of 5" read like a score at review. */}
-            {model.cycle.n === 0 ? `Not sent back (up to ${model.cycle.max})` : `Sent back ${model.cycle.n} of ${model.cycle.max}`}
+            {/* Finishline's own sending back, not the person's Request changes. */}
+            {model.cycle.n === 0 ? `Finishline sent it back 0 times (up to ${model.cycle.max})` : `Finishline sent it back ${model.cycle.n} of ${model.cycle.max} times`}
           </span>
         )}
         {model.todos.length > 0 && (

@@ -140,7 +140,7 @@ describe("Session view", () => {
     expect(screen.getByTestId("progress-strip")).toHaveTextContent("Step 1");
     expect(screen.getByTestId("step-count"), "why the count starts over in the next run").toHaveAttribute("title", expect.stringContaining("Each run"));
     expect(screen.getByTestId("progress-strip")).toHaveTextContent("Running write_file");
-    expect(screen.getByTestId("progress-strip")).toHaveTextContent("Sent back 1 of 5");
+    expect(screen.getByTestId("progress-strip")).toHaveTextContent("Finishline sent it back 1 of 5 times");
     expect(screen.getByTestId("status-badge")).toHaveTextContent("Working");
   });
 
@@ -757,7 +757,7 @@ describe("Session view", () => {
       ev({ type: "step_started", step: 1, cycle: { used: 0, max: 5 } }),
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    await waitFor(() => expect(screen.getByTestId("progress-strip"), "the budget is visible before it is touched").toHaveTextContent("Not sent back (up to 5)"));
+    await waitFor(() => expect(screen.getByTestId("progress-strip"), "the budget is visible before it is touched").toHaveTextContent("Finishline sent it back 0 times (up to 5)"));
   });
 
   it("the header counts tokens live as steps finish", async () => {

@@ -65,6 +65,11 @@ describe("safety in the window", () => {
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const box = await screen.findByTestId("revert-checkbox");
     expect(box).not.toBeChecked();
+    expect(screen.getByTestId("reject")).toHaveTextContent(/^Reject$/);
+    await userEvent.click(box);
+    expect(screen.getByTestId("reject"), "the button says what the tick does, and Approve does not").toHaveTextContent("Reject and undo my files");
+    expect(screen.getByTestId("approve")).not.toHaveTextContent(/undo/);
+    await userEvent.click(box);
     await userEvent.click(screen.getByTestId("reject"));
     await waitFor(() => expect(calls.some((c) => c.cmd === "submit_review")).toBe(true));
     const input = (calls.find((c) => c.cmd === "submit_review") as unknown as { input: { revert: boolean } }).input;
