@@ -102,7 +102,7 @@ pub fn close_requested(window: &tauri::Window, api: &tauri::CloseRequestApi) {
         let _ = window.hide();
         window.state::<AppState>().close_hidden();
         let app = window.app_handle().clone();
-        tauri::async_runtime::spawn(async move { stop_all_and_exit(&app).await });
+        tauri::async_runtime::spawn(async move { stop_all_and_exit(&app, Reopen::CallsOff).await });
     }
 }
 
@@ -138,16 +138,23 @@ pub async fn quit(app: AppHandle, state: State<'_, AppState>, stop_running: bool
     if !running.is_empty() && !stop_running {
         return Ok(running.len());
     }
-    stop_all_and_exit(&app).await;
+    stop_all_and_exit(&app, Reopen::Ignored).await;
     Ok(0)
 }
 
+/// What a launch does to an exit waiting for a decision to finish.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reopen {
+    /// The close button hid the window: the person launching the app wants it, so it stays.
+    CallsOff,
+    /// A quit or a stop signal: the exit goes on.
+    Ignored,
+}
+
 /// Cancels every running task and exits; the exit ends what they started (an agent, a
-/// command, an MCP server). After the close button hid the window, a launch meanwhile calls the
-/// exit off.
-async fn stop_all_and_exit(app: &AppHandle) {
+/// command, an MCP server).
+async fn stop_all_and_exit(app: &AppHandle, reopen: Reopen) {
     let state = app.state::<AppState>();
-    let hidden = state.closing_hidden();
     // A cancelled run records its end within moments; wait for that and for a decision under
     // way, but never hang the quit (a second signal does not wait at all).
     let started = std::time::Instant::now();
@@ -156,7 +163,7 @@ async fn stop_all_and_exit(app: &AppHandle) {
         runs || (state.runtime.deciding_now() && started.elapsed() < std::time::Duration::from_secs(30))
     };
     loop {
-        if hidden && !state.closing_hidden() {
+        if reopen == Reopen::CallsOff && !state.closing_hidden() {
             return;
         }
         // Looked at again each time: a run or an approve started while the quit waits (a click
@@ -190,7 +197,7 @@ pub fn quit_on_stop_signals(app: &AppHandle) {
             signals.next().await;
             if nth == 0 {
                 let app = app.clone();
-                tauri::async_runtime::spawn(async move { stop_all_and_exit(&app).await });
+                tauri::async_runtime::spawn(async move { stop_all_and_exit(&app, Reopen::Ignored).await });
             } else {
                 // Not `stop_mcp`, which blocks on this runtime: every process the tasks started,
                 // MCP servers with them, is in the registry.
