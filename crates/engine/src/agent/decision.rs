@@ -359,16 +359,7 @@ pub(super) const FOLDER_WAIT: std::time::Duration = std::time::Duration::from_se
 /// still run there. While they run, a file the revert put back or removed would be counted as
 /// that task's change: shown in its review, and undone by its own revert.
 pub(super) fn hold_the_folder(data_dir: &Path, folder: &Path, wait: std::time::Duration) -> Result<Option<WindowLock>> {
-    let until = std::time::Instant::now() + wait;
-    loop {
-        if let Some(lock) = WindowLock::try_take(data_dir, folder)? {
-            return Ok(Some(lock));
-        }
-        if std::time::Instant::now() >= until {
-            return Ok(None);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(25));
-    }
+    WindowLock::try_take_within(data_dir, folder, wait)
 }
 
 /// Why a revert did not start: another task's tools are at work in the folder.

@@ -16,6 +16,19 @@ thread_local! {
     static HELD: RefCell<Vec<(PathBuf, RawFd)>> = const { RefCell::new(Vec::new()) };
 }
 
+/// `attempt` until it takes what it tries for, or `wait` has passed; then `None`. Always tried
+/// once, however short the wait.
+fn within<T>(wait: std::time::Duration, mut attempt: impl FnMut() -> Result<Option<T>>) -> Result<Option<T>> {
+    let until = std::time::Instant::now() + wait;
+    loop {
+        let taken = attempt()?;
+        if taken.is_some() || std::time::Instant::now() >= until {
+            return Ok(taken);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// The file of a folder's [`WindowLock`]: one per folder under the data folder, named by a hash
 /// of its real path.
 fn window_file(data_dir: &Path, real: &Path) -> PathBuf {
@@ -61,6 +74,11 @@ impl WindowLock {
         }
         Ok(Some(WindowLock { _files: files }))
     }
+
+    /// [`Self::try_take`], trying again for up to `wait`.
+    pub fn try_take_within(data_dir: &Path, folder: &Path, wait: std::time::Duration) -> Result<Option<WindowLock>> {
+        within(wait, || Self::try_take(data_dir, folder))
+    }
 }
 
 pub struct FolderLock {
@@ -87,14 +105,7 @@ impl FolderLock {
     /// that moment (seen on a loaded machine). A caller that waited reads again what the holder
     /// may have changed meanwhile.
     pub fn try_acquire_within(file: &Path, wait: std::time::Duration) -> Result<Option<FolderLock>> {
-        let until = std::time::Instant::now() + wait;
-        loop {
-            let lock = Self::try_acquire(file)?;
-            if lock.is_some() || std::time::Instant::now() >= until {
-                return Ok(lock);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        within(wait, || Self::try_acquire(file))
     }
 
     fn take(file: &Path, how: rustix::fs::FlockOperation) -> Result<Option<FolderLock>> {
@@ -163,16 +174,7 @@ mod tests {
         let take = |folder: &Path| WindowLock::try_take(data.path(), folder).unwrap();
         // Given a moment where it must be free: a process another test starts meanwhile holds a
         // copy of a lock let go just before, until it runs its program.
-        let free = |folder: &Path| {
-            let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
-            loop {
-                match take(folder) {
-                    Some(l) => return Some(l),
-                    None if std::time::Instant::now() >= until => return None,
-                    None => std::thread::sleep(std::time::Duration::from_millis(20)),
-                }
-            }
-        };
+        let free = |folder: &Path| WindowLock::try_take_within(data.path(), folder, std::time::Duration::from_secs(2)).unwrap();
         let in_a = take(&a).expect("free at first");
         assert!(take(&a).is_none(), "the same folder waits");
         assert!(take(&a.join("deep")).is_none(), "a folder inside it waits");
