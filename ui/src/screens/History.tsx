@@ -200,6 +200,15 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
   // out of sight, so they come into view (the export with the focus, for its buttons).
   const inView = useCallback((el: HTMLElement | null) => el?.scrollIntoView?.({ block: "nearest" }), []);
   const exportPanel = useRef<HTMLElement>(null);
+  // The button that opened the export: closing it (Close or Esc) puts the focus back there, so
+  // the keyboard carries on from the row it was on.
+  const exportOpener = useRef<HTMLElement | null>(null);
+  const closeExport = () => {
+    setExported(null);
+    const opener = exportOpener.current;
+    exportOpener.current = null;
+    if (opener?.isConnected) opener.focus();
+  };
   useEffect(() => {
     if (!exported) return;
     exportPanel.current?.scrollIntoView?.({ block: "nearest" });
@@ -208,6 +217,7 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
   const exportAs = async (id: string, title: string, format: "md" | "json") => {
     setError(null);
     setNotice(null);
+    if (document.activeElement instanceof HTMLElement && !exportPanel.current?.contains(document.activeElement)) exportOpener.current = document.activeElement;
     try {
       setExported({ id, title, format, text: await ipc.exportSession(id, format) });
     } catch (e) {
@@ -311,10 +321,22 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
         </p>
       )}
       {exported && (
-        <section className="panel" data-testid="export-panel" aria-label="Export" tabIndex={-1} ref={exportPanel}>
+        <section
+          className="panel"
+          data-testid="export-panel"
+          aria-label={`Export of ${exported.title}`}
+          tabIndex={-1}
+          ref={exportPanel}
+          onKeyDown={(e) => {
+            if (e.key !== "Escape" || e.defaultPrevented) return;
+            e.preventDefault();
+            e.stopPropagation();
+            closeExport();
+          }}
+        >
           <div className="row">
             <h3 className="grow">
-              {exported.format === "md" ? "Markdown" : "JSON"} export · {exported.text.length.toLocaleString()} characters
+              {exported.format === "md" ? "Markdown" : "JSON"} export of “{exported.title}” · {exported.text.length.toLocaleString()} characters
             </h3>
             <button className="btn small" onClick={saveExport}>
               Save as…
@@ -322,7 +344,7 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
             <button className="btn small" onClick={copyExport}>
               Copy
             </button>
-            <button className="btn small" onClick={() => setExported(null)}>
+            <button className="btn small" onClick={closeExport} title="Close the export (Esc)">
               Close
             </button>
           </div>

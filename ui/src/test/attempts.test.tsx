@@ -280,6 +280,25 @@ describe("attempts side by side", () => {
     expect(shown.mock.contexts, "the error too").toContain(said);
   });
 
+  it("History's export names the session it holds, and Esc closes it with the focus back on the button that opened it", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "list_sessions") return [summary("s", "completed")];
+      if (cmd === "export_session") return "# write greet.py";
+      return null;
+    });
+    render(<History onNewTask={() => {}} onOpen={() => {}} />);
+    const user = userEvent.setup();
+    const row = await screen.findByTestId("history-row");
+    const opener = within(row).getByText("Markdown");
+    await user.click(opener);
+    const panel = await screen.findByTestId("export-panel");
+    expect(within(panel).getByRole("heading")).toHaveTextContent("Markdown export of “write greet.py”");
+    expect(panel).toHaveAccessibleName(/Export of/);
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("export-panel")).toBeNull();
+    expect(opener).toHaveFocus();
+  });
+
   it("Esc in History's delete question keeps the session, gives the focus back to Delete, and does nothing else", async () => {
     const deleted: unknown[] = [];
     mockIPC((cmd, args) => {
