@@ -81,6 +81,13 @@ export function App() {
     else if (guard.saving) void guard.saving.then((ok) => (ok ? go() : setLeaving(() => go)));
     else setLeaving(() => go);
   };
+  // Staying in Settings from the sidebar gives the focus back to the sidebar's History (say) while
+  // Settings is the page shown: two items would look current. It goes to Settings' own item.
+  useEffect(() => {
+    if (leaving) return;
+    const at = document.activeElement;
+    if (at instanceof HTMLElement && at.classList.contains("nav-item") && at.getAttribute("aria-current") !== "page") document.querySelector<HTMLElement>('.nav-item[aria-current="page"]')?.focus();
+  }, [leaving]);
   const [sessionId, setSessionId] = useState<string | null>(null);
   // A new screen whose button went with the old one (Run, "Set up a provider") leaves the focus
   // on the page: it goes to the screen instead, so Tab goes on from there. A screen that took

@@ -635,6 +635,28 @@ describe("History search", () => {
 });
 
 describe("Settings never lose input", () => {
+  it("Esc on the unsaved-changes question from the sidebar leaves the focus on Settings, the one page that looks current", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-settings"));
+    await user.type(await screen.findByTestId("provider-base-url"), "x");
+    screen.getByTestId("nav-history").focus();
+    await user.keyboard("{Enter}");
+    expect(await screen.findByTestId("leave-settings")).toBeInTheDocument();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("leave-settings")).toBeNull();
+    expect(screen.getByTestId("provider-base-url"), "still there, as typed").toHaveValue(view().settings.provider.base_url + "x");
+    expect(screen.getByTestId("nav-settings"), "the page it stayed on").toHaveAttribute("aria-current", "page");
+    expect(screen.getByTestId("nav-settings"), "the focus with it, not on History").toHaveFocus();
+  });
+
   it("leaving with unsaved changes asks: Stay keeps them, Save saves and goes on, Discard drops them", async () => {
     const saved: unknown[] = [];
     let current = view();
