@@ -264,9 +264,12 @@ export function ProviderSection({ draft, setProvider, onKeyPending }: Props) {
             placeholder="Paste an API key"
             spellCheck={false}
           />
-          <button type="button" className="btn" disabled={!keyInput.trim() || !!noKeychain} onClick={() => saveKey("keychain")} data-testid="save-key-keychain">
-            Save in keychain
-          </button>
+          {/* With no keychain the line above says so; a button that can never work is not shown. */}
+          {!noKeychain && (
+            <button type="button" className="btn" disabled={!keyInput.trim()} onClick={() => saveKey("keychain")} data-testid="save-key-keychain">
+              Save in keychain
+            </button>
+          )}
           <button type="button" className="btn" disabled={!keyInput.trim()} onClick={() => saveKey("session")} data-testid="save-key-session">
             Use for this session
           </button>

@@ -342,7 +342,7 @@ describe("Settings, providers and keys", () => {
     expect(screen.getByTestId("provider-model"), "claude-sonnet-4-5 does not exist on a llama.cpp server; Test connection fills in the one it serves").toHaveValue("");
   });
 
-  it("without a keychain it says so, disables saving there, and a session key still works", async () => {
+  it("without a keychain it says so, offers no keychain button, and a session key still works", async () => {
     const saved: { key: string; place: string }[] = [];
     mockIPC((cmd, args) => {
       if (cmd === "provider_presets") return PRESETS;
@@ -359,7 +359,8 @@ describe("Settings, providers and keys", () => {
     expect(await screen.findByTestId("no-keychain")).toHaveTextContent("No OS keychain is available on this system");
     expect(screen.getByTestId("no-keychain"), "the alternative is named").toHaveTextContent("OPENAI_API_KEY");
     await user.type(screen.getByTestId("key-input"), "sk-session-only");
-    expect(screen.getByTestId("save-key-keychain"), "no silent fallback: the keychain button is off").toBeDisabled();
+    expect(screen.queryByTestId("save-key-keychain"), "no silent fallback, and no button that can never be used").toBeNull();
+    expect(screen.getByTestId("save-key-session"), "the one way left").toBeEnabled();
     await user.click(screen.getByTestId("save-key-session"));
     expect(await screen.findByTestId("key-source")).toHaveTextContent("for this session");
     expect(saved).toEqual([{ key: "sk-session-only", place: "session" }]);
