@@ -1016,7 +1016,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
             )}
           </AttemptNames.Provider>
           {/* A question waiting below says itself that the run waits for the person. */}
-          {running && model.activity && !(model.activity.phase === "waiting" && ask) && <div className="typing muted">{model.activity.phase === "waiting" ? activityText(model.activity) : (PHASE[model.activity.phase] ?? "")}…</div>}
+          {running && model.activity && !(model.activity.phase === "waiting" && ask) && <div className="typing muted" data-testid="typing">{activityText(model.activity, model.stepClock)}…</div>}
           {/* Not while the agent waits for the person: what is latest is then the question at
               the window's foot, and the button would lie over its buttons. */}
           {!following && running && !ask && (

@@ -693,7 +693,7 @@ describe("Session view", () => {
     expect(opened).toHaveBeenCalledOnce();
   });
 
-  it("says whether it waits for the model or the answer is streaming in", async () => {
+  it("says whether it waits for the model or the answer is streaming in, the same in the header and under the timeline", async () => {
     seq = 0;
     const base = [
       ev({ type: "session_created", task: "t", workspace: "/ws", provider: "openai", model: "m" }),
@@ -705,10 +705,12 @@ describe("Session view", () => {
     script(base);
     const view = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     await waitFor(() => expect(screen.getByTestId("activity"), "nothing back from the server yet").toHaveTextContent("Waiting for the model"));
+    expect(screen.getByTestId("typing"), "the line under the timeline says the same").toHaveTextContent("Waiting for the model…");
     view.unmount();
     script([...base, ev({ type: "message_created", message_id: "m1", role: "assistant" }), ev({ type: "text_delta", message_id: "m1", text: "Hello" })]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     await waitFor(() => expect(screen.getByTestId("activity"), "the answer is arriving").toHaveTextContent("Writing"));
+    expect(screen.getByTestId("typing"), "not Thinking under the words arriving").toHaveTextContent("Writing…");
   });
 
   it("names the project's instructions file the run follows", async () => {
