@@ -169,7 +169,7 @@ test("the clock counts the run, and a tooltip goes when its control does", async
   await cancel.moveTo();
   const tip = await win.app.$('[role="tooltip"]');
   await tip.waitForDisplayed({ timeout: 3_000 });
-  assert.equal(await tip.getText(), "Cancel (Esc)");
+  assert.equal(await tip.getText(), "Cancel the task now (Esc asks first)");
   // The run ends by itself, the pointer still resting where Cancel was.
   await waitStatus("awaiting_review");
   await sleep(300);

@@ -808,6 +808,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
   // The button says what it does and cancels at once, unless that would throw away the person's
   // edits to a plan waiting for its go-ahead.
   const [confirmCancel, setConfirmCancel] = useState(false);
+  const planWaiting = !!model.plan?.awaitingReview && model.status === "awaiting_approval";
   const planEditsAtStake = () => !!model.plan?.awaitingReview && planEdited(sessionId, model.plan.steps.map((s) => s.step));
   const [confirmDiscard, setConfirmDiscard] = useState(false);
   useEffect(() => {
@@ -947,8 +948,11 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               earlier work approved
             </span>
           )}
-          {running && (
-            <button className="btn" onClick={() => (planEditsAtStake() ? setConfirmCancel(true) : cancel())} data-testid="cancel" title="Cancel (Esc)">
+          {/* A plan waiting for review has its own Cancel task beside Run plan: one is enough. The
+              button says what it does and does it; Esc, which may be pressed to close something
+              else, asks first. */}
+          {running && !planWaiting && (
+            <button className="btn" onClick={cancel} data-testid="cancel" title="Cancel the task now (Esc asks first)">
               Cancel
             </button>
           )}
@@ -1054,7 +1058,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       <ErrorLine error={error} onOpenSettings={onOpenSettings} />
       {/* Keyed by the request: the next question is a new box, not the last one's answer. */}
       {ask && (ask.kind === "permission" ? <Permission key={ask.requestId} item={ask} /> : <Question key={ask.requestId} item={ask} />)}
-      {model.plan?.awaitingReview && model.status === "awaiting_approval" && <PlanReview sessionId={sessionId} steps={model.plan.steps.map((s) => s.step)} />}
+      {planWaiting && model.plan && <PlanReview sessionId={sessionId} steps={model.plan.steps.map((s) => s.step)} />}
       {/* After Approve or Reject the panel stays, saying what was decided (and what a revert undid). */}
       {model.review && (model.status === "awaiting_review" || decidedInPanel) && (
         // The review shares the height with the transcript: at most part of the window, its
@@ -1137,7 +1141,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       )}
       {confirmCancel && (
         <ConfirmCancel
-          planWaiting={!!model.plan?.awaitingReview && model.status === "awaiting_approval"}
+          planWaiting={planWaiting}
           planEdited={planEditsAtStake()}
           onKeep={() => setConfirmCancel(false)}
           onCancel={() => {

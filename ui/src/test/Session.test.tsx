@@ -1017,14 +1017,16 @@ describe("a plan that waits for its go-ahead", () => {
     expect(ask).not.toHaveTextContent("The agent stops where it is");
   });
 
-  it("the header's Cancel asks first when the person's edits to the plan would be lost, and keeps them when told to", async () => {
+  it("a plan waiting for review offers one Cancel, the plan's own, which keeps the person's edits when they keep them", async () => {
     const calls: Record<string, unknown>[] = [];
     waitingPlan(calls);
     render(<SessionView sessionId="s-edited" onOpenHistory={() => {}} />);
     const user = userEvent.setup();
     await screen.findByTestId("plan-review");
+    expect(screen.queryByTestId("cancel"), "not a second Cancel in the header").toBeNull();
+    expect(screen.getAllByRole("button", { name: /cancel/i }), "one way to cancel").toHaveLength(1);
     await user.type(screen.getAllByTestId("plan-edit-title")[0], " first");
-    await user.click(screen.getByTestId("cancel"));
+    await user.click(screen.getByTestId("plan-cancel"));
     const ask = await screen.findByTestId("confirm-cancel");
     expect(ask).toHaveTextContent("your edits to the plan are lost with it");
     expect(calls.some((c) => c.cmd === "cancel_run"), "nothing is cancelled before the person confirms").toBe(false);
@@ -1033,14 +1035,15 @@ describe("a plan that waits for its go-ahead", () => {
     expect(calls.some((c) => c.cmd === "cancel_run")).toBe(false);
   });
 
-  it("the header's Cancel ends an unedited plan's task at once: it says what it does", async () => {
-    const calls: Record<string, unknown>[] = [];
-    waitingPlan(calls);
-    render(<SessionView sessionId="s-unedited" onOpenHistory={() => {}} />);
-    await screen.findByTestId("plan-review");
-    await userEvent.setup().click(screen.getByTestId("cancel"));
-    await waitFor(() => expect(calls.some((c) => c.cmd === "cancel_run")).toBe(true));
-    expect(screen.queryByTestId("confirm-cancel")).toBeNull();
+  it("the header's Cancel says that it cancels at once and that Esc asks first", async () => {
+    seq = 0;
+    script([
+      ev({ type: "session_created", task: "t", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "busy" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("cancel")).toHaveAttribute("title", "Cancel the task now (Esc asks first)");
   });
 });
 
