@@ -3,6 +3,7 @@
 // step 2 runs, and the review with each step's outcome.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -33,6 +34,34 @@ test("a task run with Plan On: the plan is edited before it runs, shows Step 2/3
   assert.equal((await win.app.$$('[data-testid="plan-edit-step"]')).length, 3, "the manager's three steps are shown to edit");
   assert.equal(await statusIn(win.app), "awaiting_approval", "nothing runs before the go-ahead");
   await shot(win.app, "plan-review-before-run");
+  // In a short window the plan's buttons stay in view, and only its list of steps scrolls: not a
+  // scroll area inside a scroll area.
+  const size = await win.app.execute(() => [window.outerWidth, window.outerHeight]);
+  const resize = (w, h) => execFileSync("xdotool", ["search", "--name", "^Finishline$", "windowsize", "%@", String(w), String(h)]);
+  try {
+    await win.app.waitUntil(
+      async () => {
+        resize(1000, 620);
+        await new Promise((r) => setTimeout(r, 300));
+        return (await win.app.execute(() => window.innerHeight)) <= 640;
+      },
+      { timeout: 15_000, interval: 100, timeoutMsg: "the window did not get shorter" },
+    );
+    const short = await win.app.execute(() => {
+      const bar = document.querySelector('[data-testid="bottom-bar"]');
+      const scrollers = [bar, ...bar.querySelectorAll("*")].filter((e) => /(auto|scroll)/.test(getComputedStyle(e).overflowY) && e.scrollHeight > e.clientHeight + 1);
+      const inView = (id) => {
+        const r = document.querySelector(`[data-testid="${id}"]`).getBoundingClientRect();
+        return r.top >= 0 && r.bottom <= window.innerHeight;
+      };
+      return { scrollers: scrollers.map((e) => e.className), run: inView("plan-run"), cancel: inView("plan-cancel"), add: inView("plan-edit-add") };
+    });
+    assert.deepEqual(short.scrollers, ["plan-edit"], "only the list of steps scrolls");
+    assert.deepEqual([short.run, short.cancel, short.add], [true, true, true], "Run plan, Cancel task and Add step are in view");
+    await shot(win.app, "plan-review-short-window");
+  } finally {
+    resize(size[0], size[1]);
+  }
   const criteria = (await win.app.$$('[data-testid="plan-edit-criteria"]'))[2];
   await criteria.click();
   await win.app.keys(["End"]);
