@@ -180,6 +180,26 @@ test("a narrow window folds the sidebar to icons and History still fits", async 
     const overflow = await win.app.execute(() => document.querySelector("main.content").scrollWidth - document.querySelector("main.content").clientWidth);
     assert.ok(overflow <= 1, `History fits the window without sideways scrolling (${overflow}px over)`);
     await shot(win.app, "narrow-history");
+    // A little wider, the sidebar is whole again and leaves the table less room than at 700.
+    await win.app.waitUntil(
+      async () => {
+        resize(900, 700);
+        await new Promise((r) => setTimeout(r, 300));
+        return (await win.app.execute(() => window.innerWidth)) >= 880;
+      },
+      { timeout: 15_000, interval: 100, timeoutMsg: "the window did not get wider" },
+    );
+    const fits = await win.app.execute(() => {
+      const table = document.querySelector(".table-scroll");
+      const main = document.querySelector("main.content").getBoundingClientRect();
+      const buttons = [...document.querySelectorAll('[data-testid="history-row"] .row-actions button')].map((b) => b.getBoundingClientRect());
+      const cols = [...document.querySelectorAll('[data-testid="history-row"]:first-child > td')].map((td) => Math.round(td.getBoundingClientRect().width));
+      return { cols, width: table.clientWidth, over: table.scrollWidth - table.clientWidth, hidden: buttons.filter((r) => r.right > main.right || r.left < main.left).length, buttons: buttons.length };
+    });
+    await shot(win.app, "history-900");
+    assert.ok(fits.buttons > 0, "History lists sessions here");
+    assert.ok(fits.over <= 1, `at 900 px History's table does not scroll sideways (${fits.over}px over: ${fits.cols} in ${fits.width})`);
+    assert.equal(fits.hidden, 0, "every row's buttons are in view");
   } finally {
     resize(width, height);
   }
