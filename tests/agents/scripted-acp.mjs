@@ -11,7 +11,7 @@
 // "write": {path, content}?, "fs": [{path, content?}]? (through the client: a read without
 // content, a write with it), "terminal": {command, args, env?, outputByteLimit?}? (through the
 // client's terminal), "end": "end_turn" | "max_tokens" | "max_turn_requests" | "refusal"
-// | "exit" | "hang" | "deaf" | "garbage" | "garbled_answer" | "endless_line", "usage": {inputTokens, outputTokens}? }. "hang" never
+// | "exit" | "hang" | "deaf" | "garbage" | "garbled_answer" | "unfinished_answer" | "endless_line", "usage": {inputTokens, outputTokens}? }. "hang" never
 // ends the turn until cancelled; "deaf" ignores the cancel too and goes on editing (a line in
 // edits.log every 100 ms). A permission may list its own "options" ([{optionId, name, kind}]).
 // With "children": true the agent starts a child of its own (`sleep`) at once, as real agents
@@ -133,6 +133,15 @@ async function prompt(id, params) {
       // client the turn never ends. A cancel is answered properly.
       process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id, result: { stopReason: "end_turn" } }).slice(0, -1) + "\n");
       cancelled = () => send({ id, result: { stopReason: "cancelled" } });
+      return;
+    case "unfinished_answer":
+      // The turn's answer written whole but never ended with its line break (a writer that
+      // does not flush its last line): the client cannot read it. A cancel ends the line first.
+      process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id, result: { stopReason: "end_turn" } }));
+      cancelled = () => {
+        process.stdout.write("\n");
+        send({ id, result: { stopReason: "cancelled" } });
+      };
       return;
     case "endless_line": {
       // 100 MB with no line break (a runaway dump), then nothing: the turn never ends by itself.

@@ -74,6 +74,19 @@ async fn a_turn_whose_answer_came_garbled_quotes_it_when_the_step_limit_stops_th
     assert!(o.has(|e| matches!(e, EngineEvent::TextDelta { text, .. } if text.contains("Working"))), "what it said before is kept");
 }
 
+/// So is an answer the agent wrote whole but never ended with its line break: the reader waits
+/// for the end that does not come.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_whose_answer_was_left_without_its_line_end_quotes_it_when_the_step_limit_stops_the_turn() {
+    let s = Scripted::new(json!({"turns": [{"updates": [text("Working")], "end": "unfinished_answer"}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(2)).await;
+    let o = h.run("Do the thing").await;
+    assert_eq!(o.status, SessionStatus::Failed);
+    let (code, message) = error_of(&o).unwrap();
+    assert_eq!(code, "step_timeout");
+    assert!(message.contains("a line it never ended") && message.contains(r#""stopReason":"end_turn"}}"#), "{message}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broken_json_rpc_from_the_agent_does_not_lose_the_turn() {
     let s = Scripted::new(

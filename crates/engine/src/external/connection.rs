@@ -152,8 +152,9 @@ pub trait AgentConnection: Send + Sync {
     /// it gives one and has not yet: `None` if it did not say.
     async fn says_logged_in(&self, within: Duration) -> Option<bool>;
     /// The last line the agent wrote on its stdout that is no ACP message (skipped by the
-    /// reader) since this was last asked, if any: quoted when its turn then looks silent.
-    fn take_stray_line(&self) -> Option<String>;
+    /// reader) since this was last asked, or the line it left without an end, if any: quoted
+    /// when its turn then looks silent.
+    fn take_stray_line(&self) -> Option<super::stray_lines::StrayLine>;
 }
 
 /// Where and how the agent runs.
@@ -242,7 +243,7 @@ struct Acp {
     /// Its terminals' commands end with it.
     terminals: Arc<super::terminals::Terminals>,
     /// See [`AgentConnection::take_stray_line`].
-    stray: Arc<Mutex<Option<String>>>,
+    stray: super::stray_lines::Stray,
 }
 
 const STDERR_TAIL: usize = 4000;
@@ -807,8 +808,8 @@ impl AgentConnection for Acp {
         now
     }
 
-    fn take_stray_line(&self) -> Option<String> {
-        self.stray.lock().unwrap_or_else(|p| p.into_inner()).take()
+    fn take_stray_line(&self) -> Option<super::stray_lines::StrayLine> {
+        self.stray.take()
     }
 }
 

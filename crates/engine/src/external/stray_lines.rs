@@ -1,7 +1,8 @@
 //! Lines on the agent's stdout that are no ACP message: a log line printed to stdout, or an
 //! answer written broken. The protocol's reader skips them, as it should, but a skipped answer
 //! leaves its turn looking silent until the step limit; the last such line is kept so that the
-//! run can quote it then, and the person learns the agent is at fault, not a slow model.
+//! run can quote it then, and the person learns the agent is at fault, not a slow model. So is a
+//! line the agent left without its end: a turn silent that long will not see it finished.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -24,16 +25,66 @@ pub struct StrayLines<R> {
     /// Its length, and its last byte that is not white space.
     len: usize,
     last: Option<u8>,
-    stray: Arc<Mutex<Option<String>>>,
+    stray: Stray,
+}
+
+/// What the tap kept, as the connection reads it.
+#[derive(Clone, Default)]
+pub struct Stray(Arc<Mutex<Kept>>);
+
+#[derive(Default)]
+struct Kept {
+    /// The last ended line that was no message, until taken.
+    ended: Option<String>,
+    /// The line being written, quoted, while it has no end.
+    unfinished: Option<String>,
+}
+
+/// A line of the agent's that the protocol's reader could not take, quoted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StrayLine {
+    /// Ended, and no ACP message: skipped.
+    Skipped(String),
+    /// Still waiting for its line end.
+    Unfinished(String),
+}
+
+impl StrayLine {
+    pub fn quoted(&self) -> &str {
+        match self {
+            StrayLine::Skipped(q) | StrayLine::Unfinished(q) => q,
+        }
+    }
+}
+
+impl Stray {
+    /// The agent's latest word that the reader could not take since this was last asked: the
+    /// line it left unfinished, or else the last ended line that was no message.
+    pub fn take(&self) -> Option<StrayLine> {
+        let mut kept = self.kept();
+        let ended = kept.ended.take().map(StrayLine::Skipped);
+        kept.unfinished.clone().map(StrayLine::Unfinished).or(ended)
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 impl<R> StrayLines<R> {
-    pub fn new(inner: R) -> (Self, Arc<Mutex<Option<String>>>) {
-        let stray = Arc::new(Mutex::new(None));
+    pub fn new(inner: R) -> (Self, Stray) {
+        let stray = Stray::default();
         (StrayLines { inner, line: Vec::new(), len: 0, last: None, stray: stray.clone() }, stray)
     }
 
     fn look(&mut self, bytes: &[u8]) {
+        self.look_for_ends(bytes);
+        // Once per read, not per byte; only the start is quoted, so only the start is read.
+        let unfinished = Some(quote(&self.line[..self.line.len().min(QUOTED * 4)])).filter(|q| !q.is_empty());
+        self.stray.kept().unfinished = unfinished;
+    }
+
+    fn look_for_ends(&mut self, bytes: &[u8]) {
         for &b in bytes {
             if b != b'\n' {
                 if self.line.len() < CHECKED {
@@ -46,7 +97,7 @@ impl<R> StrayLines<R> {
                 continue;
             }
             if !self.is_message() {
-                *self.stray.lock().unwrap_or_else(|p| p.into_inner()) = Some(quote(&self.line));
+                self.stray.kept().ended = Some(quote(&self.line));
             }
             self.line.clear();
             self.len = 0;
@@ -99,8 +150,7 @@ mod tests {
         let mut out = String::new();
         tap.read_to_string(&mut out).await.unwrap();
         assert_eq!(out, wire, "the bytes pass untouched");
-        let kept = stray.lock().unwrap().clone();
-        kept
+        stray.take().map(|l| l.quoted().to_owned())
     }
 
     #[tokio::test]
@@ -114,6 +164,22 @@ mod tests {
         assert_eq!(stray_of(wire).await.as_deref(), Some("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}"));
         assert_eq!(stray_of("{this is not json}\n").await.as_deref(), Some("{this is not json}"), "braces alone do not make JSON");
         assert_eq!(stray_of("plain\x1b[31m red\n").await.as_deref(), Some("plain [31m red"), "control characters are not passed on");
+    }
+
+    #[tokio::test]
+    async fn an_answer_left_without_a_line_end_is_quoted_and_a_line_end_finishes_it() {
+        let cut = "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}";
+        let (mut tap, stray) = StrayLines::new(cut.as_bytes());
+        tap.read_to_string(&mut String::new()).await.unwrap();
+        let left = Some(StrayLine::Unfinished(cut.to_owned()));
+        assert_eq!(stray.take(), left, "a whole message still waiting for its line end is what the agent left");
+        assert_eq!(stray.take(), left, "still there: the line is still unfinished");
+
+        let ended = format!("{cut}\n");
+        let (mut tap, stray) = StrayLines::new(ended.as_bytes());
+        tap.read_to_string(&mut String::new()).await.unwrap();
+        assert_eq!(stray.take(), None, "ended, it is a message like any other");
+        assert_eq!(stray_of("log line\n{\"id\":").await.as_deref(), Some("{\"id\":"), "the unfinished line is the latest word");
     }
 
     #[tokio::test]

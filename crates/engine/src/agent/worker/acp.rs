@@ -19,6 +19,7 @@ use crate::error::ErrorCode;
 use crate::event::EngineEvent;
 use crate::external::claims::{self, ClaimCall, ClaimsServer};
 use crate::external::connection::{self, AgentConnection, AgentFault, AgentMessage, Launch, OfferedServer, PermissionAsk, TurnResult};
+use crate::external::stray_lines::StrayLine;
 use crate::external::update::{step_end, todos_from_tool, ToolReport, TurnItem};
 use crate::external::ExternalAgent;
 use crate::judge::completion::StepEnd;
@@ -701,10 +702,16 @@ impl Run {
 
 /// Why a turn that reported nothing for `idle` was stopped. Its answer may be a line no reader
 /// could take (`stray`): then the agent is at fault, and the line is quoted.
-fn silent_turn(label: &str, idle: std::time::Duration, stray: Option<String>) -> String {
-    let stray = stray
-        .map(|line| format!(" It also wrote a line that is no ACP message, which was skipped: “{line}”; if that was its answer, the agent is at fault."))
-        .unwrap_or_default();
+fn silent_turn(label: &str, idle: std::time::Duration, stray: Option<StrayLine>) -> String {
+    let stray = match stray {
+        Some(StrayLine::Skipped(line)) => {
+            format!(" It also wrote a line that is no ACP message, which was skipped: “{line}”; if that was its answer, the agent is at fault.")
+        }
+        Some(StrayLine::Unfinished(line)) => {
+            format!(" It also started a line it never ended, so no ACP message could be read from it: “{line}”; if that was its answer, the agent is at fault.")
+        }
+        None => String::new(),
+    };
     format!(
         "{label} reported nothing for {} s and its turn was stopped; what it did is kept. A slow model may need a longer step limit (Settings → Limits).{stray}",
         idle.as_secs()
