@@ -470,7 +470,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       return (
         <>
           <div className="divider">
-            {item.status === "busy" ? "Step ended" : "Run ended"}: {END_LABEL[item.endReason]}
+            {item.status === "busy" ? "Plan step ended" : "Run ended"}: {END_LABEL[item.endReason]}
             {item.stuck ? ` (${STUCK_LABEL[item.stuck.pattern] ?? item.stuck.pattern})` : ""}
           </div>
           {item.endReason === "conversation_unchecked" && (

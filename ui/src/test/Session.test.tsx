@@ -970,6 +970,7 @@ describe("Session view, loading and errors", () => {
     expect(screen.getByTestId("plan-revised")).toHaveTextContent("b needs the data first");
     expect(screen.getByTestId("plan-budget"), "every model call of the plan counts: the manager's two and the agent's one").toHaveTextContent("3 of 30 model calls");
     expect(screen.getAllByTestId("plan-step-divider").map((d) => d.textContent)).toEqual(["Step 1/3: Write a", "Step 2/3: Fetch the data"]);
+    expect(screen.getByText(/step ended/i), "the end of a plan's step, not of one of the agent's turns").toHaveTextContent("Plan step ended: Verified done");
     const brief = screen.getByTestId("continuation-card");
     expect(brief, "a step's brief is Finishline's words, not the person's").toHaveTextContent("Finishline briefed the agent for this step — not your words");
     expect(brief).not.toHaveTextContent("continuing (0/0)");
