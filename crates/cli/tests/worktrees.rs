@@ -463,10 +463,12 @@ async fn a_revert_of_many_files_a_command_made_says_where_their_copies_are_in_on
 
 /// A command that puts a named pipe where the person's file was (a dev server's socket, a
 /// `mkfifo`): git records only files and links, so the pipe is the file gone. The run goes on to
-/// its review, which shows the file as deleted, and a revert puts the person's file back, never
-/// hanging on reading the pipe. A pipe at a path nobody recorded is left where it is.
+/// its review, which shows the file as deleted. Whose a pipe is, no snapshot can say (one made
+/// after the run is the person's), so the revert leaves it and names it; told to overwrite, it
+/// puts the person's file back, never hanging on reading the pipe. A pipe at a path nobody
+/// recorded is left where it is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_named_pipe_a_command_left_where_the_persons_file_was_is_reviewed_as_the_file_gone_and_reverted() {
+async fn a_named_pipe_a_command_left_where_the_persons_file_was_is_reviewed_as_the_file_gone_and_reverted_when_told_to() {
     let made = "echo new > new.txt && mkfifo newpipe && rm notes.txt && mkfifo notes.txt && echo made";
     let command = json!({"name": "run_command", "arguments": {"command": made}});
     let (_s, dir, cli) = server(vec![calls_then_done("make pipes", vec![command], "made")]).await;
@@ -481,7 +483,13 @@ async fn a_named_pipe_a_command_left_where_the_persons_file_was_is_reviewed_as_t
     let id = session_of(&task);
     let rejected = within_a_minute(cli.cmd(&["sessions", "review", &id, "--reject", "--revert"]), "the revert");
     let said = String::from_utf8_lossy(&rejected.stderr).to_string();
-    assert_eq!(rejected.status.code(), Some(3), "{said}");
+    assert_ne!(rejected.status.code(), Some(3), "asked first, not rejected: {said}");
+    assert!(said.contains("Not reverted: notes.txt") && said.contains("--force-revert"), "the pipe is named, with the way to overwrite it: {said}");
+    assert!(std::fs::symlink_metadata(ws.join("notes.txt")).is_ok_and(|m| m.file_type().is_fifo()), "{said}");
+    assert!(ws.join("new.txt").exists(), "nothing is touched before the answer: {said}");
+    let forced = within_a_minute(cli.cmd(&["sessions", "review", &id, "--reject", "--revert", "--force-revert"]), "the forced revert");
+    let said = String::from_utf8_lossy(&forced.stderr).to_string();
+    assert_eq!(forced.status.code(), Some(3), "{said}");
     // Read only once it is a file: reading the pipe would wait for ever.
     assert!(std::fs::symlink_metadata(ws.join("notes.txt")).is_ok_and(|m| m.is_file()), "a file again, not the pipe: {said}");
     assert_eq!(std::fs::read_to_string(ws.join("notes.txt")).unwrap(), "the person's notes\n", "the person's file is back: {said}");

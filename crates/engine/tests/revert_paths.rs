@@ -2,6 +2,8 @@
 //! became a link (to anywhere) since is never written or deleted through, and a name with
 //! pattern characters is no pattern.
 
+use std::os::unix::fs::FileTypeExt;
+
 use finishline_engine::workspace::checkpoint::Checkpoints;
 use finishline_engine::workspace::ownership::FileState;
 
@@ -220,9 +222,10 @@ fn a_file_read_just_before_it_is_touched_is_read_as_it_is_then_even_after_one_va
 
 /// A named pipe where a file was is the file gone, to a store of one session (as sessions made
 /// before shared stores have) as to a shared one: the snapshot is taken (git cannot add a pipe,
-/// and a whole `add` stopped at it), and a revert puts the file back in the pipe's place.
+/// and a whole `add` stopped at it). Whose the pipe is, the snapshots cannot say (the run's, or
+/// the person's made since), so a revert asks before it puts the file back in the pipe's place.
 #[test]
-fn a_named_pipe_where_a_file_was_is_recorded_as_the_file_gone_and_reverted() {
+fn a_named_pipe_where_a_file_was_is_recorded_as_the_file_gone_and_reverted_once_the_person_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
@@ -234,10 +237,48 @@ fn a_named_pipe_where_a_file_was_is_recorded_as_the_file_gone_and_reverted() {
         let after = store.snapshot("agent").expect("the snapshot is taken");
         assert_eq!(store.file_states(&["notes.txt"]).unwrap(), vec![FileState::Absent], "no file is there");
         let report = store.revert(&base, &after, false).unwrap();
+        assert_eq!((report.applied, report.conflicts), (false, vec!["notes.txt".to_string()]), "asked about, not replaced");
+        assert!(std::fs::symlink_metadata(work.join("notes.txt")).unwrap().file_type().is_fifo(), "the pipe is left");
+        let report = store.revert(&base, &after, true).unwrap();
         assert_eq!(report.restored, vec!["notes.txt".to_string()]);
         assert!(std::fs::symlink_metadata(work.join("notes.txt")).unwrap().is_file(), "a file again");
         assert_eq!(std::fs::read_to_string(work.join("notes.txt")).unwrap(), "the person's notes\n");
     }
+}
+
+/// A named pipe or a socket made where the run deleted a file, after the run (a dev server's, a
+/// secrets manager's `.env`), holds no file, as the run left none: it still is not the run's, so
+/// a revert asks before it puts the file back in its place.
+#[test]
+fn a_pipe_or_socket_made_after_the_run_where_it_deleted_a_file_is_asked_about_before_a_revert_replaces_it() {
+    use finishline_engine::agent::decision::revert_owned;
+    use finishline_engine::workspace::ownership::OwnedChange;
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join(".env"), "KEY=1\n").unwrap();
+    std::fs::write(work.join("app.sock"), "old\n").unwrap();
+    let cp = Checkpoints::open(&dir.path().join("store"), &work).unwrap();
+    cp.snapshot("start").unwrap();
+    let before = cp.file_states(&[".env", "app.sock"]).unwrap();
+    // The run deleted both; after it, the person made a pipe and a server its socket there.
+    std::fs::remove_file(work.join(".env")).unwrap();
+    std::fs::remove_file(work.join("app.sock")).unwrap();
+    let owned: Vec<OwnedChange> = [".env", "app.sock"]
+        .iter()
+        .zip(before)
+        .map(|(p, before)| OwnedChange { path: p.to_string(), before, after: FileState::Absent, unattributed: false, edited_between: false })
+        .collect();
+    assert!(std::process::Command::new("mkfifo").arg(work.join(".env")).status().unwrap().success());
+    let _server = std::os::unix::net::UnixListener::bind(work.join("app.sock")).unwrap();
+    let copies = dir.path().join("copies");
+    let report = revert_owned(&cp, &owned, &[], &[], &copies).unwrap();
+    assert_eq!(report.conflicts, vec![".env".to_string(), "app.sock".to_string()], "asked about: {report:?}");
+    assert!(std::fs::symlink_metadata(work.join(".env")).unwrap().file_type().is_fifo(), "the pipe is left");
+    assert!(std::fs::symlink_metadata(work.join("app.sock")).unwrap().file_type().is_socket(), "the socket is left");
+    let report = revert_owned(&cp, &owned, &[".env".to_string()], &[], &copies).unwrap();
+    assert_eq!((report.restored, report.conflicts), (vec![".env".to_string()], vec!["app.sock".to_string()]), "named by the person, it is replaced");
+    assert_eq!(std::fs::read_to_string(work.join(".env")).unwrap(), "KEY=1\n");
 }
 
 /// A file that goes away between the look and git's read of it (a build removing its output as

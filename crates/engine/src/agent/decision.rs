@@ -256,7 +256,23 @@ pub(super) fn unrecorded_work(what: &str) -> Error {
 pub(super) fn changed_since(cp: &Checkpoints, owned: &[OwnedChange], others: &[String]) -> Result<Vec<String>> {
     let paths: Vec<&str> = owned.iter().map(|c| c.path.as_str()).collect();
     let now = cp.file_states(&paths)?;
-    Ok(owned.iter().zip(&now).filter(|(c, n)| revert_step(c, n) == RevertStep::ChangedSince || others.contains(&c.path)).map(|(c, _)| c.path.clone()).collect())
+    Ok(owned
+        .iter()
+        .zip(&now)
+        .filter(|(c, n)| revert_step_here(cp, c, n, others) == RevertStep::ChangedSince || others.contains(&c.path))
+        .map(|(c, _)| c.path.clone())
+        .collect())
+}
+
+/// What a revert does with the file `c` when it is `now`, beyond what the run's records say:
+/// another task showed it for review since (`others`: it may hold that task's work, even to the
+/// same words), or a pipe or a socket is where the run left no file (it reads as none, but may
+/// be the person's). Either counts as changed since unless the person names it.
+fn revert_step_here(cp: &Checkpoints, c: &OwnedChange, now: &FileState, others: &[String]) -> RevertStep {
+    match revert_step(c, now) {
+        RevertStep::Restore if others.contains(&c.path) || cp.holds_no_file_at(&c.path) => RevertStep::ChangedSince,
+        step => step,
+    }
 }
 
 /// The files the task counts as made by it that are older than its first round (`since`, an
@@ -1322,12 +1338,7 @@ fn revert_owned_after(
     let mut reader = cp.reader();
     for (i, c) in owned.iter().enumerate() {
         let now = reader.state(&c.path)?;
-        // Another task showed this file for review since: it may hold that task's work, even to
-        // the same words, so it counts as changed since unless the person named it.
-        let step = match revert_step(c, &now) {
-            RevertStep::Restore if others.contains(&c.path) => RevertStep::ChangedSince,
-            step => step,
-        };
+        let step = revert_step_here(cp, c, &now, others);
         let go = match step {
             RevertStep::AlreadyBack => false,
             RevertStep::Restore => true,

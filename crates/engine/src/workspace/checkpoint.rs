@@ -774,8 +774,16 @@ impl Checkpoints {
         let now = self.snapshot("before revert")?;
         let agent_changes = self.changes(base, agent_last)?;
         let person_changes: Vec<String> = self.changes(agent_last, &now)?.into_iter().map(|c| c.path).collect();
-        let conflicts: Vec<String> = agent_changes.iter().filter(|c| person_changes.contains(&c.path)).map(|c| c.path.clone()).collect();
+        let conflicts: Vec<String> =
+            agent_changes.iter().filter(|c| person_changes.contains(&c.path) || self.holds_no_file_at(&c.path)).map(|c| c.path.clone()).collect();
         Ok((agent_changes, conflicts))
+    }
+
+    /// Whether a pipe, a socket or a device is at `path`. Snapshots record one as no file, as if
+    /// nothing were there, so they cannot say whose it is: the run's, or made since (a server's
+    /// socket, a secrets manager's `.env`). A revert asks before it replaces one.
+    pub fn holds_no_file_at(&self, path: &str) -> bool {
+        std::fs::symlink_metadata(self.work_tree.join(path)).is_ok_and(|m| holds_no_file(&m))
     }
 
     /// Lets a new store read the objects of the repository its work tree belongs to, and start
