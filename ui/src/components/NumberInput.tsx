@@ -6,7 +6,9 @@ export const NUMBER_MAX = 100_000_000;
 /** A number box that keeps what is typed: it may be emptied, or hold a "-", on the way to a new
  * number (a box that puts the value back while the person types turns "-3" into "03" and "1"
  * into "11"). Every number typed reaches `onChange`, in range or not: the form names one out of
- * range when it is saved, and the box is marked meanwhile. Leaving a box that holds no number shows the value kept. */
+ * range when it is saved, and the box is marked meanwhile. A box left empty, or holding what is
+ * no number, stays as it is, marked: putting the last number back as the focus left it made a
+ * click on Save store a number the person had not kept ("7x" saved as 7). */
 export function NumberInput({ value, onChange, ...given }: { value: number; onChange: (n: number) => void } & Omit<InputHTMLAttributes<HTMLInputElement>, "value" | "onChange" | "type">) {
   // Whole numbers, never empty, and at most what any of them needs: past it the engine's
   // settings would refuse the number in its own terms ("expected u32").
@@ -32,10 +34,6 @@ export function NumberInput({ value, onChange, ...given }: { value: number; onCh
         setText(e.target.value);
         const n = Number(e.target.value);
         if (e.target.value.trim() !== "" && Number.isFinite(n)) onChange(n);
-      }}
-      onBlur={(e) => {
-        if (e.target.value.trim() === "" || !Number.isFinite(Number(e.target.value))) setText(String(value));
-        rest.onBlur?.(e);
       }}
     />
   );

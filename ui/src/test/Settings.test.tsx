@@ -292,6 +292,20 @@ describe("Settings, numbers a person can type", () => {
     expect(saved).toHaveLength(0);
   });
 
+  it("a box left empty, or holding what is no number, is named when Save is clicked, as with Ctrl+S: leaving it does not put a number back", async () => {
+    const { saved, user } = settingsSavingInto();
+    const retries = screen.getByTestId("max-retries");
+    await user.clear(retries);
+    await user.click(screen.getByTestId("save-settings"));
+    expect(await screen.findByTestId("settings-error")).toHaveTextContent("“Max retries” needs a number. Nothing was saved.");
+    expect(retries, "still empty, to be filled").toHaveValue(null);
+    expect(retries).toHaveFocus();
+    await user.tab();
+    expect(retries, "leaving it keeps it as it is").toHaveValue(null);
+    expect(retries).toHaveAttribute("aria-invalid", "true");
+    expect(saved, "nothing saved, not the number it held before").toHaveLength(0);
+  });
+
   it("several fields wrong at once are all named at Save, the focus on the first", async () => {
     const { saved, user } = settingsSavingInto();
     const retries = screen.getByTestId("max-retries");
