@@ -131,7 +131,10 @@ export function AttemptsPicker({ on, onToggle, choices, onChange, limit, availab
                   min={0}
                   max={limit}
                   aria-invalid={c.count > limit || undefined}
-                  value={c.count}
+                  // None is an empty box, not "0": emptied to type a new count, a 0 left in
+                  // it made "9" into "09" (the window keeps the text of an equal number).
+                  value={c.count === 0 ? "" : c.count}
+                  placeholder="0"
                   onChange={(e) => set(i, Number(e.target.value) || 0)}
                   data-testid={`attempts-${c.agent}`}
                   aria-label={`Attempts by ${c.label}`}

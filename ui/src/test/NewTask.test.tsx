@@ -223,7 +223,10 @@ describe("New task", () => {
     await vi.waitFor(() => expect(screen.getByTestId("attempts-toggle")).toBeEnabled());
     await user.click(screen.getByTestId("attempts-toggle"));
     await user.clear(screen.getByTestId("attempts-builtin"));
+    expect(screen.getByTestId("attempts-builtin"), "emptied, it stays empty to type into (none from this agent), not 0 to type after").toHaveValue(null);
+    expect(screen.getByTestId("attempts-builtin")).toHaveAttribute("placeholder", "0");
     await user.type(screen.getByTestId("attempts-builtin"), "2");
+    expect(screen.getByTestId("attempts-builtin")).toHaveValue(2);
     folder = "/plain";
     await user.click(screen.getByTestId("pick-workspace"));
     await vi.waitFor(() => expect(answer, "the new folder is being looked at").not.toBeNull());
