@@ -106,6 +106,8 @@ fn a_base_url_that_is_not_a_url_names_the_field() {
     let err = s.validate().unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidSettings);
     assert!(err.to_string().starts_with("provider.base_url"), "the person must know which field to fix: {err}");
+    assert!(err.to_string().contains("does not start with http:// or https://"), "and why, in words: {err}");
+    assert!(!err.to_string().contains("relative URL without a base"), "not in the URL parser's terms: {err}");
 }
 
 #[test]

@@ -186,13 +186,14 @@ export function ProviderSection({ draft, setProvider, onKeyPending }: Props) {
       </label>
       <label className="field">
         <span>Base URL</span>
-        <input data-testid="provider-base-url" value={p.base_url} onChange={(e) => setProvider({ base_url: e.target.value })} placeholder="http://127.0.0.1:8080/v1" spellCheck={false} />
+        <input data-testid="provider-base-url" data-setting="provider.base_url" value={p.base_url} onChange={(e) => setProvider({ base_url: e.target.value })} placeholder="http://127.0.0.1:8080/v1" spellCheck={false} />
       </label>
       <label className="field">
         <span>Model</span>
         <input
           id="provider-model"
           data-testid="provider-model"
+          data-setting="provider.model"
           value={p.model}
           onChange={(e) => setProvider({ model: e.target.value })}
           placeholder="gpt-4.1-mini, qwen2.5:7b, …"
@@ -227,6 +228,7 @@ export function ProviderSection({ draft, setProvider, onKeyPending }: Props) {
         <span>API key environment variable</span>
         <input
           data-testid="provider-key-env"
+          data-setting="provider.api_key_env"
           value={p.api_key_env ?? ""}
           onChange={(e) => setProvider({ api_key_env: e.target.value || null })}
           placeholder={keys?.env_var ?? "OPENAI_API_KEY"}

@@ -228,7 +228,10 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
       setSaved(!changedSince);
       return !changedSince;
     } catch (err) {
-      setError(err as AppError);
+      const refused = err as AppError;
+      const field = refused.code === "invalid_settings" ? settingOf(refused.message) : null;
+      setError(field === null ? refused : new AppError(refused.code, `${refused.message.replace(/\.$/, "")}. Nothing was saved.`));
+      if (field) markRefused(form.current, field);
       return false;
     } finally {
       setSaving(false);
@@ -637,8 +640,26 @@ function whyInvalid(input: HTMLInputElement): string {
   return `“${name}” ${why}${input.value === "" ? "" : ` (it is ${input.value})`}`;
 }
 
+const SETTING_AT_START = /^([a-z_]+(?:\.[a-z_]+)*)((?:\[[^\]]*\])?)(?:\.[a-z_.]+)?: ([\s\S]*)$/;
+
+/** The setting the engine's refusal names first ("provider.base_url: …"), if it names one. */
+function settingOf(message: string): string | null {
+  return SETTING_AT_START.exec(message)?.[1] ?? null;
+}
+
+/** The field of a setting the engine refused: the focus goes there, as it does for a number
+ * the form itself refuses, and it is marked until it is edited. */
+function markRefused(form: HTMLFormElement | null, setting: string) {
+  const input = form?.querySelector<HTMLElement>(`[data-setting="${setting}"]`);
+  if (!input) return;
+  input.setAttribute("aria-invalid", "true");
+  input.addEventListener("input", () => input.removeAttribute("aria-invalid"), { once: true });
+  input.focus();
+  input.scrollIntoView?.({ block: "center" });
+}
+
 export function settingsErrorInWords(message: string): string {
-  const m = /^([a-z_]+(?:\.[a-z_]+)*)((?:\[[^\]]*\])?)(?:\.[a-z_.]+)?: ([\s\S]*)$/.exec(message);
+  const m = SETTING_AT_START.exec(message);
   const label = m && FIELD_LABEL[m[1]];
   return label ? `“${label}”${m[2] ? ` ${m[2]}` : ""}: ${m[3]}` : message;
 }

@@ -248,6 +248,30 @@ function settingsSavingInto(around: (form: ReactNode) => ReactNode = (form) => f
   return { saved, user: userEvent.setup() };
 }
 
+describe("Settings the engine refuses", () => {
+  it("a Base URL that is no URL: the refusal takes the focus to the field, marks it and says nothing was saved", async () => {
+    const saved: unknown[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "provider_presets") return [];
+      if (cmd === "save_settings") {
+        saved.push(args);
+        throw { code: "invalid_settings", message: "provider.base_url: “localhost 8080” is not a URL; it should look like http://127.0.0.1:8080/v1" };
+      }
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    const url = screen.getByTestId("provider-base-url");
+    await user.clear(url);
+    await user.type(url, "localhost 8080");
+    await user.click(screen.getByTestId("save-settings"));
+    expect(await screen.findByTestId("settings-error")).toHaveTextContent("“Base URL”: “localhost 8080” is not a URL; it should look like http://127.0.0.1:8080/v1. Nothing was saved.");
+    expect(url, "the focus goes to the field to fix").toHaveFocus();
+    expect(url).toHaveAttribute("aria-invalid", "true");
+    await user.type(url, "x");
+    expect(url, "edited, it is no longer marked").not.toHaveAttribute("aria-invalid");
+  });
+});
+
 describe("Settings, numbers out of range", () => {
   it("Save and Ctrl+S name the field and what it takes, keep the number typed and save nothing", async () => {
     const { saved, user } = settingsSavingInto();

@@ -335,7 +335,13 @@ impl Settings {
         if !url.is_empty() {
             let parsed = url::Url::parse(url).map_err(|e| Error::InvalidSettings {
                 field: "provider.base_url",
-                problem: format!("“{url}” is not a URL ({e}); it should look like http://127.0.0.1:8080/v1"),
+                problem: match e {
+                    // The parser's "relative URL without a base": what it means to a person.
+                    url::ParseError::RelativeUrlWithoutBase => {
+                        format!("“{url}” is not a URL: it does not start with http:// or https://; it should look like http://127.0.0.1:8080/v1")
+                    }
+                    e => format!("“{url}” is not a URL ({e}); it should look like http://127.0.0.1:8080/v1"),
+                },
             })?;
             if !matches!(parsed.scheme(), "http" | "https") {
                 return Err(Error::InvalidSettings {
