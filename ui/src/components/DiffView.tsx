@@ -611,6 +611,10 @@ function CommentBox({
         data-testid="comment-input"
       />
       <div className="row">
+        {/* Enter saves at once: a person writing two lines must know Shift+Enter. */}
+        <span className="muted small grow" data-testid="comment-keys">
+          Enter saves · Shift+Enter for a new line
+        </span>
         <button className="btn small" onClick={onCancel}>
           Cancel
         </button>

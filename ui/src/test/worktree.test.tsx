@@ -836,6 +836,7 @@ describe("review that talks back", () => {
     await user.click(gutters.filter((g) => g.textContent === "2").at(-1)!);
     await user.keyboard("{/Shift}");
     await user.type(await screen.findByTestId("comment-input"), "use a named constant");
+    expect(screen.getByTestId("comment-keys"), "Enter saves at once, so the box says how to write a second line").toHaveTextContent("Enter saves · Shift+Enter for a new line");
     await user.click(screen.getByTestId("save-comment"));
     await vi.waitFor(() => expect(screen.getByTestId("diff-comment")).toHaveTextContent("use a named constant"));
     expect(sent[0]).toMatchObject({ path: "src/a.rs", start_line: 1, end_line: 2, side: "new", text: "use a named constant" });
