@@ -218,3 +218,20 @@ test("a pasted URL longer than the window breaks in the task's bubble and in His
   assert.ok(right[0] <= right[1], `the row's buttons are in view (${right[0]} of ${right[1]}px)`);
   await shot(win.app, "long-url-history");
 });
+
+test("New Task's Plan switch keeps its focus ring as the arrow keys move the choice", async () => {
+  await (await testid("nav-new")).click();
+  await waitForScreen(win.app, "new-task-form");
+  const ring = () =>
+    win.app.execute(() => {
+      const focused = document.activeElement?.closest('[data-testid^="plan-label-"]');
+      return focused ? [focused.dataset.testid, getComputedStyle(focused).boxShadow] : [null, "none"];
+    });
+  // Reached with Tab from the box before it, as a person moving through the form does.
+  await win.app.execute(() => document.querySelector('input[name="plan"]:checked').focus());
+  await win.app.keys(["ArrowLeft"]);
+  await win.app.waitUntil(async () => (await ring())[0] !== null, { timeout: 5_000, timeoutMsg: "the arrow key left the Plan switch" });
+  const [label, shadow] = await ring();
+  assert.notEqual(shadow, "none", `the newly chosen ${label} shows where the focus is`);
+  await shot(win.app, "plan-switch-arrow");
+});
