@@ -267,6 +267,23 @@ fn a_search_snippet_marks_matches_apart_from_brackets_in_the_text_itself() {
     assert_eq!(matched, vec!["nested"], "only the searched word is marked, so the window can highlight it without guessing at brackets");
 }
 
+/// A snippet is read as a line of text beside the task's title: the Markdown a model writes
+/// (code fences, backticks, bold) and its line breaks would show as raw marks.
+#[test]
+fn a_search_snippet_reads_as_plain_text_without_the_markdown_marks_or_line_breaks() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("fix the list")).unwrap();
+    let m = MessageId::new();
+    store.append(&sid, None, assistant(&m)).unwrap();
+    store.append(&sid, None, delta(&m, "notes.md:1\n```\n- apple\n```\nsay **pear** instead, in `fruits.txt`")).unwrap();
+    store.append(&sid, None, EngineEvent::StepFinished { step: 1, stop_reason: None, usage: Default::default() }).unwrap();
+    let hits = store.search("pear", 10).unwrap();
+    let text: String = hits[0].snippet.iter().map(|p| p.text.as_str()).collect();
+    assert_eq!(text, "notes.md:1 - apple say pear instead, in fruits.txt");
+    let matched: Vec<&str> = hits[0].snippet.iter().filter(|p| p.matched).map(|p| p.text.as_str()).collect();
+    assert_eq!(matched, vec!["pear"]);
+}
+
 #[test]
 fn list_filters_by_status_end_reason_and_date_and_pages_newest_first() {
     let clock = Arc::new(finishline_engine::clock::ManualClock::new(1_700_000_000_000));

@@ -73,21 +73,56 @@ pub struct SnippetPart {
 const OPEN: char = '\u{E000}';
 const CLOSE: char = '\u{E001}';
 
-/// Splits a snippet marked with [`OPEN`] and [`CLOSE`] into its parts.
+/// Splits a snippet marked with [`OPEN`] and [`CLOSE`] into its parts, each as plain text.
 fn parts(marked: &str) -> Vec<SnippetPart> {
     let mut out = Vec::new();
     let mut rest = marked;
     while let Some(start) = rest.find(OPEN) {
         if start > 0 {
-            out.push(SnippetPart { text: rest[..start].to_string(), matched: false });
+            out.push(SnippetPart { text: plain(&rest[..start]), matched: false });
         }
         let after = &rest[start + OPEN.len_utf8()..];
         let end = after.find(CLOSE).unwrap_or(after.len());
-        out.push(SnippetPart { text: after[..end].to_string(), matched: true });
+        out.push(SnippetPart { text: plain(&after[..end]), matched: true });
         rest = after.get(end + CLOSE.len_utf8()..).unwrap_or("");
     }
     if !rest.is_empty() {
-        out.push(SnippetPart { text: rest.to_string(), matched: false });
+        out.push(SnippetPart { text: plain(rest), matched: false });
+    }
+    out
+}
+
+/// A passage of a message as one line of text: a snippet is read beside the task's title, where
+/// the Markdown a model writes (code fences, backticks, bold, a heading's #) and its line breaks
+/// showed as raw marks.
+fn plain(text: &str) -> String {
+    let unmarked = text
+        .lines()
+        .map(|line| {
+            let at = line.trim_start();
+            let heading = at.trim_start_matches('#');
+            if heading.len() < at.len() && heading.starts_with(' ') {
+                heading
+            } else {
+                line
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replace("```", " ")
+        .replace("**", "")
+        .replace('`', "");
+    let mut out = String::with_capacity(unmarked.len());
+    for c in unmarked.chars() {
+        if !c.is_whitespace() {
+            out.push(c);
+        } else if !out.ends_with(' ') {
+            out.push(' ');
+        }
+    }
+    // The break that ended a part is kept as its space; a part's own first space is too.
+    if text.ends_with(char::is_whitespace) && !out.ends_with(' ') {
+        out.push(' ');
     }
     out
 }
