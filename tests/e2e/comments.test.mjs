@@ -3,6 +3,7 @@
 // the next review shows them as a checklist the judge filled in.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -40,6 +41,30 @@ test("comments on two lines go back as a continuation and come back as a checkli
   assert.equal((await win.app.$$('[data-testid="diff-comment"]')).length, 2, "both comments are on the diff");
   await shot(win.app, "comments-on-diff");
   assert.match(await (await testid("request-changes")).getText(), /2 comments/);
+  // In a 1000 px window the three ways stay on the row beside the option (its words wrap), so
+  // the diff keeps its height: on a second row they took a third of what the diff had.
+  const size = await win.app.execute(() => [window.outerWidth, window.outerHeight]);
+  const resize = (w, h) => execFileSync("xdotool", ["search", "--name", "^Finishline$", "windowsize", "%@", String(w), String(h)]);
+  try {
+    await win.app.waitUntil(
+      async () => {
+        resize(1000, 650);
+        await new Promise((r) => setTimeout(r, 300));
+        return (await win.app.execute(() => window.innerWidth)) <= 1010;
+      },
+      { timeout: 15_000, interval: 100, timeoutMsg: "the window did not get narrower" },
+    );
+    const rows = await win.app.execute(() => {
+      const top = (s) => document.querySelector(s).getBoundingClientRect().top;
+      const option = document.querySelector('[data-testid="revert-checkbox"]').closest("label").getBoundingClientRect();
+      const approve = document.querySelector('[data-testid="approve"]').getBoundingClientRect();
+      return { option: [option.top, option.bottom], approve: [approve.top, approve.bottom], reject: top('[data-testid="reject"]') };
+    });
+    assert.ok(rows.approve[0] < rows.option[1] && rows.option[0] < rows.approve[1], `Approve is on the option's row (${JSON.stringify(rows)})`);
+    await shot(win.app, "comments-1000px");
+  } finally {
+    resize(size[0], size[1]);
+  }
   await clickAway(await testid("request-changes"));
   await clickAway(await testid("send-feedback"));
   const card = await win.app.$('[data-testid="continuation-card"][data-source="review_comments"]');
