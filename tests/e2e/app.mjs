@@ -171,6 +171,26 @@ export async function shot(browser, name) {
   await browser.saveScreenshot(path.join(artifacts, `${name}.png`));
 }
 
+/**
+ * Resizes the window as a person dragging its edge would (under Xvfb there is no window manager,
+ * so xdotool sizes the X window itself), asking again until the page sees the new size: GTK may
+ * still be settling the window's first. Returns what puts the size before back.
+ */
+export async function resizeWindow(browser, width, height) {
+  const [wasWidth, wasHeight] = await browser.execute(() => [window.outerWidth, window.outerHeight]);
+  const size = (w, h) => execFileSync("xdotool", ["search", "--name", "^Finishline$", "windowsize", "%@", String(w), String(h)]);
+  await browser.waitUntil(
+    async () => {
+      size(width, height);
+      await new Promise((r) => setTimeout(r, 300));
+      const [w, h] = await browser.execute(() => [window.innerWidth, window.innerHeight]);
+      return Math.abs(w - width) <= 30 && Math.abs(h - height) <= 30;
+    },
+    { timeout: 15_000, interval: 100, timeoutMsg: `the window did not become ${width}×${height}` },
+  );
+  return () => size(wasWidth, wasHeight);
+}
+
 /** Types into a field with real key events. */
 export async function typeInto(_browser, element, text) {
   await element.waitForDisplayed();

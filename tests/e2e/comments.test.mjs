@@ -3,11 +3,10 @@
 // the next review shows them as a checklist the judge filled in.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { clickAway, shot, typeInto, waitForScreen } from "./app.mjs";
+import { clickAway, resizeWindow, shot, typeInto, waitForScreen } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 const win = appWindow({ scenario: "e2e-comments.json", port: 4620, name: "comments" });
@@ -43,17 +42,8 @@ test("comments on two lines go back as a continuation and come back as a checkli
   assert.match(await (await testid("request-changes")).getText(), /2 comments/);
   // In a 1000 px window the three ways stay on the row beside the option (its words wrap), so
   // the diff keeps its height: on a second row they took a third of what the diff had.
-  const size = await win.app.execute(() => [window.outerWidth, window.outerHeight]);
-  const resize = (w, h) => execFileSync("xdotool", ["search", "--name", "^Finishline$", "windowsize", "%@", String(w), String(h)]);
+  const restore = await resizeWindow(win.app, 1000, 650);
   try {
-    await win.app.waitUntil(
-      async () => {
-        resize(1000, 650);
-        await new Promise((r) => setTimeout(r, 300));
-        return (await win.app.execute(() => window.innerWidth)) <= 1010;
-      },
-      { timeout: 15_000, interval: 100, timeoutMsg: "the window did not get narrower" },
-    );
     const rows = await win.app.execute(() => {
       const top = (s) => document.querySelector(s).getBoundingClientRect().top;
       const option = document.querySelector('[data-testid="revert-checkbox"]').closest("label").getBoundingClientRect();
@@ -63,7 +53,7 @@ test("comments on two lines go back as a continuation and come back as a checkli
     assert.ok(rows.approve[0] < rows.option[1] && rows.option[0] < rows.approve[1], `Approve is on the option's row (${JSON.stringify(rows)})`);
     await shot(win.app, "comments-1000px");
   } finally {
-    resize(size[0], size[1]);
+    restore();
   }
   await clickAway(await testid("request-changes"));
   await clickAway(await testid("send-feedback"));

@@ -2,11 +2,10 @@
 // dropdowns, a session whose header and bottom bar stay in view, and a narrow window.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { clickAway, shot, typeInto, waitForScreen, statusNow as statusIn } from "./app.mjs";
+import { clickAway, resizeWindow, shot, typeInto, waitForScreen, statusNow as statusIn } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 const win = appWindow({ scenario: "e2e-workday.json", port: 4580, name: "look" });
@@ -151,20 +150,8 @@ test("a refused connection offers Retry and Open Settings, and Retry goes on aft
 });
 
 test("a narrow window folds the sidebar to icons and History still fits", async () => {
-  // As a person drags the window's edge; under Xvfb there is no window manager, so xdotool
-  // resizes the X window itself.
-  const resize = (w, h) => execFileSync("xdotool", ["search", "--name", "^Finishline$", "windowsize", "%@", String(w), String(h)]);
-  const [width, height] = await win.app.execute(() => [window.outerWidth, window.innerHeight]);
+  const restore = await resizeWindow(win.app, 700, 700);
   try {
-    // GTK may still be settling the window's first size: ask again until the page sees it.
-    await win.app.waitUntil(
-      async () => {
-        resize(700, 700);
-        await new Promise((r) => setTimeout(r, 300));
-        return (await win.app.execute(() => window.innerWidth)) <= 720;
-      },
-      { timeout: 15_000, interval: 100, timeoutMsg: "the window did not get narrower" },
-    );
     const sidebar = await win.app.execute(() => document.querySelector("nav.sidebar").getBoundingClientRect().width);
     assert.ok(sidebar < 80, `the sidebar folds to its icons (${sidebar}px)`);
     assert.equal(await (await q(".nav-item .nav-label")).isDisplayed(), false, "nav labels are hidden; the buttons keep their titles");
@@ -181,14 +168,7 @@ test("a narrow window folds the sidebar to icons and History still fits", async 
     assert.ok(overflow <= 1, `History fits the window without sideways scrolling (${overflow}px over)`);
     await shot(win.app, "narrow-history");
     // A little wider, the sidebar is whole again and leaves the table less room than at 700.
-    await win.app.waitUntil(
-      async () => {
-        resize(900, 700);
-        await new Promise((r) => setTimeout(r, 300));
-        return (await win.app.execute(() => window.innerWidth)) >= 880;
-      },
-      { timeout: 15_000, interval: 100, timeoutMsg: "the window did not get wider" },
-    );
+    await resizeWindow(win.app, 900, 700);
     const fits = await win.app.execute(() => {
       const table = document.querySelector(".table-scroll");
       const main = document.querySelector("main.content").getBoundingClientRect();
@@ -201,7 +181,7 @@ test("a narrow window folds the sidebar to icons and History still fits", async 
     assert.ok(fits.over <= 1, `at 900 px History's table does not scroll sideways (${fits.over}px over: ${fits.cols} in ${fits.width})`);
     assert.equal(fits.hidden, 0, "every row's buttons are in view");
   } finally {
-    resize(width, height);
+    restore();
   }
 });
 

@@ -3,11 +3,10 @@
 // step 2 runs, and the review with each step's outcome.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { clickAway, shot, typeInto, waitForScreen, statusNow as statusIn, waitStatus as waitStatusIn } from "./app.mjs";
+import { clickAway, resizeWindow, shot, typeInto, waitForScreen, statusNow as statusIn, waitStatus as waitStatusIn } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 // The window's own default (Auto) is what a new user gets; this test picks On itself.
@@ -36,17 +35,8 @@ test("a task run with Plan On: the plan is edited before it runs, shows Step 2/3
   await shot(win.app, "plan-review-before-run");
   // In a short window the plan's buttons stay in view, and only its list of steps scrolls: not a
   // scroll area inside a scroll area.
-  const size = await win.app.execute(() => [window.outerWidth, window.outerHeight]);
-  const resize = (w, h) => execFileSync("xdotool", ["search", "--name", "^Finishline$", "windowsize", "%@", String(w), String(h)]);
+  const restore = await resizeWindow(win.app, 1000, 620);
   try {
-    await win.app.waitUntil(
-      async () => {
-        resize(1000, 620);
-        await new Promise((r) => setTimeout(r, 300));
-        return (await win.app.execute(() => window.innerHeight)) <= 640;
-      },
-      { timeout: 15_000, interval: 100, timeoutMsg: "the window did not get shorter" },
-    );
     const short = await win.app.execute(() => {
       const bar = document.querySelector('[data-testid="bottom-bar"]');
       const scrollers = [bar, ...bar.querySelectorAll("*")].filter((e) => /(auto|scroll)/.test(getComputedStyle(e).overflowY) && e.scrollHeight > e.clientHeight + 1);
@@ -60,7 +50,7 @@ test("a task run with Plan On: the plan is edited before it runs, shows Step 2/3
     assert.deepEqual([short.run, short.cancel, short.add], [true, true, true], "Run plan, Cancel task and Add step are in view");
     await shot(win.app, "plan-review-short-window");
   } finally {
-    resize(size[0], size[1]);
+    restore();
   }
   const criteria = (await win.app.$$('[data-testid="plan-edit-criteria"]'))[2];
   await criteria.click();
