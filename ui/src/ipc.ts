@@ -674,7 +674,8 @@ export interface Landed {
 
 export type ReviewOutcome =
   | { outcome: "decided"; status: SessionStatus; revert: { restored: string[]; deleted: string[]; conflicts: string[]; copies?: OverwrittenCopy[]; not_copied?: NotCopied[]; applied: boolean } | null; landed?: Landed; kept?: { branch: string; files: string[] } }
-  | { outcome: "needs_confirmation"; conflicts: string[] }
+  /** `no_file`: those of `conflicts` where a pipe or a socket is now and the run left no file. */
+  | { outcome: "needs_confirmation"; conflicts: string[]; no_file?: string[] }
   | { outcome: "landing_blocked"; reason: LandingBlock; files: string[]; detail: string };
 
 export type StartupAction = { kind: "open_session"; session_id: string } | { kind: "run_task"; task: string; workspace: string };

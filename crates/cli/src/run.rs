@@ -707,11 +707,11 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
     }
     let revert = force_revert || yes("Also revert the agent's changes to your files? [y/N]: ");
     match engine.submit_review(review, decision, None, revert, force_revert, DecidedBy::Person) {
-        Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => {
-            let overwrite = yes(&format!(
-                "Someone changed {} after the agent. Overwrite those changes too (a copy of your version is kept)? [y/N]: ",
-                conflicts.join(", ")
-            ));
+        Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file }) => {
+            let asked = in_the_way(&conflicts, &no_file);
+            let mut first = asked.chars();
+            let asked: String = first.next().into_iter().flat_map(char::to_uppercase).chain(first).collect();
+            let overwrite = yes(&format!("{asked}. Overwrite {} too? [y/N]: ", if conflicts.len() == 1 { "it" } else { "them" }));
             // Either way the rest is reverted; those files only when the person says so, and
             // only those: one edited while the question waited is left, and named.
             let choice = finishline_engine::agent::ReviewChoice {
@@ -845,7 +845,7 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
         Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, .. }) => errln!("Rejected."),
         Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, .. }) => errln!("Approved."),
         Ok(ReviewOutcome::Decided { .. }) => errln!("Sent back to the agent with your feedback."),
-        Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => errln!("Not reverted: {} changed after the agent.", conflicts.join(", ")),
+        Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file }) => errln!("Not reverted: {}.", in_the_way(&conflicts, &no_file)),
         Ok(ReviewOutcome::LandingBlocked { detail, files, .. }) => {
             errln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) })
         }
@@ -854,6 +854,22 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
     if let Some(next) = next {
         errln!("finishline: {next}");
     }
+}
+
+/// What is in a revert's way, each as what it is: a file someone changed after the agent (a copy
+/// of it is kept if it is overwritten), or a pipe or a socket where the agent left no file (never
+/// copied).
+fn in_the_way(conflicts: &[String], no_file: &[String]) -> String {
+    let (pipes, edited): (Vec<&String>, Vec<&String>) = conflicts.iter().partition(|c| no_file.contains(c));
+    let join = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
+    let mut said = Vec::new();
+    if !edited.is_empty() {
+        said.push(format!("someone changed {} after the agent (a copy of your version is kept if it is overwritten)", join(&edited)));
+    }
+    if !pipes.is_empty() {
+        said.push(format!("a pipe or a socket is there now where the agent left no file, perhaps yours, which cannot be copied: {}", join(&pipes)));
+    }
+    said.join("; ")
 }
 
 /// What to do about a decision that stopped short, as the command that does it.
@@ -869,7 +885,7 @@ fn next_step(outcome: &finishline_engine::Result<ReviewOutcome>, again: &Again) 
         }
         // The review is still open: the same reject may overwrite those files too, or revert none.
         (Ok(ReviewOutcome::NeedsConfirmation { .. }), Again::Review(sid)) => Some(format!(
-            "to overwrite them too (a copy of your version is kept): `{}`; to reject without reverting anything: `{}`",
+            "to overwrite them too (a copy of each file of yours is kept): `{}`; to reject without reverting anything: `{}`",
             crate::hint::command(&format!("sessions review {sid} --reject --revert --force-revert")),
             crate::hint::command(&format!("sessions review {sid} --reject"))
         )),
@@ -1081,11 +1097,11 @@ fn revert_later(engine: &Arc<Engine>, sid: &SessionId, force: bool, json: bool) 
         }
     }
     match outcome {
-        Ok(ReviewOutcome::NeedsConfirmation { conflicts }) => {
+        Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file }) => {
             if !json {
-                errln!("Not reverted: {} changed after the agent.", conflicts.join(", "));
+                errln!("Not reverted: {}.", in_the_way(&conflicts, &no_file));
                 let force = crate::hint::command(&format!("sessions review {sid} --reject --revert --force-revert"));
-                errln!("To overwrite them too (a copy of your version is kept): `{force}`.");
+                errln!("To overwrite them too (a copy of each file of yours is kept): `{force}`.");
             }
             exit::WAITING
         }

@@ -483,8 +483,15 @@ async fn a_named_pipe_a_command_left_where_the_persons_file_was_is_reviewed_as_t
     let id = session_of(&task);
     let rejected = within_a_minute(cli.cmd(&["sessions", "review", &id, "--reject", "--revert"]), "the revert");
     let said = String::from_utf8_lossy(&rejected.stderr).to_string();
-    assert_ne!(rejected.status.code(), Some(3), "asked first, not rejected: {said}");
-    assert!(said.contains("Not reverted: notes.txt") && said.contains("--force-revert"), "the pipe is named, with the way to overwrite it: {said}");
+    assert_eq!(rejected.status.code(), Some(6), "asked first, not rejected: {said}");
+    assert!(
+        said.contains("Not reverted: ") && said.contains(": notes.txt") && said.contains("--force-revert"),
+        "the pipe is named, with the way to overwrite it: {said}"
+    );
+    assert!(said.contains("a pipe or a socket is there now") && !said.contains("changed after the agent"), "said as what it is, not as someone's edit: {said}");
+    let json = within_a_minute(cli.cmd(&["sessions", "review", &id, "--reject", "--revert", "--json"]), "the question as JSON");
+    let asked: serde_json::Value = serde_json::from_slice(json.stdout.split(|b| *b == b'\n').find(|l| !l.is_empty()).unwrap()).unwrap();
+    assert_eq!(asked["no_file"], json!(["notes.txt"]), "a front end can tell it apart: {asked}");
     assert!(std::fs::symlink_metadata(ws.join("notes.txt")).is_ok_and(|m| m.file_type().is_fifo()), "{said}");
     assert!(ws.join("new.txt").exists(), "nothing is touched before the answer: {said}");
     let forced = within_a_minute(cli.cmd(&["sessions", "review", &id, "--reject", "--revert", "--force-revert"]), "the forced revert");

@@ -159,7 +159,7 @@ async fn revert_asks_before_touching_a_file_the_person_edited_after_the_agent() 
     h.write("a.txt", "the person's own edit");
     let r = h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
     match r {
-        ReviewOutcome::NeedsConfirmation { conflicts } => assert_eq!(conflicts, vec!["a.txt".to_string()]),
+        ReviewOutcome::NeedsConfirmation { conflicts, .. } => assert_eq!(conflicts, vec!["a.txt".to_string()]),
         other => panic!("the revert must ask first: {other:?}"),
     }
     assert_eq!(h.read("a.txt").as_deref(), Some("the person's own edit"), "nothing is touched before the person confirms");
@@ -203,7 +203,7 @@ async fn revert_asks_before_going_past_an_edit_the_person_saved_between_two_of_t
     assert!(diff.unwrap().contains("-mine"), "the review shows all the agent did to the file, its first edit too");
     let r = h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
     match r {
-        ReviewOutcome::NeedsConfirmation { conflicts } => assert_eq!(conflicts, vec!["notes.md".to_string()]),
+        ReviewOutcome::NeedsConfirmation { conflicts, .. } => assert_eq!(conflicts, vec!["notes.md".to_string()]),
         other => panic!("the revert must ask before going past the person's edit: {other:?}"),
     }
     assert_eq!(h.read("notes.md").as_deref(), Some("agent two\nthe person's line\n"), "nothing is touched before the person says");
@@ -230,7 +230,7 @@ async fn revert_asks_before_deleting_a_file_of_the_persons_that_the_tasks_gitign
     assert_eq!(o.status, SessionStatus::AwaitingReview);
     let r = h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
     match r {
-        ReviewOutcome::NeedsConfirmation { conflicts } => {
+        ReviewOutcome::NeedsConfirmation { conflicts, .. } => {
             assert_eq!(conflicts, vec!["data/keep.csv".to_string()], "it is older than the task: it is asked about")
         }
         other => panic!("the revert must ask before deleting a file older than the task: {other:?}"),

@@ -145,6 +145,8 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   }, []);
   const [revert, setRevert] = useState(false); // a reject keeps the files unless the person asks for the revert
   const [conflicts, setConflicts] = useState<string[] | null>(null);
+  // Those of them where a pipe or a socket is now: no one's edit, never copied.
+  const [noFile, setNoFile] = useState<string[]>([]);
   const requestChangesButton = useRef<HTMLButtonElement>(null);
   const rejectButton = useRef<HTMLButtonElement>(null);
   // The question goes with the focus in it: back to Reject, which asked it.
@@ -196,7 +198,10 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         overwrite: confirmed ? Object.keys(overwrite).filter((f) => overwrite[f]) : undefined,
         landing: decision === "approve" && worktree ? (landAs ?? landing) : undefined,
       });
-      if (out.outcome === "needs_confirmation") setConflicts(out.conflicts);
+      if (out.outcome === "needs_confirmation") {
+        setConflicts(out.conflicts);
+        setNoFile(out.no_file ?? []);
+      }
       else if (out.outcome === "landing_blocked") {
         // The blocked landing arrives as an event and shows below; tried again and blocked
         // again, the box would look as before: it says when it tried.
@@ -553,7 +558,11 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
                 <label className="check" data-testid="overwrite-label">
                   <input type="checkbox" checked={overwrite[c] ?? false} onChange={(e) => setOverwrite({ ...overwrite, [c]: e.target.checked })} disabled={busy} data-testid="overwrite-file" />{" "}
                   {/* The agent's starting point of a file it made is no file: ticked, it is deleted. */}
-                  {review.files.find((f) => f.path === c)?.kind === "created" ? (
+                  {noFile.includes(c) ? (
+                    <>
+                      Replace <code>{c}</code> <span className="muted small">(a pipe or a socket is there now, where the agent left no file: perhaps yours, and it cannot be copied)</span>
+                    </>
+                  ) : review.files.find((f) => f.path === c)?.kind === "created" ? (
                     <>
                       Delete <code>{c}</code> <span className="muted small">(the agent created it: your changes in it go too)</span>
                     </>

@@ -762,6 +762,26 @@ describe("reject in the folder itself", () => {
     expect(await screen.findByTestId("revert-kept")).toHaveTextContent("a.md");
   });
 
+  it("a pipe or a socket where the agent left no file is asked about as what it is, with no copy promised", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "tidy up", workspace: "/plain", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: ".env", kind: "deleted", diff: "" }, { path: "notes.md", kind: "modified", diff: "" }], verification: [] }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    script(events, (cmd) => (cmd === "submit_review" ? { outcome: "needs_confirmation", conflicts: [".env", "notes.md"], no_file: [".env"] } : null));
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("revert-checkbox"));
+    await user.click(screen.getByTestId("reject"));
+    await screen.findByTestId("revert-conflicts");
+    const [pipe, edited] = screen.getAllByTestId("overwrite-label");
+    expect(pipe).toHaveTextContent("Replace .env (a pipe or a socket is there now, where the agent left no file: perhaps yours, and it cannot be copied)");
+    expect(edited).toHaveTextContent(/^Overwrite notes\.md$/);
+  });
+
   it("while the reject and revert it confirmed is under way, its question cannot be changed or sent again", async () => {
     seq = 0;
     const events = [

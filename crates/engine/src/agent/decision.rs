@@ -103,9 +103,23 @@ pub enum ReviewOutcome {
         kept: Option<KeptBranch>,
     },
     /// Reject with revert found files someone changed after the run: ask before touching them.
-    NeedsConfirmation { conflicts: Vec<String> },
+    NeedsConfirmation {
+        conflicts: Vec<String>,
+        /// Those of them where a pipe, a socket or a device is now and the run left no file: no
+        /// edit of anyone's, yet perhaps the person's (a server's socket), and never copied.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        no_file: Vec<String>,
+    },
     /// Approve could not land the task; nothing was overwritten and the review is still open.
     LandingBlocked { reason: LandingBlock, files: Vec<String>, detail: String },
+}
+
+impl ReviewOutcome {
+    /// The question before a revert touches `conflicts`, each said as what it is.
+    pub(super) fn needs_confirmation(cp: &Checkpoints, conflicts: Vec<String>) -> Self {
+        let no_file = conflicts.iter().filter(|p| cp.holds_no_file_at(p)).cloned().collect();
+        ReviewOutcome::NeedsConfirmation { conflicts, no_file }
+    }
 }
 
 /// The commit the task's last review showed: the run's last commit before it (in this worktree),
@@ -546,7 +560,7 @@ impl Engine {
         others.extend(made_before(&cp, &owned, &since));
         let changed_since = changed_since(&cp, &owned, &others)?;
         if !changed_since.is_empty() && choice.overwrite == Overwrite::Nothing {
-            return Ok(ReviewOutcome::NeedsConfirmation { conflicts: changed_since });
+            return Ok(ReviewOutcome::needs_confirmation(&cp, changed_since));
         }
         let overwrite: Vec<String> = changed_since.into_iter().filter(|p| choice.overwrite.allows(p)).collect();
         // The decision and the intent in one step; the files follow.
@@ -580,7 +594,7 @@ impl Engine {
             // This revert overwrites all or nothing: the files named must be every one it would.
             force |= !conflicts.is_empty() && conflicts.iter().all(|c| choice.overwrite.allows(c));
             if !conflicts.is_empty() && !force {
-                return Ok(ReviewOutcome::NeedsConfirmation { conflicts });
+                return Ok(ReviewOutcome::needs_confirmation(cp, conflicts));
             }
             // The person's versions first, as for any revert told to overwrite; without every
             // copy, nothing of theirs is overwritten.

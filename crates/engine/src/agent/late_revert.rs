@@ -101,7 +101,7 @@ impl Engine {
         later.extend(made_before(&cp, &owned, &since));
         let changed_since = changed_since(&cp, &owned, &later)?;
         if !changed_since.is_empty() && overwrite == Overwrite::Nothing {
-            return Ok(ReviewOutcome::NeedsConfirmation { conflicts: changed_since });
+            return Ok(ReviewOutcome::needs_confirmation(&cp, changed_since));
         }
         let overwrite: Vec<String> = changed_since.into_iter().filter(|p| overwrite.allows(p)).collect();
         // The intent first; the files follow.
