@@ -85,8 +85,11 @@ export function PlanReview({ sessionId, steps }: { sessionId: string; steps: Pla
   const empty = drafts.findIndex((d) => !d.title.trim() && !d.instructions.trim());
   const blocker = drafts.length === 0 ? "Add a step, or cancel the task" : empty >= 0 ? `Step ${empty + 1} is empty: give it a title, or remove it` : null;
 
+  // Its own flag: a plan whose start is on its way (or hangs) can still be cancelled, as the
+  // header's Cancel, not shown beside this one, could.
+  const [cancelling, setCancelling] = useState(false);
   const run = async () => {
-    if (blocker || busy) return;
+    if (blocker || busy || cancelling) return;
     setBusy(true);
     setError(null);
     try {
@@ -100,13 +103,13 @@ export function PlanReview({ sessionId, steps }: { sessionId: string; steps: Pla
   };
   const cancel = async () => {
     setConfirmCancel(false);
-    setBusy(true);
+    setCancelling(true);
     try {
       await ipc.cancelRun(sessionId);
       forgetDrafts(key);
     } catch (e) {
       setError((e as AppError).message);
-      setBusy(false);
+      setCancelling(false);
     }
   };
   const onKeyDown = (e: KeyboardEvent) => {
@@ -162,10 +165,10 @@ export function PlanReview({ sessionId, steps }: { sessionId: string; steps: Pla
           <Plus size={14} aria-hidden /> Add step
         </button>
         <span className="grow muted small">{blocker ?? "Ctrl+Enter runs"}</span>
-        <button type="button" className="btn" onClick={() => (edited ? setConfirmCancel(true) : cancel())} disabled={busy} data-testid="plan-cancel">
+        <button type="button" className="btn" onClick={() => (edited ? setConfirmCancel(true) : cancel())} disabled={cancelling} data-testid="plan-cancel">
           Cancel task
         </button>
-        <button type="button" className="btn primary" onClick={run} disabled={!!blocker || busy} title={blocker ?? "Run the plan (Ctrl+Enter)"} data-testid="plan-run">
+        <button type="button" className="btn primary" onClick={run} disabled={!!blocker || busy || cancelling} title={blocker ?? "Run the plan (Ctrl+Enter)"} data-testid="plan-run">
           Run plan
         </button>
       </div>

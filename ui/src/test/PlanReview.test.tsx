@@ -74,6 +74,22 @@ describe("Plan review", () => {
     expect(screen.getByTestId("plan-edit-add")).toBeDisabled();
   });
 
+  it("Cancel task stays usable while Run plan is on its way: the plan's Cancel is the only one on the screen", async () => {
+    const calls: string[] = [];
+    mockIPC((cmd) => {
+      calls.push(cmd);
+      if (cmd === "run_plan") return new Promise(() => {});
+      if (cmd === "cancel_run") return true;
+    });
+    render(<PlanReview sessionId="s1" steps={steps} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("plan-run"));
+    expect(screen.getByTestId("plan-run"), "one start at a time").toBeDisabled();
+    expect(screen.getByTestId("plan-cancel")).toBeEnabled();
+    await user.click(screen.getByTestId("plan-cancel"));
+    await vi.waitFor(() => expect(calls).toContain("cancel_run"));
+  });
+
   it("Cancel ends an unedited plan's task at once, and asks first when the person's edits would be lost", async () => {
     const calls: string[] = [];
     mockIPC((cmd) => {
