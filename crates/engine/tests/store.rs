@@ -282,6 +282,13 @@ fn a_search_snippet_reads_as_plain_text_without_the_markdown_marks_or_line_break
     assert_eq!(text, "notes.md:1 - apple say pear instead, in fruits.txt");
     let matched: Vec<&str> = hits[0].snippet.iter().filter(|p| p.matched).map(|p| p.text.as_str()).collect();
     assert_eq!(matched, vec!["pear"]);
+
+    let m = MessageId::new();
+    store.append(&sid, None, assistant(&m)).unwrap();
+    store.append(&sid, None, delta(&m, "ports in C# and F#\n## Results\nzanzibar is 2**8 wide")).unwrap();
+    store.append(&sid, None, EngineEvent::StepFinished { step: 2, stop_reason: None, usage: Default::default() }).unwrap();
+    let text: String = store.search("zanzibar", 10).unwrap()[0].snippet.iter().map(|p| p.text.as_str()).collect();
+    assert_eq!(text, "ports in C# and F# Results zanzibar is 2**8 wide", "a heading's # goes, a name's and a power's stay");
 }
 
 #[test]

@@ -316,7 +316,7 @@ describe("Settings, numbers a person can type", () => {
     expect(saved).toHaveLength(0);
   });
 
-  it("a box left empty, or holding what is no number, is named when Save is clicked, as with Ctrl+S: leaving it does not put a number back", async () => {
+  it("a box left empty is named when Save is clicked, as with Ctrl+S: leaving it does not put the last number back", async () => {
     const { saved, user } = settingsSavingInto();
     const retries = screen.getByTestId("max-retries");
     await user.clear(retries);

@@ -92,16 +92,35 @@ fn parts(marked: &str) -> Vec<SnippetPart> {
     out
 }
 
+/// Text without the `**` of bold, but with a `**` between two letters or digits (`2**8`).
+fn unbold(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("**") {
+        let before = rest[..at].chars().next_back().or_else(|| out.chars().next_back());
+        let after = rest[at + 2..].chars().next();
+        out.push_str(&rest[..at]);
+        if before.is_some_and(char::is_alphanumeric) && after.is_some_and(char::is_alphanumeric) {
+            out.push_str("**");
+        }
+        rest = &rest[at + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A passage of a message as one line of text: a snippet is read beside the task's title, where
 /// the Markdown a model writes (code fences, backticks, bold, a heading's #) and its line breaks
 /// showed as raw marks.
 fn plain(text: &str) -> String {
     let unmarked = text
         .lines()
-        .map(|line| {
+        .enumerate()
+        .map(|(n, line)| {
+            // A part's first line may start anywhere in a line of the message ("C# and F#").
             let at = line.trim_start();
             let heading = at.trim_start_matches('#');
-            if heading.len() < at.len() && heading.starts_with(' ') {
+            if n > 0 && heading.len() < at.len() && heading.starts_with(' ') {
                 heading
             } else {
                 line
@@ -110,8 +129,8 @@ fn plain(text: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
         .replace("```", " ")
-        .replace("**", "")
         .replace('`', "");
+    let unmarked = unbold(&unmarked);
     let mut out = String::with_capacity(unmarked.len());
     for c in unmarked.chars() {
         if !c.is_whitespace() {
