@@ -80,7 +80,8 @@ impl<R> StrayLines<R> {
     fn look(&mut self, bytes: &[u8]) {
         self.look_for_ends(bytes);
         // Once per read, not per byte; only the start is quoted, so only the start is read.
-        let unfinished = Some(quote(&self.line[..self.line.len().min(QUOTED * 4)])).filter(|q| !q.is_empty());
+        let start = &self.line[..self.line.len().min(QUOTED * 4)];
+        let unfinished = Some(quote(start, self.len > start.len())).filter(|q| !q.is_empty());
         self.stray.kept().unfinished = unfinished;
     }
 
@@ -97,7 +98,7 @@ impl<R> StrayLines<R> {
                 continue;
             }
             if !self.is_message() {
-                self.stray.kept().ended = Some(quote(&self.line));
+                self.stray.kept().ended = Some(quote(&self.line, self.len > self.line.len()));
             }
             self.line.clear();
             self.len = 0;
@@ -118,12 +119,13 @@ impl<R> StrayLines<R> {
     }
 }
 
-/// The start of a line, readable: control characters as spaces, at most [`QUOTED`] characters.
-fn quote(line: &[u8]) -> String {
+/// The start of a line, readable: control characters as spaces, at most [`QUOTED`] characters,
+/// and "…" where it goes on (past them, or past the bytes given: `cut`).
+fn quote(line: &[u8], cut: bool) -> String {
     let text = String::from_utf8_lossy(line);
     let text = text.trim();
     let mut quoted: String = text.chars().take(QUOTED).map(|c| if c.is_control() { ' ' } else { c }).collect();
-    if text.chars().count() > QUOTED {
+    if cut || text.chars().count() > QUOTED {
         quoted.push('…');
     }
     quoted
@@ -187,5 +189,20 @@ mod tests {
         let quoted = stray_of(&format!("{}\n", "x".repeat(5000))).await.unwrap();
         assert_eq!(quoted.chars().count(), QUOTED + 1);
         assert!(quoted.ends_with('…'));
+        let wide = stray_of(&"😀".repeat(QUOTED + 50)).await.unwrap();
+        assert_eq!((wide.chars().count(), wide.ends_with('…')), (QUOTED + 1, true), "four bytes a character, unfinished, it still says it goes on");
+    }
+
+    #[test]
+    fn an_unfinished_line_ended_by_a_later_read_is_a_message_like_any_other() {
+        let (mut tap, stray) = StrayLines::new(&b""[..]);
+        tap.look(b"{\"jsonrpc\":\"2.0\",");
+        assert_eq!(stray.take(), Some(StrayLine::Unfinished("{\"jsonrpc\":\"2.0\",".into())));
+        tap.look(b"\"id\":3,\"result\":{}}\n");
+        assert_eq!(stray.take(), None, "its end came: nothing is left to quote");
+        tap.look(b"not json\n{\"id\":4");
+        assert_eq!(stray.take(), Some(StrayLine::Unfinished("{\"id\":4".into())), "the newest word is the line being written");
+        tap.look(b"}\n");
+        assert_eq!(stray.take(), None, "and the skipped line before it was taken with it");
     }
 }
