@@ -146,9 +146,14 @@ test("an MCP server added in Settings lists its tools and one is called in a run
   const card = await win.app.$('[data-testid="tool-card"][data-tool="everything__echo"]');
   await card.waitForExist({ timeout: 20_000 });
   await card.waitUntil(async () => (await card.getAttribute("data-state")) === "done", { timeout: 20_000, timeoutMsg: "the MCP tool call never finished" });
-  await (await card.$("button")).click(); // open the card
-  await card.waitUntil(async () => /Echo: hello through MCP/.test(await card.getText()), { timeout: 5_000, timeoutMsg: "the real MCP server's answer is not in the tool card" });
+  // The review comes up as the run ends and the view follows it to the end: the card is opened
+  // once the page holds still (opened before, it went under the pinned header in a CI run).
   await (await testid("review-panel")).waitForDisplayed({ timeout: 30_000 });
+  await win.app.waitUntil(async () => (await statusIn(win.app)) === "awaiting_review", { timeout: 30_000, timeoutMsg: "the run never came to review" });
+  const head = await card.$("button");
+  await head.scrollIntoView({ block: "center" });
+  await head.click(); // open the card
+  await card.waitUntil(async () => /Echo: hello through MCP/.test(await card.getText()), { timeout: 5_000, timeoutMsg: "the real MCP server's answer is not in the tool card" });
   await shot(win.app, "session-mcp");
   const requests = await win.fake.requests();
   // A new user's plan mode is Auto: a one-line task runs at once, without a manager call.
