@@ -82,6 +82,71 @@ test("a session keeps its header and the review in view while the timeline scrol
   await shot(win.app, "session-dark");
 });
 
+/** Where the focused element is, and what covers its top or its foot (null: nothing). */
+const focusedShows = () =>
+  win.app.execute(() => {
+    const el = document.activeElement;
+    const r = el.getBoundingClientRect();
+    const over = (y) => {
+      const at = document.elementFromPoint(r.left + Math.min(8, r.width / 2), y);
+      return el.contains(at) ? null : (at?.closest("[data-testid]")?.getAttribute("data-testid") ?? "nothing");
+    };
+    const m = document.querySelector("main.content");
+    return { inTimeline: !!el.closest('[data-testid="timeline"]'), what: el.getAttribute("data-testid") ?? el.className, top: over(r.top + 2), bottom: over(r.bottom - 2), scrolls: m.scrollHeight > m.clientHeight };
+  });
+
+test("what the keyboard reaches in the timeline is shown whole, not under the pinned header or the review", async () => {
+  // A short window: the timeline scrolls between the header and the review at the bottom.
+  const restore = await resizeWindow(win.app, 1000, 520);
+  try {
+    // Scrolled to one end, the focus is put just before (or after) the timeline, and
+    // Tab (or Shift+Tab) takes it into the timeline, as a person's keys would.
+    const enter = async (from) => {
+      await win.app.execute((from) => {
+        const m = document.querySelector("main.content");
+        m.scrollTop = from === "header" ? m.scrollHeight : 0;
+        const timeline = document.querySelector('[data-testid="timeline"]');
+        const focusable = [...document.querySelectorAll("button, [href], input, textarea, select")].filter((e) => !e.disabled && e.getClientRects().length > 0 && !timeline.contains(e));
+        const side = from === "header" ? Node.DOCUMENT_POSITION_PRECEDING : Node.DOCUMENT_POSITION_FOLLOWING;
+        const outside = focusable.filter((e) => timeline.compareDocumentPosition(e) & side);
+        (from === "header" ? outside[outside.length - 1] : outside[0]).focus();
+      }, from);
+      await win.app.keys(from === "header" ? ["Tab"] : ["Shift", "Tab"]);
+      return focusedShows();
+    };
+    const first = await enter("header");
+    assert.ok(first.inTimeline && first.scrolls, `Tab from the header reaches the scrolling timeline: ${JSON.stringify(first)}`);
+    assert.deepEqual([first.top, first.bottom], [null, null], `tabbed to from the header, it is not under the header or the review: ${JSON.stringify(first)}`);
+    const last = await enter("review");
+    assert.ok(last.inTimeline, `Shift+Tab from the review reaches the timeline: ${JSON.stringify(last)}`);
+    assert.deepEqual([last.top, last.bottom], [null, null], `tabbed back to from the review, it is not under the header or the review: ${JSON.stringify(last)}`);
+  } finally {
+    await win.app.keys(["Shift"]); // the modifier is let go
+    restore();
+  }
+});
+
+test("Tab through Settings in a short window: each field shows clear of the pinned Save", async () => {
+  await clickAway(await testid("nav-settings"));
+  await waitForScreen(win.app, "settings-form");
+  const restore = await resizeWindow(win.app, 1000, 520);
+  try {
+    await win.app.execute(() => {
+      document.querySelector("main.content").scrollTop = 0;
+      document.querySelector('[data-testid="settings-form"] input, [data-testid="settings-form"] select').focus();
+    });
+    const hidden = [];
+    for (let i = 0; i < 30; i++) {
+      await win.app.keys(["Tab"]);
+      const now = await focusedShows();
+      if (now.top !== null || now.bottom !== null) hidden.push(now);
+    }
+    assert.deepEqual(hidden, [], "no field the keyboard reached was under the Save bar");
+  } finally {
+    restore();
+  }
+});
+
 /** Types a task and a folder on New Task and runs it. */
 async function runTask(task, ws) {
   await (await testid("nav-new")).click();

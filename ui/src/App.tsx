@@ -17,6 +17,7 @@ import { Tooltips } from "./components/Tooltips";
 import { SidebarSessions } from "./components/SidebarSessions";
 import { CommandPalette, requestReview, ShortcutList, type PaletteCommand } from "./components/CommandPalette";
 import { dialogAsks, isTextField } from "./keys";
+import { keepFocusClearOfPinnedBars } from "./pinnedBars";
 
 export type Screen = "new" | "history" | "settings" | "session" | "attempts";
 
@@ -100,6 +101,7 @@ export function App() {
     });
     return () => cancelAnimationFrame(frame);
   }, [screen, sessionId]);
+  useEffect(() => (mainRef.current ? keepFocusClearOfPinnedBars(mainRef.current) : undefined), []);
   // "Choose a model" opens Settings on the Model field; the sidebar's Settings, on the screen.
   const [settingsFocus, setSettingsFocus] = useState<"provider-model" | undefined>(undefined);
   const openSettings = (field?: "provider-model") => {

@@ -506,7 +506,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
 
       {/* Kept in view at the window's foot: notes above (uncommitted changes, attempts) must
           not push Run below the fold. */}
-      <div className="actions new-task-actions" ref={bar}>
+      <div className="actions new-task-actions" ref={bar} data-pinned="bottom">
         {/* In the bar, beside Run: below a long form it would be out of sight or under it. */}
         {error && (
           <p className="field-error" role="alert">

@@ -875,7 +875,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
   return (
     <section ref={sectionRef} className="screen session" data-testid="session-view" data-session={sessionId}>
       {/* Pinned: the task, its status, Cancel and the progress stay in view while the timeline scrolls. */}
-      <div className="session-top">
+      <div className="session-top" data-pinned="top">
       <header className="session-head">
         <div className="session-title">
           <h1 className="clamp">{model.task.split("\n")[0] || "Session"}</h1>
@@ -1052,7 +1052,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       </div>
       {/* Pinned to the bottom: whatever waits for the person (a permission, a question, the review,
           the message box), so it is in view however long the timeline grows. */}
-      <div className="session-bottom" data-testid="bottom-bar">
+      <div className="session-bottom" data-testid="bottom-bar" data-pinned="bottom">
       {/* What failed (a message not sent, a cancel refused) shows here, beside the buttons just
           used: above the timeline it would be out of sight. */}
       <ErrorLine error={error} onOpenSettings={onOpenSettings} />

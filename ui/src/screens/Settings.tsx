@@ -575,7 +575,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
       {/* Pinned to the bottom of the window, so Save is in view however long the page is, and
           why it did not save with it: the page's end may be far below the field at fault. It
           comes last, so it covers nothing when the page is scrolled to its end. */}
-      <div className="actions settings-actions" ref={bar}>
+      <div className="actions settings-actions" ref={bar} data-pinned="bottom">
         {error && (
           <p className="field-error" role="alert" data-testid="settings-error">
             {settingsErrorInWords(error.message)}

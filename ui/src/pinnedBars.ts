@@ -1,0 +1,37 @@
+// What the keyboard reaches is kept out from under the bars pinned to the scrolling area's edges
+// (a session's header and bottom bar, Settings' and New Task's Save and Run): a card tabbed to
+// from the other end of a long timeline is shown whole, not behind the status or the review
+// (WCAG 2.4.11, focus not obscured). WebKit scrolls a focused element only as far as the area's
+// edge, under the bar, and its scrollIntoView misplaces one under scroll padding, so the scroll
+// is measured here. A bar says where it is pinned with `data-pinned="top"` or `"bottom"`.
+
+/** Starts keeping keyboard focus in `area` clear of its pinned bars; returns how to stop. */
+export function keepFocusClearOfPinnedBars(area: HTMLElement): () => void {
+  const reveal = (e: FocusEvent) => {
+    // A click's focus is left alone: moving what is under the pointer between its press and its
+    // release would lose the click. `data-keys`: the keys were used last (lastInput.ts).
+    if (document.documentElement.dataset.keys === undefined) return;
+    const el = e.target;
+    if (!(el instanceof HTMLElement) || el === area) return;
+    const view = area.getBoundingClientRect();
+    let [clearBelow, clearAbove] = [view.top, view.bottom];
+    for (const bar of area.querySelectorAll<HTMLElement>("[data-pinned]")) {
+      if (bar.contains(el)) return; // a bar is always in view
+      const r = bar.getBoundingClientRect();
+      if (bar.dataset.pinned === "top") clearBelow = Math.max(clearBelow, r.bottom);
+      else clearAbove = Math.min(clearAbove, r.top);
+    }
+    const by = scrollToClear(el.getBoundingClientRect(), clearBelow, clearAbove);
+    if (by !== 0) area.scrollTop += by;
+  };
+  area.addEventListener("focusin", reveal);
+  return () => area.removeEventListener("focusin", reveal);
+}
+
+/** How far to scroll so `r` shows between `clearBelow` and `clearAbove`, with a little air (one
+ * taller than the gap shows its top); negative scrolls up, 0 when it already shows. */
+export function scrollToClear(r: { top: number; bottom: number }, clearBelow: number, clearAbove: number, air = 8): number {
+  if (r.top < clearBelow) return r.top - clearBelow - air;
+  if (r.bottom > clearAbove) return Math.min(r.bottom - clearAbove + air, r.top - clearBelow - air);
+  return 0;
+}
