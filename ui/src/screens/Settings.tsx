@@ -117,7 +117,11 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
   const [transfer, setTransfer] = useState<string | null>(null);
 
   const [pendingImport, setPendingImport] = useState<ImportRisks | null>(null);
+  // Each import draws the number boxes afresh: one emptied or holding a letter (no change to the
+  // draft, so the import was not refused) would otherwise keep that text over an equal number.
+  const [imports, setImports] = useState(0);
   const applyImported = (next: SettingsView, path: string) => {
+    setImports((n) => n + 1);
     setDraft(next.settings);
     setBaseline(next.settings);
     setVerifyText(verifyToText(next.settings.verify_commands ?? {}));
@@ -374,7 +378,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
         />
       </fieldset>
 
-      <fieldset className="panel">
+      <fieldset className="panel" key={`limits-${imports}`}>
         <legend>Limits</legend>
         <div className="grid3">
           <label className="field">

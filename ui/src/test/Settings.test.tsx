@@ -554,6 +554,20 @@ describe("Settings, MCP servers and transfer", () => {
     expect(calls.some((c) => c.cmd.startsWith("plugin:dialog")), "the dialogs are the shell's, not the page's").toBe(false);
   });
 
+  it("an import shows every number it saved, even in a box the person had emptied and one whose number is unchanged", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "import_settings") return { outcome: "imported", path: "/tmp/s.json", settings: view() };
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    const retries = screen.getByTestId("max-retries");
+    const before = (retries as HTMLInputElement).value;
+    await user.clear(retries);
+    await user.click(screen.getByTestId("import-settings"));
+    await vi.waitFor(() => expect(screen.getByTestId("transfer-status")).toHaveTextContent("Imported"));
+    expect(screen.getByTestId("max-retries"), "the box shows the number now saved, not the emptied text").toHaveValue(Number(before));
+  });
+
   it("shows the MCP commands an imported file would run and saves nothing until the person allows them", async () => {
     const calls: { cmd: string; args: unknown }[] = [];
     mockIPC((cmd, args) => {
