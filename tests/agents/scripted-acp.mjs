@@ -11,7 +11,7 @@
 // "write": {path, content}?, "fs": [{path, content?}]? (through the client: a read without
 // content, a write with it), "terminal": {command, args, env?, outputByteLimit?}? (through the
 // client's terminal), "end": "end_turn" | "max_tokens" | "max_turn_requests" | "refusal"
-// | "exit" | "hang" | "deaf" | "garbage" | "garbled_answer" | "unfinished_answer" | "endless_line", "usage": {inputTokens, outputTokens}? }. "hang" never
+// | "exit" | "hang" | "deaf" | "garbage" | "garbled_answer" | "unfinished_answer" | "trickled_answer" | "endless_line", "usage": {inputTokens, outputTokens}? }. "hang" never
 // ends the turn until cancelled; "deaf" ignores the cancel too and goes on editing (a line in
 // edits.log every 100 ms). A permission may list its own "options" ([{optionId, name, kind}]).
 // With "children": true the agent starts a child of its own (`sleep`) at once, as real agents
@@ -143,6 +143,18 @@ async function prompt(id, params) {
         send({ id, result: { stopReason: "cancelled" } });
       };
       return;
+    case "trickled_answer": {
+      // The turn's answer still coming when the step limit strikes: a few bytes every 50 ms (a
+      // long message over a slow pipe), never ended by itself. A cancel ends the line first.
+      process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id, result: { stopReason: "end_turn", note: "" } }).slice(0, -3));
+      const more = setInterval(() => process.stdout.write("still coming "), 50);
+      cancelled = () => {
+        clearInterval(more);
+        process.stdout.write('"}}\n');
+        send({ id, result: { stopReason: "cancelled" } });
+      };
+      return;
+    }
     case "endless_line": {
       // 100 MB with no line break (a runaway dump), then nothing: the turn never ends by itself.
       const chunk = Buffer.alloc(1 << 20, "x");

@@ -87,6 +87,20 @@ async fn a_turn_whose_answer_was_left_without_its_line_end_quotes_it_when_the_st
     assert!(message.contains("a line it never ended") && message.contains(r#""stopReason":"end_turn"}}"#), "{message}");
 }
 
+/// An answer still being written when the limit strikes is no fault of the agent's: the message
+/// says it was still coming, and how much had come, instead of quoting it as left unfinished.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_stopped_while_its_answer_is_still_coming_says_so_without_blaming_the_agent() {
+    let s = Scripted::new(json!({"turns": [{"updates": [text("Working")], "end": "trickled_answer"}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(2)).await;
+    let o = h.run("Do the thing").await;
+    assert_eq!(o.status, SessionStatus::Failed);
+    let (code, message) = error_of(&o).unwrap();
+    assert_eq!(code, "step_timeout");
+    assert!(message.contains("was still writing a line") && message.contains("still coming"), "{message}");
+    assert!(!message.contains("at fault"), "a line still coming is not the agent's fault: {message}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broken_json_rpc_from_the_agent_does_not_lose_the_turn() {
     let s = Scripted::new(

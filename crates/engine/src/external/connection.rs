@@ -153,8 +153,8 @@ pub trait AgentConnection: Send + Sync {
     async fn says_logged_in(&self, within: Duration) -> Option<bool>;
     /// The last line the agent wrote on its stdout that is no ACP message (skipped by the
     /// reader) since this was last asked, or the line it left without an end, if any: quoted
-    /// when its turn then looks silent.
-    fn take_stray_line(&self) -> Option<super::stray_lines::StrayLine>;
+    /// when its turn then looks silent. An unfinished line that grew `within` is being written.
+    fn take_stray_line(&self, within: Duration) -> Option<super::stray_lines::StrayLine>;
 }
 
 /// Where and how the agent runs.
@@ -808,8 +808,8 @@ impl AgentConnection for Acp {
         now
     }
 
-    fn take_stray_line(&self) -> Option<super::stray_lines::StrayLine> {
-        self.stray.take()
+    fn take_stray_line(&self, within: Duration) -> Option<super::stray_lines::StrayLine> {
+        self.stray.take(within)
     }
 }
 

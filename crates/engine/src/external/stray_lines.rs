@@ -2,11 +2,14 @@
 //! answer written broken. The protocol's reader skips them, as it should, but a skipped answer
 //! leaves its turn looking silent until the step limit; the last such line is kept so that the
 //! run can quote it then, and the person learns the agent is at fault, not a slow model. So is a
-//! line the agent left without its end: a turn silent that long will not see it finished.
+//! line the agent left without its end: a turn silent that long will not see it finished. A line
+//! still growing when asked is only being written (a long message over a slow pipe): that is
+//! said as such, with no blame.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, ReadBuf};
 
@@ -36,8 +39,10 @@ pub struct Stray(Arc<Mutex<Kept>>);
 struct Kept {
     /// The last ended line that was no message, until taken.
     ended: Option<String>,
-    /// The line being written, quoted, while it has no end.
+    /// The line being written, quoted, while it has no end; its length, and when it last grew.
     unfinished: Option<String>,
+    unfinished_len: usize,
+    grew: Option<Instant>,
 }
 
 /// A line of the agent's that the protocol's reader could not take, quoted.
@@ -45,14 +50,16 @@ struct Kept {
 pub enum StrayLine {
     /// Ended, and no ACP message: skipped.
     Skipped(String),
-    /// Still waiting for its line end.
+    /// Still waiting for its line end, and not growing: left so.
     Unfinished(String),
+    /// Still waiting for its line end, and still growing when asked: `bytes` so far.
+    Writing { start: String, bytes: usize },
 }
 
 impl StrayLine {
     pub fn quoted(&self) -> &str {
         match self {
-            StrayLine::Skipped(q) | StrayLine::Unfinished(q) => q,
+            StrayLine::Skipped(q) | StrayLine::Unfinished(q) | StrayLine::Writing { start: q, .. } => q,
         }
     }
 }
@@ -60,10 +67,19 @@ impl StrayLine {
 impl Stray {
     /// The agent's latest word that the reader could not take since this was last asked: the
     /// line it left unfinished, or else the last ended line that was no message.
-    pub fn take(&self) -> Option<StrayLine> {
+    /// An unfinished line that grew `within` is being written, not left.
+    pub fn take(&self, within: Duration) -> Option<StrayLine> {
+        self.take_at(Instant::now(), within)
+    }
+
+    /// [`Stray::take`] as of `now`.
+    fn take_at(&self, now: Instant, within: Duration) -> Option<StrayLine> {
         let mut kept = self.kept();
         let ended = kept.ended.take().map(StrayLine::Skipped);
-        kept.unfinished.clone().map(StrayLine::Unfinished).or(ended)
+        let growing = kept.grew.is_some_and(|at| now.saturating_duration_since(at) < within);
+        let bytes = kept.unfinished_len;
+        let unfinished = kept.unfinished.clone().map(|start| if growing { StrayLine::Writing { start, bytes } } else { StrayLine::Unfinished(start) });
+        unfinished.or(ended)
     }
 
     fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
@@ -82,7 +98,11 @@ impl<R> StrayLines<R> {
         // Once per read, not per byte; only the start is quoted, so only the start is read.
         let start = &self.line[..self.line.len().min(QUOTED * 4)];
         let unfinished = Some(quote(start, self.len > start.len())).filter(|q| !q.is_empty());
-        self.stray.kept().unfinished = unfinished;
+        let mut kept = self.stray.kept();
+        // The read's last bytes went into the line unless the read ended it.
+        kept.grew = (unfinished.is_some() && bytes.last() != Some(&b'\n')).then(Instant::now);
+        kept.unfinished = unfinished;
+        kept.unfinished_len = self.len;
     }
 
     fn look_for_ends(&mut self, bytes: &[u8]) {
@@ -147,12 +167,19 @@ mod tests {
     use super::*;
     use tokio::io::AsyncReadExt;
 
+    const WITHIN: Duration = Duration::from_secs(2);
+
+    /// A moment when a line that stopped growing now is no longer being written.
+    fn later() -> Instant {
+        Instant::now() + WITHIN
+    }
+
     async fn stray_of(wire: &str) -> Option<String> {
         let (mut tap, stray) = StrayLines::new(wire.as_bytes());
         let mut out = String::new();
         tap.read_to_string(&mut out).await.unwrap();
         assert_eq!(out, wire, "the bytes pass untouched");
-        stray.take().map(|l| l.quoted().to_owned())
+        stray.take_at(later(), WITHIN).map(|l| l.quoted().to_owned())
     }
 
     #[tokio::test]
@@ -174,13 +201,13 @@ mod tests {
         let (mut tap, stray) = StrayLines::new(cut.as_bytes());
         tap.read_to_string(&mut String::new()).await.unwrap();
         let left = Some(StrayLine::Unfinished(cut.to_owned()));
-        assert_eq!(stray.take(), left, "a whole message still waiting for its line end is what the agent left");
-        assert_eq!(stray.take(), left, "still there: the line is still unfinished");
+        assert_eq!(stray.take_at(later(), WITHIN), left, "a whole message still waiting for its line end is what the agent left");
+        assert_eq!(stray.take_at(later(), WITHIN), left, "still there: the line is still unfinished");
 
         let ended = format!("{cut}\n");
         let (mut tap, stray) = StrayLines::new(ended.as_bytes());
         tap.read_to_string(&mut String::new()).await.unwrap();
-        assert_eq!(stray.take(), None, "ended, it is a message like any other");
+        assert_eq!(stray.take(WITHIN), None, "ended, it is a message like any other");
         assert_eq!(stray_of("log line\n{\"id\":").await.as_deref(), Some("{\"id\":"), "the unfinished line is the latest word");
     }
 
@@ -197,12 +224,32 @@ mod tests {
     fn an_unfinished_line_ended_by_a_later_read_is_a_message_like_any_other() {
         let (mut tap, stray) = StrayLines::new(&b""[..]);
         tap.look(b"{\"jsonrpc\":\"2.0\",");
-        assert_eq!(stray.take(), Some(StrayLine::Unfinished("{\"jsonrpc\":\"2.0\",".into())));
+        assert_eq!(stray.take_at(later(), WITHIN), Some(StrayLine::Unfinished("{\"jsonrpc\":\"2.0\",".into())));
         tap.look(b"\"id\":3,\"result\":{}}\n");
-        assert_eq!(stray.take(), None, "its end came: nothing is left to quote");
+        assert_eq!(stray.take(WITHIN), None, "its end came: nothing is left to quote");
         tap.look(b"not json\n{\"id\":4");
-        assert_eq!(stray.take(), Some(StrayLine::Unfinished("{\"id\":4".into())), "the newest word is the line being written");
+        assert_eq!(stray.take_at(later(), WITHIN), Some(StrayLine::Unfinished("{\"id\":4".into())), "the newest word is the line being written");
         tap.look(b"}\n");
-        assert_eq!(stray.take(), None, "and the skipped line before it was taken with it");
+        assert_eq!(stray.take(WITHIN), None, "and the skipped line before it was taken with it");
+    }
+
+    #[test]
+    fn a_line_still_growing_when_asked_is_being_written_and_one_that_stopped_is_left() {
+        let (mut tap, stray) = StrayLines::new(&b""[..]);
+        tap.look(b"{\"jsonrpc\":\"2.0\",\"id\":3,");
+        assert_eq!(stray.take(WITHIN), Some(StrayLine::Writing { start: "{\"jsonrpc\":\"2.0\",\"id\":3,".into(), bytes: 24 }), "asked as it grows");
+        tap.look(b"\"result\":");
+        assert_eq!(
+            stray.take(WITHIN),
+            Some(StrayLine::Writing { start: "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":".into(), bytes: 33 }),
+            "all of it so far is counted"
+        );
+        assert_eq!(
+            stray.take_at(later(), WITHIN),
+            Some(StrayLine::Unfinished("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":".into())),
+            "asked after it stopped growing, it was left"
+        );
+        tap.look(b"{}}\nlog line\n");
+        assert_eq!(stray.take(WITHIN), Some(StrayLine::Skipped("log line".into())), "a read that ends its lines leaves none being written");
     }
 }

@@ -400,7 +400,7 @@ impl Run {
         };
         let turn_conn = conn.clone();
         // A line from before this turn (a banner at its start) is no part of its answer.
-        let _ = conn.take_stray_line();
+        let _ = conn.take_stray_line(std::time::Duration::ZERO);
         // The turn's task holds the connection too: it is aborted whenever this step returns,
         // so no clone outlives a cancel and keeps the agent's process group alive.
         let mut turn = AbortOnDrop(tokio::spawn(async move { turn_conn.prompt(prompt).await }));
@@ -430,8 +430,10 @@ impl Run {
                     if let Some(e) = batcher.take() { self.emit(e)?; }
                 }
                 _ = tokio::time::sleep_until(last_heard + idle), if halt.is_none() => {
+                    // Taken before the cancel, which may make the agent end its line.
+                    let stray = conn.take_stray_line(still_writing(idle));
                     conn.cancel().await;
-                    halt = Some(Halt::Failed { code: ErrorCode::StepTimeout, message: silent_turn(&label, idle, conn.take_stray_line()) });
+                    halt = Some(Halt::Failed { code: ErrorCode::StepTimeout, message: silent_turn(&label, idle, stray) });
                     grace_until = tokio::time::Instant::now() + CANCEL_GRACE;
                 }
                 m = rx.recv(), if rx_open => {
@@ -700,6 +702,12 @@ impl Run {
     }
 }
 
+/// A line without its end that grew this recently, when a turn silent for `idle` is stopped, is
+/// still being written: a quarter of the limit, at most two seconds.
+fn still_writing(idle: std::time::Duration) -> std::time::Duration {
+    (idle / 4).min(std::time::Duration::from_secs(2))
+}
+
 /// Why a turn that reported nothing for `idle` was stopped. Its answer may be a line no reader
 /// could take (`stray`): then the agent is at fault, and the line is quoted.
 fn silent_turn(label: &str, idle: std::time::Duration, stray: Option<StrayLine>) -> String {
@@ -709,6 +717,9 @@ fn silent_turn(label: &str, idle: std::time::Duration, stray: Option<StrayLine>)
         }
         Some(StrayLine::Unfinished(line)) => {
             format!(" It also started a line it never ended, so no ACP message could be read from it: “{line}”; if that was its answer, the agent is at fault.")
+        }
+        Some(StrayLine::Writing { start, bytes }) => {
+            format!(" It was still writing a line when stopped ({bytes} bytes so far, no line end yet): “{start}”; its answer may have been on the way.")
         }
         None => String::new(),
     };
