@@ -43,23 +43,23 @@ async function start(repo, task) {
 
 async function open(id) {
   const selector = `[data-testid="side-session"][data-session="${id}"]`;
-  // Looked up afresh on each try: the entry moves between the sidebar's sections as statuses
-  // change, and WebKit's driver can find it just as it is replaced ("stale element", one CI run).
+  const shown = async () => (await win.app.execute(() => document.querySelector('[data-testid="session-view"]')?.getAttribute("data-session") ?? null)) === id;
+  // Looked up and clicked afresh until the session shows: the entry moves between the sidebar's
+  // sections as statuses change, and WebKit's driver can find it just as it is replaced ("stale
+  // element", one CI run) or click where it was a moment before, on its neighbour (another).
   await win.app.waitUntil(
     async () => {
+      if (await shown()) return true;
       try {
         const entry = await win.app.$(selector);
-        if (!(await entry.isExisting())) return false;
-        await clickAway(entry);
-        return true;
+        if (await entry.isExisting()) await clickAway(entry);
       } catch (e) {
-        if (/stale/i.test(String(e.message))) return false;
-        throw e;
+        if (!/stale/i.test(String(e.message))) throw e;
       }
+      return shown();
     },
-    { timeout: 10_000, timeoutMsg: `the sidebar never offered ${id}` },
+    { timeout: 20_000, interval: 300, timeoutMsg: `the sidebar never opened ${id}` },
   );
-  await win.app.waitUntil(async () => (await (await testid("session-view")).getAttribute("data-session")) === id, { timeout: 10_000 });
 }
 
 const waitStatus = (status) => waitStatusIn(win.app, status);
