@@ -665,7 +665,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
   };
   const sectionRef = useRef<HTMLElement | null>(null);
   /** After a decision the review panel is gone, and the focus with it: it goes to the message
-   * box (or, while the agent works again, its Cancel) once that is shown, unless the person put
+   * box (or, while the agent works again, the page) once that is shown, unless the person put
    * it somewhere meanwhile. Timers, not frames: a hidden window holds frames back. */
   const decided = () => {
     jumpToLatest();
@@ -677,8 +677,11 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       const now = document.activeElement;
       const lost = !now || now === document.body || !now.isConnected;
       if (!lost && !now.closest('[data-testid="review-panel"]')) return;
-      const target = lost ? sectionRef.current?.querySelector<HTMLElement>('[data-testid="message-input"], [data-testid="cancel"]') : null;
-      if (target) target.focus();
+      // While the agent works again, the page the session is on: not its Cancel, which acts at
+      // once, so an Enter pressed twice would stop the run just asked for.
+      const section = sectionRef.current;
+      const target = !lost ? null : (section?.querySelector<HTMLElement>('[data-testid="message-input"]') ?? (section?.querySelector('[data-testid="cancel"]') ? scroller.current : null));
+      if (target) target.focus({ preventScroll: true });
       else if (++tries < 20) landing.current = setTimeout(land, 100);
     };
     landing.current = setTimeout(land, 0);

@@ -369,7 +369,7 @@ describe("a task in its own worktree", () => {
     await vi.waitFor(() => expect(sent.map((s) => s.input.decision)).toEqual(["reject"]));
   });
 
-  it("feedback sent, the agent at work again: the focus goes to its Cancel, not the page, so the keyboard goes on", async () => {
+  it("feedback sent, the agent at work again: the focus goes to the page, not its Cancel (which acts at once on a second Enter), nor is it lost", async () => {
     script(reviewWaiting(), (cmd, _args, push) => {
       if (cmd !== "submit_review") return undefined;
       push({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: "shorter", reverted: false });
@@ -377,12 +377,17 @@ describe("a task in its own worktree", () => {
       push({ type: "status_changed", status: "busy" });
       return { outcome: "decided", status: "busy", revert: null };
     });
-    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    render(
+      <main className="content" tabIndex={-1}>
+        <SessionView sessionId="s1" onOpenHistory={() => {}} />
+      </main>,
+    );
     const user = userEvent.setup();
     await user.click(await screen.findByTestId("request-changes"));
     await user.keyboard("shorter");
     await user.click(screen.getByTestId("send-feedback"));
-    await vi.waitFor(() => expect(screen.getByTestId("cancel")).toHaveFocus(), { timeout: 3000 });
+    await vi.waitFor(() => expect(document.querySelector("main.content"), "the keyboard goes on from the page").toHaveFocus(), { timeout: 3000 });
+    expect(screen.getByTestId("cancel")).not.toHaveFocus();
   });
 
   it("the approve question asked from the palette, which is gone when it closes, gives the focus to Approve", async () => {
