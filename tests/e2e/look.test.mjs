@@ -126,6 +126,19 @@ test("what the keyboard reaches in the timeline is shown whole, not under the pi
   }
 });
 
+test("Request changes on a folded review opens its box, in view and with the focus in it", async () => {
+  // The session at review from the tests above.
+  await clickAway(await testid("review-fold"));
+  await win.app.waitUntil(async () => (await (await testid("review-fold")).getAttribute("aria-expanded")) === "false", { timeout: 5_000, timeoutMsg: "the review did not fold" });
+  await clickAway(await testid("request-changes"));
+  const box = await testid("feedback-input");
+  await box.waitForDisplayed({ timeout: 5_000, timeoutMsg: "the feedback box stays hidden in the folded review" });
+  assert.ok(await box.isFocused(), "the focus is in the box, ready for the words");
+  await win.app.keys(["Escape"]);
+  await box.waitForDisplayed({ reverse: true, timeout: 5_000 });
+  await clickAway(await testid("review-fold"));
+});
+
 test("Tab through Settings in a short window: each field shows clear of the pinned Save", async () => {
   await clickAway(await testid("nav-settings"));
   await waitForScreen(win.app, "settings-form");

@@ -636,7 +636,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         </div>
       )}
       {asking && (
-        <label className="field">
+        <label className="field feedback-field">
           <span>{review.comments.length > 0 ? "Anything else? (optional: your comments on the diff go with it)" : "What should change?"}</span>
           <textarea
             ref={reveal}
