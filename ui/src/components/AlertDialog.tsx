@@ -1,4 +1,4 @@
-import { useEffect, type ReactNode, type RefObject } from "react";
+import { useEffect, type KeyboardEvent, type ReactNode, type RefObject } from "react";
 import { createPortal } from "react-dom";
 
 /** A question the person must answer before going on, over everything: Esc takes `onEscape`
@@ -45,17 +45,8 @@ export function AlertDialog({
           if (e.key === "Escape") {
             e.stopPropagation();
             onEscape();
-          } else if (e.key === "Tab") {
-            // Tab goes round the question's own controls, never to the page behind it.
-            const all = [...e.currentTarget.querySelectorAll<HTMLElement>("button:not([disabled]), input:not([disabled]), textarea, select, [tabindex]:not([tabindex='-1'])")];
-            const [first, last] = [all[0], all[all.length - 1]];
-            if (first && e.shiftKey && document.activeElement === first) {
-              e.preventDefault();
-              last.focus();
-            } else if (last && !e.shiftKey && document.activeElement === last) {
-              e.preventDefault();
-              first.focus();
-            }
+          } else {
+            keepTabInside(e);
           }
         }}
       >
@@ -65,4 +56,19 @@ export function AlertDialog({
     </div>,
     document.body,
   );
+}
+
+/** Tab and Shift+Tab go round a dialog's own controls, never to the page behind it: given the
+ * dialog's keydown. */
+export function keepTabInside(e: KeyboardEvent<HTMLElement>) {
+  if (e.key !== "Tab") return;
+  const all = [...e.currentTarget.querySelectorAll<HTMLElement>("button:not([disabled]), input:not([disabled]), textarea, select, [tabindex]:not([tabindex='-1'])")];
+  const [first, last] = [all[0], all[all.length - 1]];
+  if (first && e.shiftKey && document.activeElement === first) {
+    e.preventDefault();
+    last.focus();
+  } else if (last && !e.shiftKey && document.activeElement === last) {
+    e.preventDefault();
+    first.focus();
+  }
 }

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { AppError, ipc, type SearchHit, type SessionSummary } from "../ipc";
 import { doubtTitle, reviewInDoubt, STATUS_LABEL } from "../session/model";
+import { keepTabInside } from "./AlertDialog";
 
 export interface PaletteCommand {
   id: string;
@@ -91,7 +92,22 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
   };
   return (
     <div className="modal-backdrop palette-backdrop" onMouseDown={onClose}>
-      <div className="panel modal palette" role="dialog" aria-modal="true" aria-label="Command palette" data-testid="palette" onMouseDown={(e) => e.stopPropagation()}>
+      <div
+        className="panel modal palette"
+        role="dialog"
+        aria-modal="true"
+        aria-label="Command palette"
+        data-testid="palette"
+        onMouseDown={(e) => e.stopPropagation()}
+        onKeyDown={(e) => {
+          // Esc closes it from anywhere in it; Tab never leaves it for the page behind.
+          if (e.key === "Escape") {
+            e.preventDefault();
+            e.stopPropagation();
+            onClose();
+          } else keepTabInside(e);
+        }}
+      >
         <input
           ref={input}
           value={query}
@@ -109,10 +125,6 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
             } else if (e.key === "Enter") {
               e.preventDefault();
               pick(shown[active]);
-            } else if (e.key === "Escape") {
-              e.preventDefault();
-              e.stopPropagation();
-              onClose();
             }
           }}
           placeholder="Type a command or a session's title"
@@ -173,7 +185,7 @@ export function ShortcutList({ onClose }: { onClose: () => void }) {
           if (e.key === "Escape") {
             e.stopPropagation();
             onClose();
-          }
+          } else keepTabInside(e);
         }}
       >
         <h2 id="shortcuts-title">Keyboard shortcuts</h2>

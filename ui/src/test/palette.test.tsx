@@ -145,6 +145,31 @@ describe("the command palette", () => {
     await waitFor(() => expect(screen.getByTestId("nav-history"), "the focus is back where it was").toHaveFocus());
   });
 
+  it("Tab and Shift+Tab stay in the palette and the shortcut list, never reaching the page behind them", async () => {
+    mockIPC((cmd) => (cmd === "get_settings" ? view() : cmd === "list_sessions" ? [] : undefined), { shouldMockEvents: true });
+    render(<App />);
+    const user = userEvent.setup();
+    await screen.findByTestId("task-input");
+    await user.keyboard("{Control>}k{/Control}");
+    const input = await screen.findByTestId("palette-input");
+    await user.tab();
+    expect(input, "Tab keeps the keys in the palette").toHaveFocus();
+    await user.tab({ shift: true });
+    expect(input, "so does Shift+Tab").toHaveFocus();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("palette")).not.toBeInTheDocument();
+
+    await user.click(screen.getByTestId("nav-history"));
+    await user.keyboard("?");
+    const list = await screen.findByTestId("shortcuts");
+    const close = list.querySelector("button")!;
+    expect(close).toHaveFocus();
+    await user.tab();
+    expect(close, "Tab stays on the list's one button").toHaveFocus();
+    await user.tab({ shift: true });
+    expect(close).toHaveFocus();
+  });
+
   it("Esc gives the focus back to where it was before the palette opened", async () => {
     mockIPC((cmd) => (cmd === "get_settings" ? view() : cmd === "list_sessions" ? [] : undefined), { shouldMockEvents: true });
     render(<App />);
