@@ -139,6 +139,28 @@ test("Request changes on a folded review opens its box, in view and with the foc
   await clickAway(await testid("review-fold"));
 });
 
+test("the shortcut list fits a short window: its Close is in view and the list scrolls", async () => {
+  const restore = await resizeWindow(win.app, 1000, 520);
+  try {
+    await (await testid("nav-history")).click();
+    await waitForScreen(win.app, "history");
+    await win.app.keys(["?"]);
+    const list = await testid("shortcuts");
+    await list.waitForDisplayed({ timeout: 5_000 });
+    const fit = await win.app.execute(() => {
+      const close = document.activeElement.getBoundingClientRect();
+      const box = document.querySelector('[data-testid="shortcuts"]').getBoundingClientRect();
+      return { focused: document.activeElement.textContent, close: [close.top, close.bottom], box: [box.top, box.bottom], height: innerHeight };
+    });
+    assert.equal(fit.focused, "Close");
+    assert.ok(fit.box[0] >= 0 && fit.box[1] <= fit.height && fit.close[1] <= fit.box[1], `the list and its focused Close are inside the window: ${JSON.stringify(fit)}`);
+    await win.app.keys(["Escape"]);
+    await list.waitForDisplayed({ reverse: true, timeout: 5_000 });
+  } finally {
+    restore();
+  }
+});
+
 test("Tab through Settings in a short window: each field shows clear of the pinned Save", async () => {
   await clickAway(await testid("nav-settings"));
   await waitForScreen(win.app, "settings-form");
