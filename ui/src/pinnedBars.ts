@@ -1,9 +1,9 @@
 // What the keyboard reaches is kept out from under the bars pinned to the scrolling area's edges
-// (a session's header and bottom bar, Settings' and New Task's Save and Run): a card tabbed to
-// from the other end of a long timeline is shown whole, not behind the status or the review
-// (WCAG 2.4.11, focus not obscured). WebKit scrolls a focused element only as far as the area's
-// edge, under the bar, and its scrollIntoView misplaces one under scroll padding, so the scroll
-// is measured here. A bar says where it is pinned with `data-pinned="top"` or `"bottom"`.
+// (a session's header and bottom bar, Settings' and New Task's Save and Run), a field's label with
+// it: a card tabbed to from the other end of a long timeline is shown whole, not behind the status
+// or the review (WCAG 2.4.11, focus not obscured). WebKit scrolls a focused element only as far
+// as the area's edge, under the bar, and its scrollIntoView misplaces one under scroll padding, so
+// the scroll is measured here. A bar says where it is pinned with `data-pinned="top"` or "bottom".
 
 /** Starts keeping keyboard focus in `area` clear of its pinned bars; returns how to stop. */
 export function keepFocusClearOfPinnedBars(area: HTMLElement): () => void {
@@ -21,7 +21,9 @@ export function keepFocusClearOfPinnedBars(area: HTMLElement): () => void {
       if (bar.dataset.pinned === "top") clearBelow = Math.max(clearBelow, r.bottom);
       else clearAbove = Math.min(clearAbove, r.top);
     }
-    const by = scrollToClear(el.getBoundingClientRect(), clearBelow, clearAbove);
+    // A field with its label: Shift+Tab brought a box in only to the top edge, its label above it.
+    const shown = el.closest<HTMLElement>("label, .field") ?? el;
+    const by = scrollToClear(shown.getBoundingClientRect(), clearBelow, clearAbove);
     if (by !== 0) area.scrollTop += by;
   };
   area.addEventListener("focusin", reveal);
