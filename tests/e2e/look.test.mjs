@@ -140,6 +140,21 @@ test("Request changes on a folded review opens its box, in view and with the foc
   await clickAway(await testid("review-fold"));
 });
 
+test("a sidebar session reached with Tab shows its whole focus ring, not cut by the scrolling list", async () => {
+  const ring = await win.app.execute(() => {
+    const entry = document.querySelector('[data-testid="side-session"]');
+    entry.focus();
+    const list = entry.closest(".side-sessions").getBoundingClientRect();
+    const r = entry.getBoundingClientRect();
+    const shadow = getComputedStyle(entry).boxShadow;
+    // How far the ring reaches outside the entry: the widest spread of a shadow not drawn inset.
+    const outside = shadow === "none" ? 0 : Math.max(0, ...shadow.split(/,(?![^(]*\))/).filter((s) => !s.includes("inset")).map((s) => Number(s.match(/(-?[\d.]+)px\s*$/)?.[1] ?? s.match(/(-?[\d.]+)px(?!.*px)/)?.[1] ?? 0)));
+    return { outside, fits: r.left - outside >= list.left && r.right + outside <= list.right, shadow };
+  });
+  assert.ok(ring.fits, `the ring is inside the list's box: ${JSON.stringify(ring)}`);
+  await shot(win.app, "sidebar-focus-ring");
+});
+
 test("the shortcut list fits a short window: its Close is in view and the list scrolls", async () => {
   const restore = await resizeWindow(win.app, 1000, 520);
   try {
