@@ -348,7 +348,8 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
               Close
             </button>
           </div>
-          <pre className="output" data-testid="export-text">
+          {/* Focusable, so the keys scroll it: it is thousands of lines in a box of a few. */}
+          <pre className="output" data-testid="export-text" tabIndex={0} role="region" aria-label="The exported text">
             {exported.text.slice(0, 20_000)}
             {exported.text.length > 20_000 ? "\n[… shortened here; Save as… writes it all]" : ""}
           </pre>

@@ -299,6 +299,24 @@ describe("attempts side by side", () => {
     expect(opener).toHaveFocus();
   });
 
+  it("History's export text is reached with Tab, past its buttons, so the arrow keys scroll it", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "list_sessions") return [summary("s", "completed")];
+      if (cmd === "export_session") return "# write greet.py\n".repeat(500);
+      return null;
+    });
+    render(<History onNewTask={() => {}} onOpen={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(within(await screen.findByTestId("history-row")).getByText("Markdown"));
+    await screen.findByTestId("export-panel");
+    await user.tab(); // Save as…
+    await user.tab(); // Copy
+    await user.tab(); // Close
+    await user.tab();
+    expect(screen.getByTestId("export-text"), "the text itself takes the keys").toHaveFocus();
+    expect(screen.getByTestId("export-text")).toHaveAccessibleName("The exported text");
+  });
+
   it("Esc in History's delete question keeps the session, gives the focus back to Delete, and does nothing else", async () => {
     const deleted: unknown[] = [];
     mockIPC((cmd, args) => {
