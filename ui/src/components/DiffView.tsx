@@ -82,7 +82,10 @@ export default function DiffView({ files, reviewId, comments, editable, onChange
     const sel = { j: ".diff-file-head", k: ".diff-file-head", n: ".diff-hunk-anchor", p: ".diff-hunk-anchor" }[e.key];
     if (!sel || !root.current) return;
     const all = [...root.current.querySelectorAll<HTMLElement>(sel)];
-    const at = all.findIndex((el) => el === document.activeElement || el.contains(document.activeElement));
+    // Where the focus is, in the page's order: the last one at it or before it. In a file's lines
+    // (after its head) that is the file's head, not none, which went back to the first file.
+    const active = document.activeElement;
+    const at = active ? all.reduce((last, el, i) => (el === active || el.compareDocumentPosition(active) & Node.DOCUMENT_POSITION_FOLLOWING ? i : last), -1) : -1;
     const next = e.key === "j" || e.key === "n" ? all[Math.min(all.length - 1, at + 1)] : all[Math.max(0, at - 1)];
     if (next) {
       e.preventDefault();
@@ -281,7 +284,17 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     if (e.target === e.currentTarget && !cursor && changes.length > 0) setCursor({ anchor: getChangeKey(changes[0]), head: getChangeKey(changes[0]) });
   };
   const onLineKeys = (e: React.KeyboardEvent<HTMLDivElement>) => {
-    if (e.target !== e.currentTarget || e.ctrlKey || e.metaKey || e.altKey || changes.length === 0) return;
+    if (e.ctrlKey || e.metaKey || e.altKey || changes.length === 0) return;
+    // On a change's @@ line (where n/p lead), the line keys go into its lines, at its first.
+    const hunk = e.target instanceof HTMLElement && e.target !== e.currentTarget ? e.target.closest<HTMLElement>(".diff-hunk-anchor") : null;
+    if (hunk?.dataset.first && ["ArrowDown", "ArrowUp", "Enter", "c"].includes(e.key)) {
+      e.preventDefault();
+      e.currentTarget.focus();
+      // After the focus, which puts a cursor that has none on the first line of all.
+      setCursor({ anchor: hunk.dataset.first, head: hunk.dataset.first });
+      return;
+    }
+    if (e.target !== e.currentTarget) return;
     if (e.key === "ArrowDown" || e.key === "ArrowUp") {
       e.preventDefault();
       const at = changes.findIndex((c) => getChangeKey(c) === cursor?.head);
@@ -529,7 +542,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
               }
               out.push(
                 <Decoration key={`d-${h.content}`}>
-                  <span className="diff-hunk-anchor muted small" tabIndex={-1}>
+                  <span className="diff-hunk-anchor muted small" tabIndex={-1} data-first={h.changes[0] ? getChangeKey(h.changes[0]) : undefined}>
                     {h.content}
                   </span>
                 </Decoration>,

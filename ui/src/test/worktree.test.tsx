@@ -1132,6 +1132,31 @@ describe("review that talks back", () => {
     view.unmount();
   });
 
+  it("j/k and n/p go on from the file whose lines have the focus, and the keys on a change's @@ line lead into its lines", async () => {
+    spyOnScrollIntoView();
+    const files = ["src/a.rs", "src/b.rs", "src/c.rs"].map((path) => ({ path, kind: "modified" as const, diff: diff.replaceAll("src/a.rs", path) }));
+    const view = render(<DiffView files={files} reviewId="r1" comments={[]} editable />);
+    await vi.waitFor(() => expect(view.container.querySelectorAll(".diff-hunk-anchor")).toHaveLength(3));
+    const user = userEvent.setup();
+    const heads = view.container.querySelectorAll<HTMLElement>(".diff-file-head");
+    const anchors = view.container.querySelectorAll<HTMLElement>(".diff-hunk-anchor");
+    const lines = () => view.container.querySelectorAll<HTMLElement>(".diff-lines")[1];
+    lines().focus();
+    await user.keyboard("j");
+    expect(heads[2], "from b's lines, the next file is c, not a").toHaveFocus();
+    lines().focus();
+    await user.keyboard("k");
+    expect(heads[0], "and the one before is a").toHaveFocus();
+    lines().focus();
+    await user.keyboard("n");
+    expect(anchors[1], "from the top of b's lines, the next change is b's own").toHaveFocus();
+    await user.keyboard("{ArrowDown}");
+    expect(lines(), "↓ on the @@ line goes into its lines").toHaveFocus();
+    await user.keyboard("{Enter}");
+    expect(await screen.findByTestId("comment-box"), "and Enter comments on the change's first line").toHaveTextContent("Comment on line 1");
+    view.unmount();
+  });
+
   it("a click on a removed line's number opens its box at once: the press that focuses the lines does not first jump to the hunk's first line", async () => {
     const sent: unknown[] = [];
     commenting(sent);
