@@ -594,11 +594,13 @@ function CommentBox({
   onCancel: () => void;
   onEscape?: () => void;
 }) {
-  // Opened low in the review, the box would sit under its sticky buttons (its CSS keeps a margin).
+  // Opened low in the review, the box would sit under its sticky buttons (its CSS keeps a margin);
+  // high, its focused text box came in at the top edge with the words above it ("Comment on line
+  // 3") out of view: what is brought in is the comment with them.
   const box = useRef<HTMLDivElement>(null);
   const input = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
-    box.current?.scrollIntoView?.({ block: "nearest" });
+    (box.current?.closest<HTMLElement>(".diff-comment") ?? box.current)?.scrollIntoView?.({ block: "nearest" });
     // A draft brought back (or an edit) goes on from its end, not before its words.
     const t = input.current;
     t?.setSelectionRange(t.value.length, t.value.length);

@@ -1133,7 +1133,7 @@ describe("review that talks back", () => {
   });
 
   it("j/k and n/p go on from the file whose lines have the focus, and the keys on a change's @@ line lead into its lines", async () => {
-    spyOnScrollIntoView();
+    const into = spyOnScrollIntoView();
     const files = ["src/a.rs", "src/b.rs", "src/c.rs"].map((path) => ({ path, kind: "modified" as const, diff: diff.replaceAll("src/a.rs", path) }));
     const view = render(<DiffView files={files} reviewId="r1" comments={[]} editable />);
     await vi.waitFor(() => expect(view.container.querySelectorAll(".diff-hunk-anchor")).toHaveLength(3));
@@ -1153,7 +1153,9 @@ describe("review that talks back", () => {
     await user.keyboard("{ArrowDown}");
     expect(lines(), "↓ on the @@ line goes into its lines").toHaveFocus();
     await user.keyboard("{Enter}");
-    expect(await screen.findByTestId("comment-box"), "and Enter comments on the change's first line").toHaveTextContent("Comment on line 1");
+    const box = await screen.findByTestId("comment-box");
+    expect(box, "and Enter comments on the change's first line").toHaveTextContent("Comment on line 1");
+    expect(into.mock.contexts, "brought into view with the words above it that say what it comments on, not only its text box").toContain(box);
     view.unmount();
   });
 
