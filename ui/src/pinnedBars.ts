@@ -1,30 +1,41 @@
-// What the keyboard reaches is kept out from under the bars pinned to the scrolling area's edges
-// (a session's header and bottom bar, Settings' and New Task's Save and Run), a field's label with
-// it: a card tabbed to from the other end of a long timeline is shown whole, not behind the status
-// or the review (WCAG 2.4.11, focus not obscured). WebKit scrolls a focused element only as far
-// as the area's edge, under the bar, and its scrollIntoView misplaces one under scroll padding, so
-// the scroll is measured here. A bar says where it is pinned with `data-pinned="top"` or "bottom".
+// What gets the focus is kept out from under the bars pinned to the scrolling area's edges (a
+// session's header and bottom bar, Settings' and New Task's Save and Run): a card tabbed to from
+// the other end of a long timeline is shown whole, not behind the status or the review (WCAG
+// 2.4.11, focus not obscured); a field with its label; a field clicked at the window's foot comes
+// out from under Save or Run. WebKit scrolls a focused element only as far as the area's edge,
+// under the bar, and its scrollIntoView misplaces one under scroll padding, so the scroll is
+// measured here. A bar says where it is pinned with `data-pinned="top"` or "bottom".
 
-/** Starts keeping keyboard focus in `area` clear of its pinned bars; returns how to stop. */
+/** Starts keeping focus in `area` clear of its pinned bars; returns how to stop. */
 export function keepFocusClearOfPinnedBars(area: HTMLElement): () => void {
   const reveal = (e: FocusEvent) => {
-    // A click's focus is left alone: moving what is under the pointer between its press and its
-    // release would lose the click. `data-keys`: the keys were used last (lastInput.ts).
-    if (document.documentElement.dataset.keys === undefined) return;
     const el = e.target;
     if (!(el instanceof HTMLElement) || el === area) return;
-    const view = area.getBoundingClientRect();
-    let [clearBelow, clearAbove] = [view.top, view.bottom];
-    for (const bar of area.querySelectorAll<HTMLElement>("[data-pinned]")) {
-      if (bar.contains(el)) return; // a bar is always in view
-      const r = bar.getBoundingClientRect();
-      if (bar.dataset.pinned === "top") clearBelow = Math.max(clearBelow, r.bottom);
-      else clearAbove = Math.min(clearAbove, r.top);
-    }
-    // A field with its label: Shift+Tab brought a box in only to the top edge, its label above it.
-    const shown = el.closest<HTMLElement>("label, .field") ?? el;
-    const by = scrollToClear(shown.getBoundingClientRect(), clearBelow, clearAbove);
-    if (by !== 0) area.scrollTop += by;
+    // `data-keys`: the keys were used last (lastInput.ts). A click's focus is left alone, but for
+    // a field's, which only comes out from under the bottom bar: moving what is under the pointer
+    // between its press and its release would lose a button's click.
+    const byKeys = document.documentElement.dataset.keys !== undefined;
+    if (!byKeys && !el.matches("input, select, textarea")) return;
+    // Focus handed on by something that scrolls the page itself (the Settings index, smoothly):
+    // a scroll now would cut its own short.
+    if (e.relatedTarget instanceof Element && e.relatedTarget.closest("[data-scrolls-itself]")) return;
+    // A timer, not an animation frame: WebKit holds frames back while its window is hidden, and
+    // its own bringing of the element into view comes after the focus event.
+    setTimeout(() => {
+      if (document.activeElement !== el) return;
+      const view = area.getBoundingClientRect();
+      let [clearBelow, clearAbove] = [view.top, view.bottom];
+      for (const bar of area.querySelectorAll<HTMLElement>("[data-pinned]")) {
+        if (bar.contains(el)) return; // a bar is always in view
+        const r = bar.getBoundingClientRect();
+        if (bar.dataset.pinned === "top") clearBelow = Math.max(clearBelow, r.bottom);
+        else clearAbove = Math.min(clearAbove, r.top);
+      }
+      // A field with its label: Shift+Tab brought a box in only to the top edge, its label above.
+      const shown = byKeys ? (el.closest<HTMLElement>("label, .field") ?? el) : el;
+      const by = scrollToClear(shown.getBoundingClientRect(), clearBelow, clearAbove);
+      if (by > 0 || (by < 0 && byKeys)) area.scrollTop += by;
+    }, 0);
   };
   area.addEventListener("focusin", reveal);
   return () => area.removeEventListener("focusin", reveal);

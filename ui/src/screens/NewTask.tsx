@@ -2,7 +2,6 @@ import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 
 import { FolderOpen, Play } from "lucide-react";
 import { AppError, ipc, sentence, type AgentPreset, type ExternalAgent, type PlanMode, type SessionSummary, type WhenBusy, type WorkspaceInfo, type WorkspaceSurvey } from "../ipc";
 import { gradeOf } from "../modelGrades";
-import { keepAboveBar } from "../keepAboveBar";
 import { AlertDialog } from "../components/AlertDialog";
 import { attemptChoices, refreshedChoices, attemptList, AttemptsPicker, attemptsProblem, settingsAgentLabel, type AttemptChoice } from "../components/AttemptsPicker";
 import { useWindowDraft } from "../windowDraft";
@@ -48,7 +47,6 @@ export function recentWorkspaces(sessions: SessionSummary[], max = 5): string[] 
 }
 
 export function NewTask({ providerReady, modelMissing = false, defaultModel = "", onOpenSettings, onStarted, focusSignal = 0, defaultPlan = "auto", defaultAgent = null, attemptLimit = 4, onStartedGroup }: Props) {
-  const bar = useRef<HTMLDivElement>(null);
   const taskBox = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
     if (providerReady) taskBox.current?.focus();
@@ -274,7 +272,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   }, []);
 
   return (
-    <form className="screen" onSubmit={run} onKeyDown={onKeyDown} onFocus={(e) => keepAboveBar(e.target, bar.current, e.relatedTarget)} data-testid="new-task-form">
+    <form className="screen" onSubmit={run} onKeyDown={onKeyDown} data-testid="new-task-form">
       <header className="screen-head">
         <h1>New task</h1>
         <p className="muted">Describe what you want done. Finishline checks the work before it calls it finished.</p>
@@ -506,7 +504,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
 
       {/* Kept in view at the window's foot: notes above (uncommitted changes, attempts) must
           not push Run below the fold. */}
-      <div className="actions new-task-actions" ref={bar} data-pinned="bottom">
+      <div className="actions new-task-actions" data-pinned="bottom">
         {/* In the bar, beside Run: below a long form it would be out of sight or under it. */}
         {error && (
           <p className="field-error" role="alert">

@@ -5,7 +5,6 @@ import { useCallback, useEffect, useRef, useState, type FormEvent, type MutableR
 import { NumberInput } from "../components/NumberInput";
 import { SettingsIndex } from "../components/SettingsIndex";
 import { showTheme } from "../theme";
-import { keepAboveBar } from "../keepAboveBar";
 import { McpSection } from "../components/McpSection";
 import { EvaluatorServer } from "../components/EvaluatorServer";
 import { ProviderSection } from "../components/ProviderSection";
@@ -183,7 +182,6 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
   };
 
   const form = useRef<HTMLFormElement>(null);
-  const bar = useRef<HTMLDivElement>(null);
   const [pendingKey, setPendingKey] = useState<(() => Promise<boolean>) | null>(null);
   const keyPending = useCallback((save: (() => Promise<boolean>) | null) => setPendingKey(() => save), []);
   // The form as last rendered: a save on its way compares it with what it sent, since the fields
@@ -292,7 +290,6 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
       className="screen settings-screen"
       noValidate
       onSubmit={save}
-      onFocus={(e) => keepAboveBar(e.target, bar.current, e.relatedTarget)}
       // Ctrl+S saves, as in every editor, from any field.
       onKeyDown={(e) => {
         if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === "s") {
@@ -579,7 +576,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
       {/* Pinned to the bottom of the window, so Save is in view however long the page is, and
           why it did not save with it: the page's end may be far below the field at fault. It
           comes last, so it covers nothing when the page is scrolled to its end. */}
-      <div className="actions settings-actions" ref={bar} data-pinned="bottom">
+      <div className="actions settings-actions" data-pinned="bottom">
         {error && (
           <p className="field-error" role="alert" data-testid="settings-error">
             {settingsErrorInWords(error.message)}
