@@ -41,14 +41,7 @@ export function AlertDialog({
         aria-labelledby={`${testid}-title`}
         aria-describedby={describedBy}
         data-testid={testid}
-        onKeyDown={(e) => {
-          if (e.key === "Escape") {
-            e.stopPropagation();
-            onEscape();
-          } else {
-            keepTabInside(e);
-          }
-        }}
+        onKeyDown={dialogKeys(onEscape)}
       >
         <h2 id={`${testid}-title`}>{title}</h2>
         {children}
@@ -58,9 +51,19 @@ export function AlertDialog({
   );
 }
 
+/** A dialog's keys, wherever its focus is: Esc takes `onEscape` (and goes no further: behind it, Esc
+ * would cancel a running task), Tab stays inside. */
+export const dialogKeys = (onEscape: () => void) => (e: KeyboardEvent<HTMLElement>) => {
+  if (e.key === "Escape") {
+    e.preventDefault();
+    e.stopPropagation();
+    onEscape();
+  } else keepTabInside(e);
+};
+
 /** Tab and Shift+Tab go round a dialog's own controls, never to the page behind it: given the
  * dialog's keydown. */
-export function keepTabInside(e: KeyboardEvent<HTMLElement>) {
+function keepTabInside(e: KeyboardEvent<HTMLElement>) {
   if (e.key !== "Tab") return;
   const all = [...e.currentTarget.querySelectorAll<HTMLElement>("button:not([disabled]), input:not([disabled]), textarea, select, [tabindex]:not([tabindex='-1'])")];
   const [first, last] = [all[0], all[all.length - 1]];

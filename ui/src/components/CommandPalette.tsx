@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { AppError, ipc, type SearchHit, type SessionSummary } from "../ipc";
 import { doubtTitle, reviewInDoubt, STATUS_LABEL } from "../session/model";
-import { keepTabInside } from "./AlertDialog";
+import { dialogKeys } from "./AlertDialog";
 
 export interface PaletteCommand {
   id: string;
@@ -99,14 +99,8 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
         aria-label="Command palette"
         data-testid="palette"
         onMouseDown={(e) => e.stopPropagation()}
-        onKeyDown={(e) => {
-          // Esc closes it from anywhere in it; Tab never leaves it for the page behind.
-          if (e.key === "Escape") {
-            e.preventDefault();
-            e.stopPropagation();
-            onClose();
-          } else keepTabInside(e);
-        }}
+        // Esc closes it from anywhere in it; Tab never leaves it for the page behind.
+        onKeyDown={dialogKeys(onClose)}
       >
         <input
           ref={input}
@@ -181,12 +175,7 @@ export function ShortcutList({ onClose }: { onClose: () => void }) {
         aria-labelledby="shortcuts-title"
         data-testid="shortcuts"
         onMouseDown={(e) => e.stopPropagation()}
-        onKeyDown={(e) => {
-          if (e.key === "Escape") {
-            e.stopPropagation();
-            onClose();
-          } else keepTabInside(e);
-        }}
+        onKeyDown={dialogKeys(onClose)}
       >
         <h2 id="shortcuts-title">Keyboard shortcuts</h2>
         <dl className="about-list">
