@@ -116,8 +116,9 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
   const [transfer, setTransfer] = useState<string | null>(null);
 
   const [pendingImport, setPendingImport] = useState<ImportRisks | null>(null);
-  // Each import draws the number boxes afresh: one emptied or holding a letter (no change to the
-  // draft, so the import was not refused) would otherwise keep that text over an equal number.
+  // Each import draws the number boxes afresh (Limits and Tasks hold them): one emptied or holding
+  // a letter (no change to the draft, so the import was not refused) would otherwise keep that
+  // text over an equal number.
   const [imports, setImports] = useState(0);
   const applyImported = (next: SettingsView, path: string) => {
     setImports((n) => n + 1);
@@ -546,6 +547,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
       </fieldset>
 
       <TasksSection
+        key={`tasks-${imports}`}
         draft={draft}
         onChange={(tasks) => {
           setSaved(false);

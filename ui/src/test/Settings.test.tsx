@@ -560,12 +560,12 @@ describe("Settings, MCP servers and transfer", () => {
     });
     render(<SettingsScreen view={view()} onSaved={() => {}} />);
     const user = userEvent.setup();
-    const retries = screen.getByTestId("max-retries");
-    const before = (retries as HTMLInputElement).value;
-    await user.clear(retries);
+    const boxes = ["max-retries", "parallel-limit"];
+    const before = boxes.map((id) => (screen.getByTestId(id) as HTMLInputElement).value);
+    for (const id of boxes) await user.clear(screen.getByTestId(id));
     await user.click(screen.getByTestId("import-settings"));
     await vi.waitFor(() => expect(screen.getByTestId("transfer-status")).toHaveTextContent("Imported"));
-    expect(screen.getByTestId("max-retries"), "the box shows the number now saved, not the emptied text").toHaveValue(Number(before));
+    boxes.forEach((id, i) => expect(screen.getByTestId(id), `${id} shows the number now saved, not the emptied text`).toHaveValue(Number(before[i])));
   });
 
   it("shows the MCP commands an imported file would run and saves nothing until the person allows them", async () => {
