@@ -83,8 +83,10 @@ export default function DiffView({ files, reviewId, comments, editable, onChange
     if (!sel || !root.current) return;
     const all = [...root.current.querySelectorAll<HTMLElement>(sel)];
     // Where the focus is, in the page's order: the last one at it or before it. In a file's lines
-    // (after its head) that is the file's head, not none, which went back to the first file.
-    const active = document.activeElement;
+    // (after its head) that is the file's head, not none, which went back to the first file; and
+    // it is the line the cursor is on there, not the lines' top, or n went back to their first change.
+    const focused = document.activeElement;
+    const active = focused?.matches(".diff-lines") ? (focused.querySelector(".diff-line-head") ?? focused) : focused;
     const at = active ? all.reduce((last, el, i) => (el === active || el.compareDocumentPosition(active) & Node.DOCUMENT_POSITION_FOLLOWING ? i : last), -1) : -1;
     const next = e.key === "j" || e.key === "n" ? all[Math.min(all.length - 1, at + 1)] : all[Math.max(0, at - 1)];
     if (next) {
@@ -289,6 +291,9 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     const hunk = e.target instanceof HTMLElement && e.target !== e.currentTarget ? e.target.closest<HTMLElement>(".diff-hunk-anchor") : null;
     if (hunk?.dataset.first && ["ArrowDown", "ArrowUp", "Enter", "c"].includes(e.key)) {
       e.preventDefault();
+      // Focused from script, WebKit does not count it keyboard focus: the ring and the current
+      // line would not show until the next key.
+      e.currentTarget.dataset.keys = "on";
       e.currentTarget.focus();
       // After the focus, which puts a cursor that has none on the first line of all.
       setCursor({ anchor: hunk.dataset.first, head: hunk.dataset.first });

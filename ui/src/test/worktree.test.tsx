@@ -1140,7 +1140,7 @@ describe("review that talks back", () => {
     const user = userEvent.setup();
     const heads = view.container.querySelectorAll<HTMLElement>(".diff-file-head");
     const anchors = view.container.querySelectorAll<HTMLElement>(".diff-hunk-anchor");
-    const lines = () => view.container.querySelectorAll<HTMLElement>(".diff-lines")[1];
+    const lines = (n = 1) => view.container.querySelectorAll<HTMLElement>(".diff-lines")[n];
     lines().focus();
     await user.keyboard("j");
     expect(heads[2], "from b's lines, the next file is c, not a").toHaveFocus();
@@ -1149,13 +1149,32 @@ describe("review that talks back", () => {
     expect(heads[0], "and the one before is a").toHaveFocus();
     lines().focus();
     await user.keyboard("n");
-    expect(anchors[1], "from the top of b's lines, the next change is b's own").toHaveFocus();
+    expect(anchors[2], "from the line on b's change, the next change is c's").toHaveFocus();
     await user.keyboard("{ArrowDown}");
-    expect(lines(), "↓ on the @@ line goes into its lines").toHaveFocus();
+    expect(lines(2), "↓ on the @@ line goes into its lines").toHaveFocus();
     await user.keyboard("{Enter}");
     const box = await screen.findByTestId("comment-box");
     expect(box, "and Enter comments on the change's first line").toHaveTextContent("Comment on line 1");
     expect(into.mock.contexts, "brought into view with the words above it that say what it comments on, not only its text box").toContain(box);
+    view.unmount();
+  });
+
+  it("n from a line in a file's second change goes to the next file's change, not back to the file's first", async () => {
+    spyOnScrollIntoView();
+    const two = "diff --git a/src/m.rs b/src/m.rs\n--- a/src/m.rs\n+++ b/src/m.rs\n@@ -1,2 +1,2 @@\n-one\n+ONE\n two\n@@ -10,2 +10,2 @@\n ten\n-eleven\n+ELEVEN\n";
+    const files = [
+      { path: "src/m.rs", kind: "modified" as const, diff: two },
+      { path: "src/z.rs", kind: "modified" as const, diff: diff.replaceAll("src/a.rs", "src/z.rs") },
+    ];
+    const view = render(<DiffView files={files} reviewId="r1" comments={[]} editable />);
+    await vi.waitFor(() => expect(view.container.querySelectorAll(".diff-hunk-anchor")).toHaveLength(3));
+    const user = userEvent.setup();
+    const anchors = view.container.querySelectorAll<HTMLElement>(".diff-hunk-anchor");
+    view.container.querySelector<HTMLElement>(".diff-lines")!.focus();
+    await user.keyboard("{ArrowDown}{ArrowDown}{ArrowDown}{ArrowDown}");
+    expect(view.container.querySelector(".diff-line-head")).toHaveTextContent("eleven");
+    await user.keyboard("n");
+    expect(anchors[2], "the change after the line the cursor is on").toHaveFocus();
     view.unmount();
   });
 
