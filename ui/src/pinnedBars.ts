@@ -15,7 +15,8 @@ export function keepFocusClearOfPinnedBars(area: HTMLElement): () => void {
     // a field's, which only comes out from under the bottom bar: moving what is under the pointer
     // between its press and its release would lose a button's click.
     const byKeys = document.documentElement.dataset.keys !== undefined;
-    if (!byKeys && !el.matches("input, select, textarea")) return;
+    // A checkbox or a radio moved between its press and its release would lose its click too.
+    if (!byKeys && !el.matches("input:not([type=checkbox], [type=radio], [type=range]), select, textarea")) return;
     // Focus handed on by something that scrolls the page itself (the Settings index, smoothly):
     // a scroll now would cut its own short.
     if (e.relatedTarget instanceof Element && e.relatedTarget.closest("[data-scrolls-itself]")) return;
@@ -31,9 +32,11 @@ export function keepFocusClearOfPinnedBars(area: HTMLElement): () => void {
         if (bar.dataset.pinned === "top") clearBelow = Math.max(clearBelow, r.bottom);
         else clearAbove = Math.min(clearAbove, r.top);
       }
-      // A field with its label: Shift+Tab brought a box in only to the top edge, its label above.
-      const shown = byKeys ? (el.closest<HTMLElement>("label, .field") ?? el) : el;
-      const by = scrollToClear(shown.getBoundingClientRect(), clearBelow, clearAbove);
+      // A field with its label (Shift+Tab brought a box in only to the top edge, its label above),
+      // when the two fit between the bars; else the control alone, which must not go under one.
+      const group = byKeys ? el.closest<HTMLElement>("label, .field")?.getBoundingClientRect() : undefined;
+      const shown = group && group.bottom - group.top <= clearAbove - clearBelow ? group : el.getBoundingClientRect();
+      const by = scrollToClear(shown, clearBelow, clearAbove);
       if (by > 0 || (by < 0 && byKeys)) area.scrollTop += by;
     }, 0);
   };
