@@ -94,6 +94,8 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
     <div className="modal-backdrop palette-backdrop" onMouseDown={onClose}>
       <div
         className="panel modal palette"
+        // A press on its padding keeps the focus in it (Esc and Tab still answer), not the page's.
+        tabIndex={-1}
         role="dialog"
         aria-modal="true"
         aria-label="Command palette"
@@ -165,7 +167,8 @@ export const SHORTCUTS: [string, string][] = [
 export function ShortcutList({ onClose }: { onClose: () => void }) {
   const close = useRef<HTMLButtonElement>(null);
   useReturnFocus();
-  useEffect(() => close.current?.focus(), []);
+  // Without scrolling: in a short window the list scrolls, and it opens at its title.
+  useEffect(() => close.current?.focus({ preventScroll: true }), []);
   return (
     <div className="modal-backdrop" onMouseDown={onClose}>
       <div
@@ -188,7 +191,7 @@ export function ShortcutList({ onClose }: { onClose: () => void }) {
             </div>
           ))}
         </dl>
-        <div className="actions">
+        <div className="actions modal-foot">
           <button ref={close} className="btn" onClick={onClose}>
             Close
           </button>
