@@ -100,7 +100,8 @@ impl<R> StrayLines<R> {
         let unfinished = Some(quote(start, self.len > start.len())).filter(|q| !q.is_empty());
         let mut kept = self.stray.kept();
         // The read's last bytes went into the line unless the read ended it.
-        kept.grew = (unfinished.is_some() && bytes.last() != Some(&b'\n')).then(Instant::now);
+        // (An end-of-file read, of no bytes, is no growth.)
+        kept.grew = (unfinished.is_some() && bytes.last().is_some_and(|b| *b != b'\n')).then(Instant::now);
         kept.unfinished = unfinished;
         kept.unfinished_len = self.len;
     }
@@ -249,6 +250,8 @@ mod tests {
             Some(StrayLine::Unfinished("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":".into())),
             "asked after it stopped growing, it was left"
         );
+        tap.look(b"");
+        assert!(matches!(stray.take(WITHIN), Some(StrayLine::Unfinished(_))), "its output ended (a read of nothing) without the line's end: left, not being written");
         tap.look(b"{}}\nlog line\n");
         assert_eq!(stray.take(WITHIN), Some(StrayLine::Skipped("log line".into())), "a read that ends its lines leaves none being written");
     }
