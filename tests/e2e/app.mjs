@@ -177,18 +177,21 @@ export async function shot(browser, name) {
  * still be settling the window's first. Returns what puts the size before back.
  */
 export async function resizeWindow(browser, width, height) {
-  const [wasWidth, wasHeight] = await browser.execute(() => [window.outerWidth, window.outerHeight]);
+  const [wasWidth, wasHeight, wasInner, wasInnerHeight] = await browser.execute(() => [window.outerWidth, window.outerHeight, window.innerWidth, window.innerHeight]);
   const size = (w, h) => execFileSync("xdotool", ["search", "--name", "^Finishline$", "windowsize", "%@", String(w), String(h)]);
-  await browser.waitUntil(
-    async () => {
-      size(width, height);
-      await new Promise((r) => setTimeout(r, 300));
-      const [w, h] = await browser.execute(() => [window.innerWidth, window.innerHeight]);
-      return Math.abs(w - width) <= 30 && Math.abs(h - height) <= 30;
-    },
-    { timeout: 15_000, interval: 100, timeoutMsg: `the window did not become ${width}×${height}` },
-  );
-  return () => size(wasWidth, wasHeight);
+  const become = (w, h, inner, innerHeight) =>
+    browser.waitUntil(
+      async () => {
+        size(w, h);
+        await new Promise((r) => setTimeout(r, 300));
+        const [iw, ih] = await browser.execute(() => [window.innerWidth, window.innerHeight]);
+        return Math.abs(iw - inner) <= 30 && Math.abs(ih - innerHeight) <= 30;
+      },
+      { timeout: 15_000, interval: 100, timeoutMsg: `the window did not become ${inner}×${innerHeight}` },
+    );
+  await become(width, height, width, height);
+  // Awaited: the next test's clicks must not land while the page lays itself out again.
+  return () => become(wasWidth, wasHeight, wasInner, wasInnerHeight);
 }
 
 /** Types into a field with real key events. */

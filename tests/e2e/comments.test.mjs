@@ -53,7 +53,7 @@ test("comments on two lines go back as a continuation and come back as a checkli
     assert.ok(rows.approve[0] < rows.option[1] && rows.option[0] < rows.approve[1], `Approve is on the option's row (${JSON.stringify(rows)})`);
     await shot(win.app, "comments-1000px");
   } finally {
-    restore();
+    await restore();
   }
   await clickAway(await testid("request-changes"));
   await clickAway(await testid("send-feedback"));

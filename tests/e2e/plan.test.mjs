@@ -50,7 +50,7 @@ test("a task run with Plan On: the plan is edited before it runs, shows Step 2/3
     assert.deepEqual([short.run, short.cancel, short.add], [true, true, true], "Run plan, Cancel task and Add step are in view");
     await shot(win.app, "plan-review-short-window");
   } finally {
-    restore();
+    await restore();
   }
   const criteria = (await win.app.$$('[data-testid="plan-edit-criteria"]'))[2];
   await criteria.click();
