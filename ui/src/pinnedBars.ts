@@ -8,15 +8,20 @@
 
 /** Starts keeping focus in `area` clear of its pinned bars; returns how to stop. */
 export function keepFocusClearOfPinnedBars(area: HTMLElement): () => void {
+  // Whether a pointer is pressed: what it is on must not move before it is let go.
+  let pressing = false;
+  const press = () => (pressing = true);
+  const release = () => (pressing = false);
   const reveal = (e: FocusEvent) => {
     const el = e.target;
     if (!(el instanceof HTMLElement) || el === area) return;
-    // `data-keys`: the keys were used last (lastInput.ts). A click's focus is left alone, but for
-    // a field's, which only comes out from under the bottom bar: moving what is under the pointer
-    // between its press and its release would lose a button's click.
+    // `data-keys`: the keys were used last (lastInput.ts). Else only a field comes out, and only
+    // from under the bottom bar; while a pointer is pressed, only one whose click does not matter
+    // once it has the focus: a button, a checkbox or a radio moved between the press and the
+    // release would lose its click.
     const byKeys = document.documentElement.dataset.keys !== undefined;
-    // A checkbox or a radio moved between its press and its release would lose its click too.
-    if (!byKeys && !el.matches("input:not([type=checkbox], [type=radio], [type=range]), select, textarea")) return;
+    const field = el.matches("input, select, textarea");
+    if (!byKeys && !(field && (!pressing || !el.matches("[type=checkbox], [type=radio], [type=range]")))) return;
     // Focus handed on by something that scrolls the page itself (the Settings index, smoothly):
     // a scroll now would cut its own short.
     if (e.relatedTarget instanceof Element && e.relatedTarget.closest("[data-scrolls-itself]")) return;
@@ -41,7 +46,15 @@ export function keepFocusClearOfPinnedBars(area: HTMLElement): () => void {
     }, 0);
   };
   area.addEventListener("focusin", reveal);
-  return () => area.removeEventListener("focusin", reveal);
+  area.addEventListener("pointerdown", press, true);
+  window.addEventListener("pointerup", release, true);
+  window.addEventListener("pointercancel", release, true);
+  return () => {
+    area.removeEventListener("focusin", reveal);
+    area.removeEventListener("pointerdown", press, true);
+    window.removeEventListener("pointerup", release, true);
+    window.removeEventListener("pointercancel", release, true);
+  };
 }
 
 /** How far to scroll so `r` shows between `clearBelow` and `clearAbove`, with a little air (one
