@@ -251,7 +251,10 @@ mod tests {
             "asked after it stopped growing, it was left"
         );
         tap.look(b"");
-        assert!(matches!(stray.take(WITHIN), Some(StrayLine::Unfinished(_))), "its output ended (a read of nothing) without the line's end: left, not being written");
+        assert!(
+            matches!(stray.take(WITHIN), Some(StrayLine::Unfinished(_))),
+            "its output ended (a read of nothing) without the line's end: left, not being written"
+        );
         tap.look(b"{}}\nlog line\n");
         assert_eq!(stray.take(WITHIN), Some(StrayLine::Skipped("log line".into())), "a read that ends its lines leaves none being written");
     }
