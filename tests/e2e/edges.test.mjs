@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { artifacts, shot, typeInto, waitForScreen, statusNow as statusIn } from "./app.mjs";
+import { artifacts, resizeWindow, shot, typeInto, waitForScreen, statusNow as statusIn } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 const win = appWindow({ scenario: "e2e-edges.json", port: 4640, name: "edges", settings: { theme: "dark" } });
@@ -79,6 +79,41 @@ test("the open review and the transcript share the height, with one scroll area 
   assert.ok(folded >= 0.55, `folded, the review leaves the transcript most of the window (${Math.round(folded * 100)}%)`);
   assert.ok(await (await testid("approve")).isDisplayed(), "folded, the buttons stay");
   await shot(win.app, "edges-review-folded");
+});
+
+test("in a short window the file's name stays above its lines as the arrows move through a long diff", async () => {
+  await (await testid("review-fold")).click(); // unfolded again
+  await sleep(300);
+  const restore = await resizeWindow(win.app, 1000, 560);
+  try {
+    // The keyboard's way into the opened file's sixty lines: the cursor starts at the first.
+    await win.app.execute(() => document.querySelector('[data-testid="file-change"] .diff-lines').focus());
+    // One press at a time: a key already down gives no second press.
+    for (let i = 0; i < 40; i++) await win.app.keys(["ArrowDown"]);
+    for (let i = 0; i < 6; i++) await win.app.keys(["ArrowUp"]);
+    await sleep(300);
+    const seen = await win.app.execute(() => {
+      const current = document.querySelector(".diff-line-current");
+      const head = current.closest('[data-testid="file-change"]').querySelector(".diff-file-head").getBoundingClientRect();
+      const line = current.getBoundingClientRect();
+      const bar = document.querySelector('[data-testid="bottom-bar"]').getBoundingClientRect();
+      /** What the person sees at a point: the element there, under whatever covers it. */
+      const at = (x, y) => document.elementFromPoint(x, y);
+      return {
+        headShown: head.top >= bar.top - 1 && !!at(head.left + 40, head.top + head.height / 2)?.closest(".diff-file-head"),
+        lineShown: !!at(line.left + line.width / 2, line.top + 3)?.closest(".diff-line-current") && !!at(line.left + line.width / 2, line.bottom - 3)?.closest(".diff-line-current"),
+        text: current.textContent,
+        where: { head: [head.top, head.bottom], bar: bar.top, there: at(head.left + 40, head.top + head.height / 2)?.outerHTML.slice(0, 120) },
+      };
+    });
+    await shot(win.app, "edges-review-lines-short");
+    assert.ok(seen.headShown, `the file's name is in view above the lines being read: ${JSON.stringify(seen.where)}`);
+    assert.ok(seen.lineShown, `the current line (${seen.text}) is whole, not under the file's name or the buttons`);
+  } finally {
+    await restore();
+  }
+  await (await testid("review-fold")).click(); // folded, as the next test found it
+  await sleep(300);
 });
 
 test("the dark theme: placeholders read as empty and the checkbox is dark", async () => {
