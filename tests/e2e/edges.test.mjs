@@ -33,6 +33,19 @@ async function runTask(task) {
   await (await testid("session-view")).waitForDisplayed({ timeout: 10_000 });
 }
 
+/** WCAG contrast of an element's words against its own background. */
+const wordsOnGround = (selector) =>
+  win.app.execute((selector) => {
+    const el = document.querySelector(selector);
+    const linear = (css) => {
+      const [r, g, b] = css.match(/[\d.]+/g).map(Number).map((c) => c / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const style = getComputedStyle(el);
+    const [a, b] = [linear(style.color), linear(style.backgroundColor)].sort((x, y) => y - x);
+    return { text: el.textContent, color: style.color, background: style.backgroundColor, ratio: Math.round(((a + 0.05) / (b + 0.05)) * 100) / 100 };
+  }, selector);
+
 /** How much of the window the transcript shows between the pinned header and the bottom bar. */
 const transcriptShare = () =>
   win.app.execute(() => {
@@ -122,8 +135,19 @@ test("the dark theme: placeholders read as empty and the checkbox is dark", asyn
     return { checkbox: getComputedStyle(box).backgroundColor, border: getComputedStyle(box).borderTopColor, text: getComputedStyle(document.body).color };
   });
   assert.ok(luminance(look.checkbox) < 0.25, `the "Also undo" checkbox is a dark box, not a white square: ${JSON.stringify(look)}`);
+  // Words on the accent read as well as any other (4.5:1): white on the dark theme's light
+  // violet stood 3.5:1 on Approve, Land this one, Save and a selected choice.
+  const approve = await wordsOnGround('[data-testid="approve"]');
+  assert.ok(approve.ratio >= 4.5, `Approve's words stand out from the button: ${JSON.stringify(approve)}`);
   await (await testid("nav-new")).click();
   await waitForScreen(win.app, "new-task-form");
+  const chosen = await wordsOnGround(".segmented label.selected");
+  assert.ok(chosen.ratio >= 4.5, `the chosen Plan option's words stand out: ${JSON.stringify(chosen)}`);
+  // Reached by the keys, the chosen option shows its focus (edges-chosen-focused.png).
+  await win.app.execute(() => document.querySelector('[data-testid="task-model"]').focus());
+  await win.app.keys(["Tab"]);
+  assert.ok(await win.app.execute(() => document.activeElement.closest(".segmented label.selected") !== null), "Tab reaches the chosen option");
+  await shot(win.app, "edges-chosen-focused");
   const colours = await win.app.execute(() => {
     // WebKit does not compute styles of ::placeholder: the page's rule is applied to a probe.
     const rule = [...document.styleSheets].flatMap((s) => [...s.cssRules]).find((r) => r.selectorText === "::placeholder");
