@@ -1,4 +1,4 @@
-import { useEffect, useState, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { useFocusAdded } from "../focusAdded";
 import { ListChecks, Plus, Trash2 } from "lucide-react";
 import { AppError, ipc, type PlanStep } from "../ipc";
@@ -71,10 +71,14 @@ export function PlanReview({ sessionId, steps }: { sessionId: string; steps: Pla
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const edit = (i: number, patch: Partial<Draft>) => setDrafts((ds) => ds.map((d, j) => (j === i ? { ...d, ...patch } : d)));
-  const remove = (i: number) =>
+  const titles = useFocusAdded(drafts.length);
+  const addButton = useRef<HTMLButtonElement>(null);
+  const remove = (i: number) => {
+    // The focus would fall to the page with the removed step's button.
+    titles.removing(i, addButton.current);
     // Later steps' dependencies shift with the removed step; one on it is dropped.
     setDrafts((ds) => ds.filter((_, j) => j !== i).map((d) => ({ ...d, depends_on: d.depends_on.filter((x) => x !== i).map((x) => (x > i ? x - 1 : x)) })));
-  const titles = useFocusAdded(drafts.length);
+  };
   const add = () => {
     titles.adding();
     setDrafts((ds) => [...ds, { title: "", instructions: "", criteria: "", depends_on: [] }]);
@@ -161,7 +165,7 @@ export function PlanReview({ sessionId, steps }: { sessionId: string; steps: Pla
         </p>
       )}
       <div className="row">
-        <button type="button" className="btn" onClick={add} disabled={busy || drafts.length >= MAX_STEPS} title={drafts.length >= MAX_STEPS ? `At most ${MAX_STEPS} steps` : "Add a step"} data-testid="plan-edit-add">
+        <button type="button" className="btn" ref={addButton} onClick={add} disabled={busy || drafts.length >= MAX_STEPS} title={drafts.length >= MAX_STEPS ? `At most ${MAX_STEPS} steps` : "Add a step"} data-testid="plan-edit-add">
           <Plus size={14} aria-hidden /> Add step
         </button>
         <span className="grow muted small">{blocker ?? "Ctrl+Enter runs"}</span>

@@ -74,6 +74,18 @@ describe("Plan review", () => {
     expect(screen.getByTestId("plan-edit-add")).toBeDisabled();
   });
 
+  it("a step removed with the keys gives the focus to the step in its place, and the last one removed to Add step", async () => {
+    mockIPC(() => undefined);
+    render(<PlanReview sessionId="s-remove" steps={steps} />);
+    const user = userEvent.setup();
+    screen.getAllByTestId("plan-edit-remove")[1].focus();
+    await user.keyboard("{Enter}");
+    expect(screen.getAllByTestId("plan-edit-title")[0], "the last step removed: the one before it, not the page").toHaveFocus();
+    screen.getAllByTestId("plan-edit-remove")[0].focus();
+    await user.keyboard("{Enter}");
+    expect(screen.getByTestId("plan-edit-add"), "none left: where the plan goes on").toHaveFocus();
+  });
+
   it("Cancel task stays usable while Run plan is on its way: the plan's Cancel is the only one on the screen", async () => {
     const calls: string[] = [];
     mockIPC((cmd) => {
