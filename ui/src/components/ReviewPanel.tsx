@@ -160,19 +160,20 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
   const [undoing, setUndoing] = useState(false);
   // The branch an approve is landing on while it does (a rebase and the checks again may take minutes).
   const [landingOn, setLandingOn] = useState<string | null>(null);
-  // Esc closes the innermost box the review opened (the overwrite question, then the feedback
-  // box); what was typed stays for when it opens again.
+  // The feedback box closes with what was typed kept for when it opens again.
+  const closeAsking = () => {
+    setAsking(false);
+    // The box goes with the focus in it: back to the button that opened it, not the page.
+    setTimeout(() => requestChangesButton.current?.focus(), 0);
+  };
+  // Esc closes the innermost box the review opened (the overwrite question, then the feedback box).
   useEffect(() => {
     if (!asking && !conflicts) return;
     const onKey = (e: KeyboardEvent) => {
       if (e.key !== "Escape" || e.defaultPrevented) return;
       e.preventDefault();
       if (conflicts) backFromConflicts();
-      else {
-        setAsking(false);
-        // The box goes with the focus in it: back to the button that opened it, not the page.
-        setTimeout(() => requestChangesButton.current?.focus(), 0);
-      }
+      else closeAsking();
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
@@ -653,7 +654,13 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             rows={3}
             autoFocus
           />
-          <span className="muted hint">Enter sends · Shift+Enter for a new line</span>
+          <span className="muted hint">
+            Enter sends · Shift+Enter for a new line ·{" "}
+            {/* Esc alone closed it: nothing on the screen did, for a person with the pointer. */}
+            <button type="button" className="link-btn" onClick={closeAsking} aria-label="Close the box" data-testid="feedback-close">
+              Close (Esc)
+            </button>
+          </span>
         </label>
       )}
       {landingOn && (

@@ -642,6 +642,26 @@ describe("Session view", () => {
     expect(screen.getByRole("textbox", { name: "Your answer" })).toHaveValue("src, I think");
   });
 
+  it("the feedback box closes with a button of its own, as with Esc, keeping its words for when it opens again", async () => {
+    seq = 0;
+    const events = [
+      ...running(),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    script(events, []);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("request-changes"));
+    await user.type(await screen.findByTestId("feedback-input"), "use tabs");
+    await user.click(screen.getByRole("button", { name: "Close the box" }));
+    expect(screen.queryByTestId("feedback-input"), "a pointer alone closes the box").toBeNull();
+    await waitFor(() => expect(screen.getByTestId("request-changes"), "the focus back on the button that opened it").toHaveFocus());
+    await user.click(screen.getByTestId("request-changes"));
+    expect(await screen.findByTestId("feedback-input"), "its words are there again").toHaveValue("use tabs");
+  });
+
   it("a message half typed is there again after a visit to another session", async () => {
     seq = 0;
     script([ev({ type: "session_created", task: "t", workspace: "/ws", provider: "openai", model: "m" }), ev({ type: "run_started", trigger: "task" }), ev({ type: "status_changed", status: "idle" })], []);
