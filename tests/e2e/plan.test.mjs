@@ -44,11 +44,23 @@ test("a task run with Plan On: the plan is edited before it runs, shows Step 2/3
         const r = document.querySelector(`[data-testid="${id}"]`).getBoundingClientRect();
         return r.top >= 0 && r.bottom <= window.innerHeight;
       };
-      return { scrollers: scrollers.map((e) => e.className), run: inView("plan-run"), cancel: inView("plan-cancel"), add: inView("plan-edit-add") };
+      const list = document.querySelector(".plan-edit");
+      const title = document.querySelector('[data-testid="plan-edit-title"]').getBoundingClientRect();
+      return {
+        scrollers: scrollers.map((e) => e.className),
+        run: inView("plan-run"),
+        cancel: inView("plan-cancel"),
+        add: inView("plan-edit-add"),
+        firstStep: document.querySelector('[data-testid="plan-edit-step"]').getBoundingClientRect().bottom - list.getBoundingClientRect().bottom,
+        // The focus ring is drawn 4 px around a field: the list's edge must not cut it.
+        ringRoom: list.scrollTop === 0 ? title.top - 4 - list.getBoundingClientRect().top : null,
+      };
     });
-    assert.deepEqual(short.scrollers, ["plan-edit"], "only the list of steps scrolls");
-    assert.deepEqual([short.run, short.cancel, short.add], [true, true, true], "Run plan, Cancel task and Add step are in view");
     await shot(win.app, "plan-review-short-window");
+    assert.deepEqual(short.scrollers, ["plan-edit"], "only the list of steps scrolls");
+    assert.ok(short.firstStep <= 0, `a whole step shows, its title, instructions and criteria (${short.firstStep} px cut): the transcript above has little to say yet`);
+    assert.ok(short.ringRoom >= 0, `the first step's title shows its whole focus ring (${short.ringRoom} px)`);
+    assert.deepEqual([short.run, short.cancel, short.add], [true, true, true], "Run plan, Cancel task and Add step are in view");
   } finally {
     await restore();
   }

@@ -1032,9 +1032,10 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
             </button>
           )}
         </div>
-        {(model.plan || model.todos.length > 0) && (
+        {/* A plan waiting for the person is shown once, in its editor below. */}
+        {((model.plan && !planWaiting) || model.todos.length > 0) && (
           <div className="side-panels">
-        {model.plan && <PlanPanel plan={model.plan} />}
+        {model.plan && !planWaiting && <PlanPanel plan={model.plan} />}
         {model.todos.length > 0 && (
           <aside className="todos panel" data-testid="todos">
             <h3>Todos</h3>
@@ -1061,7 +1062,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       <ErrorLine error={error} onOpenSettings={onOpenSettings} />
       {/* Keyed by the request: the next question is a new box, not the last one's answer. */}
       {ask && (ask.kind === "permission" ? <Permission key={ask.requestId} item={ask} /> : <Question key={ask.requestId} item={ask} />)}
-      {planWaiting && model.plan && <PlanReview sessionId={sessionId} steps={model.plan.steps.map((s) => s.step)} />}
+      {planWaiting && model.plan && <PlanReview sessionId={sessionId} steps={model.plan.steps.map((s) => s.step)} budget={model.plan.budget} />}
       {/* After Approve or Reject the panel stays, saying what was decided (and what a revert undid). */}
       {model.review && (model.status === "awaiting_review" || decidedInPanel) && (
         // The review shares the height with the transcript: at most part of the window, its

@@ -1027,6 +1027,14 @@ describe("a plan that waits for its go-ahead", () => {
     );
   }
 
+  it("a plan waiting for review is shown once, in its editor, which says what the plan may spend", async () => {
+    waitingPlan();
+    render(<SessionView sessionId="s-once" onOpenHistory={() => {}} />);
+    const review = await screen.findByTestId("plan-review");
+    expect(screen.queryByTestId("plan-panel"), "not a second, read-only copy of the steps beside the editor").toBeNull();
+    expect(review).toHaveTextContent("the plan may use up to 30 model calls");
+  });
+
   it("Esc asks before cancelling it in words that fit: nothing ran yet, no agent stops", async () => {
     waitingPlan();
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
