@@ -64,6 +64,10 @@ test("two attempts run under one entry, are ranked, compared by the evaluator on
   assert.match(await (await attempts[0].$('[data-testid="attempt-reason"]')).getText(), /Above the next: a smaller diff/, "both verified: the smaller diff ranks first");
   assert.match(await (await attempts[0].$('[data-testid="attempt-checks"]')).getText(), /no command|pass/);
   const first = await attempts[0].getAttribute("data-session");
+  // Side by side, as the screen says: their evidence compared at a glance, not one under the other.
+  const cards = await win.app.execute(() => [...document.querySelectorAll('[data-testid="attempt"]')].map((e) => [Math.round(e.getBoundingClientRect().top), Math.round(e.getBoundingClientRect().left)]));
+  assert.equal(cards[0][0], cards[1][0], `the two attempts stand in one row: ${JSON.stringify(cards)}`);
+  assert.ok(cards[1][1] > cards[0][1], "the second beside the first");
   await shot(win.app, "attempts-ranked");
 
   // The first time it is asked, the evaluator says nothing. The comparison goes on while the

@@ -67,6 +67,23 @@ function Evidence({ a }: { a: RankedAttempt }) {
 
 /** The model the evaluator's questions go to, as the engine picks it from the settings: the
  * evaluator model, else the evaluator provider's, else the agent's. */
+/**
+ * Each attempt's place as the person reads it. A rank only once every attempt has ended (one that
+ * failed first is not "first"), and not for one with nothing to land. Attempts the rule finds equal
+ * (above the next for no reason) share a place: a 1st and a 2nd would say an order it did not give.
+ */
+export function placesOf(ranking: GroupRanking): { rank: number; level: boolean; tied: boolean }[] {
+  const out: { rank: number; level: boolean; tied: boolean }[] = [];
+  ranking.ranking.forEach((a, i) => {
+    const own = ranking.all_ended && a.evidence.reviewed ? a.rank : 0;
+    const level = own > 0 && !a.above_next && ranking.ranking[i + 1]?.evidence.reviewed === true;
+    const before = out[i - 1];
+    const rank = own > 0 && before?.level ? before.rank : own;
+    out.push({ rank, level, tied: level || (own > 0 && !!before?.level) });
+  });
+  return out;
+}
+
 export function evaluatorOf(s: Settings): string {
   return s.evaluator_model?.trim() || s.evaluator_provider?.model?.trim() || s.provider.model;
 }
@@ -200,6 +217,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
     return `working for ${seconds(Math.max(0, now - s.created_ms))}${tokens > 0 ? ` · ${tokens.toLocaleString()} tokens so far` : ""}`;
   };
   const running = ranking.ranking.filter((a) => !a.evidence.ended);
+  const places = placesOf(ranking);
   const putAway = ranking.put_away === true;
   const decided = ranking.chosen !== null || putAway;
   const landable = ranking.ranking.filter((a) => a.evidence.review !== null);
@@ -286,7 +304,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
   };
 
   return (
-    <section className="screen attempts-screen" data-testid="attempts-view" data-group={group}>
+    <section className="screen wide attempts-screen" data-testid="attempts-view" data-group={group}>
       <header className="screen-head">
         <h1 className="clamp">{ranking.task}</h1>
         <p className="muted" data-testid="attempts-state">
@@ -385,23 +403,18 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
         <ol className="attempt-list" data-testid="attempt-list">
           {ranking.ranking.map((a, i) => {
             const e = a.evidence;
+            const { rank, level, tied } = places[i];
             const chosen = ranking.chosen === e.session;
             const status = statusOf(e.session);
             // Set aside for the one landed: not refused by the person.
             const notChosen = status === "rejected" && !!ranking.chosen && !chosen;
             const statusLabel = notChosen ? NOT_CHOSEN : status ? STATUS_LABEL[status] : "";
             const end = e.ended ? (e.end_reason ? END_LABEL[e.end_reason] : "ended") : progressOf(e.session);
-            // A rank only once every attempt has ended: one that failed first is not "first".
-            // Nor for one with nothing to land: there is nothing to rank it on.
-            const rank = ranking.all_ended && e.reviewed ? a.rank : 0;
-            // Above the next for no reason: the rule found them equal (1st and 2nd alone would say otherwise).
-            const next = ranking.ranking[i + 1]?.evidence;
-            const level = rank > 0 && !a.above_next && next?.reviewed === true;
             return (
-              <li key={e.session} className={`panel attempt${chosen ? " chosen" : ""}`} data-testid="attempt" data-session={e.session} data-rank={rank}>
+              <li key={e.session} className={`panel attempt${chosen ? " chosen" : ""}${shown === e.session ? " showing-diff" : ""}`} data-testid="attempt" data-session={e.session} data-rank={rank}>
                 <div className="attempt-head">
-                  <span className="rank" data-testid="attempt-rank" aria-label={rank ? `Ranked ${ordinal(rank)}` : e.ended ? "Ranked once every attempt has ended" : "Still running"}>
-                    {rank ? ordinal(rank) : e.ended ? "–" : "…"}
+                  <span className="rank" data-testid="attempt-rank" aria-label={rank ? `Ranked ${ordinal(rank)}${tied ? ", level with another" : ""}` : e.ended ? "Ranked once every attempt has ended" : "Still running"}>
+                    {rank ? `${tied ? "=" : ""}${ordinal(rank)}` : e.ended ? "–" : "…"}
                   </span>
                   <strong data-testid="attempt-label">{e.label}</strong>
                   <span className={`badge ${notChosen ? "badge-not-chosen" : `badge-${status ?? "idle"}`}`} data-testid="attempt-status">
@@ -458,7 +471,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
                 <div className="actions left">
                   {!decided && e.review && (
                     <button
-                      className={`btn${rank === 1 ? " primary" : ""}`}
+                      className={`btn${rank === 1 && !tied ? " primary" : ""}`}
                       disabled={busy || comparing}
                       // The others' work goes with the choice: asked first, as Reject every attempt is.
                       onClick={() => (landable.length > 1 || running.length > 0 ? setConfirmLand(a) : void choose(a))}

@@ -819,6 +819,24 @@ describe("equal attempts", () => {
     const items = await screen.findAllByTestId("attempt");
     expect(within(items[0]).getByTestId("attempt-level")).toHaveTextContent("Level with the next on every rule");
     expect(within(items[1]).queryByTestId("attempt-level"), "the last has no next").toBeNull();
+    // Their places say the same: a 1st and a 2nd read as an order the rule did not give.
+    expect(items.map((i) => within(i).getByTestId("attempt-rank").textContent)).toEqual(["=1st", "=1st"]);
+    expect(within(items[1]).getByTestId("attempt-rank")).toHaveAccessibleName("Ranked 1st, level with another");
+    expect(items.filter((i) => within(i).getByTestId("attempt-land").classList.contains("primary")), "neither is put forward over the other").toHaveLength(0);
+  });
+
+  it("level in second place, the first stays first alone", async () => {
+    const level = ranking();
+    level.ranking = [
+      { rank: 1, evidence: evidence("s3", "Claude Code"), above_next: "verified done" },
+      { rank: 2, evidence: evidence("s2", "Codex"), above_next: null },
+      { rank: 3, evidence: evidence("s1", "Finishline's agent (m)"), above_next: null },
+    ];
+    mockIPC((cmd) => (cmd === "attempt_group" ? level : cmd === "list_sessions" ? [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2), summary("s3", "awaiting_review", "g1", 3)] : null));
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const items = await screen.findAllByTestId("attempt");
+    expect(items.map((i) => within(i).getByTestId("attempt-rank").textContent)).toEqual(["1st", "=2nd", "=2nd"]);
+    expect(within(items[0]).getByTestId("attempt-land").classList.contains("primary"), "the first alone is put forward").toBe(true);
   });
 });
 
