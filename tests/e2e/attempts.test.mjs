@@ -55,6 +55,12 @@ test("two attempts run under one entry, are ranked, compared by the evaluator on
   const entry = `[data-testid="side-group"][data-group="${group}"]`;
   await (await win.app.$(entry)).waitForExist({ timeout: 10_000 });
   await win.app.waitUntil(async () => (await win.app.$$(`${entry} [data-testid="side-session"][data-status="busy"]`)).length === 2, { timeout: 10_000, timeoutMsg: "both attempts should show working under the group" });
+  // Each running attempt's card says what it is doing, live from its session.
+  await win.app.waitUntil(async () => (await win.app.execute(() => [...document.querySelectorAll('[data-testid="attempt-end"]')].some((e) => /^Step \d+ · .+ · working for/.test(e.textContent)))), {
+    timeout: 30_000,
+    interval: 100,
+    timeoutMsg: "a running attempt's card should say its step and what it is doing",
+  });
   await shot(win.app, "attempts-running");
 
   // Both end; the ranking says why the first is first.

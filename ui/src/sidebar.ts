@@ -71,13 +71,13 @@ export function sidebarEntries(g: SidebarGroups): { working: SidebarEntry[]; wai
   return { working: rows(g.working), waiting: rows(g.waiting), today: rows(g.today) };
 }
 
-/** An attempt's name in a narrow list: its number first, so that cutting the end off still tells
- * attempts of the same agent apart ("2. Finishline's agent (m)", not "Finishline's agent (m) #2"). */
 /** An attempt rejected because the person landed another of its group (`attempts`), not refused. */
 export function setAside(s: SessionSummary, attempts: SessionSummary[]): boolean {
   return s.status === "rejected" && !!s.attempt && !s.attempt.chosen && attempts.some((a) => a.attempt?.chosen);
 }
 
+/** An attempt's name in a narrow list: its number first, so that cutting the end off still tells
+ * attempts of the same agent apart ("2. Finishline's agent (m)", not "Finishline's agent (m) #2"). */
 export function attemptLabel(s: SessionSummary): string {
   if (!s.attempt) return s.title || s.task;
   const label = s.attempt.label.replace(/ #\d+$/, "");

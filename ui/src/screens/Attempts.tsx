@@ -3,6 +3,7 @@
 // differently; land the one the person chooses (the others are put away), or open one to send
 // it back. Updates live as attempts end.
 import { lazy, Suspense, useCallback, useEffect, useRef, useState } from "react";
+import { useAttemptProgress } from "../attemptProgress";
 import { ExternalLink, GitMerge, Scale, Square, Trash2 } from "lucide-react";
 import { AlertDialog } from "../components/AlertDialog";
 import { RANKING_RULE } from "../components/AttemptsPicker";
@@ -176,8 +177,10 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
     if (tab === "differences") ipc.attemptDifferences(group).then(setDiffs, (e: AppError) => setError(e.message));
   }, [tab, group, ranking]);
 
-  // While any attempt runs, its card counts the time it has taken (once a second).
+  // While any attempt runs, its card counts the time it has taken (once a second), and says what
+  // it is doing.
   const anyRunning = ranking?.ranking.some((a) => !a.evidence.ended) ?? false;
+  const live = useAttemptProgress(ranking?.ranking.filter((a) => !a.evidence.ended).map((a) => a.evidence.session) ?? []);
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
     if (!anyRunning) return;
@@ -212,9 +215,11 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
   const statusOf = (id: string) => sessions.find((s) => s.id === id)?.status;
   const progressOf = (id: string) => {
     const s = sessions.find((x) => x.id === id);
-    if (!s) return "working…";
+    const { step, doing } = live[id] ?? {};
+    const what = [step !== undefined ? `Step ${step}` : null, doing ?? null].filter(Boolean).join(" · ");
+    if (!s) return what || "working…";
     const tokens = s.tokens.agent + s.tokens.evaluator + s.tokens.compaction;
-    return `working for ${seconds(Math.max(0, now - s.created_ms))}${tokens > 0 ? ` · ${tokens.toLocaleString()} tokens so far` : ""}`;
+    return `${what ? `${what} · ` : ""}working for ${seconds(Math.max(0, now - s.created_ms))}${tokens > 0 ? ` · ${tokens.toLocaleString()} tokens so far` : ""}`;
   };
   const running = ranking.ranking.filter((a) => !a.evidence.ended);
   const places = placesOf(ranking);

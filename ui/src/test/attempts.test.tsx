@@ -1,4 +1,4 @@
-import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { act, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
@@ -689,6 +689,48 @@ describe("attempts side by side", () => {
     expect(within(failed).queryByText("1")).toBeNull();
     expect(within(failed).getAllByText("Failed")).toHaveLength(1);
     expect(within((await screen.findAllByTestId("attempt"))[1]).getByTestId("attempt-end")).toHaveTextContent(/working for \d+ s/);
+  });
+
+  it("a running attempt's card says what it is doing: its step and its latest tool, live", async () => {
+    const deliver: Record<string, (e: unknown) => void> = {};
+    const unsubscribed: unknown[] = [];
+    let seq = 0;
+    const ev = (event: Record<string, unknown>) => ({ ...event, seq: ++seq, session_id: "s", at: "2026-12-02T10:00:00Z" });
+    mockIPC((cmd, args) => {
+      if (cmd === "attempt_group")
+        return {
+          group: "g1",
+          task: "write greet.py",
+          all_ended: false,
+          chosen: null,
+          put_away: false,
+          ranking: [
+            { rank: 0, evidence: evidence("s1", "attempt 1", { ended: false, review: null, reviewed: false }), above_next: null },
+            { rank: 0, evidence: evidence("s2", "attempt 2", { ended: false, review: null, reviewed: false }), above_next: null },
+          ],
+        };
+      if (cmd === "list_sessions") return [summary("s1", "busy", "g1", 1), summary("s2", "busy", "g1", 2)];
+      if (cmd === "subscribe_session") {
+        const { sessionId, channel } = args as { sessionId: string; channel: { onmessage: (e: unknown) => void } };
+        deliver[sessionId] = (e) => channel.onmessage(e);
+        return sessionId === "s1" ? 1 : 2;
+      }
+      if (cmd === "unsubscribe_session") unsubscribed.push((args as { subscription: number }).subscription);
+      return null;
+    });
+    const view = render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const cards = await screen.findAllByTestId("attempt");
+    await waitFor(() => expect(Object.keys(deliver).sort(), "each running attempt is followed").toEqual(["s1", "s2"]));
+    act(() => {
+      deliver.s1(ev({ type: "step_started", step: 3 }));
+      deliver.s1(ev({ type: "tool_call", call_id: "c1", tool: "write_file", input: { path: "greet.py" }, state: "running" }));
+      deliver.s2(ev({ type: "step_started", step: 1 }));
+      deliver.s2(ev({ type: "activity", phase: "thinking", detail: "" }));
+    });
+    await waitFor(() => expect(within(cards[0]).getByTestId("attempt-end")).toHaveTextContent(/^Step 3 · Writing greet\.py… · working for \d+ s/));
+    expect(within(cards[1]).getByTestId("attempt-end")).toHaveTextContent(/^Step 1 · Thinking · working for \d+ s/);
+    view.unmount();
+    await waitFor(() => expect(unsubscribed.sort(), "followed no longer once the screen closes").toEqual([1, 2]));
   });
 
   it("Cancel the running attempts asks first (Esc keeps them) and cancels once however often pressed", async () => {

@@ -1,0 +1,58 @@
+import { useEffect, useState } from "react";
+import { ipc, type Envelope } from "./ipc";
+import { summarizeTool } from "./session/cardSummary";
+import { activityText } from "./screens/Session";
+
+/** What a running attempt is doing, as its card says it: its step and its latest tool or phase. */
+export interface AttemptProgress {
+  step?: number;
+  doing?: string;
+}
+
+/** The progress an event of the attempt's session brings, on top of what was known. */
+export function progressAfter(known: AttemptProgress, e: Envelope): AttemptProgress {
+  switch (e.type) {
+    case "step_started":
+      return { ...known, step: e.step };
+    case "tool_call":
+      return { ...known, doing: summarizeTool(e.tool, e.input, e.state, e.output).text };
+    case "activity":
+      // A tool's own card says more than "Running write_file": kept while that tool runs.
+      return e.phase === "tool" ? known : { ...known, doing: activityText(e) };
+    default:
+      return known;
+  }
+}
+
+/**
+ * Follows the sessions of the attempts still running (`ids`), for as long as the screen shows
+ * them: one card per attempt said only "working for 3 s", and the person had to open each to see
+ * whether it was getting anywhere.
+ */
+export function useAttemptProgress(ids: string[]): Record<string, AttemptProgress> {
+  const [progress, setProgress] = useState<Record<string, AttemptProgress>>({});
+  // One subscription per running attempt, not one per refresh of the list around it.
+  const key = [...ids].sort().join(" ");
+  useEffect(() => {
+    if (!key) return;
+    let closed = false;
+    const subscriptions: number[] = [];
+    for (const id of key.split(" ")) {
+      ipc
+        .subscribeSession(id, 0, (e) => {
+          // The streamed text, most of a session's events, says nothing here.
+          if (!closed && (e.type === "step_started" || e.type === "tool_call" || e.type === "activity")) setProgress((p) => ({ ...p, [id]: progressAfter(p[id] ?? {}, e) }));
+        })
+        .then(
+          (sub) => (closed ? void ipc.unsubscribeSession(sub).catch(() => {}) : subscriptions.push(sub)),
+          // Without it the card says what it said before: how long, and the tokens.
+          () => undefined,
+        );
+    }
+    return () => {
+      closed = true;
+      subscriptions.forEach((sub) => void ipc.unsubscribeSession(sub).catch(() => {}));
+    };
+  }, [key]);
+  return progress;
+}
