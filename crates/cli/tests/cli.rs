@@ -7,6 +7,7 @@ mod support {
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
 
 use fake_llm::{FakeServer, Protocol};
 use serde_json::{json, Value};
@@ -1024,7 +1025,7 @@ async fn a_run_that_panics_ends_failed_and_its_session_goes_on_with_a_message() 
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
     });
-    let Ok(out) = rx.recv_timeout(std::time::Duration::from_secs(60)) else {
+    let Ok(out) = rx.recv_timeout(Duration::from_secs(60)) else {
         let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
         panic!("a run that panicked left the terminal waiting");
     };
@@ -1088,4 +1089,31 @@ async fn auto_approve_leaves_a_task_whose_changes_were_not_recorded_to_the_perso
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(6), "left to the person: {said}");
     assert!(said.contains("not approved automatically") && said.contains("not recorded"), "and says why: {said}");
+}
+
+/// A server that takes the connection and never answers (a hung local model): Ctrl-C stops the
+/// run at once and records it cancelled, with the summary a script reads, however early it comes.
+/// It used to wait for the look-up of the model's context window (two 15 s waits) and exit
+/// before anything was recorded: the session was left "interrupted", with no summary line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_while_a_server_never_answers_cancels_the_run_at_once_and_records_it() {
+    let deaf = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", deaf.local_addr().unwrap());
+    // Connections are taken (the kernel's backlog) and never read nor answered.
+    let e = env();
+    let mut child = spawn_finishline(&["run", "write notes.md", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "m", "--json"], &e.data);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let sent = std::time::Instant::now();
+    assert!(std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let took = sent.elapsed();
+    drop(deaf);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "stopped, as Ctrl-C stops a run: {said}");
+    assert!(took < Duration::from_secs(3), "at once, not after a grace spent waiting ({took:?}): {said}");
+    let printed = lines(&out);
+    let summary = printed.iter().find(|l| l["type"] == "summary").unwrap_or_else(|| panic!("the summary line a script reads: {printed:?}"));
+    assert_eq!(summary["status"], "cancelled", "{summary}");
+    let rows = lines(&finishline(&["sessions", "list", "--json"], &e.data));
+    assert_eq!(rows[0]["status"], "cancelled", "recorded cancelled, not left interrupted: {rows:?}");
 }

@@ -214,7 +214,12 @@ impl Run {
             RunTrigger::Feedback => RunEvidence { answers_review: true, ..Default::default() },
             _ => RunEvidence::default(),
         };
-        let worker = super::worker::for_session(&engine, &summary, &events).await?;
+        // The built-in agent's context window may be looked up on a server that never answers
+        // (two 15 s waits): a cancel does not wait for it, and the run then ends cancelled.
+        let worker = tokio::select! {
+            w = super::worker::for_session(&engine, &summary, &events) => Some(w?),
+            () = cancel.cancelled() => None,
+        };
         let criteria = criteria_since_decision(&events);
         let agent_model = if summary.provider == engine.config.agent.provider_name && !summary.model.is_empty() {
             summary.model.clone()
@@ -232,7 +237,7 @@ impl Run {
             folder,
             owned: Default::default(),
             owned_folded: 0,
-            worker: Some(worker),
+            worker,
             plan_step,
             judge_whole: false,
             next: None,
@@ -363,6 +368,10 @@ impl Run {
     }
 
     async fn main(&mut self, start: RunStart) -> crate::Result<()> {
+        // Cancelled while it was being set up: nothing was done, nothing is started.
+        if self.cancel.is_cancelled() {
+            return self.halted(Halt::Cancelled);
+        }
         if let Some(why) = self.checkpoints_off.take() {
             self.emit(EngineEvent::Error {
                 code: crate::error::ErrorCode::Checkpoints,
