@@ -1764,6 +1764,23 @@ async fn approving_a_task_that_changed_nothing_leaves_no_empty_commit() {
     assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n");
 }
 
+/// The same, landed into the person's working tree: an empty patch is nothing to land, not a
+/// conflict to resolve (`git apply` refused it, and the message offered `--resolve`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_a_task_that_changed_nothing_into_the_working_tree_lands_nothing_and_says_so() {
+    let (_s, dir, cli) = server(vec![writes("README.md", "hello\n", 0)]).await;
+    let r = repo(dir.path());
+    let before = git(&r, &["rev-parse", "HEAD"]);
+    let id = session_of(&cli.run("write README.md", &r, &[]));
+    let approved = cli.cmd(&["sessions", "review", &id, "--approve", "--land", "uncommitted"]).output().unwrap();
+    let said = String::from_utf8_lossy(&approved.stderr);
+    assert_eq!(approved.status.code(), Some(0), "{said}");
+    assert!(said.contains("Nothing to land"), "{said}");
+    assert!(!said.contains("--resolve"), "no conflict to resolve: {said}");
+    assert_eq!(git(&r, &["rev-parse", "HEAD"]), before);
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit untouched");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_the_person_changed_in_the_worktree_after_the_review_lands_with_the_task() {
     let (_s, dir, cli) = server(vec![writes("app.txt", "from the agent\n", 0)]).await;

@@ -554,6 +554,10 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
                 .args(["diff-tree", "-p", "--binary", "--full-index", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"])
                 .args(["--src-prefix=a/", "--dst-prefix=b/", &c.old_tip, &task_tip])
                 .output()?;
+            // A task that changed nothing has nothing to write, which `git apply` calls an error.
+            if patch.stdout.is_empty() {
+                return Ok(Ok(()));
+            }
             let check = pipe(repo, &["apply", "--check", "--whitespace=nowarn"], &patch.stdout)?;
             if let Err(why) = check {
                 return Ok(Err(Blocked::new(LandingBlock::Conflict, c.files.clone(), format!("the task's changes do not apply to your working tree: {why}"))));
