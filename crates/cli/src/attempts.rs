@@ -258,8 +258,9 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
         let cost = e.cost_usd.map(|c| format!("${c:.4}")).unwrap_or_else(|| format!("{} tokens", e.tokens));
         let chosen = if r.chosen.as_ref() == Some(&e.session) { " · chosen" } else { "" };
         if e.ended && !e.reviewed {
-            // No review: no evidence to show, only why.
-            outln!("  {place}. {} — {end}, no work to review{chosen}", e.label);
+            // No review: no evidence to show, only why. What it wrote stays: "no work to review"
+            // read as nothing there, just above the command that removes the worktrees.
+            outln!("  {place}. {} — {end} before a review: what it wrote is in its worktree{chosen}", e.label);
             if let Some(error) = &e.error {
                 outln!("     {error}");
             }

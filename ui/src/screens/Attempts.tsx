@@ -435,8 +435,8 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
                 {e.ended && e.reviewed && <Evidence a={a} />}
                 {e.ended && !e.reviewed && (
                   <p className="small" data-testid="attempt-no-review">
-                    No work to review{e.error ? ": " : "."}
-                    {e.error && <span className="field-error">{e.error}</span>}
+                    Ended before a review{e.error ? ": " : "."}
+                    {e.error && <span className="field-error">{e.error}</span>} What it wrote stays in its worktree: Open it to go on.
                   </p>
                 )}
                 {rank > 0 && (a.above_next || a.evaluator || level) && (
