@@ -1117,3 +1117,33 @@ async fn ctrl_c_while_a_server_never_answers_cancels_the_run_at_once_and_records
     let rows = lines(&finishline(&["sessions", "list", "--json"], &e.data));
     assert_eq!(rows[0]["status"], "cancelled", "recorded cancelled, not left interrupted: {rows:?}");
 }
+
+/// A session running in another terminal: `sessions resume` says where it is stopped, not to
+/// "cancel it first" (`sessions cancel` cancels only a session waiting for the person).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resuming_a_session_still_running_elsewhere_says_where_to_stop_it() {
+    let slow: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "agent"}, "reply": {"text": "Thinking it over at some length before writing anything at all.", "chunks": 100, "chunk_delay_ms": 100}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(slow).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let mut child = spawn_finishline(&["run", "write notes.md", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "m"], &e.data);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let id = loop {
+        let rows = lines(&finishline(&["sessions", "list", "--json"], &e.data));
+        if let Some(id) = rows.first().filter(|r| r["status"] == "busy").and_then(|r| r["id"].as_str()) {
+            break id.to_string();
+        }
+        assert!(std::time::Instant::now() < deadline, "the run started: {rows:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let out = finishline(&["sessions", "resume", &id, "go on"], &e.data);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("still running") && said.contains("Ctrl+C in its terminal"), "names where it is stopped: {said}");
+    assert!(!said.contains("cancel it first"), "{said}");
+}

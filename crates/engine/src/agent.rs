@@ -715,7 +715,9 @@ pub struct TaskOptions {
 /// Whether a session in `status` may start a run.
 fn may_start(status: SessionStatus) -> Result<()> {
     if status.is_running() {
-        return Err(Error::InvalidInput("the session is still running; wait for it or cancel it first".into()));
+        return Err(Error::InvalidInput(
+            "the session is still running; wait for it to end, or stop it where it runs (Cancel in the window, Ctrl+C in its terminal)".into(),
+        ));
     }
     if status == SessionStatus::AwaitingReview {
         // Sending it on with words is what a request for changes does.

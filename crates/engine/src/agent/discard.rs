@@ -36,7 +36,9 @@ fn put_away(store: &Store, session: &SessionId) -> Result<(TaskWorktree, Session
         }
         let what = match status {
             SessionStatus::AwaitingReview => "it waits for your review: reject it there",
-            st if st.is_running() || st == SessionStatus::AwaitingApproval || st == SessionStatus::Queued => "it is still running: cancel it first",
+            st if st.is_running() || st == SessionStatus::AwaitingApproval || st == SessionStatus::Queued => {
+                "it is still running: wait for it to end, or stop it where it runs (Cancel in the window, Ctrl+C in its terminal)"
+            }
             _ => "only a task that ended without a review (failed, cancelled, interrupted or idle) is discarded so",
         };
         Err(Error::InvalidInput(format!("{session} is {}: {what}", status.as_str())))
