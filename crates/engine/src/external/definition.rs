@@ -154,9 +154,20 @@ impl ExternalAgent {
     /// install it.
     pub fn installed(&self) -> Result<PathBuf, String> {
         self.locate().ok_or_else(|| {
-            let install = self.install_hint().map(|i| format!(" Install it with: {i}")).unwrap_or_default();
+            let install = self.install_hint().map(|i| format!(" Install it with: {i}")).or_else(|| self.known_names()).unwrap_or_default();
             format!("{} is not installed here: `{}` is neither on PATH nor where npm, bun or nvm install programs.{install}", self.label(), self.command)
         })
+    }
+
+    /// For a name that is no preset and no path: the names Finishline knows, since a typo of
+    /// one (`opencod`) otherwise reads only as a program missing.
+    fn known_names(&self) -> Option<String> {
+        if self.as_preset().is_some() || Path::new(&self.command).components().count() > 1 {
+            return None;
+        }
+        let names: Vec<&str> = std::iter::once("builtin").chain(PRESETS.iter().map(|p| p.name)).collect();
+        let (last, rest) = names.split_last()?;
+        Some(format!(" By name Finishline knows {} and {last}; any other ACP agent is given as its command line.", rest.join(", ")))
     }
 
     /// [`ExternalAgent::locate`] over the given folders.
@@ -259,6 +270,17 @@ mod tests {
         assert_eq!(gemini.args, vec!["--acp"], "`--experimental-acp` is deprecated");
         assert_eq!(gemini.older_args(), Some(vec!["--experimental-acp".to_string()]), "versions before --acp are still started");
         assert!(!gemini.reads_through_client() && claude.reads_through_client());
+    }
+
+    #[test]
+    fn a_name_that_is_no_preset_and_no_program_names_the_agents_known_by_name() {
+        // `opencod` for `opencode` read as "not installed", and the right names were nowhere.
+        let typo = ExternalAgent::from_choice("opencod").unwrap();
+        let said = typo.installed().unwrap_err();
+        assert!(said.contains("opencod is not installed here"), "{said}");
+        assert!(said.contains("By name Finishline knows builtin, opencode, gemini, claude-code, codex and goose"), "{said}");
+        let missing = ExternalAgent::preset("goose").unwrap().installed().unwrap_err();
+        assert!(!missing.contains("By name"), "a preset's own name needs no list, only how to install it: {missing}");
     }
 
     #[test]
