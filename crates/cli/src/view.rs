@@ -346,6 +346,14 @@ impl View {
                     crate::hint::command(&format!("sessions resume {} \"…\"", s.id)),
                     crate::hint::command(&format!("sessions discard {}", s.id))
                 ));
+            } else if matches!(s.status, SessionStatus::Failed | SessionStatus::Cancelled | SessionStatus::Interrupted) && s.attempt.is_none() {
+                // In the folder itself: nothing to put away, only the way on.
+                let resume = crate::hint::command(&format!("sessions resume {}", s.id));
+                if s.status == SessionStatus::Failed {
+                    self.line(&format!("  once the cause is fixed, go on with `{resume}`"));
+                } else {
+                    self.line(&format!("  go on with `{resume}`"));
+                }
             }
             if let Some(a) = &s.attempt {
                 self.line(&format!(

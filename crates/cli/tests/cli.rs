@@ -1147,3 +1147,20 @@ async fn resuming_a_session_still_running_elsewhere_says_where_to_stop_it() {
     assert!(said.contains("still running") && said.contains("Ctrl+C in its terminal"), "names where it is stopped: {said}");
     assert!(!said.contains("cancel it first"), "{said}");
 }
+
+/// A run that failed (nothing answered at the base URL) says how to go on once the cause is
+/// fixed, with the command to paste, as a cancelled or waiting run does.
+#[test]
+fn a_failed_run_names_the_command_that_goes_on_once_the_cause_is_fixed() {
+    // A port nothing listens on: bound, then let go.
+    let url = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/v1", l.local_addr().unwrap())
+    };
+    let e = env();
+    let out = finishline(&["run", "write notes.md", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "m"], &e.data);
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(4), "{said}");
+    let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
+    assert!(said.contains(&format!("once the cause is fixed, go on with `finishline sessions resume {id}")), "{said}");
+}
