@@ -78,6 +78,16 @@ test("a task run with Plan On: the plan is edited before it runs, shows Step 2/3
 
   await waitStatusIn(win.app, "awaiting_review");
   assert.deepEqual(await stepStates(), ["done", "done", "done"]);
+  // The budget's meter and its words stand apart ("3 of 107 model calls" ran into the bar), and a
+  // step's tick stays on its line's end, not on a line of its own.
+  const look = await win.app.execute(() => {
+    const meter = document.querySelector('[data-testid="plan-budget"] meter').getBoundingClientRect();
+    const words = document.querySelector('[data-testid="plan-budget"] span').getBoundingClientRect();
+    const decided = document.querySelector('[data-testid="step-decided-by"]');
+    return { gap: words.left - meter.right, decided: decided.textContent };
+  });
+  assert.ok(look.gap >= 6, `a gap between the meter and its words (${look.gap} px)`);
+  assert.match(look.decided, /exists\u00a0✓$/, "the tick is bound to the word before it");
   const panel = await text("plan-panel");
   assert.match(panel, /a\.txt exists/, "each step shows its success criteria");
   assert.match(panel, /c\.txt is not empty/, "the step runs with the criterion the person added");

@@ -647,7 +647,8 @@ export function stepSummary(summary: string | undefined, endReason: EndReason | 
 
 /** What decided a step, as a sentence: its own checks, or how its run ended, or the evaluator. */
 export function decidedByText(d: string): string {
-  if (d.startsWith("checked without a model")) return `Checked without a model${d.slice("checked without a model".length)}`;
+  // The tick or cross stays with the word before it: alone on a line it read as a stray mark.
+  if (d.startsWith("checked without a model")) return `Checked without a model${d.slice("checked without a model".length)}`.replace(/ ([✓✗])/g, "\u00a0$1");
   const ended = /^the run ended (.+)$/.exec(d);
   const reason = ended?.[1].replace(/ /g, "_") as EndReason | undefined;
   if (reason && END_LABEL[reason]) return `Decided by how its run ended: ${END_LABEL[reason]}`;

@@ -985,7 +985,8 @@ describe("Session view, loading and errors", () => {
     expect(steps[0]).toHaveTextContent("Verified done: a.txt is written");
     expect(steps[0], "what a step produced for later steps is shown, as their briefs carry it").toHaveTextContent("For later steps: a.txt holds the port, 8123");
     expect(steps[1]).toHaveTextContent("Replaced: b needs the data first");
-    expect(steps[0].querySelector("[data-testid=step-decided-by]"), "what decided a step, in words").toHaveTextContent(/^Checked without a model: a\.txt exists ✓$/);
+    // Its tick bound to the word before it: alone on a line it read as a stray mark.
+    expect(steps[0].querySelector("[data-testid=step-decided-by]")?.textContent, "what decided a step, in words").toMatch(/^Checked without a model: a\.txt exists\u00a0✓$/);
     expect(steps[3], "each step shows its success criteria").toHaveTextContent("Fetch the data is done");
     expect(screen.getByTestId("plan-revised")).toHaveTextContent("b needs the data first");
     expect(screen.getByTestId("plan-budget"), "every model call of the plan counts: the manager's two and the agent's one").toHaveTextContent("3 of 30 model calls");
