@@ -126,7 +126,7 @@ describe("session model", () => {
   });
 
   it("says what decided a plan step as a sentence, and drops a summary that only repeats how it ended", () => {
-    expect(decidedByText("checked without a model: a.txt exists ✓")).toBe("Checked without a model: a.txt exists ✓");
+    expect(decidedByText("checked without a model: a.txt exists ✓")).toBe("Checked without a model: a.txt exists\u00a0✓");
     expect(decidedByText("the run ended conversation")).toBe("Decided by how its run ended: Answered");
     expect(decidedByText("the evaluator (m): done")).toBe("Decided by the evaluator (m): done");
     expect(stepSummary("ended: conversation", "conversation")).toBeUndefined();
