@@ -510,3 +510,28 @@ async fn test_connection_lists_models_and_says_what_is_wrong() {
     assert_eq!(e.kind, ProviderErrorKind::NotFound, "a wrong URL says to check it: {}", e.message);
     assert!(e.message.contains("base URL"));
 }
+
+/// The base URL without its `/v1` (`http://localhost:8080`, as a server prints its address): the
+/// 404 says what is most likely missing, with the URL to try, not only "check the base URL".
+#[tokio::test]
+async fn a_base_url_without_v1_is_told_to_try_it_with_v1() {
+    let s = server(vec![always(ok_reply("hello"))]).await;
+    let bare = s.url().trim_end_matches('/').to_string();
+    let provider = Arc::new(HttpProvider::new(ProviderConfig::new(ProviderKind::Openai, bare.clone(), None)).unwrap());
+    let mut stream = stream_with_retry(provider, request(), fast_policy(0), Arc::new(|_| {}));
+    let e = loop {
+        match stream.next().await {
+            Some(Err(e)) => break e,
+            Some(Ok(_)) => continue,
+            None => panic!("the request to {bare} should fail"),
+        }
+    };
+    assert_eq!(e.kind, ProviderErrorKind::NotFound, "{}", e.message);
+    assert!(e.message.contains(&format!("try {bare}/v1")), "{}", e.message);
+    // With its /v1 the same server answers.
+    let with_v1 = Arc::new(HttpProvider::new(ProviderConfig::new(ProviderKind::Openai, format!("{bare}/v1"), None)).unwrap());
+    let mut ok = stream_with_retry(with_v1, request(), fast_policy(0), Arc::new(|_| {}));
+    while let Some(item) = ok.next().await {
+        item.unwrap_or_else(|e| panic!("with /v1 it answers: {}", e.message));
+    }
+}

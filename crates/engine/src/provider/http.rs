@@ -86,7 +86,7 @@ impl HttpProvider {
         let headers = resp.headers().clone();
         let body = resp.text().await.unwrap_or_default();
         if !(200..300).contains(&status) {
-            return Err(ProviderError::from_status(status, &headers, &body));
+            return Err(missing_v1(ProviderError::from_status(status, &headers, &body), self.config.kind, base));
         }
         let v: Value = serde_json::from_str(&body)
             .map_err(|e| ProviderError::malformed(format!("The model list at {base}/models is not JSON ({e}); is this the right base URL?")))?;
@@ -185,6 +185,7 @@ impl Provider for HttpProvider {
         let mapper = self.mapper(req);
         let idle = self.config.idle_timeout;
         let base = self.config.base_url.clone();
+        let kind = self.config.kind;
         Box::pin(async_stream::stream! {
             let response = match tokio::time::timeout(idle, request.send()).await {
                 Err(_) => {
@@ -201,7 +202,7 @@ impl Provider for HttpProvider {
             if !(200..300).contains(&status) {
                 let headers = response.headers().clone();
                 let body = response.text().await.unwrap_or_default();
-                yield Err(ProviderError::from_status(status, &headers, &body));
+                yield Err(missing_v1(ProviderError::from_status(status, &headers, &body), kind, &base));
                 return;
             }
             let mut events = map_stream(response.bytes_stream(), idle, mapper);
@@ -296,6 +297,17 @@ where
             Err(e) => yield Err(e),
         }
     })
+}
+
+/// A 404 from an OpenAI-compatible server given without any path (`http://localhost:8080`, as
+/// servers print their address): they serve the API under `/v1`, which is then what to try.
+fn missing_v1(mut e: ProviderError, kind: ProviderKind, base: &str) -> ProviderError {
+    let base = base.trim().trim_end_matches('/');
+    let bare = base.split_once("://").is_some_and(|(_, rest)| !rest.contains('/'));
+    if e.kind == ProviderErrorKind::NotFound && kind == ProviderKind::Openai && bare {
+        e.message = format!("{} The base URL has no path; OpenAI-compatible servers serve under /v1: try {base}/v1.", e.message);
+    }
+    e
 }
 
 fn network_error(base: &str, e: &reqwest::Error) -> ProviderError {
