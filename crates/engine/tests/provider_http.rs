@@ -535,3 +535,18 @@ async fn a_base_url_without_v1_is_told_to_try_it_with_v1() {
         item.unwrap_or_else(|e| panic!("with /v1 it answers: {}", e.message));
     }
 }
+
+/// A host name that does not resolve (a typo in the base URL) is not a server that is busy:
+/// one retry, and the error names the host that was not found, not five retries and half a minute.
+#[tokio::test]
+async fn a_host_name_that_does_not_resolve_is_retried_once_and_named() {
+    let base = "http://no-such-host.invalid/v1";
+    let provider = Arc::new(HttpProvider::new(ProviderConfig::new(ProviderKind::Openai, base, None)).unwrap());
+    let waits = Arc::new(Mutex::new(Vec::new()));
+    let w = waits.clone();
+    let mut stream = stream_with_retry(provider, request(), fast_policy(5), Arc::new(move |wait| w.lock().unwrap().push((wait.attempt, wait.max_retries))));
+    let err = stream.next().await.unwrap().unwrap_err();
+    assert_eq!(err.kind, ProviderErrorKind::Network, "{}", err.message);
+    assert_eq!(*waits.lock().unwrap(), vec![(1, 1)], "one retry: {}", err.message);
+    assert!(err.message.contains("no-such-host.invalid was not found"), "{}", err.message);
+}

@@ -312,6 +312,18 @@ fn missing_v1(mut e: ProviderError, kind: ProviderKind, base: &str) -> ProviderE
 
 fn network_error(base: &str, e: &reqwest::Error) -> ProviderError {
     let detail = network_cause(e);
+    // A name that does not resolve is most often a typo in the URL: one retry covers a network
+    // that was coming up, five kept the person waiting half a minute for the same answer.
+    if e.is_connect() && ["lookup address", "Name or service not known", "name resolution"].iter().any(|w| detail.contains(w)) {
+        let host = reqwest::Url::parse(base.trim()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_else(|| base.to_string());
+        let mut error = ProviderError::new(
+            ProviderErrorKind::Network,
+            format!("Could not connect to the provider at {base}: the host {host} was not found ({detail}). Check the base URL."),
+        );
+        error.refused = true;
+        error.retries_worth = Some(1);
+        return error;
+    }
     let what = if e.is_connect() { "Could not connect to the provider" } else { "The request to the provider failed" };
     let mut error = ProviderError::new(ProviderErrorKind::Network, format!("{what} at {base} ({detail}). Check the base URL and that the server is running."));
     error.refused = e.is_connect();
