@@ -550,3 +550,22 @@ async fn a_host_name_that_does_not_resolve_is_retried_once_and_named() {
     assert_eq!(*waits.lock().unwrap(), vec![(1, 1)], "one retry: {}", err.message);
     assert!(err.message.contains("no-such-host.invalid was not found"), "{}", err.message);
 }
+
+/// A server that takes the connection and never answers (a hung local model): one retry, then
+/// the error says what was seen. Five retries of a 90 s wait kept a run silent for ten minutes.
+#[tokio::test]
+async fn a_server_that_never_answers_is_retried_once_and_the_error_says_what_was_seen() {
+    let deaf = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", deaf.local_addr().unwrap());
+    let mut config = ProviderConfig::new(ProviderKind::Openai, &base, None);
+    config.idle_timeout = Duration::from_millis(300);
+    let provider = Arc::new(HttpProvider::new(config).unwrap());
+    let waits = Arc::new(Mutex::new(Vec::new()));
+    let w = waits.clone();
+    let mut stream = stream_with_retry(provider, request(), fast_policy(5), Arc::new(move |wait| w.lock().unwrap().push((wait.attempt, wait.max_retries))));
+    let err = stream.next().await.unwrap().unwrap_err();
+    drop(deaf);
+    assert_eq!(err.kind, ProviderErrorKind::Stall, "{}", err.message);
+    assert_eq!(*waits.lock().unwrap(), vec![(1, 1)], "one retry: {}", err.message);
+    assert!(err.message.contains("took the connection but sent nothing"), "{}", err.message);
+}

@@ -189,7 +189,15 @@ impl Provider for HttpProvider {
         Box::pin(async_stream::stream! {
             let response = match tokio::time::timeout(idle, request.send()).await {
                 Err(_) => {
-                    yield Err(ProviderError::new(ProviderErrorKind::Stall, format!("The provider at {base} did not answer within {} s.", idle.as_secs())));
+                    let within = if idle.as_secs() > 0 { format!("{} s", idle.as_secs()) } else { format!("{} ms", idle.as_millis()) };
+                    let mut error = ProviderError::new(
+                        ProviderErrorKind::Stall,
+                        format!("The provider at {base} took the connection but sent nothing within {within}. Check that the server is not stuck, or busy with another request."),
+                    );
+                    // One retry covers a server that was still loading its model; five retries of
+                    // the same wait kept a run silent for ten minutes.
+                    error.retries_worth = Some(1);
+                    yield Err(error);
                     return;
                 }
                 Ok(Err(e)) => {
