@@ -8,6 +8,8 @@ import path from "node:path";
 import { clickAway, resizeWindow, shot, typeInto, waitForScreen, statusNow as statusIn } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
 const win = appWindow({ scenario: "e2e-workday.json", port: 4580, name: "look" });
 
 const q = (sel) => win.app.$(sel);
@@ -202,6 +204,28 @@ test("Tab through Settings in a short window: each field shows clear of the pinn
     }
     await win.app.keys(["Shift"]); // let go
     assert.deepEqual(hidden, [], "no field the keyboard reached, forwards or back, was under the Save bar or had its label out of view");
+  } finally {
+    await restore();
+  }
+});
+
+test("a Settings field being typed in stays clear of Save when the window is made shorter", async () => {
+  await clickAway(await testid("nav-settings"));
+  await waitForScreen(win.app, "settings-form");
+  // The lowest field above the Save bar at the full height, with the focus in it.
+  await win.app.execute(() => {
+    const m = document.querySelector("main.content");
+    m.scrollTop = 0;
+    const bar = document.querySelector('[data-pinned="bottom"]').getBoundingClientRect();
+    const fields = [...document.querySelectorAll('[data-testid="settings-form"] input:not([type=checkbox]):not([type=radio]), [data-testid="settings-form"] textarea')];
+    const lowest = fields.filter((f) => f.getBoundingClientRect().bottom < bar.top - 4).at(-1);
+    lowest.focus();
+  });
+  const restore = await resizeWindow(win.app, 1000, 520);
+  try {
+    await sleep(400);
+    const now = await focusedShows();
+    assert.equal(now.bottom, null, `the field typed in (${now.what}) is not under the Save bar after the window shrank`);
   } finally {
     await restore();
   }

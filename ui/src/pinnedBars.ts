@@ -27,29 +27,44 @@ export function keepFocusClearOfPinnedBars(area: HTMLElement): () => void {
     if (e.relatedTarget instanceof Element && e.relatedTarget.closest("[data-scrolls-itself]")) return;
     // A timer, not an animation frame: WebKit holds frames back while its window is hidden, and
     // its own bringing of the element into view comes after the focus event.
-    setTimeout(() => {
-      if (document.activeElement !== el) return;
-      const view = area.getBoundingClientRect();
-      let [clearBelow, clearAbove] = [view.top, view.bottom];
-      for (const bar of area.querySelectorAll<HTMLElement>("[data-pinned]")) {
-        if (bar.contains(el)) return; // a bar is always in view
-        const r = bar.getBoundingClientRect();
-        if (bar.dataset.pinned === "top") clearBelow = Math.max(clearBelow, r.bottom);
-        else clearAbove = Math.min(clearAbove, r.top);
-      }
-      // A field with its label (Shift+Tab brought a box in only to the top edge, its label above),
-      // when the two fit between the bars; else the control alone, which must not go under one.
-      const group = byKeys ? el.closest<HTMLElement>("label, .field")?.getBoundingClientRect() : undefined;
-      const shown = group && group.bottom - group.top <= clearAbove - clearBelow ? group : el.getBoundingClientRect();
-      const by = scrollToClear(shown, clearBelow, clearAbove);
-      if (by > 0 || (by < 0 && byKeys)) area.scrollTop += by;
-    }, 0);
+    setTimeout(() => clear(el, byKeys), 0);
+  };
+  /** Scrolls `el`, if it still has the focus, out from under the bars (up too, `byKeys`). */
+  const clear = (el: HTMLElement, byKeys: boolean) => {
+    if (document.activeElement !== el) return;
+    const view = area.getBoundingClientRect();
+    let [clearBelow, clearAbove] = [view.top, view.bottom];
+    for (const bar of area.querySelectorAll<HTMLElement>("[data-pinned]")) {
+      if (bar.contains(el)) return; // a bar is always in view
+      const r = bar.getBoundingClientRect();
+      if (bar.dataset.pinned === "top") clearBelow = Math.max(clearBelow, r.bottom);
+      else clearAbove = Math.min(clearAbove, r.top);
+    }
+    // A field with its label (Shift+Tab brought a box in only to the top edge, its label above),
+    // when the two fit between the bars; else the control alone, which must not go under one.
+    const group = byKeys ? el.closest<HTMLElement>("label, .field")?.getBoundingClientRect() : undefined;
+    const shown = group && group.bottom - group.top <= clearAbove - clearBelow ? group : el.getBoundingClientRect();
+    const by = scrollToClear(shown, clearBelow, clearAbove);
+    if (by > 0 || (by < 0 && byKeys)) area.scrollTop += by;
+  };
+  // A window made shorter keeps the area's scroll where it was: the field being typed in went
+  // under the bottom bar. Once the size settles it comes out again.
+  let resized = 0;
+  const onResize = () => {
+    clearTimeout(resized);
+    resized = window.setTimeout(() => {
+      const el = document.activeElement;
+      if (el instanceof HTMLElement && area.contains(el) && el.matches("input, select, textarea")) clear(el, false);
+    }, 100);
   };
   area.addEventListener("focusin", reveal);
+  window.addEventListener("resize", onResize);
   area.addEventListener("pointerdown", press, true);
   window.addEventListener("pointerup", release, true);
   window.addEventListener("pointercancel", release, true);
   return () => {
+    clearTimeout(resized);
+    window.removeEventListener("resize", onResize);
     area.removeEventListener("focusin", reveal);
     area.removeEventListener("pointerdown", press, true);
     window.removeEventListener("pointerup", release, true);
