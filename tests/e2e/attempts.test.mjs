@@ -152,6 +152,16 @@ test("two attempts run under one entry, are ranked, compared by the evaluator on
     const { width } = await button.getSize();
     assert.ok(x + width <= right, `"${await button.getText()}" ends at ${Math.round(x + width)} px, past the window's ${right} px`);
   }
+  // The group's four buttons in even rows (they wrapped one, two and one), and its attempts said
+  // in words, not in a bordered box that reads as a field.
+  const layout = await win.app.execute((g) => {
+    const row = document.querySelector(`[data-testid="history-row"][data-group="${g}"]`);
+    const tops = [...row.querySelectorAll(".group-actions button")].map((b) => Math.round(b.getBoundingClientRect().top));
+    const perRow = [...new Set(tops)].map((t) => tops.filter((x) => x === t).length);
+    return { perRow, border: getComputedStyle(row.querySelector('[data-testid="history-attempts"]')).borderTopStyle };
+  }, group);
+  assert.ok(layout.perRow.every((n) => n === layout.perRow[0]), `as many buttons on each row: ${JSON.stringify(layout.perRow)}`);
+  assert.equal(layout.border, "none", "the attempts line has no box of its own");
   await shot(win.app, "attempts-history");
 });
 

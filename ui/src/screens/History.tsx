@@ -416,10 +416,11 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
                   </button>
                   <div className="muted small clamp">{r.workspace}</div>
                   {r.attempt && (
-                    <span className="tag small tag-wraps" data-testid="history-attempts" title="One task by several agents side by side">
+                    // Words, not a tag: in a bordered box the long line read as a field to type in.
+                    <div className="muted small" data-testid="history-attempts" title="One task by several agents side by side">
                       {attempts.length} attempts
                       {attempts.find((a) => a.attempt?.chosen) ? ` · chose ${attempts.find((a) => a.attempt?.chosen)!.attempt!.label}` : ""}
-                    </span>
+                    </div>
                   )}
                   {/* Not a tag: a branch's name is long and unbroken, and a tag never wraps. */}
                   {r.branch && !r.work_dir && (
