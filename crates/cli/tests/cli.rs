@@ -1101,7 +1101,7 @@ async fn ctrl_c_while_a_server_never_answers_cancels_the_run_at_once_and_records
     let url = format!("http://{}/v1", deaf.local_addr().unwrap());
     // Connections are taken (the kernel's backlog) and never read nor answered.
     let e = env();
-    let mut child = spawn_finishline(&["run", "write notes.md", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "m", "--json"], &e.data);
+    let child = spawn_finishline(&["run", "write notes.md", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "m", "--json"], &e.data);
     tokio::time::sleep(Duration::from_secs(3)).await;
     let sent = std::time::Instant::now();
     assert!(std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
