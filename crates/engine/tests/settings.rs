@@ -356,3 +356,18 @@ fn a_key_no_setting_takes_is_named_and_kept_when_the_settings_are_saved() {
     let (_, unknown) = Settings::read_file_noting_unknown(&file).unwrap();
     assert_eq!(unknown, ["provider.futurekey", "limits.max_step"]);
 }
+
+/// A value of the wrong kind in the settings file is named in the file's own words: where it is,
+/// what it is and what belongs there, not the program's type names (`expected struct
+/// ProviderSettings`, `expected u32`).
+#[test]
+fn a_value_of_the_wrong_kind_is_named_in_words_not_type_names() {
+    let said = |v: serde_json::Value| Settings::from_store_value(Some(v)).unwrap_err().to_string();
+    let provider = said(json!({"provider": 7}));
+    assert!(provider.contains("provider: invalid type: integer `7`, expected an object"), "{provider}");
+    let steps = said(json!({"limits": {"max_steps": "sixty"}}));
+    assert!(steps.contains("limits.max_steps: invalid type: string \"sixty\", expected a whole number"), "{steps}");
+    for s in [provider, steps] {
+        assert!(!s.contains("struct") && !s.contains("u32"), "{s}");
+    }
+}

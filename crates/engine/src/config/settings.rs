@@ -555,13 +555,28 @@ fn from_json_noting_unknown(value: serde_json::Value) -> std::result::Result<(Se
     let mut note = |path: serde_ignored::Path<'_>| unknown.push(steps(&path));
     let settings = serde_path_to_error::deserialize(serde_ignored::Deserializer::new(value, &mut note)).map_err(|e| {
         let path = e.path().to_string();
+        let why = in_words(&e.inner().to_string());
         if path == "." {
-            e.inner().to_string()
+            why
         } else {
-            format!("{path}: {}", e.inner())
+            format!("{path}: {why}")
         }
     })?;
     Ok((settings, unknown))
+}
+
+/// serde's words for what belongs in a place, put as the settings file's reader knows them:
+/// "expected struct ProviderSettings" is an object there, "expected u32" a whole number.
+fn in_words(serde: &str) -> String {
+    let Some((before, expected)) = serde.rsplit_once("expected ") else { return serde.to_string() };
+    let words = match expected {
+        e if e.starts_with("struct ") || e == "a map" => "an object",
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number (0 or more)",
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number",
+        "f32" | "f64" => "a number",
+        _ => return serde.to_string(),
+    };
+    format!("{before}expected {words}")
 }
 
 /// `limits.max_step`, `mcp_servers[0].commnd`.
