@@ -93,9 +93,7 @@ impl View {
             | EngineEvent::Reverted { .. }
             | EngineEvent::ReviewRequested { .. }
             | EngineEvent::ReviewResolved { .. } => self.show_review_and_landing(&env.event),
-            EngineEvent::SessionCreated { task, workspace, model, .. } => {
-                self.line(&format!("▶ {}\n  in {workspace} with {model}", task.lines().next().unwrap_or("")))
-            }
+            EngineEvent::SessionCreated { task, workspace, model, .. } => self.line(&format!("▶ {}\n  in {workspace} with {model}", task_line(task))),
             EngineEvent::RunStarted { trigger } => self.line(&format!("── run ({}) ──", trigger.as_str())),
             EngineEvent::AgentConnected { name, version, loaded, .. } => self.line(&format!(
                 "  ⇄ {name}{} over ACP{}",
@@ -410,6 +408,26 @@ fn landed_line(commit: Option<&str>, target_branch: Option<&str>, branch_kept: O
         (_, _, Some(k)) => format!("  ✓ kept the branch {k}"),
         _ => "  ✓ nothing to land".to_string(),
     }
+}
+
+/// The task's first line, as far as a terminal line goes: a pasted log of 100 KB on one line was
+/// printed whole after the ▶. Longer, its start and the whole task's length.
+fn task_line(task: &str) -> String {
+    const SHOWN: usize = 200;
+    let first = task.lines().next().unwrap_or("");
+    if first.chars().count() <= SHOWN {
+        return first.to_string();
+    }
+    let start: String = first.chars().take(SHOWN).collect();
+    let digits = task.chars().count().to_string();
+    let mut count = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            count.push(',');
+        }
+        count.push(c);
+    }
+    format!("{start}… (the task is {count} characters)")
 }
 
 #[cfg(test)]

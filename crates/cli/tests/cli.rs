@@ -1164,3 +1164,26 @@ fn a_failed_run_names_the_command_that_goes_on_once_the_cause_is_fixed() {
     let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
     assert!(said.contains(&format!("once the cause is fixed, go on with `finishline sessions resume {id}")), "{said}");
 }
+
+/// A task given as one long line (a pasted log, a file of 100 KB): the terminal shows its start
+/// and how long it is, not all of it after the ▶.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_very_long_task_is_shown_by_its_start_and_its_length() {
+    let done: fake_llm::Scenario = serde_json::from_value(json!({"rules": [{"when": {"kind": "agent"}, "reply": {"text": "Nothing to change."}}]})).unwrap();
+    let server = FakeServer::start(done).await.unwrap();
+    let e = env();
+    let task = format!("summarise this log: {}", "x".repeat(100_000));
+    let file = e.ws.join("..").join("task.txt");
+    std::fs::write(&file, &task).unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let (data, ws, path) = (e.data.clone(), e.ws.to_string_lossy().to_string(), file.to_string_lossy().to_string());
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(&["run", "--task-file", &path, "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "reject"], &data)
+    })
+    .await
+    .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    let shown = said.lines().find(|l| l.starts_with('▶')).unwrap_or_else(|| panic!("the task's line: {}", &said[..said.len().min(2000)]));
+    assert!(shown.chars().count() < 400, "its start only: {} characters", shown.chars().count());
+    assert!(shown.starts_with("▶ summarise this log: xxx") && shown.contains("100,020 characters"), "{shown}");
+}
