@@ -419,15 +419,7 @@ fn task_line(task: &str) -> String {
         return first.to_string();
     }
     let start: String = first.chars().take(SHOWN).collect();
-    let digits = task.chars().count().to_string();
-    let mut count = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            count.push(',');
-        }
-        count.push(c);
-    }
-    format!("{start}… (the task is {count} characters)")
+    format!("{start}… (the task is {} characters)", finishline_engine::thousands::grouped(task.chars().count()))
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod provider;
 pub mod stable_hash;
 pub mod stop_signals;
 pub mod store;
+pub mod thousands;
 pub mod tool;
 pub mod workspace;
 

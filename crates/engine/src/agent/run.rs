@@ -285,7 +285,7 @@ impl Run {
                 let detail = match count {
                     0 => "recording the workspace before the first change".to_string(),
                     1 => "recording the workspace's one file before the first change (once per workspace)".to_string(),
-                    n => format!("recording {} files of the workspace before the first change (once per workspace)", grouped(n)),
+                    n => format!("recording {} files of the workspace before the first change (once per workspace)", crate::thousands::grouped(n)),
                 };
                 self.emit(EngineEvent::Activity { phase: ActivityPhase::Checkpointing, detail })?;
             }
@@ -787,17 +787,4 @@ fn criteria_since_decision(events: &[crate::event::Envelope]) -> Vec<crate::judg
         .rev()
         .find_map(|e| if let EngineEvent::CriteriaSet { criteria } = &e.event { Some(criteria.clone()) } else { None })
         .unwrap_or_default()
-}
-
-/// 20000 as "20,000": counts people read at a glance.
-fn grouped(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
