@@ -1101,14 +1101,27 @@ async fn ctrl_c_while_a_server_never_answers_cancels_the_run_at_once_and_records
     let url = format!("http://{}/v1", deaf.local_addr().unwrap());
     // Connections are taken (the kernel's backlog) and never read nor answered.
     let e = env();
-    let child = spawn_finishline(&["run", "write notes.md", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "m", "--json"], &e.data);
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let sent = std::time::Instant::now();
-    assert!(std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
-    let took = sent.elapsed();
-    drop(deaf);
-    let said = String::from_utf8_lossy(&out.stderr);
+    // Started, then stopped with Ctrl-C once its run is under way: how long the stop took.
+    let stopped = |args: Vec<String>| {
+        let data = e.data.clone();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let child = spawn_finishline(&args, &data);
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while lines(&finishline(&["sessions", "list", "--json"], &data)).first().is_none_or(|r| r["status"] != "busy") {
+                assert!(std::time::Instant::now() < deadline, "the run started");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            let sent = std::time::Instant::now();
+            assert!(std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+            let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+            (out, sent.elapsed())
+        }
+    };
+    let ws = e.ws.to_string_lossy().to_string();
+    let common = ["--base-url", &url, "--model", "m", "--json"].map(String::from);
+    let (out, took) = stopped([vec!["run".into(), "write notes.md".into(), "--workspace".into(), ws], common.to_vec()].concat()).await;
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(5), "stopped, as Ctrl-C stops a run: {said}");
     assert!(took < Duration::from_secs(3), "at once, not after a grace spent waiting ({took:?}): {said}");
     let printed = lines(&out);
@@ -1116,6 +1129,15 @@ async fn ctrl_c_while_a_server_never_answers_cancels_the_run_at_once_and_records
     assert_eq!(summary["status"], "cancelled", "{summary}");
     let rows = lines(&finishline(&["sessions", "list", "--json"], &e.data));
     assert_eq!(rows[0]["status"], "cancelled", "recorded cancelled, not left interrupted: {rows:?}");
+
+    // Sent on with words, and stopped as soon: the words are kept in the session, as theirs.
+    let id = rows[0]["id"].as_str().unwrap().to_string();
+    let (out, took) = stopped([vec!["sessions".into(), "resume".into(), id.clone(), "and a table of contents".into()], common.to_vec()].concat()).await;
+    drop(deaf);
+    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    let shown = String::from_utf8_lossy(&finishline(&["sessions", "show", &id], &e.data).stdout).to_string();
+    assert!(shown.contains("and a table of contents"), "the person's message is in the session: {shown}");
 }
 
 /// A session running in another terminal: `sessions resume` says where it is stopped, not to

@@ -368,8 +368,12 @@ impl Run {
     }
 
     async fn main(&mut self, start: RunStart) -> crate::Result<()> {
-        // Cancelled while it was being set up: nothing was done, nothing is started.
+        // Cancelled while it was being set up: nothing is started, but the person's words are
+        // kept, as a cancel a moment later would have kept them (a message they sent is theirs).
         if self.cancel.is_cancelled() {
+            if let Some(msg) = start.user_message {
+                self.emit(EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::User, source: None, text: Some(msg) })?;
+            }
             return self.halted(Halt::Cancelled);
         }
         if let Some(why) = self.checkpoints_off.take() {
