@@ -554,6 +554,10 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
                 .args(["diff-tree", "-p", "--binary", "--full-index", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"])
                 .args(["--src-prefix=a/", "--dst-prefix=b/", &c.old_tip, &task_tip])
                 .output()?;
+            if !patch.status.success() {
+                let why = String::from_utf8_lossy(&patch.stderr).trim().to_string();
+                return Ok(Err(Blocked::new(LandingBlock::Git, c.files.clone(), format!("the task's changes could not be read from its branch: {why}"))));
+            }
             // A task that changed nothing has nothing to write, which `git apply` calls an error.
             if patch.stdout.is_empty() {
                 return Ok(Ok(()));
