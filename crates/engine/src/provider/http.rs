@@ -320,9 +320,10 @@ fn missing_v1(mut e: ProviderError, kind: ProviderKind, base: &str) -> ProviderE
 
 fn network_error(base: &str, e: &reqwest::Error) -> ProviderError {
     let detail = network_cause(e);
-    // A name that does not resolve is most often a typo in the URL: one retry covers a network
-    // that was coming up, five kept the person waiting half a minute for the same answer.
-    if e.is_connect() && ["lookup address", "Name or service not known", "name resolution"].iter().any(|w| detail.contains(w)) {
+    // A name the resolver says does not exist is most often a typo in the URL: one retry, where
+    // five kept the person waiting half a minute for the same answer. A lookup that could not be
+    // made (no network yet, "temporary failure") keeps every retry.
+    if e.is_connect() && ["Name or service not known", "nodename nor servname", "No such host is known"].iter().any(|w| detail.contains(w)) {
         let host = reqwest::Url::parse(base.trim()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_else(|| base.to_string());
         let mut error = ProviderError::new(
             ProviderErrorKind::Network,
