@@ -36,7 +36,11 @@ fn put_away(store: &Store, session: &SessionId) -> Result<(TaskWorktree, Session
         }
         let what = match status {
             SessionStatus::AwaitingReview => "it waits for your review: reject it there",
-            st if st.is_running() || st == SessionStatus::AwaitingApproval || st == SessionStatus::Queued => {
+            // Waiting for an answer it never ends by itself, and `sessions cancel` ends it.
+            SessionStatus::AwaitingApproval => {
+                "it waits for your answer (a plan's go-ahead, a permission or a question): answer it, or cancel it (`sessions cancel`, or Cancel in the window)"
+            }
+            st if st.is_running() || st == SessionStatus::Queued => {
                 "it is still running: wait for it to end, or stop it where it runs (Cancel in the window, Ctrl+C in its terminal)"
             }
             _ => "only a task that ended without a review (failed, cancelled, interrupted or idle) is discarded so",
