@@ -162,7 +162,8 @@ impl ExternalAgent {
     /// For a name that is no preset and no path: the names Finishline knows, since a typo of
     /// one (`opencod`) otherwise reads only as a program missing.
     fn known_names(&self) -> Option<String> {
-        if self.as_preset().is_some() || Path::new(&self.command).components().count() > 1 {
+        // A command line given whole (a path, or arguments) is already what is asked for.
+        if self.as_preset().is_some() || Path::new(&self.command).components().count() > 1 || !self.args.is_empty() {
             return None;
         }
         let names: Vec<&str> = std::iter::once("builtin").chain(PRESETS.iter().map(|p| p.name)).collect();
@@ -279,8 +280,13 @@ mod tests {
         let said = typo.installed().unwrap_err();
         assert!(said.contains("opencod is not installed here"), "{said}");
         assert!(said.contains("By name Finishline knows builtin, opencode, gemini, claude-code, codex and goose"), "{said}");
-        let missing = ExternalAgent::preset("goose").unwrap().installed().unwrap_err();
+        // A preset whose program is not there (named so that no machine has it).
+        let mut goose = ExternalAgent::preset("goose").unwrap();
+        goose.command = "finishline-test-no-such-goose".into();
+        let missing = goose.installed().unwrap_err();
         assert!(!missing.contains("By name"), "a preset's own name needs no list, only how to install it: {missing}");
+        let custom = ExternalAgent::from_choice("my-agent-not-here --acp").unwrap().installed().unwrap_err();
+        assert!(!custom.contains("By name"), "a command line given whole is what was asked for: {custom}");
     }
 
     #[test]
