@@ -250,17 +250,33 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
     if r.comparison_tokens > 0 {
         outln!("  (asking the evaluator to compare them took {} tokens so far, not counted as the attempts' own)", r.comparison_tokens);
     }
-    for a in &r.ranking {
+    // Attempts the rule finds equal (above the next for no reason) share a place, as the window
+    // shows them ("=2."): a 2 and a 3 would say an order the rule did not give.
+    let mut before: Option<(usize, bool)> = None;
+    for (i, a) in r.ranking.iter().enumerate() {
         let e = &a.evidence;
         // Ranked only once all have ended, and only with work to land (as the window shows it).
-        let place = if a.rank == 0 || !r.all_ended || !a.evidence.reviewed { "–".to_string() } else { a.rank.to_string() };
+        let own = if a.rank == 0 || !r.all_ended || !a.evidence.reviewed { 0 } else { a.rank };
+        let level = own > 0 && a.above_next.is_none() && r.ranking.get(i + 1).is_some_and(|n| n.evidence.reviewed);
+        let after_level = own > 0 && before.is_some_and(|(_, l)| l);
+        let rank = if after_level { before.map_or(own, |(b, _)| b) } else { own };
+        before = Some((rank, level));
+        let place = if rank == 0 {
+            "–".to_string()
+        } else if level || after_level {
+            format!("={rank}")
+        } else {
+            rank.to_string()
+        };
         let end = if e.ended { e.end_reason.map(|x| x.as_str()).unwrap_or("ended") } else { "still running" };
         let cost = e.cost_usd.map(|c| format!("${c:.4}")).unwrap_or_else(|| format!("{} tokens", e.tokens));
         let chosen = if r.chosen.as_ref() == Some(&e.session) { " · chosen" } else { "" };
         if e.ended && !e.reviewed {
             // No review: no evidence to show, only why. What it wrote stays: "no work to review"
             // read as nothing there, just above the command that removes the worktrees.
-            outln!("  {place}. {} — {end} before a review: what it wrote is in its worktree{chosen}", e.label);
+            // Until the group is decided: choosing one, or rejecting them all, removes the others' worktrees.
+            let kept = if r.chosen.is_none() && !r.put_away { ": what it wrote is in its worktree" } else { "" };
+            outln!("  {place}. {} — {end} before a review{kept}{chosen}", e.label);
             if let Some(error) = &e.error {
                 outln!("     {error}");
             }

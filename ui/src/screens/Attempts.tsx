@@ -66,8 +66,6 @@ function Evidence({ a }: { a: RankedAttempt }) {
   );
 }
 
-/** The model the evaluator's questions go to, as the engine picks it from the settings: the
- * evaluator model, else the evaluator provider's, else the agent's. */
 /**
  * Each attempt's place as the person reads it. A rank only once every attempt has ended (one that
  * failed first is not "first"), and not for one with nothing to land. Attempts the rule finds equal
@@ -85,6 +83,8 @@ export function placesOf(ranking: GroupRanking): { rank: number; level: boolean;
   return out;
 }
 
+/** The model the evaluator's questions go to, as the engine picks it from the settings: the
+ * evaluator model, else the evaluator provider's, else the agent's. */
 export function evaluatorOf(s: Settings): string {
   return s.evaluator_model?.trim() || s.evaluator_provider?.model?.trim() || s.provider.model;
 }
@@ -436,7 +436,9 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
                 {e.ended && !e.reviewed && (
                   <p className="small" data-testid="attempt-no-review">
                     Ended before a review{e.error ? ": " : "."}
-                    {e.error && <span className="field-error">{e.error}</span>} What it wrote stays in its worktree: Open it to go on.
+                    {e.error && <span className="field-error">{e.error}</span>}
+                    {/* Until the group is decided: choosing one, or rejecting them all, removes the others' worktrees. */}
+                    {!decided && " What it wrote stays in its worktree: Open it to go on."}
                   </p>
                 )}
                 {rank > 0 && (a.above_next || a.evaluator || level) && (
