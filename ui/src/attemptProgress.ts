@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { ipc, type Envelope } from "./ipc";
 import { summarizeTool } from "./session/cardSummary";
 import { activityText } from "./screens/Session";
@@ -31,28 +31,45 @@ export function progressAfter(known: AttemptProgress, e: Envelope): AttemptProgr
  */
 export function useAttemptProgress(ids: string[]): Record<string, AttemptProgress> {
   const [progress, setProgress] = useState<Record<string, AttemptProgress>>({});
-  // One subscription per running attempt, not one per refresh of the list around it.
+  // One subscription per running attempt for as long as it runs: when one ends, the others'
+  // go on (subscribed afresh, each would replay its whole session).
+  const following = useRef(new Map<string, { closed: boolean; sub?: number }>());
   const key = [...ids].sort().join(" ");
   useEffect(() => {
-    if (!key) return;
-    let closed = false;
-    const subscriptions: number[] = [];
-    for (const id of key.split(" ")) {
+    const wanted = new Set(key ? key.split(" ") : []);
+    const map = following.current;
+    for (const [id, f] of map) {
+      if (wanted.has(id)) continue;
+      f.closed = true;
+      if (f.sub !== undefined) void ipc.unsubscribeSession(f.sub).catch(() => {});
+      map.delete(id);
+    }
+    for (const id of wanted) {
+      if (map.has(id)) continue;
+      const f: { closed: boolean; sub?: number } = { closed: false };
+      map.set(id, f);
       ipc
         .subscribeSession(id, 0, (e) => {
           // The streamed text, most of a session's events, says nothing here.
-          if (!closed && (e.type === "step_started" || e.type === "tool_call" || e.type === "activity")) setProgress((p) => ({ ...p, [id]: progressAfter(p[id] ?? {}, e) }));
+          if (!f.closed && (e.type === "step_started" || e.type === "tool_call" || e.type === "activity")) setProgress((p) => ({ ...p, [id]: progressAfter(p[id] ?? {}, e) }));
         })
         .then(
-          (sub) => (closed ? void ipc.unsubscribeSession(sub).catch(() => {}) : subscriptions.push(sub)),
+          (sub) => (f.closed ? void ipc.unsubscribeSession(sub).catch(() => {}) : (f.sub = sub)),
           // Without it the card says what it said before: how long, and the tokens.
           () => undefined,
         );
     }
-    return () => {
-      closed = true;
-      subscriptions.forEach((sub) => void ipc.unsubscribeSession(sub).catch(() => {}));
-    };
   }, [key]);
+  // Every subscription ends with the screen.
+  useEffect(() => {
+    const map = following.current;
+    return () => {
+      for (const f of map.values()) {
+        f.closed = true;
+        if (f.sub !== undefined) void ipc.unsubscribeSession(f.sub).catch(() => {});
+      }
+      map.clear();
+    };
+  }, []);
   return progress;
 }

@@ -1,4 +1,5 @@
-import { act, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { act, fireEvent, render, renderHook, screen, waitFor, within } from "@testing-library/react";
+import { useAttemptProgress } from "../attemptProgress";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
@@ -731,6 +732,27 @@ describe("attempts side by side", () => {
     expect(within(cards[1]).getByTestId("attempt-end")).toHaveTextContent(/^Step 1 · Thinking · working for \d+ s/);
     view.unmount();
     await waitFor(() => expect(unsubscribed.sort(), "followed no longer once the screen closes").toEqual([1, 2]));
+  });
+
+  it("when one attempt ends, the others are followed on, not subscribed afresh from their start", async () => {
+    const subscribed: string[] = [];
+    const unsubscribed: number[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "subscribe_session") {
+        const id = (args as { sessionId: string }).sessionId;
+        subscribed.push(id);
+        return id === "s1" ? 1 : 2;
+      }
+      if (cmd === "unsubscribe_session") unsubscribed.push((args as { subscription: number }).subscription);
+      return null;
+    });
+    const hook = renderHook(({ ids }) => useAttemptProgress(ids), { initialProps: { ids: ["s1", "s2"] } });
+    await waitFor(() => expect(subscribed.sort()).toEqual(["s1", "s2"]));
+    hook.rerender({ ids: ["s2"] });
+    await waitFor(() => expect(unsubscribed, "the one that ended is let go").toEqual([1]));
+    expect(subscribed, "the other is not subscribed again").toHaveLength(2);
+    hook.unmount();
+    await waitFor(() => expect(unsubscribed.sort()).toEqual([1, 2]));
   });
 
   it("Cancel the running attempts asks first (Esc keeps them) and cancels once however often pressed", async () => {
