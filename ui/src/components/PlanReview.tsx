@@ -61,7 +61,7 @@ function forgetDrafts(key: string) {
  * The manager's plan before it runs: each step's text and success criteria can be edited, steps
  * removed or added; Run sends the plan as it stands, Cancel ends the task with nothing run.
  */
-export function PlanReview({ sessionId, steps, budget }: { sessionId: string; steps: PlanStep[]; budget?: number }) {
+export function PlanReview({ sessionId, steps, budget, spent = 0 }: { sessionId: string; steps: PlanStep[]; budget?: number; spent?: number }) {
   // The person's edits outlive the view (they may look at the transcript and come back), for
   // this plan as the manager wrote it: a revised plan starts from its own steps.
   const key = draftKey(sessionId);
@@ -131,7 +131,9 @@ export function PlanReview({ sessionId, steps, budget }: { sessionId: string; st
         <ListChecks size={16} aria-hidden /> The plan, before it runs
       </h2>
       <p className="muted small" title={budget !== undefined ? "Model calls of the whole plan: the agent's, the evaluator's and the manager's" : undefined}>
-        Each step runs on its own and is checked against its criteria{budget !== undefined && `; the plan may use up to ${budget} model calls`}. Edit, remove or add steps, then run it.
+        {/* Making the plan spent some of its calls already: what is left is what the steps have. */}
+        Each step runs on its own and is checked against its criteria{budget !== undefined && `; ${Math.max(0, budget - spent)} of the plan's ${budget} model calls are left`}. Edit, remove or
+        add steps, then run it.
       </p>
       <ol className="plan-edit">
         {drafts.map((d, i) => (

@@ -637,7 +637,9 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         </div>
       )}
       {asking && (
-        <label className="field feedback-field">
+        // The hint and its Close beside the box, not in its label: they are not the box's name.
+        <div className="feedback-field">
+        <label className="field">
           <span>{review.comments.length > 0 ? "Anything else? (optional: your comments on the diff go with it)" : "What should change?"}</span>
           <textarea
             ref={reveal}
@@ -653,15 +655,17 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
             }}
             rows={3}
             autoFocus
+            aria-describedby="feedback-hint"
           />
-          <span className="muted hint">
-            Enter sends · Shift+Enter for a new line ·{" "}
-            {/* Esc alone closed it: nothing on the screen did, for a person with the pointer. */}
-            <button type="button" className="link-btn" onClick={closeAsking} aria-label="Close the box" data-testid="feedback-close">
-              Close (Esc)
-            </button>
-          </span>
         </label>
+        <span className="muted hint" id="feedback-hint">
+          Enter sends · Shift+Enter for a new line ·{" "}
+          {/* Esc alone closed it: nothing on the screen did, for a person with the pointer. */}
+          <button type="button" className="link-btn" onClick={closeAsking} data-testid="feedback-close">
+            Close (Esc)
+          </button>
+        </span>
+        </div>
       )}
       {landingOn && (
         <p className="muted small" role="status" data-testid="deciding">

@@ -1062,7 +1062,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       <ErrorLine error={error} onOpenSettings={onOpenSettings} />
       {/* Keyed by the request: the next question is a new box, not the last one's answer. */}
       {ask && (ask.kind === "permission" ? <Permission key={ask.requestId} item={ask} /> : <Question key={ask.requestId} item={ask} />)}
-      {planWaiting && model.plan && <PlanReview sessionId={sessionId} steps={model.plan.steps.map((s) => s.step)} budget={model.plan.budget} />}
+      {planWaiting && model.plan && <PlanReview sessionId={sessionId} steps={model.plan.steps.map((s) => s.step)} budget={model.plan.budget} spent={model.plan.spent} />}
       {/* After Approve or Reject the panel stays, saying what was decided (and what a revert undid). */}
       {model.review && (model.status === "awaiting_review" || decidedInPanel) && (
         // The review shares the height with the transcript: at most part of the window, its

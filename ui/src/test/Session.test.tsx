@@ -655,7 +655,8 @@ describe("Session view", () => {
     const user = userEvent.setup();
     await user.click(await screen.findByTestId("request-changes"));
     await user.type(await screen.findByTestId("feedback-input"), "use tabs");
-    await user.click(screen.getByRole("button", { name: "Close the box" }));
+    expect(screen.getByRole("textbox", { name: "What should change?" }), "the box's name is its question, not its hint").toBeTruthy();
+    await user.click(screen.getByRole("button", { name: "Close (Esc)" }));
     expect(screen.queryByTestId("feedback-input"), "a pointer alone closes the box").toBeNull();
     await waitFor(() => expect(screen.getByTestId("request-changes"), "the focus back on the button that opened it").toHaveFocus());
     await user.click(screen.getByTestId("request-changes"));
@@ -1033,7 +1034,7 @@ describe("a plan that waits for its go-ahead", () => {
     render(<SessionView sessionId="s-once" onOpenHistory={() => {}} />);
     const review = await screen.findByTestId("plan-review");
     expect(screen.queryByTestId("plan-panel"), "not a second, read-only copy of the steps beside the editor").toBeNull();
-    expect(review).toHaveTextContent("the plan may use up to 30 model calls");
+    expect(review, "making the plan took one of its calls").toHaveTextContent("29 of the plan's 30 model calls are left");
   });
 
   it("Esc asks before cancelling it in words that fit: nothing ran yet, no agent stops", async () => {
