@@ -31,7 +31,8 @@ enum Command {
     Run {
         /// What you want done.
         task: Option<String>,
-        /// Read what you want done from this file instead (UTF-8 text, at most 1 MB).
+        /// Read what you want done from this file instead (UTF-8 text, at most 1 MB); `-` reads
+        /// it from standard input.
         #[arg(long, value_name = "PATH")]
         task_file: Option<std::path::PathBuf>,
         #[command(flatten)]

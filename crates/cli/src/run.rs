@@ -31,14 +31,21 @@ pub enum Start {
 pub fn task_from_file(path: &std::path::Path) -> Result<String, String> {
     use finishline_engine::store::MAX_TASK_BYTES;
     use std::io::Read;
-    let shown = path.display();
+    // `-` is standard input, as to every other tool (`git log | finishline run --task-file -`).
+    let stdin = path == std::path::Path::new("-");
+    let shown = if stdin { "- (standard input)".to_string() } else { path.display().to_string() };
     let unreadable = |e: std::io::Error| format!("--task-file {shown} cannot be read: {e}");
-    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let file = if stdin { None } else { Some(std::fs::File::open(path).map_err(unreadable)?) };
     // Never more than the limit is read: a huge file (or a device) cannot fill the memory.
     let mut bytes = Vec::new();
-    (&file).take(MAX_TASK_BYTES as u64 + 1).read_to_end(&mut bytes).map_err(unreadable)?;
+    let limit = MAX_TASK_BYTES as u64 + 1;
+    match &file {
+        Some(f) => f.take(limit).read_to_end(&mut bytes),
+        None => std::io::stdin().lock().take(limit).read_to_end(&mut bytes),
+    }
+    .map_err(unreadable)?;
     if bytes.len() > MAX_TASK_BYTES {
-        let size = file.metadata().ok().map(|m| m.len()).filter(|n| *n > MAX_TASK_BYTES as u64);
+        let size = file.and_then(|f| f.metadata().ok()).map(|m| m.len()).filter(|n| *n > MAX_TASK_BYTES as u64);
         return Err(format!(
             "--task-file {shown} is {} bytes; a task may be at most {MAX_TASK_BYTES} bytes (1 MB). Put long material in a file in the workspace and refer to it",
             size.map_or_else(|| format!("more than {MAX_TASK_BYTES}"), |n| n.to_string())

@@ -1209,3 +1209,32 @@ async fn a_very_long_task_is_shown_by_its_start_and_its_length() {
     assert!(shown.chars().count() < 400, "its start only: {} characters", shown.chars().count());
     assert!(shown.starts_with("▶ summarise this log: xxx") && shown.contains("100,020 characters"), "{shown}");
 }
+
+/// `--task-file -` reads the task from standard input, as `-` means to every other tool
+/// (`git log | finishline run --task-file -`); it was taken for a file named `-`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_file_of_dash_is_read_from_standard_input() {
+    use std::io::Write;
+    let done: fake_llm::Scenario = serde_json::from_value(json!({"rules": [{"when": {"kind": "agent"}, "reply": {"text": "Nothing to change."}}]})).unwrap();
+    let server = FakeServer::start(done).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let (data, ws) = (e.data.clone(), e.ws.to_string_lossy().to_string());
+    let run = move |input: &'static str| {
+        let mut child = command(&["run", "--task-file", "-", "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "reject"], &data)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let (r1, r2) = (run.clone(), run);
+    let out = tokio::task::spawn_blocking(move || r1("summarise the log below\nline one\n")).await.unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(said.contains("▶ summarise the log below"), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    let empty = tokio::task::spawn_blocking(move || r2("\n")).await.unwrap();
+    assert_eq!(empty.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&empty.stderr).contains("--task-file - (standard input): the task is empty"), "{}", String::from_utf8_lossy(&empty.stderr));
+}
