@@ -417,6 +417,12 @@ fn main() -> ExitCode {
     let code = rt.block_on(async move {
         match cli.command {
             Command::Run { task, task_file, task_args, opts } => {
+                // In the folder itself the work is already where it would land: `--land` was
+                // accepted and did nothing.
+                if matches!(task_args.isolation, Some(IsolationArg::InPlace)) && opts.land.is_some() {
+                    let problem = "--land chooses how a task in its own worktree lands; with --isolation in-place the work is already in your folder: leave out one of the two";
+                    return run::fail(exit::USAGE, opts.common.json, problem);
+                }
                 let task = match task_file.map(|path| run::task_from_file(&path)) {
                     None => task.unwrap_or_default(),
                     Some(Ok(task)) => task,

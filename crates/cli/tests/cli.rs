@@ -1238,3 +1238,31 @@ async fn a_task_file_of_dash_is_read_from_standard_input() {
     assert_eq!(empty.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&empty.stderr).contains("--task-file - (standard input): the task is empty"), "{}", String::from_utf8_lossy(&empty.stderr));
 }
+
+/// `--land` with `--isolation in-place` was accepted and ignored: the work is already in the
+/// folder, so the two are refused together, before anything starts.
+#[test]
+fn land_with_the_folder_itself_is_refused_as_a_contradiction() {
+    let e = env();
+    let out = finishline(
+        &[
+            "run",
+            "write a.txt",
+            "--workspace",
+            &e.ws.to_string_lossy(),
+            "--isolation",
+            "in-place",
+            "--land",
+            "squash",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+        ],
+        &e.data,
+    );
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("--land") && said.contains("in-place"), "{said}");
+    assert!(!e.data.join("history.db").exists(), "nothing was started");
+}
