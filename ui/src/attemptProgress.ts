@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "react";
 import { ipc, type Envelope } from "./ipc";
 import { summarizeTool } from "./session/cardSummary";
-import { activityText } from "./screens/Session";
+import { activityText } from "./session/activity";
 
 /** What a running attempt is doing, as its card says it: its step and its latest tool or phase. */
 export interface AttemptProgress {

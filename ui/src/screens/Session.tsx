@@ -5,7 +5,8 @@ import { watchFrames, report } from "../perf";
 import { createContext, memo, useCallback, useContext, useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { ArrowDown, Bot, ChevronRight, CircleCheck, CircleSlash, CircleX, ListChecks, MessageSquare, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
-import { AppError, ipc, sentence, type Envelope, type StepState } from "../ipc";
+import { AppError, ipc, type Envelope, type StepState } from "../ipc";
+import { activityText } from "../session/activity";
 import { Markdown } from "../components/Markdown";
 import { planEdited, PlanReview } from "../components/PlanReview";
 import { DecidedDiff, decisionText, ReviewPanel } from "../components/ReviewPanel";
@@ -23,30 +24,6 @@ function reducer(m: SessionModel, batch: Envelope[]): SessionModel {
   return applyAll(m, batch);
 }
 
-const PHASE: Record<string, string> = {
-  thinking: "Thinking",
-  tool: "Running",
-  verifying: "Verifying",
-  evaluating: "Evaluating",
-  compacting: "Compacting",
-  checkpointing: "Recording the workspace",
-  waiting: "Waiting for you",
-};
-
-/** What the run is doing, in words. "Thinking" splits in two: nothing has come back from the
- * model yet (the server is working, or slow), or its answer is streaming in. */
-export function activityText(activity: { phase: string; detail: string }, clock?: { chars: number; finishedAt?: number }): string {
-  if (activity.phase === "thinking" && clock && clock.finishedAt === undefined) return clock.chars > 0 ? "Writing" : "Waiting for the model";
-  // The engine says what is waited for ("a free place: 4 tasks are running", "your review"): a
-  // queued task waits for its turn, not for the person.
-  // ("a question for you" is how sessions recorded before said "your answer to its question").
-  if (activity.phase === "waiting") return activity.detail && activity.detail !== "you" && activity.detail !== "a question for you" ? `Waiting for ${activity.detail}` : PHASE.waiting;
-  const label = PHASE[activity.phase] ?? activity.phase;
-  if (activity.detail && activity.phase === "tool") return `${label} ${activity.detail}`;
-  // The engine's detail is a whole phrase saying how many files are being recorded.
-  if (activity.detail && activity.phase === "checkpointing") return sentence(activity.detail);
-  return label;
-}
 
 function pretty(v: unknown) {
   try {
