@@ -94,7 +94,15 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
   const [diffs, setDiffs] = useState<FileDifference[] | null>(null);
   const [tab, setTab] = useState<"ranking" | "differences">("ranking");
-  const [shown, setShown] = useState<string | null>(null);
+  // The attempt whose diff is open, kept for the window's life: a visit to Settings or to one
+  // attempt's session closed it.
+  const shownKey = `finishline.attempts.shown.${group}`;
+  const [shown, setShownState] = useState<string | null>(() => sessionStorage.getItem(shownKey));
+  const setShown = (session: string | null) => {
+    setShownState(session);
+    if (session) sessionStorage.setItem(shownKey, session);
+    else sessionStorage.removeItem(shownKey);
+  };
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);

@@ -905,6 +905,18 @@ describe("equal attempts", () => {
 });
 
 describe("an attempt's diff", () => {
+  it("opened, it is still open when the person comes back from another screen", async () => {
+    mockIPC((cmd) => (cmd === "attempt_group" ? ranking() : cmd === "list_sessions" ? [summary("s1", "awaiting_review", "g-kept", 1), summary("s2", "awaiting_review", "g-kept", 2)] : cmd === "get_session" ? { summary: summary("s2", "awaiting_review"), events: [] } : null));
+    const first = render(<AttemptsView group="g-kept" onOpenSession={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-diff-toggle"));
+    expect(within(screen.getAllByTestId("attempt")[0]).getByTestId("attempt-diff-toggle")).toHaveTextContent("Hide its diff");
+    first.unmount();
+    render(<AttemptsView group="g-kept" onOpenSession={() => {}} />);
+    expect(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-diff-toggle"), "as the person left it").toHaveTextContent("Hide its diff");
+  });
+
+
   it("shown while the person lands that attempt, it does not hang on Loading once the review is decided", async () => {
     let state = ranking();
     mockIPC((cmd) => {
