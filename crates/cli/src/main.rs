@@ -45,10 +45,14 @@ enum Command {
         #[command(subcommand)]
         command: SessionsCommand,
     },
-    /// Figures from your history.
+    /// Figures from your history: both, or one by its name.
     Stats {
         #[command(subcommand)]
-        command: StatsCommand,
+        command: Option<StatsCommand>,
+        // Here as well as after the figure's name, so that `stats --data-dir D` and
+        // `stats --json agents` mean what they say.
+        #[command(flatten)]
+        common: Common,
     },
 }
 
@@ -207,6 +211,13 @@ pub struct Common {
     /// One JSON object per line.
     #[arg(long)]
     pub json: bool,
+}
+
+impl Common {
+    /// These options, with what was given one level up where they were not given here.
+    fn or(self, outer: Common) -> Common {
+        Common { data_dir: self.data_dir.or(outer.data_dir), json: self.json || outer.json }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -471,8 +482,9 @@ fn main() -> ExitCode {
                     }
                 }
             },
-            Command::Stats { command: StatsCommand::Evaluator { common } } => stats::evaluator(&common),
-            Command::Stats { command: StatsCommand::Agents { common } } => stats::agents(&common),
+            Command::Stats { command: None, common } => stats::both(&common),
+            Command::Stats { command: Some(StatsCommand::Evaluator { common: own }), common } => stats::evaluator(&own.or(common)),
+            Command::Stats { command: Some(StatsCommand::Agents { common: own }), common } => stats::agents(&own.or(common)),
         }
     });
     ExitCode::from(code)

@@ -79,21 +79,57 @@ fn share(part: u32, of: u32) -> String {
     }
 }
 
+/// `finishline stats`: both figures, agents first (the one a person picks from), each under its
+/// name; with `--json` one object holding both.
+pub fn both(common: &Common) -> u8 {
+    let store = match open(common) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let (agents, judges) = match store.agent_trust().and_then(|a| Ok((a, store.evaluator_trust()?))) {
+        Ok(both) => both,
+        Err(e) => {
+            errln!("finishline: {e}");
+            return exit::FAILED;
+        }
+    };
+    if common.json {
+        outln!("{}", serde_json::json!({ "agents": agents, "evaluator": judges }));
+        return exit::OK;
+    }
+    outln!("Agents");
+    if agents.is_empty() {
+        outln!("  No tasks yet.");
+    }
+    for t in &agents {
+        outln!("{}", indented(&agent_words(t)));
+    }
+    outln!("\nEvaluators");
+    if judges.is_empty() {
+        outln!("  No reviews decided by a person after an evaluator verdict yet.");
+    }
+    for t in &judges {
+        outln!("{}", indented(&line(t)));
+    }
+    exit::OK
+}
+
+fn indented(words: &str) -> String {
+    words.lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
+}
+
+fn agent_words(t: &finishline_engine::store::trust::AgentTrust) -> String {
+    let name = if t.model.is_empty() { t.agent.clone() } else { format!("{} ({})", t.agent, t.model) };
+    format!(
+        "{name}\n  verified done {} · chosen among attempts {} · approved {} · claimed done without being done {}",
+        share(t.verified_done, t.tasks),
+        share(t.chosen, t.attempts_decided),
+        share(t.approved, t.reviews_decided),
+        share(t.false_claims, t.tasks)
+    )
+}
+
 /// `finishline stats agents`: which agent to send which task to, from the person's own history.
 pub fn agents(common: &Common) -> u8 {
-    print_rows(
-        common,
-        |store| store.agent_trust(),
-        "No tasks yet.",
-        |t| {
-            let name = if t.model.is_empty() { t.agent.clone() } else { format!("{} ({})", t.agent, t.model) };
-            format!(
-                "{name}\n  verified done {} · chosen among attempts {} · approved {} · claimed done without being done {}",
-                share(t.verified_done, t.tasks),
-                share(t.chosen, t.attempts_decided),
-                share(t.approved, t.reviews_decided),
-                share(t.false_claims, t.tasks)
-            )
-        },
-    )
+    print_rows(common, |store| store.agent_trust(), "No tasks yet.", agent_words)
 }

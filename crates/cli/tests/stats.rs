@@ -111,3 +111,31 @@ fn stats_evaluator_on_a_history_without_reviews_says_so() {
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("No reviews"), "an empty history is not a perfect judge");
 }
+
+#[test]
+fn stats_alone_prints_both_figures_and_takes_its_options_before_or_after_the_figure() {
+    let e = env();
+    std::fs::create_dir_all(&e.data).unwrap();
+    let store = Store::open(&e.data.join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    decided(&store, "one", Decision::Approve);
+    drop(store);
+    // `finishline stats --data-dir D` (what `--help` of the other commands teaches) was refused
+    // by clap as an unexpected argument.
+    let o = finishline(&["stats"], &e.data);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "stats alone: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        out.contains("Agents") && out.contains("verified done") && out.contains("Evaluators") && out.contains("judge"),
+        "both figures, each under its name: {out}"
+    );
+    let json = lines(&finishline(&["stats", "--json"], &e.data));
+    assert_eq!(json.len(), 1, "one object: {json:?}");
+    assert_eq!(json[0]["agents"][0]["model"], "agent");
+    assert_eq!(json[0]["evaluator"][0]["model"], "judge");
+    // The options before the figure's name count as after it.
+    let before = finishline(&["stats", "--json", "evaluator"], &e.data);
+    assert!(before.status.success(), "{}", String::from_utf8_lossy(&before.stderr));
+    assert_eq!(lines(&before)[0]["model"], "judge");
+    let data_first = std::process::Command::new(support::cli::bin()).arg("stats").arg("--data-dir").arg(&e.data).arg("agents").output().unwrap();
+    assert!(String::from_utf8_lossy(&data_first.stdout).contains("agent"), "{}", String::from_utf8_lossy(&data_first.stderr));
+}
