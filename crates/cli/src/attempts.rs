@@ -424,6 +424,26 @@ fn on_base(r: &GroupRanking, engine: &Engine) -> String {
     }
 }
 
+/// The group's attempt a session id names: whole, by its start (with or without `ses_`, 8
+/// characters or more) or by its end (6 or more, as its worktree and branch show it).
+fn named_attempt(choice: &str, r: &GroupRanking) -> Result<SessionId, String> {
+    let start = if choice.starts_with("ses_") { choice.to_string() } else { format!("ses_{choice}") };
+    let ids = r.ranking.iter().map(|a| &a.evidence.session);
+    let matching: Vec<&SessionId> = ids
+        .filter(|id| {
+            id.as_str() == choice || (choice.len() >= 8 && id.as_str().starts_with(&start)) || (choice.chars().count() >= 6 && id.as_str().ends_with(choice))
+        })
+        .collect();
+    match matching[..] {
+        [one] => Ok(one.clone()),
+        [] => Err(format!(
+            "no attempt of this group is {choice}: `{}` shows them, each with its rank and session",
+            crate::hint::command(&format!("sessions attempts {}", r.group))
+        )),
+        _ => Err(format!("{} attempts of this group match {choice}; give more of the session id, or its rank", matching.len())),
+    }
+}
+
 /// The command that lands one of the group's attempts.
 fn choose_cmd(r: &GroupRanking) -> String {
     crate::hint::command(&format!("sessions attempts {} --choose N", r.group))
@@ -528,7 +548,10 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
             Some(a) => a.evidence.session.clone(),
             None => return fail(exit::USAGE, json, &no_such_rank(k, &ranking)),
         },
-        Err(_) => SessionId(choice),
+        Err(_) => match named_attempt(&choice, &ranking) {
+            Ok(sid) => sid,
+            Err(why) => return fail(exit::USAGE, json, &why),
+        },
     };
     // Ctrl+C (or a SIGTERM) while the chosen attempt lands stops its checks before anything moves.
     let (on_signal, stop) = crate::run::stop_landing_on_signal(engine.clone(), sid.clone());

@@ -164,8 +164,10 @@ enum SessionsCommand {
     /// rank or session id) and reject the others, or cancel those still running, or reject them
     /// all, or ask the evaluator to compare them.
     Attempts {
+        /// The group's id, as `run --attempts` printed it, or its start or end (as a session's).
         group: String,
-        /// Land this attempt (its rank, or its session id) and reject the others.
+        /// Land this attempt (its rank, or its session id, whole or its start or end) and reject
+        /// the others.
         #[arg(long, value_name = "RANK|SESSION")]
         choose: Option<String>,
         /// Cancel every attempt still running.
@@ -467,7 +469,7 @@ fn main() -> ExitCode {
                 SessionsCommand::Discard { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |id| sessions::discard(&id, &common)),
                 SessionsCommand::Attempts { group, choose, cancel, reject, compare, opts } => match sessions::known_group(&group, &opts.common) {
                     Err(code) => code,
-                    Ok(()) => {
+                    Ok(group) => {
                         let opts = config::for_group(opts, &group, compare);
                         attempts::group(group, choose, cancel, reject, compare, opts).await
                     }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use finishline_engine::clock::SystemClock;
-use finishline_engine::domain::{SessionId, SessionStatus};
+use finishline_engine::domain::{GroupId, SessionId, SessionStatus};
 use finishline_engine::store::{export, ListQuery, Store};
 
 use crate::output::{errln, out, outln};
@@ -103,23 +103,70 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
 /// Whether this history has the session; if not, says so (and how to see the ones it has).
 pub fn known(id: &str, common: &Common) -> Result<String, u8> {
     let store = open(common)?;
-    let unknown = || {
-        crate::run::fail(exit::USAGE, common.json, &format!("there is no session {id} in this history: `{}` shows them", crate::hint::command("sessions list")))
-    };
-    match store.session(&SessionId(id.into())) {
+    let unknown = format!("there is no session {id} in this history: `{}` shows them", crate::hint::command("sessions list"));
+    resolve(
+        id,
+        common,
+        &Kind {
+            plural: "sessions",
+            prefix: "ses_",
+            exists: &|id| store.session(&SessionId(id.into())).map(|_| ()),
+            starting: &|start, n| Ok(store.sessions_starting(start, n)?.into_iter().map(|s| s.0).collect()),
+            ending: &|end, n| Ok(store.sessions_ending(end, n)?.into_iter().map(|s| s.0).collect()),
+            unknown,
+        },
+    )
+}
+
+/// Whether this history has the attempt group, named as a session is (whole, by its start or by
+/// its end); if not, says so as [`known`] does for a session.
+pub fn known_group(group: &str, common: &Common) -> Result<String, u8> {
+    let store = open(common)?;
+    let unknown = format!(
+        "there is no attempt group {group} in this history: `{}` shows the sessions, a group's attempts with its id",
+        crate::hint::command("sessions list")
+    );
+    resolve(
+        group,
+        common,
+        &Kind {
+            plural: "attempt groups",
+            prefix: "grp_",
+            exists: &|id| finishline_engine::agent::attempts::group_attempts(&store, &GroupId(id.into())).map(|_| ()),
+            starting: &|start, n| Ok(store.groups_starting(start, n)?.into_iter().map(|g| g.0).collect()),
+            ending: &|end, n| Ok(store.groups_ending(end, n)?.into_iter().map(|g| g.0).collect()),
+            unknown,
+        },
+    )
+}
+
+/// What an id names, for finding it by its start or its end.
+struct Kind<'a> {
+    plural: &'static str,
+    /// What every such id starts with; `sessions list` shows ids with it, but read off aloud it
+    /// is often left out.
+    prefix: &'static str,
+    exists: &'a dyn Fn(&str) -> finishline_engine::Result<()>,
+    starting: &'a dyn Fn(&str, usize) -> finishline_engine::Result<Vec<String>>,
+    ending: &'a dyn Fn(&str, usize) -> finishline_engine::Result<Vec<String>>,
+    unknown: String,
+}
+
+fn resolve(id: &str, common: &Common, kind: &Kind) -> Result<String, u8> {
+    match (kind.exists)(id) {
         Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => {}
         _ => return Ok(id.to_string()),
     }
     // The start of an id, as `sessions list` shows it, is enough when only one id starts so;
     // else its end, which names the task's worktree and branch (ids made together share a start).
     let failed = |e: finishline_engine::Error| crate::run::fail(exit::FAILED, common.json, &e.to_string());
-    // Read off the list without its `ses_` (8 characters or more, as with it), it is a start too.
-    let start = if id.starts_with("ses_") { id.to_string() } else { format!("ses_{id}") };
-    let starting = if id.len() >= MIN_PREFIX { store.sessions_starting(&start, SHOWN + 1).map_err(failed)? } else { vec![] };
-    // Without its `ses_`, the same letters may be one id's start and another's end: both are
-    // looked for, and two different sessions are no answer.
-    let look_at_ends = id.chars().count() >= MIN_END && (starting.is_empty() || !id.starts_with("ses_"));
-    let ending = if look_at_ends { store.sessions_ending(id, SHOWN + 1).map_err(failed)? } else { vec![] };
+    // Read off the list without its prefix (8 characters or more, as with it), it is a start too.
+    let start = if id.starts_with(kind.prefix) { id.to_string() } else { format!("{}{id}", kind.prefix) };
+    let starting = if id.len() >= MIN_PREFIX { (kind.starting)(&start, SHOWN + 1).map_err(failed)? } else { vec![] };
+    // Without its prefix, the same letters may be one id's start and another's end: both are
+    // looked for, and two different ones are no answer.
+    let look_at_ends = id.chars().count() >= MIN_END && (starting.is_empty() || !id.starts_with(kind.prefix));
+    let ending = if look_at_ends { (kind.ending)(id, SHOWN + 1).map_err(failed)? } else { vec![] };
     let (found, how) = match (starting.is_empty(), ending.is_empty()) {
         (false, true) => (starting, "start"),
         (true, _) => (ending, "end"),
@@ -129,47 +176,31 @@ pub fn known(id: &str, common: &Common) -> Result<String, u8> {
             (both, "start or end")
         }
     };
-    let matching: Vec<&str> = found.iter().map(|s| s.as_str()).collect();
-    match matching[..] {
-        [] => Err(unknown()),
-        [one] => Ok(one.to_string()),
-        ref many => Err(crate::run::fail(
+    let plural = kind.plural;
+    match &found[..] {
+        [] => Err(crate::run::fail(exit::USAGE, common.json, &kind.unknown)),
+        [one] => Ok(one.clone()),
+        many => Err(crate::run::fail(
             exit::USAGE,
             common.json,
             &if many.len() > SHOWN {
-                format!("more than {SHOWN} sessions {how} with {id}, the newest {}; give more of the id", many[..SHOWN].join(", "))
+                format!("more than {SHOWN} {plural} {how} with {id}, the newest {}; give more of the id", many[..SHOWN].join(", "))
             } else {
-                format!("{} sessions {how} with {id}: {}; give more of the id", many.len(), many.join(", "))
+                format!("{} {plural} {how} with {id}: {}; give more of the id", many.len(), many.join(", "))
             },
         )),
     }
 }
 
-/// How many of the sessions sharing a start a refusal names.
+/// How many of the ids sharing a start a refusal names.
 const SHOWN: usize = 5;
 
-/// The fewest characters of an id taken as its start: "ses_" and a few more, so that a typo of a
-/// few letters is not quietly read as some session.
+/// The fewest characters of an id taken as its start: the prefix and a few more, so that a typo
+/// of a few letters is not quietly read as some session.
 const MIN_PREFIX: usize = 8;
 
 /// The fewest characters of an id taken as its end: the six a task's worktree and branch show.
 const MIN_END: usize = 6;
-
-/// Whether this history has the attempt group; if not, says so as [`known`] does for a session.
-pub fn known_group(group: &str, common: &Common) -> Result<(), u8> {
-    let store = open(common)?;
-    match finishline_engine::agent::attempts::group_attempts(&store, &finishline_engine::domain::GroupId(group.into())) {
-        Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => Err(crate::run::fail(
-            exit::USAGE,
-            common.json,
-            &format!(
-                "there is no attempt group {group} in this history: `{}` shows the sessions, a group's attempts with its id",
-                crate::hint::command("sessions list")
-            ),
-        )),
-        _ => Ok(()),
-    }
-}
 
 /// Ends a session that waits for the person, left so by a process that is gone.
 pub fn cancel(id: &str, common: &Common) -> u8 {

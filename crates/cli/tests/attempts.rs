@@ -445,7 +445,9 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
     let failed = ranking["ranking"].as_array().unwrap().iter().find(|a| a["evidence"]["session"] == sessions["b"].as_str()).unwrap()["evidence"].clone();
     assert!(failed["error"].as_str().is_some_and(|m| m.contains("not served here")), "the failed attempt says why, in the provider's words: {failed}");
     assert_eq!(worktrees(&r), 3, "both attempts' worktrees wait: one for review, the failed one as undecided work");
-    let compare = finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &r.to_string_lossy(), "--base-url", &url, "--model", "m"], &e.data);
+    // A group is named as a session is: by its start as shown without `grp_`, or by its end.
+    let start = &group["grp_".len()..16];
+    let compare = finishline(&["sessions", "attempts", start, "--compare", "--workspace", &r.to_string_lossy(), "--base-url", &url, "--model", "m"], &e.data);
     assert_eq!(compare.status.code(), Some(2), "one attempt has nothing to compare: {}", String::from_utf8_lossy(&compare.stderr));
     assert!(
         String::from_utf8_lossy(&compare.stderr).contains("only 1 of the 2 attempts has work waiting to land"),
@@ -453,7 +455,7 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
         String::from_utf8_lossy(&compare.stderr)
     );
 
-    let out = finishline(&["sessions", "attempts", &group, "--reject", "--workspace", &r.to_string_lossy()], &e.data);
+    let out = finishline(&["sessions", "attempts", &group[group.len() - 6..], "--reject", "--workspace", &r.to_string_lossy()], &e.data);
     assert_eq!(out.status.code(), Some(3), "rejected, as `sessions review --reject` says it: {}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("2 attempts"), "it says what it put away: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(worktrees(&r), 1, "no attempt's worktree is left");
@@ -911,7 +913,9 @@ async fn attempts_continued_after_the_choice_are_approved_like_any_task() {
     ]);
     let Waiting { _server, e, r, url, group, sessions } = waiting(commented(more, &[("a", "one"), ("b", "two")])).await;
     let ws = r.to_string_lossy().into_owned();
-    let chosen = finishline(&["sessions", "attempts", &group, "--choose", sessions["a"].as_str(), "--workspace", &ws], &e.data);
+    // The attempt is named by its session's end, as its worktree and branch show it.
+    let a_end = &sessions["a"][sessions["a"].len() - 6..];
+    let chosen = finishline(&["sessions", "attempts", &group, "--choose", a_end, "--workspace", &ws], &e.data);
     assert_eq!(chosen.status.code(), Some(0), "{}", String::from_utf8_lossy(&chosen.stderr));
 
     let follow_up =

@@ -426,6 +426,16 @@ impl Store {
         sessions::ids_ending(&self.read(), end, limit)
     }
 
+    /// The attempt groups whose id starts so, at most `limit`.
+    pub fn groups_starting(&self, start: &str, limit: usize) -> Result<Vec<GroupId>> {
+        sessions::group_ids_starting(&self.read(), start, limit)
+    }
+
+    /// The attempt groups whose id ends so, at most `limit`.
+    pub fn groups_ending(&self, end: &str, limit: usize) -> Result<Vec<GroupId>> {
+        sessions::group_ids_ending(&self.read(), end, limit)
+    }
+
     pub fn list_sessions(&self, q: &ListQuery) -> Result<Vec<SessionSummary>> {
         sessions::list(&self.read(), q)
     }

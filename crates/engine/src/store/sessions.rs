@@ -314,16 +314,37 @@ pub fn get(conn: &rusqlite::Connection, id: &SessionId) -> Result<Option<Session
 /// The ids that start with `start`, newest first, at most `limit`: a range over the id's index, so a
 /// long history is not read to find one session.
 pub fn ids_starting(conn: &rusqlite::Connection, start: &str, limit: usize) -> Result<Vec<SessionId>> {
-    let mut stmt = conn.prepare_cached("SELECT id FROM sessions WHERE id >= ?1 AND id < ?1 || char(1114111) ORDER BY id DESC LIMIT ?2")?;
-    let rows = stmt.query_map(params![start, limit as i64], |r| Ok(SessionId(r.get(0)?)))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    starting(conn, "id", start, limit, SessionId)
 }
 
 /// The ids that end with `end`, newest first, at most `limit`. An id's end is random where its start
 /// is the time it was made, so this reads every id: the history list's scale, not an event log's.
 pub fn ids_ending(conn: &rusqlite::Connection, end: &str, limit: usize) -> Result<Vec<SessionId>> {
-    let mut stmt = conn.prepare_cached("SELECT id FROM sessions WHERE substr(id, -?2) = ?1 ORDER BY id DESC LIMIT ?3")?;
-    let rows = stmt.query_map(params![end, end.chars().count() as i64, limit as i64], |r| Ok(SessionId(r.get(0)?)))?;
+    ending(conn, "id", end, limit, SessionId)
+}
+
+/// The attempt groups whose id starts with `start`, newest first, at most `limit`.
+pub fn group_ids_starting(conn: &rusqlite::Connection, start: &str, limit: usize) -> Result<Vec<GroupId>> {
+    starting(conn, "group_id", start, limit, GroupId)
+}
+
+/// The attempt groups whose id ends with `end`, newest first, at most `limit`.
+pub fn group_ids_ending(conn: &rusqlite::Connection, end: &str, limit: usize) -> Result<Vec<GroupId>> {
+    ending(conn, "group_id", end, limit, GroupId)
+}
+
+/// `column` is one of this file's own names, never the caller's text.
+fn starting<T>(conn: &rusqlite::Connection, column: &'static str, start: &str, limit: usize, id: fn(String) -> T) -> Result<Vec<T>> {
+    let sql = format!("SELECT DISTINCT {column} FROM sessions WHERE {column} >= ?1 AND {column} < ?1 || char(1114111) ORDER BY {column} DESC LIMIT ?2");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params![start, limit as i64], |r| Ok(id(r.get(0)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+fn ending<T>(conn: &rusqlite::Connection, column: &'static str, end: &str, limit: usize, id: fn(String) -> T) -> Result<Vec<T>> {
+    let sql = format!("SELECT DISTINCT {column} FROM sessions WHERE {column} IS NOT NULL AND substr({column}, -?2) = ?1 ORDER BY {column} DESC LIMIT ?3");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params![end, end.chars().count() as i64, limit as i64], |r| Ok(id(r.get(0)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
