@@ -11,6 +11,7 @@ import { compareOnce, comparisonOf } from "../comparing";
 import { AppError, ipc, type Settings, type FileDifference, type GroupRanking, type LandingMode, type RankedAttempt, type SessionSummary } from "../ipc";
 import { END_LABEL, landedText, NOT_CHOSEN, STATUS_LABEL } from "../session/model";
 import { useHistoryChanges } from "../historyChanges";
+import { useKeptState } from "../keptState";
 
 const DiffView = lazy(() => import("../components/DiffView"));
 
@@ -94,18 +95,12 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
   const [diffs, setDiffs] = useState<FileDifference[] | null>(null);
   const [tab, setTab] = useState<"ranking" | "differences">("ranking");
-  // The attempt whose diff is open, kept for the window's life: a visit to Settings or to one
-  // attempt's session closed it.
-  const shownKey = `finishline.attempts.shown.${group}`;
-  const [shown, setShownState] = useState<string | null>(() => sessionStorage.getItem(shownKey));
-  const setShown = (session: string | null) => {
-    setShownState(session);
-    if (session) sessionStorage.setItem(shownKey, session);
-    else sessionStorage.removeItem(shownKey);
-  };
+  // The attempt whose diff is open, and what the last action came to, kept for the window's
+  // life: a visit to Settings or to one attempt's session lost them.
+  const [shown, setShown] = useKeptState(`finishline.attempts.shown.${group}`);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const [notice, setNotice] = useKeptState(`finishline.attempts.notice.${group}`);
   // Cancel the running attempts: asked first, as a session's cancel is; sent once, however
   // often pressed meanwhile.
   // How many were running when asked: the question keeps its words while they end.
@@ -155,8 +150,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
       const pending = compareOnce(group, () => ipc.compareAttempts(group));
       try {
         const c = await pending;
-        if (!mounted.current) return;
-        setRanking(c);
+        // Said even when the person has gone to another screen: they read it when they are back.
         setNotice(
           stopped.current
             ? c.asked === 0
@@ -166,6 +160,8 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
             ? `Each pair already has ${c.model}'s answer, and asked again it would answer the same. Another evaluator model (Settings → Evaluator) gives its own.`
             : `The evaluator (${c.model}) compared ${c.asked === 1 ? "one pair" : `${c.asked} pairs`} of neighbours. Its word orders only attempts the rule finds equal.`,
         );
+        if (!mounted.current) return;
+        setRanking(c);
       } catch (e) {
         if (!mounted.current) return;
         setError(`The attempts were not compared: ${(e as AppError).message}`);
@@ -178,7 +174,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
         }
       }
     },
-    [group, load],
+    [group, load, setNotice],
   );
   useEffect(() => void follow(false), [follow]);
   useEffect(() => {

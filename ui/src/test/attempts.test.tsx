@@ -543,6 +543,23 @@ describe("attempts side by side", () => {
     expect(asked).toBe(1);
   });
 
+  it("a comparison that ends while the person is on another screen says what it came to when they come back", async () => {
+    let answer: (r: Compared) => void = () => {};
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return tied();
+      if (cmd === "list_sessions") return [];
+      if (cmd === "compare_attempts") return new Promise<Compared>((resolve) => (answer = resolve));
+      return null;
+    });
+    const first = render(<AttemptsView group="g-away" onOpenSession={() => {}} />);
+    await userEvent.click(await screen.findByTestId("attempts-compare"));
+    first.unmount();
+    answer({ ...tied(), asked: 1, model: "judge-m", comparison_tokens: 900 });
+    await new Promise((r) => setTimeout(r, 0));
+    render(<AttemptsView group="g-away" onOpenSession={() => {}} />);
+    expect((await screen.findByTestId("attempts-notice")).textContent).toContain("The evaluator (judge-m) compared one pair of neighbours");
+  });
+
   it("Stop comparing stops the evaluator and says how many pairs it answered before", async () => {
     let stopped: unknown = null;
     let answer: (r: Compared) => void = () => {};
