@@ -643,27 +643,34 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
   const sectionRef = useRef<HTMLElement | null>(null);
   /** After a decision the review panel is gone, and the focus with it: it goes to the message
    * box (or, while the agent works again, the page) once that is shown, unless the person put
-   * it somewhere meanwhile. Timers, not frames: a hidden window holds frames back. */
+   * it somewhere meanwhile. */
   const decided = () => {
     jumpToLatest();
     // The review panel holds the focus for a moment (the button pressed, then what was decided:
     // an approve's stays, a request's goes as the next run starts): the focus lands only once it
     // is on the page, and never takes it from where the person put it.
+    landFocus('[data-testid="review-panel"]', true);
+  };
+  /** Puts a focus that was lost (its element gone) on what comes next: the message box, or while
+   * the agent works, the page the session is on; not its Cancel, which acts at once, so an Enter
+   * pressed twice would stop the run just asked for. `holder`: a part of the screen about to go
+   * whose focus counts as lost too. `waitForNext`: nothing is shown yet to land on, so try a
+   * moment later. Timers, not frames: a hidden window holds frames back. */
+  const landFocus = (holder: string | null, waitForNext: boolean) => {
+    clearTimeout(landing.current);
     let tries = 0;
     const land = () => {
       const now = document.activeElement;
       const lost = !now || now === document.body || !now.isConnected;
-      if (!lost && !now.closest('[data-testid="review-panel"]')) return;
-      // While the agent works again, the page the session is on: not its Cancel, which acts at
-      // once, so an Enter pressed twice would stop the run just asked for.
+      if (!lost && !(holder && now.closest(holder))) return;
       const section = sectionRef.current;
-      const target = !lost ? null : (section?.querySelector<HTMLElement>('[data-testid="message-input"]') ?? (section?.querySelector('[data-testid="cancel"]') ? scroller.current : null));
+      const box = section?.querySelector<HTMLElement>('[data-testid="message-input"]');
+      const target = !lost ? null : (box ?? (!waitForNext || section?.querySelector('[data-testid="cancel"]') ? scroller.current : null));
       if (target) target.focus({ preventScroll: true });
       else if (++tries < 20) landing.current = setTimeout(land, 100);
     };
     landing.current = setTimeout(land, 0);
   };
-  // A view closed meanwhile (another session opened) has no focus to place.
   const landing = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useEffect(() => () => clearTimeout(landing.current), []);
   useEffect(() => {
@@ -776,6 +783,14 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
 
   const running = isRunning(model);
   runningRef.current = running;
+  // A run starting takes the message box away (and a Resume or Try again button), a run ending
+  // takes Cancel: the focus they had is put where the person goes on from.
+  const wasRunning = useRef(running);
+  useEffect(() => {
+    if (wasRunning.current === running) return;
+    wasRunning.current = running;
+    landFocus(null, false);
+  }, [running]);
   const ask = pendingAsk(model.items);
   // Frame pacing is measured while text streams in (FINISHLINE_PERF=1 only).
   const streaming = running && model.items.some((i) => i.kind === "assistant" && i.text.length > 0);

@@ -609,6 +609,38 @@ describe("Session view", () => {
     await waitFor(() => expect(main.scrollTop, "the view goes to the end, where the run starts").toBe(2000));
   });
 
+  it("the focus is not lost when a message starts a run and the box goes, nor when the run ends and Cancel goes", async () => {
+    const calls: Record<string, unknown>[] = [];
+    seq = 0;
+    const deliver = script(
+      [
+        ev({ type: "session_created", task: "write a.txt", workspace: "/ws", provider: "openai", model: "m" }),
+        ev({ type: "run_started", trigger: "task" }),
+        ev({ type: "run_finished", status: "idle", claim: "none", verdict: "unavailable", end_reason: "conversation_unchecked" }),
+        ev({ type: "status_changed", status: "idle" }),
+      ],
+      calls,
+    );
+    render(
+      <main className="content" tabIndex={-1}>
+        <SessionView sessionId="s1" onOpenHistory={() => {}} />
+      </main>,
+    );
+    const main = document.querySelector("main.content") as HTMLElement;
+    const user = userEvent.setup();
+    await user.type(await screen.findByTestId("message-input"), "and now b.txt{Enter}");
+    await waitFor(() => expect(calls.some((c) => c.cmd === "send_message")).toBe(true));
+    deliver(ev({ type: "run_started", trigger: "message" }));
+    deliver(ev({ type: "status_changed", status: "busy" }));
+    await waitFor(() => expect(screen.queryByTestId("message-input")).toBeNull());
+    // Not Cancel: an Enter pressed twice would stop the run just asked for.
+    await waitFor(() => expect(main, "the page the session is on, where Tab goes on from").toHaveFocus());
+    screen.getByTestId("cancel").focus();
+    deliver(ev({ type: "run_finished", status: "idle", claim: "none", verdict: "unavailable", end_reason: "conversation_unchecked" }));
+    deliver(ev({ type: "status_changed", status: "idle" }));
+    await waitFor(() => expect(screen.getByTestId("message-input"), "Cancel is gone: the box to say what next").toHaveFocus());
+  });
+
   it("a link's address left open in the timeline does not take Esc's question about the run away", async () => {
     const calls: Record<string, unknown>[] = [];
     script([...running(), ev({ type: "message_created", message_id: "m2", role: "assistant" }), ev({ type: "text_delta", message_id: "m2", text: "See [the docs](https://docs.example.com)." })], calls);
