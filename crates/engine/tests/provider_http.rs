@@ -536,6 +536,18 @@ async fn a_base_url_without_v1_is_told_to_try_it_with_v1() {
     }
 }
 
+/// Test connection on a base URL without its `/v1` says to try it with `/v1` once: the check's own
+/// words and the request's both said it (three times with the window's link).
+#[tokio::test]
+async fn the_connection_check_names_the_url_with_v1_once() {
+    let s = server(vec![always(ok_reply("hello"))]).await;
+    let bare = s.url().trim_end_matches('/').to_string();
+    let provider = HttpProvider::new(ProviderConfig::new(ProviderKind::Openai, bare.clone(), None)).unwrap();
+    let e = finishline_engine::provider::check_connection(&provider, "m").await.unwrap_err();
+    assert_eq!(e.kind, ProviderErrorKind::NotFound, "{}", e.message);
+    assert_eq!(e.message.matches(&format!("{bare}/v1")).count(), 1, "{}", e.message);
+}
+
 /// A host name that does not resolve (a typo in the base URL) is not a server that is busy:
 /// one retry, and the error names the host that was not found, not five retries and half a minute.
 #[tokio::test]

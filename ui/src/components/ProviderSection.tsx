@@ -14,7 +14,8 @@ const KINDS: { id: ProviderKind; label: string }[] = [
 const HEADLINES: Record<string, string> = {
   auth: "Wrong or missing key.",
   provider_unreachable: "Nothing answered at this URL.",
-  provider_not_found: "This URL is not the provider's API.",
+  // Either no API answers there, or the API has no such model.
+  provider_not_found: "Not found at this URL.",
   invalid_settings: "Check the form.",
 };
 
@@ -98,6 +99,7 @@ export function ProviderSection({ draft, setProvider, onKeyPending }: Props) {
     });
   };
 
+  const testButton = useRef<HTMLButtonElement>(null);
   const test = async () => {
     setTesting(true);
     setReport(null);
@@ -289,7 +291,7 @@ export function ProviderSection({ draft, setProvider, onKeyPending }: Props) {
       </div>
 
       <div className="row connection-row">
-        <button type="button" className="btn" onClick={test} disabled={testing || !p.base_url.trim()} data-testid="test-connection">
+        <button type="button" className="btn" ref={testButton} onClick={test} disabled={testing || !p.base_url.trim()} data-testid="test-connection">
           {testing ? "Testing…" : "Test connection"}
         </button>
         {report && <ConnectionResult report={report} model={p.model} />}
@@ -301,6 +303,8 @@ export function ProviderSection({ draft, setProvider, onKeyPending }: Props) {
             onClick={() => {
               setReport(null);
               setProvider({ ...p, base_url: suggestV1(p.kind, p.base_url)! });
+              // The link goes with the report: the focus to what comes next, testing the new URL.
+              testButton.current?.focus();
             }}
           >
             Did you mean {suggestV1(p.kind, p.base_url)}?

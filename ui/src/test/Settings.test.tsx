@@ -132,8 +132,11 @@ describe("Settings, more", () => {
     await user.click(screen.getByTestId("test-connection"));
     const fix = await screen.findByTestId("use-v1");
     expect(fix).toHaveTextContent("Did you mean http://127.0.0.1:8080/v1?");
-    await user.click(fix);
+    expect(screen.getByTestId("connection-report")).toHaveTextContent("Not found at this URL.");
+    fix.focus();
+    await user.keyboard("{Enter}");
     expect(screen.getByTestId("provider-base-url")).toHaveValue("http://127.0.0.1:8080/v1");
+    expect(screen.getByTestId("test-connection"), "the link is gone; the focus on what to do next").toHaveFocus();
   });
 
   it("Test connection grades the model, and New Task warns about a model that did not call a tool", async () => {

@@ -103,9 +103,11 @@ fn no_api_at(provider: &HttpProvider, e: ProviderError) -> ProviderError {
     let base = provider.base_url().trim_end_matches('/');
     let version = if provider.kind() == crate::ProviderKind::Gemini { "/v1beta" } else { "/v1" };
     let hint = if base.ends_with(version) { String::new() } else { format!(" Servers like this one usually answer under {base}{version}.") };
+    // The request's own advice says the same (provider/http.rs `missing_v1`): said once.
+    let said = e.message.split(super::http::NO_PATH).next().unwrap_or(&e.message).trim_end();
     ProviderError::new(
         ProviderErrorKind::NotFound,
-        format!("Nothing answers as a model API at {base} (no model list, no chat endpoint): check the base URL.{hint} ({})", e.message),
+        format!("Nothing answers as a model API at {base} (no model list, no chat endpoint): check the base URL.{hint} ({said})"),
     )
 }
 

@@ -307,13 +307,16 @@ where
     })
 }
 
+/// The advice `missing_v1` adds, which the connection check finds so as not to say it twice.
+pub(super) const NO_PATH: &str = "The base URL has no path; OpenAI-compatible servers serve under /v1";
+
 /// A 404 from an OpenAI-compatible server given without any path (`http://localhost:8080`, as
 /// servers print their address): they serve the API under `/v1`, which is then what to try.
 fn missing_v1(mut e: ProviderError, kind: ProviderKind, base: &str) -> ProviderError {
     let base = base.trim().trim_end_matches('/');
     let bare = base.split_once("://").is_some_and(|(_, rest)| !rest.contains('/'));
     if e.kind == ProviderErrorKind::NotFound && kind == ProviderKind::Openai && bare {
-        e.message = format!("{} The base URL has no path; OpenAI-compatible servers serve under /v1: try {base}/v1.", e.message);
+        e.message = format!("{} {NO_PATH}: try {base}/v1.", e.message);
     }
     e
 }
