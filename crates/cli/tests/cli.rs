@@ -1187,6 +1187,24 @@ fn a_failed_run_names_the_command_that_goes_on_once_the_cause_is_fixed() {
     assert!(said.contains(&format!("once the cause is fixed, go on with `finishline sessions resume {id}")), "{said}");
 }
 
+/// A session whose folder was deleted (or moved) since: resuming it says the session's folder is
+/// gone and how to go on, not New Task's "choose another, or check the spelling".
+#[test]
+fn resuming_a_session_whose_folder_is_gone_says_so_and_how_to_go_on() {
+    let url = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/v1", l.local_addr().unwrap())
+    };
+    let e = env();
+    finishline(&["run", "write notes.md", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "m"], &e.data);
+    let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
+    std::fs::remove_dir_all(&e.ws).unwrap();
+    let out = finishline(&["sessions", "resume", &id, "--base-url", &url, "--model", "m"], &e.data);
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains(&format!("{}, is gone", e.ws.display())) && said.contains("put it back"), "{said}");
+    assert!(!said.contains("check the spelling"), "{said}");
+}
+
 /// A task given as one long line (a pasted log, a file of 100 KB): the terminal shows its start
 /// and how long it is, not all of it after the ▶.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

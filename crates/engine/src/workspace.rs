@@ -28,3 +28,15 @@ pub fn unusable(path: &std::path::Path, e: &std::io::Error) -> crate::Error {
     };
     crate::Error::InvalidInput(message)
 }
+
+/// Why the folder a session works in cannot be used now: it was there when the task began, so a
+/// missing one was moved or deleted since, and naming another is not what to do.
+pub fn unusable_now(path: &std::path::Path, e: &std::io::Error) -> crate::Error {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        return crate::Error::InvalidInput(format!(
+            "the folder this session works in, {}, is gone (moved or deleted): put it back there and resume, or start a new task in another folder",
+            path.display()
+        ));
+    }
+    unusable(path, e)
+}

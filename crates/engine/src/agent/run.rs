@@ -176,7 +176,7 @@ impl Run {
         let folder = engine.task_folder(&session, &summary.workspace, &events)?;
         let events = if folder.checkout_pending { engine.store.events(&session, 0)? } else { events };
         let work_dir = folder.work_dir();
-        let workspace = Workspace::new(&work_dir).map_err(|e| crate::workspace::unusable(&work_dir, &e))?;
+        let workspace = Workspace::new(&work_dir).map_err(|e| crate::workspace::unusable_now(&work_dir, &e))?;
         let (checkpoints, checkpoints_off) = match engine.checkpoints(&session, &folder.recorded()) {
             Ok(c) => (Some(c), None),
             Err(e) => (None, Some(e.to_string())),
