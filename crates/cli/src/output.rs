@@ -55,9 +55,10 @@ macro_rules! outln {
     ($($t:tt)*) => { $crate::output::write(format_args!("{}\n", format_args!($($t)*))) };
 }
 
-/// `print!` for a reader that may go away.
-macro_rules! out {
-    ($($t:tt)*) => { $crate::output::write(format_args!($($t)*)) };
+/// `println!` of what a person reads (a listing with titles and snippets from the history):
+/// see [`human`].
+macro_rules! humanln {
+    ($($t:tt)*) => { $crate::output::human(&format!("{}\n", format_args!($($t)*))) };
 }
 
 /// `eprintln!` for a terminal that may go away (SIGHUP, a closed window): see [`say`].
@@ -66,4 +67,4 @@ macro_rules! errln {
     ($($t:tt)*) => { $crate::output::say(&format!("{}\n", format_args!($($t)*))) };
 }
 
-pub(crate) use {errln, out, outln};
+pub(crate) use {errln, humanln, outln};

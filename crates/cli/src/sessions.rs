@@ -6,7 +6,7 @@ use finishline_engine::clock::SystemClock;
 use finishline_engine::domain::{GroupId, SessionId, SessionStatus};
 use finishline_engine::store::{export, ListQuery, Store};
 
-use crate::output::{errln, out, outln};
+use crate::output::{errln, humanln, outln};
 use crate::{config, exit, Common};
 
 pub fn open(common: &Common) -> Result<Store, u8> {
@@ -85,8 +85,8 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
                         (Some(b), None) => format!("  [branch kept: {b}]"),
                         _ => String::new(),
                     };
-                    outln!(
-                        "{}  {:<16} {:<20} {}  {}{plan}{approved}{attempt}{kept}",
+                    humanln!(
+                        "{}  {:<17} {:<22} {}  {}{plan}{approved}{attempt}{kept}",
                         r.id,
                         r.status.as_str(),
                         r.end_reason.map(|e| e.as_str()).unwrap_or("—"),
@@ -268,7 +268,7 @@ pub fn discard(id: &str, common: &Common) -> u8 {
 /// One session's timeline: the Markdown export, or the JSON export with `--json`.
 pub fn show(id: &str, common: &Common) -> u8 {
     // `--json` is one object per line, as everywhere; `export --format json` is a file to read.
-    export(id, common.json.then_some(JsonLayout::OneLine), common)
+    export_as(id, common.json.then_some(JsonLayout::OneLine), true, common)
 }
 
 pub fn search(text: &str, common: &Common) -> u8 {
@@ -287,18 +287,27 @@ pub fn search(text: &str, common: &Common) -> u8 {
         Err(e) => crate::run::fail(exit::FAILED, common.json, &e.to_string()),
         Ok(hits) => {
             if hits.is_empty() && !common.json {
-                crate::output::say(&format!("No session mentions “{}”.\n", text.trim()));
+                crate::output::say(&format!("No session mentions “{}”.\n", said_back(text.trim())));
             }
             for h in hits {
                 if common.json {
                     outln!("{}", serde_json::to_string(&h).unwrap_or_default());
                 } else {
-                    outln!("{}  {:<16} {}\n    {}", h.session_id, h.status.as_str(), h.title, h.snippet_text());
+                    humanln!("{}  {:<17} {}\n    {}", h.session_id, h.status.as_str(), h.title, h.snippet_text());
                 }
             }
             exit::OK
         }
     }
+}
+
+/// What the person searched for, said back: a 100 KB search is not echoed whole.
+fn said_back(text: &str) -> String {
+    const SHOWN: usize = 200;
+    if text.chars().count() <= SHOWN {
+        return text.to_string();
+    }
+    format!("{}…", text.chars().take(SHOWN).collect::<String>())
 }
 
 /// How a JSON export is laid out.
@@ -308,8 +317,14 @@ pub enum JsonLayout {
     Indented,
 }
 
-/// The session as Markdown, or as JSON laid out as `json` says.
+/// The session as Markdown, or as JSON laid out as `json` says. Markdown to a file is the record,
+/// whole; to a terminal it is read there, and a model's escapes would act on it.
 pub fn export(id: &str, json: Option<JsonLayout>, common: &Common) -> u8 {
+    use std::io::IsTerminal;
+    export_as(id, json, std::io::stdout().is_terminal(), common)
+}
+
+fn export_as(id: &str, json: Option<JsonLayout>, read_here: bool, common: &Common) -> u8 {
     let store = match open(common) {
         Ok(s) => s,
         Err(c) => return c,
@@ -320,7 +335,8 @@ pub fn export(id: &str, json: Option<JsonLayout>, common: &Common) -> u8 {
             match json {
                 Some(JsonLayout::OneLine) => outln!("{}", serde_json::to_string(&export::to_json(&t)).unwrap_or_default()),
                 Some(JsonLayout::Indented) => outln!("{}", serde_json::to_string_pretty(&export::to_json(&t)).unwrap_or_default()),
-                None => out!("{}", export::to_markdown(&t)),
+                None if read_here => crate::output::human(&export::to_markdown(&t)),
+                None => crate::output::write(format_args!("{}", export::to_markdown(&t))),
             }
             exit::OK
         }

@@ -625,11 +625,29 @@ async fn terminal_escapes_in_the_models_words_never_reach_the_terminal() {
     let e = env();
     let url = server.base_url(Protocol::Openai);
     let (data, ws) = (e.data.clone(), e.ws.to_string_lossy().into_owned());
-    let out =
-        tokio::task::spawn_blocking(move || finishline(&["run", "say hello", "--workspace", &ws, "--base-url", &url, "--model", "m"], &data)).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(&["run", "say hello \u{1b}]0;task\u{7}now", "--workspace", &ws, "--base-url", &url, "--model", "m"], &data)
+    })
+    .await
+    .unwrap();
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(!out.stdout.iter().any(|b| *b == 0x1b || *b == 0x07), "no escape or bell reaches the terminal: {shown:?}");
     assert!(shown.contains("Hello") && shown.contains("there."), "the words are kept: {shown}");
+    // Nor read back from the history: the list, a search and a session shown are read too.
+    for args in [&["sessions", "list"][..], &["sessions", "search", "hello"], &["sessions", "show", "ses_0"]] {
+        let mut args = args.to_vec();
+        let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
+        if args[1] == "show" {
+            args[2] = &id;
+        }
+        let out = finishline(&args, &e.data);
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert!(!out.stdout.iter().any(|b| *b == 0x1b || *b == 0x07), "{args:?}: {shown:?}");
+        assert!(shown.contains("say hello"), "{args:?}: {shown}");
+    }
+    // An export to a file keeps the text whole: it is the record.
+    let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
+    assert!(finishline(&["sessions", "export", &id], &e.data).stdout.contains(&0x1b), "the export is the record, whole");
 }
 
 /// `run --task-file PATH`: the task as a file holds it, run exactly as the same text given as
