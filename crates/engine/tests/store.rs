@@ -435,6 +435,56 @@ fn the_export_marks_a_failing_verification_as_failed_not_with_a_tick() {
     assert!(md.contains("**✗ Verification** `make slow`: exit ?"), "a command with no exit code did not pass: {md}");
 }
 
+/// A file the agent read, or a command's output, that holds a fence of its own (a README's code
+/// block) stays inside the export's block: its heading was a heading of the export, and every
+/// fence after it was off by one.
+#[test]
+fn a_fence_in_a_tools_output_or_a_checks_output_stays_inside_its_block() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("read the readme")).unwrap();
+    let readme = "before\n```\n# INJECTED HEADING\n```\nafter";
+    store
+        .append_all(
+            &sid,
+            Some(&RunId::new()),
+            vec![
+                EngineEvent::RunStarted { trigger: RunTrigger::Task },
+                EngineEvent::ToolCall {
+                    call_id: "c1".into(),
+                    message_id: None,
+                    tool: "read_file".into(),
+                    input: serde_json::json!({"path": "x```y"}),
+                    state: ToolState::Done,
+                    output: Some(readme.into()),
+                },
+                EngineEvent::Verification {
+                    command: "cat readme.txt".into(),
+                    exit_code: Some(0),
+                    output_tail: readme.into(),
+                    skipped: false,
+                    nth: 0,
+                    of: 0,
+                    persons_own: true,
+                },
+            ],
+        )
+        .unwrap();
+    let md = export::to_markdown(&store.timeline(&sid).unwrap());
+    // Outside every block, by CommonMark's rule: a fence closes only with one at least as long.
+    let mut open: Option<usize> = None;
+    for line in md.lines() {
+        let ticks = line.chars().take_while(|c| *c == '`').count();
+        match open {
+            None if ticks >= 3 => open = Some(ticks),
+            Some(n) if ticks >= n && line.trim_end().chars().all(|c| c == '`') => open = None,
+            None => assert!(!line.starts_with("# INJECTED"), "the file's heading is the export's: {md}"),
+            _ => {}
+        }
+    }
+    assert_eq!(open, None, "every block is closed: {md}");
+    assert!(md.contains("# INJECTED HEADING"), "the output is kept: {md}");
+}
+
 #[test]
 fn the_export_names_what_the_audit_found_in_the_reviewed_changes() {
     let store = Store::open_in_memory().unwrap();

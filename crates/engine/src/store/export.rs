@@ -387,9 +387,9 @@ fn write_judgement(md: &mut String, e: Entry) {
             } else {
                 let _ = writeln!(
                     md,
-                    "**{mark} Verification{which}** `{command}`: exit {}\n\n```\n{}\n```\n",
+                    "**{mark} Verification{which}** `{command}`: exit {}\n\n{}",
                     exit_code.map(|c| c.to_string()).unwrap_or("?".into()),
-                    output_tail.trim_end()
+                    fenced("", output_tail.trim_end())
                 );
             }
         }
@@ -447,11 +447,17 @@ fn write_reviewed_files(md: &mut String, files: &[ReviewedFile]) {
     let names: Vec<String> = files.iter().map(|f| if f.kind.is_empty() { f.path.clone() } else { format!("{} ({})", f.path, f.kind) }).collect();
     let _ = writeln!(md, "Files changed: {}\n", names.join(", "));
     for f in files.iter().filter(|f| !f.diff.trim().is_empty()) {
-        let longest = f.diff.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-        let fence = "`".repeat(longest.max(2) + 1);
-        let end = if f.diff.ends_with('\n') { "" } else { "\n" };
-        let _ = writeln!(md, "{fence}diff\n{}{end}{fence}\n", f.diff);
+        let _ = writeln!(md, "{}", fenced("diff", &f.diff));
     }
+}
+
+/// `text` in a code block whose fence is longer than any run of backticks in it, so that no line
+/// of it (a file's own code block, read by a tool) can close the block early.
+fn fenced(language: &str, text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let end = if text.ends_with('\n') { "" } else { "\n" };
+    format!("{fence}{language}\n{text}{end}{fence}\n")
 }
 
 /// The plan, a step's start and its end.
@@ -489,10 +495,10 @@ fn write_plan_entry(md: &mut String, e: Entry) {
 fn write_other(md: &mut String, e: Entry) {
     match e {
         Entry::Tool { tool, input, state, output, .. } => {
-            let _ = writeln!(md, "**Tool `{tool}`** ({})\n\n```json\n{}\n```\n", state.as_str(), serde_json::to_string_pretty(&input).unwrap_or_default());
+            let _ = writeln!(md, "**Tool `{tool}`** ({})\n\n{}", state.as_str(), fenced("json", &serde_json::to_string_pretty(&input).unwrap_or_default()));
             if let Some(o) = output.filter(|o| !o.is_empty()) {
                 let shown: String = o.chars().take(2000).collect();
-                let _ = writeln!(md, "```\n{}{}\n```\n", shown, if o.chars().count() > 2000 { "\n…" } else { "" });
+                let _ = writeln!(md, "{}", fenced("", &format!("{shown}{}", if o.chars().count() > 2000 { "\n…" } else { "" })));
             }
         }
         Entry::Todos { todos } => {
