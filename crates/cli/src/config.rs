@@ -66,13 +66,7 @@ pub struct Resolved {
 
 pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
     let settings = settings(&data_dir(&opts.common))?;
-    let kind = match opts.provider.as_deref() {
-        Some("anthropic") => ProviderKind::Anthropic,
-        Some("gemini") => ProviderKind::Gemini,
-        Some("openai-responses") => ProviderKind::OpenaiResponses,
-        Some(_) => ProviderKind::Openai,
-        None => settings.provider.kind,
-    };
+    let kind = opts.provider.as_deref().map(kind_named).unwrap_or(settings.provider.kind);
     let from_settings = opts.provider.is_none() || settings.provider.kind == kind;
     let base_url = opts
         .base_url
@@ -159,13 +153,8 @@ fn apply_flags(settings: &mut Settings, opts: &RunOptions, provider: &ProviderSe
         settings.manager_model = Some(m.clone());
     }
     if opts.evaluator_base_url.is_some() || opts.evaluator_provider.is_some() {
-        let kind = match opts.evaluator_provider.as_deref() {
-            Some("anthropic") => ProviderKind::Anthropic,
-            Some("gemini") => ProviderKind::Gemini,
-            Some("openai-responses") => ProviderKind::OpenaiResponses,
-            Some(_) => ProviderKind::Openai,
-            None => settings.evaluator_provider.as_ref().map(|p| p.kind).unwrap_or(ProviderKind::Openai),
-        };
+        let kind =
+            opts.evaluator_provider.as_deref().map(kind_named).unwrap_or(settings.evaluator_provider.as_ref().map(|p| p.kind).unwrap_or(ProviderKind::Openai));
         let base_url = opts
             .evaluator_base_url
             .clone()
@@ -248,6 +237,16 @@ fn history(opts: &RunOptions) -> Option<finishline_engine::store::Store> {
     finishline_engine::store::Store::open(&data_dir(&opts.common).join("history.db"), clock).ok()
 }
 
+/// The provider `--provider` (or `--evaluator-provider`) names; clap has checked it is one of these.
+fn kind_named(name: &str) -> ProviderKind {
+    match name {
+        "anthropic" => ProviderKind::Anthropic,
+        "gemini" => ProviderKind::Gemini,
+        "openai-responses" => ProviderKind::OpenaiResponses,
+        _ => ProviderKind::Openai,
+    }
+}
+
 /// A command on a session works in the session's own folder, wherever it is typed (the commands
 /// Finishline prints carry no `--workspace`): its settings for that folder (the verify commands)
 /// are the ones that apply, not those of the folder the person stands in.
@@ -273,7 +272,9 @@ fn with_endpoint_of(mut opts: RunOptions, store: &finishline_engine::store::Stor
         })
     });
     let Some((provider, model, url)) = created else { return opts };
-    if opts.base_url.is_some() || opts.provider.is_some() || opts.agent.is_some() {
+    // `--provider` naming the protocol the session already speaks names no other server.
+    let same_provider = opts.provider.as_deref().is_some_and(|p| kind_named(p).name() == provider);
+    if opts.base_url.is_some() || (opts.provider.is_some() && !same_provider) || opts.agent.is_some() {
         // Another server for the same session: the model it ran with, unless one is named (a
         // provider named is another family of models, whose model must be named too).
         if opts.provider.is_none() && opts.agent.is_none() && opts.model.is_none() {

@@ -1188,6 +1188,25 @@ async fn resuming_a_session_still_running_elsewhere_says_where_to_stop_it() {
     assert!(!said.contains("cancel it first"), "{said}");
 }
 
+/// `sessions resume ID --provider openai` on a session that ran against a server on this machine
+/// in that protocol: the same server and model, not the provider's public API (where, with a key
+/// in the environment, the conversation would have gone).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resuming_with_the_sessions_own_provider_named_keeps_its_server_and_model() {
+    let done: fake_llm::Scenario = serde_json::from_value(json!({"rules": [{"when": {"kind": "agent"}, "reply": {"text": "Nothing to change."}}]})).unwrap();
+    let server = FakeServer::start(done).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let (data, ws) = (e.data.clone(), e.ws.to_string_lossy().into_owned());
+    tokio::task::spawn_blocking(move || finishline(&["run", "say hello", "--workspace", &ws, "--base-url", &url, "--model", "m"], &data)).await.unwrap();
+    let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
+    let asked = server.requests().len();
+    let data = e.data.clone();
+    let out = tokio::task::spawn_blocking(move || finishline(&["sessions", "resume", &id, "and again", "--provider", "openai"], &data)).await.unwrap();
+    assert_eq!(out.status.code(), Some(6), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(server.requests().len() > asked, "the session's own server was asked");
+}
+
 /// A run that failed (nothing answered at the base URL) says how to go on once the cause is
 /// fixed, with the command to paste, as a cancelled or waiting run does.
 #[test]
