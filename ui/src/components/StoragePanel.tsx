@@ -35,7 +35,13 @@ export function CheckpointStorage() {
     setNote(null);
     try {
       const freed = await ipc.freeCheckpoints(s.id);
-      setNote(freed > 0 ? `Freed ${mb(freed)} in ${s.workspace}.` : `Nothing to free in ${s.workspace}: every byte belongs to a session you kept.`);
+      const left =
+        s.sessions === 0
+          ? " No session uses it any more; what is left is the store's own set-up, used again by the next task in that folder."
+          : freed > 0
+          ? ""
+          : " Every byte belongs to a session you kept.";
+      setNote(`${freed > 0 ? `Freed ${mb(freed)}` : "Nothing to free"} in ${s.workspace}.${left}`);
       load();
     } catch (e) {
       setNote((e as AppError).message);

@@ -659,6 +659,21 @@ describe("checkpoint storage", () => {
     expect(await screen.findByTestId("storage-note")).toHaveTextContent("Freed 50.0 MB");
     await vi.waitFor(() => expect(screen.getByTestId("checkpoint-storage")).toHaveTextContent("2.0 MB"));
   });
+
+  it("a workspace no kept session uses any more is not said to be all kept sessions' bytes", async () => {
+    const { History } = await import("../screens/History");
+    mockIPC((cmd) => {
+      if (cmd === "list_sessions") return [];
+      if (cmd === "checkpoint_usage") return [{ id: "gone-1", workspace: "/home/me/old", bytes: 28_000, sessions: 0 }];
+      if (cmd === "free_checkpoints") return 0;
+    });
+    render(<History onNewTask={() => {}} onOpen={() => {}} />);
+    await screen.findByTestId("checkpoint-storage");
+    await userEvent.setup().click(screen.getByTestId("free-storage"));
+    const note = await screen.findByTestId("storage-note");
+    expect(note.textContent).not.toMatch(/session you kept/);
+    expect(note).toHaveTextContent("No session uses it any more; what is left is the store's own set-up, used again by the next task in that folder.");
+  });
 });
 
 describe("prices", () => {
