@@ -43,6 +43,8 @@ function useReturnFocus() {
   }, []);
 }
 
+const NONE: SearchHit[] = [];
+
 /** Ctrl+K: every action by name. Arrows move, Enter runs, Esc closes. */
 export function CommandPalette({ commands, onOpenSession, onClose }: { commands: PaletteCommand[]; onOpenSession: (id: string) => void; onClose: () => void }) {
   const [query, setQuery] = useState("");
@@ -60,15 +62,18 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
   }, []);
   // The newest hundred are at hand; any older session is found by the history's search as the
   // person types (its words, the title among them).
-  const [found, setFound] = useState<SearchHit[]>([]);
+  // With the words they were found for: hits for what was typed before are no match for what is
+  // typed now (Enter would open them).
+  const [searched, setSearched] = useState<{ words: string; hits: SearchHit[] }>({ words: "", hits: [] });
+  const found = searched.words === query.trim() ? searched.hits : NONE;
   useEffect(() => {
     const words = query.trim();
-    if (words.length < 2) return setFound([]);
+    if (words.length < 2) return;
     let live = true;
     const t = setTimeout(() => {
       ipc.searchSessions(words).then(
-        (hits) => live && setFound(hits ?? []),
-        () => live && setFound([]),
+        (hits) => live && setSearched({ words, hits: hits ?? [] }),
+        () => live && setSearched({ words, hits: [] }),
       );
     }, 150);
     return () => {
@@ -76,15 +81,23 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
       clearTimeout(t);
     };
   }, [query]);
-  const all = useMemo<PaletteCommand[]>(() => {
+  // A session the search found matches by its words even where its title does not.
+  const all = useMemo<(PaletteCommand & { found?: boolean })[]>(() => {
     const listed = new Set(sessions.map((s) => s.id));
+    const hits = new Set(found.map((h) => h.session_id));
     return [
       ...commands,
-      ...sessions.map((s) => ({ id: `session-${s.id}`, label: `Open: ${s.title || s.task}`, hint: reviewInDoubt(s.status, s.end_reason) ? doubtTitle(s.status, s.end_reason) : STATUS_LABEL[s.status], run: () => onOpenSession(s.id) })),
-      ...found.filter((h) => !listed.has(h.session_id)).map((h) => ({ id: `session-${h.session_id}`, label: `Open: ${h.title}`, hint: STATUS_LABEL[h.status], run: () => onOpenSession(h.session_id) })),
+      ...sessions.map((s) => ({
+        id: `session-${s.id}`,
+        label: `Open: ${s.title || s.task}`,
+        hint: reviewInDoubt(s.status, s.end_reason) ? doubtTitle(s.status, s.end_reason) : STATUS_LABEL[s.status],
+        run: () => onOpenSession(s.id),
+        found: hits.has(s.id),
+      })),
+      ...found.filter((h) => !listed.has(h.session_id)).map((h) => ({ id: `session-${h.session_id}`, label: `Open: ${h.title}`, hint: STATUS_LABEL[h.status], run: () => onOpenSession(h.session_id), found: true })),
     ];
   }, [commands, sessions, found, onOpenSession]);
-  const shown = all.filter((c) => matches(c.label, query)).slice(0, 12);
+  const shown = all.filter((c) => c.found || matches(c.label, query)).slice(0, 12);
   const pick = (c: PaletteCommand | undefined) => {
     if (!c) return;
     onClose();

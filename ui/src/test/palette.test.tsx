@@ -87,6 +87,20 @@ describe("the command palette", () => {
     expect(opened).toEqual(["ses_old"]);
   });
 
+  it("finds a recent session by words in its messages, not only by its title", async () => {
+    const opened: string[] = [];
+    mockIPC((cmd) => {
+      if (cmd === "list_sessions") return [summary("ses_new", "read the file slowly"), summary("ses_other", "write docs")];
+      if (cmd === "search_sessions") return [{ session_id: "ses_new", title: "read the file slowly", status: "completed", created_at: "", snippet: [{ text: "harbor", matched: true }] }];
+    });
+    render(<CommandPalette commands={[]} onOpenSession={(id) => opened.push(id)} onClose={() => {}} />);
+    const user = userEvent.setup();
+    await user.type(screen.getByTestId("palette-input"), "harbor");
+    await waitFor(() => expect(screen.getAllByTestId("palette-item").map((i) => i.textContent)).toEqual([expect.stringContaining("Open: read the file slowly")]));
+    await user.keyboard("{Enter}");
+    expect(opened).toEqual(["ses_new"]);
+  });
+
   it("offers Approve while a review waits, and Approve decides it", async () => {
     const calls: { cmd: string; args: unknown }[] = [];
     let seq = 0;
