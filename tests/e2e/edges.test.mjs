@@ -286,3 +286,26 @@ test("after a decision, and when the session is opened again, the timeline's end
   await win.app.waitUntil(async () => (await fromEnd()) <= 2, { timeout: 3_000, timeoutMsg: `opened again, the window is not at the end (${await fromEnd()} px short)` });
   await shot(win.app, "edges-opened-at-the-end");
 });
+
+test("at 800×600 History's search box, its button and the filters do not overlap", async () => {
+  await (await testid("nav-history")).click();
+  await (await testid("history-search")).waitForDisplayed({ timeout: 10_000 });
+  const restore = await resizeWindow(win.app, 800, 600);
+  try {
+    await sleep(300);
+    const boxes = await win.app.execute(() =>
+      [document.querySelector('[data-testid="history-search"]'), document.querySelector('[data-testid="history-search"]').form.querySelector("button"), ...document.querySelectorAll('[data-testid^="history-"]:is(select)')].map((el) => {
+        const r = el.getBoundingClientRect();
+        return { what: el.getAttribute("data-testid") ?? el.textContent.trim(), left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+      }),
+    );
+    await shot(win.app, "edges-history-narrow");
+    for (const [i, a] of boxes.entries())
+      for (const b of boxes.slice(i + 1)) {
+        const overlap = a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+        assert.ok(!overlap, `${a.what} and ${b.what} overlap: ${JSON.stringify([a, b])}`);
+      }
+  } finally {
+    await restore();
+  }
+});
