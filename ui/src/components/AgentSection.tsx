@@ -181,6 +181,8 @@ export function AgentSection({ agent, onChange }: Props) {
               onChange(customAgent(e.target.value, agent?.env ?? {}));
             }}
             placeholder="e.g. my-agent --acp"
+            // Without one there is no agent: Save says so rather than keep the built-in one.
+            required
             spellCheck={false}
           />
         </label>

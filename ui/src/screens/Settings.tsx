@@ -635,7 +635,9 @@ function whyInvalid(input: HTMLInputElement): string {
     ? `takes ${bound(input.min)} or more`
     : v.rangeOverflow
       ? `takes ${bound(input.max)} or less`
-      : v.badInput || v.valueMissing
+      : v.valueMissing && input.type !== "number"
+        ? "is empty"
+        : v.badInput || v.valueMissing
         ? "needs a number"
         : v.stepMismatch
           ? "takes a whole number"

@@ -222,6 +222,15 @@ describe("Settings, saving from the keyboard", () => {
     expect(saved).toHaveLength(1);
   });
 
+  it("another ACP agent chosen with no command is not saved as the built-in agent: Save says the command is missing", async () => {
+    const { saved, user } = settingsSavingInto();
+    await user.selectOptions(await screen.findByTestId("agent-select"), "custom");
+    await user.click(screen.getByTestId("save-settings"));
+    expect(await screen.findByRole("alert")).toHaveTextContent("“Command that speaks ACP over stdio” is empty. Nothing was saved.");
+    expect(saved, "nothing saved").toHaveLength(0);
+    expect(screen.getByTestId("agent-command")).toHaveFocus();
+  });
+
   it("Ctrl+S saves also after a click on blank space, where the focus is on the page around the form", async () => {
     const { saved, user } = settingsSavingInto((form) => (
       <main className="content" tabIndex={-1}>
