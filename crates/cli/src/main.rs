@@ -80,7 +80,8 @@ enum SessionsCommand {
         /// awaiting_review, completed, rejected, failed, cancelled or interrupted.
         #[arg(long)]
         status: Option<String>,
-        #[arg(long, default_value_t = 50)]
+        /// How many, newest first (1 to 100,000).
+        #[arg(long, default_value_t = 50, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
         limit: usize,
         #[command(flatten)]
         common: Common,

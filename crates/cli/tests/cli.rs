@@ -1224,6 +1224,16 @@ fn a_failed_run_names_the_command_that_goes_on_once_the_cause_is_fixed() {
     assert!(said.contains(&format!("once the cause is fixed, go on with `finishline sessions resume {id}")), "{said}");
 }
 
+/// `sessions list --limit 0` listed every session (the store reads 0 as its default); it is
+/// refused with what the option takes.
+#[test]
+fn a_limit_of_zero_is_refused_not_read_as_no_limit() {
+    let e = env();
+    let out = finishline(&["sessions", "list", "--limit", "0"], &e.data);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--limit"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// A session whose folder was deleted (or moved) since: resuming it says the session's folder is
 /// gone and how to go on, not New Task's "choose another, or check the spelling".
 #[test]
