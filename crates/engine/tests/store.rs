@@ -1146,6 +1146,26 @@ fn a_tasks_active_time_leaves_out_its_wait_in_the_queue_and_for_the_persons_answ
     assert_eq!(store.session(&sid).unwrap().duration_ms, 5_000, "2 s and 3 s of work (a retry's wait is the run's own); not the 15 minutes it waited");
 }
 
+/// A run whose process died mid-way is counted until the last thing it recorded: History showed
+/// 0 ms for a session that had streamed for seconds, since only a run's end added its time.
+#[test]
+fn a_run_interrupted_by_a_dead_process_counts_its_time_until_its_last_event() {
+    let clock = Arc::new(finishline_engine::clock::ManualClock::new(1_700_000_000_000));
+    let store = Store::open_in_memory_with(clock.clone()).unwrap();
+    let (sid, _) = store.create_session(&new_session("read the file slowly")).unwrap();
+    let run = RunId::new();
+    store.append(&sid, Some(&run), EngineEvent::RunStarted { trigger: RunTrigger::Task }).unwrap();
+    store.append(&sid, Some(&run), status(SessionStatus::Busy)).unwrap();
+    clock.advance(4_000);
+    store.append(&sid, Some(&run), EngineEvent::StepStarted { step: 2, cycle: None }).unwrap();
+    // Found a minute after the process died.
+    clock.advance(60_000);
+    assert_eq!(store.recover().unwrap(), vec![sid.clone()]);
+    let s = store.session(&sid).unwrap();
+    assert_eq!(s.status, SessionStatus::Interrupted);
+    assert_eq!(s.duration_ms, 4_000, "its 4 s of work, not the minute nobody ran it");
+}
+
 #[test]
 fn the_list_of_sessions_whose_worktree_is_still_there_leaves_out_those_removed_and_those_without() {
     let store = Store::open_in_memory().unwrap();

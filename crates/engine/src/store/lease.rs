@@ -266,6 +266,13 @@ impl Store {
                 if self.held_by_someone_else(&h, now) || h.token.as_deref() == Some(self.owner.token.as_str()) {
                     return Ok(false);
                 }
+                // The run worked until the last thing it recorded (or its last heartbeat): that
+                // much is its active time, not the minutes until someone found it stopped.
+                tx.execute(
+                    "UPDATE sessions SET active_ms = active_ms + MAX(0, MAX(updated_ms, COALESCE(lease_heartbeat_ms, 0)) - run_started_ms)
+                     WHERE id = ?1 AND run_started_ms IS NOT NULL",
+                    params![session.0],
+                )?;
                 for (call_id, tool, input, message_id) in super::messages::running_tool_calls(tx, &session)? {
                     out.push(self.append_in(
                         tx,
