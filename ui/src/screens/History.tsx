@@ -214,6 +214,17 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
     exportPanel.current?.scrollIntoView?.({ block: "nearest" });
     exportPanel.current?.focus({ preventScroll: true });
   }, [exported]);
+  /** Resume goes on where the session stopped, then shows it: the button says what it does. A
+   * refusal (another task in its folder) is said here, with the row. */
+  const resume = async (id: string) => {
+    setError(null);
+    try {
+      await ipc.sendMessage(id, "");
+      onOpen(id);
+    } catch (e) {
+      setError((e as AppError).message);
+    }
+  };
   const exportAs = async (id: string, title: string, format: "md" | "json") => {
     setError(null);
     setNotice(null);
@@ -472,7 +483,7 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
                   <td>
                     <div className="row-actions">
                     {r.status === "interrupted" && (
-                      <button className="btn small" onClick={() => onOpen(r.id)}>
+                      <button className="btn small" data-testid="history-resume" onClick={() => void resume(r.id)} title="Continue where it stopped, and open it">
                         Resume
                       </button>
                     )}

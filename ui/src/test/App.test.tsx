@@ -378,6 +378,25 @@ describe("History search", () => {
     approvals: 0,
   });
 
+  it("Resume on an interrupted session's row resumes it, then opens it (it only opened it, to a second Resume)", async () => {
+    const sent: unknown[] = [];
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [{ ...row("a", "Read the file slowly"), status: "interrupted", end_reason: null }];
+        if (cmd === "send_message") sent.push(args);
+        if (cmd === "subscribe_session") return 1;
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await user.click(await screen.findByTestId("history-resume"));
+    await waitFor(() => expect(sent).toEqual([expect.objectContaining({ sessionId: "a", message: "" })]));
+    expect(await screen.findByTestId("session-view")).toHaveAttribute("data-session", "a");
+  });
+
   it("comes back to the search and filters the person left, after they opened something else", async () => {
     mockIPC(
       (cmd) => {
