@@ -19,6 +19,15 @@ export function StatusBadge({ status, nextRetryAt, notChosen = false, endReason 
     const secs = Math.max(0, Math.ceil((Date.parse(nextRetryAt) - now) / 1000));
     label = `Retrying in ${secs} s`;
   }
+  if (status === "idle" && endReason === "conversation_unchecked" && !notChosen) {
+    // An answer nobody could check (the evaluator gave nothing usable) is not a plain idle one,
+    // here as in the sidebar.
+    return (
+      <span className="badge badge-unchecked" data-testid="status-badge" data-status={status} title={`${END_LABEL.conversation_unchecked}: the evaluator gave no usable answer`}>
+        Not checked
+      </span>
+    );
+  }
   if (reviewInDoubt(status, endReason)) {
     return (
       <span className={`badge badge-${status} badge-doubt`} data-testid="status-badge" data-status={status} title={doubtTitle(status, endReason)}>

@@ -378,6 +378,21 @@ describe("History search", () => {
     approvals: 0,
   });
 
+  it("an answer the evaluator could not check reads Not checked in History, as in the sidebar, not Idle", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [{ ...row("a", "Say hello"), status: "idle", end_reason: "conversation_unchecked", decision: null }];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    const badge = within(await screen.findByTestId("history-row")).getByTestId("status-badge");
+    expect(badge).toHaveTextContent("Not checked");
+  });
+
   it("Resume on an interrupted session's row resumes it, then opens it (it only opened it, to a second Resume)", async () => {
     const sent: unknown[] = [];
     mockIPC(
