@@ -188,6 +188,20 @@ async fn check_says_whether_the_agent_is_installed_its_version_and_whether_it_is
     assert_eq!((not_installed.found, not_installed.install.as_deref(), not_installed.logged_in), (None, Some("npm i -g @agentclientprotocol/codex-acp"), None));
 }
 
+/// A program that is no ACP agent (here `cat`, which echoes the request back) is said to be one
+/// that does not speak the protocol, with what to check: not "Cat refused to start (initialize):
+/// Method not found".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_that_does_not_speak_acp_is_said_to_be_so() {
+    use finishline_engine::external::agent_status::status;
+    let cat = finishline_engine::external::ExternalAgent { name: "cat".into(), command: "/bin/cat".into(), args: vec![], env: Default::default() };
+    let dir = tempfile::tempdir().unwrap();
+    let s = status(&cat, dir.path(), Duration::from_secs(10), &BTreeMap::new()).await;
+    let problem = s.problem.unwrap_or_default();
+    assert!(problem.contains("does not speak the Agent Client Protocol"), "{problem}");
+    assert!(!problem.contains("Method not found"), "{problem}");
+}
+
 /// Claude Code and Codex open a session without a login and say who is logged in a moment later
 /// (`_auth/status_update`, once a probe of their CLI lands): Check waits for that word instead
 /// of reading the silence before it as "logged in".

@@ -64,10 +64,20 @@ impl AgentFault {
                 answered: None,
             };
         }
+        // No method `initialize`: whatever answered is no ACP agent (a program without its ACP
+        // mode, or another program altogether), and the protocol's words would not say that.
+        if what == START && e.code == agent_client_protocol::ErrorCode::METHOD_NOT_FOUND {
+            return AgentFault::new(format!(
+                "{label} does not speak the Agent Client Protocol: it did not know how to start a session (initialize). Check that the command starts the agent's ACP mode (for example `opencode acp` or `gemini --experimental-acp`)"
+            ));
+        }
         let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
         AgentFault::new(format!("{label} refused {what}: {}{detail}{}", e.message, ended.map(|w| format!(" ({w})")).unwrap_or_default()))
     }
 }
+
+/// What the first request, `initialize`, is called in what the person reads.
+const START: &str = "to start (initialize)";
 
 /// Who answered `initialize`, and what it offers.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -452,7 +462,7 @@ async fn open_session(
         }),
     )
     .await;
-    let init = within("to start (initialize)", &[], init)?;
+    let init = within(START, &[], init)?;
     *initialized = true;
     let who = (
         init.pointer("/agentInfo/title").or_else(|| init.pointer("/agentInfo/name")).and_then(Value::as_str).map(String::from).unwrap_or_else(|| agent.label()),
