@@ -309,3 +309,31 @@ test("at 800×600 History's search box, its button and the filters do not overla
     await restore();
   }
 });
+
+test("at 800×600 New Task opened from the keyboard opens at its top, its heading in view and the task box focused", async () => {
+  const restore = await resizeWindow(win.app, 800, 600);
+  try {
+    // From the keyboard, as a person who uses it goes there: the focus the screen gives its task
+    // box was taken for the person's own, and the screen scrolled to show the box with its label.
+    await (await testid("nav-history")).click();
+    await (await testid("history-search")).waitForDisplayed({ timeout: 10_000 });
+    // Read down to its foot first: the next screen opened as far down as History was.
+    await win.app.execute(() => {
+      const m = document.querySelector("main.content");
+      m.scrollTop = m.scrollHeight;
+    });
+    await win.app.keys(["Tab"]);
+    await win.app.keys(["Alt", "1"]);
+    await (await testid("task-input")).waitForDisplayed({ timeout: 10_000 });
+    await sleep(400);
+    const seen = await win.app.execute(() => ({
+      heading: document.querySelector("main h1")?.getBoundingClientRect().top ?? -1,
+      focused: document.activeElement?.getAttribute("data-testid"),
+    }));
+    await shot(win.app, "edges-new-task-narrow");
+    assert.equal(seen.focused, "task-input", "the task box has the focus");
+    assert.ok(seen.heading >= 0, `the heading is in view (its top at ${seen.heading})`);
+  } finally {
+    await restore();
+  }
+});

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { showTheme } from "./theme";
 import { History as HistoryIcon, PlusSquare, Settings as SettingsIcon } from "lucide-react";
 import { AppError, ipc, sentence, type SettingsView } from "./ipc";
@@ -121,6 +121,11 @@ export function App() {
     setGroupId(group);
     setScreen("attempts");
   };
+  // Every screen opens at its top (a session then goes to its end itself): the scrolling area is
+  // the window's, and a screen opened as far down as the one before it was read.
+  useLayoutEffect(() => {
+    if (mainRef.current) mainRef.current.scrollTop = 0;
+  }, [screen, sessionId, groupId]);
   // The first screen comes from the settings the shell handed over at start (boot.ts); only
   // without them, and on "Try again", are they asked for.
   const [boot] = useState(bootSettings);
