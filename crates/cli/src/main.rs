@@ -94,6 +94,9 @@ enum SessionsCommand {
     },
     /// Full-text search over tasks and messages.
     Search {
+        /// Words that every session found holds (`-` starts no option here: `search -v` looks
+        /// for "-v").
+        #[arg(allow_hyphen_values = true)]
         text: String,
         #[command(flatten)]
         common: Common,

@@ -376,6 +376,14 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
             crate::hint::command(&format!("sessions review {sid} --approve"))
         );
     }
+    // Exit 6 with no review to decide: what waits is the person's own look at the answer.
+    if code == exit::WAITING && store.session(&sid).is_ok_and(|s| s.status == SessionStatus::Idle && s.end_reason == Some(EndReason::ConversationUnchecked)) {
+        errln!(
+            "finishline: the evaluator could not check this answer, so it waits for your own look: read it with `{}`; to go on, `{}`",
+            crate::hint::command(&format!("sessions show {sid}")),
+            crate::hint::command(&format!("sessions resume {sid} \"…\""))
+        );
+    }
     code
 }
 
@@ -574,6 +582,10 @@ fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &
 fn flags_problem(opts: &RunOptions) -> Option<String> {
     if opts.verify.iter().any(|v| v.trim().is_empty()) {
         return Some("--verify needs a command (an empty one would pass as a check)".into());
+    }
+    // An empty name ran the built-in agent without a word: say which.
+    if opts.agent.as_deref().is_some_and(|a| a.trim().is_empty()) {
+        return Some("--agent needs a name: builtin, opencode, gemini, claude-code, codex, goose, or an ACP agent's command line".into());
     }
     // The folder as the history will name it: `.` in a folder whose name is not text, too.
     if opts.workspace.canonicalize().unwrap_or(opts.workspace.clone()).to_str().is_none() {

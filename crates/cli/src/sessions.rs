@@ -89,7 +89,8 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
                         "{}  {:<17} {:<22} {}  {}{plan}{approved}{attempt}{kept}",
                         r.id,
                         r.status.as_str(),
-                        r.end_reason.map(|e| e.as_str()).unwrap_or("—"),
+                        // A run under way has no end yet: the last one's is not this one's.
+                        r.end_reason.filter(|_| !r.status.is_running()).map(|e| e.as_str()).unwrap_or("—"),
                         r.created_at,
                         r.title
                     );

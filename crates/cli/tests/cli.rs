@@ -408,6 +408,9 @@ async fn exit_codes_follow_how_the_session_ended() {
         .unwrap();
         assert_eq!(lines(&out).last().unwrap()["end_reason"], end, "{}", String::from_utf8_lossy(&out.stdout));
         assert_eq!(out.status.code(), Some(code), "{end}");
+        // 6 with no review to decide says what waits: the person's own look at the answer.
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(said.contains("could not check this answer") && said.contains("sessions show"), code == 6, "{end}: {said}");
     }
 }
 
@@ -1222,6 +1225,25 @@ fn a_failed_run_names_the_command_that_goes_on_once_the_cause_is_fixed() {
     assert_eq!(out.status.code(), Some(4), "{said}");
     let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
     assert!(said.contains(&format!("once the cause is fixed, go on with `finishline sessions resume {id}")), "{said}");
+}
+
+/// Words that start with `-` are searched for (`-hello` printed the help and exited 0), the
+/// options around them still read as options; an empty `--agent` is refused, not taken for the
+/// built-in agent.
+#[test]
+fn a_search_for_words_with_a_dash_searches_and_an_empty_agent_is_refused() {
+    let e = env();
+    std::fs::create_dir_all(&e.data).unwrap();
+    drop(finishline_engine::store::Store::open(&e.data.join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap());
+    let out = finishline(&["sessions", "search", "-hello"], &e.data);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("No session mentions “-hello”"), "{said}{}", String::from_utf8_lossy(&out.stdout));
+    let json = finishline(&["sessions", "search", "--json", "-x"], &e.data);
+    assert!(json.status.success() && json.stdout.is_empty(), "--json still an option: {}", String::from_utf8_lossy(&json.stderr));
+    let out =
+        finishline(&["run", "hello", "--agent", "", "--workspace", &e.ws.to_string_lossy(), "--base-url", "http://127.0.0.1:9/v1", "--model", "m"], &e.data);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--agent needs a name"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// `sessions list --limit 0` listed every session (the store reads 0 as its default); it is
