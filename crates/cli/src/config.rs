@@ -43,7 +43,14 @@ pub fn data_dir(common: &Common) -> PathBuf {
 /// A key in it no setting takes (a typo made by hand, a newer version's setting) is named, once.
 pub fn settings(data_dir: &Path) -> Result<Settings, String> {
     let file = data_dir.join(finishline_engine::config::settings::STORE_FILE);
-    let (settings, unknown) = Settings::read_file_noting_unknown(&file).map_err(|e| e.to_string())?;
+    let (settings, unknown) = Settings::read_file_noting_unknown(&file).map_err(|e| match e {
+        // The window sets the file aside with a button; here, the command that does the same.
+        finishline_engine::Error::SettingsUnreadable(_) => {
+            let shown = crate::hint::quoted(&file.to_string_lossy());
+            format!("{e} (to set it aside and start from the default settings: mv {shown} {shown}.broken)")
+        }
+        e => e.to_string(),
+    })?;
     static SAID: std::sync::Once = std::sync::Once::new();
     if !unknown.is_empty() {
         SAID.call_once(|| {

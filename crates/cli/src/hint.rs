@@ -40,7 +40,7 @@ fn program_named(typed: &str, me: Option<&Path>, path: Option<&std::ffi::OsStr>)
 
 /// `path` as a shell reads it back: as it is when it holds nothing the shell treats specially,
 /// else in single quotes.
-fn quoted(path: &str) -> String {
+pub fn quoted(path: &str) -> String {
     if !path.is_empty() && path.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c)) {
         path.to_string()
     } else {

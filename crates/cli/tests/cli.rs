@@ -234,6 +234,8 @@ fn a_settings_file_that_cannot_be_used_says_where_it_is_wrong() {
     std::fs::write(&file, r#"{"settings": {"limits": {"max_steps": "ten"}}}"#).unwrap();
     let said = String::from_utf8_lossy(&run().stderr).to_string();
     assert!(said.contains("limits.max_steps"), "the wrong value is named by where it is: {said}");
+    // "Set it aside" is a button in the window; here it is the command that does it.
+    assert!(said.contains(&format!("mv {} {}.broken", file.display(), file.display())), "{said}");
     // A value out of range: named in the file that holds it, or as the flag that gave it.
     std::fs::write(&file, r#"{"settings": {"provider": {"kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}, "limits": {"max_steps": 0}}}"#)
         .unwrap();
