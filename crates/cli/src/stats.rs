@@ -14,7 +14,7 @@ fn percent(rate: Option<f64>) -> String {
 
 fn line(t: &EvaluatorTrust) -> String {
     let mut s = format!(
-        "{}\n  reviews {} · done verdicts {} · false done {} review(s) ({}) · sent back {} · sent back, then approved as delivered {}",
+        "{}\n  reviews {} · done verdicts {} · false done {} review(s) ({}) · runs it sent back to the agent {} · of those, approved by you as delivered {}",
         t.model,
         t.reviews,
         t.done_verdicts,
@@ -28,7 +28,10 @@ fn line(t: &EvaluatorTrust) -> String {
         s.push_str(&format!("\n  false done in {} session(s): {}", t.false_done.len(), t.false_done.iter().map(|i| i.as_str()).collect::<Vec<_>>().join(" ")));
     }
     if !t.sent_back_then_approved.is_empty() {
-        s.push_str(&format!("\n  sent back, then approved: {}", t.sent_back_then_approved.iter().map(|i| i.as_str()).collect::<Vec<_>>().join(" ")));
+        s.push_str(&format!(
+            "\n  sent back by it, then approved by you: {}",
+            t.sent_back_then_approved.iter().map(|i| i.as_str()).collect::<Vec<_>>().join(" ")
+        ));
     }
     s
 }
