@@ -14,8 +14,9 @@ use finishline_engine::event::EngineEvent;
 use finishline_engine::store::Store;
 use serde_json::json;
 
-use crate::output::{errln, outln};
+use crate::output::{errln, humanln, outln};
 use crate::run::{ask_permission, fail, open, open_for, prompt_line, report_review, Again, Need, Opened};
+use crate::sessions::{MIN_END, MIN_PREFIX};
 use crate::{exit, ReviewMode, RunOptions};
 
 /// Runs the attempts to their ends, prints the ranking, and decides as `--review` says:
@@ -83,10 +84,10 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
     if json {
         outln!("{}", json!({"type": "attempts_started", "group": group, "sessions": sessions}));
     } else {
-        outln!("{} attempts of “{task}” side by side ({group}):", sessions.len());
+        humanln!("{} attempts of “{task}” side by side ({group}):", sessions.len());
         for (i, s) in sessions.iter().enumerate() {
             let folder = store.session(s).ok().and_then(|x| x.work_dir).unwrap_or_default();
-            outln!(
+            humanln!(
                 "  {}. {} — {s}{}",
                 i + 1,
                 labels.get(s).cloned().unwrap_or_default(),
@@ -183,30 +184,30 @@ async fn follow_all(
                         crate::run::say_unasked(sid, tool);
                     }
                     _ if json => {}
-                    EngineEvent::AgentConnected { name, version, .. } => outln!("[{who}] connected: {} {}", name, version.as_deref().unwrap_or("")),
+                    EngineEvent::AgentConnected { name, version, .. } => humanln!("[{who}] connected: {} {}", name, version.as_deref().unwrap_or("")),
                     EngineEvent::Continuation { source, attempt, max, refused_claim, .. } => {
-                        outln!(
+                        humanln!(
                             "[{who}] ↻ sent back by Finishline ({}, {attempt}/{max}){}",
                             source_words(*source),
                             if *refused_claim { ": it claimed done" } else { "" }
                         )
                     }
                     EngineEvent::Verification { command, exit_code, skipped: false, .. } => {
-                        outln!(
+                        humanln!(
                             "[{who}] {} verify `{command}`: exit {}",
                             if *exit_code == Some(0) { "✓" } else { "✗" },
                             exit_code.map(|c| c.to_string()).unwrap_or("none".into())
                         )
                     }
-                    EngineEvent::Evaluation { verdict, .. } => outln!("[{who}] evaluator: {}", verdict.as_str()),
+                    EngineEvent::Evaluation { verdict, .. } => humanln!("[{who}] evaluator: {}", verdict.as_str()),
                     EngineEvent::ReviewRequested { end_reason, files_changed, .. } => {
-                        outln!("[{who}] ended {} · {} file(s) changed", end_reason.as_str(), files_changed.len())
+                        humanln!("[{who}] ended {} · {} file(s) changed", end_reason.as_str(), files_changed.len())
                     }
-                    EngineEvent::Error { message, .. } => outln!("[{who}] error: {message}"),
+                    EngineEvent::Error { message, .. } => humanln!("[{who}] error: {message}"),
                     EngineEvent::StatusChanged { status: SessionStatus::Failed, message, .. } => {
-                        outln!("[{who}] failed{}", message.as_ref().map(|m| format!(": {m}")).unwrap_or_default())
+                        humanln!("[{who}] failed{}", message.as_ref().map(|m| format!(": {m}")).unwrap_or_default())
                     }
-                    EngineEvent::StatusChanged { status: SessionStatus::Cancelled, .. } => outln!("[{who}] cancelled"),
+                    EngineEvent::StatusChanged { status: SessionStatus::Cancelled, .. } => humanln!("[{who}] cancelled"),
                     _ => {}
                 }
             }
@@ -244,11 +245,11 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
         return;
     }
     outln!();
-    outln!(
+    humanln!(
         "Ranking (verified done first; then work to review, of changed files; no audit findings; more verification passing; fewer items left; a smaller diff; a lower cost, or fewer tokens without prices):"
     );
     if r.comparison_tokens > 0 {
-        outln!("  (asking the evaluator to compare them took {} tokens so far, not counted as the attempts' own)", r.comparison_tokens);
+        humanln!("  (asking the evaluator to compare them took {} tokens so far, not counted as the attempts' own)", r.comparison_tokens);
     }
     // Attempts the rule finds equal (above the next for no reason) share a place, as the window
     // shows them ("=2."): a 2 and a 3 would say an order the rule did not give.
@@ -276,15 +277,15 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
             // read as nothing there, just above the command that removes the worktrees.
             // Until the group is decided: choosing one, or rejecting them all, removes the others' worktrees.
             let kept = if r.chosen.is_none() && !r.put_away { ": what it wrote is in its worktree" } else { "" };
-            outln!("  {place}. {} — {end} before a review{kept}{chosen}", e.label);
+            humanln!("  {place}. {} — {end} before a review{kept}{chosen}", e.label);
             if let Some(error) = &e.error {
-                outln!("     {error}");
+                humanln!("     {error}");
             }
-            outln!("     {}", e.session);
+            humanln!("     {}", e.session);
             continue;
         }
         let left = if e.evaluated { e.remaining.to_string() } else { "not judged".into() };
-        outln!(
+        humanln!(
             "  {place}. {} — {end} · audit findings {} · verification {}/{} · items left {left} · diff {} lines in {} file(s) · {cost} · {:.1} s{chosen}",
             e.label,
             e.findings,
@@ -294,9 +295,9 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
             e.files,
             e.wall_ms as f64 / 1000.0
         );
-        outln!("     {}", e.session);
+        humanln!("     {}", e.session);
         if let Some(why) = &a.above_next {
-            outln!("     above the next: {why}");
+            humanln!("     above the next: {why}");
         }
         if let Some(w) = &a.evaluator {
             let verdict = match &w.prefers {
@@ -304,7 +305,7 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
                 None if w.disagreed => "gave two answers that disagree".into(),
                 None => "finds them equally good".into(),
             };
-            outln!("     the evaluator, shown {} first and {} second, {verdict}: {}", w.first, w.second, w.reason);
+            humanln!("     the evaluator, shown {} first and {} second, {verdict}: {}", w.first, w.second, w.reason);
         }
     }
 }
@@ -424,21 +425,30 @@ fn on_base(r: &GroupRanking, engine: &Engine) -> String {
     }
 }
 
+/// `--choose N` as a rank: a number short enough to be one. A longer one is a session id's
+/// start or end (the six characters a worktree shows may all be digits).
+fn as_rank(choice: &str) -> Option<usize> {
+    choice.parse::<usize>().ok().filter(|_| choice.len() < MIN_END)
+}
+
 /// The group's attempt a session id names: whole, by its start (with or without `ses_`, 8
 /// characters or more) or by its end (6 or more, as its worktree and branch show it).
-fn named_attempt(choice: &str, r: &GroupRanking) -> Result<SessionId, String> {
+fn named_attempt(choice: &str, ids: &[&SessionId], group: &GroupId) -> Result<SessionId, String> {
     let start = if choice.starts_with("ses_") { choice.to_string() } else { format!("ses_{choice}") };
-    let ids = r.ranking.iter().map(|a| &a.evidence.session);
     let matching: Vec<&SessionId> = ids
+        .iter()
+        .copied()
         .filter(|id| {
-            id.as_str() == choice || (choice.len() >= 8 && id.as_str().starts_with(&start)) || (choice.chars().count() >= 6 && id.as_str().ends_with(choice))
+            id.as_str() == choice
+                || (choice.len() >= MIN_PREFIX && id.as_str().starts_with(&start))
+                || (choice.chars().count() >= MIN_END && id.as_str().ends_with(choice))
         })
         .collect();
     match matching[..] {
         [one] => Ok(one.clone()),
         [] => Err(format!(
             "no attempt of this group is {choice}: `{}` shows them, each with its rank and session",
-            crate::hint::command(&format!("sessions attempts {}", r.group))
+            crate::hint::command(&format!("sessions attempts {group}"))
         )),
         _ => Err(format!("{} attempts of this group match {choice}; give more of the session id, or its rank", matching.len())),
     }
@@ -542,13 +552,13 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         print_ranking(&ranking, json);
         return exit::OK;
     };
-    let sid = match choice.parse::<usize>() {
+    let sid = match as_rank(&choice) {
         // Rank 0 is no rank: an attempt still running has it.
-        Ok(k) => match ranking.ranking.iter().find(|a| a.rank == k && k > 0) {
+        Some(k) => match ranking.ranking.iter().find(|a| a.rank == k && k > 0) {
             Some(a) => a.evidence.session.clone(),
             None => return fail(exit::USAGE, json, &no_such_rank(k, &ranking)),
         },
-        Err(_) => match named_attempt(&choice, &ranking) {
+        None => match named_attempt(&choice, &ranking.ranking.iter().map(|a| &a.evidence.session).collect::<Vec<_>>(), &ranking.group) {
             Ok(sid) => sid,
             Err(why) => return fail(exit::USAGE, json, &why),
         },
@@ -586,4 +596,23 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
     }
     tokio::task::block_in_place(|| engine.settle());
     code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_number_is_a_rank_and_a_session_ids_end_of_digits_is_that_session() {
+        assert_eq!(as_rank("2"), Some(2));
+        assert_eq!(as_rank("402913"), None, "six digits: the end of a session id");
+        let (a, b) = (SessionId("ses_01a2b3c4d5e6f7a8b9c0d1e2f3402913".into()), SessionId("ses_01a2b3c4d5e6f7a8b9c0d1e2f3abcdef".into()));
+        let group = GroupId("grp_1".into());
+        assert_eq!(named_attempt("402913", &[&a, &b], &group), Ok(a.clone()));
+        assert_eq!(
+            named_attempt("01a2b3c4d5", &[&a, &b], &group).unwrap_err(),
+            "2 attempts of this group match 01a2b3c4d5; give more of the session id, or its rank"
+        );
+        assert!(named_attempt("999999", &[&a, &b], &group).unwrap_err().starts_with("no attempt of this group is 999999"));
+    }
 }

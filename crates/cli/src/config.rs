@@ -289,7 +289,9 @@ fn with_endpoint_of(mut opts: RunOptions, store: &finishline_engine::store::Stor
         }
         return opts;
     }
-    if settings(&data_dir(&opts.common)).is_ok_and(|s| !s.provider.model.trim().is_empty()) {
+    // The settings' model and server, as for any run; not when `--provider` named the session's
+    // protocol and the settings speak another (the protocol's public API is no server of its).
+    if settings(&data_dir(&opts.common)).is_ok_and(|s| !s.provider.model.trim().is_empty() && (!same_provider || s.provider.kind.name() == provider)) {
         return opts;
     }
     // An external agent's session records the agent, not a server.

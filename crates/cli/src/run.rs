@@ -370,21 +370,30 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
         }
     }
     view.summary(store, &sid);
-    if code == exit::WAITING && store.session(&sid).is_ok_and(|s| s.status == SessionStatus::AwaitingReview) {
+    say_what_waits(store, &sid, code);
+    code
+}
+
+/// After a run that exits 6 (waiting): what waits for the person, and the command for it.
+fn say_what_waits(store: &Store, sid: &SessionId, code: u8) {
+    if code != exit::WAITING {
+        return;
+    }
+    let Ok(s) = store.session(sid) else { return };
+    if s.status == SessionStatus::AwaitingReview {
         errln!(
             "finishline: it waits for your review: {} (or --reject, --request-changes \"…\"), or decide in the app",
             crate::hint::command(&format!("sessions review {sid} --approve"))
         );
     }
-    // Exit 6 with no review to decide: what waits is the person's own look at the answer.
-    if code == exit::WAITING && store.session(&sid).is_ok_and(|s| s.status == SessionStatus::Idle && s.end_reason == Some(EndReason::ConversationUnchecked)) {
+    // No review to decide: what waits is the person's own look at the answer.
+    if s.status == SessionStatus::Idle && s.end_reason == Some(EndReason::ConversationUnchecked) {
         errln!(
             "finishline: the evaluator could not check this answer, so it waits for your own look: read it with `{}`; to go on, `{}`",
             crate::hint::command(&format!("sessions show {sid}")),
             crate::hint::command(&format!("sessions resume {sid} \"…\""))
         );
     }
-    code
 }
 
 /// The exit code once the session has settled in `status` after a run, or `None` while it goes

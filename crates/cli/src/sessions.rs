@@ -90,7 +90,7 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
                         r.id,
                         r.status.as_str(),
                         // A run under way has no end yet: the last one's is not this one's.
-                        r.end_reason.filter(|_| !r.status.is_running()).map(|e| e.as_str()).unwrap_or("—"),
+                        r.end_reason.filter(|_| !r.status.is_running() && r.status != SessionStatus::AwaitingApproval).map(|e| e.as_str()).unwrap_or("—"),
                         r.created_at,
                         r.title
                     );
@@ -198,10 +198,10 @@ const SHOWN: usize = 5;
 
 /// The fewest characters of an id taken as its start: the prefix and a few more, so that a typo
 /// of a few letters is not quietly read as some session.
-const MIN_PREFIX: usize = 8;
+pub(crate) const MIN_PREFIX: usize = 8;
 
 /// The fewest characters of an id taken as its end: the six a task's worktree and branch show.
-const MIN_END: usize = 6;
+pub(crate) const MIN_END: usize = 6;
 
 /// Ends a session that waits for the person, left so by a process that is gone.
 pub fn cancel(id: &str, common: &Common) -> u8 {

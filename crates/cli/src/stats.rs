@@ -4,7 +4,7 @@
 use finishline_engine::store::trust::EvaluatorTrust;
 
 use crate::exit;
-use crate::output::{errln, outln};
+use crate::output::{errln, humanln, outln};
 use crate::sessions::open;
 use crate::Common;
 
@@ -58,7 +58,7 @@ fn print_rows<T: serde::Serialize>(
             exit::FAILED
         }
         Ok(rows) if rows.is_empty() && !common.json => {
-            outln!("{none}");
+            humanln!("{none}");
             exit::OK
         }
         Ok(rows) => {
@@ -66,7 +66,7 @@ fn print_rows<T: serde::Serialize>(
                 if common.json {
                     outln!("{}", serde_json::to_string(t).unwrap_or_default());
                 } else {
-                    outln!("{}", words(t));
+                    humanln!("{}", words(t));
                 }
             }
             exit::OK
@@ -100,19 +100,19 @@ pub fn both(common: &Common) -> u8 {
         outln!("{}", serde_json::json!({ "agents": agents, "evaluator": judges }));
         return exit::OK;
     }
-    outln!("Agents");
+    humanln!("Agents");
     if agents.is_empty() {
-        outln!("  No tasks yet.");
+        humanln!("  No tasks yet.");
     }
     for t in &agents {
-        outln!("{}", indented(&agent_words(t)));
+        humanln!("{}", indented(&agent_words(t)));
     }
-    outln!("\nEvaluators");
+    humanln!("\nEvaluators");
     if judges.is_empty() {
-        outln!("  No reviews decided by a person after an evaluator verdict yet.");
+        humanln!("  No reviews decided by a person after an evaluator verdict yet.");
     }
     for t in &judges {
-        outln!("{}", indented(&line(t)));
+        humanln!("{}", indented(&line(t)));
     }
     exit::OK
 }

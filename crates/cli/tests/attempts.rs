@@ -436,7 +436,7 @@ async fn an_attempt_sent_back_is_ranked_on_everything_it_would_land() {
 async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothing() {
     let Waiting { _server, e, r, url, group, sessions } = waiting(json!([
         {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-        {"when": {"kind": "agent", "model": "b"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"model b is not served here\"}}"}}},
+        {"when": {"kind": "agent", "model": "b"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"model b is not served here\\u001b]0;pwned\\u0007\"}}"}}},
         {"when": {"kind": "agent", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 1},
         {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
     ]))
@@ -444,6 +444,10 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
     let ranking = ranking_of(&e, &r, &group, &url);
     let failed = ranking["ranking"].as_array().unwrap().iter().find(|a| a["evidence"]["session"] == sessions["b"].as_str()).unwrap()["evidence"].clone();
     assert!(failed["error"].as_str().is_some_and(|m| m.contains("not served here")), "the failed attempt says why, in the provider's words: {failed}");
+    // Read in the terminal, the provider's words cannot drive it (the escape is the server's).
+    let shown = finishline(&["sessions", "attempts", &group, "--workspace", &r.to_string_lossy()], &e.data);
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("not served here"), "{}", String::from_utf8_lossy(&shown.stdout));
+    assert!(!shown.stdout.iter().any(|b| *b == 0x1b || *b == 0x07), "{:?}", String::from_utf8_lossy(&shown.stdout));
     assert_eq!(worktrees(&r), 3, "both attempts' worktrees wait: one for review, the failed one as undecided work");
     // A group is named as a session is: by its start as shown without `grp_`, or by its end.
     let start = &group["grp_".len()..16];

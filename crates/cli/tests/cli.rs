@@ -1205,11 +1205,19 @@ async fn resuming_with_the_sessions_own_provider_named_keeps_its_server_and_mode
     let (data, ws) = (e.data.clone(), e.ws.to_string_lossy().into_owned());
     tokio::task::spawn_blocking(move || finishline(&["run", "say hello", "--workspace", &ws, "--base-url", &url, "--model", "m"], &data)).await.unwrap();
     let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
-    let asked = server.requests().len();
-    let data = e.data.clone();
-    let out = tokio::task::spawn_blocking(move || finishline(&["sessions", "resume", &id, "and again", "--provider", "openai"], &data)).await.unwrap();
-    assert_eq!(out.status.code(), Some(6), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(server.requests().len() > asked, "the session's own server was asked");
+    // With no settings, and with settings of another provider (the app's, say Anthropic's).
+    for settings in [None, Some(json!({"settings": {"provider": {"kind": "anthropic", "base_url": "http://127.0.0.1:9/v1", "model": "claude-x"}}}))] {
+        if let Some(settings) = &settings {
+            std::fs::write(e.data.join("settings.json"), settings.to_string()).unwrap();
+        }
+        let asked = server.requests().len();
+        let (data, id) = (e.data.clone(), id.clone());
+        let out = tokio::task::spawn_blocking(move || finishline(&["sessions", "resume", &id, "and again", "--provider", "openai", "--model", "m"], &data))
+            .await
+            .unwrap();
+        assert_eq!(out.status.code(), Some(6), "{settings:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(server.requests().len() > asked, "the session's own server was asked ({settings:?})");
+    }
 }
 
 /// A run that failed (nothing answered at the base URL) says how to go on once the cause is

@@ -466,6 +466,15 @@ fn a_fence_in_a_tools_output_or_a_checks_output_stays_inside_its_block() {
                     of: 0,
                     persons_own: true,
                 },
+                EngineEvent::Verification {
+                    command: "test `cat n.txt` = 3".into(),
+                    exit_code: Some(0),
+                    output_tail: String::new(),
+                    skipped: false,
+                    nth: 0,
+                    of: 0,
+                    persons_own: true,
+                },
             ],
         )
         .unwrap();
@@ -483,6 +492,7 @@ fn a_fence_in_a_tools_output_or_a_checks_output_stays_inside_its_block() {
     }
     assert_eq!(open, None, "every block is closed: {md}");
     assert!(md.contains("# INJECTED HEADING"), "the output is kept: {md}");
+    assert!(md.contains("**✓ Verification** ``test `cat n.txt` = 3``: exit 0"), "a command with a backtick is one code span: {md}");
 }
 
 #[test]

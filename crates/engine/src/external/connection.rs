@@ -66,12 +66,13 @@ impl AgentFault {
         }
         // No method `initialize`: whatever answered is no ACP agent (a program without its ACP
         // mode, or another program altogether), and the protocol's words would not say that.
+        let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
         if what == START && e.code == agent_client_protocol::ErrorCode::METHOD_NOT_FOUND {
             return AgentFault::new(format!(
-                "{label} does not speak the Agent Client Protocol: it did not know how to start a session (initialize). Check that the command starts the agent's ACP mode (for example `opencode acp` or `gemini --experimental-acp`)"
+                "{label} does not speak the Agent Client Protocol: it did not know how to start a session (initialize{detail}{}). Check that the command starts the agent's ACP mode (for example `opencode acp` or `gemini --experimental-acp`)",
+                ended.map(|w| format!("; {w}")).unwrap_or_default()
             ));
         }
-        let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
         AgentFault::new(format!("{label} refused {what}: {}{detail}{}", e.message, ended.map(|w| format!(" ({w})")).unwrap_or_default()))
     }
 }

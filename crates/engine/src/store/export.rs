@@ -383,11 +383,12 @@ fn write_judgement(md: &mut String, e: Entry) {
                 _ => "✗",
             };
             if skipped {
-                let _ = writeln!(md, "**{mark} Verification{which}** `{command}`: skipped\n");
+                let _ = writeln!(md, "**{mark} Verification{which}** {}: skipped\n", code_span(&command));
             } else {
                 let _ = writeln!(
                     md,
-                    "**{mark} Verification{which}** `{command}`: exit {}\n\n{}",
+                    "**{mark} Verification{which}** {}: exit {}\n\n{}",
+                    code_span(&command),
                     exit_code.map(|c| c.to_string()).unwrap_or("?".into()),
                     fenced("", output_tail.trim_end())
                 );
@@ -451,6 +452,15 @@ fn write_reviewed_files(md: &mut String, files: &[ReviewedFile]) {
     }
 }
 
+/// `text` as inline code whose backticks outnumber any run of them in it (a command holding one
+/// ended the span early), with a space inside where it starts or ends with one, as CommonMark asks.
+fn code_span(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let ticks = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') { " " } else { "" };
+    format!("{ticks}{pad}{text}{pad}{ticks}")
+}
+
 /// `text` in a code block whose fence is longer than any run of backticks in it, so that no line
 /// of it (a file's own code block, read by a tool) can close the block early.
 fn fenced(language: &str, text: &str) -> String {
@@ -495,7 +505,13 @@ fn write_plan_entry(md: &mut String, e: Entry) {
 fn write_other(md: &mut String, e: Entry) {
     match e {
         Entry::Tool { tool, input, state, output, .. } => {
-            let _ = writeln!(md, "**Tool `{tool}`** ({})\n\n{}", state.as_str(), fenced("json", &serde_json::to_string_pretty(&input).unwrap_or_default()));
+            let _ = writeln!(
+                md,
+                "**Tool {}** ({})\n\n{}",
+                code_span(&tool),
+                state.as_str(),
+                fenced("json", &serde_json::to_string_pretty(&input).unwrap_or_default())
+            );
             if let Some(o) = output.filter(|o| !o.is_empty()) {
                 let shown: String = o.chars().take(2000).collect();
                 let _ = writeln!(md, "{}", fenced("", &format!("{shown}{}", if o.chars().count() > 2000 { "\n…" } else { "" })));
