@@ -1,9 +1,8 @@
 import { useCallback, useEffect, useState } from "react";
 import { ipc, type SessionSummary } from "../ipc";
 import { attemptLabel, setAside, sidebarEntries, sidebarGroups, sidebarTitles, startOfToday, STOPPED, waitingCount, waitingFor, WAITING, WORKING, type SidebarEntry } from "../sidebar";
-import { doubtTitle, END_LABEL, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL } from "../session/model";
+import { answerUnchecked, doubtTitle, END_LABEL, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL, UNCHECKED_TITLE } from "../session/model";
 
-const unchecked = (s: SessionSummary) => s.status === "idle" && s.end_reason === "conversation_unchecked";
 import { Inbox, LoaderCircle } from "lucide-react";
 import { useHistoryChanges } from "../historyChanges";
 
@@ -55,9 +54,8 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
       {label ? <span className="side-session-title">{label}</span> : <SideTitle title={s.title || s.task} label={titles.get(s.id)} />}
       {/* Not StatusBadge: its test id belongs to the open session's header. */}
       <span className="side-meta">
-      {unchecked(s) && !notChosen ? (
-        // An answer nobody could check (the evaluator gave nothing usable) is not a plain idle one.
-        <span className="badge side-badge badge-unchecked" title={`${END_LABEL.conversation_unchecked}: the evaluator gave no usable answer`}>
+      {answerUnchecked(s.status, s.end_reason) && !notChosen ? (
+        <span className="badge side-badge badge-unchecked" title={UNCHECKED_TITLE}>
           Not checked
         </span>
       ) : reviewInDoubt(s.status, s.end_reason) && !notChosen ? (

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import type { EndReason, SessionStatus } from "../ipc";
-import { doubtTitle, END_LABEL, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL } from "../session/model";
+import { answerUnchecked, doubtTitle, END_LABEL, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL, UNCHECKED_TITLE } from "../session/model";
 
 /**
  * The session's one status; for `retry`, a countdown to the next attempt. An attempt set aside
@@ -19,11 +19,10 @@ export function StatusBadge({ status, nextRetryAt, notChosen = false, endReason 
     const secs = Math.max(0, Math.ceil((Date.parse(nextRetryAt) - now) / 1000));
     label = `Retrying in ${secs} s`;
   }
-  if (status === "idle" && endReason === "conversation_unchecked" && !notChosen) {
-    // An answer nobody could check (the evaluator gave nothing usable) is not a plain idle one,
-    // here as in the sidebar.
+  if (answerUnchecked(status, endReason) && !notChosen) {
+    // Here as in the sidebar.
     return (
-      <span className="badge badge-unchecked" data-testid="status-badge" data-status={status} title={`${END_LABEL.conversation_unchecked}: the evaluator gave no usable answer`}>
+      <span className="badge badge-unchecked" data-testid="status-badge" data-status={status} title={UNCHECKED_TITLE}>
         Not checked
       </span>
     );

@@ -100,7 +100,12 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
   const [shown, setShown] = useKeptState(`finishline.attempts.shown.${group}`);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const [notice, setNotice] = useKeptState(`finishline.attempts.notice.${group}`);
+  const [notice, setNotice] = useState<string | null>(null);
+  // What the evaluator's comparison came to, kept: it may end while the person is elsewhere, and
+  // it stays true of the ranking it ordered. A decision's own words are not kept: the ranking
+  // shows what was chosen or put away.
+  const [compared, setCompared] = useKeptState(`finishline.attempts.compared.${group}`);
+  const [compareError, setCompareError] = useKeptState(`finishline.attempts.compareError.${group}`);
   // Cancel the running attempts: asked first, as a session's cancel is; sent once, however
   // often pressed meanwhile.
   // How many were running when asked: the question keeps its words while they end.
@@ -145,13 +150,15 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
       if (!comparisonOf(group) && !start) return;
       setError(null);
       setNotice(null);
+      setCompared(null);
+      setCompareError(null);
       setComparing(true);
       stopped.current = false;
       const pending = compareOnce(group, () => ipc.compareAttempts(group));
       try {
         const c = await pending;
         // Said even when the person has gone to another screen: they read it when they are back.
-        setNotice(
+        setCompared(
           stopped.current
             ? c.asked === 0
               ? "Stopped before the evaluator answered. Asking again asks about every pair."
@@ -163,8 +170,8 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
         if (!mounted.current) return;
         setRanking(c);
       } catch (e) {
+        setCompareError(`The attempts were not compared: ${(e as AppError).message}`);
         if (!mounted.current) return;
-        setError(`The attempts were not compared: ${(e as AppError).message}`);
         // A pair answered before the failure is kept: show it.
         load();
       } finally {
@@ -174,7 +181,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
         }
       }
     },
-    [group, load, setNotice],
+    [group, load, setCompared, setCompareError],
   );
   useEffect(() => void follow(false), [follow]);
   useEffect(() => {
@@ -246,6 +253,8 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
     setBusy(true);
     setError(null);
     setNotice(null);
+    setCompared(null);
+    setCompareError(null);
     try {
       // Landed as the dialog said it would be: the way shown is the way asked for.
       const out = await ipc.chooseAttempt(group, a.evidence.session, landingNow);
@@ -267,6 +276,8 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
     setBusy(true);
     setError(null);
     setNotice(null);
+    setCompared(null);
+    setCompareError(null);
     try {
       const n = await ipc.rejectAttempts(group);
       setNotice(`${n} attempt${n === 1 ? " was" : "s were"} rejected and their worktrees removed. Nothing landed.`);
@@ -371,14 +382,14 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
         {pairs.length > 0 && unanswered === 0 && !comparing && " The evaluator has compared each attempt with the next."}
         {(ranking.comparison_tokens ?? 0) > 0 && ` Asking the evaluator to compare them took ${ranking.comparison_tokens?.toLocaleString()} tokens so far, not counted as the attempts' own.`}
       </p>
-      {notice && (
+      {(notice ?? compared) && (
         <p className="notice" role="status" data-testid="attempts-notice">
-          {notice}
+          {notice ?? compared}
         </p>
       )}
-      {error && (
+      {(error ?? compareError) && (
         <p className="field-error" role="alert">
-          {error}
+          {error ?? compareError}
         </p>
       )}
       <div

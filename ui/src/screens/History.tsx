@@ -215,14 +215,20 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
     exportPanel.current?.focus({ preventScroll: true });
   }, [exported]);
   /** Resume goes on where the session stopped, then shows it: the button says what it does. A
-   * refusal (another task in its folder) is said here, with the row. */
+   * refusal (another task in its folder) is said at the top of History. One at a time: a second
+   * click while the first is on its way does nothing. */
+  const [resuming, setResuming] = useState<string | null>(null);
   const resume = async (id: string) => {
+    if (resuming) return;
+    setResuming(id);
     setError(null);
     try {
       await ipc.sendMessage(id, "");
       onOpen(id);
     } catch (e) {
       setError((e as AppError).message);
+    } finally {
+      setResuming(null);
     }
   };
   const exportAs = async (id: string, title: string, format: "md" | "json") => {
@@ -483,7 +489,7 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
                   <td>
                     <div className="row-actions">
                     {r.status === "interrupted" && (
-                      <button className="btn small" data-testid="history-resume" onClick={() => void resume(r.id)} title="Continue where it stopped, and open it">
+                      <button className="btn small" data-testid="history-resume" onClick={() => void resume(r.id)} disabled={resuming !== null} title="Continue where it stopped, and open it">
                         Resume
                       </button>
                     )}

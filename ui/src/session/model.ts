@@ -676,6 +676,12 @@ export const NOT_CHOSEN = "Not chosen";
  * A review of work not verified done (stuck, out of budget, said blocked): its badge says how
  * the run ended, so it never reads like one of verified work.
  */
+/** An answer the evaluator could not check (it gave nothing usable): not a plain idle one. */
+export const answerUnchecked = (status: SessionStatus, endReason: EndReason | null | undefined) => status === "idle" && endReason === "conversation_unchecked";
+
+/** What a "Not checked" badge says on hover. */
+export const UNCHECKED_TITLE = "Answered, not checked: the evaluator gave no usable answer";
+
 export function reviewInDoubt(status: SessionStatus, endReason: EndReason | null | undefined): endReason is EndReason {
   return status === "awaiting_review" && !!endReason && endReason !== "verified_done";
 }

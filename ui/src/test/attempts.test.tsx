@@ -560,6 +560,23 @@ describe("attempts side by side", () => {
     expect((await screen.findByTestId("attempts-notice")).textContent).toContain("The evaluator (judge-m) compared one pair of neighbours");
   });
 
+  it("a comparison that fails while the person is on another screen says why when they come back", async () => {
+    let fail: (e: unknown) => void = () => {};
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return tied();
+      if (cmd === "list_sessions") return [];
+      if (cmd === "compare_attempts") return new Promise<Compared>((_, reject) => (fail = reject));
+      return null;
+    });
+    const first = render(<AttemptsView group="g-away-failed" onOpenSession={() => {}} />);
+    await userEvent.click(await screen.findByTestId("attempts-compare"));
+    first.unmount();
+    fail({ code: "provider_unreachable", message: "Nothing answered at http://127.0.0.1:9/v1" });
+    await new Promise((r) => setTimeout(r, 0));
+    render(<AttemptsView group="g-away-failed" onOpenSession={() => {}} />);
+    expect((await screen.findByRole("alert")).textContent).toBe("The attempts were not compared: Nothing answered at http://127.0.0.1:9/v1");
+  });
+
   it("Stop comparing stops the evaluator and says how many pairs it answered before", async () => {
     let stopped: unknown = null;
     let answer: (r: Compared) => void = () => {};
