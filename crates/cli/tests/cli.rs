@@ -1220,15 +1220,17 @@ async fn resuming_with_the_sessions_own_provider_named_keeps_its_server_and_mode
     }
 }
 
+/// A base URL on a port nothing listens on: bound, then let go.
+fn nobody_listens() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("http://{}/v1", l.local_addr().unwrap())
+}
+
 /// A run that failed (nothing answered at the base URL) says how to go on once the cause is
 /// fixed, with the command to paste, as a cancelled or waiting run does.
 #[test]
 fn a_failed_run_names_the_command_that_goes_on_once_the_cause_is_fixed() {
-    // A port nothing listens on: bound, then let go.
-    let url = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://{}/v1", l.local_addr().unwrap())
-    };
+    let url = nobody_listens();
     let e = env();
     let out = finishline(&["run", "write notes.md", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "m"], &e.data);
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
@@ -1270,10 +1272,7 @@ fn a_limit_of_zero_is_refused_not_read_as_no_limit() {
 /// gone and how to go on, not New Task's "choose another, or check the spelling".
 #[test]
 fn resuming_a_session_whose_folder_is_gone_says_so_and_how_to_go_on() {
-    let url = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://{}/v1", l.local_addr().unwrap())
-    };
+    let url = nobody_listens();
     let e = env();
     finishline(&["run", "write notes.md", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "m"], &e.data);
     let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
