@@ -95,8 +95,8 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
   const [diffs, setDiffs] = useState<FileDifference[] | null>(null);
   const [tab, setTab] = useState<"ranking" | "differences">("ranking");
-  // The attempt whose diff is open, and what the last action came to, kept for the window's
-  // life: a visit to Settings or to one attempt's session lost them.
+  // The attempt whose diff is open, kept for the window's life: a visit to Settings or to one
+  // attempt's session closed it.
   const [shown, setShown] = useKeptState(`finishline.attempts.shown.${group}`);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
