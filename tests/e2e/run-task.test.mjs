@@ -68,7 +68,8 @@ test("run a task, follow it, see the continuation card, approve, find it in Hist
   assert.ok(roles.includes("continuation"), `the stored message has role continuation: ${roles}`);
   assert.ok(!exported.transcript.some((e) => e.kind === "message" && e.role === "user" && e.text.includes("b.txt is missing")), "never stored as the person's message");
   const md = execFileSync(cli, ["sessions", "export", id, "--format", "md", "--data-dir", appDataDir(win.home)], { encoding: "utf8" });
-  assert.match(md, /Continuation from Finishline\*\* \(evaluator: work remains; not written by you\)/, "the export marks it");
+  assert.match(md, /Continuation( \d+\/\d+)? from Finishline\*\* \(evaluator: work remains; not written by you\)/, "the export marks it, once");
+  assert.equal(md.match(/↻/g)?.length, 1, `one continuation, shown once:\n${md}`);
 
   // What the model received: a tagged reminder, not a bare user message.
   const requests = await win.fake.requests();

@@ -393,8 +393,13 @@ fn export_marks_continuations_and_verdicts_as_the_engines_not_the_persons() {
     let t = store.timeline(&sid).unwrap();
     let md = export::to_markdown(&t);
     assert!(md.contains("**You:**\n\n> write a.txt and b.txt"), "the person's words are theirs:\n{md}");
-    assert!(md.contains("Continuation from Finishline") && md.contains("not written by you"), "a continuation is marked as the engine's:\n{md}");
+    assert!(md.contains(" from Finishline**") && md.contains("not written by you"), "a continuation is marked as the engine's:\n{md}");
     assert!(!md.contains("**You:**\n\n> Still missing"), "a continuation must never be shown as the person's message");
+    assert_eq!(md.matches("↻").count(), 1, "a continuation is shown once, its count and its words together:\n{md}");
+    assert!(
+        md.contains("**↻ Continuation 1/5 from Finishline** (evaluator: work remains; not written by you): write b.txt\n\n> Still missing: b.txt"),
+        "its count, its source, what remains and its words:\n{md}"
+    );
     assert!(md.contains("Evaluator verdict (cycle 1): not_done"));
     assert!(md.contains("Following the project's AGENTS.md"), "an export says which project instructions the run followed:\n{md}");
     let json = export::to_json(&t);

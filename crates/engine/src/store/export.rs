@@ -260,6 +260,24 @@ pub fn to_json(t: &Timeline) -> Value {
     })
 }
 
+/// One that opens a run (review comments, a resolve) is from no budget: no count.
+fn count(attempt: u32, max: u32) -> String {
+    if max > 0 {
+        format!(" {attempt}/{max}")
+    } else {
+        String::new()
+    }
+}
+
+/// The comments sent again are Finishline's check finding one not addressed yet.
+fn continuation_label(source: ContinuationSource, attempt: u32) -> &'static str {
+    if source == ContinuationSource::ReviewComments && attempt > 0 {
+        "the person's comments, not yet addressed"
+    } else {
+        source_label(source)
+    }
+}
+
 fn source_label(s: ContinuationSource) -> &'static str {
     match s {
         ContinuationSource::Truncation => "truncation: the answer was cut off",
@@ -285,11 +303,28 @@ pub fn to_markdown(t: &Timeline) -> String {
     let mut md = String::new();
     write_header(&mut md, t);
     let mut run_no = 0;
-    for e in transcript(t) {
+    let mut entries = transcript(t).into_iter().peekable();
+    while let Some(e) = entries.next() {
         match e {
             Entry::Run { trigger, at } => {
                 run_no += 1;
                 let _ = writeln!(md, "### Run {run_no} ({}) · {at}\n", trigger.as_str());
+            }
+            // The engine records a continuation twice, as the judge's decision and as the message
+            // the agent reads; the export shows it once, as the window does.
+            Entry::Continuation { source, attempt, max, remaining }
+                if matches!(entries.peek(), Some(Entry::Message { role: MessageRole::Continuation, .. })) =>
+            {
+                let Some(Entry::Message { text, .. }) = entries.next() else { continue };
+                let unsaid: Vec<String> = remaining.into_iter().filter(|r| !text.contains(r.as_str())).collect();
+                let _ = writeln!(
+                    md,
+                    "**↻ Continuation{} from Finishline** ({}; not written by you){}\n\n{}\n",
+                    count(attempt, max),
+                    continuation_label(source, attempt),
+                    list_inline(&unsaid),
+                    quote(&text)
+                );
             }
             e @ Entry::Message { .. } => write_message(&mut md, e),
             e @ (Entry::Continuation { .. } | Entry::Evaluation { .. } | Entry::Verification { .. } | Entry::Review { .. } | Entry::Decision { .. }) => {
@@ -357,12 +392,7 @@ fn write_message(md: &mut String, e: Entry) {
 fn write_judgement(md: &mut String, e: Entry) {
     match e {
         Entry::Continuation { source, attempt, max, remaining } => {
-            // One that opens a run (review comments, a resolve) is from no budget: no count.
-            let count = if max > 0 { format!(" {attempt}/{max}") } else { String::new() };
-            // The comments sent again are Finishline's check finding one not addressed yet.
-            let label =
-                if source == ContinuationSource::ReviewComments && attempt > 0 { "the person's comments, not yet addressed" } else { source_label(source) };
-            let _ = writeln!(md, "- ↻ *Continuation{count}* ({label}){}\n", list_inline(&remaining));
+            let _ = writeln!(md, "- ↻ *Continuation{}* ({}){}\n", count(attempt, max), continuation_label(source, attempt), list_inline(&remaining));
         }
         Entry::Evaluation { cycle, verdict, summary, remaining, parse_ok } => {
             let _ = writeln!(
