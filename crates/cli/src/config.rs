@@ -280,7 +280,7 @@ fn with_endpoint_of(mut opts: RunOptions, store: &finishline_engine::store::Stor
     });
     let Some((provider, model, url)) = created else { return opts };
     // `--provider` naming the protocol the session already speaks names no other server.
-    let same_provider = opts.provider.as_deref().is_some_and(|p| kind_named(p).name() == provider);
+    let same_provider = opts.provider.as_deref().is_some_and(|p| kind_named(p).recorded_as(&provider));
     if opts.base_url.is_some() || (opts.provider.is_some() && !same_provider) || opts.agent.is_some() {
         // Another server for the same session: the model it ran with, unless one is named (a
         // provider named is another family of models, whose model must be named too).
@@ -291,18 +291,17 @@ fn with_endpoint_of(mut opts: RunOptions, store: &finishline_engine::store::Stor
     }
     // The settings' model and server, as for any run; not when `--provider` named the session's
     // protocol and the settings speak another (the protocol's public API is no server of its).
-    if settings(&data_dir(&opts.common)).is_ok_and(|s| !s.provider.model.trim().is_empty() && (!same_provider || s.provider.kind.name() == provider)) {
+    if settings(&data_dir(&opts.common)).is_ok_and(|s| !s.provider.model.trim().is_empty() && (!same_provider || s.provider.kind.recorded_as(&provider))) {
         return opts;
     }
     // An external agent's session records the agent, not a server.
     let kinds = [ProviderKind::Openai, ProviderKind::OpenaiResponses, ProviderKind::Anthropic, ProviderKind::Gemini];
-    let Some(kind) = kinds.into_iter().find(|k| k.name() == provider) else { return opts };
+    let Some(kind) = kinds.into_iter().find(|k| k.recorded_as(&provider)) else { return opts };
     let own = default_base_url(kind).trim_end_matches('/') == url.trim_end_matches('/');
     if !own && !finishline_engine::provider::is_loopback_url(&url) {
         return opts;
     }
-    // As `--provider` spells it.
-    opts.provider = Some(if kind == ProviderKind::OpenaiResponses { "openai-responses".to_string() } else { provider });
+    opts.provider = Some(kind.name());
     opts.base_url = Some(url);
     opts.model = opts.model.or(Some(model));
     opts

@@ -153,6 +153,9 @@ async fn provider_openai_responses_runs_the_task_over_the_responses_api() {
     assert_eq!(std::fs::read_to_string(e.ws.join("notes.md")).unwrap(), "- apple\n- banana\n- cherry\n", "the tool call came over the Responses API");
     let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
     assert!(!paths.is_empty() && paths.iter().all(|p| p == "/v1/responses"), "the agent and the evaluator asked /v1/responses: {paths:?}");
+    let listed = finishline(&["sessions", "list", "--json"], &e.data);
+    let session: serde_json::Value = serde_json::from_slice(listed.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(session["provider"], "openai-responses", "recorded as the flag spells it: {session}");
 }
 
 /// Flags that would be taken quietly and do something else are usage errors, before anything

@@ -95,7 +95,7 @@ pub fn endpoints(settings: &Settings, model: Option<&str>, key_for: KeyLookup<'_
 /// is a model at all (an external agent's name is recorded as the model of its sessions); else
 /// `None`, the settings' own model.
 pub fn session_model<'a>(settings: &Settings, provider: &str, model: &'a str) -> Option<&'a str> {
-    crate::external::model_to_ask(provider, model).filter(|_| provider == settings.provider.kind.name())
+    crate::external::model_to_ask(provider, model).filter(|_| settings.provider.kind.recorded_as(provider))
 }
 
 /// Every configured key variable (the provider's, the evaluator's, a custom one): kept out of

@@ -221,7 +221,7 @@ impl Run {
             () = cancel.cancelled() => None,
         };
         let criteria = criteria_since_decision(&events);
-        let agent_model = if summary.provider == engine.config.agent.provider_name && !summary.model.is_empty() {
+        let agent_model = if crate::provider::settings::current_name(&summary.provider) == engine.config.agent.provider_name && !summary.model.is_empty() {
             summary.model.clone()
         } else {
             engine.config.agent.model.clone()

@@ -18,9 +18,30 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
-    /// The name sessions record as their provider.
+    /// The name sessions record as their provider, as the CLI's `--provider` spells it.
     pub fn name(self) -> String {
-        format!("{self:?}").to_lowercase()
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::OpenaiResponses => "openai-responses",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Gemini => "gemini",
+        }
+        .to_string()
+    }
+
+    /// Whether a session recorded as running on `recorded` ran on this kind.
+    pub fn recorded_as(self, recorded: &str) -> bool {
+        current_name(recorded) == self.name()
+    }
+}
+
+/// A session's recorded provider as this version spells it: sessions made before the name was
+/// spelt as the flag spells it recorded the Responses API as `openairesponses`.
+pub fn current_name(recorded: &str) -> &str {
+    if recorded == "openairesponses" {
+        "openai-responses"
+    } else {
+        recorded
     }
 }
 
@@ -64,5 +85,18 @@ impl ProviderSettings {
             ProviderKind::Gemini => "gemini",
         });
         format!("provider:{id}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ProviderKind;
+
+    #[test]
+    fn a_session_recorded_under_the_old_name_of_the_responses_api_is_still_of_that_kind() {
+        assert_eq!(ProviderKind::OpenaiResponses.name(), "openai-responses");
+        assert!(ProviderKind::OpenaiResponses.recorded_as("openairesponses"), "a session of an earlier version");
+        assert!(ProviderKind::OpenaiResponses.recorded_as("openai-responses"));
+        assert!(!ProviderKind::Openai.recorded_as("openairesponses"), "Chat Completions is another protocol");
     }
 }
