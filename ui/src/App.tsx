@@ -343,7 +343,7 @@ export function App() {
         {/* History and the sessions need no settings: a review waiting there stays reachable
             while the settings file cannot be read. */}
         {screen === "history" ? (
-          <History onNewTask={() => setScreen("new")} onOpen={openSession} onOpenGroup={openGroup} look={historyLook.current} />
+          <History onNewTask={() => setScreen("new")} onOpen={openSession} onOpenGroup={openGroup} onOpenSettings={() => openSettings()} look={historyLook.current} />
         ) : screen === "attempts" && groupId ? (
           <AttemptsView key={groupId} group={groupId} onOpenSession={openSession} onOpenHistory={() => setScreen("history")} />
         ) : screen === "session" && sessionId ? (

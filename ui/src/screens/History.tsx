@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { Inbox, Search } from "lucide-react";
 import { AppError, ipc, type EndReason, type ListFilter, type SearchHit, type SessionStatus, type SessionSummary } from "../ipc";
 import { AlertDialog } from "../components/AlertDialog";
+import { ErrorLine } from "../components/ErrorLine";
 import { StatusBadge } from "../components/StatusBadge";
 import { AgentTrustPanel, TrustPanel } from "../components/TrustPanel";
 import { StoragePanel } from "../components/StoragePanel";
@@ -89,7 +90,19 @@ export interface HistoryLook {
 
 export const freshLook = (): HistoryLook => ({ query: "", filter: "all", outcome: "all", since: "all" });
 
-export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: { onNewTask: () => void; onOpen: (id: string) => void; onOpenGroup?: (group: string) => void; look?: HistoryLook }) {
+export function History({
+  onNewTask,
+  onOpen,
+  onOpenGroup,
+  onOpenSettings,
+  look = freshLook(),
+}: {
+  onNewTask: () => void;
+  onOpen: (id: string) => void;
+  onOpenGroup?: (group: string) => void;
+  onOpenSettings?: () => void;
+  look?: HistoryLook;
+}) {
   const [rows, setRows] = useState<SessionSummary[] | null>(null);
   const [hits, setHits] = useState<{ query: string; byId: Map<string, { hit: SearchHit; rank: number }> } | null>(null);
   const [query, setQuery] = useState(look.query);
@@ -99,7 +112,7 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
   useEffect(() => {
     Object.assign(look, { query, filter, outcome, since });
   }, [look, query, filter, outcome, since]);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<string | AppError | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
@@ -226,7 +239,8 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
       await ipc.sendMessage(id, "");
       onOpen(id);
     } catch (e) {
-      setError((e as AppError).message);
+      // Kept whole: a provider not set up is fixed in Settings, and the line offers the way there.
+      setError(e as AppError);
     } finally {
       setResuming(null);
     }
@@ -328,9 +342,9 @@ export function History({ onNewTask, onOpen, onOpenGroup, look = freshLook() }: 
         </select>
       </div>
       {error && (
-        <p className="field-error" role="alert" ref={inView}>
-          {error}
-        </p>
+        <div ref={inView}>
+          <ErrorLine error={error} onOpenSettings={onOpenSettings} />
+        </div>
       )}
       {notice && (
         <p className="notice" role="status" ref={inView}>

@@ -412,6 +412,24 @@ describe("History search", () => {
     expect(await screen.findByTestId("session-view")).toHaveAttribute("data-session", "a");
   });
 
+  it("a Resume refused for want of a provider offers Open Settings, as the session view does", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [{ ...row("a", "Read the file slowly"), status: "interrupted", end_reason: null }];
+        if (cmd === "send_message") throw { code: "invalid_settings", message: "No model is set up: choose one in Settings." };
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await user.click(await screen.findByTestId("history-resume"));
+    expect(await screen.findByRole("alert")).toHaveTextContent("No model is set up");
+    await user.click(screen.getByTestId("error-open-settings"));
+    expect(document.querySelector(".settings-screen")).not.toBeNull();
+  });
+
   it("comes back to the search and filters the person left, after they opened something else", async () => {
     mockIPC(
       (cmd) => {
