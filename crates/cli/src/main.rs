@@ -425,9 +425,18 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) { 0 } else { exit::USAGE };
+            if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::from(0);
+            }
+            // A script reading `--json` parses every error, the flags' own mistakes too.
+            if std::env::args_os().any(|a| a == "--json") {
+                let said = e.to_string();
+                let first = said.lines().next().unwrap_or_default().trim_start_matches("error: ");
+                output::outln!("{}", serde_json::json!({"type": "error", "code": "usage", "message": first}));
+            }
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::from(exit::USAGE);
         }
     };
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime");

@@ -1365,3 +1365,24 @@ fn land_with_the_folder_itself_is_refused_as_a_contradiction() {
     assert!(said.contains("--land") && said.contains("in-place"), "{said}");
     assert!(!e.data.join("history.db").exists(), "nothing was started");
 }
+
+/// A script reading `--json` gets every error as a JSON line, the flags' own mistakes too (they
+/// came as plain text, which the script failed to parse).
+#[test]
+fn a_flag_mistake_under_json_is_said_as_a_json_error_line() {
+    let e = env();
+    let out = finishline(&["sessions", "list", "--json", "--bogus"], &e.data);
+    assert_eq!(out.status.code(), Some(2));
+    let line: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|err| panic!("one JSON line ({err}): {}", String::from_utf8_lossy(&out.stdout)));
+    assert_eq!(line["type"], "error");
+    assert_eq!(line["code"], "usage");
+    assert_eq!(line["message"], "unexpected argument '--bogus' found", "{line}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Usage: finishline sessions list"), "the person still reads the usage");
+    let help = finishline(&["sessions", "list", "--json", "--help"], &e.data);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&help.stdout).contains("Usage: finishline sessions list [OPTIONS]"),
+        "help stays help: {}",
+        String::from_utf8_lossy(&help.stdout)
+    );
+}
