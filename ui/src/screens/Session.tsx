@@ -475,7 +475,10 @@ const STEP_STATE_LABEL: Record<StepState, string> = { pending: "Pending", runnin
 const livePosition = (steps: PlanView["steps"], i: number) => steps.slice(0, i + 1).filter((s) => s.state !== "replaced").length;
 
 /** The plan: every step with its criteria, its state and outcome; replaced steps stay, with why. */
-function PlanPanel({ plan }: { plan: PlanView }) {
+/** A running step of a run that is no longer running: the person cancelled it, or it failed. */
+const STOPPED_TITLE = "The run stopped in this step; a resume goes on with this step.";
+
+function PlanPanel({ plan, running }: { plan: PlanView; running: boolean }) {
   return (
     <aside className="plan panel" data-testid="plan-panel" aria-label="Plan">
       <h3>
@@ -495,7 +498,13 @@ function PlanPanel({ plan }: { plan: PlanView }) {
           <li key={i} className={`plan-step step-${s.state}`} data-testid="plan-step" data-state={s.state} value={s.state === "replaced" ? undefined : livePosition(plan.steps, i)}>
             <div className="row">
               <strong className="grow">{s.step.title}</strong>
-              <span className={`tag step-state state-${s.state}`}>{STEP_STATE_LABEL[s.state]}</span>
+              {s.state === "running" && !running ? (
+                <span className="tag step-state state-stopped" title={STOPPED_TITLE}>
+                  Stopped
+                </span>
+              ) : (
+                <span className={`tag step-state state-${s.state}`}>{STEP_STATE_LABEL[s.state]}</span>
+              )}
             </div>
             {s.step.criteria.length > 0 && (
               <ul className="criteria muted small">
@@ -1027,7 +1036,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
         {/* A plan waiting for the person is shown once, in its editor below. */}
         {((model.plan && !planWaiting) || model.todos.length > 0) && (
           <div className="side-panels">
-        {model.plan && !planWaiting && <PlanPanel plan={model.plan} />}
+        {model.plan && !planWaiting && <PlanPanel plan={model.plan} running={running} />}
         {model.todos.length > 0 && (
           <aside className="todos panel" data-testid="todos">
             <h3>Todos</h3>

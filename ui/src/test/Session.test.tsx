@@ -1030,6 +1030,38 @@ describe("Session view, loading and errors", () => {
     expect(brief).not.toHaveTextContent("continuing (0/0)");
     expect(screen.getAllByTestId("user-bubble")).toHaveLength(1);
   });
+
+  it("a step the person cancelled reads Stopped, not Running, and says a resume goes on with it", async () => {
+    seq = 0;
+    const step = (title: string) => ({ title, instructions: `${title}.`, criteria: [`${title} is done`], depends_on: [] });
+    const view = (title: string, state: StepState) => ({ step: step(title), state, end_reason: null, summary: null, output_data: null, replaced_because: null, decided_by: null });
+    const plan = (a: StepState, b: StepState): PlanProjection => ({
+      mode: "on",
+      steps: [view("Write a", a), view("Write b", b)],
+      revisions: [],
+      replans: 0,
+      current: 1,
+      number: 2,
+      of: 2,
+      concluded: false,
+      awaiting_review: false,
+      budget_calls: 30,
+      spent: { agent: 2, evaluator: 1, manager: 1 },
+    });
+    script([
+      ev({ type: "session_created", task: "write a and b", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "plan_step" }),
+      { ...ev({ type: "plan_step_started", index: 1, number: 2, of: 2, title: "Write b" }), plan: plan("done", "running") },
+      ev({ type: "status_changed", status: "busy" }),
+      ev({ type: "run_finished", status: "cancelled", claim: "none", verdict: null, end_reason: "cancelled" }),
+      ev({ type: "status_changed", status: "cancelled" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const steps = await screen.findAllByTestId("plan-step");
+    const state = within(steps[1]).getByText("Stopped");
+    expect(state).toHaveAttribute("title", expect.stringMatching(/resume goes on with this step/i));
+    expect(screen.queryByText("Running"), "nothing runs").toBeNull();
+  });
 });
 
 describe("a plan that waits for its go-ahead", () => {
