@@ -767,7 +767,7 @@ async fn request_changes_after_a_plan_spent_its_budget_gives_the_added_steps_a_f
 /// "Evaluator: done" does not read as the whole task's verdict.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_stopped_short_says_its_last_verdict_was_on_a_step() {
-    let four = [("Write a.txt", "a.txt greets the reader"), ("Write b.txt", "b.txt greets"), ("Write c.txt", "c.txt greets"), ("Write d.txt", "d.txt greets")];
+    let four = [("Write a.txt", "a.txt exists"), ("Write b.txt", "b.txt greets"), ("Write c.txt", "c.txt greets"), ("Write d.txt", "d.txt greets")];
     let h = Harness::new(
         rules(json!([
             manager(json!({}), plan_json(&four)),
@@ -776,7 +776,8 @@ async fn a_plan_stopped_short_says_its_last_verdict_was_on_a_step() {
             agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
             agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
         ])),
-        // 5 calls: the manager's, then an agent's and the evaluator's per step: spent at step 2.
+        // 5 calls: the manager's, the agent's at step 1 (its file decides it), then the agent's
+        // two and the evaluator's at step 2: spent as step 2 is judged.
         five_calls(),
     )
     .await;
@@ -828,7 +829,7 @@ async fn a_plan_that_spends_its_budget_goes_to_the_person_with_what_is_done() {
     assert_eq!(unique.len(), remaining.len(), "a step planned again under its title is named once: {remaining:?}");
     let plan = PlanState::from_events(&o.events).unwrap();
     assert_eq!(plan.budget_calls, Some(8));
-    assert!(plan.spent.total() >= 8, "every call counted, the manager's revision too: {:?}", plan.spent);
+    assert_eq!(plan.spent.total(), 8, "every call counted, the manager's revision too, and none past the budget: {:?}", plan.spent);
 }
 
 /// Every token the session spends is in its events, the manager's plan included, so the window's

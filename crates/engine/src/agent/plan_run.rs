@@ -286,6 +286,21 @@ impl Run {
         Ok(())
     }
 
+    /// A plan step stops where the plan's budget is spent, before the model call that would go
+    /// past it: the budget is a cap, not a figure checked when a step ends (a step started with
+    /// one call left made up to its whole step limit more). `Ok(true)`: the step ended.
+    pub(super) async fn stop_at_plan_budget(&mut self, remaining: Vec<String>) -> Result<bool, Halt> {
+        if self.plan_step.is_none() {
+            return Ok(false);
+        }
+        let state = self.plan_state()?;
+        if state.budget_calls.is_none_or(|b| state.spent.total() < b) {
+            return Ok(false);
+        }
+        self.end_step(StepEnding { end_reason: EndReason::PlanBudgetSpent, claim: Claim::None, claim_words: None, remaining, stuck: None }).await?;
+        Ok(true)
+    }
+
     /// The calls left of the plan's budget when a fifth or less is left: the manager is told to
     /// finish.
     fn calls_left(&self, state: &PlanState) -> Option<u32> {

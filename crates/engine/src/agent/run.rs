@@ -568,6 +568,9 @@ impl Run {
                         .await?;
                         return Ok(None);
                     }
+                    if self.stop_at_plan_budget(evidence.open_todos.clone()).await? {
+                        return Ok(None);
+                    }
                     return Ok(Some(()));
                 }
                 Action::Verify { commands } => {
@@ -580,6 +583,7 @@ impl Run {
                     let checks = (question == crate::judge::completion::EvaluationQuestion::Done).then(|| self.step_checks()).flatten();
                     let ev = match checks {
                         Some(checks) => self.check_step(&checks, &verified_now).await?,
+                        None if self.stop_at_plan_budget(evidence.open_todos.clone()).await? => return Ok(None),
                         None => self.evaluate(question).await?,
                     };
                     evidence.evaluation = Some(ev);
@@ -606,6 +610,9 @@ impl Run {
                         ContinuationSource::TodoGate => worker.todo_gate(&remaining).unwrap_or(text),
                         _ => text,
                     };
+                    if self.stop_at_plan_budget(remaining.clone()).await? {
+                        return Ok(None);
+                    }
                     let refused = evidence.claim.as_ref().is_some_and(|c| c.claim == Claim::Success);
                     self.continue_with(source, &text, remaining, answers_call.as_deref(), refused)?;
                     return Ok(Some(()));
