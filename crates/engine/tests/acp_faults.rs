@@ -467,3 +467,29 @@ async fn a_call_first_titled_as_being_prepared_is_named_by_its_real_title() {
         "the card reads as what the call did (Claude Code titles every call \"Preparing file…\" first): {names:?}"
     );
 }
+
+/// With nobody to ask (the CLI without a terminal), a tool the agent asks about is refused
+/// unasked: the history says so, as for the built-in agent's tools, and never that the person
+/// denied a call they were not shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_tool_refused_with_nobody_to_ask_is_not_recorded_as_the_persons_denial() {
+    let ask = json!({"toolCallId": "c1", "title": "bash", "rawInput": {"command": "echo hi"}});
+    let s = Scripted::new(
+        json!({"turns": [{"updates": [{"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "bash", "status": "pending"}], "permission": ask,
+        "after": [text("It was not allowed.")]}]}),
+    );
+    let permissions = finishline_engine::agent::PermissionPolicy { nobody_to_ask: true, ..Default::default() };
+    let h = Harness::new(rules(json!([evaluator(done_verdict())])), Setup { external: Some(s.agent.clone()), permissions, ..Setup::default() }).await;
+    let o = h.run("Run echo").await;
+    assert_eq!(s.log("permissions.log").trim(), "no", "refused");
+    assert!(!o.has(|e| matches!(e, EngineEvent::PermissionRequested { .. })), "nobody was asked");
+    let said: Vec<String> = o
+        .events
+        .iter()
+        .filter_map(|e| match &e.event {
+            EngineEvent::ToolCall { state: ToolState::Denied, output: Some(out), .. } => Some(out.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(!said.is_empty() && said.iter().all(|s| s.contains("there was nobody to ask") && !s.contains("The person denied")), "{said:?}");
+}

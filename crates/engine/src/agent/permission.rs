@@ -44,6 +44,12 @@ impl PermissionPolicy {
             && !allowed_for_session.contains(tool)
     }
 
+    /// An external agent's tool that `gate_external` refuses only because nobody could be asked:
+    /// the history says so, not that the person denied a call they were never shown.
+    pub fn external_refused_unasked(&self, tool: &str, allowed_for_session: &HashSet<String>) -> bool {
+        self.nobody_to_ask && self.overrides.get(tool) != Some(&Permission::Deny) && self.gate_external(tool, allowed_for_session) == Gate::Refuse
+    }
+
     /// An external agent's tool: the agent asked, so unless the settings or the person already
     /// decided for this tool, the person is asked.
     pub fn gate_external(&self, tool: &str, allowed_for_session: &HashSet<String>) -> Gate {

@@ -689,7 +689,9 @@ impl Run {
             }
             Err(Halt::Denied) => {
                 let _ = ask.reply.send(option_for(&ask.options, false, false));
-                if let Some(e) = set_state(tools, ToolState::Denied, Some(crate::agent::dispatch::DENIED.into())) {
+                let unasked = self.engine.config.permissions.external_refused_unasked(&name, &self.allowed);
+                let said = if unasked { crate::agent::dispatch::UNASKED } else { crate::agent::dispatch::DENIED };
+                if let Some(e) = set_state(tools, ToolState::Denied, Some(said.into())) {
                     self.emit(e)?;
                 }
                 self.after_denial()
