@@ -216,8 +216,24 @@ impl View {
     /// Where the task works, the review, and what the decision did: landing, revert, clean-up.
     fn show_review_and_landing(&mut self, event: &EngineEvent) {
         match event {
-            EngineEvent::ReviewRequested { claim, end_reason, remaining, files_changed, audit, auto_approve, criteria, not_landed, in_submodules, .. } => {
+            EngineEvent::ReviewRequested {
+                claim,
+                end_reason,
+                stuck,
+                remaining,
+                files_changed,
+                audit,
+                auto_approve,
+                criteria,
+                not_landed,
+                in_submodules,
+                ..
+            } => {
                 self.line(&format!("⚑ review: claim {}, end reason {}, {} file(s) changed", claim.as_str(), end_reason.as_str(), files_changed.len()));
+                if let Some(s) = stuck {
+                    let repeated = if s.repeated.trim().is_empty() { String::new() } else { format!(": {}", s.repeated) };
+                    self.line(&format!("    stuck: {}{repeated}", s.pattern.describe()));
+                }
                 // What is being approved, before the question: each file and how much of it.
                 for f in files_changed.iter().take(LISTED_FILES) {
                     self.line(&format!("    {}", file_line(f)));

@@ -1386,3 +1386,32 @@ fn a_flag_mistake_under_json_is_said_as_a_json_error_line() {
         String::from_utf8_lossy(&help.stdout)
     );
 }
+
+/// A run that went to review stuck says, under the review line, which pattern caught it and
+/// what repeated: "end reason stuck" alone left the person to guess (only --json carried it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stuck_run_names_its_pattern_and_what_repeated_in_the_live_view_and_the_history() {
+    let scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "agent"}, "reply": {"text": "Reading it.", "tool_calls": [{"name": "read_file", "arguments": {"path": "missing.txt"}}]}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let e = env();
+    let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let out = tokio::task::spawn_blocking(move || {
+        finishline(&["run", "summarise missing.txt", "--workspace", &ws, "--base-url", &url, "--model", "fake-model"], &data)
+    })
+    .await
+    .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("end reason stuck"), "{said}");
+    assert!(said.contains("    stuck: the same action failing 3 times: read_file"), "{said}");
+    let listed = finishline(&["sessions", "list", "--json"], &e.data);
+    let session: Value = serde_json::from_slice(listed.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    let shown = finishline(&["sessions", "show", session["id"].as_str().unwrap()], &e.data);
+    assert!(
+        String::from_utf8_lossy(&shown.stdout).contains("- Stuck: the same action failing 3 times: `read_file"),
+        "{}",
+        String::from_utf8_lossy(&shown.stdout)
+    );
+}

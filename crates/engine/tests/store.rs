@@ -528,6 +528,22 @@ fn the_export_names_what_the_audit_found_in_the_reviewed_changes() {
     assert!(md.contains(&format!("⚠ audit: {} (dismissed by you)", second.describe())), "and what the person dismissed: {md}");
 }
 
+/// A run that went to review stuck says which pattern caught it and what repeated: "end reason
+/// stuck" alone left the person to guess.
+#[test]
+fn the_export_names_the_stuck_pattern_and_what_repeated() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("write notes.md")).unwrap();
+    let mut review = verified_review(RequestId::new(), vec![]);
+    if let EngineEvent::ReviewRequested { end_reason, stuck, claim, verdict, .. } = &mut review {
+        (*end_reason, *claim, *verdict) = (EndReason::Stuck, Claim::None, None);
+        *stuck = Some(Stuck { pattern: StuckPattern::SameActionError, repeated: "write_file(notes.md)".into() });
+    }
+    store.append_all(&sid, Some(&RunId::new()), vec![EngineEvent::RunStarted { trigger: RunTrigger::Task }, review]).unwrap();
+    let md = export::to_markdown(&store.timeline(&sid).unwrap());
+    assert!(md.contains("- Stuck: the same action failing 3 times: `write_file(notes.md)`"), "{md}");
+}
+
 /// The story of a task keeps what its review showed: each file changed and its diff, so a
 /// rejected task's work can be read after its worktree and branch are gone.
 #[test]

@@ -73,6 +73,9 @@ pub enum Entry {
         #[serde(skip_serializing_if = "Option::is_none")]
         verdict_on_step: Option<String>,
         end_reason: EndReason,
+        /// The pattern that ended a stuck run, and what repeated.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stuck: Option<Stuck>,
         remaining: Vec<String>,
         audit: Vec<AuditLine>,
         /// What the review showed: kept in the story after the task's worktree is gone.
@@ -193,15 +196,18 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
                 of: *of,
             }),
             EngineEvent::TodosUpdated { todos } => out.push(Entry::Todos { todos: todos.clone() }),
-            EngineEvent::ReviewRequested { claim, verdict, verdict_on_step, end_reason, remaining, audit, files_changed, .. } => out.push(Entry::Review {
-                claim: *claim,
-                verdict: *verdict,
-                verdict_on_step: verdict_on_step.clone(),
-                end_reason: *end_reason,
-                remaining: remaining.clone(),
-                audit: audit.iter().map(|f| AuditLine { finding: f.clone(), dismissed: false }).collect(),
-                files: files_changed.iter().filter_map(ReviewedFile::from_value).collect(),
-            }),
+            EngineEvent::ReviewRequested { claim, verdict, verdict_on_step, end_reason, stuck, remaining, audit, files_changed, .. } => {
+                out.push(Entry::Review {
+                    claim: *claim,
+                    verdict: *verdict,
+                    verdict_on_step: verdict_on_step.clone(),
+                    end_reason: *end_reason,
+                    stuck: stuck.clone(),
+                    remaining: remaining.clone(),
+                    audit: audit.iter().map(|f| AuditLine { finding: f.clone(), dismissed: false }).collect(),
+                    files: files_changed.iter().filter_map(ReviewedFile::from_value).collect(),
+                })
+            }
             EngineEvent::AuditDismissed { rule, path, excerpt } | EngineEvent::AuditRestored { rule, path, excerpt } => {
                 // Dismissed (or taken back) on the review it was found in: the story says so there.
                 let dismissed = matches!(env.event, EngineEvent::AuditDismissed { .. });
@@ -424,7 +430,7 @@ fn write_judgement(md: &mut String, e: Entry) {
                 );
             }
         }
-        Entry::Review { claim, verdict, verdict_on_step, end_reason, remaining, audit, files } => {
+        Entry::Review { claim, verdict, verdict_on_step, end_reason, stuck, remaining, audit, files } => {
             let _ = writeln!(
                 md,
                 "**Review requested:** claim {}, verdict {}{}, end reason {}{}\n",
@@ -434,6 +440,10 @@ fn write_judgement(md: &mut String, e: Entry) {
                 end_reason.as_str(),
                 list_block(&remaining)
             );
+            if let Some(s) = stuck {
+                let repeated = if s.repeated.trim().is_empty() { String::new() } else { format!(": {}", code_span(&s.repeated)) };
+                let _ = writeln!(md, "- Stuck: {}{repeated}\n", s.pattern.describe());
+            }
             for l in &audit {
                 let _ = writeln!(md, "- ⚠ audit: {}{}", l.finding.describe(), if l.dismissed { " (dismissed by you)" } else { "" });
             }
