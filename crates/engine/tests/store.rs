@@ -1197,6 +1197,29 @@ fn a_run_interrupted_by_a_dead_process_counts_its_time_until_its_last_event() {
     assert_eq!(s.duration_ms, 4_000, "its 4 s of work, not the minute nobody ran it");
 }
 
+/// A plan killed in its second step listed the first step's `verified_done` beside
+/// `interrupted`: the run that was cut short ended nothing, so no end reason is shown.
+#[test]
+fn a_session_found_interrupted_keeps_no_end_reason_of_an_earlier_run() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("write a.txt then b.txt")).unwrap();
+    let (first, second) = (RunId::new(), RunId::new());
+    store.append(&sid, Some(&first), EngineEvent::RunStarted { trigger: RunTrigger::Task }).unwrap();
+    let ended = EngineEvent::RunFinished {
+        status: SessionStatus::Busy,
+        claim: Claim::Success,
+        verdict: Some(Verdict::Done),
+        end_reason: EndReason::VerifiedDone,
+        stuck: None,
+    };
+    store.append(&sid, Some(&first), ended).unwrap();
+    store.append(&sid, Some(&second), EngineEvent::RunStarted { trigger: RunTrigger::PlanStep }).unwrap();
+    store.append(&sid, Some(&second), status(SessionStatus::Busy)).unwrap();
+    assert_eq!(store.recover().unwrap(), vec![sid.clone()]);
+    let s = store.session(&sid).unwrap();
+    assert_eq!((s.status, s.end_reason), (SessionStatus::Interrupted, None));
+}
+
 #[test]
 fn the_list_of_sessions_whose_worktree_is_still_there_leaves_out_those_removed_and_those_without() {
     let store = Store::open_in_memory().unwrap();

@@ -300,8 +300,11 @@ impl Store {
                     },
                 )?);
                 super::search::index_pending(tx, &session)?;
+                // The run cut short ended nothing: an earlier run's end reason (a plan's first
+                // step) would read as this session's outcome.
                 tx.execute(
-                    "UPDATE sessions SET lease_owner = NULL, lease_pid = NULL, lease_host = NULL, lease_heartbeat_ms = NULL, lease_run = NULL, run_started_ms = NULL WHERE id = ?1",
+                    "UPDATE sessions SET lease_owner = NULL, lease_pid = NULL, lease_host = NULL, lease_heartbeat_ms = NULL, lease_run = NULL, run_started_ms = NULL,
+                     end_reason = NULL WHERE id = ?1",
                     params![session.0],
                 )?;
                 Ok(true)
