@@ -113,6 +113,13 @@ function reveal(el: HTMLElement | null) {
   if (el.tabIndex >= 0 || el.getAttribute("tabindex") !== null) el.focus({ preventScroll: true });
 }
 
+/** Send says what goes: the words typed, the comments added, or both. */
+function sendLabel(feedback: string, comments: number): string {
+  const counted = `${comments} comment${comments === 1 ? "" : "s"}`;
+  if (comments === 0) return "Send feedback";
+  return feedback.trim() ? `Send feedback and ${counted}` : `Send ${counted}`;
+}
+
 export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding, attempt, onOpenSettings }: Props) {
   // A plan that failed or spent its budget: the evaluator's last verdict was on a step.
   const planUnfinished = review.endReason === "plan_failed" || review.endReason === "plan_budget_spent";
@@ -739,7 +746,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
               data-testid="send-feedback"
               title={comparing ? WHILE_COMPARING : undefined}
             >
-              {review.comments.length > 0 ? `Send feedback and ${review.comments.length} comment${review.comments.length === 1 ? "" : "s"}` : "Send feedback"}
+              {sendLabel(feedback, review.comments.length)}
             </button>
           ) : (
             <button className="btn" disabled={busy || comparing} onClick={() => setAsking(true)} ref={requestChangesButton} data-testid="request-changes" title={comparing ? WHILE_COMPARING : undefined}>

@@ -996,6 +996,21 @@ describe("review that talks back", () => {
     expect(sent[0]).toMatchObject({ decision: "request_changes", feedback: "shorter" });
   });
 
+  it("Send names what goes: the comments alone when no feedback is typed, the feedback and the comments once it is", async () => {
+    const sent: unknown[] = [];
+    commenting(sent);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
+    const gutter = [...document.querySelectorAll("td.diff-gutter")].find((td) => td.textContent === "1")!;
+    await user.click(gutter);
+    await user.type(await screen.findByTestId("comment-input"), "use a named constant{Enter}");
+    await user.click(screen.getByTestId("request-changes"));
+    expect(screen.getByTestId("send-feedback")).toHaveTextContent(/^Send 1 comment$/);
+    await user.keyboard("shorter");
+    expect(screen.getByTestId("send-feedback")).toHaveTextContent(/^Send feedback and 1 comment$/);
+  });
+
   it("approving with a comment typed but not added asks first, as with comments added", async () => {
     const { sent, user } = await typedNotAdded();
     await user.click(screen.getByTestId("approve"));
@@ -1364,7 +1379,7 @@ describe("review that talks back", () => {
     script(
       waiting({
         audit: [{ rule: "assertion_removed", path: "tests/a.rs", line: 4, detail: "an assertion was removed", excerpt: "assert_eq!(x, 4);" }],
-        auto_approve: { approved: false, reason: "the audit found 1 change(s) that weaken or bypass the checks" },
+        auto_approve: { approved: false, reason: "the audit found 1 change that weakens or bypasses the checks" },
         criteria: [
           { id: "c1", text: "src/a.rs:2: use a named constant", state: "met", evidence: "the evaluator found the work done" },
           { id: "c2", text: "src/b.rs:1: add a test", state: "unmet", evidence: "src/b.rs was not changed since the comment" },

@@ -201,7 +201,8 @@ pub(super) fn auto_approval(enabled: bool, end: EndReason, claim: Claim, finding
         return (false, format!("the agent claimed {}", claim.as_str()));
     }
     if findings > 0 {
-        return (false, format!("the audit found {findings} change(s) that weaken or bypass the checks"));
+        let (changes, weaken) = if findings == 1 { ("change", "weakens or bypasses") } else { ("changes", "weaken or bypass") };
+        return (false, format!("the audit found {findings} {changes} that {weaken} the checks"));
     }
     if unconfirmed_comments > 0 {
         let (was, it) = if unconfirmed_comments == 1 { ("was", "it") } else { ("were", "them") };
@@ -229,7 +230,8 @@ mod tests {
         assert!(auto_approval(true, EndReason::VerifiedDone, Claim::Success, 0, 0).0);
         assert!(auto_approval(true, EndReason::VerifiedDone, Claim::None, 0, 0).0);
         let (ok, why) = auto_approval(true, EndReason::VerifiedDone, Claim::Success, 1, 0);
-        assert!(!ok && why.contains("audit"), "a finding leaves it to the person: {why}");
+        assert_eq!((ok, why.as_str()), (false, "the audit found 1 change that weakens or bypasses the checks"), "a finding leaves it to the person");
+        assert_eq!(auto_approval(true, EndReason::VerifiedDone, Claim::Success, 2, 0).1, "the audit found 2 changes that weaken or bypass the checks");
         assert!(!auto_approval(true, EndReason::Unverified, Claim::Success, 0, 0).0);
         assert!(!auto_approval(true, EndReason::VerifiedDone, Claim::Partial, 0, 0).0);
         assert!(!auto_approval(false, EndReason::VerifiedDone, Claim::Success, 0, 0).0);
