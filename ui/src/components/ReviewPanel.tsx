@@ -433,7 +433,8 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         <dt>Used</dt>
         <dd>
           <span data-testid="review-tokens">
-            agent {(review.tokens?.agent ?? tokens.agent).toLocaleString()} · evaluator {(review.tokens?.evaluator ?? tokens.evaluator).toLocaleString()}
+            {/* A plan's manager is counted with the evaluator: said, or "not asked" above reads as a contradiction. */}
+            agent {(review.tokens?.agent ?? tokens.agent).toLocaleString()} · {plan ? "evaluator and manager" : "evaluator"} {(review.tokens?.evaluator ?? tokens.evaluator).toLocaleString()}
             {review.tokens && review.tokens.compaction > 0 ? ` · compaction ${review.tokens.compaction.toLocaleString()}` : ""} tokens
           </span>
           {" · "}

@@ -1031,6 +1031,23 @@ describe("Session view, loading and errors", () => {
     expect(screen.getAllByTestId("user-bubble")).toHaveLength(1);
   });
 
+  it("a plan's review counts the manager's tokens with the evaluator's and says so, beside an evaluator not asked at the end", async () => {
+    seq = 0;
+    const step = { title: "Write a", instructions: "Write a.", criteria: ["a is written"], depends_on: [] };
+    const done = { step, state: "done" as StepState, end_reason: "verified_done" as const, summary: null, output_data: null, replaced_because: null, decided_by: null };
+    const plan: PlanProjection = { mode: "on", steps: [done], revisions: [], replans: 0, current: 0, number: 1, of: 1, concluded: true, awaiting_review: false, budget_calls: 12, spent: { agent: 1, evaluator: 0, manager: 1 } };
+    script([
+      ev({ type: "session_created", task: "write a", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "plan_step" }),
+      { ...ev({ type: "plan_step_finished", index: 0, end_reason: "verified_done", summary: "" }), plan },
+      ev({ type: "review_requested", review_id: "r1", claim: "none", verdict: null, end_reason: "plan_budget_spent", remaining: [], files_changed: [], verification: [], tokens: { agent: 900, evaluator: 300, compaction: 0 } }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("review-verdict")).toHaveTextContent("not asked");
+    expect(screen.getByTestId("review-tokens")).toHaveTextContent("agent 900 · evaluator and manager 300 tokens");
+  });
+
   it("a step the person cancelled reads Stopped, not Running, and says a resume goes on with it", async () => {
     seq = 0;
     const step = (title: string) => ({ title, instructions: `${title}.`, criteria: [`${title} is done`], depends_on: [] });
