@@ -899,3 +899,46 @@ async fn a_step_check_on_a_named_pipe() {
     assert!(told, "the agent is told the checks on the pipe do not hold: a pipe is no file, as its review would show");
     assert!(std::fs::symlink_metadata(h.ws().join("feed.txt")).unwrap().file_type().is_fifo(), "the pipe is left");
 }
+
+/// The budget spent just as the agent calls `complete_task`: its call is answered (it was left
+/// waiting, a card pending for good) and its claim reaches the review.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_made_as_the_plans_budget_runs_out_is_answered_and_kept() {
+    let four = [("Write a.txt", "a.txt exists"), ("Write b.txt", "b.txt exists"), ("Write c.txt", "c.txt exists"), ("Write d.txt", "d.txt greets the reader")];
+    let claim = |path: &str| {
+        json!({"tool_calls": [
+            {"name": "write_file", "arguments": {"path": path, "content": "hello"}},
+            {"name": "complete_task", "arguments": {"status": "success", "summary": format!("{path} greets"), "original_request_summary": "write them"}}
+        ]})
+    };
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&four)),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+            agent(json!({"last_message_contains": "This step: Write d.txt"}), claim("d.txt")),
+        ])),
+        // 5 calls: the manager's, then one of the agent's per step (the first three decided by
+        // their files): spent as the agent claims step 4 done, before its evaluation.
+        five_calls(),
+    )
+    .await;
+    let o = start(&h, "write a.txt to d.txt", PlanMode::On).await;
+    assert_eq!(o.end_reason, Some(EndReason::PlanBudgetSpent), "{:?}", errors(&o));
+    assert_eq!(o.calls_of(RequestKind::Evaluator), 0, "no evaluation past the budget");
+    let mut answers: std::collections::HashMap<String, (ToolState, Option<String>)> = std::collections::HashMap::new();
+    for e in &o.events {
+        if let EngineEvent::ToolCall { call_id, tool, state, output, .. } = &e.event {
+            if tool == "complete_task" {
+                answers.insert(call_id.clone(), (*state, output.clone()));
+            }
+        }
+    }
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert!(answers.values().all(|(state, _)| *state == ToolState::Done), "no call left waiting: {answers:?}");
+    assert!(answers.values().any(|(_, out)| out.as_deref().is_some_and(|o| o.contains("budget of model calls is spent"))), "{answers:?}");
+    let claim = o.events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { claim, .. } = &e.event { Some(*claim) } else { None });
+    assert_eq!(claim, Some(Claim::Success), "the agent's claim reaches the review");
+}

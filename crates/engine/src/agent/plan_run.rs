@@ -288,8 +288,14 @@ impl Run {
 
     /// A plan step stops where the plan's budget is spent, before the model call that would go
     /// past it: the budget is a cap, not a figure checked when a step ends (a step started with
-    /// one call left made up to its whole step limit more). `Ok(true)`: the step ended.
-    pub(super) async fn stop_at_plan_budget(&mut self, remaining: Vec<String>) -> Result<bool, Halt> {
+    /// one call left made up to its whole step limit more). The agent's `complete_task` waiting
+    /// for its answer is answered, and its claim kept for the review. `Ok(true)`: the step ended.
+    pub(super) async fn stop_at_plan_budget(
+        &mut self,
+        evidence: &crate::judge::completion::Evidence,
+        answers_call: Option<&str>,
+        remaining: Vec<String>,
+    ) -> Result<bool, Halt> {
         if self.plan_step.is_none() {
             return Ok(false);
         }
@@ -297,7 +303,16 @@ impl Run {
         if state.budget_calls.is_none_or(|b| state.spent.total() < b) {
             return Ok(false);
         }
-        self.end_step(StepEnding { end_reason: EndReason::PlanBudgetSpent, claim: Claim::None, claim_words: None, remaining, stuck: None }).await?;
+        if let Some(id) = answers_call {
+            self.answer_complete_task(id, "The plan's budget of model calls is spent: stop here. Your work goes to the person for review.")?;
+        }
+        let claim = evidence.claim.as_ref().map_or(Claim::None, |c| c.claim);
+        let claim_words = evidence.claim.as_ref().map(|c| ClaimWords {
+            summary: c.summary.clone(),
+            original_request_summary: c.original_request_summary.clone(),
+            remaining_work: c.remaining_work.clone(),
+        });
+        self.end_step(StepEnding { end_reason: EndReason::PlanBudgetSpent, claim, claim_words, remaining, stuck: None }).await?;
         Ok(true)
     }
 

@@ -552,9 +552,6 @@ impl Run {
         loop {
             match completion::decide(&evidence, &judged) {
                 Action::NextStep => {
-                    if let Some(id) = &answers_call {
-                        self.answer_complete_task(id, "Noted. Finish the remaining tool work, then call complete_task again.")?;
-                    }
                     // A plan step whose criteria are files that now hold is done: no further
                     // answer from the agent is needed to judge it.
                     if self.plan_step.is_some() && answers_call.is_none() && self.files_already_done() == Some(true) {
@@ -568,8 +565,11 @@ impl Run {
                         .await?;
                         return Ok(None);
                     }
-                    if self.stop_at_plan_budget(evidence.open_todos.clone()).await? {
+                    if self.stop_at_plan_budget(&evidence, answers_call.as_deref(), evidence.open_todos.clone()).await? {
                         return Ok(None);
+                    }
+                    if let Some(id) = &answers_call {
+                        self.answer_complete_task(id, "Noted. Finish the remaining tool work, then call complete_task again.")?;
                     }
                     return Ok(Some(()));
                 }
@@ -583,7 +583,7 @@ impl Run {
                     let checks = (question == crate::judge::completion::EvaluationQuestion::Done).then(|| self.step_checks()).flatten();
                     let ev = match checks {
                         Some(checks) => self.check_step(&checks, &verified_now).await?,
-                        None if self.stop_at_plan_budget(evidence.open_todos.clone()).await? => return Ok(None),
+                        None if self.stop_at_plan_budget(&evidence, answers_call.as_deref(), evidence.open_todos.clone()).await? => return Ok(None),
                         None => self.evaluate(question).await?,
                     };
                     evidence.evaluation = Some(ev);
@@ -610,7 +610,7 @@ impl Run {
                         ContinuationSource::TodoGate => worker.todo_gate(&remaining).unwrap_or(text),
                         _ => text,
                     };
-                    if self.stop_at_plan_budget(remaining.clone()).await? {
+                    if self.stop_at_plan_budget(&evidence, answers_call.as_deref(), remaining.clone()).await? {
                         return Ok(None);
                     }
                     let refused = evidence.claim.as_ref().is_some_and(|c| c.claim == Claim::Success);
@@ -727,7 +727,7 @@ impl Run {
         self.judge_step(evidence, answers_call, worker).await
     }
 
-    fn answer_complete_task(&mut self, call_id: &str, text: &str) -> crate::Result<()> {
+    pub(super) fn answer_complete_task(&mut self, call_id: &str, text: &str) -> crate::Result<()> {
         self.emit(EngineEvent::ToolCall {
             call_id: call_id.into(),
             message_id: None,
