@@ -231,7 +231,8 @@ impl View {
             } => {
                 self.line(&format!("⚑ review: claim {}, end reason {}, {} file(s) changed", claim.as_str(), end_reason.as_str(), files_changed.len()));
                 if let Some(s) = stuck {
-                    let repeated = if s.repeated.trim().is_empty() { String::new() } else { format!(": {}", s.repeated) };
+                    let one_line = s.repeated.split_whitespace().collect::<Vec<_>>().join(" ");
+                    let repeated = if one_line.is_empty() { String::new() } else { format!(": {one_line}") };
                     self.line(&format!("    stuck: {}{repeated}", s.pattern.describe()));
                 }
                 // What is being approved, before the question: each file and how much of it.

@@ -542,6 +542,15 @@ fn the_export_names_the_stuck_pattern_and_what_repeated() {
     store.append_all(&sid, Some(&RunId::new()), vec![EngineEvent::RunStarted { trigger: RunTrigger::Task }, review]).unwrap();
     let md = export::to_markdown(&store.timeline(&sid).unwrap());
     assert!(md.contains("- Stuck: the same action failing 3 times: `write_file(notes.md)`"), "{md}");
+    let (sid, _) = store.create_session(&new_session("say it")).unwrap();
+    let mut review = verified_review(RequestId::new(), vec![]);
+    if let EngineEvent::ReviewRequested { end_reason, stuck, .. } = &mut review {
+        *end_reason = EndReason::Stuck;
+        *stuck = Some(Stuck { pattern: StuckPattern::RepeatingOutput, repeated: "again\n\nagain".into() });
+    }
+    store.append_all(&sid, Some(&RunId::new()), vec![EngineEvent::RunStarted { trigger: RunTrigger::Task }, review]).unwrap();
+    let md = export::to_markdown(&store.timeline(&sid).unwrap());
+    assert!(md.contains(": `again again`\n"), "a repeating answer's lines kept on one line: {md}");
 }
 
 /// The story of a task keeps what its review showed: each file changed and its diff, so a
@@ -1217,7 +1226,7 @@ fn a_session_found_interrupted_keeps_no_end_reason_of_an_earlier_run() {
     store.append(&sid, Some(&second), status(SessionStatus::Busy)).unwrap();
     assert_eq!(store.recover().unwrap(), vec![sid.clone()]);
     let s = store.session(&sid).unwrap();
-    assert_eq!((s.status, s.end_reason), (SessionStatus::Interrupted, None));
+    assert_eq!((s.status, s.end_reason, s.claim, s.verdict), (SessionStatus::Interrupted, None, None, None), "nor its claim and verdict");
 }
 
 #[test]

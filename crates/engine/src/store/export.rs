@@ -318,8 +318,7 @@ pub fn to_markdown(t: &Timeline) -> String {
             }
             // The engine records a continuation twice, as the judge's decision and as the message
             // the agent reads; the export shows it once, as the window does.
-            Entry::Continuation { source, attempt, max, remaining }
-                if matches!(entries.peek(), Some(Entry::Message { role: MessageRole::Continuation, .. })) =>
+            Entry::Continuation { source, attempt, max, remaining } if matches!(entries.peek(), Some(Entry::Message { role: MessageRole::Continuation, source: Some(s), .. }) if *s == source) =>
             {
                 let Some(Entry::Message { text, .. }) = entries.next() else { continue };
                 let unsaid: Vec<String> = remaining.into_iter().filter(|r| !text.contains(r.as_str())).collect();
@@ -441,7 +440,9 @@ fn write_judgement(md: &mut String, e: Entry) {
                 list_block(&remaining)
             );
             if let Some(s) = stuck {
-                let repeated = if s.repeated.trim().is_empty() { String::new() } else { format!(": {}", code_span(&s.repeated)) };
+                // On one line: a repeating answer's lines would end the list item and its span.
+                let one_line = s.repeated.split_whitespace().collect::<Vec<_>>().join(" ");
+                let repeated = if one_line.is_empty() { String::new() } else { format!(": {}", code_span(&one_line)) };
                 let _ = writeln!(md, "- Stuck: {}{repeated}\n", s.pattern.describe());
             }
             for l in &audit {

@@ -304,7 +304,7 @@ impl Store {
                 // step) would read as this session's outcome.
                 tx.execute(
                     "UPDATE sessions SET lease_owner = NULL, lease_pid = NULL, lease_host = NULL, lease_heartbeat_ms = NULL, lease_run = NULL, run_started_ms = NULL,
-                     end_reason = NULL WHERE id = ?1",
+                     claim = NULL, verdict = NULL, end_reason = NULL WHERE id = ?1",
                     params![session.0],
                 )?;
                 Ok(true)
