@@ -430,9 +430,13 @@ fn main() -> ExitCode {
                 return ExitCode::from(0);
             }
             // A script reading `--json` parses every error, the flags' own mistakes too.
-            if std::env::args_os().any(|a| a == "--json") {
+            if std::env::args_os().skip(1).take_while(|a| a != "--").any(|a| a == "--json") {
+                // clap's message runs until its blank line (the arguments missing are on lines
+                // of their own), before the usage.
                 let said = e.to_string();
-                let first = said.lines().next().unwrap_or_default().trim_start_matches("error: ");
+                let lines: Vec<&str> = said.lines().take_while(|l| !l.trim().is_empty() && !l.starts_with("Usage:")).map(str::trim).collect();
+                let first = lines.join(" ");
+                let first = first.trim_start_matches("error: ");
                 output::outln!("{}", serde_json::json!({"type": "error", "code": "usage", "message": first}));
             }
             let _ = e.print();

@@ -1378,6 +1378,9 @@ fn a_flag_mistake_under_json_is_said_as_a_json_error_line() {
     assert_eq!(line["code"], "usage");
     assert_eq!(line["message"], "unexpected argument '--bogus' found", "{line}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("Usage: finishline sessions list"), "the person still reads the usage");
+    let missing = finishline(&["sessions", "show", "--json"], &e.data);
+    let line: Value = serde_json::from_slice(&missing.stdout).unwrap();
+    assert!(line["message"].as_str().unwrap().contains("<ID>"), "what is missing is named: {line}");
     let help = finishline(&["sessions", "list", "--json", "--help"], &e.data);
     assert_eq!(help.status.code(), Some(0));
     assert!(
