@@ -208,7 +208,8 @@ pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
         title: r.get(1)?,
         task: r.get(2)?,
         workspace: r.get(3)?,
-        provider: r.get(4)?,
+        // One spelling for a provider whatever version recorded it.
+        provider: crate::provider::settings::current_name(&r.get::<_, String>(4)?).to_string(),
         model: r.get(5)?,
         status: SessionStatus::parse(&r.get::<_, String>(6)?).unwrap_or(SessionStatus::Idle),
         claim: word(7)?.and_then(|s| Claim::parse(&s)),
