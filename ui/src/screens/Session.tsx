@@ -474,10 +474,10 @@ const STEP_STATE_LABEL: Record<StepState, string> = { pending: "Pending", runnin
 /** Step `i`'s number among the steps not replaced, 1-based. */
 const livePosition = (steps: PlanView["steps"], i: number) => steps.slice(0, i + 1).filter((s) => s.state !== "replaced").length;
 
-/** The plan: every step with its criteria, its state and outcome; replaced steps stay, with why. */
 /** A running step of a run that is no longer running: the person cancelled it, or it failed. */
 const STOPPED_TITLE = "The run stopped in this step; a resume goes on with this step.";
 
+/** The plan: every step with its criteria, its state and outcome; replaced steps stay, with why. */
 function PlanPanel({ plan, running }: { plan: PlanView; running: boolean }) {
   return (
     <aside className="plan panel" data-testid="plan-panel" aria-label="Plan">
