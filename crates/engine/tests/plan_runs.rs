@@ -942,3 +942,31 @@ async fn a_claim_made_as_the_plans_budget_runs_out_is_answered_and_kept() {
     let claim = o.events.iter().rev().find_map(|e| if let EngineEvent::ReviewRequested { claim, .. } = &e.event { Some(*claim) } else { None });
     assert_eq!(claim, Some(Claim::Success), "the agent's claim reaches the review");
 }
+
+/// A step's agent that only says it is done, with no tool called, is judged against the step's
+/// criteria and sent back, as in any task: it was taken for a conversation turn, so the step
+/// ended "conversation" and the manager replanned it, twice, to `plan_failed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_whose_agent_only_says_it_is_done_is_judged_and_sent_back_not_replanned() {
+    let mut talk_first = agent(json!({"last_message_contains": "This step: Write a.txt"}), json!({"text": "Done! a.txt is written."}));
+    talk_first["times"] = json!(1);
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&THREE[..2])),
+            evaluator(done_verdict()),
+            talk_first,
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "a.txt"}), write("a.txt")),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = start(&h, "write a.txt and b.txt", PlanMode::On).await;
+    assert!(!o.has(|e| matches!(e, EngineEvent::PlanRevised { .. })), "no replan: {:?}", errors(&o));
+    assert!(
+        o.has(|e| matches!(e, EngineEvent::Continuation { .. } if !matches!(e, EngineEvent::Continuation { source: ContinuationSource::PlanStep, .. }))),
+        "sent back"
+    );
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "{:?}", errors(&o));
+}

@@ -709,7 +709,9 @@ impl Run {
             previous_remaining: self.evidence.previous_remaining.clone(),
             open_criteria: self.open_criteria(),
             conflict_markers: self.markers_left(),
-            answers_review: self.evidence.answers_review,
+            // A plan step is work with criteria, as an answer to Request changes is: a step
+            // that only talks is judged and sent back, not taken for a conversation turn.
+            answers_review: self.evidence.answers_review || self.plan_step.is_some(),
         };
         // A cut-off step continues the one before it, so it leaves "work open" as it was.
         let cut = matches!(out.end, StepEnd::Cut | StepEnd::Stopped(StopReason::Length))
