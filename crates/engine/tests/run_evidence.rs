@@ -573,3 +573,34 @@ async fn each_verify_command_is_numbered_within_its_cycle_marked_as_the_persons_
     assert_eq!(review.len(), 2, "the review shows the last round of verification, one entry per command, not every cycle's: {review:?}");
     assert!(review.iter().all(|v| v.as_str().unwrap().contains("exit 0")), "and that round passed: {review:?}");
 }
+
+/// A task larger than the model's whole window cannot be sent, and a summary of it would lose
+/// what the person wrote: the run fails saying so and how to go on. It was summarised to a few
+/// hundred characters, and that summary judged done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_larger_than_the_models_window_fails_clearly_instead_of_being_summarised_away() {
+    let h = Harness::new(
+        rules(json!([
+            {"when": {"kind": "compaction"}, "reply": {"text": "Summary: summarise some lorem ipsum."}},
+            evaluator(done_verdict()),
+            {"when": {"kind": "agent", "last_message_contains": "lorem"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"This model's maximum context length is 8000 tokens\"}}"}}},
+            agent(json!({}), json!({"text": DONE})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let task = format!("Summarise this text:\n{}", "lorem ipsum dolor sit amet ".repeat(2_000));
+    let o = h.run(&task).await;
+    assert_eq!(o.status, SessionStatus::Failed, "{:?}", o.end_reason);
+    assert_eq!(o.calls_of(RequestKind::Compaction), 0, "the person's task is not summarised away");
+    let message = o
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.event {
+            EngineEvent::Error { code, message } if *code == finishline_engine::ErrorCode::ContextTooLong => Some(message.clone()),
+            _ => None,
+        })
+        .expect("a context_too_long error");
+    assert!(message.contains("The task itself") && message.contains("Put the long material in a file"), "{message}");
+}

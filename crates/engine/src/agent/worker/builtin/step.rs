@@ -35,6 +35,19 @@ struct Streamed {
     outcome: Result<(), crate::provider::ProviderError>,
 }
 
+/// Why a task cannot be sent to a model whose window is `window` estimated tokens: the task
+/// alone takes more than three quarters of it (the instructions and the answer need the rest).
+fn task_too_large(task: &str, window: u64) -> Option<String> {
+    let tokens = task.len().div_ceil(4) as u64;
+    (tokens * 4 > window * 3).then(|| {
+        format!(
+            "The task itself is about {} tokens, more than fits the model's context window (about {} tokens): it cannot be sent whole, and a summary of it would lose what you wrote. Put the long material in a file in the workspace and refer to it in the task (the agent reads it in parts), or use a model with a larger context window.",
+            crate::thousands::grouped(tokens as usize),
+            crate::thousands::grouped(window as usize)
+        )
+    })
+}
+
 /// The window to compact against after the server refused a request as too long: its reported
 /// size, scaled into [`crate::agent::worker::estimate_tokens`]'s units by how far the estimate of
 /// the refused request fell short of the server's count. Never larger than before.
@@ -287,8 +300,14 @@ impl Run {
                     compacted_for_overflow = true;
                     overflow = ContextOverflow::parse(&e.message);
                     *window = fitted_window(*window, overflow, crate::agent::worker::estimate_tokens(&self.history));
-                    self.compact_all(*window).await?;
-                    continue;
+                    // The person's task alone does not fit: a summary of it would lose what they
+                    // wrote (900 KB became a few hundred characters, and that was judged done).
+                    if let Some(message) = task_too_large(&self.task, *window) {
+                        StepEnd::Failed { code: ErrorCode::ContextTooLong, message }
+                    } else {
+                        self.compact_all(*window).await?;
+                        continue;
+                    }
                 }
                 Err(e) if e.kind == ProviderErrorKind::ContextTooLong => {
                     let again = ContextOverflow::parse(&e.message);
