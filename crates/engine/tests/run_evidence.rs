@@ -574,7 +574,7 @@ async fn each_verify_command_is_numbered_within_its_cycle_marked_as_the_persons_
     assert!(review.iter().all(|v| v.as_str().unwrap().contains("exit 0")), "and that round passed: {review:?}");
 }
 
-/// A task larger than the model's whole window cannot be sent, and a summary of it would lose
+/// A task far larger than the model's whole window cannot be sent, and a summary of it would lose
 /// what the person wrote: the run fails saying so and how to go on. It was summarised to a few
 /// hundred characters, and that summary judged done.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -589,7 +589,8 @@ async fn a_task_larger_than_the_models_window_fails_clearly_instead_of_being_sum
         Setup::default(),
     )
     .await;
-    let task = format!("Summarise this text:\n{}", "lorem ipsum dolor sit amet ".repeat(2_000));
+    // About 27,000 tokens for a window of 8,000.
+    let task = format!("Summarise this text:\n{}", "lorem ipsum dolor sit amet ".repeat(4_000));
     let o = h.run(&task).await;
     assert_eq!(o.status, SessionStatus::Failed, "{:?}", o.end_reason);
     assert_eq!(o.calls_of(RequestKind::Compaction), 0, "the person's task is not summarised away");

@@ -36,10 +36,12 @@ struct Streamed {
 }
 
 /// Why a task cannot be sent to a model whose window is `window` estimated tokens: the task
-/// alone takes more than three quarters of it (the instructions and the answer need the rest).
+/// alone is more than twice the whole window, so any summary of it drops most of it. (One near
+/// the window's size is still compacted: the digest keeps most of its lines, and small local
+/// models with a 4k window work from it.)
 fn task_too_large(task: &str, window: u64) -> Option<String> {
     let tokens = task.len().div_ceil(4) as u64;
-    (tokens * 4 > window * 3).then(|| {
+    (tokens > window * 2).then(|| {
         format!(
             "The task itself is about {} tokens, more than fits the model's context window (about {} tokens): it cannot be sent whole, and a summary of it would lose what you wrote. Put the long material in a file in the workspace and refer to it in the task (the agent reads it in parts), or use a model with a larger context window.",
             crate::thousands::grouped(tokens as usize),
