@@ -7,18 +7,34 @@ use std::sync::OnceLock;
 
 static DATA_DIR: OnceLock<String> = OnceLock::new();
 static PROGRAM: OnceLock<String> = OnceLock::new();
+static SERVER_FLAGS: OnceLock<String> = OnceLock::new();
 
 /// The `--data-dir` the person passed, for every suggestion that follows.
 pub fn remember_data_dir(dir: &Path) {
     let _ = DATA_DIR.set(quoted(&dir.to_string_lossy()));
 }
 
-/// `finishline {rest}`, with the `--data-dir` the person passed.
+/// The flags that named the server and model of a run by an external agent, for the `sessions
+/// resume` it suggests: its session records the agent, not the server its evaluator asked, so
+/// the resume pasted without them found no model (or asked for a key to OpenAI's own API).
+pub fn remember_server_flags(flags: &[(&str, Option<&String>)]) {
+    let said: Vec<String> = flags.iter().filter_map(|(flag, value)| value.map(|v| format!("{flag} {}", quoted(v)))).collect();
+    if !said.is_empty() {
+        let _ = SERVER_FLAGS.set(said.join(" "));
+    }
+}
+
+/// `finishline {rest}`, with the `--data-dir` the person passed (and, for a resume, the flags
+/// naming the server an external agent's run needs again).
 pub fn command(rest: &str) -> String {
     let program = PROGRAM.get_or_init(|| {
         let typed = std::env::args_os().next().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
         program_named(&typed, std::env::current_exe().ok().as_deref(), std::env::var_os("PATH").as_deref())
     });
+    let rest = match SERVER_FLAGS.get() {
+        Some(flags) if rest.starts_with("sessions resume ") => format!("{rest} {flags}"),
+        _ => rest.to_string(),
+    };
     match DATA_DIR.get() {
         Some(dir) => format!("{program} {rest} --data-dir {dir}"),
         None => format!("{program} {rest}"),

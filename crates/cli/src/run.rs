@@ -194,6 +194,19 @@ pub(crate) fn task_options(opts: &crate::TaskArgs) -> finishline_engine::agent::
 
 pub async fn run(start: Start, opts: RunOptions) -> u8 {
     let json = opts.common.json;
+    if opts.agent.is_some() {
+        crate::hint::remember_server_flags(&[
+            ("--provider", opts.provider.as_ref()),
+            ("--base-url", opts.base_url.as_ref()),
+            ("--model", opts.model.as_ref()),
+            ("--api-key-env", opts.api_key_env.as_ref()),
+            ("--evaluator-provider", opts.evaluator_provider.as_ref()),
+            ("--evaluator-base-url", opts.evaluator_base_url.as_ref()),
+            ("--evaluator-model", opts.evaluator_model.as_ref()),
+            // A command of the person's own is not known by the name the session records.
+            ("--agent", opts.agent.as_ref()),
+        ]);
+    }
     let Opened { engine, store, mcp, interactive } = match open(&opts) {
         Ok(o) => o,
         Err(code) => return code,

@@ -281,3 +281,35 @@ async fn a_run_started_under_nohup_goes_on_when_the_terminal_closes() {
     assert_eq!(code, Some(5), "SIGTERM still stops it as cancelled");
     assert!(gone, "and the agent's group with it");
 }
+
+/// The resume an external agent's run suggests works pasted as printed: its session records the
+/// agent, not the server its evaluator asked, so the command carries the flags that named it
+/// (pasted without them it said "no model").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_resume_an_agents_run_suggests_names_the_server_it_needs() {
+    let server = FakeServer::start(serde_json::from_value(json!({"rules": []})).unwrap()).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let agent =
+        scripted(json!({"turns": [{"updates": [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Starting"}}], "end": "exit"}]}));
+    let e = env();
+    let (said, e, agent) = tokio::task::spawn_blocking(move || {
+        let out = run_with(&agent, &url, &e).output().unwrap();
+        (String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr), e, agent)
+    })
+    .await
+    .unwrap();
+    let resume = said.lines().find_map(|l| l.split('`').nth(1).filter(|c| c.contains("sessions resume"))).unwrap_or_else(|| panic!("a resume: {said}"));
+    let url = server.base_url(Protocol::Openai);
+    assert!(resume.contains(&format!("--base-url {url} --model fake-model --agent '")), "{resume}");
+    assert!(resume.ends_with(&format!("--data-dir {}", e.data.display())), "{resume}");
+    let again = Command::new("sh")
+        .args(["-c", resume])
+        .env_remove("OPENAI_API_KEY")
+        .env("XDG_DATA_HOME", e.data.join("xdg"))
+        .env("SCRIPTED_ACP_LOGS", agent.logs.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let again = String::from_utf8_lossy(&again.stdout).to_string() + &String::from_utf8_lossy(&again.stderr);
+    assert!(again.contains("── run (message) ──") && again.contains("Starting"), "pasted as printed, the agent works again: {again}");
+}
