@@ -876,6 +876,9 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
   };
 
   const openTodos = model.todos.filter((t) => t.status === "pending" || t.status === "in_progress").length;
+  // A run stopped short (the process died, or the person cancelled it) goes on where it stopped
+  // with one click, a note optional: the CLI's `sessions resume ID` needs no message either.
+  const resumable = model.status === "interrupted" || model.status === "cancelled";
   return (
     <section ref={sectionRef} className="screen session" data-testid="session-view" data-session={sessionId}>
       {/* Pinned: the task, its status, Cancel and the progress stay in view while the timeline scrolls. */}
@@ -1121,14 +1124,14 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
             </div>
           )}
           <div className="row">
-            <input value={message} onChange={(e) => setMessage(e.target.value)} placeholder={model.status === "interrupted" ? "Optional note for the agent" : "Send a message to continue"} aria-label="Message" data-testid="message-input" onKeyDown={(e) => {
-                if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing && (model.status === "interrupted" || message.trim())) {
+            <input value={message} onChange={(e) => setMessage(e.target.value)} placeholder={resumable ? "Optional note for the agent" : "Send a message to continue"} aria-label="Message" data-testid="message-input" onKeyDown={(e) => {
+                if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing && (resumable || message.trim())) {
                   e.preventDefault();
                   void send();
                 }
               }} />
-            <button className="btn primary" onClick={send} data-testid="send-message" disabled={sending || (model.status !== "interrupted" && !message.trim())} aria-busy={sending}>
-              {model.status === "interrupted" ? "Resume" : "Send"}
+            <button className="btn primary" onClick={send} data-testid="send-message" disabled={sending || (!resumable && !message.trim())} aria-busy={sending}>
+              {resumable ? "Resume" : "Send"}
             </button>
           </div>
         </div>

@@ -578,6 +578,27 @@ describe("Session view", () => {
     expect(card.querySelector("code")?.textContent).toBe("pytest -q");
   });
 
+  it("a session the person cancelled resumes with one click, as an interrupted one does; a note is optional", async () => {
+    seq = 0;
+    const calls: Record<string, unknown>[] = [];
+    script(
+      [
+        ev({ type: "session_created", task: "t", workspace: "/ws", provider: "openai", model: "m" }),
+        ev({ type: "run_started", trigger: "task" }),
+        ev({ type: "status_changed", status: "busy" }),
+        ev({ type: "run_finished", status: "cancelled", claim: "none", verdict: null, end_reason: "cancelled" }),
+        ev({ type: "status_changed", status: "cancelled" }),
+      ],
+      calls,
+    );
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("message-input")).toHaveAttribute("placeholder", "Optional note for the agent");
+    const resume = screen.getByTestId("send-message");
+    expect(resume).toHaveTextContent("Resume");
+    await userEvent.setup().click(resume);
+    await waitFor(() => expect(calls.find((c) => c.cmd === "send_message")).toMatchObject({ message: "" }));
+  });
+
   it("a message the person sends brings the view back to the latest, though they had scrolled up to read", async () => {
     seq = 0;
     const calls: Record<string, unknown>[] = [];
