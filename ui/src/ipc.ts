@@ -537,6 +537,8 @@ export interface SessionSummary {
   attempt?: AttemptOf | null;
   /** How many of its reviews the person approved: a task rejected now may have landed before. */
   approvals: number;
+  /** The latest review's audit findings the person has not dismissed: checks the agent weakened. */
+  audit_findings?: number;
 }
 
 export interface AttemptOf {

@@ -85,8 +85,14 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
                         (Some(b), None) => format!("  [branch kept: {b}]"),
                         _ => String::new(),
                     };
+                    // "verified_done" beside checks the agent weakened is not a clean result.
+                    let audit = match r.audit_findings {
+                        0 => String::new(),
+                        1 => "  [audit: 1 weakened check]".to_string(),
+                        n => format!("  [audit: {n} weakened checks]"),
+                    };
                     humanln!(
-                        "{}  {:<17} {:<22} {}  {}{plan}{approved}{attempt}{kept}",
+                        "{}  {:<17} {:<22} {}  {}{plan}{audit}{approved}{attempt}{kept}",
                         r.id,
                         r.status.as_str(),
                         // A run under way has no end yet: the last one's is not this one's.

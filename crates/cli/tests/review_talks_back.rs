@@ -90,6 +90,8 @@ async fn a_deleted_assertion_is_flagged_and_never_approved_automatically() {
     // The evaluator was told.
     let asked = server.requests().into_iter().filter(|r| r.kind == fake_llm::RequestKind::Evaluator).any(|r| r.body.to_string().contains("assertion removed"));
     assert!(asked, "the evaluator's evidence carries the finding");
+    let listed = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).to_string();
+    assert!(listed.contains("verified_done") && listed.contains("[audit: 1 weakened check]"), "History does not read it as clean: {listed}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -500,6 +500,69 @@ fn a_fence_in_a_tools_output_or_a_checks_output_stays_inside_its_block() {
     assert!(md.contains("**✓ Verification** ``test `cat n.txt` = 3``: exit 0"), "a command with a backtick is one code span: {md}");
 }
 
+/// History shows at a glance that a "verified done" weakened the checks: the list carries how
+/// many of the latest review's audit findings stand (a dismissed one does not, until restored).
+#[test]
+fn the_history_list_counts_the_audit_findings_that_stand() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("make the tests pass")).unwrap();
+    let finding = finishline_engine::judge::audit::Finding {
+        rule: finishline_engine::judge::audit::AuditRule::SkipAdded,
+        path: "tests/test_math.py".into(),
+        line: Some(4),
+        detail: "a test is now skipped".into(),
+        excerpt: "@pytest.mark.skip".into(),
+    };
+    let second = finishline_engine::judge::audit::Finding { path: "tests/test_io.py".into(), ..finding.clone() };
+    let run = RunId::new();
+    store
+        .append_all(
+            &sid,
+            Some(&run),
+            vec![EngineEvent::RunStarted { trigger: RunTrigger::Task }, verified_review(RequestId::new(), vec![finding, second.clone()])],
+        )
+        .unwrap();
+    assert_eq!(store.session(&sid).unwrap().audit_findings, 2);
+    let dismissed = EngineEvent::AuditDismissed { rule: second.rule, path: second.path.clone(), excerpt: second.excerpt.clone() };
+    store.append(&sid, None, dismissed.clone()).unwrap();
+    store.append(&sid, None, dismissed).unwrap();
+    assert_eq!(store.session(&sid).unwrap().audit_findings, 1, "dismissed once, however often said");
+    store.append(&sid, None, EngineEvent::AuditRestored { rule: second.rule, path: second.path.clone(), excerpt: second.excerpt.clone() }).unwrap();
+    assert_eq!(store.session(&sid).unwrap().audit_findings, 2);
+    store.append(&sid, Some(&RunId::new()), verified_review(RequestId::new(), vec![])).unwrap();
+    assert_eq!(store.session(&sid).unwrap().audit_findings, 0, "the latest review's");
+}
+
+#[test]
+fn the_audit_findings_of_a_history_from_before_the_count_are_counted_at_the_upgrade() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.db");
+    let sid = {
+        let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+        let (sid, _) = store.create_session(&new_session("make the tests pass")).unwrap();
+        let finding = finishline_engine::judge::audit::Finding {
+            rule: finishline_engine::judge::audit::AuditRule::SkipAdded,
+            path: "tests/test_math.py".into(),
+            line: Some(4),
+            detail: "a test is now skipped".into(),
+            excerpt: "@pytest.mark.skip".into(),
+        };
+        store
+            .append_all(
+                &sid,
+                Some(&RunId::new()),
+                vec![EngineEvent::RunStarted { trigger: RunTrigger::Task }, verified_review(RequestId::new(), vec![finding])],
+            )
+            .unwrap();
+        sid
+    };
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("ALTER TABLE sessions DROP COLUMN audit_findings; PRAGMA user_version = 13;").unwrap();
+    drop(conn);
+    let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
+    assert_eq!(store.session(&sid).unwrap().audit_findings, 1);
+}
+
 #[test]
 fn the_export_names_what_the_audit_found_in_the_reviewed_changes() {
     let store = Store::open_in_memory().unwrap();
@@ -818,7 +881,7 @@ fn history_lists_a_plan_sessions_steps_done_and_in_the_plan_also_after_an_upgrad
          ALTER TABLE sessions DROP COLUMN attempt_label; ALTER TABLE sessions DROP COLUMN chosen;
          DROP INDEX sessions_by_workspace; ALTER TABLE sessions DROP COLUMN isolation; ALTER TABLE sessions DROP COLUMN work_dir; ALTER TABLE sessions DROP COLUMN branch;
          ALTER TABLE sessions DROP COLUMN plan_steps; ALTER TABLE sessions DROP COLUMN plan_done; ALTER TABLE sessions DROP COLUMN approvals;
-         PRAGMA user_version = 7;",
+         ALTER TABLE sessions DROP COLUMN audit_findings; PRAGMA user_version = 7;",
     )
     .unwrap();
     drop(conn);
@@ -1020,7 +1083,7 @@ fn a_task_whose_follow_up_was_rejected_still_says_its_earlier_work_was_approved_
     };
     // The same history as a build before the count wrote it: the upgrade counts what was approved.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("ALTER TABLE sessions DROP COLUMN approvals; PRAGMA user_version = 10;").unwrap();
+    conn.execute_batch("ALTER TABLE sessions DROP COLUMN approvals; ALTER TABLE sessions DROP COLUMN audit_findings; PRAGMA user_version = 10;").unwrap();
     drop(conn);
     let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
     let listed = store.list_sessions(&ListQuery { limit: 50, ..Default::default() }).unwrap();
@@ -1112,7 +1175,7 @@ fn a_tasks_branch_is_named_only_while_it_exists_also_after_an_upgrade() {
     // The same history as a build before wrote it, naming the deleted branch too.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute("UPDATE sessions SET branch = 'finishline/a-landed' WHERE id = ?1", [&landed.0]).unwrap();
-    conn.execute_batch("PRAGMA user_version = 11;").unwrap();
+    conn.execute_batch("ALTER TABLE sessions DROP COLUMN audit_findings; PRAGMA user_version = 11;").unwrap();
     drop(conn);
     let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
     assert_eq!(store.session(&landed).unwrap().branch, None);
@@ -1133,7 +1196,8 @@ fn what_the_evaluator_said_before_an_upgrade_is_searchable_after_it_once() {
     // The same history as a build before wrote it: neither was indexed.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DELETE FROM search WHERE session_id IN (SELECT id FROM sessions) AND message_id IS NULL AND body NOT LIKE 'greet the user'; PRAGMA user_version = 12;",
+        "DELETE FROM search WHERE session_id IN (SELECT id FROM sessions) AND message_id IS NULL AND body NOT LIKE 'greet the user';
+         ALTER TABLE sessions DROP COLUMN audit_findings; PRAGMA user_version = 12;",
     )
     .unwrap();
     assert!(

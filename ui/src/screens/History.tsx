@@ -475,7 +475,15 @@ export function History({
                   )}
                 </td>
                 {/* Wraps: a long outcome ("Continuation budget spent") on one line pushed the row's buttons out of a 1180 px window. */}
-                <td className="outcome">{r.end_reason ? END_LABEL[r.end_reason] : "—"}</td>
+                <td className="outcome">
+                  {r.end_reason ? END_LABEL[r.end_reason] : "—"}
+                  {/* "Verified done" beside checks the agent weakened is not a clean result. */}
+                  {!!r.audit_findings && (
+                    <div className="small audit-mark" data-testid="history-audit" title="The audit found changes that weaken or bypass the checks (skipped or deleted tests, loosened assertions). Open the session to read them.">
+                      ⚠ audit: {r.audit_findings} weakened check{r.audit_findings === 1 ? "" : "s"}
+                    </div>
+                  )}
+                </td>
                 <td className="small optional" title={new Date(r.created_ms).toLocaleString()}>
                   {started(r.created_ms, new Date())}
                 </td>

@@ -412,6 +412,22 @@ describe("History search", () => {
     expect(await screen.findByTestId("session-view")).toHaveAttribute("data-session", "a");
   });
 
+  it("History marks a verified done whose audit found weakened checks, so it does not read as clean", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [{ ...row("a", "Make the tests pass"), end_reason: "verified_done", audit_findings: 2 }, row("b", "Write the report")];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    const rows = await screen.findAllByTestId("history-row");
+    expect(within(rows[0]).getByTestId("history-audit")).toHaveTextContent("⚠ audit: 2 weakened checks");
+    expect(within(rows[1]).queryByTestId("history-audit")).toBeNull();
+  });
+
   it("a Resume refused for want of a provider offers Open Settings, as the session view does", async () => {
     mockIPC(
       (cmd) => {

@@ -59,6 +59,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             conn.prepare_cached("UPDATE runs SET continuations_used = continuations_used + 1 WHERE id = ?1")?.execute(params![run])?;
         }
         EngineEvent::Continuation { .. } => {}
+        EngineEvent::AuditDismissed { .. } | EngineEvent::AuditRestored { .. } => super::sessions::refresh_audit(conn, s)?,
         EngineEvent::Activity { .. }
         | EngineEvent::AttemptsCompared { .. }
         | EngineEvent::ComparisonFailed { .. }
@@ -66,8 +67,6 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         | EngineEvent::Verification { .. }
         | EngineEvent::Reverted { .. }
         | EngineEvent::RevertStarted { .. }
-        | EngineEvent::AuditDismissed { .. }
-        | EngineEvent::AuditRestored { .. }
         | EngineEvent::ReviewComment { .. }
         | EngineEvent::ReviewCommentRemoved { .. }
         | EngineEvent::CriteriaSet { .. }
@@ -209,9 +208,10 @@ fn apply_request(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         EngineEvent::QuestionAsked { request_id, question, .. } => {
             decisions::insert(conn, request_id, s, run, decisions::RequestKind::Question, &serde_json::json!({"question": question}), now_ms)?
         }
-        EngineEvent::ReviewRequested { review_id, .. } => {
+        EngineEvent::ReviewRequested { review_id, audit, .. } => {
             let payload = serde_json::to_value(&env.event).unwrap_or_default();
-            decisions::insert(conn, review_id, s, run, decisions::RequestKind::Review, &payload, now_ms)?
+            decisions::insert(conn, review_id, s, run, decisions::RequestKind::Review, &payload, now_ms)?;
+            conn.prepare_cached("UPDATE sessions SET audit_findings = ?2 WHERE id = ?1")?.execute(params![s.0, audit.len() as i64])?;
         }
         EngineEvent::PermissionResolved { request_id, decision } => {
             decisions::mark_decided(conn, request_id, serde_json::to_value(decision).unwrap_or_default().as_str().unwrap_or(""), now_ms)?;

@@ -28,6 +28,12 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 11, name: "how many of a task's reviews were approved", sql: sessions::APPROVALS_MIGRATION, backfill: None },
     Migration { version: 12, name: "a task's branch named only while it exists", sql: sessions::BRANCH_MIGRATION, backfill: Some(sessions::backfill_branches) },
     Migration { version: 13, name: "what the evaluator said, searchable", sql: "", backfill: Some(search::backfill_evaluator) },
+    Migration {
+        version: 14,
+        name: "the audit findings that stand, in the history list",
+        sql: sessions::AUDIT_MIGRATION,
+        backfill: Some(sessions::backfill_audit),
+    },
 ];
 
 pub fn migrate(conn: &mut Connection) -> Result<()> {

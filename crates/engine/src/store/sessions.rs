@@ -85,6 +85,53 @@ ALTER TABLE sessions ADD COLUMN work_dir TEXT;
 ALTER TABLE sessions ADD COLUMN branch TEXT;
 CREATE INDEX sessions_by_workspace ON sessions(workspace, status);";
 
+/// How many of the latest review's audit findings stand, for the history list: "verified done"
+/// beside checks the agent weakened must not read as clean there.
+pub const AUDIT_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN audit_findings INTEGER NOT NULL DEFAULT 0;";
+
+pub fn backfill_audit(conn: &rusqlite::Connection) -> Result<()> {
+    let ids: Vec<String> = conn
+        .prepare("SELECT DISTINCT session_id FROM events WHERE type = 'review_requested'")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for id in ids {
+        refresh_audit(conn, &SessionId(id))?;
+    }
+    Ok(())
+}
+
+/// Recounts the latest review's audit findings that stand: found, and not dismissed since (a
+/// dismissal said twice is one; a restore brings the finding back). Reads that review and the
+/// audit events after it only.
+pub fn refresh_audit(conn: &rusqlite::Connection, session: &SessionId) -> Result<()> {
+    let latest: Option<(i64, String)> = conn
+        .prepare_cached("SELECT seq, body FROM events WHERE session_id = ?1 AND type = 'review_requested' ORDER BY seq DESC LIMIT 1")?
+        .query_row([&session.0], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let findings = match latest.and_then(|(seq, body)| serde_json::from_str::<crate::event::Envelope>(&body).ok().map(|e| (seq, e.event))) {
+        Some((seq, crate::event::EngineEvent::ReviewRequested { audit, .. })) => {
+            let mut dismissed = std::collections::HashSet::new();
+            let mut stmt = conn
+                .prepare_cached("SELECT body FROM events WHERE session_id = ?1 AND seq > ?2 AND type IN ('audit_dismissed', 'audit_restored') ORDER BY seq")?;
+            for body in stmt.query_map(params![session.0, seq], |r| r.get::<_, String>(0))? {
+                match serde_json::from_str::<crate::event::Envelope>(&body?).map(|e| e.event) {
+                    Ok(crate::event::EngineEvent::AuditDismissed { rule, path, excerpt }) => {
+                        dismissed.insert((rule, path, excerpt));
+                    }
+                    Ok(crate::event::EngineEvent::AuditRestored { rule, path, excerpt }) => {
+                        dismissed.remove(&(rule, path, excerpt));
+                    }
+                    _ => {}
+                }
+            }
+            audit.into_iter().filter(|f| !dismissed.contains(&(f.rule, f.path.clone(), f.excerpt.clone()))).count()
+        }
+        _ => 0,
+    };
+    conn.prepare_cached("UPDATE sessions SET audit_findings = ?2 WHERE id = ?1")?.execute(params![session.0, findings as i64])?;
+    Ok(())
+}
+
 /// The plan events [`PlanState`](crate::plan::state::PlanState) folds.
 const PLAN_EVENTS: &str = "'plan_created', 'plan_reviewed', 'plan_revised', 'plan_step_started', 'plan_step_finished'";
 
@@ -183,6 +230,8 @@ pub struct SessionSummary {
     pub attempt: Option<AttemptOf>,
     /// How many of its reviews the person approved: a task rejected now may have landed before.
     pub approvals: u32,
+    /// The latest review's audit findings the person has not dismissed: checks the agent weakened.
+    pub audit_findings: u32,
 }
 
 /// One attempt of a group.
@@ -198,7 +247,7 @@ pub struct AttemptOf {
 
 pub use crate::domain::Tokens;
 
-pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, decision, created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals, updated_ms";
+pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, decision, created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals, updated_ms, audit_findings";
 
 pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     let word = |i: usize| -> rusqlite::Result<Option<String>> { r.get(i) };
@@ -238,6 +287,7 @@ pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
         },
         approvals: r.get::<_, i64>(27)? as u32,
         updated_ms: r.get(28)?,
+        audit_findings: r.get::<_, i64>(29)? as u32,
     })
 }
 
