@@ -392,6 +392,11 @@ impl Store {
         events::read(&self.read(), session, after, None)
     }
 
+    /// A session's events of the given types only, in order.
+    pub fn events_of_types(&self, session: &SessionId, types: &[&str]) -> Result<Vec<Envelope>> {
+        events::read_types(&self.read(), session, types)
+    }
+
     pub(crate) fn events_range(&self, session: &SessionId, after: u64, until: Option<u64>) -> Result<Vec<Envelope>> {
         events::read(&self.read(), session, after, until)
     }

@@ -830,6 +830,8 @@ async fn a_plan_that_spends_its_budget_goes_to_the_person_with_what_is_done() {
     let plan = PlanState::from_events(&o.events).unwrap();
     assert_eq!(plan.budget_calls, Some(8));
     assert_eq!(plan.spent.total(), 8, "every call counted, the manager's revision too, and none past the budget: {:?}", plan.spent);
+    let folded = h.store.events_of_types(&o.session, finishline_engine::plan::state::FOLDED_TYPES).unwrap();
+    assert_eq!(PlanState::from_events(&folded), Some(plan), "the events a plan folds are all it needs");
 }
 
 /// Every token the session spends is in its events, the manager's plan included, so the window's

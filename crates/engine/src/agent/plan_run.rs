@@ -420,7 +420,7 @@ impl Run {
 
     /// The session's plan as stored.
     pub(super) fn plan_state(&self) -> crate::Result<PlanState> {
-        let events = self.engine.store.events(&self.session, 0)?;
+        let events = self.engine.store.events_of_types(&self.session, crate::plan::state::FOLDED_TYPES)?;
         PlanState::from_events(&events).ok_or_else(|| crate::Error::Internal("a plan step without a plan".into()))
     }
 

@@ -190,6 +190,11 @@ pub struct PlanFollower {
     sent: Option<PlanState>,
 }
 
+/// The types of the events a plan folds (`PlanFollower::fold` and `PlanState::apply`): a run
+/// reads only these to know its plan's budget at each agent step, not the session's whole log.
+pub const FOLDED_TYPES: &[&str] =
+    &["plan_created", "plan_reviewed", "plan_revised", "plan_step_started", "step_started", "evaluation", "plan_step_finished", "review_requested"];
+
 impl PlanFollower {
     /// The plan after `event`, when the event changed it.
     pub fn see(&mut self, event: &EngineEvent) -> Option<PlanState> {

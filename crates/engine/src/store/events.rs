@@ -43,6 +43,19 @@ pub fn read(conn: &Connection, session: &SessionId, after: u64, until: Option<u6
     Ok(out)
 }
 
+/// A session's events of the given types, in order.
+pub fn read_types(conn: &Connection, session: &SessionId, types: &[&str]) -> Result<Vec<Envelope>> {
+    let marks = vec!["?"; types.len()].join(", ");
+    let mut stmt = conn.prepare_cached(&format!("SELECT body FROM events WHERE session_id = ? AND type IN ({marks}) ORDER BY seq"))?;
+    let args = std::iter::once(session.0.as_str()).chain(types.iter().copied());
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| r.get::<_, String>(0))?;
+    let mut out = Vec::new();
+    for body in rows {
+        out.push(envelope(&body?)?);
+    }
+    Ok(out)
+}
+
 /// A stored event, or in its place [`EngineEvent::Unreadable`] when a newer Finishline wrote a type
 /// this one does not know: going back a version must not make a session unreadable. An event of a
 /// known type that does not read stays an error: standing in for one the engine decides by (where
