@@ -972,3 +972,39 @@ async fn a_step_whose_agent_only_says_it_is_done_is_judged_and_sent_back_not_rep
     );
     assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "{:?}", errors(&o));
 }
+
+/// A step cancelled after the plan's last call, then continued, ends before another call: the
+/// budget is a cap for a resumed step too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_continued_after_the_plans_budget_is_spent_makes_no_further_call() {
+    let four = [("Write a.txt", "a.txt exists"), ("Write b.txt", "b.txt exists"), ("Write c.txt", "c.txt exists"), ("Write d.txt", "d.txt greets")];
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&four)),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+            {"when": {"kind": "agent", "last_message_contains": "This step: Write d.txt"}, "reply": {"text": "thinking about d.txt for a long while", "chunk_delay_ms": 400}},
+            agent(json!({}), write("d.txt")),
+        ])),
+        // 5 calls: the manager's, then one per step; the fifth is step 4's, cancelled mid-answer.
+        five_calls(),
+    )
+    .await;
+    let (sid, handle) = h.engine.start_task("write a.txt to d.txt", &h.ws(), PlanMode::On).unwrap();
+    let t = std::time::Instant::now();
+    while !h.outcome(&sid).has(|e| matches!(e, EngineEvent::TextDelta { text, .. } if text.contains("thinking"))) {
+        assert!(t.elapsed() < Duration::from_secs(30), "step 4's answer streams");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(h.engine.cancel(&sid));
+    tokio::time::timeout(Duration::from_secs(20), handle).await.unwrap().unwrap();
+    let before = h.outcome(&sid).calls_of(RequestKind::Agent);
+    let handle = h.engine.send_message(&sid, "").unwrap();
+    tokio::time::timeout(Duration::from_secs(30), handle).await.unwrap().unwrap();
+    let o = h.outcome(&sid);
+    assert_eq!(o.end_reason, Some(EndReason::PlanBudgetSpent), "{:?}", errors(&o));
+    assert_eq!(o.calls_of(RequestKind::Agent), before, "no call past the budget");
+    assert_eq!(PlanState::from_events(&o.events).unwrap().spent.total(), 5);
+}

@@ -450,6 +450,16 @@ impl Run {
                 Err(h) => return self.halted(h),
             }
         }
+        // A step resumed (or continued by a message) with its plan's budget already spent ends
+        // before its first call: the budget is a cap for it too.
+        if matches!(start.trigger, RunTrigger::Resume | RunTrigger::Message) && self.plan_step.is_some() {
+            let nothing_yet = crate::judge::completion::Evidence::new(crate::judge::completion::StepEnd::Cut);
+            match self.stop_at_plan_budget(&nothing_yet, None, vec![]).await {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(h) => return self.halted(h),
+            }
+        }
         loop {
             match self.step_and_decide().await {
                 Ok(Some(())) => continue,
