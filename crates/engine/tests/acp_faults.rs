@@ -493,3 +493,32 @@ async fn an_agents_tool_refused_with_nobody_to_ask_is_not_recorded_as_the_person
         .collect();
     assert!(!said.is_empty() && said.iter().all(|s| s.contains("there was nobody to ask") && !s.contains("The person denied")), "{said:?}");
 }
+
+/// Gemini CLI titles each call by its file ("Writing to a.txt") and sends no input: the person
+/// who allows one write for the session is not asked again for the next file (the agent's kind
+/// for the tool, `edit`, is allowed with it), and the question shows the file, not `{}`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allowing_one_of_an_agents_writes_for_the_session_covers_its_next_file() {
+    let ask = |id: &str, file: &str| json!({"toolCallId": id, "title": format!("Writing to {file}"), "kind": "edit", "locations": [{"path": file}]});
+    let turn = |id: &str, file: &str| {
+        json!({"updates": [{"sessionUpdate": "tool_call", "toolCallId": id, "title": format!("Writing to {file}"), "kind": "edit", "status": "pending", "locations": [{"path": file}]}],
+        "permission": ask(id, file), "after": [{"sessionUpdate": "tool_call_update", "toolCallId": id, "status": "completed"}, text(&format!("Wrote {file}."))]})
+    };
+    let s = Scripted::new(json!({"turns": [turn("c1", "a.txt"), turn("c2", "b.txt")]}));
+    let mut not_yet = evaluator(not_done_verdict(&["write b.txt"], "Write b.txt too."));
+    not_yet["times"] = json!(1);
+    let h = harness(&s, json!([not_yet, evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let (sid, handle) = h.engine.start_session("Write a.txt and b.txt", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    let (request, input) = loop {
+        if let EngineEvent::PermissionRequested { request_id, input, .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
+            break (request_id, input);
+        }
+    };
+    assert_eq!(input, json!({"path": "a.txt"}), "the question shows the file");
+    h.engine.respond_permission(&request, PermissionDecision::AllowSession).unwrap();
+    tokio::time::timeout(Duration::from_secs(30), handle).await.unwrap().unwrap();
+    let o = h.outcome(&sid);
+    assert_eq!(o.events.iter().filter(|e| matches!(e.event, EngineEvent::PermissionRequested { .. })).count(), 1, "asked once: {:?}", error_of(&o));
+    assert_eq!(s.log("permissions.log").lines().collect::<Vec<_>>(), vec!["yes", "yes"], "both writes allowed");
+}

@@ -46,19 +46,50 @@ impl PermissionPolicy {
 
     /// An external agent's tool that `gate_external` refuses only because nobody could be asked:
     /// the history says so, not that the person denied a call they were never shown.
-    pub fn external_refused_unasked(&self, tool: &str, allowed_for_session: &HashSet<String>) -> bool {
-        self.nobody_to_ask && self.overrides.get(tool) != Some(&Permission::Deny) && self.gate_external(tool, allowed_for_session) == Gate::Refuse
+    pub fn external_refused_unasked(&self, tool: &str, kind: Option<&str>, allowed_for_session: &HashSet<String>) -> bool {
+        self.nobody_to_ask && self.external_setting(tool, kind) != Some(Permission::Deny) && self.gate_external(tool, kind, allowed_for_session) == Gate::Refuse
     }
 
     /// An external agent's tool: the agent asked, so unless the settings or the person already
-    /// decided for this tool, the person is asked.
-    pub fn gate_external(&self, tool: &str, allowed_for_session: &HashSet<String>) -> Gate {
-        match self.overrides.get(tool).copied().unwrap_or(Permission::Ask) {
+    /// decided for this tool, the person is asked. The tool is known by its name and by the
+    /// agent's kind for it (`edit`, `execute`): Gemini CLI names each call by its file ("Writing
+    /// to a.txt"), so `--allow edit` (or allowing it for the session) is what covers the next.
+    /// A setting for the name comes before one for the kind.
+    pub fn gate_external(&self, tool: &str, kind: Option<&str>, allowed_for_session: &HashSet<String>) -> Gate {
+        let allowed = allowed_for_session.contains(tool) || kind.is_some_and(|k| allowed_for_session.contains(k));
+        match self.external_setting(tool, kind).unwrap_or(Permission::Ask) {
             Permission::Allow => Gate::Run,
             Permission::Deny => Gate::Refuse,
-            Permission::Ask if self.allow_all || allowed_for_session.contains(tool) => Gate::Run,
+            Permission::Ask if self.allow_all || allowed => Gate::Run,
             Permission::Ask if self.nobody_to_ask => Gate::Refuse,
             Permission::Ask => Gate::Ask,
         }
+    }
+
+    fn external_setting(&self, tool: &str, kind: Option<&str>) -> Option<Permission> {
+        self.overrides.get(tool).or_else(|| kind.and_then(|k| self.overrides.get(k))).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Gemini CLI titles each call by its file: `--allow edit`, or allowing one call's kind for
+    /// the session, covers the next file's call, which its title alone never would.
+    #[test]
+    fn an_agents_tool_is_allowed_by_its_name_or_its_kind() {
+        let edit_allowed = PermissionPolicy { overrides: HashMap::from([("edit".to_string(), Permission::Allow)]), nobody_to_ask: true, ..Default::default() };
+        assert_eq!(edit_allowed.gate_external("Writing to b.txt", Some("edit"), &HashSet::new()), Gate::Run);
+        assert_eq!(edit_allowed.gate_external("Running ls", Some("execute"), &HashSet::new()), Gate::Refuse);
+        let asks = PermissionPolicy { nobody_to_ask: false, ..Default::default() };
+        let for_session = HashSet::from(["edit".to_string()]);
+        assert_eq!(asks.gate_external("Writing to c.txt", Some("edit"), &for_session), Gate::Run);
+        assert_eq!(asks.gate_external("Writing to c.txt", None, &for_session), Gate::Ask);
+        let name_denied = PermissionPolicy {
+            overrides: HashMap::from([("edit".to_string(), Permission::Allow), ("Writing to .env".to_string(), Permission::Deny)]),
+            ..Default::default()
+        };
+        assert_eq!(name_denied.gate_external("Writing to .env", Some("edit"), &HashSet::new()), Gate::Refuse, "a setting for the name comes first");
     }
 }

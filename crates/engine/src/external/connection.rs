@@ -106,6 +106,8 @@ pub struct AgentInfo {
 pub struct PermissionAsk {
     pub call_id: String,
     pub title: String,
+    /// The tool's kind (`edit`, `execute`, …), when the agent says one.
+    pub kind: Option<String>,
     pub input: Option<Value>,
     /// The choices it offers, by kind; the answer names one by id.
     pub options: Vec<(String, PermissionOptionKind)>,
@@ -344,7 +346,14 @@ fn ask_person(asks: &mpsc::UnboundedSender<AgentMessage>, r: &RequestPermissionR
     let _ = asks.send(AgentMessage::Permission(PermissionAsk {
         call_id: r.tool_call.tool_call_id.0.to_string(),
         title: r.tool_call.fields.title.clone().unwrap_or_else(|| "a tool".into()),
-        input: r.tool_call.fields.raw_input.clone(),
+        kind: r.tool_call.fields.kind.and_then(super::update::kind_name),
+        input: r
+            .tool_call
+            .fields
+            .raw_input
+            .clone()
+            .filter(|v| !v.as_object().is_some_and(|o| o.is_empty()))
+            .or_else(|| r.tool_call.fields.locations.as_deref().and_then(super::update::where_it_works)),
         options: r.options.iter().map(|o| (o.option_id.0.to_string(), o.kind)).collect(),
         reply,
     }));

@@ -27,6 +27,9 @@ pub enum TurnItem {
 pub struct ToolReport {
     pub id: String,
     pub title: Option<String>,
+    /// What kind of tool the agent says it is (`edit`, `execute`, `read`, …), when not `other`:
+    /// a name that stays the same from call to call where a title ("Writing to a.txt") does not.
+    pub kind: Option<String>,
     pub input: Option<Value>,
     pub state: Option<ToolState>,
     pub output: Option<String>,
@@ -82,14 +85,16 @@ pub fn map_update(u: &SessionUpdate) -> TurnItem {
         SessionUpdate::ToolCall(t) => TurnItem::Tool(ToolReport {
             id: t.tool_call_id.0.to_string(),
             title: Some(t.title.clone()),
-            input: t.raw_input.clone().filter(|v| !is_empty_object(v)),
+            kind: kind_name(t.kind),
+            input: t.raw_input.clone().filter(|v| !is_empty_object(v)).or_else(|| where_it_works(&t.locations)),
             state: Some(state(t.status)),
             output: output(&t.content, t.raw_output.as_ref()),
         }),
         SessionUpdate::ToolCallUpdate(t) => TurnItem::Tool(ToolReport {
             id: t.tool_call_id.0.to_string(),
             title: t.fields.title.clone(),
-            input: t.fields.raw_input.clone().filter(|v| !is_empty_object(v)),
+            kind: t.fields.kind.and_then(kind_name),
+            input: t.fields.raw_input.clone().filter(|v| !is_empty_object(v)).or_else(|| t.fields.locations.as_deref().and_then(where_it_works)),
             state: t.fields.status.map(state),
             output: match (&t.fields.content, &t.fields.raw_output) {
                 (None, None) => None,
@@ -142,6 +147,23 @@ pub fn todos_from_tool(name: &str, input: &Value) -> Option<Vec<Todo>> {
             })
             .collect(),
     )
+}
+
+/// For an agent that sends no input of its call (Gemini CLI), the files it works on, which the
+/// card and the permission question show in its place (they showed `{}`).
+pub fn where_it_works(locations: &[agent_client_protocol::v1::schema::ToolCallLocation]) -> Option<Value> {
+    let paths: Vec<String> = locations.iter().map(|l| l.path.to_string_lossy().into_owned()).collect();
+    match paths.as_slice() {
+        [] => None,
+        [one] => Some(serde_json::json!({ "path": one })),
+        _ => Some(serde_json::json!({ "paths": paths })),
+    }
+}
+
+/// A tool kind as the protocol spells it (`edit`), or `None` for `other`, which names nothing.
+pub fn kind_name(kind: agent_client_protocol::v1::schema::ToolKind) -> Option<String> {
+    let name = serde_json::to_value(kind).ok()?.as_str()?.to_string();
+    (name != "other").then_some(name)
 }
 
 fn is_empty_object(v: &Value) -> bool {
@@ -207,7 +229,14 @@ mod tests {
         ));
         assert_eq!(
             first,
-            TurnItem::Tool(ToolReport { id: "t1".into(), title: Some("write".into()), input: None, state: Some(ToolState::Pending), output: None }),
+            TurnItem::Tool(ToolReport {
+                id: "t1".into(),
+                title: Some("write".into()),
+                kind: Some("edit".into()),
+                input: None,
+                state: Some(ToolState::Pending),
+                output: None
+            }),
             "an empty input is not shown as the call's input"
         );
         let running = map_update(&update(
@@ -218,6 +247,7 @@ mod tests {
             TurnItem::Tool(ToolReport {
                 id: "t1".into(),
                 title: None,
+                kind: None,
                 input: Some(json!({"filePath": "a.txt", "content": "x"})),
                 state: Some(ToolState::Running),
                 output: None
@@ -231,6 +261,7 @@ mod tests {
             TurnItem::Tool(ToolReport {
                 id: "t1".into(),
                 title: None,
+                kind: None,
                 input: None,
                 state: Some(ToolState::Done),
                 output: Some("Wrote file successfully.".into())
@@ -243,6 +274,18 @@ mod tests {
             TurnItem::Tool(ToolReport { id: "t2".into(), state: Some(ToolState::Error), output: Some("no such file".into()), ..Default::default() }),
             "a failed call's output is its raw output when it sent no content"
         );
+    }
+
+    /// As Gemini CLI sends a call: titled by its file, with no input but where it works.
+    #[test]
+    fn a_call_with_no_input_shows_the_files_it_works_on_and_keeps_its_kind() {
+        let call = map_update(&update(json!({"sessionUpdate": "tool_call", "toolCallId": "w1", "title": "Writing to hello.txt", "kind": "edit",
+            "status": "pending", "locations": [{"path": "/ws/hello.txt"}]})));
+        let TurnItem::Tool(report) = call else { panic!("a tool report") };
+        assert_eq!((report.kind.as_deref(), report.input), (Some("edit"), Some(json!({"path": "/ws/hello.txt"}))));
+        let other = map_update(&update(json!({"sessionUpdate": "tool_call", "toolCallId": "o1", "title": "Thinking", "kind": "other", "status": "pending"})));
+        let TurnItem::Tool(report) = other else { panic!("a tool report") };
+        assert_eq!((report.kind, report.input), (None, None), "`other` names no kind");
     }
 
     #[test]

@@ -124,6 +124,8 @@ struct AgentTool {
     ext_id: String,
     id: String,
     name: String,
+    /// The agent's kind for it (`edit`), the name its permission is also known by.
+    kind: Option<String>,
     input: Value,
     state: ToolState,
     output: Option<String>,
@@ -571,7 +573,15 @@ impl Run {
                     id = format!("{id}_{}", uuid::Uuid::now_v7().simple());
                 }
                 self.call_ids.insert(id.clone());
-                tools.push(AgentTool { ext_id: report.id.clone(), id, name: UNNAMED.into(), input: json!({}), state: ToolState::Pending, output: None });
+                tools.push(AgentTool {
+                    ext_id: report.id.clone(),
+                    id,
+                    name: UNNAMED.into(),
+                    kind: None,
+                    input: json!({}),
+                    state: ToolState::Pending,
+                    output: None,
+                });
                 tools.len() - 1
             }
         };
@@ -583,6 +593,9 @@ impl Run {
             if t.name == UNNAMED || is_placeholder(&t.name) {
                 t.name = title;
             }
+        }
+        if t.kind.is_none() {
+            t.kind = report.kind;
         }
         if let Some(input) = report.input {
             t.input = input;
@@ -646,15 +659,16 @@ impl Run {
         let report = ToolReport {
             id: ask.call_id.clone(),
             title: Some(ask.title.clone()),
+            kind: ask.kind.clone(),
             input: ask.input.clone().filter(|v| !v.is_null()),
             state: None,
             output: None,
         };
-        let (call, name, input) = {
+        let (call, name, kind, input) = {
             let t = self.agent_tool(report, tools);
-            (t.call(), t.name.clone(), t.input.clone())
+            (t.call(), t.name.clone(), t.kind.clone(), t.input.clone())
         };
-        let gate = self.engine.config.permissions.gate_external(&name, &self.allowed);
+        let gate = self.engine.config.permissions.gate_external(&name, kind.as_deref(), &self.allowed);
         let always = only_always(&ask.options);
         let reason = if always {
             // Allowing is then for good: the person is told so, and Finishline's own record
@@ -667,6 +681,12 @@ impl Run {
         let decided = self.permit_gated(gate, &name, input, reason, Some(&call)).await;
         if always && decided.is_ok() {
             self.allowed.insert(name.clone());
+        }
+        // Allowed for the session by its title, which some agents make of each call's file
+        // ("Writing to a.txt"): the agent's kind for it (`edit`) is allowed too, or the next
+        // file would ask again.
+        if let Some(kind) = kind.as_ref().filter(|_| decided.is_ok() && self.allowed.contains(&name)) {
+            self.allowed.insert(kind.clone());
         }
         let set_state = |tools: &mut Vec<AgentTool>, state: ToolState, output: Option<String>| {
             if let Some(t) = tools.iter_mut().find(|t| t.id == call.id) {
@@ -689,7 +709,7 @@ impl Run {
             }
             Err(Halt::Denied) => {
                 let _ = ask.reply.send(option_for(&ask.options, false, false));
-                let unasked = self.engine.config.permissions.external_refused_unasked(&name, &self.allowed);
+                let unasked = self.engine.config.permissions.external_refused_unasked(&name, kind.as_deref(), &self.allowed);
                 let said = if unasked { crate::agent::dispatch::UNASKED } else { crate::agent::dispatch::DENIED };
                 if let Some(e) = set_state(tools, ToolState::Denied, Some(said.into())) {
                     self.emit(e)?;
