@@ -500,19 +500,24 @@ fn a_fence_in_a_tools_output_or_a_checks_output_stays_inside_its_block() {
     assert!(md.contains("**✓ Verification** ``test `cat n.txt` = 3``: exit 0"), "a command with a backtick is one code span: {md}");
 }
 
+/// What the audit finds when an agent skips a test to make the suite pass.
+fn a_skipped_test() -> finishline_engine::judge::audit::Finding {
+    finishline_engine::judge::audit::Finding {
+        rule: finishline_engine::judge::audit::AuditRule::SkipAdded,
+        path: "tests/test_math.py".into(),
+        line: Some(4),
+        detail: "a test is now skipped".into(),
+        excerpt: "@pytest.mark.skip".into(),
+    }
+}
+
 /// History shows at a glance that a "verified done" weakened the checks: the list carries how
 /// many of the latest review's audit findings stand (a dismissed one does not, until restored).
 #[test]
 fn the_history_list_counts_the_audit_findings_that_stand() {
     let store = Store::open_in_memory().unwrap();
     let (sid, _) = store.create_session(&new_session("make the tests pass")).unwrap();
-    let finding = finishline_engine::judge::audit::Finding {
-        rule: finishline_engine::judge::audit::AuditRule::SkipAdded,
-        path: "tests/test_math.py".into(),
-        line: Some(4),
-        detail: "a test is now skipped".into(),
-        excerpt: "@pytest.mark.skip".into(),
-    };
+    let finding = a_skipped_test();
     let second = finishline_engine::judge::audit::Finding { path: "tests/test_io.py".into(), ..finding.clone() };
     let run = RunId::new();
     store
@@ -540,13 +545,7 @@ fn the_audit_findings_of_a_history_from_before_the_count_are_counted_at_the_upgr
     let sid = {
         let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
         let (sid, _) = store.create_session(&new_session("make the tests pass")).unwrap();
-        let finding = finishline_engine::judge::audit::Finding {
-            rule: finishline_engine::judge::audit::AuditRule::SkipAdded,
-            path: "tests/test_math.py".into(),
-            line: Some(4),
-            detail: "a test is now skipped".into(),
-            excerpt: "@pytest.mark.skip".into(),
-        };
+        let finding = a_skipped_test();
         store
             .append_all(
                 &sid,
@@ -567,13 +566,7 @@ fn the_audit_findings_of_a_history_from_before_the_count_are_counted_at_the_upgr
 fn the_export_names_what_the_audit_found_in_the_reviewed_changes() {
     let store = Store::open_in_memory().unwrap();
     let (sid, _) = store.create_session(&new_session("make the tests pass")).unwrap();
-    let finding = finishline_engine::judge::audit::Finding {
-        rule: finishline_engine::judge::audit::AuditRule::SkipAdded,
-        path: "tests/test_math.py".into(),
-        line: Some(4),
-        detail: "a test is now skipped".into(),
-        excerpt: "@pytest.mark.skip".into(),
-    };
+    let finding = a_skipped_test();
     let second = finishline_engine::judge::audit::Finding { path: "tests/test_io.py".into(), ..finding.clone() };
     store
         .append_all(
