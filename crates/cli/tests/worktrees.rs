@@ -3076,7 +3076,10 @@ async fn a_landing_that_conflicts_can_go_back_to_the_agent_from_a_script_and_the
     // The session's story tells the refused landing, the resolve and where it landed.
     let md = String::from_utf8_lossy(&cli.cmd(&["sessions", "show", &id]).output().unwrap().stdout).to_string();
     assert!(md.contains("**Not landed** (conflict)") && md.contains("notes.md"), "{md}");
-    assert!(md.contains("**↻ Continuation from Finishline** (resolve the conflict with the moved branch; not written by you)") && !md.contains("0/0"), "a continuation from no budget has no count: {md}");
+    assert!(
+        md.contains("**↻ Continuation from Finishline** (resolve the conflict with the moved branch; not written by you)") && !md.contains("0/0"),
+        "a continuation from no budget has no count: {md}"
+    );
     assert!(
         md.contains("**Review decision:** let the agent resolve the landing (by person)"),
         "the person sent it back to resolve, wrote no change request: {md}"
