@@ -425,7 +425,7 @@ export type EngineEvent =
   | { type: "message_created"; message_id: string; role: "user" | "assistant" | "continuation" | "summary"; source?: ContinuationSource; text?: string }
   | { type: "text_delta"; message_id: string; text: string }
   | { type: "reasoning_delta"; message_id: string; text: string }
-  | { type: "tool_call"; call_id: string; tool: string; input: unknown; state: ToolState; output?: string }
+  | { type: "tool_call"; call_id: string; tool: string; kind?: string; input: unknown; state: ToolState; output?: string }
   | { type: "todos_updated"; todos: Todo[] }
   | { type: "permission_requested"; request_id: string; tool: string; input: unknown; reason: string; call_id?: string }
   | { type: "permission_resolved"; request_id: string; decision: PermissionDecision }

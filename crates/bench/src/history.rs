@@ -49,6 +49,7 @@ pub fn session_events(i: usize, parts: usize) -> Vec<EngineEvent> {
                 call_id: format!("c{i}-{k}"),
                 message_id: Some(msg.clone()),
                 tool: "read_file".into(),
+                kind: None,
                 input: json!({"path": format!("src/{}.rs", WORDS[k % WORDS.len()])}),
                 state: ToolState::Done,
                 output: Some(format!("fn {}() {{}}", WORDS[(i + k) % WORDS.len()])),

@@ -179,9 +179,9 @@ async fn follow_all(
                         };
                         let _ = engine.answer_question(request_id, answer);
                     }
-                    EngineEvent::ToolCall { state: ToolState::Denied, tool, output: Some(why), .. } if why.contains("nobody to ask") => {
+                    EngineEvent::ToolCall { state: ToolState::Denied, tool, kind, output: Some(why), .. } if why.contains("nobody to ask") => {
                         crate::output::say(&format!("[{who}] "));
-                        crate::run::say_unasked(sid, tool);
+                        crate::run::say_unasked(sid, tool, kind.as_deref());
                     }
                     _ if json => {}
                     EngineEvent::AgentConnected { name, version, .. } => humanln!("[{who}] connected: {} {}", name, version.as_deref().unwrap_or("")),

@@ -295,7 +295,9 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                 let d = ask_permission(tool, input);
                 let _ = engine.respond_permission(request_id, d);
             }
-            EngineEvent::ToolCall { state: ToolState::Denied, tool, output: Some(why), .. } if why.contains("nobody to ask") => say_unasked(&sid, tool),
+            EngineEvent::ToolCall { state: ToolState::Denied, tool, kind, output: Some(why), .. } if why.contains("nobody to ask") => {
+                say_unasked(&sid, tool, kind.as_deref())
+            }
             // With nobody to answer, the question stays open for a later answer: declining it
             // here would record a refusal nobody made.
             EngineEvent::QuestionAsked { question, .. } if !interactive => {
@@ -649,9 +651,11 @@ fn say_question_waits(sid: &SessionId, question: &str) {
 }
 
 /// A tool that needed the person's permission, with no terminal to ask it in, was not run: said
-/// on stderr, with the command that goes on with it allowed.
-pub(crate) fn say_unasked(sid: &SessionId, tool: &str) {
-    let again = crate::hint::command(&format!("sessions resume {sid} \"go on\" --allow {tool}"));
+/// on stderr, with the command that goes on with it allowed. An external agent's tool is allowed
+/// by its kind (`edit`): its title names one file ("Writing to a.txt") and allows only that.
+pub(crate) fn say_unasked(sid: &SessionId, tool: &str, kind: Option<&str>) {
+    let allow = crate::hint::quoted(kind.unwrap_or(tool));
+    let again = crate::hint::command(&format!("sessions resume {sid} \"go on\" --allow {allow}"));
     errln!("finishline: {tool} needs your permission and there is no terminal to ask, so it was not run; to go on with it allowed: `{again}` (or run in a terminal)");
 }
 

@@ -313,3 +313,46 @@ async fn the_resume_an_agents_run_suggests_names_the_server_it_needs() {
     let again = String::from_utf8_lossy(&again.stdout).to_string() + &String::from_utf8_lossy(&again.stderr);
     assert!(again.contains("── run (message) ──") && again.contains("Starting"), "pasted as printed, the agent works again: {again}");
 }
+
+/// An agent's tool refused with no terminal to ask is named in the hint by what `--allow` takes:
+/// Gemini CLI titles each call by its file ("Writing to a.txt"), and `--allow Writing to a.txt`
+/// allowed nothing (the shell split it, and the next file has another title). The agent's kind
+/// for the tool (`edit`) allows the next write, pasted as printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_write_refused_unasked_is_allowed_again_by_the_kind_the_hint_names() {
+    let verdict = "{\"done\": true, \"summary\": \"written\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
+    let server =
+        FakeServer::start(serde_json::from_value(json!({"rules": [{"when": {"kind": "evaluator"}, "reply": {"text": verdict}}]})).unwrap()).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let turn = |id: &str, file: &str| {
+        json!({"updates": [{"sessionUpdate": "tool_call", "toolCallId": id, "title": format!("Writing to {file}"), "kind": "edit", "status": "pending", "locations": [{"path": file}]}],
+        "permission": {"toolCallId": id, "title": format!("Writing to {file}")},
+        "after": [{"sessionUpdate": "tool_call_update", "toolCallId": id, "status": "completed"}, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": format!("Wrote {file}.")}}]})
+    };
+    let agent = scripted(json!({"turns": [turn("c1", "a.txt"), turn("c2", "b.txt")]}));
+    let e = env();
+    let (said, e, agent) = tokio::task::spawn_blocking(move || {
+        let out = run_with(&agent, &url, &e).output().unwrap();
+        (String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr), e, agent)
+    })
+    .await
+    .unwrap();
+    assert_eq!(agent.log("permissions.log").trim(), "no", "refused unasked: {said}");
+    let again = said
+        .lines()
+        .filter(|l| l.contains("needs your permission"))
+        .find_map(|l| l.split('`').nth(1).filter(|c| c.contains("sessions resume")))
+        .unwrap_or_else(|| panic!("a resume with it allowed: {said}"));
+    assert!(again.contains("--allow edit"), "the kind, which the next file's write is known by too: {again}");
+    assert!(!again.contains("Writing to"), "{again}");
+    let pasted = Command::new("sh")
+        .args(["-c", again])
+        .env_remove("OPENAI_API_KEY")
+        .env("XDG_DATA_HOME", e.data.join("xdg"))
+        .env("SCRIPTED_ACP_LOGS", agent.logs.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let pasted = String::from_utf8_lossy(&pasted.stdout).to_string() + &String::from_utf8_lossy(&pasted.stderr);
+    assert_eq!(agent.log("permissions.log").lines().collect::<Vec<_>>(), vec!["no", "yes"], "the next file's write is allowed: {pasted}");
+}

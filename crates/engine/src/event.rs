@@ -116,6 +116,11 @@ pub enum EngineEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message_id: Option<MessageId>,
         tool: String,
+        /// An external agent's kind for the tool (`edit`, `execute`), as ACP names it: what
+        /// `--allow` and "Allow for this session" also know the tool by when its title names a
+        /// file. `None` for Finishline's own tools, whose name is their kind.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kind: Option<String>,
         input: Value,
         state: ToolState,
         #[serde(default, skip_serializing_if = "Option::is_none")]

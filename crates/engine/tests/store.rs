@@ -458,6 +458,7 @@ fn a_fence_in_a_tools_output_or_a_checks_output_stays_inside_its_block() {
                     call_id: "c1".into(),
                     message_id: None,
                     tool: "read_file".into(),
+                    kind: None,
                     input: serde_json::json!({"path": "x```y"}),
                     state: ToolState::Done,
                     output: Some(readme.into()),

@@ -74,6 +74,7 @@ async fn writer_child(db: PathBuf) {
                     call_id: "call_1".into(),
                     message_id: None,
                     tool: "run_command".into(),
+                    kind: None,
                     input: serde_json::json!({"command": "sleep 100"}),
                     state: ToolState::Running,
                     output: None,

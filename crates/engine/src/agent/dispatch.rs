@@ -31,7 +31,7 @@ impl Run {
             ToolInput::Parsed { value } => value.clone(),
             ToolInput::Invalid { raw, .. } => json!({"_invalid_json": raw}),
         };
-        EngineEvent::ToolCall { call_id: call.id.clone(), message_id: None, tool: call.name.clone(), input, state, output }
+        EngineEvent::ToolCall { call_id: call.id.clone(), message_id: None, tool: call.name.clone(), kind: None, input, state, output }
     }
 
     /// Runs a step's tool calls in order; `complete_task` is answered last, by the completion

@@ -243,7 +243,15 @@ mod tests {
     }
 
     fn wrote(tool: &str, path: &str, state: ToolState) -> crate::event::Envelope {
-        let event = EngineEvent::ToolCall { call_id: path.into(), message_id: None, tool: tool.into(), input: json!({ "path": path }), state, output: None };
+        let event = EngineEvent::ToolCall {
+            call_id: path.into(),
+            message_id: None,
+            tool: tool.into(),
+            kind: None,
+            input: json!({ "path": path }),
+            state,
+            output: None,
+        };
         crate::event::Envelope { seq: 0, session_id: SessionId("s".into()), run_id: None, at: String::new(), event }
     }
 
@@ -285,7 +293,7 @@ mod tests {
             session_id: SessionId("s".into()),
             run_id: None,
             at: String::new(),
-            event: EngineEvent::ToolCall { call_id: tool.into(), message_id: None, tool: tool.into(), input, state: ToolState::Done, output: None },
+            event: EngineEvent::ToolCall { call_id: tool.into(), message_id: None, tool: tool.into(), kind: None, input, state: ToolState::Done, output: None },
         };
         let wt = crate::workspace::worktree::TaskWorktree {
             repo: "/r".into(),

@@ -282,6 +282,7 @@ impl Store {
                             call_id,
                             message_id,
                             tool,
+                            kind: None,
                             input,
                             state: ToolState::Unknown,
                             output: Some("Finishline stopped while this ran; its outcome is unknown.".into()),

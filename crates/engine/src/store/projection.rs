@@ -51,7 +51,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         }
         // Streamed text stays in the event log alone, read back when its message is indexed.
         EngineEvent::TextDelta { .. } | EngineEvent::ReasoningDelta { .. } => {}
-        EngineEvent::ToolCall { call_id, message_id, tool, input, state, output } => {
+        EngineEvent::ToolCall { call_id, message_id, tool, input, state, output, .. } => {
             messages::upsert_tool_call(conn, s, message_id.as_ref(), env.seq, call_id, tool, input, *state, output.as_deref())?
         }
         EngineEvent::TodosUpdated { todos } => messages::replace_todos(conn, s, todos)?,

@@ -137,6 +137,7 @@ impl AgentTool {
             call_id: self.id.clone(),
             message_id: None,
             tool: self.name.clone(),
+            kind: self.kind.clone(),
             input: self.input.clone(),
             state: self.state,
             output: self.output.clone(),
