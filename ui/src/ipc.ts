@@ -309,6 +309,7 @@ export type EndReason =
   | "cycles_exhausted"
   | "truncation_exhausted"
   | "step_limit"
+  | "agent_turn_limit"
   | "permission_denied"
   | "question_declined"
   | "conversation"

@@ -102,6 +102,10 @@ pub enum EndReason {
     CyclesExhausted,
     TruncationExhausted,
     StepLimit,
+    /// An external agent ended its turn at its own limit (ACP `max_turn_requests`): its cap on
+    /// model requests, or Gemini CLI's loop detection. Not Finishline's step limit, which
+    /// raising would not change.
+    AgentTurnLimit,
     PermissionDenied,
     QuestionDeclined,
     Conversation,
@@ -342,6 +346,7 @@ impl EndReason {
             EndReason::CyclesExhausted => "cycles_exhausted",
             EndReason::TruncationExhausted => "truncation_exhausted",
             EndReason::StepLimit => "step_limit",
+            EndReason::AgentTurnLimit => "agent_turn_limit",
             EndReason::PermissionDenied => "permission_denied",
             EndReason::QuestionDeclined => "question_declined",
             EndReason::Conversation => "conversation",
@@ -362,6 +367,7 @@ impl EndReason {
             "cycles_exhausted" => EndReason::CyclesExhausted,
             "truncation_exhausted" => EndReason::TruncationExhausted,
             "step_limit" => EndReason::StepLimit,
+            "agent_turn_limit" => EndReason::AgentTurnLimit,
             "permission_denied" => EndReason::PermissionDenied,
             "question_declined" => EndReason::QuestionDeclined,
             "conversation" => EndReason::Conversation,

@@ -178,7 +178,7 @@ async fn a_preset_that_is_not_installed_says_how_to_install_it_before_anything_i
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_agents_own_turn_limit_goes_to_review_as_the_step_limit() {
+async fn the_agents_own_turn_limit_goes_to_review_as_the_agents_not_finishlines() {
     let s = Scripted::new(
         json!({"turns": [{"updates": [text("I ran out of requests.")], "write": {"path": "half.txt", "content": "x"}, "end": "max_turn_requests"}]}),
     );
@@ -186,8 +186,9 @@ async fn the_agents_own_turn_limit_goes_to_review_as_the_step_limit() {
     let o = h.run("Do a long thing").await;
     assert_eq!(
         (o.status, o.end_reason),
-        (SessionStatus::AwaitingReview, Some(EndReason::StepLimit)),
-        "the work so far goes to the person, marked as cut short"
+        (SessionStatus::AwaitingReview, Some(EndReason::AgentTurnLimit)),
+        "the work so far goes to the person, marked as cut short by the agent's own limit (Gemini CLI's loop detection ends a turn so too), \
+         not Finishline's step limit, which raising would not change"
     );
 }
 

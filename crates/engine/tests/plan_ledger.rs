@@ -39,6 +39,7 @@ fn p6_a_step_that_was_not_done_is_replanned_never_reported_as_done() {
         EndReason::CyclesExhausted,
         EndReason::TruncationExhausted,
         EndReason::StepLimit,
+        EndReason::AgentTurnLimit,
         EndReason::ClaimedBlocked,
         EndReason::ClaimedPartial,
         EndReason::Conversation,

@@ -729,6 +729,7 @@ export const END_LABEL: Record<EndReason, string> = {
   cycles_exhausted: "Continuation budget spent",
   truncation_exhausted: "Kept getting cut off",
   step_limit: "Step limit reached",
+  agent_turn_limit: "Agent stopped at its own limit",
   permission_denied: "Permission denied",
   question_declined: "Question declined",
   conversation: "Answered",

@@ -75,7 +75,8 @@ pub enum StepEnd {
         message: String,
     },
     /// An external agent ended its turn at its own limit of model requests (ACP
-    /// `max_turn_requests`): the same outcome as reaching Finishline's step limit.
+    /// `max_turn_requests`, which Gemini CLI also sends when it detects a loop): to review, as
+    /// at Finishline's step limit, but named as the agent's.
     TurnLimit,
 }
 
@@ -321,7 +322,7 @@ fn decide_unlimited(e: &Evidence, cfg: &CompletionConfig) -> Action {
     // Rows 1-2.
     match &e.step_end {
         StepEnd::Failed { code, message } => return Action::Fail { code: *code, message: message.clone() },
-        StepEnd::TurnLimit => return review(EndReason::StepLimit),
+        StepEnd::TurnLimit => return review(EndReason::AgentTurnLimit),
         StepEnd::Stopped(StopReason::ContentFilter) => return Action::Fail { code: ErrorCode::Provider, message: "The provider stopped the answer for its content policy.".into() },
         // Row 2a: the loop compacts and retries once on an overflow; reaching here means it did.
         StepEnd::Stopped(StopReason::ContextWindowExceeded) => {

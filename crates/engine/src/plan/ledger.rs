@@ -85,6 +85,7 @@ impl PlanLedger {
             | EndReason::CyclesExhausted
             | EndReason::TruncationExhausted
             | EndReason::StepLimit
+            | EndReason::AgentTurnLimit
             | EndReason::Conversation
             | EndReason::ConversationUnchecked => self.stop_step(),
         }
