@@ -53,6 +53,11 @@ pub fn task_from_file(path: &std::path::Path) -> Result<String, String> {
     }
     let text = String::from_utf8(bytes)
         .map_err(|e| format!("--task-file {shown} is not UTF-8 text (at byte offset {}): save it as UTF-8", e.utf8_error().valid_up_to()))?;
+    // NULs pass as UTF-8 but are no text anyone typed: a UTF-16 file saved without its mark, or
+    // a binary file given by mistake, would run as a task of invisible characters.
+    if let Some(at) = text.find('\0') {
+        return Err(format!("--task-file {shown} is not text: it holds NUL bytes (the first at byte offset {at}); if it is UTF-16, save it as UTF-8"));
+    }
     let task = text.trim_end_matches(['\n', '\r']);
     if task.trim().is_empty() {
         return Err(format!("--task-file {shown}: the task is empty; describe what you want done"));

@@ -702,6 +702,10 @@ fn a_task_file_that_cannot_be_the_task_is_refused_with_the_reason_and_nothing_is
     std::fs::write(&huge, "x".repeat(1_000_001)).unwrap();
     let latin1 = dir.join("latin1.txt");
     std::fs::write(&latin1, b"caf\xe9 au lait\n").unwrap();
+    // UTF-16 saved without its BOM (as some Windows editors do) is valid UTF-8 with NULs between
+    // the letters: it was run as a task of invisible characters and printed so.
+    let utf16 = dir.join("utf16.txt");
+    std::fs::write(&utf16, "fix it".encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<u8>>()).unwrap();
     let ws = e.ws.to_string_lossy().into_owned();
     let run = |given: &[&str]| {
         let mut args = vec!["run"];
@@ -716,6 +720,7 @@ fn a_task_file_that_cannot_be_the_task_is_refused_with_the_reason_and_nothing_is
         (path(&blank), vec![path(&blank), "the task is empty".to_string()]),
         (path(&huge), vec![path(&huge), "1000001 bytes".to_string(), "1000000 bytes".to_string()]),
         (path(&latin1), vec![path(&latin1), "UTF-8".to_string()]),
+        (path(&utf16), vec![path(&utf16), "NUL bytes".to_string(), "byte offset 1".to_string(), "UTF-8".to_string()]),
     ] {
         let out = run(&["--task-file", &file]);
         let said = String::from_utf8_lossy(&out.stderr);
