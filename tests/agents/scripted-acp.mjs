@@ -5,7 +5,7 @@
 //
 //   node scripted-acp.mjs SCRIPT.json
 //
-// The script: { "auth": true | "terminal" | "key" | "agent", "initialize": "ok" | "exit", "startup_write": {path, content}?
+// The script: { "auth": true | "terminal" | "key" | "agent", "initialize": "ok" | "exit", "initialize_delay_ms"?, "startup_write": {path, content}?
 // (written into the cwd as the process starts, as OpenCode rewrites its config), "turns": [TURN, ...] }, where a turn
 // is { "updates": [sessionUpdate, ...], "permission": {toolCallId, title, rawInput}?,
 // "write": {path, content}?, "fs": [{path, content?}]? (through the client: a read without
@@ -186,6 +186,15 @@ function authMethods(caps) {
 createInterface({ input: process.stdin }).on("line", (line) => {
   if (!line.trim()) return;
   const msg = JSON.parse(line);
+  // A slow start (a first `npx` download, a cold cache): `initialize` answered that much later.
+  if (msg.method === "initialize" && script.initialize_delay_ms) {
+    setTimeout(() => answer(msg), script.initialize_delay_ms);
+    return;
+  }
+  answer(msg);
+});
+
+function answer(msg) {
   if (msg.id !== undefined && !msg.method) {
     waiting.get(msg.id)?.(msg.result ?? { error: msg.error });
     waiting.delete(msg.id);
@@ -225,4 +234,4 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     default:
       if (msg.id !== undefined) send({ id: msg.id, error: { code: -32601, message: `no ${msg.method}` } });
   }
-});
+}

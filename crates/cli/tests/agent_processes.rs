@@ -356,3 +356,24 @@ async fn an_agents_write_refused_unasked_is_allowed_again_by_the_kind_the_hint_n
     let pasted = String::from_utf8_lossy(&pasted.stdout).to_string() + &String::from_utf8_lossy(&pasted.stderr);
     assert_eq!(agent.log("permissions.log").lines().collect::<Vec<_>>(), vec!["no", "yes"], "the next file's write is allowed: {pasted}");
 }
+
+/// An agent slow to start (a first `npx` download, a cold cache) is not silence: once the start
+/// takes a few seconds the run says what it waits for and how long it will wait at most.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_slow_to_start_is_said_to_be_awaited_with_how_long_at_most() {
+    let server = FakeServer::start(serde_json::from_value(json!({"rules": []})).unwrap()).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let agent = scripted(
+        json!({"initialize_delay_ms": 4000, "turns": [{"updates": [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Started at last"}}], "end": "exit"}]}),
+    );
+    let e = env();
+    let said = tokio::task::spawn_blocking(move || {
+        let out = run_with(&agent, &url, &e).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr)
+    })
+    .await
+    .unwrap();
+    let waiting = said.lines().position(|l| l.contains("waiting for") && l.contains("to start") && l.contains("at most 120 s"));
+    let started = said.lines().position(|l| l.contains("Started at last"));
+    assert!(waiting.is_some() && waiting < started, "the wait is said before the agent's first words: {said}");
+}

@@ -92,18 +92,35 @@ pub struct McpServers {
     configs: Vec<McpServerSettings>,
     env: ServerEnv,
     slots: Mutex<BTreeMap<String, Slot>>,
+    /// The servers whose start is under way, for a run that waits on them to name them.
+    starting: std::sync::Mutex<Vec<String>>,
 }
+
+/// How long a server may take to answer its handshake, and then to list its tools.
+pub const START_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The separator between server and tool in a namespaced tool name.
 pub const SEPARATOR: &str = "__";
 
 impl McpServers {
     pub fn new(configs: Vec<McpServerSettings>, env: ServerEnv) -> Arc<McpServers> {
-        Arc::new(McpServers { configs, env, slots: Mutex::new(BTreeMap::new()) })
+        Arc::new(McpServers { configs, env, slots: Mutex::new(BTreeMap::new()), starting: std::sync::Mutex::new(Vec::new()) })
     }
 
     pub fn configs(&self) -> &[McpServerSettings] {
         &self.configs
+    }
+
+    /// What a run waiting on the servers' start waits for, as the person reads it: "the MCP
+    /// server “docs” to start (at most 60 s)"; `None` when no start is under way.
+    pub fn starting(&self) -> Option<String> {
+        let names = self.starting.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let most = (START_WAIT * 2).as_secs();
+        match names.as_slice() {
+            [] => None,
+            [one] => Some(format!("the MCP server “{one}” to start (at most {most} s)")),
+            many => Some(format!("the MCP servers {} to start (at most {most} s)", many.iter().map(|n| format!("“{n}”")).collect::<Vec<_>>().join(", "))),
+        }
     }
 
     /// Starts what has not been started, notices servers that died, and returns the tools of the
@@ -111,7 +128,9 @@ impl McpServers {
     pub async fn tools(self: &Arc<Self>) -> (Vec<Arc<dyn Tool>>, Vec<String>) {
         let mut slots = self.slots.lock().await;
         let pending: Vec<&McpServerSettings> = self.configs.iter().filter(|c| c.enabled && !slots.contains_key(&c.name)).collect();
+        *self.starting.lock().unwrap_or_else(|p| p.into_inner()) = pending.iter().map(|c| c.name.clone()).collect();
         let started = futures_util::future::join_all(pending.iter().map(|c| start(c, &self.env))).await;
+        self.starting.lock().unwrap_or_else(|p| p.into_inner()).clear();
         for (c, slot) in pending.iter().zip(started) {
             slots.insert(c.name.clone(), slot);
         }
@@ -193,12 +212,12 @@ impl McpServers {
 
 async fn start(config: &McpServerSettings, env: &ServerEnv) -> Slot {
     let failed = |why: String| Slot::Failed { message: format!("The MCP server “{}” could not start: {why}", config.name), reported: false };
-    let conn = match tokio::time::timeout(std::time::Duration::from_secs(30), stdio::StdioConnection::start(config, env)).await {
+    let conn = match tokio::time::timeout(START_WAIT, stdio::StdioConnection::start(config, env)).await {
         Ok(Ok(c)) => c,
         Ok(Err(e)) => return failed(e),
-        Err(_) => return failed("it did not answer within 30 s".into()),
+        Err(_) => return failed(format!("it did not answer within {} s", START_WAIT.as_secs())),
     };
-    match tokio::time::timeout(std::time::Duration::from_secs(30), conn.list_tools()).await {
+    match tokio::time::timeout(START_WAIT, conn.list_tools()).await {
         Ok(Ok(tools)) => Slot::Running { conn: Arc::new(conn), tools },
         Ok(Err(e)) => {
             conn.stop().await;
@@ -206,7 +225,7 @@ async fn start(config: &McpServerSettings, env: &ServerEnv) -> Slot {
         }
         Err(_) => {
             conn.stop().await;
-            failed("listing its tools took over 30 s".into())
+            failed(format!("listing its tools took over {} s", START_WAIT.as_secs()))
         }
     }
 }

@@ -217,6 +217,31 @@ async fn cancel_ends_a_run_while_an_mcp_server_is_still_starting() {
     // The abandoned start goes on in the background and gives up on its own.
 }
 
+/// A server slow to start is not silence: after a moment the run says it waits for it, by
+/// name, and how long it waits at most.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_waiting_for_a_slow_mcp_server_says_which_and_how_long_at_most() {
+    let silent = McpServerSettings { name: "silent".into(), command: "sleep".into(), args: vec!["60".into()], ..Default::default() };
+    let servers = McpServers::new(vec![silent], ServerEnv::default());
+    let scn = scenario(json!({"rules": [{"when": {"kind": "agent"}, "reply": {"text": "hello"}}]}));
+    let h = Harness::new(scn, Setup { mcp: Some(servers.clone()), ..Default::default() }).await;
+    let (sid, handle) = h.engine.start_session("anything", &h.ws()).unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(3500)).await;
+    assert!(h.engine.cancel(&sid));
+    tokio::time::timeout(std::time::Duration::from_secs(5), handle).await.unwrap().unwrap();
+    let waits: Vec<String> = h
+        .store
+        .events(&sid, 0)
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| match e.event {
+            EngineEvent::Activity { phase: finishline_engine::domain::ActivityPhase::Waiting, detail } => Some(detail),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(waits, vec!["the MCP server “silent” to start (at most 60 s)".to_string()], "said once, by name");
+}
+
 #[test]
 fn mcp_server_settings_are_checked() {
     let mut s = finishline_engine::Settings {

@@ -28,6 +28,8 @@ use crate::provider::{ChatMessage, ToolCall, ToolInput, Usage};
 /// How long an agent may take to start and open a session (an `npx` wrapper's first start
 /// downloads nothing here, but a cold Node start with a large agent takes seconds).
 const START_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long an agent's start goes unremarked.
+const SLOW_START: Duration = Duration::from_secs(2);
 /// After a cancel or a step timeout, how long the agent has to end its turn before its process
 /// group is ended (well inside the 5 s in which a cancelled agent must be gone).
 const CANCEL_GRACE: Duration = Duration::from_secs(3);
@@ -257,9 +259,10 @@ impl Run {
             })
             .unwrap_or_default();
         let hidden = self.engine.config.secret_env.clone();
+        let cwd = self.workspace.root().to_path_buf();
         let launch = Launch {
             agent: &ext.agent,
-            cwd: self.workspace.root(),
+            cwd: &cwd,
             hidden_env: &hidden,
             start_timeout: START_TIMEOUT,
             mcp_servers: servers,
@@ -270,9 +273,23 @@ impl Run {
             authenticate: None,
             secrets: self.engine.config.agent_secrets.clone(),
         };
-        let started = tokio::select! {
-            r = connection::connect(launch) => r,
-            _ = self.cancel.cancelled() => return Err(Halt::Cancelled),
+        let connecting = connection::connect(launch);
+        tokio::pin!(connecting);
+        // A start that takes a moment is said once, with how long it may take: a first `npx`
+        // download or a cold cache can take a minute, and silence reads as a hang.
+        let slow = tokio::time::sleep(SLOW_START);
+        tokio::pin!(slow);
+        let mut said = false;
+        let started = loop {
+            tokio::select! {
+                r = &mut connecting => break r,
+                _ = &mut slow, if !said => {
+                    said = true;
+                    let detail = format!("{} to start (at most {} s)", ext.agent.label(), START_TIMEOUT.as_secs());
+                    self.emit(EngineEvent::Activity { phase: ActivityPhase::Waiting, detail })?;
+                }
+                _ = self.cancel.cancelled() => return Err(Halt::Cancelled),
+            }
         };
         match started {
             Ok(c) => {

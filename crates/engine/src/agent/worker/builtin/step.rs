@@ -62,6 +62,9 @@ pub(in crate::agent) fn fitted_window(current: u64, overflow: ContextOverflow, e
     current.min(scaled.max(1))
 }
 
+/// How long a wait for MCP servers to start goes unremarked.
+const SLOW_START: std::time::Duration = std::time::Duration::from_secs(2);
+
 const MALFORMED_CALL: &str = "<system-reminder source=\"tool_error\">Your last tool call was malformed and could not be run. Call the tool again with valid JSON arguments.</system-reminder>";
 
 impl Run {
@@ -71,10 +74,25 @@ impl Run {
         let Some(mcp) = self.engine.config.mcp.clone() else { return Ok(()) };
         // A server's start-up can take many seconds; cancel does not wait for it. The start goes
         // on in the background, so the next run finds the server ready instead of half-started.
-        let starting = tokio::spawn(async move { mcp.tools().await });
-        let (tools, failures) = tokio::select! {
-            r = starting => r.map_err(|e| Halt::Failed { code: crate::error::ErrorCode::Mcp, message: format!("the MCP servers could not be started: {e}") })?,
-            _ = self.cancel.cancelled() => return Err(Halt::Cancelled),
+        let servers = mcp.clone();
+        let mut starting = tokio::spawn(async move { mcp.tools().await });
+        // A start that takes a moment is said once, by name and how long it may take.
+        let slow = tokio::time::sleep(SLOW_START);
+        tokio::pin!(slow);
+        let mut said = false;
+        let (tools, failures) = loop {
+            tokio::select! {
+                r = &mut starting => {
+                    break r.map_err(|e| Halt::Failed { code: crate::error::ErrorCode::Mcp, message: format!("the MCP servers could not be started: {e}") })?
+                }
+                _ = &mut slow, if !said => {
+                    said = true;
+                    if let Some(detail) = servers.starting() {
+                        self.emit(EngineEvent::Activity { phase: crate::domain::ActivityPhase::Waiting, detail })?;
+                    }
+                }
+                _ = self.cancel.cancelled() => return Err(Halt::Cancelled),
+            }
         };
         for message in failures {
             self.emit(EngineEvent::Error { code: crate::error::ErrorCode::Mcp, message })?;
