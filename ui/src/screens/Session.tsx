@@ -602,7 +602,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
   }, [group, compared]);
   const [error, setError] = useState<string | AppError | null>(null);
   const [exportedTo, setExportedTo] = useState<string | null>(null);
-  const exportAttempt = async () => {
+  const exportSession = async () => {
     setError(null);
     try {
       const path = await ipc.saveSessionExport(sessionId, "md");
@@ -924,12 +924,6 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               <button className="link-btn" onClick={() => onOpenGroup?.(model.attempt!.group)} data-testid="open-attempts">
                 compare the attempts
               </button>{" "}
-              ·{" "}
-              {/* History exports a group by its chosen attempt: any other is exported here. */}
-              <button className="link-btn" onClick={() => void exportAttempt()} data-testid="session-export">
-                save its session as Markdown
-              </button>
-              {exportedTo && <span role="status"> · Saved to {exportedTo}</span>}
             </p>
           )}
           {model.place?.worktree && !model.place.removed && (
@@ -953,6 +947,18 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
           {model.approvedBefore && model.status !== "completed" && (
             <span className="muted small" data-testid="approved-before" title="You approved an earlier round of this task; that work stays where it landed.">
               earlier work approved
+            </span>
+          )}
+          {/* Saved from here too, not only from History (which exports a group by its chosen
+              attempt: any other attempt is saved here). */}
+          {model.lastSeq > 0 && (
+            <button className="btn small" onClick={() => void exportSession()} data-testid="session-export" title="Save this session, with its evidence and review, as a Markdown file">
+              Save as Markdown
+            </button>
+          )}
+          {exportedTo && (
+            <span className="muted small" role="status">
+              Saved to {exportedTo}
             </span>
           )}
           {/* A plan waiting for review has its own Cancel task beside Run plan: one is enough. The

@@ -177,6 +177,23 @@ describe("a task in its own worktree", () => {
     expect(asked).toEqual([{ sessionId: "s1", format: "md" }]);
   });
 
+  it("any task's session can be saved as Markdown from its own screen, not only from History", async () => {
+    seq = 0;
+    const events = reviewWaiting().map((e) => ev(e as EngineEvent));
+    const asked: unknown[] = [];
+    script(events, (cmd, args) => {
+      if (cmd === "save_session_export") {
+        asked.push(args);
+        return "/home/me/fix-the-parser.md";
+      }
+      return undefined;
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await userEvent.click(await screen.findByRole("button", { name: "Save as Markdown" }));
+    expect(await screen.findByText(/Saved to \/home\/me\/fix-the-parser.md/)).toBeTruthy();
+    expect(asked).toEqual([{ sessionId: "s1", format: "md" }]);
+  });
+
   it("an attempt continued after another of its group was chosen is approved as any task: it chooses nothing", async () => {
     const [created, ...rest] = reviewWaiting();
     seq = 0;
