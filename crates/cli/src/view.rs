@@ -57,14 +57,16 @@ impl View {
         }
         self.last_seq = env.seq;
         match &env.event {
-            EngineEvent::StepStarted { step, .. } => {
-                self.steps = self.steps.max(*step);
+            // Every run counts its steps from 1 (a plan's steps, a follow-up): each one is counted.
+            EngineEvent::StepStarted { .. } => {
+                self.steps += 1;
                 self.model_calls += 1;
             }
             EngineEvent::ToolCall { call_id, state: ToolState::Done | ToolState::Error | ToolState::Denied | ToolState::Unknown, .. } => {
                 self.tool_calls.insert(call_id.clone());
             }
-            EngineEvent::Continuation { .. } => self.continuations += 1,
+            // Finishline sending the agent back; a plan step's or a resume's opening is a hand-over.
+            EngineEvent::Continuation { source, .. } if !is_hand_over(*source) => self.continuations += 1,
             EngineEvent::TaskWorkspace { .. } => self.lands.clear(),
             EngineEvent::TaskCommitted { files_since_start: Some(files), .. } => self.lands = files.clone(),
             EngineEvent::Evaluation { .. } => {
@@ -94,6 +96,8 @@ impl View {
             | EngineEvent::ReviewRequested { .. }
             | EngineEvent::ReviewResolved { .. } => self.show_review_and_landing(&env.event),
             EngineEvent::SessionCreated { task, workspace, model, .. } => self.line(&format!("▶ {}\n  in {workspace} with {model}", task_line(task))),
+            // A plan step's run is opened by its own line (▤ step 2/3).
+            EngineEvent::RunStarted { trigger: RunTrigger::PlanStep } => {}
             EngineEvent::RunStarted { trigger } => self.line(&format!("── run ({}) ──", trigger.as_str())),
             EngineEvent::AgentConnected { name, version, loaded, .. } => self.line(&format!(
                 "  ⇄ {name}{} over ACP{}",
@@ -121,7 +125,7 @@ impl View {
                     ActivityPhase::Landing => "landing:",
                     _ => "waiting for",
                 };
-                self.line(&format!("  … {what} {detail}"))
+                self.line(&format!("  … {what}{}", if detail.is_empty() { String::new() } else { format!(" {detail}") }))
             }
             EngineEvent::TextDelta { text, .. } => {
                 crate::output::human(text);
@@ -138,10 +142,14 @@ impl View {
                 let mark = if *state == ToolState::Done { "✓" } else { "✗" };
                 self.line(&format!("  {mark} {tool} ({}) {first}", state.as_str()))
             }
+            // A plan step starts with an empty list: no news.
+            EngineEvent::TodosUpdated { todos } if todos.is_empty() => {}
             EngineEvent::TodosUpdated { todos } => {
                 let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
                 self.line(&format!("  ☐ todos {done}/{} done", todos.len()))
             }
+            // The step's own line (▤ step 2/3) says it.
+            EngineEvent::Continuation { source: ContinuationSource::PlanStep, .. } => {}
             EngineEvent::Continuation { source, attempt, max, remaining, .. } => {
                 let rest = if remaining.is_empty() { String::new() } else { format!(": {}", remaining.join("; ")) };
                 // One that opens a run (review comments, a new worktree) is from no budget: no count.
@@ -437,6 +445,12 @@ fn task_line(task: &str) -> String {
     }
     let start: String = first.chars().take(SHOWN).collect();
     format!("{start}… (the task is {} characters)", finishline_engine::thousands::grouped(task.chars().count()))
+}
+
+/// A continuation that opens a run rather than sends the agent back: a plan step's brief, a
+/// resume's, a new worktree's.
+fn is_hand_over(source: ContinuationSource) -> bool {
+    matches!(source, ContinuationSource::PlanStep | ContinuationSource::Resume | ContinuationSource::NewWorktree)
 }
 
 #[cfg(test)]

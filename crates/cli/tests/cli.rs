@@ -520,6 +520,14 @@ async fn run_with_plan_on_prints_the_plan_and_each_steps_outcome() {
     ] {
         assert!(text.contains(line), "the terminal shows the plan and each step's outcome ({line}):\n{text}");
     }
+    // A step's hand-over is not Finishline sending the agent back, and a step's fresh (empty)
+    // todo list is no news: "todos 0/0", "↻ … (plan_step)" and "1 step, 2 continuations" read as
+    // noise and as a run that had to be pushed.
+    for noise in ["todos 0/0", "(plan_step", "… evaluating \n"] {
+        assert!(!text.contains(noise), "no `{noise}`:\n{text}");
+    }
+    let summary = text.lines().find(|l| l.starts_with("■ ")).unwrap_or_else(|| panic!("a summary:\n{text}"));
+    assert!(summary.contains("2 steps") && summary.contains("0 continuations"), "each step counted, no hand-over as a continuation: {summary}");
     let listed = finishline(&["sessions", "list"], &e.data);
     let listed = String::from_utf8_lossy(&listed.stdout);
     assert!(listed.contains("[plan 2/2 steps]"), "the session list marks a plan and how far it got:\n{listed}");
