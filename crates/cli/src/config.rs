@@ -135,6 +135,7 @@ pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
 fn flag_of(field: &str, opts: &RunOptions) -> Option<&'static str> {
     match field {
         "limits.max_steps" => opts.max_steps.is_some().then_some("--max-steps"),
+        "limits.step_timeout_secs" => opts.step_timeout.is_some().then_some("--step-timeout"),
         "limits.continuation_budget" => opts.continuation_budget.is_some().then_some("--continuation-budget"),
         "limits.truncation_cap" => opts.truncation_cap.is_some().then_some("--truncation-cap"),
         "limits.short_stop_tokens" => opts.short_stop_tokens.is_some().then_some("--short-stop-tokens"),
@@ -173,6 +174,9 @@ fn apply_flags(settings: &mut Settings, opts: &RunOptions, provider: &ProviderSe
     let l = &mut settings.limits;
     if let Some(v) = opts.max_steps {
         l.max_steps = v;
+    }
+    if let Some(v) = opts.step_timeout {
+        l.step_timeout_secs = v;
     }
     if let Some(v) = opts.max_output_tokens {
         l.max_output_tokens = v;

@@ -313,6 +313,10 @@ pub struct RunOptions {
     /// Model steps per run before it ends as "step limit reached" (default: the settings', 60).
     #[arg(long)]
     pub max_steps: Option<u32>,
+    /// Seconds one model answer (or an external agent's silence) may take before it is stopped
+    /// (default: the settings', 600).
+    #[arg(long, value_name = "SECS")]
+    pub step_timeout: Option<u32>,
     /// `prompt`: show the plan and ask before it runs (in a terminal; elsewhere the plan waits
     /// for the window). `approve`: run it as the manager made it.
     #[arg(long, value_enum, default_value_t = PlanReview::Approve)]

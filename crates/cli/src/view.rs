@@ -177,6 +177,11 @@ impl View {
                 SessionStatus::Busy => {}
                 s => self.line(&format!("● {}{}", s.as_str(), message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())),
             },
+            EngineEvent::Error { code: finishline_engine::error::ErrorCode::StepTimeout, message } => {
+                self.line(&format!("  ! {message}"));
+                // The message's "Settings → Limits" is the window's.
+                self.line("  (in a terminal: --step-timeout SECS gives each step longer)");
+            }
             EngineEvent::Error { message, .. } => self.line(&format!("  ! {message}")),
             _ => {}
         }

@@ -1431,3 +1431,29 @@ async fn a_stuck_run_names_its_pattern_and_what_repeated_in_the_live_view_and_th
         String::from_utf8_lossy(&shown.stdout)
     );
 }
+
+/// A model slower than the step limit is stopped with a way forward that works here: the
+/// window's "Settings → Limits" is not in a terminal, so the CLI names its own `--step-timeout`,
+/// and a value the settings refuse is named by that flag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_slower_than_the_limit_names_the_flag_that_gives_it_longer() {
+    let scenario: fake_llm::Scenario =
+        serde_json::from_value(json!({"rules": [{"when": {"kind": "agent"}, "reply": {"text": "Thinking slowly.", "first_frame_delay_ms": 13000}}]})).unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let (data, ws) = (e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let args = move |secs: &'static str| -> Vec<String> {
+        ["run", "think", "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--step-timeout", secs, "--review", "reject"]
+            .map(String::from)
+            .to_vec()
+    };
+    let too_short = args("5");
+    let refused = finishline(&too_short.iter().map(String::as_str).collect::<Vec<_>>(), &data);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--step-timeout: must be between 10"), "{}", String::from_utf8_lossy(&refused.stderr));
+    let out = tokio::task::spawn_blocking(move || finishline(&args("10").iter().map(String::as_str).collect::<Vec<_>>(), &data)).await.unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("longer than the step limit (10 s)"), "{said}");
+    assert!(said.contains("--step-timeout"), "the way to give it longer, in a terminal: {said}");
+}
