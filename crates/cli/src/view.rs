@@ -51,12 +51,9 @@ impl View {
         crate::output::human(&format!("{s}\n"));
     }
 
-    pub fn show(&mut self, env: &Envelope) {
-        if env.seq <= self.last_seq {
-            return;
-        }
-        self.last_seq = env.seq;
-        match &env.event {
+    /// What the summary line counts.
+    fn count(&mut self, event: &EngineEvent) {
+        match event {
             // Every run counts its steps from 1 (a plan's steps, a follow-up): each one is counted.
             EngineEvent::StepStarted { .. } => {
                 self.steps += 1;
@@ -75,6 +72,14 @@ impl View {
             }
             _ => {}
         }
+    }
+
+    pub fn show(&mut self, env: &Envelope) {
+        if env.seq <= self.last_seq {
+            return;
+        }
+        self.last_seq = env.seq;
+        self.count(&env.event);
         if self.json {
             outln!("{}", serde_json::to_string(env).unwrap_or_default());
             return;
