@@ -36,6 +36,8 @@ const AUDIT_LABEL: Record<string, string> = {
 interface Props {
   review: Review;
   tokens: { agent: number; evaluator: number };
+  /** The manager was asked, also when it ran the task as one step (no plan to show). */
+  managerAsked?: boolean;
   onDecided: () => void;
   /** The model whose verdict this is, for its track record. */
   evaluatorModel?: string;
@@ -120,7 +122,7 @@ function sendLabel(feedback: string, comments: number): string {
   return feedback.trim() ? `Send feedback and ${counted}` : `Send ${counted}`;
 }
 
-export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding, attempt, onOpenSettings }: Props) {
+export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding, attempt, onOpenSettings }: Props) {
   // A plan that failed or spent its budget: the evaluator's last verdict was on a step.
   const planUnfinished = review.endReason === "plan_failed" || review.endReason === "plan_budget_spent";
   // The person's comments from the last review that the judge could not confirm met.
@@ -434,7 +436,7 @@ export function ReviewPanel({ review, tokens, onDecided, evaluatorModel, plan, p
         <dd>
           <span data-testid="review-tokens">
             {/* A plan's manager is counted with the evaluator: said, or "not asked" above reads as a contradiction. */}
-            agent {(review.tokens?.agent ?? tokens.agent).toLocaleString()} · {plan ? "evaluator and manager" : "evaluator"} {(review.tokens?.evaluator ?? tokens.evaluator).toLocaleString()}
+            agent {(review.tokens?.agent ?? tokens.agent).toLocaleString()} · {plan || managerAsked ? "evaluator and manager" : "evaluator"} {(review.tokens?.evaluator ?? tokens.evaluator).toLocaleString()}
             {review.tokens && review.tokens.compaction > 0 ? ` · compaction ${review.tokens.compaction.toLocaleString()}` : ""} tokens
           </span>
           {" · "}

@@ -1091,7 +1091,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               </button>
             </span>
           )}
-          <ReviewPanel review={model.review} tokens={model.tokens} onDecided={decided} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} attempt={groupChosen ? null : model.attempt} onOpenSettings={onOpenSettings} />
+          <ReviewPanel review={model.review} tokens={model.tokens} managerAsked={model.managerAsked} onDecided={decided} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} attempt={groupChosen ? null : model.attempt} onOpenSettings={onOpenSettings} />
         </div>
       )}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (

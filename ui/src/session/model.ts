@@ -188,6 +188,9 @@ export interface SessionModel {
   review?: Review;
   endReason?: EndReason;
   tokens: { agent: number; evaluator: number };
+  /** The manager was asked (for a plan, or whether the task needs one): its tokens are in the
+   * evaluator's count. */
+  managerAsked?: boolean;
   /** The current (or last) step's timing: when it started, output so far, and when it ended. */
   stepClock?: StepClock;
   /** The run's own clock: from its start (a plan's first step) to its end, whatever the steps. */
@@ -412,6 +415,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       // manager plans on the evaluator's provider: counted with the evaluator's, as History does.
       const n = e.usage.input_tokens + e.usage.output_tokens;
       next.tokens = e.source === "evaluator" ? { ...next.tokens, evaluator: next.tokens.evaluator + n } : { ...next.tokens, agent: next.tokens.agent + n };
+      // Only the manager's calls are spent as the evaluator's outside an evaluation.
+      if (e.source === "evaluator") next.managerAsked = true;
       break;
     }
     case "evaluation":

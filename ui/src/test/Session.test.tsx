@@ -1069,6 +1069,20 @@ describe("Session view, loading and errors", () => {
     expect(screen.getByTestId("review-tokens")).toHaveTextContent("agent 900 · evaluator and manager 300 tokens");
   });
 
+  it("a task the manager ran as one step (plan mode auto) counts the manager's tokens with the evaluator's and says so, with no plan shown", async () => {
+    seq = 0;
+    script([
+      ev({ type: "session_created", task: "write a", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "tokens_spent", source: "evaluator", usage: { input_tokens: 250, output_tokens: 50 } }),
+      ev({ type: "activity", phase: "thinking", detail: "one step is enough: running the task as one run" }),
+      ev({ type: "review_requested", review_id: "r1", claim: "none", verdict: null, end_reason: "verified_done", remaining: [], files_changed: [], verification: [], tokens: { agent: 900, evaluator: 300, compaction: 0 } }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("review-tokens")).toHaveTextContent("agent 900 · evaluator and manager 300 tokens");
+  });
+
   it("a step the person cancelled reads Stopped, not Running, and says a resume goes on with it", async () => {
     seq = 0;
     const step = (title: string) => ({ title, instructions: `${title}.`, criteria: [`${title} is done`], depends_on: [] });
