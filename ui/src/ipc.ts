@@ -286,6 +286,9 @@ export interface SettingsView {
   unknown_keys?: string[];
 }
 
+/** What started a run: the task, Request changes, a follow-up, a resume, a plan's step. */
+export type RunTrigger = "task" | "feedback" | "message" | "resume" | "plan_step";
+
 export type SessionStatus =
   | "idle"
   | "queued"
@@ -417,7 +420,7 @@ export interface NotCopied {
 
 export type EngineEvent =
   | { type: "session_created"; task: string; workspace: string; provider: string; model: string; base_url?: string }
-  | { type: "run_started"; trigger: "task" | "feedback" | "message" | "resume" | "plan_step" }
+  | { type: "run_started"; trigger: RunTrigger }
   | { type: "run_finished"; status: SessionStatus; claim: Claim; verdict: Verdict | null; end_reason: EndReason; stuck?: Stuck }
   | { type: "status_changed"; status: SessionStatus; attempt?: number; max_retries?: number; next_retry_at?: string; message?: string }
   | { type: "step_started"; step: number; cycle?: { used: number; max: number } }

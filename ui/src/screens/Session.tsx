@@ -979,13 +979,14 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               : `Step ${model.plan.number}/${model.plan.of}: ${model.plan.steps[model.plan.current]?.step.title ?? ""}`}
           </span>
         )}
-        {/* Agent steps are "turns" beside a plan's steps; none is counted before the first. */}
-        {model.step > 0 && (
+        {/* Agent steps are "turns" beside a plan's steps; none is counted before the first, nor
+            once the plan is over (its last step's "Turn 1" beside "Plan: 3/3 steps done"). */}
+        {model.step > 0 && !(model.plan?.concluded && model.runTrigger === "plan_step") && (
           <span
             data-testid="step-count"
             title={`The agent's ${model.plan ? "turns" : "steps"} in this run. Each run (the task, a round after Request changes, a follow-up) counts from 1, within its step limit (Settings → Limits)`}
           >
-            {model.plan ? "Turn" : "Step"} {model.step}
+            {model.plan && !model.plan.concluded ? "Turn" : "Step"} {model.step}
           </span>
         )}
         {model.runClock && <RunTiming run={model.runClock} step={model.stepClock} live={running && model.runClock.finishedAt === undefined} />}

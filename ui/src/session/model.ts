@@ -1,6 +1,6 @@
 // Folds a session's events into what the session view shows. Pure, so it is tested without a
 // window and replays and live updates go through the same code.
-import type { AuditFinding, AutoApproval, CriterionResult, DecisionOccasion, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, NotCopied, OverwrittenCopy, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
+import type { AuditFinding, AutoApproval, CriterionResult, DecisionOccasion, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, NotCopied, OverwrittenCopy, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, RunTrigger, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
 import { sentence } from "../ipc";
 
 export interface PlanStepView {
@@ -191,6 +191,8 @@ export interface SessionModel {
   /** The manager was asked (for a plan, or whether the task needs one): its tokens are in the
    * evaluator's count. */
   managerAsked?: boolean;
+  /** What started the current (or last) run: a plan's step, the task, a follow-up. */
+  runTrigger?: RunTrigger;
   /** The current (or last) step's timing: when it started, output so far, and when it ended. */
   stepClock?: StepClock;
   /** The run's own clock: from its start (a plan's first step) to its end, whatever the steps. */
@@ -309,6 +311,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "run_started":
       push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at });
+      next.runTrigger = e.trigger;
       // A plan's next step is a new run inside the same stretch of work: the clock goes on.
       if (!next.runClock || next.runClock.finishedAt !== undefined) next.runClock = { startedAt: Date.parse(e.at) };
       next.cycle = { n: 0, max: next.cycle.max };

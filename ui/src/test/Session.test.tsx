@@ -1069,6 +1069,29 @@ describe("Session view, loading and errors", () => {
     expect(screen.getByTestId("review-tokens")).toHaveTextContent("agent 900 · evaluator and manager 300 tokens");
   });
 
+  it("a concluded plan shows its steps done, not its last step's 'Turn 1'; a follow-up after it counts steps", async () => {
+    seq = 0;
+    const step = { title: "Write a", instructions: "Write a.", criteria: ["a is written"], depends_on: [] };
+    const done = { step, state: "done" as StepState, end_reason: "verified_done" as const, summary: null, output_data: null, replaced_because: null, decided_by: null };
+    const plan: PlanProjection = { mode: "on", steps: [done], revisions: [], replans: 0, current: 0, number: 1, of: 1, concluded: true, awaiting_review: false, budget_calls: 12, spent: { agent: 1, evaluator: 1, manager: 1 } };
+    const events = [
+      ev({ type: "session_created", task: "write a", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "plan_step" }),
+      ev({ type: "step_started", step: 1 }),
+      { ...ev({ type: "plan_step_finished", index: 0, end_reason: "verified_done", summary: "" }), plan },
+      ev({ type: "review_requested", review_id: "r1", claim: "none", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [], tokens: { agent: 900, evaluator: 300, compaction: 0 } }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    script(events);
+    const { unmount } = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("plan-progress")).toHaveTextContent("Plan: 1/1 steps done");
+    expect(screen.queryByTestId("step-count"), "the plan is over: its last step's turn is no news").toBeNull();
+    unmount();
+    script([...events, ev({ type: "run_started", trigger: "message" }), ev({ type: "step_started", step: 1 }), ev({ type: "status_changed", status: "busy" })]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("step-count"), "an ordinary run after the plan counts steps").toHaveTextContent("Step 1");
+  });
+
   it("a task the manager ran as one step (plan mode auto) counts the manager's tokens with the evaluator's and says so, with no plan shown", async () => {
     seq = 0;
     script([
