@@ -129,6 +129,18 @@ enum SessionsCommand {
         #[command(flatten)]
         common: Common,
     },
+    /// Delete a session from the history, as the window's Delete does: its worktree and branch
+    /// go with it (a branch you kept, or one holding commits Finishline did not make, stays);
+    /// what it landed stays in your repository. A running session is refused.
+    Delete {
+        id: String,
+        /// Delete it even though its work waits for a decision (a review, or a worktree nobody
+        /// decided on): without it, a terminal asks and elsewhere it is refused.
+        #[arg(long)]
+        yes: bool,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Decide a session waiting for your review: approve it (in a worktree, it lands on the branch
     /// it started from), reject it, or request changes (the next run starts at once).
     Review {
@@ -488,6 +500,7 @@ fn main() -> ExitCode {
                 },
                 SessionsCommand::Cancel { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |id| sessions::cancel(&id, &common)),
                 SessionsCommand::Discard { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |id| sessions::discard(&id, &common)),
+                SessionsCommand::Delete { id, yes, common } => sessions::known(&id, &common).map_or_else(|c| c, |id| sessions::delete(&id, yes, &common)),
                 SessionsCommand::Attempts { group, choose, cancel, reject, compare, opts } => match sessions::known_group(&group, &opts.common) {
                     Err(code) => code,
                     Ok(group) => {

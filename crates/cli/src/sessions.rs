@@ -272,6 +272,66 @@ pub fn discard(id: &str, common: &Common) -> u8 {
     }
 }
 
+/// `sessions delete`: a session and its worktree gone from the history, as the window's Delete.
+/// Work that waits for a decision goes only when the person says so.
+pub fn delete(id: &str, yes: bool, common: &Common) -> u8 {
+    let store = match open(common) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let sid = SessionId(id.into());
+    if let Ok(Some(group)) = finishline_engine::agent::discard::competing_group(&store, &sid) {
+        let reject = crate::hint::command(&format!("sessions attempts {group} --reject"));
+        return crate::run::fail(
+            exit::USAGE,
+            common.json,
+            &format!("{id} is an attempt of group {group}, not decided yet: decide the group first (`{reject}`), then delete it"),
+        );
+    }
+    let s = match store.session(&sid) {
+        Ok(s) => s,
+        Err(e) => return crate::run::fail(exit::FAILED, common.json, &e.to_string()),
+    };
+    let waits = match (s.status, &s.work_dir) {
+        (SessionStatus::AwaitingReview, Some(folder)) => Some(format!("waits for your review, and its work is in {folder}")),
+        (SessionStatus::AwaitingReview, None) => Some("waits for your review".to_string()),
+        (status, Some(folder)) if !status.is_running() => Some(format!("has work nobody decided on in its worktree {folder}")),
+        _ => None,
+    };
+    if let (Some(waits), false) = (&waits, yes) {
+        let asked = std::io::IsTerminal::is_terminal(&std::io::stdin()) && !common.json;
+        let said_yes = asked
+            && crate::run::prompt_line(&format!("{id} {waits}. Delete it, its worktree and its history? [y/N] "))
+                .is_some_and(|a| a.to_ascii_lowercase().starts_with('y'));
+        if !said_yes {
+            // A review is decided; work that ended without one is put away (its history stays).
+            let decide = if s.status == SessionStatus::AwaitingReview { "review" } else { "discard" };
+            let decide = crate::hint::command(&format!("sessions {decide} {id}"));
+            let again = crate::hint::command(&format!("sessions delete {id} --yes"));
+            let what = if asked { "Nothing was deleted" } else { "Not deleted" };
+            return crate::run::fail(
+                exit::USAGE,
+                common.json,
+                &format!("{what}: {id} {waits}. Decide it first (`{decide}`), or delete it anyway with `{again}`"),
+            );
+        }
+    }
+    let data_dir = config::data_dir(common);
+    match finishline_engine::agent::decision::delete_task(&store, &data_dir, &sid) {
+        Ok(()) => {
+            match &s.work_dir {
+                Some(folder) => outln!("Deleted {id}: its history and its worktree {folder} are removed."),
+                None => outln!("Deleted {id}: its history is removed."),
+            }
+            exit::OK
+        }
+        Err(e) if matches!(e.code(), finishline_engine::ErrorCode::NotFound | finishline_engine::ErrorCode::InvalidInput) => {
+            crate::run::fail(exit::USAGE, common.json, &e.to_string())
+        }
+        Err(e) => crate::run::fail(exit::FAILED, common.json, &e.to_string()),
+    }
+}
+
 /// One session's timeline: the Markdown export, or the JSON export with `--json`.
 pub fn show(id: &str, common: &Common) -> u8 {
     // `--json` is one object per line, as everywhere; `export --format json` is a file to read.

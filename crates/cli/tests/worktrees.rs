@@ -2367,6 +2367,47 @@ async fn a_task_that_failed_is_discarded_with_its_worktree_and_branch_and_the_pe
     assert_eq!(again.status.code(), Some(2), "a second discard is refused: {}", String::from_utf8_lossy(&again.stderr));
 }
 
+/// `sessions delete`: the window's Delete, in a terminal. A task with work waiting for a decision
+/// is deleted only when the person says so (`--yes`, or yes at the prompt): its worktree and
+/// branch go with its history; a landed task's files stay in the person's checkout, and so does
+/// their own edit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_task_takes_its_worktree_and_history_and_asks_first_when_work_waits() {
+    let (_s, _dir, cli, r, failed) = a_task_that_failed_after_writing(vec![writes("kept.txt", "kept\n", 0), writes("landed.txt", "landed\n", 0)]).await;
+    let landed = cli.run("write landed.txt", &r, &["--review", "approve"]);
+    let landed = session_of(&landed);
+    let waiting = session_of(&cli.run("write kept.txt", &r, &[]));
+    let folder = |id: &str| {
+        stored(&cli.data, id).iter().find_map(|e| match e {
+            finishline_engine::event::EngineEvent::TaskWorkspace { worktree: Some(_), folder, .. } => Some(PathBuf::from(folder)),
+            _ => None,
+        })
+    };
+    let waits_in = folder(&waiting).expect("the waiting task's worktree");
+    let listed = |id: &str| String::from_utf8_lossy(&cli.cmd(&["sessions", "list"]).output().unwrap().stdout).contains(id);
+
+    let unasked = cli.cmd(&["sessions", "delete", &waiting]).stdin(Stdio::null()).output().unwrap();
+    let said = String::from_utf8_lossy(&unasked.stderr);
+    assert_eq!(unasked.status.code(), Some(2), "{said}");
+    assert!(said.contains("waits for your review") && said.contains("--yes"), "it says what would be lost and how to go on: {said}");
+    assert!(waits_in.join("kept.txt").exists() && listed(&waiting), "nothing went");
+
+    let deleted = cli.cmd(&["sessions", "delete", &waiting, "--yes"]).output().unwrap();
+    assert_eq!(deleted.status.code(), Some(0), "{}", String::from_utf8_lossy(&deleted.stderr));
+    assert!(String::from_utf8_lossy(&deleted.stdout).contains("Deleted"), "{}", String::from_utf8_lossy(&deleted.stdout));
+    assert!(!waits_in.exists() && !listed(&waiting), "its worktree and its history are gone");
+    assert!(git(&r, &["branch", "--list", "finishline/*"]).lines().count() == 1, "its branch too; the failed task's stays: {}", git(&r, &["branch", "--list"]));
+
+    // Nothing waits on a landed task: deleted without asking, and what landed stays.
+    let gone = cli.cmd(&["sessions", "delete", &landed]).stdin(Stdio::null()).output().unwrap();
+    assert_eq!(gone.status.code(), Some(0), "{}", String::from_utf8_lossy(&gone.stderr));
+    assert_eq!(std::fs::read_to_string(r.join("landed.txt")).unwrap(), "landed\n", "what landed is the person's");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit stays");
+    let again = cli.cmd(&["sessions", "delete", &landed]).output().unwrap();
+    assert_eq!(again.status.code(), Some(2), "a second delete finds nothing: {}", String::from_utf8_lossy(&again.stderr));
+    assert!(failed.folder.exists(), "another task's worktree is left alone");
+}
+
 /// A commit made in a failed task's worktree (the person's, or the agent's own `git commit`) is
 /// not Finishline's to throw away: `sessions discard` keeps the branch that holds it, and says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
