@@ -22,6 +22,9 @@ pub struct View {
     /// In a worktree, every file the task's branch changes since it started: Approve lands them
     /// all, also those of rounds before the one a review shows.
     lands: Vec<String>,
+    /// The agent wanted a login and its ways were shown: the error and the status that follow
+    /// say the same in the window's words, so they are said in short.
+    login_shown: Option<String>,
 }
 
 impl View {
@@ -34,6 +37,7 @@ impl View {
             model_calls: 0,
             tool_calls: Default::default(),
             continuations: 0,
+            login_shown: None,
             evaluations: 0,
             lands: vec![],
         }
@@ -111,10 +115,11 @@ impl View {
             )),
             EngineEvent::AgentLoginNeeded { label, methods, .. } => {
                 // The error that follows says it in words; here, each way as something to do.
-                self.line(&format!("  ⚿ log in to {label}, then run the task again:"));
+                self.line(&format!("  ⚿ {label} needs you to log in; then go on with the command below:"));
                 for m in methods {
-                    self.line(&format!("    - {}", m.instruction(label)));
+                    self.line(&format!("    - {}", m.in_terminal(label)));
                 }
+                self.login_shown = (!methods.is_empty()).then(|| label.clone());
             }
             EngineEvent::ProjectInstructions { file, truncated, .. } => {
                 self.line(&format!("  following the project's {file}{}", if *truncated { " (cut to its first part)" } else { "" }))
@@ -180,6 +185,9 @@ impl View {
             EngineEvent::StatusChanged { status, attempt, max_retries, message, .. } => match status {
                 SessionStatus::Retry => self.line(&retry_line(*attempt, *max_retries, message.as_deref())),
                 SessionStatus::Busy => {}
+                SessionStatus::Failed if self.login_shown.is_some() => {
+                    self.line(&format!("● failed: {} is not logged in (above)", self.login_shown.as_deref().unwrap_or_default()))
+                }
                 s => self.line(&format!("● {}{}", s.as_str(), message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())),
             },
             EngineEvent::Error { code: finishline_engine::error::ErrorCode::StepTimeout, message } => {
@@ -187,6 +195,7 @@ impl View {
                 // The message's "Settings → Limits" is the window's.
                 self.line("  (in a terminal: --step-timeout SECS gives each step longer)");
             }
+            EngineEvent::Error { code: finishline_engine::error::ErrorCode::ExternalAgentAuth, .. } if self.login_shown.is_some() => {}
             EngineEvent::Error { message, .. } => self.line(&format!("  ! {message}")),
             _ => {}
         }

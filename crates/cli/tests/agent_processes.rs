@@ -377,3 +377,40 @@ async fn an_agent_slow_to_start_is_said_to_be_awaited_with_how_long_at_most() {
     let started = said.lines().position(|l| l.contains("Started at last"));
     assert!(waiting.is_some() && waiting < started, "the wait is said before the agent's first words: {said}");
 }
+
+/// An agent that wants a key, met in a terminal: the CLI says how to give it there (the variable,
+/// set where finishline runs, which the agent inherits), says it once, and the resume it prints,
+/// pasted with the key set, goes on to the review.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_wants_a_key_is_told_how_to_get_it_in_a_terminal_and_the_printed_resume_goes_on() {
+    let verdict = "{\"done\": true, \"summary\": \"written\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
+    let server =
+        FakeServer::start(serde_json::from_value(json!({"rules": [{"when": {"kind": "evaluator"}, "reply": {"text": verdict}}]})).unwrap()).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let agent = scripted(
+        json!({"auth": "key", "turns": [{"updates": [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Wrote done.txt."}}], "write": {"path": "done.txt", "content": "done\n"}}]}),
+    );
+    let e = env();
+    let (out, e, agent) = tokio::task::spawn_blocking(move || (run_with(&agent, &url, &e).output().unwrap(), e, agent)).await.unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("SCRIPTED_KEY=… finishline"), "how to give the key in a terminal: {said}");
+    assert!(!said.contains("give node SCRIPTED_KEY"), "not the window's words, which a terminal cannot act on: {said}");
+    assert_eq!(said.matches("needs you to log in").count(), 1, "said once, not three times: {said}");
+    let again = said
+        .lines()
+        .find_map(|l| l.split('`').nth(1).filter(|c| c.contains("sessions resume")))
+        .unwrap_or_else(|| panic!("a resume once the cause is fixed: {said}"));
+    let pasted = Command::new("sh")
+        .args(["-c", &format!("{again} --review approve")])
+        .env_remove("OPENAI_API_KEY")
+        .env("SCRIPTED_KEY", "sk-scripted")
+        .env("XDG_DATA_HOME", e.data.join("xdg"))
+        .env("SCRIPTED_ACP_LOGS", agent.logs.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let pasted = String::from_utf8_lossy(&pasted.stdout).to_string() + &String::from_utf8_lossy(&pasted.stderr);
+    assert!(pasted.contains("created  done.txt"), "with the key set the agent works and its file is reviewed: {pasted}");
+    assert_eq!(std::fs::read_to_string(e.ws.join("done.txt")).ok().as_deref(), Some("done\n"), "and approved, it lands: {pasted}");
+}

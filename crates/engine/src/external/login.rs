@@ -70,6 +70,27 @@ impl LoginMethod {
     }
 }
 
+impl LoginMethod {
+    /// What this method asks of a person at a terminal, in one line: a key is set in the
+    /// environment finishline runs in (the agent inherits it), since a terminal has no field to
+    /// type it into; a login the agent does itself is started from the app.
+    pub fn in_terminal(&self, agent: &str) -> String {
+        match self {
+            LoginMethod::Key { name, vars, link, .. } => {
+                let at = link.as_deref().map(|l| format!(" (get one at {l})")).unwrap_or_default();
+                let set: Vec<String> = vars.iter().map(|v| format!("{v}=…")).collect();
+                format!(
+                    "{name}: set {} where you run finishline, as in `{} finishline …`{at}; or give it once in the app (Settings → Agent), which keeps it in the keychain",
+                    vars.join(" and "),
+                    set.join(" ")
+                )
+            }
+            LoginMethod::Agent { name, .. } => format!("{name}: {agent} logs itself in when the app asks it (the task's Log in, or Settings → Agent)"),
+            LoginMethod::Terminal { .. } => self.instruction(agent),
+        }
+    }
+}
+
 fn quote(s: &str) -> String {
     if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,".contains(c)) {
         s.to_string()
