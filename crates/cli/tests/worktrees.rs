@@ -2363,8 +2363,26 @@ async fn a_task_that_failed_is_discarded_with_its_worktree_and_branch_and_the_pe
     assert!(rejected.is_some() && rejected < removed, "recorded rejected before anything was removed: {events:?}");
     assert!(!r.join("broken.txt").exists(), "nothing of it reached the person's checkout");
     assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit stays");
+    assert!(!branches().contains(&failed.branch), "its branch goes with it: nothing there is anyone's but the task's: {}", branches());
     let again = cli.cmd(&["sessions", "discard", &id]).output().unwrap();
     assert_eq!(again.status.code(), Some(2), "a second discard is refused: {}", String::from_utf8_lossy(&again.stderr));
+}
+
+/// Work left uncommitted in a failed task's worktree after the task ended (the person's hand work
+/// there, a file the task never wrote, or an edit of one it did) is not the task's to throw away:
+/// `sessions discard` commits it on the task's branch and keeps the branch, and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discarding_a_task_keeps_its_branch_with_what_changed_in_its_worktree_after_the_task() {
+    let (_s, _dir, cli, r, FailedTask { id, folder, branch }) = a_task_that_failed_after_writing(vec![]).await;
+    std::fs::write(folder.join("handwork.txt"), "the person's hand work\n").unwrap();
+    std::fs::write(folder.join("broken.txt"), "mended by hand\n").unwrap();
+    let discarded = cli.cmd(&["sessions", "discard", &id]).output().unwrap();
+    assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));
+    let said = String::from_utf8_lossy(&discarded.stdout);
+    assert!(said.contains(&format!("its branch {branch} is kept")), "{said}");
+    assert!(!folder.exists(), "the worktree goes");
+    assert_eq!(git(&r, &["show", &format!("{branch}:handwork.txt")]), "the person's hand work", "the hand work stays on the branch");
+    assert_eq!(git(&r, &["show", &format!("{branch}:broken.txt")]), "mended by hand", "and the hand edit of the task's file");
 }
 
 /// `sessions delete`: the window's Delete, in a terminal. A task with work waiting for a decision

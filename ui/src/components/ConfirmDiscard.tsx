@@ -23,8 +23,9 @@ export function ConfirmDiscard({
     <AlertDialog title={rejecting ? "Reject this task's work?" : "Discard this task's work?"} testid={id} onEscape={onKeep} describedBy={`${id}-body`}>
       <p id={`${id}-body`}>
         Its worktree and the branch <code>{branch}</code> are removed, with whatever the agent wrote there.
-        {/* The engine keeps the branch when the worktree changed after the review (keep_after_review). */}
-        {rejecting ? " If anything changed in the worktree after this review, the branch is kept with it instead." : ""} Your checkout is not touched, and History keeps the
+        {/* The engine keeps the branch when the worktree changed after the review (keep_after_review)
+            or after the task ended (commit_changed_after_task). */}
+        {rejecting ? " If anything changed in the worktree after this review, the branch is kept with it instead." : " If anything changed in the worktree after the task ended (your own edits there), the branch is kept with it instead."} Your checkout is not touched, and History keeps the
         session{rejecting ? " and its diff" : ""}.
       </p>
       <div className="actions">

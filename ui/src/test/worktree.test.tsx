@@ -705,6 +705,7 @@ describe("a task that ended without a review", () => {
     expect(await screen.findByTestId("discard-offer")).toHaveTextContent("finishline/abc-fix");
     await user.click(screen.getByTestId("discard-work"));
     expect(await screen.findByTestId("confirm-discard")).toHaveTextContent("with whatever the agent wrote there");
+    expect(screen.getByTestId("confirm-discard")).toHaveTextContent("If anything changed in the worktree after the task ended (your own edits there), the branch is kept with it instead");
     await user.keyboard("{Escape}");
     expect(screen.queryByTestId("confirm-discard")).toBeNull();
     expect(asked, "Esc keeps the work").toEqual([]);

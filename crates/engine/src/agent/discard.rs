@@ -17,7 +17,7 @@ use crate::workspace::worktree::{self, TaskWorktree};
 /// Records the task rejected (completed, when its work landed before) and returns its worktree,
 /// still to be removed. The decision comes first: a crash before the removal leaves a decided
 /// session, whose worktree the start-up sweep removes.
-fn put_away(store: &Store, session: &SessionId) -> Result<(TaskWorktree, SessionStatus)> {
+fn put_away(store: &Store, data_dir: &Path, session: &SessionId) -> Result<(TaskWorktree, SessionStatus)> {
     if let Some(group) = competing_group(store, session)? {
         return Err(Error::InvalidInput(format!("{session} is an attempt of group {group}: attempts are put away with their group, by rejecting it")));
     }
@@ -26,6 +26,12 @@ fn put_away(store: &Store, session: &SessionId) -> Result<(TaskWorktree, Session
         .ok_or_else(|| Error::InvalidInput(format!("{session} has no worktree of its own: there is nothing to discard (its history stays)")))?;
     // A task whose work landed before, continued since (a question after it landed), stays
     // completed: only the new worktree is put away, and its landed work is not called rejected.
+    // Kept before the decision is recorded: a crash after it leaves the worktree to the start-up
+    // sweep, which keeps only what a commit holds. A status that may not be discarded is
+    // refused below, where it is read again, and nothing is committed for it.
+    if matches!(store.session(session)?.status, SessionStatus::Idle | SessionStatus::Failed | SessionStatus::Cancelled | SessionStatus::Interrupted) {
+        commit_changed_after_task(store, data_dir, session, &wt)?;
+    }
     let after =
         if events.iter().any(|e| matches!(e.event, crate::event::EngineEvent::Landed { .. })) { SessionStatus::Completed } else { SessionStatus::Rejected };
     // The status is read again where the decision is written: a run started meanwhile, here or
@@ -71,6 +77,31 @@ pub(super) fn keep_foreign_commits(store: &Store, session: &SessionId, wt: &Task
     Ok(Some(wt.branch.clone()))
 }
 
+/// What changed in a put-away task's worktree after the task's last record (the person's hand
+/// work there, or a write of the agent's that its end cut off before it was recorded) is not the
+/// task's to throw away: it is committed on the branch, which [`keep_foreign_commits`] then keeps
+/// as holding a commit Finishline did not make. Without a record of where the task left it (its
+/// checkpoints off or unreadable), anything uncommitted there counts as such work.
+fn commit_changed_after_task(store: &Store, data_dir: &Path, session: &SessionId, wt: &TaskWorktree) -> Result<()> {
+    let folder = Path::new(&wt.folder);
+    if !folder.is_dir() || worktree::untouched(wt)? {
+        return Ok(());
+    }
+    let stores = data_dir.join("checkpoints");
+    let left = crate::workspace::checkpoint::Checkpoints::open_shared(&stores, folder, session.as_str()).ok().and_then(|cp| {
+        let last = cp.marked("agent").or_else(|| cp.marked("base"))?;
+        let now = cp.snapshot("discard").ok()?;
+        cp.differs(&last, &now).ok()
+    });
+    if left == Some(false) {
+        return Ok(());
+    }
+    let events = store.events(session, 0)?;
+    let message = format!("Changed in the worktree after the task\n\nFinishline-Session: {session}\n");
+    worktree::commit_all(wt, &message, &super::changes::copied_files(&events))?;
+    Ok(())
+}
+
 /// The `branch_kept` a put-away records when the branch holds a commit Finishline did not make.
 pub(super) fn branch_kept(events: &[crate::event::Envelope], wt: &TaskWorktree) -> Option<EngineEvent> {
     let (recorded, tip) = foreign_tip(events, wt)?;
@@ -99,7 +130,7 @@ pub struct Discarded {
 
 /// Discards an ended task's worktree and branch; the CLI's way, which waits for the removal.
 pub fn discard(store: &Store, data_dir: &Path, session: &SessionId) -> Result<Discarded> {
-    let (wt, after) = put_away(store, session)?;
+    let (wt, after) = put_away(store, data_dir, session)?;
     crate::fault::pause_at("discard-decided");
     let kept = keep_foreign_commits(store, session, &wt)?;
     remove_worktree(store, data_dir, session, &wt, WorktreeEnd::Rejected, kept.is_none())?;
@@ -112,7 +143,7 @@ impl Engine {
         if self.is_running(session) {
             return Err(Error::InvalidInput(format!("{session} is still running: cancel it first")));
         }
-        let (wt, _) = put_away(&self.store, session)?;
+        let (wt, _) = put_away(&self.store, &self.config.data_dir, session)?;
         let kept = keep_foreign_commits(&self.store, session, &wt)?;
         self.remove_worktree_soon(session, &wt, WorktreeEnd::Rejected, kept.is_none());
         Ok(())
