@@ -659,6 +659,22 @@ async fn landing_stops_without_overwriting_when_the_person_edits_a_file_the_task
     assert!(md.contains(&format!("**Branch kept:** {branch}, for later; nothing landed")), "its story says where its work is: {md}");
 }
 
+/// A file the person deleted and has not committed the deletion of is an edit of theirs too: the
+/// task's change to it does not bring it back behind their back (git's own checkout update would).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landing_stops_without_bringing_back_a_file_the_person_deleted_and_the_task_changed() {
+    let (_s, dir, cli) = server(vec![writes("README.md", "the task's readme\n", 0)]).await;
+    let r = repo(dir.path());
+    std::fs::remove_file(r.join("README.md")).unwrap();
+    let run = cli.run("write README.md", &r, &["--review", "approve"]);
+    assert_eq!(run.status.code(), Some(6), "approved, but it cannot land over the person's deletion: {}", String::from_utf8_lossy(&run.stderr));
+    let blocked = lines(&run).into_iter().find(|e| e["type"] == "landing_blocked").expect("the landing says why it stopped");
+    assert_eq!(blocked["reason"], "your_edits");
+    assert_eq!(blocked["files"], json!(["README.md"]));
+    assert!(!r.join("README.md").exists(), "the person's deletion stands");
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
+}
+
 /// Approve rebased the task onto the person's moved branch, then stopped at their uncommitted
 /// edit; rejected then, the branch goes as promised: the rebase moved only the task's own
 /// commits, nothing changed after the review (it was kept, "holding what changed after the
@@ -1953,6 +1969,17 @@ async fn the_review_names_what_the_task_wrote_that_gitignore_hides_since_it_neve
     let said = String::from_utf8_lossy(&said.stdout);
     assert!(said.contains("never landed (.gitignore hides them; they go with the worktree): .env, build/"), "{said}");
     assert!(said.contains("to keep one in your checkout, decide with `--copy-ignored PATH`"), "and how to keep them: {said}");
+    // Read again later, the waiting review says it too; approved without keeping them, what went
+    // with the worktree is named.
+    let id = session_of(&waiting);
+    let later = cli.cmd(&["sessions", "review", &id]).output().unwrap();
+    let later = String::from_utf8_lossy(&later.stdout);
+    assert!(later.contains("never landed (.gitignore hides them; they go with the worktree): .env, build/"), "{later}");
+    assert!(later.contains("--copy-ignored PATH"), "{later}");
+    let approved = cli.review(&id, &["--approve"]);
+    let said = String::from_utf8_lossy(&approved.stderr);
+    assert_eq!(approved.status.code(), Some(0), "{said}");
+    assert!(said.contains("Not copied, so gone with the worktree (.gitignore hides them): .env, build/."), "{said}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -2348,7 +2375,14 @@ async fn a_task_that_failed_is_discarded_with_its_worktree_and_branch_and_the_pe
     let waiting = cli.run("write kept.txt", &r, &[]);
     let refused = cli.cmd(&["sessions", "discard", &session_of(&waiting)]).output().unwrap();
     assert_eq!(refused.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("waits for your review: reject it there"), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains(&format!(
+            "waits for your review, where its work is decided: reject it there (Reject in the window, `finishline sessions review {} --reject` in a terminal)",
+            session_of(&waiting)
+        )),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
 
     let discarded = cli.cmd(&["sessions", "discard", &id]).output().unwrap();
     assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));

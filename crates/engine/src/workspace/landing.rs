@@ -458,6 +458,21 @@ fn your_edits(repo: &Path, files: &[String]) -> Result<Vec<String>> {
     Ok(files.iter().filter(|f| dirty.contains(&f.as_str())).cloned().collect())
 }
 
+/// Which of `files` the index holds and the person's working tree does not: deleted, and the
+/// deletion not committed or staged. Only those paths are looked at (past the command line's
+/// room, every deleted file, filtered here).
+fn deleted_among(repo: &Path, files: &[String]) -> Vec<String> {
+    let mut cmd = git_in(repo);
+    cmd.env("GIT_LITERAL_PATHSPECS", "1").args(["ls-files", "-z", "--deleted", "--"]);
+    if files.len() <= PATHSPEC_LIMIT {
+        cmd.args(files);
+    }
+    let Ok(out) = cmd.output() else { return vec![] };
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    let deleted: std::collections::HashSet<&str> = listed.split('\0').filter(|p| !p.is_empty()).collect();
+    files.iter().filter(|f| deleted.contains(f.as_str())).cloned().collect()
+}
+
 /// Which of `files` the person's sparse checkout leaves out (none when it is whole). A git that
 /// cannot say (`check-rules` came with 2.43) has every file counted out: nothing is written
 /// on a guess.
@@ -516,6 +531,12 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
             // edit of theirs (staged, unstaged, or a file of theirs where the task adds one), and
             // then nothing has moved. Which files is asked only then.
             if c.on_target {
+                // A file the person deleted without committing that: git's update brings it back
+                // with the task's content without a word (a missing file is no edit to it).
+                let deleted = deleted_among(repo, &c.files);
+                if !deleted.is_empty() {
+                    return Ok(Err(your_edits_block(deleted)));
+                }
                 if let Err(why) = update_checkout(repo, &c.old_tip, new) {
                     let clash = your_edits(repo, &c.files)?;
                     return Ok(Err(if clash.is_empty() { Blocked::new(LandingBlock::Git, c.files.clone(), why) } else { your_edits_block(clash) }));
