@@ -877,7 +877,7 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
         }
         Ok(ReviewOutcome::Decided { landed: Some(l), .. }) if l.files.is_empty() && l.branch_kept.is_none() => match (&l.target_branch, l.already_held) {
             (Some(b), true) => errln!("Nothing to land: {b} already holds everything the task changed."),
-            _ => errln!("Nothing to land: the task changed no file."),
+            _ => errln!("Nothing to land: the task changed no file git tracks."),
         },
         Ok(ReviewOutcome::Decided { landed: Some(l), .. }) => match (&l.commit, &l.target_branch, &l.branch_kept) {
             (Some(c), Some(b), _) => errln!("Landed on {b} as {}.", &c[..c.len().min(10)]),
@@ -1061,6 +1061,9 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         if code == exit::REJECTED && !v.revert {
             say_changes_stay(&store, &sid);
         }
+        if code == exit::OK && decision == Decision::Approve {
+            say_ignored_gone(&store, &sid, &review_id, &v.copy_ignored);
+        }
     }
     if decision == Decision::RequestChanges && code == exit::OK {
         // The next run started here: follow it to its end as `sessions resume` would, from its
@@ -1107,10 +1110,12 @@ fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
         return fail(exit::USAGE, json, &format!("{}; and {}", usage, no_review(&store, &sid)));
     };
     let events = store.events(&sid, 0).unwrap_or_default();
-    let files = events
+    let (files, not_landed, in_submodules) = events
         .iter()
         .find_map(|e| match &e.event {
-            EngineEvent::ReviewRequested { review_id, files_changed, .. } if *review_id == review => Some(files_changed.clone()),
+            EngineEvent::ReviewRequested { review_id, files_changed, not_landed, in_submodules, .. } if *review_id == review => {
+                Some((files_changed.clone(), not_landed.clone(), in_submodules.clone()))
+            }
             _ => None,
         })
         .unwrap_or_default();
@@ -1121,9 +1126,27 @@ fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
         for f in &files {
             crate::output::human(&format!("\n{}\n{}\n", crate::view::file_line(f), f["diff"].as_str().unwrap_or("").trim_end()));
         }
+        let left_out = crate::view::left_out_lines(&not_landed, &in_submodules);
+        if !left_out.is_empty() {
+            crate::output::human(&format!("\n{}\n", left_out.join("\n")));
+        }
     }
     errln!("finishline: decide it: {usage}");
     exit::WAITING
+}
+
+/// After a decision that removed the worktree: what the task wrote that .gitignore hides and the
+/// person did not ask to keep (`--copy-ignored`) went with it, and is named.
+fn say_ignored_gone(store: &Store, sid: &SessionId, review: &RequestId, kept: &[String]) {
+    let events = store.events(sid, 0).unwrap_or_default();
+    let not_landed = events.iter().find_map(|e| match &e.event {
+        EngineEvent::ReviewRequested { review_id, not_landed, .. } if review_id == review => Some(not_landed.clone()),
+        _ => None,
+    });
+    let gone: Vec<String> = not_landed.unwrap_or_default().into_iter().filter(|p| !kept.contains(p)).collect();
+    if !gone.is_empty() {
+        errln!("Not copied, so gone with the worktree (.gitignore hides them): {}.", gone.join(", "));
+    }
 }
 
 /// After a reject without revert in the person's folder: what the task changed is still there,

@@ -274,15 +274,8 @@ impl View {
                 if !earlier.is_empty() {
                     self.line(&format!("    and from earlier rounds, which Approve lands too: {}", crate::run::few(&earlier)));
                 }
-                if !not_landed.is_empty() {
-                    self.line(&format!("    not in the diff and never landed (.gitignore hides them; they go with the worktree): {}", not_landed.join(", ")));
-                    self.line("    to keep one in your checkout, decide with `--copy-ignored PATH` (nothing of yours is overwritten)");
-                }
-                if !in_submodules.is_empty() {
-                    self.line(&format!(
-                        "    changed inside a submodule, which the task's branch cannot carry (they go with the worktree; make them in the submodule's own repository): {}",
-                        in_submodules.join(", ")
-                    ));
+                for l in left_out_lines(not_landed, in_submodules) {
+                    self.line(&l);
                 }
                 for r in remaining {
                     self.line(&format!("    remaining: {r}"));
@@ -470,6 +463,23 @@ fn task_line(task: &str) -> String {
 /// resume's, a new worktree's.
 fn is_hand_over(source: ContinuationSource) -> bool {
     matches!(source, ContinuationSource::PlanStep | ContinuationSource::Resume | ContinuationSource::NewWorktree)
+}
+
+/// What a review's branch leaves out, in words: what the task wrote that .gitignore hides and
+/// what it changed inside a submodule. Said with the review, and again when it is read later.
+pub fn left_out_lines(not_landed: &[String], in_submodules: &[String]) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !not_landed.is_empty() {
+        lines.push(format!("    not in the diff and never landed (.gitignore hides them; they go with the worktree): {}", not_landed.join(", ")));
+        lines.push("    to keep one in your checkout, decide with `--copy-ignored PATH` (nothing of yours is overwritten)".into());
+    }
+    if !in_submodules.is_empty() {
+        lines.push(format!(
+            "    changed inside a submodule, which the task's branch cannot carry (they go with the worktree; make them in the submodule's own repository): {}",
+            in_submodules.join(", ")
+        ));
+    }
+    lines
 }
 
 #[cfg(test)]

@@ -626,7 +626,7 @@ export function saysDone(text: string): boolean {
 export function landedText(l: Landed, reviewed = 0): string {
   const files = `${l.files.length} file${l.files.length === 1 ? "" : "s"}`;
   if (l.files.length === 0 && !l.branch_kept && reviewed > 0) return `Nothing to land: ${l.target_branch ?? "the branch"} already holds everything the task changed.`;
-  if (l.files.length === 0 && !l.branch_kept) return "Nothing to land: the task changed no file.";
+  if (l.files.length === 0 && !l.branch_kept) return "Nothing to land: the task changed no file git tracks.";
   if (l.commit && l.target_branch) return `Landed on ${l.target_branch} as ${l.commit.slice(0, 7)} (${files}).`;
   if (l.target_branch) return `The changes are in your working tree on ${l.target_branch}, not committed (${files}).`;
   if (l.branch_kept) return `Kept the task's branch ${l.branch_kept} for later: \`git merge ${l.branch_kept}\` on the branch you want it on takes it.`;

@@ -41,7 +41,11 @@ fn put_away(store: &Store, data_dir: &Path, session: &SessionId) -> Result<(Task
             return Ok(());
         }
         let what = match status {
-            SessionStatus::AwaitingReview => "it waits for your review: reject it there",
+            SessionStatus::AwaitingReview => {
+                return Err(Error::InvalidInput(format!(
+                    "{session} waits for your review, where its work is decided: reject it there (Reject in the window, `finishline sessions review {session} --reject` in a terminal)"
+                )))
+            }
             // Waiting for an answer it never ends by itself, and `sessions cancel` ends it.
             SessionStatus::AwaitingApproval => {
                 "it waits for your answer (a plan's go-ahead, a permission or a question): answer it, or cancel it (`sessions cancel`, or Cancel in the window)"
