@@ -15,7 +15,7 @@ use futures_util::StreamExt;
 use crate::typed::Typed;
 use serde_json::json;
 
-use crate::output::{errln, outln};
+use crate::output::{errln, humanln, outln};
 use crate::view::View;
 use crate::{config, exit, ReviewMode, RunOptions};
 
@@ -295,6 +295,12 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
             None => break exit::FAILED,
         };
         view.show(&env);
+        if !json && env.seq > after {
+            if let EngineEvent::TaskWorkspace { folder, worktree, .. } = &env.event {
+                // The event records where it works; the settings say whether a worktree was wanted.
+                say_what_it_means(engine.config.tasks.isolation, folder, worktree.as_ref());
+            }
+        }
         match &env.event {
             EngineEvent::PermissionRequested { request_id, tool, input, .. } => {
                 let d = ask_permission(tool, input);
@@ -1216,6 +1222,33 @@ fn no_review(store: &Store, sid: &SessionId) -> String {
             let resume = crate::hint::command(&format!("sessions resume {sid} \"what to do next\""));
             format!("session {sid} is {status}, not waiting for a review: go on with `{resume}`{discard}")
         }
+    }
+}
+
+/// Under where a task works, what that means for the person, as New Task says it: their
+/// uncommitted changes are not in a new worktree; a repository with no commit yet gives it none;
+/// on no branch, there is nowhere to land. `isolation`: where tasks work by the settings.
+fn say_what_it_means(isolation: finishline_engine::domain::Isolation, folder: &str, wt: Option<&finishline_engine::workspace::worktree::TaskWorktree>) {
+    use finishline_engine::workspace::worktree;
+    match wt {
+        Some(wt) => {
+            let all = worktree::uncommitted(std::path::Path::new(&wt.repo)).unwrap_or_default();
+            if !all.is_empty() {
+                let (n, it) = if all.len() == 1 { ("1 uncommitted change".to_string(), "it") } else { (format!("{} uncommitted changes", all.len()), "them") };
+                humanln!(
+                    "    {n} in your checkout ({}) {} not in the task's worktree: it starts from the last commit; commit {it} first if the task needs {it}",
+                    few(&all),
+                    if all.len() == 1 { "is" } else { "are" }
+                );
+            }
+            if wt.base_branch.is_none() {
+                humanln!("    your checkout is on no branch (a detached HEAD): Approve keeps the task's branch for you to merge rather than land it");
+            }
+        }
+        None if isolation == finishline_engine::domain::Isolation::Worktree && worktree::no_commit_yet(std::path::Path::new(folder)) => {
+            humanln!("    it is a git repository with no commit yet, so the task has no worktree of its own: make a first commit to give tasks one");
+        }
+        None => {}
     }
 }
 

@@ -3549,3 +3549,37 @@ async fn resuming_an_unknown_session_says_so_and_a_new_server_keeps_the_sessions
     let resumed = cli.cmd(&["sessions", "resume", &id, "hello again", "--base-url", &cli.url, "--json"]).output().unwrap();
     assert_eq!(resumed.status.code(), Some(0), "no --model needed: {}", String::from_utf8_lossy(&resumed.stderr));
 }
+
+/// Where the task works is said with what it means for the person: their uncommitted changes are
+/// not in its worktree (it starts from the last commit); a repository with no commit yet gives it
+/// none, and why; on no branch, Approve keeps the branch rather than land it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_run_says_what_its_worktree_leaves_out_and_why_it_has_none() {
+    let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0)]).await;
+    let human = |ws: &Path| {
+        let out = cli
+            .cmd(&["run", "write a.txt", "--workspace", ws.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--review", "reject"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let r = repo(dir.path());
+    let said = human(&r);
+    assert!(
+        said.contains("1 uncommitted change in your checkout (README.md) is not in the task's worktree: it starts from the last commit; commit it first if the task needs it"),
+        "{said}"
+    );
+
+    let fresh = dir.path().join("fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    git(&fresh, &["init", "-q", "-b", "main"]);
+    std::fs::write(fresh.join("mine.txt"), "mine\n").unwrap();
+    let said = human(&fresh);
+    assert!(said.contains("works in the folder itself"), "{said}");
+    assert!(said.contains("a git repository with no commit yet, so the task has no worktree of its own: make a first commit to give tasks one"), "{said}");
+
+    git(&r, &["stash", "-q"]);
+    git(&r, &["checkout", "-q", "--detach"]);
+    let said = human(&r);
+    assert!(said.contains("your checkout is on no branch (a detached HEAD): Approve keeps the task's branch for you to merge rather than land it"), "{said}");
+}

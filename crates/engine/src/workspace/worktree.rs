@@ -304,6 +304,12 @@ pub fn repo_of(folder: &Path, worktrees: &Path) -> Option<Repo> {
     Some(Repo { top, subdir, branch, head })
 }
 
+/// `folder` is in a git repository that has no commit yet: a task there has no worktree of its
+/// own (there is nothing to start one from), which the person is told.
+pub fn no_commit_yet(folder: &Path) -> bool {
+    git(folder, &["rev-parse", "--is-inside-work-tree"]).is_ok_and(|o| o.trim() == "true") && !git_ok(folder, &["rev-parse", "-q", "--verify", "HEAD^{commit}"])
+}
+
 /// The branches of the person's repository, newest commit first (New Task's base choice).
 pub fn branches(repo: &Path) -> Vec<String> {
     git(repo, &["for-each-ref", "--sort=-committerdate", "--format=%(refname:short)", "refs/heads/"])
