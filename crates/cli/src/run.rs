@@ -1043,9 +1043,14 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     let before = store.session(&sid).map(|s| s.last_seq).unwrap_or(0);
     let on_signal = (decision == Decision::Approve).then(|| stop_landing_on_signal(engine.clone(), sid.clone()));
     let choice = finishline_engine::agent::ReviewChoice { stop: on_signal.as_ref().map(|(_, stop)| stop.clone()), ..choice };
+    let progress = (!json && decision == Decision::Approve).then(|| say_landing_progress(store.clone(), sid.clone(), before));
     let outcome = tokio::task::block_in_place(|| engine.decide(&review_id, choice));
     if let Some((t, _)) = on_signal {
         t.abort();
+    }
+    if let Some(p) = progress {
+        // What the decision appended last is said before its outcome.
+        p.finish_at(store.session(&sid).map(|s| s.last_seq).unwrap_or(0)).await;
     }
     tokio::task::block_in_place(|| finishline_engine::fault::pause_at("review-decided"));
     if json {
@@ -1139,6 +1144,39 @@ fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
     }
     errln!("finishline: decide it: {usage}");
     exit::WAITING
+}
+
+/// The landing's progress while an approve decides: a branch that moved is rebased onto and the
+/// checks run again, which may take minutes, said as they happen rather than in silence.
+struct LandingProgress {
+    task: tokio::task::JoinHandle<()>,
+    said: tokio::sync::watch::Receiver<u64>,
+}
+
+impl LandingProgress {
+    /// Waits (a moment at most) until every event up to `seq` has been looked at, then stops.
+    async fn finish_at(mut self, seq: u64) {
+        let _ = tokio::time::timeout(Duration::from_millis(300), self.said.wait_for(|s| *s >= seq)).await;
+        self.task.abort();
+    }
+}
+
+fn say_landing_progress(store: Arc<Store>, sid: SessionId, after: u64) -> LandingProgress {
+    let (tx, said) = tokio::sync::watch::channel(after);
+    let task = tokio::spawn(async move {
+        let mut events = Box::pin(store.subscribe(sid, after));
+        let mut view = View::new(false, after);
+        while let Some(Ok(env)) = events.next().await {
+            if matches!(
+                env.event,
+                EngineEvent::Rebased { .. } | EngineEvent::Verification { .. } | EngineEvent::Activity { phase: ActivityPhase::Verifying, .. }
+            ) {
+                view.show(&env);
+            }
+            let _ = tx.send(env.seq);
+        }
+    });
+    LandingProgress { task, said }
 }
 
 /// After a decision that removed the worktree: what the task wrote that .gitignore hides and the

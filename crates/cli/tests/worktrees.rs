@@ -773,6 +773,26 @@ async fn a_branch_that_moved_during_the_task_is_rebased_onto_and_verified_again_
     assert!(r.join("notes.md").exists() && r.join("moved.txt").exists());
 }
 
+/// Approved later from a terminal, a landing onto a branch that moved is not silence: the rebase
+/// and each check run again are said as they happen, before the landing's own line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_from_a_terminal_says_the_rebase_and_the_checks_it_runs_again() {
+    let (_s, dir, cli) = server(vec![writes("notes.md", "notes\n", 0)]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write notes.md", &r, &["--verify", "test -f notes.md"]);
+    let id = session_of(&waiting);
+    std::fs::write(r.join("moved.txt"), "moved\n").unwrap();
+    git(&r, &["add", "moved.txt"]);
+    git(&r, &["commit", "-q", "-m", "the person's own commit"]);
+    let approved = cli.cmd(&["sessions", "review", &id, "--approve"]).output().unwrap();
+    let said = String::from_utf8_lossy(&approved.stdout).to_string() + &String::from_utf8_lossy(&approved.stderr);
+    assert_eq!(approved.status.code(), Some(0), "{said}");
+    let rebased = said.find("the branch moved on: the task's commits now sit on").unwrap_or_else(|| panic!("the rebase is said: {said}"));
+    let checked = said.find("✓ verify `test -f notes.md`: exit 0").unwrap_or_else(|| panic!("and the check run again: {said}"));
+    let landed = said.find("Landed on main").unwrap_or_else(|| panic!("{said}"));
+    assert!(rebased < checked && checked < landed, "in the order they happened: {said}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn worktreeinclude_files_reach_the_task_but_never_its_commit() {
     let (_s, dir, cli) = server(vec![writes("app.txt", "uses the env\n", 0)]).await;
