@@ -860,6 +860,7 @@ fn landing_ways(reason: LandingBlock, approve: &str, resolve: Option<&str>) -> S
     let keep = format!("to keep the task's branch for later instead: `{approve} --land branch`");
     match (reason, resolve) {
         (LandingBlock::OutsideSparseCheckout, _) => format!("to land it as a commit instead: `{approve} --land squash` (or `--land merge`); {keep}"),
+        (LandingBlock::VerificationFailed, Some(resolve)) => format!("to let the agent fix it: `{resolve}`; {keep}"),
         (r, Some(resolve)) if r.agent_can_resolve() => format!("to let the agent resolve it: `{resolve}`; {keep}"),
         _ => keep,
     }
@@ -1068,9 +1069,13 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         Err(_) => exit::FAILED,
     };
     if !json {
+        let mendable = matches!(&outcome, Ok(ReviewOutcome::LandingBlocked { reason, .. }) if reason.agent_can_resolve());
         report_review(outcome, Again::Review(&sid));
         if code == exit::REJECTED && !v.revert {
             say_changes_stay(&store, &sid);
+        }
+        if mendable {
+            say_worktree_to_mend(&store, &sid);
         }
         if code == exit::OK && decision == Decision::Approve {
             say_ignored_gone(&store, &sid, &review_id, &v.copy_ignored);
@@ -1177,6 +1182,15 @@ fn say_landing_progress(store: Arc<Store>, sid: SessionId, after: u64) -> Landin
         }
     });
     LandingProgress { task, said }
+}
+
+/// A landing the task's changes could not make (a conflict, markers left, a check failing on the
+/// moved branch) can also be mended by hand where the task works: its worktree is named.
+fn say_worktree_to_mend(store: &Store, sid: &SessionId) {
+    let events = store.events(sid, 0).unwrap_or_default();
+    if let Some(wt) = finishline_engine::agent::changes::current_worktree(&events) {
+        errln!("Or mend it by hand in the task's worktree, {}, and approve again.", wt.work_dir().display());
+    }
 }
 
 /// After a decision that removed the worktree: what the task wrote that .gitignore hides and the

@@ -793,6 +793,34 @@ async fn approving_from_a_terminal_says_the_rebase_and_the_checks_it_runs_again(
     assert!(rebased < checked && checked < landed, "in the order they happened: {said}");
 }
 
+/// A check that fails once the task sits on the moved branch keeps it from landing, and the way
+/// forward says one verb for one command: the agent fixes it (`--resolve`), or the branch is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_failing_on_the_moved_branch_names_the_command_that_lets_the_agent_fix_it() {
+    let (_s, dir, cli) = server(vec![writes("notes.md", "notes\n", 0)]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write notes.md", &r, &["--verify", "! test -f broken.txt"]));
+    std::fs::write(r.join("broken.txt"), "broken\n").unwrap();
+    git(&r, &["add", "broken.txt"]);
+    git(&r, &["commit", "-q", "-m", "the person's commit that breaks the check"]);
+    let approved = cli.cmd(&["sessions", "review", &id, "--approve"]).output().unwrap();
+    let said = String::from_utf8_lossy(&approved.stdout).to_string() + &String::from_utf8_lossy(&approved.stderr);
+    assert_eq!(approved.status.code(), Some(6), "{said}");
+    assert!(said.contains("fails (exit 1): let the agent fix it, or keep the branch"), "{said}");
+    assert!(!said.contains("Request changes"), "no verb the terminal has no command for: {said}");
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "the person's commit that breaks the check", "nothing landed");
+    assert!(said.contains("to let the agent fix it: `finishline sessions review"), "{said}");
+    let folder = stored(&cli.data, &id)
+        .iter()
+        .find_map(|e| if let finishline_engine::event::EngineEvent::TaskWorkspace { worktree: Some(wt), .. } = e { Some(wt.work_dir()) } else { None })
+        .unwrap();
+    assert!(said.contains(&format!("Or mend it by hand in the task's worktree, {}, and approve again.", folder.display())), "{said}");
+    // Mended there by hand (the check passes again), approve lands it.
+    git(&folder, &["rm", "-q", "broken.txt"]);
+    let landed = cli.cmd(&["sessions", "review", &id, "--approve"]).output().unwrap();
+    assert_eq!(landed.status.code(), Some(0), "{}", String::from_utf8_lossy(&landed.stderr));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn worktreeinclude_files_reach_the_task_but_never_its_commit() {
     let (_s, dir, cli) = server(vec![writes("app.txt", "uses the env\n", 0)]).await;

@@ -914,7 +914,7 @@ impl Engine {
                     reason: LandingBlock::VerificationFailed,
                     files: vec![],
                     detail: format!(
-                        "on top of the moved branch, `{command}` fails (exit {}): let the agent fix it (Request changes), or keep the branch",
+                        "on top of the moved branch, `{command}` fails (exit {}): let the agent fix it, or keep the branch",
                         code.map(|c| c.to_string()).unwrap_or_else(|| "none".into())
                     ),
                 }));
