@@ -470,7 +470,10 @@ fn is_hand_over(source: ContinuationSource) -> bool {
 pub fn left_out_lines(not_landed: &[String], in_submodules: &[String]) -> Vec<String> {
     let mut lines = Vec::new();
     if !not_landed.is_empty() {
-        lines.push(format!("    not in the diff and never landed (.gitignore hides them; they go with the worktree): {}", not_landed.join(", ")));
+        lines.push(format!(
+            "    never landed (.gitignore hides them, or they were copied in from your checkout; they go with the worktree): {}",
+            not_landed.join(", ")
+        ));
         lines.push("    to keep one in your checkout, decide with `--copy-ignored PATH` (nothing of yours is overwritten)".into());
     }
     if !in_submodules.is_empty() {

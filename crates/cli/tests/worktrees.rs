@@ -2015,19 +2015,46 @@ async fn the_review_names_what_the_task_wrote_that_gitignore_hides_since_it_neve
     // And in words, where a person reads the run.
     let said = cli.cmd(&["run", "write the notes", "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]).output().unwrap();
     let said = String::from_utf8_lossy(&said.stdout);
-    assert!(said.contains("never landed (.gitignore hides them; they go with the worktree): .env, build/"), "{said}");
+    assert!(
+        said.contains("never landed (.gitignore hides them, or they were copied in from your checkout; they go with the worktree): .env, build/"),
+        "{said}"
+    );
     assert!(said.contains("to keep one in your checkout, decide with `--copy-ignored PATH`"), "and how to keep them: {said}");
     // Read again later, the waiting review says it too; approved without keeping them, what went
     // with the worktree is named.
     let id = session_of(&waiting);
     let later = cli.cmd(&["sessions", "review", &id]).output().unwrap();
     let later = String::from_utf8_lossy(&later.stdout);
-    assert!(later.contains("never landed (.gitignore hides them; they go with the worktree): .env, build/"), "{later}");
+    assert!(
+        later.contains("never landed (.gitignore hides them, or they were copied in from your checkout; they go with the worktree): .env, build/"),
+        "{later}"
+    );
     assert!(later.contains("--copy-ignored PATH"), "{later}");
     let approved = cli.review(&id, &["--approve"]);
     let said = String::from_utf8_lossy(&approved.stderr);
     assert_eq!(approved.status.code(), Some(0), "{said}");
     assert!(said.contains("Not copied, so gone with the worktree (.gitignore hides them): .env, build/."), "{said}");
+}
+
+/// The task changed a file copied in from the person's checkout at its start (`.env`): copied
+/// files never land, so the review names it as never landing, and approve says it went with the
+/// worktree, rather than show it as a change and drop it without a word.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copied_in_file_the_task_changed_is_named_as_never_landing() {
+    let calls = vec![write_call(".env", "TOKEN=changed-by-the-task\n"), write_call("notes.txt", "notes\n")];
+    let (_s, dir, cli) = server(vec![calls_then_done("write the notes", calls, "Created notes.txt")]).await;
+    let r = repo(dir.path());
+    std::fs::write(r.join(".env"), "TOKEN=the-persons\n").unwrap();
+    let waiting = cli.run("write the notes", &r, &[]);
+    let review = lines(&waiting).into_iter().rev().find(|e| e["type"] == "review_requested").unwrap();
+    assert_eq!(review["not_landed"], json!([".env"]), "{}", String::from_utf8_lossy(&waiting.stderr));
+    let id = session_of(&waiting);
+    let approved = cli.review(&id, &["--approve"]);
+    let said = String::from_utf8_lossy(&approved.stderr);
+    assert_eq!(approved.status.code(), Some(0), "{said}");
+    assert!(said.contains("Not copied, so gone with the worktree (.gitignore hides them): .env."), "{said}");
+    assert_eq!(std::fs::read_to_string(r.join(".env")).unwrap(), "TOKEN=the-persons\n", "the person's own stays as it was");
+    assert_eq!(std::fs::read_to_string(r.join("notes.txt")).unwrap(), "notes\n", "and the task landed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

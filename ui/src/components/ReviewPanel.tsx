@@ -956,7 +956,7 @@ function NotLanded({ review, busy, onBusy }: { review: Review; busy: boolean; on
     <div className="panel callout small" data-testid="review-not-landed" ref={box} tabIndex={-1}>
       {open.length > 0 ? (
         <>
-          <p>Also written, not in the diff: your .gitignore hides these, so they never land and go with the task's worktree unless you copy them.</p>
+          <p>Also written: your .gitignore hides these, or they were copied in from your checkout at the start, so they never land and go with the task's worktree unless you copy them.</p>
           <ul className="not-landed">
             {open.map((entry) => (
               <li key={entry}>
@@ -969,7 +969,7 @@ function NotLanded({ review, busy, onBusy }: { review: Review; busy: boolean; on
           </ul>
         </>
       ) : (
-        <p>Also written, not in the diff, and never landed (your .gitignore hides them): {review.notLanded!.join(", ")}</p>
+        <p>Also written, and never landed (your .gitignore hides them, or they were copied in from your checkout): {review.notLanded!.join(", ")}</p>
       )}
       {(done.copied.length > 0 || done.left.length > 0 || done.failed.length > 0) && (
         <p role="status" data-testid="ignored-copied">

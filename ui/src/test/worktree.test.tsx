@@ -564,7 +564,7 @@ describe("what a worktree's review cannot land", () => {
     script(events, () => undefined);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const note = await screen.findByTestId("review-not-landed");
-    expect(note).toHaveTextContent("your .gitignore hides these, so they never land and go with the task's worktree unless you copy them");
+    expect(note).toHaveTextContent("your .gitignore hides these, or they were copied in from your checkout at the start, so they never land and go with the task's worktree unless you copy them");
     expect([...note.querySelectorAll("code")].map((c) => c.textContent)).toEqual([".env", "build/", "<img src=x onerror=alert(1)>"]);
     expect(note.querySelector("img"), "a file name is text").toBeNull();
   });

@@ -26,9 +26,21 @@ impl Run {
     pub(super) fn review(&mut self, r: ReviewInput) -> crate::Result<()> {
         let review_id = RequestId::new();
         let left_out = self.commit_to_branch()?;
-        let not_landed = left_out.ignored;
-        let files: Vec<Value> = self
-            .changes()
+        let changes = self.changes();
+        let mut not_landed = left_out.ignored;
+        if let Some(wt) = &self.folder.worktree {
+            // A file copied in from the person's checkout (`.env`) never lands either: a change
+            // the task made to it is shown, and named with what goes with the worktree.
+            let copied = super::changes::copied_files(&self.engine.store.events(&self.session, 0)?);
+            let from_top = |p: &str| if wt.subdir.is_empty() { p.to_string() } else { format!("{}/{p}", wt.subdir) };
+            for c in &changes {
+                let path = from_top(&c.path);
+                if copied.contains(&path) && !not_landed.contains(&path) {
+                    not_landed.push(path);
+                }
+            }
+        }
+        let files: Vec<Value> = changes
             .into_iter()
             .filter(|c| !crate::workspace::submodules::within(&c.path, &left_out.submodules))
             .map(|c| serde_json::to_value(c).unwrap_or_default())
