@@ -821,6 +821,29 @@ async fn a_check_failing_on_the_moved_branch_names_the_command_that_lets_the_age
     assert_eq!(landed.status.code(), Some(0), "{}", String::from_utf8_lossy(&landed.stderr));
 }
 
+/// The task's worktree folder was removed by hand while its review waited: the work is on its
+/// branch as the review showed it, so approve still lands it (the worktree made again from the
+/// branch where landing needs one), rather than stop at a raw git error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_removed_by_hand_while_its_review_waits_still_lands_from_its_branch() {
+    let (_s, dir, cli) = server(vec![writes("notes.md", "notes\n", 0)]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write notes.md", &r, &[]);
+    let id = session_of(&waiting);
+    let wt = lines(&waiting).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"].clone();
+    std::fs::remove_dir_all(wt["folder"].as_str().unwrap()).unwrap();
+    // The person's branch moved meanwhile too: landing rebases, which needs a worktree.
+    std::fs::write(r.join("moved.txt"), "moved\n").unwrap();
+    git(&r, &["add", "moved.txt"]);
+    git(&r, &["commit", "-q", "-m", "the person's own commit"]);
+    let approved = cli.cmd(&["sessions", "review", &id, "--approve"]).output().unwrap();
+    let said = String::from_utf8_lossy(&approved.stdout).to_string() + &String::from_utf8_lossy(&approved.stderr);
+    assert_eq!(approved.status.code(), Some(0), "{said}");
+    assert_eq!(git(&r, &["show", "main:notes.md"]), "notes", "{said}");
+    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "no worktree is left behind");
+    assert!(git(&r, &["branch", "--list", "finishline/*"]).is_empty(), "nor the branch");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn worktreeinclude_files_reach_the_task_but_never_its_commit() {
     let (_s, dir, cli) = server(vec![writes("app.txt", "uses the env\n", 0)]).await;

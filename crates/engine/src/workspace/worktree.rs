@@ -398,6 +398,39 @@ pub fn add_empty(wt: &TaskWorktree, session: &str) -> Result<()> {
     Ok(())
 }
 
+/// The task's worktree folder was removed by hand (not through git) while its work waited: the
+/// branch still holds what the task committed, so the worktree is made again from it. git's
+/// entry for the gone folder (locked, as [`add_empty`] leaves it) is dropped first; the files
+/// copied in at the start are not copied again (they never land).
+pub fn restore(wt: &TaskWorktree, session: &str) -> Result<()> {
+    let repo = Path::new(&wt.repo);
+    let folder = Path::new(&wt.folder);
+    if folder.exists() {
+        return Ok(());
+    }
+    let _ = git(repo, &["worktree", "unlock", &wt.folder]);
+    git(repo, &["worktree", "prune"])?;
+    if let Some(parent) = folder.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let reason = format!("Finishline task {session}");
+    let out = git_in(repo)
+        .args(["worktree", "add", "--lock", "--reason", &reason])
+        .arg(folder)
+        .arg(&wt.branch)
+        .output()
+        .map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::Worktree(format!(
+            "the task's worktree {} is gone and could not be made again from its branch {}: {}",
+            folder.display(),
+            wt.branch,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
 /// Checks the task's branch out into its worktree and copies in the untracked files that match
 /// the repository's `.worktreeinclude` and `includes`. Returns what it copied.
 pub fn fill(wt: &TaskWorktree, includes: &[String]) -> Result<Vec<String>> {
