@@ -296,10 +296,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
         };
         view.show(&env);
         if !json && env.seq > after {
-            if let EngineEvent::TaskWorkspace { folder, worktree, .. } = &env.event {
-                // The event records where it works; the settings say whether a worktree was wanted.
-                say_what_it_means(engine.config.tasks.isolation, folder, worktree.as_ref());
-            }
+            say_where_it_works(engine, store, &sid, &env);
         }
         match &env.event {
             EngineEvent::PermissionRequested { request_id, tool, input, .. } => {
@@ -1302,6 +1299,28 @@ fn say_what_it_means(isolation: finishline_engine::domain::Isolation, folder: &s
         }
         None => {}
     }
+}
+
+/// Under a task's workspace line, what it means for the person (see [`say_what_it_means`]), and
+/// that a new round does not hold an earlier round's kept branch.
+fn say_where_it_works(engine: &Engine, store: &Store, sid: &SessionId, env: &Envelope) {
+    let EngineEvent::TaskWorkspace { folder, worktree, .. } = &env.event else { return };
+    // The event records where it works; the settings say whether a worktree was wanted.
+    say_what_it_means(engine.config.tasks.isolation, folder, worktree.as_ref());
+    if let Some(b) = worktree.as_ref().and(kept_before(store, sid, env.seq)) {
+        humanln!("    it starts from your checkout's commit, not from the kept branch {b}, which holds the earlier work: this round's branch does not have it");
+    }
+}
+
+/// The branch an earlier round of the task was kept on (not landed), when a new worktree starts
+/// after it: the new one starts from the person's commit and does not hold that work.
+fn kept_before(store: &Store, sid: &SessionId, seq: u64) -> Option<String> {
+    let events = store.events(sid, 0).ok()?;
+    events.iter().filter(|e| e.seq < seq).rev().find_map(|e| match &e.event {
+        EngineEvent::Landed { branch_kept, .. } => Some(branch_kept.clone()),
+        EngineEvent::TaskWorkspace { .. } => Some(None),
+        _ => None,
+    })?
 }
 
 /// A list of paths for a sentence: the first ten, then how many more (a copied `node_modules/`

@@ -3653,7 +3653,7 @@ async fn resuming_an_unknown_session_says_so_and_a_new_server_keeps_the_sessions
 /// none, and why; on no branch, Approve keeps the branch rather than land it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_run_says_what_its_worktree_leaves_out_and_why_it_has_none() {
-    let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0)]).await;
+    let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0), writes("b.txt", "b\n", 0)]).await;
     let human = |ws: &Path| {
         let out = cli
             .cmd(&["run", "write a.txt", "--workspace", ws.to_str().unwrap(), "--base-url", &cli.url, "--model", "m", "--review", "reject"])
@@ -3680,4 +3680,13 @@ async fn the_run_says_what_its_worktree_leaves_out_and_why_it_has_none() {
     git(&r, &["checkout", "-q", "--detach"]);
     let said = human(&r);
     assert!(said.contains("your checkout is on no branch (a detached HEAD): Approve keeps the task's branch for you to merge rather than land it"), "{said}");
+
+    // Its branch kept, a follow-up starts from the person's commit: said, with the kept branch.
+    let id = session_of(&cli.run("write a.txt", &r, &[]));
+    let kept = cli.review(&id, &["--approve"]);
+    assert_eq!(kept.status.code(), Some(0), "{}", String::from_utf8_lossy(&kept.stderr));
+    let branch = git(&r, &["branch", "--list", "finishline/*", "--format=%(refname:short)"]);
+    let more = cli.cmd(&["sessions", "resume", &id, "now write b.txt", "--base-url", &cli.url, "--model", "m", "--review", "reject"]).output().unwrap();
+    let said = String::from_utf8_lossy(&more.stdout);
+    assert!(said.contains(&format!("it starts from your checkout's commit, not from the kept branch {branch}, which holds the earlier work")), "{said}");
 }
