@@ -230,6 +230,14 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
                     Ok(()) => Ok(sid),
                     Err(code) => return code,
                 }
+            } else if summary.as_ref().is_ok_and(|s| s.status == SessionStatus::AwaitingReview) {
+                // Words for a task whose review waits are a request for changes, made there.
+                let send = crate::hint::command(&format!(
+                    "sessions review {sid} --request-changes {}",
+                    crate::hint::quoted(if message.trim().is_empty() { "what should change" } else { message.trim() })
+                ));
+                let look = crate::hint::command(&format!("sessions review {sid}"));
+                return fail(exit::USAGE, json, &format!("the task waits for your review: send it on with `{send}`, or see it and decide with `{look}`"));
             } else if message.trim().is_empty()
                 && summary.as_ref().is_ok_and(|s| matches!(s.status, SessionStatus::Idle | SessionStatus::Completed | SessionStatus::Rejected))
             {
@@ -1144,7 +1152,20 @@ fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
             crate::output::human(&format!("\n{}\n", left_out.join("\n")));
         }
     }
-    errln!("finishline: decide it: {usage}");
+    // The agent resolves a landing that stopped for it, since this review was asked for.
+    let resolvable = events
+        .iter()
+        .rev()
+        .take_while(|e| !matches!(e.event, EngineEvent::ReviewRequested { .. }))
+        .find_map(|e| if let EngineEvent::LandingBlocked { reason, .. } = &e.event { Some(reason.agent_can_resolve()) } else { None })
+        .unwrap_or(false);
+    let approve = crate::hint::command(&format!("sessions review {sid} --approve"));
+    let resolve = if resolvable {
+        format!("; to let the agent resolve the landing: `{}`", crate::hint::command(&format!("sessions review {sid} --resolve")))
+    } else {
+        String::new()
+    };
+    errln!("finishline: decide it: `{approve}` (or --reject, --request-changes \"what should change\"){resolve}");
     exit::WAITING
 }
 

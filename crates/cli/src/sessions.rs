@@ -185,6 +185,12 @@ fn resolve(id: &str, common: &Common, kind: &Kind) -> Result<String, u8> {
     };
     let plural = kind.plural;
     match &found[..] {
+        // Too few letters are never looked for: how many are enough is said.
+        [] if id.chars().count() < MIN_PREFIX => Err(crate::run::fail(
+            exit::USAGE,
+            common.json,
+            &format!("{} (give its whole id, its first {MIN_PREFIX} characters or more, or its last {MIN_END} or more)", kind.unknown),
+        )),
         [] => Err(crate::run::fail(exit::USAGE, common.json, &kind.unknown)),
         [one] => Ok(one.clone()),
         many => Err(crate::run::fail(

@@ -83,6 +83,11 @@ async fn run_prints_events_and_a_summary_then_history_shows_the_session() {
     let short = finishline(&["sessions", "show", &id[..6]], &e.data);
     assert_eq!(short.status.code(), Some(2), "a few letters are not taken for an id");
     assert!(String::from_utf8_lossy(&short.stderr).contains(&format!("there is no session {} in this history", &id[..6])));
+    assert!(
+        String::from_utf8_lossy(&short.stderr).contains("give its whole id, its first 8 characters or more, or its last 6 or more"),
+        "and how much of an id is enough: {}",
+        String::from_utf8_lossy(&short.stderr)
+    );
 
     let bare = finishline(&["sessions", "show", &id[4..12]], &e.data);
     assert_eq!(bare.status.code(), Some(0), "the start of the id without its `ses_` is enough too: {}", String::from_utf8_lossy(&bare.stderr));

@@ -3690,3 +3690,21 @@ async fn the_run_says_what_its_worktree_leaves_out_and_why_it_has_none() {
     let said = String::from_utf8_lossy(&more.stdout);
     assert!(said.contains(&format!("it starts from your checkout's commit, not from the kept branch {branch}, which holds the earlier work")), "{said}");
 }
+
+/// A message to a task whose review waits is what a request for changes does: refused as a
+/// mistake (not exit 0), with the command that sends it on with those words, pasteable; and a
+/// waiting review read without a decision names its commands as they are typed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_to_a_waiting_review_names_the_request_for_changes_that_sends_it_on() {
+    let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0)]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write a.txt", &r, &[]));
+    let more = cli.cmd(&["sessions", "resume", &id, "now write beta.txt", "--base-url", &cli.url, "--model", "m"]).output().unwrap();
+    let said = String::from_utf8_lossy(&more.stderr);
+    assert_eq!(more.status.code(), Some(2), "{said}");
+    assert!(said.contains(&format!("sessions review {id} --request-changes 'now write beta.txt'")), "{said}");
+    let read = cli.cmd(&["sessions", "review", &id]).output().unwrap();
+    let said = String::from_utf8_lossy(&read.stderr);
+    assert!(said.contains(&format!("sessions review {id} --approve")), "a command as typed: {said}");
+    assert!(!said.contains("--resolve"), "nothing to resolve, so not offered: {said}");
+}
