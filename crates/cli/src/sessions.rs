@@ -91,8 +91,10 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
                         1 => "  [audit: 1 weakened check]".to_string(),
                         n => format!("  [audit: {n} weakened checks]"),
                     };
+                    // Same-named tasks in different folders are told apart by the folder's name.
+                    let folder = std::path::Path::new(&r.workspace).file_name().map(|n| format!("  [in {}]", n.to_string_lossy())).unwrap_or_default();
                     humanln!(
-                        "{}  {:<17} {:<22} {}  {}{plan}{audit}{approved}{attempt}{kept}",
+                        "{}  {:<17} {:<22} {}  {}{folder}{plan}{audit}{approved}{attempt}{kept}",
                         r.id,
                         r.status.as_str(),
                         // A run under way has no end yet: the last one's is not this one's.

@@ -76,6 +76,10 @@ async fn run_prints_events_and_a_summary_then_history_shows_the_session() {
     let id = rows[0]["id"].as_str().unwrap().to_string();
     assert_eq!(id, summary["session_id"].as_str().unwrap());
 
+    let listed = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).to_string();
+    let folder = e.ws.canonicalize().unwrap();
+    let folder = folder.file_name().unwrap().to_string_lossy();
+    assert!(listed.contains(&format!("create notes.md listing three fruits  [in {folder}]")), "which folder a task was in: {listed}");
     // The start of the id, as one reads it off the list, is enough.
     let shown = finishline(&["sessions", "show", &id[..12]], &e.data);
     assert_eq!(shown.status.code(), Some(0), "{}", String::from_utf8_lossy(&shown.stderr));
