@@ -892,7 +892,12 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
             _ => errln!("Nothing to land: the task changed no file git tracks."),
         },
         Ok(ReviewOutcome::Decided { landed: Some(l), .. }) => match (&l.commit, &l.target_branch, &l.branch_kept) {
-            (Some(c), Some(b), _) => errln!("Landed on {b} as {}.", &c[..c.len().min(10)]),
+            (Some(c), Some(b), _) => {
+                errln!("Landed on {b} as {}.", &c[..c.len().min(10)]);
+                if let Some(words) = not_applied_words(&l.hooks_not_run, l.unsigned) {
+                    errln!("{words}");
+                }
+            }
             (None, Some(b), _) => errln!("The task's changes are in your working tree (on {b}), not committed."),
             (_, _, Some(k)) => errln!("Kept the task's branch {k} for later; its worktree is removed (`git switch {k}` picks it up)."),
             _ => {}
@@ -1342,6 +1347,20 @@ fn kept_before(store: &Store, sid: &SessionId, seq: u64) -> Option<String> {
         EngineEvent::TaskWorkspace { .. } => Some(None),
         _ => None,
     })?
+}
+
+/// What a landing's commit did not get that the person's own commits do, in a sentence.
+fn not_applied_words(hooks: &[String], unsigned: bool) -> Option<String> {
+    let hooks_said = (!hooks.is_empty()).then(|| format!("Your git hooks did not run for it ({})", hooks.join(", ")));
+    let said = match (hooks_said, unsigned) {
+        (None, false) => return None,
+        (Some(h), true) => format!("{h}, and it is not signed (commit.gpgsign is on)"),
+        (Some(h), false) => h,
+        (None, true) => "It is not signed (commit.gpgsign is on)".to_string(),
+    };
+    Some(format!(
+        "{said}: Finishline runs none of the repository's own code when it commits. Check it your way, or land with --land branch and commit it yourself."
+    ))
 }
 
 /// A list of paths for a sentence: the first ten, then how many more (a copied `node_modules/`

@@ -3708,3 +3708,25 @@ async fn a_message_to_a_waiting_review_names_the_request_for_changes_that_sends_
     assert!(said.contains(&format!("sessions review {id} --approve")), "a command as typed: {said}");
     assert!(!said.contains("--resolve"), "nothing to resolve, so not offered: {said}");
 }
+
+/// Finishline commits a landing without the repository's hooks or signing (it runs none of the
+/// repository's code): a person whose repository has a pre-commit hook or signs its commits is
+/// told so when it lands, rather than find unchecked, unsigned commits on their branch later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_landing_says_which_of_the_persons_hooks_and_signing_it_did_not_apply() {
+    let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0), writes("b.txt", "b\n", 0)]).await;
+    let r = repo(dir.path());
+    let plain = cli.review(&session_of(&cli.run("write a.txt", &r, &[])), &["--approve"]);
+    assert_eq!(plain.status.code(), Some(0), "{}", String::from_utf8_lossy(&plain.stderr));
+    assert!(!String::from_utf8_lossy(&plain.stderr).contains("did not run"), "nothing to say without hooks: {}", String::from_utf8_lossy(&plain.stderr));
+
+    let hook = r.join(".git/hooks/pre-commit");
+    std::fs::write(&hook, "#!/bin/sh\nexit 1\n").unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    git(&r, &["config", "commit.gpgsign", "true"]);
+    let landed = cli.review(&session_of(&cli.run("write b.txt", &r, &[])), &["--approve"]);
+    let said = String::from_utf8_lossy(&landed.stderr);
+    assert_eq!(landed.status.code(), Some(0), "{said}");
+    assert!(said.contains("Landed on main"), "{said}");
+    assert!(said.contains("Your git hooks did not run for it (pre-commit), and it is not signed (commit.gpgsign is on)"), "{said}");
+}

@@ -85,6 +85,12 @@ pub struct LandedSummary {
     /// Nothing landed though the review showed changes: the branch moved on with them already.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub already_held: bool,
+    /// The person's commit hooks that did not run for the landing's commit, and whether their
+    /// signing was left out (see [`landing::not_applied`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks_not_run: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsigned: bool,
 }
 
 // One value per decision, returned and shown once: its size costs nothing, and boxing its
@@ -707,7 +713,16 @@ impl Engine {
             None
         };
         if mode == LandingMode::Branch {
-            let landed = LandedSummary { mode, target_branch: None, commit: None, branch_kept: Some(wt.branch.clone()), files: vec![], already_held: false };
+            let landed = LandedSummary {
+                mode,
+                target_branch: None,
+                commit: None,
+                branch_kept: Some(wt.branch.clone()),
+                files: vec![],
+                already_held: false,
+                hooks_not_run: vec![],
+                unsigned: false,
+            };
             return self.landed(session, review, wt, resolved, landed);
         }
         let composed = match early {
@@ -754,6 +769,16 @@ impl Engine {
             branch_kept: None,
             files: composed.files.clone(),
             already_held: composed.files.is_empty() && !reviewed_files(events, review).is_empty(),
+            hooks_not_run: vec![],
+            unsigned: false,
+        };
+        // Said only of a commit Finishline made on the person's branch.
+        let landed = match &composed.new_commit {
+            Some(_) => {
+                let (hooks_not_run, unsigned) = landing::not_applied(Path::new(&wt.repo));
+                LandedSummary { hooks_not_run, unsigned, ..landed }
+            }
+            None => landed,
         };
         self.landed(session, review, wt, resolved, landed)
     }
@@ -1629,6 +1654,8 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
                 branch_kept: None,
                 files: c.files.clone(),
                 already_held: c.files.is_empty() && !reviewed_files(events, review_id).is_empty(),
+                hooks_not_run: vec![],
+                unsigned: false,
             };
             let resolved = EngineEvent::ReviewResolved {
                 review_id: review_id.clone(),

@@ -352,6 +352,26 @@ fn kept_in_folders(repo: &Path, files: &[String]) -> Vec<String> {
     kept
 }
 
+/// What the person's own commits get that a landing's commit does not: Finishline commits with
+/// the repository's hooks off and unsigned, since it runs none of the repository's code. The
+/// hooks a commit would have run, and whether signing is on, read as git reads them for the
+/// person (`core.hooksPath` and `commit.gpgsign` as their configuration sets them).
+pub fn not_applied(repo: &Path) -> (Vec<String>, bool) {
+    let theirs = |args: &[&str]| {
+        let out = std::process::Command::new("git").arg("-C").arg(repo).args(args).env_remove("GIT_DIR").stdin(std::process::Stdio::null()).output().ok()?;
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    let hooks = theirs(&["rev-parse", "--git-path", "hooks"]).map(|h| repo.join(h)).map_or_else(Vec::new, |dir| {
+        ["pre-commit", "prepare-commit-msg", "commit-msg", "post-commit"]
+            .into_iter()
+            .filter(|h| std::fs::metadata(dir.join(h)).is_ok_and(|m| m.is_file() && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0))
+            .map(String::from)
+            .collect()
+    });
+    let signing = theirs(&["config", "--bool", "commit.gpgsign"]).is_some_and(|v| v == "true");
+    (hooks, signing)
+}
+
 fn your_edits_block(files: Vec<String>) -> Blocked {
     Blocked::new(
         LandingBlock::YourEdits,
