@@ -126,6 +126,10 @@ enum SessionsCommand {
     /// as rejected, its worktree and branch removed. Its history stays.
     Discard {
         id: String,
+        /// Keep its work instead: everything in its worktree is committed on its branch, which
+        /// stays (for you to merge, or pick from).
+        #[arg(long)]
+        keep_branch: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -499,7 +503,9 @@ fn main() -> ExitCode {
                     }
                 },
                 SessionsCommand::Cancel { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |id| sessions::cancel(&id, &common)),
-                SessionsCommand::Discard { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |id| sessions::discard(&id, &common)),
+                SessionsCommand::Discard { id, keep_branch, common } => {
+                    sessions::known(&id, &common).map_or_else(|c| c, |id| sessions::discard(&id, keep_branch, &common))
+                }
                 SessionsCommand::Delete { id, yes, common } => sessions::known(&id, &common).map_or_else(|c| c, |id| sessions::delete(&id, yes, &common)),
                 SessionsCommand::Attempts { group, choose, cancel, reject, compare, opts } => match sessions::known_group(&group, &opts.common) {
                     Err(code) => code,

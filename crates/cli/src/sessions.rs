@@ -251,7 +251,7 @@ pub fn cancel(id: &str, common: &Common) -> u8 {
 }
 
 /// `sessions discard`: an ended task's worktree and branch removed, recorded as rejected.
-pub fn discard(id: &str, common: &Common) -> u8 {
+pub fn discard(id: &str, keep_branch: bool, common: &Common) -> u8 {
     let store = match open(common) {
         Ok(s) => s,
         Err(c) => return c,
@@ -261,12 +261,16 @@ pub fn discard(id: &str, common: &Common) -> u8 {
         let reject = crate::hint::command(&format!("sessions attempts {group} --reject"));
         return crate::run::fail(exit::USAGE, common.json, &format!("{id} is an attempt of group {group}: attempts are put away with their group: `{reject}`"));
     }
-    match finishline_engine::agent::discard::discard(&store, &data_dir, &SessionId(id.into())) {
+    match finishline_engine::agent::discard::discard(&store, &data_dir, &SessionId(id.into()), keep_branch) {
         Ok(d) => {
             let recorded = if d.status == SessionStatus::Completed { "it stays completed (its earlier work landed)" } else { "recorded as rejected" };
             match &d.branch_kept {
+                Some(branch) if keep_branch => outln!(
+                    "Put away {id}: {recorded}; its worktree {} is removed, and its branch {branch} is kept with its work (`git merge {branch}` takes it). Its history stays.",
+                    d.worktree.folder
+                ),
                 Some(branch) => outln!(
-                    "Discarded {id}: {recorded}; its worktree {} is removed, and its branch {branch} is kept: it holds commits Finishline did not make (yours, or the agent's own). Its history stays.",
+                    "Discarded {id}: {recorded}; its worktree {} is removed, and its branch {branch} is kept: it holds work Finishline did not make (commits of yours or the agent's own, or what changed in the worktree after the task). Its history stays.",
                     d.worktree.folder
                 ),
                 None => outln!("Discarded {id}: {recorded}; its worktree {} and branch {} are removed. Its history stays.", d.worktree.folder, d.worktree.branch),

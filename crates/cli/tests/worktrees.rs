@@ -2517,6 +2517,21 @@ async fn discarding_a_task_keeps_its_branch_with_what_changed_in_its_worktree_af
     assert_eq!(git(&r, &["show", &format!("{branch}:broken.txt")]), "mended by hand", "and the hand edit of the task's file");
 }
 
+/// A failed task's half-done work can be kept without running the agent again: `sessions
+/// discard --keep-branch` puts the worktree away with everything in it committed on the task's
+/// branch, which stays for the person to merge or pick from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_tasks_work_is_kept_on_its_branch_when_discarded_with_keep_branch() {
+    let (_s, _dir, cli, r, FailedTask { id, folder, branch }) = a_task_that_failed_after_writing(vec![]).await;
+    let discarded = cli.cmd(&["sessions", "discard", &id, "--keep-branch"]).output().unwrap();
+    let said = String::from_utf8_lossy(&discarded.stdout);
+    assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));
+    assert!(said.contains(&format!("its branch {branch} is kept")), "{said}");
+    assert!(!folder.exists(), "the worktree goes");
+    assert_eq!(git(&r, &["show", &format!("{branch}:broken.txt")]), "half", "the task's work is on its branch");
+    assert!(!r.join("broken.txt").exists(), "and not in the person's checkout");
+}
+
 /// `sessions delete`: the window's Delete, in a terminal. A task with work waiting for a decision
 /// is deleted only when the person says so (`--yes`, or yes at the prompt): its worktree and
 /// branch go with its history; a landed task's files stay in the person's checkout, and so does

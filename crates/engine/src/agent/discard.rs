@@ -17,7 +17,7 @@ use crate::workspace::worktree::{self, TaskWorktree};
 /// Records the task rejected (completed, when its work landed before) and returns its worktree,
 /// still to be removed. The decision comes first: a crash before the removal leaves a decided
 /// session, whose worktree the start-up sweep removes.
-fn put_away(store: &Store, data_dir: &Path, session: &SessionId) -> Result<(TaskWorktree, SessionStatus)> {
+fn put_away(store: &Store, data_dir: &Path, session: &SessionId, keep_all: bool) -> Result<(TaskWorktree, SessionStatus)> {
     if let Some(group) = competing_group(store, session)? {
         return Err(Error::InvalidInput(format!("{session} is an attempt of group {group}: attempts are put away with their group, by rejecting it")));
     }
@@ -30,7 +30,7 @@ fn put_away(store: &Store, data_dir: &Path, session: &SessionId) -> Result<(Task
     // sweep, which keeps only what a commit holds. A status that may not be discarded is
     // refused below, where it is read again, and nothing is committed for it.
     if matches!(store.session(session)?.status, SessionStatus::Idle | SessionStatus::Failed | SessionStatus::Cancelled | SessionStatus::Interrupted) {
-        commit_changed_after_task(store, data_dir, session, &wt)?;
+        commit_changed_after_task(store, data_dir, session, &wt, keep_all)?;
     }
     let after =
         if events.iter().any(|e| matches!(e.event, crate::event::EngineEvent::Landed { .. })) { SessionStatus::Completed } else { SessionStatus::Rejected };
@@ -86,9 +86,15 @@ pub(super) fn keep_foreign_commits(store: &Store, session: &SessionId, wt: &Task
 /// task's to throw away: it is committed on the branch, which [`keep_foreign_commits`] then keeps
 /// as holding a commit Finishline did not make. Without a record of where the task left it (its
 /// checkpoints off or unreadable), anything uncommitted there counts as such work.
-fn commit_changed_after_task(store: &Store, data_dir: &Path, session: &SessionId, wt: &TaskWorktree) -> Result<()> {
+/// `all`: the person keeps the branch, so everything uncommitted there is committed on it.
+fn commit_changed_after_task(store: &Store, data_dir: &Path, session: &SessionId, wt: &TaskWorktree, all: bool) -> Result<()> {
     let folder = Path::new(&wt.folder);
     if !folder.is_dir() || worktree::untouched(wt)? {
+        return Ok(());
+    }
+    if all {
+        let message = format!("Kept when the task was put away\n\nFinishline-Session: {session}\n");
+        worktree::commit_all(wt, &message, &super::changes::copied_files(&store.events(session, 0)?))?;
         return Ok(());
     }
     let stores = data_dir.join("checkpoints");
@@ -104,6 +110,15 @@ fn commit_changed_after_task(store: &Store, data_dir: &Path, session: &SessionId
     let message = format!("Changed in the worktree after the task\n\nFinishline-Session: {session}\n");
     worktree::commit_all(wt, &message, &super::changes::copied_files(&events))?;
     Ok(())
+}
+
+/// The branch a put-away keeps because the person asked: recorded with what it changes since the
+/// task started, before the worktree goes.
+fn keep_whole_branch(store: &Store, session: &SessionId, wt: &TaskWorktree) -> Result<Option<String>> {
+    let tip = worktree::git(Path::new(&wt.repo), &["rev-parse", "-q", "--verify", &format!("refs/heads/{}^{{commit}}", wt.branch)])?;
+    let files = worktree::changed_between(wt, &wt.base_commit, tip.trim()).unwrap_or_default();
+    store.append(session, None, EngineEvent::BranchKept { branch: wt.branch.clone(), files })?;
+    Ok(Some(wt.branch.clone()))
 }
 
 /// The `branch_kept` a put-away records when the branch holds a commit Finishline did not make.
@@ -133,10 +148,11 @@ pub struct Discarded {
 }
 
 /// Discards an ended task's worktree and branch; the CLI's way, which waits for the removal.
-pub fn discard(store: &Store, data_dir: &Path, session: &SessionId) -> Result<Discarded> {
-    let (wt, after) = put_away(store, data_dir, session)?;
+/// `keep_branch`: the work stays, committed on the task's branch, which is kept.
+pub fn discard(store: &Store, data_dir: &Path, session: &SessionId, keep_branch: bool) -> Result<Discarded> {
+    let (wt, after) = put_away(store, data_dir, session, keep_branch)?;
     crate::fault::pause_at("discard-decided");
-    let kept = keep_foreign_commits(store, session, &wt)?;
+    let kept = if keep_branch { keep_whole_branch(store, session, &wt)? } else { keep_foreign_commits(store, session, &wt)? };
     remove_worktree(store, data_dir, session, &wt, WorktreeEnd::Rejected, kept.is_none())?;
     Ok(Discarded { worktree: wt, status: after, branch_kept: kept })
 }
@@ -147,7 +163,7 @@ impl Engine {
         if self.is_running(session) {
             return Err(Error::InvalidInput(format!("{session} is still running: cancel it first")));
         }
-        let (wt, _) = put_away(&self.store, &self.config.data_dir, session)?;
+        let (wt, _) = put_away(&self.store, &self.config.data_dir, session, false)?;
         let kept = keep_foreign_commits(&self.store, session, &wt)?;
         self.remove_worktree_soon(session, &wt, WorktreeEnd::Rejected, kept.is_none());
         Ok(())
