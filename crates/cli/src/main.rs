@@ -126,8 +126,9 @@ enum SessionsCommand {
     /// as rejected, its worktree and branch removed. Its history stays.
     Discard {
         id: String,
-        /// Keep its work instead: everything in its worktree is committed on its branch, which
-        /// stays (for you to merge, or pick from).
+        /// Keep its work instead: what it changed in its worktree is committed on its branch
+        /// (not what .gitignore hides, nor files copied in at its start), which stays for you to
+        /// merge or pick from.
         #[arg(long)]
         keep_branch: bool,
         #[command(flatten)]

@@ -1020,7 +1020,7 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
             let outcome = ReviewOutcome::Decided { status, revert: None, landed: None, kept: None };
             outln!("{}", serde_json::to_string(&outcome).unwrap_or_default());
         } else {
-            crate::output::say("Sent back to the agent to resolve the merge.\n");
+            crate::output::say("Sent back to the agent to resolve the landing.\n");
         }
         let code = follow(&engine, &store, &sid, &opts, after, false).await;
         tokio::task::block_in_place(|| engine.settle());
@@ -1224,7 +1224,9 @@ fn say_ignored_gone(store: &Store, sid: &SessionId, review: &RequestId, kept: &[
         EngineEvent::ReviewRequested { review_id, not_landed, .. } if review_id == review => Some(not_landed.clone()),
         _ => None,
     });
-    let gone: Vec<String> = not_landed.unwrap_or_default().into_iter().filter(|p| !kept.contains(p)).collect();
+    // `--copy-ignored build` keeps the entry `build/`.
+    let asked = |p: &str| kept.iter().any(|k| k.trim_end_matches('/') == p.trim_end_matches('/'));
+    let gone: Vec<String> = not_landed.unwrap_or_default().into_iter().filter(|p| !asked(p)).collect();
     if !gone.is_empty() {
         errln!("Not copied, so gone with the worktree (.gitignore hides them): {}.", gone.join(", "));
     }
@@ -1333,8 +1335,9 @@ fn say_where_it_works(engine: &Engine, store: &Store, sid: &SessionId, env: &Env
     let EngineEvent::TaskWorkspace { folder, worktree, .. } = &env.event else { return };
     // The event records where it works; the settings say whether a worktree was wanted.
     say_what_it_means(engine.config.tasks.isolation, folder, worktree.as_ref());
-    if let Some(b) = worktree.as_ref().and(kept_before(store, sid, env.seq)) {
-        humanln!("    it starts from your checkout's commit, not from the kept branch {b}, which holds the earlier work: this round's branch does not have it");
+    if let (Some(wt), Some(b)) = (worktree, kept_before(store, sid, env.seq)) {
+        let from = wt.base_branch.as_deref().map_or("the commit your checkout is on".to_string(), |base| format!("{base} as it is now"));
+        humanln!("    it starts from {from}, not from the kept branch {b}, which holds the earlier work: this round's branch does not have it");
     }
 }
 
@@ -1344,6 +1347,7 @@ fn kept_before(store: &Store, sid: &SessionId, seq: u64) -> Option<String> {
     let events = store.events(sid, 0).ok()?;
     events.iter().filter(|e| e.seq < seq).rev().find_map(|e| match &e.event {
         EngineEvent::Landed { branch_kept, .. } => Some(branch_kept.clone()),
+        EngineEvent::BranchKept { branch, .. } => Some(Some(branch.clone())),
         EngineEvent::TaskWorkspace { .. } => Some(None),
         _ => None,
     })?

@@ -69,6 +69,8 @@ impl View {
             // Finishline sending the agent back; a plan step's or a resume's opening is a hand-over.
             EngineEvent::Continuation { source, .. } if !is_hand_over(*source) => self.continuations += 1,
             EngineEvent::TaskWorkspace { .. } => self.lands.clear(),
+            // A new run's failure is its own, whatever an earlier one said about logging in.
+            EngineEvent::RunStarted { .. } => self.login_shown = None,
             EngineEvent::TaskCommitted { files_since_start: Some(files), .. } => self.lands = files.clone(),
             EngineEvent::Evaluation { .. } => {
                 self.evaluations += 1;
@@ -474,7 +476,9 @@ pub fn left_out_lines(not_landed: &[String], in_submodules: &[String]) -> Vec<St
             "    never landed (.gitignore hides them, or they were copied in from your checkout; they go with the worktree): {}",
             not_landed.join(", ")
         ));
-        lines.push("    to keep one in your checkout, decide with `--copy-ignored PATH` (nothing of yours is overwritten)".into());
+        lines.push(
+            "    to keep one in your checkout, decide with `--copy-ignored PATH` (nothing of yours is overwritten: a file you have stays as it is)".into(),
+        );
     }
     if !in_submodules.is_empty() {
         lines.push(format!(

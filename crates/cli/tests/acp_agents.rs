@@ -30,7 +30,7 @@ async fn a_signal_mid_turn_cancels_and_ends_the_agent(real: Real, sig: &'static 
     let line = std::iter::once(agent.command.clone()).chain(agent.args.iter().cloned()).collect::<Vec<_>>().join(" ");
     let e = env();
     let url = server.base_url(Protocol::Openai);
-    let mut cli = Command::new(bin())
+    let mut cli = with_ctrl_c(&mut Command::new(bin()))
         .args(["run", "Think slowly", "--workspace"])
         .arg(&e.ws)
         .args(["--base-url", &url, "--model", "fake-model", "--agent", &line, "--review", "approve", "--data-dir"])

@@ -64,6 +64,7 @@ fn start(agent: &Agent, url: &str, e: &Env) -> Child {
 /// `finishline run "Edit forever" --agent <agent>`, not started yet.
 fn run_with(agent: &Agent, url: &str, e: &Env) -> Command {
     let mut cmd = Command::new(bin());
+    with_ctrl_c(&mut cmd);
     cmd.args(["run", "Edit forever", "--workspace"])
         .arg(&e.ws)
         .args(["--base-url", url, "--model", "fake-model", "--agent", &agent.command, "--review", "approve", "--data-dir"])
@@ -397,6 +398,7 @@ async fn an_agent_that_wants_a_key_is_told_how_to_get_it_in_a_terminal_and_the_p
     assert!(said.contains("SCRIPTED_KEY=… finishline"), "how to give the key in a terminal: {said}");
     assert!(!said.contains("give node SCRIPTED_KEY"), "not the window's words, which a terminal cannot act on: {said}");
     assert_eq!(said.matches("needs you to log in").count(), 1, "said once, not three times: {said}");
+    assert!(!said.contains("It offers") && !said.contains("keychain for node only"), "the window's long form is not repeated: {said}");
     let again = said
         .lines()
         .find_map(|l| l.split('`').nth(1).filter(|c| c.contains("sessions resume")))

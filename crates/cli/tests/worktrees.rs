@@ -784,9 +784,12 @@ async fn approving_from_a_terminal_says_the_rebase_and_the_checks_it_runs_again(
     std::fs::write(r.join("moved.txt"), "moved\n").unwrap();
     git(&r, &["add", "moved.txt"]);
     git(&r, &["commit", "-q", "-m", "the person's own commit"]);
-    let approved = cli.cmd(&["sessions", "review", &id, "--approve"]).output().unwrap();
-    let said = String::from_utf8_lossy(&approved.stdout).to_string() + &String::from_utf8_lossy(&approved.stderr);
-    assert_eq!(approved.status.code(), Some(0), "{said}");
+    // Both streams into one file, in the order they were written.
+    let both = dir.path().join("said.txt");
+    let file = std::fs::File::create(&both).unwrap();
+    let approved = cli.cmd(&["sessions", "review", &id, "--approve"]).stdout(file.try_clone().unwrap()).stderr(file).status().unwrap();
+    let said = std::fs::read_to_string(&both).unwrap();
+    assert_eq!(approved.code(), Some(0), "{said}");
     let rebased = said.find("the branch moved on: the task's commits now sit on").unwrap_or_else(|| panic!("the rebase is said: {said}"));
     let checked = said.find("✓ verify `test -f notes.md`: exit 0").unwrap_or_else(|| panic!("and the check run again: {said}"));
     let landed = said.find("Landed on main").unwrap_or_else(|| panic!("{said}"));
@@ -832,6 +835,10 @@ async fn a_worktree_removed_by_hand_while_its_review_waits_still_lands_from_its_
     let id = session_of(&waiting);
     let wt = lines(&waiting).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"].clone();
     std::fs::remove_dir_all(wt["folder"].as_str().unwrap()).unwrap();
+    // A worktree of the person's own on a drive that is not mounted now: git's entry for it stays.
+    let theirs = dir.path().join("on-a-usb-drive");
+    git(&r, &["worktree", "add", "-q", "-b", "theirs", theirs.to_str().unwrap()]);
+    std::fs::remove_dir_all(&theirs).unwrap();
     // The person's branch moved meanwhile too: landing rebases, which needs a worktree.
     std::fs::write(r.join("moved.txt"), "moved\n").unwrap();
     git(&r, &["add", "moved.txt"]);
@@ -840,7 +847,9 @@ async fn a_worktree_removed_by_hand_while_its_review_waits_still_lands_from_its_
     let said = String::from_utf8_lossy(&approved.stdout).to_string() + &String::from_utf8_lossy(&approved.stderr);
     assert_eq!(approved.status.code(), Some(0), "{said}");
     assert_eq!(git(&r, &["show", "main:notes.md"]), "notes", "{said}");
-    assert_eq!(git(&r, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1, "no worktree is left behind");
+    let listed = git(&r, &["worktree", "list", "--porcelain"]);
+    assert_eq!(listed.matches("worktree ").count(), 2, "no worktree of the task's is left behind: {listed}");
+    assert!(listed.contains("on-a-usb-drive"), "and the person's own entry is not pruned: {listed}");
     assert!(git(&r, &["branch", "--list", "finishline/*"]).is_empty(), "nor the branch");
 }
 
@@ -3703,7 +3712,10 @@ async fn the_run_says_what_its_worktree_leaves_out_and_why_it_has_none() {
     let branch = git(&r, &["branch", "--list", "finishline/*", "--format=%(refname:short)"]);
     let more = cli.cmd(&["sessions", "resume", &id, "now write b.txt", "--base-url", &cli.url, "--model", "m", "--review", "reject"]).output().unwrap();
     let said = String::from_utf8_lossy(&more.stdout);
-    assert!(said.contains(&format!("it starts from your checkout's commit, not from the kept branch {branch}, which holds the earlier work")), "{said}");
+    assert!(
+        said.contains(&format!("it starts from the commit your checkout is on, not from the kept branch {branch}, which holds the earlier work")),
+        "{said}"
+    );
 }
 
 /// A message to a task whose review waits is what a request for changes does: refused as a

@@ -287,14 +287,21 @@ impl Store {
     /// one write: a run another process starts in between either comes first (and `allowed`
     /// sees it busy) or after.
     pub fn append_if(&self, session: &SessionId, event: EngineEvent, allowed: impl FnOnce(SessionStatus) -> Result<()>) -> Result<Envelope> {
+        let mut stored = self.append_all_if(session, vec![event], allowed)?;
+        Ok(stored.remove(0))
+    }
+
+    /// [`Store::append_if`] for several events, stored together or not at all.
+    pub fn append_all_if(&self, session: &SessionId, events: Vec<EngineEvent>, allowed: impl FnOnce(SessionStatus) -> Result<()>) -> Result<Vec<Envelope>> {
         use rusqlite::OptionalExtension;
         self.transact(|tx, out| {
             let status: Option<String> = tx.query_row("SELECT status FROM sessions WHERE id = ?", params![session.0], |r| r.get(0)).optional()?;
             let status = status.ok_or_else(|| Error::NotFound(format!("session {session}")))?;
             allowed(SessionStatus::parse(&status).unwrap_or(SessionStatus::Idle))?;
-            let env = self.append_in(tx, session, None, event)?;
-            out.push(env.clone());
-            Ok(env)
+            for e in events {
+                out.push(self.append_in(tx, session, None, e)?);
+            }
+            Ok(out.clone())
         })
     }
 

@@ -16,10 +16,26 @@ pub fn bin() -> &'static str {
 /// PATH as an installed one is (the commands it suggests then read `finishline …`).
 pub fn command(args: &[&str], data: &Path) -> Command {
     let mut c = Command::new(bin());
+    with_ctrl_c(&mut c);
     let dir = Path::new(bin()).parent().unwrap().to_path_buf();
     let path = std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
     c.args(args).arg("--data-dir").arg(data).env_remove("OPENAI_API_KEY").env("XDG_DATA_HOME", data.join("xdg")).env("PATH", path).stdin(Stdio::null());
     c
+}
+
+/// Ctrl-C as a terminal delivers it: a test run started in the background of a script (`cmd &`)
+/// inherits SIGINT ignored, and finishline keeps a signal it was started ignoring ignored, as
+/// `nohup` asks; a test that presses Ctrl-C means a person's terminal.
+pub fn with_ctrl_c(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: signal() is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    cmd
 }
 
 pub fn finishline(args: &[&str], data: &Path) -> Output {

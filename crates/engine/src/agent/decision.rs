@@ -656,7 +656,7 @@ impl Engine {
         let mode = choice.landing.unwrap_or(if keep { LandingMode::Branch } else { self.config.tasks.landing });
         // Its folder removed by hand: the work is on the branch, and the landing works from a
         // worktree made again from it.
-        worktree::restore(wt, session.as_str())?;
+        worktree::restore(wt, session.as_str(), &self.config.tasks.includes)?;
         let summary = self.store.session(session)?;
         let verdict_summary = events.iter().rev().find_map(|e| {
             if let EngineEvent::ReviewRequested { review_id, verdict_summary, .. } = &e.event {

@@ -15,8 +15,11 @@ use crate::store::Store;
 use crate::workspace::worktree::{self, TaskWorktree};
 
 /// Records the task rejected (completed, when its work landed before) and returns its worktree,
-/// still to be removed. The decision comes first: a crash before the removal leaves a decided
-/// session, whose worktree the start-up sweep removes.
+/// still to be removed. What changed there after the task is committed on its branch first, and
+/// `keep_all` (the person keeps the branch) commits everything and records the branch kept with
+/// the decision, in one write: a crash before the removal leaves a decided session, whose
+/// worktree the start-up sweep removes, keeping a branch recorded kept or holding such commits.
+/// The caller holds the session's lock, which the sweep waits for.
 fn put_away(store: &Store, data_dir: &Path, session: &SessionId, keep_all: bool) -> Result<(TaskWorktree, SessionStatus)> {
     if let Some(group) = competing_group(store, session)? {
         return Err(Error::InvalidInput(format!("{session} is an attempt of group {group}: attempts are put away with their group, by rejecting it")));
@@ -34,9 +37,13 @@ fn put_away(store: &Store, data_dir: &Path, session: &SessionId, keep_all: bool)
     }
     let after =
         if events.iter().any(|e| matches!(e.event, crate::event::EngineEvent::Landed { .. })) { SessionStatus::Completed } else { SessionStatus::Rejected };
+    let mut decided = vec![status_event(after)];
+    if keep_all {
+        decided.push(whole_branch_kept(&wt)?);
+    }
     // The status is read again where the decision is written: a run started meanwhile, here or
     // in another process, wins, and nothing is removed under it.
-    store.append_if(session, status_event(after), |status| {
+    store.append_all_if(session, decided, |status| {
         if matches!(status, SessionStatus::Idle | SessionStatus::Failed | SessionStatus::Cancelled | SessionStatus::Interrupted) {
             return Ok(());
         }
@@ -112,13 +119,12 @@ fn commit_changed_after_task(store: &Store, data_dir: &Path, session: &SessionId
     Ok(())
 }
 
-/// The branch a put-away keeps because the person asked: recorded with what it changes since the
-/// task started, before the worktree goes.
-fn keep_whole_branch(store: &Store, session: &SessionId, wt: &TaskWorktree) -> Result<Option<String>> {
+/// The branch a put-away keeps because the person asked, with what it changes since the task
+/// started: recorded with the decision.
+fn whole_branch_kept(wt: &TaskWorktree) -> Result<EngineEvent> {
     let tip = worktree::git(Path::new(&wt.repo), &["rev-parse", "-q", "--verify", &format!("refs/heads/{}^{{commit}}", wt.branch)])?;
     let files = worktree::changed_between(wt, &wt.base_commit, tip.trim()).unwrap_or_default();
-    store.append(session, None, EngineEvent::BranchKept { branch: wt.branch.clone(), files })?;
-    Ok(Some(wt.branch.clone()))
+    Ok(EngineEvent::BranchKept { branch: wt.branch.clone(), files })
 }
 
 /// The `branch_kept` a put-away records when the branch holds a commit Finishline did not make.
@@ -150,9 +156,10 @@ pub struct Discarded {
 /// Discards an ended task's worktree and branch; the CLI's way, which waits for the removal.
 /// `keep_branch`: the work stays, committed on the task's branch, which is kept.
 pub fn discard(store: &Store, data_dir: &Path, session: &SessionId, keep_branch: bool) -> Result<Discarded> {
+    let _lock = crate::workspace::lock::FolderLock::acquire(&super::decision::session_lock(data_dir, session))?;
     let (wt, after) = put_away(store, data_dir, session, keep_branch)?;
     crate::fault::pause_at("discard-decided");
-    let kept = if keep_branch { keep_whole_branch(store, session, &wt)? } else { keep_foreign_commits(store, session, &wt)? };
+    let kept = if keep_branch { Some(wt.branch.clone()) } else { keep_foreign_commits(store, session, &wt)? };
     remove_worktree(store, data_dir, session, &wt, WorktreeEnd::Rejected, kept.is_none())?;
     Ok(Discarded { worktree: wt, status: after, branch_kept: kept })
 }
@@ -163,7 +170,10 @@ impl Engine {
         if self.is_running(session) {
             return Err(Error::InvalidInput(format!("{session} is still running: cancel it first")));
         }
-        let (wt, _) = put_away(&self.store, &self.config.data_dir, session, false)?;
+        let (wt, _) = {
+            let _lock = crate::workspace::lock::FolderLock::acquire(&super::decision::session_lock(&self.config.data_dir, session))?;
+            put_away(&self.store, &self.config.data_dir, session, false)?
+        };
         let kept = keep_foreign_commits(&self.store, session, &wt)?;
         self.remove_worktree_soon(session, &wt, WorktreeEnd::Rejected, kept.is_none());
         Ok(())

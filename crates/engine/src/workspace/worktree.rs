@@ -399,23 +399,22 @@ pub fn add_empty(wt: &TaskWorktree, session: &str) -> Result<()> {
 }
 
 /// The task's worktree folder was removed by hand (not through git) while its work waited: the
-/// branch still holds what the task committed, so the worktree is made again from it. git's
-/// entry for the gone folder (locked, as [`add_empty`] leaves it) is dropped first; the files
-/// copied in at the start are not copied again (they never land).
-pub fn restore(wt: &TaskWorktree, session: &str) -> Result<()> {
+/// branch still holds what the task committed, so the worktree is made again from it and filled
+/// as a new one is (the files copied in at the start copied again). git's entry for the gone
+/// folder (locked, as [`add_empty`] leaves it) is taken over by naming `--force` twice; no other
+/// worktree's entry is touched (a prune would drop those of folders on a drive not mounted now).
+pub fn restore(wt: &TaskWorktree, session: &str, includes: &[String]) -> Result<()> {
     let repo = Path::new(&wt.repo);
     let folder = Path::new(&wt.folder);
     if folder.exists() {
         return Ok(());
     }
-    let _ = git(repo, &["worktree", "unlock", &wt.folder]);
-    git(repo, &["worktree", "prune"])?;
     if let Some(parent) = folder.parent() {
         std::fs::create_dir_all(parent)?;
     }
     let reason = format!("Finishline task {session}");
     let out = git_in(repo)
-        .args(["worktree", "add", "--lock", "--reason", &reason])
+        .args(["worktree", "add", "--force", "--force", "--no-checkout", "--lock", "--reason", &reason])
         .arg(folder)
         .arg(&wt.branch)
         .output()
@@ -428,6 +427,7 @@ pub fn restore(wt: &TaskWorktree, session: &str) -> Result<()> {
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
+    fill(wt, includes)?;
     Ok(())
 }
 
