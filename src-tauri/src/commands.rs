@@ -451,11 +451,11 @@ pub async fn make_repository(folder: String) -> Result<(), Error> {
 }
 
 /// Puts away a task that ended without a review: recorded as rejected, then its worktree and
-/// branch removed.
+/// branch removed (`keep_branch`: the branch stays, with the task's work committed on it).
 // Off the window's thread: it reads (or deletes) as much as the history holds.
 #[tauri::command(async)]
-pub fn discard_session(app: AppHandle, state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {
-    engine_for_session(&app, &state, &session_id, Need::Decision)?.discard(&session_id)
+pub fn discard_session(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, keep_branch: Option<bool>) -> Result<(), Error> {
+    engine_for_session(&app, &state, &session_id, Need::Decision)?.discard(&session_id, keep_branch.unwrap_or(false))
 }
 
 /// Opens a task's worktree in the file manager. The page names the session, never a path.

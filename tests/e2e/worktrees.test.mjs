@@ -184,4 +184,28 @@ test("what .gitignore hides is kept at the person's word, and a cancelled task's
     timeoutMsg: "the discarded task's worktree was never removed",
   });
   assert.ok(!existsSync(path.join(repo, "slow.txt")), "nothing of the discarded task reached the checkout");
+
+  // Put away keeping only its branch: the worktree goes, what the agent wrote stays on the branch.
+  const kept = await start(repo, "write slowly");
+  await open(kept);
+  await waitStatus("busy");
+  await win.app.waitUntil(async () => (await win.app.$$('[data-testid="tool-card"][data-state="done"]')).length > 0, { timeout: 10_000, timeoutMsg: "the second slow task never wrote its first file" });
+  await clickAway(await testid("cancel"));
+  await waitStatus("cancelled");
+  await clickAway(await testid("discard-work"));
+  await clickAway(await testid("confirm-discard-keep-branch"));
+  await waitStatus("rejected");
+  await win.app.waitUntil(() => git(repo, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree ")).length === 1, {
+    timeout: 15_000,
+    timeoutMsg: "the put-away task's worktree was never removed",
+  });
+  const branches = git(repo, "branch", "--list", "finishline/*", "--format=%(refname:short)").split("\n").filter(Boolean);
+  assert.equal(branches.length, 1, `only the kept task's branch is left: ${branches.join(", ")}`);
+  assert.equal(git(repo, "show", `${branches[0]}:slow-start.txt`), "started", "what the agent wrote is committed on the kept branch");
+  await win.app.waitUntil(async () => (await notes()).some((t) => t.includes(`Kept the branch ${branches[0]} with the task's work`)), {
+    timeout: 10_000,
+    timeoutMsg: "the window never said the branch was kept",
+  });
+  assert.ok(!existsSync(path.join(repo, "slow-start.txt")), "the kept work did not reach the checkout");
+  await shot(win.app, "worktrees-put-away-branch-kept");
 });

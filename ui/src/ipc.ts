@@ -4,6 +4,10 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import { open } from "@tauri-apps/plugin-dialog";
 
+/** Why a put-away task's branch is kept: the worktree changed after the review or after the
+ * task ended, or the person asked. A history from before this was recorded means the first. */
+export type BranchKeptWhy = "changed_after_review" | "changed_after_task" | "asked";
+
 export type ProviderKind = "openai" | "openai_responses" | "anthropic" | "gemini";
 export type Theme = "system" | "light" | "dark";
 
@@ -464,7 +468,7 @@ export type EngineEvent =
   | { type: "landing_blocked"; reason: LandingBlock; files: string[]; detail: string }
   | { type: "ignored_copied"; copied: string[]; left: string[]; failed?: string[] }
   | { type: "rebased"; onto: string; tip?: string }
-  | { type: "branch_kept"; branch: string; files: string[] }
+  | { type: "branch_kept"; branch: string; files: string[]; why?: BranchKeptWhy }
   | { type: "worktree_removed"; folder: string; why: string; branch_deleted?: string | null }
   | { type: "project_instructions"; file: string; chars: number; truncated: boolean }
   | { type: "agent_connected"; agent: string; name: string; version?: string | null; acp_session: string; loaded: boolean; claims: boolean }
@@ -788,8 +792,9 @@ export const ipc = {
   /** Opens the session's worktree in the file manager. */
   /** The task's worktree, or with "checkout" the person's own folder it lands in. */
   openWorktree: (sessionId: string, which: "worktree" | "checkout" = "worktree") => call<void>("open_worktree", { sessionId, which }),
-  /** Puts away a task that ended without a review: recorded as rejected, its worktree and branch removed. */
-  discardSession: (sessionId: string) => call<void>("discard_session", { sessionId }),
+  /** Puts away a task that ended without a review: recorded as rejected, its worktree and branch
+   * removed; with `keepBranch` the branch stays, its work committed on it. */
+  discardSession: (sessionId: string, keepBranch = false) => call<void>("discard_session", { sessionId, keepBranch }),
   /** Merges the moved branch into the task's worktree and sends the agent back to resolve it. */
   resolveConflict: (reviewId: string) => call<void>("resolve_conflict", { reviewId }),
   /** Adds (empty id) or edits a comment on lines of a waiting review's diff. */

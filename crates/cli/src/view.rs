@@ -322,8 +322,13 @@ impl View {
                 if left.is_empty() { String::new() } else { format!("; left as they were, already there: {}", crate::run::few(left)) },
                 if failed.is_empty() { String::new() } else { format!("; not copied: {}", crate::run::few(failed)) }
             )),
-            EngineEvent::BranchKept { branch, files } => self.line(&format!(
-                "  ⎇ kept the branch {branch}: it holds what changed in the worktree after the review{}",
+            EngineEvent::BranchKept { branch, files, why } => self.line(&format!(
+                "  ⎇ kept the branch {branch}: {}{}",
+                match why {
+                    BranchKeptWhy::ChangedAfterReview => "it holds what changed in the worktree after the review",
+                    BranchKeptWhy::ChangedAfterTask => "it holds what changed in the worktree after the task ended",
+                    BranchKeptWhy::Asked => "as you asked, with the task's work",
+                },
                 if files.is_empty() { String::new() } else { format!(" ({})", crate::run::few(files)) }
             )),
             EngineEvent::WorktreeRemoved { folder, branch_deleted, why } => self.line(&format!(

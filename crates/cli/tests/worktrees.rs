@@ -2524,6 +2524,15 @@ async fn discarding_a_task_keeps_its_branch_with_what_changed_in_its_worktree_af
     assert!(!folder.exists(), "the worktree goes");
     assert_eq!(git(&r, &["show", &format!("{branch}:handwork.txt")]), "the person's hand work", "the hand work stays on the branch");
     assert_eq!(git(&r, &["show", &format!("{branch}:broken.txt")]), "mended by hand", "and the hand edit of the task's file");
+    let why = stored(&cli.data, &id).into_iter().find_map(|e| match e {
+        finishline_engine::event::EngineEvent::BranchKept { why, .. } => Some(why),
+        _ => None,
+    });
+    assert_eq!(
+        why,
+        Some(finishline_engine::domain::BranchKeptWhy::ChangedAfterTask),
+        "the history says the branch holds work from after the task, not after a review"
+    );
 }
 
 /// A failed task's half-done work can be kept without running the agent again: `sessions
@@ -2539,6 +2548,11 @@ async fn a_failed_tasks_work_is_kept_on_its_branch_when_discarded_with_keep_bran
     assert!(!folder.exists(), "the worktree goes");
     assert_eq!(git(&r, &["show", &format!("{branch}:broken.txt")]), "half", "the task's work is on its branch");
     assert!(!r.join("broken.txt").exists(), "and not in the person's checkout");
+    let why = stored(&cli.data, &id).into_iter().find_map(|e| match e {
+        finishline_engine::event::EngineEvent::BranchKept { why, .. } => Some(why),
+        _ => None,
+    });
+    assert_eq!(why, Some(finishline_engine::domain::BranchKeptWhy::Asked), "the history says the person asked for the branch");
 }
 
 /// `sessions delete`: the window's Delete, in a terminal. A task with work waiting for a decision

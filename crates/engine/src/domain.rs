@@ -878,6 +878,21 @@ pub enum WorktreeEnd {
     Deleted,
 }
 
+/// Why a put-away task's branch is kept rather than deleted with its worktree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BranchKeptWhy {
+    /// The worktree changed after the review (the person's edit there, a late write, a
+    /// landing's rebase). What a history from before this field was recorded means.
+    #[default]
+    ChangedAfterReview,
+    /// A task that ended without a review was put away with work in its worktree that came after
+    /// it ended (the person's hand work there), or with a commit Finishline did not make.
+    ChangedAfterTask,
+    /// The person asked to keep the branch when putting the task away.
+    Asked,
+}
+
 /// What the settings file holds in place of a value kept in the OS keychain (an MCP server's or
 /// an agent's environment value): the value itself never reaches the file.
 pub const IN_KEYCHAIN: &str = "@keychain";

@@ -502,12 +502,14 @@ pub enum EngineEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tip: Option<String>,
     },
-    /// A rejected task's branch is kept, not deleted with its worktree: the worktree changed
-    /// after the review (an edit the person made there, a late write, a landing's rebase), and
-    /// that is on the branch. `files`: what changed since the reviewed commit, when it is below.
+    /// A rejected or put-away task's branch is kept, not deleted with its worktree: `why` says
+    /// whether the worktree changed after the review or after the task, or the person asked.
+    /// `files`: what the kept branch holds beyond what was reviewed (or, asked, beyond its base).
     BranchKept {
         branch: String,
         files: Vec<String>,
+        #[serde(default)]
+        why: BranchKeptWhy,
     },
     /// The task's worktree is gone (and its branch, unless kept).
     WorktreeRemoved {

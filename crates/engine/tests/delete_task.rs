@@ -75,7 +75,13 @@ fn deleting_a_task_whose_branch_the_person_kept_keeps_the_branch() {
     let store = Store::open(&dir.path().join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
     let (sid, wt) = task_with_worktree(dir.path(), &store);
     // Rejected keeping its branch, and the worktree's removal never happened (a crash).
-    store.append(&sid, None, EngineEvent::BranchKept { branch: wt.branch.clone(), files: vec![] }).unwrap();
+    store
+        .append(
+            &sid,
+            None,
+            EngineEvent::BranchKept { branch: wt.branch.clone(), files: vec![], why: finishline_engine::domain::BranchKeptWhy::ChangedAfterReview },
+        )
+        .unwrap();
     status(&store, &sid, SessionStatus::Rejected);
     delete_task(&store, &dir.path().join("data"), &sid).unwrap();
     assert!(!std::path::Path::new(&wt.folder).exists(), "the worktree goes");

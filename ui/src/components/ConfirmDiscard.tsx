@@ -9,10 +9,13 @@ export function ConfirmDiscard({
   onKeep,
   onDiscard,
   rejecting = false,
+  onKeepBranch,
 }: {
   branch: string;
   onKeep: () => void;
   onDiscard: () => void;
+  /** Offered for a discard: the worktree goes, the branch stays with the task's work on it. */
+  onKeepBranch?: () => void;
   /** Asked for Reject rather than Discard. */
   rejecting?: boolean;
 }) {
@@ -27,11 +30,17 @@ export function ConfirmDiscard({
             or after the task ended (commit_changed_after_task). */}
         {rejecting ? " If anything changed in the worktree after this review, the branch is kept with it instead." : " If anything changed in the worktree after the task ended (your own edits there), the branch is kept with it instead."} Your checkout is not touched, and History keeps the
         session{rejecting ? " and its diff" : ""}.
+        {onKeepBranch && !rejecting && <> To keep its work without the worktree, keep only its branch: what the agent wrote is committed on it for a later <code>git merge</code>.</>}
       </p>
       <div className="actions">
         <button ref={keep} className="btn primary" onClick={onKeep} data-testid={`${id}-keep`}>
           Keep it
         </button>
+        {onKeepBranch && !rejecting && (
+          <button className="btn" onClick={onKeepBranch} data-testid={`${id}-keep-branch`} title={`Its work is committed on ${branch}, which stays; the worktree is removed`}>
+            Keep only its branch
+          </button>
+        )}
         <button className="btn danger" onClick={onDiscard} data-testid={`${id}-go`}>
           {rejecting ? "Reject and remove it" : "Discard the work"}
         </button>

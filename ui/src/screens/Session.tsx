@@ -1152,6 +1152,10 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
             setConfirmDiscard(false);
             ipc.discardSession(sessionId).catch((e) => setError((e as AppError).message));
           }}
+          onKeepBranch={() => {
+            setConfirmDiscard(false);
+            ipc.discardSession(sessionId, true).catch((e) => setError((e as AppError).message));
+          }}
         />
       )}
       {confirmCancel && (

@@ -1,6 +1,6 @@
 // Folds a session's events into what the session view shows. Pure, so it is tested without a
 // window and replays and live updates go through the same code.
-import type { AuditFinding, AutoApproval, CriterionResult, DecisionOccasion, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, NotCopied, OverwrittenCopy, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, RunTrigger, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
+import type { AuditFinding, AutoApproval, BranchKeptWhy, CriterionResult, DecisionOccasion, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, NotCopied, OverwrittenCopy, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, RunTrigger, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
 import { sentence } from "../ipc";
 
 export interface PlanStepView {
@@ -541,7 +541,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       push({
         kind: "landing",
         key: `bk-${e.seq}`,
-        text: `Kept the branch ${e.branch}: it holds what changed in the worktree after the review${e.files.length > 0 ? ` (${e.files.join(", ")})` : ""}.`,
+        text: branchKeptText(e.branch, e.files, e.why ?? "changed_after_review"),
         tone: "ok",
       });
       break;
@@ -747,3 +747,11 @@ export const END_LABEL: Record<EndReason, string> = {
   plan_failed: "Plan failed",
   plan_budget_spent: "Plan budget spent",
 };
+
+/** The note a kept branch leaves in the transcript: why it stayed, and how its work is taken. */
+export function branchKeptText(branch: string, files: string[], why: BranchKeptWhy): string {
+  const which = files.length > 0 ? ` (${files.join(", ")})` : "";
+  if (why === "asked") return `Kept the branch ${branch} with the task's work${which}, as you asked: \`git merge ${branch}\` on the branch you want it on takes it.`;
+  const when = why === "changed_after_task" ? "after the task ended" : "after the review";
+  return `Kept the branch ${branch}: it holds what changed in the worktree ${when}${which}.`;
+}

@@ -711,8 +711,50 @@ describe("a task that ended without a review", () => {
     expect(asked, "Esc keeps the work").toEqual([]);
     await user.click(screen.getByTestId("discard-work"));
     await user.click(await screen.findByTestId("confirm-discard-go"));
-    await waitFor(() => expect(asked).toEqual([{ sessionId: "s1" }]));
+    await waitFor(() => expect(asked).toEqual([{ sessionId: "s1", keepBranch: false }]));
     await waitFor(() => expect(screen.queryByTestId("discard-offer"), "nothing is left to discard").toBeNull());
+  });
+
+  it("can put the worktree away and keep the task's work on its branch, and says so in the transcript", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "fix the parser", workspace: "/repo", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "worktree", folder: worktree.folder, worktree }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "cancelled" }),
+    ];
+    const asked: unknown[] = [];
+    script(events, (cmd, args, push) => {
+      if (cmd !== "discard_session") return null;
+      asked.push(args);
+      push({ type: "status_changed", status: "rejected" });
+      push({ type: "branch_kept", branch: worktree.branch, files: ["parser.rs"], why: "asked" });
+      push({ type: "worktree_removed", folder: worktree.folder, why: "rejected", branch_deleted: null });
+      return null;
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("discard-work"));
+    expect(await screen.findByTestId("confirm-discard")).toHaveTextContent("keep only its branch: what the agent wrote is committed on it");
+    await user.click(screen.getByTestId("confirm-discard-keep-branch"));
+    await waitFor(() => expect(asked).toEqual([{ sessionId: "s1", keepBranch: true }]));
+    expect(await screen.findByText(`Kept the branch ${worktree.branch} with the task's work (parser.rs), as you asked: \`git merge ${worktree.branch}\` on the branch you want it on takes it.`)).toBeInTheDocument();
+    await waitFor(() => expect(screen.queryByTestId("discard-offer")).toBeNull());
+  });
+
+  it("says a branch kept when a task was put away holds what changed after the task, not after a review", async () => {
+    seq = 0;
+    script([
+      ev({ type: "session_created", task: "fix the parser", workspace: "/repo", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "worktree", folder: worktree.folder, worktree }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "failed" }),
+      ev({ type: "status_changed", status: "rejected" }),
+      ev({ type: "branch_kept", branch: worktree.branch, files: ["notes.md"], why: "changed_after_task" }),
+      ev({ type: "worktree_removed", folder: worktree.folder, why: "rejected", branch_deleted: null }),
+    ], () => null);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByText(`Kept the branch ${worktree.branch}: it holds what changed in the worktree after the task ended (notes.md).`)).toBeInTheDocument();
   });
 });
 

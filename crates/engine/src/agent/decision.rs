@@ -507,7 +507,11 @@ impl Engine {
                 // Kept is part of the decision, recorded with it: a removal cut short is finished
                 // at the next start by what was recorded, not by guessing again.
                 let mut decided = vec![resolved];
-                decided.extend(kept.as_ref().map(|k| EngineEvent::BranchKept { branch: k.branch.clone(), files: k.files.clone() }));
+                decided.extend(kept.as_ref().map(|k| EngineEvent::BranchKept {
+                    branch: k.branch.clone(),
+                    files: k.files.clone(),
+                    why: BranchKeptWhy::ChangedAfterReview,
+                }));
                 decided.push(status_event(SessionStatus::Rejected));
                 self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, decided)?;
                 self.remove_worktree_soon(&summary.id, &wt, WorktreeEnd::Rejected, kept.is_none());

@@ -124,14 +124,14 @@ fn commit_changed_after_task(store: &Store, data_dir: &Path, session: &SessionId
 fn whole_branch_kept(wt: &TaskWorktree) -> Result<EngineEvent> {
     let tip = worktree::git(Path::new(&wt.repo), &["rev-parse", "-q", "--verify", &format!("refs/heads/{}^{{commit}}", wt.branch)])?;
     let files = worktree::changed_between(wt, &wt.base_commit, tip.trim()).unwrap_or_default();
-    Ok(EngineEvent::BranchKept { branch: wt.branch.clone(), files })
+    Ok(EngineEvent::BranchKept { branch: wt.branch.clone(), files, why: BranchKeptWhy::Asked })
 }
 
 /// The `branch_kept` a put-away records when the branch holds a commit Finishline did not make.
 pub(super) fn branch_kept(events: &[crate::event::Envelope], wt: &TaskWorktree) -> Option<EngineEvent> {
     let (recorded, tip) = foreign_tip(events, wt)?;
     let files = worktree::changed_between(wt, &recorded, &tip).unwrap_or_default();
-    Some(EngineEvent::BranchKept { branch: wt.branch.clone(), files })
+    Some(EngineEvent::BranchKept { branch: wt.branch.clone(), files, why: BranchKeptWhy::ChangedAfterTask })
 }
 
 /// The task branch's tip and the last commit Finishline recorded on it, when they differ: a
@@ -165,16 +165,17 @@ pub fn discard(store: &Store, data_dir: &Path, session: &SessionId, keep_branch:
 }
 
 impl Engine {
-    /// [`discard`] with the removal off the caller's path, as a reject's is.
-    pub fn discard(self: &Arc<Self>, session: &SessionId) -> Result<()> {
+    /// [`discard`] with the removal off the caller's path, as a reject's is. `keep_branch`: the
+    /// work stays, committed on the task's branch, which is kept.
+    pub fn discard(self: &Arc<Self>, session: &SessionId, keep_branch: bool) -> Result<()> {
         if self.is_running(session) {
             return Err(Error::InvalidInput(format!("{session} is still running: cancel it first")));
         }
         let (wt, _) = {
             let _lock = crate::workspace::lock::FolderLock::acquire(&super::decision::session_lock(&self.config.data_dir, session))?;
-            put_away(&self.store, &self.config.data_dir, session, false)?
+            put_away(&self.store, &self.config.data_dir, session, keep_branch)?
         };
-        let kept = keep_foreign_commits(&self.store, session, &wt)?;
+        let kept = if keep_branch { Some(wt.branch.clone()) } else { keep_foreign_commits(&self.store, session, &wt)? };
         self.remove_worktree_soon(session, &wt, WorktreeEnd::Rejected, kept.is_none());
         Ok(())
     }
