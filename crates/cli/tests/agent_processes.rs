@@ -105,6 +105,14 @@ fn gone_within(pgid: u32, until: Instant) -> bool {
     }
 }
 
+/// A fake provider whose evaluator says every task is done, with `rules` for the agent after it.
+async fn evaluator_says_done(rules: Vec<Value>) -> FakeServer {
+    let verdict = json!({"done": true, "summary": "ok", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": ""}).to_string();
+    let mut all = vec![json!({"when": {"kind": "evaluator"}, "reply": {"text": verdict}})];
+    all.extend(rules);
+    FakeServer::start(serde_json::from_value(json!({ "rules": all })).unwrap()).await.unwrap()
+}
+
 fn last_status(data: &std::path::Path) -> String {
     let out = finishline(&["sessions", "list", "--json"], data);
     let rows = lines(&out);
@@ -162,7 +170,7 @@ async fn ctrl_c_mid_turn_cancels_the_run_and_ends_the_agents_process_group() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_next_start_after_a_crash_ends_the_agent_the_crashed_run_left_running() {
-    let server = FakeServer::start(serde_json::from_value(json!({"rules": [{"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}}]})).unwrap()).await.unwrap();
+    let server = evaluator_says_done(vec![]).await;
     let url = server.base_url(Protocol::Openai);
     let agent = deaf();
     let quick = scripted(
@@ -194,12 +202,11 @@ async fn the_next_start_after_a_crash_ends_a_command_the_built_in_agent_left_run
     let pid_file = pids.path().join("command.pid");
     // The built-in agent runs a command that would go on for ten minutes (a dev server, a watcher).
     let command = format!("echo $$ > {}; exec sleep 600", pid_file.display());
-    let rules = json!({"rules": [
-        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
-        {"when": {"kind": "agent", "last_message_contains": "serve the site"}, "reply": {"text": "Starting it.", "tool_calls": [{"name": "run_command", "arguments": {"command": command}}]}},
-        {"when": {"kind": "agent"}, "reply": {"text": "Done! Nothing else to do."}}
-    ]});
-    let server = FakeServer::start(serde_json::from_value(rules).unwrap()).await.unwrap();
+    let server = evaluator_says_done(vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "serve the site"}, "reply": {"text": "Starting it.", "tool_calls": [{"name": "run_command", "arguments": {"command": command}}]}}),
+        json!({"when": {"kind": "agent"}, "reply": {"text": "Done! Nothing else to do."}}),
+    ])
+    .await;
     let url = server.base_url(Protocol::Openai);
     let e = env();
     let run = move |task: &str| {
@@ -321,9 +328,7 @@ async fn the_resume_an_agents_run_suggests_names_the_server_it_needs() {
 /// for the tool (`edit`) allows the next write, pasted as printed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agents_write_refused_unasked_is_allowed_again_by_the_kind_the_hint_names() {
-    let verdict = "{\"done\": true, \"summary\": \"written\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
-    let server =
-        FakeServer::start(serde_json::from_value(json!({"rules": [{"when": {"kind": "evaluator"}, "reply": {"text": verdict}}]})).unwrap()).await.unwrap();
+    let server = evaluator_says_done(vec![]).await;
     let url = server.base_url(Protocol::Openai);
     let turn = |id: &str, file: &str| {
         json!({"updates": [{"sessionUpdate": "tool_call", "toolCallId": id, "title": format!("Writing to {file}"), "kind": "edit", "status": "pending", "locations": [{"path": file}]}],
@@ -384,9 +389,7 @@ async fn an_agent_slow_to_start_is_said_to_be_awaited_with_how_long_at_most() {
 /// pasted with the key set, goes on to the review.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_that_wants_a_key_is_told_how_to_get_it_in_a_terminal_and_the_printed_resume_goes_on() {
-    let verdict = "{\"done\": true, \"summary\": \"written\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}";
-    let server =
-        FakeServer::start(serde_json::from_value(json!({"rules": [{"when": {"kind": "evaluator"}, "reply": {"text": verdict}}]})).unwrap()).await.unwrap();
+    let server = evaluator_says_done(vec![]).await;
     let url = server.base_url(Protocol::Openai);
     let agent = scripted(
         json!({"auth": "key", "turns": [{"updates": [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Wrote done.txt."}}], "write": {"path": "done.txt", "content": "done\n"}}]}),
