@@ -283,6 +283,9 @@ pub struct RunOptions {
     /// may be an external one, whose tools `--allow` names in its own words.
     #[arg(skip)]
     pub on_session: bool,
+    /// `run --isolation`: where this process's task works, over the settings' policy.
+    #[arg(skip)]
+    pub isolation: Option<IsolationArg>,
     /// The folder the task works on (in a git repository, in a worktree of its own). A command
     /// on a session works in the session's own folder, whatever this says.
     #[arg(long, default_value = ".")]
@@ -467,7 +470,8 @@ fn main() -> ExitCode {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime");
     let code = rt.block_on(async move {
         match cli.command {
-            Command::Run { task, task_file, task_args, opts } => {
+            Command::Run { task, task_file, task_args, mut opts } => {
+                opts.isolation = task_args.isolation;
                 // In the folder itself the work is already where it would land: `--land` was
                 // accepted and did nothing.
                 if matches!(task_args.isolation, Some(IsolationArg::InPlace)) && opts.land.is_some() {

@@ -168,6 +168,11 @@ pub(crate) fn open_for(opts: &RunOptions, need: Need) -> Result<Opened, u8> {
     if let Some(agent) = &settings.agent {
         engine_config.agent_secrets = finishline_engine::config::secret::Keys::os().agent_secrets(&settings, &agent.name);
     }
+    // As `--land` does: the process runs the one task, and what it says of where the task works
+    // follows what was asked (no "make a first commit" to one told to work in place).
+    if let Some(i) = opts.isolation {
+        engine_config.tasks.isolation = isolation(i);
+    }
     if let Some(l) = opts.land {
         engine_config.tasks.landing = l.mode();
     }
@@ -179,14 +184,18 @@ pub(crate) fn open_for(opts: &RunOptions, need: Need) -> Result<Opened, u8> {
     Ok(Opened { engine, store, mcp, interactive })
 }
 
+fn isolation(i: crate::IsolationArg) -> Isolation {
+    match i {
+        crate::IsolationArg::Worktree => Isolation::Worktree,
+        crate::IsolationArg::InPlace => Isolation::InPlace,
+    }
+}
+
 pub(crate) fn task_options(opts: &crate::TaskArgs) -> finishline_engine::agent::TaskOptions {
     use finishline_engine::agent::{TaskOptions, WhenBusy};
     TaskOptions {
         plan: opts.plan.mode(),
-        isolation: opts.isolation.map(|i| match i {
-            crate::IsolationArg::Worktree => Isolation::Worktree,
-            crate::IsolationArg::InPlace => Isolation::InPlace,
-        }),
+        isolation: opts.isolation.map(isolation),
         base: opts.base.clone(),
         when_busy: match opts.when_busy {
             crate::WhenBusyArg::Queue => WhenBusy::Queue,
@@ -1304,7 +1313,8 @@ fn no_review(store: &Store, sid: &SessionId) -> String {
 
 /// Under where a task works, what that means for the person, as New Task says it: their
 /// uncommitted changes are not in a new worktree; a repository with no commit yet gives it none;
-/// on no branch, there is nowhere to land. `isolation`: where tasks work by the settings.
+/// on no branch, there is nowhere to land. `isolation`: where tasks work by the settings, or
+/// by `--isolation`.
 fn say_what_it_means(isolation: finishline_engine::domain::Isolation, folder: &str, wt: Option<&finishline_engine::workspace::worktree::TaskWorktree>) {
     use finishline_engine::workspace::worktree;
     match wt {

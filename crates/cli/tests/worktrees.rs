@@ -3713,6 +3713,26 @@ async fn the_run_says_what_its_worktree_leaves_out_and_why_it_has_none() {
     let said = human(&fresh);
     assert!(said.contains("works in the folder itself"), "{said}");
     assert!(said.contains("a git repository with no commit yet, so the task has no worktree of its own: make a first commit to give tasks one"), "{said}");
+    // Asked to work in the folder itself, the task has no worktree because it was told so.
+    let out = cli
+        .cmd(&[
+            "run",
+            "write a.txt",
+            "--workspace",
+            fresh.to_str().unwrap(),
+            "--base-url",
+            &cli.url,
+            "--model",
+            "m",
+            "--review",
+            "reject",
+            "--isolation",
+            "in-place",
+        ])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("works in the folder itself") && !said.contains("no commit yet"), "--isolation in-place wanted no worktree: {said}");
 
     git(&r, &["stash", "-q"]);
     git(&r, &["checkout", "-q", "--detach"]);
