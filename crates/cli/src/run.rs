@@ -873,6 +873,8 @@ pub(crate) enum Again<'a> {
 fn landing_ways(reason: LandingBlock, approve: &str, resolve: Option<&str>) -> String {
     let keep = format!("to keep the task's branch for later instead: `{approve} --land branch`");
     match (reason, resolve) {
+        // Its detail says how: the branch is where the repository went, out of Finishline's reach.
+        (LandingBlock::RepositoryGone, _) => format!("once the repository is back: `{approve}`"),
         (LandingBlock::OutsideSparseCheckout, _) => format!("to land it as a commit instead: `{approve} --land squash` (or `--land merge`); {keep}"),
         (LandingBlock::VerificationFailed, Some(resolve)) => format!("to let the agent fix it: `{resolve}`; {keep}"),
         (r, Some(resolve)) if r.agent_can_resolve() => format!("to let the agent resolve it: `{resolve}`; {keep}"),

@@ -853,6 +853,38 @@ async fn a_worktree_removed_by_hand_while_its_review_waits_still_lands_from_its_
     assert!(git(&r, &["branch", "--list", "finishline/*"]).is_empty(), "nor the branch");
 }
 
+/// The person's repository was moved (or renamed) while a task's review waited: approve says so
+/// and how to go on, instead of a raw git error, and lands nothing; the review still waits, and
+/// once the repository is back where the task started, approve lands it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_moved_while_its_review_waits_is_said_with_the_way_back_and_lands_once_back() {
+    let (_s, dir, cli) = server(vec![writes("notes.md", "notes\n", 0)]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write notes.md", &r, &[]);
+    let id = session_of(&waiting);
+    let wt = lines(&waiting).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"].clone();
+    let (folder, branch) = (wt["folder"].as_str().unwrap().to_string(), wt["branch"].as_str().unwrap().to_string());
+    let moved = dir.path().join("repo-renamed");
+    std::fs::rename(&r, &moved).unwrap();
+    let approved = cli.cmd(&["sessions", "review", &id, "--approve"]).output().unwrap();
+    let said = String::from_utf8_lossy(&approved.stdout).to_string() + &String::from_utf8_lossy(&approved.stderr);
+    assert_eq!(approved.status.code(), Some(6), "not landed, the review waits: {said}");
+    assert!(said.contains(&format!("is no longer at {}", r.display())), "{said}");
+    assert!(said.contains(&format!("git worktree repair {folder}")) && said.contains(&format!("git merge {branch}")), "the way to take it by hand: {said}");
+    assert!(!said.contains("--land branch"), "keeping the branch cannot go through either: {said}");
+    assert!(Path::new(&folder).join("notes.md").exists(), "the task's worktree is untouched");
+    assert!(!moved.join("notes.md").exists(), "nothing landed");
+    let rejected = cli.cmd(&["sessions", "review", &id, "--reject"]).output().unwrap();
+    let said = String::from_utf8_lossy(&rejected.stderr);
+    assert_ne!(rejected.status.code(), Some(0), "{said}");
+    assert!(said.contains(&format!("is no longer at {}", r.display())) && said.contains("put it back there and reject again"), "{said}");
+    assert!(Path::new(&folder).join("notes.md").exists(), "the task's worktree is untouched");
+    std::fs::rename(&moved, &r).unwrap();
+    let approved = cli.cmd(&["sessions", "review", &id, "--approve"]).output().unwrap();
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(git(&r, &["show", "main:notes.md"]), "notes");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn worktreeinclude_files_reach_the_task_but_never_its_commit() {
     let (_s, dir, cli) = server(vec![writes("app.txt", "uses the env\n", 0)]).await;

@@ -836,6 +836,9 @@ pub enum LandingBlock {
     Interrupted,
     /// The person stopped the landing (its checks on a moved branch) before anything moved.
     Stopped,
+    /// The person's repository is no longer where the task started (moved, renamed or
+    /// deleted): the task's branch went with it, and its worktree no longer finds it.
+    RepositoryGone,
     /// git refused for another reason, named in the detail.
     Git,
 }
@@ -854,6 +857,7 @@ impl LandingBlock {
             LandingBlock::BranchInUse => "branch_in_use",
             LandingBlock::Interrupted => "interrupted",
             LandingBlock::Stopped => "stopped",
+            LandingBlock::RepositoryGone => "repository_gone",
             LandingBlock::Git => "git",
         }
     }

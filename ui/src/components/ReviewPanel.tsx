@@ -73,6 +73,7 @@ const BLOCK_TITLE: Record<LandingBlock, string> = {
   no_branch: "Not landed: there is no branch to land on",
   interrupted: "Not landed: Finishline stopped while landing",
   stopped: "Not landed: you stopped it",
+  repository_gone: "Not landed: your repository is no longer where the task started",
   git: "Not landed: git refused",
 };
 
@@ -640,9 +641,12 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
                 Open the worktree
               </button>
             ))}
-            <button className="btn" disabled={busy} onClick={() => decide("approve", false, "branch")} data-testid="keep-branch">
-              Keep the branch for later
-            </button>
+            {/* Gone with the repository, the branch is out of reach: keeping it would stop the same way. */}
+            {review.blocked.reason !== "repository_gone" && (
+              <button className="btn" disabled={busy} onClick={() => decide("approve", false, "branch")} data-testid="keep-branch">
+                Keep the branch for later
+              </button>
+            )}
           </div>
         </div>
       )}

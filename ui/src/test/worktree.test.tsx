@@ -526,6 +526,23 @@ describe("a task in its own worktree", () => {
     await userEvent.setup().click(screen.getByTestId("blocked-open-checkout"));
     await waitFor(() => expect(opened).toEqual([{ sessionId: "s1", which: "checkout" }]));
   });
+
+  it("a repository moved away says so with the way back, and offers no branch to keep that went with it", async () => {
+    script(reviewWaiting(), (cmd, _args, push) => {
+      if (cmd !== "submit_review") return undefined;
+      const detail = "the repository the task started from is no longer at /repo (moved, renamed or deleted): put it back there and approve again; or, in the repository where it is now, `git worktree repair /wt` then `git merge finishline/abc-fix` takes the task's work by hand";
+      push({ type: "landing_blocked", reason: "repository_gone", files: [], detail });
+      return { outcome: "landing_blocked", reason: "repository_gone", files: [], detail };
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await userEvent.setup().click(await screen.findByTestId("approve"));
+    const blocked = await screen.findByTestId("landing-blocked");
+    expect(blocked).toHaveTextContent("Not landed: your repository is no longer where the task started. The repository the task started from is no longer at /repo");
+    expect(blocked).toHaveTextContent("put it back there and approve again");
+    expect(screen.queryByTestId("keep-branch"), "the branch went with the repository").toBeNull();
+    expect(screen.queryByTestId("resolve-with-agent")).toBeNull();
+    expect(screen.getByTestId("approve")).toHaveTextContent("Try landing on main again");
+  });
 });
 
 describe("the review arriving", () => {

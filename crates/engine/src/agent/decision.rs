@@ -446,6 +446,12 @@ impl Engine {
             return Err(Error::InvalidInput("say what should change: the feedback is empty and there are no comments on the diff".into()));
         }
         let wt = current_worktree(&events);
+        // Moved away, the repository is out of reach of every decision but approve's, which says
+        // so as a landing that waits (below); the review waits for it to come back.
+        if let Some(gone) = wt.as_ref().filter(|_| choice.decision != Decision::Approve).and_then(landing::repository_gone) {
+            let verb = if choice.decision == Decision::Reject { "reject" } else { "request changes" };
+            return Err(Error::Worktree(format!("{}: put it back there and {verb} again", gone.where_it_was())));
+        }
         match (choice.decision, wt) {
             (Decision::RequestChanges, _) => {
                 let run = RunId::new();
@@ -658,6 +664,10 @@ impl Engine {
         // (never auto-approve's: keeping is not landing).
         let keep = wt.base_branch.is_none() && choice.by == DecidedBy::Person;
         let mode = choice.landing.unwrap_or(if keep { LandingMode::Branch } else { self.config.tasks.landing });
+        if let Some(gone) = landing::repository_gone(wt).map(|g| g.blocked()) {
+            self.store.append(session, None, EngineEvent::LandingBlocked { reason: gone.reason, files: vec![], detail: gone.detail.clone() })?;
+            return Ok(ReviewOutcome::LandingBlocked { reason: gone.reason, files: gone.files, detail: gone.detail });
+        }
         // Its folder removed by hand: the work is on the branch, and the landing works from a
         // worktree made again from it.
         worktree::restore(wt, session.as_str(), &self.config.tasks.includes)?;

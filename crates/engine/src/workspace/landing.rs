@@ -478,6 +478,37 @@ fn your_edits(repo: &Path, files: &[String]) -> Result<Vec<String>> {
     Ok(files.iter().filter(|f| dirty.contains(&f.as_str())).cloned().collect())
 }
 
+/// The person's repository is not where the task started (moved, renamed or deleted): nothing
+/// can land there, and git run in the task's worktree fails, as its link points to the old
+/// place. Said with both ways on: put it back, or take the work by hand where it is now.
+pub fn repository_gone(wt: &TaskWorktree) -> Option<RepositoryGone<'_>> {
+    (!git_ok(Path::new(&wt.repo), &["rev-parse", "--git-dir"])).then_some(RepositoryGone(wt))
+}
+
+/// A task's repository that is not where the task started.
+pub struct RepositoryGone<'a>(&'a TaskWorktree);
+
+impl RepositoryGone<'_> {
+    pub fn where_it_was(&self) -> String {
+        format!("the repository the task started from is no longer at {} (moved, renamed or deleted)", self.0.repo)
+    }
+
+    /// What an approve says: both ways on.
+    pub fn blocked(&self) -> Blocked {
+        let wt = self.0;
+        Blocked::new(
+            LandingBlock::RepositoryGone,
+            vec![],
+            format!(
+                "{}: put it back there and approve again; or, in the repository where it is now, `git worktree repair {}` then `git merge {}` takes the task's work by hand",
+                self.where_it_was(),
+                wt.folder,
+                wt.branch
+            ),
+        )
+    }
+}
+
 /// Which of `files` the index holds and the person's working tree does not: deleted, and the
 /// deletion not committed or staged. Only those paths are looked at (past the command line's
 /// room, every deleted file, filtered here).
