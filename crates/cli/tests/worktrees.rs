@@ -2587,6 +2587,24 @@ async fn a_failed_tasks_work_is_kept_on_its_branch_when_discarded_with_keep_bran
     assert_eq!(why, Some(finishline_engine::domain::BranchKeptWhy::Asked), "the history says the person asked for the branch");
 }
 
+/// A failed task's repository moved away: discard says so and touches nothing (its worktree
+/// could not be removed from git's list, nor its branch found); once it is back, discard works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discarding_a_task_whose_repository_moved_away_says_so_and_touches_nothing() {
+    let (_s, dir, cli, r, FailedTask { id, folder, branch }) = a_task_that_failed_after_writing(vec![]).await;
+    let moved = dir.path().join("repo-renamed");
+    std::fs::rename(&r, &moved).unwrap();
+    let discarded = cli.cmd(&["sessions", "discard", &id]).output().unwrap();
+    let said = String::from_utf8_lossy(&discarded.stderr);
+    assert_ne!(discarded.status.code(), Some(0), "{said}");
+    assert!(said.contains(&format!("is no longer at {}", r.display())) && said.contains("put it back there and discard again"), "{said}");
+    assert!(folder.join("broken.txt").exists(), "the worktree is untouched");
+    std::fs::rename(&moved, &r).unwrap();
+    let discarded = cli.cmd(&["sessions", "discard", &id]).output().unwrap();
+    assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));
+    assert!(!folder.exists() && !git(&r, &["branch", "--list"]).contains(&branch), "put away once back");
+}
+
 /// `sessions delete`: the window's Delete, in a terminal. A task with work waiting for a decision
 /// is deleted only when the person says so (`--yes`, or yes at the prompt): its worktree and
 /// branch go with its history; a landed task's files stay in the person's checkout, and so does

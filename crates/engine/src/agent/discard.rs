@@ -27,6 +27,11 @@ fn put_away(store: &Store, data_dir: &Path, session: &SessionId, keep_all: bool)
     let events = store.events(session, 0)?;
     let wt = current_worktree(&events)
         .ok_or_else(|| Error::InvalidInput(format!("{session} has no worktree of its own: there is nothing to discard (its history stays)")))?;
+    // Moved away, the repository holds the branch and git's entry for the worktree: neither can
+    // be removed, nor what changed after the task committed, until it is back.
+    if let Some(gone) = crate::workspace::landing::repository_gone(&wt) {
+        return Err(Error::Worktree(format!("{}: put it back there and discard again", gone.where_it_was())));
+    }
     // A task whose work landed before, continued since (a question after it landed), stays
     // completed: only the new worktree is put away, and its landed work is not called rejected.
     // Kept before the decision is recorded: a crash after it leaves the worktree to the start-up
