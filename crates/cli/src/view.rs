@@ -326,7 +326,8 @@ impl View {
                 "  ⎇ kept the branch {branch}: {}{}",
                 match why {
                     BranchKeptWhy::ChangedAfterReview => "it holds what changed in the worktree after the review",
-                    BranchKeptWhy::ChangedAfterTask => "it holds what changed in the worktree after the task ended",
+                    BranchKeptWhy::ChangedAfterTask =>
+                        "it holds work Finishline did not make (commits of yours or the agent's own, or what changed in the worktree after the task ended)",
                     BranchKeptWhy::Asked => "as you asked, with the task's work",
                 },
                 if files.is_empty() { String::new() } else { format!(" ({})", crate::run::few(files)) }

@@ -887,14 +887,23 @@ pub enum WorktreeEnd {
 #[serde(rename_all = "snake_case")]
 pub enum BranchKeptWhy {
     /// The worktree changed after the review (the person's edit there, a late write, a
-    /// landing's rebase). What a history from before this field was recorded means.
+    /// landing's rebase). What a history from before this field was recorded is read as (some
+    /// of those were put-aways: the words then say a little less than happened).
     #[default]
     ChangedAfterReview,
     /// A task that ended without a review was put away with work in its worktree that came after
-    /// it ended (the person's hand work there), or with a commit Finishline did not make.
+    /// it ended (the person's hand work there), or with a commit Finishline did not make (theirs,
+    /// or the agent's own `git commit`).
     ChangedAfterTask,
     /// The person asked to keep the branch when putting the task away.
     Asked,
+}
+
+/// Reads a kept branch's reason; one a later version wrote and this one does not know reads as
+/// the default, so going back a version never makes a session's history unreadable.
+pub(crate) fn branch_kept_why<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BranchKeptWhy, D::Error> {
+    let raw = String::deserialize(d)?;
+    Ok(serde_json::from_value(serde_json::Value::String(raw)).unwrap_or_default())
 }
 
 /// What the settings file holds in place of a value kept in the OS keychain (an MCP server's or

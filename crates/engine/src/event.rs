@@ -504,11 +504,12 @@ pub enum EngineEvent {
     },
     /// A rejected or put-away task's branch is kept, not deleted with its worktree: `why` says
     /// whether the worktree changed after the review or after the task, or the person asked.
-    /// `files`: what the kept branch holds beyond what was reviewed (or, asked, beyond its base).
+    /// `files`: what the kept branch holds beyond the last commit Finishline recorded (asked: beyond
+    /// its base).
     BranchKept {
         branch: String,
         files: Vec<String>,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "crate::domain::branch_kept_why")]
         why: BranchKeptWhy,
     },
     /// The task's worktree is gone (and its branch, unless kept).
@@ -620,4 +621,20 @@ pub struct Envelope {
 
 fn person() -> DecidedBy {
     DecidedBy::Person
+}
+
+#[cfg(test)]
+mod branch_kept_tests {
+    use super::EngineEvent;
+    use crate::domain::BranchKeptWhy;
+
+    #[test]
+    fn a_kept_branch_stored_without_a_reason_or_with_one_from_a_later_version_still_reads() {
+        for stored in [r#"{"type":"branch_kept","branch":"b","files":[]}"#, r#"{"type":"branch_kept","branch":"b","files":[],"why":"from_the_future"}"#] {
+            let e: EngineEvent = serde_json::from_str(stored).unwrap();
+            assert!(matches!(e, EngineEvent::BranchKept { why: BranchKeptWhy::ChangedAfterReview, .. }), "{stored}");
+        }
+        let e: EngineEvent = serde_json::from_str(r#"{"type":"branch_kept","branch":"b","files":[],"why":"asked"}"#).unwrap();
+        assert!(matches!(e, EngineEvent::BranchKept { why: BranchKeptWhy::Asked, .. }));
+    }
 }
