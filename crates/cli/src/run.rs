@@ -905,6 +905,9 @@ pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, a
         Ok(ReviewOutcome::Decided { landed: Some(l), .. }) => match (&l.commit, &l.target_branch, &l.branch_kept) {
             (Some(c), Some(b), _) => {
                 errln!("Landed on {b} as {}.", &c[..c.len().min(10)]);
+                if let Some(elsewhere) = &l.checkout_elsewhere {
+                    errln!("{}", elsewhere.words(b));
+                }
                 if let Some(words) = not_applied_words(&l.hooks_not_run, l.unsigned) {
                     errln!("{words}");
                 }

@@ -310,8 +310,11 @@ impl View {
             )),
             EngineEvent::TaskWorkspace { worktree: None, folder, .. } => self.line(&format!("  works in the folder itself: {folder}")),
             EngineEvent::Rebased { onto, .. } => self.line(&format!("  ⎇ the branch moved on: the task's commits now sit on {}", &onto[..onto.len().min(10)])),
-            EngineEvent::Landed { target_branch, commit, branch_kept, files, .. } => {
-                self.line(&landed_line(commit.as_deref(), target_branch.as_deref(), branch_kept.as_deref(), files.len()))
+            EngineEvent::Landed { target_branch, commit, branch_kept, files, checkout_elsewhere, .. } => {
+                self.line(&landed_line(commit.as_deref(), target_branch.as_deref(), branch_kept.as_deref(), files.len()));
+                if let (Some(elsewhere), Some(target)) = (checkout_elsewhere, target_branch) {
+                    self.line(&format!("    {}", elsewhere.words(target)));
+                }
             }
             EngineEvent::LandingBlocked { detail, files, .. } => {
                 self.line(&format!("  ! not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) }))

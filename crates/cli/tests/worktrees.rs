@@ -750,6 +750,13 @@ async fn a_task_lands_on_its_branch_while_the_person_works_on_another_and_their_
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2");
     assert_eq!(git(&r, &["branch", "--show-current"]), "feature", "the person is where they were");
     assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "with their edit as it was");
+    // Looking at their folder they see no change: they are told why, and how to see it.
+    let said = String::from_utf8_lossy(&approved.stderr);
+    assert!(said.contains("Your checkout is on feature, so its files did not change: `git switch main` shows the task's work."), "{said}");
+    let shown = cli.cmd(&["sessions", "show", &session_of(&run), "--json"]).output().unwrap();
+    let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let landed = shown["transcript"].as_array().unwrap().iter().find(|e| e["kind"] == "landed").cloned().expect("the landing is in the history");
+    assert_eq!(landed["checkout_elsewhere"], json!({"branch": "feature"}), "{landed}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -772,6 +772,28 @@ pub enum Isolation {
     InPlace,
 }
 
+/// Where the person's checkout was when a task landed on a branch it was not on: their files did
+/// not change, and a person looking at their folder for the task's work is told why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckoutElsewhere {
+    /// On another branch of theirs.
+    Branch(String),
+    /// On no branch (a detached HEAD: a rebase, a bisect).
+    NoBranch,
+}
+
+impl CheckoutElsewhere {
+    /// Said after "Landed on {target} as …".
+    pub fn words(&self, target: &str) -> String {
+        let on = match self {
+            CheckoutElsewhere::Branch(b) => b.as_str(),
+            CheckoutElsewhere::NoBranch => "no branch",
+        };
+        format!("Your checkout is on {on}, so its files did not change: `git switch {target}` shows the task's work.")
+    }
+}
+
 /// How an approved task lands on the branch it started from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

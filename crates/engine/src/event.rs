@@ -478,6 +478,9 @@ pub enum EngineEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         branch_kept: Option<String>,
         files: Vec<String>,
+        /// The landing's branch was not checked out: the person's files did not change.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checkout_elsewhere: Option<crate::domain::CheckoutElsewhere>,
     },
     /// Approve could not land the task; nothing was overwritten and the review stays open.
     LandingBlocked {

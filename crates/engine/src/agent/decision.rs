@@ -91,6 +91,9 @@ pub struct LandedSummary {
     pub hooks_not_run: Vec<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unsigned: bool,
+    /// Where the person's checkout was, when not on the branch the task landed on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkout_elsewhere: Option<crate::domain::CheckoutElsewhere>,
 }
 
 // One value per decision, returned and shown once: its size costs nothing, and boxing its
@@ -736,6 +739,7 @@ impl Engine {
                 already_held: false,
                 hooks_not_run: vec![],
                 unsigned: false,
+                checkout_elsewhere: None,
             };
             return self.landed(session, review, wt, resolved, landed);
         }
@@ -785,6 +789,7 @@ impl Engine {
             already_held: composed.files.is_empty() && !reviewed_files(events, review).is_empty(),
             hooks_not_run: vec![],
             unsigned: false,
+            checkout_elsewhere: if composed.on_target || composed.files.is_empty() { None } else { landing::checkout_at(Path::new(&wt.repo)) },
         };
         // Said only of a commit Finishline made on the person's branch.
         let landed = match &composed.new_commit {
@@ -1249,6 +1254,7 @@ fn landed_event(l: &LandedSummary) -> EngineEvent {
         commit: l.commit.clone(),
         branch_kept: l.branch_kept.clone(),
         files: l.files.clone(),
+        checkout_elsewhere: l.checkout_elsewhere.clone(),
     }
 }
 
@@ -1670,6 +1676,7 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
                 already_held: c.files.is_empty() && !reviewed_files(events, review_id).is_empty(),
                 hooks_not_run: vec![],
                 unsigned: false,
+                checkout_elsewhere: None,
             };
             let resolved = EngineEvent::ReviewResolved {
                 review_id: review_id.clone(),

@@ -111,6 +111,8 @@ pub enum Entry {
         commit: Option<String>,
         branch_kept: Option<String>,
         files: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        checkout_elsewhere: Option<crate::domain::CheckoutElsewhere>,
     },
     Instructions {
         file: String,
@@ -230,12 +232,13 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
             EngineEvent::LandingBlocked { reason, files, detail } => {
                 out.push(Entry::LandingBlocked { reason: *reason, detail: detail.clone(), files: files.clone() })
             }
-            EngineEvent::Landed { mode, target_branch, commit, branch_kept, files } => out.push(Entry::Landed {
+            EngineEvent::Landed { mode, target_branch, commit, branch_kept, files, checkout_elsewhere } => out.push(Entry::Landed {
                 mode: *mode,
                 target_branch: target_branch.clone(),
                 commit: commit.clone(),
                 branch_kept: branch_kept.clone(),
                 files: files.clone(),
+                checkout_elsewhere: checkout_elsewhere.clone(),
             }),
             EngineEvent::ProjectInstructions { file, truncated, .. } => out.push(Entry::Instructions { file: file.clone(), truncated: *truncated }),
             EngineEvent::PlanCreated { steps, .. } => out.push(Entry::Plan { revised_because: None, steps: steps.clone() }),
@@ -580,8 +583,8 @@ fn write_other(md: &mut String, e: Entry) {
         Entry::LandingBlocked { reason, detail, files } => {
             let _ = writeln!(md, "**Not landed** ({}): {detail}{}\n", reason.as_str(), list_inline(&files));
         }
-        Entry::Landed { mode, target_branch, commit, branch_kept, files } => {
-            let on = target_branch.map(|b| format!(" on {b}")).unwrap_or_default();
+        Entry::Landed { mode, target_branch, commit, branch_kept, files, checkout_elsewhere } => {
+            let on = target_branch.as_ref().map(|b| format!(" on {b}")).unwrap_or_default();
             let line = match (mode, commit, branch_kept) {
                 (LandingMode::Branch, _, Some(k)) => format!("**Branch kept:** {k}, for later; nothing landed{on}"),
                 _ if files.is_empty() => "**Approved:** the task changed no file git tracks, so nothing landed".to_string(),
@@ -589,6 +592,9 @@ fn write_other(md: &mut String, e: Entry) {
                 (_, None, _) => format!("**Landed**{on} as changes in your working tree, not committed"),
             };
             let _ = writeln!(md, "{line}\n");
+            if let (Some(elsewhere), Some(target)) = (checkout_elsewhere, target_branch) {
+                let _ = writeln!(md, "{}\n", elsewhere.words(&target));
+            }
         }
         Entry::RunEnd { status, end_reason } => {
             let _ = writeln!(md, "*Run ended: {} ({})*\n", status.as_str(), end_reason.as_str());

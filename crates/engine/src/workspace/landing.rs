@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::worktree::{git, git_in, git_ok, git_with_input, identity_args, TaskWorktree};
 use crate::beside::beside;
-use crate::domain::{LandingBlock, LandingMode};
+use crate::domain::{CheckoutElsewhere, LandingBlock, LandingMode};
 use crate::error::{Error, Result};
 
 /// Why landing stopped, with the files concerned; nothing was overwritten.
@@ -709,6 +709,15 @@ fn in_use(repo: &Path, branch: &str, into_checkout: bool) -> Option<Blocked> {
         }
     }
     None
+}
+
+/// Where the person's checkout is, read after a landing on a branch it was not on.
+pub fn checkout_at(repo: &Path) -> Option<CheckoutElsewhere> {
+    Some(match git(repo, &["symbolic-ref", "-q", "--short", "HEAD"]) {
+        Ok(branch) if !branch.trim().is_empty() => CheckoutElsewhere::Branch(branch.trim().to_string()),
+        Ok(_) => return None,
+        Err(_) => CheckoutElsewhere::NoBranch,
+    })
 }
 
 /// Brings the person's checkout (on the landing's branch) from `old` to `new`, index and files,
