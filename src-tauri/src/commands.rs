@@ -18,6 +18,7 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, Manager, State};
 
 use crate::state::AppState;
+use crate::task_folders::{folder_to_open, FolderOfTask};
 
 /// The settings file, in the app's data folder; the CLI reads the same file.
 fn settings_file(app: &AppHandle) -> Result<std::path::PathBuf, Error> {
@@ -459,26 +460,12 @@ pub fn discard_session(app: AppHandle, state: State<'_, AppState>, session_id: S
 }
 
 /// Opens a task's worktree in the file manager. The page names the session, never a path.
-/// Which folder of a task to open.
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "snake_case")]
-pub enum FolderOfTask {
-    Worktree,
-    Checkout,
-}
-
 #[tauri::command]
 pub fn open_worktree(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, which: Option<FolderOfTask>) -> Result<(), Error> {
     let s = state.store.session(&session_id)?;
-    let dir = match which.unwrap_or(FolderOfTask::Worktree) {
-        FolderOfTask::Worktree => {
-            s.work_dir.ok_or_else(|| Error::InvalidInput("this task has no worktree (it landed, was rejected, or works in its folder)".into()))?
-        }
-        // The person's own folder: where a landing stopped by their edits or files looks.
-        FolderOfTask::Checkout => s.workspace,
-    };
+    let dir = folder_to_open(which.unwrap_or(FolderOfTask::Worktree), s.work_dir.as_deref(), &s.workspace)?;
     use tauri_plugin_opener::OpenerExt;
-    app.opener().open_path(dir, None::<&str>).map_err(|e| Error::Internal(format!("the folder could not be opened: {e}")))
+    app.opener().open_path(dir.to_string_lossy(), None::<&str>).map_err(|e| Error::Internal(format!("the folder could not be opened: {e}")))
 }
 
 #[tauri::command]

@@ -6,6 +6,7 @@ mod commands;
 mod desktop;
 mod files;
 mod state;
+mod task_folders;
 
 use tauri::{Emitter, Manager};
 
