@@ -72,7 +72,7 @@ test("the open review and the transcript share the height, with one scroll area 
   assert.ok(layout.approveInView, "the decision buttons stay in view");
   await shot(win.app, "edges-review");
   // What else this session shows of the walk's list.
-  assert.equal(await (await testid("review-claim")).getText(), "said it was done, without marking the task complete", "its last words were \"Done!\"");
+  assert.equal(await (await testid("review-claim")).getText(), "said it was done in its reply", "its last words were \"Done!\"");
   const run = await testid("tool-run");
   assert.equal(await run.getAttribute("data-count"), "3", "three identical listings are one card");
   assert.match(await run.getProperty("textContent"), /Listed the workspace\s*×3/);

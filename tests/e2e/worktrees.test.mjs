@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { clickAway, shot, typeInto, waitForScreen, waitStatus as waitStatusIn } from "./app.mjs";
+import { clickAway, resizeWindow, shot, typeInto, waitForScreen, waitStatus as waitStatusIn } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 const win = appWindow({ scenario: "e2e-worktrees.json", port: 4610, name: "worktrees" });
@@ -80,6 +80,25 @@ test("three tasks side by side: one approved lands one commit, one rejected leav
   assert.match(await (await testid("session-worktree")).getText(), /finishline\/.* from main/, "the header names the task's branch");
   assert.match(await (await testid("approve")).getText(), /land on main/);
   await shot(win.app, "worktrees-review");
+  // In a narrower window the review's row wraps or its "Land" choice narrows: no button of the
+  // three ways lies over it, where a click meant for its arrow would reject the task.
+  for (const width of [1000, 820]) {
+    const restore = await resizeWindow(win.app, width, 700);
+    try {
+      const overlaps = await win.app.execute(() => {
+        const box = (id) => document.querySelector(`[data-testid="${id}"]`).getBoundingClientRect();
+        const land = box("landing-mode");
+        return ["reject", "request-changes", "approve"].filter((id) => {
+          const b = box(id);
+          return b.left < land.right && land.left < b.right && b.top < land.bottom && land.top < b.bottom;
+        });
+      });
+      assert.deepEqual(overlaps, [], `at ${width} px no button lies over the Land choice`);
+      await shot(win.app, `worktrees-review-${width}`);
+    } finally {
+      await restore();
+    }
+  }
   await clickAway(await testid("approve"));
   await waitStatus("completed");
   assert.match(await (await testid("landed-summary")).getText(), /Landed on main as [0-9a-f]{7}/);
@@ -184,6 +203,10 @@ test("what .gitignore hides is kept at the person's word, and a cancelled task's
     timeoutMsg: "the discarded task's worktree was never removed",
   });
   assert.ok(!existsSync(path.join(repo, "slow.txt")), "nothing of the discarded task reached the checkout");
+  await win.app.waitUntil(async () => (await notes()).some((t) => /^Discarded: its worktree and the branch finishline\/\S+ were removed/.test(t)), {
+    timeout: 10_000,
+    timeoutMsg: "the transcript never said the work was discarded",
+  });
 
   // Put away keeping only its branch: the worktree goes, what the agent wrote stays on the branch.
   const kept = await start(repo, "write slowly");
@@ -193,6 +216,14 @@ test("what .gitignore hides is kept at the person's word, and a cancelled task's
   await clickAway(await testid("cancel"));
   await waitStatus("cancelled");
   await clickAway(await testid("discard-work"));
+  await (await testid("confirm-discard")).waitForDisplayed({ timeout: 10_000 });
+  const wrapped = await win.app.execute(() =>
+    [...document.querySelectorAll('[data-testid="confirm-discard"] .actions .btn')].filter((b) => b.getClientRects().length > 1 || b.getBoundingClientRect().height > 44).map((b) => b.textContent),
+  );
+  assert.deepEqual(wrapped, [], "each of the question's choices reads on one line");
+  const rows = await win.app.execute(() => new Set([...document.querySelectorAll('[data-testid="confirm-discard"] .actions .btn')].map((b) => Math.round(b.getBoundingClientRect().top))).size);
+  assert.equal(rows, 1, "and the three choices sit side by side");
+  await shot(win.app, "worktrees-discard-question");
   await clickAway(await testid("confirm-discard-keep-branch"));
   await waitStatus("rejected");
   await win.app.waitUntil(() => git(repo, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree ")).length === 1, {

@@ -465,7 +465,7 @@ export type EngineEvent =
   | { type: "worktree_ready"; copied: string[] }
   | { type: "task_committed"; commit: string; branch: string; files_since_start?: string[] }
   | { type: "landing_started"; review_id: string; mode: LandingMode; target_branch: string; old_tip: string; new_commit?: string | null; by?: "person" | "auto" }
-  | { type: "landed"; mode: LandingMode; target_branch?: string | null; commit?: string | null; branch_kept?: string | null; files: string[] }
+  | { type: "landed"; mode: LandingMode; target_branch?: string | null; commit?: string | null; branch_kept?: string | null; files: string[]; checkout_elsewhere?: CheckoutElsewhere }
   | { type: "landing_blocked"; reason: LandingBlock; files: string[]; detail: string }
   | { type: "ignored_copied"; copied: string[]; left: string[]; failed?: string[] }
   | { type: "rebased"; onto: string; tip?: string }
@@ -675,12 +675,16 @@ export interface ListFilter {
   ids?: string[];
 }
 
+/** Where the person's checkout was when a task landed on a branch it was not on. */
+export type CheckoutElsewhere = { branch: string } | "no_branch";
+
 export interface Landed {
   mode: LandingMode;
   target_branch: string | null;
   commit: string | null;
   branch_kept: string | null;
   files: string[];
+  checkout_elsewhere?: CheckoutElsewhere;
 }
 
 export type ReviewOutcome =

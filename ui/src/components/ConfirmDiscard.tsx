@@ -1,4 +1,4 @@
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, type ReactNode } from "react";
 import { AlertDialog } from "./AlertDialog";
 
 /** Asked before a task's worktree goes: a task that ended without a review put away, or a
@@ -10,6 +10,7 @@ export function ConfirmDiscard({
   onDiscard,
   rejecting = false,
   onKeepBranch,
+  dropped,
 }: {
   branch: string;
   onKeep: () => void;
@@ -18,6 +19,9 @@ export function ConfirmDiscard({
   onKeepBranch?: () => void;
   /** Asked for Reject rather than Discard. */
   rejecting?: boolean;
+  /** What else the decision drops (feedback typed and not sent): said in the same question,
+   * not in a second one before it. */
+  dropped?: ReactNode;
 }) {
   const keep = useRef<HTMLButtonElement>(null);
   useEffect(() => keep.current?.focus(), []);
@@ -32,6 +36,7 @@ export function ConfirmDiscard({
         session{rejecting ? " and its diff" : ""}.
         {onKeepBranch && !rejecting && <> To keep its work without the worktree, keep only its branch: what the agent wrote is committed on it for a later <code>git merge</code>.</>}
       </p>
+      {dropped && <p data-testid={`${id}-dropped`}>{dropped}</p>}
       <div className="actions">
         <button ref={keep} className="btn primary" onClick={onKeep} data-testid={`${id}-keep`}>
           Keep it

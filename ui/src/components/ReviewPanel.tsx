@@ -54,6 +54,8 @@ interface Props {
   onOpenSettings?: () => void;
 }
 
+const AGENT_RESOLVES: readonly LandingBlock[] = ["conflict", "conflict_markers", "verification_failed"];
+
 const LANDING_LABEL: Record<LandingMode, string> = {
   squash: "as one commit",
   merge: "with its commits (merge)",
@@ -191,6 +193,9 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
 
   // No file changed in this round nor in an earlier one that waits to land: Approve lands nothing.
   const nothingToLand = review.files.length === 0 && (place?.lands?.length ?? 0) === 0;
+  // A landing stopped by what the agent can mend in its worktree: a conflict with the moved
+  // branch, markers left in, or the checks failing on the combined code.
+  const agentResolves = !!review.blocked && AGENT_RESOLVES.includes(review.blocked.reason);
   // When the person last tried landing again and it was blocked again.
   const [triedAgain, setTriedAgain] = useState<{ at: string; reason: LandingBlock } | null>(null);
   const decide = async (decision: "approve" | "request_changes" | "reject", confirmed = false, landAs?: LandingMode) => {
@@ -237,7 +242,8 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
   // approve or a reject: either asks first.
   const typedFeedback = feedback.trim();
   const [confirmFeedbackReject, setConfirmFeedbackReject] = useState(false);
-  const reject = () => (typedFeedback ? setConfirmFeedbackReject(true) : rejectNow());
+  // In a worktree Reject asks anyway: one question says both what goes with it and the words.
+  const reject = () => (typedFeedback && !worktree ? setConfirmFeedbackReject(true) : rejectNow());
   // Comments on the diff go to the agent only with Request changes: approving would leave them
   // unsent without a word, so it asks first.
   // A comment typed but not added (its Comment button not pressed) goes nowhere: approving or
@@ -315,7 +321,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         )}
         {review.decided.landed && (
           <p className="notice" role="status" data-testid="landed-summary">
-            {landedText(review.decided.landed, review.files.length)}
+            <Ticks text={landedText(review.decided.landed, review.files.length)} />
           </p>
         )}
         {uncopied(review).length > 0 && (
@@ -367,7 +373,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
       <dl className="facts">
         <dt>Agent's claim</dt>
         <dd data-testid="review-claim">
-          {review.claim === "none" ? (review.saidDone ? "said it was done, without marking the task complete" : "no explicit claim") : review.claim}
+          {review.claim === "none" ? (review.saidDone ? "said it was done in its reply" : "no explicit claim") : review.claim}
           {review.claimWords?.summary && <span className="claim-words" data-testid="review-claim-words">: “{review.claimWords.summary}”</span>}
           {review.claimWords?.remaining_work && <span className="muted" data-testid="review-claim-remaining"> Remaining, in its words: “{review.claimWords.remaining_work}”</span>}
         </dd>
@@ -617,9 +623,9 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
             </ul>
           )}
           <div className="actions">
-            {["conflict", "conflict_markers", "verification_failed"].includes(review.blocked.reason) && (
+            {agentResolves && (
               <button
-                className="btn"
+                className="btn primary"
                 disabled={busy}
                 data-testid="resolve-with-agent"
                 onClick={() => {
@@ -763,7 +769,9 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
           <button
             // Not the highlighted way when the audit found the checks weakened, the plan stopped
             // short of its steps, or a comment of the person's is not confirmed met.
-            className={review.audit.length > 0 || planUnfinished || unmet > 0 ? "btn" : "btn primary"}
+            // Nor after a landing the agent can resolve: tried again unchanged, it meets the same
+            // conflict (or the same failing check), and "Let the agent resolve it" is the way on.
+            className={review.audit.length > 0 || planUnfinished || unmet > 0 || (agentResolves && landing !== "branch") ? "btn" : "btn primary"}
             disabled={busy || comparing}
             onClick={approve}
             ref={approveButton}
@@ -858,7 +866,11 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         <ConfirmDiscard
           rejecting
           branch={worktree.branch}
-          onKeep={() => setConfirmReject(false)}
+          dropped={typedFeedback ? <TypedFeedback text={typedFeedback} decision="rejecting" /> : undefined}
+          onKeep={() => {
+            setConfirmReject(false);
+            if (typedFeedback) backToFeedback();
+          }}
           onDiscard={() => {
             setConfirmReject(false);
             void decide("reject");

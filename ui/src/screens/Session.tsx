@@ -416,7 +416,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
     case "landing":
       return (
         <p className={item.tone === "warn" ? "notice warn landing-note" : "notice landing-note"} role="status" data-testid="landing-note">
-          {item.text}
+          <Ticks text={item.text} />
           {item.times && item.times > 1 ? ` (${item.times} tries)` : ""}
         </p>
       );
@@ -804,9 +804,13 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
   // Frame pacing is measured while text streams in (FINISHLINE_PERF=1 only).
   const streaming = running && model.items.some((i) => i.kind === "assistant" && i.text.length > 0);
   useEffect(() => (streaming ? watchFrames() : undefined), [streaming]);
-  const cancel = useCallback(() => {
-    ipc.cancelRun(sessionId).catch((e: AppError) => setError(e.message));
-  }, [sessionId]);
+  // An action's error is its own try's: tried again, the words of the try before go, whether it
+  // works this time or says something new.
+  const act = useCallback((action: Promise<unknown>) => {
+    setError(null);
+    action.catch((e: AppError) => setError(e.message));
+  }, []);
+  const cancel = useCallback(() => act(ipc.cancelRun(sessionId)), [sessionId, act]);
 
   // Esc asks before it cancels: it is also the key that closes things, and a run is minutes of work.
   // The button says what it does and cancels at once, unless that would throw away the person's
@@ -930,7 +934,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
             <p className="muted small" data-testid="session-worktree" title={`Its own worktree: ${model.place.worktree.folder}. Your checkout is untouched until you approve.`}>
               Works on <code>{model.place.worktree.branch}</code>
               {model.place.worktree.base_branch ? ` from ${model.place.worktree.base_branch}` : ""}, in its own worktree ·{" "}
-              <button className="link-btn" onClick={() => void ipc.openWorktree(sessionId).catch((e) => setError((e as AppError).message))} data-testid="open-worktree">
+              <button className="link-btn" onClick={() => act(ipc.openWorktree(sessionId))} data-testid="open-worktree">
                 open its folder
               </button>
             </p>
@@ -1150,11 +1154,11 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
           onKeep={() => setConfirmDiscard(false)}
           onDiscard={() => {
             setConfirmDiscard(false);
-            ipc.discardSession(sessionId).catch((e) => setError((e as AppError).message));
+            act(ipc.discardSession(sessionId));
           }}
           onKeepBranch={() => {
             setConfirmDiscard(false);
-            ipc.discardSession(sessionId, true).catch((e) => setError((e as AppError).message));
+            act(ipc.discardSession(sessionId, true));
           }}
         />
       )}

@@ -1,6 +1,6 @@
 // Folds a session's events into what the session view shows. Pure, so it is tested without a
 // window and replays and live updates go through the same code.
-import type { AuditFinding, AutoApproval, BranchKeptWhy, CriterionResult, DecisionOccasion, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, NotCopied, OverwrittenCopy, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, RunTrigger, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
+import type { AuditFinding, AutoApproval, BranchKeptWhy, CheckoutElsewhere, CriterionResult, DecisionOccasion, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, NotCopied, OverwrittenCopy, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, RunTrigger, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
 import { sentence } from "../ipc";
 
 export interface PlanStepView {
@@ -58,7 +58,7 @@ export function planView(p: PlanProjection): PlanView {
 }
 
 export type Item =
-  | { kind: "run"; key: string; trigger: string; at: string; said?: boolean }
+  | { kind: "run"; key: string; trigger: string; at: string; said?: boolean; resolving?: boolean }
   | { kind: "user"; key: string; text: string }
   | { kind: "assistant"; key: string; text: string; reasoning: string }
   | { kind: "summary"; key: string; text: string }
@@ -158,6 +158,9 @@ export interface Place {
   /** A review in this worktree was answered with Request changes: the next one shows only what
    * changed since, and the earlier rounds' files were reviewed then. */
   reviewedBefore?: boolean;
+  /** A review in this worktree was approved or rejected: its removal then is that decision's, said
+   * with it; one without is a discard, said on its own. */
+  decided?: boolean;
 }
 
 export interface SessionModel {
@@ -310,7 +313,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       next.model = e.model;
       break;
     case "run_started":
-      push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at });
+      // "Let the agent resolve it" is answered as a request for changes, in Finishline's words.
+      push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at, resolving: e.trigger === "feedback" && next.review?.decided?.occasion === "resolve_landing" });
       next.runTrigger = e.trigger;
       // A plan's next step is a new run inside the same stretch of work: the clock goes on.
       if (!next.runClock || next.runClock.finishedAt !== undefined) next.runClock = { startedAt: Date.parse(e.at) };
@@ -478,6 +482,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       }
       // The next review in this worktree shows only what changed since: the rest was reviewed.
       if (e.decision === "request_changes" && next.place) next.place = { ...next.place, reviewedBefore: true };
+      else if (next.place) next.place = { ...next.place, decided: true };
       break;
     case "reverted": {
       const reverted = { restored: e.restored, deleted: e.deleted, kept: e.kept ?? [], copies: e.copies ?? [], notCopied: e.not_copied ?? [] };
@@ -532,7 +537,15 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "worktree_removed":
       // Only the current one: an older worktree's removal can be recorded after a follow-up made a new one.
-      if (next.place && next.place.worktree?.folder === e.folder) next.place = { ...next.place, removed: true, branchDeleted: e.branch_deleted ?? null };
+      if (next.place && next.place.worktree?.folder === e.folder) {
+        // Discarded (a task that ended without a review, put away): nothing else says the
+        // worktree the header named is gone.
+        if (e.why === "rejected" && !next.place.decided) {
+          const what = e.branch_deleted ? `Discarded: its worktree and the branch ${e.branch_deleted} were removed (History keeps what it did)` : "Put away: its worktree was removed";
+          push({ kind: "landing", key: `wd-${e.seq}`, text: `${what}; a message to go on starts a new worktree.`, tone: "ok" });
+        }
+        next.place = { ...next.place, removed: true, branchDeleted: e.branch_deleted ?? null };
+      }
       // Put away when the task stopped having changed nothing: said, since the worktree the
       // header named is gone without a decision.
       if (e.why === "unused") push({ kind: "landing", key: `wu-${e.seq}`, text: `Nothing was changed, so its worktree${e.branch_deleted ? " and branch were" : " was"} removed: a message to go on starts a new one.`, tone: "ok" });
@@ -569,7 +582,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       }
       break;
     case "landed": {
-      const landed: Landed = { mode: e.mode, target_branch: e.target_branch ?? null, commit: e.commit ?? null, branch_kept: e.branch_kept ?? null, files: e.files };
+      const landed: Landed = { mode: e.mode, target_branch: e.target_branch ?? null, commit: e.commit ?? null, branch_kept: e.branch_kept ?? null, files: e.files, checkout_elsewhere: e.checkout_elsewhere };
       if (next.review?.decided) next.review = { ...next.review, decided: { ...next.review.decided, landed, landedKey: `ld-${e.seq}` } };
       push({ kind: "landing", key: `ld-${e.seq}`, text: landedText(landed, next.review?.files.length ?? 0), tone: "ok" });
       break;
@@ -623,11 +636,16 @@ export function saysDone(text: string): boolean {
 /** "Landed on main as 1a2b3c4 (2 files)": what approve did, in the words the window uses.
  * `reviewed`: how many files the review showed changed; none landing then means the branch
  * already held them (it moved on with the same change), not that the task changed nothing. */
+/** Why the person's folder shows none of a landed task's work (the engine's `CheckoutElsewhere::words`). */
+function elsewhereText(at: CheckoutElsewhere, target: string): string {
+  return `Your checkout is on ${at === "no_branch" ? "no branch" : at.branch}, so its files did not change: \`git switch ${target}\` shows the task's work.`;
+}
+
 export function landedText(l: Landed, reviewed = 0): string {
   const files = `${l.files.length} file${l.files.length === 1 ? "" : "s"}`;
   if (l.files.length === 0 && !l.branch_kept && reviewed > 0) return `Nothing to land: ${l.target_branch ?? "the branch"} already holds everything the task changed.`;
   if (l.files.length === 0 && !l.branch_kept) return "Nothing to land: the task changed no file git tracks.";
-  if (l.commit && l.target_branch) return `Landed on ${l.target_branch} as ${l.commit.slice(0, 7)} (${files}).`;
+  if (l.commit && l.target_branch) return `Landed on ${l.target_branch} as ${l.commit.slice(0, 7)} (${files}).${l.checkout_elsewhere ? ` ${elsewhereText(l.checkout_elsewhere, l.target_branch)}` : ""}`;
   if (l.target_branch) return `The changes are in your working tree on ${l.target_branch}, not committed (${files}).`;
   if (l.branch_kept) return `Kept the task's branch ${l.branch_kept} for later: \`git merge ${l.branch_kept}\` on the branch you want it on takes it.`;
   return "Nothing to land.";
@@ -719,7 +737,7 @@ export function runLabel(run: Extract<Item, { kind: "run" }>): string {
     case "task":
       return "Task";
     case "feedback":
-      return "Your feedback";
+      return run.resolving ? "Resolving the landing" : "Your feedback";
     case "resume":
       return "Resumed";
     default:

@@ -49,6 +49,22 @@ describe("session model", () => {
     expect(m.items.filter((i) => i.kind === "run").map((i) => runLabel(i as Extract<typeof i, { kind: "run" }>))).toEqual(["Task", "Tried again", "New message", "New message"]);
   });
 
+  it("the run the agent is sent back in to resolve a landing is not headed as the person's feedback", () => {
+    seq = 0;
+    const events = [
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "landing_blocked", reason: "conflict", files: ["README.md"], detail: "main moved on" }),
+      ev({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: null, reverted: false, occasion: "resolve_landing" }),
+      ev({ type: "run_started", trigger: "feedback" }),
+      ev({ type: "review_requested", review_id: "r2", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "review_resolved", review_id: "r2", decision: "request_changes", by: "person", feedback: "and a test", reverted: false }),
+      ev({ type: "run_started", trigger: "feedback" }),
+    ];
+    const m = events.reduce(apply, emptyModel());
+    expect(m.items.filter((i) => i.kind === "run").map((i) => runLabel(i as Extract<typeof i, { kind: "run" }>))).toEqual(["Task", "Resolving the landing", "Your feedback"]);
+  });
+
   it("shows a continuation as its own card, never as the person's message", () => {
     seq = 0;
     const events = [
@@ -89,10 +105,41 @@ describe("session model", () => {
     expect(notes).toEqual(["Nothing was changed, so its worktree and branch were removed: a message to go on starts a new one."]);
   });
 
+  it("says a discarded task's worktree and branch were removed, which a rejected review's own words already say", () => {
+    seq = 0;
+    const notes = (events: Envelope[]) => events.reduce(apply, emptyModel()).items.flatMap((i) => (i.kind === "landing" ? [i.text] : []));
+    const started = () => [ev({ type: "task_workspace", isolation: "worktree", folder: "/w/first", worktree: wt("/w/first") }), ev({ type: "run_started", trigger: "task" })];
+    const removed = (branch_deleted: string | null) => ev({ type: "worktree_removed", folder: "/w/first", why: "rejected", branch_deleted });
+    expect(notes([...started(), ev({ type: "status_changed", status: "cancelled" }), ev({ type: "status_changed", status: "rejected" }), removed("finishline/first")])).toEqual([
+      "Discarded: its worktree and the branch finishline/first were removed (History keeps what it did); a message to go on starts a new worktree.",
+    ]);
+    expect(notes([...started(), ev({ type: "status_changed", status: "cancelled" }), ev({ type: "status_changed", status: "rejected" }), removed(null)]), "kept, the branch has its own note").toEqual([
+      "Put away: its worktree was removed; a message to go on starts a new worktree.",
+    ]);
+    // Made in order: a model takes an event only once, by its number.
+    const review = () => ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] });
+    const resolved = (decision: "reject" | "request_changes") => ev({ type: "review_resolved", review_id: "r1", decision, by: "person", feedback: null, reverted: false });
+    expect(notes([...started(), review(), resolved("reject"), removed("finishline/first")]), "a review's Reject says it in its decision").toEqual([]);
+    expect(notes([...started(), review(), resolved("request_changes"), ev({ type: "run_started", trigger: "feedback" }), ev({ type: "status_changed", status: "cancelled" }), removed("finishline/first")]), "sent back, then cancelled and discarded").toEqual([
+      "Discarded: its worktree and the branch finishline/first were removed (History keeps what it did); a message to go on starts a new worktree.",
+    ]);
+  });
+
   it("says the branch already held the change when a reviewed change lands as nothing, not that the task changed nothing", () => {
     const l = { mode: "squash" as const, target_branch: "master", commit: null, branch_kept: null, files: [] };
     expect(landedText(l, 1)).toBe("Nothing to land: master already holds everything the task changed.");
     expect(landedText(l, 0)).toBe("Nothing to land: the task changed no file git tracks.");
+  });
+
+  it("landed on a branch the person's checkout is not on, says their files did not change and how to see the work", () => {
+    seq = 0;
+    const landing = (checkout_elsewhere?: { branch: string } | "no_branch") =>
+      [ev({ type: "landed", mode: "squash", target_branch: "main", commit: "9e96867abc", files: ["moved.txt"], checkout_elsewhere })]
+        .reduce(apply, emptyModel())
+        .items.flatMap((i) => (i.kind === "landing" ? [i.text] : []));
+    expect(landing({ branch: "feature" })).toEqual(["Landed on main as 9e96867 (1 file). Your checkout is on feature, so its files did not change: `git switch main` shows the task's work."]);
+    expect(landing("no_branch")).toEqual(["Landed on main as 9e96867 (1 file). Your checkout is on no branch, so its files did not change: `git switch main` shows the task's work."]);
+    expect(landing()).toEqual(["Landed on main as 9e96867 (1 file)."]);
   });
 
   it("says a rejected task's branch was kept, with what changed after the review", () => {

@@ -128,7 +128,7 @@ describe("the review's claim line", () => {
       ...review(5),
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    expect(await screen.findByTestId("review-claim")).toHaveTextContent("said it was done, without marking the task complete");
+    expect(await screen.findByTestId("review-claim")).toHaveTextContent("said it was done in its reply");
   });
 
   it("says there was no claim when the agent never said it was done", async () => {

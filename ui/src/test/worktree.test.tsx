@@ -379,9 +379,15 @@ describe("a task in its own worktree", () => {
     await waitFor(() => expect(screen.getByTestId("feedback-input"), "with the focus in them").toHaveFocus());
     expect(sent, "nothing was decided").toHaveLength(0);
     await user.keyboard("{Escape}");
+    // Reject asks once, with both what goes with the worktree and the words it drops.
     await user.click(screen.getByTestId("reject"));
-    expect(await screen.findByTestId("confirm-feedback-reject")).toHaveTextContent("Reject without sending your feedback?");
-    await user.click(screen.getByTestId("confirm-feedback-reject-go"));
+    const rejecting = await screen.findByTestId("confirm-reject");
+    expect(rejecting).toHaveTextContent("You typed feedback that only Request changes sends: “also rename foo”. Rejecting drops it.");
+    expect(screen.queryByTestId("confirm-feedback-reject"), "one question for one decision").toBeNull();
+    await user.click(screen.getByTestId("confirm-reject-keep"));
+    expect(await screen.findByTestId("feedback-input"), "kept, the words are open again").toHaveValue("also rename foo");
+    await user.keyboard("{Escape}");
+    await user.click(screen.getByTestId("reject"));
     await user.click(await screen.findByTestId("confirm-reject-go"));
     await vi.waitFor(() => expect(sent.map((s) => s.input.decision)).toEqual(["reject"]));
   });
@@ -475,13 +481,17 @@ describe("a task in its own worktree", () => {
     expect(blocked).toHaveTextContent("parser.rs");
     expect(blocked).toHaveTextContent("Nothing was overwritten");
     expect(screen.getByTestId("resolve-with-agent")).toBeEnabled();
+    expect(screen.getByTestId("resolve-with-agent"), "a conflict does not go by itself: the agent resolving it is the way forward").toHaveClass("primary");
+    expect(screen.getByTestId("approve"), "landing again, unchanged, meets the same conflict").not.toHaveClass("primary");
     expect(screen.getByTestId("blocked-open-worktree")).toBeEnabled();
     expect(screen.getAllByRole("button", { name: /again|land on main/ }).map((b) => b.textContent), "one button lands again, and says so: not two that do the same").toEqual(["Try landing on main again"]);
     expect(screen.queryByTestId("tried-again")).toBeNull();
     await user.click(screen.getByTestId("approve"));
     expect(await screen.findByTestId("tried-again"), "blocked again, the box says it tried: it would look as before").toHaveTextContent(/Tried again at .+: still not landed\./);
     await user.click(screen.getByTestId("keep-branch"));
-    expect(await screen.findByTestId("landed-summary")).toHaveTextContent("Kept the task's branch finishline/abc-fix for later: `git merge finishline/abc-fix` on the branch you want it on takes it.");
+    const summary = await screen.findByTestId("landed-summary");
+    expect(summary).toHaveTextContent("Kept the task's branch finishline/abc-fix for later: git merge finishline/abc-fix on the branch you want it on takes it.");
+    expect(summary.querySelector("code"), "the command reads as one, not between backticks").toHaveTextContent(/^git merge finishline\/abc-fix$/);
     expect(calls.filter((c) => c === "submit_review")).toHaveLength(3);
   });
 
@@ -755,8 +765,51 @@ describe("a task that ended without a review", () => {
     expect(await screen.findByTestId("confirm-discard")).toHaveTextContent("keep only its branch: what the agent wrote is committed on it");
     await user.click(screen.getByTestId("confirm-discard-keep-branch"));
     await waitFor(() => expect(asked).toEqual([{ sessionId: "s1", keepBranch: true }]));
-    expect(await screen.findByText(`Kept the branch ${worktree.branch} with the task's work (parser.rs), as you asked: \`git merge ${worktree.branch}\` on the branch you want it on takes it.`)).toBeInTheDocument();
+    await waitFor(() =>
+      expect(screen.getAllByTestId("landing-note").map((n) => [n.textContent, n.querySelector("code")?.textContent])).toContainEqual([
+        `Kept the branch ${worktree.branch} with the task's work (parser.rs), as you asked: git merge ${worktree.branch} on the branch you want it on takes it.`,
+        `git merge ${worktree.branch}`,
+      ]),
+    );
     await waitFor(() => expect(screen.queryByTestId("discard-offer")).toBeNull());
+  });
+
+  it("an error from a discard or from opening the folder goes once the same action is tried again and works", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "fix the parser", workspace: "/repo", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "worktree", folder: worktree.folder, worktree }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "cancelled" }),
+    ];
+    let moved = true;
+    let folderGone = true;
+    script(events, (cmd, _args, push) => {
+      if (cmd === "open_worktree") {
+        if (folderGone) throw { code: "worktree", message: "The task's worktree folder is missing" };
+        return null;
+      }
+      if (cmd !== "discard_session") return null;
+      if (moved) throw { code: "worktree", message: "The repository moved: put it back there and discard again" };
+      push({ type: "status_changed", status: "rejected" });
+      push({ type: "worktree_removed", folder: worktree.folder, why: "rejected", branch_deleted: worktree.branch });
+      return null;
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("open-worktree"));
+    expect(await screen.findByText("The task's worktree folder is missing")).toBeInTheDocument();
+    folderGone = false;
+    await user.click(screen.getByTestId("open-worktree"));
+    await waitFor(() => expect(screen.queryByText("The task's worktree folder is missing"), "opened, the folder's error goes").toBeNull());
+    await user.click(screen.getByTestId("discard-work"));
+    await user.click(await screen.findByTestId("confirm-discard-go"));
+    expect(await screen.findByText("The repository moved: put it back there and discard again")).toBeInTheDocument();
+    moved = false;
+    await user.click(screen.getByTestId("discard-work"));
+    await user.click(await screen.findByTestId("confirm-discard-go"));
+    await waitFor(() => expect(screen.queryByTestId("discard-offer")).toBeNull());
+    expect(screen.queryByText("The repository moved: put it back there and discard again"), "discarded, the error of the try before goes").toBeNull();
   });
 
   it("says a branch kept when a task was put away holds what changed after the task, not after a review", async () => {
