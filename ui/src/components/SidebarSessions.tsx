@@ -54,7 +54,19 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
       {label ? <span className="side-session-title">{label}</span> : <SideTitle title={s.title || s.task} label={titles.get(s.id)} />}
       {/* Not StatusBadge: its test id belongs to the open session's header. */}
       <span className="side-meta">
-      {answerUnchecked(s.status, s.end_reason) && !notChosen ? (
+      {/* Its work waits on a branch for a merge by hand: not done as one that landed. */}
+      {s.branch && !s.work_dir && (s.status === "completed" || s.status === "rejected") && !notChosen ? (
+        <span
+          className="badge side-badge badge-kept"
+          title={
+            s.status === "completed"
+              ? `Approved; its work waits on ${s.branch}, not landed: merge it when you like`
+              : `Rejected; its work waits on ${s.branch}: merge it when you like, or delete it`
+          }
+        >
+          Branch kept
+        </span>
+      ) : answerUnchecked(s.status, s.end_reason) && !notChosen ? (
         <span className="badge side-badge badge-unchecked" title={UNCHECKED_TITLE}>
           Not checked
         </span>

@@ -148,6 +148,27 @@ describe("a review of work not verified done in the sidebar", () => {
   });
 });
 
+describe("a task whose work waits on a kept branch in the sidebar", () => {
+  it("is badged 'Branch kept', not 'Completed' as one that landed, nor only 'Rejected'", async () => {
+    const list: SessionSummary[] = [
+      { ...s("s-landed", "completed", Date.now() - 1000), branch: null },
+      { ...s("s-kept", "completed", Date.now() - 2000), branch: "finishline/abc-readme" },
+      { ...s("s-put-away", "rejected", Date.now() - 3000), branch: "finishline/def-slowly" },
+      { ...s("s-open", "cancelled", Date.now() - 4000), branch: "finishline/ghi-open", work_dir: "/data/worktrees/ghi" },
+    ];
+    mockIPC((cmd) => (cmd === "list_sessions" ? list : null));
+    render(<SidebarSessions current={null} onOpen={() => {}} />);
+    await screen.findByTestId("side-today");
+    const badges = screen.getAllByTestId("side-session").map((b) => [b.dataset.session, b.querySelector(".side-badge")?.textContent, b.querySelector(".side-badge")?.getAttribute("title") ?? null]);
+    expect(badges).toEqual([
+      ["s-open", "Cancelled", null], // its worktree waits for the person: a branch still in use is no kept one
+      ["s-landed", "Completed", null],
+      ["s-kept", "Branch kept", "Approved; its work waits on finishline/abc-readme, not landed: merge it when you like"],
+      ["s-put-away", "Branch kept", "Rejected; its work waits on finishline/def-slowly: merge it when you like, or delete it"],
+    ]);
+  });
+});
+
 describe("a decided group in the sidebar", () => {
   it("badges the attempts set aside for the one landed as not chosen, not as rejected by the person", async () => {
     const group = { group: "g1", number: 1, of: 3, label: "Codex", chosen: true };
