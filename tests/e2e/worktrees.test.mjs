@@ -239,4 +239,17 @@ test("what .gitignore hides is kept at the person's word, and a cancelled task's
   });
   assert.ok(!existsSync(path.join(repo, "slow-start.txt")), "the kept work did not reach the checkout");
   await shot(win.app, "worktrees-put-away-branch-kept");
+
+  // The same title in another repository: the sidebar tells them apart by folder, and the
+  // folder's long name does not cut the title itself to a word.
+  const elsewhere = await start(repository(), "write slowly");
+  await open(elsewhere);
+  await waitStatus("busy");
+  const cut = await win.app.execute(() =>
+    [...document.querySelectorAll('[data-testid="side-session"] .side-title-text')].filter((t) => t.textContent === "write slowly" && t.scrollWidth > t.clientWidth + 1).length,
+  );
+  assert.equal(cut, 0, "each same-titled task's title reads whole beside what tells it apart");
+  await shot(win.app, "worktrees-same-titles");
+  await clickAway(await testid("cancel"));
+  await waitStatus("cancelled");
 });
