@@ -532,9 +532,14 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
       )}
       {/* A follow-up's diff is what changed since the person's last review, not the whole task. */}
       <h3 data-testid="review-files-heading">
-        {!review.decided && place?.reviewedBefore ? "Files changed since your last review" : "Files changed"} ({review.files.length})
+        {review.decided || !place?.reviewedBefore
+          ? "Files changed"
+          : place.resolvingLanding
+            ? `What lands on ${worktree?.base_branch ?? "your branch"}, merged with its changes`
+            : "Files changed since your last review"}{" "}
+        ({review.files.length})
       </h3>
-      <EarlierRounds shown={review.files} lands={worktree && !review.decided && place?.reviewedBefore ? place.lands : undefined} />
+      <EarlierRounds shown={review.files} lands={worktree && !review.decided && place?.reviewedBefore && !place.resolvingLanding ? place.lands : undefined} />
       {/* Beside the count, where it is read: these files exist but are in no diff and never land. */}
       {(review.notLanded?.length ?? 0) > 0 && <NotLanded review={review} busy={busy} onBusy={setBusy} />}
       {(review.inSubmodules?.length ?? 0) > 0 && (

@@ -161,6 +161,9 @@ export interface Place {
   /** A review in this worktree was approved or rejected: its removal then is that decision's, said
    * with it; one without is a discard, said on its own. */
   decided?: boolean;
+  /** The last decision let the agent resolve a landing: the next review's diff is the task's
+   * branch against the person's as merged, exactly what lands, not what changed since. */
+  resolvingLanding?: boolean;
 }
 
 export interface SessionModel {
@@ -481,7 +484,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         });
       }
       // The next review in this worktree shows only what changed since: the rest was reviewed.
-      if (e.decision === "request_changes" && next.place) next.place = { ...next.place, reviewedBefore: true };
+      if (e.decision === "request_changes" && next.place) next.place = { ...next.place, reviewedBefore: true, resolvingLanding: e.occasion === "resolve_landing" };
       else if (next.place) next.place = { ...next.place, decided: true };
       break;
     case "reverted": {

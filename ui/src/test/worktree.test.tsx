@@ -495,6 +495,22 @@ describe("a task in its own worktree", () => {
     expect(calls.filter((c) => c === "submit_review")).toHaveLength(3);
   });
 
+  it("the review after the agent resolved a landing is headed as what lands on the branch, not as the changes since the last review", async () => {
+    const events = [
+      ...reviewWaiting(),
+      ev({ type: "landing_blocked", reason: "conflict", files: ["parser.rs"], detail: "“main” moved on since the task started, and the task's changes conflict with what landed there" }),
+      ev({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: null, reverted: false, occasion: "resolve_landing" }),
+      ev({ type: "run_started", trigger: "feedback" }),
+      ev({ type: "task_committed", commit: "2222222", branch: worktree.branch, files_since_start: ["parser.rs"] }),
+      ev({ type: "review_requested", review_id: "r2", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "parser.rs", kind: "modified", diff: "+fixed" }], verification: [] }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    script(events, () => undefined);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getByTestId("review-files-heading")).toHaveTextContent("What lands on main, merged with its changes (1)"));
+    expect(screen.queryByTestId("earlier-rounds"), "the diff is the whole landing: no earlier rounds besides it").toBeNull();
+  });
+
   it("tried again and blocked for another reason, the box says the new reason, not 'still not landed'", async () => {
     let tries = 0;
     script(reviewWaiting(), (cmd, _args, push) => {
