@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
 import { ipc, type SessionSummary } from "../ipc";
 import { attemptLabel, setAside, sidebarEntries, sidebarGroups, sidebarTitles, startOfToday, STOPPED, waitingCount, waitingFor, WAITING, WORKING, type SidebarEntry } from "../sidebar";
-import { answerUnchecked, doubtTitle, END_LABEL, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL, UNCHECKED_TITLE } from "../session/model";
+import { answerUnchecked, doubtTitle, END_LABEL, keptBranchTitle, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL, UNCHECKED_TITLE } from "../session/model";
 
 import { Inbox, LoaderCircle } from "lucide-react";
 import { useHistoryChanges } from "../historyChanges";
@@ -58,11 +58,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
       {s.branch && !s.work_dir && (s.status === "completed" || s.status === "rejected") && !notChosen ? (
         <span
           className="badge side-badge badge-kept"
-          title={
-            s.status === "completed"
-              ? `Approved; its work waits on ${s.branch}, not landed: merge it when you like`
-              : `Rejected; its work waits on ${s.branch}: merge it when you like, or delete it`
-          }
+          title={keptBranchTitle(s.status, s.branch)}
         >
           Branch kept
         </span>

@@ -1,13 +1,14 @@
 import { useEffect, useState } from "react";
 import type { EndReason, SessionStatus } from "../ipc";
-import { answerUnchecked, doubtTitle, END_LABEL, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL, UNCHECKED_TITLE } from "../session/model";
+import { answerUnchecked, doubtTitle, END_LABEL, keptBranchTitle, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL, UNCHECKED_TITLE } from "../session/model";
 
 /**
  * The session's one status; for `retry`, a countdown to the next attempt. An attempt set aside
  * because the person landed another (`notChosen`) is stored rejected but was never refused. A
- * review of work not verified done says how the run ended (`endReason`), as the sidebar does.
+ * review of work not verified done says how the run ended (`endReason`), as the sidebar does; one
+ * decided with its work left on a branch (`keptBranch`) says so.
  */
-export function StatusBadge({ status, nextRetryAt, notChosen = false, endReason }: { status: SessionStatus; nextRetryAt?: string; notChosen?: boolean; endReason?: EndReason }) {
+export function StatusBadge({ status, nextRetryAt, notChosen = false, endReason, keptBranch }: { status: SessionStatus; nextRetryAt?: string; notChosen?: boolean; endReason?: EndReason; keptBranch?: string }) {
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
     if (status !== "retry") return;
@@ -18,6 +19,13 @@ export function StatusBadge({ status, nextRetryAt, notChosen = false, endReason 
   if (status === "retry" && nextRetryAt) {
     const secs = Math.max(0, Math.ceil((Date.parse(nextRetryAt) - now) / 1000));
     label = `Retrying in ${secs} s`;
+  }
+  if (keptBranch && !notChosen && (status === "completed" || status === "rejected")) {
+    return (
+      <span className="badge badge-kept" data-testid="status-badge" data-status={status} title={keptBranchTitle(status, keptBranch)}>
+        Branch kept
+      </span>
+    );
   }
   if (answerUnchecked(status, endReason) && !notChosen) {
     // Here as in the sidebar.

@@ -11,7 +11,7 @@ import { Markdown } from "../components/Markdown";
 import { planEdited, PlanReview } from "../components/PlanReview";
 import { DecidedDiff, decisionText, ReviewPanel } from "../components/ReviewPanel";
 import { StatusBadge } from "../components/StatusBadge";
-import { applyAll, decidedByText, emptyModel, END_LABEL, isRunning, runLabel, SOURCE_LABEL, stepSummary, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
+import { applyAll, decidedByText, emptyModel, END_LABEL, isRunning, keptBranch, runLabel, SOURCE_LABEL, stepSummary, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
 import { foldRepeats, type Shown, type ToolRun } from "../session/fold";
 import { ConfirmCancel } from "../components/ConfirmCancel";
 import { ConfirmDiscard } from "../components/ConfirmDiscard";
@@ -946,7 +946,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               Loading…
             </span>
           ) : (
-            <StatusBadge status={model.status} nextRetryAt={model.retry?.nextRetryAt} endReason={model.endReason} notChosen={model.status === "rejected" && model.review?.decided?.occasion === "another_attempt_chosen"} />
+            <StatusBadge status={model.status} nextRetryAt={model.retry?.nextRetryAt} endReason={model.endReason} keptBranch={keptBranch(model)} notChosen={model.status === "rejected" && model.review?.decided?.occasion === "another_attempt_chosen"} />
           )}
           {model.approvedBefore && model.status !== "completed" && (
             <span className="muted small" data-testid="approved-before" title="You approved an earlier round of this task; that work stays where it landed.">

@@ -709,6 +709,19 @@ export const NOT_CHOSEN = "Not chosen";
 export const answerUnchecked = (status: SessionStatus, endReason: EndReason | null | undefined) => status === "idle" && endReason === "conversation_unchecked";
 
 /** What a "Not checked" badge says on hover. */
+/** A task decided with its work left on its branch (kept at approve, or on a reject or a put-away
+ * that asked to keep it): its badge says "Branch kept", in the sidebar and the session alike. */
+export function keptBranchTitle(status: SessionStatus, branch: string): string {
+  return status === "completed" ? `Approved; its work waits on ${branch}, not landed: merge it when you like` : `Rejected; its work waits on ${branch}: merge it when you like, or delete it`;
+}
+
+/** The branch a decided task's work waits on: its worktree removed and its branch not. */
+export function keptBranch(m: Pick<SessionModel, "status" | "place">): string | undefined {
+  const p = m.place;
+  if (!p?.worktree || !p.removed || p.branchDeleted) return undefined;
+  return m.status === "completed" || m.status === "rejected" ? p.worktree.branch : undefined;
+}
+
 export const UNCHECKED_TITLE = "Answered, not checked: the evaluator gave no usable answer";
 
 export function reviewInDoubt(status: SessionStatus, endReason: EndReason | null | undefined): endReason is EndReason {

@@ -42,10 +42,14 @@ describe("a task in its own worktree", () => {
   it("started on no branch, approving keeps its branch: it does not offer a landing that can only be refused", async () => {
     const events = reviewWaiting().map((e) => (e.type === "task_workspace" ? { ...e, worktree: { ...worktree, base_branch: null } } : e));
     let sent: { landing?: string } | null = null;
-    script(events, (cmd, args) => {
+    script(events, (cmd, args, push) => {
       if (cmd === "get_settings") return { settings: { tasks: { landing: "squash" } } };
       if (cmd === "submit_review") {
         sent = (args as { input: { landing?: string } }).input;
+        push({ type: "review_resolved", review_id: "r1", decision: "approve", by: "person", feedback: null, reverted: false });
+        push({ type: "landed", mode: "branch", target_branch: null, commit: null, branch_kept: worktree.branch, files: ["parser.rs"] });
+        push({ type: "status_changed", status: "completed" });
+        push({ type: "worktree_removed", folder: worktree.folder, why: "landed", branch_deleted: null });
         return { outcome: "decided", status: "completed", revert: null };
       }
     });
@@ -56,6 +60,9 @@ describe("a task in its own worktree", () => {
     expect(screen.queryByTestId("landing-mode"), "no landing on a branch to choose").toBeNull();
     await userEvent.setup().click(approve);
     await waitFor(() => expect(sent?.landing).toBe("branch"));
+    // Approved but not landed: "Completed" would read as done like a task that landed.
+    await waitFor(() => expect(screen.getByTestId("status-badge")).toHaveTextContent("Branch kept"));
+    expect(screen.getByTestId("status-badge")).toHaveAttribute("title", `Approved; its work waits on ${worktree.branch}, not landed: merge it when you like`);
   });
 
   it("stops a landing whose checks take too long: Stop asks the engine to stop it, and nothing lands", async () => {
@@ -437,6 +444,7 @@ describe("a task in its own worktree", () => {
         push({ type: "review_resolved", review_id: "r1", decision: "approve", by: "person", feedback: null, reverted: false });
         push({ type: "landed", mode: "merge", target_branch: "main", commit: "abcdef1234", files: ["parser.rs"] });
         push({ type: "status_changed", status: "completed" });
+        push({ type: "worktree_removed", folder: worktree.folder, why: "landed", branch_deleted: worktree.branch });
         return { outcome: "decided", status: "completed", revert: null };
       }
     });
@@ -453,6 +461,7 @@ describe("a task in its own worktree", () => {
     await waitFor(() => expect(screen.getByTestId("review-panel"), "the focus goes to what was decided, not to the page with the button gone").toHaveFocus());
     expect(sent!.input.landing).toBe("merge");
     expect(sent!.input.revert).toBe(false);
+    expect(screen.getByTestId("status-badge"), "landed: done").toHaveTextContent(/^Completed$/);
   });
 
   it("a landing that cannot go through says why, overwrites nothing, and offers the ways out", async () => {
@@ -756,6 +765,7 @@ describe("a task that ended without a review", () => {
     await user.click(await screen.findByTestId("confirm-discard-go"));
     await waitFor(() => expect(asked).toEqual([{ sessionId: "s1", keepBranch: false }]));
     await waitFor(() => expect(screen.queryByTestId("discard-offer"), "nothing is left to discard").toBeNull());
+    expect(screen.getByTestId("status-badge"), "its branch went with it: nothing waits").toHaveTextContent(/^Rejected$/);
   });
 
   it("can put the worktree away and keep the task's work on its branch, and says so in the transcript", async () => {
@@ -788,6 +798,10 @@ describe("a task that ended without a review", () => {
       ]),
     );
     await waitFor(() => expect(screen.queryByTestId("discard-offer")).toBeNull());
+    // As in the sidebar: its work waits on a branch, which "Rejected" alone does not say.
+    const badge = screen.getByTestId("status-badge");
+    expect(badge).toHaveTextContent("Branch kept");
+    expect(badge).toHaveAttribute("title", `Rejected; its work waits on ${worktree.branch}: merge it when you like, or delete it`);
   });
 
   it("an error from a discard or from opening the folder goes once the same action is tried again and works", async () => {
