@@ -811,6 +811,24 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
     action.catch((e: AppError) => setError(e.message));
   }, []);
   const cancel = useCallback(() => act(ipc.cancelRun(sessionId)), [sessionId, act]);
+  // Opening a folder shows nothing in this window, and a copy nothing at all: each says it worked.
+  const [worktreeSaid, setWorktreeSaid] = useState<string | null>(null);
+  useEffect(() => {
+    if (!worktreeSaid) return;
+    const t = setTimeout(() => setWorktreeSaid(null), 4000);
+    return () => clearTimeout(t);
+  }, [worktreeSaid]);
+  const worktreeAct = useCallback(
+    (action: Promise<unknown>, done: string, failed?: string) => {
+      setError(null);
+      setWorktreeSaid(null);
+      action.then(
+        () => setWorktreeSaid(done),
+        (e: AppError) => setError(failed ?? e.message),
+      );
+    },
+    [],
+  );
 
   // Esc asks before it cancels: it is also the key that closes things, and a run is minutes of work.
   // The button says what it does and cancels at once, unless that would throw away the person's
@@ -931,12 +949,27 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
             </p>
           )}
           {model.place?.worktree && !model.place.removed && (
-            <p className="muted small" data-testid="session-worktree" title={`Its own worktree: ${model.place.worktree.folder}. Your checkout is untouched until you approve.`}>
+            <p className="muted small" data-testid="session-worktree" title="Its own worktree: your checkout is untouched until you approve.">
               Works on <code>{model.place.worktree.branch}</code>
               {model.place.worktree.base_branch ? ` from ${model.place.worktree.base_branch}` : ""}, in its own worktree ·{" "}
-              <button className="link-btn" onClick={() => act(ipc.openWorktree(sessionId))} data-testid="open-worktree">
+              <button className="link-btn" onClick={() => worktreeAct(ipc.openWorktree(sessionId), "Opened in your file manager")} data-testid="open-worktree">
                 open its folder
+              </button>{" "}
+              ·{" "}
+              <button className="link-btn" onClick={() => worktreeAct(Promise.resolve(model.place!.worktree!.folder).then((path) => navigator.clipboard.writeText(path)), "Path copied", "The clipboard is not available here: select the path to copy it")} data-testid="copy-worktree-path">
+                copy its path
               </button>
+              {worktreeSaid && (
+                <span role="status" data-testid="worktree-said">
+                  {" "}
+                  · {worktreeSaid}
+                </span>
+              )}
+              {/* Shown, not only opened: a terminal or an editor wants the path. On one line, a long
+                  one cut at its start, where the data folder's part is the same for every task. */}
+              <code className="worktree-path" data-testid="worktree-path" title={model.place.worktree.folder}>
+                <bdi>{model.place.worktree.folder}</bdi>
+              </code>
             </p>
           )}
         </div>

@@ -464,6 +464,23 @@ describe("a task in its own worktree", () => {
     expect(screen.getByTestId("status-badge"), "landed: done").toHaveTextContent(/^Completed$/);
   });
 
+  it("the header shows the worktree's folder, and opening or copying it says that it did", async () => {
+    const opened: unknown[] = [];
+    script(reviewWaiting(), (cmd, args) => {
+      if (cmd === "open_worktree") opened.push(args);
+      return null;
+    });
+    const user = userEvent.setup();
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("worktree-path")).toHaveTextContent(worktree.folder);
+    await user.click(screen.getByTestId("open-worktree"));
+    expect(opened).toEqual([{ sessionId: "s1", which: "worktree" }]);
+    expect(await screen.findByTestId("worktree-said")).toHaveTextContent("Opened in your file manager");
+    await user.click(screen.getByTestId("copy-worktree-path"));
+    expect(await navigator.clipboard.readText()).toBe(worktree.folder);
+    expect(await screen.findByTestId("worktree-said")).toHaveTextContent("Path copied");
+  });
+
   it("a landing that cannot go through says why, overwrites nothing, and offers the ways out", async () => {
     const calls: string[] = [];
     script(reviewWaiting(), (cmd, args, push) => {
