@@ -2594,6 +2594,25 @@ async fn a_failed_tasks_work_is_kept_on_its_branch_when_discarded_with_keep_bran
     assert_eq!(why, Some(finishline_engine::domain::BranchKeptWhy::Asked), "the history says the person asked for the branch");
 }
 
+/// The person removed a failed task's worktree and deleted its branch by hand: keeping the
+/// branch says there is none to keep and how to put the task away, not git's own words; plain
+/// discard then puts it away.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keeping_the_branch_of_a_task_whose_branch_the_person_deleted_says_so_and_discard_still_works() {
+    let (_s, _dir, cli, r, FailedTask { id, folder, branch }) = a_task_that_failed_after_writing(vec![]).await;
+    git(&r, &["worktree", "remove", "-f", "-f", &folder.to_string_lossy()]);
+    git(&r, &["branch", "-D", &branch]);
+    let kept = cli.cmd(&["sessions", "discard", &id, "--keep-branch"]).output().unwrap();
+    let said = String::from_utf8_lossy(&kept.stderr);
+    assert_ne!(kept.status.code(), Some(0), "{said}");
+    assert!(said.contains(&format!("The task's branch {branch} is no longer in {}", r.display())), "{said}");
+    assert!(said.contains("there is no branch to keep") && said.contains("discard it without --keep-branch"), "{said}");
+    assert!(!said.contains("rev-parse"), "not git's words: {said}");
+    assert!(!stored(&cli.data, &id).iter().any(|e| matches!(e, finishline_engine::event::EngineEvent::BranchKept { .. })), "nothing recorded kept");
+    let discarded = cli.cmd(&["sessions", "discard", &id]).output().unwrap();
+    assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));
+}
+
 /// A failed task's repository moved away: discard says so and touches nothing (its worktree
 /// could not be removed from git's list, nor its branch found); once it is back, discard works.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -127,7 +127,14 @@ fn commit_changed_after_task(store: &Store, data_dir: &Path, session: &SessionId
 /// The branch a put-away keeps because the person asked, with what it changes since the task
 /// started: recorded with the decision.
 fn whole_branch_kept(wt: &TaskWorktree) -> Result<EngineEvent> {
-    let tip = worktree::git(Path::new(&wt.repo), &["rev-parse", "-q", "--verify", &format!("refs/heads/{}^{{commit}}", wt.branch)])?;
+    // Deleted by the person (with the worktree removed first, as git asks): git's own words
+    // ("rev-parse … failed") would not say that nothing is lost by putting the task away.
+    let tip = worktree::git(Path::new(&wt.repo), &["rev-parse", "-q", "--verify", &format!("refs/heads/{}^{{commit}}", wt.branch)]).map_err(|_| {
+        Error::InvalidInput(format!(
+            "The task's branch {} is no longer in {}, so there is no branch to keep: discard it without --keep-branch (Discard the work, in the window) to put the task away; its history stays",
+            wt.branch, wt.repo
+        ))
+    })?;
     let files = worktree::changed_between(wt, &wt.base_commit, tip.trim()).unwrap_or_default();
     Ok(EngineEvent::BranchKept { branch: wt.branch.clone(), files, why: BranchKeptWhy::Asked })
 }
