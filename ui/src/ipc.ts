@@ -722,6 +722,7 @@ export type ErrorCode =
   | "external_agent_auth"
   | "workspace_busy"
   | "worktree"
+  | "repository_gone"
   | "checkpoints"
   | "plan"
   | "internal"

@@ -50,6 +50,10 @@ pub enum ErrorCode {
     WorkspaceBusy,
     /// The task's worktree could not be made, or git refused what the task needed of it.
     Worktree,
+    /// The repository a task's worktree belongs to moved away (renamed, moved or deleted): no
+    /// decision that needs it can act until it is back. Its own code, so the window can say it
+    /// once beside the landing it stopped, not again for every button.
+    RepositoryGone,
     /// Snapshots of the workspace are off or failed: review and revert cover less (the run goes on).
     Checkpoints,
     /// Plan mode could not plan or revise; the task runs or ends with what it has.
@@ -86,6 +90,7 @@ impl ErrorCode {
         ErrorCode::ExternalAgentAuth,
         ErrorCode::WorkspaceBusy,
         ErrorCode::Worktree,
+        ErrorCode::RepositoryGone,
         ErrorCode::Checkpoints,
         ErrorCode::Plan,
         ErrorCode::Internal,
@@ -129,6 +134,7 @@ impl ErrorCode {
             ErrorCode::ExternalAgentAuth => "external_agent_auth",
             ErrorCode::WorkspaceBusy => "workspace_busy",
             ErrorCode::Worktree => "worktree",
+            ErrorCode::RepositoryGone => "repository_gone",
             ErrorCode::Checkpoints => "checkpoints",
             ErrorCode::Plan => "plan",
             ErrorCode::Internal => "internal",
@@ -178,6 +184,8 @@ pub enum Error {
     #[error("{0}")]
     Worktree(String),
     #[error("{0}")]
+    RepositoryGone(String),
+    #[error("{0}")]
     Internal(String),
 }
 
@@ -211,6 +219,7 @@ impl Error {
             Error::External { code, .. } => *code,
             Error::WorkspaceBusy(_) => ErrorCode::WorkspaceBusy,
             Error::Worktree(_) => ErrorCode::Worktree,
+            Error::RepositoryGone(_) => ErrorCode::RepositoryGone,
             Error::Internal(_) => ErrorCode::Internal,
         }
     }

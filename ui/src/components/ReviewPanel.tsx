@@ -75,7 +75,8 @@ const BLOCK_TITLE: Record<LandingBlock, string> = {
   no_branch: "Not landed: there is no branch to land on",
   interrupted: "Not landed: Finishline stopped while landing",
   stopped: "Not landed: you stopped it",
-  repository_gone: "Not landed: your repository is no longer where the task started",
+  // The detail says where it was and that it is no longer there.
+  repository_gone: "Not landed",
   git: "Not landed: git refused",
 };
 
@@ -198,9 +199,13 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
   const agentResolves = !!review.blocked && AGENT_RESOLVES.includes(review.blocked.reason);
   // When the person last tried landing again and it was blocked again.
   const [triedAgain, setTriedAgain] = useState<{ at: string; reason: LandingBlock } | null>(null);
+  // Another decision refused while the box already says the repository moved: said in the box,
+  // not as a second copy of its long message below it.
+  const [goneToo, setGoneToo] = useState<{ at: string; decision: "request_changes" | "reject" } | null>(null);
   const decide = async (decision: "approve" | "request_changes" | "reject", confirmed = false, landAs?: LandingMode) => {
     setBusy(true);
     setError(null);
+    setGoneToo(null);
     const reverting = decision === "reject" && revert && !worktree && !review.unrecorded;
     setUndoing(reverting);
     const mode = landAs ?? landing;
@@ -227,7 +232,8 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         onDecided();
       }
     } catch (e) {
-      setError(e as AppError);
+      if ((e as AppError).code === "repository_gone" && review.blocked?.reason === "repository_gone" && decision !== "approve") setGoneToo({ at: new Date().toLocaleTimeString(), decision });
+      else setError(e as AppError);
     } finally {
       setBusy(false);
       setUndoing(false);
@@ -617,6 +623,12 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
             overwritten.
             {/* Only for the same block: a new reason reads anew. */}
             {triedAgain?.reason === review.blocked.reason && <span data-testid="tried-again"> Tried again at {triedAgain.at}: still not landed.</span>}
+            {goneToo && review.blocked.reason === "repository_gone" && (
+              <span data-testid="gone-too">
+                {" "}
+                {goneToo.decision === "reject" ? "Reject" : "Request changes"}, tried at {goneToo.at}, waits for it too: put it back there and {goneToo.decision === "reject" ? "reject" : "request changes"} again.
+              </span>
+            )}
           </p>
           {review.blocked.files.length > 0 && (
             <ul>

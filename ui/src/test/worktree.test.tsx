@@ -580,20 +580,32 @@ describe("a task in its own worktree", () => {
   });
 
   it("a repository moved away says so with the way back, and offers no branch to keep that went with it", async () => {
-    script(reviewWaiting(), (cmd, _args, push) => {
+    const gone = "The repository the task started from is no longer at /repo (moved, renamed or deleted)";
+    script(reviewWaiting(), (cmd, args, push) => {
       if (cmd !== "submit_review") return undefined;
+      const decision = (args as { input: { decision: string } }).input.decision;
+      if (decision === "reject") throw { code: "repository_gone", message: `${gone}: put it back there and reject again` };
       const detail = "the repository the task started from is no longer at /repo (moved, renamed or deleted): put it back there and approve again; or, in the repository where it is now, `git worktree repair /wt` then `git merge finishline/abc-fix` takes the task's work by hand";
       push({ type: "landing_blocked", reason: "repository_gone", files: [], detail });
       return { outcome: "landing_blocked", reason: "repository_gone", files: [], detail };
     });
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    await userEvent.setup().click(await screen.findByTestId("approve"));
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("approve"));
     const blocked = await screen.findByTestId("landing-blocked");
-    expect(blocked).toHaveTextContent("Not landed: your repository is no longer where the task started. The repository the task started from is no longer at /repo");
+    // Said once: the title does not say what the sentence after it says.
+    expect(blocked).toHaveTextContent(/^Not landed\. The repository the task started from is no longer at \/repo/);
     expect(blocked).toHaveTextContent("put it back there and approve again");
     expect(screen.queryByTestId("keep-branch"), "the branch went with the repository").toBeNull();
     expect(screen.queryByTestId("resolve-with-agent")).toBeNull();
     expect(screen.getByTestId("approve")).toHaveTextContent("Try landing on main again");
+    // Reject waits for the repository too: the box that says where it went says so, rather than
+    // a second copy of the same long message in red below it.
+    await user.click(screen.getByTestId("reject"));
+    await user.click(await screen.findByTestId("confirm-reject-go"));
+    expect(await within(blocked).findByTestId("gone-too")).toHaveTextContent(/Reject, tried at .*, waits for it too: put it back there and reject again\./);
+    expect(screen.queryByText(new RegExp(`${gone}: put it back there and reject again`))).toBeNull();
+    expect(screen.getAllByText(/is no longer at \/repo/), "the transcript's note and the box, not a third").toHaveLength(2);
   });
 });
 

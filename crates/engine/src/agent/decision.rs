@@ -453,7 +453,7 @@ impl Engine {
         // so as a landing that waits (below); the review waits for it to come back.
         if let Some(gone) = wt.as_ref().filter(|_| choice.decision != Decision::Approve).and_then(landing::repository_gone) {
             let verb = if choice.decision == Decision::Reject { "reject" } else { "request changes" };
-            return Err(Error::Worktree(format!("{}: put it back there and {verb} again", gone.where_it_was())));
+            return Err(Error::RepositoryGone(format!("{}: put it back there and {verb} again", gone.where_it_was())));
         }
         match (choice.decision, wt) {
             (Decision::RequestChanges, _) => {

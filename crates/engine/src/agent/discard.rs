@@ -30,7 +30,7 @@ fn put_away(store: &Store, data_dir: &Path, session: &SessionId, keep_all: bool)
     // Moved away, the repository holds the branch and git's entry for the worktree: neither can
     // be removed, nor what changed after the task committed, until it is back.
     if let Some(gone) = crate::workspace::landing::repository_gone(&wt) {
-        return Err(Error::Worktree(format!("{}: put it back there and discard again", gone.where_it_was())));
+        return Err(Error::RepositoryGone(format!("{}: put it back there and discard again", gone.where_it_was())));
     }
     // A task whose work landed before, continued since (a question after it landed), stays
     // completed: only the new worktree is put away, and its landed work is not called rejected.
