@@ -1030,10 +1030,14 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
         <span data-testid="activity">{running && model.activity ? activityText(model.activity, model.stepClock) : model.endReason ? END_LABEL[model.endReason] : ""}</span>
         {/* The run's budget of continuations: "Cycle 0/5" read as nothing having happened. */}
         {model.cycle.max > 0 && (
-          <span title="How many times Finishline sent the agent back in this run, of the run's budget (Settings → Limits → Continuation budget)">
+          <span data-testid="cycle-count" title="How many times Finishline sent the agent back in this run, of the run's budget (Settings → Limits → Continuation budget)">
             {/* "Sent back 0 of 5" read like a score at review. */}
-            {/* Finishline's own sending back, not the person's Request changes. */}
-            {model.cycle.n === 0 ? `Finishline sent it back 0 times (up to ${model.cycle.max})` : `Finishline sent it back ${model.cycle.n} of ${model.cycle.max} times`}
+            {/* Finishline's own sending back, not the person's Request changes. A run that resolves
+                a landing began with one, outside the budget: "0 times" read as none. */}
+            {model.runResolving ? "Sent back to resolve the landing; " : ""}
+            {model.cycle.n === 0
+              ? `${model.runResolving ? "Finishline sent it back 0 more times" : "Finishline sent it back 0 times"} (up to ${model.cycle.max})`
+              : `${model.runResolving ? "then " : ""}Finishline sent it back ${model.cycle.n} of ${model.cycle.max} times`}
           </span>
         )}
         {model.todos.length > 0 && (

@@ -189,6 +189,8 @@ export interface SessionModel {
   step: number;
   activity?: { phase: Phase; detail: string };
   cycle: { n: number; max: number };
+  /** This run began with "Let the agent resolve it": sent back once already, outside the budget. */
+  runResolving?: boolean;
   todos: Todo[];
   items: Item[];
   review?: Review;
@@ -317,7 +319,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "run_started":
       // "Let the agent resolve it" is answered as a request for changes, in Finishline's words.
-      push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at, resolving: e.trigger === "feedback" && next.review?.decided?.occasion === "resolve_landing" });
+      next.runResolving = e.trigger === "feedback" && next.review?.decided?.occasion === "resolve_landing";
+      push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at, resolving: next.runResolving });
       next.runTrigger = e.trigger;
       // A plan's next step is a new run inside the same stretch of work: the clock goes on.
       if (!next.runClock || next.runClock.finishedAt !== undefined) next.runClock = { startedAt: Date.parse(e.at) };

@@ -527,6 +527,7 @@ describe("a task in its own worktree", () => {
       ev({ type: "landing_blocked", reason: "conflict", files: ["parser.rs"], detail: "“main” moved on since the task started, and the task's changes conflict with what landed there" }),
       ev({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: null, reverted: false, occasion: "resolve_landing" }),
       ev({ type: "run_started", trigger: "feedback" }),
+      ev({ type: "step_started", step: 1, cycle: { used: 0, max: 5 } }),
       ev({ type: "task_committed", commit: "2222222", branch: worktree.branch, files_since_start: ["parser.rs"] }),
       ev({ type: "review_requested", review_id: "r2", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "parser.rs", kind: "modified", diff: "+fixed" }], verification: [] }),
       ev({ type: "status_changed", status: "awaiting_review" }),
@@ -535,6 +536,8 @@ describe("a task in its own worktree", () => {
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     await waitFor(() => expect(screen.getByTestId("review-files-heading")).toHaveTextContent("What lands on main, merged with its changes (1)"));
     expect(screen.queryByTestId("earlier-rounds"), "the diff is the whole landing: no earlier rounds besides it").toBeNull();
+    // It was sent back, to resolve the landing: "sent it back 0 times" read as if it had not been.
+    expect(screen.getByTestId("cycle-count")).toHaveTextContent("Sent back to resolve the landing; Finishline sent it back 0 more times (up to 5)");
   });
 
   it("tried again and blocked for another reason, the box says the new reason, not 'still not landed'", async () => {
