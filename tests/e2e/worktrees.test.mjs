@@ -253,6 +253,15 @@ test("what .gitignore hides is kept at the person's word, and a cancelled task's
     [...document.querySelectorAll('[data-testid="side-session"] .side-title-text')].filter((t) => t.textContent === "write slowly" && t.scrollWidth > t.clientWidth + 1).length,
   );
   assert.equal(cut, 0, "each same-titled task's title reads whole beside what tells it apart");
+  // Two of them in one folder: a long folder name is cut, the time that tells them apart is not.
+  const ends = await win.app.execute(() =>
+    [...document.querySelectorAll('[data-testid="side-session"] .side-tell-end')].map((e) => {
+      const row = e.closest(".side-session-title").getBoundingClientRect();
+      const r = e.getBoundingClientRect();
+      return { text: e.textContent, inside: r.right <= row.right + 0.5 && r.width > 0 };
+    }),
+  );
+  assert.ok(ends.length >= 2 && ends.every((e) => e.inside), `the time of each same-titled task of one folder shows whole: ${JSON.stringify(ends)}`);
   await shot(win.app, "worktrees-same-titles");
   await clickAway(await testid("cancel"));
   await waitStatus("cancelled");

@@ -138,10 +138,18 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
 function SideTitle({ title, label }: { title: string; label?: string }) {
   if (label && label !== title && !label.startsWith(`${title} · `)) return <span className="side-session-title">{label}</span>;
   const tell = label?.startsWith(`${title} · `) ? label.slice(title.length) : null;
+  // "· folder, 17:44 #2": a long folder name is cut, not the time after it, which is what tells
+  // apart two tasks of one folder.
+  const cut = tell ? tell.lastIndexOf(", ") : -1;
   return (
     <span className="side-session-title split">
       <span className="side-title-text">{title}</span>
-      {tell && <span className="side-tell">{tell}</span>}
+      {tell && (
+        <span className="side-tell">
+          <span className="side-tell-lead">{cut > 0 ? tell.slice(0, cut) : tell}</span>
+          {cut > 0 && <span className="side-tell-end">{tell.slice(cut)}</span>}
+        </span>
+      )}
     </span>
   );
 }

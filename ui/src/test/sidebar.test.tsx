@@ -148,6 +148,24 @@ describe("a review of work not verified done in the sidebar", () => {
   });
 });
 
+describe("same-titled tasks in the sidebar", () => {
+  it("keep what tells them apart in sight: a long folder name is cut, the time after it is not", async () => {
+    const now = Date.now();
+    const same = (id: string, workspace: string, ms: number) => ({ ...s(id, "completed", ms), title: "write slowly", workspace });
+    const list: SessionSummary[] = [same("a", "/tmp/finishline-repo-omVa1b2c3d4e5f6", now - 60_000), same("b", "/tmp/finishline-repo-omVa1b2c3d4e5f6", now - 3 * 60_000), same("c", "/tmp/finishline-repo-rVFgiM", now - 2 * 60_000)];
+    mockIPC((cmd) => (cmd === "list_sessions" ? list : null));
+    render(<SidebarSessions current={null} onOpen={() => {}} />);
+    await screen.findByTestId("side-today");
+    const tells = screen.getAllByTestId("side-session").map((b) => [b.dataset.session, b.querySelector(".side-tell-lead")?.textContent, b.querySelector(".side-tell-end")?.textContent ?? null]);
+    const clock = (ms: number) => `${String(new Date(ms).getHours()).padStart(2, "0")}:${String(new Date(ms).getMinutes()).padStart(2, "0")}`;
+    expect(tells).toEqual([
+      ["a", " · finishline-repo-omVa1b2c3d4e5f6", `, ${clock(now - 60_000)}`],
+      ["c", " · finishline-repo-rVFgiM", null],
+      ["b", " · finishline-repo-omVa1b2c3d4e5f6", `, ${clock(now - 3 * 60_000)}`],
+    ]);
+  });
+});
+
 describe("a task whose work waits on a kept branch in the sidebar", () => {
   it("is badged 'Branch kept', not 'Completed' as one that landed, nor only 'Rejected'", async () => {
     const list: SessionSummary[] = [
