@@ -529,11 +529,12 @@ pub fn get_session(state: State<'_, AppState>, session_id: SessionId) -> Result<
 
 // Off the window's thread: it reads (or deletes) as much as the history holds.
 #[tauri::command(async)]
-pub fn delete_session(app: AppHandle, state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {
-    finishline_engine::agent::decision::delete_task(&state.store, &state.data_dir, &session_id)?;
+/// Returns what stays in the task's repository when it moved away, to be said.
+pub fn delete_session(app: AppHandle, state: State<'_, AppState>, session_id: SessionId) -> Result<Option<String>, Error> {
+    let deleted = finishline_engine::agent::decision::delete_task(&state.store, &state.data_dir, &session_id)?;
     // A deletion appends no event, so the lists (the sidebar's among them) are told here.
     let _ = app.emit("history-changed", &session_id);
-    Ok(())
+    Ok(deleted.left_in_moved_repository)
 }
 
 #[tauri::command]

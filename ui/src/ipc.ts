@@ -898,7 +898,8 @@ export const ipc = {
   exportSession: (sessionId: string, format: "md" | "json") => call<string>("export_session", { sessionId, format }),
   /** Asks where in a save dialog the shell shows, and writes the export there; null when cancelled. */
   saveSessionExport: (sessionId: string, format: "md" | "json") => call<string | null>("save_session_export", { sessionId, format }),
-  deleteSession: (sessionId: string) => call<void>("delete_session", { sessionId }),
+  /** What stays in the task's repository when it moved away (a clause, with the commands that remove it). */
+  deleteSession: (sessionId: string) => call<string | null>("delete_session", { sessionId }),
 
   perfEnabled: () => call<boolean>("perf_enabled"),
   perfReport: (name: string, value: number) => call<void>("perf_report", { name, value }),

@@ -99,3 +99,9 @@ mod tests {
         assert_eq!(quoted("/it's"), r"'/it'\''s'");
     }
 }
+
+/// A clause from the engine ("the repository … is no longer at …") as a sentence's start.
+pub fn sentence(clause: &str) -> String {
+    let mut first = clause.chars();
+    first.next().into_iter().flat_map(char::to_uppercase).chain(first).collect()
+}

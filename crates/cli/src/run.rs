@@ -778,9 +778,7 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
     let revert = force_revert || yes("Also revert the agent's changes to your files? [y/N]: ");
     match engine.submit_review(review, decision, None, revert, force_revert, DecidedBy::Person) {
         Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file }) => {
-            let asked = in_the_way(&conflicts, &no_file);
-            let mut first = asked.chars();
-            let asked: String = first.next().into_iter().flat_map(char::to_uppercase).chain(first).collect();
+            let asked = crate::hint::sentence(&in_the_way(&conflicts, &no_file));
             let overwrite = yes(&format!("{asked}. Overwrite {} too? [y/N]: ", if conflicts.len() == 1 { "it" } else { "them" }));
             // Either way the rest is reverted; those files only when the person says so, and
             // only those: one edited while the question waited is left, and named.

@@ -330,10 +330,13 @@ pub fn delete(id: &str, yes: bool, common: &Common) -> u8 {
     }
     let data_dir = config::data_dir(common);
     match finishline_engine::agent::decision::delete_task(&store, &data_dir, &sid) {
-        Ok(()) => {
+        Ok(deleted) => {
             match &s.work_dir {
                 Some(folder) => outln!("Deleted {id}: its history and its worktree {folder} are removed."),
                 None => outln!("Deleted {id}: its history is removed."),
+            }
+            if let Some(left) = deleted.left_in_moved_repository {
+                outln!("{}.", crate::hint::sentence(&left));
             }
             exit::OK
         }

@@ -2613,6 +2613,20 @@ async fn keeping_the_branch_of_a_task_whose_branch_the_person_deleted_says_so_an
     assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));
 }
 
+/// A failed task deleted after its repository moved away: its history goes, and what git keeps
+/// for it in the moved repository is said, with the commands that remove it there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_task_whose_repository_moved_says_what_stays_in_it() {
+    let (_s, dir, cli, r, FailedTask { id, branch, .. }) = a_task_that_failed_after_writing(vec![]).await;
+    let moved = dir.path().join("repo-renamed");
+    std::fs::rename(&r, &moved).unwrap();
+    let deleted = cli.cmd(&["sessions", "delete", &id, "--yes"]).output().unwrap();
+    let said = String::from_utf8_lossy(&deleted.stdout);
+    assert_eq!(deleted.status.code(), Some(0), "{}", String::from_utf8_lossy(&deleted.stderr));
+    assert!(said.contains(&format!("The repository the task started from is no longer at {}", r.display())), "{said}");
+    assert!(said.contains(&format!("`git branch -D {branch}`")) && said.contains("`git worktree remove -f -f "), "{said}");
+}
+
 /// A failed task's repository moved away: discard says so and touches nothing (its worktree
 /// could not be removed from git's list, nor its branch found); once it is back, discard works.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

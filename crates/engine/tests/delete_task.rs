@@ -181,3 +181,43 @@ fn a_delete_that_waited_for_a_decision_which_started_the_task_again_is_refused_a
     assert_eq!(git(std::path::Path::new(&wt.repo), &["branch", "--list", &wt.branch]).trim_start_matches(['*', '+', ' ']), wt.branch, "and its branch");
     assert!(store.session(&sid).is_ok(), "and its history");
 }
+
+/// The person moved the repository away, then deleted the task: its history and worktree folder
+/// go, and what git keeps for it in the moved repository (the worktree's entry, its branch) is
+/// said with the commands that remove it there, which do.
+#[test]
+fn deleting_a_task_whose_repository_moved_says_what_stays_there_and_how_to_remove_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let (sid, wt) = task_with_worktree(dir.path(), &store);
+    status(&store, &sid, SessionStatus::Cancelled);
+    let moved = dir.path().join("repo-moved");
+    std::fs::rename(&wt.repo, &moved).unwrap();
+    let deleted = delete_task(&store, &dir.path().join("data"), &sid).unwrap();
+    assert!(store.session(&sid).is_err(), "its history goes");
+    let left = deleted.left_in_moved_repository.expect("what stays in the moved repository is said");
+    assert!(left.contains(&format!("no longer at {}", wt.repo)) && left.contains(&wt.branch), "{left}");
+    let commands: Vec<&str> = left.split('`').skip(1).step_by(2).collect();
+    assert_eq!(commands.len(), 2, "{left}");
+    for c in commands {
+        let ran = Command::new("sh").arg("-c").arg(c).current_dir(&moved).output().unwrap();
+        assert!(ran.status.success(), "{c}: {}", String::from_utf8_lossy(&ran.stderr));
+    }
+    assert_eq!(git(&moved, &["branch", "--list", &wt.branch]), "", "the commands remove its branch");
+    assert!(!git(&moved, &["worktree", "list"]).contains(&wt.folder), "and git's entry for its worktree");
+}
+
+#[test]
+fn deleting_a_task_whose_repository_moved_and_whose_branch_was_kept_leaves_the_branch_unmentioned_for_removal() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let (sid, wt) = task_with_worktree(dir.path(), &store);
+    store
+        .append(&sid, None, EngineEvent::BranchKept { branch: wt.branch.clone(), files: vec![], why: finishline_engine::domain::BranchKeptWhy::Asked })
+        .unwrap();
+    status(&store, &sid, SessionStatus::Rejected);
+    std::fs::rename(&wt.repo, dir.path().join("repo-moved")).unwrap();
+    let left = delete_task(&store, &dir.path().join("data"), &sid).unwrap().left_in_moved_repository.expect("said");
+    assert!(!left.contains("branch -D"), "the branch the person kept is not theirs to be told to delete: {left}");
+    assert!(left.contains("git worktree remove -f -f"), "{left}");
+}

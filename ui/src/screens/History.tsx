@@ -1,8 +1,9 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { Inbox, Search } from "lucide-react";
-import { AppError, ipc, type EndReason, type ListFilter, type SearchHit, type SessionStatus, type SessionSummary } from "../ipc";
+import { AppError, ipc, sentence, type EndReason, type ListFilter, type SearchHit, type SessionStatus, type SessionSummary } from "../ipc";
 import { AlertDialog } from "../components/AlertDialog";
 import { ErrorLine } from "../components/ErrorLine";
+import { Ticks } from "../components/Ticks";
 import { StatusBadge } from "../components/StatusBadge";
 import { AgentTrustPanel, TrustPanel } from "../components/TrustPanel";
 import { StoragePanel } from "../components/StoragePanel";
@@ -116,6 +117,8 @@ export function History({
   const [loadError, setLoadError] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  // A task deleted after its repository moved: what git keeps for it there, and how to remove it.
+  const [left, setLeft] = useState<string | null>(null);
   const [exported, setExported] = useState<{ id: string; title: string; format: "md" | "json"; text: string } | null>(null);
 
   const filters = useCallback((): ListFilter => {
@@ -281,8 +284,9 @@ export function History({
   };
 
   const remove = async (id: string) => {
+    setLeft(null);
     try {
-      await ipc.deleteSession(id);
+      setLeft(await ipc.deleteSession(id));
       refocus.current = true;
       load();
     } catch (e) {
@@ -349,6 +353,11 @@ export function History({
       {notice && (
         <p className="notice" role="status" ref={inView}>
           {notice}
+        </p>
+      )}
+      {left && (
+        <p className="notice" role="status" data-testid="deleted-left">
+          Deleted. <Ticks text={sentence(left)} />.
         </p>
       )}
       {exported && (

@@ -357,6 +357,26 @@ describe("attempts side by side", () => {
     expect(elsewhere, "no other Esc handler of the window sees it").not.toContain("Escape");
   });
 
+  it("a task deleted after its repository moved says what stays in that repository and the commands that remove it", async () => {
+    let rows = [summary("s", "cancelled")];
+    const left = "the repository the task started from is no longer at /repo (moved, renamed or deleted), so git's entry for the task's worktree and its branch finishline/abc stay in it: where it is now, `git worktree remove -f -f /wt` and `git branch -D finishline/abc` remove them";
+    mockIPC((cmd) => {
+      if (cmd === "list_sessions") return rows;
+      if (cmd === "delete_session") {
+        rows = [];
+        return left;
+      }
+      return null;
+    });
+    render(<History onNewTask={() => {}} onOpen={() => {}} onOpenGroup={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(within(await screen.findByTestId("history-row")).getByTestId("delete"));
+    await user.click(await screen.findByTestId("confirm-delete"));
+    const said = await screen.findByTestId("deleted-left");
+    expect(said).toHaveTextContent("Deleted. The repository the task started from is no longer at /repo");
+    expect([...said.querySelectorAll("code")].map((c) => c.textContent)).toEqual(["git worktree remove -f -f /wt", "git branch -D finishline/abc"]);
+  });
+
   it("after Delete for good the row goes and the focus lands on the search box, not the page", async () => {
     let rows = [summary("s", "completed"), summary("t", "rejected")];
     mockIPC((cmd, args) => {

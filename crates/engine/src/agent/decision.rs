@@ -1767,7 +1767,15 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, sessions: &[crate::store::Ses
 /// kept it (when landing or rejecting: that branch is theirs now), then its history and its
 /// checkpoint refs. A task that runs or waits on a permission is refused before anything goes,
 /// here or in another process: its worktree is in use.
-pub fn delete_task(store: &Store, data_dir: &Path, session: &SessionId) -> Result<()> {
+/// What deleting a task left behind.
+#[derive(Debug, Default)]
+pub struct Deleted {
+    /// Its repository moved away: what git keeps for the task in it (the worktree's entry, the
+    /// branch unless kept), said with the commands that remove it where the repository is now.
+    pub left_in_moved_repository: Option<String>,
+}
+
+pub fn delete_task(store: &Store, data_dir: &Path, session: &SessionId) -> Result<Deleted> {
     let s = store.session(session)?;
     crate::store::refuse_deleting(s.status)?;
     // Not while a decision acts on it (a landing verifying again can take minutes), here or in
@@ -1780,16 +1788,39 @@ pub fn delete_task(store: &Store, data_dir: &Path, session: &SessionId) -> Resul
     let s = store.session(session)?;
     crate::store::refuse_deleting(s.status)?;
     let events = store.events(session, 0)?;
+    let mut deleted = Deleted::default();
     if let Some(wt) = current_worktree(&events) {
         // A branch the person chose to keep stays, and so does one holding a commit Finishline
         // did not make (theirs, made in the worktree), as a discard keeps it.
         let keep = branch_kept(&events, &wt) || super::discard::foreign_tip(&events, &wt).is_some();
+        // Moved away, the repository cannot be reached to forget the worktree or delete the
+        // branch; the history still goes (the repository may be deleted for good), and what stays
+        // in it is said, with the commands that remove it there.
+        deleted.left_in_moved_repository = landing::repository_gone(&wt).map(|gone| left_in_moved(&gone.where_it_was(), &wt, keep));
         remove_worktree(store, data_dir, session, &wt, WorktreeEnd::Deleted, !keep)?;
     }
     store.delete_session(session)?;
     // The history is gone either way; leftover checkpoint refs only cost space.
     let _ = crate::workspace::checkpoint::forget_session(&data_dir.join("checkpoints"), Path::new(&s.workspace), session.as_str());
-    Ok(())
+    Ok(deleted)
+}
+
+/// What a deleted task leaves in its moved repository, and the commands that remove it there.
+fn left_in_moved(where_it_was: &str, wt: &TaskWorktree, branch_kept: bool) -> String {
+    let quote = |s: &str| shlex::try_quote(s).map(|q| q.into_owned()).unwrap_or_else(|_| s.to_string());
+    let forget = format!("`git worktree remove -f -f {}`", quote(&wt.folder));
+    if branch_kept {
+        format!(
+            "{where_it_was}, so git's entry for the task's worktree stays in it (and its branch {}, as kept): where it is now, {forget} removes the entry",
+            wt.branch
+        )
+    } else {
+        format!(
+            "{where_it_was}, so git's entry for the task's worktree and its branch {} stay in it: where it is now, {forget} and `git branch -D {}` remove them",
+            wt.branch,
+            quote(&wt.branch)
+        )
+    }
 }
 
 /// Whether the person chose to keep the worktree's branch: when landing, or by a decision that
