@@ -64,6 +64,12 @@ pub fn quoted(path: &str) -> String {
     }
 }
 
+/// A clause from the engine ("the repository … is no longer at …") as a sentence's start.
+pub fn sentence(clause: &str) -> String {
+    let mut first = clause.chars();
+    first.next().into_iter().flat_map(char::to_uppercase).chain(first).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::{program_named, quoted};
@@ -98,10 +104,4 @@ mod tests {
         assert_eq!(quoted("/home/me/my data"), "'/home/me/my data'");
         assert_eq!(quoted("/it's"), r"'/it'\''s'");
     }
-}
-
-/// A clause from the engine ("the repository … is no longer at …") as a sentence's start.
-pub fn sentence(clause: &str) -> String {
-    let mut first = clause.chars();
-    first.next().into_iter().flat_map(char::to_uppercase).chain(first).collect()
 }
