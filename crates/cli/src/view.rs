@@ -326,13 +326,8 @@ impl View {
                 if failed.is_empty() { String::new() } else { format!("; not copied: {}", crate::run::few(failed)) }
             )),
             EngineEvent::BranchKept { branch, files, why } => self.line(&format!(
-                "  ⎇ kept the branch {branch}: {}{}",
-                match why {
-                    BranchKeptWhy::ChangedAfterReview => "it holds what changed in the worktree after the review",
-                    BranchKeptWhy::ChangedAfterTask =>
-                        "it holds work Finishline did not make (commits of yours or the agent's own, or what changed in the worktree after the task ended)",
-                    BranchKeptWhy::Asked => "as you asked, with the task's work",
-                },
+                "  ⎇ kept the branch {branch}{}{}",
+                why.words(),
                 if files.is_empty() { String::new() } else { format!(" ({})", crate::run::few(files)) }
             )),
             EngineEvent::WorktreeRemoved { folder, branch_deleted, why } => self.line(&format!(

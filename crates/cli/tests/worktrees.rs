@@ -2572,6 +2572,12 @@ async fn discarding_a_task_keeps_its_branch_with_what_changed_in_its_worktree_af
         Some(finishline_engine::domain::BranchKeptWhy::ChangedAfterTask),
         "the history says the branch holds work from after the task, not after a review"
     );
+    let shown = cli.cmd(&["sessions", "show", &id]).output().unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains(&format!("**Branch kept:** {branch}: it holds work Finishline did not make (commits of yours or the agent's own, or what changed in the worktree after the task ended)")),
+        "{shown}"
+    );
 }
 
 /// A failed task's half-done work can be kept without running the agent again: `sessions
@@ -2592,6 +2598,10 @@ async fn a_failed_tasks_work_is_kept_on_its_branch_when_discarded_with_keep_bran
         _ => None,
     });
     assert_eq!(why, Some(finishline_engine::domain::BranchKeptWhy::Asked), "the history says the person asked for the branch");
+    // The session's record says so too, where the person reads it later.
+    let shown = cli.cmd(&["sessions", "show", &id]).output().unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains(&format!("**Branch kept:** {branch}, as you asked, with the task's work (broken.txt)")), "{shown}");
 }
 
 /// The person removed a failed task's worktree and deleted its branch by hand: keeping the

@@ -921,6 +921,20 @@ pub enum BranchKeptWhy {
     Asked,
 }
 
+impl BranchKeptWhy {
+    /// Why, as words after the branch's name: "finishline/x: it holds …", "finishline/x, as you
+    /// asked, …".
+    pub fn words(self) -> &'static str {
+        match self {
+            BranchKeptWhy::ChangedAfterReview => ": it holds what changed in the worktree after the review",
+            BranchKeptWhy::ChangedAfterTask => {
+                ": it holds work Finishline did not make (commits of yours or the agent's own, or what changed in the worktree after the task ended)"
+            }
+            BranchKeptWhy::Asked => ", as you asked, with the task's work",
+        }
+    }
+}
+
 /// Reads a kept branch's reason; one a later version wrote and this one does not know reads as
 /// the default, so going back a version never makes a session's history unreadable.
 pub(crate) fn branch_kept_why<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BranchKeptWhy, D::Error> {

@@ -114,6 +114,12 @@ pub enum Entry {
         #[serde(skip_serializing_if = "Option::is_none")]
         checkout_elsewhere: Option<crate::domain::CheckoutElsewhere>,
     },
+    /// The task's branch kept when its worktree went, and why.
+    BranchKept {
+        branch: String,
+        files: Vec<String>,
+        why: crate::domain::BranchKeptWhy,
+    },
     Instructions {
         file: String,
         truncated: bool,
@@ -240,6 +246,7 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
                 files: files.clone(),
                 checkout_elsewhere: checkout_elsewhere.clone(),
             }),
+            EngineEvent::BranchKept { branch, files, why } => out.push(Entry::BranchKept { branch: branch.clone(), files: files.clone(), why: *why }),
             EngineEvent::ProjectInstructions { file, truncated, .. } => out.push(Entry::Instructions { file: file.clone(), truncated: *truncated }),
             EngineEvent::PlanCreated { steps, .. } => out.push(Entry::Plan { revised_because: None, steps: steps.clone() }),
             EngineEvent::PlanRevised { cause, steps, .. } => out.push(Entry::Plan { revised_because: Some(cause.clone()), steps: steps.clone() }),
@@ -595,6 +602,10 @@ fn write_other(md: &mut String, e: Entry) {
             if let (Some(elsewhere), Some(target)) = (checkout_elsewhere, target_branch) {
                 let _ = writeln!(md, "{}\n", elsewhere.words(&target));
             }
+        }
+        Entry::BranchKept { branch, files, why } => {
+            let files = if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) };
+            let _ = writeln!(md, "**Branch kept:** {branch}{}{files}\n", why.words());
         }
         Entry::RunEnd { status, end_reason } => {
             let _ = writeln!(md, "*Run ended: {} ({})*\n", status.as_str(), end_reason.as_str());
