@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
 import { ipc, type SessionSummary } from "../ipc";
 import { attemptLabel, setAside, sidebarEntries, sidebarGroups, sidebarTitles, startOfToday, STOPPED, waitingCount, waitingFor, WAITING, WORKING, type SidebarEntry } from "../sidebar";
-import { answerUnchecked, doubtTitle, END_LABEL, keptBranchTitle, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL, UNCHECKED_TITLE } from "../session/model";
+import { answerUnchecked, DISCARDED_TITLE, doubtTitle, END_LABEL, keptBranchTitle, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL, UNCHECKED_TITLE, wasDiscarded } from "../session/model";
 
 import { Inbox, LoaderCircle } from "lucide-react";
 import { useHistoryChanges } from "../historyChanges";
@@ -61,6 +61,10 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
           title={keptBranchTitle(s.status, s.branch)}
         >
           Branch kept
+        </span>
+      ) : !s.attempt && wasDiscarded(s.status, s.decision) ? (
+        <span className="badge side-badge badge-cancelled" title={DISCARDED_TITLE}>
+          Discarded
         </span>
       ) : answerUnchecked(s.status, s.end_reason) && !notChosen ? (
         <span className="badge side-badge badge-unchecked" title={UNCHECKED_TITLE}>

@@ -1,14 +1,29 @@
 import { useEffect, useState } from "react";
 import type { EndReason, SessionStatus } from "../ipc";
-import { answerUnchecked, doubtTitle, END_LABEL, keptBranchTitle, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL, UNCHECKED_TITLE } from "../session/model";
+import { answerUnchecked, DISCARDED_TITLE, doubtTitle, END_LABEL, keptBranchTitle, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL, UNCHECKED_TITLE } from "../session/model";
 
 /**
  * The session's one status; for `retry`, a countdown to the next attempt. An attempt set aside
  * because the person landed another (`notChosen`) is stored rejected but was never refused. A
  * review of work not verified done says how the run ended (`endReason`), as the sidebar does; one
- * decided with its work left on a branch (`keptBranch`) says so.
+ * decided with its work left on a branch (`keptBranch`) says so, and one put away with no review
+ * (`discarded`) is not called rejected.
  */
-export function StatusBadge({ status, nextRetryAt, notChosen = false, endReason, keptBranch }: { status: SessionStatus; nextRetryAt?: string; notChosen?: boolean; endReason?: EndReason; keptBranch?: string }) {
+export function StatusBadge({
+  status,
+  nextRetryAt,
+  notChosen = false,
+  endReason,
+  keptBranch,
+  discarded = false,
+}: {
+  status: SessionStatus;
+  nextRetryAt?: string;
+  notChosen?: boolean;
+  endReason?: EndReason;
+  keptBranch?: string;
+  discarded?: boolean;
+}) {
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
     if (status !== "retry") return;
@@ -24,6 +39,13 @@ export function StatusBadge({ status, nextRetryAt, notChosen = false, endReason,
     return (
       <span className="badge badge-kept" data-testid="status-badge" data-status={status} title={keptBranchTitle(status, keptBranch)}>
         Branch kept
+      </span>
+    );
+  }
+  if (discarded && !notChosen && status === "rejected") {
+    return (
+      <span className="badge badge-cancelled" data-testid="status-badge" data-status={status} title={DISCARDED_TITLE}>
+        Discarded
       </span>
     );
   }

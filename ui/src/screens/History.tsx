@@ -7,7 +7,7 @@ import { Ticks } from "../components/Ticks";
 import { StatusBadge } from "../components/StatusBadge";
 import { AgentTrustPanel, TrustPanel } from "../components/TrustPanel";
 import { StoragePanel } from "../components/StoragePanel";
-import { END_LABEL, STATUS_LABEL } from "../session/model";
+import { END_LABEL, STATUS_LABEL, wasDiscarded } from "../session/model";
 
 const FILTERS: (SessionStatus | "all")[] = ["all", "awaiting_review", "awaiting_approval", "busy", "queued", "retry", "completed", "rejected", "failed", "interrupted", "cancelled", "idle"];
 
@@ -476,7 +476,13 @@ export function History({
                   {hits?.byId.get(r.id) && <Snippet parts={hits.byId.get(r.id)!.hit.snippet} />}
                 </td>
                 <td>
-                  <StatusBadge status={r.status} endReason={r.end_reason ?? undefined} />
+                  {/* As in the sidebar; an attempt set aside is neither (its group says so). */}
+                  <StatusBadge
+                    status={r.status}
+                    endReason={r.end_reason ?? undefined}
+                    keptBranch={r.branch && !r.work_dir ? r.branch : undefined}
+                    discarded={!r.attempt && wasDiscarded(r.status, r.decision)}
+                  />
                   {r.approvals > 0 && r.status !== "completed" && (
                     <div className="muted small" data-testid="history-approved-before" title="You approved an earlier round of this task; that work stays where it landed.">
                       earlier work approved

@@ -1,6 +1,6 @@
 // Folds a session's events into what the session view shows. Pure, so it is tested without a
 // window and replays and live updates go through the same code.
-import type { AuditFinding, AutoApproval, BranchKeptWhy, CheckoutElsewhere, CriterionResult, DecisionOccasion, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, NotCopied, OverwrittenCopy, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, RunTrigger, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
+import type { AuditFinding, AutoApproval, BranchKeptWhy, CheckoutElsewhere, CriterionResult, Decision, DecisionOccasion, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, NotCopied, OverwrittenCopy, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, RunTrigger, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
 import { sentence } from "../ipc";
 
 export interface PlanStepView {
@@ -191,6 +191,8 @@ export interface SessionModel {
   cycle: { n: number; max: number };
   /** This run began with "Let the agent resolve it": sent back once already, outside the budget. */
   runResolving?: boolean;
+  /** Its worktree was put away with no review deciding it (Discard the work). */
+  discarded?: boolean;
   todos: Todo[];
   items: Item[];
   review?: Review;
@@ -320,6 +322,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "run_started":
       // "Let the agent resolve it" is answered as a request for changes, in Finishline's words.
       next.runResolving = e.trigger === "feedback" && next.review?.decided?.occasion === "resolve_landing";
+      next.discarded = false;
       push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at, resolving: next.runResolving });
       next.runTrigger = e.trigger;
       // A plan's next step is a new run inside the same stretch of work: the clock goes on.
@@ -547,6 +550,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         // Discarded (a task that ended without a review, put away): nothing else says the
         // worktree the header named is gone.
         if (e.why === "rejected" && !next.place.decided) {
+          next.discarded = true;
           const what = e.branch_deleted ? `Discarded: its worktree and the branch ${e.branch_deleted} were removed (History keeps what it did)` : "Put away: its worktree was removed";
           push({ kind: "landing", key: `wd-${e.seq}`, text: `${what}; a message to go on starts a new worktree.`, tone: "ok" });
         }
@@ -716,6 +720,14 @@ export const answerUnchecked = (status: SessionStatus, endReason: EndReason | nu
  * that asked to keep it): its badge says "Branch kept", in the sidebar and the session alike. */
 export function keptBranchTitle(status: SessionStatus, branch: string): string {
   return status === "completed" ? `Approved; its work waits on ${branch}, not landed: merge it when you like` : `Rejected; its work waits on ${branch}: merge it when you like, or delete it`;
+}
+
+/** A task put away with no review (Discard the work): stored rejected, but nobody refused it. */
+export const DISCARDED_TITLE = "Put away without a review: its worktree and branch were removed; History keeps what it did";
+
+/** A listed task stored rejected with no review refusing it: discarded, not rejected. */
+export function wasDiscarded(status: SessionStatus, decision: Decision | null | undefined): boolean {
+  return status === "rejected" && decision !== "reject";
 }
 
 /** The branch a decided task's work waits on: its worktree removed and its branch not. */

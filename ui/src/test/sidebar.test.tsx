@@ -7,6 +7,7 @@ import { App } from "../App";
 import { SidebarSessions } from "../components/SidebarSessions";
 import type { SessionStatus, SessionSummary } from "../ipc";
 import { sidebarGroups, sidebarTitles, waitingFor } from "../sidebar";
+import { DISCARDED_TITLE } from "../session/model";
 import { view } from "./fixtures";
 
 const now = new Date(2026, 10, 23, 15, 0, 0);
@@ -173,6 +174,8 @@ describe("a task whose work waits on a kept branch in the sidebar", () => {
       { ...s("s-kept", "completed", Date.now() - 2000), branch: "finishline/abc-readme" },
       { ...s("s-put-away", "rejected", Date.now() - 3000), branch: "finishline/def-slowly" },
       { ...s("s-open", "cancelled", Date.now() - 4000), branch: "finishline/ghi-open", work_dir: "/data/worktrees/ghi" },
+      { ...s("s-discarded", "rejected", Date.now() - 5000), branch: null, decision: null },
+      { ...s("s-refused", "rejected", Date.now() - 6000), branch: null, decision: "reject" },
     ];
     mockIPC((cmd) => (cmd === "list_sessions" ? list : null));
     render(<SidebarSessions current={null} onOpen={() => {}} />);
@@ -183,6 +186,8 @@ describe("a task whose work waits on a kept branch in the sidebar", () => {
       ["s-landed", "Completed", null],
       ["s-kept", "Branch kept", "Approved; its work waits on finishline/abc-readme, not landed: merge it when you like"],
       ["s-put-away", "Branch kept", "Rejected; its work waits on finishline/def-slowly: merge it when you like, or delete it"],
+      ["s-discarded", "Discarded", DISCARDED_TITLE], // put away with no review: nobody refused it
+      ["s-refused", "Rejected", null],
     ]);
   });
 });

@@ -6,6 +6,7 @@ import { compareOnce } from "../comparing";
 import type { Compared, EngineEvent, Envelope } from "../ipc";
 import DiffView, { unchangedLines } from "../components/DiffView";
 import { SessionView } from "../screens/Session";
+import { DISCARDED_TITLE } from "../session/model";
 import { spyOnScrollIntoView } from "./fixtures";
 
 let seq = 0;
@@ -797,7 +798,9 @@ describe("a task that ended without a review", () => {
     await user.click(await screen.findByTestId("confirm-discard-go"));
     await waitFor(() => expect(asked).toEqual([{ sessionId: "s1", keepBranch: false }]));
     await waitFor(() => expect(screen.queryByTestId("discard-offer"), "nothing is left to discard").toBeNull());
-    expect(screen.getByTestId("status-badge"), "its branch went with it: nothing waits").toHaveTextContent(/^Rejected$/);
+    // Put away unreviewed: "Rejected" said a review had refused it.
+    expect(screen.getByTestId("status-badge"), "its branch went with it: nothing waits").toHaveTextContent(/^Discarded$/);
+    expect(screen.getByTestId("status-badge")).toHaveAttribute("title", DISCARDED_TITLE);
   });
 
   it("can put the worktree away and keep the task's work on its branch, and says so in the transcript", async () => {
