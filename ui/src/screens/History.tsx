@@ -118,7 +118,8 @@ export function History({
   const [confirm, setConfirm] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   // A task deleted after its repository moved: what git keeps for it there, and how to remove it.
-  const [left, setLeft] = useState<string | null>(null);
+  // What a deletion left in a repository that moved away: one note per deleted session.
+  const [left, setLeft] = useState<string[]>([]);
   const [exported, setExported] = useState<{ id: string; title: string; format: "md" | "json"; text: string } | null>(null);
 
   const filters = useCallback((): ListFilter => {
@@ -284,9 +285,10 @@ export function History({
   };
 
   const remove = async (id: string) => {
-    setLeft(null);
+    setLeft([]);
     try {
-      setLeft(await ipc.deleteSession(id));
+      const stays = await ipc.deleteSession(id);
+      setLeft(stays ? [stays] : []);
       refocus.current = true;
       load();
     } catch (e) {
@@ -355,11 +357,11 @@ export function History({
           {notice}
         </p>
       )}
-      {left && (
-        <p className="notice" role="status" data-testid="deleted-left">
-          Deleted. <Ticks text={sentence(left)} />.
+      {left.map((stays, i) => (
+        <p key={i} className="notice" role="status" data-testid="deleted-left">
+          Deleted. <Ticks text={sentence(stays)} />.
         </p>
-      )}
+      ))}
       {exported && (
         <section
           className="panel"
@@ -513,7 +515,9 @@ export function History({
                       onExport={exportAs}
                       confirming={confirm === r.id}
                       onConfirm={(yes) => setConfirm(yes ? r.id : null)}
-                      onDeleted={() => {
+                      onDeleting={() => setLeft([])}
+                      onDeleted={(stays) => {
+                        setLeft(stays);
                         // The row (and the focus on its Delete) goes: the focus waits in the search box.
                         refocus.current = true;
                         load();
@@ -580,6 +584,7 @@ function GroupActions({
   onExport,
   confirming,
   onConfirm,
+  onDeleting,
   onDeleted,
   onError,
 }: {
@@ -588,19 +593,26 @@ function GroupActions({
   onExport: (id: string, title: string, format: "md" | "json") => void;
   confirming: boolean;
   onConfirm: (yes: boolean) => void;
-  onDeleted: () => void;
+  onDeleting: () => void;
+  /** `stays`: what each deletion left in a repository that moved away. */
+  onDeleted: (stays: string[]) => void;
   onError: (message: string) => void;
 }) {
   const group = attempts[0].attempt!.group;
   const chosen = attempts.find((a) => a.attempt?.chosen);
   const removeAll = async () => {
+    onDeleting();
+    const stays: string[] = [];
     try {
-      for (const a of attempts) await ipc.deleteSession(a.id);
+      for (const a of attempts) {
+        const left = await ipc.deleteSession(a.id);
+        if (left) stays.push(left);
+      }
     } catch (e) {
       onError((e as AppError).message);
     }
     onConfirm(false);
-    onDeleted();
+    onDeleted(stays);
   };
   return (
     <>

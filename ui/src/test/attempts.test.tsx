@@ -377,6 +377,34 @@ describe("attempts side by side", () => {
     expect([...said.querySelectorAll("code")].map((c) => c.textContent)).toEqual(["git worktree remove -f -f /wt", "git branch -D finishline/abc"]);
   });
 
+  it("a group of attempts deleted after its repository moved says, for each attempt, what stays in that repository", async () => {
+    let rows = [summary("a", "rejected", "g1", 1), summary("b", "failed", "g1", 2)];
+    const left = (id: string) =>
+      `the repository the task started from is no longer at /repo (moved, renamed or deleted), so git's entry for the task's worktree and its branch finishline/${id} stay in it: where it is now, \`git worktree remove -f -f /wt/${id}\` and \`git branch -D finishline/${id}\` remove them`;
+    mockIPC((cmd, args) => {
+      if (cmd === "list_sessions") return rows;
+      if (cmd === "delete_session") {
+        const id = (args as { sessionId: string }).sessionId;
+        rows = rows.filter((r) => r.id !== id);
+        return left(id);
+      }
+      return null;
+    });
+    render(<History onNewTask={() => {}} onOpen={() => {}} onOpenGroup={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(within(await screen.findByTestId("history-row")).getByTestId("delete"));
+    await user.click(await screen.findByTestId("confirm-delete"));
+    const said = await screen.findAllByTestId("deleted-left");
+    expect(said, "one note for each attempt").toHaveLength(2);
+    expect(said[0]).toHaveTextContent("Deleted. The repository the task started from is no longer at /repo");
+    expect(said.flatMap((s) => [...s.querySelectorAll("code")].map((c) => c.textContent))).toEqual([
+      "git worktree remove -f -f /wt/a",
+      "git branch -D finishline/a",
+      "git worktree remove -f -f /wt/b",
+      "git branch -D finishline/b",
+    ]);
+  });
+
   it("after Delete for good the row goes and the focus lands on the search box, not the page", async () => {
     let rows = [summary("s", "completed"), summary("t", "rejected")];
     mockIPC((cmd, args) => {
