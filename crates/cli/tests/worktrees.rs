@@ -2634,7 +2634,7 @@ async fn deleting_a_task_whose_repository_moved_says_what_stays_in_it() {
     let said = String::from_utf8_lossy(&deleted.stdout);
     assert_eq!(deleted.status.code(), Some(0), "{}", String::from_utf8_lossy(&deleted.stderr));
     assert!(said.contains(&format!("The repository the task started from is no longer at {}", r.display())), "{said}");
-    assert!(said.contains(&format!("`git branch -D {branch}`")) && said.contains("`git worktree remove -f -f "), "{said}");
+    assert!(said.contains(&format!("`git update-ref -d refs/heads/{branch} ")) && said.contains("`git worktree remove -f -f "), "{said}");
 }
 
 /// A failed task's repository moved away: discard says so and touches nothing (its worktree

@@ -221,3 +221,28 @@ fn deleting_a_task_whose_repository_moved_and_whose_branch_was_kept_leaves_the_b
     assert!(!left.contains("branch -D"), "the branch the person kept is not theirs to be told to delete: {left}");
     assert!(left.contains("git worktree remove -f -f"), "{left}");
 }
+
+/// The person committed in the task's worktree, then moved the repository away and deleted the
+/// task: Finishline cannot look at the branch there, so the command it gives for the branch
+/// removes it only while it is where the task left it. Run where the repository is now, it
+/// leaves the person's commit on its branch (and says why), and still forgets the worktree.
+#[test]
+fn deleting_a_task_whose_repository_moved_never_gives_a_command_that_deletes_a_commit_of_the_persons() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let (sid, wt) = task_with_worktree(dir.path(), &store);
+    let folder = std::path::Path::new(&wt.folder);
+    std::fs::write(folder.join("mine.txt"), "my own work\n").unwrap();
+    git(folder, &["add", "mine.txt"]);
+    git(folder, &["-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qm", "my own work"]);
+    status(&store, &sid, SessionStatus::Cancelled);
+    let moved = dir.path().join("repo-moved");
+    std::fs::rename(&wt.repo, &moved).unwrap();
+    let left = delete_task(&store, &dir.path().join("data"), &sid).unwrap().left_in_moved_repository.expect("said");
+    assert!(!left.contains("branch -D"), "an unconditional delete of a branch Finishline cannot see: {left}");
+    for c in left.split('`').skip(1).step_by(2) {
+        let _ = Command::new("sh").arg("-c").arg(c).current_dir(&moved).output().unwrap();
+    }
+    assert_eq!(git(&moved, &["show", &format!("{}:mine.txt", wt.branch)]), "my own work", "the person's commit stays on its branch: {left}");
+    assert!(!git(&moved, &["worktree", "list"]).contains(&wt.folder), "git's entry for the worktree goes");
+}

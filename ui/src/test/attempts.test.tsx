@@ -359,7 +359,7 @@ describe("attempts side by side", () => {
 
   it("a task deleted after its repository moved says what stays in that repository and the commands that remove it", async () => {
     let rows = [summary("s", "cancelled")];
-    const left = "the repository the task started from is no longer at /repo (moved, renamed or deleted), so git's entry for the task's worktree and its branch finishline/abc stay in it: where it is now, `git worktree remove -f -f /wt` and `git branch -D finishline/abc` remove them";
+    const left = "the repository the task started from is no longer at /repo (moved, renamed or deleted), so git's entry for the task's worktree and its branch finishline/abc stay in it: where it is now, `git worktree remove -f -f /wt` removes the entry, and `git update-ref -d refs/heads/finishline/abc 1a2b3c` the branch if it is still where the task left it (a commit of yours on it keeps it)";
     mockIPC((cmd) => {
       if (cmd === "list_sessions") return rows;
       if (cmd === "delete_session") {
@@ -374,13 +374,13 @@ describe("attempts side by side", () => {
     await user.click(await screen.findByTestId("confirm-delete"));
     const said = await screen.findByTestId("deleted-left");
     expect(said).toHaveTextContent("Deleted. The repository the task started from is no longer at /repo");
-    expect([...said.querySelectorAll("code")].map((c) => c.textContent)).toEqual(["git worktree remove -f -f /wt", "git branch -D finishline/abc"]);
+    expect([...said.querySelectorAll("code")].map((c) => c.textContent)).toEqual(["git worktree remove -f -f /wt", "git update-ref -d refs/heads/finishline/abc 1a2b3c"]);
   });
 
   it("a group of attempts deleted after its repository moved says, for each attempt, what stays in that repository", async () => {
     let rows = [summary("a", "rejected", "g1", 1), summary("b", "failed", "g1", 2)];
     const left = (id: string) =>
-      `the repository the task started from is no longer at /repo (moved, renamed or deleted), so git's entry for the task's worktree and its branch finishline/${id} stay in it: where it is now, \`git worktree remove -f -f /wt/${id}\` and \`git branch -D finishline/${id}\` remove them`;
+      `the repository the task started from is no longer at /repo (moved, renamed or deleted), so git's entry for the task's worktree and its branch finishline/${id} stay in it: where it is now, \`git worktree remove -f -f /wt/${id}\` removes the entry, and \`git update-ref -d refs/heads/finishline/${id} 1a2b3c\` the branch if it is still where the task left it (a commit of yours on it keeps it)`;
     mockIPC((cmd, args) => {
       if (cmd === "list_sessions") return rows;
       if (cmd === "delete_session") {
@@ -399,9 +399,9 @@ describe("attempts side by side", () => {
     expect(said[0]).toHaveTextContent("Deleted. The repository the task started from is no longer at /repo");
     expect(said.flatMap((s) => [...s.querySelectorAll("code")].map((c) => c.textContent))).toEqual([
       "git worktree remove -f -f /wt/a",
-      "git branch -D finishline/a",
+      "git update-ref -d refs/heads/finishline/a 1a2b3c",
       "git worktree remove -f -f /wt/b",
-      "git branch -D finishline/b",
+      "git update-ref -d refs/heads/finishline/b 1a2b3c",
     ]);
   });
 

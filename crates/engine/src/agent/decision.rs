@@ -1763,10 +1763,6 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, sessions: &[crate::store::Ses
     // task's worktree went before its history did (`delete_task`).
 }
 
-/// Deletes a task from History: its worktree goes first, and its branch too unless the person
-/// kept it (when landing or rejecting: that branch is theirs now), then its history and its
-/// checkpoint refs. A task that runs or waits on a permission is refused before anything goes,
-/// here or in another process: its worktree is in use.
 /// What deleting a task left behind.
 #[derive(Debug, Default)]
 pub struct Deleted {
@@ -1775,6 +1771,10 @@ pub struct Deleted {
     pub left_in_moved_repository: Option<String>,
 }
 
+/// Deletes a task from History: its worktree goes first, and its branch too unless the person
+/// kept it (when landing or rejecting: that branch is theirs now), then its history and its
+/// checkpoint refs. A task that runs or waits on a permission is refused before anything goes,
+/// here or in another process: its worktree is in use.
 pub fn delete_task(store: &Store, data_dir: &Path, session: &SessionId) -> Result<Deleted> {
     let s = store.session(session)?;
     crate::store::refuse_deleting(s.status)?;
@@ -1796,7 +1796,10 @@ pub fn delete_task(store: &Store, data_dir: &Path, session: &SessionId) -> Resul
         // Moved away, the repository cannot be reached to forget the worktree or delete the
         // branch; the history still goes (the repository may be deleted for good), and what stays
         // in it is said, with the commands that remove it there.
-        deleted.left_in_moved_repository = landing::repository_gone(&wt).map(|gone| left_in_moved(&gone.where_it_was(), &wt, keep));
+        // Where the task left its branch: the command given for the branch removes it only
+        // there, since a commit of the person's on it cannot be seen from here.
+        let tip = rebased_to(&events).map_or_else(|| super::changes::left_at(&events, &wt).commit, str::to_string);
+        deleted.left_in_moved_repository = landing::repository_gone(&wt).map(|gone| left_in_moved(&gone.where_it_was(), &wt, (!keep).then_some(&tip)));
         remove_worktree(store, data_dir, session, &wt, WorktreeEnd::Deleted, !keep)?;
     }
     store.delete_session(session)?;
@@ -1806,20 +1809,22 @@ pub fn delete_task(store: &Store, data_dir: &Path, session: &SessionId) -> Resul
 }
 
 /// What a deleted task leaves in its moved repository, and the commands that remove it there.
-fn left_in_moved(where_it_was: &str, wt: &TaskWorktree, branch_kept: bool) -> String {
+/// `branch_at`: the commit the task left its branch at, when the branch is not kept; the
+/// command for it deletes the branch only while it is still there, so a commit the person made
+/// on it since keeps it.
+fn left_in_moved(where_it_was: &str, wt: &TaskWorktree, branch_at: Option<&str>) -> String {
     let quote = |s: &str| shlex::try_quote(s).map(|q| q.into_owned()).unwrap_or_else(|_| s.to_string());
     let forget = format!("`git worktree remove -f -f {}`", quote(&wt.folder));
-    if branch_kept {
-        format!(
+    match branch_at {
+        None => format!(
             "{where_it_was}, so git's entry for the task's worktree stays in it (and its branch {}, as kept): where it is now, {forget} removes the entry",
             wt.branch
-        )
-    } else {
-        format!(
-            "{where_it_was}, so git's entry for the task's worktree and its branch {} stay in it: where it is now, {forget} and `git branch -D {}` remove them",
+        ),
+        Some(tip) => format!(
+            "{where_it_was}, so git's entry for the task's worktree and its branch {} stay in it: where it is now, {forget} removes the entry, and `git update-ref -d {} {tip}` the branch if it is still where the task left it (a commit of yours on it keeps it)",
             wt.branch,
-            quote(&wt.branch)
-        )
+            quote(&format!("refs/heads/{}", wt.branch))
+        ),
     }
 }
 
