@@ -2623,6 +2623,31 @@ async fn keeping_the_branch_of_a_task_whose_branch_the_person_deleted_says_so_an
     assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));
 }
 
+/// The person switched a failed task's worktree off its branch and deleted the branch, with
+/// their own work uncommitted there: keeping the branch commits nothing (no commit lands where
+/// no branch holds it), says how to make the branch again, and once made, keeps it with the work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keeping_the_branch_after_the_person_deleted_it_from_a_worktree_still_there_commits_nothing_and_says_how_to_make_it_again() {
+    let (_s, _dir, cli, r, FailedTask { id, folder, branch }) = a_task_that_failed_after_writing(vec![]).await;
+    git(&folder, &["switch", "-q", "--detach"]);
+    git(&r, &["branch", "-D", &branch]);
+    std::fs::write(folder.join("mine.txt"), "my own work\n").unwrap();
+    let head = git(&folder, &["rev-parse", "HEAD"]);
+    let kept = cli.cmd(&["sessions", "discard", &id, "--keep-branch"]).output().unwrap();
+    let said = String::from_utf8_lossy(&kept.stderr);
+    assert_ne!(kept.status.code(), Some(0), "{said}");
+    assert_eq!(git(&folder, &["rev-parse", "HEAD"]), head, "nothing was committed: {said}");
+    assert!(git(&folder, &["status", "--porcelain"]).contains("?? mine.txt"), "the person's work is as they left it");
+    assert!(!said.contains("without --keep-branch"), "a plain discard would remove the worktree, and the work with it: {said}");
+    let make = said.split('`').skip(1).step_by(2).find(|c| c.contains("switch -c")).unwrap_or_else(|| panic!("a command that makes the branch again: {said}"));
+    let ran = std::process::Command::new("sh").arg("-c").arg(make).current_dir(&r).output().unwrap();
+    assert!(ran.status.success(), "{make}: {}", String::from_utf8_lossy(&ran.stderr));
+    let kept = cli.cmd(&["sessions", "discard", &id, "--keep-branch"]).output().unwrap();
+    assert_eq!(kept.status.code(), Some(0), "{}", String::from_utf8_lossy(&kept.stderr));
+    assert_eq!(git(&r, &["show", &format!("{branch}:mine.txt")]), "my own work", "the branch holds the work");
+    assert!(!folder.exists(), "the worktree is put away");
+}
+
 /// A failed task deleted after its repository moved away: its history goes, and what git keeps
 /// for it in the moved repository is said, with the commands that remove it there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -534,8 +534,13 @@ fn on_own_branch(wt: &TaskWorktree) -> Result<()> {
     let rebasing = admin_dir(folder).is_some_and(|d| d.join("rebase-merge").exists() || d.join("rebase-apply").exists());
     let way_back = if rebasing {
         "a rebase is under way there: `git rebase --continue` or `git rebase --abort` in it puts it back".to_string()
-    } else {
+    } else if git_ok(folder, &["rev-parse", "-q", "--verify", &format!("refs/heads/{}", wt.branch)]) {
         format!("`git switch {}` there puts it back", wt.branch)
+    } else {
+        // The person deleted the branch too: switching to it would fail; making it again where
+        // the worktree is keeps whatever it holds.
+        let quote = |s: &str| shlex::try_quote(s).map(|q| q.into_owned()).unwrap_or_else(|_| s.to_string());
+        format!("the branch no longer exists, and `git -C {} switch -c {}` makes it again where the worktree is", quote(&wt.folder), quote(&wt.branch))
     };
     Err(Error::Worktree(format!(
         "the task's worktree {} is on {on} instead of the task's branch {}, so nothing of the task was committed: {way_back}",
