@@ -58,7 +58,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
       {s.branch && !s.work_dir && (s.status === "completed" || s.status === "rejected") && !notChosen ? (
         <span
           className="badge side-badge badge-kept"
-          title={keptBranchTitle(s.status, s.branch)}
+          title={keptBranchTitle(s.status, s.branch, !s.attempt && wasDiscarded(s.status, s.decision))}
         >
           Branch kept
         </span>

@@ -37,7 +37,7 @@ export function StatusBadge({
   }
   if (keptBranch && !notChosen && (status === "completed" || status === "rejected")) {
     return (
-      <span className="badge badge-kept" data-testid="status-badge" data-status={status} title={keptBranchTitle(status, keptBranch)}>
+      <span className="badge badge-kept" data-testid="status-badge" data-status={status} title={keptBranchTitle(status, keptBranch, discarded)}>
         Branch kept
       </span>
     );

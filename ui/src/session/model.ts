@@ -718,8 +718,10 @@ export const answerUnchecked = (status: SessionStatus, endReason: EndReason | nu
 /** What a "Not checked" badge says on hover. */
 /** A task decided with its work left on its branch (kept at approve, or on a reject or a put-away
  * that asked to keep it): its badge says "Branch kept", in the sidebar and the session alike. */
-export function keptBranchTitle(status: SessionStatus, branch: string): string {
-  return status === "completed" ? `Approved; its work waits on ${branch}, not landed: merge it when you like` : `Rejected; its work waits on ${branch}: merge it when you like, or delete it`;
+export function keptBranchTitle(status: SessionStatus, branch: string, discarded = false): string {
+  if (status === "completed") return `Approved; its work waits on ${branch}, not landed: merge it when you like`;
+  // Put away with no review (Keep only its branch): nobody refused it.
+  return `${discarded ? "Put away without a review" : "Rejected"}; its work waits on ${branch}: merge it when you like, or delete it`;
 }
 
 /** A task put away with no review (Discard the work): stored rejected, but nobody refused it. */

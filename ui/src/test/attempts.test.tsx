@@ -13,6 +13,7 @@ import { TasksSection } from "../components/TasksSection";
 import { WorktreeStorage } from "../components/StoragePanel";
 import type { Settings, TaskSettings } from "../ipc";
 import { spyOnScrollIntoView } from "./fixtures";
+import { DISCARDED_TITLE } from "../session/model";
 
 const evidence = (session: string, label: string, over: Partial<GroupRanking["ranking"][number]["evidence"]> = {}) => ({
   session,
@@ -375,6 +376,28 @@ describe("attempts side by side", () => {
     const said = await screen.findByTestId("deleted-left");
     expect(said).toHaveTextContent("Deleted. The repository the task started from is no longer at /repo");
     expect([...said.querySelectorAll("code")].map((c) => c.textContent)).toEqual(["git worktree remove -f -f /wt", "git update-ref -d refs/heads/finishline/abc 1a2b3c"]);
+  });
+
+  it("History badges what happened to each task's work as the sidebar does: put away, refused in a review, or waiting on a kept branch", async () => {
+    const rows: SessionSummary[] = [
+      { ...summary("put-away", "rejected"), decision: null },
+      { ...summary("refused", "rejected"), decision: "reject", created_ms: Date.now() - 10 },
+      { ...summary("kept", "rejected"), decision: null, branch: "finishline/kept", work_dir: null, created_ms: Date.now() - 20 },
+      { ...summary("landed-on-branch", "completed"), decision: "approve", branch: "finishline/later", work_dir: null, created_ms: Date.now() - 30 },
+    ];
+    mockIPC((cmd) => (cmd === "list_sessions" ? rows : null));
+    render(<History onNewTask={() => {}} onOpen={() => {}} onOpenGroup={() => {}} />);
+    await screen.findAllByTestId("history-row");
+    const badges = screen.getAllByTestId("history-row").map((r) => {
+      const b = within(r).getByTestId("status-badge");
+      return [b.textContent, b.getAttribute("title")];
+    });
+    expect(badges).toEqual([
+      ["Discarded", DISCARDED_TITLE],
+      ["Rejected", null],
+      ["Branch kept", "Put away without a review; its work waits on finishline/kept: merge it when you like, or delete it"],
+      ["Branch kept", "Approved; its work waits on finishline/later, not landed: merge it when you like"],
+    ]);
   });
 
   it("a group of attempts deleted after its repository moved says, for each attempt, what stays in that repository", async () => {

@@ -172,7 +172,8 @@ describe("a task whose work waits on a kept branch in the sidebar", () => {
     const list: SessionSummary[] = [
       { ...s("s-landed", "completed", Date.now() - 1000), branch: null },
       { ...s("s-kept", "completed", Date.now() - 2000), branch: "finishline/abc-readme" },
-      { ...s("s-put-away", "rejected", Date.now() - 3000), branch: "finishline/def-slowly" },
+      { ...s("s-put-away", "rejected", Date.now() - 3000), branch: "finishline/def-slowly", decision: null },
+      { ...s("s-rejected-kept", "rejected", Date.now() - 3500), branch: "finishline/jkl-kept", decision: "reject" },
       { ...s("s-open", "cancelled", Date.now() - 4000), branch: "finishline/ghi-open", work_dir: "/data/worktrees/ghi" },
       { ...s("s-discarded", "rejected", Date.now() - 5000), branch: null, decision: null },
       { ...s("s-refused", "rejected", Date.now() - 6000), branch: null, decision: "reject" },
@@ -185,7 +186,8 @@ describe("a task whose work waits on a kept branch in the sidebar", () => {
       ["s-open", "Cancelled", null], // its worktree waits for the person: a branch still in use is no kept one
       ["s-landed", "Completed", null],
       ["s-kept", "Branch kept", "Approved; its work waits on finishline/abc-readme, not landed: merge it when you like"],
-      ["s-put-away", "Branch kept", "Rejected; its work waits on finishline/def-slowly: merge it when you like, or delete it"],
+      ["s-put-away", "Branch kept", "Put away without a review; its work waits on finishline/def-slowly: merge it when you like, or delete it"],
+      ["s-rejected-kept", "Branch kept", "Rejected; its work waits on finishline/jkl-kept: merge it when you like, or delete it"],
       ["s-discarded", "Discarded", DISCARDED_TITLE], // put away with no review: nobody refused it
       ["s-refused", "Rejected", null],
     ]);

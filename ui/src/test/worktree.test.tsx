@@ -836,7 +836,7 @@ describe("a task that ended without a review", () => {
     // As in the sidebar: its work waits on a branch, which "Rejected" alone does not say.
     const badge = screen.getByTestId("status-badge");
     expect(badge).toHaveTextContent("Branch kept");
-    expect(badge).toHaveAttribute("title", `Rejected; its work waits on ${worktree.branch}: merge it when you like, or delete it`);
+    expect(badge, "put away, not refused in a review").toHaveAttribute("title", `Put away without a review; its work waits on ${worktree.branch}: merge it when you like, or delete it`);
   });
 
   it("an error from a discard or from opening the folder goes once the same action is tried again and works", async () => {
