@@ -143,8 +143,9 @@ function SideTitle({ title, label }: { title: string; label?: string }) {
   if (label && label !== title && !label.startsWith(`${title} · `)) return <span className="side-session-title">{label}</span>;
   const tell = label?.startsWith(`${title} · `) ? label.slice(title.length) : null;
   // "· folder, 17:44 #2": a long folder name is cut, not the time after it, which is what tells
-  // apart two tasks of one folder.
-  const cut = tell ? tell.lastIndexOf(", ") : -1;
+  // apart two tasks of one folder. Only a time is held apart: a comma in a folder's name (or in
+  // the words that tell two long titles apart) is no place to split.
+  const cut = tell?.search(/, \d\d:\d\d( #\d+)?$/) ?? -1;
   return (
     <span className="side-session-title split">
       <span className="side-title-text">{title}</span>

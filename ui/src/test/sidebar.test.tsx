@@ -167,6 +167,22 @@ describe("same-titled tasks in the sidebar", () => {
   });
 });
 
+describe("same-titled tasks whose folder name holds a comma", () => {
+  it("keep the folder name in one piece: only a start time is held apart from what is cut", async () => {
+    const now = Date.now();
+    const same = (id: string, workspace: string, ms: number) => ({ ...s(id, "completed", ms), title: "write slowly", workspace });
+    const list: SessionSummary[] = [same("a", "/work/notes, drafts and a very long folder name", now - 60_000), same("b", "/work/plain", now - 2 * 60_000)];
+    mockIPC((cmd) => (cmd === "list_sessions" ? list : null));
+    render(<SidebarSessions current={null} onOpen={() => {}} />);
+    await screen.findByTestId("side-today");
+    const tells = screen.getAllByTestId("side-session").map((b) => [b.dataset.session, b.querySelector(".side-tell-lead")?.textContent, b.querySelector(".side-tell-end")?.textContent ?? null]);
+    expect(tells).toEqual([
+      ["a", " · notes, drafts and a very long folder name", null],
+      ["b", " · plain", null],
+    ]);
+  });
+});
+
 describe("a task whose work waits on a kept branch in the sidebar", () => {
   it("is badged 'Branch kept', not 'Completed' as one that landed, nor only 'Rejected'", async () => {
     const list: SessionSummary[] = [
