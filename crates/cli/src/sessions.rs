@@ -262,6 +262,20 @@ pub fn discard(id: &str, keep_branch: bool, common: &Common) -> u8 {
         return crate::run::fail(exit::USAGE, common.json, &format!("{id} is an attempt of group {group}: attempts are put away with their group: `{reject}`"));
     }
     match finishline_engine::agent::discard::discard(&store, &data_dir, &SessionId(id.into()), keep_branch) {
+        Ok(d) if common.json => {
+            outln!(
+                "{}",
+                serde_json::json!({
+                    "type": "discarded",
+                    "session_id": id,
+                    "status": d.status.as_str(),
+                    "worktree": d.worktree.folder,
+                    "branch": d.worktree.branch,
+                    "branch_kept": d.branch_kept.is_some(),
+                })
+            );
+            exit::OK
+        }
         Ok(d) => {
             let recorded = if d.status == SessionStatus::Completed { "it stays completed (its earlier work landed)" } else { "recorded as rejected" };
             match &d.branch_kept {
@@ -330,6 +344,18 @@ pub fn delete(id: &str, yes: bool, common: &Common) -> u8 {
     }
     let data_dir = config::data_dir(common);
     match finishline_engine::agent::decision::delete_task(&store, &data_dir, &sid) {
+        Ok(deleted) if common.json => {
+            outln!(
+                "{}",
+                serde_json::json!({
+                    "type": "deleted",
+                    "session_id": id,
+                    "worktree": s.work_dir,
+                    "left_in_moved_repository": deleted.left_in_moved_repository,
+                })
+            );
+            exit::OK
+        }
         Ok(deleted) => {
             match &s.work_dir {
                 Some(folder) => outln!("Deleted {id}: its history and its worktree {folder} are removed."),

@@ -2648,6 +2648,28 @@ async fn keeping_the_branch_after_the_person_deleted_it_from_a_worktree_still_th
     assert!(!folder.exists(), "the worktree is put away");
 }
 
+/// `--json` is one object per line everywhere: discard and delete say what they did as JSON
+/// too (a script reads the worktree and branch from it), not as a sentence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discard_and_delete_say_what_they_did_as_json_with_json() {
+    let (_s, _dir, cli, _r, FailedTask { id, folder, branch }) = a_task_that_failed_after_writing(vec![]).await;
+    let discarded = cli.cmd(&["sessions", "discard", &id, "--json"]).output().unwrap();
+    assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));
+    let said: Value = serde_json::from_slice(&discarded.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&discarded.stdout)));
+    assert_eq!(said["type"], "discarded", "{said}");
+    assert_eq!(said["session_id"], id.as_str());
+    assert_eq!(said["status"], "rejected");
+    assert_eq!(said["worktree"], folder.to_string_lossy().as_ref());
+    assert_eq!(said["branch"], branch.as_str());
+    assert_eq!(said["branch_kept"], false);
+    let deleted = cli.cmd(&["sessions", "delete", &id, "--json"]).output().unwrap();
+    assert_eq!(deleted.status.code(), Some(0), "{}", String::from_utf8_lossy(&deleted.stderr));
+    let said: Value = serde_json::from_slice(&deleted.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&deleted.stdout)));
+    assert_eq!(said["type"], "deleted", "{said}");
+    assert_eq!(said["session_id"], id.as_str());
+    assert_eq!(said["left_in_moved_repository"], Value::Null);
+}
+
 /// A failed task deleted after its repository moved away: its history goes, and what git keeps
 /// for it in the moved repository is said, with the commands that remove it there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
