@@ -236,3 +236,19 @@ export const waitStatus = (browser, statuses, timeout = 30_000) => {
   const wanted = [statuses].flat();
   return browser.waitUntil(async () => wanted.includes(await statusNow(browser)), { timeout, timeoutMsg: `the session never reached ${wanted.join(" or ")}` });
 };
+
+/** Opens a tool card, clicking until it says it is open: under load a click can land while the
+ * view still settles after the review arrived, and be taken by what moves over the card (the
+ * pinned progress strip, a transcript that follows its end). */
+export async function openCard(head) {
+  await head.waitUntil(
+    async () => {
+      if ((await head.getAttribute("aria-expanded")) !== "true") {
+        await head.scrollIntoView({ block: "center" }).catch(() => undefined);
+        await head.click().catch(() => undefined);
+      }
+      return (await head.getAttribute("aria-expanded")) === "true";
+    },
+    { timeout: 10_000, interval: 300, timeoutMsg: "the tool card never opened" },
+  );
+}

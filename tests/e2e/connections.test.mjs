@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { clickAway, repoRoot, shot, typeInto, waitForScreen, statusNow as statusIn } from "./app.mjs";
+import { clickAway, openCard, repoRoot, shot, typeInto, waitForScreen, statusNow as statusIn } from "./app.mjs";
 import { appWindow } from "./window.mjs";
 
 const localLlm = process.env.FINISHLINE_LOCAL_LLM ?? path.join(repoRoot, "../shared/tools/local-llm");
@@ -150,9 +150,7 @@ test("an MCP server added in Settings lists its tools and one is called in a run
   // once the page holds still (opened before, it went under the pinned header in a CI run).
   await (await testid("review-panel")).waitForDisplayed({ timeout: 30_000 });
   await win.app.waitUntil(async () => (await statusIn(win.app)) === "awaiting_review", { timeout: 30_000, timeoutMsg: "the run never came to review" });
-  const head = await card.$("button");
-  await head.scrollIntoView({ block: "center" });
-  await head.click(); // open the card
+  await openCard(await card.$(".card-head"));
   await card.waitUntil(async () => /Echo: hello through MCP/.test(await card.getText()), { timeout: 5_000, timeoutMsg: "the real MCP server's answer is not in the tool card" });
   await shot(win.app, "session-mcp");
   const requests = await win.fake.requests();

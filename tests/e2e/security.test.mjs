@@ -6,20 +6,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { clickAway, repoRoot, shot, typeInto, waitForScreen } from "./app.mjs";
+import { clickAway, openCard, repoRoot, shot, typeInto, waitForScreen } from "./app.mjs";
 import { appWindow } from "./window.mjs";
-
-/** Opens a tool card, clicking until it says it is open: under load a click can land while the
- * view still settles after the review arrived, and be taken by what moves over the card. */
-async function openCard(head) {
-  await head.waitUntil(
-    async () => {
-      if ((await head.getAttribute("aria-expanded")) !== "true") await head.click().catch(() => undefined);
-      return (await head.getAttribute("aria-expanded")) === "true";
-    },
-    { timeout: 10_000, interval: 300, timeoutMsg: "the tool card never opened" },
-  );
-}
 
 const win = appWindow({ scenario: "e2e-payloads.json", port: 4470, name: "sec" });
 
