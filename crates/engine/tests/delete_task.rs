@@ -46,6 +46,14 @@ fn task_with_worktree(dir: &std::path::Path, store: &Store) -> (finishline_engin
     (sid, wt)
 }
 
+/// The person worked in the task's worktree and committed there: a commit Finishline did not make.
+fn persons_commit_in(wt: &worktree::TaskWorktree) {
+    let folder = std::path::Path::new(&wt.folder);
+    std::fs::write(folder.join("mine.txt"), "my own work\n").unwrap();
+    git(folder, &["add", "mine.txt"]);
+    git(folder, &["-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qm", "my own work"]);
+}
+
 fn status(store: &Store, sid: &finishline_engine::domain::SessionId, status: SessionStatus) {
     store.append(sid, None, EngineEvent::StatusChanged { status, attempt: None, max_retries: None, next_retry_at: None, message: None }).unwrap();
 }
@@ -141,14 +149,10 @@ fn deleting_a_task_whose_branch_holds_a_commit_of_the_persons_keeps_the_branch()
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
     let (sid, wt) = task_with_worktree(dir.path(), &store);
-    // The person worked in the task's worktree and committed there.
-    let folder = std::path::Path::new(&wt.folder);
-    std::fs::write(folder.join("mine.txt"), "my own work\n").unwrap();
-    git(folder, &["add", "mine.txt"]);
-    git(folder, &["-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qm", "my own work"]);
+    persons_commit_in(&wt);
     status(&store, &sid, SessionStatus::Cancelled);
     delete_task(&store, &dir.path().join("data"), &sid).unwrap();
-    assert!(!folder.exists(), "the worktree goes");
+    assert!(!std::path::Path::new(&wt.folder).exists(), "the worktree goes");
     let repo = std::path::Path::new(&wt.repo);
     assert_eq!(git(repo, &["branch", "--list", &wt.branch]).trim_start_matches(['*', '+', ' ']), wt.branch, "the branch with their commit stays");
     assert_eq!(git(repo, &["show", &format!("{}:mine.txt", wt.branch)]), "my own work");
@@ -231,10 +235,7 @@ fn deleting_a_task_whose_repository_moved_never_gives_a_command_that_deletes_a_c
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
     let (sid, wt) = task_with_worktree(dir.path(), &store);
-    let folder = std::path::Path::new(&wt.folder);
-    std::fs::write(folder.join("mine.txt"), "my own work\n").unwrap();
-    git(folder, &["add", "mine.txt"]);
-    git(folder, &["-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qm", "my own work"]);
+    persons_commit_in(&wt);
     status(&store, &sid, SessionStatus::Cancelled);
     let moved = dir.path().join("repo-moved");
     std::fs::rename(&wt.repo, &moved).unwrap();

@@ -1813,7 +1813,7 @@ pub fn delete_task(store: &Store, data_dir: &Path, session: &SessionId) -> Resul
 /// command for it deletes the branch only while it is still there, so a commit the person made
 /// on it since keeps it.
 fn left_in_moved(where_it_was: &str, wt: &TaskWorktree, branch_at: Option<&str>) -> String {
-    let quote = |s: &str| shlex::try_quote(s).map(|q| q.into_owned()).unwrap_or_else(|_| s.to_string());
+    let quote = crate::workspace::worktree::shell_word;
     let forget = format!("`git worktree remove -f -f {}`", quote(&wt.folder));
     match branch_at {
         None => format!(

@@ -521,6 +521,12 @@ fn holds_markers(path: &Path) -> bool {
     has(b"<<<<<<<", false) && has(b"=======", true) && has(b">>>>>>>", false)
 }
 
+/// A path or a branch as one word of a command the person is told to run (quoted only when it
+/// needs to be).
+pub(crate) fn shell_word(s: &str) -> String {
+    shlex::try_quote(s).map(|q| q.into_owned()).unwrap_or_else(|_| s.to_string())
+}
+
 /// Refuses when the worktree is not on the task's branch: an agent (or the person) switched it,
 /// and a commit there would land on another branch, perhaps the person's.
 fn on_own_branch(wt: &TaskWorktree) -> Result<()> {
@@ -539,8 +545,11 @@ fn on_own_branch(wt: &TaskWorktree) -> Result<()> {
     } else {
         // The person deleted the branch too: switching to it would fail; making it again where
         // the worktree is keeps whatever it holds.
-        let quote = |s: &str| shlex::try_quote(s).map(|q| q.into_owned()).unwrap_or_else(|_| s.to_string());
-        format!("the branch no longer exists, and `git -C {} switch -c {}` makes it again where the worktree is", quote(&wt.folder), quote(&wt.branch))
+        format!(
+            "the branch no longer exists, and `git -C {} switch -c {}` makes it again where the worktree is",
+            shell_word(&wt.folder),
+            shell_word(&wt.branch)
+        )
     };
     Err(Error::Worktree(format!(
         "the task's worktree {} is on {on} instead of the task's branch {}, so nothing of the task was committed: {way_back}",
