@@ -655,6 +655,46 @@ fn a_second_decision_on_the_same_review_is_reported_as_already_decided() {
     assert_eq!(resolved, 1, "exactly one review_resolved event exists");
 }
 
+/// The history list's decision is the one on the work since the task last ran: a task rejected,
+/// continued and then put away with no review (discard) was not refused by anyone this time,
+/// and the list must not call it rejected. The reject still counts in the trust figures.
+#[test]
+fn a_decision_made_before_the_task_ran_again_is_not_the_decision_of_its_new_work() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("task")).unwrap();
+    let (run, review) = awaiting_review(&store, &sid);
+    store
+        .resolve_request(
+            &review,
+            RequestKind::Review,
+            SessionStatus::AwaitingReview,
+            Some(&run),
+            vec![
+                EngineEvent::ReviewResolved {
+                    review_id: review.clone(),
+                    decision: Decision::Reject,
+                    by: DecidedBy::Person,
+                    feedback: None,
+                    reverted: false,
+                    occasion: None,
+                },
+                status(SessionStatus::Rejected),
+            ],
+        )
+        .unwrap();
+    assert_eq!(store.session(&sid).unwrap().decision, Some(Decision::Reject), "rejected in its review");
+    let again = RunId::new();
+    store.append_all(&sid, Some(&again), vec![EngineEvent::RunStarted { trigger: RunTrigger::Message }, status(SessionStatus::Busy)]).unwrap();
+    assert_eq!(store.session(&sid).unwrap().decision, None, "running again, its new work is undecided");
+    store.append_all(&sid, Some(&again), vec![status(SessionStatus::Failed)]).unwrap();
+    store.append_all(&sid, None, vec![status(SessionStatus::Rejected)]).unwrap();
+    let listed = store.list_sessions(&ListQuery::default()).unwrap();
+    let s = listed.iter().find(|s| s.id == sid).unwrap();
+    assert_eq!((s.status, s.decision), (SessionStatus::Rejected, None), "put away with no review: nobody refused its new work");
+    let trust = store.agent_trust().unwrap();
+    assert_eq!((trust[0].reviews_decided, trust[0].approved), (1, 0), "the reject in its first review still counts: {trust:?}");
+}
+
 #[test]
 fn delete_removes_everything_of_the_session() {
     let store = Store::open_in_memory().unwrap();

@@ -204,6 +204,7 @@ pub struct SessionSummary {
     pub claim: Option<Claim>,
     pub verdict: Option<Verdict>,
     pub end_reason: Option<EndReason>,
+    /// The person's decision on its latest run's work; none while that is undecided.
     pub decision: Option<Decision>,
     pub created_at: String,
     pub created_ms: i64,
@@ -247,7 +248,10 @@ pub struct AttemptOf {
 
 pub use crate::domain::Tokens;
 
-pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, decision, created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals, updated_ms, audit_findings";
+/// The decision is its latest run's: one made before the task ran again (a reject, then a message
+/// to go on) is not the decision of its new work, which may be put away with no review. The
+/// column keeps the latest decision made, for the trust figures.
+pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, (SELECT r.decision FROM runs r WHERE r.session_id = sessions.id ORDER BY r.started_ms DESC, r.rowid DESC LIMIT 1), created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals, updated_ms, audit_findings";
 
 pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     let word = |i: usize| -> rusqlite::Result<Option<String>> { r.get(i) };
