@@ -551,7 +551,9 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         // worktree the header named is gone.
         if (e.why === "rejected" && !next.place.decided) {
           next.discarded = true;
-          const what = e.branch_deleted ? `Discarded: its worktree and the branch ${e.branch_deleted} were removed (History keeps what it did)` : "Put away: its worktree was removed";
+          // An attempt goes with its group, which the person rejected or chose another of.
+          const how = next.attempt ? "Put away with its group" : e.branch_deleted ? "Discarded" : "Put away";
+          const what = e.branch_deleted ? `${how}: its worktree and the branch ${e.branch_deleted} were removed (History keeps what it did)` : `${how}: its worktree was removed`;
           push({ kind: "landing", key: `wd-${e.seq}`, text: `${what}; a message to go on starts a new worktree.`, tone: "ok" });
         }
         next.place = { ...next.place, removed: true, branchDeleted: e.branch_deleted ?? null };

@@ -803,6 +803,25 @@ describe("a task that ended without a review", () => {
     expect(screen.getByTestId("status-badge")).toHaveAttribute("title", DISCARDED_TITLE);
   });
 
+  it("an attempt put away when the person rejected every attempt says Rejected, as the sidebar does, not Discarded", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "fix the parser", workspace: "/repo", provider: "openai", model: "m" }),
+      ev({ type: "attempt_started", group: "g1", number: 2, of: 2, label: "Codex" }),
+      ev({ type: "task_workspace", isolation: "worktree", folder: worktree.folder, worktree }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "failed" }),
+      // Reject on the group: an attempt with no review of its own is recorded rejected, then put away.
+      ev({ type: "status_changed", status: "rejected" }),
+      ev({ type: "worktree_removed", folder: worktree.folder, why: "rejected", branch_deleted: worktree.branch }),
+    ];
+    script(events, () => null);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getByTestId("status-badge")).toHaveTextContent(/^Rejected$/));
+    expect(screen.getByText(/^Put away with its group: its worktree and the branch finishline\/abc-fix were removed/), "the transcript says why it went").toBeInTheDocument();
+    expect(screen.queryByText(/^Discarded/)).toBeNull();
+  });
+
   it("can put the worktree away and keep the task's work on its branch, and says so in the transcript", async () => {
     seq = 0;
     const events = [
