@@ -85,6 +85,10 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
                         (Some(b), None) => format!("  [branch kept: {b}]"),
                         _ => String::new(),
                     };
+                    // Stored rejected, as a reject would be, but nobody refused it: it was discarded
+                    // (an attempt goes with its group, which says why).
+                    let put_away =
+                        if r.status == SessionStatus::Rejected && r.decision.is_none() && r.attempt.is_none() { "  [put away without a review]" } else { "" };
                     // "verified_done" beside checks the agent weakened is not a clean result.
                     let audit = match r.audit_findings {
                         0 => String::new(),
@@ -94,7 +98,7 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
                     // Same-named tasks in different folders are told apart by the folder's name.
                     let folder = std::path::Path::new(&r.workspace).file_name().map(|n| format!("  [in {}]", n.to_string_lossy())).unwrap_or_default();
                     humanln!(
-                        "{}  {:<17} {:<22} {}  {}{folder}{plan}{audit}{approved}{attempt}{kept}",
+                        "{}  {:<17} {:<22} {}  {}{folder}{plan}{audit}{approved}{attempt}{put_away}{kept}",
                         r.id,
                         r.status.as_str(),
                         // A run under way has no end yet: the last one's is not this one's.

@@ -2546,6 +2546,13 @@ async fn a_task_that_failed_is_discarded_with_its_worktree_and_branch_and_the_pe
     assert!(!branches().contains(&failed.branch), "its branch goes with it: nothing there is anyone's but the task's: {}", branches());
     let again = cli.cmd(&["sessions", "discard", &id]).output().unwrap();
     assert_eq!(again.status.code(), Some(2), "a second discard is refused: {}", String::from_utf8_lossy(&again.stderr));
+    // Both are stored rejected; only the one refused in its review was rejected by anyone.
+    let refused = cli.cmd(&["sessions", "review", &session_of(&waiting), "--reject"]).output().unwrap();
+    assert_eq!(refused.status.code(), Some(3), "a rejected session exits 3: {}", String::from_utf8_lossy(&refused.stderr));
+    let listed = String::from_utf8_lossy(&cli.cmd(&["sessions", "list"]).output().unwrap().stdout).to_string();
+    let row = |id: &str| listed.lines().find(|l| l.starts_with(id)).unwrap_or_else(|| panic!("{id} is listed: {listed}")).to_string();
+    assert!(row(&id).contains("rejected") && row(&id).contains("[put away without a review]"), "{listed}");
+    assert!(!row(&session_of(&waiting)).contains("without a review"), "{listed}");
 }
 
 /// Work left uncommitted in a failed task's worktree after the task ended (the person's hand work
