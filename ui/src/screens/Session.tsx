@@ -1174,7 +1174,9 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
           )}
           <div className="row">
             <input value={message} onChange={(e) => setMessage(e.target.value)} placeholder={resumable ? "Optional note for the agent" : "Send a message to continue"} aria-label="Message" data-testid="message-input" onKeyDown={(e) => {
-                if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing && (resumable || message.trim())) {
+                // Only with a note: the focus comes here after a Cancel, and an Enter meant for
+                // something else must not start the run again. Resume alone is its button.
+                if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing && message.trim()) {
                   e.preventDefault();
                   void send();
                 }

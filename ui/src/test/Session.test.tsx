@@ -600,6 +600,31 @@ describe("Session view", () => {
     await waitFor(() => expect(calls.find((c) => c.cmd === "send_message")).toMatchObject({ message: "" }));
   });
 
+  it("Enter in the empty note box of a cancelled session does not start it again: Resume is a click (or Enter on the button), a note goes with Enter", async () => {
+    seq = 0;
+    const calls: Record<string, unknown>[] = [];
+    script(
+      [
+        ev({ type: "session_created", task: "t", workspace: "/ws", provider: "openai", model: "m" }),
+        ev({ type: "run_started", trigger: "task" }),
+        ev({ type: "status_changed", status: "busy" }),
+        ev({ type: "run_finished", status: "cancelled", claim: "none", verdict: null, end_reason: "cancelled" }),
+        ev({ type: "status_changed", status: "cancelled" }),
+      ],
+      calls,
+    );
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const box = await screen.findByTestId("message-input");
+    const user = userEvent.setup();
+    await user.click(box);
+    // The focus lands here after a Cancel: an Enter meant for something else must not undo it.
+    await user.keyboard("{Enter}");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(calls.filter((c) => c.cmd === "send_message"), "cancelled stays cancelled").toEqual([]);
+    await user.type(box, "use the other file{Enter}");
+    await waitFor(() => expect(calls.find((c) => c.cmd === "send_message")).toMatchObject({ message: "use the other file" }));
+  });
+
   it("a message the person sends brings the view back to the latest, though they had scrolled up to read", async () => {
     seq = 0;
     const calls: Record<string, unknown>[] = [];
