@@ -135,12 +135,7 @@ impl Engine {
                 Some(slots) => match slots.try_take() {
                     Some(s) => Some(s),
                     None => {
-                        say(
-                            self,
-                            format!("a free place: {} tasks are running (the limit is {}; Settings → Tasks)", slots.running(), slots.limit()),
-                            &mut said,
-                            &mut queued,
-                        )?;
+                        say(self, free_place(slots.running(), slots.limit()), &mut said, &mut queued)?;
                         tokio::select! {
                             _ = cancel.cancelled() => return Ok(None),
                             s = slots.take() => {
@@ -167,9 +162,21 @@ impl Engine {
     }
 }
 
+/// What a task past the limit waits for, as the person reads it in its activity.
+fn free_place(running: usize, limit: usize) -> String {
+    let tasks = if running == 1 { "1 task is running".to_string() } else { format!("{running} tasks are running") };
+    format!("a free place: {tasks} (the limit is {limit}; Settings → Tasks)")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_task_waiting_for_a_place_counts_the_running_ones_in_words() {
+        assert_eq!(free_place(1, 1), "a free place: 1 task is running (the limit is 1; Settings → Tasks)");
+        assert_eq!(free_place(4, 4), "a free place: 4 tasks are running (the limit is 4; Settings → Tasks)");
+    }
 
     #[tokio::test]
     async fn a_task_past_the_limit_waits_until_one_ends() {
