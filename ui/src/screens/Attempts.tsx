@@ -229,10 +229,14 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
     const { step, doing } = live[id] ?? {};
     const what = [step !== undefined ? `Step ${step}` : null, doing ?? null].filter(Boolean).join(" · ");
     if (!s) return what || "working…";
+    // Not started: its time is nobody's work yet.
+    if (s.status === "queued") return what || "Waiting for a free place";
     const tokens = s.tokens.agent + s.tokens.evaluator + s.tokens.compaction;
     return `${what ? `${what} · ` : ""}working for ${seconds(Math.max(0, now - s.created_ms))}${tokens > 0 ? ` · ${tokens.toLocaleString()} tokens so far` : ""}`;
   };
   const running = ranking.ranking.filter((a) => !a.evidence.ended);
+  // Past the parallel limit (Settings → Tasks), an attempt waits to start.
+  const queued = running.filter((a) => statusOf(a.evidence.session) === "queued").length;
   const places = placesOf(ranking);
   const putAway = ranking.put_away === true;
   const decided = ranking.chosen !== null || putAway;
@@ -243,7 +247,9 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
     : ranking.chosen !== null
       ? `decided: ${chosenLabel ?? "one"} landed`
       : running.length === ranking.ranking.length
-        ? "all still running; they are ranked once they end"
+        ? queued > 0
+          ? `none has ended: ${running.length - queued} running, ${queued} waiting for a free place; they are ranked once they end`
+          : "all still running; they are ranked once they end"
         : running.length > 0
           ? `${running.length} still running; those that ended are ranked once every one has`
           : landable.length > 0

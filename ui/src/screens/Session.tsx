@@ -1076,7 +1076,15 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
             )}
           </AttemptNames.Provider>
           {/* A question waiting below says itself that the run waits for the person. */}
-          {running && model.activity && !(model.activity.phase === "waiting" && ask) && <div className="typing muted" data-testid="typing">{activityText(model.activity, model.stepClock)}…</div>}
+          {/* Queued before its first message: the task the person typed, under TASK; what it
+              waits for is said once, in the strip above. */}
+          {model.status === "queued" && model.task && !model.items.some((i) => i.kind === "user") && (
+            <div className="bubble user" data-role="user" data-testid="user-bubble">
+              <User size={14} aria-hidden />
+              <PersonWords text={model.task} />
+            </div>
+          )}
+          {running && model.status !== "queued" && model.activity && !(model.activity.phase === "waiting" && ask) && <div className="typing muted" data-testid="typing">{activityText(model.activity, model.stepClock)}…</div>}
           {/* Not while the agent waits for the person: what is latest is then the question at
               the window's foot, and the button would lie over its buttons. */}
           {!following && running && !ask && (

@@ -909,7 +909,7 @@ describe("Session view", () => {
 
   it("a queued task says what it waits for, a free place, never that it waits for the person", async () => {
     seq = 0;
-    const detail = "a free place: 1 tasks are running (the limit is 1; Settings → Tasks)";
+    const detail = "a free place: 1 task is running (the limit is 1; Settings → Tasks)";
     script([
       ev({ type: "session_created", task: "write greet.txt", workspace: "/ws", provider: "openai", model: "m" }),
       ev({ type: "run_started", trigger: "task" }),
@@ -917,8 +917,11 @@ describe("Session view", () => {
       ev({ type: "activity", phase: "waiting", detail }),
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    await waitFor(() => expect(screen.getByTestId("activity")).toHaveTextContent("Waiting for a free place: 1 tasks are running"));
+    await waitFor(() => expect(screen.getByTestId("activity")).toHaveTextContent("Waiting for a free place: 1 task is running"));
     expect(screen.getByTestId("timeline")).not.toHaveTextContent("Waiting for you");
+    // Said once, above; under TASK is the task the person typed, not the wait again.
+    expect(screen.getByTestId("timeline")).not.toHaveTextContent("a free place");
+    expect(screen.getByTestId("user-bubble")).toHaveTextContent("write greet.txt");
   });
 
   it("asks for permission inline", async () => {

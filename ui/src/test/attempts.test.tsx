@@ -842,6 +842,39 @@ describe("attempts side by side", () => {
     await waitFor(() => expect(unsubscribed.sort(), "followed no longer once the screen closes").toEqual([1, 2]));
   });
 
+  it("an attempt waiting for a free place says so, not that it is working, and the group counts it as waiting", async () => {
+    const deliver: Record<string, (e: unknown) => void> = {};
+    let seq = 0;
+    const ev = (event: Record<string, unknown>) => ({ ...event, seq: ++seq, session_id: "s", at: "2026-12-02T10:00:00Z" });
+    mockIPC((cmd, args) => {
+      if (cmd === "attempt_group")
+        return {
+          group: "g1",
+          task: "write greet.py",
+          all_ended: false,
+          chosen: null,
+          put_away: false,
+          ranking: [
+            { rank: 0, evidence: evidence("s1", "attempt 1", { ended: false, review: null, reviewed: false }), above_next: null },
+            { rank: 0, evidence: evidence("s2", "attempt 2", { ended: false, review: null, reviewed: false }), above_next: null },
+          ],
+        };
+      if (cmd === "list_sessions") return [summary("s1", "busy", "g1", 1), summary("s2", "queued", "g1", 2)];
+      if (cmd === "subscribe_session") {
+        const { sessionId, channel } = args as { sessionId: string; channel: { onmessage: (e: unknown) => void } };
+        deliver[sessionId] = (e) => channel.onmessage(e);
+        return sessionId === "s1" ? 1 : 2;
+      }
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const cards = await screen.findAllByTestId("attempt");
+    await waitFor(() => expect(Object.keys(deliver).sort()).toEqual(["s1", "s2"]));
+    act(() => deliver.s2(ev({ type: "activity", phase: "waiting", detail: "a free place: 1 task is running (the limit is 1; Settings → Tasks)" })));
+    await waitFor(() => expect(within(cards[1]).getByTestId("attempt-end")).toHaveTextContent(/^Waiting for a free place: 1 task is running \(the limit is 1; Settings → Tasks\)$/));
+    expect(screen.getByText(/attempts side by side/)).toHaveTextContent("2 attempts side by side · none has ended: 1 running, 1 waiting for a free place; they are ranked once they end");
+  });
+
   it("when one attempt ends, the others are followed on, not subscribed afresh from their start", async () => {
     const subscribed: string[] = [];
     const unsubscribed: number[] = [];
