@@ -18,7 +18,7 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, Manager, State};
 
 use crate::state::AppState;
-use crate::task_folders::{folder_to_open, FolderOfTask};
+use crate::task_folders::{folder_to_open, opener_failed, FolderOfTask};
 
 /// The settings file, in the app's data folder; the CLI reads the same file.
 fn settings_file(app: &AppHandle) -> Result<std::path::PathBuf, Error> {
@@ -465,7 +465,7 @@ pub fn open_worktree(app: AppHandle, state: State<'_, AppState>, session_id: Ses
     let s = state.store.session(&session_id)?;
     let dir = folder_to_open(which.unwrap_or(FolderOfTask::Worktree), s.work_dir.as_deref(), &s.workspace)?;
     use tauri_plugin_opener::OpenerExt;
-    app.opener().open_path(dir.to_string_lossy(), None::<&str>).map_err(|e| Error::Internal(format!("the folder could not be opened: {e}")))
+    app.opener().open_path(dir.to_string_lossy(), None::<&str>).map_err(|e| opener_failed(&dir, &e.to_string()))
 }
 
 #[tauri::command]

@@ -35,9 +35,23 @@ pub fn folder_to_open(which: FolderOfTask, work_dir: Option<&str>, workspace: &s
     }))
 }
 
+/// What the window says when the folder is there but nothing opened it (no file manager, or
+/// none that answers): what to do instead first, the launcher's words last, for whoever asks.
+pub fn opener_failed(dir: &Path, launcher: &str) -> Error {
+    Error::Io(std::io::Error::other(format!("No file manager opened {}: open it yourself from there. (The system said: {launcher}.)", dir.display())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_no_file_manager_opened_is_said_with_what_to_do_before_the_launchers_words() {
+        let err = opener_failed(Path::new("/data/worktrees/repo-abc"), "Launcher \"xdg-open\" failed with ExitStatus(unix_wait_status(768))");
+        let message = err.to_string();
+        assert!(message.starts_with("No file manager opened /data/worktrees/repo-abc: open it yourself from there."), "{message}");
+        assert!(message.ends_with("(The system said: Launcher \"xdg-open\" failed with ExitStatus(unix_wait_status(768)).)"), "{message}");
+    }
 
     #[test]
     fn a_worktree_deleted_by_hand_is_said_in_words_with_what_still_works() {

@@ -811,20 +811,20 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
     action.catch((e: AppError) => setError(e.message));
   }, []);
   const cancel = useCallback(() => act(ipc.cancelRun(sessionId)), [sessionId, act]);
-  // Opening a folder shows nothing in this window, and a copy nothing at all: each says it worked.
-  const [worktreeSaid, setWorktreeSaid] = useState<string | null>(null);
+  // Opening a folder shows nothing in this window, and a copy nothing at all: each says it worked,
+  // or why not, beside its link; a failure stays until the next try.
+  const [worktreeSaid, setWorktreeSaid] = useState<{ text: string; failed: boolean } | null>(null);
   useEffect(() => {
-    if (!worktreeSaid) return;
+    if (!worktreeSaid || worktreeSaid.failed) return;
     const t = setTimeout(() => setWorktreeSaid(null), 4000);
     return () => clearTimeout(t);
   }, [worktreeSaid]);
   const worktreeAct = useCallback(
     (action: Promise<unknown>, done: string, failed?: string) => {
-      setError(null);
       setWorktreeSaid(null);
       action.then(
-        () => setWorktreeSaid(done),
-        (e: AppError) => setError(failed ?? e.message),
+        () => setWorktreeSaid({ text: done, failed: false }),
+        (e: AppError) => setWorktreeSaid({ text: failed ?? e.message, failed: true }),
       );
     },
     [],
@@ -960,9 +960,9 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
                 copy its path
               </button>
               {worktreeSaid && (
-                <span role="status" data-testid="worktree-said">
+                <span role={worktreeSaid.failed ? "alert" : "status"} className={worktreeSaid.failed ? "field-error" : undefined} data-testid="worktree-said">
                   {" "}
-                  · {worktreeSaid}
+                  · {worktreeSaid.text}
                 </span>
               )}
               {/* Shown, not only opened: a terminal or an editor wants the path. On one line, a long

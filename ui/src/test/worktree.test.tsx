@@ -882,10 +882,13 @@ describe("a task that ended without a review", () => {
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const user = userEvent.setup();
     await user.click(await screen.findByTestId("open-worktree"));
-    expect(await screen.findByText("The task's worktree folder is missing")).toBeInTheDocument();
+    expect(await screen.findByText(/The task's worktree folder is missing/)).toBeInTheDocument();
+    // Said beside the link that failed, where the person looks, not in the panel over the review.
+    expect(within(screen.getByTestId("session-worktree")).getByRole("alert")).toHaveTextContent("The task's worktree folder is missing");
+    expect(screen.queryByTestId("session-error")).toBeNull();
     folderGone = false;
     await user.click(screen.getByTestId("open-worktree"));
-    await waitFor(() => expect(screen.queryByText("The task's worktree folder is missing"), "opened, the folder's error goes").toBeNull());
+    await waitFor(() => expect(screen.queryByText(/The task's worktree folder is missing/), "opened, the folder's error goes").toBeNull());
     await user.click(screen.getByTestId("discard-work"));
     await user.click(await screen.findByTestId("confirm-discard-go"));
     expect(await screen.findByText("The repository moved: put it back there and discard again")).toBeInTheDocument();
