@@ -301,7 +301,7 @@ export function App() {
             <span className="nav-label">{label}</span>
           </button>
         ))}
-        <SidebarSessions current={screen === "session" ? sessionId : null} currentGroup={screen === "attempts" ? groupId : null} onOpen={openSession} onOpenGroup={openGroup} />
+        <SidebarSessions current={screen === "session" ? sessionId : null} currentGroup={screen === "attempts" ? groupId : null} onOpen={openSession} onOpenGroup={openGroup} onOpenHistory={() => setScreen("history")} />
       </nav>
       <main className="content" ref={mainRef} tabIndex={-1}>
         {keptAs && (

@@ -17,6 +17,8 @@ export interface SidebarGroups {
   working: SessionSummary[];
   waiting: SessionSummary[];
   today: SessionSummary[];
+  /** Today's list was cut at its limit: the rest are in History. */
+  moreToday: boolean;
 }
 
 /** Local midnight of the day `now` falls in: "today" is the person's day, not UTC's. */
@@ -36,10 +38,12 @@ export function sidebarGroups(sessions: SessionSummary[], now: Date, recentLimit
   const seen = new Set<string>();
   const unique = [...sessions].sort((a, b) => b.created_ms - a.created_ms).filter((s) => !seen.has(s.id) && seen.add(s.id));
   const since = startOfToday(now);
+  const today = unique.filter((s) => !WORKING.includes(s.status) && !waitsForPerson(s) && s.created_ms >= since);
   return {
     working: unique.filter((s) => WORKING.includes(s.status)),
     waiting: unique.filter(waitsForPerson),
-    today: unique.filter((s) => !WORKING.includes(s.status) && !waitsForPerson(s) && s.created_ms >= since).slice(0, recentLimit),
+    today: today.slice(0, recentLimit),
+    moreToday: today.length > recentLimit,
   };
 }
 

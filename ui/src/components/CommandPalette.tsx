@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { AppError, ipc, type SearchHit, type SessionSummary } from "../ipc";
-import { doubtTitle, reviewInDoubt, STATUS_LABEL } from "../session/model";
+import { listedState, STATUS_LABEL } from "../session/model";
+import { attemptLabel, setAside } from "../sidebar";
 import { dialogKeys } from "./AlertDialog";
 
 export interface PaletteCommand {
@@ -89,8 +90,9 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
       ...commands,
       ...sessions.map((s) => ({
         id: `session-${s.id}`,
-        label: `Open: ${s.title || s.task}`,
-        hint: reviewInDoubt(s.status, s.end_reason) ? doubtTitle(s.status, s.end_reason) : STATUS_LABEL[s.status],
+        // A task's attempts share its title: each is told by its number and agent.
+        label: `Open: ${s.title || s.task}${s.attempt ? ` · ${attemptLabel(s)}` : ""}`,
+        hint: listedState(s, !!s.attempt && setAside(s, sessions.filter((o) => o.attempt?.group === s.attempt!.group))).word,
         run: () => onOpenSession(s.id),
         found: hits.has(s.id),
       })),

@@ -1,13 +1,25 @@
 import { useCallback, useEffect, useState } from "react";
 import { ipc, type SessionSummary } from "../ipc";
 import { attemptLabel, setAside, sidebarEntries, sidebarGroups, sidebarTitles, startOfToday, STOPPED, waitingCount, waitingFor, WAITING, WORKING, type SidebarEntry } from "../sidebar";
-import { answerUnchecked, DISCARDED_TITLE, doubtTitle, END_LABEL, keptBranchTitle, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL, UNCHECKED_TITLE, wasDiscarded } from "../session/model";
+import { listedState } from "../session/model";
 
 import { Inbox, LoaderCircle } from "lucide-react";
 import { useHistoryChanges } from "../historyChanges";
 
 /** Sessions one click away: working, waiting for you (counted), and today's. Updates live. */
-export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGroup }: { current: string | null; currentGroup?: string | null; onOpen: (id: string) => void; onOpenGroup?: (group: string) => void }) {
+export function SidebarSessions({
+  current,
+  currentGroup = null,
+  onOpen,
+  onOpenGroup,
+  onOpenHistory,
+}: {
+  current: string | null;
+  currentGroup?: string | null;
+  onOpen: (id: string) => void;
+  onOpenGroup?: (group: string) => void;
+  onOpenHistory?: () => void;
+}) {
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
   const load = useCallback(() => {
     const active = ipc.listSessions({ statuses: [...WORKING, ...WAITING], limit: 50 });
@@ -54,29 +66,7 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
       {label ? <span className="side-session-title">{label}</span> : <SideTitle title={s.title || s.task} label={titles.get(s.id)} />}
       {/* Not StatusBadge: its test id belongs to the open session's header. */}
       <span className="side-meta">
-      {/* Its work waits on a branch for a merge by hand: not done as one that landed. */}
-      {s.branch && !s.work_dir && (s.status === "completed" || s.status === "rejected") && !notChosen ? (
-        <span
-          className="badge side-badge badge-kept"
-          title={keptBranchTitle(s.status, s.branch, !s.attempt && wasDiscarded(s.status, s.decision))}
-        >
-          Branch kept
-        </span>
-      ) : !s.attempt && wasDiscarded(s.status, s.decision) ? (
-        <span className="badge side-badge badge-cancelled" title={DISCARDED_TITLE}>
-          Discarded
-        </span>
-      ) : answerUnchecked(s.status, s.end_reason) && !notChosen ? (
-        <span className="badge side-badge badge-unchecked" title={UNCHECKED_TITLE}>
-          Not checked
-        </span>
-      ) : reviewInDoubt(s.status, s.end_reason) && !notChosen ? (
-        <span className={`badge side-badge badge-${s.status} badge-doubt`} title={doubtTitle(s.status, s.end_reason)}>
-          {END_LABEL[s.end_reason]}
-        </span>
-      ) : (
-        <span className={`badge side-badge ${notChosen ? "badge-not-chosen" : `badge-${s.status}`}`}>{notChosen ? NOT_CHOSEN : STATUS_LABEL[s.status]}</span>
-      )}
+      <ListedBadge state={listedState(s, notChosen)} />
       {waits && age(s.updated_ms)}
       </span>
     </button>
@@ -128,12 +118,26 @@ export function SidebarSessions({ current, currentGroup = null, onOpen, onOpenGr
         {section("Working", entries.working, "side-working")}
         {section("Waiting for you", entries.waiting, "side-waiting", waiting)}
         {section("Today", entries.today, "side-today")}
+        {/* Today's list is a handful: the rest are not gone, and this says where they are. */}
+        {groups.moreToday && onOpenHistory && (
+          <button className="link-btn side-more" onClick={onOpenHistory} data-testid="side-more">
+            Earlier today: in History
+          </button>
+        )}
       </div>
       <div className="side-compact" aria-label="Sessions">
         {folded(entries.waiting, waiting, `${waiting} waiting for you`, "side-compact-waiting", Inbox)}
         {folded(entries.working, working, `${working} working`, "side-compact-working", LoaderCircle)}
       </div>
     </>
+  );
+}
+
+function ListedBadge({ state }: { state: ReturnType<typeof listedState> }) {
+  return (
+    <span className={`badge side-badge ${state.className}`} title={state.title}>
+      {state.word}
+    </span>
   );
 }
 

@@ -1,6 +1,6 @@
 // Folds a session's events into what the session view shows. Pure, so it is tested without a
 // window and replays and live updates go through the same code.
-import type { AuditFinding, AutoApproval, BranchKeptWhy, CheckoutElsewhere, CriterionResult, Decision, DecisionOccasion, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, NotCopied, OverwrittenCopy, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, RunTrigger, SessionStatus, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
+import type { AuditFinding, AutoApproval, BranchKeptWhy, CheckoutElsewhere, CriterionResult, Decision, DecisionOccasion, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, NotCopied, OverwrittenCopy, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, RunTrigger, SessionStatus, SessionSummary, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
 import { sentence } from "../ipc";
 
 export interface PlanStepView {
@@ -732,6 +732,22 @@ export const DISCARDED_TITLE = "Put away without a review: its worktree and bran
 /** A listed task stored rejected with no review refusing it: discarded, not rejected. */
 export function wasDiscarded(status: SessionStatus, decision: Decision | null | undefined): boolean {
   return status === "rejected" && decision !== "reject";
+}
+
+/** What a listed session's badge says, with its hover text and its colour: the sidebar's and the
+ * command palette's, so the two never name one task's state differently. `notChosen`: an attempt
+ * set aside for the one the person chose. */
+export function listedState(s: SessionSummary, notChosen = false): { word: string; title?: string; className: string } {
+  const discarded = !s.attempt && wasDiscarded(s.status, s.decision);
+  // Its work waits on a branch for a merge by hand: not done as one that landed.
+  if (s.branch && !s.work_dir && (s.status === "completed" || s.status === "rejected") && !notChosen) {
+    return { word: "Branch kept", title: keptBranchTitle(s.status, s.branch, discarded), className: "badge-kept" };
+  }
+  if (discarded) return { word: "Discarded", title: DISCARDED_TITLE, className: "badge-cancelled" };
+  if (notChosen) return { word: NOT_CHOSEN, className: "badge-not-chosen" };
+  if (answerUnchecked(s.status, s.end_reason)) return { word: "Not checked", title: UNCHECKED_TITLE, className: "badge-unchecked" };
+  if (reviewInDoubt(s.status, s.end_reason)) return { word: END_LABEL[s.end_reason], title: doubtTitle(s.status, s.end_reason), className: `badge-${s.status} badge-doubt` };
+  return { word: STATUS_LABEL[s.status], className: `badge-${s.status}` };
 }
 
 /** The branch a decided task's work waits on: its worktree removed and its branch not. */

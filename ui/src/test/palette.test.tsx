@@ -87,6 +87,35 @@ describe("the command palette", () => {
     expect(opened).toEqual(["ses_old"]);
   });
 
+  it("names each session's state as the sidebar does, and tells a task's attempts apart", async () => {
+    const at = (id: string, status: SessionSummary["status"], extra: Partial<SessionSummary>) => ({ ...summary(id, `task ${id}`), status, ...extra }) as SessionSummary;
+    const group = { group: "g1", number: 1, of: 2, label: "Codex", chosen: true };
+    mockIPC((cmd) => {
+      if (cmd === "list_sessions")
+        return [
+          at("discarded", "rejected", { decision: null }),
+          at("refused", "rejected", { decision: "reject" }),
+          at("kept", "completed", { decision: "approve", branch: "finishline/kept", work_dir: null }),
+          at("unchecked", "idle", { end_reason: "conversation_unchecked" }),
+          at("doubt", "awaiting_review", { end_reason: "cycles_exhausted" }),
+          at("a1", "completed", { task: "write greet.txt", title: "write greet.txt", attempt: group }),
+          at("a2", "rejected", { task: "write greet.txt", title: "write greet.txt", decision: "reject", attempt: { ...group, number: 2, label: "Claude Code", chosen: false } }),
+        ];
+      return [];
+    });
+    render(<CommandPalette commands={[]} onOpenSession={() => {}} onClose={() => {}} />);
+    await waitFor(() => expect(screen.getAllByTestId("palette-item")).toHaveLength(7));
+    expect(screen.getAllByTestId("palette-item").map((i) => i.textContent)).toEqual([
+      "Open: task discardedDiscarded",
+      "Open: task refusedRejected",
+      "Open: task keptBranch kept",
+      "Open: task uncheckedNot checked",
+      "Open: task doubtContinuation budget spent",
+      "Open: write greet.txt · 1. CodexCompleted",
+      "Open: write greet.txt · 2. Claude CodeNot chosen",
+    ]);
+  });
+
   it("finds a recent session by words in its messages, not only by its title", async () => {
     const opened: string[] = [];
     mockIPC((cmd) => {

@@ -1,4 +1,4 @@
-import { render, screen, waitFor } from "@testing-library/react";
+import { render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { emit } from "@tauri-apps/api/event";
 import { mockIPC } from "@tauri-apps/api/mocks";
@@ -62,9 +62,23 @@ describe("the sidebar's grouping", () => {
     expect(g.today.map((x) => x.id), "with nothing kept it is only today's").toEqual(["failed-no-worktree"]);
   });
 
-  it("shows at most a handful of today's sessions", () => {
+  it("shows at most a handful of today's sessions, and knows more were left out", () => {
     const many = Array.from({ length: 20 }, (_, i) => s(`t${i}`, "completed", at(1) + i));
     expect(sidebarGroups(many, now, 6).today).toHaveLength(6);
+    expect(sidebarGroups(many, now, 6).moreToday, "the rest wait in History").toBe(true);
+    expect(sidebarGroups(many.slice(0, 6), now, 6).moreToday).toBe(false);
+  });
+
+  it("a cut Today list ends with the way to the rest in History", async () => {
+    const many = Array.from({ length: 9 }, (_, i) => s(`t${i}`, "completed", Date.now() - 1000 * (i + 1)));
+    mockIPC((cmd) => (cmd === "list_sessions" ? many : null));
+    const opened: string[] = [];
+    render(<SidebarSessions current={null} onOpen={() => {}} onOpenHistory={() => opened.push("history")} />);
+    const more = await screen.findByTestId("side-more");
+    expect(within(screen.getByTestId("side-today")).getAllByTestId("side-session")).toHaveLength(6);
+    expect(more).toHaveTextContent("Earlier today: in History");
+    await userEvent.setup().click(more);
+    expect(opened).toEqual(["history"]);
   });
 });
 
