@@ -369,7 +369,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
             ))}
           </ul>
         )}
-        <DecidedDiff reviewId={review.reviewId} files={review.files} comments={review.comments} />
+        <DecidedDiff reviewId={review.reviewId} files={review.files} comments={review.comments} round={!!place?.reviewedBefore} />
       </section>
     );
   }
@@ -1101,7 +1101,7 @@ function Checklist({ criteria, decided = false }: { criteria: Review["criteria"]
 
 /** The diff a decided review showed, folded in its record in the timeline: History keeps what
  * was rejected or landed readable after its worktree and branch are gone. Read only. */
-export function DecidedDiff({ reviewId, files, comments = [] }: { reviewId: string; files: FileChange[]; comments?: ReviewComment[] }) {
+export function DecidedDiff({ reviewId, files, comments = [], round = false }: { reviewId: string; files: FileChange[]; comments?: ReviewComment[]; round?: boolean }) {
   const [open, setOpen] = useState(false);
   if (files.length === 0) return null;
   return (
@@ -1116,7 +1116,8 @@ export function DecidedDiff({ reviewId, files, comments = [] }: { reviewId: stri
       data-testid="decided-diff"
     >
       <summary className="muted small">
-        Its diff ({files.length} file{files.length === 1 ? "" : "s"}
+        {/* After Request changes the review showed one round: what landed may be more. */}
+        {round ? "This round's diff" : "Its diff"} ({files.length} file{files.length === 1 ? "" : "s"}
         {comments.length > 0 ? `, ${comments.length} comment${comments.length === 1 ? "" : "s"}` : ""})
       </summary>
       {open && (

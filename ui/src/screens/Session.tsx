@@ -428,7 +428,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
             {item.decision === "approve" ? <CircleCheck size={14} aria-hidden /> : item.decision === "reject" ? <CircleX size={14} aria-hidden /> : <MessageSquare size={14} aria-hidden />}
             <span>{decisionText(item)}</span>
           </p>
-          {item.reviewId && item.files && <DecidedDiff reviewId={item.reviewId} files={item.files} comments={item.comments} />}
+          {item.reviewId && item.files && <DecidedDiff reviewId={item.reviewId} files={item.files} comments={item.comments} round={item.round} />}
         </div>
       );
     case "plan_revised":

@@ -85,6 +85,8 @@ export type Item =
       reviewId?: string;
       files?: FileChange[];
       comments?: ReviewComment[];
+      /** The review showed what changed since an earlier one: its diff is a round's, not the task's. */
+      round?: boolean;
     }
   /** The evaluator compared this attempt with another of its group: which it prefers, and why.
    * `shownFirst`: this attempt was "the first" in its sentence. */
@@ -487,6 +489,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
           reviewId: e.review_id,
           files: reviewed?.files,
           comments: reviewed?.comments,
+          round: !!next.place?.reviewedBefore,
         });
       }
       // The next review in this worktree shows only what changed since: the rest was reviewed.

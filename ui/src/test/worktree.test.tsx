@@ -102,6 +102,32 @@ describe("a task in its own worktree", () => {
     await waitFor(() => expect(screen.queryByTestId("deciding")).toBeNull());
   });
 
+  it("after a round of changes, the approved review's diff says it is this round's, not all that landed", async () => {
+    const second = { type: "review_requested", review_id: "r2", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "c.txt", kind: "created", diff: "+c" }], verification: [] } as EngineEvent;
+    const events = [
+      ...reviewWaiting(),
+      ev({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: "also write c.txt", reverted: false }),
+      ev({ type: "run_started", trigger: "feedback" }),
+      ev(second),
+      ev({ type: "review_resolved", review_id: "r2", decision: "approve", by: "person", feedback: null, reverted: false }),
+      ev({ type: "landed", mode: "merge", target_branch: "main", commit: "9870e90", files: ["parser.rs", "c.txt"] }),
+      ev({ type: "status_changed", status: "completed" }),
+    ];
+    script(events, () => null);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const panel = await screen.findByTestId("review-panel");
+    await waitFor(() => expect(within(panel).getByTestId("decided-diff")).toHaveTextContent("This round's diff (1 file)"));
+    const records = screen.getAllByTestId("decided-diff").filter((d) => !panel.contains(d));
+    expect(records.map((d) => d.querySelector("summary")?.textContent), "the first round's record is the whole diff then").toEqual(["Its diff (1 file)"]);
+    // A follow-up later, both decisions are records in the timeline, each saying what it showed.
+    cleanup();
+    seq = events.length;
+    script([...events, ev({ type: "message_created", message_id: "u2", role: "user", text: "one more thing" }), ev({ type: "run_started", trigger: "message" })], () => null);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getAllByTestId("decided-diff")).toHaveLength(2));
+    expect(screen.getAllByTestId("decided-diff").map((d) => d.querySelector("summary")?.textContent)).toEqual(["Its diff (1 file)", "This round's diff (1 file)"]);
+  });
+
   it("a decided review keeps its diff in the timeline, as Reject's question promised: opened from History, the rejected work can be read", async () => {
     const diff = "diff --git a/parser.rs b/parser.rs\n--- a/parser.rs\n+++ b/parser.rs\n@@ -1,1 +1,1 @@\n-broken\n+fixed\n";
     const events = (reviewWaiting().map((e) => (e.type === "review_requested" ? { ...e, files_changed: [{ path: "parser.rs", kind: "modified" as const, diff }] } : e)) as Envelope[]).filter(
