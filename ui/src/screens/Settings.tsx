@@ -55,6 +55,20 @@ export function pricesToText(p: Settings["prices"]): string {
 }
 
 /** The lines of the prices box that are not "model: input output"; saving waits until they are. */
+/** A base URL that is no http(s) URL, in the words the engine would use; none when empty (the
+ * provider is not set up yet) or fine. */
+export function badBaseUrl(url: string): string | null {
+  const u = url.trim();
+  if (!u) return null;
+  try {
+    const protocol = new URL(u).protocol;
+    if (protocol === "http:" || protocol === "https:") return null;
+  } catch {
+    // Not a URL at all: said below, as one that is the wrong kind.
+  }
+  return `“Base URL”: “${u}” is not a URL starting with http:// or https://; it should look like http://127.0.0.1:8080/v1`;
+}
+
 export function badPriceLines(text: string): string[] {
   return text
     .split("\n")
@@ -193,23 +207,27 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
     setError(null);
     // The window shows no bubble of its own for a number out of range: name the field, say what
     // it takes, and take the focus there (Save, Ctrl+S and "Save your changes?" alike).
+    // Every mistake the form can tell at once is named: one at a time would take a Save for each.
+    // Never drop what the person typed: say which field or line and how it should look.
     const invalid = Array.from(form.current?.querySelectorAll<HTMLInputElement>("input") ?? []).filter((i) => !i.validity.valid);
-    if (invalid.length > 0) {
-      // Every field wrong at once is named: one at a time would take a Save for each.
-      setError(new AppError("invalid_settings", `${invalid.map(whyInvalid).join("; ")}. Nothing was saved.`));
-      invalid[0].focus();
-      invalid[0].scrollIntoView?.({ block: "center" });
-      return false;
-    }
     const badVerify = badVerifyLines(verifyText);
-    if (badVerify.length > 0) {
-      setError(new AppError("invalid_settings", `Verify commands: ${badVerify[0]}; each line is “folder: command”, as in “/home/me/project: cargo test”. Nothing was saved.`));
-      return false;
-    }
-    const bad = badPriceLines(pricesText);
-    if (bad.length > 0) {
-      // Never drop what the person typed: say which line and how it should look.
-      setError(new AppError("invalid_settings", `Prices: “${bad[0]}” is not “model: input output” in US dollars per million tokens (for example “gpt-4.1-mini: 0.4 1.6”)`));
+    const badPrices = badPriceLines(pricesText);
+    const badUrl = badBaseUrl(draft.provider.base_url);
+    const problems = [
+      ...invalid.map(whyInvalid),
+      ...(badVerify.length > 0 ? [`Verify commands: ${badVerify.join(", ")}; each line is “folder: command”, as in “/home/me/project: cargo test”`] : []),
+      ...(badPrices.length > 0
+        ? [`Prices: ${badPrices.map((l) => `“${l}”`).join(", ")} ${badPrices.length === 1 ? "is" : "are"} not “model: input output” in US dollars per million tokens (for example “gpt-4.1-mini: 0.4 1.6”)`]
+        : []),
+      ...(badUrl ? [badUrl] : []),
+    ];
+    if (problems.length > 0) {
+      setError(new AppError("invalid_settings", `${problems.join("; ")}. Nothing was saved.`));
+      const first =
+        invalid[0] ??
+        form.current?.querySelector<HTMLElement>(badVerify.length > 0 ? '[data-testid="verify-commands"]' : badPrices.length > 0 ? '[data-testid="prices"]' : '[data-setting="provider.base_url"]');
+      first?.focus();
+      first?.scrollIntoView?.({ block: "center" });
       return false;
     }
     setSaving(true);

@@ -260,23 +260,45 @@ function settingsSavingInto(around: (form: ReactNode) => ReactNode = (form) => f
   return { saved, user: userEvent.setup() };
 }
 
+describe("Settings with several mistakes", () => {
+  it("one Save names every field the form can tell is wrong, not one more per Save", async () => {
+    const { saved, user } = settingsSavingInto();
+    const retries = screen.getByTestId("max-retries");
+    await user.clear(retries);
+    await user.type(retries, "-3");
+    await user.type(screen.getByTestId("verify-commands"), "cargo test");
+    await user.type(screen.getByTestId("prices"), "my-model: cheap");
+    const url = screen.getByTestId("provider-base-url");
+    await user.clear(url);
+    await user.type(url, "not a url");
+    await user.click(screen.getByTestId("save-settings"));
+    const said = await screen.findByTestId("settings-error");
+    expect(said).toHaveTextContent("“Max retries” takes 1 or more (it is -3)");
+    expect(said).toHaveTextContent("Verify commands: “cargo test” is not “folder: command”");
+    expect(said).toHaveTextContent("Prices: “my-model: cheap” is not “model: input output”");
+    expect(said).toHaveTextContent("“Base URL”: “not a url” is not a URL starting with http:// or https://; it should look like http://127.0.0.1:8080/v1");
+    expect(said).toHaveTextContent(/Nothing was saved\.$/);
+    expect(saved).toHaveLength(0);
+    expect(retries, "the focus goes to the first").toHaveFocus();
+  });
+});
+
 describe("Settings the engine refuses", () => {
-  it("a Base URL that is no URL: the refusal takes the focus to the field, marks it and says nothing was saved", async () => {
+  it("a key variable that is no variable name: the engine's refusal takes the focus to the field, marks it and says nothing was saved", async () => {
     const saved: unknown[] = [];
     mockIPC((cmd, args) => {
       if (cmd === "provider_presets") return [];
       if (cmd === "save_settings") {
         saved.push(args);
-        throw { code: "invalid_settings", message: "provider.base_url: “localhost 8080” is not a URL; it should look like http://127.0.0.1:8080/v1" };
+        throw { code: "invalid_settings", message: "provider.api_key_env: “MY KEY” is not an environment variable name (letters, digits and _ only)" };
       }
     });
     render(<SettingsScreen view={view()} onSaved={() => {}} />);
     const user = userEvent.setup();
-    const url = screen.getByTestId("provider-base-url");
-    await user.clear(url);
-    await user.type(url, "localhost 8080");
+    const url = screen.getByTestId("provider-key-env");
+    await user.type(url, "MY KEY");
     await user.click(screen.getByTestId("save-settings"));
-    expect(await screen.findByTestId("settings-error")).toHaveTextContent("“Base URL”: “localhost 8080” is not a URL; it should look like http://127.0.0.1:8080/v1. Nothing was saved.");
+    expect(await screen.findByTestId("settings-error")).toHaveTextContent("“API key environment variable”: “MY KEY” is not an environment variable name (letters, digits and _ only). Nothing was saved.");
     expect(url, "the focus goes to the field to fix").toHaveFocus();
     expect(url).toHaveAttribute("aria-invalid", "true");
     await user.type(url, "x");
