@@ -255,6 +255,8 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
           : landable.length > 0
             ? "all ended: choose one to land"
             : "all ended, and none has work to land: each one failed or was cancelled";
+  // The attempts besides `a` that choosing it would set aside: not those already rejected.
+  const openOthers = (a: RankedAttempt) => (ranking?.ranking ?? []).filter((o) => o.evidence.session !== a.evidence.session && statusOf(o.evidence.session) !== "rejected").length;
   const choose = async (a: RankedAttempt) => {
     setBusy(true);
     setError(null);
@@ -266,9 +268,10 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
       const out = await ipc.chooseAttempt(group, a.evidence.session, landingNow);
       if (out.outcome === "landing_blocked") setError(`${a.evidence.label} could not land: ${out.detail} Open it to resolve this, or keep its branch.`);
       else {
-        const others = ranking ? ranking.ranking.length - 1 : 0;
-        const rest = others === 1 ? "The other attempt was rejected and its worktree removed." : "The other attempts were rejected and their worktrees removed.";
-        setNotice(`${a.evidence.label} ${out.outcome === "decided" && out.landed ? `chosen. ${landedText(out.landed)}` : "landed."} ${rest}`);
+        // Only those this choice set aside: one the person rejected before was not.
+        const others = openOthers(a);
+        const rest = others === 0 ? "" : others === 1 ? " The other attempt was rejected and its worktree removed." : " The other attempts were rejected and their worktrees removed.";
+        setNotice(`${a.evidence.label} ${out.outcome === "decided" && out.landed ? `chosen. ${landedText(out.landed)}` : "landed."}${rest}`);
       }
       load();
     } catch (e) {
@@ -286,7 +289,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
     setCompareError(null);
     try {
       const n = await ipc.rejectAttempts(group);
-      setNotice(`${n} attempt${n === 1 ? " was" : "s were"} rejected and their worktrees removed. Nothing landed.`);
+      setNotice(`${n === 1 ? "1 attempt was rejected and its worktree" : `${n} attempts were rejected and their worktrees`} removed. Nothing landed.`);
       load();
     } catch (e) {
       setError((e as AppError).message);
@@ -371,7 +374,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
           attempt={confirmLand}
           lands={landsAs(landingNow, ranking.base_branch ?? null)}
           keepsBranch={landingNow === "branch"}
-          others={ranking.ranking.filter((a) => a.evidence.session !== confirmLand.evidence.session && statusOf(a.evidence.session) !== "rejected").length}
+          others={openOthers(confirmLand)}
           running={running.length}
           onKeep={() => setConfirmLand(null)}
           onLand={() => {
@@ -619,8 +622,13 @@ function ConfirmLand({
     <AlertDialog title={choosing ? `Choose ${attempt.evidence.label}?` : `Land ${attempt.evidence.label}?`} testid="attempt-land-dialog" onEscape={onKeep} describedBy="land-body">
       <p id="land-body">
         {nothing ? "It changed no file, so nothing lands. " : `${lands} `}
-        The other {others === 1 ? "attempt is" : `${others} attempts are`} rejected{running > 0 ? ` (${running} still running cancelled first)` : ""} and
-        {others === 1 ? " its worktree removed, with whatever it wrote there" : " their worktrees removed, with whatever they wrote there"}. Each session stays in History with its diff.
+        {others > 0 && (
+          <>
+            The other {others === 1 ? "attempt is" : `${others} attempts are`} rejected{running > 0 ? ` (${running} still running cancelled first)` : ""} and
+            {others === 1 ? " its worktree removed, with whatever it wrote there" : " their worktrees removed, with whatever they wrote there"}.{" "}
+          </>
+        )}
+        Each session stays in History with its diff.
       </p>
       <div className="actions">
         <button ref={keep} className="btn" onClick={onKeep} data-testid="attempt-land-keep">

@@ -480,6 +480,33 @@ describe("attempts side by side", () => {
     expect(screen.queryByTestId("attempts-reject-all")).toBeNull();
   });
 
+  it("rejecting the rest when one attempt was left says its one worktree went", async () => {
+    let state: GroupRanking = {
+      group: "g1",
+      task: "a slow task",
+      all_ended: true,
+      chosen: null,
+      put_away: false,
+      ranking: [
+        { rank: 1, evidence: evidence("s1", "attempt 1", { end_reason: "cancelled", review: null, reviewed: false, files: 0, diff_lines: 0 }), above_next: null },
+        { rank: 2, evidence: evidence("s2", "attempt 2", { end_reason: "cancelled", review: null, reviewed: false, files: 0, diff_lines: 0 }), above_next: null },
+      ],
+    };
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return state;
+      if (cmd === "list_sessions") return [summary("s1", "rejected", "g1", 1), summary("s2", "cancelled", "g1", 2)];
+      if (cmd === "reject_attempts") {
+        state = { ...state, put_away: true };
+        return 1;
+      }
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    await userEvent.click(await screen.findByTestId("attempts-reject-all"));
+    await userEvent.click(await screen.findByTestId("attempts-reject-all-confirm"));
+    expect(await screen.findByTestId("attempts-notice")).toHaveTextContent("1 attempt was rejected and its worktree removed. Nothing landed.");
+  });
+
   it("Settings → Storage says when the disk used could not be read, with Try again, instead of showing nothing", async () => {
     let broken = true;
     mockIPC((cmd) => {
@@ -933,6 +960,29 @@ describe("attempts side by side", () => {
     answer(2);
     expect(await screen.findByText("2 attempts were cancelled.")).toBeTruthy();
     expect(cancels).toHaveLength(1);
+  });
+
+  it("landing one after the person rejected the other says nothing more is rejected, before and after", async () => {
+    let state: GroupRanking = { ...ranking(), base_branch: "main" };
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return state;
+      if (cmd === "get_settings") return { settings: { provider: { model: "m" }, tasks: { landing: "merge" } } };
+      // The person rejected s1 in its own review already.
+      if (cmd === "list_sessions") return [summary("s1", "rejected", "g1", 1), summary("s2", state.chosen ? "completed" : "awaiting_review", "g1", 2)];
+      if (cmd === "choose_attempt") {
+        state = { ...state, chosen: "s2" };
+        return { outcome: "decided", status: "completed", revert: null, landed: { mode: "merge", target_branch: "main", commit: "abcdef1234", branch_kept: null, files: ["greet.py"] } };
+      }
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
+    expect(await screen.findByTestId("attempt-land-dialog"), "no other attempt is left to reject").not.toHaveTextContent(/other|rejected/);
+    await user.click(screen.getByTestId("attempt-land-confirm"));
+    const said = await screen.findByTestId("attempts-notice");
+    expect(said).toHaveTextContent("Codex chosen. Landed on main as abcdef1 (1 file).");
+    expect(said, "the person rejected it before; the landing did not").not.toHaveTextContent("rejected");
   });
 
   it("shows each attempt's evidence and why it ranks where it does, and lands the chosen one", async () => {
