@@ -557,7 +557,7 @@ fn the_audit_findings_of_a_history_from_before_the_count_are_counted_at_the_upgr
         sid
     };
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("ALTER TABLE sessions DROP COLUMN audit_findings; PRAGMA user_version = 13;").unwrap();
+    conn.execute_batch("ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; PRAGMA user_version = 13;").unwrap();
     drop(conn);
     let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
     assert_eq!(store.session(&sid).unwrap().audit_findings, 1);
@@ -693,6 +693,53 @@ fn a_decision_made_before_the_task_ran_again_is_not_the_decision_of_its_new_work
     assert_eq!((s.status, s.decision), (SessionStatus::Rejected, None), "put away with no review: nobody refused its new work");
     let trust = store.agent_trust().unwrap();
     assert_eq!((trust[0].reviews_decided, trust[0].approved), (1, 0), "the reject in its first review still counts: {trust:?}");
+}
+
+/// An attempt set aside when the person chose another is listed as such; one the person rejected
+/// in its own review is not: the sidebar says "Not chosen" for the one and "Rejected" for the
+/// other. An older history learns it on upgrade.
+#[test]
+fn the_list_tells_an_attempt_set_aside_for_another_from_one_the_person_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.db");
+    let decided = |store: &Store, occasion: Option<DecisionOccasion>| {
+        let (sid, _) = store.create_session(&new_session("write greet.py")).unwrap();
+        let (run, review) = awaiting_review(store, &sid);
+        store
+            .resolve_request(
+                &review,
+                RequestKind::Review,
+                SessionStatus::AwaitingReview,
+                Some(&run),
+                vec![
+                    EngineEvent::ReviewResolved {
+                        review_id: review.clone(),
+                        decision: Decision::Reject,
+                        by: DecidedBy::Person,
+                        feedback: None,
+                        reverted: false,
+                        occasion,
+                    },
+                    status(SessionStatus::Rejected),
+                ],
+            )
+            .unwrap();
+        sid
+    };
+    let (aside, refused) = {
+        let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+        let aside = decided(&store, Some(DecisionOccasion::AnotherAttemptChosen));
+        let refused = decided(&store, None);
+        assert_eq!(store.session(&aside).unwrap().occasion, Some(DecisionOccasion::AnotherAttemptChosen));
+        assert_eq!(store.session(&refused).unwrap().occasion, None);
+        (aside, refused)
+    };
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("ALTER TABLE runs DROP COLUMN occasion; PRAGMA user_version = 14;").unwrap();
+    drop(conn);
+    let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
+    assert_eq!(store.session(&aside).unwrap().occasion, Some(DecisionOccasion::AnotherAttemptChosen), "learnt from its events");
+    assert_eq!(store.session(&refused).unwrap().occasion, None);
 }
 
 #[test]
@@ -915,7 +962,7 @@ fn history_lists_a_plan_sessions_steps_done_and_in_the_plan_also_after_an_upgrad
          ALTER TABLE sessions DROP COLUMN attempt_label; ALTER TABLE sessions DROP COLUMN chosen;
          DROP INDEX sessions_by_workspace; ALTER TABLE sessions DROP COLUMN isolation; ALTER TABLE sessions DROP COLUMN work_dir; ALTER TABLE sessions DROP COLUMN branch;
          ALTER TABLE sessions DROP COLUMN plan_steps; ALTER TABLE sessions DROP COLUMN plan_done; ALTER TABLE sessions DROP COLUMN approvals;
-         ALTER TABLE sessions DROP COLUMN audit_findings; PRAGMA user_version = 7;",
+         ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; PRAGMA user_version = 7;",
     )
     .unwrap();
     drop(conn);
@@ -1117,7 +1164,7 @@ fn a_task_whose_follow_up_was_rejected_still_says_its_earlier_work_was_approved_
     };
     // The same history as a build before the count wrote it: the upgrade counts what was approved.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("ALTER TABLE sessions DROP COLUMN approvals; ALTER TABLE sessions DROP COLUMN audit_findings; PRAGMA user_version = 10;").unwrap();
+    conn.execute_batch("ALTER TABLE sessions DROP COLUMN approvals; ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; PRAGMA user_version = 10;").unwrap();
     drop(conn);
     let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
     let listed = store.list_sessions(&ListQuery { limit: 50, ..Default::default() }).unwrap();
@@ -1209,7 +1256,7 @@ fn a_tasks_branch_is_named_only_while_it_exists_also_after_an_upgrade() {
     // The same history as a build before wrote it, naming the deleted branch too.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute("UPDATE sessions SET branch = 'finishline/a-landed' WHERE id = ?1", [&landed.0]).unwrap();
-    conn.execute_batch("ALTER TABLE sessions DROP COLUMN audit_findings; PRAGMA user_version = 11;").unwrap();
+    conn.execute_batch("ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; PRAGMA user_version = 11;").unwrap();
     drop(conn);
     let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
     assert_eq!(store.session(&landed).unwrap().branch, None);
@@ -1231,7 +1278,7 @@ fn what_the_evaluator_said_before_an_upgrade_is_searchable_after_it_once() {
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "DELETE FROM search WHERE session_id IN (SELECT id FROM sessions) AND message_id IS NULL AND body NOT LIKE 'greet the user';
-         ALTER TABLE sessions DROP COLUMN audit_findings; PRAGMA user_version = 12;",
+         ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; PRAGMA user_version = 12;",
     )
     .unwrap();
     assert!(

@@ -632,6 +632,7 @@ mod tests {
             verdict: None,
             end_reason: None,
             decision: None,
+            occasion: None,
             created_at: String::new(),
             created_ms: 0,
             duration_ms: 0,

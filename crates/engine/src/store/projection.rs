@@ -222,12 +222,16 @@ fn apply_request(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         EngineEvent::QuestionAnswered { request_id, declined, .. } => {
             decisions::mark_decided(conn, request_id, if *declined { "declined" } else { "answered" }, now_ms)?;
         }
-        EngineEvent::ReviewResolved { review_id, decision, by, .. } => {
+        EngineEvent::ReviewResolved { review_id, decision, by, occasion, .. } => {
             decisions::mark_decided(conn, review_id, decision.as_str(), now_ms)?;
             conn.prepare_cached("UPDATE sessions SET decision = ?2, decided_by = ?3, approvals = approvals + (?2 = 'approve') WHERE id = ?1")?
                 .execute(params![s.0, decision.as_str(), by.as_str()])?;
-            conn.prepare_cached("UPDATE runs SET decision = ?2 WHERE id = (SELECT run_id FROM requests WHERE id = ?1)")?
-                .execute(params![review_id.0, decision.as_str()])?;
+            let occasion = occasion.and_then(|o| serde_json::to_value(o).ok()).and_then(|v| v.as_str().map(String::from));
+            conn.prepare_cached("UPDATE runs SET decision = ?2, occasion = ?3 WHERE id = (SELECT run_id FROM requests WHERE id = ?1)")?.execute(params![
+                review_id.0,
+                decision.as_str(),
+                occasion
+            ])?;
         }
         EngineEvent::Evaluation { cycle, verdict, summary, remaining, stuck_reason, model, parse_ok, usage, .. } => {
             conn.prepare_cached(

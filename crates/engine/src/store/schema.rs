@@ -34,6 +34,12 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: sessions::AUDIT_MIGRATION,
         backfill: Some(sessions::backfill_audit),
     },
+    Migration {
+        version: 15,
+        name: "how a run's decision came about: an attempt not chosen is not one rejected",
+        sql: sessions::OCCASION_MIGRATION,
+        backfill: Some(sessions::backfill_occasions),
+    },
 ];
 
 pub fn migrate(conn: &mut Connection) -> Result<()> {

@@ -171,6 +171,22 @@ pub fn backfill_plans(conn: &rusqlite::Connection) -> Result<()> {
 /// events as the projection now does.
 pub const BRANCH_MIGRATION: &str = "";
 
+/// How a run's decision came about, beside the decision: an attempt set aside because the person
+/// chose another of its group is "not chosen", where one they rejected themselves is rejected.
+pub const OCCASION_MIGRATION: &str = "ALTER TABLE runs ADD COLUMN occasion TEXT;";
+
+/// Each decided run's occasion, from the review_resolved event that decided it.
+pub fn backfill_occasions(conn: &rusqlite::Connection) -> Result<()> {
+    conn.execute_batch(
+        "UPDATE runs SET occasion = (
+             SELECT json_extract(e.body, '$.occasion') FROM requests q
+             JOIN events e ON e.session_id = q.session_id AND e.type = 'review_resolved' AND json_extract(e.body, '$.review_id') = q.id
+             WHERE q.run_id = runs.id AND q.kind = 'review' ORDER BY e.seq DESC LIMIT 1)
+         WHERE decision IS NOT NULL",
+    )?;
+    Ok(())
+}
+
 pub fn backfill_branches(conn: &rusqlite::Connection) -> Result<()> {
     let ids: Vec<String> =
         conn.prepare("SELECT id FROM sessions WHERE branch IS NOT NULL AND work_dir IS NULL")?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
@@ -206,6 +222,10 @@ pub struct SessionSummary {
     pub end_reason: Option<EndReason>,
     /// The person's decision on its latest run's work; none while that is undecided.
     pub decision: Option<Decision>,
+    /// How that decision came about, when not by the person's own review of it: another attempt
+    /// of its group was chosen (a reject that refused nothing), or a landing sent back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occasion: Option<DecisionOccasion>,
     pub created_at: String,
     pub created_ms: i64,
     pub duration_ms: i64,
@@ -251,7 +271,7 @@ pub use crate::domain::Tokens;
 /// The decision is its latest run's: one made before the task ran again (a reject, then a message
 /// to go on) is not the decision of its new work, which may be put away with no review. The
 /// column keeps the latest decision made, for the trust figures.
-pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, (SELECT r.decision FROM runs r WHERE r.session_id = sessions.id ORDER BY r.started_ms DESC, r.rowid DESC LIMIT 1), created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals, updated_ms, audit_findings";
+pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, (SELECT r.decision FROM runs r WHERE r.session_id = sessions.id ORDER BY r.started_ms DESC, r.rowid DESC LIMIT 1), created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals, updated_ms, audit_findings, (SELECT r.occasion FROM runs r WHERE r.session_id = sessions.id ORDER BY r.started_ms DESC, r.rowid DESC LIMIT 1)";
 
 pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     let word = |i: usize| -> rusqlite::Result<Option<String>> { r.get(i) };
@@ -292,6 +312,7 @@ pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
         approvals: r.get::<_, i64>(27)? as u32,
         updated_ms: r.get(28)?,
         audit_findings: r.get::<_, i64>(29)? as u32,
+        occasion: word(30)?.and_then(|s| serde_json::from_value(serde_json::Value::String(s)).ok()),
     })
 }
 
