@@ -527,6 +527,8 @@ export interface SessionSummary {
   verdict: Verdict | null;
   end_reason: EndReason | null;
   decision: Decision | null;
+  /** How that decision came about: `another_attempt_chosen` set it aside, nobody refused it. */
+  occasion?: DecisionOccasion | null;
   created_at: string;
   created_ms: number;
   duration_ms: number;

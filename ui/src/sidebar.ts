@@ -76,8 +76,10 @@ export function sidebarEntries(g: SidebarGroups): { working: SidebarEntry[]; wai
 }
 
 /** An attempt rejected because the person landed another of its group (`attempts`), not refused. */
-export function setAside(s: SessionSummary, attempts: SessionSummary[]): boolean {
-  return s.status === "rejected" && !!s.attempt && !s.attempt.chosen && attempts.some((a) => a.attempt?.chosen);
+export function setAside(s: SessionSummary): boolean {
+  // Rejected because the person chose another attempt; one they rejected in its own review
+  // before that was refused, and says so.
+  return s.status === "rejected" && !!s.attempt && !s.attempt.chosen && s.occasion === "another_attempt_chosen";
 }
 
 /** An attempt's name in a narrow list: its number first, so that cutting the end off still tells

@@ -83,7 +83,7 @@ export function SidebarSessions({
             {waits && age(Math.max(...e.attempts.map((a) => a.updated_ms)))}
           </span>
         </button>
-        {e.attempts.map((s) => one(s, attemptLabel(s), setAside(s, e.attempts)))}
+        {e.attempts.map((s) => one(s, attemptLabel(s), setAside(s)))}
       </div>
     );
   const section = (title: string, list: SidebarEntry[], testid: string, count?: number) =>

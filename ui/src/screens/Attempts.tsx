@@ -10,6 +10,7 @@ import { RANKING_RULE } from "../components/AttemptsPicker";
 import { compareOnce, comparisonOf } from "../comparing";
 import { AppError, ipc, type Settings, type FileDifference, type GroupRanking, type LandingMode, type RankedAttempt, type SessionSummary } from "../ipc";
 import { END_LABEL, landedText, NOT_CHOSEN, STATUS_LABEL } from "../session/model";
+import { setAside } from "../sidebar";
 import { useHistoryChanges } from "../historyChanges";
 import { useKeptState } from "../keptState";
 
@@ -435,8 +436,10 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
             const { rank, level, tied } = places[i];
             const chosen = ranking.chosen === e.session;
             const status = statusOf(e.session);
-            // Set aside for the one landed: not refused by the person.
-            const notChosen = status === "rejected" && !!ranking.chosen && !chosen;
+            // Set aside for the one landed: not refused by the person (one they rejected in its
+            // own review before was).
+            const summary = sessions.find((s) => s.id === e.session);
+            const notChosen = !!summary && setAside(summary);
             const statusLabel = notChosen ? NOT_CHOSEN : status ? STATUS_LABEL[status] : "";
             const end = e.ended ? (e.end_reason ? END_LABEL[e.end_reason] : "ended") : progressOf(e.session);
             return (

@@ -983,6 +983,7 @@ describe("attempts side by side", () => {
     const said = await screen.findByTestId("attempts-notice");
     expect(said).toHaveTextContent("Codex chosen. Landed on main as abcdef1 (1 file).");
     expect(said, "the person rejected it before; the landing did not").not.toHaveTextContent("rejected");
+    await waitFor(() => expect(screen.getAllByTestId("attempt-status").map((b) => b.textContent), "refused in its own review, not set aside").toEqual(["Completed", "Rejected"]));
   });
 
   it("shows each attempt's evidence and why it ranks where it does, and lands the chosen one", async () => {
@@ -992,7 +993,8 @@ describe("attempts side by side", () => {
     mockIPC((cmd, args) => {
       if (cmd === "attempt_group") return state;
       if (cmd === "get_settings") return { settings: { provider: { model: "m" }, tasks: { landing: "merge" } } };
-      if (cmd === "list_sessions") return [summary("s1", statuses[0], "g1", 1), summary("s2", statuses[1], "g1", 2)];
+      // Once s2 is chosen, s1 is set aside for it.
+      if (cmd === "list_sessions") return [{ ...summary("s1", statuses[0], "g1", 1), occasion: statuses[0] === "rejected" ? ("another_attempt_chosen" as const) : null }, summary("s2", statuses[1], "g1", 2)];
       if (cmd === "choose_attempt") {
         chosen = args;
         state = { ...state, chosen: "s2" };

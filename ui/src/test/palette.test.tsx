@@ -99,7 +99,7 @@ describe("the command palette", () => {
           at("unchecked", "idle", { end_reason: "conversation_unchecked" }),
           at("doubt", "awaiting_review", { end_reason: "cycles_exhausted" }),
           at("a1", "completed", { task: "write greet.txt", title: "write greet.txt", attempt: group }),
-          at("a2", "rejected", { task: "write greet.txt", title: "write greet.txt", decision: "reject", attempt: { ...group, number: 2, label: "Claude Code", chosen: false } }),
+          at("a2", "rejected", { task: "write greet.txt", title: "write greet.txt", decision: "reject", occasion: "another_attempt_chosen", attempt: { ...group, number: 2, label: "Claude Code", chosen: false } }),
         ];
       return [];
     });

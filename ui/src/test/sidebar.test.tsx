@@ -225,18 +225,18 @@ describe("a task whose work waits on a kept branch in the sidebar", () => {
 });
 
 describe("a decided group in the sidebar", () => {
-  it("badges the attempts set aside for the one landed as not chosen, not as rejected by the person", async () => {
+  it("badges the attempts set aside for the one landed as not chosen, and one the person rejected in its own review as rejected", async () => {
     const group = { group: "g1", number: 1, of: 3, label: "Codex", chosen: true };
     const list: SessionSummary[] = [
       { ...s("s-a1", "completed", Date.now() - 1000), attempt: group },
-      { ...s("s-a2", "rejected", Date.now() - 2000), attempt: { ...group, number: 2, label: "Claude Code", chosen: false } },
-      { ...s("s-a3", "rejected", Date.now() - 3000), attempt: { ...group, number: 3, label: "Gemini CLI", chosen: false } },
+      { ...s("s-a2", "rejected", Date.now() - 2000), decision: "reject", occasion: "another_attempt_chosen", attempt: { ...group, number: 2, label: "Claude Code", chosen: false } },
+      { ...s("s-a3", "rejected", Date.now() - 3000), decision: "reject", attempt: { ...group, number: 3, label: "Gemini CLI", chosen: false } },
     ];
     mockIPC((cmd) => (cmd === "list_sessions" ? list : null));
     render(<SidebarSessions current={null} onOpen={() => {}} />);
     await screen.findByTestId("side-group");
     const badges = screen.getAllByTestId("side-session").map((b) => b.querySelector(".side-badge")?.textContent);
-    expect(badges).toEqual(["Completed", "Not chosen", "Not chosen"]);
+    expect(badges, "the third was refused before the first was chosen").toEqual(["Completed", "Not chosen", "Rejected"]);
   });
 
   it("still says rejected when the person rejected every attempt", async () => {
