@@ -1173,7 +1173,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
           {ENDED_UNREVIEWED.includes(model.status) && model.place?.worktree && !model.place.removed && (!model.attempt || groupChosen) && (
             <div className="notice row" data-testid="discard-offer">
               <span className="grow">
-                Its worktree on <code>{model.place.worktree.branch}</code> stays until you send a message to go on, or discard it with whatever the agent wrote there.
+                Its worktree on <code>{model.place.worktree.branch}</code> stays until you {resumable ? "resume it (a note for the agent is optional)" : "send a message to go on"}, or discard it with whatever the agent wrote there.
               </span>
               <button className="btn danger" onClick={() => setConfirmDiscard(true)} data-testid="discard-work">
                 Discard its work

@@ -814,6 +814,8 @@ describe("a task that ended without a review", () => {
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const user = userEvent.setup();
     expect(await screen.findByTestId("discard-offer")).toHaveTextContent("finishline/abc-fix");
+    // A failed task goes on with a message; the words name the way the box below offers.
+    expect(screen.getByTestId("discard-offer")).toHaveTextContent("stays until you send a message to go on");
     await user.click(screen.getByTestId("discard-work"));
     expect(await screen.findByTestId("confirm-discard")).toHaveTextContent("with whatever the agent wrote there");
     expect(screen.getByTestId("confirm-discard")).toHaveTextContent("If anything changed in the worktree after the task ended (your own edits there), the branch is kept with it instead");
@@ -866,6 +868,8 @@ describe("a task that ended without a review", () => {
       return null;
     });
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    // A cancelled task goes on with Resume: the offer names that, not a message.
+    expect(await screen.findByTestId("discard-offer")).toHaveTextContent("stays until you resume it (a note for the agent is optional)");
     const user = userEvent.setup();
     await user.click(await screen.findByTestId("discard-work"));
     expect(await screen.findByTestId("confirm-discard")).toHaveTextContent("keep only its branch: what the agent wrote is committed on it");
