@@ -85,10 +85,7 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
                         (Some(b), None) => format!("  [branch kept: {b}]"),
                         _ => String::new(),
                     };
-                    // Stored rejected, as a reject would be, but nobody refused it: it was discarded
-                    // (an attempt goes with its group, which says why).
-                    let put_away =
-                        if r.status == SessionStatus::Rejected && r.decision.is_none() && r.attempt.is_none() { "  [put away without a review]" } else { "" };
+                    let put_away = if r.put_away_unreviewed() { "  [put away without a review]" } else { "" };
                     // "verified_done" beside checks the agent weakened is not a clean result.
                     let audit = match r.audit_findings {
                         0 => String::new(),

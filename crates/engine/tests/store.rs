@@ -691,6 +691,8 @@ fn a_decision_made_before_the_task_ran_again_is_not_the_decision_of_its_new_work
     let listed = store.list_sessions(&ListQuery::default()).unwrap();
     let s = listed.iter().find(|s| s.id == sid).unwrap();
     assert_eq!((s.status, s.decision), (SessionStatus::Rejected, None), "put away with no review: nobody refused its new work");
+    let md = export::to_markdown(&store.timeline(&sid).unwrap());
+    assert!(md.contains("- **Status:** rejected (put away without a review) ·"), "its story says so too: {md}");
     let trust = store.agent_trust().unwrap();
     assert_eq!((trust[0].reviews_decided, trust[0].approved), (1, 0), "the reject in its first review still counts: {trust:?}");
 }

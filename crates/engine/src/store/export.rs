@@ -358,8 +358,9 @@ fn write_header(md: &mut String, t: &Timeline) {
     let _ = writeln!(md, "# {}\n", s.title);
     let _ = writeln!(
         md,
-        "- **Status:** {} · **End reason:** {} · **Claim:** {} · **Verdict:** {} · **Decision:** {}",
+        "- **Status:** {}{} · **End reason:** {} · **Claim:** {} · **Verdict:** {} · **Decision:** {}",
         s.status.as_str(),
+        if s.put_away_unreviewed() { " (put away without a review)" } else { "" },
         opt(s.end_reason.map(|x| x.as_str())),
         opt(s.claim.map(|x| x.as_str())),
         opt(s.verdict.map(|x| x.as_str())),

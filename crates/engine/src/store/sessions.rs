@@ -255,6 +255,14 @@ pub struct SessionSummary {
     pub audit_findings: u32,
 }
 
+impl SessionSummary {
+    /// Stored rejected, as a reject would be, but nobody refused it: put away with no review of
+    /// its latest work (the window's "Discarded"). An attempt goes with its group, which says why.
+    pub fn put_away_unreviewed(&self) -> bool {
+        self.status == SessionStatus::Rejected && self.decision.is_none() && self.attempt.is_none()
+    }
+}
+
 /// One attempt of a group.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AttemptOf {
