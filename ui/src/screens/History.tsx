@@ -318,7 +318,8 @@ export function History({
             value={query}
             onChange={(e) => setQuery(e.target.value)}
             onKeyDown={(e) => e.key === "Escape" && query && (e.stopPropagation(), clearSearch())}
-            placeholder="Search tasks and messages"
+            placeholder="Search every session"
+            title="Search the tasks, what was said in them and what the evaluator found"
             aria-label="Search"
           />
           <button className="btn" type="submit">
