@@ -179,7 +179,10 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
         ? `The task is longer than ${MAX_TASK_CHARS.toLocaleString("en")} characters`
         : !workspace
           ? "Choose a workspace folder first"
-          : makingRepository
+          : // What is wrong with it is said at the field: a start would fail with the same words.
+            folderProblem
+            ? "Choose a folder that can be used first"
+            : makingRepository
             ? "Making the first commit…"
             : attemptsOn
             ? // Attempts are never one run in their place: Run waits for the folder's answer, and

@@ -401,13 +401,17 @@ describe("New task", () => {
     await vi.waitFor(() => expect(started.plan, "the task runs with the picked plan mode").toBe("on"));
   });
 
-  it("a folder that is not there is said at the field, before Run", async () => {
+  it("a folder that is not there is said at the field, before Run, and Run waits for another", async () => {
     mockIPC((cmd) => {
       if (cmd === "survey_workspace") throw { code: "invalid_input", message: "there is no folder at /gone: choose another, or check the spelling" };
     });
     render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    fireEvent.change(screen.getByTestId("task-input"), { target: { value: "write a.txt" } });
     fireEvent.change(screen.getByTestId("workspace-path"), { target: { value: "/gone" } });
     expect(await screen.findByTestId("workspace-problem", {}, { timeout: 2000 })).toHaveTextContent("There is no folder at /gone: choose another, or check the spelling.");
+    // Said once, at the field: Run does not start a task that would only fail with the same words.
+    expect(screen.getByTestId("run")).toBeDisabled();
+    expect(screen.getByTestId("run")).toHaveAttribute("title", "Choose a folder that can be used first");
     fireEvent.change(screen.getByTestId("workspace-path"), { target: { value: "/gone/again" } });
     expect(screen.queryByTestId("workspace-problem"), "a new path is looked at afresh").toBeNull();
   });
