@@ -258,7 +258,7 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
         let e = &a.evidence;
         // Ranked only once all have ended, and only with work to land (as the window shows it).
         let own = if a.rank == 0 || !r.all_ended || !a.evidence.reviewed { 0 } else { a.rank };
-        let level = own > 0 && a.above_next.is_none() && r.ranking.get(i + 1).is_some_and(|n| n.evidence.reviewed);
+        let level = own > 0 && a.above_next.is_none() && r.ranking.get(i + 1).is_some_and(|n| n.evidence.reviewed && !n.evidence.refused);
         let after_level = own > 0 && before.is_some_and(|(_, l)| l);
         let rank = if after_level { before.map_or(own, |(b, _)| b) } else { own };
         before = Some((rank, level));
@@ -270,6 +270,8 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
             rank.to_string()
         };
         let end = if e.ended { e.end_reason.map(|x| x.as_str()).unwrap_or("ended") } else { "still running" };
+        // Refused in its own review: listed, with what it did, but no longer among the choices.
+        let end = if e.refused { format!("{end}, rejected by you: out of the choice") } else { end.to_string() };
         let cost = e.cost_usd.map(|c| format!("${c:.4}")).unwrap_or_else(|| format!("{} tokens", e.tokens));
         let chosen = if r.chosen.as_ref() == Some(&e.session) { " · chosen" } else { "" };
         if e.ended && !e.reviewed {

@@ -616,7 +616,7 @@ async fn three_equal_attempts_are_ordered_by_asking_about_each_new_pair_of_neigh
 /// An attempt rejected on its own still ranks between the two others, which the evaluator is
 /// asked about as neighbours: the one put away is out of the contest, not a wall between them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_attempts_with_work_are_compared_past_one_rejected_between_them() {
+async fn two_attempts_with_work_are_compared_and_one_the_person_rejected_leaves_the_ranking() {
     let Waiting { _server, e, r, url, group, sessions } = waiting_for(
         commented(
         json!([
@@ -629,7 +629,13 @@ async fn two_attempts_with_work_are_compared_past_one_rejected_between_them() {
     let rejected = finishline(&["sessions", "review", &sessions["b"], "--reject", "--base-url", &url, "--model", "m"], &e.data);
     assert_eq!(rejected.status.code(), Some(3), "{}", String::from_utf8_lossy(&rejected.stderr));
     let before = ranking_of(&e, &r, &group, &url);
-    assert_eq!(before["ranking"][1]["evidence"]["session"], sessions["b"].as_str(), "b, put away, still ranks between: {before}");
+    // Refused by the person, b is out of the choice: listed last, with no place.
+    assert_eq!(before["ranking"][2]["evidence"]["session"], sessions["b"].as_str(), "b, rejected in its own review, is listed last: {before}");
+    assert_eq!((before["ranking"][2]["rank"].as_u64(), before["ranking"][2]["evidence"]["refused"].as_bool()), (Some(0), Some(true)), "{before}");
+    assert_eq!(before["ranking"][1]["rank"], 2, "the other two keep their places: {before}");
+    let shown = String::from_utf8_lossy(&finishline(&["sessions", "attempts", &group, "--workspace", &r.to_string_lossy()], &e.data).stdout).to_string();
+    assert!(shown.contains("–. Finishline's agent (b) — verified_done, rejected by you: out of the choice"), "{shown}");
+    assert!(!shown.contains("=2."), "c is not level with the one rejected: {shown}");
     _server.clear_requests();
 
     let ws = r.to_string_lossy().into_owned();

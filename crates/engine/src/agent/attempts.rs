@@ -405,6 +405,10 @@ pub(super) fn standing(store: &Store, group: &GroupId) -> Result<Standing> {
     let all_ended = evidence.iter().all(|e| e.ended);
     let chosen = attempts.iter().find(|s| s.attempt.as_ref().is_some_and(|a| a.chosen)).map(|s| s.id.clone());
     let put_away = chosen.is_none() && attempts.iter().all(|s| s.status == SessionStatus::Rejected);
+    if put_away {
+        // Every one rejected: the ranking still says which did best.
+        evidence.iter_mut().for_each(|e| e.refused = false);
+    }
     // The reviews an answer must have judged to hold: those waiting for the person; once the
     // group is decided, those it was decided on, so that what the evaluator said stays shown.
     let judged: BTreeMap<SessionId, RequestId> = if chosen.is_some() || put_away {
@@ -551,6 +555,9 @@ pub fn attempt_evidence(s: &SessionSummary, events: &[Envelope], pending: Vec<(R
         wall_ms: s.duration_ms,
         error: None,
         held_back: None,
+        // Rejected by the person themselves: a reject that came of choosing another has its
+        // occasion, and one of rejecting the whole group is undone below.
+        refused: s.status == SessionStatus::Rejected && s.decision == Some(Decision::Reject) && s.occasion.is_none(),
     };
     let last = events.iter().rev().find_map(|env| match &env.event {
         EngineEvent::ReviewRequested { end_reason, remaining, files_changed, verification, cost_usd, audit, verdict, auto_approve, .. } => {

@@ -46,6 +46,9 @@ pub struct AttemptEvidence {
     /// auto-approve off), from its review; `None` when only the group's choice holds it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub held_back: Option<String>,
+    /// The person rejected it in its own review while the group was undecided: out of the choice,
+    /// so out of the ranking (a group put away keeps its ranking).
+    pub refused: bool,
 }
 
 impl AttemptEvidence {
@@ -147,9 +150,10 @@ pub fn equal_by_rule(a: &AttemptEvidence, b: &AttemptEvidence) -> bool {
     compare(a, b).0 == Ordering::Equal
 }
 
-/// Ranks the attempts that have ended; those still running follow, unranked.
+/// Ranks the attempts that have ended; those the person refused, then those still running,
+/// follow, unranked.
 pub fn rank(attempts: &[AttemptEvidence]) -> Vec<Ranked> {
-    let mut ended: Vec<AttemptEvidence> = attempts.iter().filter(|a| a.ended).cloned().collect();
+    let mut ended: Vec<AttemptEvidence> = attempts.iter().filter(|a| a.ended && !a.refused).cloned().collect();
     // Sorted by insertion, stable: the rule is no total order (items left compare only between
     // two the evaluator judged), and the standard sort may panic on such. Near costs, which the
     // rule finds equal, are ordered by the exact figure here, so that the order does not depend
@@ -170,7 +174,7 @@ pub fn rank(attempts: &[AttemptEvidence]) -> Vec<Ranked> {
         });
         out.push(Ranked { rank: i + 1, evidence: a.clone(), above_next, evaluator: None });
     }
-    for a in attempts.iter().filter(|a| !a.ended) {
+    for a in attempts.iter().filter(|a| a.ended && a.refused).chain(attempts.iter().filter(|a| !a.ended)) {
         out.push(Ranked { rank: 0, evidence: a.clone(), above_next: None, evaluator: None });
     }
     out
@@ -207,6 +211,7 @@ pub(super) mod tests {
             wall_ms: 1000,
             error: None,
             held_back: None,
+            refused: false,
         }
     }
 
@@ -218,6 +223,16 @@ pub(super) mod tests {
         let r = rank(&[cheap, attempt("verified", EndReason::VerifiedDone)]);
         assert_eq!(r[0].evidence.label, "verified");
         assert_eq!(r[0].above_next.as_deref(), Some("verified done"));
+    }
+
+    #[test]
+    fn an_attempt_the_person_rejected_in_its_own_review_leaves_the_ranking() {
+        let mut refused = attempt("refused", EndReason::VerifiedDone);
+        refused.refused = true;
+        let r = rank(&[refused, attempt("open", EndReason::VerifiedDone)]);
+        assert_eq!((r[0].evidence.label.as_str(), r[0].rank), ("open", 1), "the one left is first, alone");
+        assert_eq!(r[0].above_next, None, "and above nothing: the refused one is out of the choice");
+        assert_eq!((r[1].evidence.label.as_str(), r[1].rank), ("refused", 0), "not ranked");
     }
 
     #[test]
