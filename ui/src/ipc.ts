@@ -582,6 +582,8 @@ export interface AttemptEvidence {
   wall_ms: number;
   /** Why it ended without a review, in its last error's words. */
   error?: string | null;
+  /** The person rejected it in its own review: out of the choice, with no place (rank 0). */
+  refused?: boolean;
 }
 
 export interface RankedAttempt {

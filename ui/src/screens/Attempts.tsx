@@ -77,7 +77,9 @@ export function placesOf(ranking: GroupRanking): { rank: number; level: boolean;
   const out: { rank: number; level: boolean; tied: boolean }[] = [];
   ranking.ranking.forEach((a, i) => {
     const own = ranking.all_ended && a.evidence.reviewed ? a.rank : 0;
-    const level = own > 0 && !a.above_next && ranking.ranking[i + 1]?.evidence.reviewed === true;
+    // Level only with a next that is still a choice: one the person refused has no place.
+    const next = ranking.ranking[i + 1]?.evidence;
+    const level = own > 0 && !a.above_next && next?.reviewed === true && !next.refused;
     const before = out[i - 1];
     const rank = own > 0 && before?.level ? before.rank : own;
     out.push({ rank, level, tied: level || (own > 0 && !!before?.level) });
@@ -445,7 +447,12 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
             return (
               <li key={e.session} className={`panel attempt${chosen ? " chosen" : ""}${shown === e.session ? " showing-diff" : ""}`} data-testid="attempt" data-session={e.session} data-rank={rank}>
                 <div className="attempt-head">
-                  <span className="rank" data-testid="attempt-rank" aria-label={rank ? `Ranked ${ordinal(rank)}${tied ? ", level with another" : ""}` : e.ended ? "Ranked once every attempt has ended" : "Still running"}>
+                  <span
+                    className="rank"
+                    data-testid="attempt-rank"
+                    aria-label={rank ? `Ranked ${ordinal(rank)}${tied ? ", level with another" : ""}` : e.refused ? "Rejected by you: out of the choice" : e.ended ? "Ranked once every attempt has ended" : "Still running"}
+                    title={e.refused ? "Rejected by you in its own review: out of the choice, so out of the ranking" : undefined}
+                  >
                     {rank ? `${tied ? "=" : ""}${ordinal(rank)}` : e.ended ? "–" : "…"}
                   </span>
                   <strong data-testid="attempt-label">{e.label}</strong>

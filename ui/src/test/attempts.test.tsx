@@ -962,6 +962,28 @@ describe("attempts side by side", () => {
     expect(cancels).toHaveLength(1);
   });
 
+  it("an attempt the person rejected in its own review has no place in the ranking, and the one left is not level with it", async () => {
+    const state: GroupRanking = {
+      ...ranking(),
+      ranking: [
+        { rank: 1, evidence: evidence("s2", "Codex"), above_next: null },
+        { rank: 0, evidence: evidence("s1", "Claude Code", { review: null, refused: true }), above_next: null },
+      ],
+    };
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return state;
+      if (cmd === "list_sessions") return [{ ...summary("s1", "rejected", "g1", 1), decision: "reject" as const }, summary("s2", "awaiting_review", "g1", 2)];
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const cards = await screen.findAllByTestId("attempt");
+    await waitFor(() => expect(within(cards[0]).getByTestId("attempt-rank")).toHaveTextContent(/^1st$/));
+    expect(within(cards[0]).queryByTestId("attempt-level"), "nothing is level with it: the other is out of the choice").toBeNull();
+    expect(within(cards[1]).getByTestId("attempt-rank")).toHaveTextContent("–");
+    expect(within(cards[1]).getByTestId("attempt-rank")).toHaveAccessibleName("Rejected by you: out of the choice");
+    expect(within(cards[1]).getByTestId("attempt-status")).toHaveTextContent("Rejected");
+  });
+
   it("landing one after the person rejected the other says nothing more is rejected, before and after", async () => {
     let state: GroupRanking = { ...ranking(), base_branch: "main" };
     mockIPC((cmd) => {
