@@ -92,7 +92,7 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
         id: `session-${s.id}`,
         // A task's attempts share its title: each is told by its number and agent.
         label: `Open: ${s.title || s.task}${s.attempt ? ` · ${attemptLabel(s)}` : ""}`,
-        hint: listedState(s, setAside(s)).word,
+        hint: listedState(s, setAside(s), sessions.some((o) => !!s.attempt && o.attempt?.group === s.attempt.group && o.attempt.chosen)).word,
         run: () => onOpenSession(s.id),
         found: hits.has(s.id),
       })),

@@ -369,7 +369,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
             ))}
           </ul>
         )}
-        <DecidedDiff reviewId={review.reviewId} files={review.files} comments={review.comments} round={!!place?.reviewedBefore} />
+        <DecidedDiff reviewId={review.reviewId} files={review.files} comments={review.comments} round={!!place?.reviewedBefore && !place.resolvingLanding} />
       </section>
     );
   }

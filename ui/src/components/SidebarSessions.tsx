@@ -52,7 +52,7 @@ export function SidebarSessions({
       </span>
     );
   };
-  const one = (s: SessionSummary, label?: string, notChosen = false, waits = false) => (
+  const one = (s: SessionSummary, label?: string, notChosen = false, waits = false, groupChosen = false) => (
     <button
       key={s.id}
       className={`side-session${label ? " side-attempt" : ""}`}
@@ -66,7 +66,7 @@ export function SidebarSessions({
       {label ? <span className="side-session-title">{label}</span> : <SideTitle title={s.title || s.task} label={titles.get(s.id)} />}
       {/* Not StatusBadge: its test id belongs to the open session's header. */}
       <span className="side-meta">
-      <ListedBadge state={listedState(s, notChosen)} />
+      <ListedBadge state={listedState(s, notChosen, groupChosen)} />
       {waits && age(s.updated_ms)}
       </span>
     </button>
@@ -83,7 +83,7 @@ export function SidebarSessions({
             {waits && age(Math.max(...e.attempts.map((a) => a.updated_ms)))}
           </span>
         </button>
-        {e.attempts.map((s) => one(s, attemptLabel(s), setAside(s)))}
+        {e.attempts.map((s) => one(s, attemptLabel(s), setAside(s), false, e.attempts.some((a) => a.attempt?.chosen)))}
       </div>
     );
   const section = (title: string, list: SidebarEntry[], testid: string, count?: number) =>

@@ -979,8 +979,9 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               Loading…
             </span>
           ) : (
-            // An attempt is put away with its group: rejected, or not chosen, as the sidebar says.
-            <StatusBadge status={model.status} nextRetryAt={model.retry?.nextRetryAt} endReason={model.endReason} keptBranch={keptBranch(model)} discarded={model.discarded && !model.attempt} notChosen={model.status === "rejected" && model.review?.decided?.occasion === "another_attempt_chosen"} />
+            // An attempt is put away with its group (rejected, or not chosen, as the sidebar says)
+            // until one is chosen; after, it is a task like any other, discarded as one.
+            <StatusBadge status={model.status} nextRetryAt={model.retry?.nextRetryAt} endReason={model.endReason} keptBranch={keptBranch(model)} discarded={model.discarded && (!model.attempt || groupChosen)} notChosen={model.status === "rejected" && model.review?.decided?.occasion === "another_attempt_chosen"} />
           )}
           {model.approvedBefore && model.status !== "completed" && (
             <span className="muted small" data-testid="approved-before" title="You approved an earlier round of this task; that work stays where it landed.">

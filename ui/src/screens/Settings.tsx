@@ -223,6 +223,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
     ];
     if (problems.length > 0) {
       setError(new AppError("invalid_settings", `${problems.join("; ")}. Nothing was saved.`));
+      if (badUrl) markRefused(form.current, "provider.base_url", false);
       const first =
         invalid[0] ??
         form.current?.querySelector<HTMLElement>(badVerify.length > 0 ? '[data-testid="verify-commands"]' : badPrices.length > 0 ? '[data-testid="prices"]' : '[data-setting="provider.base_url"]');
@@ -672,11 +673,12 @@ function settingOf(message: string): string | null {
 
 /** The field of a setting the engine refused: the focus goes there, as it does for a number
  * the form itself refuses, and it is marked until it is edited. */
-function markRefused(form: HTMLFormElement | null, setting: string) {
+function markRefused(form: HTMLFormElement | null, setting: string, focus = true) {
   const input = form?.querySelector<HTMLElement>(`[data-setting="${setting}"]`);
   if (!input) return;
   input.setAttribute("aria-invalid", "true");
   input.addEventListener("input", () => input.removeAttribute("aria-invalid"), { once: true });
+  if (!focus) return;
   input.focus();
   input.scrollIntoView?.({ block: "center" });
 }

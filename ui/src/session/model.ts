@@ -489,7 +489,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
           reviewId: e.review_id,
           files: reviewed?.files,
           comments: reviewed?.comments,
-          round: !!next.place?.reviewedBefore,
+          // After "Let the agent resolve it" the review showed the whole landing, not a round.
+          round: !!next.place?.reviewedBefore && !next.place.resolvingLanding,
         });
       }
       // The next review in this worktree shows only what changed since: the rest was reviewed.
@@ -554,8 +555,9 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         // worktree the header named is gone.
         if (e.why === "rejected" && !next.place.decided) {
           next.discarded = true;
-          // An attempt goes with its group, which the person rejected or chose another of.
-          const how = next.attempt ? "Put away with its group" : e.branch_deleted ? "Discarded" : "Put away";
+          // An attempt goes with its group (rejected whole, or another chosen), or on its own
+          // once the group is decided: "put away" is true of both.
+          const how = e.branch_deleted && !next.attempt ? "Discarded" : "Put away";
           const what = e.branch_deleted ? `${how}: its worktree and the branch ${e.branch_deleted} were removed (History keeps what it did)` : `${how}: its worktree was removed`;
           push({ kind: "landing", key: `wd-${e.seq}`, text: `${what}; a message to go on starts a new worktree.`, tone: "ok" });
         }
@@ -739,9 +741,11 @@ export function wasDiscarded(status: SessionStatus, decision: Decision | null | 
 
 /** What a listed session's badge says, with its hover text and its colour: the sidebar's and the
  * command palette's, so the two never name one task's state differently. `notChosen`: an attempt
- * set aside for the one the person chose. */
-export function listedState(s: SessionSummary, notChosen = false): { word: string; title?: string; className: string } {
-  const discarded = !s.attempt && wasDiscarded(s.status, s.decision);
+ * set aside for the one the person chose; `groupChosen`: its group has a chosen attempt. */
+export function listedState(s: SessionSummary, notChosen = false, groupChosen = false): { word: string; title?: string; className: string } {
+  // An attempt is put away with its group (rejected), until one is chosen: after that it is a
+  // task like any other, which the person may send on and discard.
+  const discarded = (!s.attempt || groupChosen) && wasDiscarded(s.status, s.decision);
   // Its work waits on a branch for a merge by hand: not done as one that landed.
   if (s.branch && !s.work_dir && (s.status === "completed" || s.status === "rejected") && !notChosen) {
     return { word: "Branch kept", title: keptBranchTitle(s.status, s.branch, discarded), className: "badge-kept" };

@@ -280,6 +280,7 @@ describe("Settings with several mistakes", () => {
     expect(said).toHaveTextContent(/Nothing was saved\.$/);
     expect(saved).toHaveLength(0);
     expect(retries, "the focus goes to the first").toHaveFocus();
+    expect(url, "a field the form found wrong is marked, as one the engine refuses is").toHaveAttribute("aria-invalid", "true");
   });
 });
 

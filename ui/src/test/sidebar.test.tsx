@@ -239,6 +239,19 @@ describe("a decided group in the sidebar", () => {
     expect(badges, "the third was refused before the first was chosen").toEqual(["Completed", "Not chosen", "Rejected"]);
   });
 
+  it("an attempt sent on after the choice and then discarded reads Discarded, as any task would", async () => {
+    const group = { group: "g1", number: 1, of: 2, label: "Codex", chosen: true };
+    const list: SessionSummary[] = [
+      { ...s("s-a1", "completed", Date.now() - 1000), attempt: group },
+      // Set aside, then sent on by the person (its new run undecided), then discarded.
+      { ...s("s-a2", "rejected", Date.now() - 2000), decision: null, attempt: { ...group, number: 2, label: "Claude Code", chosen: false } },
+    ];
+    mockIPC((cmd) => (cmd === "list_sessions" ? list : null));
+    render(<SidebarSessions current={null} onOpen={() => {}} />);
+    await screen.findByTestId("side-group");
+    expect(screen.getAllByTestId("side-session").map((b) => b.querySelector(".side-badge")?.textContent)).toEqual(["Completed", "Discarded"]);
+  });
+
   it("still says rejected when the person rejected every attempt", async () => {
     const group = { group: "g1", number: 1, of: 2, label: "Codex", chosen: false };
     const list: SessionSummary[] = [

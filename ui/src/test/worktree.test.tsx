@@ -128,6 +128,23 @@ describe("a task in its own worktree", () => {
     expect(screen.getAllByTestId("decided-diff").map((d) => d.querySelector("summary")?.textContent)).toEqual(["Its diff (1 file)", "This round's diff (1 file)"]);
   });
 
+  it("after \"Let the agent resolve it\", the approved review's diff is the whole landing's, not a round's", async () => {
+    const second = { type: "review_requested", review_id: "r2", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "parser.rs", kind: "modified", diff: "+merged" }], verification: [] } as EngineEvent;
+    const events = [
+      ...reviewWaiting(),
+      ev({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: "resolve it", reverted: false, occasion: "resolve_landing" }),
+      ev({ type: "run_started", trigger: "feedback" }),
+      ev(second),
+      ev({ type: "review_resolved", review_id: "r2", decision: "approve", by: "person", feedback: null, reverted: false }),
+      ev({ type: "landed", mode: "merge", target_branch: "main", commit: "9870e90", files: ["parser.rs"] }),
+      ev({ type: "status_changed", status: "completed" }),
+    ];
+    script(events, () => null);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const panel = await screen.findByTestId("review-panel");
+    await waitFor(() => expect(within(panel).getByTestId("decided-diff")).toHaveTextContent("Its diff (1 file)"));
+  });
+
   it("a decided review keeps its diff in the timeline, as Reject's question promised: opened from History, the rejected work can be read", async () => {
     const diff = "diff --git a/parser.rs b/parser.rs\n--- a/parser.rs\n+++ b/parser.rs\n@@ -1,1 +1,1 @@\n-broken\n+fixed\n";
     const events = (reviewWaiting().map((e) => (e.type === "review_requested" ? { ...e, files_changed: [{ path: "parser.rs", kind: "modified" as const, diff }] } : e)) as Envelope[]).filter(
@@ -846,8 +863,24 @@ describe("a task that ended without a review", () => {
     script(events, () => null);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     await waitFor(() => expect(screen.getByTestId("status-badge")).toHaveTextContent(/^Rejected$/));
-    expect(screen.getByText(/^Put away with its group: its worktree and the branch finishline\/abc-fix were removed/), "the transcript says why it went").toBeInTheDocument();
+    expect(screen.getByText(/^Put away: its worktree and the branch finishline\/abc-fix were removed/), "the transcript says it went").toBeInTheDocument();
     expect(screen.queryByText(/^Discarded/)).toBeNull();
+  });
+
+  it("an attempt sent on after another was chosen, then discarded, reads Discarded in its header, as any task would", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "fix the parser", workspace: "/repo", provider: "openai", model: "m" }),
+      ev({ type: "attempt_started", group: "g1", number: 2, of: 2, label: "Codex" }),
+      ev({ type: "task_workspace", isolation: "worktree", folder: worktree.folder, worktree }),
+      ev({ type: "run_started", trigger: "message" }),
+      ev({ type: "status_changed", status: "idle" }),
+      ev({ type: "status_changed", status: "rejected" }),
+      ev({ type: "worktree_removed", folder: worktree.folder, why: "rejected", branch_deleted: worktree.branch }),
+    ];
+    script(events, (cmd) => (cmd === "attempt_group" ? { group: "g1", task: "fix the parser", all_ended: true, chosen: "s-other", put_away: false, ranking: [] } : null));
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getByTestId("status-badge")).toHaveTextContent(/^Discarded$/));
   });
 
   it("can put the worktree away and keep the task's work on its branch, and says so in the transcript", async () => {
