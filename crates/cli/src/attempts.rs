@@ -402,7 +402,8 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
         }
         ReviewMode::Prompt if interactive => {
             let answer = prompt_line(&format!("Land which attempt{}? [number, Enter to decide later]: ", on_base(r, engine)));
-            match answer.and_then(|a| a.parse::<usize>().ok()).and_then(|k| r.ranking.iter().find(|a| a.rank == k)) {
+            // A place, 1 and up: 0 is no place (an attempt still running, or one the person refused).
+            match answer.and_then(|a| a.parse::<usize>().ok()).filter(|k| *k > 0).and_then(|k| r.ranking.iter().find(|a| a.rank == k)) {
                 Some(a) => choose(&a.evidence.session, DecidedBy::Person),
                 None => {
                     errln!("The attempts wait: `{}` lands one{}.", choose_cmd(r), on_base(r, engine));

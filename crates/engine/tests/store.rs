@@ -728,20 +728,45 @@ fn the_list_tells_an_attempt_set_aside_for_another_from_one_the_person_rejected(
             .unwrap();
         sid
     };
-    let (aside, refused) = {
+    let (aside, refused, legacy) = {
         let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
         let aside = decided(&store, Some(DecisionOccasion::AnotherAttemptChosen));
         let refused = decided(&store, None);
+        // As builds before the occasion set an attempt aside: a reject in words of its own.
+        let (legacy, _) = store.create_session(&new_session("write greet.py")).unwrap();
+        let (run, review) = awaiting_review(&store, &legacy);
+        let feedback = Some(finishline_engine::store::trust::SET_ASIDE.to_string());
+        store
+            .resolve_request(
+                &review,
+                RequestKind::Review,
+                SessionStatus::AwaitingReview,
+                Some(&run),
+                vec![
+                    EngineEvent::ReviewResolved {
+                        review_id: review.clone(),
+                        decision: Decision::Reject,
+                        by: DecidedBy::Person,
+                        feedback,
+                        reverted: false,
+                        occasion: None,
+                    },
+                    status(SessionStatus::Rejected),
+                ],
+            )
+            .unwrap();
         assert_eq!(store.session(&aside).unwrap().occasion, Some(DecisionOccasion::AnotherAttemptChosen));
         assert_eq!(store.session(&refused).unwrap().occasion, None);
-        (aside, refused)
+        (aside, refused, legacy)
     };
     let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("UPDATE sessions SET group_id = 'g1' WHERE id IN (?1, ?2, ?3)", [&aside.0, &refused.0, &legacy.0]).unwrap();
     conn.execute_batch("ALTER TABLE runs DROP COLUMN occasion; PRAGMA user_version = 14;").unwrap();
     drop(conn);
     let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
     assert_eq!(store.session(&aside).unwrap().occasion, Some(DecisionOccasion::AnotherAttemptChosen), "learnt from its events");
     assert_eq!(store.session(&refused).unwrap().occasion, None);
+    assert_eq!(store.session(&legacy).unwrap().occasion, Some(DecisionOccasion::AnotherAttemptChosen), "set aside in an older build's words");
 }
 
 #[test]

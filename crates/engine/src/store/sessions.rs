@@ -175,14 +175,21 @@ pub const BRANCH_MIGRATION: &str = "";
 /// chose another of its group is "not chosen", where one they rejected themselves is rejected.
 pub const OCCASION_MIGRATION: &str = "ALTER TABLE runs ADD COLUMN occasion TEXT;";
 
-/// Each decided run's occasion, from the review_resolved event that decided it.
+/// Each decided run's occasion, from the review_resolved event that decided it. Builds before
+/// the event had an occasion set an attempt aside with a reject in words of their own
+/// ([`crate::store::trust::SET_ASIDE`]): that is the occasion too.
 pub fn backfill_occasions(conn: &rusqlite::Connection) -> Result<()> {
-    conn.execute_batch(
+    conn.execute(
         "UPDATE runs SET occasion = (
-             SELECT json_extract(e.body, '$.occasion') FROM requests q
+             SELECT COALESCE(json_extract(e.body, '$.occasion'),
+                             CASE WHEN json_extract(e.body, '$.decision') = 'reject' AND json_extract(e.body, '$.feedback') = ?1
+                                       AND (SELECT group_id FROM sessions s WHERE s.id = q.session_id) IS NOT NULL
+                                  THEN 'another_attempt_chosen' END)
+             FROM requests q
              JOIN events e ON e.session_id = q.session_id AND e.type = 'review_resolved' AND json_extract(e.body, '$.review_id') = q.id
              WHERE q.run_id = runs.id AND q.kind = 'review' ORDER BY e.seq DESC LIMIT 1)
          WHERE decision IS NOT NULL",
+        [crate::store::trust::SET_ASIDE],
     )?;
     Ok(())
 }
