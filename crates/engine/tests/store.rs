@@ -662,26 +662,7 @@ fn a_second_decision_on_the_same_review_is_reported_as_already_decided() {
 fn a_decision_made_before_the_task_ran_again_is_not_the_decision_of_its_new_work() {
     let store = Store::open_in_memory().unwrap();
     let (sid, _) = store.create_session(&new_session("task")).unwrap();
-    let (run, review) = awaiting_review(&store, &sid);
-    store
-        .resolve_request(
-            &review,
-            RequestKind::Review,
-            SessionStatus::AwaitingReview,
-            Some(&run),
-            vec![
-                EngineEvent::ReviewResolved {
-                    review_id: review.clone(),
-                    decision: Decision::Reject,
-                    by: DecidedBy::Person,
-                    feedback: None,
-                    reverted: false,
-                    occasion: None,
-                },
-                status(SessionStatus::Rejected),
-            ],
-        )
-        .unwrap();
+    reviewed_round(&store, &sid, Decision::Reject, SessionStatus::Rejected);
     assert_eq!(store.session(&sid).unwrap().decision, Some(Decision::Reject), "rejected in its review");
     let again = RunId::new();
     store.append_all(&sid, Some(&again), vec![EngineEvent::RunStarted { trigger: RunTrigger::Message }, status(SessionStatus::Busy)]).unwrap();
@@ -704,57 +685,17 @@ fn a_decision_made_before_the_task_ran_again_is_not_the_decision_of_its_new_work
 fn the_list_tells_an_attempt_set_aside_for_another_from_one_the_person_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("history.db");
-    let decided = |store: &Store, occasion: Option<DecisionOccasion>| {
+    let decided = |store: &Store, feedback: Option<&str>, occasion: Option<DecisionOccasion>| {
         let (sid, _) = store.create_session(&new_session("write greet.py")).unwrap();
-        let (run, review) = awaiting_review(store, &sid);
-        store
-            .resolve_request(
-                &review,
-                RequestKind::Review,
-                SessionStatus::AwaitingReview,
-                Some(&run),
-                vec![
-                    EngineEvent::ReviewResolved {
-                        review_id: review.clone(),
-                        decision: Decision::Reject,
-                        by: DecidedBy::Person,
-                        feedback: None,
-                        reverted: false,
-                        occasion,
-                    },
-                    status(SessionStatus::Rejected),
-                ],
-            )
-            .unwrap();
+        reviewed_round_as(store, &sid, Decision::Reject, SessionStatus::Rejected, feedback, occasion);
         sid
     };
     let (aside, refused, legacy) = {
         let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
-        let aside = decided(&store, Some(DecisionOccasion::AnotherAttemptChosen));
-        let refused = decided(&store, None);
+        let aside = decided(&store, None, Some(DecisionOccasion::AnotherAttemptChosen));
+        let refused = decided(&store, None, None);
         // As builds before the occasion set an attempt aside: a reject in words of its own.
-        let (legacy, _) = store.create_session(&new_session("write greet.py")).unwrap();
-        let (run, review) = awaiting_review(&store, &legacy);
-        let feedback = Some(finishline_engine::store::trust::SET_ASIDE.to_string());
-        store
-            .resolve_request(
-                &review,
-                RequestKind::Review,
-                SessionStatus::AwaitingReview,
-                Some(&run),
-                vec![
-                    EngineEvent::ReviewResolved {
-                        review_id: review.clone(),
-                        decision: Decision::Reject,
-                        by: DecidedBy::Person,
-                        feedback,
-                        reverted: false,
-                        occasion: None,
-                    },
-                    status(SessionStatus::Rejected),
-                ],
-            )
-            .unwrap();
+        let legacy = decided(&store, Some(finishline_engine::store::trust::SET_ASIDE), None);
         assert_eq!(store.session(&aside).unwrap().occasion, Some(DecisionOccasion::AnotherAttemptChosen));
         assert_eq!(store.session(&refused).unwrap().occasion, None);
         (aside, refused, legacy)
@@ -1158,17 +1099,20 @@ fn awaiting_review(store: &Store, sid: &SessionId) -> (RunId, RequestId) {
 
 /// One run of `sid` that asks for a review and gets `decision`, ending `then`.
 fn reviewed_round(store: &Store, sid: &SessionId, decision: Decision, then: SessionStatus) {
+    reviewed_round_as(store, sid, decision, then, None, None);
+}
+
+/// A round that reached a review the person decided, with the decision's words and occasion.
+fn reviewed_round_as(store: &Store, sid: &SessionId, decision: Decision, then: SessionStatus, feedback: Option<&str>, occasion: Option<DecisionOccasion>) {
     let (run, review) = awaiting_review(store, sid);
+    let feedback = feedback.map(String::from);
     store
         .resolve_request(
             &review,
             RequestKind::Review,
             SessionStatus::AwaitingReview,
             Some(&run),
-            vec![
-                EngineEvent::ReviewResolved { review_id: review.clone(), decision, by: DecidedBy::Person, feedback: None, reverted: false, occasion: None },
-                status(then),
-            ],
+            vec![EngineEvent::ReviewResolved { review_id: review.clone(), decision, by: DecidedBy::Person, feedback, reverted: false, occasion }, status(then)],
         )
         .unwrap();
 }
