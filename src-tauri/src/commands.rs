@@ -10,7 +10,7 @@ use finishline_engine::event::Envelope;
 use finishline_engine::mcp::McpServerStatus;
 use finishline_engine::plan::state::{PlanFollower, PlanState};
 use finishline_engine::provider::ConnectionReport;
-use finishline_engine::store::{ListQuery, SearchHit, SessionSummary, Timeline};
+use finishline_engine::store::{ListQuery, SearchHit, SessionSummary, Shown, Timeline};
 use finishline_engine::{Error, ProviderSettings, Settings, SettingsView};
 use futures_util::StreamExt;
 use serde::Deserialize;
@@ -478,6 +478,9 @@ pub async fn send_message(app: AppHandle, state: State<'_, AppState>, session_id
 pub struct ListInput {
     #[serde(default)]
     statuses: Vec<SessionStatus>,
+    /// As the window's badges name them.
+    #[serde(default)]
+    shown: Vec<Shown>,
     #[serde(default)]
     end_reasons: Vec<EndReason>,
     since_ms: Option<i64>,
@@ -497,6 +500,7 @@ pub fn list_sessions(state: State<'_, AppState>, filter: Option<ListInput>) -> R
     let f = filter.unwrap_or_default();
     state.store.list_sessions(&ListQuery {
         statuses: f.statuses,
+        shown: f.shown,
         end_reasons: f.end_reasons,
         since_ms: f.since_ms,
         until_ms: f.until_ms,

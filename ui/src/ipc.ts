@@ -665,8 +665,14 @@ export interface SearchHit {
   snippet: { text: string; matched: boolean }[];
 }
 
+/** What the history list shows a session as: its status, or what its badge says where the stored
+ * status alone would mislead (the engine's `Shown`). */
+export type Shown = SessionStatus | "discarded" | "branch_kept" | "not_checked";
+
 export interface ListFilter {
   statuses?: SessionStatus[];
+  /** As the badges name them (any of these). */
+  shown?: Shown[];
   end_reasons?: EndReason[];
   since_ms?: number;
   until_ms?: number;

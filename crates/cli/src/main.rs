@@ -77,7 +77,9 @@ enum SessionsCommand {
     /// Newest first.
     List {
         /// Only sessions in this status: idle, queued, busy, retry, awaiting_approval,
-        /// awaiting_review, completed, rejected, failed, cancelled or interrupted.
+        /// awaiting_review, completed, rejected, failed, cancelled or interrupted; or as the
+        /// window names some of them: discarded (put away without a review), branch_kept or
+        /// not_checked.
         #[arg(long)]
         status: Option<String>,
         /// How many, newest first (1 to 100,000).

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use finishline_engine::clock::SystemClock;
 use finishline_engine::domain::{GroupId, SessionId, SessionStatus};
-use finishline_engine::store::{export, ListQuery, Store};
+use finishline_engine::store::{export, ListQuery, Shown, Store};
 
 use crate::output::{errln, humanln, outln};
 use crate::{config, exit, Common};
@@ -52,11 +52,15 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
     };
     let mut q = ListQuery { limit, ..Default::default() };
     if let Some(s) = status {
-        match SessionStatus::parse(&s) {
-            Some(st) => q.statuses.push(st),
-            None => {
+        // A stored status lists every session stored so (the word this list prints); the window's
+        // other names for a state (discarded, branch_kept, not_checked) list as its filter does.
+        match (SessionStatus::parse(&s), Shown::parse(&s)) {
+            (Some(st), _) => q.statuses.push(st),
+            (None, Some(shown)) => q.shown.push(shown),
+            (None, None) => {
                 let known = SessionStatus::ALL.map(SessionStatus::as_str).join(", ");
-                return crate::run::fail(exit::USAGE, common.json, &format!("unknown status `{s}`: one of {known}"));
+                let shown = [Shown::Discarded, Shown::BranchKept, Shown::NotChecked].map(Shown::as_str).join(", ");
+                return crate::run::fail(exit::USAGE, common.json, &format!("unknown status `{s}`: one of {known}, or {shown}"));
             }
         }
     }

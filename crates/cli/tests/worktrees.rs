@@ -2553,6 +2553,10 @@ async fn a_task_that_failed_is_discarded_with_its_worktree_and_branch_and_the_pe
     let row = |id: &str| listed.lines().find(|l| l.starts_with(id)).unwrap_or_else(|| panic!("{id} is listed: {listed}")).to_string();
     assert!(row(&id).contains("rejected") && row(&id).contains("[put away without a review]"), "{listed}");
     assert!(!row(&session_of(&waiting)).contains("without a review"), "{listed}");
+    // Asked for as the window's filter names it: the one put away, not the one refused.
+    let put_away = String::from_utf8_lossy(&cli.cmd(&["sessions", "list", "--status", "discarded"]).output().unwrap().stdout).to_string();
+    assert_eq!(put_away.lines().filter(|l| l.starts_with("ses_")).count(), 1, "{put_away}");
+    assert!(put_away.starts_with(id.as_str()), "{put_away}");
 }
 
 /// Work left uncommitted in a failed task's worktree after the task ended (the person's hand work

@@ -29,7 +29,7 @@ use crate::event::{EngineEvent, Envelope};
 
 pub use lease::LeaseOwner;
 pub use search::SearchHit;
-pub use sessions::{ListQuery, SessionSummary, Tokens};
+pub use sessions::{ListQuery, SessionSummary, Shown, Tokens};
 
 /// The longest task accepted: larger input is refused with a clear message, never truncated.
 pub const MAX_TASK_BYTES: usize = 1_000_000;

@@ -8,7 +8,7 @@ use finishline_engine::domain::*;
 use finishline_engine::event::{EngineEvent, Envelope};
 use finishline_engine::store::decisions::RequestKind;
 use finishline_engine::store::export;
-use finishline_engine::store::{HistoryChange, ListQuery, NewSession, Store};
+use finishline_engine::store::{HistoryChange, ListQuery, NewSession, Shown, Store};
 use finishline_engine::ErrorCode;
 use futures_util::StreamExt;
 
@@ -676,6 +676,56 @@ fn a_decision_made_before_the_task_ran_again_is_not_the_decision_of_its_new_work
     assert!(md.contains("- **Status:** rejected (put away without a review) ·"), "its story says so too: {md}");
     let trust = store.agent_trust().unwrap();
     assert_eq!((trust[0].reviews_decided, trust[0].approved), (1, 0), "the reject in its first review still counts: {trust:?}");
+}
+
+/// History's filter lists what its badges say: a task put away with no review is "Discarded", one
+/// whose work waits on a kept branch is "Branch kept", an answer the evaluator could not check is
+/// "Not checked", and none of them is listed under the status it is stored with.
+#[test]
+fn the_history_filter_lists_sessions_as_their_badges_name_them() {
+    let store = Store::open_in_memory().unwrap();
+    let (refused, _) = store.create_session(&new_session("refused")).unwrap();
+    reviewed_round(&store, &refused, Decision::Reject, SessionStatus::Rejected);
+    let (discarded, _) = store.create_session(&new_session("put away")).unwrap();
+    store.append_all(&discarded, None, vec![status(SessionStatus::Rejected)]).unwrap();
+    let kept = worked_in_a_worktree(&store, "kept its branch", "finishline/kept", false);
+    reviewed_round(&store, &kept, Decision::Approve, SessionStatus::Completed);
+    let (landed, _) = store.create_session(&new_session("landed")).unwrap();
+    reviewed_round(&store, &landed, Decision::Approve, SessionStatus::Completed);
+    let (unchecked, _) = store.create_session(&new_session("answered, not checked")).unwrap();
+    let (answered, _) = store.create_session(&new_session("answered")).unwrap();
+    for (sid, end) in [(&unchecked, EndReason::ConversationUnchecked), (&answered, EndReason::Conversation)] {
+        let run = RunId::new();
+        store
+            .append_all(
+                sid,
+                Some(&run),
+                vec![
+                    EngineEvent::RunStarted { trigger: RunTrigger::Task },
+                    EngineEvent::RunFinished { status: SessionStatus::Idle, claim: Claim::None, verdict: None, end_reason: end, stuck: None },
+                    status(SessionStatus::Idle),
+                ],
+            )
+            .unwrap();
+    }
+    let shown = |s: Shown| -> Vec<SessionId> {
+        let mut ids: Vec<SessionId> = store.list_sessions(&ListQuery { shown: vec![s], ..Default::default() }).unwrap().into_iter().map(|s| s.id).collect();
+        ids.sort_by(|a, b| a.0.cmp(&b.0));
+        ids
+    };
+    assert_eq!(shown(Shown::Status(SessionStatus::Rejected)), vec![refused.clone()], "rejected in its review, and no other");
+    assert_eq!(shown(Shown::Discarded), vec![discarded.clone()]);
+    assert_eq!(shown(Shown::BranchKept), vec![kept.clone()]);
+    assert_eq!(shown(Shown::Status(SessionStatus::Completed)), vec![landed.clone()], "approved and landed; the kept branch is listed as such");
+    assert_eq!(shown(Shown::NotChecked), vec![unchecked.clone()]);
+    assert_eq!(shown(Shown::Status(SessionStatus::Idle)), vec![answered.clone()]);
+    // The window names them in the words it shows.
+    for s in [Shown::Discarded, Shown::BranchKept, Shown::NotChecked, Shown::Status(SessionStatus::Rejected)] {
+        assert_eq!(Shown::parse(s.as_str()), Some(s));
+    }
+    assert_eq!(serde_json::from_str::<Shown>("\"branch_kept\"").unwrap(), Shown::BranchKept);
+    assert_eq!(serde_json::from_str::<Shown>("\"awaiting_review\"").unwrap(), Shown::Status(SessionStatus::AwaitingReview));
+    assert!(serde_json::from_str::<Shown>("\"gone\"").is_err());
 }
 
 /// An attempt set aside when the person chose another is listed as such; one the person rejected

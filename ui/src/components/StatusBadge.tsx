@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import type { EndReason, SessionStatus } from "../ipc";
-import { answerUnchecked, DISCARDED_TITLE, doubtTitle, END_LABEL, keptBranchTitle, NOT_CHOSEN, reviewInDoubt, STATUS_LABEL, UNCHECKED_TITLE } from "../session/model";
+import { answerUnchecked, DISCARDED_TITLE, doubtTitle, END_LABEL, keptBranchTitle, NOT_CHOSEN, reviewInDoubt, SHOWN_LABEL, STATUS_LABEL, UNCHECKED_TITLE } from "../session/model";
 
 /**
  * The session's one status; for `retry`, a countdown to the next attempt. An attempt set aside
@@ -38,14 +38,14 @@ export function StatusBadge({
   if (keptBranch && !notChosen && (status === "completed" || status === "rejected")) {
     return (
       <span className="badge badge-kept" data-testid="status-badge" data-status={status} title={keptBranchTitle(status, keptBranch, discarded)}>
-        Branch kept
+        {SHOWN_LABEL.branch_kept}
       </span>
     );
   }
   if (discarded && !notChosen && status === "rejected") {
     return (
       <span className="badge badge-cancelled" data-testid="status-badge" data-status={status} title={DISCARDED_TITLE}>
-        Discarded
+        {SHOWN_LABEL.discarded}
       </span>
     );
   }
@@ -53,7 +53,7 @@ export function StatusBadge({
     // Here as in the sidebar.
     return (
       <span className="badge badge-unchecked" data-testid="status-badge" data-status={status} title={UNCHECKED_TITLE}>
-        Not checked
+        {SHOWN_LABEL.not_checked}
       </span>
     );
   }

@@ -1,15 +1,16 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { Inbox, Search } from "lucide-react";
-import { AppError, ipc, sentence, type EndReason, type ListFilter, type SearchHit, type SessionStatus, type SessionSummary } from "../ipc";
+import { AppError, ipc, sentence, type EndReason, type ListFilter, type SearchHit, type SessionStatus, type SessionSummary, type Shown } from "../ipc";
 import { AlertDialog } from "../components/AlertDialog";
 import { ErrorLine } from "../components/ErrorLine";
 import { Ticks } from "../components/Ticks";
 import { StatusBadge } from "../components/StatusBadge";
 import { AgentTrustPanel, TrustPanel } from "../components/TrustPanel";
 import { StoragePanel } from "../components/StoragePanel";
-import { END_LABEL, STATUS_LABEL, wasDiscarded } from "../session/model";
+import { END_LABEL, shownLabel, wasDiscarded } from "../session/model";
 
-const FILTERS: (SessionStatus | "all")[] = ["all", "awaiting_review", "awaiting_approval", "busy", "queued", "retry", "completed", "rejected", "failed", "interrupted", "cancelled", "idle"];
+/** The status filter's choices, in the badges' words: a filter lists the rows whose badge it names. */
+const FILTERS: (Shown | "all")[] = ["all", "awaiting_review", "awaiting_approval", "busy", "queued", "retry", "completed", "branch_kept", "rejected", "discarded", "failed", "interrupted", "cancelled", "idle", "not_checked"];
 
 function duration(ms: number) {
   if (ms < 1000) return `${ms} ms`;
@@ -84,7 +85,7 @@ function groupRow(attempts: SessionSummary[]): SessionSummary {
  * a session from the list and coming back finds the list as they left it. */
 export interface HistoryLook {
   query: string;
-  filter: SessionStatus | "all";
+  filter: Shown | "all";
   outcome: EndReason | "all";
   since: "all" | "day" | "week" | "month";
 }
@@ -107,7 +108,7 @@ export function History({
   const [rows, setRows] = useState<SessionSummary[] | null>(null);
   const [hits, setHits] = useState<{ query: string; byId: Map<string, { hit: SearchHit; rank: number }> } | null>(null);
   const [query, setQuery] = useState(look.query);
-  const [filter, setFilter] = useState<SessionStatus | "all">(look.filter);
+  const [filter, setFilter] = useState<Shown | "all">(look.filter);
   const [outcome, setOutcome] = useState<EndReason | "all">(look.outcome);
   const [since, setSince] = useState<HistoryLook["since"]>(look.since);
   useEffect(() => {
@@ -125,7 +126,7 @@ export function History({
   const filters = useCallback((): ListFilter => {
     const days = { all: 0, day: 1, week: 7, month: 30 }[since];
     return {
-      statuses: filter === "all" ? undefined : [filter],
+      shown: filter === "all" ? undefined : [filter],
       end_reasons: outcome === "all" ? undefined : [outcome],
       since_ms: days ? Date.now() - days * 86_400_000 : undefined,
     };
@@ -326,10 +327,10 @@ export function History({
             <Search size={14} aria-hidden /> Search
           </button>
         </form>
-        <select value={filter} onChange={(e) => setFilter(e.target.value as SessionStatus | "all")} aria-label="Status" data-testid="history-filter">
+        <select value={filter} onChange={(e) => setFilter(e.target.value as Shown | "all")} aria-label="Status" data-testid="history-filter">
           {FILTERS.map((f) => (
             <option key={f} value={f}>
-              {f === "all" ? "All statuses" : STATUS_LABEL[f]}
+              {f === "all" ? "All statuses" : shownLabel(f)}
             </option>
           ))}
         </select>

@@ -1,6 +1,6 @@
 // Folds a session's events into what the session view shows. Pure, so it is tested without a
 // window and replays and live updates go through the same code.
-import type { AuditFinding, AutoApproval, BranchKeptWhy, CheckoutElsewhere, CriterionResult, Decision, DecisionOccasion, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, NotCopied, OverwrittenCopy, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, RunTrigger, SessionStatus, SessionSummary, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
+import type { AuditFinding, AutoApproval, BranchKeptWhy, CheckoutElsewhere, CriterionResult, Decision, DecisionOccasion, ReviewComment, Claim, ClaimWords, LoginMethod, ContinuationSource, NotCopied, OverwrittenCopy, Stuck, Envelope, EndReason, FileChange, Landed, LandingBlock, Phase, PermissionDecision, PlanMode, PlanProjection, PlanStep, RunTrigger, SessionStatus, SessionSummary, Shown, StepState, TaskWorktree, Todo, ToolState, Verdict } from "../ipc";
 import { sentence } from "../ipc";
 
 export interface PlanStepView {
@@ -748,11 +748,11 @@ export function listedState(s: SessionSummary, notChosen = false, groupChosen = 
   const discarded = (!s.attempt || groupChosen) && wasDiscarded(s.status, s.decision);
   // Its work waits on a branch for a merge by hand: not done as one that landed.
   if (s.branch && !s.work_dir && (s.status === "completed" || s.status === "rejected") && !notChosen) {
-    return { word: "Branch kept", title: keptBranchTitle(s.status, s.branch, discarded), className: "badge-kept" };
+    return { word: SHOWN_LABEL.branch_kept, title: keptBranchTitle(s.status, s.branch, discarded), className: "badge-kept" };
   }
-  if (discarded) return { word: "Discarded", title: DISCARDED_TITLE, className: "badge-cancelled" };
+  if (discarded) return { word: SHOWN_LABEL.discarded, title: DISCARDED_TITLE, className: "badge-cancelled" };
   if (notChosen) return { word: NOT_CHOSEN, className: "badge-not-chosen" };
-  if (answerUnchecked(s.status, s.end_reason)) return { word: "Not checked", title: UNCHECKED_TITLE, className: "badge-unchecked" };
+  if (answerUnchecked(s.status, s.end_reason)) return { word: SHOWN_LABEL.not_checked, title: UNCHECKED_TITLE, className: "badge-unchecked" };
   if (reviewInDoubt(s.status, s.end_reason)) return { word: END_LABEL[s.end_reason], title: doubtTitle(s.status, s.end_reason), className: `badge-${s.status} badge-doubt` };
   return { word: STATUS_LABEL[s.status], className: `badge-${s.status}` };
 }
@@ -769,6 +769,12 @@ export const UNCHECKED_TITLE = "Answered, not checked: the evaluator gave no usa
 export function reviewInDoubt(status: SessionStatus, endReason: EndReason | null | undefined): endReason is EndReason {
   return status === "awaiting_review" && !!endReason && endReason !== "verified_done";
 }
+
+/** What a badge says in place of the stored status where that alone would mislead. */
+export const SHOWN_LABEL: Record<Exclude<Shown, SessionStatus>, string> = { discarded: "Discarded", branch_kept: "Branch kept", not_checked: "Not checked" };
+
+/** A session's state as its badge names it (History's filter lists them so). */
+export const shownLabel = (f: Shown): string => (f in SHOWN_LABEL ? SHOWN_LABEL[f as keyof typeof SHOWN_LABEL] : STATUS_LABEL[f as SessionStatus]);
 
 export const STATUS_LABEL: Record<SessionStatus, string> = {
   idle: "Idle",

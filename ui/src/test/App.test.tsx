@@ -255,7 +255,36 @@ describe("History's status filter", () => {
     expect(options, "a session waiting for a permission or an answer must be findable").toContain("awaiting_approval");
     expect(options, "and so must one that is working").toContain("busy");
     await user.selectOptions(screen.getByTestId("history-filter"), "awaiting_approval");
-    await waitFor(() => expect(calls.at(-1)).toMatchObject({ statuses: ["awaiting_approval"] }));
+    await waitFor(() => expect(calls.at(-1)).toMatchObject({ shown: ["awaiting_approval"] }));
+  });
+
+  it("names what the badges say: Discarded, Branch kept and Not checked are choices, asked for as such", async () => {
+    const calls: unknown[] = [];
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") {
+          calls.push((args as { filter: unknown }).filter);
+          return [];
+        }
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await screen.findByTestId("history-empty");
+    const labels = Array.from(screen.getByTestId("history-filter").querySelectorAll("option")).map((o) => o.textContent);
+    expect(labels).toEqual(expect.arrayContaining(["Discarded", "Branch kept", "Not checked", "Rejected", "Completed"]));
+    expect(labels.indexOf("Discarded"), "beside Rejected, which it is not").toBe(labels.indexOf("Rejected") + 1);
+    for (const [label, shown] of [
+      ["Discarded", "discarded"],
+      ["Branch kept", "branch_kept"],
+      ["Not checked", "not_checked"],
+    ]) {
+      await user.selectOptions(screen.getByTestId("history-filter"), label);
+      await waitFor(() => expect(calls.at(-1)).toMatchObject({ shown: [shown] }));
+    }
   });
 });
 
@@ -643,8 +672,8 @@ describe("History search", () => {
       (cmd, args) => {
         if (cmd === "get_settings") return view();
         if (cmd === "list_sessions") {
-          const filter = (args as { filter: { ids?: string[]; statuses?: string[] } | null }).filter ?? {};
-          if (filter.statuses) return filter.ids ? new Promise(() => {}) : [];
+          const filter = (args as { filter: { ids?: string[]; shown?: string[] } | null }).filter ?? {};
+          if (filter.shown) return filter.ids ? new Promise(() => {}) : [];
           return filter.ids ? [row("old", "Fix the parser, months ago")] : [row("new", "Recent task")];
         }
         if (cmd === "search_sessions") return [{ session_id: "old", title: "Fix the parser, months ago", status: "completed", created_at: "", snippet: [{ text: "parser", matched: true }] }];

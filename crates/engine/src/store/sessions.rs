@@ -1,7 +1,7 @@
 //! The sessions and runs tables, and the history list.
 
 use rusqlite::{params, OptionalExtension, Row};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::domain::*;
 use crate::error::Result;
@@ -266,7 +266,8 @@ impl SessionSummary {
     /// Stored rejected, as a reject would be, but nobody refused it: put away with no review of
     /// its latest work (the window's "Discarded"). An attempt goes with its group, which says why.
     pub fn put_away_unreviewed(&self) -> bool {
-        self.status == SessionStatus::Rejected && self.decision.is_none() && self.attempt.is_none()
+        // As `Shown::Discarded` lists it, and the window's badge (`wasDiscarded`) names it.
+        self.status == SessionStatus::Rejected && self.decision != Some(Decision::Reject) && self.attempt.is_none()
     }
 }
 
@@ -283,10 +284,19 @@ pub struct AttemptOf {
 
 pub use crate::domain::Tokens;
 
+/// The decision on a session's latest run, in SQL over `sessions`: a macro, so the summary's
+/// columns are one constant string.
+macro_rules! latest_decision {
+    () => {
+        "(SELECT r.decision FROM runs r WHERE r.session_id = sessions.id ORDER BY r.started_ms DESC, r.rowid DESC LIMIT 1)"
+    };
+}
+const LATEST_DECISION: &str = latest_decision!();
+
 /// The decision is its latest run's: one made before the task ran again (a reject, then a message
 /// to go on) is not the decision of its new work, which may be put away with no review. The
 /// column keeps the latest decision made, for the trust figures.
-pub const SUMMARY_COLUMNS: &str = "id, title, task, workspace, provider, model, status, claim, verdict, end_reason, (SELECT r.decision FROM runs r WHERE r.session_id = sessions.id ORDER BY r.started_ms DESC, r.rowid DESC LIMIT 1), created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals, updated_ms, audit_findings, (SELECT r.occasion FROM runs r WHERE r.session_id = sessions.id ORDER BY r.started_ms DESC, r.rowid DESC LIMIT 1)";
+pub const SUMMARY_COLUMNS: &str = concat!("id, title, task, workspace, provider, model, status, claim, verdict, end_reason, ", latest_decision!(), ", created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals, updated_ms, audit_findings, (SELECT r.occasion FROM runs r WHERE r.session_id = sessions.id ORDER BY r.started_ms DESC, r.rowid DESC LIMIT 1)");
 
 pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     let word = |i: usize| -> rusqlite::Result<Option<String>> { r.get(i) };
@@ -331,11 +341,75 @@ pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     })
 }
 
+/// What the history list shows a session as: its status, or what its badge says where the stored
+/// status alone would mislead (a task put away with no review is stored rejected, a kept branch's
+/// stored approved or rejected, an unchecked answer stored idle). History filters by these, so a
+/// filter lists exactly the rows whose badge it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum Shown {
+    Status(SessionStatus),
+    Discarded,
+    BranchKept,
+    NotChecked,
+}
+
+impl Shown {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Shown::Status(s) => s.as_str(),
+            Shown::Discarded => "discarded",
+            Shown::BranchKept => "branch_kept",
+            Shown::NotChecked => "not_checked",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "discarded" => Some(Shown::Discarded),
+            "branch_kept" => Some(Shown::BranchKept),
+            "not_checked" => Some(Shown::NotChecked),
+            _ => SessionStatus::parse(s).map(Shown::Status),
+        }
+    }
+
+    /// The rows so shown, in SQL over `sessions`: the badges' rules (ui/src/session/model.ts,
+    /// `listedState`), the first that holds naming the row.
+    fn condition(self) -> String {
+        // Its work waits on a branch for a merge by hand.
+        const BRANCH_KEPT: &str = "(branch IS NOT NULL AND work_dir IS NULL AND status IN ('completed', 'rejected'))";
+        // No review of its latest work refused it; an attempt goes with its group, which says why.
+        let discarded = format!("(status = 'rejected' AND group_id IS NULL AND {LATEST_DECISION} IS NOT 'reject')");
+        const NOT_CHECKED: &str = "(status = 'idle' AND end_reason = 'conversation_unchecked')";
+        match self {
+            Shown::BranchKept => BRANCH_KEPT.to_string(),
+            Shown::Discarded => format!("({discarded} AND NOT {BRANCH_KEPT})"),
+            Shown::NotChecked => NOT_CHECKED.to_string(),
+            Shown::Status(s) => format!("(status = '{}' AND NOT {BRANCH_KEPT} AND NOT {discarded} AND NOT {NOT_CHECKED})", s.as_str()),
+        }
+    }
+}
+
+impl TryFrom<String> for Shown {
+    type Error = String;
+    fn try_from(s: String) -> std::result::Result<Self, String> {
+        Shown::parse(&s).ok_or_else(|| format!("unknown state `{s}`"))
+    }
+}
+
+impl From<Shown> for String {
+    fn from(s: Shown) -> String {
+        s.as_str().to_string()
+    }
+}
+
 /// Filters for the history list. Paging is by keyset (created_ms, id), newest first, so a page
 /// costs the same whether it is the first or the thousandth.
 #[derive(Debug, Clone, Default)]
 pub struct ListQuery {
     pub statuses: Vec<SessionStatus>,
+    /// As the window's badges name them (any of these).
+    pub shown: Vec<Shown>,
     pub end_reasons: Vec<EndReason>,
     pub since_ms: Option<i64>,
     pub until_ms: Option<i64>,
@@ -358,6 +432,9 @@ pub fn list(conn: &rusqlite::Connection, q: &ListQuery) -> Result<Vec<SessionSum
     if !q.statuses.is_empty() {
         sql.push_str(&format!(" AND status IN ({})", vec!["?"; q.statuses.len()].join(",")));
         args.extend(q.statuses.iter().map(|s| s.as_str().to_string().into()));
+    }
+    if !q.shown.is_empty() {
+        sql.push_str(&format!(" AND ({})", q.shown.iter().map(|s| s.condition()).collect::<Vec<_>>().join(" OR ")));
     }
     if !q.end_reasons.is_empty() {
         sql.push_str(&format!(" AND end_reason IN ({})", vec!["?"; q.end_reasons.len()].join(",")));
