@@ -7,15 +7,18 @@ import { Ticks } from "../components/Ticks";
 import { StatusBadge } from "../components/StatusBadge";
 import { AgentTrustPanel, TrustPanel } from "../components/TrustPanel";
 import { StoragePanel } from "../components/StoragePanel";
-import { END_LABEL, shownLabel, wasDiscarded } from "../session/model";
+import { END_LABEL, formatTokens, shownLabel, wasDiscarded } from "../session/model";
 
 /** The status filter's choices, in the badges' words: a filter lists the rows whose badge it names. */
 const FILTERS: (Shown | "all")[] = ["all", "awaiting_review", "awaiting_approval", "busy", "queued", "retry", "completed", "branch_kept", "rejected", "discarded", "failed", "interrupted", "cancelled", "idle", "not_checked"];
 
+/** Seconds at the least, so the column reads in one unit ("950 ms" beside "12 s" did not). */
 function duration(ms: number) {
-  if (ms < 1000) return `${ms} ms`;
+  if (ms < 1000) return ms <= 0 ? "0 s" : "< 1 s";
   const s = Math.round(ms / 1000);
-  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+  if (s < 60) return `${s} s`;
+  const min = Math.floor(s / 60);
+  return min < 60 ? `${min} min ${s % 60} s` : `${Math.floor(min / 60)} h ${min % 60} min`;
 }
 
 /** When a session started, as short as the person reads it: today's by the time alone, this
@@ -506,8 +509,17 @@ export function History({
                 <td className="small optional" title={new Date(r.created_ms).toLocaleString()}>
                   {started(r.created_ms, new Date())}
                 </td>
-                <td className="small optional">{duration(r.duration_ms)}</td>
-                <td className="small optional">{(r.tokens.agent + r.tokens.evaluator + r.tokens.compaction).toLocaleString()}</td>
+                <td className="small optional" data-testid="history-active">
+                  {duration(r.duration_ms)}
+                </td>
+                {/* As the session's header counts them; the exact figures on hover. */}
+                <td
+                  className="small optional"
+                  data-testid="history-tokens"
+                  title={`${(r.tokens.agent + r.tokens.evaluator + r.tokens.compaction).toLocaleString()} tokens: agent ${r.tokens.agent.toLocaleString()} · evaluator ${r.tokens.evaluator.toLocaleString()} · compaction ${r.tokens.compaction.toLocaleString()}`}
+                >
+                  {formatTokens(r.tokens.agent + r.tokens.evaluator + r.tokens.compaction)}
+                </td>
                 {attempts.length > 0 ? (
                   <td>
                     <div className="row-actions group-actions">

@@ -11,7 +11,7 @@ import { Markdown } from "../components/Markdown";
 import { planEdited, PlanReview } from "../components/PlanReview";
 import { DecidedDiff, decisionText, ReviewPanel } from "../components/ReviewPanel";
 import { StatusBadge } from "../components/StatusBadge";
-import { applyAll, decidedByText, emptyModel, END_LABEL, isRunning, keptBranch, runLabel, SOURCE_LABEL, stepSummary, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
+import { applyAll, decidedByText, emptyModel, END_LABEL, formatTokens, isRunning, keptBranch, runLabel, SOURCE_LABEL, stepSummary, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
 import { foldRepeats, type Shown, type ToolRun } from "../session/fold";
 import { ConfirmCancel } from "../components/ConfirmCancel";
 import { ConfirmDiscard } from "../components/ConfirmDiscard";
@@ -570,13 +570,6 @@ const PROVIDER_FAILURES: Record<string, string> = {
 
 /** A todo's state in words, for screen readers (the checkbox shows only done or not). */
 const STATUS_WORDS: Record<string, string> = { pending: "not started", in_progress: "in progress", completed: "done", cancelled: "dropped" };
-
-/** 950, 12.3k, 1.2M: a glance, not an invoice. */
-export function formatTokens(n: number): string {
-  if (n < 1000) return String(n);
-  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
-  return `${(n / 1_000_000).toFixed(1)}M`;
-}
 
 /** The model behind the latest verdict. */
 function lastEvaluatorModel(items: Item[]): string | undefined {

@@ -770,6 +770,13 @@ export function reviewInDoubt(status: SessionStatus, endReason: EndReason | null
   return status === "awaiting_review" && !!endReason && endReason !== "verified_done";
 }
 
+/** 950, 12.3k, 1.2M: a glance, not an invoice. */
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
 /** What a badge says in place of the stored status where that alone would mislead. */
 export const SHOWN_LABEL: Record<Exclude<Shown, SessionStatus>, string> = { discarded: "Discarded", branch_kept: "Branch kept", not_checked: "Not checked" };
 

@@ -422,6 +422,31 @@ describe("History search", () => {
     expect(badge).toHaveTextContent("Not checked");
   });
 
+  it("counts tokens and time as the session's header does: 7.4k, exact on hover, and seconds in every row", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions")
+          return [
+            { ...row("a", "Big one"), tokens: { agent: 7000, evaluator: 300, compaction: 116 }, duration_ms: 3_725_000 },
+            { ...row("b", "Quick one"), created_ms: 1_794_000_000_000, tokens: { agent: 950, evaluator: 0, compaction: 0 }, duration_ms: 950 },
+          ];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await waitFor(() => expect(screen.getAllByTestId("history-row")).toHaveLength(2));
+    const [big, quick] = screen.getAllByTestId("history-row");
+    const tokens = within(big).getByTestId("history-tokens");
+    expect(tokens).toHaveTextContent(/^7\.4k$/);
+    expect(tokens.getAttribute("title")).toBe("7,416 tokens: agent 7,000 · evaluator 300 · compaction 116");
+    expect(within(quick).getByTestId("history-tokens")).toHaveTextContent(/^950$/);
+    expect(within(big).getByTestId("history-active")).toHaveTextContent(/^1 h 2 min$/);
+    expect(within(quick).getByTestId("history-active"), "not 950 ms beside 12 s: one unit down the column").toHaveTextContent(/^< 1 s$/);
+  });
+
   it("Resume on an interrupted session's row resumes it, then opens it (it only opened it, to a second Resume)", async () => {
     const sent: unknown[] = [];
     mockIPC(
