@@ -366,8 +366,8 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
             </button>
           )}
           {!decided && running.length === 0 && (
-            <button className="btn" disabled={busy || comparing} onClick={() => setConfirmReject(true)} data-testid="attempts-reject-all" title="Choose none: reject every attempt and remove its worktree">
-              <Trash2 size={14} aria-hidden /> Reject every attempt
+            <button className="btn" disabled={busy || comparing} onClick={() => setConfirmReject(true)} data-testid="attempts-reject-all" title="Choose none: reject every attempt still in the choice and remove its worktree">
+              <Trash2 size={14} aria-hidden /> {rejectRestWords(ranking.ranking).action}
             </button>
           )}
         </div>
@@ -388,7 +388,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
         />
       )}
       {confirmCancel !== null && <ConfirmCancelAttempts count={confirmCancel} onKeep={() => setConfirmCancel(null)} onCancel={() => void cancelRunning()} />}
-      {confirmReject && <ConfirmRejectAll count={ranking.ranking.length} onKeep={() => setConfirmReject(false)} onReject={rejectAll} />}
+      {confirmReject && <ConfirmRejectAll words={rejectRestWords(ranking.ranking)} onKeep={() => setConfirmReject(false)} onReject={rejectAll} />}
       <p className="muted small" data-testid="ranking-rule">
         Ranked by: {RANKING_RULE}.
         {pairs.length > 0 && unanswered === 0 && !comparing && " The evaluator has compared each attempt with the next."}
@@ -569,21 +569,34 @@ function ConfirmCancelAttempts({ count, onKeep, onCancel }: { count: number; onK
   );
 }
 
+/** "A", "A and B", "A, B and C". */
+const inWords = (names: string[]) => (names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`);
+
+/** Choosing none, in words that name what it puts away: with an attempt the person rejected in its
+ * own review already, "every attempt" was not what it did. */
+export function rejectRestWords(entries: RankedAttempt[]): { action: string; body: string; confirm: string } {
+  const refused = entries.filter((e) => e.evidence.refused).map((e) => e.evidence.label);
+  const open = entries.filter((e) => !e.evidence.refused).map((e) => e.evidence.label);
+  const gone = `${open.length === 1 ? "Its worktree is" : "Their worktrees are"} removed, with whatever ${open.length === 1 ? "it" : "they"} wrote there; your own branch and folder are not touched. Each session stays in History.`;
+  if (refused.length === 0) return { action: "Reject every attempt", body: `None of the ${open.length} attempts lands. ${gone}`, confirm: "Reject every attempt" };
+  const already = `you rejected ${inWords(refused)} already.`;
+  if (open.length === 1) return { action: "Reject the other attempt", body: `${open[0]} does not land either; ${already} ${gone}`, confirm: "Reject it" };
+  return { action: `Reject the other ${open.length} attempts`, body: `None of ${inWords(open)} lands either; ${already} ${gone}`, confirm: "Reject them" };
+}
+
 /** Asked before the whole group is put away: the worktrees go, with whatever the attempts wrote. */
-function ConfirmRejectAll({ count, onKeep, onReject }: { count: number; onKeep: () => void; onReject: () => void }) {
+function ConfirmRejectAll({ words, onKeep, onReject }: { words: ReturnType<typeof rejectRestWords>; onKeep: () => void; onReject: () => void }) {
   const keep = useRef<HTMLButtonElement>(null);
   useEffect(() => keep.current?.focus(), []);
   return (
-    <AlertDialog title="Reject every attempt?" testid="attempts-reject-all-dialog" onEscape={onKeep} describedBy="reject-all-body">
-      <p id="reject-all-body">
-        None of the {count} attempts lands. Their worktrees are removed, with whatever they wrote there; your own branch and folder are not touched. Each session stays in History.
-      </p>
+    <AlertDialog title={`${words.action}?`} testid="attempts-reject-all-dialog" onEscape={onKeep} describedBy="reject-all-body">
+      <p id="reject-all-body">{words.body}</p>
       <div className="actions">
         <button ref={keep} className="btn primary" onClick={onKeep}>
           Keep them
         </button>
         <button className="btn danger" onClick={onReject} data-testid="attempts-reject-all-confirm">
-          Reject every attempt
+          {words.confirm}
         </button>
       </div>
     </AlertDialog>

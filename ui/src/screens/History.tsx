@@ -647,7 +647,7 @@ function GroupActions({
         </span>
       ) : (
         <>
-          <button className="btn small" onClick={() => onConfirm(true)} data-testid="delete">
+          <button className="btn small danger" onClick={() => onConfirm(true)} data-testid="delete">
             Delete
           </button>
           {confirming && <ConfirmDelete title={attempts[0].title} attempts={attempts.length} onKeep={() => onConfirm(false)} onDelete={removeAll} />}

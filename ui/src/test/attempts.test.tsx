@@ -229,6 +229,7 @@ describe("attempts side by side", () => {
     render(<History onNewTask={() => {}} onOpen={() => {}} onOpenGroup={() => {}} />);
     const row = await screen.findByTestId("history-row");
     expect(within(row).queryByText("Markdown")).toBeNull();
+    expect(within(row).getByTestId("delete"), "red, as a single session's Delete is").toHaveClass("danger");
     await userEvent.click(within(row).getByTestId("delete"));
     await userEvent.click(screen.getByText("Delete all 2 for good"));
     expect(deleted).toEqual(["a", "b"]);
@@ -982,6 +983,30 @@ describe("attempts side by side", () => {
     expect(within(cards[1]).getByTestId("attempt-rank")).toHaveTextContent("–");
     expect(within(cards[1]).getByTestId("attempt-rank")).toHaveAccessibleName("Rejected by you: out of the choice");
     expect(within(cards[1]).getByTestId("attempt-status")).toHaveTextContent("Rejected");
+  });
+
+  it("with one attempt rejected already, putting the group away names the ones left, not every attempt", async () => {
+    const state: GroupRanking = {
+      ...ranking(),
+      ranking: [
+        { rank: 1, evidence: evidence("s2", "Codex"), above_next: null },
+        { rank: 0, evidence: evidence("s1", "Claude Code", { review: null, refused: true }), above_next: null },
+      ],
+    };
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return state;
+      if (cmd === "list_sessions") return [{ ...summary("s1", "rejected", "g1", 1), decision: "reject" as const }, summary("s2", "awaiting_review", "g1", 2)];
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const user = userEvent.setup();
+    const button = await screen.findByTestId("attempts-reject-all");
+    expect(button).toHaveTextContent(/^Reject the other attempt$/);
+    await user.click(button);
+    const dialog = await screen.findByTestId("attempts-reject-all-dialog");
+    expect(dialog).toHaveTextContent("Reject the other attempt?");
+    expect(dialog).toHaveTextContent("Codex does not land either; you rejected Claude Code already.");
+    expect(screen.getByTestId("attempts-reject-all-confirm")).toHaveTextContent(/^Reject it$/);
   });
 
   it("landing one after the person rejected the other says nothing more is rejected, before and after", async () => {
