@@ -48,6 +48,8 @@ fn main() {
         "get_session",
         "export_session",
         "save_session_export",
+        "export_group",
+        "save_group_export",
         "delete_session",
         "test_connection",
         "provider_presets",

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use finishline_engine::config::settings::McpServerSettings;
-use finishline_engine::domain::SessionId;
+use finishline_engine::domain::{GroupId, SessionId};
 use finishline_engine::store::export;
 use finishline_engine::{Error, Settings, SettingsView};
 use serde::Serialize;
@@ -42,30 +42,64 @@ async fn ask_which_file(app: &AppHandle, title: &str) -> Result<Option<PathBuf>,
     picked.map(|p| p.into_path().map_err(|e| Error::InvalidInput(format!("that file cannot be read: {e}")))).transpose()
 }
 
-fn export_text(state: &AppState, session: &SessionId, format: &str) -> Result<String, Error> {
-    let t = state.store.timeline(session)?;
-    match format {
-        "json" => serde_json::to_string_pretty(&export::to_json(&t)).map_err(|e| Error::Internal(e.to_string())),
-        "md" | "markdown" => Ok(export::to_markdown(&t)),
-        other => Err(Error::InvalidInput(format!("unknown export format `{other}`; use md or json"))),
+/// What is exported: one session, or a group of attempts whole.
+enum Exported<'a> {
+    Session(&'a SessionId),
+    Group(&'a GroupId),
+}
+
+/// The export's text and the title its file is named after.
+fn export_text(state: &AppState, what: Exported<'_>, format: &str) -> Result<(String, String), Error> {
+    let json = match format {
+        "json" => true,
+        "md" | "markdown" => false,
+        other => return Err(Error::InvalidInput(format!("unknown export format `{other}`; use md or json"))),
+    };
+    let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).map_err(|e| Error::Internal(e.to_string()));
+    match what {
+        Exported::Session(id) => {
+            let t = state.store.timeline(id)?;
+            Ok((if json { pretty(export::to_json(&t))? } else { export::to_markdown(&t) }, t.session.title))
+        }
+        Exported::Group(group) => {
+            let g = finishline_engine::agent::group_export::group_export(&state.store, group)?;
+            Ok((if json { pretty(g.to_json())? } else { g.to_markdown() }, format!("attempts {}", g.title())))
+        }
     }
 }
 
 /// The export as text, to show and copy.
 #[tauri::command]
 pub fn export_session(state: State<'_, AppState>, session_id: SessionId, format: String) -> Result<String, Error> {
-    export_text(&state, &session_id, &format)
+    Ok(export_text(&state, Exported::Session(&session_id), &format)?.0)
+}
+
+/// A group of attempts exported whole (its ranking and choice, then every attempt's session), to
+/// show and copy: with none chosen, no one session tells its story.
+#[tauri::command]
+pub fn export_group(state: State<'_, AppState>, group: GroupId, format: String) -> Result<String, Error> {
+    Ok(export_text(&state, Exported::Group(&group), &format)?.0)
 }
 
 /// Saves the export where the person says in the save dialog; the path written, or `None` when
 /// they cancelled.
 #[tauri::command]
 pub async fn save_session_export(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, format: String) -> Result<Option<String>, Error> {
-    let text = export_text(&state, &session_id, &format)?;
-    let title = state.store.session(&session_id)?.title;
+    let (text, title) = export_text(&state, Exported::Session(&session_id), &format)?;
+    save_export(&app, text, &title, &format).await
+}
+
+/// Saves a group's export, as [`save_session_export`] a session's.
+#[tauri::command]
+pub async fn save_group_export(app: AppHandle, state: State<'_, AppState>, group: GroupId, format: String) -> Result<Option<String>, Error> {
+    let (text, title) = export_text(&state, Exported::Group(&group), &format)?;
+    save_export(&app, text, &title, &format).await
+}
+
+async fn save_export(app: &AppHandle, text: String, title: &str, format: &str) -> Result<Option<String>, Error> {
     let stem: String = title.chars().map(|c| if c.is_alphanumeric() || c == '-' { c } else { '-' }).take(60).collect();
     let (name, filter) = if format == "json" { (format!("{stem}.json"), ("JSON", "json")) } else { (format!("{stem}.md"), ("Markdown", "md")) };
-    let Some(path) = ask_where_to_save(&app, "Export session", name, filter).await? else { return Ok(None) };
+    let Some(path) = ask_where_to_save(app, "Export session", name, filter).await? else { return Ok(None) };
     std::fs::write(&path, text).map_err(|e| io(&path, "write", e))?;
     Ok(Some(path.display().to_string()))
 }

@@ -164,6 +164,8 @@ pub fn run() {
             commands::get_session,
             files::export_session,
             files::save_session_export,
+            files::export_group,
+            files::save_group_export,
             commands::delete_session,
             commands::test_connection,
             commands::provider_presets,

@@ -908,6 +908,9 @@ export const ipc = {
   exportSession: (sessionId: string, format: "md" | "json") => call<string>("export_session", { sessionId, format }),
   /** Asks where in a save dialog the shell shows, and writes the export there; null when cancelled. */
   saveSessionExport: (sessionId: string, format: "md" | "json") => call<string | null>("save_session_export", { sessionId, format }),
+  /** A group of attempts whole: its ranking and choice, then every attempt's session. */
+  exportGroup: (group: string, format: "md" | "json") => call<string>("export_group", { group, format }),
+  saveGroupExport: (group: string, format: "md" | "json") => call<string | null>("save_group_export", { group, format }),
   /** What stays in the task's repository when it moved away (a clause, with the commands that remove it). */
   deleteSession: (sessionId: string) => call<string | null>("delete_session", { sessionId }),
 

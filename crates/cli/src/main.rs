@@ -103,8 +103,10 @@ enum SessionsCommand {
         #[command(flatten)]
         common: Common,
     },
-    /// Export a session to Markdown or JSON.
+    /// Export a session to Markdown or JSON; given a group of attempts, the whole group (its
+    /// ranking and choice, then every attempt's session).
     Export {
+        /// The session's id, or an attempt group's (whole, or its start or end).
         id: String,
         /// Markdown or JSON (`--json` is `--format json`).
         #[arg(long, value_enum, default_value_t = Format::Md)]
@@ -497,10 +499,14 @@ fn main() -> ExitCode {
                 // A unique start of an id is taken for the id.
                 SessionsCommand::Show { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |id| sessions::show(&id, &common)),
                 SessionsCommand::Search { text, common } => sessions::search(&text, &common),
-                SessionsCommand::Export { id, format, common } => sessions::known(&id, &common).map_or_else(
-                    |c| c,
-                    |id| sessions::export(&id, (matches!(format, Format::Json) || common.json).then_some(sessions::JsonLayout::Indented), &common),
-                ),
+                SessionsCommand::Export { id, format, common } => {
+                    let json = (matches!(format, Format::Json) || common.json).then_some(sessions::JsonLayout::Indented);
+                    match sessions::known_exported(&id, &common) {
+                        Err(c) => c,
+                        Ok(sessions::Exported::Session(id)) => sessions::export(&id, json, &common),
+                        Ok(sessions::Exported::Group(group)) => sessions::export_group(&group, json, &common),
+                    }
+                }
                 // An unknown id is said as such, before any question of model or key.
                 SessionsCommand::Resume { id, message, opts } => match sessions::known(&id, &opts.common) {
                     Err(code) => code,

@@ -132,6 +132,32 @@ pub fn known(id: &str, common: &Common) -> Result<String, u8> {
     )
 }
 
+/// What `sessions export` was given: a session, or a group of attempts exported whole.
+pub enum Exported {
+    Session(String),
+    Group(String),
+}
+
+/// A session's id, or a group's (`grp_…`, or the start or end of one that names no session).
+pub fn known_exported(id: &str, common: &Common) -> Result<Exported, u8> {
+    let names_a_group = id.starts_with("grp_") || {
+        let store = open(common)?;
+        let session = store.session(&SessionId(id.into())).is_ok()
+            || (!id.starts_with("ses_") && id.len() >= MIN_PREFIX && store.sessions_starting(&format!("ses_{id}"), 1).is_ok_and(|s| !s.is_empty()))
+            || store.sessions_starting(id, 1).is_ok_and(|s| !s.is_empty())
+            || (id.chars().count() >= MIN_END && store.sessions_ending(id, 1).is_ok_and(|s| !s.is_empty()));
+        let group = !session
+            && ((id.len() >= MIN_PREFIX && store.groups_starting(&format!("grp_{id}"), 1).is_ok_and(|g| !g.is_empty()))
+                || (id.chars().count() >= MIN_END && store.groups_ending(id, 1).is_ok_and(|g| !g.is_empty())));
+        group
+    };
+    if names_a_group {
+        known_group(id, common).map(Exported::Group)
+    } else {
+        known(id, common).map(Exported::Session)
+    }
+}
+
 /// Whether this history has the attempt group, named as a session is (whole, by its start or by
 /// its end); if not, says so as [`known`] does for a session.
 pub fn known_group(group: &str, common: &Common) -> Result<String, u8> {
@@ -435,6 +461,27 @@ pub enum JsonLayout {
 pub fn export(id: &str, json: Option<JsonLayout>, common: &Common) -> u8 {
     use std::io::IsTerminal;
     export_as(id, json, std::io::stdout().is_terminal(), common)
+}
+
+/// A group of attempts, whole: its ranking and choice, then every attempt's session.
+pub fn export_group(group: &str, json: Option<JsonLayout>, common: &Common) -> u8 {
+    use std::io::IsTerminal;
+    let store = match open(common) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    match finishline_engine::agent::group_export::group_export(&store, &GroupId(group.into())) {
+        Err(e) => crate::run::fail(exit::USAGE, common.json, &e.to_string()),
+        Ok(g) => {
+            match json {
+                Some(JsonLayout::OneLine) => outln!("{}", serde_json::to_string(&g.to_json()).unwrap_or_default()),
+                Some(JsonLayout::Indented) => outln!("{}", serde_json::to_string_pretty(&g.to_json()).unwrap_or_default()),
+                None if std::io::stdout().is_terminal() => crate::output::human(&g.to_markdown()),
+                None => crate::output::write(format_args!("{}", g.to_markdown())),
+            }
+            exit::OK
+        }
+    }
 }
 
 fn export_as(id: &str, json: Option<JsonLayout>, read_here: bool, common: &Common) -> u8 {

@@ -468,6 +468,25 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
     assert_eq!(ranking_of(&e, &r, &group, &url)["put_away"], true, "the group says it was rejected whole, the failed attempt included");
     let again = finishline(&["sessions", "attempts", &group, "--reject", "--workspace", &r.to_string_lossy()], &e.data);
     assert_eq!(again.status.code(), Some(2), "already put away: {}", String::from_utf8_lossy(&again.stderr));
+
+    // With none chosen, the group is exported whole: what each attempt did, in one document.
+    let md = finishline(&["sessions", "export", &group], &e.data);
+    let text = String::from_utf8_lossy(&md.stdout).to_string();
+    assert_eq!(md.status.code(), Some(0), "{}", String::from_utf8_lossy(&md.stderr));
+    assert!(text.starts_with("# Attempts: "), "{text}");
+    assert!(text.contains("None was chosen: you rejected every attempt."), "{text}");
+    for n in 1..=2 {
+        assert!(text.contains(&format!("# Attempt {n} of 2: ")), "every attempt's own session: {text}");
+    }
+    assert!(text.contains("not served here"), "the failed one says why: {text}");
+    let json = finishline(&["sessions", "export", &group[group.len() - 6..], "--json"], &e.data);
+    let doc: Value = serde_json::from_slice(&json.stdout).unwrap_or_else(|err| panic!("{err}: {}", String::from_utf8_lossy(&json.stdout)));
+    assert_eq!(doc["format"], "finishline-attempts");
+    assert_eq!(doc["group"], group.as_str());
+    assert_eq!(doc["put_away"], true);
+    let exported: Vec<&str> = doc["attempts"].as_array().unwrap().iter().map(|a| a["session"]["id"].as_str().unwrap()).collect();
+    assert_eq!(exported.len(), 2);
+    assert!(exported.contains(&sessions["a"].as_str()) && exported.contains(&sessions["b"].as_str()), "{doc}");
 }
 
 /// A terminal that went away (SIGHUP, a closed window) fails every write to standard error: the

@@ -12,6 +12,7 @@ pub mod discard;
 mod dispatch;
 mod evaluation;
 pub mod evidence;
+pub mod group_export;
 pub mod history;
 mod late_revert;
 pub mod permission;

@@ -124,7 +124,8 @@ export function History({
   // A task deleted after its repository moved: what git keeps for it there, and how to remove it.
   // What a deletion left in a repository that moved away: one note per deleted session.
   const [left, setLeft] = useState<string[]>([]);
-  const [exported, setExported] = useState<{ id: string; title: string; format: "md" | "json"; text: string } | null>(null);
+  // `group`: a group of attempts exported whole, where `id` is its id.
+  const [exported, setExported] = useState<{ id: string; group?: boolean; title: string; format: "md" | "json"; text: string } | null>(null);
 
   const filters = useCallback((): ListFilter => {
     const days = { all: 0, day: 1, week: 7, month: 30 }[since];
@@ -253,12 +254,12 @@ export function History({
       setResuming(null);
     }
   };
-  const exportAs = async (id: string, title: string, format: "md" | "json") => {
+  const exportAs = async (id: string, title: string, format: "md" | "json", group = false) => {
     setError(null);
     setNotice(null);
     if (document.activeElement instanceof HTMLElement && !exportPanel.current?.contains(document.activeElement)) exportOpener.current = document.activeElement;
     try {
-      setExported({ id, title, format, text: await ipc.exportSession(id, format) });
+      setExported({ id, group, title, format, text: await (group ? ipc.exportGroup(id, format) : ipc.exportSession(id, format)) });
     } catch (e) {
       setError((e as AppError).message);
     }
@@ -269,7 +270,7 @@ export function History({
     setError(null);
     setNotice(null);
     try {
-      const path = await ipc.saveSessionExport(exported.id, exported.format);
+      const path = await (exported.group ? ipc.saveGroupExport(exported.id, exported.format) : ipc.saveSessionExport(exported.id, exported.format));
       if (!path) return;
       setNotice(`Saved to ${path}`);
     } catch (e) {
@@ -604,7 +605,8 @@ function GroupActions({
 }: {
   attempts: SessionSummary[];
   onOpenGroup?: (group: string) => void;
-  onExport: (id: string, title: string, format: "md" | "json") => void;
+  /** `group`: `id` is the group's, exported whole. */
+  onExport: (id: string, title: string, format: "md" | "json", group?: boolean) => void;
   confirming: boolean;
   onConfirm: (yes: boolean) => void;
   onDeleting: () => void;
@@ -635,12 +637,17 @@ function GroupActions({
           Compare
         </button>
       )}
-      {chosen &&
-        (["md", "json"] as const).map((f) => (
-          <button key={f} className="btn small" onClick={() => onExport(chosen.id, chosen.title, f)} title={`The chosen attempt's session: ${chosen.attempt!.label}`}>
-            {f === "md" ? "Markdown" : "JSON"}
-          </button>
-        ))}
+      {/* The chosen attempt's session tells the story; with none chosen, the group does, whole. */}
+      {(["md", "json"] as const).map((f) => (
+        <button
+          key={f}
+          className="btn small"
+          onClick={() => (chosen ? onExport(chosen.id, chosen.title, f) : onExport(group, attempts[0].title, f, true))}
+          title={chosen ? `The chosen attempt's session: ${chosen.attempt!.label}` : "Every attempt's session, with how they were ranked and what you chose"}
+        >
+          {f === "md" ? "Markdown" : "JSON"}
+        </button>
+      ))}
       {attempts.some((a) => RUNNING.includes(a.status)) ? (
         <span className="muted small" data-testid="delete-running" title="A running attempt cannot be deleted">
           Cancel them to delete

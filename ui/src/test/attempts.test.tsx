@@ -219,6 +219,33 @@ describe("attempts side by side", () => {
     expect([row.row.status, row.row.end_reason]).toEqual(["completed", "verified_done"]);
   });
 
+  it("History exports a group none was chosen from whole, and saves it as such", async () => {
+    const asked: unknown[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "list_sessions") return [summary("a", "rejected", "g1", 1), summary("b", "rejected", "g1", 2)];
+      if (cmd === "export_group" || cmd === "save_group_export") {
+        asked.push({ cmd, ...(args as object) });
+        return cmd === "export_group" ? "# Attempts: t" : "/home/p/attempts.md";
+      }
+      return null;
+    });
+    render(<History onNewTask={() => {}} onOpen={() => {}} onOpenGroup={() => {}} />);
+    const user = userEvent.setup();
+    const row = await screen.findByTestId("history-row");
+    const md = within(row).getByRole("button", { name: "Markdown" });
+    expect(md.getAttribute("title"), "what it holds, said").toBe("Every attempt's session, with how they were ranked and what you chose");
+    await user.click(md);
+    expect(await screen.findByTestId("export-text")).toHaveTextContent("# Attempts: t");
+    await user.click(screen.getByRole("button", { name: /Save as/ }));
+    await waitFor(() =>
+      expect(asked).toEqual([
+        { cmd: "export_group", group: "g1", format: "md" },
+        { cmd: "save_group_export", group: "g1", format: "md" },
+      ]),
+    );
+    expect(await screen.findByText("Saved to /home/p/attempts.md")).toBeTruthy();
+  });
+
   it("History's Delete on a group deletes every attempt, not only the first", async () => {
     const deleted: unknown[] = [];
     mockIPC((cmd, args) => {
@@ -228,7 +255,6 @@ describe("attempts side by side", () => {
     });
     render(<History onNewTask={() => {}} onOpen={() => {}} onOpenGroup={() => {}} />);
     const row = await screen.findByTestId("history-row");
-    expect(within(row).queryByText("Markdown")).toBeNull();
     expect(within(row).getByTestId("delete"), "red, as a single session's Delete is").toHaveClass("danger");
     await userEvent.click(within(row).getByTestId("delete"));
     await userEvent.click(screen.getByText("Delete all 2 for good"));
