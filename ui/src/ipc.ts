@@ -558,6 +558,8 @@ export interface AttemptOf {
   of: number;
   label: string;
   chosen: boolean;
+  /** One of its group (this or another) was chosen to land. */
+  group_chosen?: boolean;
 }
 
 /** What one attempt ended with (judge/ranking.rs). */

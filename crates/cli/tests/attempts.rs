@@ -929,6 +929,12 @@ async fn an_attempt_continued_after_its_group_was_decided_can_be_discarded() {
     assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));
     assert_eq!(worktrees(&r), 1, "its worktree is gone");
     assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "and its branch");
+    // Put away on its own, after the choice: nobody refused its new work, as the sidebar says.
+    let listed = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).to_string();
+    let row = listed.lines().find(|l| l.starts_with(sessions["b"].as_str())).unwrap_or_else(|| panic!("{listed}"));
+    assert!(row.contains("[put away without a review]"), "{listed}");
+    let md = String::from_utf8_lossy(&finishline(&["sessions", "export", sessions["b"].as_str()], &e.data).stdout).to_string();
+    assert!(md.contains("rejected (put away without a review)"), "{md}");
 }
 
 /// Once the group is decided, an attempt continued by the person is a task like any other: a

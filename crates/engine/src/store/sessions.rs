@@ -266,8 +266,9 @@ impl SessionSummary {
     /// Stored rejected, as a reject would be, but nobody refused it: put away with no review of
     /// its latest work (the window's "Discarded"). An attempt goes with its group, which says why.
     pub fn put_away_unreviewed(&self) -> bool {
-        // As `Shown::Discarded` lists it, and the window's badge (`wasDiscarded`) names it.
-        self.status == SessionStatus::Rejected && self.decision != Some(Decision::Reject) && self.attempt.is_none()
+        // As the window's badge (`wasDiscarded`) names it. An attempt goes with its group until
+        // one is chosen; after that it is a task like any other, discarded on its own.
+        self.status == SessionStatus::Rejected && self.decision != Some(Decision::Reject) && self.attempt.as_ref().is_none_or(|a| a.group_chosen)
     }
 }
 
@@ -280,6 +281,8 @@ pub struct AttemptOf {
     pub label: String,
     /// The person chose it to land.
     pub chosen: bool,
+    /// The person chose one of its group (this or another) to land.
+    pub group_chosen: bool,
 }
 
 pub use crate::domain::Tokens;
@@ -296,7 +299,7 @@ const LATEST_DECISION: &str = latest_decision!();
 /// The decision is its latest run's: one made before the task ran again (a reject, then a message
 /// to go on) is not the decision of its new work, which may be put away with no review. The
 /// column keeps the latest decision made, for the trust figures.
-pub const SUMMARY_COLUMNS: &str = concat!("id, title, task, workspace, provider, model, status, claim, verdict, end_reason, ", latest_decision!(), ", created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals, updated_ms, audit_findings, (SELECT r.occasion FROM runs r WHERE r.session_id = sessions.id ORDER BY r.started_ms DESC, r.rowid DESC LIMIT 1)");
+pub const SUMMARY_COLUMNS: &str = concat!("id, title, task, workspace, provider, model, status, claim, verdict, end_reason, ", latest_decision!(), ", created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals, updated_ms, audit_findings, (SELECT r.occasion FROM runs r WHERE r.session_id = sessions.id ORDER BY r.started_ms DESC, r.rowid DESC LIMIT 1), EXISTS (SELECT 1 FROM sessions o WHERE o.group_id = sessions.group_id AND o.chosen != 0)");
 
 pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     let word = |i: usize| -> rusqlite::Result<Option<String>> { r.get(i) };
@@ -331,6 +334,7 @@ pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
                 of: r.get::<_, Option<i64>>(24)?.unwrap_or(1) as u32,
                 label: word(25)?.unwrap_or_default(),
                 chosen: r.get::<_, i64>(26)? != 0,
+                group_chosen: r.get::<_, i64>(31)? != 0,
             }),
             None => None,
         },
